@@ -1,0 +1,53 @@
+/**
+ * Bearer-token authentication. Tokens are looked up by their SHA-256, so the gateway never holds a client's
+ * secret and never compares secrets character by character (a hash lookup reveals nothing about how close a
+ * guess was).
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
+import { GatewayError } from "../errors.ts";
+
+const NO_KEY_MESSAGE =
+  "You didn't provide an API key. You need to provide your API key in an Authorization " +
+  "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).";
+
+function unauthorized(message: string, code: string | null): GatewayError {
+  return new GatewayError(401, message, {
+    type: "invalid_request_error",
+    code,
+    headers: { "www-authenticate": 'Bearer realm="gateway"' },
+  });
+}
+
+/** Lower-case hex SHA-256 of a token, the form the config stores. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** Extracts the token from `Authorization: Bearer …` (scheme case-insensitive), or null. */
+export function bearerToken(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  if (header === null) return null;
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/**
+ * Returns the identity behind the request's bearer token or throws 401: missing, unknown, disabled and
+ * expired tokens each get their own message, none of which repeats the token.
+ */
+export function authenticate(request: Request, config: ResolvedConfig, now = Date.now()): ResolvedToken {
+  const token = bearerToken(request);
+  if (token === null) throw unauthorized(NO_KEY_MESSAGE, null);
+  const identity = config.tokens.get(hashToken(token));
+  if (identity === undefined) {
+    throw unauthorized("Incorrect API key provided.", "invalid_api_key");
+  }
+  if (identity.disabled) throw unauthorized("This API key has been disabled.", "token_disabled");
+  if (identity.expiresAt !== null && now >= identity.expiresAt) {
+    throw unauthorized("This API key has expired.", "token_expired");
+  }
+  return identity;
+}

@@ -1,0 +1,157 @@
+/**
+ * The command line: `serve` (default), `check`, `token new`, `version`. Kept apart from `main.ts` so the
+ * commands can be tested in-process with a fake runtime.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { parseArgs } from "node:util";
+import { hashToken } from "./auth/authenticate.ts";
+import { formatIssues, loadConfigFile } from "./config/load.ts";
+import type { ResolvedConfig } from "./config/types.ts";
+import type { GatewayState } from "./http/context.ts";
+import { createJsonLogger } from "./log.ts";
+import { createProviders } from "./providers/registry.ts";
+import type { RunningServer, Runtime } from "./runtime/types.ts";
+import { createGateway } from "./server.ts";
+
+/** The gateway's version, printed by `version` and logged at start. */
+export const VERSION = "0.1.0";
+
+/** The config shipped beside `main.ts`, used when neither `--config` nor `GATEWAY_CONFIG` is given. */
+export const DEFAULT_CONFIG = new URL("../config/gateway.yaml", import.meta.url);
+
+const USAGE = `Usage: gateway [serve] [--config FILE] [--port N] [--host H]
+       gateway check [--config FILE]
+       gateway token new [--name NAME] [--environment ENV]
+       gateway version
+Environment: GATEWAY_CONFIG (config file), PORT (listen port).
+`;
+
+const OPTIONS = {
+  config: { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+  name: { type: "string" },
+  environment: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+function configPath(flag: string | undefined, env: Record<string, string | undefined>): string {
+  if (flag) return flag;
+  if (env.GATEWAY_CONFIG) return env.GATEWAY_CONFIG;
+  return DEFAULT_CONFIG.protocol === "file:"
+    ? decodeURIComponent(DEFAULT_CONFIG.pathname)
+    : DEFAULT_CONFIG.href;
+}
+
+async function load(runtime: Runtime, path: string): Promise<ResolvedConfig | null> {
+  const result = await loadConfigFile(path, runtime.env());
+  if (result.ok) return result.config;
+  runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, result.issues)}\n`);
+  return null;
+}
+
+function parsePort(text: string | undefined): number | null | undefined {
+  if (text === undefined || text === "") return undefined;
+  const port = Number(text);
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null;
+}
+
+/** Everything a running `serve` exposes to its caller (tests stop it through this). */
+export interface ServeHandle {
+  server: RunningServer;
+  state: GatewayState;
+}
+
+/** Starts serving `config`; resolves once listening. */
+export async function startServer(
+  runtime: Runtime,
+  config: ResolvedConfig,
+  overrides: { port?: number; host?: string } = {},
+): Promise<ServeHandle> {
+  const logger = createJsonLogger((line) => runtime.writeStdout(line + "\n"));
+  const state: GatewayState = { config, providers: createProviders(config.providers) };
+  const handler = createGateway({ state: () => state, logger });
+  const server = await runtime.serve({
+    hostname: overrides.host ?? config.server.host,
+    port: overrides.port ?? config.server.port,
+    handler,
+  });
+  logger.info("listening", {
+    url: `http://${server.hostname}:${server.port}`,
+    config: config.source,
+    version: VERSION,
+    runtime: `${runtime.name} ${runtime.version}`,
+  });
+  return { server, state };
+}
+
+/** Runs the command line; resolves to the exit code (`serve` resolves only after shutdown). */
+export async function runCli(runtime: Runtime, argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    runtime.writeStderr(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const env = runtime.env();
+  const command = positionals[0] ?? "serve";
+  if (values.help) {
+    runtime.writeStdout(USAGE);
+    return 0;
+  }
+  if (values.version || command === "version") {
+    runtime.writeStdout(`gateway ${VERSION} (${runtime.name} ${runtime.version})\n`);
+    return 0;
+  }
+  switch (command) {
+    case "check": {
+      const path = configPath(values.config, env);
+      const config = await load(runtime, path);
+      if (config === null) return 1;
+      runtime.writeStdout(
+        `Config ${path} is valid: ${config.providers.size} providers, ${config.models.size} models, ` +
+          `${config.tokens.size} tokens.\n`,
+      );
+      return 0;
+    }
+    case "token": {
+      if (positionals[1] !== "new") break;
+      const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
+      const name = values.name ?? "my-app";
+      const environment = values.environment ?? "development";
+      runtime.writeStdout(
+        `Token (shown once; store it as a secret): ${token}\n\n` +
+          `Add to the config's tokens list:\n` +
+          `  - { name: ${name}, environment: ${environment}, sha256: ${hashToken(token)}, models: ["*"] }\n`,
+      );
+      return 0;
+    }
+    case "serve": {
+      const port = parsePort(values.port ?? env.PORT);
+      if (port === null) {
+        runtime.writeStderr(`Invalid port: use a number from 0 to 65535.\n`);
+        return 2;
+      }
+      const config = await load(runtime, configPath(values.config, env));
+      if (config === null) return 1;
+      const { server } = await startServer(runtime, config, { port, host: values.host });
+      await new Promise<void>((resolve) => {
+        runtime.onShutdownSignal(async (signal) => {
+          runtime.writeStdout(
+            JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
+          );
+          await server.shutdown(config.server.shutdown_timeout);
+          resolve();
+        });
+      });
+      return 0;
+    }
+  }
+  runtime.writeStderr(`Unknown command: ${positionals.join(" ")}\n${USAGE}`);
+  return 2;
+}

@@ -1,0 +1,171 @@
+/**
+ * `${VAR}` interpolation of config values, so secrets and per-host settings come from the environment instead
+ * of the file.
+ *
+ * Syntax (a subset of the shell's, on purpose):
+ * - `${NAME}`: the variable's value; an unset variable is an issue, an empty one is used as is.
+ * - `${NAME:-default}`: the value, or `default` when the variable is unset **or empty** (shell semantics).
+ *   The default runs up to the first `}` and is not itself interpolated.
+ * - `$${`: a literal `${`. Any other `$` is literal.
+ *
+ * Only string scalar values are interpolated, never mapping keys. A plain (unquoted) scalar that consists of
+ * exactly one `${...}` and whose result looks like an integer, a decimal or `true`/`false` becomes that
+ * number or boolean, so `port: ${PORT:-8080}` works; quote the scalar (`"${PORT}"`) to keep a string. Values
+ * under secret keys (`token`, `api_key`, `sha256`, header values) always stay strings.
+ *
+ * Issue messages name the variable, never its value: substituted values are returned separately so that the
+ * loader can scrub them from every message.
+ *
+ * @module
+ */
+import { type Document, isMap, isScalar, isSeq, type Node, Scalar } from "yaml";
+
+/** A segment of a config path: a mapping key or a sequence index. */
+export type PathSegment = string | number;
+
+/** An interpolation problem at one config value. */
+export interface InterpolationIssue {
+  readonly path: readonly PathSegment[];
+  readonly message: string;
+}
+
+/** The outcome of interpolating one string. */
+export interface StringInterpolation {
+  /** The string with every expression replaced (unset variables without default become ""). */
+  readonly value: string;
+  /** True when the text contained at least one `${...}` expression (or a `$${` escape). */
+  readonly changed: boolean;
+  /** True when the text is exactly one `${...}` expression and nothing else. */
+  readonly wholeExpression: boolean;
+  /** The strings that were substituted in (variable values and used defaults), to scrub from messages. */
+  readonly substituted: readonly string[];
+  /** Problems, without a path; they never contain a substituted value. */
+  readonly problems: readonly string[];
+}
+
+/** The outcome of interpolating a whole document in place. */
+export interface DocumentInterpolation {
+  readonly issues: readonly InterpolationIssue[];
+  /** Every string substituted anywhere in the document, for scrubbing messages. */
+  readonly substituted: readonly string[];
+}
+
+const EXPRESSION = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
+
+/** Keys whose values are secrets: never retyped, never printed. */
+export const SECRET_KEYS: ReadonlySet<string> = new Set(["token", "api_key", "sha256"]);
+
+/**
+ * Interpolates `${VAR}` and `${VAR:-default}` in one string. Pure: the environment is passed in, which keeps
+ * tests hermetic and lets callers decide what the environment is.
+ */
+export function interpolateString(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+): StringInterpolation {
+  let out = "";
+  let changed = false;
+  let expressions = 0;
+  const substituted: string[] = [];
+  const problems: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const dollar = text.indexOf("$", i);
+    if (dollar < 0) {
+      out += text.slice(i);
+      break;
+    }
+    out += text.slice(i, dollar);
+    if (text.startsWith("$${", dollar)) {
+      out += "${";
+      changed = true;
+      i = dollar + 3;
+      continue;
+    }
+    if (!text.startsWith("${", dollar)) {
+      out += "$";
+      i = dollar + 1;
+      continue;
+    }
+    changed = true;
+    expressions++;
+    const close = text.indexOf("}", dollar + 2);
+    if (close < 0) {
+      problems.push("unterminated ${ (write $${ for a literal ${)");
+      break;
+    }
+    const expr = text.slice(dollar + 2, close);
+    i = close + 1;
+    const m = EXPRESSION.exec(expr);
+    if (!m) {
+      problems.push("invalid ${...} expression; expected ${NAME} or ${NAME:-default}");
+      continue;
+    }
+    const [, name, fallback] = m;
+    if (fallback?.includes("${")) {
+      problems.push(`nested \${...} in the default of ${name} is not supported`);
+      continue;
+    }
+    const value = env[name];
+    if (fallback !== undefined && (value === undefined || value === "")) {
+      out += fallback;
+      if (fallback !== "") substituted.push(fallback);
+    } else if (value === undefined) {
+      problems.push(`environment variable ${name} is not set (use \${${name}:-default} to give a default)`);
+    } else {
+      out += value;
+      if (value !== "") substituted.push(value);
+    }
+  }
+  const wholeExpression = expressions === 1 && /^\$\{[^}]*\}$/.test(text);
+  return { value: out, changed, wholeExpression, substituted, problems };
+}
+
+/**
+ * Interpolates every string scalar value of a parsed YAML document in place, walking the node tree so that
+ * each issue gets the path of the value it came from. Anchored nodes are interpolated once, where defined.
+ */
+export function interpolateDocument(
+  doc: Document,
+  env: Readonly<Record<string, string | undefined>>,
+): DocumentInterpolation {
+  const issues: InterpolationIssue[] = [];
+  const substituted: string[] = [];
+  const walk = (node: unknown, path: PathSegment[]): void => {
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        walk(pair.value, [...path, key]);
+      }
+    } else if (isSeq(node)) {
+      node.items.forEach((item, index) => walk(item, [...path, index]));
+    } else if (isScalar(node) && typeof node.value === "string") {
+      const result = interpolateString(node.value, env);
+      if (!result.changed) return;
+      substituted.push(...result.substituted);
+      for (const message of result.problems) issues.push({ path, message });
+      node.value = result.wholeExpression && node.type === Scalar.PLAIN && !isSecretPath(path)
+        ? retype(result.value)
+        : result.value;
+    }
+  };
+  walk(doc.contents as Node | null, []);
+  return { issues, substituted };
+}
+
+/** True for values that hold secrets: `token`, `api_key`, `sha256` and any header value. */
+export function isSecretPath(path: readonly PathSegment[]): boolean {
+  const last = path[path.length - 1];
+  return (typeof last === "string" && SECRET_KEYS.has(last)) || path[path.length - 2] === "headers";
+}
+
+function retype(value: string): string | number | boolean {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  if (/^[-+]?\d+$/.test(value)) {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : value;
+  }
+  if (/^[-+]?(\d+\.\d*|\.\d+)$/.test(value)) return Number(value);
+  return value;
+}

@@ -1,0 +1,134 @@
+/**
+ * Turns a schema-valid, cross-checked config into the {@linkcode ResolvedConfig} the gateway runs on: every
+ * default applied, timeouts merged, token globs expanded and tokens keyed by hash, so that the request path
+ * only does map lookups.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { ConfigOutput, ProviderConfig, Timeouts } from "./schema.ts";
+import type {
+  EffectiveTimeouts,
+  ResolvedConfig,
+  ResolvedModel,
+  ResolvedTarget,
+  ResolvedToken,
+} from "./types.ts";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Compiles a token's alias pattern: `*` matches any run of characters (also none), `?` exactly one, and
+ * everything else itself. Anchored, so `chat-*` does not match `my-chat-x`.
+ */
+export function globToRegExp(pattern: string): RegExp {
+  let source = "";
+  for (const ch of pattern) {
+    if (ch === "*") source += ".*";
+    else if (ch === "?") source += ".";
+    else source += ch.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+  }
+  return new RegExp(`^${source}$`, "su");
+}
+
+/**
+ * The lower-case hex SHA-256 of a client token, which is how tokens are stored and looked up so that the
+ * gateway never has to keep the token itself.
+ */
+export function tokenSha256(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+/**
+ * Epoch milliseconds at which a token stops working. A date-time is taken as written (it carries its offset).
+ * A date-only value means the token is valid through that whole day in UTC, so it expires at 00:00 UTC of the
+ * next day: `expires_at: 2026-12-31` still works on New Year's Eve. Returns NaN when unparseable.
+ */
+export function parseExpiry(expiresAt: string): number {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(expiresAt)) {
+    const start = Date.parse(`${expiresAt}T00:00:00Z`);
+    return Number.isNaN(start) ? NaN : start + DAY_MS;
+  }
+  return Date.parse(expiresAt);
+}
+
+/**
+ * Merges timeouts by precedence: the target's own, then its provider's (only `openai` providers have them),
+ * then the server-wide defaults, which always exist.
+ */
+export function mergeTimeouts(
+  server: ConfigOutput["server"]["timeouts"],
+  provider: ProviderConfig,
+  target: Timeouts,
+): EffectiveTimeouts {
+  const fromProvider: Timeouts = provider.type === "openai" ? provider.timeouts : {};
+  return {
+    firstByteMs: target.first_byte ?? fromProvider.first_byte ?? server.first_byte,
+    idleMs: target.idle ?? fromProvider.idle ?? server.idle,
+    totalMs: target.total ?? fromProvider.total ?? server.total,
+  };
+}
+
+/**
+ * Builds the resolved config. Expects a config that passed `checkConfig`: a target naming an unknown
+ * provider, a token with neither or both of `sha256`/`token`, or a duplicate token hash throws, because
+ * reaching that here is a programming error, not an operator one.
+ *
+ * @param now Epoch ms used as the default `created` of aliases (defaults to the current time).
+ */
+export function resolveConfig(cfg: ConfigOutput, source: string, now: number = Date.now()): ResolvedConfig {
+  const providers = new Map<string, ProviderConfig>(Object.entries(cfg.providers));
+  const created = Math.floor(now / 1000);
+
+  const models = new Map<string, ResolvedModel>();
+  for (const [alias, model] of Object.entries(cfg.models)) {
+    const targets = model.targets.map((target): ResolvedTarget => {
+      const providerConfig = providers.get(target.provider);
+      if (providerConfig === undefined) {
+        throw new Error(`resolveConfig: alias "${alias}" names unknown provider "${target.provider}"`);
+      }
+      return Object.freeze({
+        provider: target.provider,
+        providerConfig,
+        model: target.model,
+        timeouts: Object.freeze(mergeTimeouts(cfg.server.timeouts, providerConfig, target.timeouts)),
+      });
+    });
+    models.set(
+      alias,
+      Object.freeze({
+        alias,
+        type: model.type,
+        targets: Object.freeze(targets),
+        ownedBy: model.owned_by ?? model.targets[0].provider,
+        created: model.created ?? created,
+      }),
+    );
+  }
+
+  const aliases = [...models.keys()];
+  const tokens = new Map<string, ResolvedToken>();
+  cfg.tokens.forEach((token, i) => {
+    const { sha256: given, token: secret } = token;
+    if ((given === undefined) === (secret === undefined)) {
+      throw new Error(`resolveConfig: tokens.${i} needs exactly one of sha256 and token`);
+    }
+    const sha256 = given !== undefined ? given.toLowerCase() : tokenSha256(secret ?? "");
+    if (tokens.has(sha256)) throw new Error(`resolveConfig: tokens.${i} duplicates another token`);
+    const patterns = token.models.map(globToRegExp);
+    tokens.set(
+      sha256,
+      Object.freeze({
+        name: token.name,
+        environment: token.environment,
+        sha256,
+        patterns: Object.freeze([...token.models]),
+        aliases: new Set(aliases.filter((alias) => patterns.some((re) => re.test(alias)))),
+        expiresAt: token.expires_at === undefined ? null : parseExpiry(token.expires_at),
+        disabled: token.disabled,
+      }),
+    );
+  });
+
+  return Object.freeze({ server: cfg.server, providers, models, tokens, source });
+}

@@ -1,0 +1,154 @@
+/**
+ * The configuration schema: what operators may write (`z.input`) and the fully defaulted shape the gateway
+ * runs on (`z.output`). Every object is strict so a typo is an error, not a silently ignored key.
+ *
+ * Structural rules live here; rules that look across sections (dangling references, duplicate hashes, alias
+ * types a provider cannot serve) live in `semantic_checks.ts`.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+const UNITS_BYTES: Record<string, number> = {
+  b: 1,
+  kb: 1000,
+  kib: 1024,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
+};
+const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+function withUnit(units: Record<string, number>, what: string) {
+  return z.union([
+    z.number().int().nonnegative(),
+    z.string().transform((text, ctx) => {
+      const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$/.exec(text);
+      const factor = m ? units[m[2].toLowerCase()] : undefined;
+      if (!m || factor === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `expected a ${what} such as ${Object.keys(units).map((u) => `"10${u}"`).join(", ")}`,
+        });
+        return z.NEVER;
+      }
+      return Math.round(Number(m[1]) * factor);
+    }),
+  ]);
+}
+
+/** A size in bytes: a number, or a string with a unit ("4MiB", "512kb"). */
+export const byteSize = withUnit(UNITS_BYTES, "size");
+/** A duration in milliseconds: a number, or a string with a unit ("30s", "250ms", "2m"). */
+export const duration = withUnit(UNITS_MS, "duration");
+
+/** Upstream timeouts; each may be overridden per provider and per target. */
+export const timeoutsSchema = z.strictObject({
+  /** Until the upstream's response headers (and so its first byte) arrive. */
+  first_byte: duration.optional(),
+  /** Longest silence between two chunks of a streamed answer. */
+  idle: duration.optional(),
+  /** The whole upstream call, stream included. */
+  total: duration.optional(),
+});
+
+const serverSchema = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: z.number().int().min(0).max(65535).default(8080),
+  max_body_size: byteSize.default(4 * 1024 * 1024),
+  shutdown_timeout: duration.default(10_000),
+  timeouts: z.strictObject({
+    first_byte: duration.default(60_000),
+    idle: duration.default(60_000),
+    total: duration.default(600_000),
+  }).default({ first_byte: 60_000, idle: 60_000, total: 600_000 }),
+});
+
+const headerMap = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string());
+
+const builtinProvider = z.strictObject({ type: z.literal("builtin") });
+
+const openaiProvider = z.strictObject({
+  type: z.literal("openai"),
+  base_url: z.url({ protocol: /^https?$/ }),
+  api_key: z.string().optional(),
+  /** Extra headers sent upstream (OpenAI-Organization, a proxy's auth, …). */
+  headers: headerMap.default({}),
+  timeouts: timeoutsSchema.default({}),
+  /**
+   * Ask the upstream for usage on streams (`stream_options.include_usage`) so every request is counted; the
+   * extra chunk is removed again when the client did not ask for it. Turn off for upstreams that reject it.
+   */
+  stream_usage: z.boolean().default(true),
+});
+
+/** One provider: a kind of upstream plus how to reach it. */
+export const providerSchema = z.discriminatedUnion("type", [builtinProvider, openaiProvider]);
+
+/** Alias names are what clients send as `model`, so keep them to URL- and log-safe characters. */
+export const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
+
+const targetSchema = z.strictObject({
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  timeouts: timeoutsSchema.default({}),
+});
+
+const modelSchema = z.strictObject({
+  type: z.enum(["chat", "embedding"]),
+  targets: z.array(targetSchema).min(1),
+  /** Shown as `owned_by` in `/v1/models`; defaults to the first target's provider name. */
+  owned_by: z.string().optional(),
+  /** Shown as `created` in `/v1/models` (unix seconds); defaults to the time the config was loaded. */
+  created: z.number().int().nonnegative().optional(),
+  description: z.string().optional(),
+});
+
+const tokenSchema = z.strictObject({
+  name: z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -"),
+  environment: z.string().min(1).default("default"),
+  /** Lower-case hex SHA-256 of the token; the token itself never needs to be in the file. */
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex characters").optional(),
+  /** The token itself, normally `${ENV_VAR}` so that the secret comes from the environment. */
+  token: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Alias names or globs (`chat-*`) this token may use: least privilege. */
+  models: z.array(z.string().min(1)).min(1),
+  /** After this instant the token is refused (ISO 8601). */
+  expires_at: z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+    error: "expected an ISO 8601 date (2026-12-31) or date-time with offset (2026-12-31T23:59:59Z)",
+  }).optional(),
+  disabled: z.boolean().default(false),
+});
+
+/** The whole configuration file. */
+export const configSchema = z.strictObject({
+  server: serverSchema.default(serverSchema.parse({})),
+  providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
+  models: z.record(z.string(), modelSchema),
+  tokens: z.array(tokenSchema).default([]),
+});
+
+/** What an operator may write. */
+export type ConfigInput = z.input<typeof configSchema>;
+/** The schema's output: every default filled in. */
+export type ConfigOutput = z.output<typeof configSchema>;
+export type ProviderConfig = z.output<typeof providerSchema>;
+export type OpenAIProviderConfig = z.output<typeof openaiProvider>;
+export type ModelConfig = z.output<typeof modelSchema>;
+export type TargetConfig = z.output<typeof targetSchema>;
+export type TokenConfig = z.output<typeof tokenSchema>;
+export type Timeouts = z.output<typeof timeoutsSchema>;
+export type ModelType = ModelConfig["type"];
+
+/** Which alias types each provider type can serve; `semantic_checks.ts` reports targets that break this. */
+export const PROVIDER_SERVES: Record<ProviderConfig["type"], readonly ModelType[]> = {
+  builtin: ["chat", "embedding"],
+  openai: ["chat", "embedding"],
+};
+
+/** The models the `builtin` provider has, by alias type. */
+export const BUILTIN_MODELS: Record<ModelType, readonly string[]> = {
+  chat: ["echo"],
+  embedding: ["hash"],
+};

@@ -1,0 +1,74 @@
+/**
+ * The resolved configuration: immutable, fully defaulted and cross-checked, with lookups prepared so that the
+ * request path does no parsing. A request holds the one it started with; a reload swaps it whole.
+ *
+ * @module
+ */
+import type { ConfigOutput, ModelType, ProviderConfig } from "./schema.ts";
+
+/** Timeouts in milliseconds after merging target over provider over server defaults. */
+export interface EffectiveTimeouts {
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+  readonly totalMs: number;
+}
+
+/** One place an alias can send a request to. */
+export interface ResolvedTarget {
+  /** The provider's name in config. */
+  readonly provider: string;
+  readonly providerConfig: ProviderConfig;
+  /** The upstream model id (for Azure, the deployment). */
+  readonly model: string;
+  readonly timeouts: EffectiveTimeouts;
+}
+
+/** A model alias as clients see it. */
+export interface ResolvedModel {
+  readonly alias: string;
+  readonly type: ModelType;
+  readonly targets: readonly ResolvedTarget[];
+  readonly ownedBy: string;
+  /** Unix seconds. */
+  readonly created: number;
+}
+
+/** A client token, keyed by its SHA-256; the token itself is never kept. */
+export interface ResolvedToken {
+  readonly name: string;
+  readonly environment: string;
+  /** Lower-case hex. */
+  readonly sha256: string;
+  /** The alias patterns as written, for display. */
+  readonly patterns: readonly string[];
+  /** The aliases this token may use, expanded from its patterns at load time. */
+  readonly aliases: ReadonlySet<string>;
+  /** Epoch milliseconds after which the token is refused, if any. */
+  readonly expiresAt: number | null;
+  readonly disabled: boolean;
+}
+
+/** The configuration the gateway runs on. */
+export interface ResolvedConfig {
+  readonly server: ConfigOutput["server"];
+  readonly providers: ReadonlyMap<string, ProviderConfig>;
+  readonly models: ReadonlyMap<string, ResolvedModel>;
+  /** Tokens by lower-case hex SHA-256. */
+  readonly tokens: ReadonlyMap<string, ResolvedToken>;
+  /** Where the config came from (a path, or "<default>"), for messages. */
+  readonly source: string;
+}
+
+/** One problem found in a config file. Messages never contain secret values. */
+export interface ConfigIssue {
+  /** Dotted path with numeric indexes, e.g. `tokens.0.models.1`; empty for the document itself. */
+  readonly path: string;
+  /** 1-based line in the file, when the path could be located. */
+  readonly line?: number;
+  readonly message: string;
+}
+
+/** The outcome of loading a config: the resolved config or every issue found. */
+export type LoadResult =
+  | { readonly ok: true; readonly config: ResolvedConfig }
+  | { readonly ok: false; readonly issues: readonly ConfigIssue[] };

@@ -1,0 +1,139 @@
+/**
+ * The one place where failures become OpenAI-shaped error bodies.
+ *
+ * Everything below the server throws {@linkcode GatewayError} (or lets an unexpected exception bubble up);
+ * {@linkcode errorResponse} turns either into `{"error":{message,type,param,code}}` with the right status, so
+ * a client never sees HTML, a stack trace or a half-formed body.
+ *
+ * @module
+ */
+
+/** OpenAI's error `type` values that the gateway emits. */
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "rate_limit_error"
+  | "insufficient_quota"
+  | "server_error"
+  | "timeout_error"
+  | "overloaded_error"
+  | "requests"
+  | "tokens";
+
+/** The body of an OpenAI error, exactly as the `ErrorResponse` schema has it. */
+export interface OpenAIErrorBody {
+  error: {
+    message: string;
+    type: string;
+    param: string | null;
+    code: string | null;
+  };
+}
+
+/** Options for {@linkcode GatewayError}. */
+export interface GatewayErrorInit {
+  type?: ErrorType | string;
+  code?: string | null;
+  param?: string | null;
+  headers?: HeadersInit;
+  cause?: unknown;
+}
+
+/**
+ * An error that already knows its HTTP status and OpenAI error fields. Its message is shown to the client,
+ * so it must never contain a secret or prompt text.
+ */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+  readonly headers: HeadersInit | undefined;
+
+  constructor(status: number, message: string, init: GatewayErrorInit = {}) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = "GatewayError";
+    this.status = status;
+    this.type = init.type ?? defaultType(status);
+    this.code = init.code ?? null;
+    this.param = init.param ?? null;
+    this.headers = init.headers;
+  }
+
+  /** The OpenAI `ErrorResponse` body for this error. */
+  toBody(): OpenAIErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+function defaultType(status: number): ErrorType {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "invalid_request_error";
+  if (status === 429) return "rate_limit_error";
+  if (status === 504) return "timeout_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/** 400 `invalid_request_error`, the answer to most client mistakes. */
+export function invalidRequest(message: string, param: string | null = null, code: string | null = null) {
+  return new GatewayError(400, message, { type: "invalid_request_error", param, code });
+}
+
+/** 404 `model_not_found`; the same answer for unknown and forbidden aliases so tokens cannot probe. */
+export function modelNotFound(alias: string): GatewayError {
+  return new GatewayError(
+    404,
+    `The model \`${printable(alias)}\` does not exist or you do not have access to it.`,
+    { type: "invalid_request_error", code: "model_not_found", param: "model" },
+  );
+}
+
+/** 502 for an upstream that failed (5xx, bad body, connection refused). */
+export function badGateway(message: string, code = "upstream_error"): GatewayError {
+  return new GatewayError(502, message, { type: "server_error", code });
+}
+
+/** 504 for an upstream that did not answer in time. */
+export function gatewayTimeout(message: string): GatewayError {
+  return new GatewayError(504, message, { type: "timeout_error", code: "upstream_timeout" });
+}
+
+/**
+ * Shortens and sanitises client-supplied text before it goes into an error message: no control characters,
+ * at most 100 characters, so a hostile alias cannot forge log lines or bloat responses.
+ */
+export function printable(text: string): string {
+  // deno-lint-ignore no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, "?");
+  return clean.length > 100 ? `${clean.slice(0, 100)}…` : clean;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/** Serialises an OpenAI error body with a status; the single way errors leave the gateway as JSON. */
+export function errorResponse(err: GatewayError): Response {
+  const headers = new Headers(err.headers);
+  for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
+  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers });
+}
+
+/**
+ * Maps anything thrown to a {@linkcode GatewayError}. Unknown exceptions become a generic 500 whose message
+ * says nothing about internals; the caller logs the original.
+ */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError(500, "The gateway had an internal error while processing your request.", {
+    type: "server_error",
+    code: "internal_error",
+  });
+}
+
+/** The SSE event a stream ends with when it fails after the first byte (no `[DONE]` follows). */
+export function errorEvent(err: GatewayError): string {
+  return `data: ${JSON.stringify(err.toBody())}\n\n`;
+}

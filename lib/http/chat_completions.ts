@@ -1,0 +1,69 @@
+/**
+ * `POST /v1/chat/completions`: validate, resolve the alias, call the provider, and answer with the
+ * completion or its SSE stream, always showing the alias as `model`.
+ *
+ * @module
+ */
+import { GatewayError } from "../errors.ts";
+import type { ChatCompletion } from "../providers/types.ts";
+import { chatStreamBody } from "./chat_stream.ts";
+import type { RequestContext } from "./context.ts";
+import { readJsonBody } from "./read_json_body.ts";
+import { parseChatRequest } from "./request_schemas.ts";
+import { resolveAlias } from "./resolve_alias.ts";
+import { selectTarget } from "./select_target.ts";
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  // Tells nginx-style proxies in front of the gateway not to buffer the stream.
+  "x-accel-buffering": "no",
+};
+
+/** Handles one chat completion request for an authenticated identity. */
+export async function handleChatCompletions(request: Request, ctx: RequestContext): Promise<Response> {
+  const identity = ctx.identity!;
+  const body = await readJsonBody(request, ctx.state.config.server.max_body_size);
+  const chat = parseChatRequest(body);
+  const model = resolveAlias(ctx.state, identity, chat.model, "chat");
+  const stream = chat.stream === true;
+  ctx.record.alias = model.alias;
+  ctx.record.stream = stream;
+  const { target, provider, headers } = selectTarget(ctx, model);
+
+  const result = await provider.chat(chat, { target, signal: request.signal, requestId: ctx.requestId });
+
+  if (result.kind === "json") {
+    const completion: ChatCompletion = result.body;
+    completion.model = model.alias;
+    if (completion.usage) {
+      ctx.record.prompt_tokens = completion.usage.prompt_tokens;
+      ctx.record.completion_tokens = completion.usage.completion_tokens;
+    }
+    headers.set("content-type", "application/json");
+    return new Response(JSON.stringify(completion), { status: 200, headers });
+  }
+
+  if (!stream) {
+    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
+  }
+  let settle!: () => void;
+  ctx.streamDone = new Promise((resolve) => settle = resolve);
+  const sse = chatStreamBody(result.chunks, {
+    alias: model.alias,
+    includeUsage: chat.stream_options?.include_usage === true,
+    startedAt: ctx.startedAt,
+    onEnd(outcome) {
+      if (outcome.usage) {
+        ctx.record.prompt_tokens = outcome.usage.prompt_tokens;
+        ctx.record.completion_tokens = outcome.usage.completion_tokens;
+      }
+      ctx.record.ttft_ms = outcome.firstChunkAt;
+      if (outcome.end === "error") ctx.record.error_code = outcome.error?.code ?? "stream_error";
+      if (outcome.end === "cancelled") ctx.record.error_code = "client_closed_request";
+      settle();
+    },
+  });
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return new Response(sse, { status: 200, headers });
+}

@@ -1,0 +1,54 @@
+/**
+ * `POST /v1/embeddings`: validate, resolve the alias, call the provider, and answer in OpenAI's shape with
+ * the encoding the client asked for. The openai SDKs ask for base64 by default and decode it as
+ * little-endian float32, so both encodings are converted here whatever the upstream returned.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { RequestContext } from "./context.ts";
+import { readJsonBody } from "./read_json_body.ts";
+import { parseEmbeddingRequest } from "./request_schemas.ts";
+import { resolveAlias } from "./resolve_alias.ts";
+import { selectTarget } from "./select_target.ts";
+
+/** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
+export function encodeBase64Embedding(vector: readonly number[]): string {
+  const bytes = new Uint8Array(vector.length * 4);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i], true);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** The inverse of {@linkcode encodeBase64Embedding}. */
+export function decodeBase64Embedding(text: string): number[] {
+  const bytes = Buffer.from(text, "base64");
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Array<number>(Math.floor(bytes.byteLength / 4));
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
+  return out;
+}
+
+/** Handles one embeddings request for an authenticated identity. */
+export async function handleEmbeddings(request: Request, ctx: RequestContext): Promise<Response> {
+  const identity = ctx.identity!;
+  const body = await readJsonBody(request, ctx.state.config.server.max_body_size);
+  const embed = parseEmbeddingRequest(body);
+  const model = resolveAlias(ctx.state, identity, embed.model, "embedding");
+  ctx.record.alias = model.alias;
+  const { target, provider, headers } = selectTarget(ctx, model);
+
+  const result = await provider.embed(embed, { target, signal: request.signal, requestId: ctx.requestId });
+  const base64 = embed.encoding_format === "base64";
+  const data = result.data.map((item) => {
+    let embedding = item.embedding;
+    if (base64 && typeof embedding !== "string") embedding = encodeBase64Embedding(embedding);
+    if (!base64 && typeof embedding === "string") embedding = decodeBase64Embedding(embedding);
+    return { object: "embedding", index: item.index, embedding };
+  });
+  ctx.record.prompt_tokens = result.usage.prompt_tokens;
+  ctx.record.completion_tokens = 0;
+  headers.set("content-type", "application/json");
+  const payload = { object: "list", data, model: model.alias, usage: result.usage };
+  return new Response(JSON.stringify(payload), { status: 200, headers });
+}

@@ -1,0 +1,29 @@
+/**
+ * `GET /v1/models` and `GET /v1/models/{alias}`: the aliases the calling token may use, in OpenAI's `Model`
+ * shape. Aliases the token may not use are absent from the list and 404 on lookup, exactly like unknown ones.
+ *
+ * @module
+ */
+import type { ResolvedModel } from "../config/types.ts";
+import { modelNotFound } from "../errors.ts";
+import type { RequestContext } from "./context.ts";
+
+function toModelObject(model: ResolvedModel) {
+  return { id: model.alias, object: "model", created: model.created, owned_by: model.ownedBy };
+}
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+/** Lists the caller's aliases in config order. */
+export function handleListModels(_request: Request, ctx: RequestContext): Response {
+  const allowed = ctx.identity!.aliases;
+  const data = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(toModelObject);
+  return new Response(JSON.stringify({ object: "list", data }), { headers: JSON_TYPE });
+}
+
+/** Returns one alias, or the same 404 for unknown and forbidden ones. */
+export function handleGetModel(alias: string, ctx: RequestContext): Response {
+  const model = ctx.state.config.models.get(alias);
+  if (model === undefined || !ctx.identity!.aliases.has(alias)) throw modelNotFound(alias);
+  return new Response(JSON.stringify(toModelObject(model)), { headers: JSON_TYPE });
+}

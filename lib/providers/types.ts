@@ -1,0 +1,91 @@
+/**
+ * The contract every provider module fulfils. Providers speak OpenAI's wire shapes on this side and their
+ * vendor's on the other; they never import the server, auth or routing.
+ *
+ * @module
+ */
+import type { ResolvedTarget } from "../config/types.ts";
+
+/** A JSON object as parsed from a request or response body. */
+export type JsonObject = { [key: string]: unknown };
+
+/** OpenAI `CompletionUsage`. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  [key: string]: unknown;
+}
+
+/** A chat message as the client sent it (validated by the server). */
+export interface ChatMessage extends JsonObject {
+  role: string;
+}
+
+/** An OpenAI chat completion request; unknown parameters are kept and passed through. */
+export interface ChatRequest extends JsonObject {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean; [key: string]: unknown } | null;
+}
+
+/** OpenAI `chat.completion`. */
+export interface ChatCompletion extends JsonObject {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: JsonObject[];
+  usage?: Usage | null;
+}
+
+/** OpenAI `chat.completion.chunk`. */
+export interface ChatCompletionChunk extends JsonObject {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  choices: JsonObject[];
+  usage?: Usage | null;
+}
+
+/** An OpenAI embeddings request, validated. */
+export interface EmbeddingRequest extends JsonObject {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  encoding_format?: "float" | "base64";
+  dimensions?: number;
+  user?: string;
+}
+
+/**
+ * What a provider returns for embeddings. `embedding` may be floats or base64 (little-endian float32); the
+ * server converts to whatever the client asked for.
+ */
+export interface EmbeddingResult {
+  data: { index: number; embedding: number[] | string }[];
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+/** Everything a provider needs to make one upstream call. */
+export interface UpstreamCall {
+  readonly target: ResolvedTarget;
+  /** Aborted when the client goes away; the provider must abort its upstream request then. */
+  readonly signal: AbortSignal;
+  readonly requestId: string;
+}
+
+/**
+ * A chat answer: a whole completion, or a stream of chunks. The stream errors with a `GatewayError` when the
+ * upstream fails mid-way, and cancelling it aborts the upstream request.
+ */
+export type ChatResult =
+  | { readonly kind: "json"; readonly body: ChatCompletion }
+  | { readonly kind: "stream"; readonly chunks: ReadableStream<ChatCompletionChunk> };
+
+/** One upstream kind. Failures are thrown as `GatewayError` with OpenAI's status and shape. */
+export interface Provider {
+  chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult>;
+  embed(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult>;
+}

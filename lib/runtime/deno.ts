@@ -1,0 +1,68 @@
+/**
+ * The Deno runtime edge: `Deno.serve`, signals, process exit.
+ *
+ * @module
+ */
+import type { RunningServer, Runtime, ServeOptions } from "./types.ts";
+
+const encoder = new TextEncoder();
+
+function writeAll(file: { writeSync(p: Uint8Array): number }, text: string) {
+  let bytes = encoder.encode(text);
+  while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+}
+
+const LAST_RESORT = JSON.stringify({
+  error: {
+    message: "The gateway had an internal error.",
+    type: "server_error",
+    param: null,
+    code: "internal_error",
+  },
+});
+
+function serve(options: ServeOptions): Promise<RunningServer> {
+  return new Promise((resolve) => {
+    const server = Deno.serve({
+      hostname: options.hostname,
+      port: options.port,
+      onListen: () => {},
+      // The handler never throws; this only guards against a bug turning into Deno's default error page.
+      onError: () =>
+        new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),
+    }, options.handler);
+    const addr = server.addr;
+    resolve({
+      hostname: addr.hostname,
+      port: addr.port,
+      async shutdown(graceMs: number) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));
+        await Promise.race([server.shutdown(), deadline]);
+        clearTimeout(timer);
+      },
+    });
+  });
+}
+
+/** The runtime edge for Deno. */
+export const denoRuntime: Runtime = {
+  name: "deno",
+  version: Deno.version.deno,
+  args: () => [...Deno.args],
+  env: () => Deno.env.toObject(),
+  serve,
+  onShutdownSignal(handler) {
+    let fired = false;
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      Deno.addSignalListener(signal, () => {
+        if (fired) return;
+        fired = true;
+        handler(signal);
+      });
+    }
+  },
+  exit: (code) => Deno.exit(code),
+  writeStdout: (text) => writeAll(Deno.stdout, text),
+  writeStderr: (text) => writeAll(Deno.stderr, text),
+};

@@ -1,0 +1,174 @@
+/**
+ * The gateway as one web-standard fetch handler, `(Request) => Promise<Response>`: request id, routing
+ * table, authentication, and the single place where errors become responses. Runtime specifics (listening,
+ * signals) live in `runtime/`, so Deno and Bun serve the same handler.
+ *
+ * @module
+ */
+import { authenticate } from "./auth/authenticate.ts";
+import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
+import { handleChatCompletions } from "./http/chat_completions.ts";
+import type { AccessRecord, GatewayState, RequestContext } from "./http/context.ts";
+import { handleEmbeddings } from "./http/embeddings.ts";
+import { handleGetModel, handleListModels } from "./http/models.ts";
+import type { Logger } from "./log.ts";
+
+/** A handler at the end of the middleware chain. */
+export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
+/** A middleware: may act before and after `next`, or answer without calling it. */
+export type Middleware = (
+  request: Request,
+  ctx: RequestContext,
+  next: () => Promise<Response>,
+) => Promise<Response>;
+
+/** Runs `middlewares` in order around `handler`. */
+export function compose(middlewares: readonly Middleware[], handler: Handler): Handler {
+  return (request, ctx) => {
+    const dispatch = (i: number): Promise<Response> =>
+      i === middlewares.length
+        ? Promise.resolve(handler(request, ctx))
+        : middlewares[i](request, ctx, () => dispatch(i + 1));
+    return dispatch(0);
+  };
+}
+
+/** A route: which methods it takes and what needs authentication. */
+interface Route {
+  methods: readonly string[];
+  auth: boolean;
+  handle: Handler;
+}
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+function routeFor(path: string): Route | undefined {
+  switch (path) {
+    case "/v1/chat/completions":
+      return { methods: ["POST"], auth: true, handle: handleChatCompletions };
+    case "/v1/embeddings":
+      return { methods: ["POST"], auth: true, handle: handleEmbeddings };
+    case "/v1/models":
+      return { methods: ["GET"], auth: true, handle: handleListModels };
+    case "/healthz":
+      return {
+        methods: ["GET"],
+        auth: false,
+        handle: () => new Response('{"status":"ok"}', { headers: JSON_TYPE }),
+      };
+    case "/readyz":
+      return { methods: ["GET"], auth: false, handle: readiness };
+  }
+  if (path.startsWith("/v1/models/") && path.length > "/v1/models/".length) {
+    let alias: string;
+    try {
+      alias = decodeURIComponent(path.slice("/v1/models/".length));
+    } catch {
+      alias = path.slice("/v1/models/".length);
+    }
+    return { methods: ["GET"], auth: true, handle: (_req, ctx) => handleGetModel(alias, ctx) };
+  }
+  return undefined;
+}
+
+function readiness(_request: Request, ctx: RequestContext): Response {
+  const body = { status: "ready", config: ctx.state.config.source, models: ctx.state.config.models.size };
+  return new Response(JSON.stringify(body), { headers: JSON_TYPE });
+}
+
+/** Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. */
+const router: Handler = (request, ctx) => {
+  const route = routeFor(ctx.record.path);
+  if (route === undefined) {
+    throw new GatewayError(404, `Invalid URL (${request.method} ${ctx.record.path})`, {
+      type: "invalid_request_error",
+      code: "unknown_url",
+    });
+  }
+  const method = request.method === "HEAD" ? "GET" : request.method;
+  if (!route.methods.includes(method)) {
+    throw new GatewayError(405, `Method ${request.method} is not allowed for ${ctx.record.path}.`, {
+      type: "invalid_request_error",
+      code: "method_not_allowed",
+      headers: { allow: route.methods.join(", ") },
+    });
+  }
+  if (route.auth) {
+    ctx.identity = authenticate(request, ctx.state.config);
+    ctx.record.token = ctx.identity.name;
+    ctx.record.environment = ctx.identity.environment;
+  }
+  return route.handle(request, ctx);
+};
+
+/**
+ * Turns any failure into an OpenAI-shaped error response; unexpected ones are logged (without the request's
+ * content) and answered with a generic 500.
+ */
+const errorBoundary: Middleware = async (_request, ctx, next) => {
+  try {
+    return await next();
+  } catch (err) {
+    if (!(err instanceof GatewayError)) {
+      ctx.logger.error("unhandled_error", {
+        request_id: ctx.requestId,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      });
+    }
+    const error = toGatewayError(err);
+    ctx.record.error_code = error.code ?? error.type;
+    const response = errorResponse(error);
+    if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
+    if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
+    return response;
+  }
+};
+
+/** Writes the access-log line once the response (and, for streams, its body) is complete. */
+const accessLog: Middleware = async (_request, ctx, next) => {
+  const response = await next();
+  ctx.record.status = response.status;
+  const write = () => {
+    ctx.record.latency_ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
+    ctx.logger.info("request", { ...ctx.record });
+  };
+  if (ctx.streamDone) ctx.streamDone.then(write);
+  else write();
+  return response;
+};
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
+
+/** The client's `x-request-id` when it is sane, else a fresh `req_<32 hex>`. */
+export function requestIdFor(request: Request): string {
+  const given = request.headers.get("x-request-id");
+  if (given !== null && SANE_REQUEST_ID.test(given)) return given;
+  return `req_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/** Options for {@linkcode createGateway}. */
+export interface GatewayOptions {
+  /** Returns the state a new request should use; called once per request, so a reload swaps it whole. */
+  state: () => GatewayState;
+  logger: Logger;
+}
+
+/** The gateway's fetch handler. */
+export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
+  const chain = compose([accessLog, errorBoundary], router);
+  return async (request) => {
+    const requestId = requestIdFor(request);
+    const url = new URL(request.url);
+    const record: AccessRecord = { request_id: requestId, method: request.method, path: url.pathname };
+    const ctx: RequestContext = {
+      requestId,
+      startedAt: performance.now(),
+      state: options.state(),
+      logger: options.logger,
+      record,
+    };
+    const response = await chain(request, ctx);
+    response.headers.set("x-request-id", requestId);
+    return response;
+  };
+}

@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { SseParseStream } from "./parse.ts";
+import { DONE_EVENT, doneEvent, encodeDataEvent, encodeJsonEvent, SseEncodeStream } from "./serialize.ts";
+
+const decoder = new TextDecoder();
+
+Deno.test("encodes a data event", () => {
+  assert.equal(decoder.decode(encodeDataEvent('{"a":1}')), 'data: {"a":1}\n\n');
+  assert.equal(decoder.decode(encodeJsonEvent({ a: "é😀" })), 'data: {"a":"é😀"}\n\n');
+});
+
+Deno.test("writes one data line per line so a line break cannot end the event early", () => {
+  assert.equal(decoder.decode(encodeDataEvent("a\nb\r\nc\rd")), "data: a\ndata: b\ndata: c\ndata: d\n\n");
+});
+
+Deno.test("refuses values that have no JSON form", () => {
+  assert.throws(() => encodeJsonEvent(undefined), TypeError);
+  assert.throws(() => encodeJsonEvent(1n), TypeError);
+});
+
+Deno.test("DONE_EVENT is data: [DONE] and doneEvent() returns a copy", () => {
+  assert.equal(decoder.decode(DONE_EVENT), "data: [DONE]\n\n");
+  const copy = doneEvent();
+  assert.deepEqual(copy, DONE_EVENT);
+  assert.notEqual(copy.buffer, DONE_EVENT.buffer);
+});
+
+Deno.test("SseEncodeStream enqueues one chunk per value, never coalesced", async () => {
+  const values = [{ n: 1 }, { n: 2, s: "x\ny" }, [3], "four", null];
+  const source = new ReadableStream<unknown>({
+    start(controller) {
+      for (const v of values) controller.enqueue(v);
+      controller.close();
+    },
+  });
+  const chunks = await Array.fromAsync(source.pipeThrough(new SseEncodeStream()));
+  assert.deepEqual(chunks.map((c) => decoder.decode(c)), [
+    'data: {"n":1}\n\n',
+    'data: {"n":2,"s":"x\\ny"}\n\n',
+    "data: [3]\n\n",
+    'data: "four"\n\n',
+    "data: null\n\n",
+  ]);
+});
+
+Deno.test("what SseEncodeStream writes, SseParseStream reads back", async () => {
+  const values = [{ id: "chatcmpl-1", choices: [{ delta: { content: "é 😀\n" } }] }, { done: true }];
+  const source = new ReadableStream<unknown>({
+    start(controller) {
+      for (const v of values) controller.enqueue(v);
+      controller.close();
+    },
+  });
+  const events = await Array.fromAsync(
+    source.pipeThrough(new SseEncodeStream()).pipeThrough(new SseParseStream()),
+  );
+  assert.deepEqual(events.map((e) => JSON.parse(e.data)), values);
+});
+
+Deno.test("SseEncodeStream errors on a value without JSON form", async () => {
+  const source = new ReadableStream<unknown>({
+    start(controller) {
+      controller.enqueue(undefined);
+      controller.close();
+    },
+  });
+  await assert.rejects(Array.fromAsync(source.pipeThrough(new SseEncodeStream())), TypeError);
+});

@@ -1,0 +1,109 @@
+/**
+ * Starts a gateway on a real socket for end-to-end tests: in-process on Deno by default, or as the
+ * executable named by `GATEWAY_BIN` (the single binary), so one suite proves both.
+ *
+ * @module
+ */
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { startServer } from "../../lib/cli.ts";
+import { parseConfigText } from "../../lib/config/load.ts";
+import { denoRuntime } from "../../lib/runtime/deno.ts";
+import type { Runtime } from "../../lib/runtime/types.ts";
+
+/** A token every test config grants, and one that grants only `chat-*` aliases. */
+export const TEST_TOKEN = "gw-test-token-0123456789abcdef";
+export const NARROW_TOKEN = "gw-narrow-token-0123456789abcdef";
+
+/** A `tokens:` section for test configs. */
+export const TEST_TOKENS_YAML = `tokens:
+  - name: test-all
+    environment: test
+    sha256: ${hashToken(TEST_TOKEN)}
+    models: ["*"]
+  - name: test-narrow
+    environment: test
+    sha256: ${hashToken(NARROW_TOKEN)}
+    models: ["chat-*"]
+`;
+
+/** A running gateway. */
+export interface TestGateway {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** `url + "/v1"`, for SDK clients. */
+  baseURL: string;
+  /** Access-log and other JSON lines the gateway wrote to stdout. */
+  logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Starts a gateway with `yaml` (a whole config file) on a free port. */
+export async function startGateway(yaml: string, env: Record<string, string> = {}): Promise<TestGateway> {
+  const bin = Deno.env.get("GATEWAY_BIN");
+  return bin ? await startBinary(bin, yaml, env) : await startInProcess(yaml, env);
+}
+
+async function startInProcess(yaml: string, env: Record<string, string>): Promise<TestGateway> {
+  const result = parseConfigText(yaml, { source: "<test>", env });
+  if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
+  const logs: Record<string, unknown>[] = [];
+  const runtime: Runtime = {
+    ...denoRuntime,
+    env: () => env,
+    writeStdout: (text) => {
+      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+    },
+  };
+  const { server } = await startServer(runtime, result.config, { port: 0, host: "127.0.0.1" });
+  const url = `http://127.0.0.1:${server.port}`;
+  return { url, baseURL: `${url}/v1`, logs, stop: () => server.shutdown(5_000) };
+}
+
+async function startBinary(bin: string, yaml: string, env: Record<string, string>): Promise<TestGateway> {
+  const dir = await Deno.makeTempDir();
+  const configFile = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(configFile, yaml);
+  const child = new Deno.Command(bin, {
+    args: ["serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const logs: Record<string, unknown>[] = [];
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  let url: string | undefined;
+  const pump = (async () => {
+    while (true) {
+      const { done, value } = await lines.read();
+      if (done) return;
+      buffered += value;
+      let nl;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (!line.trim()) continue;
+        const record = JSON.parse(line);
+        logs.push(record);
+        if (record.msg === "listening") url = String(record.url);
+      }
+    }
+  })();
+  const deadline = Date.now() + 10_000;
+  while (url === undefined) {
+    if (Date.now() > deadline) throw new Error("gateway binary did not start listening in 10s");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return {
+    url,
+    baseURL: `${url}/v1`,
+    logs,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.status;
+      await pump;
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
