@@ -11,7 +11,8 @@
  * Only string scalar values are interpolated, never mapping keys. A plain (unquoted) scalar that consists of
  * exactly one `${...}` and whose result looks like an integer, a decimal or `true`/`false` becomes that
  * number or boolean, so `port: ${PORT:-8080}` works; quote the scalar (`"${PORT}"`) to keep a string. Values
- * under secret keys (`token`, `api_key`, `sha256`, header values) always stay strings.
+ * under secret keys (`token`, `api_key`, `sha256`, header values) always stay strings, and an unquoted
+ * all-digit secret that YAML would read as a number is kept as the text written.
  *
  * Issue messages name the variable, never its value: substituted values are returned separately so that the
  * loader can scrub them from every message.
@@ -139,6 +140,9 @@ export function interpolateDocument(
       }
     } else if (isSeq(node)) {
       node.items.forEach((item, index) => walk(item, [...path, index]));
+    } else if (isScalar(node) && typeof node.value !== "string" && isSecretPath(path)) {
+      // An all-digit sha256 or token is a number to YAML; a secret is always the text as written.
+      if (node.type === Scalar.PLAIN && typeof node.source === "string") node.value = node.source;
     } else if (isScalar(node) && typeof node.value === "string") {
       const result = interpolateString(node.value, env);
       if (!result.changed) return;

@@ -48,7 +48,14 @@ export function parseConfigText(text: string, options: ParseOptions): LoadResult
   }
 
   const interpolation = interpolateDocument(doc, options.env);
-  const data = doc.toJS({ maxAliasCount: 1000 }) as unknown;
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 1000 });
+  } catch (err) {
+    // Alias bombs and merges of non-mappings fail only here.
+    const reason = err instanceof Error ? err.message : String(err);
+    return fail([{ path: "", message: scrub(yamlMessage(reason), secretsInText(text)) }]);
+  }
   const secrets = [...interpolation.substituted, ...collectSecrets(data)];
   const located = (issues: readonly PathIssue[]): ConfigIssue[] =>
     issues.map((issue) => ({

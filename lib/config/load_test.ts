@@ -113,17 +113,21 @@ Deno.test("broken: openai provider without base_url points at the provider", () 
   expectIssue(issuesOf(text), "providers.remote.base_url", 2, /missing required key "base_url"/);
 });
 
-Deno.test("broken: target names an unknown provider", () => {
-  const text = doc(
-    ...BASE,
-    "  chat-2:",
-    "    type: chat",
+/** An alias entry under `models:` in five lines: name, type, targets, provider, model. */
+function alias(name: string, type: string, provider: string, model: string): string[] {
+  return [
+    `  ${name}:`,
+    `    type: ${type}`,
     "    targets:",
-    "      - provider: lcoal",
-    "        model: echo",
-  );
+    `      - provider: ${provider}`,
+    `        model: ${model}`,
+  ];
+}
+
+Deno.test("broken: target names an unknown provider", () => {
+  const issues = issuesOf(doc(...BASE, ...alias("chat-2", "chat", "lcoal", "echo")));
   expectIssue(
-    issuesOf(text),
+    issues,
     "models.chat-2.targets.0.provider",
     13,
     /unknown provider "lcoal" \(defined providers: local\)/,
@@ -131,20 +135,8 @@ Deno.test("broken: target names an unknown provider", () => {
 });
 
 Deno.test("broken: builtin target with a model the builtin provider does not have for that type", () => {
-  const text = doc(
-    ...BASE,
-    "  embed:",
-    "    type: embedding",
-    "    targets:",
-    "      - provider: local",
-    "        model: echo",
-  );
-  expectIssue(
-    issuesOf(text),
-    "models.embed.targets.0.model",
-    14,
-    /no embedding model "echo" \(available: hash\)/,
-  );
+  const issues = issuesOf(doc(...BASE, ...alias("embed", "embedding", "local", "echo")));
+  expectIssue(issues, "models.embed.targets.0.model", 14, /no embedding model "echo" \(available: hash\)/);
 });
 
 Deno.test("broken: empty targets list", () => {
@@ -168,13 +160,8 @@ Deno.test("broken: bad duration string", () => {
 });
 
 Deno.test("broken: bad alias name", () => {
-  const text = doc(
-    ...BASE,
-    "  -leading-dash:",
-    "    type: chat",
-    "    targets: [{ provider: local, model: echo }]",
-  );
-  expectIssue(issuesOf(text), "models.-leading-dash", 10, /invalid alias name/);
+  const issues = issuesOf(doc(...BASE, ...alias("-leading-dash", "chat", "local", "echo")));
+  expectIssue(issues, "models.-leading-dash", 10, /invalid alias name/);
 });
 
 const TOKENS_AT_10 = [...BASE, "tokens:"]; // entries start on line 11
@@ -424,4 +411,18 @@ Deno.test("formatIssues: one line per issue, line and path optional", () => {
     text,
     "gw.yaml:3: server.port: must be at most 65535\ngw.yaml: (document): cannot read config file\ngw.yaml:1: (document): YAML: bad",
   );
+});
+
+Deno.test("an unquoted all-digit sha256 stays the text written, not a number", () => {
+  const config = configOf(
+    doc(...BASE, "tokens:", "  - name: ci", `    sha256: ${"1".repeat(64)}`, "    models: ['*']"),
+  );
+  assert.equal([...config.tokens.keys()][0], "1".repeat(64));
+});
+
+Deno.test("broken: a merge key that is not a mapping", () => {
+  const issues = issuesOf(doc(...BASE, "server:", "  <<: 5"));
+  assert.equal(issues.length, 1);
+  assert.equal(issues[0].path, "");
+  assert.match(issues[0].message, /^YAML: /);
 });

@@ -7,7 +7,7 @@
  * - `gpt-gated`: streams {@linkcode FakeUpstream.gateChunks} chunks, each only after the test opens its gate.
  * - `gpt-cut`: two chunks, then the connection is torn down.
  * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
- * - `gpt-slow-headers`: answers after 2 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
+ * - `gpt-slow-headers`: answers after 0.6 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
  * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats.
  *
  * @module
@@ -170,7 +170,7 @@ export function startFakeOpenAI(): FakeUpstream {
           code: 400,
         });
       case "gpt-slow-headers":
-        await sleep(2_000);
+        await sleep(600);
         break;
     }
 

@@ -1,0 +1,137 @@
+/**
+ * The command line as operators use it: `check`, `token new`, and `serve` with a graceful SIGTERM, each run
+ * as a real process.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMISSIONS, MAIN, ...args],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+async function tempConfig(yaml: string): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, yaml);
+  return file;
+}
+
+Deno.test("cli: check passes the shipped config and exits 0", async () => {
+  const { code, stdout } = await run(["check"]);
+  assert.equal(code, 0);
+  assert.match(stdout, /is valid/);
+});
+
+Deno.test("cli: check lists every issue with path and line, exits 1, and never prints secrets", async () => {
+  const file = await tempConfig(`server: { port: "eighty" }
+providers:
+  up: { type: openai, base_url: "http://127.0.0.1:1/v1", api_key: "\${UPSTREAM_KEY}" }
+models:
+  chat-a: { type: chat, targets: [ { provider: missing, model: x } ] }
+tokens:
+  - { name: t, token: "\${CLIENT_TOKEN}", models: ["nothing-*"] }
+`);
+  const { code, stderr, stdout } = await run(["check", "--config", file], { CLIENT_TOKEN: "super-secret-client-token-value" });
+  assert.equal(code, 1);
+  assert.equal(stdout, "");
+  assert.match(stderr, /:1: server\.port: /);
+  assert.match(stderr, /:3: providers\.up\.api_key: .*UPSTREAM_KEY/);
+  assert.match(stderr, /:5: models\.chat-a\.targets\.0\.provider: /);
+  assert.ok(!stderr.includes("super-secret-client-token-value"));
+  // `serve` refuses the same config with the same messages.
+  const served = await run(["serve", "--config", file, "--port", "0"], { CLIENT_TOKEN: "super-secret-client-token-value" });
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, stderr);
+  await Deno.remove(file);
+});
+
+Deno.test("cli: GATEWAY_CONFIG selects the config file; a missing file is reported", async () => {
+  const { code, stderr } = await run(["check"], { GATEWAY_CONFIG: "/nonexistent/gateway.yaml" });
+  assert.equal(code, 1);
+  assert.match(stderr, /nonexistent\/gateway\.yaml/);
+});
+
+Deno.test("cli: token new prints a high-entropy token and the config line with its sha256", async () => {
+  const first = await run(["token", "new", "--name", "web-prod", "--environment", "production"]);
+  const second = await run(["token", "new"]);
+  assert.equal(first.code, 0);
+  const token = /Token \(shown once; store it as a secret\): (\S+)/.exec(first.stdout)?.[1];
+  assert.ok(token && token.length >= 40);
+  assert.ok(!second.stdout.includes(token), "every token is fresh");
+  const sha = createHash("sha256").update(token).digest("hex");
+  assert.match(first.stdout, new RegExp(`name: web-prod, environment: production, sha256: ${sha}`));
+});
+
+Deno.test("cli: serve answers, then on SIGTERM lets an in-flight request finish and exits 0", async () => {
+  const file = await tempConfig(`server: { shutdown_timeout: 5s }
+providers:
+  local: { type: builtin }
+models:
+  chat-default: { type: chat, targets: [ { provider: local, model: echo } ] }
+tokens:
+  - { name: t, environment: test, token: "\${TEST_GATEWAY_TOKEN}", models: ["*"] }
+`);
+  const token = "gw-cli-test-token-1234567890";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMISSIONS, MAIN, "serve", "--config", file, "--port", "0"],
+    env: { TEST_GATEWAY_TOKEN: token },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const nextLine = async (): Promise<Record<string, unknown>> => {
+    while (!buffered.includes("\n")) {
+      const { done, value } = await lines.read();
+      if (done) throw new Error("gateway exited early");
+      buffered += value;
+    }
+    const nl = buffered.indexOf("\n");
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    return JSON.parse(line);
+  };
+  const listening = await nextLine();
+  assert.equal(listening.msg, "listening");
+  const url = String(listening.url);
+
+  const health = await fetch(`${url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "chat-default", stream: true, messages: [{ role: "user", content: "one two three" }] }),
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body!.getReader();
+  await reader.read();
+  child.kill("SIGTERM");
+  let text = "";
+  const decoder = new TextDecoder();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value);
+  assert.ok(text.trimEnd().endsWith("data: [DONE]"));
+  const status = await child.status;
+  assert.equal(status.code, 0);
+  const logged = [];
+  for (let more = true; more;) {
+    try {
+      logged.push(await nextLine());
+    } catch {
+      more = false;
+    }
+  }
+  assert.ok(logged.some((l) => l.msg === "shutdown" && l.signal === "SIGTERM"));
+  const access = logged.filter((l) => l.msg === "request");
+  assert.ok(access.some((l) => l.path === "/v1/chat/completions" && l.status === 200 && l.token === "t"));
+  await Deno.remove(file);
+});
