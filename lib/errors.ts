@@ -88,7 +88,7 @@ export function modelNotFound(alias: string): GatewayError {
   return new GatewayError(
     404,
     `The model \`${printable(alias)}\` does not exist or you do not have access to it.`,
-    { type: "invalid_request_error", code: "model_not_found", param: "model" },
+    { type: "invalid_request_error", code: "model_not_found", param: null },
   );
 }
 

@@ -90,7 +90,9 @@ const router: Handler = (request, ctx) => {
     throw new GatewayError(405, `Method ${request.method} is not allowed for ${ctx.record.path}.`, {
       type: "invalid_request_error",
       code: "method_not_allowed",
-      headers: { allow: route.methods.join(", ") },
+      headers: {
+        allow: (route.methods.includes("GET") ? [...route.methods, "HEAD"] : route.methods).join(", "),
+      },
     });
   }
   if (route.auth) {
@@ -137,6 +139,14 @@ const accessLog: Middleware = async (_request, ctx, next) => {
   return response;
 };
 
+/** The path of a request URL without allocating a `URL` (the hot path runs this for every request). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  return end < 0 ? url.slice(start) : url.slice(start, start + end);
+}
+
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
 
 /** The client's `x-request-id` when it is sane, else a fresh `req_<32 hex>`. */
@@ -158,8 +168,7 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
   const chain = compose([accessLog, errorBoundary], router);
   return async (request) => {
     const requestId = requestIdFor(request);
-    const url = new URL(request.url);
-    const record: AccessRecord = { request_id: requestId, method: request.method, path: url.pathname };
+    const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
     const ctx: RequestContext = {
       requestId,
       startedAt: performance.now(),

@@ -40,7 +40,9 @@ models:
 tokens:
   - { name: t, token: "\${CLIENT_TOKEN}", models: ["nothing-*"] }
 `);
-  const { code, stderr, stdout } = await run(["check", "--config", file], { CLIENT_TOKEN: "super-secret-client-token-value" });
+  const { code, stderr, stdout } = await run(["check", "--config", file], {
+    CLIENT_TOKEN: "super-secret-client-token-value",
+  });
   assert.equal(code, 1);
   assert.equal(stdout, "");
   assert.match(stderr, /:1: server\.port: /);
@@ -48,7 +50,9 @@ tokens:
   assert.match(stderr, /:5: models\.chat-a\.targets\.0\.provider: /);
   assert.ok(!stderr.includes("super-secret-client-token-value"));
   // `serve` refuses the same config with the same messages.
-  const served = await run(["serve", "--config", file, "--port", "0"], { CLIENT_TOKEN: "super-secret-client-token-value" });
+  const served = await run(["serve", "--config", file, "--port", "0"], {
+    CLIENT_TOKEN: "super-secret-client-token-value",
+  });
   assert.equal(served.code, 1);
   assert.equal(served.stderr, stderr);
   await Deno.remove(file);
@@ -110,7 +114,11 @@ tokens:
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "chat-default", stream: true, messages: [{ role: "user", content: "one two three" }] }),
+    body: JSON.stringify({
+      model: "chat-default",
+      stream: true,
+      messages: [{ role: "user", content: "one two three" }],
+    }),
   });
   assert.equal(response.status, 200);
   const reader = response.body!.getReader();

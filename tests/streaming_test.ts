@@ -54,7 +54,10 @@ function events(response: Response): ReadableStreamDefaultReader<SseEvent> {
 }
 
 /** Reads the next event, failing the test instead of hanging if none arrives in time. */
-async function nextEvent(reader: ReadableStreamDefaultReader<SseEvent>, ms = 3_000): Promise<SseEvent | null> {
+async function nextEvent(
+  reader: ReadableStreamDefaultReader<SseEvent>,
+  ms = 3_000,
+): Promise<SseEvent | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms);

@@ -39,8 +39,9 @@ export function bearerToken(request: Request): string | null {
  * expired tokens each get their own message, none of which repeats the token.
  */
 export function authenticate(request: Request, config: ResolvedConfig, now = Date.now()): ResolvedToken {
+  if (!request.headers.has("authorization")) throw unauthorized(NO_KEY_MESSAGE, null);
   const token = bearerToken(request);
-  if (token === null) throw unauthorized(NO_KEY_MESSAGE, null);
+  if (token === null) throw unauthorized("Incorrect API key provided.", "invalid_api_key");
   const identity = config.tokens.get(hashToken(token));
   if (identity === undefined) {
     throw unauthorized("Incorrect API key provided.", "invalid_api_key");

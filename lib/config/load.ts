@@ -2,9 +2,12 @@
  * Loads the gateway config: YAML → `${VAR}` interpolation → schema → cross-section checks → resolution.
  *
  * Every stage collects all of its issues so an operator fixes a broken file in one pass, and every issue is
- * pinned to a dotted path and, where it can be located, a 1-based line. Stages after a failed one are skipped
- * when their findings would be noise: YAML syntax errors stop the pipeline; interpolation and schema issues
- * are reported together; cross-section checks run only on a schema-valid config.
+ * pinned to a dotted path and, where it can be located, a 1-based line. YAML syntax errors stop the pipeline,
+ * because there is no document to check. Otherwise interpolation, schema and cross-section issues are
+ * reported together: the cross-section checks also run when the schema rejected the file, on the interpolated
+ * data, checking what is well-formed and skipping the rest. Findings that would repeat another stage's are
+ * dropped: anything under a value whose interpolation failed, and a cross-section issue at a path the schema
+ * already reported.
  *
  * No message ever contains a secret: zod messages are rewritten so they do not echo input, and as a last
  * line of defence every substituted environment value and every `token`/`api_key`/`sha256`/header value is
@@ -71,14 +74,14 @@ export function parseConfigText(text: string, options: ParseOptions): LoadResult
   };
 
   const parsed = configSchema.safeParse(data);
-  if (!parsed.success) {
-    const schemaIssues = parsed.error.issues.flatMap((issue) => fromZod(issue, []));
-    return fail(located([...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i))]));
-  }
-  const semantic = checkConfig(parsed.data).filter((issue) => !underBadPath(issue));
-  if (interpolation.issues.length > 0 || semantic.length > 0) {
-    return fail(located([...interpolation.issues, ...semantic]));
-  }
+  const schemaIssues = parsed.success ? [] : parsed.error.issues.flatMap((issue) => fromZod(issue, []));
+  const schemaPaths = new Set(schemaIssues.map((issue) => issue.path.join(".")));
+  // On a rejected file the checks see the raw data; they skip what the schema found malformed.
+  const semantic = checkConfig(parsed.success ? parsed.data : data).filter((issue) =>
+    !underBadPath(issue) && !schemaPaths.has(issue.path.join("."))
+  );
+  const issues = [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i)), ...semantic];
+  if (!parsed.success || issues.length > 0) return fail(located(issues));
   return { ok: true, config: resolveConfig(parsed.data, options.source) };
 }
 

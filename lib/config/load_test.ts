@@ -277,47 +277,6 @@ Deno.test("broken: empty file", () => {
   expectIssue(issues, "", undefined, /mapping/);
 });
 
-Deno.test("broken: several issues in one file are reported together, in line order", () => {
-  const text = doc(
-    "server:", // 1
-    "  port: -1", // 2
-    "providers:", // 3
-    "  up:", // 4
-    "    type: openai", // 5
-    "    base_url: http://localhost:8000/v1", // 6
-    "    api_key: ${UP_KEY}", // 7
-    "    retries: 3", // 8
-    "models:", // 9
-    "  chat:", // 10
-    "    type: chat", // 11
-    "    targets: []", // 12
-  );
-  const issues = issuesOf(text);
-  expectIssue(issues, "server.port", 2, /at least 0/);
-  expectIssue(issues, "providers.up.api_key", 7, /UP_KEY/);
-  expectIssue(issues, "providers.up.retries", 8, /unknown key/);
-  expectIssue(issues, "models.chat.targets", 12, /must not be empty/);
-  assert.equal(issues.length, 4);
-  assert.deepEqual(issues.map((i) => i.line), [2, 7, 8, 12]);
-});
-
-Deno.test("semantic issues are all reported together", () => {
-  const text = doc(
-    ...BASE,
-    "  a:", // 10
-    "    type: chat", // 11
-    "    targets: [{ provider: nope, model: echo }]", // 12
-    "tokens:", // 13
-    "  - name: t", // 14
-    "    models: [zzz]", // 15
-  );
-  const issues = issuesOf(text);
-  expectIssue(issues, "models.a.targets.0.provider", 12, /unknown provider/);
-  expectIssue(issues, "tokens.0", 14, /either sha256/);
-  expectIssue(issues, "tokens.0.models.0", 15, /matches no model alias/);
-  assert.equal(issues.length, 3);
-});
-
 Deno.test("secrets never appear in any message", () => {
   const secret = "sk-live-0123456789abcdef-SECRET";
   const env = { SECRET: secret };

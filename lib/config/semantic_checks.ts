@@ -1,7 +1,13 @@
 /**
- * Rules that look across config sections, run after the schema has accepted the file: references between
- * sections, duplicate credentials, and values that are well-formed but cannot work. Each issue carries the
- * path of the value to fix so the loader can point at its line.
+ * Rules that look across config sections: references between sections, duplicate credentials, and values
+ * that are well-formed but cannot work. Each issue carries the path of the value to fix so the loader can
+ * point at its line.
+ *
+ * The checks run whether or not the schema accepted the file, so that one pass reports everything. They
+ * therefore take `unknown` data and read it defensively: a part of the wrong shape (a provider whose `type`
+ * is not a string, a `targets` that is not a sequence, a token that is not a mapping…) is skipped silently,
+ * because the schema already reports it. A reference is only checked against a section that is itself a
+ * mapping: with `providers` missing, every target would otherwise be "unknown", which is noise.
  *
  * Messages never print a `token`, `api_key` or `sha256` value: duplicates are reported by the index and name
  * of the other entry.
@@ -9,14 +15,9 @@
  * @module
  */
 import type { PathSegment } from "./interpolate.ts";
+import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringField } from "./raw_access.ts";
 import { globToRegExp, parseExpiry, tokenSha256 } from "./resolve.ts";
-import {
-  ALIAS_PATTERN,
-  BUILTIN_MODELS,
-  type ConfigOutput,
-  type ModelType,
-  PROVIDER_SERVES,
-} from "./schema.ts";
+import { ALIAS_PATTERN, BUILTIN_MODELS, type ModelType, PROVIDER_SERVES } from "./schema.ts";
 
 /** A cross-section problem at one config path. */
 export interface SemanticIssue {
@@ -36,37 +37,50 @@ export interface CheckTables {
 
 const DEFAULT_TABLES: CheckTables = { serves: PROVIDER_SERVES, builtinModels: BUILTIN_MODELS };
 
-/** Runs every cross-section rule and returns all issues, in section order. */
-export function checkConfig(cfg: ConfigOutput, tables: CheckTables = DEFAULT_TABLES): SemanticIssue[] {
-  return [...checkProviders(cfg), ...checkModels(cfg, tables), ...checkTokens(cfg)];
+/**
+ * Runs every cross-section rule and returns all issues, in section order. `config` is either the schema's
+ * output or, when the schema rejected the file, the interpolated data as parsed from YAML; see the module
+ * documentation for how malformed parts are treated. Never throws.
+ */
+export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLES): SemanticIssue[] {
+  return [...checkProviders(config), ...checkModels(config, tables), ...checkTokens(config)];
 }
 
 /** Endpoint paths people paste into `base_url` although the gateway appends them itself. */
 const ENDPOINT_SUFFIX = /\/(chat\/completions|completions|embeddings|models)\/?$/;
 
-function checkProviders(cfg: ConfigOutput): SemanticIssue[] {
+function parseUrl(text: string | undefined): URL | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return new URL(text);
+  } catch {
+    return undefined; // the schema reports an invalid URL
+  }
+}
+
+function checkProviders(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  for (const [name, provider] of Object.entries(cfg.providers)) {
-    if (provider.type !== "openai") continue;
+  for (const [name, provider] of entriesOf(recordField(config, "providers"))) {
+    if (stringField(provider, "type") !== "openai") continue;
     const at = (...rest: PathSegment[]): PathSegment[] => ["providers", name, ...rest];
-    const url = new URL(provider.base_url);
-    if (url.search !== "" || url.hash !== "") {
+    const url = parseUrl(stringField(provider, "base_url"));
+    if (url !== undefined && (url.search !== "" || url.hash !== "")) {
       issues.push({ path: at("base_url"), message: "base_url must not have a query string or fragment" });
     }
-    if (url.username !== "" || url.password !== "") {
+    if (url !== undefined && (url.username !== "" || url.password !== "")) {
       issues.push({
         path: at("base_url"),
         message: "base_url must not contain credentials; use api_key or headers",
       });
     }
-    if (ENDPOINT_SUFFIX.test(url.pathname)) {
+    if (url !== undefined && ENDPOINT_SUFFIX.test(url.pathname)) {
       issues.push({
         path: at("base_url"),
         message: "base_url should be the API root (e.g. https://api.openai.com/v1), not an endpoint",
       });
     }
-    for (const [header, value] of Object.entries(provider.headers)) {
-      if (/[\r\n\0]/.test(value)) {
+    for (const [header, value] of entriesOf(recordField(provider, "headers"))) {
+      if (typeof value === "string" && /[\r\n\0]/.test(value)) {
         issues.push({ path: at("headers", header), message: "header value must not contain line breaks" });
       }
     }
@@ -74,10 +88,15 @@ function checkProviders(cfg: ConfigOutput): SemanticIssue[] {
   return issues;
 }
 
-function checkModels(cfg: ConfigOutput, tables: CheckTables): SemanticIssue[] {
+function isModelType(type: string | undefined, tables: CheckTables): type is ModelType {
+  return type !== undefined && hasKey(tables.builtinModels, type);
+}
+
+function checkModels(config: unknown, tables: CheckTables): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const providerNames = Object.keys(cfg.providers);
-  for (const [alias, model] of Object.entries(cfg.models)) {
+  const providers = recordField(config, "providers");
+  const providerNames = Object.keys(providers ?? {});
+  for (const [alias, model] of entriesOf(recordField(config, "models"))) {
     if (!ALIAS_PATTERN.test(alias)) {
       issues.push({
         path: ["models", alias],
@@ -85,31 +104,37 @@ function checkModels(cfg: ConfigOutput, tables: CheckTables): SemanticIssue[] {
           "invalid alias name: use 1-128 letters, digits and . _ : / @ + -, starting with a letter or digit",
       });
     }
-    model.targets.forEach((target, i) => {
-      const at = (field: string): PathSegment[] => ["models", alias, "targets", i, field];
-      const provider = cfg.providers[target.provider];
-      if (provider === undefined) {
+    const modelType = stringField(model, "type");
+    (arrayField(model, "targets") ?? []).forEach((target, i) => {
+      const at = (key: string): PathSegment[] => ["models", alias, "targets", i, key];
+      const providerName = stringField(target, "provider");
+      if (providers === undefined || providerName === undefined) return;
+      if (!hasKey(providers, providerName)) {
         const known = providerNames.length > 0 ? providerNames.join(", ") : "none";
         issues.push({
           path: at("provider"),
-          message: `unknown provider "${target.provider}" (defined providers: ${known})`,
+          message: `unknown provider "${providerName}" (defined providers: ${known})`,
         });
         return;
       }
-      const serves = tables.serves[provider.type] ?? [];
-      if (!serves.includes(model.type)) {
+      // An unknown provider type or alias type is the schema's to report, not a capability mismatch.
+      const providerType = stringField(providers[providerName], "type");
+      if (providerType === undefined || !hasKey(tables.serves, providerType)) return;
+      if (!isModelType(modelType, tables)) return;
+      if (!tables.serves[providerType].includes(modelType)) {
         issues.push({
           path: at("provider"),
-          message: `provider "${target.provider}" (type ${provider.type}) cannot serve ${model.type} models`,
+          message: `provider "${providerName}" (type ${providerType}) cannot serve ${modelType} models`,
         });
         return;
       }
-      if (provider.type === "builtin") {
-        const available = tables.builtinModels[model.type];
-        if (!available.includes(target.model)) {
+      const targetModel = stringField(target, "model");
+      if (providerType === "builtin" && targetModel !== undefined) {
+        const available = tables.builtinModels[modelType];
+        if (!available.includes(targetModel)) {
           issues.push({
             path: at("model"),
-            message: `the builtin provider has no ${model.type} model "${target.model}" (available: ${
+            message: `the builtin provider has no ${modelType} model "${targetModel}" (available: ${
               available.join(", ")
             })`,
           });
@@ -120,14 +145,26 @@ function checkModels(cfg: ConfigOutput, tables: CheckTables): SemanticIssue[] {
   return issues;
 }
 
-function checkTokens(cfg: ConfigOutput): SemanticIssue[] {
+/** The hash a token entry stands for, when its `sha256` or `token` is a string. */
+function tokenHash(sha256: unknown, secret: unknown): string | undefined {
+  if (typeof sha256 === "string") return sha256.toLowerCase();
+  if (typeof secret === "string") return tokenSha256(secret);
+  return undefined;
+}
+
+function checkTokens(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const aliases = Object.keys(cfg.models);
+  const tokens = arrayField(config, "tokens") ?? [];
+  const models = recordField(config, "models");
+  const aliases = models === undefined ? undefined : Object.keys(models);
+  const names = tokens.map((token) => stringField(token, "name"));
+  const label = (j: number): string => names[j] === undefined ? `tokens.${j}` : `tokens.${j} ("${names[j]}")`;
   const byHash = new Map<string, number>();
   const byName = new Map<string, number>();
-  cfg.tokens.forEach((token, i) => {
-    const label = (j: number): string => `tokens.${j} ("${cfg.tokens[j].name}")`;
-    const { sha256, token: secret } = token;
+  tokens.forEach((token, i) => {
+    if (!isRecord(token)) return;
+    const sha256 = field(token, "sha256");
+    const secret = field(token, "token");
     if (sha256 !== undefined && secret !== undefined) {
       issues.push({ path: ["tokens", i], message: "give either sha256 or token, not both" });
     } else if (sha256 === undefined && secret === undefined) {
@@ -136,32 +173,36 @@ function checkTokens(cfg: ConfigOutput): SemanticIssue[] {
         message: "give either sha256 (the token's SHA-256 in hex) or token (e.g. ${MY_TOKEN})",
       });
     } else {
-      const hash = sha256 !== undefined ? sha256.toLowerCase() : tokenSha256(secret ?? "");
-      const first = byHash.get(hash);
-      if (first === undefined) {
-        byHash.set(hash, i);
-      } else {
+      const hash = tokenHash(sha256, secret);
+      const first = hash === undefined ? undefined : byHash.get(hash);
+      if (first !== undefined) {
         issues.push({
           path: ["tokens", i, sha256 !== undefined ? "sha256" : "token"],
           message: `the same token as ${label(first)}; each token must be unique`,
         });
+      } else if (hash !== undefined) {
+        byHash.set(hash, i);
       }
     }
-    const sameName = byName.get(token.name);
-    if (sameName === undefined) byName.set(token.name, i);
-    else {
+    const name = names[i];
+    const sameName = name === undefined ? undefined : byName.get(name);
+    if (sameName !== undefined) {
       issues.push({
         path: ["tokens", i, "name"],
         message: `duplicate token name, also used by tokens.${sameName}`,
       });
+    } else if (name !== undefined) {
+      byName.set(name, i);
     }
-    token.models.forEach((pattern, j) => {
+    (arrayField(token, "models") ?? []).forEach((pattern, j) => {
+      if (aliases === undefined || typeof pattern !== "string") return;
       const re = globToRegExp(pattern);
       if (!aliases.some((alias) => re.test(alias))) {
         issues.push({ path: ["tokens", i, "models", j], message: `"${pattern}" matches no model alias` });
       }
     });
-    if (token.expires_at !== undefined && Number.isNaN(parseExpiry(token.expires_at))) {
+    const expiresAt = stringField(token, "expires_at");
+    if (expiresAt !== undefined && Number.isNaN(parseExpiry(expiresAt))) {
       issues.push({
         path: ["tokens", i, "expires_at"],
         message: "expires_at is not a valid date or date-time",

@@ -71,3 +71,71 @@ Deno.test("checkConfig: duplicate sha256 compared case-insensitively", () => {
   assert.match(dup?.message ?? "", /same token as tokens\.0 \("a"\)/);
   assert.ok(!dup?.message.toLowerCase().includes("abab"));
 });
+
+/** Runs the checks on data the schema has not seen, as the loader does for a rejected file. */
+function rawIssues(raw: unknown): string[] {
+  return checkConfig(raw).map((i) => `${i.path.join(".")}: ${i.message}`);
+}
+
+Deno.test("checkConfig: input of any shape never throws", () => {
+  const shapes: unknown[] = [
+    undefined,
+    null,
+    42,
+    "text",
+    [],
+    [{ providers: {} }],
+    { providers: null, models: null, tokens: null },
+    { providers: [], models: [], tokens: {} },
+    { providers: { a: null, b: 5, c: { type: 5 } }, models: { m: null, n: { targets: [null, 5, []] } } },
+    { providers: { a: { type: "openai", base_url: 5, headers: [1] } }, models: {}, tokens: [null, 1, []] },
+    { providers: { a: { type: "openai", base_url: "not a url", headers: { x: 5 } } }, models: {} },
+    { models: { m: { type: "chat", targets: [{ provider: 5, model: null }] } }, tokens: [{ models: "x" }] },
+  ];
+  for (const raw of shapes) assert.doesNotThrow(() => checkConfig(raw));
+  assert.deepEqual(rawIssues({ providers: { a: null }, models: {}, tokens: [5, "x", null] }), []);
+});
+
+Deno.test("checkConfig: on raw data, checks what is well-formed and skips the rest", () => {
+  const found = rawIssues({
+    providers: { local: { type: "builtin" }, odd: { type: 7 }, weird: { type: "anthropic" } },
+    models: {
+      good: { type: "chat", targets: [{ provider: "local", model: "echo" }] },
+      dangling: { type: "chat", targets: [{ provider: "gone", model: "x" }, "not-a-target"] },
+      untyped: { type: 3, targets: [{ provider: "local", model: "nope" }] },
+      odd: { type: "chat", targets: [{ provider: "odd", model: "x" }, { provider: "weird", model: "x" }] },
+      notargets: { type: "chat", targets: "local" },
+    },
+    tokens: [
+      { name: "a", token: "0123456789abcdef", models: ["good", 5, "zzz"], expires_at: 20301231 },
+      { name: 5, token: "0123456789abcdef", models: "good" },
+      { name: "a", sha256: 12 },
+    ],
+  });
+  assert.deepEqual(found, [
+    'models.dangling.targets.0.provider: unknown provider "gone" (defined providers: local, odd, weird)',
+    'tokens.0.models.2: "zzz" matches no model alias',
+    'tokens.1.token: the same token as tokens.0 ("a"); each token must be unique',
+    "tokens.2.name: duplicate token name, also used by tokens.0",
+  ]);
+});
+
+Deno.test("checkConfig: references are checked only against a section that is a mapping", () => {
+  const found = rawIssues({
+    providers: ["local"],
+    models: { a: { type: "chat", targets: [{ provider: "local", model: "echo" }] } },
+    tokens: [{ name: "t", sha256: "ab".repeat(32), models: ["nothing"] }],
+  });
+  assert.deepEqual(found, ['tokens.0.models.0: "nothing" matches no model alias']);
+  assert.deepEqual(rawIssues({ providers: {}, tokens: [{ name: "t", sha256: "x", models: ["a"] }] }), []);
+});
+
+Deno.test("checkConfig: inherited keys like constructor are not providers", () => {
+  const found = rawIssues({
+    providers: {},
+    models: { a: { type: "chat", targets: [{ provider: "constructor", model: "x" }] } },
+  });
+  assert.deepEqual(found, [
+    'models.a.targets.0.provider: unknown provider "constructor" (defined providers: none)',
+  ]);
+});

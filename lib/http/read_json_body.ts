@@ -17,10 +17,27 @@ function tooLarge(limit: number): GatewayError {
   });
 }
 
-/** True for `application/json`, `application/*+json`, with or without parameters. */
+/**
+ * True for `application/json` and `application/*+json`, with or without parameters, and for
+ * `application/x-www-form-urlencoded`: `curl -d '{…}'` sends that by default, and refusing the most common way
+ * people first try an API would help nobody (the body must still be JSON).
+ */
 function isJsonMediaType(contentType: string): boolean {
   const mediaType = contentType.split(";", 1)[0].trim().toLowerCase();
-  return mediaType === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+  return mediaType === "application/json" || mediaType === "application/x-www-form-urlencoded" ||
+    /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+}
+
+/**
+ * OpenAI answers every body it cannot parse with this 400 (code and param null); the gateway does the same
+ * for malformed, truncated, empty and non-UTF-8 bodies, adding only what exactly was wrong.
+ */
+function unparseable(detail: string): GatewayError {
+  return invalidRequest(
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your " +
+      "HTTP library correctly. The API expects a JSON payload, but what was sent was not valid JSON.)" +
+      (detail ? ` ${detail}` : ""),
+  );
 }
 
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
@@ -31,7 +48,17 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   const parts: Uint8Array[] = [];
   let size = 0;
   while (true) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      // The client went away or broke its chunked encoding mid-body: a client error, not a gateway bug.
+      throw new GatewayError(400, "The request body could not be read completely.", {
+        type: "invalid_request_error",
+        cause: err,
+      });
+    }
+    const { done, value } = chunk;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -50,10 +77,16 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return bytes;
 }
 
+function jsonKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
+
 /**
  * Returns the body as a JSON object or throws a {@linkcode GatewayError}: 415 for a non-JSON content type
- * (a missing content type is accepted, as curl users often omit it), 413 over `limit` bytes, 400 for invalid
- * UTF-8, malformed JSON, or JSON that is not an object.
+ * (a missing one, or curl's default form type, is read as JSON), 413 over `limit` bytes, 400 for a body
+ * that could not be read, invalid UTF-8, malformed JSON, or JSON that is not an object.
  */
 export async function readJsonBody(request: Request, limit: number): Promise<JsonObject> {
   const contentType = request.headers.get("content-type");
@@ -64,28 +97,23 @@ export async function readJsonBody(request: Request, limit: number): Promise<Jso
     });
   }
   const bytes = await readLimited(request, limit);
-  if (bytes.byteLength === 0) {
-    throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_json");
-  }
+  if (bytes.byteLength === 0) throw unparseable("(The request body is empty.)");
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw invalidRequest("The request body is not valid UTF-8.", null, "invalid_encoding");
+    throw unparseable("(The request body is not valid UTF-8.)");
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalidRequest(
-      "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your " +
-        "HTTP library correctly. The API expects a JSON payload, but what was sent was not valid JSON.)",
-      null,
-      "invalid_json",
-    );
+    throw unparseable("");
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
+    throw invalidRequest(
+      `Invalid type for the request body: expected a JSON object, but got ${jsonKind(value)} instead.`,
+    );
   }
   return value as JsonObject;
 }

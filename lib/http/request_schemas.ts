@@ -6,8 +6,16 @@
  * @module
  */
 import { z } from "zod";
-import { invalidRequest } from "../errors.ts";
+import { invalidRequest, printable } from "../errors.ts";
 import type { ChatRequest, EmbeddingRequest, JsonObject } from "../providers/types.ts";
+
+/**
+ * Bound-check messages that tell {@linkcode toRequestError} whether a number is an integer or a decimal
+ * parameter: OpenAI's codes say so (`integer_below_min_value`, `decimal_above_max_value`), zod's issues do not.
+ */
+const INT = "integer";
+const DEC = "decimal";
+const int = () => z.number().int();
 
 const textPart = z.looseObject({ type: z.literal("text"), text: z.string() });
 /** Any typed content part (text, image_url, input_audio, file, refusal …): vendors check the rest. */
@@ -49,13 +57,13 @@ const chatSchema = z.looseObject({
   messages: z.array(message).min(1),
   stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  n: z.number().int().min(1).max(128).nullable().optional(),
-  max_tokens: z.number().int().min(1).nullable().optional(),
-  max_completion_tokens: z.number().int().min(1).nullable().optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  top_p: z.number().min(0).max(1).nullable().optional(),
-  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
-  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+  n: int().min(1, INT).max(128, INT).nullable().optional(),
+  max_tokens: int().min(1, INT).nullable().optional(),
+  max_completion_tokens: int().min(1, INT).nullable().optional(),
+  temperature: z.number().min(0, DEC).max(2, DEC).nullable().optional(),
+  top_p: z.number().min(0, DEC).max(1, DEC).nullable().optional(),
+  presence_penalty: z.number().min(-2, DEC).max(2, DEC).nullable().optional(),
+  frequency_penalty: z.number().min(-2, DEC).max(2, DEC).nullable().optional(),
   stop: z.union([z.string(), z.array(z.string()).min(1).max(4)]).nullable().optional(),
   tools: z.array(tool).optional(),
   tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string() })])
@@ -64,13 +72,13 @@ const chatSchema = z.looseObject({
   response_format: z.looseObject({ type: z.string() }).optional(),
   logit_bias: z.record(z.string(), z.number()).nullable().optional(),
   logprobs: z.boolean().nullable().optional(),
-  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
+  top_logprobs: int().min(0, INT).max(20, INT).nullable().optional(),
+  seed: int().nullable().optional(),
   user: z.string().optional(),
 });
 
 const MAX_INPUTS = 2048;
-const tokenIds = z.array(z.number().int().nonnegative()).min(1).max(MAX_INPUTS);
+const tokenIds = z.array(int().min(0, INT)).min(1).max(MAX_INPUTS);
 const embeddingSchema = z.looseObject({
   model: z.string().min(1),
   input: z.union([
@@ -80,7 +88,7 @@ const embeddingSchema = z.looseObject({
     z.array(tokenIds).min(1).max(MAX_INPUTS),
   ]),
   encoding_format: z.enum(["float", "base64"]).optional(),
-  dimensions: z.number().int().min(1).optional(),
+  dimensions: int().min(1, INT).optional(),
   user: z.string().optional(),
 });
 
@@ -106,16 +114,68 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "number") return Number.isInteger(value) ? "an integer" : "a decimal";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) return "a number out of range";
+    return Number.isInteger(value) ? "an integer" : "a decimal";
+  }
   if (typeof value === "object") return "an object";
   return `a ${typeof value}`;
 }
 
+/** How far into the value a union branch got before failing: later indexes and deeper paths win. */
+function compareProgress(a: readonly PropertyKey[], b: readonly PropertyKey[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i];
+    const y = b[i];
+    if (typeof x === "number" && typeof y === "number" && x !== y) return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Replaces a plain (non-discriminated) union failure by the issue of the branch the client evidently meant:
+ * a branch that accepted the value's type and got furthest into it. `stop: [5 strings]` thus reports the
+ * array's length, not "an array is not an accepted form". Returns the issue unchanged when every branch
+ * rejected the type itself.
+ */
+function meantIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union" || "discriminator" in issue && issue.discriminator !== undefined) {
+    return issue;
+  }
+  let best: z.core.$ZodIssue | undefined;
+  for (const branch of issue.errors) {
+    const first = branch[0];
+    if (first === undefined) continue;
+    // A branch that rejected the value's type itself is not the one the client meant.
+    if (branch.some((i) => i.code === "invalid_type" && i.path.length === 0)) continue;
+    if (best === undefined || compareProgress(first.path, best.path) > 0) best = first;
+  }
+  if (best === undefined) return issue;
+  return meantIssue({ ...best, path: [...issue.path, ...best.path] } as z.core.$ZodIssue);
+}
+
+/** The types a union accepts, from its branches' root type errors: "string or array". */
+function unionExpected(issue: z.core.$ZodIssueInvalidUnion): string {
+  const expected = issue.errors.flatMap((branch) =>
+    branch.flatMap((i) => (i.code === "invalid_type" && i.path.length === 0 ? [String(i.expected)] : []))
+  );
+  const unique = [...new Set(expected)];
+  return unique.length > 1 ? `one of ${unique.join(" or ")}` : unique[0] ?? "another form";
+}
+
+/** `integer` or `decimal`, as OpenAI names a number's kind in its bound errors. */
+function numberKind(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig, value: unknown): string {
+  if (issue.message === INT || issue.message === DEC) return issue.message;
+  return Number.isInteger(value) ? INT : DEC;
+}
+
 /** Turns the first zod issue into the 400 OpenAI would send, naming the offending `param`. */
-function toRequestError(body: JsonObject, issue: z.core.$ZodIssue) {
-  // A discriminated union reports a bad discriminator at the object; point at the `role` key instead.
-  const path = issue.code === "invalid_union" && "discriminator" in issue && issue.discriminator
-    ? [...issue.path, issue.discriminator as string]
+function toRequestError(body: JsonObject, first: z.core.$ZodIssue) {
+  const issue = meantIssue(first);
+  // zod puts a discriminated union's key (`role`) at the end of the path; older versions left it off.
+  const path = issue.code === "invalid_union" && issue.discriminator !== undefined &&
+      issue.path.at(-1) !== issue.discriminator
+    ? [...issue.path, issue.discriminator]
     : issue.path;
   const param = toParam(path);
   const value = valueAt(body, path);
@@ -129,33 +189,69 @@ function toRequestError(body: JsonObject, issue: z.core.$ZodIssue) {
         param,
         "invalid_type",
       );
-    case "too_small":
-      if (Array.isArray(value) && value.length === 0) {
+    case "too_small": {
+      const min = String(issue.minimum);
+      if (Array.isArray(value)) {
+        if (value.length === 0) {
+          return invalidRequest(
+            `Invalid '${param}': empty array. Expected an array with minimum length ${min}, ` +
+              "but got an empty array instead.",
+            param,
+            "empty_array",
+          );
+        }
         return invalidRequest(
-          `Invalid '${param}': empty array. Expected an array with minimum length ${issue.minimum}, ` +
-            "but got an empty array instead.",
+          `Invalid '${param}': array too short. Expected an array with minimum length ${min}, ` +
+            `but got an array with length ${value.length} instead.`,
           param,
-          "empty_array",
+          "array_below_min_length",
         );
       }
       if (typeof value === "string") {
         return invalidRequest(
-          `Invalid '${param}': string too short (minimum ${issue.minimum}).`,
+          value === ""
+            ? `Invalid '${param}': empty string. Expected a string with minimum length ${min}, ` +
+              "but got an empty string instead."
+            : `Invalid '${param}': string too short. Expected a string with minimum length ${min}, ` +
+              `but got a string with length ${value.length} instead.`,
           param,
           "invalid_value",
         );
       }
+      const kind = numberKind(issue, value);
       return invalidRequest(
-        `Invalid '${param}': below the minimum of ${issue.minimum}.`,
+        `Invalid '${param}': ${kind} below minimum value. Expected a value >= ${min}, ` +
+          `but got ${value} instead.`,
         param,
-        "invalid_value",
+        `${kind}_below_min_value`,
       );
-    case "too_big":
+    }
+    case "too_big": {
+      const max = String(issue.maximum);
+      if (Array.isArray(value)) {
+        return invalidRequest(
+          `Invalid '${param}': array too long. Expected an array with maximum length ${max}, ` +
+            `but got an array with length ${value.length} instead.`,
+          param,
+          "array_above_max_length",
+        );
+      }
+      if (typeof value === "string") {
+        return invalidRequest(
+          `Invalid '${param}': string too long. Expected a string with maximum length ${max}, ` +
+            `but got a string with length ${value.length} instead.`,
+          param,
+          "string_above_max_length",
+        );
+      }
+      const kind = numberKind(issue, value);
       return invalidRequest(
-        `Invalid '${param}': above the maximum of ${issue.maximum}.`,
+        `Invalid '${param}': ${kind} above maximum value. Expected a value <= ${max}, ` +
+          `but got ${value} instead.`,
         param,
-        "invalid_value",
+        `${kind}_above_max_value`,
       );
+    }
     case "invalid_value":
       return invalidRequest(
         `Invalid value for '${param}'. Supported values are: ${
@@ -164,12 +260,29 @@ function toRequestError(body: JsonObject, issue: z.core.$ZodIssue) {
         param,
         "invalid_value",
       );
-    case "invalid_union":
+    case "invalid_union": {
+      // A discriminated union: the value at `messages[i].role` is not one of the roles.
+      if (issue.discriminator !== undefined && "options" in issue && Array.isArray(issue.options)) {
+        const supported = (issue.options as unknown[]).map((o) => `'${String(o)}'`).join(", ");
+        if (typeof value !== "string") {
+          return invalidRequest(
+            `Invalid type for '${param}': expected one of ${supported}, but got ${describe(value)} instead.`,
+            param,
+            "invalid_type",
+          );
+        }
+        return invalidRequest(
+          `Invalid value for '${param}': '${printable(value)}'. Supported values are: ${supported}.`,
+          param,
+          "invalid_value",
+        );
+      }
       return invalidRequest(
-        `Invalid value for '${param}': ${describe(value)} is not an accepted form.`,
+        `Invalid type for '${param}': expected ${unionExpected(issue)}, but got ${describe(value)} instead.`,
         param,
         "invalid_type",
       );
+    }
     default:
       return invalidRequest(`Invalid '${param}': ${issue.message}.`, param, "invalid_value");
   }
