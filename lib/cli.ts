@@ -8,10 +8,9 @@ import { Buffer } from "node:buffer";
 import { parseArgs } from "node:util";
 import { hashToken } from "./auth/authenticate.ts";
 import { formatIssues, loadConfigFile } from "./config/load.ts";
-import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
 import { createJsonLogger } from "./log.ts";
-import { createProviders } from "./providers/registry.ts";
+import { createProviders, ProviderSetupError } from "./providers/registry.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway } from "./server.ts";
 
@@ -46,11 +45,25 @@ function configPath(flag: string | undefined, env: Record<string, string | undef
     : DEFAULT_CONFIG.href;
 }
 
-async function load(runtime: Runtime, path: string): Promise<ResolvedConfig | null> {
-  const result = await loadConfigFile(path, runtime.env());
-  if (result.ok) return result.config;
-  runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, result.issues)}\n`);
-  return null;
+/**
+ * Loads, validates and sets up a config: the schema and cross-checks, then each provider's own setup
+ * (credentials found, …), so `check` catches everything `serve` would refuse.
+ */
+async function load(runtime: Runtime, path: string): Promise<GatewayState | null> {
+  const env = runtime.env();
+  const result = await loadConfigFile(path, env);
+  if (!result.ok) {
+    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, result.issues)}\n`);
+    return null;
+  }
+  try {
+    return { config: result.config, providers: createProviders(result.config.providers, env) };
+  } catch (err) {
+    if (!(err instanceof ProviderSetupError)) throw err;
+    const issue = { path: `providers.${err.provider}`, message: err.message };
+    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, [issue])}\n`);
+    return null;
+  }
 }
 
 function parsePort(text: string | undefined): number | null | undefined {
@@ -68,11 +81,11 @@ export interface ServeHandle {
 /** Starts serving `config`; resolves once listening. */
 export async function startServer(
   runtime: Runtime,
-  config: ResolvedConfig,
+  state: GatewayState,
   overrides: { port?: number; host?: string } = {},
 ): Promise<ServeHandle> {
+  const config = state.config;
   const logger = createJsonLogger((line) => runtime.writeStdout(line + "\n"));
-  const state: GatewayState = { config, providers: createProviders(config.providers) };
   const handler = createGateway({ state: () => state, logger });
   const server = await runtime.serve({
     hostname: overrides.host ?? config.server.host,
@@ -111,8 +124,9 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
   switch (command) {
     case "check": {
       const path = configPath(values.config, env);
-      const config = await load(runtime, path);
-      if (config === null) return 1;
+      const state = await load(runtime, path);
+      if (state === null) return 1;
+      const config = state.config;
       runtime.writeStdout(
         `Config ${path} is valid: ${config.providers.size} providers, ${config.models.size} models, ` +
           `${config.tokens.size} tokens.\n`,
@@ -137,9 +151,10 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
         runtime.writeStderr(`Invalid port: use a number from 0 to 65535.\n`);
         return 2;
       }
-      const config = await load(runtime, configPath(values.config, env));
-      if (config === null) return 1;
-      const { server } = await startServer(runtime, config, { port, host: values.host });
+      const state = await load(runtime, configPath(values.config, env));
+      if (state === null) return 1;
+      const config = state.config;
+      const { server } = await startServer(runtime, state, { port, host: values.host });
       await new Promise<void>((resolve) => {
         runtime.onShutdownSignal(async (signal) => {
           runtime.writeStdout(

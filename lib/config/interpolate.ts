@@ -54,7 +54,14 @@ export interface DocumentInterpolation {
 const EXPRESSION = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
 
 /** Keys whose values are secrets: never retyped, never printed. */
-export const SECRET_KEYS: ReadonlySet<string> = new Set(["token", "api_key", "sha256"]);
+export const SECRET_KEYS: ReadonlySet<string> = new Set([
+  "token",
+  "api_key",
+  "sha256",
+  "access_key_id",
+  "secret_access_key",
+  "session_token",
+]);
 
 /**
  * Interpolates `${VAR}` and `${VAR:-default}` in one string. Pure: the environment is passed in, which keeps

@@ -53,7 +53,7 @@ export function parseExpiry(expiresAt: string): number {
 }
 
 /**
- * Merges timeouts by precedence: the target's own, then its provider's (only `openai` providers have them),
+ * Merges timeouts by precedence: the target's own, then its provider's (every type but `builtin` has them),
  * then the server-wide defaults, which always exist.
  */
 export function mergeTimeouts(
@@ -61,7 +61,7 @@ export function mergeTimeouts(
   provider: ProviderConfig,
   target: Timeouts,
 ): EffectiveTimeouts {
-  const fromProvider: Timeouts = provider.type === "openai" ? provider.timeouts : {};
+  const fromProvider: Timeouts = "timeouts" in provider ? provider.timeouts : {};
   return {
     firstByteMs: target.first_byte ?? fromProvider.first_byte ?? server.first_byte,
     idleMs: target.idle ?? fromProvider.idle ?? server.idle,

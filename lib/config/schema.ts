@@ -83,8 +83,73 @@ const openaiProvider = z.strictObject({
   stream_usage: z.boolean().default(true),
 });
 
+/** Fields every vendor provider shares. */
+const vendorCommon = {
+  /** Extra headers sent upstream (a proxy's auth, beta flags, …). */
+  headers: headerMap.default({}),
+  timeouts: timeoutsSchema.default({}),
+  /**
+   * What to do with an OpenAI parameter the vendor cannot honour (`n > 1`, `logprobs`, …): `error` answers 400
+   * naming the parameter; `drop` leaves it out of the vendor request. Nothing is dropped silently by default.
+   */
+  unsupported_params: z.enum(["error", "drop"]).default("error"),
+};
+
+const anthropicProvider = z.strictObject({
+  type: z.literal("anthropic"),
+  /** The API root; `/v1/messages` is appended. */
+  base_url: z.url({ protocol: /^https?$/ }).default("https://api.anthropic.com"),
+  api_key: z.string().min(1),
+  anthropic_version: z.string().min(1).default("2023-06-01"),
+  /** `max_tokens` is required by Anthropic; used when the client gives neither max_tokens nor max_completion_tokens. */
+  default_max_tokens: z.number().int().min(1).default(4096),
+  ...vendorCommon,
+});
+
+const geminiProvider = z.strictObject({
+  type: z.literal("gemini"),
+  /** The API root including the version; `/models/{model}:generateContent` etc. are appended. */
+  base_url: z.url({ protocol: /^https?$/ }).default("https://generativelanguage.googleapis.com/v1beta"),
+  api_key: z.string().min(1),
+  ...vendorCommon,
+});
+
+const azureProvider = z.strictObject({
+  type: z.literal("azure"),
+  /**
+   * The resource endpoint, `https://{resource}.openai.azure.com` (classic deployments form, needs
+   * `api_version`), or the v1 API root `https://{resource}.openai.azure.com/openai/v1`.
+   */
+  base_url: z.url({ protocol: /^https?$/ }),
+  api_key: z.string().min(1),
+  /** Required for the classic `/openai/deployments/{deployment}/…?api-version=` form. */
+  api_version: z.string().min(1).optional(),
+  stream_usage: z.boolean().default(true),
+  ...vendorCommon,
+});
+
+const bedrockProvider = z.strictObject({
+  type: z.literal("bedrock"),
+  /** AWS region; falls back to AWS_REGION / AWS_DEFAULT_REGION. */
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, "must be an AWS region such as us-east-1").optional(),
+  /** Overrides `https://bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, proxies, test fakes). */
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  /** Credentials; each falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN. */
+  access_key_id: z.string().min(1).optional(),
+  secret_access_key: z.string().min(1).optional(),
+  session_token: z.string().min(1).optional(),
+  ...vendorCommon,
+});
+
 /** One provider: a kind of upstream plus how to reach it. */
-export const providerSchema = z.discriminatedUnion("type", [builtinProvider, openaiProvider]);
+export const providerSchema = z.discriminatedUnion("type", [
+  builtinProvider,
+  openaiProvider,
+  anthropicProvider,
+  geminiProvider,
+  azureProvider,
+  bedrockProvider,
+]);
 
 /** Alias names are what clients send as `model`, so keep them to URL- and log-safe characters. */
 export const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
@@ -135,6 +200,10 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type ConfigOutput = z.output<typeof configSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type OpenAIProviderConfig = z.output<typeof openaiProvider>;
+export type AnthropicProviderConfig = z.output<typeof anthropicProvider>;
+export type GeminiProviderConfig = z.output<typeof geminiProvider>;
+export type AzureProviderConfig = z.output<typeof azureProvider>;
+export type BedrockProviderConfig = z.output<typeof bedrockProvider>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type TargetConfig = z.output<typeof targetSchema>;
 export type TokenConfig = z.output<typeof tokenSchema>;
@@ -145,6 +214,10 @@ export type ModelType = ModelConfig["type"];
 export const PROVIDER_SERVES: Record<ProviderConfig["type"], readonly ModelType[]> = {
   builtin: ["chat", "embedding"],
   openai: ["chat", "embedding"],
+  anthropic: ["chat"],
+  gemini: ["chat", "embedding"],
+  azure: ["chat", "embedding"],
+  bedrock: ["chat", "embedding"],
 };
 
 /** The models the `builtin` provider has, by alias type. */

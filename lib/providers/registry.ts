@@ -5,23 +5,58 @@
  * @module
  */
 import type { ProviderConfig } from "../config/schema.ts";
+import { createAnthropicProvider } from "./anthropic.ts";
+import { createAzureProvider } from "./azure.ts";
+import { createBedrockProvider } from "./bedrock.ts";
 import { createBuiltinProvider } from "./builtin.ts";
+import { createGeminiProvider } from "./gemini.ts";
 import { createOpenAIProvider } from "./openai.ts";
 import type { Provider } from "./types.ts";
 
-/** Creates the provider for one config entry. */
-export function createProvider(config: ProviderConfig): Provider {
+/** The process environment, for providers whose credentials may come from standard variables (AWS). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A provider entry that passed the schema but cannot be used (for example, no credentials anywhere). */
+export class ProviderSetupError extends Error {
+  constructor(readonly provider: string, message: string) {
+    super(message);
+    this.name = "ProviderSetupError";
+  }
+}
+
+/** Creates the provider for one config entry; throws a plain `Error` with the reason if it cannot. */
+export function createProvider(config: ProviderConfig, env: Env = {}): Provider {
   switch (config.type) {
     case "builtin":
       return createBuiltinProvider();
     case "openai":
       return createOpenAIProvider(config);
+    case "anthropic":
+      return createAnthropicProvider(config);
+    case "gemini":
+      return createGeminiProvider(config);
+    case "azure":
+      return createAzureProvider(config);
+    case "bedrock":
+      return createBedrockProvider(config, env);
   }
 }
 
-/** Creates every configured provider, keyed by its name in config. */
-export function createProviders(providers: ReadonlyMap<string, ProviderConfig>): Map<string, Provider> {
+/**
+ * Creates every configured provider, keyed by its name in config. Throws {@linkcode ProviderSetupError}
+ * naming the provider when one cannot be set up, so `check` and `serve` report it like a config issue.
+ */
+export function createProviders(
+  providers: ReadonlyMap<string, ProviderConfig>,
+  env: Env = {},
+): Map<string, Provider> {
   const out = new Map<string, Provider>();
-  for (const [name, config] of providers) out.set(name, createProvider(config));
+  for (const [name, config] of providers) {
+    try {
+      out.set(name, createProvider(config, env));
+    } catch (err) {
+      throw new ProviderSetupError(name, err instanceof Error ? err.message : String(err));
+    }
+  }
   return out;
 }

@@ -69,18 +69,21 @@ const RETRY_HEADERS = ["retry-after", "retry-after-ms"];
 
 /**
  * The error the client gets for an upstream's non-2xx answer: 4xx passes through with a normalised body,
- * 5xx and anything else becomes 502. Credentials errors are reworded: the upstream's message may quote part
- * of the gateway's provider key, and the fix is the operator's, not the client's.
- * `secrets` are scrubbed from any upstream message that is kept.
+ * an overloaded upstream (503, Anthropic's 529) becomes 503, and other 5xx or anything else becomes 502.
+ * Credentials errors are reworded: the upstream's message may quote part of the gateway's provider key, and
+ * the fix is the operator's, not the client's. `secrets` are scrubbed from any upstream message that is kept.
+ *
+ * `body` is the raw error body of an OpenAI-compatible upstream, or the fields a vendor module already
+ * parsed from its own error format.
  */
 export function upstreamHttpError(
   provider: string,
   status: number,
-  bodyText: string,
+  body: string | ParsedUpstreamError,
   headers: Headers,
   secrets: readonly string[] = [],
 ): GatewayError {
-  const parsed = parseUpstreamErrorBody(bodyText);
+  const parsed = typeof body === "string" ? parseUpstreamErrorBody(body) : body;
   let message = parsed.message;
   for (const secret of secrets) {
     if (message !== null && secret.length >= 4) message = message.split(secret).join("***");
@@ -111,6 +114,13 @@ export function upstreamHttpError(
     );
   }
   const detail = message === null ? "" : `: ${message}`;
+  if (status === 503 || status === 529) {
+    return new GatewayError(503, `Provider "${provider}" is overloaded (HTTP ${status})${detail}`, {
+      type: "server_error",
+      code: "upstream_overloaded",
+      headers: passHeaders,
+    });
+  }
   return new GatewayError(502, `Provider "${provider}" failed with HTTP ${status}${detail}`, {
     type: "server_error",
     code: parsed.code ?? "upstream_error",

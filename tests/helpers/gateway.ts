@@ -7,6 +7,7 @@
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startServer } from "../../lib/cli.ts";
 import { parseConfigText } from "../../lib/config/load.ts";
+import { createProviders } from "../../lib/providers/registry.ts";
 import { denoRuntime } from "../../lib/runtime/deno.ts";
 import type { Runtime } from "../../lib/runtime/types.ts";
 
@@ -54,7 +55,8 @@ async function startInProcess(yaml: string, env: Record<string, string>): Promis
       for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
     },
   };
-  const { server } = await startServer(runtime, result.config, { port: 0, host: "127.0.0.1" });
+  const state = { config: result.config, providers: createProviders(result.config.providers, env) };
+  const { server } = await startServer(runtime, state, { port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${server.port}`;
   return { url, baseURL: `${url}/v1`, logs, stop: () => server.shutdown(5_000) };
 }
