@@ -149,7 +149,7 @@ Deno.test("combined: a provider with an invalid type is not also reported as una
   const text = doc(
     "server: { port: x }", // 1
     "providers:", // 2
-    "  local: { type: anthropic }", // 3
+    "  local: { type: skynet }", // 3
     "models:", // 4
     "  a: { type: chat, targets: [{ provider: local, model: echo }] }", // 5
     "  b: { type: chat, targets: [{ provider: '${MISSING}', model: echo }] }", // 6

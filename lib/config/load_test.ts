@@ -145,7 +145,7 @@ Deno.test("broken: empty targets list", () => {
 });
 
 Deno.test("broken: invalid provider type", () => {
-  const text = doc(...BASE).replace("type: builtin", "type: anthropic");
+  const text = doc(...BASE).replace("type: builtin", "type: skynet");
   expectIssue(issuesOf(text), "providers.local.type", 3, /type must be one of "builtin", "openai"/);
 });
 
