@@ -6,7 +6,14 @@
  */
 
 /** A log field value: what JSON can carry. */
-export type LogValue = string | number | boolean | null | undefined;
+export type LogValue =
+  | string
+  | number
+  | boolean
+  | null
+  | undefined
+  | readonly LogValue[]
+  | { readonly [key: string]: LogValue };
 
 /** Writes one event. `msg` is a stable event name such as `"request"` or `"config_invalid"`. */
 export interface Logger {

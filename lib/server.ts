@@ -12,6 +12,8 @@ import type { AccessRecord, GatewayState, RequestContext } from "./http/context.
 import { handleEmbeddings } from "./http/embeddings.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
 import type { Logger } from "./log.ts";
+import { HealthRegistry } from "./routing/health.ts";
+import { abortableSleep, type RouteDeps } from "./routing/route.ts";
 
 /** A handler at the end of the middleware chain. */
 export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
@@ -122,6 +124,7 @@ const errorBoundary: Middleware = async (_request, ctx, next) => {
     const response = errorResponse(error);
     if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
     if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
+    if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
     return response;
   }
 };
@@ -161,11 +164,24 @@ export interface GatewayOptions {
   /** Returns the state a new request should use; called once per request, so a reload swaps it whole. */
   state: () => GatewayState;
   logger: Logger;
+  /** Routing's health registry, random source and clock; defaults suit production. */
+  routing?: Partial<RouteDeps>;
+}
+
+/** Production routing dependencies, with any given ones swapped in. */
+export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
+  return {
+    health: given.health ?? new HealthRegistry(),
+    random: given.random ?? Math.random,
+    sleep: given.sleep ?? abortableSleep,
+    now: given.now ?? Date.now,
+  };
 }
 
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
   const chain = compose([accessLog, errorBoundary], router);
+  const routing = routeDeps(options.routing);
   return async (request) => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
@@ -174,6 +190,7 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
       startedAt: performance.now(),
       state: options.state(),
       logger: options.logger,
+      routing,
       record,
     };
     const response = await chain(request, ctx);

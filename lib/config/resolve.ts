@@ -9,10 +9,11 @@ import { createHash } from "node:crypto";
 import type { ConfigOutput, ProviderConfig, Timeouts } from "./schema.ts";
 import type {
   EffectiveTimeouts,
+  ResolvedAdminToken,
   ResolvedConfig,
   ResolvedModel,
-  ResolvedTarget,
   ResolvedToken,
+  RoutedTarget,
 } from "./types.ts";
 
 const DAY_MS = 86_400_000;
@@ -82,7 +83,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
 
   const models = new Map<string, ResolvedModel>();
   for (const [alias, model] of Object.entries(cfg.models)) {
-    const targets = model.targets.map((target): ResolvedTarget => {
+    const targets = model.targets.map((target): RoutedTarget => {
       const providerConfig = providers.get(target.provider);
       if (providerConfig === undefined) {
         throw new Error(`resolveConfig: alias "${alias}" names unknown provider "${target.provider}"`);
@@ -92,6 +93,10 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
         providerConfig,
         model: target.model,
         timeouts: Object.freeze(mergeTimeouts(cfg.server.timeouts, providerConfig, target.timeouts)),
+        key: targetKey(target.provider, target.model, providerConfig),
+        weight: target.weight,
+        maxInFlight: target.max_in_flight ?? null,
+        retries: target.retries,
       });
     });
     models.set(
@@ -99,6 +104,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
       Object.freeze({
         alias,
         type: model.type,
+        strategy: model.strategy,
         targets: Object.freeze(targets),
         ownedBy: model.owned_by ?? model.targets[0].provider,
         created: model.created ?? created,
@@ -130,5 +136,41 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
     );
   });
 
-  return Object.freeze({ server: cfg.server, providers, models, tokens, source });
+  const adminTokens = new Map<string, ResolvedAdminToken>();
+  cfg.admin_tokens.forEach((token, i) => {
+    const { sha256: given, token: secret } = token;
+    if ((given === undefined) === (secret === undefined)) {
+      throw new Error(`resolveConfig: admin_tokens.${i} needs exactly one of sha256 and token`);
+    }
+    const sha256 = given !== undefined ? given.toLowerCase() : tokenSha256(secret ?? "");
+    adminTokens.set(
+      sha256,
+      Object.freeze({
+        name: token.name,
+        environment: token.environment,
+        sha256,
+        expiresAt: token.expires_at === undefined ? null : parseExpiry(token.expires_at),
+        disabled: token.disabled,
+      }),
+    );
+  });
+
+  return Object.freeze({
+    server: cfg.server,
+    routing: cfg.routing,
+    providers,
+    models,
+    tokens,
+    adminTokens,
+    source,
+  });
+}
+
+/**
+ * A target's health identity. The provider's settings are part of it (hashed, so no secret is kept in
+ * clear), so pointing a provider name at another upstream starts that upstream with a clean record.
+ */
+export function targetKey(provider: string, model: string, config: ProviderConfig): string {
+  const settings = createHash("sha256").update(JSON.stringify(config)).digest("hex").slice(0, 16);
+  return `${provider}/${model}#${settings}`;
 }

@@ -158,10 +158,21 @@ const targetSchema = z.strictObject({
   provider: z.string().min(1),
   model: z.string().min(1),
   timeouts: timeoutsSchema.default({}),
+  /** Share of traffic under `strategy: weighted` (relative to the alias's other targets). */
+  weight: z.number().positive().default(1),
+  /** Requests this target may have in flight at once (from this gateway); beyond it the next target is used. */
+  max_in_flight: z.number().int().min(1).optional(),
+  /** Extra attempts on this target after a retryable failure, before moving on to the next target. */
+  retries: z.number().int().min(0).max(10).default(1),
 });
 
 const modelSchema = z.strictObject({
   type: z.enum(["chat", "embedding"]),
+  /**
+   * How a request picks among targets: `fallback` tries them in order; `weighted` picks at random by weight;
+   * `latency` takes the faster of two random targets by recent latency. Failed targets fall back to the rest.
+   */
+  strategy: z.enum(["fallback", "weighted", "latency"]).default("fallback"),
   targets: z.array(targetSchema).min(1),
   /** Shown as `owned_by` in `/v1/models`; defaults to the first target's provider name. */
   owned_by: z.string().optional(),
@@ -186,12 +197,38 @@ const tokenSchema = z.strictObject({
   disabled: z.boolean().default(false),
 });
 
+/** Retry, backoff and outlier-ejection settings shared by every alias. */
+const routingSchema = z.strictObject({
+  /** First retry delay; doubles each retry, with full jitter. */
+  backoff_base: duration.default(100),
+  backoff_max: duration.default(2_000),
+  /** Longest `Retry-After` honoured by waiting; a longer one moves on to the next target at once. */
+  retry_after_max: duration.default(5_000),
+  /** Consecutive failures after which a target is skipped for `eject_cooldown`, then probed. */
+  eject_after: z.number().int().min(1).default(5),
+  eject_cooldown: duration.default(30_000),
+});
+
+const adminTokenSchema = z.strictObject({
+  name: z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -"),
+  environment: z.string().min(1).default("default"),
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex characters").optional(),
+  token: z.string().min(16, "must be at least 16 characters").optional(),
+  expires_at: z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+    error: "expected an ISO 8601 date (2026-12-31) or date-time with offset (2026-12-31T23:59:59Z)",
+  }).optional(),
+  disabled: z.boolean().default(false),
+});
+
 /** The whole configuration file. */
 export const configSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
+  routing: routingSchema.default(routingSchema.parse({})),
   providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
   models: z.record(z.string(), modelSchema),
   tokens: z.array(tokenSchema).default([]),
+  /** Tokens for `/admin/*`, separate from client tokens; they cannot call the model endpoints. */
+  admin_tokens: z.array(adminTokenSchema).default([]),
 });
 
 /** What an operator may write. */
@@ -207,6 +244,8 @@ export type BedrockProviderConfig = z.output<typeof bedrockProvider>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type TargetConfig = z.output<typeof targetSchema>;
 export type TokenConfig = z.output<typeof tokenSchema>;
+export type RoutingConfig = z.output<typeof routingSchema>;
+export type Strategy = ModelConfig["strategy"];
 export type Timeouts = z.output<typeof timeoutsSchema>;
 export type ModelType = ModelConfig["type"];
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ConfigOutput, ModelType, ProviderConfig } from "./schema.ts";
+import type { ConfigOutput, ModelType, ProviderConfig, RoutingConfig, Strategy } from "./schema.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -23,11 +23,24 @@ export interface ResolvedTarget {
   readonly timeouts: EffectiveTimeouts;
 }
 
+/** A target as routing sees it: where to send, plus how to share load and retry. */
+export interface RoutedTarget extends ResolvedTarget {
+  /**
+   * Identity of the target for health tracking: provider name, model and the provider's settings, so health
+   * carries over a reload exactly when the same upstream is still configured.
+   */
+  readonly key: string;
+  readonly weight: number;
+  readonly maxInFlight: number | null;
+  readonly retries: number;
+}
+
 /** A model alias as clients see it. */
 export interface ResolvedModel {
   readonly alias: string;
   readonly type: ModelType;
-  readonly targets: readonly ResolvedTarget[];
+  readonly strategy: Strategy;
+  readonly targets: readonly RoutedTarget[];
   readonly ownedBy: string;
   /** Unix seconds. */
   readonly created: number;
@@ -48,13 +61,25 @@ export interface ResolvedToken {
   readonly disabled: boolean;
 }
 
+/** An admin token: may call `/admin/*`, nothing else. */
+export interface ResolvedAdminToken {
+  readonly name: string;
+  readonly environment: string;
+  readonly sha256: string;
+  readonly expiresAt: number | null;
+  readonly disabled: boolean;
+}
+
 /** The configuration the gateway runs on. */
 export interface ResolvedConfig {
   readonly server: ConfigOutput["server"];
+  readonly routing: RoutingConfig;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */
   readonly tokens: ReadonlyMap<string, ResolvedToken>;
+  /** Admin tokens by lower-case hex SHA-256. */
+  readonly adminTokens: ReadonlyMap<string, ResolvedAdminToken>;
   /** Where the config came from (a path, or "<default>"), for messages. */
   readonly source: string;
 }

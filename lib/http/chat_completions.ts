@@ -4,14 +4,14 @@
  *
  * @module
  */
-import { GatewayError } from "../errors.ts";
-import type { ChatCompletion } from "../providers/types.ts";
+import { badGateway, GatewayError } from "../errors.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatResult } from "../providers/types.ts";
 import { chatStreamBody } from "./chat_stream.ts";
 import type { RequestContext } from "./context.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { parseChatRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
-import { selectTarget } from "./select_target.ts";
+import { routeRequest } from "./select_target.ts";
 
 const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -19,6 +19,37 @@ const SSE_HEADERS = {
   // Tells nginx-style proxies in front of the gateway not to buffer the stream.
   "x-accel-buffering": "no",
 };
+
+/**
+ * Waits for a stream's first chunk and returns a stream that replays it and continues. Until the first chunk
+ * the attempt may still fail over to another target; after it, the answer belongs to this target.
+ */
+async function withFirstChunk(provider: string, chunks: ReadableStream<ChatCompletionChunk>) {
+  const reader = chunks.getReader();
+  let first: ReadableStreamReadResult<ChatCompletionChunk>;
+  try {
+    first = await reader.read();
+  } catch (err) {
+    reader.releaseLock();
+    await chunks.cancel().catch(() => {});
+    throw err;
+  }
+  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
+  let pending: ChatCompletionChunk | undefined = first.value;
+  return new ReadableStream<ChatCompletionChunk>({
+    async pull(controller) {
+      if (pending !== undefined) {
+        controller.enqueue(pending);
+        pending = undefined;
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: RequestContext): Promise<Response> {
@@ -29,11 +60,19 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
   const stream = chat.stream === true;
   ctx.record.alias = model.alias;
   ctx.record.stream = stream;
-  const { target, provider, headers } = selectTarget(ctx, model);
-
-  const result = await provider.chat(chat, { target, signal: request.signal, requestId: ctx.requestId });
+  const { value: result, target, lease, headers } = await routeRequest(
+    ctx,
+    model,
+    request.signal,
+    async (target, provider): Promise<ChatResult> => {
+      const answer = await provider.chat(chat, { target, signal: request.signal, requestId: ctx.requestId });
+      if (answer.kind === "json") return answer;
+      return { kind: "stream", chunks: await withFirstChunk(target.provider, answer.chunks) };
+    },
+  );
 
   if (result.kind === "json") {
+    lease.release();
     const completion: ChatCompletion = result.body;
     completion.model = model.alias;
     if (completion.usage) {
@@ -45,6 +84,8 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
   }
 
   if (!stream) {
+    lease.release();
+    await result.chunks.cancel();
     throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
   }
   let settle!: () => void;
@@ -59,8 +100,12 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
         ctx.record.completion_tokens = outcome.usage.completion_tokens;
       }
       ctx.record.ttft_ms = outcome.firstChunkAt;
-      if (outcome.end === "error") ctx.record.error_code = outcome.error?.code ?? "stream_error";
+      if (outcome.end === "error") {
+        ctx.record.error_code = outcome.error?.code ?? "stream_error";
+        lease.failed();
+      }
       if (outcome.end === "cancelled") ctx.record.error_code = "client_closed_request";
+      lease.release();
       settle();
     },
   });

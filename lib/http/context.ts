@@ -7,6 +7,7 @@
 import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { Provider } from "../providers/types.ts";
+import type { AttemptRecord, RouteDeps } from "../routing/route.ts";
 
 /** A config together with the providers built from it; swapped whole on reload. */
 export interface GatewayState {
@@ -32,6 +33,9 @@ export interface AccessRecord {
   ttft_ms?: number;
   prompt_tokens?: number;
   completion_tokens?: number;
+  /** How many upstream attempts the request took, and each one's target and outcome. */
+  attempts?: number;
+  attempt_log?: AttemptRecord[];
 }
 
 /** Per-request state handed down the middleware chain. */
@@ -40,6 +44,8 @@ export interface RequestContext {
   readonly startedAt: number;
   readonly state: GatewayState;
   readonly logger: Logger;
+  /** Target health, random source and clock shared by all requests (they outlive config reloads). */
+  readonly routing: RouteDeps;
   readonly record: AccessRecord;
   identity?: ResolvedToken;
   /** Set by a streaming handler: settles when the response body has finished (or failed, or was cancelled). */

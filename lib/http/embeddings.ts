@@ -10,7 +10,7 @@ import type { RequestContext } from "./context.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { parseEmbeddingRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
-import { selectTarget } from "./select_target.ts";
+import { routeRequest } from "./select_target.ts";
 
 /** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
 export function encodeBase64Embedding(vector: readonly number[]): string {
@@ -36,9 +36,13 @@ export async function handleEmbeddings(request: Request, ctx: RequestContext): P
   const embed = parseEmbeddingRequest(body);
   const model = resolveAlias(ctx.state, identity, embed.model, "embedding");
   ctx.record.alias = model.alias;
-  const { target, provider, headers } = selectTarget(ctx, model);
-
-  const result = await provider.embed(embed, { target, signal: request.signal, requestId: ctx.requestId });
+  const { value: result, lease, headers } = await routeRequest(
+    ctx,
+    model,
+    request.signal,
+    (target, provider) => provider.embed(embed, { target, signal: request.signal, requestId: ctx.requestId }),
+  );
+  lease.release();
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {
     let embedding = item.embedding;

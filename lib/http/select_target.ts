@@ -1,30 +1,59 @@
 /**
- * Picks the target that serves a request and notes it in the access record and response headers.
- * Today it is the alias's first target; routing strategies, retries and fallback replace this one function.
+ * Runs a request through routing and notes the outcome where operators and clients look for it: the access
+ * record (every attempt) and the response headers (which target answered, after how many attempts).
  *
  * @module
  */
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { Provider } from "../providers/types.ts";
+import type { Lease } from "../routing/health.ts";
+import { type AttemptRecord, route } from "../routing/route.ts";
 import type { RequestContext } from "./context.ts";
 
-/** The chosen target, its provider, and the response headers that say who answered. */
-export interface SelectedTarget {
-  target: ResolvedTarget;
-  provider: Provider;
+/** The routed answer with the headers that say who answered. */
+export interface RoutedAnswer<T> {
+  value: T;
+  target: RoutedTarget;
+  lease: Lease;
   headers: Headers;
 }
 
-/** Selects the target for `model` and records the choice on `ctx`. */
-export function selectTarget(ctx: RequestContext, model: ResolvedModel): SelectedTarget {
-  const target = model.targets[0];
-  const provider = ctx.state.providers.get(target.provider);
-  if (provider === undefined) {
-    throw new GatewayError(500, "The gateway has no provider for this model.", { code: "internal_error" });
+/** Routes `attempt` over `model`'s targets for this request. */
+export async function routeRequest<T>(
+  ctx: RequestContext,
+  model: ResolvedModel,
+  signal: AbortSignal,
+  attempt: (target: RoutedTarget, provider: Provider) => Promise<T>,
+): Promise<RoutedAnswer<T>> {
+  const attempts: AttemptRecord[] = [];
+  ctx.record.attempt_log = attempts;
+  const note = (target: { provider: string; model: string } | undefined) => {
+    ctx.record.attempts = attempts.length;
+    if (target) {
+      ctx.record.provider = target.provider;
+      ctx.record.upstream_model = target.model;
+    }
+  };
+  try {
+    const routed = await route(model, ctx.state.config.routing, ctx.routing, signal, attempts, (target) => {
+      const provider = ctx.state.providers.get(target.provider);
+      if (provider === undefined) {
+        throw new GatewayError(500, "The gateway has no provider for this model.", {
+          code: "internal_error",
+        });
+      }
+      return attempt(target, provider);
+    });
+    note(routed.target);
+    const headers = new Headers({
+      "x-gateway-provider": routed.target.provider,
+      "x-gateway-model": routed.target.model,
+      "x-gateway-attempts": String(attempts.length),
+    });
+    return { ...routed, headers };
+  } catch (err) {
+    note(attempts.at(-1));
+    throw err;
   }
-  ctx.record.provider = target.provider;
-  ctx.record.upstream_model = target.model;
-  const headers = new Headers({ "x-gateway-provider": target.provider, "x-gateway-model": target.model });
-  return { target, provider, headers };
 }

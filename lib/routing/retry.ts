@@ -1,0 +1,63 @@
+/**
+ * Which failures are worth another attempt, and how long to wait before it.
+ *
+ * @module
+ */
+import type { RoutingConfig } from "../config/schema.ts";
+import { GatewayError } from "../errors.ts";
+import type { Random } from "./plan.ts";
+
+/**
+ * What a failed attempt means for routing:
+ * - `retry`: transient (connection failure, timeout, 408, 429, 5xx): the same target may be tried again, and
+ *   then the next one; counts against the target's health.
+ * - `next`: the target is misconfigured for this request (the upstream refused the gateway's credentials or
+ *   does not know the model): no point retrying it, but another target may serve; counts against its health.
+ * - `final`: the client's own mistake (other 4xx) or the client left: answered as is, never retried.
+ */
+export type FailureKind = "retry" | "next" | "final";
+
+/** Classifies an attempt's error. */
+export function classifyFailure(err: unknown): FailureKind {
+  if (!(err instanceof GatewayError)) return "final";
+  const status = err.status;
+  if (status === 499) return "final";
+  if (status === 408 || status === 429 || status >= 500) return "retry";
+  // Errors from routing's callers (the alias itself unknown, a bad request) never get here: every 401, 403
+  // or 404 seen here came from an upstream.
+  if (status === 401 || status === 403 || status === 404) return "next";
+  return "final";
+}
+
+/**
+ * The delay the upstream asked for, in ms: `retry-after-ms`, else `retry-after` as seconds or an HTTP date.
+ * Null when it asked for nothing.
+ */
+export function retryAfterMs(err: unknown, now = Date.now()): number | null {
+  if (!(err instanceof GatewayError) || err.headers === undefined) return null;
+  const headers = new Headers(err.headers);
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
+  const after = headers.get("retry-after");
+  if (after === null) return null;
+  if (/^\d+(\.\d+)?$/.test(after.trim())) return Math.ceil(Number(after) * 1000);
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/**
+ * How long to wait before retry number `retry` (0-based) on the same target, or null to move on to the
+ * next target at once because the upstream asked for a longer pause than `retry_after_max`.
+ * Without a `Retry-After`, exponential backoff with full jitter spreads retries of many clients apart.
+ */
+export function retryDelay(
+  err: unknown,
+  retry: number,
+  settings: RoutingConfig,
+  random: Random,
+): number | null {
+  const asked = retryAfterMs(err);
+  if (asked !== null) return asked <= settings.retry_after_max ? asked : null;
+  const ceiling = Math.min(settings.backoff_max, settings.backoff_base * 2 ** retry);
+  return Math.round(ceiling * random());
+}

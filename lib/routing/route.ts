@@ -1,0 +1,139 @@
+/**
+ * Runs one request against an alias's targets: in strategy order, skipping ejected and saturated targets,
+ * retrying transient failures with backoff (or the upstream's `Retry-After`), then falling back to the next
+ * target. An attempt counts as answered once its first byte is in hand (for streams, the first chunk), so
+ * a fallback never happens after anything has reached the client.
+ *
+ * @module
+ */
+import type { RoutingConfig } from "../config/schema.ts";
+import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
+import { GatewayError, printable } from "../errors.ts";
+import { ClientGoneError } from "../providers/transport.ts";
+import type { HealthRegistry, Lease } from "./health.ts";
+import { orderTargets, type Random } from "./plan.ts";
+import { classifyFailure, retryDelay } from "./retry.ts";
+
+/** What routing needs from its surroundings; tests pass a seeded random source and a fake clock. */
+export interface RouteDeps {
+  readonly health: HealthRegistry;
+  readonly random: Random;
+  /** Waits `ms`, rejecting with the signal's reason if it aborts first. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Epoch ms, for Retry-After on a 503 of ejected targets. */
+  readonly now: () => number;
+}
+
+/** One attempt, as recorded with the request (a type alias, so it is a plain JSON record for the log). */
+export type AttemptRecord = {
+  provider: string;
+  model: string;
+  /** "ok", or the error code (or status) of the failure. */
+  outcome: string;
+  latency_ms: number;
+};
+
+/** The attempt that answered. */
+export interface Routed<T> {
+  value: T;
+  target: RoutedTarget;
+  /** Release when the answer is over; call `failed()` first if a stream broke after it started. */
+  lease: Lease;
+}
+
+function outcomeOf(err: unknown): string {
+  if (err instanceof GatewayError) return err.code ?? String(err.status);
+  return "internal_error";
+}
+
+/** A sleep that ends early, rejecting, when `signal` aborts. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new ClientGoneError());
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ClientGoneError());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function unavailableError(model: ResolvedModel, deps: RouteDeps): GatewayError {
+  const now = deps.now();
+  const ends = model.targets.map((t) => deps.health.ejectedUntil(t)).filter((until) => until > now);
+  const seconds = ends.length === model.targets.length
+    ? Math.max(1, Math.ceil((Math.min(...ends) - now) / 1000))
+    : 1;
+  return new GatewayError(
+    503,
+    `Every target of the model \`${
+      printable(model.alias)
+    }\` is at capacity or temporarily failing; retry later.`,
+    { type: "server_error", code: "no_target_available", headers: { "retry-after": String(seconds) } },
+  );
+}
+
+/**
+ * Tries `attempt` on the alias's targets until one answers. `attempts` is filled as it goes, so the caller
+ * can log every attempt even when all fail. Throws the last failure, or a 503 with `Retry-After` when no
+ * target could even be tried.
+ */
+export async function route<T>(
+  model: ResolvedModel,
+  settings: RoutingConfig,
+  deps: RouteDeps,
+  signal: AbortSignal,
+  attempts: AttemptRecord[],
+  attempt: (target: RoutedTarget) => Promise<T>,
+): Promise<Routed<T>> {
+  const order = orderTargets(model, deps.random, (t) => deps.health.latency(t));
+  let lastError: unknown = undefined;
+  for (const target of order) {
+    for (let retry = 0;; retry++) {
+      const lease = deps.health.acquire(target, settings);
+      if (typeof lease === "string") break;
+      const started = performance.now();
+      try {
+        const value = await attempt(target);
+        const latency = performance.now() - started;
+        lease.succeeded(latency);
+        attempts.push({
+          provider: target.provider,
+          model: target.model,
+          outcome: "ok",
+          latency_ms: round(latency),
+        });
+        return { value, target, lease };
+      } catch (err) {
+        const latency = performance.now() - started;
+        attempts.push({
+          provider: target.provider,
+          model: target.model,
+          outcome: outcomeOf(err),
+          latency_ms: round(latency),
+        });
+        const kind = signal.aborted ? "final" : classifyFailure(err);
+        if (kind === "final") {
+          lease.release();
+          throw err;
+        }
+        lease.failed();
+        lease.release();
+        lastError = err;
+        if (kind === "next" || retry >= target.retries) break;
+        const delay = retryDelay(err, retry, settings, deps.random);
+        if (delay === null) break;
+        await deps.sleep(delay, signal);
+      }
+    }
+  }
+  throw lastError ?? unavailableError(model, deps);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
