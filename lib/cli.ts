@@ -11,6 +11,8 @@ import { formatIssues, loadConfigFile } from "./config/load.ts";
 import type { GatewayState } from "./http/context.ts";
 import { createJsonLogger } from "./log.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
+import { createReloader, type Reloader } from "./reload.ts";
+import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway } from "./server.ts";
 
@@ -72,24 +74,48 @@ function parsePort(text: string | undefined): number | null | undefined {
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null;
 }
 
-/** Everything a running `serve` exposes to its caller (tests stop it through this). */
+/** Everything a running `serve` exposes to its caller (tests drive and stop it through this). */
 export interface ServeHandle {
   server: RunningServer;
-  state: GatewayState;
+  reloader: Reloader;
+  /** Stops watching the config file and shuts the server down gracefully. */
+  stop(graceMs: number): Promise<void>;
 }
 
-/** Starts serving `config`; resolves once listening. */
+/** Options for {@linkcode startServer}. */
+export interface StartOptions {
+  port?: number;
+  host?: string;
+  /** The config file to reload on SIGHUP and when it changes; without it, reloads re-read nothing. */
+  configPath?: string;
+}
+
+/** Starts serving `state`; resolves once listening. */
 export async function startServer(
   runtime: Runtime,
   state: GatewayState,
-  overrides: { port?: number; host?: string } = {},
+  options: StartOptions = {},
 ): Promise<ServeHandle> {
   const config = state.config;
   const logger = createJsonLogger((line) => runtime.writeStdout(line + "\n"));
-  const handler = createGateway({ state: () => state, logger });
+  const health = new HealthRegistry();
+  const reloader = createReloader({
+    path: options.configPath ?? config.source,
+    env: () => runtime.env(),
+    logger,
+    initial: state,
+    health,
+  });
+  let unwatch = () => {};
+  if (options.configPath !== undefined) {
+    const path = options.configPath;
+    runtime.onReloadSignal(() => void reloader.reload("signal"));
+    unwatch = runtime.watchFile(path, () => void reloader.reload("file"));
+  }
+  const handler = createGateway({ state: reloader.current, logger, reloader, routing: { health } });
   const server = await runtime.serve({
-    hostname: overrides.host ?? config.server.host,
-    port: overrides.port ?? config.server.port,
+    hostname: options.host ?? config.server.host,
+    port: options.port ?? config.server.port,
     handler,
   });
   logger.info("listening", {
@@ -98,7 +124,14 @@ export async function startServer(
     version: VERSION,
     runtime: `${runtime.name} ${runtime.version}`,
   });
-  return { server, state };
+  return {
+    server,
+    reloader,
+    async stop(graceMs) {
+      unwatch();
+      await server.shutdown(graceMs);
+    },
+  };
 }
 
 /** Runs the command line; resolves to the exit code (`serve` resolves only after shutdown). */
@@ -151,16 +184,17 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
         runtime.writeStderr(`Invalid port: use a number from 0 to 65535.\n`);
         return 2;
       }
-      const state = await load(runtime, configPath(values.config, env));
+      const path = configPath(values.config, env);
+      const state = await load(runtime, path);
       if (state === null) return 1;
-      const config = state.config;
-      const { server } = await startServer(runtime, state, { port, host: values.host });
+      const handle = await startServer(runtime, state, { port, host: values.host, configPath: path });
       await new Promise<void>((resolve) => {
         runtime.onShutdownSignal(async (signal) => {
           runtime.writeStdout(
             JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
           );
-          await server.shutdown(config.server.shutdown_timeout);
+          // The grace period is the live config's, which a reload may have changed.
+          await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
           resolve();
         });
       });

@@ -5,13 +5,15 @@
  *
  * @module
  */
-import { authenticate } from "./auth/authenticate.ts";
+import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
 import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
 import { handleChatCompletions } from "./http/chat_completions.ts";
 import type { AccessRecord, GatewayState, RequestContext } from "./http/context.ts";
+import { handleReload, handleTargets } from "./http/admin.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
 import type { Logger } from "./log.ts";
+import type { Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import { abortableSleep, type RouteDeps } from "./routing/route.ts";
 
@@ -35,31 +37,36 @@ export function compose(middlewares: readonly Middleware[], handler: Handler): H
   };
 }
 
-/** A route: which methods it takes and what needs authentication. */
+/** A route: which methods it takes and which credential it needs. */
 interface Route {
   methods: readonly string[];
-  auth: boolean;
+  auth: "client" | "admin" | "none";
   handle: Handler;
 }
 
 const JSON_TYPE = { "content-type": "application/json" };
 
-function routeFor(path: string): Route | undefined {
+const health: Handler = () => new Response('{"status":"ok"}', { headers: JSON_TYPE });
+
+function routeFor(path: string, options: GatewayOptions): Route | undefined {
   switch (path) {
     case "/v1/chat/completions":
-      return { methods: ["POST"], auth: true, handle: handleChatCompletions };
+      return { methods: ["POST"], auth: "client", handle: handleChatCompletions };
     case "/v1/embeddings":
-      return { methods: ["POST"], auth: true, handle: handleEmbeddings };
+      return { methods: ["POST"], auth: "client", handle: handleEmbeddings };
     case "/v1/models":
-      return { methods: ["GET"], auth: true, handle: handleListModels };
+      return { methods: ["GET"], auth: "client", handle: handleListModels };
     case "/healthz":
-      return {
-        methods: ["GET"],
-        auth: false,
-        handle: () => new Response('{"status":"ok"}', { headers: JSON_TYPE }),
-      };
+      return { methods: ["GET"], auth: "none", handle: health };
     case "/readyz":
-      return { methods: ["GET"], auth: false, handle: readiness };
+      return { methods: ["GET"], auth: "none", handle: (_req, ctx) => readiness(ctx, options) };
+    case "/admin/targets":
+      return { methods: ["GET"], auth: "admin", handle: handleTargets };
+    case "/admin/reload": {
+      const reloader = options.reloader;
+      if (reloader === undefined) return undefined;
+      return { methods: ["POST"], auth: "admin", handle: () => handleReload(reloader.reload) };
+    }
   }
   if (path.startsWith("/v1/models/") && path.length > "/v1/models/".length) {
     let alias: string;
@@ -68,19 +75,37 @@ function routeFor(path: string): Route | undefined {
     } catch {
       alias = path.slice("/v1/models/".length);
     }
-    return { methods: ["GET"], auth: true, handle: (_req, ctx) => handleGetModel(alias, ctx) };
+    return { methods: ["GET"], auth: "client", handle: (_req, ctx) => handleGetModel(alias, ctx) };
   }
   return undefined;
 }
 
-function readiness(_request: Request, ctx: RequestContext): Response {
-  const body = { status: "ready", config: ctx.state.config.source, models: ctx.state.config.models.size };
+/**
+ * Ready while a valid config is loaded, which is always true once serving. A failed reload does not make the
+ * gateway unready (it keeps serving the previous config), but is reported here for operators and probes.
+ */
+function readiness(ctx: RequestContext, options: GatewayOptions): Response {
+  const last = options.reloader?.status() ?? null;
+  const body = {
+    status: "ready",
+    config: ctx.state.config.source,
+    models: ctx.state.config.models.size,
+    reload: last === null ? null : {
+      ok: last.ok,
+      at: last.at,
+      trigger: last.trigger,
+      errors: last.issues.length,
+      issues: last.issues.map((i) =>
+        `${i.line === undefined ? "" : `line ${i.line}: `}${i.path}: ${i.message}`
+      ),
+    },
+  };
   return new Response(JSON.stringify(body), { headers: JSON_TYPE });
 }
 
 /** Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. */
-const router: Handler = (request, ctx) => {
-  const route = routeFor(ctx.record.path);
+const router = (options: GatewayOptions): Handler => (request, ctx) => {
+  const route = routeFor(ctx.record.path, options);
   if (route === undefined) {
     throw new GatewayError(404, `Invalid URL (${request.method} ${ctx.record.path})`, {
       type: "invalid_request_error",
@@ -97,10 +122,14 @@ const router: Handler = (request, ctx) => {
       },
     });
   }
-  if (route.auth) {
+  if (route.auth === "client") {
     ctx.identity = authenticate(request, ctx.state.config);
     ctx.record.token = ctx.identity.name;
     ctx.record.environment = ctx.identity.environment;
+  } else if (route.auth === "admin") {
+    const admin = authenticateAdmin(request, ctx.state.config);
+    ctx.record.token = admin.name;
+    ctx.record.environment = admin.environment;
   }
   return route.handle(request, ctx);
 };
@@ -166,6 +195,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** Routing's health registry, random source and clock; defaults suit production. */
   routing?: Partial<RouteDeps>;
+  /** Reload status for `/readyz` and the trigger for `POST /admin/reload`, when serving a config file. */
+  reloader?: Pick<Reloader, "status" | "reload">;
 }
 
 /** Production routing dependencies, with any given ones swapped in. */
@@ -180,7 +211,7 @@ export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
 
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
-  const chain = compose([accessLog, errorBoundary], router);
+  const chain = compose([accessLog, errorBoundary], router(options));
   const routing = routeDeps(options.routing);
   return async (request) => {
     const requestId = requestIdFor(request);

@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
+import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 
 const NO_KEY_MESSAGE =
@@ -39,10 +39,30 @@ export function bearerToken(request: Request): string | null {
  * expired tokens each get their own message, none of which repeats the token.
  */
 export function authenticate(request: Request, config: ResolvedConfig, now = Date.now()): ResolvedToken {
+  return lookUp(request, config.tokens, now);
+}
+
+/**
+ * The admin identity behind the request's bearer token, from `admin_tokens` only: a client token is as
+ * unknown here as a made-up one, and an admin token cannot call the model endpoints.
+ */
+export function authenticateAdmin(
+  request: Request,
+  config: ResolvedConfig,
+  now = Date.now(),
+): ResolvedAdminToken {
+  return lookUp(request, config.adminTokens, now);
+}
+
+function lookUp<T extends { disabled: boolean; expiresAt: number | null }>(
+  request: Request,
+  tokens: ReadonlyMap<string, T>,
+  now: number,
+): T {
   if (!request.headers.has("authorization")) throw unauthorized(NO_KEY_MESSAGE, null);
   const token = bearerToken(request);
   if (token === null) throw unauthorized("Incorrect API key provided.", "invalid_api_key");
-  const identity = config.tokens.get(hashToken(token));
+  const identity = tokens.get(hashToken(token));
   if (identity === undefined) {
     throw unauthorized("Incorrect API key provided.", "invalid_api_key");
   }

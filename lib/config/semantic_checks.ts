@@ -152,24 +152,41 @@ function tokenHash(sha256: unknown, secret: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Client tokens and admin tokens: exactly one of sha256/token each, unique names within a section, and every
+ * token unique across both sections (one secret must not be both a client and an admin credential).
+ */
 function checkTokens(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const tokens = arrayField(config, "tokens") ?? [];
+  const byHash = new Map<string, string>();
+  for (const section of ["tokens", "admin_tokens"] as const) {
+    issues.push(...checkTokenSection(config, section, byHash));
+  }
+  return issues;
+}
+
+function checkTokenSection(
+  config: unknown,
+  section: "tokens" | "admin_tokens",
+  byHash: Map<string, string>,
+): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const tokens = arrayField(config, section) ?? [];
   const models = recordField(config, "models");
   const aliases = models === undefined ? undefined : Object.keys(models);
   const names = tokens.map((token) => stringField(token, "name"));
-  const label = (j: number): string => names[j] === undefined ? `tokens.${j}` : `tokens.${j} ("${names[j]}")`;
-  const byHash = new Map<string, number>();
+  const label = (j: number): string =>
+    names[j] === undefined ? `${section}.${j}` : `${section}.${j} ("${names[j]}")`;
   const byName = new Map<string, number>();
   tokens.forEach((token, i) => {
     if (!isRecord(token)) return;
     const sha256 = field(token, "sha256");
     const secret = field(token, "token");
     if (sha256 !== undefined && secret !== undefined) {
-      issues.push({ path: ["tokens", i], message: "give either sha256 or token, not both" });
+      issues.push({ path: [section, i], message: "give either sha256 or token, not both" });
     } else if (sha256 === undefined && secret === undefined) {
       issues.push({
-        path: ["tokens", i],
+        path: [section, i],
         message: "give either sha256 (the token's SHA-256 in hex) or token (e.g. ${MY_TOKEN})",
       });
     } else {
@@ -177,19 +194,19 @@ function checkTokens(config: unknown): SemanticIssue[] {
       const first = hash === undefined ? undefined : byHash.get(hash);
       if (first !== undefined) {
         issues.push({
-          path: ["tokens", i, sha256 !== undefined ? "sha256" : "token"],
-          message: `the same token as ${label(first)}; each token must be unique`,
+          path: [section, i, sha256 !== undefined ? "sha256" : "token"],
+          message: `the same token as ${first}; each token must be unique`,
         });
       } else if (hash !== undefined) {
-        byHash.set(hash, i);
+        byHash.set(hash, label(i));
       }
     }
     const name = names[i];
     const sameName = name === undefined ? undefined : byName.get(name);
     if (sameName !== undefined) {
       issues.push({
-        path: ["tokens", i, "name"],
-        message: `duplicate token name, also used by tokens.${sameName}`,
+        path: [section, i, "name"],
+        message: `duplicate token name, also used by ${section}.${sameName}`,
       });
     } else if (name !== undefined) {
       byName.set(name, i);
@@ -198,13 +215,13 @@ function checkTokens(config: unknown): SemanticIssue[] {
       if (aliases === undefined || typeof pattern !== "string") return;
       const re = globToRegExp(pattern);
       if (!aliases.some((alias) => re.test(alias))) {
-        issues.push({ path: ["tokens", i, "models", j], message: `"${pattern}" matches no model alias` });
+        issues.push({ path: [section, i, "models", j], message: `"${pattern}" matches no model alias` });
       }
     });
     const expiresAt = stringField(token, "expires_at");
     if (expiresAt !== undefined && Number.isNaN(parseExpiry(expiresAt))) {
       issues.push({
-        path: ["tokens", i, "expires_at"],
+        path: [section, i, "expires_at"],
         message: "expires_at is not a valid date or date-time",
       });
     }

@@ -120,7 +120,8 @@ async function failIfNotOk(config: OpenAIProviderConfig, provider: string, res: 
   throw upstreamHttpError(provider, res.status, text, res.headers, config.api_key ? [config.api_key] : []);
 }
 
-async function readJson(provider: string, res: UpstreamResponse): Promise<JsonObject> {
+/** Reads a non-stream upstream answer that must be a JSON object; anything else is a 502. */
+export async function readUpstreamJson(provider: string, res: UpstreamResponse): Promise<JsonObject> {
   const text = await res.text();
   try {
     const json = JSON.parse(text);
@@ -130,6 +131,36 @@ async function readJson(provider: string, res: UpstreamResponse): Promise<JsonOb
     `Provider "${provider}" returned a body that is not a JSON object.`,
     "upstream_invalid_response",
   );
+}
+
+/** Validates an OpenAI-shaped non-stream completion: it must at least have `choices`; the rest passes on. */
+export function chatCompletionFrom(provider: string, body: JsonObject): ChatCompletion {
+  if (!Array.isArray(body.choices)) {
+    throw badGateway(
+      `Provider "${provider}" returned a completion without choices.`,
+      "upstream_invalid_response",
+    );
+  }
+  return body as ChatCompletion;
+}
+
+/** Validates an OpenAI-shaped embeddings answer and keeps what the server needs (vectors and usage). */
+export function embeddingResultFrom(provider: string, body: JsonObject): EmbeddingResult {
+  const data = body.data;
+  const valid = Array.isArray(data) && data.every((d) =>
+    isObject(d) && typeof d.index === "number" &&
+    (Array.isArray(d.embedding) || typeof d.embedding === "string")
+  );
+  if (!valid) {
+    throw badGateway(
+      `Provider "${provider}" returned malformed embeddings.`,
+      "upstream_invalid_response",
+    );
+  }
+  const usage = isObject(body.usage) ? body.usage : {};
+  const prompt = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : 0;
+  const total = typeof usage.total_tokens === "number" ? usage.total_tokens : prompt;
+  return { data: data as EmbeddingResult["data"], usage: { prompt_tokens: prompt, total_tokens: total } };
 }
 
 /** Creates the provider for one `type: openai` config entry. */
@@ -145,14 +176,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig): Provider {
       }, call);
       await failIfNotOk(config, provider, res);
       if (!stream) {
-        const body = await readJson(provider, res);
-        if (!Array.isArray(body.choices)) {
-          throw badGateway(
-            `Provider "${provider}" returned a completion without choices.`,
-            "upstream_invalid_response",
-          );
-        }
-        return { kind: "json", body: body as ChatCompletion };
+        return { kind: "json", body: chatCompletionFrom(provider, await readUpstreamJson(provider, res)) };
       }
       const chunks = res.body
         .pipeThrough(new SseParseStream())
@@ -168,22 +192,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig): Provider {
         body: JSON.stringify(toUpstreamEmbeddingBody(request, call.target.model)),
       }, call);
       await failIfNotOk(config, provider, res);
-      const body = await readJson(provider, res);
-      const data = body.data;
-      const valid = Array.isArray(data) && data.every((d) =>
-        isObject(d) && typeof d.index === "number" &&
-        (Array.isArray(d.embedding) || typeof d.embedding === "string")
-      );
-      if (!valid) {
-        throw badGateway(
-          `Provider "${provider}" returned malformed embeddings.`,
-          "upstream_invalid_response",
-        );
-      }
-      const usage = isObject(body.usage) ? body.usage : {};
-      const prompt = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : 0;
-      const total = typeof usage.total_tokens === "number" ? usage.total_tokens : prompt;
-      return { data: data as EmbeddingResult["data"], usage: { prompt_tokens: prompt, total_tokens: total } };
+      return embeddingResultFrom(provider, await readUpstreamJson(provider, res));
     },
   };
 }

@@ -45,6 +45,32 @@ function serve(options: ServeOptions): Promise<RunningServer> {
   });
 }
 
+/** How long a burst of file events is gathered before one reload (editors write in several steps). */
+const WATCH_DEBOUNCE_MS = 150;
+
+function watchFile(path: string, handler: () => void): () => void {
+  const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+  const dir = absolute.slice(0, absolute.lastIndexOf("/")) || "/";
+  // The directory is watched, not the file: a file replaced by rename is a new inode the old watch misses.
+  const watcher = Deno.watchFs(dir, { recursive: false });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  (async () => {
+    try {
+      for await (const event of watcher) {
+        if (!event.paths.some((p) => p === absolute)) continue;
+        clearTimeout(timer);
+        timer = setTimeout(handler, WATCH_DEBOUNCE_MS);
+      }
+    } catch {
+      // The watcher was closed.
+    }
+  })();
+  return () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
+}
+
 /** The runtime edge for Deno. */
 export const denoRuntime: Runtime = {
   name: "deno",
@@ -62,6 +88,10 @@ export const denoRuntime: Runtime = {
       });
     }
   },
+  onReloadSignal(handler) {
+    Deno.addSignalListener("SIGHUP", handler);
+  },
+  watchFile,
   exit: (code) => Deno.exit(code),
   writeStdout: (text) => writeAll(Deno.stdout, text),
   writeStderr: (text) => writeAll(Deno.stderr, text),

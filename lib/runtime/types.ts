@@ -29,6 +29,13 @@ export interface Runtime {
   serve(options: ServeOptions): Promise<RunningServer>;
   /** Calls `handler` once on SIGTERM or SIGINT. */
   onShutdownSignal(handler: (signal: string) => void): void;
+  /** Calls `handler` on every SIGHUP (the conventional "reload your config"). */
+  onReloadSignal(handler: () => void): void;
+  /**
+   * Calls `handler` when the file at `path` changes, also when an editor or a deploy tool replaces it by
+   * renaming a new file over it. Bursts of events are coalesced. Returns a function that stops watching.
+   */
+  watchFile(path: string, handler: () => void): () => void;
   exit(code: number): never;
   writeStdout(text: string): void;
   writeStderr(text: string): void;

@@ -6,7 +6,7 @@
  */
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startServer } from "../../lib/cli.ts";
-import { parseConfigText } from "../../lib/config/load.ts";
+import { loadConfigFile } from "../../lib/config/load.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
 import { denoRuntime } from "../../lib/runtime/deno.ts";
 import type { Runtime } from "../../lib/runtime/types.ts";
@@ -35,6 +35,8 @@ export interface TestGateway {
   baseURL: string;
   /** Access-log and other JSON lines the gateway wrote to stdout. */
   logs: Record<string, unknown>[];
+  /** The config file it serves; writing it reloads the gateway. */
+  configFile: string;
   stop(): Promise<void>;
 }
 
@@ -45,20 +47,34 @@ export async function startGateway(yaml: string, env: Record<string, string> = {
 }
 
 async function startInProcess(yaml: string, env: Record<string, string>): Promise<TestGateway> {
-  const result = parseConfigText(yaml, { source: "<test>", env });
+  const dir = await Deno.makeTempDir();
+  const configFile = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(configFile, yaml);
+  const result = await loadConfigFile(configFile, env);
   if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
   const logs: Record<string, unknown>[] = [];
   const runtime: Runtime = {
     ...denoRuntime,
     env: () => env,
+    // Several gateways share this test process: reload them through their files, not a process signal.
+    onReloadSignal: () => {},
     writeStdout: (text) => {
       for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
     },
   };
   const state = { config: result.config, providers: createProviders(result.config.providers, env) };
-  const { server } = await startServer(runtime, state, { port: 0, host: "127.0.0.1" });
-  const url = `http://127.0.0.1:${server.port}`;
-  return { url, baseURL: `${url}/v1`, logs, stop: () => server.shutdown(5_000) };
+  const handle = await startServer(runtime, state, { port: 0, host: "127.0.0.1", configPath: configFile });
+  const url = `http://127.0.0.1:${handle.server.port}`;
+  return {
+    url,
+    baseURL: `${url}/v1`,
+    logs,
+    configFile,
+    async stop() {
+      await handle.stop(5_000);
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
 }
 
 async function startBinary(bin: string, yaml: string, env: Record<string, string>): Promise<TestGateway> {
@@ -101,6 +117,7 @@ async function startBinary(bin: string, yaml: string, env: Record<string, string
     url,
     baseURL: `${url}/v1`,
     logs,
+    configFile,
     async stop() {
       child.kill("SIGTERM");
       await child.status;

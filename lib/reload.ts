@@ -1,0 +1,96 @@
+/**
+ * Zero-downtime config reload. A new config is loaded and validated completely (schema, cross-checks,
+ * provider setup) before anything changes; if it is invalid, the gateway keeps serving the old one and says
+ * so in the log and on `/readyz`. A valid one replaces the old in one assignment: requests that already
+ * started keep the state they took, new requests get the new one.
+ *
+ * @module
+ */
+import { loadConfigFile } from "./config/load.ts";
+import type { ConfigIssue } from "./config/types.ts";
+import type { GatewayState } from "./http/context.ts";
+import type { Logger } from "./log.ts";
+import { createProviders, type Env, ProviderSetupError } from "./providers/registry.ts";
+import type { HealthRegistry } from "./routing/health.ts";
+
+/** The outcome of the latest reload attempt, shown on `/readyz` and `/admin/reload`. */
+export interface ReloadStatus {
+  ok: boolean;
+  /** ISO time of the attempt. */
+  at: string;
+  /** What triggered it: "signal", "file", "admin". */
+  trigger: string;
+  /** Every problem found, when it failed (messages never contain secrets). */
+  issues: readonly ConfigIssue[];
+}
+
+/** Holds the live state and swaps it on a successful reload. */
+export interface Reloader {
+  /** The state new requests use. */
+  current(): GatewayState;
+  /** The latest reload attempt, or null if none happened yet. */
+  status(): ReloadStatus | null;
+  /** Loads the config file again; concurrent calls run one after another. */
+  reload(trigger: string): Promise<ReloadStatus>;
+}
+
+/** Options for {@linkcode createReloader}. */
+export interface ReloaderOptions {
+  path: string;
+  env: () => Env;
+  logger: Logger;
+  initial: GatewayState;
+  /** Health of targets; forgets targets that are gone, keeps those still configured. */
+  health?: HealthRegistry;
+}
+
+/** Creates the reloader for a config file. */
+export function createReloader(options: ReloaderOptions): Reloader {
+  let state = options.initial;
+  let last: ReloadStatus | null = null;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  async function attempt(trigger: string): Promise<ReloadStatus> {
+    const at = new Date().toISOString();
+    const env = options.env();
+    const result = await loadConfigFile(options.path, env);
+    let issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
+    if (result.ok) {
+      try {
+        const providers = createProviders(result.config.providers, env);
+        state = { config: result.config, providers };
+        const keys = new Set([...result.config.models.values()].flatMap((m) => m.targets.map((t) => t.key)));
+        options.health?.retain(keys);
+      } catch (err) {
+        if (!(err instanceof ProviderSetupError)) throw err;
+        issues = [{ path: `providers.${err.provider}`, message: err.message }];
+      }
+    }
+    last = { ok: issues.length === 0, at, trigger, issues };
+    if (last.ok) {
+      options.logger.info("config_reloaded", {
+        config: options.path,
+        trigger,
+        models: state.config.models.size,
+      });
+    } else {
+      options.logger.error("config_reload_failed", {
+        config: options.path,
+        trigger,
+        kept: "previous config",
+        issues: issues.map((i) => ({ path: i.path, line: i.line ?? null, message: i.message })),
+      });
+    }
+    return last;
+  }
+
+  return {
+    current: () => state,
+    status: () => last,
+    reload(trigger) {
+      const next = queue.then(() => attempt(trigger));
+      queue = next.catch(() => {});
+      return next;
+    },
+  };
+}
