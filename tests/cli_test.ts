@@ -75,7 +75,7 @@ Deno.test("cli: token new prints a high-entropy token and the config line with i
   assert.match(first.stdout, new RegExp(`name: web-prod, environment: production, sha256: ${sha}`));
 });
 
-Deno.test("cli: serve answers, then on SIGTERM lets an in-flight request finish and exits 0", async () => {
+Deno.test("cli: serve answers, reloads on SIGHUP, and on SIGTERM lets an in-flight stream finish and exits 0", async () => {
   const file = await tempConfig(`server: { shutdown_timeout: 5s }
 providers:
   local: { type: builtin }
@@ -123,6 +123,16 @@ tokens:
   assert.equal(response.status, 200);
   const reader = response.body!.getReader();
   await reader.read();
+  // SIGHUP reloads the config file without disturbing the stream in flight.
+  child.kill("SIGHUP");
+  const logged: Record<string, unknown>[] = [];
+  let reloaded = await nextLine();
+  while (reloaded.msg === "request") {
+    logged.push(reloaded);
+    reloaded = await nextLine();
+  }
+  assert.equal(reloaded.msg, "config_reloaded");
+  assert.equal(reloaded.trigger, "signal");
   child.kill("SIGTERM");
   let text = "";
   const decoder = new TextDecoder();
@@ -130,7 +140,6 @@ tokens:
   assert.ok(text.trimEnd().endsWith("data: [DONE]"));
   const status = await child.status;
   assert.equal(status.code, 0);
-  const logged = [];
   for (let more = true; more;) {
     try {
       logged.push(await nextLine());

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { loadConfigFile } from "./config/load.ts";
+import { createMemoryLogger } from "./log.ts";
+import { createProviders } from "./providers/registry.ts";
+import { createReloader } from "./reload.ts";
+import { HealthRegistry } from "./routing/health.ts";
+
+const SETTINGS = {
+  backoff_base: 1,
+  backoff_max: 1,
+  retry_after_max: 1,
+  eject_after: 1,
+  eject_cooldown: 60_000,
+};
+
+function yaml(baseUrl: string, model = "m1") {
+  return `providers:
+  up: { type: openai, base_url: "${baseUrl}" }
+models:
+  chat-a: { type: chat, targets: [ { provider: up, model: ${model} } ] }
+`;
+}
+
+Deno.test("reload: a valid file swaps the state whole; health carries over for targets that still exist", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1"));
+  const first = await loadConfigFile(path, {});
+  assert.ok(first.ok);
+  const health = new HealthRegistry();
+  const logger = createMemoryLogger();
+  const initial = { config: first.config, providers: createProviders(first.config.providers) };
+  const reloader = createReloader({ path, env: () => ({}), logger, initial, health });
+
+  const target = first.config.models.get("chat-a")!.targets[0];
+  const lease = health.acquire(target, SETTINGS);
+  assert.ok(typeof lease !== "string");
+  lease.failed();
+  lease.release();
+  assert.equal(health.snapshot()[0].state, "ejected");
+
+  // The same upstream under a reloaded config keeps its health record.
+  await Deno.writeTextFile(
+    path,
+    yaml("http://127.0.0.1:1/v1") + "# a comment changes nothing that matters\n",
+  );
+  const same = await reloader.reload("test");
+  assert.equal(same.ok, true);
+  assert.notEqual(reloader.current(), initial, "a new state object");
+  const sameTarget = reloader.current().config.models.get("chat-a")!.targets[0];
+  assert.equal(sameTarget.key, target.key);
+  assert.equal(health.acquire(sameTarget, SETTINGS), "ejected");
+
+  // Pointing the provider elsewhere makes it a different target with a clean record.
+  await Deno.writeTextFile(path, yaml("http://127.0.0.1:2/v1"));
+  assert.equal((await reloader.reload("test")).ok, true);
+  const moved = reloader.current().config.models.get("chat-a")!.targets[0];
+  assert.notEqual(moved.key, target.key);
+  assert.equal(health.snapshot().length, 0, "the old target's record is forgotten");
+  const fresh = health.acquire(moved, SETTINGS);
+  assert.ok(typeof fresh !== "string");
+  fresh.release();
+
+  // An invalid file changes nothing and says why.
+  const before = reloader.current();
+  await Deno.writeTextFile(path, "providers: [\n");
+  const failed = await reloader.reload("test");
+  assert.equal(failed.ok, false);
+  assert.ok(failed.issues.length > 0);
+  assert.equal(reloader.current(), before);
+  assert.equal(reloader.status()?.ok, false);
+  assert.ok(logger.lines.some((l) => l.msg === "config_reload_failed"));
+  await Deno.remove(dir, { recursive: true });
+});
