@@ -1,0 +1,299 @@
+/**
+ * A fake Bedrock runtime speaking the documented wire format — Converse JSON, ConverseStream's binary
+ * event-stream, InvokeModel for Titan and Cohere embeddings, and Bedrock's error bodies with
+ * `x-amzn-ErrorType` — that VERIFIES every request's SigV4 signature by recomputing it from what arrived
+ * (raw path, signed headers, body hash). A wrong secret gets 403 InvalidSignatureException, an unknown key id
+ * 403 UnrecognizedClientException, as AWS answers.
+ *
+ * Behaviour is picked by the model id in the path:
+ * - anything else: a text answer (`FAKE_BEDROCK_ANSWER`), streamed in word deltas.
+ * - `…tools…`: a text block then a `get_weather` tool use (streamed as input fragments), stop `tool_use`.
+ * - `…throttle…` 429 ThrottlingException · `…overload…` 503 ServiceUnavailableException ·
+ *   `…denied…` 403 AccessDeniedException · `…invalid…` 400 ValidationException.
+ * - `…midstream…`: two deltas, then a `modelStreamErrorException` frame.  `…badcrc…`: a frame with a bad CRC.
+ * - `amazon.titan-embed-text…` / `cohere.embed…` (invoke): deterministic embeddings.
+ *
+ * @module
+ */
+import { crc32 } from "../../lib/providers/crc32.ts";
+import { sha256Hex, signatureFromParts } from "../../lib/providers/sigv4.ts";
+
+/** The credentials the fake accepts. */
+export const FAKE_AWS = {
+  accessKeyId: "AKIDFAKEBEDROCK00001",
+  secretAccessKey: "fakeSecret/Key+0123456789abcdefghijklmn",
+} as const;
+/** The region the fake expects in the credential scope. */
+export const FAKE_REGION = "us-east-1";
+/** What the default chat model answers. */
+export const FAKE_BEDROCK_ANSWER = "Hello from fake Bedrock!";
+/** The tool use id in AWS's tool-use documentation example. */
+export const FAKE_TOOL_USE_ID = "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q";
+
+/** One request the fake accepted or refused. */
+export interface RecordedBedrockRequest {
+  /** The path as it arrived, still percent-encoded. */
+  rawPath: string;
+  modelId: string;
+  action: string;
+  headers: Headers;
+  body: Record<string, unknown>;
+  signatureValid: boolean;
+}
+
+/** A running fake. */
+export interface FakeBedrock {
+  url: string;
+  requests: RecordedBedrockRequest[];
+  stop(): Promise<void>;
+}
+
+const enc = new TextEncoder();
+
+/** Encodes one event-stream message with string headers (all Bedrock sends). */
+export function encodeFrame(headers: Record<string, string>, payload: string): Uint8Array {
+  const body = enc.encode(payload);
+  const block: number[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const n = enc.encode(name);
+    const v = enc.encode(value);
+    block.push(n.length, ...n, 7, v.length >> 8, v.length & 0xff, ...v);
+  }
+  const total = 16 + block.length + body.length;
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, total);
+  view.setUint32(4, block.length);
+  view.setUint32(8, crc32(out.subarray(0, 8)));
+  out.set(block, 12);
+  out.set(body, 12 + block.length);
+  view.setUint32(total - 4, crc32(out.subarray(0, total - 4)));
+  return out;
+}
+
+/** An `:message-type event` frame as ConverseStream sends it (with Bedrock's `p` padding field). */
+export function eventFrame(type: string, payload: Record<string, unknown>): Uint8Array {
+  return encodeFrame(
+    { ":event-type": type, ":content-type": "application/json", ":message-type": "event" },
+    JSON.stringify({ ...payload, p: "abcdefghij" }),
+  );
+}
+
+/** An `:message-type exception` frame. */
+export function exceptionFrame(type: string, message: string): Uint8Array {
+  return encodeFrame(
+    { ":exception-type": type, ":content-type": "application/json", ":message-type": "exception" },
+    JSON.stringify({ message }),
+  );
+}
+
+function awsError(status: number, type: string, message: string): Response {
+  return new Response(JSON.stringify({ message }), {
+    status,
+    headers: {
+      "content-type": "application/json",
+      "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+      "x-amzn-requestid": crypto.randomUUID(),
+    },
+  });
+}
+
+const AUTH_RE =
+  /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
+
+async function verify(req: Request, rawPath: string, query: string, body: string): Promise<Response | null> {
+  const match = AUTH_RE.exec(req.headers.get("authorization") ?? "");
+  if (!match) return awsError(403, "MissingAuthenticationTokenException", "Missing Authentication Token");
+  const [, keyId, day, region, service, signedHeaders, signature] = match;
+  if (keyId !== FAKE_AWS.accessKeyId) {
+    return awsError(
+      403,
+      "UnrecognizedClientException",
+      "The security token included in the request is invalid.",
+    );
+  }
+  const amzDate = req.headers.get("x-amz-date") ?? "";
+  const names = signedHeaders.split(";");
+  const required = ["content-type", "host", "x-amz-date"];
+  if (req.headers.has("x-amz-security-token")) required.push("x-amz-security-token");
+  if (
+    region !== FAKE_REGION || service !== "bedrock" || !amzDate.startsWith(day) ||
+    required.some((h) => !names.includes(h))
+  ) {
+    return awsError(403, "InvalidSignatureException", "Credential should be scoped correctly.");
+  }
+  const expected = await signatureFromParts({
+    method: req.method,
+    path: rawPath,
+    query,
+    headers: names.map((n) => [n, req.headers.get(n) ?? ""] as const),
+    payloadHash: await sha256Hex(body),
+    amzDate,
+    region,
+    service,
+    credentials: FAKE_AWS,
+  });
+  if (expected.signature !== signature) {
+    return awsError(
+      403,
+      "InvalidSignatureException",
+      "The request signature we calculated does not match the signature you provided. Check your AWS Secret " +
+        "Access Key and signing method. Consult the service documentation for details.",
+    );
+  }
+  return null;
+}
+
+function vector(seed: string, dims: number): number[] {
+  let h = 2166136261;
+  for (const ch of seed) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return Array.from({ length: dims }, (_, i) => Math.round(Math.sin(h + i) * 1e6) / 1e6);
+}
+
+function streamResponse(frames: Uint8Array[]): Response {
+  const all = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  frames.reduce((at, f) => (all.set(f, at), at + f.length), 0);
+  // Odd-sized writes so frames straddle reads on the gateway side.
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (at >= all.length) return controller.close();
+      await new Promise((r) => setTimeout(r, 1));
+      controller.enqueue(all.slice(at, at + 37));
+      at += 37;
+    },
+  });
+  return new Response(body, { headers: { "content-type": "application/vnd.amazon.eventstream" } });
+}
+
+const USAGE = { inputTokens: 12, outputTokens: 6, totalTokens: 18 };
+
+function converse(modelId: string): Response {
+  const tools = modelId.includes("tools");
+  const content = tools
+    ? [{ text: "Let me check." }, {
+      toolUse: { toolUseId: FAKE_TOOL_USE_ID, name: "get_weather", input: { city: "Paris" } },
+    }]
+    : [{ text: FAKE_BEDROCK_ANSWER }];
+  return Response.json({
+    output: { message: { role: "assistant", content } },
+    stopReason: tools ? "tool_use" : "end_turn",
+    usage: USAGE,
+    metrics: { latencyMs: 42 },
+  });
+}
+
+function converseStream(modelId: string): Response {
+  const frames = [eventFrame("messageStart", { role: "assistant" })];
+  if (modelId.includes("tools")) {
+    frames.push(
+      eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Let me check." } }),
+      eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+      eventFrame("contentBlockStart", {
+        contentBlockIndex: 1,
+        start: { toolUse: { toolUseId: FAKE_TOOL_USE_ID, name: "get_weather" } },
+      }),
+      eventFrame("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: '{"city"' } } }),
+      eventFrame("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: ':"Paris"}' } } }),
+      eventFrame("contentBlockStop", { contentBlockIndex: 1 }),
+      eventFrame("messageStop", { stopReason: "tool_use" }),
+    );
+  } else {
+    const words = FAKE_BEDROCK_ANSWER.split(/(?= )/);
+    const upTo = modelId.includes("midstream") ? 2 : words.length;
+    for (const word of words.slice(0, upTo)) {
+      frames.push(eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: word } }));
+    }
+    if (modelId.includes("midstream")) {
+      frames.push(exceptionFrame("modelStreamErrorException", "The model stream failed."));
+      return streamResponse(frames);
+    }
+    if (modelId.includes("badcrc")) {
+      const bad = eventFrame("contentBlockStop", { contentBlockIndex: 0 });
+      bad[bad.length - 1] ^= 0xff;
+      frames.push(bad);
+      return streamResponse(frames);
+    }
+    frames.push(
+      eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+      eventFrame("messageStop", { stopReason: "end_turn" }),
+    );
+  }
+  frames.push(eventFrame("metadata", { usage: USAGE, metrics: { latencyMs: 42 } }));
+  return streamResponse(frames);
+}
+
+function invoke(modelId: string, body: Record<string, unknown>): Response {
+  if (modelId.includes("titan-embed")) {
+    const text = String(body.inputText ?? "");
+    const dims = typeof body.dimensions === "number" ? body.dimensions : 1024;
+    const embedding = vector(text, dims);
+    return Response.json({
+      embedding,
+      embeddingsByType: { float: embedding },
+      inputTextTokenCount: text.split(/\s+/).filter(Boolean).length,
+    });
+  }
+  if (modelId.includes("cohere.embed")) {
+    const texts = Array.isArray(body.texts) ? body.texts.map(String) : [];
+    const tokens = texts.reduce((n, t) => n + t.split(/\s+/).filter(Boolean).length, 0);
+    return Response.json({
+      embeddings: texts.map((t) => vector(t, 1024)),
+      id: crypto.randomUUID(),
+      response_type: "embeddings_floats",
+      texts,
+    }, { headers: { "x-amzn-bedrock-input-token-count": String(tokens) } });
+  }
+  return awsError(400, "ValidationException", "The provided model identifier is invalid.");
+}
+
+/** Starts the fake on 127.0.0.1 and a free port. */
+export function startFakeBedrock(): FakeBedrock {
+  const requests: RecordedBedrockRequest[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    const text = await req.text();
+    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(url.pathname);
+    const denied = await verify(req, url.pathname, url.search, text);
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text);
+    } catch { /* recorded as {} */ }
+    const modelId = m ? decodeURIComponent(m[1]) : "";
+    requests.push({
+      rawPath: url.pathname,
+      modelId,
+      action: m?.[2] ?? "",
+      headers: req.headers,
+      body,
+      signatureValid: denied === null,
+    });
+    if (denied) return denied;
+    if (!m) return awsError(404, "UnknownOperationException", "Unknown operation");
+    if (modelId.includes("throttle")) {
+      return awsError(429, "ThrottlingException", "Too many requests, please wait before trying again.");
+    }
+    if (modelId.includes("overload")) {
+      return awsError(503, "ServiceUnavailableException", "Bedrock is unable to process your request.");
+    }
+    if (modelId.includes("denied")) {
+      return awsError(
+        403,
+        "AccessDeniedException",
+        "You don't have access to the model with the specified model ID.",
+      );
+    }
+    if (modelId.includes("invalid")) {
+      return awsError(400, "ValidationException", "The provided model identifier is invalid.");
+    }
+    if (m[2] === "converse") return converse(modelId);
+    if (m[2] === "converse-stream") return converseStream(modelId);
+    return invoke(modelId, body);
+  });
+  const addr = server.addr as Deno.NetAddr;
+  return {
+    url: `http://127.0.0.1:${addr.port}`,
+    requests,
+    stop: () => server.shutdown(),
+  };
+}
