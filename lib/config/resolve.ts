@@ -97,6 +97,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
         weight: target.weight,
         maxInFlight: target.max_in_flight ?? null,
         retries: target.retries,
+        price: target.price ?? null,
       });
     });
     models.set(
@@ -108,6 +109,16 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
         targets: Object.freeze(targets),
         ownedBy: model.owned_by ?? model.targets[0].provider,
         created: model.created ?? created,
+        limits: model.limits ?? null,
+        contentRules: Object.freeze(model.content_rules.map((rule) =>
+          Object.freeze({
+            name: rule.name,
+            regex: new RegExp(rule.pattern, rule.flags.includes("g") ? rule.flags : `${rule.flags}g`),
+            action: rule.action,
+            message: rule.message ?? null,
+            replacement: rule.replacement,
+          })
+        )),
       }),
     );
   }
@@ -132,6 +143,10 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
         aliases: new Set(aliases.filter((alias) => patterns.some((re) => re.test(alias)))),
         expiresAt: token.expires_at === undefined ? null : parseExpiry(token.expires_at),
         disabled: token.disabled,
+        limits: token.limits ?? null,
+        budget: token.budget ?? null,
+        endpoints: token.endpoints === undefined ? null : new Set(token.endpoints),
+        maxTokens: token.max_tokens ?? null,
       }),
     );
   });
@@ -158,6 +173,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
   return Object.freeze({
     server: cfg.server,
     routing: cfg.routing,
+    usage: cfg.usage,
     providers,
     models,
     tokens,

@@ -18,7 +18,7 @@ const UNITS_BYTES: Record<string, number> = {
   gb: 1000 ** 3,
   gib: 1024 ** 3,
 };
-const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 function withUnit(units: Record<string, number>, what: string) {
   return z.union([
@@ -154,6 +154,43 @@ export const providerSchema = z.discriminatedUnion("type", [
 /** Alias names are what clients send as `model`, so keep them to URL- and log-safe characters. */
 export const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
 
+/** Rate limits; each is optional, and only the ones given apply. */
+export const limitsSchema = z.strictObject({
+  /** Requests per minute. */
+  rpm: z.number().int().min(1).optional(),
+  /** Tokens (prompt + completion) per minute; charged with an estimate first, settled with real usage. */
+  tpm: z.number().int().min(1).optional(),
+  /** Requests in flight at once. */
+  concurrent: z.number().int().min(1).optional(),
+});
+
+/** A spending cap over a calendar period (UTC): in tokens, or in money (the price table's currency). */
+const budgetSchema = z.strictObject({
+  tokens: z.number().int().min(1).optional(),
+  cost: z.number().positive().optional(),
+  period: z.enum(["day", "month"]),
+});
+
+/** Price of a target per million tokens, for cost accounting and money budgets. */
+const priceSchema = z.strictObject({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+});
+
+/** A content rule on an alias: deny a request matching a pattern, or redact the matches. */
+const contentRuleSchema = z.strictObject({
+  name: z.string().min(1).regex(/^[A-Za-z0-9._:-]+$/, "use letters, digits and . _ : -"),
+  /** A JavaScript regular expression, matched against the text of every message (or embedding input). */
+  pattern: z.string().min(1),
+  /** Regular-expression flags; `g` is always added for redaction. */
+  flags: z.string().regex(/^[imsu]*$/, "flags may be i, m, s, u").default("i"),
+  action: z.enum(["deny", "redact"]),
+  /** Shown to the client when a request is denied. */
+  message: z.string().optional(),
+  /** What a match is replaced with under `redact`. */
+  replacement: z.string().default("[REDACTED]"),
+});
+
 const targetSchema = z.strictObject({
   provider: z.string().min(1),
   model: z.string().min(1),
@@ -164,6 +201,7 @@ const targetSchema = z.strictObject({
   max_in_flight: z.number().int().min(1).optional(),
   /** Extra attempts on this target after a retryable failure, before moving on to the next target. */
   retries: z.number().int().min(0).max(10).default(1),
+  price: priceSchema.optional(),
 });
 
 const modelSchema = z.strictObject({
@@ -179,6 +217,9 @@ const modelSchema = z.strictObject({
   /** Shown as `created` in `/v1/models` (unix seconds); defaults to the time the config was loaded. */
   created: z.number().int().nonnegative().optional(),
   description: z.string().optional(),
+  /** Limits shared by every token using this alias. */
+  limits: limitsSchema.optional(),
+  content_rules: z.array(contentRuleSchema).default([]),
 });
 
 const tokenSchema = z.strictObject({
@@ -195,6 +236,12 @@ const tokenSchema = z.strictObject({
     error: "expected an ISO 8601 date (2026-12-31) or date-time with offset (2026-12-31T23:59:59Z)",
   }).optional(),
   disabled: z.boolean().default(false),
+  limits: limitsSchema.optional(),
+  budget: budgetSchema.optional(),
+  /** Endpoints this token may call; all of them when absent. */
+  endpoints: z.array(z.enum(["chat", "embeddings", "models"])).min(1).optional(),
+  /** Ceiling on max_tokens / max_completion_tokens: larger values are lowered to it, absent ones set to it. */
+  max_tokens: z.number().int().min(1).optional(),
 });
 
 /** Retry, backoff and outlier-ejection settings shared by every alias. */
@@ -220,10 +267,26 @@ const adminTokenSchema = z.strictObject({
   disabled: z.boolean().default(false),
 });
 
+/** Where usage records go: off the request path, batched, never lost. */
+const usageSchema = z.strictObject({
+  /** SQLite database file for usage records; `none` keeps no database (records still go to `jsonl`/spill). */
+  sqlite: z.string().min(1).default("data/usage.sqlite"),
+  /** Also append every record to this JSONL file. */
+  jsonl: z.string().min(1).optional(),
+  /** Records that cannot be queued or stored are appended here, to be replayed, never dropped. */
+  spill: z.string().min(1).default("data/usage-spill.jsonl"),
+  queue_size: z.number().int().min(1).default(10_000),
+  batch_size: z.number().int().min(1).default(500),
+  flush_interval: duration.default(1_000),
+  /** Records older than this are deleted. */
+  retention: duration.default(90 * 86_400_000),
+});
+
 /** The whole configuration file. */
 export const configSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
   routing: routingSchema.default(routingSchema.parse({})),
+  usage: usageSchema.default(usageSchema.parse({})),
   providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
   models: z.record(z.string(), modelSchema),
   tokens: z.array(tokenSchema).default([]),
@@ -245,6 +308,13 @@ export type ModelConfig = z.output<typeof modelSchema>;
 export type TargetConfig = z.output<typeof targetSchema>;
 export type TokenConfig = z.output<typeof tokenSchema>;
 export type RoutingConfig = z.output<typeof routingSchema>;
+export type UsageConfig = z.output<typeof usageSchema>;
+export type LimitsConfig = z.output<typeof limitsSchema>;
+export type BudgetConfig = z.output<typeof budgetSchema>;
+export type PriceConfig = z.output<typeof priceSchema>;
+export type ContentRuleConfig = z.output<typeof contentRuleSchema>;
+/** The endpoints a token may be limited to. */
+export type Endpoint = "chat" | "embeddings" | "models";
 export type Strategy = ModelConfig["strategy"];
 export type Timeouts = z.output<typeof timeoutsSchema>;
 export type ModelType = ModelConfig["type"];

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { checkPolicies } from "./policy_checks.ts";
 import type { PathSegment } from "./interpolate.ts";
 import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringField } from "./raw_access.ts";
 import { globToRegExp, parseExpiry, tokenSha256 } from "./resolve.ts";
@@ -43,7 +44,12 @@ const DEFAULT_TABLES: CheckTables = { serves: PROVIDER_SERVES, builtinModels: BU
  * documentation for how malformed parts are treated. Never throws.
  */
 export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLES): SemanticIssue[] {
-  return [...checkProviders(config), ...checkModels(config, tables), ...checkTokens(config)];
+  return [
+    ...checkProviders(config),
+    ...checkModels(config, tables),
+    ...checkTokens(config),
+    ...checkPolicies(config),
+  ];
 }
 
 /** Endpoint paths people paste into `base_url` although the gateway appends them itself. */

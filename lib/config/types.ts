@@ -4,7 +4,18 @@
  *
  * @module
  */
-import type { ConfigOutput, ModelType, ProviderConfig, RoutingConfig, Strategy } from "./schema.ts";
+import type {
+  BudgetConfig,
+  ConfigOutput,
+  Endpoint,
+  LimitsConfig,
+  ModelType,
+  PriceConfig,
+  ProviderConfig,
+  RoutingConfig,
+  Strategy,
+  UsageConfig,
+} from "./schema.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -33,6 +44,18 @@ export interface RoutedTarget extends ResolvedTarget {
   readonly weight: number;
   readonly maxInFlight: number | null;
   readonly retries: number;
+  /** Price per million tokens, when configured. */
+  readonly price: PriceConfig | null;
+}
+
+/** A compiled content rule of an alias. */
+export interface ResolvedContentRule {
+  readonly name: string;
+  /** Compiled with the rule's flags plus `g`, so it can both test and replace every match. */
+  readonly regex: RegExp;
+  readonly action: "deny" | "redact";
+  readonly message: string | null;
+  readonly replacement: string;
 }
 
 /** A model alias as clients see it. */
@@ -44,6 +67,9 @@ export interface ResolvedModel {
   readonly ownedBy: string;
   /** Unix seconds. */
   readonly created: number;
+  /** Limits shared by every token using this alias, or null. */
+  readonly limits: LimitsConfig | null;
+  readonly contentRules: readonly ResolvedContentRule[];
 }
 
 /** A client token, keyed by its SHA-256; the token itself is never kept. */
@@ -59,6 +85,12 @@ export interface ResolvedToken {
   /** Epoch milliseconds after which the token is refused, if any. */
   readonly expiresAt: number | null;
   readonly disabled: boolean;
+  readonly limits: LimitsConfig | null;
+  readonly budget: BudgetConfig | null;
+  /** The endpoints the token may call, or null for all. */
+  readonly endpoints: ReadonlySet<Endpoint> | null;
+  /** Ceiling on max_tokens / max_completion_tokens, or null. */
+  readonly maxTokens: number | null;
 }
 
 /** An admin token: may call `/admin/*`, nothing else. */
@@ -74,6 +106,7 @@ export interface ResolvedAdminToken {
 export interface ResolvedConfig {
   readonly server: ConfigOutput["server"];
   readonly routing: RoutingConfig;
+  readonly usage: UsageConfig;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */

@@ -24,12 +24,22 @@ function target(name: string, extra: Partial<RoutedTarget> = {}): RoutedTarget {
     weight: 1,
     maxInFlight: null,
     retries: 1,
+    price: null,
     ...extra,
   };
 }
 
 function alias(strategy: Strategy, targets: RoutedTarget[]): ResolvedModel {
-  return { alias: "chat-x", type: "chat", strategy, targets, ownedBy: "t", created: 0 };
+  return {
+    alias: "chat-x",
+    type: "chat",
+    strategy,
+    targets,
+    ownedBy: "t",
+    created: 0,
+    limits: null,
+    contentRules: [],
+  };
 }
 
 /** Deterministic surroundings: a seeded random source, a clock the test moves, sleeps that only record. */

@@ -1,0 +1,72 @@
+/**
+ * Cross-checks of the policy parts of a config: content-rule patterns that do not compile, budgets that name
+ * neither or both units, and money budgets on tokens whose aliases have no price to count money with.
+ * Works on raw data like the other semantic checks, skipping what the schema already reports.
+ *
+ * @module
+ */
+import type { SemanticIssue } from "./semantic_checks.ts";
+import { arrayField, entriesOf, field, isRecord, recordField, stringField } from "./raw_access.ts";
+import { globToRegExp } from "./resolve.ts";
+
+function checkContentRules(config: unknown): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  for (const [alias, model] of entriesOf(recordField(config, "models"))) {
+    (arrayField(model, "content_rules") ?? []).forEach((rule, i) => {
+      const pattern = stringField(rule, "pattern");
+      if (pattern === undefined) return;
+      const flags = stringField(rule, "flags") ?? "i";
+      try {
+        new RegExp(pattern, flags.replace(/[^imsu]/g, ""));
+      } catch (err) {
+        const why = err instanceof Error
+          ? err.message.replace(/^Invalid regular expression: /, "")
+          : "invalid";
+        issues.push({
+          path: ["models", alias, "content_rules", i, "pattern"],
+          message: `not a valid pattern: ${why}`,
+        });
+      }
+    });
+  }
+  return issues;
+}
+
+function priced(config: unknown, alias: string): boolean {
+  const model = recordField(recordField(config, "models"), alias);
+  const targets = arrayField(model, "targets") ?? [];
+  return targets.length > 0 && targets.every((t) => isRecord(field(t, "price")));
+}
+
+function checkBudgets(config: unknown): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const aliases = Object.keys(recordField(config, "models") ?? {});
+  (arrayField(config, "tokens") ?? []).forEach((token, i) => {
+    const budget = field(token, "budget");
+    if (!isRecord(budget)) return;
+    const hasTokens = field(budget, "tokens") !== undefined;
+    const hasCost = field(budget, "cost") !== undefined;
+    if (hasTokens === hasCost) {
+      issues.push({ path: ["tokens", i, "budget"], message: "give exactly one of tokens or cost" });
+      return;
+    }
+    if (!hasCost) return;
+    const patterns = (arrayField(token, "models") ?? []).filter((p): p is string => typeof p === "string");
+    const reachable = aliases.filter((a) => patterns.some((p) => globToRegExp(p).test(a)));
+    const unpriced = reachable.filter((a) => !priced(config, a));
+    if (unpriced.length > 0) {
+      issues.push({
+        path: ["tokens", i, "budget", "cost"],
+        message: `a cost budget needs a price on every target of the aliases it covers; no price on ${
+          unpriced.map((a) => `"${a}"`).join(", ")
+        }`,
+      });
+    }
+  });
+  return issues;
+}
+
+/** Every policy issue in `config` (raw, interpolated data). */
+export function checkPolicies(config: unknown): SemanticIssue[] {
+  return [...checkContentRules(config), ...checkBudgets(config)];
+}

@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { parseConfigText } from "./load.ts";
+
+function issuesOf(text: string) {
+  const result = parseConfigText(text, { source: "test.yaml", env: {} });
+  return result.ok ? [] : result.issues.map((i) => `${i.line} ${i.path}: ${i.message}`);
+}
+
+const BASE = `providers:
+  local: { type: builtin }
+models:
+  chat-a:
+    type: chat
+    targets: [ { provider: local, model: echo } ]
+`;
+
+Deno.test("policy checks: a content rule whose pattern does not compile is reported at the pattern", () => {
+  const issues = issuesOf(
+    BASE + `    content_rules:
+      - { name: bad, pattern: "([a-z", action: deny }
+`,
+  );
+  assert.equal(issues.length, 1);
+  assert.match(issues[0], /^8 models\.chat-a\.content_rules\.0\.pattern: not a valid pattern/);
+});
+
+Deno.test("policy checks: a budget needs exactly one unit, and a cost budget needs prices", () => {
+  const both = issuesOf(
+    BASE + `tokens:
+  - { name: t, token: "0123456789abcdefXYZ", models: ["*"], budget: { tokens: 10, cost: 1, period: day } }
+`,
+  );
+  assert.deepEqual(both, ["8 tokens.0.budget: give exactly one of tokens or cost"]);
+  const unpriced = issuesOf(
+    BASE + `tokens:
+  - { name: t, token: "0123456789abcdefXYZ", models: ["*"], budget: { cost: 5, period: month } }
+`,
+  );
+  assert.equal(unpriced.length, 1);
+  assert.match(unpriced[0], /tokens\.0\.budget\.cost: a cost budget needs a price .*"chat-a"/);
+  const priced = issuesOf(
+    BASE.replace("model: echo }", "model: echo, price: { input: 0.15, output: 0.6 } }") +
+      `tokens:
+  - { name: t, token: "0123456789abcdefXYZ", models: ["*"], budget: { cost: 5, period: month } }
+`,
+  );
+  assert.deepEqual(priced, []);
+});
+
+Deno.test("policy config: limits, budgets, endpoints and content rules resolve", () => {
+  const result = parseConfigText(
+    BASE + `    limits: { rpm: 100 }
+    content_rules:
+      - { name: ssn, pattern: "\\\\b\\\\d{3}-\\\\d{2}-\\\\d{4}\\\\b", action: redact }
+tokens:
+  - name: t
+    token: "0123456789abcdefXYZ"
+    models: ["*"]
+    limits: { rpm: 10, tpm: 1000, concurrent: 2 }
+    budget: { tokens: 5000, period: day }
+    endpoints: [chat]
+    max_tokens: 256
+`,
+    { source: "test.yaml", env: {} },
+  );
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+  const model = result.config.models.get("chat-a")!;
+  assert.deepEqual(model.limits, { rpm: 100 });
+  assert.equal(model.contentRules[0].regex.flags, "gi");
+  assert.equal("my 123-45-6789 ok".replace(model.contentRules[0].regex, "[X]"), "my [X] ok");
+  const token = [...result.config.tokens.values()][0];
+  assert.deepEqual(token.limits, { rpm: 10, tpm: 1000, concurrent: 2 });
+  assert.deepEqual(token.budget, { tokens: 5000, period: "day" });
+  assert.deepEqual([...token.endpoints!], ["chat"]);
+  assert.equal(token.maxTokens, 256);
+  assert.equal(result.config.usage.sqlite, "data/usage.sqlite");
+});

@@ -1,0 +1,80 @@
+/**
+ * The usage record: one per request to the API (`/v1/*`), denied and failed ones included, so that an admin
+ * console can show who used what and what the policy decided. Never holds a token or prompt text.
+ *
+ * @module
+ */
+
+/** What the policy decided for a request. */
+export type PolicyOutcome = "allow" | "deny" | "modify";
+
+/** One request's usage and policy outcome. Field names are the column names of the store. */
+export interface UsageRecord {
+  /** ISO 8601 time the request arrived. */
+  time: string;
+  request_id: string;
+  /** The token's configured name; null when the request was not authenticated. */
+  token: string | null;
+  environment: string | null;
+  /** The alias the client named, only if it exists (unknown names are not recorded, to bound cardinality). */
+  alias: string | null;
+  /** The provider and upstream model that answered (or last failed). */
+  provider: string | null;
+  upstream_model: string | null;
+  /** "chat", "embeddings", "models", or "other" for unknown paths. */
+  endpoint: string;
+  stream: boolean;
+  status: number;
+  outcome: PolicyOutcome;
+  /** The rule that denied or modified the request (e.g. "token.rpm", "alias.content:pii"), else null. */
+  rule: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** True when the counts were estimated by the gateway's tokenizer because the upstream reported none. */
+  tokens_estimated: boolean;
+  /** Money, in the price table's currency (0 when the target has no price). */
+  cost: number;
+  latency_ms: number;
+  /** Time to the first streamed chunk, for streams. */
+  ttft_ms: number | null;
+  attempts: number;
+  error_code: string | null;
+}
+
+/** Filters and grouping for usage queries (`GET /admin/usage`). */
+export interface UsageQuery {
+  /** ISO time, inclusive. */
+  from?: string;
+  /** ISO time, exclusive. */
+  to?: string;
+  token?: string;
+  environment?: string;
+  alias?: string;
+  provider?: string;
+  outcome?: PolicyOutcome;
+  group_by?: UsageGroupKey[];
+}
+
+/** What usage can be grouped by. */
+export type UsageGroupKey = "token" | "environment" | "alias" | "provider" | "outcome" | "hour" | "day";
+
+/** Totals over a set of records. */
+export interface UsageTotals {
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost: number;
+  /** Denied requests by rule. */
+  denials: Record<string, number>;
+  /** Requests answered with a status >= 400 that were not policy denials. */
+  errors: number;
+  latency_ms: { p50: number | null; p90: number | null; p99: number | null };
+}
+
+/** The answer to a usage query. */
+export interface UsageReport {
+  totals: UsageTotals;
+  /** One entry per group (empty without `group_by`), each with its key values and totals. */
+  groups: (UsageTotals & { key: Record<string, string | null> })[];
+}
