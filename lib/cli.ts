@@ -5,21 +5,20 @@
  * @module
  */
 import { Buffer } from "node:buffer";
+import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { hashToken } from "./auth/authenticate.ts";
-import { formatIssues, loadConfigFile } from "./config/load.ts";
+import { DEFAULT_CONFIG_TEXT, EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
+import { formatIssues, loadConfigFile, parseConfigText } from "./config/load.ts";
 import type { GatewayState } from "./http/context.ts";
-import { createJsonLogger } from "./log.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
-import { createReloader, type Reloader } from "./reload.ts";
-import { HealthRegistry } from "./routing/health.ts";
-import type { RunningServer, Runtime } from "./runtime/types.ts";
-import { createGateway } from "./server.ts";
+import type { Runtime } from "./runtime/types.ts";
+import { startServer, VERSION } from "./serve.ts";
 
-/** The gateway's version, printed by `version` and logged at start. */
-export const VERSION = "0.1.0";
-
-/** The config shipped beside `main.ts`, used when neither `--config` nor `GATEWAY_CONFIG` is given. */
+/**
+ * The config shipped beside `main.ts`, used when neither `--config` nor `GATEWAY_CONFIG` is given. A single
+ * binary has no such file; it serves the copy compiled into it (`DEFAULT_CONFIG_TEXT`) instead.
+ */
 export const DEFAULT_CONFIG = new URL("../config/gateway.yaml", import.meta.url);
 
 const USAGE = `Usage: gateway [serve] [--config FILE] [--port N] [--host H]
@@ -39,12 +38,27 @@ const OPTIONS = {
   version: { type: "boolean", short: "v" },
 } as const;
 
-function configPath(flag: string | undefined, env: Record<string, string | undefined>): string {
+/**
+ * The config to use: `--config`, `$GATEWAY_CONFIG`, `config/gateway.yaml` beside `main.ts`, or, when that
+ * file does not exist (a compiled binary), `EMBEDDED_CONFIG_SOURCE` for the copy built into the program.
+ */
+async function configPath(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<string> {
   if (flag) return flag;
   if (env.GATEWAY_CONFIG) return env.GATEWAY_CONFIG;
-  return DEFAULT_CONFIG.protocol === "file:"
+  const path = DEFAULT_CONFIG.protocol === "file:"
     ? decodeURIComponent(DEFAULT_CONFIG.pathname)
     : DEFAULT_CONFIG.href;
+  try {
+    await stat(path);
+    return path;
+  } catch (err) {
+    const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
+    // Any other failure (permissions, …) is reported by the loader against the real path.
+    return code === "ENOENT" || code === "ENOTDIR" ? EMBEDDED_CONFIG_SOURCE : path;
+  }
 }
 
 /**
@@ -53,7 +67,9 @@ function configPath(flag: string | undefined, env: Record<string, string | undef
  */
 async function load(runtime: Runtime, path: string): Promise<GatewayState | null> {
   const env = runtime.env();
-  const result = await loadConfigFile(path, env);
+  const result = path === EMBEDDED_CONFIG_SOURCE
+    ? parseConfigText(DEFAULT_CONFIG_TEXT, { source: path, env })
+    : await loadConfigFile(path, env);
   if (!result.ok) {
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, result.issues)}\n`);
     return null;
@@ -72,66 +88,6 @@ function parsePort(text: string | undefined): number | null | undefined {
   if (text === undefined || text === "") return undefined;
   const port = Number(text);
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null;
-}
-
-/** Everything a running `serve` exposes to its caller (tests drive and stop it through this). */
-export interface ServeHandle {
-  server: RunningServer;
-  reloader: Reloader;
-  /** Stops watching the config file and shuts the server down gracefully. */
-  stop(graceMs: number): Promise<void>;
-}
-
-/** Options for {@linkcode startServer}. */
-export interface StartOptions {
-  port?: number;
-  host?: string;
-  /** The config file to reload on SIGHUP and when it changes; without it, reloads re-read nothing. */
-  configPath?: string;
-}
-
-/** Starts serving `state`; resolves once listening. */
-export async function startServer(
-  runtime: Runtime,
-  state: GatewayState,
-  options: StartOptions = {},
-): Promise<ServeHandle> {
-  const config = state.config;
-  const logger = createJsonLogger((line) => runtime.writeStdout(line + "\n"));
-  const health = new HealthRegistry();
-  const reloader = createReloader({
-    path: options.configPath ?? config.source,
-    env: () => runtime.env(),
-    logger,
-    initial: state,
-    health,
-  });
-  let unwatch = () => {};
-  if (options.configPath !== undefined) {
-    const path = options.configPath;
-    runtime.onReloadSignal(() => void reloader.reload("signal"));
-    unwatch = runtime.watchFile(path, () => void reloader.reload("file"));
-  }
-  const handler = createGateway({ state: reloader.current, logger, reloader, routing: { health } });
-  const server = await runtime.serve({
-    hostname: options.host ?? config.server.host,
-    port: options.port ?? config.server.port,
-    handler,
-  });
-  logger.info("listening", {
-    url: `http://${server.hostname}:${server.port}`,
-    config: config.source,
-    version: VERSION,
-    runtime: `${runtime.name} ${runtime.version}`,
-  });
-  return {
-    server,
-    reloader,
-    async stop(graceMs) {
-      unwatch();
-      await server.shutdown(graceMs);
-    },
-  };
 }
 
 /** Runs the command line; resolves to the exit code (`serve` resolves only after shutdown). */
@@ -156,7 +112,7 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
   }
   switch (command) {
     case "check": {
-      const path = configPath(values.config, env);
+      const path = await configPath(values.config, env);
       const state = await load(runtime, path);
       if (state === null) return 1;
       const config = state.config;
@@ -184,10 +140,15 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
         runtime.writeStderr(`Invalid port: use a number from 0 to 65535.\n`);
         return 2;
       }
-      const path = configPath(values.config, env);
+      const path = await configPath(values.config, env);
       const state = await load(runtime, path);
       if (state === null) return 1;
-      const handle = await startServer(runtime, state, { port, host: values.host, configPath: path });
+      const handle = await startServer(runtime, state, {
+        port,
+        host: values.host,
+        // The embedded copy cannot change: there is no file to watch or reload.
+        configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
+      });
       await new Promise<void>((resolve) => {
         runtime.onShutdownSignal(async (signal) => {
           runtime.writeStdout(

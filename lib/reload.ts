@@ -42,6 +42,8 @@ export interface ReloaderOptions {
   initial: GatewayState;
   /** Health of targets; forgets targets that are gone, keeps those still configured. */
   health?: HealthRegistry;
+  /** Runs after a new state is swapped in (to prepare per-config state such as budget counters). */
+  onReload?: (state: GatewayState) => Promise<void> | void;
 }
 
 /** Creates the reloader for a config file. */
@@ -67,6 +69,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
       }
     }
     last = { ok: issues.length === 0, at, trigger, issues };
+    if (last.ok) await options.onReload?.(state);
     if (last.ok) {
       options.logger.info("config_reloaded", {
         config: options.path,

@@ -6,13 +6,18 @@
  * @module
  */
 import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
-import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
+import { GatewayError } from "./errors.ts";
 import { handleChatCompletions } from "./http/chat_completions.ts";
-import type { AccessRecord, GatewayState, RequestContext } from "./http/context.ts";
-import { handleReload, handleTargets } from "./http/admin.ts";
+import type { AccessRecord, GatewayServices, GatewayState, RequestContext } from "./http/context.ts";
+import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
+import type { ResolvedConfig } from "./config/types.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
+import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
 import type { Logger } from "./log.ts";
+import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
+import { createMemoryCounterStore } from "./policy/counter_store.ts";
+import { createPolicyEngine } from "./policy/engine.ts";
 import type { Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import { abortableSleep, type RouteDeps } from "./routing/route.ts";
@@ -48,7 +53,7 @@ const JSON_TYPE = { "content-type": "application/json" };
 
 const health: Handler = () => new Response('{"status":"ok"}', { headers: JSON_TYPE });
 
-function routeFor(path: string, options: GatewayOptions): Route | undefined {
+function routeFor(path: string, options: GatewayOptions, config: ResolvedConfig): Route | undefined {
   switch (path) {
     case "/v1/chat/completions":
       return { methods: ["POST"], auth: "client", handle: handleChatCompletions };
@@ -62,6 +67,16 @@ function routeFor(path: string, options: GatewayOptions): Route | undefined {
       return { methods: ["GET"], auth: "none", handle: (_req, ctx) => readiness(ctx, options) };
     case "/admin/targets":
       return { methods: ["GET"], auth: "admin", handle: handleTargets };
+    case "/admin/usage":
+      return { methods: ["GET"], auth: "admin", handle: handleUsage };
+    case "/admin/config":
+      return { methods: ["GET"], auth: "admin", handle: handleConfig };
+    case "/metrics":
+      return {
+        methods: ["GET"],
+        auth: config.server.public_metrics ? "none" : "admin",
+        handle: handleMetrics,
+      };
     case "/admin/reload": {
       const reloader = options.reloader;
       if (reloader === undefined) return undefined;
@@ -105,7 +120,7 @@ function readiness(ctx: RequestContext, options: GatewayOptions): Response {
 
 /** Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. */
 const router = (options: GatewayOptions): Handler => (request, ctx) => {
-  const route = routeFor(ctx.record.path, options);
+  const route = routeFor(ctx.record.path, options, ctx.state.config);
   if (route === undefined) {
     throw new GatewayError(404, `Invalid URL (${request.method} ${ctx.record.path})`, {
       type: "invalid_request_error",
@@ -134,43 +149,6 @@ const router = (options: GatewayOptions): Handler => (request, ctx) => {
   return route.handle(request, ctx);
 };
 
-/**
- * Turns any failure into an OpenAI-shaped error response; unexpected ones are logged (without the request's
- * content) and answered with a generic 500.
- */
-const errorBoundary: Middleware = async (_request, ctx, next) => {
-  try {
-    return await next();
-  } catch (err) {
-    if (!(err instanceof GatewayError)) {
-      ctx.logger.error("unhandled_error", {
-        request_id: ctx.requestId,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-      });
-    }
-    const error = toGatewayError(err);
-    ctx.record.error_code = error.code ?? error.type;
-    const response = errorResponse(error);
-    if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
-    if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
-    if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
-    return response;
-  }
-};
-
-/** Writes the access-log line once the response (and, for streams, its body) is complete. */
-const accessLog: Middleware = async (_request, ctx, next) => {
-  const response = await next();
-  ctx.record.status = response.status;
-  const write = () => {
-    ctx.record.latency_ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
-    ctx.logger.info("request", { ...ctx.record });
-  };
-  if (ctx.streamDone) ctx.streamDone.then(write);
-  else write();
-  return response;
-};
-
 /** The path of a request URL without allocating a `URL` (the hot path runs this for every request). */
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -197,6 +175,18 @@ export interface GatewayOptions {
   routing?: Partial<RouteDeps>;
   /** Reload status for `/readyz` and the trigger for `POST /admin/reload`, when serving a config file. */
   reloader?: Pick<Reloader, "status" | "reload">;
+  /** Policy, usage store and metrics; by default an in-memory policy, no usage store, fresh metrics. */
+  services?: Partial<GatewayServices>;
+}
+
+/** The services a gateway runs with, defaults filled in. */
+export function gatewayServices(given: Partial<GatewayServices> = {}): GatewayServices {
+  return {
+    policy: given.policy ?? createPolicyEngine(createMemoryCounterStore()),
+    usage: given.usage ?? null,
+    usageStore: given.usageStore ?? null,
+    metrics: given.metrics ?? new GatewayMetrics(),
+  };
 }
 
 /** Production routing dependencies, with any given ones swapped in. */
@@ -211,8 +201,9 @@ export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
 
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
-  const chain = compose([accessLog, errorBoundary], router(options));
+  const chain = compose([finishRequest, errorBoundary], router(options));
   const routing = routeDeps(options.routing);
+  const services = gatewayServices(options.services);
   return async (request) => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
@@ -222,6 +213,7 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
       state: options.state(),
       logger: options.logger,
       routing,
+      services,
       record,
     };
     const response = await chain(request, ctx);

@@ -77,6 +77,7 @@ Deno.test("cli: token new prints a high-entropy token and the config line with i
 
 Deno.test("cli: serve answers, reloads on SIGHUP, and on SIGTERM lets an in-flight stream finish and exits 0", async () => {
   const file = await tempConfig(`server: { shutdown_timeout: 5s }
+usage: { sqlite: none }
 providers:
   local: { type: builtin }
 models:

@@ -58,6 +58,8 @@ const serverSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8080),
   max_body_size: byteSize.default(4 * 1024 * 1024),
   shutdown_timeout: duration.default(10_000),
+  /** Serve `/metrics` without a token (for scrapers on a trusted network); otherwise it needs an admin token. */
+  public_metrics: z.boolean().default(false),
   timeouts: z.strictObject({
     first_byte: duration.default(60_000),
     idle: duration.default(60_000),

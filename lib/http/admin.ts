@@ -4,7 +4,11 @@
  *
  * @module
  */
+import type { ProviderConfig } from "../config/schema.ts";
+import { GatewayError, invalidRequest, printable } from "../errors.ts";
 import type { ReloadStatus } from "../reload.ts";
+import { UsageQueryError } from "../usage/query.ts";
+import type { UsageQuery } from "../usage/record.ts";
 import type { RequestContext } from "./context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -43,4 +47,148 @@ export function handleTargets(_request: Request, ctx: RequestContext): Response 
 export async function handleReload(reload: (trigger: string) => Promise<ReloadStatus>): Promise<Response> {
   const status = await reload("admin");
   return new Response(JSON.stringify(status), { status: status.ok ? 200 : 422, headers: JSON_TYPE });
+}
+
+const GROUP_KEYS = new Set(["token", "environment", "alias", "provider", "outcome", "hour", "day"]);
+const OUTCOMES = new Set(["allow", "deny", "modify"]);
+
+function badParam(param: string, message: string): GatewayError {
+  return invalidRequest(message, param, "invalid_value");
+}
+
+function isoParam(params: URLSearchParams, name: string): string | undefined {
+  const value = params.get(name);
+  if (value === null) return undefined;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) throw badParam(name, `'${name}' must be an ISO 8601 date or date-time.`);
+  return new Date(time).toISOString();
+}
+
+/** Parses `GET /admin/usage`'s query string; every value is checked, nothing is passed to SQL as text. */
+export function parseUsageQuery(url: string): UsageQuery {
+  const params = new URL(url).searchParams;
+  const query: UsageQuery = { from: isoParam(params, "from"), to: isoParam(params, "to") };
+  for (const name of ["token", "environment", "alias", "provider"] as const) {
+    const value = params.get(name);
+    if (value !== null) query[name] = value;
+  }
+  const outcome = params.get("outcome");
+  if (outcome !== null) {
+    if (!OUTCOMES.has(outcome)) throw badParam("outcome", "'outcome' must be allow, deny or modify.");
+    query.outcome = outcome as UsageQuery["outcome"];
+  }
+  const groupBy = params.get("group_by");
+  if (groupBy !== null && groupBy !== "") {
+    const keys = groupBy.split(",").map((k) => k.trim());
+    const bad = keys.find((k) => !GROUP_KEYS.has(k));
+    if (bad !== undefined) {
+      throw badParam("group_by", `'group_by' takes ${[...GROUP_KEYS].join(", ")}; got '${printable(bad)}'.`);
+    }
+    query.group_by = keys as UsageQuery["group_by"];
+  }
+  return query;
+}
+
+/**
+ * `GET /admin/usage?from=&to=&token=&environment=&alias=&provider=&outcome=&group_by=alias,day`: totals
+ * (requests, tokens, cost, denials by rule, errors, latency percentiles), overall and per group. Records still
+ * queued are flushed first, so the answer includes every request finished before the query.
+ */
+export async function handleUsage(request: Request, ctx: RequestContext): Promise<Response> {
+  const store = ctx.services.usageStore;
+  if (store === null) {
+    throw new GatewayError(503, "No usage store is configured (usage.sqlite is none).", {
+      type: "server_error",
+      code: "usage_store_disabled",
+    });
+  }
+  const query = parseUsageQuery(request.url);
+  await store.flush();
+  let report;
+  try {
+    report = await store.query(query);
+  } catch (err) {
+    if (err instanceof UsageQueryError) throw invalidRequest(err.message, err.param, "invalid_value");
+    throw err;
+  }
+  return new Response(JSON.stringify({ object: "usage_report", query, ...report }), { headers: JSON_TYPE });
+}
+
+const REDACTED = "***";
+const SECRET_FIELDS = new Set(["api_key", "access_key_id", "secret_access_key", "session_token"]);
+
+function redactProvider(config: ProviderConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (SECRET_FIELDS.has(key)) out[key] = value === undefined ? undefined : REDACTED;
+    else if (key === "headers" && value !== null && typeof value === "object") {
+      out[key] = Object.fromEntries(Object.keys(value).map((name) => [name, REDACTED]));
+    } else out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * `GET /admin/config`: the live, resolved config (defaults filled in) with every secret redacted: provider
+ * keys and credentials, provider header values, and token hashes.
+ */
+export function handleConfig(_request: Request, ctx: RequestContext): Response {
+  const config = ctx.state.config;
+  const body = {
+    source: config.source,
+    server: config.server,
+    routing: config.routing,
+    usage: config.usage,
+    providers: Object.fromEntries([...config.providers].map(([name, p]) => [name, redactProvider(p)])),
+    models: Object.fromEntries([...config.models].map(([alias, m]) => [alias, {
+      type: m.type,
+      strategy: m.strategy,
+      owned_by: m.ownedBy,
+      created: m.created,
+      limits: m.limits,
+      content_rules: m.contentRules.map((r) => ({
+        name: r.name,
+        pattern: r.regex.source,
+        flags: r.regex.flags,
+        action: r.action,
+        message: r.message,
+        replacement: r.replacement,
+      })),
+      targets: m.targets.map((t) => ({
+        provider: t.provider,
+        model: t.model,
+        weight: t.weight,
+        retries: t.retries,
+        max_in_flight: t.maxInFlight,
+        price: t.price,
+        timeouts: t.timeouts,
+      })),
+    }])),
+    tokens: [...config.tokens.values()].map((t) => ({
+      name: t.name,
+      environment: t.environment,
+      sha256: REDACTED,
+      models: t.patterns,
+      limits: t.limits,
+      budget: t.budget,
+      endpoints: t.endpoints === null ? null : [...t.endpoints],
+      max_tokens: t.maxTokens,
+      expires_at: t.expiresAt === null ? null : new Date(t.expiresAt).toISOString(),
+      disabled: t.disabled,
+    })),
+    admin_tokens: [...config.adminTokens.values()].map((t) => ({
+      name: t.name,
+      environment: t.environment,
+      sha256: REDACTED,
+      disabled: t.disabled,
+    })),
+  };
+  return new Response(JSON.stringify(body), { headers: JSON_TYPE });
+}
+
+/** `GET /metrics`: Prometheus text exposition. */
+export function handleMetrics(_request: Request, ctx: RequestContext): Response {
+  return new Response(ctx.services.metrics.render(), {
+    headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+  });
 }

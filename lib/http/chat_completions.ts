@@ -5,10 +5,12 @@
  * @module
  */
 import { badGateway, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatResult } from "../providers/types.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatResult, JsonObject } from "../providers/types.ts";
 import { chatStreamBody } from "./chat_stream.ts";
 import type { RequestContext } from "./context.ts";
+import { admit, chargeUsage } from "./accounting.ts";
 import { readJsonBody } from "./read_json_body.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { parseChatRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { routeRequest } from "./select_target.ts";
@@ -51,6 +53,22 @@ async function withFirstChunk(provider: string, chunks: ReadableStream<ChatCompl
   }, { highWaterMark: 0 });
 }
 
+/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
+function completionTexts(completion: ChatCompletion): string[] {
+  const out: string[] = [];
+  for (const choice of completion.choices) {
+    const message = choice.message as {
+      content?: unknown;
+      tool_calls?: { function?: { arguments?: unknown } }[];
+    };
+    if (typeof message?.content === "string") out.push(message.content);
+    for (const call of message?.tool_calls ?? []) {
+      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
+    }
+  }
+  return out;
+}
+
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: RequestContext): Promise<Response> {
   const identity = ctx.identity!;
@@ -60,6 +78,13 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
   const stream = chat.stream === true;
   ctx.record.alias = model.alias;
   ctx.record.stream = stream;
+  const prompt = roughTokenEstimate(requestTexts(chat));
+  // A function of the final body: the max_tokens ceiling may have lowered what the client asked for.
+  const estimate = (final: JsonObject | undefined) => {
+    const requested = final?.max_completion_tokens ?? final?.max_tokens;
+    return prompt + (typeof requested === "number" ? requested : 0);
+  };
+  await admit(ctx, "chat", estimate, model, chat);
   const { value: result, target, lease, headers } = await routeRequest(
     ctx,
     model,
@@ -76,8 +101,13 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
     const completion: ChatCompletion = result.body;
     completion.model = model.alias;
     if (completion.usage) {
-      ctx.record.prompt_tokens = completion.usage.prompt_tokens;
-      ctx.record.completion_tokens = completion.usage.completion_tokens;
+      chargeUsage(ctx, completion.usage.prompt_tokens, completion.usage.completion_tokens, false);
+    } else {
+      const [prompt, output] = await Promise.all([
+        countTokens(requestTexts(chat)),
+        countTokens(completionTexts(completion)),
+      ]);
+      chargeUsage(ctx, prompt, output, true);
     }
     headers.set("content-type", "application/json");
     return new Response(JSON.stringify(completion), { status: 200, headers });
@@ -90,15 +120,13 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
   }
   let settle!: () => void;
   ctx.streamDone = new Promise((resolve) => settle = resolve);
+  ctx.services.metrics.streamStarted();
   const sse = chatStreamBody(result.chunks, {
     alias: model.alias,
     includeUsage: chat.stream_options?.include_usage === true,
     startedAt: ctx.startedAt,
     onEnd(outcome) {
-      if (outcome.usage) {
-        ctx.record.prompt_tokens = outcome.usage.prompt_tokens;
-        ctx.record.completion_tokens = outcome.usage.completion_tokens;
-      }
+      ctx.services.metrics.streamEnded();
       ctx.record.ttft_ms = outcome.firstChunkAt;
       if (outcome.end === "error") {
         ctx.record.error_code = outcome.error?.code ?? "stream_error";
@@ -106,7 +134,18 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
       }
       if (outcome.end === "cancelled") ctx.record.error_code = "client_closed_request";
       lease.release();
-      settle();
+      if (outcome.usage) {
+        chargeUsage(ctx, outcome.usage.prompt_tokens, outcome.usage.completion_tokens, false);
+        settle();
+        return;
+      }
+      // No usage from the upstream (or the stream broke before it came): count what was sent and received.
+      Promise.all([countTokens(requestTexts(chat)), countTokens(outcome.texts)])
+        .then(([prompt, output]) => chargeUsage(ctx, prompt, output, true))
+        .catch(() =>
+          chargeUsage(ctx, roughTokenEstimate(requestTexts(chat)), roughTokenEstimate(outcome.texts), true)
+        )
+        .finally(settle);
     },
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);

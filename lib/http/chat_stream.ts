@@ -22,6 +22,21 @@ export interface ChatStreamOutcome {
   /** Milliseconds from the start of the stream to the first chunk with content. */
   firstChunkAt?: number;
   chunks: number;
+  /** The text the client received (content and tool-call arguments), to count tokens when no usage came. */
+  texts: string[];
+}
+
+function collectTexts(chunk: ChatCompletionChunk, into: string[]) {
+  for (const choice of chunk.choices) {
+    const delta = choice.delta as {
+      content?: unknown;
+      tool_calls?: { function?: { arguments?: unknown } }[];
+    };
+    if (typeof delta?.content === "string" && delta.content !== "") into.push(delta.content);
+    for (const call of delta?.tool_calls ?? []) {
+      if (typeof call.function?.arguments === "string") into.push(call.function.arguments);
+    }
+  }
 }
 
 /**
@@ -33,6 +48,7 @@ export class PresentChunkStream extends TransformStream<ChatCompletionChunk, Cha
     super({
       transform(chunk, controller) {
         if (chunk.usage) outcome.usage = chunk.usage;
+        else if (outcome.usage === undefined) collectTexts(chunk, outcome.texts);
         if (!includeUsage) {
           if (chunk.usage && chunk.choices.length === 0) return;
           delete chunk.usage;
@@ -100,7 +116,7 @@ export function chatStreamBody(
     onEnd: (outcome: ChatStreamOutcome) => void;
   },
 ): ReadableStream<Uint8Array> {
-  const outcome: ChatStreamOutcome = { end: "ok", chunks: 0 };
+  const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
   const encoded = chunks
     .pipeThrough(new PresentChunkStream(options.alias, options.includeUsage, outcome, options.startedAt))
     .pipeThrough(new SseEncodeStream());

@@ -4,10 +4,14 @@
  *
  * @module
  */
-import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
+import type { ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import type { Logger } from "../log.ts";
+import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import type { PolicyEngine } from "../policy/engine.ts";
+import type { Admission } from "../policy/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { AttemptRecord, RouteDeps } from "../routing/route.ts";
+import type { PolicyOutcome, UsageQuery, UsageRecord, UsageReport } from "../usage/record.ts";
 
 /** A config together with the providers built from it; swapped whole on reload. */
 export interface GatewayState {
@@ -25,6 +29,7 @@ export interface AccessRecord {
   alias?: string;
   provider?: string;
   upstream_model?: string;
+  /** "chat", "embeddings", "models", "other"; set for API requests only. */
   endpoint?: string;
   stream?: boolean;
   status?: number;
@@ -36,6 +41,31 @@ export interface AccessRecord {
   /** How many upstream attempts the request took, and each one's target and outcome. */
   attempts?: number;
   attempt_log?: AttemptRecord[];
+  /** What the policy decided, and which rule denied or modified the request. */
+  outcome?: PolicyOutcome;
+  rule?: string | null;
+  tokens_estimated?: boolean;
+  cost?: number;
+}
+
+/** Where finished requests are reported; writing never blocks or throws. */
+export interface UsageSink {
+  write(record: UsageRecord): void;
+}
+
+/** Policy, usage recording and metrics: shared by every request, and kept across config reloads. */
+export interface GatewayServices {
+  readonly policy: PolicyEngine;
+  readonly usage: UsageSink | null;
+  readonly metrics: GatewayMetrics;
+  /** Flushes queued usage records so that admin queries see them; absent without a usage store. */
+  readonly usageStore: UsageQueryable | null;
+}
+
+/** The part of the usage store the admin API reads. */
+export interface UsageQueryable {
+  flush(): Promise<void>;
+  query(q: UsageQuery): Promise<UsageReport>;
 }
 
 /** Per-request state handed down the middleware chain. */
@@ -46,6 +76,11 @@ export interface RequestContext {
   readonly logger: Logger;
   /** Target health, random source and clock shared by all requests (they outlive config reloads). */
   readonly routing: RouteDeps;
+  readonly services: GatewayServices;
+  /** What the policy admitted; settled once when the request is over. */
+  admission?: Admission;
+  /** The target that answered, for pricing. */
+  answeredBy?: RoutedTarget;
   readonly record: AccessRecord;
   identity?: ResolvedToken;
   /** Set by a streaming handler: settles when the response body has finished (or failed, or was cancelled). */

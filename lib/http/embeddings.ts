@@ -7,6 +7,8 @@
  */
 import { Buffer } from "node:buffer";
 import type { RequestContext } from "./context.ts";
+import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../usage/estimate.ts";
+import { admit, chargeUsage } from "./accounting.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { parseEmbeddingRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
@@ -36,6 +38,7 @@ export async function handleEmbeddings(request: Request, ctx: RequestContext): P
   const embed = parseEmbeddingRequest(body);
   const model = resolveAlias(ctx.state, identity, embed.model, "embedding");
   ctx.record.alias = model.alias;
+  await admit(ctx, "embeddings", roughTokenEstimate(requestTexts(embed)) + tokenIdCount(embed), model, embed);
   const { value: result, lease, headers } = await routeRequest(
     ctx,
     model,
@@ -50,8 +53,8 @@ export async function handleEmbeddings(request: Request, ctx: RequestContext): P
     if (!base64 && typeof embedding === "string") embedding = decodeBase64Embedding(embedding);
     return { object: "embedding", index: item.index, embedding };
   });
-  ctx.record.prompt_tokens = result.usage.prompt_tokens;
-  ctx.record.completion_tokens = 0;
+  if (result.usage.prompt_tokens > 0) chargeUsage(ctx, result.usage.prompt_tokens, 0, false);
+  else chargeUsage(ctx, (await countTokens(requestTexts(embed))) + tokenIdCount(embed), 0, true);
   headers.set("content-type", "application/json");
   const payload = { object: "list", data, model: model.alias, usage: result.usage };
   return new Response(JSON.stringify(payload), { status: 200, headers });

@@ -6,6 +6,7 @@
  */
 import type { ResolvedModel } from "../config/types.ts";
 import { modelNotFound } from "../errors.ts";
+import { admit } from "./accounting.ts";
 import type { RequestContext } from "./context.ts";
 
 function toModelObject(model: ResolvedModel) {
@@ -15,14 +16,16 @@ function toModelObject(model: ResolvedModel) {
 const JSON_TYPE = { "content-type": "application/json" };
 
 /** Lists the caller's aliases in config order. */
-export function handleListModels(_request: Request, ctx: RequestContext): Response {
+export async function handleListModels(_request: Request, ctx: RequestContext): Promise<Response> {
+  await admit(ctx, "models", 0);
   const allowed = ctx.identity!.aliases;
   const data = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(toModelObject);
   return new Response(JSON.stringify({ object: "list", data }), { headers: JSON_TYPE });
 }
 
 /** Returns one alias, or the same 404 for unknown and forbidden ones. */
-export function handleGetModel(alias: string, ctx: RequestContext): Response {
+export async function handleGetModel(alias: string, ctx: RequestContext): Promise<Response> {
+  await admit(ctx, "models", 0);
   const model = ctx.state.config.models.get(alias);
   if (model === undefined || !ctx.identity!.aliases.has(alias)) throw modelNotFound(alias);
   return new Response(JSON.stringify(toModelObject(model)), { headers: JSON_TYPE });

@@ -46,6 +46,7 @@ export async function routeRequest<T>(
       return attempt(target, provider);
     });
     note(routed.target);
+    ctx.answeredBy = routed.target;
     const headers = new Headers({
       "x-gateway-provider": routed.target.provider,
       "x-gateway-model": routed.target.model,

@@ -19,14 +19,18 @@ export interface PolicyRequest {
    * server passes a body it owns).
    */
   body?: JsonObject;
-  /** Tokens this request is expected to use (prompt estimate + requested maximum), charged up front for TPM. */
-  estimatedTokens: number;
+  /**
+   * Tokens this request is expected to use (prompt estimate + requested maximum), charged up front for TPM.
+   * As a function it is called with the body after content rules and the max_tokens ceiling have changed
+   * it, so that a lowered `max_tokens` lowers the charge too.
+   */
+  estimatedTokens: number | ((body: JsonObject | undefined) => number);
 }
 
 /**
- * An admitted request. `settle` must be called exactly once when the request is over (also on failure, with
- * what was actually used, possibly 0): it releases concurrency, corrects the TPM charge to the real usage, and
- * adds to budgets.
+ * An admitted request. `settle` must be called when the request is over (also on failure, with what was
+ * actually used, possibly 0; for streams when the stream ends): it releases concurrency, corrects the TPM
+ * charge to the real usage, and adds to budgets.
  */
 export interface Admission {
   outcome: Exclude<PolicyOutcome, "deny">;
@@ -34,5 +38,9 @@ export interface Admission {
   rule: string | null;
   /** OpenAI's `x-ratelimit-*` headers for the limits that apply (most restrictive first). */
   headers: Record<string, string>;
-  settle(actual: { tokens: number; cost: number }): void;
+  /**
+   * Idempotent: only the first call counts. The promise resolves when the counters are updated and never
+   * rejects (store failures go to the engine's `onError`), so callers may ignore it.
+   */
+  settle(actual: { tokens: number; cost: number }): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startServer } from "../../lib/cli.ts";
+import { startServer } from "../../lib/serve.ts";
 import { loadConfigFile } from "../../lib/config/load.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
 import { denoRuntime } from "../../lib/runtime/deno.ts";
@@ -40,6 +40,12 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
+/** Keeps a test's usage database and spill file in its own temp dir unless the config says where. */
+function withTempUsage(yaml: string, dir: string): string {
+  if (/^usage:/m.test(yaml)) return yaml;
+  return `${yaml}\nusage: { sqlite: "${dir}/usage.sqlite", spill: "${dir}/usage-spill.jsonl", flush_interval: 50ms }\n`;
+}
+
 /** Starts a gateway with `yaml` (a whole config file) on a free port. */
 export async function startGateway(yaml: string, env: Record<string, string> = {}): Promise<TestGateway> {
   const bin = Deno.env.get("GATEWAY_BIN");
@@ -49,7 +55,7 @@ export async function startGateway(yaml: string, env: Record<string, string> = {
 async function startInProcess(yaml: string, env: Record<string, string>): Promise<TestGateway> {
   const dir = await Deno.makeTempDir();
   const configFile = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(configFile, yaml);
+  await Deno.writeTextFile(configFile, withTempUsage(yaml, dir));
   const result = await loadConfigFile(configFile, env);
   if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
   const logs: Record<string, unknown>[] = [];
@@ -80,7 +86,7 @@ async function startInProcess(yaml: string, env: Record<string, string>): Promis
 async function startBinary(bin: string, yaml: string, env: Record<string, string>): Promise<TestGateway> {
   const dir = await Deno.makeTempDir();
   const configFile = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(configFile, yaml);
+  await Deno.writeTextFile(configFile, withTempUsage(yaml, dir));
   const child = new Deno.Command(bin, {
     args: ["serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
     env,

@@ -1,0 +1,72 @@
+/**
+ * The two middlewares around every request: the error boundary, the single place failures become
+ * OpenAI-shaped responses, and the request's ending, which settles its policy admission and reports it once,
+ * to the access log, the usage store and the metrics, when the response (for streams, its body) is over.
+ *
+ * @module
+ */
+import { errorResponse, GatewayError, toGatewayError } from "../errors.ts";
+import { PolicyDenied } from "../policy/engine.ts";
+import type { Middleware } from "../server.ts";
+import { endpointOf, usageRecordOf } from "./accounting.ts";
+
+/**
+ * Turns any failure into an OpenAI-shaped error response; unexpected ones are logged (without the request's
+ * content) and answered with a generic 500. A policy denial is noted as the request's outcome.
+ */
+export const errorBoundary: Middleware = async (_request, ctx, next) => {
+  try {
+    return await next();
+  } catch (err) {
+    if (!(err instanceof GatewayError)) {
+      ctx.logger.error("unhandled_error", {
+        request_id: ctx.requestId,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      });
+    }
+    if (err instanceof PolicyDenied) {
+      ctx.record.outcome = "deny";
+      ctx.record.rule = err.rule;
+    }
+    const error = toGatewayError(err);
+    ctx.record.error_code = error.code ?? error.type;
+    const response = errorResponse(error);
+    if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
+    if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
+    if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
+    return response;
+  }
+};
+
+/**
+ * Ends the request once its response is complete: settles the admission with the real usage, writes the
+ * usage record (API requests only, denied and failed ones included), updates the metrics and writes the
+ * access-log line. Adds the `x-ratelimit-*` headers of the limits that applied to the response.
+ */
+export const finishRequest: Middleware = async (_request, ctx, next) => {
+  const arrived = new Date().toISOString();
+  ctx.record.endpoint = endpointOf(ctx.record.path) ?? undefined;
+  const response = await next();
+  ctx.record.status = response.status;
+  if (ctx.admission) {
+    for (const [name, value] of Object.entries(ctx.admission.headers)) response.headers.set(name, value);
+  }
+  const finish = () => {
+    const record = ctx.record;
+    record.latency_ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
+    ctx.admission?.settle({
+      tokens: (record.prompt_tokens ?? 0) + (record.completion_tokens ?? 0),
+      cost: record.cost ?? 0,
+    });
+    if (record.endpoint !== undefined) {
+      const usage = usageRecordOf(ctx, arrived);
+      ctx.services.usage?.write(usage);
+      ctx.services.metrics.recordRequest(usage);
+      for (const attempt of record.attempt_log ?? []) ctx.services.metrics.recordAttempt(attempt);
+    }
+    ctx.logger.info("request", { ...record });
+  };
+  if (ctx.streamDone) ctx.streamDone.then(finish);
+  else finish();
+  return response;
+};

@@ -1,0 +1,341 @@
+import assert from "node:assert/strict";
+import parseRaw from "parse-prometheus-text-format";
+import type { AttemptRecord } from "../routing/route.ts";
+import type { PolicyOutcome, UsageRecord } from "../usage/record.ts";
+import { GatewayMetrics, KNOWN_ERROR_CODES, OTHER } from "./gateway_metrics.ts";
+
+/** What parse-prometheus-text-format returns (it ships no types). */
+interface ParsedFamily {
+  name: string;
+  help: string;
+  type: string;
+  metrics: { value?: string; labels?: Record<string, string> }[];
+}
+const parse = parseRaw as (text: string) => ParsedFamily[];
+
+type Sample = { labels: Record<string, string>; value: number };
+
+/**
+ * Every sample line by sample name. The parser folds a labelled histogram's series into one, so the
+ * comment lines are dropped first and each `_bucket`, `_sum` and `_count` is read as a family of its own.
+ */
+function samplesOf(text: string): Map<string, Sample[]> {
+  const bare = text.split("\n").filter((line) => !line.startsWith("#")).join("\n");
+  const out = new Map<string, Sample[]>();
+  for (const family of parse(bare)) {
+    const list = out.get(family.name) ?? [];
+    for (const s of family.metrics) list.push({ labels: s.labels ?? {}, value: Number(s.value) });
+    out.set(family.name, list);
+  }
+  return out;
+}
+
+/** Sums the samples of `name` grouped by the given labels (joined with "|"). */
+function sumBy(samples: Map<string, Sample[]>, name: string, labels: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples.get(name) ?? []) {
+    const key = labels.map((l) => s.labels[l] ?? "").join("|");
+    out.set(key, (out.get(key) ?? 0) + s.value);
+  }
+  return out;
+}
+
+function tally(keys: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const k of keys) out.set(k, (out.get(k) ?? 0) + 1);
+  return out;
+}
+
+function addTo(map: Map<string, number>, key: string, n: number): void {
+  map.set(key, (map.get(key) ?? 0) + n);
+}
+
+function sorted(map: Map<string, number>): [string, number][] {
+  return [...map].filter(([, v]) => v !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** A small seeded generator (mulberry32), so the data set is the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function record(overrides: Partial<UsageRecord>): UsageRecord {
+  return {
+    time: "2026-01-01T00:00:00.000Z",
+    request_id: crypto.randomUUID(),
+    token: "web",
+    environment: "production",
+    alias: "chat-default",
+    provider: "local",
+    upstream_model: "echo",
+    endpoint: "chat",
+    stream: false,
+    status: 200,
+    outcome: "allow",
+    rule: null,
+    prompt_tokens: 10,
+    completion_tokens: 5,
+    tokens_estimated: false,
+    cost: 0.001,
+    latency_ms: 120,
+    ttft_ms: null,
+    attempts: 1,
+    error_code: null,
+    ...overrides,
+  };
+}
+
+/** ~200 varied records and their attempts: allowed, denied by several rules, modified, errors, streams. */
+function dataset(): { records: UsageRecord[]; attempts: AttemptRecord[] } {
+  const rand = seeded(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+  const records: UsageRecord[] = [];
+  const attempts: AttemptRecord[] = [];
+  for (let i = 0; i < 200; i++) {
+    const alias = pick(["chat-default", "chat-fast", "embed-default", null] as const);
+    const endpoint = alias === null
+      ? pick(["chat", "models", "other"])
+      : alias.startsWith("embed")
+      ? "embeddings"
+      : "chat";
+    const roll = rand();
+    let outcome: PolicyOutcome = "allow";
+    let rule: string | null = null;
+    let status = 200;
+    let error_code: string | null = null;
+    let provider: string | null = alias === null ? null : pick(["openai", "local", "anthropic"]);
+    if (alias === null) {
+      status = endpoint === "models" ? 200 : 404;
+      error_code = status === 404 ? (endpoint === "chat" ? "model_not_found" : "unknown_url") : null;
+    } else if (roll < 0.2) {
+      outcome = "deny";
+      rule = pick(["token.rpm", "token.budget", "alias.content:pii"]);
+      status = rule === "alias.content:pii" ? 400 : 429;
+      error_code = rule === "alias.content:pii" ? "content_filter" : "rate_limit_exceeded";
+      provider = null;
+    } else if (roll < 0.3) {
+      outcome = "modify";
+      rule = "alias.content:redact";
+    } else if (roll < 0.4) {
+      status = pick([502, 503, 504]);
+      error_code = status === 504 ? "upstream_timeout" : status === 503 ? "upstream_overloaded" : null;
+    }
+    const ok = status < 400 && provider !== null;
+    const stream = endpoint === "chat" && rand() < 0.5;
+    records.push(record({
+      alias,
+      provider,
+      endpoint,
+      status,
+      outcome,
+      rule,
+      error_code,
+      stream,
+      prompt_tokens: ok ? 1 + Math.floor(rand() * 5000) : 0,
+      completion_tokens: ok && endpoint === "chat" ? Math.floor(rand() * 800) : 0,
+      cost: ok ? Math.round(rand() * 1e6) / 1e8 : 0,
+      latency_ms: 1 + rand() * 30_000,
+      ttft_ms: stream && ok ? rand() * 3000 : null,
+    }));
+    if (provider !== null && outcome !== "deny") {
+      const failures = Math.floor(rand() * 3);
+      for (let f = 0; f < failures; f++) {
+        attempts.push({
+          provider,
+          model: "m",
+          outcome: pick(["upstream_timeout", "502", "429"]),
+          latency_ms: rand() * 5000,
+        });
+      }
+      attempts.push({
+        provider,
+        model: "m",
+        outcome: ok ? "ok" : "upstream_error",
+        latency_ms: rand() * 5000,
+      });
+    }
+  }
+  return { records, attempts };
+}
+
+Deno.test("recordRequest/recordAttempt: /metrics parses and its counters match the usage records", () => {
+  const { records, attempts } = dataset();
+  const metrics = new GatewayMetrics();
+  for (const r of records) metrics.recordRequest(r);
+  for (const a of attempts) metrics.recordAttempt(a);
+  const text = metrics.render();
+  assert.equal(metrics.contentType, "text/plain; version=0.0.4; charset=utf-8");
+
+  const families = parse(text);
+  assert.deepEqual(families.map((f) => [f.name, f.type]), [
+    ["gateway_requests_total", "COUNTER"],
+    ["gateway_denials_total", "COUNTER"],
+    ["gateway_policy_modifications_total", "COUNTER"],
+    ["gateway_tokens_total", "COUNTER"],
+    ["gateway_cost_total", "COUNTER"],
+    ["gen_ai_client_token_usage", "HISTOGRAM"],
+    ["gen_ai_client_operation_duration_seconds", "HISTOGRAM"],
+    ["gen_ai_server_time_to_first_token_seconds", "HISTOGRAM"],
+    ["gateway_upstream_duration_seconds", "HISTOGRAM"],
+    ["gateway_upstream_failures_total", "COUNTER"],
+    ["gateway_streams_in_flight", "GAUGE"],
+  ]);
+  for (const f of families) assert.ok(f.help.length > 0, f.name);
+
+  const s = samplesOf(text);
+  const label = (v: string | null) => v ?? "";
+
+  // Requests: the total, and per label set.
+  const requests = sumBy(s, "gateway_requests_total", ["endpoint", "alias", "provider", "status", "outcome"]);
+  assert.equal([...requests.values()].reduce((a, b) => a + b, 0), records.length);
+  assert.deepEqual(
+    sorted(requests),
+    sorted(
+      tally(
+        records.map((r) => [r.endpoint, label(r.alias), label(r.provider), r.status, r.outcome].join("|")),
+      ),
+    ),
+  );
+  for (const dim of ["alias", "provider", "status", "outcome", "endpoint"] as const) {
+    assert.deepEqual(
+      sorted(sumBy(s, "gateway_requests_total", [dim])),
+      sorted(tally(records.map((r) => String(r[dim] ?? "")))),
+      dim,
+    );
+  }
+  assert.ok(requests.has("chat|||404|allow"), "a null alias and provider are empty labels");
+
+  // Denials and modifications by rule.
+  const byRule = (o: PolicyOutcome) =>
+    tally(records.filter((r) => r.outcome === o).map((r) => label(r.rule)));
+  assert.deepEqual(sorted(sumBy(s, "gateway_denials_total", ["rule"])), sorted(byRule("deny")));
+  assert.equal(sumBy(s, "gateway_denials_total", ["rule"]).size, 3);
+  assert.deepEqual(
+    sorted(sumBy(s, "gateway_policy_modifications_total", ["rule"])),
+    sorted(byRule("modify")),
+  );
+
+  // Tokens and cost.
+  const tokens = new Map<string, number>();
+  const cost = new Map<string, number>();
+  for (const r of records) {
+    addTo(tokens, `${label(r.alias)}|${label(r.provider)}|input`, r.prompt_tokens);
+    addTo(tokens, `${label(r.alias)}|${label(r.provider)}|output`, r.completion_tokens);
+    addTo(cost, `${label(r.alias)}|${label(r.provider)}`, r.cost);
+  }
+  assert.deepEqual(sorted(sumBy(s, "gateway_tokens_total", ["alias", "provider", "type"])), sorted(tokens));
+  const costSeen = sumBy(s, "gateway_cost_total", ["alias", "provider"]);
+  assert.deepEqual([...costSeen.keys()].sort(), sorted(cost).map(([k]) => k));
+  for (const [k, v] of cost) if (v > 0) assert.ok(Math.abs(costSeen.get(k)! - v) < 1e-9, k);
+
+  // Histograms: _count equals the number of observations, +Inf equals _count.
+  const genai = records.filter((r) => r.endpoint === "chat" || r.endpoint === "embeddings");
+  const duration = sumBy(s, "gen_ai_client_operation_duration_seconds_count", [
+    "gen_ai_operation_name",
+    "error_type",
+  ]);
+  const errorTypeOf = (r: UsageRecord) => r.error_code ?? (r.status >= 400 ? String(r.status) : "");
+  assert.deepEqual(sorted(duration), sorted(tally(genai.map((r) => `${r.endpoint}|${errorTypeOf(r)}`))));
+  const durationSum = [...sumBy(s, "gen_ai_client_operation_duration_seconds_sum", []).values()][0];
+  assert.ok(Math.abs(durationSum - genai.reduce((a, r) => a + r.latency_ms / 1000, 0)) < 1e-6);
+  const infBuckets = (name: string) =>
+    (s.get(`${name}_bucket`) ?? []).filter((x) => x.labels.le === "+Inf").reduce((a, x) => a + x.value, 0);
+  assert.equal(infBuckets("gen_ai_client_operation_duration_seconds"), genai.length);
+
+  const withTokens = genai.filter((r) => r.prompt_tokens + r.completion_tokens > 0);
+  const usage = sumBy(s, "gen_ai_client_token_usage_count", ["gen_ai_token_type"]);
+  assert.equal(usage.get("input"), withTokens.length);
+  assert.equal(usage.get("output"), withTokens.filter((r) => r.endpoint === "chat").length);
+  const usageSum = sumBy(s, "gen_ai_client_token_usage_sum", ["gen_ai_token_type"]);
+  assert.equal(usageSum.get("input"), withTokens.reduce((a, r) => a + r.prompt_tokens, 0));
+  assert.equal(usageSum.get("output"), withTokens.reduce((a, r) => a + r.completion_tokens, 0));
+
+  const ttft = sumBy(s, "gen_ai_server_time_to_first_token_seconds_count", ["gen_ai_request_model"]);
+  assert.deepEqual(
+    sorted(ttft),
+    sorted(tally(records.filter((r) => r.stream && r.ttft_ms !== null).map((r) => label(r.alias)))),
+  );
+  assert.ok([...ttft.values()].reduce((a, b) => a + b, 0) > 10, "the data set has streams with ttft");
+
+  // Upstream attempts.
+  const upstream = sumBy(s, "gateway_upstream_duration_seconds_count", ["provider"]);
+  assert.deepEqual(sorted(upstream), sorted(tally(attempts.map((a) => a.provider))));
+  const failures = sumBy(s, "gateway_upstream_failures_total", ["provider", "outcome"]);
+  assert.deepEqual(
+    sorted(failures),
+    sorted(tally(attempts.filter((a) => a.outcome !== "ok").map((a) => `${a.provider}|${a.outcome}`))),
+  );
+  assert.deepEqual(s.get("gateway_streams_in_flight"), [{ labels: {}, value: 0 }]);
+});
+
+Deno.test("cardinality: 1,000 distinct error codes leave a bounded set of label values", () => {
+  const metrics = new GatewayMetrics({ maxErrorCodes: 50 });
+  for (let i = 0; i < 1000; i++) {
+    metrics.recordRequest(record({ status: 502, error_code: `weird_upstream_code_${i}` }));
+    metrics.recordAttempt({ provider: "local", model: "echo", outcome: `other_code_${i}`, latency_ms: 10 });
+  }
+  metrics.recordRequest(record({ status: 504, error_code: "upstream_timeout" }));
+  metrics.recordRequest(record({ status: 502, error_code: "x".repeat(65) }));
+  metrics.recordRequest(record({ status: 502, error_code: "has space\nand newline" }));
+  const s = samplesOf(metrics.render());
+  const errorTypes = sumBy(s, "gen_ai_client_operation_duration_seconds_count", ["error_type"]);
+  const failureOutcomes = sumBy(s, "gateway_upstream_failures_total", ["outcome"]);
+  // 50 distinct codes are shared by both metrics; the rest read _OTHER, and totals stay whole.
+  assert.equal(errorTypes.size + failureOutcomes.size, 50 + 2 + 1);
+  assert.equal(errorTypes.get(OTHER), 1000 - 25 + 2);
+  assert.equal(errorTypes.get("upstream_timeout"), 1, "known codes always pass");
+  assert.equal([...errorTypes.values()].reduce((a, b) => a + b, 0), 1003);
+  assert.equal(failureOutcomes.get(OTHER), 1000 - 25);
+  assert.equal([...failureOutcomes.values()].reduce((a, b) => a + b, 0), 1000);
+  for (const code of KNOWN_ERROR_CODES) assert.equal(metrics.errorLabel(code), code);
+  assert.equal(metrics.errorLabel(null), "");
+});
+
+Deno.test("cardinality: enums outside their sets and odd numbers are folded, not passed through", () => {
+  const metrics = new GatewayMetrics();
+  metrics.recordRequest(
+    record({ endpoint: "/v1/secret?x=1", status: 1234, outcome: "maybe" as PolicyOutcome }),
+  );
+  metrics.recordRequest(
+    record({ latency_ms: NaN, cost: -5, prompt_tokens: Infinity, completion_tokens: -1 }),
+  );
+  const requests = sumBy(samplesOf(metrics.render()), "gateway_requests_total", [
+    "endpoint",
+    "status",
+    "outcome",
+  ]);
+  assert.deepEqual(sorted(requests), [["chat|200|allow", 1], [`other|${OTHER}|${OTHER}`, 1]]);
+  assert.equal(metrics.operationDuration.get(["chat", "chat-default", "local", ""]).count, 0, "NaN latency");
+  assert.equal(metrics.operationDuration.seriesCount, 0, "reading a value creates no series");
+  assert.equal(metrics.cost.get(["chat-default", "local"]), 0.001);
+});
+
+Deno.test("streamStarted/streamEnded: the in-flight gauge follows and never goes negative", () => {
+  const metrics = new GatewayMetrics();
+  const gauge = () => samplesOf(metrics.render()).get("gateway_streams_in_flight")?.[0].value;
+  for (let i = 0; i < 5; i++) metrics.streamStarted();
+  assert.equal(gauge(), 5);
+  for (let i = 0; i < 3; i++) metrics.streamEnded();
+  assert.equal(gauge(), 2);
+  for (let i = 0; i < 10; i++) metrics.streamEnded();
+  assert.equal(gauge(), 0);
+});
+
+Deno.test("recordRequest x100k: runs through and the output still parses (a sanity run, no timing)", () => {
+  const { records, attempts } = dataset();
+  const metrics = new GatewayMetrics();
+  const started = performance.now();
+  for (let i = 0; i < 100_000; i++) metrics.recordRequest(records[i % records.length]);
+  for (let i = 0; i < 100_000; i++) metrics.recordAttempt(attempts[i % attempts.length]);
+  const elapsed = performance.now() - started;
+  const text = metrics.render();
+  const total = [...sumBy(samplesOf(text), "gateway_requests_total", []).values()][0];
+  assert.equal(total, 100_000);
+  console.log(`200k record calls in ${elapsed.toFixed(0)} ms; /metrics is ${text.length} bytes`);
+});

@@ -1,0 +1,135 @@
+/**
+ * Budgets: a token's spending cap over a calendar period in UTC (a day or a month), in tokens or in money.
+ * A request is admitted while the period's total is below the cap (so requests in flight when the cap is
+ * reached may overshoot it by their own usage); its real usage is added when it settles.
+ *
+ * @module
+ */
+import type { BudgetConfig } from "../config/schema.ts";
+import type { ResolvedToken } from "../config/types.ts";
+import type { CheckResult, CounterStore, PeriodCheck } from "./counter_store.ts";
+import { PolicyDenied } from "./denied.ts";
+
+/** One budget period: its id (the counter's period key) and its bounds in epoch ms. */
+export interface BudgetPeriod {
+  /** "2026-11-22" for a day, "2026-11" for a month. */
+  readonly id: string;
+  readonly start: number;
+  /** Exclusive. */
+  readonly end: number;
+}
+
+/** How long a period counter is kept after its period ends (nothing reads it then; this is slack). */
+const PERIOD_GRACE_MS = 3_600_000;
+
+/** The UTC day or month that contains `now`; the server also uses it to seed counters from stored usage. */
+export function budgetPeriod(period: BudgetConfig["period"], now: number): BudgetPeriod {
+  const d = new Date(now);
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth();
+  const month = String(m + 1).padStart(2, "0");
+  if (period === "month") {
+    return { id: `${y}-${month}`, start: Date.UTC(y, m, 1), end: Date.UTC(y, m + 1, 1) };
+  }
+  const day = d.getUTCDate();
+  return {
+    id: `${y}-${month}-${String(day).padStart(2, "0")}`,
+    start: Date.UTC(y, m, day),
+    end: Date.UTC(y, m, day + 1),
+  };
+}
+
+/** What a budget counts and its cap: tokens, or money in the price table's currency. */
+export function budgetUnit(budget: BudgetConfig): { unit: "tokens" | "cost"; limit: number } | null {
+  if (budget.tokens !== undefined) return { unit: "tokens", limit: budget.tokens };
+  if (budget.cost !== undefined) return { unit: "cost", limit: budget.cost };
+  return null;
+}
+
+/** The counter key of a token's budget; the unit is part of it so that changing the unit starts afresh. */
+export function budgetKey(tokenName: string, unit: "tokens" | "cost"): string {
+  return `token:${tokenName}:budget:${unit}`;
+}
+
+/** The check that admits a request while the token's budget for the current period is not used up. */
+export function budgetCheck(
+  token: ResolvedToken,
+  now: number,
+): { check: PeriodCheck; period: BudgetPeriod } | null {
+  if (!token.budget) return null;
+  const u = budgetUnit(token.budget);
+  if (!u) return null;
+  const period = budgetPeriod(token.budget.period, now);
+  return {
+    check: { kind: "period", key: budgetKey(token.name, u.unit), period: period.id, limit: u.limit },
+    period,
+  };
+}
+
+function amount(n: number): string {
+  return String(Number(n.toPrecision(6)));
+}
+
+/**
+ * OpenAI's 429 `insufficient_quota` for an exhausted budget. `x-should-retry: false` stops the OpenAI SDKs
+ * from retrying a request that cannot succeed before the period ends; the message says when that is.
+ */
+export function budgetDenied(
+  token: ResolvedToken,
+  result: CheckResult,
+  period: BudgetPeriod,
+  headers: Record<string, string>,
+): PolicyDenied {
+  const budget = token.budget!;
+  const u = budgetUnit(budget)!;
+  const what = u.unit === "tokens" ? `${amount(u.limit)} tokens` : `a cost of ${amount(u.limit)}`;
+  const message = `You exceeded your current quota: token ${token.name} has a budget of ${what} per ` +
+    `${budget.period} (UTC) and has used ${amount(result.used)} in ${period.id}. ` +
+    `The budget resets at ${new Date(period.end).toISOString()}.`;
+  return new PolicyDenied(429, message, "token.budget", {
+    type: "insufficient_quota",
+    code: "insufficient_quota",
+    headers: { ...headers, "x-should-retry": "false" },
+  });
+}
+
+/** Adds a settled request's usage to its token's budget counter for the period containing `now`. */
+export async function chargeBudget(
+  store: CounterStore,
+  token: ResolvedToken,
+  actual: { tokens: number; cost: number },
+  now: number,
+): Promise<void> {
+  if (!token.budget) return;
+  const u = budgetUnit(token.budget);
+  if (!u) return;
+  const used = u.unit === "tokens" ? actual.tokens : actual.cost;
+  if (!(used > 0) || !Number.isFinite(used)) return;
+  const period = budgetPeriod(token.budget.period, now);
+  await store.periodAdd(budgetKey(token.name, u.unit), period.id, used, period.end + PERIOD_GRACE_MS);
+}
+
+/**
+ * Seeds a token's budget counter for the current period from usage stored before this process started (the
+ * server sums its usage records from `budgetPeriod(...).start`). Raises the counter to `used` and never
+ * lowers it, so seeding twice, or after requests were already counted, does not double count.
+ * Returns the counter's value afterwards (0 when the budget counts nothing).
+ */
+export async function seedBudget(
+  store: CounterStore,
+  tokenName: string,
+  budget: BudgetConfig,
+  used: { tokens: number; cost: number },
+  now: number,
+): Promise<number> {
+  const u = budgetUnit(budget);
+  if (!u) return 0;
+  const period = budgetPeriod(budget.period, now);
+  const value = u.unit === "tokens" ? used.tokens : used.cost;
+  return await store.periodRaise(
+    budgetKey(tokenName, u.unit),
+    period.id,
+    value,
+    period.end + PERIOD_GRACE_MS,
+  );
+}

@@ -1,0 +1,124 @@
+/**
+ * Content rules of an alias: deny a request whose text matches a pattern, or redact the matches before the
+ * request goes upstream. Rules see every text the client sends to the model: string message contents and
+ * the text parts of array contents (any role), or the strings of an embeddings `input`.
+ *
+ * Not covered, by design: token-id embeddings input (there is no text to match), tool-call arguments and
+ * non-text parts (images, audio, files).
+ *
+ * @module
+ */
+import type { Endpoint } from "../config/schema.ts";
+import type { ResolvedContentRule } from "../config/types.ts";
+import type { JsonObject } from "../providers/types.ts";
+import { PolicyDenied } from "./denied.ts";
+
+/** What the content rules did to a request that they did not deny. */
+export type ContentDecision =
+  | { readonly outcome: "allow" }
+  /** `rules` are the redact rules that matched, as `alias.content:<name>`. */
+  | { readonly outcome: "modify"; readonly rules: readonly string[] };
+
+/** One text of a request, with the request parameter it sits at and a way to replace it in place. */
+interface TextSlot {
+  readonly param: string;
+  text: string;
+  write(text: string): void;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function chatSlots(body: JsonObject): TextSlot[] {
+  const slots: TextSlot[] = [];
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return slots;
+  messages.forEach((message: unknown, i) => {
+    if (!isObject(message)) return;
+    const content = message.content;
+    if (typeof content === "string") {
+      slots.push({ param: `messages[${i}].content`, text: content, write: (t) => message.content = t });
+    } else if (Array.isArray(content)) {
+      content.forEach((part: unknown, j) => {
+        if (!isObject(part) || typeof part.text !== "string") return;
+        slots.push({
+          param: `messages[${i}].content[${j}].text`,
+          text: part.text,
+          write: (t) => part.text = t,
+        });
+      });
+    }
+  });
+  return slots;
+}
+
+function embeddingSlots(body: JsonObject): TextSlot[] {
+  const input = body.input;
+  if (typeof input === "string") return [{ param: "input", text: input, write: (t) => body.input = t }];
+  if (!Array.isArray(input)) return [];
+  const slots: TextSlot[] = [];
+  input.forEach((item: unknown, i) => {
+    if (typeof item === "string") {
+      slots.push({
+        param: `input[${i}]`,
+        text: item,
+        write: (t) => input[i] = t,
+      });
+    }
+  });
+  return slots;
+}
+
+/** The rule name a content rule is reported under. */
+export function contentRuleName(rule: ResolvedContentRule): string {
+  return `alias.content:${rule.name}`;
+}
+
+function globalRegex(regex: RegExp): RegExp {
+  return regex.global ? regex : new RegExp(regex.source, `${regex.flags}g`);
+}
+
+/**
+ * Applies an alias's content rules to a request body, in place.
+ *
+ * Deny rules are judged first, in config order, on the text as the client sent it (so no redaction can hide
+ * a match from them): the first that matches throws a {@linkcode PolicyDenied} — 400
+ * `invalid_request_error`, code `content_policy_violation`, `param` naming the first text it matched in —
+ * with the rule's message or a generic one. The matched text is never echoed. Then every redact rule, in
+ * order, replaces all its matches with its `replacement`, taken literally (`$1` is not expanded).
+ */
+export function applyContentRules(
+  endpoint: Endpoint,
+  body: JsonObject | undefined,
+  rules: readonly ResolvedContentRule[],
+): ContentDecision {
+  if (!body || rules.length === 0) return { outcome: "allow" };
+  const slots = endpoint === "chat" ? chatSlots(body) : endpoint === "embeddings" ? embeddingSlots(body) : [];
+  if (slots.length === 0) return { outcome: "allow" };
+  for (const rule of rules) {
+    if (rule.action !== "deny") continue;
+    const hit = slots.find((slot) => slot.text.search(rule.regex) !== -1);
+    if (!hit) continue;
+    const message = rule.message ?? `This request was rejected by the content policy (rule ${rule.name}).`;
+    throw new PolicyDenied(400, message, contentRuleName(rule), {
+      type: "invalid_request_error",
+      code: "content_policy_violation",
+      param: hit.param,
+    });
+  }
+  const matched: string[] = [];
+  for (const rule of rules) {
+    if (rule.action !== "redact") continue;
+    const regex = globalRegex(rule.regex);
+    let any = false;
+    for (const slot of slots) {
+      if (slot.text.search(regex) === -1) continue;
+      any = true;
+      slot.text = slot.text.replace(regex, () => rule.replacement);
+      slot.write(slot.text);
+    }
+    if (any) matched.push(contentRuleName(rule));
+  }
+  return matched.length > 0 ? { outcome: "modify", rules: matched } : { outcome: "allow" };
+}

@@ -1,0 +1,306 @@
+/**
+ * The counters behind rate limits, concurrency limits and budgets, behind a small asynchronous interface so
+ * that the embedded store of a single node can later be swapped for a shared one (Redis) without touching
+ * the engine.
+ *
+ * Every operation is designed to be one atomic call on a shared store:
+ *
+ * - {@linkcode CounterStore.reserve} checks a whole list of limits and takes from all of them, or from none
+ *   (one Lua script over all the keys). All-or-nothing is what makes limits exact: a request that one limit
+ *   denies has taken nothing from the others, so it never makes another request fail.
+ * - {@linkcode CounterStore.adjust} corrects a bucket by a signed amount (`HINCRBYFLOAT` after a refill, in
+ *   a script).
+ * - {@linkcode CounterStore.release} frees a concurrency slot (`DECR`, deleting at zero).
+ * - {@linkcode CounterStore.periodGet} / {@linkcode CounterStore.periodAdd} / {@linkcode CounterStore.periodRaise}
+ *   read and grow a per-period counter (`GET`, `INCRBYFLOAT` + `PEXPIREAT`, a max in a script).
+ *
+ * Rate limits are token buckets: capacity = the limit, refilled continuously at `limit` per `windowMs`. So
+ * "N per minute" lets a burst of exactly N through, then one more every 60/N seconds, and a bucket left
+ * alone for a window is full again. A bucket may go below zero through {@linkcode CounterStore.adjust} (a
+ * request that used more tokens than it was charged up front); it then takes correspondingly longer to
+ * refill. An absent bucket is a full one, which is what lets idle keys expire.
+ *
+ * @module
+ */
+
+/** Take `amount` from a token bucket of capacity `limit` that refills `limit` per `windowMs`. */
+export interface BucketCheck {
+  readonly kind: "bucket";
+  readonly key: string;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** What is taken when every check passes; 0 only reads the bucket (and always passes). */
+  readonly amount: number;
+}
+
+/** Take one of `limit` slots for a request in flight; given back with {@linkcode CounterStore.release}. */
+export interface ConcurrencyCheck {
+  readonly kind: "concurrency";
+  readonly key: string;
+  readonly limit: number;
+}
+
+/** Passes while the period counter is below `limit`; takes nothing (usage is added when it is known). */
+export interface PeriodCheck {
+  readonly kind: "period";
+  readonly key: string;
+  /** The period's id, e.g. "2026-11-22" or "2026-11". */
+  readonly period: string;
+  readonly limit: number;
+}
+
+/** One limit a request must pass. */
+export type Check = BucketCheck | ConcurrencyCheck | PeriodCheck;
+
+/** How one check went, and the state of its counter afterwards. */
+export interface CheckResult {
+  /** Whether this check alone would have passed. */
+  readonly ok: boolean;
+  /**
+   * What is used of the limit: bucket `limit - level` (may exceed the limit after an overdraft), requests in
+   * flight, or the period's total; after this request's take when the reservation succeeded.
+   */
+  readonly used: number;
+  /** What is left of the limit, never below 0 (bucket levels are floored to whole units). */
+  readonly remaining: number;
+  /** Milliseconds until the counter is back to its initial state (a full bucket); 0 for the other kinds. */
+  readonly resetMs: number;
+  /** For a failed bucket check, milliseconds until `amount` is available; otherwise 0. */
+  readonly retryAfterMs: number;
+}
+
+/** The answer to {@linkcode CounterStore.reserve}: one result per check, in order. */
+export interface ReserveResult {
+  /** True when every check passed and all were taken; false when none was. */
+  readonly ok: boolean;
+  readonly results: readonly CheckResult[];
+}
+
+/** A bucket as {@linkcode CounterStore.adjust} names it. */
+export type BucketRef = Pick<BucketCheck, "key" | "limit" | "windowMs">;
+
+/** The counters the policy engine needs. Every method is atomic on its own. */
+export interface CounterStore {
+  /** Checks every limit and, if all pass, takes from all of them at once; otherwise takes nothing. */
+  reserve(checks: readonly Check[]): Promise<ReserveResult>;
+  /**
+   * Takes `delta` more from a bucket (a negative delta gives back). The level never rises above the limit
+   * but may fall below zero.
+   */
+  adjust(bucket: BucketRef, delta: number): Promise<void>;
+  /** Gives back one concurrency slot taken by a successful {@linkcode reserve}. */
+  release(key: string): Promise<void>;
+  /** The value of a period counter (0 when absent). */
+  periodGet(key: string, period: string): Promise<number>;
+  /** Adds to a period counter, which is forgotten after `expiresAt` (epoch ms); returns the new value. */
+  periodAdd(key: string, period: string, amount: number, expiresAt: number): Promise<number>;
+  /** Raises a period counter to at least `value` (never lowers it); returns the new value. */
+  periodRaise(key: string, period: string, value: number, expiresAt: number): Promise<number>;
+}
+
+/** Slack for floating-point refill arithmetic, far below one unit. */
+const EPSILON = 1e-9;
+
+/** A bucket's stored state: its level at instant `at`. */
+export interface BucketState {
+  readonly level: number;
+  readonly at: number;
+}
+
+/** The level of a bucket at `now`: refilled continuously, capped at the limit; an absent bucket is full. */
+export function bucketLevel(
+  state: BucketState | undefined,
+  limit: number,
+  windowMs: number,
+  now: number,
+): number {
+  if (!state) return limit;
+  const elapsed = Math.max(0, now - state.at);
+  return Math.min(limit, state.level + (elapsed * limit) / windowMs);
+}
+
+/** Milliseconds until a bucket at `level` is full again. */
+export function msUntilFull(level: number, limit: number, windowMs: number): number {
+  return level >= limit - EPSILON ? 0 : Math.ceil(((limit - level) * windowMs) / limit);
+}
+
+/** Milliseconds until a bucket at `level` holds `amount` (0 if it already does). */
+export function msUntilAvailable(level: number, amount: number, limit: number, windowMs: number): number {
+  return level >= amount - EPSILON ? 0 : Math.ceil(((amount - level) * windowMs) / limit);
+}
+
+/** Whether a bucket at `level` can give `amount`; a zero amount is a read and always passes. */
+export function bucketAllows(level: number, amount: number): boolean {
+  return amount <= 0 || level >= amount - EPSILON;
+}
+
+/** Options of {@linkcode createMemoryCounterStore}. */
+export interface MemoryCounterStoreOptions {
+  /** How often (at most) expired keys are swept, in ms of the store's clock. Default 60 s. */
+  sweepIntervalMs?: number;
+}
+
+interface Expiring<T> {
+  value: T;
+  expiresAt: number;
+}
+
+/**
+ * The embedded store of a single node: plain maps, atomic because JavaScript runs each call to completion.
+ * Memory stays bounded: buckets are dropped once full again (indistinguishable from absent), concurrency
+ * counters at zero, and period counters after their expiry; expired keys are swept on use, at most once per
+ * `sweepIntervalMs`.
+ */
+export function createMemoryCounterStore(
+  now: () => number = Date.now,
+  options: MemoryCounterStoreOptions = {},
+): CounterStore & { readonly size: () => number } {
+  const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+  const buckets = new Map<string, Expiring<BucketState>>();
+  const inFlight = new Map<string, number>();
+  const periods = new Map<string, Expiring<number>>();
+  let lastSweep = now();
+
+  function sweep(t: number): void {
+    if (t - lastSweep < sweepIntervalMs) return;
+    lastSweep = t;
+    for (const [key, entry] of buckets) if (entry.expiresAt <= t) buckets.delete(key);
+    for (const [key, entry] of periods) if (entry.expiresAt <= t) periods.delete(key);
+  }
+
+  function bucketState(key: string, t: number): BucketState | undefined {
+    const entry = buckets.get(key);
+    if (entry && entry.expiresAt <= t) {
+      buckets.delete(key);
+      return undefined;
+    }
+    return entry?.value;
+  }
+
+  function setBucket(key: string, level: number, limit: number, windowMs: number, t: number): void {
+    const full = msUntilFull(level, limit, windowMs);
+    if (full === 0) buckets.delete(key);
+    else buckets.set(key, { value: { level, at: t }, expiresAt: t + full });
+  }
+
+  function periodKey(key: string, period: string): string {
+    return `${key}\u0000${period}`;
+  }
+
+  function periodValue(key: string, t: number): number {
+    const entry = periods.get(key);
+    if (!entry) return 0;
+    if (entry.expiresAt <= t) {
+      periods.delete(key);
+      return 0;
+    }
+    return entry.value;
+  }
+
+  function evaluate(check: Check, t: number): CheckResult {
+    switch (check.kind) {
+      case "bucket": {
+        const level = bucketLevel(bucketState(check.key, t), check.limit, check.windowMs, t);
+        const ok = bucketAllows(level, check.amount);
+        return {
+          ok,
+          used: check.limit - level,
+          remaining: Math.max(0, Math.floor(level + EPSILON)),
+          resetMs: msUntilFull(level, check.limit, check.windowMs),
+          retryAfterMs: ok ? 0 : msUntilAvailable(level, check.amount, check.limit, check.windowMs),
+        };
+      }
+      case "concurrency": {
+        const used = inFlight.get(check.key) ?? 0;
+        return {
+          ok: used < check.limit,
+          used,
+          remaining: Math.max(0, check.limit - used),
+          resetMs: 0,
+          retryAfterMs: 0,
+        };
+      }
+      case "period": {
+        const used = periodValue(periodKey(check.key, check.period), t);
+        return {
+          ok: used < check.limit,
+          used,
+          remaining: Math.max(0, check.limit - used),
+          resetMs: 0,
+          retryAfterMs: 0,
+        };
+      }
+    }
+  }
+
+  function take(check: Check, t: number): CheckResult {
+    switch (check.kind) {
+      case "bucket": {
+        if (check.amount <= 0) return evaluate(check, t);
+        const level = bucketLevel(bucketState(check.key, t), check.limit, check.windowMs, t) - check.amount;
+        setBucket(check.key, level, check.limit, check.windowMs, t);
+        return {
+          ok: true,
+          used: check.limit - level,
+          remaining: Math.max(0, Math.floor(level + EPSILON)),
+          resetMs: msUntilFull(level, check.limit, check.windowMs),
+          retryAfterMs: 0,
+        };
+      }
+      case "concurrency": {
+        const used = (inFlight.get(check.key) ?? 0) + 1;
+        inFlight.set(check.key, used);
+        return { ok: true, used, remaining: Math.max(0, check.limit - used), resetMs: 0, retryAfterMs: 0 };
+      }
+      case "period":
+        return evaluate(check, t);
+    }
+  }
+
+  return {
+    reserve(checks) {
+      const t = now();
+      sweep(t);
+      const evaluated = checks.map((check) => evaluate(check, t));
+      if (!evaluated.every((r) => r.ok)) return Promise.resolve({ ok: false, results: evaluated });
+      return Promise.resolve({ ok: true, results: checks.map((check) => take(check, t)) });
+    },
+    adjust(bucket, delta) {
+      const t = now();
+      sweep(t);
+      if (delta !== 0 && Number.isFinite(delta)) {
+        const level = bucketLevel(bucketState(bucket.key, t), bucket.limit, bucket.windowMs, t) - delta;
+        setBucket(bucket.key, Math.min(bucket.limit, level), bucket.limit, bucket.windowMs, t);
+      }
+      return Promise.resolve();
+    },
+    release(key) {
+      const used = (inFlight.get(key) ?? 0) - 1;
+      if (used > 0) inFlight.set(key, used);
+      else inFlight.delete(key);
+      return Promise.resolve();
+    },
+    periodGet(key, period) {
+      const t = now();
+      sweep(t);
+      return Promise.resolve(periodValue(periodKey(key, period), t));
+    },
+    periodAdd(key, period, amount, expiresAt) {
+      const t = now();
+      sweep(t);
+      const k = periodKey(key, period);
+      const value = periodValue(k, t) + (Number.isFinite(amount) ? amount : 0);
+      periods.set(k, { value, expiresAt });
+      return Promise.resolve(value);
+    },
+    periodRaise(key, period, value, expiresAt) {
+      const t = now();
+      sweep(t);
+      const k = periodKey(key, period);
+      const next = Math.max(periodValue(k, t), Number.isFinite(value) ? value : 0);
+      periods.set(k, { value: next, expiresAt });
+      return Promise.resolve(next);
+    },
+    size: () => buckets.size + inFlight.size + periods.size,
+  };
+}

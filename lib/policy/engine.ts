@@ -1,0 +1,141 @@
+/**
+ * The policy engine: decides for every API request whether it may go ahead (allow), may go ahead changed
+ * (modify: a content rule redacted it, or the max_tokens ceiling lowered it), or is refused (deny, thrown as
+ * a {@linkcode PolicyDenied} in OpenAI's error shape), and keeps the counters of rate limits and budgets.
+ *
+ * Rules are judged in this order, and a denial names the first that fails:
+ * `token.endpoints` → `alias.content:<name>` → `token.max_tokens` (modifies only) → `token.concurrent`,
+ * `alias.concurrent` → `token.rpm`, `alias.rpm` → `token.tpm`, `alias.tpm` → `token.budget`.
+ *
+ * The counted limits (concurrency, RPM, TPM, budget) are checked and taken in one atomic
+ * {@linkcode CounterStore.reserve}: a denied request takes nothing from any counter, which is what makes a
+ * limit of N let exactly N of many concurrent requests through.
+ *
+ * @module
+ */
+import { GatewayError } from "../errors.ts";
+import type { ResolvedToken } from "../config/types.ts";
+import { budgetCheck, budgetDenied, chargeBudget } from "./budgets.ts";
+import { applyContentRules } from "./content_rules.ts";
+import type { Check, CounterStore } from "./counter_store.ts";
+import { PolicyDenied } from "./denied.ts";
+import { applyMaxTokensCeiling } from "./max_tokens.ts";
+import { denialWaitMs, type RateCheck, rateChecks, rateDenied, rateStates } from "./rate_limiter.ts";
+import { rateLimitHeaders } from "./ratelimit_headers.ts";
+import type { Admission, PolicyRequest } from "./types.ts";
+
+export { PolicyDenied } from "./denied.ts";
+export { budgetPeriod, seedBudget } from "./budgets.ts";
+export { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+
+/** Admits requests; shared by every request and kept across config reloads (the counters live in the store). */
+export interface PolicyEngine {
+  /** Admits a request, possibly changing its body in place, or throws a {@linkcode PolicyDenied}. */
+  admit(req: PolicyRequest): Promise<Admission>;
+}
+
+/** Options of {@linkcode createPolicyEngine}. */
+export interface PolicyEngineOptions {
+  /** The clock for budget periods (epoch ms); give the store the same one. */
+  now?: () => number;
+  /** Called with a store failure while settling (settling never throws); default: ignored. */
+  onError?: (err: unknown) => void;
+}
+
+function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDenied {
+  return new PolicyDenied(
+    403,
+    `This token (${token.name}) is not allowed to call the ${endpoint} endpoint.`,
+    "token.endpoints",
+    { type: "permission_error", code: "endpoint_not_allowed" },
+  );
+}
+
+function nonNegative(n: number): number {
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/**
+ * Creates the policy engine over a counter store.
+ *
+ * Settling an admission releases its concurrency slots, corrects each TPM bucket by (actual − charged): a
+ * refund when the request used less than its estimate, an extra charge when it used more — which may take the
+ * bucket below zero, so that the next requests wait until it has refilled (the limit holds over time even
+ * when estimates are low) — and adds the actual tokens or cost to the token's budget for the UTC day or
+ * month in which it settles.
+ */
+export function createPolicyEngine(store: CounterStore, options: PolicyEngineOptions = {}): PolicyEngine {
+  const now = options.now ?? Date.now;
+  const onError = options.onError ?? (() => {});
+
+  function settler(token: ResolvedToken, rates: readonly RateCheck[]): Admission["settle"] {
+    let settled: Promise<void> | undefined;
+    return (actual) => {
+      settled ??= (async () => {
+        const tokens = nonNegative(actual.tokens);
+        const cost = nonNegative(actual.cost);
+        const ops: Promise<void>[] = [];
+        for (const rc of rates) {
+          const check = rc.check;
+          if (check.kind === "concurrency") ops.push(store.release(check.key));
+          else if (rc.limitKind === "tpm" && tokens !== check.amount) {
+            ops.push(store.adjust(check, tokens - check.amount));
+          }
+        }
+        ops.push(chargeBudget(store, token, { tokens, cost }, now()));
+        for (const r of await Promise.allSettled(ops)) if (r.status === "rejected") onError(r.reason);
+      })().catch(onError);
+      return settled;
+    };
+  }
+
+  return {
+    async admit(req) {
+      const { identity: token, endpoint, model, body } = req;
+      if (token.endpoints && !token.endpoints.has(endpoint)) throw endpointDenied(token, endpoint);
+
+      const modifiedBy: string[] = [];
+      if (model && body) {
+        const decision = applyContentRules(endpoint, body, model.contentRules);
+        if (decision.outcome === "modify") modifiedBy.push(...decision.rules);
+      }
+      if (
+        endpoint === "chat" && body && token.maxTokens !== null &&
+        applyMaxTokensCeiling(body, token.maxTokens)
+      ) {
+        modifiedBy.push("token.max_tokens");
+      }
+
+      const estimate = typeof req.estimatedTokens === "function"
+        ? req.estimatedTokens(body)
+        : req.estimatedTokens;
+      const rates = rateChecks(token, model, estimate);
+      const budget = budgetCheck(token, now());
+      const checks: Check[] = rates.map((rc) => rc.check);
+      if (budget) checks.push(budget.check);
+      const reserved = checks.length === 0 ? { ok: true, results: [] } : await store.reserve(checks);
+      const headers = rateLimitHeaders(rateStates(rates, reserved.results));
+
+      if (!reserved.ok) {
+        const failed = reserved.results.findIndex((r) => !r.ok);
+        if (failed >= 0 && failed < rates.length) {
+          const wait = denialWaitMs(checks.slice(0, rates.length), reserved.results.slice(0, rates.length));
+          throw rateDenied(rates[failed], reserved.results[failed], wait, headers);
+        }
+        if (budget && failed === rates.length) {
+          throw budgetDenied(token, reserved.results[failed], budget.period, headers);
+        }
+        throw new GatewayError(500, "The gateway's policy store gave an inconsistent answer.", {
+          code: "internal_error",
+        });
+      }
+
+      return {
+        outcome: modifiedBy.length > 0 ? "modify" : "allow",
+        rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
+        headers,
+        settle: settler(token, rates),
+      };
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * A token's ceiling on completion length: `max_tokens` / `max_completion_tokens` above it are lowered to it,
+ * and a chat request that gives neither gets `max_tokens` set to it, so no request can ask for more.
+ *
+ * @module
+ */
+import type { JsonObject } from "../providers/types.ts";
+
+const FIELDS = ["max_tokens", "max_completion_tokens"] as const;
+
+/**
+ * Applies the ceiling to a chat request body in place; returns whether the body changed. A value that is
+ * not a number is left alone (request validation reports it); `null` counts as absent.
+ */
+export function applyMaxTokensCeiling(body: JsonObject, ceiling: number): boolean {
+  let changed = false;
+  let present = false;
+  for (const field of FIELDS) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    present = true;
+    if (typeof value === "number" && value > ceiling) {
+      body[field] = ceiling;
+      changed = true;
+    }
+  }
+  if (!present) {
+    body.max_tokens = ceiling;
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,175 @@
+/**
+ * The Bun runtime edge: `Bun.serve`, signals and file watching through `node:` modules, process exit. The
+ * few Bun APIs used are declared here as local interfaces and reached through `globalThis`, so the code type
+ * checks under Deno without `@types/bun` and without `any`.
+ *
+ * @module
+ */
+import { type FSWatcher, watch, writeSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import process from "node:process";
+import type { RunningServer, Runtime, ServeOptions } from "./types.ts";
+
+/** The part of Bun's `Server` this edge uses. */
+export interface BunServer {
+  readonly hostname: string | undefined;
+  readonly port: number | undefined;
+  /**
+   * Stops listening. Without `closeActiveConnections`, idle keep-alive connections close at once and busy
+   * ones when their response completes; the promise resolves once every connection is closed.
+   */
+  stop(closeActiveConnections?: boolean): Promise<void>;
+}
+
+/** The part of `Bun.serve`'s options this edge uses. */
+export interface BunServeOptions {
+  hostname: string;
+  port: number;
+  /** Seconds of socket silence before Bun closes a connection; 0 turns the timer off. */
+  idleTimeout: number;
+  fetch(request: Request, server: BunServer): Response | Promise<Response>;
+  error(error: unknown): Response;
+}
+
+/** The part of the `Bun` global this edge uses. */
+export interface BunGlobal {
+  readonly version: string;
+  serve(options: BunServeOptions): BunServer;
+}
+
+/** The `Bun` global, or undefined on another runtime. */
+export function bunGlobal(): BunGlobal | undefined {
+  return (globalThis as { Bun?: BunGlobal }).Bun;
+}
+
+function requireBun(): BunGlobal {
+  const bun = bunGlobal();
+  if (bun === undefined) throw new Error("lib/runtime/bun.ts needs the Bun runtime");
+  return bun;
+}
+
+/**
+ * Bun closes a connection after `idleTimeout` seconds without bytes on its socket (10 by default, at most
+ * 255), even while the handler is still working. A non-streamed completion can take minutes and a stream may
+ * be silent for up to the upstream's idle timeout, both bounded by the gateway's own upstream timeouts, so
+ * Bun's timer is turned off rather than cutting answers short.
+ */
+export const IDLE_TIMEOUT_SECONDS = 0;
+
+const LAST_RESORT = JSON.stringify({
+  error: {
+    message: "The gateway had an internal error.",
+    type: "server_error",
+    param: null,
+    code: "internal_error",
+  },
+});
+
+/** Resolves after `ms`, or at once when `ms` is 0; the timer never keeps the process alive on its own. */
+function delay(ms: number): { promise: Promise<"timeout">; cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const promise = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
+  return { promise, cancel: () => clearTimeout(timer) };
+}
+
+/**
+ * Graceful shutdown: stop accepting, let requests and streams in flight finish, and after `graceMs` close
+ * whatever is still open (a cancelled response stream aborts its upstream request).
+ */
+export async function shutdownServer(server: BunServer, graceMs: number): Promise<void> {
+  const deadline = delay(graceMs);
+  const drained = server.stop(false).then(() => "drained" as const);
+  const outcome = await Promise.race([drained, deadline.promise]);
+  deadline.cancel();
+  if (outcome === "timeout") await server.stop(true);
+}
+
+function serve(options: ServeOptions): Promise<RunningServer> {
+  const server = requireBun().serve({
+    hostname: options.hostname,
+    port: options.port,
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+    // Bun aborts `request.signal` when the client goes away and cancels the response body stream, so a
+    // client disconnect reaches the upstream request without help from this edge.
+    fetch: (request) => options.handler(request),
+    // The handler never throws; this only guards against a bug turning into Bun's default error page.
+    error: () => new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),
+  });
+  return Promise.resolve({
+    hostname: server.hostname ?? options.hostname,
+    port: server.port ?? options.port,
+    shutdown: (graceMs: number) => shutdownServer(server, graceMs),
+  });
+}
+
+/** How long a burst of file events is gathered before one reload (editors write in several steps). */
+const WATCH_DEBOUNCE_MS = 150;
+
+function watchFile(path: string, handler: () => void): () => void {
+  const absolute = resolve(path);
+  const name = basename(absolute);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The directory is watched, not the file: a file replaced by rename is a new inode the old watch misses.
+  const watcher: FSWatcher = watch(dirname(absolute), { persistent: false }, (_event, filename) => {
+    // Some platforms report no name; a reload of an unchanged file is harmless, a missed one is not.
+    if (filename !== null && String(filename) !== name) return;
+    clearTimeout(timer);
+    timer = setTimeout(handler, WATCH_DEBOUNCE_MS);
+  });
+  watcher.on("error", () => {});
+  return () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
+}
+
+const encoder = new TextEncoder();
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes all of `text` to a file descriptor synchronously: log lines are never lost to a buffer that
+ * `process.exit` discards. A descriptor some other code made non-blocking is retried after a short pause.
+ */
+export function writeAllSync(
+  fd: number,
+  text: string,
+  write: (fd: number, bytes: Uint8Array) => number = writeSync,
+): void {
+  let bytes = encoder.encode(text);
+  while (bytes.byteLength > 0) {
+    try {
+      bytes = bytes.subarray(write(fd, bytes));
+    } catch (err) {
+      const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
+      if (code !== "EAGAIN") throw err;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+
+/** The runtime edge for Bun: `bun main.ts …` and the `bun build --compile` binary. */
+export const bunRuntime: Runtime = {
+  name: "bun",
+  version: bunGlobal()?.version ?? "unknown",
+  // argv is [bun, script, ...args] when run from source and [binary, /$bunfs/..., ...args] when compiled.
+  args: () => process.argv.slice(2),
+  env: () => ({ ...process.env }),
+  serve,
+  onShutdownSignal(handler) {
+    let fired = false;
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      process.on(signal, () => {
+        if (fired) return;
+        fired = true;
+        handler(signal);
+      });
+    }
+  },
+  onReloadSignal(handler) {
+    process.on("SIGHUP", () => handler());
+  },
+  watchFile,
+  exit: (code) => process.exit(code),
+  writeStdout: (text) => writeAllSync(1, text),
+  writeStderr: (text) => writeAllSync(2, text),
+};

@@ -1,0 +1,135 @@
+/**
+ * The composition root of a running gateway: config state, reloader and file watching, routing health,
+ * policy engine, usage pipeline and metrics, wired to the fetch handler and served by the runtime edge.
+ *
+ * @module
+ */
+import type { ResolvedConfig } from "./config/types.ts";
+import type { GatewayServices, GatewayState } from "./http/context.ts";
+import { createJsonLogger, type Logger } from "./log.ts";
+import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
+import { createMemoryCounterStore } from "./policy/counter_store.ts";
+import { budgetPeriod, type CounterStore, createPolicyEngine, seedBudget } from "./policy/engine.ts";
+import { createReloader, type Reloader } from "./reload.ts";
+import { HealthRegistry } from "./routing/health.ts";
+import type { RunningServer, Runtime } from "./runtime/types.ts";
+import { createGateway } from "./server.ts";
+import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
+import { createSqliteStore } from "./usage/sqlite_store.ts";
+import type { UsageStore } from "./usage/store.ts";
+
+/** The gateway's version, printed by `version` and logged at start. */
+export const VERSION = "0.1.0";
+
+/** Everything a running `serve` exposes to its caller (tests drive and stop it through this). */
+export interface ServeHandle {
+  server: RunningServer;
+  reloader: Reloader;
+  /** Stops watching the config file and shuts the server down gracefully. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** Options for {@linkcode startServer}. */
+export interface StartOptions {
+  port?: number;
+  host?: string;
+  /** The config file to reload on SIGHUP and when it changes; without it, reloads re-read nothing. */
+  configPath?: string;
+}
+
+/** Starts serving `state`; resolves once listening. */
+export async function startServer(
+  runtime: Runtime,
+  state: GatewayState,
+  options: StartOptions = {},
+): Promise<ServeHandle> {
+  const config = state.config;
+  const logger = createJsonLogger((line) => runtime.writeStdout(line + "\n"));
+  const health = new HealthRegistry();
+  const { services, pipeline, counters, store } = createServices(config, logger);
+  await seedBudgets(config, store, counters);
+  const reloader = createReloader({
+    path: options.configPath ?? config.source,
+    env: () => runtime.env(),
+    logger,
+    initial: state,
+    health,
+    onReload: (next) => seedBudgets(next.config, store, counters),
+  });
+  let unwatch = () => {};
+  if (options.configPath !== undefined) {
+    const path = options.configPath;
+    runtime.onReloadSignal(() => void reloader.reload("signal"));
+    unwatch = runtime.watchFile(path, () => void reloader.reload("file"));
+  }
+  const handler = createGateway({ state: reloader.current, logger, reloader, routing: { health }, services });
+  const server = await runtime.serve({
+    hostname: options.host ?? config.server.host,
+    port: options.port ?? config.server.port,
+    handler,
+  });
+  logger.info("listening", {
+    url: `http://${server.hostname}:${server.port}`,
+    config: config.source,
+    version: VERSION,
+    runtime: `${runtime.name} ${runtime.version}`,
+  });
+  return {
+    server,
+    reloader,
+    async stop(graceMs) {
+      unwatch();
+      await server.shutdown(graceMs);
+      // Every request is over: flush their usage records before the process goes.
+      await pipeline?.close();
+      await store?.close();
+    },
+  };
+}
+
+/** Policy, usage and metrics for a config: what `createGateway` needs, and what shutdown must close. */
+function createServices(config: ResolvedConfig, logger: Logger) {
+  const counters = createMemoryCounterStore();
+  const metrics = new GatewayMetrics();
+  const usage = config.usage;
+  const store: UsageStore | null = usage.sqlite === "none" ? null : createSqliteStore(usage.sqlite);
+  let pipeline: UsagePipeline | null = null;
+  if (store !== null || usage.jsonl !== undefined) {
+    pipeline = createUsagePipeline({
+      store,
+      jsonlPath: usage.jsonl,
+      spillPath: usage.spill,
+      queueSize: usage.queue_size,
+      batchSize: usage.batch_size,
+      flushIntervalMs: usage.flush_interval,
+      retentionMs: usage.retention,
+      logger,
+    });
+  }
+  const services: GatewayServices = {
+    policy: createPolicyEngine(counters, {
+      onError: (err) =>
+        logger.error("policy_store_error", { error: err instanceof Error ? err.message : String(err) }),
+    }),
+    usage: pipeline,
+    usageStore: pipeline !== null && store !== null
+      ? { flush: () => pipeline!.flush(), query: (q) => store.query(q) }
+      : null,
+    metrics,
+  };
+  return { services, pipeline, counters, store };
+}
+
+/**
+ * Budgets span restarts: each budgeted token's counter starts from what the usage store recorded for it in
+ * the current period.
+ */
+async function seedBudgets(config: ResolvedConfig, store: UsageStore | null, counters: CounterStore) {
+  if (store === null) return;
+  const now = Date.now();
+  for (const token of config.tokens.values()) {
+    if (token.budget === null) continue;
+    const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
+    await seedBudget(counters, token.name, token.budget, await store.sumSince(token.name, start), now);
+  }
+}

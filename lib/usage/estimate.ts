@@ -1,0 +1,65 @@
+/**
+ * Token counts the gateway works out itself: a cheap estimate charged against TPM limits before a call, and a
+ * real tokenizer count when an upstream reports no usage (records are then marked as estimated).
+ *
+ * @module
+ */
+import type { ChatRequest, EmbeddingRequest, JsonObject } from "../providers/types.ts";
+
+/** Every text a chat request or embeddings request sends to the model. */
+export function requestTexts(request: ChatRequest | EmbeddingRequest): string[] {
+  if ("messages" in request && Array.isArray(request.messages)) {
+    const out: string[] = [];
+    for (const message of request.messages) {
+      const content = message.content;
+      if (typeof content === "string") out.push(content);
+      else if (Array.isArray(content)) {
+        for (const part of content as JsonObject[]) if (typeof part?.text === "string") out.push(part.text);
+      }
+      if (Array.isArray(message.tool_calls)) {
+        for (const call of message.tool_calls as JsonObject[]) {
+          const fn = call.function as JsonObject | undefined;
+          if (typeof fn?.arguments === "string") out.push(fn.arguments);
+        }
+      }
+    }
+    return out;
+  }
+  const input = (request as EmbeddingRequest).input;
+  if (typeof input === "string") return [input];
+  if (Array.isArray(input) && input.every((x) => typeof x === "string")) return input as string[];
+  return [];
+}
+
+/** Token ids sent directly as embeddings input count as themselves. */
+export function tokenIdCount(request: EmbeddingRequest): number {
+  const input = request.input;
+  if (!Array.isArray(input) || input.length === 0 || typeof input[0] === "string") return 0;
+  return typeof input[0] === "number"
+    ? input.length
+    : (input as number[][]).reduce((n, ids) => n + ids.length, 0);
+}
+
+/**
+ * A quick upper-leaning estimate (about four characters per token, plus a little per message) used only to
+ * pre-charge token limits; the charge is corrected with the real usage when the request ends.
+ */
+export function roughTokenEstimate(texts: readonly string[]): number {
+  let chars = 0;
+  for (const text of texts) chars += text.length;
+  return Math.ceil(chars / 4) + 4 * texts.length;
+}
+
+let tokenizer: Promise<(text: string) => number> | undefined;
+
+/**
+ * Counts tokens with the o200k_base encoding (GPT-4o's). The tokenizer's tables are loaded on first use so that
+ * start-up stays fast; a gateway whose upstreams always report usage never loads them.
+ */
+export async function countTokens(texts: readonly string[]): Promise<number> {
+  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => m.countTokens);
+  const count = await tokenizer;
+  let total = 0;
+  for (const text of texts) total += count(text);
+  return total;
+}

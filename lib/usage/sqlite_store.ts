@@ -1,0 +1,241 @@
+/**
+ * The embedded default usage store: one SQLite file through `node:sqlite` (`DatabaseSync`, in Deno and Bun),
+ * in WAL mode so admin queries read while the pipeline writes. One column per `UsageRecord` field (booleans
+ * as 0/1; `denials` is not stored, it is derived from `outcome` and `rule`), a `uid` column with a UNIQUE
+ * index so replays are idempotent, and one index per admin filter paired with time.
+ *
+ * The calls are synchronous underneath: a batch insert is one transaction with one prepared statement, a
+ * few milliseconds for hundreds of rows, and it only ever runs from the pipeline's background flush.
+ *
+ * @module
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { UsageQuery, UsageReport } from "./record.ts";
+import { canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
+import { type StoredUsageRecord, uidOf, type UsageStore } from "./store.ts";
+
+/** The schema version this code writes; older databases are migrated, newer ones refused. */
+export const USAGE_SCHEMA_VERSION = 1;
+
+type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
+
+/** Every stored column of a record, in insert order, with how its value is coerced. */
+const COLUMNS: readonly (readonly [keyof StoredUsageRecord & string, ColumnKind])[] = [
+  ["time", "text"],
+  ["request_id", "text"],
+  ["token", "text?"],
+  ["environment", "text?"],
+  ["alias", "text?"],
+  ["provider", "text?"],
+  ["upstream_model", "text?"],
+  ["endpoint", "text"],
+  ["stream", "bool"],
+  ["status", "int"],
+  ["outcome", "text"],
+  ["rule", "text?"],
+  ["prompt_tokens", "int"],
+  ["completion_tokens", "int"],
+  ["tokens_estimated", "bool"],
+  ["cost", "real"],
+  ["latency_ms", "real"],
+  ["ttft_ms", "real?"],
+  ["attempts", "int"],
+  ["error_code", "text?"],
+];
+
+const SQL_TYPE: Record<ColumnKind, string> = {
+  "text": "TEXT NOT NULL",
+  "text?": "TEXT",
+  "int": "INTEGER NOT NULL",
+  "real": "REAL NOT NULL",
+  "real?": "REAL",
+  "bool": "INTEGER NOT NULL",
+};
+
+/** Migrations by the version they produce; each runs once, in order, in a transaction. */
+const MIGRATIONS: readonly (readonly [number, string])[] = [
+  [
+    1,
+    `CREATE TABLE usage (
+       uid TEXT NOT NULL,
+       ${COLUMNS.map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(",\n       ")}
+     );
+     CREATE UNIQUE INDEX usage_uid ON usage (uid);
+     CREATE INDEX usage_time ON usage (time);
+     CREATE INDEX usage_token_time ON usage (token, time);
+     CREATE INDEX usage_alias_time ON usage (alias, time);
+     CREATE INDEX usage_provider_time ON usage (provider, time);
+     CREATE INDEX usage_environment_time ON usage (environment, time);
+     CREATE INDEX usage_outcome_time ON usage (outcome, time);`,
+  ],
+];
+
+/**
+ * Opens (creating it and its parent directories if needed) the SQLite usage store at `path`; `:memory:`
+ * gives a private in-memory database for tests. Throws when the file cannot be opened or was written by a
+ * newer schema version.
+ */
+export function createSqliteStore(path: string): UsageStore {
+  if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+    migrate(db);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+
+  const insertStmt = db.prepare(
+    `INSERT OR IGNORE INTO usage (uid, ${COLUMNS.map(([n]) => n).join(", ")})
+     VALUES (?, ${COLUMNS.map(() => "?").join(", ")})`,
+  );
+  const sumStmt = db.prepare(
+    `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+     FROM usage WHERE token = ? AND time >= ?`,
+  );
+  const deleteStmt = db.prepare("DELETE FROM usage WHERE time < ?");
+  let closed = false;
+  const open = () => {
+    if (closed) throw new Error("usage store is closed");
+  };
+
+  return {
+    insert(records) {
+      return run(() => {
+        open();
+        if (records.length === 0) return;
+        db.exec("BEGIN IMMEDIATE");
+        try {
+          for (const record of records) insertStmt.run(...rowOf(record));
+          db.exec("COMMIT");
+        } catch (e) {
+          rollback(db);
+          throw e;
+        }
+      });
+    },
+    query(q: UsageQuery): Promise<UsageReport> {
+      return run(() => {
+        open();
+        return runUsageQuery(q, (sql, params) => db.prepare(sql).all(...params) as Record<string, unknown>[]);
+      });
+    },
+    sumSince(token, sinceIso) {
+      return run(() => {
+        open();
+        const row = sumStmt.get(token, canonicalTime(sinceIso, "since")) as
+          | Record<string, unknown>
+          | undefined;
+        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      });
+    },
+    deleteOlderThan(iso) {
+      return run(() => {
+        open();
+        return Number(deleteStmt.run(canonicalTime(iso, "before")).changes);
+      });
+    },
+    close() {
+      return run(() => {
+        if (closed) return;
+        closed = true;
+        db.close();
+      });
+    },
+  };
+}
+
+/** Runs a synchronous database call as a promise, so a throw becomes a rejection as the interface promises. */
+function run<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Rolls back the open transaction, if any (a failed COMMIT may already have ended it). */
+function rollback(db: DatabaseSync): void {
+  try {
+    db.exec("ROLLBACK");
+  } catch {
+    // no transaction open: nothing to undo
+  }
+}
+
+function migrate(db: DatabaseSync): void {
+  db.exec("CREATE TABLE IF NOT EXISTS usage_schema (version INTEGER NOT NULL)");
+  const row = db.prepare("SELECT MAX(version) AS version FROM usage_schema").get() as
+    | Record<string, unknown>
+    | undefined;
+  const current = Number(row?.version ?? 0);
+  if (current > USAGE_SCHEMA_VERSION) {
+    throw new Error(
+      `usage database schema version ${current} is newer than this gateway's (${USAGE_SCHEMA_VERSION})`,
+    );
+  }
+  for (const [version, sql] of MIGRATIONS) {
+    if (version <= current) continue;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.exec(sql);
+      db.prepare("DELETE FROM usage_schema").run();
+      db.prepare("INSERT INTO usage_schema (version) VALUES (?)").run(version);
+      db.exec("COMMIT");
+    } catch (e) {
+      rollback(db);
+      throw e;
+    }
+  }
+}
+
+/**
+ * A record's column values. Values are coerced to their column's type (a NaN latency becomes 0, a missing
+ * text `""`) so that one malformed record cannot fail its batch again and again and stall the pipeline.
+ */
+function rowOf(record: StoredUsageRecord): SqlValue[] {
+  const row: SqlValue[] = [uidOf(record)];
+  for (const [name, kind] of COLUMNS) {
+    const v: unknown = record[name];
+    switch (kind) {
+      case "text":
+        row.push(name === "time" ? timeOf(v) : v == null ? "" : textOf(v));
+        break;
+      case "text?":
+        row.push(v == null ? null : textOf(v));
+        break;
+      case "int":
+        row.push(typeof v === "number" && Number.isFinite(v) ? Math.trunc(v) : 0);
+        break;
+      case "real":
+        row.push(typeof v === "number" && Number.isFinite(v) ? v : 0);
+        break;
+      case "real?":
+        row.push(typeof v === "number" && Number.isFinite(v) ? v : null);
+        break;
+      case "bool":
+        row.push(v ? 1 : 0);
+        break;
+    }
+  }
+  return row;
+}
+
+function textOf(v: unknown): string {
+  if (typeof v === "string") return v;
+  try {
+    return String(v);
+  } catch {
+    return ""; // a Symbol or a throwing toString: not worth failing the batch for
+  }
+}
+
+/** Times are kept in `toISOString()` form so that string comparison and `strftime` work; kept as-is if unparsable. */
+function timeOf(v: unknown): string {
+  if (typeof v !== "string") return new Date(0).toISOString();
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? v : new Date(ms).toISOString();
+}

@@ -1,0 +1,315 @@
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
+import { UsageQueryError } from "./query.ts";
+import { makeRecord } from "./test_helpers.ts";
+import type { PolicyOutcome, UsageGroupKey, UsageRecord } from "./record.ts";
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2025, 0, 1, 0, 0, 0);
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+/** A small fixed data set covering every filter and group key. */
+function dataset(): UsageRecord[] {
+  return [
+    // alice, prod, chat-default, openai: two allowed in hour 0, one error in hour 1
+    makeRecord(1, { time: at(0), latency_ms: 10, prompt_tokens: 100, completion_tokens: 50, cost: 0.5 }),
+    makeRecord(2, {
+      time: at(10 * 60_000),
+      latency_ms: 20,
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      cost: 0.1,
+    }),
+    makeRecord(3, { time: at(HOUR + 5), latency_ms: 30, status: 502, error_code: "upstream_error", cost: 0 }),
+    // bob, dev, chat-fast, anthropic: a denial by rpm and one by content, on day 2
+    makeRecord(4, {
+      time: at(24 * HOUR),
+      token: "bob",
+      environment: "dev",
+      alias: "chat-fast",
+      provider: "anthropic",
+      outcome: "deny",
+      rule: "token.rpm",
+      status: 429,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cost: 0,
+      latency_ms: 1,
+    }),
+    makeRecord(5, {
+      time: at(24 * HOUR + 1),
+      token: "bob",
+      environment: "dev",
+      alias: "chat-fast",
+      provider: "anthropic",
+      outcome: "deny",
+      rule: "alias.content:pii",
+      status: 400,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cost: 0,
+      latency_ms: 2,
+    }),
+    // bob, modified, allowed
+    makeRecord(6, {
+      time: at(24 * HOUR + 2),
+      token: "bob",
+      environment: "dev",
+      alias: "chat-fast",
+      provider: "anthropic",
+      outcome: "modify",
+      rule: "alias.content:redact",
+      latency_ms: 40,
+      stream: true,
+      ttft_ms: 12,
+      tokens_estimated: true,
+    }),
+    // unauthenticated request: null token/environment/alias/provider
+    makeRecord(7, {
+      time: at(25 * HOUR),
+      token: null,
+      environment: null,
+      alias: null,
+      provider: null,
+      upstream_model: null,
+      status: 401,
+      error_code: "invalid_api_key",
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cost: 0,
+      latency_ms: 3,
+    }),
+  ];
+}
+
+async function seeded() {
+  const store = createSqliteStore(":memory:");
+  await store.insert(dataset());
+  return store;
+}
+
+Deno.test("sqlite store: insert and query round trip totals", async () => {
+  const store = await seeded();
+  const { totals, groups } = await store.query({});
+  assert.deepEqual(groups, []);
+  assert.equal(totals.requests, 7);
+  assert.equal(totals.prompt_tokens, 100 + 10 + 10 + 10);
+  assert.equal(totals.completion_tokens, 50 + 5 + 5 + 5);
+  assert.equal(totals.total_tokens, totals.prompt_tokens + totals.completion_tokens);
+  assert.ok(Math.abs(totals.cost - (0.5 + 0.1 + 0.001)) < 1e-9);
+  assert.deepEqual(totals.denials, { "token.rpm": 1, "alias.content:pii": 1 });
+  // 502 and 401 are errors; the 429 and 400 denials are not
+  assert.equal(totals.errors, 2);
+  await store.close();
+});
+
+Deno.test("sqlite store: every filter", async () => {
+  const store = await seeded();
+  const count = async (q: Parameters<typeof store.query>[0]) => (await store.query(q)).totals.requests;
+  assert.equal(await count({ token: "alice" }), 3);
+  assert.equal(await count({ token: "bob" }), 3);
+  assert.equal(await count({ environment: "dev" }), 3);
+  assert.equal(await count({ alias: "chat-default" }), 3);
+  assert.equal(await count({ provider: "anthropic" }), 3);
+  assert.equal(await count({ outcome: "deny" }), 2);
+  assert.equal(await count({ outcome: "modify" }), 1);
+  assert.equal(await count({ from: at(HOUR) }), 5);
+  assert.equal(await count({ to: at(HOUR) }), 2, "to is exclusive");
+  assert.equal(await count({ from: at(HOUR), to: at(24 * HOUR) }), 1);
+  assert.equal(await count({ from: "2025-01-02" }), 4, "date-only times are accepted");
+  assert.equal(
+    await count({ from: "2025-01-01T01:00:00+01:00", to: "2025-01-01T00:30:00Z" }),
+    2,
+    "offsets normalized",
+  );
+  assert.equal(await count({ token: "bob", outcome: "deny", environment: "dev" }), 2);
+  assert.equal(await count({ token: "nobody" }), 0);
+  // a value that would break concatenated SQL is just a value
+  assert.equal(await count({ token: "x' OR '1'='1" }), 0);
+  await store.close();
+});
+
+Deno.test("sqlite store: group by each key", async () => {
+  const store = await seeded();
+  const keysOf = async (group: "token" | "environment" | "alias" | "provider" | "outcome") =>
+    Object.fromEntries(
+      (await store.query({ group_by: [group] })).groups.map((g) => [String(g.key[group]), g.requests]),
+    );
+  assert.deepEqual(await keysOf("token"), { null: 1, alice: 3, bob: 3 });
+  assert.deepEqual(await keysOf("environment"), { null: 1, prod: 3, dev: 3 });
+  assert.deepEqual(await keysOf("alias"), { null: 1, "chat-default": 3, "chat-fast": 3 });
+  assert.deepEqual(await keysOf("provider"), { null: 1, openai: 3, anthropic: 3 });
+  assert.deepEqual(await keysOf("outcome"), { allow: 4, deny: 2, modify: 1 });
+
+  const byToken = (await store.query({ group_by: ["token"] })).groups;
+  assert.equal(byToken[0].key.token, null, "null keys are kept as null");
+  const bob = byToken.find((g) => g.key.token === "bob")!;
+  assert.deepEqual(bob.denials, { "token.rpm": 1, "alias.content:pii": 1 });
+  assert.equal(bob.errors, 0);
+  const alice = byToken.find((g) => g.key.token === "alice")!;
+  assert.deepEqual(alice.denials, {});
+  assert.equal(alice.errors, 1);
+  assert.equal(alice.total_tokens, 150 + 15 + 15);
+  assert.deepEqual(alice.latency_ms, { p50: 20, p90: 30, p99: 30 });
+  await store.close();
+});
+
+Deno.test("sqlite store: group by hour and day, and by several keys", async () => {
+  const store = await seeded();
+  const hours = (await store.query({ group_by: ["hour"] })).groups.map((g) => [g.key.hour, g.requests]);
+  assert.deepEqual(hours, [
+    ["2025-01-01T00:00:00Z", 2],
+    ["2025-01-01T01:00:00Z", 1],
+    ["2025-01-02T00:00:00Z", 3],
+    ["2025-01-02T01:00:00Z", 1],
+  ]);
+  const days = (await store.query({ group_by: ["day"] })).groups.map((g) => [g.key.day, g.requests]);
+  assert.deepEqual(days, [["2025-01-01", 3], ["2025-01-02", 4]]);
+
+  const multi = await store.query({ group_by: ["day", "outcome", "day"], token: "bob" });
+  assert.deepEqual(multi.groups.map((g) => g.key), [
+    { day: "2025-01-02", outcome: "deny" },
+    { day: "2025-01-02", outcome: "modify" },
+  ]);
+  assert.deepEqual(multi.groups[0].denials, { "token.rpm": 1, "alias.content:pii": 1 });
+  assert.equal(multi.totals.requests, 3);
+  await store.close();
+});
+
+Deno.test("sqlite store: rejects unknown group keys and bad times", async () => {
+  const store = await seeded();
+  await assert.rejects(
+    () => store.query({ group_by: ["token; DROP TABLE usage" as unknown as UsageGroupKey] }),
+    (e: unknown) => e instanceof UsageQueryError && e.param === "group_by",
+  );
+  await assert.rejects(() => store.query({ from: "yesterday" }), UsageQueryError);
+  await assert.rejects(() => store.query({ outcome: "maybe" as unknown as PolicyOutcome }), UsageQueryError);
+  assert.equal((await store.query({})).totals.requests, 7);
+  await store.close();
+});
+
+Deno.test("sqlite store: nearest-rank latency percentiles on a known distribution", async () => {
+  const store = createSqliteStore(":memory:");
+  // latencies 1..100 in shuffled order: nearest rank gives p50 = 50, p90 = 90, p99 = 99
+  const latencies = Array.from({ length: 100 }, (_, i) => i + 1).sort((a, b) =>
+    ((a * 37) % 101) - ((b * 37) % 101)
+  );
+  await store.insert(
+    latencies.map((ms, i) => makeRecord(i, { latency_ms: ms, token: i % 2 ? "odd" : "even" })),
+  );
+  const { totals, groups } = await store.query({ group_by: ["token"] });
+  assert.deepEqual(totals.latency_ms, { p50: 50, p90: 90, p99: 99 });
+  // each group is 50 values; nearest rank: ceil(0.5·50) = 25th, ceil(0.9·50) = 45th, ceil(0.99·50) = 50th
+  const even = groups.find((g) => g.key.token === "even")!; // latencies at even indices
+  const evens = latencies.filter((_, i) => i % 2 === 0).sort((a, b) => a - b);
+  assert.deepEqual(even.latency_ms, { p50: evens[24], p90: evens[44], p99: evens[49] });
+  // a single value is every percentile; no values gives nulls
+  assert.deepEqual((await store.query({ token: "even", from: at(0), to: at(1) })).totals.latency_ms, {
+    p50: latencies[0],
+    p90: latencies[0],
+    p99: latencies[0],
+  });
+  assert.deepEqual((await store.query({ token: "none" })).totals.latency_ms, {
+    p50: null,
+    p90: null,
+    p99: null,
+  });
+  await store.close();
+});
+
+Deno.test("sqlite store: schema version, columns and indexes", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/nested/dir/usage.sqlite`;
+  const store = createSqliteStore(path);
+  await store.insert([makeRecord(1)]);
+  await store.close();
+  const db = new DatabaseSync(path);
+  const indexes = db.prepare(
+    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'usage'",
+  )
+    .all().map((r) => String(r.name)).sort();
+  assert.deepEqual(indexes, [
+    "usage_alias_time",
+    "usage_environment_time",
+    "usage_outcome_time",
+    "usage_provider_time",
+    "usage_time",
+    "usage_token_time",
+    "usage_uid",
+  ]);
+  const unique = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'usage_uid'").get();
+  assert.match(String(unique?.sql), /UNIQUE/);
+  assert.equal(db.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
+  assert.equal(String(db.prepare("PRAGMA journal_mode").get()?.journal_mode), "wal");
+  const columns = db.prepare("PRAGMA table_info(usage)").all().map((r) => String(r.name));
+  assert.deepEqual(columns.sort(), [...Object.keys(makeRecord(1)), "uid"].sort());
+  const row = db.prepare("SELECT stream, tokens_estimated FROM usage").get();
+  assert.deepEqual({ ...row }, { stream: 0, tokens_estimated: 0 });
+  db.close();
+  // reopening an existing database keeps its rows
+  const again = createSqliteStore(path);
+  assert.equal((await again.query({})).totals.requests, 1);
+  await again.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("sqlite store: INSERT OR IGNORE makes re-inserting a batch idempotent", async () => {
+  const store = createSqliteStore(":memory:");
+  const withUid = [1, 2, 3].map((i) => ({ ...makeRecord(i), uid: `u${i}` }));
+  await store.insert(withUid);
+  await store.insert(withUid);
+  await store.insert([withUid[0], { ...makeRecord(4), uid: "u4" }]);
+  assert.equal((await store.query({})).totals.requests, 4);
+  // without a uid, the same request at the same time is the same record…
+  await store.insert([makeRecord(9)]);
+  await store.insert([makeRecord(9)]);
+  assert.equal((await store.query({})).totals.requests, 5);
+  // …but a client reusing a request id on another request is still counted (distinct uids)
+  await store.insert([{ ...makeRecord(1), uid: "other" }]);
+  assert.equal((await store.query({})).totals.requests, 6);
+  await store.close();
+});
+
+Deno.test("sqlite store: malformed values are coerced rather than failing the batch", async () => {
+  const store = createSqliteStore(":memory:");
+  const bad = {
+    ...makeRecord(1),
+    latency_ms: Number.NaN,
+    status: Infinity,
+    time: "2025-01-01T00:00:01+00:00",
+  };
+  await store.insert([bad, makeRecord(2)]);
+  const { totals } = await store.query({ from: "2025-01-01T00:00:01Z", to: "2025-01-01T00:00:02Z" });
+  assert.equal(totals.requests, 1, "time stored in canonical form");
+  assert.equal((await store.query({})).totals.requests, 2);
+  await store.close();
+});
+
+Deno.test("sqlite store: retention deletes only older rows", async () => {
+  const store = await seeded();
+  const deleted = await store.deleteOlderThan(at(24 * HOUR));
+  assert.equal(deleted, 3);
+  const { totals } = await store.query({});
+  assert.equal(totals.requests, 4);
+  assert.equal((await store.query({ to: at(24 * HOUR) })).totals.requests, 0);
+  assert.equal(await store.deleteOlderThan(at(0)), 0);
+  await store.close();
+});
+
+Deno.test("sqlite store: sumSince sums a token's tokens and cost from a time", async () => {
+  const store = await seeded();
+  assert.deepEqual(await store.sumSince("alice", at(0)), { tokens: 150 + 15 + 15, cost: 0.6 });
+  assert.deepEqual(await store.sumSince("alice", at(HOUR)), { tokens: 15, cost: 0 });
+  assert.deepEqual(await store.sumSince("bob", at(0)), { tokens: 15, cost: 0.001 });
+  assert.deepEqual(await store.sumSince("nobody", at(0)), { tokens: 0, cost: 0 });
+  await store.close();
+});
+
+Deno.test("sqlite store: calls after close reject", async () => {
+  const store = createSqliteStore(":memory:");
+  await store.close();
+  await store.close();
+  await assert.rejects(() => store.insert([makeRecord(1)]), /closed/);
+  await assert.rejects(() => store.query({}), /closed/);
+});

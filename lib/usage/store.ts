@@ -1,0 +1,59 @@
+/**
+ * The usage store contract. The embedded default is SQLite (`sqlite_store.ts`); the interface is kept small
+ * and async so that a networked store (PostgreSQL) can implement it later without touching the pipeline or
+ * the admin API.
+ *
+ * @module
+ */
+import type { UsageQuery, UsageRecord, UsageReport } from "./record.ts";
+
+/**
+ * A usage record as it travels through the pipeline: the record plus `uid`, a unique id the pipeline gives
+ * each record when it is written. Stores de-duplicate on `uid` so that replaying a spill file twice (after a
+ * crash mid-replay) never counts a request twice. The request id is not used for that because clients may
+ * choose it (`x-request-id`): keying on it would let a client hide requests by reusing one id.
+ */
+export type StoredUsageRecord = UsageRecord & {
+  /** Unique per record; when absent the store falls back to `request_id|time`. */
+  uid?: string;
+};
+
+/**
+ * A record as the pipeline holds it between `write()` and the store: the caller's record object itself (not a
+ * copy, so that `write()` allocates as little as possible) beside its `uid`.
+ */
+export interface UsageEntry {
+  record: UsageRecord;
+  uid: string;
+}
+
+/** The record of `entry` with its `uid`, as stores and files take it. */
+export function storedOf(entry: UsageEntry): StoredUsageRecord {
+  return { ...entry.record, uid: entry.uid };
+}
+
+/** One JSON line (without newline) for a spill or JSONL file. */
+export function entryLine(entry: UsageEntry): string {
+  return JSON.stringify(storedOf(entry));
+}
+
+/** Where usage records are kept and queried. Every method may reject; the pipeline copes with that. */
+export interface UsageStore {
+  /** Stores a batch atomically; records whose `uid` is already stored are ignored (idempotent replays). */
+  insert(records: readonly StoredUsageRecord[]): Promise<void>;
+  /** Filters, groups and totals records for `GET /admin/usage`. Rejects with `UsageQueryError` on bad input. */
+  query(q: UsageQuery): Promise<UsageReport>;
+  /** Tokens (prompt + completion) and cost of `token`'s records since `sinceIso`, to seed budgets at startup. */
+  sumSince(token: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
+  /** Deletes records older than `iso` (retention); resolves to how many were deleted. */
+  deleteOlderThan(iso: string): Promise<number>;
+  /** Releases the store; later calls reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The dedupe key of a record: its `uid`, else `request_id|time` (stable across replays of the same line). */
+export function uidOf(record: StoredUsageRecord): string {
+  return typeof record.uid === "string" && record.uid !== ""
+    ? record.uid
+    : `${record.request_id}|${record.time}`;
+}
