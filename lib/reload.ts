@@ -7,7 +7,8 @@
  * @module
  */
 import { loadConfigFile } from "./config/load.ts";
-import type { ConfigIssue } from "./config/types.ts";
+import { EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
+import type { ConfigIssue, LoadResult } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
 import type { Logger } from "./log.ts";
 import { createProviders, type Env, ProviderSetupError } from "./providers/registry.ts";
@@ -55,7 +56,15 @@ export function createReloader(options: ReloaderOptions): Reloader {
   async function attempt(trigger: string): Promise<ReloadStatus> {
     const at = new Date().toISOString();
     const env = options.env();
-    const result = await loadConfigFile(options.path, env);
+    const result: LoadResult = options.path === EMBEDDED_CONFIG_SOURCE
+      ? {
+        ok: false,
+        issues: [{
+          path: "",
+          message: "the built-in default config cannot be reloaded; start with --config FILE",
+        }],
+      }
+      : await loadConfigFile(options.path, env);
     let issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {
       try {

@@ -145,7 +145,12 @@ Deno.test("sdk: chat.completions.create with stream: true, with and without incl
       assert.ok(last?.usage && last.usage.total_tokens > 0);
     }
     // The access log counted the stream's tokens even when the client did not ask for usage.
-    const streamed = gw.logs.filter((l) => l.msg === "request" && l.stream === true);
+    const isStream = (l: Record<string, unknown>) => l.msg === "request" && l.stream === true;
+    // Against GATEWAY_BIN the log lines arrive over a pipe, a moment after the streams end.
+    for (let i = 0; i < 100 && gw.logs.filter(isStream).length < 4; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const streamed = gw.logs.filter(isStream);
     assert.equal(streamed.length, 4);
     for (const line of streamed) {
       assert.equal(line.status, 200);

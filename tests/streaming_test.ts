@@ -124,7 +124,12 @@ Deno.test("stream: an upstream cut mid-stream ends with an error event and no [D
     await assert.rejects(async () => {
       for await (const _ of stream) { /* drain */ }
     }, OpenAI.APIError);
-    const logged = gw.logs.filter((l) => l.msg === "request" && l.alias === "chat-cut");
+    const isCut = (l: Record<string, unknown>) => l.msg === "request" && l.alias === "chat-cut";
+    // Against GATEWAY_BIN the log lines arrive over a pipe, a moment after the streams end.
+    for (let i = 0; i < 100 && gw.logs.filter(isCut).length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const logged = gw.logs.filter(isCut);
     assert.equal(logged.length, 2);
     assert.equal(logged[0].error_code, "upstream_error");
   });

@@ -65,7 +65,7 @@ const LAST_RESORT = JSON.stringify({
   },
 });
 
-/** Resolves after `ms`, or at once when `ms` is 0; the timer never keeps the process alive on its own. */
+/** A timer as a promise that can be cancelled, so a finished shutdown does not wait out its deadline. */
 function delay(ms: number): { promise: Promise<"timeout">; cancel(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const promise = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
@@ -129,6 +129,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 /**
  * Writes all of `text` to a file descriptor synchronously: log lines are never lost to a buffer that
  * `process.exit` discards. A descriptor some other code made non-blocking is retried after a short pause.
+ * When the reader is gone (EPIPE) or the descriptor is unusable, the text is dropped rather than thrown: a
+ * log line that cannot be written must not stop a request or a shutdown.
  */
 export function writeAllSync(
   fd: number,
@@ -141,7 +143,7 @@ export function writeAllSync(
       bytes = bytes.subarray(write(fd, bytes));
     } catch (err) {
       const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
-      if (code !== "EAGAIN") throw err;
+      if (code !== "EAGAIN") return;
       Atomics.wait(pause, 0, 0, 1);
     }
   }

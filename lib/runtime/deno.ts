@@ -7,9 +7,17 @@ import type { RunningServer, Runtime, ServeOptions } from "./types.ts";
 
 const encoder = new TextEncoder();
 
+/**
+ * Writes all of `text`. If the reader of stdout has gone (a closed pipe), the text is dropped: a log line must
+ * never turn into an uncaught error that keeps the process from shutting down.
+ */
 function writeAll(file: { writeSync(p: Uint8Array): number }, text: string) {
   let bytes = encoder.encode(text);
-  while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  try {
+    while (bytes.byteLength > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  } catch (err) {
+    if (!(err instanceof Deno.errors.BrokenPipe)) throw err;
+  }
 }
 
 const LAST_RESORT = JSON.stringify({
