@@ -1,0 +1,64 @@
+/**
+ * The baseline the gateway is held to: a bare fetch-and-forward proxy with no auth, no parsing and no
+ * logging. It reads the request body, forwards it with `fetch` to the same path upstream, and streams the
+ * answer back. Runs unchanged on Deno (`Deno.serve`) and Bun (`Bun.serve`).
+ *
+ * Usage: `deno run -A bench/bare_proxy.ts --port 9100 --upstream http://127.0.0.1:9000`
+ * (or `bun bench/bare_proxy.ts …`). Prints `{"listening":port,"runtime":…}` once ready.
+ *
+ * @module
+ */
+
+/** What the proxy needs from `Bun.serve`. */
+interface BunServeLike {
+  serve(options: {
+    hostname: string;
+    port: number;
+    idleTimeout?: number;
+    fetch: (request: Request) => Response | Promise<Response>;
+  }): { port: number };
+  version: string;
+}
+
+const bun = (globalThis as unknown as { Bun?: BunServeLike }).Bun;
+const args: string[] = bun
+  ? (globalThis as unknown as { process: { argv: string[] } }).process.argv.slice(2)
+  : Deno.args;
+
+function option(name: string, fallback: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+}
+
+const PORT = Number(option("port", "9100"));
+const UPSTREAM = option("upstream", "http://127.0.0.1:9000").replace(/\/$/, "");
+
+async function handler(request: Request): Promise<Response> {
+  const url = request.url;
+  const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+  const body = request.method === "GET" || request.method === "HEAD"
+    ? undefined
+    : await request.arrayBuffer();
+  const upstream = await fetch(UPSTREAM + path, {
+    method: request.method,
+    headers: { "content-type": request.headers.get("content-type") ?? "application/json" },
+    body,
+    signal: request.signal,
+  });
+  return new Response(upstream.body, {
+    status: upstream.status,
+    headers: { "content-type": upstream.headers.get("content-type") ?? "application/octet-stream" },
+  });
+}
+
+if (bun) {
+  const server = bun.serve({ hostname: "127.0.0.1", port: PORT, idleTimeout: 0, fetch: handler });
+  console.log(JSON.stringify({ listening: server.port, runtime: `bun ${bun.version}` }));
+} else {
+  Deno.serve({
+    hostname: "127.0.0.1",
+    port: PORT,
+    onListen: (addr) =>
+      console.log(JSON.stringify({ listening: addr.port, runtime: `deno ${Deno.version.deno}` })),
+  }, handler);
+}
