@@ -35,6 +35,8 @@ export interface StartOptions {
   host?: string;
   /** The config file to reload on SIGHUP and when it changes; without it, reloads re-read nothing. */
   configPath?: string;
+  /** Write each log line at once instead of in 10 ms bursts (tests that read the log right after a request). */
+  unbufferedLogs?: boolean;
 }
 
 /** Starts serving `state`; resolves once listening. */
@@ -44,7 +46,7 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<ServeHandle> {
   const config = state.config;
-  const logger = createJsonLogger((line) => runtime.writeStdout(line + "\n"));
+  const logger = createJsonLogger((text) => runtime.writeStdout(text), { buffered: !options.unbufferedLogs });
   const health = new HealthRegistry();
   const { services, pipeline, counters, store } = createServices(config, logger);
   await seedBudgets(config, store, counters);
@@ -83,6 +85,7 @@ export async function startServer(
       // Every request is over: flush their usage records before the process goes.
       await pipeline?.close();
       await store?.close();
+      logger.flush?.();
     },
   };
 }

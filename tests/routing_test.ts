@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { hashToken } from "../lib/auth/authenticate.ts";
 import { type FaultUpstream, startFaultUpstream } from "./helpers/fault_upstream.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "./helpers/gateway.ts";
+import {
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLog,
+} from "./helpers/gateway.ts";
 
 const ADMIN_TOKEN = "gw-admin-token-0123456789abcdef";
 
@@ -62,7 +68,7 @@ Deno.test("routing: 5xx is retried on the same target, then the next target answ
     assert.equal(response.headers.get("x-gateway-attempts"), "3");
     assert.equal(a.hits, 2);
     assert.equal(b.hits, 1);
-    const line = gw.logs.find((l) => l.msg === "request" && l.alias === "chat-ab");
+    const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "chat-ab");
     assert.deepEqual((line?.attempt_log as { outcome: string }[]).map((x) => x.outcome), [
       "upstream_error",
       "upstream_overloaded",

@@ -19,8 +19,8 @@ export interface GatewayState {
   readonly providers: ReadonlyMap<string, Provider>;
 }
 
-/** The access-log line of one request; never holds a token or prompt text. */
-export interface AccessRecord {
+/** The access-log line of one request; never holds a token or prompt text (a type alias: a plain JSON record). */
+export type AccessRecord = {
   request_id: string;
   method: string;
   path: string;
@@ -46,7 +46,7 @@ export interface AccessRecord {
   rule?: string | null;
   tokens_estimated?: boolean;
   cost?: number;
-}
+};
 
 /** Where finished requests are reported; writing never blocks or throws. */
 export interface UsageSink {

@@ -64,7 +64,7 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
       ctx.services.metrics.recordRequest(usage);
       for (const attempt of record.attempt_log ?? []) ctx.services.metrics.recordAttempt(attempt);
     }
-    ctx.logger.info("request", { ...record });
+    ctx.logger.info("request", record);
   };
   if (ctx.streamDone) ctx.streamDone.then(finish);
   else finish();

@@ -44,6 +44,18 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   if (request.body === null) return new Uint8Array(0);
+  if (declared !== null) {
+    // The length is known and within the limit, and HTTP framing stops the body at that length: read it in
+    // one call instead of chunk by chunk.
+    try {
+      return new Uint8Array(await request.arrayBuffer());
+    } catch (err) {
+      throw new GatewayError(400, "The request body could not be read completely.", {
+        type: "invalid_request_error",
+        cause: err,
+      });
+    }
+  }
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;

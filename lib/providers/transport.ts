@@ -86,58 +86,80 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
     clearTimeout(idleTimer);
   }
 
-  const upstreamBody = response.body;
-  const reader = upstreamBody?.getReader();
-  const body = new ReadableStream<Uint8Array>({
+  let wrapped: ReadableStream<Uint8Array> | undefined;
+  return {
+    status: response.status,
+    headers: response.headers,
+    get body() {
+      wrapped ??= guardedBody(response, {
+        abort,
+        cleanup,
+        controller,
+        failure: () => failure,
+        idleMs,
+        provider,
+      });
+      return wrapped;
+    },
+    async text() {
+      // A whole (non-stream) answer: read it directly, under the total timeout; no stream wrapper needed.
+      try {
+        return await response.text();
+      } catch {
+        throw failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`);
+      } finally {
+        cleanup();
+      }
+    },
+  };
+}
+
+interface GuardContext {
+  abort(reason: GatewayError): void;
+  cleanup(): void;
+  controller: AbortController;
+  failure(): GatewayError | undefined;
+  idleMs: number;
+  provider: string;
+}
+
+/**
+ * The upstream body for streaming: every read is guarded by the idle timeout (the clock runs only while we wait
+ * on the upstream, not while the client is slow to read), and cancelling it aborts the upstream request.
+ */
+function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8Array> {
+  const reader = response.body?.getReader();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  return new ReadableStream<Uint8Array>({
     async pull(out) {
       if (reader === undefined) {
-        cleanup();
+        g.cleanup();
         out.close();
         return;
       }
-      // The idle clock runs only while we wait on the upstream, not while the client is slow to read.
       idleTimer = setTimeout(
-        () => abort(gatewayTimeout(`Provider "${provider}" sent nothing for ${idleMs} ms.`)),
-        idleMs,
+        () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`)),
+        g.idleMs,
       );
       try {
         const { done, value } = await reader.read();
         if (done) {
-          cleanup();
+          g.cleanup();
           out.close();
         } else {
           out.enqueue(value);
         }
       } catch {
-        cleanup();
-        out.error(failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`));
+        g.cleanup();
+        out.error(g.failure() ?? badGateway(`Provider "${g.provider}" closed the connection mid-response.`));
       } finally {
         clearTimeout(idleTimer);
       }
     },
     async cancel(reason) {
-      cleanup();
-      controller.abort(reason);
+      g.cleanup();
+      g.controller.abort(reason);
       await reader?.cancel(reason).catch(() => {});
     },
   }, { highWaterMark: 0 });
-
-  return {
-    status: response.status,
-    headers: response.headers,
-    body,
-    async text() {
-      const chunks: Uint8Array[] = [];
-      const r = body.getReader();
-      while (true) {
-        const { done, value } = await r.read();
-        if (done) break;
-        chunks.push(value);
-      }
-      const decoder = new TextDecoder();
-      let text = "";
-      for (const chunk of chunks) text += decoder.decode(chunk, { stream: true });
-      return text + decoder.decode();
-    },
-  };
 }

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { setImmediate } from "node:timers";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -77,6 +78,9 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
  * gives a private in-memory database for tests. Throws when the file cannot be opened or was written by a
  * newer schema version.
  */
+/** Rows per transaction; small enough that one slice blocks the event loop for well under a millisecond. */
+const INSERT_SLICE = 32;
+
 export function createSqliteStore(path: string): UsageStore {
   if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
@@ -103,19 +107,26 @@ export function createSqliteStore(path: string): UsageStore {
   };
 
   return {
-    insert(records) {
-      return run(() => {
-        open();
-        if (records.length === 0) return;
-        db.exec("BEGIN IMMEDIATE");
-        try {
-          for (const record of records) insertStmt.run(...rowOf(record));
-          db.exec("COMMIT");
-        } catch (e) {
-          rollback(db);
-          throw e;
-        }
-      });
+    async insert(records) {
+      // node:sqlite is synchronous: a 500-row batch would hold the event loop for 10-20 ms. Slices of
+      // INSERT_SLICE rows, each its own transaction, with a macrotask between them, keep every pause short.
+      // A failure part-way is safe: rows are de-duplicated by uid, so the retried batch inserts only the rest.
+      for (let start = 0; start < records.length; start += INSERT_SLICE) {
+        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+        await run(() => {
+          open();
+          db.exec("BEGIN IMMEDIATE");
+          try {
+            const end = Math.min(records.length, start + INSERT_SLICE);
+            for (let i = start; i < end; i++) insertStmt.run(...rowOf(records[i]));
+            db.exec("COMMIT");
+          } catch (e) {
+            rollback(db);
+            throw e;
+          }
+        });
+      }
+      if (records.length === 0) await run(open);
     },
     query(q: UsageQuery): Promise<UsageReport> {
       return run(() => {

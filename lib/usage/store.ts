@@ -39,7 +39,7 @@ export function entryLine(entry: UsageEntry): string {
 
 /** Where usage records are kept and queried. Every method may reject; the pipeline copes with that. */
 export interface UsageStore {
-  /** Stores a batch atomically; records whose `uid` is already stored are ignored (idempotent replays). */
+  /** Stores a batch (possibly in several transactions); records whose `uid` is already stored are ignored, so retrying a batch that failed part-way is safe. */
   insert(records: readonly StoredUsageRecord[]): Promise<void>;
   /** Filters, groups and totals records for `GET /admin/usage`. Rejects with `UsageQueryError` on bad input. */
   query(q: UsageQuery): Promise<UsageReport>;

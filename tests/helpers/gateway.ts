@@ -46,6 +46,24 @@ function withTempUsage(yaml: string, dir: string): string {
   return `${yaml}\nusage: { sqlite: "${dir}/usage.sqlite", spill: "${dir}/usage-spill.jsonl", flush_interval: 50ms }\n`;
 }
 
+/**
+ * Waits for a log line matching `match` (a gateway binary writes its log in short bursts, so a line may arrive a
+ * moment after the response it describes).
+ */
+export async function waitForLog(
+  gw: TestGateway,
+  match: (line: Record<string, unknown>) => boolean,
+  ms = 2_000,
+): Promise<Record<string, unknown>> {
+  const deadline = performance.now() + ms;
+  while (true) {
+    const line = gw.logs.find(match);
+    if (line !== undefined) return line;
+    if (performance.now() > deadline) throw new Error("no matching log line");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** Starts a gateway with `yaml` (a whole config file) on a free port. */
 export async function startGateway(yaml: string, env: Record<string, string> = {}): Promise<TestGateway> {
   const bin = Deno.env.get("GATEWAY_BIN");
@@ -69,7 +87,12 @@ async function startInProcess(yaml: string, env: Record<string, string>): Promis
     },
   };
   const state = { config: result.config, providers: createProviders(result.config.providers, env) };
-  const handle = await startServer(runtime, state, { port: 0, host: "127.0.0.1", configPath: configFile });
+  const handle = await startServer(runtime, state, {
+    port: 0,
+    host: "127.0.0.1",
+    configPath: configFile,
+    unbufferedLogs: true,
+  });
   const url = `http://127.0.0.1:${handle.server.port}`;
   return {
     url,
