@@ -59,14 +59,12 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
     () => abort(gatewayTimeout(`Provider "${provider}" did not finish within ${totalMs} ms.`)),
     totalMs,
   );
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const cleanup = () => {
     clearTimeout(totalTimer);
-    clearTimeout(idleTimer);
     call.signal.removeEventListener("abort", onClientGone);
   };
 
-  idleTimer = setTimeout(
+  const firstByteTimer = setTimeout(
     () => abort(gatewayTimeout(`Provider "${provider}" sent no response within ${firstByteMs} ms.`)),
     firstByteMs,
   );
@@ -83,7 +81,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
     cleanup();
     throw failure ?? badGateway(`Provider "${provider}" could not be reached.`, "upstream_unreachable");
   } finally {
-    clearTimeout(idleTimer);
+    clearTimeout(firstByteTimer);
   }
 
   let wrapped: ReadableStream<Uint8Array> | undefined;
