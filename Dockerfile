@@ -30,6 +30,8 @@ COPY config/gateway.yaml /etc/gateway/gateway.yaml
 # 65532 is distroless's nonroot user; the volume must be writable by it.
 COPY --from=build --chown=65532:65532 /out/var/lib/gateway /var/lib/gateway
 ENV GATEWAY_CONFIG=/etc/gateway/gateway.yaml
+# Bun's fetch holds upstream calls beyond 256 in flight in a queue unless this is raised at start-up.
+ENV BUN_CONFIG_MAX_HTTP_REQUESTS=65535
 WORKDIR /var/lib/gateway
 VOLUME ["/var/lib/gateway"]
 USER nonroot

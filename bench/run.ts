@@ -301,7 +301,13 @@ async function startGateway(runtime: "deno" | "bun", name: string): Promise<Serv
     : ["deno", "run", "-A", "main.ts", "serve", "--config", config, "--port", String(port)];
   const server = spawnServer(name, argv, port, {
     cpu: SUT_CPU,
-    env: { BENCH_UPSTREAM_URL: upstreamUrl, BENCH_DATA_DIR: dataDir, BENCH_TOKEN: TOKEN },
+    env: {
+      BENCH_UPSTREAM_URL: upstreamUrl,
+      BENCH_DATA_DIR: dataDir,
+      BENCH_TOKEN: TOKEN,
+      // As deployed (see the Dockerfile and README): Bun's fetch otherwise queues upstream calls past 256.
+      ...(runtime === "bun" ? { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" } : {}),
+    },
   });
   try {
     await waitReady(server);
