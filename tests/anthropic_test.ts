@@ -10,7 +10,7 @@ import {
   type FakeAnthropic,
   startFakeAnthropic,
 } from "./helpers/fake_anthropic.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "./helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
 
 function configFor(fake: FakeAnthropic): string {
   const models = ["ok", "tools", "midstream-error", "400", "429", "500", "529"]
@@ -27,16 +27,8 @@ ${models}
 ${TEST_TOKENS_YAML}`;
 }
 
-async function withGateway(fn: (gw: TestGateway, fake: FakeAnthropic, client: OpenAI) => Promise<void>) {
-  const fake = startFakeAnthropic();
-  const gw = await startGateway(configFor(fake));
-  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0 });
-  try {
-    await fn(gw, fake, client);
-  } finally {
-    await gw.stop();
-    await fake.stop();
-  }
+function withGateway(fn: (gw: TestGateway, fake: FakeAnthropic, client: OpenAI) => Promise<void>) {
+  return withFakeGateway(startFakeAnthropic, configFor, fn);
 }
 
 const WEATHER_TOOL = {

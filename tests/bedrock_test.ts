@@ -14,7 +14,7 @@ import {
   type FakeBedrock,
   startFakeBedrock,
 } from "./helpers/fake_bedrock.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "./helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
 
 const CLAUDE = "anthropic.claude-3-5-sonnet-20240620-v1:0";
 
@@ -67,16 +67,8 @@ const ENV = {
   AWS_SESSION_TOKEN: "FwoGZXIvYXdzEFAKESESSIONTOKEN//////////example==",
 };
 
-async function withGateway(fn: (client: OpenAI, fake: FakeBedrock, gw: TestGateway) => Promise<void>) {
-  const fake = startFakeBedrock();
-  const gw = await startGateway(configFor(fake), ENV);
-  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0 });
-  try {
-    await fn(client, fake, gw);
-  } finally {
-    await gw.stop();
-    await fake.stop();
-  }
+function withGateway(fn: (client: OpenAI, fake: FakeBedrock, gw: TestGateway) => Promise<void>) {
+  return withFakeGateway(startFakeBedrock, configFor, (gw, fake, client) => fn(client, fake, gw), ENV);
 }
 
 const WEATHER_TOOL = {

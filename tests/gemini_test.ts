@@ -12,7 +12,7 @@ import {
   GEMINI_ANSWER,
   startFakeGemini,
 } from "./helpers/fake_gemini.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "./helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
 
 function configFor(fake: FakeGemini): string {
   const chat = (alias: string, model: string, provider = "gem") =>
@@ -35,16 +35,8 @@ ${chat("chat-gem-badkey", "gem-ok", "gem-badkey")}
 ${TEST_TOKENS_YAML}`;
 }
 
-async function withGateway(fn: (gw: TestGateway, fake: FakeGemini, client: OpenAI) => Promise<void>) {
-  const fake = startFakeGemini();
-  const gw = await startGateway(configFor(fake));
-  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0 });
-  try {
-    await fn(gw, fake, client);
-  } finally {
-    await gw.stop();
-    await fake.stop();
-  }
+function withGateway(fn: (gw: TestGateway, fake: FakeGemini, client: OpenAI) => Promise<void>) {
+  return withFakeGateway(startFakeGemini, configFor, fn);
 }
 
 const WEATHER_TOOL = {

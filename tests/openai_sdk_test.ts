@@ -5,13 +5,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "./helpers/fake_openai.ts";
-import {
-  NARROW_TOKEN,
-  startGateway,
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-} from "./helpers/gateway.ts";
+import { NARROW_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -28,16 +22,8 @@ models:
 ${TEST_TOKENS_YAML}`;
 }
 
-async function withGateway(fn: (gw: TestGateway, fake: FakeUpstream, client: OpenAI) => Promise<void>) {
-  const fake = startFakeOpenAI();
-  const gw = await startGateway(configFor(fake));
-  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0 });
-  try {
-    await fn(gw, fake, client);
-  } finally {
-    await gw.stop();
-    await fake.stop();
-  }
+function withGateway(fn: (gw: TestGateway, fake: FakeUpstream, client: OpenAI) => Promise<void>) {
+  return withFakeGateway(startFakeOpenAI, configFor, fn);
 }
 
 const WEATHER_TOOL = {
