@@ -26,24 +26,6 @@ export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-/**
- * Hashes of recently seen tokens. Clients send the same few tokens over and over; remembering their hashes
- * saves a SHA-256 per request. Bounded, and only tokens that turned out to be known are kept (see `lookUp`),
- * so random guesses cannot fill it.
- */
-const recentHashes = new Map<string, string>();
-const RECENT_HASHES_MAX = 1024;
-
-function cachedHash(token: string): string {
-  return recentHashes.get(token) ?? hashToken(token);
-}
-
-function remember(token: string, hash: string) {
-  if (recentHashes.has(token)) return;
-  if (recentHashes.size >= RECENT_HASHES_MAX) recentHashes.clear();
-  recentHashes.set(token, hash);
-}
-
 /** Extracts the token from `Authorization: Bearer …` (scheme case-insensitive), or null. */
 export function bearerToken(request: Request): string | null {
   const header = request.headers.get("authorization");
@@ -80,12 +62,11 @@ function lookUp<T extends { disabled: boolean; expiresAt: number | null }>(
   if (!request.headers.has("authorization")) throw unauthorized(NO_KEY_MESSAGE, null);
   const token = bearerToken(request);
   if (token === null) throw unauthorized("Incorrect API key provided.", "invalid_api_key");
-  const hash = cachedHash(token);
-  const identity = tokens.get(hash);
+  // Always hash: a cache keyed by the token itself would bring back string comparisons of secrets.
+  const identity = tokens.get(hashToken(token));
   if (identity === undefined) {
     throw unauthorized("Incorrect API key provided.", "invalid_api_key");
   }
-  remember(token, hash);
   if (identity.disabled) throw unauthorized("This API key has been disabled.", "token_disabled");
   if (identity.expiresAt !== null && now >= identity.expiresAt) {
     throw unauthorized("This API key has expired.", "token_expired");
