@@ -149,17 +149,21 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
         // The embedded copy cannot change: there is no file to watch or reload.
         configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
       });
-      await new Promise<void>((resolve) => {
+      return await new Promise<number>((resolve) => {
         runtime.onShutdownSignal(async (signal) => {
           runtime.writeStdout(
             JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
           );
-          // The grace period is the live config's, which a reload may have changed.
-          await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
-          resolve();
+          try {
+            // The grace period is the live config's, which a reload may have changed.
+            await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
+            resolve(0);
+          } catch (err) {
+            runtime.writeStderr(`Shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
+            resolve(1);
+          }
         });
       });
-      return 0;
     }
   }
   runtime.writeStderr(`Unknown command: ${positionals.join(" ")}\n${USAGE}`);

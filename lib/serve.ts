@@ -61,8 +61,16 @@ export async function startServer(
   let unwatch = () => {};
   if (options.configPath !== undefined) {
     const path = options.configPath;
-    runtime.onReloadSignal(() => void reloader.reload("signal"));
-    unwatch = runtime.watchFile(path, () => void reloader.reload("file"));
+    // A reload that throws (a bug, not an invalid file: that is reported) must not become an unhandled rejection.
+    const reload = (trigger: string) =>
+      reloader.reload(trigger).catch((err) =>
+        logger.error("config_reload_crashed", {
+          trigger,
+          error: err instanceof Error ? err.message : String(err),
+        })
+      );
+    runtime.onReloadSignal(() => void reload("signal"));
+    unwatch = runtime.watchFile(path, () => void reload("file"));
   }
   const handler = createGateway({ state: reloader.current, logger, reloader, routing: { health }, services });
   const server = await runtime.serve({

@@ -51,7 +51,7 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
   if (ctx.admission) {
     for (const [name, value] of Object.entries(ctx.admission.headers)) response.headers.set(name, value);
   }
-  const finish = () => {
+  const report = () => {
     const record = ctx.record;
     record.latency_ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
     ctx.admission?.settle({
@@ -66,7 +66,18 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
     }
     ctx.logger.info("request", record);
   };
-  if (ctx.streamDone) ctx.streamDone.then(finish);
+  // Reporting must never take the process down (an unhandled rejection would), whatever goes wrong in it.
+  const finish = () => {
+    try {
+      report();
+    } catch (err) {
+      ctx.logger.error("request_report_failed", {
+        request_id: ctx.requestId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+  if (ctx.streamDone) ctx.streamDone.then(finish, finish);
   else finish();
   return response;
 };
