@@ -5,8 +5,8 @@
  * @module
  */
 import { badGateway, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatResult, JsonObject } from "../providers/types.ts";
-import { chatStreamBody } from "./chat_stream.ts";
+import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../providers/types.ts";
+import { chatStreamBody, type PeekedStream } from "./chat_stream.ts";
 import type { RequestContext } from "./context.ts";
 import { admit, chargeUsage } from "./accounting.ts";
 import { readJsonBody } from "./read_json_body.ts";
@@ -23,35 +23,29 @@ const SSE_HEADERS = {
 };
 
 /**
- * Waits for a stream's first chunk and returns a stream that replays it and continues. Until the first chunk
- * the attempt may still fail over to another target; after it, the answer belongs to this target.
+ * Waits for a stream's first chunk. Until the first chunk the attempt may still fail over to another target;
+ * after it, the answer belongs to this target.
  */
-async function withFirstChunk(provider: string, chunks: ReadableStream<ChatCompletionChunk>) {
+async function withFirstChunk(
+  provider: string,
+  chunks: ReadableStream<ChatCompletionChunk>,
+): Promise<PeekedStream> {
   const reader = chunks.getReader();
   let first: ReadableStreamReadResult<ChatCompletionChunk>;
   try {
     first = await reader.read();
   } catch (err) {
-    reader.releaseLock();
-    await chunks.cancel().catch(() => {});
+    await reader.cancel().catch(() => {});
     throw err;
   }
   if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
-  let pending: ChatCompletionChunk | undefined = first.value;
-  return new ReadableStream<ChatCompletionChunk>({
-    async pull(controller) {
-      if (pending !== undefined) {
-        controller.enqueue(pending);
-        pending = undefined;
-        return;
-      }
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  }, { highWaterMark: 0 });
+  return { first: first.value, rest: reader };
 }
+
+/** A routed chat answer: a whole completion, or a stream whose first chunk is in hand. */
+type ChatAnswer =
+  | { kind: "json"; body: ChatCompletion }
+  | { kind: "stream"; stream: PeekedStream };
 
 /** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
 function completionTexts(completion: ChatCompletion): string[] {
@@ -89,10 +83,10 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
     ctx,
     model,
     request.signal,
-    async (target, provider): Promise<ChatResult> => {
+    async (target, provider): Promise<ChatAnswer> => {
       const answer = await provider.chat(chat, { target, signal: request.signal, requestId: ctx.requestId });
       if (answer.kind === "json") return answer;
-      return { kind: "stream", chunks: await withFirstChunk(target.provider, answer.chunks) };
+      return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
     },
   );
 
@@ -115,13 +109,13 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
 
   if (!stream) {
     lease.release();
-    await result.chunks.cancel();
+    await result.stream.rest.cancel();
     throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
   }
   let settle!: () => void;
   ctx.streamDone = new Promise((resolve) => settle = resolve);
   ctx.services.metrics.streamStarted();
-  const sse = chatStreamBody(result.chunks, {
+  const sse = chatStreamBody(result.stream, {
     alias: model.alias,
     includeUsage: chat.stream_options?.include_usage === true,
     startedAt: ctx.startedAt,

@@ -1,17 +1,13 @@
 /**
- * Turns a provider's chunk stream into the SSE body the client reads:
- *
- *   chunks → present (alias as model, usage kept or removed) → SSE encode → terminate ([DONE] or error event)
- *
- * Each stage handles one event at a time and enqueues it at once, so nothing is buffered or coalesced, and
- * cancelling the body (the client went away) cancels the provider's stream and with it the upstream request.
+ * Turns a provider's chunk stream into the SSE body the client reads: alias as model, usage kept or removed,
+ * one `data:` event per chunk the moment it arrives, and the right ending ([DONE] or an error event).
  *
  * @module
  */
 import { errorEvent, toGatewayError } from "../errors.ts";
 import type { GatewayError } from "../errors.ts";
 import type { ChatCompletionChunk, Usage } from "../providers/types.ts";
-import { DONE_EVENT, SseEncodeStream } from "../sse/serialize.ts";
+import { DONE_EVENT } from "../sse/serialize.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
 export interface ChatStreamOutcome {
@@ -40,75 +36,48 @@ function collectTexts(chunk: ChatCompletionChunk, into: string[]) {
 }
 
 /**
- * Presents upstream chunks as the client expects them: `model` is the alias the client sent, and the usage
- * the gateway asked for on its own behalf is noted and then removed unless the client asked for it too.
+ * Presents one upstream chunk as the client expects it: `model` is the alias the client sent, and the usage the
+ * gateway asked for on its own behalf is noted and then removed unless the client asked for it too. Returns
+ * false for a chunk that is dropped (the usage-only chunk the client did not ask for).
  */
-export class PresentChunkStream extends TransformStream<ChatCompletionChunk, ChatCompletionChunk> {
-  constructor(alias: string, includeUsage: boolean, outcome: ChatStreamOutcome, startedAt: number) {
-    super({
-      transform(chunk, controller) {
-        if (chunk.usage) outcome.usage = chunk.usage;
-        else if (outcome.usage === undefined) collectTexts(chunk, outcome.texts);
-        if (!includeUsage) {
-          if (chunk.usage && chunk.choices.length === 0) return;
-          delete chunk.usage;
-        }
-        chunk.model = alias;
-        outcome.chunks++;
-        outcome.firstChunkAt ??= Math.round((performance.now() - startedAt) * 100) / 100;
-        controller.enqueue(chunk);
-      },
-    });
+export function presentChunk(
+  chunk: ChatCompletionChunk,
+  alias: string,
+  includeUsage: boolean,
+  outcome: ChatStreamOutcome,
+  startedAt: number,
+): boolean {
+  if (chunk.usage) outcome.usage = chunk.usage;
+  else if (outcome.usage === undefined) collectTexts(chunk, outcome.texts);
+  if (!includeUsage) {
+    if (chunk.usage && chunk.choices.length === 0) return false;
+    delete chunk.usage;
   }
+  chunk.model = alias;
+  outcome.chunks++;
+  outcome.firstChunkAt ??= Math.round((performance.now() - startedAt) * 100) / 100;
+  return true;
 }
+
+/** A provider stream whose first chunk has already been read (routing commits to a target on it). */
+export interface PeekedStream {
+  first: ChatCompletionChunk;
+  rest: ReadableStreamDefaultReader<ChatCompletionChunk>;
+}
+
+const encoder = new TextEncoder();
 
 /**
- * Ends an encoded SSE stream the OpenAI way: `data: [DONE]` after a clean end; after a failure an
+ * The client-facing SSE body, as one pull-based stage: each pull takes the next chunk, presents it, encodes
+ * it as one `data:` event and enqueues it at once, so nothing is buffered or coalesced and backpressure reaches
+ * the upstream. It ends the OpenAI way: `data: [DONE]` after a clean end; after a failure an
  * `data: {"error":…}` event and no `[DONE]`, so SDKs raise instead of returning a truncated answer.
- * `onEnd` runs exactly once, however the stream ends.
+ * Cancelling it (the client went away) cancels the provider's stream and with it the upstream request.
+ * `onEnd` runs exactly once, however the stream ends. (One stage rather than a chain of TransformStreams keeps
+ * the objects held per open stream few.)
  */
-export function terminateSse(
-  events: ReadableStream<Uint8Array>,
-  outcome: ChatStreamOutcome,
-  onEnd: (outcome: ChatStreamOutcome) => void,
-): ReadableStream<Uint8Array> {
-  const reader = events.getReader();
-  let ended = false;
-  const end = (how: ChatStreamOutcome["end"]) => {
-    if (ended) return;
-    ended = true;
-    outcome.end = how;
-    onEnd(outcome);
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (!done) {
-          controller.enqueue(value);
-          return;
-        }
-        controller.enqueue(DONE_EVENT);
-        controller.close();
-        end("ok");
-      } catch (err) {
-        const error = toGatewayError(err);
-        outcome.error = error;
-        controller.enqueue(new TextEncoder().encode(errorEvent(error)));
-        controller.close();
-        end(error.status === 499 ? "cancelled" : "error");
-      }
-    },
-    async cancel(reason) {
-      end("cancelled");
-      await reader.cancel(reason).catch(() => {});
-    },
-  }, { highWaterMark: 0 });
-}
-
-/** The client-facing SSE body for a provider's chunk stream. */
 export function chatStreamBody(
-  chunks: ReadableStream<ChatCompletionChunk>,
+  stream: PeekedStream,
   options: {
     alias: string;
     includeUsage: boolean;
@@ -117,8 +86,46 @@ export function chatStreamBody(
   },
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
-  const encoded = chunks
-    .pipeThrough(new PresentChunkStream(options.alias, options.includeUsage, outcome, options.startedAt))
-    .pipeThrough(new SseEncodeStream());
-  return terminateSse(encoded, outcome, options.onEnd);
+  let pending: ChatCompletionChunk | undefined = stream.first;
+  let ended = false;
+  const end = (how: ChatStreamOutcome["end"]) => {
+    if (ended) return;
+    ended = true;
+    outcome.end = how;
+    options.onEnd(outcome);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        while (true) {
+          let chunk = pending;
+          pending = undefined;
+          if (chunk === undefined) {
+            const next = await stream.rest.read();
+            if (next.done) {
+              controller.enqueue(DONE_EVENT);
+              controller.close();
+              end("ok");
+              return;
+            }
+            chunk = next.value;
+          }
+          if (presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)) {
+            controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
+            return;
+          }
+        }
+      } catch (err) {
+        const error = toGatewayError(err);
+        outcome.error = error;
+        controller.enqueue(encoder.encode(errorEvent(error)));
+        controller.close();
+        end(error.status === 499 ? "cancelled" : "error");
+      }
+    },
+    async cancel(reason) {
+      end("cancelled");
+      await stream.rest.cancel(reason).catch(() => {});
+    },
+  }, { highWaterMark: 0 });
 }
