@@ -13,7 +13,7 @@ import { formatIssues, loadConfigFile, parseConfigText } from "./config/load.ts"
 import type { GatewayState } from "./http/context.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
 import type { Runtime } from "./runtime/types.ts";
-import { startServer, VERSION } from "./serve.ts";
+import { type ServeHandle, startServer, VERSION } from "./serve.ts";
 
 /**
  * The config shipped beside `main.ts`, used when neither `--config` nor `GATEWAY_CONFIG` is given. A single
@@ -143,12 +143,22 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
       const path = await configPath(values.config, env);
       const state = await load(runtime, path);
       if (state === null) return 1;
-      const handle = await startServer(runtime, state, {
-        port,
-        host: values.host,
-        // The embedded copy cannot change: there is no file to watch or reload.
-        configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
-      });
+      let handle: ServeHandle;
+      try {
+        handle = await startServer(runtime, state, {
+          port,
+          host: values.host,
+          // The embedded copy cannot change: there is no file to watch or reload.
+          configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
+        });
+      } catch (err) {
+        // Most often the port is taken: say so plainly instead of dying with a stack trace.
+        const where = `${values.host ?? state.config.server.host}:${port ?? state.config.server.port}`;
+        runtime.writeStderr(
+          `Cannot serve on ${where}: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
+        return 1;
+      }
       return await new Promise<number>((resolve) => {
         runtime.onShutdownSignal(async (signal) => {
           runtime.writeStdout(

@@ -153,3 +153,29 @@ tokens:
   assert.ok(access.some((l) => l.path === "/v1/chat/completions" && l.status === 200 && l.token === "t"));
   await Deno.remove(file);
 });
+
+Deno.test("cli: serve on a port that is taken exits 1 with a clear message, no stack trace", async () => {
+  const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (blocker.addr as Deno.NetAddr).port;
+  const file = await tempConfig(`usage: { sqlite: none }
+providers: { local: { type: builtin } }
+models: { chat-default: { type: chat, targets: [ { provider: local, model: echo } ] } }
+`);
+  try {
+    const { code, stderr } = await run([
+      "serve",
+      "--config",
+      file,
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+    ]);
+    assert.equal(code, 1);
+    assert.match(stderr, new RegExp(`Cannot serve on 127\\.0\\.0\\.1:${port}: `));
+    assert.ok(!stderr.includes("    at "), "no stack trace");
+  } finally {
+    blocker.close();
+    await Deno.remove(file);
+  }
+});
