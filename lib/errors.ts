@@ -132,8 +132,3 @@ export function toGatewayError(err: unknown): GatewayError {
     code: "internal_error",
   });
 }
-
-/** The SSE event a stream ends with when it fails after the first byte (no `[DONE]` follows). */
-export function errorEvent(err: GatewayError): string {
-  return `data: ${JSON.stringify(err.toBody())}\n\n`;
-}

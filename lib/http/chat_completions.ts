@@ -13,7 +13,7 @@ import { readJsonBody } from "./read_json_body.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { parseChatRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
-import { routeRequest } from "./select_target.ts";
+import { routeRequest } from "./route_request.ts";
 
 const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",

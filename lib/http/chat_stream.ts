@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { errorEvent, toGatewayError } from "../errors.ts";
+import { toGatewayError } from "../errors.ts";
 import type { GatewayError } from "../errors.ts";
 import type { ChatCompletionChunk, Usage } from "../providers/types.ts";
-import { DONE_EVENT } from "../sse/serialize.ts";
+import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
 export interface ChatStreamOutcome {
@@ -65,8 +65,6 @@ export interface PeekedStream {
   rest: ReadableStreamDefaultReader<ChatCompletionChunk>;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * The client-facing SSE body, as one pull-based stage: each pull takes the next chunk, presents it, encodes
  * it as one `data:` event and enqueues it at once, so nothing is buffered or coalesced and backpressure reaches
@@ -103,7 +101,7 @@ export function chatStreamBody(
           if (chunk === undefined) {
             const next = await stream.rest.read();
             if (next.done) {
-              controller.enqueue(DONE_EVENT);
+              controller.enqueue(doneEvent());
               controller.close();
               end("ok");
               return;
@@ -111,14 +109,14 @@ export function chatStreamBody(
             chunk = next.value;
           }
           if (presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)) {
-            controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
+            controller.enqueue(encodeJsonEvent(chunk));
             return;
           }
         }
       } catch (err) {
         const error = toGatewayError(err);
         outcome.error = error;
-        controller.enqueue(encoder.encode(errorEvent(error)));
+        controller.enqueue(encodeJsonEvent(error.toBody()));
         controller.close();
         end(error.status === 499 ? "cancelled" : "error");
       }

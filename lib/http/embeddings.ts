@@ -12,7 +12,7 @@ import { admit, chargeUsage } from "./accounting.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { parseEmbeddingRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
-import { routeRequest } from "./select_target.ts";
+import { routeRequest } from "./route_request.ts";
 
 /** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
 export function encodeBase64Embedding(vector: readonly number[]): string {

@@ -2,29 +2,8 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { crc32 } from "./crc32.ts";
 import { EventStreamDecoder, type EventStreamMessage, MAX_MESSAGE_BYTES } from "./eventstream.ts";
-
-const enc = new TextEncoder();
-
-/** A deliberately small, independent encoder: string headers only, which is all Bedrock sends. */
-function encode(headers: Record<string, string>, payload: string | Uint8Array): Uint8Array {
-  const body = typeof payload === "string" ? enc.encode(payload) : payload;
-  const parts: number[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    const n = enc.encode(name);
-    const v = enc.encode(value);
-    parts.push(n.length, ...n, 7, v.length >> 8, v.length & 0xff, ...v);
-  }
-  const total = 16 + parts.length + body.length;
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, total);
-  view.setUint32(4, parts.length);
-  view.setUint32(8, crc32(out.subarray(0, 8)));
-  out.set(parts, 12);
-  out.set(body, 12 + parts.length);
-  view.setUint32(total - 4, crc32(out.subarray(0, total - 4)));
-  return out;
-}
+// The fake Bedrock server's encoder, written apart from the decoder under test.
+import { encodeFrame } from "../../tests/helpers/fake_bedrock.ts";
 
 function fromHex(text: string): Uint8Array {
   return new Uint8Array(text.match(/../g)!.map((h) => parseInt(h, 16)));
@@ -36,7 +15,7 @@ async function decodeAll(chunks: Uint8Array[]): Promise<EventStreamMessage[]> {
 }
 
 function event(type: string, payload: unknown): Uint8Array {
-  return encode({
+  return encodeFrame({
     ":message-type": "event",
     ":event-type": type,
     ":content-type": "application/json",

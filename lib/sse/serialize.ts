@@ -43,18 +43,3 @@ export const DONE_EVENT: Uint8Array = encodeDataEvent("[DONE]");
 export function doneEvent(): Uint8Array {
   return DONE_EVENT.slice();
 }
-
-/**
- * Turns a stream of JSON-able values into SSE bytes, one `data: <JSON>\n\n` chunk per value. Chunks are never
- * coalesced, so each event reaches the client as soon as it is produced. It writes no `[DONE]`: whoever
- * ends the response decides between `[DONE]` and an error event.
- */
-export class SseEncodeStream extends TransformStream<unknown, Uint8Array> {
-  constructor() {
-    super({
-      transform(value, controller) {
-        controller.enqueue(encodeJsonEvent(value));
-      },
-    });
-  }
-}
