@@ -13,7 +13,7 @@ import { formatIssues, loadConfigFile, parseConfigText } from "./config/load.ts"
 import type { GatewayState } from "./http/context.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
 import type { Runtime } from "./runtime/types.ts";
-import { type ServeHandle, startServer, VERSION } from "./serve.ts";
+import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
 
 /**
  * The config shipped beside `main.ts`, used when neither `--config` nor `GATEWAY_CONFIG` is given. A single
@@ -91,7 +91,11 @@ function parsePort(text: string | undefined): number | null | undefined {
 }
 
 /** Runs the command line; resolves to the exit code (`serve` resolves only after shutdown). */
-export async function runCli(runtime: Runtime, argv: string[]): Promise<number> {
+export async function runCli(
+  runtime: Runtime,
+  argv: string[],
+  options: Pick<StartOptions, "usageWorker"> = {},
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
@@ -146,6 +150,7 @@ export async function runCli(runtime: Runtime, argv: string[]): Promise<number> 
       let handle: ServeHandle;
       try {
         handle = await startServer(runtime, state, {
+          ...options,
           port,
           host: values.host,
           // The embedded copy cannot change: there is no file to watch or reload.

@@ -15,7 +15,7 @@ import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway } from "./server.ts";
 import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
-import { createSqliteStore } from "./usage/sqlite_store.ts";
+import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
 import type { UsageStore } from "./usage/store.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
@@ -37,6 +37,8 @@ export interface StartOptions {
   configPath?: string;
   /** Write each log line at once instead of in 10 ms bursts (tests that read the log right after a request). */
   unbufferedLogs?: boolean;
+  /** The usage store's worker module (`usage/sqlite_worker.ts`), when it must be found from the entry point. */
+  usageWorker?: URL;
 }
 
 /** Starts serving `state`; resolves once listening. */
@@ -48,7 +50,7 @@ export async function startServer(
   const config = state.config;
   const logger = createJsonLogger((text) => runtime.writeStdout(text), { buffered: !options.unbufferedLogs });
   const health = new HealthRegistry();
-  const { services, pipeline, counters, store } = createServices(config, logger);
+  const { services, pipeline, counters, store } = await createServices(config, logger, options.usageWorker);
   await seedBudgets(config, store, counters);
   const reloader = createReloader({
     path: options.configPath ?? config.source,
@@ -99,11 +101,18 @@ export async function startServer(
 }
 
 /** Policy, usage and metrics for a config: what `createGateway` needs, and what shutdown must close. */
-function createServices(config: ResolvedConfig, logger: Logger) {
+async function createServices(config: ResolvedConfig, logger: Logger, usageWorker?: URL) {
   const counters = createMemoryCounterStore();
   const metrics = new GatewayMetrics();
   const usage = config.usage;
-  const store: UsageStore | null = usage.sqlite === "none" ? null : createSqliteStore(usage.sqlite);
+  let store: UsageStore | null = null;
+  if (usage.sqlite !== "none") {
+    try {
+      store = await openSqliteWorkerStore(usage.sqlite, { workerUrl: usageWorker });
+    } catch (err) {
+      throw new Error(`usage database ${usage.sqlite}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   let pipeline: UsagePipeline | null = null;
   if (store !== null || usage.jsonl !== undefined) {
     pipeline = createUsagePipeline({

@@ -9,6 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { countRows } from "../lib/usage/test_helpers.ts";
 import { resolve } from "node:path";
 import { armGates, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "./helpers/fake_openai.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
@@ -214,8 +215,9 @@ Deno.test({
       assert.equal((await embedded.json()).data[0].embedding.length, 256);
       assert.equal(await gw.stop("SIGTERM"), 0);
       assert.ok(gw.logs.some((l) => l.msg === "shutdown" && l.signal === "SIGTERM"));
-      // The default config keeps usage in ./data/usage.sqlite (node:sqlite inside the binary).
-      assert.ok((await Deno.stat(`${dir}/data/usage.sqlite`)).size > 0);
+      // The default config keeps usage in ./data/usage.sqlite, written by the store's worker thread (a second
+      // entry point bundled into the binary); shutdown flushed both records.
+      assert.deepEqual(countRows(`${dir}/data/usage.sqlite`).rows, 2);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

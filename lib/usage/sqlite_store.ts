@@ -4,8 +4,9 @@
  * as 0/1; `denials` is not stored, it is derived from `outcome` and `rule`), a `uid` column with a UNIQUE
  * index so replays are idempotent, and one index per admin filter paired with time.
  *
- * The calls are synchronous underneath: a batch insert is one transaction with one prepared statement, a
- * few milliseconds for hundreds of rows, and it only ever runs from the pipeline's background flush.
+ * The calls are synchronous underneath (a batch insert costs about 10-20 µs per row, mostly index updates and
+ * WAL writes), so the server runs this store in a worker thread (`sqlite_worker_store.ts`) and the request
+ * thread only posts batches to it.
  *
  * @module
  */
@@ -74,14 +75,29 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
 ];
 
 /**
- * Opens (creating it and its parent directories if needed) the SQLite usage store at `path`; `:memory:`
- * gives a private in-memory database for tests. Throws when the file cannot be opened or was written by a
- * newer schema version.
+ * Rows per transaction when the store runs on the request thread: small enough that one slice blocks the
+ * event loop for well under a millisecond.
  */
-/** Rows per transaction; small enough that one slice blocks the event loop for well under a millisecond. */
 const INSERT_SLICE = 32;
 
-export function createSqliteStore(path: string): UsageStore {
+/** Options for {@linkcode createSqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * Rows per insert transaction (default 32). Every commit writes the touched pages of the table and its seven
+   * indexes to the WAL, so larger transactions cost about half as much per row; the store's worker thread
+   * (`sqlite_worker.ts`), which blocks no requests, uses whole batches.
+   */
+  rowsPerTransaction?: number;
+}
+
+/**
+ * Opens (creating it and its parent directories if needed) the SQLite usage store at `path`; `:memory:`
+ * gives a private in-memory database for tests. Throws when the file cannot be opened or was written by a
+ * newer schema version. The calls run on the calling thread; the server uses it from a worker
+ * (`openSqliteWorkerStore`).
+ */
+export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): UsageStore {
+  const slice = Math.max(1, options.rowsPerTransaction ?? INSERT_SLICE);
   if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
   try {
@@ -108,16 +124,16 @@ export function createSqliteStore(path: string): UsageStore {
 
   return {
     async insert(records) {
-      // node:sqlite is synchronous: a 500-row batch would hold the event loop for 10-20 ms. Slices of
-      // INSERT_SLICE rows, each its own transaction, with a macrotask between them, keep every pause short.
-      // A failure part-way is safe: rows are de-duplicated by uid, so the retried batch inserts only the rest.
-      for (let start = 0; start < records.length; start += INSERT_SLICE) {
+      // node:sqlite is synchronous: on the request thread a 500-row batch would hold the event loop for
+      // 10-20 ms. Slices of `slice` rows, each its own transaction, with a macrotask between them, keep every
+      // pause short. A failure part-way is safe: rows are de-duplicated by uid, so a retry inserts the rest.
+      for (let start = 0; start < records.length; start += slice) {
         if (start > 0) await new Promise((resolve) => setImmediate(resolve));
         await run(() => {
           open();
           db.exec("BEGIN IMMEDIATE");
           try {
-            const end = Math.min(records.length, start + INSERT_SLICE);
+            const end = Math.min(records.length, start + slice);
             for (let i = start; i < end; i++) insertStmt.run(...rowOf(records[i]));
             db.exec("COMMIT");
           } catch (e) {

@@ -1,0 +1,21 @@
+/**
+ * Test fixture: the usage store's worker, except that an insert of a record whose `request_id` is
+ * `crash-the-worker` kills it with an uncaught error, the way a bug or a native fault would.
+ *
+ * @module
+ */
+import "./sqlite_worker.ts";
+import type { StoreCall } from "./sqlite_worker_protocol.ts";
+
+const scope = globalThis as unknown as { onmessage: ((event: MessageEvent<StoreCall>) => void) | null };
+const real = scope.onmessage!;
+scope.onmessage = (event) => {
+  const call = event.data;
+  if (call.method === "insert" && call.records.some((r) => r.request_id === "crash-the-worker")) {
+    setTimeout(() => {
+      throw new Error("worker crashed on purpose");
+    });
+    return;
+  }
+  real(event);
+};

@@ -1,0 +1,61 @@
+/**
+ * The worker thread that owns the SQLite usage database (started by `sqlite_worker_store.ts`). Index updates,
+ * WAL writes and checkpoints (with their fsync) run here, so they never pause the event loop that serves
+ * requests; admin queries over a large database no longer do either.
+ *
+ * Protocol: each message is a {@linkcode StoreCall}; each answer a {@linkcode StoreAnswer} with the same id.
+ * The first call must be `open`.
+ *
+ * @module
+ */
+import { createSqliteStore } from "./sqlite_store.ts";
+import type { StoreAnswer, StoreCall } from "./sqlite_worker_protocol.ts";
+import type { UsageStore } from "./store.ts";
+
+/** Rows per transaction off the request thread: a whole pipeline batch is one commit. */
+const ROWS_PER_TRANSACTION = 1000;
+
+/** The worker global scope, as far as this module uses it (typed here so it checks under the window lib). */
+const scope = globalThis as unknown as {
+  onmessage: ((event: MessageEvent<StoreCall>) => void) | null;
+  postMessage(message: StoreAnswer): void;
+};
+
+let store: UsageStore | undefined;
+
+async function answer(call: StoreCall): Promise<unknown> {
+  if (call.method === "open") {
+    store = createSqliteStore(call.path, { rowsPerTransaction: ROWS_PER_TRANSACTION });
+    return null;
+  }
+  if (store === undefined) throw new Error("usage store is not open");
+  switch (call.method) {
+    case "insert":
+      return await store.insert(call.records);
+    case "query":
+      return await store.query(call.query);
+    case "sumSince":
+      return await store.sumSince(call.token, call.since);
+    case "deleteOlderThan":
+      return await store.deleteOlderThan(call.before);
+    case "close":
+      return await store.close();
+  }
+}
+
+scope.onmessage = (event) => {
+  const call = event.data;
+  answer(call).then(
+    (value) => scope.postMessage({ id: call.id, ok: true, value }),
+    (err: unknown) =>
+      scope.postMessage({
+        id: call.id,
+        ok: false,
+        error: {
+          name: err instanceof Error ? err.name : "Error",
+          message: err instanceof Error ? err.message : String(err),
+          param: typeof err === "object" && err !== null && "param" in err ? String(err.param) : undefined,
+        },
+      }),
+  );
+};

@@ -1,0 +1,32 @@
+/**
+ * The messages between the usage store's proxy on the request thread (`sqlite_worker_store.ts`) and the
+ * worker that owns the database (`sqlite_worker.ts`): one call per `UsageStore` method, answered by id.
+ *
+ * @module
+ */
+import type { UsageQuery } from "./record.ts";
+import type { StoredUsageRecord } from "./store.ts";
+
+/** A call to the worker; `id` pairs it with its answer. */
+export type StoreCall =
+  & { id: number }
+  & (
+    | { method: "open"; path: string }
+    | { method: "insert"; records: readonly StoredUsageRecord[] }
+    | { method: "query"; query: UsageQuery }
+    | { method: "sumSince"; token: string; since: string }
+    | { method: "deleteOlderThan"; before: string }
+    | { method: "close" }
+  );
+
+/** An error as it crosses the thread boundary: enough to rebuild a `UsageQueryError` (which has `param`). */
+export interface StoreFailure {
+  name: string;
+  message: string;
+  param?: string;
+}
+
+/** The worker's answer to the call with the same `id`. */
+export type StoreAnswer =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: StoreFailure };

@@ -1,0 +1,136 @@
+/**
+ * The SQLite usage store, run in a worker thread. The request thread keeps only this proxy: a batch insert
+ * becomes one `postMessage` of the records, and the worker (`sqlite_worker.ts`) does the index updates, WAL
+ * writes and checkpoints that would otherwise pause every request for milliseconds at a time.
+ *
+ * If the worker dies, the calls in flight reject (the pipeline keeps their records and retries, spilling them
+ * if the queue fills) and the next call starts a fresh worker that reopens the database.
+ *
+ * @module
+ */
+import type { UsageQuery, UsageReport } from "./record.ts";
+import { UsageQueryError } from "./query.ts";
+import type { StoreAnswer, StoreCall, StoreFailure } from "./sqlite_worker_protocol.ts";
+import type { UsageStore } from "./store.ts";
+
+/** A call without its id (distributed over the union, so each method keeps its own fields). */
+type CallBody = StoreCall extends infer C ? C extends StoreCall ? Omit<C, "id"> : never : never;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+function errorOf(failure: StoreFailure): Error {
+  if (failure.name === "UsageQueryError") return new UsageQueryError(failure.message, failure.param ?? "");
+  const error = new Error(failure.message);
+  error.name = failure.name;
+  return error;
+}
+
+/** Options for {@linkcode openSqliteWorkerStore}. */
+export interface SqliteWorkerStoreOptions {
+  /**
+   * The worker module (default: `sqlite_worker.ts` beside this file). A single binary passes it from its entry
+   * point; tests swap in one that wraps the worker to make it fail.
+   */
+  workerUrl?: URL;
+}
+
+/**
+ * Starts the worker and opens the database at `path` in it; rejects, leaving no worker behind, when the file
+ * cannot be opened or was written by a newer schema (the same errors `createSqliteStore` throws).
+ */
+export async function openSqliteWorkerStore(
+  path: string,
+  options: SqliteWorkerStoreOptions = {},
+): Promise<UsageStore> {
+  const workerUrl = options.workerUrl ?? new URL("./sqlite_worker.ts", import.meta.url);
+  let worker: Worker | undefined;
+  let ready: Promise<unknown> | undefined;
+  let nextId = 1;
+  let closed = false;
+  const pending = new Map<number, Pending>();
+
+  const failAll = (error: Error) => {
+    for (const p of pending.values()) p.reject(error);
+    pending.clear();
+  };
+
+  const post = (body: CallBody): Promise<unknown> => {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker!.postMessage({ ...body, id });
+    });
+  };
+
+  const start = () => {
+    const w = new Worker(workerUrl.href, { type: "module" });
+    w.onmessage = (event: MessageEvent<StoreAnswer>) => {
+      const answer = event.data;
+      const p = pending.get(answer.id);
+      if (p === undefined) return;
+      pending.delete(answer.id);
+      if (answer.ok) p.resolve(answer.value);
+      else p.reject(errorOf(answer.error));
+    };
+    w.onerror = (event: ErrorEvent) => {
+      // Handled here: an uncaught error in the worker must not take the server down with it.
+      event.preventDefault();
+      if (worker === w) {
+        worker = undefined;
+        ready = undefined;
+      }
+      w.terminate();
+      failAll(new Error(`usage store worker failed: ${event.message}`));
+    };
+    worker = w;
+    const opening = post({ method: "open", path });
+    ready = opening;
+    // A worker that cannot open the database is of no use: the next call starts over with a fresh one.
+    opening.catch(() => {
+      if (worker !== w) return;
+      w.terminate();
+      worker = undefined;
+      ready = undefined;
+    });
+    return opening;
+  };
+
+  const call = async (body: CallBody): Promise<unknown> => {
+    if (closed) throw new Error("usage store is closed");
+    await (ready ?? start());
+    return await post(body);
+  };
+
+  await start();
+
+  return {
+    async insert(records) {
+      await call({ method: "insert", records });
+    },
+    async query(query: UsageQuery) {
+      return await call({ method: "query", query }) as UsageReport;
+    },
+    async sumSince(token, since) {
+      return await call({ method: "sumSince", token, since }) as { tokens: number; cost: number };
+    },
+    async deleteOlderThan(before) {
+      return await call({ method: "deleteOlderThan", before }) as number;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const w = worker;
+      if (w === undefined) return;
+      try {
+        await post({ method: "close" });
+      } finally {
+        w.terminate();
+        worker = undefined;
+        failAll(new Error("usage store is closed"));
+      }
+    },
+  };
+}
