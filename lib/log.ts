@@ -15,7 +15,10 @@ export type LogValue =
   | readonly LogValue[]
   | { readonly [key: string]: LogValue };
 
-/** Writes one event. `msg` is a stable event name such as `"request"` or `"config_invalid"`. */
+/**
+ * Writes one event. `msg` is a stable event name such as `"request"` or `"config_invalid"`; `fields` must not
+ * use the names `time`, `level` or `msg`.
+ */
 export interface Logger {
   info(msg: string, fields?: Record<string, LogValue>): void;
   warn(msg: string, fields?: Record<string, LogValue>): void;
@@ -49,7 +52,11 @@ export function createJsonLogger(
     write(text);
   };
   const emit = (level: string, msg: string, fields?: Record<string, LogValue>) => {
-    const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + "\n";
+    // The fields are serialized as they are and spliced after the fixed keys: copying them into a new object
+    // first (a spread) cost more than the serialization itself for the access record.
+    const head = `{"time":"${new Date().toISOString()}","level":"${level}","msg":${JSON.stringify(msg)}`;
+    const rest = fields === undefined ? "{}" : JSON.stringify(fields);
+    const line = rest.length > 2 ? `${head},${rest.slice(1)}\n` : `${head}}\n`;
     if (!options.buffered || level !== "info") {
       flush();
       write(line);

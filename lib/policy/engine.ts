@@ -68,7 +68,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
   const now = options.now ?? Date.now;
   const onError = options.onError ?? (() => {});
 
+  /** Settling a request that no limit or budget counted: nothing to release, adjust or charge. */
+  const settledAlready = () => Promise.resolve();
+
   function settler(token: ResolvedToken, rates: readonly RateCheck[]): Admission["settle"] {
+    if (rates.length === 0 && !token.budget) return settledAlready;
     let settled: Promise<void> | undefined;
     return (actual) => {
       settled ??= (async () => {

@@ -8,7 +8,11 @@
  * @module
  */
 import { badGateway, GatewayError, gatewayTimeout } from "../errors.ts";
+import { type Deadline, DeadlineQueue } from "./deadlines.ts";
 import type { UpstreamCall } from "./types.ts";
+
+/** Every upstream call's timeouts, on shared timers (one per distinct duration). */
+const deadlines = new DeadlineQueue();
 
 /** A request to an upstream, already in the vendor's format. */
 export interface UpstreamRequest {
@@ -55,18 +59,18 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
   if (call.signal.aborted) throw new ClientGoneError();
   call.signal.addEventListener("abort", onClientGone, { once: true });
 
-  const totalTimer = setTimeout(
-    () => abort(gatewayTimeout(`Provider "${provider}" did not finish within ${totalMs} ms.`)),
+  const totalTimer = deadlines.arm(
     totalMs,
+    () => abort(gatewayTimeout(`Provider "${provider}" did not finish within ${totalMs} ms.`)),
   );
   const cleanup = () => {
-    clearTimeout(totalTimer);
+    totalTimer.cancel();
     call.signal.removeEventListener("abort", onClientGone);
   };
 
-  const firstByteTimer = setTimeout(
-    () => abort(gatewayTimeout(`Provider "${provider}" sent no response within ${firstByteMs} ms.`)),
+  const firstByteTimer = deadlines.arm(
     firstByteMs,
+    () => abort(gatewayTimeout(`Provider "${provider}" sent no response within ${firstByteMs} ms.`)),
   );
   let response: Response;
   try {
@@ -81,7 +85,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
     cleanup();
     throw failure ?? badGateway(`Provider "${provider}" could not be reached.`, "upstream_unreachable");
   } finally {
-    clearTimeout(firstByteTimer);
+    firstByteTimer.cancel();
   }
 
   let wrapped: ReadableStream<Uint8Array> | undefined;
@@ -127,7 +131,7 @@ interface GuardContext {
  */
 function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8Array> {
   const reader = response.body?.getReader();
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let idleTimer: Deadline | undefined;
   return new ReadableStream<Uint8Array>({
     async pull(out) {
       if (reader === undefined) {
@@ -135,9 +139,9 @@ function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8A
         out.close();
         return;
       }
-      idleTimer = setTimeout(
-        () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`)),
+      idleTimer = deadlines.arm(
         g.idleMs,
+        () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`)),
       );
       try {
         const { done, value } = await reader.read();
@@ -151,7 +155,7 @@ function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8A
         g.cleanup();
         out.error(g.failure() ?? badGateway(`Provider "${g.provider}" closed the connection mid-response.`));
       } finally {
-        clearTimeout(idleTimer);
+        idleTimer.cancel();
       }
     },
     async cancel(reason) {
