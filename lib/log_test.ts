@@ -10,7 +10,12 @@ function capture(buffered: boolean) {
 
 Deno.test("log: one JSON object per line, time/level/msg first, then the fields as given", () => {
   const { logger, writes, lines } = capture(false);
-  logger.info("request", { status: 200, note: 'a "quoted"\nline', missing: undefined, list: [1, { a: null }] });
+  logger.info("request", {
+    status: 200,
+    note: 'a "quoted"\nline',
+    missing: undefined,
+    list: [1, { a: null }],
+  });
   logger.warn("bare");
   assert.equal(writes.length, 2);
   assert.ok(writes.every((w) => w.endsWith("\n") && w.indexOf("\n") === w.length - 1), "one line each");
