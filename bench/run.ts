@@ -291,6 +291,9 @@ async function startBare(runtime: "deno" | "bun", name: string): Promise<Server>
   return server;
 }
 
+/** Extra `deno run` flags for the Deno gateway (e.g. `--v8-flags=…`), from `BENCH_DENO_FLAGS`. */
+const DENO_FLAGS = (Deno.env.get("BENCH_DENO_FLAGS") ?? "").split(" ").filter(Boolean);
+
 async function startGateway(runtime: "deno" | "bun", name: string): Promise<Server> {
   const port = freePort();
   const dataDir = `${TMP}/${name}-data`;
@@ -298,7 +301,7 @@ async function startGateway(runtime: "deno" | "bun", name: string): Promise<Serv
   const config = `${BENCH_DIR}/config.yaml`;
   const argv = runtime === "bun"
     ? [BINARY, "serve", "--config", config, "--port", String(port)]
-    : ["deno", "run", "-A", "main.ts", "serve", "--config", config, "--port", String(port)];
+    : ["deno", "run", "-A", ...DENO_FLAGS, "main.ts", "serve", "--config", config, "--port", String(port)];
   const server = spawnServer(name, argv, port, {
     cpu: SUT_CPU,
     env: {
