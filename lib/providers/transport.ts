@@ -126,11 +126,44 @@ interface GuardContext {
 }
 
 /**
+ * Bytes per read of a streamed upstream body. Deno's fetch body is a byte stream that, read the default way,
+ * allocates 64 KiB for every read, however small the chunk: a stream waiting for its next event would hold
+ * 64 KiB, and a 200-byte chunk would cost 64 KiB of allocation (and the garbage collections it brings). Read
+ * into our own buffers, a pending read holds this much. SSE events larger than it simply span reads.
+ */
+export const STREAM_READ_BYTES = 4096;
+
+/** Reads a body chunk by chunk, into {@linkcode STREAM_READ_BYTES} buffers where the runtime allows it. */
+interface ChunkReader {
+  read(): Promise<ReadableStreamReadResult<Uint8Array>>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+function chunkReader(body: ReadableStream<Uint8Array>): ChunkReader {
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream here (Bun's fetch body, for one): its own reads are already sized to the data.
+    return body.getReader();
+  }
+  return {
+    async read() {
+      const result = await byob.read(new Uint8Array(STREAM_READ_BYTES));
+      return result.done
+        ? { done: true, value: undefined }
+        : { done: false, value: result.value as Uint8Array<ArrayBuffer> };
+    },
+    cancel: (reason) => byob.cancel(reason),
+  };
+}
+
+/**
  * The upstream body for streaming: every read is guarded by the idle timeout (the clock runs only while we wait
  * on the upstream, not while the client is slow to read), and cancelling it aborts the upstream request.
  */
 function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8Array> {
-  const reader = response.body?.getReader();
+  const reader = response.body === null ? undefined : chunkReader(response.body);
   let idleTimer: Deadline | undefined;
   return new ReadableStream<Uint8Array>({
     async pull(out) {
