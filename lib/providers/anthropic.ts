@@ -10,10 +10,11 @@
  */
 import type { AnthropicProviderConfig } from "../config/schema.ts";
 import { badGateway, invalidRequest } from "../errors.ts";
-import { SseParseStream } from "../sse/parse.ts";
+import { sseParseTransformer } from "../sse/parse.ts";
+import { pullThrough } from "../streams/pull_through.ts";
 import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from "./anthropic_request.ts";
 import { anthropicHttpError, toChatCompletion } from "./anthropic_response.ts";
-import { AnthropicChunkStream } from "./anthropic_stream.ts";
+import { anthropicChunkTransformer } from "./anthropic_stream.ts";
 import { sendUpstream, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatRequest,
@@ -91,9 +92,11 @@ export function createAnthropicProvider(config: AnthropicProviderConfig): Provid
         }
         return { kind: "json", body: toChatCompletion(provider, json, model, Math.floor(Date.now() / 1000)) };
       }
-      const chunks = res.body
-        .pipeThrough(new SseParseStream())
-        .pipeThrough(new AnthropicChunkStream({ provider, model, secrets: [config.api_key] }));
+      const chunks = pullThrough(
+        res.body,
+        sseParseTransformer(),
+        anthropicChunkTransformer({ provider, model, secrets: [config.api_key] }),
+      );
       return { kind: "stream", chunks };
     },
 

@@ -19,12 +19,12 @@ import type { AzureProviderConfig } from "../config/schema.ts";
 import {
   chatCompletionFrom,
   embeddingResultFrom,
-  OpenAIChunkStream,
+  openAIChunkTransformer,
   readUpstreamJson,
   toUpstreamChatBody,
   toUpstreamEmbeddingBody,
 } from "./openai.ts";
-import { SseParseStream } from "../sse/parse.ts";
+import { sseParseTransformer } from "../sse/parse.ts";
 import { sendUpstream, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatCompletionChunk,
@@ -37,6 +37,7 @@ import type {
   UpstreamCall,
 } from "./types.ts";
 import { type ParsedUpstreamError, parseUpstreamErrorBody, upstreamHttpError } from "./upstream_error.ts";
+import { pullThrough, type SyncTransformer } from "../streams/pull_through.ts";
 
 /** The two ways of addressing an Azure OpenAI resource. */
 export type AzureForm = "classic" | "v1";
@@ -125,37 +126,40 @@ const IDENTITY_KEYS = new Set(["id", "object", "created", "model", "choices", "u
  */
 export class AzureChunkStream extends TransformStream<ChatCompletionChunk, ChatCompletionChunk> {
   constructor() {
-    let identity: { id: string; created: number } | undefined;
-    let held: JsonObject | undefined;
-    super({
-      transform(chunk, controller) {
-        if (chunk.choices.length === 0 && (chunk.usage === undefined || chunk.usage === null)) {
-          held ??= {};
-          for (const [key, value] of Object.entries(chunk)) {
-            if (!IDENTITY_KEYS.has(key)) held[key] = value;
-          }
-          return;
-        }
-        const out: ChatCompletionChunk = { ...chunk, object: "chat.completion.chunk" };
-        if (typeof chunk.id === "string" && chunk.id !== "") {
-          identity ??= { id: chunk.id, created: chunk.created };
-        } else if (identity !== undefined) {
-          out.id = identity.id;
-          out.created = identity.created;
-        }
-        out.choices = chunk.choices.map((choice) =>
-          isObject(choice.delta) ? choice : { ...choice, delta: {} }
-        );
-        if (held !== undefined) {
-          for (const [key, value] of Object.entries(held)) {
-            if (out[key] === undefined || out[key] === null) out[key] = value;
-          }
-          held = undefined;
-        }
-        controller.enqueue(out);
-      },
-    });
+    super(azureChunkTransformer());
   }
+}
+
+/** The stage behind {@linkcode AzureChunkStream}, as a transformer that `pullThrough` can also run. */
+export function azureChunkTransformer(): SyncTransformer<ChatCompletionChunk, ChatCompletionChunk> {
+  let identity: { id: string; created: number } | undefined;
+  let held: JsonObject | undefined;
+  return {
+    transform(chunk, controller) {
+      if (chunk.choices.length === 0 && (chunk.usage === undefined || chunk.usage === null)) {
+        held ??= {};
+        for (const [key, value] of Object.entries(chunk)) {
+          if (!IDENTITY_KEYS.has(key)) held[key] = value;
+        }
+        return;
+      }
+      const out: ChatCompletionChunk = { ...chunk, object: "chat.completion.chunk" };
+      if (typeof chunk.id === "string" && chunk.id !== "") {
+        identity ??= { id: chunk.id, created: chunk.created };
+      } else if (identity !== undefined) {
+        out.id = identity.id;
+        out.created = identity.created;
+      }
+      out.choices = chunk.choices.map((choice) => isObject(choice.delta) ? choice : { ...choice, delta: {} });
+      if (held !== undefined) {
+        for (const [key, value] of Object.entries(held)) {
+          if (out[key] === undefined || out[key] === null) out[key] = value;
+        }
+        held = undefined;
+      }
+      controller.enqueue(out);
+    },
+  };
 }
 
 /** The fields of `innererror.content_filter_result(s)` that were filtered, as `hate (high)`, `jailbreak`. */
@@ -225,10 +229,12 @@ export function createAzureProvider(config: AzureProviderConfig): Provider {
       if (!stream) {
         return { kind: "json", body: chatCompletionFrom(provider, await readUpstreamJson(provider, res)) };
       }
-      const chunks = res.body
-        .pipeThrough(new SseParseStream())
-        .pipeThrough(new OpenAIChunkStream(provider))
-        .pipeThrough(new AzureChunkStream());
+      const chunks = pullThrough(
+        res.body,
+        sseParseTransformer(),
+        openAIChunkTransformer(provider),
+        azureChunkTransformer(),
+      );
       return { kind: "stream", chunks };
     },
 

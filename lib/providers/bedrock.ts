@@ -5,7 +5,7 @@
  * Translation lives in `bedrock_request.ts`, `bedrock_response.ts`, `bedrock_stream.ts` and
  * `bedrock_embeddings.ts`; the binary stream framing in `eventstream.ts`; signing in `sigv4.ts`. This module
  * resolves configuration (region and credentials from the config entry or the standard AWS environment
- * variables), signs, sends through the shared transport and wires the stream stages with `pipeThrough`, so a
+ * variables), signs, sends through the shared transport and joins the stream stages with `pullThrough`, so a
  * client that goes away cancels the upstream request.
  *
  * @module
@@ -15,8 +15,9 @@ import { badGateway } from "../errors.ts";
 import { BEDROCK_UNSUPPORTED, toConverseRequest } from "./bedrock_request.ts";
 import { bedrockEmbed } from "./bedrock_embeddings.ts";
 import { bedrockHttpError, fromConverseResponse } from "./bedrock_response.ts";
-import { ConverseChunkStream } from "./bedrock_stream.ts";
-import { EventStreamDecoder } from "./eventstream.ts";
+import { converseChunkTransformer } from "./bedrock_stream.ts";
+import { eventStreamTransformer } from "./eventstream.ts";
+import { pullThrough } from "../streams/pull_through.ts";
 import { type AwsCredentials, signRequest, uriEncode } from "./sigv4.ts";
 import { sendUpstream, type UpstreamResponse } from "./transport.ts";
 import type {
@@ -166,9 +167,11 @@ export function createBedrockProvider(
         };
       }
       const res = await send(call, "converse-stream", body);
-      const chunks = res.body
-        .pipeThrough(new EventStreamDecoder())
-        .pipeThrough(new ConverseChunkStream({ provider, model: call.target.model, secrets }));
+      const chunks = pullThrough(
+        res.body,
+        eventStreamTransformer(),
+        converseChunkTransformer({ provider, model: call.target.model, secrets }),
+      );
       return { kind: "stream", chunks };
     },
 

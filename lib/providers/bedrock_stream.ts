@@ -17,6 +17,7 @@ import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId } from "
 import { bedrockStreamException, mapStopReason, mapUsage } from "./bedrock_response.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
 import type { ChatCompletionChunk, JsonObject } from "./types.ts";
+import type { SyncTransformer } from "../streams/pull_through.ts";
 
 function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -46,96 +47,103 @@ export interface ConverseChunkStreamOptions {
 /** Event-stream messages → chunks; see the module documentation for the mapping. */
 export class ConverseChunkStream extends TransformStream<EventStreamMessage, ChatCompletionChunk> {
   constructor(options: ConverseChunkStreamOptions) {
-    const { provider } = options;
-    const identity: ChunkIdentity = options.identity ?? {
-      id: newCompletionId(),
-      created: Math.floor(Date.now() / 1000),
-      model: options.model,
-    };
-    let started = false;
-    let stopped = false;
-    let usageSent = false;
-    /** contentBlockIndex → OpenAI tool_calls index. */
-    const toolIndex = new Map<number, number>();
-    const start = (controller: TransformStreamDefaultController<ChatCompletionChunk>) => {
-      if (started) return;
-      started = true;
-      controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
-    };
-    super({
-      transform(message, controller) {
-        const messageType = message.headers[":message-type"];
-        if (messageType === "exception") {
-          const payload = parsePayload(provider, message);
-          const type = String(message.headers[":exception-type"] ?? "unknownException");
-          const text = typeof payload.message === "string" ? payload.message : null;
-          throw bedrockStreamException(provider, type, text, options.secrets ?? []);
-        }
-        if (messageType === "error") {
-          const code = String(message.headers[":error-code"] ?? "error");
-          throw badGateway(`Provider "${provider}" reported a stream error (${code}).`);
-        }
-        if (messageType !== "event") return;
-        const event = parsePayload(provider, message);
-        switch (message.headers[":event-type"]) {
-          case "messageStart":
-            start(controller);
-            break;
-          case "contentBlockStart": {
-            start(controller);
-            const begin = isObject(event.start) ? event.start : {};
-            if (isObject(begin.toolUse)) {
-              const k = toolIndex.size;
-              toolIndex.set(Number(event.contentBlockIndex ?? 0), k);
-              controller.enqueue(makeChunk(identity, {
-                tool_calls: [{
-                  index: k,
-                  id: String(begin.toolUse.toolUseId),
-                  type: "function",
-                  function: { name: String(begin.toolUse.name), arguments: "" },
-                }],
-              }));
-            }
-            break;
-          }
-          case "contentBlockDelta": {
-            start(controller);
-            const delta = isObject(event.delta) ? event.delta : {};
-            if (typeof delta.text === "string") {
-              if (delta.text !== "") controller.enqueue(makeChunk(identity, { content: delta.text }));
-            } else if (isObject(delta.toolUse) && typeof delta.toolUse.input === "string") {
-              const k = toolIndex.get(Number(event.contentBlockIndex ?? 0));
-              if (k === undefined) {
-                throw badGateway(
-                  `Provider "${provider}" sent tool input for a block it never started.`,
-                  "upstream_invalid_response",
-                );
-              }
-              controller.enqueue(makeChunk(identity, {
-                tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
-              }));
-            }
-            // Reasoning and other delta kinds have no OpenAI chunk field; they are not forwarded.
-            break;
-          }
-          case "messageStop":
-            start(controller);
-            stopped = true;
-            controller.enqueue(makeChunk(identity, {}, mapStopReason(event.stopReason)));
-            break;
-          case "metadata":
-            if (!usageSent) {
-              usageSent = true;
-              controller.enqueue(makeUsageChunk(identity, mapUsage(event.usage)));
-            }
-            break;
-          default:
-            break;
-        }
-      },
-      flush() {
-        if (!stopped) throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
-      },
-    });
+    super(converseChunkTransformer(options));
   }
+}
+
+/** The stage behind {@linkcode ConverseChunkStream}, as a transformer that `pullThrough` can also run. */
+export function converseChunkTransformer(
+  options: ConverseChunkStreamOptions,
+): SyncTransformer<EventStreamMessage, ChatCompletionChunk> {
+  const { provider } = options;
+  const identity: ChunkIdentity = options.identity ?? {
+    id: newCompletionId(),
+    created: Math.floor(Date.now() / 1000),
+    model: options.model,
+  };
+  let started = false;
+  let stopped = false;
+  let usageSent = false;
+  /** contentBlockIndex → OpenAI tool_calls index. */
+  const toolIndex = new Map<number, number>();
+  const start = (controller: TransformStreamDefaultController<ChatCompletionChunk>) => {
+    if (started) return;
+    started = true;
+    controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+  };
+  return {
+    transform(message, controller) {
+      const messageType = message.headers[":message-type"];
+      if (messageType === "exception") {
+        const payload = parsePayload(provider, message);
+        const type = String(message.headers[":exception-type"] ?? "unknownException");
+        const text = typeof payload.message === "string" ? payload.message : null;
+        throw bedrockStreamException(provider, type, text, options.secrets ?? []);
+      }
+      if (messageType === "error") {
+        const code = String(message.headers[":error-code"] ?? "error");
+        throw badGateway(`Provider "${provider}" reported a stream error (${code}).`);
+      }
+      if (messageType !== "event") return;
+      const event = parsePayload(provider, message);
+      switch (message.headers[":event-type"]) {
+        case "messageStart":
+          start(controller);
+          break;
+        case "contentBlockStart": {
+          start(controller);
+          const begin = isObject(event.start) ? event.start : {};
+          if (isObject(begin.toolUse)) {
+            const k = toolIndex.size;
+            toolIndex.set(Number(event.contentBlockIndex ?? 0), k);
+            controller.enqueue(makeChunk(identity, {
+              tool_calls: [{
+                index: k,
+                id: String(begin.toolUse.toolUseId),
+                type: "function",
+                function: { name: String(begin.toolUse.name), arguments: "" },
+              }],
+            }));
+          }
+          break;
+        }
+        case "contentBlockDelta": {
+          start(controller);
+          const delta = isObject(event.delta) ? event.delta : {};
+          if (typeof delta.text === "string") {
+            if (delta.text !== "") controller.enqueue(makeChunk(identity, { content: delta.text }));
+          } else if (isObject(delta.toolUse) && typeof delta.toolUse.input === "string") {
+            const k = toolIndex.get(Number(event.contentBlockIndex ?? 0));
+            if (k === undefined) {
+              throw badGateway(
+                `Provider "${provider}" sent tool input for a block it never started.`,
+                "upstream_invalid_response",
+              );
+            }
+            controller.enqueue(makeChunk(identity, {
+              tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
+            }));
+          }
+          // Reasoning and other delta kinds have no OpenAI chunk field; they are not forwarded.
+          break;
+        }
+        case "messageStop":
+          start(controller);
+          stopped = true;
+          controller.enqueue(makeChunk(identity, {}, mapStopReason(event.stopReason)));
+          break;
+        case "metadata":
+          if (!usageSent) {
+            usageSent = true;
+            controller.enqueue(makeUsageChunk(identity, mapUsage(event.usage)));
+          }
+          break;
+        default:
+          break;
+      }
+    },
+    flush() {
+      if (!stopped) throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+    },
+  };
 }

@@ -5,7 +5,7 @@
  *   [total_len u32][headers_len u32][prelude_crc u32][headers][payload][message_crc u32]
  *
  * big-endian, with CRC-32 (zlib) over the first 8 bytes and over everything before the last 4. The decoder is
- * a `TransformStream` so it joins the upstream body with `pipeThrough`: frames may be split across reads
+ * a stream stage (a `TransformStream`, or its transformer run by `pullThrough`): frames may be split across reads
  * anywhere or several may arrive in one read; buffering is bounded by {@linkcode MAX_MESSAGE_BYTES}; a bad
  * checksum or malformed frame errors the stream with a 502 instead of hanging or crashing.
  *
@@ -13,6 +13,7 @@
  */
 import { badGateway, type GatewayError } from "../errors.ts";
 import { crc32 } from "./crc32.ts";
+import type { SyncTransformer } from "../streams/pull_through.ts";
 
 /** A header value, by wire type: bool (0/1), byte/short/int/long (2–5), bytes (6), string (7), timestamp (8), uuid (9). */
 export type EventStreamHeaderValue = boolean | number | bigint | string | Uint8Array | Date;
@@ -118,35 +119,40 @@ export function decodeHeaders(block: Uint8Array): Record<string, EventStreamHead
  */
 export class EventStreamDecoder extends TransformStream<Uint8Array, EventStreamMessage> {
   constructor() {
-    let pending: Uint8Array = new Uint8Array(0);
-    super({
-      transform(chunk, controller) {
-        pending = pending.length === 0 ? chunk : concat(pending, chunk);
-        let at = 0;
-        while (pending.length - at >= 12) {
-          const view = new DataView(pending.buffer, pending.byteOffset + at, pending.length - at);
-          const total = view.getUint32(0);
-          const headersLen = view.getUint32(4);
-          if (crc32(pending.subarray(at, at + 8)) !== view.getUint32(8)) throw corrupt("bad prelude CRC");
-          if (total < OVERHEAD || total > MAX_MESSAGE_BYTES) throw corrupt(`message length ${total}`);
-          if (headersLen > total - OVERHEAD) throw corrupt(`headers length ${headersLen}`);
-          if (pending.length - at < total) break;
-          const message = pending.subarray(at, at + total);
-          if (crc32(message.subarray(0, total - 4)) !== view.getUint32(total - 4)) {
-            throw corrupt("bad message CRC");
-          }
-          const headers = decodeHeaders(message.subarray(12, 12 + headersLen));
-          controller.enqueue({ headers, payload: message.slice(12 + headersLen, total - 4) });
-          at += total;
-        }
-        // Copy the remainder so a large upstream read is not kept alive by a small tail.
-        pending = at === 0 ? pending : pending.slice(at);
-      },
-      flush() {
-        if (pending.length > 0) throw corrupt(`the stream ended inside a message (${pending.length} bytes)`);
-      },
-    });
+    super(eventStreamTransformer());
   }
+}
+
+/** The stage behind {@linkcode EventStreamDecoder}, as a transformer that `pullThrough` can also run. */
+export function eventStreamTransformer(): SyncTransformer<Uint8Array, EventStreamMessage> {
+  let pending: Uint8Array = new Uint8Array(0);
+  return {
+    transform(chunk, controller) {
+      pending = pending.length === 0 ? chunk : concat(pending, chunk);
+      let at = 0;
+      while (pending.length - at >= 12) {
+        const view = new DataView(pending.buffer, pending.byteOffset + at, pending.length - at);
+        const total = view.getUint32(0);
+        const headersLen = view.getUint32(4);
+        if (crc32(pending.subarray(at, at + 8)) !== view.getUint32(8)) throw corrupt("bad prelude CRC");
+        if (total < OVERHEAD || total > MAX_MESSAGE_BYTES) throw corrupt(`message length ${total}`);
+        if (headersLen > total - OVERHEAD) throw corrupt(`headers length ${headersLen}`);
+        if (pending.length - at < total) break;
+        const message = pending.subarray(at, at + total);
+        if (crc32(message.subarray(0, total - 4)) !== view.getUint32(total - 4)) {
+          throw corrupt("bad message CRC");
+        }
+        const headers = decodeHeaders(message.subarray(12, 12 + headersLen));
+        controller.enqueue({ headers, payload: message.slice(12 + headersLen, total - 4) });
+        at += total;
+      }
+      // Copy the remainder so a large upstream read is not kept alive by a small tail.
+      pending = at === 0 ? pending : pending.slice(at);
+    },
+    flush() {
+      if (pending.length > 0) throw corrupt(`the stream ended inside a message (${pending.length} bytes)`);
+    },
+  };
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

@@ -8,7 +8,8 @@
  */
 import type { GeminiProviderConfig } from "../config/schema.ts";
 import { badGateway, invalidRequest } from "../errors.ts";
-import { SseParseStream } from "../sse/parse.ts";
+import { sseParseTransformer } from "../sse/parse.ts";
+import { pullThrough } from "../streams/pull_through.ts";
 import {
   batchEmbedBody,
   embedContentBody,
@@ -20,7 +21,7 @@ import {
 import { geminiHttpError } from "./gemini_error.ts";
 import { geminiUnsupportedRules, toGeminiRequest } from "./gemini_request.ts";
 import { toChatCompletion } from "./gemini_response.ts";
-import { GeminiChunkStream } from "./gemini_stream.ts";
+import { geminiChunkTransformer } from "./gemini_stream.ts";
 import { count, isObject } from "./gemini_types.ts";
 import { sendUpstream, type UpstreamResponse } from "./transport.ts";
 import type {
@@ -109,11 +110,11 @@ export function createGeminiProvider(config: GeminiProviderConfig): Provider {
         return { kind: "json", body: completion };
       }
       const res = await post(call, "streamGenerateContent", body, true);
-      const chunks = res.body
-        .pipeThrough(new SseParseStream())
-        .pipeThrough(
-          new GeminiChunkStream({ provider, model: call.target.model, secrets: [config.api_key] }),
-        );
+      const chunks = pullThrough(
+        res.body,
+        sseParseTransformer(),
+        geminiChunkTransformer({ provider, model: call.target.model, secrets: [config.api_key] }),
+      );
       return { kind: "stream", chunks };
     },
 

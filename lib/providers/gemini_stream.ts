@@ -17,6 +17,7 @@ import { geminiStreamError } from "./gemini_error.ts";
 import { finishReasonFor, promptBlocked, readCandidateParts, usageFrom } from "./gemini_response.ts";
 import { isObject } from "./gemini_types.ts";
 import type { ChatCompletionChunk, JsonObject } from "./types.ts";
+import type { SyncTransformer } from "../streams/pull_through.ts";
 
 /** Options for {@linkcode GeminiChunkStream}; the identity and id generator are injectable for tests. */
 export interface GeminiStreamOptions {
@@ -35,68 +36,75 @@ export interface GeminiStreamOptions {
  */
 export class GeminiChunkStream extends TransformStream<SseEvent, ChatCompletionChunk> {
   constructor(options: GeminiStreamOptions) {
-    const { provider, secrets = [], newId = newToolCallId } = options;
-    const identity: ChunkIdentity = options.identity ??
-      { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: options.model };
-    let started = false;
-    let toolIndex = 0;
-    let finishReason: string | null = null;
-    let usageMetadata: unknown = undefined;
-
-    super({
-      transform(event, controller) {
-        let data: unknown;
-        try {
-          data = JSON.parse(event.data);
-        } catch {
-          throw badGateway(
-            `Provider "${provider}" sent a stream event that is not JSON.`,
-            "upstream_invalid_response",
-          );
-        }
-        if (Array.isArray(data) && data.length === 1) data = data[0];
-        if (!isObject(data)) {
-          throw badGateway(
-            `Provider "${provider}" sent a stream event that is not an object.`,
-            "upstream_invalid_response",
-          );
-        }
-        if (data.error !== undefined && data.error !== null) throw geminiStreamError(provider, data, secrets);
-        if (!started) {
-          started = true;
-          controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
-        }
-        if (data.usageMetadata !== undefined) usageMetadata = data.usageMetadata;
-        if (promptBlocked(data)) {
-          finishReason ??= "content_filter";
-          return;
-        }
-        const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isObject) : [];
-        const candidate: JsonObject | undefined = candidates[0];
-        if (candidate === undefined) return;
-        const { texts, toolCalls } = readCandidateParts(candidate, newId);
-        for (const text of texts) controller.enqueue(makeChunk(identity, { content: text }));
-        for (const call of toolCalls) {
-          controller.enqueue(makeChunk(identity, { tool_calls: [{ index: toolIndex++, ...call }] }));
-        }
-        if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
-          finishReason = finishReasonFor(
-            provider,
-            candidate.finishReason,
-            toolIndex > 0,
-            candidate.finishMessage,
-          );
-        }
-      },
-      flush(controller) {
-        if (finishReason === null) {
-          throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
-        }
-        // A finishReason seen before a later function call still has to say tool_calls.
-        if (finishReason === "stop" && toolIndex > 0) finishReason = "tool_calls";
-        controller.enqueue(makeChunk(identity, {}, finishReason));
-        controller.enqueue(makeUsageChunk(identity, usageFrom(usageMetadata)));
-      },
-    });
+    super(geminiChunkTransformer(options));
   }
+}
+
+/** The stage behind {@linkcode GeminiChunkStream}, as a transformer that `pullThrough` can also run. */
+export function geminiChunkTransformer(
+  options: GeminiStreamOptions,
+): SyncTransformer<SseEvent, ChatCompletionChunk> {
+  const { provider, secrets = [], newId = newToolCallId } = options;
+  const identity: ChunkIdentity = options.identity ??
+    { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: options.model };
+  let started = false;
+  let toolIndex = 0;
+  let finishReason: string | null = null;
+  let usageMetadata: unknown = undefined;
+
+  return {
+    transform(event, controller) {
+      let data: unknown;
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        throw badGateway(
+          `Provider "${provider}" sent a stream event that is not JSON.`,
+          "upstream_invalid_response",
+        );
+      }
+      if (Array.isArray(data) && data.length === 1) data = data[0];
+      if (!isObject(data)) {
+        throw badGateway(
+          `Provider "${provider}" sent a stream event that is not an object.`,
+          "upstream_invalid_response",
+        );
+      }
+      if (data.error !== undefined && data.error !== null) throw geminiStreamError(provider, data, secrets);
+      if (!started) {
+        started = true;
+        controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+      }
+      if (data.usageMetadata !== undefined) usageMetadata = data.usageMetadata;
+      if (promptBlocked(data)) {
+        finishReason ??= "content_filter";
+        return;
+      }
+      const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isObject) : [];
+      const candidate: JsonObject | undefined = candidates[0];
+      if (candidate === undefined) return;
+      const { texts, toolCalls } = readCandidateParts(candidate, newId);
+      for (const text of texts) controller.enqueue(makeChunk(identity, { content: text }));
+      for (const call of toolCalls) {
+        controller.enqueue(makeChunk(identity, { tool_calls: [{ index: toolIndex++, ...call }] }));
+      }
+      if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
+        finishReason = finishReasonFor(
+          provider,
+          candidate.finishReason,
+          toolIndex > 0,
+          candidate.finishMessage,
+        );
+      }
+    },
+    flush(controller) {
+      if (finishReason === null) {
+        throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+      }
+      // A finishReason seen before a later function call still has to say tool_calls.
+      if (finishReason === "stop" && toolIndex > 0) finishReason = "tool_calls";
+      controller.enqueue(makeChunk(identity, {}, finishReason));
+      controller.enqueue(makeUsageChunk(identity, usageFrom(usageMetadata)));
+    },
+  };
 }

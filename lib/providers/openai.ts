@@ -7,7 +7,7 @@
  */
 import type { OpenAIProviderConfig } from "../config/schema.ts";
 import { badGateway } from "../errors.ts";
-import { type SseEvent, SseParseStream } from "../sse/parse.ts";
+import { type SseEvent, sseParseTransformer } from "../sse/parse.ts";
 import { sendUpstream, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatCompletion,
@@ -21,6 +21,7 @@ import type {
   UpstreamCall,
 } from "./types.ts";
 import { upstreamHttpError, upstreamStreamError } from "./upstream_error.ts";
+import { pullThrough, type SyncTransformer } from "../streams/pull_through.ts";
 
 /** The chat body sent upstream: the client's body with the upstream model, plus usage on streams. */
 export function toUpstreamChatBody(request: ChatRequest, model: string, streamUsage: boolean): JsonObject {
@@ -76,27 +77,32 @@ export function parseChunkEvent(provider: string, event: SseEvent): ChatCompleti
  */
 export class OpenAIChunkStream extends TransformStream<SseEvent, ChatCompletionChunk> {
   constructor(provider: string) {
-    let done = false;
-    let finishSeen = false;
-    super({
-      transform(event, controller) {
-        if (done) return;
-        const chunk = parseChunkEvent(provider, event);
-        if (chunk === "done") {
-          done = true;
-          controller.terminate();
-          return;
-        }
-        if (chunk.choices.some((c) => c.finish_reason != null)) finishSeen = true;
-        controller.enqueue(chunk);
-      },
-      flush() {
-        if (!done && !finishSeen) {
-          throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
-        }
-      },
-    });
+    super(openAIChunkTransformer(provider));
   }
+}
+
+/** The stage behind {@linkcode OpenAIChunkStream}, as a transformer that `pullThrough` can also run. */
+export function openAIChunkTransformer(provider: string): SyncTransformer<SseEvent, ChatCompletionChunk> {
+  let done = false;
+  let finishSeen = false;
+  return {
+    transform(event, controller) {
+      if (done) return;
+      const chunk = parseChunkEvent(provider, event);
+      if (chunk === "done") {
+        done = true;
+        controller.terminate();
+        return;
+      }
+      if (chunk.choices.some((c) => c.finish_reason != null)) finishSeen = true;
+      controller.enqueue(chunk);
+    },
+    flush() {
+      if (!done && !finishSeen) {
+        throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+      }
+    },
+  };
 }
 
 function requestHeaders(config: OpenAIProviderConfig, call: UpstreamCall, stream: boolean) {
@@ -178,9 +184,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig): Provider {
       if (!stream) {
         return { kind: "json", body: chatCompletionFrom(provider, await readUpstreamJson(provider, res)) };
       }
-      const chunks = res.body
-        .pipeThrough(new SseParseStream())
-        .pipeThrough(new OpenAIChunkStream(provider));
+      const chunks = pullThrough(res.body, sseParseTransformer(), openAIChunkTransformer(provider));
       return { kind: "stream", chunks };
     },
 

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { SyncTransformer } from "../streams/pull_through.ts";
+
 /** One dispatched server-sent event. */
 export interface SseEvent {
   /** The `event:` field of this event; absent when the event had none (a browser would call it "message"). */
@@ -52,19 +54,24 @@ export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024;
  */
 export class SseParseStream extends TransformStream<Uint8Array, SseEvent> {
   constructor(options: SseParseOptions = {}) {
-    const parser = new SseLineParser(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
-    const decoder = new TextDecoder("utf-8");
-    super({
-      transform(chunk, controller) {
-        parser.push(decoder.decode(chunk, { stream: true }), (e) => controller.enqueue(e));
-      },
-      flush(controller) {
-        const emit = (e: SseEvent) => controller.enqueue(e);
-        parser.push(decoder.decode(), emit);
-        parser.end(emit);
-      },
-    });
+    super(sseParseTransformer(options));
   }
+}
+
+/** The stage behind {@linkcode SseParseStream}, as a transformer that `pullThrough` can also run. */
+export function sseParseTransformer(options: SseParseOptions = {}): SyncTransformer<Uint8Array, SseEvent> {
+  const parser = new SseLineParser(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
+  const decoder = new TextDecoder("utf-8");
+  return {
+    transform(chunk, controller) {
+      parser.push(decoder.decode(chunk, { stream: true }), (e) => controller.enqueue(e));
+    },
+    flush(controller) {
+      const emit = (e: SseEvent) => controller.enqueue(e);
+      parser.push(decoder.decode(), emit);
+      parser.end(emit);
+    },
+  };
 }
 
 /** The text-level state machine behind {@linkcode SseParseStream}; one instance per stream. */
