@@ -159,11 +159,22 @@ function pathOf(url: string): string {
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/;
 
-/** The client's `x-request-id` when it is sane, else a fresh `req_<32 hex>`. */
+/** 16 random hex digits per process: request ids from different processes and restarts never collide. */
+const REQUEST_ID_PREFIX = Array.from(
+  crypto.getRandomValues(new Uint8Array(8)),
+  (b) => b.toString(16).padStart(2, "0"),
+)
+  .join("");
+let requestCounter = 0;
+
+/**
+ * The client's `x-request-id` when it is sane, else a fresh `req_<32 hex>`: the process prefix and a counter
+ * (unique like a random UUID, at a fraction of its cost per request; ids are for correlation, not secrets).
+ */
 export function requestIdFor(request: Request): string {
   const given = request.headers.get("x-request-id");
   if (given !== null && SANE_REQUEST_ID.test(given)) return given;
-  return `req_${crypto.randomUUID().replaceAll("-", "")}`;
+  return `req_${REQUEST_ID_PREFIX}${(requestCounter++).toString(16).padStart(16, "0")}`;
 }
 
 /** Options for {@linkcode createGateway}. */

@@ -8,7 +8,7 @@ import type { GatewayState } from "../lib/http/context.ts";
 import { createMemoryLogger } from "../lib/log.ts";
 import { createProviders } from "../lib/providers/registry.ts";
 import type { Provider } from "../lib/providers/types.ts";
-import { createGateway } from "../lib/server.ts";
+import { createGateway, requestIdFor } from "../lib/server.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
 
 const DISABLED_TOKEN = "gw-disabled-token-0123456789abcdef";
@@ -335,4 +335,14 @@ Deno.test("handler: an unexpected exception in a provider is a generic 500 and a
   const health = await call("/healthz");
   assert.equal(health.status, 200);
   await health.body?.cancel();
+});
+
+Deno.test("request ids: generated ones are unique and keep OpenAI's req_<32 hex> form", () => {
+  const ids = new Set<string>();
+  for (let i = 0; i < 5_000; i++) {
+    const id = requestIdFor(new Request("http://gateway.test/v1/models"));
+    assert.match(id, REQUEST_ID);
+    ids.add(id);
+  }
+  assert.equal(ids.size, 5_000);
 });
