@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { countRows } from "../lib/usage/test_helpers.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
@@ -178,4 +179,51 @@ models: { chat-default: { type: chat, targets: [ { provider: local, model: echo 
     blocker.close();
     await Deno.remove(file);
   }
+});
+
+Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
+  // The task's own flags, with its relative paths (resolved from the repo root when the task runs) made
+  // absolute, except `data`, which goes to a temp dir so the test leaves the checkout alone.
+  const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+  const tasks = JSON.parse(await Deno.readTextFile(`${root}/deno.json`)).tasks as Record<string, string>;
+  const dir = await Deno.makeTempDir();
+  const flags = tasks.start.split(/\s+/).filter((f) => f.startsWith("--allow")).map((flag) => {
+    const [name, list] = flag.split("=");
+    if (list === undefined) return flag;
+    const paths = list.split(",").map((p) => (p === "data" ? `${dir}/data` : `${root}/${p}`));
+    return `${name}=${paths.join(",")}`;
+  });
+  assert.ok(flags.some((f) => f.startsWith("--allow-read=")), `unexpected start task: ${tasks.start}`);
+  const token = "gw-cli-test-token-permissions";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, MAIN, "serve", "--config", `${root}/config/gateway.yaml`, "--port", "0"],
+    cwd: dir,
+    env: { GATEWAY_TOKEN: token },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  try {
+    while (!text.includes('"msg":"listening"')) {
+      const { done, value } = await output.read();
+      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
+      text += value;
+    }
+    const url = JSON.parse(text.split("\n").find((l) => l.includes('"msg":"listening"'))!).url;
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+    });
+    assert.equal(response.status, 200, await response.text());
+  } finally {
+    child.kill("SIGTERM");
+    await output.cancel();
+  }
+  assert.equal((await child.status).code, 0);
+  await child.stderr.cancel();
+  // The worker stored the request's usage record, flushed at shutdown.
+  assert.equal(countRows(`${dir}/data/usage.sqlite`).rows, 1);
+  await Deno.remove(dir, { recursive: true });
 });
