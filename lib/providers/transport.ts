@@ -165,6 +165,7 @@ function chunkReader(body: ReadableStream<Uint8Array>): ChunkReader {
 function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8Array> {
   const reader = response.body === null ? undefined : chunkReader(response.body);
   let idleTimer: Deadline | undefined;
+  const onIdle = () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`));
   return new ReadableStream<Uint8Array>({
     async pull(out) {
       if (reader === undefined) {
@@ -172,10 +173,7 @@ function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8A
         out.close();
         return;
       }
-      idleTimer = deadlines.arm(
-        g.idleMs,
-        () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`)),
-      );
+      idleTimer = deadlines.arm(g.idleMs, onIdle);
       try {
         const { done, value } = await reader.read();
         if (done) {
