@@ -50,7 +50,27 @@ export async function startServer(
   const config = state.config;
   const logger = createJsonLogger((text) => runtime.writeStdout(text), { buffered: !options.unbufferedLogs });
   const health = new HealthRegistry();
-  const { services, pipeline, counters, store } = await createServices(config, logger, options.usageWorker);
+  const created = await createServices(config, logger, options.usageWorker);
+  try {
+    return await listen(runtime, state, options, logger, health, created);
+  } catch (err) {
+    // Not serving after all (the port is taken, say): stop the usage worker, so nothing keeps running.
+    await created.pipeline?.close().catch(() => {});
+    await created.store?.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** The rest of {@linkcode startServer}, once the services exist. */
+async function listen(
+  runtime: Runtime,
+  state: GatewayState,
+  options: StartOptions,
+  logger: Logger,
+  health: HealthRegistry,
+  { services, pipeline, counters, store }: Awaited<ReturnType<typeof createServices>>,
+): Promise<ServeHandle> {
+  const config = state.config;
   await seedBudgets(config, store, counters);
   const reloader = createReloader({
     path: options.configPath ?? config.source,
@@ -75,11 +95,17 @@ export async function startServer(
     unwatch = runtime.watchFile(path, () => void reload("file"));
   }
   const handler = createGateway({ state: reloader.current, logger, reloader, routing: { health }, services });
-  const server = await runtime.serve({
-    hostname: options.host ?? config.server.host,
-    port: options.port ?? config.server.port,
-    handler,
-  });
+  let server: RunningServer;
+  try {
+    server = await runtime.serve({
+      hostname: options.host ?? config.server.host,
+      port: options.port ?? config.server.port,
+      handler,
+    });
+  } catch (err) {
+    unwatch();
+    throw err;
+  }
   logger.info("listening", {
     url: `http://${server.hostname}:${server.port}`,
     config: config.source,

@@ -4,6 +4,10 @@ import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { UsageQueryError } from "./query.ts";
 import { countRows, makeRecord } from "./test_helpers.ts";
+import { parseConfigText } from "../config/load.ts";
+import { createProviders } from "../providers/registry.ts";
+import { denoRuntime } from "../runtime/deno.ts";
+import { startServer } from "../serve.ts";
 
 async function tempDb(): Promise<{ dir: string; path: string }> {
   const dir = await Deno.makeTempDir({ prefix: "usage-worker-" });
@@ -96,5 +100,30 @@ Deno.test("worker store: a crashed worker fails only the calls in flight; the ne
     [...countRows(path).ids].sort(),
     [makeRecord(1).request_id, makeRecord(3).request_id].sort(),
   );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("startServer: when it cannot listen, it closes the usage database and stops its worker", async () => {
+  const { dir, path } = await tempDb();
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const env = {};
+  const loaded = parseConfigText(
+    `providers: { local: { type: builtin } }
+models: { m: { type: chat, targets: [ { provider: local, model: echo } ] } }
+tokens: [ { name: t, environment: e, token: "gw-test-token-worker-0123456789", models: ["*"] } ]
+usage: { sqlite: "${path}", spill: "${dir}/spill.jsonl" }
+`,
+    { source: "test", env },
+  );
+  assert.ok(loaded.ok);
+  const runtime = { ...denoRuntime, writeStdout: () => {}, onReloadSignal: () => {} };
+  const state = { config: loaded.config, providers: createProviders(loaded.config.providers, env) };
+  await assert.rejects(() =>
+    startServer(runtime, state, { host: "127.0.0.1", port: (taken.addr as Deno.NetAddr).port })
+  );
+  taken.close();
+  // The database was closed: SQLite removes the WAL file when the last connection closes cleanly, and keeps it
+  // while a worker still holds the database open.
+  await assert.rejects(() => Deno.stat(`${path}-wal`), Deno.errors.NotFound);
   await Deno.remove(dir, { recursive: true });
 });
