@@ -65,6 +65,36 @@ const serverSchema = z.strictObject({
     idle: duration.default(60_000),
     total: duration.default(600_000),
   }).default({ first_byte: 60_000, idle: 60_000, total: 600_000 }),
+  /**
+   * Deepest nesting of arrays and objects accepted in a client's JSON body. OpenAI's own request shapes are a
+   * few levels deep; tool parameter schemas need more, so the default leaves ample room while refusing the
+   * 100k-level bodies that would overflow the stack on re-serialization.
+   */
+  max_json_depth: z.number().int().min(8).max(10_000).default(64),
+  /** What is read from an upstream: whole (non-streamed) answers, decompressed, and single SSE events. */
+  upstream_limits: z.strictObject({
+    max_body_size: byteSize.default(32 * 1024 * 1024),
+    max_event_size: byteSize.default(16 * 1024 * 1024),
+  }).default({ max_body_size: 32 * 1024 * 1024, max_event_size: 16 * 1024 * 1024 }),
+  /**
+   * Limits on client connections, so stalled or idle sockets cannot pile up on an exposed port. None of them
+   * cuts a response in progress: a silent stream is governed by the upstream idle timeout.
+   */
+  connections: z.strictObject({
+    /** Until the whole request head (request line and headers) has arrived. */
+    header_timeout: duration.default(10_000),
+    /** Until the whole request body has arrived, counted from the end of the head. */
+    body_timeout: duration.default(60_000),
+    /** How long an idle keep-alive connection is kept open between requests. */
+    keep_alive_timeout: duration.default(65_000),
+    /** Open client connections at most; past it a new connection is refused with a 503. */
+    max_connections: z.number().int().min(1).default(8192),
+  }).default({
+    header_timeout: 10_000,
+    body_timeout: 60_000,
+    keep_alive_timeout: 65_000,
+    max_connections: 8192,
+  }),
 });
 
 const headerMap = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string());
