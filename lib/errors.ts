@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { Scrubber } from "./secrets/scrubber.ts";
 
 /** OpenAI's error `type` values that the gateway emits. */
 export type ErrorType =
@@ -100,6 +101,23 @@ export function badGateway(message: string, code = "upstream_error"): GatewayErr
 /** 504 for an upstream that did not answer in time. */
 export function gatewayTimeout(message: string): GatewayError {
   return new GatewayError(504, message, { type: "timeout_error", code: "upstream_timeout" });
+}
+
+/**
+ * `err` with every secret the scrubber knows masked in each field the client sees (message, type, param, code):
+ * the last step before an error that may carry upstream text leaves the gateway. Returns `err` itself when there
+ * is nothing to mask, so the common case allocates nothing.
+ */
+export function scrubError(err: GatewayError, scrubber: Scrubber): GatewayError {
+  const fields = [err.message, err.type, err.param, err.code];
+  if (!fields.some((field) => field !== null && scrubber.test(field))) return err;
+  const clean = (field: string | null) => field === null ? null : scrubber.scrub(field);
+  return new GatewayError(err.status, scrubber.scrub(err.message), {
+    type: scrubber.scrub(err.type),
+    code: clean(err.code),
+    param: clean(err.param),
+    headers: err.headers,
+  });
 }
 
 /**

@@ -1,9 +1,12 @@
 /**
  * Structured logging: one JSON object per line, so log shippers need no parsing rules. Callers pass only
- * fields that are safe to print; nothing here ever receives a token, a provider key or prompt text.
+ * fields that are safe to print; nothing here should ever receive a token, a provider key or prompt text. As a
+ * last line of defence (error codes and messages can come from upstreams, which may quote a key), the JSON
+ * logger masks every secret of the current config in every line before it is written.
  *
  * @module
  */
+import type { Scrubber } from "./secrets/scrubber.ts";
 
 /** A log field value: what JSON can carry. */
 export type LogValue =
@@ -25,6 +28,11 @@ export interface Logger {
   error(msg: string, fields?: Record<string, LogValue>): void;
   /** Writes out anything buffered; call before the process exits. */
   flush?(): void;
+  /**
+   * Makes every line pass `source()`'s scrubber, read per line so a config reload swaps it (the server wires it
+   * to the current config once the reloader exists).
+   */
+  scrubWith?(source: () => Scrubber): void;
 }
 
 /** How long log lines may wait to be written together: one write per burst instead of one per request. */
@@ -36,11 +44,16 @@ const LOG_FLUSH_LINES = 256;
  * A logger writing JSON lines through `write` (one call per line, ending in "\n"). With `buffered`, lines are
  * gathered for up to 10 ms and written in one call, which takes a system call per request off the hot path;
  * warnings and errors are written at once, and `flush()` writes the rest (the server calls it on shutdown).
+ *
+ * With a `scrubber`, each serialized line is scanned once (a linear pass that allocates nothing when it finds
+ * nothing); a line that holds a secret, whole or in part, is serialized again with every string value scrubbed,
+ * so the mask never breaks the JSON.
  */
 export function createJsonLogger(
   write: (text: string) => void,
-  options: { buffered?: boolean } = {},
+  options: { buffered?: boolean; scrubber?: () => Scrubber } = {},
 ): Logger {
+  let scrubber = options.scrubber;
   let pending: string[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
@@ -54,8 +67,16 @@ export function createJsonLogger(
   const emit = (level: string, msg: string, fields?: Record<string, LogValue>) => {
     // The fields are serialized as they are and spliced after the fixed keys: copying them into a new object
     // first (a spread) cost more than the serialization itself for the access record.
-    const head = `{"time":"${new Date().toISOString()}","level":"${level}","msg":${JSON.stringify(msg)}`;
-    const rest = fields === undefined ? "{}" : JSON.stringify(fields);
+    const time = new Date().toISOString();
+    let head = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`;
+    let rest = fields === undefined ? "{}" : JSON.stringify(fields);
+    const secrets = scrubber?.();
+    if (secrets !== undefined && secrets.size > 0 && (secrets.test(rest) || secrets.test(msg))) {
+      const clean = (_key: string, value: unknown) =>
+        typeof value === "string" ? secrets.scrub(value) : value;
+      head = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(secrets.scrub(msg))}`;
+      rest = JSON.stringify(fields ?? {}, clean);
+    }
     const line = rest.length > 2 ? `${head},${rest.slice(1)}\n` : `${head}}\n`;
     if (!options.buffered || level !== "info") {
       flush();
@@ -71,6 +92,9 @@ export function createJsonLogger(
     warn: (msg, fields) => emit("warn", msg, fields),
     error: (msg, fields) => emit("error", msg, fields),
     flush,
+    scrubWith(source) {
+      scrubber = source;
+    },
   };
 }
 

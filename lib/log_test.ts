@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createJsonLogger } from "./log.ts";
+import { createScrubber } from "./secrets/scrubber.ts";
 
 function capture(buffered: boolean) {
   const writes: string[] = [];
@@ -43,4 +44,45 @@ Deno.test("log: buffered info lines are written together; a warning flushes them
   logger.info("e");
   logger.flush?.();
   assert.deepEqual(lines().map((l) => l.msg), ["a", "b", "c", "d", "e"]);
+});
+
+Deno.test("log: every secret of the scrubber is masked in every line, whole or in part, and the line stays JSON", () => {
+  const key = "sk-live-Q2w3E4r5T6y7U8i9O0pA";
+  const header = 'proxy"secret\\0123456789';
+  let scrubber = createScrubber([key, header]);
+  const writes: string[] = [];
+  const logger = createJsonLogger((text) => writes.push(text), { scrubber: () => scrubber });
+  logger.info("request", {
+    error_code: key,
+    attempt_log: [{ outcome: `bad key ${key.slice(0, 12)}…` }],
+    note: `header ${header}`,
+    status: 502,
+  });
+  logger.error(`unhandled ${key}`);
+  const out = writes.join("");
+  assert.ok(!out.includes(key.slice(2, 10)) && !out.includes(key.slice(-8)), out);
+  assert.ok(!out.includes("secret\\\\0123"), out);
+  const [first, second] = out.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(first.error_code, "***");
+  assert.deepEqual(first.attempt_log, [{ outcome: "bad key sk***…" }]);
+  assert.equal(first.note, "header ***");
+  assert.equal(first.status, 502);
+  assert.equal(second.msg, "unhandled ***");
+  // The source is read per line: a reload's new scrubber applies to the next line.
+  scrubber = createScrubber(["another-secret-value"]);
+  logger.info("x", { a: "another-secret-value", b: key });
+  assert.deepEqual(JSON.parse(writes.at(-1)!).a, "***");
+  // Lines without secrets are written as they are.
+  logger.info("plain", { a: "nothing to hide" });
+  assert.equal(JSON.parse(writes.at(-1)!).a, "nothing to hide");
+});
+
+Deno.test("log: scrubWith swaps the scrubber source of a running logger", () => {
+  const writes: string[] = [];
+  const logger = createJsonLogger((text) => writes.push(text));
+  logger.info("x", { a: "sk-live-Q2w3E4r5T6y7U8i9O0pA" });
+  assert.match(writes[0], /sk-live/);
+  logger.scrubWith?.(() => createScrubber(["sk-live-Q2w3E4r5T6y7U8i9O0pA"]));
+  logger.info("x", { a: "sk-live-Q2w3E4r5T6y7U8i9O0pA" });
+  assert.doesNotMatch(writes[1], /sk-live/);
 });

@@ -16,6 +16,7 @@ import type {
   Strategy,
   UsageConfig,
 } from "./schema.ts";
+import type { Scrubber } from "../secrets/scrubber.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -32,6 +33,19 @@ export interface ResolvedTarget {
   /** The upstream model id (for Azure, the deployment). */
   readonly model: string;
   readonly timeouts: EffectiveTimeouts;
+  /**
+   * How much is read from the upstream (`server.upstream_limits`). Absent only in targets built by hand (tests):
+   * the schema's defaults apply then.
+   */
+  readonly limits?: UpstreamLimits;
+}
+
+/** Bounds on what is read from an upstream, in bytes. */
+export interface UpstreamLimits {
+  /** A whole (non-streamed) answer or error body, counted after decompression. */
+  readonly maxBodyBytes: number;
+  /** One SSE event or one event-stream message of a streamed answer. */
+  readonly maxEventBytes: number;
 }
 
 /** A target as routing sees it: where to send, plus how to share load and retry. */
@@ -115,6 +129,11 @@ export interface ResolvedConfig {
   readonly adminTokens: ReadonlyMap<string, ResolvedAdminToken>;
   /** Where the config came from (a path, or "<default>"), for messages. */
   readonly source: string;
+  /**
+   * Masks every secret of this config (provider keys and header values, AWS credentials, plain tokens, `${VAR}`
+   * secrets) in text that came from an upstream, before it reaches a client or a log. Swapped with the config.
+   */
+  readonly scrubber: Scrubber;
 }
 
 /** One problem found in a config file. Messages never contain secret values. */

@@ -4,9 +4,10 @@
  *
  * @module
  */
-import { toGatewayError } from "../errors.ts";
+import { scrubError, toGatewayError } from "../errors.ts";
 import type { GatewayError } from "../errors.ts";
 import type { ChatCompletionChunk, Usage } from "../providers/types.ts";
+import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
@@ -81,6 +82,8 @@ export function chatStreamBody(
     includeUsage: boolean;
     startedAt: number;
     onEnd: (outcome: ChatStreamOutcome) => void;
+    /** The config's scrubber: the error event may carry upstream text that quotes a secret. */
+    scrubber?: Scrubber;
   },
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
@@ -114,7 +117,7 @@ export function chatStreamBody(
           }
         }
       } catch (err) {
-        const error = toGatewayError(err);
+        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
         outcome.error = error;
         controller.enqueue(encodeJsonEvent(error.toBody()));
         controller.close();

@@ -30,6 +30,12 @@ export async function routeRequest<T>(
   ctx.record.attempt_log = attempts;
   const note = (target: { provider: string; model: string } | undefined) => {
     ctx.record.attempts = attempts.length;
+    // An attempt's outcome is the error code, which may come from the upstream: it goes to the access log and
+    // to metrics labels, so it passes the config's secret scrubber like every other upstream text.
+    const scrubber = ctx.state.config.scrubber;
+    for (const attempt of attempts) {
+      if (scrubber.test(attempt.outcome)) attempt.outcome = scrubber.scrub(attempt.outcome);
+    }
     if (target) {
       ctx.record.provider = target.provider;
       ctx.record.upstream_model = target.model;

@@ -15,7 +15,7 @@ import { pullThrough } from "../streams/pull_through.ts";
 import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from "./anthropic_request.ts";
 import { anthropicHttpError, toChatCompletion } from "./anthropic_response.ts";
 import { anthropicChunkTransformer } from "./anthropic_stream.ts";
-import { sendUpstream, type UpstreamResponse } from "./transport.ts";
+import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatRequest,
   ChatResult,
@@ -59,14 +59,15 @@ export function buildAnthropicBody(
   return toAnthropicRequest(supported, { model, defaultMaxTokens: config.default_max_tokens });
 }
 
-async function failIfNotOk(config: AnthropicProviderConfig, provider: string, res: UpstreamResponse) {
+async function failIfNotOk(secrets: readonly string[], provider: string, res: UpstreamResponse) {
   if (res.status >= 200 && res.status < 300) return;
   const text = await res.text().catch(() => "");
-  throw anthropicHttpError(provider, res.status, text, res.headers, [config.api_key]);
+  throw anthropicHttpError(provider, res.status, text, res.headers, secrets);
 }
 
 /** Creates the provider for one `type: anthropic` config entry. */
 export function createAnthropicProvider(config: AnthropicProviderConfig): Provider {
+  const secrets: readonly string[] = [config.api_key];
   return {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
       const provider = call.target.provider;
@@ -78,7 +79,7 @@ export function createAnthropicProvider(config: AnthropicProviderConfig): Provid
         headers: anthropicHeaders(config, stream),
         body: JSON.stringify(body),
       }, call);
-      await failIfNotOk(config, provider, res);
+      await failIfNotOk(secrets, provider, res);
       if (!stream) {
         const text = await res.text();
         let json: unknown;
@@ -94,8 +95,8 @@ export function createAnthropicProvider(config: AnthropicProviderConfig): Provid
       }
       const chunks = pullThrough(
         res.body,
-        sseParseTransformer(),
-        anthropicChunkTransformer({ provider, model, secrets: [config.api_key] }),
+        sseParseTransformer({ maxEventBytes: upstreamLimits(call).maxEventBytes, provider }),
+        anthropicChunkTransformer({ provider, model, secrets }),
       );
       return { kind: "stream", chunks };
     },

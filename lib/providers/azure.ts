@@ -25,7 +25,7 @@ import {
   toUpstreamEmbeddingBody,
 } from "./openai.ts";
 import { sseParseTransformer } from "../sse/parse.ts";
-import { sendUpstream, type UpstreamResponse } from "./transport.ts";
+import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatCompletionChunk,
   ChatRequest,
@@ -200,12 +200,10 @@ export function azureErrorFields(status: number, text: string): ParsedUpstreamEr
   return parsed;
 }
 
-async function failIfNotOk(config: AzureProviderConfig, provider: string, res: UpstreamResponse) {
+async function failIfNotOk(secrets: readonly string[], provider: string, res: UpstreamResponse) {
   if (res.status >= 200 && res.status < 300) return;
   const text = await res.text().catch(() => "");
-  throw upstreamHttpError(provider, res.status, azureErrorFields(res.status, text), res.headers, [
-    config.api_key,
-  ]);
+  throw upstreamHttpError(provider, res.status, azureErrorFields(res.status, text), res.headers, secrets);
 }
 
 /**
@@ -214,6 +212,7 @@ async function failIfNotOk(config: AzureProviderConfig, provider: string, res: U
  */
 export function createAzureProvider(config: AzureProviderConfig): Provider {
   const addressing = azureAddressing(config.base_url, config.api_version);
+  const secrets: readonly string[] = [config.api_key];
   return {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
       const provider = call.target.provider;
@@ -225,14 +224,14 @@ export function createAzureProvider(config: AzureProviderConfig): Provider {
         // Classic Azure ignores `model` (the path picks the deployment); v1 needs it. Sent in both forms.
         body: JSON.stringify(toUpstreamChatBody(request, deployment, config.stream_usage)),
       }, call);
-      await failIfNotOk(config, provider, res);
+      await failIfNotOk(secrets, provider, res);
       if (!stream) {
         return { kind: "json", body: chatCompletionFrom(provider, await readUpstreamJson(provider, res)) };
       }
       const chunks = pullThrough(
         res.body,
-        sseParseTransformer(),
-        openAIChunkTransformer(provider),
+        sseParseTransformer({ maxEventBytes: upstreamLimits(call).maxEventBytes, provider }),
+        openAIChunkTransformer(provider, secrets),
         azureChunkTransformer(),
       );
       return { kind: "stream", chunks };
@@ -246,7 +245,7 @@ export function createAzureProvider(config: AzureProviderConfig): Provider {
         headers: azureHeaders(config, call.requestId, false),
         body: JSON.stringify(toUpstreamEmbeddingBody(request, deployment)),
       }, call);
-      await failIfNotOk(config, provider, res);
+      await failIfNotOk(secrets, provider, res);
       return embeddingResultFrom(provider, await readUpstreamJson(provider, res));
     },
   };

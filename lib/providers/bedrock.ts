@@ -19,7 +19,7 @@ import { converseChunkTransformer } from "./bedrock_stream.ts";
 import { eventStreamTransformer } from "./eventstream.ts";
 import { pullThrough } from "../streams/pull_through.ts";
 import { type AwsCredentials, signRequest, uriEncode } from "./sigv4.ts";
-import { sendUpstream, type UpstreamResponse } from "./transport.ts";
+import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatRequest,
   ChatResult,
@@ -99,7 +99,8 @@ export function createBedrockProvider(
   env: Readonly<Record<string, string | undefined>>,
 ): Provider {
   const settings = resolveBedrockSettings(config, env);
-  const secrets = [settings.credentials.secretAccessKey, settings.credentials.sessionToken ?? ""];
+  const { accessKeyId, secretAccessKey, sessionToken } = settings.credentials;
+  const secrets: readonly string[] = [accessKeyId, secretAccessKey, ...(sessionToken ? [sessionToken] : [])];
 
   async function send(
     call: UpstreamCall,
@@ -169,7 +170,7 @@ export function createBedrockProvider(
       const res = await send(call, "converse-stream", body);
       const chunks = pullThrough(
         res.body,
-        eventStreamTransformer(),
+        eventStreamTransformer({ maxMessageBytes: upstreamLimits(call).maxEventBytes, provider }),
         converseChunkTransformer({ provider, model: call.target.model, secrets }),
       );
       return { kind: "stream", chunks };

@@ -7,7 +7,8 @@
 import { badGateway, GatewayError, gatewayTimeout } from "../errors.ts";
 import { makeUsage, newCompletionId } from "./chunks.ts";
 import type { ChatCompletion, JsonObject, Usage } from "./types.ts";
-import { upstreamHttpError } from "./upstream_error.ts";
+import { scrubberOf } from "../secrets/scrubber.ts";
+import { clip, retryHeadersOf, upstreamHttpError } from "./upstream_error.ts";
 
 function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -120,10 +121,9 @@ const AUTH_ERRORS = new Set([
   "SignatureDoesNotMatch",
 ]);
 
+/** `message` with the provider's credentials masked, whole and quoted in part, and cut to a sane length. */
 function scrub(message: string | null, secrets: readonly string[]): string | null {
-  let out = message;
-  for (const secret of secrets) if (out !== null && secret.length >= 4) out = out.split(secret).join("***");
-  return out;
+  return message === null ? null : clip(scrubberOf(secrets).scrub(message));
 }
 
 /**
@@ -176,10 +176,8 @@ export function bedrockHttpError(
 }
 
 function retryHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  const retryAfter = headers.get("retry-after");
-  if (retryAfter !== null) out["retry-after"] = retryAfter;
-  return out;
+  const { "retry-after": retryAfter } = retryHeadersOf(headers);
+  return retryAfter === undefined ? {} : { "retry-after": retryAfter };
 }
 
 /**
@@ -194,6 +192,7 @@ export function bedrockStreamException(
 ): GatewayError {
   const clean = scrub(message, secrets);
   const detail = clean ? `: ${clean}` : "";
+  const named = scrub(exceptionType, secrets);
   switch (exceptionType) {
     case "throttlingException":
       return new GatewayError(429, `Provider "${provider}" throttled the stream${detail}`, {
@@ -210,6 +209,6 @@ export function bedrockStreamException(
         type: "invalid_request_error",
       });
     default:
-      return badGateway(`Provider "${provider}" failed mid-stream (${exceptionType})${detail}`);
+      return badGateway(`Provider "${provider}" failed mid-stream (${named})${detail}`);
   }
 }

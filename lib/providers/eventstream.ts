@@ -6,8 +6,9 @@
  *
  * big-endian, with CRC-32 (zlib) over the first 8 bytes and over everything before the last 4. The decoder is
  * a stream stage (a `TransformStream`, or its transformer run by `pullThrough`): frames may be split across reads
- * anywhere or several may arrive in one read; buffering is bounded by {@linkcode MAX_MESSAGE_BYTES}; a bad
- * checksum or malformed frame errors the stream with a 502 instead of hanging or crashing.
+ * anywhere or several may arrive in one read; buffering is bounded by the message limit
+ * (`server.upstream_limits.max_event_size`, default {@linkcode MAX_MESSAGE_BYTES}); a bad checksum or malformed
+ * frame errors the stream with a 502 instead of hanging or crashing.
  *
  * @module
  */
@@ -118,26 +119,62 @@ export function decodeHeaders(block: Uint8Array): Record<string, EventStreamHead
  * reads; validates the prelude CRC before waiting for a body, so a corrupt length fails at once.
  */
 export class EventStreamDecoder extends TransformStream<Uint8Array, EventStreamMessage> {
-  constructor() {
-    super(eventStreamTransformer());
+  constructor(options: EventStreamOptions = {}) {
+    super(eventStreamTransformer(options));
   }
 }
 
-/** The stage behind {@linkcode EventStreamDecoder}, as a transformer that `pullThrough` can also run. */
-export function eventStreamTransformer(): SyncTransformer<Uint8Array, EventStreamMessage> {
-  let pending: Uint8Array = new Uint8Array(0);
+/** Options for {@linkcode eventStreamTransformer}. */
+export interface EventStreamOptions {
+  /**
+   * The largest message accepted (`server.upstream_limits.max_event_size`); a bigger one is a 502
+   * `upstream_response_too_large` before any of its body is buffered. Default {@linkcode MAX_MESSAGE_BYTES}.
+   */
+  maxMessageBytes?: number;
+  /** The provider's name in config, for the error message. */
+  provider?: string;
+}
+
+/**
+ * The stage behind {@linkcode EventStreamDecoder}, as a transformer that `pullThrough` can also run. Reads that
+ * end inside a message are queued, not joined, until the whole message is there, so a large message arriving in
+ * small reads is copied once rather than once per read.
+ */
+export function eventStreamTransformer(
+  options: EventStreamOptions = {},
+): SyncTransformer<Uint8Array, EventStreamMessage> {
+  const limit = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  let queued: Uint8Array[] = [];
+  let queuedBytes = 0;
+  /** Bytes needed before decoding can progress: a prelude, or the whole message whose prelude was read. */
+  let wanted = 12;
   return {
     transform(chunk, controller) {
-      pending = pending.length === 0 ? chunk : concat(pending, chunk);
+      queued.push(chunk);
+      queuedBytes += chunk.length;
+      if (queuedBytes < wanted) return;
+      const pending = queued.length === 1 ? queued[0] : concatAll(queued, queuedBytes);
       let at = 0;
+      wanted = 12;
       while (pending.length - at >= 12) {
         const view = new DataView(pending.buffer, pending.byteOffset + at, pending.length - at);
         const total = view.getUint32(0);
         const headersLen = view.getUint32(4);
         if (crc32(pending.subarray(at, at + 8)) !== view.getUint32(8)) throw corrupt("bad prelude CRC");
-        if (total < OVERHEAD || total > MAX_MESSAGE_BYTES) throw corrupt(`message length ${total}`);
+        if (total < OVERHEAD) throw corrupt(`message length ${total}`);
+        if (total > limit) {
+          const who = options.provider === undefined ? "The upstream" : `Provider "${options.provider}"`;
+          throw badGateway(
+            `${who} sent a stream message of ${total} bytes, larger than the gateway's limit of ${limit} bytes ` +
+              "(server.upstream_limits.max_event_size).",
+            "upstream_response_too_large",
+          );
+        }
         if (headersLen > total - OVERHEAD) throw corrupt(`headers length ${headersLen}`);
-        if (pending.length - at < total) break;
+        if (pending.length - at < total) {
+          wanted = total;
+          break;
+        }
         const message = pending.subarray(at, at + total);
         if (crc32(message.subarray(0, total - 4)) !== view.getUint32(total - 4)) {
           throw corrupt("bad message CRC");
@@ -147,17 +184,22 @@ export function eventStreamTransformer(): SyncTransformer<Uint8Array, EventStrea
         at += total;
       }
       // Copy the remainder so a large upstream read is not kept alive by a small tail.
-      pending = at === 0 ? pending : pending.slice(at);
+      const rest = at === 0 ? pending : pending.slice(at);
+      queued = rest.length === 0 ? [] : [rest];
+      queuedBytes = rest.length;
     },
     flush() {
-      if (pending.length > 0) throw corrupt(`the stream ended inside a message (${pending.length} bytes)`);
+      if (queuedBytes > 0) throw corrupt(`the stream ended inside a message (${queuedBytes} bytes)`);
     },
   };
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
+function concatAll(parts: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
   return out;
 }

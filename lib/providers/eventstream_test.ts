@@ -145,7 +145,7 @@ Deno.test("eventstream: absurd lengths are refused before buffering", async () =
   const view = new DataView(frame.buffer);
   view.setUint32(0, MAX_MESSAGE_BYTES + 1);
   view.setUint32(8, crc32(frame.subarray(0, 8)));
-  await rejectsWith([frame], /message length/);
+  await assert.rejects(decodeAll([frame]), { status: 502, code: "upstream_response_too_large" });
   view.setUint32(0, 8);
   view.setUint32(8, crc32(frame.subarray(0, 8)));
   await rejectsWith([frame], /message length 8/);
@@ -172,4 +172,45 @@ Deno.test("eventstream: duplicate headers and unknown header types error", async
   frame.set(block, 12);
   view.setUint32(frame.length - 4, crc32(frame.subarray(0, frame.length - 4)));
   await rejectsWith([frame], /unknown header value type 10/);
+});
+
+Deno.test("eventstream: a message over the configured limit is a 502 upstream_response_too_large", async () => {
+  const big = FRAMES[2];
+  const decoder = new EventStreamDecoder({ maxMessageBytes: big.length - 1, provider: "aws" });
+  const source = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(big.slice(0, 12)); // the prelude alone is enough to refuse it
+      c.close();
+    },
+  });
+  await assert.rejects(Array.fromAsync(source.pipeThrough(decoder)), (err: GatewayError) => {
+    assert.ok(err instanceof GatewayError);
+    assert.equal(err.status, 502);
+    assert.equal(err.code, "upstream_response_too_large");
+    assert.match(err.message, /Provider "aws" sent a stream message of \d+ bytes/);
+    return true;
+  });
+  // At the limit it decodes.
+  const exact = await Array.fromAsync(
+    ReadableStream.from([big]).pipeThrough(new EventStreamDecoder({ maxMessageBytes: big.length })),
+  );
+  assert.equal(exact.length, 1);
+});
+
+Deno.test("eventstream: a large message arriving in small reads is decoded without quadratic copying", async () => {
+  const payload = new Uint8Array(8 * 1024 * 1024).fill(120);
+  const frame = new Uint8Array(16 + payload.length);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, frame.length);
+  view.setUint32(4, 0);
+  view.setUint32(8, crc32(frame.subarray(0, 8)));
+  frame.set(payload, 12);
+  view.setUint32(frame.length - 4, crc32(frame.subarray(0, frame.length - 4)));
+  const reads: Uint8Array[] = [];
+  for (let i = 0; i < frame.length; i += 512) reads.push(frame.subarray(i, i + 512));
+  const started = performance.now();
+  const messages = await Array.fromAsync(ReadableStream.from(reads).pipeThrough(new EventStreamDecoder()));
+  assert.equal(messages.length, 1);
+  assert.equal(messages[0].payload.length, payload.length);
+  assert.ok(performance.now() - started < 1_500, `${performance.now() - started} ms`);
 });

@@ -23,7 +23,7 @@ import { geminiUnsupportedRules, toGeminiRequest } from "./gemini_request.ts";
 import { toChatCompletion } from "./gemini_response.ts";
 import { geminiChunkTransformer } from "./gemini_stream.ts";
 import { count, isObject } from "./gemini_types.ts";
-import { sendUpstream, type UpstreamResponse } from "./transport.ts";
+import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatRequest,
   ChatResult,
@@ -60,10 +60,10 @@ export function geminiHeaders(config: GeminiProviderConfig, stream: boolean): Re
   return { ...Object.fromEntries(extra), ...own };
 }
 
-async function failIfNotOk(config: GeminiProviderConfig, provider: string, res: UpstreamResponse) {
+async function failIfNotOk(secrets: readonly string[], provider: string, res: UpstreamResponse) {
   if (res.status >= 200 && res.status < 300) return;
   const text = await res.text().catch(() => "");
-  throw geminiHttpError(provider, res.status, text, res.headers, [config.api_key]);
+  throw geminiHttpError(provider, res.status, text, res.headers, secrets);
 }
 
 async function readJson(provider: string, res: UpstreamResponse): Promise<JsonObject> {
@@ -80,13 +80,14 @@ async function readJson(provider: string, res: UpstreamResponse): Promise<JsonOb
 
 /** Creates the provider for one `type: gemini` config entry. */
 export function createGeminiProvider(config: GeminiProviderConfig): Provider {
+  const secrets: readonly string[] = [config.api_key];
   const post = async (call: UpstreamCall, method: string, body: JsonObject, stream = false) => {
     const res = await sendUpstream({
       url: geminiUrl(config.base_url, call.target.model, method, stream),
       headers: geminiHeaders(config, stream),
       body: JSON.stringify(body),
     }, call);
-    await failIfNotOk(config, call.target.provider, res);
+    await failIfNotOk(secrets, call.target.provider, res);
     return res;
   };
 
@@ -112,8 +113,8 @@ export function createGeminiProvider(config: GeminiProviderConfig): Provider {
       const res = await post(call, "streamGenerateContent", body, true);
       const chunks = pullThrough(
         res.body,
-        sseParseTransformer(),
-        geminiChunkTransformer({ provider, model: call.target.model, secrets: [config.api_key] }),
+        sseParseTransformer({ maxEventBytes: upstreamLimits(call).maxEventBytes, provider }),
+        geminiChunkTransformer({ provider, model: call.target.model, secrets }),
       );
       return { kind: "stream", chunks };
     },

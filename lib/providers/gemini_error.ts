@@ -106,11 +106,7 @@ export function geminiStreamError(
   secrets: readonly string[],
 ): GatewayError {
   const error = readGoogleError(data.error);
-  let message = error.message;
-  for (const secret of secrets) {
-    if (message !== null && secret.length >= 4) message = message.split(secret).join("***");
-  }
   return upstreamStreamError(provider, {
-    error: { message, type: "server_error", code: error.status?.toLowerCase() ?? null },
-  });
+    error: { message: error.message, type: "server_error", code: error.status?.toLowerCase() ?? null },
+  }, secrets);
 }

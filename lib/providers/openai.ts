@@ -8,7 +8,7 @@
 import type { OpenAIProviderConfig } from "../config/schema.ts";
 import { badGateway } from "../errors.ts";
 import { type SseEvent, sseParseTransformer } from "../sse/parse.ts";
-import { sendUpstream, type UpstreamResponse } from "./transport.ts";
+import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -45,7 +45,11 @@ function isObject(value: unknown): value is JsonObject {
  * Parses one upstream SSE event into a chunk. Returns "done" for `[DONE]`, throws a `GatewayError` for an
  * error event or a malformed chunk.
  */
-export function parseChunkEvent(provider: string, event: SseEvent): ChatCompletionChunk | "done" {
+export function parseChunkEvent(
+  provider: string,
+  event: SseEvent,
+  secrets: readonly string[] = [],
+): ChatCompletionChunk | "done" {
   if (event.data === "[DONE]") return "done";
   let data: unknown;
   try {
@@ -63,7 +67,7 @@ export function parseChunkEvent(provider: string, event: SseEvent): ChatCompleti
     );
   }
   if (event.event === "error" || data.error !== undefined && data.error !== null) {
-    throw upstreamStreamError(provider, data);
+    throw upstreamStreamError(provider, data, secrets);
   }
   if (!Array.isArray(data.choices)) {
     throw badGateway(`Provider "${provider}" sent a chunk without choices.`, "upstream_invalid_response");
@@ -82,13 +86,16 @@ export class OpenAIChunkStream extends TransformStream<SseEvent, ChatCompletionC
 }
 
 /** The stage behind {@linkcode OpenAIChunkStream}, as a transformer that `pullThrough` can also run. */
-export function openAIChunkTransformer(provider: string): SyncTransformer<SseEvent, ChatCompletionChunk> {
+export function openAIChunkTransformer(
+  provider: string,
+  secrets: readonly string[] = [],
+): SyncTransformer<SseEvent, ChatCompletionChunk> {
   let done = false;
   let finishSeen = false;
   return {
     transform(event, controller) {
       if (done) return;
-      const chunk = parseChunkEvent(provider, event);
+      const chunk = parseChunkEvent(provider, event, secrets);
       if (chunk === "done") {
         done = true;
         controller.terminate();
@@ -120,10 +127,10 @@ function endpoint(config: OpenAIProviderConfig, path: string): string {
   return config.base_url.replace(/\/+$/, "") + path;
 }
 
-async function failIfNotOk(config: OpenAIProviderConfig, provider: string, res: UpstreamResponse) {
+async function failIfNotOk(secrets: readonly string[], provider: string, res: UpstreamResponse) {
   if (res.status >= 200 && res.status < 300) return;
   const text = await res.text().catch(() => "");
-  throw upstreamHttpError(provider, res.status, text, res.headers, config.api_key ? [config.api_key] : []);
+  throw upstreamHttpError(provider, res.status, text, res.headers, secrets);
 }
 
 /** Reads a non-stream upstream answer that must be a JSON object; anything else is a 502. */
@@ -171,6 +178,7 @@ export function embeddingResultFrom(provider: string, body: JsonObject): Embeddi
 
 /** Creates the provider for one `type: openai` config entry. */
 export function createOpenAIProvider(config: OpenAIProviderConfig): Provider {
+  const secrets: readonly string[] = config.api_key ? [config.api_key] : [];
   return {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
       const provider = call.target.provider;
@@ -180,11 +188,15 @@ export function createOpenAIProvider(config: OpenAIProviderConfig): Provider {
         headers: requestHeaders(config, call, stream),
         body: JSON.stringify(toUpstreamChatBody(request, call.target.model, config.stream_usage)),
       }, call);
-      await failIfNotOk(config, provider, res);
+      await failIfNotOk(secrets, provider, res);
       if (!stream) {
         return { kind: "json", body: chatCompletionFrom(provider, await readUpstreamJson(provider, res)) };
       }
-      const chunks = pullThrough(res.body, sseParseTransformer(), openAIChunkTransformer(provider));
+      const chunks = pullThrough(
+        res.body,
+        sseParseTransformer({ maxEventBytes: upstreamLimits(call).maxEventBytes, provider }),
+        openAIChunkTransformer(provider, secrets),
+      );
       return { kind: "stream", chunks };
     },
 
@@ -195,7 +207,7 @@ export function createOpenAIProvider(config: OpenAIProviderConfig): Provider {
         headers: requestHeaders(config, call, false),
         body: JSON.stringify(toUpstreamEmbeddingBody(request, call.target.model)),
       }, call);
-      await failIfNotOk(config, provider, res);
+      await failIfNotOk(secrets, provider, res);
       return embeddingResultFrom(provider, await readUpstreamJson(provider, res));
     },
   };

@@ -1,15 +1,37 @@
 /**
  * The thin HTTP layer every provider shares: one `fetch` with the three timeouts (first byte, idle between
- * chunks, total), client-disconnect propagation, and the mapping of transport failures to 502/504.
+ * chunks, total), client-disconnect propagation, the bound on what a whole answer may weigh, and the mapping of
+ * transport failures to 502/504.
  *
  * Provider modules build the vendor request and translate the answer; this module only moves bytes and
  * decides what a failure means.
  *
  * @module
  */
+import type { UpstreamLimits } from "../config/types.ts";
 import { badGateway, GatewayError, gatewayTimeout } from "../errors.ts";
 import { type Deadline, DeadlineQueue } from "./deadlines.ts";
 import type { UpstreamCall } from "./types.ts";
+
+/** The schema's `server.upstream_limits` defaults, for targets built without limits (tests). */
+export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = Object.freeze({
+  maxBodyBytes: 32 * 1024 * 1024,
+  maxEventBytes: 16 * 1024 * 1024,
+});
+
+/** The limits that apply to `call`. */
+export function upstreamLimits(call: UpstreamCall): UpstreamLimits {
+  return call.target.limits ?? DEFAULT_UPSTREAM_LIMITS;
+}
+
+/** The 502 for an upstream answer bigger than the gateway reads; the target counts as failed. */
+export function upstreamTooLarge(provider: string, what: string, limit: number): GatewayError {
+  return badGateway(
+    `Provider "${provider}" sent ${what} larger than the gateway's limit of ${limit} bytes ` +
+      "(server.upstream_limits).",
+    "upstream_response_too_large",
+  );
+}
 
 /** Every upstream call's timeouts, on shared timers (one per distinct duration). */
 const deadlines = new DeadlineQueue();
@@ -28,7 +50,11 @@ export interface UpstreamResponse {
   headers: Headers;
   /** The body; reading it applies the idle timeout, cancelling it aborts the upstream request. */
   body: ReadableStream<Uint8Array>;
-  /** Reads the whole body as text (non-stream answers), under the total timeout. */
+  /**
+   * Reads the whole body as text (non-stream answers and error bodies), under the total timeout, and at most
+   * `server.upstream_limits.max_body_size` bytes of it after decompression: past that the upstream request is
+   * aborted and a 502 `upstream_response_too_large` thrown.
+   */
   text(): Promise<string>;
 }
 
@@ -55,8 +81,8 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
     failure ??= reason;
     controller.abort(reason);
   };
-  const onClientGone = () => abort(new ClientGoneError());
-  if (call.signal.aborted) throw new ClientGoneError();
+  const onClientGone = () => abort(abortReason(call.signal));
+  if (call.signal.aborted) throw abortReason(call.signal);
   call.signal.addEventListener("abort", onClientGone, { once: true });
 
   const totalTimer = deadlines.arm(
@@ -104,16 +130,68 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
       return wrapped;
     },
     async text() {
-      // A whole (non-stream) answer: read it directly, under the total timeout; no stream wrapper needed.
+      // A whole (non-stream) answer: read under the total timeout, counting bytes as they arrive. `fetch`
+      // decompresses gzip/br/deflate, so these are decompressed bytes: a small bomb stops at the limit too.
+      const limit = upstreamLimits(call).maxBodyBytes;
+      if (isFramedWithin(response.headers, limit)) {
+        // Declared within the limit and not compressed: HTTP framing ends the body at that length, so it can be
+        // read in one native call (the common case; reading chunk by chunk costs a buffer per read on Deno).
+        try {
+          return await response.text();
+        } catch {
+          throw failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`);
+        } finally {
+          cleanup();
+        }
+      }
+      const reader = response.body?.getReader();
+      if (reader === undefined) {
+        cleanup();
+        return "";
+      }
+      const decoder = new TextDecoder();
+      const parts: string[] = [];
+      let read = 0;
       try {
-        return await response.text();
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          read += value.byteLength;
+          if (read > limit) {
+            abort(upstreamTooLarge(provider, "an answer", limit));
+            break;
+          }
+          parts.push(decoder.decode(value, { stream: true }));
+        }
       } catch {
         throw failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`);
       } finally {
         cleanup();
       }
+      if (failure !== undefined) {
+        await reader.cancel(failure).catch(() => {});
+        throw failure;
+      }
+      parts.push(decoder.decode());
+      return parts.join("");
     },
   };
+}
+
+/** True when the body's length is declared, within `limit`, and what arrives is what is read (no encoding). */
+function isFramedWithin(headers: Headers, limit: number): boolean {
+  const length = headers.get("content-length");
+  if (length === null || !/^\d{1,15}$/.test(length) || Number(length) > limit) return false;
+  const encoding = headers.get("content-encoding");
+  return encoding === null || encoding === "" || encoding.toLowerCase() === "identity";
+}
+
+/**
+ * Why the call is being given up when its signal aborts: the signal's own reason when that is a
+ * `GatewayError` (the server shutting down says so), else the client went away.
+ */
+function abortReason(signal: AbortSignal): GatewayError {
+  return signal.reason instanceof GatewayError ? signal.reason : new ClientGoneError();
 }
 
 interface GuardContext {

@@ -6,6 +6,7 @@
  * @module
  */
 import { GatewayError } from "../errors.ts";
+import { scrubberOf } from "../secrets/scrubber.ts";
 
 /** The fields an upstream's error body yielded, before the gateway decides status and wording. */
 export interface ParsedUpstreamError {
@@ -68,10 +69,38 @@ function openaiType(status: number, type: string | null): string {
 const RETRY_HEADERS = ["retry-after", "retry-after-ms"];
 
 /**
+ * The retry headers of an upstream answer that are well-formed (a number, or an HTTP date for `retry-after`):
+ * header values are upstream text too, and anything else in them is passed to no one.
+ */
+export function retryHeadersOf(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of RETRY_HEADERS) {
+    const value = headers.get(name)?.trim();
+    if (value === undefined || value.length > 64) continue;
+    const date = name === "retry-after" &&
+      /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value);
+    if (/^\d+(\.\d+)?$/.test(value) || date) out[name] = value;
+  }
+  return out;
+}
+
+/** Longest upstream message passed on; past it the message is cut (an upstream may send megabytes). */
+export const MAX_UPSTREAM_MESSAGE = 2_000;
+
+/** `text` cut to {@linkcode MAX_UPSTREAM_MESSAGE} characters. */
+export function clip(text: string | null): string | null {
+  return text === null || text.length <= MAX_UPSTREAM_MESSAGE
+    ? text
+    : `${text.slice(0, MAX_UPSTREAM_MESSAGE)}…`;
+}
+
+/**
  * The error the client gets for an upstream's non-2xx answer: 4xx passes through with a normalised body,
  * an overloaded upstream (503, Anthropic's 529) becomes 503, and other 5xx or anything else becomes 502.
  * Credentials errors are reworded: the upstream's message may quote part of the gateway's provider key, and
- * the fix is the operator's, not the client's. `secrets` are scrubbed from any upstream message that is kept.
+ * the fix is the operator's, not the client's. `secrets` (the provider's own credentials) are scrubbed, whole
+ * and quoted in part, from every upstream field that is kept (message, code, param), so they never even reach
+ * routing's attempt records; the config-wide scrubber at the edge then covers every other secret.
  *
  * `body` is the raw error body of an OpenAI-compatible upstream, or the fields a vendor module already
  * parsed from its own error format.
@@ -83,16 +112,9 @@ export function upstreamHttpError(
   headers: Headers,
   secrets: readonly string[] = [],
 ): GatewayError {
-  const parsed = typeof body === "string" ? parseUpstreamErrorBody(body) : body;
-  let message = parsed.message;
-  for (const secret of secrets) {
-    if (message !== null && secret.length >= 4) message = message.split(secret).join("***");
-  }
-  const passHeaders: Record<string, string> = {};
-  for (const name of RETRY_HEADERS) {
-    const value = headers.get(name);
-    if (value !== null) passHeaders[name] = value;
-  }
+  const parsed = scrubFields(typeof body === "string" ? parseUpstreamErrorBody(body) : body, secrets);
+  const message = parsed.message;
+  const passHeaders = retryHeadersOf(headers);
   if (status === 401 || status === 403) {
     return new GatewayError(
       status,
@@ -128,9 +150,28 @@ export function upstreamHttpError(
   });
 }
 
-/** The error for an `{"error":…}` event inside an upstream stream that had already answered 200. */
-export function upstreamStreamError(provider: string, data: unknown): GatewayError {
-  const parsed = parseUpstreamErrorBody(JSON.stringify(data));
+/** The parsed fields with `secrets` masked in each, and each cut to {@linkcode MAX_UPSTREAM_MESSAGE}. */
+export function scrubFields(parsed: ParsedUpstreamError, secrets: readonly string[]): ParsedUpstreamError {
+  const scrubber = scrubberOf(secrets);
+  const clean = (value: string | null) => clip(value === null ? null : scrubber.scrub(value));
+  return {
+    message: clean(parsed.message),
+    type: clean(parsed.type),
+    code: clean(parsed.code),
+    param: clean(parsed.param),
+  };
+}
+
+/**
+ * The error for an `{"error":…}` event inside an upstream stream that had already answered 200; `secrets` are
+ * scrubbed from every field.
+ */
+export function upstreamStreamError(
+  provider: string,
+  data: unknown,
+  secrets: readonly string[] = [],
+): GatewayError {
+  const parsed = scrubFields(parseUpstreamErrorBody(JSON.stringify(data)), secrets);
   return new GatewayError(502, parsed.message ?? `Provider "${provider}" reported an error mid-stream.`, {
     type: parsed.type ?? "server_error",
     code: parsed.code ?? "upstream_error",

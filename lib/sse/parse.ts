@@ -5,6 +5,7 @@
  * @module
  */
 
+import { badGateway } from "../errors.ts";
 import type { SyncTransformer } from "../streams/pull_through.ts";
 
 /** One dispatched server-sent event. */
@@ -26,10 +27,13 @@ export interface SseEvent {
 export interface SseParseOptions {
   /**
    * The largest event accepted, in UTF-8 bytes of its field lines (line ends and comments not counted).
-   * A bigger one errors the stream, so a hostile or broken upstream cannot make the gateway buffer without
-   * bound. Default 16 MiB.
+   * A bigger one errors the stream with a 502 `upstream_response_too_large` (an upstream fault: routing
+   * retries it and counts it against the target), so a hostile or broken upstream cannot make the gateway
+   * buffer without bound. Default 16 MiB; the gateway passes `server.upstream_limits.max_event_size`.
    */
   maxEventBytes?: number;
+  /** The provider's name in config, for the error message. */
+  provider?: string;
 }
 
 /** 16 MiB: far above any real chat chunk, far below what would hurt the process. */
@@ -60,7 +64,7 @@ export class SseParseStream extends TransformStream<Uint8Array, SseEvent> {
 
 /** The stage behind {@linkcode SseParseStream}, as a transformer that `pullThrough` can also run. */
 export function sseParseTransformer(options: SseParseOptions = {}): SyncTransformer<Uint8Array, SseEvent> {
-  const parser = new SseLineParser(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
+  const parser = new SseLineParser(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, options.provider);
   const decoder = new TextDecoder("utf-8");
   return {
     transform(chunk, controller) {
@@ -92,8 +96,11 @@ class SseLineParser {
   #retry: number | undefined = undefined;
   #lastEventId = "";
 
-  constructor(maxEventBytes: number) {
+  readonly #provider: string | undefined;
+
+  constructor(maxEventBytes: number, provider?: string) {
     this.#maxEventBytes = maxEventBytes;
+    this.#provider = provider;
   }
 
   /** Feeds decoded text; complete events are passed to `emit` in order. */
@@ -129,7 +136,12 @@ class SseLineParser {
     if (this.#pendingIsComment) return;
     this.#eventBytes += utf8Length(text, from, to);
     if (this.#eventBytes > this.#maxEventBytes) {
-      throw new Error(`SSE event exceeds the limit of ${this.#maxEventBytes} bytes.`);
+      const who = this.#provider === undefined ? "The upstream" : `Provider "${this.#provider}"`;
+      throw badGateway(
+        `${who} sent a stream event larger than the gateway's limit of ${this.#maxEventBytes} bytes ` +
+          "(server.upstream_limits.max_event_size).",
+        "upstream_response_too_large",
+      );
     }
     const pending = this.#pending;
     pending.push(from === 0 && to === text.length ? text : text.slice(from, to));

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { GatewayError } from "../errors.ts";
 import { type SseEvent, SseParseStream } from "./parse.ts";
 
 const encoder = new TextEncoder();
@@ -136,7 +137,14 @@ Deno.test("errors the stream when an event exceeds maxEventBytes", async () => {
     await parseChunks([encoder.encode("data: 0123\n\ndata: 4567\n\n: a long comment is not counted\n")], 10),
     [{ data: "0123" }, { data: "4567" }],
   );
-  await assert.rejects(parseChunks([encoder.encode("data: 01234\n\n")], 10), /exceeds the limit of 10 bytes/);
+  // An upstream fault, not an internal error: a 502 that routing retries elsewhere and counts against the target.
+  await assert.rejects(parseChunks([encoder.encode("data: 01234\n\n")], 10), (err: GatewayError) => {
+    assert.ok(err instanceof GatewayError);
+    assert.equal(err.status, 502);
+    assert.equal(err.code, "upstream_response_too_large");
+    assert.match(err.message, /larger than the gateway's limit of 10 bytes/);
+    return true;
+  });
   // Multi-line data counts every line; "é" counts as two bytes.
   await assert.rejects(parseChunks([encoder.encode("data: 012\ndata: 345\n\n")], 16), Error);
   await assert.rejects(parseChunks([encoder.encode("data: é123\n\n")], 10), Error);
@@ -150,9 +158,9 @@ Deno.test("errors as soon as a never-ending event passes the limit, not at the e
   let writes = 0;
   await assert.rejects(async () => {
     for (; writes < 100; writes++) await writer.write(chunk);
-  }, /exceeds the limit/);
+  }, /limit of 1000 bytes/);
   assert.ok(writes <= 10, `stopped after ${writes} writes`);
-  await assert.rejects(reading, /exceeds the limit/);
+  await assert.rejects(reading, /limit of 1000 bytes/);
 });
 
 Deno.test("parses a large event delivered one byte at a time without quadratic cost", async () => {

@@ -1,0 +1,143 @@
+/**
+ * An upstream that writes raw HTTP/1.1 bytes from a script, for fault tests of every provider type: any status
+ * and body, any bytes (SSE, AWS event-stream, gzip), a socket closed before the headers or after the first
+ * chunk, or no answer at all. One listener serves every provider; the test sets the step for the next request.
+ *
+ * @module
+ */
+
+/** What the upstream does with the next request. */
+export interface RawStep {
+  /** Close the socket as soon as the request has arrived, before any byte of an answer. */
+  reset?: "before-headers" | "after-first-chunk";
+  /** Never answer (until the upstream stops or the gateway gives up). */
+  hang?: boolean;
+  status?: number;
+  headers?: Record<string, string>;
+  /** Sent chunked, one write each; with `reset: "after-first-chunk"` the socket closes after the first. */
+  chunks?: (string | Uint8Array)[];
+}
+
+/** A request as the upstream received it. */
+export interface RawRequest {
+  method: string;
+  path: string;
+  headers: Headers;
+  body: string;
+}
+
+/** A running raw upstream. */
+export interface RawUpstream {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** The step for the next request; it is kept until replaced. */
+  next: RawStep;
+  requests: RawRequest[];
+  stop(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const bytes = (part: string | Uint8Array) => typeof part === "string" ? encoder.encode(part) : part;
+
+async function readRequest(conn: Deno.Conn): Promise<RawRequest | null> {
+  let buffer = new Uint8Array(0);
+  const chunk = new Uint8Array(65536);
+  const append = (n: number) => {
+    const next = new Uint8Array(buffer.length + n);
+    next.set(buffer);
+    next.set(chunk.subarray(0, n), buffer.length);
+    buffer = next;
+  };
+  let headEnd = -1;
+  while (headEnd < 0) {
+    const n = await conn.read(chunk);
+    if (n === null) return null;
+    append(n);
+    headEnd = decoder.decode(buffer).indexOf("\r\n\r\n");
+  }
+  const head = decoder.decode(buffer).slice(0, headEnd);
+  const [requestLine, ...lines] = head.split("\r\n");
+  const headers = new Headers();
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  const length = Number(headers.get("content-length") ?? 0);
+  const bodyStart = encoder.encode(head).length + 4;
+  while (buffer.length - bodyStart < length) {
+    const n = await conn.read(chunk);
+    if (n === null) return null;
+    append(n);
+  }
+  const [method, path] = requestLine.split(" ");
+  return { method, path, headers, body: decoder.decode(buffer.subarray(bodyStart, bodyStart + length)) };
+}
+
+async function answer(conn: Deno.Conn, step: RawStep): Promise<void> {
+  if (step.reset === "before-headers") return;
+  if (step.hang) {
+    await new Promise<void>((resolve) => {
+      const buf = new Uint8Array(1);
+      conn.read(buf).then(() => resolve(), () => resolve()); // until the gateway hangs up
+    });
+    return;
+  }
+  const status = step.status ?? 200;
+  const head = [`HTTP/1.1 ${status} X`, "connection: close", "transfer-encoding: chunked"];
+  for (const [name, value] of Object.entries(step.headers ?? {})) head.push(`${name}: ${value}`);
+  await conn.write(encoder.encode(`${head.join("\r\n")}\r\n\r\n`));
+  for (const part of step.chunks ?? []) {
+    const data = bytes(part);
+    await conn.write(encoder.encode(`${data.length.toString(16)}\r\n`));
+    await conn.write(data);
+    await conn.write(encoder.encode("\r\n"));
+    if (step.reset === "after-first-chunk") {
+      await new Promise((r) => setTimeout(r, 50)); // let the first chunk reach the gateway before the reset
+      return;
+    }
+  }
+  await conn.write(encoder.encode("0\r\n\r\n"));
+}
+
+/** Starts the upstream on a free port. */
+export function startRawUpstream(): RawUpstream {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  const upstream: RawUpstream = {
+    url: `http://127.0.0.1:${listener.addr.port}`,
+    next: {},
+    requests: [],
+    async stop() {
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* already closed */ }
+      }
+      await accepting;
+    },
+  };
+  const serve = async (conn: Deno.Conn) => {
+    conns.add(conn);
+    try {
+      const request = await readRequest(conn);
+      if (request === null) return;
+      upstream.requests.push(request);
+      await answer(conn, upstream.next);
+    } catch {
+      // The gateway hung up first (it gave up on a hang, or aborted an oversized answer): expected.
+    } finally {
+      conns.delete(conn);
+      try {
+        conn.close();
+      } catch { /* already closed */ }
+    }
+  };
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) void serve(conn);
+    } catch { /* listener closed */ }
+  })();
+  return upstream;
+}
