@@ -10,7 +10,8 @@ import { currentRuntime } from "./lib/runtime/mod.ts";
 if (import.meta.main) {
   const runtime = await currentRuntime();
   // Resolved here, beside the entry point: in a `bun build --compile` binary every module's import.meta.url
-  // is the binary's own, and the worker (a second entry point of the build) lives at this same relative path.
+  // is the binary's own, and the workers (further entry points of the build) live at these same relative paths.
   const usageWorker = new URL("./lib/usage/sqlite_worker.ts", import.meta.url);
-  runtime.exit(await runCli(runtime, runtime.args(), { usageWorker }));
+  const configWorker = new URL("./lib/config/config_worker.ts", import.meta.url);
+  runtime.exit(await runCli(runtime, runtime.args(), { usageWorker, configWorker }));
 }

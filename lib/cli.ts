@@ -94,7 +94,7 @@ function parsePort(text: string | undefined): number | null | undefined {
 export async function runCli(
   runtime: Runtime,
   argv: string[],
-  options: Pick<StartOptions, "usageWorker"> = {},
+  options: Pick<StartOptions, "usageWorker" | "configWorker"> = {},
 ): Promise<number> {
   let parsed;
   try {

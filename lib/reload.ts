@@ -4,9 +4,14 @@
  * so in the log and on `/readyz`. A valid one replaces the old in one assignment: requests that already
  * started keep the state they took, new requests get the new one.
  *
+ * Reading, parsing and validating the file is the slow part (seconds for a multi-megabyte file), so the
+ * server hands it to `validate`, which runs it in a worker thread; only the resolution of the validated data,
+ * a quick linear step, and the provider setup run on the serving thread.
+ *
  * @module
  */
-import { loadConfigFile } from "./config/load.ts";
+import { validateConfigFile } from "./config/config_worker_client.ts";
+import { resolveValidated, type ValidationResult } from "./config/load.ts";
 import { EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
 import type { ConfigIssue, LoadResult } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
@@ -43,6 +48,11 @@ export interface ReloaderOptions {
   initial: GatewayState;
   /** Health of targets; forgets targets that are gone, keeps those still configured. */
   health?: HealthRegistry;
+  /**
+   * Reads and validates the file (default: on this thread). The server passes a worker-backed one so that
+   * validation never stalls requests; it must resolve, never reject.
+   */
+  validate?: (path: string, env: Env) => Promise<ValidationResult>;
   /** Runs after a new state is swapped in (to prepare per-config state such as budget counters). */
   onReload?: (state: GatewayState) => Promise<void> | void;
 }
@@ -52,11 +62,12 @@ export function createReloader(options: ReloaderOptions): Reloader {
   let state = options.initial;
   let last: ReloadStatus | null = null;
   let queue: Promise<unknown> = Promise.resolve();
+  const validate = options.validate ?? validateConfigFile;
 
   async function attempt(trigger: string): Promise<ReloadStatus> {
     const at = new Date().toISOString();
     const env = options.env();
-    const result: LoadResult = options.path === EMBEDDED_CONFIG_SOURCE
+    const validated: ValidationResult = options.path === EMBEDDED_CONFIG_SOURCE
       ? {
         ok: false,
         issues: [{
@@ -64,7 +75,10 @@ export function createReloader(options: ReloaderOptions): Reloader {
           message: "the built-in default config cannot be reloaded; start with --config FILE",
         }],
       }
-      : await loadConfigFile(options.path, env);
+      : await validate(options.path, env);
+    const result: LoadResult = validated.ok
+      ? resolveValidated(validated.validated, { source: options.path, env })
+      : validated;
     let issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {
       try {

@@ -260,6 +260,45 @@ Deno.test({
 });
 
 Deno.test({
+  name: "binary: a reload validates in the bundled config worker; an alias cycle is refused, serving goes on",
+  ...binary,
+  async fn() {
+    const fake = startFakeOpenAI();
+    const dir = await Deno.makeTempDir();
+    try {
+      const file = `${dir}/gateway.yaml`;
+      await Deno.writeTextFile(file, fakeConfig(fake));
+      const gw = await spawnGateway(BIN!, ["serve", "--config", file, "--port", "0"], { cwd: dir });
+      const reloads = (msg: string) => gw.logs.filter((l) => l.msg === msg).length;
+      // A valid change: a new alias appears.
+      await Deno.writeTextFile(
+        file,
+        fakeConfig(fake).replace(
+          "models:",
+          "models:\n  chat-new: { type: chat, targets: [ { provider: fake, model: gpt-ok } ] }",
+        ),
+      );
+      gw.child.kill("SIGHUP");
+      await waitForLog(gw, (l) => l.msg === "config_reloaded", "no reload");
+      assert.equal((await chat(gw.url, TEST_TOKEN, { model: "chat-new" })).status, 200);
+      // A hostile one: refused with its path, the previous config keeps serving.
+      await Deno.writeTextFile(file, `${fakeConfig(fake)}\nrouting: &r { x: [*r] }\n`);
+      gw.child.kill("SIGHUP");
+      await waitForLog(gw, (l) => l.msg === "config_reload_failed", "no failed reload");
+      const failed = gw.logs.find((l) => l.msg === "config_reload_failed")!;
+      assert.deepEqual((failed.issues as { path: string }[]).map((i) => i.path), ["routing.x.0"]);
+      assert.equal((await chat(gw.url, TEST_TOKEN, { model: "chat-new" })).status, 200);
+      assert.equal(reloads("config_reloaded"), 1);
+      assert.ok(!gw.logs.some((l) => l.msg === "config_worker_unavailable"), "validated in the worker");
+      assert.equal(await gw.stop(), 0);
+    } finally {
+      await fake.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "binary: SIGTERM stops accepting, lets a stream in flight finish, then exits 0",
   ...binary,
   async fn() {

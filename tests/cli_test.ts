@@ -59,6 +59,36 @@ tokens:
   await Deno.remove(file);
 });
 
+Deno.test("cli: check reports alias cycles, alias bombs and oversized files as issues, exit 1, no stack trace", async () => {
+  const base = "providers: { local: { type: builtin } }\nmodels: {}\n";
+  const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 9; i++) {
+    const [name, prev] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
+    bomb.push(`${name}: &${name} [${`*${prev}, `.repeat(8)}*${prev}]`);
+  }
+  const cases: [string, RegExp][] = [
+    [
+      `${base}server: &s\n  timeouts: *s\n`,
+      /:4: server\.timeouts: alias \*s refers to a value that contains it/,
+    ],
+    [`${base}tokens: &t [*t]\n`, /:3: tokens\.0: alias \*t refers to a value that contains it \(a cycle\)/],
+    [
+      `${base}x-bomb:\n${bomb.map((l) => `  ${l}`).join("\n")}\n`,
+      /x-bomb\.[a-i]\.\d: aliases expand to more than/,
+    ],
+    [`${base}# ${"x".repeat(4 * 1024 * 1024)}\n`, /\(document\): config file is larger than 4 MiB/],
+  ];
+  for (const [yaml, expected] of cases) {
+    const file = await tempConfig(yaml);
+    const { code, stdout, stderr } = await run(["check", "--config", file]);
+    assert.equal(code, 1, stderr);
+    assert.equal(stdout, "");
+    assert.match(stderr, expected);
+    assert.doesNotMatch(stderr, /RangeError|Error:|\s{4}at /);
+    await Deno.remove(file);
+  }
+});
+
 Deno.test("cli: GATEWAY_CONFIG selects the config file; a missing file is reported", async () => {
   const { code, stderr } = await run(["check"], { GATEWAY_CONFIG: "/nonexistent/gateway.yaml" });
   assert.equal(code, 1);
@@ -217,6 +247,15 @@ Deno.test("`deno task start`'s permissions are enough to serve, including the us
       body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
     });
     assert.equal(response.status, 200, await response.text());
+    // A reload validates in the config worker, which these permissions must let start.
+    child.kill("SIGHUP");
+    while (!/"msg":"config_reload(ed|_failed)"/.test(text)) {
+      const { done, value } = await output.read();
+      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
+      text += value;
+    }
+    assert.match(text, /"msg":"config_reloaded"/);
+    assert.doesNotMatch(text, /config_worker_unavailable/);
   } finally {
     child.kill("SIGTERM");
     await output.cancel();

@@ -15,14 +15,25 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
-import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import { open } from "node:fs/promises";
+import { type Document, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { interpolateDocument, isSecretPath, type PathSegment } from "./interpolate.ts";
 import { resolveConfig } from "./resolve.ts";
-import { configSchema } from "./schema.ts";
+import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
+import { inspectDocument, toPlainData } from "./yaml_tree.ts";
+
+/**
+ * Largest config file read. Real configs are kilobytes (the shipped one is 3 KB; a thousand aliases and
+ * tokens is about 300 KB), so 4 MiB leaves over ten times the room of a very large deployment while keeping
+ * the worst case (parse, validate, every issue) to a few seconds and a bounded amount of memory. The bound
+ * is checked before parsing, on bytes when reading a file and on characters for text given directly.
+ */
+export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+/** Most issues reported; the rest are counted in one last issue, so output stays readable. */
+export const MAX_ISSUES = 100;
 
 /** Options for {@linkcode parseConfigText}. */
 export interface ParseOptions {
@@ -32,9 +43,31 @@ export interface ParseOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
+/**
+ * A config that passed every check, before resolution: plain data that survives `structuredClone`, so a
+ * worker can validate and the serving thread only resolve.
+ */
+export interface ValidatedConfig {
+  readonly data: ConfigOutput;
+  /** Every string `${VAR}` interpolation substituted into the file (secrets among them). */
+  readonly substituted: readonly string[];
+}
+
+/** The outcome of {@linkcode validateConfigText}. */
+export type ValidationResult =
+  | { readonly ok: true; readonly validated: ValidatedConfig }
+  | { readonly ok: false; readonly issues: readonly ConfigIssue[] };
+
 interface PathIssue {
   readonly path: readonly PathSegment[];
   readonly message: string;
+  /** For an unknown key: the key, whose "did you mean" is worked out only if the issue is shown. */
+  readonly unknownKey?: string;
+}
+
+/** An issue before {@linkcode fail} caps, completes and scrubs it. */
+interface PendingIssue extends ConfigIssue {
+  readonly unknownKey?: string;
 }
 
 /**
@@ -42,35 +75,51 @@ interface PathIssue {
  * can validate a config without touching the filesystem or the process environment.
  */
 export function parseConfigText(text: string, options: ParseOptions): LoadResult {
+  const result = validateConfigText(text, options.env);
+  return result.ok ? resolveValidated(result.validated, options) : result;
+}
+
+/**
+ * Every stage but resolution. Never throws, and its cost is linear in the size of the text (bounded by
+ * {@linkcode MAX_CONFIG_BYTES}), whatever the text holds: alias cycles and bombs, deep nesting, duplicate
+ * keys and non-scalar keys are issues, found in one pass before anything walks the data.
+ */
+export function validateConfigText(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+): ValidationResult {
+  if (text.length > MAX_CONFIG_BYTES) return fail([tooLarge()], []);
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, merge: true });
+  // uniqueKeys: false because the library's check is quadratic; inspectDocument reports duplicates.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, merge: true, uniqueKeys: false });
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
 
   if (doc.errors.length > 0 || doc.warnings.length > 0) {
-    return fail(yamlIssues(text, doc, lineAt));
+    return fail(yamlIssues(doc, lineAt), secretsInText(text));
   }
+  const tree = inspectDocument(doc, lineAt);
+  if (tree.issues.length > 0) return fail(tree.issues, secretsInText(text));
 
-  const interpolation = interpolateDocument(doc, options.env);
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 1000 });
-  } catch (err) {
-    // Alias bombs and merges of non-mappings fail only here.
-    const reason = err instanceof Error ? err.message : String(err);
-    return fail([{ path: "", message: scrub(yamlMessage(reason), secretsInText(text)) }]);
-  }
+  const interpolation = interpolateDocument(doc, env);
+  const data = toPlainData(doc, tree);
   const secrets = [...interpolation.substituted, ...collectSecrets(data)];
-  const located = (issues: readonly PathIssue[]): ConfigIssue[] =>
+  const located = (issues: readonly PathIssue[]): PendingIssue[] =>
     issues.map((issue) => ({
       path: issue.path.join("."),
-      line: locate(doc, issue.path, lineAt),
-      message: scrub(issue.message, secrets),
+      line: locate(tree.lines, issue.path),
+      message: issue.message,
+      unknownKey: issue.unknownKey,
     }));
 
-  const badPaths = interpolation.issues.map((issue) => issue.path.join("."));
+  const badPaths = new Set(interpolation.issues.map((issue) => issue.path.join(".")));
   const underBadPath = (issue: PathIssue): boolean => {
-    const path = issue.path.join(".");
-    return badPaths.some((bad) => path === bad || path.startsWith(`${bad}.`));
+    if (badPaths.size === 0) return false;
+    let prefix = "";
+    for (const segment of issue.path) {
+      prefix = prefix === "" ? String(segment) : `${prefix}.${segment}`;
+      if (badPaths.has(prefix)) return true;
+    }
+    return false;
   };
 
   const parsed = configSchema.safeParse(data);
@@ -81,27 +130,71 @@ export function parseConfigText(text: string, options: ParseOptions): LoadResult
     !underBadPath(issue) && !schemaPaths.has(issue.path.join("."))
   );
   const issues = [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i)), ...semantic];
-  if (!parsed.success || issues.length > 0) return fail(located(issues));
-  return { ok: true, config: resolveConfig(parsed.data, options.source) };
+  if (!parsed.success || issues.length > 0) return fail(located(issues), secrets);
+  return { ok: true, validated: { data: parsed.data, substituted: interpolation.substituted } };
 }
 
+/** Resolves a validated config; the step a reload runs on the serving thread after a worker validated. */
+export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions): LoadResult {
+  return {
+    ok: true,
+    config: resolveConfig(parsed.data, options.source, undefined, {
+      substituted: parsed.substituted,
+      env: options.env,
+    }),
+  };
+}
+
+/** The text of a config file, or the issue that it cannot be read or is too large. */
+export type ReadResult =
+  | { readonly ok: true; readonly text: string }
+  | { readonly ok: false; readonly issues: readonly ConfigIssue[] };
+
 /**
- * Reads and parses a config file. Uses `node:fs/promises` so the loader runs unchanged on Deno and Bun; an
- * unreadable file is reported as one issue rather than thrown, like every other config problem.
+ * Reads a config file, at most {@linkcode MAX_CONFIG_BYTES} of it: a larger file (or a device that never
+ * ends) is refused with one issue before anything is parsed. Uses `node:fs/promises` so the loader runs
+ * unchanged on Deno and Bun; an unreadable file is reported as one issue rather than thrown.
  */
+export async function readConfigFile(path: string): Promise<ReadResult> {
+  const buffer = new Uint8Array(MAX_CONFIG_BYTES + 1);
+  let length = 0;
+  try {
+    const handle = await open(path, "r");
+    try {
+      while (length < buffer.length) {
+        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
+    const reason = code === "ENOENT"
+      ? "file not found"
+      : code === "EACCES"
+      ? "permission denied"
+      : code === "EISDIR"
+      ? "is a directory"
+      : code;
+    return {
+      ok: false,
+      issues: [{ path: "", message: `cannot read config file${reason ? ` (${reason})` : ""}` }],
+    };
+  }
+  if (length > MAX_CONFIG_BYTES) return { ok: false, issues: [tooLarge()] };
+  return { ok: true, text: new TextDecoder().decode(buffer.subarray(0, length)) };
+}
+
+/** Reads, parses, validates and resolves a config file. */
 export async function loadConfigFile(
   path: string,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<LoadResult> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
-    const reason = code === "ENOENT" ? "file not found" : code === "EACCES" ? "permission denied" : code;
-    return fail([{ path: "", message: `cannot read config file${reason ? ` (${reason})` : ""}` }]);
-  }
-  return parseConfigText(text, { source: path, env });
+  const read = await readConfigFile(path);
+  if (!read.ok) return read;
+  return parseConfigText(read.text, { source: path, env });
 }
 
 /** Formats issues one per line as `<source>:<line>: <path>: <message>`, the shape editors can jump to. */
@@ -114,7 +207,23 @@ export function formatIssues(source: string, issues: readonly ConfigIssue[]): st
     .join("\n");
 }
 
-function fail(issues: readonly ConfigIssue[]): LoadResult {
+function tooLarge(): ConfigIssue {
+  return {
+    path: "",
+    message:
+      `config file is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB (${MAX_CONFIG_BYTES} bytes); ` +
+      "not parsed",
+  };
+}
+
+/**
+ * Sorts issues by line (stable), keeps the first {@linkcode MAX_ISSUES} and counts the rest in one more
+ * issue, then scrubs secrets from the messages kept.
+ */
+function fail(
+  issues: readonly PendingIssue[],
+  secrets: readonly string[],
+): { ok: false; issues: ConfigIssue[] } {
   const sorted = issues
     .map((issue, index) => ({ issue, index }))
     .sort((a, b) =>
@@ -122,7 +231,19 @@ function fail(issues: readonly ConfigIssue[]): LoadResult {
       a.index - b.index
     )
     .map(({ issue }) => issue);
-  return { ok: false, issues: sorted };
+  const kept = sorted.slice(0, MAX_ISSUES);
+  const scrub = scrubber(secrets);
+  const out: ConfigIssue[] = kept.map(({ path, line, message, unknownKey }) => {
+    const text = scrub(unknownKey === undefined ? message : `${message}${suggestion(unknownKey)}`);
+    return line === undefined ? { path, message: text } : { path, line, message: text };
+  });
+  if (sorted.length > kept.length) {
+    out.push({
+      path: "",
+      message: `${sorted.length - kept.length} more issues not shown; fix the above first`,
+    });
+  }
+  return { ok: false, issues: out };
 }
 
 /** At most this many lines get a YAML error: after the first, most are echoes of the same mistake. */
@@ -132,8 +253,7 @@ const MAX_YAML_ERROR_LINES = 5;
  * YAML errors and warnings (an unknown `!tag` is a warning, and a mistake), one per line, capped, because
  * one broken line makes the parser report every token after it.
  */
-function yamlIssues(text: string, doc: Document, lineAt: (offset: number) => number): ConfigIssue[] {
-  const secrets = secretsInText(text);
+function yamlIssues(doc: Document, lineAt: (offset: number) => number): ConfigIssue[] {
   const byLine = new Map<number, ConfigIssue>();
   let dropped = 0;
   for (const err of [...doc.errors, ...doc.warnings]) {
@@ -143,7 +263,7 @@ function yamlIssues(text: string, doc: Document, lineAt: (offset: number) => num
       dropped++;
       continue;
     }
-    byLine.set(line, { path: "", line, message: scrub(yamlMessage(err.message), secrets) });
+    byLine.set(line, { path: "", line, message: yamlMessage(err.message) });
   }
   const issues = [...byLine.values()];
   if (dropped > 0) {
@@ -161,6 +281,8 @@ function yamlMessage(message: string): string {
     .replace(/ at line \d+, column \d+:?\s*$/, "")
     .replace(/: ".*"$/, "")
     .trim();
+  // The library catches its own stack overflow on absurdly deep nesting and reports it as an error.
+  if (/Maximum call stack/i.test(first)) return "YAML: nested too deeply";
   return `YAML: ${first}`;
 }
 
@@ -174,60 +296,86 @@ function secretsInText(text: string): string[] {
 }
 
 /**
- * The line of the deepest node on `path` that exists: the key's line for a mapping entry, the item's line
- * for a sequence entry. A missing key therefore points at its parent, and the empty path at the document.
+ * The line of the deepest node on `path` that exists in the file: the key's line for a mapping entry, the
+ * item's line for a sequence entry. A missing key therefore points at its parent, and the empty path at the
+ * document. A lookup per prefix in the index built by `inspectDocument`, so locating is linear overall.
  */
-function locate(
-  doc: Document,
-  path: readonly PathSegment[],
-  lineAt: (offset: number) => number,
-): number | undefined {
-  let node: unknown = doc.contents;
-  let line = isMap(node) || isSeq(node) || isScalar(node) ? rangeLine(node.range, lineAt) : undefined;
+function locate(lines: ReadonlyMap<string, number>, path: readonly PathSegment[]): number | undefined {
+  const prefixes = [""];
   for (const segment of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((p) =>
-        (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(segment)
-      );
-      if (pair === undefined) break;
-      line = isScalar(pair.key) ? rangeLine(pair.key.range, lineAt) ?? line : line;
-      node = pair.value;
-    } else if (isSeq(node) && typeof segment === "number") {
-      const item: unknown = node.items[segment];
-      if (!(isMap(item) || isSeq(item) || isScalar(item))) break;
-      line = rangeLine(item.range, lineAt) ?? line;
-      node = item;
-    } else {
-      break;
+    const last = prefixes[prefixes.length - 1];
+    prefixes.push(last === "" ? String(segment) : `${last}.${segment}`);
+  }
+  for (let i = prefixes.length - 1; i >= 0; i--) {
+    const line = lines.get(prefixes[i]);
+    if (line !== undefined) return line;
+  }
+  return undefined;
+}
+
+/**
+ * Every value that must not appear in a message: secret fields anywhere in the data. The data may share
+ * objects (aliases), so each object is visited at most twice: once as a header map, once as anything else.
+ */
+function collectSecrets(data: unknown): string[] {
+  const found: string[] = [];
+  const seen = [new Set<object>(), new Set<object>()];
+  const stack: { value: unknown; key: PathSegment | undefined; inHeaders: boolean }[] = [
+    { value: data, key: undefined, inHeaders: false },
+  ];
+  while (stack.length > 0) {
+    const { value, key, inHeaders } = stack.pop()!;
+    if (typeof value === "string") {
+      const path: PathSegment[] = inHeaders ? ["headers", key ?? ""] : key === undefined ? [] : [key];
+      if (value !== "" && isSecretPath(path)) found.push(value);
+      continue;
     }
+    if (typeof value !== "object" || value === null) continue;
+    const visited = seen[inHeaders ? 1 : 0];
+    if (visited.has(value)) continue;
+    visited.add(value);
+    const childInHeaders = key === "headers";
+    const entries: [PathSegment, unknown][] = Array.isArray(value)
+      ? value.map((item, i) => [i, item])
+      : Object.entries(value);
+    for (const [k, v] of entries) stack.push({ value: v, key: k, inHeaders: childInHeaders });
   }
-  return line;
+  return found;
 }
 
-function rangeLine(
-  range: readonly [number, number, number] | null | undefined,
-  lineAt: (offset: number) => number,
-): number | undefined {
-  return range ? lineAt(range[0]) : undefined;
-}
-
-/** Every value that must not appear in a message: secret fields anywhere in the data. */
-function collectSecrets(data: unknown, path: PathSegment[] = []): string[] {
-  if (typeof data === "string") return isSecretPath(path) && data !== "" ? [data] : [];
-  if (Array.isArray(data)) return data.flatMap((item, i) => collectSecrets(item, [...path, i]));
-  if (typeof data === "object" && data !== null) {
-    return Object.entries(data).flatMap(([key, value]) => collectSecrets(value, [...path, key]));
+/**
+ * A function that replaces every secret of at least four characters in a message with `***`, the longest
+ * first where several start at one place. Secrets are bucketed by their first four characters, so scrubbing
+ * costs a map lookup per character of the message, however many secrets there are.
+ */
+function scrubber(secrets: readonly string[]): (message: string) => string {
+  const exact = new Set(secrets.filter((s) => s.length >= 4));
+  if (exact.size === 0) return (message) => message;
+  const lengths = new Map<string, number[]>();
+  for (const secret of exact) {
+    const head = secret.slice(0, 4);
+    const list = lengths.get(head) ?? [];
+    if (!list.includes(secret.length)) list.push(secret.length);
+    lengths.set(head, list);
   }
-  return [];
-}
-
-/** Replaces every secret (longest first, so a prefix never leaves a tail behind) with `***`. */
-function scrub(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const secret of [...secrets].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length)) {
-    out = out.replaceAll(secret, "***");
-  }
-  return out;
+  for (const list of lengths.values()) list.sort((a, b) => b - a);
+  return (message) => {
+    let out = "";
+    let i = 0;
+    while (i < message.length) {
+      const found = (lengths.get(message.slice(i, i + 4)) ?? []).find((n) =>
+        i + n <= message.length && exact.has(message.slice(i, i + n))
+      );
+      if (found !== undefined) {
+        out += "***";
+        i += found;
+      } else {
+        out += message[i];
+        i++;
+      }
+    }
+    return out;
+  };
 }
 
 /** Rewrites one zod issue into path issues with operator-friendly messages that never echo input. */
@@ -235,7 +383,11 @@ function fromZod(issue: z.core.$ZodIssue, base: readonly PathSegment[]): PathIss
   const path: PathSegment[] = [...base, ...issue.path.map((s) => (typeof s === "number" ? s : String(s)))];
   switch (issue.code) {
     case "unrecognized_keys":
-      return issue.keys.map((key) => ({ path: [...path, key], message: unknownKeyMessage(key) }));
+      return issue.keys.map((key) => ({
+        path: [...path, key],
+        message: `unknown key "${shown(key)}"`,
+        unknownKey: key,
+      }));
     case "invalid_key":
       return [{ path, message: `invalid name: ${issue.issues.map((i) => i.message).join("; ")}` }];
     case "invalid_type": {
@@ -323,12 +475,22 @@ function collectKeys(
   return keys;
 }
 
-function unknownKeyMessage(key: string): string {
+/** ` (did you mean "base_url"?)` for a typo of a known key, else "". */
+function suggestion(key: string): string {
+  const lower = key.toLowerCase();
+  const limit = Math.min(2, Math.floor(key.length / 2));
+  // Only keys of a similar length can be that close: skips the edit distance for almost every known key.
   const close = KNOWN_KEYS
-    .map((known) => ({ known, d: editDistance(key.toLowerCase(), known) }))
-    .filter(({ d }) => d > 0 && d <= Math.min(2, Math.floor(key.length / 2)))
+    .filter((known) => Math.abs(known.length - lower.length) <= limit)
+    .map((known) => ({ known, d: editDistance(lower, known) }))
+    .filter(({ d }) => d > 0 && d <= limit)
     .sort((a, b) => a.d - b.d)[0];
-  return `unknown key "${key}"${close ? ` (did you mean "${close.known}"?)` : ""}`;
+  return close ? ` (did you mean "${close.known}"?)` : "";
+}
+
+/** A name from the file as shown in a message: long ones cut, so one issue stays one readable line. */
+function shown(name: string): string {
+  return name.length > 80 ? `${name.slice(0, 77)}...` : name;
 }
 
 function editDistance(a: string, b: string): number {

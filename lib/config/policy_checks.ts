@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { SemanticIssue } from "./semantic_checks.ts";
+import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
+import { listNames, type SemanticIssue } from "./semantic_checks.ts";
 import { arrayField, entriesOf, field, isRecord, recordField, stringField } from "./raw_access.ts";
-import { globToRegExp } from "./resolve.ts";
 
 function checkContentRules(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
@@ -38,9 +38,16 @@ function priced(config: unknown, alias: string): boolean {
   return targets.length > 0 && targets.every((t) => isRecord(field(t, "price")));
 }
 
-function checkBudgets(config: unknown): SemanticIssue[] {
+function checkBudgets(config: unknown, aliases: AliasIndex | undefined): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const aliases = Object.keys(recordField(config, "models") ?? {});
+  const pricedAlias = new Map<string, boolean>();
+  const isPriced = (alias: string): boolean => {
+    let known = pricedAlias.get(alias);
+    if (known === undefined) pricedAlias.set(alias, known = priced(config, alias));
+    return known;
+  };
+  // Tokens with the same patterns share one alias set, and so one answer.
+  const unpricedOf = new Map<ReadonlySet<string>, string[]>();
   (arrayField(config, "tokens") ?? []).forEach((token, i) => {
     const budget = field(token, "budget");
     if (!isRecord(budget)) return;
@@ -51,14 +58,21 @@ function checkBudgets(config: unknown): SemanticIssue[] {
       return;
     }
     if (!hasCost) return;
+    if (aliases === undefined) return;
     const patterns = (arrayField(token, "models") ?? []).filter((p): p is string => typeof p === "string");
-    const reachable = aliases.filter((a) => patterns.some((p) => globToRegExp(p).test(a)));
-    const unpriced = reachable.filter((a) => !priced(config, a));
+    const reachable = aliases.expand(patterns);
+    let unpriced = unpricedOf.get(reachable);
+    if (unpriced === undefined) {
+      unpricedOf.set(
+        reachable,
+        unpriced = [...reachable].filter((a) => !isPriced(a)),
+      );
+    }
     if (unpriced.length > 0) {
       issues.push({
         path: ["tokens", i, "budget", "cost"],
         message: `a cost budget needs a price on every target of the aliases it covers; no price on ${
-          unpriced.map((a) => `"${a}"`).join(", ")
+          listNames(unpriced.map((a) => `"${a}"`))
         }`,
       });
     }
@@ -67,6 +81,14 @@ function checkBudgets(config: unknown): SemanticIssue[] {
 }
 
 /** Every policy issue in `config` (raw, interpolated data). */
-export function checkPolicies(config: unknown): SemanticIssue[] {
-  return [...checkContentRules(config), ...checkBudgets(config)];
+export function checkPolicies(
+  config: unknown,
+  aliases: AliasIndex | undefined = modelIndex(config),
+): SemanticIssue[] {
+  return [...checkContentRules(config), ...checkBudgets(config, aliases)];
+}
+
+function modelIndex(config: unknown): AliasIndex | undefined {
+  const models = recordField(config, "models");
+  return models === undefined ? undefined : indexAliases(Object.keys(models));
 }

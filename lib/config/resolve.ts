@@ -6,7 +6,10 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { indexAliases } from "./alias_patterns.ts";
+import { createScrubber } from "../secrets/scrubber.ts";
 import type { ConfigOutput, ProviderConfig, Timeouts } from "./schema.ts";
+import { configSecrets, type SecretSources } from "./secrets.ts";
 import type {
   EffectiveTimeouts,
   ResolvedAdminToken,
@@ -76,10 +79,21 @@ export function mergeTimeouts(
  * reaching that here is a programming error, not an operator one.
  *
  * @param now Epoch ms used as the default `created` of aliases (defaults to the current time).
+ * @param secrets What the loader knows of secrets beyond the config itself (`${VAR}` values, the environment),
+ *   for the config's scrubber.
  */
-export function resolveConfig(cfg: ConfigOutput, source: string, now: number = Date.now()): ResolvedConfig {
+export function resolveConfig(
+  cfg: ConfigOutput,
+  source: string,
+  now: number = Date.now(),
+  secrets: SecretSources = {},
+): ResolvedConfig {
   const providers = new Map<string, ProviderConfig>(Object.entries(cfg.providers));
   const created = Math.floor(now / 1000);
+  const limits = Object.freeze({
+    maxBodyBytes: cfg.server.upstream_limits.max_body_size,
+    maxEventBytes: cfg.server.upstream_limits.max_event_size,
+  });
 
   const models = new Map<string, ResolvedModel>();
   for (const [alias, model] of Object.entries(cfg.models)) {
@@ -93,6 +107,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
         providerConfig,
         model: target.model,
         timeouts: Object.freeze(mergeTimeouts(cfg.server.timeouts, providerConfig, target.timeouts)),
+        limits,
         key: targetKey(target.provider, target.model, providerConfig),
         weight: target.weight,
         maxInFlight: target.max_in_flight ?? null,
@@ -123,7 +138,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
     );
   }
 
-  const aliases = [...models.keys()];
+  const aliases = indexAliases(models.keys());
   const tokens = new Map<string, ResolvedToken>();
   cfg.tokens.forEach((token, i) => {
     const { sha256: given, token: secret } = token;
@@ -132,7 +147,6 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
     }
     const sha256 = given !== undefined ? given.toLowerCase() : tokenSha256(secret ?? "");
     if (tokens.has(sha256)) throw new Error(`resolveConfig: tokens.${i} duplicates another token`);
-    const patterns = token.models.map(globToRegExp);
     tokens.set(
       sha256,
       Object.freeze({
@@ -140,7 +154,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
         environment: token.environment,
         sha256,
         patterns: Object.freeze([...token.models]),
-        aliases: new Set(aliases.filter((alias) => patterns.some((re) => re.test(alias)))),
+        aliases: aliases.expand(token.models),
         expiresAt: token.expires_at === undefined ? null : parseExpiry(token.expires_at),
         disabled: token.disabled,
         limits: token.limits ?? null,
@@ -179,6 +193,7 @@ export function resolveConfig(cfg: ConfigOutput, source: string, now: number = D
     tokens,
     adminTokens,
     source,
+    scrubber: createScrubber(configSecrets(cfg, secrets)),
   });
 }
 

@@ -14,10 +14,11 @@
  *
  * @module
  */
+import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
 import { checkPolicies } from "./policy_checks.ts";
 import type { PathSegment } from "./interpolate.ts";
 import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringField } from "./raw_access.ts";
-import { globToRegExp, parseExpiry, tokenSha256 } from "./resolve.ts";
+import { parseExpiry, tokenSha256 } from "./resolve.ts";
 import { ALIAS_PATTERN, BUILTIN_MODELS, type ModelType, PROVIDER_SERVES } from "./schema.ts";
 
 /** A cross-section problem at one config path. */
@@ -44,12 +45,31 @@ const DEFAULT_TABLES: CheckTables = { serves: PROVIDER_SERVES, builtinModels: BU
  * documentation for how malformed parts are treated. Never throws.
  */
 export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLES): SemanticIssue[] {
+  const models = recordField(config, "models");
+  // Token patterns are only checked against a models section that is a mapping (see the module docs).
+  const aliases = models === undefined ? undefined : indexAliases(Object.keys(models));
   return [
     ...checkProviders(config),
     ...checkModels(config, tables),
-    ...checkTokens(config),
-    ...checkPolicies(config),
+    ...checkTokens(config, aliases),
+    ...checkPolicies(config, aliases),
   ];
+}
+
+/**
+ * Most alias tests that token patterns other than `alias`, `*` and `prefix*` may cost (each such pattern is
+ * tested against every alias once). Enough for thousands of such patterns against thousands of aliases;
+ * past it, a file of hostile patterns would take minutes to check and to load.
+ */
+export const MAX_PATTERN_TESTS = 10_000_000;
+
+/** At most this many names are listed in one message; the rest are counted. */
+const MAX_LISTED = 10;
+
+/** `a, b, c` or `a, b, … (5 more)`: a list of names from the file that stays one readable line. */
+export function listNames(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_LISTED).join(", ");
+  return names.length > MAX_LISTED ? `${shown}, … (${names.length - MAX_LISTED} more)` : shown;
 }
 
 /** Endpoint paths people paste into `base_url` although the gateway appends them itself. */
@@ -102,6 +122,7 @@ function checkModels(config: unknown, tables: CheckTables): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   const providers = recordField(config, "providers");
   const providerNames = Object.keys(providers ?? {});
+  const known = providerNames.length > 0 ? listNames(providerNames) : "none";
   for (const [alias, model] of entriesOf(recordField(config, "models"))) {
     if (!ALIAS_PATTERN.test(alias)) {
       issues.push({
@@ -116,7 +137,6 @@ function checkModels(config: unknown, tables: CheckTables): SemanticIssue[] {
       const providerName = stringField(target, "provider");
       if (providers === undefined || providerName === undefined) return;
       if (!hasKey(providers, providerName)) {
-        const known = providerNames.length > 0 ? providerNames.join(", ") : "none";
         issues.push({
           path: at("provider"),
           message: `unknown provider "${providerName}" (defined providers: ${known})`,
@@ -162,11 +182,11 @@ function tokenHash(sha256: unknown, secret: unknown): string | undefined {
  * Client tokens and admin tokens: exactly one of sha256/token each, unique names within a section, and every
  * token unique across both sections (one secret must not be both a client and an admin credential).
  */
-function checkTokens(config: unknown): SemanticIssue[] {
+function checkTokens(config: unknown, aliases: AliasIndex | undefined): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   const byHash = new Map<string, string>();
   for (const section of ["tokens", "admin_tokens"] as const) {
-    issues.push(...checkTokenSection(config, section, byHash));
+    issues.push(...checkTokenSection(config, section, byHash, aliases));
   }
   return issues;
 }
@@ -175,11 +195,10 @@ function checkTokenSection(
   config: unknown,
   section: "tokens" | "admin_tokens",
   byHash: Map<string, string>,
+  aliases: AliasIndex | undefined,
 ): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   const tokens = arrayField(config, section) ?? [];
-  const models = recordField(config, "models");
-  const aliases = models === undefined ? undefined : Object.keys(models);
   const names = tokens.map((token) => stringField(token, "name"));
   const label = (j: number): string =>
     names[j] === undefined ? `${section}.${j}` : `${section}.${j} ("${names[j]}")`;
@@ -219,8 +238,15 @@ function checkTokenSection(
     }
     (arrayField(token, "models") ?? []).forEach((pattern, j) => {
       if (aliases === undefined || typeof pattern !== "string") return;
-      const re = globToRegExp(pattern);
-      if (!aliases.some((alias) => re.test(alias))) {
+      if (aliases.needsScan(pattern) && aliases.scanned + aliases.size > MAX_PATTERN_TESTS) {
+        issues.push({
+          path: [section, i, "models", j],
+          message: "too many wildcard patterns to check against this many aliases; " +
+            'use exact aliases, "*" or "prefix-*" patterns',
+        });
+        return;
+      }
+      if (!aliases.matchesAny(pattern)) {
         issues.push({ path: [section, i, "models", j], message: `"${pattern}" matches no model alias` });
       }
     });
