@@ -6,7 +6,9 @@
  * @module
  */
 import { GatewayError, invalidRequest } from "../errors.ts";
+import { DeadlineQueue } from "../providers/deadlines.ts";
 import type { JsonObject } from "../providers/types.ts";
+import { jsonDepthExceeds } from "./json_depth.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -40,44 +42,75 @@ function unparseable(detail: string): GatewayError {
   );
 }
 
-async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+/** A body not in full by the deadline: the client stalled, so its connection is not reused either. */
+function bodyTimeout(ms: number): GatewayError {
+  const seconds = ms / 1000;
+  return new GatewayError(
+    408,
+    `The request body did not arrive in time: it must arrive within ${seconds} s.`,
+    {
+      type: "invalid_request_error",
+      code: "request_timeout",
+      headers: { connection: "close" },
+    },
+  );
+}
+
+function unreadable(cause: unknown): GatewayError {
+  // The client went away or broke its framing mid-body: a client error, not a gateway bug.
+  return new GatewayError(400, "The request body could not be read completely.", {
+    type: "invalid_request_error",
+    cause,
+  });
+}
+
+/**
+ * Body deadlines share one runtime timer per duration: one `setTimeout` per request would cost more than the
+ * rest of reading a small body.
+ */
+const deadlines = new DeadlineQueue();
+
+/**
+ * Reads the body chunk by chunk (so the limit holds whatever `Content-Length` claims, and a stalled body
+ * can be abandoned): at most `limit` bytes, and only until `timeoutMs` has passed, after which the reader is
+ * cancelled and a 408 thrown.
+ */
+async function readLimited(request: Request, limit: number, timeoutMs: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const expected = declared === null ? -1 : Number(declared);
+  if (expected > limit) throw tooLarge(limit);
   if (request.body === null) return new Uint8Array(0);
-  if (declared !== null) {
-    // The length is known and within the limit, and HTTP framing stops the body at that length: read it in
-    // one call instead of chunk by chunk.
-    try {
-      return new Uint8Array(await request.arrayBuffer());
-    } catch (err) {
-      throw new GatewayError(400, "The request body could not be read completely.", {
-        type: "invalid_request_error",
-        cause: err,
-      });
-    }
-  }
   const reader = request.body.getReader();
+  let timedOut = false;
+  const deadline = deadlines.arm(timeoutMs, () => {
+    timedOut = true;
+    // Settles the pending read (done, or an error): the loop below then reports the timeout.
+    reader.cancel().catch(() => {});
+  });
   const parts: Uint8Array[] = [];
   let size = 0;
-  while (true) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch (err) {
-      // The client went away or broke its chunked encoding mid-body: a client error, not a gateway bug.
-      throw new GatewayError(400, "The request body could not be read completely.", {
-        type: "invalid_request_error",
-        cause: err,
-      });
+  try {
+    while (true) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        throw timedOut ? bodyTimeout(timeoutMs) : unreadable(err);
+      }
+      if (timedOut) throw bodyTimeout(timeoutMs);
+      const { done, value } = chunk;
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(limit);
+      }
+      parts.push(value);
+      // HTTP framing ends the body at its declared length: no need to wait for the end-of-stream read.
+      if (size === expected) break;
     }
-    const { done, value } = chunk;
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    parts.push(value);
+  } finally {
+    deadline.cancel();
   }
   if (parts.length === 1) return parts[0];
   const bytes = new Uint8Array(size);
@@ -95,12 +128,24 @@ function jsonKind(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** The server settings {@linkcode readJsonBody} enforces (a subset of `server` in the config). */
+export interface BodyLimits {
+  /** Bytes at most. */
+  readonly max_body_size: number;
+  /** Levels of nested arrays and objects at most. */
+  readonly max_json_depth: number;
+  /** Milliseconds the whole body may take to arrive. */
+  readonly connections: { readonly body_timeout: number };
+}
+
 /**
  * Returns the body as a JSON object or throws a {@linkcode GatewayError}: 415 for a non-JSON content type
- * (a missing one, or curl's default form type, is read as JSON), 413 over `limit` bytes, 400 for a body
- * that could not be read, invalid UTF-8, malformed JSON, or JSON that is not an object.
+ * (a missing one, or curl's default form type, is read as JSON), 413 over `max_body_size` bytes, 408 when it
+ * has not arrived within `body_timeout`, 400 for a body that could not be read, invalid UTF-8, JSON nested
+ * deeper than `max_json_depth` (checked on the raw text, before anything recurses into it), malformed JSON,
+ * or JSON that is not an object.
  */
-export async function readJsonBody(request: Request, limit: number): Promise<JsonObject> {
+export async function readJsonBody(request: Request, limits: BodyLimits): Promise<JsonObject> {
   const contentType = request.headers.get("content-type");
   if (contentType !== null && !isJsonMediaType(contentType)) {
     throw new GatewayError(415, "Unsupported Content-Type: send the request body as application/json.", {
@@ -108,13 +153,21 @@ export async function readJsonBody(request: Request, limit: number): Promise<Jso
       code: "unsupported_media_type",
     });
   }
-  const bytes = await readLimited(request, limit);
+  const bytes = await readLimited(request, limits.max_body_size, limits.connections.body_timeout);
   if (bytes.byteLength === 0) throw unparseable("(The request body is empty.)");
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
     throw unparseable("(The request body is not valid UTF-8.)");
+  }
+  if (jsonDepthExceeds(text, limits.max_json_depth)) {
+    throw invalidRequest(
+      `The JSON body is nested too deeply: at most ${limits.max_json_depth} levels of nested arrays and ` +
+        "objects are accepted.",
+      null,
+      "json_too_deep",
+    );
   }
   let value: unknown;
   try {

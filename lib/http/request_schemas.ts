@@ -52,28 +52,32 @@ const tool = z.looseObject({
   }).optional(),
 });
 
+/**
+ * The chat request. Optional parameters are not nullable here: {@linkcode withoutNullOptions} has removed
+ * every null one before the schema runs.
+ */
 const chatSchema = z.looseObject({
   model: z.string().min(1),
   messages: z.array(message).min(1),
-  stream: z.boolean().nullable().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  n: int().min(1, INT).max(128, INT).nullable().optional(),
-  max_tokens: int().min(1, INT).nullable().optional(),
-  max_completion_tokens: int().min(1, INT).nullable().optional(),
-  temperature: z.number().min(0, DEC).max(2, DEC).nullable().optional(),
-  top_p: z.number().min(0, DEC).max(1, DEC).nullable().optional(),
-  presence_penalty: z.number().min(-2, DEC).max(2, DEC).nullable().optional(),
-  frequency_penalty: z.number().min(-2, DEC).max(2, DEC).nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string()).min(1).max(4)]).nullable().optional(),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional(),
+  n: int().min(1, INT).max(128, INT).optional(),
+  max_tokens: int().min(1, INT).optional(),
+  max_completion_tokens: int().min(1, INT).optional(),
+  temperature: z.number().min(0, DEC).max(2, DEC).optional(),
+  top_p: z.number().min(0, DEC).max(1, DEC).optional(),
+  presence_penalty: z.number().min(-2, DEC).max(2, DEC).optional(),
+  frequency_penalty: z.number().min(-2, DEC).max(2, DEC).optional(),
+  stop: z.union([z.string(), z.array(z.string()).min(1).max(4)]).optional(),
   tools: z.array(tool).optional(),
   tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string() })])
     .optional(),
   parallel_tool_calls: z.boolean().optional(),
   response_format: z.looseObject({ type: z.string() }).optional(),
-  logit_bias: z.record(z.string(), z.number()).nullable().optional(),
-  logprobs: z.boolean().nullable().optional(),
-  top_logprobs: int().min(0, INT).max(20, INT).nullable().optional(),
-  seed: int().nullable().optional(),
+  logit_bias: z.record(z.string(), z.number()).optional(),
+  logprobs: z.boolean().optional(),
+  top_logprobs: int().min(0, INT).max(20, INT).optional(),
+  seed: int().optional(),
   user: z.string().optional(),
 });
 
@@ -97,7 +101,7 @@ function isPlainMessage(m: unknown): boolean {
   return typeof message.content === "string";
 }
 
-/** The optional parameters the fast path checks itself, each with the schema's condition (null allowed). */
+/** The optional parameters the fast path checks itself, each with the schema's condition. */
 const PLAIN_PARAMS: readonly (readonly [string, (v: unknown) => boolean])[] = [
   ["stream", (v) => typeof v === "boolean"],
   ["n", (v) => isInt(v) && v >= 1 && v <= 128],
@@ -110,11 +114,13 @@ const PLAIN_PARAMS: readonly (readonly [string, (v: unknown) => boolean])[] = [
   ["logprobs", (v) => typeof v === "boolean"],
   ["top_logprobs", (v) => isInt(v) && v >= 0 && v <= 20],
   ["seed", isInt],
+  ["user", (v) => typeof v === "string"],
+  ["parallel_tool_calls", (v) => typeof v === "boolean"],
   [
     "stream_options",
     (v) =>
       v !== null && typeof v === "object" && !Array.isArray(v) &&
-      ((v as JsonObject).include_usage === undefined || typeof (v as JsonObject).include_usage === "boolean"),
+      ((v as JsonObject).include_usage == null || typeof (v as JsonObject).include_usage === "boolean"),
   ],
 ];
 
@@ -125,8 +131,9 @@ const SCHEMA_PARAMS = ["stop", "tools", "tool_choice", "response_format", "logit
  * True only for a request the chat schema certainly accepts: a model, plain-text messages and simple
  * parameters within their bounds. Most requests are like that, and this check costs a fraction of running
  * the schema (which was ~7% of the gateway's time per request on Bun). It may say false for a valid request
- * — the schema then runs as before — but never true for one the schema would refuse
- * (`request_schemas_test.ts` checks that on generated requests).
+ * — the schema then runs as before — but never true for one the validation would refuse
+ * (`request_schemas_test.ts` checks that on generated requests). Like the validation, it takes a null
+ * optional parameter for an omitted one.
  */
 export function isPlainChatRequest(body: JsonObject): boolean {
   if (typeof body.model !== "string" || body.model === "") return false;
@@ -135,18 +142,63 @@ export function isPlainChatRequest(body: JsonObject): boolean {
   for (const m of messages) if (!isPlainMessage(m)) return false;
   for (const [name, valid] of PLAIN_PARAMS) {
     const v = body[name];
-    if (v !== undefined && v !== null && !valid(v)) return false;
+    if (v != null && !valid(v)) return false;
   }
-  // Not nullable in the schema: null is refused there, so it is not plain here either.
-  if (body.user !== undefined && typeof body.user !== "string") return false;
-  if (body.parallel_tool_calls !== undefined && typeof body.parallel_tool_calls !== "boolean") return false;
-  for (const name of SCHEMA_PARAMS) if (body[name] !== undefined) return false;
+  for (const name of SCHEMA_PARAMS) if (body[name] != null) return false;
   return true;
 }
 
-/** Whether the full chat schema accepts `body` (for tests that hold the fast path to it). */
+/** Whether the full validation accepts `body` (for tests that hold the fast path to it). */
 export function chatSchemaAccepts(body: JsonObject): boolean {
-  return chatSchema.safeParse(body).success;
+  return chatSchema.safeParse(withoutNullOptions(body, CHAT_REQUIRED)).success;
+}
+
+/** The parameters each endpoint requires; every other top-level parameter is optional. */
+const CHAT_REQUIRED: ReadonlySet<string> = new Set(["model", "messages"]);
+const EMBEDDING_REQUIRED: ReadonlySet<string> = new Set(["model", "input"]);
+
+/**
+ * Optional parameters that are objects of options themselves: a null option inside one is omitted too. (Not
+ * message or tool contents, where a null can mean something, e.g. an assistant message's `content: null`.)
+ */
+const OPTION_OBJECTS: readonly string[] = ["stream_options"];
+
+const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === "object" && !Array.isArray(v);
+
+function hasNull(object: JsonObject, keep: ReadonlySet<string> | null): boolean {
+  for (const key in object) if (object[key] === null && (keep === null || !keep.has(key))) return true;
+  return false;
+}
+
+function dropNulls(object: JsonObject, keep: ReadonlySet<string> | null): JsonObject {
+  // fromEntries defines own properties, so a `__proto__` key stays a plain key.
+  return Object.fromEntries(
+    Object.entries(object).filter(([key, v]) => v !== null || (keep !== null && keep.has(key))),
+  ) as JsonObject;
+}
+
+/**
+ * OpenAI treats a null optional parameter as omitted, and its SDKs send them (the Python SDK sends
+ * `"tools": null` for `tools=None`); some vendors refuse them. So the one rule, for every endpoint: a null
+ * top-level parameter that is not `required`, or a null option inside an {@linkcode OPTION_OBJECTS} one, is
+ * removed before validation, and the provider never sees it. A null required parameter stays, to be refused
+ * by name. Returns `body` itself when there is nothing to remove (the common case: no copy).
+ */
+export function withoutNullOptions(body: JsonObject, required: ReadonlySet<string>): JsonObject {
+  let dirty = hasNull(body, required);
+  if (!dirty) {
+    for (const name of OPTION_OBJECTS) {
+      const options = body[name];
+      if (isObject(options) && hasNull(options, null)) dirty = true;
+    }
+    if (!dirty) return body;
+  }
+  const out = dropNulls(body, required);
+  for (const name of OPTION_OBJECTS) {
+    const options = out[name];
+    if (isObject(options) && hasNull(options, null)) out[name] = dropNulls(options, null);
+  }
+  return out;
 }
 
 const MAX_INPUTS = 2048;
@@ -360,25 +412,30 @@ function toRequestError(body: JsonObject, first: z.core.$ZodIssue) {
   }
 }
 
-/** Validates a chat completion request; throws a 400 `GatewayError` naming the first bad `param`. */
-export function parseChatRequest(body: JsonObject): ChatRequest {
+/**
+ * Validates a chat completion request; throws a 400 `GatewayError` naming the first bad `param`. Returns the
+ * request without its null optional parameters ({@linkcode withoutNullOptions}).
+ */
+export function parseChatRequest(given: JsonObject): ChatRequest {
+  const body = withoutNullOptions(given, CHAT_REQUIRED);
   if (!isPlainChatRequest(body)) {
     const result = chatSchema.safeParse(body);
     if (!result.success) throw toRequestError(body, result.error.issues[0]);
   }
-  if (body.stream_options != null && body.stream !== true) {
+  if (body.stream_options !== undefined && body.stream !== true) {
     throw invalidRequest(
       "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
       "stream_options",
       "invalid_value",
     );
   }
-  // Validation keeps every key the client sent (loose objects) and adds none.
+  // Validation keeps every key the client sent (loose objects) but the null options, and adds none.
   return body as ChatRequest;
 }
 
-/** Validates an embeddings request; throws a 400 `GatewayError` naming the first bad `param`. */
-export function parseEmbeddingRequest(body: JsonObject): EmbeddingRequest {
+/** Validates an embeddings request like {@linkcode parseChatRequest}. */
+export function parseEmbeddingRequest(given: JsonObject): EmbeddingRequest {
+  const body = withoutNullOptions(given, EMBEDDING_REQUIRED);
   const result = embeddingSchema.safeParse(body);
   if (!result.success) throw toRequestError(body, result.error.issues[0]);
   return body as EmbeddingRequest;

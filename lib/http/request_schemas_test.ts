@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { chatSchemaAccepts, isPlainChatRequest, parseChatRequest } from "./request_schemas.ts";
+import { parse as parseYaml } from "yaml";
+import type { GatewayError } from "../errors.ts";
+import {
+  chatSchemaAccepts,
+  isPlainChatRequest,
+  parseChatRequest,
+  parseEmbeddingRequest,
+} from "./request_schemas.ts";
 import type { JsonObject } from "../providers/types.ts";
 import { seededRandom } from "../routing/plan.ts";
 
@@ -137,4 +144,137 @@ Deno.test("chat fast path: never accepts what the schema refuses (20,000 generat
   // The generator reaches both sides often enough for the check to mean something.
   assert.ok(fast > 1_000, `only ${fast} requests took the fast path`);
   assert.ok(accepted - fast > 100, "the schema still accepts forms the fast path leaves to it");
+});
+
+/** OpenAI's spec, kept outside the repository: the tests below use it only when it is present. */
+const SPEC = "/work/shared/reference/openai-openapi.yaml";
+
+/**
+ * The top-level properties and required ones of a schema in OpenAI's spec (following `allOf` references), or
+ * null without the spec. Only the schemas needed are cut out of the 3 MB file and parsed.
+ */
+async function specParams(name: string): Promise<{ all: Set<string>; required: Set<string> } | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(SPEC);
+  } catch {
+    return null;
+  }
+  const schema = (n: string): Record<string, unknown> => {
+    const start = text.indexOf(`\n    ${n}:\n`);
+    if (start < 0) throw new Error(`${n} is not in the spec`);
+    const rest = text.slice(start + 1);
+    const end = rest.slice(1).search(/\n {4}\S/);
+    return (parseYaml(end < 0 ? rest : rest.slice(0, end + 1)) as Record<string, Record<string, unknown>>)[n];
+  };
+  const all = new Set<string>();
+  const required = new Set<string>();
+  const walk = (s: Record<string, unknown>) => {
+    for (const part of (s.allOf as Record<string, unknown>[] | undefined) ?? [s]) {
+      const ref = part.$ref as string | undefined;
+      if (ref !== undefined) {
+        walk(schema(ref.split("/").at(-1)!));
+        continue;
+      }
+      for (const key of Object.keys((part.properties as object | undefined) ?? {})) all.add(key);
+      for (const key of (part.required as string[] | undefined) ?? []) required.add(key);
+    }
+  };
+  walk(schema(name));
+  return { all, required };
+}
+
+/** The chat parameters the issue found refusing null, and the ones that always took it. */
+const CHAT_OPTIONAL = [
+  "tools",
+  "tool_choice",
+  "user",
+  "parallel_tool_calls",
+  "response_format",
+  "stream",
+  "stream_options",
+  "n",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "top_p",
+  "presence_penalty",
+  "frequency_penalty",
+  "stop",
+  "logit_bias",
+  "logprobs",
+  "top_logprobs",
+  "seed",
+  "metadata",
+  "store",
+  "service_tier",
+  "reasoning_effort",
+];
+
+Deno.test("null means omitted for every optional chat parameter, and is not forwarded", async () => {
+  const spec = await specParams("CreateChatCompletionRequest");
+  if (spec !== null) assert.deepEqual([...spec.required].sort(), ["messages", "model"]);
+  const optional = new Set([...CHAT_OPTIONAL, ...(spec?.all ?? [])].filter((k) => !spec?.required.has(k)));
+  for (const name of optional) {
+    const body: JsonObject = { model: "m", messages: [{ role: "user", content: "hi" }], [name]: null };
+    let parsed: JsonObject;
+    try {
+      parsed = parseChatRequest(body);
+    } catch (err) {
+      assert.fail(`${name}: null refused: ${(err as Error).message}`);
+    }
+    assert.ok(!(name in parsed), `${name}: null forwarded`);
+    assert.ok(chatSchemaAccepts(body), name);
+  }
+  // All at once, as the Python SDK sends them, and a null option inside stream_options.
+  const all: JsonObject = { model: "m", messages: [{ role: "user", content: "hi" }] };
+  for (const name of optional) all[name] = null;
+  assert.deepEqual(parseChatRequest(all), { model: "m", messages: [{ role: "user", content: "hi" }] });
+  const withOptions = parseChatRequest({
+    model: "m",
+    messages: [{ role: "user", content: "hi" }],
+    stream: true,
+    stream_options: { include_usage: null },
+  });
+  assert.deepEqual(withOptions.stream_options, {});
+});
+
+Deno.test("null parameters: message contents keep their nulls, required ones are refused by name", () => {
+  const toolTurn = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+  };
+  const parsed = parseChatRequest({ model: "m", messages: [toolTurn], tools: null });
+  assert.deepEqual(parsed.messages, [toolTurn]);
+  assert.ok(!("tools" in parsed));
+  for (const name of ["model", "messages"]) {
+    assert.throws(
+      () => parseChatRequest({ model: "m", messages: [{ role: "user", content: "hi" }], [name]: null }),
+      (err: GatewayError) => err.status === 400 && err.param === name && err.code === "invalid_type",
+      name,
+    );
+  }
+  assert.throws(
+    () => parseEmbeddingRequest({ model: "m", input: null }),
+    (err: GatewayError) => err.param === "input" && err.code === "invalid_type",
+  );
+  // A `__proto__` key next to a null stays a plain key (never the object's prototype).
+  const body = JSON.parse(
+    '{"model":"m","messages":[{"role":"user","content":"hi"}],"user":null,"__proto__":{"x":1}}',
+  );
+  const clean = parseChatRequest(body);
+  assert.equal(Object.getPrototypeOf(clean), Object.prototype);
+  assert.deepEqual(Object.keys(clean), ["model", "messages", "__proto__"]);
+});
+
+Deno.test("null means omitted for every optional embeddings parameter", async () => {
+  const spec = await specParams("CreateEmbeddingRequest");
+  if (spec !== null) assert.deepEqual([...spec.required].sort(), ["input", "model"]);
+  const optional = new Set(["encoding_format", "dimensions", "user", ...(spec?.all ?? [])]);
+  for (const name of optional) {
+    if (spec?.required.has(name)) continue;
+    const parsed = parseEmbeddingRequest({ model: "m", input: "hi", [name]: null });
+    assert.ok(!(name in parsed), name);
+  }
 });

@@ -17,8 +17,9 @@ export function requestTexts(request: ChatRequest | EmbeddingRequest): string[] 
         for (const part of content as JsonObject[]) if (typeof part?.text === "string") out.push(part.text);
       }
       if (Array.isArray(message.tool_calls)) {
-        for (const call of message.tool_calls as JsonObject[]) {
-          const fn = call.function as JsonObject | undefined;
+        // Checked only on assistant messages: elsewhere they are whatever the client sent (null included).
+        for (const call of message.tool_calls as (JsonObject | null)[]) {
+          const fn = call?.function as JsonObject | undefined;
           if (typeof fn?.arguments === "string") out.push(fn.arguments);
         }
       }

@@ -1,0 +1,474 @@
+/**
+ * Property-based fuzzing of what clients send: request bodies (plausible shapes with wrong types, nulls, huge
+ * numbers, unicode, deep nesting, missing and extra fields, broken bytes) and headers (authorization,
+ * content type and length, request ids, junk). Bounded and seeded, so every run checks the same cases:
+ * at least 10,000 per endpoint in-process against the gateway's handler, then a sample over a real socket
+ * (with `Content-Length` lies only a socket can tell), and the server must still answer `/healthz` after.
+ *
+ * The property, for every response: never a 5xx (the builtin provider serves the models, so nothing is the
+ * upstream's fault), every error in OpenAI's exact shape without stack-trace text, valid requests answered
+ * in full (streams end with `[DONE]`), exactly one usage record per API request, and no unhandled error.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { hashToken } from "../lib/auth/authenticate.ts";
+import { parseConfigText } from "../lib/config/load.ts";
+import type { GatewayState } from "../lib/http/context.ts";
+import type { Logger, LogValue } from "../lib/log.ts";
+import { createProviders } from "../lib/providers/registry.ts";
+import { createGateway } from "../lib/server.ts";
+import { createSqliteStore } from "../lib/usage/sqlite_store.ts";
+import { authorizationArb, type FuzzTokens, headersArb, headersOf } from "./helpers/fuzz_headers.ts";
+import { chatRequestArb, embeddingRequestArb, type GeneratedRequest } from "./helpers/fuzz_requests.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
+
+/** Runs per in-process property: the issue asks for at least 10,000 cases per endpoint. */
+const RUNS = 10_000;
+const SEED = 20_261_123;
+const ADMIN_TOKEN = "gw-admin-token-fuzz-0123456789abcdef";
+/** A token with limits, a budget and a max_tokens ceiling, so admission and policy see the junk too. */
+const LIMITED_TOKEN = "gw-limited-token-fuzz-0123456789ab";
+const BODY_TIMEOUT_MS = 250;
+const TOKENS: FuzzTokens = { client: TEST_TOKEN, limited: LIMITED_TOKEN, admin: ADMIN_TOKEN };
+
+const CONFIG = `
+server:
+  host: 127.0.0.1
+  port: 0
+  max_body_size: 256kb
+  connections: { body_timeout: ${BODY_TIMEOUT_MS}ms }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+  team/chat:
+    type: chat
+    targets: [ { provider: local, model: echo, price: { input: 1, output: 2 } } ]
+    limits: { rpm: 1000000000, tpm: 1000000000000 }
+    content_rules:
+      - { name: no-secrets, pattern: "secret-[0-9]+", action: redact }
+      - { name: no-bombs, pattern: "\\bbomb\\b", action: deny, message: "Not here." }
+  embed-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
+${TEST_TOKENS_YAML}  - name: fuzz-limited
+    sha256: ${hashToken(LIMITED_TOKEN)}
+    models: ["team/*", "embed-*"]
+    limits: { rpm: 1000000000, tpm: 1000000000000, concurrent: 4 }
+    budget: { tokens: 1000000000000, period: day }
+    max_tokens: 50
+admin_tokens:
+  - { name: ops, sha256: ${hashToken(ADMIN_TOKEN)} }
+`;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+// --- the in-process gateway ---------------------------------------------------------------------------------
+
+/** A logger that keeps only what the property looks at: request lines are counted, errors kept. */
+function countingLogger() {
+  const errors: Record<string, LogValue>[] = [];
+  const counts = { requests: 0 };
+  const logger: Logger = {
+    info: (msg) => {
+      if (msg === "request") counts.requests++;
+    },
+    warn: () => {},
+    error: (msg, fields) => {
+      errors.push({ msg, ...fields });
+    },
+  };
+  return { logger, errors, counts };
+}
+
+function inProcessGateway() {
+  const result = parseConfigText(CONFIG, { source: "<fuzz>", env: {} });
+  if (!result.ok) throw new Error(`fuzz config invalid: ${JSON.stringify(result.issues)}`);
+  const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
+  const { logger, errors, counts } = countingLogger();
+  const store = createSqliteStore(":memory:");
+  const usage: string[] = [];
+  const handler = createGateway({
+    state: () => state,
+    logger,
+    services: {
+      usage: { write: (record) => usage.push(record.request_id) },
+      usageStore: { flush: () => Promise.resolve(), query: (q) => store.query(q) },
+    },
+  });
+  return { handler, errors, counts, usage, close: () => store.close() };
+}
+
+// --- the property -------------------------------------------------------------------------------------------
+
+/** A frame of a stack trace or a source location: never part of an answer. */
+const STACK = /\n\s+at |file:\/\/|\/lib\/\w+\/\w+\.ts|\.ts:\d+:\d+/;
+
+function describe(request: GeneratedRequest, headers: Headers): string {
+  const body = request.body === undefined ? "" : decoder.decode(request.body.subarray(0, 600));
+  return `${request.method} ${request.path} ${JSON.stringify([...headers])} ${body}`;
+}
+
+/**
+ * Checks one response against the property and reads it to the end (a stream included), so that its usage
+ * record and access-log line are written before the next request.
+ */
+async function checkResponse(request: GeneratedRequest, headers: Headers, response: Response): Promise<void> {
+  const text = await response.text();
+  const label = () => `${response.status} ${text.slice(0, 300)} for ${describe(request, headers)}`;
+  assert.ok(response.status < 500, label());
+  if (request.valid) assert.equal(response.status, 200, `a valid request was refused: ${label()}`);
+  if (request.expect) {
+    assert.equal(response.status, request.expect.status, label());
+    assert.equal(JSON.parse(text).error.code, request.expect.code, label());
+  }
+  assert.ok(response.headers.get("x-request-id"), `no x-request-id: ${label()}`);
+  if (response.status >= 400) {
+    assert.match(response.headers.get("content-type") ?? "", /^application\/json\b/, label());
+    let body: { error?: Record<string, unknown> };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      assert.fail(`the error body is not JSON: ${label()}`);
+    }
+    assert.deepEqual(Object.keys(body), ["error"], label());
+    const error = body.error!;
+    assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"], label());
+    assert.ok(typeof error.message === "string" && error.message.length > 0, label());
+    assert.ok(typeof error.type === "string" && error.type.length > 0, label());
+    assert.ok(error.param === null || typeof error.param === "string", label());
+    assert.ok(error.code === null || typeof error.code === "string", label());
+    assert.doesNotMatch(text, STACK, label());
+    for (const token of [TEST_TOKEN, ADMIN_TOKEN, LIMITED_TOKEN]) assert.ok(!text.includes(token), label());
+    return;
+  }
+  if (request.method === "HEAD") return;
+  const type = response.headers.get("content-type") ?? "";
+  if (type.startsWith("text/event-stream")) {
+    assert.ok(text.endsWith("data: [DONE]\n\n"), `the stream did not end with [DONE]: ${label()}`);
+    assert.doesNotMatch(text, /^data: \{"error"/m, label());
+  } else if (type.startsWith("application/json")) {
+    JSON.parse(text);
+  } else {
+    assert.equal(request.path, "/metrics", `unexpected content type ${type}: ${label()}`);
+  }
+}
+
+type Handler = (request: Request) => Promise<Response>;
+
+/**
+ * Sends one generated request in-process and checks it; returns its status, or null when fetch itself would
+ * refuse to send it (a header it does not allow).
+ */
+async function exercise(handler: Handler, generated: GeneratedRequest): Promise<number | null> {
+  const headers = headersOf(generated.spec, generated.body);
+  if (headers === null) return null;
+  let request: Request;
+  try {
+    request = new Request(`http://gateway.test${generated.path}`, {
+      method: generated.method,
+      headers,
+      body: generated.body,
+    });
+  } catch {
+    return null;
+  }
+  const response = await handler(request);
+  await checkResponse(generated, headers, response);
+  return response.status;
+}
+
+/**
+ * Runs `runs` generated requests in-process. Afterwards the books must balance, and the generator must have
+ * reached each of the `reached` statuses (so the property is not vacuous).
+ */
+async function fuzzInProcess(
+  arbitrary: fc.Arbitrary<GeneratedRequest>,
+  reached: number[],
+  runs = RUNS,
+): Promise<{ valid: number; expected: number }> {
+  const gw = inProcessGateway();
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  let api = 0;
+  let valid = 0;
+  let expected = 0;
+  try {
+    await fc.assert(
+      fc.asyncProperty(arbitrary, async (request) => {
+        const status = await exercise(gw.handler, request);
+        if (status === null) return;
+        sent++;
+        if (request.valid) valid++;
+        if (request.expect) expected++;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (request.path.startsWith("/v1/") || request.path === "/v1") api++;
+      }),
+      { seed: SEED, numRuns: runs, endOnFailure: true },
+    );
+  } finally {
+    gw.close();
+  }
+  assert.ok(sent >= runs * 0.99, `only ${sent} of ${runs} generated requests could be sent`);
+  const seen = JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)));
+  for (const status of reached) {
+    assert.ok((statuses.get(status) ?? 0) >= 20, `status ${status} is rare: ${seen}`);
+  }
+  assert.deepEqual(gw.errors, [], "no request is a gateway bug (unhandled errors were logged)");
+  assert.equal(gw.counts.requests, sent, "one access-log line per request");
+  assert.equal(gw.usage.length, api, "one usage record per API request");
+  return { valid, expected };
+}
+
+Deno.test("fuzz: POST /v1/chat/completions, 10,000 generated requests in-process", async () => {
+  const { valid, expected } = await fuzzInProcess(chatRequestArb(TOKENS), [200, 400, 401, 404, 415]);
+  assert.ok(valid > 1_000, `only ${valid} valid requests`);
+  assert.ok(expected > 100, `only ${expected} requests nested too deep`);
+});
+
+Deno.test("fuzz: POST /v1/embeddings, 10,000 generated requests in-process", async () => {
+  const { valid, expected } = await fuzzInProcess(embeddingRequestArb(TOKENS), [200, 400, 401, 404, 415]);
+  assert.ok(valid > 1_000, `only ${valid} valid requests`);
+  assert.ok(expected > 100, `only ${expected} requests nested too deep`);
+});
+
+/** A GET (or HEAD) of `path` with generated headers; valid when a client token is presented. */
+function getArb(
+  path: fc.Arbitrary<string>,
+  method: fc.Arbitrary<string> = fc.constantFrom("GET", "GET", "GET", "HEAD"),
+): fc.Arbitrary<GeneratedRequest> {
+  return fc.record({ path, method, spec: headersArb(TOKENS) }).map(({ path, method, spec }) => ({
+    method,
+    path,
+    spec,
+    valid: false,
+  }));
+}
+
+const query = fc.option(
+  fc.array(fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 })), { maxLength: 3 })
+    .map((pairs) => `?${new URLSearchParams(pairs)}`),
+  { freq: 3, nil: "" },
+);
+
+Deno.test("fuzz: GET /v1/models, 10,000 generated requests in-process", async () => {
+  const { valid } = await fuzzInProcess(
+    getArb(query.map((q) => `/v1/models${q}`)).map((r) => ({
+      ...r,
+      valid: r.spec.authorization.caller === "client" || r.spec.authorization.caller === "limited",
+    })),
+    [200, 401],
+  );
+  assert.ok(valid > 5_000, `only ${valid} valid requests`);
+});
+
+/** A model id as it appears in a path: encoded or not, valid or not. */
+const modelId = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom("chat-echo", "embed-local", "team%2Fchat", "team/chat", "gpt-4o") },
+  fc.string({ unit: "grapheme", maxLength: 20 }).map(encodeURIComponent),
+  fc.string({ maxLength: 20 }).map((s) => s.replace(/[?#\s%]/g, "")).filter((s) => s.length > 0),
+  fc.constantFrom("%", "%E0%A4%A", "%00", "%2e%2e", "..", "a%20b", "x".repeat(3_000), "%F0%9F%98%80"),
+);
+
+Deno.test("fuzz: GET /v1/models/{id}, 10,000 generated requests in-process", async () => {
+  await fuzzInProcess(getArb(modelId.map((id) => `/v1/models/${id}`)), [200, 401, 404]);
+});
+
+const KNOWN_PATHS = [
+  "/v1/chat/completions",
+  "/v1/embeddings",
+  "/v1/models",
+  "/v1/models/chat-echo",
+  "/chat/completions",
+  "/embeddings",
+  "/models",
+  "/v1/completions",
+  "/v1",
+  "/",
+  "/healthz",
+  "/readyz",
+  "/metrics",
+  "/admin/targets",
+  "/admin/usage",
+  "/admin/config",
+  "/admin/reload",
+  "/v1/v1/models",
+];
+
+const anyPath = fc.oneof(
+  fc.constantFrom(...KNOWN_PATHS),
+  fc.tuple(fc.constantFrom(...KNOWN_PATHS), fc.webSegment()).map(([p, s]) => `${p.replace(/\/$/, "")}/${s}`),
+  fc.webSegment().map((s) => `/${s}`),
+  fc.constantFrom("/%", "/v1/%ZZ", "//v1/models", "/v1/models/", "/v1//models", `/${"a".repeat(5_000)}`),
+);
+
+const anyMethod = fc.oneof(
+  fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"),
+  fc.stringMatching(/^[A-Z]{1,10}$/),
+);
+
+Deno.test("fuzz: unknown paths and methods, 10,000 generated requests in-process", async () => {
+  await fuzzInProcess(
+    fc.record({ chat: chatRequestArb(TOKENS), method: anyMethod, path: anyPath }).map((
+      { chat, method, path },
+    ) => ({
+      ...chat,
+      method,
+      path,
+      body: method === "GET" || method === "HEAD" ? undefined : chat.body,
+      valid: false,
+      expect: undefined,
+    })),
+    [200, 401, 404, 405],
+  );
+});
+
+const usageQuery = fc.record({
+  from: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.string({ maxLength: 12 })),
+  to: fc.oneof(fc.constantFrom("2026-12-31", "9999-99-99", "now"), fc.string({ maxLength: 12 })),
+  token: fc.string({ maxLength: 12 }),
+  alias: fc.string({ maxLength: 12 }),
+  outcome: fc.oneof(fc.constantFrom("allow", "deny", "modify"), fc.string({ maxLength: 8 })),
+  group_by: fc.oneof(
+    fc.array(fc.constantFrom("token", "environment", "alias", "provider", "outcome", "hour", "day"))
+      .map((k) => k.join(",")),
+    fc.string({ maxLength: 20 }),
+  ),
+}, { requiredKeys: [] }).map((q) => `?${new URLSearchParams(q as Record<string, string>)}`);
+
+const adminAuth = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.constant({ value: `Bearer ${ADMIN_TOKEN}` as string | null, caller: "admin" as const }),
+  },
+  authorizationArb(TOKENS),
+);
+
+Deno.test("fuzz: admin endpoints with random headers and queries, 10,000 generated requests in-process", async () => {
+  const path = fc.oneof(
+    fc.constantFrom("/admin/targets", "/admin/config", "/metrics", "/admin/reload", "/readyz", "/healthz"),
+    usageQuery.map((q) => `/admin/usage${q}`),
+  );
+  await fuzzInProcess(
+    fc.record({ get: getArb(path, fc.constantFrom("GET", "GET", "GET", "POST", "HEAD")), auth: adminAuth })
+      .map(({ get, auth }) => ({ ...get, spec: { ...get.spec, authorization: auth } })),
+    [200, 400, 401, 404, 405],
+  );
+});
+
+// --- over a real socket -------------------------------------------------------------------------------------
+
+/** Writes `head` and `body` on a fresh connection and reads the answer (or nothing) within `ms`. */
+async function rawExchange(port: number, head: string, body: Uint8Array, ms: number): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await conn.write(encoder.encode(head));
+    if (body.byteLength > 0) await conn.write(body);
+    let text = "";
+    const buffer = new Uint8Array(8192);
+    const deadline = performance.now() + ms;
+    while (performance.now() < deadline) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const n = await Promise.race([
+        conn.read(buffer).catch(() => null),
+        new Promise<"wait">((r) =>
+          timer = setTimeout(() => r("wait"), Math.max(1, deadline - performance.now()))
+        ),
+      ]);
+      clearTimeout(timer);
+      if (n === "wait" || n === null) break;
+      text += decoder.decode(buffer.subarray(0, n));
+      const headEnd = text.indexOf("\r\n\r\n");
+      const length = /\r\ncontent-length: (\d+)/i.exec(text);
+      if (headEnd >= 0 && length && text.length - headEnd - 4 >= Number(length[1])) break;
+    }
+    return text;
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("fuzz: a socket-level sample, Content-Length lies included, and the server is alive after", async () => {
+  const gw = await startGateway(CONFIG);
+  const port = Number(new URL(gw.url).port);
+  try {
+    // Generated requests through fetch: the runtime's own HTTP parsing and framing in the loop.
+    const samples = fc.sample(chatRequestArb(TOKENS), { seed: SEED, numRuns: 300 })
+      .concat(fc.sample(embeddingRequestArb(TOKENS), { seed: SEED + 1, numRuns: 100 }));
+    let sent = 0;
+    for (let i = 0; i < samples.length; i += 20) {
+      await Promise.all(
+        samples.slice(i, i + 20).map(async (generated) => {
+          // fetch sets Content-Length itself.
+          const request = { ...generated, spec: { ...generated.spec, contentLength: "none" } };
+          const headers = headersOf(request.spec, request.body);
+          if (headers === null) return;
+          let response: Response;
+          try {
+            response = await fetch(`${gw.url}${request.path}`, {
+              method: request.method,
+              headers,
+              body: request.body,
+            });
+          } catch (err) {
+            if (err instanceof TypeError && /header|byte/i.test(err.message)) return; // refused by fetch itself
+            throw err;
+          }
+          sent++;
+          await checkResponse(request, headers, response);
+        }),
+      );
+    }
+    assert.ok(sent >= 390, `only ${sent} sent`);
+
+    // Content-Length lies only a socket shows: longer than the body (the gateway waits, then 408), shorter
+    // (the rest is read as the next request, which the runtime refuses), and nonsense.
+    const body = encoder.encode('{"model":"chat-echo","messages":[{"role":"user","content":"hi"}]}');
+    const head = (length: string) =>
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
+    const lies = [
+      "1000",
+      String(body.byteLength + 1),
+      String(body.byteLength - 5),
+      "1",
+      "0",
+      "-1",
+      "abc",
+      "1, 2",
+    ];
+    const answers = await Promise.all(
+      lies.map((l) => rawExchange(port, head(l), body, BODY_TIMEOUT_MS + 2_000)),
+    );
+    for (const [i, answer] of answers.entries()) {
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? 0);
+      assert.ok(status === 0 || status < 500, `content-length ${lies[i]}: ${answer.slice(0, 300)}`);
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(answer)?.[1] ?? 0);
+      if (status >= 400 && /\r\nx-request-id:/i.test(answer) && length > 0) {
+        // The first response only: a socket may carry a second one (the rest of the body read as a request).
+        const start = answer.indexOf("\r\n\r\n") + 4;
+        const json = JSON.parse(decoder.decode(encoder.encode(answer.slice(start)).subarray(0, length)));
+        assert.deepEqual(Object.keys(json.error).sort(), ["code", "message", "param", "type"]);
+      }
+    }
+    assert.match(
+      answers[0],
+      /^HTTP\/1\.1 408 /,
+      "a body shorter than its Content-Length times out with a 408",
+    );
+    assert.match(answers[1], /^HTTP\/1\.1 408 /);
+
+    const health = await fetch(`${gw.url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: "ok" });
+    const chat = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body,
+    });
+    assert.equal(chat.status, 200);
+    await chat.body?.cancel();
+    assert.deepEqual(gw.logs.filter((l) => l.level === "error"), []);
+  } finally {
+    await gw.stop();
+  }
+});

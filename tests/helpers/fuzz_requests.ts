@@ -1,0 +1,417 @@
+/**
+ * Generators of client requests for `tests/fuzz_requests_test.ts`: a valid request first (so the fuzz keeps
+ * reaching the code behind validation), then, often, a few mutations — a parameter set to junk (wrong types,
+ * nulls, huge numbers, unicode, deep nesting), a required field removed, a message broken, the JSON text
+ * damaged — and headers from the plausible to the absurd. Each generated request says whether the gateway
+ * must answer it with a 200: only when nothing about it is wrong.
+ *
+ * @module
+ */
+import fc from "fast-check";
+import { type Caller, type FuzzTokens, headersArb, type HeaderSpec } from "./fuzz_headers.ts";
+
+export type { FuzzTokens, HeaderSpec };
+
+const encoder = new TextEncoder();
+
+// --- values -------------------------------------------------------------------------------------------------
+
+/** Text a valid request may carry: ASCII, graphemes, lone surrogates, a word the content rules redact, a lot. */
+const validText = fc.oneof(
+  { weight: 8, arbitrary: fc.string({ maxLength: 30 }) },
+  { weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 20 }) },
+  fc.string({ unit: "binary", maxLength: 10 }),
+  fc.constantFrom("my secret-123 here", "secret-1 secret-2", "x".repeat(5_000)),
+);
+const nonEmptyText = validText.filter((t) => t.length > 0);
+
+/** Nested arrays or objects `depth` deep (JSON.stringify handles a few hundred levels). */
+const nested = fc.tuple(fc.integer({ min: 1, max: 300 }), fc.boolean()).map(([depth, arrays]) => {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = arrays ? [value] : { a: value };
+  return value;
+});
+
+/** Anything in place of a value: wrong types, nulls, huge numbers, odd strings, deep nesting. */
+export const junk: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(null) },
+  { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  fc.constantFrom(
+    1e308,
+    -1e308,
+    Number.MAX_SAFE_INTEGER + 2,
+    -(2 ** 63),
+    2 ** 31,
+    5e-324,
+    -0,
+    0.1,
+    1.5,
+    -1,
+    0,
+  ),
+  validText,
+  fc.constantFrom("", "a bomb here", "null", "1", "true", "auto", [], {}, [null], [""], [[]], { type: 5 }),
+  fc.boolean(),
+  nested,
+);
+
+/** An optional parameter: often absent, sometimes null (which means absent), else a valid value. */
+const opt = <T>(valid: fc.Arbitrary<T>) =>
+  fc.option(valid as fc.Arbitrary<unknown>, { freq: 4, nil: null as unknown });
+
+// --- chat ---------------------------------------------------------------------------------------------------
+
+const toolCall = fc.record({
+  id: fc.stringMatching(/^call_[a-z0-9]{1,8}$/),
+  type: fc.constant("function"),
+  function: fc.record({ name: fc.constantFrom("f", "get_weather"), arguments: validText }),
+});
+
+const validMessage = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      role: fc.constantFrom("user", "system", "developer"),
+      content: validText,
+      name: fc.string({ maxLength: 8 }),
+    }, { requiredKeys: ["role", "content"] }),
+  },
+  fc.record({
+    role: fc.constant("user"),
+    content: fc.array(
+      fc.oneof(
+        fc.record({ type: fc.constant("text"), text: validText }),
+        fc.record({ type: fc.constant("image_url"), image_url: fc.record({ url: fc.webUrl() }) }),
+      ),
+      { minLength: 1, maxLength: 3 },
+    ),
+  }),
+  fc.record({ role: fc.constant("assistant"), content: validText }),
+  fc.record({
+    role: fc.constant("assistant"),
+    content: fc.constant(null),
+    tool_calls: fc.array(toolCall, { minLength: 1, maxLength: 2 }),
+  }),
+  fc.record({
+    role: fc.constant("tool"),
+    content: validText,
+    tool_call_id: fc.stringMatching(/^call_[a-z0-9]{1,8}$/),
+  }),
+);
+
+const validTool = fc.record({
+  type: fc.constant("function"),
+  function: fc.record({
+    name: fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/),
+    description: validText,
+    parameters: fc.oneof(
+      fc.constant({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+      fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 3 }),
+    ),
+    strict: fc.boolean(),
+  }, { requiredKeys: ["name"] }),
+});
+
+/** Every optional chat parameter the generator sets, with the values a valid request may hold. */
+const CHAT_PARAMS = {
+  stream: opt(fc.boolean()),
+  stream_options: opt(fc.record({ include_usage: opt(fc.boolean()) }, { requiredKeys: [] })),
+  n: opt(fc.constant(1)), // the builtin echo model answers n=1 only
+  max_tokens: opt(fc.integer({ min: 1, max: 100_000 })),
+  max_completion_tokens: opt(fc.integer({ min: 1, max: 100_000 })),
+  temperature: opt(fc.double({ min: 0, max: 2, noNaN: true })),
+  top_p: opt(fc.double({ min: 0, max: 1, noNaN: true })),
+  presence_penalty: opt(fc.double({ min: -2, max: 2, noNaN: true })),
+  frequency_penalty: opt(fc.double({ min: -2, max: 2, noNaN: true })),
+  stop: opt(fc.oneof(validText, fc.array(validText, { minLength: 1, maxLength: 4 }))),
+  tools: opt(fc.array(validTool, { maxLength: 3 })),
+  tool_choice: opt(fc.oneof(
+    fc.constantFrom("none", "auto", "required"),
+    fc.record({ type: fc.constant("function"), function: fc.record({ name: fc.constant("f") }) }),
+  )),
+  parallel_tool_calls: opt(fc.boolean()),
+  response_format: opt(fc.record({ type: fc.constantFrom("text", "json_object") })),
+  logit_bias: opt(fc.dictionary(fc.stringMatching(/^[0-9]{1,6}$/), fc.integer({ min: -100, max: 100 }))),
+  logprobs: opt(fc.boolean()),
+  top_logprobs: opt(fc.integer({ min: 0, max: 20 })),
+  seed: opt(fc.integer()),
+  user: opt(fc.string({ maxLength: 20 })),
+  metadata: opt(fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 3 })),
+  store: opt(fc.boolean()),
+  reasoning_effort: opt(fc.constantFrom("low", "medium", "high")),
+};
+
+/** A chat request the gateway must accept (for a token allowed its alias). */
+const validChat = fc.record({
+  model: fc.constantFrom("chat-echo", "team/chat"),
+  messages: fc.array(validMessage, { minLength: 1, maxLength: 4 }),
+  ...CHAT_PARAMS,
+}, { requiredKeys: ["model", "messages"] }).map((body) => {
+  // stream_options needs stream: true (null stream_options is omitted, so it may stay).
+  if (body.stream_options !== undefined && body.stream_options !== null) body.stream = true;
+  return body as Record<string, unknown>;
+});
+
+// --- embeddings ---------------------------------------------------------------------------------------------
+
+const tokenIds = fc.array(fc.nat(200_000), { minLength: 1, maxLength: 6 });
+
+const validEmbedding = fc.record({
+  model: fc.constant("embed-local"),
+  input: fc.oneof(
+    { weight: 4, arbitrary: nonEmptyText },
+    fc.array(nonEmptyText, { minLength: 1, maxLength: 5 }),
+    tokenIds,
+    fc.array(tokenIds, { minLength: 1, maxLength: 3 }),
+  ),
+  encoding_format: opt(fc.constantFrom("float", "base64")),
+  dimensions: opt(fc.integer({ min: 1, max: 4096 })),
+  user: opt(fc.string({ maxLength: 20 })),
+}, { requiredKeys: ["model", "input"] }).map((body) => body as Record<string, unknown>);
+
+// --- mutations ----------------------------------------------------------------------------------------------
+
+/** One change to a valid body; `keepsValid` ones leave it valid. */
+type Mutation =
+  | { kind: "set"; key: string; value: unknown }
+  | { kind: "delete"; key: string }
+  | { kind: "message"; index: number; field: string; value: unknown }
+  | { kind: "extra"; key: string; value: unknown };
+
+function mutationArb(params: readonly string[], required: readonly string[]): fc.Arbitrary<Mutation> {
+  return fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constant("set" as const),
+        key: fc.constantFrom(...params, ...required),
+        value: junk,
+      }),
+    },
+    fc.record({ kind: fc.constant("delete" as const), key: fc.constantFrom(...required) }),
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant("message" as const),
+        index: fc.nat(4),
+        field: fc.constantFrom("role", "content", "name", "tool_calls", "tool_call_id", "*"),
+        value: junk,
+      }),
+    },
+    fc.record({
+      kind: fc.constant("extra" as const),
+      key: fc.oneof(
+        fc.string({ maxLength: 12 }).map((k) => `x_${k}`),
+        fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty"),
+      ),
+      value: fc.jsonValue({ maxDepth: 3 }),
+    }),
+  );
+}
+
+/** Applies `mutation` to `body` (in place); returns whether the body is still valid. */
+function mutate(body: Record<string, unknown>, mutation: Mutation): boolean {
+  switch (mutation.kind) {
+    case "set":
+      // defineProperty: a `__proto__` key must stay a plain key, as JSON.parse would make it.
+      Object.defineProperty(body, mutation.key, {
+        value: mutation.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return false;
+    case "delete":
+      delete body[mutation.key];
+      return false;
+    case "message": {
+      const messages = body.messages;
+      if (!Array.isArray(messages) || messages.length === 0) return false;
+      const i = mutation.index % messages.length;
+      if (mutation.field === "*") messages[i] = mutation.value;
+      else messages[i] = { ...(messages[i] as object), [mutation.field]: mutation.value };
+      return false;
+    }
+    case "extra":
+      Object.defineProperty(body, mutation.key, {
+        value: mutation.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      // Unknown parameters pass through; the well-known property names are plain keys in JSON.
+      return true;
+  }
+}
+
+/** What becomes of a body's JSON text on its way: usually nothing, sometimes damage. */
+const damageArb = fc.oneof(
+  { weight: 30, arbitrary: fc.constant({ kind: "none" as const }) },
+  fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
+  fc.record({
+    kind: fc.constant("insert" as const),
+    at: fc.nat(),
+    text: fc.string({ minLength: 1, maxLength: 3 }),
+  }),
+  fc.record({ kind: fc.constant("byte" as const), at: fc.nat(), byte: fc.integer({ min: 0x80, max: 0xff }) }),
+  fc.record({ kind: fc.constant("wrap" as const), depth: fc.integer({ min: 1, max: 100_000 }) }),
+  fc.record({ kind: fc.constant("nest" as const), depth: fc.integer({ min: 60, max: 100_000 }) }),
+  fc.record({
+    kind: fc.constant("replace" as const),
+    text: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+  }),
+  fc.constantFrom(
+    { kind: "replace" as const, text: "" },
+    { kind: "replace" as const, text: "\uFEFF{}" },
+    { kind: "replace" as const, text: "{" },
+    { kind: "replace" as const, text: "null" },
+    {
+      kind: "replace" as const,
+      text: '{"model":"chat-echo","messages":[{"role":"user","content":"hi"}]}\n{}',
+    },
+    { kind: "replace" as const, text: `{"a":"${"\\".repeat(101)}"}` },
+    { kind: "replace" as const, text: '{"a":"\\u12"}' },
+  ),
+);
+type Damage = typeof damageArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** The body's bytes: its JSON, then the damage. */
+function damaged(json: string, damage: Damage): Uint8Array<ArrayBuffer> {
+  switch (damage.kind) {
+    case "none":
+      return encoder.encode(json);
+    case "truncate":
+      return encoder.encode(json.slice(0, damage.at % json.length));
+    case "insert": {
+      const at = damage.at % (json.length + 1);
+      return encoder.encode(json.slice(0, at) + damage.text + json.slice(at));
+    }
+    case "byte": {
+      const bytes = encoder.encode(json);
+      bytes[damage.at % bytes.length] = damage.byte;
+      return bytes;
+    }
+    case "wrap": // arrays around the body: refused on depth, or on shape when shallow
+      return encoder.encode(`${"[".repeat(damage.depth)}${json}${"]".repeat(damage.depth)}`);
+    case "nest": // a deep value inside the body: refused on depth
+      return encoder.encode(
+        `{"x_deep":${"[".repeat(damage.depth)}${"]".repeat(damage.depth)},${json.slice(1)}`,
+      );
+    case "replace":
+      return encoder.encode(damage.text);
+  }
+}
+
+// --- requests -----------------------------------------------------------------------------------------------
+
+/**
+ * One generated request; `valid` means the gateway must answer it with a 200, `expect` names the error it
+ * must answer with when that is certain.
+ */
+export interface GeneratedRequest {
+  method: string;
+  path: string;
+  body?: Uint8Array<ArrayBuffer>;
+  spec: HeaderSpec;
+  valid: boolean;
+  expect?: { status: number; code: string };
+}
+
+/** The gateway's default `server.max_json_depth`. */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deeply `text` (valid JSON) nests arrays and objects: the plain character-by-character way. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") deepest = Math.max(deepest, ++depth);
+    else if (c === "]" || c === "}") depth--;
+  }
+  return deepest;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** `bytes` as text, or null when they are not UTF-8. */
+function utf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function wellFormed(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const CHAT_REQUIRED = ["model", "messages"];
+const EMBEDDING_REQUIRED = ["model", "input"];
+
+/** Whether `caller` may use `alias` with the fuzz config's tokens. */
+function allowed(caller: Caller, alias: unknown): boolean {
+  if (caller === "client") return true;
+  if (caller === "limited") return typeof alias === "string" && /^(team\/|embed-)/.test(alias);
+  return false;
+}
+
+/** POST requests to `path` with bodies from `valid` bodies and their mutations. */
+function postArb(
+  path: string,
+  valid: fc.Arbitrary<Record<string, unknown>>,
+  params: readonly string[],
+  required: readonly string[],
+  tokens: FuzzTokens,
+): fc.Arbitrary<GeneratedRequest> {
+  return fc.record({
+    body: valid,
+    mutations: fc.oneof(
+      { weight: 2, arbitrary: fc.constant([] as Mutation[]) },
+      { weight: 3, arbitrary: fc.array(mutationArb(params, required), { minLength: 1, maxLength: 3 }) },
+    ),
+    damage: damageArb,
+    spec: headersArb(tokens),
+  }).map(({ body, mutations, damage, spec }) => {
+    let valid = true;
+    for (const mutation of mutations) valid = mutate(body, mutation) && valid;
+    const bytes = damaged(JSON.stringify(body), damage);
+    const readable = spec.contentType.json &&
+      (spec.contentLength === "exact" || spec.contentLength === "none") &&
+      (spec.authorization.caller === "client" || spec.authorization.caller === "limited");
+    valid &&= readable && damage.kind === "none" && allowed(spec.authorization.caller, body.model);
+    // Well-formed JSON nested past the limit is refused as such, whatever else is wrong inside it.
+    let expect: GeneratedRequest["expect"];
+    const text = readable ? utf8(bytes) : null;
+    if (text !== null) {
+      if (nestingDepth(text) > MAX_JSON_DEPTH && wellFormed(text)) {
+        expect = { status: 400, code: "json_too_deep" };
+        valid = false;
+      }
+    }
+    return { method: "POST", path, body: bytes, spec, valid, expect };
+  });
+}
+
+export const chatRequestArb = (tokens: FuzzTokens) =>
+  postArb("/v1/chat/completions", validChat, Object.keys(CHAT_PARAMS), CHAT_REQUIRED, tokens);
+
+export const embeddingRequestArb = (tokens: FuzzTokens) =>
+  postArb(
+    "/v1/embeddings",
+    validEmbedding,
+    ["encoding_format", "dimensions", "user"],
+    EMBEDDING_REQUIRED,
+    tokens,
+  );
