@@ -8,12 +8,22 @@
 import { type FSWatcher, watch, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import process from "node:process";
-import type { RunningServer, Runtime, ServeOptions } from "./types.ts";
+import {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  type RunningServer,
+  type Runtime,
+  type ServeOptions,
+} from "./types.ts";
 
 /** The part of Bun's `Server` this edge uses. */
 export interface BunServer {
   readonly hostname: string | undefined;
   readonly port: number | undefined;
+  /** Requests in progress (Bun has no count of open connections). */
+  readonly pendingRequests: number;
+  /** Overrides the idle timeout (seconds, 0 = off) of the connection `request` arrived on. */
+  timeout(request: Request, seconds: number): void;
   /**
    * Stops listening. Without `closeActiveConnections`, idle keep-alive connections close at once and busy
    * ones when their response completes; the promise resolves once every connection is closed.
@@ -48,13 +58,72 @@ function requireBun(): BunGlobal {
   return bun;
 }
 
+/** Bun's idle timer counts whole seconds, 1 to 255. */
+function seconds(ms: number): number {
+  return Math.min(255, Math.max(1, Math.ceil(ms / 1_000)));
+}
+
 /**
- * Bun closes a connection after `idleTimeout` seconds without bytes on its socket (10 by default, at most
- * 255), even while the handler is still working. A non-streamed completion can take minutes and a stream may
- * be silent for up to the upstream's idle timeout, both bounded by the gateway's own upstream timeouts, so
- * Bun's timer is turned off rather than cutting answers short.
+ * Bun closes a connection after `idleTimeout` seconds without bytes on its socket, even while the handler is
+ * still working, and it has no deadline for a whole head or body. So the edge uses that one timer in phases:
+ *
+ * - until a request head is complete (a silent new connection, a stalled head): `header_timeout`, as Bun's
+ *   `idleTimeout`. Bun resets it on every byte, so a head trickled faster than that is not bounded here.
+ * - while a request is in progress: off (`server.timeout(request, 0)`). A non-stream completion can take
+ *   minutes and a stream may be silent while the upstream thinks; both are bounded by the upstream timeouts.
+ *   A stalled body is answered 408 after `body_timeout` by the body reader (lib/http/read_json_body.ts).
+ * - once the answer is written: `keep_alive_timeout`, so idle keep-alive connections close.
  */
-export const IDLE_TIMEOUT_SECONDS = 0;
+export interface IdlePhases {
+  head: number;
+  keepAlive: number;
+}
+
+/** The idle timer settings, in Bun's whole seconds, for `limits`. */
+export function idlePhases(limits: ConnectionLimits): IdlePhases {
+  return { head: seconds(limits.headerTimeoutMs), keepAlive: seconds(limits.keepAliveTimeoutMs) };
+}
+
+/**
+ * Past the cap on requests in progress (Bun cannot count connections; idle ones are closed by the idle timer)
+ * a request is refused at once, before any work, and its connection closed.
+ */
+const TOO_MANY_REQUESTS = JSON.stringify({
+  error: {
+    message: "The gateway has too many open connections; retry shortly.",
+    type: "server_error",
+    param: null,
+    code: "too_many_connections",
+  },
+});
+
+/**
+ * Restores the keep-alive idle timer when `response`'s body has been written. A finished body is written
+ * as soon as it is returned, so its timer is set at once; a stream's (SSE) when its last chunk has been read,
+ * while the request is still attached to its connection (Bun ignores the call once the response is done).
+ */
+export function withKeepAliveTimer(response: Response, restore: () => void): Response {
+  const type = response.headers.get("content-type");
+  if (response.body === null || type === null || !type.startsWith("text/event-stream")) {
+    restore();
+    return response;
+  }
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (!done) return controller.enqueue(value);
+      restore();
+      controller.close();
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
 
 const LAST_RESORT = JSON.stringify({
   error: {
@@ -85,13 +154,26 @@ export async function shutdownServer(server: BunServer, graceMs: number): Promis
 }
 
 function serve(options: ServeOptions): Promise<RunningServer> {
+  const limits = options.limits ?? DEFAULT_CONNECTION_LIMITS;
+  const idle = idlePhases(limits);
   const server = requireBun().serve({
     hostname: options.hostname,
     port: options.port,
-    idleTimeout: IDLE_TIMEOUT_SECONDS,
+    idleTimeout: idle.head,
     // Bun aborts `request.signal` when the client goes away and cancels the response body stream, so a
     // client disconnect reaches the upstream request without help from this edge.
-    fetch: (request) => options.handler(request),
+    fetch: async (request, server) => {
+      // The request being served counts itself.
+      if (server.pendingRequests > limits.maxConnections) {
+        return new Response(TOO_MANY_REQUESTS, {
+          status: 503,
+          headers: { "content-type": "application/json", "retry-after": "1", connection: "close" },
+        });
+      }
+      server.timeout(request, 0);
+      const response = await options.handler(request);
+      return withKeepAliveTimer(response, () => server.timeout(request, idle.keepAlive));
+    },
     // The handler never throws; this only guards against a bug turning into Bun's default error page.
     error: () => new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),
   });

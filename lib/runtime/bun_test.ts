@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { bunGlobal, bunRuntime, type BunServer, shutdownServer, writeAllSync } from "./bun.ts";
+import {
+  bunGlobal,
+  bunRuntime,
+  type BunServer,
+  idlePhases,
+  shutdownServer,
+  withKeepAliveTimer,
+  writeAllSync,
+} from "./bun.ts";
 import { currentRuntime } from "./mod.ts";
 
 function errno(code: string): Error {
@@ -41,6 +49,8 @@ function fakeServer(drainMs: number | null) {
   const server: BunServer = {
     hostname: "127.0.0.1",
     port: 1,
+    pendingRequests: 0,
+    timeout() {},
     stop(force = false) {
       calls.push(force);
       if (force || drainMs === null) return force ? Promise.resolve() : new Promise(() => {});
@@ -69,4 +79,46 @@ Deno.test("runtime edges: Deno picks the Deno edge; the Bun edge loads without B
   assert.equal(bunGlobal(), undefined);
   assert.equal(bunRuntime.name, "bun");
   assert.equal(bunRuntime.version, "unknown");
+});
+
+Deno.test("idlePhases: Bun's idle timer gets whole seconds between 1 and 255", () => {
+  const limits = {
+    headerTimeoutMs: 300,
+    bodyTimeoutMs: 60_000,
+    keepAliveTimeoutMs: 65_000,
+    maxConnections: 1,
+  };
+  assert.deepEqual(idlePhases(limits), { head: 1, keepAlive: 65 });
+  assert.deepEqual(idlePhases({ ...limits, headerTimeoutMs: 10_500, keepAliveTimeoutMs: 3_600_000 }), {
+    head: 11,
+    keepAlive: 255,
+  });
+});
+
+Deno.test("withKeepAliveTimer: a finished body restores the timer at once, a stream after its last chunk", async () => {
+  let restored = 0;
+  const plain = new Response("{}", { headers: { "content-type": "application/json" } });
+  assert.equal(withKeepAliveTimer(plain, () => restored++), plain);
+  assert.equal(restored, 1);
+
+  restored = 0;
+  const chunks = ["data: 1\n\n", "data: 2\n\n"];
+  const sse = new Response(
+    new ReadableStream<Uint8Array>({
+      pull(c) {
+        const next = chunks.shift();
+        if (next === undefined) c.close();
+        else c.enqueue(new TextEncoder().encode(next));
+      },
+    }),
+    { status: 200, headers: { "content-type": "text/event-stream", "x-request-id": "r1" } },
+  );
+  const wrapped = withKeepAliveTimer(sse, () => restored++);
+  assert.equal(wrapped.headers.get("x-request-id"), "r1");
+  const reader = wrapped.body!.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "data: 1\n\n");
+  assert.equal(restored, 0, "not while the stream is still being written");
+  await reader.read();
+  assert.ok((await reader.read()).done);
+  assert.equal(restored, 1);
 });

@@ -1,9 +1,10 @@
 /**
- * The Deno runtime edge: `Deno.serve`, signals, process exit.
+ * The Deno runtime edge: serving through `node:http` (node_http_edge.ts), signals, process exit.
  *
  * @module
  */
-import type { RunningServer, Runtime, ServeOptions } from "./types.ts";
+import { serveNodeHttp } from "./node_http_edge.ts";
+import type { Runtime } from "./types.ts";
 
 const encoder = new TextEncoder();
 
@@ -20,38 +21,11 @@ function writeAll(file: { writeSync(p: Uint8Array): number }, text: string) {
   }
 }
 
-const LAST_RESORT = JSON.stringify({
-  error: {
-    message: "The gateway had an internal error.",
-    type: "server_error",
-    param: null,
-    code: "internal_error",
-  },
-});
-
-function serve(options: ServeOptions): Promise<RunningServer> {
-  return new Promise((resolve) => {
-    const server = Deno.serve({
-      hostname: options.hostname,
-      port: options.port,
-      onListen: () => {},
-      // The handler never throws; this only guards against a bug turning into Deno's default error page.
-      onError: () =>
-        new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),
-    }, options.handler);
-    const addr = server.addr;
-    resolve({
-      hostname: addr.hostname,
-      port: addr.port,
-      async shutdown(graceMs: number) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));
-        await Promise.race([server.shutdown(), deadline]);
-        clearTimeout(timer);
-      },
-    });
-  });
-}
+/**
+ * `Deno.serve` is not used: it cannot bound stalled or idle connections and often misses a client that
+ * disconnects before the response starts (see node_http_edge.ts). Node's HTTP server, which Deno runs, can.
+ */
+const serve = serveNodeHttp;
 
 /** How long a burst of file events is gathered before one reload (editors write in several steps). */
 const WATCH_DEBOUNCE_MS = 150;

@@ -13,11 +13,37 @@ export interface RunningServer {
   shutdown(graceMs: number): Promise<void>;
 }
 
+/**
+ * Limits on client connections (`server.connections`, in milliseconds), so stalled or idle sockets cannot pile
+ * up on an exposed port. None of them cuts a response in progress: a stream that is silent while the upstream
+ * thinks is governed by the upstream idle timeout, not by these.
+ */
+export interface ConnectionLimits {
+  /** Until the whole request head (request line and headers) has arrived. */
+  headerTimeoutMs: number;
+  /** Until the whole request body has arrived, counted from the end of the head. */
+  bodyTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open between requests. */
+  keepAliveTimeoutMs: number;
+  /** Open client connections at most; past it a new connection is answered 503 and closed. */
+  maxConnections: number;
+}
+
+/** The defaults of `server.connections`, for callers that pass no limits. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headerTimeoutMs: 10_000,
+  bodyTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 8192,
+};
+
 /** Options for {@linkcode Runtime.serve}. */
 export interface ServeOptions {
   hostname: string;
   port: number;
   handler: (request: Request) => Promise<Response>;
+  /** Taken at start: changing them needs a restart. Defaults: {@linkcode DEFAULT_CONNECTION_LIMITS}. */
+  limits?: ConnectionLimits;
 }
 
 /** The runtime edge. */

@@ -1,0 +1,388 @@
+/**
+ * Serves a web `(Request) => Promise<Response>` handler through `node:http` (Node's own HTTP server, which
+ * Deno runs over its `node:net`), because `Deno.serve` can enforce none of the connection limits and often
+ * never tells a handler that its client went away:
+ *
+ * - `Deno.serve` keeps a connection open forever while its head trickles in a line at a time, after half a body,
+ *   and on keep-alive idle; it has no options for any of it. Node's server has `headersTimeout`,
+ *   `requestTimeout` (head and body) and `keepAliveTimeout`, and its `'connection'` event lets this edge count
+ *   and refuse connections.
+ * - `Deno.serve` does not abort `request.signal` when a client that sent a body of a few hundred bytes or more
+ *   disconnects before the response starts, so the upstream call ran on and was charged as a 200. Node's
+ *   server sees the socket close in every case; this edge then aborts the Request's signal and cancels the
+ *   response body, which aborts the upstream.
+ *
+ * The adapter is kept cheap (one `writeHead`, request bodies streamed without `Readable.toWeb`, finite
+ * response bodies written with one `end`) and byte-faithful: SSE chunks are written the moment they arrive.
+ *
+ * @module
+ */
+import http from "node:http";
+import type { Socket } from "node:net";
+import {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  type RunningServer,
+  type ServeOptions,
+} from "./types.ts";
+
+/** An OpenAI-shaped error body. */
+function errorBody(message: string, type: string, code: string): string {
+  return JSON.stringify({ error: { message, type, param: null, code } });
+}
+
+/** A whole raw HTTP/1.1 response that closes the connection, for sockets no handler owns. */
+function rawResponse(status: string, body: string, extra = ""): string {
+  const length = new TextEncoder().encode(body).byteLength;
+  return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n${extra}` +
+    `connection: close\r\n\r\n${body}`;
+}
+
+const TOO_MANY_CONNECTIONS = rawResponse(
+  "503 Service Unavailable",
+  errorBody(
+    "The gateway has too many open connections; retry shortly.",
+    "server_error",
+    "too_many_connections",
+  ),
+  "retry-after: 1\r\n",
+);
+const REQUEST_TIMEOUT = rawResponse(
+  "408 Request Timeout",
+  errorBody(
+    "The request was not received in time; send the request head and body without pausing.",
+    "invalid_request_error",
+    "request_timeout",
+  ),
+);
+const HEADERS_TOO_LARGE = rawResponse(
+  "431 Request Header Fields Too Large",
+  errorBody("The request headers are too large.", "invalid_request_error", "request_headers_too_large"),
+);
+const BAD_REQUEST = rawResponse(
+  "400 Bad Request",
+  errorBody("The request is not valid HTTP/1.1.", "invalid_request_error", "malformed_request"),
+);
+const INVALID_REQUEST = errorBody(
+  "The request's URL or headers are not valid.",
+  "invalid_request_error",
+  "malformed_request",
+);
+const LAST_RESORT = errorBody("The gateway had an internal error.", "server_error", "internal_error");
+
+/** How long a refused or failed socket may take to read our answer before it is destroyed. */
+const LINGER_MS = 1_000;
+
+/**
+ * Node checks head and request deadlines on a timer, not per socket; it fires every
+ * `connectionsCheckingInterval` (30 s by default, far too coarse for a 10 s head deadline).
+ */
+export function checkingInterval(limits: ConnectionLimits): number {
+  return Math.max(
+    25,
+    Math.min(1_000, Math.floor(Math.min(limits.headerTimeoutMs, limits.bodyTimeoutMs) / 4)),
+  );
+}
+
+/**
+ * Answers `payload` on a socket no request owns and closes it. The socket keeps reading (and dropping)
+ * what the client still sends until it closes its side, or for {@linkcode LINGER_MS}: closing with unread
+ * bytes would reset the connection and the client could lose the answer.
+ */
+function answerAndClose(socket: Socket, payload: string, lingering: Set<Socket>): void {
+  lingering.add(socket);
+  socket.on("error", () => {});
+  socket.on("data", () => {});
+  socket.once("end", () => socket.destroy());
+  socket.once("close", () => lingering.delete(socket));
+  if (socket.writable) socket.end(payload);
+  setTimeout(() => socket.destroy(), LINGER_MS).unref?.();
+}
+
+/** Does the handler's answer have a body of unknown length that must be sent as it is produced (SSE)? */
+function isStreamed(response: Response): boolean {
+  const type = response.headers.get("content-type");
+  return type !== null && type.startsWith("text/event-stream");
+}
+
+/**
+ * The request body as a web stream fed by Node's `'data'` events, paused while the stream's queue is full.
+ * (`Readable.toWeb` costs several times more per request.)
+ */
+function bodyOf(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+  let settled = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (chunk: Uint8Array) => {
+        controller.enqueue(chunk);
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.once("end", () => {
+        if (settled) return;
+        settled = true;
+        controller.close();
+      });
+      req.once("close", () => {
+        if (settled) return;
+        settled = true;
+        controller.error(new Error("The client closed the connection before the body was complete."));
+      });
+      req.on("error", () => {});
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      settled = true;
+      req.resume();
+    },
+  }, { highWaterMark: 65_536, size: (chunk) => chunk.byteLength });
+}
+
+/**
+ * The whole body when it has already arrived (a small body comes in the same packet as its head, and Node's
+ * parser has read it by the time the first microtask runs): one buffer is much cheaper than a stream.
+ */
+function bufferedBody(req: http.IncomingMessage): Uint8Array | null {
+  if (!req.complete) return null;
+  const parts: Uint8Array[] = [];
+  for (let chunk = req.read(); chunk !== null; chunk = req.read()) parts.push(chunk);
+  if (parts.length === 1) return parts[0];
+  const whole = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.byteLength;
+  }
+  return whole;
+}
+
+/** Does this request carry a body (a declared length above zero, or a chunked one)? */
+function hasBody(req: http.IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  if (length !== undefined) return length !== "0";
+  return req.headers["transfer-encoding"] !== undefined;
+}
+
+function toRequest(req: http.IncomingMessage, hostname: string, signal: AbortSignal): Request {
+  const raw = req.rawHeaders;
+  const headers = new Headers();
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  const host = req.headers.host ?? hostname;
+  const method = req.method ?? "GET";
+  const body = method !== "GET" && method !== "HEAD" && hasBody(req)
+    ? bufferedBody(req) ?? bodyOf(req)
+    : null;
+  return new Request(`http://${host}${req.url ?? "/"}`, {
+    method,
+    headers,
+    body,
+    signal,
+    // Needed for a stream body (a Node-style option; Deno's Request accepts and ignores it otherwise).
+    duplex: "half",
+  } as RequestInit);
+}
+
+/** Resolves once `res` can take more data, or once its connection is gone. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+/** Serves one request: builds the web Request, runs the handler, writes its Response. */
+async function serveOne(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  handler: (request: Request) => Promise<Response>,
+  hostname: string,
+  aborter: AbortController,
+): Promise<void> {
+  res.once("close", () => {
+    if (res.writableFinished) return;
+    // The connection closed before the whole answer was written: the client is gone. Aborting the Request's
+    // signal stops an upstream call still waiting for its answer; cancelling the body stops a stream.
+    aborter.abort(new DOMException("The client closed the connection.", "AbortError"));
+  });
+  // Let Node's parser finish the packet the head came in: a small body is then complete (bufferedBody).
+  await undefined;
+  let request: Request;
+  try {
+    request = toRequest(req, hostname, aborter.signal);
+  } catch {
+    // A Host header that makes no URL, or a header value the Fetch API refuses: the client's mistake.
+    res.shouldKeepAlive = false;
+    res.writeHead(400, [
+      "content-type",
+      "application/json",
+      "content-length",
+      String(INVALID_REQUEST.length),
+    ]);
+    res.end(INVALID_REQUEST);
+    return;
+  }
+  let response: Response;
+  try {
+    response = await handler(request);
+  } catch {
+    response = new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } });
+  }
+  if (aborter.signal.aborted) {
+    await response.body?.cancel(aborter.signal.reason).catch(() => {});
+    return;
+  }
+  // A body the handler did not read (a 413, say) is not drained for the next request on this connection, and
+  // a 408 means the client is not sending it: either way, close the connection after the answer.
+  if (!req.complete || response.status === 408) res.shouldKeepAlive = false;
+  const headers: string[] = [];
+  response.headers.forEach((value, name) => headers.push(name, value));
+  if (response.body === null) {
+    res.writeHead(response.status, headers);
+    res.end();
+    return;
+  }
+  if (!isStreamed(response)) {
+    // Every non-stream answer of the gateway is a finished JSON or text body: send it with its length.
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await response.arrayBuffer());
+    } catch {
+      res.destroy();
+      return;
+    }
+    if (!response.headers.has("content-length")) headers.push("content-length", String(bytes.byteLength));
+    res.writeHead(response.status, headers);
+    res.end(bytes);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  const reader = response.body.getReader();
+  const cancel = () => void reader.cancel(aborter.signal.reason).catch(() => {});
+  aborter.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return;
+      if (!res.write(value)) await drained(res);
+    }
+  } catch {
+    // The stream failed after its head was sent: end the connection abruptly so the client sees a broken
+    // response rather than a complete one.
+    res.destroy();
+    return;
+  }
+  aborter.signal.removeEventListener("abort", cancel);
+  res.end();
+}
+
+/** Serves `options.handler` with `node:http`; resolves once listening. */
+export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
+  const limits = options.limits ?? DEFAULT_CONNECTION_LIMITS;
+  const server = http.createServer({
+    headersTimeout: limits.headerTimeoutMs,
+    // Node's request deadline runs from the first byte of the head to the last byte of the body.
+    requestTimeout: limits.headerTimeoutMs + limits.bodyTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: checkingInterval(limits),
+    // SSE chunks are small and must leave at once.
+    noDelay: true,
+    // Answered by the handler like any other request rather than with Node's bare 400.
+    requireHostHeader: false,
+  } as http.ServerOptions);
+  // Never cut a silent socket on inactivity alone: a response in progress may be silent for minutes.
+  server.timeout = 0;
+
+  /** The connections within the cap; the refused ones linger apart. */
+  const sockets = new Set<Socket>();
+  let closing = false;
+  const lingering = new Set<Socket>();
+  // Node's own connection listener sets up the HTTP parser; it runs only for connections within the cap.
+  const listeners = server.listeners("connection");
+  if (listeners.length !== 1) throw new Error("node:http: expected exactly one connection listener");
+  const setUp = listeners[0] as (socket: Socket) => void;
+  server.removeAllListeners("connection");
+  server.on("connection", (socket: Socket) => {
+    if (closing || sockets.size >= limits.maxConnections) {
+      return answerAndClose(socket, TOO_MANY_CONNECTIONS, lingering);
+    }
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    setUp.call(server, socket);
+  });
+
+  // Timeouts and malformed requests: Node would answer a bare 408/400; answer in OpenAI's error shape.
+  const failed = new WeakSet<Socket>();
+  const answering = new WeakMap<Socket, { res: http.ServerResponse; aborter: AbortController }>();
+  server.on("clientError", (err: Error & { code?: string }, socket: Socket) => {
+    if (failed.has(socket)) return;
+    failed.add(socket);
+    const request = answering.get(socket);
+    if (err.code === "ECONNRESET" || !socket.writable || request?.res.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const payload = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? REQUEST_TIMEOUT
+      : err.code === "HPE_HEADER_OVERFLOW"
+      ? HEADERS_TOO_LARGE
+      : BAD_REQUEST;
+    answerAndClose(socket, payload, lingering);
+    // A handler still waiting for this body must stop, and not answer into the raw response written above.
+    request?.aborter.abort(new DOMException("The request body was not received in time.", "AbortError"));
+  });
+
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    inFlight++;
+    const aborter = new AbortController();
+    answering.set(req.socket, { res, aborter });
+    // Once shutting down, every answer is the last on its connection.
+    if (closing) res.shouldKeepAlive = false;
+    res.once("close", () => {
+      answering.delete(req.socket);
+      // A response that was already under way when shutdown began: close its connection gracefully (after its
+      // last bytes are out) now that it is done.
+      if (closing) req.socket.end();
+      if (--inFlight === 0) idle?.();
+    });
+    void serveOne(req, res, options.handler, options.hostname, aborter);
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : options.port;
+      const hostname = typeof address === "object" && address !== null ? address.address : options.hostname;
+      resolve({
+        hostname,
+        port,
+        async shutdown(graceMs: number) {
+          closing = true;
+          const closed = new Promise<void>((r) => server.close(() => r()));
+          for (const socket of lingering) socket.destroy();
+          // Idle keep-alive connections close at once; `end`, not `destroy`, so an answer that has just been
+          // written still reaches its client.
+          for (const socket of sockets) if (!answering.has(socket)) socket.end();
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));
+          const drained = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => idle = r);
+          await Promise.race([drained.then(() => closed), deadline]);
+          clearTimeout(timer);
+          // Out of time, or done and waiting only for clients to close their side: close whatever is left.
+          for (const socket of sockets) socket.destroy();
+          await closed;
+        },
+      });
+    });
+  });
+}
