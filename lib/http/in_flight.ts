@@ -1,0 +1,89 @@
+/**
+ * The requests a gateway is working on, so that shutdown can end them itself instead of leaving them to be cut
+ * by the process exit. A request cut by the exit would never be reported: no usage record, no access-log line,
+ * no settled budget. Ended here, each one takes its normal way out (an error response, or an error event that
+ * closes its stream) and is reported like any other failure before the usage pipeline is flushed.
+ *
+ * @module
+ */
+import { GatewayError } from "../errors.ts";
+import { ClientGoneError } from "../providers/transport.ts";
+
+/** One request's registration: its abort signal, and the call that says it is over (reported). */
+export interface InFlightRequest {
+  /**
+   * Aborts when the client goes away (reason {@linkcode ClientGoneError}) or the gateway ends the request at
+   * shutdown (reason {@linkcode serverShuttingDown}). Handlers pass this, not `request.signal`, upstream.
+   */
+  readonly signal: AbortSignal;
+  /** The request has been reported; idempotent. */
+  done(): void;
+}
+
+/** The error a request still open at the end of the shutdown grace period ends with. */
+export function serverShuttingDown(): GatewayError {
+  return new GatewayError(503, "The gateway is shutting down; the request was ended before it completed.", {
+    type: "server_error",
+    code: "server_shutdown",
+  });
+}
+
+/** The open requests of one gateway. */
+export class InFlightRequests {
+  readonly #open = new Set<AbortController>();
+  #idleWaiters: (() => void)[] = [];
+
+  /** How many requests are open. */
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Registers a request whose client connection aborts `clientSignal` when it goes away. */
+  start(clientSignal: AbortSignal): InFlightRequest {
+    const controller = new AbortController();
+    const onClientGone = () => controller.abort(new ClientGoneError());
+    if (clientSignal.aborted) onClientGone();
+    else clientSignal.addEventListener("abort", onClientGone, { once: true });
+    this.#open.add(controller);
+    let over = false;
+    return {
+      signal: controller.signal,
+      done: () => {
+        if (over) return;
+        over = true;
+        clientSignal.removeEventListener("abort", onClientGone);
+        this.#open.delete(controller);
+        if (this.#open.size === 0) this.#wakeIdle();
+      },
+    };
+  }
+
+  /** Aborts every open request with `reason`; returns how many there were. */
+  abortAll(reason: GatewayError): number {
+    const count = this.#open.size;
+    for (const controller of [...this.#open]) controller.abort(reason);
+    return count;
+  }
+
+  /** Resolves true once no request is open, or false after `ms` with some still open. */
+  whenIdle(ms: number): Promise<boolean> {
+    if (this.#open.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.#idleWaiters = this.#idleWaiters.filter((w) => w !== wake);
+        resolve(false);
+      }, ms);
+      this.#idleWaiters.push(wake);
+    });
+  }
+
+  #wakeIdle() {
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
