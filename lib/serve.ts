@@ -6,10 +6,12 @@
  */
 import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayServices, GatewayState } from "./http/context.ts";
+import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
 import { createJsonLogger, type Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
 import { budgetPeriod, type CounterStore, createPolicyEngine, seedBudget } from "./policy/engine.ts";
+import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
@@ -20,6 +22,12 @@ import type { UsageStore } from "./usage/store.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
+
+/**
+ * How long requests ended at the close of the shutdown grace period get to finish their way out (send the error
+ * event, count their tokens, write their records) before the runtime closes their connections.
+ */
+const SHUTDOWN_CUT_MS = 2_000;
 
 /** Everything a running `serve` exposes to its caller (tests drive and stop it through this). */
 export interface ServeHandle {
@@ -39,6 +47,8 @@ export interface StartOptions {
   unbufferedLogs?: boolean;
   /** The usage store's worker module (`usage/sqlite_worker.ts`), when it must be found from the entry point. */
   usageWorker?: URL;
+  /** The reload validation worker (`config/config_worker.ts`), when it must be found from the entry point. */
+  configWorker?: URL;
 }
 
 /** Starts serving `state`; resolves once listening. */
@@ -48,7 +58,10 @@ export async function startServer(
   options: StartOptions = {},
 ): Promise<ServeHandle> {
   const config = state.config;
-  const logger = createJsonLogger((text) => runtime.writeStdout(text), { buffered: !options.unbufferedLogs });
+  const logger = createJsonLogger((text) => runtime.writeStdout(text), {
+    buffered: !options.unbufferedLogs,
+    scrubber: () => state.config.scrubber,
+  });
   const health = new HealthRegistry();
   const created = await createServices(config, logger, options.usageWorker);
   try {
@@ -79,7 +92,14 @@ async function listen(
     initial: state,
     health,
     onReload: (next) => seedBudgets(next.config, store, counters),
+    // Validation runs in a worker, so a large or hostile file never stalls serving.
+    validate: (path, env) =>
+      validateConfigFileInWorker(path, env, {
+        workerUrl: options.configWorker,
+        onFallback: (reason) => logger.warn("config_worker_unavailable", { reason, validating: "in-thread" }),
+      }),
   });
+  logger.scrubWith?.(() => reloader.current().config.scrubber);
   let unwatch = () => {};
   if (options.configPath !== undefined) {
     const path = options.configPath;
@@ -94,13 +114,27 @@ async function listen(
     runtime.onReloadSignal(() => void reload("signal"));
     unwatch = runtime.watchFile(path, () => void reload("file"));
   }
-  const handler = createGateway({ state: reloader.current, logger, reloader, routing: { health }, services });
+  const inFlight = new InFlightRequests();
+  const handler = createGateway({
+    state: reloader.current,
+    logger,
+    reloader,
+    routing: { health },
+    services,
+    inFlight,
+  });
   let server: RunningServer;
   try {
     server = await runtime.serve({
       hostname: options.host ?? config.server.host,
       port: options.port ?? config.server.port,
       handler,
+      limits: {
+        headerTimeoutMs: config.server.connections.header_timeout,
+        bodyTimeoutMs: config.server.connections.body_timeout,
+        keepAliveTimeoutMs: config.server.connections.keep_alive_timeout,
+        maxConnections: config.server.connections.max_connections,
+      },
     });
   } catch (err) {
     unwatch();
@@ -117,7 +151,18 @@ async function listen(
     reloader,
     async stop(graceMs) {
       unwatch();
-      await server.shutdown(graceMs);
+      // The runtime stops accepting and waits for open requests; the gateway ends those still open when the
+      // grace period is over, itself, so each is reported, and the runtime gets a moment more to send their
+      // endings before it closes whatever is left.
+      const closed = server.shutdown(graceMs + SHUTDOWN_CUT_MS);
+      if (!await inFlight.whenIdle(graceMs)) {
+        const count = inFlight.abortAll(serverShuttingDown());
+        logger.warn("shutdown_cut_requests", { count, grace_ms: graceMs });
+        if (!await inFlight.whenIdle(SHUTDOWN_CUT_MS)) {
+          logger.error("shutdown_unreported_requests", { count: inFlight.size });
+        }
+      }
+      await closed;
       // Every request is over: flush their usage records before the process goes.
       await pipeline?.close();
       await store?.close();

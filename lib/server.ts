@@ -12,8 +12,10 @@ import type { AccessRecord, GatewayServices, GatewayState, RequestContext } from
 import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
+import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
+import { unknownUrl } from "./http/unknown_url.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
@@ -122,10 +124,8 @@ function readiness(ctx: RequestContext, options: GatewayOptions): Response {
 const router = (options: GatewayOptions): Handler => (request, ctx) => {
   const route = routeFor(ctx.record.path, options, ctx.state.config);
   if (route === undefined) {
-    throw new GatewayError(404, `Invalid URL (${request.method} ${ctx.record.path})`, {
-      type: "invalid_request_error",
-      code: "unknown_url",
-    });
+    const served = (path: string) => routeFor(path, options, ctx.state.config) !== undefined;
+    throw unknownUrl(request.method, ctx.record.path, served);
   }
   const method = request.method === "HEAD" ? "GET" : request.method;
   if (!route.methods.includes(method)) {
@@ -188,6 +188,8 @@ export interface GatewayOptions {
   reloader?: Pick<Reloader, "status" | "reload">;
   /** Policy, usage store and metrics; by default an in-memory policy, no usage store, fresh metrics. */
   services?: Partial<GatewayServices>;
+  /** Where open requests are registered, so shutdown can end them; by default a registry of its own. */
+  inFlight?: InFlightRequests;
 }
 
 /** The services a gateway runs with, defaults filled in. */
@@ -215,9 +217,11 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
   const chain = compose([finishRequest, errorBoundary], router(options));
   const routing = routeDeps(options.routing);
   const services = gatewayServices(options.services);
+  const inFlight = options.inFlight ?? new InFlightRequests();
   return async (request) => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
+    const open = inFlight.start(request.signal);
     const ctx: RequestContext = {
       requestId,
       startedAt: performance.now(),
@@ -226,6 +230,8 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
       routing,
       services,
       record,
+      signal: open.signal,
+      reported: open.done,
     };
     const response = await chain(request, ctx);
     response.headers.set("x-request-id", requestId);

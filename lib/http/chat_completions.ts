@@ -66,7 +66,7 @@ function completionTexts(completion: ChatCompletion): string[] {
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: RequestContext): Promise<Response> {
   const identity = ctx.identity!;
-  const body = await readJsonBody(request, ctx.state.config.server.max_body_size);
+  const body = await readJsonBody(request, ctx.state.config.server);
   const chat = parseChatRequest(body);
   const model = resolveAlias(ctx.state, identity, chat.model, "chat");
   const stream = chat.stream === true;
@@ -82,9 +82,9 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
   const { value: result, target, lease, headers } = await routeRequest(
     ctx,
     model,
-    request.signal,
+    ctx.signal,
     async (target, provider): Promise<ChatAnswer> => {
-      const answer = await provider.chat(chat, { target, signal: request.signal, requestId: ctx.requestId });
+      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId });
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
     },
@@ -119,6 +119,7 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
     alias: model.alias,
     includeUsage: chat.stream_options?.include_usage === true,
     startedAt: ctx.startedAt,
+    scrubber: ctx.state.config.scrubber,
     onEnd(outcome) {
       ctx.services.metrics.streamEnded();
       ctx.record.ttft_ms = outcome.firstChunkAt;

@@ -82,6 +82,13 @@ export interface RequestContext {
   /** The target that answered, for pricing. */
   answeredBy?: RoutedTarget;
   readonly record: AccessRecord;
+  /**
+   * Aborts when the client goes away or the gateway ends the request at shutdown; what handlers pass upstream
+   * instead of `request.signal`.
+   */
+  readonly signal: AbortSignal;
+  /** Called once the request has been reported, to take it off the gateway's in-flight registry. */
+  readonly reported: () => void;
   identity?: ResolvedToken;
   /** Set by a streaming handler: settles when the response body has finished (or failed, or was cancelled). */
   streamDone?: Promise<void>;

@@ -34,7 +34,7 @@ export function decodeBase64Embedding(text: string): number[] {
 /** Handles one embeddings request for an authenticated identity. */
 export async function handleEmbeddings(request: Request, ctx: RequestContext): Promise<Response> {
   const identity = ctx.identity!;
-  const body = await readJsonBody(request, ctx.state.config.server.max_body_size);
+  const body = await readJsonBody(request, ctx.state.config.server);
   const embed = parseEmbeddingRequest(body);
   const model = resolveAlias(ctx.state, identity, embed.model, "embedding");
   ctx.record.alias = model.alias;
@@ -42,8 +42,8 @@ export async function handleEmbeddings(request: Request, ctx: RequestContext): P
   const { value: result, lease, headers } = await routeRequest(
     ctx,
     model,
-    request.signal,
-    (target, provider) => provider.embed(embed, { target, signal: request.signal, requestId: ctx.requestId }),
+    ctx.signal,
+    (target, provider) => provider.embed(embed, { target, signal: ctx.signal, requestId: ctx.requestId }),
   );
   lease.release();
   const base64 = embed.encoding_format === "base64";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { errorResponse, GatewayError, toGatewayError } from "../errors.ts";
+import { errorResponse, GatewayError, scrubError, toGatewayError } from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
 import type { Middleware } from "../server.ts";
 import { endpointOf, usageRecordOf } from "./accounting.ts";
@@ -28,7 +28,9 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
       ctx.record.outcome = "deny";
       ctx.record.rule = err.rule;
     }
-    const error = toGatewayError(err);
+    // Upstream text (a provider's error message, code or param) may quote a secret of the config: masked here,
+    // before the client, the usage record or the access log sees it.
+    const error = scrubError(toGatewayError(err), ctx.state.config.scrubber);
     ctx.record.error_code = error.code ?? error.type;
     const response = errorResponse(error);
     if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
@@ -75,6 +77,8 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
         request_id: ctx.requestId,
         error: err instanceof Error ? err.message : String(err),
       });
+    } finally {
+      ctx.reported();
     }
   };
   if (ctx.streamDone) ctx.streamDone.then(finish, finish);

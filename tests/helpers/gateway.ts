@@ -38,7 +38,11 @@ export interface TestGateway {
   logs: Record<string, unknown>[];
   /** The config file it serves; writing it reloads the gateway. */
   configFile: string;
-  stop(): Promise<void>;
+  /**
+   * Shuts the gateway down gracefully: in-process with `graceMs` (default 5 s) of grace, the binary by SIGTERM
+   * (its config's `server.shutdown_timeout`).
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** Keeps a test's usage database and spill file in its own temp dir unless the config says where. */
@@ -126,8 +130,8 @@ async function startInProcess(yaml: string, env: Record<string, string>): Promis
     baseURL: `${url}/v1`,
     logs,
     configFile,
-    async stop() {
-      await handle.stop(5_000);
+    async stop(graceMs = 5_000) {
+      await handle.stop(graceMs);
       await Deno.remove(dir, { recursive: true });
     },
   };
