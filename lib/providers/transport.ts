@@ -149,8 +149,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
         cleanup();
         return "";
       }
-      const decoder = new TextDecoder();
-      const parts: string[] = [];
+      const parts: Uint8Array[] = [];
       let read = 0;
       try {
         while (true) {
@@ -161,7 +160,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
             abort(upstreamTooLarge(provider, "an answer", limit));
             break;
           }
-          parts.push(decoder.decode(value, { stream: true }));
+          parts.push(value);
         }
       } catch {
         throw failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`);
@@ -172,10 +171,22 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
         await reader.cancel(failure).catch(() => {});
         throw failure;
       }
-      parts.push(decoder.decode());
-      return parts.join("");
+      // Decoded once at the end: a small answer is one chunk, and decoding it whole is cheapest.
+      return utf8.decode(parts.length === 1 ? parts[0] : concat(parts, read));
     },
   };
+}
+
+const utf8 = new TextDecoder();
+
+function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
 }
 
 /** True when the body's length is declared, within `limit`, and what arrives is what is read (no encoding). */

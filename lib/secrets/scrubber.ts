@@ -144,9 +144,25 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     return out;
   };
 
+  /** Whether any run of a long secret is in `text`: the scan of `ranges`, without building anything. */
+  const hasRun = (text: string): boolean => {
+    if (grams.size === 0 || text.length < RUN) return false;
+    let h = hashAt(text, 0);
+    for (let start = 0;; start++) {
+      const bit = bitOf(h);
+      if ((bitmap[bit >>> 5] & (1 << (bit & 31))) !== 0 && grams.has(text.slice(start, start + RUN))) {
+        return true;
+      }
+      if (start + RUN >= text.length) return false;
+      h = (Math.imul((h - Math.imul(text.charCodeAt(start), DROP)) >>> 0, BASE) +
+        text.charCodeAt(start + RUN)) >>> 0;
+    }
+  };
+
   return {
     size: wholes.size,
-    test: (text) => ranges(text, true).length > 0,
+    // Runs on every log line: no allocation unless a prefilter bit matches.
+    test: (text) => hasRun(text) || short.some((secret) => text.includes(secret)),
     scrub(text) {
       const masked = ranges(text, false);
       if (masked.length === 0) return text;
