@@ -80,7 +80,8 @@ function startUpstream() {
         controller.enqueue(chunk({ role: "assistant", content: "" }));
         for (let i = 0; i < 8; i++) {
           await new Promise((r) => timer = setTimeout(r, 15));
-          if (fault === "cut" && i === 3) return controller.error(new Error("soak cut"));
+          // Ends without a finish reason or [DONE]: the gateway reports a cut stream to its client.
+          if (fault === "cut" && i === 3) return controller.close();
           controller.enqueue(chunk({ content: `w${i} ` }));
         }
         controller.enqueue(chunk({}, "stop"));
