@@ -9,6 +9,7 @@ import { GatewayError, invalidRequest } from "../errors.ts";
 import { DeadlineQueue } from "../providers/deadlines.ts";
 import type { JsonObject } from "../providers/types.ts";
 import { jsonDepthExceeds } from "./json_depth.ts";
+import { concatBytes } from "../streams/concat_bytes.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -112,14 +113,7 @@ async function readLimited(request: Request, limit: number, timeoutMs: number): 
   } finally {
     deadline.cancel();
   }
-  if (parts.length === 1) return parts[0];
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return bytes;
+  return parts.length === 1 ? parts[0] : concatBytes(parts, size);
 }
 
 function jsonKind(value: unknown): string {

@@ -15,6 +15,7 @@
 import { badGateway, type GatewayError } from "../errors.ts";
 import { crc32 } from "./crc32.ts";
 import type { SyncTransformer } from "../streams/pull_through.ts";
+import { concatBytes } from "../streams/concat_bytes.ts";
 
 /** A header value, by wire type: bool (0/1), byte/short/int/long (2–5), bytes (6), string (7), timestamp (8), uuid (9). */
 export type EventStreamHeaderValue = boolean | number | bigint | string | Uint8Array | Date;
@@ -153,7 +154,7 @@ export function eventStreamTransformer(
       queued.push(chunk);
       queuedBytes += chunk.length;
       if (queuedBytes < wanted) return;
-      const pending = queued.length === 1 ? queued[0] : concatAll(queued, queuedBytes);
+      const pending = queued.length === 1 ? queued[0] : concatBytes(queued, queuedBytes);
       let at = 0;
       wanted = 12;
       while (pending.length - at >= 12) {
@@ -192,14 +193,4 @@ export function eventStreamTransformer(
       if (queuedBytes > 0) throw corrupt(`the stream ended inside a message (${queuedBytes} bytes)`);
     },
   };
-}
-
-function concatAll(parts: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

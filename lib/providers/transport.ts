@@ -12,6 +12,7 @@ import type { UpstreamLimits } from "../config/types.ts";
 import { badGateway, GatewayError, gatewayTimeout } from "../errors.ts";
 import { type Deadline, DeadlineQueue } from "./deadlines.ts";
 import type { UpstreamCall } from "./types.ts";
+import { concatBytes } from "../streams/concat_bytes.ts";
 
 /** The schema's `server.upstream_limits` defaults, for targets built without limits (tests). */
 export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = Object.freeze({
@@ -172,22 +173,12 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
         throw failure;
       }
       // Decoded once at the end: a small answer is one chunk, and decoding it whole is cheapest.
-      return utf8.decode(parts.length === 1 ? parts[0] : concat(parts, read));
+      return utf8.decode(parts.length === 1 ? parts[0] : concatBytes(parts, read));
     },
   };
 }
 
 const utf8 = new TextDecoder();
-
-function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
-}
 
 /** True when the body's length is declared, within `limit`, and what arrives is what is read (no encoding). */
 function isFramedWithin(headers: Headers, limit: number): boolean {
