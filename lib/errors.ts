@@ -69,6 +69,19 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * Thrown, and used as abort reason, when the client went away: 499 `client_closed_request`, the status the
+ * access log and usage record show. The client never sees it (it is gone).
+ */
+export class ClientGoneError extends GatewayError {
+  constructor() {
+    super(499, "The client closed the request.", {
+      type: "invalid_request_error",
+      code: "client_closed_request",
+    });
+  }
+}
+
 function defaultType(status: number): ErrorType {
   if (status === 401) return "authentication_error";
   if (status === 403) return "permission_error";

@@ -6,7 +6,7 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import type { RequestContext } from "./context.ts";
 

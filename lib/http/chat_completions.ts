@@ -5,7 +5,7 @@
  * @module
  */
 import { badGateway, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../providers/types.ts";
+import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import { chatStreamBody, type PeekedStream } from "./chat_stream.ts";
 import type { RequestContext } from "./context.ts";
 import { admit, chargeUsage } from "./accounting.ts";

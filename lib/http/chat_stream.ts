@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { scrubError, toGatewayError } from "../errors.ts";
+import { ClientGoneError, scrubError, toGatewayError } from "../errors.ts";
 import type { GatewayError } from "../errors.ts";
-import type { ChatCompletionChunk, Usage } from "../providers/types.ts";
+import type { ChatCompletionChunk, Usage } from "../openai/types.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
 
@@ -121,7 +121,7 @@ export function chatStreamBody(
         outcome.error = error;
         controller.enqueue(encodeJsonEvent(error.toBody()));
         controller.close();
-        end(error.status === 499 ? "cancelled" : "error");
+        end(err instanceof ClientGoneError ? "cancelled" : "error");
       }
     },
     async cancel(reason) {

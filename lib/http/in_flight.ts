@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { GatewayError } from "../errors.ts";
-import { ClientGoneError } from "../providers/transport.ts";
+import { ClientGoneError, GatewayError } from "../errors.ts";
 
 /** One request's registration: its abort signal, and the call that says it is over (reported). */
 export interface InFlightRequest {

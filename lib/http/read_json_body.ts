@@ -7,7 +7,7 @@
  */
 import { GatewayError, invalidRequest } from "../errors.ts";
 import { DeadlineQueue } from "../providers/deadlines.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { jsonDepthExceeds } from "./json_depth.ts";
 import { concatBytes } from "../streams/concat_bytes.ts";
 

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { invalidRequest, printable } from "../errors.ts";
-import type { ChatRequest, EmbeddingRequest, JsonObject } from "../providers/types.ts";
+import type { ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
 
 /**
  * Bound-check messages that tell {@linkcode toRequestError} whether a number is an integer or a decimal

@@ -7,7 +7,7 @@ import {
   parseChatRequest,
   parseEmbeddingRequest,
 } from "./request_schemas.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { seededRandom } from "../routing/plan.ts";
 
 Deno.test("chat fast path: everyday requests skip the schema, and are still accepted by it", () => {

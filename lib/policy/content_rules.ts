@@ -10,7 +10,7 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { PolicyDenied } from "./denied.ts";
 
 /** What the content rules did to a request that they did not deny. */

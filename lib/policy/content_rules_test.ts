@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ResolvedContentRule } from "../config/types.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { applyContentRules } from "./content_rules.ts";
 import { PolicyDenied } from "./denied.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { BudgetConfig, Endpoint, LimitsConfig } from "../config/schema.ts";
 import type { ResolvedContentRule, ResolvedModel, ResolvedToken } from "../config/types.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { createMemoryCounterStore } from "./counter_store.ts";
 import { createPolicyEngine, PolicyDenied, seedBudget } from "./engine.ts";
 import type { Admission, PolicyRequest } from "./types.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 
 const FIELDS = ["max_tokens", "max_completion_tokens"] as const;
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 
 Deno.test("max_tokens ceiling: lowered, set when absent, left alone when under", () => {

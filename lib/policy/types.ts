@@ -5,7 +5,7 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
-import type { JsonObject } from "../providers/types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import type { PolicyOutcome } from "../usage/record.ts";
 
 /** What a request asks for, as the policy sees it. */

@@ -16,14 +16,8 @@ import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from
 import { anthropicHttpError, toChatCompletion } from "./anthropic_response.ts";
 import { anthropicChunkTransformer } from "./anthropic_stream.ts";
 import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
-import type {
-  ChatRequest,
-  ChatResult,
-  EmbeddingResult,
-  JsonObject,
-  Provider,
-  UpstreamCall,
-} from "./types.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "./types.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { applyUnsupportedRules } from "./unsupported_params.ts";
 
 /** The Messages endpoint for a configured `base_url` (the API root, without `/v1`). */

@@ -18,7 +18,7 @@
  * @module
  */
 import { invalidRequest } from "../errors.ts";
-import type { ChatRequest, JsonObject } from "./types.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import type { UnsupportedRules } from "./unsupported_params.ts";
 import { always } from "./unsupported_params.ts";
 

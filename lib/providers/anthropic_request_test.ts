@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { buildAnthropicBody } from "./anthropic.ts";
 import type { AnthropicProviderConfig } from "../config/schema.ts";
-import type { ChatRequest, JsonObject } from "./types.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
 
 const CONFIG: AnthropicProviderConfig = {
   type: "anthropic",

@@ -8,7 +8,7 @@
  */
 import { badGateway, type GatewayError } from "../errors.ts";
 import { makeUsage, newCompletionId } from "./chunks.ts";
-import type { ChatCompletion, JsonObject, Usage } from "./types.ts";
+import type { ChatCompletion, JsonObject, Usage } from "../openai/types.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "./upstream_error.ts";
 
 function isObject(value: unknown): value is JsonObject {

@@ -30,7 +30,7 @@ import {
   toFinishReason,
   toOpenAIUsage,
 } from "./anthropic_response.ts";
-import type { ChatCompletionChunk, JsonObject } from "./types.ts";
+import type { ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import type { SyncTransformer } from "../streams/pull_through.ts";
 
 function isObject(value: unknown): value is JsonObject {

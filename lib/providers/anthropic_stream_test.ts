@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { SseParseStream } from "../sse/parse.ts";
 import { AnthropicChunkStream } from "./anthropic_stream.ts";
-import type { ChatCompletionChunk, JsonObject } from "./types.ts";
+import type { ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 
 const sse = (type: string, data: string) => `event: ${type}\ndata: ${data}\n\n`;
 

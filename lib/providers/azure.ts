@@ -26,16 +26,8 @@ import {
 } from "./openai.ts";
 import { sseParseTransformer } from "../sse/parse.ts";
 import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
-import type {
-  ChatCompletionChunk,
-  ChatRequest,
-  ChatResult,
-  EmbeddingRequest,
-  EmbeddingResult,
-  JsonObject,
-  Provider,
-  UpstreamCall,
-} from "./types.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "./types.ts";
+import type { ChatCompletionChunk, ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
 import { type ParsedUpstreamError, parseUpstreamErrorBody, upstreamHttpError } from "./upstream_error.ts";
 import { pullThrough, type SyncTransformer } from "../streams/pull_through.ts";
 

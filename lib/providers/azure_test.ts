@@ -14,7 +14,7 @@ import {
   createAzureProvider,
 } from "./azure.ts";
 import { OpenAIChunkStream, toUpstreamChatBody } from "./openai.ts";
-import type { ChatCompletionChunk, ChatRequest } from "./types.ts";
+import type { ChatCompletionChunk, ChatRequest } from "../openai/types.ts";
 import { upstreamHttpError } from "./upstream_error.ts";
 
 const RES = "https://contoso.openai.azure.com";

@@ -20,15 +20,8 @@ import { eventStreamTransformer } from "./eventstream.ts";
 import { pullThrough } from "../streams/pull_through.ts";
 import { type AwsCredentials, signRequest, uriEncode } from "./sigv4.ts";
 import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
-import type {
-  ChatRequest,
-  ChatResult,
-  EmbeddingRequest,
-  EmbeddingResult,
-  JsonObject,
-  Provider,
-  UpstreamCall,
-} from "./types.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "./types.ts";
+import type { ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
 import { applyUnsupportedRules } from "./unsupported_params.ts";
 
 /** Where and as whom a Bedrock provider calls. */

@@ -12,7 +12,8 @@
  * @module
  */
 import { badGateway, invalidRequest } from "../errors.ts";
-import type { EmbeddingRequest, EmbeddingResult, JsonObject } from "./types.ts";
+import type { EmbeddingResult } from "./types.ts";
+import type { EmbeddingRequest, JsonObject } from "../openai/types.ts";
 
 /** Which request/response shape a model id speaks. */
 export type EmbeddingFamily =

@@ -13,7 +13,7 @@ import {
   type InvokeJson,
   TITAN_CONCURRENCY,
 } from "./bedrock_embeddings.ts";
-import type { EmbeddingRequest, JsonObject } from "./types.ts";
+import type { EmbeddingRequest, JsonObject } from "../openai/types.ts";
 
 const embedReq = (fields: Partial<EmbeddingRequest> & JsonObject): EmbeddingRequest => ({
   model: "a",

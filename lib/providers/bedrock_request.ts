@@ -9,7 +9,7 @@
  * @module
  */
 import { invalidRequest } from "../errors.ts";
-import type { ChatMessage, ChatRequest, JsonObject } from "./types.ts";
+import type { ChatMessage, ChatRequest, JsonObject } from "../openai/types.ts";
 import { always, type UnsupportedRules } from "./unsupported_params.ts";
 
 /** One Converse content block, as sent. */

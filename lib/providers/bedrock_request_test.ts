@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { BEDROCK_UNSUPPORTED, toConverseRequest } from "./bedrock_request.ts";
-import type { ChatRequest, JsonObject } from "./types.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { applyUnsupportedRules } from "./unsupported_params.ts";
 
 const req = (fields: Partial<ChatRequest> & JsonObject): ChatRequest => ({

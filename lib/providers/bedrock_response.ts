@@ -6,7 +6,7 @@
  */
 import { badGateway, GatewayError, gatewayTimeout } from "../errors.ts";
 import { makeUsage, newCompletionId } from "./chunks.ts";
-import type { ChatCompletion, JsonObject, Usage } from "./types.ts";
+import type { ChatCompletion, JsonObject, Usage } from "../openai/types.ts";
 import { scrubberOf } from "../secrets/scrubber.ts";
 import { clip, retryHeadersOf, upstreamHttpError } from "./upstream_error.ts";
 

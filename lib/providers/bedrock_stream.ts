@@ -16,7 +16,7 @@ import { badGateway } from "../errors.ts";
 import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId } from "./chunks.ts";
 import { bedrockStreamException, mapStopReason, mapUsage } from "./bedrock_response.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
-import type { ChatCompletionChunk, JsonObject } from "./types.ts";
+import type { ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import type { SyncTransformer } from "../streams/pull_through.ts";
 
 function isObject(value: unknown): value is JsonObject {

@@ -9,7 +9,7 @@ import { GatewayError } from "../errors.ts";
 import { eventFrame, exceptionFrame } from "../../tests/helpers/fake_bedrock.ts";
 import { ConverseChunkStream } from "./bedrock_stream.ts";
 import { EventStreamDecoder, type EventStreamMessage } from "./eventstream.ts";
-import type { ChatCompletionChunk } from "./types.ts";
+import type { ChatCompletionChunk } from "../openai/types.ts";
 
 const enc = new TextEncoder();
 const IDENTITY = { id: "chatcmpl-test", created: 1_700_000_000, model: "m" };

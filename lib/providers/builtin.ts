@@ -7,19 +7,16 @@
  * @module
  */
 import { GatewayError, invalidRequest, printable } from "../errors.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "./types.ts";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatMessage,
   ChatRequest,
-  ChatResult,
   EmbeddingRequest,
-  EmbeddingResult,
   JsonObject,
-  Provider,
-  UpstreamCall,
   Usage,
-} from "./types.ts";
+} from "../openai/types.ts";
 
 /** Words (letters, digits, `_`) and single punctuation marks: the builtin models' notion of a token. */
 const TOKEN_PATTERN = /[\p{L}\p{N}_]+|[^\s\p{L}\p{N}_]/gu;

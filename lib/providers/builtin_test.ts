@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { countTokens, createBuiltinProvider, hashEmbedding } from "./builtin.ts";
+import type { UpstreamCall } from "./types.ts";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -8,8 +9,7 @@ import type {
   ChatRequest,
   EmbeddingRequest,
   JsonObject,
-  UpstreamCall,
-} from "./types.ts";
+} from "../openai/types.ts";
 
 const provider = createBuiltinProvider();
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ChatCompletionChunk, JsonObject, Usage } from "./types.ts";
+import type { ChatCompletionChunk, JsonObject, Usage } from "../openai/types.ts";
 
 function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))

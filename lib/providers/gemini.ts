@@ -24,15 +24,8 @@ import { toChatCompletion } from "./gemini_response.ts";
 import { geminiChunkTransformer } from "./gemini_stream.ts";
 import { count, isObject } from "./gemini_types.ts";
 import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
-import type {
-  ChatRequest,
-  ChatResult,
-  EmbeddingRequest,
-  EmbeddingResult,
-  JsonObject,
-  Provider,
-  UpstreamCall,
-} from "./types.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "./types.ts";
+import type { ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
 import { applyUnsupportedRules } from "./unsupported_params.ts";
 
 /**

@@ -6,7 +6,7 @@
  */
 import { badGateway, invalidRequest } from "../errors.ts";
 import { isObject } from "./gemini_types.ts";
-import type { EmbeddingRequest, JsonObject } from "./types.ts";
+import type { EmbeddingRequest, JsonObject } from "../openai/types.ts";
 
 /**
  * Largest batch sent in one `batchEmbedContents` call; bigger OpenAI inputs (up to 2048) are split.

@@ -11,7 +11,7 @@ import {
   parseBatchEmbed,
   parseEmbedContent,
 } from "./gemini_embeddings.ts";
-import type { EmbeddingRequest } from "./types.ts";
+import type { EmbeddingRequest } from "../openai/types.ts";
 
 const req = (input: EmbeddingRequest["input"]): EmbeddingRequest => ({ model: "alias", input });
 

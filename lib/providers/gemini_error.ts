@@ -8,7 +8,7 @@
  */
 import type { GatewayError } from "../errors.ts";
 import { isObject } from "./gemini_types.ts";
-import type { JsonObject } from "./types.ts";
+import type { JsonObject } from "../openai/types.ts";
 import { type ParsedUpstreamError, upstreamHttpError, upstreamStreamError } from "./upstream_error.ts";
 
 /** What a Google error body says. */

@@ -6,7 +6,7 @@
  */
 import { invalidRequest } from "../errors.ts";
 import { type GeminiContent, type GeminiPart, isObject, signatureFromToolCallId } from "./gemini_types.ts";
-import type { ChatMessage, ChatRequest, JsonObject } from "./types.ts";
+import type { ChatMessage, ChatRequest, JsonObject } from "../openai/types.ts";
 import { always, type UnsupportedRules } from "./unsupported_params.ts";
 
 /**

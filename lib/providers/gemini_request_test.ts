@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { geminiUnsupportedRules, toGeminiRequest, urlPart } from "./gemini_request.ts";
 import { toolCallIdFor } from "./gemini_types.ts";
-import type { ChatRequest, JsonObject } from "./types.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { applyUnsupportedRules } from "./unsupported_params.ts";
 
 const req = (extra: Partial<ChatRequest> & JsonObject): ChatRequest => ({

@@ -8,7 +8,7 @@
 import { badGateway } from "../errors.ts";
 import { makeUsage, newCompletionId, newToolCallId } from "./chunks.ts";
 import { count, isObject, toolCallIdFor } from "./gemini_types.ts";
-import type { ChatCompletion, JsonObject, Usage } from "./types.ts";
+import type { ChatCompletion, JsonObject, Usage } from "../openai/types.ts";
 
 /** An OpenAI tool call made from one Gemini `functionCall` part. */
 export interface ToolCall {

@@ -8,7 +8,7 @@ import { GatewayError } from "../errors.ts";
 import { geminiHttpError, geminiStreamError, parseGoogleErrorBody } from "./gemini_error.ts";
 import { finishReasonFor, toChatCompletion, usageFrom } from "./gemini_response.ts";
 import { signatureFromToolCallId } from "./gemini_types.ts";
-import type { JsonObject } from "./types.ts";
+import type { JsonObject } from "../openai/types.ts";
 
 /** A text answer as the REST reference shows it (gemini-2.5-flash, with thinking tokens). */
 const TEXT_RESPONSE = {

@@ -16,7 +16,7 @@ import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId, newTool
 import { geminiStreamError } from "./gemini_error.ts";
 import { finishReasonFor, promptBlocked, readCandidateParts, usageFrom } from "./gemini_response.ts";
 import { isObject } from "./gemini_types.ts";
-import type { ChatCompletionChunk, JsonObject } from "./types.ts";
+import type { ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import type { SyncTransformer } from "../streams/pull_through.ts";
 
 /** Options for {@linkcode GeminiChunkStream}; the identity and id generator are injectable for tests. */

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
 import { SseParseStream } from "../sse/parse.ts";
 import { GeminiChunkStream } from "./gemini_stream.ts";
-import type { ChatCompletionChunk } from "./types.ts";
+import type { ChatCompletionChunk } from "../openai/types.ts";
 
 const SIGNATURE = "AY89a18iOcFus5wr5bW5xN6zZ4aUiCyhgmg6HE2YjtYDV/dwZ5oZlZHeTmiUKv34qq0=";
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { newToolCallId } from "./chunks.ts";
-import type { JsonObject } from "./types.ts";
+import type { JsonObject } from "../openai/types.ts";
 
 /** One part of a Gemini `Content`. Only the fields the gateway reads or writes are named. */
 export interface GeminiPart {

@@ -9,17 +9,14 @@ import type { OpenAIProviderConfig } from "../config/schema.ts";
 import { badGateway } from "../errors.ts";
 import { type SseEvent, sseParseTransformer } from "../sse/parse.ts";
 import { sendUpstream, upstreamLimits, type UpstreamResponse } from "./transport.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "./types.ts";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatRequest,
-  ChatResult,
   EmbeddingRequest,
-  EmbeddingResult,
   JsonObject,
-  Provider,
-  UpstreamCall,
-} from "./types.ts";
+} from "../openai/types.ts";
 import { upstreamHttpError, upstreamStreamError } from "./upstream_error.ts";
 import { pullThrough, type SyncTransformer } from "../streams/pull_through.ts";
 

@@ -9,7 +9,7 @@
  * @module
  */
 import type { UpstreamLimits } from "../config/types.ts";
-import { badGateway, GatewayError, gatewayTimeout } from "../errors.ts";
+import { badGateway, ClientGoneError, GatewayError, gatewayTimeout } from "../errors.ts";
 import { type Deadline, DeadlineQueue } from "./deadlines.ts";
 import type { UpstreamCall } from "./types.ts";
 import { concatBytes } from "../streams/concat_bytes.ts";
@@ -57,16 +57,6 @@ export interface UpstreamResponse {
    * aborted and a 502 `upstream_response_too_large` thrown.
    */
   text(): Promise<string>;
-}
-
-/** Thrown, and used as abort reason, when the client went away; the server logs it and sends nothing. */
-export class ClientGoneError extends GatewayError {
-  constructor() {
-    super(499, "The client closed the request.", {
-      type: "invalid_request_error",
-      code: "client_closed_request",
-    });
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { ResolvedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
-import { ClientGoneError, sendUpstream, STREAM_READ_BYTES } from "./transport.ts";
+import { ClientGoneError } from "../errors.ts";
+import { sendUpstream, STREAM_READ_BYTES } from "./transport.ts";
 
 /** A local upstream that streams `parts` with a pause between them, then ends. */
 function streamingUpstream(parts: Uint8Array[]) {

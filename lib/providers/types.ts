@@ -1,63 +1,11 @@
 /**
- * The contract every provider module fulfils. Providers speak OpenAI's wire shapes on this side and their
- * vendor's on the other; they never import the server, auth or routing.
+ * The contract every provider module fulfils. Providers speak OpenAI's wire shapes (`lib/openai/`) on this side
+ * and their vendor's on the other; they never import the server, auth or routing.
  *
  * @module
  */
 import type { ResolvedTarget } from "../config/types.ts";
-
-/** A JSON object as parsed from a request or response body. */
-export type JsonObject = { [key: string]: unknown };
-
-/** OpenAI `CompletionUsage`. */
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  [key: string]: unknown;
-}
-
-/** A chat message as the client sent it (validated by the server). */
-export interface ChatMessage extends JsonObject {
-  role: string;
-}
-
-/** An OpenAI chat completion request; unknown parameters are kept and passed through. */
-export interface ChatRequest extends JsonObject {
-  model: string;
-  messages: ChatMessage[];
-  stream?: boolean;
-  stream_options?: { include_usage?: boolean; [key: string]: unknown } | null;
-}
-
-/** OpenAI `chat.completion`. */
-export interface ChatCompletion extends JsonObject {
-  id: string;
-  object: "chat.completion";
-  created: number;
-  model: string;
-  choices: JsonObject[];
-  usage?: Usage | null;
-}
-
-/** OpenAI `chat.completion.chunk`. */
-export interface ChatCompletionChunk extends JsonObject {
-  id: string;
-  object: "chat.completion.chunk";
-  created: number;
-  model: string;
-  choices: JsonObject[];
-  usage?: Usage | null;
-}
-
-/** An OpenAI embeddings request, validated. */
-export interface EmbeddingRequest extends JsonObject {
-  model: string;
-  input: string | string[] | number[] | number[][];
-  encoding_format?: "float" | "base64";
-  dimensions?: number;
-  user?: string;
-}
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, EmbeddingRequest } from "../openai/types.ts";
 
 /**
  * What a provider returns for embeddings. `embedding` may be floats or base64 (little-endian float32); the

@@ -5,7 +5,7 @@
  * @module
  */
 import { invalidRequest } from "../errors.ts";
-import type { JsonObject } from "./types.ts";
+import type { JsonObject } from "../openai/types.ts";
 
 /** For each parameter name, whether a given (non-null) value is one the vendor cannot honour. */
 export type UnsupportedRules = Record<string, (value: unknown) => boolean>;

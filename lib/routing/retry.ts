@@ -4,7 +4,7 @@
  * @module
  */
 import type { RoutingConfig } from "../config/schema.ts";
-import { GatewayError } from "../errors.ts";
+import { ClientGoneError, GatewayError } from "../errors.ts";
 import type { Random } from "./plan.ts";
 
 /**
@@ -19,9 +19,8 @@ export type FailureKind = "retry" | "next" | "final";
 
 /** Classifies an attempt's error. */
 export function classifyFailure(err: unknown): FailureKind {
-  if (!(err instanceof GatewayError)) return "final";
+  if (!(err instanceof GatewayError) || err instanceof ClientGoneError) return "final";
   const status = err.status;
-  if (status === 499) return "final";
   if (status === 408 || status === 429 || status >= 500) return "retry";
   // Errors from routing's callers (the alias itself unknown, a bad request) never get here: every 401, 403
   // or 404 seen here came from an upstream.

@@ -8,8 +8,7 @@
  */
 import type { RoutingConfig } from "../config/schema.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
-import { GatewayError, printable } from "../errors.ts";
-import { ClientGoneError } from "../providers/transport.ts";
+import { ClientGoneError, GatewayError, printable } from "../errors.ts";
 import type { HealthRegistry, Lease } from "./health.ts";
 import { orderTargets, type Random } from "./plan.ts";
 import { classifyFailure, retryDelay } from "./retry.ts";

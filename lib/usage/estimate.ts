@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ChatRequest, EmbeddingRequest, JsonObject } from "../providers/types.ts";
+import type { ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
 
 /** Every text a chat request or embeddings request sends to the model. */
 export function requestTexts(request: ChatRequest | EmbeddingRequest): string[] {
