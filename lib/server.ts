@@ -9,6 +9,7 @@ import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
 import { GatewayError } from "./errors.ts";
 import { handleChatCompletions } from "./http/chat_completions.ts";
 import type { AccessRecord, GatewayServices, GatewayState, RequestContext } from "./http/context.ts";
+import { compose, type Handler } from "./http/compose.ts";
 import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
@@ -23,26 +24,6 @@ import { createPolicyEngine } from "./policy/engine.ts";
 import type { Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import { abortableSleep, type RouteDeps } from "./routing/route.ts";
-
-/** A handler at the end of the middleware chain. */
-export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
-/** A middleware: may act before and after `next`, or answer without calling it. */
-export type Middleware = (
-  request: Request,
-  ctx: RequestContext,
-  next: () => Promise<Response>,
-) => Promise<Response>;
-
-/** Runs `middlewares` in order around `handler`. */
-export function compose(middlewares: readonly Middleware[], handler: Handler): Handler {
-  return (request, ctx) => {
-    const dispatch = (i: number): Promise<Response> =>
-      i === middlewares.length
-        ? Promise.resolve(handler(request, ctx))
-        : middlewares[i](request, ctx, () => dispatch(i + 1));
-    return dispatch(0);
-  };
-}
 
 /** A route: which methods it takes and which credential it needs. */
 interface Route {

@@ -10,7 +10,20 @@
  *
  * @module
  */
-import { globToRegExp } from "./resolve.ts";
+
+/**
+ * Compiles a token's alias pattern: `*` matches any run of characters (also none), `?` exactly one, and
+ * everything else itself. Anchored, so `chat-*` does not match `my-chat-x`.
+ */
+export function globToRegExp(pattern: string): RegExp {
+  let source = "";
+  for (const ch of pattern) {
+    if (ch === "*") source += ".*";
+    else if (ch === "?") source += ".";
+    else source += ch.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+  }
+  return new RegExp(`^${source}$`, "su");
+}
 
 /** Every alias of a config, indexed for pattern matching. */
 export interface AliasIndex {

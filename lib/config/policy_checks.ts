@@ -6,7 +6,7 @@
  * @module
  */
 import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
-import { listNames, type SemanticIssue } from "./semantic_checks.ts";
+import { listNames, type SemanticIssue } from "./check_issue.ts";
 import { arrayField, entriesOf, field, isRecord, recordField, stringField } from "./raw_access.ts";
 
 function checkContentRules(config: unknown): SemanticIssue[] {

@@ -22,20 +22,6 @@ import type {
 const DAY_MS = 86_400_000;
 
 /**
- * Compiles a token's alias pattern: `*` matches any run of characters (also none), `?` exactly one, and
- * everything else itself. Anchored, so `chat-*` does not match `my-chat-x`.
- */
-export function globToRegExp(pattern: string): RegExp {
-  let source = "";
-  for (const ch of pattern) {
-    if (ch === "*") source += ".*";
-    else if (ch === "?") source += ".";
-    else source += ch.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
-  }
-  return new RegExp(`^${source}$`, "su");
-}
-
-/**
  * The lower-case hex SHA-256 of a client token, which is how tokens are stored and looked up so that the
  * gateway never has to keep the token itself.
  */

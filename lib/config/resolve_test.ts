@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { globToRegExp, mergeTimeouts, parseExpiry, resolveConfig, tokenSha256 } from "./resolve.ts";
+import { globToRegExp } from "./alias_patterns.ts";
+import { mergeTimeouts, parseExpiry, resolveConfig, tokenSha256 } from "./resolve.ts";
 import { type ConfigInput, configSchema } from "./schema.ts";
 
 function config(input: ConfigInput) {

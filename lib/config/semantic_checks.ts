@@ -15,6 +15,7 @@
  * @module
  */
 import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
+import { listNames, type SemanticIssue } from "./check_issue.ts";
 import { checkPolicies } from "./policy_checks.ts";
 import type { PathSegment } from "./interpolate.ts";
 import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringField } from "./raw_access.ts";
@@ -22,10 +23,6 @@ import { parseExpiry, tokenSha256 } from "./resolve.ts";
 import { ALIAS_PATTERN, BUILTIN_MODELS, type ModelType, PROVIDER_SERVES } from "./schema.ts";
 
 /** A cross-section problem at one config path. */
-export interface SemanticIssue {
-  readonly path: readonly PathSegment[];
-  readonly message: string;
-}
 
 /**
  * The capability tables the checks consult. They default to the real ones in `schema.ts`; tests pass their
@@ -62,15 +59,6 @@ export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLE
  * past it, a file of hostile patterns would take minutes to check and to load.
  */
 export const MAX_PATTERN_TESTS = 10_000_000;
-
-/** At most this many names are listed in one message; the rest are counted. */
-const MAX_LISTED = 10;
-
-/** `a, b, c` or `a, b, … (5 more)`: a list of names from the file that stays one readable line. */
-export function listNames(names: readonly string[]): string {
-  const shown = names.slice(0, MAX_LISTED).join(", ");
-  return names.length > MAX_LISTED ? `${shown}, … (${names.length - MAX_LISTED} more)` : shown;
-}
 
 /** Endpoint paths people paste into `base_url` although the gateway appends them itself. */
 const ENDPOINT_SUFFIX = /\/(chat\/completions|completions|embeddings|models)\/?$/;

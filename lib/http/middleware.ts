@@ -7,7 +7,7 @@
  */
 import { errorResponse, GatewayError, scrubError, toGatewayError } from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
-import type { Middleware } from "../server.ts";
+import type { Middleware } from "./compose.ts";
 import { endpointOf, usageRecordOf } from "./accounting.ts";
 
 /**
