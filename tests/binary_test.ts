@@ -9,7 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { countRows } from "../lib/usage/test_helpers.ts";
+import { countRows } from "./helpers/usage.ts";
 import { resolve } from "node:path";
 import { armGates, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "./helpers/fake_openai.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";

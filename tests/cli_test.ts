@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { countRows } from "../lib/usage/test_helpers.ts";
+import { countRows } from "./helpers/usage.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];

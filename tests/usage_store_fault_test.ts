@@ -10,7 +10,7 @@ import { createProviders } from "../lib/providers/registry.ts";
 import { createGateway } from "../lib/server.ts";
 import { createUsagePipeline } from "../lib/usage/pipeline.ts";
 import { createSqliteStore } from "../lib/usage/sqlite_store.ts";
-import { controlledStore, countRows } from "../lib/usage/test_helpers.ts";
+import { controlledStore, countRows } from "./helpers/usage.ts";
 
 const TOKEN = "gw-fault-test-token-0123456789";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createMemoryLogger } from "../log.ts";
 import { createJsonlSink, JsonlAppender } from "./jsonl_sink.ts";
-import { readJsonl } from "./test_helpers.ts";
+import { readJsonl } from "../../tests/helpers/usage.ts";
 
 type Item = { request_id: string; time: string; n: number };
 const item = (n: number): Item => ({ request_id: `r${n}`, time: "2025-01-01T00:00:00.000Z", n });

@@ -15,13 +15,17 @@
  * Every record gets a `uid` (a per-process random prefix plus a counter) on `write()`; the store de-duplicates
  * on it, which makes replays idempotent. The pipeline does not own the store: close the store after it.
  *
+ * This module composes the parts and owns the store lane and the backoff they share; the spill file and its
+ * replay are in `spill_replay.ts`, retention in `retention.ts`.
+ *
  * @module
  */
 import type { Logger, LogValue } from "../log.ts";
 import { createJsonlSink, type JsonlAppender } from "./jsonl_sink.ts";
 import { BoundedQueue } from "./queue.ts";
 import type { UsageRecord } from "./record.ts";
-import { SpillFile, type SpillReader } from "./spill.ts";
+import { startRetention } from "./retention.ts";
+import { SpillReplay } from "./spill_replay.ts";
 import { entryLine, storedOf, type StoredUsageRecord, type UsageEntry, type UsageStore } from "./store.ts";
 
 /** How the pipeline is set up; the first fields mirror `usage` in the config. */
@@ -94,7 +98,14 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
   const retryMaxMs = options.retryMaxMs ?? 30_000;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
   const queue = new BoundedQueue<UsageEntry>(options.queueSize);
-  const spill = new SpillFile(options.spillPath, logger);
+  const spill = new SpillReplay({
+    store,
+    spillPath: options.spillPath,
+    batchSize,
+    retryMaxMs,
+    logger,
+    health: { succeeded, failed },
+  });
   const jsonl: JsonlAppender<UsageEntry> | null = options.jsonlPath
     ? createJsonlSink<UsageEntry>(options.jsonlPath, {
       logger,
@@ -116,11 +127,15 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
   /** Serializes every store call: one in flight at a time. Operations on it never reject. */
   let lane: Promise<void> = Promise.resolve();
   let pumpScheduled = false;
-  let replayWanted = store !== null;
-  let replayNotBefore = 0;
-  let reader: SpillReader | null = null;
-  let replayBatch: StoredUsageRecord[] | null = null;
-  const counters = { stored: 0, spilled: 0, replayed: 0, failures: 0, invalid: 0 };
+  const counters = { stored: 0, failures: 0, invalid: 0 };
+  /** The counters in the order `stats()` and the closing log line have always listed them. */
+  const counts = () => ({
+    stored: counters.stored,
+    spilled: spill.spilled,
+    replayed: spill.replayed,
+    failures: counters.failures,
+    invalid: counters.invalid,
+  });
 
   const onLane = <T>(fn: () => Promise<T>): Promise<T> => {
     const result = lane.then(fn);
@@ -135,8 +150,6 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
 
   function spillEntry(entry: UsageEntry): void {
     spill.append(entry);
-    counters.spilled++;
-    if (store) replayWanted = true;
   }
 
   /**
@@ -167,7 +180,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
     logger.info("usage_store_recovered", { failed_attempts: consecutiveFailures });
     consecutiveFailures = 0;
     nextAttemptAt = 0;
-    replayWanted = true;
+    spill.wanted = true;
   }
 
   function failed(e: unknown, fields: Record<string, LogValue>): void {
@@ -219,66 +232,12 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
     }
   }
 
-  /**
-   * One replay batch: `more` to replay, `done` (nothing left), `failed` (the store refused the batch, which is
-   * kept for the retry) or `error` (the spill file could not be read; retried after `retryMaxMs`).
-   */
-  async function replayStep(): Promise<"more" | "done" | "failed" | "error"> {
-    if (!store) return "done";
-    let batch: StoredUsageRecord[] | null;
-    try {
-      if (!reader) {
-        reader = await spill.openReplay();
-        if (!reader) {
-          replayWanted = spill.pending > 0;
-          return "done";
-        }
-        logger.info("usage_spill_replay", { path: reader.path });
-      }
-      batch = replayBatch ?? await reader.next(batchSize);
-      if (batch === null) {
-        await reader.finish();
-        reader = null;
-        return "more"; // a new spill file may have started meanwhile
-      }
-    } catch (e) {
-      logger.error("usage_spill_replay_failed", { path: spill.path, error: errorText(e) });
-      await reader?.close().catch(noop);
-      reader = null;
-      replayBatch = null;
-      replayNotBefore = Date.now() + retryMaxMs;
-      return "error";
-    }
-    replayBatch = batch;
-    try {
-      await store.insert(batch);
-      replayBatch = null;
-      counters.replayed += batch.length;
-      succeeded();
-      return "more";
-    } catch (e) {
-      failed(e, { records: batch.length, replay: true });
-      return "failed";
-    }
-  }
-
   async function pump(): Promise<void> {
     pumpScheduled = false;
     await drain(false);
     const idle = retry === null && queue.length < batchSize;
-    const due = Date.now() >= nextAttemptAt && Date.now() >= replayNotBefore;
-    if (replayWanted && idle && due && !closed && (await replayStep()) === "more") schedulePump();
-  }
-
-  async function retain(): Promise<void> {
-    if (!store || !options.retentionMs) return;
-    const before = new Date(now() - options.retentionMs).toISOString();
-    try {
-      const deleted = await store.deleteOlderThan(before);
-      if (deleted > 0) logger.info("usage_retention", { deleted, before });
-    } catch (e) {
-      logger.warn("usage_retention_failed", { before, error: errorText(e) });
-    }
+    const due = Date.now() >= nextAttemptAt && spill.ready(Date.now());
+    if (spill.wanted && idle && due && !closed && (await spill.step()) === "more") schedulePump();
   }
 
   const tick = setInterval(() => {
@@ -286,10 +245,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
     void spill.flush(); // retries a failed spill write; a no-op otherwise
     void jsonl?.flush();
   }, flushIntervalMs);
-  const retention = store && options.retentionMs
-    ? setInterval(() => background(retain), options.retentionIntervalMs ?? 3_600_000)
-    : undefined;
-  background(retain);
+  const stopRetention = startRetention({ ...options, now }, background);
   schedulePump();
 
   return {
@@ -322,12 +278,12 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
     },
 
     replaySpill() {
-      replayWanted = true;
+      spill.wanted = true;
       return onLane(async () => {
         const deadline = Date.now() + shutdownTimeoutMs;
         while (!closed) {
           await drain(false); // fresh records first, as in the background
-          const step = retry === null ? await replayStep() : "failed";
+          const step = retry === null ? await spill.step() : "failed";
           if (step === "more") continue;
           if (step === "done" || step === "error") return;
           // the store is failing: wait out the backoff, up to the deadline
@@ -345,13 +301,9 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
       closing ??= (async () => {
         closed = true;
         clearInterval(tick);
-        if (retention !== undefined) clearInterval(retention);
+        stopRetention();
         const finished = onLane(async () => {
-          if (reader) {
-            await reader.close().catch(noop); // the rest stays in `.replaying`
-            reader = null;
-            replayBatch = null;
-          }
+          await spill.stop(); // the rest stays in `.replaying`
           await drain(true);
         });
         try {
@@ -365,7 +317,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
         }
         await spill.close();
         await jsonl?.close();
-        logger.info("usage_pipeline_closed", { ...counters });
+        logger.info("usage_pipeline_closed", counts());
       })();
       return closing;
     },
@@ -373,7 +325,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
     stats() {
       return {
         queued: queue.length + (retry?.length ?? 0),
-        ...counters,
+        ...counts(),
         spillPending: spill.pending,
         jsonlDropped: jsonl?.stats().dropped ?? 0,
       };

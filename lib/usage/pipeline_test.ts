@@ -3,7 +3,14 @@ import { createMemoryLogger } from "../log.ts";
 import { createUsagePipeline, type UsagePipelineOptions } from "./pipeline.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import type { StoredUsageRecord, UsageStore } from "./store.ts";
-import { controlledStore, countRows, exists, makeRecord, readJsonl, waitFor } from "./test_helpers.ts";
+import {
+  controlledStore,
+  countRows,
+  exists,
+  makeRecord,
+  readJsonl,
+  waitFor,
+} from "../../tests/helpers/usage.ts";
 
 async function setup() {
   const dir = await Deno.makeTempDir();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createMemoryLogger } from "../log.ts";
 import { SpillFile } from "./spill.ts";
-import { exists, makeRecord, readJsonl } from "./test_helpers.ts";
+import { exists, makeRecord, readJsonl } from "../../tests/helpers/usage.ts";
 import type { StoredUsageRecord, UsageEntry } from "./store.ts";
 import type { UsageRecord } from "./record.ts";
 

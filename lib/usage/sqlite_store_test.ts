@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
 import { UsageQueryError } from "./query.ts";
-import { makeRecord } from "./test_helpers.ts";
+import { makeRecord } from "../../tests/helpers/usage.ts";
 import type { PolicyOutcome, UsageGroupKey, UsageRecord } from "./record.ts";
 
 const HOUR = 3_600_000;

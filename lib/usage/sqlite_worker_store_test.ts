@@ -3,7 +3,7 @@ import { DatabaseSync } from "node:sqlite";
 import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { UsageQueryError } from "./query.ts";
-import { countRows, makeRecord } from "./test_helpers.ts";
+import { countRows, makeRecord } from "../../tests/helpers/usage.ts";
 import { parseConfigText } from "../config/load.ts";
 import { createProviders } from "../providers/registry.ts";
 import { denoRuntime } from "../runtime/deno.ts";
@@ -85,7 +85,7 @@ Deno.test("worker store: a database written by a newer gateway is refused at ope
 Deno.test("worker store: a crashed worker fails only the calls in flight; the next call gets a fresh worker", async () => {
   const { dir, path } = await tempDb();
   const store = await openSqliteWorkerStore(path, {
-    workerUrl: new URL("./crashing_sqlite_worker_fixture.ts", import.meta.url),
+    workerUrl: new URL("../../tests/helpers/crashing_sqlite_worker.ts", import.meta.url),
   });
   await store.insert([{ ...makeRecord(1), uid: "before" }]);
   await assert.rejects(

@@ -6,8 +6,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
-import type { UsageRecord } from "./record.ts";
-import type { StoredUsageRecord, UsageStore } from "./store.ts";
+import type { UsageRecord } from "../../lib/usage/record.ts";
+import type { StoredUsageRecord, UsageStore } from "../../lib/usage/store.ts";
 
 /** A usage record with sensible defaults; `overrides` win. */
 export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): UsageRecord {

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import "./sqlite_worker.ts";
-import type { StoreCall } from "./sqlite_worker_protocol.ts";
+import "../../lib/usage/sqlite_worker.ts";
+import type { StoreCall } from "../../lib/usage/sqlite_worker_protocol.ts";
 
 const scope = globalThis as unknown as { onmessage: ((event: MessageEvent<StoreCall>) => void) | null };
 const real = scope.onmessage!;

@@ -1,0 +1,77 @@
+/**
+ * The bench's settings: its flags, where things are, the plan of one run (`--quick` shrinks every phase), the
+ * CPU layout and the issue's targets; plus the two facts learned while running (where Bun is, where the fake
+ * upstream listens), which the servers and phases read.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+export const { values: flags } = parseArgs({
+  args: Deno.args,
+  options: {
+    quick: { type: "boolean", default: false },
+    root: { type: "string" },
+    out: { type: "string" },
+    "no-pin": { type: "boolean", default: false },
+    "skip-bun": { type: "boolean", default: false },
+    "no-install": { type: "boolean", default: false },
+    phases: { type: "string", default: "throughput,latency,streams,memory,cold" },
+  },
+});
+
+const BENCH_URL = new URL("../", import.meta.url);
+export const BENCH_DIR = decodeURIComponent(BENCH_URL.pathname).replace(/\/$/, "");
+export const ROOT = (flags.root ?? decodeURIComponent(new URL("..", BENCH_URL).pathname)).replace(/\/$/, "");
+export const OUT = flags.out ?? `${BENCH_DIR}/RESULTS.md`;
+export const PIN = !flags["no-pin"];
+export const QUICK = flags.quick;
+export const PHASES = new Set(flags.phases.split(","));
+export const BUN_VERSION = "1.4.5";
+export const TOKEN = "gw-bench-token-0123456789abcdef";
+export const CHAT_BODY = JSON.stringify({
+  model: "bench-chat",
+  messages: [{ role: "user", content: "Hello, gateway! This is a benchmark request." }],
+});
+
+/** Knobs of one run; `--quick` shrinks every phase. */
+export const PLAN = QUICK
+  ? {
+    rounds: 1,
+    wrkSeconds: 5,
+    warmSeconds: 2,
+    latencySeconds: 5,
+    streams: { streams: 120, concurrency: 10, chunks: 20, interval: 10, warmup: 20 },
+    holds: [5000],
+    coldRuns: 3,
+  }
+  : {
+    rounds: 3,
+    wrkSeconds: 10,
+    warmSeconds: 3,
+    latencySeconds: 10,
+    streams: { streams: 400, concurrency: 20, chunks: 20, interval: 10, warmup: 40 },
+    holds: [1000, 5000],
+    coldRuns: 7,
+  };
+export const LATENCY_RPS = 1000;
+export const LATENCY_PROCESSES = 5;
+export const LOADGEN_CPU = "0";
+export const SUT_CPU = "1";
+
+/** The issue's targets. */
+export const TARGETS = {
+  throughputRatio: 0.8,
+  addedP50Ms: 0.3,
+  addedP99Ms: 1,
+  cpuUs: { deno: 70, bun: 40 } as Record<string, number>,
+  ttfcAddedP99Ms: 1,
+  chunkAddedP99Ms: 0.5,
+  kbPerStream: 40,
+  coldStartMs: 100,
+};
+
+export const BINARY = `${ROOT}/dist/gateway`;
+
+/** Learned during the run: Bun's path (undefined when unavailable or skipped) and the fake upstream's URL. */
+export const state: { bun: string | undefined; upstreamUrl: string } = { bun: undefined, upstreamUrl: "" };

@@ -1,0 +1,53 @@
+/**
+ * Usage retention: records older than `retentionMs` are deleted once at start and then every
+ * `retentionIntervalMs`. The deletes are handed to `schedule`, which is the pipeline's store lane, so they
+ * never run beside an insert. A failing delete is logged and waits for the next run: retention must never
+ * take the pipeline down.
+ *
+ * @module
+ */
+import type { Logger } from "../log.ts";
+import type { UsageStore } from "./store.ts";
+
+export interface RetentionOptions {
+  /** Null for `usage.sqlite: none`: nothing to delete from. */
+  store: UsageStore | null;
+  /** Records older than this are deleted; none without it. */
+  retentionMs?: number;
+  /** How often retention runs after the first run at start. Default hourly. */
+  retentionIntervalMs?: number;
+  /** The clock the cut-off is taken from. */
+  now: () => number;
+  logger: Logger;
+}
+
+/** Deletes the records older than `now() - retentionMs` once; never throws. A no-op without a store or retention. */
+export async function runRetention(options: RetentionOptions): Promise<void> {
+  const { store, retentionMs, logger } = options;
+  if (!store || !retentionMs) return;
+  const before = new Date(options.now() - retentionMs).toISOString();
+  try {
+    const deleted = await store.deleteOlderThan(before);
+    if (deleted > 0) logger.info("usage_retention", { deleted, before });
+  } catch (e) {
+    logger.warn("usage_retention_failed", { before, error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/**
+ * Hands a first run to `schedule` now and (with a store and a retention) one every interval after it;
+ * returns what stops the interval.
+ */
+export function startRetention(
+  options: RetentionOptions,
+  schedule: (run: () => Promise<void>) => void,
+): () => void {
+  const run = () => runRetention(options);
+  const timer = options.store && options.retentionMs
+    ? setInterval(() => schedule(run), options.retentionIntervalMs ?? 3_600_000)
+    : undefined;
+  schedule(run);
+  return () => {
+    if (timer !== undefined) clearInterval(timer);
+  };
+}

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { createMemoryLogger } from "../log.ts";
+import { runRetention, startRetention } from "./retention.ts";
+import { createSqliteStore } from "./sqlite_store.ts";
+import type { UsageStore } from "./store.ts";
+import { makeRecord, waitFor } from "../../tests/helpers/usage.ts";
+
+const day = 86_400_000;
+const now = Date.UTC(2025, 5, 1);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+async function storeWithAges(...agesInDays: number[]): Promise<UsageStore> {
+  const store = createSqliteStore(":memory:");
+  await store.insert(
+    agesInDays.map((age, i) => ({ ...makeRecord(i, { time: iso(now - age * day) }), uid: `u${i}` })),
+  );
+  return store;
+}
+
+Deno.test("retention: deletes only records older than the cut-off, and logs how many and from when", async () => {
+  const store = await storeWithAges(40, 10, 1);
+  const logger = createMemoryLogger();
+  await runRetention({ store, retentionMs: 30 * day, now: () => now, logger });
+  assert.equal((await store.query({})).totals.requests, 2);
+  assert.deepEqual(logger.lines, [
+    { level: "info", msg: "usage_retention", deleted: 1, before: iso(now - 30 * day) },
+  ]);
+  // nothing older left: nothing deleted, nothing logged
+  await runRetention({ store, retentionMs: 30 * day, now: () => now, logger });
+  assert.equal(logger.lines.length, 1);
+  await store.close();
+});
+
+Deno.test("retention: a failing delete is logged as a warning, never thrown", async () => {
+  const store = await storeWithAges(40);
+  const failing: UsageStore = { ...store, deleteOlderThan: () => Promise.reject(new Error("disk gone")) };
+  const logger = createMemoryLogger();
+  await runRetention({ store: failing, retentionMs: day, now: () => now, logger });
+  assert.deepEqual(logger.lines, [
+    { level: "warn", msg: "usage_retention_failed", before: iso(now - day), error: "disk gone" },
+  ]);
+  await store.close();
+});
+
+Deno.test("retention: without a store or a retention period nothing is deleted", async () => {
+  const store = await storeWithAges(400);
+  const logger = createMemoryLogger();
+  await runRetention({ store, now: () => now, logger });
+  await runRetention({ store: null, retentionMs: day, now: () => now, logger });
+  assert.equal((await store.query({})).totals.requests, 1);
+  assert.equal(logger.lines.length, 0);
+  await store.close();
+});
+
+Deno.test("retention: runs once at start, then every interval until stopped", async () => {
+  const store = await storeWithAges(40, 10, 1);
+  let clock = now;
+  const scheduled: Promise<void>[] = [];
+  const stop = startRetention(
+    { store, retentionMs: 30 * day, retentionIntervalMs: 20, now: () => clock, logger: createMemoryLogger() },
+    (run) => scheduled.push(run()),
+  );
+  assert.equal(scheduled.length, 1, "the first run is handed over at once");
+  await scheduled[0];
+  assert.equal((await store.query({})).totals.requests, 2);
+  clock = now + 25 * day;
+  await waitFor(async () => (await store.query({})).totals.requests === 1);
+  stop();
+  await Promise.all(scheduled);
+  const runs = scheduled.length;
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(scheduled.length, runs, "no run after stop");
+  await store.close();
+});
+
+Deno.test("retention: without a retention period only the (no-op) start run is scheduled", async () => {
+  const store = await storeWithAges(400);
+  let runs = 0;
+  const stop = startRetention(
+    { store, retentionIntervalMs: 5, now: () => now, logger: createMemoryLogger() },
+    (run) => {
+      runs++;
+      void run();
+    },
+  );
+  await new Promise((r) => setTimeout(r, 40));
+  stop();
+  assert.equal(runs, 1);
+  assert.equal((await store.query({})).totals.requests, 1);
+  await store.close();
+});
