@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { type SseEvent, SseParseStream } from "../lib/sse/parse.ts";
+import { type SseEvent, sseParseTransformer } from "../lib/sse/parse.ts";
+import { runStages } from "./helpers/run_stages.ts";
 import { armGates, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "./helpers/fake_openai.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "./helpers/gateway.ts";
 
@@ -50,7 +51,7 @@ function chatRequest(gw: TestGateway, model: string, stream: boolean, signal?: A
 }
 
 function events(response: Response): ReadableStreamDefaultReader<SseEvent> {
-  return response.body!.pipeThrough(new SseParseStream()).getReader();
+  return runStages(response.body!, sseParseTransformer()).getReader();
 }
 
 /** Reads the next event, failing the test instead of hanging if none arrives in time. */

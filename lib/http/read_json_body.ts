@@ -6,7 +6,7 @@
  * @module
  */
 import { GatewayError, invalidRequest } from "../errors.ts";
-import { DeadlineQueue } from "../providers/deadlines.ts";
+import { DeadlineQueue } from "../timers/deadlines.ts";
 import type { JsonObject } from "../openai/types.ts";
 import { jsonDepthExceeds } from "./json_depth.ts";
 import { concatBytes } from "../streams/concat_bytes.ts";

@@ -5,12 +5,12 @@
  * @module
  */
 import type { ProviderConfig } from "../config/schema.ts";
-import { createAnthropicProvider } from "./anthropic.ts";
-import { createAzureProvider } from "./azure.ts";
-import { createBedrockProvider } from "./bedrock.ts";
-import { createBuiltinProvider } from "./builtin.ts";
-import { createGeminiProvider } from "./gemini.ts";
-import { createOpenAIProvider } from "./openai.ts";
+import { createAnthropicProvider } from "./anthropic/adapter.ts";
+import { createAzureProvider } from "./azure/adapter.ts";
+import { createBedrockProvider } from "./bedrock/adapter.ts";
+import { createBuiltinProvider } from "./builtin/provider.ts";
+import { createGeminiProvider } from "./gemini/adapter.ts";
+import { createOpenAIProvider } from "./openai/adapter.ts";
 import type { Provider } from "./types.ts";
 
 /** The process environment, for providers whose credentials may come from standard variables (AWS). */

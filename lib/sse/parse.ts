@@ -23,7 +23,7 @@ export interface SseEvent {
   retry?: number;
 }
 
-/** Options for {@linkcode SseParseStream}. */
+/** Options for {@linkcode sseParseTransformer}. */
 export interface SseParseOptions {
   /**
    * The largest event accepted, in UTF-8 bytes of its field lines (line ends and comments not counted).
@@ -56,13 +56,6 @@ export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024;
  * of pieces joined when its end arrives, so a big event that trickles in one byte at a time costs
  * O(n log n) at worst instead of quadratic rescanning and copying. Comment lines are never buffered.
  */
-export class SseParseStream extends TransformStream<Uint8Array, SseEvent> {
-  constructor(options: SseParseOptions = {}) {
-    super(sseParseTransformer(options));
-  }
-}
-
-/** The stage behind {@linkcode SseParseStream}, as a transformer that `pullThrough` can also run. */
 export function sseParseTransformer(options: SseParseOptions = {}): SyncTransformer<Uint8Array, SseEvent> {
   const parser = new SseLineParser(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, options.provider);
   const decoder = new TextDecoder("utf-8");
@@ -78,7 +71,7 @@ export function sseParseTransformer(options: SseParseOptions = {}): SyncTransfor
   };
 }
 
-/** The text-level state machine behind {@linkcode SseParseStream}; one instance per stream. */
+/** The text-level state machine behind {@linkcode sseParseTransformer}; one instance per stream. */
 class SseLineParser {
   readonly #maxEventBytes: number;
   /** Per instance: a global regex carries `lastIndex`, so sharing one between streams would be fragile. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors.ts";
-import { type SseEvent, SseParseStream } from "./parse.ts";
+import { type SseEvent, sseParseTransformer } from "./parse.ts";
+import { runStages } from "../../tests/helpers/run_stages.ts";
 
 const encoder = new TextEncoder();
 
@@ -13,7 +14,7 @@ async function parseChunks(chunks: Uint8Array[], maxEventBytes?: number): Promis
     },
   });
   const events: SseEvent[] = [];
-  for await (const event of source.pipeThrough(new SseParseStream({ maxEventBytes }))) events.push(event);
+  for await (const event of runStages(source, sseParseTransformer({ maxEventBytes }))) events.push(event);
   return events;
 }
 
@@ -115,9 +116,9 @@ Deno.test("dispatches a final event that has no blank line (deviation from Event
 });
 
 Deno.test("emits an event as soon as its blank line arrives, while the input is still open", async () => {
-  const parser = new SseParseStream();
-  const writer = parser.writable.getWriter();
-  const reader = parser.readable.getReader();
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const reader = runStages(readable, sseParseTransformer()).getReader();
   const written = writer.write(encoder.encode("data: first\n\ndata: sec"));
   assert.deepEqual(await reader.read(), { done: false, value: { data: "first" } });
   await written;
@@ -151,9 +152,9 @@ Deno.test("errors the stream when an event exceeds maxEventBytes", async () => {
 });
 
 Deno.test("errors as soon as a never-ending event passes the limit, not at the end", async () => {
-  const parser = new SseParseStream({ maxEventBytes: 1000 });
-  const writer = parser.writable.getWriter();
-  const reading = parser.readable.getReader().read();
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const reading = runStages(readable, sseParseTransformer({ maxEventBytes: 1000 })).getReader().read();
   const chunk = encoder.encode("data: " + "x".repeat(100));
   let writes = 0;
   await assert.rejects(async () => {
@@ -165,9 +166,9 @@ Deno.test("errors as soon as a never-ending event passes the limit, not at the e
 
 Deno.test("parses a large event delivered one byte at a time without quadratic cost", async () => {
   const size = 200_000;
-  const parser = new SseParseStream();
-  const writer = parser.writable.getWriter();
-  const reading = Array.fromAsync(parser.readable);
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const reading = Array.fromAsync(runStages(readable, sseParseTransformer()));
   const bytes = encoder.encode(`data: ${"y".repeat(size)}\n\n`);
   for (let i = 0; i < bytes.length; i++) await writer.write(bytes.subarray(i, i + 1));
   await writer.close();

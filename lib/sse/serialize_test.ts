@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { SseParseStream } from "./parse.ts";
+import { sseParseTransformer } from "./parse.ts";
+import { runStages } from "../../tests/helpers/run_stages.ts";
 import { DONE_EVENT, doneEvent, encodeDataEvent, encodeJsonEvent } from "./serialize.ts";
 
 const decoder = new TextDecoder();
@@ -36,7 +37,7 @@ Deno.test("encodeJsonEvent gives one event per value", () => {
   ]);
 });
 
-Deno.test("what encodeJsonEvent writes, SseParseStream reads back", async () => {
+Deno.test("what encodeJsonEvent writes, sseParseTransformer reads back", async () => {
   const values = [{ id: "chatcmpl-1", choices: [{ delta: { content: "é 😀\n" } }] }, { done: true }];
   const source = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -44,6 +45,6 @@ Deno.test("what encodeJsonEvent writes, SseParseStream reads back", async () => 
       controller.close();
     },
   });
-  const events = await Array.fromAsync(source.pipeThrough(new SseParseStream()));
+  const events = await Array.fromAsync(runStages(source, sseParseTransformer()));
   assert.deepEqual(events.map((e) => JSON.parse(e.data)), values);
 });

@@ -1,7 +1,7 @@
 /**
  * Stream stages joined without `pipeThrough`. Each stage of the provider path (SSE parsing, a vendor's chunk
- * translation, …) is a standard WHATWG `Transformer`, so it can be wrapped in a `TransformStream` (the
- * `*Stream` classes, used by the tests and anywhere a stream is wanted) or run by {@linkcode pullThrough}.
+ * translation, …) is a standard WHATWG `Transformer`, run by {@linkcode pullThrough} (and, in the tests that
+ * check the two agree, wrapped in a plain `TransformStream`).
  *
  * `source.pipeThrough(new A()).pipeThrough(new B())` costs, per open stream, two readable/writable pairs and
  * two running pipe loops, and per chunk a handful of promises at every hop. `pullThrough(source, a, b)` is
@@ -40,6 +40,42 @@ export function pullThrough<A, B, C, D>(
 export function pullThrough(
   source: ReadableStream<unknown>,
   ...stages: SyncTransformer<unknown, unknown>[]
+): ReadableStream<unknown> {
+  return pullThroughAll(source, stages);
+}
+
+/**
+ * Stages whose types line up from `I` to `O`, named now and run later by {@linkcode pullStages}: how a
+ * provider says what its stream goes through without running it.
+ */
+export interface Stages<I, O> {
+  readonly list: readonly SyncTransformer<unknown, unknown>[];
+  /** Carries the types only; never set. */
+  readonly types?: (input: I) => O;
+}
+
+/** One stage, as {@linkcode Stages}. */
+export function stages<A, B>(s1: SyncTransformer<A, B>): Stages<A, B>;
+/** Two stages, as {@linkcode Stages}; the first's output type is the second's input type. */
+export function stages<A, B, C>(s1: SyncTransformer<A, B>, s2: SyncTransformer<B, C>): Stages<A, C>;
+/** Three stages, as {@linkcode Stages}. */
+export function stages<A, B, C, D>(
+  s1: SyncTransformer<A, B>,
+  s2: SyncTransformer<B, C>,
+  s3: SyncTransformer<C, D>,
+): Stages<A, D>;
+export function stages(...list: SyncTransformer<unknown, unknown>[]): Stages<unknown, unknown> {
+  return { list };
+}
+
+/** Runs `source` through `chain`, as {@linkcode pullThrough} does. */
+export function pullStages<I, O>(source: ReadableStream<I>, chain: Stages<I, O>): ReadableStream<O> {
+  return pullThroughAll(source, chain.list) as ReadableStream<O>;
+}
+
+function pullThroughAll(
+  source: ReadableStream<unknown>,
+  stages: readonly SyncTransformer<unknown, unknown>[],
 ): ReadableStream<unknown> {
   const reader = source.getReader();
   /** Stages before this index have ended (terminated, or flushed at the end): they take no more input. */

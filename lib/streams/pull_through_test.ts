@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { pullThrough, type SyncTransformer } from "./pull_through.ts";
-import { SseParseStream, sseParseTransformer } from "../sse/parse.ts";
-import { OpenAIChunkStream, openAIChunkTransformer } from "../providers/openai.ts";
+import { sseParseTransformer } from "../sse/parse.ts";
+import { openAIChunkTransformer } from "../providers/openai/stream.ts";
 
 const encoder = new TextEncoder();
 
@@ -57,7 +57,8 @@ Deno.test("pullThrough: the same chunks as pipeThrough through the same stages, 
   for (let cut = 1; cut < length; cut += 7) {
     const pieces = split(WIRE, [cut, cut + 3, cut + 50]);
     const piped = await collect(
-      source(pieces).stream.pipeThrough(new SseParseStream()).pipeThrough(new OpenAIChunkStream("p")),
+      source(pieces).stream.pipeThrough(new TransformStream(sseParseTransformer()))
+        .pipeThrough(new TransformStream(openAIChunkTransformer("p"))),
     );
     const pulled = await collect(
       pullThrough(source(pieces).stream, sseParseTransformer(), openAIChunkTransformer("p")),
@@ -134,8 +135,8 @@ Deno.test("pullThrough: at the end every stage is flushed in order, and a flush 
 Deno.test("pullThrough: a stream cut before [DONE] errors like pipeThrough does", async () => {
   const cut = chunkEvent("partial");
   const piped = collect(
-    source([encoder.encode(cut)]).stream.pipeThrough(new SseParseStream()).pipeThrough(
-      new OpenAIChunkStream("p"),
+    source([encoder.encode(cut)]).stream.pipeThrough(new TransformStream(sseParseTransformer())).pipeThrough(
+      new TransformStream(openAIChunkTransformer("p")),
     ),
   );
   const pulled = collect(

@@ -15,8 +15,8 @@
  *
  * @module
  */
-import { crc32 } from "../../lib/providers/crc32.ts";
-import { sha256Hex, signatureFromParts } from "../../lib/providers/sigv4.ts";
+import { crc32 } from "../../lib/providers/bedrock/crc32.ts";
+import { sha256Hex, signatureFromParts } from "../../lib/providers/bedrock/sigv4.ts";
 
 /** The credentials the fake accepts. */
 export const FAKE_AWS = {

@@ -1,0 +1,109 @@
+/**
+ * Anthropic's Messages API (`POST {base_url}/v1/messages`) behind OpenAI's chat completions. This file is
+ * the adapter the shared skeleton (`../shared/skeleton.ts`) runs — URL, headers, key — around the pure
+ * translators:
+ *
+ * - `request.ts`: OpenAI request → Anthropic request, and which parameters are unsupported;
+ * - `response.ts`: Anthropic message → `chat.completion`, usage, stop reasons, errors;
+ * - `stream.ts`: Anthropic SSE events → `chat.completion.chunk`s.
+ *
+ * @module
+ */
+import type { AnthropicProviderConfig } from "../../config/schema.ts";
+import { badGateway, invalidRequest } from "../../errors.ts";
+import { stages } from "../../streams/pull_through.ts";
+import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from "./request.ts";
+import { anthropicHttpError, toChatCompletion } from "./response.ts";
+import { anthropicChunkTransformer } from "./stream.ts";
+import type { Provider } from "../types.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
+import { keyHeader, type ProviderAdapter, providerFromAdapter, sseEvents } from "../shared/skeleton.ts";
+
+/** The Messages endpoint for a configured `base_url` (the API root, without `/v1`). */
+export function messagesUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}/v1/messages`;
+}
+
+/**
+ * Request headers: the operator's extra `headers` (e.g. `anthropic-beta`) first, then the ones the API
+ * requires, which the extra headers cannot override by accident.
+ */
+export function anthropicHeaders(config: AnthropicProviderConfig, stream: boolean): Record<string, string> {
+  return { ...unkeyedHeaders(config, stream), "x-api-key": config.api_key };
+}
+
+/** {@linkcode anthropicHeaders} before the authorize step adds the key. */
+function unkeyedHeaders(config: AnthropicProviderConfig, stream: boolean): Record<string, string> {
+  return {
+    ...config.headers,
+    "anthropic-version": config.anthropic_version,
+    "content-type": "application/json",
+    accept: stream ? "text/event-stream" : "application/json",
+  };
+}
+
+/**
+ * The Anthropic body for a client request: unsupported parameters refused (or dropped with
+ * `unsupported_params: drop`), then translated.
+ */
+export function buildAnthropicBody(
+  config: AnthropicProviderConfig,
+  request: ChatRequest,
+  model: string,
+): JsonObject {
+  const rules = { ...anthropicUnsupportedRules, ...unknownParamRules(request) };
+  const supported = applyUnsupportedRules(request, rules, config.unsupported_params, "Anthropic");
+  return toAnthropicRequest(supported, { model, defaultMaxTokens: config.default_max_tokens });
+}
+
+/** Parses a whole answer; what is not a message is reported by `toChatCompletion`. */
+function parseJson(provider: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badGateway(
+      `Provider "${provider}" returned a body that is not JSON.`,
+      "upstream_invalid_response",
+    );
+  }
+}
+
+/** The adapter for one `type: anthropic` config entry. */
+export function anthropicAdapter(config: AnthropicProviderConfig): ProviderAdapter {
+  const secrets: readonly string[] = [config.api_key];
+  return {
+    chatRequest: (request, call) => ({
+      url: messagesUrl(config.base_url),
+      headers: unkeyedHeaders(config, request.stream === true),
+      body: JSON.stringify(buildAnthropicBody(config, request, call.target.model)),
+    }),
+    authorize: keyHeader("x-api-key", config.api_key),
+    httpError: (provider, status, text, headers) =>
+      anthropicHttpError(provider, status, text, headers, secrets),
+    completion: (text, call) =>
+      toChatCompletion(
+        call.target.provider,
+        parseJson(call.target.provider, text),
+        call.target.model,
+        Math.floor(Date.now() / 1000),
+      ),
+    streamStages: (call) =>
+      stages(
+        sseEvents(call),
+        anthropicChunkTransformer({ provider: call.target.provider, model: call.target.model, secrets }),
+      ),
+    embed: () =>
+      Promise.reject(
+        invalidRequest(
+          "Anthropic has no embeddings API; use an embedding model of another provider.",
+          "model",
+        ),
+      ),
+  };
+}
+
+/** Creates the provider for one `type: anthropic` config entry. */
+export function createAnthropicProvider(config: AnthropicProviderConfig): Provider {
+  return providerFromAdapter(anthropicAdapter(config));
+}

@@ -1,0 +1,327 @@
+/**
+ * OpenAI chat request → Anthropic Messages request, as pure functions.
+ *
+ * Anthropic differs from OpenAI in ways that matter for translation: the system prompt is a top-level field,
+ * `max_tokens` is required, tool results are `tool_result` blocks inside a *user* turn, and turns must
+ * alternate user/assistant (consecutive same-role turns are merged here). Parameters are sorted into four
+ * groups so that nothing is lost silently:
+ *
+ * - translated: messages, max_tokens / max_completion_tokens, stop, temperature, top_p, tools, tool_choice,
+ *   parallel_tool_calls, user, stream;
+ * - not sent because they cannot change the answer: `stream_options`, `store`, `metadata` (OpenAI's
+ *   dashboard tags), `service_tier`, `prediction`, `prompt_cache_key`, `safety_identifier`, `n: 1`,
+ *   `logprobs: false`, `response_format: {type: "text"}`, `modalities: ["text"]`, zero penalties;
+ * - Anthropic-native and passed through: `top_k`;
+ * - unsupported (400 `unsupported_parameter`, or left out with `unsupported_params: drop`): see
+ *   {@linkcode anthropicUnsupportedRules}.
+ *
+ * @module
+ */
+import { invalidRequest } from "../../errors.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import type { UnsupportedRules } from "../shared/unsupported_params.ts";
+import { always } from "../shared/unsupported_params.ts";
+import { isObject } from "../shared/json.ts";
+
+/** Parameters the translation reads. */
+const TRANSLATED = new Set([
+  "model",
+  "messages",
+  "stream",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "temperature",
+  "top_p",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "user",
+]);
+
+/** Anthropic's own sampling parameters a client may send as extra body fields. */
+const PASS_THROUGH = ["top_k"] as const;
+
+/** OpenAI parameters that do not change the answer (or are handled elsewhere) and are not sent. */
+const NO_EFFECT = new Set([
+  "stream_options",
+  "store",
+  "metadata",
+  "service_tier",
+  "prediction",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "safety_identifier",
+]);
+
+const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
+
+/**
+ * Parameters Anthropic's Messages API cannot honour, with the values that are harmless (`n: 1`,
+ * `logprobs: false`, zero penalties, `response_format: {type: "text"}`) allowed. Checked against Anthropic's
+ * "OpenAI SDK compatibility" page, which lists these as ignored — the gateway refuses instead of ignoring:
+ *
+ * - `n` > 1: one answer per request; `logprobs` / `top_logprobs`: no token probabilities;
+ * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
+ * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
+ * - `response_format` json_object / json_schema: not mapped (Anthropic's structured outputs use a
+ *   different field and model set); `audio`, `modalities` other than text, `reasoning_effort`, `verbosity`,
+ *   `web_search_options`, legacy `functions` / `function_call`.
+ *
+ * Any other parameter the gateway does not know is unsupported too (see {@linkcode unknownParamRules}),
+ * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
+ */
+export const anthropicUnsupportedRules: UnsupportedRules = {
+  n: (v) => v !== 1,
+  logprobs: (v) => v !== false,
+  top_logprobs: nonZero,
+  presence_penalty: nonZero,
+  frequency_penalty: nonZero,
+  logit_bias: (v) => typeof v !== "object" || Object.keys(v as object).length > 0,
+  seed: always,
+  response_format: (v) => !isObject(v) || v.type !== "text",
+  audio: always,
+  modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
+  reasoning_effort: always,
+  verbosity: always,
+  web_search_options: always,
+  functions: always,
+  function_call: always,
+};
+
+/** Rules for every parameter of `request` that is in none of the known groups. */
+export function unknownParamRules(request: JsonObject): UnsupportedRules {
+  const rules: UnsupportedRules = {};
+  for (const key of Object.keys(request)) {
+    if (TRANSLATED.has(key) || NO_EFFECT.has(key) || key in anthropicUnsupportedRules) continue;
+    if ((PASS_THROUGH as readonly string[]).includes(key)) continue;
+    rules[key] = always;
+  }
+  return rules;
+}
+
+/** What the translation needs besides the request. */
+export interface AnthropicRequestOptions {
+  /** The upstream model id. */
+  model: string;
+  /** `max_tokens` when the client gives neither max_tokens nor max_completion_tokens. */
+  defaultMaxTokens: number;
+}
+
+/** One Anthropic content block. */
+export type AnthropicBlock = JsonObject & { type: string };
+
+/** One Anthropic message (turn). */
+export interface AnthropicMessage extends JsonObject {
+  role: "user" | "assistant";
+  content: string | AnthropicBlock[];
+}
+
+/** Text of a system/developer message: a string, or its text parts joined. */
+function systemText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.filter(isObject).map((p) => (typeof p.text === "string" ? p.text : "")).join("\n");
+  }
+  return "";
+}
+
+const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
+
+/** An OpenAI `image_url` part as an Anthropic image block (base64 for data URLs, url source otherwise). */
+function imageBlock(part: JsonObject, param: string): AnthropicBlock {
+  const image = part.image_url;
+  const url = typeof image === "string" ? image : isObject(image) ? image.url : undefined;
+  if (typeof url !== "string" || url === "") {
+    throw invalidRequest(`Missing required parameter: '${param}.image_url.url'.`, `${param}.image_url.url`);
+  }
+  const data = DATA_URL.exec(url);
+  if (data) {
+    return { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } };
+  }
+  if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
+  throw invalidRequest(
+    `Invalid '${param}.image_url.url': expected a base64 data URL or an http(s) URL.`,
+    `${param}.image_url.url`,
+    "invalid_image_url",
+  );
+}
+
+/** User or tool content as Anthropic blocks; images allowed, empty text dropped (Anthropic rejects it). */
+function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
+  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  if (!Array.isArray(content)) return [];
+  const blocks: AnthropicBlock[] = [];
+  content.forEach((part, j) => {
+    const p = `${param}[${j}]`;
+    if (!isObject(part)) return;
+    if (part.type === "text" || part.type === "refusal") {
+      const text = part.type === "text" ? part.text : part.refusal;
+      if (typeof text === "string" && text !== "") blocks.push({ type: "text", text });
+    } else if (part.type === "image_url") {
+      blocks.push(imageBlock(part, p));
+    } else {
+      throw invalidRequest(
+        `The content part type '${String(part.type)}' is not supported by Anthropic models.`,
+        `${p}.type`,
+        "unsupported_parameter",
+      );
+    }
+  });
+  return blocks;
+}
+
+/** Assistant `tool_calls` as `tool_use` blocks; arguments must be a JSON object. */
+function toolUseBlocks(toolCalls: unknown, i: number): AnthropicBlock[] {
+  if (!Array.isArray(toolCalls)) return [];
+  return toolCalls.map((call, j) => {
+    const param = `messages[${i}].tool_calls[${j}].function.arguments`;
+    const fn = isObject(call) && isObject(call.function) ? call.function : {};
+    const args = typeof fn.arguments === "string" ? fn.arguments : "";
+    let input: unknown;
+    try {
+      input = args.trim() === "" ? {} : JSON.parse(args);
+    } catch {
+      throw invalidRequest(`Invalid '${param}': not valid JSON.`, param, "invalid_tool_arguments");
+    }
+    if (!isObject(input)) {
+      throw invalidRequest(`Invalid '${param}': expected a JSON object.`, param, "invalid_tool_arguments");
+    }
+    return { type: "tool_use", id: String(isObject(call) ? call.id : ""), name: String(fn.name), input };
+  });
+}
+
+/** Appends a turn, merging it into the previous one when the role repeats (Anthropic needs alternation). */
+function pushTurn(
+  turns: { role: "user" | "assistant"; blocks: AnthropicBlock[] }[],
+  role: "user" | "assistant",
+  blocks: AnthropicBlock[],
+) {
+  if (blocks.length === 0) return;
+  const last = turns.at(-1);
+  if (last && last.role === role) last.blocks.push(...blocks);
+  else turns.push({ role, blocks });
+}
+
+/**
+ * The `system` prompt and the alternating turns for `messages`. System and developer messages anywhere are
+ * hoisted into `system` (joined with a newline, as Anthropic's own compatibility layer does); tool results
+ * are moved to the front of their user turn, where Anthropic requires them.
+ */
+export function toAnthropicMessages(messages: readonly JsonObject[]): {
+  system: string | undefined;
+  messages: AnthropicMessage[];
+} {
+  const system: string[] = [];
+  const turns: { role: "user" | "assistant"; blocks: AnthropicBlock[] }[] = [];
+  messages.forEach((m, i) => {
+    const param = `messages[${i}].content`;
+    switch (m.role) {
+      case "system":
+      case "developer":
+        system.push(systemText(m.content));
+        break;
+      case "user":
+        pushTurn(turns, "user", contentBlocks(m.content, param));
+        break;
+      case "assistant":
+        pushTurn(turns, "assistant", [...contentBlocks(m.content, param), ...toolUseBlocks(m.tool_calls, i)]);
+        break;
+      case "tool": {
+        const inner = contentBlocks(m.content, param);
+        const result: AnthropicBlock = { type: "tool_result", tool_use_id: String(m.tool_call_id) };
+        if (inner.length > 0) {
+          const onlyText = inner.length === 1 && inner[0].type === "text";
+          result.content = onlyText ? inner[0].text : inner;
+        }
+        pushTurn(turns, "user", [result]);
+        break;
+      }
+      default:
+        throw invalidRequest(
+          `Messages with role '${
+            String(m.role)
+          }' are not supported by Anthropic models; use 'tool' messages.`,
+          `messages[${i}].role`,
+          "unsupported_parameter",
+        );
+    }
+  });
+  const out: AnthropicMessage[] = turns.map(({ role, blocks }) => {
+    const ordered = role === "user"
+      ? [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")]
+      : blocks;
+    const single = ordered.length === 1 && ordered[0].type === "text" ? ordered[0].text : undefined;
+    return { role, content: typeof single === "string" ? single : ordered };
+  });
+  return { system: system.length > 0 ? system.join("\n") : undefined, messages: out };
+}
+
+/** OpenAI function tools as Anthropic tools; other tool types are refused. */
+function toAnthropicTools(tools: unknown): JsonObject[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  return tools.map((tool, i) => {
+    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
+      throw invalidRequest(
+        `Tools of type '${String(isObject(tool) ? tool.type : tool)}' are not supported by Anthropic models.`,
+        `tools[${i}].type`,
+        "unsupported_parameter",
+      );
+    }
+    const fn = tool.function;
+    const out: JsonObject = {
+      name: fn.name,
+      input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+    };
+    if (typeof fn.description === "string") out.description = fn.description;
+    return out;
+  });
+}
+
+/** OpenAI `tool_choice` + `parallel_tool_calls` as Anthropic's `tool_choice`. */
+function toAnthropicToolChoice(choice: unknown, parallel: unknown): JsonObject | undefined {
+  let out: JsonObject | undefined;
+  if (choice === "auto") out = { type: "auto" };
+  else if (choice === "required") out = { type: "any" };
+  else if (choice === "none") out = { type: "none" };
+  else if (isObject(choice) && choice.type === "function" && isObject(choice.function)) {
+    out = { type: "tool", name: choice.function.name };
+  } else if (choice !== undefined && choice !== null) {
+    throw invalidRequest(
+      "This form of 'tool_choice' is not supported by Anthropic models; use 'auto', 'required', 'none' or " +
+        "{type: 'function', function: {name}}.",
+      "tool_choice",
+      "unsupported_parameter",
+    );
+  }
+  if (parallel === false && out?.type !== "none") {
+    out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
+  }
+  return out;
+}
+
+/**
+ * The Anthropic Messages request body for an OpenAI chat request whose unsupported parameters were already
+ * handled (see {@linkcode anthropicUnsupportedRules}). Throws a 400 `GatewayError` naming the parameter for
+ * content Anthropic cannot take (audio/file parts, non-function tools, invalid tool-call arguments).
+ */
+export function toAnthropicRequest(request: ChatRequest, options: AnthropicRequestOptions): JsonObject {
+  const { system, messages } = toAnthropicMessages(request.messages);
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? options.defaultMaxTokens;
+  const body: JsonObject = { model: options.model, max_tokens: maxTokens, messages };
+  if (system !== undefined) body.system = system;
+  if (typeof request.stop === "string") body.stop_sequences = [request.stop];
+  else if (Array.isArray(request.stop)) body.stop_sequences = request.stop;
+  for (const name of ["temperature", "top_p", ...PASS_THROUGH]) {
+    if (request[name] !== undefined && request[name] !== null) body[name] = request[name];
+  }
+  const tools = toAnthropicTools(request.tools);
+  if (tools !== undefined && tools.length > 0) {
+    body.tools = tools;
+    const choice = toAnthropicToolChoice(request.tool_choice, request.parallel_tool_calls);
+    if (choice !== undefined) body.tool_choice = choice;
+  }
+  if (typeof request.user === "string" && request.user !== "") body.metadata = { user_id: request.user };
+  if (request.stream === true) body.stream = true;
+  return body;
+}

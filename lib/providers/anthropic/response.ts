@@ -1,0 +1,188 @@
+/**
+ * Anthropic Messages answers → OpenAI shapes, as pure functions: the whole `message` → `chat.completion`,
+ * `stop_reason` → `finish_reason`, `usage` → `CompletionUsage`, and Anthropic error bodies → the
+ * `GatewayError` the client sees (through the shared {@linkcode upstreamHttpError}, so status mapping and
+ * key scrubbing are the same as for every other provider).
+ *
+ * @module
+ */
+import { badGateway, type GatewayError } from "../../errors.ts";
+import { makeUsage, newCompletionId } from "../shared/chunks.ts";
+import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
+import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
+import { isObject } from "../shared/json.ts";
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/**
+ * Anthropic `stop_reason` → OpenAI `finish_reason`. `pause_turn` (a server tool paused a long turn) is a
+ * normal stop for an OpenAI client; `refusal` is the closest thing to a content filter; an unknown future
+ * reason is reported as `stop` rather than breaking strict clients.
+ */
+export function toFinishReason(stopReason: unknown): string {
+  switch (stopReason) {
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    case "refusal":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+/** Token counts as Anthropic reports them; the fields the stream accumulates. */
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/** Reads Anthropic's usage object; absent fields count as 0. */
+export function readAnthropicUsage(usage: unknown): AnthropicUsage {
+  const u = isObject(usage) ? usage : {};
+  return {
+    input_tokens: num(u.input_tokens),
+    output_tokens: num(u.output_tokens),
+    cache_creation_input_tokens: num(u.cache_creation_input_tokens),
+    cache_read_input_tokens: num(u.cache_read_input_tokens),
+  };
+}
+
+/**
+ * OpenAI usage from Anthropic's: Anthropic's `input_tokens` excludes cached tokens, OpenAI's `prompt_tokens`
+ * includes them, so prompt = input + cache writes + cache reads, and `cached_tokens` = cache reads.
+ */
+export function toOpenAIUsage(usage: AnthropicUsage): Usage {
+  const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+  return makeUsage(prompt, usage.output_tokens, usage.cache_read_input_tokens);
+}
+
+/** Identity of the OpenAI completion built from an Anthropic message. */
+export function completionId(messageId: unknown): string {
+  return typeof messageId === "string" && messageId !== "" ? `chatcmpl-${messageId}` : newCompletionId();
+}
+
+/**
+ * An Anthropic `message` as an OpenAI `chat.completion`: text blocks joined into `content` (null when there
+ * are none), `tool_use` blocks as `tool_calls` with the input serialised to a JSON string. Thinking blocks
+ * and server-tool blocks have no OpenAI counterpart and are left out. Throws 502 for a body that is not a
+ * message.
+ */
+export function toChatCompletion(
+  provider: string,
+  message: unknown,
+  model: string,
+  created: number,
+): ChatCompletion {
+  if (!isObject(message) || !Array.isArray(message.content)) {
+    throw badGateway(
+      `Provider "${provider}" returned a body that is not a message.`,
+      "upstream_invalid_response",
+    );
+  }
+  let text: string | null = null;
+  const toolCalls: JsonObject[] = [];
+  for (const block of message.content) {
+    if (!isObject(block)) continue;
+    if (block.type === "text" && typeof block.text === "string") text = (text ?? "") + block.text;
+    else if (block.type === "tool_use") {
+      toolCalls.push({
+        id: String(block.id),
+        type: "function",
+        function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) },
+      });
+    }
+  }
+  const reply: JsonObject = { role: "assistant", content: text, refusal: null };
+  if (toolCalls.length > 0) reply.tool_calls = toolCalls;
+  return {
+    id: completionId(message.id),
+    object: "chat.completion",
+    created,
+    model,
+    choices: [{
+      index: 0,
+      message: reply,
+      logprobs: null,
+      finish_reason: toFinishReason(message.stop_reason),
+    }],
+    usage: toOpenAIUsage(readAnthropicUsage(message.usage)),
+  };
+}
+
+/** The HTTP status Anthropic documents for each error type; used for errors that arrive inside a stream. */
+const STATUS_OF_TYPE: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+/** Error types OpenAI also uses, kept as `type`; others become `code` so the client still learns them. */
+const OPENAI_TYPES = new Set([
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "rate_limit_error",
+]);
+
+/** Message and type from an Anthropic error body `{"type":"error","error":{"type","message"}}`. */
+export function parseAnthropicError(body: unknown, status: number): ParsedUpstreamError {
+  let json = body;
+  if (typeof body === "string") {
+    try {
+      json = JSON.parse(body);
+    } catch {
+      json = undefined;
+    }
+  }
+  const inner = isObject(json) && isObject(json.error) ? json.error : {};
+  const type = typeof inner.type === "string" && inner.type !== "" ? inner.type : null;
+  const message = typeof inner.message === "string" && inner.message !== "" ? inner.message : null;
+  const known = type !== null && OPENAI_TYPES.has(type);
+  return {
+    message,
+    type: known ? type : null,
+    code: !known && type !== null && status < 500 ? type : null,
+    param: null,
+  };
+}
+
+/**
+ * The client-facing error for an Anthropic non-2xx answer: 401/403 reworded (the key never leaks), other 4xx
+ * passed on (429 with `retry-after`), 529 → 503 `upstream_overloaded`, other 5xx → 502.
+ */
+export function anthropicHttpError(
+  provider: string,
+  status: number,
+  body: string,
+  headers: Headers,
+  secrets: readonly string[],
+): GatewayError {
+  return upstreamHttpError(provider, status, parseAnthropicError(body, status), headers, secrets);
+}
+
+/**
+ * The error for an `event: error` that arrives after HTTP 200: mapped as if Anthropic had answered with the
+ * status its docs give the error type (`overloaded_error` → 529 → 503 `upstream_overloaded`), 502 if unknown.
+ */
+export function anthropicStreamError(
+  provider: string,
+  data: unknown,
+  secrets: readonly string[],
+): GatewayError {
+  const inner = isObject(data) && isObject(data.error) ? data.error : {};
+  const status = STATUS_OF_TYPE[typeof inner.type === "string" ? inner.type : ""] ?? 500;
+  return upstreamHttpError(provider, status, parseAnthropicError(data, status), new Headers(), secrets);
+}

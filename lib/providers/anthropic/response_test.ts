@@ -1,0 +1,247 @@
+/**
+ * Anthropic answers → OpenAI shapes, from the response and error examples in Anthropic's docs (Messages API
+ * reference, tool use guide, prompt caching guide, "Errors" page).
+ */
+import assert from "node:assert/strict";
+import type { GatewayError } from "../../errors.ts";
+import { anthropicHttpError, anthropicStreamError, toChatCompletion, toFinishReason } from "./response.ts";
+
+const KEY = "sk-ant-api03-secret-key-abcdef";
+
+/** Messages API reference, example response. */
+const TEXT_RESPONSE = {
+  content: [{ text: "Hi! My name is Claude.", type: "text" }],
+  id: "msg_013Zva2CMHLNnXjNJJKqJ2EF",
+  model: "claude-sonnet-4-5-20250929",
+  role: "assistant",
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  type: "message",
+  usage: { input_tokens: 2095, output_tokens: 503 },
+};
+
+/** Tool use guide, example response with a tool_use block. */
+const TOOL_RESPONSE = {
+  id: "msg_01Aq9w938a90dw8q",
+  model: "claude-sonnet-4-5-20250929",
+  stop_reason: "tool_use",
+  role: "assistant",
+  type: "message",
+  content: [
+    { type: "text", text: "I'll check the current weather in San Francisco for you." },
+    {
+      type: "tool_use",
+      id: "toolu_01A09q90qw90lq917835lq9",
+      name: "get_weather",
+      input: { location: "San Francisco, CA", unit: "celsius" },
+    },
+  ],
+  usage: { input_tokens: 472, output_tokens: 89 },
+};
+
+Deno.test("anthropic response: text message → exact chat.completion", () => {
+  const completion = toChatCompletion("claude", TEXT_RESPONSE, "claude-sonnet-4-5", 1_700_000_000);
+  assert.deepEqual(completion, {
+    id: "chatcmpl-msg_013Zva2CMHLNnXjNJJKqJ2EF",
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model: "claude-sonnet-4-5",
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: "Hi! My name is Claude.", refusal: null },
+      logprobs: null,
+      finish_reason: "stop",
+    }],
+    usage: {
+      prompt_tokens: 2095,
+      completion_tokens: 503,
+      total_tokens: 2598,
+      prompt_tokens_details: { cached_tokens: 0 },
+    },
+  });
+});
+
+Deno.test("anthropic response: tool_use blocks → tool_calls with JSON-string arguments", () => {
+  const completion = toChatCompletion("claude", TOOL_RESPONSE, "m", 1);
+  assert.deepEqual(completion.choices[0], {
+    index: 0,
+    message: {
+      role: "assistant",
+      content: "I'll check the current weather in San Francisco for you.",
+      refusal: null,
+      tool_calls: [{
+        id: "toolu_01A09q90qw90lq917835lq9",
+        type: "function",
+        function: { name: "get_weather", arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
+      }],
+    },
+    logprobs: null,
+    finish_reason: "tool_calls",
+  });
+  // Only tool calls (and a thinking block, which has no OpenAI counterpart): content is null.
+  const only = toChatCompletion(
+    "claude",
+    {
+      ...TOOL_RESPONSE,
+      content: [{ type: "thinking", thinking: "hmm", signature: "sig" }, TOOL_RESPONSE.content[1]],
+    },
+    "m",
+    1,
+  );
+  assert.equal((only.choices[0].message as { content: unknown }).content, null);
+});
+
+Deno.test("anthropic response: every stop reason → finish_reason", () => {
+  const table: [string | null, string][] = [
+    ["end_turn", "stop"],
+    ["stop_sequence", "stop"],
+    ["pause_turn", "stop"],
+    ["max_tokens", "length"],
+    ["model_context_window_exceeded", "length"],
+    ["tool_use", "tool_calls"],
+    ["refusal", "content_filter"],
+    [null, "stop"],
+  ];
+  for (const [reason, finish] of table) {
+    assert.equal(toFinishReason(reason), finish, String(reason));
+    const completion = toChatCompletion("claude", { ...TEXT_RESPONSE, stop_reason: reason }, "m", 1);
+    assert.equal(completion.choices[0].finish_reason, finish);
+  }
+});
+
+Deno.test("anthropic response: usage with cache tokens (prompt caching guide)", () => {
+  const write = toChatCompletion(
+    "claude",
+    {
+      ...TEXT_RESPONSE,
+      usage: {
+        cache_creation_input_tokens: 188086,
+        cache_read_input_tokens: 0,
+        input_tokens: 21,
+        output_tokens: 393,
+      },
+    },
+    "m",
+    1,
+  );
+  assert.deepEqual(write.usage, {
+    prompt_tokens: 188107,
+    completion_tokens: 393,
+    total_tokens: 188500,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
+  const read = toChatCompletion(
+    "claude",
+    {
+      ...TEXT_RESPONSE,
+      usage: {
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 188086,
+        input_tokens: 21,
+        output_tokens: 393,
+      },
+    },
+    "m",
+    1,
+  );
+  assert.deepEqual(read.usage, {
+    prompt_tokens: 188107,
+    completion_tokens: 393,
+    total_tokens: 188500,
+    prompt_tokens_details: { cached_tokens: 188086 },
+  });
+});
+
+Deno.test("anthropic response: a body that is not a message → 502", () => {
+  for (const body of [null, "text", { type: "message" }, []]) {
+    assert.throws(() => toChatCompletion("claude", body, "m", 1), (err: GatewayError) => {
+      assert.equal(err.status, 502);
+      assert.equal(err.code, "upstream_invalid_response");
+      return true;
+    });
+  }
+});
+
+function errorBody(type: string, message: string): string {
+  return JSON.stringify({
+    type: "error",
+    error: { type, message },
+    request_id: "req_011CSHoEeqs5C35K2UUqR7Fy",
+  });
+}
+
+Deno.test("anthropic errors: each documented status → the client's status, type and code", () => {
+  const table: [number, string, string, number, string, string | null][] = [
+    [400, "invalid_request_error", "max_tokens: Field required", 400, "invalid_request_error", null],
+    [
+      401,
+      "authentication_error",
+      `invalid x-api-key ${KEY}`,
+      401,
+      "authentication_error",
+      "upstream_auth_error",
+    ],
+    [
+      403,
+      "permission_error",
+      "Your API key does not have permission",
+      403,
+      "permission_error",
+      "upstream_auth_error",
+    ],
+    [404, "not_found_error", "The requested resource could not be found.", 404, "not_found_error", null],
+    [
+      413,
+      "request_too_large",
+      "Request exceeds the maximum size",
+      413,
+      "invalid_request_error",
+      "request_too_large",
+    ],
+    [
+      429,
+      "rate_limit_error",
+      "Number of request tokens has exceeded your rate limit",
+      429,
+      "rate_limit_error",
+      null,
+    ],
+    [500, "api_error", "Internal server error", 502, "server_error", "upstream_error"],
+    [529, "overloaded_error", "Overloaded", 503, "server_error", "upstream_overloaded"],
+  ];
+  for (const [status, type, message, expectStatus, expectType, expectCode] of table) {
+    const headers = new Headers(status === 429 ? { "retry-after": "12" } : {});
+    const err = anthropicHttpError("claude", status, errorBody(type, message), headers, [KEY]);
+    assert.equal(err.status, expectStatus, `${status}`);
+    assert.equal(err.type, expectType, `${status}`);
+    assert.equal(err.code, expectCode, `${status}`);
+    assert.ok(!err.message.includes(KEY), "the key never reaches the client");
+    if (status >= 400 && status < 500 && status !== 401 && status !== 403) assert.equal(err.message, message);
+    if (status === 429) assert.deepEqual(err.headers, { "retry-after": "12" });
+  }
+});
+
+Deno.test("anthropic errors: a body that is not Anthropic's (proxy HTML) still maps by status", () => {
+  const err = anthropicHttpError("claude", 502, "<html>Bad gateway</html>", new Headers(), [KEY]);
+  assert.equal(err.status, 502);
+  const err400 = anthropicHttpError("claude", 400, "", new Headers(), [KEY]);
+  assert.equal(err400.status, 400);
+  assert.match(err400.message, /refused the request/);
+});
+
+Deno.test("anthropic errors: error events inside a stream map by their type", () => {
+  const table: [string, number, string | null][] = [
+    ["overloaded_error", 503, "upstream_overloaded"],
+    ["api_error", 502, "upstream_error"],
+    ["rate_limit_error", 429, null],
+    ["invalid_request_error", 400, null],
+    ["something_new", 502, "upstream_error"],
+  ];
+  for (const [type, status, code] of table) {
+    const err = anthropicStreamError("claude", { type: "error", error: { type, message: "Overloaded" } }, [
+      KEY,
+    ]);
+    assert.equal(err.status, status, type);
+    assert.equal(err.code, code, type);
+  }
+});

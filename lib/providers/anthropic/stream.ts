@@ -1,0 +1,181 @@
+/**
+ * Anthropic's stream → OpenAI chunks, as one stream stage after `sseParseTransformer`.
+ *
+ * Anthropic streams typed events (`message_start`, `content_block_start/delta/stop`, `message_delta`,
+ * `message_stop`, `ping`, `error`); OpenAI streams flat deltas. The stage keeps the little state the
+ * translation needs — the completion's identity, which Anthropic block is which OpenAI tool call, usage so
+ * far, the stop reason — and emits chunks that the openai SDK's strict stream helper accepts:
+ *
+ * - `message_start` → first chunk `delta: {role: "assistant", content: ""}`;
+ * - text deltas → `content`; `tool_use` block start → a tool call `{index: k, id, type, function: {name,
+ *   arguments: ""}}`, where k counts tool calls in this response (Anthropic's block index also counts text
+ *   blocks); `input_json_delta` → `arguments` fragments on the same k (`{}` for a tool called without input);
+ * - thinking / signature / citation deltas, `ping` and unknown event types are dropped (OpenAI chat has no
+ *   place for them; Anthropic's versioning policy says new event types may appear);
+ * - `message_stop` → a chunk `delta: {}` with the finish reason, then always one usage-only chunk (the server
+ *   removes it unless the client asked for usage); nothing after `message_stop` is read;
+ * - an `error` event → the stream errors with the mapped `GatewayError`; a stream that ends before
+ *   `message_stop` errors with a 502 instead of looking complete.
+ *
+ * @module
+ */
+import { badGateway } from "../../errors.ts";
+import type { SseEvent } from "../../sse/parse.ts";
+import { type ChunkIdentity, makeChunk, makeUsageChunk } from "../shared/chunks.ts";
+import {
+  anthropicStreamError,
+  type AnthropicUsage,
+  completionId,
+  readAnthropicUsage,
+  toFinishReason,
+  toOpenAIUsage,
+} from "./response.ts";
+import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { isObject } from "../shared/json.ts";
+
+/** Options for {@linkcode anthropicChunkTransformer}. */
+export interface anthropicChunkTransformerOptions {
+  /** The provider's name in config, for error messages. */
+  provider: string;
+  /** The upstream model id, shown as `model` until the server replaces it with the alias. */
+  model: string;
+  /** Scrubbed from upstream error messages. */
+  secrets?: readonly string[];
+  /** Unix seconds for `created`; defaults to now. */
+  created?: number;
+}
+
+/** One open tool call: its OpenAI index and whether any argument text was sent for it yet. */
+interface OpenTool {
+  k: number;
+  sentArguments: boolean;
+}
+
+const USAGE_FIELDS = [
+  "input_tokens",
+  "output_tokens",
+  "cache_creation_input_tokens",
+  "cache_read_input_tokens",
+] as const;
+
+/** Translates parsed Anthropic SSE events into OpenAI `chat.completion.chunk`s. */
+export function anthropicChunkTransformer(
+  options: anthropicChunkTransformerOptions,
+): SyncTransformer<SseEvent, ChatCompletionChunk> {
+  const { provider, model } = options;
+  const secrets = options.secrets ?? [];
+  const invalid = (what: string) =>
+    badGateway(`Provider "${provider}" sent an invalid stream: ${what}.`, "upstream_invalid_response");
+  let identity: ChunkIdentity | undefined;
+  let usage: AnthropicUsage = readAnthropicUsage(undefined);
+  let stopReason: unknown = null;
+  let toolCount = 0;
+  const tools = new Map<number, OpenTool>();
+  let done = false;
+
+  return {
+    transform(event, controller) {
+      if (done) return;
+      let data: unknown;
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        throw invalid("an event is not JSON");
+      }
+      if (!isObject(data)) throw invalid("an event is not an object");
+      const type = typeof data.type === "string" ? data.type : event.event;
+      if (type === "error") throw anthropicStreamError(provider, data, secrets);
+      if (type === "ping") return;
+      if (type === "message_start") {
+        const message = isObject(data.message) ? data.message : {};
+        identity = { id: completionId(message.id), created: options.created ?? nowSeconds(), model };
+        usage = readAnthropicUsage(message.usage);
+        controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+        return;
+      }
+      if (identity === undefined) throw invalid(`'${String(type)}' before message_start`);
+      const id = identity;
+      const emit = (delta: JsonObject) => controller.enqueue(makeChunk(id, delta));
+      const index = typeof data.index === "number" ? data.index : -1;
+
+      switch (type) {
+        case "content_block_start": {
+          const block = isObject(data.content_block) ? data.content_block : {};
+          if (block.type === "text" && typeof block.text === "string" && block.text !== "") {
+            emit({ content: block.text });
+          } else if (block.type === "tool_use") {
+            const tool: OpenTool = { k: toolCount++, sentArguments: false };
+            tools.set(index, tool);
+            // Anthropic opens a tool_use block with `input: {}` and streams the input as JSON deltas; a
+            // non-empty input here (not seen in practice) is sent whole.
+            const input = isObject(block.input) && Object.keys(block.input).length > 0
+              ? JSON.stringify(block.input)
+              : "";
+            tool.sentArguments = input !== "";
+            emit({
+              tool_calls: [{
+                index: tool.k,
+                id: String(block.id),
+                type: "function",
+                function: { name: String(block.name), arguments: input },
+              }],
+            });
+          }
+          return;
+        }
+        case "content_block_delta": {
+          const delta = isObject(data.delta) ? data.delta : {};
+          if (delta.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
+            emit({ content: delta.text });
+          } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
+            const tool = tools.get(index);
+            if (tool === undefined) throw invalid("input_json_delta for a block that is not a tool call");
+            if (delta.partial_json === "") return;
+            tool.sentArguments = true;
+            emit({ tool_calls: [{ index: tool.k, function: { arguments: delta.partial_json } }] });
+          }
+          return;
+        }
+        case "content_block_stop": {
+          const tool = tools.get(index);
+          if (tool !== undefined && !tool.sentArguments) {
+            // A tool called without input: OpenAI clients parse `arguments`, so send an empty object.
+            tool.sentArguments = true;
+            emit({ tool_calls: [{ index: tool.k, function: { arguments: "{}" } }] });
+          }
+          return;
+        }
+        case "message_delta": {
+          const delta = isObject(data.delta) ? data.delta : {};
+          if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason;
+          // Counts in message_delta are cumulative: take each one that is present.
+          const update = isObject(data.usage) ? data.usage : {};
+          const next = { ...usage };
+          for (const field of USAGE_FIELDS) {
+            if (typeof update[field] === "number") next[field] = update[field];
+          }
+          usage = next;
+          return;
+        }
+        case "message_stop":
+          done = true;
+          controller.enqueue(makeChunk(id, {}, toFinishReason(stopReason)));
+          controller.enqueue(makeUsageChunk(id, toOpenAIUsage(usage)));
+          controller.terminate();
+          return;
+        default:
+          return;
+      }
+    },
+    flush() {
+      if (!done) {
+        throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+      }
+    },
+  };
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,121 @@
+/**
+ * AWS Bedrock: chat through Converse / ConverseStream, embeddings through InvokeModel (Titan, Cohere), every
+ * request signed with SigV4 (service `bedrock`) using Web Crypto — no AWS SDK.
+ *
+ * Translation lives in `request.ts`, `response.ts`, `stream.ts` and `embeddings.ts`; the binary stream
+ * framing in `eventstream.ts` (checksums in `crc32.ts`); signing in `sigv4.ts`; region, endpoint and
+ * credentials (from the config entry or the standard AWS environment variables) in `settings.ts`. This module
+ * is the adapter the shared skeleton (`../shared/skeleton.ts`) runs: it builds the requests, signs them as
+ * its authorize step, and names the stream stages.
+ *
+ * @module
+ */
+import type { BedrockProviderConfig } from "../../config/schema.ts";
+import { BEDROCK_UNSUPPORTED, toConverseRequest } from "./request.ts";
+import { bedrockEmbed } from "./embeddings.ts";
+import { bedrockHttpError, fromConverseResponse } from "./response.ts";
+import { converseChunkTransformer } from "./stream.ts";
+import { eventStreamTransformer } from "./eventstream.ts";
+import { stages } from "../../streams/pull_through.ts";
+import { signRequest } from "./sigv4.ts";
+import { bedrockUrl, resolveBedrockSettings } from "./settings.ts";
+import { upstreamLimits, type UpstreamRequest } from "../shared/transport.ts";
+import type { Provider } from "../types.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
+import { parseJsonObject } from "../shared/json.ts";
+import { type ProviderAdapter, providerFromAdapter } from "../shared/skeleton.ts";
+
+/** Headers the signer sets; an operator's `headers` entry cannot replace them. */
+const RESERVED_HEADERS = new Set([
+  "host",
+  "authorization",
+  "content-type",
+  "content-length",
+  "x-amz-date",
+  "x-amz-security-token",
+  "x-amz-content-sha256",
+]);
+
+/** The adapter for one `type: bedrock` config entry; throws an `Error` if it cannot be set up. */
+export function bedrockAdapter(
+  config: BedrockProviderConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): ProviderAdapter {
+  const settings = resolveBedrockSettings(config, env);
+  const { accessKeyId, secretAccessKey, sessionToken } = settings.credentials;
+  const secrets: readonly string[] = [accessKeyId, secretAccessKey, ...(sessionToken ? [sessionToken] : [])];
+
+  // Operator headers (a proxy's auth …) travel unsigned so a proxy may strip them without breaking SigV4;
+  // `x-amz-*` ones must be signed (AWS requires it). Headers the signer owns cannot be overridden.
+  const toSign: [string, string][] = [["content-type", "application/json"]];
+  const unsigned: Record<string, string> = {};
+  for (const [name, value] of Object.entries(config.headers)) {
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) continue;
+    if (lower.startsWith("x-amz-")) toSign.push([lower, value]);
+    else unsigned[lower] = value;
+  }
+
+  /** The request for `action`; its own headers (`accept`) go on after the signed ones, unsigned. */
+  const request = (
+    model: string,
+    action: "converse" | "converse-stream" | "invoke",
+    body: JsonObject,
+  ): UpstreamRequest => ({
+    url: bedrockUrl(settings.baseUrl, model, action),
+    headers: action === "converse-stream" ? {} : { accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+
+  return {
+    chatRequest(chat, call) {
+      const filtered = applyUnsupportedRules(chat, BEDROCK_UNSUPPORTED, config.unsupported_params, "Bedrock");
+      const body = toConverseRequest(filtered);
+      return request(call.target.model, chat.stream === true ? "converse-stream" : "converse", body);
+    },
+    async authorize(upstream) {
+      const signed = await signRequest({
+        method: "POST",
+        url: upstream.url,
+        headers: toSign,
+        body: upstream.body ?? "",
+        region: settings.region,
+        service: "bedrock",
+        credentials: settings.credentials,
+      });
+      return { ...upstream, headers: { ...unsigned, ...signed, ...upstream.headers } };
+    },
+    httpError: (provider, status, text, headers) =>
+      bedrockHttpError(provider, status, headers, text, secrets),
+    completion: (text, call) =>
+      fromConverseResponse(
+        call.target.provider,
+        parseJsonObject(call.target.provider, text),
+        call.target.model,
+      ),
+    streamStages: (call) =>
+      stages(
+        eventStreamTransformer({
+          maxMessageBytes: upstreamLimits(call).maxEventBytes,
+          provider: call.target.provider,
+        }),
+        converseChunkTransformer({ provider: call.target.provider, model: call.target.model, secrets }),
+      ),
+    embed: (embedding, call, send) =>
+      bedrockEmbed(
+        call.target.provider,
+        call.target.model,
+        embedding,
+        (body) => send(request(call.target.model, "invoke", body)),
+      ),
+  };
+}
+
+/** Creates the provider for one `type: bedrock` config entry; throws an `Error` if it cannot be set up. */
+export function createBedrockProvider(
+  config: BedrockProviderConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Provider {
+  return providerFromAdapter(bedrockAdapter(config, env));
+}

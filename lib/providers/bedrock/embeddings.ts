@@ -1,0 +1,192 @@
+/**
+ * OpenAI embeddings on Bedrock's InvokeModel, for the two embedding families whose bodies differ:
+ *
+ * - Amazon Titan Text Embeddings (`amazon.titan-embed-text-v2:0`, and v1/G1): one text per call, so inputs
+ *   are sent concurrently (a few at a time); v2 takes `dimensions` 256/512/1024 and is asked to normalise.
+ * - Cohere Embed (`cohere.embed-english-v3`, `cohere.embed-multilingual-v3`, `cohere.embed-v4:0`): up to 96
+ *   texts per call; v3 vectors are fixed at 1024 dimensions, v4 takes `output_dimension` 256/512/1024/1536.
+ *
+ * The family is chosen from the model id (inference-profile prefixes such as `us.` and foundation-model ARNs
+ * are understood). Token-id inputs cannot be sent to either family and are refused.
+ *
+ * @module
+ */
+import { badGateway, invalidRequest } from "../../errors.ts";
+import type { EmbeddingResult } from "../types.ts";
+import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
+
+/** Which request/response shape a model id speaks. */
+export type EmbeddingFamily =
+  | { kind: "titan"; version: 1 | 2 }
+  | { kind: "cohere"; version: 3 | 4 };
+
+/** One InvokeModel call: JSON body in, JSON body and response headers out (errors are thrown). */
+export type InvokeJson = (body: JsonObject) => Promise<{ json: JsonObject; headers: Headers }>;
+
+/** Titan calls in flight at once per request. */
+export const TITAN_CONCURRENCY = 4;
+/** Cohere's documented maximum number of texts per call. */
+export const COHERE_BATCH = 96;
+
+/** Cohere `input_type` values a client may pass through (an extra request field); default `search_document`. */
+const COHERE_INPUT_TYPES = ["search_document", "search_query", "classification", "clustering"];
+
+/** The embedding family of a Bedrock model id, or null when the gateway does not know its body format. */
+export function embeddingFamily(modelId: string): EmbeddingFamily | null {
+  const m =
+    /(?:^|[./])(amazon\.titan-embed-(?:text-v(\d)|g1-text)|cohere\.embed-(?:(?:english|multilingual)-v(3)|v(4)))/
+      .exec(modelId);
+  if (!m) return null;
+  if (m[1].startsWith("amazon.")) return { kind: "titan", version: m[2] === "2" ? 2 : 1 };
+  return { kind: "cohere", version: m[4] === "4" ? 4 : 3 };
+}
+
+function allowedDimensions(family: EmbeddingFamily): readonly number[] {
+  if (family.kind === "titan") return family.version === 2 ? [256, 512, 1024] : [1536];
+  return family.version === 4 ? [256, 512, 1024, 1536] : [1024];
+}
+
+/** The input texts, or a 400 naming `input` for token-id inputs. */
+export function inputTexts(input: EmbeddingRequest["input"]): string[] {
+  if (typeof input === "string") return [input];
+  if (input.every((item) => typeof item === "string")) return input as string[];
+  throw invalidRequest(
+    "Bedrock embedding models take text only; token-id arrays are not supported.",
+    "input",
+    "unsupported_input",
+  );
+}
+
+function checkDimensions(family: EmbeddingFamily, dimensions: number | undefined): void {
+  if (dimensions === undefined) return;
+  const allowed = allowedDimensions(family);
+  if (!allowed.includes(dimensions)) {
+    throw invalidRequest(
+      `This Bedrock embedding model supports dimensions ${allowed.join(", ")}; got ${dimensions}.`,
+      "dimensions",
+      "unsupported_dimensions",
+    );
+  }
+}
+
+/** The InvokeModel body for one Titan text. */
+export function titanBody(text: string, family: EmbeddingFamily, dimensions?: number): JsonObject {
+  if (family.kind !== "titan" || family.version === 1) return { inputText: text };
+  const body: JsonObject = { inputText: text, normalize: true };
+  if (dimensions !== undefined) body.dimensions = dimensions;
+  return body;
+}
+
+/** The InvokeModel body for one batch of Cohere texts. */
+export function cohereBody(texts: string[], family: EmbeddingFamily, request: EmbeddingRequest): JsonObject {
+  const inputType = typeof request.input_type === "string" && COHERE_INPUT_TYPES.includes(request.input_type)
+    ? request.input_type
+    : "search_document";
+  const body: JsonObject = { texts, input_type: inputType };
+  if (family.kind === "cohere" && family.version === 4) {
+    body.embedding_types = ["float"];
+    if (request.dimensions !== undefined) body.output_dimension = request.dimensions;
+  }
+  return body;
+}
+
+function isVector(value: unknown): value is number[] {
+  return Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === "number");
+}
+
+/** Cohere's vectors from either response shape: `embeddings: [[…]]` or `embeddings: {float: [[…]]}`. */
+export function cohereVectors(provider: string, json: JsonObject, expected: number): number[][] {
+  const raw = json.embeddings;
+  const list = Array.isArray(raw)
+    ? raw
+    : (raw !== null && typeof raw === "object")
+    ? (raw as JsonObject).float
+    : undefined;
+  if (!Array.isArray(list) || list.length !== expected || !list.every(isVector)) {
+    throw badGateway(
+      `Provider "${provider}" returned malformed Cohere embeddings.`,
+      "upstream_invalid_response",
+    );
+  }
+  return list;
+}
+
+async function mapLimit<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i], i);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+function headerCount(headers: Headers): number {
+  const value = Number(headers.get("x-amzn-bedrock-input-token-count"));
+  return Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+/** Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. */
+export async function bedrockEmbed(
+  provider: string,
+  modelId: string,
+  request: EmbeddingRequest,
+  invoke: InvokeJson,
+): Promise<EmbeddingResult> {
+  const family = embeddingFamily(modelId);
+  if (family === null) {
+    throw invalidRequest(
+      `The gateway does not know the request format of Bedrock embedding model "${modelId}"; ` +
+        "supported are Amazon Titan Text Embeddings and Cohere Embed.",
+      "model",
+      "model_not_supported",
+    );
+  }
+  const texts = inputTexts(request.input);
+  checkDimensions(family, request.dimensions);
+  if (family.kind === "titan") {
+    const results = await mapLimit(texts, TITAN_CONCURRENCY, async (text) => {
+      const { json, headers } = await invoke(titanBody(text, family, request.dimensions));
+      if (!isVector(json.embedding)) {
+        throw badGateway(
+          `Provider "${provider}" returned a malformed Titan embedding.`,
+          "upstream_invalid_response",
+        );
+      }
+      const tokens = typeof json.inputTextTokenCount === "number"
+        ? json.inputTextTokenCount
+        : headerCount(headers);
+      return { vector: json.embedding, tokens };
+    });
+    const prompt = results.reduce((n, r) => n + r.tokens, 0);
+    return {
+      data: results.map((r, index) => ({ index, embedding: r.vector })),
+      usage: { prompt_tokens: prompt, total_tokens: prompt },
+    };
+  }
+  const batches: string[][] = [];
+  for (let i = 0; i < texts.length; i += COHERE_BATCH) batches.push(texts.slice(i, i + COHERE_BATCH));
+  const results = await mapLimit(batches, TITAN_CONCURRENCY, async (batch) => {
+    const { json, headers } = await invoke(cohereBody(batch, family, request));
+    return { vectors: cohereVectors(provider, json, batch.length), tokens: headerCount(headers) };
+  });
+  const vectors = results.flatMap((r) => r.vectors);
+  const prompt = results.reduce((n, r) => n + r.tokens, 0);
+  return {
+    data: vectors.map((embedding, index) => ({ index, embedding })),
+    usage: { prompt_tokens: prompt, total_tokens: prompt },
+  };
+}

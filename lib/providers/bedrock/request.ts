@@ -1,0 +1,259 @@
+/**
+ * OpenAI chat request → Bedrock Converse request body. Pure functions, no I/O.
+ *
+ * Converse has one top-level `system` list and strictly alternating user/assistant turns, so system and
+ * developer messages are collected (in order) into `system`, tool results become `toolResult` blocks in a
+ * user turn, and consecutive turns of the same role are merged. Images must be inline bytes: `data:` URLs are
+ * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them).
+ *
+ * @module
+ */
+import { invalidRequest } from "../../errors.ts";
+import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
+import { isObject } from "../shared/json.ts";
+
+/** One Converse content block, as sent. */
+export type ConverseBlock = JsonObject;
+
+/** One Converse turn. */
+export interface ConverseMessage {
+  role: "user" | "assistant";
+  content: ConverseBlock[];
+}
+
+/**
+ * OpenAI parameters Converse cannot honour: there is no equivalent for several choices, log probabilities,
+ * token biases, penalties, seeds, structured-output formats, audio or predicted outputs, and no way to turn
+ * off parallel tool calls generically. Each goes through `applyUnsupportedRules` (400 or `drop`).
+ */
+export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
+  n: (v) => v !== 1,
+  logprobs: (v) => v === true,
+  top_logprobs: always,
+  logit_bias: (v) => typeof v === "object" && v !== null && Object.keys(v).length > 0,
+  presence_penalty: (v) => v !== 0,
+  frequency_penalty: (v) => v !== 0,
+  seed: always,
+  response_format: (v) => !(typeof v === "object" && v !== null && (v as JsonObject).type === "text"),
+  parallel_tool_calls: (v) => v === false,
+  audio: always,
+  modalities: (v) => !(Array.isArray(v) && v.every((m) => m === "text")),
+  prediction: always,
+  reasoning_effort: always,
+  web_search_options: always,
+};
+
+const IMAGE_FORMATS: Record<string, string> = {
+  "image/png": "png",
+  "image/jpeg": "jpeg",
+  "image/jpg": "jpeg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+};
+
+/** `data:image/png;base64,…` → an image block; anything else is a 400 naming `param`. */
+export function imageBlock(url: string, param: string): ConverseBlock {
+  const m = /^data:([^;,]+)((?:;[^;,]+)*?);base64,(.*)$/s.exec(url);
+  if (!m) {
+    if (/^https?:/i.test(url)) {
+      throw invalidRequest(
+        "Bedrock models cannot fetch images from URLs; send the image inline as a base64 `data:` URL.",
+        param,
+        "unsupported_image_url",
+      );
+    }
+    throw invalidRequest("The image URL must be a base64 `data:` URL (data:image/png;base64,…).", param);
+  }
+  const format = IMAGE_FORMATS[m[1].toLowerCase()];
+  if (!format) {
+    throw invalidRequest(
+      `Image type '${m[1]}' is not supported by Bedrock; use PNG, JPEG, GIF or WebP.`,
+      param,
+      "unsupported_image_type",
+    );
+  }
+  const data = m[3].replace(/\s+/g, "");
+  if (data === "" || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
+    throw invalidRequest("The image data is not valid base64.", param);
+  }
+  // Converse's JSON protocol carries blobs as base64 strings.
+  return { image: { format, source: { bytes: data } } };
+}
+
+function textParts(content: unknown, param: string, allowImages: boolean): ConverseBlock[] {
+  if (typeof content === "string") return content === "" ? [] : [{ text: content }];
+  if (content === null || content === undefined) return [];
+  if (!Array.isArray(content)) throw invalidRequest("Message content must be a string or an array.", param);
+  const blocks: ConverseBlock[] = [];
+  content.forEach((part, j) => {
+    const partParam = `${param}[${j}]`;
+    if (!isObject(part)) throw invalidRequest("Each content part must be an object.", partParam);
+    if (
+      (part.type === "text" || part.type === "refusal") && typeof (part.text ?? part.refusal) === "string"
+    ) {
+      const text = String(part.text ?? part.refusal);
+      if (text !== "") blocks.push({ text });
+    } else if (part.type === "image_url" && allowImages) {
+      const image = part.image_url;
+      const url = isObject(image) ? image.url : image;
+      if (typeof url !== "string") {
+        throw invalidRequest("image_url.url must be a string.", `${partParam}.image_url`);
+      }
+      blocks.push(imageBlock(url, `${partParam}.image_url`));
+    } else {
+      throw invalidRequest(
+        `Content parts of type '${String(part.type)}' are not supported by Bedrock models here.`,
+        `${partParam}.type`,
+        "unsupported_content_type",
+      );
+    }
+  });
+  return blocks;
+}
+
+function toolUseBlocks(message: ChatMessage, param: string): ConverseBlock[] {
+  const calls = message.tool_calls;
+  if (!Array.isArray(calls)) return [];
+  return calls.map((call, j) => {
+    const fn = isObject(call) && isObject(call.function) ? call.function : {};
+    const args = typeof fn.arguments === "string" ? fn.arguments : "";
+    let input: unknown = {};
+    if (args.trim() !== "") {
+      try {
+        input = JSON.parse(args);
+      } catch {
+        throw invalidRequest(
+          "Tool call arguments must be a JSON object string.",
+          `${param}.tool_calls[${j}].function.arguments`,
+        );
+      }
+    }
+    if (!isObject(input)) {
+      throw invalidRequest(
+        "Tool call arguments must be a JSON object.",
+        `${param}.tool_calls[${j}].function.arguments`,
+      );
+    }
+    return { toolUse: { toolUseId: String((call as JsonObject).id), name: String(fn.name), input } };
+  });
+}
+
+/** Converse's `system` list and turns for OpenAI `messages`. */
+export function toConverseMessages(
+  messages: ChatMessage[],
+): { system: ConverseBlock[]; turns: ConverseMessage[] } {
+  const system: ConverseBlock[] = [];
+  const turns: ConverseMessage[] = [];
+  const push = (role: "user" | "assistant", content: ConverseBlock[]) => {
+    if (content.length === 0) return;
+    const last = turns.at(-1);
+    if (last?.role === role) {
+      // Tool results must lead a user turn that follows tool use; keep them ahead of any merged text.
+      const results = content.filter((b) => "toolResult" in b);
+      const others = content.filter((b) => !("toolResult" in b));
+      const lastResults = last.content.filter((b) => "toolResult" in b);
+      const lastOthers = last.content.filter((b) => !("toolResult" in b));
+      last.content = [...lastResults, ...results, ...lastOthers, ...others];
+    } else {
+      turns.push({ role, content });
+    }
+  };
+  messages.forEach((message, i) => {
+    const param = `messages[${i}]`;
+    switch (message.role) {
+      case "system":
+      case "developer":
+        system.push(...textParts(message.content, `${param}.content`, false));
+        break;
+      case "user":
+        push("user", textParts(message.content, `${param}.content`, true));
+        break;
+      case "assistant":
+        push("assistant", [
+          ...textParts(message.content, `${param}.content`, false),
+          ...toolUseBlocks(message, param),
+        ]);
+        break;
+      case "tool": {
+        const text = textParts(message.content, `${param}.content`, false);
+        push("user", [{
+          toolResult: {
+            toolUseId: String(message.tool_call_id),
+            content: text.length > 0 ? text : [{ text: "" }],
+            status: "success",
+          },
+        }]);
+        break;
+      }
+      default:
+        throw invalidRequest(
+          `Messages with role '${message.role}' are not supported by Bedrock models.`,
+          `${param}.role`,
+          "unsupported_role",
+        );
+    }
+  });
+  return { system, turns };
+}
+
+function hasToolBlocks(turns: ConverseMessage[]): boolean {
+  return turns.some((t) => t.content.some((b) => "toolUse" in b || "toolResult" in b));
+}
+
+/**
+ * `toolConfig` for OpenAI `tools` / `tool_choice`. Converse has no "none": with `tool_choice: "none"` the tools
+ * are left out — unless the history holds tool blocks, which Converse only accepts with a `toolConfig`; then
+ * the tool specs are sent without a choice (the model decides), the closest Converse can express.
+ */
+export function toToolConfig(request: ChatRequest, turns: ConverseMessage[]): JsonObject | undefined {
+  const tools = Array.isArray(request.tools) ? request.tools : [];
+  const choice = request.tool_choice;
+  const specs = tools.map((tool, i) => {
+    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
+      throw invalidRequest(
+        "Only tools of type 'function' are supported by Bedrock models.",
+        `tools[${i}].type`,
+      );
+    }
+    const fn = tool.function;
+    const spec: JsonObject = {
+      name: fn.name,
+      inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} } },
+    };
+    if (typeof fn.description === "string" && fn.description !== "") spec.description = fn.description;
+    return { toolSpec: spec };
+  });
+  if (specs.length === 0) return undefined;
+  if (choice === "none") return hasToolBlocks(turns) ? { tools: specs } : undefined;
+  const config: JsonObject = { tools: specs };
+  if (choice === "required") config.toolChoice = { any: {} };
+  else if (choice === "auto" || choice === undefined || choice === null) config.toolChoice = { auto: {} };
+  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") {
+    config.toolChoice = { tool: { name: choice.function.name } };
+  } else {
+    throw invalidRequest(
+      "tool_choice must be 'none', 'auto', 'required' or a named function.",
+      "tool_choice",
+    );
+  }
+  return config;
+}
+
+/** The Converse / ConverseStream request body for an (already unsupported-filtered) OpenAI request. */
+export function toConverseRequest(request: ChatRequest): JsonObject {
+  const { system, turns } = toConverseMessages(request.messages);
+  const body: JsonObject = { messages: turns };
+  if (system.length > 0) body.system = system;
+  const inference: JsonObject = {};
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
+  if (typeof request.temperature === "number") inference.temperature = request.temperature;
+  if (typeof request.top_p === "number") inference.topP = request.top_p;
+  if (typeof request.stop === "string") inference.stopSequences = [request.stop];
+  else if (Array.isArray(request.stop)) inference.stopSequences = request.stop;
+  if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
+  const toolConfig = toToolConfig(request, turns);
+  if (toolConfig) body.toolConfig = toolConfig;
+  return body;
+}

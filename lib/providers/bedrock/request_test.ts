@@ -1,0 +1,268 @@
+/**
+ * OpenAI → Converse request translation. The tool example is AWS's own ("Call a tool with the Converse API",
+ * docs.aws.amazon.com/bedrock/latest/userguide/tool-use-inference-call.html): tool `top_song`, station WZPZ,
+ * tool use id `tooluse_kZJMlvQmRJ6eAyJE5GIl7Q`, result `{"song":"Elemental Hotel","artist":"8 Storey Hike"}`.
+ */
+import assert from "node:assert/strict";
+import { GatewayError } from "../../errors.ts";
+import { BEDROCK_UNSUPPORTED, toConverseRequest } from "./request.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
+
+const req = (fields: Partial<ChatRequest> & JsonObject): ChatRequest => ({
+  model: "m",
+  messages: [],
+  ...fields,
+});
+
+const TOP_SONG_TOOL = {
+  type: "function",
+  function: {
+    name: "top_song",
+    description: "Get the most popular song played on a radio station.",
+    parameters: {
+      type: "object",
+      properties: {
+        sign: {
+          type: "string",
+          description: "The call sign for the radio station for which you want the most popular song. " +
+            "Example calls signs are WZPZ and WKRP.",
+        },
+      },
+      required: ["sign"],
+    },
+  },
+};
+const TOOL_USE_ID = "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q";
+
+Deno.test("bedrock request: plain chat", () => {
+  assert.deepEqual(toConverseRequest(req({ messages: [{ role: "user", content: "Hello" }] })), {
+    messages: [{ role: "user", content: [{ text: "Hello" }] }],
+  });
+});
+
+Deno.test("bedrock request: system and developer messages, inference parameters", () => {
+  const body = toConverseRequest(req({
+    messages: [
+      { role: "system", content: "You are terse." },
+      { role: "developer", content: [{ type: "text", text: "Answer in French." }] },
+      { role: "user", content: [{ type: "text", text: "Hi" }, { type: "text", text: "there" }] },
+    ],
+    max_tokens: 10,
+    max_completion_tokens: 20,
+    temperature: 0.5,
+    top_p: 0.9,
+    stop: "END",
+  }));
+  assert.deepEqual(body, {
+    system: [{ text: "You are terse." }, { text: "Answer in French." }],
+    messages: [{ role: "user", content: [{ text: "Hi" }, { text: "there" }] }],
+    inferenceConfig: { maxTokens: 20, temperature: 0.5, topP: 0.9, stopSequences: ["END"] },
+  });
+});
+
+Deno.test("bedrock request: AWS's top_song example, tool call and result over several turns", () => {
+  const body = toConverseRequest(req({
+    messages: [
+      { role: "user", content: "What is the most popular song on WZPZ?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{
+          id: TOOL_USE_ID,
+          type: "function",
+          function: { name: "top_song", arguments: '{"sign":"WZPZ"}' },
+        }, { id: "tooluse_2", type: "function", function: { name: "top_song", arguments: "" } }],
+      },
+      {
+        role: "tool",
+        tool_call_id: TOOL_USE_ID,
+        content: '{"song":"Elemental Hotel","artist":"8 Storey Hike"}',
+      },
+      { role: "tool", tool_call_id: "tooluse_2", content: [{ type: "text", text: "unknown" }] },
+      { role: "user", content: "Thanks!" },
+      { role: "user", content: "And on WKRP?" },
+    ],
+    tools: [TOP_SONG_TOOL],
+    tool_choice: { type: "function", function: { name: "top_song" } },
+  }));
+  assert.deepEqual(body.messages, [
+    { role: "user", content: [{ text: "What is the most popular song on WZPZ?" }] },
+    {
+      role: "assistant",
+      content: [
+        { toolUse: { toolUseId: TOOL_USE_ID, name: "top_song", input: { sign: "WZPZ" } } },
+        { toolUse: { toolUseId: "tooluse_2", name: "top_song", input: {} } },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        {
+          toolResult: {
+            toolUseId: TOOL_USE_ID,
+            content: [{ text: '{"song":"Elemental Hotel","artist":"8 Storey Hike"}' }],
+            status: "success",
+          },
+        },
+        { toolResult: { toolUseId: "tooluse_2", content: [{ text: "unknown" }], status: "success" } },
+        { text: "Thanks!" },
+        { text: "And on WKRP?" },
+      ],
+    },
+  ]);
+  assert.deepEqual(body.toolConfig, {
+    tools: [{
+      toolSpec: {
+        name: "top_song",
+        description: TOP_SONG_TOOL.function.description,
+        inputSchema: { json: TOP_SONG_TOOL.function.parameters },
+      },
+    }],
+    toolChoice: { tool: { name: "top_song" } },
+  });
+});
+
+Deno.test("bedrock request: tool_choice auto, required, none", () => {
+  const messages = [{ role: "user", content: "x" }];
+  const choice = (tool_choice: unknown, extra: JsonObject[] = []) =>
+    toConverseRequest(
+      req({
+        messages: [...messages, ...extra] as ChatRequest["messages"],
+        tools: [TOP_SONG_TOOL],
+        tool_choice,
+      }),
+    )
+      .toolConfig as JsonObject | undefined;
+  assert.deepEqual(choice(undefined)?.toolChoice, { auto: {} });
+  assert.deepEqual(choice("auto")?.toolChoice, { auto: {} });
+  assert.deepEqual(choice("required")?.toolChoice, { any: {} });
+  assert.equal(choice("none"), undefined);
+  // With tool blocks in the history Converse needs a toolConfig: tools are sent without a choice.
+  const history = [
+    {
+      role: "assistant",
+      tool_calls: [{ id: "t1", type: "function", function: { name: "top_song", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: "t1", content: "ok" },
+  ];
+  const withHistory = choice("none", history);
+  assert.ok(withHistory);
+  assert.equal(withHistory.toolChoice, undefined);
+  assert.equal((withHistory.tools as unknown[]).length, 1);
+});
+
+Deno.test("bedrock request: images as data URLs; remote URLs and other types are 400s naming the part", () => {
+  const body = toConverseRequest(req({
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "What is this?" },
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=", detail: "low" } },
+        { type: "image_url", image_url: { url: "data:image/jpg;base64,/9j/4AAQ" } },
+      ],
+    }],
+  }));
+  assert.deepEqual(body.messages, [{
+    role: "user",
+    content: [
+      { text: "What is this?" },
+      { image: { format: "png", source: { bytes: "iVBORw0KGgo=" } } },
+      { image: { format: "jpeg", source: { bytes: "/9j/4AAQ" } } },
+    ],
+  }]);
+  const bad = (url: string) => () =>
+    toConverseRequest(req({
+      messages: [{
+        role: "user",
+        content: [{ type: "text", text: "x" }, { type: "image_url", image_url: { url } }],
+      }],
+    }));
+  const param = (p: string, code?: string) => (err: unknown) =>
+    err instanceof GatewayError && err.status === 400 && err.param === p &&
+    (code === undefined || err.code === code);
+  assert.throws(
+    bad("https://example.com/cat.png"),
+    param("messages[0].content[1].image_url", "unsupported_image_url"),
+  );
+  assert.throws(
+    bad("data:image/bmp;base64,Qk0="),
+    param("messages[0].content[1].image_url", "unsupported_image_type"),
+  );
+  assert.throws(bad("data:image/png;base64,***"), param("messages[0].content[1].image_url"));
+  assert.throws(
+    () =>
+      toConverseRequest(req({
+        messages: [{
+          role: "user",
+          content: [{ type: "input_audio", input_audio: { data: "", format: "wav" } }],
+        }],
+      })),
+    param("messages[0].content[0].type", "unsupported_content_type"),
+  );
+});
+
+Deno.test("bedrock request: malformed tool arguments and unsupported roles are 400s", () => {
+  const param = (p: string) => (err: unknown) => err instanceof GatewayError && err.param === p;
+  assert.throws(
+    () =>
+      toConverseRequest(req({
+        messages: [{
+          role: "assistant",
+          tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: "{" } }],
+        }],
+      })),
+    param("messages[0].tool_calls[0].function.arguments"),
+  );
+  assert.throws(
+    () =>
+      toConverseRequest(req({
+        messages: [{
+          role: "assistant",
+          tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: "[1]" } }],
+        }],
+      })),
+    param("messages[0].tool_calls[0].function.arguments"),
+  );
+  assert.throws(
+    () => toConverseRequest(req({ messages: [{ role: "function", name: "f", content: "x" }] })),
+    param("messages[0].role"),
+  );
+});
+
+Deno.test("bedrock request: unsupported OpenAI parameters error by default and drop on request", () => {
+  const base = req({ messages: [{ role: "user", content: "x" }] });
+  const cases: [string, unknown, boolean][] = [
+    ["n", 2, true],
+    ["n", 1, false],
+    ["logprobs", true, true],
+    ["logprobs", false, false],
+    ["top_logprobs", 2, true],
+    ["logit_bias", { "50256": -100 }, true],
+    ["logit_bias", {}, false],
+    ["presence_penalty", 0.5, true],
+    ["presence_penalty", 0, false],
+    ["frequency_penalty", -1, true],
+    ["seed", 7, true],
+    ["response_format", { type: "json_object" }, true],
+    ["response_format", { type: "text" }, false],
+    ["parallel_tool_calls", false, true],
+    ["parallel_tool_calls", true, false],
+    ["modalities", ["text", "audio"], true],
+    ["modalities", ["text"], false],
+  ];
+  for (const [param, value, unsupported] of cases) {
+    const request = { ...base, [param]: value };
+    if (!unsupported) {
+      assert.equal(applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "error", "Bedrock"), request, param);
+      continue;
+    }
+    assert.throws(
+      () => applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "error", "Bedrock"),
+      (err: unknown) =>
+        err instanceof GatewayError && err.param === param && err.code === "unsupported_parameter",
+      param,
+    );
+    assert.equal(param in applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "drop", "Bedrock"), false);
+  }
+});

@@ -1,0 +1,211 @@
+/**
+ * Bedrock answers → OpenAI: the Converse response body, stop reasons, token usage, and Bedrock's errors
+ * (`{"message":…}` with the error name in `x-amzn-ErrorType`) mapped to the status an OpenAI client expects.
+ *
+ * @module
+ */
+import { badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
+import { makeUsage, newCompletionId } from "../shared/chunks.ts";
+import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
+import { scrubberOf } from "../../secrets/scrubber.ts";
+import { clip, retryHeadersOf, upstreamHttpError } from "../shared/upstream_error.ts";
+import { isObject } from "../shared/json.ts";
+
+/**
+ * Converse `stopReason` → OpenAI `finish_reason`. Documented values (MessageStopEvent): end_turn, tool_use,
+ * max_tokens, stop_sequence, guardrail_intervened, content_filtered, malformed_model_output,
+ * malformed_tool_use, model_context_window_exceeded. OpenAI has nothing for the malformed ones, so they (and
+ * unknown future values) end as "stop".
+ */
+export function mapStopReason(reason: unknown): string {
+  switch (reason) {
+    case "tool_use":
+      return "tool_calls";
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "guardrail_intervened":
+    case "content_filtered":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+/**
+ * Converse `TokenUsage` → OpenAI usage. Bedrock counts cache reads and writes apart from `inputTokens`;
+ * OpenAI's `prompt_tokens` includes cached tokens, so both are added in and reads are reported as
+ * `cached_tokens`.
+ */
+export function mapUsage(usage: unknown): Usage {
+  const u = isObject(usage) ? usage : {};
+  const cacheRead = u.cacheReadInputTokens === undefined ? undefined : count(u.cacheReadInputTokens);
+  const prompt = count(u.inputTokens) + (cacheRead ?? 0) + count(u.cacheWriteInputTokens);
+  return makeUsage(prompt, count(u.outputTokens), cacheRead);
+}
+
+/** Text and tool calls of Converse content blocks; reasoning and other block kinds are not exposed. */
+export function messageFromBlocks(content: unknown): JsonObject {
+  const blocks = Array.isArray(content) ? content : [];
+  let text = "";
+  let sawText = false;
+  const toolCalls: JsonObject[] = [];
+  for (const block of blocks) {
+    if (!isObject(block)) continue;
+    if (typeof block.text === "string") {
+      text += block.text;
+      sawText = true;
+    } else if (isObject(block.toolUse)) {
+      const use = block.toolUse;
+      toolCalls.push({
+        id: String(use.toolUseId),
+        type: "function",
+        function: { name: String(use.name), arguments: JSON.stringify(use.input ?? {}) },
+      });
+    }
+  }
+  const message: JsonObject = { role: "assistant", content: sawText ? text : null, refusal: null };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return message;
+}
+
+/** A Converse response body → `chat.completion`; a body without `output.message` is a 502. */
+export function fromConverseResponse(provider: string, body: unknown, model: string): ChatCompletion {
+  const message = isObject(body) && isObject(body.output) ? body.output.message : undefined;
+  if (!isObject(body) || !isObject(message)) {
+    throw badGateway(
+      `Provider "${provider}" returned a Converse answer without output.message.`,
+      "upstream_invalid_response",
+    );
+  }
+  return {
+    id: newCompletionId(),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{
+      index: 0,
+      message: messageFromBlocks(message.content),
+      logprobs: null,
+      finish_reason: mapStopReason(body.stopReason),
+    }],
+    usage: mapUsage(body.usage),
+  };
+}
+
+/** The error name Bedrock reports: `x-amzn-ErrorType` (before any `:`), else `__type`/`code` in the body. */
+export function bedrockErrorType(headers: Headers, body: unknown): string | null {
+  const header = headers.get("x-amzn-errortype");
+  if (header) return header.split(":")[0].trim();
+  if (isObject(body)) {
+    const raw = body.__type ?? body.code;
+    if (typeof raw === "string" && raw !== "") return raw.split("#").at(-1)!.split(":")[0];
+  }
+  return null;
+}
+
+const AUTH_ERRORS = new Set([
+  "UnrecognizedClientException",
+  "InvalidSignatureException",
+  "IncompleteSignatureException",
+  "MissingAuthenticationTokenException",
+  "ExpiredTokenException",
+  "InvalidClientTokenId",
+  "SignatureDoesNotMatch",
+]);
+
+/** `message` with the provider's credentials masked, whole and quoted in part, and cut to a sane length. */
+function scrub(message: string | null, secrets: readonly string[]): string | null {
+  return message === null ? null : clip(scrubberOf(secrets).scrub(message));
+}
+
+/**
+ * The client-facing error for a Bedrock HTTP error. Bad or unknown credentials and bad signatures (AWS answers
+ * 403) become 401; AccessDenied stays 403; throttling and "model not ready" are 429; ServiceUnavailable is
+ * 503; validation 400; missing model 404; a model timeout 504; model errors (424) and other 5xx are 502.
+ * Secrets are scrubbed from any upstream message that is kept.
+ */
+export function bedrockHttpError(
+  provider: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  secrets: readonly string[],
+): GatewayError {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const type = bedrockErrorType(headers, body);
+  const rawMessage = isObject(body) && typeof (body.message ?? body.Message) === "string"
+    ? String(body.message ?? body.Message)
+    : null;
+  const message = scrub(rawMessage, secrets);
+  const parsed = { message, type: null, code: null, param: null };
+  let mapped = status;
+  if (type !== null && AUTH_ERRORS.has(type)) mapped = 401;
+  else if (type === "AccessDeniedException") mapped = 403;
+  else if (type === "ThrottlingException" || type === "ModelNotReadyException") mapped = 429;
+  else if (type === "ServiceUnavailableException") mapped = 503;
+  else if (type === "ValidationException") mapped = 400;
+  else if (type === "ResourceNotFoundException") mapped = 404;
+  else if (type === "ModelTimeoutException" || status === 408) {
+    return gatewayTimeout(`Provider "${provider}" model timed out${message ? `: ${message}` : "."}`);
+  } else if (type === "ModelErrorException" || status === 424) mapped = 502;
+  else if (status === 403) mapped = 401;
+  if (mapped === 429) {
+    return new GatewayError(429, message ?? `Provider "${provider}" is throttling requests.`, {
+      type: "rate_limit_error",
+      code: "rate_limit_exceeded",
+      headers: retryHeaders(headers),
+    });
+  }
+  if (mapped === 502 && status < 500) {
+    return badGateway(`Provider "${provider}" model failed${message ? `: ${message}` : "."}`);
+  }
+  return upstreamHttpError(provider, mapped, parsed, headers, secrets);
+}
+
+function retryHeaders(headers: Headers): Record<string, string> {
+  const { "retry-after": retryAfter } = retryHeadersOf(headers);
+  return retryAfter === undefined ? {} : { "retry-after": retryAfter };
+}
+
+/**
+ * The error for an exception frame inside a ConverseStream (`:exception-type` header, `{"message"}` payload):
+ * throttling 429, service unavailable 503, validation 400, anything else (internal, model stream error …) 502.
+ */
+export function bedrockStreamException(
+  provider: string,
+  exceptionType: string,
+  message: string | null,
+  secrets: readonly string[],
+): GatewayError {
+  const clean = scrub(message, secrets);
+  const detail = clean ? `: ${clean}` : "";
+  const named = scrub(exceptionType, secrets);
+  switch (exceptionType) {
+    case "throttlingException":
+      return new GatewayError(429, `Provider "${provider}" throttled the stream${detail}`, {
+        type: "rate_limit_error",
+        code: "rate_limit_exceeded",
+      });
+    case "serviceUnavailableException":
+      return new GatewayError(503, `Provider "${provider}" is unavailable${detail}`, {
+        type: "server_error",
+        code: "upstream_overloaded",
+      });
+    case "validationException":
+      return new GatewayError(400, clean ?? `Provider "${provider}" rejected the request mid-stream.`, {
+        type: "invalid_request_error",
+      });
+    default:
+      return badGateway(`Provider "${provider}" failed mid-stream (${named})${detail}`);
+  }
+}

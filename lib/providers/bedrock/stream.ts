@@ -1,0 +1,139 @@
+/**
+ * ConverseStream events (decoded event-stream messages) → OpenAI `chat.completion.chunk`s.
+ *
+ *   messageStart        → first chunk: role "assistant", content ""
+ *   contentBlockStart   → (toolUse) first tool-call fragment: index k, id, type, name, arguments ""
+ *   contentBlockDelta   → text content, or a tool call's argument fragment
+ *   messageStop         → the finish chunk with the mapped finish_reason
+ *   metadata            → one usage-only chunk (the server drops it unless the client asked for usage)
+ *   exception frames    → the stream errors with a GatewayError, so the client gets an OpenAI error event
+ *
+ * A stream that ends before `messageStop` was cut short and errors rather than looking complete.
+ *
+ * @module
+ */
+import { badGateway } from "../../errors.ts";
+import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId } from "../shared/chunks.ts";
+import { bedrockStreamException, mapStopReason, mapUsage } from "./response.ts";
+import type { EventStreamMessage } from "./eventstream.ts";
+import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { isObject } from "../shared/json.ts";
+
+function parsePayload(provider: string, message: EventStreamMessage): JsonObject {
+  if (message.payload.length === 0) return {};
+  try {
+    const json = JSON.parse(new TextDecoder().decode(message.payload));
+    if (isObject(json)) return json;
+  } catch { /* reported below */ }
+  throw badGateway(
+    `Provider "${provider}" sent a stream event that is not a JSON object.`,
+    "upstream_invalid_response",
+  );
+}
+
+/** Options for {@linkcode converseChunkTransformer}. */
+export interface converseChunkTransformerOptions {
+  provider: string;
+  model: string;
+  /** Scrubbed from upstream messages that reach the client. */
+  secrets?: readonly string[];
+  identity?: ChunkIdentity;
+}
+
+/** Event-stream messages → chunks; see the module documentation for the mapping. */
+export function converseChunkTransformer(
+  options: converseChunkTransformerOptions,
+): SyncTransformer<EventStreamMessage, ChatCompletionChunk> {
+  const { provider } = options;
+  const identity: ChunkIdentity = options.identity ?? {
+    id: newCompletionId(),
+    created: Math.floor(Date.now() / 1000),
+    model: options.model,
+  };
+  let started = false;
+  let stopped = false;
+  let usageSent = false;
+  /** contentBlockIndex → OpenAI tool_calls index. */
+  const toolIndex = new Map<number, number>();
+  const start = (controller: TransformStreamDefaultController<ChatCompletionChunk>) => {
+    if (started) return;
+    started = true;
+    controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+  };
+  return {
+    transform(message, controller) {
+      const messageType = message.headers[":message-type"];
+      if (messageType === "exception") {
+        const payload = parsePayload(provider, message);
+        const type = String(message.headers[":exception-type"] ?? "unknownException");
+        const text = typeof payload.message === "string" ? payload.message : null;
+        throw bedrockStreamException(provider, type, text, options.secrets ?? []);
+      }
+      if (messageType === "error") {
+        const code = String(message.headers[":error-code"] ?? "error");
+        throw badGateway(`Provider "${provider}" reported a stream error (${code}).`);
+      }
+      if (messageType !== "event") return;
+      const event = parsePayload(provider, message);
+      switch (message.headers[":event-type"]) {
+        case "messageStart":
+          start(controller);
+          break;
+        case "contentBlockStart": {
+          start(controller);
+          const begin = isObject(event.start) ? event.start : {};
+          if (isObject(begin.toolUse)) {
+            const k = toolIndex.size;
+            toolIndex.set(Number(event.contentBlockIndex ?? 0), k);
+            controller.enqueue(makeChunk(identity, {
+              tool_calls: [{
+                index: k,
+                id: String(begin.toolUse.toolUseId),
+                type: "function",
+                function: { name: String(begin.toolUse.name), arguments: "" },
+              }],
+            }));
+          }
+          break;
+        }
+        case "contentBlockDelta": {
+          start(controller);
+          const delta = isObject(event.delta) ? event.delta : {};
+          if (typeof delta.text === "string") {
+            if (delta.text !== "") controller.enqueue(makeChunk(identity, { content: delta.text }));
+          } else if (isObject(delta.toolUse) && typeof delta.toolUse.input === "string") {
+            const k = toolIndex.get(Number(event.contentBlockIndex ?? 0));
+            if (k === undefined) {
+              throw badGateway(
+                `Provider "${provider}" sent tool input for a block it never started.`,
+                "upstream_invalid_response",
+              );
+            }
+            controller.enqueue(makeChunk(identity, {
+              tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
+            }));
+          }
+          // Reasoning and other delta kinds have no OpenAI chunk field; they are not forwarded.
+          break;
+        }
+        case "messageStop":
+          start(controller);
+          stopped = true;
+          controller.enqueue(makeChunk(identity, {}, mapStopReason(event.stopReason)));
+          break;
+        case "metadata":
+          if (!usageSent) {
+            usageSent = true;
+            controller.enqueue(makeUsageChunk(identity, mapUsage(event.usage)));
+          }
+          break;
+        default:
+          break;
+      }
+    },
+    flush() {
+      if (!stopped) throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * ConverseStream events → OpenAI chunks. Event shapes follow ConverseStreamOutput
+ * (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStreamOutput.html): messageStart,
+ * contentBlockStart{start:{toolUse}}, contentBlockDelta{delta:{text}|{toolUse:{input}}}, contentBlockStop,
+ * messageStop{stopReason}, metadata{usage,metrics}; Bedrock adds a `p` padding field to each payload.
+ */
+import assert from "node:assert/strict";
+import { GatewayError } from "../../errors.ts";
+import { eventFrame, exceptionFrame } from "../../../tests/helpers/fake_bedrock.ts";
+import { converseChunkTransformer } from "./stream.ts";
+import { type EventStreamMessage, eventStreamTransformer } from "./eventstream.ts";
+import { runStages } from "../../../tests/helpers/run_stages.ts";
+import type { ChatCompletionChunk } from "../../openai/types.ts";
+
+const enc = new TextEncoder();
+const IDENTITY = { id: "chatcmpl-test", created: 1_700_000_000, model: "m" };
+
+function ev(type: string, payload: unknown): EventStreamMessage {
+  return {
+    headers: { ":message-type": "event", ":event-type": type, ":content-type": "application/json" },
+    payload: enc.encode(JSON.stringify(payload)),
+  };
+}
+
+function exception(type: string, message: string): EventStreamMessage {
+  return {
+    headers: { ":message-type": "exception", ":exception-type": type, ":content-type": "application/json" },
+    payload: enc.encode(JSON.stringify({ message })),
+  };
+}
+
+async function run(messages: EventStreamMessage[]): Promise<ChatCompletionChunk[]> {
+  return await Array.fromAsync(
+    runStages(messages, converseChunkTransformer({ provider: "aws", model: "m", identity: IDENTITY })),
+  );
+}
+
+const deltas = (chunks: ChatCompletionChunk[]) =>
+  chunks.map((c) => c.choices[0]?.delta ?? { usage: c.usage });
+
+const TEXT_STREAM = [
+  ev("messageStart", { role: "assistant", p: "abcd" }),
+  ev("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Hello" }, p: "abcdefg" }),
+  ev("contentBlockDelta", { contentBlockIndex: 0, delta: { text: " world" } }),
+  ev("contentBlockStop", { contentBlockIndex: 0 }),
+  ev("messageStop", { stopReason: "max_tokens" }),
+  ev("metadata", {
+    usage: { inputTokens: 8, outputTokens: 2, totalTokens: 10 },
+    metrics: { latencyMs: 300 },
+  }),
+];
+
+Deno.test("bedrock stream: text, finish reason, then one usage-only chunk", async () => {
+  const chunks = await run(TEXT_STREAM);
+  assert.deepEqual(deltas(chunks), [
+    { role: "assistant", content: "" },
+    { content: "Hello" },
+    { content: " world" },
+    {},
+    { usage: { prompt_tokens: 8, completion_tokens: 2, total_tokens: 10 } },
+  ]);
+  assert.equal(chunks[3].choices[0].finish_reason, "length");
+  assert.deepEqual(chunks[4].choices, []);
+  assert.ok(chunks.every((c) => c.id === "chatcmpl-test" && c.object === "chat.completion.chunk"));
+});
+
+Deno.test("bedrock stream: tool calls get their own indices, first fragment carries id, type and name", async () => {
+  const chunks = await run([
+    ev("messageStart", { role: "assistant" }),
+    ev("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Checking." } }),
+    ev("contentBlockStop", { contentBlockIndex: 0 }),
+    ev("contentBlockStart", {
+      contentBlockIndex: 1,
+      start: { toolUse: { toolUseId: "tooluse_a", name: "top_song" } },
+    }),
+    ev("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: '{"sign":' } } }),
+    ev("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: '"WZPZ"}' } } }),
+    ev("contentBlockStop", { contentBlockIndex: 1 }),
+    ev("contentBlockStart", {
+      contentBlockIndex: 2,
+      start: { toolUse: { toolUseId: "tooluse_b", name: "top_song" } },
+    }),
+    ev("contentBlockDelta", { contentBlockIndex: 2, delta: { toolUse: { input: '{"sign":"WKRP"}' } } }),
+    ev("messageStop", { stopReason: "tool_use" }),
+    ev("metadata", { usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }),
+  ]);
+  assert.deepEqual(deltas(chunks).slice(1, -2), [
+    { content: "Checking." },
+    {
+      tool_calls: [{
+        index: 0,
+        id: "tooluse_a",
+        type: "function",
+        function: { name: "top_song", arguments: "" },
+      }],
+    },
+    { tool_calls: [{ index: 0, function: { arguments: '{"sign":' } }] },
+    { tool_calls: [{ index: 0, function: { arguments: '"WZPZ"}' } }] },
+    {
+      tool_calls: [{
+        index: 1,
+        id: "tooluse_b",
+        type: "function",
+        function: { name: "top_song", arguments: "" },
+      }],
+    },
+    { tool_calls: [{ index: 1, function: { arguments: '{"sign":"WKRP"}' } }] },
+  ]);
+  assert.equal(chunks.at(-2)!.choices[0].finish_reason, "tool_calls");
+});
+
+Deno.test("bedrock stream: exception frames become mapped GatewayErrors", async () => {
+  const table: [string, number][] = [
+    ["throttlingException", 429],
+    ["serviceUnavailableException", 503],
+    ["validationException", 400],
+    ["internalServerException", 502],
+    ["modelStreamErrorException", 502],
+  ];
+  for (const [type, status] of table) {
+    await assert.rejects(
+      run([TEXT_STREAM[0], TEXT_STREAM[1], exception(type, "boom")]),
+      (err: unknown) => err instanceof GatewayError && err.status === status,
+      type,
+    );
+  }
+});
+
+Deno.test("bedrock stream: a stream cut before messageStop errors; reasoning deltas are skipped", async () => {
+  await assert.rejects(
+    run(TEXT_STREAM.slice(0, 3)),
+    (err: unknown) =>
+      err instanceof GatewayError && err.status === 502 && /before it was complete/.test(err.message),
+  );
+  const chunks = await run([
+    ev("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { text: "hmm" } } }),
+    ev("contentBlockDelta", { contentBlockIndex: 1, delta: { text: "Hi" } }),
+    ev("messageStop", { stopReason: "end_turn" }),
+  ]);
+  assert.deepEqual(deltas(chunks), [{ role: "assistant", content: "" }, { content: "Hi" }, {}]);
+});
+
+Deno.test("bedrock stream: binary frames split across reads, through the decoder", async () => {
+  const frames = [
+    eventFrame("messageStart", { role: "assistant" }),
+    eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Hi ✓" } }),
+    eventFrame("messageStop", { stopReason: "end_turn" }),
+    eventFrame("metadata", { usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 } }),
+  ];
+  const all = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  frames.reduce((at, f) => (all.set(f, at), at + f.length), 0);
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < all.length; at += 5) pieces.push(all.slice(at, at + 5));
+  const chunks = await Array.fromAsync(
+    runStages(pieces, eventStreamTransformer(), converseChunkTransformer({ provider: "aws", model: "m" })),
+  );
+  assert.equal(
+    chunks.map((c) => (c.choices[0]?.delta as { content?: string } | undefined)?.content ?? "").join(""),
+    "Hi ✓",
+  );
+  assert.equal(chunks.at(-1)!.usage?.total_tokens, 4);
+
+  const failing = runStages(
+    [frames[0], exceptionFrame("throttlingException", "Too many tokens")],
+    eventStreamTransformer(),
+    converseChunkTransformer({ provider: "aws", model: "m" }),
+  );
+  await assert.rejects(
+    Array.fromAsync(failing),
+    (err: unknown) => err instanceof GatewayError && err.status === 429,
+  );
+});
+
+Deno.test("bedrock stream: cancelling the chunk stream cancels the upstream body", async () => {
+  let cancelled: unknown = "not cancelled";
+  const upstream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "x" } }));
+    },
+    cancel(reason) {
+      cancelled = reason;
+    },
+  });
+  const reader = runStages(
+    upstream,
+    eventStreamTransformer(),
+    converseChunkTransformer({ provider: "aws", model: "m" }),
+  )
+    .getReader();
+  await reader.read();
+  await reader.cancel("client gone");
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(cancelled, "client gone");
+});

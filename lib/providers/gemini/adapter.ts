@@ -1,0 +1,134 @@
+/**
+ * Google Gemini (Generative Language API, v1beta) behind OpenAI's API. The translation lives in pure
+ * modules (`request`, `response`, `stream`, `embeddings`, `error`); this file is the adapter the shared
+ * skeleton (`../shared/skeleton.ts`) runs: URL (the model in the path), headers (the key in `x-goog-api-key`,
+ * never in the URL, so it cannot leak through logged URLs), and wiring the answer through the translators.
+ *
+ * @module
+ */
+import type { GeminiProviderConfig } from "../../config/schema.ts";
+import { invalidRequest } from "../../errors.ts";
+import { stages } from "../../streams/pull_through.ts";
+import {
+  batchEmbedBody,
+  embedContentBody,
+  embeddingTexts,
+  GEMINI_MAX_BATCH,
+  parseBatchEmbed,
+  parseEmbedContent,
+} from "./embeddings.ts";
+import { geminiHttpError } from "./error.ts";
+import { geminiUnsupportedRules, toGeminiRequest } from "./request.ts";
+import { toChatCompletion } from "./response.ts";
+import { geminiChunkTransformer } from "./stream.ts";
+import { count } from "./types.ts";
+import type { UpstreamRequest } from "../shared/transport.ts";
+import type { Provider } from "../types.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
+import { isObject, parseJsonObject } from "../shared/json.ts";
+import { keyHeader, type ProviderAdapter, providerFromAdapter, sseEvents } from "../shared/skeleton.ts";
+
+/**
+ * The resource name of a model: `gemini-2.5-flash` → `models/gemini-2.5-flash`; names that already have a
+ * collection (`models/…`, `tunedModels/…`) are kept. Each segment is URL-encoded.
+ */
+export function modelPath(model: string): string {
+  const path = /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
+  return path.split("/").map(encodeURIComponent).join("/");
+}
+
+/** `{base_url}/models/{model}:{method}`, plus `?alt=sse` for streams. */
+export function geminiUrl(baseUrl: string, model: string, method: string, sse = false): string {
+  return `${baseUrl.replace(/\/+$/, "")}/${modelPath(model)}:${method}${sse ? "?alt=sse" : ""}`;
+}
+
+/** Request headers: the operator's extra headers, then JSON and the key (which the extras cannot override). */
+export function geminiHeaders(config: GeminiProviderConfig, stream: boolean): Record<string, string> {
+  return { ...unkeyedHeaders(config, stream), "x-goog-api-key": config.api_key };
+}
+
+/** {@linkcode geminiHeaders} before the authorize step adds the key; an extra named like the key is dropped. */
+function unkeyedHeaders(config: GeminiProviderConfig, stream: boolean): Record<string, string> {
+  const own: Record<string, string> = {
+    "content-type": "application/json",
+    accept: stream ? "text/event-stream" : "application/json",
+  };
+  const extra = Object.entries(config.headers).filter(([name]) => {
+    const lower = name.toLowerCase();
+    return !(lower in own) && lower !== "x-goog-api-key";
+  });
+  return { ...Object.fromEntries(extra), ...own };
+}
+
+/** The adapter for one `type: gemini` config entry. */
+export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
+  const secrets: readonly string[] = [config.api_key];
+  const post = (model: string, method: string, body: JsonObject, stream = false): UpstreamRequest => ({
+    url: geminiUrl(config.base_url, model, method, stream),
+    headers: unkeyedHeaders(config, stream),
+    body: JSON.stringify(body),
+  });
+
+  return {
+    chatRequest(request, call) {
+      const stream = request.stream === true;
+      const checked = applyUnsupportedRules(
+        request,
+        geminiUnsupportedRules(stream),
+        config.unsupported_params,
+        "Gemini",
+      );
+      const body = toGeminiRequest(checked);
+      return stream
+        ? post(call.target.model, "streamGenerateContent", body, true)
+        : post(call.target.model, "generateContent", body);
+    },
+    authorize: keyHeader("x-goog-api-key", config.api_key),
+    httpError: (provider, status, text, headers) => geminiHttpError(provider, status, text, headers, secrets),
+    completion: (text, call) =>
+      toChatCompletion(parseJsonObject(call.target.provider, text), {
+        provider: call.target.provider,
+        model: call.target.model,
+      }),
+    streamStages: (call) =>
+      stages(
+        sseEvents(call),
+        geminiChunkTransformer({ provider: call.target.provider, model: call.target.model, secrets }),
+      ),
+
+    async embed(request, call, send) {
+      const provider = call.target.provider;
+      const model = call.target.model;
+      const texts = embeddingTexts(request);
+      if (texts.length === 0) throw invalidRequest("`input` must not be empty.", "input");
+      const dims = request.dimensions;
+      const vectors: number[][] = [];
+      let promptTokens = 0;
+      if (texts.length === 1) {
+        const { json: body } = await send(post(model, "embedContent", embedContentBody(texts[0], dims)));
+        vectors.push(parseEmbedContent(provider, body));
+        promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
+      } else {
+        for (let start = 0; start < texts.length; start += GEMINI_MAX_BATCH) {
+          const batch = texts.slice(start, start + GEMINI_MAX_BATCH);
+          const { json: body } = await send(
+            post(model, "batchEmbedContents", batchEmbedBody(modelPath(model), batch, dims)),
+          );
+          vectors.push(...parseBatchEmbed(provider, body, batch.length));
+          promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
+        }
+      }
+      // Gemini reports no token counts for embeddings (unless a future answer carries usageMetadata): 0.
+      return {
+        data: vectors.map((embedding, index) => ({ index, embedding })),
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      };
+    },
+  };
+}
+
+/** Creates the provider for one `type: gemini` config entry. */
+export function createGeminiProvider(config: GeminiProviderConfig): Provider {
+  return providerFromAdapter(geminiAdapter(config));
+}

@@ -1,0 +1,62 @@
+/**
+ * OpenAI embeddings ↔ Gemini `embedContent` / `batchEmbedContents`. Pure functions: request bodies from
+ * the OpenAI request, float vectors from Gemini's answers (the server encodes base64 when asked).
+ *
+ * @module
+ */
+import { badGateway, invalidRequest } from "../../errors.ts";
+import { isObject } from "../shared/json.ts";
+import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
+
+/**
+ * Largest batch sent in one `batchEmbedContents` call; bigger OpenAI inputs (up to 2048) are split.
+ * UNVERIFIED: Gemini's documented per-call limit is believed to be 100 requests.
+ */
+export const GEMINI_MAX_BATCH = 100;
+
+/** The texts to embed. Token-id inputs (number[] / number[][]) have no Gemini form: 400 naming `input`. */
+export function embeddingTexts(request: EmbeddingRequest): string[] {
+  const input = request.input;
+  if (typeof input === "string") return [input];
+  if (input.every((item): item is string => typeof item === "string")) return input;
+  throw invalidRequest(
+    "Gemini embedding models accept only text input (a string or an array of strings), not token ids.",
+    "input",
+    "unsupported_input",
+  );
+}
+
+/** `embedContent` body for one text (the model is in the URL); `dimensions` → `outputDimensionality`. */
+export function embedContentBody(text: string, dimensions?: number): JsonObject {
+  const body: JsonObject = { content: { parts: [{ text }] } };
+  if (dimensions !== undefined) body.outputDimensionality = dimensions;
+  return body;
+}
+
+/** `batchEmbedContents` body: one request per text, each naming the model (`models/<m>`). */
+export function batchEmbedBody(modelPath: string, texts: readonly string[], dimensions?: number): JsonObject {
+  return { requests: texts.map((text) => ({ model: modelPath, ...embedContentBody(text, dimensions) })) };
+}
+
+function vector(value: unknown): number[] | null {
+  if (!isObject(value) || !Array.isArray(value.values)) return null;
+  return value.values.every((v) => typeof v === "number") ? value.values as number[] : null;
+}
+
+function malformed(provider: string) {
+  return badGateway(`Provider "${provider}" returned malformed embeddings.`, "upstream_invalid_response");
+}
+
+/** The vector of an `embedContent` answer, `{embedding:{values}}`. */
+export function parseEmbedContent(provider: string, body: unknown): number[] {
+  const values = isObject(body) ? vector(body.embedding) : null;
+  if (values === null) throw malformed(provider);
+  return values;
+}
+
+/** The vectors of a `batchEmbedContents` answer, `{embeddings:[{values}]}`, which must match `expected`. */
+export function parseBatchEmbed(provider: string, body: unknown, expected: number): number[][] {
+  const list = isObject(body) && Array.isArray(body.embeddings) ? body.embeddings.map(vector) : null;
+  if (list === null || list.length !== expected || list.some((v) => v === null)) throw malformed(provider);
+  return list as number[][];
+}

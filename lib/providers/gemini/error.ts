@@ -1,0 +1,116 @@
+/**
+ * Google API errors → OpenAI errors. Google's body is `{"error":{"code","message","status","details":[…]}}`
+ * (sometimes wrapped in a one-element array); this module reads it, fixes the statuses Google uses
+ * differently (an invalid key is a 400 `API_KEY_INVALID`, not a 401), turns `RetryInfo.retryDelay` into a
+ * `retry-after` header, and leaves wording, scrubbing and 5xx policy to `upstreamHttpError`.
+ *
+ * @module
+ */
+import type { GatewayError } from "../../errors.ts";
+import { isObject } from "../shared/json.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import {
+  type ParsedUpstreamError,
+  upstreamHttpError,
+  upstreamStreamError,
+} from "../shared/upstream_error.ts";
+
+/** What a Google error body says. */
+export interface GoogleError {
+  message: string | null;
+  /** Canonical code name: INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAVAILABLE, … */
+  status: string | null;
+  /** `ErrorInfo.reason`, e.g. API_KEY_INVALID. */
+  reason: string | null;
+  /** `RetryInfo.retryDelay`, e.g. "33s". */
+  retryDelay: string | null;
+}
+
+function str(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+/** Reads Google's error object (the value of `error`). */
+export function readGoogleError(error: unknown): GoogleError {
+  const out: GoogleError = { message: null, status: null, reason: null, retryDelay: null };
+  if (!isObject(error)) return out;
+  out.message = str(error.message);
+  out.status = str(error.status);
+  for (const detail of Array.isArray(error.details) ? error.details : []) {
+    if (!isObject(detail)) continue;
+    const type = String(detail["@type"] ?? "");
+    if (type.endsWith("google.rpc.ErrorInfo")) out.reason ??= str(detail.reason);
+    if (type.endsWith("google.rpc.RetryInfo")) out.retryDelay ??= str(detail.retryDelay);
+  }
+  return out;
+}
+
+/** Parses an error body as Google sends it; anything unreadable yields all-null fields. */
+export function parseGoogleErrorBody(text: string): GoogleError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  if (Array.isArray(json)) json = json[0];
+  return readGoogleError(isObject(json) ? json.error : undefined);
+}
+
+/** The status the client should see: Google's 400 for a bad key is a credentials failure, so 401. */
+export function effectiveStatus(status: number, error: GoogleError): number {
+  if (error.reason === "API_KEY_INVALID" || error.status === "UNAUTHENTICATED") return 401;
+  return status;
+}
+
+/** `"33s"` / `"0.5s"` → whole seconds, at least 1 (Retry-After's form); null when unparsable. */
+export function retryAfterSeconds(delay: string | null): string | null {
+  const match = delay === null ? null : /^(\d+(?:\.\d+)?)s$/.exec(delay);
+  if (!match) return null;
+  return String(Math.max(1, Math.ceil(Number(match[1]))));
+}
+
+function toParsed(status: number, error: GoogleError): ParsedUpstreamError {
+  const code = status === 429 ? "rate_limit_exceeded" : error.status?.toLowerCase() ?? null;
+  return {
+    message: error.message,
+    type: null,
+    code: status === 401 || status === 403 ? null : code,
+    param: null,
+  };
+}
+
+/**
+ * The `GatewayError` for a non-2xx Gemini answer: 400 API_KEY_INVALID → 401 (reworded), 403 → 403
+ * (reworded), other 4xx pass through (429 keeps or gains `retry-after`), 503 → 503 `upstream_overloaded`,
+ * other 5xx → 502. `secrets` (the API key) are scrubbed from any message that is kept.
+ */
+export function geminiHttpError(
+  provider: string,
+  status: number,
+  text: string,
+  headers: Headers,
+  secrets: readonly string[],
+): GatewayError {
+  const error = parseGoogleErrorBody(text);
+  const effective = effectiveStatus(status, error);
+  const retryAfter = retryAfterSeconds(error.retryDelay);
+  let pass = headers;
+  if (retryAfter !== null && !headers.has("retry-after")) {
+    pass = new Headers(headers);
+    pass.set("retry-after", retryAfter);
+  }
+  return upstreamHttpError(provider, effective, toParsed(effective, error), pass, secrets);
+}
+
+/** The `GatewayError` for an `{"error":…}` event inside a stream that had already answered 200. */
+export function geminiStreamError(
+  provider: string,
+  data: JsonObject,
+  secrets: readonly string[],
+): GatewayError {
+  const error = readGoogleError(data.error);
+  return upstreamStreamError(provider, {
+    error: { message: error.message, type: "server_error", code: error.status?.toLowerCase() ?? null },
+  }, secrets);
+}

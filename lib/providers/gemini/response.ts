@@ -1,0 +1,185 @@
+/**
+ * Gemini `GenerateContentResponse` → OpenAI `chat.completion`, and the pieces the stream stage shares with
+ * it: reading a candidate's parts, finish reasons and usage. Pure functions; an answer the gateway cannot
+ * translate faithfully becomes a 502, never a silently wrong completion.
+ *
+ * @module
+ */
+import { badGateway } from "../../errors.ts";
+import { makeUsage, newCompletionId, newToolCallId } from "../shared/chunks.ts";
+import { count, toolCallIdFor } from "./types.ts";
+import { isObject, notAJsonObject } from "../shared/json.ts";
+import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
+
+/** An OpenAI tool call made from one Gemini `functionCall` part. */
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** What one candidate (or one streamed slice of it) says: answer text and function calls, in order. */
+export interface CandidateParts {
+  texts: string[];
+  toolCalls: ToolCall[];
+}
+
+/**
+ * Reads a candidate's parts: text that is not a thought summary, and each `functionCall` as a complete
+ * OpenAI tool call with a generated id that carries the part's thought signature (see `toolCallIdFor`).
+ */
+export function readCandidateParts(
+  candidate: JsonObject,
+  newId: () => string = newToolCallId,
+): CandidateParts {
+  const out: CandidateParts = { texts: [], toolCalls: [] };
+  const content = isObject(candidate.content) ? candidate.content : {};
+  const parts = Array.isArray(content.parts) ? content.parts : [];
+  for (const part of parts) {
+    if (!isObject(part) || part.thought === true) continue;
+    if (typeof part.text === "string" && part.text !== "") out.texts.push(part.text);
+    if (isObject(part.functionCall) && typeof part.functionCall.name === "string") {
+      const args = isObject(part.functionCall.args) ? part.functionCall.args : {};
+      const signature = typeof part.thoughtSignature === "string" ? part.thoughtSignature : undefined;
+      out.toolCalls.push({
+        id: toolCallIdFor(signature, newId),
+        type: "function",
+        function: { name: part.functionCall.name, arguments: JSON.stringify(args) },
+      });
+    }
+  }
+  return out;
+}
+
+const CONTENT_FILTER = new Set([
+  "SAFETY",
+  "RECITATION",
+  "BLOCKLIST",
+  "PROHIBITED_CONTENT",
+  "SPII",
+  "LANGUAGE",
+  "IMAGE_SAFETY",
+  "IMAGE_PROHIBITED_CONTENT",
+  "IMAGE_RECITATION",
+]);
+
+/** Finish reasons that mean the model produced a tool call nobody can execute. */
+const BROKEN_TOOL_CALL = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]);
+
+/**
+ * OpenAI `finish_reason` for a Gemini `finishReason`:
+ * - STOP → `stop`, or `tool_calls` when the candidate has function calls (Gemini reports STOP for them);
+ * - MAX_TOKENS → `length`;
+ * - SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, LANGUAGE and the IMAGE_* variants →
+ *   `content_filter` (the model declined to produce the content);
+ * - MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS → thrown 502
+ *   `upstream_malformed_function_call`: no OpenAI finish reason says "the tool call is unusable", and a
+ *   `stop` with empty content would read as a final answer; a 5xx lets SDKs retry;
+ * - OTHER, FINISH_REASON_UNSPECIFIED and values unknown today → `stop`.
+ */
+export function finishReasonFor(
+  provider: string,
+  reason: unknown,
+  hasToolCalls: boolean,
+  finishMessage?: unknown,
+): string {
+  const value = typeof reason === "string" ? reason : "STOP";
+  if (value === "MAX_TOKENS") return "length";
+  if (CONTENT_FILTER.has(value)) return "content_filter";
+  if (BROKEN_TOOL_CALL.has(value)) {
+    const detail = typeof finishMessage === "string" && finishMessage !== ""
+      ? `: ${finishMessage.slice(0, 300)}`
+      : ".";
+    throw badGateway(
+      `Provider "${provider}" produced an unusable function call (${value})${detail}`,
+      "upstream_malformed_function_call",
+    );
+  }
+  return hasToolCalls ? "tool_calls" : "stop";
+}
+
+/**
+ * OpenAI usage from `usageMetadata`: prompt = promptTokenCount (+ toolUsePromptTokenCount); completion =
+ * candidatesTokenCount + thoughtsTokenCount (thinking is billed as output, as OpenAI's reasoning tokens are,
+ * and reported as `completion_tokens_details.reasoning_tokens`); cachedContentTokenCount →
+ * `prompt_tokens_details.cached_tokens`. Missing metadata counts as zero.
+ */
+export function usageFrom(metadata: unknown): Usage {
+  const meta = isObject(metadata) ? metadata : {};
+  const thoughts = count(meta, "thoughtsTokenCount");
+  const cached = meta.cachedContentTokenCount === undefined
+    ? undefined
+    : count(meta, "cachedContentTokenCount");
+  const usage = makeUsage(
+    count(meta, "promptTokenCount") + count(meta, "toolUsePromptTokenCount"),
+    count(meta, "candidatesTokenCount") + thoughts,
+    cached,
+  );
+  if (thoughts > 0) usage.completion_tokens_details = { reasoning_tokens: thoughts };
+  return usage;
+}
+
+/** Identity and id generators for a translated completion; injectable so tests are deterministic. */
+export interface CompletionContext {
+  provider: string;
+  model: string;
+  id?: string;
+  created?: number;
+  newId?: () => string;
+}
+
+/** The prompt was blocked (`promptFeedback.blockReason`) and Gemini returned no candidate at all. */
+export function promptBlocked(body: JsonObject): boolean {
+  const candidates = Array.isArray(body.candidates) ? body.candidates : [];
+  return candidates.length === 0 && isObject(body.promptFeedback) &&
+    typeof body.promptFeedback.blockReason === "string";
+}
+
+/**
+ * The OpenAI completion for a Gemini response. Each candidate becomes a choice; a blocked prompt (no
+ * candidates, `promptFeedback.blockReason`) becomes one empty choice with finish_reason `content_filter`,
+ * which is what OpenAI clients already handle for filtered output.
+ */
+export function toChatCompletion(body: unknown, ctx: CompletionContext): ChatCompletion {
+  if (!isObject(body)) throw notAJsonObject(ctx.provider);
+  const candidates = Array.isArray(body.candidates) ? body.candidates.filter(isObject) : [];
+  const choices: JsonObject[] = candidates.map((candidate, i) => {
+    const { texts, toolCalls } = readCandidateParts(candidate, ctx.newId);
+    const message: JsonObject = {
+      role: "assistant",
+      content: texts.length > 0 ? texts.join("") : null,
+      refusal: null,
+    };
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    return {
+      index: typeof candidate.index === "number" ? candidate.index : i,
+      message,
+      logprobs: null,
+      finish_reason: finishReasonFor(
+        ctx.provider,
+        candidate.finishReason,
+        toolCalls.length > 0,
+        candidate.finishMessage,
+      ),
+    };
+  });
+  if (choices.length === 0) {
+    if (!promptBlocked(body)) {
+      throw badGateway(`Provider "${ctx.provider}" returned no candidates.`, "upstream_invalid_response");
+    }
+    choices.push({
+      index: 0,
+      message: { role: "assistant", content: null, refusal: null },
+      logprobs: null,
+      finish_reason: "content_filter",
+    });
+  }
+  return {
+    id: ctx.id ?? newCompletionId(),
+    object: "chat.completion",
+    created: ctx.created ?? Math.floor(Date.now() / 1000),
+    model: ctx.model,
+    choices,
+    usage: usageFrom(body.usageMetadata),
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Gemini `streamGenerateContent?alt=sse` events → OpenAI `chat.completion.chunk`s, as a stream stage placed
+ * after `sseParseTransformer`, so byte boundaries are already handled and cancellation flows upstream.
+ *
+ * Gemini sends whole `GenerateContentResponse` objects, each with the next slice of text or complete
+ * function calls, the `finishReason` on the last one, and no `[DONE]`. The stage emits what OpenAI clients,
+ * including openai-node's strict `ChatCompletionStream`, require: a first chunk with `role: "assistant"`,
+ * content deltas, each function call as one complete tool-call delta (id, type, name, arguments) indexed per
+ * response, exactly one finish chunk, and always one usage-only chunk last.
+ *
+ * @module
+ */
+import { badGateway } from "../../errors.ts";
+import type { SseEvent } from "../../sse/parse.ts";
+import {
+  type ChunkIdentity,
+  makeChunk,
+  makeUsageChunk,
+  newCompletionId,
+  newToolCallId,
+} from "../shared/chunks.ts";
+import { geminiStreamError } from "./error.ts";
+import { finishReasonFor, promptBlocked, readCandidateParts, usageFrom } from "./response.ts";
+import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
+import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import type { SyncTransformer } from "../../streams/pull_through.ts";
+
+/** Options for {@linkcode geminiChunkTransformer}; the identity and id generator are injectable for tests. */
+export interface GeminiStreamOptions {
+  provider: string;
+  model: string;
+  /** Scrubbed from upstream error messages (the API key). */
+  secrets?: readonly string[];
+  identity?: ChunkIdentity;
+  newId?: () => string;
+}
+
+/**
+ * Translates parsed Gemini SSE events into OpenAI chunks. Errors the stream with a `GatewayError` when the
+ * upstream sends an error event, an event that is not a JSON object, an unusable function call, or ends
+ * without any `finishReason` (a truncated answer must not pass for a complete one).
+ */
+export function geminiChunkTransformer(
+  options: GeminiStreamOptions,
+): SyncTransformer<SseEvent, ChatCompletionChunk> {
+  const { provider, secrets = [], newId = newToolCallId } = options;
+  const identity: ChunkIdentity = options.identity ??
+    { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: options.model };
+  let started = false;
+  let toolIndex = 0;
+  let finishReason: string | null = null;
+  let usageMetadata: unknown = undefined;
+
+  return {
+    transform(event, controller) {
+      let data = parseEventJson(provider, event.data);
+      if (Array.isArray(data) && data.length === 1) data = data[0];
+      if (!isObject(data)) throw eventNotAnObject(provider);
+      if (data.error !== undefined && data.error !== null) throw geminiStreamError(provider, data, secrets);
+      if (!started) {
+        started = true;
+        controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+      }
+      if (data.usageMetadata !== undefined) usageMetadata = data.usageMetadata;
+      if (promptBlocked(data)) {
+        finishReason ??= "content_filter";
+        return;
+      }
+      const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isObject) : [];
+      const candidate: JsonObject | undefined = candidates[0];
+      if (candidate === undefined) return;
+      const { texts, toolCalls } = readCandidateParts(candidate, newId);
+      for (const text of texts) controller.enqueue(makeChunk(identity, { content: text }));
+      for (const call of toolCalls) {
+        controller.enqueue(makeChunk(identity, { tool_calls: [{ index: toolIndex++, ...call }] }));
+      }
+      if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
+        finishReason = finishReasonFor(
+          provider,
+          candidate.finishReason,
+          toolIndex > 0,
+          candidate.finishMessage,
+        );
+      }
+    },
+    flush(controller) {
+      if (finishReason === null) {
+        throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+      }
+      // A finishReason seen before a later function call still has to say tool_calls.
+      if (finishReason === "stop" && toolIndex > 0) finishReason = "tool_calls";
+      controller.enqueue(makeChunk(identity, {}, finishReason));
+      controller.enqueue(makeUsageChunk(identity, usageFrom(usageMetadata)));
+    },
+  };
+}

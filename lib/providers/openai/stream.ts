@@ -1,0 +1,63 @@
+/**
+ * OpenAI-shaped SSE events → chunks (OpenAI-compatible servers and Azure), with `[DONE]`, error events and
+ * streams cut short handled.
+ *
+ * @module
+ */
+import { badGateway } from "../../errors.ts";
+import type { SseEvent } from "../../sse/parse.ts";
+import type { ChatCompletionChunk } from "../../openai/types.ts";
+import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
+import { upstreamStreamError } from "../shared/upstream_error.ts";
+
+/**
+ * Parses one upstream SSE event into a chunk. Returns "done" for `[DONE]`, throws a `GatewayError` for an
+ * error event or a malformed chunk.
+ */
+export function parseChunkEvent(
+  provider: string,
+  event: SseEvent,
+  secrets: readonly string[] = [],
+): ChatCompletionChunk | "done" {
+  if (event.data === "[DONE]") return "done";
+  const data = parseEventJson(provider, event.data);
+  if (!isObject(data)) throw eventNotAnObject(provider);
+  if (event.event === "error" || data.error !== undefined && data.error !== null) {
+    throw upstreamStreamError(provider, data, secrets);
+  }
+  if (!Array.isArray(data.choices)) {
+    throw badGateway(`Provider "${provider}" sent a chunk without choices.`, "upstream_invalid_response");
+  }
+  return data as ChatCompletionChunk;
+}
+
+/**
+ * Turns upstream SSE events into chunks. A stream that ends without `[DONE]` and without any finish_reason
+ * was cut short, and errors rather than pretending to be complete.
+ */
+export function openAIChunkTransformer(
+  provider: string,
+  secrets: readonly string[] = [],
+): SyncTransformer<SseEvent, ChatCompletionChunk> {
+  let done = false;
+  let finishSeen = false;
+  return {
+    transform(event, controller) {
+      if (done) return;
+      const chunk = parseChunkEvent(provider, event, secrets);
+      if (chunk === "done") {
+        done = true;
+        controller.terminate();
+        return;
+      }
+      if (chunk.choices.some((c) => c.finish_reason != null)) finishSeen = true;
+      controller.enqueue(chunk);
+    },
+    flush() {
+      if (!done && !finishSeen) {
+        throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+      }
+    },
+  };
+}

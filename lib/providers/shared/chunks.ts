@@ -1,0 +1,70 @@
+/**
+ * Builders for OpenAI response objects, shared by the vendor translators so that every vendor's answer has
+ * exactly the fields the openai SDKs (and their strict stream helpers) require.
+ *
+ * @module
+ */
+import type { ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
+
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
+}
+
+/** A fresh `chatcmpl-…` id for vendors whose ids are not OpenAI-shaped. */
+export function newCompletionId(): string {
+  return `chatcmpl-${randomHex(12)}`;
+}
+
+/** A fresh `call_…` id for vendors that give tool calls none (Gemini). */
+export function newToolCallId(): string {
+  return `call_${randomHex(12)}`;
+}
+
+/** Identity shared by every chunk of one streamed completion. */
+export interface ChunkIdentity {
+  id: string;
+  created: number;
+  model: string;
+}
+
+/** One `chat.completion.chunk` with a single choice. */
+export function makeChunk(
+  identity: ChunkIdentity,
+  delta: JsonObject,
+  finishReason: string | null = null,
+): ChatCompletionChunk {
+  return {
+    id: identity.id,
+    object: "chat.completion.chunk",
+    created: identity.created,
+    model: identity.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  };
+}
+
+/**
+ * The usage-only chunk (`choices: []`) OpenAI sends last when `include_usage` is set. Vendor streams always
+ * emit it when they know usage; the server removes it unless the client asked for it.
+ */
+export function makeUsageChunk(identity: ChunkIdentity, usage: Usage): ChatCompletionChunk {
+  return {
+    id: identity.id,
+    object: "chat.completion.chunk",
+    created: identity.created,
+    model: identity.model,
+    choices: [],
+    usage,
+  };
+}
+
+/** OpenAI `CompletionUsage` from prompt and completion counts, with optional cached-token detail. */
+export function makeUsage(prompt: number, completion: number, cachedPrompt?: number): Usage {
+  const usage: Usage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
+  if (cachedPrompt !== undefined) usage.prompt_tokens_details = { cached_tokens: cachedPrompt };
+  return usage;
+}

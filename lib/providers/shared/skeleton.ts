@@ -1,0 +1,97 @@
+/**
+ * The one HTTP skeleton every HTTP vendor runs: build the vendor request, authorize it, send it through the
+ * shared transport, map a non-2xx answer to a `GatewayError`, then translate the whole answer or run the
+ * stream through the vendor's stages. A vendor supplies a {@linkcode ProviderAdapter}: a handful of functions
+ * without I/O of their own, so everything vendor-specific is testable without a socket and everything about
+ * sending (timeouts, aborts, status handling, broken bodies) is written, and tested, once.
+ *
+ * @module
+ */
+import type { GatewayError } from "../../errors.ts";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  EmbeddingRequest,
+  JsonObject,
+} from "../../openai/types.ts";
+import { type SseEvent, sseParseTransformer } from "../../sse/parse.ts";
+import { pullStages, type Stages, type SyncTransformer } from "../../streams/pull_through.ts";
+import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "../types.ts";
+import { parseJsonObject } from "./json.ts";
+import { sendUpstream, upstreamLimits, type UpstreamRequest, type UpstreamResponse } from "./transport.ts";
+
+/** One upstream call of an embeddings request: its JSON object body, and the headers (token counts, …). */
+export interface JsonAnswer {
+  json: JsonObject;
+  headers: Headers;
+}
+
+/** Sends one vendor request (authorized, status-checked) and reads its body as a JSON object. */
+export type SendJson = (request: UpstreamRequest) => Promise<JsonAnswer>;
+
+/** What a vendor supplies to become a {@linkcode Provider}. None of these functions touches the network. */
+export interface ProviderAdapter {
+  /**
+   * The vendor request for a chat (`request.stream` says which kind), without credentials. Throws a
+   * `GatewayError` for what the vendor cannot do (unsupported parameters).
+   */
+  chatRequest(request: ChatRequest, call: UpstreamCall): UpstreamRequest;
+  /** Adds the credentials: an API key header, or a signature (which may be asynchronous). */
+  authorize(request: UpstreamRequest): UpstreamRequest | Promise<UpstreamRequest>;
+  /** The error for a non-2xx answer, with the vendor's secrets scrubbed from anything echoed. */
+  httpError(provider: string, status: number, text: string, headers: Headers): GatewayError;
+  /** A whole (non-stream) answer's body → the OpenAI completion; a 502 for a body it cannot read. */
+  completion(text: string, call: UpstreamCall): ChatCompletion;
+  /** The stages a streamed body goes through, from bytes to chunks. */
+  streamStages(call: UpstreamCall): Stages<Uint8Array, ChatCompletionChunk>;
+  /** Embeddings, making the upstream calls (one or several) through `send`. */
+  embed(request: EmbeddingRequest, call: UpstreamCall, send: SendJson): Promise<EmbeddingResult>;
+}
+
+/** The {@linkcode Provider} that runs `adapter` around the shared transport. */
+export function providerFromAdapter(adapter: ProviderAdapter): Provider {
+  async function send(request: UpstreamRequest, call: UpstreamCall): Promise<UpstreamResponse> {
+    const authorized = adapter.authorize(request);
+    const res = await sendUpstream(authorized instanceof Promise ? await authorized : authorized, call);
+    if (res.status < 200 || res.status >= 300) {
+      const text = await res.text().catch(() => "");
+      throw adapter.httpError(call.target.provider, res.status, text, res.headers);
+    }
+    return res;
+  }
+
+  return {
+    async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
+      const res = await send(adapter.chatRequest(request, call), call);
+      if (request.stream !== true) return { kind: "json", body: adapter.completion(await res.text(), call) };
+      return { kind: "stream", chunks: pullStages(res.body, adapter.streamStages(call)) };
+    },
+
+    async embed(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult> {
+      return await adapter.embed(request, call, async (upstream) => {
+        const res = await send(upstream, call);
+        return { json: parseJsonObject(call.target.provider, await res.text()), headers: res.headers };
+      });
+    },
+  };
+}
+
+/**
+ * The authorize step of a vendor whose key travels in one header, set last so that operator headers cannot
+ * replace it.
+ */
+export function keyHeader(name: string, key: string): (request: UpstreamRequest) => UpstreamRequest {
+  return (request) => {
+    request.headers[name] = key;
+    return request;
+  };
+}
+
+/** The first stage of every SSE vendor's stream: bytes → events, under the call's event size limit. */
+export function sseEvents(call: UpstreamCall): SyncTransformer<Uint8Array, SseEvent> {
+  return sseParseTransformer({
+    maxEventBytes: upstreamLimits(call).maxEventBytes,
+    provider: call.target.provider,
+  });
+}

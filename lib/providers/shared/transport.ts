@@ -1,0 +1,268 @@
+/**
+ * The thin HTTP layer every provider shares: one `fetch` with the three timeouts (first byte, idle between
+ * chunks, total), client-disconnect propagation, the bound on what a whole answer may weigh, and the mapping of
+ * transport failures to 502/504.
+ *
+ * Provider modules build the vendor request and translate the answer; this module only moves bytes and
+ * decides what a failure means.
+ *
+ * @module
+ */
+import type { UpstreamLimits } from "../../config/types.ts";
+import { badGateway, ClientGoneError, GatewayError, gatewayTimeout } from "../../errors.ts";
+import { type Deadline, DeadlineQueue } from "../../timers/deadlines.ts";
+import type { UpstreamCall } from "../types.ts";
+import { concatBytes } from "../../streams/concat_bytes.ts";
+
+/** The schema's `server.upstream_limits` defaults, for targets built without limits (tests). */
+export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = Object.freeze({
+  maxBodyBytes: 32 * 1024 * 1024,
+  maxEventBytes: 16 * 1024 * 1024,
+});
+
+/** The limits that apply to `call`. */
+export function upstreamLimits(call: UpstreamCall): UpstreamLimits {
+  return call.target.limits ?? DEFAULT_UPSTREAM_LIMITS;
+}
+
+/** The 502 for an upstream answer bigger than the gateway reads; the target counts as failed. */
+export function upstreamTooLarge(provider: string, what: string, limit: number): GatewayError {
+  return badGateway(
+    `Provider "${provider}" sent ${what} larger than the gateway's limit of ${limit} bytes ` +
+      "(server.upstream_limits).",
+    "upstream_response_too_large",
+  );
+}
+
+/** Every upstream call's timeouts, on shared timers (one per distinct duration). */
+const deadlines = new DeadlineQueue();
+
+/** A request to an upstream, already in the vendor's format. */
+export interface UpstreamRequest {
+  url: string;
+  method?: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array<ArrayBuffer>;
+}
+
+/** An upstream response whose body is guarded by the idle and total timeouts. */
+export interface UpstreamResponse {
+  status: number;
+  headers: Headers;
+  /** The body; reading it applies the idle timeout, cancelling it aborts the upstream request. */
+  body: ReadableStream<Uint8Array>;
+  /**
+   * Reads the whole body as text (non-stream answers and error bodies), under the total timeout, and at most
+   * `server.upstream_limits.max_body_size` bytes of it after decompression: past that the upstream request is
+   * aborted and a 502 `upstream_response_too_large` thrown.
+   */
+  text(): Promise<string>;
+}
+
+/**
+ * Sends `request` upstream for `call`. Resolves once response headers arrive (or throws 502/504/499);
+ * whatever the status, the caller decides what a non-2xx means.
+ */
+export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall): Promise<UpstreamResponse> {
+  const { firstByteMs, idleMs, totalMs } = call.target.timeouts;
+  const provider = call.target.provider;
+  const controller = new AbortController();
+  let failure: GatewayError | undefined;
+  const abort = (reason: GatewayError) => {
+    failure ??= reason;
+    controller.abort(reason);
+  };
+  const onClientGone = () => abort(abortReason(call.signal));
+  if (call.signal.aborted) throw abortReason(call.signal);
+  call.signal.addEventListener("abort", onClientGone, { once: true });
+
+  const totalTimer = deadlines.arm(
+    totalMs,
+    () => abort(gatewayTimeout(`Provider "${provider}" did not finish within ${totalMs} ms.`)),
+  );
+  const cleanup = () => {
+    totalTimer.cancel();
+    call.signal.removeEventListener("abort", onClientGone);
+  };
+
+  const firstByteTimer = deadlines.arm(
+    firstByteMs,
+    () => abort(gatewayTimeout(`Provider "${provider}" sent no response within ${firstByteMs} ms.`)),
+  );
+  let response: Response;
+  try {
+    response = await fetch(request.url, {
+      method: request.method ?? "POST",
+      headers: request.headers,
+      body: request.body,
+      signal: controller.signal,
+      redirect: "manual",
+    });
+  } catch {
+    cleanup();
+    throw failure ?? badGateway(`Provider "${provider}" could not be reached.`, "upstream_unreachable");
+  } finally {
+    firstByteTimer.cancel();
+  }
+
+  let wrapped: ReadableStream<Uint8Array> | undefined;
+  return {
+    status: response.status,
+    headers: response.headers,
+    get body() {
+      wrapped ??= guardedBody(response, {
+        abort,
+        cleanup,
+        controller,
+        failure: () => failure,
+        idleMs,
+        provider,
+      });
+      return wrapped;
+    },
+    async text() {
+      // A whole (non-stream) answer: read under the total timeout, counting bytes as they arrive. `fetch`
+      // decompresses gzip/br/deflate, so these are decompressed bytes: a small bomb stops at the limit too.
+      const limit = upstreamLimits(call).maxBodyBytes;
+      if (isFramedWithin(response.headers, limit)) {
+        // Declared within the limit and not compressed: HTTP framing ends the body at that length, so it can be
+        // read in one native call (the common case; reading chunk by chunk costs a buffer per read on Deno).
+        try {
+          return await response.text();
+        } catch {
+          throw failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`);
+        } finally {
+          cleanup();
+        }
+      }
+      const reader = response.body?.getReader();
+      if (reader === undefined) {
+        cleanup();
+        return "";
+      }
+      const parts: Uint8Array[] = [];
+      let read = 0;
+      try {
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          read += value.byteLength;
+          if (read > limit) {
+            abort(upstreamTooLarge(provider, "an answer", limit));
+            break;
+          }
+          parts.push(value);
+        }
+      } catch {
+        throw failure ?? badGateway(`Provider "${provider}" closed the connection mid-response.`);
+      } finally {
+        cleanup();
+      }
+      if (failure !== undefined) {
+        await reader.cancel(failure).catch(() => {});
+        throw failure;
+      }
+      // Decoded once at the end: a small answer is one chunk, and decoding it whole is cheapest.
+      return utf8.decode(parts.length === 1 ? parts[0] : concatBytes(parts, read));
+    },
+  };
+}
+
+const utf8 = new TextDecoder();
+
+/** True when the body's length is declared, within `limit`, and what arrives is what is read (no encoding). */
+function isFramedWithin(headers: Headers, limit: number): boolean {
+  const length = headers.get("content-length");
+  if (length === null || !/^\d{1,15}$/.test(length) || Number(length) > limit) return false;
+  const encoding = headers.get("content-encoding");
+  return encoding === null || encoding === "" || encoding.toLowerCase() === "identity";
+}
+
+/**
+ * Why the call is being given up when its signal aborts: the signal's own reason when that is a
+ * `GatewayError` (the server shutting down says so), else the client went away.
+ */
+function abortReason(signal: AbortSignal): GatewayError {
+  return signal.reason instanceof GatewayError ? signal.reason : new ClientGoneError();
+}
+
+interface GuardContext {
+  abort(reason: GatewayError): void;
+  cleanup(): void;
+  controller: AbortController;
+  failure(): GatewayError | undefined;
+  idleMs: number;
+  provider: string;
+}
+
+/**
+ * Bytes per read of a streamed upstream body. Deno's fetch body is a byte stream that, read the default way,
+ * allocates 64 KiB for every read, however small the chunk: a stream waiting for its next event would hold
+ * 64 KiB, and a 200-byte chunk would cost 64 KiB of allocation (and the garbage collections it brings). Read
+ * into our own buffers, a pending read holds this much. SSE events larger than it simply span reads.
+ */
+export const STREAM_READ_BYTES = 4096;
+
+/** Reads a body chunk by chunk, into {@linkcode STREAM_READ_BYTES} buffers where the runtime allows it. */
+interface ChunkReader {
+  read(): Promise<ReadableStreamReadResult<Uint8Array>>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+function chunkReader(body: ReadableStream<Uint8Array>): ChunkReader {
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream here (Bun's fetch body, for one): its own reads are already sized to the data.
+    return body.getReader();
+  }
+  return {
+    async read() {
+      const result = await byob.read(new Uint8Array(STREAM_READ_BYTES));
+      return result.done
+        ? { done: true, value: undefined }
+        : { done: false, value: result.value as Uint8Array<ArrayBuffer> };
+    },
+    cancel: (reason) => byob.cancel(reason),
+  };
+}
+
+/**
+ * The upstream body for streaming: every read is guarded by the idle timeout (the clock runs only while we wait
+ * on the upstream, not while the client is slow to read), and cancelling it aborts the upstream request.
+ */
+function guardedBody(response: Response, g: GuardContext): ReadableStream<Uint8Array> {
+  const reader = response.body === null ? undefined : chunkReader(response.body);
+  let idleTimer: Deadline | undefined;
+  const onIdle = () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`));
+  return new ReadableStream<Uint8Array>({
+    async pull(out) {
+      if (reader === undefined) {
+        g.cleanup();
+        out.close();
+        return;
+      }
+      idleTimer = deadlines.arm(g.idleMs, onIdle);
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          g.cleanup();
+          out.close();
+        } else {
+          out.enqueue(value);
+        }
+      } catch {
+        g.cleanup();
+        out.error(g.failure() ?? badGateway(`Provider "${g.provider}" closed the connection mid-response.`));
+      } finally {
+        idleTimer.cancel();
+      }
+    },
+    async cancel(reason) {
+      g.cleanup();
+      g.controller.abort(reason);
+      await reader?.cancel(reason).catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,179 @@
+/**
+ * Normalises an OpenAI-compatible upstream's error into OpenAI's own shape and the status the client should
+ * see. Upstreams differ: OpenAI wraps in `{"error":{…}}`, older vLLM sends `{"object":"error",…}` with an
+ * integer code, FastAPI-based servers send `{"detail":…}`, proxies send HTML.
+ *
+ * @module
+ */
+import { GatewayError } from "../../errors.ts";
+import { scrubberOf } from "../../secrets/scrubber.ts";
+
+/** The fields an upstream's error body yielded, before the gateway decides status and wording. */
+export interface ParsedUpstreamError {
+  message: string | null;
+  type: string | null;
+  code: string | null;
+  param: string | null;
+}
+
+function stringOrNull(value: unknown): string | null {
+  if (typeof value === "string" && value !== "") return value;
+  if (typeof value === "number") return String(value);
+  return null;
+}
+
+/** Extracts message/type/code/param from any of the error bodies OpenAI-compatible servers send. */
+export function parseUpstreamErrorBody(text: string): ParsedUpstreamError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { message: null, type: null, code: null, param: null };
+  }
+  if (json === null || typeof json !== "object") {
+    return { message: null, type: null, code: null, param: null };
+  }
+  const obj = json as Record<string, unknown>;
+  const inner = typeof obj.error === "object" && obj.error !== null
+    ? obj.error as Record<string, unknown>
+    : obj;
+  let message = stringOrNull(inner.message) ?? stringOrNull(obj.error) ?? null;
+  if (message === null && obj.detail !== undefined) {
+    message = typeof obj.detail === "string" ? obj.detail : JSON.stringify(obj.detail);
+  }
+  // vLLM's integer `code` is an HTTP status, not an OpenAI error code.
+  const code = typeof inner.code === "number" ? null : stringOrNull(inner.code);
+  return { message, type: stringOrNull(inner.type), code, param: stringOrNull(inner.param) };
+}
+
+/** Maps vendor error types (vLLM's Python exception names and the like) onto OpenAI's vocabulary. */
+function openaiType(status: number, type: string | null): string {
+  const known = [
+    "invalid_request_error",
+    "authentication_error",
+    "permission_error",
+    "not_found_error",
+    "rate_limit_error",
+    "insufficient_quota",
+    "server_error",
+  ];
+  if (type !== null && known.includes(type)) return type;
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/** Upstream headers worth passing on with an error: when to retry. */
+const RETRY_HEADERS = ["retry-after", "retry-after-ms"];
+
+/**
+ * The retry headers of an upstream answer that are well-formed (a number, or an HTTP date for `retry-after`):
+ * header values are upstream text too, and anything else in them is passed to no one.
+ */
+export function retryHeadersOf(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of RETRY_HEADERS) {
+    const value = headers.get(name)?.trim();
+    if (value === undefined || value.length > 64) continue;
+    const date = name === "retry-after" &&
+      /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value);
+    if (/^\d+(\.\d+)?$/.test(value) || date) out[name] = value;
+  }
+  return out;
+}
+
+/** Longest upstream message passed on; past it the message is cut (an upstream may send megabytes). */
+export const MAX_UPSTREAM_MESSAGE = 2_000;
+
+/** `text` cut to {@linkcode MAX_UPSTREAM_MESSAGE} characters. */
+export function clip(text: string | null): string | null {
+  return text === null || text.length <= MAX_UPSTREAM_MESSAGE
+    ? text
+    : `${text.slice(0, MAX_UPSTREAM_MESSAGE)}…`;
+}
+
+/**
+ * The error the client gets for an upstream's non-2xx answer: 4xx passes through with a normalised body,
+ * an overloaded upstream (503, Anthropic's 529) becomes 503, and other 5xx or anything else becomes 502.
+ * Credentials errors are reworded: the upstream's message may quote part of the gateway's provider key, and
+ * the fix is the operator's, not the client's. `secrets` (the provider's own credentials) are scrubbed, whole
+ * and quoted in part, from every upstream field that is kept (message, code, param), so they never even reach
+ * routing's attempt records; the config-wide scrubber at the edge then covers every other secret.
+ *
+ * `body` is the raw error body of an OpenAI-compatible upstream, or the fields a vendor module already
+ * parsed from its own error format.
+ */
+export function upstreamHttpError(
+  provider: string,
+  status: number,
+  body: string | ParsedUpstreamError,
+  headers: Headers,
+  secrets: readonly string[] = [],
+): GatewayError {
+  const parsed = scrubFields(typeof body === "string" ? parseUpstreamErrorBody(body) : body, secrets);
+  const message = parsed.message;
+  const passHeaders = retryHeadersOf(headers);
+  if (status === 401 || status === 403) {
+    return new GatewayError(
+      status,
+      `Provider "${provider}" rejected the gateway's credentials (HTTP ${status}); the gateway operator must ` +
+        "check this provider's key.",
+      { type: openaiType(status, parsed.type), code: parsed.code ?? "upstream_auth_error" },
+    );
+  }
+  if (status >= 400 && status < 500) {
+    return new GatewayError(
+      status,
+      message ?? `Provider "${provider}" refused the request (HTTP ${status}).`,
+      {
+        type: openaiType(status, parsed.type),
+        code: parsed.code,
+        param: parsed.param,
+        headers: passHeaders,
+      },
+    );
+  }
+  const detail = message === null ? "" : `: ${message}`;
+  if (status === 503 || status === 529) {
+    return new GatewayError(503, `Provider "${provider}" is overloaded (HTTP ${status})${detail}`, {
+      type: "server_error",
+      code: "upstream_overloaded",
+      headers: passHeaders,
+    });
+  }
+  return new GatewayError(502, `Provider "${provider}" failed with HTTP ${status}${detail}`, {
+    type: "server_error",
+    code: parsed.code ?? "upstream_error",
+    headers: passHeaders,
+  });
+}
+
+/** The parsed fields with `secrets` masked in each, and each cut to {@linkcode MAX_UPSTREAM_MESSAGE}. */
+export function scrubFields(parsed: ParsedUpstreamError, secrets: readonly string[]): ParsedUpstreamError {
+  const scrubber = scrubberOf(secrets);
+  const clean = (value: string | null) => clip(value === null ? null : scrubber.scrub(value));
+  return {
+    message: clean(parsed.message),
+    type: clean(parsed.type),
+    code: clean(parsed.code),
+    param: clean(parsed.param),
+  };
+}
+
+/**
+ * The error for an `{"error":…}` event inside an upstream stream that had already answered 200; `secrets` are
+ * scrubbed from every field.
+ */
+export function upstreamStreamError(
+  provider: string,
+  data: unknown,
+  secrets: readonly string[] = [],
+): GatewayError {
+  const parsed = scrubFields(parseUpstreamErrorBody(JSON.stringify(data)), secrets);
+  return new GatewayError(502, parsed.message ?? `Provider "${provider}" reported an error mid-stream.`, {
+    type: parsed.type ?? "server_error",
+    code: parsed.code ?? "upstream_error",
+  });
+}
