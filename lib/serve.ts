@@ -5,17 +5,16 @@
  * @module
  */
 import type { ResolvedConfig } from "./config/types.ts";
-import type { GatewayServices, GatewayState } from "./http/context.ts";
+import type { GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
 import { createJsonLogger, type Logger } from "./log.ts";
-import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
 import { budgetPeriod, type CounterStore, createPolicyEngine, seedBudget } from "./policy/engine.ts";
 import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
-import { createGateway } from "./server.ts";
+import { createGateway, gatewayServices } from "./server.ts";
 import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
 import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
 import type { UsageStore } from "./usage/store.ts";
@@ -174,7 +173,6 @@ async function listen(
 /** Policy, usage and metrics for a config: what `createGateway` needs, and what shutdown must close. */
 async function createServices(config: ResolvedConfig, logger: Logger, usageWorker?: URL) {
   const counters = createMemoryCounterStore();
-  const metrics = new GatewayMetrics();
   const usage = config.usage;
   let store: UsageStore | null = null;
   if (usage.sqlite !== "none") {
@@ -197,7 +195,8 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
       logger,
     });
   }
-  const services: GatewayServices = {
+  // The production parts; `gatewayServices` builds the rest, as it does for tests.
+  const services = gatewayServices({
     policy: createPolicyEngine(counters, {
       onError: (err) =>
         logger.error("policy_store_error", { error: err instanceof Error ? err.message : String(err) }),
@@ -206,8 +205,7 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     usageStore: pipeline !== null && store !== null
       ? { flush: () => pipeline!.flush(), query: (q) => store.query(q) }
       : null,
-    metrics,
-  };
+  });
   return { services, pipeline, counters, store };
 }
 

@@ -8,11 +8,19 @@
 import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
 import { GatewayError } from "./errors.ts";
 import { handleChatCompletions } from "./http/chat_completions.ts";
-import type { AccessRecord, GatewayServices, GatewayState, RequestContext } from "./http/context.ts";
+import {
+  type AccessRecord,
+  type ClientContext,
+  type GatewayServices,
+  type GatewayState,
+  type RequestContext,
+  withIdentity,
+} from "./http/context.ts";
+import { type Answer, deliver } from "./http/accounting.ts";
 import { compose, type Handler } from "./http/compose.ts";
 import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
-import type { ResolvedConfig } from "./config/types.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
+import { authOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
@@ -25,57 +33,39 @@ import type { Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import { abortableSleep, type RouteDeps } from "./routing/route.ts";
 
-/** A route: which methods it takes and which credential it needs. */
-interface Route {
-  methods: readonly string[];
-  auth: "client" | "admin" | "none";
-  handle: Handler;
-}
-
 const JSON_TYPE = { "content-type": "application/json" };
 
 const health: Handler = () => new Response('{"status":"ok"}', { headers: JSON_TYPE });
 
-function routeFor(path: string, options: GatewayOptions, config: ResolvedConfig): Route | undefined {
-  switch (path) {
-    case "/v1/chat/completions":
-      return { methods: ["POST"], auth: "client", handle: handleChatCompletions };
-    case "/v1/embeddings":
-      return { methods: ["POST"], auth: "client", handle: handleEmbeddings };
-    case "/v1/models":
-      return { methods: ["GET"], auth: "client", handle: handleListModels };
-    case "/healthz":
-      return { methods: ["GET"], auth: "none", handle: health };
-    case "/readyz":
-      return { methods: ["GET"], auth: "none", handle: (_req, ctx) => readiness(ctx, options) };
-    case "/admin/targets":
-      return { methods: ["GET"], auth: "admin", handle: handleTargets };
-    case "/admin/usage":
-      return { methods: ["GET"], auth: "admin", handle: handleUsage };
-    case "/admin/config":
-      return { methods: ["GET"], auth: "admin", handle: handleConfig };
-    case "/metrics":
-      return {
-        methods: ["GET"],
-        auth: config.server.public_metrics ? "none" : "admin",
-        handle: handleMetrics,
-      };
-    case "/admin/reload": {
-      const reloader = options.reloader;
-      if (reloader === undefined) return undefined;
-      return { methods: ["POST"], auth: "admin", handle: () => handleReload(reloader.reload) };
-    }
-  }
-  if (path.startsWith("/v1/models/") && path.length > "/v1/models/".length) {
-    let alias: string;
-    try {
-      alias = decodeURIComponent(path.slice("/v1/models/".length));
-    } catch {
-      alias = path.slice("/v1/models/".length);
-    }
-    return { methods: ["GET"], auth: "client", handle: (_req, ctx) => handleGetModel(alias, ctx) };
-  }
-  return undefined;
+/** A route's handler; `param` is the path parameter, if the route has one. */
+type RouteHandler = (request: Request, ctx: RequestContext, param: string) => Promise<Response> | Response;
+
+/**
+ * A client route's handler: it gets the authenticated identity and returns its answer with its outcome
+ * (usage, time to first token, how a stream ended), which {@linkcode deliver} writes into the access record.
+ */
+type ClientHandler = (request: Request, ctx: ClientContext, param: string) => Promise<Answer>;
+
+/** The handler of every route in the endpoint table; null for a route this gateway does not serve. */
+type RouteHandlers = {
+  [K in RouteId]: (typeof ROUTES)[K]["auth"] extends "client" ? ClientHandler : RouteHandler | null;
+};
+
+function routeHandlers(options: GatewayOptions): RouteHandlers {
+  const reloader = options.reloader;
+  return {
+    chat: handleChatCompletions,
+    embeddings: handleEmbeddings,
+    models: handleListModels,
+    model: (_req, ctx, alias) => handleGetModel(alias, ctx),
+    healthz: health,
+    readyz: (_req, ctx) => readiness(ctx, options),
+    targets: handleTargets,
+    usage: handleUsage,
+    config: handleConfig,
+    metrics: handleMetrics,
+    reload: reloader === undefined ? null : () => handleReload(reloader.reload),
+  };
 }
 
 /**
@@ -102,32 +92,40 @@ function readiness(ctx: RequestContext, options: GatewayOptions): Response {
 }
 
 /** Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. */
-const router = (options: GatewayOptions): Handler => (request, ctx) => {
-  const route = routeFor(ctx.record.path, options, ctx.state.config);
-  if (route === undefined) {
-    const served = (path: string) => routeFor(path, options, ctx.state.config) !== undefined;
-    throw unknownUrl(request.method, ctx.record.path, served);
-  }
-  const method = request.method === "HEAD" ? "GET" : request.method;
-  if (!route.methods.includes(method)) {
-    throw new GatewayError(405, `Method ${request.method} is not allowed for ${ctx.record.path}.`, {
-      type: "invalid_request_error",
-      code: "method_not_allowed",
-      headers: {
-        allow: (route.methods.includes("GET") ? [...route.methods, "HEAD"] : route.methods).join(", "),
-      },
-    });
-  }
-  if (route.auth === "client") {
-    ctx.identity = authenticate(request, ctx.state.config);
-    ctx.record.token = ctx.identity.name;
-    ctx.record.environment = ctx.identity.environment;
-  } else if (route.auth === "admin") {
-    const admin = authenticateAdmin(request, ctx.state.config);
-    ctx.record.token = admin.name;
-    ctx.record.environment = admin.environment;
-  }
-  return route.handle(request, ctx);
+const router = (options: GatewayOptions): Handler => {
+  const handlers: Record<RouteId, RouteHandler | ClientHandler | null> = routeHandlers(options);
+  const served = (path: string) => {
+    const match = matchRoute(path);
+    return match !== undefined && handlers[match.id] !== null;
+  };
+  return (request, ctx) => {
+    const path = ctx.record.path;
+    const match = matchRoute(path);
+    const handle = match === undefined ? null : handlers[match.id];
+    if (match === undefined || handle === null) throw unknownUrl(request.method, path, served);
+    const methods = match.spec.methods;
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    if (!methods.includes(method)) {
+      throw new GatewayError(405, `Method ${request.method} is not allowed for ${path}.`, {
+        type: "invalid_request_error",
+        code: "method_not_allowed",
+        headers: { allow: (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ") },
+      });
+    }
+    const auth = authOf(match.spec, ctx.state.config);
+    if (auth === "none") return (handle as RouteHandler)(request, ctx, match.param);
+    if (auth === "admin") {
+      const admin = authenticateAdmin(request, ctx.state.config);
+      ctx.record.token = admin.name;
+      ctx.record.environment = admin.environment;
+      return (handle as RouteHandler)(request, ctx, match.param);
+    }
+    const identity = authenticate(request, ctx.state.config);
+    ctx.record.token = identity.name;
+    ctx.record.environment = identity.environment;
+    return (handle as ClientHandler)(request, withIdentity(ctx, identity), match.param)
+      .then((answer) => deliver(ctx, answer));
+  };
 };
 
 /** The path of a request URL without allocating a `URL` (the hot path runs this for every request). */

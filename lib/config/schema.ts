@@ -9,6 +9,12 @@
  */
 import { z } from "zod";
 
+/**
+ * The API endpoint names, the one list of them: token `endpoints:` scopes, policy, usage records and metrics
+ * labels use these; `http/endpoints.ts` gives each one its route(s).
+ */
+export const ENDPOINTS = ["chat", "embeddings", "models"] as const;
+
 const UNITS_BYTES: Record<string, number> = {
   b: 1,
   kb: 1000,
@@ -271,7 +277,7 @@ const tokenSchema = z.strictObject({
   limits: limitsSchema.optional(),
   budget: budgetSchema.optional(),
   /** Endpoints this token may call; all of them when absent. */
-  endpoints: z.array(z.enum(["chat", "embeddings", "models"])).min(1).optional(),
+  endpoints: z.array(z.enum(ENDPOINTS)).min(1).optional(),
   /** Ceiling on max_tokens / max_completion_tokens: larger values are lowered to it, absent ones set to it. */
   max_tokens: z.number().int().min(1).optional(),
 });
@@ -345,8 +351,8 @@ export type LimitsConfig = z.output<typeof limitsSchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;
 export type ContentRuleConfig = z.output<typeof contentRuleSchema>;
-/** The endpoints a token may be limited to. */
-export type Endpoint = "chat" | "embeddings" | "models";
+/** An API endpoint name: what a token may be limited to, and how requests are counted. */
+export type Endpoint = typeof ENDPOINTS[number];
 export type Strategy = ModelConfig["strategy"];
 export type Timeouts = z.output<typeof timeoutsSchema>;
 export type ModelType = ModelConfig["type"];

@@ -8,21 +8,21 @@ import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import type { UsageRecord } from "../usage/record.ts";
-import type { RequestContext } from "./context.ts";
+import type { ClientContext, RequestContext } from "./context.ts";
 
 /**
  * Asks the policy whether this request may go ahead (throws the denial otherwise) and keeps the admission
  * on the context so that it is settled and its `x-ratelimit-*` headers are sent, whatever happens next.
  */
 export async function admit(
-  ctx: RequestContext,
+  ctx: ClientContext,
   endpoint: Endpoint,
   estimatedTokens: number | ((body: JsonObject | undefined) => number),
   model?: ResolvedModel,
   body?: JsonObject,
 ): Promise<void> {
   const admission = await ctx.services.policy.admit({
-    identity: ctx.identity!,
+    identity: ctx.identity,
     endpoint,
     model,
     body,
@@ -40,30 +40,53 @@ export function costOf(target: RoutedTarget | undefined, prompt: number, complet
   return (prompt * price.input + completion * price.output) / 1_000_000;
 }
 
-/** Notes the request's token usage and its cost on the answering target. */
-export function chargeUsage(
-  ctx: RequestContext,
-  prompt: number,
-  completion: number,
-  estimated: boolean,
-): void {
-  ctx.record.prompt_tokens = prompt;
-  ctx.record.completion_tokens = completion;
-  ctx.record.tokens_estimated = estimated;
-  ctx.record.cost = costOf(ctx.answeredBy, prompt, completion);
+/** A request's token counts, and whether the gateway estimated them (the upstream reported none). */
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+  estimated: boolean;
 }
 
-const ENDPOINTS: Record<string, string> = {
-  "/v1/chat/completions": "chat",
-  "/v1/embeddings": "embeddings",
-  "/v1/models": "models",
-};
+/** What a handler learnt about its request: the facts of the access and usage records only it knows. */
+export interface Outcome {
+  usage?: TokenUsage;
+  /** Milliseconds to the first streamed chunk. */
+  ttftMs?: number;
+  /** Why a stream that had started ended badly (its status was already sent as 200). */
+  errorCode?: string;
+}
 
-/** The endpoint name of an API path, or null for paths outside the API (health, admin, metrics). */
-export function endpointOf(path: string): string | null {
-  if (!path.startsWith("/v1/") && path !== "/v1") return null;
-  if (path.startsWith("/v1/models/")) return "models";
-  return ENDPOINTS[path] ?? "other";
+/**
+ * A client route's answer: the response, and the outcome — known at once for a JSON answer, when the body
+ * has ended (or failed, or was cancelled) for a stream.
+ */
+export interface Answer {
+  response: Response;
+  outcome: Outcome | Promise<Outcome>;
+}
+
+/** Writes a handler's outcome into the access record: the one writer of these facts, usage cost included. */
+export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
+  const record = ctx.record;
+  if ("ttftMs" in outcome) record.ttft_ms = outcome.ttftMs;
+  if (outcome.errorCode !== undefined) record.error_code = outcome.errorCode;
+  const usage = outcome.usage;
+  if (usage === undefined) return;
+  record.prompt_tokens = usage.prompt;
+  record.completion_tokens = usage.completion;
+  record.tokens_estimated = usage.estimated;
+  record.cost = costOf(ctx.answeredBy, usage.prompt, usage.completion);
+}
+
+/**
+ * Hands a client route's answer on: its outcome goes into the access record now, or, for a stream, when the
+ * body ends (`ctx.streamDone`, which the request's ending waits for before reporting).
+ */
+export function deliver(ctx: RequestContext, answer: Answer): Response {
+  const outcome = answer.outcome;
+  if (outcome instanceof Promise) ctx.streamDone = outcome.then((o) => noteOutcome(ctx, o));
+  else noteOutcome(ctx, outcome);
+  return answer.response;
 }
 
 /** The usage record of a finished request. */

@@ -5,10 +5,11 @@
  * @module
  */
 import type { ProviderConfig } from "../config/schema.ts";
+import { isSecretPath, type PathSegment } from "../config/interpolate.ts";
 import { GatewayError, invalidRequest, printable } from "../errors.ts";
 import type { ReloadStatus } from "../reload.ts";
 import { UsageQueryError } from "../usage/query.ts";
-import type { UsageQuery } from "../usage/record.ts";
+import { POLICY_OUTCOMES, type UsageQuery } from "../usage/record.ts";
 import type { RequestContext } from "./context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -50,7 +51,12 @@ export async function handleReload(reload: (trigger: string) => Promise<ReloadSt
 }
 
 const GROUP_KEYS = new Set(["token", "environment", "alias", "provider", "outcome", "hour", "day"]);
-const OUTCOMES = new Set(["allow", "deny", "modify"]);
+const OUTCOMES: ReadonlySet<string> = new Set(POLICY_OUTCOMES);
+
+/** "a, b or c". */
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
+}
 
 function badParam(param: string, message: string): GatewayError {
   return invalidRequest(message, param, "invalid_value");
@@ -74,7 +80,7 @@ export function parseUsageQuery(url: string): UsageQuery {
   }
   const outcome = params.get("outcome");
   if (outcome !== null) {
-    if (!OUTCOMES.has(outcome)) throw badParam("outcome", "'outcome' must be allow, deny or modify.");
+    if (!OUTCOMES.has(outcome)) throw badParam("outcome", `'outcome' must be ${orList(POLICY_OUTCOMES)}.`);
     query.outcome = outcome as UsageQuery["outcome"];
   }
   const groupBy = params.get("group_by");
@@ -115,17 +121,24 @@ export async function handleUsage(request: Request, ctx: RequestContext): Promis
 }
 
 const REDACTED = "***";
-const SECRET_FIELDS = new Set(["api_key", "access_key_id", "secret_access_key", "session_token"]);
+
+/**
+ * A provider's config with every secret redacted. Secret positions are `isSecretPath`'s, the rule that also
+ * keeps secrets out of interpolation and error messages, so a secret field added there is redacted here too.
+ * Paths are relative to the provider, so a provider's name never makes its fields look secret.
+ */
+function redactSecrets(value: unknown, path: readonly PathSegment[]): unknown {
+  if (value === undefined) return undefined;
+  if (path.length > 0 && isSecretPath(path)) return REDACTED;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item, i) => redactSecrets(item, [...path, i]));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = redactSecrets(item, [...path, key]);
+  return out;
+}
 
 function redactProvider(config: ProviderConfig): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(config)) {
-    if (SECRET_FIELDS.has(key)) out[key] = value === undefined ? undefined : REDACTED;
-    else if (key === "headers" && value !== null && typeof value === "object") {
-      out[key] = Object.fromEntries(Object.keys(value).map((name) => [name, REDACTED]));
-    } else out[key] = value;
-  }
-  return out;
+  return redactSecrets(config, []) as Record<string, unknown>;
 }
 
 /**

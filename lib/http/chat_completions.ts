@@ -7,8 +7,9 @@
 import { badGateway, GatewayError } from "../errors.ts";
 import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import { chatStreamBody, type PeekedStream } from "./chat_stream.ts";
-import type { RequestContext } from "./context.ts";
-import { admit, chargeUsage } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
+import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { parseChatRequest } from "./request_schemas.ts";
@@ -64,11 +65,10 @@ function completionTexts(completion: ChatCompletion): string[] {
 }
 
 /** Handles one chat completion request for an authenticated identity. */
-export async function handleChatCompletions(request: Request, ctx: RequestContext): Promise<Response> {
-  const identity = ctx.identity!;
+export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const chat = parseChatRequest(body);
-  const model = resolveAlias(ctx.state, identity, chat.model, "chat");
+  const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.chat.modelType);
   const stream = chat.stream === true;
   ctx.record.alias = model.alias;
   ctx.record.stream = stream;
@@ -78,7 +78,7 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
     const requested = final?.max_completion_tokens ?? final?.max_tokens;
     return prompt + (typeof requested === "number" ? requested : 0);
   };
-  await admit(ctx, "chat", estimate, model, chat);
+  await admit(ctx, ROUTES.chat.endpoint, estimate, model, chat);
   const { value: result, target, lease, headers } = await routeRequest(
     ctx,
     model,
@@ -88,61 +88,75 @@ export async function handleChatCompletions(request: Request, ctx: RequestContex
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
     },
+    // A stream the client reads holds its target until it ends; anything else is over now.
+    (answer) => answer.kind === "stream" && stream,
   );
 
   if (result.kind === "json") {
-    lease.release();
     const completion: ChatCompletion = result.body;
     completion.model = model.alias;
+    let usage: TokenUsage;
     if (completion.usage) {
-      chargeUsage(ctx, completion.usage.prompt_tokens, completion.usage.completion_tokens, false);
+      usage = {
+        prompt: completion.usage.prompt_tokens,
+        completion: completion.usage.completion_tokens,
+        estimated: false,
+      };
     } else {
       const [prompt, output] = await Promise.all([
         countTokens(requestTexts(chat)),
         countTokens(completionTexts(completion)),
       ]);
-      chargeUsage(ctx, prompt, output, true);
+      usage = { prompt, completion: output, estimated: true };
     }
     headers.set("content-type", "application/json");
-    return new Response(JSON.stringify(completion), { status: 200, headers });
+    return {
+      response: new Response(JSON.stringify(completion), { status: 200, headers }),
+      outcome: { usage },
+    };
   }
 
   if (!stream) {
-    lease.release();
     await result.stream.rest.cancel();
     throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
   }
-  let settle!: () => void;
-  ctx.streamDone = new Promise((resolve) => settle = resolve);
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   ctx.services.metrics.streamStarted();
   const sse = chatStreamBody(result.stream, {
     alias: model.alias,
     includeUsage: chat.stream_options?.include_usage === true,
     startedAt: ctx.startedAt,
     scrubber: ctx.state.config.scrubber,
-    onEnd(outcome) {
+    lease,
+    onEnd(end) {
       ctx.services.metrics.streamEnded();
-      ctx.record.ttft_ms = outcome.firstChunkAt;
-      if (outcome.end === "error") {
-        ctx.record.error_code = outcome.error?.code ?? "stream_error";
-        lease.failed();
-      }
-      if (outcome.end === "cancelled") ctx.record.error_code = "client_closed_request";
-      lease.release();
-      if (outcome.usage) {
-        chargeUsage(ctx, outcome.usage.prompt_tokens, outcome.usage.completion_tokens, false);
-        settle();
+      const errorCode = end.end === "error"
+        ? end.error?.code ?? "stream_error"
+        : end.end === "cancelled"
+        ? "client_closed_request"
+        : undefined;
+      const known = { ttftMs: end.firstChunkAt, errorCode };
+      if (end.usage) {
+        const usage = {
+          prompt: end.usage.prompt_tokens,
+          completion: end.usage.completion_tokens,
+          estimated: false,
+        };
+        settle({ ...known, usage });
         return;
       }
       // No usage from the upstream (or the stream broke before it came): count what was sent and received.
-      Promise.all([countTokens(requestTexts(chat)), countTokens(outcome.texts)])
-        .then(([prompt, output]) => chargeUsage(ctx, prompt, output, true))
-        .catch(() =>
-          chargeUsage(ctx, roughTokenEstimate(requestTexts(chat)), roughTokenEstimate(outcome.texts), true)
-        )
-        .finally(settle);
+      Promise.all([countTokens(requestTexts(chat)), countTokens(end.texts)])
+        .then(([prompt, output]) => ({ prompt, completion: output, estimated: true }))
+        .catch(() => ({
+          prompt: roughTokenEstimate(requestTexts(chat)),
+          completion: roughTokenEstimate(end.texts),
+          estimated: true,
+        }))
+        .then((usage) => settle({ ...known, usage }));
     },
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return new Response(sse, { status: 200, headers });
+  return { response: new Response(sse, { status: 200, headers }), outcome };
 }

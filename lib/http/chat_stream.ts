@@ -8,6 +8,7 @@ import { ClientGoneError, scrubError, toGatewayError } from "../errors.ts";
 import type { GatewayError } from "../errors.ts";
 import type { ChatCompletionChunk, Usage } from "../openai/types.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
+import type { Lease } from "../routing/health.ts";
 import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
@@ -72,7 +73,7 @@ export interface PeekedStream {
  * the upstream. It ends the OpenAI way: `data: [DONE]` after a clean end; after a failure an
  * `data: {"error":…}` event and no `[DONE]`, so SDKs raise instead of returning a truncated answer.
  * Cancelling it (the client went away) cancels the provider's stream and with it the upstream request.
- * `onEnd` runs exactly once, however the stream ends. (One stage rather than a chain of TransformStreams keeps
+ * `onEnd` runs exactly once, however the stream ends, after the lease is released. (One stage rather than a chain of TransformStreams keeps
  * the objects held per open stream few.)
  */
 export function chatStreamBody(
@@ -82,6 +83,8 @@ export function chatStreamBody(
     includeUsage: boolean;
     startedAt: number;
     onEnd: (outcome: ChatStreamOutcome) => void;
+    /** The answering target's lease: released when the stream ends, marked failed first if it broke. */
+    lease?: Lease;
     /** The config's scrubber: the error event may carry upstream text that quotes a secret. */
     scrubber?: Scrubber;
   },
@@ -93,6 +96,8 @@ export function chatStreamBody(
     if (ended) return;
     ended = true;
     outcome.end = how;
+    if (how === "error") options.lease?.failed();
+    options.lease?.release();
     options.onEnd(outcome);
   };
   return new ReadableStream<Uint8Array>({

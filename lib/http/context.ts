@@ -90,6 +90,20 @@ export interface RequestContext {
   /** Called once the request has been reported, to take it off the gateway's in-flight registry. */
   readonly reported: () => void;
   identity?: ResolvedToken;
-  /** Set by a streaming handler: settles when the response body has finished (or failed, or was cancelled). */
+  /**
+   * Set for a streamed answer, only by `deliver` (accounting.ts): settles once the body has finished (or failed,
+   * or was cancelled) and its outcome is in the record.
+   */
   streamDone?: Promise<void>;
+}
+
+/** The context of a route that needs a client token, once authenticated: its identity is known. */
+export interface ClientContext extends RequestContext {
+  readonly identity: ResolvedToken;
+}
+
+/** `ctx` with the identity its client token authenticated (the one place a context becomes a client's). */
+export function withIdentity(ctx: RequestContext, identity: ResolvedToken): ClientContext {
+  ctx.identity = identity;
+  return ctx as ClientContext;
 }

@@ -6,9 +6,10 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { RequestContext } from "./context.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
 import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../usage/estimate.ts";
-import { admit, chargeUsage } from "./accounting.ts";
+import { admit, type Answer, type TokenUsage } from "./accounting.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { parseEmbeddingRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
@@ -32,20 +33,24 @@ export function decodeBase64Embedding(text: string): number[] {
 }
 
 /** Handles one embeddings request for an authenticated identity. */
-export async function handleEmbeddings(request: Request, ctx: RequestContext): Promise<Response> {
-  const identity = ctx.identity!;
+export async function handleEmbeddings(request: Request, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const embed = parseEmbeddingRequest(body);
-  const model = resolveAlias(ctx.state, identity, embed.model, "embedding");
+  const model = resolveAlias(ctx.state, ctx.identity, embed.model, ROUTES.embeddings.modelType);
   ctx.record.alias = model.alias;
-  await admit(ctx, "embeddings", roughTokenEstimate(requestTexts(embed)) + tokenIdCount(embed), model, embed);
-  const { value: result, lease, headers } = await routeRequest(
+  await admit(
+    ctx,
+    ROUTES.embeddings.endpoint,
+    roughTokenEstimate(requestTexts(embed)) + tokenIdCount(embed),
+    model,
+    embed,
+  );
+  const { value: result, headers } = await routeRequest(
     ctx,
     model,
     ctx.signal,
     (target, provider) => provider.embed(embed, { target, signal: ctx.signal, requestId: ctx.requestId }),
   );
-  lease.release();
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {
     let embedding = item.embedding;
@@ -53,9 +58,14 @@ export async function handleEmbeddings(request: Request, ctx: RequestContext): P
     if (!base64 && typeof embedding === "string") embedding = decodeBase64Embedding(embedding);
     return { object: "embedding", index: item.index, embedding };
   });
-  if (result.usage.prompt_tokens > 0) chargeUsage(ctx, result.usage.prompt_tokens, 0, false);
-  else chargeUsage(ctx, (await countTokens(requestTexts(embed))) + tokenIdCount(embed), 0, true);
+  const usage: TokenUsage = result.usage.prompt_tokens > 0
+    ? { prompt: result.usage.prompt_tokens, completion: 0, estimated: false }
+    : {
+      prompt: (await countTokens(requestTexts(embed))) + tokenIdCount(embed),
+      completion: 0,
+      estimated: true,
+    };
   headers.set("content-type", "application/json");
   const payload = { object: "list", data, model: model.alias, usage: result.usage };
-  return new Response(JSON.stringify(payload), { status: 200, headers });
+  return { response: new Response(JSON.stringify(payload), { status: 200, headers }), outcome: { usage } };
 }

@@ -8,7 +8,8 @@
 import { errorResponse, GatewayError, scrubError, toGatewayError } from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
 import type { Middleware } from "./compose.ts";
-import { endpointOf, usageRecordOf } from "./accounting.ts";
+import { usageRecordOf } from "./accounting.ts";
+import { endpointOf } from "./endpoints.ts";
 
 /**
  * Turns any failure into an OpenAI-shaped error response; unexpected ones are logged (without the request's

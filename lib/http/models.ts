@@ -6,8 +6,9 @@
  */
 import type { ResolvedModel } from "../config/types.ts";
 import { modelNotFound } from "../errors.ts";
-import { admit } from "./accounting.ts";
-import type { RequestContext } from "./context.ts";
+import { admit, type Answer } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
 
 function toModelObject(model: ResolvedModel) {
   return { id: model.alias, object: "model", created: model.created, owned_by: model.ownedBy };
@@ -16,17 +17,23 @@ function toModelObject(model: ResolvedModel) {
 const JSON_TYPE = { "content-type": "application/json" };
 
 /** Lists the caller's aliases in config order. */
-export async function handleListModels(_request: Request, ctx: RequestContext): Promise<Response> {
-  await admit(ctx, "models", 0);
-  const allowed = ctx.identity!.aliases;
+export async function handleListModels(_request: Request, ctx: ClientContext): Promise<Answer> {
+  await admit(ctx, ROUTES.models.endpoint, 0);
+  const allowed = ctx.identity.aliases;
   const data = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(toModelObject);
-  return new Response(JSON.stringify({ object: "list", data }), { headers: JSON_TYPE });
+  return {
+    response: new Response(JSON.stringify({ object: "list", data }), { headers: JSON_TYPE }),
+    outcome: {},
+  };
 }
 
 /** Returns one alias, or the same 404 for unknown and forbidden ones. */
-export async function handleGetModel(alias: string, ctx: RequestContext): Promise<Response> {
-  await admit(ctx, "models", 0);
+export async function handleGetModel(alias: string, ctx: ClientContext): Promise<Answer> {
+  await admit(ctx, ROUTES.model.endpoint, 0);
   const model = ctx.state.config.models.get(alias);
-  if (model === undefined || !ctx.identity!.aliases.has(alias)) throw modelNotFound(alias);
-  return new Response(JSON.stringify(toModelObject(model)), { headers: JSON_TYPE });
+  if (model === undefined || !ctx.identity.aliases.has(alias)) throw modelNotFound(alias);
+  return {
+    response: new Response(JSON.stringify(toModelObject(model)), { headers: JSON_TYPE }),
+    outcome: {},
+  };
 }

@@ -17,6 +17,31 @@ const INT = "integer";
 const DEC = "decimal";
 const int = () => z.number().int();
 
+/** A numeric parameter's kind and bounds (inclusive). */
+interface Bounds {
+  readonly kind: typeof INT | typeof DEC;
+  readonly min: number;
+  readonly max?: number;
+}
+
+/** The bounded numeric chat parameters: the one list both the schema and the fast path check against. */
+const CHAT_BOUNDS = {
+  n: { kind: INT, min: 1, max: 128 },
+  max_tokens: { kind: INT, min: 1 },
+  max_completion_tokens: { kind: INT, min: 1 },
+  temperature: { kind: DEC, min: 0, max: 2 },
+  top_p: { kind: DEC, min: 0, max: 1 },
+  presence_penalty: { kind: DEC, min: -2, max: 2 },
+  frequency_penalty: { kind: DEC, min: -2, max: 2 },
+  top_logprobs: { kind: INT, min: 0, max: 20 },
+} as const satisfies Record<string, Bounds>;
+
+/** The schema of a number within `b`. */
+function bounded(b: Bounds) {
+  const atLeast = (b.kind === INT ? int() : z.number()).min(b.min, b.kind);
+  return b.max === undefined ? atLeast : atLeast.max(b.max, b.kind);
+}
+
 const textPart = z.looseObject({ type: z.literal("text"), text: z.string() });
 /** Any typed content part (text, image_url, input_audio, file, refusal …): vendors check the rest. */
 const contentPart = z.looseObject({ type: z.string().min(1) });
@@ -61,13 +86,13 @@ const chatSchema = z.looseObject({
   messages: z.array(message).min(1),
   stream: z.boolean().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional(),
-  n: int().min(1, INT).max(128, INT).optional(),
-  max_tokens: int().min(1, INT).optional(),
-  max_completion_tokens: int().min(1, INT).optional(),
-  temperature: z.number().min(0, DEC).max(2, DEC).optional(),
-  top_p: z.number().min(0, DEC).max(1, DEC).optional(),
-  presence_penalty: z.number().min(-2, DEC).max(2, DEC).optional(),
-  frequency_penalty: z.number().min(-2, DEC).max(2, DEC).optional(),
+  n: bounded(CHAT_BOUNDS.n).optional(),
+  max_tokens: bounded(CHAT_BOUNDS.max_tokens).optional(),
+  max_completion_tokens: bounded(CHAT_BOUNDS.max_completion_tokens).optional(),
+  temperature: bounded(CHAT_BOUNDS.temperature).optional(),
+  top_p: bounded(CHAT_BOUNDS.top_p).optional(),
+  presence_penalty: bounded(CHAT_BOUNDS.presence_penalty).optional(),
+  frequency_penalty: bounded(CHAT_BOUNDS.frequency_penalty).optional(),
   stop: z.union([z.string(), z.array(z.string()).min(1).max(4)]).optional(),
   tools: z.array(tool).optional(),
   tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string() })])
@@ -76,7 +101,7 @@ const chatSchema = z.looseObject({
   response_format: z.looseObject({ type: z.string() }).optional(),
   logit_bias: z.record(z.string(), z.number()).optional(),
   logprobs: z.boolean().optional(),
-  top_logprobs: int().min(0, INT).max(20, INT).optional(),
+  top_logprobs: bounded(CHAT_BOUNDS.top_logprobs).optional(),
   seed: int().optional(),
   user: z.string().optional(),
 });
@@ -84,7 +109,9 @@ const chatSchema = z.looseObject({
 /** A number the schema's `int()` accepts. */
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
-const within = (v: unknown, min: number, max: number) => isNum(v) && v >= min && v <= max;
+/** Whether `v` is a number of `b`'s kind within its bounds: what {@linkcode bounded} accepts. */
+const within = (b: Bounds) => (v: unknown): boolean =>
+  isNum(v) && (b.kind !== INT || isInt(v)) && v >= b.min && (b.max === undefined || v <= b.max);
 
 /**
  * Plain-text messages, the common case: the roles whose content may be a plain string, with a string content
@@ -104,15 +131,8 @@ function isPlainMessage(m: unknown): boolean {
 /** The optional parameters the fast path checks itself, each with the schema's condition. */
 const PLAIN_PARAMS: readonly (readonly [string, (v: unknown) => boolean])[] = [
   ["stream", (v) => typeof v === "boolean"],
-  ["n", (v) => isInt(v) && v >= 1 && v <= 128],
-  ["max_tokens", (v) => isInt(v) && v >= 1],
-  ["max_completion_tokens", (v) => isInt(v) && v >= 1],
-  ["temperature", (v) => within(v, 0, 2)],
-  ["top_p", (v) => within(v, 0, 1)],
-  ["presence_penalty", (v) => within(v, -2, 2)],
-  ["frequency_penalty", (v) => within(v, -2, 2)],
+  ...Object.entries(CHAT_BOUNDS).map(([name, b]) => [name, within(b)] as const),
   ["logprobs", (v) => typeof v === "boolean"],
-  ["top_logprobs", (v) => isInt(v) && v >= 0 && v <= 20],
   ["seed", isInt],
   ["user", (v) => typeof v === "string"],
   ["parallel_tool_calls", (v) => typeof v === "boolean"],

@@ -8,11 +8,7 @@ import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { ModelType } from "../config/schema.ts";
 import { GatewayError, modelNotFound, printable } from "../errors.ts";
 import type { GatewayState } from "./context.ts";
-
-const ENDPOINT_OF: Record<ModelType, string> = {
-  chat: "/v1/chat/completions",
-  embedding: "/v1/embeddings",
-};
+import { pathFor } from "./endpoints.ts";
 
 /** The alias `name` if `identity` may use it and it serves `type`; throws 404 or 400 otherwise. */
 export function resolveAlias(
@@ -26,10 +22,8 @@ export function resolveAlias(
   if (model.type !== type) {
     throw new GatewayError(
       400,
-      `The model \`${printable(name)}\` is a ${model.type} model and cannot be used with ${
-        ENDPOINT_OF[type]
-      }; ` +
-        `use ${ENDPOINT_OF[model.type]}.`,
+      `The model \`${printable(name)}\` is a ${model.type} model and cannot be used with ${pathFor(type)}; ` +
+        `use ${pathFor(model.type)}.`,
       { type: "invalid_request_error", param: "model", code: "model_not_supported" },
     );
   }

@@ -19,12 +19,17 @@ export interface RoutedAnswer<T> {
   headers: Headers;
 }
 
-/** Routes `attempt` over `model`'s targets for this request. */
+/**
+ * Routes `attempt` over `model`'s targets for this request. The target's lease is released as soon as the
+ * answer is in hand, unless `holdsLease(answer)` says the answer is still running (a stream the client reads):
+ * then whoever serves it releases the lease when it ends.
+ */
 export async function routeRequest<T>(
   ctx: RequestContext,
   model: ResolvedModel,
   signal: AbortSignal,
   attempt: (target: RoutedTarget, provider: Provider) => Promise<T>,
+  holdsLease: (answer: T) => boolean = () => false,
 ): Promise<RoutedAnswer<T>> {
   const attempts: AttemptRecord[] = [];
   ctx.record.attempt_log = attempts;
@@ -53,6 +58,7 @@ export async function routeRequest<T>(
     });
     note(routed.target);
     ctx.answeredBy = routed.target;
+    if (!holdsLease(routed.value)) routed.lease.release();
     const headers = new Headers({
       "x-gateway-provider": routed.target.provider,
       "x-gateway-model": routed.target.model,

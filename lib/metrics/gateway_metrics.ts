@@ -20,7 +20,8 @@
  * @module
  */
 import type { AttemptRecord } from "../routing/route.ts";
-import type { UsageRecord } from "../usage/record.ts";
+import { ENDPOINT_LABELS } from "../http/endpoints.ts";
+import { POLICY_OUTCOMES, type UsageRecord } from "../usage/record.ts";
 import { type Counter, type Gauge, type Histogram, PROMETHEUS_CONTENT_TYPE, Registry } from "./registry.ts";
 
 /** The label value for an error code or name past the bounds (OTel's fallback value for `error.type`). */
@@ -94,8 +95,8 @@ class BoundedValues {
   }
 }
 
-const ENDPOINTS = new Set(["chat", "embeddings", "models", "other"]);
-const OUTCOMES = new Set(["allow", "deny", "modify"]);
+const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_LABELS);
+const OUTCOMES: ReadonlySet<string> = new Set(POLICY_OUTCOMES);
 
 /** `gen_ai.operation.name` for the endpoints that are GenAI operations; the others get no gen_ai_* metrics. */
 function operationName(endpoint: string): "chat" | "embeddings" | null {

@@ -9,7 +9,14 @@
  *
  * @module
  */
-import type { PolicyOutcome, UsageGroupKey, UsageQuery, UsageReport, UsageTotals } from "./record.ts";
+import {
+  POLICY_OUTCOMES,
+  type PolicyOutcome,
+  type UsageGroupKey,
+  type UsageQuery,
+  type UsageReport,
+  type UsageTotals,
+} from "./record.ts";
 
 /** A bad filter or group key in a usage query; the admin API answers it with 400. */
 export class UsageQueryError extends Error {
@@ -40,7 +47,7 @@ const GROUP_EXPR: Readonly<Record<UsageGroupKey, string>> = {
   day: "strftime('%Y-%m-%d', time)",
 };
 
-const OUTCOMES: readonly PolicyOutcome[] = ["allow", "deny", "modify"];
+const OUTCOMES: readonly PolicyOutcome[] = POLICY_OUTCOMES;
 const FILTER_COLUMNS = ["token", "environment", "alias", "provider"] as const;
 const PERCENTILES = [50, 90, 99] as const;
 

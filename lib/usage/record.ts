@@ -5,8 +5,11 @@
  * @module
  */
 
+/** What the policy may decide for a request, the one list of them (queries, metrics and admin read it). */
+export const POLICY_OUTCOMES = ["allow", "deny", "modify"] as const;
+
 /** What the policy decided for a request. */
-export type PolicyOutcome = "allow" | "deny" | "modify";
+export type PolicyOutcome = typeof POLICY_OUTCOMES[number];
 
 /** One request's usage and policy outcome. Field names are the column names of the store. */
 export interface UsageRecord {

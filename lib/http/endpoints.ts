@@ -1,0 +1,132 @@
+/**
+ * The endpoint table: one row per route the gateway serves, with its path, methods, credential, endpoint name
+ * and model type. The router, accounting, metrics labels, the unknown-URL hint and alias resolution all read
+ * it, so a new endpoint is one row here and one handler in `server.ts` (the compiler asks for it). Handlers are
+ * bound in `server.ts`, not here: this table is imported by modules the handlers themselves import.
+ *
+ * @module
+ */
+import { type Endpoint, ENDPOINTS, type ModelType } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/types.ts";
+
+/** Which credential a route needs: a client token, an admin token, or none. */
+export type RouteAuth = "client" | "admin" | "none";
+
+/** One route of the gateway. */
+export interface RouteSpec {
+  /**
+   * The exact path, or a path ending in a `/{name}` parameter, for a route that takes the rest of the path (at least one
+   * character, slashes included, percent-decoded) as its parameter.
+   */
+  readonly path: string;
+  readonly methods: readonly string[];
+  /** The credential, or a function of the config for routes whose protection is configured. */
+  readonly auth: RouteAuth | ((config: ResolvedConfig) => RouteAuth);
+  /** The endpoint name the request is counted under, for API routes; null outside the API. */
+  readonly endpoint: Endpoint | null;
+  /** The alias type the route's `model` must have, for routes that call a model. */
+  readonly modelType?: ModelType;
+}
+
+/** Every route, by the name its handler is bound to. */
+export const ROUTES = {
+  chat: {
+    path: "/v1/chat/completions",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "chat",
+    modelType: "chat",
+  },
+  embeddings: {
+    path: "/v1/embeddings",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "embeddings",
+    modelType: "embedding",
+  },
+  models: { path: "/v1/models", methods: ["GET"], auth: "client", endpoint: "models" },
+  model: { path: "/v1/models/{id}", methods: ["GET"], auth: "client", endpoint: "models" },
+  healthz: { path: "/healthz", methods: ["GET"], auth: "none", endpoint: null },
+  readyz: { path: "/readyz", methods: ["GET"], auth: "none", endpoint: null },
+  targets: { path: "/admin/targets", methods: ["GET"], auth: "admin", endpoint: null },
+  usage: { path: "/admin/usage", methods: ["GET"], auth: "admin", endpoint: null },
+  config: { path: "/admin/config", methods: ["GET"], auth: "admin", endpoint: null },
+  reload: { path: "/admin/reload", methods: ["POST"], auth: "admin", endpoint: null },
+  metrics: {
+    path: "/metrics",
+    methods: ["GET"],
+    auth: (config: ResolvedConfig): RouteAuth => config.server.public_metrics ? "none" : "admin",
+    endpoint: null,
+  },
+} as const satisfies Record<string, RouteSpec>;
+
+/** The name of a route in {@linkcode ROUTES}. */
+export type RouteId = keyof typeof ROUTES;
+
+/** A route found for a path, with its parameter when it takes one. */
+export interface RouteMatch {
+  readonly id: RouteId;
+  readonly spec: RouteSpec;
+  /** The decoded path parameter (`/v1/models/{id}`), else "". */
+  readonly param: string;
+}
+
+const exact = new Map<string, RouteMatch>();
+const prefixed: { prefix: string; id: RouteId; spec: RouteSpec }[] = [];
+for (const [id, spec] of Object.entries(ROUTES) as [RouteId, RouteSpec][]) {
+  const brace = spec.path.lastIndexOf("/{");
+  if (brace >= 0 && spec.path.endsWith("}")) {
+    prefixed.push({ prefix: spec.path.slice(0, brace + 1), id, spec });
+  } else exact.set(spec.path, { id, spec, param: "" });
+}
+
+function decodeParam(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The route serving `path`, or undefined. */
+export function matchRoute(path: string): RouteMatch | undefined {
+  const found = exact.get(path);
+  if (found !== undefined) return found;
+  for (const { prefix, id, spec } of prefixed) {
+    if (path.startsWith(prefix) && path.length > prefix.length) {
+      return { id, spec, param: decodeParam(path.slice(prefix.length)) };
+    }
+  }
+  return undefined;
+}
+
+/** The credential `spec` needs under `config`. */
+export function authOf(spec: RouteSpec, config: ResolvedConfig): RouteAuth {
+  return typeof spec.auth === "function" ? spec.auth(config) : spec.auth;
+}
+
+/** The name an API request that no route serves is counted under. */
+export const OTHER_ENDPOINT = "other";
+
+/** Every endpoint label a request may be counted under: the API endpoint names and "other". */
+export const ENDPOINT_LABELS: readonly string[] = [...ENDPOINTS, OTHER_ENDPOINT];
+
+/**
+ * The endpoint name of a request path: its route's, "other" for an API path (`/v1/…`) no route serves, or
+ * null for paths outside the API (health, admin, metrics). A parameter route's prefix counts as the route.
+ */
+export function endpointOf(path: string): string | null {
+  if (!path.startsWith("/v1/") && path !== "/v1") return null;
+  const found = exact.get(path);
+  if (found !== undefined) return found.spec.endpoint ?? OTHER_ENDPOINT;
+  for (const { prefix, spec } of prefixed) {
+    if (path.startsWith(prefix)) return spec.endpoint ?? OTHER_ENDPOINT;
+  }
+  return OTHER_ENDPOINT;
+}
+
+/** The path of the route serving models of `type` (for the message that points a client to it). */
+export function pathFor(type: ModelType): string {
+  for (const spec of Object.values(ROUTES) as RouteSpec[]) if (spec.modelType === type) return spec.path;
+  return "/v1";
+}
