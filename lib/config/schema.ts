@@ -13,7 +13,7 @@ import { z } from "zod";
  * The API endpoint names, the one list of them: token `endpoints:` scopes, policy, usage records and metrics
  * labels use these; `http/endpoints.ts` gives each one its route(s).
  */
-export const ENDPOINTS = ["chat", "embeddings", "models"] as const;
+export const ENDPOINTS = ["chat", "embeddings", "models", "responses"] as const;
 
 const UNITS_BYTES: Record<string, number> = {
   b: 1,
@@ -320,11 +320,18 @@ const usageSchema = z.strictObject({
   retention: duration.default(90 * 86_400_000),
 });
 
+/** Stored responses (`/v1/responses` unless `store: false`): in the usage database, else in memory. */
+const responsesSchema = z.strictObject({
+  /** Stored responses older than this are deleted; later reads and `previous_response_id` to them are 404. */
+  retention: duration.default(30 * 86_400_000),
+});
+
 /** The whole configuration file. */
 export const configSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
   routing: routingSchema.default(routingSchema.parse({})),
   usage: usageSchema.default(usageSchema.parse({})),
+  responses: responsesSchema.default(responsesSchema.parse({})),
   providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
   models: z.record(z.string(), modelSchema),
   tokens: z.array(tokenSchema).default([]),
@@ -347,6 +354,7 @@ export type TargetConfig = z.output<typeof targetSchema>;
 export type TokenConfig = z.output<typeof tokenSchema>;
 export type RoutingConfig = z.output<typeof routingSchema>;
 export type UsageConfig = z.output<typeof usageSchema>;
+export type ResponsesConfig = z.output<typeof responsesSchema>;
 export type LimitsConfig = z.output<typeof limitsSchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;

@@ -4,9 +4,14 @@
  * never run beside an insert. A failing delete is logged and waits for the next run: retention must never
  * take the pipeline down.
  *
+ * Stored responses (`responses.retention`, default 30 days) are pruned the same way, beside it
+ * ({@linkcode startResponsesRetention}): they have their own period, and in the SQLite store their deletes
+ * run in the same worker as the inserts, one call at a time, so they need no lane of the pipeline.
+ *
  * @module
  */
 import type { Logger } from "../log.ts";
+import type { ResponsesStore } from "./responses_store.ts";
 import type { UsageStore } from "./store.ts";
 
 export interface RetentionOptions {
@@ -42,7 +47,47 @@ export function startRetention(
   options: RetentionOptions,
   schedule: (run: () => Promise<void>) => void,
 ): () => void {
-  const run = () => runRetention(options);
+  return startRuns(options, () => runRetention(options), schedule);
+}
+
+/** How stored responses are pruned: {@linkcode RetentionOptions} with the responses store. */
+export interface ResponsesRetentionOptions extends Omit<RetentionOptions, "store"> {
+  /** Null when no responses are stored. */
+  store: ResponsesStore | null;
+}
+
+/**
+ * Deletes the stored responses created before `now() - retentionMs` once; never throws. A no-op without a
+ * store or retention.
+ */
+export async function runResponsesRetention(options: ResponsesRetentionOptions): Promise<void> {
+  const { store, retentionMs, logger } = options;
+  if (!store || !retentionMs) return;
+  const before = new Date(options.now() - retentionMs).toISOString();
+  try {
+    const deleted = await store.prune(before);
+    if (deleted > 0) logger.info("responses_retention", { deleted, before });
+  } catch (e) {
+    logger.warn("responses_retention_failed", { before, error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/**
+ * {@linkcode startRetention} for stored responses: a first prune now, then one every interval; returns what
+ * stops the interval. Without a lane to share, `schedule` may simply call `run`.
+ */
+export function startResponsesRetention(
+  options: ResponsesRetentionOptions,
+  schedule: (run: () => Promise<void>) => void = (run) => void run(),
+): () => void {
+  return startRuns(options, () => runResponsesRetention(options), schedule);
+}
+
+function startRuns(
+  options: { store: unknown; retentionMs?: number; retentionIntervalMs?: number },
+  run: () => Promise<void>,
+  schedule: (run: () => Promise<void>) => void,
+): () => void {
   const timer = options.store && options.retentionMs
     ? setInterval(() => schedule(run), options.retentionIntervalMs ?? 3_600_000)
     : undefined;

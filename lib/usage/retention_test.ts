@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { createMemoryLogger } from "../log.ts";
-import { runRetention, startRetention } from "./retention.ts";
+import { runResponsesRetention, runRetention, startResponsesRetention, startRetention } from "./retention.ts";
+import { createMemoryResponsesStore } from "./responses_store_memory.ts";
+import type { ResponsesStore } from "./responses_store.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import type { UsageStore } from "./store.ts";
 import { makeRecord, waitFor } from "../../tests/helpers/usage.ts";
@@ -88,4 +90,67 @@ Deno.test("retention: without a retention period only the (no-op) start run is s
   assert.equal(runs, 1);
   assert.equal((await store.query({})).totals.requests, 1);
   await store.close();
+});
+
+async function responsesWithAges(...agesInDays: number[]): Promise<ResponsesStore> {
+  const store = createSqliteStore(":memory:").responses;
+  for (const [i, age] of agesInDays.entries()) {
+    await store.put({
+      id: `resp_${i}`,
+      token: "alice",
+      environment: "prod",
+      created_at: (now - age * day) / 1000,
+      alias: "chat-default",
+      provider: "openai",
+      native: false,
+      previous_response_id: null,
+      input_items: [],
+      response: { id: `resp_${i}`, object: "response", output: [] },
+    });
+  }
+  return store;
+}
+
+const kept = async (store: ResponsesStore, count: number) => {
+  const found = await Promise.all(Array.from({ length: count }, (_, i) => store.get(`resp_${i}`, "alice")));
+  return found.flatMap((r) => r === null ? [] : [r.id]);
+};
+
+Deno.test("responses retention: prunes only responses older than the cut-off, and logs how many", async () => {
+  const store = await responsesWithAges(40, 29, 1);
+  const logger = createMemoryLogger();
+  await runResponsesRetention({ store, retentionMs: 30 * day, now: () => now, logger });
+  assert.deepEqual(await kept(store, 3), ["resp_1", "resp_2"]);
+  assert.deepEqual(logger.lines, [
+    { level: "info", msg: "responses_retention", deleted: 1, before: iso(now - 30 * day) },
+  ]);
+  await runResponsesRetention({ store, retentionMs: 30 * day, now: () => now, logger });
+  assert.equal(logger.lines.length, 1, "nothing pruned, nothing logged");
+});
+
+Deno.test("responses retention: a failing prune is logged as a warning, never thrown", async () => {
+  const store = createMemoryResponsesStore();
+  const failing: ResponsesStore = { ...store, prune: () => Promise.reject(new Error("disk gone")) };
+  const logger = createMemoryLogger();
+  await runResponsesRetention({ store: failing, retentionMs: day, now: () => now, logger });
+  assert.deepEqual(logger.lines, [
+    { level: "warn", msg: "responses_retention_failed", before: iso(now - day), error: "disk gone" },
+  ]);
+});
+
+Deno.test("responses retention: runs at start, then every interval until stopped, on its own period", async () => {
+  const store = await responsesWithAges(40, 10, 1);
+  let clock = now;
+  const stop = startResponsesRetention({
+    store,
+    retentionMs: 30 * day,
+    retentionIntervalMs: 20,
+    now: () => clock,
+    logger: createMemoryLogger(),
+  });
+  await waitFor(async () => (await kept(store, 3)).length === 2);
+  clock = now + 25 * day;
+  await waitFor(async () => (await kept(store, 3)).length === 1);
+  assert.deepEqual(await kept(store, 3), ["resp_2"]);
+  stop();
 });

@@ -16,10 +16,14 @@ import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { UsageQuery, UsageReport } from "./record.ts";
 import { canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
-import { type StoredUsageRecord, uidOf, type UsageStore } from "./store.ts";
+import { type StoredUsageRecord, uidOf, type UsageDatabase } from "./store.ts";
+import { createSqliteResponsesStore, RESPONSES_TABLE_SQL } from "./responses_store_sqlite.ts";
 
-/** The schema version this code writes; older databases are migrated, newer ones refused. */
-export const USAGE_SCHEMA_VERSION = 1;
+/**
+ * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
+ * 2: stored responses (`responses_store_sqlite.ts`).
+ */
+export const USAGE_SCHEMA_VERSION = 2;
 
 type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
 
@@ -72,6 +76,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
      CREATE INDEX usage_environment_time ON usage (environment, time);
      CREATE INDEX usage_outcome_time ON usage (outcome, time);`,
   ],
+  [2, RESPONSES_TABLE_SQL],
 ];
 
 /**
@@ -94,9 +99,9 @@ export interface SqliteStoreOptions {
  * Opens (creating it and its parent directories if needed) the SQLite usage store at `path`; `:memory:`
  * gives a private in-memory database for tests. Throws when the file cannot be opened or was written by a
  * newer schema version. The calls run on the calling thread; the server uses it from a worker
- * (`openSqliteWorkerStore`).
+ * (`openSqliteWorkerStore`). Its `responses` are the stored responses in the same file.
  */
-export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): UsageStore {
+export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): UsageDatabase {
   const slice = Math.max(1, options.rowsPerTransaction ?? INSERT_SLICE);
   if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
@@ -123,6 +128,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   };
 
   return {
+    responses: createSqliteResponsesStore(db, open),
     async insert(records) {
       // node:sqlite is synchronous: on the request thread a 500-row batch would hold the event loop for
       // 10-20 ms. Slices of `slice` rows, each its own transaction, with a macrotask between them, keep every

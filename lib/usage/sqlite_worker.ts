@@ -10,7 +10,7 @@
  */
 import { createSqliteStore } from "./sqlite_store.ts";
 import type { StoreAnswer, StoreCall } from "./sqlite_worker_protocol.ts";
-import type { UsageStore } from "./store.ts";
+import type { UsageDatabase } from "./store.ts";
 
 /** Rows per transaction off the request thread: a whole pipeline batch is one commit. */
 const ROWS_PER_TRANSACTION = 1000;
@@ -21,7 +21,7 @@ const scope = globalThis as unknown as {
   postMessage(message: StoreAnswer): void;
 };
 
-let store: UsageStore | undefined;
+let store: UsageDatabase | undefined;
 
 async function answer(call: StoreCall): Promise<unknown> {
   if (call.method === "open") {
@@ -40,6 +40,18 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.deleteOlderThan(call.before);
     case "close":
       return await store.close();
+    case "responses.put":
+      return await store.responses.put(call.record);
+    case "responses.get":
+      return await store.responses.get(call.rid, call.token);
+    case "responses.delete":
+      return await store.responses.delete(call.rid, call.token);
+    case "responses.inputItems":
+      return await store.responses.inputItems(call.rid, call.token, call.page);
+    case "responses.chain":
+      return await store.responses.chain(call.rid, call.token);
+    case "responses.prune":
+      return await store.responses.prune(call.before);
   }
 }
 

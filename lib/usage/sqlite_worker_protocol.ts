@@ -1,11 +1,13 @@
 /**
  * The messages between the usage store's proxy on the request thread (`sqlite_worker_store.ts`) and the
- * worker that owns the database (`sqlite_worker.ts`): one call per `UsageStore` method, answered by id.
+ * worker that owns the database (`sqlite_worker.ts`): one call per `UsageStore` method and per `ResponsesStore`
+ * method (those named `responses.*`), answered by id.
  *
  * @module
  */
 import type { UsageQuery } from "./record.ts";
 import type { StoredUsageRecord } from "./store.ts";
+import type { ItemsPage, StoredResponse } from "./responses_store.ts";
 
 /** A call to the worker; `id` pairs it with its answer. */
 export type StoreCall =
@@ -17,6 +19,12 @@ export type StoreCall =
     | { method: "sumSince"; token: string; since: string }
     | { method: "deleteOlderThan"; before: string }
     | { method: "close" }
+    | { method: "responses.put"; record: StoredResponse }
+    | { method: "responses.get"; rid: string; token: string }
+    | { method: "responses.delete"; rid: string; token: string }
+    | { method: "responses.inputItems"; rid: string; token: string; page: ItemsPage }
+    | { method: "responses.chain"; rid: string; token: string }
+    | { method: "responses.prune"; before: string }
   );
 
 /** An error as it crosses the thread boundary: enough to rebuild a `UsageQueryError` (which has `param`). */

@@ -1,6 +1,6 @@
 /**
- * The SQLite usage store, run in a worker thread. The request thread keeps only this proxy: a batch insert
- * becomes one `postMessage` of the records, and the worker (`sqlite_worker.ts`) does the index updates, WAL
+ * The SQLite usage store (and the stored responses in the same database), run in a worker thread. The request
+ * thread keeps only this proxy: a batch insert becomes one `postMessage` of the records, and the worker (`sqlite_worker.ts`) does the index updates, WAL
  * writes and checkpoints that would otherwise pause every request for milliseconds at a time.
  *
  * If the worker dies, the calls in flight reject (the pipeline keeps their records and retries, spilling them
@@ -11,7 +11,9 @@
 import type { UsageQuery, UsageReport } from "./record.ts";
 import { UsageQueryError } from "./query.ts";
 import type { StoreAnswer, StoreCall, StoreFailure } from "./sqlite_worker_protocol.ts";
-import type { UsageStore } from "./store.ts";
+import type { UsageDatabase } from "./store.ts";
+import type { ItemsList, StoredResponse } from "./responses_store.ts";
+import type { JsonObject } from "../openai/types.ts";
 
 /** A call without its id (distributed over the union, so each method keeps its own fields). */
 type CallBody = StoreCall extends infer C ? C extends StoreCall ? Omit<C, "id"> : never : never;
@@ -44,7 +46,7 @@ export interface SqliteWorkerStoreOptions {
 export async function openSqliteWorkerStore(
   path: string,
   options: SqliteWorkerStoreOptions = {},
-): Promise<UsageStore> {
+): Promise<UsageDatabase> {
   const workerUrl = options.workerUrl ?? new URL("./sqlite_worker.ts", import.meta.url);
   let worker: Worker | undefined;
   let ready: Promise<unknown> | undefined;
@@ -107,6 +109,26 @@ export async function openSqliteWorkerStore(
   await start();
 
   return {
+    responses: {
+      async put(record) {
+        await call({ method: "responses.put", record });
+      },
+      async get(rid, token) {
+        return await call({ method: "responses.get", rid, token }) as StoredResponse | null;
+      },
+      async delete(rid, token) {
+        return await call({ method: "responses.delete", rid, token }) as boolean;
+      },
+      async inputItems(rid, token, page) {
+        return await call({ method: "responses.inputItems", rid, token, page }) as ItemsList | null;
+      },
+      async chain(rid, token) {
+        return await call({ method: "responses.chain", rid, token }) as JsonObject[] | null;
+      },
+      async prune(before) {
+        return await call({ method: "responses.prune", before }) as number;
+      },
+    },
     async insert(records) {
       await call({ method: "insert", records });
     },

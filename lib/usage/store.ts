@@ -6,6 +6,7 @@
  * @module
  */
 import type { UsageQuery, UsageRecord, UsageReport } from "./record.ts";
+import type { ResponsesStore } from "./responses_store.ts";
 
 /**
  * A usage record as it travels through the pipeline: the record plus `uid`, a unique id the pipeline gives
@@ -49,6 +50,14 @@ export interface UsageStore {
   deleteOlderThan(iso: string): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * A usage database that also keeps stored responses (`/v1/responses`), in the same file: the SQLite store
+ * and its worker proxy. `close()` closes both.
+ */
+export interface UsageDatabase extends UsageStore {
+  readonly responses: ResponsesStore;
 }
 
 /** The dedupe key of a record: its `uid`, else `request_id|time` (stable across replays of the same line). */

@@ -1,0 +1,219 @@
+/**
+ * Stored responses (`POST /v1/responses` with `store` left on): what `GET /v1/responses/{id}`,
+ * `DELETE /v1/responses/{id}`, `GET /v1/responses/{id}/input_items` and `previous_response_id` read. They live
+ * in the usage database (SQLite by default: `responses_store_sqlite.ts`, run in the usage store's worker), or
+ * in memory with `usage.sqlite: none` (`responses_store_memory.ts`).
+ *
+ * Ownership is part of every read: a response is visible only to the token that created it, and any other
+ * token gets `null`, exactly as for an id that never existed, so the handler answers both with the same 404
+ * and an id cannot be probed across tokens. The paging and chain logic is here, shared by the stores, so both
+ * answer alike.
+ *
+ * @module
+ */
+import type { JsonObject } from "../openai/types.ts";
+import { UsageQueryError } from "./query.ts";
+
+/** One stored response: the Response object, the input it answered, and who and what served it. */
+export interface StoredResponse {
+  /** `resp_…`, the Response object's id. */
+  id: string;
+  /** The name of the token that created it: the only one that may read, delete or chain from it. */
+  token: string;
+  /** The token's environment, for the record. */
+  environment: string;
+  /** Unix seconds, as the Response object's `created_at`; retention counts from it. */
+  created_at: number;
+  /** The alias the client asked for. */
+  alias: string;
+  /** The configured provider name that served it. */
+  provider: string;
+  /**
+   * Whether that provider spoke Responses natively (`native_responses: true`): a later `previous_response_id`
+   * may then be passed through to the same provider rather than rebuilt.
+   */
+  native: boolean;
+  previous_response_id: string | null;
+  /**
+   * This request's own input as items (not the rebuilt conversation; {@linkcode ResponsesStore.chain} rebuilds
+   * that). Paging uses each item's `id`; `put` gives one to an item without.
+   */
+  input_items: JsonObject[];
+  /** The Response object as the client received it; its `output` items are the chain's outputs. */
+  response: JsonObject;
+}
+
+/** A page request for `GET /v1/responses/{id}/input_items`, as the query string gives it. */
+export interface ItemsPage {
+  /** An item id: the page starts after it, in the chosen order. */
+  after?: string;
+  /** An item id: the page ends before it, in the chosen order. */
+  before?: string;
+  /** 1–100, default 20. */
+  limit?: number;
+  /** `desc` (default: newest first, as OpenAI) or `asc`. */
+  order?: "asc" | "desc";
+}
+
+/** OpenAI's list object, as `input_items` answers it. */
+export interface ItemsList {
+  object: "list";
+  data: JsonObject[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+/** Where stored responses are kept. Every method may reject (a store failure is the handler's 5xx). */
+export interface ResponsesStore {
+  /** Stores `record` (replacing one with the same id and owner). `store: false` responses are never put. */
+  put(record: StoredResponse): Promise<void>;
+  /** The response if it exists and belongs to `token`; `null` otherwise. */
+  get(id: string, token: string): Promise<StoredResponse | null>;
+  /** Deletes the response if it exists and belongs to `token`; whether it did. */
+  delete(id: string, token: string): Promise<boolean>;
+  /**
+   * One page of the response's input items, or `null` when it does not exist or is not `token`'s. Rejects with
+   * `UsageQueryError` (its `param` names the query parameter) for a bad limit, order or cursor.
+   */
+  inputItems(id: string, token: string, page: ItemsPage): Promise<ItemsList | null>;
+  /**
+   * The conversation up to and including response `id`, oldest first: for each response from the first of
+   * its `previous_response_id` chain, its input items then its output items. `null` when any response of the
+   * chain is missing (never stored, deleted, pruned) or belongs to another token.
+   */
+  chain(id: string, token: string): Promise<JsonObject[] | null>;
+  /** Deletes responses created before `beforeIso` (retention); resolves to how many. */
+  prune(beforeIso: string): Promise<number>;
+}
+
+/**
+ * Longest `previous_response_id` chain followed. Ids are the gateway's own, so a cycle cannot be built from
+ * outside; the bound only keeps a corrupted database from looping.
+ */
+export const MAX_CHAIN = 10_000;
+
+/** `input_items` page size bounds, as OpenAI's. */
+export const MAX_PAGE = 100;
+export const DEFAULT_PAGE = 20;
+
+/** Id prefixes OpenAI uses for input items, for items that arrive without an id. */
+const ITEM_PREFIX: Readonly<Record<string, string>> = {
+  message: "msg",
+  function_call: "fc",
+  function_call_output: "fco",
+  reasoning: "rs",
+};
+
+/** A fresh item id in OpenAI's form (`msg_` and 48 hex digits for a message). */
+export function newItemId(type: unknown): string {
+  const prefix = typeof type === "string" && ITEM_PREFIX[type] ? ITEM_PREFIX[type] : "item";
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return `${prefix}_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * `items` with an `id` on each (a fresh one where missing, or where it repeats an earlier item's, so cursors
+ * are unambiguous). Items that already have a unique id are kept as they are (the same objects).
+ */
+export function withItemIds(items: readonly JsonObject[]): JsonObject[] {
+  const seen = new Set<string>();
+  return items.map((item) => {
+    const id = item.id;
+    if (typeof id === "string" && id !== "" && !seen.has(id)) {
+      seen.add(id);
+      return item;
+    }
+    const fresh = newItemId(item.type);
+    seen.add(fresh);
+    return { ...item, id: fresh };
+  });
+}
+
+/** Checks and fills in a page request; throws `UsageQueryError` naming the parameter. */
+export function pageOf(page: ItemsPage): Required<Pick<ItemsPage, "limit" | "order">> & ItemsPage {
+  const limit = page.limit ?? DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new UsageQueryError(`limit must be an integer from 1 to ${MAX_PAGE}`, "limit");
+  }
+  const order = page.order ?? "desc";
+  if (order !== "asc" && order !== "desc") {
+    throw new UsageQueryError("order must be 'asc' or 'desc'", "order");
+  }
+  return { ...page, limit, order };
+}
+
+/**
+ * One page of `items` (stored oldest first). The window is the items strictly between `after` and `before` in
+ * the chosen order; with only `before` the page is the `limit` items just before it, otherwise the first
+ * `limit` after `after` (or from the start). `has_more` says whether the window holds more than the page, in
+ * the direction being paged. An id that is not one of the items is a `UsageQueryError`.
+ */
+export function pageItems(items: readonly JsonObject[], request: ItemsPage): ItemsList {
+  const { limit, order, after, before } = pageOf(request);
+  const ordered = order === "asc" ? items : [...items].reverse();
+  const indexOf = (id: string, param: string) => {
+    const i = ordered.findIndex((item) => item.id === id);
+    if (i < 0) throw new UsageQueryError(`No input item with id '${id}' in this response.`, param);
+    return i;
+  };
+  const start = after !== undefined ? indexOf(after, "after") + 1 : 0;
+  const end = before !== undefined ? indexOf(before, "before") : ordered.length;
+  const window = ordered.slice(start, Math.max(start, end));
+  const data = before !== undefined && after === undefined
+    ? window.slice(Math.max(0, window.length - limit))
+    : window.slice(0, limit);
+  const id = (item: JsonObject | undefined) => typeof item?.id === "string" ? item.id : null;
+  return {
+    object: "list",
+    data,
+    first_id: id(data[0]),
+    last_id: id(data[data.length - 1]),
+    has_more: window.length > data.length,
+  };
+}
+
+/** A response's output items (the Response object's `output`), or none if it has no list there. */
+export function outputItems(response: JsonObject): JsonObject[] {
+  const output = response.output;
+  return Array.isArray(output)
+    ? output.filter((item): item is JsonObject => typeof item === "object" && item !== null)
+    : [];
+}
+
+/**
+ * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
+ * `previous_response_id` back to the first, then lays out each response's input items and output items,
+ * oldest first. Null when a link is missing or not `token`'s, or the chain is longer than
+ * {@linkcode MAX_CHAIN} (or loops).
+ */
+export function buildChain(
+  id: string,
+  token: string,
+  lookup: (id: string, token: string) => StoredResponse | null,
+): JsonObject[] | null {
+  const links: StoredResponse[] = [];
+  const seen = new Set<string>();
+  let next: string | null = id;
+  while (next !== null) {
+    if (seen.has(next) || links.length >= MAX_CHAIN) return null;
+    seen.add(next);
+    const link = lookup(next, token);
+    if (link === null) return null;
+    links.push(link);
+    next = link.previous_response_id;
+  }
+  const items: JsonObject[] = [];
+  for (let i = links.length - 1; i >= 0; i--) {
+    for (const item of links[i].input_items) items.push(item);
+    for (const item of outputItems(links[i].response)) items.push(item);
+  }
+  return items;
+}
+
+/** `beforeIso` as Unix seconds; throws `UsageQueryError` when it is not a time. */
+export function cutoffSeconds(beforeIso: string): number {
+  const ms = Date.parse(beforeIso);
+  if (Number.isNaN(ms)) throw new UsageQueryError(`'${beforeIso}' is not an ISO 8601 time`, "before");
+  return ms / 1000;
+}

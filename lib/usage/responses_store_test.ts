@@ -1,0 +1,305 @@
+/**
+ * The `ResponsesStore` contract, run against each implementation: in memory, SQLite on the calling thread,
+ * and SQLite through the usage store's worker (the one the server uses).
+ */
+import assert from "node:assert/strict";
+import type { JsonObject } from "../openai/types.ts";
+import { UsageQueryError } from "./query.ts";
+import { createMemoryResponsesStore } from "./responses_store_memory.ts";
+import { type ItemsPage, pageItems, type ResponsesStore, type StoredResponse } from "./responses_store.ts";
+import { createSqliteStore } from "./sqlite_store.ts";
+import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
+
+interface Opened {
+  store: ResponsesStore;
+  close(): Promise<void>;
+}
+
+const IMPLEMENTATIONS: readonly (readonly [string, () => Promise<Opened>])[] = [
+  ["memory", () => Promise.resolve({ store: createMemoryResponsesStore(), close: () => Promise.resolve() })],
+  ["sqlite", () => {
+    const db = createSqliteStore(":memory:");
+    return Promise.resolve({ store: db.responses, close: () => db.close() });
+  }],
+  ["worker", async () => {
+    const dir = await Deno.makeTempDir({ prefix: "responses-store-" });
+    const db = await openSqliteWorkerStore(`${dir}/usage.sqlite`);
+    return {
+      store: db.responses,
+      close: async () => {
+        await db.close();
+        await Deno.remove(dir, { recursive: true });
+      },
+    };
+  }],
+];
+
+const NOW = Date.UTC(2025, 5, 1) / 1000;
+const DAY = 86_400;
+
+const message = (id: string, role: string, text: string): JsonObject => ({
+  id,
+  type: "message",
+  role,
+  content: [{ type: role === "assistant" ? "output_text" : "input_text", text }],
+});
+
+/** A stored response with `inputs` (item ids) as user messages and `outputs` as assistant messages. */
+function response(
+  id: string,
+  overrides: Partial<StoredResponse> & { inputs?: string[]; outputs?: string[] } = {},
+): StoredResponse {
+  const { inputs = [`${id}_in`], outputs = [`${id}_out`], ...rest } = overrides;
+  return {
+    id,
+    token: "alice",
+    environment: "prod",
+    created_at: NOW,
+    alias: "chat-default",
+    provider: "openai",
+    native: false,
+    previous_response_id: null,
+    input_items: inputs.map((item) => message(item, "user", `said ${item}`)),
+    response: {
+      id,
+      object: "response",
+      created_at: NOW,
+      status: "completed",
+      model: "chat-default",
+      output: outputs.map((item) => message(item, "assistant", `answered ${item}`)),
+    },
+    ...rest,
+  };
+}
+
+const ids = (items: readonly JsonObject[] | null | undefined) => items?.map((item) => item.id) ?? null;
+
+for (const [name, open] of IMPLEMENTATIONS) {
+  Deno.test(`${name} responses: a response is read and deleted only by the token that created it`, async () => {
+    const { store, close } = await open();
+    const stored = response("resp_1", { native: true, previous_response_id: null });
+    await store.put(stored);
+    assert.deepEqual(await store.get("resp_1", "alice"), stored);
+    // Another token sees nothing, exactly as for an id that never existed.
+    assert.equal(await store.get("resp_1", "bob"), null);
+    assert.equal(await store.get("resp_missing", "alice"), null);
+    assert.equal(await store.inputItems("resp_1", "bob", {}), null);
+    assert.equal(await store.chain("resp_1", "bob"), null);
+    assert.equal(await store.delete("resp_1", "bob"), false);
+    assert.deepEqual(await store.get("resp_1", "alice"), stored, "bob's delete left it in place");
+    // A put of the same id by another token does not take it over.
+    await store.put(response("resp_1", { token: "bob", alias: "hijack" }));
+    assert.equal((await store.get("resp_1", "alice"))?.alias, "chat-default");
+    assert.equal(await store.get("resp_1", "bob"), null);
+
+    assert.equal(await store.delete("resp_1", "alice"), true);
+    assert.equal(await store.get("resp_1", "alice"), null);
+    assert.equal(await store.delete("resp_1", "alice"), false);
+    assert.equal(await store.inputItems("resp_1", "alice", {}), null);
+    assert.equal(await store.chain("resp_1", "alice"), null);
+    await close();
+  });
+
+  Deno.test(`${name} responses: a got record is a copy; changing it changes nothing stored`, async () => {
+    const { store, close } = await open();
+    const stored = response("resp_1");
+    await store.put(stored);
+    stored.input_items.push(message("late", "user", "added after put"));
+    const got = (await store.get("resp_1", "alice"))!;
+    assert.deepEqual(ids(got.input_items), ["resp_1_in"]);
+    got.input_items.length = 0;
+    (got.response.output as JsonObject[]).length = 0;
+    assert.deepEqual(await store.chain("resp_1", "alice").then(ids), ["resp_1_in", "resp_1_out"]);
+    await close();
+  });
+
+  Deno.test(`${name} responses: input items are paged like OpenAI's list objects`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_1", { inputs: ["i1", "i2", "i3", "i4", "i5"] }));
+    const page = async (p: ItemsPage) => {
+      const list = (await store.inputItems("resp_1", "alice", p))!;
+      return { ids: ids(list.data), first: list.first_id, last: list.last_id, more: list.has_more };
+    };
+    const all = (await store.inputItems("resp_1", "alice", {}))!;
+    assert.equal(all.object, "list");
+    assert.deepEqual(all.data[0], message("i5", "user", "said i5"), "whole items, newest first by default");
+    assert.deepEqual(await page({}), {
+      ids: ["i5", "i4", "i3", "i2", "i1"],
+      first: "i5",
+      last: "i1",
+      more: false,
+    });
+    // Walking forward with `after`, newest first, then oldest first.
+    assert.deepEqual(await page({ limit: 2 }), { ids: ["i5", "i4"], first: "i5", last: "i4", more: true });
+    assert.deepEqual(await page({ limit: 2, after: "i4" }), {
+      ids: ["i3", "i2"],
+      first: "i3",
+      last: "i2",
+      more: true,
+    });
+    assert.deepEqual(await page({ limit: 2, after: "i2" }), {
+      ids: ["i1"],
+      first: "i1",
+      last: "i1",
+      more: false,
+    });
+    assert.deepEqual(await page({ limit: 2, order: "asc" }), {
+      ids: ["i1", "i2"],
+      first: "i1",
+      last: "i2",
+      more: true,
+    });
+    assert.deepEqual(await page({ limit: 3, order: "asc", after: "i2" }), {
+      ids: ["i3", "i4", "i5"],
+      first: "i3",
+      last: "i5",
+      more: false,
+    });
+    // `before` gives the page just before the cursor; both together give what lies between them.
+    assert.deepEqual(await page({ limit: 2, before: "i2" }), {
+      ids: ["i4", "i3"],
+      first: "i4",
+      last: "i3",
+      more: true,
+    });
+    assert.deepEqual(await page({ order: "asc", before: "i3" }), {
+      ids: ["i1", "i2"],
+      first: "i1",
+      last: "i2",
+      more: false,
+    });
+    assert.deepEqual(await page({ order: "asc", after: "i1", before: "i5", limit: 2 }), {
+      ids: ["i2", "i3"],
+      first: "i2",
+      last: "i3",
+      more: true,
+    });
+    assert.deepEqual(await page({ order: "asc", after: "i5" }), {
+      ids: [],
+      first: null,
+      last: null,
+      more: false,
+    });
+    // Bad pages are refused naming the parameter, whether or not the response exists.
+    for (
+      const [bad, param] of [
+        [{ limit: 0 }, "limit"],
+        [{ limit: 101 }, "limit"],
+        [{ limit: 1.5 }, "limit"],
+        [{
+          order: "up",
+        }, "order"],
+        [{ after: "nope" }, "after"],
+        [{ before: "nope" }, "before"],
+      ] as const
+    ) {
+      await assert.rejects(
+        () => store.inputItems("resp_1", "alice", bad as ItemsPage),
+        (err: unknown) => err instanceof UsageQueryError && err.param === param,
+        JSON.stringify(bad),
+      );
+    }
+    await assert.rejects(() => store.inputItems("resp_missing", "alice", { limit: 0 }), UsageQueryError);
+    assert.equal((await page({ limit: 100 })).ids?.length, 5);
+    await close();
+  });
+
+  Deno.test(`${name} responses: input items without an id (or with a repeated one) are given one`, async () => {
+    const { store, close } = await open();
+    const record = response("resp_1");
+    record.input_items = [
+      { type: "message", role: "user", content: "hi" },
+      { type: "function_call_output", call_id: "call_1", output: "42" },
+      { id: "dup", type: "message", role: "user", content: "a" },
+      { id: "dup", type: "message", role: "user", content: "b" },
+    ];
+    await store.put(record);
+    const items = (await store.inputItems("resp_1", "alice", { order: "asc" }))!.data;
+    assert.match(String(items[0].id), /^msg_[0-9a-f]{48}$/);
+    assert.match(String(items[1].id), /^fco_[0-9a-f]{48}$/);
+    assert.equal(items[2].id, "dup");
+    assert.notEqual(items[3].id, "dup");
+    assert.equal(new Set(items.map((item) => item.id)).size, 4);
+    assert.deepEqual(items.map((item) => item.content ?? item.output), ["hi", "42", "a", "b"]);
+    // the ids are stable: the cursor from one page works on the next call
+    const next = await store.inputItems("resp_1", "alice", { order: "asc", after: String(items[1].id) });
+    assert.deepEqual(ids(next!.data), ids(items.slice(2)));
+    await close();
+  });
+
+  Deno.test(`${name} responses: a three-response chain is rebuilt in conversation order`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_1", { inputs: ["sys", "u1"], outputs: ["rs1", "a1"] }));
+    await store.put(response("resp_2", { previous_response_id: "resp_1", inputs: ["u2"], outputs: ["fc2"] }));
+    await store.put(
+      response("resp_3", { previous_response_id: "resp_2", inputs: ["fco3"], outputs: ["a3"] }),
+    );
+    assert.deepEqual(ids(await store.chain("resp_3", "alice")), [
+      "sys",
+      "u1",
+      "rs1",
+      "a1",
+      "u2",
+      "fc2",
+      "fco3",
+      "a3",
+    ]);
+    assert.deepEqual(ids(await store.chain("resp_2", "alice")), ["sys", "u1", "rs1", "a1", "u2", "fc2"]);
+    assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["sys", "u1", "rs1", "a1"]);
+    const chain = (await store.chain("resp_3", "alice"))!;
+    assert.deepEqual(chain[3], message("a1", "assistant", "answered a1"), "whole items");
+    // A deleted link breaks the chain: the conversation cannot be rebuilt, so it is not found.
+    await store.delete("resp_1", "alice");
+    assert.equal(await store.chain("resp_3", "alice"), null);
+    assert.deepEqual(ids((await store.get("resp_3", "alice"))?.input_items), ["fco3"]);
+    await close();
+  });
+
+  Deno.test(`${name} responses: a chain through another token's response is not found`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_1"));
+    await store.put(response("resp_2", { token: "bob", previous_response_id: "resp_1" }));
+    await store.put(response("resp_3", { previous_response_id: "resp_2" }));
+    assert.equal(await store.chain("resp_3", "alice"), null, "resp_2 is bob's");
+    assert.equal(await store.chain("resp_3", "bob"), null, "resp_3 is alice's");
+    assert.equal(await store.chain("resp_2", "bob"), null, "resp_1 is alice's");
+    assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["resp_1_in", "resp_1_out"]);
+    await close();
+  });
+
+  Deno.test(`${name} responses: prune deletes the responses created before the cut-off`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_old", { created_at: NOW - 40 * DAY }));
+    await store.put(response("resp_month", { created_at: NOW - 30 * DAY }));
+    await store.put(response("resp_new", { created_at: NOW - DAY }));
+    const cutoff = new Date((NOW - 30 * DAY) * 1000).toISOString();
+    assert.equal(await store.prune(cutoff), 1);
+    assert.equal(await store.get("resp_old", "alice"), null);
+    assert.ok(await store.get("resp_month", "alice"), "created exactly at the cut-off: kept");
+    assert.ok(await store.get("resp_new", "alice"));
+    assert.equal(await store.prune(cutoff), 0);
+    await assert.rejects(() => store.prune("last month"), UsageQueryError);
+    await close();
+  });
+}
+
+Deno.test("memory responses: past maxResponses the oldest put is dropped", async () => {
+  const store = createMemoryResponsesStore({ maxResponses: 2 });
+  await store.put(response("resp_1"));
+  await store.put(response("resp_2"));
+  await store.put(response("resp_1", { alias: "again" })); // a replaced one counts as the newest
+  await store.put(response("resp_3"));
+  assert.equal(await store.get("resp_2", "alice"), null);
+  assert.equal((await store.get("resp_1", "alice"))?.alias, "again");
+  assert.ok(await store.get("resp_3", "alice"));
+});
+
+Deno.test("pageItems: pages of an empty list are empty, with null ids", () => {
+  assert.deepEqual(pageItems([], {}), {
+    object: "list",
+    data: [],
+    first_id: null,
+    last_id: null,
+    has_more: false,
+  });
+});
