@@ -24,6 +24,7 @@ import { authOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
+import { handleResponses } from "./http/responses.ts";
 import { unknownUrl } from "./http/unknown_url.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
@@ -56,6 +57,7 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
   return {
     chat: handleChatCompletions,
     embeddings: handleEmbeddings,
+    responses: handleResponses,
     models: handleListModels,
     model: (_req, ctx, alias) => handleGetModel(alias, ctx),
     healthz: health,

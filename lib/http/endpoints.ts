@@ -44,6 +44,13 @@ export const ROUTES = {
     endpoint: "embeddings",
     modelType: "embedding",
   },
+  responses: {
+    path: "/v1/responses",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "responses",
+    modelType: "chat",
+  },
   models: { path: "/v1/models", methods: ["GET"], auth: "client", endpoint: "models" },
   model: { path: "/v1/models/{id}", methods: ["GET"], auth: "client", endpoint: "models" },
   healthz: { path: "/healthz", methods: ["GET"], auth: "none", endpoint: null },

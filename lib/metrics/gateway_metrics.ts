@@ -100,7 +100,9 @@ const OUTCOMES: ReadonlySet<string> = new Set(POLICY_OUTCOMES);
 
 /** `gen_ai.operation.name` for the endpoints that are GenAI operations; the others get no gen_ai_* metrics. */
 function operationName(endpoint: string): "chat" | "embeddings" | null {
-  return endpoint === "chat" ? "chat" : endpoint === "embeddings" ? "embeddings" : null;
+  // A Responses request is a chat operation in the GenAI conventions.
+  if (endpoint === "chat" || endpoint === "responses") return "chat";
+  return endpoint === "embeddings" ? "embeddings" : null;
 }
 
 function statusLabel(status: number): string {

@@ -94,7 +94,12 @@ export function applyContentRules(
   rules: readonly ResolvedContentRule[],
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
-  const slots = endpoint === "chat" ? chatSlots(body) : endpoint === "embeddings" ? embeddingSlots(body) : [];
+  // A Responses request reaches the policy in the chat form.
+  const slots = endpoint === "chat" || endpoint === "responses"
+    ? chatSlots(body)
+    : endpoint === "embeddings"
+    ? embeddingSlots(body)
+    : [];
   if (slots.length === 0) return { outcome: "allow" };
   for (const rule of rules) {
     if (rule.action !== "deny") continue;

@@ -1,0 +1,175 @@
+/**
+ * `POST /v1/responses` (OpenAI Responses API) over the chat form: the request is translated to a chat
+ * request (lib/inbound/responses/) and goes through the same policy, routing and providers as a chat
+ * completion; the answer is translated back to a Response object, or to the Responses event stream. One
+ * usage record per request, under the endpoint `responses`.
+ *
+ * @module
+ */
+import { badGateway, GatewayError } from "../errors.ts";
+import { parseResponsesRequest } from "../inbound/responses/request.ts";
+import { completionToResponse, newId, type ResponseFrame } from "../inbound/responses/response.ts";
+import { type PeekedChunks, responsesStreamBody } from "../inbound/responses/stream.ts";
+import type { ChatCompletion, ChatCompletionChunk, JsonObject, Usage } from "../openai/types.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
+import { readJsonBody } from "./read_json_body.ts";
+import { resolveAlias } from "./resolve_alias.ts";
+import { routeRequest } from "./route_request.ts";
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
+
+/** Waits for a stream's first chunk: until then the attempt may still fail over to another target. */
+async function withFirstChunk(
+  provider: string,
+  chunks: ReadableStream<ChatCompletionChunk>,
+): Promise<PeekedChunks> {
+  const reader = chunks.getReader();
+  let first: ReadableStreamReadResult<ChatCompletionChunk>;
+  try {
+    first = await reader.read();
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    throw err;
+  }
+  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
+  return { first: first.value, rest: reader };
+}
+
+type RoutedAnswer = { kind: "json"; body: ChatCompletion } | { kind: "stream"; stream: PeekedChunks };
+
+/** The texts of a completion's first choice (content and tool-call arguments), for counting its tokens. */
+function completionTexts(completion: ChatCompletion): string[] {
+  const message = (completion.choices[0] as { message?: JsonObject } | undefined)?.message ?? {};
+  const out: string[] = [];
+  if (typeof message.content === "string") out.push(message.content);
+  for (const call of (message.tool_calls ?? []) as { function?: { arguments?: unknown } }[]) {
+    if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
+  }
+  return out;
+}
+
+function chatUsage(prompt: number, completion: number): Usage {
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** Handles one Responses request for an authenticated identity. */
+export async function handleResponses(request: Request, ctx: ClientContext): Promise<Answer> {
+  const body = await readJsonBody(request, ctx.state.config.server);
+  const parsed = parseResponsesRequest(body);
+  const chat = parsed.chat;
+  const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.responses.modelType);
+  const stream = parsed.stream;
+  ctx.record.alias = model.alias;
+  ctx.record.stream = stream;
+  const prompt = roughTokenEstimate(requestTexts(chat));
+  const estimate = (final: JsonObject | undefined) => {
+    const requested = final?.max_completion_tokens ?? final?.max_tokens;
+    return prompt + (typeof requested === "number" ? requested : 0);
+  };
+  await admit(ctx, ROUTES.responses.endpoint, estimate, model, chat);
+  const frame: ResponseFrame = {
+    id: newId("resp_"),
+    createdAt: Math.floor(Date.now() / 1000),
+    alias: model.alias,
+    params: parsed.params,
+  };
+  const { value: result, target, lease, headers } = await routeRequest(
+    ctx,
+    model,
+    ctx.signal,
+    async (target, provider): Promise<RoutedAnswer> => {
+      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId });
+      if (answer.kind === "json") return answer;
+      return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
+    },
+    (answer) => answer.kind === "stream" && stream,
+  );
+
+  if (result.kind === "json") {
+    const completion = result.body;
+    let usage: TokenUsage;
+    if (completion.usage) {
+      usage = {
+        prompt: completion.usage.prompt_tokens,
+        completion: completion.usage.completion_tokens,
+        estimated: false,
+      };
+    } else {
+      const [p, c] = await Promise.all([
+        countTokens(requestTexts(chat)),
+        countTokens(completionTexts(completion)),
+      ]);
+      usage = { prompt: p, completion: c, estimated: true };
+    }
+    const response = completionToResponse(
+      completion,
+      frame,
+      completion.usage ?? chatUsage(usage.prompt, usage.completion),
+    );
+    headers.set("content-type", "application/json");
+    return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
+  }
+
+  if (!stream) {
+    await result.stream.rest.cancel();
+    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
+  }
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
+  // The usage counted for the final event when the upstream sent none, reused for the record.
+  let counted: Usage | undefined;
+  const countUsage = async (texts: string[]): Promise<Usage> => {
+    const [p, c] = await Promise.all([countTokens(requestTexts(chat)), countTokens(texts)]);
+    counted = chatUsage(p, c);
+    return counted;
+  };
+  ctx.services.metrics.streamStarted();
+  const sse = responsesStreamBody(result.stream, {
+    frame,
+    startedAt: ctx.startedAt,
+    scrubber: ctx.state.config.scrubber,
+    lease,
+    countUsage,
+    onEnd(end) {
+      ctx.services.metrics.streamEnded();
+      const errorCode = end.end === "error"
+        ? end.error?.code ?? "stream_error"
+        : end.end === "cancelled"
+        ? "client_closed_request"
+        : undefined;
+      const known = { ttftMs: end.firstChunkAt, errorCode };
+      const upstream = end.usage;
+      if (upstream) {
+        settle({
+          ...known,
+          usage: { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
+        });
+        return;
+      }
+      if (counted) {
+        settle({
+          ...known,
+          usage: { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true },
+        });
+        return;
+      }
+      countUsage(end.texts)
+        .then((u) => ({ prompt: u.prompt_tokens, completion: u.completion_tokens, estimated: true }))
+        .catch(() => ({
+          prompt: roughTokenEstimate(requestTexts(chat)),
+          completion: roughTokenEstimate(end.texts),
+          estimated: true,
+        }))
+        .then((usage) => settle({ ...known, usage }));
+    },
+  });
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return { response: new Response(sse, { status: 200, headers }), outcome };
+}

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import type { ChatCompletion } from "../../openai/types.ts";
+import { parseResponsesRequest } from "./request.ts";
+import { completionToResponse, type ResponseFrame } from "./response.ts";
+
+const frame: ResponseFrame = {
+  id: "resp_1",
+  createdAt: 1_700_000_000,
+  alias: "my-alias",
+  params: parseResponsesRequest({ model: "my-alias", input: "Hi", metadata: { a: "b" } }).params,
+};
+
+function completion(message: Record<string, unknown>, finish: string): ChatCompletion {
+  return {
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "upstream-model",
+    choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish }],
+    usage: {
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      total_tokens: 15,
+      prompt_tokens_details: { cached_tokens: 4 },
+      completion_tokens_details: { reasoning_tokens: 2 },
+    },
+  };
+}
+
+Deno.test("responses response: a text answer", () => {
+  const c = completion({ content: "Hello" }, "stop");
+  const r = completionToResponse(c, frame, c.usage!);
+  assert.equal(r.id, "resp_1");
+  assert.equal(r.object, "response");
+  assert.equal(r.status, "completed");
+  assert.equal(r.model, "my-alias");
+  assert.equal(r.incomplete_details, null);
+  assert.equal(typeof r.completed_at, "number");
+  assert.deepEqual(r.metadata, { a: "b" });
+  const [item] = r.output as Record<string, unknown>[];
+  assert.match(String(item.id), /^msg_[0-9a-f]{48}$/);
+  assert.equal(item.type, "message");
+  assert.equal(item.role, "assistant");
+  assert.equal(item.status, "completed");
+  assert.deepEqual(item.content, [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }]);
+  assert.deepEqual(r.usage, {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 },
+    output_tokens: 5,
+    output_tokens_details: { reasoning_tokens: 2 },
+    total_tokens: 15,
+  });
+});
+
+Deno.test("responses response: tool calls become function_call items after the text", () => {
+  const c = completion({
+    content: "Checking.",
+    tool_calls: [{ id: "call_9", type: "function", function: { name: "f", arguments: '{"x":1}' } }],
+  }, "tool_calls");
+  const r = completionToResponse(c, frame, c.usage!);
+  const output = r.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => i.type), ["message", "function_call"]);
+  const call = output[1];
+  assert.match(String(call.id), /^fc_/);
+  assert.deepEqual([call.call_id, call.name, call.arguments, call.status], [
+    "call_9",
+    "f",
+    '{"x":1}',
+    "completed",
+  ]);
+});
+
+Deno.test("responses response: length and content_filter stops are incomplete with their reasons", () => {
+  const long = completion({ content: "Trunc" }, "length");
+  const r = completionToResponse(long, frame, long.usage!);
+  assert.equal(r.status, "incomplete");
+  assert.deepEqual(r.incomplete_details, { reason: "max_output_tokens" });
+  assert.equal(r.completed_at, null);
+  assert.equal((r.output as Record<string, unknown>[])[0].status, "incomplete");
+  const filtered = completion({ content: null }, "content_filter");
+  const f = completionToResponse(filtered, frame, filtered.usage!);
+  assert.deepEqual([f.status, f.incomplete_details], ["incomplete", { reason: "content_filter" }]);
+  assert.deepEqual(f.output, []);
+});

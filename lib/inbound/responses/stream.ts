@@ -1,0 +1,312 @@
+/**
+ * A chat chunk stream as the Responses API's event stream: `response.created`, `response.in_progress`, the
+ * output items with their content parts and deltas as the chunks arrive, then `response.completed` (or
+ * `response.incomplete`); after an upstream failure an `error` event and `response.failed`, never a clean
+ * end. Each frame is `event: <type>` + `data: <json>` with a `sequence_number` that rises by one.
+ *
+ * {@linkcode ResponseEvents} is the pure translation (chunk in, events out); {@linkcode responsesStreamBody}
+ * is the client's body, one pull-based stage like the chat stream's: each pull reads the next chunk and
+ * enqueues its events at once, so nothing is buffered and backpressure reaches the upstream.
+ *
+ * @module
+ */
+import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../../errors.ts";
+import type { ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
+import type { Lease } from "../../routing/health.ts";
+import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
+import {
+  endOf,
+  functionCallItem,
+  messageItem,
+  newId,
+  outputText,
+  type ResponseFrame,
+  responseObject,
+  responseUsage,
+} from "./response.ts";
+
+/** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
+export type ResponseEvent = JsonObject & { type: string };
+
+interface OpenText {
+  index: number;
+  id: string;
+  text: string;
+}
+
+interface OpenCall {
+  index: number;
+  id: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+}
+
+/** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
+const ERROR_CODES = new Set(["server_error", "rate_limit_exceeded", "invalid_prompt"]);
+
+/** Translates chat chunks into Responses events, keeping the output built so far for the snapshots. */
+export class ResponseEvents {
+  #seq = 0;
+  #output: JsonObject[] = [];
+  #text: OpenText | undefined;
+  #calls = new Map<number, OpenCall>();
+  #current: OpenCall | undefined;
+  #finish: unknown;
+  /** The upstream's usage, when it sent one. */
+  usage: Usage | undefined;
+  /** What the client received (text and arguments), to count tokens when no usage came. */
+  readonly texts: string[] = [];
+
+  constructor(private readonly frame: ResponseFrame) {}
+
+  #emit(event: ResponseEvent, out: ResponseEvent[]): void {
+    out.push({ ...event, sequence_number: this.#seq++ });
+  }
+
+  #snapshot(status: Parameters<typeof responseObject>[1]["status"], extra: JsonObject = {}): JsonObject {
+    return responseObject(this.frame, { status, output: this.#output, ...extra });
+  }
+
+  /** `response.created` and `response.in_progress`. */
+  start(): ResponseEvent[] {
+    const out: ResponseEvent[] = [];
+    this.#emit({ type: "response.created", response: this.#snapshot("in_progress") }, out);
+    this.#emit({ type: "response.in_progress", response: this.#snapshot("in_progress") }, out);
+    return out;
+  }
+
+  #closeText(out: ResponseEvent[], status: string): void {
+    const open = this.#text;
+    if (open === undefined) return;
+    this.#text = undefined;
+    const part = outputText(open.text);
+    const at = { item_id: open.id, output_index: open.index, content_index: 0 };
+    this.#emit({ type: "response.output_text.done", ...at, text: open.text, logprobs: [] }, out);
+    this.#emit({ type: "response.content_part.done", ...at, part }, out);
+    const item = messageItem(open.id, status, [part]);
+    this.#output[open.index] = item;
+    this.#emit({ type: "response.output_item.done", output_index: open.index, item }, out);
+  }
+
+  #closeCall(out: ResponseEvent[]): void {
+    const call = this.#current;
+    if (call === undefined) return;
+    this.#current = undefined;
+    this.#emit({
+      type: "response.function_call_arguments.done",
+      item_id: call.id,
+      output_index: call.index,
+      name: call.name,
+      arguments: call.arguments,
+    }, out);
+    const item = functionCallItem(call.id, "completed", call);
+    this.#output[call.index] = item;
+    this.#emit({ type: "response.output_item.done", output_index: call.index, item }, out);
+  }
+
+  #textDelta(delta: string, out: ResponseEvent[]): void {
+    this.#closeCall(out);
+    let open = this.#text;
+    if (open === undefined) {
+      open = { index: this.#output.length, id: newId("msg_"), text: "" };
+      this.#text = open;
+      const item = messageItem(open.id, "in_progress", []);
+      this.#output.push(item);
+      this.#emit({ type: "response.output_item.added", output_index: open.index, item }, out);
+      this.#emit({
+        type: "response.content_part.added",
+        item_id: open.id,
+        output_index: open.index,
+        content_index: 0,
+        part: outputText(""),
+      }, out);
+    }
+    open.text += delta;
+    this.texts.push(delta);
+    this.#emit({
+      type: "response.output_text.delta",
+      item_id: open.id,
+      output_index: open.index,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    }, out);
+  }
+
+  #toolDelta(call: JsonObject, out: ResponseEvent[]): void {
+    const chatIndex = typeof call.index === "number" ? call.index : 0;
+    const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
+    let open = this.#calls.get(chatIndex);
+    if (open === undefined) {
+      this.#closeText(out, "completed");
+      this.#closeCall(out);
+      open = {
+        index: this.#output.length,
+        id: newId("fc_"),
+        call_id: typeof call.id === "string" ? call.id : newId("call_"),
+        name: typeof fn.name === "string" ? fn.name : "",
+        arguments: "",
+      };
+      this.#calls.set(chatIndex, open);
+      this.#current = open;
+      const item = functionCallItem(open.id, "in_progress", open);
+      this.#output.push(item);
+      this.#emit({ type: "response.output_item.added", output_index: open.index, item }, out);
+    }
+    if (typeof fn.arguments === "string" && fn.arguments !== "") {
+      open.arguments += fn.arguments;
+      this.texts.push(fn.arguments);
+      this.#emit({
+        type: "response.function_call_arguments.delta",
+        item_id: open.id,
+        output_index: open.index,
+        delta: fn.arguments,
+      }, out);
+    }
+  }
+
+  /** The events of one chat chunk (none for a chunk with nothing to show, e.g. the usage-only one). */
+  chunk(chunk: ChatCompletionChunk): ResponseEvent[] {
+    const out: ResponseEvent[] = [];
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices[0] as JsonObject | undefined;
+    if (choice === undefined) return out;
+    const delta = (choice.delta ?? {}) as JsonObject;
+    if (typeof delta.content === "string" && delta.content !== "") this.#textDelta(delta.content, out);
+    if (Array.isArray(delta.tool_calls)) {
+      for (const call of delta.tool_calls as JsonObject[]) this.#toolDelta(call, out);
+    }
+    if (choice.finish_reason != null) this.#finish = choice.finish_reason;
+    return out;
+  }
+
+  /** The end of a stream that ended cleanly: open items done, then `response.completed` or `.incomplete`. */
+  finish(usage: Usage): ResponseEvent[] {
+    const out: ResponseEvent[] = [];
+    const end = endOf(this.#finish);
+    this.#closeText(out, end.status === "incomplete" ? "incomplete" : "completed");
+    this.#closeCall(out);
+    const response = this.#snapshot(end.status, {
+      usage: responseUsage(usage),
+      incompleteReason: end.reason,
+    });
+    this.#emit(
+      { type: end.status === "incomplete" ? "response.incomplete" : "response.completed", response },
+      out,
+    );
+    return out;
+  }
+
+  /** The end of a stream that broke: an `error` event, then `response.failed`. */
+  fail(error: GatewayError): ResponseEvent[] {
+    const out: ResponseEvent[] = [];
+    const body = error.toBody().error;
+    this.#emit(
+      { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
+      out,
+    );
+    const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
+    const response = this.#snapshot("failed", { error: { code, message: body.message } });
+    this.#emit({ type: "response.failed", response }, out);
+    return out;
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** One SSE frame: `event: <type>` and `data: <json>` (JSON has no line breaks, so one `data:` line). */
+export function encodeEvent(event: ResponseEvent): Uint8Array {
+  return encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+}
+
+/** What the stream learnt by the time it ended, for the access log and usage records. */
+export interface ResponsesStreamOutcome {
+  end: "ok" | "error" | "cancelled";
+  error?: GatewayError;
+  usage?: Usage;
+  firstChunkAt?: number;
+  texts: string[];
+}
+
+/** A provider stream whose first chunk has already been read. */
+export interface PeekedChunks {
+  first: ChatCompletionChunk;
+  rest: ReadableStreamDefaultReader<ChatCompletionChunk>;
+}
+
+/**
+ * The client-facing body of a streamed Response. `countUsage` gives the usage for the final event when the
+ * upstream reported none (the gateway's count of what was sent and received). `onEnd` runs exactly once,
+ * however the stream ends, after the lease is released.
+ */
+export function responsesStreamBody(
+  stream: PeekedChunks,
+  options: {
+    frame: ResponseFrame;
+    startedAt: number;
+    countUsage: (texts: string[]) => Promise<Usage>;
+    onEnd: (outcome: ResponsesStreamOutcome) => void;
+    lease?: Lease;
+    scrubber?: Scrubber;
+  },
+): ReadableStream<Uint8Array> {
+  const events = new ResponseEvents(options.frame);
+  const outcome: ResponsesStreamOutcome = { end: "ok", texts: events.texts };
+  let pending: ChatCompletionChunk | undefined = stream.first;
+  let started = false;
+  let ended = false;
+  const end = (how: ResponsesStreamOutcome["end"]) => {
+    if (ended) return;
+    ended = true;
+    outcome.end = how;
+    outcome.usage = events.usage;
+    if (how === "error") options.lease?.failed();
+    options.lease?.release();
+    options.onEnd(outcome);
+  };
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, list: ResponseEvent[]) => {
+    for (const event of list) controller.enqueue(encodeEvent(event));
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (!started) {
+          started = true;
+          send(controller, events.start());
+        }
+        while (true) {
+          let chunk = pending;
+          pending = undefined;
+          if (chunk === undefined) {
+            const next = await stream.rest.read();
+            if (next.done) {
+              const usage = events.usage ?? await options.countUsage(events.texts);
+              send(controller, events.finish(usage));
+              controller.close();
+              end("ok");
+              return;
+            }
+            chunk = next.value;
+          }
+          outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
+          const list = events.chunk(chunk);
+          if (list.length > 0) {
+            send(controller, list);
+            return;
+          }
+        }
+      } catch (err) {
+        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
+        outcome.error = error;
+        send(controller, events.fail(error));
+        controller.close();
+        end(err instanceof ClientGoneError ? "cancelled" : "error");
+      }
+    },
+    async cancel(reason) {
+      end("cancelled");
+      await stream.rest.cancel(reason).catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+}
