@@ -19,7 +19,12 @@ import { createProviders } from "../lib/providers/registry.ts";
 import { createGateway } from "../lib/server.ts";
 import { createSqliteStore } from "../lib/usage/sqlite_store.ts";
 import { authorizationArb, type FuzzTokens, headersArb, headersOf } from "./helpers/fuzz_headers.ts";
-import { chatRequestArb, embeddingRequestArb, type GeneratedRequest } from "./helpers/fuzz_requests.ts";
+import {
+  chatRequestArb,
+  embeddingRequestArb,
+  type GeneratedRequest,
+  responsesRequestArb,
+} from "./helpers/fuzz_requests.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
 
 /** Runs per in-process property: the issue asks for at least 10,000 cases per endpoint. */
@@ -143,7 +148,9 @@ async function checkResponse(request: GeneratedRequest, headers: Headers, respon
   }
   if (request.method === "HEAD") return;
   const type = response.headers.get("content-type") ?? "";
-  if (type.startsWith("text/event-stream")) {
+  if (type.startsWith("text/event-stream") && request.path === "/v1/responses") {
+    assertResponsesStream(text, label);
+  } else if (type.startsWith("text/event-stream")) {
     assert.ok(text.endsWith("data: [DONE]\n\n"), `the stream did not end with [DONE]: ${label()}`);
     assert.doesNotMatch(text, /^data: \{"error"/m, label());
   } else if (type.startsWith("application/json")) {
@@ -151,6 +158,25 @@ async function checkResponse(request: GeneratedRequest, headers: Headers, respon
   } else {
     assert.equal(request.path, "/metrics", `unexpected content type ${type}: ${label()}`);
   }
+}
+
+/**
+ * A Responses event stream ends properly: `event:` + `data:` frames with rising sequence numbers, the last a
+ * `response.completed` or `response.incomplete` (the builtin model never fails), no `error` event.
+ */
+function assertResponsesStream(text: string, label: () => string): void {
+  assert.ok(text.endsWith("\n\n"), `the stream ended mid-frame: ${label()}`);
+  const frames = text.slice(0, -2).split("\n\n");
+  frames.forEach((frame, i) => {
+    const match = /^event: ([a-z_.]+)\ndata: (.*)$/s.exec(frame);
+    assert.ok(match, `not an event frame: ${frame.slice(0, 200)}: ${label()}`);
+    const data = JSON.parse(match[2]);
+    assert.equal(data.type, match[1], label());
+    assert.equal(data.sequence_number, i, label());
+  });
+  const last = frames.at(-1)!;
+  assert.match(last, /^event: response\.(completed|incomplete)\n/, `the stream did not end well: ${label()}`);
+  assert.doesNotMatch(text, /^event: (error|response\.failed)$/m, label());
 }
 
 type Handler = (request: Request) => Promise<Response>;
@@ -221,6 +247,12 @@ async function fuzzInProcess(
 
 Deno.test("fuzz: POST /v1/chat/completions, 10,000 generated requests in-process", async () => {
   const { valid, expected } = await fuzzInProcess(chatRequestArb(TOKENS), [200, 400, 401, 404, 415]);
+  assert.ok(valid > 1_000, `only ${valid} valid requests`);
+  assert.ok(expected > 100, `only ${expected} requests nested too deep`);
+});
+
+Deno.test("fuzz: POST /v1/responses, 10,000 generated requests in-process", async () => {
+  const { valid, expected } = await fuzzInProcess(responsesRequestArb(TOKENS), [200, 400, 401, 404, 415]);
   assert.ok(valid > 1_000, `only ${valid} valid requests`);
   assert.ok(expected > 100, `only ${expected} requests nested too deep`);
 });

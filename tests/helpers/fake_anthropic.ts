@@ -6,6 +6,7 @@
  * - `claude-tools`: a text block then a `get_weather` tool_use block; streamed as in Anthropic's streaming
  *   guide (input in JSON fragments).
  * - `claude-midstream-error`: streams some text, then an `overloaded_error` event.
+ * - `claude-length`: `claude-ok`'s answer cut by the token limit (`stop_reason: "max_tokens"`).
  * - `claude-429` (with `retry-after: 7`), `claude-529`, `claude-500`, `claude-400`: error answers.
  *
  * Every request must carry `x-api-key: FAKE_ANTHROPIC_KEY` (else 401 `authentication_error`) and
@@ -114,7 +115,8 @@ function streamEvents(model: string): Uint8Array[] {
     out.push(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Partial" } }));
     out.push(event("error", { error: { type: "overloaded_error", message: "Overloaded" } }));
   } else {
-    out.push(...text(0, FAKE_CLAUDE_ANSWER.split(/(?<= )/)), ...end("end_turn", 15));
+    const reason = model === "claude-length" ? "max_tokens" : "end_turn";
+    out.push(...text(0, FAKE_CLAUDE_ANSWER.split(/(?<= )/)), ...end(reason, 15));
   }
   return out;
 }
@@ -183,12 +185,17 @@ export function startFakeAnthropic(): FakeAnthropic {
       ));
     }
     return Response.json(
-      message(model, [{ type: "text", text: FAKE_CLAUDE_ANSWER }], "end_turn", {
-        input_tokens: 20,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 100,
-        output_tokens: 7,
-      }),
+      message(
+        model,
+        [{ type: "text", text: FAKE_CLAUDE_ANSWER }],
+        model === "claude-length" ? "max_tokens" : "end_turn",
+        {
+          input_tokens: 20,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 100,
+          output_tokens: 7,
+        },
+      ),
     );
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);

@@ -6,6 +6,7 @@
  * - `gpt-tools`: a tool call (`get_weather`), streamed in argument fragments.
  * - `gpt-gated`: streams {@linkcode FakeUpstream.gateChunks} chunks, each only after the test opens its gate.
  * - `gpt-cut`: two chunks, then the connection is torn down.
+ * - `gpt-refuse`: a refusal ({@linkcode FAKE_REFUSAL}) instead of content, streamed in fragments.
  * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
  * - `gpt-slow-headers`: answers after 0.6 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
  * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats.
@@ -13,6 +14,8 @@
  * @module
  */
 
+/** The refusal `gpt-refuse` answers with. */
+export const FAKE_REFUSAL = "I'm sorry, I cannot help with that.";
 /** The text `gpt-ok` answers with. */
 export const FAKE_ANSWER = "Hello from the fake upstream!";
 /** The key the fake expects; a request with another key gets 401. */
@@ -186,6 +189,8 @@ export function startFakeOpenAI(): FakeUpstream {
             function: { name: "get_weather", arguments: '{"city":"Paris"}' },
           }],
         }
+        : model === "gpt-refuse"
+        ? { role: "assistant", content: null, refusal: FAKE_REFUSAL, annotations: [] }
         : { role: "assistant", content: FAKE_ANSWER, refusal: null, annotations: [] };
       return Response.json({
         id: "chatcmpl-fake123",
@@ -246,6 +251,10 @@ export function startFakeOpenAI(): FakeUpstream {
         if (includeUsage) push(sse({ ...chunk(model, {}, null), choices: [], usage: usage(20, 9) }));
         push(sse("[DONE]"));
         return;
+      } else if (model === "gpt-refuse") {
+        for (const word of FAKE_REFUSAL.split(/(?<= )/)) {
+          push(sse(chunk(model, { refusal: word }, null, usageExtra)));
+        }
       } else {
         for (const word of FAKE_ANSWER.split(/(?<= )/)) {
           push(sse(chunk(model, { content: word }, null, usageExtra)));

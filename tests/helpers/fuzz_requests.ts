@@ -169,6 +169,141 @@ const validEmbedding = fc.record({
   user: opt(fc.string({ maxLength: 20 })),
 }, { requiredKeys: ["model", "input"] }).map((body) => body as Record<string, unknown>);
 
+// --- responses ----------------------------------------------------------------------------------------------
+
+const callId = fc.stringMatching(/^call_[a-z0-9]{1,8}$/);
+
+/** A Responses message item: a string content, or parts fitting its role; `type: "message"` optional. */
+const responsesMessage = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      type: fc.constant("message"),
+      role: fc.constantFrom("user", "system", "developer", "assistant"),
+      content: validText,
+    }, { requiredKeys: ["role", "content"] }),
+  },
+  fc.record({
+    type: fc.constant("message"),
+    role: fc.constant("user"),
+    content: fc.array(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.record({ type: fc.constant("input_text"), text: validText }) },
+        fc.record({
+          type: fc.constant("input_image"),
+          image_url: fc.webUrl(),
+          detail: fc.constantFrom("auto", "low", "high"),
+        }, { requiredKeys: ["type", "image_url"] }),
+      ),
+      { minLength: 1, maxLength: 3 },
+    ),
+  }, { requiredKeys: ["role", "content"] }),
+  fc.record({
+    type: fc.constant("message"),
+    role: fc.constantFrom("assistant", "system", "developer"),
+    content: fc.array(
+      fc.record({ type: fc.constant("output_text"), text: validText, annotations: fc.constant([]) }),
+      { minLength: 1, maxLength: 2 },
+    ),
+  }, { requiredKeys: ["role", "content"] }),
+);
+
+/** Any input item a valid request may hold: messages, function calls and their outputs, reasoning. */
+const responsesItem = fc.oneof(
+  { weight: 4, arbitrary: responsesMessage },
+  fc.record({
+    type: fc.constant("function_call"),
+    id: fc.stringMatching(/^fc_[a-f0-9]{1,8}$/),
+    call_id: callId,
+    name: fc.constantFrom("f", "get_weather"),
+    arguments: validText,
+    status: fc.constant("completed"),
+  }, { requiredKeys: ["type", "call_id", "name", "arguments"] }),
+  fc.record({
+    type: fc.constant("function_call_output"),
+    call_id: callId,
+    output: fc.oneof(
+      { weight: 3, arbitrary: validText },
+      fc.array(fc.record({ type: fc.constant("input_text"), text: validText }), { maxLength: 2 }),
+    ),
+  }),
+  fc.record({ type: fc.constant("reasoning"), id: fc.constant("rs_1"), summary: fc.constant([]) }),
+);
+
+const responsesTool = fc.record({
+  type: fc.constant("function"),
+  name: fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/),
+  description: opt(validText),
+  parameters: opt(fc.oneof(
+    fc.constant({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+    fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 3 }),
+  )),
+  strict: opt(fc.boolean()),
+}, { requiredKeys: ["type", "name"] });
+
+const textFormat = fc.oneof(
+  fc.constant({ type: "text" }),
+  fc.constant({ type: "json_object" }),
+  fc.record({
+    type: fc.constant("json_schema"),
+    name: fc.stringMatching(/^[a-zA-Z0-9_-]{1,20}$/),
+    schema: fc.oneof(
+      fc.constant({ type: "object", properties: { a: { type: "string" } } }),
+      fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 3 }),
+    ),
+    description: validText,
+    strict: fc.boolean(),
+  }, { requiredKeys: ["type", "name", "schema"] }),
+);
+
+/** Every optional Responses parameter the generator sets, with the values a valid request may hold. */
+const RESPONSES_PARAMS = {
+  instructions: opt(validText),
+  stream: opt(fc.boolean()),
+  max_output_tokens: opt(fc.integer({ min: 1, max: 100_000 })),
+  temperature: opt(fc.double({ min: 0, max: 2, noNaN: true })),
+  top_p: opt(fc.double({ min: 0, max: 1, noNaN: true })),
+  tools: opt(fc.array(responsesTool, { maxLength: 3 })),
+  tool_choice: opt(fc.oneof(
+    fc.constantFrom("none", "auto", "required"),
+    fc.record({ type: fc.constant("function"), name: fc.constant("f") }),
+  )),
+  parallel_tool_calls: opt(fc.boolean()),
+  text: opt(fc.record({ format: textFormat }, { requiredKeys: [] })),
+  reasoning: opt(fc.record({
+    effort: fc.constantFrom("low", "medium", "high"),
+    summary: fc.constantFrom("auto", "concise", "detailed"),
+  }, { requiredKeys: [] })),
+  store: opt(fc.boolean()),
+  metadata: opt(fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 3 })),
+  user: opt(fc.string({ maxLength: 20 })),
+  safety_identifier: opt(fc.string({ maxLength: 20 })),
+  prompt_cache_key: opt(fc.string({ maxLength: 20 })),
+  truncation: opt(fc.constantFrom("auto", "disabled")),
+  include: opt(fc.array(fc.constantFrom("reasoning.encrypted_content", "message.output_text.logprobs"))),
+};
+
+/** Parameters only set to junk: known to the endpoint, refused or looked up when given. */
+const RESPONSES_JUNK_ONLY = [
+  "background",
+  "previous_response_id",
+  "stream_options",
+  "conversation",
+  "prompt",
+];
+
+/** A Responses request the gateway must accept (for a token allowed its alias). */
+const validResponses = fc.record({
+  model: fc.constantFrom("chat-echo", "team/chat"),
+  input: fc.oneof(
+    { weight: 2, arbitrary: validText },
+    // Items end with a user message, so there is always something to answer.
+    fc.tuple(fc.array(responsesItem, { maxLength: 4 }), responsesMessage.filter((m) => m.role === "user"))
+      .map(([items, last]) => [...items, last]),
+  ),
+  ...RESPONSES_PARAMS,
+}, { requiredKeys: ["model", "input"] }).map((body) => body as Record<string, unknown>);
+
 // --- mutations ----------------------------------------------------------------------------------------------
 
 /** One change to a valid body; `keepsValid` ones leave it valid. */
@@ -178,7 +313,30 @@ type Mutation =
   | { kind: "message"; index: number; field: string; value: unknown }
   | { kind: "extra"; key: string; value: unknown };
 
-function mutationArb(params: readonly string[], required: readonly string[]): fc.Arbitrary<Mutation> {
+/** Where an endpoint keeps its list of messages (or items), which "message" mutations break. */
+interface Shape {
+  list: string;
+  fields: readonly string[];
+  /** Whether an unknown top-level parameter is passed through (chat) rather than refused (Responses). */
+  extrasPass: boolean;
+}
+
+const CHAT_SHAPE: Shape = {
+  list: "messages",
+  fields: ["role", "content", "name", "tool_calls", "tool_call_id", "*"],
+  extrasPass: true,
+};
+const RESPONSES_SHAPE: Shape = {
+  list: "input",
+  fields: ["type", "role", "content", "call_id", "name", "arguments", "output", "*"],
+  extrasPass: false,
+};
+
+function mutationArb(
+  params: readonly string[],
+  required: readonly string[],
+  shape: Shape,
+): fc.Arbitrary<Mutation> {
   return fc.oneof(
     {
       weight: 6,
@@ -194,7 +352,7 @@ function mutationArb(params: readonly string[], required: readonly string[]): fc
       arbitrary: fc.record({
         kind: fc.constant("message" as const),
         index: fc.nat(4),
-        field: fc.constantFrom("role", "content", "name", "tool_calls", "tool_call_id", "*"),
+        field: fc.constantFrom(...shape.fields),
         value: junk,
       }),
     },
@@ -210,7 +368,7 @@ function mutationArb(params: readonly string[], required: readonly string[]): fc
 }
 
 /** Applies `mutation` to `body` (in place); returns whether the body is still valid. */
-function mutate(body: Record<string, unknown>, mutation: Mutation): boolean {
+function mutate(body: Record<string, unknown>, mutation: Mutation, shape: Shape): boolean {
   switch (mutation.kind) {
     case "set":
       // defineProperty: a `__proto__` key must stay a plain key, as JSON.parse would make it.
@@ -225,7 +383,7 @@ function mutate(body: Record<string, unknown>, mutation: Mutation): boolean {
       delete body[mutation.key];
       return false;
     case "message": {
-      const messages = body.messages;
+      const messages = body[shape.list];
       if (!Array.isArray(messages) || messages.length === 0) return false;
       const i = mutation.index % messages.length;
       if (mutation.field === "*") messages[i] = mutation.value;
@@ -239,8 +397,9 @@ function mutate(body: Record<string, unknown>, mutation: Mutation): boolean {
         writable: true,
         configurable: true,
       });
-      // Unknown parameters pass through; the well-known property names are plain keys in JSON.
-      return true;
+      // Unknown parameters pass through chat (the well-known property names are plain keys in JSON); the
+      // Responses endpoint refuses them, as OpenAI does.
+      return shape.extrasPass;
   }
 }
 
@@ -359,6 +518,7 @@ function wellFormed(text: string): boolean {
 
 const CHAT_REQUIRED = ["model", "messages"];
 const EMBEDDING_REQUIRED = ["model", "input"];
+const RESPONSES_REQUIRED = ["model", "input"];
 
 /** Whether `caller` may use `alias` with the fuzz config's tokens. */
 function allowed(caller: Caller, alias: unknown): boolean {
@@ -374,18 +534,22 @@ function postArb(
   params: readonly string[],
   required: readonly string[],
   tokens: FuzzTokens,
+  shape: Shape = CHAT_SHAPE,
 ): fc.Arbitrary<GeneratedRequest> {
   return fc.record({
     body: valid,
     mutations: fc.oneof(
       { weight: 2, arbitrary: fc.constant([] as Mutation[]) },
-      { weight: 3, arbitrary: fc.array(mutationArb(params, required), { minLength: 1, maxLength: 3 }) },
+      {
+        weight: 3,
+        arbitrary: fc.array(mutationArb(params, required, shape), { minLength: 1, maxLength: 3 }),
+      },
     ),
     damage: damageArb,
     spec: headersArb(tokens),
   }).map(({ body, mutations, damage, spec }) => {
     let valid = true;
-    for (const mutation of mutations) valid = mutate(body, mutation) && valid;
+    for (const mutation of mutations) valid = mutate(body, mutation, shape) && valid;
     const bytes = damaged(JSON.stringify(body), damage);
     const readable = spec.contentType.json &&
       (spec.contentLength === "exact" || spec.contentLength === "none") &&
@@ -414,4 +578,14 @@ export const embeddingRequestArb = (tokens: FuzzTokens) =>
     ["encoding_format", "dimensions", "user"],
     EMBEDDING_REQUIRED,
     tokens,
+  );
+
+export const responsesRequestArb = (tokens: FuzzTokens) =>
+  postArb(
+    "/v1/responses",
+    validResponses,
+    [...Object.keys(RESPONSES_PARAMS), ...RESPONSES_JUNK_ONLY],
+    RESPONSES_REQUIRED,
+    tokens,
+    RESPONSES_SHAPE,
   );
