@@ -17,7 +17,9 @@ import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway, gatewayServices } from "./server.ts";
 import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
 import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
-import type { UsageStore } from "./usage/store.ts";
+import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
+import { startResponsesRetention } from "./usage/retention.ts";
+import type { UsageDatabase, UsageStore } from "./usage/store.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
@@ -67,6 +69,7 @@ export async function startServer(
     return await listen(runtime, state, options, logger, health, created);
   } catch (err) {
     // Not serving after all (the port is taken, say): stop the usage worker, so nothing keeps running.
+    created.stopResponsesRetention();
     await created.pipeline?.close().catch(() => {});
     await created.store?.close().catch(() => {});
     throw err;
@@ -80,7 +83,7 @@ async function listen(
   options: StartOptions,
   logger: Logger,
   health: HealthRegistry,
-  { services, pipeline, counters, store }: Awaited<ReturnType<typeof createServices>>,
+  { services, pipeline, counters, store, stopResponsesRetention }: Awaited<ReturnType<typeof createServices>>,
 ): Promise<ServeHandle> {
   const config = state.config;
   await seedBudgets(config, store, counters);
@@ -163,6 +166,7 @@ async function listen(
       }
       await closed;
       // Every request is over: flush their usage records before the process goes.
+      stopResponsesRetention();
       await pipeline?.close();
       await store?.close();
       logger.flush?.();
@@ -174,7 +178,7 @@ async function listen(
 async function createServices(config: ResolvedConfig, logger: Logger, usageWorker?: URL) {
   const counters = createMemoryCounterStore();
   const usage = config.usage;
-  let store: UsageStore | null = null;
+  let store: UsageDatabase | null = null;
   if (usage.sqlite !== "none") {
     try {
       store = await openSqliteWorkerStore(usage.sqlite, { workerUrl: usageWorker });
@@ -195,6 +199,14 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
       logger,
     });
   }
+  // Stored responses live in the usage database; without one, in memory (lost at restart).
+  const responses = store?.responses ?? createMemoryResponsesStore();
+  const stopResponsesRetention = startResponsesRetention({
+    store: responses,
+    retentionMs: config.responses.retention,
+    now: Date.now,
+    logger,
+  });
   // The production parts; `gatewayServices` builds the rest, as it does for tests.
   const services = gatewayServices({
     policy: createPolicyEngine(counters, {
@@ -205,8 +217,9 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     usageStore: pipeline !== null && store !== null
       ? { flush: () => pipeline!.flush(), query: (q) => store.query(q) }
       : null,
+    responses,
   });
-  return { services, pipeline, counters, store };
+  return { services, pipeline, counters, store, stopResponsesRetention };
 }
 
 /**

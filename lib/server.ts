@@ -25,6 +25,7 @@ import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
 import { handleResponses } from "./http/responses.ts";
+import { handleInputItems, handleStoredResponse } from "./http/stored_responses.ts";
 import { unknownUrl } from "./http/unknown_url.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
@@ -33,6 +34,7 @@ import { createPolicyEngine } from "./policy/engine.ts";
 import type { Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import { abortableSleep, type RouteDeps } from "./routing/route.ts";
+import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -58,6 +60,8 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     chat: handleChatCompletions,
     embeddings: handleEmbeddings,
     responses: handleResponses,
+    response: handleStoredResponse,
+    responseInputItems: handleInputItems,
     models: handleListModels,
     model: (_req, ctx, alias) => handleGetModel(alias, ctx),
     healthz: health,
@@ -167,7 +171,10 @@ export interface GatewayOptions {
   routing?: Partial<RouteDeps>;
   /** Reload status for `/readyz` and the trigger for `POST /admin/reload`, when serving a config file. */
   reloader?: Pick<Reloader, "status" | "reload">;
-  /** Policy, usage store and metrics; by default an in-memory policy, no usage store, fresh metrics. */
+  /**
+   * Policy, usage store, metrics and stored responses; by default an in-memory policy, no usage store, fresh
+   * metrics and an in-memory responses store.
+   */
   services?: Partial<GatewayServices>;
   /** Where open requests are registered, so shutdown can end them; by default a registry of its own. */
   inFlight?: InFlightRequests;
@@ -180,6 +187,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     usage: given.usage ?? null,
     usageStore: given.usageStore ?? null,
     metrics: given.metrics ?? new GatewayMetrics(),
+    responses: given.responses ?? createMemoryResponsesStore(),
   };
 }
 

@@ -674,9 +674,9 @@ const CASES: BadCase[] = [
     method: "POST",
     path: RESPONSES,
     body: JSON.stringify({ model: "chat-echo", input: "hi", previous_response_id: "resp_x" }),
-    status: 400,
+    status: 404,
     type: BAD,
-    code: "unsupported_parameter",
+    code: "previous_response_not_found",
     param: "previous_response_id",
   },
   {

@@ -357,15 +357,15 @@ Deno.test("responses: an upstream cut mid-stream ends with error + response.fail
   });
 });
 
-Deno.test("responses: refusals name their param; previous_response_id and background are refused", async () => {
+Deno.test("responses: refusals name their param; a bad previous_response_id and background", async () => {
   await withGateway(async (gw, fake, _client) => {
     const before = fake.requests.length;
     const cases: [unknown, string | null, string][] = [
       [{ model: "chat-fake", input: "Hi", tools: [{ type: "web_search" }] }, "tools", "web_search"],
       [
-        { model: "chat-fake", input: "Hi", previous_response_id: "resp_1" },
+        { model: "chat-fake", input: "Hi", previous_response_id: 1 },
         "previous_response_id",
-        "not supported",
+        "previous_response_id",
       ],
       [{ model: "chat-fake", input: "Hi", background: true }, "background", "Background"],
       [{ model: "chat-fake", input: "Hi", frobnicate: 1 }, "frobnicate", "Unknown parameter"],

@@ -174,6 +174,7 @@ export function resolveConfig(
     server: cfg.server,
     routing: cfg.routing,
     usage: cfg.usage,
+    responses: cfg.responses,
     providers,
     models,
     tokens,

@@ -12,6 +12,7 @@ import type {
   ModelType,
   PriceConfig,
   ProviderConfig,
+  ResponsesConfig,
   RoutingConfig,
   Strategy,
   UsageConfig,
@@ -121,6 +122,8 @@ export interface ResolvedConfig {
   readonly server: ConfigOutput["server"];
   readonly routing: RoutingConfig;
   readonly usage: UsageConfig;
+  /** Stored responses (`/v1/responses`): how long they are kept. */
+  readonly responses: ResponsesConfig;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */

@@ -12,6 +12,7 @@ import type { Admission } from "../policy/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { AttemptRecord, RouteDeps } from "../routing/route.ts";
 import type { PolicyOutcome, UsageQuery, UsageRecord, UsageReport } from "../usage/record.ts";
+import type { ResponsesStore } from "../usage/responses_store.ts";
 
 /** A config together with the providers built from it; swapped whole on reload. */
 export interface GatewayState {
@@ -60,6 +61,8 @@ export interface GatewayServices {
   readonly metrics: GatewayMetrics;
   /** Flushes queued usage records so that admin queries see them; absent without a usage store. */
   readonly usageStore: UsageQueryable | null;
+  /** Stored responses (`/v1/responses` unless `store: false`): the usage database's, else in memory. */
+  readonly responses: ResponsesStore;
 }
 
 /** The part of the usage store the admin API reads. */

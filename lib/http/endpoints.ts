@@ -16,7 +16,9 @@ export type RouteAuth = "client" | "admin" | "none";
 export interface RouteSpec {
   /**
    * The exact path, or a path ending in a `/{name}` parameter, for a route that takes the rest of the path (at least one
-   * character, slashes included, percent-decoded) as its parameter.
+   * character, slashes included, percent-decoded) as its parameter; or a path with a `/{name}/` parameter followed by
+   * a fixed rest (`/v1/responses/{id}/input_items`), whose parameter is one segment (no slash). Such a route is
+   * matched before a parameter route that would take the whole rest.
    */
   readonly path: string;
   readonly methods: readonly string[];
@@ -51,6 +53,13 @@ export const ROUTES = {
     endpoint: "responses",
     modelType: "chat",
   },
+  response: { path: "/v1/responses/{id}", methods: ["GET", "DELETE"], auth: "client", endpoint: "responses" },
+  responseInputItems: {
+    path: "/v1/responses/{id}/input_items",
+    methods: ["GET"],
+    auth: "client",
+    endpoint: "responses",
+  },
   models: { path: "/v1/models", methods: ["GET"], auth: "client", endpoint: "models" },
   model: { path: "/v1/models/{id}", methods: ["GET"], auth: "client", endpoint: "models" },
   healthz: { path: "/healthz", methods: ["GET"], auth: "none", endpoint: null },
@@ -79,13 +88,17 @@ export interface RouteMatch {
 }
 
 const exact = new Map<string, RouteMatch>();
-const prefixed: { prefix: string; id: RouteId; spec: RouteSpec }[] = [];
+/** Parameter routes: `prefix`, the parameter, then `suffix` ("" for a parameter that takes the rest). */
+const prefixed: { prefix: string; suffix: string; id: RouteId; spec: RouteSpec }[] = [];
 for (const [id, spec] of Object.entries(ROUTES) as [RouteId, RouteSpec][]) {
-  const brace = spec.path.lastIndexOf("/{");
-  if (brace >= 0 && spec.path.endsWith("}")) {
-    prefixed.push({ prefix: spec.path.slice(0, brace + 1), id, spec });
+  const brace = spec.path.indexOf("/{");
+  const close = spec.path.indexOf("}", brace);
+  if (brace >= 0 && close >= 0) {
+    prefixed.push({ prefix: spec.path.slice(0, brace + 1), suffix: spec.path.slice(close + 1), id, spec });
   } else exact.set(spec.path, { id, spec, param: "" });
 }
+// Routes with a fixed rest first: `/v1/responses/{id}` would otherwise take `abc/input_items` as its id.
+prefixed.sort((a, b) => Number(b.suffix !== "") - Number(a.suffix !== ""));
 
 function decodeParam(text: string): string {
   try {
@@ -99,10 +112,12 @@ function decodeParam(text: string): string {
 export function matchRoute(path: string): RouteMatch | undefined {
   const found = exact.get(path);
   if (found !== undefined) return found;
-  for (const { prefix, id, spec } of prefixed) {
-    if (path.startsWith(prefix) && path.length > prefix.length) {
-      return { id, spec, param: decodeParam(path.slice(prefix.length)) };
-    }
+  for (const { prefix, suffix, id, spec } of prefixed) {
+    if (!path.startsWith(prefix) || path.length <= prefix.length + suffix.length) continue;
+    if (suffix === "") return { id, spec, param: decodeParam(path.slice(prefix.length)) };
+    if (!path.endsWith(suffix)) continue;
+    const param = path.slice(prefix.length, path.length - suffix.length);
+    if (!param.includes("/")) return { id, spec, param: decodeParam(param) };
   }
   return undefined;
 }

@@ -24,3 +24,23 @@ Deno.test("endpoint table: paths, the path parameter, and endpoint names of unro
   assert.equal(pathFor("chat"), "/v1/chat/completions");
   assert.equal(pathFor("embedding"), "/v1/embeddings");
 });
+
+Deno.test("endpoint table: a parameter in the middle of a path is one segment, matched before the rest", () => {
+  assert.equal(matchRoute("/v1/responses")?.id, "responses");
+  assert.deepEqual(matchRoute("/v1/responses/resp_1"), {
+    id: "response",
+    spec: ROUTES.response,
+    param: "resp_1",
+  });
+  const items = matchRoute("/v1/responses/resp_1/input_items");
+  assert.equal(items?.id, "responseInputItems");
+  assert.equal(items?.param, "resp_1");
+  assert.equal(matchRoute("/v1/responses/resp%2F1/input_items")?.param, "resp/1");
+  // An id with a slash is not one segment: the rest is the id of the plain route (a 404 for no such response).
+  assert.deepEqual(matchRoute("/v1/responses/a/b/input_items")?.param, "a/b/input_items");
+  assert.equal(matchRoute("/v1/responses//input_items")?.id, "response");
+  assert.equal(matchRoute("/v1/responses/input_items")?.id, "response");
+  assert.equal(matchRoute("/v1/responses/"), undefined);
+  assert.equal(endpointOf("/v1/responses/resp_1/input_items"), "responses");
+  assert.equal(endpointOf("/v1/responses/resp_1"), "responses");
+});

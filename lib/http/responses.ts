@@ -4,16 +4,26 @@
  * completion; the answer is translated back to a Response object, or to the Responses event stream. One
  * usage record per request, under the endpoint `responses`.
  *
+ * Unless `store: false`, the answer is stored (`ctx.services.responses`) under the caller's token: its own
+ * input items and the Response object, put before the last byte is sent (the store answers in order, so a
+ * `GET` that follows the answer sees it). A `previous_response_id` puts the stored conversation (earlier
+ * inputs and outputs) before the new input.
+ *
  * @module
  */
 import { badGateway, GatewayError } from "../errors.ts";
-import { parseResponsesRequest } from "../inbound/responses/request.ts";
+import {
+  historyMessages,
+  parseResponsesRequest,
+  type ResponsesRequest,
+} from "../inbound/responses/request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "../inbound/responses/response.ts";
 import { type PeekedChunks, responsesStreamBody } from "../inbound/responses/stream.ts";
 import type { ChatCompletion, ChatCompletionChunk, JsonObject, Usage } from "../openai/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
+import { previousResponseNotFound } from "./stored_responses.ts";
 import { ROUTES } from "./endpoints.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { resolveAlias } from "./resolve_alias.ts";
@@ -59,12 +69,59 @@ function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
+/**
+ * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
+ * `instructions`, which are not carried over from earlier responses, as in OpenAI's API). The same 404 for an
+ * id that never existed, was not stored, or is another token's.
+ */
+async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<void> {
+  const previous = parsed.params.previous_response_id;
+  if (previous === null) return;
+  const items = await ctx.services.responses.chain(previous, ctx.identity.name);
+  if (items === null) throw previousResponseNotFound(previous);
+  const messages = parsed.chat.messages;
+  const at = parsed.params.instructions === null ? 0 : 1;
+  messages.splice(at, 0, ...historyMessages(items));
+}
+
+/**
+ * Stores a finished response unless the request said `store: false`. Not awaited: the store answers calls in
+ * order, so a later read sees it; a failed put is logged, and the client keeps its answer.
+ */
+function storeResponse(
+  ctx: ClientContext,
+  parsed: ResponsesRequest,
+  provider: string,
+  response: JsonObject,
+): void {
+  if (!parsed.params.store) return;
+  ctx.services.responses.put({
+    id: String(response.id),
+    token: ctx.identity.name,
+    environment: ctx.identity.environment,
+    created_at: Number(response.created_at),
+    alias: String(response.model),
+    provider,
+    native: false,
+    previous_response_id: parsed.params.previous_response_id,
+    // An item without a type is a message (OpenAI's default); its list shows it with its type.
+    input_items: parsed.input.map((item) => item.type === undefined ? { type: "message", ...item } : item),
+    response,
+  }).catch((err) =>
+    ctx.logger.error("response_store_failed", {
+      request_id: ctx.requestId,
+      error: err instanceof Error ? err.message : String(err),
+    })
+  );
+}
+
 /** Handles one Responses request for an authenticated identity. */
 export async function handleResponses(request: Request, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const parsed = parseResponsesRequest(body);
   const chat = parsed.chat;
   const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.responses.modelType);
+  await withHistory(parsed, ctx);
   const stream = parsed.stream;
   ctx.record.alias = model.alias;
   ctx.record.stream = stream;
@@ -113,6 +170,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       frame,
       completion.usage ?? chatUsage(usage.prompt, usage.completion),
     );
+    storeResponse(ctx, parsed, target.provider, response);
     headers.set("content-type", "application/json");
     return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
   }
@@ -137,6 +195,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     scrubber: ctx.state.config.scrubber,
     lease,
     countUsage,
+    onFinal: (response) => storeResponse(ctx, parsed, target.provider, response),
     onEnd(end) {
       ctx.services.metrics.streamEnded();
       const errorCode = end.end === "error"

@@ -82,9 +82,6 @@ const KNOWN = new Set([
 
 /** Known parameters the gateway does not serve yet, with the reason given to the client. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  previous_response_id:
-    "Stored responses are not supported by this gateway yet; send the whole conversation " +
-    "as 'input' instead of 'previous_response_id'.",
   conversation: "Conversations are not supported by this gateway; send the whole conversation as 'input'.",
   prompt:
     "Prompt templates are not supported by this gateway; send the prompt as 'instructions' and 'input'.",
@@ -417,6 +414,17 @@ function metadata(value: unknown): Record<string, string> {
 }
 
 /**
+ * The chat messages of an earlier conversation (a stored chain's input and output items, oldest first), to
+ * go before a request's own input when it names a `previous_response_id`. The items were accepted or
+ * produced by the gateway, so they translate as input items do.
+ */
+export function historyMessages(items: readonly JsonObject[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  inputMessages([...items], messages);
+  return messages;
+}
+
+/**
  * Validates a Responses request and translates it to the chat form; throws a 400 `GatewayError` naming the
  * first bad `param`. A null optional parameter counts as omitted, as everywhere in OpenAI's API.
  */
@@ -480,6 +488,14 @@ export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
     }
   }
   const store = boolean(body, "store") ?? true;
+  const previous = string(body, "previous_response_id", "previous_response_id");
+  if (previous === "") {
+    throw invalidRequest(
+      "Invalid 'previous_response_id': empty string.",
+      "previous_response_id",
+      "invalid_value",
+    );
+  }
   const maxOutput = number(body, "max_output_tokens", 1, null, true);
   if (maxOutput !== undefined) chat.max_completion_tokens = maxOutput;
   const temperature = number(body, "temperature", 0, 2, false);
@@ -539,7 +555,7 @@ export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
     max_output_tokens: maxOutput ?? null,
     metadata: meta,
     parallel_tool_calls: parallel ?? true,
-    previous_response_id: null,
+    previous_response_id: previous ?? null,
     prompt_cache_key: cacheKey ?? null,
     reasoning,
     safety_identifier: safety ?? null,

@@ -165,9 +165,9 @@ Deno.test("responses request: refusals name their param like OpenAI", () => {
     ],
     [{ model: "m", input: "x", background: true }, "background", "unsupported_parameter"],
     [
-      { model: "m", input: "x", previous_response_id: "resp_1" },
+      { model: "m", input: "x", previous_response_id: 1 },
       "previous_response_id",
-      "unsupported_parameter",
+      "invalid_type",
     ],
     [{ model: "m", input: "x", max_output_tokens: 0 }, "max_output_tokens", "integer_below_min_value"],
     [{ model: "m", input: "x", top_p: 2 }, "top_p", "decimal_above_max_value"],

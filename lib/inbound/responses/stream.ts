@@ -28,10 +28,11 @@ import {
 /** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
 export type ResponseEvent = JsonObject & { type: string };
 
+/** The assistant message being streamed: its content parts (text, or the model's refusal), the last open. */
 interface OpenText {
   index: number;
   id: string;
-  text: string;
+  parts: { type: "output_text" | "refusal"; text: string }[];
 }
 
 interface OpenCall {
@@ -76,15 +77,28 @@ export class ResponseEvents {
     return out;
   }
 
+  /** A finished content part, in the Response's form. */
+  static #part(part: OpenText["parts"][number]): JsonObject {
+    return part.type === "refusal" ? { type: "refusal", refusal: part.text } : outputText(part.text);
+  }
+
+  /** The `.done` events of the message's last content part. */
+  #closePart(open: OpenText, out: ResponseEvent[]): void {
+    const last = open.parts.at(-1);
+    if (last === undefined) return;
+    const at = { item_id: open.id, output_index: open.index, content_index: open.parts.length - 1 };
+    if (last.type === "refusal") {
+      this.#emit({ type: "response.refusal.done", ...at, refusal: last.text }, out);
+    } else this.#emit({ type: "response.output_text.done", ...at, text: last.text, logprobs: [] }, out);
+    this.#emit({ type: "response.content_part.done", ...at, part: ResponseEvents.#part(last) }, out);
+  }
+
   #closeText(out: ResponseEvent[], status: string): void {
     const open = this.#text;
     if (open === undefined) return;
     this.#text = undefined;
-    const part = outputText(open.text);
-    const at = { item_id: open.id, output_index: open.index, content_index: 0 };
-    this.#emit({ type: "response.output_text.done", ...at, text: open.text, logprobs: [] }, out);
-    this.#emit({ type: "response.content_part.done", ...at, part }, out);
-    const item = messageItem(open.id, status, [part]);
+    this.#closePart(open, out);
+    const item = messageItem(open.id, status, open.parts.map((p) => ResponseEvents.#part(p)));
     this.#output[open.index] = item;
     this.#emit({ type: "response.output_item.done", output_index: open.index, item }, out);
   }
@@ -105,33 +119,35 @@ export class ResponseEvents {
     this.#emit({ type: "response.output_item.done", output_index: call.index, item }, out);
   }
 
-  #textDelta(delta: string, out: ResponseEvent[]): void {
+  /** A delta of the message's text or of its refusal (a chat `delta.refusal`), each its own content part. */
+  #textDelta(delta: string, out: ResponseEvent[], type: "output_text" | "refusal" = "output_text"): void {
     this.#closeCall(out);
     let open = this.#text;
     if (open === undefined) {
-      open = { index: this.#output.length, id: newId("msg_"), text: "" };
+      open = { index: this.#output.length, id: newId("msg_"), parts: [] };
       this.#text = open;
       const item = messageItem(open.id, "in_progress", []);
       this.#output.push(item);
       this.#emit({ type: "response.output_item.added", output_index: open.index, item }, out);
+    }
+    let part = open.parts.at(-1);
+    if (part?.type !== type) {
+      this.#closePart(open, out);
+      part = { type, text: "" };
+      open.parts.push(part);
       this.#emit({
         type: "response.content_part.added",
         item_id: open.id,
         output_index: open.index,
-        content_index: 0,
-        part: outputText(""),
+        content_index: open.parts.length - 1,
+        part: ResponseEvents.#part(part),
       }, out);
     }
-    open.text += delta;
+    part.text += delta;
     this.texts.push(delta);
-    this.#emit({
-      type: "response.output_text.delta",
-      item_id: open.id,
-      output_index: open.index,
-      content_index: 0,
-      delta,
-      logprobs: [],
-    }, out);
+    const at = { item_id: open.id, output_index: open.index, content_index: open.parts.length - 1 };
+    if (type === "refusal") this.#emit({ type: "response.refusal.delta", ...at, delta }, out);
+    else this.#emit({ type: "response.output_text.delta", ...at, delta, logprobs: [] }, out);
   }
 
   #toolDelta(call: JsonObject, out: ResponseEvent[]): void {
@@ -174,6 +190,9 @@ export class ResponseEvents {
     if (choice === undefined) return out;
     const delta = (choice.delta ?? {}) as JsonObject;
     if (typeof delta.content === "string" && delta.content !== "") this.#textDelta(delta.content, out);
+    if (typeof delta.refusal === "string" && delta.refusal !== "") {
+      this.#textDelta(delta.refusal, out, "refusal");
+    }
     if (Array.isArray(delta.tool_calls)) {
       for (const call of delta.tool_calls as JsonObject[]) this.#toolDelta(call, out);
     }
@@ -247,6 +266,8 @@ export function responsesStreamBody(
     startedAt: number;
     countUsage: (texts: string[]) => Promise<Usage>;
     onEnd: (outcome: ResponsesStreamOutcome) => void;
+    /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
+    onFinal?: (response: JsonObject) => void;
     lease?: Lease;
     scrubber?: Scrubber;
   },
@@ -282,7 +303,9 @@ export function responsesStreamBody(
             const next = await stream.rest.read();
             if (next.done) {
               const usage = events.usage ?? await options.countUsage(events.texts);
-              send(controller, events.finish(usage));
+              const last = events.finish(usage);
+              options.onFinal?.(last.at(-1)!.response as JsonObject);
+              send(controller, last);
               controller.close();
               end("ok");
               return;

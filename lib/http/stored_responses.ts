@@ -1,0 +1,85 @@
+/**
+ * The stored-response routes: `GET /v1/responses/{id}` (the Response object as it was answered),
+ * `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` (OpenAI's list object, paged). A
+ * response is visible only to the token that created it: another token, an id that never existed, a deleted
+ * or pruned response and a `store: false` one all get the same 404, so ids cannot be probed across tokens.
+ *
+ * @module
+ */
+import { GatewayError, invalidRequest, printable } from "../errors.ts";
+import type { ItemsPage } from "../usage/responses_store.ts";
+import { UsageQueryError } from "../usage/query.ts";
+import { admit, type Answer } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+/** OpenAI's 404 for a response id it does not know (or that is not the caller's). */
+export function responseNotFound(id: string): GatewayError {
+  return new GatewayError(404, `Response with id '${printable(id)}' not found.`, {
+    type: "invalid_request_error",
+  });
+}
+
+/** OpenAI's 404 for a `previous_response_id` it does not know (or that is not the caller's). */
+export function previousResponseNotFound(id: string): GatewayError {
+  return new GatewayError(404, `Previous response with id '${printable(id)}' not found.`, {
+    type: "invalid_request_error",
+    param: "previous_response_id",
+    code: "previous_response_not_found",
+  });
+}
+
+function json(body: unknown): Answer {
+  return { response: new Response(JSON.stringify(body), { headers: JSON_TYPE }), outcome: {} };
+}
+
+/** `GET` (the stored Response object) or `DELETE` (OpenAI's deletion object) of one stored response. */
+export async function handleStoredResponse(
+  request: Request,
+  ctx: ClientContext,
+  id: string,
+): Promise<Answer> {
+  await admit(ctx, ROUTES.response.endpoint, 0);
+  const store = ctx.services.responses;
+  const token = ctx.identity.name;
+  if (request.method === "DELETE") {
+    if (!await store.delete(id, token)) throw responseNotFound(id);
+    return json({ id, object: "response", deleted: true });
+  }
+  const stored = await store.get(id, token);
+  if (stored === null) throw responseNotFound(id);
+  return json(stored.response);
+}
+
+/** The page a query string asks for; `limit` must be an integer (the store checks its range). */
+function pageOf(url: URL): ItemsPage {
+  const q = url.searchParams;
+  const page: ItemsPage = {};
+  const after = q.get("after");
+  if (after !== null && after !== "") page.after = after;
+  const before = q.get("before");
+  if (before !== null && before !== "") page.before = before;
+  const limit = q.get("limit");
+  if (limit !== null && limit !== "") {
+    page.limit = /^\d{1,9}$/.test(limit) ? Number(limit) : Number.NaN;
+  }
+  const order = q.get("order");
+  if (order !== null && order !== "") page.order = order as ItemsPage["order"];
+  return page;
+}
+
+/** One page of a stored response's own input items, as OpenAI's list object. */
+export async function handleInputItems(request: Request, ctx: ClientContext, id: string): Promise<Answer> {
+  await admit(ctx, ROUTES.responseInputItems.endpoint, 0);
+  let list;
+  try {
+    list = await ctx.services.responses.inputItems(id, ctx.identity.name, pageOf(new URL(request.url)));
+  } catch (err) {
+    if (err instanceof UsageQueryError) throw invalidRequest(err.message, err.param, "invalid_value");
+    throw err;
+  }
+  if (list === null) throw responseNotFound(id);
+  return json(list);
+}
