@@ -201,6 +201,7 @@ Deno.test("responses policy: a token's max_tokens ceiling lowers max_output_toke
       assert.equal(response.status, "incomplete", JSON.stringify(body));
       assert.deepEqual(response.incomplete_details, { reason: "max_output_tokens" });
       assert.equal((response.usage as { output_tokens: number }).output_tokens, 3);
+      assert.equal(response.max_output_tokens, 3, "the Response echoes the limit that applied");
       assert.equal(outputText(r.text), "a b c");
     }
     // Under the ceiling: left alone.

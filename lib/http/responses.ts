@@ -131,11 +131,15 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     return prompt + (typeof requested === "number" ? requested : 0);
   };
   await admit(ctx, ROUTES.responses.endpoint, estimate, model, chat);
+  // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.
+  const limit = chat.max_completion_tokens ?? chat.max_tokens;
   const frame: ResponseFrame = {
     id: newId("resp_"),
     createdAt: Math.floor(Date.now() / 1000),
     alias: model.alias,
-    params: parsed.params,
+    params: typeof limit === "number" && limit !== parsed.params.max_output_tokens
+      ? { ...parsed.params, max_output_tokens: limit }
+      : parsed.params,
   };
   const { value: result, target, lease, headers } = await routeRequest(
     ctx,
