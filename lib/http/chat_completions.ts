@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { badGateway, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
-import { chatStreamBody, type PeekedStream } from "./chat_stream.ts";
+import { GatewayError } from "../errors.ts";
+import type { ChatCompletion, JsonObject } from "../openai/types.ts";
+import { chatStreamBody } from "./chat_stream.ts";
 import type { ClientContext } from "./context.ts";
 import { ROUTES } from "./endpoints.ts";
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
@@ -15,54 +15,7 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import { parseChatRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { routeRequest } from "./route_request.ts";
-
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-  // Tells nginx-style proxies in front of the gateway not to buffer the stream.
-  "x-accel-buffering": "no",
-};
-
-/**
- * Waits for a stream's first chunk. Until the first chunk the attempt may still fail over to another target;
- * after it, the answer belongs to this target.
- */
-async function withFirstChunk(
-  provider: string,
-  chunks: ReadableStream<ChatCompletionChunk>,
-): Promise<PeekedStream> {
-  const reader = chunks.getReader();
-  let first: ReadableStreamReadResult<ChatCompletionChunk>;
-  try {
-    first = await reader.read();
-  } catch (err) {
-    await reader.cancel().catch(() => {});
-    throw err;
-  }
-  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
-  return { first: first.value, rest: reader };
-}
-
-/** A routed chat answer: a whole completion, or a stream whose first chunk is in hand. */
-type ChatAnswer =
-  | { kind: "json"; body: ChatCompletion }
-  | { kind: "stream"; stream: PeekedStream };
-
-/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
-function completionTexts(completion: ChatCompletion): string[] {
-  const out: string[] = [];
-  for (const choice of completion.choices) {
-    const message = choice.message as {
-      content?: unknown;
-      tool_calls?: { function?: { arguments?: unknown } }[];
-    };
-    if (typeof message?.content === "string") out.push(message.content);
-    for (const call of message?.tool_calls ?? []) {
-      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
-    }
-  }
-  return out;
-}
+import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {

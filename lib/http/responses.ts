@@ -11,15 +11,15 @@
  *
  * @module
  */
-import { badGateway, GatewayError } from "../errors.ts";
+import { GatewayError } from "../errors.ts";
 import {
   historyMessages,
   parseResponsesRequest,
   type ResponsesRequest,
 } from "../inbound/responses/request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "../inbound/responses/response.ts";
-import { type PeekedChunks, responsesStreamBody } from "../inbound/responses/stream.ts";
-import type { ChatCompletion, ChatCompletionChunk, JsonObject, Usage } from "../openai/types.ts";
+import { responsesStreamBody } from "../inbound/responses/stream.ts";
+import type { JsonObject, Usage } from "../openai/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
@@ -28,42 +28,7 @@ import { ROUTES } from "./endpoints.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { routeRequest } from "./route_request.ts";
-
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-  "x-accel-buffering": "no",
-};
-
-/** Waits for a stream's first chunk: until then the attempt may still fail over to another target. */
-async function withFirstChunk(
-  provider: string,
-  chunks: ReadableStream<ChatCompletionChunk>,
-): Promise<PeekedChunks> {
-  const reader = chunks.getReader();
-  let first: ReadableStreamReadResult<ChatCompletionChunk>;
-  try {
-    first = await reader.read();
-  } catch (err) {
-    await reader.cancel().catch(() => {});
-    throw err;
-  }
-  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
-  return { first: first.value, rest: reader };
-}
-
-type RoutedAnswer = { kind: "json"; body: ChatCompletion } | { kind: "stream"; stream: PeekedChunks };
-
-/** The texts of a completion's first choice (content and tool-call arguments), for counting its tokens. */
-function completionTexts(completion: ChatCompletion): string[] {
-  const message = (completion.choices[0] as { message?: JsonObject } | undefined)?.message ?? {};
-  const out: string[] = [];
-  if (typeof message.content === "string") out.push(message.content);
-  for (const call of (message.tool_calls ?? []) as { function?: { arguments?: unknown } }[]) {
-    if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
-  }
-  return out;
-}
+import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -145,7 +110,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     ctx,
     model,
     ctx.signal,
-    async (target, provider): Promise<RoutedAnswer> => {
+    async (target, provider): Promise<ChatAnswer> => {
       const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId });
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };

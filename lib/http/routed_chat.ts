@@ -1,0 +1,59 @@
+/**
+ * What the chat-form handlers (chat completions, Responses) share once a request is routed: a stream is held
+ * until its first chunk (until then the attempt may still fail over), the SSE response headers, and the texts
+ * of a whole completion for counting its tokens when the upstream reported none.
+ *
+ * @module
+ */
+import { badGateway } from "../errors.ts";
+import type { ChatCompletion, ChatCompletionChunk } from "../openai/types.ts";
+import type { PeekedStream } from "./chat_stream.ts";
+
+/** The headers of an SSE answer. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  // Tells nginx-style proxies in front of the gateway not to buffer the stream.
+  "x-accel-buffering": "no",
+};
+
+/** A routed chat answer: a whole completion, or a stream whose first chunk is in hand. */
+export type ChatAnswer =
+  | { kind: "json"; body: ChatCompletion }
+  | { kind: "stream"; stream: PeekedStream };
+
+/**
+ * Waits for a stream's first chunk. Until the first chunk the attempt may still fail over to another target;
+ * after it, the answer belongs to this target.
+ */
+export async function withFirstChunk(
+  provider: string,
+  chunks: ReadableStream<ChatCompletionChunk>,
+): Promise<PeekedStream> {
+  const reader = chunks.getReader();
+  let first: ReadableStreamReadResult<ChatCompletionChunk>;
+  try {
+    first = await reader.read();
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    throw err;
+  }
+  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
+  return { first: first.value, rest: reader };
+}
+
+/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
+export function completionTexts(completion: ChatCompletion): string[] {
+  const out: string[] = [];
+  for (const choice of completion.choices) {
+    const message = choice.message as {
+      content?: unknown;
+      tool_calls?: { function?: { arguments?: unknown } }[];
+    };
+    if (typeof message?.content === "string") out.push(message.content);
+    for (const call of message?.tool_calls ?? []) {
+      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
+    }
+  }
+  return out;
+}
