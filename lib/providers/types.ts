@@ -5,7 +5,13 @@
  * @module
  */
 import type { ResolvedTarget } from "../config/types.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, EmbeddingRequest } from "../openai/types.ts";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  EmbeddingRequest,
+  JsonObject,
+} from "../openai/types.ts";
 
 /**
  * What a provider returns for embeddings. `embedding` may be floats or base64 (little-endian float32); the
@@ -32,8 +38,41 @@ export type ChatResult =
   | { readonly kind: "json"; readonly body: ChatCompletion }
   | { readonly kind: "stream"; readonly chunks: ReadableStream<ChatCompletionChunk> };
 
-/** One upstream kind. Failures are thrown as `GatewayError` with OpenAI's status and shape. */
+/**
+ * A Responses API answer from an upstream that speaks the Responses API itself (`native_responses: true`): its
+ * Response object, or its stream of events (each event's JSON object, validated to have a string `type`, in the
+ * order sent). The stream errors with a `GatewayError` when the upstream fails mid-way; cancelling it aborts the
+ * upstream request.
+ */
+export type NativeResponsesResult =
+  | { readonly kind: "json"; readonly body: JsonObject }
+  | { readonly kind: "stream"; readonly events: ReadableStream<JsonObject> };
+
+/**
+ * What a vendor counts the input tokens of: the request in the chat form, and, where the client sent a Responses
+ * request, its body as sent upstream (model already rewritten), for a vendor that counts Responses requests.
+ */
+export interface TokenCountInput {
+  readonly chat: ChatRequest;
+  readonly responses?: JsonObject;
+}
+
+/**
+ * One upstream kind. Failures are thrown as `GatewayError` with OpenAI's status and shape. `chat` and `embed`
+ * are every provider's; the optional methods exist only where the upstream can do that thing, and callers test
+ * for them.
+ */
 export interface Provider {
   chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult>;
   embed(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult>;
+  /**
+   * Passes a Responses request (model already the target's) through to an upstream that speaks the Responses
+   * API (`POST {base}/responses`). Present only for providers configured with `native_responses: true`.
+   */
+  responses?(body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult>;
+  /**
+   * The upstream's exact count of the input tokens of a request, where the vendor has a counting endpoint;
+   * `null` for a request this vendor cannot count (the caller estimates instead).
+   */
+  countInputTokens?(input: TokenCountInput, call: UpstreamCall): Promise<number | null>;
 }

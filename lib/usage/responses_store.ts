@@ -33,6 +33,11 @@ export interface StoredResponse {
    * may then be passed through to the same provider rather than rebuilt.
    */
   native: boolean;
+  /**
+   * For a natively served response, the upstream's own response id (the client sees the gateway's `id`): what a
+   * later `previous_response_id` passed through to the same provider names. `null` (or absent) otherwise.
+   */
+  upstream_id?: string | null;
   previous_response_id: string | null;
   /**
    * This request's own input as items (not the rebuilt conversation; {@linkcode ResponsesStore.chain} rebuilds

@@ -17,7 +17,14 @@ import type {
 } from "../../openai/types.ts";
 import { type SseEvent, sseParseTransformer } from "../../sse/parse.ts";
 import { pullStages, type Stages, type SyncTransformer } from "../../streams/pull_through.ts";
-import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "../types.ts";
+import type {
+  ChatResult,
+  EmbeddingResult,
+  NativeResponsesResult,
+  Provider,
+  TokenCountInput,
+  UpstreamCall,
+} from "../types.ts";
 import { parseJsonObject } from "./json.ts";
 import { sendUpstream, upstreamLimits, type UpstreamRequest, type UpstreamResponse } from "./transport.ts";
 
@@ -47,6 +54,21 @@ export interface ProviderAdapter {
   streamStages(call: UpstreamCall): Stages<Uint8Array, ChatCompletionChunk>;
   /** Embeddings, making the upstream calls (one or several) through `send`. */
   embed(request: EmbeddingRequest, call: UpstreamCall, send: SendJson): Promise<EmbeddingResult>;
+  /**
+   * Only for an upstream that speaks the Responses API: the request passing a Responses body through
+   * (`body.stream` says which kind), without credentials. With {@linkcode responsesStages}, it makes the
+   * provider's `responses` method.
+   */
+  responsesRequest?(body: JsonObject, call: UpstreamCall): UpstreamRequest;
+  /** The stages a native Responses stream goes through, from bytes to event objects. */
+  responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
+  /**
+   * Only for a vendor with a token-counting endpoint: the counting request for `input`, without credentials, or
+   * `null` for a request it cannot count. With {@linkcode inputTokens}, it makes `countInputTokens`.
+   */
+  countTokensRequest?(input: TokenCountInput, call: UpstreamCall): UpstreamRequest | null;
+  /** The count in the counting endpoint's answer; a 502 `GatewayError` for an answer without one. */
+  inputTokens?(json: JsonObject, provider: string): number;
 }
 
 /** The {@linkcode Provider} that runs `adapter` around the shared transport. */
@@ -61,7 +83,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     return res;
   }
 
-  return {
+  const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
       const res = await send(adapter.chatRequest(request, call), call);
       if (request.stream !== true) return { kind: "json", body: adapter.completion(await res.text(), call) };
@@ -75,6 +97,29 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
       });
     },
   };
+
+  const { responsesRequest, responsesStages, countTokensRequest, inputTokens } = adapter;
+  if (responsesRequest && responsesStages) {
+    provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
+      const res = await send(responsesRequest(body, call), call);
+      if (body.stream !== true) {
+        return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
+      }
+      return { kind: "stream", events: pullStages(res.body, responsesStages(call)) };
+    };
+  }
+  if (countTokensRequest && inputTokens) {
+    provider.countInputTokens = async (
+      input: TokenCountInput,
+      call: UpstreamCall,
+    ): Promise<number | null> => {
+      const request = countTokensRequest(input, call);
+      if (request === null) return null;
+      const res = await send(request, call);
+      return inputTokens(parseJsonObject(call.target.provider, await res.text()), call.target.provider);
+    };
+  }
+  return provider;
 }
 
 /**
