@@ -25,6 +25,7 @@ import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
 import { handleResponses } from "./http/responses.ts";
+import { handleResponsesInputTokens } from "./http/responses_input_tokens.ts";
 import { handleInputItems, handleStoredResponse } from "./http/stored_responses.ts";
 import { unknownUrl } from "./http/unknown_url.ts";
 import type { Logger } from "./log.ts";
@@ -60,6 +61,7 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     chat: handleChatCompletions,
     embeddings: handleEmbeddings,
     responses: handleResponses,
+    responsesInputTokens: handleResponsesInputTokens,
     response: handleStoredResponse,
     responseInputItems: handleInputItems,
     models: handleListModels,

@@ -650,14 +650,14 @@ const CASES: BadCase[] = [
     param: "input[0].content[0].type",
   },
   {
-    name: "responses: a built-in tool",
+    name: "responses: a built-in tool on an alias without a native target",
     method: "POST",
     path: RESPONSES,
     body: JSON.stringify({ model: "chat-echo", input: "hi", tools: [{ type: "web_search" }] }),
     status: 400,
     type: BAD,
     code: "unsupported_value",
-    param: "tools",
+    param: "tools[0].type",
   },
   {
     name: "responses: background mode",

@@ -28,6 +28,9 @@ models:
     content_rules:
       - { name: secret, pattern: "TOPSECRET", action: deny, message: "Secrets may not be sent." }
       - { name: ssn, pattern: "\\\\b\\\\d{3}-\\\\d{2}-\\\\d{4}\\\\b", action: redact }
+  chat-open:
+    type: chat
+    targets: [ { provider: local, model: echo } ]
 tokens:
 ${token("main", T.main)}
 ${token("rpm-10", T.rpm, ", limits: { rpm: 10 }")}
@@ -181,6 +184,73 @@ Deno.test("responses policy: content rules deny and redact in string input, item
     for (const id of [plain.id, items.id, streamed.id, instructed.id]) {
       assert.equal(byId.get(id)!.outcome, "modify", id);
       assert.equal(byId.get(id)!.rule, "alias.content:ssn", id);
+    }
+  });
+});
+
+Deno.test("responses policy: a content rule's denial names the client's own param, not the chat form's", async () => {
+  await withGateway(async (gw) => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ input: "TOPSECRET plans" }, "input"],
+      [{ input: "hi", instructions: "Mention TOPSECRET." }, "instructions"],
+      [{ input: "TOPSECRET plans", instructions: "Be brief.", stream: true }, "input"],
+      [
+        { input: [{ role: "user", content: "hi" }, { role: "user", content: "TOPSECRET" }] },
+        "input[1].content",
+      ],
+      [
+        {
+          instructions: "Be brief.",
+          input: [{
+            role: "user",
+            content: [{ type: "input_text", text: "ok" }, {
+              type: "input_text",
+              text: "the TOPSECRET plans",
+            }],
+          }],
+        },
+        "input[0].content[1].text",
+      ],
+      [
+        {
+          input: [
+            { role: "user", content: "Look it up." },
+            { type: "function_call", call_id: "c1", name: "lookup", arguments: "{}" },
+            { type: "function_call_output", call_id: "c1", output: "TOPSECRET" },
+          ],
+        },
+        "input[2].output",
+      ],
+      [
+        {
+          input: [
+            { role: "developer", content: [{ type: "input_text", text: "TOPSECRET" }] },
+            { role: "user", content: "hi" },
+          ],
+        },
+        "input[0].content",
+      ],
+    ];
+    // Text the client did not send in this request: an earlier conversation, a referenced item (stored by an
+    // alias without the rule).
+    const earlier = JSON.parse(
+      (await responses(gw, T.main, { model: "chat-open", input: "TOPSECRET" })).text,
+    );
+    const items = await fetch(`${gw.baseURL}/responses/${earlier.id}/input_items`, {
+      headers: { authorization: `Bearer ${T.main}` },
+    }).then((r) => r.json()) as { data: { id: string }[] };
+    cases.push(
+      [{ input: "hi", previous_response_id: earlier.id }, "previous_response_id"],
+      [
+        { input: [{ role: "user", content: "hi" }, { type: "item_reference", id: items.data[0].id }] },
+        "input[1]",
+      ],
+    );
+    for (const [body, param] of cases) {
+      const r = await responses(gw, T.main, body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      const { error } = JSON.parse(r.text);
+      assert.deepEqual([error.code, error.param], ["content_policy_violation", param], JSON.stringify(body));
     }
   });
 });

@@ -250,3 +250,76 @@ Deno.test("stored responses: input_items pages the request's own items, as OpenA
     assert.equal((badCursor.body.error as Record<string, unknown>).param, "after");
   });
 });
+
+Deno.test("stored responses: item references resolve from the token's own responses; others get one 404", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const first = await client.responses.create({ model: "chat-fake", input: "My name is Ada." });
+    const answerId = first.output[0].id!;
+    const firstItems = (await call(gw, "GET", `/responses/${first.id}/input_items`)).body.data as {
+      id: string;
+    }[];
+    const inputId = firstItems[0].id;
+    const second = await client.responses.create({
+      model: "chat-fake",
+      input: [
+        { type: "item_reference", id: inputId },
+        { type: "item_reference", id: answerId },
+        { role: "user", content: "What is my name?" },
+      ],
+    });
+    assert.equal(second.status, "completed");
+    assert.deepEqual(lastMessages(fake), [
+      { role: "user", content: "My name is Ada." },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "What is my name?" },
+    ]);
+    // The new response's input holds the items themselves, so it can be listed, chained and referenced again.
+    const listed = (await call(gw, "GET", `/responses/${second.id}/input_items?order=asc`)).body.data as {
+      id: string;
+      type: string;
+    }[];
+    assert.deepEqual(listed.slice(0, 2).map((item) => [item.id, item.type]), [
+      [inputId, "message"],
+      [answerId, "message"],
+    ]);
+
+    // Another token's item and an item that never existed get the same 404, before any upstream call.
+    const upstreamCalls = fake.requests.length;
+    const refer = (token: string, id: string, extra: Record<string, unknown> = {}) =>
+      call(gw, "POST", "/responses", token, {
+        model: "chat-fake",
+        input: [{ type: "item_reference", id }, { role: "user", content: "Go on." }],
+        ...extra,
+      });
+    const notFound = (id: string, suffix = "") => ({
+      error: {
+        message: `Item with id '${id}' not found.${suffix}`,
+        type: "invalid_request_error",
+        param: "input",
+        code: null,
+      },
+    });
+    for (
+      const [answer, id] of [
+        [await refer(NARROW_TOKEN, answerId), answerId],
+        [await refer(NARROW_TOKEN, "msg_never_existed"), "msg_never_existed"],
+        [await refer(TEST_TOKEN, "msg_never_existed"), "msg_never_existed"],
+      ] as const
+    ) {
+      assert.equal(answer.status, 404);
+      assert.deepEqual(answer.body, notFound(id));
+    }
+    const unstored = await refer(TEST_TOKEN, "msg_gone", { store: false });
+    assert.equal(unstored.status, 404);
+    assert.match(String((unstored.body.error as Record<string, unknown>).message), /`store` is set to false/);
+    assert.equal(fake.requests.length, upstreamCalls, "no 404 reached the upstream");
+
+    // A deleted response's items are gone with it.
+    assert.equal((await call(gw, "DELETE", `/responses/${first.id}`)).status, 200);
+    const held = await refer(TEST_TOKEN, inputId, { store: false });
+    assert.equal(held.status, 200, "still held by the second response");
+    await call(gw, "DELETE", `/responses/${second.id}`);
+    const gone = await refer(TEST_TOKEN, inputId);
+    assert.deepEqual([gone.status, gone.body], [404, notFound(inputId)]);
+  });
+});

@@ -1,16 +1,38 @@
 /**
  * `POST /v1/responses` end to end with the official `openai` SDK against a gateway on a real socket, through
- * a fake OpenAI-compatible chat upstream (translated) and through `builtin`. Response objects and stream
- * events are held to the required properties of OpenAI's published schemas when the spec is at hand
- * (`../shared/reference/openai-openapi.yaml`), and to explicit shapes always.
+ * a fake OpenAI-compatible chat upstream (translated) and through `builtin`. Every Response object and stream
+ * event the SDK receives is validated against OpenAI's published schemas (`Response`, `ResponseStreamEvent`
+ * of `../shared/reference/openai-openapi.yaml`; skipped locally without it, required in CI), and every stream
+ * is checked whole (`tests/helpers/responses_conformance.ts`).
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { zodTextFormat } from "openai/helpers/zod";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "./helpers/fake_openai.ts";
-import { TEST_TOKENS_YAML, type TestGateway, waitForLog, withFakeGateway } from "./helpers/gateway.ts";
+import {
+  FAKE_ANSWER,
+  FAKE_KEY,
+  FAKE_REASONING,
+  FAKE_REASONING_TOKENS,
+  type FakeUpstream,
+  startFakeOpenAI,
+} from "./helpers/fake_openai.ts";
+import {
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLog,
+  withFakeGateway,
+} from "./helpers/gateway.ts";
+import { loadOpenApiSchemas } from "./helpers/openapi_schema.ts";
+import {
+  checkEvents,
+  checkResponse,
+  outputTextOf,
+  parseSse,
+  ResponsesWire,
+  type WireEvent,
+} from "./helpers/responses_conformance.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -22,6 +44,7 @@ models:
   chat-fake: { type: chat, targets: [ { provider: fake, model: gpt-ok } ] }
   chat-tools: { type: chat, targets: [ { provider: fake, model: gpt-tools } ] }
   chat-cut: { type: chat, targets: [ { provider: fake, model: gpt-cut } ] }
+  chat-reasoning: { type: chat, targets: [ { provider: fake, model: gpt-reasoning } ] }
   chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
 ${TEST_TOKENS_YAML}`;
 }
@@ -30,108 +53,46 @@ function withGateway(fn: (gw: TestGateway, fake: FakeUpstream, client: OpenAI) =
   return withFakeGateway(startFakeOpenAI, configFor, fn);
 }
 
-// ---- the spec's required properties, when the spec is there ----
+// ---- conformance: the spec's schemas (when at hand) and what a stream must hold together ----
 
-type Schema = { [key: string]: unknown };
-const SPEC_PATH = new URL("../../shared/reference/openai-openapi.yaml", import.meta.url);
+const schemas = await loadOpenApiSchemas();
 
-/** Schemas by name, or null without the spec (it is not part of the repository). */
-const schemas: Record<string, Schema> | null = await (async () => {
-  try {
-    const text = await Deno.readTextFile(SPEC_PATH);
-    return (parseYaml(text, { maxAliasCount: -1 }) as { components: { schemas: Record<string, Schema> } })
-      .components.schemas;
-  } catch {
-    return null;
-  }
-})();
-
-function deref(schema: Schema): Schema {
-  const ref = schema.$ref;
-  return typeof ref === "string" ? deref(schemas![ref.split("/").at(-1)!]) : schema;
-}
-
-/** Every property a schema requires, through `allOf` and `$ref`. */
-function requiredOf(schema: Schema): string[] {
-  const s = deref(schema);
-  const own = Array.isArray(s.required) ? s.required as string[] : [];
-  const parts = Array.isArray(s.allOf) ? (s.allOf as Schema[]).flatMap(requiredOf) : [];
-  return [...own, ...parts];
-}
-
-/** The event schema of each event type named in `ResponseStreamEvent`. */
-function eventSchemas(): Map<string, Schema> {
-  const union = schemas!.ResponseStreamEvent;
-  const branches = (union.anyOf ?? union.oneOf) as Schema[];
-  const out = new Map<string, Schema>();
-  for (const branch of branches) {
-    const s = deref(branch);
-    const type = (s.properties as Record<string, Schema> | undefined)?.type;
-    const names = (type?.enum ?? []) as string[];
-    for (const name of names) out.set(name, s);
-  }
-  return out;
-}
-
-function assertRequired(value: Record<string, unknown>, schema: Schema, what: string): void {
-  for (const key of requiredOf(schema)) assert.ok(key in value, `${what} lacks required '${key}'`);
-}
-
-/** A Response object: the spec's required properties, and the shapes the gateway promises. */
+/** A Response object: valid against the spec's `Response`, and the shapes the gateway promises. */
 function assertResponse(response: Record<string, unknown>, alias: string): void {
-  if (schemas) {
-    assertRequired(response, schemas.Response, "Response");
-    // In-progress snapshots (response.created, .in_progress) carry no usage yet.
-    if (response.usage != null) {
-      assertRequired(response.usage as Record<string, unknown>, schemas.ResponseUsage, "ResponseUsage");
-    }
-  }
-  assert.match(String(response.id), /^resp_[0-9a-f]{48}$/);
-  assert.equal(response.object, "response");
+  checkResponse(schemas, response);
   assert.equal(response.model, alias);
   assert.equal(typeof response.created_at, "number");
   for (const item of response.output as Record<string, unknown>[]) {
     if (item.type === "message") {
       assert.match(String(item.id), /^msg_/);
-      if (schemas) assertRequired(item, schemas.OutputMessage, "OutputMessage");
       for (const part of item.content as Record<string, unknown>[]) {
         if (part.type === "output_text") assert.deepEqual(part.annotations, []);
       }
-    } else if (item.type === "function_call") {
-      assert.match(String(item.id), /^fc_/);
-      if (schemas) assertRequired(item, schemas.FunctionToolCall, "FunctionToolCall");
-    } else assert.fail(`unexpected output item ${item.type}`);
+    } else if (item.type === "function_call") assert.match(String(item.id), /^fc_/);
+    else if (item.type === "reasoning") assert.match(String(item.id), /^rs_/);
+    else assert.fail(`unexpected output item ${item.type}`);
   }
 }
 
-/** The events of a raw stream, read with `event:` and `data:` lines, checked against their schemas. */
-async function readEvents(response: Response): Promise<Record<string, unknown>[]> {
-  const text = await response.text();
-  const events: Record<string, unknown>[] = [];
-  const known = schemas ? eventSchemas() : null;
-  for (const frame of text.split("\n\n")) {
-    if (frame.trim() === "") continue;
-    const lines = frame.split("\n");
-    assert.equal(lines.length, 2, `one event line and one data line: ${frame}`);
-    assert.match(lines[0], /^event: /);
-    const event = JSON.parse(lines[1].replace(/^data: /, ""));
-    assert.equal(lines[0].slice("event: ".length), event.type);
-    if (known) {
-      const schema = known.get(event.type);
-      assert.ok(schema, `event type ${event.type} is in ResponseStreamEvent`);
-      assertRequired(event, schema, event.type);
-    }
-    events.push(event);
-  }
-  events.forEach((e, i) => assert.equal(e.sequence_number, i, "sequence numbers rise by one from 0"));
+/** The events of a raw stream, each valid against `ResponseStreamEvent`, the stream whole and consistent. */
+async function readEvents(response: Response): Promise<WireEvent[]> {
+  const events = parseSse(await response.text());
+  checkEvents(schemas, events);
   return events;
+}
+
+/** A client whose every `/responses` answer is recorded and checked at the end of the test. */
+function wireClient(gw: TestGateway): { client: OpenAI; wire: ResponsesWire } {
+  const wire = new ResponsesWire(schemas);
+  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0, fetch: wire.fetch });
+  return { client, wire };
 }
 
 async function rawResponses(gw: TestGateway, body: unknown): Promise<Response> {
   return await fetch(`${gw.baseURL}/responses`, {
     method: "POST",
     headers: {
-      authorization: `Bearer ${"gw-test-token-0123456789abcdef"}`,
+      authorization: `Bearer ${TEST_TOKEN}`,
       "content-type": "application/json",
     },
     body: JSON.stringify(body),
@@ -152,7 +113,8 @@ const WEATHER_TOOL = {
 };
 
 Deno.test("responses: create with a string and with items, via fake upstream and builtin", async () => {
-  await withGateway(async (gw, fake, client) => {
+  await withGateway(async (gw, fake) => {
+    const { client, wire } = wireClient(gw);
     const { data, response } = await client.responses
       .create({ model: "chat-fake", input: "Hi", instructions: "Be brief.", temperature: 0.3 })
       .withResponse();
@@ -191,11 +153,18 @@ Deno.test("responses: create with a string and with items, via fake upstream and
     const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "chat-echo");
     assert.equal(line.endpoint, "responses");
     assert.equal(line.status, 200);
+
+    // A stored response read back is the same Response object.
+    const got = await client.responses.retrieve(items.id);
+    assertResponse(got as unknown as Record<string, unknown>, "chat-echo");
+    assert.deepEqual(got.output, items.output);
+    assert.deepEqual(await wire.check(), { responses: 3, streams: 0 });
   });
 });
 
 Deno.test("responses: a function-tool round trip (function_call → function_call_output → answer)", async () => {
-  await withGateway(async (_gw, fake, client) => {
+  await withGateway(async (gw, fake) => {
+    const { client, wire } = wireClient(gw);
     const first = await client.responses.create({
       model: "chat-tools",
       input: "Weather in Paris?",
@@ -218,6 +187,18 @@ Deno.test("responses: a function-tool round trip (function_call → function_cal
     }]);
     // The tools the client gave are echoed in the Responses form.
     assert.equal(first.tools[0].type, "function");
+
+    // A tool without `strict` goes upstream without it (the chat form's default, non-strict), and the echo
+    // says so rather than claiming OpenAI's strict-when-compatible default.
+    // (The TS SDK's types always ask for `strict`; other clients, and raw JSON, leave it out.)
+    const { strict: _, ...loose } = WEATHER_TOOL;
+    const second = await client.responses.create({
+      model: "chat-tools",
+      input: "Weather?",
+      tools: [loose as typeof WEATHER_TOOL],
+    });
+    assert.equal("strict" in (fake.requests.at(-1)!.body.tools as { function: object }[])[0].function, false);
+    assert.deepEqual(second.tools, [{ ...loose, strict: false }]);
 
     const final = await client.responses.create({
       model: "chat-fake",
@@ -243,11 +224,13 @@ Deno.test("responses: a function-tool round trip (function_call → function_cal
       },
       { role: "tool", tool_call_id: call.call_id, content: '{"temp_c":21}' },
     ]);
+    assert.deepEqual(await wire.check(), { responses: 3, streams: 0 });
   });
 });
 
 Deno.test("responses: text.format json_schema, and responses.parse with a zod schema", async () => {
-  await withGateway(async (_gw, fake, client) => {
+  await withGateway(async (gw, fake) => {
+    const { client, wire } = wireClient(gw);
     const Answer = z.object({ greeting: z.string() });
     // The fake answers with plain text, so the SDK's parse fails on it: check the request instead, then parse
     // builtin's echo of a JSON document.
@@ -267,11 +250,13 @@ Deno.test("responses: text.format json_schema, and responses.parse with a zod sc
     });
     assert.deepEqual(parsed.output_parsed, { greeting: "hello" });
     assert.equal(parsed.text?.format?.type, "json_schema");
+    assert.deepEqual(await wire.check(), { responses: 2, streams: 0 });
   });
 });
 
 Deno.test("responses: the stream() helper to finalResponse(), and the raw events in order", async () => {
-  await withGateway(async (gw, _fake, client) => {
+  await withGateway(async (gw) => {
+    const { client, wire } = wireClient(gw);
     const deltas: string[] = [];
     const runner = client.responses.stream({ model: "chat-fake", input: "Hi" });
     runner.on("response.output_text.delta", (e) => deltas.push(e.delta));
@@ -281,6 +266,7 @@ Deno.test("responses: the stream() helper to finalResponse(), and the raw events
     assert.equal(final.output_text, FAKE_ANSWER);
     assert.ok(deltas.length > 1, "the answer arrives in several deltas");
     assert.equal(deltas.join(""), FAKE_ANSWER);
+    assert.deepEqual(await wire.check(), { responses: 0, streams: 1 });
 
     const raw = await rawResponses(gw, { model: "chat-fake", input: "Hi", stream: true });
     assert.equal(raw.status, 200);
@@ -305,6 +291,7 @@ Deno.test("responses: the stream() helper to finalResponse(), and the raw events
     assertResponse(done, "chat-fake");
     assert.ok((done.usage as { total_tokens: number }).total_tokens > 0);
     for (const e of events.slice(0, 2)) assertResponse(e.response as Record<string, unknown>, "chat-fake");
+    assert.equal(outputTextOf(done), FAKE_ANSWER);
 
     const line = await waitForLog(
       gw,
@@ -339,8 +326,56 @@ Deno.test("responses: a streamed function call gives its argument events and the
   });
 });
 
+Deno.test("responses: upstream reasoning (reasoning_content) is a reasoning item and summary events", async () => {
+  await withGateway(async (gw) => {
+    const { client, wire } = wireClient(gw);
+    const whole = await client.responses.create({ model: "chat-reasoning", input: "Hi" });
+    assertResponse(whole as unknown as Record<string, unknown>, "chat-reasoning");
+    assert.deepEqual(whole.output.map((i) => i.type), ["reasoning", "message"]);
+    const reasoning = whole.output[0];
+    assert.ok(reasoning.type === "reasoning");
+    assert.deepEqual(reasoning.summary, [{ type: "summary_text", text: FAKE_REASONING }]);
+    assert.equal(whole.output_text, FAKE_ANSWER, "the reasoning stays out of the answer");
+    assert.equal(whole.usage?.output_tokens_details.reasoning_tokens, FAKE_REASONING_TOKENS);
+
+    const deltas: string[] = [];
+    const runner = client.responses.stream({ model: "chat-reasoning", input: "Hi" });
+    runner.on("response.reasoning_summary_text.delta", (e) => deltas.push(e.delta));
+    const streamed = await runner.finalResponse();
+    assert.ok(deltas.length > 1, "the reasoning arrives in several deltas");
+    assert.equal(deltas.join(""), FAKE_REASONING);
+    assert.deepEqual(streamed.output.map((i) => i.type), ["reasoning", "message"]);
+    assert.deepEqual(streamed.output[0].type === "reasoning" && streamed.output[0].summary, [
+      { type: "summary_text", text: FAKE_REASONING },
+    ]);
+    assert.equal(streamed.output_text, FAKE_ANSWER);
+    assert.equal(streamed.usage?.output_tokens_details.reasoning_tokens, FAKE_REASONING_TOKENS);
+    assert.deepEqual(await wire.check(), { responses: 1, streams: 1 });
+
+    const events = await readEvents(
+      await rawResponses(gw, { model: "chat-reasoning", input: "Hi", stream: true }),
+    );
+    const types = events.map((e) => e.type);
+    const first = types.indexOf("response.reasoning_summary_text.delta");
+    assert.deepEqual(types.slice(2, first + 1), [
+      "response.output_item.added",
+      "response.reasoning_summary_part.added",
+      "response.reasoning_summary_text.delta",
+    ]);
+    const doneAt = types.indexOf("response.reasoning_summary_text.done");
+    assert.deepEqual(types.slice(doneAt, doneAt + 5), [
+      "response.reasoning_summary_text.done",
+      "response.reasoning_summary_part.done",
+      "response.output_item.done",
+      "response.output_item.added",
+      "response.content_part.added",
+    ]);
+  });
+});
+
 Deno.test("responses: an upstream cut mid-stream ends with error + response.failed, and the SDK raises", async () => {
-  await withGateway(async (gw, _fake, client) => {
+  await withGateway(async (gw) => {
+    const { client, wire } = wireClient(gw);
     const raw = await rawResponses(gw, { model: "chat-cut", input: "Hi", stream: true });
     const events = await readEvents(raw);
     assert.deepEqual(events.slice(-2).map((e) => e.type), ["error", "response.failed"]);
@@ -354,6 +389,7 @@ Deno.test("responses: an upstream cut mid-stream ends with error + response.fail
       for await (const _ of stream) { /* read to the end */ }
     }, OpenAI.APIError);
     await assert.rejects(client.responses.stream({ model: "chat-cut", input: "Hi" }).finalResponse());
+    assert.deepEqual(await wire.check(), { responses: 0, streams: 2 });
   });
 });
 
@@ -361,7 +397,7 @@ Deno.test("responses: refusals name their param; a bad previous_response_id and 
   await withGateway(async (gw, fake, _client) => {
     const before = fake.requests.length;
     const cases: [unknown, string | null, string][] = [
-      [{ model: "chat-fake", input: "Hi", tools: [{ type: "web_search" }] }, "tools", "web_search"],
+      [{ model: "chat-fake", input: "Hi", tools: [{ type: "web_search" }] }, "tools[0].type", "web_search"],
       [
         { model: "chat-fake", input: "Hi", previous_response_id: 1 },
         "previous_response_id",

@@ -2,27 +2,48 @@
  * `POST /v1/responses` through the fake Anthropic, Gemini and Bedrock upstreams with the official `openai`
  * SDK: the Responses client cannot tell which vendor answered — a whole Response, the stream helper's final
  * Response, a function call (whole and streamed) and its round trip, and a length stop as
- * `status: "incomplete"` with `incomplete_details.reason: "max_output_tokens"`.
+ * `status: "incomplete"` with `incomplete_details.reason: "max_output_tokens"`. Every Response object and
+ * stream the SDK receives is validated against OpenAI's published schemas and checked whole
+ * (`tests/helpers/responses_conformance.ts`).
  */
 import assert from "node:assert/strict";
-import type OpenAI from "openai";
+import OpenAI from "openai";
 import type { Response as OpenAIResponse } from "openai/resources/responses/responses";
 import {
   FAKE_ANTHROPIC_KEY,
   FAKE_CLAUDE_ANSWER,
+  FAKE_CLAUDE_THINKING,
   type FakeAnthropic,
   startFakeAnthropic,
 } from "./helpers/fake_anthropic.ts";
 import {
   FAKE_AWS,
   FAKE_BEDROCK_ANSWER,
+  FAKE_BEDROCK_REASONING,
   FAKE_REGION,
   type FakeBedrock,
   startFakeBedrock,
 } from "./helpers/fake_bedrock.ts";
 import { FAKE_KEY, FAKE_REFUSAL, startFakeOpenAI } from "./helpers/fake_openai.ts";
-import { FAKE_GEMINI_KEY, type FakeGemini, GEMINI_ANSWER, startFakeGemini } from "./helpers/fake_gemini.ts";
-import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
+import {
+  FAKE_GEMINI_KEY,
+  FAKE_GEMINI_THOUGHT,
+  type FakeGemini,
+  GEMINI_ANSWER,
+  startFakeGemini,
+} from "./helpers/fake_gemini.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
+import { loadOpenApiSchemas } from "./helpers/openapi_schema.ts";
+import { ResponsesWire } from "./helpers/responses_conformance.ts";
+
+const schemas = await loadOpenApiSchemas();
+
+/** A client whose every `/responses` answer is recorded, then checked by `wire.check()`. */
+function wireClient(gw: TestGateway): { client: OpenAI; wire: ResponsesWire } {
+  const wire = new ResponsesWire(schemas);
+  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0, fetch: wire.fetch });
+  return { client, wire };
+}
 
 const WEATHER_TOOL = {
   type: "function" as const,
@@ -43,6 +64,8 @@ interface Vendor<F> {
   config: (fake: F) => string;
   env?: Record<string, string>;
   answer: string;
+  /** The reasoning the fake gives first when asked to think (`reasoning.effort`). */
+  reasoning: string;
   /** The tool call's arguments the fake gives. */
   args: Record<string, unknown>;
   /** How many upstream requests the fake has seen. */
@@ -63,6 +86,7 @@ models:
   chat-length: { type: chat, targets: [ { provider: up, model: claude-length } ] }
 ${TEST_TOKENS_YAML}`,
   answer: FAKE_CLAUDE_ANSWER,
+  reasoning: FAKE_CLAUDE_THINKING,
   args: { location: "San Francisco, CA", unit: "fahrenheit" },
   seen: (fake) => fake.requests.length,
   last: (fake) => fake.requests.at(-1)!.body,
@@ -79,6 +103,7 @@ models:
   chat-tools: { type: chat, targets: [ { provider: up, model: gem-tools } ] }
 ${TEST_TOKENS_YAML}`,
   answer: GEMINI_ANSWER,
+  reasoning: FAKE_GEMINI_THOUGHT,
   args: { city: "Paris" },
   seen: (fake) => fake.requests.length,
   last: (fake) => fake.requests.at(-1)!.body,
@@ -100,6 +125,7 @@ models:
   chat-tools: { type: chat, targets: [ { provider: up, model: "us.tools-model-v1:0" } ] }
 ${TEST_TOKENS_YAML}`,
   answer: FAKE_BEDROCK_ANSWER,
+  reasoning: FAKE_BEDROCK_REASONING,
   args: { city: "Paris" },
   seen: (fake) => fake.requests.length,
   last: (fake) => fake.requests.at(-1)!.body,
@@ -119,6 +145,7 @@ function assertResponse(response: OpenAIResponse, alias: string): void {
         if (part.type === "output_text") assert.deepEqual(part.annotations, []);
       }
     } else if (item.type === "function_call") assert.match(item.id!, /^fc_/);
+    else if (item.type === "reasoning") assert.match(item.id, /^rs_/);
     else assert.fail(`unexpected output item ${item.type}`);
   }
 }
@@ -135,7 +162,8 @@ function vendorTests<F extends { stop(): Promise<void> }>(vendor: Vendor<F>): vo
     );
 
   Deno.test(`responses via ${vendor.name}: a whole Response and the stream helper's final Response`, async () => {
-    await withGateway(async (_gw, fake, client) => {
+    await withGateway(async (gw, fake) => {
+      const { client, wire } = wireClient(gw);
       const whole = await client.responses.create({
         model: "chat-ok",
         input: "Hi",
@@ -160,11 +188,43 @@ function vendorTests<F extends { stop(): Promise<void> }>(vendor: Vendor<F>): vo
       assert.equal(deltas.join(""), vendor.answer);
       assert.ok(deltas.length > 1, "the answer arrives in several deltas");
       assert.equal(vendor.seen(fake), 2);
+
+      const got = await client.responses.retrieve(whole.id);
+      assert.deepEqual(got.output, whole.output);
+      assert.deepEqual(await wire.check(), { responses: 2, streams: 1 });
+    });
+  });
+
+  Deno.test(`responses via ${vendor.name}: its reasoning is a reasoning item before the answer, whole and streamed`, async () => {
+    await withGateway(async (gw) => {
+      const { client, wire } = wireClient(gw);
+      const summaryOf = (response: OpenAIResponse) =>
+        response.output.flatMap((i) => i.type === "reasoning" ? i.summary.map((s) => s.text) : []).join("");
+      const whole = await client.responses.create({
+        model: "chat-ok",
+        input: "Hi",
+        reasoning: { effort: "low" },
+      });
+      assertResponse(whole, "chat-ok");
+      assert.equal(whole.output[0].type, "reasoning");
+      assert.equal(whole.output.at(-1)!.type, "message");
+      assert.equal(summaryOf(whole), vendor.reasoning);
+      assert.equal(whole.output_text, vendor.answer, "the reasoning stays out of the answer");
+
+      const deltas: string[] = [];
+      const runner = client.responses.stream({ model: "chat-ok", input: "Hi", reasoning: { effort: "low" } });
+      runner.on("response.reasoning_summary_text.delta", (e) => deltas.push(e.delta));
+      const streamed = await runner.finalResponse();
+      assert.equal(deltas.join(""), vendor.reasoning);
+      assert.equal(summaryOf(streamed), vendor.reasoning);
+      assert.equal(streamed.output_text, vendor.answer);
+      assert.deepEqual(await wire.check(), { responses: 1, streams: 1 });
     });
   });
 
   Deno.test(`responses via ${vendor.name}: a function call, whole and streamed, and its round trip`, async () => {
-    await withGateway(async (_gw, fake, client) => {
+    await withGateway(async (gw, fake) => {
+      const { client, wire } = wireClient(gw);
       const first = await client.responses.create({
         model: "chat-tools",
         input: "Weather in Paris?",
@@ -209,6 +269,7 @@ function vendorTests<F extends { stop(): Promise<void> }>(vendor: Vendor<F>): vo
       // The call and its output reached the vendor in its own form.
       const sent = JSON.stringify(vendor.last(fake));
       assert.ok(sent.includes("get_weather") && sent.includes("temp_c"), sent);
+      assert.deepEqual(await wire.check(), { responses: 2, streams: 1 });
     });
   });
 }
@@ -218,7 +279,8 @@ vendorTests(gemini);
 vendorTests(bedrock);
 
 Deno.test("responses via anthropic: a max_tokens stop is incomplete with reason max_output_tokens, whole and streamed", async () => {
-  await withFakeGateway(startFakeAnthropic, anthropic.config, async (_gw, fake, client) => {
+  await withFakeGateway(startFakeAnthropic, anthropic.config, async (gw, fake) => {
+    const { client, wire } = wireClient(gw);
     const whole = await client.responses.create({ model: "chat-length", input: "Hi", max_output_tokens: 16 });
     assert.equal(
       fake.requests.at(-1)!.body.max_tokens,
@@ -255,6 +317,7 @@ Deno.test("responses via anthropic: a max_tokens stop is incomplete with reason 
       message.content.map((p) => p.type === "output_text" ? p.text : "").join(""),
       FAKE_CLAUDE_ANSWER,
     );
+    assert.deepEqual(await wire.check(), { responses: 1, streams: 1 });
   });
 });
 
@@ -265,7 +328,8 @@ providers:
 models:
   chat-refuse: { type: chat, targets: [ { provider: up, model: gpt-refuse } ] }
 ${TEST_TOKENS_YAML}`;
-  await withFakeGateway(startFakeOpenAI, config, async (_gw, _fake, client) => {
+  await withFakeGateway(startFakeOpenAI, config, async (gw) => {
+    const { client, wire } = wireClient(gw);
     const refusalOf = (response: OpenAIResponse) =>
       response.output.flatMap((i) => i.type === "message" ? i.content : [])
         .map((p) => p.type === "refusal" ? p.refusal : `<${p.type}>`).join("");
@@ -283,5 +347,6 @@ ${TEST_TOKENS_YAML}`;
     assert.equal(refusalOf(streamed), FAKE_REFUSAL, "the streamed Response holds the refusal too");
     assert.equal(deltas.join(""), FAKE_REFUSAL);
     assert.equal(done, FAKE_REFUSAL);
+    assert.deepEqual(await wire.check(), { responses: 1, streams: 1 });
   });
 });

@@ -119,6 +119,12 @@ const openaiProvider = z.strictObject({
    * extra chunk is removed again when the client did not ask for it. Turn off for upstreams that reject it.
    */
   stream_usage: z.boolean().default(true),
+  /**
+   * The upstream speaks OpenAI's Responses API (`POST {base_url}/responses`): `/v1/responses` requests routed to
+   * it are passed through (model rewritten, policy applied) instead of translated to chat, so built-in tools and
+   * reasoning items keep their full fidelity.
+   */
+  native_responses: z.boolean().default(false),
 });
 
 /** Fields every vendor provider shares. */
@@ -163,6 +169,8 @@ const azureProvider = z.strictObject({
   /** Required for the classic `/openai/deployments/{deployment}/…?api-version=` form. */
   api_version: z.string().min(1).optional(),
   stream_usage: z.boolean().default(true),
+  /** As for `type: openai`: the resource's Responses API (`/openai/v1/responses`, or `/openai/responses`). */
+  native_responses: z.boolean().default(false),
   ...vendorCommon,
 });
 

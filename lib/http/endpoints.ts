@@ -53,6 +53,14 @@ export const ROUTES = {
     endpoint: "responses",
     modelType: "chat",
   },
+  // An exact path, so it is matched before `/v1/responses/{id}` (exact paths come first); other methods get 405.
+  responsesInputTokens: {
+    path: "/v1/responses/input_tokens",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "responses",
+    modelType: "chat",
+  },
   response: { path: "/v1/responses/{id}", methods: ["GET", "DELETE"], auth: "client", endpoint: "responses" },
   responseInputItems: {
     path: "/v1/responses/{id}/input_items",

@@ -24,11 +24,19 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
 import { previousResponseNotFound } from "./stored_responses.ts";
+import { inClientTerms, resolveItemReferences } from "./responses_input.ts";
 import { ROUTES } from "./endpoints.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { routeRequest } from "./route_request.ts";
 import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+import {
+  answerNative,
+  isNativeAnswer,
+  type NativeAnswer,
+  nativeAttempt,
+  targetsFor,
+} from "./responses_native.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -39,14 +47,17 @@ function chatUsage(prompt: number, completion: number): Usage {
  * `instructions`, which are not carried over from earlier responses, as in OpenAI's API). The same 404 for an
  * id that never existed, was not stored, or is another token's.
  */
-async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<void> {
+export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<void> {
   const previous = parsed.params.previous_response_id;
   if (previous === null) return;
   const items = await ctx.services.responses.chain(previous, ctx.identity.name);
   if (items === null) throw previousResponseNotFound(previous);
   const messages = parsed.chat.messages;
   const at = parsed.params.instructions === null ? 0 : 1;
-  messages.splice(at, 0, ...historyMessages(items));
+  const history = historyMessages(items);
+  messages.splice(at, 0, ...history);
+  // An error found in the earlier conversation names the parameter that brought it in.
+  parsed.messageParams.splice(at, 0, ...history.map(() => "previous_response_id"));
 }
 
 /**
@@ -58,6 +69,8 @@ function storeResponse(
   parsed: ResponsesRequest,
   provider: string,
   response: JsonObject,
+  /** The upstream's own id of a natively served response; null for a translated one. */
+  upstreamId: string | null = null,
 ): void {
   if (!parsed.params.store) return;
   ctx.services.responses.put({
@@ -67,7 +80,8 @@ function storeResponse(
     created_at: Number(response.created_at),
     alias: String(response.model),
     provider,
-    native: false,
+    native: upstreamId !== null,
+    upstream_id: upstreamId,
     previous_response_id: parsed.params.previous_response_id,
     // An item without a type is a message (OpenAI's default); its list shows it with its type.
     input_items: parsed.input.map((item) => item.type === undefined ? { type: "message", ...item } : item),
@@ -83,9 +97,11 @@ function storeResponse(
 /** Handles one Responses request for an authenticated identity. */
 export async function handleResponses(request: Request, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
-  const parsed = parseResponsesRequest(body);
+  const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;
   const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.responses.modelType);
+  // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are none).
+  const targets = targetsFor(model, parsed);
   await withHistory(parsed, ctx);
   const stream = parsed.stream;
   ctx.record.alias = model.alias;
@@ -95,7 +111,9 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     const requested = final?.max_completion_tokens ?? final?.max_tokens;
     return prompt + (typeof requested === "number" ? requested : 0);
   };
-  await admit(ctx, ROUTES.responses.endpoint, estimate, model, chat);
+  await admit(ctx, ROUTES.responses.endpoint, estimate, model, chat).catch((err) => {
+    throw inClientTerms(err, parsed);
+  });
   // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.
   const limit = chat.max_completion_tokens ?? chat.max_tokens;
   const frame: ResponseFrame = {
@@ -106,17 +124,29 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       ? { ...parsed.params, max_output_tokens: limit }
       : parsed.params,
   };
+  const native = nativeAttempt(ctx, parsed, body, model);
   const { value: result, target, lease, headers } = await routeRequest(
     ctx,
-    model,
+    targets,
     ctx.signal,
-    async (target, provider): Promise<ChatAnswer> => {
+    async (target, provider): Promise<ChatAnswer | NativeAnswer> => {
+      if (provider.responses) return await native(target, provider);
       const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId });
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
     },
-    (answer) => answer.kind === "stream" && stream,
+    (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && stream,
   );
+  if (isNativeAnswer(result)) {
+    return await answerNative(
+      ctx,
+      parsed,
+      { value: result, target, lease, headers },
+      frame.id,
+      model.alias,
+      (response, upstreamId) => storeResponse(ctx, parsed, target.provider, response, upstreamId),
+    );
+  }
 
   if (result.kind === "json") {
     const completion = result.body;

@@ -26,12 +26,12 @@ export type ChatAnswer =
  * Waits for a stream's first chunk. Until the first chunk the attempt may still fail over to another target;
  * after it, the answer belongs to this target.
  */
-export async function withFirstChunk(
+export async function withFirstChunk<T = ChatCompletionChunk>(
   provider: string,
-  chunks: ReadableStream<ChatCompletionChunk>,
-): Promise<PeekedStream> {
+  chunks: ReadableStream<T>,
+): Promise<{ first: T; rest: ReadableStreamDefaultReader<T> }> {
   const reader = chunks.getReader();
-  let first: ReadableStreamReadResult<ChatCompletionChunk>;
+  let first: ReadableStreamReadResult<T>;
   try {
     first = await reader.read();
   } catch (err) {

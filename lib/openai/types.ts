@@ -30,6 +30,17 @@ export interface ChatRequest extends JsonObject {
   stream_options?: { include_usage?: boolean; [key: string]: unknown } | null;
 }
 
+/**
+ * Upstream reasoning in the chat form, as DeepSeek, vLLM and LiteLLM carry it: `reasoning_content` (a string) on
+ * a completion's `message` and on streamed `delta`s, never mixed into `content`; its token count, where the
+ * upstream gives one, is `usage.completion_tokens_details.reasoning_tokens`. Providers fill it (Anthropic
+ * thinking, Gemini thoughts, Bedrock reasoning blocks, `reasoning` from OpenAI-compatible servers); inbound
+ * translations read it.
+ */
+export interface ReasoningFields {
+  reasoning_content?: string;
+}
+
 /** OpenAI `chat.completion`. */
 export interface ChatCompletion extends JsonObject {
   id: string;

@@ -88,7 +88,14 @@ export interface ResponsesStore {
    * chain is missing (never stored, deleted, pruned) or belongs to another token.
    */
   chain(id: string, token: string): Promise<JsonObject[] | null>;
-  /** Deletes responses created before `beforeIso` (retention); resolves to how many. */
+  /**
+   * The items `ids` name (what `item_reference` inputs point at), in the same order: each an input or output
+   * item of one of `token`'s stored responses (of the one put last when several hold that id), or `null` when
+   * none does. Another token's item is `null`, exactly as one that never existed. A lookup by id (an index),
+   * not a scan of the token's responses.
+   */
+  items(ids: readonly string[], token: string): Promise<(JsonObject | null)[]>;
+  /** Deletes responses created before `beforeIso` (retention), and their items; resolves to how many. */
   prune(beforeIso: string): Promise<number>;
 }
 
@@ -184,6 +191,42 @@ export function outputItems(response: JsonObject): JsonObject[] {
   return Array.isArray(output)
     ? output.filter((item): item is JsonObject => typeof item === "object" && item !== null)
     : [];
+}
+
+/** Where an item with an id sits in a stored response: one entry of the item index. */
+export interface ItemSlot {
+  id: string;
+  /** In the Response object's `output` (true) or in the input items (false). */
+  output: boolean;
+  /** Its index in that list. */
+  position: number;
+}
+
+/**
+ * The items of a stored response that the item index holds: every input and output item with a non-empty
+ * string id (the input items after `withItemIds`, so all of them), input items first.
+ */
+export function itemSlots(record: Pick<StoredResponse, "input_items" | "response">): ItemSlot[] {
+  const slots: ItemSlot[] = [];
+  // Positions in the lists as stored (the SQLite store cuts the item out of the stored JSON by them).
+  const add = (items: readonly unknown[], output: boolean) =>
+    items.forEach((item, position) => {
+      const id = typeof item === "object" && item !== null ? (item as JsonObject).id : undefined;
+      if (typeof id === "string" && id !== "") slots.push({ id, output, position });
+    });
+  add(record.input_items, false);
+  const output = record.response.output;
+  add(Array.isArray(output) ? output : [], true);
+  return slots;
+}
+
+/** The item with id `id` in `record` (its input items first, then its output), or `null`. */
+export function findItem(
+  record: Pick<StoredResponse, "input_items" | "response">,
+  id: string,
+): JsonObject | null {
+  return record.input_items.find((item) => item.id === id) ??
+    outputItems(record.response).find((item) => item.id === id) ?? null;
 }
 
 /**

@@ -6,12 +6,18 @@
  * Records are copied in and out (`structuredClone`), so a caller changing an object it put or got cannot
  * change what is stored: the same behaviour as the SQLite store, which keeps JSON text.
  *
+ * Items are found by id through an index (token and item id → the responses holding it, in put order) kept
+ * in step with every put, delete, prune and drop.
+ *
  * @module
  */
+import type { JsonObject } from "../openai/types.ts";
 import {
   buildChain,
   cutoffSeconds,
+  findItem,
   type ItemsList,
+  itemSlots,
   type ItemsPage,
   pageItems,
   pageOf,
@@ -30,19 +36,56 @@ export interface MemoryResponsesStoreOptions {
 export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions = {}): ResponsesStore {
   const max = Math.max(1, options.maxResponses ?? 10_000);
   const byId = new Map<string, StoredResponse>();
+  /** `token NUL item id` → the ids of that token's responses holding the item, in put order. */
+  const itemIndex = new Map<string, Set<string>>();
+  const itemKey = (token: string, itemId: string) => `${token}\u0000${itemId}`;
   const owned = (id: string, token: string): StoredResponse | null => {
     const record = byId.get(id);
     return record !== undefined && record.token === token ? record : null;
+  };
+  const index = (record: StoredResponse) => {
+    for (const { id } of itemSlots(record)) {
+      const key = itemKey(record.token, id);
+      const holders = itemIndex.get(key) ?? new Set<string>();
+      holders.delete(record.id); // re-added last: the newest put holds it
+      holders.add(record.id);
+      itemIndex.set(key, holders);
+    }
+  };
+  const remove = (id: string): boolean => {
+    const record = byId.get(id);
+    if (record === undefined) return false;
+    for (const slot of itemSlots(record)) {
+      const key = itemKey(record.token, slot.id);
+      const holders = itemIndex.get(key);
+      holders?.delete(id);
+      if (holders?.size === 0) itemIndex.delete(key);
+    }
+    return byId.delete(id);
+  };
+  const item = (itemId: string, token: string): JsonObject | null => {
+    const holders = [...itemIndex.get(itemKey(token, itemId)) ?? []];
+    for (let i = holders.length - 1; i >= 0; i--) {
+      const record = owned(holders[i], token);
+      const found = record === null ? null : findItem(record, itemId);
+      if (found !== null) return found;
+    }
+    return null;
   };
 
   return {
     put(record) {
       const existing = byId.get(record.id);
       if (existing !== undefined && existing.token !== record.token) return Promise.resolve();
-      const copy = structuredClone({ ...record, input_items: withItemIds(record.input_items) });
-      byId.delete(record.id); // a replaced record moves to the end: it is the newest put
+      const copy = structuredClone({
+        ...record,
+        upstream_id: record.upstream_id ?? null,
+        input_items: withItemIds(record.input_items),
+      });
+      remove(record.id); // a replaced record moves to the end: it is the newest put
       byId.set(record.id, copy);
-      while (byId.size > max) byId.delete(byId.keys().next().value!);
+      index(copy);
+      while (byId.size > max) remove(byId.keys().next().value!);
       return Promise.resolve();
     },
     get(id, token) {
@@ -50,7 +93,7 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       return Promise.resolve(record === null ? null : structuredClone(record));
     },
     delete(id, token) {
-      return Promise.resolve(owned(id, token) !== null && byId.delete(id));
+      return Promise.resolve(owned(id, token) !== null && remove(id));
     },
     inputItems(id, token, page: ItemsPage): Promise<ItemsList | null> {
       try {
@@ -65,12 +108,18 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       const items = buildChain(id, token, owned);
       return Promise.resolve(items === null ? null : structuredClone(items));
     },
+    items(ids, token) {
+      return Promise.resolve(ids.map((id) => {
+        const found = item(id, token);
+        return found === null ? null : structuredClone(found);
+      }));
+    },
     prune(beforeIso) {
       try {
         const cutoff = cutoffSeconds(beforeIso);
         let deleted = 0;
         for (const [id, record] of byId) {
-          if (record.created_at < cutoff && byId.delete(id)) deleted++;
+          if (record.created_at < cutoff && remove(id)) deleted++;
         }
         return Promise.resolve(deleted);
       } catch (e) {

@@ -1,6 +1,7 @@
 /**
- * The `responses` table in the usage database: schema migration 2 from a database the previous gateway wrote
- * (schema 1, usage records only), directly and through the worker, and what a reopened database keeps.
+ * The `responses` table in the usage database: schema migrations 2 and 3 from databases earlier gateways
+ * wrote (schema 1, usage records only; schema 2, stored responses without the item index), directly and
+ * through the worker, and what a reopened database keeps; the item index is used and kept in step.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -53,6 +54,7 @@ const stored: StoredResponse = {
   alias: "chat-default",
   provider: "openai",
   native: false,
+  upstream_id: null,
   previous_response_id: null,
   input_items: [{
     id: "msg_1",
@@ -78,6 +80,10 @@ async function assertMigrated(store: UsageDatabase, path: string): Promise<void>
   const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'responses'")
     .all().map((r) => String(r.name)).sort();
   assert.deepEqual(indexes, ["responses_created_at", "sqlite_autoindex_responses_1"]);
+  const itemIndexes = db.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'response_items'",
+  ).all().map((r) => String(r.name)).sort();
+  assert.deepEqual(itemIndexes, ["response_items_lookup", "response_items_response"]);
   db.close();
 }
 
@@ -95,6 +101,93 @@ Deno.test("sqlite responses: a schema-1 usage database is migrated in place, kee
 Deno.test("worker responses: a schema-1 usage database is migrated when the worker opens it", async () => {
   const { dir, path } = await schema1Db();
   await assertMigrated(await openSqliteWorkerStore(path), path);
+  await Deno.remove(dir, { recursive: true });
+});
+
+/**
+ * What the schema-2 gateway added (migration 2, frozen as it was written), with one stored response: a user
+ * message in, an assistant message and a function call out.
+ */
+const SCHEMA_2_ADDITIONS = `
+CREATE TABLE responses (
+  id TEXT NOT NULL PRIMARY KEY, token TEXT NOT NULL, environment TEXT NOT NULL, created_at REAL NOT NULL,
+  alias TEXT NOT NULL, provider TEXT NOT NULL, native INTEGER NOT NULL, previous_response_id TEXT,
+  input_items TEXT NOT NULL, response TEXT NOT NULL
+);
+CREATE INDEX responses_created_at ON responses (created_at);
+UPDATE usage_schema SET version = 2;
+INSERT INTO responses VALUES ('resp_old', 'alice', 'prod', 1750000000, 'chat-default', 'openai', 0, NULL,
+  '[{"id":"msg_in","type":"message","role":"user","content":"hi"}]',
+  '{"id":"resp_old","object":"response","output":[{"id":"msg_out","type":"message","role":"assistant",` +
+  `"content":[{"type":"output_text","text":"hello","annotations":[]}]},{"id":"fc_out","type":"function_call",` +
+  `"call_id":"call_1","name":"f","arguments":"{}"},"not an item"]}');
+`;
+
+Deno.test("sqlite responses: a schema-2 database is migrated: its responses' items are indexed, upstream_id added", async () => {
+  const { dir, path } = await schema1Db();
+  const old = new DatabaseSync(path);
+  old.exec(SCHEMA_2_ADDITIONS);
+  old.close();
+
+  for (
+    const open of [
+      (p: string) => Promise.resolve(createSqliteStore(p)),
+      (p: string) => openSqliteWorkerStore(p),
+    ]
+  ) {
+    const store = await open(path);
+    const got = await store.responses.get("resp_old", "alice");
+    assert.equal(got?.upstream_id, null, "the new column is null for responses stored before it");
+    assert.deepEqual(
+      (await store.responses.items(["fc_out", "msg_in", "msg_out", "msg_in"], "alice")).map((item) =>
+        item?.id
+      ),
+      ["fc_out", "msg_in", "msg_out", "msg_in"],
+      "items stored before the index are found",
+    );
+    assert.deepEqual(await store.responses.items(["msg_out"], "bob"), [null]);
+    assert.equal((await store.query({})).totals.requests, 1, "the usage record survived");
+    await store.close();
+  }
+  const db = new DatabaseSync(path);
+  assert.equal(db.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
+  assert.equal(db.prepare("SELECT COUNT(*) AS n FROM response_items").get()?.n, 3, "indexed once");
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("sqlite responses: an item lookup uses the index; delete and retention remove its rows", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "responses-items-" });
+  const path = `${dir}/usage.sqlite`;
+  const store = createSqliteStore(path);
+  for (let i = 0; i < 3; i++) {
+    await store.responses.put({
+      ...stored,
+      id: `resp_${i}`,
+      created_at: stored.created_at + i * 86_400,
+      input_items: [{ ...stored.input_items[0], id: `msg_in_${i}` }],
+      response: { id: `resp_${i}`, object: "response", output: [{ id: `msg_out_${i}`, type: "message" }] },
+    });
+  }
+  const db = new DatabaseSync(path);
+  const rows = () =>
+    db.prepare("SELECT response_id FROM response_items ORDER BY response_id").all()
+      .map((r) => String(r.response_id));
+  assert.deepEqual(rows(), ["resp_0", "resp_0", "resp_1", "resp_1", "resp_2", "resp_2"]);
+  const plan = db.prepare(
+    `EXPLAIN QUERY PLAN SELECT i.position FROM response_items i JOIN responses r ON r.id = i.response_id
+     AND r.token = i.token WHERE i.token = 'alice' AND i.item_id = 'msg_in_1' ORDER BY i.rowid DESC LIMIT 1`,
+  ).all().map((r) => String(r.detail)).join("; ");
+  assert.match(plan, /response_items_lookup/, plan);
+  assert.doesNotMatch(plan, /SCAN i\b/, plan);
+
+  assert.equal(await store.responses.delete("resp_1", "alice"), true);
+  assert.deepEqual(rows(), ["resp_0", "resp_0", "resp_2", "resp_2"]);
+  const cutoff = new Date((stored.created_at + 86_400) * 1000).toISOString();
+  assert.equal(await store.responses.prune(cutoff), 1);
+  assert.deepEqual(rows(), ["resp_2", "resp_2"]);
+  db.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -58,6 +58,7 @@ function response(
     alias: "chat-default",
     provider: "openai",
     native: false,
+    upstream_id: null,
     previous_response_id: null,
     input_items: inputs.map((item) => message(item, "user", `said ${item}`)),
     response: {
@@ -281,7 +282,86 @@ for (const [name, open] of IMPLEMENTATIONS) {
     await assert.rejects(() => store.prune("last month"), UsageQueryError);
     await close();
   });
+  Deno.test(`${name} responses: a native response keeps its upstream's own id`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_1", { native: true, upstream_id: "resp_upstream_1" }));
+    assert.equal((await store.get("resp_1", "alice"))?.upstream_id, "resp_upstream_1");
+    const { upstream_id: _, ...without } = response("resp_2");
+    await store.put(without);
+    assert.equal((await store.get("resp_2", "alice"))?.upstream_id, null, "absent is stored as null");
+    await close();
+  });
+
+  Deno.test(`${name} responses: items are found by id, input or output, only by their token`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_1", { inputs: ["u1"], outputs: ["a1", "fc1"] }));
+    await store.put(response("resp_2", { token: "bob", inputs: ["u2"], outputs: ["a2"] }));
+    assert.deepEqual(await store.items(["a1", "u1", "fc1"], "alice"), [
+      message("a1", "assistant", "answered a1"),
+      message("u1", "user", "said u1"),
+      message("fc1", "assistant", "answered fc1"),
+    ]);
+    // Bob's item and an item that never existed look the same to alice, and alice's to bob.
+    assert.deepEqual(await store.items(["a2", "nope", "a1"], "alice"), [
+      null,
+      null,
+      message("a1", "assistant", "answered a1"),
+    ]);
+    assert.deepEqual(await store.items(["a1", "a2"], "bob"), [
+      null,
+      message("a2", "assistant", "answered a2"),
+    ]);
+    assert.deepEqual(await store.items([], "alice"), []);
+    // A got item is a copy.
+    const [got] = await store.items(["a1"], "alice");
+    got!.role = "user";
+    assert.equal((await store.items(["a1"], "alice"))[0]?.role, "assistant");
+    await close();
+  });
+
+  Deno.test(`${name} responses: an item held by several responses is the newest put's`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_1", { inputs: ["shared"], outputs: ["a1"] }));
+    await store.put(response("resp_2", { outputs: ["shared"] }));
+    assert.equal((await store.items(["shared"], "alice"))[0]?.role, "assistant", "resp_2's output");
+    await store.delete("resp_2", "alice");
+    assert.equal((await store.items(["shared"], "alice"))[0]?.role, "user", "resp_1's input again");
+    // A replaced response is indexed afresh: the items it no longer holds are gone.
+    await store.put(response("resp_1", { inputs: ["u1"], outputs: ["a1"] }));
+    assert.deepEqual(await store.items(["shared", "u1"], "alice"), [null, message("u1", "user", "said u1")]);
+    // Input items given an id by put are found by that id.
+    const record = response("resp_3");
+    record.input_items = [{ type: "message", role: "user", content: "no id" }];
+    await store.put(record);
+    const [listed] = (await store.inputItems("resp_3", "alice", {}))!.data;
+    assert.deepEqual(await store.items([String(listed.id)], "alice"), [listed]);
+    await close();
+  });
+
+  Deno.test(`${name} responses: deleted and pruned responses' items are not found`, async () => {
+    const { store, close } = await open();
+    await store.put(response("resp_old", { created_at: NOW - 40 * DAY }));
+    await store.put(response("resp_new", { created_at: NOW - DAY }));
+    await store.put(response("resp_gone"));
+    assert.equal(await store.delete("resp_gone", "alice"), true);
+    assert.equal(await store.prune(new Date((NOW - 30 * DAY) * 1000).toISOString()), 1);
+    assert.deepEqual(
+      (await store.items(["resp_old_in", "resp_old_out", "resp_gone_out", "resp_new_out"], "alice")).map((
+        item,
+      ) => item?.id ?? null),
+      [null, null, null, "resp_new_out"],
+    );
+    await close();
+  });
 }
+
+Deno.test("memory responses: a dropped response's items are not found", async () => {
+  const store = createMemoryResponsesStore({ maxResponses: 1 });
+  await store.put(response("resp_1"));
+  await store.put(response("resp_2"));
+  const found = await store.items(["resp_1_out", "resp_2_out"], "alice");
+  assert.deepEqual(found.map((item) => item?.id ?? null), [null, "resp_2_out"]);
+});
 
 Deno.test("memory responses: past maxResponses the oldest put is dropped", async () => {
   const store = createMemoryResponsesStore({ maxResponses: 2 });

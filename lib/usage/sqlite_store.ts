@@ -17,13 +17,18 @@ import { DatabaseSync } from "node:sqlite";
 import type { UsageQuery, UsageReport } from "./record.ts";
 import { canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
 import { type StoredUsageRecord, uidOf, type UsageDatabase } from "./store.ts";
-import { createSqliteResponsesStore, RESPONSES_TABLE_SQL } from "./responses_store_sqlite.ts";
+import {
+  createSqliteResponsesStore,
+  RESPONSE_ITEMS_SQL,
+  RESPONSES_TABLE_SQL,
+} from "./responses_store_sqlite.ts";
 
 /**
  * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
- * 2: stored responses (`responses_store_sqlite.ts`).
+ * 2: stored responses (`responses_store_sqlite.ts`); 3: their item index (`item_reference` lookups) and
+ * `upstream_id`.
  */
-export const USAGE_SCHEMA_VERSION = 2;
+export const USAGE_SCHEMA_VERSION = 3;
 
 type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
 
@@ -77,6 +82,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
      CREATE INDEX usage_outcome_time ON usage (outcome, time);`,
   ],
   [2, RESPONSES_TABLE_SQL],
+  [3, RESPONSE_ITEMS_SQL],
 ];
 
 /**

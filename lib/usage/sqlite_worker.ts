@@ -50,6 +50,8 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.responses.inputItems(call.rid, call.token, call.page);
     case "responses.chain":
       return await store.responses.chain(call.rid, call.token);
+    case "responses.items":
+      return await store.responses.items(call.ids, call.token);
     case "responses.prune":
       return await store.responses.prune(call.before);
   }

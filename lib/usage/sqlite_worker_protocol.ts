@@ -24,6 +24,7 @@ export type StoreCall =
     | { method: "responses.delete"; rid: string; token: string }
     | { method: "responses.inputItems"; rid: string; token: string; page: ItemsPage }
     | { method: "responses.chain"; rid: string; token: string }
+    | { method: "responses.items"; ids: readonly string[]; token: string }
     | { method: "responses.prune"; before: string }
   );
 

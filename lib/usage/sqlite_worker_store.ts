@@ -125,6 +125,9 @@ export async function openSqliteWorkerStore(
       async chain(rid, token) {
         return await call({ method: "responses.chain", rid, token }) as JsonObject[] | null;
       },
+      async items(ids, token) {
+        return await call({ method: "responses.items", ids, token }) as (JsonObject | null)[];
+      },
       async prune(before) {
         return await call({ method: "responses.prune", before }) as number;
       },

@@ -8,6 +8,11 @@
  * - `claude-midstream-error`: streams some text, then an `overloaded_error` event.
  * - `claude-length`: `claude-ok`'s answer cut by the token limit (`stop_reason: "max_tokens"`).
  * - `claude-429` (with `retry-after: 7`), `claude-529`, `claude-500`, `claude-400`: error answers.
+ * - any answering model, asked for `thinking: {type: "enabled", budget_tokens}`: a thinking block
+ *   ({@linkcode FAKE_CLAUDE_THINKING}, signed) and a redacted_thinking block come first, streamed as
+ *   `thinking_delta`s and a `signature_delta`. Like Anthropic, it refuses a budget under 1,024 or not below
+ *   `max_tokens`, and a final assistant turn with tool_use that does not start with a thinking block.
+ * - `POST /v1/messages/count_tokens`: a deterministic count (see `countTokens`); `claude-500` fails it.
  *
  * Every request must carry `x-api-key: FAKE_ANTHROPIC_KEY` (else 401 `authentication_error`) and
  * `anthropic-version: 2023-06-01` (else 400); every request is recorded.
@@ -19,6 +24,10 @@
 export const FAKE_ANTHROPIC_KEY = "sk-ant-fake-key-0123456789abcdef";
 /** The text `claude-ok` answers with. */
 export const FAKE_CLAUDE_ANSWER = "Hello from the fake Claude!";
+/** The thinking every answer starts with when the request enables thinking. */
+export const FAKE_CLAUDE_THINKING = "The user greets me. I should greet back, café ☕ style.";
+/** The signature of the fake's thinking block, which must never reach a client. */
+export const FAKE_CLAUDE_SIGNATURE = "EqQBCgIYAhIMfakeSignatureNeverShown";
 
 /** One request the fake received. */
 export interface RecordedAnthropicRequest {
@@ -76,11 +85,69 @@ function message(model: string, content: unknown[], stopReason: string, usage: R
   };
 }
 
-function streamEvents(model: string): Uint8Array[] {
+/** The thinking and redacted_thinking blocks that open an answer with thinking on. */
+const THINKING_BLOCKS = [
+  { type: "thinking", thinking: FAKE_CLAUDE_THINKING, signature: FAKE_CLAUDE_SIGNATURE },
+  { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP" },
+];
+
+/** Anthropic's checks on a request with thinking enabled; the error answer, or null when it is fine. */
+function thinkingError(body: Record<string, unknown>): Response | null {
+  const thinking = body.thinking as { budget_tokens?: unknown } | undefined;
+  const budget = thinking?.budget_tokens;
+  if (typeof budget !== "number" || budget < 1024) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      "thinking.enabled.budget_tokens: Input should be >= 1024",
+    );
+  }
+  if (budget >= Number(body.max_tokens)) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      "`max_tokens` must be greater than `thinking.budget_tokens`.",
+    );
+  }
+  const messages = Array.isArray(body.messages) ? body.messages as { role: string; content: unknown }[] : [];
+  const last = messages.findLast((m) => m.role === "assistant");
+  const blocks = Array.isArray(last?.content) ? last.content as { type: string }[] : [];
+  if (blocks.some((b) => b.type === "tool_use") && blocks[0]?.type !== "thinking") {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` " +
+        "is enabled, a final `assistant` message must start with a thinking block.",
+    );
+  }
+  return null;
+}
+
+function streamEvents(model: string, thinking = false): Uint8Array[] {
   const start = event("message_start", {
     message: { ...message(model, [], "", { input_tokens: 25, output_tokens: 1 }), stop_reason: null },
   });
   const out = [start, event("ping", {})];
+  if (thinking) {
+    out.push(
+      event("content_block_start", {
+        index: 0,
+        content_block: { type: "thinking", thinking: "", signature: "" },
+      }),
+      ...FAKE_CLAUDE_THINKING.split(/(?<= )/).map((t) =>
+        event("content_block_delta", { index: 0, delta: { type: "thinking_delta", thinking: t } })
+      ),
+      event("content_block_delta", {
+        index: 0,
+        delta: { type: "signature_delta", signature: FAKE_CLAUDE_SIGNATURE },
+      }),
+      event("content_block_stop", { index: 0 }),
+      event("content_block_start", { index: 1, content_block: THINKING_BLOCKS[1] }),
+      event("content_block_stop", { index: 1 }),
+    );
+  }
+  // Later blocks follow the thinking blocks.
+  const ix = (i: number) => thinking ? i + 2 : i;
   const text = (index: number, parts: string[]) => [
     event("content_block_start", { index, content_block: { type: "text", text: "" } }),
     ...parts.map((t) => event("content_block_delta", { index, delta: { type: "text_delta", text: t } })),
@@ -94,9 +161,9 @@ function streamEvents(model: string): Uint8Array[] {
     event("message_stop", {}),
   ];
   if (model === "claude-tools") {
-    out.push(...text(0, ["Okay, let's check", " the weather:"]));
+    out.push(...text(ix(0), ["Okay, let's check", " the weather:"]));
     out.push(event("content_block_start", {
-      index: 1,
+      index: ix(1),
       content_block: {
         type: "tool_use",
         id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
@@ -106,19 +173,50 @@ function streamEvents(model: string): Uint8Array[] {
     }));
     for (const p of TOOL_INPUT_FRAGMENTS) {
       out.push(
-        event("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: p } }),
+        event("content_block_delta", { index: ix(1), delta: { type: "input_json_delta", partial_json: p } }),
       );
     }
-    out.push(event("content_block_stop", { index: 1 }), ...end("tool_use", 89));
+    out.push(event("content_block_stop", { index: ix(1) }), ...end("tool_use", 89));
   } else if (model === "claude-midstream-error") {
     out.push(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
     out.push(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Partial" } }));
     out.push(event("error", { error: { type: "overloaded_error", message: "Overloaded" } }));
   } else {
     const reason = model === "claude-length" ? "max_tokens" : "end_turn";
-    out.push(...text(0, FAKE_CLAUDE_ANSWER.split(/(?<= )/)), ...end(reason, 15));
+    out.push(...text(ix(0), FAKE_CLAUDE_ANSWER.split(/(?<= )/)), ...end(reason, 15));
   }
   return out;
+}
+
+/** What the fake's `count_tokens` adds to the text's length, so a test can tell its count from an estimate. */
+export const FAKE_ANTHROPIC_COUNT_BASE = 1000;
+
+/** The characters of every text in a Messages body's `system` or `messages` (strings and `text` blocks). */
+function textLength(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + textLength(v), 0);
+  if (value === null || typeof value !== "object") return 0;
+  const o = value as Record<string, unknown>;
+  return typeof o.text === "string" ? o.text.length : textLength(o.content);
+}
+
+/**
+ * `POST /v1/messages/count_tokens`: {@linkcode FAKE_ANTHROPIC_COUNT_BASE} plus the characters of the system
+ * prompt and messages. Like Anthropic, it refuses the Messages fields it does not take; `claude-500` fails.
+ */
+function countTokens(body: Record<string, unknown>): Response {
+  for (const key of ["max_tokens", "stream", "temperature", "top_p", "stop_sequences", "metadata"]) {
+    if (key in body) {
+      return errorResponse(400, "invalid_request_error", `${key}: Extra inputs are not permitted`);
+    }
+  }
+  if (!Array.isArray(body.messages)) {
+    return errorResponse(400, "invalid_request_error", "messages: Field required");
+  }
+  if (body.model === "claude-500") return errorResponse(500, "api_error", "Internal server error");
+  return Response.json({
+    input_tokens: FAKE_ANTHROPIC_COUNT_BASE + textLength(body.system) + textLength(body.messages),
+  });
 }
 
 /** Starts the fake on a free loopback port. */
@@ -138,6 +236,7 @@ export function startFakeAnthropic(): FakeAnthropic {
     if (request.headers.get("anthropic-version") !== "2023-06-01") {
       return errorResponse(400, "invalid_request_error", "anthropic-version: header is required");
     }
+    if (url.pathname === "/v1/messages/count_tokens" && request.method === "POST") return countTokens(body);
     if (url.pathname !== "/v1/messages" || request.method !== "POST") {
       return errorResponse(404, "not_found_error", "Not found");
     }
@@ -157,8 +256,11 @@ export function startFakeAnthropic(): FakeAnthropic {
       case "claude-529":
         return errorResponse(529, "overloaded_error", "Overloaded");
     }
+    const thinking = (body.thinking as { type?: unknown } | undefined)?.type === "enabled";
+    const refused = thinking ? thinkingError(body) : null;
+    if (refused !== null) return refused;
     if (body.stream === true) {
-      const events = streamEvents(model);
+      const events = streamEvents(model, thinking);
       let i = 0;
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
@@ -172,6 +274,7 @@ export function startFakeAnthropic(): FakeAnthropic {
       return Response.json(message(
         model,
         [
+          ...(thinking ? THINKING_BLOCKS : []),
           { type: "text", text: "Okay, let's check the weather:" },
           {
             type: "tool_use",
@@ -187,7 +290,7 @@ export function startFakeAnthropic(): FakeAnthropic {
     return Response.json(
       message(
         model,
-        [{ type: "text", text: FAKE_CLAUDE_ANSWER }],
+        [...(thinking ? THINKING_BLOCKS : []), { type: "text", text: FAKE_CLAUDE_ANSWER }],
         model === "claude-length" ? "max_tokens" : "end_turn",
         {
           input_tokens: 20,

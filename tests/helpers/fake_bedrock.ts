@@ -12,6 +12,12 @@
  *   `…denied…` 403 AccessDeniedException · `…invalid…` 400 ValidationException.
  * - `…midstream…`: two deltas, then a `modelStreamErrorException` frame.  `…badcrc…`: a frame with a bad CRC.
  * - `amazon.titan-embed-text…` / `cohere.embed…` (invoke): deterministic embeddings.
+ * - an `…anthropic.claude…` model asked for `additionalModelRequestFields.thinking` (enabled): a
+ *   `reasoningContent` block ({@linkcode FAKE_BEDROCK_REASONING}, signed; streamed as reasoning deltas and a
+ *   signature delta) and a redacted one come first. Like Bedrock, it refuses thinking for other models, a
+ *   budget under 1,024 or not below `maxTokens`, and a final assistant turn with toolUse that does not start
+ *   with reasoning.
+ * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
  *
  * @module
  */
@@ -27,6 +33,10 @@ export const FAKE_AWS = {
 export const FAKE_REGION = "us-east-1";
 /** What the default chat model answers. */
 export const FAKE_BEDROCK_ANSWER = "Hello from fake Bedrock!";
+/** The reasoning a Claude model answers with when thinking is enabled. */
+export const FAKE_BEDROCK_REASONING = "The user says hello; a short greeting fits ✓.";
+/** The signature of that reasoning, which must never reach a client. */
+export const FAKE_BEDROCK_SIGNATURE = "ErcBCkgIBhABGAIiQFakeBedrockSignature";
 /** The tool use id in AWS's tool-use documentation example. */
 export const FAKE_TOOL_USE_ID = "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q";
 
@@ -168,13 +178,54 @@ function streamResponse(frames: Uint8Array[]): Response {
 
 const USAGE = { inputTokens: 12, outputTokens: 6, totalTokens: 18 };
 
-function converse(modelId: string): Response {
+/** Bedrock's checks on a request with Claude's thinking enabled; the error answer, or null when it is fine. */
+function thinkingError(modelId: string, body: Record<string, unknown>): Response | null {
+  const fields = body.additionalModelRequestFields as { thinking?: { budget_tokens?: unknown } };
+  const budget = fields.thinking?.budget_tokens;
+  const maxTokens = (body.inferenceConfig as { maxTokens?: number } | undefined)?.maxTokens ?? 4096;
+  if (!modelId.includes("anthropic.claude")) {
+    return awsError(
+      400,
+      "ValidationException",
+      "The model returned the following errors: extraneous key [thinking]",
+    );
+  }
+  if (typeof budget !== "number" || budget < 1024 || budget >= maxTokens) {
+    return awsError(
+      400,
+      "ValidationException",
+      "thinking.budget_tokens must be >= 1024 and below max_tokens.",
+    );
+  }
+  const turns = Array.isArray(body.messages) ? body.messages as { role: string; content: object[] }[] : [];
+  const last = turns.findLast((t) => t.role === "assistant");
+  if (last?.content.some((b) => "toolUse" in b) && !("reasoningContent" in (last.content[0] ?? {}))) {
+    return awsError(
+      400,
+      "ValidationException",
+      "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final " +
+        "`assistant` message must start with a thinking block.",
+    );
+  }
+  return null;
+}
+
+/** The reasoning blocks a Claude answer with thinking on starts with. */
+const REASONING_BLOCKS = [
+  {
+    reasoningContent: { reasoningText: { text: FAKE_BEDROCK_REASONING, signature: FAKE_BEDROCK_SIGNATURE } },
+  },
+  { reasoningContent: { redactedContent: "AAECAwQFBgc=" } },
+];
+
+function converse(modelId: string, thinking = false): Response {
   const tools = modelId.includes("tools");
-  const content = tools
+  const answer = tools
     ? [{ text: "Let me check." }, {
       toolUse: { toolUseId: FAKE_TOOL_USE_ID, name: "get_weather", input: { city: "Paris" } },
     }]
     : [{ text: FAKE_BEDROCK_ANSWER }];
+  const content = thinking ? [...REASONING_BLOCKS, ...answer] : answer;
   return Response.json({
     output: { message: { role: "assistant", content } },
     stopReason: tools ? "tool_use" : "end_turn",
@@ -183,39 +234,61 @@ function converse(modelId: string): Response {
   });
 }
 
-function converseStream(modelId: string): Response {
+function converseStream(modelId: string, thinking = false): Response {
   const frames = [eventFrame("messageStart", { role: "assistant" })];
+  if (thinking) {
+    // Reasoning blocks come first (0 and 1); the answer's blocks follow them (`ix`).
+    frames.push(
+      ...FAKE_BEDROCK_REASONING.split(/(?<= )/).map((text) =>
+        eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { text } } })
+      ),
+      eventFrame("contentBlockDelta", {
+        contentBlockIndex: 0,
+        delta: { reasoningContent: { signature: FAKE_BEDROCK_SIGNATURE } },
+      }),
+      eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+      eventFrame("contentBlockDelta", {
+        contentBlockIndex: 1,
+        delta: { reasoningContent: { redactedContent: "AAEC" } },
+      }),
+      eventFrame("contentBlockStop", { contentBlockIndex: 1 }),
+    );
+  }
+  const ix = (i: number) => thinking ? i + 2 : i;
   if (modelId.includes("tools")) {
     frames.push(
-      eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Let me check." } }),
-      eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+      eventFrame("contentBlockDelta", { contentBlockIndex: ix(0), delta: { text: "Let me check." } }),
+      eventFrame("contentBlockStop", { contentBlockIndex: ix(0) }),
       eventFrame("contentBlockStart", {
-        contentBlockIndex: 1,
+        contentBlockIndex: ix(1),
         start: { toolUse: { toolUseId: FAKE_TOOL_USE_ID, name: "get_weather" } },
       }),
-      eventFrame("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: '{"city"' } } }),
-      eventFrame("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: ':"Paris"}' } } }),
-      eventFrame("contentBlockStop", { contentBlockIndex: 1 }),
+      eventFrame("contentBlockDelta", { contentBlockIndex: ix(1), delta: { toolUse: { input: '{"city"' } } }),
+      eventFrame("contentBlockDelta", {
+        contentBlockIndex: ix(1),
+        delta: { toolUse: { input: ':"Paris"}' } },
+      }),
+      eventFrame("contentBlockStop", { contentBlockIndex: ix(1) }),
       eventFrame("messageStop", { stopReason: "tool_use" }),
     );
   } else {
     const words = FAKE_BEDROCK_ANSWER.split(/(?= )/);
     const upTo = modelId.includes("midstream") ? 2 : words.length;
     for (const word of words.slice(0, upTo)) {
-      frames.push(eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: word } }));
+      frames.push(eventFrame("contentBlockDelta", { contentBlockIndex: ix(0), delta: { text: word } }));
     }
     if (modelId.includes("midstream")) {
       frames.push(exceptionFrame("modelStreamErrorException", "The model stream failed."));
       return streamResponse(frames);
     }
     if (modelId.includes("badcrc")) {
-      const bad = eventFrame("contentBlockStop", { contentBlockIndex: 0 });
+      const bad = eventFrame("contentBlockStop", { contentBlockIndex: ix(0) });
       bad[bad.length - 1] ^= 0xff;
       frames.push(bad);
       return streamResponse(frames);
     }
     frames.push(
-      eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+      eventFrame("contentBlockStop", { contentBlockIndex: ix(0) }),
       eventFrame("messageStop", { stopReason: "end_turn" }),
     );
   }
@@ -247,13 +320,49 @@ function invoke(modelId: string, body: Record<string, unknown>): Response {
   return awsError(400, "ValidationException", "The provided model identifier is invalid.");
 }
 
+/** What the fake's CountTokens adds to the text's length, so a test can tell its count from an estimate. */
+export const FAKE_BEDROCK_COUNT_BASE = 3000;
+
+/** The characters of every `text` block under `value` (messages' content, system blocks). */
+function textLength(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + textLength(v), 0);
+  if (value === null || typeof value !== "object") return 0;
+  const o = value as Record<string, unknown>;
+  return typeof o.text === "string" ? o.text.length : textLength(o.content);
+}
+
+/**
+ * CountTokens for the Converse form (`{input: {converse: {messages, system?, toolConfig?}}}`):
+ * {@linkcode FAKE_BEDROCK_COUNT_BASE} plus the characters of its messages and system blocks. A model id with
+ * `nocount` gets AWS's answer for a model that cannot count.
+ */
+function countTokens(modelId: string, body: Record<string, unknown>): Response {
+  if (modelId.includes("nocount")) {
+    return awsError(400, "ValidationException", "The provided model doesn't support counting tokens.");
+  }
+  const input = body.input as { converse?: Record<string, unknown> } | undefined;
+  const converse = input?.converse;
+  if (converse === undefined || !Array.isArray(converse.messages)) {
+    return awsError(400, "ValidationException", "input.converse.messages is required.");
+  }
+  const extra = Object.keys(converse).find((k) =>
+    !["messages", "system", "toolConfig", "additionalModelRequestFields"].includes(k)
+  );
+  if (extra !== undefined) {
+    return awsError(400, "ValidationException", `Unknown field input.converse.${extra}.`);
+  }
+  return Response.json({
+    inputTokens: FAKE_BEDROCK_COUNT_BASE + textLength(converse.messages) + textLength(converse.system),
+  });
+}
+
 /** Starts the fake on 127.0.0.1 and a free port. */
 export function startFakeBedrock(): FakeBedrock {
   const requests: RecordedBedrockRequest[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const url = new URL(req.url);
     const text = await req.text();
-    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(url.pathname);
+    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|count-tokens)$/.exec(url.pathname);
     const denied = await verify(req, url.pathname, url.search, text);
     let body: Record<string, unknown> = {};
     try {
@@ -286,8 +395,13 @@ export function startFakeBedrock(): FakeBedrock {
     if (modelId.includes("invalid")) {
       return awsError(400, "ValidationException", "The provided model identifier is invalid.");
     }
-    if (m[2] === "converse") return converse(modelId);
-    if (m[2] === "converse-stream") return converseStream(modelId);
+    if (m[2] === "count-tokens") return countTokens(modelId, body);
+    const thinking = (body.additionalModelRequestFields as { thinking?: { type?: unknown } } | undefined)
+      ?.thinking?.type === "enabled";
+    const refused = thinking && m[2] !== "count-tokens" ? thinkingError(modelId, body) : null;
+    if (refused !== null) return refused;
+    if (m[2] === "converse") return converse(modelId, thinking);
+    if (m[2] === "converse-stream") return converseStream(modelId, thinking);
     return invoke(modelId, body);
   });
   const addr = server.addr as Deno.NetAddr;

@@ -11,6 +11,10 @@
  * - `gem-midstream-error`: one text event, then an `{"error":…}` event.
  * - `gem-hang`: one text event, then silence until the client aborts (noted in `aborted`).
  * - any model for `embedContent` / `batchEmbedContents`: `outputDimensionality` (default 8) exact floats.
+ * - any answering model asked for `generationConfig.thinkingConfig.includeThoughts`: the answer starts with a
+ *   thought-summary part ({@linkcode FAKE_GEMINI_THOUGHT}, `thought: true`; its own event when streamed) and
+ *   usage has `thoughtsTokenCount` {@linkcode FAKE_GEMINI_THOUGHT_TOKENS}, as Gemini 2.5 answers.
+ * - `countTokens`: a deterministic count (see `countTokens`); `gem-429` / `gem-503` / `gem-500` fail it.
  *
  * @module
  */
@@ -76,8 +80,68 @@ const TOOL_CALL_EVENT = {
   usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 6, totalTokenCount: 36 },
 };
 
+/** The thought summary that opens answers to requests with `includeThoughts`. */
+export const FAKE_GEMINI_THOUGHT = "**Planning the reply** I will greet back warmly, café ☕.";
+/** The `thoughtsTokenCount` of those answers. */
+export const FAKE_GEMINI_THOUGHT_TOKENS = 42;
+
+/** `answer` (a GenerateContentResponse) with the thought part first and the thought tokens counted. */
+function withThought(answer: Record<string, unknown>): Record<string, unknown> {
+  const [candidate] = answer.candidates as { content: { parts: unknown[] } }[];
+  const usage = answer.usageMetadata as Record<string, number> | undefined;
+  return {
+    ...answer,
+    candidates: [{
+      ...candidate,
+      content: {
+        ...candidate.content,
+        parts: [{ text: FAKE_GEMINI_THOUGHT, thought: true }, ...candidate.content.parts],
+      },
+    }],
+    ...(usage
+      ? {
+        usageMetadata: {
+          ...usage,
+          thoughtsTokenCount: FAKE_GEMINI_THOUGHT_TOKENS,
+          totalTokenCount: usage.totalTokenCount + FAKE_GEMINI_THOUGHT_TOKENS,
+        },
+      }
+      : {}),
+  };
+}
+
 function hasFunctionResponse(body: Record<string, unknown>): boolean {
   return JSON.stringify(body.contents ?? []).includes('"functionResponse"');
+}
+
+/** What the fake's `countTokens` adds to the text's length, so a test can tell its count from an estimate. */
+export const FAKE_GEMINI_COUNT_BASE = 2000;
+
+/** The characters of every `text` part under `value` (contents, a system instruction). */
+function textLength(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + textLength(v), 0);
+  if (value === null || typeof value !== "object") return 0;
+  const o = value as Record<string, unknown>;
+  return typeof o.text === "string" ? o.text.length : textLength(o.parts);
+}
+
+/**
+ * `models/{model}:countTokens` with a `generateContentRequest` (which must name the same model, as Google
+ * requires): {@linkcode FAKE_GEMINI_COUNT_BASE} plus the characters of its contents and system instruction.
+ */
+function countTokens(model: string, body: Record<string, unknown>): Response {
+  const request = body.generateContentRequest as Record<string, unknown> | undefined;
+  if (request === undefined || !Array.isArray(request.contents)) {
+    return googleError(400, "INVALID_ARGUMENT", "generateContentRequest.contents is required by this fake");
+  }
+  if (request.model !== `models/${model}`) {
+    return googleError(400, "INVALID_ARGUMENT", `generateContentRequest.model must be models/${model}`);
+  }
+  const total = FAKE_GEMINI_COUNT_BASE + textLength(request.contents) + textLength(request.systemInstruction);
+  return Response.json({
+    totalTokens: total,
+    promptTokensDetails: [{ modality: "TEXT", tokenCount: total }],
+  });
 }
 
 /** Starts the fake on a free loopback port. */
@@ -150,6 +214,7 @@ export function startFakeGemini(): FakeGemini {
         return googleError(500, "INTERNAL", "An internal error has occurred.");
     }
 
+    if (method === "countTokens") return countTokens(model, body);
     const stream = method === "streamGenerateContent";
     if (stream && url.searchParams.get("alt") !== "sse") {
       return googleError(400, "INVALID_ARGUMENT", "the fake only streams SSE (alt=sse)");
@@ -159,7 +224,21 @@ export function startFakeGemini(): FakeGemini {
     const toolTurn = model === "gem-tools" && !hasFunctionResponse(body);
     const final = model === "gem-tools" ? "It is sunny in Paris." : GEMINI_ANSWER;
     const usage = { promptTokenCount: 11, candidatesTokenCount: 7, totalTokenCount: 18 };
-    if (!stream) return Response.json(toolTurn ? TOOL_CALL_EVENT : textEvent(final, "STOP", usage));
+    const config = body.generationConfig as { thinkingConfig?: { includeThoughts?: unknown } } | undefined;
+    const thoughts = config?.thinkingConfig?.includeThoughts === true;
+    if (!stream) {
+      const answer = toolTurn ? TOOL_CALL_EVENT : textEvent(final, "STOP", usage);
+      return Response.json(thoughts ? withThought(answer) : answer);
+    }
+    if (thoughts) {
+      // The thought summary streams first, in an event of its own; the last event counts the thought tokens.
+      const thought = {
+        candidates: [{ content: { role: "model", parts: [{ text: FAKE_GEMINI_THOUGHT, thought: true }] } }],
+      };
+      const last = withThought(toolTurn ? TOOL_CALL_EVENT : textEvent(final, "STOP", usage));
+      (last.candidates as { content: { parts: unknown[] } }[])[0].content.parts.shift();
+      return sse(request, [thought, last]);
+    }
 
     if (toolTurn) return sse(request, [TOOL_CALL_EVENT]);
     if (model === "gem-midstream-error") return sse(request, [textEvent("partial ")], "error");

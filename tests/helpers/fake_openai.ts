@@ -7,6 +7,8 @@
  * - `gpt-gated`: streams {@linkcode FakeUpstream.gateChunks} chunks, each only after the test opens its gate.
  * - `gpt-cut`: two chunks, then the connection is torn down.
  * - `gpt-refuse`: a refusal ({@linkcode FAKE_REFUSAL}) instead of content, streamed in fragments.
+ * - `gpt-reasoning`: reasoning as `reasoning_content` ({@linkcode FAKE_REASONING}, streamed in fragments before
+ *   the answer), then {@linkcode FAKE_ANSWER}; usage counts {@linkcode FAKE_REASONING_TOKENS} reasoning tokens.
  * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
  * - `gpt-slow-headers`: answers after 0.6 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
  * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats.
@@ -16,6 +18,10 @@
 
 /** The refusal `gpt-refuse` answers with. */
 export const FAKE_REFUSAL = "I'm sorry, I cannot help with that.";
+/** The reasoning `gpt-reasoning` gives before its answer, as DeepSeek and vLLM do (`reasoning_content`). */
+export const FAKE_REASONING = "The user says hi. A short greeting back will do.";
+/** The reasoning tokens `gpt-reasoning` reports in `usage.completion_tokens_details`. */
+export const FAKE_REASONING_TOKENS = 12;
 /** The text `gpt-ok` answers with. */
 export const FAKE_ANSWER = "Hello from the fake upstream!";
 /** The key the fake expects; a request with another key gets 401. */
@@ -72,6 +78,11 @@ function errorJson(status: number, body: unknown, headers: Record<string, string
 
 function usage(prompt: number, completion: number) {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** `gpt-reasoning`'s usage: its completion tokens include the reasoning ones. */
+function reasoningUsage() {
+  return { ...usage(11, 30), completion_tokens_details: { reasoning_tokens: FAKE_REASONING_TOKENS } };
 }
 
 /** Starts the fake on a free loopback port. */
@@ -191,6 +202,8 @@ export function startFakeOpenAI(): FakeUpstream {
         }
         : model === "gpt-refuse"
         ? { role: "assistant", content: null, refusal: FAKE_REFUSAL, annotations: [] }
+        : model === "gpt-reasoning"
+        ? { role: "assistant", content: FAKE_ANSWER, reasoning_content: FAKE_REASONING, refusal: null }
         : { role: "assistant", content: FAKE_ANSWER, refusal: null, annotations: [] };
       return Response.json({
         id: "chatcmpl-fake123",
@@ -203,7 +216,7 @@ export function startFakeOpenAI(): FakeUpstream {
           logprobs: null,
           finish_reason: model === "gpt-tools" ? "tool_calls" : "stop",
         }],
-        usage: usage(11, 7),
+        usage: model === "gpt-reasoning" ? reasoningUsage() : usage(11, 7),
         service_tier: "default",
       });
     }
@@ -255,6 +268,17 @@ export function startFakeOpenAI(): FakeUpstream {
         for (const word of FAKE_REFUSAL.split(/(?<= )/)) {
           push(sse(chunk(model, { refusal: word }, null, usageExtra)));
         }
+      } else if (model === "gpt-reasoning") {
+        for (const word of FAKE_REASONING.split(/(?<= )/)) {
+          push(sse(chunk(model, { reasoning_content: word }, null, usageExtra)));
+        }
+        for (const word of FAKE_ANSWER.split(/(?<= )/)) {
+          push(sse(chunk(model, { content: word }, null, usageExtra)));
+        }
+        push(sse(chunk(model, {}, "stop", usageExtra)));
+        if (includeUsage) push(sse({ ...chunk(model, {}, null), choices: [], usage: reasoningUsage() }));
+        push(sse("[DONE]"));
+        return;
       } else {
         for (const word of FAKE_ANSWER.split(/(?<= )/)) {
           push(sse(chunk(model, { content: word }, null, usageExtra)));

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { invalidRequest, printable } from "../../errors.ts";
+import { type GatewayError, invalidRequest, printable } from "../../errors.ts";
 import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
@@ -41,6 +41,74 @@ export interface ResponsesRequest {
   params: ResponseParams;
   /** The input as items (a string input becomes one user message), for storing with the response. */
   input: JsonObject[];
+  /**
+   * Set when the request uses what only an upstream speaking the Responses API natively can serve (a built-in
+   * tool, a built-in tool call item, a built-in `tool_choice`): the 400 to give, naming the first such param,
+   * when the alias has no native target. `null` when every target can serve it.
+   */
+  nativeOnly: GatewayError | null;
+  /**
+   * The ids of the input's `item_reference` items, in order. The handler looks them up in the caller's stored
+   * responses and parses the request again with them ({@linkcode parseResponsesRequest}'s `items`).
+   */
+  references: string[];
+  /**
+   * The client's own param of each chat message's content, in step with `chat.messages` (`instructions`,
+   * `input`, `input[2].content`, `input[3].output`; `input[1]` for a referenced item): errors found in the
+   * chat form name it ({@linkcode clientParam}). Whoever inserts chat messages inserts their params here.
+   */
+  messageParams: string[];
+}
+
+/** What translating the request's own input notes beside the chat messages. */
+interface InputNotes {
+  /** See `ResponsesRequest.messageParams`. */
+  paths: string[];
+  /** See `ResponsesRequest.references`. */
+  references: string[];
+}
+
+/**
+ * Input item types of built-in tools (OpenAI's `Item` union, beyond messages, function calls and reasoning).
+ * They are passed through to a native target; the chat form has no place for them.
+ */
+const NATIVE_ITEMS = new Set([
+  "file_search_call",
+  "computer_call",
+  "computer_call_output",
+  "web_search_call",
+  "tool_search_call",
+  "tool_search_output",
+  "additional_tools",
+  "compaction",
+  "image_generation_call",
+  "code_interpreter_call",
+  "local_shell_call",
+  "local_shell_call_output",
+  "shell_call",
+  "shell_call_output",
+  "apply_patch_call",
+  "apply_patch_call_output",
+  "mcp_list_tools",
+  "mcp_approval_request",
+  "mcp_approval_response",
+  "mcp_call",
+  "custom_tool_call",
+  "custom_tool_call_output",
+]);
+
+/** Collects the first use of something only a native target serves (see `ResponsesRequest.nativeOnly`). */
+interface NativeNeeds {
+  first: GatewayError | null;
+}
+
+function needNative(needs: NativeNeeds, message: string, param: string): void {
+  needs.first ??= invalidRequest(
+    `${message} needs an upstream that speaks the Responses API natively (a provider with native_responses: ` +
+      "true), and no target of this model does.",
+    param,
+    "unsupported_value",
+  );
 }
 
 /**
@@ -221,10 +289,18 @@ function messageContent(content: unknown, param: string, role: string): string |
   return parts.map((p) => p.text as string).join("");
 }
 
-/** Turns the items of `input` into chat messages, merging consecutive function calls into one turn. */
-function inputMessages(items: unknown[], into: ChatMessage[]): void {
+/**
+ * Turns the items of `input` into chat messages, merging consecutive function calls into one turn. Built-in
+ * tool items have no chat form: noted in `needs` for a request's own input, left out of a rebuilt history
+ * (`needs` absent), as reasoning items are.
+ */
+function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeeds, notes?: InputNotes): void {
   items.forEach((item, i) => {
     const param = `input[${i}]`;
+    const push = (message: ChatMessage, path: string) => {
+      into.push(message);
+      notes?.paths.push(path);
+    };
     if (!isObject(item)) throw wrongType(param, "an object", item);
     const type = item.type ?? "message";
     if (type === "message") {
@@ -232,7 +308,7 @@ function inputMessages(items: unknown[], into: ChatMessage[]): void {
       if (typeof role !== "string" || !(ROLES as readonly string[]).includes(role)) {
         throw role === undefined ? missing(`${param}.role`) : badValue(`${param}.role`, role, ROLES);
       }
-      into.push({ role, content: messageContent(item.content, `${param}.content`, role) });
+      push({ role, content: messageContent(item.content, `${param}.content`, role) }, `${param}.content`);
       return;
     }
     if (type === "function_call") {
@@ -249,7 +325,7 @@ function inputMessages(items: unknown[], into: ChatMessage[]): void {
       if (last?.role === "assistant") {
         last.content ??= null;
         ((last.tool_calls ??= []) as unknown[]).push(call);
-      } else into.push({ role: "assistant", content: null, tool_calls: [call] });
+      } else push({ role: "assistant", content: null, tool_calls: [call] }, param);
       return;
     }
     if (type === "function_call_output") {
@@ -261,24 +337,37 @@ function inputMessages(items: unknown[], into: ChatMessage[]): void {
       } else {throw output === undefined
           ? missing(`${param}.output`)
           : wrongType(`${param}.output`, "a string", output);}
-      into.push({ role: "tool", tool_call_id: string(item, "call_id", `${param}.call_id`, true)!, content });
+      push(
+        { role: "tool", tool_call_id: string(item, "call_id", `${param}.call_id`, true)!, content },
+        `${param}.output`,
+      );
       return;
     }
     // Reasoning items carry the model's own state; a translated target cannot take them back, so they are left out.
     if (type === "reasoning") return;
+    if (typeof type === "string" && NATIVE_ITEMS.has(type)) {
+      if (needs) needNative(needs, `The input item '${type}'`, `${param}.type`);
+      return;
+    }
+    // An earlier input or output item by id (the Vercel AI SDK's multi-turn form while `store` is on): noted
+    // for the handler to look up, then translated as the item itself when the request is parsed again.
     if (type === "item_reference") {
-      throw invalidRequest(
-        "Item references need stored responses, which this gateway does not support yet.",
-        `${param}.type`,
-        "unsupported_value",
-      );
+      const id = string(item, "id", `${param}.id`, true)!;
+      if (id === "") {
+        throw invalidRequest(`Invalid '${param}.id': empty string.`, `${param}.id`, "invalid_value");
+      }
+      notes?.references.push(id);
+      return;
     }
     throw badValue(`${param}.type`, type, ["message", "function_call", "function_call_output", "reasoning"]);
   });
 }
 
-/** Function tools in the chat form; a built-in tool is refused by name (a translated target has none). */
-function chatTools(tools: unknown): { chat: JsonObject[]; echo: JsonObject[] } {
+/**
+ * Function tools in the chat form. A built-in tool has none: it is noted in `needs` (a native target takes it
+ * as sent) and echoed as given.
+ */
+function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObject[]; echo: JsonObject[] } {
   if (!Array.isArray(tools)) throw wrongType("tools", "an array", tools);
   const chat: JsonObject[] = [];
   const echo: JsonObject[] = [];
@@ -286,13 +375,14 @@ function chatTools(tools: unknown): { chat: JsonObject[]; echo: JsonObject[] } {
     const param = `tools[${i}]`;
     if (!isObject(tool)) throw wrongType(param, "an object", tool);
     if (tool.type !== "function") {
-      const type = typeof tool.type === "string" ? printable(tool.type) : describe(tool.type);
-      throw invalidRequest(
-        `The tool '${type}' is not supported by this gateway: only function tools are (built-in tools need an ` +
-          "upstream that speaks the Responses API natively).",
-        "tools",
-        "unsupported_value",
-      );
+      if (typeof tool.type !== "string") {
+        throw tool.type == null
+          ? missing(`${param}.type`)
+          : wrongType(`${param}.type`, "a string", tool.type);
+      }
+      needNative(needs, `The built-in tool '${printable(tool.type)}'`, `${param}.type`);
+      echo.push(tool);
+      return;
     }
     const name = string(tool, "name", `${param}.name`, true)!;
     if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
@@ -321,14 +411,15 @@ function chatTools(tools: unknown): { chat: JsonObject[]; echo: JsonObject[] } {
       name,
       description: description ?? null,
       parameters: parameters ?? null,
-      strict: strict ?? true,
+      // What the target applies: the chat form's default is non-strict, so an omitted `strict` is echoed false.
+      strict: strict ?? false,
     });
   });
   return { chat, echo };
 }
 
-/** `tool_choice` in the chat form. */
-function chatToolChoice(choice: unknown): unknown {
+/** `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. */
+function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
   if (typeof choice === "string") {
     if (!["none", "auto", "required"].includes(choice)) {
       throw badValue("tool_choice", choice, ["none", "auto", "required"]);
@@ -339,13 +430,13 @@ function chatToolChoice(choice: unknown): unknown {
   if (choice.type === "function") {
     return { type: "function", function: { name: string(choice, "name", "tool_choice.name", true)! } };
   }
-  const type = typeof choice.type === "string" ? printable(choice.type) : describe(choice.type);
-  throw invalidRequest(
-    `The tool choice '${type}' is not supported by this gateway: only 'none', 'auto', 'required' and ` +
-      "function tools are.",
-    "tool_choice",
-    "unsupported_value",
-  );
+  if (typeof choice.type !== "string") {
+    throw choice.type == null
+      ? missing("tool_choice.type")
+      : wrongType("tool_choice.type", "a string", choice.type);
+  }
+  needNative(needs, `The tool choice '${printable(choice.type)}'`, "tool_choice");
+  return undefined;
 }
 
 /** `text.format` → the chat `response_format`, and the format the Response echoes. */
@@ -425,10 +516,36 @@ export function historyMessages(items: readonly JsonObject[]): ChatMessage[] {
 }
 
 /**
+ * The client's own name for a param of the chat form its request was translated to, for errors found after
+ * translation (a content rule's denial): `messages[0].content` → `instructions`, `messages[3].content[0].text`
+ * → `input[2].content[0].text`. A param that names no translated message is returned as it is.
+ */
+export function clientParam(parsed: ResponsesRequest, param: string): string {
+  const match = /^messages\[(\d+)\]\.content(.*)$/.exec(param);
+  const path = match === null ? undefined : parsed.messageParams[Number(match[1])];
+  if (match === null || path === undefined) return param;
+  // A user message's parts are its item's parts one for one; any other content became one string.
+  return path.endsWith(".content") ? path + match[2] : path;
+}
+
+/** The id of an `item_reference` input item, or undefined for any other item. */
+function referenceId(item: unknown): string | undefined {
+  return isObject(item) && item.type === "item_reference" && typeof item.id === "string"
+    ? item.id
+    : undefined;
+}
+
+/**
  * Validates a Responses request and translates it to the chat form; throws a 400 `GatewayError` naming the
  * first bad `param`. A null optional parameter counts as omitted, as everywhere in OpenAI's API.
+ *
+ * `items` are the request's `item_reference`s looked up (by id): each reference found there is translated,
+ * and kept in `input`, as the item itself. Without them the references are only listed in `references`.
  */
-export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
+export function parseResponsesRequest(
+  body: JsonObject,
+  items?: ReadonlyMap<string, JsonObject>,
+): ResponsesRequest {
   for (const key of Object.keys(body)) {
     if (!KNOWN.has(key)) {
       throw invalidRequest(`Unknown parameter: '${printable(key)}'.`, key, "unknown_parameter");
@@ -448,13 +565,19 @@ export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
   }
 
   const messages: ChatMessage[] = [];
+  const needs: NativeNeeds = { first: null };
+  const notes: InputNotes = { paths: [], references: [] };
   const instructions = string(body, "instructions", "instructions");
-  if (instructions !== undefined) messages.push({ role: "system", content: instructions });
+  if (instructions !== undefined) {
+    messages.push({ role: "system", content: instructions });
+    notes.paths.push("instructions");
+  }
   const given = body.input;
   let input: JsonObject[];
   if (typeof given === "string") {
     input = [{ type: "message", role: "user", content: given }];
     messages.push({ role: "user", content: given });
+    notes.paths.push("input");
   } else if (Array.isArray(given)) {
     if (given.length === 0) {
       throw invalidRequest(
@@ -463,10 +586,27 @@ export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
         "empty_array",
       );
     }
-    inputMessages(given, messages);
-    input = given as JsonObject[];
+    const referenced = new Set<number>();
+    input = (given as JsonObject[]).map((item, i) => {
+      const id = referenceId(item);
+      const found = id === undefined ? undefined : items?.get(id);
+      if (found === undefined) return item;
+      referenced.add(i);
+      return found;
+    });
+    inputMessages(input, messages, needs, notes);
+    // A referenced item's text is not in the client's request: its param is the reference.
+    notes.paths = notes.paths.map((path) => {
+      const at = /^input\[(\d+)\]/.exec(path);
+      return at !== null && referenced.has(Number(at[1])) ? at[0] : path;
+    });
   } else throw given == null ? missing("input") : wrongType("input", "a string or an array", given);
-  if (messages.length === 0 || messages.every((m) => m.role === "system")) {
+  // Built-in tool items alone (an MCP approval, a computer call's output) are a native target's to judge; the
+  // referenced items are not known until they are looked up.
+  if (
+    needs.first === null && notes.references.length === 0 &&
+    (messages.length === 0 || messages.every((m) => m.role === "system"))
+  ) {
     throw invalidRequest(
       "Invalid 'input': it holds no message for the model to answer.",
       "input",
@@ -505,14 +645,15 @@ export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
   const parallel = boolean(body, "parallel_tool_calls");
   let tools: JsonObject[] = [];
   if (body.tools != null) {
-    const translated = chatTools(body.tools);
+    const translated = chatTools(body.tools, needs);
     tools = translated.echo;
     if (translated.chat.length > 0) chat.tools = translated.chat;
   }
   if (parallel !== undefined && chat.tools !== undefined) chat.parallel_tool_calls = parallel;
   let toolChoice: unknown = "auto";
   if (body.tool_choice != null) {
-    chat.tool_choice = chatToolChoice(body.tool_choice);
+    const choice = chatToolChoice(body.tool_choice, needs);
+    if (choice !== undefined) chat.tool_choice = choice;
     toolChoice = body.tool_choice;
   }
   let format: JsonObject = { type: "text" };
@@ -569,5 +710,13 @@ export function parseResponsesRequest(body: JsonObject): ResponsesRequest {
     truncation,
     user: user ?? null,
   };
-  return { chat, stream, params, input };
+  return {
+    chat,
+    stream,
+    params,
+    input,
+    nativeOnly: needs.first,
+    references: notes.references,
+    messageParams: notes.paths,
+  };
 }

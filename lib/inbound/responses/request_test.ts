@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import { parseResponsesRequest } from "./request.ts";
+import { clientParam, historyMessages, parseResponsesRequest } from "./request.ts";
 
 function refusal(body: JsonObject): { param: string | null; code: string | null; message: string } {
   try {
@@ -150,19 +150,17 @@ Deno.test("responses request: refusals name their param like OpenAI", () => {
       "input[0].output",
       "missing_required_parameter",
     ],
-    [{ model: "m", input: [{ type: "item_reference", id: "x" }] }, "input[0].type", "unsupported_value"],
-    [{ model: "m", input: "x", tools: [{ type: "file_search" }] }, "tools", "unsupported_value"],
+    [{ model: "m", input: [{ type: "item_reference" }] }, "input[0].id", "missing_required_parameter"],
+    [{ model: "m", input: [{ type: "item_reference", id: 7 }] }, "input[0].id", "invalid_type"],
+    [{ model: "m", input: [{ type: "item_reference", id: "" }] }, "input[0].id", "invalid_value"],
+    [{ model: "m", input: "x", tools: [{ name: "f" }] }, "tools[0].type", "missing_required_parameter"],
     [
       { model: "m", input: "x", tools: [{ type: "function", name: "bad name" }] },
       "tools[0].name",
       "invalid_value",
     ],
     [{ model: "m", input: "x", tool_choice: "sometimes" }, "tool_choice", "invalid_value"],
-    [
-      { model: "m", input: "x", tool_choice: { type: "web_search_preview" } },
-      "tool_choice",
-      "unsupported_value",
-    ],
+    [{ model: "m", input: "x", tool_choice: { type: 3 } }, "tool_choice.type", "invalid_type"],
     [{ model: "m", input: "x", background: true }, "background", "unsupported_parameter"],
     [
       { model: "m", input: "x", previous_response_id: 1 },
@@ -185,7 +183,118 @@ Deno.test("responses request: refusals name their param like OpenAI", () => {
     const got = refusal(body);
     assert.deepEqual([got.param, got.code], [param, code], JSON.stringify(body));
   }
-  assert.match(refusal({ model: "m", input: "x", tools: [{ type: "web_search" }] }).message, /web_search/);
+});
+
+Deno.test("responses request: built-in tools, their items and tool choices are kept for native targets", () => {
+  const plain = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "function", name: "f" }] });
+  assert.equal(plain.nativeOnly, null, "function tools need no native target");
+  const cases: [JsonObject, string, RegExp][] = [
+    [{ tools: [{ type: "function", name: "f" }, { type: "web_search" }] }, "tools[1].type", /'web_search'/],
+    [{ tools: [{ type: "mcp", server_label: "s" }, { type: "file_search" }] }, "tools[0].type", /'mcp'/],
+    [{ tool_choice: { type: "web_search_preview" } }, "tool_choice", /'web_search_preview'/],
+    [
+      {
+        input: [{ role: "user", content: "x" }, { type: "web_search_call", id: "ws_1", status: "completed" }],
+      },
+      "input[1].type",
+      /'web_search_call'/,
+    ],
+  ];
+  for (const [fields, param, name] of cases) {
+    const parsed = parseResponsesRequest({ model: "m", input: "x", ...fields });
+    const error = parsed.nativeOnly;
+    assert.ok(error, JSON.stringify(fields));
+    assert.deepEqual([error.status, error.param, error.code], [400, param, "unsupported_value"]);
+    assert.match(error.message, name);
+    assert.match(error.message, /native_responses/);
+  }
+  const web = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "web_search" }] });
+  assert.deepEqual(web.params.tools, [{ type: "web_search" }], "echoed as given");
+  assert.equal(web.chat.tools, undefined, "the chat form has no built-in tools");
+  // Only built-in items (an MCP approval answering a previous response) are a native target's to judge.
+  const approval = parseResponsesRequest({
+    model: "m",
+    input: [{ type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: true }],
+  });
+  assert.equal(approval.nativeOnly?.param, "input[0].type");
+});
+
+Deno.test("responses request: item references are listed, then translated as the items they name", () => {
+  const body = {
+    model: "m",
+    input: [
+      { role: "user", content: "What is the weather?" },
+      { type: "item_reference", id: "fc_1" },
+      { type: "function_call_output", call_id: "call_1", output: "sunny" },
+      { type: "item_reference", id: "msg_1" },
+      { role: "user", content: "Thanks." },
+    ],
+  };
+  const first = parseResponsesRequest(body);
+  assert.deepEqual(first.references, ["fc_1", "msg_1"]);
+  // Only references: nothing to answer yet, but nothing refused before they are looked up.
+  assert.deepEqual(
+    parseResponsesRequest({ model: "m", input: [{ type: "item_reference", id: "m" }] }).references,
+    [
+      "m",
+    ],
+  );
+
+  const call = { id: "fc_1", type: "function_call", call_id: "call_1", name: "weather", arguments: "{}" };
+  const answer = {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "It is sunny.", annotations: [] }],
+  };
+  const second = parseResponsesRequest(
+    body,
+    new Map<string, JsonObject>([["fc_1", call], ["msg_1", answer]]),
+  );
+  assert.deepEqual(second.references, []);
+  assert.deepEqual(second.input, [body.input[0], call, body.input[2], answer, body.input[4]]);
+  assert.deepEqual(second.chat.messages, [
+    { role: "user", content: "What is the weather?" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: "call_1", content: "sunny" },
+    { role: "assistant", content: "It is sunny." },
+    { role: "user", content: "Thanks." },
+  ]);
+});
+
+Deno.test("responses request: a chat-form param maps back to the client's own field", () => {
+  const parsed = parseResponsesRequest(
+    {
+      model: "m",
+      instructions: "Be brief.",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "a" }, { type: "input_text", text: "b" }] },
+        { type: "item_reference", id: "msg_1" },
+        { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+        { type: "function_call_output", call_id: "c", output: "x" },
+        { role: "developer", content: [{ type: "input_text", text: "d" }] },
+      ],
+    },
+    new Map([["msg_1", { id: "msg_1", type: "message", role: "assistant", content: "earlier" }]]),
+  );
+  const mapped = (param: string) => clientParam(parsed, param);
+  assert.equal(mapped("messages[0].content"), "instructions");
+  assert.equal(mapped("messages[1].content[1].text"), "input[0].content[1].text");
+  assert.equal(mapped("messages[2].content"), "input[1]", "a referenced item is named by its reference");
+  // The function call joined the referenced assistant turn; the tool output is the next message.
+  assert.equal(mapped("messages[3].content"), "input[3].output");
+  assert.equal(mapped("messages[4].content"), "input[4].content", "a developer message's parts became one");
+  assert.equal(mapped("messages[9].content"), "messages[9].content", "no such message: unchanged");
+  assert.equal(mapped("model"), "model");
+  assert.equal(
+    clientParam(parseResponsesRequest({ model: "m", input: "x" }), "messages[0].content"),
+    "input",
+  );
 });
 
 Deno.test("responses request: null optional parameters count as omitted", () => {
@@ -197,4 +306,21 @@ Deno.test("responses request: null optional parameters count as omitted", () => 
     background: null,
   });
   assert.equal(parsed.chat.tools, undefined);
+});
+
+Deno.test("responses request: a native response's built-in items are left out of a translated history", () => {
+  const messages = historyMessages([
+    { type: "message", role: "user", content: "Weather?" },
+    { type: "reasoning", id: "rs_1", summary: [] },
+    { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "w" } },
+    {
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text: "Sunny.", annotations: [] }],
+    },
+  ]);
+  assert.deepEqual(messages, [{ role: "user", content: "Weather?" }, {
+    role: "assistant",
+    content: "Sunny.",
+  }]);
 });

@@ -1,8 +1,8 @@
 /**
  * The Response object (OpenAI Responses API) built from the chat form: a whole `ChatCompletion` for a
  * non-streamed answer, and the same builder for the snapshots a stream's events carry. Shapes follow
- * OpenAI's `Response`, `OutputMessage`, `FunctionToolCall` and `ResponseUsage` schemas exactly, with the
- * alias as `model`.
+ * OpenAI's `Response`, `OutputMessage`, `ReasoningItem`, `FunctionToolCall` and `ResponseUsage` schemas
+ * exactly (tests validate them against the published spec), with the alias as `model`.
  *
  * @module
  */
@@ -63,6 +63,20 @@ export function messageItem(id: string, status: string, content: JsonObject[]): 
   return { id, type: "message", status, role: "assistant", content };
 }
 
+/** A `summary_text` part of a reasoning item's summary. */
+export function summaryText(text: string): JsonObject {
+  return { type: "summary_text", text };
+}
+
+/**
+ * A `reasoning` output item. The chat form's `reasoning_content` (how DeepSeek, vLLM and the gateway's own
+ * providers carry upstream reasoning) becomes its summary: the Responses API's readable form of reasoning,
+ * and the one its clients show.
+ */
+export function reasoningItem(id: string, status: string, summary: JsonObject[]): JsonObject {
+  return { id, type: "reasoning", status, summary };
+}
+
 /** A `function_call` output item. */
 export function functionCallItem(
   id: string,
@@ -100,7 +114,7 @@ export function responseObject(
   },
 ): JsonObject {
   const p = frame.params;
-  return {
+  const response: JsonObject = {
     id: frame.id,
     object: "response",
     created_at: frame.createdAt,
@@ -132,11 +146,22 @@ export function responseObject(
     user: p.user,
     metadata: p.metadata,
   };
+  // The spec types these two as present-or-absent, never null (`ResponseUsage`, a string): a snapshot before
+  // the end has no usage, and a request without `user` has none to echo.
+  if (response.usage === null) delete response.usage;
+  if (response.user === null) delete response.user;
+  return response;
 }
 
-/** The output items of a chat completion's first choice: its message (text, refusal), then its tool calls. */
+/**
+ * The output items of a chat completion's first choice: its reasoning, its message (text, refusal), then its
+ * tool calls (OpenAI's order).
+ */
 function outputItems(message: JsonObject, itemStatus: string): JsonObject[] {
   const out: JsonObject[] = [];
+  if (typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
+    out.push(reasoningItem(newId("rs_"), itemStatus, [summaryText(message.reasoning_content)]));
+  }
   const content: JsonObject[] = [];
   if (typeof message.content === "string" && message.content !== "") {
     content.push(outputText(message.content));

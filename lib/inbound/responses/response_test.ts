@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import type { ChatCompletion } from "../../openai/types.ts";
 import { parseResponsesRequest } from "./request.ts";
 import { completionToResponse, type ResponseFrame } from "./response.ts";
+import { loadOpenApiSchemas } from "../../../tests/helpers/openapi_schema.ts";
+
+/** The spec's schemas (null on a local run without the spec; CI always has it). */
+const schemas = await loadOpenApiSchemas();
 
 const frame: ResponseFrame = {
   id: "resp_1",
@@ -30,6 +34,7 @@ function completion(message: Record<string, unknown>, finish: string): ChatCompl
 Deno.test("responses response: a text answer", () => {
   const c = completion({ content: "Hello" }, "stop");
   const r = completionToResponse(c, frame, c.usage!);
+  schemas?.assert("Response", r);
   assert.equal(r.id, "resp_1");
   assert.equal(r.object, "response");
   assert.equal(r.status, "completed");
@@ -58,6 +63,7 @@ Deno.test("responses response: tool calls become function_call items after the t
     tool_calls: [{ id: "call_9", type: "function", function: { name: "f", arguments: '{"x":1}' } }],
   }, "tool_calls");
   const r = completionToResponse(c, frame, c.usage!);
+  schemas?.assert("Response", r);
   const output = r.output as Record<string, unknown>[];
   assert.deepEqual(output.map((i) => i.type), ["message", "function_call"]);
   const call = output[1];
@@ -81,4 +87,27 @@ Deno.test("responses response: length and content_filter stops are incomplete wi
   const f = completionToResponse(filtered, frame, filtered.usage!);
   assert.deepEqual([f.status, f.incomplete_details], ["incomplete", { reason: "content_filter" }]);
   assert.deepEqual(f.output, []);
+  schemas?.assert("Response", r);
+  schemas?.assert("Response", f);
+});
+
+Deno.test("responses response: reasoning_content is a reasoning item with a summary, before the message", () => {
+  const c = completion({ reasoning_content: "The user greets; greet back.", content: "Hello" }, "stop");
+  const r = completionToResponse(c, frame, c.usage!);
+  schemas?.assert("Response", r);
+  const output = r.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => i.type), ["reasoning", "message"]);
+  assert.match(String(output[0].id), /^rs_[0-9a-f]{48}$/);
+  assert.deepEqual(output[0].summary, [{ type: "summary_text", text: "The user greets; greet back." }]);
+  assert.equal(output[0].status, "completed");
+  assert.deepEqual(r.usage && (r.usage as { output_tokens_details: unknown }).output_tokens_details, {
+    reasoning_tokens: 2,
+  });
+  // No reasoning, no reasoning item.
+  const plain = completionToResponse(
+    completion({ content: "Hi", reasoning_content: "" }, "stop"),
+    frame,
+    c.usage!,
+  );
+  assert.deepEqual((plain.output as Record<string, unknown>[]).map((i) => i.type), ["message"]);
 });

@@ -1,8 +1,9 @@
 /**
  * A chat chunk stream as the Responses API's event stream: `response.created`, `response.in_progress`, the
- * output items with their content parts and deltas as the chunks arrive, then `response.completed` (or
- * `response.incomplete`); after an upstream failure an `error` event and `response.failed`, never a clean
- * end. Each frame is `event: <type>` + `data: <json>` with a `sequence_number` that rises by one.
+ * output items (reasoning, message, function calls) with their parts and deltas as the chunks arrive, then
+ * `response.completed` (or `response.incomplete`); after an upstream failure an `error` event and
+ * `response.failed`, never a clean end. Each frame is `event: <type>` + `data: <json>` with a
+ * `sequence_number` that rises by one.
  *
  * {@linkcode ResponseEvents} is the pure translation (chunk in, events out); {@linkcode responsesStreamBody}
  * is the client's body, one pull-based stage like the chat stream's: each pull reads the next chunk and
@@ -11,7 +12,7 @@
  * @module
  */
 import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../../errors.ts";
-import type { ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
+import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
 import {
@@ -20,9 +21,11 @@ import {
   messageItem,
   newId,
   outputText,
+  reasoningItem,
   type ResponseFrame,
   responseObject,
   responseUsage,
+  summaryText,
 } from "./response.ts";
 
 /** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
@@ -33,6 +36,13 @@ interface OpenText {
   index: number;
   id: string;
   parts: { type: "output_text" | "refusal"; text: string }[];
+}
+
+/** A reasoning item being streamed: one summary part (`summary_index` 0) that the deltas extend. */
+interface OpenReasoning {
+  index: number;
+  id: string;
+  text: string;
 }
 
 interface OpenCall {
@@ -46,17 +56,26 @@ interface OpenCall {
 /** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
 const ERROR_CODES = new Set(["server_error", "rate_limit_exceeded", "invalid_prompt"]);
 
-/** Translates chat chunks into Responses events, keeping the output built so far for the snapshots. */
+/**
+ * Translates chat chunks into Responses events, keeping the output built so far for the snapshots.
+ *
+ * Items come in OpenAI's order: reasoning (the chat form's `reasoning_content`) as a `reasoning` item with
+ * one summary part, then the message, then function calls. Reasoning and the message are done as soon as
+ * something else starts. Function calls stay open until the stream ends: the chat form may interleave
+ * parallel calls' argument deltas (index 0, 1, 0 …), and a call that was already done could not take a late
+ * delta.
+ */
 export class ResponseEvents {
   #seq = 0;
   #output: JsonObject[] = [];
+  #reasoning: OpenReasoning | undefined;
   #text: OpenText | undefined;
+  /** Open function calls by their chat `index`, in the order they started. */
   #calls = new Map<number, OpenCall>();
-  #current: OpenCall | undefined;
   #finish: unknown;
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
-  /** What the client received (text and arguments), to count tokens when no usage came. */
+  /** What the client received (reasoning, text and arguments), to count tokens when no usage came. */
   readonly texts: string[] = [];
 
   constructor(private readonly frame: ResponseFrame) {}
@@ -75,6 +94,47 @@ export class ResponseEvents {
     this.#emit({ type: "response.created", response: this.#snapshot("in_progress") }, out);
     this.#emit({ type: "response.in_progress", response: this.#snapshot("in_progress") }, out);
     return out;
+  }
+
+  /** Adds an item to the output and announces it; returns its output index. */
+  #add(item: JsonObject, out: ResponseEvent[]): number {
+    const index = this.#output.length;
+    this.#output.push(item);
+    this.#emit({ type: "response.output_item.added", output_index: index, item }, out);
+    return index;
+  }
+
+  /** Replaces an item with its final form and announces it done. */
+  #done(index: number, item: JsonObject, out: ResponseEvent[]): void {
+    this.#output[index] = item;
+    this.#emit({ type: "response.output_item.done", output_index: index, item }, out);
+  }
+
+  /** A delta of the upstream's reasoning: the summary text of the open reasoning item (opened if need be). */
+  #reasoningDelta(delta: string, out: ResponseEvent[]): void {
+    this.#closeText(out, "completed");
+    let open = this.#reasoning;
+    const at = (o: OpenReasoning) => ({ item_id: o.id, output_index: o.index, summary_index: 0 });
+    if (open === undefined) {
+      const id = newId("rs_");
+      open = { index: this.#add(reasoningItem(id, "in_progress", []), out), id, text: "" };
+      this.#reasoning = open;
+      this.#emit({ type: "response.reasoning_summary_part.added", ...at(open), part: summaryText("") }, out);
+    }
+    open.text += delta;
+    this.texts.push(delta);
+    this.#emit({ type: "response.reasoning_summary_text.delta", ...at(open), delta }, out);
+  }
+
+  #closeReasoning(out: ResponseEvent[], status: string): void {
+    const open = this.#reasoning;
+    if (open === undefined) return;
+    this.#reasoning = undefined;
+    const at = { item_id: open.id, output_index: open.index, summary_index: 0 };
+    this.#emit({ type: "response.reasoning_summary_text.done", ...at, text: open.text }, out);
+    const part = summaryText(open.text);
+    this.#emit({ type: "response.reasoning_summary_part.done", ...at, part }, out);
+    this.#done(open.index, reasoningItem(open.id, status, [part]), out);
   }
 
   /** A finished content part, in the Response's form. */
@@ -98,37 +158,32 @@ export class ResponseEvents {
     if (open === undefined) return;
     this.#text = undefined;
     this.#closePart(open, out);
-    const item = messageItem(open.id, status, open.parts.map((p) => ResponseEvents.#part(p)));
-    this.#output[open.index] = item;
-    this.#emit({ type: "response.output_item.done", output_index: open.index, item }, out);
+    this.#done(open.index, messageItem(open.id, status, open.parts.map((p) => ResponseEvents.#part(p))), out);
   }
 
-  #closeCall(out: ResponseEvent[]): void {
-    const call = this.#current;
-    if (call === undefined) return;
-    this.#current = undefined;
-    this.#emit({
-      type: "response.function_call_arguments.done",
-      item_id: call.id,
-      output_index: call.index,
-      name: call.name,
-      arguments: call.arguments,
-    }, out);
-    const item = functionCallItem(call.id, "completed", call);
-    this.#output[call.index] = item;
-    this.#emit({ type: "response.output_item.done", output_index: call.index, item }, out);
+  /** Every open function call done, in the order they started. */
+  #closeCalls(out: ResponseEvent[]): void {
+    for (const call of this.#calls.values()) {
+      this.#emit({
+        type: "response.function_call_arguments.done",
+        item_id: call.id,
+        output_index: call.index,
+        name: call.name,
+        arguments: call.arguments,
+      }, out);
+      this.#done(call.index, functionCallItem(call.id, "completed", call), out);
+    }
+    this.#calls.clear();
   }
 
   /** A delta of the message's text or of its refusal (a chat `delta.refusal`), each its own content part. */
   #textDelta(delta: string, out: ResponseEvent[], type: "output_text" | "refusal" = "output_text"): void {
-    this.#closeCall(out);
+    this.#closeReasoning(out, "completed");
     let open = this.#text;
     if (open === undefined) {
-      open = { index: this.#output.length, id: newId("msg_"), parts: [] };
+      const id = newId("msg_");
+      open = { index: this.#add(messageItem(id, "in_progress", []), out), id, parts: [] };
       this.#text = open;
-      const item = messageItem(open.id, "in_progress", []);
-      this.#output.push(item);
-      this.#emit({ type: "response.output_item.added", output_index: open.index, item }, out);
     }
     let part = open.parts.at(-1);
     if (part?.type !== type) {
@@ -155,20 +210,17 @@ export class ResponseEvents {
     const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
     let open = this.#calls.get(chatIndex);
     if (open === undefined) {
+      this.#closeReasoning(out, "completed");
       this.#closeText(out, "completed");
-      this.#closeCall(out);
-      open = {
-        index: this.#output.length,
-        id: newId("fc_"),
+      const id = newId("fc_");
+      const started = {
+        id,
         call_id: typeof call.id === "string" ? call.id : newId("call_"),
         name: typeof fn.name === "string" ? fn.name : "",
         arguments: "",
       };
+      open = { ...started, index: this.#add(functionCallItem(id, "in_progress", started), out) };
       this.#calls.set(chatIndex, open);
-      this.#current = open;
-      const item = functionCallItem(open.id, "in_progress", open);
-      this.#output.push(item);
-      this.#emit({ type: "response.output_item.added", output_index: open.index, item }, out);
     }
     if (typeof fn.arguments === "string" && fn.arguments !== "") {
       open.arguments += fn.arguments;
@@ -188,7 +240,10 @@ export class ResponseEvents {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices[0] as JsonObject | undefined;
     if (choice === undefined) return out;
-    const delta = (choice.delta ?? {}) as JsonObject;
+    const delta = (choice.delta ?? {}) as JsonObject & ReasoningFields;
+    if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
+      this.#reasoningDelta(delta.reasoning_content, out);
+    }
     if (typeof delta.content === "string" && delta.content !== "") this.#textDelta(delta.content, out);
     if (typeof delta.refusal === "string" && delta.refusal !== "") {
       this.#textDelta(delta.refusal, out, "refusal");
@@ -204,8 +259,10 @@ export class ResponseEvents {
   finish(usage: Usage): ResponseEvent[] {
     const out: ResponseEvent[] = [];
     const end = endOf(this.#finish);
-    this.#closeText(out, end.status === "incomplete" ? "incomplete" : "completed");
-    this.#closeCall(out);
+    const status = end.status === "incomplete" ? "incomplete" : "completed";
+    this.#closeReasoning(out, status);
+    this.#closeText(out, status);
+    this.#closeCalls(out);
     const response = this.#snapshot(end.status, {
       usage: responseUsage(usage),
       incompleteReason: end.reason,
@@ -220,16 +277,28 @@ export class ResponseEvents {
   /** The end of a stream that broke: an `error` event, then `response.failed`. */
   fail(error: GatewayError): ResponseEvent[] {
     const out: ResponseEvent[] = [];
-    const body = error.toBody().error;
-    this.#emit(
-      { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
-      out,
-    );
-    const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
-    const response = this.#snapshot("failed", { error: { code, message: body.message } });
-    this.#emit({ type: "response.failed", response }, out);
+    const failed = failureEvents(error, (e) => this.#snapshot("failed", { error: e }));
+    for (const event of failed) this.#emit(event, out);
     return out;
   }
+}
+
+/**
+ * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an
+ * `error` event with the gateway's error, then `response.failed` carrying the Response that `failedResponse`
+ * builds around its `ResponseError` (`code` one of the spec's codes, else `server_error`). Shared by the
+ * translated and the native stream.
+ */
+export function failureEvents(
+  error: GatewayError,
+  failedResponse: (error: JsonObject) => JsonObject,
+): ResponseEvent[] {
+  const body = error.toBody().error;
+  const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
+  return [
+    { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
+    { type: "response.failed", response: failedResponse({ code, message: body.message }) },
+  ];
 }
 
 const encoder = new TextEncoder();

@@ -2,11 +2,21 @@ import assert from "node:assert/strict";
 import { badGateway } from "../../errors.ts";
 import type { ChatCompletionChunk } from "../../openai/types.ts";
 import { parseResponsesRequest } from "./request.ts";
-import type { ResponseFrame } from "./response.ts";
-import { encodeEvent, ResponseEvents } from "./stream.ts";
+import { newId, type ResponseFrame } from "./response.ts";
+import { encodeEvent, type ResponseEvent, ResponseEvents } from "./stream.ts";
+import { loadOpenApiSchemas } from "../../../tests/helpers/openapi_schema.ts";
+import { checkEvents, type WireEvent } from "../../../tests/helpers/responses_conformance.ts";
+
+/** The spec's schemas (null on a local run without the spec; CI always has it). */
+const schemas = await loadOpenApiSchemas();
+
+/** A whole stream's events checked as a client would: schemas, order, deltas, the final Response. */
+function conforming(events: ResponseEvent[]): Record<string, unknown> {
+  return checkEvents(schemas, events as WireEvent[]);
+}
 
 const frame: ResponseFrame = {
-  id: "resp_1",
+  id: newId("resp_"),
   createdAt: 1,
   alias: "a",
   params: parseResponsesRequest({ model: "a", input: "Hi" }).params,
@@ -76,15 +86,16 @@ Deno.test("responses stream: a text then two tool calls; length stop is response
     "response.output_item.added",
     "response.function_call_arguments.delta",
     "response.function_call_arguments.delta",
-    "response.function_call_arguments.done",
-    "response.output_item.done",
     "response.output_item.added",
     "response.function_call_arguments.delta",
+    // Calls are done at the end: a parallel call's deltas may still come for an earlier one.
+    "response.function_call_arguments.done",
+    "response.output_item.done",
     "response.function_call_arguments.done",
     "response.output_item.done",
     "response.incomplete",
   ]);
-  assert.equal(all[9].arguments, '{"a":1}');
+  assert.equal(all[11].arguments, '{"a":1}');
   const done = all.at(-1)!.response as Record<string, unknown>;
   assert.deepEqual(done.incomplete_details, { reason: "max_output_tokens" });
   const output = done.output as Record<string, unknown>[];
@@ -95,6 +106,100 @@ Deno.test("responses stream: a text then two tool calls; length stop is response
     "function_call",
     "c2",
   ]]);
+});
+
+Deno.test("responses stream: interleaved parallel tool-call deltas (0, 1, 0, 1) stay within their open items", () => {
+  const ev = new ResponseEvents(frame);
+  const call = (index: number, args: string, id?: string) =>
+    chunk({
+      tool_calls: [{
+        index,
+        ...(id
+          ? { id, function: { name: `f${index}`, arguments: args } }
+          : { function: { arguments: args } }),
+      }],
+    });
+  const all = [
+    ...ev.start(),
+    ...ev.chunk(call(0, '{"a"', "c0")),
+    ...ev.chunk(call(1, '{"b"', "c1")),
+    ...ev.chunk(call(0, ":1}")),
+    ...ev.chunk(call(1, ":2}")),
+    ...ev.chunk(chunk({}, "tool_calls")),
+    ...ev.finish(USAGE),
+  ];
+  const done = conforming(all);
+  const output = done.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.call_id, i.name, i.arguments]), [
+    ["c0", "f0", '{"a":1}'],
+    ["c1", "f1", '{"b":2}'],
+  ]);
+  // Each argument delta is forwarded as its chunk arrives.
+  assert.deepEqual(
+    all.filter((e) => e.type === "response.function_call_arguments.delta").map((e) => e.delta),
+    ['{"a"', '{"b"', ":1}", ":2}"],
+  );
+});
+
+Deno.test("responses stream: reasoning_content deltas are a reasoning item's summary, in OpenAI's order", () => {
+  const ev = new ResponseEvents(frame);
+  const all = [
+    ...ev.start(),
+    ...ev.chunk(chunk({ role: "assistant", content: "" })),
+    ...ev.chunk(chunk({ reasoning_content: "Think" })),
+    ...ev.chunk(chunk({ reasoning_content: "ing." })),
+    ...ev.chunk(chunk({ content: "Answer" })),
+    ...ev.chunk(chunk({}, "stop")),
+    ...ev.finish({ ...USAGE, completion_tokens_details: { reasoning_tokens: 7 } }),
+  ];
+  const done = conforming(all);
+  assert.deepEqual(all.map((e) => e.type), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_summary_part.done",
+    "response.output_item.done",
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
+  // Each reasoning event is forwarded with its own chunk, not held for the message.
+  assert.equal(all[4].delta, "Think");
+  const output = done.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => i.type), ["reasoning", "message"]);
+  assert.deepEqual(all[2].item, { id: output[0].id, type: "reasoning", status: "in_progress", summary: [] });
+  assert.match(String(output[0].id), /^rs_[0-9a-f]{48}$/);
+  assert.deepEqual(output[0].summary, [{ type: "summary_text", text: "Thinking." }]);
+  assert.deepEqual((done.usage as { output_tokens_details: unknown }).output_tokens_details, {
+    reasoning_tokens: 7,
+  });
+  assert.deepEqual(ev.texts, ["Think", "ing.", "Answer"], "reasoning counts as output when no usage comes");
+});
+
+Deno.test("responses stream: a length stop while reasoning leaves the reasoning item incomplete", () => {
+  const ev = new ResponseEvents(frame);
+  const all = [
+    ...ev.start(),
+    ...ev.chunk(chunk({ reasoning_content: "Hm" })),
+    ...ev.chunk(chunk({}, "length")),
+  ];
+  all.push(...ev.finish(USAGE));
+  const done = conforming(all);
+  assert.equal(done.status, "incomplete");
+  const [item] = done.output as Record<string, unknown>[];
+  assert.deepEqual([item.type, item.status, item.summary], [
+    "reasoning",
+    "incomplete",
+    [{ type: "summary_text", text: "Hm" }],
+  ]);
 });
 
 Deno.test("responses stream: a failure is an error event then response.failed", () => {

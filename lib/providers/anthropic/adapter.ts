@@ -15,6 +15,7 @@ import { stages } from "../../streams/pull_through.ts";
 import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from "./request.ts";
 import { anthropicHttpError, toChatCompletion } from "./response.ts";
 import { anthropicChunkTransformer } from "./stream.ts";
+import { anthropicInputTokens, countTokensBody, countTokensUrl } from "./count_tokens.ts";
 import type { Provider } from "../types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
@@ -45,15 +46,17 @@ function unkeyedHeaders(config: AnthropicProviderConfig, stream: boolean): Recor
 
 /**
  * The Anthropic body for a client request: unsupported parameters refused (or dropped with
- * `unsupported_params: drop`), then translated.
+ * `unsupported_params: drop`, or `mode` "drop" where they cannot change the answer, as for a token count),
+ * then translated.
  */
 export function buildAnthropicBody(
   config: AnthropicProviderConfig,
   request: ChatRequest,
   model: string,
+  mode: "error" | "drop" = config.unsupported_params,
 ): JsonObject {
   const rules = { ...anthropicUnsupportedRules, ...unknownParamRules(request) };
-  const supported = applyUnsupportedRules(request, rules, config.unsupported_params, "Anthropic");
+  const supported = applyUnsupportedRules(request, rules, mode, "Anthropic");
   return toAnthropicRequest(supported, { model, defaultMaxTokens: config.default_max_tokens });
 }
 
@@ -93,6 +96,15 @@ export function anthropicAdapter(config: AnthropicProviderConfig): ProviderAdapt
         sseEvents(call),
         anthropicChunkTransformer({ provider: call.target.provider, model: call.target.model, secrets }),
       ),
+    // Unsupported parameters are dropped, not refused: they do not change what the input counts.
+    countTokensRequest: (input, call) => ({
+      url: countTokensUrl(config.base_url),
+      headers: unkeyedHeaders(config, false),
+      body: JSON.stringify(
+        countTokensBody(buildAnthropicBody(config, input.chat, call.target.model, "drop")),
+      ),
+    }),
+    inputTokens: anthropicInputTokens,
     embed: () =>
       Promise.reject(
         invalidRequest(

@@ -7,7 +7,7 @@
  * groups so that nothing is lost silently:
  *
  * - translated: messages, max_tokens / max_completion_tokens, stop, temperature, top_p, tools, tool_choice,
- *   parallel_tool_calls, user, stream;
+ *   parallel_tool_calls, user, stream, reasoning_effort (→ `thinking`, see `../shared/thinking_budget.ts`);
  * - not sent because they cannot change the answer: `stream_options`, `store`, `metadata` (OpenAI's
  *   dashboard tags), `service_tier`, `prediction`, `prompt_cache_key`, `safety_identifier`, `n: 1`,
  *   `logprobs: false`, `response_format: {type: "text"}`, `modalities: ["text"]`, zero penalties;
@@ -22,6 +22,7 @@ import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import type { UnsupportedRules } from "../shared/unsupported_params.ts";
 import { always } from "../shared/unsupported_params.ts";
 import { isObject } from "../shared/json.ts";
+import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 
 /** Parameters the translation reads. */
 const TRANSLATED = new Set([
@@ -65,8 +66,8 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
  * - `response_format` json_object / json_schema: not mapped (Anthropic's structured outputs use a
- *   different field and model set); `audio`, `modalities` other than text, `reasoning_effort`, `verbosity`,
- *   `web_search_options`, legacy `functions` / `function_call`.
+ *   different field and model set); `audio`, `modalities` other than text, `reasoning_effort` values other
+ *   than none/minimal/low/medium/high, `verbosity`, `web_search_options`, legacy `functions` / `function_call`.
  *
  * Any other parameter the gateway does not know is unsupported too (see {@linkcode unknownParamRules}),
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
@@ -82,7 +83,7 @@ export const anthropicUnsupportedRules: UnsupportedRules = {
   response_format: (v) => !isObject(v) || v.type !== "text",
   audio: always,
   modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
-  reasoning_effort: always,
+  reasoning_effort: claudeEffortUnsupported,
   verbosity: always,
   web_search_options: always,
   functions: always,
@@ -301,14 +302,36 @@ function toAnthropicToolChoice(choice: unknown, parallel: unknown): JsonObject |
 }
 
 /**
+ * True when the last assistant turn calls tools. With thinking on, Anthropic requires that turn to start with
+ * the thinking block it came with, signature and all, which OpenAI clients never send back.
+ */
+export function lastAssistantCallsTools(messages: readonly AnthropicMessage[]): boolean {
+  const last = messages.findLast((m) => m.role === "assistant");
+  return Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_use");
+}
+
+/**
  * The Anthropic Messages request body for an OpenAI chat request whose unsupported parameters were already
  * handled (see {@linkcode anthropicUnsupportedRules}). Throws a 400 `GatewayError` naming the parameter for
  * content Anthropic cannot take (audio/file parts, non-function tools, invalid tool-call arguments).
+ *
+ * `reasoning_effort` turns on extended thinking, except while a tool loop is under way (the last assistant
+ * turn calls tools): Anthropic would refuse that turn without its signed thinking block, and its own advice is
+ * to leave thinking off then, so that step is answered without thinking and the loop keeps working.
  */
 export function toAnthropicRequest(request: ChatRequest, options: AnthropicRequestOptions): JsonObject {
   const { system, messages } = toAnthropicMessages(request.messages);
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? options.defaultMaxTokens;
+  const clientMax = request.max_completion_tokens ?? request.max_tokens;
+  let maxTokens = clientMax ?? options.defaultMaxTokens;
+  const thinking = lastAssistantCallsTools(messages) ? null : claudeThinking(
+    request.reasoning_effort,
+    typeof clientMax === "number" ? clientMax : undefined,
+    request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
+    options.defaultMaxTokens,
+  );
+  if (thinking !== null) maxTokens = thinking.maxTokens;
   const body: JsonObject = { model: options.model, max_tokens: maxTokens, messages };
+  if (thinking !== null) body.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
   if (system !== undefined) body.system = system;
   if (typeof request.stop === "string") body.stop_sequences = [request.stop];
   else if (Array.isArray(request.stop)) body.stop_sequences = request.stop;

@@ -8,7 +8,7 @@
  */
 import { badGateway, type GatewayError } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
-import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
+import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isObject } from "../shared/json.ts";
 
@@ -68,9 +68,11 @@ export function completionId(messageId: unknown): string {
 
 /**
  * An Anthropic `message` as an OpenAI `chat.completion`: text blocks joined into `content` (null when there
- * are none), `tool_use` blocks as `tool_calls` with the input serialised to a JSON string. Thinking blocks
- * and server-tool blocks have no OpenAI counterpart and are left out. Throws 502 for a body that is not a
- * message.
+ * are none), `tool_use` blocks as `tool_calls` with the input serialised to a JSON string, thinking blocks
+ * joined into `reasoning_content` (the chat form's reasoning; present only when there was thinking). Redacted
+ * thinking (encrypted), thinking signatures and server-tool blocks have no OpenAI counterpart and are left out.
+ * Anthropic counts thinking inside `output_tokens` without a separate figure, so no `reasoning_tokens` is
+ * reported. Throws 502 for a body that is not a message.
  */
 export function toChatCompletion(
   provider: string,
@@ -85,11 +87,14 @@ export function toChatCompletion(
     );
   }
   let text: string | null = null;
+  let thinking: string | undefined;
   const toolCalls: JsonObject[] = [];
   for (const block of message.content) {
     if (!isObject(block)) continue;
     if (block.type === "text" && typeof block.text === "string") text = (text ?? "") + block.text;
-    else if (block.type === "tool_use") {
+    else if (block.type === "thinking" && typeof block.thinking === "string") {
+      thinking = (thinking ?? "") + block.thinking;
+    } else if (block.type === "tool_use") {
       toolCalls.push({
         id: String(block.id),
         type: "function",
@@ -97,7 +102,8 @@ export function toChatCompletion(
       });
     }
   }
-  const reply: JsonObject = { role: "assistant", content: text, refusal: null };
+  const reply: JsonObject & ReasoningFields = { role: "assistant", content: text, refusal: null };
+  if (thinking !== undefined) reply.reasoning_content = thinking;
   if (toolCalls.length > 0) reply.tool_calls = toolCalls;
   return {
     id: completionId(message.id),

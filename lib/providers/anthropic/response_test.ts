@@ -245,3 +245,44 @@ Deno.test("anthropic errors: error events inside a stream map by their type", ()
     assert.equal(err.code, code, type);
   }
 });
+
+Deno.test("anthropic response: thinking blocks → reasoning_content; redacted thinking and signatures left out", () => {
+  // The extended-thinking guide's response shape: thinking (with signature), redacted_thinking, then text.
+  const completion = toChatCompletion(
+    "claude",
+    {
+      id: "msg_01think",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [
+        {
+          type: "thinking",
+          thinking: "To approach this, let me think about what we know about prime numbers...",
+          signature: "WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve/op91XWHOEBLLqIOMfFG/UvLEczmEsUjavL",
+        },
+        {
+          type: "redacted_thinking",
+          data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP",
+        },
+        { type: "text", text: "Yes, there are infinitely many prime numbers such that..." },
+      ],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 40, output_tokens: 320 },
+    },
+    "claude-sonnet-4-5",
+    1,
+  );
+  assert.deepEqual(completion.choices[0].message, {
+    role: "assistant",
+    content: "Yes, there are infinitely many prime numbers such that...",
+    refusal: null,
+    reasoning_content: "To approach this, let me think about what we know about prime numbers...",
+  });
+  assert.ok(!JSON.stringify(completion).includes("WaUjzkyp"), "the signature is not exposed");
+  assert.ok(!JSON.stringify(completion).includes("EmwKAhgB"), "redacted thinking is not exposed");
+  assert.equal(completion.usage?.completion_tokens, 320, "thinking is counted in output tokens");
+  const plain = toChatCompletion("claude", TEXT_RESPONSE, "m", 1);
+  assert.equal("reasoning_content" in (plain.choices[0].message as object), false, "no thinking, no field");
+});

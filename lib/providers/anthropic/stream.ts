@@ -10,8 +10,10 @@
  * - text deltas → `content`; `tool_use` block start → a tool call `{index: k, id, type, function: {name,
  *   arguments: ""}}`, where k counts tool calls in this response (Anthropic's block index also counts text
  *   blocks); `input_json_delta` → `arguments` fragments on the same k (`{}` for a tool called without input);
- * - thinking / signature / citation deltas, `ping` and unknown event types are dropped (OpenAI chat has no
- *   place for them; Anthropic's versioning policy says new event types may appear);
+ * - thinking (a `thinking` block's start text and its `thinking_delta`s) → `reasoning_content`, the chat
+ *   form's reasoning, never `content`;
+ * - signature and citation deltas, redacted thinking, `ping` and unknown event types are dropped (OpenAI chat
+ *   has no place for them; Anthropic's versioning policy says new event types may appear);
  * - `message_stop` → a chunk `delta: {}` with the finish reason, then always one usage-only chunk (the server
  *   removes it unless the client asked for usage); nothing after `message_stop` is read;
  * - an `error` event → the stream errors with the mapped `GatewayError`; a stream that ends before
@@ -104,6 +106,10 @@ export function anthropicChunkTransformer(
           const block = isObject(data.content_block) ? data.content_block : {};
           if (block.type === "text" && typeof block.text === "string" && block.text !== "") {
             emit({ content: block.text });
+          } else if (
+            block.type === "thinking" && typeof block.thinking === "string" && block.thinking !== ""
+          ) {
+            emit({ reasoning_content: block.thinking });
           } else if (block.type === "tool_use") {
             const tool: OpenTool = { k: toolCount++, sentArguments: false };
             tools.set(index, tool);
@@ -128,6 +134,10 @@ export function anthropicChunkTransformer(
           const delta = isObject(data.delta) ? data.delta : {};
           if (delta.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
             emit({ content: delta.text });
+          } else if (
+            delta.type === "thinking_delta" && typeof delta.thinking === "string" && delta.thinking !== ""
+          ) {
+            emit({ reasoning_content: delta.thinking });
           } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
             const tool = tools.get(index);
             if (tool === undefined) throw invalid("input_json_delta for a block that is not a tool call");

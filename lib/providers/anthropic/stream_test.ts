@@ -219,7 +219,7 @@ Deno.test("anthropic stream: a stream cut before message_stop errors (truncated)
   await assert.rejects(collect([encoder.encode("data: not json\n\n")]), GatewayError);
 });
 
-Deno.test("anthropic stream: thinking dropped; tool k counts tools only; a tool without input gets {}", async () => {
+Deno.test("anthropic stream: thinking → reasoning_content, signature dropped; tool k counts tools only; {} input", async () => {
   const text = [
     sse(
       "message_start",
@@ -266,6 +266,7 @@ Deno.test("anthropic stream: thinking dropped; tool k counts tools only; a tool 
   const deltas = (await collect([encoder.encode(text)])).map((c) => c.choices[0]?.delta);
   assert.deepEqual(deltas, [
     { role: "assistant", content: "" },
+    { reasoning_content: "hm" },
     { tool_calls: [{ index: 0, id: "toolu_a", type: "function", function: { name: "now", arguments: "" } }] },
     { tool_calls: [{ index: 0, function: { arguments: "{}" } }] },
     { tool_calls: [{ index: 1, id: "toolu_b", type: "function", function: { name: "f", arguments: "" } }] },
@@ -288,4 +289,80 @@ Deno.test("anthropic stream: cancelling the chunk stream cancels the upstream bo
   await reader.read();
   await reader.cancel();
   await cancelled.promise;
+});
+
+/**
+ * The extended-thinking guide's streaming example (thinking deltas, a signature delta, then the answer), with a
+ * redacted_thinking block added as the guide's redaction example shows it.
+ */
+const THINKING_STREAM = [
+  sse(
+    "message_start",
+    '{"type":"message_start","message":{"id":"msg_01th","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":40,"output_tokens":1}}}',
+  ),
+  sse(
+    "content_block_start",
+    '{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}',
+  ),
+  ...[
+    "I need to find the GCD of 1071 and 462 ",
+    "using the Euclidean algorithm.\n\n",
+    "1071 = 2 × 462 + 147 ✓",
+  ].map(
+    (t) =>
+      sse(
+        "content_block_delta",
+        JSON.stringify({
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "thinking_delta", thinking: t },
+        }),
+      ),
+  ),
+  sse(
+    "content_block_delta",
+    '{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}',
+  ),
+  sse("content_block_stop", '{"type":"content_block_stop","index":0}'),
+  sse(
+    "content_block_start",
+    '{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}}',
+  ),
+  sse("content_block_stop", '{"type":"content_block_stop","index":1}'),
+  sse(
+    "content_block_start",
+    '{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}',
+  ),
+  sse(
+    "content_block_delta",
+    '{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"The greatest common divisor of 1071 and 462 is **21**."}}',
+  ),
+  sse("content_block_stop", '{"type":"content_block_stop","index":2}'),
+  sse(
+    "message_delta",
+    '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":180}}',
+  ),
+  sse("message_stop", '{"type":"message_stop"}'),
+].join("");
+
+Deno.test("anthropic stream: thinking deltas → reasoning_content, apart from content, at every byte offset", async () => {
+  const bytes = encoder.encode(THINKING_STREAM);
+  const expectedReasoning =
+    "I need to find the GCD of 1071 and 462 using the Euclidean algorithm.\n\n1071 = 2 × 462 + 147 ✓";
+  for (let cut = 0; cut <= bytes.length; cut += 1) {
+    const chunks = await collect([bytes.slice(0, cut), bytes.slice(cut)]);
+    const deltas = chunks.filter((c) => c.choices.length > 0).map((c) => c.choices[0].delta as JsonObject);
+    const joined = (key: string) => deltas.map((d) => typeof d[key] === "string" ? d[key] : "").join("");
+    assert.equal(joined("reasoning_content"), expectedReasoning, `cut at ${cut}`);
+    assert.equal(
+      joined("content"),
+      "The greatest common divisor of 1071 and 462 is **21**.",
+      `cut at ${cut}`,
+    );
+    assert.ok(deltas.every((d) => !("content" in d && "reasoning_content" in d)), "never both in one delta");
+    assert.ok(!JSON.stringify(chunks).includes("EqQBCgIYAhIM"), "the signature is not exposed");
+    assert.ok(!JSON.stringify(chunks).includes("EmwKAhgB"), "redacted thinking is not exposed");
+    assert.equal(chunks.at(-2)!.choices[0].finish_reason, "stop");
+    assert.equal(chunks.at(-1)!.usage?.completion_tokens, 180);
+  }
 });

@@ -25,7 +25,8 @@ import { upstreamHttpError } from "../shared/upstream_error.ts";
 import { stages } from "../../streams/pull_through.ts";
 import { parseJsonObject } from "../shared/json.ts";
 import { keyHeader, type ProviderAdapter, providerFromAdapter, sseEvents } from "../shared/skeleton.ts";
-import { azureAddressing, azureUrl } from "./addressing.ts";
+import { azureAddressing, azureResponsesUrl, azureUrl } from "./addressing.ts";
+import { countTokensBody, inputTokensOf, responsesEventTransformer } from "../openai/responses.ts";
 import { azureErrorFields } from "./error.ts";
 import { azureChunkTransformer } from "./stream.ts";
 
@@ -55,7 +56,7 @@ function unkeyedHeaders(
 export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
   const addressing = azureAddressing(config.base_url, config.api_version);
   const secrets: readonly string[] = [config.api_key];
-  return {
+  const adapter: ProviderAdapter = {
     chatRequest: (request, call) => ({
       url: azureUrl(addressing, call.target.model, "chat/completions"),
       headers: unkeyedHeaders(config, call.requestId, request.stream === true),
@@ -82,6 +83,26 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
         send,
       ),
   };
+  if (!config.native_responses) return adapter;
+  // The resource's Responses API: the client's body passed through, the deployment as its `model`.
+  adapter.responsesRequest = (body, call) => ({
+    url: azureResponsesUrl(addressing, "responses"),
+    headers: unkeyedHeaders(config, call.requestId, body.stream === true),
+    body: JSON.stringify(body),
+  });
+  adapter.responsesStages = (call) =>
+    stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets));
+  adapter.countTokensRequest = (input, call) => {
+    const body = countTokensBody(input);
+    if (body === null) return null;
+    return {
+      url: azureResponsesUrl(addressing, "responses/input_tokens"),
+      headers: unkeyedHeaders(config, call.requestId, false),
+      body: JSON.stringify(body),
+    };
+  };
+  adapter.inputTokens = inputTokensOf;
+  return adapter;
 }
 
 /**

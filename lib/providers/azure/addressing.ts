@@ -59,3 +59,19 @@ export function azureUrl(addressing: AzureAddressing, deployment: string, operat
   if (addressing.form === "v1") return `${addressing.root}/${operation}${query}`;
   return `${addressing.root}/openai/deployments/${encodeURIComponent(deployment)}/${operation}${query}`;
 }
+
+/**
+ * The URL of the resource's Responses API (`responses`, or `responses/input_tokens`). Unlike the other
+ * operations it is not per deployment: the deployment is the body's `model`. v1 form: `{base_url}/responses`;
+ * classic form: `{resource}/openai/responses?api-version=…`.
+ */
+export function azureResponsesUrl(
+  addressing: AzureAddressing,
+  operation: "responses" | "responses/input_tokens",
+): string {
+  const query = addressing.apiVersion === undefined
+    ? ""
+    : `?api-version=${encodeURIComponent(addressing.apiVersion)}`;
+  if (addressing.form === "v1") return `${addressing.root}/${operation}${query}`;
+  return `${addressing.root}/openai/${operation}${query}`;
+}

@@ -11,17 +11,18 @@
  * @module
  */
 import type { BedrockProviderConfig } from "../../config/schema.ts";
-import { BEDROCK_UNSUPPORTED, toConverseRequest } from "./request.ts";
+import { bedrockUnsupportedRules, toConverseRequest } from "./request.ts";
 import { bedrockEmbed } from "./embeddings.ts";
 import { bedrockHttpError, fromConverseResponse } from "./response.ts";
 import { converseChunkTransformer } from "./stream.ts";
 import { eventStreamTransformer } from "./eventstream.ts";
 import { stages } from "../../streams/pull_through.ts";
 import { signRequest } from "./sigv4.ts";
-import { bedrockUrl, resolveBedrockSettings } from "./settings.ts";
+import { type BedrockAction, bedrockUrl, resolveBedrockSettings } from "./settings.ts";
+import { bedrockInputTokens, countTokensBody } from "./count_tokens.ts";
 import { upstreamLimits, type UpstreamRequest } from "../shared/transport.ts";
 import type { Provider } from "../types.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
 import { parseJsonObject } from "../shared/json.ts";
 import { type ProviderAdapter, providerFromAdapter } from "../shared/skeleton.ts";
@@ -60,7 +61,7 @@ export function bedrockAdapter(
   /** The request for `action`; its own headers (`accept`) go on after the signed ones, unsigned. */
   const request = (
     model: string,
-    action: "converse" | "converse-stream" | "invoke",
+    action: BedrockAction,
     body: JsonObject,
   ): UpstreamRequest => ({
     url: bedrockUrl(settings.baseUrl, model, action),
@@ -68,12 +69,26 @@ export function bedrockAdapter(
     body: JSON.stringify(body),
   });
 
+  /**
+   * The Converse body for a chat request, unsupported parameters refused or dropped (`mode`); with the `model`,
+   * Claude's reasoning settings too.
+   */
+  const converseBody = (chat: ChatRequest, mode: "error" | "drop", model = "") =>
+    toConverseRequest(applyUnsupportedRules(chat, bedrockUnsupportedRules(model), mode, "Bedrock"), model);
+
   return {
     chatRequest(chat, call) {
-      const filtered = applyUnsupportedRules(chat, BEDROCK_UNSUPPORTED, config.unsupported_params, "Bedrock");
-      const body = toConverseRequest(filtered);
+      const body = converseBody(chat, config.unsupported_params, call.target.model);
       return request(call.target.model, chat.stream === true ? "converse-stream" : "converse", body);
     },
+    // Unsupported parameters are dropped, not refused: they do not change what the input counts.
+    countTokensRequest: (input, call) =>
+      request(
+        call.target.model,
+        "count-tokens",
+        countTokensBody(converseBody(input.chat, "drop", call.target.model)),
+      ),
+    inputTokens: bedrockInputTokens,
     async authorize(upstream) {
       const signed = await signRequest({
         method: "POST",

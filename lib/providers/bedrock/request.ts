@@ -12,6 +12,7 @@ import { invalidRequest } from "../../errors.ts";
 import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
 import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
 import { isObject } from "../shared/json.ts";
+import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -26,6 +27,8 @@ export interface ConverseMessage {
  * OpenAI parameters Converse cannot honour: there is no equivalent for several choices, log probabilities,
  * token biases, penalties, seeds, structured-output formats, audio or predicted outputs, and no way to turn
  * off parallel tool calls generically. Each goes through `applyUnsupportedRules` (400 or `drop`).
+ * `reasoning_effort` has no Converse field either; only Claude models take it, through
+ * `additionalModelRequestFields` (see {@linkcode bedrockUnsupportedRules}).
  */
 export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   n: (v) => v !== 1,
@@ -43,6 +46,27 @@ export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   reasoning_effort: always,
   web_search_options: always,
 };
+
+/**
+ * Claude on Bedrock, by model id, inference profile (`us.anthropic.claude-…`) or ARN ending in one. An
+ * application inference profile ARN does not name its model, so it counts as not Claude.
+ */
+export function isClaudeModel(model: string): boolean {
+  return /(?:^|[./])anthropic\.claude-/.test(model);
+}
+
+/** {@linkcode BEDROCK_UNSUPPORTED} for `model`: Claude models take the `reasoning_effort` values Claude maps. */
+export function bedrockUnsupportedRules(model: string): UnsupportedRules {
+  return isClaudeModel(model)
+    ? { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported }
+    : BEDROCK_UNSUPPORTED;
+}
+
+/**
+ * The answer allowance added to a Claude thinking budget when the client sets no token limit (Converse has no
+ * gateway default of its own; 4,096 is what the `anthropic` provider uses by default).
+ */
+export const CLAUDE_DEFAULT_ANSWER_TOKENS = 4096;
 
 const IMAGE_FORMATS: Record<string, string> = {
   "image/png": "png",
@@ -240,14 +264,43 @@ export function toToolConfig(request: ChatRequest, turns: ConverseMessage[]): Js
   return config;
 }
 
-/** The Converse / ConverseStream request body for an (already unsupported-filtered) OpenAI request. */
-export function toConverseRequest(request: ChatRequest): JsonObject {
+/**
+ * Claude's extended thinking for `reasoning_effort` (`additionalModelRequestFields.thinking`), as for the
+ * `anthropic` provider: not for other models, and not while a tool loop is under way (the last assistant turn
+ * uses tools), because Claude then requires that turn's signed thinking block, which OpenAI clients never send
+ * back.
+ */
+function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseMessage[]) {
+  if (!isClaudeModel(model)) return null;
+  const last = turns.findLast((t) => t.role === "assistant");
+  if (last?.content.some((b) => "toolUse" in b)) return null;
+  const clientMax = request.max_completion_tokens ?? request.max_tokens;
+  return claudeThinking(
+    request.reasoning_effort,
+    typeof clientMax === "number" ? clientMax : undefined,
+    request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
+    CLAUDE_DEFAULT_ANSWER_TOKENS,
+  );
+}
+
+/**
+ * The Converse / ConverseStream request body for an (already unsupported-filtered) OpenAI request to `model`
+ * (the Bedrock model id, which decides whether `reasoning_effort` becomes Claude's thinking).
+ */
+export function toConverseRequest(request: ChatRequest, model = ""): JsonObject {
   const { system, turns } = toConverseMessages(request.messages);
   const body: JsonObject = { messages: turns };
   if (system.length > 0) body.system = system;
   const inference: JsonObject = {};
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
   if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
+  const thinking = claudeThinkingFor(request, model, turns);
+  if (thinking !== null) {
+    inference.maxTokens = thinking.maxTokens;
+    body.additionalModelRequestFields = {
+      thinking: { type: "enabled", budget_tokens: thinking.budgetTokens },
+    };
+  }
   if (typeof request.temperature === "number") inference.temperature = request.temperature;
   if (typeof request.top_p === "number") inference.topP = request.top_p;
   if (typeof request.stop === "string") inference.stopSequences = [request.stop];

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
-import { BEDROCK_UNSUPPORTED, toConverseRequest } from "./request.ts";
+import { BEDROCK_UNSUPPORTED, bedrockUnsupportedRules, isClaudeModel, toConverseRequest } from "./request.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
 
@@ -265,4 +265,65 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
     );
     assert.equal(param in applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "drop", "Bedrock"), false);
   }
+});
+
+Deno.test("bedrock request: reasoning_effort → Claude thinking in additionalModelRequestFields", () => {
+  const claude = "us.anthropic.claude-sonnet-4-20250514-v1:0";
+  assert.ok(isClaudeModel(claude));
+  assert.ok(
+    isClaudeModel("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-7-sonnet-20250219-v1:0"),
+  );
+  assert.ok(!isClaudeModel("amazon.nova-pro-v1:0"));
+  const request = req({ reasoning_effort: "medium" });
+  assert.equal(applyUnsupportedRules(request, bedrockUnsupportedRules(claude), "error", "Bedrock"), request);
+  const body = toConverseRequest(request, claude);
+  assert.deepEqual(body.additionalModelRequestFields, { thinking: { type: "enabled", budget_tokens: 8192 } });
+  assert.deepEqual(body.inferenceConfig, { maxTokens: 4096 + 8192 });
+  const bounded = toConverseRequest(req({ reasoning_effort: "high", max_completion_tokens: 10000 }), claude);
+  assert.deepEqual(bounded.additionalModelRequestFields, {
+    thinking: { type: "enabled", budget_tokens: 9999 },
+  });
+  assert.deepEqual(bounded.inferenceConfig, { maxTokens: 10000 });
+  assert.equal(
+    "additionalModelRequestFields" in toConverseRequest(req({ reasoning_effort: "none" }), claude),
+    false,
+  );
+  // Other models: no field to put it in, so it stays a 400 naming the parameter.
+  assert.throws(
+    () => applyUnsupportedRules(request, bedrockUnsupportedRules("amazon.nova-pro-v1:0"), "error", "Bedrock"),
+    (err: unknown) => err instanceof GatewayError && err.param === "reasoning_effort",
+  );
+  assert.throws(
+    () =>
+      applyUnsupportedRules(
+        req({ reasoning_effort: "xhigh" }),
+        bedrockUnsupportedRules(claude),
+        "error",
+        "Bedrock",
+      ),
+    (err: unknown) => err instanceof GatewayError && err.param === "reasoning_effort",
+  );
+  // A tool loop under way: Claude would need the signed thinking block back, so no thinking for that step.
+  const loop = toConverseRequest(
+    req({
+      reasoning_effort: "high",
+      tools: [TOP_SONG_TOOL],
+      messages: [
+        { role: "user", content: "Top song?" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: TOOL_USE_ID,
+            type: "function",
+            function: { name: "top_song", arguments: "{}" },
+          }],
+        },
+        { role: "tool", tool_call_id: TOOL_USE_ID, content: "Elemental Hotel" },
+      ],
+    }),
+    claude,
+  );
+  assert.equal("additionalModelRequestFields" in loop, false);
+  assert.equal("inferenceConfig" in loop, false);
 });

@@ -6,7 +6,7 @@
  */
 import { badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
-import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
+import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { scrubberOf } from "../../secrets/scrubber.ts";
 import { clip, retryHeadersOf, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isObject } from "../shared/json.ts";
@@ -48,17 +48,26 @@ export function mapUsage(usage: unknown): Usage {
   return makeUsage(prompt, count(u.outputTokens), cacheRead);
 }
 
-/** Text and tool calls of Converse content blocks; reasoning and other block kinds are not exposed. */
+/**
+ * Text, reasoning and tool calls of Converse content blocks: `reasoningContent.reasoningText.text` (Claude's
+ * thinking, DeepSeek-R1's reasoning) becomes `reasoning_content`, apart from the answer; reasoning signatures,
+ * redacted reasoning and other block kinds are not exposed. Converse does not count reasoning tokens apart from
+ * `outputTokens`, so no `reasoning_tokens` is reported.
+ */
 export function messageFromBlocks(content: unknown): JsonObject {
   const blocks = Array.isArray(content) ? content : [];
   let text = "";
   let sawText = false;
+  let reasoning: string | undefined;
   const toolCalls: JsonObject[] = [];
   for (const block of blocks) {
     if (!isObject(block)) continue;
     if (typeof block.text === "string") {
       text += block.text;
       sawText = true;
+    } else if (isObject(block.reasoningContent)) {
+      const said = block.reasoningContent.reasoningText;
+      if (isObject(said) && typeof said.text === "string") reasoning = (reasoning ?? "") + said.text;
     } else if (isObject(block.toolUse)) {
       const use = block.toolUse;
       toolCalls.push({
@@ -68,7 +77,12 @@ export function messageFromBlocks(content: unknown): JsonObject {
       });
     }
   }
-  const message: JsonObject = { role: "assistant", content: sawText ? text : null, refusal: null };
+  const message: JsonObject & ReasoningFields = {
+    role: "assistant",
+    content: sawText ? text : null,
+    refusal: null,
+  };
+  if (reasoning !== undefined) message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return message;
 }

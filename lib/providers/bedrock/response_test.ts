@@ -225,3 +225,33 @@ Deno.test("bedrock errors: stream exception frames", () => {
     assert.doesNotMatch(err.message, /wJalr/);
   }
 });
+
+Deno.test("bedrock response: reasoningContent blocks → reasoning_content; signature and redacted reasoning left out", () => {
+  // The Converse answer shape of Claude with thinking on (ContentBlock.reasoningContent, ReasoningContentBlock).
+  const completion = fromConverseResponse("aws", {
+    output: {
+      message: {
+        role: "assistant",
+        content: [
+          {
+            reasoningContent: {
+              reasoningText: { text: "Greet back briefly.", signature: "EqoBCkgSecretSig" },
+            },
+          },
+          { reasoningContent: { redactedContent: "AAECAwQF" } },
+          { text: "Hello!" },
+        ],
+      },
+    },
+    stopReason: "end_turn",
+    usage: { inputTokens: 9, outputTokens: 40, totalTokens: 49 },
+  }, "m");
+  assert.deepEqual(completion.choices[0].message, {
+    role: "assistant",
+    content: "Hello!",
+    refusal: null,
+    reasoning_content: "Greet back briefly.",
+  });
+  assert.ok(!JSON.stringify(completion).includes("EqoBCkgSecretSig"));
+  assert.ok(!JSON.stringify(completion).includes("AAECAwQF"));
+});

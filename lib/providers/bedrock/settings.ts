@@ -45,11 +45,10 @@ export function resolveBedrockSettings(
   return { region, baseUrl, credentials: { accessKeyId, secretAccessKey, sessionToken } };
 }
 
+/** The Bedrock runtime actions the gateway calls (the last segment of the path). */
+export type BedrockAction = "converse" | "converse-stream" | "invoke" | "count-tokens";
+
 /** `{base}/model/{modelId}/{action}` with the model id percent-encoded once (`:` → `%3A`, `/` → `%2F`). */
-export function bedrockUrl(
-  baseUrl: string,
-  modelId: string,
-  action: "converse" | "converse-stream" | "invoke",
-) {
+export function bedrockUrl(baseUrl: string, modelId: string, action: BedrockAction) {
   return `${baseUrl}/model/${uriEncode(modelId)}/${action}`;
 }

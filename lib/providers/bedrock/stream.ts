@@ -3,7 +3,8 @@
  *
  *   messageStart        → first chunk: role "assistant", content ""
  *   contentBlockStart   → (toolUse) first tool-call fragment: index k, id, type, name, arguments ""
- *   contentBlockDelta   → text content, or a tool call's argument fragment
+ *   contentBlockDelta   → text content, reasoning text (→ `reasoning_content`), or a tool call's argument
+ *                         fragment; reasoning signatures and redacted reasoning are not forwarded
  *   messageStop         → the finish chunk with the mapped finish_reason
  *   metadata            → one usage-only chunk (the server drops it unless the client asked for usage)
  *   exception frames    → the stream errors with a GatewayError, so the client gets an OpenAI error event
@@ -102,6 +103,11 @@ export function converseChunkTransformer(
           const delta = isObject(event.delta) ? event.delta : {};
           if (typeof delta.text === "string") {
             if (delta.text !== "") controller.enqueue(makeChunk(identity, { content: delta.text }));
+          } else if (isObject(delta.reasoningContent)) {
+            const text = delta.reasoningContent.text;
+            if (typeof text === "string" && text !== "") {
+              controller.enqueue(makeChunk(identity, { reasoning_content: text }));
+            }
           } else if (isObject(delta.toolUse) && typeof delta.toolUse.input === "string") {
             const k = toolIndex.get(Number(event.contentBlockIndex ?? 0));
             if (k === undefined) {
@@ -114,7 +120,7 @@ export function converseChunkTransformer(
               tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
             }));
           }
-          // Reasoning and other delta kinds have no OpenAI chunk field; they are not forwarded.
+          // Other delta kinds (citations, …) have no OpenAI chunk field; they are not forwarded.
           break;
         }
         case "messageStop":

@@ -126,7 +126,7 @@ Deno.test("bedrock stream: exception frames become mapped GatewayErrors", async 
   }
 });
 
-Deno.test("bedrock stream: a stream cut before messageStop errors; reasoning deltas are skipped", async () => {
+Deno.test("bedrock stream: a stream cut before messageStop errors; reasoning → reasoning_content", async () => {
   await assert.rejects(
     run(TEXT_STREAM.slice(0, 3)),
     (err: unknown) =>
@@ -137,7 +137,12 @@ Deno.test("bedrock stream: a stream cut before messageStop errors; reasoning del
     ev("contentBlockDelta", { contentBlockIndex: 1, delta: { text: "Hi" } }),
     ev("messageStop", { stopReason: "end_turn" }),
   ]);
-  assert.deepEqual(deltas(chunks), [{ role: "assistant", content: "" }, { content: "Hi" }, {}]);
+  assert.deepEqual(deltas(chunks), [
+    { role: "assistant", content: "" },
+    { reasoning_content: "hmm" },
+    { content: "Hi" },
+    {},
+  ]);
 });
 
 Deno.test("bedrock stream: binary frames split across reads, through the decoder", async () => {
@@ -191,4 +196,50 @@ Deno.test("bedrock stream: cancelling the chunk stream cancels the upstream body
   await reader.cancel("client gone");
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(cancelled, "client gone");
+});
+
+Deno.test("bedrock stream: reasoning deltas (Claude thinking) apart from content, frames split at every byte", async () => {
+  const frames = [
+    eventFrame("messageStart", { role: "assistant" }),
+    eventFrame("contentBlockDelta", {
+      contentBlockIndex: 0,
+      delta: { reasoningContent: { text: "The user wants " } },
+    }),
+    eventFrame("contentBlockDelta", {
+      contentBlockIndex: 0,
+      delta: { reasoningContent: { text: "a greeting ✓" } },
+    }),
+    eventFrame("contentBlockDelta", {
+      contentBlockIndex: 0,
+      delta: { reasoningContent: { signature: "ErcBCkgIAhABGAIiQMuSecretSignature" } },
+    }),
+    eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+    eventFrame("contentBlockDelta", {
+      contentBlockIndex: 1,
+      delta: { reasoningContent: { redactedContent: "AAEC" } },
+    }),
+    eventFrame("contentBlockDelta", { contentBlockIndex: 2, delta: { text: "Hello!" } }),
+    eventFrame("contentBlockStop", { contentBlockIndex: 2 }),
+    eventFrame("messageStop", { stopReason: "end_turn" }),
+    eventFrame("metadata", { usage: { inputTokens: 9, outputTokens: 40, totalTokens: 49 } }),
+  ];
+  const all = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  frames.reduce((at, f) => (all.set(f, at), at + f.length), 0);
+  for (let at = 0; at <= all.length; at++) {
+    const chunks = await Array.fromAsync(
+      runStages(
+        [all.slice(0, at), all.slice(at)],
+        eventStreamTransformer(),
+        converseChunkTransformer({ provider: "aws", model: "m", identity: IDENTITY }),
+      ),
+    );
+    assert.deepEqual(deltas(chunks), [
+      { role: "assistant", content: "" },
+      { reasoning_content: "The user wants " },
+      { reasoning_content: "a greeting ✓" },
+      { content: "Hello!" },
+      {},
+      { usage: { prompt_tokens: 9, completion_tokens: 40, total_tokens: 49 } },
+    ], `split at byte ${at}`);
+  }
 });

@@ -21,10 +21,11 @@ import { geminiHttpError } from "./error.ts";
 import { geminiUnsupportedRules, toGeminiRequest } from "./request.ts";
 import { toChatCompletion } from "./response.ts";
 import { geminiChunkTransformer } from "./stream.ts";
+import { countTokensBody, geminiInputTokens } from "./count_tokens.ts";
 import { count } from "./types.ts";
 import type { UpstreamRequest } from "../shared/transport.ts";
 import type { Provider } from "../types.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
 import { isObject, parseJsonObject } from "../shared/json.ts";
 import { keyHeader, type ProviderAdapter, providerFromAdapter, sseEvents } from "../shared/skeleton.ts";
@@ -70,20 +71,26 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
     body: JSON.stringify(body),
   });
 
+  /** The `GenerateContentRequest` for a chat request, unsupported parameters refused or dropped (`mode`). */
+  const generateContentBody = (request: ChatRequest, stream: boolean, mode: "error" | "drop") =>
+    toGeminiRequest(applyUnsupportedRules(request, geminiUnsupportedRules(stream), mode, "Gemini"));
+
   return {
     chatRequest(request, call) {
       const stream = request.stream === true;
-      const checked = applyUnsupportedRules(
-        request,
-        geminiUnsupportedRules(stream),
-        config.unsupported_params,
-        "Gemini",
-      );
-      const body = toGeminiRequest(checked);
+      const body = generateContentBody(request, stream, config.unsupported_params);
       return stream
         ? post(call.target.model, "streamGenerateContent", body, true)
         : post(call.target.model, "generateContent", body);
     },
+    // Unsupported parameters are dropped, not refused: they do not change what the input counts.
+    countTokensRequest: (input, call) =>
+      post(
+        call.target.model,
+        "countTokens",
+        countTokensBody(generateContentBody(input.chat, false, "drop"), call.target.model),
+      ),
+    inputTokens: geminiInputTokens,
     authorize: keyHeader("x-goog-api-key", config.api_key),
     httpError: (provider, status, text, headers) => geminiHttpError(provider, status, text, headers, secrets),
     completion: (text, call) =>

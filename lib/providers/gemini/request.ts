@@ -17,7 +17,8 @@ import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
  *   byte offsets and a different shape; not translated.
  * - `n > 1` on streams: Gemini streams interleave candidates, the gateway's stream stage is single-choice.
  * - `parallel_tool_calls: false`: Gemini has no switch to forbid parallel function calls.
- * - `reasoning_effort`: Gemini 2.5 takes a token budget, Gemini 3 a level; the model decides which applies.
+ * - `reasoning_effort` other than none/low/medium/high (see {@linkcode GEMINI_THINKING_BUDGETS}; Google's own
+ *   OpenAI layer refuses `minimal` too).
  * - `audio`, `modalities` other than text, `prediction`, `web_search_options`: not offered by this adapter.
  */
 export function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
@@ -26,7 +27,7 @@ export function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
     logprobs: (v) => v === true,
     top_logprobs: (v) => v !== 0,
     parallel_tool_calls: (v) => v === false,
-    reasoning_effort: always,
+    reasoning_effort: (v) => !(typeof v === "string" && Object.hasOwn(GEMINI_THINKING_BUDGETS, v)),
     audio: always,
     modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
     prediction: always,
@@ -242,7 +243,31 @@ function num(value: unknown): number | undefined {
   return typeof value === "number" ? value : undefined;
 }
 
-/** `generationConfig` from the OpenAI sampling, length, stop and response-format parameters. */
+/**
+ * `reasoning_effort` → `thinkingConfig.thinkingBudget`, with the budgets Google's own OpenAI-compatible endpoint
+ * documents for the same efforts (1K, 8K, 24K; `none` → 0, thinking off). A budget rather than Gemini 3's
+ * `thinkingLevel`, because Gemini 2.5 takes only budgets and Gemini 3 still accepts them, so one mapping serves
+ * every model without guessing its generation from its name. `maxOutputTokens` already bounds thinking and
+ * answer together, as OpenAI's `max_completion_tokens` does, so it is left as the client set it.
+ */
+export const GEMINI_THINKING_BUDGETS: Readonly<Record<string, number>> = {
+  none: 0,
+  low: 1024,
+  medium: 8192,
+  high: 24576,
+};
+
+/**
+ * The `thinkingConfig` for an effort: the budget, and `includeThoughts` so that thought summaries come back (as
+ * `reasoning_content`); `undefined` without an effort.
+ */
+export function toThinkingConfig(effort: unknown): JsonObject | undefined {
+  if (typeof effort !== "string" || !Object.hasOwn(GEMINI_THINKING_BUDGETS, effort)) return undefined;
+  const budget = GEMINI_THINKING_BUDGETS[effort];
+  return budget === 0 ? { thinkingBudget: 0 } : { thinkingBudget: budget, includeThoughts: true };
+}
+
+/** `generationConfig` from the OpenAI sampling, length, stop, response-format and reasoning parameters. */
 export function toGenerationConfig(request: ChatRequest): JsonObject {
   const config: JsonObject = {};
   const set = (key: string, value: unknown) => {
@@ -258,6 +283,7 @@ export function toGenerationConfig(request: ChatRequest): JsonObject {
   if (n !== undefined && n !== 1) config.candidateCount = n;
   if (typeof request.stop === "string") config.stopSequences = [request.stop];
   else if (Array.isArray(request.stop)) config.stopSequences = request.stop;
+  set("thinkingConfig", toThinkingConfig(request.reasoning_effort));
   const format = request.response_format;
   if (isObject(format)) {
     if (format.type === "json_object") {

@@ -284,7 +284,8 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
     [{ top_logprobs: 3 }, false, "top_logprobs"],
     [{ n: 2 }, true, "n"],
     [{ parallel_tool_calls: false }, false, "parallel_tool_calls"],
-    [{ reasoning_effort: "low" }, false, "reasoning_effort"],
+    [{ reasoning_effort: "minimal" }, false, "reasoning_effort"],
+    [{ reasoning_effort: "xhigh" }, false, "reasoning_effort"],
   ];
   for (const [extra, stream, param] of cases) {
     const request = req(extra);
@@ -295,4 +296,23 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
   // Values that are fine stay.
   const ok = req({ n: 2, logprobs: false, parallel_tool_calls: true, modalities: ["text"] });
   assert.equal(applyUnsupportedRules(ok, geminiUnsupportedRules(false), "error", "Gemini"), ok);
+});
+
+Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoughts included; none turns thinking off", () => {
+  const table: [string, JsonObject][] = [
+    ["none", { thinkingBudget: 0 }],
+    ["low", { thinkingBudget: 1024, includeThoughts: true }],
+    ["medium", { thinkingBudget: 8192, includeThoughts: true }],
+    ["high", { thinkingBudget: 24576, includeThoughts: true }],
+  ];
+  for (const [effort, thinkingConfig] of table) {
+    const request = req({ reasoning_effort: effort, max_completion_tokens: 30000 });
+    assert.equal(applyUnsupportedRules(request, geminiUnsupportedRules(false), "error", "Gemini"), request);
+    assert.deepEqual(
+      toGeminiRequest(request).generationConfig,
+      { maxOutputTokens: 30000, thinkingConfig },
+      effort,
+    );
+  }
+  assert.equal("generationConfig" in toGeminiRequest(req({})), false, "no effort, no thinkingConfig");
 });

@@ -9,7 +9,7 @@ import { badGateway } from "../../errors.ts";
 import { makeUsage, newCompletionId, newToolCallId } from "../shared/chunks.ts";
 import { count, toolCallIdFor } from "./types.ts";
 import { isObject, notAJsonObject } from "../shared/json.ts";
-import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
+import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 
 /** An OpenAI tool call made from one Gemini `functionCall` part. */
 export interface ToolCall {
@@ -18,25 +18,34 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** What one candidate (or one streamed slice of it) says: answer text and function calls, in order. */
+/**
+ * What one candidate (or one streamed slice of it) says: thought summaries, answer text and function calls, each
+ * in order.
+ */
 export interface CandidateParts {
+  thoughts: string[];
   texts: string[];
   toolCalls: ToolCall[];
 }
 
 /**
- * Reads a candidate's parts: text that is not a thought summary, and each `functionCall` as a complete
- * OpenAI tool call with a generated id that carries the part's thought signature (see `toolCallIdFor`).
+ * Reads a candidate's parts: the text of thought summaries (`thought: true`, sent when the request asks for
+ * `includeThoughts`) apart from the answer text, and each `functionCall` as a complete OpenAI tool call with a
+ * generated id that carries the part's thought signature (see `toolCallIdFor`).
  */
 export function readCandidateParts(
   candidate: JsonObject,
   newId: () => string = newToolCallId,
 ): CandidateParts {
-  const out: CandidateParts = { texts: [], toolCalls: [] };
+  const out: CandidateParts = { thoughts: [], texts: [], toolCalls: [] };
   const content = isObject(candidate.content) ? candidate.content : {};
   const parts = Array.isArray(content.parts) ? content.parts : [];
   for (const part of parts) {
-    if (!isObject(part) || part.thought === true) continue;
+    if (!isObject(part)) continue;
+    if (part.thought === true) {
+      if (typeof part.text === "string" && part.text !== "") out.thoughts.push(part.text);
+      continue;
+    }
     if (typeof part.text === "string" && part.text !== "") out.texts.push(part.text);
     if (isObject(part.functionCall) && typeof part.functionCall.name === "string") {
       const args = isObject(part.functionCall.args) ? part.functionCall.args : {};
@@ -136,7 +145,8 @@ export function promptBlocked(body: JsonObject): boolean {
 }
 
 /**
- * The OpenAI completion for a Gemini response. Each candidate becomes a choice; a blocked prompt (no
+ * The OpenAI completion for a Gemini response. Each candidate becomes a choice, its thought summaries in
+ * `reasoning_content` (never in `content`); a blocked prompt (no
  * candidates, `promptFeedback.blockReason`) becomes one empty choice with finish_reason `content_filter`,
  * which is what OpenAI clients already handle for filtered output.
  */
@@ -144,12 +154,13 @@ export function toChatCompletion(body: unknown, ctx: CompletionContext): ChatCom
   if (!isObject(body)) throw notAJsonObject(ctx.provider);
   const candidates = Array.isArray(body.candidates) ? body.candidates.filter(isObject) : [];
   const choices: JsonObject[] = candidates.map((candidate, i) => {
-    const { texts, toolCalls } = readCandidateParts(candidate, ctx.newId);
-    const message: JsonObject = {
+    const { thoughts, texts, toolCalls } = readCandidateParts(candidate, ctx.newId);
+    const message: JsonObject & ReasoningFields = {
       role: "assistant",
       content: texts.length > 0 ? texts.join("") : null,
       refusal: null,
     };
+    if (thoughts.length > 0) message.reasoning_content = thoughts.join("");
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     return {
       index: typeof candidate.index === "number" ? candidate.index : i,

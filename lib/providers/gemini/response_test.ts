@@ -97,7 +97,7 @@ Deno.test("gemini response: functionCall → tool_calls with a generated id carr
   assert.deepEqual(completion.usage, { prompt_tokens: 120, completion_tokens: 25, total_tokens: 145 });
 });
 
-Deno.test("gemini response: thought parts are not part of the answer; several candidates → several choices", () => {
+Deno.test("gemini response: thought parts → reasoning_content, not the answer; several candidates → several choices", () => {
   const body = {
     candidates: [
       {
@@ -116,6 +116,8 @@ Deno.test("gemini response: thought parts are not part of the answer; several ca
       [1, "B", "length"],
     ],
   );
+  assert.equal((completion.choices[0].message as JsonObject).reasoning_content, "thinking…");
+  assert.equal("reasoning_content" in (completion.choices[1].message as JsonObject), false);
   assert.deepEqual(completion.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
 });
 

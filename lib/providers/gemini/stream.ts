@@ -5,7 +5,7 @@
  * Gemini sends whole `GenerateContentResponse` objects, each with the next slice of text or complete
  * function calls, the `finishReason` on the last one, and no `[DONE]`. The stage emits what OpenAI clients,
  * including openai-node's strict `ChatCompletionStream`, require: a first chunk with `role: "assistant"`,
- * content deltas, each function call as one complete tool-call delta (id, type, name, arguments) indexed per
+ * thought summaries as `reasoning_content` deltas (before the answer text of the same event), content deltas, each function call as one complete tool-call delta (id, type, name, arguments) indexed per
  * response, exactly one finish chunk, and always one usage-only chunk last.
  *
  * @module
@@ -69,7 +69,8 @@ export function geminiChunkTransformer(
       const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isObject) : [];
       const candidate: JsonObject | undefined = candidates[0];
       if (candidate === undefined) return;
-      const { texts, toolCalls } = readCandidateParts(candidate, newId);
+      const { thoughts, texts, toolCalls } = readCandidateParts(candidate, newId);
+      for (const thought of thoughts) controller.enqueue(makeChunk(identity, { reasoning_content: thought }));
       for (const text of texts) controller.enqueue(makeChunk(identity, { content: text }));
       for (const call of toolCalls) {
         controller.enqueue(makeChunk(identity, { tool_calls: [{ index: toolIndex++, ...call }] }));

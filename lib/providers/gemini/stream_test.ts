@@ -189,3 +189,43 @@ Deno.test("gemini stream: MAX_TOKENS → length; plain text answer → stop", as
     assert.deepEqual(got.at(-1)?.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   }
 });
+
+Deno.test("gemini stream: thought parts → reasoning_content deltas, never content, at every byte offset", async () => {
+  const events = [
+    {
+      candidates: [{
+        content: { role: "model", parts: [{ text: "**Weighing** the café ☕ ", thought: true }] },
+      }],
+    },
+    {
+      candidates: [{
+        content: { role: "model", parts: [{ text: "options.", thought: true }, { text: "Espresso." }] },
+        finishReason: "STOP",
+        index: 0,
+      }],
+      usageMetadata: {
+        promptTokenCount: 8,
+        candidatesTokenCount: 3,
+        thoughtsTokenCount: 40,
+        totalTokenCount: 51,
+      },
+    },
+  ];
+  const bytes = new TextEncoder().encode(sse(events));
+  for (let at = 0; at <= bytes.length; at++) {
+    const chunks = await collect(translate([bytes.subarray(0, at), bytes.subarray(at)]));
+    assert.deepEqual(chunks.slice(0, 5), [
+      chunk({ role: "assistant", content: "" }),
+      chunk({ reasoning_content: "**Weighing** the café ☕ " }),
+      chunk({ reasoning_content: "options." }),
+      chunk({ content: "Espresso." }),
+      chunk({}, "stop"),
+    ], `split at byte ${at}`);
+    assert.deepEqual(chunks[5].usage, {
+      prompt_tokens: 8,
+      completion_tokens: 43,
+      total_tokens: 51,
+      completion_tokens_details: { reasoning_tokens: 40 },
+    });
+  }
+});

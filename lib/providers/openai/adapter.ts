@@ -22,6 +22,7 @@ import {
 import { toUpstreamChatBody, toUpstreamEmbeddingBody } from "./request.ts";
 import { chatCompletionFrom, embeddingResultFrom } from "./response.ts";
 import { openAIChunkTransformer } from "./stream.ts";
+import { countTokensBody, inputTokensOf, responsesEventTransformer } from "./responses.ts";
 
 /** Request headers without the key: operator extras first, then the ones the gateway sets. */
 function requestHeaders(config: OpenAIProviderConfig, call: UpstreamCall, stream: boolean) {
@@ -57,7 +58,7 @@ export async function openAIShapedEmbed(
 export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
   const secrets: readonly string[] = config.api_key ? [config.api_key] : [];
   const noKey = (request: UpstreamRequest) => request;
-  return {
+  const adapter: ProviderAdapter = {
     chatRequest: (request, call) => ({
       url: endpoint(config, "/chat/completions"),
       headers: requestHeaders(config, call, request.stream === true),
@@ -82,6 +83,26 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
         send,
       ),
   };
+  if (!config.native_responses) return adapter;
+  // The upstream speaks the Responses API itself: passthrough and its token counting.
+  adapter.responsesRequest = (body, call) => ({
+    url: endpoint(config, "/responses"),
+    headers: requestHeaders(config, call, body.stream === true),
+    body: JSON.stringify(body),
+  });
+  adapter.responsesStages = (call) =>
+    stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets));
+  adapter.countTokensRequest = (input, call) => {
+    const body = countTokensBody(input);
+    if (body === null) return null;
+    return {
+      url: endpoint(config, "/responses/input_tokens"),
+      headers: requestHeaders(config, call, false),
+      body: JSON.stringify(body),
+    };
+  };
+  adapter.inputTokens = inputTokensOf;
+  return adapter;
 }
 
 /** Creates the provider for one `type: openai` config entry. */

@@ -8,14 +8,22 @@ import { badGateway } from "../../errors.ts";
 import type { ChatCompletion, JsonObject } from "../../openai/types.ts";
 import type { EmbeddingResult } from "../types.ts";
 import { isObject } from "../shared/json.ts";
+import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 
-/** Validates an OpenAI-shaped non-stream completion: it must at least have `choices`; the rest passes on. */
+/**
+ * Validates an OpenAI-shaped non-stream completion: it must at least have `choices`; the rest passes on, with a
+ * message's `reasoning` as `reasoning_content` (see `reasoning.ts`).
+ */
 export function chatCompletionFrom(provider: string, body: JsonObject): ChatCompletion {
   if (!Array.isArray(body.choices)) {
     throw badGateway(
       `Provider "${provider}" returned a completion without choices.`,
       "upstream_invalid_response",
     );
+  }
+  for (const choice of body.choices) {
+    const message = isObject(choice) ? choice.message : undefined;
+    if (isObject(message) && needsReasoningFix(message)) normalizeReasoning(message);
   }
   return body as ChatCompletion;
 }

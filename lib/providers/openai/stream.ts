@@ -10,6 +10,7 @@ import type { ChatCompletionChunk } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
 import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
+import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 
 /**
  * Parses one upstream SSE event into a chunk. Returns "done" for `[DONE]`, throws a `GatewayError` for an
@@ -34,7 +35,8 @@ export function parseChunkEvent(
 
 /**
  * Turns upstream SSE events into chunks. A stream that ends without `[DONE]` and without any finish_reason
- * was cut short, and errors rather than pretending to be complete.
+ * was cut short, and errors rather than pretending to be complete. Reasoning deltas sent as `reasoning` arrive
+ * as `reasoning_content` (see `reasoning.ts`).
  */
 export function openAIChunkTransformer(
   provider: string,
@@ -51,7 +53,12 @@ export function openAIChunkTransformer(
         controller.terminate();
         return;
       }
-      if (chunk.choices.some((c) => c.finish_reason != null)) finishSeen = true;
+      for (const choice of chunk.choices) {
+        if (!isObject(choice)) continue;
+        if (choice.finish_reason != null) finishSeen = true;
+        const delta = choice.delta;
+        if (isObject(delta) && needsReasoningFix(delta)) normalizeReasoning(delta);
+      }
       controller.enqueue(chunk);
     },
     flush() {

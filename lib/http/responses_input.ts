@@ -1,0 +1,69 @@
+/**
+ * A Responses request's input in the client's own terms, where the translation to the chat form would lose
+ * them: `item_reference` items resolved from the caller's stored responses, and errors found in the chat
+ * form (a content rule's denial) named by the client's own param.
+ *
+ * @module
+ */
+import { GatewayError, printable } from "../errors.ts";
+import { clientParam, parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
+import type { JsonObject } from "../openai/types.ts";
+import { PolicyDenied } from "../policy/denied.ts";
+import type { ClientContext } from "./context.ts";
+
+/**
+ * OpenAI's 404 for an item reference it does not hold for the caller; with `store: false` it adds why
+ * (clients that turn storing off yet still send references get told what to change).
+ */
+export function itemNotFound(id: string, store: boolean): GatewayError {
+  const why = store
+    ? ""
+    : " Items are not persisted when `store` is set to false. Try again with `store` set " +
+      "to true, or remove this item from your input.";
+  return new GatewayError(404, `Item with id '${printable(id)}' not found.${why}`, {
+    type: "invalid_request_error",
+    param: "input",
+  });
+}
+
+/**
+ * `parsed` with its `item_reference` items (`{type: "item_reference", id}`: an earlier input or output item by
+ * its id, as the Vercel AI SDK sends earlier turns while `store` is on) replaced by the items they name, looked
+ * up in the caller's own stored responses (one call for all of them) and translated again from `body`. An id
+ * none of them holds (never existed, not stored, deleted, pruned, or another token's: one answer for all) is
+ * a 404 before anything goes upstream.
+ */
+export async function resolveItemReferences(
+  body: JsonObject,
+  parsed: ResponsesRequest,
+  ctx: ClientContext,
+): Promise<ResponsesRequest> {
+  if (parsed.references.length === 0) return parsed;
+  const ids = [...new Set(parsed.references)];
+  const found = await ctx.services.responses.items(ids, ctx.identity.name);
+  const items = new Map<string, JsonObject>();
+  ids.forEach((id, i) => {
+    const item = found[i];
+    // Stored inputs hold resolved items only; a reference to a reference would not translate.
+    if (item == null || item.type === "item_reference") throw itemNotFound(id, parsed.params.store);
+    items.set(id, item);
+  });
+  return parseResponsesRequest(body, items);
+}
+
+/**
+ * `err` with its `param` in the client's terms when it names a place in the chat form (`messages[1].content`
+ * → `input[0].content`): a content rule judges the translated request, but the client sent `input`.
+ */
+export function inClientTerms(err: unknown, parsed: ResponsesRequest): unknown {
+  if (!(err instanceof PolicyDenied) || err.param === null) return err;
+  const param = clientParam(parsed, err.param);
+  if (param === err.param) return err;
+  return new PolicyDenied(err.status, err.message, err.rule, {
+    type: err.type,
+    code: err.code,
+    param,
+    headers: err.headers,
+    cause: err.cause,
+  });
+}

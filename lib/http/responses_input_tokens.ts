@@ -1,0 +1,183 @@
+/**
+ * `POST /v1/responses/input_tokens` (OpenAI's "Get input token counts"): how many input tokens a Responses
+ * request would take, as `{object: "response.input_tokens", input_tokens}`.
+ *
+ * The request is validated and translated as `POST /v1/responses` would translate it (`previous_response_id`
+ * included: the stored conversation counts), the alias resolved under the token's scopes, and the target
+ * picked by routing, so health and fallback apply. Where that target's vendor can count (its provider has
+ * `countInputTokens`), the count is the upstream's, exact for its model. Otherwise — no counting endpoint, a
+ * request the vendor cannot count, or a count that failed — the gateway's tokenizer gives it, and the answer
+ * says so with `estimated: true` (a field OpenAI's schema does not have, so clients that read only
+ * `input_tokens` are unaffected), as do the access log and the usage record (`tokens_estimated`).
+ *
+ * A count is a request like any other for rate limits (requests per minute, concurrency), endpoint and model
+ * scopes and content rules, but it consumes no tokens: it is admitted with no token estimate, and its one usage
+ * record has 0 prompt and 0 completion tokens and no cost, so token limits and budgets (whose spend is also
+ * re-read from the usage records at start-up) are not charged for counting. Every vendor's counting endpoint is
+ * free, too.
+ *
+ * @module
+ */
+import { ClientGoneError, GatewayError, invalidRequest, printable } from "../errors.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
+import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import { nativeRequestBody, redactNative } from "../inbound/responses/native.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
+import { countTokens, requestTexts } from "../usage/estimate.ts";
+import { admit, type Answer } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
+import { readJsonBody } from "./read_json_body.ts";
+import { resolveAlias } from "./resolve_alias.ts";
+import { withHistory } from "./responses.ts";
+import { inClientTerms, resolveItemReferences } from "./responses_input.ts";
+import { targetsFor } from "./responses_native.ts";
+import { routeRequest } from "./route_request.ts";
+import { previousResponseNotFound } from "./stored_responses.ts";
+
+const ROUTE = ROUTES.responsesInputTokens;
+
+/**
+ * The parameters of OpenAI's `TokenCountsBody`. Anything else (a `CreateResponse` field such as `stream` or
+ * `max_output_tokens` included) is refused as OpenAI refuses an unknown parameter.
+ */
+const FIELDS = new Set([
+  "model",
+  "input",
+  "previous_response_id",
+  "tools",
+  "text",
+  "reasoning",
+  "truncation",
+  "instructions",
+  "personality",
+  "conversation",
+  "tool_choice",
+  "parallel_tool_calls",
+]);
+
+/** OpenAI's chat format adds about this many tokens around each message, and as many before the answer. */
+const TOKENS_PER_MESSAGE = 3;
+
+/**
+ * The gateway's own count of a chat request's input: the o200k_base tokenizer over every text the model reads
+ * (messages, tool definitions, a response JSON schema) plus the chat format's per-message framing. Images and
+ * files are not counted.
+ */
+export async function estimateInputTokens(chat: ChatRequest): Promise<number> {
+  const texts = requestTexts(chat);
+  if (Array.isArray(chat.tools)) { for (const tool of chat.tools) texts.push(JSON.stringify(tool)); }
+  const format = chat.response_format as JsonObject | undefined;
+  if (format?.type === "json_schema") texts.push(JSON.stringify(format.json_schema));
+  return await countTokens(texts) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
+}
+
+/** The stand-in input of a request that has none (see {@linkcode parseCountRequest}). */
+const STAND_IN = ".";
+
+/**
+ * Validates a count body with the Responses request's own parser, `item_reference`s resolved as for
+ * `POST /v1/responses`. `personality` (a style preset the gateway cannot apply) is refused. A request with a
+ * `previous_response_id` and no `input` counts the stored conversation alone: the parser, which requires an
+ * input, gets a stand-in that is taken out again before the conversation is put in.
+ */
+async function parseCountRequest(body: JsonObject, ctx: ClientContext): Promise<ResponsesRequest> {
+  for (const key of Object.keys(body)) {
+    if (!FIELDS.has(key)) {
+      throw invalidRequest(`Unknown parameter: '${printable(key)}'.`, key, "unknown_parameter");
+    }
+  }
+  if (body.personality != null) {
+    throw invalidRequest(
+      "Personality presets are not supported by this gateway; send the request without 'personality'.",
+      "personality",
+      "unsupported_parameter",
+    );
+  }
+  const previous = body.previous_response_id;
+  const standIn = body.input == null && typeof previous === "string" && previous !== "";
+  const fields = countFields(body);
+  const parsed = standIn
+    ? parseResponsesRequest({ ...fields, input: STAND_IN })
+    : await resolveItemReferences(fields, parseResponsesRequest(fields), ctx);
+  if (standIn) {
+    parsed.chat.messages.pop();
+    parsed.input = [];
+  }
+  return parsed;
+}
+
+/** The client's count fields (without `personality`, which was refused if set). */
+function countFields(body: JsonObject): JsonObject {
+  const { personality: _, ...fields } = body;
+  return fields;
+}
+
+/**
+ * The Responses body an upstream that counts Responses requests gets for `target`, built as
+ * `POST /v1/responses` builds a native target's: the client's fields with the target's model, the stored
+ * conversation as input items (read once) for a `previous_response_id`, and the alias's redactions.
+ */
+function nativeBody(ctx: ClientContext, body: JsonObject, parsed: ResponsesRequest, model: ResolvedModel) {
+  const previous = parsed.params.previous_response_id;
+  let history: Promise<JsonObject[] | null> | undefined;
+  return async (target: ResolvedTarget): Promise<JsonObject> => {
+    const earlier = previous === null
+      ? undefined
+      : await (history ??= ctx.services.responses.chain(previous, ctx.identity.name));
+    if (earlier === null) throw previousResponseNotFound(previous!);
+    const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history: earlier };
+    return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);
+  };
+}
+
+/** Handles one count request for an authenticated identity. */
+export async function handleResponsesInputTokens(request: Request, ctx: ClientContext): Promise<Answer> {
+  const body = await readJsonBody(request, ctx.state.config.server);
+  const parsed = await parseCountRequest(body, ctx);
+  const chat = parsed.chat;
+  // Built-in tools narrow the targets to native ones (a 400 naming the param when there are none), as for a response.
+  const model = targetsFor(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
+  await withHistory(parsed, ctx);
+  ctx.record.alias = model.alias;
+  ctx.record.stream = false;
+  // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
+  await admit(ctx, ROUTE.endpoint, 0, model, chat).catch((err) => {
+    throw inClientTerms(err, parsed);
+  });
+
+  let exact: number | null = null;
+  let headers = new Headers();
+  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
+  const counts = model.targets.some((t) => ctx.state.providers.get(t.provider)?.countInputTokens);
+  if (counts) {
+    const responses = nativeBody(ctx, body, parsed, model);
+    try {
+      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
+        if (!provider.countInputTokens) return null;
+        const input = provider.responses ? { chat, responses: await responses(target) } : { chat };
+        return await provider.countInputTokens(input, {
+          target,
+          signal: ctx.signal,
+          requestId: ctx.requestId,
+        });
+      });
+      exact = routed.value;
+      headers = routed.headers;
+    } catch (err) {
+      // The upstream count failed (each attempt is in the access log): the gateway counts instead.
+      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
+    }
+  }
+  const estimated = exact === null;
+  const answer: JsonObject = {
+    object: "response.input_tokens",
+    input_tokens: exact ?? await estimateInputTokens(chat),
+  };
+  if (estimated) answer.estimated = true;
+  headers.set("content-type", "application/json");
+  return {
+    response: new Response(JSON.stringify(answer), { status: 200, headers }),
+    outcome: { usage: { prompt: 0, completion: 0, estimated } },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * `POST /v1/responses` to a target whose provider speaks the Responses API natively (`native_responses:
+ * true`): the client's Responses body is passed through (lib/inbound/responses/native.ts) instead of being
+ * translated to chat, so built-in tools and reasoning items keep their fidelity. Policy ran on the request's
+ * chat form before routing, exactly as for a translated request; its outcome (the output limit, redactions)
+ * is carried into the passed-through body here.
+ *
+ * `previous_response_id` is passed through (as the upstream's own id) only when the earlier response was
+ * served natively by the same provider; otherwise the stored conversation is sent as input items.
+ *
+ * @module
+ */
+import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import { badGateway, GatewayError } from "../errors.ts";
+import {
+  clientResponse,
+  type NativeFrame,
+  nativeRequestBody,
+  nativeUsage,
+  outputTexts,
+  redactNative,
+} from "../inbound/responses/native.ts";
+import { nativeStreamBody, type PeekedEvents } from "../inbound/responses/native_stream.ts";
+import type { ResponsesRequest } from "../inbound/responses/request.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
+import type { Provider } from "../providers/types.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import type { RoutedAnswer } from "./route_request.ts";
+import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+import { previousResponseNotFound } from "./stored_responses.ts";
+
+/** A native target's answer: its Response object, or its event stream with the first event in hand. */
+export type NativeAnswer =
+  | { kind: "native"; body: JsonObject }
+  | { kind: "native_stream"; stream: PeekedEvents };
+
+/** Whether `target`'s provider is configured to speak the Responses API natively. */
+export function isNativeTarget(target: ResolvedTarget): boolean {
+  const config = target.providerConfig;
+  return (config.type === "openai" || config.type === "azure") && config.native_responses;
+}
+
+/**
+ * The alias's targets this request may go to: all of them, or, for a request using what only a native target
+ * serves (a built-in tool, …), its native targets only; the request's 400 (naming the param) when it has none.
+ */
+export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): ResolvedModel {
+  if (parsed.nativeOnly === null) return model;
+  const targets = model.targets.filter(isNativeTarget);
+  if (targets.length === 0) throw parsed.nativeOnly;
+  return targets.length === model.targets.length ? model : { ...model, targets };
+}
+
+/** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */
+type Continuation = { upstreamPrevious: string } | { history: JsonObject[] } | Record<never, never>;
+
+/**
+ * The routing attempt of a native target: the body passed through, the upstream called, a stream held until
+ * its first event (until then routing may still fall back, as for chat). The stored response behind
+ * `previous_response_id` is read once, on the first native attempt.
+ */
+export function nativeAttempt(
+  ctx: ClientContext,
+  parsed: ResponsesRequest,
+  client: JsonObject,
+  model: ResolvedModel,
+): (target: ResolvedTarget, provider: Provider) => Promise<NativeAnswer> {
+  const previous = parsed.params.previous_response_id;
+  let stored: ReturnType<ClientContext["services"]["responses"]["get"]> | undefined;
+  const continuation = async (target: ResolvedTarget): Promise<Continuation> => {
+    if (previous === null) return {};
+    const earlier = await (stored ??= ctx.services.responses.get(previous, ctx.identity.name));
+    if (earlier === null) throw previousResponseNotFound(previous);
+    if (earlier.native && earlier.provider === target.provider && typeof earlier.upstream_id === "string") {
+      return { upstreamPrevious: earlier.upstream_id };
+    }
+    const history = await ctx.services.responses.chain(previous, ctx.identity.name);
+    if (history === null) throw previousResponseNotFound(previous);
+    return { history };
+  };
+  return async (target, provider) => {
+    if (provider.responses === undefined) {
+      throw new GatewayError(500, "The provider does not speak Responses.");
+    }
+    // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
+    const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
+    const body = redactNative(
+      nativeRequestBody(client, {
+        model: target.model,
+        maxOutputTokens: typeof limit === "number" ? limit : null,
+        input: parsed.input,
+        ...await continuation(target),
+      }),
+      model.contentRules,
+    );
+    const answer = await provider.responses(body, { target, signal: ctx.signal, requestId: ctx.requestId });
+    if (answer.kind === "json") {
+      if (answer.body.object !== "response" || !Array.isArray(answer.body.output)) {
+        throw badGateway(
+          `Provider "${target.provider}" answered with something other than a Response object.`,
+          "upstream_invalid_response",
+        );
+      }
+      return { kind: "native", body: answer.body };
+    }
+    return { kind: "native_stream", stream: await withFirstChunk(target.provider, answer.events) };
+  };
+}
+
+/** Whether a routed answer is a native one. */
+export function isNativeAnswer(answer: { kind: string }): answer is NativeAnswer {
+  return answer.kind === "native" || answer.kind === "native_stream";
+}
+
+/**
+ * The client's answer from a native target: the Response (or stream) with the gateway's id and the alias,
+ * usage from the upstream's `usage` (the gateway's count when it gave none), and `store(response, upstreamId)`
+ * called with the final Response unless the request said `store: false`.
+ */
+export async function answerNative(
+  ctx: ClientContext,
+  parsed: ResponsesRequest,
+  routed: RoutedAnswer<NativeAnswer>,
+  id: string,
+  alias: string,
+  store: (response: JsonObject, upstreamId: string | null) => void,
+): Promise<Answer> {
+  const { value: result, target, lease, headers } = routed;
+  const scrubber = ctx.state.config.scrubber;
+  const frame: NativeFrame = {
+    id,
+    alias,
+    previousResponseId: parsed.params.previous_response_id,
+    scrub: (text) => scrubber.scrub(text),
+  };
+  const chat: ChatRequest = parsed.chat;
+  if (result.kind === "native") {
+    const upstream = result.body;
+    const response = clientResponse(upstream, frame);
+    let usage: TokenUsage;
+    const reported = nativeUsage(upstream);
+    if (reported) usage = { ...reported, estimated: false };
+    else {
+      const [prompt, completion] = await Promise.all([
+        countTokens(requestTexts(chat)),
+        countTokens(outputTexts(upstream)),
+      ]);
+      usage = { prompt, completion, estimated: true };
+    }
+    store(response, typeof upstream.id === "string" ? upstream.id : null);
+    headers.set("content-type", "application/json");
+    return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
+  }
+
+  if (!parsed.stream) {
+    await result.stream.rest.cancel();
+    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
+  }
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
+  ctx.services.metrics.streamStarted();
+  const sse = nativeStreamBody(result.stream, {
+    frame,
+    startedAt: ctx.startedAt,
+    scrubber,
+    lease,
+    onFinal: store,
+    onEnd(end) {
+      ctx.services.metrics.streamEnded();
+      const errorCode = end.end === "error"
+        ? end.error?.code ?? "stream_error"
+        : end.end === "cancelled"
+        ? "client_closed_request"
+        : undefined;
+      const known = { ttftMs: end.firstChunkAt, errorCode };
+      if (end.usage) {
+        settle({ ...known, usage: { ...end.usage, estimated: false } });
+        return;
+      }
+      Promise.all([countTokens(requestTexts(chat)), countTokens(end.texts)])
+        .then(([prompt, completion]) => ({ prompt, completion, estimated: true }))
+        .catch(() => ({
+          prompt: roughTokenEstimate(requestTexts(chat)),
+          completion: roughTokenEstimate(end.texts),
+          estimated: true,
+        }))
+        .then((usage) => settle({ ...known, usage }));
+    },
+  });
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return { response: new Response(sse, { status: 200, headers }), outcome };
+}

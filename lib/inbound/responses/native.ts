@@ -1,0 +1,161 @@
+/**
+ * A Responses request passed through to an upstream that speaks the Responses API natively, and its answer
+ * passed back: pure rewriting only. Upstream-bound, the client's body keeps every field it sent (built-in
+ * tools, reasoning items, `include`, …) with the target's model, the output limit the policy set, the
+ * conversation rebuilt or the upstream's own `previous_response_id`, and the content rules' redactions.
+ * Client-bound, each Response object (whole, or inside a `response.*` event) gets the gateway's `resp_` id, the
+ * alias as `model` and the client's `previous_response_id`; everything else is the upstream's.
+ *
+ * Nothing here steers the upstream URL or headers: the body is the only thing the client's request shapes.
+ *
+ * @module
+ */
+import type { ResolvedContentRule } from "../../config/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
+
+const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** How the body a native target gets differs from the client's. */
+export interface NativeChanges {
+  /** The target's model (for Azure, the deployment). */
+  model: string;
+  /** The output limit that applies after policy (the token's ceiling may have lowered or set it). */
+  maxOutputTokens: number | null;
+  /**
+   * The upstream's id of the previous response, when it was served natively by this same provider: passed as
+   * `previous_response_id` and nothing is rebuilt.
+   */
+  upstreamPrevious?: string;
+  /** Otherwise, with a `previous_response_id`, the stored conversation to put before the new input. */
+  history?: readonly JsonObject[];
+  /**
+   * The request's own input as items (a string input is one user message), with `item_reference`s replaced by
+   * the stored items they name: what an array input is sent as, so any upstream can read it.
+   */
+  input: readonly JsonObject[];
+}
+
+/**
+ * A stored conversation as input items for a native target other than the one that made it: reasoning items
+ * are left out (they hold another model's encrypted state) and ids dropped (they are not this upstream's).
+ */
+export function historyItems(items: readonly JsonObject[]): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const item of items) {
+    if (item.type === "reasoning") continue;
+    const { id: _id, ...rest } = item;
+    out.push(rest);
+  }
+  return out;
+}
+
+/** The body sent to a native target: the client's with {@linkcode NativeChanges} applied. */
+export function nativeRequestBody(client: JsonObject, changes: NativeChanges): JsonObject {
+  const body: JsonObject = { ...client, model: changes.model };
+  if (changes.maxOutputTokens !== null) body.max_output_tokens = changes.maxOutputTokens;
+  if (Array.isArray(client.input)) body.input = [...changes.input];
+  delete body.previous_response_id;
+  if (changes.upstreamPrevious !== undefined) body.previous_response_id = changes.upstreamPrevious;
+  else if (changes.history !== undefined) body.input = [...historyItems(changes.history), ...changes.input];
+  return body;
+}
+
+/** What identifies the client's Response, whatever the upstream called it. */
+export interface NativeFrame {
+  /** The gateway's `resp_` id. */
+  id: string;
+  alias: string;
+  /** The client's `previous_response_id` (a gateway id), or null. */
+  previousResponseId: string | null;
+  /** Scrubs a text the upstream wrote into an error before the client sees it. */
+  scrub: (text: string) => string;
+}
+
+/** An upstream Response object as the client's: the frame's id, alias and previous id, its error scrubbed. */
+export function clientResponse(upstream: JsonObject, frame: NativeFrame): JsonObject {
+  const out: JsonObject = {
+    ...upstream,
+    id: frame.id,
+    model: frame.alias,
+    previous_response_id: frame.previousResponseId,
+  };
+  const error = upstream.error;
+  if (isObject(error) && typeof error.message === "string") {
+    out.error = { ...error, message: frame.scrub(error.message) };
+  }
+  return out;
+}
+
+/** An upstream stream event as the client's: its Response rewritten, numbered `sequence`. */
+export function clientEvent(event: JsonObject, frame: NativeFrame, sequence: number): JsonObject {
+  const out: JsonObject = { ...event, sequence_number: sequence };
+  if (isObject(event.response)) out.response = clientResponse(event.response, frame);
+  return out;
+}
+
+/** Token counts as the upstream reported them in a Response's `usage`, or undefined without usable ones. */
+export function nativeUsage(response: unknown): { prompt: number; completion: number } | undefined {
+  if (!isObject(response) || !isObject(response.usage)) return undefined;
+  const { input_tokens: prompt, output_tokens: completion } = response.usage;
+  const count = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+  return count(prompt) && count(completion) ? { prompt, completion } : undefined;
+}
+
+/** The texts of a Response's output (message text, refusals, call arguments), for counting its tokens. */
+export function outputTexts(response: JsonObject): string[] {
+  const out: string[] = [];
+  const items = Array.isArray(response.output) ? response.output : [];
+  for (const item of items) {
+    if (!isObject(item)) continue;
+    if (typeof item.arguments === "string") out.push(item.arguments);
+    for (const part of Array.isArray(item.content) ? item.content : []) {
+      if (!isObject(part)) continue;
+      if (typeof part.text === "string") out.push(part.text);
+      if (typeof part.refusal === "string") out.push(part.refusal);
+    }
+  }
+  return out;
+}
+
+/** The text a stream event adds (a text, refusal or arguments delta), for counting when no usage comes. */
+export function eventText(event: JsonObject): string | undefined {
+  const type = event.type;
+  if (
+    type === "response.output_text.delta" || type === "response.refusal.delta" ||
+    type === "response.function_call_arguments.delta"
+  ) return typeof event.delta === "string" ? event.delta : undefined;
+  return undefined;
+}
+
+/**
+ * Applies an alias's redact rules to the texts of a native body, as the policy applied them to the request's
+ * chat form (deny rules were already judged there): `instructions`, a string input, message contents and their
+ * `input_text` parts. Returns the body, changed in place.
+ */
+export function redactNative(body: JsonObject, rules: readonly ResolvedContentRule[]): JsonObject {
+  const redact = rules.filter((r) => r.action === "redact");
+  if (redact.length === 0) return body;
+  const apply = (text: string) => {
+    for (const rule of redact) {
+      const regex = rule.regex.global ? rule.regex : new RegExp(rule.regex.source, `${rule.regex.flags}g`);
+      text = text.replace(regex, () => rule.replacement);
+    }
+    return text;
+  };
+  if (typeof body.instructions === "string") body.instructions = apply(body.instructions);
+  if (typeof body.input === "string") body.input = apply(body.input);
+  else if (Array.isArray(body.input)) {
+    body.input = body.input.map((item) => {
+      if (!isObject(item) || (item.type !== undefined && item.type !== "message")) return item;
+      if (typeof item.content === "string") return { ...item, content: apply(item.content) };
+      if (!Array.isArray(item.content)) return item;
+      const content = item.content.map((part) =>
+        isObject(part) && part.type === "input_text" && typeof part.text === "string"
+          ? { ...part, text: apply(part.text) }
+          : part
+      );
+      return { ...item, content };
+    });
+  }
+  return body;
+}

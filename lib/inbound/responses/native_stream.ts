@@ -1,0 +1,139 @@
+/**
+ * The client's body of a Responses stream passed through from a native upstream: each upstream event is
+ * forwarded the moment it is read, rewritten ({@linkcode clientEvent}: the gateway's id and alias in every
+ * `response.*` event's Response, `sequence_number`s rising by one from 0). A failure or a cut after the stream
+ * started ends it with `error` and `response.failed` ({@linkcode failureEvents}, as the translated stream
+ * does), never a clean end. One pull-based stage: each pull reads one upstream event, so backpressure and
+ * cancellation reach the upstream.
+ *
+ * @module
+ */
+import { ClientGoneError, GatewayError, scrubError, toGatewayError } from "../../errors.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import type { Lease } from "../../routing/health.ts";
+import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
+import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
+import { encodeEvent, failureEvents, type ResponseEvent } from "./stream.ts";
+
+/** A native event stream whose first event has already been read (routing waited for it). */
+export interface PeekedEvents {
+  first: JsonObject;
+  rest: ReadableStreamDefaultReader<JsonObject>;
+}
+
+/** What the stream learnt by the time it ended, for the access log and usage records. */
+export interface NativeStreamOutcome {
+  end: "ok" | "error" | "cancelled";
+  error?: GatewayError;
+  /** The upstream's token counts from its final Response. */
+  usage?: { prompt: number; completion: number };
+  firstChunkAt?: number;
+  /** What the client received (text, refusal and argument deltas), to count tokens when no usage came. */
+  texts: string[];
+}
+
+/** The stream events that end a Response; the Response they carry is the final one. */
+const FINAL = new Set(["response.completed", "response.incomplete"]);
+
+/**
+ * The client-facing body. `onFinal` gets the final Response (client's form) and the upstream's id of a stream
+ * that completed or ended incomplete, before its last event is sent; `onEnd` runs exactly once however the
+ * stream ends, after the lease is released.
+ */
+export function nativeStreamBody(
+  stream: PeekedEvents,
+  options: {
+    frame: NativeFrame;
+    startedAt: number;
+    onEnd: (outcome: NativeStreamOutcome) => void;
+    onFinal?: (response: JsonObject, upstreamId: string | null) => void;
+    lease?: Lease;
+    scrubber?: Scrubber;
+  },
+): ReadableStream<Uint8Array> {
+  const { frame } = options;
+  const outcome: NativeStreamOutcome = { end: "ok", texts: [] };
+  let pending: JsonObject | undefined = stream.first;
+  let sequence = 0;
+  /** The latest Response the client saw, which `response.failed` continues. */
+  let snapshot: JsonObject = clientResponse({
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status: "in_progress",
+    output: [],
+  }, frame);
+  let ended = false;
+  const end = (how: NativeStreamOutcome["end"]) => {
+    if (ended) return;
+    ended = true;
+    outcome.end = how;
+    if (how === "error") options.lease?.failed();
+    options.lease?.release();
+    options.onEnd(outcome);
+  };
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: JsonObject) => {
+    const out = clientEvent(event, frame, sequence++);
+    if (out.response !== undefined) snapshot = out.response as JsonObject;
+    controller.enqueue(encodeEvent(out as ResponseEvent));
+    return out;
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        let event = pending;
+        pending = undefined;
+        if (event === undefined) {
+          const next = await stream.rest.read();
+          if (next.done) {
+            // The provider's stages end the stream only after a final event, which closed it already.
+            throw new GatewayError(502, "The upstream stream ended before its final event.");
+          }
+          event = next.value;
+        }
+        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
+        const text = eventText(event);
+        if (text !== undefined) outcome.texts.push(text);
+        const type = event.type;
+        if (typeof type === "string" && FINAL.has(type)) {
+          outcome.usage = nativeUsage(event.response);
+          const upstream = event.response as JsonObject | undefined;
+          const upstreamId = typeof upstream?.id === "string" ? upstream.id : null;
+          const final = clientEvent(event, frame, sequence);
+          options.onFinal?.(final.response as JsonObject, upstreamId);
+          send(controller, event);
+          controller.close();
+          end("ok");
+          return;
+        }
+        if (type === "response.failed") {
+          // The upstream ended the response as failed itself: forwarded as it is, and the request counts as failed.
+          outcome.usage = nativeUsage(event.response);
+          const sent = send(controller, event);
+          const error = (sent.response as JsonObject | undefined)?.error as
+            | { code?: unknown; message?: unknown }
+            | undefined;
+          outcome.error = new GatewayError(
+            502,
+            typeof error?.message === "string" ? error.message : "The upstream response failed.",
+            { type: "server_error", code: typeof error?.code === "string" ? error.code : "upstream_error" },
+          );
+          controller.close();
+          end("error");
+          return;
+        }
+        send(controller, event);
+      } catch (err) {
+        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
+        outcome.error = error;
+        const failed = failureEvents(error, (e) => ({ ...snapshot, status: "failed", error: e }));
+        for (const event of failed) send(controller, event);
+        controller.close();
+        end(err instanceof ClientGoneError ? "cancelled" : "error");
+      }
+    },
+    async cancel(reason) {
+      end("cancelled");
+      await stream.rest.cancel(reason).catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+}

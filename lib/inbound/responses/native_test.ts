@@ -1,0 +1,205 @@
+import assert from "node:assert/strict";
+import type { ResolvedContentRule } from "../../config/types.ts";
+import { GatewayError } from "../../errors.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import {
+  clientEvent,
+  clientResponse,
+  eventText,
+  type NativeFrame,
+  nativeRequestBody,
+  nativeUsage,
+  outputTexts,
+  redactNative,
+} from "./native.ts";
+import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
+
+const FRAME: NativeFrame = {
+  id: "resp_gw",
+  alias: "my-alias",
+  previousResponseId: "resp_gw_prev",
+  scrub: (text) => text.replaceAll("sk-secret", "[redacted]"),
+};
+
+Deno.test("native body: the client's fields kept, model, limit and previous id rewritten", () => {
+  const client = {
+    model: "my-alias",
+    input: "Hi",
+    tools: [{ type: "web_search" }],
+    include: ["reasoning.encrypted_content"],
+    previous_response_id: "resp_gw_prev",
+    stream: true,
+  };
+  const input = [{ type: "message", role: "user", content: "Hi" }];
+  assert.deepEqual(
+    nativeRequestBody(client, { model: "gpt-up", maxOutputTokens: 50, upstreamPrevious: "resp_up_1", input }),
+    { ...client, model: "gpt-up", max_output_tokens: 50, previous_response_id: "resp_up_1" },
+  );
+  const rebuilt = nativeRequestBody(client, {
+    model: "gpt-up",
+    maxOutputTokens: null,
+    history: [
+      { type: "message", role: "user", content: "Before", id: "msg_gw" },
+      { type: "reasoning", id: "rs_other", summary: [] },
+      { type: "message", id: "msg_1", role: "assistant", content: [{ type: "output_text", text: "Ok" }] },
+    ],
+    input,
+  });
+  assert.equal("previous_response_id" in rebuilt, false);
+  assert.equal("max_output_tokens" in rebuilt, false);
+  assert.deepEqual(rebuilt.input, [
+    { type: "message", role: "user", content: "Before" },
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "Ok" }] },
+    ...input,
+  ]);
+  assert.equal(client.previous_response_id, "resp_gw_prev", "the client's body is not changed");
+  // An item reference the gateway resolved goes upstream as the item it names.
+  const resolved = {
+    type: "message",
+    role: "assistant",
+    content: [{ type: "output_text", text: "Earlier" }],
+  };
+  const referencing = { model: "my-alias", input: [{ type: "item_reference", id: "msg_1" }] };
+  assert.deepEqual(
+    nativeRequestBody(referencing, { model: "gpt-up", maxOutputTokens: null, input: [resolved] }).input,
+    [resolved],
+  );
+});
+
+Deno.test("native answer: the gateway's id, the alias, the client's previous id, an error scrubbed", () => {
+  const upstream = {
+    id: "resp_up",
+    object: "response",
+    model: "gpt-up",
+    previous_response_id: "resp_up_0",
+    status: "failed",
+    error: { code: "server_error", message: "bad key sk-secret" },
+    output: [{ id: "msg_up", type: "message", content: [{ type: "output_text", text: "Hi" }] }],
+  };
+  const out = clientResponse(upstream, FRAME);
+  assert.deepEqual(
+    [out.id, out.model, out.previous_response_id],
+    ["resp_gw", "my-alias", "resp_gw_prev"],
+  );
+  assert.deepEqual(out.error, { code: "server_error", message: "bad key [redacted]" });
+  assert.deepEqual(out.output, upstream.output, "items keep the upstream's ids (later turns name them)");
+  const event = clientEvent({ type: "response.created", sequence_number: 7, response: upstream }, FRAME, 0);
+  assert.equal(event.sequence_number, 0);
+  assert.equal((event.response as JsonObject).id, "resp_gw");
+  assert.deepEqual(clientEvent({ type: "response.output_text.delta", delta: "x" }, FRAME, 3), {
+    type: "response.output_text.delta",
+    delta: "x",
+    sequence_number: 3,
+  });
+});
+
+Deno.test("native usage and texts: read from the upstream, bounded to sane counts", () => {
+  assert.deepEqual(nativeUsage({ usage: { input_tokens: 5, output_tokens: 2 } }), {
+    prompt: 5,
+    completion: 2,
+  });
+  for (
+    const bad of [{}, { usage: null }, { usage: { input_tokens: -1, output_tokens: 2 } }, {
+      usage: { input_tokens: "5", output_tokens: 2 },
+    }]
+  ) assert.equal(nativeUsage(bad), undefined);
+  assert.deepEqual(
+    outputTexts({
+      output: [
+        { type: "message", content: [{ type: "output_text", text: "a" }, { type: "refusal", refusal: "b" }] },
+        { type: "function_call", arguments: "{}" },
+        { type: "web_search_call" },
+      ],
+    }),
+    ["a", "b", "{}"],
+  );
+  assert.equal(eventText({ type: "response.function_call_arguments.delta", delta: "{" }), "{");
+  assert.equal(eventText({ type: "response.created" }), undefined);
+});
+
+Deno.test("native redaction: redact rules apply to instructions, string input and text parts", () => {
+  const rules = [
+    { name: "r", regex: /\d{4}-\d{4}/, action: "redact", message: null, replacement: "[card]" },
+    { name: "d", regex: /never/, action: "deny", message: null, replacement: "" },
+  ] as ResolvedContentRule[];
+  const body = redactNative({
+    instructions: "card 1234-5678",
+    input: [
+      { role: "user", content: [{ type: "input_text", text: "1111-2222 and 3333-4444" }] },
+      { type: "function_call_output", call_id: "c", output: "1234-5678" },
+      { role: "user", content: "never 1234-5678" },
+    ],
+  }, rules);
+  assert.equal(body.instructions, "card [card]");
+  const input = body.input as JsonObject[];
+  assert.deepEqual(input[0].content, [{ type: "input_text", text: "[card] and [card]" }]);
+  assert.equal(input[1].output, "1234-5678", "tool outputs are not message text");
+  assert.equal(input[2].content, "never [card]", "deny rules were judged on the chat form already");
+  assert.deepEqual(redactNative({ input: "1234-5678" }, rules).input, "[card]");
+});
+
+/** Runs the native stream body over `events` (then `tail`: an error, or a clean end) and reads it. */
+async function body(events: JsonObject[], tail?: Error) {
+  const rest = events.slice(1);
+  const source = new ReadableStream<JsonObject>({
+    pull(controller) {
+      const next = rest.shift();
+      if (next) controller.enqueue(next);
+      else if (tail) controller.error(tail);
+      else controller.close();
+    },
+  }, { highWaterMark: 0 });
+  let outcome: NativeStreamOutcome | undefined;
+  let stored: [JsonObject, string | null] | undefined;
+  const stream = nativeStreamBody({ first: events[0], rest: source.getReader() }, {
+    frame: FRAME,
+    startedAt: performance.now(),
+    onEnd: (o) => outcome = o,
+    onFinal: (response, upstreamId) => stored = [response, upstreamId],
+  });
+  const text = await new Response(stream).text();
+  const frames = text.trim().split("\n\n").map((f) => JSON.parse(f.split("\n")[1].slice(6)) as JsonObject);
+  return { frames, outcome: outcome!, stored };
+}
+
+const CREATED = {
+  type: "response.created",
+  sequence_number: 4,
+  response: { id: "resp_up", status: "in_progress" },
+};
+const DELTA = { type: "response.output_text.delta", sequence_number: 9, item_id: "m", delta: "Hi" };
+
+Deno.test("native stream: events forwarded renumbered, the final Response stored with the upstream id", async () => {
+  const done = {
+    type: "response.completed",
+    response: { id: "resp_up", status: "completed", usage: { input_tokens: 3, output_tokens: 1 } },
+  };
+  const { frames, outcome, stored } = await body([CREATED, DELTA, done]);
+  assert.deepEqual(frames.map((f) => f.sequence_number), [0, 1, 2]);
+  assert.deepEqual(frames.map((f) => (f.response as JsonObject | undefined)?.id), [
+    "resp_gw",
+    undefined,
+    "resp_gw",
+  ]);
+  assert.equal(outcome.end, "ok");
+  assert.deepEqual(outcome.usage, { prompt: 3, completion: 1 });
+  assert.deepEqual(outcome.texts, ["Hi"]);
+  assert.equal(stored![1], "resp_up");
+  assert.equal(stored![0].id, "resp_gw");
+});
+
+Deno.test("native stream: a failure after the start ends with error and response.failed, never cleanly", async () => {
+  const cut = new GatewayError(502, "Provider ended early with sk-secret.", { code: "upstream_error" });
+  const { frames, outcome, stored } = await body([CREATED, DELTA], cut);
+  assert.deepEqual(frames.map((f) => f.type), [
+    "response.created",
+    "response.output_text.delta",
+    "error",
+    "response.failed",
+  ]);
+  assert.deepEqual(frames.map((f) => f.sequence_number), [0, 1, 2, 3]);
+  const failed = frames[3].response as JsonObject;
+  assert.deepEqual([failed.id, failed.status, failed.model], ["resp_gw", "failed", "my-alias"]);
+  assert.equal(outcome.end, "error");
+  assert.equal(stored, undefined, "a failed stream is not stored");
+});

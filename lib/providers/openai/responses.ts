@@ -1,0 +1,116 @@
+/**
+ * The Responses API of an upstream that speaks it natively (`native_responses: true`, OpenAI and Azure): the
+ * event stream read into validated event objects, and the input-token counting request and answer. The
+ * request body itself is the client's (already rewritten by the handler), so nothing here builds one.
+ *
+ * @module
+ */
+import { badGateway } from "../../errors.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import type { SseEvent } from "../../sse/parse.ts";
+import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
+import { upstreamStreamError } from "../shared/upstream_error.ts";
+import type { TokenCountInput } from "../types.ts";
+
+/** The events that end a Responses stream; a stream that stops before one of them was cut short. */
+const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/**
+ * The fields `POST /responses/input_tokens` takes (OpenAI's `TokenCountsBody`); the rest of a Responses body
+ * (`stream`, `store`, `metadata`, …) would be refused there as unknown.
+ */
+const COUNT_FIELDS = [
+  "model",
+  "input",
+  "previous_response_id",
+  "tools",
+  "text",
+  "reasoning",
+  "truncation",
+  "instructions",
+  "conversation",
+  "tool_choice",
+  "parallel_tool_calls",
+] as const;
+
+/**
+ * Parses one upstream Responses SSE event into its JSON object. An `error` event (by its `event:` line or its
+ * `type`) throws the upstream's error as a `GatewayError`, its fields scrubbed of `secrets`; an event that is
+ * not an object with a string `type` is a 502. Returns `"done"` for a `[DONE]` sentinel, which some
+ * OpenAI-compatible servers add.
+ */
+export function parseResponsesEvent(
+  provider: string,
+  event: SseEvent,
+  secrets: readonly string[] = [],
+): JsonObject | "done" {
+  if (event.data === "[DONE]") return "done";
+  const data = parseEventJson(provider, event.data);
+  if (!isObject(data)) throw eventNotAnObject(provider);
+  if (event.event === "error" || data.type === "error") {
+    // OpenAI's error event carries its fields at the top level ({type, code, message, param}); some servers nest
+    // them under `error` as their HTTP errors do. Either way only the error fields are read, then scrubbed.
+    const fields = isObject(data.error)
+      ? data.error
+      : { message: data.message, code: data.code, param: data.param };
+    throw upstreamStreamError(provider, { error: fields }, secrets);
+  }
+  if (typeof data.type !== "string") {
+    throw badGateway(
+      `Provider "${provider}" sent a stream event without a type.`,
+      "upstream_invalid_response",
+    );
+  }
+  return data;
+}
+
+/**
+ * Upstream SSE events → Responses event objects, in the order sent. A stream that ends before its final
+ * `response.completed` / `.incomplete` / `.failed` event was cut short and errors rather than ending cleanly.
+ */
+export function responsesEventTransformer(
+  provider: string,
+  secrets: readonly string[] = [],
+): SyncTransformer<SseEvent, JsonObject> {
+  let final = false;
+  return {
+    transform(event, controller) {
+      if (final) return;
+      const data = parseResponsesEvent(provider, event, secrets);
+      // `[DONE]` before the final event: the server gave up on the response.
+      if (data === "done") throw cutShort(provider);
+      if (FINAL_EVENTS.has(data.type as string)) final = true;
+      controller.enqueue(data);
+      if (final) controller.terminate();
+    },
+    flush() {
+      if (!final) throw cutShort(provider);
+    },
+  };
+}
+
+function cutShort(provider: string) {
+  return badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+}
+
+/** The body of a counting request for `input`, or `null` when the client sent no Responses body. */
+export function countTokensBody(input: TokenCountInput): JsonObject | null {
+  const body = input.responses;
+  if (body === undefined) return null;
+  const out: JsonObject = {};
+  for (const key of COUNT_FIELDS) if (body[key] != null) out[key] = body[key];
+  return out;
+}
+
+/** The count in a `response.input_tokens` answer; a 502 for an answer without a usable one. */
+export function inputTokensOf(json: JsonObject, provider: string): number {
+  const count = json.input_tokens;
+  if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) {
+    throw badGateway(
+      `Provider "${provider}" answered the token count without a valid input_tokens.`,
+      "upstream_invalid_response",
+    );
+  }
+  return count;
+}
