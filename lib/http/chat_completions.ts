@@ -16,6 +16,7 @@ import { parseChatRequest } from "./request_schemas.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { routeRequest } from "./route_request.ts";
 import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+import { settleStream } from "./stream_outcome.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {
@@ -84,30 +85,14 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
     lease,
     onEnd(end) {
       ctx.services.metrics.streamEnded();
-      const errorCode = end.end === "error"
-        ? end.error?.code ?? "stream_error"
-        : end.end === "cancelled"
-        ? "client_closed_request"
-        : undefined;
-      const known = { ttftMs: end.firstChunkAt, errorCode };
-      if (end.usage) {
-        const usage = {
-          prompt: end.usage.prompt_tokens,
-          completion: end.usage.completion_tokens,
-          estimated: false,
-        };
-        settle({ ...known, usage });
-        return;
-      }
-      // No usage from the upstream (or the stream broke before it came): count what was sent and received.
-      Promise.all([countTokens(requestTexts(chat)), countTokens(end.texts)])
-        .then(([prompt, output]) => ({ prompt, completion: output, estimated: true }))
-        .catch(() => ({
-          prompt: roughTokenEstimate(requestTexts(chat)),
-          completion: roughTokenEstimate(end.texts),
-          estimated: true,
-        }))
-        .then((usage) => settle({ ...known, usage }));
+      const upstream = end.usage;
+      settleStream(
+        end,
+        upstream &&
+          { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
+        chat,
+        settle,
+      );
     },
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);

@@ -4,24 +4,16 @@
  *
  * @module
  */
-import { ClientGoneError, scrubError, toGatewayError } from "../errors.ts";
-import type { GatewayError } from "../errors.ts";
 import type { ChatCompletionChunk, Usage } from "../openai/types.ts";
-import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
+import type { Scrubber } from "../secrets/scrubber.ts";
 import type { Lease } from "../routing/health.ts";
 import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
+import { clientStreamBody, type Peeked, type StreamOutcome } from "../streams/client_body.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
-export interface ChatStreamOutcome {
-  /** "ok" after `[DONE]`, "error" after an error event, "cancelled" when the client went away. */
-  end: "ok" | "error" | "cancelled";
-  error?: GatewayError;
+export interface ChatStreamOutcome extends StreamOutcome {
   usage?: Usage;
-  /** Milliseconds from the start of the stream to the first chunk with content. */
-  firstChunkAt?: number;
   chunks: number;
-  /** The text the client received (content and tool-call arguments), to count tokens when no usage came. */
-  texts: string[];
 }
 
 function collectTexts(chunk: ChatCompletionChunk, into: string[]) {
@@ -62,10 +54,7 @@ export function presentChunk(
 }
 
 /** A provider stream whose first chunk has already been read (routing commits to a target on it). */
-export interface PeekedStream {
-  first: ChatCompletionChunk;
-  rest: ReadableStreamDefaultReader<ChatCompletionChunk>;
-}
+export type PeekedStream = Peeked<ChatCompletionChunk>;
 
 /**
  * The client-facing SSE body, as one pull-based stage: each pull takes the next chunk, presents it, encodes
@@ -90,48 +79,24 @@ export function chatStreamBody(
   },
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
-  let pending: ChatCompletionChunk | undefined = stream.first;
-  let ended = false;
-  const end = (how: ChatStreamOutcome["end"]) => {
-    if (ended) return;
-    ended = true;
-    outcome.end = how;
-    if (how === "error") options.lease?.failed();
-    options.lease?.release();
-    options.onEnd(outcome);
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        while (true) {
-          let chunk = pending;
-          pending = undefined;
-          if (chunk === undefined) {
-            const next = await stream.rest.read();
-            if (next.done) {
-              controller.enqueue(doneEvent());
-              controller.close();
-              end("ok");
-              return;
-            }
-            chunk = next.value;
-          }
-          if (presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)) {
-            controller.enqueue(encodeJsonEvent(chunk));
-            return;
-          }
+  return clientStreamBody(stream, outcome, options, {
+    async pull(controller, next, end) {
+      while (true) {
+        const chunk = await next();
+        if (chunk === undefined) {
+          controller.enqueue(doneEvent());
+          controller.close();
+          end("ok");
+          return;
         }
-      } catch (err) {
-        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
-        outcome.error = error;
-        controller.enqueue(encodeJsonEvent(error.toBody()));
-        controller.close();
-        end(err instanceof ClientGoneError ? "cancelled" : "error");
+        if (presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)) {
+          controller.enqueue(encodeJsonEvent(chunk));
+          return;
+        }
       }
     },
-    async cancel(reason) {
-      end("cancelled");
-      await stream.rest.cancel(reason).catch(() => {});
+    fail(controller, error) {
+      controller.enqueue(encodeJsonEvent(error.toBody()));
     },
-  }, { highWaterMark: 0 });
+  });
 }

@@ -12,11 +12,8 @@
  * @module
  */
 import { GatewayError } from "../errors.ts";
-import {
-  historyMessages,
-  parseResponsesRequest,
-  type ResponsesRequest,
-} from "../inbound/responses/request.ts";
+import { historyMessages } from "../inbound/responses/input_items.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "../inbound/responses/response.ts";
 import { responsesStreamBody } from "../inbound/responses/stream.ts";
 import type { JsonObject, Usage } from "../openai/types.ts";
@@ -37,6 +34,7 @@ import {
   nativeAttempt,
   targetsFor,
 } from "./responses_native.ts";
+import { settleStream } from "./stream_outcome.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -197,35 +195,12 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     onFinal: (response) => storeResponse(ctx, parsed, target.provider, response),
     onEnd(end) {
       ctx.services.metrics.streamEnded();
-      const errorCode = end.end === "error"
-        ? end.error?.code ?? "stream_error"
-        : end.end === "cancelled"
-        ? "client_closed_request"
-        : undefined;
-      const known = { ttftMs: end.firstChunkAt, errorCode };
       const upstream = end.usage;
-      if (upstream) {
-        settle({
-          ...known,
-          usage: { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
-        });
-        return;
-      }
-      if (counted) {
-        settle({
-          ...known,
-          usage: { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true },
-        });
-        return;
-      }
-      countUsage(end.texts)
-        .then((u) => ({ prompt: u.prompt_tokens, completion: u.completion_tokens, estimated: true }))
-        .catch(() => ({
-          prompt: roughTokenEstimate(requestTexts(chat)),
-          completion: roughTokenEstimate(end.texts),
-          estimated: true,
-        }))
-        .then((usage) => settle({ ...known, usage }));
+      const usage = upstream
+        ? { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false }
+        : counted &&
+          { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true };
+      settleStream(end, usage, chat, settle);
     },
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);

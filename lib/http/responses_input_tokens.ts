@@ -22,6 +22,7 @@ import { ClientGoneError, GatewayError, invalidRequest, printable } from "../err
 import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { nativeRequestBody, redactNative } from "../inbound/responses/native.ts";
+import { TOKEN_COUNTS_FIELDS } from "../openai/token_counts.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { countTokens, requestTexts } from "../usage/estimate.ts";
 import { admit, type Answer } from "./accounting.ts";
@@ -41,20 +42,7 @@ const ROUTE = ROUTES.responsesInputTokens;
  * The parameters of OpenAI's `TokenCountsBody`. Anything else (a `CreateResponse` field such as `stream` or
  * `max_output_tokens` included) is refused as OpenAI refuses an unknown parameter.
  */
-const FIELDS = new Set([
-  "model",
-  "input",
-  "previous_response_id",
-  "tools",
-  "text",
-  "reasoning",
-  "truncation",
-  "instructions",
-  "personality",
-  "conversation",
-  "tool_choice",
-  "parallel_tool_calls",
-]);
+const FIELDS = new Set(TOKEN_COUNTS_FIELDS);
 
 /** OpenAI's chat format adds about this many tokens around each message, and as many before the answer. */
 const TOKENS_PER_MESSAGE = 3;

@@ -24,12 +24,13 @@ import { nativeStreamBody, type PeekedEvents } from "../inbound/responses/native
 import type { ResponsesRequest } from "../inbound/responses/request.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { countTokens, requestTexts } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
 import type { RoutedAnswer } from "./route_request.ts";
 import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 import { previousResponseNotFound } from "./stored_responses.ts";
+import { settleStream } from "./stream_outcome.ts";
 
 /** A native target's answer: its Response object, or its event stream with the first event in hand. */
 export type NativeAnswer =
@@ -169,24 +170,7 @@ export async function answerNative(
     onFinal: store,
     onEnd(end) {
       ctx.services.metrics.streamEnded();
-      const errorCode = end.end === "error"
-        ? end.error?.code ?? "stream_error"
-        : end.end === "cancelled"
-        ? "client_closed_request"
-        : undefined;
-      const known = { ttftMs: end.firstChunkAt, errorCode };
-      if (end.usage) {
-        settle({ ...known, usage: { ...end.usage, estimated: false } });
-        return;
-      }
-      Promise.all([countTokens(requestTexts(chat)), countTokens(end.texts)])
-        .then(([prompt, completion]) => ({ prompt, completion, estimated: true }))
-        .catch(() => ({
-          prompt: roughTokenEstimate(requestTexts(chat)),
-          completion: roughTokenEstimate(end.texts),
-          estimated: true,
-        }))
-        .then((usage) => settle({ ...known, usage }));
+      settleStream(end, end.usage && { ...end.usage, estimated: false }, chat, settle);
     },
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);

@@ -8,28 +8,21 @@
  *
  * @module
  */
-import { ClientGoneError, GatewayError, scrubError, toGatewayError } from "../../errors.ts";
+import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
-import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
+import type { Scrubber } from "../../secrets/scrubber.ts";
+import { clientStreamBody, type Peeked, type StreamOutcome } from "../../streams/client_body.ts";
 import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream.ts";
 
 /** A native event stream whose first event has already been read (routing waited for it). */
-export interface PeekedEvents {
-  first: JsonObject;
-  rest: ReadableStreamDefaultReader<JsonObject>;
-}
+export type PeekedEvents = Peeked<JsonObject>;
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
-export interface NativeStreamOutcome {
-  end: "ok" | "error" | "cancelled";
-  error?: GatewayError;
+export interface NativeStreamOutcome extends StreamOutcome {
   /** The upstream's token counts from its final Response. */
   usage?: { prompt: number; completion: number };
-  firstChunkAt?: number;
-  /** What the client received (text, refusal and argument deltas), to count tokens when no usage came. */
-  texts: string[];
 }
 
 /** The stream events that end a Response; the Response they carry is the final one. */
@@ -53,7 +46,6 @@ export function nativeStreamBody(
 ): ReadableStream<Uint8Array> {
   const { frame } = options;
   const outcome: NativeStreamOutcome = { end: "ok", texts: [] };
-  let pending: JsonObject | undefined = stream.first;
   let sequence = 0;
   /** The latest Response the client saw, which `response.failed` continues. */
   let snapshot: JsonObject = clientResponse({
@@ -62,78 +54,55 @@ export function nativeStreamBody(
     status: "in_progress",
     output: [],
   }, frame);
-  let ended = false;
-  const end = (how: NativeStreamOutcome["end"]) => {
-    if (ended) return;
-    ended = true;
-    outcome.end = how;
-    if (how === "error") options.lease?.failed();
-    options.lease?.release();
-    options.onEnd(outcome);
-  };
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: JsonObject) => {
     const out = clientEvent(event, frame, sequence++);
     if (out.response !== undefined) snapshot = out.response as JsonObject;
     controller.enqueue(encodeEvent(out as ResponseEvent));
     return out;
   };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        let event = pending;
-        pending = undefined;
-        if (event === undefined) {
-          const next = await stream.rest.read();
-          if (next.done) {
-            // The provider's stages end the stream only after a final event, which closed it already.
-            throw new GatewayError(502, "The upstream stream ended before its final event.");
-          }
-          event = next.value;
-        }
-        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
-        const text = eventText(event);
-        if (text !== undefined) outcome.texts.push(text);
-        const type = event.type;
-        if (typeof type === "string" && FINAL.has(type)) {
-          outcome.usage = nativeUsage(event.response);
-          const upstream = event.response as JsonObject | undefined;
-          const upstreamId = typeof upstream?.id === "string" ? upstream.id : null;
-          const final = clientEvent(event, frame, sequence);
-          options.onFinal?.(final.response as JsonObject, upstreamId);
-          send(controller, event);
-          controller.close();
-          end("ok");
-          return;
-        }
-        if (type === "response.failed") {
-          // The upstream ended the response as failed itself: forwarded as it is, and the request counts as failed.
-          outcome.usage = nativeUsage(event.response);
-          const sent = send(controller, event);
-          const error = (sent.response as JsonObject | undefined)?.error as
-            | { code?: unknown; message?: unknown }
-            | undefined;
-          outcome.error = new GatewayError(
-            502,
-            typeof error?.message === "string" ? error.message : "The upstream response failed.",
-            { type: "server_error", code: typeof error?.code === "string" ? error.code : "upstream_error" },
-          );
-          controller.close();
-          end("error");
-          return;
-        }
-        send(controller, event);
-      } catch (err) {
-        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
-        outcome.error = error;
-        const failed = failureEvents(error, (e) => ({ ...snapshot, status: "failed", error: e }));
-        for (const event of failed) send(controller, event);
-        controller.close();
-        end(err instanceof ClientGoneError ? "cancelled" : "error");
+  return clientStreamBody(stream, outcome, options, {
+    async pull(controller, next, end) {
+      const event = await next();
+      if (event === undefined) {
+        // The provider's stages end the stream only after a final event, which closed it already.
+        throw new GatewayError(502, "The upstream stream ended before its final event.");
       }
+      outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
+      const text = eventText(event);
+      if (text !== undefined) outcome.texts.push(text);
+      const type = event.type;
+      if (typeof type === "string" && FINAL.has(type)) {
+        outcome.usage = nativeUsage(event.response);
+        const upstream = event.response as JsonObject | undefined;
+        const upstreamId = typeof upstream?.id === "string" ? upstream.id : null;
+        const final = clientEvent(event, frame, sequence);
+        options.onFinal?.(final.response as JsonObject, upstreamId);
+        send(controller, event);
+        controller.close();
+        end("ok");
+        return;
+      }
+      if (type === "response.failed") {
+        // The upstream ended the response as failed itself: forwarded as it is, and the request counts as failed.
+        outcome.usage = nativeUsage(event.response);
+        const sent = send(controller, event);
+        const error = (sent.response as JsonObject | undefined)?.error as
+          | { code?: unknown; message?: unknown }
+          | undefined;
+        outcome.error = new GatewayError(
+          502,
+          typeof error?.message === "string" ? error.message : "The upstream response failed.",
+          { type: "server_error", code: typeof error?.code === "string" ? error.code : "upstream_error" },
+        );
+        controller.close();
+        end("error");
+        return;
+      }
+      send(controller, event);
     },
-    async cancel(reason) {
-      end("cancelled");
-      await stream.rest.cancel(reason).catch(() => {});
+    fail(controller, error) {
+      const failed = failureEvents(error, (e) => ({ ...snapshot, status: "failed", error: e }));
+      for (const event of failed) send(controller, event);
     },
-  }, { highWaterMark: 0 });
+  });
 }

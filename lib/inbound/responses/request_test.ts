@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import { clientParam, historyMessages, parseResponsesRequest } from "./request.ts";
+import { clientParam, parseResponsesRequest } from "./request.ts";
 
 function refusal(body: JsonObject): { param: string | null; code: string | null; message: string } {
   try {
@@ -58,62 +58,6 @@ Deno.test("responses request: defaults echoed as OpenAI shows them", () => {
   assert.equal(params.store, true);
   assert.equal(params.instructions, null);
   assert.equal(params.truncation, "disabled");
-});
-
-Deno.test("responses request: items become messages, tool calls and tool results", () => {
-  const { chat } = parseResponsesRequest({
-    model: "m",
-    input: [
-      { role: "developer", content: [{ type: "input_text", text: "Rules." }] },
-      {
-        role: "user",
-        content: [
-          { type: "input_text", text: "What is this?" },
-          { type: "input_image", image_url: "https://x/y.png" },
-        ],
-      },
-      { type: "message", role: "assistant", content: [{ type: "output_text", text: "Let me look." }] },
-      { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
-      { type: "function_call", call_id: "c2", name: "g", arguments: '{"a":1}' },
-      { type: "reasoning", id: "rs_1", summary: [] },
-      { type: "function_call_output", call_id: "c1", output: "one" },
-      { type: "function_call_output", call_id: "c2", output: [{ type: "input_text", text: "two" }] },
-    ],
-    tools: [{ type: "function", name: "f", parameters: { type: "object" } }],
-    tool_choice: { type: "function", name: "f" },
-    parallel_tool_calls: false,
-    text: { format: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true } },
-  });
-  assert.deepEqual(chat.messages, [
-    { role: "developer", content: "Rules." },
-    {
-      role: "user",
-      content: [
-        { type: "text", text: "What is this?" },
-        { type: "image_url", image_url: { url: "https://x/y.png", detail: "auto" } },
-      ],
-    },
-    {
-      role: "assistant",
-      content: "Let me look.",
-      tool_calls: [
-        { id: "c1", type: "function", function: { name: "f", arguments: "{}" } },
-        { id: "c2", type: "function", function: { name: "g", arguments: '{"a":1}' } },
-      ],
-    },
-    { role: "tool", tool_call_id: "c1", content: "one" },
-    { role: "tool", tool_call_id: "c2", content: "two" },
-  ]);
-  assert.deepEqual(chat.tools, [{
-    type: "function",
-    function: { name: "f", parameters: { type: "object" } },
-  }]);
-  assert.deepEqual(chat.tool_choice, { type: "function", function: { name: "f" } });
-  assert.equal(chat.parallel_tool_calls, false);
-  assert.deepEqual(chat.response_format, {
-    type: "json_schema",
-    json_schema: { name: "out", schema: { type: "object" }, strict: true },
-  });
 });
 
 Deno.test("responses request: json_object format, and a stream", () => {
@@ -185,88 +129,6 @@ Deno.test("responses request: refusals name their param like OpenAI", () => {
   }
 });
 
-Deno.test("responses request: built-in tools, their items and tool choices are kept for native targets", () => {
-  const plain = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "function", name: "f" }] });
-  assert.equal(plain.nativeOnly, null, "function tools need no native target");
-  const cases: [JsonObject, string, RegExp][] = [
-    [{ tools: [{ type: "function", name: "f" }, { type: "web_search" }] }, "tools[1].type", /'web_search'/],
-    [{ tools: [{ type: "mcp", server_label: "s" }, { type: "file_search" }] }, "tools[0].type", /'mcp'/],
-    [{ tool_choice: { type: "web_search_preview" } }, "tool_choice", /'web_search_preview'/],
-    [
-      {
-        input: [{ role: "user", content: "x" }, { type: "web_search_call", id: "ws_1", status: "completed" }],
-      },
-      "input[1].type",
-      /'web_search_call'/,
-    ],
-  ];
-  for (const [fields, param, name] of cases) {
-    const parsed = parseResponsesRequest({ model: "m", input: "x", ...fields });
-    const error = parsed.nativeOnly;
-    assert.ok(error, JSON.stringify(fields));
-    assert.deepEqual([error.status, error.param, error.code], [400, param, "unsupported_value"]);
-    assert.match(error.message, name);
-    assert.match(error.message, /native_responses/);
-  }
-  const web = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "web_search" }] });
-  assert.deepEqual(web.params.tools, [{ type: "web_search" }], "echoed as given");
-  assert.equal(web.chat.tools, undefined, "the chat form has no built-in tools");
-  // Only built-in items (an MCP approval answering a previous response) are a native target's to judge.
-  const approval = parseResponsesRequest({
-    model: "m",
-    input: [{ type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: true }],
-  });
-  assert.equal(approval.nativeOnly?.param, "input[0].type");
-});
-
-Deno.test("responses request: item references are listed, then translated as the items they name", () => {
-  const body = {
-    model: "m",
-    input: [
-      { role: "user", content: "What is the weather?" },
-      { type: "item_reference", id: "fc_1" },
-      { type: "function_call_output", call_id: "call_1", output: "sunny" },
-      { type: "item_reference", id: "msg_1" },
-      { role: "user", content: "Thanks." },
-    ],
-  };
-  const first = parseResponsesRequest(body);
-  assert.deepEqual(first.references, ["fc_1", "msg_1"]);
-  // Only references: nothing to answer yet, but nothing refused before they are looked up.
-  assert.deepEqual(
-    parseResponsesRequest({ model: "m", input: [{ type: "item_reference", id: "m" }] }).references,
-    [
-      "m",
-    ],
-  );
-
-  const call = { id: "fc_1", type: "function_call", call_id: "call_1", name: "weather", arguments: "{}" };
-  const answer = {
-    id: "msg_1",
-    type: "message",
-    role: "assistant",
-    status: "completed",
-    content: [{ type: "output_text", text: "It is sunny.", annotations: [] }],
-  };
-  const second = parseResponsesRequest(
-    body,
-    new Map<string, JsonObject>([["fc_1", call], ["msg_1", answer]]),
-  );
-  assert.deepEqual(second.references, []);
-  assert.deepEqual(second.input, [body.input[0], call, body.input[2], answer, body.input[4]]);
-  assert.deepEqual(second.chat.messages, [
-    { role: "user", content: "What is the weather?" },
-    {
-      role: "assistant",
-      content: null,
-      tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: "{}" } }],
-    },
-    { role: "tool", tool_call_id: "call_1", content: "sunny" },
-    { role: "assistant", content: "It is sunny." },
-    { role: "user", content: "Thanks." },
-  ]);
-});
-
 Deno.test("responses request: a chat-form param maps back to the client's own field", () => {
   const parsed = parseResponsesRequest(
     {
@@ -306,21 +168,4 @@ Deno.test("responses request: null optional parameters count as omitted", () => 
     background: null,
   });
   assert.equal(parsed.chat.tools, undefined);
-});
-
-Deno.test("responses request: a native response's built-in items are left out of a translated history", () => {
-  const messages = historyMessages([
-    { type: "message", role: "user", content: "Weather?" },
-    { type: "reasoning", id: "rs_1", summary: [] },
-    { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "w" } },
-    {
-      type: "message",
-      role: "assistant",
-      content: [{ type: "output_text", text: "Sunny.", annotations: [] }],
-    },
-  ]);
-  assert.deepEqual(messages, [{ role: "user", content: "Weather?" }, {
-    role: "assistant",
-    content: "Sunny.",
-  }]);
 });

@@ -11,10 +11,11 @@
  *
  * @module
  */
-import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../../errors.ts";
+import type { GatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
-import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
+import type { Scrubber } from "../../secrets/scrubber.ts";
+import { clientStreamBody, type Peeked, type StreamOutcome } from "../../streams/client_body.ts";
 import {
   endOf,
   functionCallItem,
@@ -309,19 +310,12 @@ export function encodeEvent(event: ResponseEvent): Uint8Array {
 }
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
-export interface ResponsesStreamOutcome {
-  end: "ok" | "error" | "cancelled";
-  error?: GatewayError;
+export interface ResponsesStreamOutcome extends StreamOutcome {
   usage?: Usage;
-  firstChunkAt?: number;
-  texts: string[];
 }
 
 /** A provider stream whose first chunk has already been read. */
-export interface PeekedChunks {
-  first: ChatCompletionChunk;
-  rest: ReadableStreamDefaultReader<ChatCompletionChunk>;
-}
+export type PeekedChunks = Peeked<ChatCompletionChunk>;
 
 /**
  * The client-facing body of a streamed Response. `countUsage` gives the usage for the final event when the
@@ -343,62 +337,38 @@ export function responsesStreamBody(
 ): ReadableStream<Uint8Array> {
   const events = new ResponseEvents(options.frame);
   const outcome: ResponsesStreamOutcome = { end: "ok", texts: events.texts };
-  let pending: ChatCompletionChunk | undefined = stream.first;
   let started = false;
-  let ended = false;
-  const end = (how: ResponsesStreamOutcome["end"]) => {
-    if (ended) return;
-    ended = true;
-    outcome.end = how;
-    outcome.usage = events.usage;
-    if (how === "error") options.lease?.failed();
-    options.lease?.release();
-    options.onEnd(outcome);
-  };
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, list: ResponseEvent[]) => {
     for (const event of list) controller.enqueue(encodeEvent(event));
   };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (!started) {
-          started = true;
-          send(controller, events.start());
+  return clientStreamBody(stream, outcome, options, {
+    beforeEnd: () => {
+      outcome.usage = events.usage;
+    },
+    async pull(controller, next, end) {
+      if (!started) {
+        started = true;
+        send(controller, events.start());
+      }
+      while (true) {
+        const chunk = await next();
+        if (chunk === undefined) {
+          const usage = events.usage ?? await options.countUsage(events.texts);
+          const last = events.finish(usage);
+          options.onFinal?.(last.at(-1)!.response as JsonObject);
+          send(controller, last);
+          controller.close();
+          end("ok");
+          return;
         }
-        while (true) {
-          let chunk = pending;
-          pending = undefined;
-          if (chunk === undefined) {
-            const next = await stream.rest.read();
-            if (next.done) {
-              const usage = events.usage ?? await options.countUsage(events.texts);
-              const last = events.finish(usage);
-              options.onFinal?.(last.at(-1)!.response as JsonObject);
-              send(controller, last);
-              controller.close();
-              end("ok");
-              return;
-            }
-            chunk = next.value;
-          }
-          outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
-          const list = events.chunk(chunk);
-          if (list.length > 0) {
-            send(controller, list);
-            return;
-          }
+        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
+        const list = events.chunk(chunk);
+        if (list.length > 0) {
+          send(controller, list);
+          return;
         }
-      } catch (err) {
-        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
-        outcome.error = error;
-        send(controller, events.fail(error));
-        controller.close();
-        end(err instanceof ClientGoneError ? "cancelled" : "error");
       }
     },
-    async cancel(reason) {
-      end("cancelled");
-      await stream.rest.cancel(reason).catch(() => {});
-    },
-  }, { highWaterMark: 0 });
+    fail: (controller, error) => send(controller, events.fail(error)),
+  });
 }

@@ -26,7 +26,7 @@ import { stages } from "../../streams/pull_through.ts";
 import { parseJsonObject } from "../shared/json.ts";
 import { keyHeader, type ProviderAdapter, providerFromAdapter, sseEvents } from "../shared/skeleton.ts";
 import { azureAddressing, azureResponsesUrl, azureUrl } from "./addressing.ts";
-import { countTokensBody, inputTokensOf, responsesEventTransformer } from "../openai/responses.ts";
+import { nativeResponsesAdapter } from "../openai/responses.ts";
 import { azureErrorFields } from "./error.ts";
 import { azureChunkTransformer } from "./stream.ts";
 
@@ -85,24 +85,12 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
   };
   if (!config.native_responses) return adapter;
   // The resource's Responses API: the client's body passed through, the deployment as its `model`.
-  adapter.responsesRequest = (body, call) => ({
-    url: azureResponsesUrl(addressing, "responses"),
-    headers: unkeyedHeaders(config, call.requestId, body.stream === true),
-    body: JSON.stringify(body),
-  });
-  adapter.responsesStages = (call) =>
-    stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets));
-  adapter.countTokensRequest = (input, call) => {
-    const body = countTokensBody(input);
-    if (body === null) return null;
-    return {
-      url: azureResponsesUrl(addressing, "responses/input_tokens"),
-      headers: unkeyedHeaders(config, call.requestId, false),
-      body: JSON.stringify(body),
-    };
-  };
-  adapter.inputTokens = inputTokensOf;
-  return adapter;
+  const native = nativeResponsesAdapter(
+    (path) => azureResponsesUrl(addressing, path),
+    (call, stream) => unkeyedHeaders(config, call.requestId, stream),
+    secrets,
+  );
+  return { ...adapter, ...native };
 }
 
 /**

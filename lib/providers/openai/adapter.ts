@@ -22,7 +22,7 @@ import {
 import { toUpstreamChatBody, toUpstreamEmbeddingBody } from "./request.ts";
 import { chatCompletionFrom, embeddingResultFrom } from "./response.ts";
 import { openAIChunkTransformer } from "./stream.ts";
-import { countTokensBody, inputTokensOf, responsesEventTransformer } from "./responses.ts";
+import { nativeResponsesAdapter } from "./responses.ts";
 
 /** Request headers without the key: operator extras first, then the ones the gateway sets. */
 function requestHeaders(config: OpenAIProviderConfig, call: UpstreamCall, stream: boolean) {
@@ -85,24 +85,12 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
   };
   if (!config.native_responses) return adapter;
   // The upstream speaks the Responses API itself: passthrough and its token counting.
-  adapter.responsesRequest = (body, call) => ({
-    url: endpoint(config, "/responses"),
-    headers: requestHeaders(config, call, body.stream === true),
-    body: JSON.stringify(body),
-  });
-  adapter.responsesStages = (call) =>
-    stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets));
-  adapter.countTokensRequest = (input, call) => {
-    const body = countTokensBody(input);
-    if (body === null) return null;
-    return {
-      url: endpoint(config, "/responses/input_tokens"),
-      headers: requestHeaders(config, call, false),
-      body: JSON.stringify(body),
-    };
-  };
-  adapter.inputTokens = inputTokensOf;
-  return adapter;
+  const native = nativeResponsesAdapter(
+    (path) => endpoint(config, `/${path}`),
+    (call, stream) => requestHeaders(config, call, stream),
+    secrets,
+  );
+  return { ...adapter, ...native };
 }
 
 /** Creates the provider for one `type: openai` config entry. */

@@ -6,33 +6,17 @@
  * @module
  */
 import { badGateway } from "../../errors.ts";
+import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import type { SseEvent } from "../../sse/parse.ts";
-import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
+import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
 import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
-import type { TokenCountInput } from "../types.ts";
+import type { TokenCountInput, UpstreamCall } from "../types.ts";
 
 /** The events that end a Responses stream; a stream that stops before one of them was cut short. */
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
-
-/**
- * The fields `POST /responses/input_tokens` takes (OpenAI's `TokenCountsBody`); the rest of a Responses body
- * (`stream`, `store`, `metadata`, …) would be refused there as unknown.
- */
-const COUNT_FIELDS = [
-  "model",
-  "input",
-  "previous_response_id",
-  "tools",
-  "text",
-  "reasoning",
-  "truncation",
-  "instructions",
-  "conversation",
-  "tool_choice",
-  "parallel_tool_calls",
-] as const;
 
 /**
  * Parses one upstream Responses SSE event into its JSON object. An `error` event (by its `event:` line or its
@@ -99,7 +83,8 @@ export function countTokensBody(input: TokenCountInput): JsonObject | null {
   const body = input.responses;
   if (body === undefined) return null;
   const out: JsonObject = {};
-  for (const key of COUNT_FIELDS) if (body[key] != null) out[key] = body[key];
+  // Only `TokenCountsBody` fields: the rest of a Responses body would be refused there as unknown.
+  for (const key of TOKEN_COUNTS_FIELDS) if (body[key] != null) out[key] = body[key];
   return out;
 }
 
@@ -113,4 +98,41 @@ export function inputTokensOf(json: JsonObject, provider: string): number {
     );
   }
   return count;
+}
+
+/** The adapter functions of a native Responses upstream (see {@linkcode nativeResponsesAdapter}). */
+export type NativeResponsesFunctions = Required<
+  Pick<ProviderAdapter, "responsesRequest" | "responsesStages" | "countTokensRequest" | "inputTokens">
+>;
+
+/**
+ * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
+ * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
+ * input tokens counted by the upstream. The upstreams differ only in where (`url` of `responses` or
+ * `responses/input_tokens`) and with which headers (without credentials) a request goes.
+ */
+export function nativeResponsesAdapter(
+  url: (path: "responses" | "responses/input_tokens") => string,
+  headers: (call: UpstreamCall, stream: boolean) => Record<string, string>,
+  secrets: readonly string[],
+): NativeResponsesFunctions {
+  return {
+    responsesRequest: (body, call) => ({
+      url: url("responses"),
+      headers: headers(call, body.stream === true),
+      body: JSON.stringify(body),
+    }),
+    responsesStages: (call) =>
+      stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets)),
+    countTokensRequest: (input, call) => {
+      const body = countTokensBody(input);
+      if (body === null) return null;
+      return {
+        url: url("responses/input_tokens"),
+        headers: headers(call, false),
+        body: JSON.stringify(body),
+      };
+    },
+    inputTokens: inputTokensOf,
+  };
 }

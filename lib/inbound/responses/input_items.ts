@@ -1,0 +1,215 @@
+/**
+ * A Responses request's `input` (a string, or items: messages, function calls and their outputs, reasoning,
+ * built-in tool items, item references) translated to the chat form's messages. Consecutive function calls
+ * become one assistant turn; reasoning and built-in items have no chat form and are left out (built-in ones
+ * noted as native-only); each message keeps the client's param its content came from, for errors found later.
+ *
+ * @module
+ */
+import { invalidRequest } from "../../errors.ts";
+import type { ChatMessage, JsonObject } from "../../openai/types.ts";
+import { NATIVE_ITEMS, type NativeNeeds, needNative } from "./native_only.ts";
+import { badValue, isObject, missing, string, wrongType } from "./validate.ts";
+
+/** What translating the request's own input notes beside the chat messages. */
+export interface InputNotes {
+  /** See `ResponsesRequest.messageParams`. */
+  paths: string[];
+  /** See `ResponsesRequest.references`. */
+  references: string[];
+}
+
+const ROLES = ["user", "assistant", "system", "developer"] as const;
+
+/** One content part of an input message, in the chat form. */
+function contentPart(part: unknown, param: string, role: string): JsonObject {
+  if (!isObject(part)) throw wrongType(param, "an object", part);
+  const type = part.type;
+  if (type === "input_text" || type === "output_text") {
+    return { type: "text", text: string(part, "text", `${param}.text`, true)! };
+  }
+  if (type === "refusal") return { type: "text", text: string(part, "refusal", `${param}.refusal`, true)! };
+  if (type === "input_image") {
+    if (role !== "user") {
+      throw invalidRequest(
+        `Images are only allowed in user messages ('${param}').`,
+        `${param}.type`,
+        "invalid_value",
+      );
+    }
+    const url = string(part, "image_url", `${param}.image_url`);
+    if (url === undefined) {
+      throw invalidRequest(
+        part.file_id != null
+          ? "Images by 'file_id' are not supported by this gateway; send 'image_url' (a URL or a data URL)."
+          : `Missing required parameter: '${param}.image_url'.`,
+        `${param}.image_url`,
+        part.file_id != null ? "unsupported_parameter" : "missing_required_parameter",
+      );
+    }
+    const detail = string(part, "detail", `${param}.detail`) ?? "auto";
+    if (!["auto", "low", "high"].includes(detail)) {
+      throw badValue(`${param}.detail`, detail, ["auto", "low", "high"]);
+    }
+    return { type: "image_url", image_url: { url, detail } };
+  }
+  if (type === "input_file" || type === "input_audio") {
+    throw invalidRequest(
+      `Content of type '${type}' is not supported by this gateway's Responses endpoint yet.`,
+      `${param}.type`,
+      "unsupported_value",
+    );
+  }
+  if (typeof type !== "string") {
+    throw type === undefined ? missing(`${param}.type`) : wrongType(`${param}.type`, "a string", type);
+  }
+  throw badValue(`${param}.type`, type, ["input_text", "input_image", "output_text", "refusal"]);
+}
+
+/** A message's content as the chat form takes it: a string, or parts (text only for non-user roles). */
+function messageContent(content: unknown, param: string, role: string): string | JsonObject[] {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) {
+    throw content === undefined ? missing(param) : wrongType(param, "a string or an array", content);
+  }
+  const parts = content.map((p, i) => contentPart(p, `${param}[${i}]`, role));
+  if (role === "user") return parts;
+  // System, developer and assistant messages take text only in the chat form: join their texts.
+  return parts.map((p) => p.text as string).join("");
+}
+
+/**
+ * Turns the items of `input` into chat messages, merging consecutive function calls into one turn. Built-in
+ * tool items have no chat form: noted in `needs` for a request's own input, left out of a rebuilt history
+ * (`needs` absent), as reasoning items are.
+ */
+function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeeds, notes?: InputNotes): void {
+  items.forEach((item, i) => {
+    const param = `input[${i}]`;
+    const push = (message: ChatMessage, path: string) => {
+      into.push(message);
+      notes?.paths.push(path);
+    };
+    if (!isObject(item)) throw wrongType(param, "an object", item);
+    const type = item.type ?? "message";
+    if (type === "message") {
+      const role = item.role;
+      if (typeof role !== "string" || !(ROLES as readonly string[]).includes(role)) {
+        throw role === undefined ? missing(`${param}.role`) : badValue(`${param}.role`, role, ROLES);
+      }
+      push({ role, content: messageContent(item.content, `${param}.content`, role) }, `${param}.content`);
+      return;
+    }
+    if (type === "function_call") {
+      const call = {
+        id: string(item, "call_id", `${param}.call_id`, true)!,
+        type: "function",
+        function: {
+          name: string(item, "name", `${param}.name`, true)!,
+          arguments: string(item, "arguments", `${param}.arguments`, true)!,
+        },
+      };
+      const last = into.at(-1);
+      // An assistant turn that said something and called tools is one chat message with both.
+      if (last?.role === "assistant") {
+        last.content ??= null;
+        ((last.tool_calls ??= []) as unknown[]).push(call);
+      } else push({ role: "assistant", content: null, tool_calls: [call] }, param);
+      return;
+    }
+    if (type === "function_call_output") {
+      const output = item.output;
+      let content: string;
+      if (typeof output === "string") content = output;
+      else if (Array.isArray(output)) {
+        content = output.map((p, j) => contentPart(p, `${param}.output[${j}]`, "tool").text ?? "").join("");
+      } else {throw output === undefined
+          ? missing(`${param}.output`)
+          : wrongType(`${param}.output`, "a string", output);}
+      push(
+        { role: "tool", tool_call_id: string(item, "call_id", `${param}.call_id`, true)!, content },
+        `${param}.output`,
+      );
+      return;
+    }
+    // Reasoning items carry the model's own state; a translated target cannot take them back, so they are left out.
+    if (type === "reasoning") return;
+    if (typeof type === "string" && NATIVE_ITEMS.has(type)) {
+      if (needs) needNative(needs, `The input item '${type}'`, `${param}.type`);
+      return;
+    }
+    // An earlier input or output item by id (the Vercel AI SDK's multi-turn form while `store` is on): noted
+    // for the handler to look up, then translated as the item itself when the request is parsed again.
+    if (type === "item_reference") {
+      const id = string(item, "id", `${param}.id`, true)!;
+      if (id === "") {
+        throw invalidRequest(`Invalid '${param}.id': empty string.`, `${param}.id`, "invalid_value");
+      }
+      notes?.references.push(id);
+      return;
+    }
+    throw badValue(`${param}.type`, type, ["message", "function_call", "function_call_output", "reasoning"]);
+  });
+}
+
+/**
+ * The chat messages of an earlier conversation (a stored chain's input and output items, oldest first), to
+ * go before a request's own input when it names a `previous_response_id`. The items were accepted or
+ * produced by the gateway, so they translate as input items do.
+ */
+export function historyMessages(items: readonly JsonObject[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  inputMessages([...items], messages);
+  return messages;
+}
+
+/** The id of an `item_reference` input item, or undefined for any other item. */
+function referenceId(item: unknown): string | undefined {
+  return isObject(item) && item.type === "item_reference" && typeof item.id === "string"
+    ? item.id
+    : undefined;
+}
+
+/**
+ * The request's own `input` appended to `messages` as chat messages, its `item_reference`s replaced by the
+ * items `items` holds for them (the rest are listed in `notes.references`); returns the input as items (a
+ * string input becomes one user message), for storing with the response.
+ */
+export function requestInput(
+  given: unknown,
+  items: ReadonlyMap<string, JsonObject> | undefined,
+  messages: ChatMessage[],
+  needs: NativeNeeds,
+  notes: InputNotes,
+): JsonObject[] {
+  if (typeof given === "string") {
+    messages.push({ role: "user", content: given });
+    notes.paths.push("input");
+    return [{ type: "message", role: "user", content: given }];
+  }
+  if (!Array.isArray(given)) {
+    throw given == null ? missing("input") : wrongType("input", "a string or an array", given);
+  }
+  if (given.length === 0) {
+    throw invalidRequest(
+      "Invalid 'input': empty array. Expected at least one item.",
+      "input",
+      "empty_array",
+    );
+  }
+  const referenced = new Set<number>();
+  const input = (given as JsonObject[]).map((item, i) => {
+    const id = referenceId(item);
+    const found = id === undefined ? undefined : items?.get(id);
+    if (found === undefined) return item;
+    referenced.add(i);
+    return found;
+  });
+  inputMessages(input, messages, needs, notes);
+  // A referenced item's text is not in the client's request: its param is the reference.
+  notes.paths = notes.paths.map((path) => {
+    const at = /^input\[(\d+)\]/.exec(path);
+    return at !== null && referenced.has(Number(at[1])) ? at[0] : path;
+  });
+  return input;
+}

@@ -1,0 +1,88 @@
+/**
+ * A Responses request's `tools` and `tool_choice` in the chat form. Function tools are flat in the Responses
+ * API (`{type: "function", name, parameters}`) and nested in chat (`{type: "function", function: {…}}`);
+ * built-in tools and a built-in tool choice have no chat form and are noted as native-only. What the Response
+ * echoes is kept beside the chat form, with OpenAI's defaults filled in.
+ *
+ * @module
+ */
+import { invalidRequest, printable } from "../../errors.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { type NativeNeeds, needNative } from "./native_only.ts";
+import { badValue, isObject, missing, string, wrongType } from "./validate.ts";
+
+/**
+ * Function tools in the chat form. A built-in tool has none: it is noted in `needs` (a native target takes it
+ * as sent) and echoed as given.
+ */
+export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObject[]; echo: JsonObject[] } {
+  if (!Array.isArray(tools)) throw wrongType("tools", "an array", tools);
+  const chat: JsonObject[] = [];
+  const echo: JsonObject[] = [];
+  tools.forEach((tool, i) => {
+    const param = `tools[${i}]`;
+    if (!isObject(tool)) throw wrongType(param, "an object", tool);
+    if (tool.type !== "function") {
+      if (typeof tool.type !== "string") {
+        throw tool.type == null
+          ? missing(`${param}.type`)
+          : wrongType(`${param}.type`, "a string", tool.type);
+      }
+      needNative(needs, `The built-in tool '${printable(tool.type)}'`, `${param}.type`);
+      echo.push(tool);
+      return;
+    }
+    const name = string(tool, "name", `${param}.name`, true)!;
+    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
+      throw invalidRequest(
+        `Invalid '${param}.name': must be 1-64 letters, digits, _ or -.`,
+        `${param}.name`,
+        "invalid_value",
+      );
+    }
+    const description = string(tool, "description", `${param}.description`);
+    const parameters = tool.parameters ?? undefined;
+    if (parameters !== undefined && !isObject(parameters)) {
+      throw wrongType(`${param}.parameters`, "an object", parameters);
+    }
+    const strict = tool.strict ?? undefined;
+    if (strict !== undefined && typeof strict !== "boolean") {
+      throw wrongType(`${param}.strict`, "a boolean", strict);
+    }
+    const fn: JsonObject = { name };
+    if (description !== undefined) fn.description = description;
+    if (parameters !== undefined) fn.parameters = parameters;
+    if (strict !== undefined) fn.strict = strict;
+    chat.push({ type: "function", function: fn });
+    echo.push({
+      type: "function",
+      name,
+      description: description ?? null,
+      parameters: parameters ?? null,
+      // What the target applies: the chat form's default is non-strict, so an omitted `strict` is echoed false.
+      strict: strict ?? false,
+    });
+  });
+  return { chat, echo };
+}
+
+/** `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. */
+export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
+  if (typeof choice === "string") {
+    if (!["none", "auto", "required"].includes(choice)) {
+      throw badValue("tool_choice", choice, ["none", "auto", "required"]);
+    }
+    return choice;
+  }
+  if (!isObject(choice)) throw wrongType("tool_choice", "a string or an object", choice);
+  if (choice.type === "function") {
+    return { type: "function", function: { name: string(choice, "name", "tool_choice.name", true)! } };
+  }
+  if (typeof choice.type !== "string") {
+    throw choice.type == null
+      ? missing("tool_choice.type")
+      : wrongType("tool_choice.type", "a string", choice.type);
+  }
+  needNative(needs, `The tool choice '${printable(choice.type)}'`, "tool_choice");
+  return undefined;
+}

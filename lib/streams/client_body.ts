@@ -1,0 +1,106 @@
+/**
+ * What every client-facing stream body shares (chat completions, translated and native Responses): it reads
+ * a peeked upstream stream (the first value was read before routing committed to the target), and it ends
+ * the same way. `onEnd` runs exactly once however the stream ends (cleanly, after a failure, or cancelled by
+ * the client), after the answering target's lease is released (marked failed first if the stream broke); a
+ * failure is scrubbed of the config's secrets, told to the client in its API's own error events, and closes
+ * the body; a cancel reaches the upstream. Each body keeps only what its API says differently: what a pull
+ * makes of the upstream's values, and which events tell of a failure.
+ *
+ * @module
+ */
+import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../errors.ts";
+import type { Lease } from "../routing/health.ts";
+import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
+
+/** An upstream stream whose first value has already been read (routing commits to a target on it). */
+export interface Peeked<T> {
+  first: T;
+  rest: ReadableStreamDefaultReader<T>;
+}
+
+/** How a stream ended: "ok" after its clean end, "error" after an error event, "cancelled" when the client went away. */
+export type StreamEnd = "ok" | "error" | "cancelled";
+
+/** What every stream learnt by the time it ended, for the access log and usage records. */
+export interface StreamOutcome {
+  end: StreamEnd;
+  error?: GatewayError;
+  /** Milliseconds from the start of the stream to the first chunk with content. */
+  firstChunkAt?: number;
+  /** What the client received (text, refusal and argument deltas), to count tokens when no usage came. */
+  texts: string[];
+}
+
+/** How a body ends, from its handler: who learns of the end, the lease to release, the secrets to scrub. */
+export interface StreamEnding<O extends StreamOutcome> {
+  onEnd: (outcome: O) => void;
+  /** The answering target's lease: released when the stream ends, marked failed first if it broke. */
+  lease?: Lease;
+  /** The config's scrubber: the error events may carry upstream text that quotes a secret. */
+  scrubber?: Scrubber;
+}
+
+/** What one API's body does with the upstream's values; see {@linkcode clientStreamBody}. */
+export interface StreamEvents<T> {
+  /**
+   * One pull: enqueues what is due, reading values with `next` (`undefined` once the upstream ended), and
+   * calls `end("ok")` after closing the body at a clean end. Whatever it throws ends the body with `fail`.
+   */
+  pull(
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    next: () => Promise<T | undefined>,
+    end: (how: StreamEnd) => void,
+  ): Promise<void>;
+  /** Enqueues the events that tell the client of `error`; the body is closed after them. */
+  fail(controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError): void;
+  /** Completes the outcome once the stream ended, before `onEnd` sees it. */
+  beforeEnd?(): void;
+}
+
+/**
+ * The pull-based client body of `stream`: each pull runs `events.pull` once, so nothing is buffered and
+ * backpressure reaches the upstream. A failure (anything the pull throws) ends the body with `events.fail` and
+ * the outcome `error`, or `cancelled` when the client went away; cancelling the body cancels the upstream.
+ */
+export function clientStreamBody<T, O extends StreamOutcome>(
+  stream: Peeked<T>,
+  outcome: O,
+  ending: StreamEnding<O>,
+  events: StreamEvents<T>,
+): ReadableStream<Uint8Array> {
+  let pending: T | undefined = stream.first;
+  const next = (): Promise<T | undefined> => {
+    const value = pending;
+    pending = undefined;
+    if (value !== undefined) return Promise.resolve(value);
+    return stream.rest.read().then((read) => read.done ? undefined : read.value);
+  };
+  let ended = false;
+  const end = (how: StreamEnd) => {
+    if (ended) return;
+    ended = true;
+    outcome.end = how;
+    events.beforeEnd?.();
+    if (how === "error") ending.lease?.failed();
+    ending.lease?.release();
+    ending.onEnd(outcome);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        await events.pull(controller, next, end);
+      } catch (err) {
+        const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);
+        outcome.error = error;
+        events.fail(controller, error);
+        controller.close();
+        end(err instanceof ClientGoneError ? "cancelled" : "error");
+      }
+    },
+    async cancel(reason) {
+      end("cancelled");
+      await stream.rest.cancel(reason).catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { ClientGoneError, GatewayError } from "../errors.ts";
+import type { Lease } from "../routing/health.ts";
+import { createScrubber } from "../secrets/scrubber.ts";
+import { clientStreamBody, type StreamOutcome } from "./client_body.ts";
+
+const encoder = new TextEncoder();
+
+/** A lease that notes what the body did with it. */
+function lease(calls: string[]): Lease {
+  return {
+    probe: false,
+    succeeded: () => calls.push("succeeded"),
+    failed: () => calls.push("failed"),
+    release: () => calls.push("release"),
+  };
+}
+
+/** A peeked upstream of `values`, optionally failing with `error` after them; notes whether it was cancelled. */
+function upstream(values: string[], error?: unknown) {
+  const state = { cancelled: false };
+  const rest = new ReadableStream<string>({
+    start(controller) {
+      for (const value of values.slice(1)) controller.enqueue(value);
+      if (error === undefined) controller.close();
+      else controller.error(error);
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  }).getReader();
+  return { stream: { first: values[0], rest }, state };
+}
+
+/** A body writing each value as a line, `!<message>` for a failure and `.` at the clean end. */
+function lineBody(
+  stream: ReturnType<typeof upstream>["stream"],
+  calls: string[],
+  scrubber?: ReturnType<typeof createScrubber>,
+) {
+  const outcome: StreamOutcome = { end: "ok", texts: [] };
+  const ends: StreamOutcome[] = [];
+  const body = clientStreamBody(stream, outcome, {
+    onEnd: (o) => {
+      calls.push("onEnd");
+      ends.push({ ...o });
+    },
+    lease: lease(calls),
+    scrubber,
+  }, {
+    async pull(controller, next, end) {
+      const value = await next();
+      if (value === undefined) {
+        controller.enqueue(encoder.encode(".\n"));
+        controller.close();
+        end("ok");
+        return;
+      }
+      outcome.texts.push(value);
+      controller.enqueue(encoder.encode(`${value}\n`));
+    },
+    fail(controller, error) {
+      controller.enqueue(encoder.encode(`!${error.message}\n`));
+    },
+    beforeEnd: () => calls.push("beforeEnd"),
+  });
+  return { body, ends };
+}
+
+Deno.test("client body: the first value, then the rest, then a clean end reported once after the lease", async () => {
+  const calls: string[] = [];
+  const { stream } = upstream(["a", "b", "c"]);
+  const { body, ends } = lineBody(stream, calls);
+  assert.equal(await new Response(body).text(), "a\nb\nc\n.\n");
+  assert.deepEqual(calls, ["beforeEnd", "release", "onEnd"]);
+  assert.equal(ends.length, 1);
+  assert.equal(ends[0].end, "ok");
+  assert.deepEqual(ends[0].texts, ["a", "b", "c"]);
+});
+
+Deno.test("client body: an upstream failure ends with the API's error events, scrubbed, and fails the lease", async () => {
+  const calls: string[] = [];
+  const secret = "sk-secret-value-123456";
+  const { stream } = upstream(["a"], new GatewayError(502, `upstream said ${secret}`));
+  const { body, ends } = lineBody(stream, calls, createScrubber([secret]));
+  const text = await new Response(body).text();
+  assert.match(text, /^a\n!upstream said /);
+  assert.ok(!text.includes(secret), "the secret never reaches the client");
+  assert.ok(!text.endsWith(".\n"), "no clean end after a failure");
+  assert.deepEqual(calls, ["beforeEnd", "failed", "release", "onEnd"]);
+  assert.equal(ends[0].end, "error");
+  assert.equal(ends[0].error?.status, 502);
+  assert.ok(!ends[0].error?.message.includes(secret));
+});
+
+Deno.test("client body: a client gone mid-read counts as cancelled, not as a target failure", async () => {
+  const calls: string[] = [];
+  const { stream } = upstream(["a"], new ClientGoneError());
+  const { body, ends } = lineBody(stream, calls);
+  await new Response(body).text();
+  assert.deepEqual(calls, ["beforeEnd", "release", "onEnd"]);
+  assert.equal(ends[0].end, "cancelled");
+});
+
+Deno.test("client body: cancelling the body cancels the upstream and reports once", async () => {
+  const calls: string[] = [];
+  const { stream, state } = upstream(["a", "b", "c"]);
+  const { body, ends } = lineBody(stream, calls);
+  const reader = body.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "a\n");
+  await reader.cancel("gone");
+  await reader.cancel("again");
+  assert.equal(state.cancelled, true);
+  assert.deepEqual(calls, ["beforeEnd", "release", "onEnd"]);
+  assert.deepEqual(ends.map((e) => e.end), ["cancelled"]);
+});
