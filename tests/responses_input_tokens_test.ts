@@ -4,6 +4,7 @@
  * Bedrock, each adding its own base to the characters it received, so a test knows who counted what), the
  * gateway's estimate marked `estimated: true` where nobody counts or a count failed, stored conversations via
  * `previous_response_id`, scopes, limits, OpenAI's error shape for bad bodies, and one usage record per request.
+ * Every count answer validates against the spec's `TokenCountsResource`.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -32,6 +33,9 @@ import {
 } from "./helpers/fake_gemini.ts";
 import { FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "./helpers/fake_openai.ts";
 import { startGateway, type TestGateway } from "./helpers/gateway.ts";
+import { loadOpenApiSchemas } from "./helpers/openapi_schema.ts";
+
+const schemas = await loadOpenApiSchemas();
 
 const T = {
   main: "gw-count-main-0123456789abcdef",
@@ -155,8 +159,12 @@ async function withGateway(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
 /** The count answer as sent, `estimated` included (the SDK's type does not name it, the object keeps it). */
 type Count = { object: string; input_tokens: number; estimated?: boolean };
 
+/** Every count answer validates against the spec's `TokenCountsResource` (when the spec is at hand). */
 async function count(client: OpenAI, body: OpenAI.Responses.InputTokenCountParams): Promise<Count> {
-  return await client.responses.inputTokens.count(body) as Count;
+  const answer = await client.responses.inputTokens.count(body) as Count;
+  schemas?.assert("TokenCountsResource", answer, "the input_tokens answer");
+  assert.equal(answer.object, "response.input_tokens");
+  return answer;
 }
 
 /** Raw POST, for bodies the SDK's types refuse. */
@@ -166,7 +174,9 @@ async function post(gw: TestGateway, body: unknown, token = T.main) {
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, headers: response.headers, json: await response.json() };
+  const json = await response.json();
+  if (response.status === 200) schemas?.assert("TokenCountsResource", json, "the input_tokens answer");
+  return { status: response.status, headers: response.headers, json };
 }
 
 const INSTRUCTIONS = "Be brief.";

@@ -14,6 +14,7 @@ import {
   type TestGateway,
   withFakeGateway,
 } from "./helpers/gateway.ts";
+import { loadOpenApiSchemas } from "./helpers/openapi_schema.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -322,4 +323,83 @@ Deno.test("stored responses: item references resolve from the token's own respon
     const gone = await refer(TEST_TOKEN, inputId);
     assert.deepEqual([gone.status, gone.body], [404, notFound(inputId)]);
   });
+});
+
+/** Input of every item kind a client sends, in the shapes the SDK's types allow. */
+const EVERY_KIND: OpenAI.Responses.ResponseInput = [
+  { role: "developer", content: "Be brief." },
+  { role: "user", content: "What time is it?" },
+  {
+    type: "function_call",
+    id: "fc_earlier",
+    call_id: "call_1",
+    name: "get_time",
+    arguments: "{}",
+    status: "completed",
+  },
+  { type: "function_call_output", call_id: "call_1", output: "12:00" },
+  {
+    type: "message",
+    role: "assistant",
+    id: "msg_earlier",
+    status: "completed",
+    content: [{ type: "output_text", text: "Noon.", annotations: [] }],
+  },
+  { role: "user", content: [{ type: "input_text", text: "Thanks." }] },
+];
+const TIME_TOOL = {
+  type: "function" as const,
+  name: "get_time",
+  parameters: { type: "object" },
+  strict: false,
+};
+
+Deno.test("stored responses: input_items lists every item kind in order; DELETE answers OpenAI's deletion object", async () => {
+  await withGateway(async (gw, _fake, client) => {
+    const created = await client.responses.create({
+      model: "chat-fake",
+      input: EVERY_KIND,
+      tools: [TIME_TOOL],
+    });
+    const list = await call(gw, "GET", `/responses/${created.id}/input_items?order=asc`);
+    assert.equal(list.status, 200);
+    const data = list.body.data as { type: string; id: string }[];
+    assert.deepEqual(data.map((i) => i.type), [
+      "message",
+      "message",
+      "function_call",
+      "function_call_output",
+      "message",
+      "message",
+    ]);
+    for (const item of data) assert.equal(typeof item.id, "string", "every listed item has an id");
+    const deleted = await call(gw, "DELETE", `/responses/${created.id}`);
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.body, { id: created.id, object: "response", deleted: true });
+  });
+});
+
+// BUG: `GET /v1/responses/{id}/input_items` lists the items as the client sent them, not as OpenAI's
+// `ResponseItemList` has them: a message's string content stays a string (the spec wants
+// `[{type: "input_text", text}]`), messages and function_call_output items lack `status`, and an assistant
+// message given with `output_text` parts fails the spec's output-message branch (no `logprobs`). Request:
+// the EVERY_KIND input above; expected: the list validates against `ResponseItemList`; got: 15 violations
+// (/data/0/content must be array, /data/0 must have status, …). The list is built from the stored input
+// items without normalising them (lib/inbound/responses/input_items.ts, or where the store keeps the input).
+Deno.test({
+  name: "stored responses: the input_items list validates against the spec's ResponseItemList",
+  ignore: true,
+  fn: async () => {
+    const schemas = await loadOpenApiSchemas();
+    await withGateway(async (gw, _fake, client) => {
+      const created = await client.responses.create({
+        model: "chat-fake",
+        input: EVERY_KIND,
+        tools: [TIME_TOOL],
+      });
+      const list = await call(gw, "GET", `/responses/${created.id}/input_items?order=asc`);
+      assert.equal(list.status, 200);
+      schemas?.assert("ResponseItemList", list.body, "the input_items list");
+    });
+  },
 });

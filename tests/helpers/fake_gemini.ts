@@ -7,6 +7,8 @@
  * - `gem-ok`: {@linkcode GEMINI_ANSWER}, streamed in three events, usage on the last.
  * - `gem-tools`: a `get_weather` functionCall carrying {@linkcode FAKE_SIGNATURE}; once the request holds a
  *   functionResponse, a text answer instead.
+ * - `gem-length` / `gem-safety`: `gem-ok`'s answer ending with `finishReason` `MAX_TOKENS` / `SAFETY`.
+ * - `gem-json`: answers {@linkcode GEMINI_JSON} (a JSON document, as under `responseMimeType: application/json`).
  * - `gem-429` / `gem-503` / `gem-500`: Google error bodies (429 with `RetryInfo.retryDelay` "7s").
  * - `gem-midstream-error`: one text event, then an `{"error":…}` event.
  * - `gem-hang`: one text event, then silence until the client aborts (noted in `aborted`).
@@ -23,6 +25,8 @@
 export const FAKE_GEMINI_KEY = "AIzaSyFAKE-gemini-key-0123456789abcdef";
 /** What `gem-ok` answers. */
 export const GEMINI_ANSWER = "Hello from Gemini, café ☕!";
+/** What `gem-json` answers. */
+export const GEMINI_JSON = '{"greeting": "hello from Gemini ☕"}';
 /** The thought signature `gem-tools` attaches to its function call. */
 export const FAKE_SIGNATURE = "AY89a18iOcFus5wr5bW5xN6zZ4aUiCyhgmg6HE2YjtYDV/dwZ5oZlZHeTmiUKv34qq0=";
 
@@ -222,12 +226,17 @@ export function startFakeGemini(): FakeGemini {
     if (!stream && method !== "generateContent") return googleError(404, "NOT_FOUND", `no method ${method}`);
 
     const toolTurn = model === "gem-tools" && !hasFunctionResponse(body);
-    const final = model === "gem-tools" ? "It is sunny in Paris." : GEMINI_ANSWER;
+    const final = model === "gem-tools"
+      ? "It is sunny in Paris."
+      : model === "gem-json"
+      ? GEMINI_JSON
+      : GEMINI_ANSWER;
     const usage = { promptTokenCount: 11, candidatesTokenCount: 7, totalTokenCount: 18 };
+    const stop = model === "gem-length" ? "MAX_TOKENS" : model === "gem-safety" ? "SAFETY" : "STOP";
     const config = body.generationConfig as { thinkingConfig?: { includeThoughts?: unknown } } | undefined;
     const thoughts = config?.thinkingConfig?.includeThoughts === true;
     if (!stream) {
-      const answer = toolTurn ? TOOL_CALL_EVENT : textEvent(final, "STOP", usage);
+      const answer = toolTurn ? TOOL_CALL_EVENT : textEvent(final, stop, usage);
       return Response.json(thoughts ? withThought(answer) : answer);
     }
     if (thoughts) {
@@ -248,7 +257,7 @@ export function startFakeGemini(): FakeGemini {
     return sse(request, [
       textEvent(words.slice(0, third).join(""), undefined, { promptTokenCount: 11, totalTokenCount: 11 }),
       textEvent(words.slice(third, 2 * third).join("")),
-      textEvent(words.slice(2 * third).join(""), "STOP", usage),
+      textEvent(words.slice(2 * third).join(""), stop, usage),
     ]);
   };
 

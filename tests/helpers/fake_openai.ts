@@ -7,6 +7,8 @@
  * - `gpt-gated`: streams {@linkcode FakeUpstream.gateChunks} chunks, each only after the test opens its gate.
  * - `gpt-cut`: two chunks, then the connection is torn down.
  * - `gpt-refuse`: a refusal ({@linkcode FAKE_REFUSAL}) instead of content, streamed in fragments.
+ * - `gpt-length` / `gpt-filter`: `gpt-ok`'s answer with `finish_reason` `length` / `content_filter`.
+ * - `gpt-json`: answers {@linkcode FAKE_JSON} (a JSON document, as under a `json_schema` format), whole or streamed.
  * - `gpt-reasoning`: reasoning as `reasoning_content` ({@linkcode FAKE_REASONING}, streamed in fragments before
  *   the answer), then {@linkcode FAKE_ANSWER}; usage counts {@linkcode FAKE_REASONING_TOKENS} reasoning tokens.
  * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
@@ -22,6 +24,8 @@ export const FAKE_REFUSAL = "I'm sorry, I cannot help with that.";
 export const FAKE_REASONING = "The user says hi. A short greeting back will do.";
 /** The reasoning tokens `gpt-reasoning` reports in `usage.completion_tokens_details`. */
 export const FAKE_REASONING_TOKENS = 12;
+/** The JSON document `gpt-json` answers with. */
+export const FAKE_JSON = '{"greeting": "hello from the fake upstream"}';
 /** The text `gpt-ok` answers with. */
 export const FAKE_ANSWER = "Hello from the fake upstream!";
 /** The key the fake expects; a request with another key gets 401. */
@@ -204,6 +208,8 @@ export function startFakeOpenAI(): FakeUpstream {
         ? { role: "assistant", content: null, refusal: FAKE_REFUSAL, annotations: [] }
         : model === "gpt-reasoning"
         ? { role: "assistant", content: FAKE_ANSWER, reasoning_content: FAKE_REASONING, refusal: null }
+        : model === "gpt-json"
+        ? { role: "assistant", content: FAKE_JSON, refusal: null, annotations: [] }
         : { role: "assistant", content: FAKE_ANSWER, refusal: null, annotations: [] };
       return Response.json({
         id: "chatcmpl-fake123",
@@ -214,7 +220,7 @@ export function startFakeOpenAI(): FakeUpstream {
           index: 0,
           message,
           logprobs: null,
-          finish_reason: model === "gpt-tools" ? "tool_calls" : "stop",
+          finish_reason: model === "gpt-tools" ? "tool_calls" : stopOf(model),
         }],
         usage: model === "gpt-reasoning" ? reasoningUsage() : usage(11, 7),
         service_tier: "default",
@@ -280,11 +286,11 @@ export function startFakeOpenAI(): FakeUpstream {
         push(sse("[DONE]"));
         return;
       } else {
-        for (const word of FAKE_ANSWER.split(/(?<= )/)) {
+        for (const word of (model === "gpt-json" ? FAKE_JSON : FAKE_ANSWER).split(/(?<= )/)) {
           push(sse(chunk(model, { content: word }, null, usageExtra)));
         }
       }
-      push(sse(chunk(model, {}, "stop", usageExtra)));
+      push(sse(chunk(model, {}, stopOf(model), usageExtra)));
       if (includeUsage) push(sse({ ...chunk(model, {}, null), choices: [], usage: usage(11, 7) }));
       push(sse("[DONE]"));
     });
@@ -293,6 +299,11 @@ export function startFakeOpenAI(): FakeUpstream {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
   fake.baseURL = `http://127.0.0.1:${server.addr.port}/v1`;
   return fake;
+}
+
+/** The finish reason of a text answer from `model`. */
+function stopOf(model: string): string {
+  return model === "gpt-length" ? "length" : model === "gpt-filter" ? "content_filter" : "stop";
 }
 
 /** Arms `gpt-gated` for `n` chunks. */

@@ -10,6 +10,10 @@
  * - `resp-length`: a partial answer, `incomplete` with reason `max_output_tokens`.
  * - `resp-error`: streams `response.created`, a delta, then an `error` event (rate limit).
  * - `resp-cut`: streams `response.created`, a delta, then the connection is torn down.
+ * - `resp-held`: streams up to its first text delta, then waits for the test to resolve `release` before the
+ *   rest (a whole, completed stream).
+ * - `resp-hang`: streams `response.created`, a delta, then nothing until the request is aborted (noted in
+ *   `aborted`).
  * - `resp-500`: an HTTP 500 with OpenAI's error body.
  *
  * Every request is recorded (`requests`), and every response it made is kept so `previous_response_id` can be
@@ -43,6 +47,10 @@ export interface FakeNativeUpstream {
   requests: NativeRequest[];
   /** Ids of the responses it made. */
   made: Set<string>;
+  /** Resolved by the test to let a `resp-held` stream go on; replace it before each use. */
+  release: PromiseWithResolvers<void>;
+  /** Resolved when a `resp-hang` stream is aborted by the gateway. */
+  aborted: PromiseWithResolvers<void>;
   stop(): Promise<void>;
 }
 
@@ -203,6 +211,8 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
     baseURL: "",
     requests: [],
     made: new Set(),
+    aborted: Promise.withResolvers<void>(),
+    release: Promise.withResolvers<void>(),
     stop: () => server.shutdown(),
   };
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
@@ -247,14 +257,25 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
     if (body.stream !== true) {
       return Response.json(responseObject(body, id, status, items.map((p) => p.item), finalExtra));
     }
-    return streamed(body, id, status, items, finalExtra, model);
+    return streamed(body, id, status, items, finalExtra, model, request.signal, fake);
   });
   fake.baseURL = `http://127.0.0.1:${server.addr.port}/v1`;
   return fake;
 }
 
 /** The SSE answer: created, in_progress, each item's events, then completed / incomplete (or a failure). */
-function streamed(req: Json, id: string, status: string, items: Planned[], finalExtra: Json, model: string) {
+function streamed(
+  req: Json,
+  id: string,
+  status: string,
+  items: Planned[],
+  finalExtra: Json,
+  model: string,
+  signal: AbortSignal,
+  fake: FakeNativeUpstream,
+) {
+  const aborted = fake.aborted;
+  let held = model === "resp-held";
   let seq = 0;
   const frame = (event: Json) => {
     const data: Json = { ...event, sequence_number: seq++ };
@@ -274,14 +295,21 @@ function streamed(req: Json, id: string, status: string, items: Planned[], final
     type: kind,
     response: responseObject(req, id, status, items.map((p) => p.item), finalExtra),
   });
-  const broken = model === "resp-error" || model === "resp-cut";
+  const broken = model === "resp-error" || model === "resp-cut" || model === "resp-hang";
   // A broken stream stops after the first text delta.
   const cutAt = broken ? events.findIndex((e) => e.type === "response.output_text.delta") + 1 : events.length;
   return new Response(
     new ReadableStream<Uint8Array>({
+      cancel() {
+        if (model === "resp-hang") aborted.resolve();
+      },
       async start(controller) {
         for (const event of events.slice(0, cutAt)) {
           controller.enqueue(frame(event));
+          if (held && event.type === "response.output_text.delta") {
+            held = false; // only the first delta is held
+            await fake.release.promise;
+          }
           await new Promise((r) => setTimeout(r, 2));
         }
         if (model === "resp-error") {
@@ -291,6 +319,11 @@ function streamed(req: Json, id: string, status: string, items: Planned[], final
             message: `Rate limit reached (key ${NATIVE_KEY}).`,
             param: null,
           }));
+        }
+        if (model === "resp-hang") {
+          await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+          aborted.resolve();
+          return;
         }
         if (model === "resp-cut") {
           controller.error(new Error("connection reset"));
