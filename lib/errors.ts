@@ -40,6 +40,11 @@ export interface GatewayErrorInit {
   param?: string | null;
   headers?: HeadersInit;
   cause?: unknown;
+  /**
+   * The error type an Anthropic upstream gave (`overloaded_error`, …), for answers in Anthropic's error shape:
+   * kept so a client of `/v1/messages` learns the upstream's own type rather than one guessed from the status.
+   */
+  anthropicType?: string | null;
 }
 
 /**
@@ -52,6 +57,7 @@ export class GatewayError extends Error {
   readonly code: string | null;
   readonly param: string | null;
   readonly headers: HeadersInit | undefined;
+  readonly anthropicType: string | null;
 
   constructor(status: number, message: string, init: GatewayErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -61,6 +67,7 @@ export class GatewayError extends Error {
     this.code = init.code ?? null;
     this.param = init.param ?? null;
     this.headers = init.headers;
+    this.anthropicType = init.anthropicType ?? null;
   }
 
   /** The OpenAI `ErrorResponse` body for this error. */
@@ -130,6 +137,7 @@ export function scrubError(err: GatewayError, scrubber: Scrubber): GatewayError 
     code: clean(err.code),
     param: clean(err.param),
     headers: err.headers,
+    anthropicType: err.anthropicType,
   });
 }
 
@@ -150,6 +158,60 @@ export function errorResponse(err: GatewayError): Response {
   const headers = new Headers(err.headers);
   for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
   return new Response(JSON.stringify(err.toBody()), { status: err.status, headers });
+}
+
+/** Anthropic's error `type` for each status its API documents; other statuses fall back by class. */
+const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  504: "timeout_error",
+  529: "overloaded_error",
+};
+
+/**
+ * The Anthropic error `type` of `err`: the upstream's own (`anthropicType`) when an Anthropic upstream gave one,
+ * `overloaded_error` for an overloaded upstream of any vendor, else the type Anthropic documents for the status
+ * (other 4xx → `invalid_request_error`, other 5xx → `api_error`).
+ */
+export function anthropicErrorType(err: GatewayError): string {
+  if (err.anthropicType !== null) return err.anthropicType;
+  if (err.type === "overloaded_error" || err.code === "upstream_overloaded") return "overloaded_error";
+  return ANTHROPIC_TYPES[err.status] ?? (err.status >= 500 ? "api_error" : "invalid_request_error");
+}
+
+/** The body of an Anthropic error: `{"type":"error","error":{"type","message"},"request_id"}`. */
+export interface AnthropicErrorBody {
+  type: "error";
+  error: { type: string; message: string };
+  request_id?: string;
+}
+
+/** `err` in Anthropic's error shape (the Messages API's routes answer every error this way). */
+export function anthropicErrorBody(err: GatewayError, requestId?: string): AnthropicErrorBody {
+  const body: AnthropicErrorBody = {
+    type: "error",
+    error: { type: anthropicErrorType(err), message: err.message },
+  };
+  if (requestId !== undefined) body.request_id = requestId;
+  return body;
+}
+
+/**
+ * Serialises `err` in Anthropic's shape with its status: the error boundary's answer on routes that speak the
+ * Messages API. An overloaded upstream answers 529 there, Anthropic's status for it, whatever status it had.
+ */
+export function anthropicErrorResponse(err: GatewayError, requestId: string): Response {
+  const headers = new Headers(err.headers);
+  for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
+  const body = anthropicErrorBody(err, requestId);
+  const status = body.error.type === "overloaded_error" ? 529 : err.status;
+  return new Response(JSON.stringify(body), { status, headers });
 }
 
 /**

@@ -20,9 +20,11 @@ import { type Answer, deliver } from "./http/accounting.ts";
 import { compose, type Handler } from "./http/compose.ts";
 import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
-import { authOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
+import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
+import { handleMessages } from "./http/messages.ts";
+import { handleMessagesCountTokens } from "./http/messages_count_tokens.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
 import { handleResponses } from "./http/responses.ts";
 import { handleResponsesInputTokens } from "./http/responses_input_tokens.ts";
@@ -64,6 +66,8 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     responsesInputTokens: handleResponsesInputTokens,
     response: handleStoredResponse,
     responseInputItems: handleInputItems,
+    messages: handleMessages,
+    messagesCountTokens: handleMessagesCountTokens,
     models: handleListModels,
     model: (_req, ctx, alias) => handleGetModel(alias, ctx),
     healthz: health,
@@ -128,7 +132,7 @@ const router = (options: GatewayOptions): Handler => {
       ctx.record.environment = admin.environment;
       return (handle as RouteHandler)(request, ctx, match.param);
     }
-    const identity = authenticate(request, ctx.state.config);
+    const identity = authenticate(request, ctx.state.config, Date.now(), match.spec.dialect === "anthropic");
     ctx.record.token = identity.name;
     ctx.record.environment = identity.environment;
     return (handle as ClientHandler)(request, withIdentity(ctx, identity), match.param)
@@ -226,6 +230,8 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
     };
     const response = await chain(request, ctx);
     response.headers.set("x-request-id", requestId);
+    // Anthropic's clients read the request id from `request-id` (their SDKs put it on errors).
+    if (dialectOf(record.path) === "anthropic") response.headers.set("request-id", requestId);
     return response;
   };
 }

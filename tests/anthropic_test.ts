@@ -11,6 +11,8 @@ import {
   startFakeAnthropic,
 } from "./helpers/fake_anthropic.ts";
 import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { z } from "zod";
 
 function configFor(fake: FakeAnthropic): string {
   const models = ["ok", "tools", "midstream-error", "400", "429", "500", "529"]
@@ -278,5 +280,84 @@ Deno.test("anthropic e2e: an error event mid-stream makes the SDK throw, not ret
     assert.equal(text, "Partial");
     const log = gw.logs.find((l) => l.alias === "chat-midstream-error");
     assert.equal(log?.error_code, "upstream_overloaded");
+  });
+});
+
+const Greeting = z.object({ greeting: z.string(), words: z.array(z.string()), formal: z.boolean() });
+const GREETING = { greeting: FAKE_CLAUDE_ANSWER, words: [FAKE_CLAUDE_ANSWER], formal: true };
+
+Deno.test("anthropic e2e: chat.completions.parse with a zod response_format, whole and streamed", async () => {
+  await withGateway(async (_gw, fake, client) => {
+    const format = zodResponseFormat(Greeting, "greeting");
+    const messages = [{ role: "user" as const, content: "Greet me." }];
+    const parsed = await client.chat.completions.parse({
+      model: "chat-ok",
+      messages,
+      response_format: format,
+    });
+    const choice = parsed.choices[0];
+    assert.deepEqual(choice.message.parsed, GREETING);
+    assert.equal(choice.finish_reason, "stop");
+    assert.ok(!choice.message.tool_calls?.length, "the answer is content, not a tool call");
+    // Anthropic was asked to call the answer tool, with the format's schema as its input schema.
+    const sent = fake.requests.at(-1)!.body;
+    assert.deepEqual(sent.tool_choice, { type: "tool", name: "json_response" });
+    assert.deepEqual((sent.tools as { input_schema: unknown }[])[0].input_schema, format.json_schema.schema);
+
+    const deltas: string[] = [];
+    const stream = client.chat.completions.stream({ model: "chat-ok", messages, response_format: format });
+    stream.on("content.delta", (e) => deltas.push(e.delta));
+    const final = await stream.finalChatCompletion();
+    assert.deepEqual(final.choices[0].message.parsed, GREETING);
+    assert.equal(final.choices[0].finish_reason, "stop");
+    assert.ok(deltas.length > 1, "the JSON was forwarded in the pieces Anthropic streamed");
+    assert.deepEqual(JSON.parse(deltas.join("")), GREETING);
+  });
+});
+
+Deno.test("anthropic e2e: response_format with tools, with reasoning_effort, and the reserved tool name", async () => {
+  await withGateway(async (_gw, fake, client) => {
+    const format = zodResponseFormat(Greeting, "greeting");
+    const messages = [{ role: "user" as const, content: "Greet me." }];
+    // The model may call the client's tool...
+    const call = await client.chat.completions.create({
+      model: "chat-tools",
+      messages,
+      tools: [WEATHER_TOOL],
+      response_format: format,
+    });
+    assert.equal(call.choices[0].finish_reason, "tool_calls");
+    assert.equal(
+      call.choices[0].message.tool_calls![0].type === "function" &&
+        call.choices[0].message.tool_calls![0].function.name,
+      "get_weather",
+    );
+    assert.deepEqual(fake.requests.at(-1)!.body.tool_choice, { type: "any" });
+    // ...or answer in the format.
+    const answer = await client.chat.completions.parse({
+      model: "chat-ok",
+      messages,
+      tools: [WEATHER_TOOL],
+      response_format: format,
+    });
+    assert.deepEqual(answer.choices[0].message.parsed, GREETING);
+    assert.equal(answer.choices[0].finish_reason, "stop");
+    // Anthropic refuses thinking with a forced tool: the format wins, thinking is left off.
+    const thought = await client.chat.completions.parse({
+      model: "chat-ok",
+      messages,
+      response_format: format,
+      reasoning_effort: "low",
+    });
+    assert.deepEqual(thought.choices[0].message.parsed, GREETING);
+    assert.equal("thinking" in fake.requests.at(-1)!.body, false);
+    // The answer tool's name is the gateway's.
+    const reserved = await client.chat.completions.create({
+      model: "chat-ok",
+      messages,
+      tools: [{ type: "function", function: { name: "json_response", parameters: { type: "object" } } }],
+    }).then(() => undefined, (e) => e);
+    assert.ok(reserved instanceof OpenAI.BadRequestError, `a 400, not ${reserved}`);
+    assert.equal(reserved.param, "tools[0].function.name");
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A table of bad requests, run in-process against the fetch handler and again over a real socket: each gets
- * its documented status and OpenAI's exact error shape, never a stack trace or the caller's token, and the
- * gateway keeps serving afterwards.
+ * its documented status and OpenAI's exact error shape (Anthropic's on `/v1/messages` and its count_tokens),
+ * never a stack trace or the caller's token, and the gateway keeps serving afterwards.
  */
 import assert from "node:assert/strict";
 import { parseConfigText } from "../lib/config/load.ts";
@@ -1006,4 +1006,302 @@ Deno.test("bad requests: 200 mixed bad requests at once over the socket all get 
     globalThis.removeEventListener("unhandledrejection", onRejection);
   }
   assert.deepEqual(rejections, []);
+});
+
+// --- /v1/messages and /v1/messages/count_tokens: Anthropic's error shape -----------------------------------------
+
+const MESSAGES = "/v1/messages";
+const COUNT = "/v1/messages/count_tokens";
+const msg = (extra: Record<string, unknown>) =>
+  JSON.stringify({ model: "chat-echo", max_tokens: 50, messages: USER, ...extra });
+const count = (extra: Record<string, unknown>) =>
+  JSON.stringify({ model: "chat-echo", messages: USER, ...extra });
+
+/** A client mistake on a Messages route, and the Anthropic error type it must get. */
+interface AnthropicCase {
+  name: string;
+  path: string;
+  body?: RawBody;
+  method?: string;
+  headers?: Record<string, string | null>;
+  status: number;
+  type: string;
+}
+
+const ANTHROPIC_CASES: AnthropicCase[] = [
+  ...[MESSAGES, COUNT].flatMap((path): AnthropicCase[] => {
+    const make = path === MESSAGES ? msg : count;
+    const cases: AnthropicCase[] = [
+      { name: "malformed JSON", path, body: "{model: chat-echo", status: 400, type: BAD },
+      { name: "a JSON array", path, body: "[]", status: 400, type: BAD },
+      { name: "invalid UTF-8", path, body: invalidUtf8, status: 400, type: BAD },
+      {
+        name: "missing messages",
+        path,
+        body: JSON.stringify({ model: "chat-echo", max_tokens: 5 }),
+        status: 400,
+        type: BAD,
+      },
+      { name: "empty messages", path, body: make({ messages: [] }), status: 400, type: BAD },
+      {
+        name: "a system role in messages",
+        path,
+        body: make({ messages: [{ role: "system", content: "x" }] }),
+        status: 400,
+        type: BAD,
+      },
+      { name: "an unknown parameter", path, body: make({ frequency_penalty: 1 }), status: 400, type: BAD },
+      {
+        name: "a text block without text",
+        path,
+        body: make({ messages: [{ role: "user", content: [{ type: "text" }] }] }),
+        status: 400,
+        type: BAD,
+      },
+      {
+        name: "tool_use in a user turn",
+        path,
+        body: make({
+          messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }],
+        }),
+        status: 400,
+        type: BAD,
+      },
+      {
+        name: "a tool without input_schema",
+        path,
+        body: make({ tools: [{ name: "f" }] }),
+        status: 400,
+        type: BAD,
+      },
+      {
+        name: "tool_choice naming no declared tool",
+        path,
+        body: make({
+          tools: [{ name: "f", input_schema: { type: "object" } }],
+          tool_choice: { type: "tool", name: "g" },
+        }),
+        status: 400,
+        type: BAD,
+      },
+      {
+        name: "tool_choice of an unknown type",
+        path,
+        body: make({ tool_choice: { type: "sometimes" } }),
+        status: 400,
+        type: BAD,
+      },
+      {
+        name: "thinking budget under 1024",
+        path,
+        body: make({ max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 10 } }),
+        status: 400,
+        type: BAD,
+      },
+      {
+        name: "a document on a translated target",
+        path,
+        body: make({
+          messages: [{
+            role: "user",
+            content: [{ type: "document", source: { type: "url", url: "https://example.com/a.pdf" } }],
+          }],
+        }),
+        status: 400,
+        type: BAD,
+      },
+      { name: "an embedding alias", path, body: make({ model: "embed-local" }), status: 400, type: BAD },
+      {
+        name: "an unknown alias",
+        path,
+        body: make({ model: "claude-99" }),
+        status: 404,
+        type: "not_found_error",
+      },
+      {
+        name: "no key",
+        path,
+        body: make({}),
+        headers: { authorization: null },
+        status: 401,
+        type: "authentication_error",
+      },
+      {
+        name: "a wrong x-api-key",
+        path,
+        body: make({}),
+        headers: { authorization: null, "x-api-key": WRONG_TOKEN },
+        status: 401,
+        type: "authentication_error",
+      },
+      {
+        name: "a form content type",
+        path,
+        body: make({}),
+        headers: { "content-type": "multipart/form-data; boundary=x" },
+        status: 415,
+        type: BAD,
+      },
+      {
+        name: "a body over the limit",
+        path,
+        body: make({ system: "x".repeat(LIMIT + 200) }),
+        status: 413,
+        type: "request_too_large",
+      },
+      { name: "GET", path, method: "GET", status: 405, type: BAD },
+    ];
+    return cases.map((c) => ({ ...c, name: `${path}: ${c.name}` }));
+  }),
+  { name: "messages: missing max_tokens", path: MESSAGES, body: count({}), status: 400, type: BAD },
+  { name: "messages: max_tokens 0", path: MESSAGES, body: msg({ max_tokens: 0 }), status: 400, type: BAD },
+  {
+    name: "messages: temperature above 1",
+    path: MESSAGES,
+    body: msg({ temperature: 1.5 }),
+    status: 400,
+    type: BAD,
+  },
+  {
+    name: "messages: stream not a boolean",
+    path: MESSAGES,
+    body: msg({ stream: "yes" }),
+    status: 400,
+    type: BAD,
+  },
+  {
+    name: "messages: stop_sequences not a list",
+    path: MESSAGES,
+    body: msg({ stop_sequences: "END" }),
+    status: 400,
+    type: BAD,
+  },
+  {
+    name: "messages: thinking budget not under max_tokens",
+    path: MESSAGES,
+    body: msg({ max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 2000 } }),
+    status: 400,
+    type: BAD,
+  },
+  {
+    name: "messages: top_k on a builtin target",
+    path: MESSAGES,
+    body: msg({ top_k: 5 }),
+    status: 400,
+    type: BAD,
+  },
+  {
+    name: "messages: an image of an unknown media type",
+    path: MESSAGES,
+    body: msg({
+      messages: [{
+        role: "user",
+        content: [{ type: "image", source: { type: "base64", media_type: "image/tiff", data: "AAAA" } }],
+      }],
+    }),
+    status: 400,
+    type: BAD,
+  },
+  { name: "count_tokens: max_tokens", path: COUNT, body: count({ max_tokens: 5 }), status: 400, type: BAD },
+  { name: "count_tokens: stream", path: COUNT, body: count({ stream: true }), status: 400, type: BAD },
+];
+
+/** Everything an Anthropic client must get for a mistake: the status, the shape, the request id, no leaks. */
+async function assertAnthropicErrorResponse(c: AnthropicCase, response: Response): Promise<void> {
+  const label = `case "${c.name}"`;
+  const text = await response.text();
+  assert.equal(response.status, c.status, `${label}: status (body: ${text})`);
+  assert.match(response.headers.get("content-type") ?? "", /^application\/json\b/, `${label}: content-type`);
+  const requestId = response.headers.get("request-id");
+  assert.ok(requestId, `${label}: request-id`);
+  assert.equal(response.headers.get("x-request-id"), requestId, `${label}: one request id`);
+  const body = JSON.parse(text);
+  assert.deepEqual(Object.keys(body).sort(), ["error", "request_id", "type"], `${label}: top-level keys`);
+  assert.equal(body.type, "error", label);
+  assert.equal(body.request_id, requestId, label);
+  assert.deepEqual(Object.keys(body.error).sort(), ["message", "type"], `${label}: error keys`);
+  assert.equal(body.error.type, c.type, label);
+  assert.ok(
+    typeof body.error.message === "string" && body.error.message.length > 0,
+    `${label}: empty message`,
+  );
+  assert.doesNotMatch(body.error.message, STACK_LINE, `${label}: stack trace in message`);
+  assert.ok(!text.includes(TEST_TOKEN) && !text.includes(WRONG_TOKEN), `${label}: a token leaked`);
+}
+
+function anthropicInit(c: AnthropicCase, wire: boolean): RequestInit & { duplex?: "half" } {
+  return requestInit({
+    name: c.name,
+    method: c.method ?? "POST",
+    path: c.path,
+    headers: { "anthropic-version": "2023-06-01", ...c.headers },
+    body: c.body,
+    status: c.status,
+    type: c.type,
+    code: null,
+    param: null,
+  }, wire);
+}
+
+Deno.test("bad requests: Messages routes answer every client mistake in Anthropic's error shape, in-process", async (t) => {
+  assert.equal(new Set(ANTHROPIC_CASES.map((c) => c.name)).size, ANTHROPIC_CASES.length, "unique names");
+  const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
+  if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
+  const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
+  const logger = createMemoryLogger();
+  const usage: string[] = [];
+  const handler = createGateway({
+    state: () => state,
+    logger,
+    services: { usage: { write: (record) => usage.push(record.request_id) } },
+  });
+  for (const c of ANTHROPIC_CASES) {
+    await t.step(c.name, async () => {
+      await assertAnthropicErrorResponse(
+        c,
+        await handler(new Request(`http://gateway.test${c.path}`, anthropicInit(c, false))),
+      );
+    });
+  }
+  const access = logger.lines.filter((l) => l.msg === "request");
+  assert.deepEqual(
+    access.map((l) => l.status),
+    ANTHROPIC_CASES.map((c) => c.status),
+    "one access-log line each",
+  );
+  assert.equal(usage.length, ANTHROPIC_CASES.length, "one usage record each");
+  assert.equal(new Set(usage).size, usage.length);
+  assert.deepEqual(
+    logger.lines.filter((l) => l.msg === "unhandled_error"),
+    [],
+    "no mistake is a gateway bug",
+  );
+});
+
+Deno.test("bad requests: Messages routes answer every client mistake in Anthropic's error shape, over a socket", async (t) => {
+  const gw = await startGateway(CONFIG);
+  try {
+    for (const c of ANTHROPIC_CASES) {
+      await t.step(c.name, async () => {
+        await assertAnthropicErrorResponse(c, await fetch(`${gw.url}${c.path}`, anthropicInit(c, true)));
+      });
+    }
+    // Still serving, in Anthropic's shape.
+    const ok = await fetch(
+      `${gw.url}${MESSAGES}`,
+      anthropicInit({ name: "ok", path: MESSAGES, body: msg({}), status: 200, type: "" }, true),
+    );
+    assert.equal(ok.status, 200);
+    assert.equal((await ok.json()).type, "message");
+    // A gateway binary writes its log in bursts: wait for the lines, then a moment for any extra.
+    const access = () => gw.logs.filter((l) => l.msg === "request");
+    for (let i = 0; i < 200 && access().length < ANTHROPIC_CASES.length + 1; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(access().length, ANTHROPIC_CASES.length + 1, "one access-log line per request");
+    assert.deepEqual(gw.logs.filter((l) => l.msg === "unhandled_error"), []);
+  } finally {
+    await gw.stop();
+  }
 });

@@ -6,8 +6,9 @@
  * (with `Content-Length` lies only a socket can tell), and the server must still answer `/healthz` after.
  *
  * The property, for every response: never a 5xx (the builtin provider serves the models, so nothing is the
- * upstream's fault), every error in OpenAI's exact shape without stack-trace text, valid requests answered
- * in full (streams end with `[DONE]`), exactly one usage record per API request, and no unhandled error.
+ * upstream's fault), every error in OpenAI's exact shape without stack-trace text (in Anthropic's on the
+ * Messages routes), valid requests answered in full (streams end with `[DONE]`, Responses and Messages streams
+ * with their final event), exactly one usage record per API request, and no unhandled error.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -23,6 +24,8 @@ import {
   chatRequestArb,
   embeddingRequestArb,
   type GeneratedRequest,
+  messagesCountRequestArb,
+  messagesRequestArb,
   responsesRequestArb,
 } from "./helpers/fuzz_requests.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
@@ -122,9 +125,12 @@ async function checkResponse(request: GeneratedRequest, headers: Headers, respon
   const label = () => `${response.status} ${text.slice(0, 300)} for ${describe(request, headers)}`;
   assert.ok(response.status < 500, label());
   if (request.valid) assert.equal(response.status, 200, `a valid request was refused: ${label()}`);
+  const anthropic = ANTHROPIC_PATHS.has(request.path);
   if (request.expect) {
     assert.equal(response.status, request.expect.status, label());
-    assert.equal(JSON.parse(text).error.code, request.expect.code, label());
+    const error = JSON.parse(text).error;
+    if (anthropic) assert.equal(error.type, "invalid_request_error", label());
+    else assert.equal(error.code, request.expect.code, label());
   }
   assert.ok(response.headers.get("x-request-id"), `no x-request-id: ${label()}`);
   if (response.status >= 400) {
@@ -135,6 +141,7 @@ async function checkResponse(request: GeneratedRequest, headers: Headers, respon
     } catch {
       assert.fail(`the error body is not JSON: ${label()}`);
     }
+    if (anthropic) return assertAnthropicError(response, body, text, label);
     assert.deepEqual(Object.keys(body), ["error"], label());
     const error = body.error!;
     assert.deepEqual(Object.keys(error).sort(), ["code", "message", "param", "type"], label());
@@ -150,6 +157,8 @@ async function checkResponse(request: GeneratedRequest, headers: Headers, respon
   const type = response.headers.get("content-type") ?? "";
   if (type.startsWith("text/event-stream") && request.path === "/v1/responses") {
     assertResponsesStream(text, label);
+  } else if (type.startsWith("text/event-stream") && anthropic) {
+    assertMessagesStream(text, label);
   } else if (type.startsWith("text/event-stream")) {
     assert.ok(text.endsWith("data: [DONE]\n\n"), `the stream did not end with [DONE]: ${label()}`);
     assert.doesNotMatch(text, /^data: \{"error"/m, label());
@@ -177,6 +186,56 @@ function assertResponsesStream(text: string, label: () => string): void {
   const last = frames.at(-1)!;
   assert.match(last, /^event: response\.(completed|incomplete)\n/, `the stream did not end well: ${label()}`);
   assert.doesNotMatch(text, /^event: (error|response\.failed)$/m, label());
+}
+
+/** The routes that answer in Anthropic's shapes. */
+const ANTHROPIC_PATHS = new Set(["/v1/messages", "/v1/messages/count_tokens"]);
+/** The error types Anthropic documents. */
+const ANTHROPIC_ERROR_TYPES = new Set([
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "request_too_large",
+  "rate_limit_error",
+]);
+
+/**
+ * An error on the Messages routes is Anthropic's shape: `{"type":"error","error":{"type","message"}}` (with the
+ * request id), a client error's type one Anthropic documents, and a `request-id` header.
+ */
+function assertAnthropicError(
+  response: Response,
+  body: Record<string, unknown>,
+  text: string,
+  label: () => string,
+): void {
+  assert.deepEqual(Object.keys(body).sort(), ["error", "request_id", "type"], label());
+  assert.equal(body.type, "error", label());
+  const error = body.error as Record<string, unknown>;
+  assert.deepEqual(Object.keys(error).sort(), ["message", "type"], label());
+  assert.ok(ANTHROPIC_ERROR_TYPES.has(error.type as string), label());
+  assert.ok(typeof error.message === "string" && error.message.length > 0, label());
+  assert.ok(response.headers.get("request-id"), `no request-id: ${label()}`);
+  assert.doesNotMatch(text, STACK, label());
+  for (const token of [TEST_TOKEN, ADMIN_TOKEN, LIMITED_TOKEN]) assert.ok(!text.includes(token), label());
+}
+
+/**
+ * A Messages event stream ends properly: `event:` + `data:` frames of the same type, from `message_start` to
+ * `message_stop`, no `error` event (the builtin model never fails).
+ */
+function assertMessagesStream(text: string, label: () => string): void {
+  assert.ok(text.endsWith("\n\n"), `the stream ended mid-frame: ${label()}`);
+  const types = text.slice(0, -2).split("\n\n").map((frame) => {
+    const match = /^event: (\w+)\ndata: (.*)$/s.exec(frame);
+    assert.ok(match, `not an event frame: ${frame.slice(0, 200)}: ${label()}`);
+    assert.equal(JSON.parse(match[2]).type, match[1], label());
+    return match[1];
+  });
+  assert.equal(types[0], "message_start", label());
+  assert.equal(types.at(-1), "message_stop", `the stream did not end well: ${label()}`);
+  assert.ok(!types.includes("error"), label());
 }
 
 type Handler = (request: Request) => Promise<Response>;
@@ -253,6 +312,18 @@ Deno.test("fuzz: POST /v1/chat/completions, 10,000 generated requests in-process
 
 Deno.test("fuzz: POST /v1/responses, 10,000 generated requests in-process", async () => {
   const { valid, expected } = await fuzzInProcess(responsesRequestArb(TOKENS), [200, 400, 401, 404, 415]);
+  assert.ok(valid > 1_000, `only ${valid} valid requests`);
+  assert.ok(expected > 100, `only ${expected} requests nested too deep`);
+});
+
+Deno.test("fuzz: POST /v1/messages, 10,000 generated requests in-process", async () => {
+  const { valid, expected } = await fuzzInProcess(messagesRequestArb(TOKENS), [200, 400, 401, 404, 415]);
+  assert.ok(valid > 1_000, `only ${valid} valid requests`);
+  assert.ok(expected > 100, `only ${expected} requests nested too deep`);
+});
+
+Deno.test("fuzz: POST /v1/messages/count_tokens, 10,000 generated requests in-process", async () => {
+  const { valid, expected } = await fuzzInProcess(messagesCountRequestArb(TOKENS), [200, 400, 401, 404, 415]);
   assert.ok(valid > 1_000, `only ${valid} valid requests`);
   assert.ok(expected > 100, `only ${expected} requests nested too deep`);
 });
@@ -425,7 +496,8 @@ Deno.test("fuzz: a socket-level sample, Content-Length lies included, and the se
   try {
     // Generated requests through fetch: the runtime's own HTTP parsing and framing in the loop.
     const samples = fc.sample(chatRequestArb(TOKENS), { seed: SEED, numRuns: 300 })
-      .concat(fc.sample(embeddingRequestArb(TOKENS), { seed: SEED + 1, numRuns: 100 }));
+      .concat(fc.sample(embeddingRequestArb(TOKENS), { seed: SEED + 1, numRuns: 100 }))
+      .concat(fc.sample(messagesRequestArb(TOKENS), { seed: SEED + 2, numRuns: 100 }));
     let sent = 0;
     for (let i = 0; i < samples.length; i += 20) {
       await Promise.all(
@@ -450,7 +522,7 @@ Deno.test("fuzz: a socket-level sample, Content-Length lies included, and the se
         }),
       );
     }
-    assert.ok(sent >= 390, `only ${sent} sent`);
+    assert.ok(sent >= 490, `only ${sent} sent`);
 
     // Content-Length lies only a socket shows: longer than the body (the gateway waits, then 408), shorter
     // (the rest is read as the next request, which the runtime refuses), and nonsense.

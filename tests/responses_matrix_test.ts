@@ -140,7 +140,8 @@ ${models("claude-ok", "claude-tools", "claude-ok", "claude-midstream-error")}`,
     },
     answer: () => FAKE_CLAUDE_ANSWER,
     aliases: { ok: "chat-ok", tools: "chat-tools", after: "chat-ok", json: "chat-json" },
-    json: FAKE_CLAUDE_ANSWER,
+    // The fake answers the forced answer tool with its own text in every string of the schema.
+    json: JSON.stringify({ greeting: FAKE_CLAUDE_ANSWER }),
     cuts: true,
   },
   {
@@ -185,7 +186,7 @@ ${
     },
     answer: () => FAKE_BEDROCK_ANSWER,
     aliases: { ok: "chat-ok", tools: "chat-tools", after: "chat-ok", json: "chat-json" },
-    json: FAKE_BEDROCK_ANSWER,
+    json: JSON.stringify({ greeting: FAKE_BEDROCK_ANSWER }),
     cuts: true,
   },
 ];
@@ -208,8 +209,11 @@ function assertResponse(response: OpenAIResponse, alias: string): void {
   }
 }
 
-/** Anthropic and Bedrock have no mapping for a json_schema format: the gateway refuses it (see below). */
-const NO_JSON_SCHEMA = new Set(["anthropic", "bedrock"]);
+/**
+ * Anthropic and Bedrock have no json_schema format in their chat: the gateway serves it with a forced tool
+ * (lib/providers/shared/json_answer_tool.ts), checked further below.
+ */
+const JSON_BY_TOOL = new Set(["anthropic", "bedrock"]);
 
 for (const target of TARGETS) {
   Deno.test(`responses matrix via ${target.name}: string, items, tool round trip, json_schema parse, stream`, async (t) => {
@@ -318,16 +322,6 @@ for (const target of TARGETS) {
       await t.step("text.format json_schema (strict) and responses.parse with zod", async () => {
         const format = zodTextFormat(Greeting, "greeting");
         const input = target.name === "builtin" ? JSON_INPUT : "Greet me.";
-        if (NO_JSON_SCHEMA.has(target.name)) {
-          // See the ignored test below: acceptance 1 asks for this cell; the gateway refuses it, cleanly.
-          const err = await client.responses.parse({ model: json, input, text: { format } }).then(
-            () => undefined,
-            (e) => e,
-          );
-          assert.ok(err instanceof OpenAI.BadRequestError, `a 400, not ${err}`);
-          assert.equal(err.error && (err.error as { type: string }).type, "invalid_request_error");
-          return;
-        }
         const parsed = await client.responses.parse({ model: json, input, text: { format } });
         assertResponse(parsed, json);
         assert.deepEqual(parsed.output_parsed, JSON.parse(target.json));
@@ -395,43 +389,31 @@ async function withTarget(name: string, fn: (client: OpenAI) => Promise<void>): 
   }
 }
 
-for (const name of NO_JSON_SCHEMA) {
-  // BUG: acceptance 1 asks for `text.format` json_schema + `responses.parse` through the fake Anthropic and
-  // Bedrock vendors, but their adapters refuse `response_format` json_schema (anthropicUnsupportedRules /
-  // BEDROCK_UNSUPPORTED in lib/providers/{anthropic,bedrock}/request.ts) with a 400, so the SDK cannot parse.
-  // Needs a mapping (e.g. a forced tool whose input schema is the format's, or Anthropic's output_format).
+for (const name of JSON_BY_TOOL) {
+  // Was BUG: acceptance 1 asks for `text.format` json_schema + `responses.parse` through the fake Anthropic and
+  // Bedrock vendors, which their adapters refused with a 400. Now served by a forced answer tool, whole and
+  // streamed: the answer is a message (no function_call item), and the upstream was offered the format's schema.
   Deno.test({
     name: `responses matrix via ${name}: responses.parse with a json_schema format parses the answer`,
-    ignore: true,
     fn: () =>
       withTarget(name, async (client) => {
+        const format = zodTextFormat(Greeting, "greeting");
         const parsed = await client.responses.parse({
           model: "chat-json",
           input: "Greet me.",
-          text: { format: zodTextFormat(Greeting, "greeting") },
+          text: { format },
         });
-        assert.equal(typeof parsed.output_parsed?.greeting, "string");
-      }),
-  });
-
-  // BUG: while the format is refused, the 400 names the chat form's `response_format` (param and message:
-  // "The parameter 'response_format' with this value is not supported by Anthropic models") instead of the
-  // client's own `text.format`. The vendor adapters' unsupported-parameter refusal (lib/providers/shared, raised
-  // inside the provider call) is not mapped back through the Responses param map the way request-level
-  // refusals are (lib/inbound/responses/request.ts "a chat-form param maps back to the client's own field").
-  Deno.test({
-    name: `responses matrix via ${name}: a refused json_schema format names text.format`,
-    ignore: true,
-    fn: () =>
-      withTarget(name, async (client) => {
-        const err = await client.responses.create({
-          model: "chat-json",
-          input: "Greet me.",
-          text: { format: { type: "json_schema", name: "g", schema: { type: "object" }, strict: true } },
-        }).then(() => undefined, (e) => e);
-        assert.ok(err instanceof OpenAI.BadRequestError);
-        assert.equal(err.param, "text.format");
-        assert.doesNotMatch(err.message, /response_format/);
+        const expected = { greeting: name === "anthropic" ? FAKE_CLAUDE_ANSWER : FAKE_BEDROCK_ANSWER };
+        assert.deepEqual(parsed.output_parsed, expected);
+        assert.equal(parsed.status, "completed");
+        assert.deepEqual(parsed.output.map((i) => i.type), ["message"]);
+        const deltas: string[] = [];
+        const runner = client.responses.stream({ model: "chat-json", input: "Greet me.", text: { format } });
+        runner.on("response.output_text.delta", (e) => deltas.push(e.delta));
+        const streamed = await runner.finalResponse();
+        assert.deepEqual(streamed.output_parsed, expected);
+        assert.ok(deltas.length > 1, "the JSON arrived in several deltas, as the upstream sent it");
+        assert.deepEqual(JSON.parse(deltas.join("")), expected);
       }),
   });
 }

@@ -36,7 +36,7 @@ ${token("main", T.main)}
 ${token("rpm-10", T.rpm, ", limits: { rpm: 10 }")}
 ${token("budget-60", T.budget, ", budget: { tokens: 60, period: day }")}
 ${token("chat-only", T.chatOnly, ", endpoints: [chat]")}
-${token("ceiling-3", T.ceiling, ", max_tokens: 3")}
+${token("ceiling-20", T.ceiling, ", max_tokens: 20")}
 `;
 }
 
@@ -263,27 +263,30 @@ function outputText(text: string): string {
 }
 
 Deno.test("responses policy: a token's max_tokens ceiling lowers max_output_tokens (and sets it when absent)", async () => {
+  // The builtin echo answers the input's words, one token each: 26 words, cut at the ceiling's 20.
+  const words = "abcdefghijklmnopqrstuvwxyz".split("");
+  const input = words.join(" ");
   await withGateway(async (gw) => {
     for (const body of [{ max_output_tokens: 64 }, {}, { stream: true }]) {
-      const r = await responses(gw, T.ceiling, { input: "a b c d e f", ...body });
+      const r = await responses(gw, T.ceiling, { input, ...body });
       assert.equal(r.status, 200, JSON.stringify(body));
       const response = finalResponse(r.text) as Record<string, unknown>;
       assert.equal(response.status, "incomplete", JSON.stringify(body));
       assert.deepEqual(response.incomplete_details, { reason: "max_output_tokens" });
-      assert.equal((response.usage as { output_tokens: number }).output_tokens, 3);
-      assert.equal(response.max_output_tokens, 3, "the Response echoes the limit that applied");
-      assert.equal(outputText(r.text), "a b c");
+      assert.equal((response.usage as { output_tokens: number }).output_tokens, 20);
+      assert.equal(response.max_output_tokens, 20, "the Response echoes the limit that applied");
+      assert.equal(outputText(r.text), words.slice(0, 20).join(" "));
     }
-    // Under the ceiling: left alone.
-    const under = await responses(gw, T.ceiling, { input: "a b c d e f", max_output_tokens: 2 });
-    assert.equal(outputText(under.text), "a b");
+    // Under the ceiling (and at the spec's minimum of 16): left alone.
+    const under = await responses(gw, T.ceiling, { input, max_output_tokens: 16 });
+    assert.equal(outputText(under.text), words.slice(0, 16).join(" "));
 
     const rows = await usageRows(gw, 4);
     const capped = rows.filter((r) => r.rule === "token.max_tokens");
     assert.equal(capped.length, 3);
     for (const row of capped) {
       assert.equal(row.outcome, "modify");
-      assert.equal(row.completion_tokens, 3);
+      assert.equal(row.completion_tokens, 20);
     }
   });
 });

@@ -216,7 +216,11 @@ Deno.test("stored responses: input_items pages the request's own items, as OpenA
     assert.equal(all.status, 200);
     assert.equal(all.body.object, "list");
     const data = all.body.data as { id: string; type: string; role: string; content: unknown }[];
-    assert.deepEqual(data.map((item) => item.content), ["three", "two", "one"]);
+    // Listed as OpenAI lists them: a string content is one input_text part.
+    assert.deepEqual(
+      data.map((item) => item.content),
+      ["three", "two", "one"].map((text) => [{ type: "input_text", text }]),
+    );
     for (const item of data) {
       assert.equal(item.type, "message");
       assert.match(item.id, /^msg_[0-9a-f]{48}$/);
@@ -226,16 +230,21 @@ Deno.test("stored responses: input_items pages the request's own items, as OpenA
     assert.equal(all.body.has_more, false);
 
     const page1 = await call(gw, "GET", `${base}?order=asc&limit=2`);
-    assert.deepEqual((page1.body.data as { content: unknown }[]).map((i) => i.content), ["one", "two"]);
+    assert.deepEqual((page1.body.data as { content: { text: string }[] }[]).map((i) => i.content[0].text), [
+      "one",
+      "two",
+    ]);
     assert.equal(page1.body.has_more, true);
     const page2 = await call(gw, "GET", `${base}?order=asc&limit=2&after=${page1.body.last_id}`);
-    assert.deepEqual((page2.body.data as { content: unknown }[]).map((i) => i.content), ["three"]);
+    assert.deepEqual((page2.body.data as { content: { text: string }[] }[]).map((i) => i.content[0].text), [
+      "three",
+    ]);
     assert.equal(page2.body.has_more, false);
 
     // The SDK's paging walks the same list.
     const seen: unknown[] = [];
     for await (const item of client.responses.inputItems.list(created.id, { limit: 1, order: "asc" })) {
-      seen.push((item as { content: unknown }).content);
+      seen.push((item as { content: { text: string }[] }).content[0].text);
     }
     assert.deepEqual(seen, ["one", "two", "three"]);
 
@@ -379,16 +388,11 @@ Deno.test("stored responses: input_items lists every item kind in order; DELETE 
   });
 });
 
-// BUG: `GET /v1/responses/{id}/input_items` lists the items as the client sent them, not as OpenAI's
-// `ResponseItemList` has them: a message's string content stays a string (the spec wants
-// `[{type: "input_text", text}]`), messages and function_call_output items lack `status`, and an assistant
-// message given with `output_text` parts fails the spec's output-message branch (no `logprobs`). Request:
-// the EVERY_KIND input above; expected: the list validates against `ResponseItemList`; got: 15 violations
-// (/data/0/content must be array, /data/0 must have status, …). The list is built from the stored input
-// items without normalising them (lib/inbound/responses/input_items.ts, or where the store keeps the input).
+// Was BUG: the list showed the items as the client sent them (a string content, no `status`, `output_text`
+// parts without `logprobs`); now each is listed as the spec's `ItemResource` (lib/inbound/responses/
+// listed_items.ts), and the list of every item kind validates against `ResponseItemList`.
 Deno.test({
   name: "stored responses: the input_items list validates against the spec's ResponseItemList",
-  ignore: true,
   fn: async () => {
     const schemas = await loadOpenApiSchemas();
     await withGateway(async (gw, _fake, client) => {

@@ -34,11 +34,35 @@ export function bearerToken(request: Request): string | null {
   return match ? match[1] : null;
 }
 
+const NO_ANTHROPIC_KEY_MESSAGE =
+  "You didn't provide an API key. Send your gateway token in an x-api-key header or an Authorization " +
+  "header using Bearer auth.";
+
+/**
+ * The token Anthropic's clients send in `x-api-key` (SDK 0.x, Claude Code with `ANTHROPIC_API_KEY`), read only
+ * on routes that speak Anthropic's API and only when no `Authorization` header came (which then decides).
+ */
+function apiKeyHeader(request: Request): string | null {
+  const value = request.headers.get("x-api-key");
+  return value === null ? null : value.trim();
+}
+
 /**
  * Returns the identity behind the request's bearer token or throws 401: missing, unknown, disabled and
- * expired tokens each get their own message, none of which repeats the token.
+ * expired tokens each get their own message, none of which repeats the token. With `acceptApiKey` (the
+ * Messages API's routes), the token may come in `x-api-key` instead: the same tokens, scopes and limits.
  */
-export function authenticate(request: Request, config: ResolvedConfig, now = Date.now()): ResolvedToken {
+export function authenticate(
+  request: Request,
+  config: ResolvedConfig,
+  now = Date.now(),
+  acceptApiKey = false,
+): ResolvedToken {
+  if (acceptApiKey && !request.headers.has("authorization")) {
+    const key = apiKeyHeader(request);
+    if (key === null) throw unauthorized(NO_ANTHROPIC_KEY_MESSAGE, null);
+    return check(config.tokens.get(hashToken(key)), now);
+  }
   return lookUp(request, config.tokens, now);
 }
 
@@ -63,7 +87,14 @@ function lookUp<T extends { disabled: boolean; expiresAt: number | null }>(
   const token = bearerToken(request);
   if (token === null) throw unauthorized("Incorrect API key provided.", "invalid_api_key");
   // Always hash: a cache keyed by the token itself would bring back string comparisons of secrets.
-  const identity = tokens.get(hashToken(token));
+  return check(tokens.get(hashToken(token)), now);
+}
+
+/** The identity found for a token, or the 401 for an unknown, disabled or expired one. */
+function check<T extends { disabled: boolean; expiresAt: number | null }>(
+  identity: T | undefined,
+  now: number,
+): T {
   if (identity === undefined) {
     throw unauthorized("Incorrect API key provided.", "invalid_api_key");
   }

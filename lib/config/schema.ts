@@ -13,7 +13,7 @@ import { z } from "zod";
  * The API endpoint names, the one list of them: token `endpoints:` scopes, policy, usage records and metrics
  * labels use these; `http/endpoints.ts` gives each one its route(s).
  */
-export const ENDPOINTS = ["chat", "embeddings", "models", "responses"] as const;
+export const ENDPOINTS = ["chat", "embeddings", "models", "responses", "messages"] as const;
 
 const UNITS_BYTES: Record<string, number> = {
   b: 1,

@@ -28,6 +28,12 @@ export interface RouteSpec {
   readonly endpoint: Endpoint | null;
   /** The alias type the route's `model` must have, for routes that call a model. */
   readonly modelType?: ModelType;
+  /**
+   * The API a route speaks when it is not OpenAI's: `anthropic` for the Messages API, whose routes answer every
+   * error (authentication, 404, 405, 413, limits) in Anthropic's shape, take the token from `x-api-key` too, and
+   * carry a `request-id` header on every answer.
+   */
+  readonly dialect?: "anthropic";
 }
 
 /** Every route, by the name its handler is bound to. */
@@ -67,6 +73,22 @@ export const ROUTES = {
     methods: ["GET"],
     auth: "client",
     endpoint: "responses",
+  },
+  messages: {
+    path: "/v1/messages",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "messages",
+    modelType: "chat",
+    dialect: "anthropic",
+  },
+  messagesCountTokens: {
+    path: "/v1/messages/count_tokens",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "messages",
+    modelType: "chat",
+    dialect: "anthropic",
   },
   models: { path: "/v1/models", methods: ["GET"], auth: "client", endpoint: "models" },
   model: { path: "/v1/models/{id}", methods: ["GET"], auth: "client", endpoint: "models" },
@@ -133,6 +155,11 @@ export function matchRoute(path: string): RouteMatch | undefined {
 /** The credential `spec` needs under `config`. */
 export function authOf(spec: RouteSpec, config: ResolvedConfig): RouteAuth {
   return typeof spec.auth === "function" ? spec.auth(config) : spec.auth;
+}
+
+/** The API dialect of the route serving `path` (see {@linkcode RouteSpec.dialect}); undefined for OpenAI's. */
+export function dialectOf(path: string): RouteSpec["dialect"] {
+  return exact.get(path)?.spec.dialect;
 }
 
 /** The name an API request that no route serves is counted under. */

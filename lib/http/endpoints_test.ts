@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ENDPOINTS } from "../config/schema.ts";
-import { endpointOf, matchRoute, pathFor, ROUTES, type RouteSpec } from "./endpoints.ts";
+import { dialectOf, endpointOf, matchRoute, pathFor, ROUTES, type RouteSpec } from "./endpoints.ts";
 
 Deno.test("endpoint table: every API endpoint name has a route, and every API route has a name", () => {
   const specs = Object.values(ROUTES) as RouteSpec[];
@@ -43,4 +43,16 @@ Deno.test("endpoint table: a parameter in the middle of a path is one segment, m
   assert.equal(matchRoute("/v1/responses/"), undefined);
   assert.equal(endpointOf("/v1/responses/resp_1/input_items"), "responses");
   assert.equal(endpointOf("/v1/responses/resp_1"), "responses");
+});
+
+Deno.test("endpoint table: the Messages API's routes speak Anthropic's dialect, the others OpenAI's", () => {
+  assert.equal(matchRoute("/v1/messages")?.id, "messages");
+  assert.equal(matchRoute("/v1/messages/count_tokens")?.id, "messagesCountTokens");
+  assert.equal(endpointOf("/v1/messages/count_tokens"), "messages");
+  assert.equal(dialectOf("/v1/messages"), "anthropic");
+  assert.equal(dialectOf("/v1/messages/count_tokens"), "anthropic");
+  assert.equal(dialectOf("/v1/chat/completions"), undefined);
+  assert.equal(dialectOf("/v1/messages/other"), undefined);
+  // Chat aliases still point clients to chat completions.
+  assert.equal(pathFor("chat"), "/v1/chat/completions");
 });

@@ -5,14 +5,21 @@
  *
  * @module
  */
-import { errorResponse, GatewayError, scrubError, toGatewayError } from "../errors.ts";
+import {
+  anthropicErrorResponse,
+  errorResponse,
+  GatewayError,
+  scrubError,
+  toGatewayError,
+} from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
 import type { Middleware } from "./compose.ts";
 import { usageRecordOf } from "./accounting.ts";
-import { endpointOf } from "./endpoints.ts";
+import { dialectOf, endpointOf } from "./endpoints.ts";
 
 /**
- * Turns any failure into an OpenAI-shaped error response; unexpected ones are logged (without the request's
+ * Turns any failure into an error response in the shape of the route's API (OpenAI's, or Anthropic's on the
+ * Messages API's routes); unexpected ones are logged (without the request's
  * content) and answered with a generic 500. A policy denial is noted as the request's outcome.
  */
 export const errorBoundary: Middleware = async (_request, ctx, next) => {
@@ -33,7 +40,10 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
     // before the client, the usage record or the access log sees it.
     const error = scrubError(toGatewayError(err), ctx.state.config.scrubber);
     ctx.record.error_code = error.code ?? error.type;
-    const response = errorResponse(error);
+    // The route table says which API's error shape a route speaks.
+    const response = dialectOf(ctx.record.path) === "anthropic"
+      ? anthropicErrorResponse(error, ctx.requestId)
+      : errorResponse(error);
     if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
     if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
     if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));

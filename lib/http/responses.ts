@@ -129,7 +129,11 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     ctx.signal,
     async (target, provider): Promise<ChatAnswer | NativeAnswer> => {
       if (provider.responses) return await native(target, provider);
-      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId });
+      // A provider adapter refuses in the chat form's terms (`response_format`); the client sent `text.format`.
+      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
+        .catch((err) => {
+          throw inClientTerms(err, parsed);
+        });
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
     },

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { GatewayError, printable } from "../errors.ts";
-import { clientParam, parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
+import { ClientGoneError, GatewayError, printable } from "../errors.ts";
+import { clientMessage, clientParam } from "../inbound/responses/client_terms.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
 import type { JsonObject } from "../openai/types.ts";
 import { PolicyDenied } from "../policy/denied.ts";
 import type { ClientContext } from "./context.ts";
@@ -52,18 +53,25 @@ export async function resolveItemReferences(
 }
 
 /**
- * `err` with its `param` in the client's terms when it names a place in the chat form (`messages[1].content`
- * → `input[0].content`): a content rule judges the translated request, but the client sent `input`.
+ * `err` with its `param` (and the message's mention of it) in the client's terms when it names a place in the
+ * chat form: a content rule judges the translated request, and a provider adapter refuses what its vendor
+ * cannot do in chat terms (`response_format` → `text.format`, `messages[1].content` → `input[0].content`),
+ * but the client sent a Responses request. Anything else is returned as it is.
  */
 export function inClientTerms(err: unknown, parsed: ResponsesRequest): unknown {
-  if (!(err instanceof PolicyDenied) || err.param === null) return err;
+  if (!(err instanceof GatewayError) || err instanceof ClientGoneError || err.param === null) return err;
   const param = clientParam(parsed, err.param);
   if (param === err.param) return err;
-  return new PolicyDenied(err.status, err.message, err.rule, {
+  const message = clientMessage(err.message, err.param, param);
+  const init = {
     type: err.type,
     code: err.code,
     param,
     headers: err.headers,
     cause: err.cause,
-  });
+    anthropicType: err.anthropicType,
+  };
+  return err instanceof PolicyDenied
+    ? new PolicyDenied(err.status, message, err.rule, init)
+    : new GatewayError(err.status, message, init);
 }

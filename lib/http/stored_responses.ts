@@ -7,6 +7,7 @@
  * @module
  */
 import { GatewayError, invalidRequest, printable } from "../errors.ts";
+import { listedItem } from "../inbound/responses/listed_items.ts";
 import type { ItemsPage } from "../usage/responses_store.ts";
 import { UsageQueryError } from "../usage/query.ts";
 import { admit, type Answer } from "./accounting.ts";
@@ -81,5 +82,5 @@ export async function handleInputItems(request: Request, ctx: ClientContext, id:
     throw err;
   }
   if (list === null) throw responseNotFound(id);
-  return json(list);
+  return json({ ...list, data: list.data.map(listedItem) });
 }

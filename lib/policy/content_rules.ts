@@ -80,6 +80,17 @@ function globalRegex(regex: RegExp): RegExp {
 }
 
 /**
+ * `text` with every redact rule of `rules` applied in order, as {@linkcode applyContentRules} applies them (deny
+ * rules are not judged here): for a body passed through natively, whose texts the policy saw in the chat form.
+ */
+export function redactText(text: string, rules: readonly ResolvedContentRule[]): string {
+  for (const rule of rules) {
+    if (rule.action === "redact") text = text.replace(globalRegex(rule.regex), () => rule.replacement);
+  }
+  return text;
+}
+
+/**
  * Applies an alias's content rules to a request body, in place.
  *
  * Deny rules are judged first, in config order, on the text as the client sent it (so no redaction can hide
@@ -94,8 +105,8 @@ export function applyContentRules(
   rules: readonly ResolvedContentRule[],
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
-  // A Responses request reaches the policy in the chat form.
-  const slots = endpoint === "chat" || endpoint === "responses"
+  // A Responses or Messages request reaches the policy in the chat form.
+  const slots = endpoint === "chat" || endpoint === "responses" || endpoint === "messages"
     ? chatSlots(body)
     : endpoint === "embeddings"
     ? embeddingSlots(body)

@@ -104,7 +104,8 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         if (decision.outcome === "modify") modifiedBy.push(...decision.rules);
       }
       if (
-        (endpoint === "chat" || endpoint === "responses") && body && token.maxTokens !== null &&
+        (endpoint === "chat" || endpoint === "responses" || endpoint === "messages") && body &&
+        token.maxTokens !== null &&
         applyMaxTokensCeiling(body, token.maxTokens)
       ) {
         modifiedBy.push("token.max_tokens");

@@ -49,12 +49,39 @@ export type NativeResponsesResult =
   | { readonly kind: "stream"; readonly events: ReadableStream<JsonObject> };
 
 /**
+ * An Anthropic Messages answer from an upstream that speaks the Messages API itself (Anthropic, Claude on
+ * Bedrock): its Message object, or its stream of events (each event's JSON object with a string `type`, in the
+ * order sent, `ping`s included, ending with `message_stop`). The stream errors with a `GatewayError` when the
+ * upstream fails mid-way or stops before `message_stop`; cancelling it aborts the upstream request.
+ */
+export type NativeMessagesResult =
+  | { readonly kind: "json"; readonly body: JsonObject }
+  | { readonly kind: "stream"; readonly events: ReadableStream<JsonObject> };
+
+/**
+ * One upstream call of a Messages request passed through: the client's `anthropic-version` and `anthropic-beta`
+ * headers (null when not sent, or not a well-formed value) travel with it, since they change what the upstream
+ * accepts and answers.
+ */
+export interface MessagesCall extends UpstreamCall {
+  /** The client's `anthropic-version`; the provider's configured version is sent when null. */
+  readonly anthropicVersion: string | null;
+  /** The client's `anthropic-beta` (comma-separated names). */
+  readonly anthropicBeta: string | null;
+}
+
+/**
  * What a vendor counts the input tokens of: the request in the chat form, and, where the client sent a Responses
- * request, its body as sent upstream (model already rewritten), for a vendor that counts Responses requests.
+ * request, its body as sent upstream (model already rewritten), for a vendor that counts Responses requests; where
+ * the client sent an Anthropic Messages request, its body likewise, for a vendor that counts Messages requests.
  */
 export interface TokenCountInput {
   readonly chat: ChatRequest;
   readonly responses?: JsonObject;
+  readonly messages?: JsonObject;
+  /** With `messages`: the client's `anthropic-version` and `anthropic-beta`, as on {@linkcode MessagesCall}. */
+  readonly anthropicVersion?: string | null;
+  readonly anthropicBeta?: string | null;
 }
 
 /**
@@ -70,6 +97,11 @@ export interface Provider {
    * API (`POST {base}/responses`). Present only for providers configured with `native_responses: true`.
    */
   responses?(body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult>;
+  /**
+   * Passes an Anthropic Messages request (model already the target's) through to an upstream that speaks the
+   * Messages API (`anthropic`; `bedrock` for Claude models only: callers check the target first).
+   */
+  messages?(body: JsonObject, call: MessagesCall): Promise<NativeMessagesResult>;
   /**
    * The upstream's exact count of the input tokens of a request, where the vendor has a counting endpoint;
    * `null` for a request this vendor cannot count (the caller estimates instead).

@@ -12,13 +12,24 @@
  *   ({@linkcode FAKE_CLAUDE_THINKING}, signed) and a redacted_thinking block come first, streamed as
  *   `thinking_delta`s and a `signature_delta`. Like Anthropic, it refuses a budget under 1,024 or not below
  *   `max_tokens`, and a final assistant turn with tool_use that does not start with a thinking block.
+ *   Like Anthropic, it checks signatures: a thinking block sent back whose signature is not the one it gave is
+ *   refused (400).
+ * - a request with `cache_control` anywhere: usage reports cache writes and reads
+ *   ({@linkcode FAKE_CACHE_USAGE}), in the Message and in `message_start`.
+ * - a forced tool (`tool_choice` `{type: "tool", name}`, or `{type: "any"}` on a model other than `claude-tools`,
+ *   which then calls its last tool): a `tool_use` of that tool whose input matches its `input_schema`
+ *   (`valueForSchema`, every string {@linkcode FAKE_CLAUDE_ANSWER}), streamed as `input_json_delta` fragments.
+ *   Like Anthropic, it refuses a forced tool with thinking enabled, and a `tool_choice` naming no declared tool.
  * - `POST /v1/messages/count_tokens`: a deterministic count (see `countTokens`); `claude-500` fails it.
  *
- * Every request must carry `x-api-key: FAKE_ANTHROPIC_KEY` (else 401 `authentication_error`) and
- * `anthropic-version: 2023-06-01` (else 400); every request is recorded.
+ * Every request must carry `x-api-key: FAKE_ANTHROPIC_KEY` (else 401 `authentication_error`) and an
+ * `anthropic-version` date from 2023-06-01 on (else 400); every request is recorded (headers included, so a test
+ * reads the `anthropic-beta` it got).
  *
  * @module
  */
+
+import { fragments, valueForSchema } from "./fake_json_schema.ts";
 
 /** The key the fake accepts. */
 export const FAKE_ANTHROPIC_KEY = "sk-ant-fake-key-0123456789abcdef";
@@ -28,6 +39,14 @@ export const FAKE_CLAUDE_ANSWER = "Hello from the fake Claude!";
 export const FAKE_CLAUDE_THINKING = "The user greets me. I should greet back, café ☕ style.";
 /** The signature of the fake's thinking block, which must never reach a client. */
 export const FAKE_CLAUDE_SIGNATURE = "EqQBCgIYAhIMfakeSignatureNeverShown";
+
+/** The cache counts a request with `cache_control` gets in its usage. */
+export const FAKE_CACHE_USAGE = { cache_creation_input_tokens: 40, cache_read_input_tokens: 300 } as const;
+
+/** Whether the request's body asks for prompt caching anywhere (system, messages or tools). */
+function cached(body: Record<string, unknown>): boolean {
+  return JSON.stringify(body).includes('"cache_control"');
+}
 
 /** One request the fake received. */
 export interface RecordedAnthropicRequest {
@@ -112,6 +131,14 @@ function thinkingError(body: Record<string, unknown>): Response | null {
   const messages = Array.isArray(body.messages) ? body.messages as { role: string; content: unknown }[] : [];
   const last = messages.findLast((m) => m.role === "assistant");
   const blocks = Array.isArray(last?.content) ? last.content as { type: string }[] : [];
+  const signed = blocks.find((b) => b.type === "thinking") as { signature?: unknown } | undefined;
+  if (signed !== undefined && signed.signature !== FAKE_CLAUDE_SIGNATURE) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      "messages.1.content.0: Invalid `signature` in `thinking` block",
+    );
+  }
   if (blocks.some((b) => b.type === "tool_use") && blocks[0]?.type !== "thinking") {
     return errorResponse(
       400,
@@ -123,9 +150,10 @@ function thinkingError(body: Record<string, unknown>): Response | null {
   return null;
 }
 
-function streamEvents(model: string, thinking = false): Uint8Array[] {
+function streamEvents(model: string, thinking = false, cache = false): Uint8Array[] {
+  const usage = { input_tokens: 25, output_tokens: 1, ...(cache ? FAKE_CACHE_USAGE : {}) };
   const start = event("message_start", {
-    message: { ...message(model, [], "", { input_tokens: 25, output_tokens: 1 }), stop_reason: null },
+    message: { ...message(model, [], "", usage), stop_reason: null },
   });
   const out = [start, event("ping", {})];
   if (thinking) {
@@ -188,6 +216,51 @@ function streamEvents(model: string, thinking = false): Uint8Array[] {
   return out;
 }
 
+/** The tool call a forced `tool_choice` gets, an error answer for a choice Anthropic refuses, or null. */
+function forcedToolCall(
+  model: string,
+  body: Record<string, unknown>,
+  thinking: boolean,
+): { name: string; input: unknown } | Response | null {
+  const choice = body.tool_choice as { type?: unknown; name?: unknown } | undefined;
+  const tools = Array.isArray(body.tools) ? body.tools as { name?: unknown; input_schema?: unknown }[] : [];
+  if (choice?.type !== "tool" && choice?.type !== "any") return null;
+  if (thinking) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      "Thinking may not be enabled when tool_choice forces tool use.",
+    );
+  }
+  if (choice.type === "any" && model === "claude-tools") return null;
+  const tool = choice.type === "tool" ? tools.find((t) => t.name === choice.name) : tools.at(-1);
+  if (tool === undefined) {
+    return errorResponse(400, "invalid_request_error", "tool_choice: the named tool is not in tools");
+  }
+  return { name: String(tool.name), input: valueForSchema(tool.input_schema, FAKE_CLAUDE_ANSWER) };
+}
+
+/** The events of a forced tool call: the input streamed as JSON fragments. */
+function forcedToolEvents(model: string, call: { name: string; input: unknown }): Uint8Array[] {
+  const usage = { input_tokens: 25, output_tokens: 1 };
+  return [
+    event("message_start", { message: { ...message(model, [], "", usage), stop_reason: null } }),
+    event("content_block_start", {
+      index: 0,
+      content_block: { type: "tool_use", id: "toolu_fakeForced01", name: call.name, input: {} },
+    }),
+    ...fragments(JSON.stringify(call.input)).map((partial_json) =>
+      event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json } })
+    ),
+    event("content_block_stop", { index: 0 }),
+    event("message_delta", {
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: { output_tokens: 30 },
+    }),
+    event("message_stop", {}),
+  ];
+}
+
 /** What the fake's `count_tokens` adds to the text's length, so a test can tell its count from an estimate. */
 export const FAKE_ANTHROPIC_COUNT_BASE = 1000;
 
@@ -233,7 +306,8 @@ export function startFakeAnthropic(): FakeAnthropic {
         `invalid x-api-key ${request.headers.get("x-api-key")}`,
       );
     }
-    if (request.headers.get("anthropic-version") !== "2023-06-01") {
+    const version = request.headers.get("anthropic-version") ?? "";
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(version) || version < "2023-06-01") {
       return errorResponse(400, "invalid_request_error", "anthropic-version: header is required");
     }
     if (url.pathname === "/v1/messages/count_tokens" && request.method === "POST") return countTokens(body);
@@ -259,8 +333,20 @@ export function startFakeAnthropic(): FakeAnthropic {
     const thinking = (body.thinking as { type?: unknown } | undefined)?.type === "enabled";
     const refused = thinking ? thinkingError(body) : null;
     if (refused !== null) return refused;
+    const forced = forcedToolCall(model, body, thinking);
+    if (forced instanceof Response) return forced;
+    if (forced !== null && body.stream !== true) {
+      return Response.json(message(
+        model,
+        [{ type: "tool_use", id: "toolu_fakeForced01", name: forced.name, input: forced.input }],
+        "tool_use",
+        { input_tokens: 480, output_tokens: 30 },
+      ));
+    }
     if (body.stream === true) {
-      const events = streamEvents(model, thinking);
+      const events = forced !== null
+        ? forcedToolEvents(model, forced)
+        : streamEvents(model, thinking, cached(body));
       let i = 0;
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
@@ -297,6 +383,7 @@ export function startFakeAnthropic(): FakeAnthropic {
           cache_creation_input_tokens: 0,
           cache_read_input_tokens: 100,
           output_tokens: 7,
+          ...(cached(body) ? FAKE_CACHE_USAGE : {}),
         },
       ),
     );

@@ -17,12 +17,20 @@
  *   signature delta) and a redacted one come first. Like Bedrock, it refuses thinking for other models, a
  *   budget under 1,024 or not below `maxTokens`, and a final assistant turn with toolUse that does not start
  *   with reasoning.
+ * - a forced tool (`toolConfig.toolChoice` `{tool: {name}}`, or `{any: {}}` on a model other than `…tools…`, which
+ *   then uses its last tool): a `toolUse` of that tool whose input matches its `inputSchema.json`
+ *   (`valueForSchema`, every string `FAKE_BEDROCK_ANSWER`), streamed as input fragments. Like Bedrock, it refuses
+ *   `{tool}` for models other than Claude and Nova, and a forced tool with Claude's thinking enabled.
  * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
+ * - `…anthropic.claude…` through `invoke` / `invoke-with-response-stream` (and `count-tokens` with
+ *   `input.invokeModel`): the Anthropic Messages API, in `fake_bedrock_claude.ts`.
  *
  * @module
  */
 import { crc32 } from "../../lib/providers/bedrock/crc32.ts";
 import { sha256Hex, signatureFromParts } from "../../lib/providers/bedrock/sigv4.ts";
+import { countInvokeTokens, invokeClaude, invokeClaudeStream } from "./fake_bedrock_claude.ts";
+import { fragments, valueForSchema } from "./fake_json_schema.ts";
 
 /** The credentials the fake accepts. */
 export const FAKE_AWS = {
@@ -296,6 +304,74 @@ function converseStream(modelId: string, thinking = false): Response {
   return streamResponse(frames);
 }
 
+/** The tool use a forced `toolChoice` gets, an error answer for a choice Bedrock refuses, or null. */
+function forcedToolUse(
+  modelId: string,
+  body: Record<string, unknown>,
+  thinking: boolean,
+): { name: string; input: unknown } | Response | null {
+  const config = body.toolConfig as {
+    tools?: unknown;
+    toolChoice?: { tool?: { name?: unknown }; any?: unknown };
+  };
+  const choice = config?.toolChoice;
+  if (choice?.tool === undefined && choice?.any === undefined) return null;
+  if (choice.tool !== undefined && !/anthropic\.claude|amazon\.nova/.test(modelId)) {
+    return awsError(
+      400,
+      "ValidationException",
+      "This model doesn't support the toolConfig.toolChoice.tool field.",
+    );
+  }
+  if (thinking) {
+    return awsError(
+      400,
+      "ValidationException",
+      "Thinking may not be enabled when tool_choice forces tool use.",
+    );
+  }
+  if (choice.tool === undefined && modelId.includes("tools")) return null;
+  const specs = (Array.isArray(config.tools) ? config.tools : []) as {
+    toolSpec?: { name?: unknown; inputSchema?: { json?: unknown } };
+  }[];
+  const spec = choice.tool !== undefined
+    ? specs.find((t) => t.toolSpec?.name === choice.tool?.name)
+    : specs.at(-1);
+  if (spec?.toolSpec === undefined) {
+    return awsError(400, "ValidationException", "The tool named in toolChoice is not in toolConfig.tools.");
+  }
+  return {
+    name: String(spec.toolSpec.name),
+    input: valueForSchema(spec.toolSpec.inputSchema?.json, FAKE_BEDROCK_ANSWER),
+  };
+}
+
+/** The whole answer, or the stream, of a forced tool use. */
+function forcedAnswer(use: { name: string; input: unknown }, stream: boolean): Response {
+  const toolUseId = "tooluse_fakeForced0000001";
+  if (!stream) {
+    return Response.json({
+      output: { message: { role: "assistant", content: [{ toolUse: { toolUseId, ...use } }] } },
+      stopReason: "tool_use",
+      usage: USAGE,
+      metrics: { latencyMs: 42 },
+    });
+  }
+  return streamResponse([
+    eventFrame("messageStart", { role: "assistant" }),
+    eventFrame("contentBlockStart", {
+      contentBlockIndex: 0,
+      start: { toolUse: { toolUseId, name: use.name } },
+    }),
+    ...fragments(JSON.stringify(use.input)).map((input) =>
+      eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { toolUse: { input } } })
+    ),
+    eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+    eventFrame("messageStop", { stopReason: "tool_use" }),
+    eventFrame("metadata", { usage: USAGE, metrics: { latencyMs: 42 } }),
+  ]);
+}
+
 function invoke(modelId: string, body: Record<string, unknown>): Response {
   if (modelId.includes("titan-embed")) {
     const text = String(body.inputText ?? "");
@@ -340,7 +416,10 @@ function countTokens(modelId: string, body: Record<string, unknown>): Response {
   if (modelId.includes("nocount")) {
     return awsError(400, "ValidationException", "The provided model doesn't support counting tokens.");
   }
-  const input = body.input as { converse?: Record<string, unknown> } | undefined;
+  const input = body.input as
+    | { converse?: Record<string, unknown>; invokeModel?: { body?: unknown } }
+    | undefined;
+  if (input?.invokeModel !== undefined) return countInvokeTokens(input.invokeModel.body);
   const converse = input?.converse;
   if (converse === undefined || !Array.isArray(converse.messages)) {
     return awsError(400, "ValidationException", "input.converse.messages is required.");
@@ -362,7 +441,8 @@ export function startFakeBedrock(): FakeBedrock {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const url = new URL(req.url);
     const text = await req.text();
-    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|count-tokens)$/.exec(url.pathname);
+    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/
+      .exec(url.pathname);
     const denied = await verify(req, url.pathname, url.search, text);
     let body: Record<string, unknown> = {};
     try {
@@ -396,10 +476,18 @@ export function startFakeBedrock(): FakeBedrock {
       return awsError(400, "ValidationException", "The provided model identifier is invalid.");
     }
     if (m[2] === "count-tokens") return countTokens(modelId, body);
+    if (modelId.includes("anthropic.claude") && m[2].startsWith("invoke")) {
+      if (m[2] === "invoke") return invokeClaude(body);
+      const frames = invokeClaudeStream(modelId, body);
+      return frames instanceof Response ? frames : streamResponse(frames);
+    }
     const thinking = (body.additionalModelRequestFields as { thinking?: { type?: unknown } } | undefined)
       ?.thinking?.type === "enabled";
     const refused = thinking && m[2] !== "count-tokens" ? thinkingError(modelId, body) : null;
     if (refused !== null) return refused;
+    const forced = m[2].startsWith("converse") ? forcedToolUse(modelId, body, thinking) : null;
+    if (forced instanceof Response) return forced;
+    if (forced !== null) return forcedAnswer(forced, m[2] === "converse-stream");
     if (m[2] === "converse") return converse(modelId, thinking);
     if (m[2] === "converse-stream") return converseStream(modelId, thinking);
     return invoke(modelId, body);

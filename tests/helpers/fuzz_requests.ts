@@ -260,7 +260,7 @@ const textFormat = fc.oneof(
 const RESPONSES_PARAMS = {
   instructions: opt(validText),
   stream: opt(fc.boolean()),
-  max_output_tokens: opt(fc.integer({ min: 1, max: 100_000 })),
+  max_output_tokens: opt(fc.integer({ min: 16, max: 100_000 })), // the spec's minimum
   temperature: opt(fc.double({ min: 0, max: 2, noNaN: true })),
   top_p: opt(fc.double({ min: 0, max: 1, noNaN: true })),
   tools: opt(fc.array(responsesTool, { maxLength: 3 })),
@@ -304,6 +304,133 @@ const validResponses = fc.record({
   ...RESPONSES_PARAMS,
 }, { requiredKeys: ["model", "input"] }).map((body) => body as Record<string, unknown>);
 
+// --- messages (Anthropic) -----------------------------------------------------------------------------------
+
+const cacheControl = opt(fc.constant({ type: "ephemeral" }));
+const textBlock = fc.record({ type: fc.constant("text"), text: nonEmptyText, cache_control: cacheControl }, {
+  requiredKeys: ["type", "text"],
+});
+const toolUseId = fc.stringMatching(/^toolu_[a-z0-9]{1,8}$/);
+const imageBlock = fc.record({
+  type: fc.constant("image"),
+  source: fc.oneof(
+    fc.record({
+      type: fc.constant("base64"),
+      media_type: fc.constantFrom("image/png", "image/jpeg", "image/gif", "image/webp"),
+      data: fc.base64String({ minLength: 4, maxLength: 40 }),
+    }),
+    fc.record({ type: fc.constant("url"), url: fc.webUrl() }),
+  ),
+});
+/** A user turn's blocks: text, sometimes an image. */
+const userBlocks = fc.array(fc.oneof({ weight: 4, arbitrary: textBlock }, imageBlock), {
+  minLength: 1,
+  maxLength: 3,
+});
+
+/** A Messages turn: a string or text blocks; an assistant turn may call a tool, a user turn answer one. */
+const messagesTurn = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      role: fc.constantFrom("user", "assistant"),
+      content: fc.oneof(nonEmptyText, fc.array(textBlock, { minLength: 1, maxLength: 3 })),
+    }),
+  },
+  fc.record({
+    role: fc.constant("assistant"),
+    content: fc.tuple(
+      textBlock,
+      toolUseId,
+      fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })),
+    )
+      .map(([text, id, input]) => [text, { type: "tool_use", id, name: "get_weather", input }]),
+  }),
+  fc.record({
+    role: fc.constant("user"),
+    content: fc.tuple(
+      toolUseId,
+      fc.oneof(validText, fc.array(textBlock, { maxLength: 2 })),
+      opt(fc.boolean()),
+    )
+      .map(([id, content, isError]) => [{
+        type: "tool_result",
+        tool_use_id: id,
+        content,
+        ...(isError === null ? {} : { is_error: isError }),
+      }]),
+  }),
+);
+
+const messagesTool = fc.record({
+  name: fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/),
+  description: opt(validText),
+  input_schema: fc.oneof(
+    fc.constant({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+    fc.constant({ type: "object" }),
+  ),
+  cache_control: cacheControl,
+}, { requiredKeys: ["name", "input_schema"] });
+
+/** Every optional Messages parameter the generator sets (thinking is set with max_tokens, in the body). */
+const MESSAGES_PARAMS = {
+  system: opt(fc.oneof(validText, fc.array(textBlock, { minLength: 1, maxLength: 2 }))),
+  stream: opt(fc.boolean()),
+  stop_sequences: opt(fc.array(nonEmptyText, { maxLength: 3 })),
+  temperature: opt(fc.double({ min: 0, max: 1, noNaN: true })),
+  top_p: opt(fc.double({ min: 0, max: 1, noNaN: true })),
+  tools: opt(fc.array(messagesTool, { maxLength: 3 })),
+  tool_choice: opt(fc.oneof(
+    fc.record({ type: fc.constantFrom("auto", "any", "none") }),
+    fc.record({ type: fc.constant("auto"), disable_parallel_tool_use: fc.boolean() }),
+  )),
+  metadata: opt(fc.record({ user_id: fc.string({ maxLength: 20 }) }, { requiredKeys: [] })),
+  service_tier: opt(fc.constantFrom("auto", "standard_only")),
+};
+
+/** Parameters only set to junk: known to the endpoint (`thinking`, and what only a Claude target serves). */
+const MESSAGES_JUNK_ONLY = ["thinking", "top_k", "container", "output_config", "cache_control", "speed"];
+
+/** A Messages request the gateway must accept (for a token allowed its alias): it ends with a user turn. */
+const validMessages = fc.record({
+  model: fc.constantFrom("chat-echo", "team/chat"),
+  max_tokens: fc.integer({ min: 1, max: 100_000 }),
+  turns: fc.array(messagesTurn, { maxLength: 3 }),
+  last: fc.oneof(nonEmptyText, userBlocks),
+  thinking: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    fc.constant({ type: "disabled" }),
+    fc.integer({ min: 1024, max: 20_000 }).map((budget) => ({ type: "enabled", budget_tokens: budget })),
+  ),
+  params: fc.record(MESSAGES_PARAMS, { requiredKeys: [] }),
+}).map(({ model, max_tokens, turns, last, thinking, params }) => {
+  const body: Record<string, unknown> = {
+    model,
+    max_tokens,
+    messages: [...turns, { role: "user", content: last }],
+    ...params,
+  };
+  if (thinking !== undefined) body.thinking = thinking;
+  if (thinking?.type === "enabled" && max_tokens <= thinking.budget_tokens) {
+    body.max_tokens = thinking.budget_tokens + 1 + (max_tokens % 1000);
+  }
+  return body;
+});
+
+/** A count_tokens request: a Messages request without what counting does not take. */
+const validCount = validMessages.map((
+  {
+    max_tokens: _,
+    stream: _s,
+    stop_sequences: _q,
+    temperature: _t,
+    top_p: _p,
+    metadata: _m,
+    service_tier: _v,
+    ...body
+  },
+) => body);
+
 // --- mutations ----------------------------------------------------------------------------------------------
 
 /** One change to a valid body; `keepsValid` ones leave it valid. */
@@ -325,6 +452,11 @@ const CHAT_SHAPE: Shape = {
   list: "messages",
   fields: ["role", "content", "name", "tool_calls", "tool_call_id", "*"],
   extrasPass: true,
+};
+const MESSAGES_SHAPE: Shape = {
+  list: "messages",
+  fields: ["role", "content", "*"],
+  extrasPass: false,
 };
 const RESPONSES_SHAPE: Shape = {
   list: "input",
@@ -519,6 +651,7 @@ function wellFormed(text: string): boolean {
 const CHAT_REQUIRED = ["model", "messages"];
 const EMBEDDING_REQUIRED = ["model", "input"];
 const RESPONSES_REQUIRED = ["model", "input"];
+const MESSAGES_REQUIRED = ["model", "max_tokens", "messages"];
 
 /** Whether `caller` may use `alias` with the fuzz config's tokens. */
 function allowed(caller: Caller, alias: unknown): boolean {
@@ -588,4 +721,24 @@ export const responsesRequestArb = (tokens: FuzzTokens) =>
     RESPONSES_REQUIRED,
     tokens,
     RESPONSES_SHAPE,
+  );
+
+export const messagesRequestArb = (tokens: FuzzTokens) =>
+  postArb(
+    "/v1/messages",
+    validMessages,
+    [...Object.keys(MESSAGES_PARAMS), ...MESSAGES_JUNK_ONLY],
+    MESSAGES_REQUIRED,
+    tokens,
+    MESSAGES_SHAPE,
+  );
+
+export const messagesCountRequestArb = (tokens: FuzzTokens) =>
+  postArb(
+    "/v1/messages/count_tokens",
+    validCount,
+    ["system", "tools", "tool_choice", ...MESSAGES_JUNK_ONLY],
+    ["model", "messages"],
+    tokens,
+    MESSAGES_SHAPE,
   );

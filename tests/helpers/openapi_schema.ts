@@ -81,9 +81,12 @@ function rewriteNode(schemas: Node, node: Node): Node {
       for (const tag of tags) cases.push({ tag, branch });
     }
     const { discriminator: _d, oneOf: _o, anyOf: _a, ...rest } = out;
-    const dispatch = cases.map(({ tag, branch }) => ({
+    // A tag several branches share (ItemResource's `message`: an input or an output message) takes any of them.
+    const byTag = new Map<string, Node[]>();
+    for (const { tag, branch } of cases) byTag.set(tag, [...byTag.get(tag) ?? [], branch]);
+    const dispatch = [...byTag].map(([tag, branches]) => ({
       if: { properties: { [prop]: { const: tag } }, required: [prop] },
-      then: branch,
+      then: branches.length === 1 ? branches[0] : { anyOf: branches },
     }));
     out = {
       ...rest,

@@ -21,8 +21,12 @@ export interface InputNotes {
 
 const ROLES = ["user", "assistant", "system", "developer"] as const;
 
-/** One content part of an input message, in the chat form. */
-function contentPart(part: unknown, param: string, role: string): JsonObject {
+/**
+ * One content part of an input message, in the chat form; null for a part only a native target can read (a
+ * file, an image by `file_id`: uploaded to the upstream's account), noted in `needs` when given (a rebuilt
+ * history leaves such parts out, as it leaves out built-in tool items).
+ */
+function contentPart(part: unknown, param: string, role: string, needs?: NativeNeeds): JsonObject | null {
   if (!isObject(part)) throw wrongType(param, "an object", part);
   const type = part.type;
   if (type === "input_text" || type === "output_text") {
@@ -38,22 +42,34 @@ function contentPart(part: unknown, param: string, role: string): JsonObject {
       );
     }
     const url = string(part, "image_url", `${param}.image_url`);
+    const fileId = string(part, "file_id", `${param}.file_id`);
+    if (url === undefined && fileId === undefined) throw missing(`${param}.image_url`);
+    const detail = string(part, "detail", `${param}.detail`) ?? "auto";
+    if (!["auto", "low", "high", "original"].includes(detail)) {
+      throw badValue(`${param}.detail`, detail, ["auto", "low", "high", "original"]);
+    }
     if (url === undefined) {
+      if (needs) needNative(needs, "An image by 'file_id'", `${param}.file_id`);
+      return null;
+    }
+    return { type: "image_url", image_url: { url, detail: detail === "original" ? "high" : detail } };
+  }
+  if (type === "input_file") {
+    if (role !== "user") {
       throw invalidRequest(
-        part.file_id != null
-          ? "Images by 'file_id' are not supported by this gateway; send 'image_url' (a URL or a data URL)."
-          : `Missing required parameter: '${param}.image_url'.`,
-        `${param}.image_url`,
-        part.file_id != null ? "unsupported_parameter" : "missing_required_parameter",
+        `Files are only allowed in user messages ('${param}').`,
+        `${param}.type`,
+        "invalid_value",
       );
     }
-    const detail = string(part, "detail", `${param}.detail`) ?? "auto";
-    if (!["auto", "low", "high"].includes(detail)) {
-      throw badValue(`${param}.detail`, detail, ["auto", "low", "high"]);
+    for (const key of ["file_id", "file_data", "file_url", "filename"]) string(part, key, `${param}.${key}`);
+    if (part.file_id == null && part.file_data == null && part.file_url == null) {
+      throw missing(`${param}.file_id`);
     }
-    return { type: "image_url", image_url: { url, detail } };
+    if (needs) needNative(needs, "Content of type 'input_file'", `${param}.type`);
+    return null;
   }
-  if (type === "input_file" || type === "input_audio") {
+  if (type === "input_audio") {
     throw invalidRequest(
       `Content of type '${type}' is not supported by this gateway's Responses endpoint yet.`,
       `${param}.type`,
@@ -63,16 +79,35 @@ function contentPart(part: unknown, param: string, role: string): JsonObject {
   if (typeof type !== "string") {
     throw type === undefined ? missing(`${param}.type`) : wrongType(`${param}.type`, "a string", type);
   }
-  throw badValue(`${param}.type`, type, ["input_text", "input_image", "output_text", "refusal"]);
+  throw badValue(`${param}.type`, type, [
+    "input_text",
+    "input_image",
+    "input_file",
+    "output_text",
+    "refusal",
+  ]);
 }
 
 /** A message's content as the chat form takes it: a string, or parts (text only for non-user roles). */
-function messageContent(content: unknown, param: string, role: string): string | JsonObject[] {
+function messageContent(
+  content: unknown,
+  param: string,
+  role: string,
+  needs?: NativeNeeds,
+): string | JsonObject[] {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) {
     throw content === undefined ? missing(param) : wrongType(param, "a string or an array", content);
   }
-  const parts = content.map((p, i) => contentPart(p, `${param}[${i}]`, role));
+  // A native-only part has no chat form. In the request's own input (bound for a native target) an empty text
+  // holds its place, so errors found in the chat form keep naming the client's part; a rebuilt history, bound
+  // for any target, leaves it out.
+  const parts: JsonObject[] = [];
+  content.forEach((p, i) => {
+    const part = contentPart(p, `${param}[${i}]`, role, needs);
+    if (part !== null) parts.push(part);
+    else if (needs !== undefined) parts.push({ type: "text", text: "" });
+  });
   if (role === "user") return parts;
   // System, developer and assistant messages take text only in the chat form: join their texts.
   return parts.map((p) => p.text as string).join("");
@@ -97,7 +132,10 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       if (typeof role !== "string" || !(ROLES as readonly string[]).includes(role)) {
         throw role === undefined ? missing(`${param}.role`) : badValue(`${param}.role`, role, ROLES);
       }
-      push({ role, content: messageContent(item.content, `${param}.content`, role) }, `${param}.content`);
+      push(
+        { role, content: messageContent(item.content, `${param}.content`, role, needs) },
+        `${param}.content`,
+      );
       return;
     }
     if (type === "function_call") {
@@ -122,7 +160,7 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       let content: string;
       if (typeof output === "string") content = output;
       else if (Array.isArray(output)) {
-        content = output.map((p, j) => contentPart(p, `${param}.output[${j}]`, "tool").text ?? "").join("");
+        content = output.map((p, j) => contentPart(p, `${param}.output[${j}]`, "tool")?.text ?? "").join("");
       } else {throw output === undefined
           ? missing(`${param}.output`)
           : wrongType(`${param}.output`, "a string", output);}

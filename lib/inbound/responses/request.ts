@@ -14,7 +14,7 @@
 import { type GatewayError, invalidRequest, printable } from "../../errors.ts";
 import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
 import { type InputNotes, requestInput } from "./input_items.ts";
-import type { NativeNeeds } from "./native_only.ts";
+import { type NativeNeeds, needNative } from "./native_only.ts";
 import { responseFormat } from "./text_format.ts";
 import { chatToolChoice, chatTools } from "./tools.ts";
 import { badValue, boolean, isObject, number, string, wrongType } from "./validate.ts";
@@ -23,6 +23,8 @@ import { badValue, boolean, isObject, number, string, wrongType } from "./valida
 export interface ResponseParams extends JsonObject {
   instructions: string | null;
   max_output_tokens: number | null;
+  /** Bounds built-in tool calls only (the spec's words), so a translated target, which has none, honours it. */
+  max_tool_calls: number | null;
   metadata: Record<string, string>;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
@@ -62,7 +64,7 @@ export interface ResponsesRequest {
   /**
    * The client's own param of each chat message's content, in step with `chat.messages` (`instructions`,
    * `input`, `input[2].content`, `input[3].output`; `input[1]` for a referenced item): errors found in the
-   * chat form name it ({@linkcode clientParam}). Whoever inserts chat messages inserts their params here.
+   * chat form name it (`clientParam` in client_terms.ts). Whoever inserts chat messages inserts their params here.
    */
   messageParams: string[];
 }
@@ -106,13 +108,59 @@ const KNOWN = new Set([
 
 /** Known parameters the gateway does not serve yet, with the reason given to the client. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  conversation: "Conversations are not supported by this gateway; send the whole conversation as 'input'.",
-  prompt:
-    "Prompt templates are not supported by this gateway; send the prompt as 'instructions' and 'input'.",
-  top_logprobs: "'top_logprobs' is not supported by this gateway's Responses endpoint yet.",
-  max_tool_calls: "'max_tool_calls' is not supported by this gateway's Responses endpoint yet.",
+  // A conversation is state kept upstream under the provider's key, shared by every token that reaches it:
+  // passing its id through would let one token read another's. The gateway's own chaining is per token.
+  conversation: "Conversations are not supported by this gateway; chain responses with " +
+    "'previous_response_id', or send the whole conversation as 'input'.",
   context_management: "'context_management' is not supported by this gateway.",
 };
+
+/** The spec's `ReasoningEffort` values. */
+const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+/** The spec's `Reasoning.summary` (and deprecated `generate_summary`) values. */
+const SUMMARIES = ["auto", "concise", "detailed"];
+/** The spec's `ServiceTierResponses` values. */
+const SERVICE_TIERS = ["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"];
+/** The spec's `prompt_cache_retention` values. */
+const CACHE_RETENTIONS = ["in_memory", "24h"];
+/** The spec's `IncludeEnum` values. */
+const INCLUDABLE = [
+  "file_search_call.results",
+  "web_search_call.results",
+  "web_search_call.action.sources",
+  "message.input_image.image_url",
+  "computer_call_output.output.image_url",
+  "code_interpreter_call.outputs",
+  "reasoning.encrypted_content",
+  "message.output_text.logprobs",
+];
+
+/** `body[key]` as one of `values` (refused with them listed), or null when absent. */
+function oneOf(body: JsonObject, key: string, param: string, values: readonly string[]): string | null {
+  const value = string(body, key, param);
+  if (value === undefined) return null;
+  if (!values.includes(value)) throw badValue(param, value, values);
+  return value;
+}
+
+/**
+ * Top-level parameters only a native target can honour, noted in `needs`: a `prompt` template lives upstream
+ * (under the provider's account), and log probabilities are not carried through the chat form (a
+ * `top_logprobs` of 0 asks for none, so every target serves it).
+ */
+function nativeFields(body: JsonObject, needs: NativeNeeds): void {
+  if (body.prompt != null) {
+    if (!isObject(body.prompt)) throw wrongType("prompt", "an object", body.prompt);
+    if (string(body.prompt, "id", "prompt.id", true) === "") {
+      throw invalidRequest("Invalid 'prompt.id': empty string.", "prompt.id", "invalid_value");
+    }
+    needNative(needs, "A prompt template ('prompt')", "prompt");
+  }
+  const topLogprobs = number(body, "top_logprobs", 0, 20, true);
+  if (topLogprobs !== undefined && topLogprobs > 0) {
+    needNative(needs, "Log probabilities ('top_logprobs')", "top_logprobs");
+  }
+}
 
 function metadata(value: unknown): Record<string, string> {
   if (value === undefined || value === null) return {};
@@ -143,19 +191,6 @@ function metadata(value: unknown): Record<string, string> {
     }
   }
   return value as Record<string, string>;
-}
-
-/**
- * The client's own name for a param of the chat form its request was translated to, for errors found after
- * translation (a content rule's denial): `messages[0].content` → `instructions`, `messages[3].content[0].text`
- * → `input[2].content[0].text`. A param that names no translated message is returned as it is.
- */
-export function clientParam(parsed: ResponsesRequest, param: string): string {
-  const match = /^messages\[(\d+)\]\.content(.*)$/.exec(param);
-  const path = match === null ? undefined : parsed.messageParams[Number(match[1])];
-  if (match === null || path === undefined) return param;
-  // A user message's parts are its item's parts one for one; any other content became one string.
-  return path.endsWith(".content") ? path + match[2] : path;
 }
 
 /**
@@ -195,7 +230,11 @@ export function parseResponsesRequest(
     messages.push({ role: "system", content: instructions });
     notes.paths.push("instructions");
   }
-  const input = requestInput(body.input, items, messages, needs, notes);
+  nativeFields(body, needs);
+  // A prompt template may hold the whole input (served upstream, so native-only).
+  const input = body.input == null && body.prompt != null
+    ? []
+    : requestInput(body.input, items, messages, needs, notes);
   // Built-in tool items alone (an MCP approval, a computer call's output) are a native target's to judge; the
   // referenced items are not known until they are looked up.
   if (
@@ -231,7 +270,8 @@ export function parseResponsesRequest(
       "invalid_value",
     );
   }
-  const maxOutput = number(body, "max_output_tokens", 1, null, true);
+  // The spec's minimum: OpenAI refuses fewer than 16 output tokens (`integer_below_min_value`).
+  const maxOutput = number(body, "max_output_tokens", 16, null, true);
   if (maxOutput !== undefined) chat.max_completion_tokens = maxOutput;
   const temperature = number(body, "temperature", 0, 2, false);
   if (temperature !== undefined) chat.temperature = temperature;
@@ -260,10 +300,25 @@ export function parseResponsesRequest(
   const user = string(body, "user", "user");
   if (user !== undefined) chat.user = user;
   const safety = string(body, "safety_identifier", "safety_identifier");
+  if (safety !== undefined && safety.length > 64) {
+    throw invalidRequest(
+      `Invalid 'safety_identifier': string too long. Expected a string with maximum length 64, but got a ` +
+        `string with length ${safety.length} instead.`,
+      "safety_identifier",
+      "string_above_max_length",
+    );
+  }
   if (safety !== undefined) chat.safety_identifier = safety;
   const cacheKey = string(body, "prompt_cache_key", "prompt_cache_key");
   if (cacheKey !== undefined) chat.prompt_cache_key = cacheKey;
   const serviceTier = string(body, "service_tier", "service_tier");
+  if (serviceTier !== undefined && !SERVICE_TIERS.includes(serviceTier)) {
+    throw badValue("service_tier", serviceTier, SERVICE_TIERS);
+  }
+  const retention = string(body, "prompt_cache_retention", "prompt_cache_retention");
+  if (retention !== undefined && !CACHE_RETENTIONS.includes(retention)) {
+    throw badValue("prompt_cache_retention", retention, CACHE_RETENTIONS);
+  }
   if (serviceTier !== undefined) chat.service_tier = serviceTier;
   const truncation = string(body, "truncation", "truncation") ?? "disabled";
   if (truncation !== "auto" && truncation !== "disabled") {
@@ -273,14 +328,15 @@ export function parseResponsesRequest(
     if (!Array.isArray(body.include)) throw wrongType("include", "an array", body.include);
     body.include.forEach((v, i) => {
       if (typeof v !== "string") throw wrongType(`include[${i}]`, "a string", v);
+      if (!INCLUDABLE.includes(v)) throw badValue(`include[${i}]`, v, INCLUDABLE);
     });
   }
   const reasoning = { effort: null as string | null, summary: null as string | null };
   if (body.reasoning != null) {
     if (!isObject(body.reasoning)) throw wrongType("reasoning", "an object", body.reasoning);
-    reasoning.effort = string(body.reasoning, "effort", "reasoning.effort") ?? null;
-    reasoning.summary = string(body.reasoning, "summary", "reasoning.summary") ??
-      string(body.reasoning, "generate_summary", "reasoning.generate_summary") ?? null;
+    reasoning.effort = oneOf(body.reasoning, "effort", "reasoning.effort", EFFORTS);
+    reasoning.summary = oneOf(body.reasoning, "summary", "reasoning.summary", SUMMARIES) ??
+      oneOf(body.reasoning, "generate_summary", "reasoning.generate_summary", SUMMARIES);
     if (reasoning.effort !== null) chat.reasoning_effort = reasoning.effort;
   }
   // Metadata is the gateway's to echo (and store); upstreams are not asked to keep anything.
@@ -289,6 +345,7 @@ export function parseResponsesRequest(
   const params: ResponseParams = {
     instructions: instructions ?? null,
     max_output_tokens: maxOutput ?? null,
+    max_tool_calls: number(body, "max_tool_calls", 0, null, true) ?? null,
     metadata: meta,
     parallel_tool_calls: parallel ?? true,
     previous_response_id: previous ?? null,

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import { clientParam, parseResponsesRequest } from "./request.ts";
+import { clientParam } from "./client_terms.ts";
+import { parseResponsesRequest } from "./request.ts";
 
 function refusal(body: JsonObject): { param: string | null; code: string | null; message: string } {
   try {
@@ -168,4 +169,67 @@ Deno.test("responses request: null optional parameters count as omitted", () => 
     background: null,
   });
   assert.equal(parsed.chat.tools, undefined);
+});
+
+Deno.test("responses request: values outside the spec's bounds and enums are 400s naming the param", () => {
+  const refused: [Record<string, unknown>, string, string][] = [
+    [{ max_output_tokens: 15 }, "max_output_tokens", "integer_below_min_value"],
+    [{ temperature: 2.5 }, "temperature", "decimal_above_max_value"],
+    [{ top_p: -0.1 }, "top_p", "decimal_below_min_value"],
+    [{ top_logprobs: 21 }, "top_logprobs", "integer_above_max_value"],
+    [{ reasoning: { effort: "extreme" } }, "reasoning.effort", "invalid_value"],
+    [{ reasoning: { summary: "verbose" } }, "reasoning.summary", "invalid_value"],
+    [{ reasoning: { generate_summary: "all" } }, "reasoning.generate_summary", "invalid_value"],
+    [{ service_tier: "gold" }, "service_tier", "invalid_value"],
+    [{ prompt_cache_retention: "7d" }, "prompt_cache_retention", "invalid_value"],
+    [{ include: ["everything"] }, "include[0]", "invalid_value"],
+    [{ safety_identifier: "x".repeat(65) }, "safety_identifier", "string_above_max_length"],
+  ];
+  for (const [fields, param, code] of refused) {
+    assert.throws(
+      () => parseResponsesRequest({ model: "m", input: "x", ...fields }),
+      (err: GatewayError) => err.status === 400 && err.param === param && err.code === code,
+      JSON.stringify(fields),
+    );
+  }
+  const ok = parseResponsesRequest({
+    model: "m",
+    input: "x",
+    max_output_tokens: 16,
+    reasoning: { effort: "xhigh", summary: "concise" },
+    service_tier: "flex",
+    include: ["reasoning.encrypted_content"],
+  });
+  assert.deepEqual(ok.params.reasoning, { effort: "xhigh", summary: "concise" });
+  assert.equal(ok.chat.reasoning_effort, "xhigh");
+  assert.equal(ok.nativeOnly, null);
+});
+
+Deno.test("responses request: a prompt, top_logprobs, a file or an image by file_id need a native target", () => {
+  const native = (fields: Record<string, unknown>) =>
+    parseResponsesRequest({ model: "m", ...fields }).nativeOnly?.param;
+  assert.equal(native({ input: "x", prompt: { id: "pmpt_1" } }), "prompt");
+  assert.equal(native({ prompt: { id: "pmpt_1" } }), "prompt", "a template may hold the whole input");
+  assert.equal(native({ input: "x", top_logprobs: 3 }), "top_logprobs");
+  assert.equal(native({ input: "x", top_logprobs: 0 }), undefined, "none asked: every target serves it");
+  assert.equal(native({ input: "x", max_tool_calls: 2 }), undefined, "it bounds built-in tool calls only");
+  const parts = (part: Record<string, unknown>) => ({
+    input: [{ role: "user", content: [{ type: "input_text", text: "t" }, part] }],
+  });
+  assert.equal(native(parts({ type: "input_file", file_id: "file-1" })), "input[0].content[1].type");
+  assert.equal(native(parts({ type: "input_image", file_id: "file-1" })), "input[0].content[1].file_id");
+  // The part keeps its place in the chat form, so later errors name the client's index.
+  const parsed = parseResponsesRequest({ model: "m", ...parts({ type: "input_file", file_data: "data:x" }) });
+  assert.deepEqual(parsed.chat.messages[0].content, [{ type: "text", text: "t" }, {
+    type: "text",
+    text: "",
+  }]);
+  assert.throws(
+    () => parseResponsesRequest({ model: "m", ...parts({ type: "input_file" }) }),
+    (err: GatewayError) => err.param === "input[0].content[1].file_id",
+  );
+  assert.throws(
+    () => parseResponsesRequest({ model: "m", input: "x", conversation: "conv_1" }),
+    (err: GatewayError) => err.param === "conversation",
+  );
 });

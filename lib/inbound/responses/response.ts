@@ -125,7 +125,7 @@ export function responseObject(
     incomplete_details: state.incompleteReason ? { reason: state.incompleteReason } : null,
     instructions: p.instructions,
     max_output_tokens: p.max_output_tokens,
-    max_tool_calls: null,
+    max_tool_calls: p.max_tool_calls,
     model: frame.alias,
     output: state.output,
     parallel_tool_calls: p.parallel_tool_calls,

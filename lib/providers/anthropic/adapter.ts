@@ -16,6 +16,7 @@ import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from
 import { anthropicHttpError, toChatCompletion } from "./response.ts";
 import { anthropicChunkTransformer } from "./stream.ts";
 import { anthropicInputTokens, countTokensBody, countTokensUrl } from "./count_tokens.ts";
+import { anthropicEventTransformer, nativeMessagesHeaders } from "./native.ts";
 import type { Provider } from "../types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
@@ -96,12 +97,33 @@ export function anthropicAdapter(config: AnthropicProviderConfig): ProviderAdapt
         sseEvents(call),
         anthropicChunkTransformer({ provider: call.target.provider, model: call.target.model, secrets }),
       ),
-    // Unsupported parameters are dropped, not refused: they do not change what the input counts.
+    // A Messages request is passed through as the client sent it (model rewritten, betas forwarded).
+    messagesRequest: (body, call) => ({
+      url: messagesUrl(config.base_url),
+      headers: nativeMessagesHeaders(config, call, body.stream === true),
+      body: JSON.stringify(body),
+    }),
+    messagesStages: (call) =>
+      stages(sseEvents(call), anthropicEventTransformer(call.target.provider, secrets)),
+    // A Messages request is counted as sent, exactly; another is translated first. Unsupported parameters are
+    // dropped, not refused: they do not change what the input counts.
     countTokensRequest: (input, call) => ({
       url: countTokensUrl(config.base_url),
-      headers: unkeyedHeaders(config, false),
+      headers: input.messages === undefined ? unkeyedHeaders(config, false) : nativeMessagesHeaders(
+        config,
+        {
+          ...call,
+          anthropicVersion: input.anthropicVersion ?? null,
+          anthropicBeta: input.anthropicBeta ?? null,
+        },
+        false,
+      ),
       body: JSON.stringify(
-        countTokensBody(buildAnthropicBody(config, input.chat, call.target.model, "drop")),
+        countTokensBody(
+          input.messages === undefined
+            ? buildAnthropicBody(config, input.chat, call.target.model, "drop")
+            : { ...input.messages, model: call.target.model },
+        ),
       ),
     }),
     inputTokens: anthropicInputTokens,

@@ -1,6 +1,6 @@
 /**
  * Anthropic's token counting (`POST /v1/messages/count_tokens`): the body is the Messages request the chat
- * would send, without the fields the counting endpoint refuses (`max_tokens`, `stream`, sampling, metadata),
+ * would send (or, for a client that sent a Messages request, its own body with the target's model), without the fields the counting endpoint refuses (`max_tokens`, `stream`, sampling, metadata),
  * and the answer is `{input_tokens}`. Counting is free at Anthropic and exact for the model named.
  *
  * @module
@@ -16,7 +16,7 @@ export function countTokensUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/v1/messages/count_tokens`;
 }
 
-/** The counting body for a translated Messages request: its counted fields only. */
+/** The counting body for a Messages request (translated or the client's): its counted fields only. */
 export function countTokensBody(messages: JsonObject): JsonObject {
   const body: JsonObject = {};
   for (const key of COUNTED) if (messages[key] !== undefined) body[key] = messages[key];

@@ -7,7 +7,8 @@
  * groups so that nothing is lost silently:
  *
  * - translated: messages, max_tokens / max_completion_tokens, stop, temperature, top_p, tools, tool_choice,
- *   parallel_tool_calls, user, stream, reasoning_effort (→ `thinking`, see `../shared/thinking_budget.ts`);
+ *   parallel_tool_calls, user, stream, reasoning_effort (→ `thinking`, see `../shared/thinking_budget.ts`),
+ *   response_format json_object / json_schema (→ a forced tool, see `../shared/json_answer_tool.ts`);
  * - not sent because they cannot change the answer: `stream_options`, `store`, `metadata` (OpenAI's
  *   dashboard tags), `service_tier`, `prediction`, `prompt_cache_key`, `safety_identifier`, `n: 1`,
  *   `logprobs: false`, `response_format: {type: "text"}`, `modalities: ["text"]`, zero penalties;
@@ -23,6 +24,12 @@ import type { UnsupportedRules } from "../shared/unsupported_params.ts";
 import { always } from "../shared/unsupported_params.ts";
 import { isObject } from "../shared/json.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import {
+  answerFormatUnsupported,
+  jsonAnswerChoice,
+  jsonAnswerTool,
+  refuseReservedToolName,
+} from "../shared/json_answer_tool.ts";
 
 /** Parameters the translation reads. */
 const TRANSLATED = new Set([
@@ -65,9 +72,9 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * - `n` > 1: one answer per request; `logprobs` / `top_logprobs`: no token probabilities;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
- * - `response_format` json_object / json_schema: not mapped (Anthropic's structured outputs use a
- *   different field and model set); `audio`, `modalities` other than text, `reasoning_effort` values other
- *   than none/minimal/low/medium/high, `verbosity`, `web_search_options`, legacy `functions` / `function_call`.
+ * - `response_format` types other than text, json_object and json_schema; `audio`, `modalities` other than
+ *   text, `reasoning_effort` values other than none/minimal/low/medium/high, `verbosity`, `web_search_options`,
+ *   legacy `functions` / `function_call`.
  *
  * Any other parameter the gateway does not know is unsupported too (see {@linkcode unknownParamRules}),
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
@@ -80,7 +87,7 @@ export const anthropicUnsupportedRules: UnsupportedRules = {
   frequency_penalty: nonZero,
   logit_bias: (v) => typeof v !== "object" || Object.keys(v as object).length > 0,
   seed: always,
-  response_format: (v) => !isObject(v) || v.type !== "text",
+  response_format: answerFormatUnsupported,
   audio: always,
   modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
   reasoning_effort: claudeEffortUnsupported,
@@ -258,9 +265,10 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
   return { system: system.length > 0 ? system.join("\n") : undefined, messages: out };
 }
 
-/** OpenAI function tools as Anthropic tools; other tool types are refused. */
+/** OpenAI function tools as Anthropic tools; other tool types, and the reserved answer tool's name, are refused. */
 function toAnthropicTools(tools: unknown): JsonObject[] | undefined {
   if (!Array.isArray(tools)) return undefined;
+  refuseReservedToolName(tools, "Anthropic");
   return tools.map((tool, i) => {
     if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
       throw invalidRequest(
@@ -317,13 +325,18 @@ export function lastAssistantCallsTools(messages: readonly AnthropicMessage[]): 
  *
  * `reasoning_effort` turns on extended thinking, except while a tool loop is under way (the last assistant
  * turn calls tools): Anthropic would refuse that turn without its signed thinking block, and its own advice is
- * to leave thinking off then, so that step is answered without thinking and the loop keeps working.
+ * to leave thinking off then, so that step is answered without thinking and the loop keeps working. Nor is it
+ * turned on when a `response_format` forces a tool call: Anthropic refuses thinking with a forced tool choice,
+ * and the format is what the client cannot do without.
  */
 export function toAnthropicRequest(request: ChatRequest, options: AnthropicRequestOptions): JsonObject {
   const { system, messages } = toAnthropicMessages(request.messages);
+  const tools = toAnthropicTools(request.tools) ?? [];
+  const answer = jsonAnswerTool(request.response_format, "Anthropic");
+  const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, tools.length > 0);
   const clientMax = request.max_completion_tokens ?? request.max_tokens;
   let maxTokens = clientMax ?? options.defaultMaxTokens;
-  const thinking = lastAssistantCallsTools(messages) ? null : claudeThinking(
+  const thinking = lastAssistantCallsTools(messages) || answerChoice !== "client" ? null : claudeThinking(
     request.reasoning_effort,
     typeof clientMax === "number" ? clientMax : undefined,
     request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
@@ -338,8 +351,19 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
   for (const name of ["temperature", "top_p", ...PASS_THROUGH]) {
     if (request[name] !== undefined && request[name] !== null) body[name] = request[name];
   }
-  const tools = toAnthropicTools(request.tools);
-  if (tools !== undefined && tools.length > 0) {
+  if (answer !== null && answerChoice !== "client") {
+    // The client's tools stay (history with tool blocks needs them); the answer tool is added and forced.
+    body.tools = [...tools, {
+      name: answer.name,
+      description: answer.description,
+      input_schema: answer.schema,
+    }];
+    const choice: JsonObject = answerChoice === "answer"
+      ? { type: "tool", name: answer.name }
+      : { type: "any" };
+    if (request.parallel_tool_calls === false) choice.disable_parallel_tool_use = true;
+    body.tool_choice = choice;
+  } else if (tools.length > 0) {
     body.tools = tools;
     const choice = toAnthropicToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (choice !== undefined) body.tool_choice = choice;

@@ -6,11 +6,12 @@
  *
  * @module
  */
-import { badGateway, type GatewayError } from "../../errors.ts";
+import { badGateway, GatewayError } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isObject } from "../shared/json.ts";
+import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
@@ -31,6 +32,14 @@ export function toFinishReason(stopReason: unknown): string {
     default:
       return "stop";
   }
+}
+
+/**
+ * {@linkcode toFinishReason} for a message in which `onlyAnswer` says whether the answer tool was called and no
+ * tool of the client's: such a turn stopped for tool use but has answered, so it finishes with `stop`.
+ */
+export function answerFinishReason(stopReason: unknown, onlyAnswer: boolean): string {
+  return stopReason === "tool_use" && onlyAnswer ? "stop" : toFinishReason(stopReason);
 }
 
 /** Token counts as Anthropic reports them; the fields the stream accumulates. */
@@ -72,7 +81,9 @@ export function completionId(messageId: unknown): string {
  * joined into `reasoning_content` (the chat form's reasoning; present only when there was thinking). Redacted
  * thinking (encrypted), thinking signatures and server-tool blocks have no OpenAI counterpart and are left out.
  * Anthropic counts thinking inside `output_tokens` without a separate figure, so no `reasoning_tokens` is
- * reported. Throws 502 for a body that is not a message.
+ * reported. A call of the reserved answer tool (a `response_format` served by a forced tool, see
+ * `../shared/json_answer_tool.ts`) is the answer itself: its input is read as text, and a message that called
+ * no other tool finishes with `stop`. Throws 502 for a body that is not a message.
  */
 export function toChatCompletion(
   provider: string,
@@ -89,11 +100,15 @@ export function toChatCompletion(
   let text: string | null = null;
   let thinking: string | undefined;
   const toolCalls: JsonObject[] = [];
+  let answered = false;
   for (const block of message.content) {
     if (!isObject(block)) continue;
     if (block.type === "text" && typeof block.text === "string") text = (text ?? "") + block.text;
     else if (block.type === "thinking" && typeof block.thinking === "string") {
       thinking = (thinking ?? "") + block.thinking;
+    } else if (block.type === "tool_use" && isJsonAnswer(block.name)) {
+      text = (text ?? "") + JSON.stringify(block.input ?? {});
+      answered = true;
     } else if (block.type === "tool_use") {
       toolCalls.push({
         id: String(block.id),
@@ -114,7 +129,7 @@ export function toChatCompletion(
       index: 0,
       message: reply,
       logprobs: null,
-      finish_reason: toFinishReason(message.stop_reason),
+      finish_reason: answerFinishReason(message.stop_reason, answered && toolCalls.length === 0),
     }],
     usage: toOpenAIUsage(readAnthropicUsage(message.usage)),
   };
@@ -176,7 +191,38 @@ export function anthropicHttpError(
   headers: Headers,
   secrets: readonly string[],
 ): GatewayError {
-  return upstreamHttpError(provider, status, parseAnthropicError(body, status), headers, secrets);
+  const error = upstreamHttpError(provider, status, parseAnthropicError(body, status), headers, secrets);
+  // The gateway's own credentials were refused: the client's error is the gateway's, not the upstream's type.
+  return status === 401 || status === 403 ? error : withAnthropicType(error, anthropicErrorType(body));
+}
+
+/** The documented Anthropic error type in an error body (text or parsed), or null for anything else. */
+export function anthropicErrorType(body: unknown): string | null {
+  let json = body;
+  if (typeof body === "string") {
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return null;
+    }
+  }
+  const type = isObject(json) && isObject(json.error) ? json.error.type : undefined;
+  return typeof type === "string" && Object.hasOwn(STATUS_OF_TYPE, type) ? type : null;
+}
+
+/**
+ * `error` carrying Anthropic's own error `type`, for a client of the Messages API (which gets the upstream's
+ * `overloaded_error`, not a type guessed from the gateway's status); `error` itself when there is none.
+ */
+export function withAnthropicType(error: GatewayError, type: string | null): GatewayError {
+  if (type === null) return error;
+  return new GatewayError(error.status, error.message, {
+    type: error.type,
+    code: error.code,
+    param: error.param,
+    headers: error.headers,
+    anthropicType: type,
+  });
 }
 
 /**
@@ -190,5 +236,12 @@ export function anthropicStreamError(
 ): GatewayError {
   const inner = isObject(data) && isObject(data.error) ? data.error : {};
   const status = STATUS_OF_TYPE[typeof inner.type === "string" ? inner.type : ""] ?? 500;
-  return upstreamHttpError(provider, status, parseAnthropicError(data, status), new Headers(), secrets);
+  const error = upstreamHttpError(
+    provider,
+    status,
+    parseAnthropicError(data, status),
+    new Headers(),
+    secrets,
+  );
+  return withAnthropicType(error, anthropicErrorType(data));
 }

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import type { GatewayError } from "../../errors.ts";
 import { anthropicHttpError, anthropicStreamError, toChatCompletion, toFinishReason } from "./response.ts";
+import type { JsonObject } from "../../openai/types.ts";
 
 const KEY = "sk-ant-api03-secret-key-abcdef";
 
@@ -285,4 +286,42 @@ Deno.test("anthropic response: thinking blocks → reasoning_content; redacted t
   assert.equal(completion.usage?.completion_tokens, 320, "thinking is counted in output tokens");
   const plain = toChatCompletion("claude", TEXT_RESPONSE, "m", 1);
   assert.equal("reasoning_content" in (plain.choices[0].message as object), false, "no thinking, no field");
+});
+
+Deno.test("anthropic response: the answer tool's input is the text answer, finish stop; beside a client call, tool_calls", () => {
+  const answer = {
+    ...TEXT_RESPONSE,
+    content: [{
+      type: "tool_use",
+      id: "toolu_j",
+      name: "json_response",
+      input: { greeting: "Hi", n: [1, 2] },
+    }],
+    stop_reason: "tool_use",
+  };
+  const only = toChatCompletion("claude", answer, "m", 1);
+  const message = only.choices[0].message as JsonObject;
+  assert.equal(message.content, '{"greeting":"Hi","n":[1,2]}');
+  assert.equal("tool_calls" in message, false);
+  assert.equal(only.choices[0].finish_reason, "stop");
+  const both = toChatCompletion(
+    "claude",
+    {
+      ...answer,
+      content: [...answer.content, { type: "tool_use", id: "toolu_w", name: "get_weather", input: {} }],
+    },
+    "m",
+    1,
+  );
+  const reply = both.choices[0].message as JsonObject;
+  assert.equal(reply.content, '{"greeting":"Hi","n":[1,2]}');
+  assert.deepEqual((reply.tool_calls as JsonObject[]).map((c) => (c.function as JsonObject).name), [
+    "get_weather",
+  ]);
+  assert.equal(both.choices[0].finish_reason, "tool_calls");
+  // Cut by the token limit, the answer says so.
+  assert.equal(
+    toChatCompletion("claude", { ...answer, stop_reason: "max_tokens" }, "m", 1).choices[0].finish_reason,
+    "length",
+  );
 });

@@ -10,6 +10,9 @@
  * - text deltas → `content`; `tool_use` block start → a tool call `{index: k, id, type, function: {name,
  *   arguments: ""}}`, where k counts tool calls in this response (Anthropic's block index also counts text
  *   blocks); `input_json_delta` → `arguments` fragments on the same k (`{}` for a tool called without input);
+ * - the reserved answer tool (a `response_format` served by a forced tool, `../shared/json_answer_tool.ts`) is
+ *   the answer itself: its `input_json_delta`s are `content` as they arrive, and a turn that called no other
+ *   tool finishes with `stop`;
  * - thinking (a `thinking` block's start text and its `thinking_delta`s) → `reasoning_content`, the chat
  *   form's reasoning, never `content`;
  * - signature and citation deltas, redacted thinking, `ping` and unknown event types are dropped (OpenAI chat
@@ -25,13 +28,14 @@ import { badGateway } from "../../errors.ts";
 import type { SseEvent } from "../../sse/parse.ts";
 import { type ChunkIdentity, makeChunk, makeUsageChunk } from "../shared/chunks.ts";
 import {
+  answerFinishReason,
   anthropicStreamError,
   type AnthropicUsage,
   completionId,
   readAnthropicUsage,
-  toFinishReason,
   toOpenAIUsage,
 } from "./response.ts";
+import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
 import { isObject } from "../shared/json.ts";
@@ -48,7 +52,10 @@ export interface anthropicChunkTransformerOptions {
   created?: number;
 }
 
-/** One open tool call: its OpenAI index and whether any argument text was sent for it yet. */
+/**
+ * One open tool call: its OpenAI index (-1 for the answer tool, whose input is content) and whether any
+ * argument text was sent for it yet.
+ */
 interface OpenTool {
   k: number;
   sentArguments: boolean;
@@ -73,6 +80,7 @@ export function anthropicChunkTransformer(
   let usage: AnthropicUsage = readAnthropicUsage(undefined);
   let stopReason: unknown = null;
   let toolCount = 0;
+  let answered = false;
   const tools = new Map<number, OpenTool>();
   let done = false;
 
@@ -111,7 +119,8 @@ export function anthropicChunkTransformer(
           ) {
             emit({ reasoning_content: block.thinking });
           } else if (block.type === "tool_use") {
-            const tool: OpenTool = { k: toolCount++, sentArguments: false };
+            const answer = isJsonAnswer(block.name);
+            const tool: OpenTool = { k: answer ? -1 : toolCount++, sentArguments: false };
             tools.set(index, tool);
             // Anthropic opens a tool_use block with `input: {}` and streams the input as JSON deltas; a
             // non-empty input here (not seen in practice) is sent whole.
@@ -119,6 +128,11 @@ export function anthropicChunkTransformer(
               ? JSON.stringify(block.input)
               : "";
             tool.sentArguments = input !== "";
+            if (answer) {
+              answered = true;
+              if (input !== "") emit({ content: input });
+              return;
+            }
             emit({
               tool_calls: [{
                 index: tool.k,
@@ -143,7 +157,8 @@ export function anthropicChunkTransformer(
             if (tool === undefined) throw invalid("input_json_delta for a block that is not a tool call");
             if (delta.partial_json === "") return;
             tool.sentArguments = true;
-            emit({ tool_calls: [{ index: tool.k, function: { arguments: delta.partial_json } }] });
+            if (tool.k < 0) emit({ content: delta.partial_json });
+            else emit({ tool_calls: [{ index: tool.k, function: { arguments: delta.partial_json } }] });
           }
           return;
         }
@@ -152,7 +167,8 @@ export function anthropicChunkTransformer(
           if (tool !== undefined && !tool.sentArguments) {
             // A tool called without input: OpenAI clients parse `arguments`, so send an empty object.
             tool.sentArguments = true;
-            emit({ tool_calls: [{ index: tool.k, function: { arguments: "{}" } }] });
+            if (tool.k < 0) emit({ content: "{}" });
+            else emit({ tool_calls: [{ index: tool.k, function: { arguments: "{}" } }] });
           }
           return;
         }
@@ -170,7 +186,7 @@ export function anthropicChunkTransformer(
         }
         case "message_stop":
           done = true;
-          controller.enqueue(makeChunk(id, {}, toFinishReason(stopReason)));
+          controller.enqueue(makeChunk(id, {}, answerFinishReason(stopReason, answered && toolCount === 0)));
           controller.enqueue(makeUsageChunk(id, toOpenAIUsage(usage)));
           controller.terminate();
           return;

@@ -20,6 +20,7 @@ import { stages } from "../../streams/pull_through.ts";
 import { signRequest } from "./sigv4.ts";
 import { type BedrockAction, bedrockUrl, resolveBedrockSettings } from "./settings.ts";
 import { bedrockInputTokens, countTokensBody } from "./count_tokens.ts";
+import { countMessagesBody, invokeChunkTransformer, invokeMessagesBody, servesMessages } from "./messages.ts";
 import { upstreamLimits, type UpstreamRequest } from "../shared/transport.ts";
 import type { Provider } from "../types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
@@ -65,7 +66,9 @@ export function bedrockAdapter(
     body: JsonObject,
   ): UpstreamRequest => ({
     url: bedrockUrl(settings.baseUrl, model, action),
-    headers: action === "converse-stream" ? {} : { accept: "application/json" },
+    headers: action === "converse-stream" || action === "invoke-with-response-stream"
+      ? {}
+      : { accept: "application/json" },
     body: JSON.stringify(body),
   });
 
@@ -81,12 +84,30 @@ export function bedrockAdapter(
       const body = converseBody(chat, config.unsupported_params, call.target.model);
       return request(call.target.model, chat.stream === true ? "converse-stream" : "converse", body);
     },
+    // Claude models take a Messages request itself (InvokeModel); callers pass only those (`servesMessages`).
+    messagesRequest: (body, call) =>
+      request(
+        call.target.model,
+        body.stream === true ? "invoke-with-response-stream" : "invoke",
+        invokeMessagesBody(body, call.anthropicBeta),
+      ),
+    messagesStages: (call) =>
+      stages(
+        eventStreamTransformer({
+          maxMessageBytes: upstreamLimits(call).maxEventBytes,
+          provider: call.target.provider,
+        }),
+        invokeChunkTransformer(call.target.provider, secrets),
+      ),
+    // A Messages request to a Claude model is counted as it would be invoked; anything else in its Converse form.
     // Unsupported parameters are dropped, not refused: they do not change what the input counts.
     countTokensRequest: (input, call) =>
       request(
         call.target.model,
         "count-tokens",
-        countTokensBody(converseBody(input.chat, "drop", call.target.model)),
+        input.messages !== undefined && servesMessages(call.target.model)
+          ? countMessagesBody(input.messages, input.anthropicBeta ?? null)
+          : countTokensBody(converseBody(input.chat, "drop", call.target.model)),
       ),
     inputTokens: bedrockInputTokens,
     async authorize(upstream) {

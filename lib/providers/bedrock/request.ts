@@ -13,6 +13,14 @@ import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts
 import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
 import { isObject } from "../shared/json.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import {
+  answerFormatUnsupported,
+  type JsonAnswerChoice,
+  jsonAnswerChoice,
+  type JsonAnswerTool,
+  jsonAnswerTool,
+  refuseReservedToolName,
+} from "../shared/json_answer_tool.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -25,8 +33,9 @@ export interface ConverseMessage {
 
 /**
  * OpenAI parameters Converse cannot honour: there is no equivalent for several choices, log probabilities,
- * token biases, penalties, seeds, structured-output formats, audio or predicted outputs, and no way to turn
- * off parallel tool calls generically. Each goes through `applyUnsupportedRules` (400 or `drop`).
+ * token biases, penalties, seeds, `response_format` types other than text / json_object / json_schema (those two
+ * become a forced tool, see `../shared/json_answer_tool.ts`), audio or predicted outputs, and no way to turn off
+ * parallel tool calls generically. Each goes through `applyUnsupportedRules` (400 or `drop`).
  * `reasoning_effort` has no Converse field either; only Claude models take it, through
  * `additionalModelRequestFields` (see {@linkcode bedrockUnsupportedRules}).
  */
@@ -38,7 +47,7 @@ export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   presence_penalty: (v) => v !== 0,
   frequency_penalty: (v) => v !== 0,
   seed: always,
-  response_format: (v) => !(typeof v === "object" && v !== null && (v as JsonObject).type === "text"),
+  response_format: answerFormatUnsupported,
   parallel_tool_calls: (v) => v === false,
   audio: always,
   modalities: (v) => !(Array.isArray(v) && v.every((m) => m === "text")),
@@ -229,9 +238,20 @@ function hasToolBlocks(turns: ConverseMessage[]): boolean {
  * `toolConfig` for OpenAI `tools` / `tool_choice`. Converse has no "none": with `tool_choice: "none"` the tools
  * are left out — unless the history holds tool blocks, which Converse only accepts with a `toolConfig`; then
  * the tool specs are sent without a choice (the model decides), the closest Converse can express.
+ *
+ * With a JSON `response_format` (`answer`), the answer tool is added and forced as `answerChoice` says: alone,
+ * with `{any: {}}` (with one tool the same as naming it, and AWS documents `{tool: …}` for Claude and Nova only); beside
+ * the client's tools, `{any: {}}` (some tool, the client's or the answer), or `{tool: …}` for `"none"` when the
+ * client's tools must stay for the history.
  */
-export function toToolConfig(request: ChatRequest, turns: ConverseMessage[]): JsonObject | undefined {
+export function toToolConfig(
+  request: ChatRequest,
+  turns: ConverseMessage[],
+  answer: JsonAnswerTool | null = null,
+  answerChoice: JsonAnswerChoice = "client",
+): JsonObject | undefined {
   const tools = Array.isArray(request.tools) ? request.tools : [];
+  refuseReservedToolName(tools, "Bedrock");
   const choice = request.tool_choice;
   const specs = tools.map((tool, i) => {
     if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
@@ -248,6 +268,18 @@ export function toToolConfig(request: ChatRequest, turns: ConverseMessage[]): Js
     if (typeof fn.description === "string" && fn.description !== "") spec.description = fn.description;
     return { toolSpec: spec };
   });
+  if (answer !== null && answerChoice !== "client") {
+    const answerSpec = {
+      toolSpec: { name: answer.name, description: answer.description, inputSchema: { json: answer.schema } },
+    };
+    const keep = answerChoice === "any" || hasToolBlocks(turns) ? specs : [];
+    return {
+      tools: [...keep, answerSpec],
+      toolChoice: keep.length > 0 && answerChoice === "answer"
+        ? { tool: { name: answer.name } }
+        : { any: {} },
+    };
+  }
   if (specs.length === 0) return undefined;
   if (choice === "none") return hasToolBlocks(turns) ? { tools: specs } : undefined;
   const config: JsonObject = { tools: specs };
@@ -285,16 +317,21 @@ function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseM
 
 /**
  * The Converse / ConverseStream request body for an (already unsupported-filtered) OpenAI request to `model`
- * (the Bedrock model id, which decides whether `reasoning_effort` becomes Claude's thinking).
+ * (the Bedrock model id, which decides whether `reasoning_effort` becomes Claude's thinking). A JSON
+ * `response_format` that forces a tool call leaves thinking off: Claude refuses thinking with a forced tool
+ * choice, and the format is what the client cannot do without.
  */
 export function toConverseRequest(request: ChatRequest, model = ""): JsonObject {
   const { system, turns } = toConverseMessages(request.messages);
+  const answer = jsonAnswerTool(request.response_format, "Bedrock");
+  const clientTools = Array.isArray(request.tools) && request.tools.length > 0;
+  const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, clientTools);
   const body: JsonObject = { messages: turns };
   if (system.length > 0) body.system = system;
   const inference: JsonObject = {};
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
   if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
-  const thinking = claudeThinkingFor(request, model, turns);
+  const thinking = answerChoice === "client" ? claudeThinkingFor(request, model, turns) : null;
   if (thinking !== null) {
     inference.maxTokens = thinking.maxTokens;
     body.additionalModelRequestFields = {
@@ -306,7 +343,7 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
   if (typeof request.stop === "string") inference.stopSequences = [request.stop];
   else if (Array.isArray(request.stop)) inference.stopSequences = request.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
-  const toolConfig = toToolConfig(request, turns);
+  const toolConfig = toToolConfig(request, turns, answer, answerChoice);
   if (toolConfig) body.toolConfig = toolConfig;
   return body;
 }

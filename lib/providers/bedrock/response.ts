@@ -10,6 +10,7 @@ import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../o
 import { scrubberOf } from "../../secrets/scrubber.ts";
 import { clip, retryHeadersOf, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isObject } from "../shared/json.ts";
+import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 
 /**
  * Converse `stopReason` → OpenAI `finish_reason`. Documented values (MessageStopEvent): end_turn, tool_use,
@@ -32,6 +33,14 @@ export function mapStopReason(reason: unknown): string {
   }
 }
 
+/**
+ * {@linkcode mapStopReason} for a turn in which `onlyAnswer` says whether the answer tool
+ * (`../shared/json_answer_tool.ts`) was used and no tool of the client's: that turn has answered: `stop`.
+ */
+export function answerStopReason(reason: unknown, onlyAnswer: boolean): string {
+  return reason === "tool_use" && onlyAnswer ? "stop" : mapStopReason(reason);
+}
+
 function count(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
 }
@@ -52,7 +61,8 @@ export function mapUsage(usage: unknown): Usage {
  * Text, reasoning and tool calls of Converse content blocks: `reasoningContent.reasoningText.text` (Claude's
  * thinking, DeepSeek-R1's reasoning) becomes `reasoning_content`, apart from the answer; reasoning signatures,
  * redacted reasoning and other block kinds are not exposed. Converse does not count reasoning tokens apart from
- * `outputTokens`, so no `reasoning_tokens` is reported.
+ * `outputTokens`, so no `reasoning_tokens` is reported. A use of the reserved answer tool (a `response_format`
+ * served by a forced tool) is the answer itself: its input is read as text.
  */
 export function messageFromBlocks(content: unknown): JsonObject {
   const blocks = Array.isArray(content) ? content : [];
@@ -68,6 +78,9 @@ export function messageFromBlocks(content: unknown): JsonObject {
     } else if (isObject(block.reasoningContent)) {
       const said = block.reasoningContent.reasoningText;
       if (isObject(said) && typeof said.text === "string") reasoning = (reasoning ?? "") + said.text;
+    } else if (isObject(block.toolUse) && isJsonAnswer(block.toolUse.name)) {
+      text += JSON.stringify(block.toolUse.input ?? {});
+      sawText = true;
     } else if (isObject(block.toolUse)) {
       const use = block.toolUse;
       toolCalls.push({
@@ -96,6 +109,9 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
       "upstream_invalid_response",
     );
   }
+  const reply = messageFromBlocks(message.content);
+  const blocks = Array.isArray(message.content) ? message.content : [];
+  const answered = blocks.some((b) => isObject(b) && isObject(b.toolUse) && isJsonAnswer(b.toolUse.name));
   return {
     id: newCompletionId(),
     object: "chat.completion",
@@ -103,9 +119,9 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
     model,
     choices: [{
       index: 0,
-      message: messageFromBlocks(message.content),
+      message: reply,
       logprobs: null,
-      finish_reason: mapStopReason(body.stopReason),
+      finish_reason: answerStopReason(body.stopReason, answered && reply.tool_calls === undefined),
     }],
     usage: mapUsage(body.usage),
   };

@@ -255,3 +255,40 @@ Deno.test("bedrock response: reasoningContent blocks → reasoning_content; sign
   assert.ok(!JSON.stringify(completion).includes("EqoBCkgSecretSig"));
   assert.ok(!JSON.stringify(completion).includes("AAECAwQF"));
 });
+
+Deno.test("bedrock response: the answer tool's input is the text answer, finish stop; beside a client call, tool_calls", () => {
+  const answer = {
+    ...TOOL_USE_RESPONSE,
+    output: {
+      message: {
+        role: "assistant",
+        content: [{ toolUse: { toolUseId: "tooluse_j", name: "json_response", input: { greeting: "Hi" } } }],
+      },
+    },
+  };
+  const only = fromConverseResponse("aws", answer, "m");
+  assert.deepEqual(only.choices[0].message, {
+    role: "assistant",
+    content: '{"greeting":"Hi"}',
+    refusal: null,
+  });
+  assert.equal(only.choices[0].finish_reason, "stop");
+  const both = fromConverseResponse("aws", {
+    ...answer,
+    output: {
+      message: {
+        role: "assistant",
+        content: [...answer.output.message.content, ...TOOL_USE_RESPONSE.output.message.content],
+      },
+    },
+  }, "m");
+  const reply = both.choices[0].message as { content: unknown; tool_calls: { function: { name: string } }[] };
+  assert.equal(reply.content, '{"greeting":"Hi"}');
+  assert.deepEqual(reply.tool_calls.map((c) => c.function.name), ["top_song"]);
+  assert.equal(both.choices[0].finish_reason, "tool_calls");
+  // A tool_use stop without the answer tool is still tool_calls (unchanged).
+  assert.equal(
+    fromConverseResponse("aws", { ...TEXT_RESPONSE, stopReason: "tool_use" }, "m").choices[0].finish_reason,
+    "tool_calls",
+  );
+});

@@ -46,7 +46,12 @@ export function resolveBedrockSettings(
 }
 
 /** The Bedrock runtime actions the gateway calls (the last segment of the path). */
-export type BedrockAction = "converse" | "converse-stream" | "invoke" | "count-tokens";
+export type BedrockAction =
+  | "converse"
+  | "converse-stream"
+  | "invoke"
+  | "invoke-with-response-stream"
+  | "count-tokens";
 
 /** `{base}/model/{modelId}/{action}` with the model id percent-encoded once (`:` → `%3A`, `/` → `%2F`). */
 export function bedrockUrl(baseUrl: string, modelId: string, action: BedrockAction) {

@@ -5,7 +5,10 @@
  *   contentBlockStart   → (toolUse) first tool-call fragment: index k, id, type, name, arguments ""
  *   contentBlockDelta   → text content, reasoning text (→ `reasoning_content`), or a tool call's argument
  *                         fragment; reasoning signatures and redacted reasoning are not forwarded
- *   messageStop         → the finish chunk with the mapped finish_reason
+ *   (answer tool)       → the reserved tool of a `response_format` (`../shared/json_answer_tool.ts`): its
+ *                         input fragments are text content, and it is not a tool call
+ *   messageStop         → the finish chunk with the mapped finish_reason (`stop` when only the answer tool
+ *                         was called)
  *   metadata            → one usage-only chunk (the server drops it unless the client asked for usage)
  *   exception frames    → the stream errors with a GatewayError, so the client gets an OpenAI error event
  *
@@ -15,7 +18,8 @@
  */
 import { badGateway } from "../../errors.ts";
 import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId } from "../shared/chunks.ts";
-import { bedrockStreamException, mapStopReason, mapUsage } from "./response.ts";
+import { answerStopReason, bedrockStreamException, mapUsage } from "./response.ts";
+import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
 import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
@@ -55,8 +59,12 @@ export function converseChunkTransformer(
   let started = false;
   let stopped = false;
   let usageSent = false;
-  /** contentBlockIndex → OpenAI tool_calls index. */
+  /** contentBlockIndex → OpenAI tool_calls index; -1 for the answer tool, whose input is content. */
   const toolIndex = new Map<number, number>();
+  let clientTools = 0;
+  let answered = false;
+  /** Answer-tool blocks whose input has not started yet (an empty input is still the answer `{}`). */
+  const answersPending = new Set<number>();
   const start = (controller: TransformStreamDefaultController<ChatCompletionChunk>) => {
     if (started) return;
     started = true;
@@ -84,8 +92,12 @@ export function converseChunkTransformer(
         case "contentBlockStart": {
           start(controller);
           const begin = isObject(event.start) ? event.start : {};
-          if (isObject(begin.toolUse)) {
-            const k = toolIndex.size;
+          if (isObject(begin.toolUse) && isJsonAnswer(begin.toolUse.name)) {
+            toolIndex.set(Number(event.contentBlockIndex ?? 0), -1);
+            answersPending.add(Number(event.contentBlockIndex ?? 0));
+            answered = true;
+          } else if (isObject(begin.toolUse)) {
+            const k = clientTools++;
             toolIndex.set(Number(event.contentBlockIndex ?? 0), k);
             controller.enqueue(makeChunk(identity, {
               tool_calls: [{
@@ -116,17 +128,31 @@ export function converseChunkTransformer(
                 "upstream_invalid_response",
               );
             }
-            controller.enqueue(makeChunk(identity, {
-              tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
-            }));
+            if (k < 0) {
+              if (delta.toolUse.input !== "") {
+                answersPending.delete(Number(event.contentBlockIndex ?? 0));
+                controller.enqueue(makeChunk(identity, { content: delta.toolUse.input }));
+              }
+            } else {
+              controller.enqueue(makeChunk(identity, {
+                tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
+              }));
+            }
           }
           // Other delta kinds (citations, …) have no OpenAI chunk field; they are not forwarded.
           break;
         }
+        case "contentBlockStop":
+          if (answersPending.delete(Number(event.contentBlockIndex ?? 0))) {
+            controller.enqueue(makeChunk(identity, { content: "{}" }));
+          }
+          break;
         case "messageStop":
           start(controller);
           stopped = true;
-          controller.enqueue(makeChunk(identity, {}, mapStopReason(event.stopReason)));
+          controller.enqueue(
+            makeChunk(identity, {}, answerStopReason(event.stopReason, answered && clientTools === 0)),
+          );
           break;
         case "metadata":
           if (!usageSent) {

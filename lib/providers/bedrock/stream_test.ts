@@ -243,3 +243,61 @@ Deno.test("bedrock stream: reasoning deltas (Claude thinking) apart from content
     ], `split at byte ${at}`);
   }
 });
+
+Deno.test("bedrock stream: the answer tool's input → content as it arrives, finish stop, frames split at every byte", async () => {
+  const frames = [
+    eventFrame("messageStart", { role: "assistant" }),
+    eventFrame("contentBlockStart", {
+      contentBlockIndex: 0,
+      start: { toolUse: { toolUseId: "tooluse_j", name: "json_response" } },
+    }),
+    eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { toolUse: { input: '{"greeting":' } } }),
+    eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { toolUse: { input: '"Hi ✓"}' } } }),
+    eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
+    eventFrame("messageStop", { stopReason: "tool_use" }),
+    eventFrame("metadata", { usage: { inputTokens: 9, outputTokens: 8, totalTokens: 17 } }),
+  ];
+  const all = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  frames.reduce((at, f) => (all.set(f, at), at + f.length), 0);
+  for (let at = 0; at <= all.length; at++) {
+    const chunks = await Array.fromAsync(
+      runStages(
+        [all.slice(0, at), all.slice(at)],
+        eventStreamTransformer(),
+        converseChunkTransformer({ provider: "aws", model: "m", identity: IDENTITY }),
+      ),
+    );
+    assert.deepEqual(deltas(chunks), [
+      { role: "assistant", content: "" },
+      { content: '{"greeting":' },
+      { content: '"Hi ✓"}' },
+      {},
+      { usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } },
+    ], `split at byte ${at}`);
+    assert.equal(chunks.at(-2)!.choices[0].finish_reason, "stop");
+  }
+});
+
+Deno.test("bedrock stream: an answer beside a client tool call finishes tool_calls; an empty answer is {}", async () => {
+  const chunks = await run([
+    ev("messageStart", { role: "assistant" }),
+    ev("contentBlockStart", {
+      contentBlockIndex: 0,
+      start: { toolUse: { toolUseId: "a", name: "json_response" } },
+    }),
+    ev("contentBlockStop", { contentBlockIndex: 0 }),
+    ev("contentBlockStart", {
+      contentBlockIndex: 1,
+      start: { toolUse: { toolUseId: "b", name: "top_song" } },
+    }),
+    ev("contentBlockDelta", { contentBlockIndex: 1, delta: { toolUse: { input: '{"sign":"WZPZ"}' } } }),
+    ev("contentBlockStop", { contentBlockIndex: 1 }),
+    ev("messageStop", { stopReason: "tool_use" }),
+  ]);
+  assert.deepEqual(deltas(chunks).slice(1, 4), [
+    { content: "{}" },
+    { tool_calls: [{ index: 0, id: "b", type: "function", function: { name: "top_song", arguments: "" } }] },
+    { tool_calls: [{ index: 0, function: { arguments: '{"sign":"WZPZ"}' } }] },
+  ]);
+  assert.equal(chunks.at(-1)!.choices[0].finish_reason, "tool_calls");
+});

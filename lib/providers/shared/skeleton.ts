@@ -20,6 +20,8 @@ import { pullStages, type Stages, type SyncTransformer } from "../../streams/pul
 import type {
   ChatResult,
   EmbeddingResult,
+  MessagesCall,
+  NativeMessagesResult,
   NativeResponsesResult,
   Provider,
   TokenCountInput,
@@ -63,6 +65,14 @@ export interface ProviderAdapter {
   /** The stages a native Responses stream goes through, from bytes to event objects. */
   responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
+   * Only for an upstream that speaks Anthropic's Messages API: the request passing a Messages body through
+   * (`body.stream` says which kind), without credentials. With {@linkcode messagesStages}, it makes the
+   * provider's `messages` method.
+   */
+  messagesRequest?(body: JsonObject, call: MessagesCall): UpstreamRequest;
+  /** The stages a native Messages stream goes through, from bytes to event objects. */
+  messagesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
+  /**
    * Only for a vendor with a token-counting endpoint: the counting request for `input`, without credentials, or
    * `null` for a request it cannot count. With {@linkcode inputTokens}, it makes `countInputTokens`.
    */
@@ -98,7 +108,14 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     },
   };
 
-  const { responsesRequest, responsesStages, countTokensRequest, inputTokens } = adapter;
+  const {
+    responsesRequest,
+    responsesStages,
+    messagesRequest,
+    messagesStages,
+    countTokensRequest,
+    inputTokens,
+  } = adapter;
   if (responsesRequest && responsesStages) {
     provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
       const res = await send(responsesRequest(body, call), call);
@@ -106,6 +123,15 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
         return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
       }
       return { kind: "stream", events: pullStages(res.body, responsesStages(call)) };
+    };
+  }
+  if (messagesRequest && messagesStages) {
+    provider.messages = async (body: JsonObject, call: MessagesCall): Promise<NativeMessagesResult> => {
+      const res = await send(messagesRequest(body, call), call);
+      if (body.stream !== true) {
+        return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
+      }
+      return { kind: "stream", events: pullStages(res.body, messagesStages(call)) };
     };
   }
   if (countTokensRequest && inputTokens) {

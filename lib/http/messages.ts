@@ -1,0 +1,190 @@
+/**
+ * `POST /v1/messages` (Anthropic's Messages API), for Claude Code and the Anthropic SDKs. The request is
+ * validated and translated to the chat form (lib/inbound/messages/), on which policy runs as for every
+ * endpoint (limits, budgets, content rules, the max_tokens ceiling; endpoint name `messages`). Routing then
+ * sends it to each target in its own way: a target that speaks the Messages API itself (Anthropic, Claude on
+ * Bedrock) gets the client's body passed through (messages_native.ts); every other target gets the chat form,
+ * and its answer is translated back to a Message or to Anthropic's event stream. One usage record per request.
+ *
+ * What a translated target cannot honour is refused with a 400 before routing, and the targets that cannot
+ * serve a request are left out of its routing: a request using what only Claude serves (server tools,
+ * `container`, …) goes to the alias's native targets only; `top_k` to native targets and OpenAI-compatible
+ * ones (vLLM, Ollama and others take it; OpenAI itself answers its own 400).
+ *
+ * @module
+ */
+import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import { GatewayError, invalidRequest } from "../errors.ts";
+import { inClientTerms, type MessagesRequest, parseMessagesRequest } from "../inbound/messages/request.ts";
+import { completionToMessage, type MessageFrame, newId } from "../inbound/messages/response.ts";
+import { messagesStreamBody } from "../inbound/messages/stream.ts";
+import type { Usage } from "../openai/types.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
+import {
+  answerNativeMessages,
+  isNativeMessagesAnswer,
+  isNativeMessagesTarget,
+  type NativeMessagesAnswer,
+  nativeMessagesAttempt,
+} from "./messages_native.ts";
+import { readJsonBody } from "./read_json_body.ts";
+import { resolveAlias } from "./resolve_alias.ts";
+import { estimateInputTokens } from "./responses_input_tokens.ts";
+import { routeRequest } from "./route_request.ts";
+import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+
+const ROUTE = ROUTES.messages;
+
+function chatUsage(prompt: number, completion: number): Usage {
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** Why `target` cannot serve `parsed` when translated, or null when it can. */
+function refusal(target: ResolvedTarget, parsed: MessagesRequest): GatewayError | null {
+  if (isNativeMessagesTarget(target)) return null;
+  if (parsed.nativeOnly !== null) return parsed.nativeOnly;
+  if (parsed.chat.top_k !== undefined && target.providerConfig.type !== "openai") {
+    return invalidRequest(
+      "top_k: this alias's target takes no top_k (only Claude and OpenAI-compatible targets do); send the " +
+        "request without it.",
+      "top_k",
+      "unsupported_parameter",
+    );
+  }
+  return null;
+}
+
+/**
+ * The alias's targets that can serve the request: all of them, or those left when some cannot (see the module
+ * note); the first target's refusal when none can.
+ */
+export function messagesTargets(model: ResolvedModel, parsed: MessagesRequest): ResolvedModel {
+  const refusals = model.targets.map((t) => refusal(t, parsed));
+  if (refusals.every((r) => r === null)) return model;
+  const targets = model.targets.filter((_, i) => refusals[i] === null);
+  if (targets.length === 0) throw refusals[0]!;
+  return { ...model, targets };
+}
+
+/** Handles one Messages request for an authenticated identity. */
+export async function handleMessages(request: Request, ctx: ClientContext): Promise<Answer> {
+  const parsed = parseMessagesRequest(await readJsonBody(request, ctx.state.config.server), request.headers);
+  const chat = parsed.chat;
+  const model = messagesTargets(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
+  const stream = parsed.stream;
+  ctx.record.alias = model.alias;
+  ctx.record.stream = stream;
+  const prompt = roughTokenEstimate(requestTexts(chat));
+  const estimate = (final: Record<string, unknown> | undefined) => {
+    const requested = final?.max_completion_tokens ?? final?.max_tokens;
+    return prompt + (typeof requested === "number" ? requested : 0);
+  };
+  await admit(ctx, ROUTE.endpoint, estimate, model, chat);
+
+  const native = nativeMessagesAttempt(ctx, parsed, model);
+  const routed = await routeRequest(
+    ctx,
+    model,
+    ctx.signal,
+    async (target, provider): Promise<ChatAnswer | NativeMessagesAnswer> => {
+      if (provider.messages && isNativeMessagesTarget(target)) return await native(target, provider);
+      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
+        .catch((err) => {
+          throw inClientTerms(err, parsed);
+        });
+      if (answer.kind === "json") return answer;
+      return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
+    },
+    (answer) => (answer.kind === "stream" || answer.kind === "native_messages_stream") && stream,
+  );
+  const { value: result, target, lease, headers } = routed;
+  if (isNativeMessagesAnswer(result)) {
+    return await answerNativeMessages(ctx, parsed, { value: result, target, lease, headers }, model.alias);
+  }
+  // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out.
+  if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
+  const frame: MessageFrame = {
+    id: newId("msg_"),
+    alias: model.alias,
+    stopSequences: parsed.stopSequences,
+    provider: target.provider,
+  };
+
+  if (result.kind === "json") {
+    const completion = result.body;
+    let usage: TokenUsage;
+    if (completion.usage) {
+      usage = {
+        prompt: completion.usage.prompt_tokens,
+        completion: completion.usage.completion_tokens,
+        estimated: false,
+      };
+    } else {
+      const [p, c] = await Promise.all([estimateInputTokens(chat), countTokens(completionTexts(completion))]);
+      usage = { prompt: p, completion: c, estimated: true };
+    }
+    const message = completionToMessage(
+      completion,
+      frame,
+      completion.usage ?? chatUsage(usage.prompt, usage.completion),
+    );
+    headers.set("content-type", "application/json");
+    return { response: new Response(JSON.stringify(message), { status: 200, headers }), outcome: { usage } };
+  }
+
+  if (!stream) {
+    await result.stream.rest.cancel();
+    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
+  }
+  // message_start carries the input tokens before the upstream reports them (chat upstreams do at the end).
+  const inputTokens = await estimateInputTokens(chat).catch(() => prompt);
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
+  let counted: Usage | undefined;
+  const countUsage = async (texts: string[]): Promise<Usage> => {
+    counted = chatUsage(inputTokens, await countTokens(texts));
+    return counted;
+  };
+  ctx.services.metrics.streamStarted();
+  const sse = messagesStreamBody(result.stream, {
+    frame,
+    inputTokens,
+    startedAt: ctx.startedAt,
+    scrubber: ctx.state.config.scrubber,
+    lease,
+    countUsage,
+    onEnd(end) {
+      ctx.services.metrics.streamEnded();
+      const errorCode = end.end === "error"
+        ? end.error?.code ?? "stream_error"
+        : end.end === "cancelled"
+        ? "client_closed_request"
+        : undefined;
+      const known = { ttftMs: end.firstChunkAt, errorCode };
+      const upstream = end.usage;
+      if (upstream) {
+        settle({
+          ...known,
+          usage: { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
+        });
+        return;
+      }
+      if (counted) {
+        settle({
+          ...known,
+          usage: { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true },
+        });
+        return;
+      }
+      countTokens(end.texts)
+        .then((completion) => ({ prompt: inputTokens, completion, estimated: true }))
+        .catch(() => ({ prompt: inputTokens, completion: roughTokenEstimate(end.texts), estimated: true }))
+        .then((usage) => settle({ ...known, usage }));
+    },
+  });
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return { response: new Response(sse, { status: 200, headers }), outcome };
+}

@@ -1,0 +1,102 @@
+/**
+ * `POST /v1/messages/count_tokens` (Anthropic's token counting): how many input tokens a Messages request
+ * would take, as `{input_tokens}`.
+ *
+ * The body is validated as `POST /v1/messages` validates it (without `max_tokens`, which counting does not
+ * take), the alias resolved under the token's scopes, and the target picked by routing. A target whose vendor
+ * counts (its provider has `countInputTokens`) gives the exact count: an Anthropic target from the client's own
+ * body (model rewritten, redactions applied, the client's `anthropic-version` and `anthropic-beta` forwarded as
+ * for `/v1/messages`), others from the chat form. Otherwise the gateway's tokenizer
+ * counts the chat form (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and the answer says so with
+ * `estimated: true` (a field Anthropic's answer does not have; clients that read `input_tokens` only are
+ * unaffected), as do the access log and usage record.
+ *
+ * Like every count, it is a request for rate limits, scopes and content rules but consumes no tokens: its one
+ * usage record has 0 prompt and 0 completion tokens.
+ *
+ * @module
+ */
+import { ClientGoneError, GatewayError } from "../errors.ts";
+import { nativeMessagesBody, redactMessages } from "../inbound/messages/native.ts";
+import { parseMessagesRequest } from "../inbound/messages/request.ts";
+import { extraField } from "../inbound/messages/validate.ts";
+import type { JsonObject } from "../openai/types.ts";
+import { admit, type Answer } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import { ROUTES } from "./endpoints.ts";
+import { messagesTargets } from "./messages.ts";
+import { forwardedHeaders, isNativeMessagesTarget } from "./messages_native.ts";
+import { readJsonBody } from "./read_json_body.ts";
+import { resolveAlias } from "./resolve_alias.ts";
+import { estimateInputTokens } from "./responses_input_tokens.ts";
+import { routeRequest } from "./route_request.ts";
+
+const ROUTE = ROUTES.messagesCountTokens;
+
+/** The parameters Anthropic's counting endpoint takes; anything else is refused as it refuses it. */
+const FIELDS = new Set([
+  "model",
+  "messages",
+  "system",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "cache_control",
+  "output_config",
+  "speed",
+  "context_management",
+  "mcp_servers",
+]);
+
+/** Handles one count request for an authenticated identity. */
+export async function handleMessagesCountTokens(request: Request, ctx: ClientContext): Promise<Answer> {
+  const body = await readJsonBody(request, ctx.state.config.server);
+  const extra = extraField(body, FIELDS, "");
+  if (extra !== null) throw extra;
+  // The request parser wants the output limit a count does not have: one no thinking budget reaches.
+  const parsed = parseMessagesRequest({ ...body, max_tokens: Number.MAX_SAFE_INTEGER }, request.headers);
+  const chat = parsed.chat;
+  delete chat.max_completion_tokens;
+  const model = messagesTargets(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
+  ctx.record.alias = model.alias;
+  ctx.record.stream = false;
+  await admit(ctx, ROUTE.endpoint, 0, model, chat);
+
+  let exact: number | null = null;
+  let headers = new Headers();
+  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
+  if (model.targets.some((t) => ctx.state.providers.get(t.provider)?.countInputTokens)) {
+    try {
+      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
+        if (!provider.countInputTokens) return null;
+        const messages = isNativeMessagesTarget(target)
+          ? redactMessages(
+            nativeMessagesBody(body, { model: target.model, maxTokens: null }),
+            model.contentRules,
+          )
+          : undefined;
+        const input = messages
+          ? { chat, messages, ...forwardedHeaders(parsed.version, parsed.betas) }
+          : { chat };
+        return await provider.countInputTokens(input, {
+          target,
+          signal: ctx.signal,
+          requestId: ctx.requestId,
+        });
+      });
+      exact = routed.value;
+      headers = routed.headers;
+    } catch (err) {
+      // The upstream count failed (each attempt is in the access log): the gateway counts instead.
+      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
+    }
+  }
+  const estimated = exact === null;
+  const answer: JsonObject = { input_tokens: exact ?? await estimateInputTokens(chat) };
+  if (estimated) answer.estimated = true;
+  headers.set("content-type", "application/json");
+  return {
+    response: new Response(JSON.stringify(answer), { status: 200, headers }),
+    outcome: { usage: { prompt: 0, completion: 0, estimated } },
+  };
+}

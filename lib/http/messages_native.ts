@@ -1,0 +1,176 @@
+/**
+ * `POST /v1/messages` to a target that speaks Anthropic's Messages API itself (an `anthropic` provider, or a
+ * Claude model on `bedrock`): the client's body is passed through (lib/inbound/messages/native.ts) instead of
+ * being translated to chat, so thinking signatures, `cache_control`, documents and beta features survive
+ * unchanged. Policy ran on the request's chat form before routing, exactly as for a translated request; its
+ * outcome (the output limit, redactions) is carried into the passed-through body here. The client's
+ * `anthropic-version` and `anthropic-beta` travel with the call.
+ *
+ * @module
+ */
+import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import { badGateway, GatewayError } from "../errors.ts";
+import {
+  clientMessage,
+  messageTexts,
+  nativeMessagesBody,
+  readMessagesUsage,
+  redactMessages,
+  usageTokens,
+} from "../inbound/messages/native.ts";
+import { nativeMessagesStreamBody, type PeekedMessagesEvents } from "../inbound/messages/native_stream.ts";
+import type { MessagesRequest } from "../inbound/messages/request.ts";
+import type { JsonObject } from "../openai/types.ts";
+import { servesMessages } from "../providers/bedrock/messages.ts";
+import type { Provider } from "../providers/types.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import type { RoutedAnswer } from "./route_request.ts";
+import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+
+/** A native target's answer: its Message object, or its event stream with the first event in hand. */
+export type NativeMessagesAnswer =
+  | { kind: "native_messages"; body: JsonObject }
+  | { kind: "native_messages_stream"; stream: PeekedMessagesEvents };
+
+/** Whether `target` is served natively: an `anthropic` provider, or a Claude model (or profile) on Bedrock. */
+export function isNativeMessagesTarget(target: ResolvedTarget): boolean {
+  const type = target.providerConfig.type;
+  return type === "anthropic" || (type === "bedrock" && servesMessages(target.model));
+}
+
+/** What a well-formed `anthropic-version` is (a date, or a name): anything else is not sent upstream. */
+const VERSION = /^[A-Za-z0-9._-]{1,64}$/;
+/** What a well-formed `anthropic-beta` is: comma-separated names. */
+const BETAS = /^[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*,?$/;
+
+/**
+ * The client's `anthropic-version` and `anthropic-beta` as forwarded upstream: each only when well-formed (a
+ * header value is client text; a malformed one is not passed to the upstream, which then gets the provider's
+ * configured version and no betas). Also what a count_tokens handler passes with `TokenCountInput.messages`.
+ */
+export function forwardedHeaders(
+  version: string | null,
+  betas: string | null,
+): { anthropicVersion: string | null; anthropicBeta: string | null } {
+  const beta = betas?.trim() ?? "";
+  return {
+    anthropicVersion: version !== null && VERSION.test(version.trim()) ? version.trim() : null,
+    anthropicBeta: beta !== "" && beta.length <= 2048 && BETAS.test(beta) ? beta : null,
+  };
+}
+
+/**
+ * The routing attempt of a native target: the body passed through (target's model, the policy's output limit,
+ * redactions), the upstream called, a stream held until its first event (until then routing may still fall back,
+ * as for chat).
+ */
+export function nativeMessagesAttempt(
+  ctx: ClientContext,
+  parsed: MessagesRequest,
+  model: ResolvedModel,
+): (target: ResolvedTarget, provider: Provider) => Promise<NativeMessagesAnswer> {
+  const headers = forwardedHeaders(parsed.version, parsed.betas);
+  return async (target, provider) => {
+    if (provider.messages === undefined) {
+      throw new GatewayError(500, "The provider does not speak the Messages API.");
+    }
+    // The policy may have lowered the output limit on the chat form; the upstream gets the one that applies.
+    const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
+    const body = redactMessages(
+      nativeMessagesBody(parsed.body, {
+        model: target.model,
+        maxTokens: typeof limit === "number" ? limit : null,
+      }),
+      model.contentRules,
+    );
+    const answer = await provider.messages(body, {
+      target,
+      signal: ctx.signal,
+      requestId: ctx.requestId,
+      ...headers,
+    });
+    if (answer.kind === "json") {
+      if (answer.body.type !== "message" || !Array.isArray(answer.body.content)) {
+        throw badGateway(
+          `Provider "${target.provider}" answered with something other than a Message.`,
+          "upstream_invalid_response",
+        );
+      }
+      return { kind: "native_messages", body: answer.body };
+    }
+    return { kind: "native_messages_stream", stream: await withFirstChunk(target.provider, answer.events) };
+  };
+}
+
+/** Whether a routed answer is a native one. */
+export function isNativeMessagesAnswer(answer: { kind: string }): answer is NativeMessagesAnswer {
+  return answer.kind === "native_messages" || answer.kind === "native_messages_stream";
+}
+
+/**
+ * The client's answer from a native target: the Message (or stream) with the alias as `model`, and usage from the
+ * upstream's `usage` (cache writes and reads counted in the prompt), the gateway's count when it gave none.
+ */
+export async function answerNativeMessages(
+  ctx: ClientContext,
+  parsed: MessagesRequest,
+  routed: RoutedAnswer<NativeMessagesAnswer>,
+  alias: string,
+): Promise<Answer> {
+  const { value: result, target, lease, headers } = routed;
+  const requestCount = () => countTokens(requestTexts(parsed.chat));
+  if (result.kind === "native_messages") {
+    const upstream = result.body;
+    const reported = readMessagesUsage(upstream.usage);
+    let usage: TokenUsage;
+    if (reported) usage = { ...usageTokens(reported), estimated: false };
+    else {
+      const [prompt, completion] = await Promise.all([requestCount(), countTokens(messageTexts(upstream))]);
+      usage = { prompt, completion, estimated: true };
+    }
+    headers.set("content-type", "application/json");
+    const body = JSON.stringify(clientMessage(upstream, alias));
+    return { response: new Response(body, { status: 200, headers }), outcome: { usage } };
+  }
+
+  if (!parsed.stream) {
+    await result.stream.rest.cancel();
+    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
+  }
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
+  ctx.services.metrics.streamStarted();
+  const sse = nativeMessagesStreamBody(result.stream, {
+    alias,
+    startedAt: ctx.startedAt,
+    scrubber: ctx.state.config.scrubber,
+    lease,
+    onEnd(end) {
+      ctx.services.metrics.streamEnded();
+      const errorCode = end.end === "error"
+        ? end.error?.code ?? "stream_error"
+        : end.end === "cancelled"
+        ? "client_closed_request"
+        : undefined;
+      const known = { ttftMs: end.firstChunkAt, errorCode };
+      // A complete stream's counts are the upstream's; a broken one's output is what the client received.
+      if (end.usage && end.end === "ok") {
+        settle({ ...known, usage: { ...usageTokens(end.usage), estimated: false } });
+        return;
+      }
+      const prompt = end.usage ? Promise.resolve(usageTokens(end.usage).prompt) : requestCount();
+      Promise.all([prompt, countTokens(end.texts)])
+        .then(([prompt, completion]) => ({ prompt, completion, estimated: true }))
+        .catch(() => ({
+          prompt: roughTokenEstimate(requestTexts(parsed.chat)),
+          completion: roughTokenEstimate(end.texts),
+          estimated: true,
+        }))
+        .then((usage) => settle({ ...known, usage }));
+    },
+  });
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return { response: new Response(sse, { status: 200, headers }), outcome };
+}

@@ -1,0 +1,279 @@
+/**
+ * A Messages request's `system` and `messages` as chat messages: what translated targets get, and what policy
+ * (content rules, token estimates) reads for every target.
+ *
+ * - `system` (a string or text blocks) → one system message, the blocks' texts joined by a blank line.
+ * - A user turn's `text` and `image` blocks → a user message's parts (`image_url`: a data URL for base64, the
+ *   URL itself for a url source); `document` blocks with a base64 or plain-text source → `file` parts (a
+ *   target that takes no files refuses them with its own 400). A base64 source's `media_type` must be one
+ *   Anthropic takes (JPEG, PNG, GIF, WebP images; PDF documents), as Anthropic refuses others with a 400.
+ * - `tool_result` blocks → `tool` messages (first, as Anthropic requires them first in their turn), content a
+ *   string or the result's text blocks joined; a result's images follow in a user message of their own (chat
+ *   tool messages carry no images); `is_error: true` prefixes the text with `Error: ` (the chat form has no
+ *   flag for it).
+ * - An assistant turn's `text` → its content, `tool_use` → `tool_calls` (input as JSON arguments);
+ *   `thinking` / `redacted_thinking` are dropped (counted in the notes): their signatures mean something only
+ *   to Claude, and chat targets take no reasoning in their history.
+ * - `cache_control` is checked and dropped: a caching hint, which changes no answer.
+ *
+ * What only a Claude target can serve (other block types, document sources, citations, fields this
+ * translation does not know) is not refused here, since a native target passes the body through as sent: the
+ * first such thing is noted as the 400 a translated target gives ({@linkcode ContentNotes.nativeOnly}).
+ *
+ * @module
+ */
+import type { GatewayError } from "../../errors.ts";
+import type { ChatMessage, JsonObject } from "../../openai/types.ts";
+import {
+  arrayField,
+  booleanField,
+  checkCacheControl,
+  extraField,
+  fieldError,
+  isObject,
+  stringField,
+  wrongType,
+} from "./validate.ts";
+
+/** What the translation noticed: history thinking dropped, and the first thing only a Claude target serves. */
+export interface ContentNotes {
+  droppedThinking: number;
+  nativeOnly: GatewayError | null;
+}
+
+const CLAUDE_ONLY = "; it is served only by Claude targets, and this alias's target is not one.";
+
+function claudeOnly(notes: ContentNotes, path: string, what: string): void {
+  notes.nativeOnly ??= fieldError(path, what + CLAUDE_ONLY);
+}
+
+/** Notes the first field of `block` outside `known` (and checks `cache_control`). */
+function fields(block: JsonObject, known: string[], path: string, notes: ContentNotes): void {
+  const extra = extraField(block, new Set([...known, "type", "cache_control"]), path);
+  if (extra !== null) notes.nativeOnly ??= extra;
+  checkCacheControl(block.cache_control, `${path}.cache_control`);
+}
+
+/** A text block's text (`citations` are accepted: Anthropic's answers carry them back in history). */
+function textOf(block: JsonObject, path: string, notes: ContentNotes): string {
+  fields(block, ["text", "citations"], path, notes);
+  return stringField(block, "text", `${path}.text`, true)!;
+}
+
+/** The media types Anthropic takes in base64 sources: anything else is its 400, as at Anthropic. */
+const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+const DOCUMENT_TYPES = ["application/pdf"];
+
+/** A base64 source's `media_type`, one of `allowed` (it goes into a data URL, so nothing else may pass). */
+function mediaType(source: JsonObject, path: string, allowed: readonly string[]): string {
+  const media = stringField(source, "media_type", `${path}.source.media_type`, true)!;
+  if (!allowed.includes(media)) {
+    throw fieldError(
+      `${path}.source.media_type`,
+      `Input should be ${allowed.map((t) => `'${t}'`).join(", ")}.`,
+    );
+  }
+  return media;
+}
+
+/** An `image` block as an `image_url` part, or null for a source only Claude serves. */
+function imagePart(block: JsonObject, path: string, notes: ContentNotes): JsonObject | null {
+  fields(block, ["source"], path, notes);
+  const source = block.source;
+  if (!isObject(source)) throw wrongType(`${path}.source`, "an object", source);
+  if (source.type === "base64") {
+    const media = mediaType(source, path, IMAGE_TYPES);
+    const data = stringField(source, "data", `${path}.source.data`, true)!;
+    return { type: "image_url", image_url: { url: `data:${media};base64,${data}` } };
+  }
+  if (source.type === "url") {
+    const url = stringField(source, "url", `${path}.source.url`, true)!;
+    return { type: "image_url", image_url: { url } };
+  }
+  claudeOnly(notes, `${path}.source.type`, `An image source of type '${String(source.type)}'`);
+  return null;
+}
+
+/** A `document` block as a `file` part (base64 or plain text), or null for what only Claude serves. */
+function documentPart(block: JsonObject, path: string, notes: ContentNotes): JsonObject | null {
+  fields(block, ["source", "title", "context", "citations"], path, notes);
+  const source = block.source;
+  if (!isObject(source)) throw wrongType(`${path}.source`, "an object", source);
+  if (isObject(block.citations) && block.citations.enabled === true) {
+    claudeOnly(notes, `${path}.citations`, "Citations");
+  }
+  const filename = stringField(block, "title", `${path}.title`) ?? "document";
+  if (source.type === "base64") {
+    const media = mediaType(source, path, DOCUMENT_TYPES);
+    const data = stringField(source, "data", `${path}.source.data`, true)!;
+    return { type: "file", file: { filename, file_data: `data:${media};base64,${data}` } };
+  }
+  if (source.type === "text") {
+    const data = stringField(source, "data", `${path}.source.data`, true)!;
+    const bytes = new TextEncoder().encode(data);
+    let binary = "";
+    for (const byte of bytes) binary += String.fromCharCode(byte);
+    return { type: "file", file: { filename, file_data: `data:text/plain;base64,${btoa(binary)}` } };
+  }
+  claudeOnly(notes, `${path}.source.type`, `A document source of type '${String(source.type)}'`);
+  return null;
+}
+
+/** A `tool_result` block's content: its text, and its images and documents (sent after it). */
+function toolResult(
+  block: JsonObject,
+  path: string,
+  notes: ContentNotes,
+): { id: string; text: string; media: JsonObject[] } {
+  fields(block, ["tool_use_id", "content", "is_error"], path, notes);
+  const id = stringField(block, "tool_use_id", `${path}.tool_use_id`, true)!;
+  const isError = booleanField(block, "is_error", `${path}.is_error`) ?? false;
+  const content = block.content;
+  const texts: string[] = [];
+  const media: JsonObject[] = [];
+  if (typeof content === "string") texts.push(content);
+  else if (Array.isArray(content)) {
+    content.forEach((part, k) => {
+      const at = `${path}.content.${k}`;
+      if (!isObject(part)) throw wrongType(at, "an object", part);
+      let translated: JsonObject | null = null;
+      if (part.type === "text") texts.push(textOf(part, at, notes));
+      else if (part.type === "image") translated = imagePart(part, at, notes);
+      else if (part.type === "document") translated = documentPart(part, at, notes);
+      else claudeOnly(notes, `${at}.type`, `A tool result block of type '${String(part.type)}'`);
+      if (translated !== null) media.push(translated);
+    });
+  } else if (content !== undefined && content !== null) {
+    throw wrongType(`${path}.content`, "a valid string or a list of blocks", content);
+  }
+  const text = texts.join("\n");
+  return { id, text: isError ? `Error: ${text}` : text, media };
+}
+
+/** The `system` parameter as one system message's text. */
+export function systemText(system: unknown, notes: ContentNotes): string {
+  if (typeof system === "string") return system;
+  if (!Array.isArray(system)) throw wrongType("system", "a valid string or a list of text blocks", system);
+  return system.map((block, i) => {
+    const path = `system.${i}`;
+    if (!isObject(block)) throw wrongType(path, "an object", block);
+    if (block.type !== "text") throw fieldError(`${path}.type`, "Input should be 'text'.");
+    return textOf(block, path, notes);
+  }).join("\n\n");
+}
+
+/**
+ * The chat messages of one Messages turn, pushed onto `out` with their client params onto `params`
+ * (`messages.<i>.content`, `messages.<i>.content.<j>` for a tool result).
+ */
+export function turnMessages(
+  turn: unknown,
+  i: number,
+  out: ChatMessage[],
+  params: string[],
+  notes: ContentNotes,
+): void {
+  const path = `messages.${i}`;
+  if (!isObject(turn)) throw wrongType(path, "an object", turn);
+  const extra = extraField(turn, new Set(["role", "content"]), path);
+  if (extra !== null) throw extra;
+  const role = turn.role;
+  if (role !== "user" && role !== "assistant") {
+    throw fieldError(`${path}.role`, "Input should be 'user' or 'assistant'.");
+  }
+  const content = turn.content;
+  if (typeof content === "string") {
+    out.push({ role, content });
+    params.push(`${path}.content`);
+    return;
+  }
+  const blocks = arrayField(turn, "content", `${path}.content`);
+  if (blocks === undefined) throw fieldError(`${path}.content`, "Field required");
+  if (role === "assistant") return assistantMessage(blocks, path, out, params, notes);
+  if (blocks.length === 0) throw fieldError(`${path}.content`, "List should have at least 1 item.");
+
+  const parts: JsonObject[] = [];
+  const followUp: JsonObject[] = [];
+  blocks.forEach((block, j) => {
+    const at = `${path}.content.${j}`;
+    if (!isObject(block)) throw wrongType(at, "an object", block);
+    let part: JsonObject | null = null;
+    switch (block.type) {
+      case "text":
+        part = { type: "text", text: textOf(block, at, notes) };
+        break;
+      case "image":
+        part = imagePart(block, at, notes);
+        break;
+      case "document":
+        part = documentPart(block, at, notes);
+        break;
+      case "tool_result": {
+        const result = toolResult(block, at, notes);
+        out.push({ role: "tool", tool_call_id: result.id, content: result.text });
+        params.push(at);
+        followUp.push(...result.media);
+        break;
+      }
+      case "tool_use":
+      case "thinking":
+      case "redacted_thinking":
+        throw fieldError(`${at}.type`, `A '${block.type}' block belongs in an assistant turn.`);
+      default:
+        claudeOnly(notes, `${at}.type`, `A content block of type '${String(block.type)}'`);
+    }
+    if (part !== null) parts.push(part);
+  });
+  if (followUp.length > 0) {
+    out.push({ role: "user", content: [{ type: "text", text: "(returned by the tool)" }, ...followUp] });
+    params.push(`${path}.content`);
+  }
+  if (parts.length > 0) {
+    out.push({ role: "user", content: parts });
+    params.push(`${path}.content`);
+  }
+}
+
+function assistantMessage(
+  blocks: unknown[],
+  path: string,
+  out: ChatMessage[],
+  params: string[],
+  notes: ContentNotes,
+): void {
+  const texts: string[] = [];
+  const calls: JsonObject[] = [];
+  blocks.forEach((block, j) => {
+    const at = `${path}.content.${j}`;
+    if (!isObject(block)) throw wrongType(at, "an object", block);
+    switch (block.type) {
+      case "text":
+        texts.push(textOf(block, at, notes));
+        break;
+      case "tool_use": {
+        fields(block, ["id", "name", "input"], at, notes);
+        const id = stringField(block, "id", `${at}.id`, true)!;
+        const name = stringField(block, "name", `${at}.name`, true)!;
+        if (!isObject(block.input)) throw wrongType(`${at}.input`, "a valid dictionary", block.input);
+        calls.push({ id, type: "function", function: { name, arguments: JSON.stringify(block.input) } });
+        break;
+      }
+      case "thinking":
+        stringField(block, "thinking", `${at}.thinking`, true);
+        notes.droppedThinking++;
+        break;
+      case "redacted_thinking":
+        stringField(block, "data", `${at}.data`, true);
+        notes.droppedThinking++;
+        break;
+      default:
+        claudeOnly(notes, `${at}.type`, `A content block of type '${String(block.type)}'`);
+    }
+  });
+  // A turn of thinking alone (or an empty prefill) gives a chat target nothing to read.
+  if (texts.length === 0 && calls.length === 0) return;
+  const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
+  if (calls.length > 0) message.tool_calls = calls;
+  out.push(message);
+  params.push(`${path}.content`);
+}

@@ -1,0 +1,146 @@
+/**
+ * An Anthropic Messages request passed through to an upstream that speaks the Messages API (Anthropic, Claude on
+ * Bedrock), and its answer passed back: pure rewriting only. Upstream-bound, the client's body keeps every field
+ * and block it sent (thinking blocks and their signatures, `cache_control`, documents, beta fields) with the
+ * target's model, the output limit the policy set, and the content rules' redactions in its texts. Client-bound,
+ * the Message (whole, or in `message_start`) shows the alias as `model`; its `msg_` id and everything else are the
+ * upstream's.
+ *
+ * Nothing here steers the upstream URL or headers: the body is the only thing the client's request shapes.
+ *
+ * @module
+ */
+import type { ResolvedContentRule } from "../../config/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { redactText } from "../../policy/content_rules.ts";
+
+const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** How the body a native target gets differs from the client's. */
+export interface NativeMessagesChanges {
+  /** The target's model (for Bedrock, the model id or inference profile, which goes in the URL). */
+  model: string;
+  /** The output limit that applies after policy (the token's ceiling may have lowered it); null: the client's. */
+  maxTokens: number | null;
+}
+
+/**
+ * The body sent to a native target: the client's with {@linkcode NativeMessagesChanges} applied. A thinking
+ * budget that the lowered limit no longer leaves room for is lowered with it (Anthropic requires
+ * `budget_tokens < max_tokens`), never below Anthropic's minimum of 1,024, where the upstream's 400 stands.
+ */
+export function nativeMessagesBody(client: JsonObject, changes: NativeMessagesChanges): JsonObject {
+  const body: JsonObject = { ...client, model: changes.model };
+  const limit = changes.maxTokens;
+  if (limit === null || typeof client.max_tokens !== "number" || limit >= client.max_tokens) return body;
+  body.max_tokens = limit;
+  const thinking = client.thinking;
+  if (
+    isObject(thinking) && thinking.type === "enabled" && typeof thinking.budget_tokens === "number" &&
+    thinking.budget_tokens >= limit
+  ) {
+    body.thinking = { ...thinking, budget_tokens: Math.max(1024, limit - 1) };
+  }
+  return body;
+}
+
+/** A `text` block (or a list of blocks, or a string) with its texts redacted; other blocks as they are. */
+function redactContent(content: unknown, apply: (text: string) => string): unknown {
+  if (typeof content === "string") return apply(content);
+  if (!Array.isArray(content)) return content;
+  return content.map((block) => {
+    if (!isObject(block)) return block;
+    if (block.type === "text" && typeof block.text === "string") return { ...block, text: apply(block.text) };
+    if (block.type === "tool_result" && block.content !== undefined) {
+      return { ...block, content: redactContent(block.content, apply) };
+    }
+    return block;
+  });
+}
+
+/**
+ * Applies an alias's redact rules to the texts of a native Messages body, as the policy applied them to the
+ * request's chat form (deny rules were already judged there): the `system` prompt, string contents, `text` blocks
+ * and tool results' texts. Thinking blocks are left alone (their signature covers their text; the upstream
+ * refuses a changed one), as are images and documents. Returns the body, changed in place.
+ */
+export function redactMessages(body: JsonObject, rules: readonly ResolvedContentRule[]): JsonObject {
+  if (!rules.some((r) => r.action === "redact")) return body;
+  const apply = (text: string) => redactText(text, rules);
+  if (body.system !== undefined) body.system = redactContent(body.system, apply);
+  if (Array.isArray(body.messages)) {
+    body.messages = body.messages.map((message) =>
+      isObject(message) && message.content !== undefined
+        ? { ...message, content: redactContent(message.content, apply) }
+        : message
+    );
+  }
+  return body;
+}
+
+/** An upstream Message as the client's: the alias as `model`, everything else (id included) the upstream's. */
+export function clientMessage(upstream: JsonObject, alias: string): JsonObject {
+  return { ...upstream, model: alias };
+}
+
+/** An upstream stream event as the client's: `message_start`'s Message rewritten, every other event as it is. */
+export function clientMessageEvent(event: JsonObject, alias: string): JsonObject {
+  if (event.type !== "message_start" || !isObject(event.message)) return event;
+  return { ...event, message: clientMessage(event.message, alias) };
+}
+
+/** Token counts as Anthropic reports them. */
+export interface MessagesUsage {
+  input: number;
+  output: number;
+  cacheCreation: number;
+  cacheRead: number;
+}
+
+const count = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+
+/**
+ * The counts in an Anthropic `usage` object laid over `base` (a stream's `message_delta` carries cumulative
+ * counts for what it names); undefined when neither has input and output counts.
+ */
+export function readMessagesUsage(usage: unknown, base?: MessagesUsage): MessagesUsage | undefined {
+  const u = isObject(usage) ? usage : {};
+  const pick = (key: string, fallback: number | undefined) => count(u[key]) ? u[key] as number : fallback;
+  const input = pick("input_tokens", base?.input);
+  const output = pick("output_tokens", base?.output);
+  if (input === undefined || output === undefined) return undefined;
+  return {
+    input,
+    output,
+    cacheCreation: pick("cache_creation_input_tokens", base?.cacheCreation) ?? 0,
+    cacheRead: pick("cache_read_input_tokens", base?.cacheRead) ?? 0,
+  };
+}
+
+/**
+ * The usage record's counts: Anthropic's `input_tokens` leaves out the cached tokens, which the record's prompt
+ * counts (as OpenAI's `prompt_tokens` does, and as the translated Anthropic path reports them).
+ */
+export function usageTokens(usage: MessagesUsage): { prompt: number; completion: number } {
+  return { prompt: usage.input + usage.cacheCreation + usage.cacheRead, completion: usage.output };
+}
+
+/** The texts of a Message's content (text, thinking, tool input), for counting its tokens without usage. */
+export function messageTexts(message: JsonObject): string[] {
+  const out: string[] = [];
+  for (const block of Array.isArray(message.content) ? message.content : []) {
+    if (!isObject(block)) continue;
+    if (typeof block.text === "string") out.push(block.text);
+    if (typeof block.thinking === "string") out.push(block.thinking);
+    if (block.type === "tool_use" && block.input !== undefined) out.push(JSON.stringify(block.input));
+  }
+  return out;
+}
+
+/** The text a stream event adds (a text, thinking or tool input delta), for counting when no usage comes. */
+export function eventText(event: JsonObject): string | undefined {
+  if (event.type !== "content_block_delta" || !isObject(event.delta)) return undefined;
+  const { text, thinking, partial_json: json } = event.delta;
+  const out = typeof text === "string" ? text : typeof thinking === "string" ? thinking : json;
+  return typeof out === "string" ? out : undefined;
+}

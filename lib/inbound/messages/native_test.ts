@@ -1,0 +1,141 @@
+/** The pure rewriting of a Messages request passed through natively, and of its answer. */
+import assert from "node:assert/strict";
+import type { ResolvedContentRule } from "../../config/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import {
+  clientMessage,
+  clientMessageEvent,
+  eventText,
+  messageTexts,
+  nativeMessagesBody,
+  readMessagesUsage,
+  redactMessages,
+  usageTokens,
+} from "./native.ts";
+
+const CLIENT: JsonObject = {
+  model: "claude-alias",
+  max_tokens: 8000,
+  thinking: { type: "enabled", budget_tokens: 4000 },
+  system: [{ type: "text", text: "Sys", cache_control: { type: "ephemeral" } }],
+  messages: [{ role: "user", content: "Hi" }],
+  stream: true,
+};
+
+Deno.test("messages native body: the target's model, everything else as sent", () => {
+  const body = nativeMessagesBody(CLIENT, { model: "claude-sonnet-4-5", maxTokens: 8000 });
+  assert.deepEqual(body, { ...CLIENT, model: "claude-sonnet-4-5" });
+  assert.equal(CLIENT.model, "claude-alias", "the client's body is not changed");
+  assert.deepEqual(nativeMessagesBody(CLIENT, { model: "m", maxTokens: null }).max_tokens, 8000);
+});
+
+Deno.test("messages native body: the token's ceiling lowers max_tokens, and a thinking budget with it", () => {
+  const lowered = nativeMessagesBody(CLIENT, { model: "m", maxTokens: 3000 });
+  assert.equal(lowered.max_tokens, 3000);
+  assert.deepEqual(lowered.thinking, { type: "enabled", budget_tokens: 2999 });
+  assert.deepEqual(CLIENT.thinking, { type: "enabled", budget_tokens: 4000 });
+  const floor = nativeMessagesBody(CLIENT, { model: "m", maxTokens: 500 });
+  assert.deepEqual(
+    floor.thinking,
+    { type: "enabled", budget_tokens: 1024 },
+    "never below Anthropic's minimum",
+  );
+  const roomy = nativeMessagesBody(CLIENT, { model: "m", maxTokens: 6000 });
+  assert.deepEqual(roomy.thinking, CLIENT.thinking, "a budget that still fits is kept");
+  assert.equal(nativeMessagesBody(CLIENT, { model: "m", maxTokens: 9000 }).max_tokens, 8000, "never raised");
+});
+
+const rule = (regex: RegExp, replacement: string): ResolvedContentRule =>
+  ({ name: "r", action: "redact", regex, replacement, message: null }) as unknown as ResolvedContentRule;
+
+Deno.test("messages native redaction: system, string and text blocks, tool results; thinking untouched", () => {
+  const body: JsonObject = {
+    system: [{ type: "text", text: "mail a@b.co", cache_control: { type: "ephemeral" } }],
+    messages: [
+      { role: "user", content: "I am a@b.co" },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "a@b.co again", signature: "sig" },
+          { type: "tool_use", id: "t1", name: "f", input: { to: "a@b.co" } },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "t1", content: "sent to a@b.co" },
+          { type: "tool_result", tool_use_id: "t2", content: [{ type: "text", text: "a@b.co" }] },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "a@b.co" } },
+        ],
+      },
+    ],
+  };
+  const out = redactMessages(structuredClone(body), [rule(/[a-z]@[a-z.]+/, "[EMAIL]")]);
+  const messages = out.messages as JsonObject[];
+  assert.deepEqual(out.system, [{
+    type: "text",
+    text: "mail [EMAIL]",
+    cache_control: { type: "ephemeral" },
+  }]);
+  assert.equal(messages[0].content, "I am [EMAIL]");
+  assert.deepEqual(messages[1], (body.messages as JsonObject[])[1], "thinking (signed) and tool input kept");
+  const results = messages[2].content as JsonObject[];
+  assert.equal(results[0].content, "sent to [EMAIL]");
+  assert.deepEqual(results[1].content, [{ type: "text", text: "[EMAIL]" }]);
+  assert.equal((results[2].source as JsonObject).data, "a@b.co", "images are not text");
+  const none = structuredClone(body);
+  assert.deepEqual(
+    redactMessages(none, [{ ...rule(/a/, "x"), action: "deny" }]),
+    body,
+    "deny rules do not redact",
+  );
+});
+
+const MESSAGE: JsonObject = {
+  id: "msg_up_1",
+  type: "message",
+  role: "assistant",
+  model: "claude-sonnet-4-5-20250929",
+  content: [
+    { type: "thinking", thinking: "Hmm", signature: "sig==" },
+    { type: "text", text: "Hello" },
+    { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } },
+  ],
+  stop_reason: "tool_use",
+  usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 3, cache_read_input_tokens: 100 },
+};
+
+Deno.test("messages native answer: the alias as model, the upstream's id and blocks as they are", () => {
+  assert.deepEqual(clientMessage(MESSAGE, "my-alias"), { ...MESSAGE, model: "my-alias" });
+  const start = clientMessageEvent({ type: "message_start", message: MESSAGE }, "my-alias");
+  assert.equal((start.message as JsonObject).model, "my-alias");
+  assert.equal((start.message as JsonObject).id, "msg_up_1");
+  const delta = { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "s" } };
+  assert.equal(clientMessageEvent(delta, "a"), delta, "other events are passed as they are");
+});
+
+Deno.test("messages native usage: cache counts in the prompt; message_delta counts laid over message_start's", () => {
+  const usage = readMessagesUsage(MESSAGE.usage)!;
+  assert.deepEqual(usage, { input: 10, output: 5, cacheCreation: 3, cacheRead: 100 });
+  assert.deepEqual(usageTokens(usage), { prompt: 113, completion: 5 });
+  const later = readMessagesUsage({ output_tokens: 42 }, usage)!;
+  assert.deepEqual(later, { ...usage, output: 42 });
+  assert.equal(readMessagesUsage({ output_tokens: 3 }), undefined, "no input count, no usage");
+  assert.equal(readMessagesUsage({ input_tokens: -1, output_tokens: 3 }), undefined);
+  assert.deepEqual(readMessagesUsage({ input_tokens: 1, output_tokens: 2 }), {
+    input: 1,
+    output: 2,
+    cacheCreation: 0,
+    cacheRead: 0,
+  });
+});
+
+Deno.test("messages native texts: what a message and its stream deltas add, for counting without usage", () => {
+  assert.deepEqual(messageTexts(MESSAGE), ["Hmm", "Hello", '{"a":1}']);
+  const delta = (d: JsonObject) => eventText({ type: "content_block_delta", index: 0, delta: d });
+  assert.equal(delta({ type: "text_delta", text: "a" }), "a");
+  assert.equal(delta({ type: "thinking_delta", thinking: "b" }), "b");
+  assert.equal(delta({ type: "input_json_delta", partial_json: '{"' }), '{"');
+  assert.equal(delta({ type: "signature_delta", signature: "s" }), undefined);
+  assert.equal(eventText({ type: "ping" }), undefined);
+});

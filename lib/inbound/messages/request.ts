@@ -1,0 +1,289 @@
+/**
+ * A `POST /v1/messages` request (Anthropic's Messages API) validated, and translated to the gateway's chat
+ * form: the form policy reads for every target, and the request translated targets get. Native targets
+ * (Anthropic, Claude on Bedrock) get the validated body as sent instead (`lib/http/messages_native.ts`).
+ *
+ * Top-level parameters, as Anthropic documents them:
+ * - `model` (an alias), `max_tokens` (required) → `max_completion_tokens`, `messages` and `system` (content.ts),
+ *   `tools` and `tool_choice` (tools.ts), `stop_sequences` → `stop`, `temperature` (0–1), `top_p`, `top_k`
+ *   (kept as `top_k`; the handler refuses it for targets that cannot take it), `metadata.user_id` → `user`,
+ *   `stream`, `service_tier` (`standard_only` → `default`; `auto` is every target's default).
+ * - `thinking: {type: "enabled", budget_tokens}` → `reasoning_effort` by {@linkcode effortForBudget};
+ *   `adaptive` (the model decides) → the effort of `output_config.effort` if given, else none; `disabled` →
+ *   none. `output_config.effort` → `reasoning_effort` (`xhigh` and `max` → `high`), `output_config.format`
+ *   (a JSON schema) → `response_format`.
+ * - Parameters only Anthropic serves (`container`, `context_management`, `mcp_servers`, …) are accepted for
+ *   native targets and noted as the 400 a translated target gives; any other parameter is refused with
+ *   Anthropic's 400, as Anthropic refuses it.
+ *
+ * @module
+ */
+import { GatewayError, printable } from "../../errors.ts";
+import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ContentNotes, systemText, turnMessages } from "./content.ts";
+import { translateToolChoice, translateTools } from "./tools.ts";
+import {
+  arrayField,
+  booleanField,
+  checkCacheControl,
+  fieldError,
+  isObject,
+  numberField,
+  stringField,
+  wrongType,
+} from "./validate.ts";
+
+/** A validated Messages request (the contract with the native path, `lib/http/messages_native.ts`). */
+export interface MessagesRequest {
+  /** The chat form, for policy and translated targets; `model` is the alias as the client sent it. */
+  chat: ChatRequest;
+  stream: boolean;
+  /** The validated client body, as sent. */
+  body: JsonObject;
+  /** The client's `anthropic-version` header. */
+  version: string | null;
+  /** The client's `anthropic-beta` header. */
+  betas: string | null;
+  /** The client param of each chat message (`system`, `messages.3.content`), for errors found in the chat form. */
+  messageParams: string[];
+  /** The 400 a translated target gives: the first thing in the request only a Claude target serves; else null. */
+  nativeOnly: GatewayError | null;
+  /** Thinking blocks in the history, which translated targets do not get. */
+  droppedThinking: number;
+  /** `stop_sequences` as sent (empty when none), to tell which one stopped the answer. */
+  stopSequences: string[];
+}
+
+/** Parameters translated to the chat form. */
+const TRANSLATED = new Set([
+  "model",
+  "max_tokens",
+  "messages",
+  "system",
+  "stop_sequences",
+  "stream",
+  "temperature",
+  "top_p",
+  "top_k",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "metadata",
+  "service_tier",
+  "output_config",
+  "cache_control",
+  "speed",
+]);
+
+/** Parameters Anthropic documents that only it can serve: passed to native targets, a 400 for translated ones. */
+const NATIVE_ONLY = new Set([
+  "container",
+  "context_management",
+  "mcp_servers",
+  "diagnostics",
+  "inference_geo",
+  "user_profile_id",
+  "workspace_id",
+]);
+
+/**
+ * The `reasoning_effort` for a thinking budget: the effort whose budget (in the gateway's table for Claude,
+ * low 2,048 / medium 8,192 / high 24,576 tokens) is nearest on a log scale, so a budget maps back to the effort
+ * that would give it. Claude Code's "think" (4,000), "think hard" (10,000) and "ultrathink" (31,999) come out
+ * low, medium and high.
+ */
+export function effortForBudget(budget: number): "low" | "medium" | "high" {
+  if (budget < 4096) return "low";
+  if (budget < 14_189) return "medium";
+  return "high";
+}
+
+const EFFORTS: Readonly<Record<string, string>> = {
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "high",
+  max: "high",
+};
+
+function outputConfig(value: unknown, chat: ChatRequest): string | undefined {
+  if (!isObject(value)) throw wrongType("output_config", "an object", value);
+  let effort: string | undefined;
+  const given = stringField(value, "effort", "output_config.effort");
+  if (given !== undefined) {
+    effort = EFFORTS[given];
+    if (effort === undefined) {
+      throw fieldError("output_config.effort", "Input should be 'low', 'medium', 'high', 'xhigh' or 'max'.");
+    }
+  }
+  const format = value.format;
+  if (format !== undefined && format !== null) {
+    if (!isObject(format) || format.type !== "json_schema" || !isObject(format.schema)) {
+      throw fieldError("output_config.format", "Input should be {type: 'json_schema', schema: {…}}.");
+    }
+    chat.response_format = {
+      type: "json_schema",
+      json_schema: { name: "output", schema: format.schema, strict: true },
+    };
+  }
+  return effort;
+}
+
+function thinking(value: unknown, maxTokens: number, effort: string | undefined, chat: ChatRequest): void {
+  if (!isObject(value)) throw wrongType("thinking", "an object", value);
+  switch (value.type) {
+    case "enabled": {
+      const budget = numberField(value, "budget_tokens", "thinking.budget_tokens", {
+        min: 1024,
+        integer: true,
+      });
+      if (budget === undefined) throw fieldError("thinking.budget_tokens", "Field required");
+      if (budget >= maxTokens) {
+        throw fieldError(
+          "thinking.budget_tokens",
+          "`max_tokens` must be greater than `thinking.budget_tokens`.",
+        );
+      }
+      chat.reasoning_effort = effort ?? effortForBudget(budget);
+      return;
+    }
+    case "adaptive":
+    case "between_tools":
+      if (effort !== undefined) chat.reasoning_effort = effort;
+      return;
+    case "disabled":
+      return;
+    default:
+      throw fieldError("thinking.type", "Input should be 'enabled', 'disabled' or 'adaptive'.");
+  }
+}
+
+/** The client's parameter for a chat-form parameter this translation named differently. */
+const CLIENT_PARAMS: Readonly<Record<string, string>> = {
+  max_completion_tokens: "max_tokens",
+  max_tokens: "max_tokens",
+  stop: "stop_sequences",
+  user: "metadata.user_id",
+  parallel_tool_calls: "tool_choice.disable_parallel_tool_use",
+  reasoning_effort: "thinking",
+  response_format: "output_config.format",
+};
+
+/**
+ * A translated target's 400 in the client's terms: its message starts with the Messages request's own field
+ * (`thinking: …` for a refused `reasoning_effort`, `messages.2.content: …` for a refused content part), so an
+ * Anthropic client learns what it sent that the target cannot take. Other errors are returned as they are.
+ */
+export function inClientTerms(err: unknown, parsed: MessagesRequest): unknown {
+  if (!(err instanceof GatewayError) || err.status !== 400 || err.param === null) return err;
+  const message = /^messages\[(\d+)\]/.exec(err.param);
+  const client = message === null ? CLIENT_PARAMS[err.param] : parsed.messageParams[Number(message[1])];
+  if (client === undefined) return err;
+  return new GatewayError(err.status, `${client}: ${err.message}`, {
+    type: err.type,
+    code: err.code,
+    param: client,
+    headers: err.headers,
+    cause: err.cause,
+    anthropicType: err.anthropicType,
+  });
+}
+
+function header(headers: Headers, name: string): string | null {
+  const value = headers.get(name);
+  return value === null || value.trim() === "" ? null : value.trim();
+}
+
+/**
+ * Validates a Messages request and translates it to the chat form; throws Anthropic's 400 for the first bad
+ * field. `headers` are the client's, for `anthropic-version` and `anthropic-beta` (any value is accepted).
+ */
+export function parseMessagesRequest(input: unknown, headers: Headers): MessagesRequest {
+  if (!isObject(input)) throw wrongType("body", "an object", input);
+  const body = input;
+  const notes: ContentNotes = { droppedThinking: 0, nativeOnly: null };
+  for (const key of Object.keys(body)) {
+    if (TRANSLATED.has(key)) continue;
+    if (!NATIVE_ONLY.has(key)) throw fieldError(printable(key), "Extra inputs are not permitted");
+    if (body[key] !== null) {
+      notes.nativeOnly ??= fieldError(
+        key,
+        `'${key}' is served only by Claude targets, and this alias's target is not one.`,
+      );
+    }
+  }
+  const model = stringField(body, "model", "model", true)!;
+  if (model === "") throw fieldError("model", "String should have at least 1 character.");
+  const maxTokens = numberField(body, "max_tokens", "max_tokens", { min: 1, integer: true });
+  if (maxTokens === undefined) throw fieldError("max_tokens", "Field required");
+  const turns = arrayField(body, "messages", "messages");
+  if (turns === undefined) throw fieldError("messages", "Field required");
+
+  const messages: ChatMessage[] = [];
+  const params: string[] = [];
+  if (body.system !== undefined && body.system !== null) {
+    const text = systemText(body.system, notes);
+    if (text !== "") {
+      messages.push({ role: "system", content: text });
+      params.push("system");
+    }
+  }
+  turns.forEach((turn, i) => turnMessages(turn, i, messages, params, notes));
+  if (turns.length === 0) throw fieldError("messages", "At least one message is required.");
+
+  const chat: ChatRequest = { model, messages, max_completion_tokens: maxTokens };
+  const stream = booleanField(body, "stream", "stream") ?? false;
+  if (stream) chat.stream = true;
+  checkCacheControl(body.cache_control, "cache_control");
+  const stops = arrayField(body, "stop_sequences", "stop_sequences") ?? [];
+  stops.forEach((s, i) => {
+    if (typeof s !== "string") throw wrongType(`stop_sequences.${i}`, "a valid string", s);
+  });
+  if (stops.length > 0) chat.stop = stops;
+  const temperature = numberField(body, "temperature", "temperature", { min: 0, max: 1 });
+  if (temperature !== undefined) chat.temperature = temperature;
+  const topP = numberField(body, "top_p", "top_p", { min: 0, max: 1 });
+  if (topP !== undefined) chat.top_p = topP;
+  const topK = numberField(body, "top_k", "top_k", { min: 0, integer: true });
+  if (topK !== undefined) chat.top_k = topK;
+  const tools = arrayField(body, "tools", "tools");
+  if (tools !== undefined) translateTools(tools, chat, notes);
+  if (body.tool_choice !== undefined && body.tool_choice !== null) {
+    const declared = (tools ?? []).map((tool) => isObject(tool) ? tool.name : undefined);
+    translateToolChoice(body.tool_choice, chat, declared);
+  }
+  const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
+  if (body.thinking !== undefined && body.thinking !== null) thinking(body.thinking, maxTokens, effort, chat);
+  else if (effort !== undefined) chat.reasoning_effort = effort;
+  if (body.metadata !== undefined && body.metadata !== null) {
+    if (!isObject(body.metadata)) throw wrongType("metadata", "an object", body.metadata);
+    const user = stringField(body.metadata, "user_id", "metadata.user_id");
+    if (user !== undefined) chat.user = user;
+  }
+  const tier = stringField(body, "service_tier", "service_tier");
+  if (tier !== undefined && tier !== "auto" && tier !== "standard_only") {
+    throw fieldError("service_tier", "Input should be 'auto' or 'standard_only'.");
+  }
+  if (tier === "standard_only") chat.service_tier = "default";
+  const speed = stringField(body, "speed", "speed");
+  if (speed === "fast") {
+    notes.nativeOnly ??= fieldError(
+      "speed",
+      "'fast' is served only by Claude targets, and this alias's target is not one.",
+    );
+  } else if (speed !== undefined && speed !== "standard") {
+    throw fieldError("speed", "Input should be 'standard' or 'fast'.");
+  }
+
+  return {
+    chat,
+    stream,
+    body,
+    version: header(headers, "anthropic-version"),
+    betas: header(headers, "anthropic-beta"),
+    messageParams: params,
+    nativeOnly: notes.nativeOnly,
+    droppedThinking: notes.droppedThinking,
+    stopSequences: stops as string[],
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Anthropic's Messages API passed through to Claude on Bedrock: InvokeModel (`/model/{id}/invoke`) and
+ * InvokeModelWithResponseStream (`/invoke-with-response-stream`) take the Anthropic body itself, with the model
+ * in the path instead of the body, `anthropic_version: "bedrock-2023-05-31"` and the client's betas as
+ * `anthropic_beta`. The whole answer is Anthropic's Message object; the stream is AWS event-stream frames whose
+ * `chunk` events carry `{"bytes": <base64 of one Anthropic event's JSON>}`, and whose exception frames are
+ * Bedrock's (mapped as for ConverseStream). CountTokens counts the same body (`input.invokeModel.body`, base64).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { badGateway } from "../../errors.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { splitBetas } from "../anthropic/native.ts";
+import { messagesEventTransformer } from "../anthropic/native.ts";
+import { isObject } from "../shared/json.ts";
+import type { EventStreamMessage } from "./eventstream.ts";
+import { isClaudeModel } from "./request.ts";
+import { bedrockStreamException } from "./response.ts";
+
+/** The Messages API version Bedrock's Claude models take in the body. */
+export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
+
+/** What Bedrock adds to a streamed `message_stop` that is not part of Anthropic's event; not passed on. */
+const BEDROCK_METRICS = "amazon-bedrock-invocationMetrics";
+
+/** Whether a Bedrock model id (or inference profile, or ARN naming one) is a Claude model, served natively. */
+export function servesMessages(model: string): boolean {
+  return isClaudeModel(model);
+}
+
+/**
+ * The InvokeModel body for a Messages body: everything the client sent but `model` (in the path) and `stream`
+ * (the action says it), the Bedrock version, and the client's `anthropic-beta` names as `anthropic_beta`.
+ */
+export function invokeMessagesBody(body: JsonObject, anthropicBeta: string | null): JsonObject {
+  const { model: _model, stream: _stream, ...rest } = body;
+  const out: JsonObject = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest };
+  const betas = splitBetas(anthropicBeta ?? "");
+  if (betas.length > 0) out.anthropic_beta = betas;
+  return out;
+}
+
+/**
+ * The CountTokens body for a Messages body (a request's, or a count_tokens request's): the InvokeModel body,
+ * base64-encoded as the JSON protocol has blobs.
+ */
+export function countMessagesBody(body: JsonObject, anthropicBeta: string | null): JsonObject {
+  // A count_tokens request has no `max_tokens`, which InvokeModel requires; it does not change the input's count.
+  const invoke = JSON.stringify(invokeMessagesBody({ max_tokens: 1, ...body }, anthropicBeta));
+  return { input: { invokeModel: { body: Buffer.from(invoke, "utf8").toString("base64") } } };
+}
+
+function payloadJson(provider: string, payload: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(payload));
+  } catch {
+    throw invalid(provider, "a stream event that is not JSON");
+  }
+}
+
+function invalid(provider: string, what: string) {
+  return badGateway(`Provider "${provider}" sent ${what}.`, "upstream_invalid_response");
+}
+
+/**
+ * The one Anthropic event a `chunk` frame carries, or null for a frame that carries none (another event type);
+ * exception and error frames throw the mapped `GatewayError`.
+ */
+export function chunkEvent(
+  provider: string,
+  message: EventStreamMessage,
+  secrets: readonly string[],
+): { data: unknown } | null {
+  const messageType = message.headers[":message-type"];
+  if (messageType === "exception") {
+    const payload = payloadJson(provider, message.payload);
+    const text = isObject(payload) && typeof payload.message === "string" ? payload.message : null;
+    const type = String(message.headers[":exception-type"] ?? "unknownException");
+    throw bedrockStreamException(provider, type, text, secrets);
+  }
+  if (messageType === "error") {
+    const code = String(message.headers[":error-code"] ?? "error");
+    throw badGateway(`Provider "${provider}" reported a stream error (${code}).`);
+  }
+  if (messageType !== "event" || message.headers[":event-type"] !== "chunk") return null;
+  const payload = payloadJson(provider, message.payload);
+  if (!isObject(payload) || typeof payload.bytes !== "string") {
+    throw invalid(provider, "a chunk without bytes");
+  }
+  const data = payloadJson(provider, Buffer.from(payload.bytes, "base64"));
+  if (isObject(data) && data.type === "message_stop" && BEDROCK_METRICS in data) {
+    const { [BEDROCK_METRICS]: _metrics, ...event } = data;
+    return { data: event };
+  }
+  return { data };
+}
+
+/** Decoded event-stream frames → Anthropic event objects, as the Anthropic adapter's stage gives them. */
+export function invokeChunkTransformer(
+  provider: string,
+  secrets: readonly string[] = [],
+): SyncTransformer<EventStreamMessage, JsonObject> {
+  return messagesEventTransformer<EventStreamMessage>(
+    provider,
+    (message) => chunkEvent(provider, message, secrets),
+    secrets,
+  );
+}
