@@ -9,6 +9,9 @@ import type { GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
 import { createJsonLogger, type Logger } from "./log.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
+import { createRedisCounterStore } from "./policy/redis_counter_store.ts";
+import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
+import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { budgetPeriod, type CounterStore, createPolicyEngine, seedBudget } from "./policy/engine.ts";
 import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
@@ -72,6 +75,7 @@ export async function startServer(
     created.stopResponsesRetention();
     await created.pipeline?.close().catch(() => {});
     await created.store?.close().catch(() => {});
+    await created.closeCounters();
     throw err;
   }
 }
@@ -83,17 +87,19 @@ async function listen(
   options: StartOptions,
   logger: Logger,
   health: HealthRegistry,
-  { services, pipeline, counters, store, stopResponsesRetention }: Awaited<ReturnType<typeof createServices>>,
+  { services, pipeline, counters, store, stopResponsesRetention, closeCounters }: Awaited<
+    ReturnType<typeof createServices>
+  >,
 ): Promise<ServeHandle> {
   const config = state.config;
-  await seedBudgets(config, store, counters);
+  await seedBudgets(config, store, counters, logger);
   const reloader = createReloader({
     path: options.configPath ?? config.source,
     env: () => runtime.env(),
     logger,
     initial: state,
     health,
-    onReload: (next) => seedBudgets(next.config, store, counters),
+    onReload: (next) => seedBudgets(next.config, store, counters, logger),
     // Validation runs in a worker, so a large or hostile file never stalls serving.
     validate: (path, env) =>
       validateConfigFileInWorker(path, env, {
@@ -169,6 +175,7 @@ async function listen(
       stopResponsesRetention();
       await pipeline?.close();
       await store?.close();
+      await closeCounters();
       logger.flush?.();
     },
   };
@@ -176,7 +183,8 @@ async function listen(
 
 /** Policy, usage and metrics for a config: what `createGateway` needs, and what shutdown must close. */
 async function createServices(config: ResolvedConfig, logger: Logger, usageWorker?: URL) {
-  const counters = createMemoryCounterStore();
+  const metrics = new GatewayMetrics();
+  const { counters, closeCounters } = await createCounters(config, logger, metrics);
   const usage = config.usage;
   let store: UsageDatabase | null = null;
   if (usage.sqlite !== "none") {
@@ -218,20 +226,80 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
       ? { flush: () => pipeline!.flush(), query: (q) => store.query(q) }
       : null,
     responses,
+    metrics,
   });
-  return { services, pipeline, counters, store, stopResponsesRetention };
+  return { services, pipeline, counters, store, stopResponsesRetention, closeCounters };
+}
+
+/** How long start-up waits for Redis before serving anyway (and deciding by `on_failure` until it answers). */
+const REDIS_CONNECT_WAIT_MS = 2_000;
+
+/**
+ * The counters of limits and budgets: in Redis when `redis` is configured (shared by every replica, with
+ * `on_failure` deciding what a Redis failure means), otherwise in this process's memory.
+ */
+async function createCounters(config: ResolvedConfig, logger: Logger, metrics: GatewayMetrics) {
+  const redis = config.redis;
+  if (redis === null) {
+    return { counters: createMemoryCounterStore() as CounterStore, closeCounters: async () => {} };
+  }
+  const shared = createRedisCounterStore({
+    url: redis.url,
+    keyPrefix: redis.key_prefix,
+    timeoutMs: redis.timeout,
+  });
+  const ready = await shared.whenReady(REDIS_CONNECT_WAIT_MS);
+  const counters = createResilientCounterStore(shared, {
+    onFailure: redis.on_failure,
+    expectedReplicas: redis.expected_replicas,
+    logger,
+    metrics: {
+      up: metrics.registry.gauge(
+        "gateway_rate_limit_store_up",
+        "1 while the shared counter store (Redis) answers, 0 while limits are decided by redis.on_failure.",
+        [],
+      ),
+      fallbacks: metrics.registry.counter(
+        "gateway_rate_limit_store_fallbacks_total",
+        "Requests decided without the shared counter store (503 in fail_closed, local limiter in fail_open).",
+        ["mode"],
+      ),
+    },
+  });
+  if (!ready) {
+    logger.warn("rate_limit_store_unreachable_at_start", {
+      on_failure: redis.on_failure,
+      waited_ms: REDIS_CONNECT_WAIT_MS,
+    });
+  }
+  return { counters: counters as CounterStore, closeCounters: () => shared.close() };
 }
 
 /**
  * Budgets span restarts: each budgeted token's counter starts from what the usage store recorded for it in
  * the current period.
  */
-async function seedBudgets(config: ResolvedConfig, store: UsageStore | null, counters: CounterStore) {
+async function seedBudgets(
+  config: ResolvedConfig,
+  store: UsageStore | null,
+  counters: CounterStore,
+  logger: Logger,
+) {
   if (store === null) return;
   const now = Date.now();
   for (const token of config.tokens.values()) {
     if (token.budget === null) continue;
     const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
-    await seedBudget(counters, token.name, token.budget, await store.sumSince(token.name, start), now);
+    const used = await store.sumSince(token.name, start);
+    try {
+      await seedBudget(counters, token.name, token.budget, used, now);
+    } catch (err) {
+      // A shared counter store that is down at start must not keep the gateway from serving: its counter
+      // (the fleet's) is kept, and `redis.on_failure` decides meanwhile.
+      logger.warn("budget_seed_failed", {
+        token: token.name,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
   }
 }

@@ -10,7 +10,7 @@ import {
   type FakeAnthropic,
   startFakeAnthropic,
 } from "./helpers/fake_anthropic.ts";
-import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "./helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, waitForLog, withFakeGateway } from "./helpers/gateway.ts";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { z } from "zod";
 
@@ -278,8 +278,9 @@ Deno.test("anthropic e2e: an error event mid-stream makes the SDK throw, not ret
     assert.ok(err instanceof OpenAI.APIError, String(err));
     assert.match(err.message, /overloaded/i);
     assert.equal(text, "Partial");
-    const log = gw.logs.find((l) => l.alias === "chat-midstream-error");
-    assert.equal(log?.error_code, "upstream_overloaded");
+    // The client sees the error event before the gateway has finished the request and logged it.
+    const log = await waitForLog(gw, (l) => l.alias === "chat-midstream-error");
+    assert.equal(log.error_code, "upstream_overloaded");
   });
 });
 

@@ -164,10 +164,14 @@ export function interpolateDocument(
   return { issues, substituted };
 }
 
-/** True for values that hold secrets: `token`, `api_key`, `sha256` and any header value. */
+/**
+ * True for values that hold secrets: `token`, `api_key`, `sha256`, any header value, and `redis.url` (it
+ * may carry a password).
+ */
 export function isSecretPath(path: readonly PathSegment[]): boolean {
   const last = path[path.length - 1];
-  return (typeof last === "string" && SECRET_KEYS.has(last)) || path[path.length - 2] === "headers";
+  return (typeof last === "string" && SECRET_KEYS.has(last)) || path[path.length - 2] === "headers" ||
+    (path.length === 2 && path[0] === "redis" && last === "url");
 }
 
 function retype(value: string): string | number | boolean {

@@ -175,6 +175,7 @@ export function resolveConfig(
     routing: cfg.routing,
     usage: cfg.usage,
     responses: cfg.responses,
+    redis: cfg.redis ?? null,
     providers,
     models,
     tokens,

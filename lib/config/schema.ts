@@ -334,12 +334,42 @@ const responsesSchema = z.strictObject({
   retention: duration.default(30 * 86_400_000),
 });
 
+/** Whether `url` is a Redis URL the client can use; the message never repeats it (it may hold a password). */
+function isRedisUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === "redis:" || u.protocol === "rediss:") && u.hostname !== "" &&
+      /^(\/\d{0,2})?$/.test(u.pathname) && u.search === "" && u.hash === "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The shared counter store of a fleet: with it, rate limits, concurrency limits, budgets and their
+ * reservations live in Redis and hold for every replica together; without it, in each process's memory.
+ */
+const redisSchema = z.strictObject({
+  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS); a secret (it may hold a password). */
+  url: z.string().refine(isRedisUrl, "expected redis://[user:pass@]host:port[/db] (or rediss://)"),
+  /** Starts every key, so that several fleets can share one Redis. */
+  key_prefix: z.string().max(64).regex(/^[^{}\s]*$/, "no braces or spaces").default("gw:"),
+  /** Per Redis call; a slower call counts as a failure. */
+  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(50),
+  /** While Redis is unreachable or slow: 503 every limited request, or limit locally (limit ÷ replicas). */
+  on_failure: z.enum(["fail_closed", "fail_open"]).default("fail_closed"),
+  /** For `fail_open`: how many replicas share the limits, so each limits locally to its share. */
+  expected_replicas: z.number().int().min(1).max(10_000).default(1),
+});
+
 /** The whole configuration file. */
 export const configSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
   routing: routingSchema.default(routingSchema.parse({})),
   usage: usageSchema.default(usageSchema.parse({})),
   responses: responsesSchema.default(responsesSchema.parse({})),
+  /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */
+  redis: redisSchema.optional(),
   providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
   models: z.record(z.string(), modelSchema),
   tokens: z.array(tokenSchema).default([]),
@@ -363,6 +393,7 @@ export type TokenConfig = z.output<typeof tokenSchema>;
 export type RoutingConfig = z.output<typeof routingSchema>;
 export type UsageConfig = z.output<typeof usageSchema>;
 export type ResponsesConfig = z.output<typeof responsesSchema>;
+export type RedisConfig = z.output<typeof redisSchema>;
 export type LimitsConfig = z.output<typeof limitsSchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;

@@ -2,8 +2,8 @@
  * Every secret of a config, for the one scrubber that upstream text passes before it reaches a client or a log.
  *
  * The list of secret positions is `isSecretPath` (interpolate.ts), the same one that keeps secrets out of config
- * messages: `api_key`, `token`, the AWS `access_key_id` / `secret_access_key` / `session_token`, and every
- * provider header value. All header values count, not only those with a credential-looking name: proxies take
+ * messages: `api_key`, `token`, the AWS `access_key_id` / `secret_access_key` / `session_token`, every
+ * provider header value, and the password of `redis.url`. All header values count, not only those with a credential-looking name: proxies take
  * their keys in headers of any name (`X-Portkey-Config`, `cf-aig-…`), and masking a harmless beta flag in an
  * error message costs little, while a missed credential leaks silently. `sha256` is skipped: a token's hash is
  * not a credential and never leaves the gateway.
@@ -27,6 +27,15 @@ export interface SecretSources {
 
 const AWS_ENV = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"];
 
+/** The password of a URL, decoded ("" when it has none or does not parse). */
+function urlPassword(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return "";
+  }
+}
+
 /** The secret values of `cfg`, unsorted and possibly repeated. */
 export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): string[] {
   const secrets: string[] = [];
@@ -42,6 +51,10 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
   walk(cfg.providers, ["providers"]);
   walk(cfg.tokens, ["tokens"]);
   walk(cfg.admin_tokens, ["admin_tokens"]);
+  // Of `redis.url` (a secret position, so never shown whole), only the password is a secret to mask: the
+  // host and port are not, and masking them would mask every local address in the logs.
+  const redisPassword = cfg.redis ? urlPassword(cfg.redis.url) : "";
+  if (redisPassword !== "") secrets.push(redisPassword);
 
   const env = sources.env ?? {};
   const bedrockFromEnv = Object.values(cfg.providers).some((p) =>

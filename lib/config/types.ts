@@ -12,6 +12,7 @@ import type {
   ModelType,
   PriceConfig,
   ProviderConfig,
+  RedisConfig,
   ResponsesConfig,
   RoutingConfig,
   Strategy,
@@ -124,6 +125,8 @@ export interface ResolvedConfig {
   readonly usage: UsageConfig;
   /** Stored responses (`/v1/responses`): how long they are kept. */
   readonly responses: ResponsesConfig;
+  /** The shared counter store of a fleet, or null: counters in memory. Read at start (a reload keeps it). */
+  readonly redis: RedisConfig | null;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */

@@ -1,13 +1,20 @@
 /**
  * Budgets: a token's spending cap over a calendar period in UTC (a day or a month), in tokens or in money.
- * A request is admitted while the period's total is below the cap (so requests in flight when the cap is
- * reached may overshoot it by their own usage); its real usage is added when it settles.
+ *
+ * A request reserves its estimated cost before it is admitted (the prompt estimate plus the requested
+ * maximum output, in tokens, or priced at the alias's dearest target rate) and is admitted only if the
+ * period's total with the reservation stays within the cap; when it settles (answered, failed, a stream
+ * ended or abandoned), the difference between its real usage and the reservation is added. So concurrent
+ * requests, on one replica or a fleet sharing a Redis store, never overshoot a budget by more than their
+ * estimates' error. A reservation is capped at the whole budget, so a request estimated above it can still
+ * run on an untouched budget. A request with no estimate (e.g. `/v1/models`) reserves nothing and is
+ * admitted while the total is below the cap. A request is charged to the period in which it was admitted.
  *
  * @module
  */
 import type { BudgetConfig } from "../config/schema.ts";
 import type { ResolvedToken } from "../config/types.ts";
-import type { CheckResult, CounterStore, PeriodCheck } from "./counter_store.ts";
+import type { CheckResult, CounterStore, PeriodCheck, PeriodDelta } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 
 /** One budget period: its id (the counter's period key) and its bounds in epoch ms. */
@@ -51,17 +58,33 @@ export function budgetKey(tokenName: string, unit: "tokens" | "cost"): string {
   return `token:${tokenName}:budget:${unit}`;
 }
 
-/** The check that admits a request while the token's budget for the current period is not used up. */
+/** A request's estimated cost as budgets count it. */
+export interface BudgetEstimate {
+  readonly tokens: number;
+  readonly cost: number;
+}
+
+/** The check that reserves a request's estimate against the token's budget for the current period. */
 export function budgetCheck(
   token: ResolvedToken,
   now: number,
+  estimate: BudgetEstimate = { tokens: 0, cost: 0 },
 ): { check: PeriodCheck; period: BudgetPeriod } | null {
   if (!token.budget) return null;
   const u = budgetUnit(token.budget);
   if (!u) return null;
   const period = budgetPeriod(token.budget.period, now);
+  const wanted = u.unit === "tokens" ? Math.ceil(estimate.tokens) : estimate.cost;
+  const amount = Number.isFinite(wanted) && wanted > 0 ? Math.min(u.limit, wanted) : 0;
   return {
-    check: { kind: "period", key: budgetKey(token.name, u.unit), period: period.id, limit: u.limit },
+    check: {
+      kind: "period",
+      key: budgetKey(token.name, u.unit),
+      period: period.id,
+      limit: u.limit,
+      amount,
+      expiresAt: period.end + PERIOD_GRACE_MS,
+    },
     period,
   };
 }
@@ -93,20 +116,48 @@ export function budgetDenied(
   });
 }
 
-/** Adds a settled request's usage to its token's budget counter for the period containing `now`. */
+/**
+ * What settling a request adds to its token's budget: its real usage minus what `reserved` (its admission's
+ * check) reserved, to the counter of the period it was admitted in; with no reservation, its usage to the
+ * period containing `now`. Null when nothing changes.
+ */
+export function budgetSettlement(
+  token: ResolvedToken,
+  actual: { tokens: number; cost: number },
+  now: number,
+  reserved?: PeriodCheck,
+): PeriodDelta | null {
+  if (!token.budget) return null;
+  const u = budgetUnit(token.budget);
+  if (!u) return null;
+  const raw = u.unit === "tokens" ? actual.tokens : actual.cost;
+  const used = Number.isFinite(raw) && raw > 0 ? raw : 0;
+  if (reserved) {
+    const amount = used - (reserved.amount ?? 0);
+    if (amount === 0) return null;
+    const expiresAt = reserved.expiresAt ?? now + PERIOD_GRACE_MS;
+    return { key: reserved.key, period: reserved.period, amount, expiresAt };
+  }
+  if (used === 0) return null;
+  const period = budgetPeriod(token.budget.period, now);
+  return {
+    key: budgetKey(token.name, u.unit),
+    period: period.id,
+    amount: used,
+    expiresAt: period.end + PERIOD_GRACE_MS,
+  };
+}
+
+/** Applies {@linkcode budgetSettlement} to `store`. */
 export async function chargeBudget(
   store: CounterStore,
   token: ResolvedToken,
   actual: { tokens: number; cost: number },
   now: number,
+  reserved?: PeriodCheck,
 ): Promise<void> {
-  if (!token.budget) return;
-  const u = budgetUnit(token.budget);
-  if (!u) return;
-  const used = u.unit === "tokens" ? actual.tokens : actual.cost;
-  if (!(used > 0) || !Number.isFinite(used)) return;
-  const period = budgetPeriod(token.budget.period, now);
-  await store.periodAdd(budgetKey(token.name, u.unit), period.id, used, period.end + PERIOD_GRACE_MS);
+  const d = budgetSettlement(token, actual, now, reserved);
+  if (d) await store.periodAdd(d.key, d.period, d.amount, d.expiresAt);
 }
 
 /**

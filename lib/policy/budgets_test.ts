@@ -33,6 +33,8 @@ Deno.test("budgetCheck and chargeBudget use the token's key, unit and current pe
     key: "token:svc:budget:cost",
     period: "2026-01",
     limit: 5,
+    amount: 0,
+    expiresAt: Date.UTC(2026, 1, 1) + 3_600_000,
   });
   await chargeBudget(store, token, { tokens: 1000, cost: 0.25 }, t);
   await chargeBudget(store, token, { tokens: 1000, cost: Number.NaN }, t);

@@ -40,13 +40,21 @@ export interface ConcurrencyCheck {
   readonly limit: number;
 }
 
-/** Passes while the period counter is below `limit`; takes nothing (usage is added when it is known). */
+/**
+ * A budget's period counter. With an `amount` (the request's estimated cost), passes when the counter plus
+ * the amount stays within `limit` and then reserves the amount (settling adds actual − amount); with no
+ * amount (0), only passes while the counter is below `limit` and takes nothing.
+ */
 export interface PeriodCheck {
   readonly kind: "period";
   readonly key: string;
   /** The period's id, e.g. "2026-11-22" or "2026-11". */
   readonly period: string;
   readonly limit: number;
+  /** What is reserved when every check passes; 0 or absent only reads the counter. */
+  readonly amount?: number;
+  /** When a counter created by the reservation is forgotten (epoch ms). */
+  readonly expiresAt?: number;
 }
 
 /** One limit a request must pass. */
@@ -74,6 +82,11 @@ export interface ReserveResult {
   /** True when every check passed and all were taken; false when none was. */
   readonly ok: boolean;
   readonly results: readonly CheckResult[];
+  /**
+   * The store that took the reservation, when it is not the one asked (a shared store that fell back to a
+   * local one while it was unreachable): releasing, adjusting and charging the admission go there.
+   */
+  readonly store?: CounterStore;
 }
 
 /** A bucket as {@linkcode CounterStore.adjust} names it. */
@@ -96,6 +109,30 @@ export interface CounterStore {
   periodAdd(key: string, period: string, amount: number, expiresAt: number): Promise<number>;
   /** Raises a period counter to at least `value` (never lowers it); returns the new value. */
   periodRaise(key: string, period: string, value: number, expiresAt: number): Promise<number>;
+  /**
+   * Optional: everything an admission gives back or corrects when it ends, in one call (one script, one
+   * round trip on a shared store). Without it, the engine calls {@linkcode release}, {@linkcode adjust} and
+   * {@linkcode periodAdd} one by one.
+   */
+  settle?(ops: SettleOps): Promise<void>;
+}
+
+/** What {@linkcode CounterStore.settle} does: the same as the single calls, together. */
+export interface SettleOps {
+  /** Concurrency slots to give back. */
+  readonly release: readonly string[];
+  /** Buckets to correct by `delta` (as {@linkcode CounterStore.adjust}). */
+  readonly adjust: readonly { readonly bucket: BucketRef; readonly delta: number }[];
+  /** Period counters to add `amount` to (as {@linkcode CounterStore.periodAdd}). */
+  readonly periods: readonly PeriodDelta[];
+}
+
+/** An addition to a period counter. */
+export interface PeriodDelta {
+  readonly key: string;
+  readonly period: string;
+  readonly amount: number;
+  readonly expiresAt: number;
 }
 
 /** Slack for floating-point refill arithmetic, far below one unit. */
@@ -127,6 +164,14 @@ export function msUntilFull(level: number, limit: number, windowMs: number): num
 /** Milliseconds until a bucket at `level` holds `amount` (0 if it already does). */
 export function msUntilAvailable(level: number, amount: number, limit: number, windowMs: number): number {
   return level >= amount - EPSILON ? 0 : Math.ceil(((amount - level) * windowMs) / limit);
+}
+
+/**
+ * Whether a period counter at `used` admits a reservation of `amount` under `limit`: within the limit with
+ * the amount added; a zero amount (a read) passes while the counter is below the limit.
+ */
+export function periodAllows(used: number, amount: number, limit: number): boolean {
+  return amount > 0 ? used + amount <= limit + EPSILON : used < limit;
 }
 
 /** Whether a bucket at `level` can give `amount`; a zero amount is a read and always passes. */
@@ -223,7 +268,7 @@ export function createMemoryCounterStore(
       case "period": {
         const used = periodValue(periodKey(check.key, check.period), t);
         return {
-          ok: used < check.limit,
+          ok: periodAllows(used, check.amount ?? 0, check.limit),
           used,
           remaining: Math.max(0, check.limit - used),
           resetMs: 0,
@@ -252,8 +297,14 @@ export function createMemoryCounterStore(
         inFlight.set(check.key, used);
         return { ok: true, used, remaining: Math.max(0, check.limit - used), resetMs: 0, retryAfterMs: 0 };
       }
-      case "period":
-        return evaluate(check, t);
+      case "period": {
+        const amount = check.amount ?? 0;
+        if (!(amount > 0)) return evaluate(check, t);
+        const k = periodKey(check.key, check.period);
+        const used = periodValue(k, t) + amount;
+        periods.set(k, { value: used, expiresAt: check.expiresAt ?? periods.get(k)?.expiresAt ?? Infinity });
+        return { ok: true, used, remaining: Math.max(0, check.limit - used), resetMs: 0, retryAfterMs: 0 };
+      }
     }
   }
 

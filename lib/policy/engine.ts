@@ -14,10 +14,10 @@
  * @module
  */
 import { GatewayError } from "../errors.ts";
-import type { ResolvedToken } from "../config/types.ts";
-import { budgetCheck, budgetDenied, chargeBudget } from "./budgets.ts";
+import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
+import { budgetCheck, budgetDenied, budgetSettlement } from "./budgets.ts";
 import { applyContentRules } from "./content_rules.ts";
-import type { Check, CounterStore } from "./counter_store.ts";
+import type { Check, CounterStore, PeriodCheck, ReserveResult, SettleOps } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 import { denialWaitMs, type RateCheck, rateChecks, rateDenied, rateStates } from "./rate_limiter.ts";
@@ -51,6 +51,20 @@ function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDenied {
   );
 }
 
+/**
+ * A request's estimated cost for a money budget: its estimated tokens at the dearest per-token rate among
+ * the alias's targets (input or output), since the target and the prompt/output split are not known yet.
+ * An over-estimate only holds back budget until the request settles; 0 when no target has a price.
+ */
+function estimatedCost(model: ResolvedModel | undefined, tokens: number): number {
+  if (!model || !(tokens > 0)) return 0;
+  let rate = 0;
+  for (const target of model.targets) {
+    if (target.price) rate = Math.max(rate, target.price.input, target.price.output);
+  }
+  return (tokens * rate) / 1_000_000;
+}
+
 function nonNegative(n: number): number {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
@@ -61,8 +75,8 @@ function nonNegative(n: number): number {
  * Settling an admission releases its concurrency slots, corrects each TPM bucket by (actual − charged): a
  * refund when the request used less than its estimate, an extra charge when it used more — which may take the
  * bucket below zero, so that the next requests wait until it has refilled (the limit holds over time even
- * when estimates are low) — and adds the actual tokens or cost to the token's budget for the UTC day or
- * month in which it settles.
+ * when estimates are low) — and corrects the token's budget by (actual − reserved) in the period the
+ * request was admitted in (budgets.ts: the estimate is reserved at admission).
  */
 export function createPolicyEngine(store: CounterStore, options: PolicyEngineOptions = {}): PolicyEngine {
   const now = options.now ?? Date.now;
@@ -71,22 +85,41 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
   /** Settling a request that no limit or budget counted: nothing to release, adjust or charge. */
   const settledAlready = () => Promise.resolve();
 
-  function settler(token: ResolvedToken, rates: readonly RateCheck[]): Admission["settle"] {
+  function settler(
+    store: CounterStore,
+    token: ResolvedToken,
+    rates: readonly RateCheck[],
+    budget: PeriodCheck | undefined,
+  ): Admission["settle"] {
     if (rates.length === 0 && !token.budget) return settledAlready;
     let settled: Promise<void> | undefined;
     return (actual) => {
       settled ??= (async () => {
         const tokens = nonNegative(actual.tokens);
         const cost = nonNegative(actual.cost);
-        const ops: Promise<void>[] = [];
+        const release: string[] = [];
+        const adjust: SettleOps["adjust"][number][] = [];
         for (const rc of rates) {
           const check = rc.check;
-          if (check.kind === "concurrency") ops.push(store.release(check.key));
+          if (check.kind === "concurrency") release.push(check.key);
           else if (rc.limitKind === "tpm" && tokens !== check.amount) {
-            ops.push(store.adjust(check, tokens - check.amount));
+            adjust.push({ bucket: check, delta: tokens - check.amount });
           }
         }
-        ops.push(chargeBudget(store, token, { tokens, cost }, now()));
+        const charge = budgetSettlement(token, { tokens, cost }, now(), budget);
+        const periods = charge ? [charge] : [];
+        if (store.settle) {
+          // One call (one round trip on a shared store) for all of it.
+          if (release.length + adjust.length + periods.length > 0) {
+            await store.settle({ release, adjust, periods });
+          }
+          return;
+        }
+        const ops: Promise<unknown>[] = [
+          ...release.map((key) => store.release(key)),
+          ...adjust.map((a) => store.adjust(a.bucket, a.delta)),
+          ...periods.map((p) => store.periodAdd(p.key, p.period, p.amount, p.expiresAt)),
+        ];
         for (const r of await Promise.allSettled(ops)) if (r.status === "rejected") onError(r.reason);
       })().catch(onError);
       return settled;
@@ -115,10 +148,12 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         ? req.estimatedTokens(body)
         : req.estimatedTokens;
       const rates = rateChecks(token, model, estimate);
-      const budget = budgetCheck(token, now());
+      const budget = budgetCheck(token, now(), { tokens: estimate, cost: estimatedCost(model, estimate) });
       const checks: Check[] = rates.map((rc) => rc.check);
       if (budget) checks.push(budget.check);
-      const reserved = checks.length === 0 ? { ok: true, results: [] } : await store.reserve(checks);
+      const reserved: ReserveResult = checks.length === 0
+        ? { ok: true, results: [] }
+        : await store.reserve(checks);
       const headers = rateLimitHeaders(rateStates(rates, reserved.results));
 
       if (!reserved.ok) {
@@ -139,7 +174,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         outcome: modifiedBy.length > 0 ? "modify" : "allow",
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
         headers,
-        settle: settler(token, rates),
+        settle: settler(reserved.store ?? store, token, rates, budget?.check),
       };
     },
   };

@@ -1,0 +1,196 @@
+/**
+ * The shared counter store: the {@linkcode CounterStore} of a fleet, in Redis, so that limits and budgets
+ * hold for all replicas together rather than for each one.
+ *
+ * Each operation is one Lua script (redis_scripts.ts), sent as `EVALSHA` with a fallback to `EVAL` when the
+ * server does not have it cached (`NOSCRIPT`, e.g. after a restart): one round trip, atomic. A request's
+ * whole decision — its token's and its alias's limits and its token's budget — is one `reserve` script.
+ *
+ * Key layout: `<key_prefix>{limits}:<counter>`, e.g. `gw:{limits}:token:web:rpm`, with period counters
+ * suffixed by their period (`gw:{limits}:token:web:budget:cost:2026-11`). Every counter shares one hash tag,
+ * `{limits}`: a decision spans a token's keys and an alias's keys (which many tokens share), so no tag
+ * narrower than the fleet can hold every decision's keys, and Redis Cluster only runs a script whose keys
+ * are in one slot. On a cluster, the counters therefore live on one shard; that costs one script per
+ * request and a few small writes per settled request, well within one shard. Fleets sharing a Redis are
+ * kept apart by their `key_prefix`, which precedes the tag, so their counters may live on different shards.
+ *
+ * Keys expire when idle: a bucket when it is full again (`PEXPIRE` to the instant it refills), a period
+ * counter an hour after its period ends (`PEXPIREAT`), and a concurrency counter is deleted at zero and
+ * otherwise expires {@linkcode CONCURRENCY_TTL_MS} after its last take, so slots held by a replica that
+ * died are given back eventually.
+ *
+ * Every call has the configured timeout (`commandTimeout`) and fails at once while disconnected (no offline
+ * queue): what a failure means is decided by the caller (resilient_counter_store.ts).
+ *
+ * @module
+ */
+import { Redis } from "ioredis";
+import type { BucketRef, Check, CheckResult, CounterStore, ReserveResult } from "./counter_store.ts";
+import { ADJUST_LUA, PERIOD_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from "./redis_scripts.ts";
+
+/** How long a concurrency counter outlives its last take: longer than any request is let run. */
+export const CONCURRENCY_TTL_MS = 3_600_000;
+
+/** Options of {@linkcode createRedisCounterStore}. */
+export interface RedisCounterStoreOptions {
+  /** `redis://[user:pass@]host:port[/db]` (or `rediss://` for TLS). */
+  readonly url: string;
+  /** Starts every key, so that several fleets can share one Redis. */
+  readonly keyPrefix: string;
+  /** Per call, in ms: a call that takes longer fails. */
+  readonly timeoutMs: number;
+  /** Tests only: a clock (epoch ms) passed to the scripts instead of Redis's `TIME`. */
+  readonly clock?: () => number;
+}
+
+/** A Redis counter store, with what the composition root needs to run and stop it. */
+export interface RedisCounterStore extends CounterStore {
+  /** Resolves when Redis answers a `PING` within the timeout; rejects otherwise. */
+  ping(): Promise<void>;
+  /** Resolves once connected (or after `ms`, whichever comes first). */
+  whenReady(ms: number): Promise<boolean>;
+  /** Closes the connection; pending calls fail. */
+  close(): Promise<void>;
+}
+
+type Script = (...args: (string | number)[]) => Promise<unknown>;
+
+interface Scripts {
+  gwReserve: Script;
+  gwAdjust: Script;
+  gwRelease: Script;
+  gwPeriod: Script;
+  gwSettle: Script;
+}
+
+function num(value: unknown): number {
+  const n = Number(value);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** The five-value wire form of one check (see `RESERVE_LUA`). */
+function checkArgs(check: Check): (string | number)[] {
+  switch (check.kind) {
+    case "bucket":
+      return ["b", check.limit, check.windowMs, check.amount, 0];
+    case "concurrency":
+      return ["c", check.limit, CONCURRENCY_TTL_MS, 0, 0];
+    case "period": {
+      const amount = check.amount ?? 0;
+      return ["p", check.limit, 0, Number.isFinite(amount) ? amount : 0, check.expiresAt ?? 0];
+    }
+  }
+}
+
+/** Creates a Redis counter store; it connects in the background and reconnects by itself. */
+export function createRedisCounterStore(options: RedisCounterStoreOptions): RedisCounterStore {
+  const client = new Redis(options.url, {
+    commandTimeout: options.timeoutMs,
+    connectTimeout: Math.max(1_000, options.timeoutMs),
+    // Fail at once while disconnected instead of queueing: the caller decides (503 or a local limiter).
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // Keep trying, quickly: recovery needs no restart, and costs one attempt per half second at most.
+    retryStrategy: (times: number) => Math.min(50 * times, 500),
+    lazyConnect: false,
+  });
+  // Connection errors surface as failed calls; the caller logs state changes, once each.
+  client.on("error", () => {});
+  client.defineCommand("gwReserve", { lua: RESERVE_LUA });
+  client.defineCommand("gwAdjust", { numberOfKeys: 1, lua: ADJUST_LUA });
+  client.defineCommand("gwRelease", { numberOfKeys: 1, lua: RELEASE_LUA });
+  client.defineCommand("gwPeriod", { numberOfKeys: 1, lua: PERIOD_LUA });
+  client.defineCommand("gwSettle", { lua: SETTLE_LUA });
+  const scripts = client as unknown as Scripts;
+
+  const prefix = `${options.keyPrefix}{limits}:`;
+  const key = (k: string) => prefix + k;
+  const periodKey = (k: string, period: string) => `${prefix}${k}:${period}`;
+  const clock = () => (options.clock ? String(options.clock()) : "");
+
+  const checkKey = (check: Check) =>
+    check.kind === "period" ? periodKey(check.key, check.period) : key(check.key);
+
+  return {
+    async reserve(checks) {
+      if (checks.length === 0) return { ok: true, results: [] };
+      const args: (string | number)[] = [checks.length, ...checks.map(checkKey), clock()];
+      for (const check of checks) args.push(...checkArgs(check));
+      const reply = await scripts.gwReserve(...args);
+      if (!Array.isArray(reply) || reply.length !== 1 + 5 * checks.length) {
+        throw new Error("unexpected reply from the Redis reserve script");
+      }
+      const results: CheckResult[] = checks.map((_, i) => {
+        const o = 1 + 5 * i;
+        return {
+          ok: reply[o] === "1",
+          used: num(reply[o + 1]),
+          remaining: num(reply[o + 2]),
+          resetMs: num(reply[o + 3]),
+          retryAfterMs: num(reply[o + 4]),
+        };
+      });
+      return { ok: reply[0] === "1", results } satisfies ReserveResult;
+    },
+    async adjust(bucket: BucketRef, delta: number) {
+      if (delta === 0 || !Number.isFinite(delta)) return;
+      await scripts.gwAdjust(key(bucket.key), clock(), bucket.limit, bucket.windowMs, delta);
+    },
+    async release(k) {
+      await scripts.gwRelease(key(k));
+    },
+    async periodGet(k, period) {
+      return num(await client.get(periodKey(k, period)));
+    },
+    async periodAdd(k, period, amount, expiresAt) {
+      const value = Number.isFinite(amount) ? amount : 0;
+      return num(await scripts.gwPeriod(periodKey(k, period), clock(), value, expiresAt, "add"));
+    },
+    async periodRaise(k, period, value, expiresAt) {
+      const v = Number.isFinite(value) ? value : 0;
+      return num(await scripts.gwPeriod(periodKey(k, period), clock(), v, expiresAt, "raise"));
+    },
+    async settle(ops) {
+      const adjust = ops.adjust.filter((a) => a.delta !== 0 && Number.isFinite(a.delta));
+      const periods = ops.periods.map((p) => ({ ...p, amount: Number.isFinite(p.amount) ? p.amount : 0 }));
+      const keys = [
+        ...ops.release.map(key),
+        ...adjust.map((a) => key(a.bucket.key)),
+        ...periods.map((p) => periodKey(p.key, p.period)),
+      ];
+      if (keys.length === 0) return;
+      const args: (string | number)[] = [keys.length, ...keys, clock(), ops.release.length, adjust.length];
+      args.push(periods.length);
+      for (const a of adjust) args.push(a.bucket.limit, a.bucket.windowMs, a.delta);
+      for (const p of periods) args.push(p.amount, p.expiresAt);
+      await scripts.gwSettle(...args);
+    },
+    async ping() {
+      await client.ping();
+    },
+    whenReady(ms) {
+      if (client.status === "ready") return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const done = (ok: boolean) => {
+          clearTimeout(timer);
+          client.off("ready", onReady);
+          resolve(ok);
+        };
+        const onReady = () => done(true);
+        const timer = setTimeout(() => done(false), ms);
+        client.on("ready", onReady);
+      });
+    },
+    async close() {
+      if (client.status !== "ready") {
+        client.disconnect();
+        return;
+      }
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect();
+      }
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * The Lua scripts of the Redis counter store: each store operation is one script, so each is one atomic
+ * round trip, and a decision over all of a request's limits and its budget is all-or-nothing however many
+ * replicas ask at once.
+ *
+ * The arithmetic is the in-memory store's, written the same way (same operations in the same order on IEEE
+ * doubles), so both stores take the same decisions for the same sequences; numbers go back as strings
+ * (`%.17g`), because Redis truncates Lua numbers to integers in replies.
+ *
+ * Time is Redis's own (`TIME`), so replicas whose clocks disagree still refill buckets alike; a test may
+ * pass its own clock in `ARGV[1]` (empty means `TIME`). Scripts replicate by effects (the Redis 7 default),
+ * which is what makes `TIME` before a write allowed.
+ *
+ * @module
+ */
+
+const PRELUDE = `
+local EPS = 1e-9
+local function now_ms()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function fmt(x) return string.format('%.17g', x) end
+local function bucket_level(key, limit, window, t)
+  local s = redis.call('HMGET', key, 'l', 'a')
+  if not s[1] then return limit end
+  local elapsed = math.max(0, t - tonumber(s[2]))
+  return math.min(limit, tonumber(s[1]) + (elapsed * limit) / window)
+end
+local function until_full(level, limit, window)
+  if level >= limit - EPS then return 0 end
+  return math.ceil(((limit - level) * window) / limit)
+end
+local function until_available(level, amount, limit, window)
+  if level >= amount - EPS then return 0 end
+  return math.ceil(((amount - level) * window) / limit)
+end
+local function set_bucket(key, level, limit, window, t)
+  local full = until_full(level, limit, window)
+  if full == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'l', fmt(level), 'a', fmt(t))
+    redis.call('PEXPIRE', key, full)
+  end
+end
+local function period_value(key)
+  return tonumber(redis.call('GET', key) or '0') or 0
+end
+local function set_period(key, value, expires_at)
+  redis.call('SET', key, fmt(value))
+  redis.call('PEXPIREAT', key, expires_at)
+end
+`;
+
+/**
+ * `reserve`: KEYS = one key per check; ARGV[1] = clock, then five values per check: kind (`b` bucket, `c`
+ * concurrency, `p` period), limit, window (bucket) or time-to-live (concurrency, ms), amount, expiry (period,
+ * epoch ms). Replies `{all_ok, then per check: ok, used, remaining, reset_ms, retry_after_ms}`.
+ */
+export const RESERVE_LUA = PRELUDE + `
+local t = now_ms()
+local n = #KEYS
+local kinds, limits, windows, amounts, expiries, levels, useds, oks = {}, {}, {}, {}, {}, {}, {}, {}
+local all = true
+for i = 1, n do
+  local o = 1 + (i - 1) * 5
+  kinds[i] = ARGV[o + 1]
+  limits[i] = tonumber(ARGV[o + 2])
+  windows[i] = tonumber(ARGV[o + 3])
+  amounts[i] = tonumber(ARGV[o + 4])
+  expiries[i] = tonumber(ARGV[o + 5])
+  if kinds[i] == 'b' then
+    levels[i] = bucket_level(KEYS[i], limits[i], windows[i], t)
+    oks[i] = amounts[i] <= 0 or levels[i] >= amounts[i] - EPS
+  elseif kinds[i] == 'c' then
+    useds[i] = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
+    oks[i] = useds[i] < limits[i]
+  else
+    useds[i] = period_value(KEYS[i])
+    if amounts[i] > 0 then oks[i] = useds[i] + amounts[i] <= limits[i] + EPS else oks[i] = useds[i] < limits[i] end
+  end
+  if not oks[i] then all = false end
+end
+local out = { all and '1' or '0' }
+for i = 1, n do
+  local ok, used, remaining, reset, retry = oks[i], 0, 0, 0, 0
+  if kinds[i] == 'b' then
+    local level = levels[i]
+    if all and amounts[i] > 0 then
+      level = level - amounts[i]
+      set_bucket(KEYS[i], level, limits[i], windows[i], t)
+    end
+    used = limits[i] - level
+    remaining = math.max(0, math.floor(level + EPS))
+    reset = until_full(level, limits[i], windows[i])
+    if not ok then retry = until_available(level, amounts[i], limits[i], windows[i]) end
+  elseif kinds[i] == 'c' then
+    used = useds[i]
+    if all then
+      used = redis.call('INCR', KEYS[i])
+      redis.call('PEXPIRE', KEYS[i], windows[i])
+    end
+    remaining = math.max(0, limits[i] - used)
+  else
+    used = useds[i]
+    if all and amounts[i] > 0 then
+      used = used + amounts[i]
+      set_period(KEYS[i], used, expiries[i])
+    end
+    remaining = math.max(0, limits[i] - used)
+  end
+  table.insert(out, ok and '1' or '0')
+  table.insert(out, fmt(used))
+  table.insert(out, fmt(remaining))
+  table.insert(out, fmt(reset))
+  table.insert(out, fmt(retry))
+end
+return out
+`;
+
+/** `adjust`: KEYS[1] = bucket; ARGV = clock, limit, window, delta. */
+export const ADJUST_LUA = PRELUDE + `
+local t = now_ms()
+local limit, window, delta = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local level = bucket_level(KEYS[1], limit, window, t) - delta
+set_bucket(KEYS[1], math.min(limit, level), limit, window, t)
+return 1
+`;
+
+/** `release`: KEYS[1] = concurrency counter; deleted at zero, so an idle counter leaves no key. */
+export const RELEASE_LUA = `
+local v = redis.call('DECR', KEYS[1])
+if v <= 0 then redis.call('DEL', KEYS[1]) end
+return v
+`;
+
+/** `periodAdd` (ARGV[4] = `add`) or `periodRaise` (`raise`): KEYS[1] = counter; ARGV = clock, value, expiry. */
+export const PERIOD_LUA = PRELUDE + `
+local value, expires_at = tonumber(ARGV[2]), tonumber(ARGV[3])
+local current = period_value(KEYS[1])
+local next_value
+if ARGV[4] == 'raise' then next_value = math.max(current, value) else next_value = current + value end
+set_period(KEYS[1], next_value, expires_at)
+return fmt(next_value)
+`;
+
+/**
+ * `settle`: what an admission gives back when it ends, in one script. KEYS = the concurrency counters to
+ * release, then the buckets to adjust, then the period counters to add to; ARGV = clock, the three counts,
+ * then limit, window, delta per bucket and amount, expiry per period counter.
+ */
+export const SETTLE_LUA = PRELUDE + `
+local t = now_ms()
+local nr, na, np = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+for i = 1, nr do
+  local v = redis.call('DECR', KEYS[i])
+  if v <= 0 then redis.call('DEL', KEYS[i]) end
+end
+local o = 5
+for i = 1, na do
+  local key = KEYS[nr + i]
+  local limit, window, delta = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
+  o = o + 3
+  local level = bucket_level(key, limit, window, t) - delta
+  set_bucket(key, math.min(limit, level), limit, window, t)
+end
+for i = 1, np do
+  local key = KEYS[nr + na + i]
+  local amount, expires_at = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
+  o = o + 2
+  set_period(key, period_value(key) + amount, expires_at)
+end
+return 1
+`;
