@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
@@ -20,6 +21,8 @@ import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway, gatewayServices } from "./server.ts";
 import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
 import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
+import { openPostgresStore } from "./usage/postgres_store.ts";
+import { observeInserts } from "./usage/observed_store.ts";
 import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
 import { startResponsesRetention } from "./usage/retention.ts";
 import type { UsageDatabase, UsageStore } from "./usage/store.ts";
@@ -187,7 +190,18 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
   const { counters, closeCounters } = await createCounters(config, logger, metrics);
   const usage = config.usage;
   let store: UsageDatabase | null = null;
-  if (usage.sqlite !== "none") {
+  if (config.postgres !== null) {
+    const up = metrics.registry.gauge(
+      "gateway_usage_store_up",
+      "1 while the shared usage database (PostgreSQL) takes records, 0 while they queue and spill.",
+      [],
+    );
+    up.set([], 1);
+    store = observeInserts(
+      await openPostgresUsage(config.postgres, logger, () => up.set([], 0)),
+      (ok) => up.set([], ok ? 1 : 0),
+    );
+  } else if (usage.sqlite !== "none") {
     try {
       store = await openSqliteWorkerStore(usage.sqlite, { workerUrl: usageWorker });
     } catch (err) {
@@ -229,6 +243,35 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     metrics,
   });
   return { services, pipeline, counters, store, stopResponsesRetention, closeCounters };
+}
+
+/**
+ * The usage store of a fleet, in PostgreSQL (`postgres:` configured; SQLite is then not used). A database
+ * that is down at start does not keep the gateway from serving: records queue and spill meanwhile, and the
+ * schema is migrated on the first call that reaches it. A schema newer than this code's stops the start.
+ */
+async function openPostgresUsage(
+  pg: PostgresConfig,
+  logger: Logger,
+  onUnreachable: () => void,
+): Promise<UsageDatabase> {
+  try {
+    return await openPostgresStore({
+      url: pg.url,
+      schema: pg.schema,
+      poolSize: pg.pool_size,
+      timeoutMs: pg.timeout,
+      onUnreachable: (err) => {
+        onUnreachable();
+        logger.warn("usage_database_unreachable_at_start", {
+          schema: pg.schema,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      },
+    });
+  } catch (err) {
+    throw new Error(`usage database (postgres): ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** How long start-up waits for Redis before serving anyway (and deciding by `on_failure` until it answers). */
@@ -290,8 +333,9 @@ async function seedBudgets(
   for (const token of config.tokens.values()) {
     if (token.budget === null) continue;
     const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
-    const used = await store.sumSince(token.name, start);
     try {
+      // A usage database that is down (PostgreSQL) must not keep the gateway from serving either.
+      const used = await store.sumSince(token.name, start);
       await seedBudget(counters, token.name, token.budget, used, now);
     } catch (err) {
       // A shared counter store that is down at start must not keep the gateway from serving: its counter

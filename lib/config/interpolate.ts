@@ -165,13 +165,13 @@ export function interpolateDocument(
 }
 
 /**
- * True for values that hold secrets: `token`, `api_key`, `sha256`, any header value, and `redis.url` (it
- * may carry a password).
+ * True for values that hold secrets: `token`, `api_key`, `sha256`, any header value, and `redis.url` and
+ * `postgres.url` (they may carry a password).
  */
 export function isSecretPath(path: readonly PathSegment[]): boolean {
   const last = path[path.length - 1];
   return (typeof last === "string" && SECRET_KEYS.has(last)) || path[path.length - 2] === "headers" ||
-    (path.length === 2 && path[0] === "redis" && last === "url");
+    (path.length === 2 && (path[0] === "redis" || path[0] === "postgres") && last === "url");
 }
 
 function retype(value: string): string | number | boolean {

@@ -75,3 +75,22 @@ tokens:
   assert.equal(token.maxTokens, 256);
   assert.equal(result.config.usage.sqlite, "data/usage.sqlite");
 });
+
+Deno.test("policy config: budget.stop_streams is a boolean, off unless given", () => {
+  const withStop = (value: string) =>
+    BASE + `tokens:
+  - { name: t, token: "0123456789abcdefXYZ", models: ["*"], budget: { tokens: 10, period: day${value} } }
+`;
+  const on = parseConfigText(withStop(", stop_streams: true"), { source: "test.yaml", env: {} });
+  assert.ok(on.ok, JSON.stringify(!on.ok && on.issues));
+  assert.equal([...on.config.tokens.values()][0].budget?.stop_streams, true);
+  const off = parseConfigText(withStop(""), { source: "test.yaml", env: {} });
+  assert.ok(off.ok);
+  assert.notEqual([...off.config.tokens.values()][0].budget?.stop_streams, true);
+  const bad = issuesOf(withStop(', stop_streams: "sometimes"'));
+  assert.equal(bad.length, 1);
+  assert.match(bad[0], /^8 tokens\.0\.budget\.stop_streams: /);
+  const misspelt = issuesOf(withStop(", stop_stream: true"));
+  assert.equal(misspelt.length, 1);
+  assert.match(misspelt[0], /tokens\.0\.budget/);
+});

@@ -176,6 +176,7 @@ export function resolveConfig(
     usage: cfg.usage,
     responses: cfg.responses,
     redis: cfg.redis ?? null,
+    postgres: cfg.postgres ?? null,
     providers,
     models,
     tokens,

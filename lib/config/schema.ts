@@ -215,6 +215,11 @@ const budgetSchema = z.strictObject({
   tokens: z.number().int().min(1).optional(),
   cost: z.number().positive().optional(),
   period: z.enum(["day", "month"]),
+  /**
+   * Ends a running stream with the API's error event once its own usage would cross the budget (default
+   * false: a stream admitted within the budget runs to its end and is charged then).
+   */
+  stop_streams: z.boolean().optional(),
 });
 
 /** Price of a target per million tokens, for cost accounting and money budgets. */
@@ -362,6 +367,31 @@ const redisSchema = z.strictObject({
   expected_replicas: z.number().int().min(1).max(10_000).default(1),
 });
 
+/** Whether `url` is a PostgreSQL URL; the message never repeats it (it may hold a password). */
+function isPostgresUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === "postgres:" || u.protocol === "postgresql:") && u.hostname !== "" && u.hash === "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The shared record store of a fleet: with it, usage records and stored responses live in PostgreSQL (every
+ * replica reads and writes the same ones) and the SQLite file is not used; the spill file stays local.
+ */
+const postgresSchema = z.strictObject({
+  /** `postgres://user[:pass]@host:port/db`; a secret (it may hold a password). */
+  url: z.string().refine(isPostgresUrl, "expected postgres://user@host:port/db (or postgresql://)"),
+  /** Created and migrated at start-up; every table of the gateway is in it. */
+  schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier").default("gateway"),
+  /** Connections per replica (usage inserts, admin queries and stored responses share them). */
+  pool_size: z.number().int().min(1).max(100).default(4),
+  /** Per call (connecting included); a slower call counts as a failure: records wait or spill, reads 503. */
+  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(5_000),
+});
+
 /** The whole configuration file. */
 export const configSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
@@ -370,6 +400,8 @@ export const configSchema = z.strictObject({
   responses: responsesSchema.default(responsesSchema.parse({})),
   /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */
   redis: redisSchema.optional(),
+  /** Shared usage records and stored responses for a fleet; absent: SQLite (`usage.sqlite`) on one node. */
+  postgres: postgresSchema.optional(),
   providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
   models: z.record(z.string(), modelSchema),
   tokens: z.array(tokenSchema).default([]),
@@ -394,6 +426,7 @@ export type RoutingConfig = z.output<typeof routingSchema>;
 export type UsageConfig = z.output<typeof usageSchema>;
 export type ResponsesConfig = z.output<typeof responsesSchema>;
 export type RedisConfig = z.output<typeof redisSchema>;
+export type PostgresConfig = z.output<typeof postgresSchema>;
 export type LimitsConfig = z.output<typeof limitsSchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;

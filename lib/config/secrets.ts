@@ -3,7 +3,7 @@
  *
  * The list of secret positions is `isSecretPath` (interpolate.ts), the same one that keeps secrets out of config
  * messages: `api_key`, `token`, the AWS `access_key_id` / `secret_access_key` / `session_token`, every
- * provider header value, and the password of `redis.url`. All header values count, not only those with a credential-looking name: proxies take
+ * provider header value, and the passwords of `redis.url` and `postgres.url`. All header values count, not only those with a credential-looking name: proxies take
  * their keys in headers of any name (`X-Portkey-Config`, `cf-aig-…`), and masking a harmless beta flag in an
  * error message costs little, while a missed credential leaks silently. `sha256` is skipped: a token's hash is
  * not a credential and never leaves the gateway.
@@ -55,6 +55,8 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
   // host and port are not, and masking them would mask every local address in the logs.
   const redisPassword = cfg.redis ? urlPassword(cfg.redis.url) : "";
   if (redisPassword !== "") secrets.push(redisPassword);
+  const postgresPassword = cfg.postgres ? urlPassword(cfg.postgres.url) : "";
+  if (postgresPassword !== "") secrets.push(postgresPassword);
 
   const env = sources.env ?? {};
   const bedrockFromEnv = Object.values(cfg.providers).some((p) =>

@@ -10,6 +10,7 @@ import type {
   Endpoint,
   LimitsConfig,
   ModelType,
+  PostgresConfig,
   PriceConfig,
   ProviderConfig,
   RedisConfig,
@@ -127,6 +128,8 @@ export interface ResolvedConfig {
   readonly responses: ResponsesConfig;
   /** The shared counter store of a fleet, or null: counters in memory. Read at start (a reload keeps it). */
   readonly redis: RedisConfig | null;
+  /** The shared record store of a fleet, or null: SQLite. Read at start (a reload keeps it). */
+  readonly postgres: PostgresConfig | null;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */

@@ -17,6 +17,7 @@ import { resolveAlias } from "./resolve_alias.ts";
 import { routeRequest } from "./route_request.ts";
 import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 import { settleStream } from "./stream_outcome.ts";
+import { streamBudgetGuard } from "./stream_budget.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {
@@ -83,6 +84,7 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
     startedAt: ctx.startedAt,
     scrubber: ctx.state.config.scrubber,
     lease,
+    budget: streamBudgetGuard(ctx, chat),
     onEnd(end) {
       ctx.services.metrics.streamEnded();
       const upstream = end.usage;

@@ -8,6 +8,7 @@ import type { ChatCompletionChunk, Usage } from "../openai/types.ts";
 import type { Scrubber } from "../secrets/scrubber.ts";
 import type { Lease } from "../routing/health.ts";
 import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
+import type { BudgetGuard } from "../streams/budget_guard.ts";
 import { clientStreamBody, type Peeked, type StreamOutcome } from "../streams/client_body.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
@@ -76,6 +77,8 @@ export function chatStreamBody(
     lease?: Lease;
     /** The config's scrubber: the error event may carry upstream text that quotes a secret. */
     scrubber?: Scrubber;
+    /** `budget.stop_streams`: see `StreamEnding.budget`. */
+    budget?: BudgetGuard;
   },
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };

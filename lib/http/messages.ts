@@ -22,6 +22,8 @@ import type { Usage } from "../openai/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
+import { streamBudgetGuard } from "./stream_budget.ts";
+import { streamErrorCode } from "../streams/budget_guard.ts";
 import { ROUTES } from "./endpoints.ts";
 import {
   answerNativeMessages,
@@ -155,11 +157,12 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
     startedAt: ctx.startedAt,
     scrubber: ctx.state.config.scrubber,
     lease,
+    budget: streamBudgetGuard(ctx, chat),
     countUsage,
     onEnd(end) {
       ctx.services.metrics.streamEnded();
       const errorCode = end.end === "error"
-        ? end.error?.code ?? "stream_error"
+        ? streamErrorCode(end.error)
         : end.end === "cancelled"
         ? "client_closed_request"
         : undefined;

@@ -26,6 +26,8 @@ import type { Provider } from "../providers/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
+import { streamBudgetGuard } from "./stream_budget.ts";
+import { streamErrorCode } from "../streams/budget_guard.ts";
 import type { RoutedAnswer } from "./route_request.ts";
 import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 
@@ -147,10 +149,11 @@ export async function answerNativeMessages(
     startedAt: ctx.startedAt,
     scrubber: ctx.state.config.scrubber,
     lease,
+    budget: streamBudgetGuard(ctx, parsed.chat),
     onEnd(end) {
       ctx.services.metrics.streamEnded();
       const errorCode = end.end === "error"
-        ? end.error?.code ?? "stream_error"
+        ? streamErrorCode(end.error)
         : end.end === "cancelled"
         ? "client_closed_request"
         : undefined;

@@ -35,6 +35,7 @@ import {
   targetsFor,
 } from "./responses_native.ts";
 import { settleStream } from "./stream_outcome.ts";
+import { streamBudgetGuard } from "./stream_budget.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -59,8 +60,9 @@ export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext):
 }
 
 /**
- * Stores a finished response unless the request said `store: false`. Not awaited: the store answers calls in
- * order, so a later read sees it; a failed put is logged, and the client keeps its answer.
+ * Stores a finished response unless the request said `store: false`. Awaited before the client gets the answer
+ * (or a stream its last event), so the client's next call sees it on any replica sharing the store; a failed
+ * put is logged, and the client keeps its answer.
  */
 function storeResponse(
   ctx: ClientContext,
@@ -69,9 +71,9 @@ function storeResponse(
   response: JsonObject,
   /** The upstream's own id of a natively served response; null for a translated one. */
   upstreamId: string | null = null,
-): void {
-  if (!parsed.params.store) return;
-  ctx.services.responses.put({
+): Promise<void> {
+  if (!parsed.params.store) return Promise.resolve();
+  return ctx.services.responses.put({
     id: String(response.id),
     token: ctx.identity.name,
     environment: ctx.identity.environment,
@@ -171,7 +173,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       frame,
       completion.usage ?? chatUsage(usage.prompt, usage.completion),
     );
-    storeResponse(ctx, parsed, target.provider, response);
+    await storeResponse(ctx, parsed, target.provider, response);
     headers.set("content-type", "application/json");
     return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
   }
@@ -195,6 +197,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     startedAt: ctx.startedAt,
     scrubber: ctx.state.config.scrubber,
     lease,
+    budget: streamBudgetGuard(ctx, chat),
     countUsage,
     onFinal: (response) => storeResponse(ctx, parsed, target.provider, response),
     onEnd(end) {

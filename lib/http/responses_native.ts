@@ -31,6 +31,7 @@ import type { RoutedAnswer } from "./route_request.ts";
 import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 import { previousResponseNotFound } from "./stored_responses.ts";
 import { settleStream } from "./stream_outcome.ts";
+import { streamBudgetGuard } from "./stream_budget.ts";
 
 /** A native target's answer: its Response object, or its event stream with the first event in hand. */
 export type NativeAnswer =
@@ -126,7 +127,7 @@ export async function answerNative(
   routed: RoutedAnswer<NativeAnswer>,
   id: string,
   alias: string,
-  store: (response: JsonObject, upstreamId: string | null) => void,
+  store: (response: JsonObject, upstreamId: string | null) => Promise<void>,
 ): Promise<Answer> {
   const { value: result, target, lease, headers } = routed;
   const scrubber = ctx.state.config.scrubber;
@@ -150,7 +151,7 @@ export async function answerNative(
       ]);
       usage = { prompt, completion, estimated: true };
     }
-    store(response, typeof upstream.id === "string" ? upstream.id : null);
+    await store(response, typeof upstream.id === "string" ? upstream.id : null);
     headers.set("content-type", "application/json");
     return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
   }
@@ -167,6 +168,7 @@ export async function answerNative(
     startedAt: ctx.startedAt,
     scrubber,
     lease,
+    budget: streamBudgetGuard(ctx, chat),
     onFinal: store,
     onEnd(end) {
       ctx.services.metrics.streamEnded();

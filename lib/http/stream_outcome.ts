@@ -6,6 +6,7 @@
  * @module
  */
 import type { ChatRequest } from "../openai/types.ts";
+import { streamErrorCode } from "../streams/budget_guard.ts";
 import type { StreamOutcome } from "../streams/client_body.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { Outcome, TokenUsage } from "./accounting.ts";
@@ -23,7 +24,7 @@ export function settleStream(
   settle: (outcome: Outcome) => void,
 ): void {
   const errorCode = end.end === "error"
-    ? end.error?.code ?? "stream_error"
+    ? streamErrorCode(end.error)
     : end.end === "cancelled"
     ? "client_closed_request"
     : undefined;

@@ -22,6 +22,7 @@ import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 import { denialWaitMs, type RateCheck, rateChecks, rateDenied, rateStates } from "./rate_limiter.ts";
 import { rateLimitHeaders } from "./ratelimit_headers.ts";
+import { streamAllowance } from "./stream_allowance.ts";
 import type { Admission, PolicyRequest } from "./types.ts";
 
 export { PolicyDenied } from "./denied.ts";
@@ -175,6 +176,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
         headers,
         settle: settler(reserved.store ?? store, token, rates, budget?.check),
+        stream: streamAllowance(token, budget?.check, reserved.results[rates.length]),
       };
     },
   };

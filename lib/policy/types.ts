@@ -7,6 +7,7 @@ import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import type { PolicyOutcome } from "../usage/record.ts";
+import type { StreamAllowance } from "./stream_allowance.ts";
 
 /** What a request asks for, as the policy sees it. */
 export interface PolicyRequest {
@@ -43,4 +44,6 @@ export interface Admission {
    * rejects (store failures go to the engine's `onError`), so callers may ignore it.
    */
   settle(actual: { tokens: number; cost: number }): Promise<void>;
+  /** For a token whose budget has `stop_streams`: what its stream may use before it is ended; else null. */
+  stream?: StreamAllowance | null;
 }

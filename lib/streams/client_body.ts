@@ -12,6 +12,7 @@
 import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../errors.ts";
 import type { Lease } from "../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
+import type { BudgetGuard } from "./budget_guard.ts";
 
 /** An upstream stream whose first value has already been read (routing commits to a target on it). */
 export interface Peeked<T> {
@@ -39,6 +40,11 @@ export interface StreamEnding<O extends StreamOutcome> {
   lease?: Lease;
   /** The config's scrubber: the error events may carry upstream text that quotes a secret. */
   scrubber?: Scrubber;
+  /**
+   * `budget.stop_streams`: checked before every write with the outcome's texts so far; when it throws, the
+   * write is withheld, the body ends with the API's error events and the upstream is cancelled.
+   */
+  budget?: BudgetGuard;
 }
 
 /** What one API's body does with the upstream's values; see {@linkcode clientStreamBody}. */
@@ -58,10 +64,29 @@ export interface StreamEvents<T> {
   beforeEnd?(): void;
 }
 
+/** `controller` with a check before every enqueue (what a budget guard needs; one object per stream). */
+function checkedController(
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  check: () => void,
+): ReadableStreamDefaultController<Uint8Array> {
+  return {
+    get desiredSize() {
+      return controller.desiredSize;
+    },
+    enqueue(chunk) {
+      check();
+      controller.enqueue(chunk);
+    },
+    close: () => controller.close(),
+    error: (reason) => controller.error(reason),
+  };
+}
+
 /**
  * The pull-based client body of `stream`: each pull runs `events.pull` once, so nothing is buffered and
- * backpressure reaches the upstream. A failure (anything the pull throws) ends the body with `events.fail` and
- * the outcome `error`, or `cancelled` when the client went away; cancelling the body cancels the upstream.
+ * backpressure reaches the upstream. A failure (anything the pull throws, a budget stop included) ends the
+ * body with `events.fail` and the outcome `error`, or `cancelled` when the client went away, and cancels the
+ * upstream (which is a no-op when the failure was the upstream's own); cancelling the body cancels it too.
  */
 export function clientStreamBody<T, O extends StreamOutcome>(
   stream: Peeked<T>,
@@ -86,11 +111,18 @@ export function clientStreamBody<T, O extends StreamOutcome>(
     ending.lease?.release();
     ending.onEnd(outcome);
   };
+  const guard = ending.budget;
+  let checked: ReadableStreamDefaultController<Uint8Array> | undefined;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        await events.pull(controller, next, end);
+        const sink = guard
+          ? checked ??= checkedController(controller, () => guard.check(outcome.texts))
+          : controller;
+        await events.pull(sink, next, end);
       } catch (err) {
+        // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
+        stream.rest.cancel(err).catch(() => {});
         const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);
         outcome.error = error;
         events.fail(controller, error);

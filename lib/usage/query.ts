@@ -47,6 +47,37 @@ const GROUP_EXPR: Readonly<Record<UsageGroupKey, string>> = {
   day: "strftime('%Y-%m-%d', time)",
 };
 
+/**
+ * What differs between the SQL of the stores that run this query (SQLite and PostgreSQL): the hour and day
+ * expressions and how groups are ordered. PostgreSQL sorts NULLs last and text by the database's collation,
+ * SQLite NULLs first and by bytes; its dialect asks for SQLite's order, so both stores answer alike.
+ */
+export interface SqlDialect {
+  groupExpr: Readonly<Record<UsageGroupKey, string>>;
+  /** The ORDER BY term of a group key, by its alias in the SELECT list or its expression. */
+  orderTerm(alias: string, expr: string): string;
+}
+
+/** SQLite's dialect (the embedded store). */
+export const SQLITE_DIALECT: SqlDialect = { groupExpr: GROUP_EXPR, orderTerm: (alias) => alias };
+
+/**
+ * PostgreSQL's dialect. Times are the same canonical ISO text there, so the hour and day are prefixes of it
+ * (what SQLite's `strftime` gives for such a time).
+ */
+export const POSTGRES_DIALECT: SqlDialect = {
+  groupExpr: {
+    ...GROUP_EXPR,
+    hour: "substr(time, 1, 13) || ':00:00Z'",
+    day: "substr(time, 1, 10)",
+  },
+  // An output alias cannot take a COLLATE in PostgreSQL's ORDER BY; the grouped expression can.
+  orderTerm: (_alias, expr) => `(${expr}) COLLATE "C" NULLS FIRST`,
+};
+
+/** Runs one SELECT with positional parameters (`?`) and resolves to its rows. */
+export type SqlAllAsync = (sql: string, params: readonly SqlValue[]) => Promise<Record<string, unknown>[]>;
+
 const OUTCOMES: readonly PolicyOutcome[] = POLICY_OUTCOMES;
 const FILTER_COLUMNS = ["token", "environment", "alias", "provider"] as const;
 const PERCENTILES = [50, 90, 99] as const;
@@ -129,58 +160,82 @@ export function emptyTotals(): UsageTotals {
 export function runUsageQuery(q: UsageQuery, all: SqlAll): UsageReport {
   const where = whereOf(q);
   const keys = groupKeysOf(q.group_by);
-  const totals = aggregate([], where, all)[0]?.totals ?? emptyTotals();
-  const groups = keys.length === 0
+  const overall = aggregateSql([], where, SQLITE_DIALECT);
+  const totals = assemble([], overall.map((s) => all(s, where.params)))[0]?.totals ?? emptyTotals();
+  const groups = keys.length === 0 ? [] : assemble(
+    keys,
+    aggregateSql(keys, where, SQLITE_DIALECT).map((s) => all(s, where.params)),
+  ).map(({ key, totals }) => ({ ...totals, key }));
+  return { totals, groups };
+}
+
+/**
+ * {@linkcode runUsageQuery} for a networked store: the same validation, SQL (in `dialect`) and assembly, with
+ * the queries sent together.
+ */
+export async function runUsageQueryAsync(
+  q: UsageQuery,
+  all: SqlAllAsync,
+  dialect: SqlDialect,
+): Promise<UsageReport> {
+  const where = whereOf(q);
+  const keys = groupKeysOf(q.group_by);
+  const run = (k: UsageGroupKey[]) =>
+    Promise.all(aggregateSql(k, where, dialect).map((s) => all(s, where.params)));
+  const [overall, grouped] = await Promise.all([run([]), keys.length === 0 ? null : run(keys)]);
+  const totals = assemble([], overall)[0]?.totals ?? emptyTotals();
+  const groups = grouped === null
     ? []
-    : aggregate(keys, where, all).map(({ key, totals }) => ({ ...totals, key }));
+    : assemble(keys, grouped).map(({ key, totals }) => ({ ...totals, key }));
   return { totals, groups };
 }
 
 type Grouped = { key: Record<string, string | null>; totals: UsageTotals };
 
-/** Totals per distinct value of `keys` (one row for no keys): three grouped queries joined on the key. */
-function aggregate(
+/** The three grouped queries (totals, denials by rule, latency percentiles) of `keys`, joined on the key later. */
+function aggregateSql(
   keys: UsageGroupKey[],
   where: { sql: string; params: SqlValue[] },
-  all: SqlAll,
-): Grouped[] {
-  const exprs = keys.map((k) => GROUP_EXPR[k]);
+  dialect: SqlDialect,
+): [string, string, string] {
+  const exprs = keys.map((k) => dialect.groupExpr[k]);
   const aliases = keys.map((_, i) => `k${i}`);
   const select = exprs.map((e, i) => `${e} AS ${aliases[i]}, `).join("");
   const groupBy = keys.length ? ` GROUP BY ${aliases.join(", ")}` : "";
-  const orderBy = keys.length ? ` ORDER BY ${aliases.join(", ")}` : "";
+  const orderBy = keys.length
+    ? ` ORDER BY ${aliases.map((a, i) => dialect.orderTerm(a, exprs[i])).join(", ")}`
+    : "";
 
-  const mainRows = all(
-    `SELECT ${select}COUNT(*) AS requests,
+  const main = `SELECT ${select}COUNT(*) AS requests,
        COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens,
        COALESCE(SUM(completion_tokens), 0) AS completion_tokens,
        COALESCE(SUM(cost), 0) AS cost,
        COALESCE(SUM(CASE WHEN status >= 400 AND outcome <> 'deny' THEN 1 ELSE 0 END), 0) AS errors
-     FROM usage WHERE ${where.sql}${groupBy}${orderBy}`,
-    where.params,
-  );
+     FROM usage WHERE ${where.sql}${groupBy}${orderBy}`;
 
-  const denialRows = all(
-    `SELECT ${select}COALESCE(rule, 'unknown') AS rule, COUNT(*) AS n
+  const denials = `SELECT ${select}COALESCE(rule, 'unknown') AS rule, COUNT(*) AS n
      FROM usage WHERE ${where.sql} AND outcome = 'deny'
-     GROUP BY ${[...aliases, "rule"].join(", ")}`,
-    where.params,
-  );
+     GROUP BY ${[...aliases, "rule"].join(", ")}`;
 
   const partition = keys.length ? `PARTITION BY ${exprs.join(", ")} ` : "";
   const pctSelect = PERCENTILES.map((p) =>
     `MAX(CASE WHEN rn = (${p} * n + 99) / 100 THEN latency_ms END) AS p${p}`
   )
     .join(", ");
-  const pctRows = all(
-    `SELECT ${aliases.map((a) => `${a}, `).join("")}${pctSelect}
+  const pcts = `SELECT ${aliases.map((a) => `${a}, `).join("")}${pctSelect}
      FROM (SELECT ${select}latency_ms,
              ROW_NUMBER() OVER (${partition}ORDER BY latency_ms) AS rn,
              COUNT(*) OVER (${partition.trim()}) AS n
-           FROM usage WHERE ${where.sql})${groupBy}`,
-    where.params,
-  );
+           FROM usage WHERE ${where.sql}) AS ranked${groupBy}`;
+  return [main, denials, pcts];
+}
 
+/** Totals per distinct value of `keys` (one row for no keys) from the rows of {@linkcode aggregateSql}'s queries. */
+function assemble(
+  keys: UsageGroupKey[],
+  [mainRows, denialRows, pctRows]: Record<string, unknown>[][],
+): Grouped[] {
+  const aliases = keys.map((_, i) => `k${i}`);
   const keyOf = (row: Record<string, unknown>) => JSON.stringify(aliases.map((a) => row[a] ?? null));
   const denials = new Map<string, Record<string, number>>();
   for (const row of denialRows) {

@@ -1,6 +1,7 @@
 /**
  * The `ResponsesStore` contract, run against each implementation: in memory, SQLite on the calling thread,
- * and SQLite through the usage store's worker (the one the server uses).
+ * SQLite through the usage store's worker (the one the server uses), and PostgreSQL (a private schema of the
+ * test database, dropped after).
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../openai/types.ts";
@@ -9,6 +10,8 @@ import { createMemoryResponsesStore } from "./responses_store_memory.ts";
 import { type ItemsPage, pageItems, type ResponsesStore, type StoredResponse } from "./responses_store.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
+import { openPostgresStore } from "./postgres_store.ts";
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
 
 interface Opened {
   store: ResponsesStore;
@@ -29,6 +32,17 @@ const IMPLEMENTATIONS: readonly (readonly [string, () => Promise<Opened>])[] = [
       close: async () => {
         await db.close();
         await Deno.remove(dir, { recursive: true });
+      },
+    };
+  }],
+  ["postgres", async () => {
+    const schema = randomSchema("responses");
+    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema });
+    return {
+      store: db.responses,
+      close: async () => {
+        await db.close();
+        await dropSchema(schema);
       },
     };
   }],

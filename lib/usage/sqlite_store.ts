@@ -30,10 +30,10 @@ import {
  */
 export const USAGE_SCHEMA_VERSION = 3;
 
-type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
+export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
 
-/** Every stored column of a record, in insert order, with how its value is coerced. */
-const COLUMNS: readonly (readonly [keyof StoredUsageRecord & string, ColumnKind])[] = [
+/** Every stored column of a record, in insert order, with how its value is coerced (the PostgreSQL store's too). */
+export const USAGE_COLUMNS: readonly (readonly [keyof StoredUsageRecord & string, ColumnKind])[] = [
   ["time", "text"],
   ["request_id", "text"],
   ["token", "text?"],
@@ -71,7 +71,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
     1,
     `CREATE TABLE usage (
        uid TEXT NOT NULL,
-       ${COLUMNS.map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(",\n       ")}
+       ${USAGE_COLUMNS.map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(",\n       ")}
      );
      CREATE UNIQUE INDEX usage_uid ON usage (uid);
      CREATE INDEX usage_time ON usage (time);
@@ -120,8 +120,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   }
 
   const insertStmt = db.prepare(
-    `INSERT OR IGNORE INTO usage (uid, ${COLUMNS.map(([n]) => n).join(", ")})
-     VALUES (?, ${COLUMNS.map(() => "?").join(", ")})`,
+    `INSERT OR IGNORE INTO usage (uid, ${USAGE_COLUMNS.map(([n]) => n).join(", ")})
+     VALUES (?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`,
   );
   const sumStmt = db.prepare(
     `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
@@ -146,7 +146,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
           db.exec("BEGIN IMMEDIATE");
           try {
             const end = Math.min(records.length, start + slice);
-            for (let i = start; i < end; i++) insertStmt.run(...rowOf(records[i]));
+            for (let i = start; i < end; i++) insertStmt.run(...usageRow(records[i]));
             db.exec("COMMIT");
           } catch (e) {
             rollback(db);
@@ -235,9 +235,9 @@ function migrate(db: DatabaseSync): void {
  * A record's column values. Values are coerced to their column's type (a NaN latency becomes 0, a missing
  * text `""`) so that one malformed record cannot fail its batch again and again and stall the pipeline.
  */
-function rowOf(record: StoredUsageRecord): SqlValue[] {
+export function usageRow(record: StoredUsageRecord): SqlValue[] {
   const row: SqlValue[] = [uidOf(record)];
-  for (const [name, kind] of COLUMNS) {
+  for (const [name, kind] of USAGE_COLUMNS) {
     const v: unknown = record[name];
     switch (kind) {
       case "text":

@@ -14,6 +14,7 @@ import { ClientGoneError, GatewayError, scrubError, toGatewayError } from "../..
 import type { JsonObject } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
+import type { BudgetGuard } from "../../streams/budget_guard.ts";
 import { clientMessageEvent, eventText, type MessagesUsage, readMessagesUsage } from "./native.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 import { PING_INTERVAL_MS } from "./stream.ts";
@@ -47,6 +48,8 @@ export function nativeMessagesStreamBody(
     onEnd: (outcome: NativeMessagesStreamOutcome) => void;
     lease?: Lease;
     scrubber?: Scrubber;
+    /** `budget.stop_streams`: checked before every write, as in `clientStreamBody`. */
+    budget?: BudgetGuard;
     /** Silence before a `ping` (default {@linkcode PING_INTERVAL_MS}). */
     pingMs?: number;
   },
@@ -101,6 +104,7 @@ export function nativeMessagesStreamBody(
         } else if (event.type === "message_delta") {
           outcome.usage = readMessagesUsage(event.usage, outcome.usage) ?? outcome.usage;
         }
+        options.budget?.check(outcome.texts);
         // The provider's stage checked that every event has a string `type`.
         controller.enqueue(encodeMessagesEvent(clientMessageEvent(event, options.alias) as MessagesEvent));
         if (event.type === "message_stop") {
@@ -108,6 +112,8 @@ export function nativeMessagesStreamBody(
           end("ok");
         }
       } catch (err) {
+        // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
+        stream.rest.cancel(err).catch(() => {});
         const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
         outcome.error = error;
         if (!(err instanceof ClientGoneError)) {

@@ -16,6 +16,7 @@ import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
+import type { BudgetGuard } from "../../streams/budget_guard.ts";
 import { type MessageFrame, messageObject, messagesUsage, newId, stopOf } from "./response.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 
@@ -179,6 +180,8 @@ export function messagesStreamBody(
     onEnd: (outcome: MessagesStreamOutcome) => void;
     lease?: Lease;
     scrubber?: Scrubber;
+    /** `budget.stop_streams`: checked before every write, as in `clientStreamBody`. */
+    budget?: BudgetGuard;
     /** Silence before a `ping` (default {@linkcode PING_INTERVAL_MS}). */
     pingMs?: number;
   },
@@ -203,6 +206,7 @@ export function messagesStreamBody(
   };
   // One write per upstream chunk: its events together, at once.
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, list: MessagesEvent[]) => {
+    options.budget?.check(events.texts);
     const frames = list.map(encodeMessagesEvent);
     if (frames.length === 1) return controller.enqueue(frames[0]);
     const out = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
@@ -254,6 +258,8 @@ export function messagesStreamBody(
           }
         }
       } catch (err) {
+        // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
+        stream.rest.cancel(err).catch(() => {});
         const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
         outcome.error = error;
         send(controller, [errorEvent(error)]);

@@ -12,6 +12,7 @@ import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
 import type { Scrubber } from "../../secrets/scrubber.ts";
+import type { BudgetGuard } from "../../streams/budget_guard.ts";
 import { clientStreamBody, type Peeked, type StreamOutcome } from "../../streams/client_body.ts";
 import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream.ts";
@@ -39,9 +40,11 @@ export function nativeStreamBody(
     frame: NativeFrame;
     startedAt: number;
     onEnd: (outcome: NativeStreamOutcome) => void;
-    onFinal?: (response: JsonObject, upstreamId: string | null) => void;
+    onFinal?: (response: JsonObject, upstreamId: string | null) => void | Promise<void>;
     lease?: Lease;
     scrubber?: Scrubber;
+    /** `budget.stop_streams`: see `StreamEnding.budget`. */
+    budget?: BudgetGuard;
   },
 ): ReadableStream<Uint8Array> {
   const { frame } = options;
@@ -76,7 +79,7 @@ export function nativeStreamBody(
         const upstream = event.response as JsonObject | undefined;
         const upstreamId = typeof upstream?.id === "string" ? upstream.id : null;
         const final = clientEvent(event, frame, sequence);
-        options.onFinal?.(final.response as JsonObject, upstreamId);
+        await options.onFinal?.(final.response as JsonObject, upstreamId);
         send(controller, event);
         controller.close();
         end("ok");

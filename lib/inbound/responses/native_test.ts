@@ -155,7 +155,9 @@ async function body(events: JsonObject[], tail?: Error) {
     frame: FRAME,
     startedAt: performance.now(),
     onEnd: (o) => outcome = o,
-    onFinal: (response, upstreamId) => stored = [response, upstreamId],
+    onFinal: (response, upstreamId) => {
+      stored = [response, upstreamId];
+    },
   });
   const text = await new Response(stream).text();
   const frames = text.trim().split("\n\n").map((f) => JSON.parse(f.split("\n")[1].slice(6)) as JsonObject);

@@ -15,6 +15,7 @@ import type { GatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import type { Lease } from "../../routing/health.ts";
 import type { Scrubber } from "../../secrets/scrubber.ts";
+import type { BudgetGuard } from "../../streams/budget_guard.ts";
 import { clientStreamBody, type Peeked, type StreamOutcome } from "../../streams/client_body.ts";
 import {
   endOf,
@@ -330,9 +331,11 @@ export function responsesStreamBody(
     countUsage: (texts: string[]) => Promise<Usage>;
     onEnd: (outcome: ResponsesStreamOutcome) => void;
     /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
-    onFinal?: (response: JsonObject) => void;
+    onFinal?: (response: JsonObject) => void | Promise<void>;
     lease?: Lease;
     scrubber?: Scrubber;
+    /** `budget.stop_streams`: see `StreamEnding.budget`. */
+    budget?: BudgetGuard;
   },
 ): ReadableStream<Uint8Array> {
   const events = new ResponseEvents(options.frame);
@@ -355,7 +358,7 @@ export function responsesStreamBody(
         if (chunk === undefined) {
           const usage = events.usage ?? await options.countUsage(events.texts);
           const last = events.finish(usage);
-          options.onFinal?.(last.at(-1)!.response as JsonObject);
+          await options.onFinal?.(last.at(-1)!.response as JsonObject);
           send(controller, last);
           controller.close();
           end("ok");

@@ -1,0 +1,35 @@
+/**
+ * `budget.stop_streams`: how much of its token's budget one admitted stream may use before the gateway ends
+ * it. Read once, from the admission's own reservation, so that the stream's hot path never asks the counter
+ * store again: the stream may use what it reserved plus what was left of the budget after that reservation
+ * (the budget minus everything other requests had spent or reserved at that moment). Requests admitted
+ * later reserve against what is left too, so on one replica or a fleet two streams can together overrun the
+ * budget by at most what each was allowed beyond its own reservation; see the README's budgets paragraph.
+ *
+ * @module
+ */
+import type { ResolvedToken } from "../config/types.ts";
+import { budgetUnit } from "./budgets.ts";
+import type { CheckResult, PeriodCheck } from "./counter_store.ts";
+
+/** What a stream of a token with `budget.stop_streams` may use, in the budget's unit. */
+export interface StreamAllowance {
+  readonly unit: "tokens" | "cost";
+  /** The request's reservation plus what was left of the budget when it was admitted. */
+  readonly allowance: number;
+}
+
+/**
+ * The allowance of an admitted request whose budget `check` passed with `result` (its counter after the
+ * reservation); null when the token's budget does not stop streams.
+ */
+export function streamAllowance(
+  token: ResolvedToken,
+  check: PeriodCheck | undefined,
+  result: CheckResult | undefined,
+): StreamAllowance | null {
+  if (!token.budget?.stop_streams || !check || !result) return null;
+  const u = budgetUnit(token.budget);
+  if (!u) return null;
+  return { unit: u.unit, allowance: (check.amount ?? 0) + result.remaining };
+}

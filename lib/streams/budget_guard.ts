@@ -1,0 +1,82 @@
+/**
+ * The per-chunk check behind `budget.stop_streams`: a stream's usage so far (the prompt, plus the output
+ * the client has been sent and is about to be sent), weighed in the budget's unit, against what the stream
+ * may use (its admission's allowance, read once when it was admitted). Crossing it throws a
+ * {@linkcode BudgetStop}, which the client body turns into the API's own error event; the body then cancels
+ * the upstream. The check is a sum and a comparison per new text: no counter-store call, no tokenizer.
+ *
+ * Output is estimated from the text at about four characters per token (the ratio of
+ * `roughTokenEstimate` in lib/usage/estimate.ts, without its per-message overhead, which would count every
+ * delta as a message); the prompt is the gateway's estimate at admission. The record of the stopped stream
+ * is settled as every stream is (stream_outcome.ts): the upstream's usage when it reported some, else
+ * counted with the tokenizer.
+ *
+ * @module
+ */
+import { GatewayError } from "../errors.ts";
+
+/** The usage record's `error_code` of a stream the budget stopped (the client sees `insufficient_quota`). */
+export const BUDGET_STOP_CODE = "budget_exceeded_mid_stream";
+
+/**
+ * The error a budget stop ends a stream with: OpenAI's `insufficient_quota` (429, as the denial of the next
+ * request says; on the Messages API `rate_limit_error`, as that denial is too).
+ */
+export class BudgetStop extends GatewayError {
+  constructor(message: string) {
+    super(429, message, { type: "insufficient_quota", code: "insufficient_quota" });
+  }
+}
+
+/** A stream's error code for its usage record: {@linkcode BUDGET_STOP_CODE} for a budget stop. */
+export function streamErrorCode(error: GatewayError | undefined): string {
+  if (error instanceof BudgetStop) return BUDGET_STOP_CODE;
+  return error?.code ?? "stream_error";
+}
+
+/** What {@linkcode createBudgetGuard} needs; weights turn tokens into the budget's unit. */
+export interface BudgetGuardOptions {
+  /** What the stream may use, in the budget's unit. */
+  allowance: number;
+  /** The prompt's tokens as the gateway estimated them at admission. */
+  promptTokens: number;
+  /** The budget's unit per prompt token and per output token: 1 and 1 for a token budget, prices for money. */
+  inputWeight: number;
+  outputWeight: number;
+  /** The client's message when the stream is stopped. */
+  message: string;
+}
+
+/** One stream's check; keeps how far into the texts it has counted. */
+export interface BudgetGuard {
+  /**
+   * Counts the texts added since the last call and throws a {@linkcode BudgetStop} when the stream's usage
+   * would cross its allowance. `texts` only grows (the outcome's list of what the client receives).
+   */
+  check(texts: readonly string[]): void;
+  /** Output tokens counted so far (an estimate). */
+  readonly outputTokens: number;
+}
+
+const EPSILON = 1e-9;
+
+export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
+  const fixed = Math.max(0, options.promptTokens) * options.inputWeight;
+  let seen = 0;
+  let chars = 0;
+  let outputTokens = 0;
+  return {
+    check(texts) {
+      if (texts.length === seen) return;
+      for (let i = seen; i < texts.length; i++) chars += texts[i].length;
+      seen = texts.length;
+      outputTokens = Math.ceil(chars / 4);
+      if (fixed + outputTokens * options.outputWeight > options.allowance + EPSILON) {
+        throw new BudgetStop(options.message);
+      }
+    },
+    get outputTokens() {
+      return outputTokens;
+    },
+  };
+}

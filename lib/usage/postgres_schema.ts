@@ -1,0 +1,196 @@
+/**
+ * The PostgreSQL database of a fleet (`postgres:` in the config): the connection pool and the schema
+ * migrations that run at start-up.
+ *
+ * Every table lives in the configured schema, which is the connection's whole `search_path`, so the SQL of
+ * the stores names tables unqualified (the usage query is shared with SQLite) and never reaches `public`.
+ *
+ * Several replicas may start at once against an empty database: each migrates inside one transaction that
+ * first takes a transaction-level advisory lock (keyed by the schema name), so one of them creates the schema
+ * and the others wait, then find it current. DDL is transactional in PostgreSQL, so a failed migration leaves
+ * nothing half-made. A schema newer than this code knows is refused, as the SQLite store does.
+ *
+ * @module
+ */
+import postgres from "postgres";
+import { USAGE_COLUMNS } from "./sqlite_store.ts";
+import type { ColumnKind } from "./sqlite_store.ts";
+
+/** A pool of connections to the gateway's schema. */
+export type PostgresClient = postgres.Sql;
+
+/** The schema version this code writes. 1: usage records; 2: stored responses and their item index. */
+export const POSTGRES_SCHEMA_VERSION = 2;
+
+/** How to reach the database: `postgres` in the config. */
+export interface PostgresOptions {
+  /** `postgres://user[:pass]@host:port/db`. */
+  url: string;
+  /** The schema every table is in; a lower-case SQL identifier (the config checks it). */
+  schema: string;
+  /** Connections in the pool. Default 4. */
+  poolSize?: number;
+  /** Per call, in ms (connecting, and each statement on the server). Default 5 000. */
+  timeoutMs?: number;
+}
+
+const SQL_TYPE: Record<ColumnKind, string> = {
+  "text": "text NOT NULL",
+  "text?": "text",
+  "int": "bigint NOT NULL",
+  "real": "double precision NOT NULL",
+  "real?": "double precision",
+  "bool": "boolean NOT NULL",
+};
+
+/**
+ * Migrations by the version they produce, each a list of statements run in the migrating transaction. Times
+ * are kept as canonical ISO text (`toISOString()`), as in SQLite, so the shared usage query answers alike in
+ * both (string order is time order); one index per admin filter paired with time.
+ */
+const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
+  [1, [
+    `CREATE TABLE usage (
+       uid text PRIMARY KEY,
+       ${USAGE_COLUMNS.map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(",\n       ")}
+     )`,
+    "CREATE INDEX usage_time ON usage (time)",
+    "CREATE INDEX usage_token_time ON usage (token, time)",
+    "CREATE INDEX usage_alias_time ON usage (alias, time)",
+    "CREATE INDEX usage_provider_time ON usage (provider, time)",
+    "CREATE INDEX usage_environment_time ON usage (environment, time)",
+    "CREATE INDEX usage_outcome_time ON usage (outcome, time)",
+  ]],
+  [2, [
+    // The input items and the Response object are `json` (not `jsonb`): kept as the client got them, key order
+    // included; an item is cut out of them by position (`->`), so only the item crosses the wire.
+    `CREATE TABLE responses (
+       id text PRIMARY KEY,
+       token text NOT NULL,
+       environment text NOT NULL,
+       created_at double precision NOT NULL,
+       alias text NOT NULL,
+       provider text NOT NULL,
+       native boolean NOT NULL,
+       upstream_id text,
+       previous_response_id text,
+       input_items json NOT NULL,
+       response json NOT NULL
+     )`,
+    "CREATE INDEX responses_created_at ON responses (created_at)",
+    // One row per item id of a stored response; `seq` orders puts, so the newest holder of an id wins.
+    `CREATE TABLE response_items (
+       seq bigserial PRIMARY KEY,
+       token text NOT NULL,
+       item_id text NOT NULL,
+       response_id text NOT NULL REFERENCES responses (id) ON DELETE CASCADE,
+       output boolean NOT NULL,
+       position integer NOT NULL
+     )`,
+    "CREATE INDEX response_items_lookup ON response_items (token, item_id, seq DESC)",
+    "CREATE INDEX response_items_response ON response_items (response_id)",
+  ]],
+];
+
+/** The database's schema is newer than this code's: never served against (it would misread the tables). */
+export class SchemaTooNewError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SchemaTooNewError";
+  }
+}
+
+/** Opens a pool to `options.schema` (connections are made lazily, on the first call). */
+export function connectPostgres(options: PostgresOptions): PostgresClient {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  return postgres(options.url, {
+    max: options.poolSize ?? 4,
+    connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    idle_timeout: 60,
+    onnotice: () => {},
+    connection: {
+      application_name: "gateway",
+      search_path: options.schema,
+      statement_timeout: Math.max(1, Math.round(timeoutMs)),
+    },
+  });
+}
+
+/**
+ * The pool a store uses, replaceable: a call that outlives its time limit may sit on a connection whose
+ * server went away without the client noticing (seen when PostgreSQL crashes mid-query), and calls queued
+ * behind it would wait forever. The store then drops the whole pool and opens a fresh one.
+ */
+export class PostgresPool {
+  #sql: PostgresClient;
+  constructor(private readonly options: PostgresOptions) {
+    this.#sql = connectPostgres(options);
+  }
+  /** The current pool. */
+  get sql(): PostgresClient {
+    return this.#sql;
+  }
+  /** Drops every connection of the current pool at once and opens a fresh one (connecting lazily). */
+  reset(): void {
+    const old = this.#sql;
+    this.#sql = connectPostgres(this.options);
+    old.end({ timeout: 0 }).catch(() => {});
+  }
+  /** Ends the pool, giving running calls `timeoutS` seconds. */
+  end(timeoutS = 5): Promise<void> {
+    return this.#sql.end({ timeout: timeoutS });
+  }
+}
+
+/**
+ * Creates or migrates `schema` to {@linkcode POSTGRES_SCHEMA_VERSION}, holding the migration lock; rejects
+ * when the database's schema is newer than this code's.
+ */
+export async function migratePostgres(sql: PostgresClient, schema: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    // Keyed by the schema, so fleets in other schemas of the same database do not wait for each other.
+    await tx.unsafe("SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'), hashtext($1))", [schema]);
+    await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await tx.unsafe(
+      `CREATE TABLE IF NOT EXISTS schema_versions (
+         version integer PRIMARY KEY,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    const [row] = await tx.unsafe("SELECT COALESCE(MAX(version), 0) AS version FROM schema_versions");
+    const current = Number(row?.version ?? 0);
+    if (current > POSTGRES_SCHEMA_VERSION) {
+      throw new SchemaTooNewError(
+        `usage database schema version ${current} is newer than this gateway's (${POSTGRES_SCHEMA_VERSION})`,
+      );
+    }
+    for (const [version, statements] of MIGRATIONS) {
+      if (version <= current) continue;
+      for (const statement of statements) await tx.unsafe(statement);
+      await tx.unsafe("INSERT INTO schema_versions (version) VALUES ($1)", [version]);
+    }
+  });
+}
+
+/** A call that outlived its time limit. */
+export class PostgresTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PostgresTimeoutError";
+  }
+}
+
+/**
+ * Rejects with a timeout error when `promise` has not settled within `ms`: the server-side
+ * `statement_timeout` does not cover a connection that hangs, and a stuck call must not hold the usage lane.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PostgresTimeoutError(`PostgreSQL ${what} timed out after ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

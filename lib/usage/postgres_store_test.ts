@@ -1,0 +1,201 @@
+/**
+ * The PostgreSQL usage store against the shared test database (a private schema per test, dropped after):
+ * its `/admin/usage` answers are compared with the SQLite store's on the same records, inserts are idempotent
+ * by uid, migrations are safe when several replicas start at once and refuse a newer schema, and an
+ * unreachable database fails fast (the pipeline then queues and spills) with stored responses answering 503.
+ */
+import assert from "node:assert/strict";
+import { GatewayError } from "../errors.ts";
+import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import { makeRecord } from "../../tests/helpers/usage.ts";
+import { POSTGRES_SCHEMA_VERSION, PostgresPool } from "./postgres_schema.ts";
+import { createPostgresStore, openPostgresStore } from "./postgres_store.ts";
+import { UsageQueryError } from "./query.ts";
+import type { PolicyOutcome, UsageGroupKey, UsageQuery, UsageRecord } from "./record.ts";
+import { createSqliteStore } from "./sqlite_store.ts";
+import type { StoredUsageRecord, UsageDatabase } from "./store.ts";
+
+const T0 = Date.UTC(2025, 0, 1, 0, 0, 0);
+const HOUR = 3_600_000;
+
+/** Runs `fn` with a PostgreSQL store in a fresh schema, dropped afterwards. */
+async function withStore(fn: (db: UsageDatabase, schema: string) => Promise<void>): Promise<void> {
+  const schema = randomSchema("usage");
+  const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
+  try {
+    await fn(db, schema);
+  } finally {
+    await db.close();
+    await dropSchema(schema);
+  }
+}
+
+/** A seeded pseudo-random data set that exercises every filter, group key, null and percentile tie. */
+function dataset(n: number): StoredUsageRecord[] {
+  let seed = 7;
+  const next = (k: number) => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed % k;
+  };
+  const pick = <T>(xs: readonly T[]) => xs[next(xs.length)];
+  const outcomes: PolicyOutcome[] = ["allow", "allow", "deny", "modify"];
+  return Array.from({ length: n }, (_, i) => {
+    const outcome = pick(outcomes);
+    const record: UsageRecord = makeRecord(i, {
+      time: new Date(T0 + next(72) * HOUR + next(3_600_000)).toISOString(),
+      token: pick(["alice", "bob", "Zed", "_ops", null]),
+      environment: pick(["prod", "dev", null]),
+      alias: pick(["chat-default", "chat-fast", "Embed", null]),
+      provider: pick(["openai", "anthropic", "b-local", null]),
+      outcome,
+      rule: outcome === "allow" ? null : pick(["token.rpm", "alias.content:pii", null]),
+      status: outcome === "deny" ? pick([429, 400]) : pick([200, 200, 502]),
+      prompt_tokens: next(1_000),
+      completion_tokens: next(500),
+      cost: next(1_000) / 997,
+      latency_ms: next(50) * 2.5,
+      stream: next(2) === 1,
+      ttft_ms: next(2) === 1 ? next(100) : null,
+    });
+    return { ...record, uid: `u${i}` };
+  });
+}
+
+Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same records", async () => {
+  const records = dataset(600);
+  const sqlite = createSqliteStore(":memory:");
+  await sqlite.insert(records);
+  await withStore(async (pg) => {
+    await pg.insert(records);
+    const keys: UsageGroupKey[] = ["token", "environment", "alias", "provider", "outcome", "hour", "day"];
+    const queries: UsageQuery[] = [
+      {},
+      { from: new Date(T0 + 5 * HOUR).toISOString(), to: new Date(T0 + 30 * HOUR).toISOString() },
+      { token: "alice" },
+      { outcome: "deny", group_by: ["token", "outcome"] },
+      { provider: "openai", environment: "prod", group_by: ["alias", "day"] },
+      { token: "nobody", group_by: ["token"] },
+      ...keys.map((k) => ({ group_by: [k] })),
+      { group_by: ["token", "alias", "hour"] },
+      { from: "2025-01-02T00:00:00+02:00", group_by: ["day", "provider"] },
+    ];
+    for (const q of queries) {
+      const [want, got] = await Promise.all([sqlite.query(q), pg.query(q)]);
+      // Sums of float costs may differ in the last bits between engines' summation orders.
+      const round = (r: typeof want) =>
+        JSON.parse(JSON.stringify(r, (k, v) => k === "cost" && typeof v === "number" ? v.toFixed(9) : v));
+      assert.deepEqual(round(got), round(want), JSON.stringify(q));
+    }
+    assert.equal((await pg.query({})).totals.requests, 600);
+    // The same refusals as SQLite, as UsageQueryError naming the parameter (the admin API's 400).
+    for (
+      const [q, param] of [
+        [{ group_by: ["weekday"] }, "group_by"],
+        [{ from: "yesterday" }, "from"],
+        [{ outcome: "maybe" }, "outcome"],
+      ] as const
+    ) {
+      await assert.rejects(
+        sqlite.query(q as UsageQuery),
+        (e) => e instanceof UsageQueryError && e.param === param,
+      );
+      await assert.rejects(
+        pg.query(q as UsageQuery),
+        (e) => e instanceof UsageQueryError && e.param === param,
+      );
+    }
+  });
+  await sqlite.close();
+});
+
+Deno.test("postgres usage: a replayed or retried batch never stores a record twice", async () => {
+  await withStore(async (pg, schema) => {
+    const records = dataset(2_500); // more than one INSERT statement's worth
+    await pg.insert(records.slice(0, 1_200));
+    await pg.insert(records); // a retry of a batch that had half committed
+    await pg.insert(records.slice(100, 200)); // a spill file replayed again
+    await pg.insert([]);
+    const [row] = await queryOnce(`SELECT COUNT(*) AS n, COUNT(DISTINCT uid) AS u FROM "${schema}".usage`);
+    assert.equal(Number(row.n), 2_500);
+    assert.equal(Number(row.u), 2_500);
+    assert.equal((await pg.query({})).totals.requests, 2_500);
+  });
+});
+
+Deno.test("postgres usage: budgets are seeded from sums, retention deletes old records", async () => {
+  await withStore(async (pg) => {
+    const records = [0, 1, 2, 3].map((i) => ({
+      ...makeRecord(i, {
+        time: new Date(T0 + i * HOUR).toISOString(),
+        prompt_tokens: 10,
+        completion_tokens: 5,
+      }),
+      cost: 0.25,
+      uid: `r${i}`,
+    }));
+    records.push({ ...records[0], uid: "other", token: "bob" });
+    await pg.insert(records);
+    assert.deepEqual(await pg.sumSince("alice", new Date(T0 + HOUR).toISOString()), {
+      tokens: 45,
+      cost: 0.75,
+    });
+    assert.deepEqual(await pg.sumSince("nobody", new Date(T0).toISOString()), { tokens: 0, cost: 0 });
+    assert.equal(await pg.deleteOlderThan(new Date(T0 + 2 * HOUR).toISOString()), 3);
+    assert.equal((await pg.query({})).totals.requests, 2);
+    await assert.rejects(pg.deleteOlderThan("not a time"), UsageQueryError);
+  });
+});
+
+Deno.test("postgres usage: replicas migrating at once end with one schema; a newer one is refused", async () => {
+  const schema = randomSchema("migrate");
+  try {
+    const stores = await Promise.all(
+      Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
+    );
+    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 2);
+    // Every replica writes to and reads from the same tables.
+    await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
+    for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
+    await Promise.all(stores.map((s) => s.close()));
+
+    await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
+    await assert.rejects(
+      openPostgresStore({ url: TEST_DATABASE_URL, schema }),
+      /schema version 99 is newer than this gateway's \(2\)/,
+    );
+  } finally {
+    await dropSchema(schema);
+  }
+});
+
+Deno.test("postgres usage: a closed store rejects; an unreachable database fails fast with 503 for responses", async () => {
+  await withStore(async (pg) => {
+    await pg.close();
+    await assert.rejects(pg.insert([{ ...makeRecord(1), uid: "x" }]), /closed/);
+  });
+  // Nothing listens on this port: connecting is refused at once.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const url = `postgres://postgres@127.0.0.1:${port}/test`;
+  await assert.rejects(openPostgresStore({ url, schema: "gone", timeoutMs: 1_000 }));
+  // A store whose database goes away after start: its calls fail within the time limit.
+  const db = createPostgresStore(new PostgresPool({ url, schema: "gone", timeoutMs: 1_000 }), 1_000);
+  const started = Date.now();
+  await assert.rejects(db.insert([{ ...makeRecord(1), uid: "y" }]));
+  await assert.rejects(
+    db.query({}),
+    (e) => e instanceof GatewayError && e.code === "usage_store_unavailable",
+  );
+  await assert.rejects(db.query({ group_by: ["week" as UsageGroupKey] }), UsageQueryError);
+  await assert.rejects(db.responses.get("resp_1", "alice"), (e) => {
+    assert.ok(e instanceof GatewayError);
+    assert.equal(e.status, 503);
+    assert.equal(e.code, "store_unavailable");
+    return true;
+  });
+  assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
+  await db.close();
+});

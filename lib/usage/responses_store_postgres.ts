@@ -1,0 +1,205 @@
+/**
+ * Stored responses in PostgreSQL (`postgres:` configured): the `responses` and `response_items` tables of
+ * schema migration 2 (`postgres_schema.ts`), shared by every replica, so a `previous_response_id` works
+ * whichever replica gets the next turn. Paging and the chain are laid out by `responses_store.ts`, as in the
+ * SQLite and memory stores, so all three answer alike.
+ *
+ * - The chain is fetched in one round trip (a recursive query along `previous_response_id`, the token's rows
+ *   only), then laid out by `buildChain`.
+ * - Items are looked up through `response_items` (by token and item id, the newest put first); deleting or
+ *   pruning a response removes its items by the foreign key's cascade, in the same statement.
+ * - While PostgreSQL is unreachable every call fails with a 503 `store_unavailable` (with `Retry-After`), not
+ *   a 500 and not a 404: the response may well exist. A failed put is logged by the handler and the client
+ *   keeps its answer (the response is then not stored).
+ *
+ * @module
+ */
+import { GatewayError } from "../errors.ts";
+import type { JsonObject } from "../openai/types.ts";
+import type { PostgresClient } from "./postgres_schema.ts";
+import { UsageQueryError } from "./query.ts";
+import {
+  buildChain,
+  cutoffSeconds,
+  itemSlots,
+  MAX_CHAIN,
+  pageItems,
+  pageOf,
+  type ResponsesStore,
+  type StoredResponse,
+  withItemIds,
+} from "./responses_store.ts";
+
+/** Seconds a client is asked to wait after a `store_unavailable`. */
+const RETRY_AFTER_S = 2;
+
+/** Runs one store call with the store's time limit (and its closed check). */
+export type PostgresCall = <T>(what: string, fn: (sql: PostgresClient) => Promise<T>) => Promise<T>;
+
+/** The 503 a stored-response call answers while the database is unreachable or failing. */
+export function responsesStoreUnavailable(cause: unknown): GatewayError {
+  return new GatewayError(503, "The response store is unavailable right now. Please try again shortly.", {
+    type: "server_error",
+    code: "store_unavailable",
+    headers: { "retry-after": String(RETRY_AFTER_S) },
+    cause,
+  });
+}
+
+const COLUMNS =
+  `id, token, environment, created_at, alias, provider, native, upstream_id, previous_response_id,
+  input_items::text AS input_items, response::text AS response`;
+
+/** The `ResponsesStore` over a migrated pool; `call` bounds each call. */
+export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore {
+  /** `call`, with database failures as 503s; a bad page (`UsageQueryError`) stays the client's 400. */
+  const guarded = async <T>(what: string, fn: (sql: PostgresClient) => Promise<T>): Promise<T> => {
+    try {
+      return await call(what, fn);
+    } catch (err) {
+      if (err instanceof UsageQueryError || err instanceof GatewayError) throw err;
+      throw responsesStoreUnavailable(err);
+    }
+  };
+  const owned = async (sql: PostgresClient, id: string, token: string): Promise<StoredResponse | null> => {
+    const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM responses WHERE id = $1 AND token = $2`, [
+      id,
+      token,
+    ]);
+    return row === undefined ? null : recordOf(row);
+  };
+
+  return {
+    put(record) {
+      return guarded("response put", async (sql) => {
+        const inputItems = withItemIds(record.input_items);
+        await sql.begin(async (tx) => {
+          // A put never takes over another token's id (ids are the gateway's, so this is defence, not a path).
+          const changed = await tx.unsafe(
+            `INSERT INTO responses (id, token, environment, created_at, alias, provider, native, upstream_id,
+               previous_response_id, input_items, response)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::json, $11::text::json)
+             ON CONFLICT (id) DO UPDATE SET environment = excluded.environment,
+               created_at = excluded.created_at, alias = excluded.alias, provider = excluded.provider,
+               native = excluded.native, upstream_id = excluded.upstream_id,
+               previous_response_id = excluded.previous_response_id, input_items = excluded.input_items,
+               response = excluded.response
+             WHERE responses.token = excluded.token`,
+            [
+              record.id,
+              record.token,
+              record.environment,
+              record.created_at,
+              record.alias,
+              record.provider,
+              record.native,
+              record.upstream_id ?? null,
+              record.previous_response_id,
+              JSON.stringify(inputItems),
+              JSON.stringify(record.response),
+            ],
+          );
+          if (changed.count === 0) return; // another token's id: left as it was
+          await tx.unsafe("DELETE FROM response_items WHERE response_id = $1", [record.id]);
+          const slots = itemSlots({ input_items: inputItems, response: record.response });
+          if (slots.length === 0) return;
+          const params: (string | number | boolean)[] = [];
+          const tuples = slots.map((slot) => {
+            const at = params.length;
+            params.push(record.token, slot.id, record.id, slot.output, slot.position);
+            return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5})`;
+          });
+          await tx.unsafe(
+            `INSERT INTO response_items (token, item_id, response_id, output, position) VALUES ${
+              tuples.join(", ")
+            }`,
+            params,
+            { prepare: false },
+          );
+        });
+      });
+    },
+    get(id, token) {
+      return guarded("response get", (sql) => owned(sql, id, token));
+    },
+    delete(id, token) {
+      return guarded("response delete", async (sql) => {
+        const result = await sql.unsafe("DELETE FROM responses WHERE id = $1 AND token = $2", [id, token]);
+        return result.count > 0;
+      });
+    },
+    inputItems(id, token, page) {
+      return guarded("response input items", async (sql) => {
+        pageOf(page); // a bad page is refused whether or not the response exists
+        const record = await owned(sql, id, token);
+        return record === null ? null : pageItems(record.input_items, page);
+      });
+    },
+    chain(id, token) {
+      return guarded("response chain", async (sql) => {
+        // One past the bound, so that `buildChain` sees a chain too long (or looping) and refuses it.
+        const rows = await sql.unsafe(
+          `WITH RECURSIVE link (id, previous_response_id, depth) AS (
+             SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND token = $2
+             UNION ALL
+             SELECT r.id, r.previous_response_id, link.depth + 1
+             FROM responses r JOIN link ON r.id = link.previous_response_id AND r.token = $2
+             WHERE link.depth <= $3
+           )
+           SELECT ${COLUMNS} FROM responses WHERE token = $2 AND id IN (SELECT id FROM link)`,
+          [id, token, MAX_CHAIN],
+        );
+        const byId = new Map(rows.map((row) => [String(row.id), recordOf(row)]));
+        return buildChain(id, token, (link, owner) => {
+          const found = byId.get(link);
+          return found !== undefined && found.token === owner ? found : null;
+        });
+      });
+    },
+    items(ids, token) {
+      return guarded("response items", async (sql) => {
+        if (ids.length === 0) return [];
+        const rows = await sql.unsafe(
+          `SELECT DISTINCT ON (i.item_id) i.item_id,
+             (CASE WHEN i.output THEN r.response -> 'output' -> i.position
+               ELSE r.input_items -> i.position END)::text AS item
+           FROM response_items i JOIN responses r ON r.id = i.response_id AND r.token = i.token
+           WHERE i.token = $1 AND i.item_id = ANY($2::text[])
+           ORDER BY i.item_id, i.seq DESC`,
+          [token, [...new Set(ids)]],
+        );
+        const found = new Map<string, string>();
+        for (const row of rows) {
+          if (typeof row.item === "string") found.set(String(row.item_id), row.item);
+        }
+        return ids.map((id) => {
+          const text = found.get(id);
+          return text === undefined ? null : JSON.parse(text) as JsonObject;
+        });
+      });
+    },
+    prune(beforeIso) {
+      return guarded("response prune", async (sql) => {
+        const cutoff = cutoffSeconds(beforeIso);
+        const result = await sql.unsafe("DELETE FROM responses WHERE created_at < $1", [cutoff]);
+        return result.count;
+      });
+    },
+  };
+}
+
+function recordOf(row: Record<string, unknown>): StoredResponse {
+  return {
+    id: String(row.id),
+    token: String(row.token),
+    environment: String(row.environment),
+    created_at: Number(row.created_at),
+    alias: String(row.alias),
+    provider: String(row.provider),
+    native: row.native === true,
+    upstream_id: row.upstream_id == null ? null : String(row.upstream_id),
+    previous_response_id: row.previous_response_id == null ? null : String(row.previous_response_id),
+    input_items: JSON.parse(String(row.input_items)) as JsonObject[],
+    response: JSON.parse(String(row.response)) as JsonObject,
+  };
+}
