@@ -131,7 +131,11 @@ export async function startGateway(runtime: "deno" | "bun", name: string): Promi
   const port = freePort();
   const dataDir = `${TMP}/${name}-data`;
   await Deno.mkdir(dataDir, { recursive: true });
-  const config = `${BENCH_DIR}/config.yaml`;
+  // BENCH_CONFIG picks another config (e.g. bench/config_shared.yaml), relative to the gateway checkout.
+  const chosen = Deno.env.get("BENCH_CONFIG");
+  const config = chosen
+    ? (chosen.startsWith("/") ? chosen : `${ROOT}/${chosen}`)
+    : `${BENCH_DIR}/config.yaml`;
   const argv = runtime === "bun"
     ? [BINARY, "serve", "--config", config, "--port", String(port)]
     : ["deno", "run", "-A", ...DENO_FLAGS, "main.ts", "serve", "--config", config, "--port", String(port)];
