@@ -17,7 +17,9 @@
  * (fresh server, N held streams, VmRSS); cold start of the binary to its first 200.
  *
  * Flags: `--quick` (~2 min), `--root DIR` (gateway checkout, default the repo), `--out FILE`, `--no-pin`,
- * `--skip-bun`, `--no-install`, `--phases throughput,latency,streams,memory,cold` (a subset runs only those).
+ * `--skip-bun`, `--no-install`, `--phases throughput,latency,streams,memory,cold` (a subset runs only those),
+ * `--shared` (adds `gw-deno-limited`/`gw-deno-shared` and the same for the binary: a limited and budgeted token
+ * on the embedded state, then on Redis + PostgreSQL; see bench/harness/shared_state.ts).
  *
  * This file is the orchestrator: it starts the fake upstream and the targets, runs the phases in order
  * (bench/phases/), and writes the report (bench/harness/report.ts). Settings, process plumbing, servers and
@@ -47,9 +49,11 @@ import {
   PLAN,
   QUICK,
   ROOT,
+  SHARED,
   state,
   SUT_CPU,
 } from "./harness/settings.ts";
+import { dropSharedState } from "./harness/shared_state.ts";
 import { ensureBinary, ensureTools, findBun } from "./harness/tools.ts";
 import { measureColdStart } from "./phases/cold_start.ts";
 import { measureLatency } from "./phases/latency.ts";
@@ -142,6 +146,26 @@ async function main(): Promise<Results> {
       start: (n) => startGateway("bun", n),
     },
   ];
+  if (SHARED) {
+    // The same limits and budget on the embedded state and on Redis + PostgreSQL, on each runtime.
+    for (const runtime of ["deno", "bun"] as const) {
+      for (
+        const [suffix, file, what] of [
+          ["limited", "config_limited.yaml", "limits + budget, in-memory + SQLite"],
+          ["shared", "config_shared.yaml", "limits + budget, Redis + PostgreSQL"],
+        ]
+      ) {
+        targets.push({
+          key: `gw-${runtime}-${suffix}`,
+          label: `gateway (${runtime === "deno" ? "deno run main.ts" : "Bun binary"}; ${what})`,
+          runtime,
+          kind: "gateway",
+          unavailable: runtime === "bun" ? binaryProblem : undefined,
+          start: (n) => startGateway(runtime, n, file),
+        });
+      }
+    }
+  }
   const servers: Server[] = [upstream];
   try {
     for (const t of targets) {
@@ -195,6 +219,7 @@ async function main(): Promise<Results> {
     if (PHASES.has("cold")) results.coldStart = await measureColdStart(PLAN.coldRuns, binaryProblem);
   } finally {
     for (const s of servers) await s.stop();
+    if (SHARED) await dropSharedState();
   }
   results.backgroundBusyEnd = await machineBusy(2_000);
   results.durationS = Math.round((performance.now() - t0) / 1000);

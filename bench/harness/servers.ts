@@ -6,6 +6,7 @@
  */
 import { freePort, shq, sleep, TMP } from "./process.ts";
 import { BENCH_DIR, BINARY, CHAT_BODY, PIN, ROOT, state, SUT_CPU, TOKEN } from "./settings.ts";
+import { SHARED_ENV } from "./shared_state.ts";
 
 /** A server process started by the bench. */
 export interface Server {
@@ -127,13 +128,23 @@ export async function startBare(runtime: "deno" | "bun", name: string): Promise<
 /** Extra `deno run` flags for the Deno gateway (e.g. `--v8-flags=…`), from `BENCH_DENO_FLAGS`. */
 export const DENO_FLAGS = (Deno.env.get("BENCH_DENO_FLAGS") ?? "").split(" ").filter(Boolean);
 
-export async function startGateway(runtime: "deno" | "bun", name: string): Promise<Server> {
+/**
+ * Starts the gateway with `configFile` (in bench/; default `config.yaml`, or BENCH_CONFIG, relative to the
+ * gateway checkout, which replaces the default for every gateway row). The environment always carries the
+ * shared-state settings `config_shared.yaml` reads; the other configs ignore them.
+ */
+export async function startGateway(
+  runtime: "deno" | "bun",
+  name: string,
+  configFile?: string,
+): Promise<Server> {
   const port = freePort();
   const dataDir = `${TMP}/${name}-data`;
   await Deno.mkdir(dataDir, { recursive: true });
-  // BENCH_CONFIG picks another config (e.g. bench/config_shared.yaml), relative to the gateway checkout.
   const chosen = Deno.env.get("BENCH_CONFIG");
-  const config = chosen
+  const config = configFile
+    ? `${BENCH_DIR}/${configFile}`
+    : chosen
     ? (chosen.startsWith("/") ? chosen : `${ROOT}/${chosen}`)
     : `${BENCH_DIR}/config.yaml`;
   const argv = runtime === "bun"
@@ -145,6 +156,7 @@ export async function startGateway(runtime: "deno" | "bun", name: string): Promi
       BENCH_UPSTREAM_URL: state.upstreamUrl,
       BENCH_DATA_DIR: dataDir,
       BENCH_TOKEN: TOKEN,
+      ...SHARED_ENV,
       // As deployed (see the Dockerfile and README): Bun's fetch otherwise queues upstream calls past 256.
       ...(runtime === "bun" ? { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" } : {}),
     },

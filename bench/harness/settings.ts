@@ -16,6 +16,7 @@ export const { values: flags } = parseArgs({
     "no-pin": { type: "boolean", default: false },
     "skip-bun": { type: "boolean", default: false },
     "no-install": { type: "boolean", default: false },
+    shared: { type: "boolean", default: false },
     phases: { type: "string", default: "throughput,latency,streams,memory,cold" },
   },
 });
@@ -26,6 +27,12 @@ export const ROOT = (flags.root ?? decodeURIComponent(new URL("..", BENCH_URL).p
 export const OUT = flags.out ?? `${BENCH_DIR}/RESULTS.md`;
 export const PIN = !flags["no-pin"];
 export const QUICK = flags.quick;
+/**
+ * `--shared`: besides the default rows, the gateway again with the bench token limited and budgeted, once on the
+ * embedded state (`bench/config_limited.yaml`) and once with Redis counters and PostgreSQL records
+ * (`bench/config_shared.yaml`), so the shared stores' cost reads off one run, against the same limits.
+ */
+export const SHARED = flags.shared;
 export const PHASES = new Set(flags.phases.split(","));
 export const BUN_VERSION = "1.4.5";
 export const TOKEN = "gw-bench-token-0123456789abcdef";
