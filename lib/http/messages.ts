@@ -23,7 +23,7 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
 import { streamBudgetGuard } from "./stream_budget.ts";
-import { streamErrorCode } from "../streams/budget_guard.ts";
+import { streamEnding } from "./stream_outcome.ts";
 import { ROUTES } from "./endpoints.ts";
 import {
   answerNativeMessages,
@@ -161,12 +161,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
     countUsage,
     onEnd(end) {
       ctx.services.metrics.streamEnded();
-      const errorCode = end.end === "error"
-        ? streamErrorCode(end.error)
-        : end.end === "cancelled"
-        ? "client_closed_request"
-        : undefined;
-      const known = { ttftMs: end.firstChunkAt, errorCode };
+      const known = streamEnding(end);
       const upstream = end.usage;
       if (upstream) {
         settle({

@@ -27,7 +27,7 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
 import { streamBudgetGuard } from "./stream_budget.ts";
-import { streamErrorCode } from "../streams/budget_guard.ts";
+import { streamEnding } from "./stream_outcome.ts";
 import type { RoutedAnswer } from "./route_request.ts";
 import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
 
@@ -152,12 +152,7 @@ export async function answerNativeMessages(
     budget: streamBudgetGuard(ctx, parsed.chat),
     onEnd(end) {
       ctx.services.metrics.streamEnded();
-      const errorCode = end.end === "error"
-        ? streamErrorCode(end.error)
-        : end.end === "cancelled"
-        ? "client_closed_request"
-        : undefined;
-      const known = { ttftMs: end.firstChunkAt, errorCode };
+      const known = streamEnding(end);
       // A complete stream's counts are the upstream's; a broken one's output is what the client received.
       if (end.usage && end.end === "ok") {
         settle({ ...known, usage: { ...usageTokens(end.usage), estimated: false } });

@@ -12,6 +12,19 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import type { Outcome, TokenUsage } from "./accounting.ts";
 
 /**
+ * What every stream's outcome holds however its usage is found: why it ended badly (its error's code, or
+ * `client_closed_request` when the client went away) and its time to first chunk.
+ */
+export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode"> {
+  const errorCode = end.end === "error"
+    ? streamErrorCode(end.error)
+    : end.end === "cancelled"
+    ? "client_closed_request"
+    : undefined;
+  return { ttftMs: end.firstChunkAt, errorCode };
+}
+
+/**
  * Settles the outcome of a stream that ended as `end` says: its error code (`client_closed_request` when the
  * client went away) and time to first chunk, with `usage` when the handler knows it (the upstream's, or what
  * it counted already for a final event); without it, the tokens of `chat` and of the texts the client
@@ -23,12 +36,7 @@ export function settleStream(
   chat: ChatRequest,
   settle: (outcome: Outcome) => void,
 ): void {
-  const errorCode = end.end === "error"
-    ? streamErrorCode(end.error)
-    : end.end === "cancelled"
-    ? "client_closed_request"
-    : undefined;
-  const known = { ttftMs: end.firstChunkAt, errorCode };
+  const known = streamEnding(end);
   if (usage) {
     settle({ ...known, usage });
     return;
