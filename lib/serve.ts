@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PostgresConfig } from "./config/schema.ts";
+import type { BudgetConfig, PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
@@ -26,6 +26,7 @@ import { observeInserts } from "./usage/observed_store.ts";
 import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
 import { startResponsesRetention } from "./usage/retention.ts";
 import type { UsageDatabase, UsageStore } from "./usage/store.ts";
+import { createTokenDirectory } from "./tokens/directory.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
@@ -76,6 +77,7 @@ export async function startServer(
   } catch (err) {
     // Not serving after all (the port is taken, say): stop the usage worker, so nothing keeps running.
     created.stopResponsesRetention();
+    await created.services.tokens?.close().catch(() => {});
     await created.pipeline?.close().catch(() => {});
     await created.store?.close().catch(() => {});
     await created.closeCounters();
@@ -176,6 +178,7 @@ async function listen(
       await closed;
       // Every request is over: flush their usage records before the process goes.
       stopResponsesRetention();
+      await services.tokens?.close();
       await pipeline?.close();
       await store?.close();
       await closeCounters();
@@ -229,6 +232,15 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     now: Date.now,
     logger,
   });
+  // Tokens issued through the admin API live in the same database (none without one), loaded before serving.
+  const database = store;
+  const tokens = database === null ? null : createTokenDirectory({
+    store: database.tokens,
+    logger,
+    metrics,
+    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
+  });
+  await tokens?.refresh();
   // The production parts; `gatewayServices` builds the rest, as it does for tests.
   const services = gatewayServices({
     policy: createPolicyEngine(counters, {
@@ -237,10 +249,15 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     }),
     usage: pipeline,
     usageStore: pipeline !== null && store !== null
-      ? { flush: () => pipeline!.flush(), query: (q) => store.query(q) }
+      ? {
+        flush: () => pipeline!.flush(),
+        query: (q) => store.query(q),
+        listRecords: (q) => store.listRecords(q),
+      }
       : null,
     responses,
     metrics,
+    tokens,
   });
   return { services, pipeline, counters, store, stopResponsesRetention, closeCounters };
 }
@@ -328,9 +345,19 @@ async function seedBudgets(
   counters: CounterStore,
   logger: Logger,
 ) {
+  await seedTokenBudgets(config.tokens.values(), store, counters, logger);
+}
+
+/** {@linkcode seedBudgets} for `tokens`: the config's, or those issued through the admin API as they appear. */
+async function seedTokenBudgets(
+  tokens: Iterable<{ readonly name: string; readonly budget: BudgetConfig | null }>,
+  store: UsageStore | null,
+  counters: CounterStore,
+  logger: Logger,
+) {
   if (store === null) return;
   const now = Date.now();
-  for (const token of config.tokens.values()) {
+  for (const token of tokens) {
     if (token.budget === null) continue;
     const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
     try {

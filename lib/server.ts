@@ -20,6 +20,10 @@ import { type Answer, deliver } from "./http/accounting.ts";
 import { compose, type Handler } from "./http/compose.ts";
 import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
 import { handleEmbeddings } from "./http/embeddings.ts";
+import { handleAudit, handleToken, handleTokenRotate, handleTokens } from "./http/admin_tokens.ts";
+import { handleExplain } from "./http/admin_explain.ts";
+import { handleRequests } from "./http/admin_requests.ts";
+import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
 import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
@@ -77,6 +81,14 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     config: handleConfig,
     metrics: handleMetrics,
     reload: reloader === undefined ? null : () => handleReload(reloader.reload),
+    tokens: handleTokens,
+    token: handleToken,
+    tokenRotate: handleTokenRotate,
+    audit: handleAudit,
+    explain: handleExplain,
+    requests: handleRequests,
+    console: handleConsole,
+    consoleAsset: handleConsoleAsset,
   };
 }
 
@@ -86,10 +98,15 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
  */
 function readiness(ctx: RequestContext, options: GatewayOptions): Response {
   const last = options.reloader?.status() ?? null;
+  // Tokens issued through the admin API: whether they are current or served from the last load (fail static).
+  const tokens = ctx.services.tokens?.status() ?? null;
   const body = {
     status: "ready",
     config: ctx.state.config.source,
     models: ctx.state.config.models.size,
+    tokens: tokens === null || tokens.error === null
+      ? tokens
+      : { ...tokens, error: ctx.state.config.scrubber.scrub(tokens.error) },
     reload: last === null ? null : {
       ok: last.ok,
       at: last.at,
@@ -128,6 +145,7 @@ const router = (options: GatewayOptions): Handler => {
     if (auth === "none") return (handle as RouteHandler)(request, ctx, match.param);
     if (auth === "admin") {
       const admin = authenticateAdmin(request, ctx.state.config);
+      ctx.admin = admin;
       ctx.record.token = admin.name;
       ctx.record.environment = admin.environment;
       return (handle as RouteHandler)(request, ctx, match.param);
@@ -194,6 +212,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     usageStore: given.usageStore ?? null,
     metrics: given.metrics ?? new GatewayMetrics(),
     responses: given.responses ?? createMemoryResponsesStore(),
+    tokens: given.tokens ?? null,
   };
 }
 
@@ -217,10 +236,12 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
     const open = inFlight.start(request.signal);
+    const base = options.state();
     const ctx: RequestContext = {
       requestId,
       startedAt: performance.now(),
-      state: options.state(),
+      // Tokens issued through the admin API join the config's (memoized: two reference checks per request).
+      state: services.tokens === null ? base : services.tokens.apply(base),
       logger: options.logger,
       routing,
       services,

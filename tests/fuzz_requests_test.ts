@@ -18,6 +18,7 @@ import type { GatewayState } from "../lib/http/context.ts";
 import type { Logger, LogValue } from "../lib/log.ts";
 import { createProviders } from "../lib/providers/registry.ts";
 import { createGateway } from "../lib/server.ts";
+import { USAGE_GROUP_KEYS } from "../lib/usage/record.ts";
 import { createSqliteStore } from "../lib/usage/sqlite_store.ts";
 import { authorizationArb, type FuzzTokens, headersArb, headersOf } from "./helpers/fuzz_headers.ts";
 import {
@@ -100,7 +101,11 @@ function inProcessGateway() {
     logger,
     services: {
       usage: { write: (record) => usage.push(record.request_id) },
-      usageStore: { flush: () => Promise.resolve(), query: (q) => store.query(q) },
+      usageStore: {
+        flush: () => Promise.resolve(),
+        query: (q) => store.query(q),
+        listRecords: (q) => store.listRecords(q),
+      },
     },
   });
   return { handler, errors, counts, usage, close: () => store.close() };
@@ -431,11 +436,19 @@ const usageQuery = fc.record({
   token: fc.string({ maxLength: 12 }),
   alias: fc.string({ maxLength: 12 }),
   outcome: fc.oneof(fc.constantFrom("allow", "deny", "modify"), fc.string({ maxLength: 8 })),
+  upstream_model: fc.string({ maxLength: 12 }),
+  rule: fc.oneof(
+    fc.constantFrom("token.rpm", "alias.content:no-secrets", "a,b"),
+    fc.string({ maxLength: 12 }),
+  ),
   group_by: fc.oneof(
-    fc.array(fc.constantFrom("token", "environment", "alias", "provider", "outcome", "hour", "day"))
-      .map((k) => k.join(",")),
+    fc.array(fc.constantFrom(...USAGE_GROUP_KEYS)).map((k) => k.join(",")),
     fc.string({ maxLength: 20 }),
   ),
+  // Read by /admin/requests only.
+  status: fc.oneof(fc.constantFrom("429", "4xx", "5XX", "600"), fc.string({ maxLength: 4 })),
+  limit: fc.oneof(fc.integer({ min: -5, max: 1_005 }).map(String), fc.string({ maxLength: 6 })),
+  before: fc.oneof(fc.base64String({ maxLength: 40 }), fc.string({ maxLength: 20 })),
 }, { requiredKeys: [] }).map((q) => `?${new URLSearchParams(q as Record<string, string>)}`);
 
 const adminAuth = fc.oneof(
@@ -450,6 +463,7 @@ Deno.test("fuzz: admin endpoints with random headers and queries, 10,000 generat
   const path = fc.oneof(
     fc.constantFrom("/admin/targets", "/admin/config", "/metrics", "/admin/reload", "/readyz", "/healthz"),
     usageQuery.map((q) => `/admin/usage${q}`),
+    usageQuery.map((q) => `/admin/requests${q}`),
   );
   await fuzzInProcess(
     fc.record({ get: getArb(path, fc.constantFrom("GET", "GET", "GET", "POST", "HEAD")), auth: adminAuth })

@@ -42,7 +42,11 @@ tokens: [ { name: t, sha256: ${hashToken(TOKEN)}, models: ["*"] } ]
     logger,
     services: {
       usage: pipeline,
-      usageStore: { flush: () => pipeline.flush(), query: (q) => store.query(q) },
+      usageStore: {
+        flush: () => pipeline.flush(),
+        query: (q) => store.query(q),
+        listRecords: (q) => store.listRecords(q),
+      },
     },
   });
   const send = async (i: number) => {

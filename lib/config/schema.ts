@@ -211,7 +211,7 @@ export const limitsSchema = z.strictObject({
 });
 
 /** A spending cap over a calendar period (UTC): in tokens, or in money (the price table's currency). */
-const budgetSchema = z.strictObject({
+export const budgetSchema = z.strictObject({
   tokens: z.number().int().min(1).optional(),
   cost: z.number().positive().optional(),
   period: z.enum(["day", "month"]),
@@ -273,7 +273,8 @@ const modelSchema = z.strictObject({
   content_rules: z.array(contentRuleSchema).default([]),
 });
 
-const tokenSchema = z.strictObject({
+/** A client token of the config file; the admin API checks tokens it issues with the same fields. */
+export const tokenSchema = z.strictObject({
   name: z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -"),
   environment: z.string().min(1).default("default"),
   /** Lower-case hex SHA-256 of the token; the token itself never needs to be in the file. */

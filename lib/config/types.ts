@@ -108,6 +108,10 @@ export interface ResolvedToken {
   readonly endpoints: ReadonlySet<Endpoint> | null;
   /** Ceiling on max_tokens / max_completion_tokens, or null. */
   readonly maxTokens: number | null;
+  /** The admin API's id of the token (`tok_…`); absent for tokens from the config file. */
+  readonly id?: string;
+  /** Where the token comes from: the config file (absent means the same) or the admin API. */
+  readonly source?: "config" | "api";
 }
 
 /** An admin token: may call `/admin/*`, nothing else. */

@@ -9,7 +9,7 @@ import { isSecretPath, type PathSegment } from "../config/interpolate.ts";
 import { GatewayError, invalidRequest, printable } from "../errors.ts";
 import type { ReloadStatus } from "../reload.ts";
 import { UsageQueryError } from "../usage/query.ts";
-import { POLICY_OUTCOMES, type UsageQuery } from "../usage/record.ts";
+import { POLICY_OUTCOMES, USAGE_GROUP_KEYS, type UsageFilters, type UsageQuery } from "../usage/record.ts";
 import type { RequestContext } from "./context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -50,7 +50,7 @@ export async function handleReload(reload: (trigger: string) => Promise<ReloadSt
   return new Response(JSON.stringify(status), { status: status.ok ? 200 : 422, headers: JSON_TYPE });
 }
 
-const GROUP_KEYS = new Set(["token", "environment", "alias", "provider", "outcome", "hour", "day"]);
+const GROUP_KEYS: ReadonlySet<string> = new Set(USAGE_GROUP_KEYS);
 const OUTCOMES: ReadonlySet<string> = new Set(POLICY_OUTCOMES);
 
 /** "a, b or c". */
@@ -58,7 +58,8 @@ function orList(items: readonly string[]): string {
   return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
 }
 
-function badParam(param: string, message: string): GatewayError {
+/** A 400 naming the query parameter `param`. */
+export function badParam(param: string, message: string): GatewayError {
   return invalidRequest(message, param, "invalid_value");
 }
 
@@ -70,25 +71,41 @@ function isoParam(params: URLSearchParams, name: string): string | undefined {
   return new Date(time).toISOString();
 }
 
-/** Parses `GET /admin/usage`'s query string; every value is checked, nothing is passed to SQL as text. */
-export function parseUsageQuery(url: string): UsageQuery {
-  const params = new URL(url).searchParams;
-  const query: UsageQuery = { from: isoParam(params, "from"), to: isoParam(params, "to") };
-  for (const name of ["token", "environment", "alias", "provider"] as const) {
+/**
+ * The filters shared by `GET /admin/usage` and `GET /admin/requests`. `rule` names one rule: it matches a
+ * request modified by several (their names joined by ","), so a "," in it is refused.
+ */
+export function parseUsageFilters(params: URLSearchParams): UsageFilters {
+  const filters: UsageFilters = { from: isoParam(params, "from"), to: isoParam(params, "to") };
+  for (const name of ["token", "environment", "alias", "provider", "upstream_model"] as const) {
     const value = params.get(name);
-    if (value !== null) query[name] = value;
+    if (value !== null) filters[name] = value;
   }
   const outcome = params.get("outcome");
   if (outcome !== null) {
     if (!OUTCOMES.has(outcome)) throw badParam("outcome", `'outcome' must be ${orList(POLICY_OUTCOMES)}.`);
-    query.outcome = outcome as UsageQuery["outcome"];
+    filters.outcome = outcome as UsageQuery["outcome"];
   }
+  const rule = params.get("rule");
+  if (rule !== null) {
+    if (rule === "" || rule.includes(",")) {
+      throw badParam("rule", "'rule' must name one rule (for example token.rpm), without ','.");
+    }
+    filters.rule = rule;
+  }
+  return filters;
+}
+
+/** Parses `GET /admin/usage`'s query string; every value is checked, nothing is passed to SQL as text. */
+export function parseUsageQuery(url: string): UsageQuery {
+  const params = new URL(url).searchParams;
+  const query: UsageQuery = parseUsageFilters(params);
   const groupBy = params.get("group_by");
   if (groupBy !== null && groupBy !== "") {
     const keys = groupBy.split(",").map((k) => k.trim());
     const bad = keys.find((k) => !GROUP_KEYS.has(k));
     if (bad !== undefined) {
-      throw badParam("group_by", `'group_by' takes ${[...GROUP_KEYS].join(", ")}; got '${printable(bad)}'.`);
+      throw badParam("group_by", `'group_by' takes ${USAGE_GROUP_KEYS.join(", ")}; got '${printable(bad)}'.`);
     }
     query.group_by = keys as UsageQuery["group_by"];
   }
@@ -96,7 +113,7 @@ export function parseUsageQuery(url: string): UsageQuery {
 }
 
 /**
- * `GET /admin/usage?from=&to=&token=&environment=&alias=&provider=&outcome=&group_by=alias,day`: totals
+ * `GET /admin/usage?from=&to=&token=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day`: totals
  * (requests, tokens, cost, denials by rule, errors, latency percentiles), overall and per group. Records still
  * queued are flushed first, so the answer includes every request finished before the query.
  */

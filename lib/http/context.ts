@@ -4,15 +4,23 @@
  *
  * @module
  */
-import type { ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
+import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Admission } from "../policy/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { AttemptRecord, RouteDeps } from "../routing/route.ts";
-import type { PolicyOutcome, UsageQuery, UsageRecord, UsageReport } from "../usage/record.ts";
+import type {
+  PolicyOutcome,
+  RecordListQuery,
+  RecordPage,
+  UsageQuery,
+  UsageRecord,
+  UsageReport,
+} from "../usage/record.ts";
 import type { ResponsesStore } from "../usage/responses_store.ts";
+import type { TokenDirectory } from "../tokens/directory.ts";
 
 /** A config together with the providers built from it; swapped whole on reload. */
 export interface GatewayState {
@@ -63,12 +71,19 @@ export interface GatewayServices {
   readonly usageStore: UsageQueryable | null;
   /** Stored responses (`/v1/responses` unless `store: false`): the usage database's, else in memory. */
   readonly responses: ResponsesStore;
+  /**
+   * Tokens issued through the admin API (`/admin/tokens`), merged into every request's config; null without a
+   * database to keep them in (the token routes then answer 503).
+   */
+  readonly tokens: TokenDirectory | null;
 }
 
 /** The part of the usage store the admin API reads. */
 export interface UsageQueryable {
   flush(): Promise<void>;
   query(q: UsageQuery): Promise<UsageReport>;
+  /** One page of the request log (`GET /admin/requests`). */
+  listRecords(q: RecordListQuery): Promise<RecordPage>;
 }
 
 /** Per-request state handed down the middleware chain. */
@@ -93,6 +108,8 @@ export interface RequestContext {
   /** Called once the request has been reported, to take it off the gateway's in-flight registry. */
   readonly reported: () => void;
   identity?: ResolvedToken;
+  /** The admin token that authenticated an `/admin` request (the audit trail's actor). */
+  admin?: ResolvedAdminToken;
   /**
    * Set for a streamed answer, only by `deliver` (accounting.ts): settles once the body has finished (or failed,
    * or was cancelled) and its outcome is in the record.

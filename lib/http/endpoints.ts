@@ -98,6 +98,17 @@ export const ROUTES = {
   usage: { path: "/admin/usage", methods: ["GET"], auth: "admin", endpoint: null },
   config: { path: "/admin/config", methods: ["GET"], auth: "admin", endpoint: null },
   reload: { path: "/admin/reload", methods: ["POST"], auth: "admin", endpoint: null },
+  tokens: { path: "/admin/tokens", methods: ["GET", "POST"], auth: "admin", endpoint: null },
+  // A fixed rest after the id, so it is matched before `/admin/tokens/{id}`.
+  tokenRotate: { path: "/admin/tokens/{id}/rotate", methods: ["POST"], auth: "admin", endpoint: null },
+  token: { path: "/admin/tokens/{id}", methods: ["GET", "PATCH", "DELETE"], auth: "admin", endpoint: null },
+  audit: { path: "/admin/audit", methods: ["GET"], auth: "admin", endpoint: null },
+  explain: { path: "/admin/explain", methods: ["GET"], auth: "admin", endpoint: null },
+  requests: { path: "/admin/requests", methods: ["GET"], auth: "admin", endpoint: null },
+  // The console's page and assets are public (a login page and static files); every number it shows comes from
+  // the admin API with the admin token the operator signs in with. Not served without an admin token.
+  console: { path: "/console", methods: ["GET"], auth: "none", endpoint: null },
+  consoleAsset: { path: "/console/{path}", methods: ["GET"], auth: "none", endpoint: null },
   metrics: {
     path: "/metrics",
     methods: ["GET"],
@@ -127,6 +138,8 @@ for (const [id, spec] of Object.entries(ROUTES) as [RouteId, RouteSpec][]) {
     prefixed.push({ prefix: spec.path.slice(0, brace + 1), suffix: spec.path.slice(close + 1), id, spec });
   } else exact.set(spec.path, { id, spec, param: "" });
 }
+// `/console/` is the console's page too: the trailing slash is how it is often typed.
+exact.set("/console/", { ...exact.get("/console")!, param: "" });
 // Routes with a fixed rest first: `/v1/responses/{id}` would otherwise take `abc/input_items` as its id.
 prefixed.sort((a, b) => Number(b.suffix !== "") - Number(a.suffix !== ""));
 

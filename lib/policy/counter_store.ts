@@ -13,6 +13,7 @@
  * - {@linkcode CounterStore.release} frees a concurrency slot (`DECR`, deleting at zero).
  * - {@linkcode CounterStore.periodGet} / {@linkcode CounterStore.periodAdd} / {@linkcode CounterStore.periodRaise}
  *   read and grow a per-period counter (`GET`, `INCRBYFLOAT` + `PEXPIREAT`, a max in a script).
+ * - {@linkcode CounterStore.peek} reads what every check would meet, taking nothing (a read-only script).
  *
  * Rate limits are token buckets: capacity = the limit, refilled continuously at `limit` per `windowMs`. So
  * "N per minute" lets a burst of exactly N through, then one more every 60/N seconds, and a bucket left
@@ -115,6 +116,25 @@ export interface CounterStore {
    * {@linkcode periodAdd} one by one.
    */
   settle?(ops: SettleOps): Promise<void>;
+  /**
+   * Optional: how every check would go now, taking nothing (not even a concurrency slot), for
+   * `/admin/explain`. Each result is {@linkcode reserve}'s for that check had it been asked: `ok` says
+   * whether the check alone would pass with its amount, `used` and `remaining` are the counter as it is.
+   */
+  peek?(checks: readonly Check[]): Promise<PeekResult>;
+}
+
+/** The answer to {@linkcode CounterStore.peek}. */
+export interface PeekResult {
+  /** One per check, in order. */
+  readonly results: readonly CheckResult[];
+  /**
+   * `store` when the store asked answered; `local` when a shared store is unreachable and the local limiter
+   * that decides meanwhile (`fail_open`) answered instead, judging `checks`.
+   */
+  readonly source: "store" | "local";
+  /** The checks as judged, when they differ from those asked (the local limiter's share of each limit). */
+  readonly checks?: readonly Check[];
 }
 
 /** What {@linkcode CounterStore.settle} does: the same as the single calls, together. */
@@ -199,7 +219,7 @@ interface Expiring<T> {
 export function createMemoryCounterStore(
   now: () => number = Date.now,
   options: MemoryCounterStoreOptions = {},
-): CounterStore & { readonly size: () => number } {
+): CounterStore & Required<Pick<CounterStore, "peek">> & { readonly size: () => number } {
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const buckets = new Map<string, Expiring<BucketState>>();
   const inFlight = new Map<string, number>();
@@ -351,6 +371,11 @@ export function createMemoryCounterStore(
       const next = Math.max(periodValue(k, t), Number.isFinite(value) ? value : 0);
       periods.set(k, { value: next, expiresAt });
       return Promise.resolve(next);
+    },
+    peek(checks) {
+      const t = now();
+      sweep(t);
+      return Promise.resolve({ results: checks.map((check) => evaluate(check, t)), source: "store" });
     },
     size: () => buckets.size + inFlight.size + periods.size,
   };

@@ -33,6 +33,13 @@ export { type CounterStore, createMemoryCounterStore } from "./counter_store.ts"
 export interface PolicyEngine {
   /** Admits a request, possibly changing its body in place, or throws a {@linkcode PolicyDenied}. */
   admit(req: PolicyRequest): Promise<Admission>;
+  /**
+   * The counters it decides on and its clock, so that `/admin/explain` can read what is left of each limit
+   * and budget ({@linkcode CounterStore.peek}, which takes nothing) in the budget period the engine is in.
+   * Optional: a stand-in engine in a test need not have them.
+   */
+  readonly counters?: CounterStore;
+  readonly now?: () => number;
 }
 
 /** Options of {@linkcode createPolicyEngine}. */
@@ -43,7 +50,8 @@ export interface PolicyEngineOptions {
   onError?: (err: unknown) => void;
 }
 
-function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDenied {
+/** The 403 for an endpoint outside the token's `endpoints`. */
+export function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDenied {
   return new PolicyDenied(
     403,
     `This token (${token.name}) is not allowed to call the ${endpoint} endpoint.`,
@@ -53,17 +61,25 @@ function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDenied {
 }
 
 /**
- * A request's estimated cost for a money budget: its estimated tokens at the dearest per-token rate among
- * the alias's targets (input or output), since the target and the prompt/output split are not known yet.
- * An over-estimate only holds back budget until the request settles; 0 when no target has a price.
+ * The rate (per million tokens) at which a money budget reserves a request's estimate: the dearest per-token
+ * rate among the alias's targets (input or output), since the target and the prompt/output split are not
+ * known yet. 0 when no target has a price.
  */
-function estimatedCost(model: ResolvedModel | undefined, tokens: number): number {
-  if (!model || !(tokens > 0)) return 0;
+export function reservationRate(model: ResolvedModel): number {
   let rate = 0;
   for (const target of model.targets) {
     if (target.price) rate = Math.max(rate, target.price.input, target.price.output);
   }
-  return (tokens * rate) / 1_000_000;
+  return rate;
+}
+
+/**
+ * A request's estimated cost for a money budget: its estimated tokens at {@linkcode reservationRate}. An
+ * over-estimate only holds back budget until the request settles; 0 when no target has a price.
+ */
+function estimatedCost(model: ResolvedModel | undefined, tokens: number): number {
+  if (!model || !(tokens > 0)) return 0;
+  return (tokens * reservationRate(model)) / 1_000_000;
 }
 
 function nonNegative(n: number): number {
@@ -128,6 +144,8 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
   }
 
   return {
+    counters: store,
+    now,
     async admit(req) {
       const { identity: token, endpoint, model, body } = req;
       if (token.endpoints && !token.endpoints.has(endpoint)) throw endpointDenied(token, endpoint);

@@ -25,8 +25,15 @@
  * @module
  */
 import { Redis } from "ioredis";
-import type { BucketRef, Check, CheckResult, CounterStore, ReserveResult } from "./counter_store.ts";
-import { ADJUST_LUA, PERIOD_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from "./redis_scripts.ts";
+import type {
+  BucketRef,
+  Check,
+  CheckResult,
+  CounterStore,
+  PeekResult,
+  ReserveResult,
+} from "./counter_store.ts";
+import { ADJUST_LUA, PEEK_LUA, PERIOD_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from "./redis_scripts.ts";
 
 /** How long a concurrency counter outlives its last take: longer than any request is let run. */
 export const CONCURRENCY_TTL_MS = 3_600_000;
@@ -45,6 +52,8 @@ export interface RedisCounterStoreOptions {
 
 /** A Redis counter store, with what the composition root needs to run and stop it. */
 export interface RedisCounterStore extends CounterStore {
+  /** Reads what every check would meet, taking nothing (one read-only script). */
+  peek(checks: readonly Check[]): Promise<PeekResult>;
   /** Resolves when Redis answers a `PING` within the timeout; rejects otherwise. */
   ping(): Promise<void>;
   /** Resolves once connected (or after `ms`, whichever comes first). */
@@ -61,6 +70,7 @@ interface Scripts {
   gwRelease: Script;
   gwPeriod: Script;
   gwSettle: Script;
+  gwPeek: Script;
 }
 
 function num(value: unknown): number {
@@ -82,6 +92,22 @@ function checkArgs(check: Check): (string | number)[] {
   }
 }
 
+/** `count` results of five values each from a script's reply, starting at `offset`. */
+function checkResults(reply: unknown[], offset: number, count: number): CheckResult[] {
+  const out: CheckResult[] = [];
+  for (let i = 0; i < count; i++) {
+    const o = offset + 5 * i;
+    out.push({
+      ok: reply[o] === "1",
+      used: num(reply[o + 1]),
+      remaining: num(reply[o + 2]),
+      resetMs: num(reply[o + 3]),
+      retryAfterMs: num(reply[o + 4]),
+    });
+  }
+  return out;
+}
+
 /** Creates a Redis counter store; it connects in the background and reconnects by itself. */
 export function createRedisCounterStore(options: RedisCounterStoreOptions): RedisCounterStore {
   const client = new Redis(options.url, {
@@ -101,6 +127,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
   client.defineCommand("gwRelease", { numberOfKeys: 1, lua: RELEASE_LUA });
   client.defineCommand("gwPeriod", { numberOfKeys: 1, lua: PERIOD_LUA });
   client.defineCommand("gwSettle", { lua: SETTLE_LUA });
+  client.defineCommand("gwPeek", { lua: PEEK_LUA });
   const scripts = client as unknown as Scripts;
 
   const prefix = `${options.keyPrefix}{limits}:`;
@@ -111,26 +138,29 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
   const checkKey = (check: Check) =>
     check.kind === "period" ? periodKey(check.key, check.period) : key(check.key);
 
+  /** `reserve`'s and `peek`'s arguments: the check count, their keys, the clock, five values per check. */
+  const checkArgList = (checks: readonly Check[]) => {
+    const args: (string | number)[] = [checks.length, ...checks.map(checkKey), clock()];
+    for (const check of checks) args.push(...checkArgs(check));
+    return args;
+  };
+
   return {
     async reserve(checks) {
       if (checks.length === 0) return { ok: true, results: [] };
-      const args: (string | number)[] = [checks.length, ...checks.map(checkKey), clock()];
-      for (const check of checks) args.push(...checkArgs(check));
-      const reply = await scripts.gwReserve(...args);
+      const reply = await scripts.gwReserve(...checkArgList(checks));
       if (!Array.isArray(reply) || reply.length !== 1 + 5 * checks.length) {
         throw new Error("unexpected reply from the Redis reserve script");
       }
-      const results: CheckResult[] = checks.map((_, i) => {
-        const o = 1 + 5 * i;
-        return {
-          ok: reply[o] === "1",
-          used: num(reply[o + 1]),
-          remaining: num(reply[o + 2]),
-          resetMs: num(reply[o + 3]),
-          retryAfterMs: num(reply[o + 4]),
-        };
-      });
-      return { ok: reply[0] === "1", results } satisfies ReserveResult;
+      return { ok: reply[0] === "1", results: checkResults(reply, 1, checks.length) } satisfies ReserveResult;
+    },
+    async peek(checks) {
+      if (checks.length === 0) return { results: [], source: "store" };
+      const reply = await scripts.gwPeek(...checkArgList(checks));
+      if (!Array.isArray(reply) || reply.length !== 5 * checks.length) {
+        throw new Error("unexpected reply from the Redis peek script");
+      }
+      return { results: checkResults(reply, 0, checks.length), source: "store" };
     },
     async adjust(bucket: BucketRef, delta: number) {
       if (delta === 0 || !Number.isFinite(delta)) return;

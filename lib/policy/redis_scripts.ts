@@ -174,3 +174,39 @@ for i = 1, np do
 end
 return 1
 `;
+
+/**
+ * `peek`: what `reserve` would answer for the same KEYS and ARGV, without writing anything (a concurrency
+ * check takes no slot). Replies `{per check: ok, used, remaining, reset_ms, retry_after_ms}`.
+ */
+export const PEEK_LUA = PRELUDE + `
+local t = now_ms()
+local out = {}
+for i = 1, #KEYS do
+  local o = 1 + (i - 1) * 5
+  local kind, limit, window, amount = ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4])
+  local ok, used, remaining, reset, retry = true, 0, 0, 0, 0
+  if kind == 'b' then
+    local level = bucket_level(KEYS[i], limit, window, t)
+    ok = amount <= 0 or level >= amount - EPS
+    used = limit - level
+    remaining = math.max(0, math.floor(level + EPS))
+    reset = until_full(level, limit, window)
+    if not ok then retry = until_available(level, amount, limit, window) end
+  elseif kind == 'c' then
+    used = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
+    ok = used < limit
+    remaining = math.max(0, limit - used)
+  else
+    used = period_value(KEYS[i])
+    if amount > 0 then ok = used + amount <= limit + EPS else ok = used < limit end
+    remaining = math.max(0, limit - used)
+  end
+  table.insert(out, ok and '1' or '0')
+  table.insert(out, fmt(used))
+  table.insert(out, fmt(remaining))
+  table.insert(out, fmt(reset))
+  table.insert(out, fmt(retry))
+end
+return out
+`;

@@ -17,6 +17,10 @@
  * gives its slot back locally, even if Redis has returned meanwhile. Settling a Redis admission while Redis
  * is down is lost (logged by the engine): its concurrency slot expires with the key, a bucket refills.
  *
+ * A `peek` (`/admin/explain`) reads the shared store like any call; while it is down, `fail_open` answers
+ * from the local limiter (its share of each limit, marked `source: "local"`), and `fail_closed` throws the
+ * same 503 a limited request gets, so an operator sees what clients see.
+ *
  * @module
  */
 import { GatewayError } from "../errors.ts";
@@ -172,6 +176,14 @@ export function createResilientCounterStore(
     periodRaise: (key, period, value, expiresAt) =>
       settleOp(() => shared.periodRaise(key, period, value, expiresAt)),
     settle: shared.settle && ((ops) => settleOp(() => shared.settle!(ops))),
+    peek: shared.peek && (async (checks) => {
+      const done = await attempt(() => shared.peek!(checks));
+      if (done) return done.value;
+      if (options.onFailure === "fail_closed") throw storeUnavailable();
+      const judged = checks.map((c) => localShare(c, replicas));
+      const fallback = await memory.peek(judged);
+      return { results: fallback.results, source: "local", checks: judged };
+    }),
     isUp: () => up,
   };
 }

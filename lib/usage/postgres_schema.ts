@@ -15,12 +15,17 @@
 import postgres from "postgres";
 import { USAGE_COLUMNS } from "./sqlite_store.ts";
 import type { ColumnKind } from "./sqlite_store.ts";
+import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
+import { POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
 
 /** A pool of connections to the gateway's schema. */
 export type PostgresClient = postgres.Sql;
 
-/** The schema version this code writes. 1: usage records; 2: stored responses and their item index. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+/**
+ * The schema version this code writes. 1: usage records; 2: stored responses and their item index; 3: tokens
+ * issued through the admin API, their secrets' hashes and the audit trail (`lib/tokens/store_postgres.ts`).
+ */
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -90,6 +95,7 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
     "CREATE INDEX response_items_lookup ON response_items (token, item_id, seq DESC)",
     "CREATE INDEX response_items_response ON response_items (response_id)",
   ]],
+  [3, POSTGRES_TOKENS_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */
@@ -123,7 +129,8 @@ export function connectPostgres(options: PostgresOptions): PostgresClient {
  */
 export class PostgresPool {
   #sql: PostgresClient;
-  constructor(private readonly options: PostgresOptions) {
+  /** `options` are public so that a `LISTEN` can open a connection of its own that outlives a reset. */
+  constructor(readonly options: PostgresOptions) {
     this.#sql = connectPostgres(options);
   }
   /** The current pool. */
@@ -169,6 +176,8 @@ export async function migratePostgres(sql: PostgresClient, schema: string): Prom
       for (const statement of statements) await tx.unsafe(statement);
       await tx.unsafe("INSERT INTO schema_versions (version) VALUES ($1)", [version]);
     }
+    // Indexes for the admin console's reads, made at open under the same lock (no version of their own).
+    for (const statement of POSTGRES_USAGE_INDEXES) await tx.unsafe(statement);
   });
 }
 

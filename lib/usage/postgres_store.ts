@@ -12,7 +12,8 @@
  * @module
  */
 import { GatewayError } from "../errors.ts";
-import type { UsageQuery, UsageReport } from "./record.ts";
+import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
+import { runListRecordsAsync } from "./record_list.ts";
 import {
   canonicalTime,
   POSTGRES_DIALECT,
@@ -29,6 +30,7 @@ import {
   withTimeout,
 } from "./postgres_schema.ts";
 import { createPostgresResponsesStore } from "./responses_store_postgres.ts";
+import { createPostgresTokenStore, isTokenNameTaken } from "../tokens/store_postgres.ts";
 import { USAGE_COLUMNS, usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
 
@@ -46,6 +48,17 @@ const BOOL_AT = new Set(USAGE_COLUMNS.flatMap(([, kind], i) => kind === "bool" ?
 export function numbered(text: string): string {
   let n = 0;
   return text.replace(/\?/g, () => `$${++n}`);
+}
+
+/** A failed admin read: a bad filter stays the admin's 400; a database that is down is a 503 to retry, not a 500. */
+function readFailure(err: unknown): Error {
+  if (err instanceof UsageQueryError) return err;
+  return new GatewayError(503, "The usage database is unavailable right now. Please try again shortly.", {
+    type: "server_error",
+    code: "usage_store_unavailable",
+    headers: { "retry-after": "2" },
+    cause: err,
+  });
 }
 
 /** Options for {@linkcode openPostgresStore}. */
@@ -107,14 +120,22 @@ export function createPostgresStore(
     } catch (err) {
       // After a failed call the pool starts afresh: a connection the failure touched may be left waiting on a
       // socket the server is gone from (seen when PostgreSQL crashes mid-query), and calls queued behind it
-      // would wait forever. A bad query (`UsageQueryError`) is the caller's, not the connection's.
-      if (!closed && !(err instanceof UsageQueryError)) pool.reset();
+      // would wait forever. A bad query (`UsageQueryError`) or a taken token name is the caller's, not the
+      // connection's.
+      if (!closed && !(err instanceof UsageQueryError) && !isTokenNameTaken(err)) pool.reset();
       throw err;
     }
   };
 
+  const tokens = createPostgresTokenStore(call, {
+    url: pool.options.url,
+    schema: pool.options.schema,
+    timeoutMs,
+  });
+
   return {
     responses: createPostgresResponsesStore(call),
+    tokens,
     insert(records) {
       return call("insert", async (sql) => {
         for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
@@ -146,18 +167,19 @@ export function createPostgresStore(
             POSTGRES_DIALECT,
           ));
       } catch (err) {
-        // A bad filter stays the admin's 400; a database that is down is a 503 to retry, not a 500.
-        if (err instanceof UsageQueryError) throw err;
-        throw new GatewayError(
-          503,
-          "The usage database is unavailable right now. Please try again shortly.",
-          {
-            type: "server_error",
-            code: "usage_store_unavailable",
-            headers: { "retry-after": "2" },
-            cause: err,
-          },
-        );
+        throw readFailure(err);
+      }
+    },
+    async listRecords(q: RecordListQuery): Promise<RecordPage> {
+      try {
+        return await call("request log", (sql) =>
+          runListRecordsAsync(
+            q,
+            async (text, params) => [...await sql.unsafe(numbered(text), [...params])],
+            POSTGRES_DIALECT,
+          ));
+      } catch (err) {
+        throw readFailure(err);
       }
     },
     sumSince(token, sinceIso) {
@@ -179,6 +201,7 @@ export function createPostgresStore(
     async close() {
       if (closed) return;
       closed = true;
+      await tokens.close();
       await pool.end();
     },
   };

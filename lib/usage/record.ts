@@ -44,8 +44,8 @@ export interface UsageRecord {
   error_code: string | null;
 }
 
-/** Filters and grouping for usage queries (`GET /admin/usage`). */
-export interface UsageQuery {
+/** Which records a usage query or the request log covers. */
+export interface UsageFilters {
   /** ISO time, inclusive. */
   from?: string;
   /** ISO time, exclusive. */
@@ -54,12 +54,60 @@ export interface UsageQuery {
   environment?: string;
   alias?: string;
   provider?: string;
+  upstream_model?: string;
   outcome?: PolicyOutcome;
+  /**
+   * One rule name. A modified request may carry several rules joined by "," (`alias.content:pii,token.max_tokens`);
+   * the filter matches a record when any of its rules is this one.
+   */
+  rule?: string;
+}
+
+/** Filters and grouping for usage queries (`GET /admin/usage`). */
+export interface UsageQuery extends UsageFilters {
   group_by?: UsageGroupKey[];
 }
 
-/** What usage can be grouped by. */
-export type UsageGroupKey = "token" | "environment" | "alias" | "provider" | "outcome" | "hour" | "day";
+/** Every key usage can be grouped by, the one list of them (the admin API's parser and the SQL read it). */
+export const USAGE_GROUP_KEYS = [
+  "token",
+  "environment",
+  "alias",
+  "provider",
+  "upstream_model",
+  "outcome",
+  "rule",
+  "endpoint",
+  "minute",
+  "hour",
+  "day",
+] as const;
+
+/**
+ * What usage can be grouped by. Grouping by `rule` puts a record in the group of each of its rules (a request
+ * modified by two rules counts in both), so the groups' requests may add up to more than the totals.
+ */
+export type UsageGroupKey = typeof USAGE_GROUP_KEYS[number];
+
+/** A status filter of the request log: one code (`429`) or a class (`4xx`: 400-499). */
+export type StatusFilter = { code: number } | { class: number };
+
+/** The request log's query (`GET /admin/requests`): the usage filters, a status, and a page. */
+export interface RecordListQuery extends UsageFilters {
+  status?: StatusFilter;
+  /** Records per page, 1-1000 (default 100). */
+  limit?: number;
+  /** The `next_cursor` of the previous page: records strictly older than its last one. */
+  before?: string;
+}
+
+/** One page of the request log, newest first. */
+export interface RecordPage {
+  data: UsageRecord[];
+  has_more: boolean;
+  /** What to pass as `before` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
 
 /** Totals over a set of records. */
 export interface UsageTotals {

@@ -14,21 +14,25 @@ import { setImmediate } from "node:timers";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import type { UsageQuery, UsageReport } from "./record.ts";
-import { canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
+import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
+import { canonicalTime, registerSqliteFunctions, runUsageQuery, type SqlValue } from "./query.ts";
+import { runListRecords } from "./record_list.ts";
+import { SQLITE_USAGE_INDEXES } from "./usage_indexes.ts";
 import { type StoredUsageRecord, uidOf, type UsageDatabase } from "./store.ts";
 import {
   createSqliteResponsesStore,
   RESPONSE_ITEMS_SQL,
   RESPONSES_TABLE_SQL,
 } from "./responses_store_sqlite.ts";
+import { createSqliteTokenStore, SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
 
 /**
  * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
  * 2: stored responses (`responses_store_sqlite.ts`); 3: their item index (`item_reference` lookups) and
- * `upstream_id`.
+ * `upstream_id`; 4: tokens issued through the admin API, their secrets' hashes and the audit trail
+ * (`lib/tokens/store_sqlite.ts`).
  */
-export const USAGE_SCHEMA_VERSION = 3;
+export const USAGE_SCHEMA_VERSION = 4;
 
 export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
 
@@ -83,6 +87,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   ],
   [2, RESPONSES_TABLE_SQL],
   [3, RESPONSE_ITEMS_SQL],
+  [4, SQLITE_TOKENS_SQL],
 ];
 
 /**
@@ -114,6 +119,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   try {
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
     migrate(db);
+    db.exec(SQLITE_USAGE_INDEXES);
+    registerSqliteFunctions(db);
   } catch (e) {
     db.close();
     throw e;
@@ -135,6 +142,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
   return {
     responses: createSqliteResponsesStore(db, open),
+    tokens: createSqliteTokenStore(db, open),
     async insert(records) {
       // node:sqlite is synchronous: on the request thread a 500-row batch would hold the event loop for
       // 10-20 ms. Slices of `slice` rows, each its own transaction, with a macrotask between them, keep every
@@ -160,6 +168,14 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       return run(() => {
         open();
         return runUsageQuery(q, (sql, params) => db.prepare(sql).all(...params) as Record<string, unknown>[]);
+      });
+    },
+    listRecords(q: RecordListQuery): Promise<RecordPage> {
+      return run(() => {
+        open();
+        const all = (sql: string, params: readonly SqlValue[]) =>
+          db.prepare(sql).all(...params) as Record<string, unknown>[];
+        return runListRecords(q, all);
       });
     },
     sumSince(token, sinceIso) {

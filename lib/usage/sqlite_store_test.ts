@@ -235,8 +235,10 @@ Deno.test("sqlite store: schema version, columns and indexes", async () => {
     "usage_outcome_time",
     "usage_provider_time",
     "usage_time",
+    "usage_time_uid",
     "usage_token_time",
     "usage_uid",
+    "usage_upstream_model_time",
   ]);
   const unique = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'usage_uid'").get();
   assert.match(String(unique?.sql), /UNIQUE/);

@@ -34,6 +34,8 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.insert(call.records);
     case "query":
       return await store.query(call.query);
+    case "listRecords":
+      return await store.listRecords(call.query);
     case "sumSince":
       return await store.sumSince(call.token, call.since);
     case "deleteOlderThan":
@@ -54,6 +56,14 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.responses.items(call.ids, call.token);
     case "responses.prune":
       return await store.responses.prune(call.before);
+    case "tokens.loadAll":
+      return await store.tokens.loadAll();
+    case "tokens.version":
+      return await store.tokens.version();
+    case "tokens.put":
+      return await store.tokens.put(call.token, call.audit);
+    case "tokens.audit":
+      return await store.tokens.audit(call.query);
   }
 }
 

@@ -1,13 +1,14 @@
 /**
  * The messages between the usage store's proxy on the request thread (`sqlite_worker_store.ts`) and the
- * worker that owns the database (`sqlite_worker.ts`): one call per `UsageStore` method and per `ResponsesStore`
- * method (those named `responses.*`), answered by id.
+ * worker that owns the database (`sqlite_worker.ts`): one call per `UsageStore` method, per `ResponsesStore`
+ * method (those named `responses.*`) and per `TokenStore` method but `close` (`tokens.*`), answered by id.
  *
  * @module
  */
-import type { UsageQuery } from "./record.ts";
+import type { RecordListQuery, UsageQuery } from "./record.ts";
 import type { StoredUsageRecord } from "./store.ts";
 import type { ItemsPage, StoredResponse } from "./responses_store.ts";
+import type { AuditEntry, AuditQuery, StoredToken } from "../tokens/types.ts";
 
 /** A call to the worker; `id` pairs it with its answer. */
 export type StoreCall =
@@ -16,6 +17,7 @@ export type StoreCall =
     | { method: "open"; path: string }
     | { method: "insert"; records: readonly StoredUsageRecord[] }
     | { method: "query"; query: UsageQuery }
+    | { method: "listRecords"; query: RecordListQuery }
     | { method: "sumSince"; token: string; since: string }
     | { method: "deleteOlderThan"; before: string }
     | { method: "close" }
@@ -26,6 +28,10 @@ export type StoreCall =
     | { method: "responses.chain"; rid: string; token: string }
     | { method: "responses.items"; ids: readonly string[]; token: string }
     | { method: "responses.prune"; before: string }
+    | { method: "tokens.loadAll" }
+    | { method: "tokens.version" }
+    | { method: "tokens.put"; token: StoredToken; audit: AuditEntry }
+    | { method: "tokens.audit"; query: AuditQuery }
   );
 
 /** An error as it crosses the thread boundary: enough to rebuild a `UsageQueryError` (which has `param`). */

@@ -8,12 +8,13 @@
  *
  * @module
  */
-import type { UsageQuery, UsageReport } from "./record.ts";
+import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { UsageQueryError } from "./query.ts";
 import type { StoreAnswer, StoreCall, StoreFailure } from "./sqlite_worker_protocol.ts";
 import type { UsageDatabase } from "./store.ts";
 import type { ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
+import { type AuditPage, type StoredToken, TokenNameTakenError, type TokenStore } from "../tokens/types.ts";
 
 /** A call without its id (distributed over the union, so each method keeps its own fields). */
 type CallBody = StoreCall extends infer C ? C extends StoreCall ? Omit<C, "id"> : never : never;
@@ -108,7 +109,43 @@ export async function openSqliteWorkerStore(
 
   await start();
 
+  let tokensClosed = false;
+  const tokenCall = (body: CallBody) => {
+    if (tokensClosed) return Promise.reject(new Error("token store is closed"));
+    return call(body);
+  };
+  // Only this process writes the file, so `watch` is absent; `close` stops this handle's calls (the
+  // database closes with the usage store).
+  const tokens: TokenStore = {
+    kind: "sqlite",
+    async loadAll() {
+      return await tokenCall({ method: "tokens.loadAll" }) as { version: number; tokens: StoredToken[] };
+    },
+    async version() {
+      return await tokenCall({ method: "tokens.version" }) as number;
+    },
+    async put(token, audit) {
+      try {
+        await tokenCall({ method: "tokens.put", token, audit });
+      } catch (err) {
+        // Rebuilt on this side of the thread boundary, so callers can tell it by its class.
+        if (err instanceof Error && err.name === "TokenNameTakenError") {
+          throw new TokenNameTakenError(token.name);
+        }
+        throw err;
+      }
+    },
+    async audit(query) {
+      return await tokenCall({ method: "tokens.audit", query }) as AuditPage;
+    },
+    close() {
+      tokensClosed = true;
+      return Promise.resolve();
+    },
+  };
+
   return {
+    tokens,
     responses: {
       async put(record) {
         await call({ method: "responses.put", record });
@@ -137,6 +174,9 @@ export async function openSqliteWorkerStore(
     },
     async query(query: UsageQuery) {
       return await call({ method: "query", query }) as UsageReport;
+    },
+    async listRecords(query: RecordListQuery) {
+      return await call({ method: "listRecords", query }) as RecordPage;
     },
     async sumSince(token, since) {
       return await call({ method: "sumSince", token, since }) as { tokens: number; cost: number };

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import type { UsageQuery, UsageRecord, UsageReport } from "./record.ts";
+import type { RecordListQuery, RecordPage, UsageQuery, UsageRecord, UsageReport } from "./record.ts";
 import type { ResponsesStore } from "./responses_store.ts";
+import type { TokenStore } from "../tokens/types.ts";
 
 /**
  * A usage record as it travels through the pipeline: the record plus `uid`, a unique id the pipeline gives
@@ -44,6 +45,8 @@ export interface UsageStore {
   insert(records: readonly StoredUsageRecord[]): Promise<void>;
   /** Filters, groups and totals records for `GET /admin/usage`. Rejects with `UsageQueryError` on bad input. */
   query(q: UsageQuery): Promise<UsageReport>;
+  /** One page of the request log (`GET /admin/requests`), newest first. Rejects with `UsageQueryError` on bad input. */
+  listRecords(q: RecordListQuery): Promise<RecordPage>;
   /** Tokens (prompt + completion) and cost of `token`'s records since `sinceIso`, to seed budgets at startup. */
   sumSince(token: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
   /** Deletes records older than `iso` (retention); resolves to how many were deleted. */
@@ -53,11 +56,13 @@ export interface UsageStore {
 }
 
 /**
- * A usage database that also keeps stored responses (`/v1/responses`), in the same file: the SQLite store
- * and its worker proxy. `close()` closes both.
+ * A usage database that also keeps stored responses (`/v1/responses`) and the tokens issued through the admin
+ * API, in the same database: the SQLite store and its worker proxy, and the PostgreSQL store. `close()`
+ * closes all of them.
  */
 export interface UsageDatabase extends UsageStore {
   readonly responses: ResponsesStore;
+  readonly tokens: TokenStore;
 }
 
 /** The dedupe key of a record: its `uid`, else `request_id|time` (stable across replays of the same line). */

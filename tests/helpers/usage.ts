@@ -77,6 +77,7 @@ export function controlledStore(inner: UsageStore): ControlledStore {
       await inner.insert(records);
     },
     query: (q) => inner.query(q),
+    listRecords: (q) => inner.listRecords(q),
     sumSince: (token, since) => inner.sumSince(token, since),
     deleteOlderThan: (iso) => inner.deleteOlderThan(iso),
     close: () => inner.close(),

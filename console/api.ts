@@ -1,0 +1,121 @@
+/// <reference lib="dom" />
+/**
+ * The admin API client. The admin token lives only in `sessionStorage` (gone when the tab closes, never sent
+ * to another origin); a 401 drops it and brings back the login page, since the token was revoked or mistyped.
+ *
+ * @module
+ */
+import { queryString, type QueryValues } from "./query.ts";
+import type { ApiList } from "./types.ts";
+
+const STORAGE_KEY = "gateway.adminToken";
+
+/** An error answer of the admin API (OpenAI's shape), or a network failure (status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  /** The message with the field it names: "limits.rpm: must be at least 1". */
+  get detail(): string {
+    return this.param !== null && !this.message.includes(this.param)
+      ? `${this.param}: ${this.message}`
+      : this.message;
+  }
+}
+
+/** The stored admin token, or null when signed out. */
+export function storedToken(): string | null {
+  return sessionStorage.getItem(STORAGE_KEY);
+}
+
+export function storeToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(STORAGE_KEY);
+  else sessionStorage.setItem(STORAGE_KEY, token);
+}
+
+/** Called on a 401: the app signs out. */
+let onUnauthorized: () => void = () => {};
+
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+async function errorOf(response: Response): Promise<ApiError> {
+  let message = `${response.status} ${response.statusText}`.trim();
+  let param: string | null = null;
+  let code: string | null = null;
+  try {
+    const body = await response.json() as { error?: { message?: unknown; param?: unknown; code?: unknown } };
+    if (typeof body.error?.message === "string") message = body.error.message;
+    if (typeof body.error?.param === "string") param = body.error.param;
+    if (typeof body.error?.code === "string") code = body.error.code;
+  } catch {
+    // Not JSON (a proxy's page): the status line says enough.
+  }
+  return new ApiError(response.status, message, param, code);
+}
+
+/**
+ * Calls the admin API (or `/readyz`) with the stored token; resolves to the JSON answer. Rejects with an
+ * {@linkcode ApiError}; a 401 also signs out.
+ */
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = storedToken(),
+): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+    });
+  } catch (err) {
+    throw new ApiError(
+      0,
+      `The gateway cannot be reached (${err instanceof Error ? err.message : String(err)}).`,
+    );
+  }
+  if (!response.ok) {
+    const error = await errorOf(response);
+    if (response.status === 401 && path.startsWith("/admin")) onUnauthorized();
+    throw error;
+  }
+  return await response.json() as T;
+}
+
+/** `GET path?query`. */
+export function get<T>(path: string, query: QueryValues = {}): Promise<T> {
+  return request<T>("GET", `${path}${queryString(query)}`);
+}
+
+/** Every page of a list that pages with `after` (tokens), up to `max` entries. */
+export async function getAll<T extends { id: string }>(
+  path: string,
+  query: QueryValues,
+  max = 5000,
+): Promise<T[]> {
+  const all: T[] = [];
+  let after: string | undefined;
+  while (all.length < max) {
+    const page = await get<ApiList<T>>(path, { ...query, limit: 1000, after });
+    all.push(...page.data);
+    if (!page.has_more || page.data.length === 0) break;
+    after = page.data[page.data.length - 1].id;
+  }
+  return all;
+}

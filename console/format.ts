@@ -1,0 +1,100 @@
+/**
+ * How the console writes numbers, money, durations and times. Pure functions (no DOM), so they are unit-tested
+ * and every view formats alike. Times are shown in UTC: operators compare them with logs, which are in UTC.
+ *
+ * @module
+ */
+
+const INTEGER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+const DECIMAL = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
+/** Placeholder for a value that is not there (no data, not set). */
+export const NONE = "—";
+
+/** `1234567` → "1,234,567"; null → "—". */
+export function formatCount(value: number | null | undefined): string {
+  return value === null || value === undefined || !Number.isFinite(value) ? NONE : INTEGER.format(value);
+}
+
+/**
+ * Money in the price table's currency (which the gateway does not name), with enough decimals that a cheap
+ * request is not shown as 0: `0.000123` → "0.000123", `12.5` → "12.50".
+ */
+export function formatCost(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return NONE;
+  if (value === 0) return "0";
+  if (Math.abs(value) >= 1) return value.toFixed(2);
+  return value.toPrecision(3).replace(/0+$/, "").replace(/\.$/, "");
+}
+
+/** An axis tick: at most three significant digits, no trailing zeros (`0.5`, `1`, `1.25`, `12,500`). */
+export function axisNumber(value: number): string {
+  if (!Number.isFinite(value)) return "";
+  return Math.abs(value) >= 1000 ? INTEGER.format(value) : String(Number(value.toPrecision(3)));
+}
+
+/** A latency axis tick: "0.5 ms", "120 ms", "1.5 s". */
+export function axisMs(ms: number): string {
+  if (!Number.isFinite(ms)) return "";
+  return Math.abs(ms) < 1000 ? `${axisNumber(ms)} ms` : `${axisNumber(ms / 1000)} s`;
+}
+
+/** A ratio as a percentage: `0.125` → "12.5%"; no requests (NaN) → "—". */
+export function formatPercent(ratio: number | null | undefined): string {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return NONE;
+  return `${DECIMAL.format(ratio * 100)}%`;
+}
+
+/** Milliseconds: `42.4` → "42 ms", `1530` → "1.53 s"; null → "—". */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return NONE;
+  if (Math.abs(ms) < 1000) return `${INTEGER.format(ms)} ms`;
+  return `${DECIMAL.format(ms / 1000)} s`;
+}
+
+/** An ISO time as "2026-11-24 09:00:05 UTC"; null or unparsable → "—" (or the text as given). */
+export function formatTime(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined || iso === "") return NONE;
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return iso;
+  return `${new Date(time).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** A token's limits: `{rpm: 60, concurrent: 4}` → "60 rpm · 4 concurrent"; none → "—". */
+export function formatLimits(limits: { rpm?: number; tpm?: number; concurrent?: number } | null): string {
+  if (limits === null) return NONE;
+  const parts: string[] = [];
+  if (limits.rpm !== undefined) parts.push(`${formatCount(limits.rpm)} rpm`);
+  if (limits.tpm !== undefined) parts.push(`${formatCount(limits.tpm)} tpm`);
+  if (limits.concurrent !== undefined) parts.push(`${formatCount(limits.concurrent)} concurrent`);
+  return parts.length === 0 ? NONE : parts.join(" · ");
+}
+
+/** A budget: "1,000,000 tokens / month", "25.00 cost / day"; none → "—". */
+export function formatBudget(budget: { tokens?: number; cost?: number; period: string } | null): string {
+  if (budget === null) return NONE;
+  const parts: string[] = [];
+  if (budget.tokens !== undefined) parts.push(`${formatCount(budget.tokens)} tokens`);
+  if (budget.cost !== undefined) parts.push(`${formatCost(budget.cost)} cost`);
+  return parts.length === 0 ? NONE : `${parts.join(" + ")} / ${budget.period}`;
+}
+
+/** Any JSON value, short, for the audit trail's changes: strings bare, null as "none", the rest as JSON. */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return "none";
+  if (typeof value === "string") return value;
+  return JSON.stringify(value);
+}
+
+/** An entry's changes as lines: "limits: none → {"rpm":60}" for updates, "field: value" otherwise. */
+export function changeLines(changes: Record<string, unknown>): string[] {
+  return Object.entries(changes).map(([key, value]) => {
+    if (
+      value !== null && typeof value === "object" && !Array.isArray(value) && "from" in value && "to" in value
+    ) {
+      const { from, to } = value as { from: unknown; to: unknown };
+      return `${key}: ${formatValue(from)} → ${formatValue(to)}`;
+    }
+    return `${key}: ${formatValue(value)}`;
+  });
+}

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import {
+  axisMs,
+  axisNumber,
+  formatBudget,
+  formatCost,
+  formatCount,
+  formatLimits,
+  formatMs,
+  formatPercent,
+  formatTime,
+  formatValue,
+  NONE,
+} from "./format.ts";
+
+Deno.test("formatCount groups thousands and shows missing values as a dash", () => {
+  assert.equal(formatCount(1234567), "1,234,567");
+  assert.equal(formatCount(0), "0");
+  assert.equal(formatCount(null), NONE);
+  assert.equal(formatCount(Number.NaN), NONE);
+});
+
+Deno.test("formatCost never shows a cheap request as zero", () => {
+  assert.equal(formatCost(0), "0");
+  assert.equal(formatCost(0.000123456), "0.000123");
+  assert.equal(formatCost(0.5), "0.5");
+  assert.equal(formatCost(12.5), "12.50");
+  assert.equal(formatCost(undefined), NONE);
+});
+
+Deno.test("formatPercent and formatMs", () => {
+  assert.equal(formatPercent(0.125), "12.5%");
+  assert.equal(formatPercent(0), "0%");
+  assert.equal(formatPercent(0 / 0), NONE);
+  assert.equal(formatMs(42.4), "42 ms");
+  assert.equal(formatMs(1530), "1.53 s");
+  assert.equal(formatMs(null), NONE);
+});
+
+Deno.test("formatTime shows UTC and passes through what it cannot parse", () => {
+  assert.equal(formatTime("2026-11-24T09:00:05.123Z"), "2026-11-24 09:00:05 UTC");
+  assert.equal(formatTime("2026-11-24T10:00:05+01:00"), "2026-11-24 09:00:05 UTC");
+  assert.equal(formatTime("soon"), "soon");
+  assert.equal(formatTime(null), NONE);
+});
+
+Deno.test("formatLimits and formatBudget name each part", () => {
+  assert.equal(formatLimits({ rpm: 60, tpm: 100000, concurrent: 4 }), "60 rpm · 100,000 tpm · 4 concurrent");
+  assert.equal(formatLimits({}), NONE);
+  assert.equal(formatLimits(null), NONE);
+  assert.equal(formatBudget({ tokens: 1000000, period: "month" }), "1,000,000 tokens / month");
+  assert.equal(formatBudget({ cost: 25, period: "day" }), "25.00 cost / day");
+  assert.equal(formatBudget(null), NONE);
+});
+
+Deno.test("axisNumber keeps ticks short", () => {
+  assert.equal(axisNumber(0.5), "0.5");
+  assert.equal(axisNumber(1), "1");
+  assert.equal(axisNumber(0.123456), "0.123");
+  assert.equal(axisNumber(12500), "12,500");
+  assert.equal(axisMs(0.5), "0.5 ms");
+  assert.equal(axisMs(1500), "1.5 s");
+});
+
+Deno.test("formatValue", () => {
+  assert.equal(formatValue(null), "none");
+  assert.equal(formatValue("staging"), "staging");
+  assert.equal(formatValue({ rpm: 60 }), '{"rpm":60}');
+});

@@ -1,0 +1,151 @@
+/**
+ * The admin API's answers, as the console reads them (docs/admin_api.md). Only the fields the console shows.
+ *
+ * @module
+ */
+
+export interface ApiList<T> {
+  readonly object: "list";
+  readonly data: T[];
+  readonly has_more: boolean;
+  readonly next_cursor?: string | null;
+}
+
+export interface Limits {
+  rpm?: number;
+  tpm?: number;
+  concurrent?: number;
+}
+
+export interface Budget {
+  tokens?: number;
+  cost?: number;
+  period: "day" | "month";
+  stop_streams?: boolean;
+}
+
+export interface Token {
+  readonly id: string;
+  readonly name: string;
+  readonly environment: string;
+  readonly description: string | null;
+  readonly source: "api" | "config";
+  readonly status: "active" | "disabled" | "expired" | "revoked";
+  readonly models: string[];
+  readonly endpoints: string[] | null;
+  readonly limits: Limits | null;
+  readonly budget: Budget | null;
+  readonly max_tokens: number | null;
+  readonly expires_at: string | null;
+  readonly disabled: boolean;
+  readonly created_at: string | null;
+  readonly updated_at: string | null;
+  readonly created_by: string | null;
+  readonly rotated_at: string | null;
+  readonly revoked_at: string | null;
+  /** Only in the answers of create and rotate. */
+  readonly token?: string;
+  readonly previous_expires_at?: string | null;
+}
+
+export interface Totals {
+  readonly requests: number;
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly total_tokens: number;
+  readonly cost: number;
+  readonly denials: Record<string, number>;
+  readonly errors: number;
+  readonly latency_ms: { p50: number | null; p90: number | null; p99: number | null };
+}
+
+export interface UsageReport {
+  readonly totals: Totals;
+  readonly groups: (Totals & { key: Record<string, string | null> })[];
+}
+
+export interface UsageRecord {
+  readonly time: string;
+  readonly request_id: string;
+  readonly token: string | null;
+  readonly environment: string | null;
+  readonly alias: string | null;
+  readonly provider: string | null;
+  readonly upstream_model: string | null;
+  readonly endpoint: string;
+  readonly stream: boolean;
+  readonly status: number;
+  readonly outcome: string;
+  readonly rule: string | null;
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
+  readonly cost: number;
+  readonly latency_ms: number;
+  readonly error_code: string | null;
+}
+
+export interface TargetState {
+  readonly provider: string;
+  readonly model: string;
+  readonly weight?: number;
+  readonly state: string;
+  readonly in_flight: number;
+  readonly consecutive_failures?: number;
+  readonly ejected_until: string | number | null;
+  readonly latency_ewma_ms: number | null;
+  readonly failures?: number;
+  readonly price?: { input: number; output: number } | null;
+}
+
+export interface AliasTargets {
+  readonly alias: string;
+  readonly strategy: string;
+  readonly targets: TargetState[];
+}
+
+export interface AuditEntry {
+  readonly id: string;
+  readonly time: string;
+  readonly actor: string;
+  readonly action: string;
+  readonly token_id: string;
+  readonly token_name: string;
+  readonly changes: Record<string, unknown>;
+}
+
+export interface Explanation {
+  readonly token: { name: string; id: string; source: string; environment: string; status: string };
+  readonly model: string;
+  readonly endpoint: string;
+  readonly allowed: boolean;
+  readonly denied_by: { rule: string; message: string } | null;
+  readonly checks: { rule: string; ok: boolean; detail?: string | null }[];
+  readonly targets: TargetState[];
+  readonly limits: { rule: string; limit: number; used: number | null; remaining: number | null }[];
+  readonly budget: {
+    rule: string;
+    period: string;
+    unit: string;
+    limit: number;
+    used: number | null;
+    remaining: number | null;
+    stop_streams?: boolean;
+  } | null;
+  readonly max_tokens: number | null;
+  readonly content_rules: { rule: string; action: string; pattern: string; flags?: string }[];
+  readonly strategy?: string;
+}
+
+export interface Readiness {
+  readonly status: string;
+  readonly config: string;
+  readonly models: number;
+  readonly reload: { ok: boolean; at: string; trigger: string; errors: number; issues: string[] } | null;
+  readonly tokens?: {
+    store: string;
+    ok: boolean;
+    error?: string | null;
+    loaded_at?: string | null;
+    count?: number;
+  };
+}

@@ -1,0 +1,195 @@
+/// <reference lib="dom" />
+/**
+ * Overview: requests, tokens, cost, error rate and latency over a time range, as charts and totals, and
+ * breakdowns by token, environment, alias, provider and upstream model. Following a row's value filters the
+ * whole view by it (drill-down); filters stack and show as chips.
+ *
+ * @module
+ */
+import { get, getAll } from "../api.ts";
+import { chartFigure, COLORS } from "../charts.ts";
+import { type Child, definitions, h, link, replace, table } from "../dom.ts";
+import { axisMs, axisNumber, formatCost, formatCount, formatMs, formatPercent } from "../format.ts";
+import { routeHash } from "../query.ts";
+import { rangeOf, rangeWindow, toSeries } from "../range.ts";
+import type { Token, Totals, UsageReport } from "../types.ts";
+import { cutNote, heading, loading, rangeSelect, showError, type View } from "./common.ts";
+
+/** The dimensions an overview can be filtered and broken down by: query name and table caption. */
+export const BREAKDOWNS: readonly [string, string][] = [
+  ["token", "By token"],
+  ["environment", "By environment"],
+  ["alias", "By alias"],
+  ["provider", "By provider"],
+  ["upstream_model", "By upstream model"],
+];
+
+const ROWS_SHOWN = 50;
+
+function errorRate(totals: Totals): number {
+  return totals.requests === 0 ? Number.NaN : totals.errors / totals.requests;
+}
+
+function denied(totals: Totals): number {
+  return Object.values(totals.denials).reduce((sum, n) => sum + n, 0);
+}
+
+/** The summary numbers. */
+export function summary(totals: Totals): HTMLElement {
+  return definitions([
+    ["Requests", formatCount(totals.requests)],
+    ["Tokens", formatCount(totals.total_tokens)],
+    ["Cost", formatCost(totals.cost)],
+    ["Error rate", formatPercent(errorRate(totals))],
+    ["Denied", formatCount(denied(totals))],
+    ["p50 latency", formatMs(totals.latency_ms.p50)],
+    ["p99 latency", formatMs(totals.latency_ms.p99)],
+  ], "Summary");
+}
+
+export const overviewView: View = async (root, _rest, params) => {
+  const range = rangeOf(params.range);
+  const filters: Record<string, string> = {};
+  for (const [key] of BREAKDOWNS) if (params[key]) filters[key] = params[key];
+  const go = (values: Record<string, string>) => location.hash = routeHash("overview", { range, ...values });
+
+  const chips = Object.entries(filters).map(([key, value]) => {
+    const { [key]: _dropped, ...others } = filters;
+    return h(
+      "li",
+      { class: "chip" },
+      h("span", {}, `${key}: ${value}`),
+      h("button", {
+        type: "button",
+        class: "chip-remove",
+        "aria-label": `Remove filter ${key}: ${value}`,
+        onclick: () => go(others),
+      }, "×"),
+    );
+  });
+  const filterBar = chips.length === 0 ? null : h(
+    "div",
+    { class: "filters", role: "group", "aria-label": "Filters" },
+    h("ul", {}, chips),
+    h("button", { type: "button", class: "secondary", onclick: () => go({}) }, "Clear filters"),
+  );
+  const body = h("div", {}, loading());
+  replace(
+    root,
+    heading(
+      "Overview",
+      rangeSelect(range, (next) => location.hash = routeHash("overview", { ...filters, range: next })),
+    ),
+    filterBar,
+    body,
+  );
+
+  const window = rangeWindow(range, Date.now());
+  const base = { from: window.from, to: window.to, ...filters };
+  let timeline: UsageReport;
+  let breakdowns: UsageReport[];
+  try {
+    [timeline, ...breakdowns] = await Promise.all([
+      get<UsageReport>("/admin/usage", { ...base, group_by: window.bucket }),
+      ...BREAKDOWNS.map(([key]) => get<UsageReport>("/admin/usage", { ...base, group_by: key })),
+    ]);
+  } catch (err) {
+    replace(body);
+    showError(body, err);
+    return;
+  }
+  // Token ids for the "Details" links; the overview still works if the token API is unavailable.
+  const tokens = await getAll<Token>("/admin/tokens", {}).catch(() => [] as Token[]);
+  const tokenIds = new Map(tokens.map((t) => [t.name, t.id]));
+
+  const series = toSeries(timeline.groups, window);
+  const count = axisNumber;
+  const charts = h(
+    "div",
+    { class: "charts" },
+    chartFigure(
+      "Requests",
+      series.x,
+      [{ label: "Requests", values: series.requests, color: COLORS[0] }],
+      series.points,
+      count,
+    ),
+    chartFigure(
+      "Tokens",
+      series.x,
+      [{ label: "Tokens", values: series.tokens, color: COLORS[2] }],
+      series.points,
+      count,
+    ),
+    chartFigure(
+      "Cost",
+      series.x,
+      [{ label: "Cost", values: series.cost, color: COLORS[3] }],
+      series.points,
+      axisNumber,
+    ),
+    chartFigure(
+      "Error rate",
+      series.x,
+      [{ label: "Error rate (%)", values: series.errorRate, color: COLORS[1], spanGaps: true }],
+      series.points,
+      (v) => `${axisNumber(v)}%`,
+    ),
+    chartFigure(
+      "Latency",
+      series.x,
+      [
+        { label: "p50", values: series.p50, color: COLORS[0], spanGaps: true },
+        { label: "p99", values: series.p99, color: COLORS[4], spanGaps: true },
+      ],
+      series.points,
+      axisMs,
+    ),
+  );
+
+  const tables = BREAKDOWNS.map(([key, caption], i) => {
+    const groups = [...breakdowns[i].groups].sort((a, b) => b.requests - a.requests);
+    const shown = groups.slice(0, ROWS_SHOWN);
+    const columns = ["Value", "Requests", "Tokens", "Cost", "Errors", "Denied", "p50", "p99"];
+    if (key === "token") columns.push("Details");
+    const rows = shown.map((group) => {
+      const value = group.key[key];
+      const first: Child = value === null || value === undefined
+        ? h("span", { class: "muted" }, "(none)")
+        : link(routeHash("overview", { range, ...filters, [key]: value }), value);
+      const cells: Child[] = [
+        first,
+        formatCount(group.requests),
+        formatCount(group.total_tokens),
+        formatCost(group.cost),
+        formatCount(group.errors),
+        formatCount(denied(group)),
+        formatMs(group.latency_ms.p50),
+        formatMs(group.latency_ms.p99),
+      ];
+      if (key === "token") {
+        const id = value === null || value === undefined ? undefined : tokenIds.get(value);
+        cells.push(
+          id === undefined ? "" : link(routeHash("tokens", {}, id), "Details"),
+        );
+      }
+      return cells;
+    });
+    return h(
+      "section",
+      { class: "breakdown" },
+      table(caption, columns, rows, "No requests."),
+      cutNote(shown.length, groups.length),
+    );
+  });
+
+  replace(
+    body,
+    timeline.totals.requests === 0
+      ? h("p", { class: "empty-state" }, "No requests in this time range.")
+      : null,
+    summary(timeline.totals),
+    charts,
+    h("div", { class: "breakdowns" }, tables),
+  );
+};

@@ -1,0 +1,130 @@
+/// <reference lib="dom" />
+/**
+ * The request log: usage records, newest first, filtered by token, alias, outcome and status, a page at a
+ * time. Usage records never hold prompt text, so neither does this page.
+ *
+ * @module
+ */
+import { get } from "../api.ts";
+import { field, h, replace, select, table, timeCell } from "../dom.ts";
+import { formatCost, formatCount, formatMs, formatTime } from "../format.ts";
+import { routeHash } from "../query.ts";
+import type { ApiList, UsageRecord } from "../types.ts";
+import { heading, loading, showError, type View } from "./common.ts";
+
+const PAGE = 50;
+/** Filters that come from the address only (a drill-down from another view), kept across "Apply". */
+const PASSED_ON = ["environment", "provider", "upstream_model", "rule", "from", "to"] as const;
+
+export const requestsView: View = async (root, _rest, params) => {
+  const token = h("input", { type: "text", name: "token", value: params.token ?? "", autocomplete: "off" });
+  const alias = h("input", { type: "text", name: "alias", value: params.alias ?? "", autocomplete: "off" });
+  const outcome = select(
+    [["", "any"], ["allow", "allow"], ["deny", "deny"], ["modify", "modify"]],
+    params.outcome ?? "",
+    { name: "outcome" },
+  );
+  const status = h("input", {
+    type: "text",
+    name: "status",
+    value: params.status ?? "",
+    placeholder: "429 or 4xx",
+    size: 8,
+    autocomplete: "off",
+  });
+  const kept: Record<string, string> = {};
+  for (const name of PASSED_ON) if (params[name]) kept[name] = params[name];
+  const form = h(
+    "form",
+    { class: "filter-form", "aria-label": "Filters" },
+    field("Token", token),
+    field("Alias", alias),
+    field("Outcome", outcome),
+    field("Status", status),
+    h("button", { type: "submit" }, "Apply"),
+    Object.keys(kept).length === 0 ? null : h(
+      "p",
+      { class: "note" },
+      `Also filtered by ${Object.entries(kept).map(([k, v]) => `${k}: ${v}`).join(", ")}.`,
+    ),
+  );
+  const filters = () => ({
+    ...kept,
+    token: token.value.trim(),
+    alias: alias.value.trim(),
+    outcome: outcome.value,
+    status: status.value.trim(),
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = routeHash("requests", filters());
+    // Re-applying the same filters refreshes the page.
+    if (location.hash === next) void requestsView(root, _rest, params);
+    else location.hash = next;
+  });
+  const body = h("div", {}, loading());
+  replace(root, heading("Requests"), form, body);
+
+  let page: ApiList<UsageRecord>;
+  try {
+    page = await get<ApiList<UsageRecord>>("/admin/requests", {
+      ...kept,
+      token: params.token,
+      alias: params.alias,
+      outcome: params.outcome,
+      status: params.status,
+      before: params.before,
+      limit: PAGE,
+    });
+  } catch (err) {
+    replace(body);
+    showError(body, err);
+    return;
+  }
+  const rows = page.data.map((r) => [
+    timeCell(r.time, formatTime(r.time)),
+    h("code", {}, r.request_id),
+    r.token ?? "",
+    r.environment ?? "",
+    r.alias ?? "",
+    r.provider ?? "",
+    r.upstream_model ?? "",
+    String(r.status),
+    r.outcome,
+    r.rule ?? "",
+    formatCount(r.prompt_tokens + r.completion_tokens),
+    formatCost(r.cost),
+    formatMs(r.latency_ms),
+  ]);
+  const columns = [
+    "Time",
+    "Request ID",
+    "Token",
+    "Environment",
+    "Alias",
+    "Provider",
+    "Model",
+    "Status",
+    "Outcome",
+    "Rule",
+    "Tokens",
+    "Cost",
+    "Latency",
+  ];
+  const pager = h("div", { class: "pager" });
+  if (params.before) {
+    pager.appendChild(
+      h("a", { href: routeHash("requests", { ...params, before: "" }), class: "button secondary" }, "Newest"),
+    );
+  }
+  if (page.has_more && page.next_cursor) {
+    const cursor = page.next_cursor;
+    pager.appendChild(
+      h("button", {
+        type: "button",
+        onclick: () => location.hash = routeHash("requests", { ...params, before: cursor }),
+      }, "Next page"),
+    );
+  }
+  replace(body, table("Request log", columns, rows, "No requests match."), pager);
+};

@@ -1,0 +1,82 @@
+/**
+ * `GET /admin/explain?token=<name>&model=<alias>[&endpoint=]`: what would happen to a request from that
+ * token for that alias now, and why (policy/explain.ts). Reads counters and takes nothing.
+ *
+ * @module
+ */
+import { ENDPOINTS } from "../config/schema.ts";
+import type { ResolvedToken } from "../config/types.ts";
+import { GatewayError, printable } from "../errors.ts";
+import { defaultEndpoint, explain, MODEL_ENDPOINTS, type ModelEndpoint } from "../policy/explain.ts";
+import { badParam } from "./admin.ts";
+import type { RequestContext } from "./context.ts";
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+const MODEL_ENDPOINT_NAMES = Object.keys(MODEL_ENDPOINTS) as ModelEndpoint[];
+
+function isModelEndpoint(value: string): value is ModelEndpoint {
+  return Object.hasOwn(MODEL_ENDPOINTS, value);
+}
+
+function required(params: URLSearchParams, name: string): string {
+  const value = params.get(name);
+  if (value === null || value === "") throw badParam(name, `'${name}' is required.`);
+  return value;
+}
+
+function notFound(param: string, message: string, code: string): GatewayError {
+  return new GatewayError(404, message, { type: "invalid_request_error", param, code });
+}
+
+/**
+ * The token named `name` in the live token map (config tokens and those issued through the API). A token
+ * in its rotation grace period is in the map once per secret; the entry of its current secret is the one
+ * that expires last (a rotated-out secret stops at its grace end, or earlier with the token).
+ */
+export function tokenByName(tokens: Iterable<ResolvedToken>, name: string): ResolvedToken | undefined {
+  let found: ResolvedToken | undefined;
+  const lasts = (t: ResolvedToken) => t.expiresAt ?? Infinity;
+  for (const token of tokens) {
+    if (token.name !== name) continue;
+    if (found === undefined || lasts(token) > lasts(found)) found = token;
+  }
+  return found;
+}
+
+/** `GET /admin/explain`: 400 without `token` or `model`, 404 for an unknown one, else the explanation. */
+export async function handleExplain(request: Request, ctx: RequestContext): Promise<Response> {
+  const params = new URL(request.url).searchParams;
+  const name = required(params, "token");
+  const alias = required(params, "model");
+  const endpointParam = params.get("endpoint");
+  if (endpointParam !== null && !isModelEndpoint(endpointParam)) {
+    const known = (ENDPOINTS as readonly string[]).includes(endpointParam);
+    throw badParam(
+      "endpoint",
+      `'endpoint' must be one of ${MODEL_ENDPOINT_NAMES.join(", ")}` +
+        (known ? ` (the ${endpointParam} endpoint does not call a model).` : "."),
+    );
+  }
+  const config = ctx.state.config;
+  const token = tokenByName(config.tokens.values(), name);
+  if (token === undefined) {
+    throw notFound("token", `No token is named '${printable(name)}'.`, "token_not_found");
+  }
+  const model = config.models.get(alias);
+  if (model === undefined) {
+    throw notFound("model", `No model alias is named '${printable(alias)}'.`, "model_not_found");
+  }
+  const policy = ctx.services.policy;
+  const explanation = await explain({
+    token,
+    alias,
+    endpoint: endpointParam ?? defaultEndpoint(model.type),
+    config,
+    counters: policy.counters,
+    health: ctx.routing.health.snapshot(),
+    now: (policy.now ?? Date.now)(),
+  });
+  // The alias was found above and the config is this request's snapshot, so an explanation is certain.
+  return new Response(JSON.stringify(explanation), { headers: JSON_TYPE });
+}

@@ -1,0 +1,71 @@
+/**
+ * `GET /admin/requests`: the request log over the usage records, newest first, filtered and paged. The
+ * console's request log and its "most recent denied requests" read it; usage records never hold prompt text,
+ * so neither does this.
+ *
+ * @module
+ */
+import { GatewayError, invalidRequest } from "../errors.ts";
+import { UsageQueryError } from "../usage/query.ts";
+import type { RecordListQuery, StatusFilter } from "../usage/record.ts";
+import { DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../usage/record_list.ts";
+import { badParam, parseUsageFilters } from "./admin.ts";
+import type { RequestContext } from "./context.ts";
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+/** `status`: a code (`429`) or a class (`4xx`, `5xx`; `1xx`-`3xx` too, for completeness). */
+function statusParam(value: string): StatusFilter {
+  const cls = /^([1-5])xx$/i.exec(value);
+  if (cls) return { class: Number(cls[1]) };
+  if (/^[1-5][0-9]{2}$/.test(value)) return { code: Number(value) };
+  throw badParam("status", "'status' must be a status code like 429 or a class like 4xx or 5xx.");
+}
+
+/** Parses `GET /admin/requests`'s query string: the usage filters, `status`, `limit` and `before`. */
+export function parseRecordListQuery(url: string): RecordListQuery {
+  const params = new URL(url).searchParams;
+  const query: RecordListQuery = parseUsageFilters(params);
+  const status = params.get("status");
+  if (status !== null) query.status = statusParam(status);
+  const limit = params.get("limit");
+  if (limit !== null) {
+    const n = /^[0-9]{1,5}$/.test(limit) ? Number(limit) : Number.NaN;
+    if (!(n >= 1 && n <= MAX_RECORD_LIMIT)) {
+      throw badParam(
+        "limit",
+        `'limit' must be an integer from 1 to ${MAX_RECORD_LIMIT} (default ${DEFAULT_RECORD_LIMIT}).`,
+      );
+    }
+    query.limit = n;
+  }
+  const before = params.get("before");
+  if (before !== null) query.before = before;
+  return query;
+}
+
+/**
+ * `GET /admin/requests?from=&to=&token=&…&status=4xx&limit=&before=`: `{"object":"list","data":[record…],
+ * "has_more","next_cursor"}`. Records still queued are flushed first, so a request finished before the call
+ * is in the log.
+ */
+export async function handleRequests(request: Request, ctx: RequestContext): Promise<Response> {
+  const store = ctx.services.usageStore;
+  if (store === null) {
+    throw new GatewayError(503, "No usage store is configured (usage.sqlite is none).", {
+      type: "server_error",
+      code: "usage_store_disabled",
+    });
+  }
+  const query = parseRecordListQuery(request.url);
+  await store.flush();
+  let page;
+  try {
+    page = await store.listRecords(query);
+  } catch (err) {
+    // A cursor that is not one of ours (or a filter the store refuses) is the client's 400.
+    if (err instanceof UsageQueryError) throw invalidRequest(err.message, err.param, "invalid_value");
+    throw err;
+  }
+  return new Response(JSON.stringify({ object: "list", ...page }), { headers: JSON_TYPE });
+}

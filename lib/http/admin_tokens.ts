@@ -1,0 +1,405 @@
+/**
+ * `/admin/tokens` and `/admin/audit`: issue, list, change, rotate and revoke client tokens at run time, and
+ * the audit trail of those changes (docs/admin_api.md is the contract).
+ *
+ * Only a secret's SHA-256 is stored; the secret itself is in the one answer that makes it (the `201` of an
+ * issue, the `200` of a rotation) and nowhere else. Every change is written with its audit entry in one store
+ * transaction, then this replica reloads before it answers, so the change holds here at once (the other
+ * replicas hear of it through the store). Tokens from the config file are listed read-only, as `cfg_<name>`.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { hashToken } from "../auth/authenticate.ts";
+import type { ResolvedToken } from "../config/types.ts";
+import { GatewayError, invalidRequest, printable } from "../errors.ts";
+import type { TokenDirectory } from "../tokens/directory.ts";
+import {
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditEntry,
+  type AuditQuery,
+  type StoredToken,
+  TokenNameTakenError,
+  type TokenSecret,
+} from "../tokens/types.ts";
+import {
+  byNameThenId,
+  CONFIG_ID_PREFIX,
+  configView,
+  fieldsOf,
+  storedView,
+  TOKEN_STATUSES,
+  type TokenView,
+} from "../tokens/token_view.ts";
+import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../tokens/validate.ts";
+import { badParam } from "./admin.ts";
+import type { RequestContext } from "./context.ts";
+import { readJsonBody } from "./read_json_body.ts";
+
+const JSON_TYPE = { "content-type": "application/json" };
+/** Answers that hold a secret must not be kept by any cache on the way. */
+const SECRET_HEADERS = { ...JSON_TYPE, "cache-control": "no-store" };
+
+/** The directory, or the 503 of a gateway without a database to keep issued tokens in. */
+function directoryOf(ctx: RequestContext): TokenDirectory {
+  const directory = ctx.services.tokens;
+  if (directory === null) {
+    throw new GatewayError(
+      503,
+      "Tokens cannot be issued here: the gateway has no database (usage.sqlite is none and no postgres).",
+      { type: "server_error", code: "token_store_disabled" },
+    );
+  }
+  return directory;
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
+}
+
+/** A new secret: `gw-` and 32 random bytes in base64url, as `gateway token new` makes them. */
+function newSecret(): string {
+  return `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
+}
+
+/** The config file's tokens (not those issued here), one per name. */
+function configTokens(ctx: RequestContext): ResolvedToken[] {
+  const byName = new Map<string, ResolvedToken>();
+  for (const token of ctx.state.config.tokens.values()) {
+    if (token.source !== "api" && !byName.has(token.name)) byName.set(token.name, token);
+  }
+  return [...byName.values()];
+}
+
+function json(body: unknown, status = 200, headers: HeadersInit = JSON_TYPE): Response {
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+function notFound(id: string): GatewayError {
+  return new GatewayError(404, `No token with id '${printable(id)}'.`, {
+    type: "invalid_request_error",
+    param: "id",
+    code: "token_not_found",
+  });
+}
+
+function conflict(message: string, code: string): GatewayError {
+  return new GatewayError(409, message, { type: "invalid_request_error", code });
+}
+
+function readOnly(): GatewayError {
+  return conflict(
+    "This token comes from the config file and is read-only here; change it in the file.",
+    "token_read_only",
+  );
+}
+
+function storeUnavailable(ctx: RequestContext, err: unknown): GatewayError {
+  ctx.logger.error("token_store_write_failed", { error: err instanceof Error ? err.message : String(err) });
+  return new GatewayError(503, "The token store cannot be reached; nothing was changed. Try again.", {
+    type: "server_error",
+    code: "token_store_unavailable",
+    cause: err,
+  });
+}
+
+/** The stored token `id`, as loaded just now (revoked ones too); a `cfg_` id is the config's (read-only). */
+async function findStored(ctx: RequestContext, directory: TokenDirectory, id: string): Promise<StoredToken> {
+  await directory.refresh();
+  const token = directory.tokens().find((t) => t.id === id);
+  if (token !== undefined) return token;
+  if (
+    id.startsWith(CONFIG_ID_PREFIX) &&
+    configTokens(ctx).some((t) => t.name === id.slice(CONFIG_ID_PREFIX.length))
+  ) {
+    throw readOnly();
+  }
+  throw notFound(id);
+}
+
+/** Writes `token` with its audit entry, then reloads, so this replica honours the change before it answers. */
+async function write(
+  ctx: RequestContext,
+  directory: TokenDirectory,
+  token: StoredToken,
+  action: AuditAction,
+  changes: Record<string, unknown>,
+): Promise<void> {
+  const entry: AuditEntry = {
+    id: `aud_${randomHex(12)}`,
+    time: token.updated_at,
+    actor: ctx.admin?.name ?? "unknown",
+    action,
+    token_id: token.id,
+    token_name: token.name,
+    changes,
+  };
+  try {
+    await directory.store.put(token, entry);
+  } catch (err) {
+    if (err instanceof TokenNameTakenError) throw nameTaken(token.name);
+    throw storeUnavailable(ctx, err);
+  }
+  ctx.logger.info("token_changed", { action, token: token.name, id: token.id, actor: entry.actor });
+  await directory.refresh();
+}
+
+function nameTaken(name: string): GatewayError {
+  return conflict(`A token named '${printable(name)}' already exists.`, "token_name_taken");
+}
+
+async function body(
+  request: Request,
+  ctx: RequestContext,
+  optional = false,
+): Promise<Record<string, unknown>> {
+  if (optional && (request.body === null || request.headers.get("content-length") === "0")) return {};
+  return await readJsonBody(request, ctx.state.config.server) as Record<string, unknown>;
+}
+
+function intParam(params: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
+  const text = params.get(name);
+  if (text === null) return fallback;
+  const value = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(value >= min && value <= max)) {
+    throw badParam(name, `'${name}' must be an integer from ${min} to ${max}.`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(
+  params: URLSearchParams,
+  name: string,
+  allowed: readonly T[],
+): T | undefined {
+  const value = params.get(name);
+  if (value === null) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw badParam(name, `'${name}' must be one of ${allowed.join(", ")}.`);
+  }
+  return value as T;
+}
+
+/** `GET /admin/tokens`: both sources, filtered, by name then id, a page after `after`. */
+function listTokens(request: Request, ctx: RequestContext, directory: TokenDirectory): Response {
+  const params = new URL(request.url).searchParams;
+  const environment = params.get("environment");
+  const source = oneOf(params, "source", ["api", "config"] as const);
+  const status = oneOf(params, "status", TOKEN_STATUSES);
+  const q = params.get("q")?.toLowerCase();
+  const limit = intParam(params, "limit", 1, 1000, 100);
+  const after = params.get("after");
+  const now = Date.now();
+  const all = [
+    ...configTokens(ctx).map((t) => configView(t, now)),
+    ...directory.tokens().map((t) => storedView(t, now)),
+  ].sort(byNameThenId);
+  let cursor: TokenView | undefined;
+  if (after !== null) {
+    cursor = all.find((t) => t.id === after);
+    if (cursor === undefined) throw badParam("after", `'after' names no token ('${printable(after)}').`);
+  }
+  const matching = all.filter((t) =>
+    (cursor === undefined || byNameThenId(t, cursor) > 0) &&
+    (environment === null || t.environment === environment) &&
+    (source === undefined || t.source === source) &&
+    (status === undefined ? t.status !== "revoked" : t.status === status) &&
+    (q === undefined || t.name.toLowerCase().includes(q))
+  );
+  const data = matching.slice(0, limit);
+  return json({
+    object: "list",
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: matching.length > limit,
+  });
+}
+
+/** `POST /admin/tokens`: 201 with the token and, this once, its secret. */
+async function issueToken(
+  request: Request,
+  ctx: RequestContext,
+  directory: TokenDirectory,
+): Promise<Response> {
+  const input = validateNewToken(await body(request, ctx), ctx.state.config);
+  if (configTokens(ctx).some((t) => t.name === input.name)) throw nameTaken(input.name);
+  const secret = newSecret();
+  const now = new Date().toISOString();
+  const token: StoredToken = {
+    id: `tok_${randomHex(12)}`,
+    ...input,
+    created_at: now,
+    updated_at: now,
+    created_by: ctx.admin?.name ?? "unknown",
+    revoked_at: null,
+    rotated_at: null,
+    secrets: [{ sha256: hashToken(secret), expires_at: null }],
+  };
+  const { name, ...fields } = input;
+  await write(ctx, directory, token, "create", { name, ...fields });
+  return json({ ...storedView(token, Date.now()), token: secret }, 201, SECRET_HEADERS);
+}
+
+/**
+ * Reads show what the store holds now; while it cannot be read they show, without waiting for its timeout
+ * each time, the tokens this replica serves (fail static; `/readyz` says so).
+ */
+async function freshForReading(directory: TokenDirectory): Promise<void> {
+  if (directory.status().ok) await directory.refresh();
+}
+
+/** `GET /admin/tokens` (list) and `POST /admin/tokens` (issue). */
+export async function handleTokens(request: Request, ctx: RequestContext): Promise<Response> {
+  const directory = directoryOf(ctx);
+  if (request.method === "POST") return await issueToken(request, ctx, directory);
+  await freshForReading(directory);
+  return listTokens(request, ctx, directory);
+}
+
+/** `PATCH`: only the fields given; a change that changes nothing writes nothing. */
+async function patchToken(
+  request: Request,
+  ctx: RequestContext,
+  directory: TokenDirectory,
+  current: StoredToken,
+): Promise<Response> {
+  const given = await body(request, ctx);
+  if (current.revoked_at !== null) {
+    throw conflict("This token is revoked and cannot change.", "token_revoked");
+  }
+  const patch = validatePatch(given, fieldsOf(current), ctx.state.config);
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const [key, to] of Object.entries(patch) as [keyof TokenFields, unknown][]) {
+    const from = current[key];
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
+  }
+  if (Object.keys(changes).length === 0) return json(storedView(current, Date.now()));
+  const token: StoredToken = { ...current, ...patch, updated_at: new Date().toISOString() };
+  await write(ctx, directory, token, "update", changes);
+  return json(storedView(token, Date.now()));
+}
+
+/** `DELETE`: revoked for good, its hashes dropped; revoking again answers the first revocation. */
+async function revokeToken(
+  ctx: RequestContext,
+  directory: TokenDirectory,
+  current: StoredToken,
+): Promise<Response> {
+  if (current.revoked_at !== null) return json(storedView(current, Date.now()));
+  const now = new Date().toISOString();
+  const token: StoredToken = { ...current, revoked_at: now, updated_at: now, secrets: [] };
+  await write(ctx, directory, token, "revoke", {});
+  return json(storedView(token, Date.now()));
+}
+
+/** `GET`, `PATCH` and `DELETE /admin/tokens/{id}`. */
+export async function handleToken(request: Request, ctx: RequestContext, id: string): Promise<Response> {
+  const directory = directoryOf(ctx);
+  if (request.method === "GET" || request.method === "HEAD") {
+    await freshForReading(directory);
+    const now = Date.now();
+    const stored = directory.tokens().find((t) => t.id === id);
+    if (stored !== undefined) return json(storedView(stored, now));
+    const config = id.startsWith(CONFIG_ID_PREFIX)
+      ? configTokens(ctx).find((t) => t.name === id.slice(CONFIG_ID_PREFIX.length))
+      : undefined;
+    if (config === undefined) throw notFound(id);
+    return json(configView(config, now));
+  }
+  const current = await findStored(ctx, directory, id);
+  return request.method === "PATCH"
+    ? await patchToken(request, ctx, directory, current)
+    : await revokeToken(ctx, directory, current);
+}
+
+/**
+ * `POST /admin/tokens/{id}/rotate`: a new current secret; the one it replaces keeps working for `grace`, and
+ * secrets rotated out earlier keep their own end.
+ */
+export async function handleTokenRotate(
+  request: Request,
+  ctx: RequestContext,
+  id: string,
+): Promise<Response> {
+  const directory = directoryOf(ctx);
+  const given = await body(request, ctx, true);
+  const current = await findStored(ctx, directory, id);
+  if (current.revoked_at !== null) {
+    throw conflict("This token is revoked and cannot be rotated.", "token_revoked");
+  }
+  const graceMs = validateRotate(given);
+  const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
+  const previousEnd = new Date(nowMs + graceMs).toISOString();
+  const [replaced, ...older] = current.secrets;
+  const stillInGrace = older.filter((s) => s.expires_at !== null && Date.parse(s.expires_at) > nowMs);
+  const secret = newSecret();
+  const secrets: TokenSecret[] = [
+    { sha256: hashToken(secret), expires_at: null },
+    ...(replaced !== undefined && graceMs > 0 ? [{ sha256: replaced.sha256, expires_at: previousEnd }] : []),
+    ...stillInGrace,
+  ];
+  const token: StoredToken = { ...current, secrets, rotated_at: now, updated_at: now };
+  await write(ctx, directory, token, "rotate", { grace_ms: graceMs, previous_expires_at: previousEnd });
+  return json(
+    { ...storedView(token, Date.now()), token: secret, previous_expires_at: previousEnd },
+    200,
+    SECRET_HEADERS,
+  );
+}
+
+function isoParam(params: URLSearchParams, name: string): string | undefined {
+  const value = params.get(name);
+  if (value === null) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw badParam(name, `'${name}' must be an ISO 8601 date or date-time.`);
+  return new Date(ms).toISOString();
+}
+
+/** `GET /admin/audit`: newest first, filtered, a page of entries older than `after`. */
+export async function handleAudit(request: Request, ctx: RequestContext): Promise<Response> {
+  const directory = directoryOf(ctx);
+  const params = new URL(request.url).searchParams;
+  const query: AuditQuery = {
+    token: params.get("token") ?? undefined,
+    actor: params.get("actor") ?? undefined,
+    action: oneOf(params, "action", AUDIT_ACTIONS),
+    from: isoParam(params, "from"),
+    to: isoParam(params, "to"),
+    limit: intParam(params, "limit", 1, 1000, 100),
+    after: params.get("after") ?? undefined,
+  };
+  if (query.after !== undefined && !/^aud_[0-9a-f]{24}$/.test(query.after)) {
+    throw invalidRequest(`'after' must be an audit entry id (aud_…).`, "after", "invalid_value");
+  }
+  let page;
+  try {
+    page = await directory.store.audit(query);
+  } catch (err) {
+    throw new GatewayError(503, "The token store cannot be reached; the audit trail cannot be read now.", {
+      type: "server_error",
+      code: "token_store_unavailable",
+      cause: err,
+    });
+  }
+  const data = page.entries.map((e) => ({
+    object: "gateway.audit_entry",
+    id: e.id,
+    time: e.time,
+    actor: e.actor,
+    action: e.action,
+    token_id: e.token_id,
+    token_name: e.token_name,
+    changes: e.changes,
+  }));
+  return json({
+    object: "list",
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: page.has_more,
+  });
+}

@@ -1,0 +1,389 @@
+/**
+ * `/admin/tokens` and `/admin/audit` in-process, over the memory token store: every route, the 400 of every
+ * bad field naming it, the 409s, paging and filters, the audit trail with its actor and diff, and that no
+ * answer but the issuing one holds a secret, and none a hash.
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../auth/authenticate.ts";
+import { parseConfigText } from "../config/load.ts";
+import { createMemoryLogger } from "../log.ts";
+import { createProviders } from "../providers/registry.ts";
+import { createGateway } from "../server.ts";
+import { createTokenDirectory } from "../tokens/directory.ts";
+import { createMemoryTokenStore } from "../tokens/store_memory.ts";
+import type { GatewayState } from "./context.ts";
+
+const ADMIN = "gw-admin-ops-0123456789abcdef";
+const OTHER_ADMIN = "gw-admin-sec-0123456789abcdef";
+const FILE_TOKEN = "gw-file-token-0123456789abcdef";
+
+const CONFIG = `
+providers:
+  local: { type: builtin }
+models:
+  chat-a:
+    type: chat
+    targets: [ { provider: local, model: echo, price: { input: 1, output: 1 } } ]
+  chat-b: { type: chat, targets: [ { provider: local, model: echo } ] }
+  embed: { type: embedding, targets: [ { provider: local, model: hash } ] }
+tokens:
+  - { name: from-file, environment: prod, sha256: ${
+  hashToken(FILE_TOKEN)
+}, models: ["chat-*"], limits: { rpm: 5 } }
+admin_tokens:
+  - { name: ops, sha256: ${hashToken(ADMIN)} }
+  - { name: security, sha256: ${hashToken(OTHER_ADMIN)} }
+`;
+
+type Json = Record<string, unknown>;
+
+/** A gateway with the memory store; `raw` keeps the text of every admin answer, to search for secrets. */
+function setup(withStore = true) {
+  const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
+  if (!result.ok) throw new Error(JSON.stringify(result.issues));
+  const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
+  const logger = createMemoryLogger();
+  const tokens = withStore
+    ? createTokenDirectory({ store: createMemoryTokenStore(), logger, pollMs: 60_000 })
+    : null;
+  const handler = createGateway({ state: () => state, logger, services: { tokens } });
+  const raw: string[] = [];
+  const admin = async (method: string, path: string, body?: unknown, token = ADMIN) => {
+    const response = await handler(
+      new Request(`http://gateway.test${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      }),
+    );
+    const text = await response.text();
+    raw.push(text);
+    return { status: response.status, body: JSON.parse(text) as Json, headers: response.headers };
+  };
+  const chat = async (secret: string, model = "chat-a") => {
+    const response = await handler(
+      new Request("http://gateway.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+      }),
+    );
+    const body = await response.json() as Json;
+    return { status: response.status, code: (body.error as Json | undefined)?.code ?? null };
+  };
+  return { admin, chat, raw, logger, close: () => tokens?.close() ?? Promise.resolve() };
+}
+
+function errorOf(body: Json): Json {
+  assert.ok(body.error && typeof body.error === "object", JSON.stringify(body));
+  return body.error as Json;
+}
+
+Deno.test("admin tokens: issue, use at once, change, disable, rotate and revoke", async () => {
+  const gw = setup();
+  try {
+    const created = await gw.admin("POST", "/admin/tokens", {
+      name: "ci-bot",
+      environment: "staging",
+      description: "CI pipeline",
+      models: ["chat-*"],
+      limits: { rpm: 60 },
+    });
+    assert.equal(created.status, 201);
+    assert.equal(created.headers.get("cache-control"), "no-store");
+    const token = created.body;
+    const secret = String(token.token);
+    assert.match(secret, /^gw-[A-Za-z0-9_-]{43}$/);
+    assert.match(String(token.id), /^tok_[0-9a-f]{24}$/);
+    assert.equal(token.object, "gateway.token");
+    assert.equal(token.source, "api");
+    assert.equal(token.status, "active");
+    assert.equal(token.created_by, "ops");
+    assert.deepEqual(token.limits, { rpm: 60 });
+    assert.equal(token.budget, null);
+    assert.equal(token.endpoints, null);
+    assert.equal(token.revoked_at, null);
+    assert.equal((await gw.chat(secret)).status, 200, "works on this replica before the 201 arrives");
+    assert.equal((await gw.chat(secret, "embed")).status, 404, "scoped to chat-*");
+
+    const one = await gw.admin("GET", `/admin/tokens/${token.id}`);
+    assert.equal(one.status, 200);
+    assert.equal(one.body.token, undefined, "the secret is shown once");
+    assert.equal(one.body.name, "ci-bot");
+
+    const patched = await gw.admin("PATCH", `/admin/tokens/${token.id}`, {
+      models: ["chat-a"],
+      max_tokens: 50,
+    });
+    assert.equal(patched.status, 200);
+    assert.deepEqual(patched.body.models, ["chat-a"]);
+    assert.equal((await gw.chat(secret, "chat-b")).status, 404, "the narrower scope holds at once");
+
+    const disabled = await gw.admin("PATCH", `/admin/tokens/${token.id}`, { disabled: true }, OTHER_ADMIN);
+    assert.equal(disabled.body.status, "disabled");
+    assert.deepEqual(await gw.chat(secret), { status: 401, code: "token_disabled" });
+    await gw.admin("PATCH", `/admin/tokens/${token.id}`, { disabled: false });
+    assert.equal((await gw.chat(secret)).status, 200);
+
+    const rotated = await gw.admin("POST", `/admin/tokens/${token.id}/rotate`, { grace: "1h" });
+    assert.equal(rotated.status, 200);
+    assert.equal(rotated.headers.get("cache-control"), "no-store");
+    const secret2 = String(rotated.body.token);
+    assert.notEqual(secret2, secret);
+    assert.ok(Date.parse(String(rotated.body.previous_expires_at)) > Date.now() + 3_500_000);
+    assert.equal((await gw.chat(secret)).status, 200, "the old secret works in its grace period");
+    assert.equal((await gw.chat(secret2)).status, 200);
+    const rotatedAgain = await gw.admin("POST", `/admin/tokens/${token.id}/rotate`);
+    assert.equal(rotatedAgain.status, 200, "no body: grace 0");
+    const secret3 = String(rotatedAgain.body.token);
+    assert.equal((await gw.chat(secret2)).status, 401, "grace 0: the replaced secret stops at once");
+    assert.equal((await gw.chat(secret)).status, 200, "a secret in its own grace period keeps its end");
+    assert.equal((await gw.chat(secret3)).status, 200);
+
+    const revoked = await gw.admin("DELETE", `/admin/tokens/${token.id}`);
+    assert.equal(revoked.status, 200);
+    assert.equal(revoked.body.status, "revoked");
+    for (const s of [secret, secret3]) {
+      assert.deepEqual(await gw.chat(s), { status: 401, code: "invalid_api_key" });
+    }
+    const again = await gw.admin("DELETE", `/admin/tokens/${token.id}`);
+    assert.equal(again.status, 200);
+    assert.equal(again.body.revoked_at, revoked.body.revoked_at, "revoking twice keeps the first time");
+    assert.equal(
+      errorOf((await gw.admin("PATCH", `/admin/tokens/${token.id}`, { disabled: true })).body).code,
+      "token_revoked",
+    );
+    const rotateRevoked = await gw.admin("POST", `/admin/tokens/${token.id}/rotate`, {});
+    assert.equal(rotateRevoked.status, 409);
+    assert.equal(errorOf(rotateRevoked.body).code, "token_revoked");
+
+    const reused = await gw.admin("POST", "/admin/tokens", { name: "ci-bot", models: ["chat-a"] });
+    assert.equal(reused.status, 201, "a revoked token's name is free again");
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("admin tokens: every bad field is a 400 naming it; conflicts are 409s", async () => {
+  const gw = setup();
+  try {
+    const cases: [unknown, string][] = [
+      [{ models: ["chat-a"] }, "name"],
+      [{ name: "x", models: ["chat-a", "image-*"] }, "models.1"],
+      [{ name: "x", models: ["chat-a"], limits: { rpm: 0 } }, "limits.rpm"],
+      [{ name: "x", models: ["chat-a"], limits: { rpm: 1, burst: 2 } }, "limits.burst"],
+      [{ name: "x", models: ["chat-*"], budget: { cost: 1, period: "day" } }, "budget.cost"],
+      [{ name: "x", models: ["chat-a"], budget: { tokens: 1, period: "week" } }, "budget.period"],
+      [{ name: "x", models: ["chat-a"], expires_at: "2001-01-01T00:00:00Z" }, "expires_at"],
+      [{ name: "x", models: ["chat-a"], endpoints: ["chat", "audio"] }, "endpoints.1"],
+      [{ name: "x", models: ["chat-a"], sha256: "0".repeat(64) }, "sha256"],
+      [{ name: "x", models: ["chat-a"], token: "gw-0123456789abcdef0123" }, "token"],
+      [{ name: "x", models: ["chat-a"], colour: "red" }, "colour"],
+    ];
+    for (const [body, param] of cases) {
+      const answer = await gw.admin("POST", "/admin/tokens", body);
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      const error = errorOf(answer.body);
+      assert.equal(error.param, param, JSON.stringify(body));
+      assert.equal(error.type, "invalid_request_error");
+      assert.equal(typeof error.message, "string");
+    }
+    assert.equal((await gw.admin("POST", "/admin/tokens", "{not json")).status, 400);
+    assert.equal((await gw.admin("POST", "/admin/tokens", "[]")).status, 400);
+
+    const taken = await gw.admin("POST", "/admin/tokens", { name: "from-file", models: ["chat-a"] });
+    assert.equal(taken.status, 409, "a config token's name");
+    assert.equal(errorOf(taken.body).code, "token_name_taken");
+    const first = await gw.admin("POST", "/admin/tokens", { name: "twin", models: ["chat-a"] });
+    assert.equal(first.status, 201);
+    const twin = await gw.admin("POST", "/admin/tokens", { name: "twin", models: ["chat-a"] });
+    assert.equal(twin.status, 409);
+    assert.equal(errorOf(twin.body).code, "token_name_taken");
+
+    const id = String(first.body.id);
+    const patchCases: [unknown, string][] = [
+      [{ name: "renamed" }, "name"],
+      [{ models: ["chat-a", "nope"] }, "models.1"],
+      [{ limits: { concurrent: 0 } }, "limits.concurrent"],
+      [{ expires_at: "yesterday" }, "expires_at"],
+      [{ disabled: "no" }, "disabled"],
+    ];
+    for (const [body, param] of patchCases) {
+      const answer = await gw.admin("PATCH", `/admin/tokens/${id}`, body);
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      assert.equal(errorOf(answer.body).param, param, JSON.stringify(body));
+    }
+    const badGrace = await gw.admin("POST", `/admin/tokens/${id}/rotate`, { grace: "forever" });
+    assert.equal(errorOf(badGrace.body).param, "grace");
+
+    for (
+      const [method, path] of [["PATCH", "/admin/tokens/cfg_from-file"], [
+        "DELETE",
+        "/admin/tokens/cfg_from-file",
+      ], [
+        "POST",
+        "/admin/tokens/cfg_from-file/rotate",
+      ]]
+    ) {
+      const answer = await gw.admin(method, path, method === "DELETE" ? undefined : { disabled: true });
+      assert.equal(answer.status, 409, `${method} ${path}`);
+      assert.equal(errorOf(answer.body).code, "token_read_only");
+    }
+    const missing = await gw.admin("GET", "/admin/tokens/tok_000000000000000000000000");
+    assert.equal(missing.status, 404);
+    assert.equal(errorOf(missing.body).code, "token_not_found");
+    assert.equal((await gw.admin("DELETE", "/admin/tokens/cfg_nobody")).status, 404);
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("admin tokens: the list has both sources, filters and pages", async () => {
+  const gw = setup();
+  try {
+    const ids: Record<string, string> = {};
+    for (
+      const [name, environment] of [["alpha", "dev"], ["beta", "prod"], ["gamma", "dev"], ["delta", "dev"]]
+    ) {
+      const answer = await gw.admin("POST", "/admin/tokens", { name, environment, models: ["chat-a"] });
+      ids[name] = String(answer.body.id);
+    }
+    await gw.admin("PATCH", `/admin/tokens/${ids.gamma}`, { disabled: true });
+    await gw.admin("DELETE", `/admin/tokens/${ids.delta}`);
+
+    const names = (body: Json) => (body.data as Json[]).map((t) => t.name);
+    const all = await gw.admin("GET", "/admin/tokens");
+    assert.equal(all.body.object, "list");
+    assert.deepEqual(names(all.body), ["alpha", "beta", "from-file", "gamma"], "by name; revoked left out");
+    const file = (all.body.data as Json[]).find((t) => t.name === "from-file")!;
+    assert.equal(file.id, "cfg_from-file");
+    assert.equal(file.source, "config");
+    assert.equal(file.created_at, null);
+    assert.deepEqual(file.limits, { rpm: 5 });
+    assert.equal((await gw.admin("GET", "/admin/tokens/cfg_from-file")).body.environment, "prod");
+
+    assert.deepEqual(names((await gw.admin("GET", "/admin/tokens?environment=dev")).body), [
+      "alpha",
+      "gamma",
+    ]);
+    assert.deepEqual(names((await gw.admin("GET", "/admin/tokens?source=config")).body), ["from-file"]);
+    assert.deepEqual(names((await gw.admin("GET", "/admin/tokens?status=revoked")).body), ["delta"]);
+    assert.deepEqual(names((await gw.admin("GET", "/admin/tokens?status=disabled")).body), ["gamma"]);
+    assert.deepEqual(names((await gw.admin("GET", "/admin/tokens?q=ET")).body), ["beta"]);
+
+    const page1 = await gw.admin("GET", "/admin/tokens?limit=2");
+    assert.deepEqual(names(page1.body), ["alpha", "beta"]);
+    assert.equal(page1.body.has_more, true);
+    assert.equal(page1.body.first_id, ids.alpha);
+    assert.equal(page1.body.last_id, ids.beta);
+    const page2 = await gw.admin("GET", `/admin/tokens?limit=2&after=${page1.body.last_id}`);
+    assert.deepEqual(names(page2.body), ["from-file", "gamma"]);
+    assert.equal(page2.body.has_more, false);
+
+    for (
+      const [query, param] of [
+        ["limit=0", "limit"],
+        ["limit=1001", "limit"],
+        ["limit=x", "limit"],
+        [
+          "status=gone",
+          "status",
+        ],
+        ["source=yaml", "source"],
+        ["after=tok_nope", "after"],
+      ]
+    ) {
+      const answer = await gw.admin("GET", `/admin/tokens?${query}`);
+      assert.equal(answer.status, 400, query);
+      assert.equal(errorOf(answer.body).param, param, query);
+    }
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("admin audit: who changed what, newest first, filtered and paged; never a secret or a hash", async () => {
+  const gw = setup();
+  try {
+    const created = await gw.admin("POST", "/admin/tokens", { name: "audited", models: ["chat-a"] });
+    const id = String(created.body.id);
+    const secrets = [String(created.body.token)];
+    await gw.admin("PATCH", `/admin/tokens/${id}`, { limits: { rpm: 60 } }, OTHER_ADMIN);
+    await gw.admin("PATCH", `/admin/tokens/${id}`, { limits: { rpm: 60 } }, OTHER_ADMIN); // no change: no entry
+    const rotated = await gw.admin("POST", `/admin/tokens/${id}/rotate`, { grace: "10s" });
+    secrets.push(String(rotated.body.token));
+    await gw.admin("DELETE", `/admin/tokens/${id}`);
+    const other = await gw.admin("POST", "/admin/tokens", { name: "other", models: ["chat-b"] });
+    secrets.push(String(other.body.token));
+
+    const audit = await gw.admin("GET", "/admin/audit");
+    assert.equal(audit.status, 200);
+    assert.equal(audit.body.object, "list");
+    const entries = audit.body.data as Json[];
+    assert.deepEqual(entries.map((e) => [e.action, e.token_name, e.actor]), [
+      ["create", "other", "ops"],
+      ["revoke", "audited", "ops"],
+      ["rotate", "audited", "ops"],
+      ["update", "audited", "security"],
+      ["create", "audited", "ops"],
+    ]);
+    for (const e of entries) {
+      assert.equal(e.object, "gateway.audit_entry");
+      assert.match(String(e.id), /^aud_[0-9a-f]{24}$/);
+      assert.ok(Number.isFinite(Date.parse(String(e.time))));
+    }
+    assert.deepEqual(entries[3].changes, { limits: { from: null, to: { rpm: 60 } } });
+    assert.equal((entries[2].changes as Json).grace_ms, 10_000);
+    assert.equal((entries[4].changes as Json).name, "audited");
+
+    const byToken = await gw.admin("GET", `/admin/audit?token=${id}&action=update`);
+    assert.deepEqual((byToken.body.data as Json[]).map((e) => e.actor), ["security"]);
+    assert.equal(((await gw.admin("GET", "/admin/audit?actor=security")).body.data as Json[]).length, 1);
+    assert.equal(((await gw.admin("GET", "/admin/audit?token=other")).body.data as Json[]).length, 1);
+    const page1 = await gw.admin("GET", "/admin/audit?limit=2");
+    assert.equal(page1.body.has_more, true);
+    const last = (page1.body.data as Json[]).at(-1)!;
+    const page2 = await gw.admin("GET", `/admin/audit?limit=10&after=${last.id}`);
+    assert.deepEqual((page2.body.data as Json[]).map((e) => e.action), ["rotate", "update", "create"]);
+    assert.equal(page2.body.has_more, false);
+    for (const [query, param] of [["action=delete", "action"], ["from=soon", "from"], ["limit=0", "limit"]]) {
+      assert.equal(errorOf((await gw.admin("GET", `/admin/audit?${query}`)).body).param, param, query);
+    }
+
+    // Everything but the answers that issued the secrets, searched as raw text.
+    await gw.admin("GET", "/admin/tokens?status=revoked");
+    await gw.admin("GET", "/admin/tokens");
+    await gw.admin("GET", `/admin/tokens/${id}`);
+    const issuing = new Set([created, rotated, other].map((a) => JSON.stringify(a.body)));
+    const texts = gw.raw.filter((text) => !issuing.has(JSON.stringify(JSON.parse(text))));
+    const forbidden = [...secrets, ...secrets.map(hashToken), hashToken(FILE_TOKEN)];
+    for (const text of texts) {
+      for (const s of forbidden) assert.ok(!text.includes(s), `an answer holds a secret or hash: ${text}`);
+      assert.doesNotMatch(text, /[0-9a-f]{64}/, "nothing that looks like a hash");
+    }
+    const logs = JSON.stringify(gw.logger.lines);
+    for (const s of forbidden) assert.ok(!logs.includes(s), "no secret or hash in the log");
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("admin tokens: without a database the token routes answer 503 token_store_disabled", async () => {
+  const gw = setup(false);
+  for (
+    const [method, path] of [["GET", "/admin/tokens"], ["POST", "/admin/tokens"], ["GET", "/admin/audit"], [
+      "GET",
+      "/admin/tokens/cfg_from-file",
+    ]]
+  ) {
+    const answer = await gw.admin(
+      method,
+      path,
+      method === "POST" ? { name: "x", models: ["chat-a"] } : undefined,
+    );
+    assert.equal(answer.status, 503, `${method} ${path}`);
+    assert.equal(errorOf(answer.body).code, "token_store_disabled");
+  }
+  const client = await gw.admin("GET", "/admin/tokens", undefined, FILE_TOKEN);
+  assert.equal(client.status, 401, "a client token is refused under /admin");
+});

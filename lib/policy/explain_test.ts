@@ -1,0 +1,398 @@
+/**
+ * Explaining a token and an alias: each rule that would refuse a request is named as the request path names it,
+ * the numbers are what the engine's counters hold, and explaining takes nothing from them, on the in-memory
+ * store, on Redis (127.0.0.1:6379, under a key prefix of its own) and on the resilient wrapper while its shared
+ * store is down.
+ */
+import assert from "node:assert/strict";
+import { Redis } from "ioredis";
+import { parseConfigText } from "../config/load.ts";
+import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
+import { HealthRegistry } from "../routing/health.ts";
+import { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import { createPolicyEngine, type PolicyEngine } from "./engine.ts";
+import { explain, type Explanation, type ModelEndpoint } from "./explain.ts";
+import { createRedisCounterStore } from "./redis_counter_store.ts";
+import { createResilientCounterStore, type OnFailure } from "./resilient_counter_store.ts";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+/** 2026-11-24T12:00:00Z: the budget period is "2026-11". */
+const T0 = Date.UTC(2026, 10, 24, 12);
+
+const CONFIG = `
+providers:
+  local: { type: builtin }
+  spare: { type: builtin }
+routing: { eject_after: 1, eject_cooldown: 30s }
+models:
+  chat-main:
+    type: chat
+    limits: { rpm: 100 }
+    content_rules:
+      - { name: pii, pattern: "\\\\d{3}-\\\\d{2}-\\\\d{4}", action: redact }
+      - { name: secrets, pattern: "password", flags: "", action: deny, message: "no passwords" }
+    targets:
+      - { provider: local, model: echo, price: { input: 1, output: 4 } }
+      - { provider: spare, model: echo, weight: 2, price: { input: 0.5, output: 2 } }
+  chat-other: { type: chat, targets: [ { provider: local, model: echo } ] }
+  embed-main: { type: embedding, targets: [ { provider: local, model: hash } ] }
+tokens:
+  - name: ci-bot
+    environment: staging
+    sha256: ${"a".repeat(64)}
+    models: ["chat-main", "embed-*"]
+    endpoints: [chat, embeddings]
+    limits: { rpm: 3, tpm: 1000, concurrent: 2 }
+    budget: { tokens: 500, period: month }
+    max_tokens: 256
+  - name: spender
+    sha256: ${"b".repeat(64)}
+    models: ["chat-main"]
+    budget: { cost: 0.01, period: day, stop_streams: true }
+  - name: off
+    sha256: ${"c".repeat(64)}
+    models: ["*"]
+    disabled: true
+  - name: old
+    sha256: ${"d".repeat(64)}
+    models: ["*"]
+    expires_at: 2020-01-01
+`;
+
+function loadConfig(): ResolvedConfig {
+  const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
+  if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
+  return result.config;
+}
+
+function tokenNamed(config: ResolvedConfig, name: string): ResolvedToken {
+  const token = [...config.tokens.values()].find((t) => t.name === name);
+  if (!token) throw new Error(`no token ${name}`);
+  return token;
+}
+
+interface Setup {
+  config: ResolvedConfig;
+  engine: PolicyEngine;
+  health: HealthRegistry;
+  store: CounterStore;
+  /** Explains `token` for `alias` with the engine's counters and clock. */
+  explainFor(token: string, alias: string, endpoint?: ModelEndpoint): Promise<Explanation>;
+  /** Admits a chat request of `tokens` estimated tokens for `token` on `alias`. */
+  admit(token: string, alias: string, tokens?: number): ReturnType<PolicyEngine["admit"]>;
+}
+
+function setup(store: CounterStore = createMemoryCounterStore(() => T0)): Setup {
+  const config = loadConfig();
+  const engine = createPolicyEngine(store, { now: () => T0 });
+  const health = new HealthRegistry(() => T0);
+  return {
+    config,
+    engine,
+    health,
+    store,
+    async explainFor(token, alias, endpoint) {
+      const model = config.models.get(alias)!;
+      const explanation = await explain({
+        token: tokenNamed(config, token),
+        alias,
+        endpoint: endpoint ?? (model.type === "embedding" ? "embeddings" : "chat"),
+        config,
+        counters: engine.counters,
+        health: health.snapshot(),
+        now: engine.now!(),
+      });
+      assert.ok(explanation);
+      return explanation;
+    },
+    admit(token, alias, tokens = 10) {
+      return engine.admit({
+        identity: tokenNamed(config, token),
+        endpoint: "chat",
+        model: config.models.get(alias),
+        body: { model: alias, messages: [{ role: "user", content: "hi" }] },
+        estimatedTokens: tokens,
+      });
+    },
+  };
+}
+
+function limit(e: Explanation, rule: string) {
+  const found = e.limits.find((l) => l.rule === rule);
+  assert.ok(found, `no limit ${rule}`);
+  return found;
+}
+
+Deno.test("explain: an allowed request shows its targets, limits, budget, ceiling, content rules and prices", async () => {
+  const s = setup();
+  const e = await s.explainFor("ci-bot", "chat-main");
+  assert.equal(e.object, "gateway.explanation");
+  assert.deepEqual(e.token, {
+    name: "ci-bot",
+    id: "cfg_ci-bot",
+    source: "config",
+    environment: "staging",
+    status: "active",
+  });
+  assert.equal(e.model, "chat-main");
+  assert.equal(e.endpoint, "chat");
+  assert.equal(e.allowed, true);
+  assert.equal(e.denied_by, null);
+  // The request path's order: authentication, alias resolution, the engine's rules, routing.
+  assert.deepEqual(e.checks.map((c) => c.rule), [
+    "token.status",
+    "token.models",
+    "model.type",
+    "token.endpoints",
+    "alias.content:pii",
+    "alias.content:secrets",
+    "token.max_tokens",
+    "token.concurrent",
+    "token.rpm",
+    "alias.rpm",
+    "token.tpm",
+    "token.budget",
+    "model.targets",
+  ]);
+  assert.ok(e.checks.every((c) => c.ok === true), JSON.stringify(e.checks));
+  assert.deepEqual(e.targets.map((t) => [t.provider, t.model, t.state, t.available, t.weight, t.price]), [
+    ["local", "echo", "healthy", true, 1, { input: 1, output: 4 }],
+    ["spare", "echo", "healthy", true, 2, { input: 0.5, output: 2 }],
+  ]);
+  assert.deepEqual(e.limits.map((l) => [l.rule, l.limit, l.used, l.remaining]), [
+    ["token.concurrent", 2, 0, 2],
+    ["token.rpm", 3, 0, 3],
+    ["alias.rpm", 100, 0, 100],
+    ["token.tpm", 1000, 0, 1000],
+  ]);
+  assert.deepEqual(e.budget, {
+    rule: "token.budget",
+    period: "month",
+    period_id: "2026-11",
+    unit: "tokens",
+    limit: 500,
+    used: 0,
+    remaining: 500,
+    resets_at: "2026-12-01T00:00:00.000Z",
+    stop_streams: false,
+  });
+  assert.equal(e.max_tokens, 256);
+  assert.deepEqual(e.content_rules, [
+    {
+      rule: "alias.content:pii",
+      action: "redact",
+      pattern: "\\d{3}-\\d{2}-\\d{4}",
+      flags: "i",
+      message: null,
+    },
+    {
+      rule: "alias.content:secrets",
+      action: "deny",
+      pattern: "password",
+      flags: "",
+      message: "no passwords",
+    },
+  ]);
+  assert.equal(e.strategy, "fallback");
+  assert.deepEqual(e.counters, { source: "store" });
+});
+
+Deno.test("explain: a forbidden alias is token.models and names the token's patterns", async () => {
+  const s = setup();
+  const e = await s.explainFor("ci-bot", "chat-other");
+  assert.equal(e.allowed, false);
+  assert.equal(e.denied_by?.rule, "token.models");
+  assert.equal(e.denied_by?.status, 404);
+  assert.equal(e.denied_by?.code, "model_not_found");
+  assert.match(e.denied_by!.message, /"chat-main", "embed-\*"/);
+  const check = e.checks.find((c) => c.rule === "token.models")!;
+  assert.equal(check.ok, false);
+  assert.match(check.detail, /"chat-main", "embed-\*"/);
+});
+
+Deno.test("explain: a disabled or expired token is token.status", async () => {
+  const s = setup();
+  const off = await s.explainFor("off", "chat-main");
+  assert.equal(off.allowed, false);
+  assert.equal(off.token.status, "disabled");
+  assert.deepEqual([off.denied_by?.rule, off.denied_by?.status, off.denied_by?.code], [
+    "token.status",
+    401,
+    "token_disabled",
+  ]);
+  const old = await s.explainFor("old", "chat-main");
+  assert.equal(old.token.status, "expired");
+  assert.equal(old.denied_by?.rule, "token.status");
+  assert.match(old.checks[0].detail, /expired at 2020-01-02T00:00:00.000Z/);
+});
+
+Deno.test("explain: an endpoint the alias does not serve is model.type, one the token may not call token.endpoints", async () => {
+  const s = setup();
+  const wrongType = await s.explainFor("ci-bot", "chat-main", "embeddings");
+  assert.equal(wrongType.denied_by?.rule, "model.type");
+  assert.equal(wrongType.denied_by?.status, 400);
+  const notAllowed = await s.explainFor("ci-bot", "chat-main", "responses");
+  assert.equal(notAllowed.denied_by?.rule, "token.endpoints");
+  assert.equal(notAllowed.denied_by?.status, 403);
+  // The engine's own message, as the client would read it.
+  assert.match(notAllowed.denied_by!.message, /not allowed to call the responses endpoint/);
+  // An embeddings request has no completion to cap.
+  const embed = await s.explainFor("ci-bot", "embed-main");
+  assert.equal(embed.allowed, true);
+  assert.equal(embed.checks.some((c) => c.rule === "token.max_tokens"), false);
+});
+
+Deno.test("explain: counters drop with requests, explaining takes nothing, and an exhausted limit denies by its rule", async () => {
+  const s = setup();
+  const a = await s.admit("ci-bot", "chat-main");
+  const before = await s.explainFor("ci-bot", "chat-main");
+  assert.deepEqual([limit(before, "token.rpm").used, limit(before, "token.rpm").remaining], [1, 2]);
+  // One request in flight holds one slot of two.
+  assert.deepEqual([limit(before, "token.concurrent").used, limit(before, "token.concurrent").remaining], [
+    1,
+    1,
+  ]);
+  assert.equal(limit(before, "token.tpm").remaining, 990);
+  assert.equal(before.budget?.used, 10);
+  // Explaining again and again reads the same numbers: it took nothing, not even a concurrency slot.
+  for (let i = 0; i < 5; i++) assert.deepEqual(await s.explainFor("ci-bot", "chat-main"), before);
+  const b = await s.admit("ci-bot", "chat-main");
+  await a.settle({ tokens: 10, cost: 0 });
+  await b.settle({ tokens: 10, cost: 0 });
+  await (await s.admit("ci-bot", "chat-main")).settle({ tokens: 10, cost: 0 });
+  const spent = await s.explainFor("ci-bot", "chat-main");
+  assert.deepEqual([limit(spent, "token.rpm").used, limit(spent, "token.rpm").remaining], [3, 0]);
+  assert.equal(limit(spent, "alias.rpm").remaining, 97);
+  assert.equal(limit(spent, "token.concurrent").used, 0);
+  assert.equal(spent.budget?.used, 30);
+  assert.equal(spent.allowed, false);
+  assert.equal(spent.denied_by?.rule, "token.rpm");
+  assert.equal(spent.denied_by?.status, 429);
+  assert.match(spent.denied_by!.message, /Rate limit reached for token ci-bot on requests per min \(RPM\)/);
+  // And the engine agrees.
+  await assert.rejects(s.admit("ci-bot", "chat-main"), (err: { rule?: string }) => err.rule === "token.rpm");
+});
+
+Deno.test("explain: a spent budget is token.budget; a money budget reserves at the dearest target's rate", async () => {
+  const s = setup();
+  await (await s.admit("spender", "chat-main", 100)).settle({ tokens: 100, cost: 0.01 });
+  const e = await s.explainFor("spender", "chat-main");
+  assert.equal(e.denied_by?.rule, "token.budget");
+  assert.equal(e.denied_by?.code, "insufficient_quota");
+  assert.deepEqual(
+    [e.budget?.unit, e.budget?.used, e.budget?.remaining, e.budget?.reserve_rate, e.budget?.stop_streams],
+    ["cost", 0.01, 0, 4, true],
+  );
+  assert.equal(e.budget?.period_id, "2026-11-24");
+});
+
+Deno.test("explain: an ejected target shows ejected until when; with every target ejected, model.targets denies", async () => {
+  const s = setup();
+  const model = s.config.models.get("chat-main")!;
+  const lease = s.health.acquire(model.targets[0], s.config.routing);
+  assert.ok(typeof lease !== "string");
+  lease.failed();
+  lease.release();
+  const one = await s.explainFor("ci-bot", "chat-main");
+  assert.deepEqual(
+    [one.targets[0].state, one.targets[0].ejected_until, one.targets[0].available],
+    ["ejected", new Date(T0 + 30_000).toISOString(), false],
+  );
+  assert.equal(one.targets[1].state, "healthy");
+  assert.equal(one.allowed, true);
+  const other = s.health.acquire(model.targets[1], s.config.routing);
+  assert.ok(typeof other !== "string");
+  other.failed();
+  other.release();
+  const none = await s.explainFor("ci-bot", "chat-main");
+  assert.equal(none.denied_by?.rule, "model.targets");
+  assert.equal(none.denied_by?.status, 503);
+});
+
+/** A shared store that fails every call, as a Redis that is away. */
+function downStore(): CounterStore {
+  const fail = () => Promise.reject(new Error("Command timed out"));
+  return {
+    reserve: fail,
+    adjust: fail,
+    release: fail,
+    periodGet: fail,
+    periodAdd: fail,
+    periodRaise: fail,
+    peek: fail,
+  };
+}
+
+function resilient(onFailure: OnFailure): CounterStore {
+  return createResilientCounterStore(downStore(), { onFailure, expectedReplicas: 3, now: () => T0 });
+}
+
+Deno.test("explain: with the shared store down, fail_open shows the local limiter's share", async () => {
+  const s = setup(resilient("fail_open"));
+  await (await s.admit("ci-bot", "chat-main")).settle({ tokens: 10, cost: 0 });
+  const e = await s.explainFor("ci-bot", "chat-main");
+  assert.deepEqual(e.counters, { source: "local" });
+  // rpm 3 over 3 replicas: 1 here, taken by the request above.
+  assert.deepEqual(
+    [limit(e, "token.rpm").limit, limit(e, "token.rpm").local_limit, limit(e, "token.rpm").remaining],
+    [3, 1, 0],
+  );
+  assert.equal(limit(e, "alias.rpm").local_limit, 33);
+  assert.equal(e.denied_by?.rule, "token.rpm");
+  assert.match(e.denied_by!.message, /Limit 1,/);
+});
+
+Deno.test("explain: with the shared store down, fail_closed says limited requests get 503", async () => {
+  const s = setup(resilient("fail_closed"));
+  const e = await s.explainFor("ci-bot", "chat-main");
+  assert.equal(e.counters.source, "unavailable");
+  assert.equal(e.allowed, false);
+  assert.deepEqual([e.denied_by?.rule, e.denied_by?.status, e.denied_by?.code], [
+    "policy.store",
+    503,
+    "rate_limit_store_unavailable",
+  ]);
+  assert.equal(limit(e, "token.rpm").remaining, null);
+  assert.equal(e.checks.find((c) => c.rule === "token.rpm")?.ok, null);
+  assert.equal(e.budget?.used, null);
+});
+
+/** The same requests on a store, then the explanations they leave. */
+async function scenario(store: CounterStore): Promise<Explanation[]> {
+  const s = setup(store);
+  const held = await s.admit("ci-bot", "chat-main", 40);
+  await (await s.admit("ci-bot", "chat-main", 25)).settle({ tokens: 31, cost: 0 });
+  await (await s.admit("spender", "chat-main", 1000)).settle({ tokens: 900, cost: 0.0036 });
+  const out = [
+    await s.explainFor("ci-bot", "chat-main"),
+    await s.explainFor("ci-bot", "chat-main"),
+    await s.explainFor("spender", "chat-main"),
+  ];
+  await held.settle({ tokens: 40, cost: 0 });
+  out.push(await s.explainFor("ci-bot", "chat-main"));
+  return out;
+}
+
+Deno.test("explain: Redis-backed counters give the same numbers as memory", async () => {
+  const keyPrefix = `test:explain:${crypto.randomUUID()}:`;
+  const redis = createRedisCounterStore({ url: REDIS_URL, keyPrefix, timeoutMs: 1_000, clock: () => T0 });
+  const admin = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    assert.equal(await redis.whenReady(5_000), true, "Redis at 127.0.0.1:6379 must be running (.ci/run)");
+    const memory = await scenario(createMemoryCounterStore(() => T0));
+    const shared = await scenario(redis);
+    assert.deepEqual(shared, memory);
+    // The numbers are the requests': not all zero, and explaining twice changed nothing.
+    assert.deepEqual([limit(memory[0], "token.rpm").used, limit(memory[0], "token.concurrent").used], [2, 1]);
+    assert.equal(memory[0].budget?.used, 71);
+    assert.deepEqual(memory[1], memory[0]);
+    assert.equal(memory[2].budget?.used, 0.0036);
+    assert.equal(limit(memory[3], "token.concurrent").used, 0);
+  } finally {
+    await redis.close();
+    await admin.connect();
+    const keys = await admin.keys(`${keyPrefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    await admin.quit();
+  }
+});

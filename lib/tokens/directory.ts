@@ -1,0 +1,223 @@
+/**
+ * The tokens issued through the admin API as the request path sees them: loaded from the token store, kept
+ * current (notifications, and a version check every second as the safety net), and merged into each request's
+ * config.
+ *
+ * Fail static: when the store cannot be read, the tokens loaded last keep authenticating, and `status()`
+ * (for `/readyz`) and the metrics say so; a replica that loses its database keeps serving the tokens it knew.
+ * One log line per change of state (unreachable, recovered), never one per failed check.
+ *
+ * @module
+ */
+import type { ResolvedConfig } from "../config/types.ts";
+import type { Logger } from "../log.ts";
+import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { mergeStoredTokens } from "./resolve_stored.ts";
+import type { StoredToken, TokenStore } from "./types.ts";
+
+/** What `/readyz` and the metrics say about the token store. */
+export interface TokenDirectoryStatus {
+  readonly store: TokenStore["kind"];
+  /** False while the store cannot be read: the tokens loaded last keep serving (fail static). */
+  readonly ok: boolean;
+  readonly error: string | null;
+  /** ISO time of the last successful load, or null before the first. */
+  readonly loaded_at: string | null;
+  /** Stored tokens loaded (revoked ones not counted). */
+  readonly count: number;
+  readonly version: number;
+}
+
+/** Stored tokens, merged into the request path's config. */
+export interface TokenDirectory {
+  readonly store: TokenStore;
+  /**
+   * `state` with the stored tokens in its config's token map (config tokens win a name clash). Memoized on
+   * the state and the loaded version, so the request path pays two reference checks.
+   */
+  apply<S extends { readonly config: ResolvedConfig }>(state: S): S;
+  /** Loads from the store now (after this process's own change, before answering it). Never rejects. */
+  refresh(): Promise<void>;
+  status(): TokenDirectoryStatus;
+  /** The stored tokens loaded last, revoked ones included, ordered by name then id (the admin API lists these). */
+  tokens(): readonly StoredToken[];
+  /** Stops watching and polling. */
+  close(): Promise<void>;
+}
+
+/** Options of {@linkcode createTokenDirectory}. */
+export interface TokenDirectoryOptions {
+  readonly store: TokenStore;
+  readonly logger: Logger;
+  /** Where `gateway_token_store_up` and `gateway_tokens_loaded` are registered. */
+  readonly metrics?: GatewayMetrics;
+  /** How often the store's version is checked, in ms (the safety net under `watch`). */
+  readonly pollMs?: number;
+  /**
+   * Called with the stored tokens whose budget (by name, unit and period) this process has not seen yet,
+   * before they are served, so their counters start from the usage already recorded (as config tokens' do).
+   * Must not reject.
+   */
+  readonly seedBudgets?: (tokens: readonly StoredToken[]) => Promise<void>;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function budgetSeedKey(token: StoredToken): string | null {
+  const budget = token.budget;
+  if (budget === null) return null;
+  return `${token.name}\u0000${budget.tokens === undefined ? "cost" : "tokens"}\u0000${budget.period}`;
+}
+
+/** Loads the store's tokens now and keeps them current until `close()`. */
+export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirectory {
+  const { store, logger } = options;
+  const pollMs = options.pollMs ?? 1_000;
+  let loaded: readonly StoredToken[] = [];
+  let version = -1;
+  /** Bumped whenever `loaded` is replaced: what `apply`'s memo is keyed on beside the state. */
+  let generation = 0;
+  let ok = true;
+  let error: string | null = null;
+  let loadedAt: string | null = null;
+  let count = 0;
+  let closed = false;
+  const seeded = new Set<string>();
+  const clashesLogged = new Set<string>();
+  let memo: { state: unknown; generation: number; result: unknown } | null = null;
+
+  const up = options.metrics?.registry.gauge(
+    "gateway_token_store_up",
+    "1 while the token store (tokens issued through the admin API) can be read, 0 while the tokens loaded last serve.",
+    [],
+  );
+  const loadedGauge = options.metrics?.registry.gauge(
+    "gateway_tokens_loaded",
+    "Tokens issued through the admin API that this replica has loaded (revoked ones not counted).",
+    [],
+  );
+  up?.set([], 1);
+  loadedGauge?.set([], 0);
+
+  const failed = (err: unknown) => {
+    const message = messageOf(err);
+    if (ok) logger.warn("token_store_unreachable", { store: store.kind, error: message, count });
+    ok = false;
+    error = message;
+    up?.set([], 0);
+  };
+  const succeeded = () => {
+    if (!ok) logger.info("token_store_recovered", { store: store.kind, count, version });
+    ok = true;
+    error = null;
+    up?.set([], 1);
+  };
+
+  const seedNew = async (tokens: readonly StoredToken[]) => {
+    if (options.seedBudgets === undefined) return;
+    const fresh: StoredToken[] = [];
+    for (const token of tokens) {
+      const key = token.revoked_at === null ? budgetSeedKey(token) : null;
+      if (key === null || seeded.has(key)) continue;
+      seeded.add(key);
+      fresh.push(token);
+    }
+    if (fresh.length > 0) await options.seedBudgets(fresh);
+  };
+
+  const loadOnce = async () => {
+    if (closed) return;
+    try {
+      const result = await store.loadAll();
+      if (result.version !== version) {
+        await seedNew(result.tokens);
+        loaded = result.tokens;
+        version = result.version;
+        generation++;
+        count = loaded.filter((t) => t.revoked_at === null).length;
+        loadedGauge?.set([], count);
+      }
+      loadedAt = new Date().toISOString();
+      succeeded();
+    } catch (err) {
+      failed(err);
+    }
+  };
+
+  // Loads run one at a time. A caller gets a load that starts after its call (so it sees every write made
+  // before it), shared with the other callers that came while that load was still waiting its turn.
+  let queue: Promise<void> = Promise.resolve();
+  let waiting: Promise<void> | null = null;
+  const refresh = (): Promise<void> => {
+    if (waiting !== null) return waiting;
+    const next = queue.then(() => {
+      waiting = null;
+      return loadOnce();
+    });
+    waiting = next;
+    queue = next;
+    return next;
+  };
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let polling: Promise<void> = Promise.resolve();
+  const poll = async () => {
+    timer = undefined;
+    try {
+      const current = await store.version();
+      if (current !== version || !ok) await refresh();
+    } catch (err) {
+      failed(err);
+    }
+    if (!closed) timer = setTimeout(() => polling = poll(), pollMs);
+  };
+
+  let unwatch: (() => Promise<void>) | null = null;
+  const watching = store.watch?.(() => void refresh()).then(
+    (stop) => {
+      if (closed) return stop();
+      unwatch = stop;
+    },
+    (err) => logger.warn("token_store_watch_failed", { store: store.kind, error: messageOf(err) }),
+  );
+
+  void refresh();
+  timer = setTimeout(() => polling = poll(), pollMs);
+
+  return {
+    store,
+    apply<S extends { readonly config: ResolvedConfig }>(state: S): S {
+      if (memo !== null && memo.state === state && memo.generation === generation) return memo.result as S;
+      let result = state;
+      if (loaded.length > 0) {
+        const { tokens, clashes } = mergeStoredTokens(state.config, loaded);
+        for (const token of clashes) {
+          if (clashesLogged.has(token.id)) continue;
+          clashesLogged.add(token.id);
+          logger.warn("token_name_clash", {
+            token: token.name,
+            id: token.id,
+            detail: "a token of the config file has this name; the stored token is not served",
+          });
+        }
+        result = { ...state, config: Object.freeze({ ...state.config, tokens }) };
+      }
+      memo = { state, generation, result };
+      return result;
+    },
+    refresh,
+    status: () => ({ store: store.kind, ok, error, loaded_at: loadedAt, count, version }),
+    tokens: () => loaded,
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
+      await polling;
+      await watching;
+      await (unwatch as (() => Promise<void>) | null)?.();
+      await queue;
+    },
+  };
+}

@@ -1,0 +1,271 @@
+/**
+ * The token directory over the memory store: stored tokens join the config's token map (config tokens win a
+ * name clash), each live secret authenticates until its grace end, changes made elsewhere arrive by the version
+ * check, and a store that cannot be read leaves the last tokens serving (fail static) and says so.
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../auth/authenticate.ts";
+import { parseConfigText } from "../config/load.ts";
+import type { ResolvedConfig } from "../config/types.ts";
+import { createMemoryLogger } from "../log.ts";
+import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { createTokenDirectory } from "./directory.ts";
+import { createMemoryTokenStore } from "./store_memory.ts";
+import type { AuditEntry, StoredToken, TokenStore } from "./types.ts";
+
+const CONFIG = `
+providers:
+  local: { type: builtin }
+models:
+  chat-a: { type: chat, targets: [ { provider: local, model: echo } ] }
+  chat-b: { type: chat, targets: [ { provider: local, model: echo } ] }
+  embed: { type: embedding, targets: [ { provider: local, model: hash } ] }
+tokens:
+  - { name: from-file, sha256: ${hashToken("gw-from-file-0123456789")}, models: ["*"] }
+`;
+
+function config(): ResolvedConfig {
+  const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
+  if (!result.ok) throw new Error(JSON.stringify(result.issues));
+  return result.config;
+}
+
+let seq = 0;
+function stored(name: string, fields: Partial<StoredToken> = {}): StoredToken {
+  const id = `tok_${(++seq).toString(16).padStart(24, "0")}`;
+  return {
+    id,
+    name,
+    environment: "test",
+    description: null,
+    models: ["chat-*"],
+    endpoints: null,
+    limits: null,
+    budget: null,
+    max_tokens: null,
+    expires_at: null,
+    disabled: false,
+    created_at: "2026-11-24T09:00:00.000Z",
+    updated_at: "2026-11-24T09:00:00.000Z",
+    created_by: "ops",
+    revoked_at: null,
+    rotated_at: null,
+    secrets: [{ sha256: hashToken(`secret-of-${name}`), expires_at: null }],
+    ...fields,
+  };
+}
+
+function audit(token: StoredToken): AuditEntry {
+  return {
+    id: `aud_${(++seq).toString(16).padStart(24, "0")}`,
+    time: new Date().toISOString(),
+    actor: "ops",
+    action: "create",
+    token_id: token.id,
+    token_name: token.name,
+    changes: {},
+  };
+}
+
+/** A memory store that can be made to fail, as a database that went away. */
+function flakyStore(): TokenStore & { down: boolean } {
+  const inner = createMemoryTokenStore();
+  const guard = <T>(
+    f: () => Promise<T>,
+  ) => (store.down ? Promise.reject(new Error("connection refused")) : f());
+  const store = {
+    down: false,
+    kind: inner.kind,
+    loadAll: () => guard(() => inner.loadAll()),
+    version: () => guard(() => inner.version()),
+    put: (t: StoredToken, a: AuditEntry) => guard(() => inner.put(t, a)),
+    audit: inner.audit,
+    close: inner.close,
+  };
+  return store;
+}
+
+Deno.test("directory: stored tokens join the config's, memoized per state and load", async () => {
+  const store = createMemoryTokenStore();
+  const ci = stored("ci-bot", { models: ["chat-*"], endpoints: ["chat"], max_tokens: 100 });
+  await store.put(ci, audit(ci));
+  const gone = stored("gone", { revoked_at: "2026-11-24T09:05:00.000Z" });
+  await store.put(gone, audit(gone));
+  const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
+  try {
+    await directory.refresh();
+    const state = { config: config() };
+    const applied = directory.apply(state);
+    assert.equal(directory.apply(state), applied, "the same state at the same load: the same object");
+    assert.notEqual(applied, state);
+    const identity = applied.config.tokens.get(hashToken("secret-of-ci-bot"));
+    assert.ok(identity, "the stored token authenticates");
+    assert.deepEqual([...identity.aliases].sort(), ["chat-a", "chat-b"], "patterns expand over the aliases");
+    assert.equal(identity.id, ci.id);
+    assert.equal(identity.source, "api");
+    assert.deepEqual([...identity.endpoints ?? []], ["chat"]);
+    assert.equal(identity.maxTokens, 100);
+    assert.equal(applied.config.tokens.get(hashToken("secret-of-gone")), undefined, "revoked: not served");
+    assert.ok(applied.config.tokens.get(hashToken("gw-from-file-0123456789")), "config tokens stay");
+    assert.equal(state.config.tokens.size, 1, "the config itself is not changed");
+    assert.equal(directory.status().count, 1);
+
+    const later = stored("later");
+    await store.put(later, audit(later));
+    assert.equal(directory.apply(state), applied, "nothing new until the store is read again");
+    await directory.refresh();
+    const next = directory.apply(state);
+    assert.notEqual(next, applied);
+    assert.ok(next.config.tokens.get(hashToken("secret-of-later")));
+  } finally {
+    await directory.close();
+  }
+});
+
+Deno.test("directory: a rotated-out secret works until its grace end, capped by the token's expiry", async () => {
+  const store = createMemoryTokenStore();
+  const now = Date.now();
+  const tokenEnd = new Date(now + 60_000).toISOString();
+  const t = stored("rotated", {
+    expires_at: tokenEnd,
+    secrets: [
+      { sha256: hashToken("new"), expires_at: null },
+      { sha256: hashToken("old"), expires_at: new Date(now + 5_000).toISOString() },
+      { sha256: hashToken("older"), expires_at: new Date(now + 3_600_000).toISOString() },
+    ],
+  });
+  await store.put(t, audit(t));
+  const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
+  try {
+    await directory.refresh();
+    const tokens = directory.apply({ config: config() }).config.tokens;
+    assert.equal(tokens.get(hashToken("new"))?.expiresAt, Date.parse(tokenEnd));
+    assert.equal(tokens.get(hashToken("old"))?.expiresAt, now + 5_000);
+    assert.equal(tokens.get(hashToken("older"))?.expiresAt, Date.parse(tokenEnd), "capped by the token");
+  } finally {
+    await directory.close();
+  }
+});
+
+Deno.test("directory: a config token wins a name clash, logged once", async () => {
+  const store = createMemoryTokenStore();
+  const clash = stored("from-file");
+  await store.put(clash, audit(clash));
+  const logger = createMemoryLogger();
+  const directory = createTokenDirectory({ store, logger, pollMs: 60_000 });
+  try {
+    await directory.refresh();
+    directory.apply({ config: config() });
+    const tokens = directory.apply({ config: config() }).config.tokens;
+    assert.equal(tokens.get(hashToken("secret-of-from-file")), undefined);
+    assert.equal(logger.lines.filter((l) => l.msg === "token_name_clash").length, 1);
+    assert.ok(!JSON.stringify(logger.lines).includes(clash.secrets[0].sha256), "no hash in the log");
+  } finally {
+    await directory.close();
+  }
+});
+
+Deno.test("directory: fail static while the store is down, one log line per change of state", async () => {
+  const store = flakyStore();
+  const t = stored("kept");
+  await store.put(t, audit(t));
+  const logger = createMemoryLogger();
+  const metrics = new GatewayMetrics();
+  const directory = createTokenDirectory({ store, logger, metrics, pollMs: 20 });
+  try {
+    await directory.refresh();
+    assert.match(metrics.render(), /^gateway_token_store_up 1$/m);
+    assert.match(metrics.render(), /^gateway_tokens_loaded 1$/m);
+    const loadedAt = directory.status().loaded_at;
+    store.down = true;
+    await directory.refresh();
+    await new Promise((r) => setTimeout(r, 100)); // several failed version checks
+    const status = directory.status();
+    assert.equal(status.ok, false);
+    assert.equal(status.error, "connection refused");
+    assert.equal(status.count, 1);
+    assert.equal(status.loaded_at, loadedAt);
+    assert.ok(
+      directory.apply({ config: config() }).config.tokens.get(hashToken("secret-of-kept")),
+      "still served",
+    );
+    assert.match(metrics.render(), /^gateway_token_store_up 0$/m);
+    assert.equal(logger.lines.filter((l) => l.msg === "token_store_unreachable").length, 1);
+
+    store.down = false;
+    const deadline = Date.now() + 2_000;
+    while (!directory.status().ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(directory.status().ok, true, "recovers by itself");
+    assert.match(metrics.render(), /^gateway_token_store_up 1$/m);
+    assert.equal(logger.lines.filter((l) => l.msg === "token_store_recovered").length, 1);
+  } finally {
+    await directory.close();
+  }
+});
+
+Deno.test("directory: a change made elsewhere arrives by the version check, and by watch", async () => {
+  const store = createMemoryTokenStore();
+  let notify = () => {};
+  let unwatched = false;
+  const watched: TokenStore = {
+    ...store,
+    version: store.version,
+    watch(onChange) {
+      notify = onChange;
+      return Promise.resolve(() => {
+        unwatched = true;
+        return Promise.resolve();
+      });
+    },
+  };
+  const polled = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 30 });
+  const listening = createTokenDirectory({ store: watched, logger: createMemoryLogger(), pollMs: 60_000 });
+  try {
+    await polled.refresh();
+    await listening.refresh();
+    const t = stored("elsewhere");
+    await store.put(t, audit(t)); // another replica's write: nobody here calls refresh()
+    const deadline = Date.now() + 1_000;
+    while (polled.status().count === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(polled.status().count, 1, "the version check found it");
+    assert.equal(listening.status().count, 0);
+    notify();
+    while (listening.status().count === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(listening.status().count, 1, "the notification loaded it");
+  } finally {
+    await polled.close();
+    await listening.close();
+  }
+  assert.equal(unwatched, true, "close stops watching");
+});
+
+Deno.test("directory: budgets of stored tokens are seeded once, when they first appear", async () => {
+  const store = createMemoryTokenStore();
+  const seededNames: string[] = [];
+  const directory = createTokenDirectory({
+    store,
+    logger: createMemoryLogger(),
+    pollMs: 60_000,
+    seedBudgets: (tokens) => {
+      seededNames.push(...tokens.map((t) => t.name));
+      return Promise.resolve();
+    },
+  });
+  try {
+    const a = stored("budgeted", { budget: { tokens: 1000, period: "day" } });
+    await store.put(a, audit(a));
+    const b = stored("unbudgeted");
+    await store.put(b, audit(b));
+    await directory.refresh();
+    await store.put({ ...a, disabled: true }, audit(a));
+    await directory.refresh();
+    assert.deepEqual(seededNames, ["budgeted"]);
+    await store.put({ ...a, budget: { cost: 5, period: "month" } }, audit(a));
+    await directory.refresh();
+    assert.deepEqual(seededNames, ["budgeted", "budgeted"], "a budget in another unit is seeded afresh");
+  } finally {
+    await directory.close();
+  }
+});

@@ -1,0 +1,58 @@
+/**
+ * The PostgreSQL tables of tokens issued through the admin API, as a migration of the usage database's schema.
+ * In a module of its own, without imports, so the schema module can list it without importing the store (which
+ * imports the usage database's connection code).
+ *
+ * @module
+ */
+
+/** Schema migration 3 of the PostgreSQL database: the token tables. */
+export const POSTGRES_TOKENS_MIGRATION: readonly string[] = [
+  `CREATE TABLE tokens (
+     id text PRIMARY KEY,
+     name text NOT NULL,
+     environment text NOT NULL,
+     description text,
+     models json NOT NULL,
+     endpoints json,
+     limits json,
+     budget json,
+     max_tokens integer,
+     expires_at text,
+     disabled boolean NOT NULL,
+     created_at text NOT NULL,
+     updated_at text NOT NULL,
+     created_by text NOT NULL,
+     revoked_at text,
+     rotated_at text
+   )`,
+  "CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked_at IS NULL",
+  `CREATE TABLE token_secrets (
+     token_id text NOT NULL REFERENCES tokens (id) ON DELETE CASCADE,
+     position integer NOT NULL,
+     sha256 text NOT NULL,
+     expires_at text,
+     expires_ms bigint,
+     PRIMARY KEY (token_id, position)
+   )`,
+  "CREATE INDEX token_secrets_expires ON token_secrets (expires_ms) WHERE expires_ms IS NOT NULL",
+  `CREATE TABLE token_audit (
+     seq bigserial PRIMARY KEY,
+     id text NOT NULL UNIQUE,
+     time text NOT NULL,
+     time_ms bigint NOT NULL,
+     actor text NOT NULL,
+     action text NOT NULL,
+     token_id text NOT NULL,
+     token_name text NOT NULL,
+     changes json NOT NULL
+   )`,
+  "CREATE INDEX token_audit_order ON token_audit (time_ms DESC, seq DESC)",
+  "CREATE INDEX token_audit_token ON token_audit (token_id)",
+  "CREATE INDEX token_audit_token_name ON token_audit (token_name)",
+  `CREATE TABLE token_version (
+     id boolean PRIMARY KEY DEFAULT true CHECK (id),
+     version bigint NOT NULL
+   )`,
+  "INSERT INTO token_version (version) VALUES (0)",
+];

@@ -1,0 +1,82 @@
+/**
+ * Stored tokens as the request path sees them: each live secret of each token that is not revoked becomes a
+ * {@linkcode ResolvedToken} keyed by the secret's hash, beside the config file's tokens. Done per config
+ * (the aliases a token's patterns expand to are the live config's), and memoized by the directory, so the
+ * request path still does one map lookup.
+ *
+ * @module
+ */
+import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
+import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
+import type { StoredToken, TokenSecret } from "./types.ts";
+
+/** The merged token map, and the stored tokens left out because a config token has their name. */
+export interface MergedTokens {
+  readonly tokens: ReadonlyMap<string, ResolvedToken>;
+  readonly clashes: readonly StoredToken[];
+}
+
+/** Epoch ms of an ISO time, or null for none (an unreadable one counts as none: stores only keep ISO). */
+function msOf(iso: string | null): number | null {
+  if (iso === null) return null;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** The earlier of two optional instants. */
+function earlier(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * One secret of `token` as an identity. A rotated-out secret stops at its grace end, or with the token if
+ * that comes first, so `expiresAt` is the earlier of the two.
+ */
+export function resolveStoredSecret(
+  token: StoredToken,
+  secret: TokenSecret,
+  aliases: AliasIndex,
+): ResolvedToken {
+  return Object.freeze({
+    name: token.name,
+    environment: token.environment,
+    sha256: secret.sha256,
+    patterns: Object.freeze([...token.models]),
+    aliases: aliases.expand(token.models),
+    expiresAt: earlier(msOf(token.expires_at), msOf(secret.expires_at)),
+    disabled: token.disabled,
+    limits: token.limits,
+    budget: token.budget,
+    endpoints: token.endpoints === null ? null : new Set(token.endpoints),
+    maxTokens: token.max_tokens,
+    id: token.id,
+    source: "api" as const,
+  });
+}
+
+/**
+ * `config`'s tokens plus every live secret of the stored tokens that are not revoked. Config tokens win: a
+ * stored token named like one of them is left out (and returned in `clashes`), and a hash already taken is
+ * never overwritten.
+ */
+export function mergeStoredTokens(config: ResolvedConfig, stored: readonly StoredToken[]): MergedTokens {
+  const tokens = new Map(config.tokens);
+  const configNames = new Set<string>();
+  for (const token of config.tokens.values()) if (token.source !== "api") configNames.add(token.name);
+  const aliases = indexAliases(config.models.keys());
+  const clashes: StoredToken[] = [];
+  for (const token of stored) {
+    if (token.revoked_at !== null) continue;
+    if (configNames.has(token.name)) {
+      clashes.push(token);
+      continue;
+    }
+    for (const secret of token.secrets) {
+      if (tokens.has(secret.sha256)) continue;
+      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases));
+    }
+  }
+  return { tokens, clashes };
+}

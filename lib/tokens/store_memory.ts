@@ -1,0 +1,66 @@
+/**
+ * Tokens issued through the admin API kept in memory: for a gateway without a database (`usage.sqlite: none`)
+ * and for tests. Lost at restart; only this process writes, so there is nothing to watch.
+ *
+ * Rows are copied in and out (`structuredClone`), so a caller changing an object it put or loaded cannot
+ * change what is stored, as with the SQL stores, which keep columns and JSON text.
+ *
+ * @module
+ */
+import { isoToMs, liveSecrets, pageAudit, type SequencedAuditEntry } from "./store_rules.ts";
+import { type StoredToken, TokenNameTakenError, type TokenStore } from "./types.ts";
+
+/** A `TokenStore` in a `Map`; `put` is atomic because it runs to completion before any other call. */
+export function createMemoryTokenStore(): TokenStore {
+  const tokens = new Map<string, StoredToken>();
+  const audit: SequencedAuditEntry[] = [];
+  let version = 0;
+  let seq = 0;
+
+  return {
+    kind: "memory",
+    loadAll() {
+      const rows = [...tokens.values()].sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+      );
+      return Promise.resolve({ version, tokens: structuredClone(rows) });
+    },
+    version() {
+      return Promise.resolve(version);
+    },
+    put(token, entry) {
+      try {
+        if (token.revoked_at === null) {
+          for (const other of tokens.values()) {
+            if (other.id !== token.id && other.revoked_at === null && other.name === token.name) {
+              return Promise.reject(new TokenNameTakenError(token.name));
+            }
+          }
+        }
+        const now = Date.now();
+        const copy = structuredClone(token);
+        const timeMs = isoToMs(entry.time, "audit.time");
+        for (const [id, other] of tokens) {
+          const kept = liveSecrets(other.secrets, now);
+          if (kept.length !== other.secrets.length) tokens.set(id, { ...other, secrets: kept });
+        }
+        tokens.set(copy.id, { ...copy, secrets: liveSecrets(copy.secrets, now) });
+        audit.push({ seq: ++seq, timeMs, entry: structuredClone(entry) });
+        version++;
+        return Promise.resolve();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    audit(query) {
+      try {
+        return Promise.resolve(structuredClone(pageAudit(audit, query)));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    close() {
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * Tokens issued through the admin API in the SQLite usage database: four tables made by schema migration 4
+ * (`lib/usage/sqlite_store.ts`), on the usage database's connection, so the server reaches them through the
+ * usage store's worker (`tokens.*` calls) and the request thread never waits on SQLite.
+ *
+ * - `tokens`: one row per token (lists and limits as JSON text); a partial unique index on `name` over the
+ *   rows not revoked is what makes a second live token of the same name impossible.
+ * - `token_secrets`: each token's secret hashes in order (the current one first) with their ends.
+ * - `token_audit`: the audit trail; `seq` (the rowid) is the append order that breaks ties in time.
+ * - `token_version`: one row, bumped by every put.
+ *
+ * A put is one `BEGIN IMMEDIATE` transaction. Only this process writes the file, so there is nothing to
+ * watch: the directory reloads after its own puts.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { liveSecrets } from "./store_rules.ts";
+import {
+  AUDIT_COLUMNS,
+  AUDIT_CURSOR_SQL,
+  auditOf,
+  auditPageSql,
+  auditRow,
+  secretEndMs,
+  TOKEN_COLUMNS,
+  tokenOf,
+  tokenRow,
+} from "./store_sql.ts";
+import { type StoredToken, TokenNameTakenError, type TokenStore } from "./types.ts";
+
+/** Schema migration 4 of the usage database: the token tables. */
+export const SQLITE_TOKENS_SQL = `CREATE TABLE tokens (
+       id TEXT NOT NULL PRIMARY KEY,
+       name TEXT NOT NULL,
+       environment TEXT NOT NULL,
+       description TEXT,
+       models TEXT NOT NULL,
+       endpoints TEXT,
+       limits TEXT,
+       budget TEXT,
+       max_tokens INTEGER,
+       expires_at TEXT,
+       disabled INTEGER NOT NULL,
+       created_at TEXT NOT NULL,
+       updated_at TEXT NOT NULL,
+       created_by TEXT NOT NULL,
+       revoked_at TEXT,
+       rotated_at TEXT
+     );
+     CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked_at IS NULL;
+     CREATE TABLE token_secrets (
+       token_id TEXT NOT NULL,
+       position INTEGER NOT NULL,
+       sha256 TEXT NOT NULL,
+       expires_at TEXT,
+       expires_ms INTEGER,
+       PRIMARY KEY (token_id, position)
+     );
+     CREATE INDEX token_secrets_expires ON token_secrets (expires_ms) WHERE expires_ms IS NOT NULL;
+     CREATE TABLE token_audit (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       id TEXT NOT NULL UNIQUE,
+       time TEXT NOT NULL,
+       time_ms INTEGER NOT NULL,
+       actor TEXT NOT NULL,
+       action TEXT NOT NULL,
+       token_id TEXT NOT NULL,
+       token_name TEXT NOT NULL,
+       changes TEXT NOT NULL
+     );
+     CREATE INDEX token_audit_order ON token_audit (time_ms, seq);
+     CREATE INDEX token_audit_token ON token_audit (token_id);
+     CREATE INDEX token_audit_token_name ON token_audit (token_name);
+     CREATE TABLE token_version (
+       id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+       version INTEGER NOT NULL
+     );
+     INSERT INTO token_version (id, version) VALUES (1, 0);`;
+
+/**
+ * The `TokenStore` over an open, migrated usage database. `open` throws once the database is closed; the
+ * usage store that owns `db` closes it, so `close()` here only stops this store's own calls.
+ */
+export function createSqliteTokenStore(db: DatabaseSync, open: () => void): TokenStore {
+  const upsertStmt = db.prepare(
+    `INSERT INTO tokens (${TOKEN_COLUMNS.join(", ")}) VALUES (${TOKEN_COLUMNS.map(() => "?").join(", ")})
+     ON CONFLICT (id) DO UPDATE SET
+       ${TOKEN_COLUMNS.filter((c) => c !== "id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
+  );
+  const nameTakenStmt = db.prepare(
+    "SELECT 1 AS taken FROM tokens WHERE name = ? AND revoked_at IS NULL AND id <> ? LIMIT 1",
+  );
+  const clearSecretsStmt = db.prepare("DELETE FROM token_secrets WHERE token_id = ?");
+  const pruneSecretsStmt = db.prepare(
+    "DELETE FROM token_secrets WHERE expires_ms IS NOT NULL AND expires_ms <= ?",
+  );
+  const secretStmt = db.prepare(
+    "INSERT INTO token_secrets (token_id, position, sha256, expires_at, expires_ms) VALUES (?, ?, ?, ?, ?)",
+  );
+  const auditStmt = db.prepare(
+    `INSERT INTO token_audit (${AUDIT_COLUMNS.join(", ")}) VALUES (${
+      AUDIT_COLUMNS.map(() => "?").join(", ")
+    })`,
+  );
+  const bumpStmt = db.prepare("UPDATE token_version SET version = version + 1 WHERE id = 1");
+  const versionStmt = db.prepare("SELECT version FROM token_version WHERE id = 1");
+  const tokensStmt = db.prepare(
+    `SELECT t.*, (SELECT json_group_array(json_object('sha256', s.sha256, 'expires_at', s.expires_at)
+         ORDER BY s.position) FROM token_secrets s WHERE s.token_id = t.id) AS secrets
+     FROM tokens t ORDER BY t.name, t.id`,
+  );
+  const cursorStmt = db.prepare(AUDIT_CURSOR_SQL);
+  let closed = false;
+  const ready = () => {
+    if (closed) throw new Error("token store is closed");
+    open();
+  };
+  const currentVersion = () =>
+    Number((versionStmt.get() as Record<string, unknown> | undefined)?.version ?? 0);
+
+  const put = (token: StoredToken, audit: Parameters<TokenStore["put"]>[1]) => {
+    const nowMs = Date.now();
+    const row = tokenRow(token);
+    const secrets = liveSecrets(token.secrets, nowMs).map((s) =>
+      [s.sha256, s.expires_at, secretEndMs(s)] as const
+    );
+    const entry = auditRow(audit);
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      if (token.revoked_at === null && nameTakenStmt.get(token.name, token.id) !== undefined) {
+        throw new TokenNameTakenError(token.name);
+      }
+      upsertStmt.run(...row);
+      clearSecretsStmt.run(token.id);
+      pruneSecretsStmt.run(nowMs);
+      secrets.forEach(([sha256, expiresAt, endMs], position) =>
+        secretStmt.run(token.id, position, sha256, expiresAt, endMs)
+      );
+      auditStmt.run(...entry);
+      bumpStmt.run();
+      db.exec("COMMIT");
+    } catch (e) {
+      rollback(db);
+      // The index is the last word should the check above ever miss a case.
+      if (e instanceof Error && /UNIQUE constraint failed: tokens\.name/.test(e.message)) {
+        throw new TokenNameTakenError(token.name);
+      }
+      throw e;
+    }
+  };
+
+  return {
+    kind: "sqlite",
+    loadAll() {
+      return run(() => {
+        ready();
+        // One read transaction, so the version is the one the rows are current at.
+        db.exec("BEGIN");
+        try {
+          const version = currentVersion();
+          const rows = tokensStmt.all() as Record<string, unknown>[];
+          db.exec("COMMIT");
+          return { version, tokens: rows.map((r) => tokenOf(r, r.secrets)) };
+        } catch (e) {
+          rollback(db);
+          throw e;
+        }
+      });
+    },
+    version() {
+      return run(() => {
+        ready();
+        return currentVersion();
+      });
+    },
+    put(token, audit) {
+      return run(() => {
+        ready();
+        put(token, audit);
+      });
+    },
+    audit(query) {
+      return run(() => {
+        ready();
+        let cursor = null;
+        if (query.after !== undefined) {
+          const row = cursorStmt.get(query.after) as Record<string, unknown> | undefined;
+          if (row === undefined) return { entries: [], has_more: false };
+          cursor = { timeMs: Number(row.time_ms), seq: Number(row.seq) };
+        }
+        const { text, params, limit } = auditPageSql(query, cursor);
+        const rows = db.prepare(text).all(...params) as Record<string, unknown>[];
+        return { entries: rows.slice(0, limit).map(auditOf), has_more: rows.length > limit };
+      });
+    },
+    close() {
+      closed = true;
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Runs a synchronous database call as a promise, so a throw becomes a rejection as the interface promises. */
+function run<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Rolls back the open transaction, if any (a failed COMMIT may already have ended it). */
+function rollback(db: DatabaseSync): void {
+  try {
+    db.exec("ROLLBACK");
+  } catch {
+    // no transaction open: nothing to undo
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * How the admin API shows a token (docs/admin_api.md, "A token object"), for both sources: tokens issued
+ * through the API and the config file's, which are read-only and have the id `cfg_<name>`. Every field is
+ * named here, so nothing else a token carries (its secrets' hashes) can slip into an answer.
+ *
+ * @module
+ */
+import type { ResolvedToken } from "../config/types.ts";
+import type { StoredToken } from "./types.ts";
+import type { TokenFields } from "./validate.ts";
+
+/** What `status` can be, and what `GET /admin/tokens?status=` filters on. */
+export const TOKEN_STATUSES = ["active", "disabled", "expired", "revoked"] as const;
+export type TokenStatus = typeof TOKEN_STATUSES[number];
+/** Config tokens' ids are this and their name. */
+export const CONFIG_ID_PREFIX = "cfg_";
+
+/** `revoked`, else `disabled`, else `expired` (past its expiry at `now`), else `active`. */
+function statusOf(
+  t: { revoked: boolean; disabled: boolean; expiresAt: number | null },
+  now: number,
+): TokenStatus {
+  if (t.revoked) return "revoked";
+  if (t.disabled) return "disabled";
+  if (t.expiresAt !== null && now >= t.expiresAt) return "expired";
+  return "active";
+}
+
+/** A token as the admin API shows it. */
+export type TokenView = ReturnType<typeof storedView>;
+
+/** A token issued through the admin API. */
+export function storedView(t: StoredToken, now: number) {
+  return {
+    object: "gateway.token" as const,
+    id: t.id,
+    name: t.name,
+    environment: t.environment,
+    description: t.description,
+    source: "api" as "api" | "config",
+    status: statusOf({
+      revoked: t.revoked_at !== null,
+      disabled: t.disabled,
+      expiresAt: t.expires_at === null ? null : Date.parse(t.expires_at),
+    }, now),
+    models: [...t.models],
+    endpoints: t.endpoints === null ? null : [...t.endpoints],
+    limits: t.limits,
+    budget: t.budget,
+    max_tokens: t.max_tokens,
+    expires_at: t.expires_at,
+    disabled: t.disabled,
+    created_at: t.created_at as string | null,
+    updated_at: t.updated_at as string | null,
+    created_by: t.created_by as string | null,
+    rotated_at: t.rotated_at,
+    revoked_at: t.revoked_at,
+  };
+}
+
+/** A token of the config file: what the API does not know about it is null. */
+export function configView(t: ResolvedToken, now: number): TokenView {
+  return {
+    object: "gateway.token",
+    id: `${CONFIG_ID_PREFIX}${t.name}`,
+    name: t.name,
+    environment: t.environment,
+    description: null,
+    source: "config",
+    status: statusOf({ revoked: false, disabled: t.disabled, expiresAt: t.expiresAt }, now),
+    models: [...t.patterns],
+    endpoints: t.endpoints === null ? null : [...t.endpoints],
+    limits: t.limits,
+    budget: t.budget,
+    max_tokens: t.maxTokens,
+    expires_at: t.expiresAt === null ? null : new Date(t.expiresAt).toISOString(),
+    disabled: t.disabled,
+    created_at: null,
+    updated_at: null,
+    created_by: null,
+    rotated_at: null,
+    revoked_at: null,
+  };
+}
+
+/** The fields of a stored token an admin may change, as `validatePatch` compares them. */
+export function fieldsOf(t: StoredToken): TokenFields {
+  return {
+    environment: t.environment,
+    description: t.description,
+    models: t.models,
+    endpoints: t.endpoints,
+    limits: t.limits,
+    budget: t.budget,
+    max_tokens: t.max_tokens,
+    expires_at: t.expires_at,
+    disabled: t.disabled,
+  };
+}
+
+/** The list's order: by name, then id. */
+export function byNameThenId(a: TokenView, b: TokenView): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

@@ -1,0 +1,246 @@
+/**
+ * The bodies of `POST /admin/tokens`, `PATCH /admin/tokens/{id}` and `POST /admin/tokens/{id}/rotate`, checked
+ * as strictly as a token in the config file: the same zod pieces (`config/schema.ts`) for each field, then the
+ * same cross-checks against the live config (every model pattern matches an alias, a money budget only on
+ * priced aliases), plus what only makes sense at run time (an expiry in the past). Every refusal is a 400 in
+ * OpenAI's shape whose `param` names the field (`limits.rpm`, `models.1`), so a script or the console can point
+ * at it.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
+import { parseExpiry } from "../config/resolve.ts";
+import {
+  type BudgetConfig,
+  budgetSchema,
+  duration,
+  type Endpoint,
+  type LimitsConfig,
+  limitsSchema,
+  tokenSchema,
+} from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/types.ts";
+import { type GatewayError, invalidRequest, printable } from "../errors.ts";
+
+/** The fields of a token an admin sets (all but `name`, which never changes). */
+export interface TokenFields {
+  readonly environment: string;
+  readonly description: string | null;
+  readonly models: readonly string[];
+  readonly endpoints: readonly Endpoint[] | null;
+  readonly limits: LimitsConfig | null;
+  readonly budget: BudgetConfig | null;
+  readonly max_tokens: number | null;
+  /** Normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config). */
+  readonly expires_at: string | null;
+  readonly disabled: boolean;
+}
+
+/** A checked `POST /admin/tokens` body. */
+export interface NewToken extends TokenFields {
+  readonly name: string;
+}
+
+/** A checked `PATCH` body: the fields given (`null` already means "clear" for the optional ones). */
+export type TokenPatch = Partial<TokenFields>;
+
+/** The longest `grace` of a rotation. */
+export const MAX_GRACE_MS = 30 * 86_400_000;
+/** At most this many model patterns per token, and wildcards per pattern (a glob is matched as a regex). */
+export const MAX_MODEL_PATTERNS = 256;
+export const MAX_PATTERN_WILDCARDS = 8;
+
+const field = {
+  name: tokenSchema.shape.name.max(128),
+  environment: tokenSchema.shape.environment.unwrap().max(128),
+  description: z.string().max(500),
+  models: tokenSchema.shape.models.max(MAX_MODEL_PATTERNS),
+  endpoints: tokenSchema.shape.endpoints.unwrap(),
+  limits: limitsSchema,
+  budget: budgetSchema,
+  max_tokens: tokenSchema.shape.max_tokens.unwrap(),
+  expires_at: tokenSchema.shape.expires_at.unwrap(),
+  disabled: z.boolean(),
+};
+
+const createSchema = z.strictObject({
+  name: field.name,
+  environment: field.environment.default("default"),
+  description: field.description.nullable().optional(),
+  models: field.models,
+  endpoints: field.endpoints.nullable().optional(),
+  limits: field.limits.nullable().optional(),
+  budget: field.budget.nullable().optional(),
+  max_tokens: field.max_tokens.nullable().optional(),
+  expires_at: field.expires_at.nullable().optional(),
+  disabled: field.disabled.default(false),
+});
+
+const patchSchema = z.strictObject({
+  environment: field.environment.optional(),
+  description: field.description.nullable().optional(),
+  models: field.models.optional(),
+  endpoints: field.endpoints.nullable().optional(),
+  limits: field.limits.nullable().optional(),
+  budget: field.budget.nullable().optional(),
+  max_tokens: field.max_tokens.nullable().optional(),
+  expires_at: field.expires_at.nullable().optional(),
+  disabled: field.disabled.optional(),
+});
+
+const rotateSchema = z.strictObject({
+  grace: duration.refine((ms) => ms <= MAX_GRACE_MS, "at most 30 days").optional(),
+});
+
+/** A 400 naming `param`. */
+export function badField(param: string, message: string): GatewayError {
+  return invalidRequest(`Invalid '${param}': ${message}.`, param, "invalid_value");
+}
+
+/** The secret is the gateway's to make: a body that brings one (or its hash) is refused, naming it. */
+function refuseSecrets(body: Record<string, unknown>): void {
+  for (const key of ["sha256", "token"]) {
+    if (Object.hasOwn(body, key)) {
+      throw badField(key, "the gateway makes the secret itself and shows it once; do not send one");
+    }
+  }
+}
+
+/** The first issue of a failed parse as a 400 naming its field. */
+function firstIssue(error: z.ZodError): GatewayError {
+  const issue = error.issues[0];
+  const path = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") {
+    const param = [...path, issue.keys[0]].join(".");
+    return badField(param, "unknown field");
+  }
+  const param = path.join(".") || "body";
+  return badField(param, issue.message.replace(/\.$/, ""));
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (!result.success) throw firstIssue(result.error);
+  return result.data;
+}
+
+/** The ISO date-time an `expires_at` stands for; refused when it is not in the future. */
+function expiry(expiresAt: string, now: number): string {
+  const ms = parseExpiry(expiresAt);
+  if (!Number.isFinite(ms)) throw badField("expires_at", "not a valid date or date-time");
+  if (ms <= now) throw badField("expires_at", "must be in the future");
+  return new Date(ms).toISOString();
+}
+
+/** Every model pattern matches an alias of the live config (as `semantic_checks.ts` has it for the file). */
+function checkModels(models: readonly string[], aliases: AliasIndex): void {
+  models.forEach((pattern, i) => {
+    if ((pattern.match(/[*?]/g)?.length ?? 0) > MAX_PATTERN_WILDCARDS) {
+      throw badField(`models.${i}`, `at most ${MAX_PATTERN_WILDCARDS} wildcards per pattern`);
+    }
+    if (!aliases.matchesAny(pattern)) {
+      throw badField(`models.${i}`, `"${printable(pattern)}" matches no model alias`);
+    }
+  });
+}
+
+/** Whether every target of `alias` has a price (a money budget needs one to count with). */
+function priced(config: ResolvedConfig, alias: string): boolean {
+  const model = config.models.get(alias);
+  return model !== undefined && model.targets.length > 0 && model.targets.every((t) => t.price !== null);
+}
+
+/**
+ * A budget counts exactly one unit, and a money budget only covers aliases with a price on every target (as
+ * `policy_checks.ts` has it for the file). `param` is where a missing price is blamed: the budget, or the
+ * models when only they changed.
+ */
+function checkBudget(
+  budget: BudgetConfig | null,
+  models: readonly string[],
+  aliases: AliasIndex,
+  config: ResolvedConfig,
+  param: string,
+): void {
+  if (budget === null) return;
+  if ((budget.tokens === undefined) === (budget.cost === undefined)) {
+    throw badField("budget", "give exactly one of tokens or cost");
+  }
+  if (budget.cost === undefined) return;
+  const unpriced = [...aliases.expand(models)].filter((alias) => !priced(config, alias));
+  if (unpriced.length > 0) {
+    throw badField(
+      param,
+      `a cost budget needs a price on every target of the aliases it covers; no price on ${
+        unpriced.slice(0, 5).map((a) => `"${a}"`).join(", ")
+      }${unpriced.length > 5 ? ", …" : ""}`,
+    );
+  }
+}
+
+/** A checked `POST /admin/tokens` body, against the live config; throws a 400 naming the first bad field. */
+export function validateNewToken(
+  body: Record<string, unknown>,
+  config: ResolvedConfig,
+  now = Date.now(),
+): NewToken {
+  refuseSecrets(body);
+  const input = parse(createSchema, body);
+  const aliases = indexAliases(config.models.keys());
+  checkModels(input.models, aliases);
+  const budget = input.budget ?? null;
+  checkBudget(budget, input.models, aliases, config, "budget.cost");
+  return {
+    name: input.name,
+    environment: input.environment,
+    description: input.description ?? null,
+    models: input.models,
+    endpoints: input.endpoints ?? null,
+    limits: input.limits ?? null,
+    budget,
+    max_tokens: input.max_tokens ?? null,
+    expires_at: input.expires_at == null ? null : expiry(input.expires_at, now),
+    disabled: input.disabled,
+  };
+}
+
+/**
+ * A checked `PATCH` body for a token that now has `current`: only the fields given, each checked as on create;
+ * a money budget is checked against the models the token will have. `name` cannot change.
+ */
+export function validatePatch(
+  body: Record<string, unknown>,
+  current: TokenFields,
+  config: ResolvedConfig,
+  now = Date.now(),
+): TokenPatch {
+  refuseSecrets(body);
+  if (Object.hasOwn(body, "name")) throw badField("name", "a token's name cannot change; issue a new token");
+  const input = parse(patchSchema, body);
+  const aliases = indexAliases(config.models.keys());
+  if (input.models !== undefined) checkModels(input.models, aliases);
+  const models = input.models ?? current.models;
+  const budget = input.budget === undefined ? current.budget : input.budget;
+  if (input.budget !== undefined || input.models !== undefined) {
+    checkBudget(budget, models, aliases, config, input.budget !== undefined ? "budget.cost" : "models");
+  }
+  const patch: { -readonly [K in keyof TokenFields]?: TokenFields[K] } = {};
+  if (input.environment !== undefined) patch.environment = input.environment;
+  if (input.description !== undefined) patch.description = input.description;
+  if (input.models !== undefined) patch.models = input.models;
+  if (input.endpoints !== undefined) patch.endpoints = input.endpoints;
+  if (input.limits !== undefined) patch.limits = input.limits;
+  if (input.budget !== undefined) patch.budget = input.budget;
+  if (input.max_tokens !== undefined) patch.max_tokens = input.max_tokens;
+  if (input.expires_at !== undefined) {
+    patch.expires_at = input.expires_at === null ? null : expiry(input.expires_at, now);
+  }
+  if (input.disabled !== undefined) patch.disabled = input.disabled;
+  return patch;
+}
+
+/** The `grace` of a rotation in ms (default 0: the old secret stops at once). */
+export function validateRotate(body: Record<string, unknown>): number {
+  return parse(rotateSchema, body).grace ?? 0;
+}

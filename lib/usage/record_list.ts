@@ -1,0 +1,194 @@
+/**
+ * The request log (`GET /admin/requests`) as SQL over the `usage` table, shared by the SQLite and PostgreSQL
+ * stores: the usage filters (`query.ts`'s WHERE clause) plus a status, newest first, paged by keyset.
+ *
+ * The cursor is the (time, uid) of the last record of a page, and the next page is the records strictly
+ * before it in (time DESC, uid DESC) order. Records that arrive while an operator pages are newer than the
+ * first page (they would be on a page before it) or, for a request that finished late, land in their place by
+ * time; either way no record is shown twice and none that was there is skipped, which an offset would not give.
+ * uids are compared bytewise in both stores, so a cursor from one replica pages alike on another.
+ *
+ * @module
+ */
+import type { RecordListQuery, RecordPage, UsageRecord } from "./record.ts";
+import {
+  type SqlAll,
+  type SqlAllAsync,
+  type SqlDialect,
+  SQLITE_DIALECT,
+  type SqlValue,
+  UsageQueryError,
+  whereOf,
+} from "./query.ts";
+
+/** Records per page when the query does not say. */
+export const DEFAULT_RECORD_LIMIT = 100;
+/** The most records one page may hold. */
+export const MAX_RECORD_LIMIT = 1000;
+
+/** The usage record's fields, in the order the request log answers them (never the internal uid). */
+const RECORD_FIELDS = [
+  "time",
+  "request_id",
+  "token",
+  "environment",
+  "alias",
+  "provider",
+  "upstream_model",
+  "endpoint",
+  "stream",
+  "status",
+  "outcome",
+  "rule",
+  "prompt_tokens",
+  "completion_tokens",
+  "tokens_estimated",
+  "cost",
+  "latency_ms",
+  "ttft_ms",
+  "attempts",
+  "error_code",
+] as const satisfies readonly (keyof UsageRecord)[];
+
+/** The position of a record in the log: what a cursor holds. */
+interface Position {
+  time: string;
+  uid: string;
+}
+
+/** The opaque cursor of `pos` (base64url of its JSON): clients pass it back and never read it. */
+export function encodeCursor(pos: Position): string {
+  const bytes = new TextEncoder().encode(JSON.stringify([pos.time, pos.uid]));
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** The position in `cursor`; a cursor not made by {@linkcode encodeCursor} is the client's 400 on `before`. */
+export function decodeCursor(cursor: string): Position {
+  const bad = () => new UsageQueryError("before must be the next_cursor of a previous page", "before");
+  if (!/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) throw bad();
+  let parsed: unknown;
+  try {
+    const binary = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+    parsed = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))),
+    );
+  } catch {
+    throw bad();
+  }
+  if (
+    !Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" ||
+    typeof parsed[1] !== "string"
+  ) {
+    throw bad();
+  }
+  return { time: parsed[0], uid: parsed[1] };
+}
+
+/** The page size of `q`, checked (1-{@linkcode MAX_RECORD_LIMIT}). */
+function limitOf(q: RecordListQuery): number {
+  const limit = q.limit ?? DEFAULT_RECORD_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECORD_LIMIT) {
+    throw new UsageQueryError(`limit must be an integer from 1 to ${MAX_RECORD_LIMIT}`, "limit");
+  }
+  return limit;
+}
+
+/**
+ * The SELECT of one page (one row more than the page, to know whether another follows) and its parameters.
+ * The ORDER BY matches the `usage_time_uid` index, so a first page costs the page, not the table.
+ */
+export function listSql(
+  q: RecordListQuery,
+  dialect: SqlDialect,
+): { sql: string; params: SqlValue[]; limit: number } {
+  const limit = limitOf(q);
+  const where = whereOf(q, dialect);
+  const conds = [where.sql];
+  const params = [...where.params];
+  const status = q.status;
+  if (status !== undefined) {
+    if ("code" in status) {
+      if (!Number.isInteger(status.code)) {
+        throw new UsageQueryError("status must be a code or a class", "status");
+      }
+      conds.push("status = ?");
+      params.push(status.code);
+    } else {
+      if (!Number.isInteger(status.class)) {
+        throw new UsageQueryError("status must be a code or a class", "status");
+      }
+      conds.push("status >= ? AND status < ?");
+      params.push(status.class * 100, status.class * 100 + 100);
+    }
+  }
+  const uid = dialect.bytewise("uid");
+  if (q.before !== undefined) {
+    const pos = decodeCursor(q.before);
+    // A row value, so both engines read it as a range on the (time, uid) index.
+    conds.push(`(time, ${uid}) < (?, ?)`);
+    params.push(pos.time, pos.uid);
+  }
+  const sql = `SELECT uid, ${RECORD_FIELDS.join(", ")} FROM usage WHERE ${conds.join(" AND ")}
+     ORDER BY time DESC, ${uid} DESC LIMIT ${limit + 1}`;
+  return { sql, params, limit };
+}
+
+/** The page from the rows of {@linkcode listSql} (up to `limit + 1` of them). */
+export function pageOf(rows: Record<string, unknown>[], limit: number): RecordPage {
+  const has_more = rows.length > limit;
+  const kept = has_more ? rows.slice(0, limit) : rows;
+  const last = kept.at(-1);
+  return {
+    data: kept.map(recordOf),
+    has_more,
+    next_cursor: has_more && last !== undefined
+      ? encodeCursor({ time: String(last.time), uid: String(last.uid) })
+      : null,
+  };
+}
+
+/** Runs the request log query through `all` (SQLite). Rejects bad input with `UsageQueryError`. */
+export function runListRecords(q: RecordListQuery, all: SqlAll): RecordPage {
+  const { sql, params, limit } = listSql(q, SQLITE_DIALECT);
+  return pageOf(all(sql, params), limit);
+}
+
+/** {@linkcode runListRecords} for a networked store, in `dialect`. */
+export async function runListRecordsAsync(
+  q: RecordListQuery,
+  all: SqlAllAsync,
+  dialect: SqlDialect,
+): Promise<RecordPage> {
+  const { sql, params, limit } = listSql(q, dialect);
+  return pageOf(await all(sql, params), limit);
+}
+
+/** A row as the usage record: booleans from 0/1 (SQLite) or true/false, numbers from bigint text (PostgreSQL). */
+function recordOf(row: Record<string, unknown>): UsageRecord {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const num = (v: unknown) => Number(v ?? 0);
+  return {
+    time: String(row.time),
+    request_id: String(row.request_id),
+    token: text(row.token),
+    environment: text(row.environment),
+    alias: text(row.alias),
+    provider: text(row.provider),
+    upstream_model: text(row.upstream_model),
+    endpoint: String(row.endpoint),
+    stream: row.stream === true || Number(row.stream) === 1,
+    status: num(row.status),
+    outcome: String(row.outcome) as UsageRecord["outcome"],
+    rule: text(row.rule),
+    prompt_tokens: num(row.prompt_tokens),
+    completion_tokens: num(row.completion_tokens),
+    tokens_estimated: row.tokens_estimated === true || Number(row.tokens_estimated) === 1,
+    cost: num(row.cost),
+    latency_ms: num(row.latency_ms),
+    ttft_ms: row.ttft_ms === null || row.ttft_ms === undefined ? null : Number(row.ttft_ms),
+    attempts: num(row.attempts),
+    error_code: text(row.error_code),
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * A gateway for the console's browser test, and a seeded run of real requests through it with the `openai` SDK:
+ * allowed chat and embedding calls, a content-rule denial, an rpm denial, a forbidden alias, upstream errors and
+ * a target that fails until it is ejected. The test then checks that the console shows each of them.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { startGateway, type TestGateway } from "./gateway.ts";
+import { ADMIN_TOKEN, ask, CI_BOT_TOKEN, sdk, SECRET_PROMPT, WEB_APP_TOKEN } from "./console_fixture.ts";
+
+/** An upstream that answers every request with a 500, so its target fails until it is ejected. */
+export interface FailingUpstream {
+  baseURL: string;
+  hits: number;
+  stop(): Promise<void>;
+}
+
+export function startFailingUpstream(): FailingUpstream {
+  const upstream: FailingUpstream = { baseURL: "", hits: 0, stop: async () => {} };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    upstream.hits++;
+    await request.body?.cancel();
+    return Response.json(
+      { error: { message: "upstream is down", type: "server_error", param: null, code: null } },
+      { status: 500 },
+    );
+  });
+  upstream.baseURL = `http://127.0.0.1:${server.addr.port}/v1`;
+  upstream.stop = () => server.shutdown();
+  return upstream;
+}
+
+/**
+ * The config: `chat-default` (builtin echo, priced, with a deny rule), `chat-fallback` (the failing upstream
+ * first, ejected after two failures for ten minutes, then the builtin), `chat-broken` (only the failing
+ * upstream: errors), `embed-default`; `ci-bot` may use everything, `web-app` only the default aliases at 4 rpm.
+ */
+export function consoleConfig(failing: FailingUpstream, { admin = true } = {}): string {
+  const admins = admin ? `admin_tokens:\n  - { name: ops-admin, sha256: ${hashToken(ADMIN_TOKEN)} }\n` : "";
+  return `
+routing: { backoff_base: 10ms, backoff_max: 20ms, eject_after: 2, eject_cooldown: 10m }
+providers:
+  local: { type: builtin }
+  flaky: { type: openai, base_url: "${failing.baseURL}", api_key: "sk-upstream-secret-0123456789" }
+models:
+  chat-default:
+    type: chat
+    targets: [ { provider: local, model: echo, price: { input: 1000, output: 2000 } } ]
+    content_rules:
+      - { name: secrets, pattern: "TOPSECRET", action: deny, message: "Secrets may not be sent." }
+      - { name: email, pattern: "[a-z]+@example[.]com", action: redact }
+  chat-fallback:
+    type: chat
+    targets: [ { provider: flaky, model: always-fails, retries: 0 }, { provider: local, model: echo } ]
+  chat-broken:
+    type: chat
+    targets: [ { provider: flaky, model: down, retries: 0 } ]
+  embed-default:
+    type: embedding
+    targets: [ { provider: local, model: hash } ]
+tokens:
+  - name: ci-bot
+    environment: staging
+    sha256: ${hashToken(CI_BOT_TOKEN)}
+    models: ["*"]
+    limits: { rpm: 1000 }
+  - name: web-app
+    environment: production
+    sha256: ${hashToken(WEB_APP_TOKEN)}
+    models: ["chat-default", "embed-default"]
+    limits: { rpm: 4 }
+${admins}`;
+}
+
+/** A gateway serving {@linkcode consoleConfig} with its failing upstream; `stop` ends both. */
+export interface ConsoleGateway {
+  gw: TestGateway;
+  failing: FailingUpstream;
+  stop(): Promise<void>;
+}
+
+/** Starts the gateway of {@linkcode consoleConfig}; `admin: false` leaves out the admin token. */
+export async function startConsoleGateway(options: { admin?: boolean } = {}): Promise<ConsoleGateway> {
+  const failing = startFailingUpstream();
+  let gw: TestGateway;
+  try {
+    gw = await startGateway(consoleConfig(failing, options));
+  } catch (err) {
+    await failing.stop();
+    throw err;
+  }
+  return {
+    gw,
+    failing,
+    async stop() {
+      await gw.stop();
+      await failing.stop();
+    },
+  };
+}
+
+/** The status of an SDK call that must fail. */
+async function failedStatus(call: Promise<unknown>): Promise<number> {
+  try {
+    await call;
+  } catch (err) {
+    if (err instanceof OpenAI.APIError && typeof err.status === "number") return err.status;
+    throw err;
+  }
+  throw new Error("the call was expected to fail");
+}
+
+/**
+ * Sends the seeded run and answers how many requests it made; checks the gateway answered each as the config
+ * says, so a broken seed fails here rather than as a puzzling empty chart later.
+ */
+export async function seedRequests(gw: TestGateway): Promise<number> {
+  const ci = sdk(gw.baseURL, CI_BOT_TOKEN);
+  const web = sdk(gw.baseURL, WEB_APP_TOKEN);
+  let sent = 0;
+  for (let i = 0; i < 5; i++, sent++) {
+    const answer = await ask(ci, "chat-default", `hello number ${i}`);
+    assert.equal(answer.choices[0].message.content?.includes(`number ${i}`), true);
+  }
+  const stream = await ci.chat.completions.create({
+    model: "chat-default",
+    messages: [{ role: "user", content: "a streamed hello" }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  for await (const _ of stream) { /* read to the end */ }
+  sent++;
+  const redacted = await ask(ci, "chat-default", "write to bob@example.com");
+  assert.ok(!redacted.choices[0].message.content?.includes("bob@example.com"), "alias.content:email redacts");
+  sent++;
+  await ci.embeddings.create({ model: "embed-default", input: ["one", "two"] });
+  sent++;
+  // Two failures on the flaky target eject it; every call still succeeds on the builtin fallback.
+  for (let i = 0; i < 3; i++, sent++) await ask(ci, "chat-fallback");
+  for (let i = 0; i < 2; i++, sent++) assert.ok((await failedStatus(ask(ci, "chat-broken"))) >= 500);
+
+  await ask(web, "chat-default");
+  sent++;
+  assert.equal(await failedStatus(ask(web, "chat-default", SECRET_PROMPT)), 400, "alias.content:secrets");
+  sent++;
+  // A forbidden alias answers like an unknown one (404), so a token cannot discover what exists.
+  assert.equal(await failedStatus(ask(web, "chat-fallback")), 404, "an alias web-app may not use");
+  sent++;
+  // 4 rpm: keep asking until the limit answers (how many of the calls above it counted is not our concern).
+  let limited = false;
+  for (let i = 0; i < 6 && !limited; i++, sent++) {
+    try {
+      await ask(web, "chat-default");
+    } catch (err) {
+      if (!(err instanceof OpenAI.RateLimitError)) throw err;
+      limited = true;
+    }
+  }
+  assert.ok(limited, "web-app reached its rpm limit");
+  return sent;
+}
+
+/** Waits until the usage API counts `requests` records (they are written in batches, off the request path). */
+export async function waitForUsage(gw: TestGateway, requests: number, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  let seen = -1;
+  while (Date.now() < deadline) {
+    const response = await fetch(`${gw.url}/admin/usage`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const report = await response.json();
+    seen = report?.totals?.requests ?? -1;
+    if (seen >= requests) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`usage records: ${seen} of ${requests} after ${ms} ms`);
+}
