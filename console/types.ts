@@ -119,7 +119,7 @@ export interface Explanation {
   readonly endpoint: string;
   readonly allowed: boolean;
   readonly denied_by: { rule: string; message: string } | null;
-  readonly checks: { rule: string; ok: boolean; detail?: string | null }[];
+  readonly checks: { rule: string; ok: boolean | null; detail?: string | null }[];
   readonly targets: TargetState[];
   readonly limits: { rule: string; limit: number; used: number | null; remaining: number | null }[];
   readonly budget: {

@@ -31,7 +31,7 @@ function result(x: Explanation): HTMLElement[] {
   const checks = table(
     "Checks",
     ["Rule", "Result", "Detail"],
-    x.checks.map((c) => [c.rule, c.ok ? "ok" : "fails", c.detail ?? ""]),
+    x.checks.map((c) => [c.rule, c.ok === null ? "unknown" : c.ok ? "ok" : "fails", c.detail ?? ""]),
     "No checks.",
   );
   const targets = table(

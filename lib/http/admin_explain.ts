@@ -4,10 +4,13 @@
  *
  * @module
  */
+import { indexAliases } from "../config/alias_patterns.ts";
 import { ENDPOINTS } from "../config/schema.ts";
 import type { ResolvedToken } from "../config/types.ts";
 import { GatewayError, printable } from "../errors.ts";
 import { defaultEndpoint, explain, MODEL_ENDPOINTS, type ModelEndpoint } from "../policy/explain.ts";
+import { resolveStoredSecret } from "../tokens/resolve_stored.ts";
+import type { StoredToken } from "../tokens/types.ts";
 import { badParam } from "./admin.ts";
 import type { RequestContext } from "./context.ts";
 
@@ -44,6 +47,20 @@ export function tokenByName(tokens: Iterable<ResolvedToken>, name: string): Reso
   return found;
 }
 
+/** The token issued through the admin API under `name` that was revoked last, resolved as it was. */
+function lastRevoked(ctx: RequestContext, name: string): { token: ResolvedToken; at: string } | undefined {
+  let last: StoredToken | undefined;
+  for (const stored of ctx.services.tokens?.tokens() ?? []) {
+    if (stored.name !== name || stored.revoked_at === null) continue;
+    if (last === undefined || stored.revoked_at > (last.revoked_at ?? "")) last = stored;
+  }
+  if (last === undefined || last.revoked_at === null) return undefined;
+  // Its secrets are gone (revoking empties them); the identity is what explaining needs.
+  const secret = { sha256: "", expires_at: null };
+  const token = resolveStoredSecret(last, secret, indexAliases(ctx.state.config.models.keys()));
+  return { token, at: last.revoked_at };
+}
+
 /** `GET /admin/explain`: 400 without `token` or `model`, 404 for an unknown one, else the explanation. */
 export async function handleExplain(request: Request, ctx: RequestContext): Promise<Response> {
   const params = new URL(request.url).searchParams;
@@ -59,7 +76,10 @@ export async function handleExplain(request: Request, ctx: RequestContext): Prom
     );
   }
   const config = ctx.state.config;
-  const token = tokenByName(config.tokens.values(), name);
+  const live = tokenByName(config.tokens.values(), name);
+  // A revoked token is in no token map, but "why does my token not work" is exactly when it is asked about.
+  const revoked = live === undefined ? lastRevoked(ctx, name) : undefined;
+  const token = live ?? revoked?.token;
   if (token === undefined) {
     throw notFound("token", `No token is named '${printable(name)}'.`, "token_not_found");
   }
@@ -76,6 +96,7 @@ export async function handleExplain(request: Request, ctx: RequestContext): Prom
     counters: policy.counters,
     health: ctx.routing.health.snapshot(),
     now: (policy.now ?? Date.now)(),
+    revokedAt: revoked?.at,
   });
   // The alias was found above and the config is this request's snapshot, so an explanation is certain.
   return new Response(JSON.stringify(explanation), { headers: JSON_TYPE });

@@ -11,6 +11,8 @@ import { createMemoryLogger } from "../log.ts";
 import { createProviders } from "../providers/registry.ts";
 import { HealthRegistry } from "../routing/health.ts";
 import { createGateway } from "../server.ts";
+import { createTokenDirectory } from "../tokens/directory.ts";
+import { createMemoryTokenStore } from "../tokens/store_memory.ts";
 import { MODEL_ENDPOINTS } from "../policy/explain.ts";
 import type { GatewayState } from "./context.ts";
 import { ROUTES } from "./endpoints.ts";
@@ -234,4 +236,40 @@ Deno.test("admin explain: the endpoints explained are the routes that call a mod
     }
   }
   assert.deepEqual(Object.fromEntries(fromRoutes), { ...MODEL_ENDPOINTS });
+});
+
+Deno.test("admin explain: a revoked token says token.status revoked, with what its client gets", async () => {
+  const config = loadConfig();
+  const state: GatewayState = { config, providers: createProviders(config.providers) };
+  const logger = createMemoryLogger();
+  const tokens = createTokenDirectory({ store: createMemoryTokenStore(), logger });
+  try {
+    const handler = createGateway({ state: () => state, logger, services: { tokens } });
+    const admin = (method: string, path: string, body?: unknown) =>
+      handler(
+        new Request(`http://gateway.test${path}`, {
+          method,
+          headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }),
+      );
+    const created = await admin("POST", "/admin/tokens", { name: "gone", models: ["chat-main"] });
+    assert.equal(created.status, 201);
+    const { id } = await created.json();
+    const before = await explanation(await admin("GET", "/admin/explain?token=gone&model=chat-main"));
+    assert.deepEqual([before.allowed, before.token.status], [true, "active"]);
+
+    assert.equal((await admin("DELETE", `/admin/tokens/${id}`)).status, 200);
+    const after = await explanation(await admin("GET", "/admin/explain?token=gone&model=chat-main"));
+    assert.equal(after.allowed, false);
+    assert.deepEqual([after.token.id, after.token.source, after.token.status], [id, "api", "revoked"]);
+    assert.deepEqual([after.denied_by.rule, after.denied_by.status, after.denied_by.code], [
+      "token.status",
+      401,
+      "invalid_api_key",
+    ]);
+    assert.match(after.checks[0].detail, /^revoked at \d{4}-/);
+  } finally {
+    await tokens.close();
+  }
 });

@@ -53,6 +53,8 @@ export interface ExplainInput {
   readonly health: readonly TargetHealthSnapshot[];
   /** The engine's clock (epoch ms): the budget period and expiry are judged at this instant. */
   readonly now: number;
+  /** When a token issued through the admin API was revoked (ISO): it then authenticates nowhere. */
+  readonly revokedAt?: string;
 }
 
 /** One check, in the request path's order. `ok` is null when its counter could not be read. */
@@ -159,7 +161,7 @@ export interface Explanation {
 }
 
 /** A token's status as the admin API shows it (a revoked token no longer reaches the request path). */
-export type TokenStatus = "active" | "disabled" | "expired";
+export type TokenStatus = "active" | "disabled" | "expired" | "revoked";
 
 /** The status authentication would find. */
 export function tokenStatus(token: ResolvedToken, now: number): TokenStatus {
@@ -230,24 +232,33 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
   };
 
   // Authentication.
-  const status = tokenStatus(token, now);
+  const status = input.revokedAt !== undefined ? "revoked" : tokenStatus(token, now);
   const expiry = token.expiresAt === null ? null : new Date(token.expiresAt).toISOString();
   judge(
     "token.status",
     status === "active",
     status === "expired"
       ? `expired at ${expiry}`
+      : status === "revoked"
+      ? `revoked at ${input.revokedAt}`
       : status === "active" && expiry
       ? `active until ${expiry}`
       : status,
     () =>
-      new GatewayError(
-        401,
-        status === "disabled"
-          ? `Token ${token.name} is disabled: every request with it gets 401.`
-          : `Token ${token.name} expired at ${expiry}: every request with it gets 401.`,
-        { code: status === "disabled" ? "token_disabled" : "token_expired" },
-      ),
+      status === "revoked"
+        // A revoked secret is unknown to the gateway: the client gets the same 401 as for a made-up one.
+        ? new GatewayError(
+          401,
+          `Token ${token.name} was revoked at ${input.revokedAt}: every request with it gets 401.`,
+          { code: "invalid_api_key" },
+        )
+        : new GatewayError(
+          401,
+          status === "disabled"
+            ? `Token ${token.name} is disabled: every request with it gets 401.`
+            : `Token ${token.name} expired at ${expiry}: every request with it gets 401.`,
+          { code: status === "disabled" ? "token_disabled" : "token_expired" },
+        ),
   );
 
   // Alias resolution: a forbidden alias looks unknown to the client (404), a wrong type is a 400.
