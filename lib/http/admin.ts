@@ -63,6 +63,17 @@ export function badParam(param: string, message: string): GatewayError {
   return invalidRequest(message, param, "invalid_value");
 }
 
+/**
+ * A text filter, or undefined when absent. NUL is refused: PostgreSQL's text cannot hold it, so the query
+ * would fail as if the database were down (a 503, and its pool reset) for what is the caller's typo.
+ */
+export function textParam(params: URLSearchParams, name: string): string | undefined {
+  const value = params.get(name);
+  if (value === null) return undefined;
+  if (value.includes("\u0000")) throw badParam(name, `'${name}' must not contain NUL (%00).`);
+  return value;
+}
+
 function isoParam(params: URLSearchParams, name: string): string | undefined {
   const value = params.get(name);
   if (value === null) return undefined;
@@ -78,15 +89,15 @@ function isoParam(params: URLSearchParams, name: string): string | undefined {
 export function parseUsageFilters(params: URLSearchParams): UsageFilters {
   const filters: UsageFilters = { from: isoParam(params, "from"), to: isoParam(params, "to") };
   for (const name of ["token", "environment", "alias", "provider", "upstream_model"] as const) {
-    const value = params.get(name);
-    if (value !== null) filters[name] = value;
+    const value = textParam(params, name);
+    if (value !== undefined) filters[name] = value;
   }
   const outcome = params.get("outcome");
   if (outcome !== null) {
     if (!OUTCOMES.has(outcome)) throw badParam("outcome", `'outcome' must be ${orList(POLICY_OUTCOMES)}.`);
     filters.outcome = outcome as UsageQuery["outcome"];
   }
-  const rule = params.get("rule");
+  const rule = textParam(params, "rule") ?? null;
   if (rule !== null) {
     if (rule === "" || rule.includes(",")) {
       throw badParam("rule", "'rule' must name one rule (for example token.rpm), without ','.");

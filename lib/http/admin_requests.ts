@@ -8,7 +8,7 @@
 import { GatewayError, invalidRequest } from "../errors.ts";
 import { UsageQueryError } from "../usage/query.ts";
 import type { RecordListQuery, StatusFilter } from "../usage/record.ts";
-import { DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../usage/record_list.ts";
+import { decodeCursor, DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../usage/record_list.ts";
 import { badParam, parseUsageFilters } from "./admin.ts";
 import type { RequestContext } from "./context.ts";
 
@@ -40,8 +40,26 @@ export function parseRecordListQuery(url: string): RecordListQuery {
     query.limit = n;
   }
   const before = params.get("before");
-  if (before !== null) query.before = before;
+  if (before !== null) {
+    if (cursorHoldsNul(before)) {
+      throw badParam("before", "'before' must be the next_cursor of a previous page.");
+    }
+    query.before = before;
+  }
   return query;
+}
+
+/**
+ * Whether `before` decodes to a position holding NUL: never one of ours, and PostgreSQL's text cannot hold it
+ * (the query would fail as if the database were down). A cursor that does not decode is the store's 400.
+ */
+function cursorHoldsNul(before: string): boolean {
+  try {
+    const { time, uid } = decodeCursor(before);
+    return time.includes("\u0000") || uid.includes("\u0000");
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -33,7 +33,7 @@ import {
   type TokenView,
 } from "../tokens/token_view.ts";
 import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../tokens/validate.ts";
-import { badParam } from "./admin.ts";
+import { badParam, textParam } from "./admin.ts";
 import type { RequestContext } from "./context.ts";
 import { readJsonBody } from "./read_json_body.ts";
 
@@ -156,7 +156,31 @@ async function body(
   optional = false,
 ): Promise<Record<string, unknown>> {
   if (optional && (request.body === null || request.headers.get("content-length") === "0")) return {};
-  return await readJsonBody(request, ctx.state.config.server) as Record<string, unknown>;
+  if (!optional || request.headers.get("content-length") !== null) {
+    return await readJsonBody(request, ctx.state.config.server) as Record<string, unknown>;
+  }
+  // A chunked body may be empty too, which only reading it tells: it is read as any body is (same limits), and
+  // one that ended without a byte is no body.
+  let bytes = 0;
+  let ended = false;
+  const counted = request.body!.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+      flush() {
+        ended = true;
+      },
+    }),
+  );
+  const read = new Request(request.url, { method: request.method, headers: request.headers, body: counted });
+  try {
+    return await readJsonBody(read, ctx.state.config.server) as Record<string, unknown>;
+  } catch (err) {
+    if (ended && bytes === 0) return {};
+    throw err;
+  }
 }
 
 function intParam(params: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
@@ -364,8 +388,8 @@ export async function handleAudit(request: Request, ctx: RequestContext): Promis
   const directory = directoryOf(ctx);
   const params = new URL(request.url).searchParams;
   const query: AuditQuery = {
-    token: params.get("token") ?? undefined,
-    actor: params.get("actor") ?? undefined,
+    token: textParam(params, "token"),
+    actor: textParam(params, "actor"),
     action: oneOf(params, "action", AUDIT_ACTIONS),
     from: isoParam(params, "from"),
     to: isoParam(params, "to"),

@@ -51,10 +51,16 @@ export const MAX_GRACE_MS = 30 * 86_400_000;
 export const MAX_MODEL_PATTERNS = 256;
 export const MAX_PATTERN_WILDCARDS = 8;
 
+/**
+ * Free text is kept in PostgreSQL `text` columns, which cannot hold NUL: such a write would fail as if the
+ * database were down (a 503 for the admin's typo), so it is refused here, naming the field.
+ */
+const NO_NUL = [(text: string) => !text.includes("\u0000"), "must not contain NUL (\\u0000)"] as const;
+
 const field = {
   name: tokenSchema.shape.name.max(128),
-  environment: tokenSchema.shape.environment.unwrap().max(128),
-  description: z.string().max(500),
+  environment: tokenSchema.shape.environment.unwrap().max(128).refine(...NO_NUL),
+  description: z.string().max(500).refine(...NO_NUL),
   models: tokenSchema.shape.models.max(MAX_MODEL_PATTERNS),
   endpoints: tokenSchema.shape.endpoints.unwrap(),
   limits: limitsSchema,
@@ -93,9 +99,9 @@ const rotateSchema = z.strictObject({
   grace: duration.refine((ms) => ms <= MAX_GRACE_MS, "at most 30 days").optional(),
 });
 
-/** A 400 naming `param`. */
+/** A 400 naming `param` (an unknown field's name is the client's text: the message shows it cut short). */
 export function badField(param: string, message: string): GatewayError {
-  return invalidRequest(`Invalid '${param}': ${message}.`, param, "invalid_value");
+  return invalidRequest(`Invalid '${printable(param)}': ${message}.`, param, "invalid_value");
 }
 
 /** The secret is the gateway's to make: a body that brings one (or its hash) is refused, naming it. */

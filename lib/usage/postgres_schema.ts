@@ -181,6 +181,27 @@ export async function migratePostgres(sql: PostgresClient, schema: string): Prom
   });
 }
 
+/**
+ * SQLSTATE classes that say the connection or the server is in trouble (08 connection exception, 53
+ * insufficient resources, 57 operator intervention such as a shutdown or crash, 58 system error, XX internal
+ * error). Any other error the server reports (a bad value, a constraint, a syntax error) came back over a
+ * connection that is fine.
+ */
+const CONNECTION_CLASSES = new Set(["08", "53", "57", "58", "XX"]);
+
+/**
+ * Whether a failed call should replace the pool: yes for a timeout, a network error or a connection-level
+ * SQLSTATE; no for an error the server reported about the statement itself. Replacing the pool ends its
+ * connections at once, and postgres.js 3.4.9 can then reject an internal query of its own that nobody awaits
+ * (an unhandled rejection that ends the process), so a run of bad statements must not reset it each time.
+ */
+export function isConnectionFailure(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return true;
+  const { name, code } = err as { name?: unknown; code?: unknown };
+  if (name !== "PostgresError" || typeof code !== "string" || code.length !== 5) return true;
+  return CONNECTION_CLASSES.has(code.slice(0, 2));
+}
+
 /** A call that outlived its time limit. */
 export class PostgresTimeoutError extends Error {
   constructor(message: string) {

@@ -22,6 +22,7 @@ import {
   UsageQueryError,
 } from "./query.ts";
 import {
+  isConnectionFailure,
   migratePostgres,
   type PostgresClient,
   type PostgresOptions,
@@ -30,7 +31,7 @@ import {
   withTimeout,
 } from "./postgres_schema.ts";
 import { createPostgresResponsesStore } from "./responses_store_postgres.ts";
-import { createPostgresTokenStore, isTokenNameTaken } from "../tokens/store_postgres.ts";
+import { createPostgresTokenStore } from "../tokens/store_postgres.ts";
 import { USAGE_COLUMNS, usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
 
@@ -118,11 +119,11 @@ export function createPostgresStore(
       await ensureSchema();
       return await withTimeout(fn(pool.sql), timeoutMs, what);
     } catch (err) {
-      // After a failed call the pool starts afresh: a connection the failure touched may be left waiting on a
-      // socket the server is gone from (seen when PostgreSQL crashes mid-query), and calls queued behind it
-      // would wait forever. A bad query (`UsageQueryError`) or a taken token name is the caller's, not the
-      // connection's.
-      if (!closed && !(err instanceof UsageQueryError) && !isTokenNameTaken(err)) pool.reset();
+      // After a failed connection the pool starts afresh: a connection the failure touched may be left waiting
+      // on a socket the server is gone from (seen when PostgreSQL crashes mid-query), and calls queued behind
+      // it would wait forever. A bad query (`UsageQueryError`), a taken token name or any other error the
+      // server reports about the statement is the caller's, not the connection's.
+      if (!closed && !(err instanceof UsageQueryError) && isConnectionFailure(err)) pool.reset();
       throw err;
     }
   };

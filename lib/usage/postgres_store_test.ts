@@ -199,3 +199,18 @@ Deno.test("postgres usage: a closed store rejects; an unreachable database fails
   assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
   await db.close();
 });
+
+Deno.test("postgres usage: statements the server rejects keep the pool, and never end the process", async () => {
+  await withStore(async (db) => {
+    await db.insert([{ ...makeRecord(1, { token: "ok" }), uid: "nul-1" }]);
+    // PostgreSQL text cannot hold NUL: the server refuses each of these statements (22021). Before, every
+    // refusal replaced the pool, and postgres.js then rejected one of its own queries that nobody awaited,
+    // which ended the process a few refusals later.
+    for (let i = 0; i < 12; i++) await assert.rejects(db.query({ token: `bad\u0000${i}` }));
+    const parallel = Array.from({ length: 6 }, (_, i) => db.query({ token: `bad\u0000p${i}` }));
+    for (const call of parallel) await assert.rejects(call);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const report = await db.query({ token: "ok" });
+    assert.equal(report.totals.requests, 1);
+  });
+});

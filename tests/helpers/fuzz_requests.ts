@@ -536,7 +536,7 @@ function mutate(body: Record<string, unknown>, mutation: Mutation, shape: Shape)
 }
 
 /** What becomes of a body's JSON text on its way: usually nothing, sometimes damage. */
-const damageArb = fc.oneof(
+export const damageArb = fc.oneof(
   { weight: 30, arbitrary: fc.constant({ kind: "none" as const }) },
   fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
   fc.record({
@@ -564,10 +564,10 @@ const damageArb = fc.oneof(
     { kind: "replace" as const, text: '{"a":"\\u12"}' },
   ),
 );
-type Damage = typeof damageArb extends fc.Arbitrary<infer T> ? T : never;
+export type Damage = typeof damageArb extends fc.Arbitrary<infer T> ? T : never;
 
 /** The body's bytes: its JSON, then the damage. */
-function damaged(json: string, damage: Damage): Uint8Array<ArrayBuffer> {
+export function damaged(json: string, damage: Damage): Uint8Array<ArrayBuffer> {
   switch (damage.kind) {
     case "none":
       return encoder.encode(json);
@@ -631,7 +631,7 @@ export function nestingDepth(text: string): number {
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** `bytes` as text, or null when they are not UTF-8. */
-function utf8(bytes: Uint8Array): string | null {
+export function utf8(bytes: Uint8Array): string | null {
   try {
     return strictUtf8.decode(bytes);
   } catch {
@@ -639,7 +639,7 @@ function utf8(bytes: Uint8Array): string | null {
   }
 }
 
-function wellFormed(text: string): boolean {
+export function wellFormed(text: string): boolean {
   try {
     JSON.parse(text);
     return true;
