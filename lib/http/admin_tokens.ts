@@ -340,8 +340,15 @@ export async function handleToken(request: Request, ctx: RequestContext, id: str
 }
 
 /**
+ * Rotated-out secrets kept in their grace period beside the current one, at most. Each is a hash every replica
+ * holds in its token map, so a script that rotates in a loop must not grow it without bound; past this, the
+ * secret rotated out longest ago stops first.
+ */
+export const MAX_SECRETS_IN_GRACE = 4;
+
+/**
  * `POST /admin/tokens/{id}/rotate`: a new current secret; the one it replaces keeps working for `grace`, and
- * secrets rotated out earlier keep their own end.
+ * secrets rotated out earlier keep their own end (at most {@linkcode MAX_SECRETS_IN_GRACE} of them).
  */
 export async function handleTokenRotate(
   request: Request,
@@ -363,8 +370,12 @@ export async function handleTokenRotate(
   const secret = newSecret();
   const secrets: TokenSecret[] = [
     { sha256: hashToken(secret), expires_at: null },
-    ...(replaced !== undefined && graceMs > 0 ? [{ sha256: replaced.sha256, expires_at: previousEnd }] : []),
-    ...stillInGrace,
+    ...[
+      ...(replaced !== undefined && graceMs > 0
+        ? [{ sha256: replaced.sha256, expires_at: previousEnd }]
+        : []),
+      ...stillInGrace,
+    ].slice(0, MAX_SECRETS_IN_GRACE),
   ];
   const token: StoredToken = { ...current, secrets, rotated_at: now, updated_at: now };
   await write(ctx, directory, token, "rotate", { grace_ms: graceMs, previous_expires_at: previousEnd });

@@ -12,6 +12,7 @@ import { createGateway } from "../server.ts";
 import { createTokenDirectory } from "../tokens/directory.ts";
 import { createMemoryTokenStore } from "../tokens/store_memory.ts";
 import type { GatewayState } from "./context.ts";
+import { MAX_SECRETS_IN_GRACE } from "./admin_tokens.ts";
 
 const ADMIN = "gw-admin-ops-0123456789abcdef";
 const OTHER_ADMIN = "gw-admin-sec-0123456789abcdef";
@@ -386,4 +387,29 @@ Deno.test("admin tokens: without a database the token routes answer 503 token_st
   }
   const client = await gw.admin("GET", "/admin/tokens", undefined, FILE_TOKEN);
   assert.equal(client.status, 401, "a client token is refused under /admin");
+});
+
+Deno.test("admin tokens: rotating in a loop keeps at most MAX_SECRETS_IN_GRACE old secrets; the oldest stops", async () => {
+  const gw = setup();
+  try {
+    const created = await gw.admin("POST", "/admin/tokens", { name: "looped", models: ["chat-*"] });
+    assert.equal(created.status, 201);
+    const id = String(created.body.id);
+    const secrets = [String(created.body.token)];
+    for (let i = 0; i < MAX_SECRETS_IN_GRACE + 2; i++) {
+      const rotated = await gw.admin("POST", `/admin/tokens/${id}/rotate`, { grace: "1h" });
+      assert.equal(rotated.status, 200);
+      secrets.push(String(rotated.body.token));
+    }
+    // Newest first: the current secret and the MAX_SECRETS_IN_GRACE rotated out last still work.
+    const statuses = [];
+    for (const secret of secrets.toReversed()) statuses.push((await gw.chat(secret)).status);
+    assert.deepEqual(statuses, [
+      200,
+      ...Array(MAX_SECRETS_IN_GRACE).fill(200),
+      ...Array(secrets.length - 1 - MAX_SECRETS_IN_GRACE).fill(401),
+    ]);
+  } finally {
+    await gw.close();
+  }
 });
