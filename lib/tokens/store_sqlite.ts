@@ -16,6 +16,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { liveSecrets } from "./store_rules.ts";
+import { rollback, run } from "../usage/sqlite_calls.ts";
 import {
   AUDIT_COLUMNS,
   AUDIT_CURSOR_SQL,
@@ -199,22 +200,4 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
       return Promise.resolve();
     },
   };
-}
-
-/** Runs a synchronous database call as a promise, so a throw becomes a rejection as the interface promises. */
-function run<T>(fn: () => T): Promise<T> {
-  try {
-    return Promise.resolve(fn());
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
-
-/** Rolls back the open transaction, if any (a failed COMMIT may already have ended it). */
-function rollback(db: DatabaseSync): void {
-  try {
-    db.exec("ROLLBACK");
-  } catch {
-    // no transaction open: nothing to undo
-  }
 }

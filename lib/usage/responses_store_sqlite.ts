@@ -25,6 +25,7 @@ import {
   type StoredResponse,
   withItemIds,
 } from "./responses_store.ts";
+import { run } from "./sqlite_calls.ts";
 
 /**
  * Schema migration 2: the `responses` table. `id` is the primary key (the lookups); `created_at` (Unix
@@ -204,15 +205,6 @@ function transaction<T>(db: DatabaseSync, fn: () => T): T {
       // no transaction open (a failed COMMIT may already have ended it): nothing to undo
     }
     throw e;
-  }
-}
-
-/** Runs a synchronous database call as a promise, so a throw becomes a rejection as the interface promises. */
-function run<T>(fn: () => T): Promise<T> {
-  try {
-    return Promise.resolve(fn());
-  } catch (e) {
-    return Promise.reject(e);
   }
 }
 

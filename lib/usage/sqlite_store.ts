@@ -14,6 +14,7 @@ import { setImmediate } from "node:timers";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { rollback, run } from "./sqlite_calls.ts";
 import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { canonicalTime, registerSqliteFunctions, runUsageQuery, type SqlValue } from "./query.ts";
 import { runListRecords } from "./record_list.ts";
@@ -201,24 +202,6 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       });
     },
   };
-}
-
-/** Runs a synchronous database call as a promise, so a throw becomes a rejection as the interface promises. */
-function run<T>(fn: () => T): Promise<T> {
-  try {
-    return Promise.resolve(fn());
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
-
-/** Rolls back the open transaction, if any (a failed COMMIT may already have ended it). */
-function rollback(db: DatabaseSync): void {
-  try {
-    db.exec("ROLLBACK");
-  } catch {
-    // no transaction open: nothing to undo
-  }
 }
 
 function migrate(db: DatabaseSync): void {
