@@ -43,6 +43,8 @@ export interface Token {
   readonly created_by: string | null;
   readonly rotated_at: string | null;
   readonly revoked_at: string | null;
+  /** A config token has taken this stored token's name: it authenticates nowhere until renamed in the file. */
+  readonly shadowed_by_config?: boolean;
   /** Only in the answers of create and rotate. */
   readonly token?: string;
   readonly previous_expires_at?: string | null;

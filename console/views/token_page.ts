@@ -37,7 +37,16 @@ import { secretPanel, tokenFormFields } from "./token_form.ts";
 
 function details(token: Token): HTMLElement {
   const entries: [string, Child][] = [
-    ["Status", h("span", { class: `status status-${token.status}` }, token.status)],
+    [
+      "Status",
+      h(
+        "span",
+        { class: `status status-${token.status}` },
+        token.shadowed_by_config
+          ? `${token.status}, but not served: a token of the config file has this name`
+          : token.status,
+      ),
+    ],
     ["ID", h("code", {}, token.id)],
     ["Environment", token.environment],
     ["Source", token.source],

@@ -117,7 +117,11 @@ export const tokensView: View = async (root, _rest, params) => {
     link(routeHash("tokens", {}, t.id), t.name),
     t.environment,
     t.source,
-    h("span", { class: `status status-${t.status}` }, t.status),
+    h(
+      "span",
+      { class: `status status-${t.status}` },
+      t.shadowed_by_config ? `${t.status} (shadowed by config)` : t.status,
+    ),
     t.models.join(", "),
     formatLimits(t.limits),
     formatBudget(t.budget),

@@ -73,6 +73,15 @@ function configTokens(ctx: RequestContext): ResolvedToken[] {
   return [...byName.values()];
 }
 
+/** A stored token's view, marked when a config token has taken its name (it is then not served). */
+function viewOf(ctx: RequestContext, token: StoredToken, now: number, names = configNames(ctx)) {
+  return storedView(token, now, names.has(token.name));
+}
+
+function configNames(ctx: RequestContext): Set<string> {
+  return new Set(configTokens(ctx).map((t) => t.name));
+}
+
 function json(body: unknown, status = 200, headers: HeadersInit = JSON_TYPE): Response {
   return new Response(JSON.stringify(body), { status, headers });
 }
@@ -216,9 +225,11 @@ function listTokens(request: Request, ctx: RequestContext, directory: TokenDirec
   const limit = intParam(params, "limit", 1, 1000, 100);
   const after = params.get("after");
   const now = Date.now();
+  const fromConfig = configTokens(ctx);
+  const names = new Set(fromConfig.map((t) => t.name));
   const all = [
-    ...configTokens(ctx).map((t) => configView(t, now)),
-    ...directory.tokens().map((t) => storedView(t, now)),
+    ...fromConfig.map((t) => configView(t, now)),
+    ...directory.tokens().map((t) => viewOf(ctx, t, now, names)),
   ].sort(byNameThenId);
   let cursor: TokenView | undefined;
   if (after !== null) {
@@ -264,7 +275,7 @@ async function issueToken(
   };
   const { name, ...fields } = input;
   await write(ctx, directory, token, "create", { name, ...fields });
-  return json({ ...storedView(token, Date.now()), token: secret }, 201, SECRET_HEADERS);
+  return json({ ...viewOf(ctx, token, Date.now()), token: secret }, 201, SECRET_HEADERS);
 }
 
 /**
@@ -300,10 +311,10 @@ async function patchToken(
     const from = current[key];
     if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
   }
-  if (Object.keys(changes).length === 0) return json(storedView(current, Date.now()));
+  if (Object.keys(changes).length === 0) return json(viewOf(ctx, current, Date.now()));
   const token: StoredToken = { ...current, ...patch, updated_at: new Date().toISOString() };
   await write(ctx, directory, token, "update", changes);
-  return json(storedView(token, Date.now()));
+  return json(viewOf(ctx, token, Date.now()));
 }
 
 /** `DELETE`: revoked for good, its hashes dropped; revoking again answers the first revocation. */
@@ -312,11 +323,11 @@ async function revokeToken(
   directory: TokenDirectory,
   current: StoredToken,
 ): Promise<Response> {
-  if (current.revoked_at !== null) return json(storedView(current, Date.now()));
+  if (current.revoked_at !== null) return json(viewOf(ctx, current, Date.now()));
   const now = new Date().toISOString();
   const token: StoredToken = { ...current, revoked_at: now, updated_at: now, secrets: [] };
   await write(ctx, directory, token, "revoke", {});
-  return json(storedView(token, Date.now()));
+  return json(viewOf(ctx, token, Date.now()));
 }
 
 /** `GET`, `PATCH` and `DELETE /admin/tokens/{id}`. */
@@ -326,7 +337,7 @@ export async function handleToken(request: Request, ctx: RequestContext, id: str
     await freshForReading(directory);
     const now = Date.now();
     const stored = directory.tokens().find((t) => t.id === id);
-    if (stored !== undefined) return json(storedView(stored, now));
+    if (stored !== undefined) return json(viewOf(ctx, stored, now));
     const config = id.startsWith(CONFIG_ID_PREFIX)
       ? configTokens(ctx).find((t) => t.name === id.slice(CONFIG_ID_PREFIX.length))
       : undefined;
@@ -380,7 +391,7 @@ export async function handleTokenRotate(
   const token: StoredToken = { ...current, secrets, rotated_at: now, updated_at: now };
   await write(ctx, directory, token, "rotate", { grace_ms: graceMs, previous_expires_at: previousEnd });
   return json(
-    { ...storedView(token, Date.now()), token: secret, previous_expires_at: previousEnd },
+    { ...viewOf(ctx, token, Date.now()), token: secret, previous_expires_at: previousEnd },
     200,
     SECRET_HEADERS,
   );

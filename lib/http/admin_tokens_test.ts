@@ -413,3 +413,53 @@ Deno.test("admin tokens: rotating in a loop keeps at most MAX_SECRETS_IN_GRACE o
     await gw.close();
   }
 });
+
+Deno.test("admin tokens: a config reload that takes a stored token's name shadows it, and the list says so", async () => {
+  const load = (text: string) => {
+    const result = parseConfigText(text, { source: "<test>", env: {} });
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    return { config: result.config, providers: createProviders(result.config.providers) } as GatewayState;
+  };
+  const CLASH = "gw-clash-in-file-0123456789abcdef";
+  let state = load(CONFIG);
+  const logger = createMemoryLogger();
+  const tokens = createTokenDirectory({ store: createMemoryTokenStore(), logger, pollMs: 60_000 });
+  const handler = createGateway({ state: () => state, logger, services: { tokens } });
+  const call = async (secret: string, method: string, path: string, body?: unknown) => {
+    const response = await handler(
+      new Request(`http://gateway.test${path}`, {
+        method,
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+    return { status: response.status, body: await response.json() as Json };
+  };
+  const chat = (secret: string) =>
+    call(secret, "POST", "/v1/chat/completions", {
+      model: "chat-a",
+      messages: [{ role: "user", content: "hi" }],
+    });
+  try {
+    const issued = await call(ADMIN, "POST", "/admin/tokens", { name: "clash", models: ["chat-a"] });
+    assert.equal(issued.status, 201);
+    assert.equal(issued.body.shadowed_by_config, false);
+    assert.equal((await chat(String(issued.body.token))).status, 200);
+
+    // The file gains a token of the same name (a reload): the file's token wins.
+    state = load(CONFIG.replace(
+      "admin_tokens:",
+      `  - { name: clash, sha256: ${hashToken(CLASH)}, models: ["chat-a"] }\nadmin_tokens:`,
+    ));
+    assert.equal((await chat(String(issued.body.token))).status, 401);
+    assert.equal((await chat(CLASH)).status, 200);
+    const list = await call(ADMIN, "GET", "/admin/tokens?q=clash");
+    const rows = (list.body.data as Json[]).map((t) => [t.source, t.shadowed_by_config]);
+    assert.deepEqual(rows.sort(), [["api", true], ["config", false]]);
+    const one = await call(ADMIN, "GET", `/admin/tokens/${issued.body.id}`);
+    assert.equal(one.body.shadowed_by_config, true);
+    assert.ok(logger.lines.some((l) => l.msg === "token_name_clash"), "the clash is logged");
+  } finally {
+    await tokens.close();
+  }
+});

@@ -30,7 +30,7 @@ function statusOf(
 export type TokenView = ReturnType<typeof storedView>;
 
 /** A token issued through the admin API. */
-export function storedView(t: StoredToken, now: number) {
+export function storedView(t: StoredToken, now: number, shadowedByConfig = false) {
   return {
     object: "gateway.token" as const,
     id: t.id,
@@ -55,6 +55,11 @@ export function storedView(t: StoredToken, now: number) {
     created_by: t.created_by as string | null,
     rotated_at: t.rotated_at,
     revoked_at: t.revoked_at,
+    /**
+     * True when a token of the config file has taken this name since (a reload): the config's token is served
+     * under it and this one authenticates nowhere until it is renamed in the file.
+     */
+    shadowed_by_config: shadowedByConfig && t.revoked_at === null,
   };
 }
 
@@ -80,6 +85,7 @@ export function configView(t: ResolvedToken, now: number): TokenView {
     created_by: null,
     rotated_at: null,
     revoked_at: null,
+    shadowed_by_config: false,
   };
 }
 
