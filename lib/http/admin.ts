@@ -74,7 +74,8 @@ export function textParam(params: URLSearchParams, name: string): string | undef
   return value;
 }
 
-function isoParam(params: URLSearchParams, name: string): string | undefined {
+/** An ISO date or date-time parameter, canonical (`toISOString`), or undefined when absent. */
+export function isoParam(params: URLSearchParams, name: string): string | undefined {
   const value = params.get(name);
   if (value === null) return undefined;
   const time = Date.parse(value);

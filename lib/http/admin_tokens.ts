@@ -1,6 +1,6 @@
 /**
- * `/admin/tokens` and `/admin/audit`: issue, list, change, rotate and revoke client tokens at run time, and
- * the audit trail of those changes (docs/admin_api.md is the contract).
+ * `/admin/tokens`: issue, list, change, rotate and revoke client tokens at run time (docs/admin_api.md is the
+ * contract); every change is written with its entry of the audit trail (`admin_audit.ts` reads it).
  *
  * Only a secret's SHA-256 is stored; the secret itself is in the one answer that makes it (the `201` of an
  * issue, the `200` of a rotation) and nowhere else. Every change is written with its audit entry in one store
@@ -12,13 +12,11 @@
 import { Buffer } from "node:buffer";
 import { hashToken } from "../auth/authenticate.ts";
 import type { ResolvedToken } from "../config/types.ts";
-import { GatewayError, invalidRequest, printable } from "../errors.ts";
+import { GatewayError, printable } from "../errors.ts";
 import type { TokenDirectory } from "../tokens/directory.ts";
 import {
-  AUDIT_ACTIONS,
   type AuditAction,
   type AuditEntry,
-  type AuditQuery,
   type StoredToken,
   TokenNameTakenError,
   type TokenSecret,
@@ -33,7 +31,7 @@ import {
   type TokenView,
 } from "../tokens/token_view.ts";
 import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../tokens/validate.ts";
-import { badParam, textParam } from "./admin.ts";
+import { badParam } from "./admin.ts";
 import type { RequestContext } from "./context.ts";
 import { readJsonBody } from "./read_json_body.ts";
 
@@ -42,7 +40,7 @@ const JSON_TYPE = { "content-type": "application/json" };
 const SECRET_HEADERS = { ...JSON_TYPE, "cache-control": "no-store" };
 
 /** The directory, or the 503 of a gateway without a database to keep issued tokens in. */
-function directoryOf(ctx: RequestContext): TokenDirectory {
+export function directoryOf(ctx: RequestContext): TokenDirectory {
   const directory = ctx.services.tokens;
   if (directory === null) {
     throw new GatewayError(
@@ -82,7 +80,7 @@ function configNames(ctx: RequestContext): Set<string> {
   return new Set(configTokens(ctx).map((t) => t.name));
 }
 
-function json(body: unknown, status = 200, headers: HeadersInit = JSON_TYPE): Response {
+export function json(body: unknown, status = 200, headers: HeadersInit = JSON_TYPE): Response {
   return new Response(JSON.stringify(body), { status, headers });
 }
 
@@ -192,7 +190,13 @@ async function body(
   }
 }
 
-function intParam(params: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
+export function intParam(
+  params: URLSearchParams,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
   const text = params.get(name);
   if (text === null) return fallback;
   const value = /^\d+$/.test(text) ? Number(text) : NaN;
@@ -202,7 +206,7 @@ function intParam(params: URLSearchParams, name: string, min: number, max: numbe
   return value;
 }
 
-function oneOf<T extends string>(
+export function oneOf<T extends string>(
   params: URLSearchParams,
   name: string,
   allowed: readonly T[],
@@ -395,57 +399,4 @@ export async function handleTokenRotate(
     200,
     SECRET_HEADERS,
   );
-}
-
-function isoParam(params: URLSearchParams, name: string): string | undefined {
-  const value = params.get(name);
-  if (value === null) return undefined;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw badParam(name, `'${name}' must be an ISO 8601 date or date-time.`);
-  return new Date(ms).toISOString();
-}
-
-/** `GET /admin/audit`: newest first, filtered, a page of entries older than `after`. */
-export async function handleAudit(request: Request, ctx: RequestContext): Promise<Response> {
-  const directory = directoryOf(ctx);
-  const params = new URL(request.url).searchParams;
-  const query: AuditQuery = {
-    token: textParam(params, "token"),
-    actor: textParam(params, "actor"),
-    action: oneOf(params, "action", AUDIT_ACTIONS),
-    from: isoParam(params, "from"),
-    to: isoParam(params, "to"),
-    limit: intParam(params, "limit", 1, 1000, 100),
-    after: params.get("after") ?? undefined,
-  };
-  if (query.after !== undefined && !/^aud_[0-9a-f]{24}$/.test(query.after)) {
-    throw invalidRequest(`'after' must be an audit entry id (aud_…).`, "after", "invalid_value");
-  }
-  let page;
-  try {
-    page = await directory.store.audit(query);
-  } catch (err) {
-    throw new GatewayError(503, "The token store cannot be reached; the audit trail cannot be read now.", {
-      type: "server_error",
-      code: "token_store_unavailable",
-      cause: err,
-    });
-  }
-  const data = page.entries.map((e) => ({
-    object: "gateway.audit_entry",
-    id: e.id,
-    time: e.time,
-    actor: e.actor,
-    action: e.action,
-    token_id: e.token_id,
-    token_name: e.token_name,
-    changes: e.changes,
-  }));
-  return json({
-    object: "list",
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data.at(-1)?.id ?? null,
-    has_more: page.has_more,
-  });
 }
