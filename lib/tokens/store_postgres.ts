@@ -232,6 +232,8 @@ function startListening(
       idle_timeout: 0, // never: the connection is idle between notifications by design
       max_lifetime: null,
       connect_timeout: Math.max(1, Math.ceil(options.timeoutMs / 1000)),
+      // As in connectPostgres: the array-type fetch of a new connection can reject unhandled when it is cut.
+      fetch_types: false,
       onnotice: () => {},
       onnotify: (channel, payload) => {
         if (client === c && channel === TOKENS_CHANNEL && payload === options.schema) notify();

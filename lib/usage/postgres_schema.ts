@@ -113,6 +113,10 @@ export function connectPostgres(options: PostgresOptions): PostgresClient {
     max: options.poolSize ?? 4,
     connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
     idle_timeout: 60,
+    // postgres.js 3.4.9 fetches the database's array types on every new connection from a promise nobody
+    // awaits: a connection ended during that fetch (a pool reset, a server going away) rejects it unhandled,
+    // which ends the process. The gateway reads no arrays (percentiles come back as JSON), so it does not ask.
+    fetch_types: false,
     onnotice: () => {},
     connection: {
       application_name: "gateway",

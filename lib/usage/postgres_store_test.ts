@@ -214,3 +214,23 @@ Deno.test("postgres usage: statements the server rejects keep the pool, and neve
     assert.equal(report.totals.requests, 1);
   });
 });
+
+Deno.test("postgres usage: resetting the pool while its connections start never ends the process", async () => {
+  const pool = new PostgresPool({ url: TEST_DATABASE_URL, schema: "public", poolSize: 4, timeoutMs: 2_000 });
+  try {
+    // A reset ends the old pool's connections at once, some of them mid-start. With postgres.js fetching the
+    // array types of each new connection (its default), such a cut rejected a promise nobody awaited, and the
+    // process ended within a few rounds.
+    for (let round = 0; round < 40; round++) {
+      const calls = Array.from({ length: 4 }, () => pool.sql.unsafe("SELECT 1 AS x").catch(() => null));
+      await new Promise((resolve) => setTimeout(resolve, round % 7));
+      pool.reset();
+      await Promise.all(calls);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [row] = await pool.sql.unsafe("SELECT 2 AS x");
+    assert.equal(Number(row.x), 2);
+  } finally {
+    await pool.end(1);
+  }
+});

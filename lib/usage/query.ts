@@ -115,7 +115,8 @@ export const POSTGRES_DIALECT: SqlDialect = {
   ruleMatch: "strpos(',' || rule || ',', ',' || CAST(? AS text) || ',') > 0",
   bytewise: (expr) => `${expr} COLLATE "C"`,
   // The first value whose cumulative share reaches p: the value at rank ⌈p·n⌉, nearest-rank as in SQLite.
-  percentiles: "percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms)",
+  // As JSON: the client does not fetch the database's array types (see connectPostgres), and JSON it parses.
+  percentiles: "to_json(percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms))",
 };
 
 /** Runs one SELECT with positional parameters (`?`) and resolves to its rows. */

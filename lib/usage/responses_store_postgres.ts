@@ -164,8 +164,10 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
              (CASE WHEN i.output THEN r.response -> 'output' -> i.position
                ELSE r.input_items -> i.position END)::text AS item
            FROM response_items i JOIN responses r ON r.id = i.response_id AND r.token = i.token
-           WHERE i.token = $1 AND i.item_id = ANY($2::text[])
+           WHERE i.token = $1 AND i.item_id IN (SELECT json_array_elements_text($2::json))
            ORDER BY i.item_id, i.seq DESC`,
+          // The ids as a JSON parameter (serialized by the client for json): it does not fetch array types (see
+          // connectPostgres), so a text[] parameter would not be sent as one.
           [token, [...new Set(ids)]],
         );
         const found = new Map<string, string>();
