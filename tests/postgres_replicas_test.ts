@@ -15,6 +15,7 @@ import { hashToken } from "../lib/auth/authenticate.ts";
 import { POSTGRES_SCHEMA_VERSION } from "../lib/usage/postgres_schema.ts";
 import { startGateway } from "./helpers/gateway.ts";
 import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "./helpers/postgres.ts";
+import { type Replica, spawnReplica } from "./helpers/replica.ts";
 
 const TOKEN = "gw-pg-replica-0123456789abcdef";
 const ADMIN = "gw-pg-replica-admin-0123456789abcdef";
@@ -33,59 +34,6 @@ tokens:
 admin_tokens:
   - { name: ops, sha256: ${hashToken(ADMIN)} }
 `;
-}
-
-/** A gateway process of its own, with its stdout lines as JSON. */
-interface Replica {
-  url: string;
-  logs: string[];
-  stop(): Promise<void>;
-}
-
-async function spawnReplica(configFile: string): Promise<Replica> {
-  const bin = Deno.env.get("GATEWAY_BIN");
-  const [cmd, pre] = bin ? [bin, []] : [Deno.execPath(), ["run", "--allow-all", "main.ts"]];
-  const child = new Deno.Command(cmd, {
-    args: [...pre, "serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const logs: string[] = [];
-  let url: string | undefined;
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    let buffered = "";
-    for await (const chunk of stream) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let nl;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        logs.push(line);
-        if (line.includes('"msg":"listening"')) url = String(JSON.parse(line).url);
-      }
-    }
-    if (buffered) logs.push(buffered);
-  };
-  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
-  const deadline = Date.now() + 30_000;
-  while (url === undefined) {
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      await child.status;
-      throw new Error(`replica did not start: ${logs.join("\n")}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return {
-    url,
-    logs,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.status;
-      await pumps;
-    },
-  };
 }
 
 Deno.test("postgres: two replicas starting at once share one schema, stored responses and usage", async () => {

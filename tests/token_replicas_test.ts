@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { hashToken } from "../lib/auth/authenticate.ts";
 import { startPrivatePostgres } from "./helpers/private_postgres.ts";
+import { type Replica, spawnReplica } from "./helpers/replica.ts";
 
 const ADMIN = "gw-tok-replica-admin-0123456789abcdef";
 const FILE_TOKEN = "gw-tok-replica-file-0123456789abcdef";
@@ -30,60 +31,6 @@ tokens:
 admin_tokens:
   - { name: ops, sha256: ${hashToken(ADMIN)} }
 `;
-}
-
-/** A gateway process of its own. */
-interface Replica {
-  url: string;
-  logs: string[];
-  stop(): Promise<void>;
-}
-
-async function spawnReplica(configFile: string): Promise<Replica> {
-  const bin = Deno.env.get("GATEWAY_BIN");
-  const [cmd, pre] = bin ? [bin, []] : [Deno.execPath(), ["run", "--allow-all", "main.ts"]];
-  const child = new Deno.Command(cmd, {
-    args: [...pre, "serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const logs: string[] = [];
-  let url: string | undefined;
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    let buffered = "";
-    for await (const chunk of stream) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let nl;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        logs.push(line);
-        if (line.includes('"msg":"listening"')) url = String(JSON.parse(line).url);
-      }
-    }
-    if (buffered) logs.push(buffered);
-  };
-  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
-  const deadline = Date.now() + 30_000;
-  while (url === undefined) {
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      await child.status;
-      await pumps;
-      throw new Error(`replica did not start: ${logs.join("\n")}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return {
-    url,
-    logs,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.status;
-      await pumps;
-    },
-  };
 }
 
 /** The status of a chat completion made with `secret`. */
