@@ -11,31 +11,27 @@
 import { z } from "zod";
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
 import { parseExpiry } from "../config/resolve.ts";
-import {
-  type BudgetConfig,
-  budgetSchema,
-  duration,
-  type Endpoint,
-  type LimitsConfig,
-  limitsSchema,
-  tokenSchema,
-} from "../config/schema.ts";
+import { type BudgetConfig, budgetSchema, duration, limitsSchema, tokenSchema } from "../config/schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import { type GatewayError, invalidRequest, printable } from "../errors.ts";
+import type { StoredToken } from "./types.ts";
 
-/** The fields of a token an admin sets (all but `name`, which never changes). */
-export interface TokenFields {
-  readonly environment: string;
-  readonly description: string | null;
-  readonly models: readonly string[];
-  readonly endpoints: readonly Endpoint[] | null;
-  readonly limits: LimitsConfig | null;
-  readonly budget: BudgetConfig | null;
-  readonly max_tokens: number | null;
-  /** Normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config). */
-  readonly expires_at: string | null;
-  readonly disabled: boolean;
-}
+/**
+ * The fields of a token an admin sets (all but `name`, which never changes), as stored. `expires_at` is
+ * normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config).
+ */
+export type TokenFields = Pick<
+  StoredToken,
+  | "environment"
+  | "description"
+  | "models"
+  | "endpoints"
+  | "limits"
+  | "budget"
+  | "max_tokens"
+  | "expires_at"
+  | "disabled"
+>;
 
 /** A checked `POST /admin/tokens` body. */
 export interface NewToken extends TokenFields {
