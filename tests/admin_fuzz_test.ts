@@ -41,6 +41,7 @@ import {
   usageQuery,
 } from "./helpers/fuzz_admin.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
+import { rawExchange } from "./helpers/raw_http.ts";
 
 const SEED = 20_261_124;
 /** In-process runs per property; the whole file stays within about 30 s. */
@@ -77,7 +78,6 @@ admin_tokens:
 `;
 
 const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 
 /** A frame of a stack trace or a source location: never part of an answer. */
 const STACK = /\n\s+at |file:\/\/|\/lib\/\w+\/\w+\.ts|\.ts:\d+:\d+/;
@@ -442,35 +442,6 @@ Deno.test("admin fuzz: odd token ids in paths, every method", async () => {
 
 // --- over a real socket -------------------------------------------------------------------------------------
 
-/** Writes `text` on a fresh connection and reads what comes back within `ms` (or until the server closes). */
-async function rawExchange(port: number, text: string, ms: number): Promise<string> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  try {
-    await conn.write(encoder.encode(text));
-    let answer = "";
-    const buffer = new Uint8Array(8192);
-    const deadline = performance.now() + ms;
-    while (performance.now() < deadline) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const n = await Promise.race([
-        conn.read(buffer).catch(() => null),
-        new Promise<"wait">((r) =>
-          timer = setTimeout(() => r("wait"), Math.max(1, deadline - performance.now()))
-        ),
-      ]);
-      clearTimeout(timer);
-      if (n === "wait" || n === null) break;
-      answer += decoder.decode(buffer.subarray(0, n));
-      const headEnd = answer.indexOf("\r\n\r\n");
-      const length = /\r\ncontent-length: (\d+)/i.exec(answer);
-      if (headEnd >= 0 && length && answer.length - headEnd - 4 >= Number(length[1])) break;
-    }
-    return answer;
-  } finally {
-    conn.close();
-  }
-}
-
 Deno.test("admin fuzz: a socket-level sample over the SQLite token store, and the server is alive after", async () => {
   const gw = await startGateway(CONFIG);
   const port = Number(new URL(gw.url).port);
@@ -520,7 +491,7 @@ Deno.test("admin fuzz: a socket-level sample over the SQLite token store, and th
       `content-length: 100\r\n\r\n{"disabled":`,
     ];
     for (const text of raw) {
-      const answer = await rawExchange(port, text, 2_000);
+      const answer = await rawExchange(port, text, new Uint8Array(), 2_000);
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? 0);
       assert.ok(status === 0 || status < 500, `${text.slice(0, 80)}: ${answer.slice(0, 300)}`);
       assert.doesNotMatch(answer, HEX64);

@@ -10,6 +10,13 @@ import { createMemoryLogger } from "../lib/log.ts";
 import { createProviders } from "../lib/providers/registry.ts";
 import { createGateway } from "../lib/server.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
+import {
+  assertErrorResponse as assertErrorShape,
+  type BadCase,
+  type RawBody,
+  requestInit as sharedRequestInit,
+  STACK_LINE,
+} from "./helpers/bad_cases.ts";
 
 /** The body limit every case runs under, so oversized bodies stay small. */
 const LIMIT = 1000;
@@ -27,25 +34,6 @@ const encoder = new TextEncoder();
 const AUTH = `Bearer ${TEST_TOKEN}`;
 const JSON_CT = "application/json";
 const WRONG_TOKEN = "gw-wrong-token-ffffffffffffffffffff";
-
-type Bytes = Uint8Array<ArrayBuffer>;
-/** A raw body: text, bytes, or a chunked stream (no Content-Length) made of these chunks. */
-type RawBody = string | Bytes | { chunks: Bytes[] };
-
-interface BadCase {
-  name: string;
-  method: string;
-  path: string;
-  /** Headers on top of the defaults (Bearer TEST_TOKEN, JSON content type); `null` removes one. */
-  headers?: Record<string, string | null>;
-  body?: RawBody;
-  status: number;
-  type: string;
-  code: string | null;
-  param: string | null;
-  /** Expected `Allow` header (405 only). */
-  allow?: string;
-}
 
 const USER = [{ role: "user", content: "hi" }];
 const chat = (extra: Record<string, unknown>) =>
@@ -775,59 +763,15 @@ const CASES: BadCase[] = [
 ];
 
 /** Builds the request for `c` against `base`; `wire` means it goes through `fetch`, which sets lengths. */
+
+/** The request of `c` with the test token. */
 function requestInit(c: BadCase, wire: boolean): RequestInit & { duplex?: "half" } {
-  const headers = new Headers({ authorization: AUTH });
-  if (c.body !== undefined) headers.set("content-type", JSON_CT);
-  for (const [name, value] of Object.entries(c.headers ?? {})) {
-    if (value === null) headers.delete(name);
-    else headers.set(name, value);
-  }
-  const init: RequestInit & { duplex?: "half" } = { method: c.method, headers };
-  if (c.body === undefined) return init;
-  if (typeof c.body === "object" && "chunks" in c.body) {
-    const chunks = c.body.chunks;
-    init.body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const chunk of chunks) controller.enqueue(chunk);
-        controller.close();
-      },
-    });
-    init.duplex = "half";
-    return init;
-  }
-  // Bytes, never a string: a string body would get an implicit text/plain content type.
-  const bytes = typeof c.body === "string" ? encoder.encode(c.body) : c.body;
-  init.body = bytes;
-  // A socket request carries Content-Length; fetch adds it there, so in-process we add it by hand.
-  if (!wire) headers.set("content-length", String(bytes.byteLength));
-  return init;
+  return sharedRequestInit(c, AUTH, wire);
 }
 
-const STACK_LINE = /\bat \S*(\/|\\)\S*|\.ts:\d|file:\/\//;
-
-/** Everything every error response must satisfy, plus this case's status and fields. */
+/** What every error answer must satisfy; neither the test token nor the one presented leaks. */
 async function assertErrorResponse(c: BadCase, response: Response): Promise<void> {
-  const label = `case "${c.name}"`;
-  const text = await response.text();
-  assert.equal(response.status, c.status, `${label}: status (body: ${text})`);
-  assert.match(response.headers.get("content-type") ?? "", /^application\/json\b/, `${label}: content-type`);
-  assert.ok(response.headers.get("x-request-id"), `${label}: x-request-id`);
-  const body = JSON.parse(text);
-  assert.deepEqual(Object.keys(body), ["error"], `${label}: top-level keys`);
-  assert.deepEqual(
-    Object.keys(body.error).sort(),
-    ["code", "message", "param", "type"],
-    `${label}: error keys`,
-  );
-  const { message, type, code, param } = body.error;
-  assert.equal(typeof message, "string", label);
-  assert.ok(message.length > 0, `${label}: empty message`);
-  assert.doesNotMatch(message, STACK_LINE, `${label}: stack trace in message`);
-  assert.deepEqual({ type, code, param }, { type: c.type, code: c.code, param: c.param }, label);
-  assert.ok(!text.includes(TEST_TOKEN), `${label}: the token leaked`);
-  assert.ok(!text.includes(WRONG_TOKEN), `${label}: the presented token leaked`);
-  if (c.allow !== undefined) assert.equal(response.headers.get("allow"), c.allow, `${label}: Allow`);
-  if (c.status === 401) assert.ok(response.headers.get("www-authenticate"), `${label}: WWW-Authenticate`);
+  await assertErrorShape(c, response, [TEST_TOKEN, WRONG_TOKEN]);
 }
 
 const VALID_CHAT = JSON.stringify({

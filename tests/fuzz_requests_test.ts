@@ -30,6 +30,7 @@ import {
   responsesRequestArb,
 } from "./helpers/fuzz_requests.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "./helpers/gateway.ts";
+import { rawExchange } from "./helpers/raw_http.ts";
 
 /** Runs per in-process property: the issue asks for at least 10,000 cases per endpoint. */
 const RUNS = 10_000;
@@ -473,36 +474,6 @@ Deno.test("fuzz: admin endpoints with random headers and queries, 10,000 generat
 });
 
 // --- over a real socket -------------------------------------------------------------------------------------
-
-/** Writes `head` and `body` on a fresh connection and reads the answer (or nothing) within `ms`. */
-async function rawExchange(port: number, head: string, body: Uint8Array, ms: number): Promise<string> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  try {
-    await conn.write(encoder.encode(head));
-    if (body.byteLength > 0) await conn.write(body);
-    let text = "";
-    const buffer = new Uint8Array(8192);
-    const deadline = performance.now() + ms;
-    while (performance.now() < deadline) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const n = await Promise.race([
-        conn.read(buffer).catch(() => null),
-        new Promise<"wait">((r) =>
-          timer = setTimeout(() => r("wait"), Math.max(1, deadline - performance.now()))
-        ),
-      ]);
-      clearTimeout(timer);
-      if (n === "wait" || n === null) break;
-      text += decoder.decode(buffer.subarray(0, n));
-      const headEnd = text.indexOf("\r\n\r\n");
-      const length = /\r\ncontent-length: (\d+)/i.exec(text);
-      if (headEnd >= 0 && length && text.length - headEnd - 4 >= Number(length[1])) break;
-    }
-    return text;
-  } finally {
-    conn.close();
-  }
-}
 
 Deno.test("fuzz: a socket-level sample, Content-Length lies included, and the server is alive after", async () => {
   const gw = await startGateway(CONFIG);

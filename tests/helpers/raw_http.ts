@@ -94,3 +94,33 @@ export function postJson(path: string, body: unknown, headers: Record<string, st
   return `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
     `content-length: ${encoder.encode(json).byteLength}\r\n${extra}\r\n${json}`;
 }
+
+/** Writes `head` and `body` on a fresh connection and reads the answer (or nothing) within `ms`. */
+export async function rawExchange(port: number, head: string, body: Uint8Array, ms: number): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await conn.write(encoder.encode(head));
+    if (body.byteLength > 0) await conn.write(body);
+    let text = "";
+    const buffer = new Uint8Array(8192);
+    const deadline = performance.now() + ms;
+    while (performance.now() < deadline) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const n = await Promise.race([
+        conn.read(buffer).catch(() => null),
+        new Promise<"wait">((r) =>
+          timer = setTimeout(() => r("wait"), Math.max(1, deadline - performance.now()))
+        ),
+      ]);
+      clearTimeout(timer);
+      if (n === "wait" || n === null) break;
+      text += decoder.decode(buffer.subarray(0, n));
+      const headEnd = text.indexOf("\r\n\r\n");
+      const length = /\r\ncontent-length: (\d+)/i.exec(text);
+      if (headEnd >= 0 && length && text.length - headEnd - 4 >= Number(length[1])) break;
+    }
+    return text;
+  } finally {
+    conn.close();
+  }
+}
