@@ -350,7 +350,7 @@ async function seedBudgets(
 
 /** {@linkcode seedBudgets} for `tokens`: the config's, or those issued through the admin API as they appear. */
 async function seedTokenBudgets(
-  tokens: Iterable<{ readonly name: string; readonly budget: BudgetConfig | null }>,
+  tokens: Iterable<{ readonly id: string; readonly name: string; readonly budget: BudgetConfig | null }>,
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
@@ -362,8 +362,8 @@ async function seedTokenBudgets(
     const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
     try {
       // A usage database that is down (PostgreSQL) must not keep the gateway from serving either.
-      const used = await store.sumSince(token.name, start);
-      await seedBudget(counters, token.name, token.budget, used, now);
+      const used = await store.sumSince(token.id, start);
+      await seedBudget(counters, token.id, token.budget, used, now);
     } catch (err) {
       // A shared counter store that is down at start must not keep the gateway from serving: its counter
       // (the fleet's) is kept, and `redis.on_failure` decides meanwhile.

@@ -6,12 +6,16 @@
  * - acceptance 4: after a rotation with a grace period both secrets work, after it only the new one;
  * - acceptance 3: without an admin token configured every `/admin` route answers 401, and a client token is
  *   refused on every one of them when there is one;
- * - `/readyz` reports the token store.
+ * - `/readyz` reports the token store;
+ * - issue 20: 20 rotations of one token at once all take effect, leaving what the same rotations one after
+ *   another leave (checked by authenticating with every secret handed out); 12 creates of one name at once give
+ *   one 201 and eleven 409 `token_name_taken`.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { hashToken } from "../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway } from "./helpers/gateway.ts";
+import { adminCall, checkOneCreate, checkSerialRotations, race } from "./helpers/token_races.ts";
 
 const ADMIN = "gw-lifecycle-admin-0123456789abcdef";
 const CLIENT = "gw-lifecycle-client-0123456789abcdef";
@@ -161,6 +165,43 @@ Deno.test("token lifecycle: an issued token's budget spans a restart, seeded fro
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("token rotation (issue 20): 20 rotations at once all take effect, ending as if made one after another", async () => {
+  const gw = await startGateway(config(true));
+  try {
+    const token = await adminJson(gw, "POST", "/admin/tokens", { name: "raced", models: ["chat-echo"] });
+    const answers = await race(
+      [gw.url],
+      20,
+      (url) => adminCall(url, ADMIN, "POST", `/admin/tokens/${token.id}/rotate`, { grace: "60s" }),
+    );
+    const outcome = await checkSerialRotations({
+      urls: [gw.url],
+      admin: ADMIN,
+      id: token.id,
+      original: token.token,
+      answers,
+      allSucceed: true,
+    });
+    assert.equal(outcome.succeeded, 20);
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("token creation (issue 20): 12 creates of one name at once give one 201 and eleven 409 token_name_taken", async () => {
+  const gw = await startGateway(config(true));
+  try {
+    const answers = await race(
+      [gw.url],
+      12,
+      (url) => adminCall(url, ADMIN, "POST", "/admin/tokens", { name: "twelve", models: ["chat-echo"] }),
+    );
+    await checkOneCreate(gw.url, ADMIN, "twelve", answers);
+  } finally {
+    await gw.stop();
   }
 });
 

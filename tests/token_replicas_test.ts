@@ -4,23 +4,31 @@
  * - with the database stopped, both keep serving the tokens they loaded (fail static), and `/readyz` and
  *   `/metrics` say the token store is down; when it is back, they say so again.
  *
- * The database is a private PostgreSQL server of this test (`helpers/private_postgres.ts`), so stopping it
- * disturbs no one. The gateways are separate processes: `GATEWAY_BIN` when set (CI's Bun binary), else
+ * Issue 20, on the same two processes over one schema of the shared test database:
+ * - 20 rotations of one token at once, spread over both replicas, end in the state the ones that took effect
+ *   (200) leave when made one after another, checked on both replicas with every secret handed out; the others
+ *   are 409 `token_changed_concurrently`;
+ * - 12 creates of one name at once, spread over both: one 201, eleven 409 `token_name_taken`.
+ *
+ * The outage test's database is a private PostgreSQL server of this test (`helpers/private_postgres.ts`), so
+ * stopping it disturbs no one. The gateways are separate processes: `GATEWAY_BIN` when set (CI's Bun binary), else
  * `deno run main.ts`.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../lib/auth/authenticate.ts";
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from "./helpers/postgres.ts";
 import { startPrivatePostgres } from "./helpers/private_postgres.ts";
 import { type Replica, spawnReplica } from "./helpers/replica.ts";
+import { adminCall, checkOneCreate, checkSerialRotations, race } from "./helpers/token_races.ts";
 
 const ADMIN = "gw-tok-replica-admin-0123456789abcdef";
 const FILE_TOKEN = "gw-tok-replica-file-0123456789abcdef";
 const PROPAGATION_MS = 2_000;
 
-function config(url: string, dir: string): string {
+function config(url: string, dir: string, schema = "gw_token_replicas"): string {
   return `
 server: { public_metrics: true }
-postgres: { url: "${url}", schema: gw_token_replicas, timeout: 1s, pool_size: 2 }
+postgres: { url: "${url}", schema: ${schema}, timeout: 1s, pool_size: 2 }
 usage: { spill: "${dir}/spill.jsonl", flush_interval: 50ms }
 providers:
   local: { type: builtin }
@@ -168,4 +176,73 @@ Deno.test("token replicas (acceptance 2): changes reach the other replica within
     await pg.destroy();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** Two replicas on a schema of their own in the shared test database; `body` runs with them, then all goes. */
+async function withReplicas(body: (a: Replica, b: Replica) => Promise<void>): Promise<void> {
+  const schema = randomSchema("gw_token_races");
+  const dir = await Deno.makeTempDir();
+  const replicas: Replica[] = [];
+  try {
+    for (const name of ["a", "b"]) {
+      await Deno.mkdir(`${dir}/${name}`);
+      await Deno.writeTextFile(`${dir}/${name}.yaml`, config(TEST_DATABASE_URL, `${dir}/${name}`, schema));
+    }
+    // One after the other: the first creates the schema, so the second does not wait on its lock.
+    replicas.push(await spawnReplica(`${dir}/a.yaml`));
+    replicas.push(await spawnReplica(`${dir}/b.yaml`));
+    await body(replicas[0], replicas[1]);
+  } finally {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await dropSchema(schema);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("token replicas (issue 20): 20 rotations at once over two replicas end as if made one after another", async () => {
+  await withReplicas(async (a, b) => {
+    const issued = await adminJson(a, "POST", "/admin/tokens", { name: "raced", models: ["chat-echo"] });
+    await within(
+      PROPAGATION_MS,
+      "B accepts the token",
+      async () => await chatStatus(b, issued.token) === 200,
+    );
+    const answers = await race(
+      [a.url, b.url],
+      20,
+      (url) => adminCall(url, ADMIN, "POST", `/admin/tokens/${issued.id}/rotate`, { grace: "60s" }),
+    );
+    // Each replica answered after it saw its own change; the other hears of the last one within 2 s.
+    const last = await adminJson(a, "GET", `/admin/tokens/${issued.id}`);
+    for (const replica of [a, b]) {
+      await within(PROPAGATION_MS, "both replicas hold the last rotation", async () => {
+        const seen = await adminCall(replica.url, ADMIN, "GET", `/admin/tokens/${issued.id}`);
+        return seen.body.updated_at === last.updated_at;
+      });
+    }
+    const outcome = await checkSerialRotations({
+      urls: [a.url, b.url],
+      admin: ADMIN,
+      id: issued.id,
+      original: issued.token,
+      answers,
+      allSucceed: false,
+    });
+    console.log(`rotations: ${outcome.succeeded} took effect, ${outcome.conflicts} answered 409`);
+  });
+});
+
+Deno.test("token replicas (issue 20): 12 creates of one name at once over two replicas give one 201, eleven 409", async () => {
+  await withReplicas(async (a, b) => {
+    const answers = await race(
+      [a.url, b.url],
+      12,
+      (url) => adminCall(url, ADMIN, "POST", "/admin/tokens", { name: "twelve", models: ["chat-echo"] }),
+    );
+    await checkOneCreate(a.url, ADMIN, "twelve", answers);
+    for (const replica of [a, b]) {
+      const lines = replica.logs.filter((l) => l.includes('"msg":"token_store_write_failed"'));
+      assert.deepEqual(lines, [], "no write failed");
+    }
+  });
 });

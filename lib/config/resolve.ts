@@ -18,6 +18,7 @@ import type {
   ResolvedToken,
   RoutedTarget,
 } from "./types.ts";
+import { configTokenId } from "./types.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -147,6 +148,8 @@ export function resolveConfig(
         budget: token.budget ?? null,
         endpoints: token.endpoints === undefined ? null : new Set(token.endpoints),
         maxTokens: token.max_tokens ?? null,
+        id: configTokenId(token.name),
+        source: "config",
       }),
     );
   });

@@ -108,10 +108,26 @@ export interface ResolvedToken {
   readonly endpoints: ReadonlySet<Endpoint> | null;
   /** Ceiling on max_tokens / max_completion_tokens, or null. */
   readonly maxTokens: number | null;
-  /** The admin API's id of the token (`tok_…`); absent for tokens from the config file. */
-  readonly id?: string;
+  /**
+   * The token's immutable identity: the admin API's id (`tok_…`) for an issued token, `cfg_<name>` for a token
+   * of the config file. Everything kept per token (stored responses, limit and budget counters) is keyed by it,
+   * never by the name, which a revoked token frees for another.
+   */
+  readonly id: string;
   /** Where the token comes from: the config file (absent means the same) or the admin API. */
   readonly source?: "config" | "api";
+}
+
+/** Config tokens' ids are this and their name (see {@linkcode ResolvedToken.id}). */
+export const CONFIG_TOKEN_ID_PREFIX = "cfg_";
+
+/**
+ * The identity of the config file's token `name`. The file is the operator's namespace: the token named there
+ * is the same token across reloads and restarts, even when its secret changes (a rotation by hand), and it
+ * never shares an identity with an issued token (`tok_…`), whatever their names.
+ */
+export function configTokenId(name: string): string {
+  return `${CONFIG_TOKEN_ID_PREFIX}${name}`;
 }
 
 /** An admin token: may call `/admin/*`, nothing else. */

@@ -96,6 +96,7 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     time,
     request_id: r.request_id,
     token: r.token ?? null,
+    token_id: r.token_id ?? null,
     environment: r.environment ?? null,
     alias: r.alias ?? null,
     provider: r.provider ?? null,

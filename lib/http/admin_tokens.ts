@@ -6,6 +6,8 @@
  * issue, the `200` of a rotation) and nowhere else. Every change is written with its audit entry in one store
  * transaction, then this replica reloads before it answers, so the change holds here at once (the other
  * replicas hear of it through the store). Tokens from the config file are listed read-only, as `cfg_<name>`.
+ * A change of a stored token (PATCH, revoke, rotate) is a read-modify-write that never overwrites a change
+ * it did not see (`admin_token_writes.ts`): rotations of one token at once take effect one after another.
  *
  * @module
  */
@@ -14,13 +16,7 @@ import { hashToken } from "../auth/authenticate.ts";
 import type { ResolvedToken } from "../config/types.ts";
 import { GatewayError, printable } from "../errors.ts";
 import type { TokenDirectory } from "../tokens/directory.ts";
-import {
-  type AuditAction,
-  type AuditEntry,
-  type StoredToken,
-  TokenNameTakenError,
-  type TokenSecret,
-} from "../tokens/types.ts";
+import type { StoredToken, TokenSecret } from "../tokens/types.ts";
 import {
   byNameThenId,
   CONFIG_ID_PREFIX,
@@ -32,12 +28,11 @@ import {
 } from "../tokens/token_view.ts";
 import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../tokens/validate.ts";
 import { badParam } from "./admin.ts";
+import { changeStored, conflict, nameTaken, randomHex, write, writeTime } from "./admin_token_writes.ts";
 import type { RequestContext } from "./context.ts";
 import { readJsonBody } from "./read_json_body.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
-/** Answers that hold a secret must not be kept by any cache on the way. */
-const SECRET_HEADERS = { ...JSON_TYPE, "cache-control": "no-store" };
 
 /** The directory, or the 503 of a gateway without a database to keep issued tokens in. */
 export function directoryOf(ctx: RequestContext): TokenDirectory {
@@ -50,11 +45,6 @@ export function directoryOf(ctx: RequestContext): TokenDirectory {
     );
   }
   return directory;
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
 }
 
 /** A new secret: `gw-` and 32 random bytes in base64url, as `gateway token new` makes them. */
@@ -92,24 +82,11 @@ function notFound(id: string): GatewayError {
   });
 }
 
-function conflict(message: string, code: string): GatewayError {
-  return new GatewayError(409, message, { type: "invalid_request_error", code });
-}
-
 function readOnly(): GatewayError {
   return conflict(
     "This token comes from the config file and is read-only here; change it in the file.",
     "token_read_only",
   );
-}
-
-function storeUnavailable(ctx: RequestContext, err: unknown): GatewayError {
-  ctx.logger.error("token_store_write_failed", { error: err instanceof Error ? err.message : String(err) });
-  return new GatewayError(503, "The token store cannot be reached; nothing was changed. Try again.", {
-    type: "server_error",
-    code: "token_store_unavailable",
-    cause: err,
-  });
 }
 
 /** The stored token `id`, as loaded just now (revoked ones too); a `cfg_` id is the config's (read-only). */
@@ -124,37 +101,6 @@ async function findStored(ctx: RequestContext, directory: TokenDirectory, id: st
     throw readOnly();
   }
   throw notFound(id);
-}
-
-/** Writes `token` with its audit entry, then reloads, so this replica honours the change before it answers. */
-async function write(
-  ctx: RequestContext,
-  directory: TokenDirectory,
-  token: StoredToken,
-  action: AuditAction,
-  changes: Record<string, unknown>,
-): Promise<void> {
-  const entry: AuditEntry = {
-    id: `aud_${randomHex(12)}`,
-    time: token.updated_at,
-    actor: ctx.admin?.name ?? "unknown",
-    action,
-    token_id: token.id,
-    token_name: token.name,
-    changes,
-  };
-  try {
-    await directory.store.put(token, entry);
-  } catch (err) {
-    if (err instanceof TokenNameTakenError) throw nameTaken(token.name);
-    throw storeUnavailable(ctx, err);
-  }
-  ctx.logger.info("token_changed", { action, token: token.name, id: token.id, actor: entry.actor });
-  await directory.refresh();
-}
-
-function nameTaken(name: string): GatewayError {
-  return conflict(`A token named '${printable(name)}' already exists.`, "token_name_taken");
 }
 
 async function body(
@@ -266,7 +212,7 @@ async function issueToken(
   const input = validateNewToken(await body(request, ctx), ctx.state.config);
   if (configTokens(ctx).some((t) => t.name === input.name)) throw nameTaken(input.name);
   const secret = newSecret();
-  const now = new Date().toISOString();
+  const now = writeTime(directory).iso;
   const token: StoredToken = {
     id: `tok_${randomHex(12)}`,
     ...input,
@@ -279,7 +225,7 @@ async function issueToken(
   };
   const { name, ...fields } = input;
   await write(ctx, directory, token, "create", { name, ...fields });
-  return json({ ...viewOf(ctx, token, Date.now()), token: secret }, 201, SECRET_HEADERS);
+  return json({ ...viewOf(ctx, token, Date.now()), token: secret }, 201);
 }
 
 /**
@@ -303,35 +249,34 @@ async function patchToken(
   request: Request,
   ctx: RequestContext,
   directory: TokenDirectory,
-  current: StoredToken,
+  id: string,
 ): Promise<Response> {
+  await findStored(ctx, directory, id); // an unknown or read-only id is told before a bad body, as ever
   const given = await body(request, ctx);
-  if (current.revoked_at !== null) {
-    throw conflict("This token is revoked and cannot change.", "token_revoked");
-  }
-  const patch = validatePatch(given, fieldsOf(current), ctx.state.config);
-  const changes: Record<string, { from: unknown; to: unknown }> = {};
-  for (const [key, to] of Object.entries(patch) as [keyof TokenFields, unknown][]) {
-    const from = current[key];
-    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
-  }
-  if (Object.keys(changes).length === 0) return json(viewOf(ctx, current, Date.now()));
-  const token: StoredToken = { ...current, ...patch, updated_at: new Date().toISOString() };
-  await write(ctx, directory, token, "update", changes);
-  return json(viewOf(ctx, token, Date.now()));
+  return await changeStored(ctx, directory, id, () => findStored(ctx, directory, id), (current) => {
+    if (current.revoked_at !== null) {
+      throw conflict("This token is revoked and cannot change.", "token_revoked");
+    }
+    const patch = validatePatch(given, fieldsOf(current), ctx.state.config);
+    const changes: Record<string, { from: unknown; to: unknown }> = {};
+    for (const [key, to] of Object.entries(patch) as [keyof TokenFields, unknown][]) {
+      const from = current[key];
+      if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
+    }
+    if (Object.keys(changes).length === 0) return { answer: json(viewOf(ctx, current, Date.now())) };
+    const token: StoredToken = { ...current, ...patch, updated_at: writeTime(directory, current).iso };
+    return { token, action: "update", changes, answer: () => json(viewOf(ctx, token, Date.now())) };
+  });
 }
 
 /** `DELETE`: revoked for good, its hashes dropped; revoking again answers the first revocation. */
-async function revokeToken(
-  ctx: RequestContext,
-  directory: TokenDirectory,
-  current: StoredToken,
-): Promise<Response> {
-  if (current.revoked_at !== null) return json(viewOf(ctx, current, Date.now()));
-  const now = new Date().toISOString();
-  const token: StoredToken = { ...current, revoked_at: now, updated_at: now, secrets: [] };
-  await write(ctx, directory, token, "revoke", {});
-  return json(viewOf(ctx, token, Date.now()));
+function revokeToken(ctx: RequestContext, directory: TokenDirectory, id: string): Promise<Response> {
+  return changeStored(ctx, directory, id, () => findStored(ctx, directory, id), (current) => {
+    if (current.revoked_at !== null) return { answer: json(viewOf(ctx, current, Date.now())) };
+    const now = writeTime(directory, current).iso;
+    const token: StoredToken = { ...current, revoked_at: now, updated_at: now, secrets: [] };
+    return { token, action: "revoke", changes: {}, answer: () => json(viewOf(ctx, token, Date.now())) };
+  });
 }
 
 /** `GET`, `PATCH` and `DELETE /admin/tokens/{id}`. */
@@ -348,10 +293,9 @@ export async function handleToken(request: Request, ctx: RequestContext, id: str
     if (config === undefined) throw notFound(id);
     return json(configView(config, now));
   }
-  const current = await findStored(ctx, directory, id);
   return request.method === "PATCH"
-    ? await patchToken(request, ctx, directory, current)
-    : await revokeToken(ctx, directory, current);
+    ? await patchToken(request, ctx, directory, id)
+    : await revokeToken(ctx, directory, id);
 }
 
 /**
@@ -363,7 +307,8 @@ export const MAX_SECRETS_IN_GRACE = 4;
 
 /**
  * `POST /admin/tokens/{id}/rotate`: a new current secret; the one it replaces keeps working for `grace`, and
- * secrets rotated out earlier keep their own end (at most {@linkcode MAX_SECRETS_IN_GRACE} of them).
+ * secrets rotated out earlier keep their own end (at most {@linkcode MAX_SECRETS_IN_GRACE} of them). Rotations
+ * of one token at once take effect one after another, each over the secrets the one before it left.
  */
 export async function handleTokenRotate(
   request: Request,
@@ -372,31 +317,32 @@ export async function handleTokenRotate(
 ): Promise<Response> {
   const directory = directoryOf(ctx);
   const given = await body(request, ctx, true);
-  const current = await findStored(ctx, directory, id);
-  if (current.revoked_at !== null) {
-    throw conflict("This token is revoked and cannot be rotated.", "token_revoked");
-  }
-  const graceMs = validateRotate(given);
-  const nowMs = Date.now();
-  const now = new Date(nowMs).toISOString();
-  const previousEnd = new Date(nowMs + graceMs).toISOString();
-  const [replaced, ...older] = current.secrets;
-  const stillInGrace = older.filter((s) => s.expires_at !== null && Date.parse(s.expires_at) > nowMs);
   const secret = newSecret();
-  const secrets: TokenSecret[] = [
-    { sha256: hashToken(secret), expires_at: null },
-    ...[
-      ...(replaced !== undefined && graceMs > 0
-        ? [{ sha256: replaced.sha256, expires_at: previousEnd }]
-        : []),
-      ...stillInGrace,
-    ].slice(0, MAX_SECRETS_IN_GRACE),
-  ];
-  const token: StoredToken = { ...current, secrets, rotated_at: now, updated_at: now };
-  await write(ctx, directory, token, "rotate", { grace_ms: graceMs, previous_expires_at: previousEnd });
-  return json(
-    { ...viewOf(ctx, token, Date.now()), token: secret, previous_expires_at: previousEnd },
-    200,
-    SECRET_HEADERS,
-  );
+  return await changeStored(ctx, directory, id, () => findStored(ctx, directory, id), (current) => {
+    if (current.revoked_at !== null) {
+      throw conflict("This token is revoked and cannot be rotated.", "token_revoked");
+    }
+    const graceMs = validateRotate(given);
+    const { ms: nowMs, iso: now } = writeTime(directory, current);
+    const previousEnd = new Date(nowMs + graceMs).toISOString();
+    const [replaced, ...older] = current.secrets;
+    const stillInGrace = older.filter((s) => s.expires_at !== null && Date.parse(s.expires_at) > nowMs);
+    const secrets: TokenSecret[] = [
+      { sha256: hashToken(secret), expires_at: null },
+      ...[
+        ...(replaced !== undefined && graceMs > 0
+          ? [{ sha256: replaced.sha256, expires_at: previousEnd }]
+          : []),
+        ...stillInGrace,
+      ].slice(0, MAX_SECRETS_IN_GRACE),
+    ];
+    const token: StoredToken = { ...current, secrets, rotated_at: now, updated_at: now };
+    return {
+      token,
+      action: "rotate",
+      changes: { grace_ms: graceMs, previous_expires_at: previousEnd },
+      answer: () =>
+        json({ ...viewOf(ctx, token, Date.now()), token: secret, previous_expires_at: previousEnd }, 200),
+    };
+  });
 }

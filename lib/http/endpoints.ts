@@ -117,6 +117,19 @@ export const ROUTES = {
   },
 } as const satisfies Record<string, RouteSpec>;
 
+/**
+ * The admin API's namespace. Every `auth: "admin"` route lives under it (endpoints_test holds that), so what
+ * must hold for every admin answer, such as `Cache-Control: no-store`, is decided by the path alone, before
+ * any route is matched: the 404 of an admin path no route serves and the 405 of a wrong method included.
+ */
+export const ADMIN_PREFIX = "/admin";
+
+/** Whether `path` is in the admin API's namespace ({@linkcode ADMIN_PREFIX}), served or not. */
+export function isAdminPath(path: string): boolean {
+  return path.startsWith(ADMIN_PREFIX) &&
+    (path.length === ADMIN_PREFIX.length || path[ADMIN_PREFIX.length] === "/");
+}
+
 /** The name of a route in {@linkcode ROUTES}. */
 export type RouteId = keyof typeof ROUTES;
 

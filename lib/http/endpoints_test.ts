@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { ENDPOINTS } from "../config/schema.ts";
-import { dialectOf, endpointOf, matchRoute, pathFor, ROUTES, type RouteSpec } from "./endpoints.ts";
+import {
+  dialectOf,
+  endpointOf,
+  isAdminPath,
+  matchRoute,
+  pathFor,
+  ROUTES,
+  type RouteSpec,
+} from "./endpoints.ts";
 
 Deno.test("endpoint table: every API endpoint name has a route, and every API route has a name", () => {
   const specs = Object.values(ROUTES) as RouteSpec[];
@@ -55,4 +63,16 @@ Deno.test("endpoint table: the Messages API's routes speak Anthropic's dialect, 
   assert.equal(dialectOf("/v1/messages/other"), undefined);
   // Chat aliases still point clients to chat completions.
   assert.equal(pathFor("chat"), "/v1/chat/completions");
+});
+
+Deno.test("endpoint table: every admin route is in the admin namespace, which is /admin and below only", () => {
+  for (const spec of Object.values(ROUTES) as RouteSpec[]) {
+    if (spec.auth === "admin") assert.ok(isAdminPath(spec.path), spec.path);
+  }
+  for (const path of ["/admin", "/admin/", "/admin/nope", "/admin/tokens/x/rotate"]) {
+    assert.ok(isAdminPath(path), path);
+  }
+  for (const path of ["/administrator", "/adminx/tokens", "/v1/admin", "/", "/Admin/tokens", "/console"]) {
+    assert.equal(isAdminPath(path), false, path);
+  }
 });

@@ -1,7 +1,8 @@
 /**
- * The two middlewares around every request: the error boundary, the single place failures become
- * OpenAI-shaped responses, and the request's ending, which settles its policy admission and reports it once,
- * to the access log, the usage store and the metrics, when the response (for streams, its body) is over.
+ * The middlewares around every request: the error boundary, the single place failures become OpenAI-shaped
+ * responses; the admin API's `Cache-Control: no-store`, the single place it is set; and the request's ending,
+ * which settles its policy admission and reports it once, to the access log, the usage store and the metrics,
+ * when the response (for streams, its body) is over.
  *
  * @module
  */
@@ -15,7 +16,7 @@ import {
 import { PolicyDenied } from "../policy/engine.ts";
 import type { Middleware } from "./compose.ts";
 import { usageRecordOf } from "./accounting.ts";
-import { dialectOf, endpointOf } from "./endpoints.ts";
+import { dialectOf, endpointOf, isAdminPath } from "./endpoints.ts";
 
 /**
  * Turns any failure into an error response in the shape of the route's API (OpenAI's, or Anthropic's on the
@@ -49,6 +50,20 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
     if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
     return response;
   }
+};
+
+/**
+ * `Cache-Control: no-store` on every answer under `/admin`, set here and nowhere else: admin answers hold what
+ * no shared or browser cache may keep (a token's secret in the one answer that issues it, the token list, the
+ * request log, the live config), and an error is no more cacheable than a success (a 401 cached by a proxy
+ * would outlive the fix of the token). It runs outside the error boundary, so the boundary's answers (400, 401,
+ * 404, 405, 409, 413, 503, …) get it too, and it judges by the path alone, so an admin path no route serves
+ * does, and a route added under `/admin` cannot forget it.
+ */
+export const adminNoStore: Middleware = async (_request, ctx, next) => {
+  const response = await next();
+  if (isAdminPath(ctx.record.path)) response.headers.set("cache-control", "no-store");
+  return response;
 };
 
 /**

@@ -49,7 +49,7 @@ function chatUsage(prompt: number, completion: number): Usage {
 export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<void> {
   const previous = parsed.params.previous_response_id;
   if (previous === null) return;
-  const items = await ctx.services.responses.chain(previous, ctx.identity.name);
+  const items = await ctx.services.responses.chain(previous, ctx.identity.id);
   if (items === null) throw previousResponseNotFound(previous);
   const messages = parsed.chat.messages;
   const at = parsed.params.instructions === null ? 0 : 1;
@@ -75,7 +75,7 @@ function storeResponse(
   if (!parsed.params.store) return Promise.resolve();
   return ctx.services.responses.put({
     id: String(response.id),
-    token: ctx.identity.name,
+    owner: ctx.identity.id,
     environment: ctx.identity.environment,
     created_at: Number(response.created_at),
     alias: String(response.model),

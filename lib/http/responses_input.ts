@@ -41,7 +41,7 @@ export async function resolveItemReferences(
 ): Promise<ResponsesRequest> {
   if (parsed.references.length === 0) return parsed;
   const ids = [...new Set(parsed.references)];
-  const found = await ctx.services.responses.items(ids, ctx.identity.name);
+  const found = await ctx.services.responses.items(ids, ctx.identity.id);
   const items = new Map<string, JsonObject>();
   ids.forEach((id, i) => {
     const item = found[i];

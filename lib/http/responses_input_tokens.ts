@@ -112,7 +112,7 @@ function nativeBody(ctx: ClientContext, body: JsonObject, parsed: ResponsesReque
   return async (target: ResolvedTarget): Promise<JsonObject> => {
     const earlier = previous === null
       ? undefined
-      : await (history ??= ctx.services.responses.chain(previous, ctx.identity.name));
+      : await (history ??= ctx.services.responses.chain(previous, ctx.identity.id));
     if (earlier === null) throw previousResponseNotFound(previous!);
     const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history: earlier };
     return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);

@@ -73,12 +73,12 @@ export function nativeAttempt(
   let stored: ReturnType<ClientContext["services"]["responses"]["get"]> | undefined;
   const continuation = async (target: ResolvedTarget): Promise<Continuation> => {
     if (previous === null) return {};
-    const earlier = await (stored ??= ctx.services.responses.get(previous, ctx.identity.name));
+    const earlier = await (stored ??= ctx.services.responses.get(previous, ctx.identity.id));
     if (earlier === null) throw previousResponseNotFound(previous);
     if (earlier.native && earlier.provider === target.provider && typeof earlier.upstream_id === "string") {
       return { upstreamPrevious: earlier.upstream_id };
     }
-    const history = await ctx.services.responses.chain(previous, ctx.identity.name);
+    const history = await ctx.services.responses.chain(previous, ctx.identity.id);
     if (history === null) throw previousResponseNotFound(previous);
     return { history };
   };

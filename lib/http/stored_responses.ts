@@ -44,12 +44,12 @@ export async function handleStoredResponse(
 ): Promise<Answer> {
   await admit(ctx, ROUTES.response.endpoint, 0);
   const store = ctx.services.responses;
-  const token = ctx.identity.name;
+  const owner = ctx.identity.id;
   if (request.method === "DELETE") {
-    if (!await store.delete(id, token)) throw responseNotFound(id);
+    if (!await store.delete(id, owner)) throw responseNotFound(id);
     return json({ id, object: "response", deleted: true });
   }
-  const stored = await store.get(id, token);
+  const stored = await store.get(id, owner);
   if (stored === null) throw responseNotFound(id);
   return json(stored.response);
 }
@@ -76,7 +76,7 @@ export async function handleInputItems(request: Request, ctx: ClientContext, id:
   await admit(ctx, ROUTES.responseInputItems.endpoint, 0);
   let list;
   try {
-    list = await ctx.services.responses.inputItems(id, ctx.identity.name, pageOf(new URL(request.url)));
+    list = await ctx.services.responses.inputItems(id, ctx.identity.id, pageOf(new URL(request.url)));
   } catch (err) {
     if (err instanceof UsageQueryError) throw invalidRequest(err.message, err.param, "invalid_value");
     throw err;

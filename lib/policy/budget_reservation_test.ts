@@ -29,6 +29,7 @@ function setup(budget: BudgetConfig, prices: { input: number; output: number }[]
     budget,
     endpoints: null,
     maxTokens: null,
+    id: "tok_svc",
   } as ResolvedToken;
   const model = {
     alias: "chat",
@@ -66,23 +67,23 @@ Deno.test("budget: concurrent requests reserve their estimates, so 1000 tokens a
   const { admitted, denied } = await fire(30, () => engine.admit(req(100)));
   assert.equal(admitted.length, 10);
   assert.equal(denied, 20);
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 1000);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 1000);
   // settling corrects each reservation to the real usage: 40 each gives back 60 each
   await Promise.all(admitted.map((a) => a.settle({ tokens: 40, cost: 0 })));
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 400);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 400);
   // settling again counts nothing (idempotent)
   await admitted[0].settle({ tokens: 999, cost: 0 });
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 400);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 400);
 });
 
 Deno.test("budget: an aborted request gives back what it did not use; an overrun is charged in full", async () => {
   const { engine, req, store } = setup({ tokens: 1000, period: "day" });
   const aborted = await engine.admit(req(300));
   const overrun = await engine.admit(req(300));
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 600);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 600);
   await aborted.settle({ tokens: 0, cost: 0 });
   await overrun.settle({ tokens: 450, cost: 0 });
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 450);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 450);
   // 550 left: a request estimated at 551 does not fit, one at 550 does
   await assert.rejects(engine.admit(req(551)), PolicyDenied);
   await engine.admit(req(550));
@@ -91,10 +92,10 @@ Deno.test("budget: an aborted request gives back what it did not use; an overrun
 Deno.test("budget: an estimate above the whole budget reserves the budget, so it can run on an untouched one", async () => {
   const { engine, req, store } = setup({ tokens: 1000, period: "day" });
   const big = await engine.admit(req(50_000));
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 1000);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 1000);
   await assert.rejects(engine.admit(req(1)), PolicyDenied);
   await big.settle({ tokens: 700, cost: 0 });
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 700);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 700);
 });
 
 Deno.test("budget: a money budget reserves the estimate at the alias's dearest rate", async () => {
@@ -104,10 +105,10 @@ Deno.test("budget: a money budget reserves the estimate at the alias's dearest r
     output: 4,
   }]);
   const a = await engine.admit(req(100_000)); // reserves 0.8
-  assert.equal(await store.periodGet(budgetKey("svc", "cost"), "2026-11"), 0.8);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 0.8);
   await assert.rejects(engine.admit(req(30_000)), PolicyDenied); // 0.24 more would cross 1
   await a.settle({ tokens: 100_000, cost: 0.5 });
-  assert.equal(await store.periodGet(budgetKey("svc", "cost"), "2026-11"), 0.5);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 0.5);
   await engine.admit(req(30_000));
 });
 
@@ -117,6 +118,6 @@ Deno.test("budget: a request settles against the period it was admitted in", asy
   const late = await engine.admit(req(500));
   setTime(Date.UTC(2026, 10, 23, 0, 0, 1));
   await late.settle({ tokens: 200, cost: 0 });
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), DAY), 200);
-  assert.equal(await store.periodGet(budgetKey("svc", "tokens"), "2026-11-23"), 0);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), DAY), 200);
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "tokens"), "2026-11-23"), 0);
 });

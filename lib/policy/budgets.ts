@@ -53,9 +53,13 @@ export function budgetUnit(budget: BudgetConfig): { unit: "tokens" | "cost"; lim
   return null;
 }
 
-/** The counter key of a token's budget; the unit is part of it so that changing the unit starts afresh. */
-export function budgetKey(tokenName: string, unit: "tokens" | "cost"): string {
-  return `token:${tokenName}:budget:${unit}`;
+/**
+ * The counter key of a token's budget, by the token's identity (`ResolvedToken.id`), not its name: a name
+ * reissued after a revoke is another token and starts its own budget. The unit is part of the key so that
+ * changing the unit starts afresh.
+ */
+export function budgetKey(tokenId: string, unit: "tokens" | "cost"): string {
+  return `token:${tokenId}:budget:${unit}`;
 }
 
 /** A request's estimated cost as budgets count it. */
@@ -79,7 +83,7 @@ export function budgetCheck(
   return {
     check: {
       kind: "period",
-      key: budgetKey(token.name, u.unit),
+      key: budgetKey(token.id, u.unit),
       period: period.id,
       limit: u.limit,
       amount,
@@ -141,7 +145,7 @@ export function budgetSettlement(
   if (used === 0) return null;
   const period = budgetPeriod(token.budget.period, now);
   return {
-    key: budgetKey(token.name, u.unit),
+    key: budgetKey(token.id, u.unit),
     period: period.id,
     amount: used,
     expiresAt: period.end + PERIOD_GRACE_MS,
@@ -168,7 +172,7 @@ export async function chargeBudget(
  */
 export async function seedBudget(
   store: CounterStore,
-  tokenName: string,
+  tokenId: string,
   budget: BudgetConfig,
   used: { tokens: number; cost: number },
   now: number,
@@ -178,7 +182,7 @@ export async function seedBudget(
   const period = budgetPeriod(budget.period, now);
   const value = u.unit === "tokens" ? used.tokens : used.cost;
   return await store.periodRaise(
-    budgetKey(tokenName, u.unit),
+    budgetKey(tokenId, u.unit),
     period.id,
     value,
     period.end + PERIOD_GRACE_MS,

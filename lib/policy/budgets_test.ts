@@ -24,13 +24,17 @@ Deno.test("budgetPeriod: UTC days and months with their bounds", () => {
   assert.equal(budgetPeriod("day", Date.UTC(2028, 1, 29)).id, "2028-02-29");
 });
 
-Deno.test("budgetCheck and chargeBudget use the token's key, unit and current period", async () => {
+Deno.test("budgetCheck and chargeBudget use the token's identity, unit and current period", async () => {
   const t = Date.UTC(2026, 0, 5, 8);
   const store = createMemoryCounterStore(() => t);
-  const token = { name: "svc", budget: { cost: 5, period: "month" } } as unknown as ResolvedToken;
+  const token = {
+    name: "svc",
+    id: "tok_1",
+    budget: { cost: 5, period: "month" },
+  } as unknown as ResolvedToken;
   assert.deepEqual(budgetCheck(token, t)?.check, {
     kind: "period",
-    key: "token:svc:budget:cost",
+    key: "token:tok_1:budget:cost",
     period: "2026-01",
     limit: 5,
     amount: 0,
@@ -39,8 +43,12 @@ Deno.test("budgetCheck and chargeBudget use the token's key, unit and current pe
   await chargeBudget(store, token, { tokens: 1000, cost: 0.25 }, t);
   await chargeBudget(store, token, { tokens: 1000, cost: Number.NaN }, t);
   await chargeBudget(store, token, { tokens: 1000, cost: -3 }, t);
-  assert.equal(await store.periodGet(budgetKey("svc", "cost"), "2026-01"), 0.25);
+  assert.equal(await store.periodGet(budgetKey("tok_1", "cost"), "2026-01"), 0.25);
   assert.equal(budgetCheck({ ...token, budget: null }, t), null);
+  // A token reissued under the same name is another identity: it starts its own budget.
+  const reissued = { ...token, id: "tok_2" } as ResolvedToken;
+  assert.equal(budgetCheck(reissued, t)?.check.key, "token:tok_2:budget:cost");
+  assert.equal(await store.periodGet(budgetKey("tok_2", "cost"), "2026-01"), 0);
 });
 
 Deno.test("seedBudget counts in the budget's unit and only ever raises", async () => {

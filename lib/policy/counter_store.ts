@@ -12,7 +12,7 @@
  *   a script).
  * - {@linkcode CounterStore.release} frees a concurrency slot (`DECR`, deleting at zero).
  * - {@linkcode CounterStore.periodGet} / {@linkcode CounterStore.periodAdd} / {@linkcode CounterStore.periodRaise}
- *   read and grow a per-period counter (`GET`, `INCRBYFLOAT` + `PEXPIREAT`, a max in a script).
+ *   read and grow a per-period counter (`GET`; a sum or a max, `SET` + `PEXPIRE`, in a script).
  * - {@linkcode CounterStore.peek} reads what every check would meet, taking nothing (a read-only script).
  *
  * Rate limits are token buckets: capacity = the limit, refilled continuously at `limit` per `windowMs`. So

@@ -24,6 +24,7 @@ function token(over: Partial<ResolvedToken> = {}): ResolvedToken {
     budget: null,
     endpoints: null,
     maxTokens: null,
+    id: "cfg_web-prod",
     ...over,
   };
 }
@@ -284,7 +285,7 @@ Deno.test("budget is checked last: a budget-denied request takes no rate limit",
     limits: { rpm: 2 },
     budget: { tokens: 10, period: "day" },
   });
-  await seedBudget(store, identity.name, identity.budget!, { tokens: 10, cost: 0 }, c.now());
+  await seedBudget(store, identity.id, identity.budget!, { tokens: 10, cost: 0 }, c.now());
   for (let i = 0; i < 5; i++) assert.equal((await denial(engine.admit(req()))).rule, "token.budget");
   const last = await denial(engine.admit(req()));
   assert.equal(header(last, "x-ratelimit-remaining-requests"), "2");
@@ -293,11 +294,11 @@ Deno.test("budget is checked last: a budget-denied request takes no rate limit",
 Deno.test("seedBudget raises the counter to stored usage and never double counts", async () => {
   const { engine, req, store, identity, c } = setup({ budget: { tokens: 1000, period: "day" } });
   assert.equal(
-    await seedBudget(store, identity.name, identity.budget!, { tokens: 900, cost: 3 }, c.now()),
+    await seedBudget(store, identity.id, identity.budget!, { tokens: 900, cost: 3 }, c.now()),
     900,
   );
   assert.equal(
-    await seedBudget(store, identity.name, identity.budget!, { tokens: 900, cost: 3 }, c.now()),
+    await seedBudget(store, identity.id, identity.budget!, { tokens: 900, cost: 3 }, c.now()),
     900,
   );
   await (await engine.admit(req())).settle({ tokens: 100, cost: 0 });
@@ -408,7 +409,7 @@ Deno.test("settle never rejects: a failing store is reported to onError", async 
   assert.equal(
     (await base.reserve([{
       kind: "bucket",
-      key: "token:web-prod:tpm",
+      key: "token:cfg_web-prod:tpm",
       limit: 100,
       windowMs: 60_000,
       amount: 0,

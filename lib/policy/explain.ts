@@ -390,7 +390,7 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
     object: "gateway.explanation",
     token: {
       name: token.name,
-      id: token.id ?? `cfg_${token.name}`,
+      id: token.id,
       source: token.source ?? "config",
       environment: token.environment,
       status,

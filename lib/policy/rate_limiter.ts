@@ -27,15 +27,18 @@ export interface RateCheck {
   /** The rule name, e.g. `token.rpm`, `alias.concurrent`. */
   readonly rule: `${RateScope}.${RateLimitKind}`;
   readonly scope: RateScope;
-  /** The token's or the alias's name. */
+  /** The token's or the alias's name, for messages. */
   readonly name: string;
   readonly limitKind: RateLimitKind;
   readonly check: BucketCheck | ConcurrencyCheck;
 }
 
-/** The counter key of a limit: scope, name and kind, so that no two limits share a counter. */
-export function rateKey(scope: RateScope, name: string, kind: RateLimitKind): string {
-  return `${scope}:${name}:${kind}`;
+/**
+ * The counter key of a limit: scope, owner and kind, so that no two limits share a counter. The owner is an
+ * alias's name, or a token's identity (`ResolvedToken.id`), never its name, which a revoked token frees.
+ */
+export function rateKey(scope: RateScope, owner: string, kind: RateLimitKind): string {
+  return `${scope}:${owner}:${kind}`;
 }
 
 /**
@@ -49,7 +52,13 @@ export function tpmCharge(estimatedTokens: number, limit: number): number {
   return Math.min(limit, Math.ceil(estimatedTokens));
 }
 
-function scoped(scope: RateScope, name: string, limits: LimitsConfig | null, estimatedTokens: number) {
+function scoped(
+  scope: RateScope,
+  name: string,
+  owner: string,
+  limits: LimitsConfig | null,
+  estimatedTokens: number,
+) {
   const out: Partial<Record<RateLimitKind, RateCheck>> = {};
   if (!limits) return out;
   if (limits.concurrent !== undefined) {
@@ -58,7 +67,7 @@ function scoped(scope: RateScope, name: string, limits: LimitsConfig | null, est
       scope,
       name,
       limitKind: "concurrent",
-      check: { kind: "concurrency", key: rateKey(scope, name, "concurrent"), limit: limits.concurrent },
+      check: { kind: "concurrency", key: rateKey(scope, owner, "concurrent"), limit: limits.concurrent },
     };
   }
   if (limits.rpm !== undefined) {
@@ -69,7 +78,7 @@ function scoped(scope: RateScope, name: string, limits: LimitsConfig | null, est
       limitKind: "rpm",
       check: {
         kind: "bucket",
-        key: rateKey(scope, name, "rpm"),
+        key: rateKey(scope, owner, "rpm"),
         limit: limits.rpm,
         windowMs: MINUTE_MS,
         amount: 1,
@@ -84,7 +93,7 @@ function scoped(scope: RateScope, name: string, limits: LimitsConfig | null, est
       limitKind: "tpm",
       check: {
         kind: "bucket",
-        key: rateKey(scope, name, "tpm"),
+        key: rateKey(scope, owner, "tpm"),
         limit: limits.tpm,
         windowMs: MINUTE_MS,
         amount: tpmCharge(estimatedTokens, limits.tpm),
@@ -103,8 +112,8 @@ export function rateChecks(
   model: ResolvedModel | undefined,
   estimatedTokens: number,
 ): RateCheck[] {
-  const own = scoped("token", token.name, token.limits, estimatedTokens);
-  const shared = model ? scoped("alias", model.alias, model.limits, estimatedTokens) : {};
+  const own = scoped("token", token.name, token.id, token.limits, estimatedTokens);
+  const shared = model ? scoped("alias", model.alias, model.alias, model.limits, estimatedTokens) : {};
   const out: RateCheck[] = [];
   for (const kind of ["concurrent", "rpm", "tpm"] as const) {
     const a = own[kind];

@@ -10,8 +10,13 @@ Deno.test("tpmCharge: the estimate rounded up, capped at the limit; nothing for 
   assert.equal(tpmCharge(Number.NaN, 1000), 0);
 });
 
-Deno.test("rateChecks: judged concurrency, RPM, TPM, token before alias, keys per scope, name and kind", () => {
-  const token = { name: "a:b", limits: { rpm: 10, tpm: 100, concurrent: 2 } } as unknown as ResolvedToken;
+Deno.test("rateChecks: judged concurrency, RPM, TPM, token before alias, keys per scope, owner and kind", () => {
+  // The token's counters are keyed by its identity, not its name (a reissued name is another token).
+  const token = {
+    name: "svc",
+    id: "a:b",
+    limits: { rpm: 10, tpm: 100, concurrent: 2 },
+  } as unknown as ResolvedToken;
   const model = { alias: "chat/x", limits: { rpm: 5, concurrent: 1 } } as unknown as ResolvedModel;
   const checks = rateChecks(token, model, 42);
   assert.deepEqual(checks.map((c) => [c.rule, c.check.key]), [
@@ -28,5 +33,6 @@ Deno.test("rateChecks: judged concurrency, RPM, TPM, token before alias, keys pe
     windowMs: 60_000,
     amount: 42,
   });
+  assert.equal(checks[0].name, "svc");
   assert.deepEqual(rateChecks({ ...token, limits: null }, undefined, 42), []);
 });

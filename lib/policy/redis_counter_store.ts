@@ -15,9 +15,9 @@
  * kept apart by their `key_prefix`, which precedes the tag, so their counters may live on different shards.
  *
  * Keys expire when idle: a bucket when it is full again (`PEXPIRE` to the instant it refills), a period
- * counter an hour after its period ends (`PEXPIREAT`), and a concurrency counter is deleted at zero and
- * otherwise expires {@linkcode CONCURRENCY_TTL_MS} after its last take, so slots held by a replica that
- * died are given back eventually.
+ * counter an hour after its period ends (`PEXPIRE`, measured from the scripts' clock), and a concurrency
+ * counter is deleted at zero and otherwise expires {@linkcode CONCURRENCY_TTL_MS} after its last take, so
+ * slots held by a replica that died are given back eventually.
  *
  * Every call has the configured timeout (`commandTimeout`) and fails at once while disconnected (no offline
  * queue): what a failure means is decided by the caller (resilient_counter_store.ts).

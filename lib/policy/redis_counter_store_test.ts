@@ -31,8 +31,9 @@ async function withStores(
     stores: { memory: CounterStore; redis: RedisCounterStore; c: ReturnType<typeof clock> },
   ) => Promise<void>,
   keyPrefix = prefix(),
+  start?: number,
 ) {
-  const c = clock();
+  const c = clock(start);
   const memory = createMemoryCounterStore(c.now);
   const redis = createRedisCounterStore({ url: REDIS_URL, keyPrefix, timeoutMs: 1_000, clock: c.now });
   try {
@@ -165,6 +166,58 @@ Deno.test("redis store: keys carry the prefix and one hash tag, and idle keys ex
       await redis.adjust(bucket("token:t:rpm", 10), -1);
       assert.equal(await inspect.exists(`${keyPrefix}{limits}:token:t:rpm`), 0, "a full bucket has no key");
     }, keyPrefix);
+  } finally {
+    inspect.disconnect();
+  }
+});
+
+/**
+ * A period counter lives until its expiry as the store's clock tells it, like the in-memory store's, on every
+ * path that writes one (reserve, periodAdd, periodRaise, settle). Clocks a century before and after today make
+ * an expiry judged by the real date fail either way: gone at once, or kept for a century.
+ */
+Deno.test("redis store: a period counter expires by the store's clock, not by the real date", async () => {
+  const HOUR = 3_600_000;
+  const inspect = new Redis(REDIS_URL);
+  try {
+    for (const start of [Date.UTC(1926, 10, 24, 12), Date.UTC(2126, 10, 24, 12)]) {
+      const keyPrefix = prefix();
+      await withStores(
+        async ({ memory, redis }) => {
+          const expiresAt = start + 2 * HOUR;
+          const check: Check = {
+            kind: "period",
+            key: "p:reserve",
+            period: "d",
+            limit: 100,
+            amount: 7,
+            expiresAt,
+          };
+          const settled = { key: "p:settle", period: "d", amount: 5, expiresAt };
+          for (const s of [memory, redis]) {
+            assert.equal((await s.reserve([check])).ok, true);
+            await s.periodAdd("p:add", "d", 3, expiresAt);
+            await s.periodRaise("p:raise", "d", 4, expiresAt);
+          }
+          await memory.periodAdd(settled.key, settled.period, settled.amount, settled.expiresAt);
+          await redis.settle!({ release: [], adjust: [], periods: [settled] });
+          const written = [["p:reserve", 7], ["p:add", 3], ["p:raise", 4], ["p:settle", 5]] as const;
+          for (const [key, value] of written) {
+            const label = `${key} at ${new Date(start).toISOString()}`;
+            assert.equal(await same(memory, redis, (s) => s.periodGet(key, "d")), value, label);
+            const ttl = await inspect.pttl(`${keyPrefix}{limits}:${key}:d`);
+            assert.ok(
+              ttl > HOUR && ttl <= 2 * HOUR,
+              `${label}: expires in 2 h of the store's clock (${ttl} ms)`,
+            );
+          }
+        },
+        keyPrefix,
+        start,
+      );
+      const keys = await inspect.keys(`${keyPrefix}*`);
+      if (keys.length > 0) await inspect.del(...keys);
+    }
   } finally {
     inspect.disconnect();
   }

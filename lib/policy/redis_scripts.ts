@@ -11,6 +11,11 @@
  * pass its own clock in `ARGV[1]` (empty means `TIME`). Scripts replicate by effects (the Redis 7 default),
  * which is what makes `TIME` before a write allowed.
  *
+ * Every expiry is set relative to that clock (`PEXPIRE` by `expires_at - now`, never `PEXPIREAT`): on
+ * Redis's clock the two are the same instant, and under a test's clock a period counter lives as long as the
+ * test's period does, rather than vanishing once the real date passes the pinned one. A non-positive time to
+ * live deletes the key, as a past `PEXPIREAT` would.
+ *
  * @module
  */
 
@@ -48,9 +53,9 @@ end
 local function period_value(key)
   return tonumber(redis.call('GET', key) or '0') or 0
 end
-local function set_period(key, value, expires_at)
+local function set_period(key, value, expires_at, t)
   redis.call('SET', key, fmt(value))
-  redis.call('PEXPIREAT', key, expires_at)
+  redis.call('PEXPIRE', key, math.floor(expires_at - t))
 end
 `;
 
@@ -107,7 +112,7 @@ for i = 1, n do
     used = useds[i]
     if all and amounts[i] > 0 then
       used = used + amounts[i]
-      set_period(KEYS[i], used, expiries[i])
+      set_period(KEYS[i], used, expiries[i], t)
     end
     remaining = math.max(0, limits[i] - used)
   end
@@ -138,11 +143,12 @@ return v
 
 /** `periodAdd` (ARGV[4] = `add`) or `periodRaise` (`raise`): KEYS[1] = counter; ARGV = clock, value, expiry. */
 export const PERIOD_LUA = PRELUDE + `
+local t = now_ms()
 local value, expires_at = tonumber(ARGV[2]), tonumber(ARGV[3])
 local current = period_value(KEYS[1])
 local next_value
 if ARGV[4] == 'raise' then next_value = math.max(current, value) else next_value = current + value end
-set_period(KEYS[1], next_value, expires_at)
+set_period(KEYS[1], next_value, expires_at, t)
 return fmt(next_value)
 `;
 
@@ -170,7 +176,7 @@ for i = 1, np do
   local key = KEYS[nr + na + i]
   local amount, expires_at = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
   o = o + 2
-  set_period(key, period_value(key) + amount, expires_at)
+  set_period(key, period_value(key) + amount, expires_at, t)
 end
 return 1
 `;

@@ -17,6 +17,7 @@ function token(budget: BudgetConfig | null): ResolvedToken {
     budget,
     endpoints: null,
     maxTokens: null,
+    id: "cfg_t",
   };
 }
 

@@ -68,7 +68,7 @@ function messageOf(err: unknown): string {
 function budgetSeedKey(token: StoredToken): string | null {
   const budget = token.budget;
   if (budget === null) return null;
-  return `${token.name}\u0000${budget.tokens === undefined ? "cost" : "tokens"}\u0000${budget.period}`;
+  return `${token.id}\u0000${budget.tokens === undefined ? "cost" : "tokens"}\u0000${budget.period}`;
 }
 
 /** Loads the store's tokens now and keeps them current until `close()`. */

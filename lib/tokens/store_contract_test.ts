@@ -8,7 +8,15 @@ import { createMemoryTokenStore } from "./store_memory.ts";
 import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
 import { openPostgresStore } from "../usage/postgres_store.ts";
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
-import { type AuditEntry, type StoredToken, TokenNameTakenError, type TokenStore } from "./types.ts";
+import postgres from "postgres";
+import { isConnectionFailure } from "../usage/postgres_schema.ts";
+import {
+  type AuditEntry,
+  type StoredToken,
+  TokenChangedError,
+  TokenNameTakenError,
+  type TokenStore,
+} from "./types.ts";
 
 /** A store under test and how to dispose of what it made. */
 interface Subject {
@@ -401,3 +409,96 @@ contract(
     assert.equal((await store.audit({ limit: 10 })).entries.length, 1);
   },
 );
+
+contract(
+  "a put based on an updated_at the row no longer has is refused and changes nothing",
+  async ({ store }) => {
+    const token = makeToken({ name: "cas" });
+    await assert.rejects(
+      store.put(token, makeAudit(token), token.updated_at),
+      TokenChangedError,
+      "no row yet",
+    );
+    await store.put(token, makeAudit(token), null); // null: only as a new row
+    await assert.rejects(store.put(token, makeAudit(token), null), TokenChangedError, "the row exists now");
+    const before = await store.loadAll();
+    const stale = { ...token, disabled: true, updated_at: "2026-11-24T09:00:00.001Z" };
+    await assert.rejects(
+      store.put(stale, makeAudit(stale, { action: "update" }), "2026-11-24T08:59:59.999Z"),
+      (err: unknown) => err instanceof TokenChangedError && err.tokenId === token.id,
+    );
+    assert.deepEqual(await store.loadAll(), before, "rows and version as they were");
+    assert.equal((await store.audit({ limit: 10 })).entries.length, 1, "no audit entry for a refused put");
+    await store.put(stale, makeAudit(stale, { action: "update" }), token.updated_at);
+    assert.equal((await store.loadAll()).tokens[0].disabled, true);
+  },
+);
+
+contract(
+  "of 10 puts at once based on the same read, exactly one is written (on two connections where there are)",
+  async ({ store, second }) => {
+    const token = makeToken({ name: "raced" });
+    await store.put(token, makeAudit(token));
+    const stores = [store, second === undefined ? store : await second()];
+    const start = await store.version();
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => {
+      const next = {
+        ...token,
+        updated_at: new Date(Date.parse(token.updated_at) + 1 + i).toISOString(),
+        secrets: [{ sha256: i.toString(16).repeat(64), expires_at: null }],
+      };
+      return stores[i % 2].put(next, makeAudit(next, { action: "rotate" }), token.updated_at);
+    }));
+    const written = results.flatMap((r, i) => r.status === "fulfilled" ? [i] : []);
+    assert.equal(written.length, 1, "one compare-and-set wins");
+    for (const r of results) {
+      if (r.status === "rejected") assert.ok(r.reason instanceof TokenChangedError, String(r.reason));
+    }
+    const { tokens, version } = await store.loadAll();
+    assert.deepEqual(tokens[0].secrets.map((s) => s.sha256), [written[0].toString(16).repeat(64)]);
+    assert.equal(version, start + 1, "one version bump");
+    assert.equal((await store.audit({ limit: 100, action: "rotate" })).entries.length, 1, "one audit entry");
+  },
+);
+
+contract(
+  "12 creates of one name at once: one is written, eleven are TokenNameTakenError (on two connections where there are)",
+  async ({ store, second }) => {
+    const stores = [store, second === undefined ? store : await second()];
+    const start = await store.version();
+    const twins = Array.from({ length: 12 }, () => makeToken({ name: "twelve" }));
+    const results = await Promise.allSettled(twins.map((t, i) => stores[i % 2].put(t, makeAudit(t))));
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    for (const r of results) {
+      if (r.status === "rejected") {
+        assert.ok(
+          r.reason instanceof TokenNameTakenError && r.reason.tokenName === "twelve",
+          String(r.reason),
+        );
+      }
+    }
+    assert.equal((await store.loadAll()).tokens.length, 1);
+    assert.equal(await store.version(), start + 1);
+    assert.equal((await store.audit({ limit: 100 })).entries.length, 1);
+  },
+);
+
+Deno.test("token store (postgres): a refused statement is no connection failure, whatever a minifier names its class", async (t) => {
+  const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const err = await sql.unsafe("SELECT 1 / 0").then(() => null, (e: unknown) => e);
+    if (!(err instanceof postgres.PostgresError) && MAY_SKIP) {
+      await t.step({ name: "postgres unreachable (not CI): skipped", ignore: true, fn: () => {} });
+      return;
+    }
+    assert.ok(err instanceof Error && err.name === "PostgresError", String(err));
+    assert.equal(isConnectionFailure(err), false, "a division by zero leaves the connection fine");
+    // `bun build --minify` renames postgres.js's classes, and `PostgresError` takes its name from its class:
+    // every refused put then reset the pool and failed the puts queued behind it (503s for a taken name).
+    err.name = "Ae";
+    assert.equal(isConnectionFailure(err), false, "still a statement's error under a minified name");
+    assert.equal(isConnectionFailure(new Error("write CONNECTION_CLOSED")), true);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+});

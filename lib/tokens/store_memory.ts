@@ -8,9 +8,12 @@
  * @module
  */
 import { isoToMs, liveSecrets, pageAudit, type SequencedAuditEntry } from "./store_rules.ts";
-import { type StoredToken, TokenNameTakenError, type TokenStore } from "./types.ts";
+import { type StoredToken, TokenChangedError, TokenNameTakenError, type TokenStore } from "./types.ts";
 
-/** A `TokenStore` in a `Map`; `put` is atomic because it runs to completion before any other call. */
+/**
+ * A `TokenStore` in a `Map`; `put` (its compare-and-set included) is atomic because it runs to completion
+ * before any other call.
+ */
 export function createMemoryTokenStore(): TokenStore {
   const tokens = new Map<string, StoredToken>();
   const audit: SequencedAuditEntry[] = [];
@@ -28,8 +31,11 @@ export function createMemoryTokenStore(): TokenStore {
     version() {
       return Promise.resolve(version);
     },
-    put(token, entry) {
+    put(token, entry, basedOn) {
       try {
+        if (basedOn !== undefined && (tokens.get(token.id)?.updated_at ?? null) !== basedOn) {
+          return Promise.reject(new TokenChangedError(token.id));
+        }
         if (token.revoked_at === null) {
           for (const other of tokens.values()) {
             if (other.id !== token.id && other.revoked_at === null && other.name === token.name) {

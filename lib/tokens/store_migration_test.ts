@@ -12,39 +12,9 @@ import { openPostgresStore } from "../usage/postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
 import type { UsageDatabase } from "../usage/store.ts";
 import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
 import type { AuditEntry, StoredToken } from "./types.ts";
 import { TokenNameTakenError } from "./types.ts";
-
-/** The usage database as the schema-3 gateway left it (its DDL frozen here), with a record and a response. */
-const SQLITE_SCHEMA_3 = `
-CREATE TABLE usage_schema (version INTEGER NOT NULL);
-CREATE TABLE usage (
-  uid TEXT NOT NULL, time TEXT NOT NULL, request_id TEXT NOT NULL, token TEXT, environment TEXT, alias TEXT,
-  provider TEXT, upstream_model TEXT, endpoint TEXT NOT NULL, stream INTEGER NOT NULL, status INTEGER NOT NULL,
-  outcome TEXT NOT NULL, rule TEXT, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-  tokens_estimated INTEGER NOT NULL, cost REAL NOT NULL, latency_ms REAL NOT NULL, ttft_ms REAL,
-  attempts INTEGER NOT NULL, error_code TEXT
-);
-CREATE UNIQUE INDEX usage_uid ON usage (uid);
-CREATE INDEX usage_time ON usage (time);
-CREATE TABLE responses (
-  id TEXT NOT NULL PRIMARY KEY, token TEXT NOT NULL, environment TEXT NOT NULL, created_at REAL NOT NULL,
-  alias TEXT NOT NULL, provider TEXT NOT NULL, native INTEGER NOT NULL, previous_response_id TEXT,
-  input_items TEXT NOT NULL, response TEXT NOT NULL, upstream_id TEXT
-);
-CREATE INDEX responses_created_at ON responses (created_at);
-CREATE TABLE response_items (
-  token TEXT NOT NULL, item_id TEXT NOT NULL, response_id TEXT NOT NULL, output INTEGER NOT NULL,
-  position INTEGER NOT NULL
-);
-CREATE INDEX response_items_lookup ON response_items (token, item_id);
-CREATE INDEX response_items_response ON response_items (response_id);
-INSERT INTO usage_schema (version) VALUES (3);
-INSERT INTO usage VALUES ('u1', '2025-01-01T00:00:00.000Z', 'req_old', 'alice', 'prod', 'chat-default', 'openai',
-  'gpt-4o-mini', 'chat', 0, 200, 'allow', NULL, 10, 5, 0, 0.001, 100, NULL, 1, NULL);
-INSERT INTO responses VALUES ('resp_old', 'alice', 'prod', 1750000000, 'chat-default', 'openai', 0, NULL,
-  '[]', '{"id":"resp_old","object":"response","output":[]}', NULL);
-`;
 
 const token: StoredToken = {
   id: "tok_000000000000000000000001",
@@ -79,7 +49,11 @@ const audit: AuditEntry = {
 /** What was there is still there; tokens go in and come back, and the live-name index holds. */
 async function assertMigrated(db: UsageDatabase): Promise<void> {
   assert.equal((await db.query({})).totals.requests, 1, "the schema-3 usage record survived");
-  assert.equal((await db.responses.get("resp_old", "alice"))?.id, "resp_old", "the stored response survived");
+  assert.equal(
+    (await db.responses.get("resp_old", "cfg_alice"))?.id,
+    "resp_old",
+    "the stored response survived",
+  );
   assert.deepEqual(await db.tokens.loadAll(), { version: 0, tokens: [] });
   await db.tokens.put(token, audit);
   assert.deepEqual(await db.tokens.loadAll(), { version: 1, tokens: [token] });
@@ -102,8 +76,8 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
     await db.close();
 
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 4);
-    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [4]);
+    assert.equal(USAGE_SCHEMA_VERSION, 5);
+    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [5]);
     const tables = file.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'token%'")
       .all().map((r) => String(r.name)).sort();
     assert.deepEqual(tables, ["token_audit", "token_secrets", "token_version", "tokens"]);
@@ -118,33 +92,6 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-/** The PostgreSQL schema as the schema-2 gateway left it (frozen here), with one usage record. */
-function postgresSchema2(schema: string): string[] {
-  return [
-    `CREATE SCHEMA "${schema}"`,
-    `CREATE TABLE "${schema}".schema_versions (version integer PRIMARY KEY,
-       applied_at timestamptz NOT NULL DEFAULT now())`,
-    `INSERT INTO "${schema}".schema_versions (version) VALUES (1), (2)`,
-    `CREATE TABLE "${schema}".usage (uid text PRIMARY KEY, time text NOT NULL, request_id text NOT NULL,
-       token text, environment text, alias text, provider text, upstream_model text, endpoint text NOT NULL,
-       stream boolean NOT NULL, status bigint NOT NULL, outcome text NOT NULL, rule text,
-       prompt_tokens bigint NOT NULL, completion_tokens bigint NOT NULL, tokens_estimated boolean NOT NULL,
-       cost double precision NOT NULL, latency_ms double precision NOT NULL, ttft_ms double precision,
-       attempts bigint NOT NULL, error_code text)`,
-    `CREATE TABLE "${schema}".responses (id text PRIMARY KEY, token text NOT NULL, environment text NOT NULL,
-       created_at double precision NOT NULL, alias text NOT NULL, provider text NOT NULL, native boolean NOT NULL,
-       upstream_id text, previous_response_id text, input_items json NOT NULL, response json NOT NULL)`,
-    `CREATE TABLE "${schema}".response_items (seq bigserial PRIMARY KEY, token text NOT NULL,
-       item_id text NOT NULL, response_id text NOT NULL REFERENCES "${schema}".responses (id) ON DELETE CASCADE,
-       output boolean NOT NULL, position integer NOT NULL)`,
-    `INSERT INTO "${schema}".usage VALUES ('u1', '2025-01-01T00:00:00.000Z', 'req_old', 'alice', 'prod',
-       'chat-default', 'openai', 'gpt-4o-mini', 'chat', false, 200, 'allow', NULL, 10, 5, false, 0.001, 100,
-       NULL, 1, NULL)`,
-    `INSERT INTO "${schema}".responses VALUES ('resp_old', 'alice', 'prod', 1750000000, 'chat-default',
-       'openai', false, NULL, NULL, '[]', '{"id":"resp_old","object":"response","output":[]}')`,
-  ];
-}
 
 /** Whether the shared test database answers; only asked off CI (in CI an unreachable one fails the test). */
 async function postgresReachable(): Promise<boolean> {
@@ -174,8 +121,8 @@ Deno.test("token store migration: a schema-2 PostgreSQL schema gains the token t
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 3);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 4);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4]);
     const [index] = await queryOnce(
       "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'tokens_live_name'",
       [schema],

@@ -3,10 +3,13 @@
  * every replica: the tables of schema migration 3 (`lib/usage/postgres_schema.ts`), the same four as in
  * SQLite (`store_sqlite.ts`).
  *
- * - `put` is one transaction: it bumps the version first (the row lock orders concurrent puts), writes the
- *   token, its secrets and the audit entry, and queues `pg_notify('gateway_tokens', <schema>)`, which
- *   PostgreSQL delivers only when the transaction commits. A second live token with the same name fails the
- *   partial unique index on `name` and is a {@linkcode TokenNameTakenError}, however the replicas race.
+ * - `put` is one transaction: it bumps the version first (the row lock orders concurrent puts, every replica's),
+ *   checks its compare-and-set (`basedOn`, against the row as the put before it left it), writes the token,
+ *   its secrets and the audit entry, and queues `pg_notify('gateway_tokens', <schema>)`, which PostgreSQL
+ *   delivers only when the transaction commits. A second live token with the same name fails the partial
+ *   unique index on `name` and is a {@linkcode TokenNameTakenError}, however the replicas race.
+ * - A refused put (a taken name, a changed token) is answered from inside the call, not thrown through it: a
+ *   call that throws may reset the pool (`isConnectionFailure`), which would fail every put queued behind it.
  * - `watch` keeps a connection of its own (the store's pool is replaced after a failed call, which would cut
  *   a `LISTEN` on it) and listens on that channel, taking only its own schema's notifications (fleets in
  *   other schemas of the database share the channel). When the connection is lost (the database restarted)
@@ -32,7 +35,7 @@ import {
   tokenRow,
 } from "./store_sql.ts";
 import { liveSecrets } from "./store_rules.ts";
-import { type StoredToken, TokenNameTakenError, type TokenStore } from "./types.ts";
+import { type StoredToken, TokenChangedError, TokenNameTakenError, type TokenStore } from "./types.ts";
 
 /** The channel every fleet's token changes are notified on; the payload is the schema. */
 export const TOKENS_CHANNEL = "gateway_tokens";
@@ -64,6 +67,9 @@ export function isTokenNameTaken(err: unknown): boolean {
   return e.code === "23505" && e.constraint_name === "tokens_live_name";
 }
 
+/** Thrown inside a put's transaction to roll it back when its compare-and-set fails; never leaves the call. */
+const CHANGED = Symbol("token changed");
+
 /**
  * The `TokenStore` over the usage store's `call` (its time limit, closed check and pool reset); `listen`
  * says how `watch` opens its own connection. `close()` stops every watch; the pool closes with the usage
@@ -80,13 +86,20 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
     kind: "postgres",
     async loadAll() {
       checkOpen();
-      // One statement, one snapshot: the version is the one the rows are current at.
+      // One statement, one snapshot: the version is the one the rows are current at. Written so the planner
+      // sees its true size (one version row, the secrets grouped once): the plain join of `token_version` with a
+      // correlated subquery per token was estimated at millions of rows, and PostgreSQL's JIT spent 80-200 ms
+      // compiling it on every load, which every change of a token waits for twice.
       const rows = await call("token load", async (sql) => [
         ...await sql.unsafe(
-          `SELECT v.version AS store_version, ${TOKEN_SELECT},
-             (SELECT json_agg(json_build_object('sha256', s.sha256, 'expires_at', s.expires_at)
-                ORDER BY s.position) FROM token_secrets s WHERE s.token_id = t.id)::text AS secrets
-           FROM token_version v LEFT JOIN tokens t ON true
+          `SELECT v.version AS store_version, ${TOKEN_SELECT}, s.secrets
+           FROM (SELECT version FROM token_version LIMIT 1) v
+           LEFT JOIN tokens t ON true
+           LEFT JOIN (
+             SELECT token_id, json_agg(json_build_object('sha256', sha256, 'expires_at', expires_at)
+               ORDER BY position)::text AS secrets
+             FROM token_secrets GROUP BY token_id
+           ) s ON s.token_id = t.id
            ORDER BY t.name, t.id`,
         ),
       ]);
@@ -98,7 +111,7 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
       const [row] = await call("token version", (sql) => sql.unsafe("SELECT version FROM token_version"));
       return Number(row?.version ?? 0);
     },
-    async put(token: StoredToken, audit) {
+    async put(token: StoredToken, audit, basedOn) {
       checkOpen();
       const nowMs = Date.now();
       const row = tokenRow(token).map((v, i) => TOKEN_COLUMNS[i] === "disabled" ? v === 1 : v);
@@ -108,10 +121,15 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
       const values = TOKEN_COLUMNS.map((c, i) =>
         TOKEN_JSON_COLUMNS.has(c) ? `$${i + 1}::text::json` : `$${i + 1}`
       );
-      try {
-        await call("token put", (sql) =>
-          sql.begin(async (tx) => {
+      const outcome = await call("token put", async (sql) => {
+        try {
+          await sql.begin(async (tx) => {
             await tx.unsafe("UPDATE token_version SET version = version + 1");
+            if (basedOn !== undefined) {
+              // Read once the version's row lock is held: the row as the last committed put left it.
+              const [stored] = await tx.unsafe("SELECT updated_at FROM tokens WHERE id = $1", [token.id]);
+              if ((stored === undefined ? null : String(stored.updated_at)) !== basedOn) throw CHANGED;
+            }
             await tx.unsafe(
               `INSERT INTO tokens (${TOKEN_COLUMNS.join(", ")}) VALUES (${values.join(", ")})
                ON CONFLICT (id) DO UPDATE SET
@@ -146,11 +164,17 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
               entry,
             );
             await tx.unsafe("SELECT pg_notify($1, $2)", [TOKENS_CHANNEL, listen.schema]);
-          }));
-      } catch (err) {
-        if (isTokenNameTaken(err)) throw new TokenNameTakenError(token.name);
-        throw err;
-      }
+          });
+          return "written";
+        } catch (err) {
+          // Rolled back by now. These refusals are the caller's; the connection is fine and must stay.
+          if (err === CHANGED) return "changed";
+          if (isTokenNameTaken(err)) return "name taken";
+          throw err;
+        }
+      });
+      if (outcome === "changed") throw new TokenChangedError(token.id);
+      if (outcome === "name taken") throw new TokenNameTakenError(token.name);
     },
     async audit(query) {
       checkOpen();

@@ -9,8 +9,8 @@
  * - `token_audit`: the audit trail; `seq` (the rowid) is the append order that breaks ties in time.
  * - `token_version`: one row, bumped by every put.
  *
- * A put is one `BEGIN IMMEDIATE` transaction. Only this process writes the file, so there is nothing to
- * watch: the directory reloads after its own puts.
+ * A put is one `BEGIN IMMEDIATE` transaction, its compare-and-set (`basedOn`) checked inside it. Only this
+ * process writes the file, so there is nothing to watch: the directory reloads after its own puts.
  *
  * @module
  */
@@ -28,7 +28,7 @@ import {
   tokenOf,
   tokenRow,
 } from "./store_sql.ts";
-import { type StoredToken, TokenNameTakenError, type TokenStore } from "./types.ts";
+import { type StoredToken, TokenChangedError, TokenNameTakenError, type TokenStore } from "./types.ts";
 
 /** Schema migration 4 of the usage database: the token tables. */
 export const SQLITE_TOKENS_SQL = `CREATE TABLE tokens (
@@ -92,6 +92,7 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
   const nameTakenStmt = db.prepare(
     "SELECT 1 AS taken FROM tokens WHERE name = ? AND revoked_at IS NULL AND id <> ? LIMIT 1",
   );
+  const updatedAtStmt = db.prepare("SELECT updated_at FROM tokens WHERE id = ?");
   const clearSecretsStmt = db.prepare("DELETE FROM token_secrets WHERE token_id = ?");
   const pruneSecretsStmt = db.prepare(
     "DELETE FROM token_secrets WHERE expires_ms IS NOT NULL AND expires_ms <= ?",
@@ -120,7 +121,7 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
   const currentVersion = () =>
     Number((versionStmt.get() as Record<string, unknown> | undefined)?.version ?? 0);
 
-  const put = (token: StoredToken, audit: Parameters<TokenStore["put"]>[1]) => {
+  const put = (token: StoredToken, audit: Parameters<TokenStore["put"]>[1], basedOn?: string | null) => {
     const nowMs = Date.now();
     const row = tokenRow(token);
     const secrets = liveSecrets(token.secrets, nowMs).map((s) =>
@@ -129,6 +130,12 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
     const entry = auditRow(audit);
     db.exec("BEGIN IMMEDIATE");
     try {
+      if (basedOn !== undefined) {
+        const stored = updatedAtStmt.get(token.id) as Record<string, unknown> | undefined;
+        if ((stored === undefined ? null : String(stored.updated_at)) !== basedOn) {
+          throw new TokenChangedError(token.id);
+        }
+      }
       if (token.revoked_at === null && nameTakenStmt.get(token.name, token.id) !== undefined) {
         throw new TokenNameTakenError(token.name);
       }
@@ -175,10 +182,10 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
         return currentVersion();
       });
     },
-    put(token, audit) {
+    put(token, audit, basedOn) {
       return run(() => {
         ready();
-        put(token, audit);
+        put(token, audit, basedOn);
       });
     },
     audit(query) {

@@ -13,7 +13,7 @@ import type { TokenFields } from "./validate.ts";
 export const TOKEN_STATUSES = ["active", "disabled", "expired", "revoked"] as const;
 export type TokenStatus = typeof TOKEN_STATUSES[number];
 /** Config tokens' ids are this and their name. */
-export const CONFIG_ID_PREFIX = "cfg_";
+export { CONFIG_TOKEN_ID_PREFIX as CONFIG_ID_PREFIX } from "../config/types.ts";
 
 /** `revoked`, else `disabled`, else `expired` (past its expiry at `now`), else `active`. */
 function statusOf(
@@ -67,7 +67,7 @@ export function storedView(t: StoredToken, now: number, shadowedByConfig = false
 export function configView(t: ResolvedToken, now: number): TokenView {
   return {
     object: "gateway.token",
-    id: `${CONFIG_ID_PREFIX}${t.name}`,
+    id: t.id,
     name: t.name,
     environment: t.environment,
     description: null,

@@ -98,6 +98,19 @@ export class TokenNameTakenError extends Error {
 }
 
 /**
+ * The token is no longer the one a change was worked out from: another change of it was written in between
+ * (another replica's, as one replica makes its changes of one token one at a time). Nothing was written; the
+ * admin API works the change out again from the token as it is now, and answers 409 only when that keeps
+ * happening.
+ */
+export class TokenChangedError extends Error {
+  constructor(readonly tokenId: string) {
+    super(`Token '${tokenId}' was changed by another request while this change was being made.`);
+    this.name = "TokenChangedError";
+  }
+}
+
+/**
  * Where tokens issued through the admin API live. Every method may reject (the database is down); callers
  * keep serving with what they loaded last (fail static).
  */
@@ -112,8 +125,14 @@ export interface TokenStore {
    * Writes `token` whole (insert or replace by id, its secrets replaced by `token.secrets`), appends `audit`
    * and bumps the version, in one transaction, then notifies other replicas. Rejects with
    * {@linkcode TokenNameTakenError} when another token that is not revoked has the same name.
+   *
+   * `basedOn`, when given, makes the put a compare-and-set, checked in the same transaction: it writes only if
+   * the stored row of `token.id` still has that `updated_at` (`null`: only if there is no such row yet), and
+   * otherwise rejects with {@linkcode TokenChangedError}, writing nothing. A read-modify-write (the admin API's
+   * PATCH, revoke, rotate) passes the `updated_at` of the token it read, and every write moves `updated_at`
+   * forward, so no change is ever written over one it did not see. Without it the put is unconditional.
    */
-  put(token: StoredToken, audit: AuditEntry): Promise<void>;
+  put(token: StoredToken, audit: AuditEntry, basedOn?: string | null): Promise<void>;
   /** The audit trail, newest first. */
   audit(query: AuditQuery): Promise<AuditPage>;
   /**

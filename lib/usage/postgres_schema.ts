@@ -13,9 +13,10 @@
  * @module
  */
 import postgres from "postgres";
-import { USAGE_COLUMNS } from "./sqlite_store.ts";
+import { USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./sqlite_store.ts";
 import type { ColumnKind } from "./sqlite_store.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
+import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import { POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
 
 /** A pool of connections to the gateway's schema. */
@@ -23,9 +24,10 @@ export type PostgresClient = postgres.Sql;
 
 /**
  * The schema version this code writes. 1: usage records; 2: stored responses and their item index; 3: tokens
- * issued through the admin API, their secrets' hashes and the audit trail (`lib/tokens/store_postgres.ts`).
+ * issued through the admin API, their secrets' hashes and the audit trail (`lib/tokens/store_postgres.ts`); 4:
+ * per-token data by the token's identity, not its name (`ownership_migration.ts`).
  */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -57,7 +59,11 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   [1, [
     `CREATE TABLE usage (
        uid text PRIMARY KEY,
-       ${USAGE_COLUMNS.map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(",\n       ")}
+       ${
+      USAGE_COLUMNS.slice(0, USAGE_COLUMNS_V1).map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(
+        ",\n       ",
+      )
+    }
      )`,
     "CREATE INDEX usage_time ON usage (time)",
     "CREATE INDEX usage_token_time ON usage (token, time)",
@@ -96,6 +102,7 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
     "CREATE INDEX response_items_response ON response_items (response_id)",
   ]],
   [3, POSTGRES_TOKENS_MIGRATION],
+  [4, POSTGRES_OWNERSHIP_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */
@@ -198,11 +205,15 @@ const CONNECTION_CLASSES = new Set(["08", "53", "57", "58", "XX"]);
  * SQLSTATE; no for an error the server reported about the statement itself. Replacing the pool ends its
  * connections at once, and postgres.js 3.4.9 can then reject an internal query of its own that nobody awaits
  * (an unhandled rejection that ends the process), so a run of bad statements must not reset it each time.
+ *
+ * A server error is told by its class, not its `name`: postgres.js sets `name` from `constructor.name`, which
+ * a minifying build (the Bun binary) renames, and then every refused statement (a taken token name) reset
+ * the pool and failed every call queued behind it.
  */
 export function isConnectionFailure(err: unknown): boolean {
-  if (typeof err !== "object" || err === null) return true;
-  const { name, code } = err as { name?: unknown; code?: unknown };
-  if (name !== "PostgresError" || typeof code !== "string" || code.length !== 5) return true;
+  if (!(err instanceof postgres.PostgresError)) return true;
+  const { code } = err as { code?: unknown };
+  if (typeof code !== "string" || code.length !== 5) return true;
   return CONNECTION_CLASSES.has(code.slice(0, 2));
 }
 

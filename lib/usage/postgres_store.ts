@@ -183,12 +183,12 @@ export function createPostgresStore(
         throw readFailure(err);
       }
     },
-    sumSince(token, sinceIso) {
+    sumSince(tokenId, sinceIso) {
       return call("budget sum", async (sql) => {
         const [row] = await sql.unsafe(
           `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-           FROM usage WHERE token = $1 AND time >= $2`,
-          [token, canonicalTime(sinceIso, "since")],
+           FROM usage WHERE token_id = $1 AND time >= $2`,
+          [tokenId, canonicalTime(sinceIso, "since")],
         );
         return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
       });

@@ -133,9 +133,9 @@ Deno.test("postgres usage: budgets are seeded from sums, retention deletes old r
       cost: 0.25,
       uid: `r${i}`,
     }));
-    records.push({ ...records[0], uid: "other", token: "bob" });
+    records.push({ ...records[0], uid: "other", token: "bob", token_id: "cfg_bob" });
     await pg.insert(records);
-    assert.deepEqual(await pg.sumSince("alice", new Date(T0 + HOUR).toISOString()), {
+    assert.deepEqual(await pg.sumSince("cfg_alice", new Date(T0 + HOUR).toISOString()), {
       tokens: 45,
       cost: 0.75,
     });
@@ -153,8 +153,8 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
     );
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 3);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 4);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -163,7 +163,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(3\)/,
+      /schema version 99 is newer than this gateway's \(4\)/,
     );
   } finally {
     await dropSchema(schema);

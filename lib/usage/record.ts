@@ -18,6 +18,12 @@ export interface UsageRecord {
   request_id: string;
   /** The token's configured name; null when the request was not authenticated. */
   token: string | null;
+  /**
+   * The token's immutable identity (`tok_…`, or `cfg_<name>` for the config file's): what budgets are seeded by,
+   * since a name can be reissued to another token. Null when unauthenticated, and in records written before
+   * identities were recorded that the migration could not attribute.
+   */
+  token_id?: string | null;
   environment: string | null;
   /** The alias the client named, only if it exists (unknown names are not recorded, to bound cardinality). */
   alias: string | null;

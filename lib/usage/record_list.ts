@@ -173,6 +173,7 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     time: String(row.time),
     request_id: String(row.request_id),
     token: text(row.token),
+    token_id: text(row.token_id),
     environment: text(row.environment),
     alias: text(row.alias),
     provider: text(row.provider),

@@ -4,22 +4,28 @@
  * in the usage database (SQLite by default: `responses_store_sqlite.ts`, run in the usage store's worker), or
  * in memory with `usage.sqlite: none` (`responses_store_memory.ts`).
  *
- * Ownership is part of every read: a response is visible only to the token that created it, and any other
- * token gets `null`, exactly as for an id that never existed, so the handler answers both with the same 404
+ * Ownership is part of every read: a response is visible only to the token that created it, by the token's
+ * immutable identity (`ResolvedToken.id`: `tok_…` for an issued token, `cfg_<name>` for the config file's),
+ * never by its name, which a revoked token frees for another. Any other token gets `null`, exactly as for an id that never existed, so the handler answers both with the same 404
  * and an id cannot be probed across tokens. The paging and chain logic is here, shared by the stores, so both
  * answer alike.
  *
  * @module
  */
 import type { JsonObject } from "../openai/types.ts";
+import { printable } from "../errors.ts";
+import { isStorableId } from "./client_text.ts";
 import { UsageQueryError } from "./query.ts";
 
 /** One stored response: the Response object, the input it answered, and who and what served it. */
 export interface StoredResponse {
   /** `resp_…`, the Response object's id. */
   id: string;
-  /** The name of the token that created it: the only one that may read, delete or chain from it. */
-  token: string;
+  /**
+   * The identity (`ResolvedToken.id`) of the token that created it: the only one that may read, delete or
+   * chain from it. Not the name: a name reissued after a revoke is another token.
+   */
+  owner: string;
   /** The token's environment, for the record. */
   environment: string;
   /** Unix seconds, as the Response object's `created_at`; retention counts from it. */
@@ -73,28 +79,28 @@ export interface ItemsList {
 export interface ResponsesStore {
   /** Stores `record` (replacing one with the same id and owner). `store: false` responses are never put. */
   put(record: StoredResponse): Promise<void>;
-  /** The response if it exists and belongs to `token`; `null` otherwise. */
-  get(id: string, token: string): Promise<StoredResponse | null>;
-  /** Deletes the response if it exists and belongs to `token`; whether it did. */
-  delete(id: string, token: string): Promise<boolean>;
+  /** The response if it exists and belongs to `owner` (a token's identity); `null` otherwise. */
+  get(id: string, owner: string): Promise<StoredResponse | null>;
+  /** Deletes the response if it exists and belongs to `owner`; whether it did. */
+  delete(id: string, owner: string): Promise<boolean>;
   /**
-   * One page of the response's input items, or `null` when it does not exist or is not `token`'s. Rejects with
+   * One page of the response's input items, or `null` when it does not exist or is not `owner`'s. Rejects with
    * `UsageQueryError` (its `param` names the query parameter) for a bad limit, order or cursor.
    */
-  inputItems(id: string, token: string, page: ItemsPage): Promise<ItemsList | null>;
+  inputItems(id: string, owner: string, page: ItemsPage): Promise<ItemsList | null>;
   /**
    * The conversation up to and including response `id`, oldest first: for each response from the first of
    * its `previous_response_id` chain, its input items then its output items. `null` when any response of the
-   * chain is missing (never stored, deleted, pruned) or belongs to another token.
+   * chain is missing (never stored, deleted, pruned) or belongs to another owner.
    */
-  chain(id: string, token: string): Promise<JsonObject[] | null>;
+  chain(id: string, owner: string): Promise<JsonObject[] | null>;
   /**
    * The items `ids` name (what `item_reference` inputs point at), in the same order: each an input or output
-   * item of one of `token`'s stored responses (of the one put last when several hold that id), or `null` when
-   * none does. Another token's item is `null`, exactly as one that never existed. A lookup by id (an index),
-   * not a scan of the token's responses.
+   * item of one of `owner`'s stored responses (of the one put last when several hold that id), or `null` when
+   * none does. Another owner's item is `null`, exactly as one that never existed. A lookup by id (an index),
+   * not a scan of the owner's responses.
    */
-  items(ids: readonly string[], token: string): Promise<(JsonObject | null)[]>;
+  items(ids: readonly string[], owner: string): Promise<(JsonObject | null)[]>;
   /** Deletes responses created before `beforeIso` (retention), and their items; resolves to how many. */
   prune(beforeIso: string): Promise<number>;
 }
@@ -166,7 +172,7 @@ export function pageItems(items: readonly JsonObject[], request: ItemsPage): Ite
   const ordered = order === "asc" ? items : [...items].reverse();
   const indexOf = (id: string, param: string) => {
     const i = ordered.findIndex((item) => item.id === id);
-    if (i < 0) throw new UsageQueryError(`No input item with id '${id}' in this response.`, param);
+    if (i < 0) throw new UsageQueryError(`No input item with id '${printable(id)}' in this response.`, param);
     return i;
   };
   const start = after !== undefined ? indexOf(after, "after") + 1 : 0;
@@ -203,8 +209,8 @@ export interface ItemSlot {
 }
 
 /**
- * The items of a stored response that the item index holds: every input and output item with a non-empty
- * string id (the input items after `withItemIds`, so all of them), input items first.
+ * The items of a stored response that the item index holds: every input and output item with an id a store
+ * can hold (`isStorableId`; the input items after `withItemIds` have non-empty ids), input items first.
  */
 export function itemSlots(record: Pick<StoredResponse, "input_items" | "response">): ItemSlot[] {
   const slots: ItemSlot[] = [];
@@ -212,7 +218,8 @@ export function itemSlots(record: Pick<StoredResponse, "input_items" | "response
   const add = (items: readonly unknown[], output: boolean) =>
     items.forEach((item, position) => {
       const id = typeof item === "object" && item !== null ? (item as JsonObject).id : undefined;
-      if (typeof id === "string" && id !== "") slots.push({ id, output, position });
+      // An id no store can hold (NUL, a lone surrogate, too long: client_text.ts) is not indexed: never referable.
+      if (isStorableId(id)) slots.push({ id, output, position });
     });
   add(record.input_items, false);
   const output = record.response.output;
@@ -232,13 +239,13 @@ export function findItem(
 /**
  * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
  * `previous_response_id` back to the first, then lays out each response's input items and output items,
- * oldest first. Null when a link is missing or not `token`'s, or the chain is longer than
+ * oldest first. Null when a link is missing or not `owner`'s, or the chain is longer than
  * {@linkcode MAX_CHAIN} (or loops).
  */
 export function buildChain(
   id: string,
-  token: string,
-  lookup: (id: string, token: string) => StoredResponse | null,
+  owner: string,
+  lookup: (id: string, owner: string) => StoredResponse | null,
 ): JsonObject[] | null {
   const links: StoredResponse[] = [];
   const seen = new Set<string>();
@@ -246,7 +253,7 @@ export function buildChain(
   while (next !== null) {
     if (seen.has(next) || links.length >= MAX_CHAIN) return null;
     seen.add(next);
-    const link = lookup(next, token);
+    const link = lookup(next, owner);
     if (link === null) return null;
     links.push(link);
     next = link.previous_response_id;

@@ -6,7 +6,7 @@
  * Records are copied in and out (`structuredClone`), so a caller changing an object it put or got cannot
  * change what is stored: the same behaviour as the SQLite store, which keeps JSON text.
  *
- * Items are found by id through an index (token and item id → the responses holding it, in put order) kept
+ * Items are found by id through an index (owner and item id → the responses holding it, in put order) kept
  * in step with every put, delete, prune and drop.
  *
  * @module
@@ -36,16 +36,16 @@ export interface MemoryResponsesStoreOptions {
 export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions = {}): ResponsesStore {
   const max = Math.max(1, options.maxResponses ?? 10_000);
   const byId = new Map<string, StoredResponse>();
-  /** `token NUL item id` → the ids of that token's responses holding the item, in put order. */
+  /** `owner NUL item id` → the ids of that owner's responses holding the item, in put order. */
   const itemIndex = new Map<string, Set<string>>();
-  const itemKey = (token: string, itemId: string) => `${token}\u0000${itemId}`;
-  const owned = (id: string, token: string): StoredResponse | null => {
+  const itemKey = (owner: string, itemId: string) => `${owner}\u0000${itemId}`;
+  const owned = (id: string, owner: string): StoredResponse | null => {
     const record = byId.get(id);
-    return record !== undefined && record.token === token ? record : null;
+    return record !== undefined && record.owner === owner ? record : null;
   };
   const index = (record: StoredResponse) => {
     for (const { id } of itemSlots(record)) {
-      const key = itemKey(record.token, id);
+      const key = itemKey(record.owner, id);
       const holders = itemIndex.get(key) ?? new Set<string>();
       holders.delete(record.id); // re-added last: the newest put holds it
       holders.add(record.id);
@@ -56,17 +56,17 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
     const record = byId.get(id);
     if (record === undefined) return false;
     for (const slot of itemSlots(record)) {
-      const key = itemKey(record.token, slot.id);
+      const key = itemKey(record.owner, slot.id);
       const holders = itemIndex.get(key);
       holders?.delete(id);
       if (holders?.size === 0) itemIndex.delete(key);
     }
     return byId.delete(id);
   };
-  const item = (itemId: string, token: string): JsonObject | null => {
-    const holders = [...itemIndex.get(itemKey(token, itemId)) ?? []];
+  const item = (itemId: string, owner: string): JsonObject | null => {
+    const holders = [...itemIndex.get(itemKey(owner, itemId)) ?? []];
     for (let i = holders.length - 1; i >= 0; i--) {
-      const record = owned(holders[i], token);
+      const record = owned(holders[i], owner);
       const found = record === null ? null : findItem(record, itemId);
       if (found !== null) return found;
     }
@@ -76,7 +76,7 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
   return {
     put(record) {
       const existing = byId.get(record.id);
-      if (existing !== undefined && existing.token !== record.token) return Promise.resolve();
+      if (existing !== undefined && existing.owner !== record.owner) return Promise.resolve();
       const copy = structuredClone({
         ...record,
         upstream_id: record.upstream_id ?? null,
@@ -88,29 +88,29 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       while (byId.size > max) remove(byId.keys().next().value!);
       return Promise.resolve();
     },
-    get(id, token) {
-      const record = owned(id, token);
+    get(id, owner) {
+      const record = owned(id, owner);
       return Promise.resolve(record === null ? null : structuredClone(record));
     },
-    delete(id, token) {
-      return Promise.resolve(owned(id, token) !== null && remove(id));
+    delete(id, owner) {
+      return Promise.resolve(owned(id, owner) !== null && remove(id));
     },
-    inputItems(id, token, page: ItemsPage): Promise<ItemsList | null> {
+    inputItems(id, owner, page: ItemsPage): Promise<ItemsList | null> {
       try {
         pageOf(page); // a bad page is refused whether or not the response exists
-        const record = owned(id, token);
+        const record = owned(id, owner);
         return Promise.resolve(record === null ? null : structuredClone(pageItems(record.input_items, page)));
       } catch (e) {
         return Promise.reject(e);
       }
     },
-    chain(id, token) {
-      const items = buildChain(id, token, owned);
+    chain(id, owner) {
+      const items = buildChain(id, owner, owned);
       return Promise.resolve(items === null ? null : structuredClone(items));
     },
-    items(ids, token) {
+    items(ids, owner) {
       return Promise.resolve(ids.map((id) => {
-        const found = item(id, token);
+        const found = item(id, owner);
         return found === null ? null : structuredClone(found);
       }));
     },

@@ -47,7 +47,7 @@ export function responsesStoreUnavailable(cause: unknown): GatewayError {
 }
 
 const COLUMNS =
-  `id, token, environment, created_at, alias, provider, native, upstream_id, previous_response_id,
+  `id, owner, environment, created_at, alias, provider, native, upstream_id, previous_response_id,
   input_items::text AS input_items, response::text AS response`;
 
 /** The `ResponsesStore` over a migrated pool; `call` bounds each call. */
@@ -61,10 +61,10 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
       throw responsesStoreUnavailable(err);
     }
   };
-  const owned = async (sql: PostgresClient, id: string, token: string): Promise<StoredResponse | null> => {
-    const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM responses WHERE id = $1 AND token = $2`, [
+  const owned = async (sql: PostgresClient, id: string, owner: string): Promise<StoredResponse | null> => {
+    const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM responses WHERE id = $1 AND owner = $2`, [
       id,
-      token,
+      owner,
     ]);
     return row === undefined ? null : recordOf(row);
   };
@@ -76,7 +76,7 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
         await sql.begin(async (tx) => {
           // A put never takes over another token's id (ids are the gateway's, so this is defence, not a path).
           const changed = await tx.unsafe(
-            `INSERT INTO responses (id, token, environment, created_at, alias, provider, native, upstream_id,
+            `INSERT INTO responses (id, owner, environment, created_at, alias, provider, native, upstream_id,
                previous_response_id, input_items, response)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::json, $11::text::json)
              ON CONFLICT (id) DO UPDATE SET environment = excluded.environment,
@@ -84,10 +84,10 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
                native = excluded.native, upstream_id = excluded.upstream_id,
                previous_response_id = excluded.previous_response_id, input_items = excluded.input_items,
                response = excluded.response
-             WHERE responses.token = excluded.token`,
+             WHERE responses.owner = excluded.owner`,
             [
               record.id,
-              record.token,
+              record.owner,
               record.environment,
               record.created_at,
               record.alias,
@@ -106,11 +106,11 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
           const params: (string | number | boolean)[] = [];
           const tuples = slots.map((slot) => {
             const at = params.length;
-            params.push(record.token, slot.id, record.id, slot.output, slot.position);
+            params.push(record.owner, slot.id, record.id, slot.output, slot.position);
             return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5})`;
           });
           await tx.unsafe(
-            `INSERT INTO response_items (token, item_id, response_id, output, position) VALUES ${
+            `INSERT INTO response_items (owner, item_id, response_id, output, position) VALUES ${
               tuples.join(", ")
             }`,
             params,
@@ -119,65 +119,68 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
         });
       });
     },
-    get(id, token) {
-      return guarded("response get", (sql) => owned(sql, id, token));
+    get(id, owner) {
+      return guarded("response get", (sql) => owned(sql, id, owner));
     },
-    delete(id, token) {
+    delete(id, owner) {
       return guarded("response delete", async (sql) => {
-        const result = await sql.unsafe("DELETE FROM responses WHERE id = $1 AND token = $2", [id, token]);
+        const result = await sql.unsafe("DELETE FROM responses WHERE id = $1 AND owner = $2", [id, owner]);
         return result.count > 0;
       });
     },
-    inputItems(id, token, page) {
+    inputItems(id, owner, page) {
       return guarded("response input items", async (sql) => {
         pageOf(page); // a bad page is refused whether or not the response exists
-        const record = await owned(sql, id, token);
+        const record = await owned(sql, id, owner);
         return record === null ? null : pageItems(record.input_items, page);
       });
     },
-    chain(id, token) {
+    chain(id, owner) {
       return guarded("response chain", async (sql) => {
         // One past the bound, so that `buildChain` sees a chain too long (or looping) and refuses it.
         const rows = await sql.unsafe(
           `WITH RECURSIVE link (id, previous_response_id, depth) AS (
-             SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND token = $2
+             SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND owner = $2
              UNION ALL
              SELECT r.id, r.previous_response_id, link.depth + 1
-             FROM responses r JOIN link ON r.id = link.previous_response_id AND r.token = $2
+             FROM responses r JOIN link ON r.id = link.previous_response_id AND r.owner = $2
              WHERE link.depth <= $3
            )
-           SELECT ${COLUMNS} FROM responses WHERE token = $2 AND id IN (SELECT id FROM link)`,
-          [id, token, MAX_CHAIN],
+           SELECT ${COLUMNS} FROM responses WHERE owner = $2 AND id IN (SELECT id FROM link)`,
+          [id, owner, MAX_CHAIN],
         );
         const byId = new Map(rows.map((row) => [String(row.id), recordOf(row)]));
-        return buildChain(id, token, (link, owner) => {
+        return buildChain(id, owner, (link, linkOwner) => {
           const found = byId.get(link);
-          return found !== undefined && found.token === owner ? found : null;
+          return found !== undefined && found.owner === linkOwner ? found : null;
         });
       });
     },
-    items(ids, token) {
+    items(ids, owner) {
       return guarded("response items", async (sql) => {
         if (ids.length === 0) return [];
         const rows = await sql.unsafe(
-          `SELECT DISTINCT ON (i.item_id) i.item_id,
-             (CASE WHEN i.output THEN r.response -> 'output' -> i.position
-               ELSE r.input_items -> i.position END)::text AS item
-           FROM response_items i JOIN responses r ON r.id = i.response_id AND r.token = i.token
-           WHERE i.token = $1 AND i.item_id IN (SELECT json_array_elements_text($2::json))
+          // `->` decodes every string of the document, and fails on the escapes text cannot hold (`\u0000`, a
+          // lone surrogate) that a client's input may have put there: such a document (it has a `\u`) is sent
+          // whole and cut here instead (`itemOf`).
+          `SELECT DISTINCT ON (i.item_id) i.item_id, i.output, i.position,
+             CASE WHEN strpos(d.doc::text, chr(92) || 'u') = 0 THEN (CASE WHEN i.output
+               THEN d.doc -> 'output' -> i.position ELSE d.doc -> i.position END)::text END AS item,
+             CASE WHEN strpos(d.doc::text, chr(92) || 'u') > 0 THEN d.doc::text END AS whole
+           FROM response_items i JOIN responses r ON r.id = i.response_id AND r.owner = i.owner
+             CROSS JOIN LATERAL (SELECT CASE WHEN i.output THEN r.response ELSE r.input_items END AS doc) d
+           WHERE i.owner = $1 AND i.item_id IN (SELECT json_array_elements_text($2::json))
            ORDER BY i.item_id, i.seq DESC`,
           // The ids as a JSON parameter (serialized by the client for json): it does not fetch array types (see
           // connectPostgres), so a text[] parameter would not be sent as one.
-          [token, [...new Set(ids)]],
+          [owner, [...new Set(ids)]],
         );
-        const found = new Map<string, string>();
+        const found = new Map<string, JsonObject>();
         for (const row of rows) {
-          if (typeof row.item === "string") found.set(String(row.item_id), row.item);
+          const item = itemOf(row);
+          if (item !== null) found.set(String(row.item_id), item);
         }
-        return ids.map((id) => {
-          const text = found.get(id);
-          return text === undefined ? null : JSON.parse(text) as JsonObject;
-        });
+        return ids.map((id) => found.get(id) ?? null);
       });
     },
     prune(beforeIso) {
@@ -190,10 +193,20 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
   };
 }
 
+/** The item of an `items` row: cut out by PostgreSQL (`item`), or here from its whole document (`whole`). */
+function itemOf(row: Record<string, unknown>): JsonObject | null {
+  if (typeof row.item === "string") return JSON.parse(row.item) as JsonObject;
+  if (typeof row.whole !== "string") return null;
+  const doc = JSON.parse(row.whole) as JsonObject | JsonObject[];
+  const list = row.output === true ? (doc as JsonObject).output : doc;
+  const item = Array.isArray(list) ? list[Number(row.position)] : undefined;
+  return typeof item === "object" && item !== null && !Array.isArray(item) ? item as JsonObject : null;
+}
+
 function recordOf(row: Record<string, unknown>): StoredResponse {
   return {
     id: String(row.id),
-    token: String(row.token),
+    owner: String(row.owner),
     environment: String(row.environment),
     created_at: Number(row.created_at),
     alias: String(row.alias),

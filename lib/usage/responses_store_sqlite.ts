@@ -78,21 +78,21 @@ export const RESPONSE_ITEMS_SQL = `ALTER TABLE responses ADD COLUMN upstream_id 
 export function createSqliteResponsesStore(db: DatabaseSync, open: () => void): ResponsesStore {
   // A put never takes over another token's id (ids are the gateway's, so this is defence, not a path).
   const putStmt = db.prepare(
-    `INSERT INTO responses (id, token, environment, created_at, alias, provider, native, upstream_id,
+    `INSERT INTO responses (id, owner, environment, created_at, alias, provider, native, upstream_id,
        previous_response_id, input_items, response)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET environment = excluded.environment, created_at = excluded.created_at,
        alias = excluded.alias, provider = excluded.provider, native = excluded.native,
        upstream_id = excluded.upstream_id, previous_response_id = excluded.previous_response_id,
        input_items = excluded.input_items, response = excluded.response
-     WHERE responses.token = excluded.token`,
+     WHERE responses.owner = excluded.owner`,
   );
-  const getStmt = db.prepare("SELECT * FROM responses WHERE id = ? AND token = ?");
-  const deleteStmt = db.prepare("DELETE FROM responses WHERE id = ? AND token = ?");
+  const getStmt = db.prepare("SELECT * FROM responses WHERE id = ? AND owner = ?");
+  const deleteStmt = db.prepare("DELETE FROM responses WHERE id = ? AND owner = ?");
   const pruneStmt = db.prepare("DELETE FROM responses WHERE created_at < ?");
   const unindexStmt = db.prepare("DELETE FROM response_items WHERE response_id = ?");
   const indexStmt = db.prepare(
-    "INSERT INTO response_items (token, item_id, response_id, output, position) VALUES (?, ?, ?, ?, ?)",
+    "INSERT INTO response_items (owner, item_id, response_id, output, position) VALUES (?, ?, ?, ?, ?)",
   );
   const pruneItemsStmt = db.prepare(
     "DELETE FROM response_items WHERE response_id IN (SELECT id FROM responses WHERE created_at < ?)",
@@ -102,13 +102,13 @@ export function createSqliteResponsesStore(db: DatabaseSync, open: () => void): 
   const itemStmt = db.prepare(
     `SELECT CASE WHEN i.output = 1 THEN json_extract(r.response, '$.output[' || i.position || ']')
        ELSE json_extract(r.input_items, '$[' || i.position || ']') END AS item
-     FROM response_items i JOIN responses r ON r.id = i.response_id AND r.token = i.token
-     WHERE i.token = ? AND i.item_id = ?
+     FROM response_items i JOIN responses r ON r.id = i.response_id AND r.owner = i.owner
+     WHERE i.owner = ? AND i.item_id = ?
      ORDER BY i.rowid DESC LIMIT 1`,
   );
 
-  const owned = (id: string, token: string): StoredResponse | null => {
-    const row = getStmt.get(id, token) as Record<string, unknown> | undefined;
+  const owned = (id: string, owner: string): StoredResponse | null => {
+    const row = getStmt.get(id, owner) as Record<string, unknown> | undefined;
     return row === undefined ? null : recordOf(row);
   };
 
@@ -120,7 +120,7 @@ export function createSqliteResponsesStore(db: DatabaseSync, open: () => void): 
         transaction(db, () => {
           const changed = putStmt.run(
             record.id,
-            record.token,
+            record.owner,
             record.environment,
             record.created_at,
             record.alias,
@@ -134,46 +134,46 @@ export function createSqliteResponsesStore(db: DatabaseSync, open: () => void): 
           if (Number(changed) === 0) return; // another token's id: left as it was
           unindexStmt.run(record.id);
           for (const slot of itemSlots({ input_items: inputItems, response: record.response })) {
-            indexStmt.run(record.token, slot.id, record.id, slot.output ? 1 : 0, slot.position);
+            indexStmt.run(record.owner, slot.id, record.id, slot.output ? 1 : 0, slot.position);
           }
         });
       });
     },
-    get(id, token) {
+    get(id, owner) {
       return run(() => {
         open();
-        return owned(id, token);
+        return owned(id, owner);
       });
     },
-    delete(id, token) {
+    delete(id, owner) {
       return run(() => {
         open();
         return transaction(db, () => {
-          if (Number(deleteStmt.run(id, token).changes) === 0) return false;
+          if (Number(deleteStmt.run(id, owner).changes) === 0) return false;
           unindexStmt.run(id);
           return true;
         });
       });
     },
-    inputItems(id, token, page) {
+    inputItems(id, owner, page) {
       return run(() => {
         open();
         pageOf(page); // a bad page is refused whether or not the response exists
-        const record = owned(id, token);
+        const record = owned(id, owner);
         return record === null ? null : pageItems(record.input_items, page);
       });
     },
-    chain(id, token) {
+    chain(id, owner) {
       return run(() => {
         open();
-        return buildChain(id, token, owned);
+        return buildChain(id, owner, owned);
       });
     },
-    items(ids, token) {
+    items(ids, owner) {
       return run(() => {
         open();
         return ids.map((id) => {
-          const row = itemStmt.get(token, id) as Record<string, unknown> | undefined;
+          const row = itemStmt.get(owner, id) as Record<string, unknown> | undefined;
           return typeof row?.item === "string" ? JSON.parse(row.item) as JsonObject : null;
         });
       });
@@ -211,7 +211,7 @@ function transaction<T>(db: DatabaseSync, fn: () => T): T {
 function recordOf(row: Record<string, unknown>): StoredResponse {
   return {
     id: String(row.id),
-    token: String(row.token),
+    owner: String(row.owner),
     environment: String(row.environment),
     created_at: Number(row.created_at),
     alias: String(row.alias),

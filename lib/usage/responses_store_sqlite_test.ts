@@ -48,7 +48,7 @@ async function schema1Db(): Promise<{ dir: string; path: string }> {
 
 const stored: StoredResponse = {
   id: "resp_1",
-  token: "alice",
+  owner: "alice",
   environment: "prod",
   created_at: 1_750_000_000,
   alias: "chat-default",
@@ -136,16 +136,18 @@ Deno.test("sqlite responses: a schema-2 database is migrated: its responses' ite
     ]
   ) {
     const store = await open(path);
-    const got = await store.responses.get("resp_old", "alice");
+    // No token issued through the admin API ever had the name: the rows are the config file's token's.
+    assert.equal(await store.responses.get("resp_old", "alice"), null, "owned by identity, not by name");
+    const got = await store.responses.get("resp_old", "cfg_alice");
     assert.equal(got?.upstream_id, null, "the new column is null for responses stored before it");
     assert.deepEqual(
-      (await store.responses.items(["fc_out", "msg_in", "msg_out", "msg_in"], "alice")).map((item) =>
+      (await store.responses.items(["fc_out", "msg_in", "msg_out", "msg_in"], "cfg_alice")).map((item) =>
         item?.id
       ),
       ["fc_out", "msg_in", "msg_out", "msg_in"],
       "items stored before the index are found",
     );
-    assert.deepEqual(await store.responses.items(["msg_out"], "bob"), [null]);
+    assert.deepEqual(await store.responses.items(["msg_out"], "cfg_bob"), [null]);
     assert.equal((await store.query({})).totals.requests, 1, "the usage record survived");
     await store.close();
   }
@@ -176,7 +178,7 @@ Deno.test("sqlite responses: an item lookup uses the index; delete and retention
   assert.deepEqual(rows(), ["resp_0", "resp_0", "resp_1", "resp_1", "resp_2", "resp_2"]);
   const plan = db.prepare(
     `EXPLAIN QUERY PLAN SELECT i.position FROM response_items i JOIN responses r ON r.id = i.response_id
-     AND r.token = i.token WHERE i.token = 'alice' AND i.item_id = 'msg_in_1' ORDER BY i.rowid DESC LIMIT 1`,
+     AND r.owner = i.owner WHERE i.owner = 'alice' AND i.item_id = 'msg_in_1' ORDER BY i.rowid DESC LIMIT 1`,
   ).all().map((r) => String(r.detail)).join("; ");
   assert.match(plan, /response_items_lookup/, plan);
   assert.doesNotMatch(plan, /SCAN i\b/, plan);

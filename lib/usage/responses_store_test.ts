@@ -66,7 +66,7 @@ function response(
   const { inputs = [`${id}_in`], outputs = [`${id}_out`], ...rest } = overrides;
   return {
     id,
-    token: "alice",
+    owner: "alice",
     environment: "prod",
     created_at: NOW,
     alias: "chat-default",
@@ -103,7 +103,7 @@ for (const [name, open] of IMPLEMENTATIONS) {
     assert.equal(await store.delete("resp_1", "bob"), false);
     assert.deepEqual(await store.get("resp_1", "alice"), stored, "bob's delete left it in place");
     // A put of the same id by another token does not take it over.
-    await store.put(response("resp_1", { token: "bob", alias: "hijack" }));
+    await store.put(response("resp_1", { owner: "bob", alias: "hijack" }));
     assert.equal((await store.get("resp_1", "alice"))?.alias, "chat-default");
     assert.equal(await store.get("resp_1", "bob"), null);
 
@@ -273,7 +273,7 @@ for (const [name, open] of IMPLEMENTATIONS) {
   Deno.test(`${name} responses: a chain through another token's response is not found`, async () => {
     const { store, close } = await open();
     await store.put(response("resp_1"));
-    await store.put(response("resp_2", { token: "bob", previous_response_id: "resp_1" }));
+    await store.put(response("resp_2", { owner: "bob", previous_response_id: "resp_1" }));
     await store.put(response("resp_3", { previous_response_id: "resp_2" }));
     assert.equal(await store.chain("resp_3", "alice"), null, "resp_2 is bob's");
     assert.equal(await store.chain("resp_3", "bob"), null, "resp_3 is alice's");
@@ -309,7 +309,7 @@ for (const [name, open] of IMPLEMENTATIONS) {
   Deno.test(`${name} responses: items are found by id, input or output, only by their token`, async () => {
     const { store, close } = await open();
     await store.put(response("resp_1", { inputs: ["u1"], outputs: ["a1", "fc1"] }));
-    await store.put(response("resp_2", { token: "bob", inputs: ["u2"], outputs: ["a2"] }));
+    await store.put(response("resp_2", { owner: "bob", inputs: ["u2"], outputs: ["a2"] }));
     assert.deepEqual(await store.items(["a1", "u1", "fc1"], "alice"), [
       message("a1", "assistant", "answered a1"),
       message("u1", "user", "said u1"),

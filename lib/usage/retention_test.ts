@@ -97,7 +97,7 @@ async function responsesWithAges(...agesInDays: number[]): Promise<ResponsesStor
   for (const [i, age] of agesInDays.entries()) {
     await store.put({
       id: `resp_${i}`,
-      token: "alice",
+      owner: "alice",
       environment: "prod",
       created_at: (now - age * day) / 1000,
       alias: "chat-default",

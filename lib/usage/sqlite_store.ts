@@ -15,6 +15,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { rollback, run } from "./sqlite_calls.ts";
+import { storableText } from "./client_text.ts";
 import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { canonicalTime, registerSqliteFunctions, runUsageQuery, type SqlValue } from "./query.ts";
 import { runListRecords } from "./record_list.ts";
@@ -26,14 +27,16 @@ import {
   RESPONSES_TABLE_SQL,
 } from "./responses_store_sqlite.ts";
 import { createSqliteTokenStore, SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
+import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
 
 /**
  * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
  * 2: stored responses (`responses_store_sqlite.ts`); 3: their item index (`item_reference` lookups) and
  * `upstream_id`; 4: tokens issued through the admin API, their secrets' hashes and the audit trail
- * (`lib/tokens/store_sqlite.ts`).
+ * (`lib/tokens/store_sqlite.ts`); 5: per-token data by the token's identity, not its name (stored responses'
+ * `owner`, usage records' `token_id`: `ownership_migration.ts`).
  */
-export const USAGE_SCHEMA_VERSION = 4;
+export const USAGE_SCHEMA_VERSION = 5;
 
 export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
 
@@ -59,7 +62,12 @@ export const USAGE_COLUMNS: readonly (readonly [keyof StoredUsageRecord & string
   ["ttft_ms", "real?"],
   ["attempts", "int"],
   ["error_code", "text?"],
+  // Added by migration 5 (`ownership_migration.ts`); the columns above are migration 1's.
+  ["token_id", "text?"],
 ];
+
+/** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
+export const USAGE_COLUMNS_V1 = 20;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -76,7 +84,11 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
     1,
     `CREATE TABLE usage (
        uid TEXT NOT NULL,
-       ${USAGE_COLUMNS.map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(",\n       ")}
+       ${
+      USAGE_COLUMNS.slice(0, USAGE_COLUMNS_V1).map(([name, kind]) => `${name} ${SQL_TYPE[kind]}`).join(
+        ",\n       ",
+      )
+    }
      );
      CREATE UNIQUE INDEX usage_uid ON usage (uid);
      CREATE INDEX usage_time ON usage (time);
@@ -89,6 +101,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   [2, RESPONSES_TABLE_SQL],
   [3, RESPONSE_ITEMS_SQL],
   [4, SQLITE_TOKENS_SQL],
+  [5, SQLITE_OWNERSHIP_SQL],
 ];
 
 /**
@@ -133,7 +146,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   );
   const sumStmt = db.prepare(
     `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-     FROM usage WHERE token = ? AND time >= ?`,
+     FROM usage WHERE token_id = ? AND time >= ?`,
   );
   const deleteStmt = db.prepare("DELETE FROM usage WHERE time < ?");
   let closed = false;
@@ -179,10 +192,10 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         return runListRecords(q, all);
       });
     },
-    sumSince(token, sinceIso) {
+    sumSince(tokenId, sinceIso) {
       return run(() => {
         open();
-        const row = sumStmt.get(token, canonicalTime(sinceIso, "since")) as
+        const row = sumStmt.get(tokenId, canonicalTime(sinceIso, "since")) as
           | Record<string, unknown>
           | undefined;
         return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
@@ -262,10 +275,11 @@ export function usageRow(record: StoredUsageRecord): SqlValue[] {
   return row;
 }
 
+/** A text column's value, as both databases can hold it (`storableText`: no NUL, no lone surrogate). */
 function textOf(v: unknown): string {
-  if (typeof v === "string") return v;
+  if (typeof v === "string") return storableText(v);
   try {
-    return String(v);
+    return storableText(String(v));
   } catch {
     return ""; // a Symbol or a throwing toString: not worth failing the batch for
   }

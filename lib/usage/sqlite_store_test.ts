@@ -236,6 +236,7 @@ Deno.test("sqlite store: schema version, columns and indexes", async () => {
     "usage_provider_time",
     "usage_time",
     "usage_time_uid",
+    "usage_token_id_time",
     "usage_token_time",
     "usage_uid",
     "usage_upstream_model_time",
@@ -299,11 +300,15 @@ Deno.test("sqlite store: retention deletes only older rows", async () => {
   await store.close();
 });
 
-Deno.test("sqlite store: sumSince sums a token's tokens and cost from a time", async () => {
+Deno.test("sqlite store: sumSince sums a token's tokens and cost from a time, by the token's identity", async () => {
   const store = await seeded();
-  assert.deepEqual(await store.sumSince("alice", at(0)), { tokens: 150 + 15 + 15, cost: 0.6 });
-  assert.deepEqual(await store.sumSince("alice", at(HOUR)), { tokens: 15, cost: 0 });
-  assert.deepEqual(await store.sumSince("bob", at(0)), { tokens: 15, cost: 0.001 });
+  // A token issued later under the name alice is another identity: its usage is not alice's, nor alice's its.
+  await store.insert([makeRecord(8, { time: at(HOUR), token_id: "tok_other", prompt_tokens: 1000 })]);
+  assert.deepEqual(await store.sumSince("cfg_alice", at(0)), { tokens: 150 + 15 + 15, cost: 0.6 });
+  assert.deepEqual(await store.sumSince("cfg_alice", at(HOUR)), { tokens: 15, cost: 0 });
+  assert.deepEqual(await store.sumSince("cfg_bob", at(0)), { tokens: 15, cost: 0.001 });
+  assert.deepEqual(await store.sumSince("tok_other", at(0)), { tokens: 1005, cost: 0.001 });
+  assert.deepEqual(await store.sumSince("alice", at(0)), { tokens: 0, cost: 0 }, "a name is not an identity");
   assert.deepEqual(await store.sumSince("nobody", at(0)), { tokens: 0, cost: 0 });
   await store.close();
 });

@@ -37,7 +37,7 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "listRecords":
       return await store.listRecords(call.query);
     case "sumSince":
-      return await store.sumSince(call.token, call.since);
+      return await store.sumSince(call.tokenId, call.since);
     case "deleteOlderThan":
       return await store.deleteOlderThan(call.before);
     case "close":
@@ -45,15 +45,15 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "responses.put":
       return await store.responses.put(call.record);
     case "responses.get":
-      return await store.responses.get(call.rid, call.token);
+      return await store.responses.get(call.rid, call.owner);
     case "responses.delete":
-      return await store.responses.delete(call.rid, call.token);
+      return await store.responses.delete(call.rid, call.owner);
     case "responses.inputItems":
-      return await store.responses.inputItems(call.rid, call.token, call.page);
+      return await store.responses.inputItems(call.rid, call.owner, call.page);
     case "responses.chain":
-      return await store.responses.chain(call.rid, call.token);
+      return await store.responses.chain(call.rid, call.owner);
     case "responses.items":
-      return await store.responses.items(call.ids, call.token);
+      return await store.responses.items(call.ids, call.owner);
     case "responses.prune":
       return await store.responses.prune(call.before);
     case "tokens.loadAll":
@@ -61,7 +61,7 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "tokens.version":
       return await store.tokens.version();
     case "tokens.put":
-      return await store.tokens.put(call.token, call.audit);
+      return await store.tokens.put(call.token, call.audit, call.basedOn);
     case "tokens.audit":
       return await store.tokens.audit(call.query);
   }

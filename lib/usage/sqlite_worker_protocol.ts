@@ -18,19 +18,19 @@ export type StoreCall =
     | { method: "insert"; records: readonly StoredUsageRecord[] }
     | { method: "query"; query: UsageQuery }
     | { method: "listRecords"; query: RecordListQuery }
-    | { method: "sumSince"; token: string; since: string }
+    | { method: "sumSince"; tokenId: string; since: string }
     | { method: "deleteOlderThan"; before: string }
     | { method: "close" }
     | { method: "responses.put"; record: StoredResponse }
-    | { method: "responses.get"; rid: string; token: string }
-    | { method: "responses.delete"; rid: string; token: string }
-    | { method: "responses.inputItems"; rid: string; token: string; page: ItemsPage }
-    | { method: "responses.chain"; rid: string; token: string }
-    | { method: "responses.items"; ids: readonly string[]; token: string }
+    | { method: "responses.get"; rid: string; owner: string }
+    | { method: "responses.delete"; rid: string; owner: string }
+    | { method: "responses.inputItems"; rid: string; owner: string; page: ItemsPage }
+    | { method: "responses.chain"; rid: string; owner: string }
+    | { method: "responses.items"; ids: readonly string[]; owner: string }
     | { method: "responses.prune"; before: string }
     | { method: "tokens.loadAll" }
     | { method: "tokens.version" }
-    | { method: "tokens.put"; token: StoredToken; audit: AuditEntry }
+    | { method: "tokens.put"; token: StoredToken; audit: AuditEntry; basedOn?: string | null }
     | { method: "tokens.audit"; query: AuditQuery }
   );
 

@@ -14,7 +14,13 @@ import type { StoreAnswer, StoreCall, StoreFailure } from "./sqlite_worker_proto
 import type { UsageDatabase } from "./store.ts";
 import type { ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { type AuditPage, type StoredToken, TokenNameTakenError, type TokenStore } from "../tokens/types.ts";
+import {
+  type AuditPage,
+  type StoredToken,
+  TokenChangedError,
+  TokenNameTakenError,
+  type TokenStore,
+} from "../tokens/types.ts";
 
 /** A call without its id (distributed over the union, so each method keeps its own fields). */
 type CallBody = StoreCall extends infer C ? C extends StoreCall ? Omit<C, "id"> : never : never;
@@ -124,14 +130,15 @@ export async function openSqliteWorkerStore(
     async version() {
       return await tokenCall({ method: "tokens.version" }) as number;
     },
-    async put(token, audit) {
+    async put(token, audit, basedOn) {
       try {
-        await tokenCall({ method: "tokens.put", token, audit });
+        await tokenCall({ method: "tokens.put", token, audit, basedOn });
       } catch (err) {
         // Rebuilt on this side of the thread boundary, so callers can tell it by its class.
         if (err instanceof Error && err.name === "TokenNameTakenError") {
           throw new TokenNameTakenError(token.name);
         }
+        if (err instanceof Error && err.name === "TokenChangedError") throw new TokenChangedError(token.id);
         throw err;
       }
     },
@@ -150,20 +157,20 @@ export async function openSqliteWorkerStore(
       async put(record) {
         await call({ method: "responses.put", record });
       },
-      async get(rid, token) {
-        return await call({ method: "responses.get", rid, token }) as StoredResponse | null;
+      async get(rid, owner) {
+        return await call({ method: "responses.get", rid, owner }) as StoredResponse | null;
       },
-      async delete(rid, token) {
-        return await call({ method: "responses.delete", rid, token }) as boolean;
+      async delete(rid, owner) {
+        return await call({ method: "responses.delete", rid, owner }) as boolean;
       },
-      async inputItems(rid, token, page) {
-        return await call({ method: "responses.inputItems", rid, token, page }) as ItemsList | null;
+      async inputItems(rid, owner, page) {
+        return await call({ method: "responses.inputItems", rid, owner, page }) as ItemsList | null;
       },
-      async chain(rid, token) {
-        return await call({ method: "responses.chain", rid, token }) as JsonObject[] | null;
+      async chain(rid, owner) {
+        return await call({ method: "responses.chain", rid, owner }) as JsonObject[] | null;
       },
-      async items(ids, token) {
-        return await call({ method: "responses.items", ids, token }) as (JsonObject | null)[];
+      async items(ids, owner) {
+        return await call({ method: "responses.items", ids, owner }) as (JsonObject | null)[];
       },
       async prune(before) {
         return await call({ method: "responses.prune", before }) as number;
@@ -178,8 +185,8 @@ export async function openSqliteWorkerStore(
     async listRecords(query: RecordListQuery) {
       return await call({ method: "listRecords", query }) as RecordPage;
     },
-    async sumSince(token, since) {
-      return await call({ method: "sumSince", token, since }) as { tokens: number; cost: number };
+    async sumSince(tokenId, since) {
+      return await call({ method: "sumSince", tokenId, since }) as { tokens: number; cost: number };
     },
     async deleteOlderThan(before) {
       return await call({ method: "deleteOlderThan", before }) as number;

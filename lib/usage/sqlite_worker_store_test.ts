@@ -29,7 +29,7 @@ Deno.test("worker store: records inserted through the worker are in the database
   assert.equal(report.totals.total_tokens, 4500);
   const bob = report.groups?.find((g) => g.key.token === "bob");
   assert.equal(bob?.requests, 500);
-  assert.deepEqual(await store.sumSince("bob", new Date(0).toISOString()), {
+  assert.deepEqual(await store.sumSince("cfg_bob", new Date(0).toISOString()), {
     tokens: 1500,
     cost: 500 * 0.001,
   });

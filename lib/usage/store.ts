@@ -47,8 +47,11 @@ export interface UsageStore {
   query(q: UsageQuery): Promise<UsageReport>;
   /** One page of the request log (`GET /admin/requests`), newest first. Rejects with `UsageQueryError` on bad input. */
   listRecords(q: RecordListQuery): Promise<RecordPage>;
-  /** Tokens (prompt + completion) and cost of `token`'s records since `sinceIso`, to seed budgets at startup. */
-  sumSince(token: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
+  /**
+   * Tokens (prompt + completion) and cost of the records of the token whose identity is `tokenId` since
+   * `sinceIso`, to seed budgets at startup. By identity, not name: a reissued name starts its own budget.
+   */
+  sumSince(tokenId: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
   /** Deletes records older than `iso` (retention); resolves to how many were deleted. */
   deleteOlderThan(iso: string): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */

@@ -1,7 +1,8 @@
 /**
  * A PostgreSQL server of the test's own (initdb into a temp dir, `pg_ctl` on a free port, trust auth), so a
- * test can stop and restart it without disturbing the shared one on 5432. PostgreSQL refuses to run as root:
- * as root the data directory is given to the `postgres` user and the tools run as it (`runuser`).
+ * test can stop and restart it without disturbing the shared one on 5432. As an ordinary user the tools run
+ * directly (no root needed). PostgreSQL refuses to run as root: as root the data directory is given to the
+ * `postgres` user and the tools run as it (`runuser`), so that user must exist.
  *
  * @module
  */
@@ -65,8 +66,16 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const dir = await Deno.makeTempDir({ prefix: "gw-pg-" });
   const data = `${dir}/data`;
   if (isRoot()) {
-    const chown = await new Deno.Command("chown", { args: ["-R", "postgres:postgres", dir] }).output();
-    if (!chown.success) throw new Error(`chown ${dir} to postgres failed`);
+    const chown = await new Deno.Command("chown", { args: ["-R", "postgres:postgres", dir], stderr: "piped" })
+      .output();
+    if (!chown.success) {
+      const why = new TextDecoder().decode(chown.stderr).trim();
+      throw new Error(
+        `chown ${dir} to postgres failed (${why}): as root, the private PostgreSQL server runs as the ` +
+          "'postgres' user, which must exist (Debian's postgresql package creates it); or run the tests as " +
+          "an ordinary user",
+      );
+    }
   }
   await tool("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
   const port = freePort();

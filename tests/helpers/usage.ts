@@ -9,9 +9,14 @@ import { DatabaseSync } from "node:sqlite";
 import type { UsageRecord } from "../../lib/usage/record.ts";
 import type { StoredUsageRecord, UsageStore } from "../../lib/usage/store.ts";
 
-/** A usage record with sensible defaults; `overrides` win. */
+/**
+ * A usage record with sensible defaults; `overrides` win. The token's identity defaults to the config file's
+ * token of its name (`cfg_<name>`).
+ */
 export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): UsageRecord {
+  const token = overrides.token === undefined ? "alice" : overrides.token;
   return {
+    token_id: token === null ? null : `cfg_${token}`,
     time: new Date(Date.UTC(2025, 0, 1, 0, 0, 0) + i * 1000).toISOString(),
     request_id: `req_${i}`,
     token: "alice",

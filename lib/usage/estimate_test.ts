@@ -1,0 +1,25 @@
+import assert from "node:assert/strict";
+import { countTokens as wholeCount } from "gpt-tokenizer/encoding/o200k_base";
+import { countTokens, tokenizerPieces } from "./estimate.ts";
+
+Deno.test("countTokens: a long text of words counts exactly as the whole text does, in pieces", async () => {
+  const text = "The quick brown fox, it's said,  jumps over 12345 lazy dogs.\n\n\tAgain: ".repeat(2_000) +
+    "é😀 ".repeat(500);
+  const pieces = tokenizerPieces(text);
+  assert.ok(pieces.length > 10);
+  assert.equal(pieces.join(""), text);
+  for (const piece of pieces) assert.ok(piece.length <= 2_000);
+  assert.equal(await countTokens([text]), wholeCount(text));
+});
+
+Deno.test("countTokens: 1 MB without a space is counted quickly, not in minutes", async () => {
+  const run = "z".repeat(1 << 20);
+  const started = performance.now();
+  const count = await countTokens([run]);
+  assert.ok(performance.now() - started < 2_000, `${Math.round(performance.now() - started)} ms`);
+  // The whole run is 2 letters a token; pieces of 2,000 letters each split evenly.
+  assert.equal(count, run.length / 2);
+  const astral = "😀".repeat(5_000);
+  assert.equal(tokenizerPieces(astral).join(""), astral);
+  for (const piece of tokenizerPieces(astral)) assert.ok(piece.isWellFormed());
+});
