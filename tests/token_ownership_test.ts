@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import { hashToken } from "../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway } from "./helpers/gateway.ts";
-import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "./helpers/postgres.ts";
+import { dropSchema, postgresOrSkip, randomSchema, TEST_DATABASE_URL } from "./helpers/postgres.ts";
 
 const ADMIN = "gw-ownership-admin-0123456789abcdef";
 const FILE_SECRET = "gw-ownership-file-0123456789abcdef";
@@ -164,14 +164,7 @@ Deno.test("token ownership: a reissued name gets none of the old token's data (S
 });
 
 Deno.test("token ownership: a reissued name gets none of the old token's data (PostgreSQL)", async (t) => {
-  if (Deno.env.get("CI") === undefined) {
-    try {
-      await queryOnce("SELECT 1");
-    } catch {
-      await t.step({ name: "postgres unreachable (not CI): skipped", ignore: true, fn: () => {} });
-      return;
-    }
-  }
+  if (!await postgresOrSkip(t)) return;
   const schema = randomSchema("owner");
   const dir = await Deno.makeTempDir({ prefix: "ownership-pg-" });
   try {

@@ -5,13 +5,18 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import postgres from "postgres";
 import { createSqliteStore, USAGE_SCHEMA_VERSION } from "../usage/sqlite_store.ts";
 import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
 import { openPostgresStore } from "../usage/postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
 import type { UsageDatabase } from "../usage/store.ts";
-import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import {
+  dropSchema,
+  postgresOrSkip,
+  queryOnce,
+  randomSchema,
+  TEST_DATABASE_URL,
+} from "../../tests/helpers/postgres.ts";
 import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
 import type { AuditEntry, StoredToken } from "./types.ts";
 import { TokenNameTakenError } from "./types.ts";
@@ -93,24 +98,8 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
   }
 });
 
-/** Whether the shared test database answers; only asked off CI (in CI an unreachable one fails the test). */
-async function postgresReachable(): Promise<boolean> {
-  const sql = postgres(TEST_DATABASE_URL, { max: 1, connect_timeout: 2, onnotice: () => {} });
-  try {
-    await sql`SELECT 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
-}
-
 Deno.test("token store migration: a schema-2 PostgreSQL schema gains the token tables", async (t) => {
-  if (Deno.env.get("CI") === undefined && !await postgresReachable()) {
-    await t.step({ name: "postgres unreachable (not CI): skipped", ignore: true, fn: () => {} });
-    return;
-  }
+  if (!await postgresOrSkip(t)) return;
   const schema = randomSchema("tokmig");
   try {
     for (const statement of postgresSchema2(schema)) await queryOnce(statement);

@@ -6,9 +6,9 @@
  *
  * Ownership is part of every read: a response is visible only to the token that created it, by the token's
  * immutable identity (`ResolvedToken.id`: `tok_…` for an issued token, `cfg_<name>` for the config file's),
- * never by its name, which a revoked token frees for another. Any other token gets `null`, exactly as for an id that never existed, so the handler answers both with the same 404
- * and an id cannot be probed across tokens. The paging and chain logic is here, shared by the stores, so both
- * answer alike.
+ * never by its name, which a revoked token frees for another. Any other token gets `null`, exactly as for an id
+ * that never existed, so the handler answers both with the same 404 and an id cannot be probed across tokens.
+ * The paging and chain logic is here, shared by the stores, so both answer alike.
  *
  * @module
  */
