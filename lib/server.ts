@@ -27,7 +27,7 @@ import { handleRequests } from "./http/admin_requests.ts";
 import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
 import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
-import { adminNoStore, errorBoundary, finishRequest } from "./http/middleware.ts";
+import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handleMessages } from "./http/messages.ts";
 import { handleMessagesCountTokens } from "./http/messages_count_tokens.ts";
 import { handleGetModel, handleListModels } from "./http/models.ts";
@@ -154,7 +154,6 @@ const router = (options: GatewayOptions): Handler => {
     }
     const identity = authenticate(request, ctx.state.config, Date.now(), match.spec.dialect === "anthropic");
     ctx.record.token = identity.name;
-    ctx.record.token_id = identity.id;
     ctx.record.environment = identity.environment;
     return (handle as ClientHandler)(request, withIdentity(ctx, identity), match.param)
       .then((answer) => deliver(ctx, answer));
@@ -232,7 +231,7 @@ export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
 
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
-  const chain = compose([finishRequest, adminNoStore, errorBoundary], router(options));
+  const chain = compose([finishRequest, errorBoundary], router(options));
   const routing = routeDeps(options.routing);
   const services = gatewayServices(options.services);
   const inFlight = options.inFlight ?? new InFlightRequests();

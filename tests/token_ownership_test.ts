@@ -197,3 +197,56 @@ Deno.test("token ownership: a reissued name starts its own rate-limit counter", 
     await gw.stop();
   }
 });
+
+Deno.test("token ownership: after a restart, a reissued name's budget is seeded from its own usage only", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ownership-budget-" });
+  const store = `usage: { sqlite: "${dir}/usage.sqlite", spill: "${dir}/spill.jsonl", flush_interval: 50ms }`;
+  const budget = { tokens: 100_000, period: "month" };
+  const chat = { model: "chat-echo", messages: [{ role: "user", content: "spend some of the budget" }] };
+  const used = async (gw: TestGateway) => {
+    const { json } = await ok(gw, ADMIN, "GET", "/admin/explain?token=svc-budget&model=chat-echo");
+    return (json.budget as { used: number }).used;
+  };
+  try {
+    const first = await startGateway(config(store));
+    let oldId: string;
+    let newId: string;
+    try {
+      const post = (body: unknown) => ok(first, ADMIN, "POST", "/admin/tokens", body);
+      const old = await post({ name: "svc-budget", models: ["*"], budget });
+      oldId = String(old.json.id);
+      for (let i = 0; i < 3; i++) {
+        await ok(first, String(old.json.token), "POST", "/v1/chat/completions", chat);
+      }
+      assert.ok(await used(first) > 0, "the old token spent part of its budget");
+      await ok(first, ADMIN, "DELETE", `/admin/tokens/${oldId}`);
+      const reissued = await post({ name: "svc-budget", models: ["*"], budget });
+      newId = String(reissued.json.id);
+      assert.equal(await used(first), 0, "the reissued name starts its own budget");
+      await ok(first, String(reissued.json.token), "POST", "/v1/chat/completions", chat);
+    } finally {
+      await first.stop();
+    }
+    const second = await startGateway(config(store));
+    try {
+      // Seeded at start from the usage records of the new token's identity only.
+      const records = await ok(second, ADMIN, "GET", "/admin/requests?token=svc-budget");
+      const ids = (records.json.data as { token_id: string }[]).map((r) => r.token_id);
+      assert.deepEqual(
+        ids.toSorted(),
+        [newId, oldId, oldId, oldId].toSorted(),
+        "each record names its token",
+      );
+      const seeded = await used(second);
+      assert.ok(seeded > 0, "the new token's own request is counted");
+      const { json } = await ok(second, ADMIN, "GET", "/admin/usage?token=svc-budget");
+      const totals = json.totals as { total_tokens: number };
+      assert.ok(seeded < totals.total_tokens, `${seeded} is the new token's share of ${totals.total_tokens}`);
+      assert.equal(seeded * 4, totals.total_tokens, "one request of four, all the same size");
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -96,7 +96,8 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     time,
     request_id: r.request_id,
     token: r.token ?? null,
-    token_id: r.token_id ?? null,
+    // From the identity, not the access-log line: the log names the token by its name, as people read it.
+    token_id: ctx.identity?.id ?? null,
     environment: r.environment ?? null,
     alias: r.alias ?? null,
     provider: r.provider ?? null,

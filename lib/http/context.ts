@@ -34,8 +34,6 @@ export type AccessRecord = {
   method: string;
   path: string;
   token?: string;
-  /** The token's identity (`ResolvedToken.id`). */
-  token_id?: string;
   environment?: string;
   alias?: string;
   provider?: string;

@@ -31,6 +31,7 @@ const RECORD_FIELDS = [
   "time",
   "request_id",
   "token",
+  "token_id",
   "environment",
   "alias",
   "provider",
