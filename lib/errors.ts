@@ -74,6 +74,26 @@ export class GatewayError extends Error {
   toBody(): OpenAIErrorBody {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
+
+  /**
+   * This error pointing at another `param`, with another message, all else kept: how {@linkcode inClientTerms}
+   * renames it. A subclass with fields of its own overrides it to keep its class and them.
+   */
+  withParam(param: string, message: string): GatewayError {
+    return new GatewayError(this.status, message, this.initWith(param));
+  }
+
+  /** The fields this error was built with, `param` replaced: what a copy made by `withParam` is built from. */
+  protected initWith(param: string): GatewayErrorInit {
+    return {
+      type: this.type,
+      code: this.code,
+      param,
+      headers: this.headers,
+      cause: this.cause,
+      anthropicType: this.anthropicType,
+    };
+  }
 }
 
 /**
@@ -87,6 +107,27 @@ export class ClientGoneError extends GatewayError {
       code: "client_closed_request",
     });
   }
+}
+
+/**
+ * Where an error that names a chat-form `param` points in the request the client sent, and the message that
+ * says so; `undefined` when the client's request names it the same (or the error is not one to rename).
+ */
+export type ClientTerms = (
+  err: GatewayError & { readonly param: string },
+) => { param: string; message: string } | undefined;
+
+/**
+ * `err` in the client's terms. A request of another client API (Responses, Messages) is translated to the
+ * chat form before policy and the provider adapters see it, so what they refuse names a chat param
+ * (`response_format`, `messages[1].content`) the client never sent. The rule is one for every such API; each
+ * supplies only its `terms`. A renamed error keeps its class (a policy denial stays one, with its rule).
+ * Anything that is not a `GatewayError` naming a param, and a client gone, is returned as it is.
+ */
+export function inClientTerms(err: unknown, terms: ClientTerms): unknown {
+  if (!(err instanceof GatewayError) || err instanceof ClientGoneError || err.param === null) return err;
+  const renamed = terms(err as GatewayError & { readonly param: string });
+  return renamed === undefined ? err : err.withParam(renamed.param, renamed.message);
 }
 
 function defaultType(status: number): ErrorType {

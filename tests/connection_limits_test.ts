@@ -56,7 +56,8 @@ function assertNothingOr408(text: string) {
 
 Deno.test({
   name: "connection limits: a head trickled one line at a time is closed after header_timeout",
-  // Bun gives no deadline for a whole head: its idle timer restarts on every byte (README, Runtime notes).
+  // Bun gives no deadline for a whole head: its idle timer restarts on every byte (docs/operations.md,
+  // Runtime notes).
   ignore: ON_BUN,
 }, async () => {
   await withGateway(async (gw) => {

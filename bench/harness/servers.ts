@@ -157,7 +157,7 @@ export async function startGateway(
       BENCH_DATA_DIR: dataDir,
       BENCH_TOKEN: TOKEN,
       ...SHARED_ENV,
-      // As deployed (see the Dockerfile and README): Bun's fetch otherwise queues upstream calls past 256.
+      // As deployed (see the Dockerfile and docs/operations.md): Bun's fetch otherwise queues upstream calls past 256.
       ...(runtime === "bun" ? { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" } : {}),
     },
   });

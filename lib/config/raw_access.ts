@@ -7,13 +7,14 @@
  *
  * @module
  */
+import { isObject } from "../openai/types.ts";
 
 /** A YAML mapping as plain data. */
 export type RawRecord = Readonly<Record<string, unknown>>;
 
-/** True for a mapping: an object that is not an array. */
+/** True for a mapping: {@linkcode isObject}, narrowed to a read-only view since config data is never written. */
 export function isRecord(value: unknown): value is RawRecord {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isObject(value);
 }
 
 /** True when `record` has `key` as its own key. */

@@ -2,62 +2,36 @@
  * The configuration schema: what operators may write (`z.input`) and the fully defaulted shape the gateway
  * runs on (`z.output`). Every object is strict so a typo is an error, not a silently ignored key.
  *
+ * The providers' entries are in `provider_schema.ts` and the `"30s"`/`"4MiB"` values in `units_schema.ts`,
+ * re-exported here so the whole schema is imported from one module.
+ *
  * Structural rules live here; rules that look across sections (dangling references, duplicate hashes, alias
  * types a provider cannot serve) live in `semantic_checks.ts`.
  *
  * @module
  */
 import { z } from "zod";
+import { type ProviderConfig, providerSchema, timeoutsSchema } from "./provider_schema.ts";
+import { byteSize, duration } from "./units_schema.ts";
+
+export { byteSize, duration } from "./units_schema.ts";
+export {
+  type AnthropicProviderConfig,
+  type AzureProviderConfig,
+  type BedrockProviderConfig,
+  type GeminiProviderConfig,
+  type OpenAIProviderConfig,
+  type ProviderConfig,
+  providerSchema,
+  type Timeouts,
+  timeoutsSchema,
+} from "./provider_schema.ts";
 
 /**
  * The API endpoint names, the one list of them: token `endpoints:` scopes, policy, usage records and metrics
  * labels use these; `http/endpoints.ts` gives each one its route(s).
  */
 export const ENDPOINTS = ["chat", "embeddings", "models", "responses", "messages"] as const;
-
-const UNITS_BYTES: Record<string, number> = {
-  b: 1,
-  kb: 1000,
-  kib: 1024,
-  mb: 1000 ** 2,
-  mib: 1024 ** 2,
-  gb: 1000 ** 3,
-  gib: 1024 ** 3,
-};
-const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-function withUnit(units: Record<string, number>, what: string) {
-  return z.union([
-    z.number().int().nonnegative(),
-    z.string().transform((text, ctx) => {
-      const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$/.exec(text);
-      const factor = m ? units[m[2].toLowerCase()] : undefined;
-      if (!m || factor === undefined) {
-        ctx.addIssue({
-          code: "custom",
-          message: `expected a ${what} such as ${Object.keys(units).map((u) => `"10${u}"`).join(", ")}`,
-        });
-        return z.NEVER;
-      }
-      return Math.round(Number(m[1]) * factor);
-    }),
-  ]);
-}
-
-/** A size in bytes: a number, or a string with a unit ("4MiB", "512kb"). */
-export const byteSize = withUnit(UNITS_BYTES, "size");
-/** A duration in milliseconds: a number, or a string with a unit ("30s", "250ms", "2m"). */
-export const duration = withUnit(UNITS_MS, "duration");
-
-/** Upstream timeouts; each may be overridden per provider and per target. */
-export const timeoutsSchema = z.strictObject({
-  /** Until the upstream's response headers (and so its first byte) arrive. */
-  first_byte: duration.optional(),
-  /** Longest silence between two chunks of a streamed answer. */
-  idle: duration.optional(),
-  /** The whole upstream call, stream included. */
-  total: duration.optional(),
-});
 
 const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
@@ -102,100 +76,6 @@ const serverSchema = z.strictObject({
     max_connections: 8192,
   }),
 });
-
-const headerMap = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string());
-
-const builtinProvider = z.strictObject({ type: z.literal("builtin") });
-
-const openaiProvider = z.strictObject({
-  type: z.literal("openai"),
-  base_url: z.url({ protocol: /^https?$/ }),
-  api_key: z.string().optional(),
-  /** Extra headers sent upstream (OpenAI-Organization, a proxy's auth, …). */
-  headers: headerMap.default({}),
-  timeouts: timeoutsSchema.default({}),
-  /**
-   * Ask the upstream for usage on streams (`stream_options.include_usage`) so every request is counted; the
-   * extra chunk is removed again when the client did not ask for it. Turn off for upstreams that reject it.
-   */
-  stream_usage: z.boolean().default(true),
-  /**
-   * The upstream speaks OpenAI's Responses API (`POST {base_url}/responses`): `/v1/responses` requests routed to
-   * it are passed through (model rewritten, policy applied) instead of translated to chat, so built-in tools and
-   * reasoning items keep their full fidelity.
-   */
-  native_responses: z.boolean().default(false),
-});
-
-/** Fields every vendor provider shares. */
-const vendorCommon = {
-  /** Extra headers sent upstream (a proxy's auth, beta flags, …). */
-  headers: headerMap.default({}),
-  timeouts: timeoutsSchema.default({}),
-  /**
-   * What to do with an OpenAI parameter the vendor cannot honour (`n > 1`, `logprobs`, …): `error` answers 400
-   * naming the parameter; `drop` leaves it out of the vendor request. Nothing is dropped silently by default.
-   */
-  unsupported_params: z.enum(["error", "drop"]).default("error"),
-};
-
-const anthropicProvider = z.strictObject({
-  type: z.literal("anthropic"),
-  /** The API root; `/v1/messages` is appended. */
-  base_url: z.url({ protocol: /^https?$/ }).default("https://api.anthropic.com"),
-  api_key: z.string().min(1),
-  anthropic_version: z.string().min(1).default("2023-06-01"),
-  /** `max_tokens` is required by Anthropic; used when the client gives neither max_tokens nor max_completion_tokens. */
-  default_max_tokens: z.number().int().min(1).default(4096),
-  ...vendorCommon,
-});
-
-const geminiProvider = z.strictObject({
-  type: z.literal("gemini"),
-  /** The API root including the version; `/models/{model}:generateContent` etc. are appended. */
-  base_url: z.url({ protocol: /^https?$/ }).default("https://generativelanguage.googleapis.com/v1beta"),
-  api_key: z.string().min(1),
-  ...vendorCommon,
-});
-
-const azureProvider = z.strictObject({
-  type: z.literal("azure"),
-  /**
-   * The resource endpoint, `https://{resource}.openai.azure.com` (classic deployments form, needs
-   * `api_version`), or the v1 API root `https://{resource}.openai.azure.com/openai/v1`.
-   */
-  base_url: z.url({ protocol: /^https?$/ }),
-  api_key: z.string().min(1),
-  /** Required for the classic `/openai/deployments/{deployment}/…?api-version=` form. */
-  api_version: z.string().min(1).optional(),
-  stream_usage: z.boolean().default(true),
-  /** As for `type: openai`: the resource's Responses API (`/openai/v1/responses`, or `/openai/responses`). */
-  native_responses: z.boolean().default(false),
-  ...vendorCommon,
-});
-
-const bedrockProvider = z.strictObject({
-  type: z.literal("bedrock"),
-  /** AWS region; falls back to AWS_REGION / AWS_DEFAULT_REGION. */
-  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, "must be an AWS region such as us-east-1").optional(),
-  /** Overrides `https://bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, proxies, test fakes). */
-  base_url: z.url({ protocol: /^https?$/ }).optional(),
-  /** Credentials; each falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN. */
-  access_key_id: z.string().min(1).optional(),
-  secret_access_key: z.string().min(1).optional(),
-  session_token: z.string().min(1).optional(),
-  ...vendorCommon,
-});
-
-/** One provider: a kind of upstream plus how to reach it. */
-export const providerSchema = z.discriminatedUnion("type", [
-  builtinProvider,
-  openaiProvider,
-  anthropicProvider,
-  geminiProvider,
-  azureProvider,
-  bedrockProvider,
-]);
 
 /** Alias names are what clients send as `model`, so keep them to URL- and log-safe characters. */
 export const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
@@ -414,12 +294,6 @@ export const configSchema = z.strictObject({
 export type ConfigInput = z.input<typeof configSchema>;
 /** The schema's output: every default filled in. */
 export type ConfigOutput = z.output<typeof configSchema>;
-export type ProviderConfig = z.output<typeof providerSchema>;
-export type OpenAIProviderConfig = z.output<typeof openaiProvider>;
-export type AnthropicProviderConfig = z.output<typeof anthropicProvider>;
-export type GeminiProviderConfig = z.output<typeof geminiProvider>;
-export type AzureProviderConfig = z.output<typeof azureProvider>;
-export type BedrockProviderConfig = z.output<typeof bedrockProvider>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type TargetConfig = z.output<typeof targetSchema>;
 export type TokenConfig = z.output<typeof tokenSchema>;
@@ -435,7 +309,6 @@ export type ContentRuleConfig = z.output<typeof contentRuleSchema>;
 /** An API endpoint name: what a token may be limited to, and how requests are counted. */
 export type Endpoint = typeof ENDPOINTS[number];
 export type Strategy = ModelConfig["strategy"];
-export type Timeouts = z.output<typeof timeoutsSchema>;
 export type ModelType = ModelConfig["type"];
 
 /** Which alias types each provider type can serve; `semantic_checks.ts` reports targets that break this. */

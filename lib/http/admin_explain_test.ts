@@ -13,7 +13,7 @@ import { HealthRegistry } from "../routing/health.ts";
 import { createGateway } from "../server.ts";
 import { createTokenDirectory } from "../tokens/directory.ts";
 import { createMemoryTokenStore } from "../tokens/store_memory.ts";
-import { MODEL_ENDPOINTS } from "../policy/explain.ts";
+import { MODEL_ENDPOINTS } from "../policy/explanation.ts";
 import type { GatewayState } from "./context.ts";
 import { ROUTES } from "./endpoints.ts";
 import { tokenByName } from "./admin_explain.ts";

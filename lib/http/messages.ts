@@ -14,8 +14,12 @@
  * @module
  */
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
-import { GatewayError, invalidRequest } from "../errors.ts";
-import { inClientTerms, type MessagesRequest, parseMessagesRequest } from "../inbound/messages/request.ts";
+import { GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
+import {
+  messagesClientTerms,
+  type MessagesRequest,
+  parseMessagesRequest,
+} from "../inbound/messages/request.ts";
 import { completionToMessage, type MessageFrame, newId } from "../inbound/messages/response.ts";
 import { messagesStreamBody } from "../inbound/messages/stream.ts";
 import type { Usage } from "../openai/types.ts";
@@ -95,7 +99,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
       if (provider.messages && isNativeMessagesTarget(target)) return await native(target, provider);
       const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
         .catch((err) => {
-          throw inClientTerms(err, parsed);
+          throw inClientTerms(err, messagesClientTerms(parsed));
         });
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };

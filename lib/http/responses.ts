@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError, inClientTerms } from "../errors.ts";
+import { responsesClientTerms } from "../inbound/responses/client_terms.ts";
 import { historyMessages } from "../inbound/responses/input_items.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "../inbound/responses/response.ts";
@@ -21,7 +22,7 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
 import { previousResponseNotFound } from "./stored_responses.ts";
-import { inClientTerms, resolveItemReferences } from "./responses_input.ts";
+import { resolveItemReferences } from "./responses_input.ts";
 import { ROUTES } from "./endpoints.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { resolveAlias } from "./resolve_alias.ts";
@@ -112,7 +113,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     return prompt + (typeof requested === "number" ? requested : 0);
   };
   await admit(ctx, ROUTES.responses.endpoint, estimate, model, chat).catch((err) => {
-    throw inClientTerms(err, parsed);
+    throw inClientTerms(err, responsesClientTerms(parsed));
   });
   // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.
   const limit = chat.max_completion_tokens ?? chat.max_tokens;
@@ -134,7 +135,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       // A provider adapter refuses in the chat form's terms (`response_format`); the client sent `text.format`.
       const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
         .catch((err) => {
-          throw inClientTerms(err, parsed);
+          throw inClientTerms(err, responsesClientTerms(parsed));
         });
       if (answer.kind === "json") return answer;
       return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };

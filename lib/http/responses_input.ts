@@ -1,15 +1,12 @@
 /**
  * A Responses request's input in the client's own terms, where the translation to the chat form would lose
- * them: `item_reference` items resolved from the caller's stored responses, and errors found in the chat
- * form (a content rule's denial) named by the client's own param.
+ * them: `item_reference` items resolved from the caller's stored responses.
  *
  * @module
  */
-import { ClientGoneError, GatewayError, printable } from "../errors.ts";
-import { clientMessage, clientParam } from "../inbound/responses/client_terms.ts";
+import { GatewayError, printable } from "../errors.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { PolicyDenied } from "../policy/denied.ts";
 import type { ClientContext } from "./context.ts";
 
 /**
@@ -50,28 +47,4 @@ export async function resolveItemReferences(
     items.set(id, item);
   });
   return parseResponsesRequest(body, items);
-}
-
-/**
- * `err` with its `param` (and the message's mention of it) in the client's terms when it names a place in the
- * chat form: a content rule judges the translated request, and a provider adapter refuses what its vendor
- * cannot do in chat terms (`response_format` → `text.format`, `messages[1].content` → `input[0].content`),
- * but the client sent a Responses request. Anything else is returned as it is.
- */
-export function inClientTerms(err: unknown, parsed: ResponsesRequest): unknown {
-  if (!(err instanceof GatewayError) || err instanceof ClientGoneError || err.param === null) return err;
-  const param = clientParam(parsed, err.param);
-  if (param === err.param) return err;
-  const message = clientMessage(err.message, err.param, param);
-  const init = {
-    type: err.type,
-    code: err.code,
-    param,
-    headers: err.headers,
-    cause: err.cause,
-    anthropicType: err.anthropicType,
-  };
-  return err instanceof PolicyDenied
-    ? new PolicyDenied(err.status, message, err.rule, init)
-    : new GatewayError(err.status, message, init);
 }

@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { ClientGoneError, GatewayError, invalidRequest, printable } from "../errors.ts";
+import { ClientGoneError, GatewayError, inClientTerms, invalidRequest, printable } from "../errors.ts";
+import { responsesClientTerms } from "../inbound/responses/client_terms.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { nativeRequestBody, redactNative } from "../inbound/responses/native.ts";
@@ -31,7 +32,7 @@ import { ROUTES } from "./endpoints.ts";
 import { readJsonBody } from "./read_json_body.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { withHistory } from "./responses.ts";
-import { inClientTerms, resolveItemReferences } from "./responses_input.ts";
+import { resolveItemReferences } from "./responses_input.ts";
 import { targetsFor } from "./responses_native.ts";
 import { routeRequest } from "./route_request.ts";
 import { previousResponseNotFound } from "./stored_responses.ts";
@@ -131,7 +132,7 @@ export async function handleResponsesInputTokens(request: Request, ctx: ClientCo
   ctx.record.stream = false;
   // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
   await admit(ctx, ROUTE.endpoint, 0, model, chat).catch((err) => {
-    throw inClientTerms(err, parsed);
+    throw inClientTerms(err, responsesClientTerms(parsed));
   });
 
   let exact: number | null = null;

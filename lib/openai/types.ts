@@ -9,6 +9,14 @@
 /** A JSON object as parsed from a request or response body. */
 export type JsonObject = { [key: string]: unknown };
 
+/**
+ * True for a plain JSON object: not `null`, not an array. The one definition of the check every layer makes
+ * before reading a field of something parsed from JSON, kept beside the type it narrows to.
+ */
+export function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
 /** OpenAI `CompletionUsage`. */
 export interface Usage {
   prompt_tokens: number;

@@ -10,7 +10,7 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
-import type { JsonObject } from "../openai/types.ts";
+import { isObject, type JsonObject } from "../openai/types.ts";
 import { PolicyDenied } from "./denied.ts";
 
 /** What the content rules did to a request that they did not deny. */
@@ -24,10 +24,6 @@ interface TextSlot {
   readonly param: string;
   text: string;
   write(text: string): void;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function chatSlots(body: JsonObject): TextSlot[] {

@@ -15,4 +15,9 @@ export class PolicyDenied extends GatewayError {
     this.name = "PolicyDenied";
     this.rule = rule;
   }
+
+  /** A renamed denial is still a denial, by the same rule (the usage record names it). */
+  override withParam(param: string, message: string): PolicyDenied {
+    return new PolicyDenied(this.status, message, this.rule, this.initWith(param));
+  }
 }

@@ -8,186 +8,36 @@
  * → `token.budget`, as engine.ts) and routing (`model.targets`). Every check is reported, not only the first
  * failing one, so that one call shows everything that stands in the way.
  *
- * Counters are read with {@linkcode CounterStore.peek}, which takes nothing: explaining never uses up a
- * limit. A limit is judged for the smallest request (one request, one token): a limit with nothing left
- * denies. Content rules depend on the text sent, so they are listed, never judged.
+ * Counters are read with `CounterStore.peek` (explain_counters.ts), which takes nothing: explaining never uses
+ * up a limit. A limit is judged for the smallest request (one request, one token): a limit with nothing left
+ * denies. Content rules depend on the text sent, so they are listed, never judged. The answer's shape is in
+ * explanation.ts.
  *
  * @module
  */
-import type { BudgetConfig, Endpoint, ModelType, PriceConfig } from "../config/schema.ts";
-import type { ResolvedConfig, ResolvedModel, ResolvedToken, RoutedTarget } from "../config/types.ts";
+import type { RoutedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { TargetHealthSnapshot } from "../routing/health.ts";
 import { budgetCheck, budgetDenied, budgetUnit } from "./budgets.ts";
-import type { Check, CheckResult, CounterStore, PeekResult } from "./counter_store.ts";
+import type { Check } from "./counter_store.ts";
 import { endpointDenied, reservationRate } from "./engine.ts";
-import { CONCURRENCY_RETRY_MS, type RateCheck, rateChecks, rateDenied } from "./rate_limiter.ts";
-
-/** The endpoints that call a model, with the alias type each needs (as their routes in http/endpoints.ts). */
-export const MODEL_ENDPOINTS = {
-  chat: "chat",
-  responses: "chat",
-  messages: "chat",
-  embeddings: "embedding",
-} as const satisfies Partial<Record<Endpoint, ModelType>>;
-
-/** An endpoint that calls a model. */
-export type ModelEndpoint = keyof typeof MODEL_ENDPOINTS;
-
-/** The endpoint explained when none is named: the one an alias of this type is for. */
-export function defaultEndpoint(type: ModelType): ModelEndpoint {
-  return type === "embedding" ? "embeddings" : "chat";
-}
-
-/** What {@linkcode explain} needs. */
-export interface ExplainInput {
-  /** Tokens issued through the admin API carry their `id` and `source`; config tokens get `cfg_<name>`. */
-  readonly token: ResolvedToken;
-  /** The alias asked about. */
-  readonly alias: string;
-  readonly endpoint: ModelEndpoint;
-  readonly config: Pick<ResolvedConfig, "models">;
-  /** The policy engine's counters; without them (or without `peek`) limits show no numbers. */
-  readonly counters: Pick<CounterStore, "peek"> | undefined;
-  /** Routing's health of every target it knows (`HealthRegistry.snapshot()`). */
-  readonly health: readonly TargetHealthSnapshot[];
-  /** The engine's clock (epoch ms): the budget period and expiry are judged at this instant. */
-  readonly now: number;
-  /** When a token issued through the admin API was revoked (ISO): it then authenticates nowhere. */
-  readonly revokedAt?: string;
-}
-
-/** One check, in the request path's order. `ok` is null when its counter could not be read. */
-export interface ExplainCheck {
-  readonly rule: string;
-  readonly ok: boolean | null;
-  readonly detail: string;
-}
-
-/** The first check that fails, and what the client would get. */
-export interface ExplainDenial {
-  readonly rule: string;
-  readonly message: string;
-  /** The HTTP status and error code the client would see. */
-  readonly status: number;
-  readonly code: string | null;
-}
-
-/** One target of the alias with its health and price. */
-export interface ExplainTarget {
-  readonly provider: string;
-  readonly model: string;
-  readonly state: TargetHealthSnapshot["state"];
-  readonly ejected_until: string | null;
-  readonly in_flight: number;
-  readonly max_in_flight: number | null;
-  /** Whether routing would try it now (not ejected, not being probed, not at `max_in_flight`). */
-  readonly available: boolean;
-  readonly latency_ewma_ms: number | null;
-  readonly weight: number;
-  /** Per million tokens, or null when unpriced. */
-  readonly price: PriceConfig | null;
-}
-
-/** A rate limit with what is left of it. */
-export interface ExplainLimit {
-  readonly rule: string;
-  readonly limit: number;
-  /** Requests in flight, or what the bucket has given out and not yet refilled; null if unreadable. */
-  readonly used: number | null;
-  readonly remaining: number | null;
-  /** Milliseconds until the bucket is full again (0 for concurrency). */
-  readonly reset_ms: number | null;
-  /** While the shared store is down (`fail_open`): this replica's share of the limit, which decides. */
-  readonly local_limit?: number;
-}
-
-/** The token's budget in the current period. */
-export interface ExplainBudget {
-  readonly rule: "token.budget";
-  readonly period: BudgetConfig["period"];
-  /** "2026-11" or "2026-11-24". */
-  readonly period_id: string;
-  readonly unit: "tokens" | "cost";
-  readonly limit: number;
-  readonly used: number | null;
-  readonly remaining: number | null;
-  readonly resets_at: string;
-  readonly stop_streams: boolean;
-  /** Money budgets: the rate (per million tokens) a request's estimate is reserved at, the dearest target's. */
-  readonly reserve_rate?: number;
-  readonly local_limit?: number;
-}
-
-/** A content rule of the alias. */
-export interface ExplainContentRule {
-  readonly rule: string;
-  readonly action: "deny" | "redact";
-  readonly pattern: string;
-  readonly flags: string;
-  readonly message: string | null;
-}
-
-/** The answer of `GET /admin/explain`. */
-export interface Explanation {
-  readonly object: "gateway.explanation";
-  readonly token: {
-    readonly name: string;
-    readonly id: string;
-    readonly source: "api" | "config";
-    readonly environment: string;
-    readonly status: TokenStatus;
-  };
-  readonly model: string;
-  readonly endpoint: ModelEndpoint;
-  readonly allowed: boolean;
-  readonly denied_by: ExplainDenial | null;
-  readonly checks: readonly ExplainCheck[];
-  readonly targets: readonly ExplainTarget[];
-  readonly limits: readonly ExplainLimit[];
-  readonly budget: ExplainBudget | null;
-  readonly max_tokens: number | null;
-  readonly content_rules: readonly ExplainContentRule[];
-  readonly strategy: ResolvedModel["strategy"];
-  /**
-   * Where the numbers of `limits` and `budget` come from: the counter store, the local limiter of a shared
-   * store that is down (`fail_open`), nowhere because it is down (`fail_closed`: limited requests get 503), or
-   * nowhere because the store cannot be read without taking.
-   */
-  readonly counters: {
-    readonly source: "store" | "local" | "unavailable" | "unknown";
-    readonly error?: string;
-  };
-}
-
-/** A token's status as the admin API shows it (a revoked token no longer reaches the request path). */
-export type TokenStatus = "active" | "disabled" | "expired" | "revoked";
-
-/** The status authentication would find. */
-export function tokenStatus(token: ResolvedToken, now: number): TokenStatus {
-  if (token.disabled) return "disabled";
-  if (token.expiresAt !== null && now >= token.expiresAt) return "expired";
-  return "active";
-}
+import { type Judge, judgeRate, limitView, readCounters, storeWord } from "./explain_counters.ts";
+import {
+  type ExplainBudget,
+  type ExplainCheck,
+  type ExplainContentRule,
+  type ExplainDenial,
+  type ExplainInput,
+  type ExplainLimit,
+  type ExplainTarget,
+  type Explanation,
+  MODEL_ENDPOINTS,
+  tokenStatus,
+} from "./explanation.ts";
+import { rateChecks } from "./rate_limiter.ts";
 
 function quoted(items: readonly string[]): string {
   return items.map((i) => `"${i}"`).join(", ");
-}
-
-/** The counters of every check, or why there are none. */
-async function readCounters(
-  counters: ExplainInput["counters"],
-  checks: readonly Check[],
-): Promise<{ peek: PeekResult | null; source: Explanation["counters"] }> {
-  if (checks.length === 0) return { peek: { results: [], source: "store" }, source: { source: "store" } };
-  if (!counters?.peek) return { peek: null, source: { source: "unknown" } };
-  try {
-    const peek = await counters.peek(checks);
-    return { peek, source: { source: peek.source } };
-  } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
-    return { peek: null, source: { source: "unavailable", error } };
-  }
 }
 
 function targetView(target: RoutedTarget, h: TargetHealthSnapshot | undefined): ExplainTarget {
@@ -208,11 +58,6 @@ function targetView(target: RoutedTarget, h: TargetHealthSnapshot | undefined): 
   };
 }
 
-/** What a bucket has given out, as a denial message counts it (whole units, rounded up). */
-function usedOf(check: Check, r: CheckResult): number {
-  return check.kind === "bucket" ? Math.max(0, Math.ceil(r.used - 1e-9)) : r.used;
-}
-
 /**
  * Explains what a request from `token` for `alias` on `endpoint` would meet now; null when the alias is not
  * in the config (the caller answers 404).
@@ -223,7 +68,7 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
   if (model === undefined) return null;
   const checks: ExplainCheck[] = [];
   let deniedBy: ExplainDenial | null = null;
-  const judge = (rule: string, ok: boolean | null, detail: string, denial?: () => GatewayError) => {
+  const judge: Judge = (rule, ok, detail, denial) => {
     checks.push({ rule, ok, detail });
     if (ok === false && deniedBy === null && denial) {
       const err = denial();
@@ -408,44 +253,4 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
     strategy: model.strategy,
     counters: source,
   };
-}
-
-function storeWord(source: Explanation["counters"]): string {
-  return source.source === "unavailable"
-    ? `the counter store is unreachable: ${source.error}`
-    : "the counter store cannot be read without taking";
-}
-
-function limitView(rc: RateCheck, peek: PeekResult | null, i: number): ExplainLimit {
-  const r = peek?.results[i];
-  return {
-    rule: rc.rule,
-    limit: rc.check.limit,
-    used: r ? usedOf(rc.check, r) : null,
-    remaining: r?.remaining ?? null,
-    reset_ms: r?.resetMs ?? null,
-    ...(peek?.checks ? { local_limit: peek.checks[i].limit } : {}),
-  };
-}
-
-function judgeRate(
-  judge: (rule: string, ok: boolean | null, detail: string, denial?: () => GatewayError) => void,
-  rc: RateCheck,
-  peek: PeekResult | null,
-  i: number,
-  source: Explanation["counters"],
-): void {
-  const r = peek?.results[i];
-  if (!r) {
-    judge(rc.rule, null, `not readable (${storeWord(source)})`);
-    return;
-  }
-  const limit = peek?.checks?.[i].limit ?? rc.check.limit;
-  const local = peek?.checks ? " (this replica's share while the shared store is down)" : "";
-  const unit = rc.limitKind === "concurrent" ? "in flight" : rc.limitKind === "rpm" ? "requests" : "tokens";
-  const detail = `${usedOf(rc.check, r)} of ${limit} ${unit} used, ${r.remaining} left${local}`;
-  const wait = rc.check.kind === "concurrency" ? CONCURRENCY_RETRY_MS : r.retryAfterMs;
-  // The message names the limit that decides: the local share while the shared store is down.
-  const judged = peek?.checks ? { ...rc, check: peek.checks[i] as RateCheck["check"] } : rc;
-  judge(rc.rule, r.ok, detail, () => rateDenied(judged, r, wait, {}));
 }

@@ -11,7 +11,8 @@ import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
 import { HealthRegistry } from "../routing/health.ts";
 import { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
 import { createPolicyEngine, type PolicyEngine } from "./engine.ts";
-import { explain, type Explanation, type ModelEndpoint } from "./explain.ts";
+import { explain } from "./explain.ts";
+import type { Explanation, ModelEndpoint } from "./explanation.ts";
 import { createRedisCounterStore } from "./redis_counter_store.ts";
 import { createResilientCounterStore, type OnFailure } from "./resilient_counter_store.ts";
 

@@ -4,7 +4,8 @@
  * store again: the stream may use what it reserved plus what was left of the budget after that reservation
  * (the budget minus everything other requests had spent or reserved at that moment). Requests admitted
  * later reserve against what is left too, so on one replica or a fleet two streams can together overrun the
- * budget by at most what each was allowed beyond its own reservation; see the README's budgets paragraph.
+ * budget by at most what each was allowed beyond its own reservation; see docs/policies_and_usage.md,
+ * "Stopping streams at the budget".
  *
  * @module
  */

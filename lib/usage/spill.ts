@@ -13,6 +13,7 @@
 import { open, rename, stat, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import type { Logger } from "../log.ts";
+import { isObject } from "../openai/types.ts";
 import { JsonlAppender } from "./jsonl_sink.ts";
 import { entryLine, type StoredUsageRecord, type UsageEntry } from "./store.ts";
 
@@ -116,7 +117,7 @@ export class SpillFile {
       if (line.trim() === "") return null;
       try {
         const value: unknown = JSON.parse(line);
-        if (isRecord(value)) return value;
+        if (isStoredUsageRecord(value)) return value;
       } catch {
         // a line cut short by a crash or a failed write: its full copy, if any, follows
       }
@@ -183,8 +184,6 @@ async function sizeOf(path: string): Promise<number | null> {
 }
 
 /** Enough of a usage record to be worth inserting (the store coerces the rest). */
-function isRecord(value: unknown): value is StoredUsageRecord {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const r = value as Record<string, unknown>;
-  return typeof r.time === "string" && typeof r.request_id === "string";
+function isStoredUsageRecord(value: unknown): value is StoredUsageRecord {
+  return isObject(value) && typeof value.time === "string" && typeof value.request_id === "string";
 }

@@ -23,14 +23,13 @@
  * @module
  */
 import type { GatewayError } from "../../errors.ts";
-import type { ChatMessage, JsonObject } from "../../openai/types.ts";
+import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 import {
   arrayField,
   booleanField,
   checkCacheControl,
   extraField,
   fieldError,
-  isObject,
   stringField,
   wrongType,
 } from "./validate.ts";

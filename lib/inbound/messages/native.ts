@@ -11,10 +11,8 @@
  * @module
  */
 import type { ResolvedContentRule } from "../../config/types.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import { redactText } from "../../policy/content_rules.ts";
-
-const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeMessagesChanges {

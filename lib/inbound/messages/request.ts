@@ -18,8 +18,8 @@
  *
  * @module
  */
-import { GatewayError, printable } from "../../errors.ts";
-import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ClientTerms, type GatewayError, printable } from "../../errors.ts";
+import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type ContentNotes, systemText, turnMessages } from "./content.ts";
 import { translateToolChoice, translateTools } from "./tools.ts";
 import {
@@ -27,7 +27,6 @@ import {
   booleanField,
   checkCacheControl,
   fieldError,
-  isObject,
   numberField,
   stringField,
   wrongType,
@@ -170,23 +169,18 @@ const CLIENT_PARAMS: Readonly<Record<string, string>> = {
 };
 
 /**
- * A translated target's 400 in the client's terms: its message starts with the Messages request's own field
- * (`thinking: …` for a refused `reasoning_effort`, `messages.2.content: …` for a refused content part), so an
- * Anthropic client learns what it sent that the target cannot take. Other errors are returned as they are.
+ * The Messages API's terms for `inClientTerms` (`lib/errors.ts`): a translated target's 400 renamed so that its message
+ * starts with the Messages request's own field (`thinking: …` for a refused `reasoning_effort`,
+ * `messages.2.content: …` for a refused content part), and an Anthropic client learns what it sent that the
+ * target cannot take. Other errors are left as they are.
  */
-export function inClientTerms(err: unknown, parsed: MessagesRequest): unknown {
-  if (!(err instanceof GatewayError) || err.status !== 400 || err.param === null) return err;
-  const message = /^messages\[(\d+)\]/.exec(err.param);
-  const client = message === null ? CLIENT_PARAMS[err.param] : parsed.messageParams[Number(message[1])];
-  if (client === undefined) return err;
-  return new GatewayError(err.status, `${client}: ${err.message}`, {
-    type: err.type,
-    code: err.code,
-    param: client,
-    headers: err.headers,
-    cause: err.cause,
-    anthropicType: err.anthropicType,
-  });
+export function messagesClientTerms(parsed: MessagesRequest): ClientTerms {
+  return (err) => {
+    if (err.status !== 400) return undefined;
+    const message = /^messages\[(\d+)\]/.exec(err.param);
+    const client = message === null ? CLIENT_PARAMS[err.param] : parsed.messageParams[Number(message[1])];
+    return client === undefined ? undefined : { param: client, message: `${client}: ${err.message}` };
+  };
 }
 
 function header(headers: Headers, name: string): string | null {

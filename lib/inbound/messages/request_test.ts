@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { badGateway, GatewayError, invalidRequest } from "../../errors.ts";
-import { effortForBudget, inClientTerms, parseMessagesRequest } from "./request.ts";
+import { badGateway, GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
+import { effortForBudget, messagesClientTerms, parseMessagesRequest } from "./request.ts";
 
 const NO_HEADERS = new Headers();
 
@@ -274,7 +274,7 @@ Deno.test("messages request: a translated target's 400 names the client's own fi
     system: "Be brief.",
     messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "yo" }],
   });
-  const named = (err: GatewayError) => inClientTerms(err, parsed) as GatewayError;
+  const named = (err: GatewayError) => inClientTerms(err, messagesClientTerms(parsed)) as GatewayError;
   const thinking = named(invalidRequest("'reasoning_effort' is not supported.", "reasoning_effort"));
   assert.equal(thinking.message, "thinking: 'reasoning_effort' is not supported.");
   assert.equal(thinking.status, 400);
@@ -285,7 +285,7 @@ Deno.test("messages request: a translated target's 400 names the client's own fi
   assert.equal(named(invalidRequest("no", "stop")).param, "stop_sequences");
   // Errors that are not the client's, or name nothing it sent differently, pass as they are.
   const upstream = badGateway("down");
-  assert.equal(inClientTerms(upstream, parsed), upstream);
+  assert.equal(inClientTerms(upstream, messagesClientTerms(parsed)), upstream);
   const other = invalidRequest("x", "temperature");
-  assert.equal(inClientTerms(other, parsed), other);
+  assert.equal(inClientTerms(other, messagesClientTerms(parsed)), other);
 });

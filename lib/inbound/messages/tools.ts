@@ -12,14 +12,13 @@
  * @module
  */
 import { printable } from "../../errors.ts";
-import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { ContentNotes } from "./content.ts";
 import {
   booleanField,
   checkCacheControl,
   extraField,
   fieldError,
-  isObject,
   stringField,
   wrongType,
 } from "./validate.ts";

@@ -7,16 +7,11 @@
  */
 import { invalidRequest, printable } from "../../errors.ts";
 import type { GatewayError } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /** A 400 about the field at `path`. */
 export function fieldError(path: string, message: string): GatewayError {
   return invalidRequest(`${path}: ${message}`, path, "invalid_request_error");
-}
-
-/** Whether `value` is a JSON object (not an array, not null). */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function kind(value: unknown): string {

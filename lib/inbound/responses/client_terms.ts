@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ClientTerms } from "../../errors.ts";
 import type { ResponsesRequest } from "./request.ts";
 
 /** Top-level chat params that have another name (or place) in a Responses request. */
@@ -79,4 +80,15 @@ export function clientMessage(message: string, param: string, client: string): s
     out = out.replace(new RegExp(`(?<![\\w.\\]])${escape(top)}(?![\\w\\[])`, "g"), renamed);
   }
   return out;
+}
+
+/**
+ * The Responses API's terms for `inClientTerms` (`lib/errors.ts`): an error's chat param renamed to the client's
+ * ({@linkcode clientParam}), and the message's mention of it with it; left as it is when the names agree.
+ */
+export function responsesClientTerms(parsed: ResponsesRequest): ClientTerms {
+  return (err) => {
+    const param = clientParam(parsed, err.param);
+    return param === err.param ? undefined : { param, message: clientMessage(err.message, err.param, param) };
+  };
 }

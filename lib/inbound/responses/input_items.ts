@@ -7,9 +7,9 @@
  * @module
  */
 import { invalidRequest } from "../../errors.ts";
-import type { ChatMessage, JsonObject } from "../../openai/types.ts";
+import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 import { NATIVE_ITEMS, type NativeNeeds, needNative } from "./native_only.ts";
-import { badValue, isObject, missing, string, wrongType } from "./validate.ts";
+import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /** What translating the request's own input notes beside the chat messages. */
 export interface InputNotes {

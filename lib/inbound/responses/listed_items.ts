@@ -8,8 +8,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../../openai/types.ts";
-import { isObject } from "./validate.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /** A part of an assistant message, as the spec's `OutputMessageContent` (`output_text` or `refusal`). */
 function outputPart(part: unknown): unknown {

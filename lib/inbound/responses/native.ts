@@ -11,9 +11,7 @@
  * @module
  */
 import type { ResolvedContentRule } from "../../config/types.ts";
-import type { JsonObject } from "../../openai/types.ts";
-
-const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === "object" && !Array.isArray(v);
+import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeChanges {

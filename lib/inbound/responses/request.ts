@@ -12,12 +12,12 @@
  * @module
  */
 import { type GatewayError, invalidRequest, printable } from "../../errors.ts";
-import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type InputNotes, requestInput } from "./input_items.ts";
 import { type NativeNeeds, needNative } from "./native_only.ts";
 import { responseFormat } from "./text_format.ts";
 import { chatToolChoice, chatTools } from "./tools.ts";
-import { badValue, boolean, isObject, number, string, wrongType } from "./validate.ts";
+import { badValue, boolean, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
 export interface ResponseParams extends JsonObject {

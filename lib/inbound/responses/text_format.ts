@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { JsonObject } from "../../openai/types.ts";
-import { badValue, isObject, missing, string, wrongType } from "./validate.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /** `text.format` → the chat `response_format`, and the format the Response echoes. */
 export function responseFormat(text: unknown): { chat?: JsonObject; echo: JsonObject } {

@@ -7,9 +7,9 @@
  * @module
  */
 import { invalidRequest, printable } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import { type NativeNeeds, needNative } from "./native_only.ts";
-import { badValue, isObject, missing, string, wrongType } from "./validate.ts";
+import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /**
  * Function tools in the chat form. A built-in tool has none: it is noted in `needs` (a native target takes it

@@ -9,10 +9,6 @@
 import { invalidRequest, printable } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 
-/** A JSON object (not null, not an array): what every item, part and tool must be. */
-export const isObject = (v: unknown): v is JsonObject =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-
 /** What a wrong value is, in OpenAI's words (`an integer`, `a decimal`, `an array`). */
 function describe(value: unknown): string {
   if (value === null) return "null";

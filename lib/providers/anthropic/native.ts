@@ -8,10 +8,10 @@
  */
 import type { AnthropicProviderConfig } from "../../config/schema.ts";
 import { badGateway } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import type { SseEvent } from "../../sse/parse.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
+import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import type { MessagesCall } from "../types.ts";
 import { anthropicStreamError } from "./response.ts";
 

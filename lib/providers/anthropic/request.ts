@@ -19,10 +19,9 @@
  * @module
  */
 import { invalidRequest } from "../../errors.ts";
-import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { UnsupportedRules } from "../shared/unsupported_params.ts";
 import { always } from "../shared/unsupported_params.ts";
-import { isObject } from "../shared/json.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,

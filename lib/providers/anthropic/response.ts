@@ -9,8 +9,8 @@
 import { badGateway, GatewayError } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
+import { isObject } from "../../openai/types.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
-import { isObject } from "../shared/json.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);

@@ -36,9 +36,8 @@ import {
   toOpenAIUsage,
 } from "./response.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
-import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { isObject } from "../shared/json.ts";
 
 /** Options for {@linkcode anthropicChunkTransformer}. */
 export interface anthropicChunkTransformerOptions {

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { isObject } from "../shared/json.ts";
 import { type ParsedUpstreamError, parseUpstreamErrorBody } from "../shared/upstream_error.ts";
+import { isObject } from "../../openai/types.ts";
 
 /** The fields of `innererror.content_filter_result(s)` that were filtered, as `hate (high)`, `jailbreak`. */
 function filteredCategories(innererror: unknown): string[] {

@@ -4,9 +4,8 @@
  *
  * @module
  */
-import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { isObject } from "../shared/json.ts";
 
 /** Top-level chunk fields that identify the chunk rather than annotate it. */
 const IDENTITY_KEYS = new Set(["id", "object", "created", "model", "choices", "usage", "system_fingerprint"]);

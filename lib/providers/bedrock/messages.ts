@@ -10,11 +10,10 @@
  */
 import { Buffer } from "node:buffer";
 import { badGateway } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
 import { splitBetas } from "../anthropic/native.ts";
 import { messagesEventTransformer } from "../anthropic/native.ts";
-import { isObject } from "../shared/json.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
 import { isClaudeModel } from "./request.ts";
 import { bedrockStreamException } from "./response.ts";

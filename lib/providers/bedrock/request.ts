@@ -9,9 +9,8 @@
  * @module
  */
 import { invalidRequest } from "../../errors.ts";
-import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
-import { isObject } from "../shared/json.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,

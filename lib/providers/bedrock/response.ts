@@ -7,9 +7,9 @@
 import { badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
+import { isObject } from "../../openai/types.ts";
 import { scrubberOf } from "../../secrets/scrubber.ts";
 import { clip, retryHeadersOf, upstreamHttpError } from "../shared/upstream_error.ts";
-import { isObject } from "../shared/json.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 
 /**

@@ -21,9 +21,8 @@ import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId } from "
 import { answerStopReason, bedrockStreamException, mapUsage } from "./response.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
-import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { isObject } from "../shared/json.ts";
 
 function parsePayload(provider: string, message: EventStreamMessage): JsonObject {
   if (message.payload.length === 0) return {};

@@ -17,7 +17,7 @@ import type {
   JsonObject,
   Usage,
 } from "../../openai/types.ts";
-import { isObject } from "../shared/json.ts";
+import { isObject } from "../../openai/types.ts";
 
 /** Words (letters, digits, `_`) and single punctuation marks: the builtin models' notion of a token. */
 const TOKEN_PATTERN = /[\p{L}\p{N}_]+|[^\s\p{L}\p{N}_]/gu;

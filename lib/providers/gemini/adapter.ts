@@ -25,9 +25,9 @@ import { countTokensBody, geminiInputTokens } from "./count_tokens.ts";
 import { count } from "./types.ts";
 import type { UpstreamRequest } from "../shared/transport.ts";
 import type { Provider } from "../types.ts";
-import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
-import { isObject, parseJsonObject } from "../shared/json.ts";
+import { parseJsonObject } from "../shared/json.ts";
 import { keyHeader, type ProviderAdapter, providerFromAdapter, sseEvents } from "../shared/skeleton.ts";
 
 /**

@@ -5,8 +5,7 @@
  * @module
  */
 import { badGateway, invalidRequest } from "../../errors.ts";
-import { isObject } from "../shared/json.ts";
-import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
+import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
 
 /**
  * Largest batch sent in one `batchEmbedContents` call; bigger OpenAI inputs (up to 2048) are split.

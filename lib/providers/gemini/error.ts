@@ -7,8 +7,7 @@
  * @module
  */
 import type { GatewayError } from "../../errors.ts";
-import { isObject } from "../shared/json.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import {
   type ParsedUpstreamError,
   upstreamHttpError,

@@ -6,8 +6,7 @@
  */
 import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
-import { isObject } from "../shared/json.ts";
-import type { ChatMessage, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
 
 /**

@@ -8,8 +8,9 @@
 import { badGateway } from "../../errors.ts";
 import { makeUsage, newCompletionId, newToolCallId } from "../shared/chunks.ts";
 import { count, toolCallIdFor } from "./types.ts";
-import { isObject, notAJsonObject } from "../shared/json.ts";
+import { notAJsonObject } from "../shared/json.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
+import { isObject } from "../../openai/types.ts";
 
 /** An OpenAI tool call made from one Gemini `functionCall` part. */
 export interface ToolCall {

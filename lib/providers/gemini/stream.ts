@@ -21,8 +21,8 @@ import {
 } from "../shared/chunks.ts";
 import { geminiStreamError } from "./error.ts";
 import { finishReasonFor, promptBlocked, readCandidateParts, usageFrom } from "./response.ts";
-import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
-import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
+import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
+import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
 
 /** Options for {@linkcode geminiChunkTransformer}; the identity and id generator are injectable for tests. */

@@ -5,9 +5,8 @@
  * @module
  */
 import { badGateway } from "../../errors.ts";
-import type { ChatCompletion, JsonObject } from "../../openai/types.ts";
+import { type ChatCompletion, isObject, type JsonObject } from "../../openai/types.ts";
 import type { EmbeddingResult } from "../types.ts";
-import { isObject } from "../shared/json.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 
 /**

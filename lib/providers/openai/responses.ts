@@ -7,11 +7,11 @@
  */
 import { badGateway } from "../../errors.ts";
 import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import type { SseEvent } from "../../sse/parse.ts";
 import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
-import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
+import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
 import type { TokenCountInput, UpstreamCall } from "../types.ts";
 

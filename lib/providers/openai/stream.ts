@@ -6,9 +6,9 @@
  */
 import { badGateway } from "../../errors.ts";
 import type { SseEvent } from "../../sse/parse.ts";
-import type { ChatCompletionChunk } from "../../openai/types.ts";
+import { type ChatCompletionChunk, isObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { eventNotAnObject, isObject, parseEventJson } from "../shared/json.ts";
+import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 

@@ -1,18 +1,13 @@
 /**
  * Reading what an upstream sent as JSON. Every vendor module checks shapes field by field with
- * {@linkcode isObject}, and every non-stream answer that must be an object goes through
+ * {@linkcode isObject} (from `lib/openai/types.ts`), and every non-stream answer that must be an object goes through
  * {@linkcode parseJsonObject}, so the 502 a client sees for a broken body reads the same whichever vendor
  * sent it.
  *
  * @module
  */
 import { badGateway } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
-
-/** True for a plain JSON object (not `null`, not an array). */
-export function isObject(value: unknown): value is JsonObject {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
+import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /** Parses an upstream body that must be a JSON object; anything else is a 502 `upstream_invalid_response`. */
 export function parseJsonObject(provider: string, text: string): JsonObject {

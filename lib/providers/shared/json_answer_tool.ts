@@ -18,8 +18,7 @@
  * @module
  */
 import { invalidRequest } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
-import { isObject } from "./json.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /** The reserved name of the tool that carries a formatted answer. */
 export const JSON_ANSWER_TOOL = "json_response";
