@@ -1,12 +1,15 @@
 /**
  * The boundaries of docs/architecture.md, held by reading the imports of `lib/`: no import cycle; providers
- * never import the server, http, auth, policy, routing or usage; routing, policy and usage never import
- * providers; and only `lib/runtime/` touches `Deno.*` or `Bun.*`. Tests beside the source (`*_test.ts`) are
- * left out: they may reach across layers to set up what they test, and `Deno.test` is how they run.
+ * never import the server, a client API (http, inbound), auth, policy, routing or usage; routing, policy and
+ * usage never import providers; nothing outside `lib/providers/` reaches into a vendor's folder; nothing
+ * outside `lib/providers/` and `lib/config/` decides by a provider's `type` (the capability table answers);
+ * and only `lib/runtime/` touches `Deno.*` or `Bun.*`. Tests beside the source (`*_test.ts`) are left out:
+ * they may reach across layers to set up what they test, and `Deno.test` is how they run.
  *
  * @module
  */
 import assert from "node:assert/strict";
+import { PROVIDER_TYPES } from "../lib/config/provider_capabilities.ts";
 
 /** One module and the `lib/` modules it imports (paths relative to the repository root). */
 export interface ModuleInfo {
@@ -70,7 +73,20 @@ export function layerOf(path: string): string {
 
 /** Which layers a layer must not import. */
 export const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
-  providers: ["http", "server", "serve", "auth", "policy", "routing", "usage", "cli", "reload"],
+  // `inbound` and `http` are the client APIs (`api` once they share one folder): a provider speaks to its vendor.
+  providers: [
+    "http",
+    "inbound",
+    "api",
+    "server",
+    "serve",
+    "auth",
+    "policy",
+    "routing",
+    "usage",
+    "cli",
+    "reload",
+  ],
   routing: ["providers"],
   policy: ["providers"],
   usage: ["providers"],
@@ -83,6 +99,68 @@ export function forbiddenImports(modules: readonly ModuleInfo[]): string[] {
     const banned = FORBIDDEN[layerOf(module.path)] ?? [];
     for (const target of module.imports) {
       if (banned.includes(layerOf(target))) out.push(`${module.path} → ${target}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Imports from outside `lib/providers/` into a vendor's folder (`lib/providers/<vendor>/…`, `shared/`), as
+ * `from → to`. The rest of the gateway sees providers through the top-level modules only: the contract
+ * (`types.ts`), the registry and the capability table, so a vendor's internals can change without it.
+ */
+export function vendorFolderImports(modules: readonly ModuleInfo[]): string[] {
+  const out: string[] = [];
+  for (const module of modules) {
+    if (layerOf(module.path) === "providers") continue;
+    for (const target of module.imports) {
+      if (/^lib\/providers\/[^/]+\//.test(target)) out.push(`${module.path} → ${target}`);
+    }
+  }
+  return out;
+}
+
+/** The layers that may read a provider entry's `type`: the providers, and the config that defines the entries. */
+const READS_PROVIDER_TYPE = ["providers", "config"];
+
+/**
+ * Ways code decides by what a provider is rather than by the capability table: its entry's `type` or
+ * `native_responses`, a comparison with a provider type's name, a `case` of one, or a test for an optional
+ * `Provider` method (`responses`, `messages`, `countInputTokens`) instead of calling it.
+ */
+function providerTypePatterns(types: readonly string[]): RegExp[] {
+  const name = `["'](?:${types.join("|")})["']`;
+  const method = "(?:responses|messages|countInputTokens)";
+  return [
+    /\bproviderConfig\s*\??\.\s*(?:type|native_responses)\b/,
+    /\.\s*native_responses\b/,
+    /\{[^}]*\b(?:type|native_responses)\b[^}]*\}\s*=\s*[\w.?]*providerConfig\b/,
+    new RegExp(`\\btype\\s*[!=]==?\\s*${name}`),
+    new RegExp(`${name}\\s*[!=]==?\\s*[\\w.?]*\\btype\\b`),
+    new RegExp(`\\bcase\\s+${name}\\s*:`),
+    new RegExp(`(?:\\bprovider|\\.get\\([^)]*\\))\\s*\\??\\.\\s*${method}\\b(?!\\s*(?:\\?\\.\\s*)?\\()`),
+    new RegExp(`["']${method}["']\\s+in\\s+provider\\b`),
+  ];
+}
+
+/**
+ * Modules outside `lib/providers/` and `lib/config/` whose code (not comments) decides by a provider's type, as
+ * `path: the matched text`. What a target speaks is asked of `lib/providers/capabilities.ts`.
+ */
+export function providerTypeReads(
+  modules: readonly ModuleInfo[],
+  types: readonly string[] = PROVIDER_TYPES,
+): string[] {
+  const patterns = providerTypePatterns(types);
+  const out: string[] = [];
+  for (const module of modules) {
+    if (READS_PROVIDER_TYPE.includes(layerOf(module.path))) continue;
+    for (const pattern of patterns) {
+      const found = module.code.match(pattern);
+      if (found) {
+        out.push(`${module.path}: ${found[0]}`);
+        break; // one finding per module is enough to point at it
+      }
     }
   }
   return out;
@@ -163,6 +241,56 @@ Deno.test("architecture: lib/ has no import cycle", async () => {
 
 Deno.test("architecture: no import goes the wrong way between layers", async () => {
   assert.deepEqual(forbiddenImports(await readLib()), []);
+});
+
+Deno.test("architecture: the provider checks find what they look for (a vendor import, type reads)", () => {
+  const modules: ModuleInfo[] = [
+    {
+      path: "lib/http/a.ts",
+      imports: ["lib/providers/bedrock/messages.ts", "lib/providers/types.ts"],
+      code: "",
+    },
+    { path: "lib/http/b.ts", imports: [], code: 'if (target.providerConfig.type !== "openai") return;' },
+    { path: "lib/http/c.ts", imports: [], code: "const native = config.native_responses;" },
+    { path: "lib/http/d.ts", imports: [], code: 'return type === "anthropic" || x;' },
+    { path: "lib/http/e.ts", imports: [], code: "if (provider.responses) return native(target, provider);" },
+    {
+      path: "lib/http/f.ts",
+      imports: [],
+      code: "targets.some((t) => providers.get(t.provider)?.countInputTokens);",
+    },
+    { path: "lib/routing/g.ts", imports: [], code: 'switch (kind) { case "bedrock": return 1; }' },
+    { path: "lib/providers/inbound_user.ts", imports: ["lib/inbound/messages/native.ts"], code: "" },
+    {
+      path: "lib/http/ok.ts",
+      imports: ["lib/providers/capabilities.ts"],
+      code:
+        'if (item.type === "message" && dialect === "anthropic") await provider.responses?.(body, call);\n' +
+        "const answer = await provider.messages(body, call); const n = ctx.services.responses.get(id);",
+    },
+    { path: "lib/config/secrets.ts", imports: [], code: 'p.type === "bedrock"' },
+    { path: "lib/providers/registry.ts", imports: [], code: 'case "openai": return 1;' },
+  ];
+  assert.deepEqual(vendorFolderImports(modules), ["lib/http/a.ts → lib/providers/bedrock/messages.ts"]);
+  assert.deepEqual(forbiddenImports(modules), [
+    "lib/providers/inbound_user.ts → lib/inbound/messages/native.ts",
+  ]);
+  assert.deepEqual(providerTypeReads(modules, ["openai", "anthropic", "bedrock"]), [
+    "lib/http/b.ts: providerConfig.type",
+    "lib/http/c.ts: .native_responses",
+    'lib/http/d.ts: type === "anthropic"',
+    "lib/http/e.ts: provider.responses",
+    "lib/http/f.ts: .get(t.provider)?.countInputTokens",
+    'lib/routing/g.ts: case "bedrock":',
+  ]);
+});
+
+Deno.test("architecture: nothing outside lib/providers/ imports a vendor's folder", async () => {
+  assert.deepEqual(vendorFolderImports(await readLib()), []);
+});
+
+Deno.test("architecture: nothing outside lib/providers/ and lib/config/ decides by a provider's type", async () => {
+  assert.deepEqual(providerTypeReads(await readLib()), []);
 });
 
 Deno.test("architecture: only lib/runtime/ uses the Deno and Bun globals", async () => {

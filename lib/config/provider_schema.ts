@@ -1,8 +1,8 @@
 /**
  * The config entry of each provider type (`builtin`, `openai`, `anthropic`, `gemini`, `azure`, `bedrock`):
  * how to reach its upstream and what it accepts. One place to read or change when a provider is added
- * (docs/architecture.md, "How to add a provider"); `schema.ts` puts it in the whole file's schema and says
- * which alias types each type serves (`PROVIDER_SERVES`).
+ * (docs/architecture.md, "How to add a provider"); `schema.ts` puts it in the whole file's schema, and
+ * `provider_capabilities.ts` says what each type speaks (alias types, native passthroughs, token counting).
  *
  * @module
  */

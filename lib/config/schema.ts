@@ -11,7 +11,7 @@
  * @module
  */
 import { z } from "zod";
-import { type ProviderConfig, providerSchema, timeoutsSchema } from "./provider_schema.ts";
+import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
 import { byteSize, duration } from "./units_schema.ts";
 
 export { byteSize, duration } from "./units_schema.ts";
@@ -310,16 +310,6 @@ export type ContentRuleConfig = z.output<typeof contentRuleSchema>;
 export type Endpoint = typeof ENDPOINTS[number];
 export type Strategy = ModelConfig["strategy"];
 export type ModelType = ModelConfig["type"];
-
-/** Which alias types each provider type can serve; `semantic_checks.ts` reports targets that break this. */
-export const PROVIDER_SERVES: Record<ProviderConfig["type"], readonly ModelType[]> = {
-  builtin: ["chat", "embedding"],
-  openai: ["chat", "embedding"],
-  anthropic: ["chat"],
-  gemini: ["chat", "embedding"],
-  azure: ["chat", "embedding"],
-  bedrock: ["chat", "embedding"],
-};
 
 /** The models the `builtin` provider has, by alias type. */
 export const BUILTIN_MODELS: Record<ModelType, readonly string[]> = {

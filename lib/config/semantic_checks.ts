@@ -20,14 +20,15 @@ import { checkPolicies } from "./policy_checks.ts";
 import type { PathSegment } from "./interpolate.ts";
 import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringField } from "./raw_access.ts";
 import { parseExpiry, tokenSha256 } from "./resolve.ts";
-import { ALIAS_PATTERN, BUILTIN_MODELS, type ModelType, PROVIDER_SERVES } from "./schema.ts";
+import { PROVIDER_SERVES } from "./provider_capabilities.ts";
+import { ALIAS_PATTERN, BUILTIN_MODELS, type ModelType } from "./schema.ts";
 
 /** A cross-section problem at one config path. */
 
 /**
- * The capability tables the checks consult. They default to the real ones in `schema.ts`; tests pass their
- * own to exercise rules the shipped tables cannot trigger (today every provider type serves every alias
- * type).
+ * The capability tables the checks consult. They default to the real ones (`PROVIDER_SERVES`, the `serves`
+ * column of `provider_capabilities.ts`; `BUILTIN_MODELS` in `schema.ts`); tests pass their own to exercise
+ * rules the shipped tables cannot trigger.
  */
 export interface CheckTables {
   readonly serves: Readonly<Record<string, readonly ModelType[]>>;

@@ -23,6 +23,7 @@ import {
 import { completionToMessage, type MessageFrame, newId } from "../inbound/messages/response.ts";
 import { messagesStreamBody } from "../inbound/messages/stream.ts";
 import type { Usage } from "../openai/types.ts";
+import { takesTopK } from "../providers/capabilities.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
@@ -52,7 +53,7 @@ function chatUsage(prompt: number, completion: number): Usage {
 function refusal(target: ResolvedTarget, parsed: MessagesRequest): GatewayError | null {
   if (isNativeMessagesTarget(target)) return null;
   if (parsed.nativeOnly !== null) return parsed.nativeOnly;
-  if (parsed.chat.top_k !== undefined && target.providerConfig.type !== "openai") {
+  if (parsed.chat.top_k !== undefined && !takesTopK(target)) {
     return invalidRequest(
       "top_k: this alias's target takes no top_k (only Claude and OpenAI-compatible targets do); send the " +
         "request without it.",
@@ -96,7 +97,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
     model,
     ctx.signal,
     async (target, provider): Promise<ChatAnswer | NativeMessagesAnswer> => {
-      if (provider.messages && isNativeMessagesTarget(target)) return await native(target, provider);
+      if (isNativeMessagesTarget(target)) return await native(target, provider);
       const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
         .catch((err) => {
           throw inClientTerms(err, messagesClientTerms(parsed));

@@ -4,7 +4,7 @@
  *
  * The body is validated as `POST /v1/messages` validates it (without `max_tokens`, which counting does not
  * take), the alias resolved under the token's scopes, and the target picked by routing. A target whose vendor
- * counts (its provider has `countInputTokens`) gives the exact count: an Anthropic target from the client's own
+ * counts (the capability table's `countTokens`) gives the exact count: an Anthropic target from the client's own
  * body (model rewritten, redactions applied, the client's `anthropic-version` and `anthropic-beta` forwarded as
  * for `/v1/messages`), others from the chat form. Otherwise the gateway's tokenizer
  * counts the chat form (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and the answer says so with
@@ -21,6 +21,7 @@ import { nativeMessagesBody, redactMessages } from "../inbound/messages/native.t
 import { parseMessagesRequest } from "../inbound/messages/request.ts";
 import { extraField } from "../inbound/messages/validate.ts";
 import type { JsonObject } from "../openai/types.ts";
+import { countsInputTokens } from "../providers/capabilities.ts";
 import { admit, type Answer } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
 import { ROUTES } from "./endpoints.ts";
@@ -65,10 +66,10 @@ export async function handleMessagesCountTokens(request: Request, ctx: ClientCon
   let exact: number | null = null;
   let headers = new Headers();
   // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
-  if (model.targets.some((t) => ctx.state.providers.get(t.provider)?.countInputTokens)) {
+  if (model.targets.some(countsInputTokens)) {
     try {
       const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-        if (!provider.countInputTokens) return null;
+        if (!countsInputTokens(target)) return null;
         const messages = isNativeMessagesTarget(target)
           ? redactMessages(
             nativeMessagesBody(body, { model: target.model, maxTokens: null }),
@@ -78,11 +79,12 @@ export async function handleMessagesCountTokens(request: Request, ctx: ClientCon
         const input = messages
           ? { chat, messages, ...forwardedHeaders(parsed.version, parsed.betas) }
           : { chat };
-        return await provider.countInputTokens(input, {
+        const count = await provider.countInputTokens?.(input, {
           target,
           signal: ctx.signal,
           requestId: ctx.requestId,
         });
+        return count ?? null;
       });
       exact = routed.value;
       headers = routed.headers;

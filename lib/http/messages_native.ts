@@ -21,7 +21,7 @@ import {
 import { nativeMessagesStreamBody, type PeekedMessagesEvents } from "../inbound/messages/native_stream.ts";
 import type { MessagesRequest } from "../inbound/messages/request.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { servesMessages } from "../providers/bedrock/messages.ts";
+import { speaksNatively } from "../providers/capabilities.ts";
 import type { Provider } from "../providers/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
@@ -36,10 +36,12 @@ export type NativeMessagesAnswer =
   | { kind: "native_messages"; body: JsonObject }
   | { kind: "native_messages_stream"; stream: PeekedMessagesEvents };
 
-/** Whether `target` is served natively: an `anthropic` provider, or a Claude model (or profile) on Bedrock. */
+/**
+ * Whether `target` is served natively (the capability table: an `anthropic` provider, or a Claude model or
+ * profile on Bedrock).
+ */
 export function isNativeMessagesTarget(target: ResolvedTarget): boolean {
-  const type = target.providerConfig.type;
-  return type === "anthropic" || (type === "bedrock" && servesMessages(target.model));
+  return speaksNatively(target, "messages");
 }
 
 /** What a well-formed `anthropic-version` is (a date, or a name): anything else is not sent upstream. */
@@ -75,9 +77,6 @@ export function nativeMessagesAttempt(
 ): (target: ResolvedTarget, provider: Provider) => Promise<NativeMessagesAnswer> {
   const headers = forwardedHeaders(parsed.version, parsed.betas);
   return async (target, provider) => {
-    if (provider.messages === undefined) {
-      throw new GatewayError(500, "The provider does not speak the Messages API.");
-    }
     // The policy may have lowered the output limit on the chat form; the upstream gets the one that applies.
     const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
     const body = redactMessages(
@@ -87,12 +86,14 @@ export function nativeMessagesAttempt(
       }),
       model.contentRules,
     );
-    const answer = await provider.messages(body, {
+    const answer = await provider.messages?.(body, {
       target,
       signal: ctx.signal,
       requestId: ctx.requestId,
       ...headers,
     });
+    // The table said this target speaks Messages; an adapter without the method disagrees with it (a bug).
+    if (answer === undefined) throw new GatewayError(500, "The provider does not speak the Messages API.");
     if (answer.kind === "json") {
       if (answer.body.type !== "message" || !Array.isArray(answer.body.content)) {
         throw badGateway(

@@ -31,6 +31,7 @@ import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from ".
 import {
   answerNative,
   isNativeAnswer,
+  isNativeTarget,
   type NativeAnswer,
   nativeAttempt,
   targetsFor,
@@ -131,7 +132,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     targets,
     ctx.signal,
     async (target, provider): Promise<ChatAnswer | NativeAnswer> => {
-      if (provider.responses) return await native(target, provider);
+      if (isNativeTarget(target)) return await native(target, provider);
       // A provider adapter refuses in the chat form's terms (`response_format`); the client sent `text.format`.
       const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
         .catch((err) => {

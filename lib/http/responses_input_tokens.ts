@@ -4,8 +4,8 @@
  *
  * The request is validated and translated as `POST /v1/responses` would translate it (`previous_response_id`
  * included: the stored conversation counts), the alias resolved under the token's scopes, and the target
- * picked by routing, so health and fallback apply. Where that target's vendor can count (its provider has
- * `countInputTokens`), the count is the upstream's, exact for its model. Otherwise — no counting endpoint, a
+ * picked by routing, so health and fallback apply. Where that target's vendor can count (the capability table's
+ * `countTokens`), the count is the upstream's, exact for its model. Otherwise — no counting endpoint, a
  * request the vendor cannot count, or a count that failed — the gateway's tokenizer gives it, and the answer
  * says so with `estimated: true` (a field OpenAI's schema does not have, so clients that read only
  * `input_tokens` are unaffected), as do the access log and the usage record (`tokens_estimated`).
@@ -25,6 +25,7 @@ import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { nativeRequestBody, redactNative } from "../inbound/responses/native.ts";
 import { TOKEN_COUNTS_FIELDS } from "../openai/token_counts.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
+import { countsInputTokens } from "../providers/capabilities.ts";
 import { countTokens, requestTexts } from "../usage/estimate.ts";
 import { admit, type Answer } from "./accounting.ts";
 import type { ClientContext } from "./context.ts";
@@ -33,7 +34,7 @@ import { readJsonBody } from "./read_json_body.ts";
 import { resolveAlias } from "./resolve_alias.ts";
 import { withHistory } from "./responses.ts";
 import { resolveItemReferences } from "./responses_input.ts";
-import { targetsFor } from "./responses_native.ts";
+import { isNativeTarget, targetsFor } from "./responses_native.ts";
 import { routeRequest } from "./route_request.ts";
 import { previousResponseNotFound } from "./stored_responses.ts";
 
@@ -138,18 +139,19 @@ export async function handleResponsesInputTokens(request: Request, ctx: ClientCo
   let exact: number | null = null;
   let headers = new Headers();
   // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
-  const counts = model.targets.some((t) => ctx.state.providers.get(t.provider)?.countInputTokens);
+  const counts = model.targets.some(countsInputTokens);
   if (counts) {
     const responses = nativeBody(ctx, body, parsed, model);
     try {
       const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-        if (!provider.countInputTokens) return null;
-        const input = provider.responses ? { chat, responses: await responses(target) } : { chat };
-        return await provider.countInputTokens(input, {
+        if (!countsInputTokens(target)) return null;
+        const input = isNativeTarget(target) ? { chat, responses: await responses(target) } : { chat };
+        const count = await provider.countInputTokens?.(input, {
           target,
           signal: ctx.signal,
           requestId: ctx.requestId,
         });
+        return count ?? null;
       });
       exact = routed.value;
       headers = routed.headers;

@@ -23,6 +23,7 @@ import {
 import { nativeStreamBody, type PeekedEvents } from "../inbound/responses/native_stream.ts";
 import type { ResponsesRequest } from "../inbound/responses/request.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
+import { speaksNatively } from "../providers/capabilities.ts";
 import type { Provider } from "../providers/types.ts";
 import { countTokens, requestTexts } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
@@ -38,10 +39,9 @@ export type NativeAnswer =
   | { kind: "native"; body: JsonObject }
   | { kind: "native_stream"; stream: PeekedEvents };
 
-/** Whether `target`'s provider is configured to speak the Responses API natively. */
+/** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
 export function isNativeTarget(target: ResolvedTarget): boolean {
-  const config = target.providerConfig;
-  return (config.type === "openai" || config.type === "azure") && config.native_responses;
+  return speaksNatively(target, "responses");
 }
 
 /**
@@ -83,9 +83,6 @@ export function nativeAttempt(
     return { history };
   };
   return async (target, provider) => {
-    if (provider.responses === undefined) {
-      throw new GatewayError(500, "The provider does not speak Responses.");
-    }
     // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
     const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
     const body = redactNative(
@@ -97,7 +94,9 @@ export function nativeAttempt(
       }),
       model.contentRules,
     );
-    const answer = await provider.responses(body, { target, signal: ctx.signal, requestId: ctx.requestId });
+    const answer = await provider.responses?.(body, { target, signal: ctx.signal, requestId: ctx.requestId });
+    // The table said this target speaks Responses; an adapter without the method disagrees with it (a bug).
+    if (answer === undefined) throw new GatewayError(500, "The provider does not speak Responses.");
     if (answer.kind === "json") {
       if (answer.body.object !== "response" || !Array.isArray(answer.body.output)) {
         throw badGateway(

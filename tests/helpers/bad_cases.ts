@@ -1,6 +1,6 @@
 /**
- * The shared shape of the bad-request tables (`tests/bad_requests_test.ts` for the API, and
- * `tests/admin_bad_requests_test.ts` for the admin API): a case, the request it makes in-process or over a
+ * The shared shape of the bad-request tables (`tests/chat/bad_requests_test.ts` for the API, and
+ * `tests/admin/admin_bad_requests_test.ts` for the admin API): a case, the request it makes in-process or over a
  * socket, and what every error answer must satisfy whatever the route.
  *
  * @module

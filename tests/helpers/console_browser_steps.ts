@@ -1,5 +1,5 @@
 /**
- * The console's browser session, run by tests/console_browser_test.ts in a process of its own (see
+ * The console's browser session, run by tests/admin/console_browser_test.ts in a process of its own (see
  * helpers/browser_process.ts for why): Chromium signs in to the console of the gateway at `CONSOLE_URL`, which
  * the test started and seeded, and checks every view an operator uses; each step is reported to the test, and a
  * screenshot of each view goes to `CONSOLE_SHOTS`.

@@ -162,19 +162,3 @@ export async function seedRequests(gw: TestGateway): Promise<number> {
   assert.ok(limited, "web-app reached its rpm limit");
   return sent;
 }
-
-/** Waits until the usage API counts `requests` records (they are written in batches, off the request path). */
-export async function waitForUsage(gw: TestGateway, requests: number, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  let seen = -1;
-  while (Date.now() < deadline) {
-    const response = await fetch(`${gw.url}/admin/usage`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
-    const report = await response.json();
-    seen = report?.totals?.requests ?? -1;
-    if (seen >= requests) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`usage records: ${seen} of ${requests} after ${ms} ms`);
-}

@@ -1,5 +1,5 @@
 /**
- * Generators of admin API requests for `tests/admin_fuzz_test.ts`: token bodies for `POST /admin/tokens`,
+ * Generators of admin API requests for `tests/admin/admin_fuzz_test.ts`: token bodies for `POST /admin/tokens`,
  * `PATCH /admin/tokens/{id}` and `POST /admin/tokens/{id}/rotate` (a plausible body first, then, often, a
  * field set to junk, a required one removed, an unknown one added, the JSON text damaged), query strings for
  * the admin reads, and odd ids in paths. A token id the fuzz cannot know in advance (one issued during the run)

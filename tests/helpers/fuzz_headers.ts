@@ -1,5 +1,5 @@
 /**
- * Generated request headers for `tests/fuzz_requests_test.ts`: `Authorization` from valid to absurd, JSON and
+ * Generated request headers for `tests/chat/fuzz_requests_test.ts`: `Authorization` from valid to absurd, JSON and
  * other content types, `Content-Length` truths and lies, request ids and junk headers.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * Generators of client requests for `tests/fuzz_requests_test.ts`: a valid request first (so the fuzz keeps
+ * Generators of client requests for `tests/chat/fuzz_requests_test.ts`: a valid request first (so the fuzz keeps
  * reaching the code behind validation), then, often, a few mutations — a parameter set to junk (wrong types,
  * nulls, huge numbers, unicode, deep nesting), a required field removed, a message broken, the JSON text
  * damaged — and headers from the plausible to the absurd. Each generated request says whether the gateway

@@ -1,0 +1,100 @@
+/**
+ * What each provider type speaks: the one table behind every "can this target do X?" question. It is pure data
+ * keyed by the config entry's `type`, and it lives beside the entries (`provider_schema.ts`) because both sides
+ * need it: config validation asks which alias types a type may serve (`PROVIDER_SERVES`, below), and config
+ * must not depend on the providers, which depend on it. Everything else asks through
+ * `lib/providers/capabilities.ts`, which applies this table to one resolved target (its `native_responses`
+ * flag, its model) — so nothing outside `lib/providers/` and `lib/config/` reads a provider's `type`.
+ *
+ * Adding a provider type without a row here does not compile; `lib/providers/capabilities_test.ts` holds each
+ * row against what the type's adapter actually implements.
+ *
+ * @module
+ */
+import type { ProviderConfig } from "./provider_schema.ts";
+import type { ModelType } from "./schema.ts";
+
+/** A provider entry's `type`. */
+export type ProviderType = ProviderConfig["type"];
+
+/** What one provider type can do, as the gateway's client APIs and config validation need to know it. */
+export interface ProviderCapabilities {
+  /** The alias types (`models.<alias>.type`) its targets may serve: chat completions, embeddings. */
+  readonly serves: readonly ModelType[];
+  /**
+   * Speaks OpenAI's Responses API, so `/v1/responses` is passed through instead of translated:
+   * `when_configured` means only an entry with `native_responses: true`.
+   */
+  readonly responses: "never" | "when_configured";
+  /**
+   * Speaks Anthropic's Messages API, so `/v1/messages` is passed through instead of translated: with every
+   * model, or only with Claude models (Bedrock, where the same entry also serves Nova, Llama, …).
+   */
+  readonly messages: "never" | "always" | "claude_models";
+  /**
+   * Has a vendor endpoint that counts a request's input tokens exactly (the gateway estimates otherwise):
+   * `when_configured` means the Responses API's own counting endpoint, so only with `native_responses: true`.
+   */
+  readonly countTokens: "never" | "always" | "when_configured";
+  /**
+   * Takes `top_k` in the chat form (OpenAI-compatible servers such as vLLM and Ollama do; OpenAI itself answers
+   * its own 400). A translated Messages request with `top_k` is kept from targets that do not.
+   */
+  readonly topK: boolean;
+}
+
+/** The table: one row per provider type. */
+export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabilities>> = {
+  builtin: {
+    serves: ["chat", "embedding"],
+    responses: "never",
+    messages: "never",
+    countTokens: "never",
+    topK: false,
+  },
+  openai: {
+    serves: ["chat", "embedding"],
+    responses: "when_configured",
+    messages: "never",
+    countTokens: "when_configured",
+    topK: true,
+  },
+  anthropic: { serves: ["chat"], responses: "never", messages: "always", countTokens: "always", topK: true },
+  gemini: {
+    serves: ["chat", "embedding"],
+    responses: "never",
+    messages: "never",
+    countTokens: "always",
+    topK: false,
+  },
+  azure: {
+    serves: ["chat", "embedding"],
+    responses: "when_configured",
+    messages: "never",
+    countTokens: "when_configured",
+    topK: false,
+  },
+  bedrock: {
+    serves: ["chat", "embedding"],
+    responses: "never",
+    messages: "claude_models",
+    countTokens: "always",
+    topK: false,
+  },
+};
+
+/** Every provider type, in the table's order. */
+export const PROVIDER_TYPES: readonly ProviderType[] = Object.freeze(
+  Object.keys(PROVIDER_CAPABILITIES) as ProviderType[],
+);
+
+/**
+ * Which alias types each provider type can serve: the table's `serves` column, which `semantic_checks.ts`
+ * holds every target to.
+ */
+export const PROVIDER_SERVES: Readonly<Record<ProviderType, readonly ModelType[]>> = Object.freeze(
+  Object.fromEntries(PROVIDER_TYPES.map((type) => [type, PROVIDER_CAPABILITIES[type].serves])) as Record<
+    ProviderType,
+    readonly ModelType[]
+  >,
+);

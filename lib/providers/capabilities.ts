@@ -1,0 +1,62 @@
+/**
+ * What a target speaks: the capability table (`lib/config/provider_capabilities.ts`, one row per provider type)
+ * applied to one resolved target, whose entry may switch a passthrough on (`native_responses`) and whose model
+ * may narrow it (Claude on Bedrock). Routing's target narrowing and every client API ask here, never the
+ * provider's `type` or whether a `Provider` object happens to have a method, so the answer is the same
+ * everywhere and a new vendor changes one row.
+ *
+ * @module
+ */
+import {
+  PROVIDER_CAPABILITIES,
+  type ProviderCapabilities,
+  type ProviderType,
+} from "../config/provider_capabilities.ts";
+import type { ResolvedTarget } from "../config/types.ts";
+import { servesMessages } from "./bedrock/messages.ts";
+
+export {
+  PROVIDER_CAPABILITIES,
+  PROVIDER_TYPES,
+  type ProviderCapabilities,
+  type ProviderType,
+} from "../config/provider_capabilities.ts";
+
+/** A client API other than chat and embeddings that an upstream may speak itself (its body passed through). */
+export type NativeApi = "responses" | "messages";
+
+/** The table's row for a provider type. */
+export function capabilitiesOf(type: ProviderType): ProviderCapabilities {
+  return PROVIDER_CAPABILITIES[type];
+}
+
+/**
+ * Whether `target` speaks `api` itself, so a request of that API is passed through rather than translated to
+ * the chat form. The provider built for such a target has the matching method (`responses`, `messages`).
+ */
+export function speaksNatively(target: ResolvedTarget, api: NativeApi): boolean {
+  const row = PROVIDER_CAPABILITIES[target.providerConfig.type];
+  if (api === "responses") return row.responses === "when_configured" && nativeResponsesOn(target);
+  if (row.messages === "claude_models") return servesMessages(target.model);
+  return row.messages === "always";
+}
+
+/** The entry's `native_responses` switch (false for a type that has none). */
+function nativeResponsesOn(target: ResolvedTarget): boolean {
+  const config = target.providerConfig;
+  return "native_responses" in config && config.native_responses;
+}
+
+/**
+ * Whether `target`'s vendor counts input tokens exactly (its provider has `countInputTokens`, which may still
+ * answer null for a request it cannot count).
+ */
+export function countsInputTokens(target: ResolvedTarget): boolean {
+  const counts = PROVIDER_CAPABILITIES[target.providerConfig.type].countTokens;
+  return counts === "always" || (counts === "when_configured" && nativeResponsesOn(target));
+}
+
+/** Whether `target` takes `top_k` in the chat form (see {@linkcode ProviderCapabilities.topK}). */
+export function takesTopK(target: ResolvedTarget): boolean {
+  return PROVIDER_CAPABILITIES[target.providerConfig.type].topK;
+}

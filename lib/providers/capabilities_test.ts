@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { type ProviderConfig, providerSchema } from "../config/provider_schema.ts";
+import type { ResolvedTarget } from "../config/types.ts";
+import {
+  capabilitiesOf,
+  countsInputTokens,
+  PROVIDER_TYPES,
+  type ProviderType,
+  speaksNatively,
+  takesTopK,
+} from "./capabilities.ts";
+import { createProvider } from "./registry.ts";
+
+/** A valid entry of each type, with `native_responses` where the type has it. */
+function entry(type: ProviderType, nativeResponses: boolean): ProviderConfig {
+  const raw: Record<ProviderType, Record<string, unknown>> = {
+    builtin: {},
+    openai: { base_url: "http://127.0.0.1:1/v1", native_responses: nativeResponses },
+    anthropic: { api_key: "k" },
+    gemini: { api_key: "k" },
+    azure: {
+      base_url: "https://r.openai.azure.com/openai/v1",
+      api_key: "k",
+      native_responses: nativeResponses,
+    },
+    bedrock: { region: "us-east-1", access_key_id: "a", secret_access_key: "s" },
+  };
+  return providerSchema.parse({ type, ...raw[type] });
+}
+
+function target(providerConfig: ProviderConfig, model: string): ResolvedTarget {
+  return { provider: "p", model, providerConfig } as ResolvedTarget;
+}
+
+Deno.test("capabilities: every row matches what that type's adapter implements", () => {
+  for (const type of PROVIDER_TYPES) {
+    for (const native of [false, true]) {
+      const config = entry(type, native);
+      const provider = createProvider(config);
+      const row = capabilitiesOf(type);
+      const t = target(config, "anthropic.claude-3-5-haiku-20241022-v1:0");
+      assert.equal(
+        typeof provider.responses === "function",
+        speaksNatively(t, "responses"),
+        `${type} responses`,
+      );
+      assert.equal(typeof provider.messages === "function", row.messages !== "never", `${type} messages`);
+      assert.equal(typeof provider.countInputTokens === "function", countsInputTokens(t), `${type} counting`);
+      if (row.countTokens !== "when_configured") {
+        assert.equal(countsInputTokens(t), row.countTokens === "always");
+      }
+      assert.equal(takesTopK(t), row.topK);
+    }
+  }
+});
+
+Deno.test("capabilities: native passthrough per target (native_responses, Claude on Bedrock)", () => {
+  assert.equal(speaksNatively(target(entry("openai", true), "gpt-5"), "responses"), true);
+  assert.equal(speaksNatively(target(entry("openai", false), "gpt-5"), "responses"), false);
+  assert.equal(speaksNatively(target(entry("azure", true), "gpt-5"), "responses"), true);
+  assert.equal(speaksNatively(target(entry("anthropic", false), "claude-sonnet-4-5"), "messages"), true);
+  assert.equal(speaksNatively(target(entry("anthropic", false), "claude-sonnet-4-5"), "responses"), false);
+  assert.equal(
+    speaksNatively(target(entry("bedrock", false), "eu.anthropic.claude-sonnet-4-5-v1:0"), "messages"),
+    true,
+  );
+  assert.equal(speaksNatively(target(entry("bedrock", false), "amazon.nova-pro-v1:0"), "messages"), false);
+  assert.equal(speaksNatively(target(entry("openai", true), "claude-sonnet-4-5"), "messages"), false);
+  assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5")), true);
+  assert.equal(countsInputTokens(target(entry("openai", false), "gpt-5")), false);
+  assert.equal(takesTopK(target(entry("openai", false), "llama")), true);
+  assert.equal(takesTopK(target(entry("gemini", false), "gemini-2.5-pro")), false);
+});

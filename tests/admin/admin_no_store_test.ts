@@ -1,0 +1,213 @@
+/**
+ * `Cache-Control: no-store` on every answer under `/admin`, walked from the endpoint table: every route with
+ * `auth: "admin"`, every method it has, in-process and over a real socket. Each gets a successful call and the
+ * errors it can answer with (no, a wrong or a client token: 401; a bad field or query: 400; an unknown id:
+ * 404; a config token changed: 409; a method it does not have: 405), and admin paths no route serves get their
+ * 404. The calls are keyed by route, so the compiler asks for calls for a new admin route, and the test fails
+ * until each of its methods has a successful one.
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { parseConfigText } from "../../lib/config/load.ts";
+import type { GatewayState } from "../../lib/http/context.ts";
+import { isAdminPath, matchRoute, type RouteId, ROUTES, type RouteSpec } from "../../lib/http/endpoints.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { createProviders } from "../../lib/providers/registry.ts";
+import type { ReloadStatus } from "../../lib/reload.ts";
+import { createGateway } from "../../lib/server.ts";
+import { createTokenDirectory } from "../../lib/tokens/directory.ts";
+import { createMemoryTokenStore } from "../../lib/tokens/store_memory.ts";
+import { createSqliteStore } from "../../lib/usage/sqlite_store.ts";
+import { startGateway } from "../helpers/gateway.ts";
+
+const ADMIN = "gw-admin-no-store-0123456789abcdef";
+const CLIENT = "gw-client-no-store-0123456789abcdef";
+const UNKNOWN_ID = "tok_000000000000000000000000";
+
+const CONFIG = `
+providers:
+  local: { type: builtin }
+models:
+  chat-a: { type: chat, targets: [ { provider: local, model: echo } ] }
+tokens:
+  - { name: from-file, sha256: ${hashToken(CLIENT)}, models: ["chat-*"] }
+admin_tokens:
+  - { name: ops, sha256: ${hashToken(ADMIN)} }
+`;
+
+/** The routes that need the admin token. */
+type AdminRoute = { [K in RouteId]: (typeof ROUTES)[K]["auth"] extends "admin" ? K : never }[RouteId];
+
+/**
+ * One call and the status it must get; `{id}` in the path is a token issued for this call, and a body given as a
+ * function is made afresh for each request (a name must be new to be issued).
+ */
+interface Call {
+  readonly method: string;
+  readonly path: string;
+  readonly body?: unknown;
+  readonly status: number;
+}
+
+const fresh = "/admin/tokens/{id}";
+let names = 0;
+
+/** For every admin route: a successful call for each of its methods, and the errors it can answer with. */
+const CALLS: Record<AdminRoute, readonly Call[]> = {
+  tokens: [
+    { method: "GET", path: "/admin/tokens", status: 200 },
+    { method: "GET", path: "/admin/tokens?limit=0", status: 400 },
+    {
+      method: "POST",
+      path: "/admin/tokens",
+      body: () => ({ name: `n-${names++}`, models: ["chat-a"] }),
+      status: 201,
+    },
+    { method: "POST", path: "/admin/tokens", body: { name: 5, models: ["chat-a"] }, status: 400 },
+    { method: "POST", path: "/admin/tokens", body: { name: "from-file", models: ["chat-a"] }, status: 409 },
+  ],
+  tokenRotate: [
+    { method: "POST", path: `${fresh}/rotate`, body: { grace: "60s" }, status: 200 },
+    { method: "POST", path: `${fresh}/rotate`, body: { grace: "forever" }, status: 400 },
+    { method: "POST", path: `/admin/tokens/${UNKNOWN_ID}/rotate`, status: 404 },
+    { method: "POST", path: "/admin/tokens/cfg_from-file/rotate", status: 409 },
+  ],
+  token: [
+    { method: "GET", path: fresh, status: 200 },
+    { method: "GET", path: `/admin/tokens/${UNKNOWN_ID}`, status: 404 },
+    { method: "PATCH", path: fresh, body: { disabled: true }, status: 200 },
+    { method: "PATCH", path: fresh, body: { limits: { rpm: -1 } }, status: 400 },
+    { method: "PATCH", path: "/admin/tokens/cfg_from-file", body: { disabled: true }, status: 409 },
+    { method: "DELETE", path: fresh, status: 200 },
+    { method: "DELETE", path: `/admin/tokens/${UNKNOWN_ID}`, status: 404 },
+  ],
+  audit: [
+    { method: "GET", path: "/admin/audit", status: 200 },
+    { method: "GET", path: "/admin/audit?limit=abc", status: 400 },
+  ],
+  explain: [
+    { method: "GET", path: "/admin/explain?token=from-file&model=chat-a", status: 200 },
+    { method: "GET", path: "/admin/explain?model=chat-a", status: 400 },
+    { method: "GET", path: "/admin/explain?token=nobody&model=chat-a", status: 404 },
+  ],
+  usage: [
+    { method: "GET", path: "/admin/usage", status: 200 },
+    { method: "GET", path: "/admin/usage?from=yesterday", status: 400 },
+  ],
+  requests: [
+    { method: "GET", path: "/admin/requests", status: 200 },
+    { method: "GET", path: "/admin/requests?status=abc", status: 400 },
+  ],
+  targets: [{ method: "GET", path: "/admin/targets", status: 200 }],
+  config: [{ method: "GET", path: "/admin/config", status: 200 }],
+  reload: [{ method: "POST", path: "/admin/reload", status: 200 }],
+};
+
+/** Admin paths that no route serves. */
+const UNSERVED = ["/admin", "/admin/", "/admin/nope", "/admin/audit/x", "/admin/Tokens"];
+
+type Send = (method: string, path: string, token?: string, body?: unknown) => Promise<Response>;
+
+function adminRoutes(): [AdminRoute, RouteSpec][] {
+  return (Object.entries(ROUTES) as [RouteId, RouteSpec][])
+    .filter((entry): entry is [AdminRoute, RouteSpec] => entry[1].auth === "admin");
+}
+
+async function assertNoStore(response: Response, status: number, label: string): Promise<void> {
+  const text = await response.text();
+  assert.equal(response.status, status, `${label}: ${text.slice(0, 300)}`);
+  assert.equal(response.headers.get("cache-control"), "no-store", `${label} (${status})`);
+}
+
+/** A token issued for one call, so a DELETE or a rotation never spoils the next call. */
+async function issue(send: Send): Promise<string> {
+  const response = await send("POST", "/admin/tokens", ADMIN, { name: `n-${names++}`, models: ["chat-a"] });
+  assert.equal(response.status, 201);
+  return String((await response.json()).id);
+}
+
+/** Every call of every admin route, every refusal, the 405s and the unserved paths, through `send`. */
+async function walk(send: Send): Promise<void> {
+  for (const [id, spec] of adminRoutes()) {
+    assert.ok(isAdminPath(spec.path), `${spec.path} is under /admin, where no-store is set`);
+    const calls = CALLS[id];
+    for (const method of spec.methods) {
+      assert.ok(
+        calls.some((c) => c.method === method && c.status < 300),
+        `${method} ${spec.path} has a successful call in CALLS`,
+      );
+    }
+    for (const call of calls) {
+      const path = call.path.includes("{id}") ? call.path.replace("{id}", await issue(send)) : call.path;
+      assert.equal(matchRoute(path.split("?")[0])?.id, id, `${path} is served by ${id}`);
+      const body = () => typeof call.body === "function" ? call.body() : call.body;
+      const label = `${call.method} ${path}`;
+      await assertNoStore(await send(call.method, path, ADMIN, body()), call.status, label);
+      // HEAD is served as GET: what a cache would keep of it must be no-store too.
+      if (call.method === "GET") {
+        await assertNoStore(await send("HEAD", path, ADMIN), call.status, `HEAD ${path}`);
+      }
+      if (call.status >= 300) continue;
+      // The refusals: no token, a wrong one, and a client token (valid, but not for /admin).
+      for (const token of [undefined, "gw-not-an-admin-token-0123456789", CLIENT]) {
+        await assertNoStore(await send(call.method, path, token, body()), 401, `${label} with ${token}`);
+      }
+    }
+    await assertNoStore(
+      await send("PUT", spec.path.replace("{id}", UNKNOWN_ID), ADMIN),
+      405,
+      `PUT ${spec.path}`,
+    );
+  }
+  for (const path of UNSERVED) {
+    await assertNoStore(await send("GET", path, ADMIN), 404, `GET ${path}`);
+    await assertNoStore(await send("POST", path), 404, `POST ${path} without a token`);
+  }
+}
+
+function requestInit(method: string, token?: string, body?: unknown): RequestInit {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  return { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+}
+
+Deno.test("admin no-store: every admin route, method and error answers no-store, in-process", async () => {
+  const result = parseConfigText(CONFIG, { source: "<admin-no-store>", env: {} });
+  if (!result.ok) throw new Error(JSON.stringify(result.issues));
+  const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
+  const logger = createMemoryLogger();
+  const tokens = createTokenDirectory({ store: createMemoryTokenStore(), logger, pollMs: 60_000 });
+  const usage = createSqliteStore(":memory:");
+  const reloaded: ReloadStatus = { ok: true, at: new Date(0).toISOString(), trigger: "admin", issues: [] };
+  const handler = createGateway({
+    state: () => state,
+    logger,
+    reloader: { status: () => reloaded, reload: () => Promise.resolve(reloaded) },
+    services: {
+      tokens,
+      usage: { write: (record) => void usage.insert([record]) },
+      usageStore: {
+        flush: () => Promise.resolve(),
+        query: (q) => usage.query(q),
+        listRecords: (q) => usage.listRecords(q),
+      },
+    },
+  });
+  try {
+    await walk((method, path, token, body) =>
+      handler(new Request(`http://gateway.test${path}`, requestInit(method, token, body)))
+    );
+  } finally {
+    await tokens.close();
+    await usage.close();
+  }
+});
+
+Deno.test("admin no-store: every admin route, method and error answers no-store, over a socket", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    await walk((method, path, token, body) => fetch(`${gw.url}${path}`, requestInit(method, token, body)));
+  } finally {
+    await gw.stop();
+  }
+});

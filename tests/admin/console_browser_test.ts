@@ -1,0 +1,48 @@
+/**
+ * Acceptance for the admin console in headless Chromium (Debian's `chromium` driven by `playwright-core`): a
+ * gateway on a real socket, a seeded run of real requests through it with the `openai` SDK (allowed calls, a
+ * content-rule denial, an rpm denial, a forbidden alias, upstream errors, a target failing until it is
+ * ejected), then a browser session (helpers/console_browser_steps.ts, in its own process; see
+ * helpers/browser_process.ts for why) that checks: only the login page before signing in, wrong and client
+ * tokens refused, the overview charts and breakdowns populated, a token drilled into, denials with their rules,
+ * the ejected target in live state, and a token created in the console working with the SDK until it is
+ * revoked there. A screenshot of every view is saved under `test-results/console/` (`console-binary/` when
+ * run against the single binary, `GATEWAY_BIN`).
+ *
+ * Off CI the test is skipped when /usr/bin/chromium is missing; with `CI=true` it runs and fails instead.
+ */
+import {
+  CHROMIUM_PATH,
+  hasChromium,
+  runBrowserScript,
+  screenshotDir,
+  skipBrowserTests,
+} from "../helpers/browser_process.ts";
+import { seedRequests, startConsoleGateway } from "../helpers/console_seed.ts";
+import { ADMIN_TOKEN } from "../helpers/console_fixture.ts";
+import { waitForUsage } from "../helpers/usage_rows.ts";
+
+Deno.test({
+  name:
+    "console: sign in, read the seeded run, find denials and the ejected target, issue and revoke a token",
+  ignore: skipBrowserTests(),
+  async fn(t) {
+    // Reached without the browser only in CI, where a missing browser is a failure, not a skip.
+    if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
+    // Against the single binary (GATEWAY_BIN, in CI) the screenshots go beside the Deno run's, not over them.
+    const shots = screenshotDir(Deno.env.get("GATEWAY_BIN") ? "console-binary" : "console");
+    await Deno.remove(shots, { recursive: true }).catch(() => {});
+    await Deno.mkdir(shots, { recursive: true });
+    const { gw, stop } = await startConsoleGateway();
+    try {
+      const sent = await seedRequests(gw);
+      await waitForUsage(gw, sent, { adminToken: ADMIN_TOKEN });
+      await runBrowserScript(t, new URL("../helpers/console_browser_steps.ts", import.meta.url), {
+        CONSOLE_URL: gw.url,
+        CONSOLE_SHOTS: shots,
+      });
+    } finally {
+      await stop();
+    }
+  },
+});

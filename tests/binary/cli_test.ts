@@ -1,0 +1,268 @@
+/**
+ * The command line as operators use it: `check`, `token new`, and `serve` with a graceful SIGTERM, each run
+ * as a real process.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { countRows } from "../helpers/usage.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMISSIONS, MAIN, ...args],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+async function tempConfig(yaml: string): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  await Deno.writeTextFile(file, yaml);
+  return file;
+}
+
+Deno.test("cli: check passes the shipped config and exits 0", async () => {
+  const { code, stdout } = await run(["check"]);
+  assert.equal(code, 0);
+  assert.match(stdout, /is valid/);
+});
+
+Deno.test("cli: check lists every issue with path and line, exits 1, and never prints secrets", async () => {
+  const file = await tempConfig(`server: { port: "eighty" }
+providers:
+  up: { type: openai, base_url: "http://127.0.0.1:1/v1", api_key: "\${UPSTREAM_KEY}" }
+models:
+  chat-a: { type: chat, targets: [ { provider: missing, model: x } ] }
+tokens:
+  - { name: t, token: "\${CLIENT_TOKEN}", models: ["nothing-*"] }
+`);
+  const { code, stderr, stdout } = await run(["check", "--config", file], {
+    CLIENT_TOKEN: "super-secret-client-token-value",
+  });
+  assert.equal(code, 1);
+  assert.equal(stdout, "");
+  assert.match(stderr, /:1: server\.port: /);
+  assert.match(stderr, /:3: providers\.up\.api_key: .*UPSTREAM_KEY/);
+  assert.match(stderr, /:5: models\.chat-a\.targets\.0\.provider: /);
+  assert.ok(!stderr.includes("super-secret-client-token-value"));
+  // `serve` refuses the same config with the same messages.
+  const served = await run(["serve", "--config", file, "--port", "0"], {
+    CLIENT_TOKEN: "super-secret-client-token-value",
+  });
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, stderr);
+  await Deno.remove(file);
+});
+
+Deno.test("cli: check reports alias cycles, alias bombs and oversized files as issues, exit 1, no stack trace", async () => {
+  const base = "providers: { local: { type: builtin } }\nmodels: {}\n";
+  const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 9; i++) {
+    const [name, prev] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
+    bomb.push(`${name}: &${name} [${`*${prev}, `.repeat(8)}*${prev}]`);
+  }
+  const cases: [string, RegExp][] = [
+    [
+      `${base}server: &s\n  timeouts: *s\n`,
+      /:4: server\.timeouts: alias \*s refers to a value that contains it/,
+    ],
+    [`${base}tokens: &t [*t]\n`, /:3: tokens\.0: alias \*t refers to a value that contains it \(a cycle\)/],
+    [
+      `${base}x-bomb:\n${bomb.map((l) => `  ${l}`).join("\n")}\n`,
+      /x-bomb\.[a-i]\.\d: aliases expand to more than/,
+    ],
+    [`${base}# ${"x".repeat(4 * 1024 * 1024)}\n`, /\(document\): config file is larger than 4 MiB/],
+  ];
+  for (const [yaml, expected] of cases) {
+    const file = await tempConfig(yaml);
+    const { code, stdout, stderr } = await run(["check", "--config", file]);
+    assert.equal(code, 1, stderr);
+    assert.equal(stdout, "");
+    assert.match(stderr, expected);
+    assert.doesNotMatch(stderr, /RangeError|Error:|\s{4}at /);
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("cli: GATEWAY_CONFIG selects the config file; a missing file is reported", async () => {
+  const { code, stderr } = await run(["check"], { GATEWAY_CONFIG: "/nonexistent/gateway.yaml" });
+  assert.equal(code, 1);
+  assert.match(stderr, /nonexistent\/gateway\.yaml/);
+});
+
+Deno.test("cli: token new prints a high-entropy token and the config line with its sha256", async () => {
+  const first = await run(["token", "new", "--name", "web-prod", "--environment", "production"]);
+  const second = await run(["token", "new"]);
+  assert.equal(first.code, 0);
+  const token = /Token \(shown once; store it as a secret\): (\S+)/.exec(first.stdout)?.[1];
+  assert.ok(token && token.length >= 40);
+  assert.ok(!second.stdout.includes(token), "every token is fresh");
+  const sha = createHash("sha256").update(token).digest("hex");
+  assert.match(first.stdout, new RegExp(`name: web-prod, environment: production, sha256: ${sha}`));
+});
+
+Deno.test("cli: serve answers, reloads on SIGHUP, and on SIGTERM lets an in-flight stream finish and exits 0", async () => {
+  const file = await tempConfig(`server: { shutdown_timeout: 5s }
+usage: { sqlite: none }
+providers:
+  local: { type: builtin }
+models:
+  chat-default: { type: chat, targets: [ { provider: local, model: echo } ] }
+tokens:
+  - { name: t, environment: test, token: "\${TEST_GATEWAY_TOKEN}", models: ["*"] }
+`);
+  const token = "gw-cli-test-token-1234567890";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMISSIONS, MAIN, "serve", "--config", file, "--port", "0"],
+    env: { TEST_GATEWAY_TOKEN: token },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const nextLine = async (): Promise<Record<string, unknown>> => {
+    while (!buffered.includes("\n")) {
+      const { done, value } = await lines.read();
+      if (done) throw new Error("gateway exited early");
+      buffered += value;
+    }
+    const nl = buffered.indexOf("\n");
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    return JSON.parse(line);
+  };
+  const listening = await nextLine();
+  assert.equal(listening.msg, "listening");
+  const url = String(listening.url);
+
+  const health = await fetch(`${url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "chat-default",
+      stream: true,
+      messages: [{ role: "user", content: "one two three" }],
+    }),
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body!.getReader();
+  await reader.read();
+  // SIGHUP reloads the config file without disturbing the stream in flight.
+  child.kill("SIGHUP");
+  const logged: Record<string, unknown>[] = [];
+  let reloaded = await nextLine();
+  while (reloaded.msg === "request") {
+    logged.push(reloaded);
+    reloaded = await nextLine();
+  }
+  assert.equal(reloaded.msg, "config_reloaded");
+  assert.equal(reloaded.trigger, "signal");
+  child.kill("SIGTERM");
+  let text = "";
+  const decoder = new TextDecoder();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value);
+  assert.ok(text.trimEnd().endsWith("data: [DONE]"));
+  const status = await child.status;
+  assert.equal(status.code, 0);
+  for (let more = true; more;) {
+    try {
+      logged.push(await nextLine());
+    } catch {
+      more = false;
+    }
+  }
+  assert.ok(logged.some((l) => l.msg === "shutdown" && l.signal === "SIGTERM"));
+  const access = logged.filter((l) => l.msg === "request");
+  assert.ok(access.some((l) => l.path === "/v1/chat/completions" && l.status === 200 && l.token === "t"));
+  await Deno.remove(file);
+});
+
+Deno.test("cli: serve on a port that is taken exits 1 with a clear message, no stack trace", async () => {
+  const blocker = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (blocker.addr as Deno.NetAddr).port;
+  const file = await tempConfig(`usage: { sqlite: none }
+providers: { local: { type: builtin } }
+models: { chat-default: { type: chat, targets: [ { provider: local, model: echo } ] } }
+`);
+  try {
+    const { code, stderr } = await run([
+      "serve",
+      "--config",
+      file,
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+    ]);
+    assert.equal(code, 1);
+    assert.match(stderr, new RegExp(`Cannot serve on 127\\.0\\.0\\.1:${port}: `));
+    assert.ok(!stderr.includes("    at "), "no stack trace");
+  } finally {
+    blocker.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
+  // The task's own flags, with its relative paths (resolved from the repo root when the task runs) made
+  // absolute, except `data`, which goes to a temp dir so the test leaves the checkout alone.
+  const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+  const tasks = JSON.parse(await Deno.readTextFile(`${root}/deno.json`)).tasks as Record<string, string>;
+  const dir = await Deno.makeTempDir();
+  const flags = tasks.start.split(/\s+/).filter((f) => f.startsWith("--allow")).map((flag) => {
+    const [name, list] = flag.split("=");
+    if (list === undefined) return flag;
+    const paths = list.split(",").map((p) => (p === "data" ? `${dir}/data` : `${root}/${p}`));
+    return `${name}=${paths.join(",")}`;
+  });
+  assert.ok(flags.some((f) => f.startsWith("--allow-read=")), `unexpected start task: ${tasks.start}`);
+  const token = "gw-cli-test-token-permissions";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, MAIN, "serve", "--config", `${root}/config/gateway.yaml`, "--port", "0"],
+    cwd: dir,
+    env: { GATEWAY_TOKEN: token },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  try {
+    while (!text.includes('"msg":"listening"')) {
+      const { done, value } = await output.read();
+      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
+      text += value;
+    }
+    const url = JSON.parse(text.split("\n").find((l) => l.includes('"msg":"listening"'))!).url;
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+    });
+    assert.equal(response.status, 200, await response.text());
+    // A reload validates in the config worker, which these permissions must let start.
+    child.kill("SIGHUP");
+    while (!/"msg":"config_reload(ed|_failed)"/.test(text)) {
+      const { done, value } = await output.read();
+      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
+      text += value;
+    }
+    assert.match(text, /"msg":"config_reloaded"/);
+    assert.doesNotMatch(text, /config_worker_unavailable/);
+  } finally {
+    child.kill("SIGTERM");
+    await output.cancel();
+  }
+  assert.equal((await child.status).code, 0);
+  await child.stderr.cancel();
+  // The worker stored the request's usage record, flushed at shutdown.
+  assert.equal(countRows(`${dir}/data/usage.sqlite`).rows, 1);
+  await Deno.remove(dir, { recursive: true });
+});

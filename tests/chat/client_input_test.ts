@@ -1,0 +1,299 @@
+/**
+ * What clients send that the gateway must take calmly: JSON nested absurdly deep (refused cheaply, the
+ * event loop free), a body that stops arriving (408 after `body_timeout`), null for optional parameters
+ * (omitted, and never forwarded), and a base URL without `/v1` (a 404 that says so).
+ */
+import assert from "node:assert/strict";
+import { parseConfigText } from "../../lib/config/load.ts";
+import type { GatewayState } from "../../lib/http/context.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { createProviders } from "../../lib/providers/registry.ts";
+import { createGateway } from "../../lib/server.ts";
+import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, waitForLog } from "../helpers/gateway.ts";
+
+const BODY_TIMEOUT_MS = 300;
+
+const CONFIG = `
+server:
+  host: 127.0.0.1
+  port: 0
+  connections: { body_timeout: ${BODY_TIMEOUT_MS}ms }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+  embed-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
+${TEST_TOKENS_YAML}`;
+
+const AUTH = { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" };
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function inProcess(yaml = CONFIG) {
+  const result = parseConfigText(yaml, { source: "<test>", env: {} });
+  if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
+  const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
+  const logger = createMemoryLogger();
+  const handler = createGateway({ state: () => state, logger });
+  const send = (path: string, init: RequestInit = {}) =>
+    handler(new Request(`http://gateway.test${path}`, init));
+  return { send, logger };
+}
+
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+async function errorOf(response: Response): Promise<ErrorBody["error"]> {
+  const body = await response.json() as ErrorBody;
+  assert.deepEqual(Object.keys(body.error).sort(), ["code", "message", "param", "type"]);
+  return body.error;
+}
+
+/** A chat body whose `metadata` holds `depth` nested arrays (2 bytes a level). */
+function deepChat(depth: number): string {
+  const head = '{"model":"chat-echo","messages":[{"role":"user","content":"hi"}],"metadata":{"x":';
+  return `${head}${"[".repeat(depth)}${"]".repeat(depth)}}}`;
+}
+
+Deno.test("client input: JSON nested 300k levels deep is a 400 naming the limit, and eight at once do not stall /healthz", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const deep = deepChat(300_000); // ~600 KB
+    const send = () =>
+      fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: AUTH, body: encoder.encode(deep) });
+    const first = await send();
+    assert.equal(first.status, 400);
+    const error = await errorOf(first);
+    assert.equal(error.type, "invalid_request_error");
+    assert.equal(error.code, "json_too_deep");
+    assert.match(error.message, /\b64\b/);
+
+    // Eight at once, with /healthz probed meanwhile: every probe answers promptly.
+    const probes: number[] = [];
+    let done = false;
+    const probing = (async () => {
+      while (!done) {
+        const started = performance.now();
+        const r = await fetch(`${gw.url}/healthz`);
+        await r.body?.cancel();
+        probes.push(performance.now() - started);
+      }
+    })();
+    const all = await Promise.all(Array.from({ length: 8 }, send));
+    done = true;
+    await probing;
+    for (const r of all) {
+      assert.equal(r.status, 400);
+      assert.equal((await errorOf(r)).code, "json_too_deep");
+    }
+    assert.ok(Math.max(...probes) < 500, `slowest /healthz: ${Math.max(...probes).toFixed(0)} ms`);
+
+    // The limit is inclusive, and nesting within it still works end to end.
+    const ok = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: AUTH,
+      body: encoder.encode(deepChat(62)), // 62 arrays inside {…{"x":…}}: 64 levels
+    });
+    assert.equal(ok.status, 200, await ok.clone().text());
+    await ok.body?.cancel();
+    const over = await fetch(`${gw.url}/v1/embeddings`, {
+      method: "POST",
+      headers: AUTH,
+      body: encoder.encode(`{"model":"embed-local","input":"a","x":${"[".repeat(64)}${"]".repeat(64)}}`),
+    });
+    assert.equal(over.status, 400);
+    assert.equal((await errorOf(over)).code, "json_too_deep");
+    assert.deepEqual(gw.logs.filter((l) => l.msg === "unhandled_error"), []);
+  } finally {
+    await gw.stop();
+  }
+});
+
+/** Reads from `conn` until the peer closes or `ms` pass; returns the text and whether it closed. */
+async function readResponse(conn: Deno.Conn, ms: number): Promise<{ text: string; closed: boolean }> {
+  let text = "";
+  const buffer = new Uint8Array(4096);
+  const deadline = performance.now() + ms;
+  while (performance.now() < deadline) {
+    const n = await Promise.race([
+      conn.read(buffer),
+      new Promise<"wait">((r) => setTimeout(() => r("wait"), Math.max(1, deadline - performance.now()))),
+    ]);
+    if (n === "wait") break;
+    if (n === null) return { text, closed: true };
+    text += decoder.decode(buffer.subarray(0, n));
+    // The whole response (head and a JSON body of its Content-Length) has arrived.
+    const length = /\r\ncontent-length: (\d+)/i.exec(text);
+    const headEnd = text.indexOf("\r\n\r\n");
+    if (length && headEnd >= 0 && encoder.encode(text.slice(headEnd + 4)).length >= Number(length[1])) break;
+  }
+  return { text, closed: false };
+}
+
+Deno.test("client input: a body that stops arriving gets a 408 within body_timeout, over a raw socket", async () => {
+  const gw = await startGateway(CONFIG);
+  const port = Number(new URL(gw.url).port);
+  try {
+    const body = JSON.stringify({
+      model: "chat-echo",
+      messages: [{ role: "user", content: "x".repeat(200) }],
+    });
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const started = performance.now();
+    try {
+      await conn.write(encoder.encode(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+          `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n` +
+          body.slice(0, body.length / 2),
+      ));
+      const { text } = await readResponse(conn, BODY_TIMEOUT_MS + 2_000);
+      const elapsed = performance.now() - started;
+      assert.match(text, /^HTTP\/1\.1 408 /, text);
+      assert.ok(elapsed >= BODY_TIMEOUT_MS - 20, `answered after ${elapsed.toFixed(0)} ms`);
+      assert.ok(elapsed < BODY_TIMEOUT_MS + 1_000, `answered after ${elapsed.toFixed(0)} ms`);
+      const json = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as ErrorBody;
+      assert.equal(json.error.code, "request_timeout");
+      assert.equal(json.error.type, "invalid_request_error");
+    } finally {
+      conn.close();
+    }
+    // A body that arrives in time is untouched, and the gateway keeps serving.
+    const ok = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: AUTH, body });
+    assert.equal(ok.status, 200);
+    await ok.body?.cancel();
+    await waitForLog(gw, (l) => l.msg === "request" && l.status === 408);
+    const access = gw.logs.filter((l) => l.msg === "request" && l.status === 408);
+    assert.equal(access.length, 1, "the timed-out request is logged once");
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("client input: in-process, a stalled body stream is cancelled and answered 408 with connection: close", async () => {
+  const { send, logger } = inProcess();
+  let cancelled = false;
+  const stalled = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode('{"model":"chat-echo",'));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const started = performance.now();
+  const response = await send("/v1/embeddings", {
+    method: "POST",
+    headers: AUTH,
+    body: stalled,
+    duplex: "half",
+  } as RequestInit);
+  assert.equal(response.status, 408);
+  assert.equal(response.headers.get("connection"), "close");
+  assert.ok(performance.now() - started >= BODY_TIMEOUT_MS - 20);
+  const error = await errorOf(response);
+  assert.equal(error.code, "request_timeout");
+  assert.match(error.message, /0\.3 s/);
+  assert.ok(cancelled, "the body stream was cancelled");
+  assert.deepEqual(logger.lines.filter((l) => l.msg === "unhandled_error"), []);
+});
+
+Deno.test("client input: null optional parameters are accepted and never reach the upstream", async () => {
+  const fake = startFakeOpenAI();
+  const gw = await startGateway(`
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  up: { type: openai, base_url: "${fake.baseURL}", api_key: ${FAKE_KEY} }
+models:
+  chat-up: { type: chat, targets: [ { provider: up, model: gpt-ok } ] }
+  embed-up: { type: embedding, targets: [ { provider: up, model: emb-ok } ] }
+${TEST_TOKENS_YAML}`);
+  try {
+    // What the Python SDK sends for tools=None and friends.
+    const nulls = {
+      tools: null,
+      tool_choice: null,
+      user: null,
+      parallel_tool_calls: null,
+      response_format: null,
+      temperature: null,
+      stream: null,
+      stream_options: null,
+    };
+    const chat = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: AUTH,
+      body: JSON.stringify({ model: "chat-up", messages: [{ role: "user", content: "hi" }], ...nulls }),
+    });
+    assert.equal(chat.status, 200, await chat.clone().text());
+    await chat.body?.cancel();
+    const embed = await fetch(`${gw.url}/v1/embeddings`, {
+      method: "POST",
+      headers: AUTH,
+      body: JSON.stringify({ model: "embed-up", input: "hi", user: null, dimensions: null }),
+    });
+    assert.equal(embed.status, 200, await embed.clone().text());
+    await embed.body?.cancel();
+    assert.equal(fake.requests.length, 2);
+    for (const request of fake.requests) {
+      const forwarded = Object.entries(request.body).filter(([, v]) => v === null).map(([k]) => k);
+      assert.deepEqual(forwarded, [], `${request.path} forwarded nulls`);
+    }
+    assert.equal(fake.requests[0].body.tools, undefined);
+  } finally {
+    await gw.stop();
+    await fake.stop();
+  }
+});
+
+Deno.test("client input: a path without /v1 gets a 404 that names the path the client meant", async () => {
+  const { send } = inProcess();
+  const cases: [method: string, path: string, meant: string | null][] = [
+    ["POST", "/chat/completions", "/v1/chat/completions"],
+    ["POST", "/embeddings", "/v1/embeddings"],
+    ["GET", "/models", "/v1/models"],
+    ["GET", "/models/chat-echo", "/v1/models/chat-echo"],
+    ["GET", "/v1/v1/models", "/v1/models"],
+    ["POST", "/v1/chat/completions/", "/v1/chat/completions"],
+    ["POST", "/completions", null],
+    ["POST", "/v1/completions", null],
+    ["GET", "/", null],
+  ];
+  for (const [method, path, meant] of cases) {
+    const response = await send(path, {
+      method,
+      headers: AUTH,
+      body: method === "POST" ? '{"model":"chat-echo"}' : undefined,
+    });
+    assert.equal(response.status, 404, path);
+    const error = await errorOf(response);
+    assert.equal(error.code, "unknown_url", path);
+    assert.equal(error.type, "invalid_request_error", path);
+    assert.ok(error.message.startsWith(`Invalid URL (${method} ${path})`), error.message);
+    if (meant === null) assert.doesNotMatch(error.message, /Did you mean/, path);
+    else assert.ok(error.message.includes(`Did you mean ${meant}?`), `${path}: ${error.message}`);
+    if (meant !== null && !path.startsWith("/v1/")) assert.match(error.message, /base URL must end in \/v1/);
+  }
+});
+
+Deno.test("client input: tool_calls junk on a non-assistant message is passed on, not a gateway error (fuzz regression)", async () => {
+  const { send, logger } = inProcess();
+  for (const stream of [false, true]) {
+    const response = await send("/v1/chat/completions", {
+      method: "POST",
+      headers: AUTH,
+      body: JSON.stringify({
+        model: "chat-echo",
+        stream,
+        messages: [{ role: "system", content: "Be brief.", tool_calls: [null, 1, "x", { function: null }] }, {
+          role: "user",
+          content: "hi",
+        }],
+      }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    await response.text();
+  }
+  assert.deepEqual(logger.lines.filter((l) => l.msg === "unhandled_error"), []);
+});

@@ -1,0 +1,169 @@
+/**
+ * Stalled and idle connections are closed (`server.connections`), so they cannot exhaust file descriptors on
+ * an exposed port: a head trickled line by line, a body that stops half-way, an idle keep-alive connection;
+ * connections past `max_connections` get a clear 503 while those inside keep working. A stream or a call that
+ * is silent while its upstream thinks is NOT cut by any of these. Runs in-process on Deno and, with
+ * `GATEWAY_BIN`, against the single binary (Bun counts requests in progress rather than connections, and its
+ * idle timer has a granularity of one second: the deadlines below allow for it).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { connect, postJson, readResponse, readUntilClosed, send } from "../helpers/raw_http.ts";
+import { type SlowUpstream, startSlowUpstream } from "../helpers/slow_upstream.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Every limit well under a second, so each case takes about one. */
+const LIMITS =
+  "{ header_timeout: 300ms, body_timeout: 300ms, keep_alive_timeout: 300ms, max_connections: 3 }";
+/** The suite runs against the single binary (Bun) when GATEWAY_BIN is set. */
+const ON_BUN = Boolean(Deno.env.get("GATEWAY_BIN"));
+/**
+ * How long a limit of 300 ms may take to act: Node checks deadlines on a timer; Bun's idle timer counts whole
+ * seconds and fires on a 4-second tick.
+ */
+const ACTS_WITHIN = ON_BUN ? 6_000 : 2_500;
+
+async function withGateway(fn: (gw: TestGateway, upstream: SlowUpstream) => Promise<void>) {
+  const upstream = await startSlowUpstream();
+  const gw = await startGateway(`
+server: { connections: ${LIMITS}, timeouts: { first_byte: 20s, idle: 20s } }
+providers:
+  slow: { type: openai, base_url: "${upstream.baseURL}", api_key: sk-test-slow-upstream }
+models:
+  chat-think: { type: chat, targets: [{ provider: slow, model: slow-1500 }] }
+  chat-pause: { type: chat, targets: [{ provider: slow, model: pause-1500 }] }
+${TEST_TOKENS_YAML}`);
+  try {
+    await fn(gw, upstream);
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+}
+
+const AUTH = { authorization: `Bearer ${TEST_TOKEN}` };
+
+/** A closed connection's bytes are nothing, or one whole 408 answer in OpenAI's error shape. */
+function assertNothingOr408(text: string) {
+  if (text === "") return;
+  assert.match(text, /^HTTP\/1\.1 408 /);
+  const body = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4));
+  assert.equal(typeof body.error.message, "string");
+}
+
+Deno.test({
+  name: "connection limits: a head trickled one line at a time is closed after header_timeout",
+  // Bun gives no deadline for a whole head: its idle timer restarts on every byte (docs/operations.md,
+  // Runtime notes).
+  ignore: ON_BUN,
+}, async () => {
+  await withGateway(async (gw) => {
+    const conn = await connect(gw.url);
+    await send(conn, "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n");
+    const trickle = (async () => {
+      for (let i = 0; i < 60; i++) {
+        await sleep(100);
+        if (!await send(conn, `x-trickle-${i}: y\r\n`)) return;
+      }
+    })();
+    const received = await readUntilClosed(conn, ACTS_WITHIN + 1_000);
+    await trickle;
+    assert.ok(received.closed, "the connection is closed");
+    assert.ok(received.after < ACTS_WITHIN, `closed after ${received.after} ms`);
+    assertNothingOr408(received.text);
+  });
+});
+
+Deno.test("connection limits: a body that stops half-way is closed (or answered 408) after body_timeout", async () => {
+  await withGateway(async (gw) => {
+    const conn = await connect(gw.url);
+    const body = JSON.stringify({
+      model: "chat-think",
+      messages: [{ role: "user", content: "x".repeat(2_000) }],
+    });
+    await send(
+      conn,
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 1_000)}`,
+    );
+    const received = await readUntilClosed(conn, ACTS_WITHIN + 1_000);
+    assert.ok(received.closed, "the connection is closed");
+    assert.ok(received.after < ACTS_WITHIN, `closed after ${received.after} ms`);
+    assertNothingOr408(received.text);
+  });
+});
+
+Deno.test("connection limits: an idle keep-alive connection is closed after keep_alive_timeout", async () => {
+  await withGateway(async (gw) => {
+    const conn = await connect(gw.url);
+    await send(conn, "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+    assert.equal((await readResponse(conn)).status, 200);
+    const received = await readUntilClosed(conn, ACTS_WITHIN + 1_000);
+    assert.ok(received.closed, "the idle connection is closed");
+    assert.ok(received.after < ACTS_WITHIN, `closed after ${received.after} ms`);
+    assert.equal(received.text, "");
+  });
+});
+
+Deno.test("connection limits: past max_connections a new one gets a clear 503; those inside keep working", async () => {
+  await withGateway(async (gw, upstream) => {
+    // Three connections, each with a call in progress (the upstream thinks for 1.5 s): the cap is reached
+    // whether the runtime counts connections (Deno) or requests in progress (Bun).
+    const inside = await Promise.all([0, 1, 2].map(() => connect(gw.url)));
+    const call = postJson("/v1/chat/completions", {
+      model: "chat-think",
+      messages: [{ role: "user", content: "think" }],
+    }, AUTH);
+    for (const conn of inside) await send(conn, call);
+    const answers = inside.map((conn) => readResponse(conn, 10_000));
+    const deadline = performance.now() + 3_000;
+    while (upstream.received() < 3 && performance.now() < deadline) await sleep(10);
+    assert.equal(upstream.received(), 3);
+
+    const outside = await connect(gw.url);
+    await send(outside, call);
+    const refused = await readResponse(outside);
+    assert.equal(refused.status, 503);
+    const error = JSON.parse(refused.body).error;
+    assert.equal(error.type, "server_error");
+    assert.equal(error.code, "too_many_connections");
+    assert.equal(typeof error.message, "string");
+    outside.close();
+
+    for (const answer of await Promise.all(answers)) {
+      assert.equal(answer.status, 200);
+      assert.equal(JSON.parse(answer.body).choices[0].message.content, "thought about it");
+    }
+    for (const conn of inside) conn.close();
+    assert.equal(upstream.received(), 3, "the refused call never reached the upstream");
+  });
+});
+
+Deno.test("connection limits: calls and streams silent for longer than every limit are not cut", async () => {
+  await withGateway(async (gw) => {
+    // A non-stream call whose upstream thinks for 1.5 s.
+    const plain = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-think", messages: [{ role: "user", content: "think" }] }),
+    });
+    assert.equal(plain.status, 200);
+    assert.equal((await plain.json()).choices[0].message.content, "thought about it");
+
+    // A stream whose first chunk is 1.5 s late, and one silent for 1.5 s after its first chunk.
+    for (const model of ["chat-think", "chat-pause"]) {
+      const response = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { ...AUTH, "content-type": "application/json" },
+        body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "think" }] }),
+      });
+      assert.equal(response.status, 200);
+      const text = await response.text();
+      assert.ok(text.includes("thinking") && text.includes(" and done"), text);
+      assert.ok(text.trimEnd().endsWith("data: [DONE]"), `${model}: the stream ends cleanly: ${text}`);
+    }
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * Shutdown loses nothing: streams still open when `server.shutdown_timeout` runs out are ended by the gateway
+ * itself, each with an error event its client can see, and each leaves exactly one usage record (with the tokens
+ * counted so far) and one access-log line, flushed before the process exits. Runs in-process on Deno and, with
+ * `GATEWAY_BIN`, against the single binary stopped by SIGTERM.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+
+const STREAMS = 20;
+const GRACE_MS = 300;
+const encoder = new TextEncoder();
+
+/**
+ * An OpenAI-compatible upstream whose streams send a role chunk and some text, then only SSE comments until the
+ * gateway goes away. (The comments make the fake notice that: `Deno.serve` often misses a peer that closes
+ * while nothing is being written.)
+ */
+function startHangingUpstream() {
+  let aborted = 0;
+  const chunk = (delta: Record<string, unknown>) =>
+    encoder.encode(`data: ${
+      JSON.stringify({
+        id: "chatcmpl-hang",
+        object: "chat.completion.chunk",
+        created: 1_700_000_000,
+        model: "hang",
+        choices: [{ index: 0, delta, finish_reason: null }],
+      })
+    }\n\n`);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    await request.text();
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(chunk({ role: "assistant", content: "" }));
+        controller.enqueue(chunk({ content: "a partial answer that never ends" }));
+        timer = setInterval(() => controller.enqueue(encoder.encode(": thinking\n\n")), 50);
+      },
+      cancel() {
+        clearInterval(timer);
+        aborted++;
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/v1`,
+    /** Streams whose reader (the gateway) went away. */
+    aborted: () => aborted,
+    stop: () => server.shutdown(),
+  };
+}
+
+/** Reads a stream until its first content chunk; `rest` is everything it received by the time it ended. */
+async function openStream(url: string): Promise<{ rest: Promise<string> }> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "chat-hang",
+      stream: true,
+      messages: [{ role: "user", content: "tell me everything" }],
+    }),
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("partial answer")) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`stream ended early: ${text}`);
+    text += value;
+  }
+  const rest = (async () => {
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) return text;
+        text += value;
+      }
+    } catch {
+      return text; // a connection cut without an ending: the assertions below report it
+    }
+  })();
+  return { rest };
+}
+
+Deno.test("shutdown: streams open past the grace period end with an error event and are each recorded once", async () => {
+  const upstream = startHangingUpstream();
+  const dir = await Deno.makeTempDir();
+  const usageFile = `${dir}/usage.jsonl`;
+  const gw = await startGateway(`
+server: { shutdown_timeout: ${GRACE_MS}ms, timeouts: { idle: 8s } }
+providers:
+  hang: { type: openai, base_url: "${upstream.url}", api_key: sk-test-hanging-upstream }
+models:
+  chat-hang: { type: chat, targets: [{ provider: hang, model: hang }] }
+usage: { sqlite: none, jsonl: "${usageFile}", spill: "${dir}/spill.jsonl", flush_interval: 50ms }
+${TEST_TOKENS_YAML}`);
+  try {
+    const rests = await Promise.all(Array.from({ length: STREAMS }, () => openStream(gw.url)));
+    const started = performance.now();
+    await gw.stop(GRACE_MS);
+    const stoppedAfter = performance.now() - started;
+    const endings = await Promise.all(rests.map((r) => r.rest));
+
+    for (const ending of endings) {
+      assert(!ending.includes("[DONE]"), "a cut stream must not end cleanly");
+      const last = ending.trim().split("\n\n").at(-1)!;
+      const event = JSON.parse(last.replace(/^data: /, ""));
+      assert.equal(event.error.code, "server_shutdown", last);
+    }
+    const records = (await Deno.readTextFile(usageFile)).trim().split("\n").map((l) => JSON.parse(l));
+    const chats = records.filter((r) => r.endpoint === "chat");
+    assert.equal(chats.length, STREAMS, "one usage record per stream");
+    assert.equal(new Set(chats.map((r) => r.request_id)).size, STREAMS);
+    for (const record of chats) {
+      assert.equal(record.error_code, "server_shutdown");
+      assert.equal(record.stream, true);
+      assert(record.completion_tokens > 0, "the tokens streamed so far are counted");
+      assert(record.prompt_tokens > 0);
+    }
+    const logged = gw.logs.filter((l) => l.msg === "request" && l.path === "/v1/chat/completions");
+    assert.equal(logged.length, STREAMS, "one access-log line per stream");
+    assert(logged.every((l) => l.error_code === "server_shutdown"));
+    const deadline = performance.now() + 2_000;
+    while (upstream.aborted() < STREAMS && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(upstream.aborted(), STREAMS, "every upstream request was aborted");
+    assert(stoppedAfter < GRACE_MS + 3_000, `shutdown took ${stoppedAfter} ms`);
+  } finally {
+    await upstream.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,409 @@
+/**
+ * Stored responses end to end, with the official `openai` SDK against a gateway on a real socket (its usage
+ * database is SQLite, so they are stored there) and a fake OpenAI-compatible chat upstream that records what
+ * it receives: `previous_response_id` chains, `GET` / `DELETE /v1/responses/{id}`,
+ * `GET /v1/responses/{id}/input_items`, `store: false`, and that one token cannot see another's responses.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import {
+  NARROW_TOKEN,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  withFakeGateway,
+} from "../helpers/gateway.ts";
+import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
+
+function configFor(fake: FakeUpstream): string {
+  return `
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  fake: { type: openai, base_url: "${fake.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-fake: { type: chat, targets: [ { provider: fake, model: gpt-ok } ] }
+${TEST_TOKENS_YAML}`;
+}
+
+function withGateway(fn: (gw: TestGateway, fake: FakeUpstream, client: OpenAI) => Promise<void>) {
+  return withFakeGateway(startFakeOpenAI, configFor, fn);
+}
+
+/** A raw call with `token`, answered as status and JSON body. */
+async function call(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  token = TEST_TOKEN,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${gw.baseURL}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** The chat messages the fake upstream received last, as role and text. */
+function lastMessages(fake: FakeUpstream): { role: string; content: unknown }[] {
+  const messages = fake.requests.at(-1)!.body.messages as { role: string; content: unknown }[];
+  return messages.map(({ role, content }) => ({ role, content }));
+}
+
+function assertNotFound(answer: { status: number; body: Record<string, unknown> }, id: string, what: string) {
+  assert.equal(answer.status, 404, what);
+  assert.deepEqual(answer.body, {
+    error: {
+      message: `Response with id '${id}' not found.`,
+      type: "invalid_request_error",
+      param: null,
+      code: null,
+    },
+  }, what);
+}
+
+Deno.test("stored responses: a three-turn previous_response_id chain reaches the upstream whole", async () => {
+  await withGateway(async (_gw, fake, client) => {
+    const first = await client.responses.create({
+      model: "chat-fake",
+      instructions: "Answer briefly.",
+      input: "My name is Ada.",
+    });
+    assert.equal((first as unknown as { store: boolean }).store, true);
+    const second = await client.responses.create({
+      model: "chat-fake",
+      input: "What is my name?",
+      previous_response_id: first.id,
+    });
+    assert.equal(second.previous_response_id, first.id);
+    assert.deepEqual(lastMessages(fake), [
+      { role: "user", content: "My name is Ada." },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "What is my name?" },
+    ]);
+    // The third turn streams, with its own instructions (earlier ones are not carried over, as in OpenAI's API).
+    const third = await client.responses.stream({
+      model: "chat-fake",
+      instructions: "Be kind.",
+      input: [{ role: "user", content: [{ type: "input_text", text: "Thanks!" }] }],
+      previous_response_id: second.id,
+    }).finalResponse();
+    assert.deepEqual(lastMessages(fake), [
+      { role: "system", content: "Be kind." },
+      { role: "user", content: "My name is Ada." },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "What is my name?" },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: [{ type: "text", text: "Thanks!" }] },
+    ]);
+    // The streamed response was stored as it was answered, and chains on.
+    const stored = await client.responses.retrieve(third.id);
+    assert.equal(stored.status, "completed");
+    assert.equal(stored.output_text, FAKE_ANSWER);
+    assert.deepEqual(stored.output.map((item) => item.id), third.output.map((item) => item.id));
+    assert.deepEqual(stored.usage, third.usage);
+    assert.equal(stored.previous_response_id, second.id);
+    await client.responses.create({ model: "chat-fake", input: "Bye.", previous_response_id: third.id });
+    // Six earlier turns (the streamed answer's text among them), no instructions, then the new input.
+    assert.deepEqual(lastMessages(fake).map((m) => m.role), [
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+    ]);
+    assert.deepEqual(lastMessages(fake).slice(-2), [
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "Bye." },
+    ]);
+  });
+});
+
+Deno.test("stored responses: GET answers the Response object; DELETE removes it", async () => {
+  await withGateway(async (gw, _fake, client) => {
+    const created = await client.responses.create({ model: "chat-fake", input: "Hi", metadata: { k: "v" } });
+    const got = await client.responses.retrieve(created.id);
+    assert.deepEqual(got, created);
+    assert.equal(got.output_text, FAKE_ANSWER);
+
+    const deleted = await call(gw, "DELETE", `/responses/${created.id}`);
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.body, { id: created.id, object: "response", deleted: true });
+    assertNotFound(await call(gw, "GET", `/responses/${created.id}`), created.id, "GET after DELETE");
+    assertNotFound(await call(gw, "DELETE", `/responses/${created.id}`), created.id, "DELETE twice");
+    assertNotFound(
+      await call(gw, "GET", `/responses/${created.id}/input_items`),
+      created.id,
+      "input_items after DELETE",
+    );
+    await assert.rejects(client.responses.retrieve("resp_never"), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.NotFoundError);
+      return true;
+    });
+  });
+});
+
+Deno.test("stored responses: another token gets the same 404 as for an unknown id, everywhere", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const mine = await client.responses.create({ model: "chat-fake", input: "secret" });
+    const id = mine.id;
+    assertNotFound(await call(gw, "GET", `/responses/${id}`, NARROW_TOKEN), id, "GET");
+    assertNotFound(await call(gw, "GET", `/responses/${id}/input_items`, NARROW_TOKEN), id, "input_items");
+    assertNotFound(await call(gw, "DELETE", `/responses/${id}`, NARROW_TOKEN), id, "DELETE");
+    const before = fake.requests.length;
+    const chained = await call(gw, "POST", "/responses", NARROW_TOKEN, {
+      model: "chat-fake",
+      input: "what did they say?",
+      previous_response_id: id,
+    });
+    assert.equal(chained.status, 404);
+    assert.deepEqual(chained.body, {
+      error: {
+        message: `Previous response with id '${id}' not found.`,
+        type: "invalid_request_error",
+        param: "previous_response_id",
+        code: "previous_response_not_found",
+      },
+    });
+    const unknown = await call(gw, "POST", "/responses", NARROW_TOKEN, {
+      model: "chat-fake",
+      input: "x",
+      previous_response_id: "resp_unknown",
+    });
+    assert.deepEqual(unknown.body, {
+      error: {
+        ...(chained.body.error as object),
+        message: "Previous response with id 'resp_unknown' not found.",
+      },
+    });
+    assert.equal(fake.requests.length, before, "a refused chain never reaches the upstream");
+    // The other token's DELETE deleted nothing.
+    assert.deepEqual(await client.responses.retrieve(id), mine);
+  });
+});
+
+Deno.test("stored responses: store: false keeps nothing, and cannot be chained from", async () => {
+  await withGateway(async (gw, _fake, client) => {
+    const plain = await client.responses.create({ model: "chat-fake", input: "Hi", store: false });
+    assert.equal((plain as unknown as { store: boolean }).store, false);
+    assertNotFound(await call(gw, "GET", `/responses/${plain.id}`), plain.id, "GET");
+    assertNotFound(await call(gw, "GET", `/responses/${plain.id}/input_items`), plain.id, "input_items");
+    const streamed = await client.responses.stream({ model: "chat-fake", input: "Hi", store: false })
+      .finalResponse();
+    assertNotFound(await call(gw, "GET", `/responses/${streamed.id}`), streamed.id, "GET streamed");
+    const chained = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "again",
+      previous_response_id: plain.id,
+    });
+    assert.equal(chained.status, 404);
+    assert.equal((chained.body.error as Record<string, unknown>).param, "previous_response_id");
+  });
+});
+
+Deno.test("stored responses: input_items pages the request's own items, as OpenAI's list object", async () => {
+  await withGateway(async (gw, _fake, client) => {
+    const input = ["one", "two", "three"].map((text) => ({ role: "user" as const, content: text }));
+    const created = await client.responses.create({ model: "chat-fake", input });
+    const base = `/responses/${created.id}/input_items`;
+
+    // Newest first by default; every item has an id.
+    const all = await call(gw, "GET", base);
+    assert.equal(all.status, 200);
+    assert.equal(all.body.object, "list");
+    const data = all.body.data as { id: string; type: string; role: string; content: unknown }[];
+    // Listed as OpenAI lists them: a string content is one input_text part.
+    assert.deepEqual(
+      data.map((item) => item.content),
+      ["three", "two", "one"].map((text) => [{ type: "input_text", text }]),
+    );
+    for (const item of data) {
+      assert.equal(item.type, "message");
+      assert.match(item.id, /^msg_[0-9a-f]{48}$/);
+    }
+    assert.equal(all.body.first_id, data[0].id);
+    assert.equal(all.body.last_id, data[2].id);
+    assert.equal(all.body.has_more, false);
+
+    const page1 = await call(gw, "GET", `${base}?order=asc&limit=2`);
+    assert.deepEqual((page1.body.data as { content: { text: string }[] }[]).map((i) => i.content[0].text), [
+      "one",
+      "two",
+    ]);
+    assert.equal(page1.body.has_more, true);
+    const page2 = await call(gw, "GET", `${base}?order=asc&limit=2&after=${page1.body.last_id}`);
+    assert.deepEqual((page2.body.data as { content: { text: string }[] }[]).map((i) => i.content[0].text), [
+      "three",
+    ]);
+    assert.equal(page2.body.has_more, false);
+
+    // The SDK's paging walks the same list.
+    const seen: unknown[] = [];
+    for await (const item of client.responses.inputItems.list(created.id, { limit: 1, order: "asc" })) {
+      seen.push((item as { content: { text: string }[] }).content[0].text);
+    }
+    assert.deepEqual(seen, ["one", "two", "three"]);
+
+    for (const [query, param] of [["limit=0", "limit"], ["limit=x", "limit"], ["order=up", "order"]]) {
+      const bad = await call(gw, "GET", `${base}?${query}`);
+      assert.equal(bad.status, 400, query);
+      const error = bad.body.error as Record<string, unknown>;
+      assert.equal(error.type, "invalid_request_error");
+      assert.equal(error.param, param);
+    }
+    const badCursor = await call(gw, "GET", `${base}?after=msg_nope`);
+    assert.equal(badCursor.status, 400);
+    assert.equal((badCursor.body.error as Record<string, unknown>).param, "after");
+  });
+});
+
+Deno.test("stored responses: item references resolve from the token's own responses; others get one 404", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const first = await client.responses.create({ model: "chat-fake", input: "My name is Ada." });
+    const answerId = first.output[0].id!;
+    const firstItems = (await call(gw, "GET", `/responses/${first.id}/input_items`)).body.data as {
+      id: string;
+    }[];
+    const inputId = firstItems[0].id;
+    const second = await client.responses.create({
+      model: "chat-fake",
+      input: [
+        { type: "item_reference", id: inputId },
+        { type: "item_reference", id: answerId },
+        { role: "user", content: "What is my name?" },
+      ],
+    });
+    assert.equal(second.status, "completed");
+    assert.deepEqual(lastMessages(fake), [
+      { role: "user", content: "My name is Ada." },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "What is my name?" },
+    ]);
+    // The new response's input holds the items themselves, so it can be listed, chained and referenced again.
+    const listed = (await call(gw, "GET", `/responses/${second.id}/input_items?order=asc`)).body.data as {
+      id: string;
+      type: string;
+    }[];
+    assert.deepEqual(listed.slice(0, 2).map((item) => [item.id, item.type]), [
+      [inputId, "message"],
+      [answerId, "message"],
+    ]);
+
+    // Another token's item and an item that never existed get the same 404, before any upstream call.
+    const upstreamCalls = fake.requests.length;
+    const refer = (token: string, id: string, extra: Record<string, unknown> = {}) =>
+      call(gw, "POST", "/responses", token, {
+        model: "chat-fake",
+        input: [{ type: "item_reference", id }, { role: "user", content: "Go on." }],
+        ...extra,
+      });
+    const notFound = (id: string, suffix = "") => ({
+      error: {
+        message: `Item with id '${id}' not found.${suffix}`,
+        type: "invalid_request_error",
+        param: "input",
+        code: null,
+      },
+    });
+    for (
+      const [answer, id] of [
+        [await refer(NARROW_TOKEN, answerId), answerId],
+        [await refer(NARROW_TOKEN, "msg_never_existed"), "msg_never_existed"],
+        [await refer(TEST_TOKEN, "msg_never_existed"), "msg_never_existed"],
+      ] as const
+    ) {
+      assert.equal(answer.status, 404);
+      assert.deepEqual(answer.body, notFound(id));
+    }
+    const unstored = await refer(TEST_TOKEN, "msg_gone", { store: false });
+    assert.equal(unstored.status, 404);
+    assert.match(String((unstored.body.error as Record<string, unknown>).message), /`store` is set to false/);
+    assert.equal(fake.requests.length, upstreamCalls, "no 404 reached the upstream");
+
+    // A deleted response's items are gone with it.
+    assert.equal((await call(gw, "DELETE", `/responses/${first.id}`)).status, 200);
+    const held = await refer(TEST_TOKEN, inputId, { store: false });
+    assert.equal(held.status, 200, "still held by the second response");
+    await call(gw, "DELETE", `/responses/${second.id}`);
+    const gone = await refer(TEST_TOKEN, inputId);
+    assert.deepEqual([gone.status, gone.body], [404, notFound(inputId)]);
+  });
+});
+
+/** Input of every item kind a client sends, in the shapes the SDK's types allow. */
+const EVERY_KIND: OpenAI.Responses.ResponseInput = [
+  { role: "developer", content: "Be brief." },
+  { role: "user", content: "What time is it?" },
+  {
+    type: "function_call",
+    id: "fc_earlier",
+    call_id: "call_1",
+    name: "get_time",
+    arguments: "{}",
+    status: "completed",
+  },
+  { type: "function_call_output", call_id: "call_1", output: "12:00" },
+  {
+    type: "message",
+    role: "assistant",
+    id: "msg_earlier",
+    status: "completed",
+    content: [{ type: "output_text", text: "Noon.", annotations: [] }],
+  },
+  { role: "user", content: [{ type: "input_text", text: "Thanks." }] },
+];
+const TIME_TOOL = {
+  type: "function" as const,
+  name: "get_time",
+  parameters: { type: "object" },
+  strict: false,
+};
+
+Deno.test("stored responses: input_items lists every item kind in order; DELETE answers OpenAI's deletion object", async () => {
+  await withGateway(async (gw, _fake, client) => {
+    const created = await client.responses.create({
+      model: "chat-fake",
+      input: EVERY_KIND,
+      tools: [TIME_TOOL],
+    });
+    const list = await call(gw, "GET", `/responses/${created.id}/input_items?order=asc`);
+    assert.equal(list.status, 200);
+    const data = list.body.data as { type: string; id: string }[];
+    assert.deepEqual(data.map((i) => i.type), [
+      "message",
+      "message",
+      "function_call",
+      "function_call_output",
+      "message",
+      "message",
+    ]);
+    for (const item of data) assert.equal(typeof item.id, "string", "every listed item has an id");
+    const deleted = await call(gw, "DELETE", `/responses/${created.id}`);
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.body, { id: created.id, object: "response", deleted: true });
+  });
+});
+
+// Was BUG: the list showed the items as the client sent them (a string content, no `status`, `output_text`
+// parts without `logprobs`); now each is listed as the spec's `ItemResource` (lib/inbound/responses/
+// listed_items.ts), and the list of every item kind validates against `ResponseItemList`.
+Deno.test({
+  name: "stored responses: the input_items list validates against the spec's ResponseItemList",
+  fn: async () => {
+    const schemas = await loadOpenApiSchemas();
+    await withGateway(async (gw, _fake, client) => {
+      const created = await client.responses.create({
+        model: "chat-fake",
+        input: EVERY_KIND,
+        tools: [TIME_TOOL],
+      });
+      const list = await call(gw, "GET", `/responses/${created.id}/input_items?order=asc`);
+      assert.equal(list.status, 200);
+      schemas?.assert("ResponseItemList", list.body, "the input_items list");
+    });
+  },
+});
