@@ -7,7 +7,7 @@
  */
 import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
 import { GatewayError } from "./errors.ts";
-import { handleChatCompletions } from "./http/chat_completions.ts";
+import { handleChatCompletions } from "./api/chat/handlers.ts";
 import {
   type AccessRecord,
   type ClientContext,
@@ -18,22 +18,32 @@ import {
 } from "./http/context.ts";
 import { type Answer, deliver } from "./http/accounting.ts";
 import { compose, type Handler } from "./http/compose.ts";
-import { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./http/admin.ts";
-import { handleEmbeddings } from "./http/embeddings.ts";
-import { handleToken, handleTokenRotate, handleTokens } from "./http/admin_tokens.ts";
-import { handleAudit } from "./http/admin_audit.ts";
-import { handleExplain } from "./http/admin_explain.ts";
-import { handleRequests } from "./http/admin_requests.ts";
+import {
+  handleAudit,
+  handleConfig,
+  handleExplain,
+  handleMetrics,
+  handleReload,
+  handleRequests,
+  handleTargets,
+  handleToken,
+  handleTokenRotate,
+  handleTokens,
+  handleUsage,
+} from "./api/admin/handlers.ts";
+import { handleEmbeddings } from "./api/embeddings/handlers.ts";
 import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
 import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
-import { handleMessages } from "./http/messages.ts";
-import { handleMessagesCountTokens } from "./http/messages_count_tokens.ts";
-import { handleGetModel, handleListModels } from "./http/models.ts";
-import { handleResponses } from "./http/responses.ts";
-import { handleResponsesInputTokens } from "./http/responses_input_tokens.ts";
-import { handleInputItems, handleStoredResponse } from "./http/stored_responses.ts";
+import { handleMessages, handleMessagesCountTokens } from "./api/messages/handlers.ts";
+import { handleGetModel, handleListModels } from "./api/models/handlers.ts";
+import {
+  handleInputItems,
+  handleResponses,
+  handleResponsesInputTokens,
+  handleStoredResponse,
+} from "./api/responses/handlers.ts";
 import { unknownUrl } from "./http/unknown_url.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";

@@ -1,6 +1,7 @@
 /**
  * The boundaries of docs/architecture.md, held by reading the imports of `lib/`: no import cycle; providers
- * never import the server, a client API (http, inbound), auth, policy, routing or usage; routing, policy and
+ * never import the server, a client API (`lib/api/`) or its plumbing (`lib/http/`), auth, policy, routing or
+ * usage; a client API never imports another, and the plumbing never imports a client API; routing, policy and
  * usage never import providers; nothing outside `lib/providers/` reaches into a vendor's folder; nothing
  * outside `lib/providers/` and `lib/config/` decides by a provider's `type` (the capability table answers);
  * and only `lib/runtime/` touches `Deno.*` or `Bun.*`. Tests beside the source (`*_test.ts`) are left out:
@@ -73,10 +74,9 @@ export function layerOf(path: string): string {
 
 /** Which layers a layer must not import. */
 export const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
-  // `inbound` and `http` are the client APIs (`api` once they share one folder): a provider speaks to its vendor.
+  // A provider speaks to its vendor: never to a client API (`api`) or its plumbing (`http`).
   providers: [
     "http",
-    "inbound",
     "api",
     "server",
     "serve",
@@ -90,7 +90,33 @@ export const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   routing: ["providers"],
   policy: ["providers"],
   usage: ["providers"],
+  // The plumbing serves every client API and knows none of them; the server binds the handlers.
+  http: ["api"],
 };
+
+/** The client API of a module under `lib/api/<api>/`, or null. */
+function clientApiOf(path: string): string | null {
+  const match = /^lib\/api\/([^/]+)\//.exec(path);
+  return match === null ? null : match[1];
+}
+
+/**
+ * Imports from one client API's folder into another's, as `from → to`: each client API owns its schema,
+ * translation, native passthrough and stream events, and what two of them share lives below them (`lib/http/`,
+ * `lib/usage/`, `lib/streams/`, …), so a change to one API's wire format cannot reach another's.
+ */
+export function crossApiImports(modules: readonly ModuleInfo[]): string[] {
+  const out: string[] = [];
+  for (const module of modules) {
+    const own = clientApiOf(module.path);
+    if (own === null) continue;
+    for (const target of module.imports) {
+      const other = clientApiOf(target);
+      if (other !== null && other !== own) out.push(`${module.path} → ${target}`);
+    }
+  }
+  return out;
+}
 
 /** Imports that go the wrong way, as `from → to`. */
 export function forbiddenImports(modules: readonly ModuleInfo[]): string[] {
@@ -243,6 +269,26 @@ Deno.test("architecture: no import goes the wrong way between layers", async () 
   assert.deepEqual(forbiddenImports(await readLib()), []);
 });
 
+Deno.test("architecture: the client-API checks find what they look for (one API importing another, plumbing importing an API)", () => {
+  const modules: ModuleInfo[] = [
+    {
+      path: "lib/api/messages/create.ts",
+      imports: ["lib/api/responses/input_tokens.ts", "lib/http/x.ts"],
+      code: "",
+    },
+    { path: "lib/api/messages/count_tokens.ts", imports: ["lib/api/messages/create.ts"], code: "" },
+    { path: "lib/http/routed_chat.ts", imports: ["lib/api/chat/stream.ts"], code: "" },
+  ];
+  assert.deepEqual(crossApiImports(modules), [
+    "lib/api/messages/create.ts → lib/api/responses/input_tokens.ts",
+  ]);
+  assert.deepEqual(forbiddenImports(modules), ["lib/http/routed_chat.ts → lib/api/chat/stream.ts"]);
+});
+
+Deno.test("architecture: no client API imports another", async () => {
+  assert.deepEqual(crossApiImports(await readLib()), []);
+});
+
 Deno.test("architecture: the provider checks find what they look for (a vendor import, type reads)", () => {
   const modules: ModuleInfo[] = [
     {
@@ -260,7 +306,7 @@ Deno.test("architecture: the provider checks find what they look for (a vendor i
       code: "targets.some((t) => providers.get(t.provider)?.countInputTokens);",
     },
     { path: "lib/routing/g.ts", imports: [], code: 'switch (kind) { case "bedrock": return 1; }' },
-    { path: "lib/providers/inbound_user.ts", imports: ["lib/inbound/messages/native.ts"], code: "" },
+    { path: "lib/providers/inbound_user.ts", imports: ["lib/api/messages/native.ts"], code: "" },
     {
       path: "lib/http/ok.ts",
       imports: ["lib/providers/capabilities.ts"],
@@ -273,7 +319,7 @@ Deno.test("architecture: the provider checks find what they look for (a vendor i
   ];
   assert.deepEqual(vendorFolderImports(modules), ["lib/http/a.ts → lib/providers/bedrock/messages.ts"]);
   assert.deepEqual(forbiddenImports(modules), [
-    "lib/providers/inbound_user.ts → lib/inbound/messages/native.ts",
+    "lib/providers/inbound_user.ts → lib/api/messages/native.ts",
   ]);
   assert.deepEqual(providerTypeReads(modules, ["openai", "anthropic", "bedrock"]), [
     "lib/http/b.ts: providerConfig.type",

@@ -7,7 +7,10 @@
  */
 import { badGateway } from "../errors.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../openai/types.ts";
-import type { PeekedStream } from "./chat_stream.ts";
+import type { Peeked } from "../streams/client_body.ts";
+
+/** A provider stream whose first chunk has already been read (routing commits to a target on it). */
+export type PeekedStream = Peeked<ChatCompletionChunk>;
 
 /** The headers of an SSE answer. */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {

@@ -96,3 +96,19 @@ export async function countTokens(texts: readonly string[]): Promise<number> {
   }
   return total;
 }
+
+/** OpenAI's chat format adds about this many tokens around each message, and as many before the answer. */
+const TOKENS_PER_MESSAGE = 3;
+
+/**
+ * The gateway's own count of a chat request's input: the o200k_base tokenizer over every text the model reads
+ * (messages, tool definitions, a response JSON schema) plus the chat format's per-message framing. Images and
+ * files are not counted.
+ */
+export async function estimateInputTokens(chat: ChatRequest): Promise<number> {
+  const texts = requestTexts(chat);
+  if (Array.isArray(chat.tools)) { for (const tool of chat.tools) texts.push(JSON.stringify(tool)); }
+  const format = chat.response_format as JsonObject | undefined;
+  if (format?.type === "json_schema") texts.push(JSON.stringify(format.json_schema));
+  return await countTokens(texts) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
+}

@@ -9,7 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { MAX_SECRETS_IN_GRACE as SECRETS_IN_GRACE } from "../../lib/http/admin_tokens.ts";
+import { MAX_SECRETS_IN_GRACE as SECRETS_IN_GRACE } from "../../lib/api/admin/tokens.ts";
 
 /** The fields of the admin API's answers that the races look at (a token, a list, an error). */
 export interface RaceBody {

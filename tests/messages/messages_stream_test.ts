@@ -13,9 +13,9 @@
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
-import { messagesStreamBody } from "../../lib/inbound/messages/stream.ts";
-import { nativeMessagesStreamBody } from "../../lib/inbound/messages/native_stream.ts";
-import type { MessageFrame } from "../../lib/inbound/messages/response.ts";
+import { messagesStreamBody } from "../../lib/api/messages/stream.ts";
+import { nativeMessagesStreamBody } from "../../lib/api/messages/native_stream.ts";
+import type { MessageFrame } from "../../lib/api/messages/response.ts";
 import type { ChatCompletionChunk, JsonObject } from "../../lib/openai/types.ts";
 import { anthropicEventTransformer } from "../../lib/providers/anthropic/native.ts";
 import { geminiChunkTransformer } from "../../lib/providers/gemini/stream.ts";

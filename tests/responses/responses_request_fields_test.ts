@@ -313,12 +313,12 @@ Deno.test("responses fields: background, an unknown field and bad values are Ope
 const LET_THROUGH: [string, Record<string, unknown>, string][] = [
   // Was BUG: CreateResponse's `max_output_tokens` has `minimum: 16` in the spec (OpenAI answers 400 "integer below
   // minimum value"); the gateway accepts 3, sends it upstream and echoes it. Validation of max_output_tokens in
-  // lib/inbound/responses/request.ts (or validate.ts) checks only for a positive integer.
+  // lib/api/responses/request.ts (or validate.ts) checks only for a positive integer.
   ["max_output_tokens below 16", { max_output_tokens: 3 }, "max_output_tokens"],
   // Was BUG: `reasoning.effort` outside the spec's ReasoningEffort enum (none, minimal, low, medium, high, xhigh,
   // max) is accepted, sent upstream as reasoning_effort "extreme" and echoed as `reasoning.effort: "extreme"`,
   // so the Response itself no longer validates against the spec's `Response`. Expected: 400 with param
-  // `reasoning.effort`. The reasoning object's check in lib/inbound/responses/request.ts reads effort as any
+  // `reasoning.effort`. The reasoning object's check in lib/api/responses/request.ts reads effort as any
   // string.
   ["an unknown reasoning effort", { reasoning: { effort: "extreme" } }, "reasoning.effort"],
   // Was BUG: likewise `reasoning.summary` outside the spec's enum (auto, concise, detailed) is accepted and echoed

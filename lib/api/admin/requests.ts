@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { GatewayError, invalidRequest } from "../errors.ts";
-import { UsageQueryError } from "../usage/query.ts";
-import type { RecordListQuery, StatusFilter } from "../usage/record.ts";
-import { decodeCursor, DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../usage/record_list.ts";
-import { badParam, parseUsageFilters } from "./admin.ts";
-import type { RequestContext } from "./context.ts";
+import { GatewayError, invalidRequest } from "../../errors.ts";
+import { UsageQueryError } from "../../usage/query.ts";
+import type { RecordListQuery, StatusFilter } from "../../usage/record.ts";
+import { decodeCursor, DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../../usage/record_list.ts";
+import { badParam, parseUsageFilters } from "./operations.ts";
+import type { RequestContext } from "../../http/context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

@@ -11,23 +11,23 @@
  *
  * @module
  */
-import { GatewayError, inClientTerms } from "../errors.ts";
-import { responsesClientTerms } from "../inbound/responses/client_terms.ts";
-import { historyMessages } from "../inbound/responses/input_items.ts";
-import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
-import { completionToResponse, newId, type ResponseFrame } from "../inbound/responses/response.ts";
-import { responsesStreamBody } from "../inbound/responses/stream.ts";
-import type { JsonObject, Usage } from "../openai/types.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
-import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { previousResponseNotFound } from "./stored_responses.ts";
-import { resolveItemReferences } from "./responses_input.ts";
-import { ROUTES } from "./endpoints.ts";
-import { readJsonBody } from "./read_json_body.ts";
-import { resolveAlias } from "./resolve_alias.ts";
-import { routeRequest } from "./route_request.ts";
-import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+import { GatewayError, inClientTerms } from "../../errors.ts";
+import { responsesClientTerms } from "./client_terms.ts";
+import { historyMessages } from "./input_items.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
+import { responsesStreamBody } from "./stream.ts";
+import type { JsonObject, Usage } from "../../openai/types.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import { admit, type Answer, type Outcome, type TokenUsage } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { previousResponseNotFound } from "./stored.ts";
+import { resolveItemReferences } from "./item_references.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { routeRequest } from "../../http/route_request.ts";
+import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
 import {
   answerNative,
   isNativeAnswer,
@@ -35,9 +35,9 @@ import {
   type NativeAnswer,
   nativeAttempt,
   targetsFor,
-} from "./responses_native.ts";
-import { settleStream } from "./stream_outcome.ts";
-import { streamBudgetGuard } from "./stream_budget.ts";
+} from "./create_native.ts";
+import { settleStream } from "../../http/stream_outcome.ts";
+import { streamBudgetGuard } from "../../http/stream_budget.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };

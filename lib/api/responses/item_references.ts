@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { GatewayError, printable } from "../errors.ts";
-import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
-import type { JsonObject } from "../openai/types.ts";
-import type { ClientContext } from "./context.ts";
+import { GatewayError, printable } from "../../errors.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import type { ClientContext } from "../../http/context.ts";
 
 /**
  * OpenAI's 404 for an item reference it does not hold for the caller; with `store: false` it adds why

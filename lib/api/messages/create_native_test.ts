@@ -1,7 +1,7 @@
 /** Which targets are served natively, and which client headers travel upstream with a native call. */
 import assert from "node:assert/strict";
-import type { ResolvedTarget } from "../config/types.ts";
-import { forwardedHeaders, isNativeMessagesTarget } from "./messages_native.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
+import { forwardedHeaders, isNativeMessagesTarget } from "./create_native.ts";
 
 const target = (type: string, model: string) =>
   ({ providerConfig: { type }, model }) as unknown as ResolvedTarget;

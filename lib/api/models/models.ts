@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { ResolvedModel } from "../config/types.ts";
-import { modelNotFound } from "../errors.ts";
-import { admit, type Answer } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
+import type { ResolvedModel } from "../../config/types.ts";
+import { modelNotFound } from "../../errors.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
 
 function toModelObject(model: ResolvedModel) {
   return { id: model.alias, object: "model", created: model.created, owned_by: model.ownedBy };

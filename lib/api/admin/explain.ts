@@ -4,16 +4,16 @@
  *
  * @module
  */
-import { indexAliases } from "../config/alias_patterns.ts";
-import { ENDPOINTS } from "../config/schema.ts";
-import type { ResolvedToken } from "../config/types.ts";
-import { GatewayError, printable } from "../errors.ts";
-import { explain } from "../policy/explain.ts";
-import { defaultEndpoint, MODEL_ENDPOINTS, type ModelEndpoint } from "../policy/explanation.ts";
-import { resolveStoredSecret } from "../tokens/resolve_stored.ts";
-import type { StoredToken } from "../tokens/types.ts";
-import { badParam } from "./admin.ts";
-import type { RequestContext } from "./context.ts";
+import { indexAliases } from "../../config/alias_patterns.ts";
+import { ENDPOINTS } from "../../config/schema.ts";
+import type { ResolvedToken } from "../../config/types.ts";
+import { GatewayError, printable } from "../../errors.ts";
+import { explain } from "../../policy/explain.ts";
+import { defaultEndpoint, MODEL_ENDPOINTS, type ModelEndpoint } from "../../policy/explanation.ts";
+import { resolveStoredSecret } from "../../tokens/resolve_stored.ts";
+import type { StoredToken } from "../../tokens/types.ts";
+import { badParam } from "./operations.ts";
+import type { RequestContext } from "../../http/context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

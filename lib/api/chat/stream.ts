@@ -4,12 +4,13 @@
  *
  * @module
  */
-import type { ChatCompletionChunk, Usage } from "../openai/types.ts";
-import type { Scrubber } from "../secrets/scrubber.ts";
-import type { Lease } from "../routing/health.ts";
-import { doneEvent, encodeJsonEvent } from "../sse/serialize.ts";
-import type { BudgetGuard } from "../streams/budget_guard.ts";
-import { clientStreamBody, type Peeked, type StreamOutcome } from "../streams/client_body.ts";
+import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
+import type { Scrubber } from "../../secrets/scrubber.ts";
+import type { Lease } from "../../routing/health.ts";
+import { doneEvent, encodeJsonEvent } from "../../sse/serialize.ts";
+import type { BudgetGuard } from "../../streams/budget_guard.ts";
+import { clientStreamBody, type StreamOutcome } from "../../streams/client_body.ts";
+import type { PeekedStream } from "../../http/routed_chat.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
 export interface ChatStreamOutcome extends StreamOutcome {
@@ -53,9 +54,6 @@ export function presentChunk(
   outcome.firstChunkAt ??= Math.round((performance.now() - startedAt) * 100) / 100;
   return true;
 }
-
-/** A provider stream whose first chunk has already been read (routing commits to a target on it). */
-export type PeekedStream = Peeked<ChatCompletionChunk>;
 
 /**
  * The client-facing SSE body, as one pull-based stage: each pull takes the next chunk, presents it, encodes

@@ -6,14 +6,14 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { ClientContext } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
-import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../usage/estimate.ts";
-import { admit, type Answer, type TokenUsage } from "./accounting.ts";
-import { readJsonBody } from "./read_json_body.ts";
-import { parseEmbeddingRequest } from "./request_schemas.ts";
-import { resolveAlias } from "./resolve_alias.ts";
-import { routeRequest } from "./route_request.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../../usage/estimate.ts";
+import { admit, type Answer, type TokenUsage } from "../../http/accounting.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { routeRequest } from "../../http/route_request.ts";
 
 /** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
 export function encodeBase64Embedding(vector: readonly number[]): string {

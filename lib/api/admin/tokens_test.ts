@@ -4,15 +4,15 @@
  * answer but the issuing one holds a secret, and none a hash.
  */
 import assert from "node:assert/strict";
-import { hashToken } from "../auth/authenticate.ts";
-import { parseConfigText } from "../config/load.ts";
-import { createMemoryLogger } from "../log.ts";
-import { createProviders } from "../providers/registry.ts";
-import { createGateway } from "../server.ts";
-import { createTokenDirectory } from "../tokens/directory.ts";
-import { createMemoryTokenStore } from "../tokens/store_memory.ts";
-import type { GatewayState } from "./context.ts";
-import { MAX_SECRETS_IN_GRACE } from "./admin_tokens.ts";
+import { hashToken } from "../../auth/authenticate.ts";
+import { parseConfigText } from "../../config/load.ts";
+import { createMemoryLogger } from "../../log.ts";
+import { createProviders } from "../../providers/registry.ts";
+import { createGateway } from "../../server.ts";
+import { createTokenDirectory } from "../../tokens/directory.ts";
+import { createMemoryTokenStore } from "../../tokens/store_memory.ts";
+import type { GatewayState } from "../../http/context.ts";
+import { MAX_SECRETS_IN_GRACE } from "./tokens.ts";
 
 const ADMIN = "gw-admin-ops-0123456789abcdef";
 const OTHER_ADMIN = "gw-admin-sec-0123456789abcdef";

@@ -12,11 +12,11 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { hashToken } from "../auth/authenticate.ts";
-import type { ResolvedToken } from "../config/types.ts";
-import { GatewayError, printable } from "../errors.ts";
-import type { TokenDirectory } from "../tokens/directory.ts";
-import type { StoredToken, TokenSecret } from "../tokens/types.ts";
+import { hashToken } from "../../auth/authenticate.ts";
+import type { ResolvedToken } from "../../config/types.ts";
+import { GatewayError, printable } from "../../errors.ts";
+import type { TokenDirectory } from "../../tokens/directory.ts";
+import type { StoredToken, TokenSecret } from "../../tokens/types.ts";
 import {
   byNameThenId,
   CONFIG_ID_PREFIX,
@@ -25,12 +25,12 @@ import {
   storedView,
   TOKEN_STATUSES,
   type TokenView,
-} from "../tokens/token_view.ts";
-import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../tokens/validate.ts";
-import { badParam } from "./admin.ts";
-import { changeStored, conflict, nameTaken, randomHex, write, writeTime } from "./admin_token_writes.ts";
-import type { RequestContext } from "./context.ts";
-import { readJsonBody } from "./read_json_body.ts";
+} from "../../tokens/token_view.ts";
+import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../../tokens/validate.ts";
+import { badParam } from "./operations.ts";
+import { changeStored, conflict, nameTaken, randomHex, write, writeTime } from "./token_writes.ts";
+import type { RequestContext } from "../../http/context.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

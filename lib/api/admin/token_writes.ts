@@ -14,17 +14,17 @@
  *
  * @module
  */
-import { GatewayError, printable } from "../errors.ts";
-import type { TokenDirectory } from "../tokens/directory.ts";
-import { OneAtATime } from "../tokens/one_at_a_time.ts";
+import { GatewayError, printable } from "../../errors.ts";
+import type { TokenDirectory } from "../../tokens/directory.ts";
+import { OneAtATime } from "../../tokens/one_at_a_time.ts";
 import {
   type AuditAction,
   type AuditEntry,
   type StoredToken,
   TokenChangedError,
   TokenNameTakenError,
-} from "../tokens/types.ts";
-import type { RequestContext } from "./context.ts";
+} from "../../tokens/types.ts";
+import type { RequestContext } from "../../http/context.ts";
 
 /**
  * How many times a change of a stored token is worked out and written before it is refused because other

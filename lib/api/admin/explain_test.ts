@@ -4,19 +4,19 @@
  * any limit itself.
  */
 import assert from "node:assert/strict";
-import { hashToken } from "../auth/authenticate.ts";
-import { parseConfigText } from "../config/load.ts";
-import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
-import { createMemoryLogger } from "../log.ts";
-import { createProviders } from "../providers/registry.ts";
-import { HealthRegistry } from "../routing/health.ts";
-import { createGateway } from "../server.ts";
-import { createTokenDirectory } from "../tokens/directory.ts";
-import { createMemoryTokenStore } from "../tokens/store_memory.ts";
-import { MODEL_ENDPOINTS } from "../policy/explanation.ts";
-import type { GatewayState } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
-import { tokenByName } from "./admin_explain.ts";
+import { hashToken } from "../../auth/authenticate.ts";
+import { parseConfigText } from "../../config/load.ts";
+import type { ResolvedConfig, ResolvedToken } from "../../config/types.ts";
+import { createMemoryLogger } from "../../log.ts";
+import { createProviders } from "../../providers/registry.ts";
+import { HealthRegistry } from "../../routing/health.ts";
+import { createGateway } from "../../server.ts";
+import { createTokenDirectory } from "../../tokens/directory.ts";
+import { createMemoryTokenStore } from "../../tokens/store_memory.ts";
+import { MODEL_ENDPOINTS } from "../../policy/explanation.ts";
+import type { GatewayState } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { tokenByName } from "./explain.ts";
 
 const ADMIN = "gw-admin-token-0123456789abcdef";
 const CI_BOT = "gw-ci-bot-token-0123456789abcdef";

@@ -4,13 +4,13 @@
  *
  * @module
  */
-import type { ProviderConfig } from "../config/schema.ts";
-import { isSecretPath, type PathSegment } from "../config/interpolate.ts";
-import { GatewayError, invalidRequest, printable } from "../errors.ts";
-import type { ReloadStatus } from "../reload.ts";
-import { UsageQueryError } from "../usage/query.ts";
-import { POLICY_OUTCOMES, USAGE_GROUP_KEYS, type UsageFilters, type UsageQuery } from "../usage/record.ts";
-import type { RequestContext } from "./context.ts";
+import type { ProviderConfig } from "../../config/schema.ts";
+import { isSecretPath, type PathSegment } from "../../config/interpolate.ts";
+import { GatewayError, invalidRequest, printable } from "../../errors.ts";
+import type { ReloadStatus } from "../../reload.ts";
+import { UsageQueryError } from "../../usage/query.ts";
+import { POLICY_OUTCOMES, USAGE_GROUP_KEYS, type UsageFilters, type UsageQuery } from "../../usage/record.ts";
+import type { RequestContext } from "../../http/context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

@@ -13,35 +13,30 @@
  *
  * @module
  */
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
-import { GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
-import {
-  messagesClientTerms,
-  type MessagesRequest,
-  parseMessagesRequest,
-} from "../inbound/messages/request.ts";
-import { completionToMessage, type MessageFrame, newId } from "../inbound/messages/response.ts";
-import { messagesStreamBody } from "../inbound/messages/stream.ts";
-import type { Usage } from "../openai/types.ts";
-import { takesTopK } from "../providers/capabilities.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
-import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { streamBudgetGuard } from "./stream_budget.ts";
-import { streamEnding } from "./stream_outcome.ts";
-import { ROUTES } from "./endpoints.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import { GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
+import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
+import { completionToMessage, type MessageFrame, newId } from "./response.ts";
+import { messagesStreamBody } from "./stream.ts";
+import type { Usage } from "../../openai/types.ts";
+import { takesTopK } from "../../providers/capabilities.ts";
+import { countTokens, estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import { admit, type Answer, type Outcome, type TokenUsage } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { streamBudgetGuard } from "../../http/stream_budget.ts";
+import { streamEnding } from "../../http/stream_outcome.ts";
+import { ROUTES } from "../../http/endpoints.ts";
 import {
   answerNativeMessages,
   isNativeMessagesAnswer,
   isNativeMessagesTarget,
   type NativeMessagesAnswer,
   nativeMessagesAttempt,
-} from "./messages_native.ts";
-import { readJsonBody } from "./read_json_body.ts";
-import { resolveAlias } from "./resolve_alias.ts";
-import { estimateInputTokens } from "./responses_input_tokens.ts";
-import { routeRequest } from "./route_request.ts";
-import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+} from "./create_native.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { routeRequest } from "../../http/route_request.ts";
+import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
 
 const ROUTE = ROUTES.messages;
 

@@ -16,21 +16,21 @@
  *
  * @module
  */
-import { ClientGoneError, GatewayError } from "../errors.ts";
-import { nativeMessagesBody, redactMessages } from "../inbound/messages/native.ts";
-import { parseMessagesRequest } from "../inbound/messages/request.ts";
-import { extraField } from "../inbound/messages/validate.ts";
-import type { JsonObject } from "../openai/types.ts";
-import { countsInputTokens } from "../providers/capabilities.ts";
-import { admit, type Answer } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
-import { messagesTargets } from "./messages.ts";
-import { forwardedHeaders, isNativeMessagesTarget } from "./messages_native.ts";
-import { readJsonBody } from "./read_json_body.ts";
-import { resolveAlias } from "./resolve_alias.ts";
-import { estimateInputTokens } from "./responses_input_tokens.ts";
-import { routeRequest } from "./route_request.ts";
+import { ClientGoneError, GatewayError } from "../../errors.ts";
+import { nativeMessagesBody, redactMessages } from "./native.ts";
+import { parseMessagesRequest } from "./request.ts";
+import { extraField } from "./validate.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { countsInputTokens } from "../../providers/capabilities.ts";
+import { estimateInputTokens } from "../../usage/estimate.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { messagesTargets } from "./create.ts";
+import { forwardedHeaders, isNativeMessagesTarget } from "./create_native.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { routeRequest } from "../../http/route_request.ts";
 
 const ROUTE = ROUTES.messagesCountTokens;
 

@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { GatewayError, invalidRequest, printable } from "../errors.ts";
-import { listedItem } from "../inbound/responses/listed_items.ts";
-import type { ItemsPage } from "../usage/responses_store.ts";
-import { UsageQueryError } from "../usage/query.ts";
-import { admit, type Answer } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
+import { GatewayError, invalidRequest, printable } from "../../errors.ts";
+import { listedItem } from "./listed_items.ts";
+import type { ItemsPage } from "../../usage/responses_store.ts";
+import { UsageQueryError } from "../../usage/query.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

@@ -1,6 +1,6 @@
 /**
  * `POST /v1/messages` to a target that speaks Anthropic's Messages API itself (an `anthropic` provider, or a
- * Claude model on `bedrock`): the client's body is passed through (lib/inbound/messages/native.ts) instead of
+ * Claude model on `bedrock`): the client's body is passed through (lib/api/messages/native.ts) instead of
  * being translated to chat, so thinking signatures, `cache_control`, documents and beta features survive
  * unchanged. Policy ran on the request's chat form before routing, exactly as for a translated request; its
  * outcome (the output limit, redactions) is carried into the passed-through body here. The client's
@@ -8,8 +8,8 @@
  *
  * @module
  */
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
-import { badGateway, GatewayError } from "../errors.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import { badGateway, GatewayError } from "../../errors.ts";
 import {
   clientMessage,
   messageTexts,
@@ -17,19 +17,19 @@ import {
   readMessagesUsage,
   redactMessages,
   usageTokens,
-} from "../inbound/messages/native.ts";
-import { nativeMessagesStreamBody, type PeekedMessagesEvents } from "../inbound/messages/native_stream.ts";
-import type { MessagesRequest } from "../inbound/messages/request.ts";
-import type { JsonObject } from "../openai/types.ts";
-import { speaksNatively } from "../providers/capabilities.ts";
-import type { Provider } from "../providers/types.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
-import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { streamBudgetGuard } from "./stream_budget.ts";
-import { streamEnding } from "./stream_outcome.ts";
-import type { RoutedAnswer } from "./route_request.ts";
-import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
+} from "./native.ts";
+import { nativeMessagesStreamBody, type PeekedMessagesEvents } from "./native_stream.ts";
+import type { MessagesRequest } from "./request.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { speaksNatively } from "../../providers/capabilities.ts";
+import type { Provider } from "../../providers/types.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import type { Answer, Outcome, TokenUsage } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { streamBudgetGuard } from "../../http/stream_budget.ts";
+import { streamEnding } from "../../http/stream_outcome.ts";
+import type { RoutedAnswer } from "../../http/route_request.ts";
+import { SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
 
 /** A native target's answer: its Message object, or its event stream with the first event in hand. */
 export type NativeMessagesAnswer =

@@ -18,25 +18,25 @@
  *
  * @module
  */
-import { ClientGoneError, GatewayError, inClientTerms, invalidRequest, printable } from "../errors.ts";
-import { responsesClientTerms } from "../inbound/responses/client_terms.ts";
-import { parseResponsesRequest, type ResponsesRequest } from "../inbound/responses/request.ts";
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
-import { nativeRequestBody, redactNative } from "../inbound/responses/native.ts";
-import { TOKEN_COUNTS_FIELDS } from "../openai/token_counts.ts";
-import type { ChatRequest, JsonObject } from "../openai/types.ts";
-import { countsInputTokens } from "../providers/capabilities.ts";
-import { countTokens, requestTexts } from "../usage/estimate.ts";
-import { admit, type Answer } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
-import { readJsonBody } from "./read_json_body.ts";
-import { resolveAlias } from "./resolve_alias.ts";
-import { withHistory } from "./responses.ts";
-import { resolveItemReferences } from "./responses_input.ts";
-import { isNativeTarget, targetsFor } from "./responses_native.ts";
-import { routeRequest } from "./route_request.ts";
-import { previousResponseNotFound } from "./stored_responses.ts";
+import { ClientGoneError, GatewayError, inClientTerms, invalidRequest, printable } from "../../errors.ts";
+import { responsesClientTerms } from "./client_terms.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import { nativeRequestBody, redactNative } from "./native.ts";
+import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { countsInputTokens } from "../../providers/capabilities.ts";
+import { estimateInputTokens } from "../../usage/estimate.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { withHistory } from "./create.ts";
+import { resolveItemReferences } from "./item_references.ts";
+import { isNativeTarget, targetsFor } from "./create_native.ts";
+import { routeRequest } from "../../http/route_request.ts";
+import { previousResponseNotFound } from "./stored.ts";
 
 const ROUTE = ROUTES.responsesInputTokens;
 
@@ -45,22 +45,6 @@ const ROUTE = ROUTES.responsesInputTokens;
  * `max_output_tokens` included) is refused as OpenAI refuses an unknown parameter.
  */
 const FIELDS = new Set(TOKEN_COUNTS_FIELDS);
-
-/** OpenAI's chat format adds about this many tokens around each message, and as many before the answer. */
-const TOKENS_PER_MESSAGE = 3;
-
-/**
- * The gateway's own count of a chat request's input: the o200k_base tokenizer over every text the model reads
- * (messages, tool definitions, a response JSON schema) plus the chat format's per-message framing. Images and
- * files are not counted.
- */
-export async function estimateInputTokens(chat: ChatRequest): Promise<number> {
-  const texts = requestTexts(chat);
-  if (Array.isArray(chat.tools)) { for (const tool of chat.tools) texts.push(JSON.stringify(tool)); }
-  const format = chat.response_format as JsonObject | undefined;
-  if (format?.type === "json_schema") texts.push(JSON.stringify(format.json_schema));
-  return await countTokens(texts) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
-}
 
 /** The stand-in input of a request that has none (see {@linkcode parseCountRequest}). */
 const STAND_IN = ".";

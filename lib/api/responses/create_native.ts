@@ -1,6 +1,6 @@
 /**
  * `POST /v1/responses` to a target whose provider speaks the Responses API natively (`native_responses:
- * true`): the client's Responses body is passed through (lib/inbound/responses/native.ts) instead of being
+ * true`): the client's Responses body is passed through (lib/api/responses/native.ts) instead of being
  * translated to chat, so built-in tools and reasoning items keep their fidelity. Policy ran on the request's
  * chat form before routing, exactly as for a translated request; its outcome (the output limit, redactions)
  * is carried into the passed-through body here.
@@ -10,8 +10,8 @@
  *
  * @module
  */
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
-import { badGateway, GatewayError } from "../errors.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import { badGateway, GatewayError } from "../../errors.ts";
 import {
   clientResponse,
   type NativeFrame,
@@ -19,20 +19,20 @@ import {
   nativeUsage,
   outputTexts,
   redactNative,
-} from "../inbound/responses/native.ts";
-import { nativeStreamBody, type PeekedEvents } from "../inbound/responses/native_stream.ts";
-import type { ResponsesRequest } from "../inbound/responses/request.ts";
-import type { ChatRequest, JsonObject } from "../openai/types.ts";
-import { speaksNatively } from "../providers/capabilities.ts";
-import type { Provider } from "../providers/types.ts";
-import { countTokens, requestTexts } from "../usage/estimate.ts";
-import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
-import type { RoutedAnswer } from "./route_request.ts";
-import { SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
-import { previousResponseNotFound } from "./stored_responses.ts";
-import { settleStream } from "./stream_outcome.ts";
-import { streamBudgetGuard } from "./stream_budget.ts";
+} from "./native.ts";
+import { nativeStreamBody, type PeekedEvents } from "./native_stream.ts";
+import type { ResponsesRequest } from "./request.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { speaksNatively } from "../../providers/capabilities.ts";
+import type { Provider } from "../../providers/types.ts";
+import { countTokens, requestTexts } from "../../usage/estimate.ts";
+import type { Answer, Outcome, TokenUsage } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import type { RoutedAnswer } from "../../http/route_request.ts";
+import { SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import { previousResponseNotFound } from "./stored.ts";
+import { settleStream } from "../../http/stream_outcome.ts";
+import { streamBudgetGuard } from "../../http/stream_budget.ts";
 
 /** A native target's answer: its Response object, or its event stream with the first event in hand. */
 export type NativeAnswer =

@@ -1,7 +1,7 @@
 /**
  * A `POST /v1/messages` request (Anthropic's Messages API) validated, and translated to the gateway's chat
  * form: the form policy reads for every target, and the request translated targets get. Native targets
- * (Anthropic, Claude on Bedrock) get the validated body as sent instead (`lib/http/messages_native.ts`).
+ * (Anthropic, Claude on Bedrock) get the validated body as sent instead (`lib/api/messages/create_native.ts`).
  *
  * Top-level parameters, as Anthropic documents them:
  * - `model` (an alias), `max_tokens` (required) → `max_completion_tokens`, `messages` and `system` (content.ts),
@@ -32,7 +32,7 @@ import {
   wrongType,
 } from "./validate.ts";
 
-/** A validated Messages request (the contract with the native path, `lib/http/messages_native.ts`). */
+/** A validated Messages request (the contract with the native path, `lib/api/messages/create_native.ts`). */
 export interface MessagesRequest {
   /** The chat form, for policy and translated targets; `model` is the alias as the client sent it. */
   chat: ChatRequest;

@@ -6,17 +6,17 @@
  * `token_changed_concurrently` having changed nothing. Also {@linkcode OneAtATime}, the per-token queue.
  */
 import assert from "node:assert/strict";
-import { hashToken } from "../auth/authenticate.ts";
-import { parseConfigText } from "../config/load.ts";
-import { createMemoryLogger } from "../log.ts";
-import { createProviders } from "../providers/registry.ts";
-import { createGateway } from "../server.ts";
-import { createTokenDirectory } from "../tokens/directory.ts";
-import { OneAtATime } from "../tokens/one_at_a_time.ts";
-import { createMemoryTokenStore } from "../tokens/store_memory.ts";
-import type { AuditEntry, StoredToken, TokenStore } from "../tokens/types.ts";
-import { CHANGE_ATTEMPTS } from "./admin_token_writes.ts";
-import type { GatewayState } from "./context.ts";
+import { hashToken } from "../../auth/authenticate.ts";
+import { parseConfigText } from "../../config/load.ts";
+import { createMemoryLogger } from "../../log.ts";
+import { createProviders } from "../../providers/registry.ts";
+import { createGateway } from "../../server.ts";
+import { createTokenDirectory } from "../../tokens/directory.ts";
+import { OneAtATime } from "../../tokens/one_at_a_time.ts";
+import { createMemoryTokenStore } from "../../tokens/store_memory.ts";
+import type { AuditEntry, StoredToken, TokenStore } from "../../tokens/types.ts";
+import { CHANGE_ATTEMPTS } from "./token_writes.ts";
+import type { GatewayState } from "../../http/context.ts";
 
 const ADMIN = "gw-admin-writes-0123456789abcdef";
 

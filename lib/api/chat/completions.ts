@@ -4,20 +4,20 @@
  *
  * @module
  */
-import { GatewayError } from "../errors.ts";
-import type { ChatCompletion, JsonObject } from "../openai/types.ts";
-import { chatStreamBody } from "./chat_stream.ts";
-import type { ClientContext } from "./context.ts";
-import { ROUTES } from "./endpoints.ts";
-import { admit, type Answer, type Outcome, type TokenUsage } from "./accounting.ts";
-import { readJsonBody } from "./read_json_body.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
-import { parseChatRequest } from "./request_schemas.ts";
-import { resolveAlias } from "./resolve_alias.ts";
-import { routeRequest } from "./route_request.ts";
-import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "./routed_chat.ts";
-import { settleStream } from "./stream_outcome.ts";
-import { streamBudgetGuard } from "./stream_budget.ts";
+import { GatewayError } from "../../errors.ts";
+import type { ChatCompletion, JsonObject } from "../../openai/types.ts";
+import { chatStreamBody } from "./stream.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { admit, type Answer, type Outcome, type TokenUsage } from "../../http/accounting.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import { parseChatRequest } from "../../http/request_schemas.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { routeRequest } from "../../http/route_request.ts";
+import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import { settleStream } from "../../http/stream_outcome.ts";
+import { streamBudgetGuard } from "../../http/stream_budget.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { GatewayError, invalidRequest } from "../errors.ts";
-import { AUDIT_ACTIONS, type AuditQuery } from "../tokens/types.ts";
-import { isoParam, textParam } from "./admin.ts";
-import { directoryOf, intParam, json, oneOf } from "./admin_tokens.ts";
-import type { RequestContext } from "./context.ts";
+import { GatewayError, invalidRequest } from "../../errors.ts";
+import { AUDIT_ACTIONS, type AuditQuery } from "../../tokens/types.ts";
+import { isoParam, textParam } from "./operations.ts";
+import { directoryOf, intParam, json, oneOf } from "./tokens.ts";
+import type { RequestContext } from "../../http/context.ts";
 
 /** `GET /admin/audit`: newest first, filtered, a page of entries older than `after`. */
 export async function handleAudit(request: Request, ctx: RequestContext): Promise<Response> {
