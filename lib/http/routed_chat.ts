@@ -5,7 +5,9 @@
  *
  * @module
  */
-import { badGateway } from "../errors.ts";
+import { badGateway, GatewayError } from "../errors.ts";
+import { countTokens } from "../usage/estimate.ts";
+import type { TokenUsage } from "./accounting.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../openai/types.ts";
 import type { Peeked } from "../streams/client_body.ts";
 
@@ -59,4 +61,36 @@ export function completionTexts(completion: ChatCompletion): string[] {
     }
   }
   return out;
+}
+
+/**
+ * A whole completion's token usage: the upstream's when it reported one, else counted by the gateway's
+ * tokenizer (`countPrompt` for the request as this client API counts it, the completion's texts for the
+ * answer) and marked estimated. The one place every client API's JSON answer gets its usage from.
+ */
+export async function completionUsage(
+  completion: ChatCompletion,
+  countPrompt: () => Promise<number>,
+): Promise<TokenUsage> {
+  if (completion.usage) {
+    return {
+      prompt: completion.usage.prompt_tokens,
+      completion: completion.usage.completion_tokens,
+      estimated: false,
+    };
+  }
+  const [prompt, output] = await Promise.all([countPrompt(), countTokens(completionTexts(completion))]);
+  return { prompt, completion: output, estimated: true };
+}
+
+/**
+ * Refuses a stream the client did not ask for (an upstream that streams whatever it is asked): the stream is
+ * cancelled, so the upstream call ends, and the client gets a 502 naming the provider.
+ */
+export async function refuseUnaskedStream(
+  stream: { readonly rest: ReadableStreamDefaultReader<unknown> },
+  provider: string,
+): Promise<never> {
+  await stream.rest.cancel();
+  throw new GatewayError(502, `Provider "${provider}" streamed an answer that was not asked for.`);
 }

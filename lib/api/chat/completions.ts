@@ -4,18 +4,23 @@
  *
  * @module
  */
-import { GatewayError } from "../../errors.ts";
 import type { ChatCompletion, JsonObject } from "../../openai/types.ts";
 import { chatStreamBody } from "./stream.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
-import { admit, type Answer, type Outcome, type TokenUsage } from "../../http/accounting.ts";
+import { admit, type Answer, type Outcome } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { parseChatRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import {
+  type ChatAnswer,
+  completionUsage,
+  refuseUnaskedStream,
+  SSE_HEADERS,
+  withFirstChunk,
+} from "../../http/routed_chat.ts";
 import { settleStream } from "../../http/stream_outcome.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
 
@@ -50,20 +55,7 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
   if (result.kind === "json") {
     const completion: ChatCompletion = result.body;
     completion.model = model.alias;
-    let usage: TokenUsage;
-    if (completion.usage) {
-      usage = {
-        prompt: completion.usage.prompt_tokens,
-        completion: completion.usage.completion_tokens,
-        estimated: false,
-      };
-    } else {
-      const [prompt, output] = await Promise.all([
-        countTokens(requestTexts(chat)),
-        countTokens(completionTexts(completion)),
-      ]);
-      usage = { prompt, completion: output, estimated: true };
-    }
+    const usage = await completionUsage(completion, () => countTokens(requestTexts(chat)));
     headers.set("content-type", "application/json");
     return {
       response: new Response(JSON.stringify(completion), { status: 200, headers }),
@@ -71,10 +63,7 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
     };
   }
 
-  if (!stream) {
-    await result.stream.rest.cancel();
-    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
-  }
+  if (!stream) await refuseUnaskedStream(result.stream, target.provider);
   let settle!: (outcome: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   ctx.services.metrics.streamStarted();

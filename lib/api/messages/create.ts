@@ -14,14 +14,14 @@
  * @module
  */
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
-import { GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
+import { type GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
 import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody } from "./stream.ts";
 import type { Usage } from "../../openai/types.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { countTokens, estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admit, type Answer, type Outcome, type TokenUsage } from "../../http/accounting.ts";
+import { admit, type Answer, type Outcome } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
 import { streamEnding } from "../../http/stream_outcome.ts";
@@ -36,7 +36,13 @@ import {
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import {
+  type ChatAnswer,
+  completionUsage,
+  refuseUnaskedStream,
+  SSE_HEADERS,
+  withFirstChunk,
+} from "../../http/routed_chat.ts";
 
 const ROUTE = ROUTES.messages;
 
@@ -117,17 +123,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
 
   if (result.kind === "json") {
     const completion = result.body;
-    let usage: TokenUsage;
-    if (completion.usage) {
-      usage = {
-        prompt: completion.usage.prompt_tokens,
-        completion: completion.usage.completion_tokens,
-        estimated: false,
-      };
-    } else {
-      const [p, c] = await Promise.all([estimateInputTokens(chat), countTokens(completionTexts(completion))]);
-      usage = { prompt: p, completion: c, estimated: true };
-    }
+    const usage = await completionUsage(completion, () => estimateInputTokens(chat));
     const message = completionToMessage(
       completion,
       frame,
@@ -137,10 +133,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
     return { response: new Response(JSON.stringify(message), { status: 200, headers }), outcome: { usage } };
   }
 
-  if (!stream) {
-    await result.stream.rest.cancel();
-    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
-  }
+  if (!stream) await refuseUnaskedStream(result.stream, target.provider);
   // message_start carries the input tokens before the upstream reports them (chat upstreams do at the end).
   const inputTokens = await estimateInputTokens(chat).catch(() => prompt);
   let settle!: (outcome: Outcome) => void;

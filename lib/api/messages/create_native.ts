@@ -29,7 +29,7 @@ import type { ClientContext } from "../../http/context.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
 import { streamEnding } from "../../http/stream_outcome.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import { refuseUnaskedStream, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
 
 /** A native target's answer: its Message object, or its event stream with the first event in hand. */
 export type NativeMessagesAnswer =
@@ -138,10 +138,7 @@ export async function answerNativeMessages(
     return { response: new Response(body, { status: 200, headers }), outcome: { usage } };
   }
 
-  if (!parsed.stream) {
-    await result.stream.rest.cancel();
-    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
-  }
+  if (!parsed.stream) await refuseUnaskedStream(result.stream, target.provider);
   let settle!: (outcome: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   ctx.services.metrics.streamStarted();

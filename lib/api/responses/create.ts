@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { GatewayError, inClientTerms } from "../../errors.ts";
+import { inClientTerms } from "../../errors.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { historyMessages } from "./input_items.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
@@ -19,7 +19,7 @@ import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody } from "./stream.ts";
 import type { JsonObject, Usage } from "../../openai/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admit, type Answer, type Outcome, type TokenUsage } from "../../http/accounting.ts";
+import { admit, type Answer, type Outcome } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { previousResponseNotFound } from "./stored.ts";
 import { resolveItemReferences } from "./item_references.ts";
@@ -27,7 +27,13 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { type ChatAnswer, completionTexts, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import {
+  type ChatAnswer,
+  completionUsage,
+  refuseUnaskedStream,
+  SSE_HEADERS,
+  withFirstChunk,
+} from "../../http/routed_chat.ts";
 import {
   answerNative,
   isNativeAnswer,
@@ -156,20 +162,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
 
   if (result.kind === "json") {
     const completion = result.body;
-    let usage: TokenUsage;
-    if (completion.usage) {
-      usage = {
-        prompt: completion.usage.prompt_tokens,
-        completion: completion.usage.completion_tokens,
-        estimated: false,
-      };
-    } else {
-      const [p, c] = await Promise.all([
-        countTokens(requestTexts(chat)),
-        countTokens(completionTexts(completion)),
-      ]);
-      usage = { prompt: p, completion: c, estimated: true };
-    }
+    const usage = await completionUsage(completion, () => countTokens(requestTexts(chat)));
     const response = completionToResponse(
       completion,
       frame,
@@ -180,10 +173,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
   }
 
-  if (!stream) {
-    await result.stream.rest.cancel();
-    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
-  }
+  if (!stream) await refuseUnaskedStream(result.stream, target.provider);
   let settle!: (outcome: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   // The usage counted for the final event when the upstream sent none, reused for the record.

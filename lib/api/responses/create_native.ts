@@ -29,7 +29,7 @@ import { countTokens, requestTexts } from "../../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import { refuseUnaskedStream, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
 import { previousResponseNotFound } from "./stored.ts";
 import { settleStream } from "../../http/stream_outcome.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
@@ -155,10 +155,7 @@ export async function answerNative(
     return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
   }
 
-  if (!parsed.stream) {
-    await result.stream.rest.cancel();
-    throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
-  }
+  if (!parsed.stream) await refuseUnaskedStream(result.stream, target.provider);
   let settle!: (outcome: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   ctx.services.metrics.streamStarted();
