@@ -7,7 +7,8 @@
  */
 import { badGateway, GatewayError } from "../errors.ts";
 import { countTokens } from "../usage/estimate.ts";
-import type { TokenUsage } from "./accounting.ts";
+import type { Answer, Outcome, TokenUsage } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
 import type { ChatCompletion, ChatCompletionChunk } from "../openai/types.ts";
 import type { Peeked } from "../streams/client_body.ts";
 
@@ -93,4 +94,23 @@ export async function refuseUnaskedStream(
 ): Promise<never> {
   await stream.rest.cancel();
   throw new GatewayError(502, `Provider "${provider}" streamed an answer that was not asked for.`);
+}
+
+/**
+ * A streamed answer: counts the stream as open, gives `body` the function that settles the request's outcome
+ * (its usage and how it ended, once the body has ended), and answers 200 with the SSE headers. The body's own
+ * end calls `metrics.streamEnded()` itself: a stream stops being open when its body ends, which can come
+ * before its outcome settles (that may wait for a token count).
+ */
+export function streamedAnswer(
+  ctx: ClientContext,
+  headers: Headers,
+  body: (settle: (outcome: Outcome) => void) => ReadableStream<Uint8Array>,
+): Answer {
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
+  ctx.services.metrics.streamStarted();
+  const sse = body(settle);
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return { response: new Response(sse, { status: 200, headers }), outcome };
 }

@@ -8,7 +8,7 @@ import type { ChatCompletion, JsonObject } from "../../openai/types.ts";
 import { chatStreamBody } from "./stream.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
-import { admit, type Answer, type Outcome } from "../../http/accounting.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { parseChatRequest } from "../../http/request_schemas.ts";
@@ -18,7 +18,7 @@ import {
   type ChatAnswer,
   completionUsage,
   refuseUnaskedStream,
-  SSE_HEADERS,
+  streamedAnswer,
   withFirstChunk,
 } from "../../http/routed_chat.ts";
 import { settleStream } from "../../http/stream_outcome.ts";
@@ -64,28 +64,24 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
   }
 
   if (!stream) await refuseUnaskedStream(result.stream, target.provider);
-  let settle!: (outcome: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
-  ctx.services.metrics.streamStarted();
-  const sse = chatStreamBody(result.stream, {
-    alias: model.alias,
-    includeUsage: chat.stream_options?.include_usage === true,
-    startedAt: ctx.startedAt,
-    scrubber: ctx.state.config.scrubber,
-    lease,
-    budget: streamBudgetGuard(ctx, chat),
-    onEnd(end) {
-      ctx.services.metrics.streamEnded();
-      const upstream = end.usage;
-      settleStream(
-        end,
-        upstream &&
-          { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
-        chat,
-        settle,
-      );
-    },
-  });
-  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return { response: new Response(sse, { status: 200, headers }), outcome };
+  return streamedAnswer(ctx, headers, (settle) =>
+    chatStreamBody(result.stream, {
+      alias: model.alias,
+      includeUsage: chat.stream_options?.include_usage === true,
+      startedAt: ctx.startedAt,
+      scrubber: ctx.state.config.scrubber,
+      lease,
+      budget: streamBudgetGuard(ctx, chat),
+      onEnd(end) {
+        ctx.services.metrics.streamEnded();
+        const upstream = end.usage;
+        settleStream(
+          end,
+          upstream &&
+            { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
+          chat,
+          settle,
+        );
+      },
+    }));
 }

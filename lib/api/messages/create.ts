@@ -21,7 +21,7 @@ import { messagesStreamBody } from "./stream.ts";
 import type { Usage } from "../../openai/types.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { countTokens, estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admit, type Answer, type Outcome } from "../../http/accounting.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
 import { streamEnding } from "../../http/stream_outcome.ts";
@@ -40,7 +40,7 @@ import {
   type ChatAnswer,
   completionUsage,
   refuseUnaskedStream,
-  SSE_HEADERS,
+  streamedAnswer,
   withFirstChunk,
 } from "../../http/routed_chat.ts";
 
@@ -136,46 +136,46 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
   if (!stream) await refuseUnaskedStream(result.stream, target.provider);
   // message_start carries the input tokens before the upstream reports them (chat upstreams do at the end).
   const inputTokens = await estimateInputTokens(chat).catch(() => prompt);
-  let settle!: (outcome: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   let counted: Usage | undefined;
   const countUsage = async (texts: string[]): Promise<Usage> => {
     counted = chatUsage(inputTokens, await countTokens(texts));
     return counted;
   };
-  ctx.services.metrics.streamStarted();
-  const sse = messagesStreamBody(result.stream, {
-    frame,
-    inputTokens,
-    startedAt: ctx.startedAt,
-    scrubber: ctx.state.config.scrubber,
-    lease,
-    budget: streamBudgetGuard(ctx, chat),
-    countUsage,
-    onEnd(end) {
-      ctx.services.metrics.streamEnded();
-      const known = streamEnding(end);
-      const upstream = end.usage;
-      if (upstream) {
-        settle({
-          ...known,
-          usage: { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false },
-        });
-        return;
-      }
-      if (counted) {
-        settle({
-          ...known,
-          usage: { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true },
-        });
-        return;
-      }
-      countTokens(end.texts)
-        .then((completion) => ({ prompt: inputTokens, completion, estimated: true }))
-        .catch(() => ({ prompt: inputTokens, completion: roughTokenEstimate(end.texts), estimated: true }))
-        .then((usage) => settle({ ...known, usage }));
-    },
-  });
-  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return { response: new Response(sse, { status: 200, headers }), outcome };
+  return streamedAnswer(ctx, headers, (settle) =>
+    messagesStreamBody(result.stream, {
+      frame,
+      inputTokens,
+      startedAt: ctx.startedAt,
+      scrubber: ctx.state.config.scrubber,
+      lease,
+      budget: streamBudgetGuard(ctx, chat),
+      countUsage,
+      onEnd(end) {
+        ctx.services.metrics.streamEnded();
+        const known = streamEnding(end);
+        const upstream = end.usage;
+        if (upstream) {
+          settle({
+            ...known,
+            usage: {
+              prompt: upstream.prompt_tokens,
+              completion: upstream.completion_tokens,
+              estimated: false,
+            },
+          });
+          return;
+        }
+        if (counted) {
+          settle({
+            ...known,
+            usage: { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true },
+          });
+          return;
+        }
+        countTokens(end.texts)
+          .then((completion) => ({ prompt: inputTokens, completion, estimated: true }))
+          .catch(() => ({ prompt: inputTokens, completion: roughTokenEstimate(end.texts), estimated: true }))
+          .then((usage) => settle({ ...known, usage }));
+      },
+    }));
 }

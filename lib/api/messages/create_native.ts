@@ -24,12 +24,12 @@ import type { JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Provider } from "../../providers/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import type { Answer, Outcome, TokenUsage } from "../../http/accounting.ts";
+import type { Answer, TokenUsage } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
 import { streamEnding } from "../../http/stream_outcome.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { refuseUnaskedStream, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import { refuseUnaskedStream, streamedAnswer, withFirstChunk } from "../../http/routed_chat.ts";
 
 /** A native target's answer: its Message object, or its event stream with the first event in hand. */
 export type NativeMessagesAnswer =
@@ -139,34 +139,30 @@ export async function answerNativeMessages(
   }
 
   if (!parsed.stream) await refuseUnaskedStream(result.stream, target.provider);
-  let settle!: (outcome: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
-  ctx.services.metrics.streamStarted();
-  const sse = nativeMessagesStreamBody(result.stream, {
-    alias,
-    startedAt: ctx.startedAt,
-    scrubber: ctx.state.config.scrubber,
-    lease,
-    budget: streamBudgetGuard(ctx, parsed.chat),
-    onEnd(end) {
-      ctx.services.metrics.streamEnded();
-      const known = streamEnding(end);
-      // A complete stream's counts are the upstream's; a broken one's output is what the client received.
-      if (end.usage && end.end === "ok") {
-        settle({ ...known, usage: { ...usageTokens(end.usage), estimated: false } });
-        return;
-      }
-      const prompt = end.usage ? Promise.resolve(usageTokens(end.usage).prompt) : requestCount();
-      Promise.all([prompt, countTokens(end.texts)])
-        .then(([prompt, completion]) => ({ prompt, completion, estimated: true }))
-        .catch(() => ({
-          prompt: roughTokenEstimate(requestTexts(parsed.chat)),
-          completion: roughTokenEstimate(end.texts),
-          estimated: true,
-        }))
-        .then((usage) => settle({ ...known, usage }));
-    },
-  });
-  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return { response: new Response(sse, { status: 200, headers }), outcome };
+  return streamedAnswer(ctx, headers, (settle) =>
+    nativeMessagesStreamBody(result.stream, {
+      alias,
+      startedAt: ctx.startedAt,
+      scrubber: ctx.state.config.scrubber,
+      lease,
+      budget: streamBudgetGuard(ctx, parsed.chat),
+      onEnd(end) {
+        ctx.services.metrics.streamEnded();
+        const known = streamEnding(end);
+        // A complete stream's counts are the upstream's; a broken one's output is what the client received.
+        if (end.usage && end.end === "ok") {
+          settle({ ...known, usage: { ...usageTokens(end.usage), estimated: false } });
+          return;
+        }
+        const prompt = end.usage ? Promise.resolve(usageTokens(end.usage).prompt) : requestCount();
+        Promise.all([prompt, countTokens(end.texts)])
+          .then(([prompt, completion]) => ({ prompt, completion, estimated: true }))
+          .catch(() => ({
+            prompt: roughTokenEstimate(requestTexts(parsed.chat)),
+            completion: roughTokenEstimate(end.texts),
+            estimated: true,
+          }))
+          .then((usage) => settle({ ...known, usage }));
+      },
+    }));
 }

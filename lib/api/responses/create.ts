@@ -19,7 +19,7 @@ import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody } from "./stream.ts";
 import type { JsonObject, Usage } from "../../openai/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admit, type Answer, type Outcome } from "../../http/accounting.ts";
+import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { previousResponseNotFound } from "./stored.ts";
 import { resolveItemReferences } from "./item_references.ts";
@@ -31,7 +31,7 @@ import {
   type ChatAnswer,
   completionUsage,
   refuseUnaskedStream,
-  SSE_HEADERS,
+  streamedAnswer,
   withFirstChunk,
 } from "../../http/routed_chat.ts";
 import {
@@ -174,8 +174,6 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
   }
 
   if (!stream) await refuseUnaskedStream(result.stream, target.provider);
-  let settle!: (outcome: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
   // The usage counted for the final event when the upstream sent none, reused for the record.
   let counted: Usage | undefined;
   const countUsage = async (texts: string[]): Promise<Usage> => {
@@ -183,25 +181,23 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     counted = chatUsage(p, c);
     return counted;
   };
-  ctx.services.metrics.streamStarted();
-  const sse = responsesStreamBody(result.stream, {
-    frame,
-    startedAt: ctx.startedAt,
-    scrubber: ctx.state.config.scrubber,
-    lease,
-    budget: streamBudgetGuard(ctx, chat),
-    countUsage,
-    onFinal: (response) => storeResponse(ctx, parsed, target.provider, response),
-    onEnd(end) {
-      ctx.services.metrics.streamEnded();
-      const upstream = end.usage;
-      const usage = upstream
-        ? { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false }
-        : counted &&
-          { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true };
-      settleStream(end, usage, chat, settle);
-    },
-  });
-  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return { response: new Response(sse, { status: 200, headers }), outcome };
+  return streamedAnswer(ctx, headers, (settle) =>
+    responsesStreamBody(result.stream, {
+      frame,
+      startedAt: ctx.startedAt,
+      scrubber: ctx.state.config.scrubber,
+      lease,
+      budget: streamBudgetGuard(ctx, chat),
+      countUsage,
+      onFinal: (response) => storeResponse(ctx, parsed, target.provider, response),
+      onEnd(end) {
+        ctx.services.metrics.streamEnded();
+        const upstream = end.usage;
+        const usage = upstream
+          ? { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false }
+          : counted &&
+            { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true };
+        settleStream(end, usage, chat, settle);
+      },
+    }));
 }

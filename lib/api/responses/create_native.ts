@@ -26,10 +26,10 @@ import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Provider } from "../../providers/types.ts";
 import { countTokens, requestTexts } from "../../usage/estimate.ts";
-import type { Answer, Outcome, TokenUsage } from "../../http/accounting.ts";
+import type { Answer, TokenUsage } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { refuseUnaskedStream, SSE_HEADERS, withFirstChunk } from "../../http/routed_chat.ts";
+import { refuseUnaskedStream, streamedAnswer, withFirstChunk } from "../../http/routed_chat.ts";
 import { previousResponseNotFound } from "./stored.ts";
 import { settleStream } from "../../http/stream_outcome.ts";
 import { streamBudgetGuard } from "../../http/stream_budget.ts";
@@ -156,21 +156,17 @@ export async function answerNative(
   }
 
   if (!parsed.stream) await refuseUnaskedStream(result.stream, target.provider);
-  let settle!: (outcome: Outcome) => void;
-  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
-  ctx.services.metrics.streamStarted();
-  const sse = nativeStreamBody(result.stream, {
-    frame,
-    startedAt: ctx.startedAt,
-    scrubber,
-    lease,
-    budget: streamBudgetGuard(ctx, chat),
-    onFinal: store,
-    onEnd(end) {
-      ctx.services.metrics.streamEnded();
-      settleStream(end, end.usage && { ...end.usage, estimated: false }, chat, settle);
-    },
-  });
-  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return { response: new Response(sse, { status: 200, headers }), outcome };
+  return streamedAnswer(ctx, headers, (settle) =>
+    nativeStreamBody(result.stream, {
+      frame,
+      startedAt: ctx.startedAt,
+      scrubber,
+      lease,
+      budget: streamBudgetGuard(ctx, chat),
+      onFinal: store,
+      onEnd(end) {
+        ctx.services.metrics.streamEnded();
+        settleStream(end, end.usage && { ...end.usage, estimated: false }, chat, settle);
+      },
+    }));
 }
