@@ -389,7 +389,7 @@ Deno.test("stored responses: input_items lists every item kind in order; DELETE 
 });
 
 // Was BUG: the list showed the items as the client sent them (a string content, no `status`, `output_text`
-// parts without `logprobs`); now each is listed as the spec's `ItemResource` (lib/inbound/responses/
+// parts without `logprobs`); now each is listed as the spec's `ItemResource` (lib/api/responses/
 // listed_items.ts), and the list of every item kind validates against `ResponseItemList`.
 Deno.test({
   name: "stored responses: the input_items list validates against the spec's ResponseItemList",

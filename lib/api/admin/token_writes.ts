@@ -1,5 +1,5 @@
 /**
- * How `/admin/tokens` writes to the token store (`admin_tokens.ts` decides what to write): each write with its
+ * How `/admin/tokens` writes to the token store (`tokens.ts` decides what to write): each write with its
  * audit entry, at a time that orders it, and each change of a stored token (PATCH, revoke, rotate) as a
  * read-modify-write that never overwrites a change it did not see.
  *

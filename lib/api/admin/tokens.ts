@@ -1,13 +1,13 @@
 /**
  * `/admin/tokens`: issue, list, change, rotate and revoke client tokens at run time (docs/admin_api.md is the
- * contract); every change is written with its entry of the audit trail (`admin_audit.ts` reads it).
+ * contract); every change is written with its entry of the audit trail (`audit.ts` reads it).
  *
  * Only a secret's SHA-256 is stored; the secret itself is in the one answer that makes it (the `201` of an
  * issue, the `200` of a rotation) and nowhere else. Every change is written with its audit entry in one store
  * transaction, then this replica reloads before it answers, so the change holds here at once (the other
  * replicas hear of it through the store). Tokens from the config file are listed read-only, as `cfg_<name>`.
  * A change of a stored token (PATCH, revoke, rotate) is a read-modify-write that never overwrites a change
- * it did not see (`admin_token_writes.ts`): rotations of one token at once take effect one after another.
+ * it did not see (`token_writes.ts`): rotations of one token at once take effect one after another.
  *
  * @module
  */

@@ -1,9 +1,9 @@
 /**
  * `POST /v1/messages` (Anthropic's Messages API), for Claude Code and the Anthropic SDKs. The request is
- * validated and translated to the chat form (lib/inbound/messages/), on which policy runs as for every
+ * validated and translated to the chat form (this folder's request.ts), on which policy runs as for every
  * endpoint (limits, budgets, content rules, the max_tokens ceiling; endpoint name `messages`). Routing then
  * sends it to each target in its own way: a target that speaks the Messages API itself (Anthropic, Claude on
- * Bedrock) gets the client's body passed through (messages_native.ts); every other target gets the chat form,
+ * Bedrock) gets the client's body passed through (create_native.ts); every other target gets the chat form,
  * and its answer is translated back to a Message or to Anthropic's event stream. One usage record per request.
  *
  * What a translated target cannot honour is refused with a 400 before routing, and the targets that cannot

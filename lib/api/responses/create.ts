@@ -1,6 +1,6 @@
 /**
  * `POST /v1/responses` (OpenAI Responses API) over the chat form: the request is translated to a chat
- * request (lib/inbound/responses/) and goes through the same policy, routing and providers as a chat
+ * request (this folder's request.ts) and goes through the same policy, routing and providers as a chat
  * completion; the answer is translated back to a Response object, or to the Responses event stream. One
  * usage record per request, under the endpoint `responses`.
  *
