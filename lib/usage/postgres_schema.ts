@@ -13,8 +13,7 @@
  * @module
  */
 import postgres from "postgres";
-import { USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./sqlite_store.ts";
-import type { ColumnKind } from "./sqlite_store.ts";
+import { type ColumnKind, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import { POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";

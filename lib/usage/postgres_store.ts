@@ -32,7 +32,8 @@ import {
 } from "./postgres_schema.ts";
 import { createPostgresResponsesStore } from "./responses_store_postgres.ts";
 import { createPostgresTokenStore } from "../tokens/store_postgres.ts";
-import { USAGE_COLUMNS, usageRow } from "./sqlite_store.ts";
+import { USAGE_COLUMNS } from "./record.ts";
+import { usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
 
 /**

@@ -50,6 +50,38 @@ export interface UsageRecord {
   error_code: string | null;
 }
 
+/** How a stored column's value is coerced (both databases). */
+export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
+
+/** Every stored column of a record, in insert order, with how its value is coerced (the PostgreSQL store's too). */
+export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, ColumnKind])[] = [
+  ["time", "text"],
+  ["request_id", "text"],
+  ["token", "text?"],
+  ["environment", "text?"],
+  ["alias", "text?"],
+  ["provider", "text?"],
+  ["upstream_model", "text?"],
+  ["endpoint", "text"],
+  ["stream", "bool"],
+  ["status", "int"],
+  ["outcome", "text"],
+  ["rule", "text?"],
+  ["prompt_tokens", "int"],
+  ["completion_tokens", "int"],
+  ["tokens_estimated", "bool"],
+  ["cost", "real"],
+  ["latency_ms", "real"],
+  ["ttft_ms", "real?"],
+  ["attempts", "int"],
+  ["error_code", "text?"],
+  // Added by migration 5 (`ownership_migration.ts`); the columns above are migration 1's.
+  ["token_id", "text?"],
+];
+
+/** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
+export const USAGE_COLUMNS_V1 = 20;
+
 /** Which records a usage query or the request log covers. */
 export interface UsageFilters {
   /** ISO time, inclusive. */

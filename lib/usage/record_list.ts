@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { RecordListQuery, RecordPage, UsageRecord } from "./record.ts";
+import { type RecordListQuery, type RecordPage, USAGE_COLUMNS, type UsageRecord } from "./record.ts";
 import {
   type SqlAll,
   type SqlAllAsync,
@@ -26,30 +26,8 @@ export const DEFAULT_RECORD_LIMIT = 100;
 /** The most records one page may hold. */
 export const MAX_RECORD_LIMIT = 1000;
 
-/** The usage record's fields, in the order the request log answers them (never the internal uid). */
-const RECORD_FIELDS = [
-  "time",
-  "request_id",
-  "token",
-  "token_id",
-  "environment",
-  "alias",
-  "provider",
-  "upstream_model",
-  "endpoint",
-  "stream",
-  "status",
-  "outcome",
-  "rule",
-  "prompt_tokens",
-  "completion_tokens",
-  "tokens_estimated",
-  "cost",
-  "latency_ms",
-  "ttft_ms",
-  "attempts",
-  "error_code",
-] as const satisfies readonly (keyof UsageRecord)[];
+/** The usage record's fields, as the request log answers them (never the internal uid): every stored column. */
+const RECORD_FIELDS = USAGE_COLUMNS.map(([name]) => name);
 
 /** The position of a record in the log: what a cursor holds. */
 interface Position {

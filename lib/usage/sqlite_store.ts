@@ -16,7 +16,15 @@ import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { rollback, run } from "./sqlite_calls.ts";
 import { storableText } from "./client_text.ts";
-import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
+import {
+  type ColumnKind,
+  type RecordListQuery,
+  type RecordPage,
+  USAGE_COLUMNS,
+  USAGE_COLUMNS_V1,
+  type UsageQuery,
+  type UsageReport,
+} from "./record.ts";
 import { canonicalTime, registerSqliteFunctions, runUsageQuery, type SqlValue } from "./query.ts";
 import { runListRecords } from "./record_list.ts";
 import { SQLITE_USAGE_INDEXES } from "./usage_indexes.ts";
@@ -37,37 +45,6 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * `owner`, usage records' `token_id`: `ownership_migration.ts`).
  */
 export const USAGE_SCHEMA_VERSION = 5;
-
-export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
-
-/** Every stored column of a record, in insert order, with how its value is coerced (the PostgreSQL store's too). */
-export const USAGE_COLUMNS: readonly (readonly [keyof StoredUsageRecord & string, ColumnKind])[] = [
-  ["time", "text"],
-  ["request_id", "text"],
-  ["token", "text?"],
-  ["environment", "text?"],
-  ["alias", "text?"],
-  ["provider", "text?"],
-  ["upstream_model", "text?"],
-  ["endpoint", "text"],
-  ["stream", "bool"],
-  ["status", "int"],
-  ["outcome", "text"],
-  ["rule", "text?"],
-  ["prompt_tokens", "int"],
-  ["completion_tokens", "int"],
-  ["tokens_estimated", "bool"],
-  ["cost", "real"],
-  ["latency_ms", "real"],
-  ["ttft_ms", "real?"],
-  ["attempts", "int"],
-  ["error_code", "text?"],
-  // Added by migration 5 (`ownership_migration.ts`); the columns above are migration 1's.
-  ["token_id", "text?"],
-];
-
-/** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
-export const USAGE_COLUMNS_V1 = 20;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
