@@ -78,6 +78,7 @@ export const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   providers: [
     "http",
     "api",
+    "answer",
     "server",
     "serve",
     "auth",
@@ -91,7 +92,9 @@ export const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   policy: ["providers"],
   usage: ["providers"],
   // The plumbing serves every client API and knows none of them; the server binds the handlers.
-  http: ["api"],
+  http: ["api", "answer"],
+  // The answer runner takes each client API's wire format as functions; it imports none of them.
+  answer: ["api"],
 };
 
 /** The client API of a module under `lib/api/<api>/`, or null. */
@@ -277,12 +280,16 @@ Deno.test("architecture: the client-API checks find what they look for (one API 
       code: "",
     },
     { path: "lib/api/messages/count_tokens.ts", imports: ["lib/api/messages/create.ts"], code: "" },
-    { path: "lib/http/routed_chat.ts", imports: ["lib/api/chat/stream.ts"], code: "" },
+    { path: "lib/http/endpoints.ts", imports: ["lib/api/chat/stream.ts"], code: "" },
+    { path: "lib/answer/runner.ts", imports: ["lib/api/chat/stream.ts"], code: "" },
   ];
   assert.deepEqual(crossApiImports(modules), [
     "lib/api/messages/create.ts → lib/api/responses/input_tokens.ts",
   ]);
-  assert.deepEqual(forbiddenImports(modules), ["lib/http/routed_chat.ts → lib/api/chat/stream.ts"]);
+  assert.deepEqual(forbiddenImports(modules), [
+    "lib/http/endpoints.ts → lib/api/chat/stream.ts",
+    "lib/answer/runner.ts → lib/api/chat/stream.ts",
+  ]);
 });
 
 Deno.test("architecture: no client API imports another", async () => {

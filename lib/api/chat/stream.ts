@@ -5,12 +5,13 @@
  * @module
  */
 import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
-import type { Scrubber } from "../../secrets/scrubber.ts";
-import type { Lease } from "../../routing/health.ts";
 import { doneEvent, encodeJsonEvent } from "../../sse/serialize.ts";
-import type { BudgetGuard } from "../../streams/budget_guard.ts";
-import { clientStreamBody, type StreamOutcome } from "../../streams/client_body.ts";
-import type { PeekedStream } from "../../http/routed_chat.ts";
+import {
+  clientStreamBody,
+  type Peeked,
+  type StreamEnding,
+  type StreamOutcome,
+} from "../../answer/stream_body.ts";
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
 export interface ChatStreamOutcome extends StreamOutcome {
@@ -65,18 +66,11 @@ export function presentChunk(
  * the objects held per open stream few.)
  */
 export function chatStreamBody(
-  stream: PeekedStream,
-  options: {
+  stream: Peeked<ChatCompletionChunk>,
+  options: StreamEnding<ChatStreamOutcome> & {
     alias: string;
     includeUsage: boolean;
     startedAt: number;
-    onEnd: (outcome: ChatStreamOutcome) => void;
-    /** The answering target's lease: released when the stream ends, marked failed first if it broke. */
-    lease?: Lease;
-    /** The config's scrubber: the error event may carry upstream text that quotes a secret. */
-    scrubber?: Scrubber;
-    /** `budget.stop_streams`: see `StreamEnding.budget`. */
-    budget?: BudgetGuard;
   },
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };

@@ -17,14 +17,12 @@ import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
 import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
-import { messagesStreamBody } from "./stream.ts";
+import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 import type { Usage } from "../../openai/types.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { countTokens, estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
-import { streamBudgetGuard } from "../../http/stream_budget.ts";
-import { streamEnding } from "../../http/stream_outcome.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import {
   answerNativeMessages,
@@ -37,12 +35,13 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import {
+  answerJson,
+  answerStream,
   type ChatAnswer,
-  completionUsage,
-  refuseUnaskedStream,
-  streamedAnswer,
-  withFirstChunk,
-} from "../../http/routed_chat.ts";
+  chatAttempt,
+  completionReported,
+  completionTexts,
+} from "../../answer/runner.ts";
 
 const ROUTE = ROUTES.messages;
 
@@ -93,24 +92,18 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
   await admit(ctx, ROUTE.endpoint, estimate, model, chat);
 
   const native = nativeMessagesAttempt(ctx, parsed, model);
+  const translated = chatAttempt(ctx, chat, (err) => inClientTerms(err, messagesClientTerms(parsed)));
   const routed = await routeRequest(
     ctx,
     model,
     ctx.signal,
-    async (target, provider): Promise<ChatAnswer | NativeMessagesAnswer> => {
-      if (isNativeMessagesTarget(target)) return await native(target, provider);
-      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
-        .catch((err) => {
-          throw inClientTerms(err, messagesClientTerms(parsed));
-        });
-      if (answer.kind === "json") return answer;
-      return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
-    },
+    (target, provider): Promise<ChatAnswer | NativeMessagesAnswer> =>
+      isNativeMessagesTarget(target) ? native(target, provider) : translated(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_messages_stream") && stream,
   );
-  const { value: result, target, lease, headers } = routed;
+  const { value: result, target, headers } = routed;
   if (isNativeMessagesAnswer(result)) {
-    return await answerNativeMessages(ctx, parsed, { value: result, target, lease, headers }, model.alias);
+    return await answerNativeMessages(ctx, parsed, { ...routed, value: result }, model.alias);
   }
   // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
@@ -123,59 +116,38 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
 
   if (result.kind === "json") {
     const completion = result.body;
-    const usage = await completionUsage(completion, () => estimateInputTokens(chat));
-    const message = completionToMessage(
-      completion,
-      frame,
-      completion.usage ?? chatUsage(usage.prompt, usage.completion),
-    );
-    headers.set("content-type", "application/json");
-    return { response: new Response(JSON.stringify(message), { status: 200, headers }), outcome: { usage } };
+    return await answerJson(headers, { chat, countPrompt: () => estimateInputTokens(chat) }, {
+      reported: completionReported(completion),
+      texts: () => completionTexts(completion),
+      render: (usage) =>
+        completionToMessage(completion, frame, completion.usage ?? chatUsage(usage.prompt, usage.completion)),
+    });
   }
 
-  if (!stream) await refuseUnaskedStream(result.stream, target.provider);
   // message_start carries the input tokens before the upstream reports them (chat upstreams do at the end).
-  const inputTokens = await estimateInputTokens(chat).catch(() => prompt);
+  const inputTokens = stream ? await estimateInputTokens(chat).catch(() => prompt) : prompt;
   let counted: Usage | undefined;
   const countUsage = async (texts: string[]): Promise<Usage> => {
     counted = chatUsage(inputTokens, await countTokens(texts));
     return counted;
   };
-  return streamedAnswer(ctx, headers, (settle) =>
-    messagesStreamBody(result.stream, {
-      frame,
-      inputTokens,
-      startedAt: ctx.startedAt,
-      scrubber: ctx.state.config.scrubber,
-      lease,
-      budget: streamBudgetGuard(ctx, chat),
-      countUsage,
-      onEnd(end) {
-        ctx.services.metrics.streamEnded();
-        const known = streamEnding(end);
-        const upstream = end.usage;
-        if (upstream) {
-          settle({
-            ...known,
-            usage: {
-              prompt: upstream.prompt_tokens,
-              completion: upstream.completion_tokens,
-              estimated: false,
-            },
-          });
-          return;
-        }
-        if (counted) {
-          settle({
-            ...known,
-            usage: { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true },
-          });
-          return;
-        }
-        countTokens(end.texts)
-          .then((completion) => ({ prompt: inputTokens, completion, estimated: true }))
-          .catch(() => ({ prompt: inputTokens, completion: roughTokenEstimate(end.texts), estimated: true }))
-          .then((usage) => settle({ ...known, usage }));
-      },
-    }));
+  const answered = { chat, asked: stream, countPrompt: () => Promise.resolve(inputTokens) };
+  return await answerStream<MessagesStreamOutcome>(ctx, { ...routed, value: result.stream }, answered, {
+    body: (ending) =>
+      messagesStreamBody(result.stream, {
+        ...ending,
+        frame,
+        inputTokens,
+        startedAt: ctx.startedAt,
+        countUsage,
+      }),
+    usage: ({ usage }) =>
+      usage
+        ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false }
+        : counted && {
+          prompt: counted.prompt_tokens,
+          completion: counted.completion_tokens,
+          estimated: true,
+        },
+  });
 }

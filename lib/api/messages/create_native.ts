@@ -18,18 +18,19 @@ import {
   redactMessages,
   usageTokens,
 } from "./native.ts";
-import { nativeMessagesStreamBody, type PeekedMessagesEvents } from "./native_stream.ts";
+import {
+  nativeMessagesStreamBody,
+  type NativeMessagesStreamOutcome,
+  type PeekedMessagesEvents,
+} from "./native_stream.ts";
 import type { MessagesRequest } from "./request.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Provider } from "../../providers/types.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import type { Answer, TokenUsage } from "../../http/accounting.ts";
+import type { Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
-import { streamBudgetGuard } from "../../http/stream_budget.ts";
-import { streamEnding } from "../../http/stream_outcome.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { refuseUnaskedStream, streamedAnswer, withFirstChunk } from "../../http/routed_chat.ts";
+import { answerJson, answerStream, withFirstChunk } from "../../answer/runner.ts";
 
 /** A native target's answer: its Message object, or its event stream with the first event in hand. */
 export type NativeMessagesAnswer =
@@ -114,7 +115,8 @@ export function isNativeMessagesAnswer(answer: { kind: string }): answer is Nati
 
 /**
  * The client's answer from a native target: the Message (or stream) with the alias as `model`, and usage from the
- * upstream's `usage` (cache writes and reads counted in the prompt), the gateway's count when it gave none.
+ * upstream's `usage` (cache writes and reads counted in the prompt), the gateway's count when it gave none. A
+ * stream that broke keeps the upstream's prompt count; its output is what the client received.
  */
 export async function answerNativeMessages(
   ctx: ClientContext,
@@ -122,47 +124,24 @@ export async function answerNativeMessages(
   routed: RoutedAnswer<NativeMessagesAnswer>,
   alias: string,
 ): Promise<Answer> {
-  const { value: result, target, lease, headers } = routed;
-  const requestCount = () => countTokens(requestTexts(parsed.chat));
+  const result = routed.value;
+  const request = { chat: parsed.chat, asked: parsed.stream };
   if (result.kind === "native_messages") {
     const upstream = result.body;
     const reported = readMessagesUsage(upstream.usage);
-    let usage: TokenUsage;
-    if (reported) usage = { ...usageTokens(reported), estimated: false };
-    else {
-      const [prompt, completion] = await Promise.all([requestCount(), countTokens(messageTexts(upstream))]);
-      usage = { prompt, completion, estimated: true };
-    }
-    headers.set("content-type", "application/json");
-    const body = JSON.stringify(clientMessage(upstream, alias));
-    return { response: new Response(body, { status: 200, headers }), outcome: { usage } };
+    return await answerJson(routed.headers, request, {
+      reported: reported && usageTokens(reported),
+      texts: () => messageTexts(upstream),
+      render: () => clientMessage(upstream, alias),
+    });
   }
-
-  if (!parsed.stream) await refuseUnaskedStream(result.stream, target.provider);
-  return streamedAnswer(ctx, headers, (settle) =>
-    nativeMessagesStreamBody(result.stream, {
-      alias,
-      startedAt: ctx.startedAt,
-      scrubber: ctx.state.config.scrubber,
-      lease,
-      budget: streamBudgetGuard(ctx, parsed.chat),
-      onEnd(end) {
-        ctx.services.metrics.streamEnded();
-        const known = streamEnding(end);
-        // A complete stream's counts are the upstream's; a broken one's output is what the client received.
-        if (end.usage && end.end === "ok") {
-          settle({ ...known, usage: { ...usageTokens(end.usage), estimated: false } });
-          return;
-        }
-        const prompt = end.usage ? Promise.resolve(usageTokens(end.usage).prompt) : requestCount();
-        Promise.all([prompt, countTokens(end.texts)])
-          .then(([prompt, completion]) => ({ prompt, completion, estimated: true }))
-          .catch(() => ({
-            prompt: roughTokenEstimate(requestTexts(parsed.chat)),
-            completion: roughTokenEstimate(end.texts),
-            estimated: true,
-          }))
-          .then((usage) => settle({ ...known, usage }));
-      },
-    }));
+  return await answerStream<NativeMessagesStreamOutcome>(ctx, { ...routed, value: result.stream }, request, {
+    body: (ending) => nativeMessagesStreamBody(result.stream, { ...ending, alias, startedAt: ctx.startedAt }),
+    usage: ({ usage, end }) =>
+      usage === undefined
+        ? undefined
+        : end === "ok"
+        ? { ...usageTokens(usage), estimated: false }
+        : { prompt: usageTokens(usage).prompt },
+  });
 }

@@ -12,11 +12,13 @@
  *
  * @module
  */
-import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
-import type { Lease } from "../../routing/health.ts";
-import { NO_SECRETS, type Scrubber } from "../../secrets/scrubber.ts";
-import type { BudgetGuard } from "../../streams/budget_guard.ts";
+import {
+  clientStreamBody,
+  type Peeked,
+  type StreamEnding,
+  type StreamOutcome,
+} from "../../answer/stream_body.ts";
 import { type MessageFrame, messageObject, messagesUsage, newId, stopOf } from "./response.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 
@@ -148,22 +150,25 @@ export class MessageEvents {
 }
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
-export interface MessagesStreamOutcome {
-  end: "ok" | "error" | "cancelled";
-  error?: GatewayError;
+export interface MessagesStreamOutcome extends StreamOutcome {
   usage?: Usage;
-  firstChunkAt?: number;
-  texts: string[];
-}
-
-/** A provider stream whose first chunk has already been read. */
-export interface PeekedChunks {
-  first: ChatCompletionChunk;
-  rest: ReadableStreamDefaultReader<ChatCompletionChunk>;
 }
 
 /** How long the upstream may be silent before the client gets a `ping`. */
 export const PING_INTERVAL_MS = 10_000;
+
+/** Several events as one write: the events of one upstream chunk go out together, at once. */
+export function encodeMessagesEvents(list: readonly MessagesEvent[]): Uint8Array {
+  const frames = list.map(encodeMessagesEvent);
+  if (frames.length === 1) return frames[0];
+  const out = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  let at = 0;
+  for (const frame of frames) {
+    out.set(frame, at);
+    at += frame.length;
+  }
+  return out;
+}
 
 /**
  * The client-facing body of a streamed Message. `inputTokens` goes into `message_start`; `countUsage` gives the
@@ -171,105 +176,51 @@ export const PING_INTERVAL_MS = 10_000;
  * ends, after the lease is released.
  */
 export function messagesStreamBody(
-  stream: PeekedChunks,
-  options: {
+  stream: Peeked<ChatCompletionChunk>,
+  options: StreamEnding<MessagesStreamOutcome> & {
     frame: MessageFrame;
     inputTokens: number;
     startedAt: number;
     countUsage: (texts: string[]) => Promise<Usage>;
-    onEnd: (outcome: MessagesStreamOutcome) => void;
-    lease?: Lease;
-    scrubber?: Scrubber;
-    /** `budget.stop_streams`: checked before every write, as in `clientStreamBody`. */
-    budget?: BudgetGuard;
     /** Silence before a `ping` (default {@linkcode PING_INTERVAL_MS}). */
     pingMs?: number;
   },
 ): ReadableStream<Uint8Array> {
   const events = new MessageEvents(options.frame);
   const outcome: MessagesStreamOutcome = { end: "ok", texts: events.texts };
-  const pingMs = options.pingMs ?? PING_INTERVAL_MS;
-  /** A read still running when a ping was sent; the next pull waits on it again. */
-  let reading: Promise<ReadableStreamReadResult<ChatCompletionChunk>> | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   let started = false;
-  let ended = false;
-  const end = (how: MessagesStreamOutcome["end"]) => {
-    if (ended) return;
-    ended = true;
-    clearTimeout(timer);
-    outcome.end = how;
-    outcome.usage = events.usage;
-    if (how === "error") options.lease?.failed();
-    options.lease?.release();
-    options.onEnd(outcome);
-  };
-  // One write per upstream chunk: its events together, at once.
-  const send = (controller: ReadableStreamDefaultController<Uint8Array>, list: MessagesEvent[]) => {
-    options.budget?.check(events.texts);
-    const frames = list.map(encodeMessagesEvent);
-    if (frames.length === 1) return controller.enqueue(frames[0]);
-    const out = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
-    let at = 0;
-    for (const frame of frames) {
-      out.set(frame, at);
-      at += frame.length;
-    }
-    controller.enqueue(out);
-  };
-  /** The next chunk, or "ping" when the upstream stayed silent for `pingMs`. */
-  const next = (): Promise<ReadableStreamReadResult<ChatCompletionChunk> | "ping"> => {
-    reading ??= stream.rest.read();
-    const silence = new Promise<"ping">((resolve) => timer = setTimeout(() => resolve("ping"), pingMs));
-    return Promise.race([reading, silence]).then((result) => {
-      clearTimeout(timer);
-      if (result !== "ping") reading = undefined;
-      return result;
-    });
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (!started) {
-          // message_start goes out at once, with what the chunk routing waited for.
-          started = true;
-          const first = stream.first;
-          outcome.firstChunkAt = Math.round((performance.now() - options.startedAt) * 100) / 100;
-          send(controller, [...events.start(options.inputTokens), ...events.chunk(first)]);
+  return clientStreamBody(stream, outcome, options, {
+    idle: { afterMs: options.pingMs ?? PING_INTERVAL_MS, event: encodeMessagesEvent(PING) },
+    beforeEnd: () => {
+      outcome.usage = events.usage;
+    },
+    async pull(controller, next, end) {
+      if (!started) {
+        // message_start goes out at once, with what the chunk routing waited for.
+        started = true;
+        const first = (await next())!;
+        outcome.firstChunkAt = Math.round((performance.now() - options.startedAt) * 100) / 100;
+        controller.enqueue(
+          encodeMessagesEvents([...events.start(options.inputTokens), ...events.chunk(first)]),
+        );
+        return;
+      }
+      while (true) {
+        const chunk = await next();
+        if (chunk === undefined) {
+          const usage = events.usage ?? await options.countUsage(events.texts);
+          controller.enqueue(encodeMessagesEvents(events.finish(usage)));
+          controller.close();
+          end("ok");
           return;
         }
-        while (true) {
-          const result = await next();
-          if (result === "ping") {
-            send(controller, [PING]);
-            return;
-          }
-          if (result.done) {
-            const usage = events.usage ?? await options.countUsage(events.texts);
-            send(controller, events.finish(usage));
-            controller.close();
-            end("ok");
-            return;
-          }
-          const list = events.chunk(result.value);
-          if (list.length > 0) {
-            send(controller, list);
-            return;
-          }
+        const list = events.chunk(chunk);
+        if (list.length > 0) {
+          controller.enqueue(encodeMessagesEvents(list));
+          return;
         }
-      } catch (err) {
-        // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
-        stream.rest.cancel(err).catch(() => {});
-        const error = scrubError(toGatewayError(err), options.scrubber ?? NO_SECRETS);
-        outcome.error = error;
-        send(controller, [errorEvent(error)]);
-        controller.close();
-        end(err instanceof ClientGoneError ? "cancelled" : "error");
       }
     },
-    async cancel(reason) {
-      end("cancelled");
-      await stream.rest.cancel(reason).catch(() => {});
-    },
-  }, { highWaterMark: 0 });
+    fail: (controller, error) => controller.enqueue(encodeMessagesEvent(errorEvent(error))),
+  });
 }

@@ -16,9 +16,17 @@ import { responsesClientTerms } from "./client_terms.ts";
 import { historyMessages } from "./input_items.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
-import { responsesStreamBody } from "./stream.ts";
+import { responsesStreamBody, type ResponsesStreamOutcome } from "./stream.ts";
 import type { JsonObject, Usage } from "../../openai/types.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import {
+  answerJson,
+  answerStream,
+  type ChatAnswer,
+  chatAttempt,
+  completionReported,
+  completionTexts,
+} from "../../answer/runner.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { previousResponseNotFound } from "./stored.ts";
@@ -28,13 +36,6 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import {
-  type ChatAnswer,
-  completionUsage,
-  refuseUnaskedStream,
-  streamedAnswer,
-  withFirstChunk,
-} from "../../http/routed_chat.ts";
-import {
   answerNative,
   isNativeAnswer,
   isNativeTarget,
@@ -42,8 +43,6 @@ import {
   nativeAttempt,
   targetsFor,
 } from "./create_native.ts";
-import { settleStream } from "../../http/stream_outcome.ts";
-import { streamBudgetGuard } from "../../http/stream_budget.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -133,47 +132,37 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       : parsed.params,
   };
   const native = nativeAttempt(ctx, parsed, body, model);
-  const { value: result, target, lease, headers } = await routeRequest(
+  const translated = chatAttempt(ctx, chat, (err) => inClientTerms(err, responsesClientTerms(parsed)));
+  const routed = await routeRequest(
     ctx,
     targets,
     ctx.signal,
-    async (target, provider): Promise<ChatAnswer | NativeAnswer> => {
-      if (isNativeTarget(target)) return await native(target, provider);
-      // A provider adapter refuses in the chat form's terms (`response_format`); the client sent `text.format`.
-      const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
-        .catch((err) => {
-          throw inClientTerms(err, responsesClientTerms(parsed));
-        });
-      if (answer.kind === "json") return answer;
-      return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
-    },
+    (target, provider): Promise<ChatAnswer | NativeAnswer> =>
+      isNativeTarget(target) ? native(target, provider) : translated(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && stream,
   );
+  const { value: result, target } = routed;
+  const store = (response: JsonObject, upstreamId: string | null = null) =>
+    storeResponse(ctx, parsed, target.provider, response, upstreamId);
   if (isNativeAnswer(result)) {
-    return await answerNative(
-      ctx,
-      parsed,
-      { value: result, target, lease, headers },
-      frame.id,
-      model.alias,
-      (response, upstreamId) => storeResponse(ctx, parsed, target.provider, response, upstreamId),
-    );
+    return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }
 
   if (result.kind === "json") {
     const completion = result.body;
-    const usage = await completionUsage(completion, () => countTokens(requestTexts(chat)));
-    const response = completionToResponse(
-      completion,
-      frame,
-      completion.usage ?? chatUsage(usage.prompt, usage.completion),
-    );
-    await storeResponse(ctx, parsed, target.provider, response);
-    headers.set("content-type", "application/json");
-    return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
+    return await answerJson(routed.headers, { chat }, {
+      reported: completionReported(completion),
+      texts: () => completionTexts(completion),
+      render: (usage) =>
+        completionToResponse(
+          completion,
+          frame,
+          completion.usage ?? chatUsage(usage.prompt, usage.completion),
+        ),
+      beforeSend: (response) => store(response as JsonObject),
+    });
   }
 
-  if (!stream) await refuseUnaskedStream(result.stream, target.provider);
   // The usage counted for the final event when the upstream sent none, reused for the record.
   let counted: Usage | undefined;
   const countUsage = async (texts: string[]): Promise<Usage> => {
@@ -181,23 +170,25 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
     counted = chatUsage(p, c);
     return counted;
   };
-  return streamedAnswer(ctx, headers, (settle) =>
-    responsesStreamBody(result.stream, {
-      frame,
-      startedAt: ctx.startedAt,
-      scrubber: ctx.state.config.scrubber,
-      lease,
-      budget: streamBudgetGuard(ctx, chat),
-      countUsage,
-      onFinal: (response) => storeResponse(ctx, parsed, target.provider, response),
-      onEnd(end) {
-        ctx.services.metrics.streamEnded();
-        const upstream = end.usage;
-        const usage = upstream
-          ? { prompt: upstream.prompt_tokens, completion: upstream.completion_tokens, estimated: false }
-          : counted &&
-            { prompt: counted.prompt_tokens, completion: counted.completion_tokens, estimated: true };
-        settleStream(end, usage, chat, settle);
-      },
-    }));
+  return await answerStream<ResponsesStreamOutcome>(ctx, { ...routed, value: result.stream }, {
+    chat,
+    asked: stream,
+  }, {
+    body: (ending) =>
+      responsesStreamBody(result.stream, {
+        ...ending,
+        frame,
+        startedAt: ctx.startedAt,
+        countUsage,
+        onFinal: (response) => store(response),
+      }),
+    usage: ({ usage }) =>
+      usage
+        ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false }
+        : counted && {
+          prompt: counted.prompt_tokens,
+          completion: counted.completion_tokens,
+          estimated: true,
+        },
+  });
 }

@@ -20,19 +20,16 @@ import {
   outputTexts,
   redactNative,
 } from "./native.ts";
-import { nativeStreamBody, type PeekedEvents } from "./native_stream.ts";
+import { nativeStreamBody, type NativeStreamOutcome, type PeekedEvents } from "./native_stream.ts";
 import type { ResponsesRequest } from "./request.ts";
-import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Provider } from "../../providers/types.ts";
-import { countTokens, requestTexts } from "../../usage/estimate.ts";
-import type { Answer, TokenUsage } from "../../http/accounting.ts";
+import type { Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { refuseUnaskedStream, streamedAnswer, withFirstChunk } from "../../http/routed_chat.ts";
+import { answerJson, answerStream, withFirstChunk } from "../../answer/runner.ts";
 import { previousResponseNotFound } from "./stored.ts";
-import { settleStream } from "../../http/stream_outcome.ts";
-import { streamBudgetGuard } from "../../http/stream_budget.ts";
 
 /** A native target's answer: its Response object, or its event stream with the first event in hand. */
 export type NativeAnswer =
@@ -124,49 +121,30 @@ export async function answerNative(
   ctx: ClientContext,
   parsed: ResponsesRequest,
   routed: RoutedAnswer<NativeAnswer>,
-  id: string,
-  alias: string,
+  client: { id: string; alias: string },
   store: (response: JsonObject, upstreamId: string | null) => Promise<void>,
 ): Promise<Answer> {
-  const { value: result, target, lease, headers } = routed;
+  const result = routed.value;
   const scrubber = ctx.state.config.scrubber;
   const frame: NativeFrame = {
-    id,
-    alias,
+    ...client,
     previousResponseId: parsed.params.previous_response_id,
     scrub: (text) => scrubber.scrub(text),
   };
-  const chat: ChatRequest = parsed.chat;
+  const request = { chat: parsed.chat, asked: parsed.stream };
   if (result.kind === "native") {
     const upstream = result.body;
-    const response = clientResponse(upstream, frame);
-    let usage: TokenUsage;
-    const reported = nativeUsage(upstream);
-    if (reported) usage = { ...reported, estimated: false };
-    else {
-      const [prompt, completion] = await Promise.all([
-        countTokens(requestTexts(chat)),
-        countTokens(outputTexts(upstream)),
-      ]);
-      usage = { prompt, completion, estimated: true };
-    }
-    await store(response, typeof upstream.id === "string" ? upstream.id : null);
-    headers.set("content-type", "application/json");
-    return { response: new Response(JSON.stringify(response), { status: 200, headers }), outcome: { usage } };
+    return await answerJson(routed.headers, request, {
+      reported: nativeUsage(upstream),
+      texts: () => outputTexts(upstream),
+      render: () => clientResponse(upstream, frame),
+      beforeSend: (response) =>
+        store(response as JsonObject, typeof upstream.id === "string" ? upstream.id : null),
+    });
   }
-
-  if (!parsed.stream) await refuseUnaskedStream(result.stream, target.provider);
-  return streamedAnswer(ctx, headers, (settle) =>
-    nativeStreamBody(result.stream, {
-      frame,
-      startedAt: ctx.startedAt,
-      scrubber,
-      lease,
-      budget: streamBudgetGuard(ctx, chat),
-      onFinal: store,
-      onEnd(end) {
-        ctx.services.metrics.streamEnded();
-        settleStream(end, end.usage && { ...end.usage, estimated: false }, chat, settle);
-      },
-    }));
+  return await answerStream<NativeStreamOutcome>(ctx, { ...routed, value: result.stream }, request, {
+    body: (ending) =>
+      nativeStreamBody(result.stream, { ...ending, frame, startedAt: ctx.startedAt, onFinal: store }),
+    usage: ({ usage }) => usage && { ...usage, estimated: false },
+  });
 }

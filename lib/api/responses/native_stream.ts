@@ -10,10 +10,12 @@
  */
 import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import type { Lease } from "../../routing/health.ts";
-import type { Scrubber } from "../../secrets/scrubber.ts";
-import type { BudgetGuard } from "../../streams/budget_guard.ts";
-import { clientStreamBody, type Peeked, type StreamOutcome } from "../../streams/client_body.ts";
+import {
+  clientStreamBody,
+  type Peeked,
+  type StreamEnding,
+  type StreamOutcome,
+} from "../../answer/stream_body.ts";
 import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream.ts";
 
@@ -36,15 +38,10 @@ const FINAL = new Set(["response.completed", "response.incomplete"]);
  */
 export function nativeStreamBody(
   stream: PeekedEvents,
-  options: {
+  options: StreamEnding<NativeStreamOutcome> & {
     frame: NativeFrame;
     startedAt: number;
-    onEnd: (outcome: NativeStreamOutcome) => void;
     onFinal?: (response: JsonObject, upstreamId: string | null) => void | Promise<void>;
-    lease?: Lease;
-    scrubber?: Scrubber;
-    /** `budget.stop_streams`: see `StreamEnding.budget`. */
-    budget?: BudgetGuard;
   },
 ): ReadableStream<Uint8Array> {
   const { frame } = options;

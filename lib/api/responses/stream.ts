@@ -13,10 +13,12 @@
  */
 import type { GatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
-import type { Lease } from "../../routing/health.ts";
-import type { Scrubber } from "../../secrets/scrubber.ts";
-import type { BudgetGuard } from "../../streams/budget_guard.ts";
-import { clientStreamBody, type Peeked, type StreamOutcome } from "../../streams/client_body.ts";
+import {
+  clientStreamBody,
+  type Peeked,
+  type StreamEnding,
+  type StreamOutcome,
+} from "../../answer/stream_body.ts";
 import {
   endOf,
   functionCallItem,
@@ -325,17 +327,12 @@ export type PeekedChunks = Peeked<ChatCompletionChunk>;
  */
 export function responsesStreamBody(
   stream: PeekedChunks,
-  options: {
+  options: StreamEnding<ResponsesStreamOutcome> & {
     frame: ResponseFrame;
     startedAt: number;
     countUsage: (texts: string[]) => Promise<Usage>;
-    onEnd: (outcome: ResponsesStreamOutcome) => void;
     /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
     onFinal?: (response: JsonObject) => void | Promise<void>;
-    lease?: Lease;
-    scrubber?: Scrubber;
-    /** `budget.stop_streams`: see `StreamEnding.budget`. */
-    budget?: BudgetGuard;
   },
 ): ReadableStream<Uint8Array> {
   const events = new ResponseEvents(options.frame);

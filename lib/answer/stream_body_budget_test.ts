@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createBudgetGuard } from "./budget_guard.ts";
-import { clientStreamBody, type StreamOutcome } from "./client_body.ts";
+import { clientStreamBody, type StreamOutcome } from "./stream_body.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

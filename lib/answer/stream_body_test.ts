@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ClientGoneError, GatewayError } from "../errors.ts";
 import type { Lease } from "../routing/health.ts";
 import { createScrubber } from "../secrets/scrubber.ts";
-import { clientStreamBody, type StreamOutcome } from "./client_body.ts";
+import { clientStreamBody, type StreamOutcome } from "./stream_body.ts";
 
 const encoder = new TextEncoder();
 

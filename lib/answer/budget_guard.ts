@@ -8,7 +8,7 @@
  * Output is estimated from the text at about four characters per token (the ratio of
  * `roughTokenEstimate` in lib/usage/estimate.ts, without its per-message overhead, which would count every
  * delta as a message); the prompt is the gateway's estimate at admission. The record of the stopped stream
- * is settled as every stream is (stream_outcome.ts): the upstream's usage when it reported some, else
+ * is settled as every stream is (runner.ts): the upstream's usage when it reported some, else
  * counted with the tokenizer.
  *
  * @module

@@ -1,7 +1,8 @@
 /**
- * What every client-facing stream body shares (chat completions, translated and native Responses): it reads
- * a peeked upstream stream (the first value was read before routing committed to the target), and it ends
- * the same way. `onEnd` runs exactly once however the stream ends (cleanly, after a failure, or cancelled by
+ * What every client-facing stream body shares (chat completions, Responses and Messages, translated and
+ * native): it reads a peeked upstream stream (the first value was read before routing committed to the
+ * target), keeps a silent upstream's connection alive where the API has a keep-alive event, and it ends the
+ * same way. `onEnd` runs exactly once however the stream ends (cleanly, after a failure, or cancelled by
  * the client), after the answering target's lease is released (marked failed first if the stream broke); a
  * failure is scrubbed of the config's secrets, told to the client in its API's own error events, and closes
  * the body; a cancel reaches the upstream. Each body keeps only what its API says differently: what a pull
@@ -33,7 +34,7 @@ export interface StreamOutcome {
   texts: string[];
 }
 
-/** How a body ends, from its handler: who learns of the end, the lease to release, the secrets to scrub. */
+/** How a body ends, from the answer runner: who learns of the end, the lease to release, the secrets to scrub. */
 export interface StreamEnding<O extends StreamOutcome> {
   onEnd: (outcome: O) => void;
   /** The answering target's lease: released when the stream ends, marked failed first if it broke. */
@@ -62,7 +63,16 @@ export interface StreamEvents<T> {
   fail(controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError): void;
   /** Completes the outcome once the stream ended, before `onEnd` sees it. */
   beforeEnd?(): void;
+  /**
+   * The API's keep-alive (Anthropic's `ping`): sent when the upstream stays silent for `afterMs` while the
+   * client waits, so proxies and clients with read timeouts keep the connection. The read it interrupted
+   * goes on, and the next pull waits for it again.
+   */
+  idle?: { afterMs: number; event: Uint8Array };
 }
+
+/** Thrown out of a pull by `next` when the upstream stayed silent for `idle.afterMs`: the pull sends a ping. */
+const SILENT = Symbol("silent");
 
 /** `controller` with a check before every enqueue (what a budget guard needs; one object per stream). */
 function checkedController(
@@ -95,16 +105,33 @@ export function clientStreamBody<T, O extends StreamOutcome>(
   events: StreamEvents<T>,
 ): ReadableStream<Uint8Array> {
   let pending: T | undefined = stream.first;
-  const next = (): Promise<T | undefined> => {
+  /** An upstream read still running when a ping was sent; the next pull waits on it again. */
+  let reading: Promise<ReadableStreamReadResult<T>> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = events.idle;
+  const next = async (): Promise<T | undefined> => {
     const value = pending;
     pending = undefined;
-    if (value !== undefined) return Promise.resolve(value);
-    return stream.rest.read().then((read) => read.done ? undefined : read.value);
+    if (value !== undefined) return value;
+    reading ??= stream.rest.read();
+    let read: ReadableStreamReadResult<T> | typeof SILENT;
+    if (idle === undefined) read = await reading;
+    else {
+      const silence = new Promise<typeof SILENT>((resolve) =>
+        timer = setTimeout(resolve, idle.afterMs, SILENT)
+      );
+      read = await Promise.race([reading, silence]);
+      clearTimeout(timer);
+      if (read === SILENT) throw SILENT;
+    }
+    reading = undefined;
+    return read.done ? undefined : read.value;
   };
   let ended = false;
   const end = (how: StreamEnd) => {
     if (ended) return;
     ended = true;
+    clearTimeout(timer);
     outcome.end = how;
     events.beforeEnd?.();
     if (how === "error") ending.lease?.failed();
@@ -121,6 +148,10 @@ export function clientStreamBody<T, O extends StreamOutcome>(
           : controller;
         await events.pull(sink, next, end);
       } catch (err) {
+        if (err === SILENT) {
+          controller.enqueue(idle!.event);
+          return;
+        }
         // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
         stream.rest.cancel(err).catch(() => {});
         const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);

@@ -1,0 +1,258 @@
+/**
+ * The answer runner: the one place that turns a routed upstream answer into the client's answer, for every
+ * client API and both of its forms (translated over the chat form, or passed through natively). A client API
+ * supplies only its wire format: how to render a whole answer ({@linkcode JsonWire}) or the body of a stream
+ * ({@linkcode StreamWire}: its events, its error events, its keep-alive). Everything else is here, once:
+ *
+ * - usage: the upstream's when it reported some, else counted by the gateway's tokenizer (a rough estimate if
+ *   that fails) and marked estimated, so every request leaves a record with tokens in it;
+ * - the 502 for a stream the client did not ask for;
+ * - a stream's lease, budget guard, secret scrubbing, open-stream metric, SSE headers and settling.
+ *
+ * A response cache, tracing and output guardrails attach here, not in the client APIs.
+ *
+ * @module
+ */
+import { badGateway, GatewayError } from "../errors.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../openai/types.ts";
+import type { Provider } from "../providers/types.ts";
+import type { ResolvedTarget } from "../config/types.ts";
+import { budgetPeriod } from "../policy/budgets.ts";
+import type { Lease } from "../routing/health.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
+import type { ClientContext } from "../http/context.ts";
+import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
+import type { Peeked, StreamEnding, StreamOutcome } from "./stream_body.ts";
+
+/** The headers of an SSE answer. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  // Tells nginx-style proxies in front of the gateway not to buffer the stream.
+  "x-accel-buffering": "no",
+};
+
+/** Token counts as an upstream reported them. */
+export interface Reported {
+  prompt: number;
+  completion: number;
+}
+
+/** What the runner needs of the request, whatever its client API: how to count its prompt. */
+export interface AnsweredRequest {
+  /** The request's chat form (policy ran on it; the stream budget estimates its prompt from it). */
+  chat: ChatRequest;
+  /** The prompt's tokens as this client API counts them; by default the chat form's texts. */
+  countPrompt?: () => Promise<number>;
+}
+
+/** Routing's answer as the runner takes it: the value, the headers naming who answered, the target's lease. */
+export interface RoutedValue<T> {
+  value: T;
+  target: { provider: string };
+  lease: Lease;
+  headers: Headers;
+}
+
+/**
+ * Waits for a stream's first value. Until the first value the attempt may still fail over to another target;
+ * after it, the answer belongs to this target.
+ */
+export async function withFirstChunk<T>(
+  provider: string,
+  chunks: ReadableStream<T>,
+): Promise<{ first: T; rest: ReadableStreamDefaultReader<T> }> {
+  const reader = chunks.getReader();
+  let first: ReadableStreamReadResult<T>;
+  try {
+    first = await reader.read();
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    throw err;
+  }
+  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
+  return { first: first.value, rest: reader };
+}
+
+/** A target's answer over the chat form: a whole completion, or a stream whose first chunk is in hand. */
+export type ChatAnswer =
+  | { kind: "json"; body: ChatCompletion }
+  | { kind: "stream"; stream: Peeked<ChatCompletionChunk> };
+
+/**
+ * The routing attempt of a target served over the chat form (every translated request): the provider called,
+ * a stream held until its first chunk. `clientTerms` restates a provider's refusal in the client API's terms
+ * (an adapter names `response_format` where a Responses client sent `text.format`).
+ */
+export function chatAttempt(
+  ctx: ClientContext,
+  chat: ChatRequest,
+  clientTerms: (err: unknown) => unknown = (err) => err,
+): (target: ResolvedTarget, provider: Provider) => Promise<ChatAnswer> {
+  return async (target, provider) => {
+    const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
+      .catch((err) => {
+        throw clientTerms(err);
+      });
+    if (answer.kind === "json") return answer;
+    return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
+  };
+}
+
+/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
+export function completionTexts(completion: ChatCompletion): string[] {
+  const out: string[] = [];
+  for (const choice of completion.choices) {
+    const message = choice.message as {
+      content?: unknown;
+      tool_calls?: { function?: { arguments?: unknown } }[];
+    };
+    if (typeof message?.content === "string") out.push(message.content);
+    for (const call of message?.tool_calls ?? []) {
+      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
+    }
+  }
+  return out;
+}
+
+/** A chat completion's reported usage in the runner's terms. */
+export function completionReported(completion: ChatCompletion): Reported | undefined {
+  const usage = completion.usage;
+  return usage ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens } : undefined;
+}
+
+/**
+ * Usage from what is known: `reported` when the upstream gave it, else the prompt (`prompt` when it is known,
+ * counted as the request says otherwise) and the `texts` the client received, each falling back to the rough
+ * estimate if the tokenizer fails.
+ */
+export async function usageOf(
+  reported: Reported | undefined,
+  request: AnsweredRequest,
+  texts: readonly string[],
+  prompt?: number,
+): Promise<TokenUsage> {
+  if (reported) return { prompt: reported.prompt, completion: reported.completion, estimated: false };
+  const chatTexts = () => requestTexts(request.chat);
+  const [input, completion] = await Promise.all([
+    prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
+      .catch(() => roughTokenEstimate(chatTexts())),
+    countTokens(texts).catch(() => roughTokenEstimate(texts)),
+  ]);
+  return { prompt: input, completion, estimated: true };
+}
+
+/** A whole answer in a client API's wire format. */
+export interface JsonWire {
+  /** The upstream's token counts, when it reported them. */
+  reported: Reported | undefined;
+  /** The answer's texts (content, tool arguments), counted when the upstream reported no usage. */
+  texts: () => string[];
+  /** The client's body, given the usage that applies (some APIs show it in the answer). */
+  render: (usage: TokenUsage) => unknown;
+  /** Awaited with the rendered body before it is sent (the Responses store). */
+  beforeSend?: (body: unknown) => Promise<void>;
+}
+
+/** The client's JSON answer: usage found, the body rendered (and stored), 200 with the routing headers. */
+export async function answerJson(
+  headers: Headers,
+  request: AnsweredRequest,
+  wire: JsonWire,
+): Promise<Answer> {
+  const usage = await usageOf(wire.reported, request, wire.reported ? [] : wire.texts());
+  const body = wire.render(usage);
+  await wire.beforeSend?.(body);
+  headers.set("content-type", "application/json");
+  return { response: new Response(JSON.stringify(body), { status: 200, headers }), outcome: { usage } };
+}
+
+/** A stream in a client API's wire format. */
+export interface StreamWire<O extends StreamOutcome> {
+  /** Builds the client's body over the upstream stream, ending as `ending` says (clientStreamBody). */
+  body: (ending: StreamEnding<O>) => ReadableStream<Uint8Array>;
+  /**
+   * The usage a stream ended with, when known without counting: the upstream's, or what the body counted
+   * already for its final event. Only `prompt`: the upstream's prompt count is known, the output is counted
+   * from what the client received. Undefined: the runner counts what was sent and received.
+   */
+  usage: (outcome: O) => TokenUsage | { prompt: number } | undefined;
+}
+
+/**
+ * The client's streamed answer. A stream the client did not ask for (an upstream that streams whatever it is
+ * asked) is cancelled, so the upstream call ends, and refused with a 502 naming the provider. Otherwise the
+ * body runs under the target's lease, the token's stream budget and the config's scrubber; the stream counts
+ * as open until its body ends; its outcome settles once the body ended and its usage is known.
+ */
+export async function answerStream<O extends StreamOutcome>(
+  ctx: ClientContext,
+  routed: RoutedValue<{ readonly rest: ReadableStreamDefaultReader<unknown> }>,
+  request: AnsweredRequest & { asked: boolean },
+  wire: StreamWire<O>,
+): Promise<Answer> {
+  if (!request.asked) {
+    await routed.value.rest.cancel();
+    throw new GatewayError(
+      502,
+      `Provider "${routed.target.provider}" streamed an answer that was not asked for.`,
+    );
+  }
+  let settle!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => settle = resolve);
+  ctx.services.metrics.streamStarted();
+  const body = wire.body({
+    lease: routed.lease,
+    scrubber: ctx.state.config.scrubber,
+    budget: streamBudgetGuard(ctx, request.chat),
+    onEnd(end) {
+      // A stream stops being open when its body ends, which can come before its usage is counted.
+      ctx.services.metrics.streamEnded();
+      const ending = streamEnding(end);
+      const known = wire.usage(end);
+      if (known && "completion" in known) settle({ ...ending, usage: known });
+      else {usageOf(undefined, request, end.texts, known?.prompt).then((usage) =>
+          settle({ ...ending, usage })
+        );}
+    },
+  });
+  const headers = routed.headers;
+  for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
+  return { response: new Response(body, { status: 200, headers }), outcome };
+}
+
+/**
+ * What every stream's outcome holds however its usage is found: why it ended badly (its error's code, or
+ * `client_closed_request` when the client went away) and its time to first chunk.
+ */
+export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode"> {
+  const errorCode = end.end === "error"
+    ? streamErrorCode(end.error)
+    : end.end === "cancelled"
+    ? "client_closed_request"
+    : undefined;
+  return { ttftMs: end.firstChunkAt, errorCode };
+}
+
+/**
+ * The budget guard of this request's stream (`budget.stop_streams`), from its admission's allowance and the
+ * target that answers: tokens count 1 each against a token budget, and at the answering target's input and
+ * output prices against a money budget. Undefined for every other token, so their streams pay nothing for it.
+ */
+export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): BudgetGuard | undefined {
+  const allowed = ctx.admission?.stream;
+  const budget = ctx.identity.budget;
+  if (!allowed || !budget) return undefined;
+  const price = ctx.answeredBy?.price;
+  const money = allowed.unit === "cost";
+  const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();
+  return createBudgetGuard({
+    allowance: allowed.allowance,
+    promptTokens: roughTokenEstimate(requestTexts(chat)),
+    inputWeight: money ? (price?.input ?? 0) / 1_000_000 : 1,
+    outputWeight: money ? (price?.output ?? 0) / 1_000_000 : 1,
+    message: `You exceeded your current quota: token ${ctx.identity.name} reached its budget per ` +
+      `${budget.period} (UTC) during this answer, so the gateway stopped it. The budget resets at ${resets}.`,
+  });
+}
