@@ -13,10 +13,12 @@
  *
  * @module
  */
-import { badGateway, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../openai/types.ts";
-import type { Provider } from "../providers/types.ts";
-import type { ResolvedTarget } from "../config/types.ts";
+import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject } from "../openai/types.ts";
+import { countsInputTokens } from "../providers/capabilities.ts";
+import type { NativeResponsesResult, Provider, TokenCountInput } from "../providers/types.ts";
+import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { budgetPeriod } from "../policy/budgets.ts";
 import type { Lease } from "../routing/health.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
@@ -81,22 +83,131 @@ export type ChatAnswer =
   | { kind: "stream"; stream: Peeked<ChatCompletionChunk> };
 
 /**
- * The routing attempt of a target served over the chat form (every translated request): the provider called,
- * a stream held until its first chunk. `clientTerms` restates a provider's refusal in the client API's terms
- * (an adapter names `response_format` where a Responses client sent `text.format`).
+ * A target's answer in the client API's own wire format (passed through): its object (a Response, a Message),
+ * or its event stream with the first event in hand.
  */
-export function chatAttempt(
+export type NativeAnswer =
+  | { kind: "native"; body: JsonObject }
+  | { kind: "native_stream"; stream: Peeked<JsonObject> };
+
+/** Whether a routed answer is a native one. */
+export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is NativeAnswer {
+  return answer.kind === "native" || answer.kind === "native_stream";
+}
+
+/** How a client API's native targets (those that speak its wire format) are called. */
+export interface NativeRoute {
+  /** Whether `target` speaks the client API (the capability table). */
+  speaks: (target: ResolvedTarget) => boolean;
+  /** Calls the target with the passed-through body; undefined when its provider lacks the method. */
+  call: (target: ResolvedTarget, provider: Provider) => Promise<NativeResponsesResult | undefined>;
+  /** Whether a whole answer is the API's object, and its name for the 502 when it is not. */
+  valid: (body: JsonObject) => boolean;
+  what: string;
+}
+
+/** The request as routing sees it: its chat form, whether the client asked for a stream, its client terms. */
+export interface RoutedRequest {
+  chat: ChatRequest;
+  asked: boolean;
+  /**
+   * Restates a provider's refusal in the client API's terms (an adapter names `response_format` where a
+   * Responses client sent `text.format`).
+   */
+  clientTerms?: (err: unknown) => unknown;
+}
+
+/**
+ * Routes a request over `model`'s targets: a target that speaks the client API natively (`native`) gets its
+ * passed-through body, every other one the chat form. A stream is held until its first value (until then
+ * routing may still fall back); a stream the client reads holds its target's lease until it ends.
+ */
+export function routeAnswer(
   ctx: ClientContext,
-  chat: ChatRequest,
-  clientTerms: (err: unknown) => unknown = (err) => err,
-): (target: ResolvedTarget, provider: Provider) => Promise<ChatAnswer> {
-  return async (target, provider) => {
-    const answer = await provider.chat(chat, { target, signal: ctx.signal, requestId: ctx.requestId })
-      .catch((err) => {
-        throw clientTerms(err);
-      });
+  model: ResolvedModel,
+  request: RoutedRequest,
+): Promise<RoutedAnswer<ChatAnswer>>;
+export function routeAnswer(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  request: RoutedRequest,
+  native: NativeRoute,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>;
+export function routeAnswer(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  request: RoutedRequest,
+  native?: NativeRoute,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  const terms = request.clientTerms ?? ((err: unknown) => err);
+  const call = { signal: ctx.signal, requestId: ctx.requestId };
+  const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
+    const answer = await provider.chat(request.chat, { target, ...call }).catch((err) => {
+      throw terms(err);
+    });
     if (answer.kind === "json") return answer;
     return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
+  };
+  const passThrough = async (route: NativeRoute, target: ResolvedTarget, provider: Provider) => {
+    const answer = await route.call(target, provider);
+    // The table said this target speaks the API; an adapter without the method disagrees with it (a bug).
+    if (answer === undefined) throw new GatewayError(500, `The provider does not speak this API.`);
+    if (answer.kind === "stream") {
+      return { kind: "native_stream" as const, stream: await withFirstChunk(target.provider, answer.events) };
+    }
+    if (!route.valid(answer.body)) {
+      throw badGateway(
+        `Provider "${target.provider}" answered with something other than ${route.what}.`,
+        "upstream_invalid_response",
+      );
+    }
+    return { kind: "native" as const, body: answer.body };
+  };
+  return routeRequest<ChatAnswer | NativeAnswer>(
+    ctx,
+    model,
+    ctx.signal,
+    (target, provider) =>
+      native?.speaks(target) ? passThrough(native, target, provider) : chat(target, provider),
+    (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && request.asked,
+  );
+}
+
+/**
+ * The answer of a token-counting endpoint: routed to a target that counts (the capability table) when the
+ * alias has one, its count exact; otherwise, or when every count failed (each attempt is in the access log),
+ * the gateway's count (`estimate`), marked `estimated: true`. A count consumes no tokens: its usage is 0.
+ */
+export async function answerTokenCount(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  input: (target: ResolvedTarget) => Promise<TokenCountInput>,
+  estimate: () => Promise<number>,
+  render: (count: number) => JsonObject,
+): Promise<Answer> {
+  let exact: number | null = null;
+  let headers = new Headers();
+  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
+  if (model.targets.some(countsInputTokens)) {
+    try {
+      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
+        if (!countsInputTokens(target)) return null;
+        const call = { target, signal: ctx.signal, requestId: ctx.requestId };
+        return await provider.countInputTokens?.(await input(target), call) ?? null;
+      });
+      exact = routed.value;
+      headers = routed.headers;
+    } catch (err) {
+      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
+    }
+  }
+  const estimated = exact === null;
+  const answer = render(exact ?? await estimate());
+  if (estimated) answer.estimated = true;
+  headers.set("content-type", "application/json");
+  return {
+    response: new Response(JSON.stringify(answer), { status: 200, headers }),
+    outcome: { usage: { prompt: 0, completion: 0, estimated } },
   };
 }
 

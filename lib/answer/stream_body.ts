@@ -74,6 +74,35 @@ export interface StreamEvents<T> {
 /** Thrown out of a pull by `next` when the upstream stayed silent for `idle.afterMs`: the pull sends a ping. */
 const SILENT = Symbol("silent");
 
+/** How a translated body turns upstream values into the client's events; see {@linkcode eachValue}. */
+export interface Translation<T> {
+  /** The writes for one upstream value; none when it has nothing to show (the next value is read then). */
+  value(value: T): Uint8Array[];
+  /** The writes that end a clean stream, after the upstream's last value. */
+  finish(): Uint8Array[] | Promise<Uint8Array[]>;
+}
+
+/**
+ * The pull of a translated body (chat completions, translated Responses and Messages): each pull reads values
+ * until one has something to show and writes it at once; after the upstream's clean end, the API's ending
+ * events, then the body closes.
+ */
+export function eachValue<T>(translation: Translation<T>): StreamEvents<T>["pull"] {
+  return async (controller, next, end) => {
+    while (true) {
+      const value = await next();
+      const writes = value === undefined ? await translation.finish() : translation.value(value);
+      for (const bytes of writes) controller.enqueue(bytes);
+      if (value === undefined) {
+        controller.close();
+        end("ok");
+        return;
+      }
+      if (writes.length > 0) return;
+    }
+  };
+}
+
 /** `controller` with a check before every enqueue (what a budget guard needs; one object per stream). */
 function checkedController(
   controller: ReadableStreamDefaultController<Uint8Array>,

@@ -6,7 +6,8 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
-import type { JsonObject } from "../openai/types.ts";
+import type { ChatRequest, JsonObject } from "../openai/types.ts";
+import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
 
@@ -31,6 +32,28 @@ export async function admit(
   ctx.admission = admission;
   ctx.record.outcome = admission.outcome;
   ctx.record.rule = admission.rule;
+}
+
+/**
+ * Admits a request that runs on the chat form (chat completions, Responses, Messages): notes its alias and
+ * whether it streams, and estimates its tokens as its prompt plus the output limit of the final body (the
+ * policy's max_tokens ceiling may have lowered what the client asked for).
+ */
+export function admitChat(
+  ctx: ClientContext,
+  endpoint: Endpoint,
+  model: ResolvedModel,
+  chat: ChatRequest,
+  stream: boolean,
+): Promise<void> {
+  ctx.record.alias = model.alias;
+  ctx.record.stream = stream;
+  const prompt = roughTokenEstimate(requestTexts(chat));
+  const estimate = (final: JsonObject | undefined) => {
+    const requested = final?.max_completion_tokens ?? final?.max_tokens;
+    return prompt + (typeof requested === "number" ? requested : 0);
+  };
+  return admit(ctx, endpoint, estimate, model, chat);
 }
 
 /** Cost of a request on `target` in the price table's currency (0 without a price). */

@@ -1,94 +1,10 @@
 import assert from "node:assert/strict";
-import type { BudgetConfig, Endpoint, LimitsConfig } from "../config/schema.ts";
-import type { ResolvedContentRule, ResolvedModel, ResolvedToken } from "../config/types.ts";
+import type { Endpoint } from "../config/schema.ts";
+import type { ResolvedContentRule } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import { createMemoryCounterStore } from "./counter_store.ts";
-import { createPolicyEngine, PolicyDenied, seedBudget } from "./engine.ts";
-import type { Admission, PolicyRequest } from "./types.ts";
-
-function clock(start = Date.UTC(2026, 10, 22, 12)) {
-  let t = start;
-  return { now: () => t, advance: (ms: number) => t += ms, set: (ms: number) => t = ms };
-}
-
-function token(over: Partial<ResolvedToken> = {}): ResolvedToken {
-  return {
-    name: "web-prod",
-    environment: "production",
-    sha256: "0".repeat(64),
-    patterns: ["*"],
-    aliases: new Set(["chat-default"]),
-    expiresAt: null,
-    disabled: false,
-    limits: null,
-    budget: null,
-    endpoints: null,
-    maxTokens: null,
-    id: "cfg_web-prod",
-    ...over,
-  };
-}
-
-function model(over: Partial<ResolvedModel> = {}): ResolvedModel {
-  return {
-    alias: "chat-default",
-    type: "chat",
-    strategy: "fallback",
-    targets: [],
-    ownedBy: "me",
-    created: 0,
-    limits: null,
-    contentRules: [],
-    ...over,
-  };
-}
-
-function setup(opts: { limits?: LimitsConfig; aliasLimits?: LimitsConfig; budget?: BudgetConfig } = {}) {
-  const c = clock();
-  const store = createMemoryCounterStore(c.now);
-  const engine = createPolicyEngine(store, { now: c.now });
-  const identity = token({ limits: opts.limits ?? null, budget: opts.budget ?? null });
-  const alias = model({ limits: opts.aliasLimits ?? null });
-  const req = (over: Partial<PolicyRequest> = {}): PolicyRequest => ({
-    identity,
-    endpoint: "chat",
-    model: alias,
-    body: { model: "chat-default", messages: [{ role: "user", content: "hi" }], max_tokens: 10 },
-    estimatedTokens: 1,
-    ...over,
-  });
-  return { c, store, engine, identity, alias, req };
-}
-
-interface Outcome {
-  admitted: Admission[];
-  denied: PolicyDenied[];
-}
-
-async function fire(n: number, admit: () => Promise<Admission>): Promise<Outcome> {
-  const results = await Promise.allSettled(Array.from({ length: n }, admit));
-  const out: Outcome = { admitted: [], denied: [] };
-  for (const r of results) {
-    if (r.status === "fulfilled") out.admitted.push(r.value);
-    else if (r.reason instanceof PolicyDenied) out.denied.push(r.reason);
-    else throw r.reason;
-  }
-  return out;
-}
-
-function header(err: PolicyDenied, name: string): string | null {
-  return new Headers(err.headers).get(name);
-}
-
-async function denial(p: Promise<unknown>): Promise<PolicyDenied> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof PolicyDenied) return err;
-    throw err;
-  }
-  throw new Error("expected a PolicyDenied");
-}
+import { createPolicyEngine } from "./engine.ts";
+import { clock, denial, fire, header, model, setup, token } from "./engine_test_helpers.ts";
 
 for (const scope of ["token", "alias"] as const) {
   Deno.test(`${scope} RPM 20: exactly 20 of 60 concurrent requests pass, the rest get 429 with Retry-After`, async () => {
@@ -244,65 +160,6 @@ Deno.test("the first failing rule in order is named: concurrency, then RPM, then
   assert.equal(err.rule, "token.rpm");
   // Retry-After waits for every failing limit: RPM in 60 s, TPM in 60 s
   assert.equal(header(err, "retry-after"), "60");
-});
-
-Deno.test("token budget 1000 tokens a day: admits while used < budget, then 429 insufficient_quota; a new UTC day resets", async () => {
-  const { c, engine, req } = setup({ budget: { tokens: 1000, period: "day" } });
-  const a = await engine.admit(req());
-  await a.settle({ tokens: 600, cost: 1 });
-  const b = await engine.admit(req());
-  await b.settle({ tokens: 600, cost: 1 }); // admitted at 600 < 1000; the total may overshoot
-  const err = await denial(engine.admit(req()));
-  assert.equal(err.status, 429);
-  assert.equal(err.type, "insufficient_quota");
-  assert.equal(err.code, "insufficient_quota");
-  assert.equal(err.rule, "token.budget");
-  assert.equal(header(err, "x-should-retry"), "false");
-  assert.equal(header(err, "retry-after"), null);
-  assert.equal(
-    err.message,
-    "You exceeded your current quota: token web-prod has a budget of 1000 tokens per day (UTC) and has used " +
-      "1200 in 2026-11-22. The budget resets at 2026-11-23T00:00:00.000Z.",
-  );
-  c.set(Date.UTC(2026, 10, 22, 23, 59, 59, 999));
-  await denial(engine.admit(req()));
-  c.set(Date.UTC(2026, 10, 23));
-  await engine.admit(req());
-});
-
-Deno.test("money budget: settle adds cost; a month budget resets on the 1st (UTC)", async () => {
-  const { c, engine, req } = setup({ budget: { cost: 2, period: "month" } });
-  for (let i = 0; i < 3; i++) await (await engine.admit(req())).settle({ tokens: 99_999, cost: 0.75 });
-  const err = await denial(engine.admit(req()));
-  assert.equal(err.code, "insufficient_quota");
-  assert.match(err.message, /a budget of a cost of 2 per month \(UTC\) and has used 2\.25 in 2026-11\./);
-  c.set(Date.UTC(2026, 11, 1));
-  await engine.admit(req());
-});
-
-Deno.test("budget is checked last: a budget-denied request takes no rate limit", async () => {
-  const { engine, req, store, identity, c } = setup({
-    limits: { rpm: 2 },
-    budget: { tokens: 10, period: "day" },
-  });
-  await seedBudget(store, identity.id, identity.budget!, { tokens: 10, cost: 0 }, c.now());
-  for (let i = 0; i < 5; i++) assert.equal((await denial(engine.admit(req()))).rule, "token.budget");
-  const last = await denial(engine.admit(req()));
-  assert.equal(header(last, "x-ratelimit-remaining-requests"), "2");
-});
-
-Deno.test("seedBudget raises the counter to stored usage and never double counts", async () => {
-  const { engine, req, store, identity, c } = setup({ budget: { tokens: 1000, period: "day" } });
-  assert.equal(
-    await seedBudget(store, identity.id, identity.budget!, { tokens: 900, cost: 3 }, c.now()),
-    900,
-  );
-  assert.equal(
-    await seedBudget(store, identity.id, identity.budget!, { tokens: 900, cost: 3 }, c.now()),
-    900,
-  );
-  await (await engine.admit(req())).settle({ tokens: 100, cost: 0 });
-  await denial(engine.admit(req()));
 });
 
 Deno.test("endpoints: a token limited to chat gets 403 endpoint_not_allowed elsewhere, before anything is counted", async () => {

@@ -1,151 +1,21 @@
 /**
  * The token store contract, run alike against every store: memory; SQLite through the usage database's
  * worker, in a temp dir; PostgreSQL in a schema of its own, dropped after. The SQL stores run in CI always;
- * off CI (`CI` unset) they skip only when their service cannot be reached.
+ * off CI (`CI` unset) they skip only when their service cannot be reached. The stores and `contract` are in
+ * store_contract_test_helpers.ts; the audit trail's part of the contract is in store_contract_audit_test.ts.
  */
 import assert from "node:assert/strict";
-import { createMemoryTokenStore } from "./store_memory.ts";
-import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
-import { openPostgresStore } from "../usage/postgres_store.ts";
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import { TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
 import postgres from "postgres";
 import { isConnectionFailure } from "../usage/postgres_schema.ts";
+import { type StoredToken, TokenChangedError, TokenNameTakenError } from "./types.ts";
 import {
-  type AuditEntry,
-  type StoredToken,
-  TokenChangedError,
-  TokenNameTakenError,
-  type TokenStore,
-} from "./types.ts";
-
-/** A store under test and how to dispose of what it made. */
-interface Subject {
-  store: TokenStore;
-  /** A second handle on the same data (another connection), where the store has one. */
-  second?: () => Promise<TokenStore>;
-  dispose(): Promise<void>;
-}
-
-interface Kind {
-  name: string;
-  /** Null when the test should skip (never in CI). */
-  open(): Promise<Subject | null>;
-}
-
-/** Whether a missing service may skip its tests: only off CI. */
-const MAY_SKIP = Deno.env.get("CI") === undefined;
-
-async function openPostgresSubject(): Promise<Subject | null> {
-  const schema = randomSchema("tokens");
-  const open = () => openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-  let db;
-  try {
-    db = await open();
-  } catch (err) {
-    if (MAY_SKIP) return null;
-    throw err;
-  }
-  const others: { close(): Promise<void> }[] = [];
-  return {
-    store: db.tokens,
-    second: async () => {
-      const other = await open();
-      others.push(other);
-      return other.tokens;
-    },
-    dispose: async () => {
-      for (const other of others) await other.close();
-      await db.close();
-      await dropSchema(schema);
-    },
-  };
-}
-
-const KINDS: Kind[] = [
-  {
-    name: "memory",
-    open: () => {
-      const store = createMemoryTokenStore();
-      return Promise.resolve({ store, dispose: () => store.close() });
-    },
-  },
-  {
-    // SQLite is in the runtime: never skipped.
-    name: "sqlite",
-    open: async () => {
-      const dir = await Deno.makeTempDir({ prefix: "token-store-" });
-      const db = await openSqliteWorkerStore(`${dir}/usage.sqlite`);
-      return {
-        store: db.tokens,
-        dispose: async () => {
-          await db.close();
-          await Deno.remove(dir, { recursive: true });
-        },
-      };
-    },
-  },
-  { name: "postgres", open: openPostgresSubject },
-];
-
-let counter = 0;
-function hexId(prefix: string): string {
-  counter++;
-  return `${prefix}_${counter.toString(16).padStart(24, "0")}`;
-}
-
-function makeToken(overrides: Partial<StoredToken> = {}): StoredToken {
-  return {
-    id: hexId("tok"),
-    name: "ci-bot",
-    environment: "staging",
-    description: "CI pipeline",
-    models: ["chat-*", "embed"],
-    endpoints: ["chat", "embeddings"],
-    limits: { rpm: 60, tpm: 100_000, concurrent: 4 },
-    budget: { tokens: 1_000_000, period: "month" } as StoredToken["budget"],
-    max_tokens: 2048,
-    expires_at: "2099-01-01T00:00:00.000Z",
-    disabled: false,
-    created_at: "2026-11-24T09:00:00.000Z",
-    updated_at: "2026-11-24T09:00:00.000Z",
-    created_by: "ops-admin",
-    revoked_at: null,
-    rotated_at: null,
-    secrets: [{ sha256: "a".repeat(64), expires_at: null }],
-    ...overrides,
-  };
-}
-
-function makeAudit(token: StoredToken, overrides: Partial<AuditEntry> = {}): AuditEntry {
-  return {
-    id: hexId("aud"),
-    time: new Date().toISOString(),
-    actor: "ops-admin",
-    action: "create",
-    token_id: token.id,
-    token_name: token.name,
-    changes: { name: token.name, limits: { rpm: 60 } },
-    ...overrides,
-  };
-}
-
-/** Runs `body` against a fresh store of `kind`, skipping (outside CI only) when the service is missing. */
-function contract(title: string, body: (subject: Subject) => Promise<void>): void {
-  for (const kind of KINDS) {
-    Deno.test(`token store (${kind.name}): ${title}`, async (t) => {
-      const subject = await kind.open();
-      if (subject === null) {
-        await t.step({ name: `${kind.name} unreachable (not CI): skipped`, ignore: true, fn: () => {} });
-        return;
-      }
-      try {
-        await body(subject);
-      } finally {
-        await subject.dispose();
-      }
-    });
-  }
-}
+  contract,
+  makeAudit,
+  makeToken,
+  MAY_SKIP,
+  openPostgresSubject,
+} from "./store_contract_test_helpers.ts";
 
 contract(
   "put then loadAll gives back every field, and callers cannot change stored rows",
@@ -262,98 +132,6 @@ contract("a second live token with a taken name is refused; revoked, the name is
   await assert.rejects(store.put(first, makeAudit(first, { action: "update" })), TokenNameTakenError);
 });
 
-contract("the audit trail: newest first, filtered, paged", async ({ store }) => {
-  const alpha = makeToken({ name: "alpha" });
-  const beta = makeToken({ name: "beta" });
-  const base = Date.parse("2026-11-20T00:00:00.000Z");
-  const at = (hours: number) => new Date(base + hours * 3_600_000).toISOString();
-  const plan: [StoredToken, AuditEntry["action"], string, number][] = [
-    [alpha, "create", "ops-admin", 0],
-    [beta, "create", "ops-admin", 1],
-    [alpha, "update", "sec-admin", 2],
-    [alpha, "rotate", "ops-admin", 3],
-    [beta, "update", "sec-admin", 4],
-    [alpha, "revoke", "sec-admin", 5],
-  ];
-  const written: AuditEntry[] = [];
-  for (const [token, action, actor, hours] of plan) {
-    const entry = makeAudit(token, {
-      action,
-      actor,
-      time: at(hours),
-      changes: action === "rotate" ? { grace_ms: 60_000, previous_expires_at: at(hours) } : {},
-    });
-    written.push(entry);
-    await store.put(action === "revoke" ? { ...token, revoked_at: at(hours) } : token, entry);
-  }
-  const ids = (page: { entries: readonly AuditEntry[] }) => page.entries.map((e) => e.id);
-  const newest = [...written].reverse();
-
-  const all = await store.audit({ limit: 100 });
-  assert.deepEqual(all.entries, newest, "every field back, newest first");
-  assert.equal(all.has_more, false);
-
-  assert.deepEqual(
-    ids(await store.audit({ limit: 100, token: alpha.id })),
-    ids({
-      entries: newest.filter((e) => e.token_id === alpha.id),
-    }),
-  );
-  assert.deepEqual(ids(await store.audit({ limit: 100, token: "beta" })), [written[4].id, written[1].id]);
-  assert.deepEqual(ids(await store.audit({ limit: 100, actor: "sec-admin" })), [
-    written[5].id,
-    written[4].id,
-    written[2].id,
-  ]);
-  assert.deepEqual(ids(await store.audit({ limit: 100, action: "update" })), [written[4].id, written[2].id]);
-  // `from` inclusive, `to` exclusive; an offset is read as the instant it names.
-  assert.deepEqual(ids(await store.audit({ limit: 100, from: at(2), to: "2026-11-20T06:00:00+02:00" })), [
-    written[3].id,
-    written[2].id,
-  ]);
-  assert.deepEqual(
-    ids(await store.audit({ limit: 100, token: "alpha", action: "update", actor: "nobody" })),
-    [],
-  );
-
-  // Paging: two at a time through everything, then by `after` with a filter on.
-  const pages: string[] = [];
-  let after: string | undefined;
-  for (let n = 0; n < 5; n++) {
-    const page = await store.audit({ limit: 2, after });
-    pages.push(...ids(page));
-    if (!page.has_more) break;
-    after = page.entries[page.entries.length - 1].id;
-  }
-  assert.deepEqual(pages, ids({ entries: newest }));
-  const exact = await store.audit({ limit: 6 });
-  assert.equal(exact.has_more, false, "has_more is false when the page holds exactly the rest");
-  const short = await store.audit({ limit: 5 });
-  assert.equal(short.has_more, true);
-  const filtered = await store.audit({ limit: 1, token: "alpha", after: written[3].id });
-  assert.deepEqual(ids(filtered), [written[2].id]);
-  assert.equal(filtered.has_more, true);
-  assert.deepEqual(ids(await store.audit({ limit: 5, after: "aud_" + "f".repeat(24) })), []);
-});
-
-contract("equal times page by the order the entries were written", async ({ store }) => {
-  const time = "2026-11-24T09:00:00.000Z";
-  const written: AuditEntry[] = [];
-  for (let i = 0; i < 4; i++) {
-    const token = makeToken({ name: `same-${i}` });
-    const entry = makeAudit(token, { time });
-    written.push(entry);
-    await store.put(token, entry);
-  }
-  const first = await store.audit({ limit: 2 });
-  const second = await store.audit({ limit: 2, after: first.entries[1].id });
-  assert.deepEqual(
-    [...first.entries, ...second.entries].map((e) => e.id),
-    written.map((e) => e.id).reverse(),
-  );
-  assert.equal(second.has_more, false);
-});
-
 contract("close is idempotent", async ({ store }) => {
   await store.close();
   await store.close();
@@ -398,17 +176,6 @@ Deno.test("token store (postgres): a put on one replica reaches another replica'
     await subject.dispose();
   }
 });
-
-contract(
-  "an audit filter that is not an ISO time is refused, and the store keeps working",
-  async ({ store }) => {
-    await assert.rejects(store.audit({ limit: 10, from: "yesterday" }), /from is not an ISO time/);
-    await assert.rejects(store.audit({ limit: 10, to: "soon" }), /to is not an ISO time/);
-    const token = makeToken({ name: "after-a-bad-filter" });
-    await store.put(token, makeAudit(token));
-    assert.equal((await store.audit({ limit: 10 })).entries.length, 1);
-  },
-);
 
 contract(
   "a put based on an updated_at the row no longer has is refused and changes nothing",

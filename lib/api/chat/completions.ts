@@ -4,22 +4,19 @@
  *
  * @module
  */
-import type { JsonObject } from "../../openai/types.ts";
 import { chatStreamBody, type ChatStreamOutcome } from "./stream.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
-import { admit, type Answer } from "../../http/accounting.ts";
+import { admitChat, type Answer } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
-import { requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { parseChatRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { routeRequest } from "../../http/route_request.ts";
 import {
   answerJson,
   answerStream,
-  chatAttempt,
   completionReported,
   completionTexts,
+  routeAnswer,
 } from "../../answer/runner.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
@@ -28,23 +25,8 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
   const chat = parseChatRequest(body);
   const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.chat.modelType);
   const stream = chat.stream === true;
-  ctx.record.alias = model.alias;
-  ctx.record.stream = stream;
-  const prompt = roughTokenEstimate(requestTexts(chat));
-  // A function of the final body: the max_tokens ceiling may have lowered what the client asked for.
-  const estimate = (final: JsonObject | undefined) => {
-    const requested = final?.max_completion_tokens ?? final?.max_tokens;
-    return prompt + (typeof requested === "number" ? requested : 0);
-  };
-  await admit(ctx, ROUTES.chat.endpoint, estimate, model, chat);
-  const routed = await routeRequest(
-    ctx,
-    model,
-    ctx.signal,
-    chatAttempt(ctx, chat),
-    // A stream the client reads holds its target until it ends; anything else is over now.
-    (answer) => answer.kind === "stream" && stream,
-  );
+  await admitChat(ctx, ROUTES.chat.endpoint, model, chat, stream);
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream });
   const result = routed.value;
   if (result.kind === "json") {
     const completion = result.body;

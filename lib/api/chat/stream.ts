@@ -8,6 +8,7 @@ import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
 import { doneEvent, encodeJsonEvent } from "../../sse/serialize.ts";
 import {
   clientStreamBody,
+  eachValue,
   type Peeked,
   type StreamEnding,
   type StreamOutcome,
@@ -75,21 +76,13 @@ export function chatStreamBody(
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
   return clientStreamBody(stream, outcome, options, {
-    async pull(controller, next, end) {
-      while (true) {
-        const chunk = await next();
-        if (chunk === undefined) {
-          controller.enqueue(doneEvent());
-          controller.close();
-          end("ok");
-          return;
-        }
-        if (presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)) {
-          controller.enqueue(encodeJsonEvent(chunk));
-          return;
-        }
-      }
-    },
+    pull: eachValue({
+      value: (chunk) =>
+        presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)
+          ? [encodeJsonEvent(chunk)]
+          : [],
+      finish: () => [doneEvent()],
+    }),
     fail(controller, error) {
       controller.enqueue(encodeJsonEvent(error.toBody()));
     },

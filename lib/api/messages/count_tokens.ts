@@ -16,12 +16,9 @@
  *
  * @module
  */
-import { ClientGoneError, GatewayError } from "../../errors.ts";
 import { nativeMessagesBody, redactMessages } from "./native.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { extraField } from "./validate.ts";
-import type { JsonObject } from "../../openai/types.ts";
-import { countsInputTokens } from "../../providers/capabilities.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
@@ -30,7 +27,7 @@ import { messagesTargets } from "./create.ts";
 import { forwardedHeaders, isNativeMessagesTarget } from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { routeRequest } from "../../http/route_request.ts";
+import { answerTokenCount } from "../../answer/runner.ts";
 
 const ROUTE = ROUTES.messagesCountTokens;
 
@@ -63,42 +60,16 @@ export async function handleMessagesCountTokens(request: Request, ctx: ClientCon
   ctx.record.stream = false;
   await admit(ctx, ROUTE.endpoint, 0, model, chat);
 
-  let exact: number | null = null;
-  let headers = new Headers();
-  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
-  if (model.targets.some(countsInputTokens)) {
-    try {
-      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-        if (!countsInputTokens(target)) return null;
-        const messages = isNativeMessagesTarget(target)
-          ? redactMessages(
-            nativeMessagesBody(body, { model: target.model, maxTokens: null }),
-            model.contentRules,
-          )
-          : undefined;
-        const input = messages
-          ? { chat, messages, ...forwardedHeaders(parsed.version, parsed.betas) }
-          : { chat };
-        const count = await provider.countInputTokens?.(input, {
-          target,
-          signal: ctx.signal,
-          requestId: ctx.requestId,
-        });
-        return count ?? null;
-      });
-      exact = routed.value;
-      headers = routed.headers;
-    } catch (err) {
-      // The upstream count failed (each attempt is in the access log): the gateway counts instead.
-      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
-    }
-  }
-  const estimated = exact === null;
-  const answer: JsonObject = { input_tokens: exact ?? await estimateInputTokens(chat) };
-  if (estimated) answer.estimated = true;
-  headers.set("content-type", "application/json");
-  return {
-    response: new Response(JSON.stringify(answer), { status: 200, headers }),
-    outcome: { usage: { prompt: 0, completion: 0, estimated } },
-  };
+  const forwarded = forwardedHeaders(parsed.version, parsed.betas);
+  return await answerTokenCount(
+    ctx,
+    model,
+    (target) => {
+      if (!isNativeMessagesTarget(target)) return Promise.resolve({ chat });
+      const messages = nativeMessagesBody(body, { model: target.model, maxTokens: null });
+      return Promise.resolve({ chat, messages: redactMessages(messages, model.contentRules), ...forwarded });
+    },
+    () => estimateInputTokens(chat),
+    (count) => ({ input_tokens: count }),
+  );
 }

@@ -21,26 +21,19 @@ import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 import type { Usage } from "../../openai/types.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { countTokens, estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admit, type Answer } from "../../http/accounting.ts";
+import { admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
-import {
-  answerNativeMessages,
-  isNativeMessagesAnswer,
-  isNativeMessagesTarget,
-  type NativeMessagesAnswer,
-  nativeMessagesAttempt,
-} from "./create_native.ts";
+import { answerNativeMessages, isNativeMessagesTarget, nativeMessagesRoute } from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { routeRequest } from "../../http/route_request.ts";
 import {
   answerJson,
   answerStream,
-  type ChatAnswer,
-  chatAttempt,
   completionReported,
   completionTexts,
+  isNativeAnswer,
+  routeAnswer,
 } from "../../answer/runner.ts";
 
 const ROUTE = ROUTES.messages;
@@ -82,27 +75,15 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
   const chat = parsed.chat;
   const model = messagesTargets(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
   const stream = parsed.stream;
-  ctx.record.alias = model.alias;
-  ctx.record.stream = stream;
-  const prompt = roughTokenEstimate(requestTexts(chat));
-  const estimate = (final: Record<string, unknown> | undefined) => {
-    const requested = final?.max_completion_tokens ?? final?.max_tokens;
-    return prompt + (typeof requested === "number" ? requested : 0);
-  };
-  await admit(ctx, ROUTE.endpoint, estimate, model, chat);
-
-  const native = nativeMessagesAttempt(ctx, parsed, model);
-  const translated = chatAttempt(ctx, chat, (err) => inClientTerms(err, messagesClientTerms(parsed)));
-  const routed = await routeRequest(
+  await admitChat(ctx, ROUTE.endpoint, model, chat, stream);
+  const routed = await routeAnswer(
     ctx,
     model,
-    ctx.signal,
-    (target, provider): Promise<ChatAnswer | NativeMessagesAnswer> =>
-      isNativeMessagesTarget(target) ? native(target, provider) : translated(target, provider),
-    (answer) => (answer.kind === "stream" || answer.kind === "native_messages_stream") && stream,
+    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, messagesClientTerms(parsed)) },
+    nativeMessagesRoute(ctx, parsed, model),
   );
   const { value: result, target, headers } = routed;
-  if (isNativeMessagesAnswer(result)) {
+  if (isNativeAnswer(result)) {
     return await answerNativeMessages(ctx, parsed, { ...routed, value: result }, model.alias);
   }
   // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out.
@@ -125,7 +106,9 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
   }
 
   // message_start carries the input tokens before the upstream reports them (chat upstreams do at the end).
-  const inputTokens = stream ? await estimateInputTokens(chat).catch(() => prompt) : prompt;
+  const inputTokens = stream
+    ? await estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat)))
+    : 0;
   let counted: Usage | undefined;
   const countUsage = async (texts: string[]): Promise<Usage> => {
     counted = chatUsage(inputTokens, await countTokens(texts));

@@ -9,7 +9,6 @@
  * @module
  */
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
-import { badGateway, GatewayError } from "../../errors.ts";
 import {
   clientMessage,
   messageTexts,
@@ -18,24 +17,13 @@ import {
   redactMessages,
   usageTokens,
 } from "./native.ts";
-import {
-  nativeMessagesStreamBody,
-  type NativeMessagesStreamOutcome,
-  type PeekedMessagesEvents,
-} from "./native_stream.ts";
+import { nativeMessagesStreamBody, type NativeMessagesStreamOutcome } from "./native_stream.ts";
 import type { MessagesRequest } from "./request.ts";
-import type { JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
-import type { Provider } from "../../providers/types.ts";
 import type { Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { answerJson, answerStream, withFirstChunk } from "../../answer/runner.ts";
-
-/** A native target's answer: its Message object, or its event stream with the first event in hand. */
-export type NativeMessagesAnswer =
-  | { kind: "native_messages"; body: JsonObject }
-  | { kind: "native_messages_stream"; stream: PeekedMessagesEvents };
+import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 
 /**
  * Whether `target` is served natively (the capability table: an `anthropic` provider, or a Claude model or
@@ -67,50 +55,33 @@ export function forwardedHeaders(
 }
 
 /**
- * The routing attempt of a native target: the body passed through (target's model, the policy's output limit,
- * redactions), the upstream called, a stream held until its first event (until then routing may still fall back,
- * as for chat).
+ * How routing calls a native target: the client's body passed through (target's model, the policy's output
+ * limit, redactions) with its `anthropic-version` and `anthropic-beta`; a whole answer must be a Message.
  */
-export function nativeMessagesAttempt(
+export function nativeMessagesRoute(
   ctx: ClientContext,
   parsed: MessagesRequest,
   model: ResolvedModel,
-): (target: ResolvedTarget, provider: Provider) => Promise<NativeMessagesAnswer> {
+): NativeRoute {
   const headers = forwardedHeaders(parsed.version, parsed.betas);
-  return async (target, provider) => {
-    // The policy may have lowered the output limit on the chat form; the upstream gets the one that applies.
-    const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
-    const body = redactMessages(
-      nativeMessagesBody(parsed.body, {
-        model: target.model,
-        maxTokens: typeof limit === "number" ? limit : null,
-      }),
-      model.contentRules,
-    );
-    const answer = await provider.messages?.(body, {
-      target,
-      signal: ctx.signal,
-      requestId: ctx.requestId,
-      ...headers,
-    });
-    // The table said this target speaks Messages; an adapter without the method disagrees with it (a bug).
-    if (answer === undefined) throw new GatewayError(500, "The provider does not speak the Messages API.");
-    if (answer.kind === "json") {
-      if (answer.body.type !== "message" || !Array.isArray(answer.body.content)) {
-        throw badGateway(
-          `Provider "${target.provider}" answered with something other than a Message.`,
-          "upstream_invalid_response",
-        );
-      }
-      return { kind: "native_messages", body: answer.body };
-    }
-    return { kind: "native_messages_stream", stream: await withFirstChunk(target.provider, answer.events) };
+  return {
+    speaks: isNativeMessagesTarget,
+    valid: (body) => body.type === "message" && Array.isArray(body.content),
+    what: "a Message",
+    call(target, provider) {
+      // The policy may have lowered the output limit on the chat form; the upstream gets the one that applies.
+      const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
+      const body = redactMessages(
+        nativeMessagesBody(parsed.body, {
+          model: target.model,
+          maxTokens: typeof limit === "number" ? limit : null,
+        }),
+        model.contentRules,
+      );
+      const call = { target, signal: ctx.signal, requestId: ctx.requestId, ...headers };
+      return provider.messages?.(body, call) ?? Promise.resolve(undefined);
+    },
   };
-}
-
-/** Whether a routed answer is a native one. */
-export function isNativeMessagesAnswer(answer: { kind: string }): answer is NativeMessagesAnswer {
-  return answer.kind === "native_messages" || answer.kind === "native_messages_stream";
 }
 
 /**
@@ -121,12 +92,12 @@ export function isNativeMessagesAnswer(answer: { kind: string }): answer is Nati
 export async function answerNativeMessages(
   ctx: ClientContext,
   parsed: MessagesRequest,
-  routed: RoutedAnswer<NativeMessagesAnswer>,
+  routed: RoutedAnswer<NativeAnswer>,
   alias: string,
 ): Promise<Answer> {
   const result = routed.value;
   const request = { chat: parsed.chat, asked: parsed.stream };
-  if (result.kind === "native_messages") {
+  if (result.kind === "native") {
     const upstream = result.body;
     const reported = readMessagesUsage(upstream.usage);
     return await answerJson(routed.headers, request, {

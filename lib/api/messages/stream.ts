@@ -13,8 +13,10 @@
  * @module
  */
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
+import { concatBytes } from "../../streams/concat_bytes.ts";
 import {
   clientStreamBody,
+  eachValue,
   type Peeked,
   type StreamEnding,
   type StreamOutcome,
@@ -159,15 +161,7 @@ export const PING_INTERVAL_MS = 10_000;
 
 /** Several events as one write: the events of one upstream chunk go out together, at once. */
 export function encodeMessagesEvents(list: readonly MessagesEvent[]): Uint8Array {
-  const frames = list.map(encodeMessagesEvent);
-  if (frames.length === 1) return frames[0];
-  const out = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
-  let at = 0;
-  for (const frame of frames) {
-    out.set(frame, at);
-    at += frame.length;
-  }
-  return out;
+  return list.length === 1 ? encodeMessagesEvent(list[0]) : concatBytes(list.map(encodeMessagesEvent));
 }
 
 /**
@@ -194,33 +188,22 @@ export function messagesStreamBody(
     beforeEnd: () => {
       outcome.usage = events.usage;
     },
-    async pull(controller, next, end) {
-      if (!started) {
+    pull: eachValue({
+      value(chunk) {
+        if (started) {
+          const list = events.chunk(chunk);
+          return list.length > 0 ? [encodeMessagesEvents(list)] : [];
+        }
         // message_start goes out at once, with what the chunk routing waited for.
         started = true;
-        const first = (await next())!;
         outcome.firstChunkAt = Math.round((performance.now() - options.startedAt) * 100) / 100;
-        controller.enqueue(
-          encodeMessagesEvents([...events.start(options.inputTokens), ...events.chunk(first)]),
-        );
-        return;
-      }
-      while (true) {
-        const chunk = await next();
-        if (chunk === undefined) {
-          const usage = events.usage ?? await options.countUsage(events.texts);
-          controller.enqueue(encodeMessagesEvents(events.finish(usage)));
-          controller.close();
-          end("ok");
-          return;
-        }
-        const list = events.chunk(chunk);
-        if (list.length > 0) {
-          controller.enqueue(encodeMessagesEvents(list));
-          return;
-        }
-      }
-    },
+        return [encodeMessagesEvents([...events.start(options.inputTokens), ...events.chunk(chunk)])];
+      },
+      async finish() {
+        const usage = events.usage ?? await options.countUsage(events.texts);
+        return [encodeMessagesEvents(events.finish(usage))];
+      },
+    }),
     fail: (controller, error) => controller.enqueue(encodeMessagesEvent(errorEvent(error))),
   });
 }

@@ -18,31 +18,23 @@ import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody, type ResponsesStreamOutcome } from "./stream.ts";
 import type { JsonObject, Usage } from "../../openai/types.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import { countTokens, requestTexts } from "../../usage/estimate.ts";
 import {
   answerJson,
   answerStream,
-  type ChatAnswer,
-  chatAttempt,
   completionReported,
   completionTexts,
+  isNativeAnswer,
+  routeAnswer,
 } from "../../answer/runner.ts";
-import { admit, type Answer } from "../../http/accounting.ts";
+import { admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { previousResponseNotFound } from "./stored.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { routeRequest } from "../../http/route_request.ts";
-import {
-  answerNative,
-  isNativeAnswer,
-  isNativeTarget,
-  type NativeAnswer,
-  nativeAttempt,
-  targetsFor,
-} from "./create_native.ts";
+import { answerNative, nativeRoute, targetsFor } from "./create_native.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -111,14 +103,7 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
   const targets = targetsFor(model, parsed);
   await withHistory(parsed, ctx);
   const stream = parsed.stream;
-  ctx.record.alias = model.alias;
-  ctx.record.stream = stream;
-  const prompt = roughTokenEstimate(requestTexts(chat));
-  const estimate = (final: JsonObject | undefined) => {
-    const requested = final?.max_completion_tokens ?? final?.max_tokens;
-    return prompt + (typeof requested === "number" ? requested : 0);
-  };
-  await admit(ctx, ROUTES.responses.endpoint, estimate, model, chat).catch((err) => {
+  await admitChat(ctx, ROUTES.responses.endpoint, model, chat, stream).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
   });
   // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.
@@ -131,15 +116,11 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       ? { ...parsed.params, max_output_tokens: limit }
       : parsed.params,
   };
-  const native = nativeAttempt(ctx, parsed, body, model);
-  const translated = chatAttempt(ctx, chat, (err) => inClientTerms(err, responsesClientTerms(parsed)));
-  const routed = await routeRequest(
+  const routed = await routeAnswer(
     ctx,
     targets,
-    ctx.signal,
-    (target, provider): Promise<ChatAnswer | NativeAnswer> =>
-      isNativeTarget(target) ? native(target, provider) : translated(target, provider),
-    (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && stream,
+    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)) },
+    nativeRoute(ctx, parsed, body, model),
   );
   const { value: result, target } = routed;
   const store = (response: JsonObject, upstreamId: string | null = null) =>

@@ -11,7 +11,6 @@
  * @module
  */
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
-import { badGateway, GatewayError } from "../../errors.ts";
 import {
   clientResponse,
   type NativeFrame,
@@ -20,21 +19,15 @@ import {
   outputTexts,
   redactNative,
 } from "./native.ts";
-import { nativeStreamBody, type NativeStreamOutcome, type PeekedEvents } from "./native_stream.ts";
+import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
 import type { ResponsesRequest } from "./request.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
-import type { Provider } from "../../providers/types.ts";
 import type { Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { answerJson, answerStream, withFirstChunk } from "../../answer/runner.ts";
+import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 import { previousResponseNotFound } from "./stored.ts";
-
-/** A native target's answer: its Response object, or its event stream with the first event in hand. */
-export type NativeAnswer =
-  | { kind: "native"; body: JsonObject }
-  | { kind: "native_stream"; stream: PeekedEvents };
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
 export function isNativeTarget(target: ResolvedTarget): boolean {
@@ -56,16 +49,16 @@ export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): Reso
 type Continuation = { upstreamPrevious: string } | { history: JsonObject[] } | Record<never, never>;
 
 /**
- * The routing attempt of a native target: the body passed through, the upstream called, a stream held until
- * its first event (until then routing may still fall back, as for chat). The stored response behind
- * `previous_response_id` is read once, on the first native attempt.
+ * How routing calls a native target: the client's body passed through (target's model, the policy's output
+ * limit, the conversation behind `previous_response_id`, redactions); a whole answer must be a Response. The
+ * stored response behind `previous_response_id` is read once, on the first native attempt.
  */
-export function nativeAttempt(
+export function nativeRoute(
   ctx: ClientContext,
   parsed: ResponsesRequest,
   client: JsonObject,
   model: ResolvedModel,
-): (target: ResolvedTarget, provider: Provider) => Promise<NativeAnswer> {
+): NativeRoute {
   const previous = parsed.params.previous_response_id;
   let stored: ReturnType<ClientContext["services"]["responses"]["get"]> | undefined;
   const continuation = async (target: ResolvedTarget): Promise<Continuation> => {
@@ -79,37 +72,25 @@ export function nativeAttempt(
     if (history === null) throw previousResponseNotFound(previous);
     return { history };
   };
-  return async (target, provider) => {
-    // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
-    const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
-    const body = redactNative(
-      nativeRequestBody(client, {
-        model: target.model,
-        maxOutputTokens: typeof limit === "number" ? limit : null,
-        input: parsed.input,
-        ...await continuation(target),
-      }),
-      model.contentRules,
-    );
-    const answer = await provider.responses?.(body, { target, signal: ctx.signal, requestId: ctx.requestId });
-    // The table said this target speaks Responses; an adapter without the method disagrees with it (a bug).
-    if (answer === undefined) throw new GatewayError(500, "The provider does not speak Responses.");
-    if (answer.kind === "json") {
-      if (answer.body.object !== "response" || !Array.isArray(answer.body.output)) {
-        throw badGateway(
-          `Provider "${target.provider}" answered with something other than a Response object.`,
-          "upstream_invalid_response",
-        );
-      }
-      return { kind: "native", body: answer.body };
-    }
-    return { kind: "native_stream", stream: await withFirstChunk(target.provider, answer.events) };
+  return {
+    speaks: isNativeTarget,
+    valid: (body) => body.object === "response" && Array.isArray(body.output),
+    what: "a Response object",
+    async call(target, provider) {
+      // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
+      const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
+      const body = redactNative(
+        nativeRequestBody(client, {
+          model: target.model,
+          maxOutputTokens: typeof limit === "number" ? limit : null,
+          input: parsed.input,
+          ...await continuation(target),
+        }),
+        model.contentRules,
+      );
+      return await provider.responses?.(body, { target, signal: ctx.signal, requestId: ctx.requestId });
+    },
   };
-}
-
-/** Whether a routed answer is a native one. */
-export function isNativeAnswer(answer: { kind: string }): answer is NativeAnswer {
-  return answer.kind === "native" || answer.kind === "native_stream";
 }
 
 /**

@@ -18,14 +18,13 @@
  *
  * @module
  */
-import { ClientGoneError, GatewayError, inClientTerms, invalidRequest, printable } from "../../errors.ts";
+import { inClientTerms, invalidRequest, printable } from "../../errors.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { nativeRequestBody, redactNative } from "./native.ts";
 import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import { countsInputTokens } from "../../providers/capabilities.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
@@ -35,7 +34,7 @@ import { resolveAlias } from "../../http/resolve_alias.ts";
 import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
-import { routeRequest } from "../../http/route_request.ts";
+import { answerTokenCount } from "../../answer/runner.ts";
 import { previousResponseNotFound } from "./stored.ts";
 
 const ROUTE = ROUTES.responsesInputTokens;
@@ -120,39 +119,12 @@ export async function handleResponsesInputTokens(request: Request, ctx: ClientCo
     throw inClientTerms(err, responsesClientTerms(parsed));
   });
 
-  let exact: number | null = null;
-  let headers = new Headers();
-  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
-  const counts = model.targets.some(countsInputTokens);
-  if (counts) {
-    const responses = nativeBody(ctx, body, parsed, model);
-    try {
-      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-        if (!countsInputTokens(target)) return null;
-        const input = isNativeTarget(target) ? { chat, responses: await responses(target) } : { chat };
-        const count = await provider.countInputTokens?.(input, {
-          target,
-          signal: ctx.signal,
-          requestId: ctx.requestId,
-        });
-        return count ?? null;
-      });
-      exact = routed.value;
-      headers = routed.headers;
-    } catch (err) {
-      // The upstream count failed (each attempt is in the access log): the gateway counts instead.
-      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
-    }
-  }
-  const estimated = exact === null;
-  const answer: JsonObject = {
-    object: "response.input_tokens",
-    input_tokens: exact ?? await estimateInputTokens(chat),
-  };
-  if (estimated) answer.estimated = true;
-  headers.set("content-type", "application/json");
-  return {
-    response: new Response(JSON.stringify(answer), { status: 200, headers }),
-    outcome: { usage: { prompt: 0, completion: 0, estimated } },
-  };
+  const responses = nativeBody(ctx, body, parsed, model);
+  return await answerTokenCount(
+    ctx,
+    model,
+    async (target) => isNativeTarget(target) ? { chat, responses: await responses(target) } : { chat },
+    () => estimateInputTokens(chat),
+    (count) => ({ object: "response.input_tokens", input_tokens: count }),
+  );
 }

@@ -15,6 +15,7 @@ import type { GatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
+  eachValue,
   type Peeked,
   type StreamEnding,
   type StreamOutcome,
@@ -345,30 +346,20 @@ export function responsesStreamBody(
     beforeEnd: () => {
       outcome.usage = events.usage;
     },
-    async pull(controller, next, end) {
-      if (!started) {
-        started = true;
-        send(controller, events.start());
-      }
-      while (true) {
-        const chunk = await next();
-        if (chunk === undefined) {
-          const usage = events.usage ?? await options.countUsage(events.texts);
-          const last = events.finish(usage);
-          await options.onFinal?.(last.at(-1)!.response as JsonObject);
-          send(controller, last);
-          controller.close();
-          end("ok");
-          return;
-        }
+    pull: eachValue({
+      value(chunk) {
         outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
-        const list = events.chunk(chunk);
-        if (list.length > 0) {
-          send(controller, list);
-          return;
-        }
-      }
-    },
+        const list = started ? events.chunk(chunk) : [...events.start(), ...events.chunk(chunk)];
+        started = true;
+        return list.map(encodeEvent);
+      },
+      async finish() {
+        const usage = events.usage ?? await options.countUsage(events.texts);
+        const last = events.finish(usage);
+        await options.onFinal?.(last.at(-1)!.response as JsonObject);
+        return last.map(encodeEvent);
+      },
+    }),
     fail: (controller, error) => send(controller, events.fail(error)),
   });
 }

@@ -10,8 +10,7 @@ import { sseParseTransformer } from "../../sse/parse.ts";
 import { anthropicChunkTransformer } from "./stream.ts";
 import { runStages } from "../../../tests/helpers/run_stages.ts";
 import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
-
-const sse = (type: string, data: string) => `event: ${type}\ndata: ${data}\n\n`;
+import { collect, encoder, source, sse, translate } from "./stream_test_helpers.ts";
 
 /** Streaming guide, "Streaming request with tool use", response (verbatim). */
 const TOOL_STREAM = [
@@ -118,31 +117,6 @@ const UTF8_STREAM = [
   ),
   sse("message_stop", '{"type":"message_stop"}'),
 ].join("");
-
-const encoder = new TextEncoder();
-
-function source(pieces: Uint8Array[], onCancel?: () => void): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (i < pieces.length) controller.enqueue(pieces[i++]);
-      else controller.close();
-    },
-    cancel: onCancel,
-  });
-}
-
-function translate(pieces: Uint8Array[]): ReadableStream<ChatCompletionChunk> {
-  return runStages(
-    source(pieces),
-    sseParseTransformer(),
-    anthropicChunkTransformer({ provider: "claude", model: "m", created: 1, secrets: ["sk-ant-x"] }),
-  );
-}
-
-async function collect(pieces: Uint8Array[]): Promise<ChatCompletionChunk[]> {
-  return await Array.fromAsync(translate(pieces));
-}
 
 Deno.test("anthropic stream: the documented tool-use stream → OpenAI chunks", async () => {
   assert.deepEqual(await collect([encoder.encode(TOOL_STREAM)]), TOOL_CHUNKS);
@@ -365,74 +339,4 @@ Deno.test("anthropic stream: thinking deltas → reasoning_content, apart from c
     assert.equal(chunks.at(-2)!.choices[0].finish_reason, "stop");
     assert.equal(chunks.at(-1)!.usage?.completion_tokens, 180);
   }
-});
-
-/** A `response_format` answer: the forced answer tool's input streamed as JSON fragments. */
-const ANSWER_STREAM = [
-  sse(
-    "message_start",
-    '{"type":"message_start","message":{"id":"msg_j","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":30,"output_tokens":1}}}',
-  ),
-  sse(
-    "content_block_start",
-    '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_j","name":"json_response","input":{}}}',
-  ),
-  ...["", '{"greeting":', ' "¡Hola', ', 世界 🌍"}'].map((p) =>
-    sse(
-      "content_block_delta",
-      JSON.stringify({
-        type: "content_block_delta",
-        index: 0,
-        delta: { type: "input_json_delta", partial_json: p },
-      }),
-    )
-  ),
-  sse("content_block_stop", '{"type":"content_block_stop","index":0}'),
-  sse(
-    "message_delta",
-    '{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}',
-  ),
-  sse("message_stop", '{"type":"message_stop"}'),
-].join("");
-
-Deno.test("anthropic stream: the answer tool's input → content as it arrives, finish stop, at every byte offset", async () => {
-  const bytes = encoder.encode(ANSWER_STREAM);
-  const whole = await collect([bytes]);
-  const deltas = whole.map((c) => c.choices[0]?.delta as JsonObject | undefined);
-  assert.deepEqual(deltas.slice(1, 4), [
-    { content: '{"greeting":' },
-    { content: ' "¡Hola' },
-    { content: ', 世界 🌍"}' },
-  ]);
-  assert.ok(deltas.every((d) => d === undefined || !("tool_calls" in d)), "no tool call reaches the client");
-  const text = deltas.map((d) => (typeof d?.content === "string" ? d.content : "")).join("");
-  assert.deepEqual(JSON.parse(text), { greeting: "¡Hola, 世界 🌍" });
-  assert.equal(whole.at(-2)!.choices[0].finish_reason, "stop");
-  for (let cut = 0; cut <= bytes.length; cut++) {
-    const chunks = await collect([bytes.subarray(0, cut), bytes.subarray(cut)]);
-    assert.deepEqual(chunks, whole, `split at byte ${cut}`);
-  }
-});
-
-Deno.test("anthropic stream: an answer beside a client tool call finishes tool_calls; an empty answer is {}", async () => {
-  const text = ANSWER_STREAM.replace(/event: content_block_delta\n[^\n]*\n\n/g, "").replace(
-    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
-    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n' +
-      sse(
-        "content_block_start",
-        '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_w","name":"get_weather","input":{}}}',
-      ) + sse("content_block_stop", '{"type":"content_block_stop","index":1}'),
-  );
-  const chunks = await collect([encoder.encode(text)]);
-  const deltas = chunks.map((c) => c.choices[0]?.delta as JsonObject | undefined);
-  assert.deepEqual(deltas[1], { content: "{}" });
-  assert.deepEqual(deltas[2], {
-    tool_calls: [{
-      index: 0,
-      id: "toolu_w",
-      type: "function",
-      function: { name: "get_weather", arguments: "" },
-    }],
-  });
-  assert.equal(chunks.at(-2)!.choices[0].finish_reason, "tool_calls");
 });

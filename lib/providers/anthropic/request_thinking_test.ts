@@ -1,0 +1,60 @@
+/** OpenAI `reasoning_effort` → Anthropic extended thinking. */
+import assert from "node:assert/strict";
+import { assertGatewayError, MODEL, translate, WEATHER_TOOL } from "./request_test_helpers.ts";
+
+Deno.test("anthropic request: reasoning_effort → thinking budget; max_tokens leaves the default answer room", () => {
+  const base = { messages: [{ role: "user", content: "Hi" }] };
+  const budgets: [string, number][] = [["minimal", 1024], ["low", 2048], ["medium", 8192], ["high", 24576]];
+  for (const [effort, budget] of budgets) {
+    const body = translate({ ...base, reasoning_effort: effort });
+    assert.deepEqual(body.thinking, { type: "enabled", budget_tokens: budget }, effort);
+    assert.equal(body.max_tokens, 4096 + budget, effort);
+  }
+  assert.deepEqual(translate({ ...base, reasoning_effort: "none" }), {
+    model: MODEL,
+    max_tokens: 4096,
+    messages: [{ role: "user", content: "Hi" }],
+  });
+});
+
+Deno.test("anthropic request: a client's token limit bounds thinking and answer together", () => {
+  const base = { messages: [{ role: "user", content: "Hi" }] };
+  const medium = translate({ ...base, reasoning_effort: "medium", max_completion_tokens: 20000 });
+  assert.deepEqual([medium.max_tokens, medium.thinking], [20000, { type: "enabled", budget_tokens: 8192 }]);
+  const capped = translate({ ...base, reasoning_effort: "high", max_tokens: 3000 });
+  assert.deepEqual([capped.max_tokens, capped.thinking], [3000, { type: "enabled", budget_tokens: 2999 }]);
+  assertGatewayError(
+    () => translate({ ...base, reasoning_effort: "low", max_completion_tokens: 1024 }),
+    400,
+    "max_completion_tokens",
+  );
+  assertGatewayError(
+    () => translate({ ...base, reasoning_effort: "low", max_tokens: 500 }),
+    400,
+    "max_tokens",
+  );
+});
+
+Deno.test("anthropic request: no thinking while a tool loop is under way (no signed thinking block to send)", () => {
+  const toolLoop = [
+    { role: "user", content: "Weather in Paris?" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: "toolu_1", content: "sunny" },
+  ];
+  const during = translate({ messages: toolLoop, tools: [WEATHER_TOOL], reasoning_effort: "high" });
+  assert.equal("thinking" in during, false);
+  assert.equal(during.max_tokens, 4096);
+  const after = translate({
+    messages: [...toolLoop, { role: "assistant", content: "It is sunny." }, {
+      role: "user",
+      content: "And Rome?",
+    }],
+    tools: [WEATHER_TOOL],
+    reasoning_effort: "high",
+  });
+  assert.deepEqual(after.thinking, { type: "enabled", budget_tokens: 24576 }, "a finished loop thinks again");
+});
