@@ -35,19 +35,16 @@ export async function admit(
 }
 
 /**
- * Admits a request that runs on the chat form (chat completions, Responses, Messages): notes its alias and
- * whether it streams, and estimates its tokens as its prompt plus the output limit of the final body (the
- * policy's max_tokens ceiling may have lowered what the client asked for).
+ * Admits a request that runs on the chat form (chat completions, Responses, Messages), its tokens estimated as
+ * its prompt plus the output limit of the final body (the policy's max_tokens ceiling may have lowered what the
+ * client asked for).
  */
 export function admitChat(
   ctx: ClientContext,
   endpoint: Endpoint,
   model: ResolvedModel,
   chat: ChatRequest,
-  stream: boolean,
 ): Promise<void> {
-  ctx.record.alias = model.alias;
-  ctx.record.stream = stream;
   const prompt = roughTokenEstimate(requestTexts(chat));
   const estimate = (final: JsonObject | undefined) => {
     const requested = final?.max_completion_tokens ?? final?.max_tokens;

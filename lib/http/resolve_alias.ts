@@ -4,21 +4,25 @@
  *
  * @module
  */
-import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
+import type { ResolvedModel } from "../config/types.ts";
 import type { ModelType } from "../config/schema.ts";
 import { GatewayError, modelNotFound, printable } from "../errors.ts";
-import type { GatewayState } from "./context.ts";
+import type { ClientContext } from "./context.ts";
 import { pathFor } from "./endpoints.ts";
 
-/** The alias `name` if `identity` may use it and it serves `type`; throws 404 or 400 otherwise. */
+/**
+ * The alias `name` if the request's token may use it and it serves `type`; throws 404 or 400 otherwise. Once
+ * resolved, the alias and whether the client asked for a stream go into the request's record, so a request
+ * refused from here on (by a target's capabilities, the policy, or the upstream) is recorded under its alias.
+ */
 export function resolveAlias(
-  state: GatewayState,
-  identity: ResolvedToken,
+  ctx: ClientContext,
   name: string,
   type: ModelType,
+  stream = false,
 ): ResolvedModel {
-  const model = state.config.models.get(name);
-  if (model === undefined || !identity.aliases.has(name)) throw modelNotFound(name);
+  const model = ctx.state.config.models.get(name);
+  if (model === undefined || !ctx.identity.aliases.has(name)) throw modelNotFound(name);
   if (model.type !== type) {
     throw new GatewayError(
       400,
@@ -27,5 +31,7 @@ export function resolveAlias(
       { type: "invalid_request_error", param: "model", code: "model_not_supported" },
     );
   }
+  ctx.record.alias = model.alias;
+  ctx.record.stream = stream;
   return model;
 }

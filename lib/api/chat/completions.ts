@@ -23,9 +23,9 @@ import {
 export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const chat = parseChatRequest(body);
-  const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.chat.modelType);
+  const model = resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true);
   const stream = chat.stream === true;
-  await admitChat(ctx, ROUTES.chat.endpoint, model, chat, stream);
+  await admitChat(ctx, ROUTES.chat.endpoint, model, chat);
   const routed = await routeAnswer(ctx, model, { chat, asked: stream });
   const result = routed.value;
   if (result.kind === "json") {

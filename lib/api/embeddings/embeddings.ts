@@ -36,8 +36,7 @@ export function decodeBase64Embedding(text: string): number[] {
 export async function handleEmbeddings(request: Request, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const embed = parseEmbeddingRequest(body);
-  const model = resolveAlias(ctx.state, ctx.identity, embed.model, ROUTES.embeddings.modelType);
-  ctx.record.alias = model.alias;
+  const model = resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType);
   await admit(
     ctx,
     ROUTES.embeddings.endpoint,

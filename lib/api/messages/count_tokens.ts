@@ -55,9 +55,7 @@ export async function handleMessagesCountTokens(request: Request, ctx: ClientCon
   const parsed = parseMessagesRequest({ ...body, max_tokens: Number.MAX_SAFE_INTEGER }, request.headers);
   const chat = parsed.chat;
   delete chat.max_completion_tokens;
-  const model = messagesTargets(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
-  ctx.record.alias = model.alias;
-  ctx.record.stream = false;
+  const model = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
   await admit(ctx, ROUTE.endpoint, 0, model, chat);
 
   const forwarded = forwardedHeaders(parsed.version, parsed.betas);

@@ -73,9 +73,9 @@ export function messagesTargets(model: ResolvedModel, parsed: MessagesRequest): 
 export async function handleMessages(request: Request, ctx: ClientContext): Promise<Answer> {
   const parsed = parseMessagesRequest(await readJsonBody(request, ctx.state.config.server), request.headers);
   const chat = parsed.chat;
-  const model = messagesTargets(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
+  const model = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType, parsed.stream), parsed);
   const stream = parsed.stream;
-  await admitChat(ctx, ROUTE.endpoint, model, chat, stream);
+  await admitChat(ctx, ROUTE.endpoint, model, chat);
   const routed = await routeAnswer(
     ctx,
     model,

@@ -98,12 +98,12 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
   const body = await readJsonBody(request, ctx.state.config.server);
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;
-  const model = resolveAlias(ctx.state, ctx.identity, chat.model, ROUTES.responses.modelType);
+  const model = resolveAlias(ctx, chat.model, ROUTES.responses.modelType, parsed.stream);
   // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are none).
   const targets = targetsFor(model, parsed);
   await withHistory(parsed, ctx);
   const stream = parsed.stream;
-  await admitChat(ctx, ROUTES.responses.endpoint, model, chat, stream).catch((err) => {
+  await admitChat(ctx, ROUTES.responses.endpoint, model, chat).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
   });
   // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.

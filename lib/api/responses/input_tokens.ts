@@ -110,10 +110,8 @@ export async function handleResponsesInputTokens(request: Request, ctx: ClientCo
   const parsed = await parseCountRequest(body, ctx);
   const chat = parsed.chat;
   // Built-in tools narrow the targets to native ones (a 400 naming the param when there are none), as for a response.
-  const model = targetsFor(resolveAlias(ctx.state, ctx.identity, chat.model, ROUTE.modelType), parsed);
+  const model = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
   await withHistory(parsed, ctx);
-  ctx.record.alias = model.alias;
-  ctx.record.stream = false;
   // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
   await admit(ctx, ROUTE.endpoint, 0, model, chat).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
