@@ -4,9 +4,11 @@
  * Upstreams that reject a key often quote it back, and rarely whole: OpenAI shows the first 8 characters and the
  * last 4 (`sk-proj-****…abcd`), others echo the first 8–12. So besides exact occurrences, any run of
  * {@linkcode RUN} or more consecutive characters of a secret of at least {@linkcode PARTIAL_MIN} characters is
- * masked too, when the run looks random (a digit or mixed case: see {@linkcode looksRandom}). Runs are found with
- * the set of the secret's {@linkcode RUN}-character substrings and one linear scan with a rolling hash, so
- * `test` costs a few integer operations per character of text, however many long secrets there are, and
+ * masked too, when the run looks random (a digit or mixed case: see {@linkcode looksRandom}). A secret of plain
+ * words (`fake-upstream-key`, `sk-no-key-required`, as local upstreams are given) has no such run: of it, only
+ * two or more of its whole words as they stand in it are masked, never one word (`upstream`) on its own. Runs are
+ * found with the set of the secret's {@linkcode RUN}-character substrings and one linear scan with a rolling hash,
+ * so `test` costs a few integer operations per character of text, however many long secrets there are, and
  * allocates nothing when the text holds none.
  *
  * Values shorter than {@linkcode MIN_LENGTH} characters are not masked: they are flags and versions (`true`,
@@ -66,12 +68,40 @@ function looksRandom(run: string): boolean {
   return /[0-9]|[a-z][A-Z]|[A-Z]{2}/.test(run);
 }
 
+/**
+ * Whether a character is part of a word: an ASCII letter or digit, or any non-ASCII character. Everything else
+ * (`-`, `_`, `.`, `/`, a space) separates words.
+ */
+function isWordCode(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ||
+    code > 127;
+}
+
+/** Whether `text` has a word boundary before index `at`: at either end, or not between two word characters. */
+function boundaryAt(text: string, at: number): boolean {
+  return at === 0 || at === text.length || !isWordCode(text.charCodeAt(at - 1)) ||
+    !isWordCode(text.charCodeAt(at));
+}
+
+/** Where a run of a plain-word secret starts in it: `words[secret]`, at `offset`. */
+interface Place {
+  readonly secret: number;
+  readonly offset: number;
+}
+
 /** A scrubber that knows no secret: it never changes anything. */
 export const NO_SECRETS: Scrubber = { scrub: (text) => text, test: () => false, size: 0 };
 
 /**
  * Builds a scrubber for `secrets` (duplicates, empty and too-short values are ignored). `minLength` lowers
  * the threshold for callers that know exactly what their values are (a provider scrubbing its own key).
+ *
+ * A secret with random-looking runs has those runs masked wherever they appear. A secret of plain words (a
+ * passphrase, or a placeholder key such as `fake-upstream-key` or `sk-no-key-required` for a local upstream)
+ * has none: its words are ordinary words (`upstream`, `required`), and masking them alone would mangle every
+ * message that uses them. Of such a secret, besides the whole of it, only a part of two or more of its whole
+ * words, joined as in the secret and standing as whole words in the text (`horse-battery` of
+ * `correct-horse-battery-staple`), is masked, and only when it is at least {@linkcode RUN} characters long.
  */
 export function createScrubber(secrets: Iterable<string>, options: { minLength?: number } = {}): Scrubber {
   const minLength = options.minLength ?? MIN_LENGTH;
@@ -84,87 +114,171 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     if (escaped !== secret) wholes.add(escaped);
   }
   if (wholes.size === 0) return NO_SECRETS;
-  const grams = new Set<string>();
+  /**
+   * Every run the scan looks for: `null` for a random-looking run (masked as it is), else where it is in the
+   * plain-word secrets (masked only as part of whole words, see `wordPiece`).
+   */
+  const grams = new Map<string, Place[] | null>();
   const bitmap = new Uint32Array(BITMAP_BITS / 32);
-  /** Secrets too short for runs, longest first so a prefix never leaves a tail behind; checked by `test`. */
-  const short: string[] = [];
+  const mark = (run: string) => {
+    const bit = bitOf(hashAt(run, 0));
+    bitmap[bit >>> 5] |= 1 << (bit & 31);
+  };
+  /** The long secrets with no random-looking run, indexed by `Place.secret`. */
+  const words: string[] = [];
+  /**
+   * Secrets that `test` looks for whole, as no run of theirs need be in the text where they are: those too short
+   * for runs, and the plain-word ones (they may stand inside a longer word, where no part of them counts).
+   */
+  const exact: string[] = [];
   /** Every secret, longest first: `scrub` masks whole occurrences even where no run qualifies. */
   const all = [...wholes].sort((a, b) => b.length - a.length);
   for (const secret of all) {
     if (secret.length < PARTIAL_MIN) {
-      short.push(secret);
+      exact.push(secret);
       continue;
     }
     const runs: string[] = [];
     for (let i = 0; i + RUN <= secret.length; i++) runs.push(secret.slice(i, i + RUN));
-    // A passphrase of plain words has no random-looking run: then every run counts.
     const qualified = runs.filter(looksRandom);
-    for (const run of qualified.length > 0 ? qualified : runs) {
-      grams.add(run);
-      const bit = bitOf(hashAt(run, 0));
-      bitmap[bit >>> 5] |= 1 << (bit & 31);
+    if (qualified.length > 0) {
+      for (const run of qualified) {
+        grams.set(run, null);
+        mark(run);
+      }
+      continue;
     }
+    // Plain words: a part of two words or more holds a separator, so every part of RUN characters or more holds
+    // a run with one; runs inside one word are never looked for.
+    exact.push(secret);
+    const index = words.push(secret) - 1;
+    runs.forEach((run, offset) => {
+      let separated = false;
+      for (let i = 0; i < RUN && !separated; i++) separated = !isWordCode(run.charCodeAt(i));
+      if (!separated) return;
+      const places = grams.get(run);
+      if (places === null) return;
+      if (places === undefined) grams.set(run, [{ secret: index, offset }]);
+      else places.push({ secret: index, offset });
+      mark(run);
+    });
   }
 
-  /** Masked ranges as flat [start, end) pairs, in order and merged; empty when nothing matched. */
-  const ranges = (text: string, firstOnly: boolean): number[] => {
-    const out: number[] = [];
-    const add = (start: number, end: number) => {
-      const last = out.length - 1;
-      if (last >= 0 && start <= out[last]) out[last] = Math.max(out[last], end);
-      else out.push(start, end);
-    };
-    if (grams.size > 0 && text.length >= RUN) {
-      let h = hashAt(text, 0);
-      for (let start = 0;; start++) {
-        const bit = bitOf(h);
-        if ((bitmap[bit >>> 5] & (1 << (bit & 31))) !== 0 && grams.has(text.slice(start, start + RUN))) {
-          add(start, start + RUN);
-          if (firstOnly) return out;
-        }
-        if (start + RUN >= text.length) break;
-        h = (Math.imul((h - Math.imul(text.charCodeAt(start), DROP)) >>> 0, BASE) +
-          text.charCodeAt(start + RUN)) >>> 0;
-      }
+  /**
+   * The part of a plain-word secret that a run found at `start` belongs to: [from, to, agreed], where [from, to)
+   * is the part to mask in `text` (empty when it is not two or more whole words of the secret standing as whole
+   * words in the text), and `agreed` the end of the stretch of text that agrees with the secret around the run.
+   * The text is compared with the secret as far as they agree around the run, then trimmed to word boundaries.
+   */
+  const wordPiece = (text: string, start: number, place: Place): [number, number, number] => {
+    const secret = words[place.secret];
+    let from = start;
+    let at = place.offset;
+    while (from > 0 && at > 0 && text.charCodeAt(from - 1) === secret.charCodeAt(at - 1)) {
+      from--;
+      at--;
     }
-    const exact = firstOnly ? short : all;
-    if (exact.length === 0) return out;
-    const found: number[][] = [];
-    for (const secret of exact) {
-      for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
-        if (firstOnly) return [at, at + secret.length];
-        found.push([at, at + secret.length]);
-      }
+    let to = start + RUN;
+    let end = place.offset + RUN;
+    while (to < text.length && end < secret.length && text.charCodeAt(to) === secret.charCodeAt(end)) {
+      to++;
+      end++;
     }
-    if (found.length === 0) return out;
-    for (let i = 0; i < out.length; i += 2) found.push([out[i], out[i + 1]]);
-    found.sort((a, b) => a[0] - b[0]);
-    out.length = 0;
-    for (const [start, end] of found) add(start, end);
-    return out;
+    const agreed = to;
+    // A part starts and ends with a word character, at a word boundary of both the secret and the text.
+    while (
+      at < end && !(isWordCode(secret.charCodeAt(at)) && boundaryAt(secret, at) && boundaryAt(text, from))
+    ) {
+      at++;
+      from++;
+    }
+    while (
+      end > at && !(isWordCode(secret.charCodeAt(end - 1)) && boundaryAt(secret, end) && boundaryAt(text, to))
+    ) {
+      end--;
+      to--;
+    }
+    if (end - at >= RUN) {
+      for (let i = at; i < end; i++) if (!isWordCode(secret.charCodeAt(i))) return [from, to, agreed];
+    }
+    return [0, 0, agreed];
   };
 
-  /** Whether any run of a long secret is in `text`: the scan of `ranges`, without building anything. */
-  const hasRun = (text: string): boolean => {
+  /**
+   * Finds every masked range of a run (a random-looking one, or a part of a plain-word secret it is in) in
+   * `text` and pushes it to `out` as [start, end) (or, without `out`, stops at the first): whether there was one.
+   * One rolling-hash scan; a prefilter miss costs a few integer operations and allocates nothing.
+   */
+  const scanRuns = (text: string, out?: number[][]): boolean => {
     if (grams.size === 0 || text.length < RUN) return false;
+    let any = false;
+    /**
+     * Per plain-word secret, [alignment, agreed] pairs (alignment: the text index of the secret's first
+     * character) of the stretches already compared that reach past the scan: a run in one adds nothing, so each
+     * stretch is compared once, which keeps a text made of a secret's words linear.
+     */
+    let compared: number[][] | undefined;
     let h = hashAt(text, 0);
     for (let start = 0;; start++) {
       const bit = bitOf(h);
-      if ((bitmap[bit >>> 5] & (1 << (bit & 31))) !== 0 && grams.has(text.slice(start, start + RUN))) {
-        return true;
+      if ((bitmap[bit >>> 5] & (1 << (bit & 31))) !== 0) {
+        const places = grams.get(text.slice(start, start + RUN));
+        if (places === null) {
+          if (out === undefined) return true;
+          out.push([start, start + RUN]);
+          any = true;
+        } else if (places !== undefined) {
+          compared ??= words.map(() => []);
+          for (const place of places) {
+            const alignment = start - place.offset;
+            const pairs = compared[place.secret];
+            let known = false;
+            for (let i = pairs.length - 2; i >= 0; i -= 2) {
+              if (pairs[i + 1] <= start) pairs.splice(i, 2);
+              else if (pairs[i] === alignment) known = true;
+            }
+            if (known) continue;
+            const [from, to, agreed] = wordPiece(text, start, place);
+            pairs.push(alignment, agreed);
+            if (from === to) continue;
+            if (out === undefined) return true;
+            out.push([from, to]);
+            any = true;
+          }
+        }
       }
-      if (start + RUN >= text.length) return false;
+      if (start + RUN >= text.length) return any;
       h = (Math.imul((h - Math.imul(text.charCodeAt(start), DROP)) >>> 0, BASE) +
         text.charCodeAt(start + RUN)) >>> 0;
     }
   };
 
+  /** Masked ranges as flat [start, end) pairs, in order and merged; empty when nothing matched. */
+  const ranges = (text: string): number[] => {
+    const found: number[][] = [];
+    scanRuns(text, found);
+    for (const secret of all) {
+      for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
+        found.push([at, at + secret.length]);
+      }
+    }
+    const out: number[] = [];
+    if (found.length === 0) return out;
+    found.sort((a, b) => a[0] - b[0]);
+    for (const [start, end] of found) {
+      const last = out.length - 1;
+      if (last >= 0 && start <= out[last]) out[last] = Math.max(out[last], end);
+      else out.push(start, end);
+    }
+    return out;
+  };
+
   return {
     size: wholes.size,
     // Runs on every log line: no allocation unless a prefilter bit matches.
-    test: (text) => hasRun(text) || short.some((secret) => text.includes(secret)),
+    test: (text) => scanRuns(text) || exact.some((secret) => text.includes(secret)),
     scrub(text) {
-      const masked = ranges(text, false);
+      const masked = ranges(text);
       if (masked.length === 0) return text;
       let result = "";
       let at = 0;

@@ -78,3 +78,89 @@ Deno.test("scrubberOf: a provider's own short credentials count from 4 character
   assert.equal(scrubberOf(list), scrubberOf(list));
   assert.equal(scrubberOf(list).scrub("abcd and sk-proj-Zq8L"), `${MASK} and sk-${MASK}`);
 });
+
+// Issue 22: word-like keys people configure for local upstreams (vLLM, Ollama, llama.cpp) must not mask the
+// ordinary words inside them wherever they appear.
+const WORDY = ["fake-upstream-key", "sk-no-key-required"];
+const OWN_WORDS = [
+  "The upstream stream ended before its final event.",
+  "The upstream stream ended before message_stop.",
+  "API key required: the upstream requires a key.",
+  "upstream returned 401; key required",
+];
+
+Deno.test("scrubber: a config's word-like keys leave the gateway's own words alone", () => {
+  const s = createScrubber(WORDY);
+  for (const text of OWN_WORDS) {
+    assert.equal(s.scrub(text), text);
+    assert.equal(s.test(text), false);
+  }
+});
+
+Deno.test("scrubber: a provider's own word-like key leaves the words of an echoed upstream error alone", () => {
+  for (const key of WORDY) {
+    const s = scrubberOf([key]);
+    for (const text of OWN_WORDS) assert.equal(s.scrub(text), text);
+    // Config messages scrub with the same 4-character threshold.
+    for (const text of OWN_WORDS) assert.equal(createScrubber([key], { minLength: 4 }).scrub(text), text);
+  }
+});
+
+Deno.test("scrubber: a word-like key is still masked whole, wherever it is", () => {
+  const s = createScrubber(WORDY);
+  assert.equal(s.scrub("bad key fake-upstream-key."), `bad key ${MASK}.`);
+  assert.equal(s.scrub("x-fake-upstream-key-x"), `x-${MASK}-x`);
+  assert.equal(s.scrub("Bearer sk-no-key-required rejected"), `Bearer ${MASK} rejected`);
+  assert.equal(s.test("Bearer sk-no-key-required"), true);
+  assert.equal(scrubberOf(["fake-upstream-key"]).scrub("[fake-upstream-key]"), `[${MASK}]`);
+});
+
+Deno.test("scrubber: a word is not masked on its own at any boundary; two words of a passphrase are", () => {
+  const s = createScrubber(["fake-upstream-key"]);
+  for (
+    const text of [
+      "non-upstream path",
+      "the upstream-provided key",
+      "upstream_error: upstream-side",
+      "stream-keeper",
+      "fake-news",
+      "no-key",
+    ]
+  ) {
+    assert.equal(s.scrub(text), text);
+    assert.equal(s.test(text), false);
+  }
+  // Two of its words joined as in the secret, at the secret's own word boundaries, are a part of it.
+  assert.equal(s.scrub("sent fake-upstream as key"), `sent ${MASK} as key`);
+  assert.equal(s.scrub("sent upstream-key."), `sent ${MASK}.`);
+  assert.equal(s.test("sent upstream-key."), true);
+});
+
+Deno.test("scrubber: random-looking runs of a key with words in it are still masked", () => {
+  const s = createScrubber(["sk-no-key-required-Xq7vB2mN9pL4"]);
+  assert.equal(s.scrub("API key required"), "API key required");
+  // "ired-Xq7" is the first run with a digit: the plain words before it stay.
+  assert.equal(s.scrub("key required-Xq7v…"), `key requ${MASK}…`);
+  assert.equal(s.scrub("…B2mN9pL4"), `…${MASK}`);
+});
+
+Deno.test("scrubber: linear in the text: a megabyte of a word-like key's words is scanned quickly", () => {
+  const s = createScrubber(["fake-upstream-key", "correct-horse-battery-staple"]);
+  const text = "xfake-upstream-keyx horse-battery-stapl ".repeat(26 * 1024);
+  const started = performance.now();
+  s.scrub(text);
+  s.test(text);
+  assert.ok(performance.now() - started < 1_000);
+});
+
+Deno.test("scrubber: `test` finds a plain-word secret inside a longer word, where `scrub` masks it whole", () => {
+  for (const secret of ["fake-upstream-key", "correcthorsebatterystaple"]) {
+    const s = createScrubber([secret]);
+    assert.equal(s.test(`x${secret}x`), true);
+    assert.equal(s.scrub(`x${secret}x`), `x${MASK}x`);
+  }
+  // One word is one word, however long: only the whole of it is masked.
+  const s = createScrubber(["correcthorsebatterystaple"]);
+  assert.equal(s.scrub("a horsebattery b"), "a horsebattery b");
+  assert.equal(s.test("a horsebattery b"), false);
+});
