@@ -112,6 +112,7 @@ export function resolveConfig(
         ownedBy: model.owned_by ?? model.targets[0].provider,
         created: model.created ?? created,
         limits: model.limits ?? null,
+        strict: model.strict,
         contentRules: Object.freeze(model.content_rules.map((rule) =>
           Object.freeze({
             name: rule.name,

@@ -151,6 +151,11 @@ const modelSchema = z.strictObject({
   /** Limits shared by every token using this alias. */
   limits: limitsSchema.optional(),
   content_rules: z.array(contentRuleSchema).default([]),
+  /**
+   * Refuse, with the client API's 400, any request a translated target would serve without a field the client
+   * sent (the tolerance rule drops what cannot matter there and says so in `x-gateway-dropped`).
+   */
+  strict: z.boolean().default(false),
 });
 
 /** A client token of the config file; the admin API checks tokens it issues with the same fields. */

@@ -87,6 +87,8 @@ export interface ResolvedModel {
   /** Limits shared by every token using this alias, or null. */
   readonly limits: LimitsConfig | null;
   readonly contentRules: readonly ResolvedContentRule[];
+  /** Whether a translated target may serve a request without some of its fields (see docs/endpoints.md). */
+  readonly strict: boolean;
 }
 
 /** A client token, keyed by its SHA-256; the token itself is never kept. */

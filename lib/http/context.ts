@@ -55,6 +55,8 @@ export type AccessRecord = {
   rule?: string | null;
   tokens_estimated?: boolean;
   cost?: number;
+  /** What a translated target did not get of the request (comma-separated field paths; `tolerance.ts`). */
+  dropped?: string;
 };
 
 /** Where finished requests are reported; writing never blocks or throws. */

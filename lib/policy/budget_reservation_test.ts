@@ -40,6 +40,7 @@ function setup(budget: BudgetConfig, prices: { input: number; output: number }[]
     created: 0,
     limits: null,
     contentRules: [],
+    strict: false,
   } as ResolvedModel;
   const req = (estimatedTokens: number): PolicyRequest => ({
     identity,

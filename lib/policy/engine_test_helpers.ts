@@ -38,6 +38,7 @@ export function model(over: Partial<ResolvedModel> = {}): ResolvedModel {
     created: 0,
     limits: null,
     contentRules: [],
+    strict: false,
     ...over,
   };
 }

@@ -30,6 +30,7 @@ const MODEL: ResolvedModel = {
   created: 0,
   limits: null,
   contentRules: [],
+  strict: false,
 };
 
 function setup(budget: BudgetConfig | null) {

@@ -39,6 +39,7 @@ function alias(strategy: Strategy, targets: RoutedTarget[]): ResolvedModel {
     created: 0,
     limits: null,
     contentRules: [],
+    strict: false,
   };
 }
 

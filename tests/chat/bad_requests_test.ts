@@ -988,13 +988,19 @@ const ANTHROPIC_CASES: AnthropicCase[] = [
       },
       { name: "empty messages", path, body: make({ messages: [] }), status: 400, type: BAD },
       {
-        name: "a system role in messages",
+        name: "a role Messages does not have",
         path,
-        body: make({ messages: [{ role: "system", content: "x" }] }),
+        body: make({ messages: [{ role: "tool", content: "x" }] }),
         status: 400,
         type: BAD,
       },
-      { name: "an unknown parameter", path, body: make({ frequency_penalty: 1 }), status: 400, type: BAD },
+      {
+        name: "an interpreted parameter of the wrong type",
+        path,
+        body: make({ stream: "yes" }),
+        status: 400,
+        type: BAD,
+      },
       {
         name: "a text block without text",
         path,

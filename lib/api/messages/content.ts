@@ -2,7 +2,8 @@
  * A Messages request's `system` and `messages` as chat messages: what translated targets get, and what policy
  * (content rules, token estimates) reads for every target.
  *
- * - `system` (a string or text blocks) → one system message, the blocks' texts joined by a blank line.
+ * - `system` (a string or text blocks) → one system message, the blocks' texts joined by a blank line; a
+ *   `system` turn inside `messages` (Claude Code sends them) → a system message in its place.
  * - A user turn's `text` and `image` blocks → a user message's parts (`image_url`: a data URL for base64, the
  *   URL itself for a url source); `document` blocks with a base64 or plain-text source → `file` parts (a
  *   target that takes no files refuses them with its own 400). A base64 source's `media_type` must be one
@@ -16,40 +17,59 @@
  *   to Claude, and chat targets take no reasoning in their history.
  * - `cache_control` is checked and dropped: a caching hint, which changes no answer.
  *
- * What only a Claude target can serve (other block types, document sources, citations, fields this
- * translation does not know) is not refused here, since a native target passes the body through as sent: the
- * first such thing is noted as the 400 a translated target gives ({@linkcode ContentNotes.nativeOnly}).
+ * Content only a Claude target can read (other block types, document sources, citations) and fields this
+ * translation does not know are not refused here, since a native target passes the body through as sent: they
+ * are noted in the request's tolerance (lib/http/tolerance.ts). Content the model must read goes to Claude
+ * targets only (a 400 when the alias has none: a translated target would answer without it); an unknown field
+ * is dropped for a translated target, which the answer says.
  *
  * @module
  */
-import type { GatewayError } from "../../errors.ts";
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
+import type { Tolerance } from "../../http/tolerance.ts";
 import {
   arrayField,
   booleanField,
   checkCacheControl,
-  extraField,
   fieldError,
   stringField,
   wrongType,
 } from "./validate.ts";
 
-/** What the translation noticed: history thinking dropped, and the first thing only a Claude target serves. */
+/**
+ * What the translation noticed: history thinking dropped, and what a translated target does not get (see
+ * lib/http/tolerance.ts): what only Claude serves, and fields this translation does not know.
+ */
 export interface ContentNotes {
   droppedThinking: number;
-  nativeOnly: GatewayError | null;
+  tolerance: Tolerance;
 }
 
 const CLAUDE_ONLY = "; it is served only by Claude targets, and this alias's target is not one.";
 
+/**
+ * Notes content only a Claude target can read (a block type, a source, citations): the request goes to Claude
+ * targets, or is refused with this 400, since a translated target would answer without reading it.
+ */
 function claudeOnly(notes: ContentNotes, path: string, what: string): void {
-  notes.nativeOnly ??= fieldError(path, what + CLAUDE_ONLY);
+  notes.tolerance.refusal ??= fieldError(path, what + CLAUDE_ONLY);
 }
 
-/** Notes the first field of `block` outside `known` (and checks `cache_control`). */
+/** Notes every field of `object` outside `known`: a translated target goes without them. */
+export function extraFields(
+  object: JsonObject,
+  known: ReadonlySet<string>,
+  path: string,
+  notes: ContentNotes,
+): void {
+  for (const key of Object.keys(object)) {
+    if (!known.has(key)) notes.tolerance.dropped.push(path === "" ? key : `${path}.${key}`);
+  }
+}
+
+/** Notes the fields of `block` outside `known` (and checks `cache_control`). */
 function fields(block: JsonObject, known: string[], path: string, notes: ContentNotes): void {
-  const extra = extraField(block, new Set([...known, "type", "cache_control"]), path);
-  if (extra !== null) notes.nativeOnly ??= extra;
+  extraFields(block, new Set([...known, "type", "cache_control"]), path, notes);
   checkCacheControl(block.cache_control, `${path}.cache_control`);
 }
 
@@ -149,12 +169,15 @@ function toolResult(
   return { id, text: isError ? `Error: ${text}` : text, media };
 }
 
-/** The `system` parameter as one system message's text. */
-export function systemText(system: unknown, notes: ContentNotes): string {
+/** The fields of a turn. */
+const TURN_FIELDS = new Set(["role", "content"]);
+
+/** The `system` parameter (or a system turn's content, at `at`) as one system message's text. */
+export function systemText(system: unknown, notes: ContentNotes, at = "system"): string {
   if (typeof system === "string") return system;
-  if (!Array.isArray(system)) throw wrongType("system", "a valid string or a list of text blocks", system);
+  if (!Array.isArray(system)) throw wrongType(at, "a valid string or a list of text blocks", system);
   return system.map((block, i) => {
-    const path = `system.${i}`;
+    const path = `${at}.${i}`;
     if (!isObject(block)) throw wrongType(path, "an object", block);
     if (block.type !== "text") throw fieldError(`${path}.type`, "Input should be 'text'.");
     return textOf(block, path, notes);
@@ -174,11 +197,16 @@ export function turnMessages(
 ): void {
   const path = `messages.${i}`;
   if (!isObject(turn)) throw wrongType(path, "an object", turn);
-  const extra = extraField(turn, new Set(["role", "content"]), path);
-  if (extra !== null) throw extra;
+  extraFields(turn, TURN_FIELDS, path, notes);
   const role = turn.role;
+  if (role === "system") {
+    // A system turn inside the conversation (Claude Code's mid-conversation instructions): a system message.
+    out.push({ role: "system", content: systemText(turn.content, notes, `${path}.content`) });
+    params.push(`${path}.content`);
+    return;
+  }
   if (role !== "user" && role !== "assistant") {
-    throw fieldError(`${path}.role`, "Input should be 'user' or 'assistant'.");
+    throw fieldError(`${path}.role`, "Input should be 'user', 'assistant' or 'system'.");
   }
   const content = turn.content;
   if (typeof content === "string") {

@@ -6,15 +6,18 @@
  * Bedrock) gets the client's body passed through (create_native.ts); every other target gets the chat form,
  * and its answer is translated back to a Message or to Anthropic's event stream. One usage record per request.
  *
- * What a translated target cannot honour is refused with a 400 before routing, and the targets that cannot
- * serve a request are left out of its routing: a request using what only Claude serves (server tools,
- * `container`, …) goes to the alias's native targets only; `top_k` to native targets and OpenAI-compatible
- * ones (vLLM, Ollama and others take it; OpenAI itself answers its own 400).
+ * The tolerance rule (lib/http/tolerance.ts) picks the targets: a request using what only Claude serves
+ * (server tools, `container`, …) goes to the alias's native targets when it has some; a translated target
+ * goes without what it cannot serve, and the answer lists it in `x-gateway-dropped` (a `strict` alias refuses
+ * instead). `top_k` goes to native targets and OpenAI-compatible ones (vLLM, Ollama and others take it;
+ * OpenAI itself answers its own 400).
  *
  * @module
  */
-import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import type { ResolvedModel } from "../../config/types.ts";
 import { type GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
+import { noteDropped, servingTargets } from "../../http/tolerance.ts";
+import { fieldError } from "./validate.ts";
 import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
@@ -42,31 +45,33 @@ function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-/** Why `target` cannot serve `parsed` when translated, or null when it can. */
-function refusal(target: ResolvedTarget, parsed: MessagesRequest): GatewayError | null {
-  if (isNativeMessagesTarget(target)) return null;
-  if (parsed.nativeOnly !== null) return parsed.nativeOnly;
-  if (parsed.chat.top_k !== undefined && !takesTopK(target)) {
-    return invalidRequest(
+/** The 400 of a `strict` alias whose translated target would go without `path`. */
+export function strictRefusal(path: string): GatewayError {
+  return fieldError(
+    path,
+    "this alias is strict, and its target cannot take this field; send the request without it.",
+  );
+}
+
+/**
+ * The alias's targets that can serve the request: the tolerance rule's (lib/http/tolerance.ts: Claude targets
+ * for what only Claude serves), and of those, for `top_k`, the targets that take it (Claude and
+ * OpenAI-compatible ones; a 400 when none does).
+ */
+export function messagesTargets(model: ResolvedModel, parsed: MessagesRequest): ResolvedModel {
+  const serving = servingTargets(model, parsed.tolerance, isNativeMessagesTarget, strictRefusal);
+  if (parsed.chat.top_k === undefined) return serving;
+  const targets = serving.targets.filter((t) => isNativeMessagesTarget(t) || takesTopK(t));
+  if (targets.length === serving.targets.length) return serving;
+  if (targets.length === 0) {
+    throw invalidRequest(
       "top_k: this alias's target takes no top_k (only Claude and OpenAI-compatible targets do); send the " +
         "request without it.",
       "top_k",
       "unsupported_parameter",
     );
   }
-  return null;
-}
-
-/**
- * The alias's targets that can serve the request: all of them, or those left when some cannot (see the module
- * note); the first target's refusal when none can.
- */
-export function messagesTargets(model: ResolvedModel, parsed: MessagesRequest): ResolvedModel {
-  const refusals = model.targets.map((t) => refusal(t, parsed));
-  if (refusals.every((r) => r === null)) return model;
-  const targets = model.targets.filter((_, i) => refusals[i] === null);
-  if (targets.length === 0) throw refusals[0]!;
-  return { ...model, targets };
+  return { ...serving, targets };
 }
 
 /** Handles one Messages request for an authenticated identity. */
@@ -86,8 +91,10 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
   if (isNativeAnswer(result)) {
     return await answerNativeMessages(ctx, parsed, { ...routed, value: result }, model.alias);
   }
-  // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out.
+  // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out,
+  // and which fields the target went without.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
+  noteDropped(ctx, headers, parsed.tolerance);
   const frame: MessageFrame = {
     id: newId("msg_"),
     alias: model.alias,

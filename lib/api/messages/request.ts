@@ -12,13 +12,17 @@
  *   `adaptive` (the model decides) → the effort of `output_config.effort` if given, else none; `disabled` →
  *   none. `output_config.effort` → `reasoning_effort` (`xhigh` and `max` → `high`), `output_config.format`
  *   (a JSON schema) → `response_format`.
- * - Parameters only Anthropic serves (`container`, `context_management`, `mcp_servers`, …) are accepted for
- *   native targets and noted as the 400 a translated target gives; any other parameter is refused with
- *   Anthropic's 400, as Anthropic refuses it.
+ * - The tolerance rule (lib/http/tolerance.ts): a native target gets the body as sent, every parameter
+ *   included. A translated target goes without what it cannot serve, and the answer says so
+ *   (`x-gateway-dropped`): what only Claude serves (`container`, `mcp_servers`; Claude targets are preferred
+ *   for them), `context_management` edits other than clearing thinking (a translated target never gets the
+ *   history's thinking, so `clear_thinking_…` is applied already), parameters that do not change the answer
+ *   (`speed`, `inference_geo`, …), and parameters this translation does not know.
  *
  * @module
  */
-import { type ClientTerms, type GatewayError, printable } from "../../errors.ts";
+import type { ClientTerms } from "../../errors.ts";
+import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type ContentNotes, systemText, turnMessages } from "./content.ts";
 import { translateToolChoice, translateTools } from "./tools.ts";
@@ -45,8 +49,8 @@ export interface MessagesRequest {
   betas: string | null;
   /** The client param of each chat message (`system`, `messages.3.content`), for errors found in the chat form. */
   messageParams: string[];
-  /** The 400 a translated target gives: the first thing in the request only a Claude target serves; else null. */
-  nativeOnly: GatewayError | null;
+  /** What a translated target does not get of the request (lib/http/tolerance.ts). */
+  tolerance: Tolerance;
   /** Thinking blocks in the history, which translated targets do not get. */
   droppedThinking: number;
   /** `stop_sequences` as sent (empty when none), to tell which one stopped the answer. */
@@ -74,16 +78,26 @@ const TRANSLATED = new Set([
   "speed",
 ]);
 
-/** Parameters Anthropic documents that only it can serve: passed to native targets, a 400 for translated ones. */
-const NATIVE_ONLY = new Set([
-  "container",
-  "context_management",
-  "mcp_servers",
-  "diagnostics",
-  "inference_geo",
-  "user_profile_id",
-  "workspace_id",
-]);
+/** Parameters whose features run at Anthropic: Claude targets are preferred; a translated one goes without. */
+const CLAUDE_FEATURES = new Set(["container", "mcp_servers"]);
+
+/**
+ * `context_management` as a translated target serves it: edits that clear thinking are what the translation
+ * does anyway (a translated target gets no thinking from the history); any other edit (clearing tool uses…)
+ * is dropped, by its path.
+ */
+function contextManagement(value: unknown, tolerance: Tolerance): void {
+  const edits = isObject(value) && Array.isArray(value.edits) ? value.edits : null;
+  if (edits === null) {
+    tolerance.dropped.push("context_management");
+    return;
+  }
+  edits.forEach((edit, i) => {
+    const type = isObject(edit) ? edit.type : undefined;
+    if (typeof type === "string" && type.startsWith("clear_thinking")) return;
+    tolerance.dropped.push(`context_management.edits.${i}`);
+  });
+}
 
 /**
  * The `reasoning_effort` for a thinking budget: the effort whose budget (in the gateway's table for Claude,
@@ -195,16 +209,12 @@ function header(headers: Headers, name: string): string | null {
 export function parseMessagesRequest(input: unknown, headers: Headers): MessagesRequest {
   if (!isObject(input)) throw wrongType("body", "an object", input);
   const body = input;
-  const notes: ContentNotes = { droppedThinking: 0, nativeOnly: null };
+  const notes: ContentNotes = { droppedThinking: 0, tolerance: newTolerance() };
   for (const key of Object.keys(body)) {
-    if (TRANSLATED.has(key)) continue;
-    if (!NATIVE_ONLY.has(key)) throw fieldError(printable(key), "Extra inputs are not permitted");
-    if (body[key] !== null) {
-      notes.nativeOnly ??= fieldError(
-        key,
-        `'${key}' is served only by Claude targets, and this alias's target is not one.`,
-      );
-    }
+    if (TRANSLATED.has(key) || body[key] === null) continue;
+    if (CLAUDE_FEATURES.has(key)) notes.tolerance.native.push(key);
+    else if (key === "context_management") contextManagement(body[key], notes.tolerance);
+    else notes.tolerance.dropped.push(key);
   }
   const model = stringField(body, "model", "model", true)!;
   if (model === "") throw fieldError("model", "String should have at least 1 character.");
@@ -247,8 +257,13 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     translateToolChoice(body.tool_choice, chat, declared);
   }
   const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
-  if (body.thinking !== undefined && body.thinking !== null) thinking(body.thinking, maxTokens, effort, chat);
-  else if (effort !== undefined) chat.reasoning_effort = effort;
+  if (body.thinking !== undefined && body.thinking !== null) {
+    thinking(body.thinking, maxTokens, effort, chat);
+    // How Claude shows its thinking (`display: "omitted"`); a translated target's reasoning is shown as it comes.
+    if (isObject(body.thinking) && body.thinking.display != null) {
+      notes.tolerance.dropped.push("thinking.display");
+    }
+  } else if (effort !== undefined) chat.reasoning_effort = effort;
   if (body.metadata !== undefined && body.metadata !== null) {
     if (!isObject(body.metadata)) throw wrongType("metadata", "an object", body.metadata);
     const user = stringField(body.metadata, "user_id", "metadata.user_id");
@@ -260,12 +275,9 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
   }
   if (tier === "standard_only") chat.service_tier = "default";
   const speed = stringField(body, "speed", "speed");
-  if (speed === "fast") {
-    notes.nativeOnly ??= fieldError(
-      "speed",
-      "'fast' is served only by Claude targets, and this alias's target is not one.",
-    );
-  } else if (speed !== undefined && speed !== "standard") {
+  // Fast mode is how quickly Claude answers, not what: a translated target answers at its own speed.
+  if (speed === "fast") notes.tolerance.dropped.push("speed");
+  else if (speed !== undefined && speed !== "standard") {
     throw fieldError("speed", "Input should be 'standard' or 'fast'.");
   }
 
@@ -276,7 +288,7 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     version: header(headers, "anthropic-version"),
     betas: header(headers, "anthropic-beta"),
     messageParams: params,
-    nativeOnly: notes.nativeOnly,
+    tolerance: notes.tolerance,
     droppedThinking: notes.droppedThinking,
     stopSequences: stops as string[],
   };

@@ -83,7 +83,7 @@ Deno.test("messages request: a Claude-Code-like conversation in the chat form, p
   ]);
   assert.equal(parsed.version, "2023-06-01");
   assert.equal(parsed.betas, "a-1,b-2");
-  assert.equal(parsed.nativeOnly, null);
+  assert.deepEqual(parsed.tolerance, { refusal: null, native: [], dropped: [] });
 });
 
 Deno.test("messages request: images, documents, tool results with images and errors", () => {
@@ -191,7 +191,8 @@ Deno.test("messages request: tool_choice any, tool and none", () => {
   refused({ messages, tools, tool_choice: { type: "tool", name: "g" } }, /^tool_choice\.name: .*'g'/);
   refused({ messages, tool_choice: { type: "tool", name: "f" } }, /^tool_choice\.name: .*'f'/);
   const server = [...tools, { type: "web_search_20250305", name: "web_search" }];
-  assert.ok(parse({ messages, tools: server, tool_choice: { type: "tool", name: "web_search" } }).nativeOnly);
+  const served = parse({ messages, tools: server, tool_choice: { type: "tool", name: "web_search" } });
+  assert.deepEqual(served.tolerance.native, ["tools.1"]);
 });
 
 Deno.test("messages request: client mistakes are Anthropic's 400s naming the field", () => {
@@ -201,9 +202,10 @@ Deno.test("messages request: client mistakes are Anthropic's 400s naming the fie
     /max_tokens: Field required/,
   );
   refused({ messages, max_tokens: 0 }, /max_tokens: Input should be greater than or equal to 1/);
-  refused({ messages, frequency_penalty: 1 }, /frequency_penalty: Extra inputs are not permitted/);
+  // An unknown parameter is not a mistake (issue 22's tolerance rule): a translated target goes without it.
+  assert.deepEqual(parse({ messages, frequency_penalty: 1 }).tolerance.dropped, ["frequency_penalty"]);
   refused({ messages: [] }, /messages: At least one message/);
-  refused({ messages: [{ role: "system", content: "x" }] }, /messages\.0\.role/);
+  refused({ messages: [{ role: "tool", content: "x" }] }, /messages\.0\.role/);
   refused(
     { messages: [{ role: "user", content: [] }] },
     /messages\.0\.content: List should have at least 1 item/,
@@ -241,32 +243,84 @@ Deno.test("messages request: client mistakes are Anthropic's 400s naming the fie
 });
 
 Deno.test("messages request: what only Claude serves is noted for translated targets, not refused", () => {
-  const cases: [Record<string, unknown>, RegExp][] = [
-    [{ container: "c_1" }, /^container: /],
-    [{ tools: [{ type: "web_search_20250305", name: "web_search" }] }, /tools\.0\.type: The tool type/],
-    [{
-      messages: [{
-        role: "user",
-        content: [{ type: "document", source: { type: "url", url: "https://x/y.pdf" } }],
-      }],
-    }, /messages\.0\.content\.0\.source\.type/],
-    [{
-      messages: [{
-        role: "user",
-        content: [{ type: "search_result", source: "s", title: "t", content: [] }],
-      }],
-    }, /messages\.0\.content\.0\.type/],
+  const cases: [Record<string, unknown>, RegExp | null, string[], string[]][] = [
+    [{ container: "c_1" }, null, ["container"], []],
+    [{ tools: [{ type: "web_search_20250305", name: "web_search" }] }, null, ["tools.0"], []],
+    [
+      {
+        messages: [{
+          role: "user",
+          content: [{ type: "document", source: { type: "url", url: "https://x/y.pdf" } }],
+        }],
+      },
+      /messages\.0\.content\.0\.source\.type/,
+      [],
+      [],
+    ],
+    [
+      {
+        messages: [{
+          role: "user",
+          content: [{ type: "search_result", source: "s", title: "t", content: [] }],
+        }],
+      },
+      /messages\.0\.content\.0\.type/,
+      [],
+      [],
+    ],
     [
       { messages: [{ role: "user", content: [{ type: "text", text: "hi", future_field: 1 }] }] },
-      /future_field/,
+      null,
+      [],
+      ["messages.0.content.0.future_field"],
     ],
   ];
-  for (const [body, fragment] of cases) {
-    const parsed = parse({ messages: [{ role: "user", content: "hi" }], ...body });
-    assert.ok(parsed.nativeOnly instanceof GatewayError, JSON.stringify(body));
-    assert.equal(parsed.nativeOnly.status, 400);
-    assert.match(parsed.nativeOnly.message, fragment);
+  for (const [body, refusal, native, dropped] of cases) {
+    const { tolerance } = parse({ messages: [{ role: "user", content: "hi" }], ...body });
+    const label = JSON.stringify(body);
+    if (refusal === null) assert.equal(tolerance.refusal, null, label);
+    else {
+      // Content the model must read: a translated target would answer without it, so it is refused there.
+      assert.ok(tolerance.refusal instanceof GatewayError, label);
+      assert.equal(tolerance.refusal.status, 400);
+      assert.match(tolerance.refusal.message, refusal);
+    }
+    assert.deepEqual([tolerance.native, tolerance.dropped], [native, dropped], label);
   }
+});
+
+Deno.test("messages request: what Claude Code sends is taken: unknown parameters, system turns, context edits", () => {
+  const parsed = parse({
+    messages: [
+      { role: "user", content: "hi" },
+      {
+        role: "system",
+        content: [{ type: "text", text: "Tools changed.", cache_control: { type: "ephemeral" } }],
+      },
+      { role: "user", content: "go on" },
+    ],
+    context_management: {
+      edits: [{ type: "clear_thinking_20251015", keep: "all" }, { type: "clear_tool_uses_20250919" }],
+    },
+    thinking: { type: "adaptive", display: "omitted" },
+    output_config: { effort: "high" },
+    a_parameter_from_next_week: { x: 1 },
+    speed: "fast",
+  });
+  assert.deepEqual(parsed.chat.messages.map((m) => [m.role, m.content]), [
+    ["user", "hi"],
+    ["system", "Tools changed."],
+    ["user", "go on"],
+  ]);
+  assert.equal(parsed.chat.reasoning_effort, "high");
+  // Clearing thinking is what a translated target gets anyway; the other edit and the rest are dropped.
+  assert.deepEqual(parsed.tolerance.dropped, [
+    "context_management.edits.1",
+    "a_parameter_from_next_week",
+    "thinking.display",
+    "speed",
+  ]);
+  refused({ messages: [{ role: "developer", content: "x" }] }, /^messages\.0\.role: /);
 });
 
 Deno.test("messages request: a translated target's 400 names the client's own field", () => {

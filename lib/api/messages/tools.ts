@@ -13,7 +13,7 @@
  */
 import { printable } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import type { ContentNotes } from "./content.ts";
+import { type ContentNotes, extraFields } from "./content.ts";
 import {
   booleanField,
   checkCacheControl,
@@ -33,15 +33,11 @@ export function translateTools(tools: unknown[], chat: ChatRequest, notes: Conte
     if (!isObject(tool)) throw wrongType(path, "an object", tool);
     const name = stringField(tool, "name", `${path}.name`, true)!;
     if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
-      notes.nativeOnly ??= fieldError(
-        `${path}.type`,
-        `The tool type '${String(tool.type)}' runs at Anthropic; it is served only by Claude targets, and ` +
-          "this alias's target is not one.",
-      );
+      // A server tool (web search, code execution, …) runs at Anthropic: only a Claude target serves it.
+      notes.tolerance.native.push(`${path}`);
       return;
     }
-    const extra = extraField(tool, TOOL_FIELDS, path);
-    if (extra !== null) notes.nativeOnly ??= extra;
+    extraFields(tool, TOOL_FIELDS, path, notes);
     checkCacheControl(tool.cache_control, `${path}.cache_control`);
     if (!isObject(tool.input_schema)) {
       throw wrongType(`${path}.input_schema`, "a valid dictionary", tool.input_schema);

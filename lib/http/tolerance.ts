@@ -1,0 +1,89 @@
+/**
+ * The tolerance rule every client API follows, so that clients (coding agents above all) that send what their
+ * vendor accepted last week keep working through any alias:
+ *
+ * - a field the gateway interprets is validated strictly (a bad one is the API's own 400);
+ * - on a native target (one that speaks the client API itself) every other field passes unchanged;
+ * - on a translated target a field is translated, or **dropped** when it cannot be served there (listed in the
+ *   `x-gateway-dropped` response header and the usage record), or **refused** with the API's 400 only when
+ *   dropping it would silently change what the client relies on.
+ *
+ * What a native target serves better than a translated one (a built-in tool, a server tool's result in the
+ * history) sends the request to the alias's native targets when it has some; without one it is dropped like
+ * the rest. An alias with `strict: true` refuses every drop instead.
+ *
+ * A client API fills a {@linkcode Tolerance} while it translates a request; {@linkcode servingTargets} picks the
+ * targets from it, and {@linkcode noteDropped} tells the client and the record what a translated target did
+ * not get.
+ *
+ * @module
+ */
+import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import type { GatewayError } from "../errors.ts";
+import type { RequestContext } from "./context.ts";
+
+/** What a request's translation found that a translated target cannot take as sent. */
+export interface Tolerance {
+  /** The first thing whose loss would silently change the answer: refused on translated targets. */
+  refusal: GatewayError | null;
+  /** Field paths only a native target serves: native targets are preferred; without one, dropped. */
+  native: string[];
+  /** Field paths that cannot matter on a translated target (metadata, hints, unknown fields): dropped there. */
+  dropped: string[];
+}
+
+/** An empty tolerance: nothing found yet. */
+export function newTolerance(): Tolerance {
+  return { refusal: null, native: [], dropped: [] };
+}
+
+/** At most this many paths are listed; a request naming more is summed up as `…`. */
+const MAX_PATHS = 32;
+
+/** A path as the header and the record show it: client text, so only plain characters, and bounded. */
+function shown(path: string): string {
+  const plain = path.replace(/[^A-Za-z0-9_.\[\]:-]/g, "?");
+  return plain.length <= 96 ? plain : `${plain.slice(0, 95)}…`;
+}
+
+/** Every path a translated target does not get, in the order found. */
+export function droppedPaths(tolerance: Tolerance): string[] {
+  const all = [...tolerance.native, ...tolerance.dropped];
+  const out = all.slice(0, MAX_PATHS).map(shown);
+  if (all.length > MAX_PATHS) out.push("…");
+  return out;
+}
+
+/**
+ * The alias's targets that may serve the request: only its native ones when the request holds a refusal, uses
+ * what native targets serve better, or would lose a field on a `strict` alias; all of them otherwise. When the
+ * alias has no native target, the refusal (or, for a strict alias, `strictError` of the first dropped path)
+ * is thrown.
+ */
+export function servingTargets(
+  model: ResolvedModel,
+  tolerance: Tolerance,
+  speaks: (target: ResolvedTarget) => boolean,
+  strictError: (path: string) => GatewayError,
+): ResolvedModel {
+  const strictPath = model.strict ? (tolerance.native[0] ?? tolerance.dropped[0]) : undefined;
+  const wantsNative = tolerance.refusal !== null || tolerance.native.length > 0 || strictPath !== undefined;
+  if (!wantsNative) return model;
+  const targets = model.targets.filter(speaks);
+  if (targets.length === model.targets.length) return model;
+  if (targets.length > 0) return { ...model, targets };
+  if (tolerance.refusal !== null) throw tolerance.refusal;
+  if (strictPath !== undefined) throw strictError(strictPath);
+  return model;
+}
+
+/**
+ * Tells the client (`x-gateway-dropped`, comma-separated field paths) and the usage record what the translated
+ * target that answered did not get. Nothing for a native target, which got the body as sent.
+ */
+export function noteDropped(ctx: RequestContext, headers: Headers, tolerance: Tolerance): void {
+  const paths = droppedPaths(tolerance);
+  if (paths.length === 0) return;
+  headers.set("x-gateway-dropped", paths.join(","));
+  ctx.record.dropped = paths.join(",");
+}
