@@ -15,7 +15,9 @@
  * all-digit secret that YAML would read as a number is kept as the text written.
  *
  * Issue messages name the variable, never its value: substituted values are returned separately so that the
- * loader can scrub them from every message.
+ * loader can scrub them from every message. Each substitution is also reported with where it went (the value's
+ * path, the string it ended up in and its offset there), so that only values that went into a secret become
+ * secrets of the config (`secrets.ts`), never a host or model name that happens to be part of a key.
  *
  * @module
  */
@@ -40,8 +42,22 @@ export interface StringInterpolation {
   readonly wholeExpression: boolean;
   /** The strings that were substituted in (variable values and used defaults), to scrub from messages. */
   readonly substituted: readonly string[];
+  /** Where each of `substituted` starts in `value`, in the same order. */
+  readonly offsets: readonly number[];
   /** Problems, without a path; they never contain a substituted value. */
   readonly problems: readonly string[];
+}
+
+/** One non-empty string substituted into a config value, and where it went. */
+export interface Substitution {
+  /** The substituted string (a variable's value or a used default). */
+  readonly value: string;
+  /** The path of the config value it went into (where the node is defined, for an anchored one). */
+  readonly path: readonly PathSegment[];
+  /** The whole interpolated string it went into. */
+  readonly into: string;
+  /** Where `value` starts in `into`. */
+  readonly start: number;
 }
 
 /** The outcome of interpolating a whole document in place. */
@@ -49,6 +65,8 @@ export interface DocumentInterpolation {
   readonly issues: readonly InterpolationIssue[];
   /** Every string substituted anywhere in the document, for scrubbing messages. */
   readonly substituted: readonly string[];
+  /** Every substitution with where it went, for telling values that went into secrets from the rest. */
+  readonly substitutions: readonly Substitution[];
 }
 
 const EXPRESSION = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
@@ -75,6 +93,7 @@ export function interpolateString(
   let changed = false;
   let expressions = 0;
   const substituted: string[] = [];
+  const offsets: number[] = [];
   const problems: string[] = [];
   let i = 0;
   while (i < text.length) {
@@ -116,17 +135,23 @@ export function interpolateString(
     }
     const value = env[name];
     if (fallback !== undefined && (value === undefined || value === "")) {
+      if (fallback !== "") {
+        substituted.push(fallback);
+        offsets.push(out.length);
+      }
       out += fallback;
-      if (fallback !== "") substituted.push(fallback);
     } else if (value === undefined) {
       problems.push(`environment variable ${name} is not set (use \${${name}:-default} to give a default)`);
     } else {
+      if (value !== "") {
+        substituted.push(value);
+        offsets.push(out.length);
+      }
       out += value;
-      if (value !== "") substituted.push(value);
     }
   }
   const wholeExpression = expressions === 1 && /^\$\{[^}]*\}$/.test(text);
-  return { value: out, changed, wholeExpression, substituted, problems };
+  return { value: out, changed, wholeExpression, substituted, offsets, problems };
 }
 
 /**
@@ -139,6 +164,7 @@ export function interpolateDocument(
 ): DocumentInterpolation {
   const issues: InterpolationIssue[] = [];
   const substituted: string[] = [];
+  const substitutions: Substitution[] = [];
   const walk = (node: unknown, path: PathSegment[]): void => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -154,6 +180,9 @@ export function interpolateDocument(
       const result = interpolateString(node.value, env);
       if (!result.changed) return;
       substituted.push(...result.substituted);
+      result.substituted.forEach((value, k) =>
+        substitutions.push({ value, path, into: result.value, start: result.offsets[k] })
+      );
       for (const message of result.problems) issues.push({ path, message });
       node.value = result.wholeExpression && node.type === Scalar.PLAIN && !isSecretPath(path)
         ? retype(result.value)
@@ -161,7 +190,7 @@ export function interpolateDocument(
     }
   };
   walk(doc.contents as Node | null, []);
-  return { issues, substituted };
+  return { issues, substituted, substitutions };
 }
 
 /**

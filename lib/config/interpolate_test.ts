@@ -100,6 +100,16 @@ Deno.test("interpolateDocument: reports every substituted value for scrubbing", 
   assert.deepEqual(result.substituted, ["one", "fallback"]);
 });
 
+Deno.test("interpolateDocument: reports where each substituted value went", () => {
+  const doc = parseDocument('a: x-${A}-${B:-fb}\nb: [{ api_key: "${A}" }]\nc: ${C:-}\n');
+  const result = interpolateDocument(doc, { A: "one" });
+  assert.deepEqual(result.substitutions, [
+    { value: "one", path: ["a"], into: "x-one-fb", start: 2 },
+    { value: "fb", path: ["a"], into: "x-one-fb", start: 6 },
+    { value: "one", path: ["b", 0, "api_key"], into: "one", start: 0 },
+  ]);
+});
+
 Deno.test("isSecretPath: token, api_key, sha256 and header values", () => {
   assert.equal(isSecretPath(["tokens", 0, "token"]), true);
   assert.equal(isSecretPath(["providers", "p", "api_key"]), true);

@@ -18,7 +18,7 @@
 import { open } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { createScrubber } from "../secrets/scrubber.ts";
-import { interpolateDocument, isSecretPath, type PathSegment } from "./interpolate.ts";
+import { interpolateDocument, isSecretPath, type PathSegment, type Substitution } from "./interpolate.ts";
 import { fromZod, type PathIssue, suggestion, yamlIssues } from "./issue_messages.ts";
 import { resolveConfig } from "./resolve.ts";
 import { type ConfigOutput, configSchema } from "./schema.ts";
@@ -50,8 +50,8 @@ export interface ParseOptions {
  */
 export interface ValidatedConfig {
   readonly data: ConfigOutput;
-  /** Every string `${VAR}` interpolation substituted into the file (secrets among them). */
-  readonly substituted: readonly string[];
+  /** Every `${VAR}` substitution into the file, with where it went (for the config's secrets). */
+  readonly substitutions: readonly Substitution[];
 }
 
 /** The outcome of {@linkcode validateConfigText}. */
@@ -125,7 +125,7 @@ export function validateConfigText(
   );
   const issues = [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i)), ...semantic];
   if (!parsed.success || issues.length > 0) return fail(located(issues), secrets);
-  return { ok: true, validated: { data: parsed.data, substituted: interpolation.substituted } };
+  return { ok: true, validated: { data: parsed.data, substitutions: interpolation.substitutions } };
 }
 
 /** Resolves a validated config; the step a reload runs on the serving thread after a worker validated. */
@@ -133,7 +133,7 @@ export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions)
   return {
     ok: true,
     config: resolveConfig(parsed.data, options.source, undefined, {
-      substituted: parsed.substituted,
+      substitutions: parsed.substitutions,
       env: options.env,
     }),
   };

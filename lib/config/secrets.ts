@@ -9,18 +9,23 @@
  * not a credential and never leaves the gateway.
  *
  * Beyond the file's own values: the AWS environment credentials a Bedrock provider falls back to, and every
- * `${VAR}` value substituted into part of a secret (`Bearer ${PROXY_TOKEN}`), so it is masked on its own too,
- * even when shorter than a run. (`base_url` cannot carry credentials: the config checks refuse them.)
+ * `${VAR}` value substituted into part of a secret (`Bearer ${PROXY_TOKEN}`, the password of a `redis.url`), so
+ * it is masked on its own too, even when shorter than a run. Only a value that went into a secret counts, not
+ * one that merely occurs in a secret: `base_url: http://${UPSTREAM_HOST}:8000/v1` with `upstream` next to
+ * `api_key: fake-upstream-key` must not make the word `upstream` a secret, nor a `redis.url` host variable.
+ * Whether the string a value went into is a secret is decided on the config itself, by the walk below, so
+ * `isSecretPath` stays the one list, and a value in an anchored node counts wherever the node is used.
+ * (`base_url` cannot carry credentials: the config checks refuse them.)
  *
  * @module
  */
-import { isSecretPath, type PathSegment } from "./interpolate.ts";
+import { isSecretPath, type PathSegment, type Substitution } from "./interpolate.ts";
 import type { ConfigOutput } from "./schema.ts";
 
 /** What the loader knows beyond the parsed config. */
 export interface SecretSources {
-  /** Every string `${VAR}` interpolation substituted into the file. */
-  readonly substituted?: readonly string[];
+  /** Every `${VAR}` substitution into the file, with the string it went into. */
+  readonly substitutions?: readonly Substitution[];
   /** The environment the config was read with (for AWS credentials Bedrock falls back to). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -34,6 +39,22 @@ function urlPassword(url: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * Where the password is in the text of a URL (`[start, end)` of `scheme://user:password@host…`), as the URL
+ * parser splits it: the authority ends at the first `/`, `?` or `#`, the user info at its last `@`, the user
+ * at the first `:`. Undefined when the URL has no password.
+ */
+function passwordSpan(url: string): readonly [number, number] | undefined {
+  const scheme = url.indexOf("://");
+  if (scheme < 0) return undefined;
+  const from = scheme + 3;
+  const end = url.slice(from).search(/[/?#]/);
+  const at = url.lastIndexOf("@", end < 0 ? url.length : from + end);
+  if (at < from) return undefined;
+  const colon = url.indexOf(":", from);
+  return colon >= 0 && colon < at ? [colon + 1, at] : undefined;
 }
 
 /** The secret values of `cfg`, unsorted and possibly repeated. */
@@ -69,12 +90,23 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
     }
   }
 
-  // A value that is a whole secret is in already; one inside a secret (`Bearer ${X}`) is added on its own. One
-  // search of all secrets joined per value, rather than one per secret, keeps this linear in practice.
+  // A value substituted into a secret (`Bearer ${X}`, `${A}${B}`) is added on its own; one that is the whole
+  // secret is in already. Where it went decides, not what it looks like: the string it went into is a secret
+  // of the walk above, or the URL it went into has it inside its password. One lookup per substitution.
   const whole = new Set(secrets);
-  const holders = secrets.join("\u0000");
-  for (const value of sources.substituted ?? []) {
-    if (value !== "" && !whole.has(value) && holders.includes(value)) secrets.push(value);
+  const urls = new Map<string, readonly [number, number]>();
+  for (const url of [cfg.redis?.url, cfg.postgres?.url]) {
+    const span = url === undefined ? undefined : passwordSpan(url);
+    if (url !== undefined && span !== undefined) urls.set(url, span);
+  }
+  const added = new Set<string>();
+  for (const { value, into, start } of sources.substitutions ?? []) {
+    if (value === "" || whole.has(value) || added.has(value)) continue;
+    const span = whole.has(into) ? [0, into.length] : urls.get(into);
+    if (span !== undefined && span[0] <= start && start + value.length <= span[1]) {
+      secrets.push(value);
+      added.add(value);
+    }
   }
   return secrets;
 }

@@ -79,3 +79,91 @@ Deno.test("config secrets: AWS environment credentials only count when a Bedrock
   const secrets = configSecrets(cfg, { env: ENV });
   assert.deepEqual(secrets.sort(), ["AKIACONFIG0123", "cfg/secret/0123456789"]);
 });
+
+Deno.test("config secrets: a ${VAR} value used only outside secret fields is never a secret", () => {
+  const yaml = `
+providers:
+  local:
+    type: openai
+    base_url: http://\${UPSTREAM_HOST}:8000/v1
+    api_key: \${LOCAL_KEY}
+models:
+  chat: { type: chat, targets: [{ provider: local, model: "\${UPSTREAM_HOST}-model" }] }
+`;
+  const result = parseConfigText(yaml, {
+    source: "t.yaml",
+    env: { UPSTREAM_HOST: "upstream", LOCAL_KEY: "fake-upstream-key" },
+  });
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+  const { scrubber } = result.config;
+  assert.equal(scrubber.scrub("The upstream stream ended."), "The upstream stream ended.");
+  assert.equal(scrubber.scrub("key fake-upstream-key refused"), "key *** refused");
+});
+
+Deno.test("config secrets: a ${VAR} value substituted into part of a secret field is masked on its own", () => {
+  // "swordfishes" alone is neither a run nor two words of "swordfishes-suffix": only its substitution makes it one.
+  const yaml = `
+providers:
+  p:
+    type: openai
+    base_url: "http://\${HOST_WORD}:8000/v1"
+    api_key: "\${KEY_PART}-suffix"
+    headers: { X-Proxy-Auth: "Bearer \${PROXY_WORD}" }
+  q:
+    type: openai
+    base_url: "http://\${BOTH_WORD}:8000/v1"
+    api_key: "key-\${BOTH_WORD}"
+models:
+  chat: { type: chat, targets: [{ provider: p, model: m }] }
+`;
+  const env = {
+    HOST_WORD: "hostname",
+    KEY_PART: "swordfishes",
+    PROXY_WORD: "passwordish",
+    BOTH_WORD: "sharedword",
+  };
+  const result = parseConfigText(yaml, { source: "t.yaml", env });
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+  const { scrubber } = result.config;
+  for (const secret of ["swordfishes-suffix", env.KEY_PART, env.PROXY_WORD, env.BOTH_WORD]) {
+    assert.equal(scrubber.scrub(`x ${secret} y`), "x *** y", secret);
+  }
+  assert.equal(scrubber.scrub(`x ${env.HOST_WORD} y`), `x ${env.HOST_WORD} y`);
+});
+
+Deno.test("config secrets: of a redis or postgres URL, only ${VAR} values inside the password count", () => {
+  const yaml = `
+providers: { local: { type: builtin } }
+models: { chat: { type: chat, targets: [{ provider: local, model: echo }] } }
+redis: { url: "redis://:\${REDIS_PW}@\${REDIS_HOST}:6379" }
+postgres: { url: "postgres://gateway:pw-\${PG_WORD}@\${PG_HOST}:5432/usage" }
+`;
+  const env = {
+    REDIS_PW: "cachebox-pw-Zq81Lm",
+    REDIS_HOST: "cachebox",
+    PG_WORD: "swordfishes",
+    PG_HOST: "databases",
+  };
+  const result = parseConfigText(yaml, { source: "t.yaml", env });
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+  const { scrubber } = result.config;
+  for (const secret of [env.REDIS_PW, env.PG_WORD, `pw-${env.PG_WORD}`]) {
+    assert.equal(scrubber.scrub(`x ${secret} y`), "x *** y", secret);
+  }
+  for (const plain of [env.REDIS_HOST, env.PG_HOST, "gateway"]) {
+    assert.equal(scrubber.scrub(`x ${plain} y`), `x ${plain} y`, plain);
+  }
+});
+
+Deno.test("config secrets: a ${VAR} value in an anchored string counts where an alias makes it a secret", () => {
+  // Interpolated where the anchor is (a model name), a secret where the alias is (an api_key).
+  const yaml = `
+models:
+  chat: { type: chat, targets: [{ provider: p, model: &part "\${KEY_PART}-suffix" }] }
+providers:
+  p: { type: openai, base_url: "http://h:8000/v1", api_key: *part }
+`;
+  const result = parseConfigText(yaml, { source: "t.yaml", env: { KEY_PART: "swordfishes" } });
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+  assert.equal(result.config.scrubber.scrub("x swordfishes y"), "x *** y");
+});
