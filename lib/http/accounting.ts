@@ -135,5 +135,6 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     ttft_ms: r.ttft_ms ?? null,
     attempts: r.attempts ?? 0,
     error_code: r.error_code ?? null,
+    dropped: r.dropped ?? null,
   };
 }

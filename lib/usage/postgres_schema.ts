@@ -24,9 +24,10 @@ export type PostgresClient = postgres.Sql;
 /**
  * The schema version this code writes. 1: usage records; 2: stored responses and their item index; 3: tokens
  * issued through the admin API, their secrets' hashes and the audit trail (`lib/tokens/store_postgres.ts`); 4:
- * per-token data by the token's identity, not its name (`ownership_migration.ts`).
+ * per-token data by the token's identity, not its name (`ownership_migration.ts`); 5: usage records' `dropped`
+ * (what a translated target did not get of the request).
  */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -102,6 +103,7 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   ]],
   [3, POSTGRES_TOKENS_MIGRATION],
   [4, POSTGRES_OWNERSHIP_MIGRATION],
+  [5, ["ALTER TABLE usage ADD COLUMN dropped text"]],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

@@ -48,6 +48,11 @@ export interface UsageRecord {
   ttft_ms: number | null;
   attempts: number;
   error_code: string | null;
+  /**
+   * What the translated target that answered did not get of the request (comma-separated field paths, as in
+   * the `x-gateway-dropped` header; lib/http/tolerance.ts); null when it got everything, or was native.
+   */
+  dropped?: string | null;
 }
 
 /** How a stored column's value is coerced (both databases). */
@@ -77,6 +82,8 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   ["error_code", "text?"],
   // Added by migration 5 (`ownership_migration.ts`); the columns above are migration 1's.
   ["token_id", "text?"],
+  // Added by SQLite migration 6 / PostgreSQL migration 5.
+  ["dropped", "text?"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */

@@ -170,5 +170,6 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     ttft_ms: row.ttft_ms === null || row.ttft_ms === undefined ? null : Number(row.ttft_ms),
     attempts: num(row.attempts),
     error_code: text(row.error_code),
+    dropped: text(row.dropped),
   };
 }

@@ -42,9 +42,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * 2: stored responses (`responses_store_sqlite.ts`); 3: their item index (`item_reference` lookups) and
  * `upstream_id`; 4: tokens issued through the admin API, their secrets' hashes and the audit trail
  * (`lib/tokens/store_sqlite.ts`); 5: per-token data by the token's identity, not its name (stored responses'
- * `owner`, usage records' `token_id`: `ownership_migration.ts`).
+ * `owner`, usage records' `token_id`: `ownership_migration.ts`); 6: usage records' `dropped` (what a translated
+ * target did not get of the request).
  */
-export const USAGE_SCHEMA_VERSION = 5;
+export const USAGE_SCHEMA_VERSION = 6;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -79,6 +80,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   [3, RESPONSE_ITEMS_SQL],
   [4, SQLITE_TOKENS_SQL],
   [5, SQLITE_OWNERSHIP_SQL],
+  [6, "ALTER TABLE usage ADD COLUMN dropped TEXT;"],
 ];
 
 /**

@@ -37,6 +37,7 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     ttft_ms: null,
     attempts: 1,
     error_code: null,
+    dropped: null,
     ...overrides,
   };
 }

@@ -34,6 +34,7 @@ import {
   waitForLog,
 } from "../helpers/gateway.ts";
 import { startFakes } from "../helpers/fakes.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 interface Fakes {
   openai: FakeUpstream;
@@ -402,7 +403,7 @@ Deno.test("messages: a stream cut mid-way ends with an error event, never messag
 });
 
 Deno.test("messages: what a translated target cannot serve is dropped and named in x-gateway-dropped", async () => {
-  await withGateway(async (_gw, client, fakes) => {
+  await withGateway(async (gw, client, fakes) => {
     const messages = [{ role: "user" as const, content: "Hi" }];
     const before = fakes.openai.requests.length;
     // A server tool runs at Anthropic, and an unknown parameter is not the gateway's to judge: an
@@ -434,6 +435,19 @@ Deno.test("messages: what a translated target cannot serve is dropped and named 
     const plain = await client.messages.create({ model: "oa-strict", max_tokens: 50, messages })
       .withResponse();
     assert.equal(plain.response.headers.get("x-gateway-dropped"), null);
+    // The usage record says the same as the header; the strict refusal and the plain answer dropped nothing.
+    const rows = await pollUsageRows<{ alias: string; status: number; dropped: string | null }>(
+      gw,
+      (r) => r.length >= 3,
+      {
+        sql: "SELECT alias, status, dropped FROM usage WHERE alias IN ('oa-ok', 'oa-strict') ORDER BY rowid",
+      },
+    );
+    assert.deepEqual(rows.map((r) => ({ ...r })), [
+      { alias: "oa-ok", status: 200, dropped: "tools.0,frequency_penalty" },
+      { alias: "oa-strict", status: 400, dropped: null },
+      { alias: "oa-strict", status: 200, dropped: null },
+    ]);
   });
 });
 
