@@ -585,14 +585,14 @@ const CASES: BadCase[] = [
   },
   // --- /v1/responses -------------------------------------------------------------------------------------------
   {
-    name: "responses: unknown parameter",
+    name: "responses: an interpreted parameter of the wrong type",
     method: "POST",
     path: RESPONSES,
-    body: JSON.stringify({ model: "chat-echo", input: "hi", frobnicate: 1 }),
+    body: JSON.stringify({ model: "chat-echo", input: "hi", store: "yes" }),
     status: 400,
     type: BAD,
-    code: "unknown_parameter",
-    param: "frobnicate",
+    code: "invalid_type",
+    param: "store",
   },
   {
     name: "responses: missing input",
@@ -638,14 +638,17 @@ const CASES: BadCase[] = [
     param: "input[0].content[0].type",
   },
   {
-    name: "responses: a built-in tool on an alias without a native target",
+    name: "responses: a built-in tool's item on an alias without a native target",
     method: "POST",
     path: RESPONSES,
-    body: JSON.stringify({ model: "chat-echo", input: "hi", tools: [{ type: "web_search" }] }),
+    body: JSON.stringify({
+      model: "chat-echo",
+      input: [{ role: "user", content: "hi" }, { type: "web_search_call", id: "ws_1", status: "completed" }],
+    }),
     status: 400,
     type: BAD,
     code: "unsupported_value",
-    param: "tools[0].type",
+    param: "input[1].type",
   },
   {
     name: "responses: background mode",

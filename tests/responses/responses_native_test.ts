@@ -231,7 +231,7 @@ Deno.test("responses native: the stream() helper to finalResponse(), and every e
   });
 });
 
-Deno.test("responses native: a built-in tool passes through; a translated-only alias refuses it with 400", async () => {
+Deno.test("responses native: a built-in tool passes through; a translated-only alias answers without it (x-gateway-dropped)", async () => {
   await withGateway(async (gw, fakes, client) => {
     const answer = await client.responses.create({
       model: "chat-native",
@@ -265,28 +265,31 @@ Deno.test("responses native: a built-in tool passes through; a translated-only a
     assert.equal(plain.output_text, FAKE_ANSWER);
 
     const natives = fakes.native.requests.length;
-    for (
-      const body of [
-        {
-          tools: [{ type: "function", name: "f" }, { type: "web_search" }],
-          param: "tools[1].type",
-          name: "web_search",
-        },
-        {
-          input: [{ type: "web_search_call", id: "ws_1", status: "completed" }],
-          param: "input[0].type",
-          name: "web_search_call",
-        },
-      ]
-    ) {
-      const { param: _param, name: _name, ...fields } = body;
-      const res = await raw(gw, { model: "chat-translated", input: "Hi", ...fields });
-      assert.equal(res.status, 400);
-      const error = (await res.json()).error;
-      assert.equal(error.param, body.param);
-      assert.equal(error.type, "invalid_request_error");
-      assert.match(error.message, new RegExp(body.name));
-    }
+    // A translated-only alias answers without the built-in tool, and says so.
+    const dropped = await raw(gw, {
+      model: "chat-translated",
+      input: "Hi",
+      tools: [{ type: "function", name: "f" }, { type: "web_search" }],
+    });
+    assert.equal(dropped.status, 200);
+    assert.equal(dropped.headers.get("x-gateway-dropped"), "tools[1]");
+    await dropped.body?.cancel();
+    assert.deepEqual(
+      (fakes.chat.requests.at(-1)!.body.tools as { function: { name: string } }[]).map((t) =>
+        t.function.name
+      ),
+      ["f"],
+    );
+    // A built-in tool's item is content the model must read: refused without a native target.
+    const res = await raw(gw, {
+      model: "chat-translated",
+      input: [{ type: "web_search_call", id: "ws_1", status: "completed" }],
+    });
+    assert.equal(res.status, 400);
+    const error = (await res.json()).error;
+    assert.equal(error.param, "input[0].type");
+    assert.equal(error.type, "invalid_request_error");
+    assert.match(error.message, /web_search_call/);
     assert.equal(fakes.native.requests.length, natives);
   });
 });

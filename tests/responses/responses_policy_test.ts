@@ -331,7 +331,7 @@ Deno.test("responses policy: one usage record per request, with endpoint respons
       );
     }
     await run(T.main, { model: "no-such-alias" }, { status: 404, error_code: "model_not_found" });
-    await run(T.main, { frobnicate: 1 }, { status: 400 });
+    await run(T.main, { store: "yes" }, { status: 400 });
 
     const rows = await usageRows<Row>(gw, expected.size);
     await new Promise((r) => setTimeout(r, 100)); // anything extra would have arrived by now

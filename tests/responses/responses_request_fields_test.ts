@@ -3,7 +3,7 @@
  * translated target (an OpenAI-compatible chat upstream) and a native Responses upstream: each is accepted,
  * reaches the upstream in its form, and is echoed in the Response where OpenAI echoes it — whole and streamed,
  * every Response and event validated against OpenAI's published spec. Then the refusals: `background: true`,
- * an unknown field and a wrong value of each field are OpenAI's 400 naming the `param`, on both paths, and no
+ * a wrong type and a wrong value of each field are OpenAI's 400 naming the `param`, on both paths, and no
  * bad body gets a 5xx.
  */
 import assert from "node:assert/strict";
@@ -256,7 +256,7 @@ Deno.test("responses fields: every listed field passes through to a native upstr
 /** Bodies every Responses endpoint refuses with 400 and the param OpenAI names. */
 const REFUSED: [string, Record<string, unknown>, string][] = [
   ["background", { background: true }, "background"],
-  ["an unknown field", { frobnicate: 1 }, "frobnicate"],
+  ["a field of the wrong type", { store: "yes" }, "store"],
   ["input of a wrong type", { input: 7 }, "input"],
   ["an item of an unknown type", { input: [{ type: "teleport" }] }, "input[0].type"],
   ["instructions not a string", { instructions: 1 }, "instructions"],
@@ -284,7 +284,22 @@ const REFUSED: [string, Record<string, unknown>, string][] = [
   ["include not an array", { include: "all" }, "include"],
 ];
 
-Deno.test("responses fields: background, an unknown field and bad values are OpenAI's 400 with param, on both paths", async (t) => {
+Deno.test("responses fields: an unknown field reaches a native target as sent; a translated one answers without it and says so", async () => {
+  await withGateway(async (gw, fakes) => {
+    const translated = await post(gw, { model: "chat-translated", input: "Hi", frobnicate: 1 });
+    assert.equal(translated.status, 200);
+    assert.equal(translated.headers.get("x-gateway-dropped"), "frobnicate");
+    await translated.body?.cancel();
+    assert.equal(fakes.chat.requests.at(-1)!.body.frobnicate, undefined);
+    const native = await post(gw, { model: "chat-native", input: "Hi", frobnicate: 1 });
+    assert.equal(native.status, 200);
+    assert.equal(native.headers.get("x-gateway-dropped"), null);
+    await native.body?.cancel();
+    assert.equal(fakes.native.requests.at(-1)!.body.frobnicate, 1);
+  });
+});
+
+Deno.test("responses fields: background, a wrong type and bad values are OpenAI's 400 with param, on both paths", async (t) => {
   await withGateway(async (gw, fakes) => {
     for (const alias of ["chat-translated", "chat-native"]) {
       for (const [what, fields, param] of REFUSED) {

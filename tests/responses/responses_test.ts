@@ -397,14 +397,18 @@ Deno.test("responses: refusals name their param; a bad previous_response_id and 
   await withGateway(async (gw, fake, _client) => {
     const before = fake.requests.length;
     const cases: [unknown, string | null, string][] = [
-      [{ model: "chat-fake", input: "Hi", tools: [{ type: "web_search" }] }, "tools[0].type", "web_search"],
+      [
+        { model: "chat-fake", input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] },
+        "input[0].type",
+        "web_search_call",
+      ],
       [
         { model: "chat-fake", input: "Hi", previous_response_id: 1 },
         "previous_response_id",
         "previous_response_id",
       ],
       [{ model: "chat-fake", input: "Hi", background: true }, "background", "Background"],
-      [{ model: "chat-fake", input: "Hi", frobnicate: 1 }, "frobnicate", "Unknown parameter"],
+      [{ model: "chat-fake", input: "Hi", store: "yes" }, "store", "Invalid type"],
       [{ model: "chat-fake" }, "input", "Missing"],
       [{ model: "chat-fake", input: [{ role: "robot", content: "x" }] }, "input[0].role", "robot"],
     ];

@@ -35,6 +35,7 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { answerNative, nativeRoute, targetsFor } from "./create_native.ts";
+import { noteDropped } from "../../http/tolerance.ts";
 
 function chatUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -128,6 +129,8 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
   if (isNativeAnswer(result)) {
     return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }
+  // Translated: the answer says which fields the target went without.
+  noteDropped(ctx, routed.headers, parsed.tolerance);
 
   if (result.kind === "json") {
     const completion = result.body;

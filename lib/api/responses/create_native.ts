@@ -28,6 +28,8 @@ import type { ClientContext } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 import { previousResponseNotFound } from "./stored.ts";
+import { strictRefusal } from "./native_only.ts";
+import { servingTargets } from "../../http/tolerance.ts";
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
 export function isNativeTarget(target: ResolvedTarget): boolean {
@@ -35,14 +37,12 @@ export function isNativeTarget(target: ResolvedTarget): boolean {
 }
 
 /**
- * The alias's targets this request may go to: all of them, or, for a request using what only a native target
- * serves (a built-in tool, …), its native targets only; the request's 400 (naming the param) when it has none.
+ * The alias's targets this request may go to, by the tolerance rule (lib/http/tolerance.ts): its native targets
+ * only for a request using what they serve (a built-in tool, a file by id, …), else all of them; the request's
+ * 400 (naming the param) when what it uses must be read by the model and the alias has no native target.
  */
 export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): ResolvedModel {
-  if (parsed.nativeOnly === null) return model;
-  const targets = model.targets.filter(isNativeTarget);
-  if (targets.length === 0) throw parsed.nativeOnly;
-  return targets.length === model.targets.length ? model : { ...model, targets };
+  return servingTargets(model, parsed.tolerance, isNativeTarget, strictRefusal);
 }
 
 /** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */

@@ -4,27 +4,31 @@ import { parseResponsesRequest } from "./request.ts";
 
 Deno.test("responses native-only: built-in tools, their items and tool choices are kept for native targets", () => {
   const plain = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "function", name: "f" }] });
-  assert.equal(plain.nativeOnly, null, "function tools need no native target");
-  const cases: [JsonObject, string, RegExp][] = [
-    [{ tools: [{ type: "function", name: "f" }, { type: "web_search" }] }, "tools[1].type", /'web_search'/],
-    [{ tools: [{ type: "mcp", server_label: "s" }, { type: "file_search" }] }, "tools[0].type", /'mcp'/],
-    [{ tool_choice: { type: "web_search_preview" } }, "tool_choice", /'web_search_preview'/],
-    [
-      {
-        input: [{ role: "user", content: "x" }, { type: "web_search_call", id: "ws_1", status: "completed" }],
-      },
-      "input[1].type",
-      /'web_search_call'/,
-    ],
+  assert.deepEqual(
+    plain.tolerance,
+    { refusal: null, native: [], dropped: [] },
+    "function tools need no native target",
+  );
+  // A built-in tool or tool choice: native targets preferred, a translated one answers without it.
+  const preferred: [JsonObject, string[]][] = [
+    [{ tools: [{ type: "function", name: "f" }, { type: "web_search" }] }, ["tools[1]"]],
+    [{ tools: [{ type: "mcp", server_label: "s" }, { type: "file_search" }] }, ["tools[0]", "tools[1]"]],
+    [{ tool_choice: { type: "web_search_preview" } }, ["tool_choice"]],
   ];
-  for (const [fields, param, name] of cases) {
-    const parsed = parseResponsesRequest({ model: "m", input: "x", ...fields });
-    const error = parsed.nativeOnly;
-    assert.ok(error, JSON.stringify(fields));
-    assert.deepEqual([error.status, error.param, error.code], [400, param, "unsupported_value"]);
-    assert.match(error.message, name);
-    assert.match(error.message, /native_responses/);
+  for (const [fields, paths] of preferred) {
+    const { tolerance } = parseResponsesRequest({ model: "m", input: "x", ...fields });
+    assert.deepEqual(tolerance, { refusal: null, native: paths, dropped: [] }, JSON.stringify(fields));
   }
+  // A built-in tool's item in the input is content the model must read: native targets only, else a 400.
+  const item = parseResponsesRequest({
+    model: "m",
+    input: [{ role: "user", content: "x" }, { type: "web_search_call", id: "ws_1", status: "completed" }],
+  });
+  const error = item.tolerance.refusal;
+  assert.ok(error);
+  assert.deepEqual([error.status, error.param, error.code], [400, "input[1].type", "unsupported_value"]);
+  assert.match(error.message, /'web_search_call'/);
+  assert.match(error.message, /native_responses/);
   const web = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "web_search" }] });
   assert.deepEqual(web.params.tools, [{ type: "web_search" }], "echoed as given");
   assert.equal(web.chat.tools, undefined, "the chat form has no built-in tools");
@@ -33,5 +37,5 @@ Deno.test("responses native-only: built-in tools, their items and tool choices a
     model: "m",
     input: [{ type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: true }],
   });
-  assert.equal(approval.nativeOnly?.param, "input[0].type");
+  assert.equal(approval.tolerance.refusal?.param, "input[0].type");
 });

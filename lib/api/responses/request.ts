@@ -14,7 +14,8 @@
 import { type GatewayError, invalidRequest, printable } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type InputNotes, requestInput } from "./input_items.ts";
-import { type NativeNeeds, needNative } from "./native_only.ts";
+import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";
+import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { responseFormat } from "./text_format.ts";
 import { chatToolChoice, chatTools } from "./tools.ts";
 import { badValue, boolean, number, string, wrongType } from "./validate.ts";
@@ -51,11 +52,11 @@ export interface ResponsesRequest {
   /** The input as items (a string input becomes one user message), for storing with the response. */
   input: JsonObject[];
   /**
-   * Set when the request uses what only an upstream speaking the Responses API natively can serve (a built-in
-   * tool, a built-in tool call item, a built-in `tool_choice`): the 400 to give, naming the first such param,
-   * when the alias has no native target. `null` when every target can serve it.
+   * What a translated target cannot take as sent (lib/http/tolerance.ts): content only a native target reads (a
+   * built-in tool's call item, a file by id: refused without one), what native targets serve better (a built-in
+   * tool or tool choice: dropped without one), and parameters the gateway does not know (dropped).
    */
-  nativeOnly: GatewayError | null;
+  tolerance: Tolerance;
   /**
    * The ids of the input's `item_reference` items, in order. The handler looks them up in the caller's stored
    * responses and parses the request again with them ({@linkcode parseResponsesRequest}'s `items`).
@@ -70,9 +71,10 @@ export interface ResponsesRequest {
 }
 
 /**
- * Every top-level parameter OpenAI documents for `CreateResponse`. A parameter outside this list is refused
- * as OpenAI refuses it (`unknown_parameter`); one inside it that the gateway cannot honour yet is refused
- * by {@linkcode NOT_YET} rather than silently dropped.
+ * Every top-level parameter OpenAI documents for `CreateResponse`. A parameter outside this list is not the
+ * gateway's to judge (clients send what OpenAI took last week, such as Codex's `client_metadata`): a native
+ * target gets it as sent, a translated one goes without it (tolerance.ts). One inside it that the gateway
+ * cannot honour is refused by {@linkcode NOT_YET} rather than silently dropped.
  */
 const KNOWN = new Set([
   "model",
@@ -112,7 +114,6 @@ const NOT_YET: Readonly<Record<string, string>> = {
   // passing its id through would let one token read another's. The gateway's own chaining is per token.
   conversation: "Conversations are not supported by this gateway; chain responses with " +
     "'previous_response_id', or send the whole conversation as 'input'.",
-  context_management: "'context_management' is not supported by this gateway.",
 };
 
 /** The spec's `ReasoningEffort` values. */
@@ -158,7 +159,7 @@ function nativeFields(body: JsonObject, needs: NativeNeeds): void {
   }
   const topLogprobs = number(body, "top_logprobs", 0, 20, true);
   if (topLogprobs !== undefined && topLogprobs > 0) {
-    needNative(needs, "Log probabilities ('top_logprobs')", "top_logprobs");
+    preferNative(needs, "top_logprobs");
   }
 }
 
@@ -204,10 +205,9 @@ export function parseResponsesRequest(
   body: JsonObject,
   items?: ReadonlyMap<string, JsonObject>,
 ): ResponsesRequest {
+  const needs: NativeNeeds = { tolerance: newTolerance() };
   for (const key of Object.keys(body)) {
-    if (!KNOWN.has(key)) {
-      throw invalidRequest(`Unknown parameter: '${printable(key)}'.`, key, "unknown_parameter");
-    }
+    if (!KNOWN.has(key) && body[key] != null) needs.tolerance.dropped.push(key);
   }
   const model = string(body, "model", "model", true)!;
   if (model === "") throw invalidRequest("Invalid 'model': empty string.", "model", "invalid_value");
@@ -223,7 +223,8 @@ export function parseResponsesRequest(
   }
 
   const messages: ChatMessage[] = [];
-  const needs: NativeNeeds = { first: null };
+  // Compaction settings are applied upstream: a native target applies them, a translated one goes without.
+  if (body.context_management != null) preferNative(needs, "context_management");
   const notes: InputNotes = { paths: [], references: [] };
   const instructions = string(body, "instructions", "instructions");
   if (instructions !== undefined) {
@@ -238,7 +239,8 @@ export function parseResponsesRequest(
   // Built-in tool items alone (an MCP approval, a computer call's output) are a native target's to judge; the
   // referenced items are not known until they are looked up.
   if (
-    needs.first === null && notes.references.length === 0 &&
+    needs.tolerance.refusal === null && needs.tolerance.native.length === 0 &&
+    notes.references.length === 0 &&
     (messages.length === 0 || messages.every((m) => m.role === "system"))
   ) {
     throw invalidRequest(
@@ -367,7 +369,7 @@ export function parseResponsesRequest(
     stream,
     params,
     input,
-    nativeOnly: needs.first,
+    tolerance: needs.tolerance,
     references: notes.references,
     messageParams: notes.paths,
   };

@@ -73,9 +73,24 @@ Deno.test("responses request: json_object format, and a stream", () => {
   assert.equal(parsed.stream, true);
 });
 
+Deno.test("responses request: an unknown parameter is dropped for a translated target, not refused (Codex's client_metadata)", () => {
+  const parsed = parseResponsesRequest({
+    model: "m",
+    input: "x",
+    client_metadata: { "x-codex-turn-metadata": "{}" },
+    a_parameter_from_next_week: true,
+    context_management: [{ type: "compaction", compact_threshold: 1000 }],
+  });
+  assert.deepEqual(parsed.tolerance, {
+    refusal: null,
+    native: ["context_management"],
+    dropped: ["client_metadata", "a_parameter_from_next_week"],
+  });
+  assert.equal("client_metadata" in parsed.chat, false, "the chat form has only what it translated");
+});
+
 Deno.test("responses request: refusals name their param like OpenAI", () => {
   const cases: [JsonObject, string, string][] = [
-    [{ model: "m", input: "x", foo: 1 }, "foo", "unknown_parameter"],
     [{ input: "x" }, "model", "missing_required_parameter"],
     [{ model: "m" }, "input", "missing_required_parameter"],
     [{ model: "m", input: [] }, "input", "empty_array"],
@@ -202,12 +217,13 @@ Deno.test("responses request: values outside the spec's bounds and enums are 400
   });
   assert.deepEqual(ok.params.reasoning, { effort: "xhigh", summary: "concise" });
   assert.equal(ok.chat.reasoning_effort, "xhigh");
-  assert.equal(ok.nativeOnly, null);
+  assert.deepEqual(ok.tolerance, { refusal: null, native: [], dropped: [] });
 });
 
 Deno.test("responses request: a prompt, top_logprobs, a file or an image by file_id need a native target", () => {
   const native = (fields: Record<string, unknown>) =>
-    parseResponsesRequest({ model: "m", ...fields }).nativeOnly?.param;
+    parseResponsesRequest({ model: "m", ...fields }).tolerance.refusal?.param ??
+      parseResponsesRequest({ model: "m", ...fields }).tolerance.native[0];
   assert.equal(native({ input: "x", prompt: { id: "pmpt_1" } }), "prompt");
   assert.equal(native({ prompt: { id: "pmpt_1" } }), "prompt", "a template may hold the whole input");
   assert.equal(native({ input: "x", top_logprobs: 3 }), "top_logprobs");

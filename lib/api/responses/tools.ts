@@ -1,14 +1,15 @@
 /**
  * A Responses request's `tools` and `tool_choice` in the chat form. Function tools are flat in the Responses
  * API (`{type: "function", name, parameters}`) and nested in chat (`{type: "function", function: {…}}`);
- * built-in tools and a built-in tool choice have no chat form and are noted as native-only. What the Response
+ * built-in tools and a built-in tool choice have no chat form: native targets are preferred for them, and a
+ * translated target goes without them (native_only.ts). What the Response
  * echoes is kept beside the chat form, with OpenAI's defaults filled in.
  *
  * @module
  */
 import { invalidRequest, printable } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
-import { type NativeNeeds, needNative } from "./native_only.ts";
+import { type NativeNeeds, preferNative } from "./native_only.ts";
 import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /**
@@ -28,7 +29,8 @@ export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObjec
           ? missing(`${param}.type`)
           : wrongType(`${param}.type`, "a string", tool.type);
       }
-      needNative(needs, `The built-in tool '${printable(tool.type)}'`, `${param}.type`);
+      // A built-in tool (web search, …): a native target runs it; a translated one answers without it.
+      preferNative(needs, param);
       echo.push(tool);
       return;
     }
@@ -83,6 +85,6 @@ export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
       ? missing("tool_choice.type")
       : wrongType("tool_choice.type", "a string", choice.type);
   }
-  needNative(needs, `The tool choice '${printable(choice.type)}'`, "tool_choice");
+  preferNative(needs, "tool_choice");
   return undefined;
 }
