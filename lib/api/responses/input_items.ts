@@ -9,6 +9,14 @@
 import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 import { NATIVE_ITEMS, type NativeNeeds, needNative } from "./native_only.ts";
+import { flatName } from "./namespaces.ts";
+
+/** A `function_call` item's function as the chat form names it (a namespaced one by its flat name). */
+function callName(item: JsonObject, param: string): string {
+  const name = string(item, "name", `${param}.name`, true)!;
+  const namespace = string(item, "namespace", `${param}.namespace`);
+  return namespace === undefined ? name : flatName(namespace, name);
+}
 import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /** What translating the request's own input notes beside the chat messages. */
@@ -143,7 +151,7 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
         id: string(item, "call_id", `${param}.call_id`, true)!,
         type: "function",
         function: {
-          name: string(item, "name", `${param}.name`, true)!,
+          name: callName(item, param),
           arguments: string(item, "arguments", `${param}.arguments`, true)!,
         },
       };

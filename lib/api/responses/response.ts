@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { clientCall } from "./namespaces.ts";
 import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
 import type { ResponseParams } from "./request.ts";
 
@@ -82,15 +83,20 @@ export function functionCallItem(
   id: string,
   status: string,
   call: { call_id: string; name: string; arguments: string },
+  tools: readonly JsonObject[] = [],
 ): JsonObject {
-  return {
+  // A function of a namespace tool was called by its flat chat name: the client gets its name and namespace.
+  const { name, namespace } = clientCall(tools, call.name);
+  const item: JsonObject = {
     id,
     type: "function_call",
     status,
     call_id: call.call_id,
-    name: call.name,
+    name,
     arguments: call.arguments,
   };
+  if (namespace !== undefined) item.namespace = namespace;
+  return item;
 }
 
 /** What identifies one Response and what it echoes. */
@@ -157,7 +163,7 @@ export function responseObject(
  * The output items of a chat completion's first choice: its reasoning, its message (text, refusal), then its
  * tool calls (OpenAI's order).
  */
-function outputItems(message: JsonObject, itemStatus: string): JsonObject[] {
+function outputItems(message: JsonObject, itemStatus: string, tools: readonly JsonObject[]): JsonObject[] {
   const out: JsonObject[] = [];
   if (typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
     out.push(reasoningItem(newId("rs_"), itemStatus, [summaryText(message.reasoning_content)]));
@@ -177,7 +183,7 @@ function outputItems(message: JsonObject, itemStatus: string): JsonObject[] {
       call_id: typeof call.id === "string" ? call.id : newId("call_"),
       name: typeof fn.name === "string" ? fn.name : "",
       arguments: typeof fn.arguments === "string" ? fn.arguments : "",
-    }));
+    }, tools));
   }
   return out;
 }
@@ -194,7 +200,11 @@ export function completionToResponse(
   const choice = (completion.choices[0] ?? {}) as JsonObject;
   const message = (choice.message ?? {}) as JsonObject;
   const end = endOf(choice.finish_reason);
-  const output = outputItems(message, end.status === "incomplete" ? "incomplete" : "completed");
+  const output = outputItems(
+    message,
+    end.status === "incomplete" ? "incomplete" : "completed",
+    frame.params.tools,
+  );
   return responseObject(frame, {
     status: end.status,
     output,

@@ -169,14 +169,15 @@ export class ResponseEvents {
   /** Every open function call done, in the order they started. */
   #closeCalls(out: ResponseEvent[]): void {
     for (const call of this.#calls.values()) {
+      const item = functionCallItem(call.id, "completed", call, this.frame.params.tools);
       this.#emit({
         type: "response.function_call_arguments.done",
         item_id: call.id,
         output_index: call.index,
-        name: call.name,
+        name: item.name,
         arguments: call.arguments,
       }, out);
-      this.#done(call.index, functionCallItem(call.id, "completed", call), out);
+      this.#done(call.index, item, out);
     }
     this.#calls.clear();
   }
@@ -224,7 +225,10 @@ export class ResponseEvents {
         name: typeof fn.name === "string" ? fn.name : "",
         arguments: "",
       };
-      open = { ...started, index: this.#add(functionCallItem(id, "in_progress", started), out) };
+      open = {
+        ...started,
+        index: this.#add(functionCallItem(id, "in_progress", started, this.frame.params.tools), out),
+      };
       this.#calls.set(chatIndex, open);
     }
     if (typeof fn.arguments === "string" && fn.arguments !== "") {

@@ -10,6 +10,7 @@
 import { invalidRequest, printable } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { type NativeNeeds, preferNative } from "./native_only.ts";
+import { flatName } from "./namespaces.ts";
 import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /**
@@ -23,6 +24,11 @@ export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObjec
   tools.forEach((tool, i) => {
     const param = `tools[${i}]`;
     if (!isObject(tool)) throw wrongType(param, "an object", tool);
+    if (tool.type === "namespace") {
+      chat.push(...namespaceTools(tool, param, needs));
+      echo.push(tool);
+      return;
+    }
     if (tool.type !== "function") {
       if (typeof tool.type !== "string") {
         throw tool.type == null
@@ -34,38 +40,77 @@ export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObjec
       echo.push(tool);
       return;
     }
-    const name = string(tool, "name", `${param}.name`, true)!;
-    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
+    const { fn, echoed } = functionTool(tool, param);
+    chat.push({ type: "function", function: fn });
+    echo.push(echoed);
+  });
+  return { chat, echo };
+}
+
+/** A tool or namespace name: what the chat form (and OpenAI) take. */
+function toolName(tool: JsonObject, param: string): string {
+  const name = string(tool, "name", `${param}.name`, true)!;
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
+    throw invalidRequest(
+      `Invalid '${param}.name': must be 1-64 letters, digits, _ or -.`,
+      `${param}.name`,
+      "invalid_value",
+    );
+  }
+  return name;
+}
+
+/**
+ * A namespace's function tools in the chat form, each named `<namespace>__<name>` (namespaces.ts); anything
+ * else inside it is a native target's to run, as a built-in tool is.
+ */
+function namespaceTools(tool: JsonObject, param: string, needs: NativeNeeds): JsonObject[] {
+  const namespace = toolName(tool, param);
+  if (!Array.isArray(tool.tools)) throw wrongType(`${param}.tools`, "an array", tool.tools);
+  const out: JsonObject[] = [];
+  tool.tools.forEach((inner, j) => {
+    const at = `${param}.tools[${j}]`;
+    if (!isObject(inner)) throw wrongType(at, "an object", inner);
+    if (inner.type !== "function") return preferNative(needs, at);
+    const { fn } = functionTool(inner, at);
+    fn.name = flatName(namespace, fn.name as string);
+    if ((fn.name as string).length > 64) {
       throw invalidRequest(
-        `Invalid '${param}.name': must be 1-64 letters, digits, _ or -.`,
-        `${param}.name`,
+        `Invalid '${at}.name': with its namespace it is over 64 characters.`,
+        `${at}.name`,
         "invalid_value",
       );
     }
-    const description = string(tool, "description", `${param}.description`);
-    const parameters = tool.parameters ?? undefined;
-    if (parameters !== undefined && !isObject(parameters)) {
-      throw wrongType(`${param}.parameters`, "an object", parameters);
-    }
-    const strict = tool.strict ?? undefined;
-    if (strict !== undefined && typeof strict !== "boolean") {
-      throw wrongType(`${param}.strict`, "a boolean", strict);
-    }
-    const fn: JsonObject = { name };
-    if (description !== undefined) fn.description = description;
-    if (parameters !== undefined) fn.parameters = parameters;
-    if (strict !== undefined) fn.strict = strict;
-    chat.push({ type: "function", function: fn });
-    echo.push({
-      type: "function",
-      name,
-      description: description ?? null,
-      parameters: parameters ?? null,
-      // What the target applies: the chat form's default is non-strict, so an omitted `strict` is echoed false.
-      strict: strict ?? false,
-    });
+    out.push({ type: "function", function: fn });
   });
-  return { chat, echo };
+  return out;
+}
+
+/** A function tool in the chat form, and as the Response echoes it. */
+function functionTool(tool: JsonObject, param: string): { fn: JsonObject; echoed: JsonObject } {
+  const name = toolName(tool, param);
+  const description = string(tool, "description", `${param}.description`);
+  const parameters = tool.parameters ?? undefined;
+  if (parameters !== undefined && !isObject(parameters)) {
+    throw wrongType(`${param}.parameters`, "an object", parameters);
+  }
+  const strict = tool.strict ?? undefined;
+  if (strict !== undefined && typeof strict !== "boolean") {
+    throw wrongType(`${param}.strict`, "a boolean", strict);
+  }
+  const fn: JsonObject = { name };
+  if (description !== undefined) fn.description = description;
+  if (parameters !== undefined) fn.parameters = parameters;
+  if (strict !== undefined) fn.strict = strict;
+  const echoed = {
+    type: "function",
+    name,
+    description: description ?? null,
+    parameters: parameters ?? null,
+    // What the target applies: the chat form's default is non-strict, so an omitted `strict` is echoed false.
+    strict: strict ?? false,
+  };
+  return { fn, echoed };
 }
 
 /** `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. */
