@@ -42,8 +42,10 @@ import {
   handleInputItems,
   handleResponses,
   handleResponsesInputTokens,
+  handleResponsesWebSocket,
   handleStoredResponse,
 } from "./api/responses/handlers.ts";
+import type { MessageDispatch, MessageHandler } from "./http/frame_request.ts";
 import { unknownUrl } from "./http/unknown_url.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
@@ -132,8 +134,25 @@ function readiness(ctx: RequestContext, options: GatewayOptions): Response {
   return new Response(JSON.stringify(body), { headers: JSON_TYPE });
 }
 
-/** Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. */
-const router = (options: GatewayOptions): Handler => {
+/**
+ * A client route that also takes a WebSocket (`GET` with `Upgrade: websocket`): its handler answers the
+ * authenticated handshake (`acceptWebSocket`, lib/runtime/types.ts) and runs each message as a request of the
+ * gateway through `dispatch`.
+ */
+type WebSocketHandler = (request: Request, ctx: ClientContext, dispatch: MessageDispatch) => Response;
+
+const WEBSOCKETS: Partial<Record<RouteId, WebSocketHandler>> = { responses: handleResponsesWebSocket };
+
+/** Does the request ask to become a WebSocket? */
+function isWebSocketUpgrade(request: Request): boolean {
+  return request.method === "GET" && request.headers.get("upgrade")?.toLowerCase() === "websocket";
+}
+
+/**
+ * Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. A
+ * WebSocket handshake is a `GET` on a route of other methods, so it is looked for only on that path to the 405.
+ */
+const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => {
   const handlers: Record<RouteId, RouteHandler | ClientHandler | null> = routeHandlers(options);
   const served = (path: string) => {
     const match = matchRoute(path);
@@ -147,6 +166,13 @@ const router = (options: GatewayOptions): Handler => {
     const methods = match.spec.methods;
     const method = request.method === "HEAD" ? "GET" : request.method;
     if (!methods.includes(method)) {
+      const webSocket = WEBSOCKETS[match.id];
+      if (webSocket !== undefined && isWebSocketUpgrade(request)) {
+        const identity = authenticate(request, ctx.state.config, Date.now(), false);
+        ctx.record.token = identity.name;
+        ctx.record.environment = identity.environment;
+        return webSocket(request, withIdentity(ctx, identity), dispatch);
+      }
       throw new GatewayError(405, `Method ${request.method} is not allowed for ${path}.`, {
         type: "invalid_request_error",
         code: "method_not_allowed",
@@ -239,13 +265,29 @@ export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
   };
 }
 
+/** The chain of a WebSocket message's request: the client route's, with the message's handler. */
+function messageChain(handler: MessageHandler): Handler {
+  return compose([finishRequest, errorBoundary], (request, ctx) => {
+    const identity = authenticate(request, ctx.state.config, Date.now(), false);
+    ctx.record.token = identity.name;
+    ctx.record.environment = identity.environment;
+    return handler(request, withIdentity(ctx, identity)).then((answer) => deliver(ctx, answer));
+  });
+}
+
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
-  const chain = compose([finishRequest, errorBoundary], router(options));
+  const messageChains = new Map<MessageHandler, Handler>();
+  const dispatch: MessageDispatch = (request, handler) => {
+    let chain = messageChains.get(handler);
+    if (chain === undefined) messageChains.set(handler, chain = messageChain(handler));
+    return serve(request, chain);
+  };
+  const chain = compose([finishRequest, errorBoundary], router(options, dispatch));
   const routing = routeDeps(options.routing);
   const services = gatewayServices(options.services);
   const inFlight = options.inFlight ?? new InFlightRequests();
-  return async (request) => {
+  const serve = async (request: Request, chain: Handler): Promise<Response> => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
     const open = inFlight.start(request.signal);
@@ -268,4 +310,5 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
     if (dialectOf(record.path) === "anthropic") response.headers.set("request-id", requestId);
     return response;
   };
+  return (request) => serve(request, chain);
 }

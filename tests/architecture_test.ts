@@ -4,7 +4,8 @@
  * usage; a client API never imports another, and the plumbing never imports a client API; routing, policy and
  * usage never import providers; nothing outside `lib/providers/` reaches into a vendor's folder; nothing
  * outside `lib/providers/` and `lib/config/` decides by a provider's `type` (the capability table answers);
- * and only `lib/runtime/` touches `Deno.*` or `Bun.*`. Tests beside the source (`*_test.ts`) are left out:
+ * and only `lib/runtime/` touches `Deno.*` or `Bun.*`. Tests beside the source (`*_test.ts`, and their
+ * `*_test_helpers.ts`) are left out:
  * they may reach across layers to set up what they test, and `Deno.test` is how they run.
  *
  * @module
@@ -50,7 +51,7 @@ async function readLib(): Promise<ModuleInfo[]> {
   const walk = async (dir: URL, prefix: string) => {
     for await (const entry of Deno.readDir(dir)) {
       if (entry.isDirectory) await walk(new URL(`${entry.name}/`, dir), `${prefix}${entry.name}/`);
-      else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) {
+      else if (entry.name.endsWith(".ts") && !/_test(?:_helpers)?\.ts$/.test(entry.name)) {
         const path = `lib/${prefix}${entry.name}`;
         const source = await Deno.readTextFile(new URL(entry.name, dir));
         modules.push({

@@ -11,9 +11,12 @@ import process from "node:process";
 import {
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
+  MAX_WEBSOCKET_MESSAGE_BYTES,
   type RunningServer,
   type Runtime,
   type ServeOptions,
+  webSocketOf,
+  type WebSocketSession,
 } from "./types.ts";
 
 /** The part of Bun's `Server` this edge uses. */
@@ -29,6 +32,26 @@ export interface BunServer {
    * ones when their response completes; the promise resolves once every connection is closed.
    */
   stop(closeActiveConnections?: boolean): Promise<void>;
+  /** Answers `request` with `101 Switching Protocols`; false if it is not a valid WebSocket handshake. */
+  upgrade(request: Request, options: { data: WebSocketSession; headers: Headers }): boolean;
+}
+
+/** The part of Bun's `ServerWebSocket` this edge uses. */
+export interface BunWebSocket {
+  readonly data: WebSocketSession;
+  send(text: string): number;
+  close(code: number, reason: string): void;
+  getBufferedAmount(): number;
+}
+
+/** The part of `Bun.serve`'s `websocket` handlers this edge uses. */
+export interface BunWebSocketHandlers {
+  /** Bytes; a bigger message closes the connection with 1009. */
+  maxPayloadLength: number;
+  perMessageDeflate: false;
+  open(ws: BunWebSocket): void;
+  message(ws: BunWebSocket, message: string | Uint8Array): void;
+  close(ws: BunWebSocket, code: number, reason: string): void;
 }
 
 /** The part of `Bun.serve`'s options this edge uses. */
@@ -37,8 +60,9 @@ export interface BunServeOptions {
   port: number;
   /** Seconds of socket silence before Bun closes a connection; 0 turns the timer off. */
   idleTimeout: number;
-  fetch(request: Request, server: BunServer): Response | Promise<Response>;
+  fetch(request: Request, server: BunServer): Response | undefined | Promise<Response | undefined>;
   error(error: unknown): Response;
+  websocket: BunWebSocketHandlers;
 }
 
 /** The part of the `Bun` global this edge uses. */
@@ -153,8 +177,54 @@ export async function shutdownServer(server: BunServer, graceMs: number): Promis
   if (outcome === "timeout") await server.stop(true);
 }
 
+const NOT_A_HANDSHAKE = JSON.stringify({
+  error: {
+    message: "The request is not a valid WebSocket handshake.",
+    type: "invalid_request_error",
+    param: null,
+    code: "invalid_websocket_handshake",
+  },
+});
+
+/** UTF-8 bytes of a message, without encoding the common case (a string short enough at 3 bytes a unit). */
+function overLimit(message: string | Uint8Array, max: number): boolean {
+  if (typeof message !== "string") return message.byteLength > max;
+  return message.length * 3 > max && encoder.encode(message).byteLength > max;
+}
+
+/**
+ * Bun's WebSocket handlers, which pass each connection's events to its session (the `data` given to
+ * `server.upgrade`). Bun's own size limit is server-wide, so it is the edges' upper bound and each session's
+ * own limit is applied here; Bun's pings keep an open connection alive, and the session closes an idle one.
+ */
+export function webSocketHandlers(sessions: Set<WebSocketSession>): BunWebSocketHandlers {
+  return {
+    maxPayloadLength: MAX_WEBSOCKET_MESSAGE_BYTES,
+    perMessageDeflate: false,
+    open(ws) {
+      sessions.add(ws.data);
+      ws.data.open({
+        send: (text) => void ws.send(text),
+        close: (code, reason) => ws.close(code, reason),
+        get bufferedAmount() {
+          return ws.getBufferedAmount();
+        },
+      });
+    },
+    message(ws, message) {
+      if (overLimit(message, ws.data.maxMessageBytes)) return ws.close(1009, "Message too big.");
+      ws.data.message(message);
+    },
+    close(ws, code, reason) {
+      sessions.delete(ws.data);
+      ws.data.closed(code, reason);
+    },
+  };
+}
+
 function serve(options: ServeOptions): Promise<RunningServer> {
   const limits = options.limits ?? DEFAULT_CONNECTION_LIMITS;
+  const sessions = new Set<WebSocketSession>();
   const idle = idlePhases(limits);
   const server = requireBun().serve({
     hostname: options.hostname,
@@ -172,15 +242,28 @@ function serve(options: ServeOptions): Promise<RunningServer> {
       }
       server.timeout(request, 0);
       const response = await options.handler(request);
+      // Only a bodiless answer can be a WebSocket handshake's (acceptWebSocket); the test is skipped otherwise.
+      const session = response.body === null ? webSocketOf(response) : undefined;
+      if (session !== undefined) {
+        if (server.upgrade(request, { data: session, headers: response.headers })) return undefined;
+        return new Response(NOT_A_HANDSHAKE, {
+          status: 400,
+          headers: { "content-type": "application/json" },
+        });
+      }
       return withKeepAliveTimer(response, () => server.timeout(request, idle.keepAlive));
     },
     // The handler never throws; this only guards against a bug turning into Bun's default error page.
     error: () => new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),
+    websocket: webSocketHandlers(sessions),
   });
   return Promise.resolve({
     hostname: server.hostname ?? options.hostname,
     port: server.port ?? options.port,
-    shutdown: (graceMs: number) => shutdownServer(server, graceMs),
+    shutdown: (graceMs: number) => {
+      for (const session of sessions) session.shutdown();
+      return shutdownServer(server, graceMs);
+    },
   });
 }
 

@@ -51,6 +51,7 @@ function fakeServer(drainMs: number | null) {
     port: 1,
     pendingRequests: 0,
     timeout() {},
+    upgrade: () => false,
     stop(force = false) {
       calls.push(force);
       if (force || drainMs === null) return force ? Promise.resolve() : new Promise(() => {});

@@ -19,6 +19,7 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
+import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
 import {
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
@@ -295,6 +296,8 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
     noDelay: true,
     // Answered by the handler like any other request rather than with Node's bare 400.
     requireHostHeader: false,
+    // Only a WebSocket upgrade goes to the 'upgrade' event (node_websocket.ts); any other is a plain request.
+    shouldUpgradeCallback: isWebSocketUpgrade,
   } as http.ServerOptions);
   // Never cut a silent socket on inactivity alone: a response in progress may be silent for minutes.
   server.timeout = 0;
@@ -338,6 +341,11 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
     request?.aborter.abort(new DOMException("The request body was not received in time.", "AbortError"));
   });
 
+  const webSockets = serveWebSockets(
+    server,
+    options.handler,
+    (req, signal) => toRequest(req, options.hostname, signal),
+  );
   let inFlight = 0;
   let idle: (() => void) | undefined;
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -372,7 +380,8 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
           for (const socket of lingering) socket.destroy();
           // Idle keep-alive connections close at once; `end`, not `destroy`, so an answer that has just been
           // written still reaches its client.
-          for (const socket of sockets) if (!answering.has(socket)) socket.end();
+          for (const socket of sockets) if (!answering.has(socket) && !webSockets.owns(socket)) socket.end();
+          webSockets.shutdown();
           let timer: ReturnType<typeof setTimeout> | undefined;
           const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));
           const drained = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => idle = r);

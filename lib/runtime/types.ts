@@ -66,3 +66,51 @@ export interface Runtime {
   writeStdout(text: string): void;
   writeStderr(text: string): void;
 }
+
+/**
+ * The server's side of an open WebSocket, as the edge hands it to a {@linkcode WebSocketSession}. Only text
+ * messages are sent: the gateway speaks JSON.
+ */
+export interface WebSocketPeer {
+  send(text: string): void;
+  /** Sends a close frame (`code`, a `reason` of at most 123 bytes) and closes the connection. */
+  close(code: number, reason: string): void;
+  /** Bytes queued for the client and not yet written, so a session can wait for a slow reader. */
+  readonly bufferedAmount: number;
+}
+
+/**
+ * What a handler that accepts a WebSocket handshake gives the edge: the callbacks of one connection. The edge
+ * performs the handshake (`101 Switching Protocols`), then calls `open` once, `message` for each message in
+ * order, `closed` once when the connection is gone (either side, or an error), and `shutdown` when the server
+ * begins shutting down (the session should close soon; the edge closes what is left at the end of the grace).
+ */
+export interface WebSocketSession {
+  /** The largest message taken; a bigger one closes the connection with 1009 (Message Too Big). */
+  readonly maxMessageBytes: number;
+  open(peer: WebSocketPeer): void;
+  message(data: string | Uint8Array): void;
+  closed(code: number, reason: string): void;
+  shutdown(): void;
+}
+
+/** The upper bound of any WebSocket message an edge buffers, whatever a session allows (64 MiB). */
+export const MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+const sessions = new WeakMap<Response, WebSocketSession>();
+
+/**
+ * The answer of a handler that accepts a WebSocket handshake: a bodiless Response that the edge recognises
+ * (and only for a request asking to upgrade), whose headers go on the `101` answer. A web Response cannot carry
+ * status 101, so the session is kept beside it rather than in it.
+ */
+export function acceptWebSocket(session: WebSocketSession, headers?: HeadersInit): Response {
+  const response = new Response(null, { status: 200, headers });
+  sessions.set(response, session);
+  return response;
+}
+
+/** The session of an answer made by {@linkcode acceptWebSocket}; undefined for any other answer. */
+export function webSocketOf(response: Response): WebSocketSession | undefined {
+  return sessions.get(response);
+}

@@ -9,3 +9,4 @@
 export { handleResponses } from "./create.ts";
 export { handleResponsesInputTokens } from "./input_tokens.ts";
 export { handleInputItems, handleStoredResponse } from "./stored.ts";
+export { handleResponsesWebSocket } from "./websocket.ts";

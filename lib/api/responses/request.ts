@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { type GatewayError, invalidRequest, printable } from "../../errors.ts";
+import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type InputNotes, requestInput } from "./input_items.ts";
 import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";

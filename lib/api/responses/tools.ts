@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { invalidRequest, printable } from "../../errors.ts";
+import { invalidRequest } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { type NativeNeeds, preferNative } from "./native_only.ts";
 import { flatName } from "./namespaces.ts";

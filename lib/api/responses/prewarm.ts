@@ -1,0 +1,83 @@
+/**
+ * A prewarm (`generate: false` in a WebSocket `response.create`, websocket.ts): the request is taken like any
+ * other (its body validated, its alias and endpoint scope, `previous_response_id` and item references
+ * resolved, admitted by the policy, which counts it as a request of no tokens) but no upstream is called. It
+ * is answered with `response.created` and `response.completed` of an empty Response, which is stored (unless
+ * `store: false`) with this request's input, so a later request can chain from it with `previous_response_id`
+ * and carry that input (instructions are not carried, as for any stored response).
+ *
+ * @module
+ */
+import { inClientTerms } from "../../errors.ts";
+import { admitChat, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { responsesClientTerms } from "./client_terms.ts";
+import { withHistory } from "./create.ts";
+import { resolveItemReferences } from "./item_references.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import { newId, type ResponseFrame, responseObject, responseUsage } from "./response.ts";
+import { encodeEvent } from "./stream.ts";
+
+/** What a prewarmed Response names as its provider in the store: none was called. */
+export const PREWARM_PROVIDER = "";
+
+/** Stores the empty Response (awaited before it is announced, like any stored response); a failure is logged. */
+function store(ctx: ClientContext, parsed: ResponsesRequest, response: JsonObject): Promise<void> {
+  if (!parsed.params.store) return Promise.resolve();
+  return ctx.services.responses.put({
+    id: String(response.id),
+    owner: ctx.identity.id,
+    environment: ctx.identity.environment,
+    created_at: Number(response.created_at),
+    alias: String(response.model),
+    provider: PREWARM_PROVIDER,
+    native: false,
+    upstream_id: null,
+    previous_response_id: parsed.params.previous_response_id,
+    input_items: parsed.input.map((item) => item.type === undefined ? { type: "message", ...item } : item),
+    response,
+  }).catch((err) =>
+    ctx.logger.error("response_store_failed", {
+      request_id: ctx.requestId,
+      error: err instanceof Error ? err.message : String(err),
+    })
+  );
+}
+
+/** Handles a prewarm for an authenticated identity: the two events of an empty Response, as a stream. */
+export async function handleResponsesPrewarm(request: Request, ctx: ClientContext): Promise<Answer> {
+  const body = await readJsonBody(request, ctx.state.config.server);
+  const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
+  const model = resolveAlias(ctx, parsed.chat.model, ROUTES.responses.modelType, true);
+  await withHistory(parsed, ctx);
+  await admitChat(ctx, ROUTES.responses.endpoint, model, parsed.chat).catch((err) => {
+    throw inClientTerms(err, responsesClientTerms(parsed));
+  });
+  const frame: ResponseFrame = {
+    id: newId("resp_"),
+    createdAt: Math.floor(Date.now() / 1000),
+    alias: model.alias,
+    params: parsed.params,
+  };
+  const usage = responseUsage({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  const completed = responseObject(frame, { status: "completed", output: [], usage });
+  await store(ctx, parsed, completed);
+  const created = responseObject(frame, { status: "in_progress", output: [] });
+  const events = [
+    encodeEvent({ type: "response.created", response: created, sequence_number: 0 }),
+    encodeEvent({ type: "response.completed", response: completed, sequence_number: 1 }),
+  ];
+  const bytes = new Uint8Array(events[0].byteLength + events[1].byteLength);
+  bytes.set(events[0]);
+  bytes.set(events[1], events[0].byteLength);
+  return {
+    response: new Response(bytes, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    }),
+    outcome: { usage: { prompt: 0, completion: 0, estimated: false } },
+  };
+}

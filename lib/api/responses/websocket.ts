@@ -1,0 +1,130 @@
+/**
+ * The Responses API over a WebSocket (`GET /v1/responses` with `Upgrade: websocket`, OpenAI's "WebSocket
+ * mode"). The handshake is authenticated like any request (a bad token is refused with the usual 401 before
+ * upgrading). The client then sends `{"type": "response.create", ...}` text messages, each with the fields of
+ * a `POST /v1/responses` body (`stream` is implied); each is answered, in turn, with exactly the events that
+ * body gets over SSE, one JSON text message per event, or with one error event:
+ * `{"type": "error", "status": <HTTP status>, "error": {"type", "code", "message", "param"}}`.
+ *
+ * Every message is a request of its own: it becomes a `POST /v1/responses` with the handshake's headers
+ * (lib/http/frame_request.ts) and runs through the gateway's request handling with this API's own handler, so
+ * authentication, scopes, limits, budgets, content rules, stored responses, `previous_response_id`, native
+ * and translated aliases and its one usage record (endpoint `responses`, streamed) are those of a streamed
+ * POST. `generate: false` is a prewarm (prewarm.ts). The handshake itself is not counted as a request.
+ *
+ * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
+ * bounds the wait, the idle time and the unread output). Closing the socket aborts the answer in progress.
+ *
+ * @module
+ */
+import { acceptWebSocket } from "../../runtime/types.ts";
+import type { ClientContext } from "../../http/context.ts";
+import {
+  handshakeOf,
+  type MessageDispatch,
+  type MessageHandler,
+  messageRequest,
+} from "../../http/frame_request.ts";
+import { serialSession } from "../../http/serial_session.ts";
+import { relaySse } from "../../http/sse_relay.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+import { handleResponses } from "./create.ts";
+import { handleResponsesPrewarm } from "./prewarm.ts";
+
+/** Messages that may wait while one is answered; one more closes the connection (1008). */
+export const MAX_QUEUED_MESSAGES = 4;
+
+/** The only client event of the mode. */
+const CREATE = "response.create";
+
+/** An error event, as OpenAI's WebSocket mode sends for a request that fails before its stream starts. */
+export function errorEvent(status: number, error: JsonObject): string {
+  return JSON.stringify({
+    type: "error",
+    status,
+    error: {
+      type: error.type ?? "invalid_request_error",
+      code: error.code ?? null,
+      message: error.message ?? "",
+      param: error.param ?? null,
+    },
+  });
+}
+
+function invalid(message: string, code: string, param: string | null = null): string {
+  return errorEvent(400, { type: "invalid_request_error", code, message, param });
+}
+
+/** What a message asks for: a request body and its handler, or the error event that answers it. */
+export type ParsedMessage = { body: JsonObject; handler: MessageHandler } | { error: string };
+
+/** Reads a client message: a `response.create` event becomes a streamed Responses body. */
+export function parseMessage(data: string | Uint8Array): ParsedMessage {
+  if (typeof data !== "string") {
+    return {
+      error: invalid("Binary messages are not supported; send JSON events as text.", "invalid_message"),
+    };
+  }
+  let event: unknown;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    return { error: invalid("The message is not valid JSON.", "invalid_json") };
+  }
+  if (!isObject(event)) return { error: invalid("The message must be a JSON object.", "invalid_message") };
+  const { type, generate, ...body } = event;
+  if (type !== CREATE) {
+    const shown = typeof type === "string" ? `'${type.slice(0, 64)}'` : "missing";
+    return {
+      error: invalid(`Unsupported event type (${shown}); send '${CREATE}'.`, "invalid_value", "type"),
+    };
+  }
+  if (generate !== undefined && typeof generate !== "boolean") {
+    return { error: invalid("Invalid type for 'generate': expected a boolean.", "invalid_type", "generate") };
+  }
+  // Over a WebSocket every answer is a stream, whatever the message says.
+  body.stream = true;
+  return { body, handler: generate === false ? handleResponsesPrewarm : handleResponses };
+}
+
+/** The error event of a request that was answered with a JSON error instead of a stream. */
+async function errorOf(response: Response): Promise<string> {
+  const body: unknown = await response.json().catch(() => null);
+  const error = isObject(body) && isObject(body.error)
+    ? body.error
+    : { type: "server_error", code: null, message: "The gateway gave no answer.", param: null };
+  return errorEvent(response.status, error);
+}
+
+/** Accepts a WebSocket on `/v1/responses` for an authenticated handshake. */
+export function handleResponsesWebSocket(
+  request: Request,
+  ctx: ClientContext,
+  dispatch: MessageDispatch,
+): Response {
+  // The handshake is logged, but each message is the request that is counted.
+  ctx.record.endpoint = undefined;
+  const handshake = handshakeOf(request, ctx.requestId);
+  const server = ctx.state.config.server;
+  let count = 0;
+  const session = serialSession({
+    maxMessageBytes: server.max_body_size,
+    maxQueued: MAX_QUEUED_MESSAGES,
+    idleTimeoutMs: server.connections.keep_alive_timeout,
+    async answer(data, send, signal) {
+      const n = ++count;
+      const parsed = parseMessage(data);
+      if ("error" in parsed) return send(parsed.error);
+      const frameRequest = messageRequest(handshake, n, JSON.stringify(parsed.body), signal);
+      const response = await dispatch(frameRequest, parsed.handler);
+      const type = response.headers.get("content-type") ?? "";
+      if (response.body === null || !type.startsWith("text/event-stream")) {
+        return send(await errorOf(response));
+      }
+      // A `response.completed` event holds the whole output: as big as an upstream answer may be, and the echo.
+      const maxEvent = server.upstream_limits.max_body_size + server.max_body_size;
+      await relaySse(response.body, send, signal, maxEvent);
+    },
+  });
+  return acceptWebSocket(session);
+}

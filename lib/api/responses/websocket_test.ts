@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { handleResponses } from "./create.ts";
+import { handleResponsesPrewarm } from "./prewarm.ts";
+import { errorEvent, parseMessage } from "./websocket.ts";
+
+Deno.test("parseMessage: a response.create becomes a streamed body; generate: false is a prewarm", () => {
+  const create = parseMessage(
+    JSON.stringify({ type: "response.create", model: "m", input: "hi", stream: false }),
+  );
+  assert.ok("body" in create);
+  assert.deepEqual(create.body, { model: "m", input: "hi", stream: true });
+  assert.equal(create.handler, handleResponses);
+  const prewarm = parseMessage(JSON.stringify({ type: "response.create", model: "m", generate: false }));
+  assert.ok("body" in prewarm);
+  assert.deepEqual(prewarm.body, { model: "m", stream: true });
+  assert.equal(prewarm.handler, handleResponsesPrewarm);
+  const generate = parseMessage(JSON.stringify({ type: "response.create", model: "m", generate: true }));
+  assert.ok("body" in generate && generate.handler === handleResponses);
+});
+
+Deno.test("parseMessage: anything else is a 400 error event naming what is wrong", () => {
+  const cases: [string | Uint8Array, string, string | null][] = [
+    ["{", "invalid_json", null],
+    ["[1]", "invalid_message", null],
+    ["null", "invalid_message", null],
+    ['{"type":"session.update"}', "invalid_value", "type"],
+    ['{"model":"m"}', "invalid_value", "type"],
+    ['{"type":"response.create","generate":"no"}', "invalid_type", "generate"],
+    [new Uint8Array([123, 125]), "invalid_message", null],
+  ];
+  for (const [message, code, param] of cases) {
+    const parsed = parseMessage(message);
+    assert.ok("error" in parsed, String(message));
+    const event = JSON.parse(parsed.error);
+    assert.equal(event.type, "error");
+    assert.equal(event.status, 400);
+    assert.equal(event.error.type, "invalid_request_error");
+    assert.equal(event.error.code, code, String(message));
+    assert.equal(event.error.param, param, String(message));
+  }
+});
+
+Deno.test("errorEvent: the HTTP status and OpenAI's error fields, with nulls for what is missing", () => {
+  assert.deepEqual(JSON.parse(errorEvent(429, { type: "requests", message: "slow down" })), {
+    type: "error",
+    status: 429,
+    error: { type: "requests", code: null, message: "slow down", param: null },
+  });
+});

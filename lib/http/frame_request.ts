@@ -1,0 +1,68 @@
+/**
+ * A request that arrives as a WebSocket message becomes an ordinary HTTP request of the gateway: the
+ * handshake's headers (its credential, its `OpenAI-*` and other client headers) and URL, with the message as
+ * its JSON body. Running it through the gateway's normal request handling is what makes every message a
+ * request of its own (authentication, scopes, limits, budgets, content rules, one usage record), with no
+ * second implementation of any of them.
+ *
+ * @module
+ */
+import type { Answer } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+
+/** A client route's handler, as a message's request is answered by it. */
+export type MessageHandler = (request: Request, ctx: ClientContext) => Promise<Answer>;
+
+/**
+ * Runs a message's request through the gateway's normal request handling (its own request id, the in-flight
+ * registry, authentication, the error boundary, one report when it is over) with `handler` as its route's
+ * handler; given by the server to a route that accepts a WebSocket.
+ */
+export type MessageDispatch = (request: Request, handler: MessageHandler) => Promise<Response>;
+
+/** Headers of the handshake that describe the connection or its body, not the client: never copied. */
+const CONNECTION_HEADERS = [
+  "connection",
+  "upgrade",
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-protocol",
+  "content-length",
+  "content-type",
+  "transfer-encoding",
+  "keep-alive",
+  "x-request-id",
+];
+
+/** The longest request id a message request gets (the gateway keeps ids of at most 128 characters). */
+const MAX_ID = 128;
+
+/** What is kept of a WebSocket handshake, to build each message's request from. */
+export interface Handshake {
+  readonly url: string;
+  readonly headers: Headers;
+  /** The handshake's request id; message `n` is `<id>.<n>`, so its records and log lines can be found. */
+  readonly requestId: string;
+}
+
+/** Keeps what the requests of a connection's messages need from its handshake. */
+export function handshakeOf(request: Request, requestId: string): Handshake {
+  const headers = new Headers(request.headers);
+  for (const name of CONNECTION_HEADERS) headers.delete(name);
+  headers.set("content-type", "application/json");
+  return { url: request.url, headers, requestId };
+}
+
+/** The `n`th message's request id: the handshake's, and the message number (shortened to stay valid). */
+export function messageRequestId(handshake: Handshake, n: number): string {
+  const suffix = `.${n}`;
+  return handshake.requestId.slice(0, MAX_ID - suffix.length) + suffix;
+}
+
+/** The request of the `n`th message: a `POST` of `body` to the handshake's URL, aborted by `signal`. */
+export function messageRequest(handshake: Handshake, n: number, body: string, signal: AbortSignal): Request {
+  const headers = new Headers(handshake.headers);
+  headers.set("x-request-id", messageRequestId(handshake, n));
+  return new Request(handshake.url, { method: "POST", headers, body, signal });
+}

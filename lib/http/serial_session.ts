@@ -1,0 +1,121 @@
+/**
+ * A WebSocket session that answers its client's messages one at a time, in the order they came: the shape of
+ * an API whose messages are requests (Responses' `response.create`). A message that arrives while another is
+ * answered waits its turn, so the answers' events never interleave and a later message can build on an
+ * earlier answer (`previous_response_id`). Everything a connection holds is bounded:
+ *
+ * - messages waiting: at most `maxQueued`; one more closes the connection with 1008 (a client that sends
+ *   without reading is not waiting for answers, and its messages would each hold up to the body size limit);
+ * - message size: `maxMessageBytes`, enforced by the runtime edge (1009);
+ * - idle time: closed with 1000 after `idleTimeoutMs` without a message while nothing is being answered;
+ * - unread output: sending waits while more than {@linkcode HIGH_WATER_BYTES} are queued for the client.
+ *
+ * A client that goes away aborts the answer in progress at once (its signal; the gateway request it made is
+ * cancelled and its upstream call aborted), and the waiting messages are dropped unanswered.
+ *
+ * @module
+ */
+import type { WebSocketPeer, WebSocketSession } from "../runtime/types.ts";
+
+/** Bytes queued for a client above which sending waits for it to read. */
+export const HIGH_WATER_BYTES = 1024 * 1024;
+/** How often a waiting sender looks whether the client has read (the edges have no drain event in common). */
+const DRAIN_POLL_MS = 10;
+
+/** Options of {@linkcode serialSession}. */
+export interface SerialSessionOptions {
+  maxMessageBytes: number;
+  maxQueued: number;
+  idleTimeoutMs: number;
+  /**
+   * Answers one message through `send` (which resolves when the client can take more); resolves when the
+   * answer is complete. `signal` aborts when the client goes away. A rejection closes the connection (1011).
+   */
+  answer(
+    message: string | Uint8Array,
+    send: (text: string) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void>;
+}
+
+/** Why the session closes a connection itself, with the WebSocket close code. */
+export const CLOSE = {
+  idle: [1000, "The connection was idle for too long."],
+  queueFull: [1008, "Too many messages are waiting; send the next one after the previous answer."],
+  shutdown: [1001, "The server is shutting down."],
+  failed: [1011, "The answer failed."],
+} as const satisfies Record<string, readonly [number, string]>;
+
+/** A session answering messages in turn with `options.answer`. */
+export function serialSession(options: SerialSessionOptions): WebSocketSession {
+  let peer: WebSocketPeer | null = null;
+  let closed = false;
+  let draining = false;
+  let busy = false;
+  let current: AbortController | null = null;
+  const queue: (string | Uint8Array)[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const close = ([code, reason]: readonly [number, string]) => {
+    if (closed) return;
+    closed = true;
+    clearTimeout(timer);
+    queue.length = 0;
+    peer?.close(code, reason);
+  };
+  const idle = () => {
+    clearTimeout(timer);
+    if (draining) return close(CLOSE.shutdown);
+    timer = setTimeout(() => close(CLOSE.idle), options.idleTimeoutMs);
+  };
+  const send = async (text: string): Promise<void> => {
+    if (closed || peer === null) return;
+    peer.send(text);
+    while (!closed && peer.bufferedAmount > HIGH_WATER_BYTES) {
+      await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
+    }
+  };
+  const next = async () => {
+    busy = true;
+    while (!closed && queue.length > 0) {
+      const message = queue.shift()!;
+      current = new AbortController();
+      try {
+        await options.answer(message, send, current.signal);
+      } catch {
+        close(CLOSE.failed);
+      }
+      current = null;
+    }
+    busy = false;
+    if (!closed) idle();
+  };
+
+  return {
+    maxMessageBytes: options.maxMessageBytes,
+    open(p) {
+      peer = p;
+      if (closed) return p.close(...CLOSE.shutdown);
+      idle();
+    },
+    message(data) {
+      if (closed || draining) return;
+      if (queue.length >= options.maxQueued) return close(CLOSE.queueFull);
+      clearTimeout(timer);
+      queue.push(data);
+      if (!busy) void next();
+    },
+    closed() {
+      closed = true;
+      clearTimeout(timer);
+      queue.length = 0;
+      current?.abort(new DOMException("The client closed the WebSocket.", "AbortError"));
+    },
+    shutdown() {
+      draining = true;
+      // Messages not yet begun are dropped; the one being answered is let finish (the grace period bounds it).
+      queue.length = 0;
+      if (!busy) close(CLOSE.shutdown);
+    },
+  };
+}

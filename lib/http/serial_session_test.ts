@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import type { WebSocketPeer } from "../runtime/types.ts";
+import { CLOSE, HIGH_WATER_BYTES, serialSession, type SerialSessionOptions } from "./serial_session.ts";
+
+/** A peer that records what is sent and how it was closed. */
+function fakePeer() {
+  const sent: string[] = [];
+  const closes: [number, string][] = [];
+  const peer: WebSocketPeer & { buffered: number } = {
+    buffered: 0,
+    send: (text) => void sent.push(text),
+    close: (code, reason) => void closes.push([code, reason]),
+    get bufferedAmount() {
+      return this.buffered;
+    },
+  };
+  return { peer, sent, closes };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSessionOptions> = {}) {
+  return serialSession({ maxMessageBytes: 100, maxQueued: 2, idleTimeoutMs: 60_000, answer, ...extra });
+}
+
+Deno.test("serialSession: messages are answered one at a time, in order", async () => {
+  const { peer, sent, closes } = fakePeer();
+  const gates: PromiseWithResolvers<void>[] = [];
+  const s = session(async (message, send) => {
+    const gate = Promise.withResolvers<void>();
+    gates.push(gate);
+    await send(`start ${message}`);
+    await gate.promise;
+    await send(`end ${message}`);
+  });
+  s.open(peer);
+  s.message("a");
+  s.message("b");
+  await tick();
+  assert.deepEqual(sent, ["start a"]);
+  gates[0].resolve();
+  await tick();
+  assert.deepEqual(sent, ["start a", "end a", "start b"]);
+  gates[1].resolve();
+  await tick();
+  assert.deepEqual(sent, ["start a", "end a", "start b", "end b"]);
+  s.closed(1000, "");
+  assert.deepEqual(closes, []);
+});
+
+Deno.test("serialSession: one message more than may wait closes the connection with 1008", () => {
+  const { peer, closes } = fakePeer();
+  const s = session(() => new Promise(() => {}));
+  s.open(peer);
+  for (const m of ["running", "w1", "w2"]) s.message(m);
+  assert.deepEqual(closes, []);
+  s.message("w3");
+  assert.deepEqual(closes, [[...CLOSE.queueFull]]);
+  s.closed(1008, "");
+});
+
+Deno.test("serialSession: the client going away aborts the answer in progress", async () => {
+  const { peer } = fakePeer();
+  let signal: AbortSignal | undefined;
+  const s = session((_m, _send, sig) => {
+    signal = sig;
+    return new Promise((r) => sig.addEventListener("abort", () => r()));
+  });
+  s.open(peer);
+  s.message("x");
+  await tick();
+  assert.equal(signal?.aborted, false);
+  s.closed(1006, "");
+  assert.equal(signal?.aborted, true);
+});
+
+Deno.test("serialSession: an idle connection is closed after the idle time, not while answering", async () => {
+  const { peer, closes } = fakePeer();
+  const gate = Promise.withResolvers<void>();
+  const s = session(() => gate.promise, { idleTimeoutMs: 30 });
+  s.open(peer);
+  s.message("x");
+  await new Promise((r) => setTimeout(r, 60));
+  assert.deepEqual(closes, []);
+  gate.resolve();
+  await new Promise((r) => setTimeout(r, 60));
+  assert.deepEqual(closes, [[...CLOSE.idle]]);
+  s.closed(1000, "");
+});
+
+Deno.test("serialSession: shutdown closes at once when idle, after the answer in progress otherwise", async () => {
+  const idle = fakePeer();
+  const a = session(() => Promise.resolve());
+  a.open(idle.peer);
+  a.shutdown();
+  assert.deepEqual(idle.closes, [[...CLOSE.shutdown]]);
+
+  const busy = fakePeer();
+  const gate = Promise.withResolvers<void>();
+  const b = session(() => gate.promise);
+  b.open(busy.peer);
+  b.message("x");
+  b.message("dropped");
+  await tick();
+  b.shutdown();
+  assert.deepEqual(busy.closes, []);
+  gate.resolve();
+  await tick();
+  assert.deepEqual(busy.closes, [[...CLOSE.shutdown]]);
+});
+
+Deno.test("serialSession: a failing answer closes with 1011; sending waits for a slow reader", async () => {
+  const failing = fakePeer();
+  const a = session(() => Promise.reject(new Error("broken")));
+  a.open(failing.peer);
+  a.message("x");
+  await tick();
+  assert.deepEqual(failing.closes, [[...CLOSE.failed]]);
+
+  const slow = fakePeer();
+  let sentBoth = false;
+  const b = session(async (_m, send) => {
+    await send("one");
+    await send("two");
+    sentBoth = true;
+  });
+  b.open(slow.peer);
+  slow.peer.buffered = HIGH_WATER_BYTES + 1;
+  b.message("x");
+  await new Promise((r) => setTimeout(r, 30));
+  assert.deepEqual(slow.sent, ["one"]);
+  slow.peer.buffered = 0;
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(sentBoth, true);
+  b.closed(1000, "");
+});

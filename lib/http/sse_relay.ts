@@ -1,0 +1,38 @@
+/**
+ * Relays a server-sent event stream as messages: each event's `data` becomes one message (a WebSocket text
+ * frame), in order. This is how an answer the gateway streams over SSE is given to a WebSocket client without
+ * a second stream implementation: the events are the same, only the framing differs. Comments (keep-alives)
+ * and `[DONE]` markers are SSE framing too and are not relayed.
+ *
+ * @module
+ */
+import { sseParseTransformer } from "../sse/parse.ts";
+import { pullThrough } from "../streams/pull_through.ts";
+
+/**
+ * Sends the `data` of every event of `body` through `send`, which resolves when the client can take more.
+ * Stops, cancelling `body` (which ends the request and its upstream call), when `signal` aborts; resolves once
+ * the stream is over either way; rejects when the stream fails (the gateway's bodies tell their failures in
+ * events, so that is a broken stream, as it would be over SSE). `maxEventBytes` bounds one event (the gateway's own output, so generous).
+ */
+export async function relaySse(
+  body: ReadableStream<Uint8Array>,
+  send: (text: string) => Promise<void>,
+  signal: AbortSignal,
+  maxEventBytes?: number,
+): Promise<void> {
+  const reader = pullThrough(body, sseParseTransformer({ maxEventBytes })).getReader();
+  const cancel = () => void reader.cancel(signal.reason).catch(() => {});
+  if (signal.aborted) return cancel();
+  signal.addEventListener("abort", cancel, { once: true });
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done || signal.aborted) return;
+      if (value.data === "[DONE]") continue;
+      await send(value.data);
+    }
+  } finally {
+    signal.removeEventListener("abort", cancel);
+  }
+}

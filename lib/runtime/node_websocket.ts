@@ -1,0 +1,149 @@
+/**
+ * WebSocket upgrades on the `node:http` edge (Deno). Node's server hands a request that asks to upgrade to
+ * WebSocket to its `'upgrade'` event with the raw socket; this module runs the gateway's handler on it like on
+ * any request (so authentication and its 401 are the gateway's own) and, when the handler accepts the
+ * handshake (`acceptWebSocket`, types.ts), lets the `ws` library speak the protocol (handshake, framing,
+ * masking, ping/pong, close, the size limit). Any other answer is written to the socket as a plain HTTP
+ * response that closes the connection. `ws` is pure JavaScript over `node:net`, so it runs the same in Deno
+ * and in a `bun build --compile` binary (where this edge is bundled but Bun.serve serves instead).
+ *
+ * @module
+ */
+import { STATUS_CODES } from "node:http";
+import type http from "node:http";
+import type { Socket } from "node:net";
+import { WebSocketServer } from "ws";
+import { webSocketOf, type WebSocketPeer, type WebSocketSession } from "./types.ts";
+
+/** The part of a `ws` connection this module uses. */
+interface WsConnection {
+  readonly bufferedAmount: number;
+  send(data: string): void;
+  close(code: number, reason: string): void;
+  on(event: "message", listener: (data: Uint8Array, isBinary: boolean) => void): void;
+  on(event: "error", listener: (err: Error) => void): void;
+  once(event: "close", listener: (code: number, reason: Uint8Array) => void): void;
+}
+
+/** The part of `ws`'s `WebSocketServer` this module uses. */
+interface WsServer {
+  on(event: "headers", listener: (lines: string[]) => void): void;
+  handleUpgrade(
+    req: http.IncomingMessage,
+    socket: Socket,
+    head: Uint8Array,
+    done: (connection: WsConnection) => void,
+  ): void;
+}
+
+type WsServerConstructor = new (options: {
+  noServer: true;
+  maxPayload: number;
+  perMessageDeflate: false;
+  clientTracking: false;
+}) => WsServer;
+
+const Server = WebSocketServer as unknown as WsServerConstructor;
+const decoder = new TextDecoder();
+
+/** The WebSocket connections of one server, for its shutdown. */
+export interface WebSocketEdge {
+  /** Is `socket` a WebSocket's (or a handshake's in progress), not an HTTP connection's? */
+  owns(socket: Socket): boolean;
+  /** Tells every open session that the server is shutting down. */
+  shutdown(): void;
+}
+
+/** Does this request ask for a WebSocket (Node's `shouldUpgradeCallback`; other upgrades stay requests)? */
+export function isWebSocketUpgrade(req: http.IncomingMessage): boolean {
+  return req.headers.upgrade?.toLowerCase() === "websocket";
+}
+
+/** Writes a finished web Response on a raw socket as HTTP/1.1 and closes the connection. */
+async function writeRaw(socket: Socket, response: Response): Promise<void> {
+  const body = new Uint8Array(await response.arrayBuffer().catch(() => new ArrayBuffer(0)));
+  let head = `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""}\r\n`;
+  response.headers.forEach((value, name) => {
+    if (name !== "content-length" && name !== "connection") head += `${name}: ${value}\r\n`;
+  });
+  head += `content-length: ${body.byteLength}\r\nconnection: close\r\n\r\n`;
+  if (!socket.writable) return;
+  socket.write(head);
+  socket.end(body);
+}
+
+/** Opens `session` on an upgraded connection. */
+function open(connection: WsConnection, session: WebSocketSession, onClosed: () => void): void {
+  const peer: WebSocketPeer = {
+    send: (text) => connection.send(text),
+    close: (code, reason) => connection.close(code, reason),
+    get bufferedAmount() {
+      return connection.bufferedAmount;
+    },
+  };
+  // `ws` reports protocol errors (a message over the limit, bad UTF-8) and then closes with the right code.
+  connection.on("error", () => {});
+  connection.on("message", (data, isBinary) => session.message(isBinary ? data : decoder.decode(data)));
+  connection.once("close", (code, reason) => {
+    onClosed();
+    session.closed(code, decoder.decode(reason));
+  });
+  session.open(peer);
+}
+
+/**
+ * Serves WebSocket upgrades on `server` with `handler`; `toRequest` builds the web Request of the handshake
+ * (its signal aborts if the client goes away before the handler answers).
+ */
+export function serveWebSockets(
+  server: http.Server,
+  handler: (request: Request) => Promise<Response>,
+  toRequest: (req: http.IncomingMessage, signal: AbortSignal) => Request,
+): WebSocketEdge {
+  const sockets = new Set<Socket>();
+  const sessions = new Set<WebSocketSession>();
+  server.on("upgrade", async (req: http.IncomingMessage, socket: Socket, head: Uint8Array) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    const aborter = new AbortController();
+    socket.once("close", () => {
+      sockets.delete(socket);
+      aborter.abort(new DOMException("The client closed the connection.", "AbortError"));
+    });
+    let response: Response;
+    try {
+      response = await handler(toRequest(req, aborter.signal));
+    } catch {
+      response = Response.json({
+        error: { message: "The gateway had an internal error.", type: "server_error" },
+      }, {
+        status: 500,
+      });
+    }
+    const session = webSocketOf(response);
+    if (socket.destroyed) {
+      session?.closed(1006, "");
+      return;
+    }
+    if (session === undefined) return void writeRaw(socket, response).catch(() => socket.destroy());
+    const ws = new Server({
+      noServer: true,
+      maxPayload: session.maxMessageBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    const extra: string[] = [];
+    response.headers.forEach((value, name) => extra.push(`${name}: ${value}`));
+    ws.on("headers", (lines) => lines.push(...extra));
+    ws.handleUpgrade(req, socket, head, (connection) => {
+      sessions.add(session);
+      open(connection, session, () => sessions.delete(session));
+    });
+  });
+  return {
+    owns: (socket) => sockets.has(socket),
+    shutdown() {
+      for (const session of sessions) session.shutdown();
+    },
+  };
+}

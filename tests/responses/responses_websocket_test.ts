@@ -1,0 +1,364 @@
+/**
+ * The Responses API over a WebSocket (`/v1/responses`, OpenAI's WebSocket mode), end to end with the
+ * web-standard `WebSocket` client against a gateway on a real socket (in process, or the binary with
+ * GATEWAY_BIN) and the fake upstreams: the events of a `response.create` message are those of the same body
+ * over SSE, messages are answered in turn and chain with `previous_response_id`, a prewarm calls no upstream,
+ * every message is a request of its own (usage record, rate limit), a bad token cannot open the socket,
+ * closing it aborts the upstream call, and a message that is not a `response.create` is answered with a 400
+ * error event.
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import {
+  type FakeNativeUpstream,
+  NATIVE_KEY,
+  startFakeNativeResponses,
+} from "../helpers/fake_openai_responses.ts";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
+
+const TOKEN = "gw-ws-token-0123456789abcdef";
+const LIMITED = "gw-ws-rpm-token-0123456789abcdef";
+
+type Json = Record<string, unknown>;
+
+interface Setup {
+  gw: TestGateway;
+  chat: FakeUpstream;
+  native: FakeNativeUpstream;
+}
+
+async function withSetup(fn: (s: Setup) => Promise<void>) {
+  const chat = startFakeOpenAI();
+  const native = startFakeNativeResponses();
+  const gw = await startGateway(`
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+  native: { type: openai, base_url: "${native.baseURL}", api_key: "${NATIVE_KEY}", native_responses: true }
+models:
+  chat-ok: { type: chat, targets: [ { provider: chat, model: gpt-ok } ] }
+  chat-hang: { type: chat, targets: [ { provider: chat, model: gpt-hang } ] }
+  native-ok: { type: chat, targets: [ { provider: native, model: resp-ok } ] }
+tokens:
+  - { name: ws, environment: test, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+  - { name: ws-rpm, environment: test, sha256: ${hashToken(LIMITED)}, models: ["*"], limits: { rpm: 2 } }
+`);
+  try {
+    await fn({ gw, chat, native });
+  } finally {
+    await gw.stop();
+    await chat.stop();
+    await native.stop();
+  }
+}
+
+/** A WebSocket client that queues what it receives. */
+class Client {
+  readonly received: Json[] = [];
+  #waiting: (() => void) | null = null;
+  closed: Promise<CloseEvent>;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.onmessage = (e) => {
+      this.received.push(JSON.parse(String(e.data)));
+      this.#waiting?.();
+    };
+    this.closed = new Promise((r) => ws.addEventListener("close", (e) => r(e), { once: true }));
+  }
+
+  /** Opens a socket on the gateway's `/v1/responses`; rejects when the handshake fails. */
+  static open(gw: TestGateway, token: string, requestId?: string): Promise<Client> {
+    const url = gw.url.replace(/^http/, "ws") + "/v1/responses";
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (requestId !== undefined) headers["x-request-id"] = requestId;
+    // Deno's WebSocket takes handshake headers as an extension of the standard constructor.
+    const ws = new WebSocket(url, { headers } as unknown as string[]);
+    return new Promise((resolve, reject) => {
+      ws.onopen = () => resolve(new Client(ws));
+      ws.onerror = () => reject(new Error("handshake failed"));
+    });
+  }
+
+  send(event: Json | string) {
+    this.ws.send(typeof event === "string" ? event : JSON.stringify(event));
+  }
+
+  /** The next message. */
+  async next(timeoutMs = 10_000): Promise<Json> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error("no message in time");
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, left);
+        this.#waiting = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
+      this.#waiting = null;
+    }
+    return this.received.shift()!;
+  }
+
+  /** The events of one answer: up to its `response.completed`/`failed`/`incomplete`, or one `error` event. */
+  async answer(): Promise<Json[]> {
+    const events: Json[] = [];
+    while (true) {
+      const event = await this.next();
+      events.push(event);
+      const type = String(event.type);
+      if (type === "error" && events.length === 1) return events;
+      if (["response.completed", "response.failed", "response.incomplete"].includes(type)) return events;
+    }
+  }
+
+  close() {
+    this.ws.close();
+  }
+}
+
+/** The events the same body gets over SSE. */
+async function overSse(gw: TestGateway, body: Json): Promise<Json[]> {
+  const response = await fetch(`${gw.url}/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  assert.equal(response.status, 200);
+  const text = await response.text();
+  return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+}
+
+const types = (events: Json[]) => events.map((e) => e.type);
+const responseOf = (events: Json[]) => events.at(-1)!.response as Json;
+
+Deno.test("websocket: the events equal those over SSE, on a translated and a native alias", async () => {
+  await withSetup(async ({ gw }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      for (const model of ["chat-ok", "native-ok"]) {
+        const body = { model, input: "Say hello." };
+        client.send({ type: "response.create", ...body });
+        const events = await client.answer();
+        assert.deepEqual(types(events), types(await overSse(gw, body)), model);
+        assert.equal(events.at(-1)!.type, "response.completed", model);
+        assert.equal(responseOf(events).model, model);
+        assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i), model);
+      }
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: two messages on one connection, the second chained from the first", async () => {
+  await withSetup(async ({ gw, chat }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      client.send({ type: "response.create", model: "chat-ok", input: "My name is Ada." });
+      const first = responseOf(await client.answer());
+      client.send({
+        type: "response.create",
+        model: "chat-ok",
+        input: "What is my name?",
+        previous_response_id: first.id,
+      });
+      const second = await client.answer();
+      assert.equal(second.at(-1)!.type, "response.completed");
+      assert.equal(responseOf(second).previous_response_id, first.id);
+      const messages = JSON.stringify(chat.requests.at(-1)!.body.messages);
+      assert.ok(messages.includes("My name is Ada.") && messages.includes(FAKE_ANSWER), messages);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: messages sent together are answered in turn", async () => {
+  await withSetup(async ({ gw }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      client.send({ type: "response.create", model: "chat-ok", input: "one" });
+      client.send({ type: "response.create", model: "native-ok", input: "two" });
+      assert.equal(responseOf(await client.answer()).model, "chat-ok");
+      assert.equal(responseOf(await client.answer()).model, "native-ok");
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: a prewarm calls no upstream and can be chained from", async () => {
+  await withSetup(async ({ gw, chat }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      client.send({
+        type: "response.create",
+        model: "chat-ok",
+        input: "Remember: the code is 42.",
+        generate: false,
+      });
+      const prewarm = await client.answer();
+      assert.deepEqual(types(prewarm), ["response.created", "response.completed"]);
+      const empty = responseOf(prewarm);
+      assert.deepEqual(empty.output, []);
+      assert.equal(empty.status, "completed");
+      assert.equal(chat.requests.length, 0);
+      client.send({
+        type: "response.create",
+        model: "chat-ok",
+        input: "What is the code?",
+        previous_response_id: empty.id,
+      });
+      const answer = await client.answer();
+      assert.equal(answer.at(-1)!.type, "response.completed");
+      assert.equal(chat.requests.length, 1);
+      assert.ok(JSON.stringify(chat.requests[0].body.messages).includes("the code is 42"));
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: one usage record per message, endpoint responses, streamed", async () => {
+  await withSetup(async ({ gw }) => {
+    const client = await Client.open(gw, TOKEN, "ws-usage-test");
+    try {
+      client.send({ type: "response.create", model: "chat-ok", input: "one" });
+      await client.answer();
+      client.send({ type: "response.create", model: "native-ok", input: "two" });
+      await client.answer();
+      client.send({ type: "response.create", model: "chat-ok", input: "three", generate: false });
+      await client.answer();
+    } finally {
+      client.close();
+    }
+    type Row = {
+      request_id: string;
+      endpoint: string;
+      stream: number;
+      status: number;
+      prompt_tokens: number;
+    };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.length >= 3, {
+      sql: "SELECT * FROM usage WHERE request_id LIKE 'ws-usage-test%' ORDER BY request_id",
+      settleMs: 200,
+    });
+    assert.deepEqual(rows.map((r) => r.request_id), [
+      "ws-usage-test.1",
+      "ws-usage-test.2",
+      "ws-usage-test.3",
+    ]);
+    for (const row of rows) {
+      assert.equal(row.endpoint, "responses");
+      assert.equal(row.stream, 1);
+      assert.equal(row.status, 200);
+    }
+    assert.ok(rows[0].prompt_tokens > 0 && rows[1].prompt_tokens > 0);
+    assert.equal(rows[2].prompt_tokens, 0);
+  });
+});
+
+Deno.test("websocket: a message over the token's rate limit gets a 429 error event; the socket stays open", async () => {
+  await withSetup(async ({ gw }) => {
+    const client = await Client.open(gw, LIMITED);
+    try {
+      for (let i = 0; i < 2; i++) {
+        client.send({ type: "response.create", model: "chat-ok", input: "hi" });
+        assert.equal((await client.answer()).at(-1)!.type, "response.completed");
+      }
+      client.send({ type: "response.create", model: "chat-ok", input: "hi" });
+      const [denied] = await client.answer();
+      assert.equal(denied.type, "error");
+      assert.equal(denied.status, 429);
+      assert.equal((denied.error as Json).type, "requests");
+      client.send("not json");
+      assert.equal((await client.next()).status, 400);
+      assert.equal(client.ws.readyState, WebSocket.OPEN);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: a bad token fails the handshake", async () => {
+  await withSetup(async ({ gw }) => {
+    await assert.rejects(Client.open(gw, "gw-not-a-token-0123456789abcdef"), /handshake failed/);
+    // The refusal is the gateway's usual 401 JSON.
+    const refused = await fetch(`${gw.url}/v1/responses`, {
+      headers: {
+        authorization: "Bearer gw-not-a-token-0123456789abcdef",
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(((await refused.json()).error as Json).code, "invalid_api_key");
+  });
+});
+
+Deno.test("websocket: closing the socket mid-stream aborts the upstream request", async () => {
+  await withSetup(async ({ gw, chat }) => {
+    const client = await Client.open(gw, TOKEN);
+    client.send({ type: "response.create", model: "chat-hang", input: "hi" });
+    while (!String((await client.next()).type).endsWith(".delta"));
+    client.close();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise((_, reject) =>
+      timer = setTimeout(() => reject(new Error("not aborted")), 5_000)
+    );
+    await Promise.race([chat.aborted.promise, timeout]).finally(() => clearTimeout(timer));
+  });
+});
+
+Deno.test("websocket: a message that is not JSON, or not a response.create, gets a 400 error event", async () => {
+  await withSetup(async ({ gw }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      const cases: [string, string | null][] = [
+        ["{not json", null],
+        [JSON.stringify({ type: "response.cancel" }), "type"],
+        [JSON.stringify({ model: "chat-ok", input: "no type" }), "type"],
+        [JSON.stringify([1, 2]), null],
+        [
+          JSON.stringify({ type: "response.create", model: "chat-ok", input: "x", generate: "no" }),
+          "generate",
+        ],
+        [JSON.stringify({ type: "response.create", input: "no model" }), "model"],
+      ];
+      for (const [message, param] of cases) {
+        client.send(message);
+        const event = await client.next();
+        assert.equal(event.type, "error", message);
+        assert.equal(event.status, 400, message);
+        const error = event.error as Json;
+        assert.equal(error.type, "invalid_request_error", message);
+        assert.equal(error.param, param, message);
+      }
+      // Still usable.
+      client.send({ type: "response.create", model: "chat-ok", input: "hi" });
+      assert.equal((await client.answer()).at(-1)!.type, "response.completed");
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: shutdown closes an idle socket with 1001 and does not wait for it", async () => {
+  await withSetup(async ({ gw }) => {
+    const client = await Client.open(gw, TOKEN);
+    client.send({ type: "response.create", model: "chat-ok", input: "hi" });
+    await client.answer();
+    const started = Date.now();
+    await gw.stop(5_000);
+    assert.ok(Date.now() - started < 4_000, `stop took ${Date.now() - started} ms`);
+    assert.equal((await client.closed).code, 1001);
+    // withSetup stops it again: a second stop must be harmless.
+    gw.stop = () => Promise.resolve();
+  });
+});
