@@ -41,6 +41,7 @@ import { handleGetModel, handleListModels } from "./api/models/handlers.ts";
 import {
   handleInputItems,
   handleResponses,
+  handleResponsesCompact,
   handleResponsesInputTokens,
   handleResponsesWebSocket,
   handleStoredResponse,
@@ -82,6 +83,7 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     embeddings: handleEmbeddings,
     responses: handleResponses,
     responsesInputTokens: handleResponsesInputTokens,
+    responsesCompact: handleResponsesCompact,
     response: handleStoredResponse,
     responseInputItems: handleInputItems,
     messages: handleMessages,

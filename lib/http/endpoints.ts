@@ -67,6 +67,14 @@ export const ROUTES = {
     endpoint: "responses",
     modelType: "chat",
   },
+  // An exact path too: compacting a conversation (`POST /v1/responses/compact`).
+  responsesCompact: {
+    path: "/v1/responses/compact",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "responses",
+    modelType: "chat",
+  },
   response: { path: "/v1/responses/{id}", methods: ["GET", "DELETE"], auth: "client", endpoint: "responses" },
   responseInputItems: {
     path: "/v1/responses/{id}/input_items",

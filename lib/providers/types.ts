@@ -98,6 +98,12 @@ export interface Provider {
    */
   responses?(body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult>;
   /**
+   * Passes a compaction request (`POST /v1/responses/compact`, model already the target's) through to an
+   * upstream that speaks the Responses API; its answer is the upstream's compacted object. Present with
+   * `responses`.
+   */
+  compact?(body: JsonObject, call: UpstreamCall): Promise<JsonObject>;
+  /**
    * Passes an Anthropic Messages request (model already the target's) through to an upstream that speaks the
    * Messages API (`anthropic`; `bedrock` for Claude models only: callers check the target first).
    */

@@ -16,6 +16,8 @@
  *   `aborted`).
  * - `resp-500`: an HTTP 500 with OpenAI's error body.
  *
+ * `POST /v1/responses/compact` answers any model with the input's user messages and one `compaction` item.
+ *
  * Every request is recorded (`requests`), and every response it made is kept so `previous_response_id` can be
  * checked: an unknown one is a 400 as OpenAI answers.
  *
@@ -186,6 +188,27 @@ function webSearch(): Planned {
   };
 }
 
+/** The upstream's own compaction item: opaque state only this upstream can read back. */
+export const NATIVE_COMPACTION = "enc-upstream-compaction-0001";
+
+/**
+ * `POST /v1/responses/compact`, as OpenAI answers it: the input's user messages kept, the rest replaced by one
+ * `compaction` item holding the upstream's opaque state.
+ */
+function compacted(req: Json): Json {
+  const input = Array.isArray(req.input)
+    ? req.input as Json[]
+    : [{ role: "user", content: String(req.input) }];
+  const users = input.filter((item) => item.role === "user").map((item) => ({ type: "message", ...item }));
+  return {
+    id: upId("resp"),
+    object: "response.compaction",
+    created_at: Math.floor(Date.now() / 1000),
+    output: [...users, { id: upId("cmp"), type: "compaction", encrypted_content: NATIVE_COMPACTION }],
+    usage: usage(),
+  };
+}
+
 /** What `resp-ok` answers with for this request. */
 function plan(req: Json): Planned[] {
   const input = Array.isArray(req.input) ? req.input as Json[] : [];
@@ -222,6 +245,7 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
     if (request.headers.get("authorization") !== `Bearer ${NATIVE_KEY}`) {
       return errorJson(401, "Incorrect API key provided.", "invalid_api_key");
     }
+    if (path === "/v1/responses/compact") return Response.json(compacted(body));
     if (path !== "/v1/responses") return errorJson(404, `Unknown path ${path}`, null);
     const previous = body.previous_response_id;
     if (typeof previous === "string" && !fake.made.has(previous)) {

@@ -44,11 +44,12 @@ function chatUsage(prompt: number, completion: number): Usage {
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
  * `instructions`, which are not carried over from earlier responses, as in OpenAI's API). The same 404 for an
- * id that never existed, was not stored, or is another token's.
+ * id that never existed, was not stored, or is another token's. Returns the earlier conversation's items (none
+ * without a `previous_response_id`).
  */
-export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<void> {
+export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<JsonObject[]> {
   const previous = parsed.params.previous_response_id;
-  if (previous === null) return;
+  if (previous === null) return [];
   const items = await ctx.services.responses.chain(previous, ctx.identity.id);
   if (items === null) throw previousResponseNotFound(previous);
   const messages = parsed.chat.messages;
@@ -57,6 +58,7 @@ export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext):
   messages.splice(at, 0, ...history);
   // An error found in the earlier conversation names the parameter that brought it in.
   parsed.messageParams.splice(at, 0, ...history.map(() => "previous_response_id"));
+  return items;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext):
  * (or a stream its last event), so the client's next call sees it on any replica sharing the store; a failed
  * put is logged, and the client keeps its answer.
  */
-function storeResponse(
+export function storeResponse(
   ctx: ClientContext,
   parsed: ResponsesRequest,
   provider: string,

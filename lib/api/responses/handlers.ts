@@ -8,5 +8,6 @@
  */
 export { handleResponses } from "./create.ts";
 export { handleResponsesInputTokens } from "./input_tokens.ts";
+export { handleResponsesCompact } from "./compact.ts";
 export { handleInputItems, handleStoredResponse } from "./stored.ts";
 export { handleResponsesWebSocket } from "./websocket.ts";

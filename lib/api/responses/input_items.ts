@@ -10,6 +10,7 @@ import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 import { NATIVE_ITEMS, type NativeNeeds, needNative } from "./native_only.ts";
 import { flatName } from "./namespaces.ts";
+import { gatewaySummary, summaryText } from "./compaction_item.ts";
 
 /** A `function_call` item's function as the chat form names it (a namespaced one by its flat name). */
 function callName(item: JsonObject, param: string): string {
@@ -180,6 +181,12 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
     }
     // Reasoning items carry the model's own state; a translated target cannot take them back, so they are left out.
     if (type === "reasoning") return;
+    // The gateway's own compaction of earlier turns (compaction_item.ts): its summary, as the user's message.
+    const summary = gatewaySummary(item);
+    if (summary !== null) {
+      push({ role: "user", content: summaryText(summary) }, param);
+      return;
+    }
     if (typeof type === "string" && NATIVE_ITEMS.has(type)) {
       if (needs) needNative(needs, `The input item '${type}'`, `${param}.type`);
       return;

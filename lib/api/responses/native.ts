@@ -12,6 +12,7 @@
  */
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { readableItem } from "./compaction_item.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeChanges {
@@ -51,10 +52,14 @@ export function historyItems(items: readonly JsonObject[]): JsonObject[] {
 export function nativeRequestBody(client: JsonObject, changes: NativeChanges): JsonObject {
   const body: JsonObject = { ...client, model: changes.model };
   if (changes.maxOutputTokens !== null) body.max_output_tokens = changes.maxOutputTokens;
-  if (Array.isArray(client.input)) body.input = [...changes.input];
+  // The gateway's own compaction items are the gateway's to read: the upstream gets their summary as a message.
+  const input = changes.input.map(readableItem);
+  if (Array.isArray(client.input)) body.input = input;
   delete body.previous_response_id;
   if (changes.upstreamPrevious !== undefined) body.previous_response_id = changes.upstreamPrevious;
-  else if (changes.history !== undefined) body.input = [...historyItems(changes.history), ...changes.input];
+  else if (changes.history !== undefined) {
+    body.input = [...historyItems(changes.history).map(readableItem), ...input];
+  }
   return body;
 }
 

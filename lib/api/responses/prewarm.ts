@@ -14,39 +14,15 @@ import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import type { JsonObject } from "../../openai/types.ts";
 import { responsesClientTerms } from "./client_terms.ts";
-import { withHistory } from "./create.ts";
+import { storeResponse, withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
-import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import { parseResponsesRequest } from "./request.ts";
 import { newId, type ResponseFrame, responseObject, responseUsage } from "./response.ts";
 import { encodeEvent } from "./stream.ts";
 
 /** What a prewarmed Response names as its provider in the store: none was called. */
 export const PREWARM_PROVIDER = "";
-
-/** Stores the empty Response (awaited before it is announced, like any stored response); a failure is logged. */
-function store(ctx: ClientContext, parsed: ResponsesRequest, response: JsonObject): Promise<void> {
-  if (!parsed.params.store) return Promise.resolve();
-  return ctx.services.responses.put({
-    id: String(response.id),
-    owner: ctx.identity.id,
-    environment: ctx.identity.environment,
-    created_at: Number(response.created_at),
-    alias: String(response.model),
-    provider: PREWARM_PROVIDER,
-    native: false,
-    upstream_id: null,
-    previous_response_id: parsed.params.previous_response_id,
-    input_items: parsed.input.map((item) => item.type === undefined ? { type: "message", ...item } : item),
-    response,
-  }).catch((err) =>
-    ctx.logger.error("response_store_failed", {
-      request_id: ctx.requestId,
-      error: err instanceof Error ? err.message : String(err),
-    })
-  );
-}
 
 /** Handles a prewarm for an authenticated identity: the two events of an empty Response, as a stream. */
 export async function handleResponsesPrewarm(request: Request, ctx: ClientContext): Promise<Answer> {
@@ -65,7 +41,7 @@ export async function handleResponsesPrewarm(request: Request, ctx: ClientContex
   };
   const usage = responseUsage({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   const completed = responseObject(frame, { status: "completed", output: [], usage });
-  await store(ctx, parsed, completed);
+  await storeResponse(ctx, parsed, PREWARM_PROVIDER, completed);
   const created = responseObject(frame, { status: "in_progress", output: [] });
   const events = [
     encodeEvent({ type: "response.created", response: created, sequence_number: 0 }),

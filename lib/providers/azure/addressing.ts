@@ -67,7 +67,7 @@ export function azureUrl(addressing: AzureAddressing, deployment: string, operat
  */
 export function azureResponsesUrl(
   addressing: AzureAddressing,
-  operation: "responses" | "responses/input_tokens",
+  operation: "responses" | "responses/input_tokens" | "responses/compact",
 ): string {
   const query = addressing.apiVersion === undefined
     ? ""

@@ -102,17 +102,20 @@ export function inputTokensOf(json: JsonObject, provider: string): number {
 
 /** The adapter functions of a native Responses upstream (see {@linkcode nativeResponsesAdapter}). */
 export type NativeResponsesFunctions = Required<
-  Pick<ProviderAdapter, "responsesRequest" | "responsesStages" | "countTokensRequest" | "inputTokens">
+  Pick<
+    ProviderAdapter,
+    "responsesRequest" | "responsesStages" | "compactRequest" | "countTokensRequest" | "inputTokens"
+  >
 >;
 
 /**
  * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
  * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
- * input tokens counted by the upstream. The upstreams differ only in where (`url` of `responses` or
- * `responses/input_tokens`) and with which headers (without credentials) a request goes.
+ * input tokens counted by the upstream, and compactions passed through. The upstreams differ only in where
+ * (`url` of `responses`, `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes.
  */
 export function nativeResponsesAdapter(
-  url: (path: "responses" | "responses/input_tokens") => string,
+  url: (path: "responses" | "responses/input_tokens" | "responses/compact") => string,
   headers: (call: UpstreamCall, stream: boolean) => Record<string, string>,
   secrets: readonly string[],
 ): NativeResponsesFunctions {
@@ -124,6 +127,11 @@ export function nativeResponsesAdapter(
     }),
     responsesStages: (call) =>
       stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets)),
+    compactRequest: (body, call) => ({
+      url: url("responses/compact"),
+      headers: headers(call, false),
+      body: JSON.stringify(body),
+    }),
     countTokensRequest: (input, call) => {
       const body = countTokensBody(input);
       if (body === null) return null;

@@ -65,6 +65,11 @@ export interface ProviderAdapter {
   /** The stages a native Responses stream goes through, from bytes to event objects. */
   responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
+   * Only for an upstream that speaks the Responses API: the request passing a compaction body through
+   * (`POST {base}/responses/compact`), without credentials. It makes the provider's `compact` method.
+   */
+  compactRequest?(body: JsonObject, call: UpstreamCall): UpstreamRequest;
+  /**
    * Only for an upstream that speaks Anthropic's Messages API: the request passing a Messages body through
    * (`body.stream` says which kind), without credentials. With {@linkcode messagesStages}, it makes the
    * provider's `messages` method.
@@ -111,6 +116,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   const {
     responsesRequest,
     responsesStages,
+    compactRequest,
     messagesRequest,
     messagesStages,
     countTokensRequest,
@@ -123,6 +129,12 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
         return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
       }
       return { kind: "stream", events: pullStages(res.body, responsesStages(call)) };
+    };
+  }
+  if (compactRequest) {
+    provider.compact = async (body: JsonObject, call: UpstreamCall): Promise<JsonObject> => {
+      const res = await send(compactRequest(body, call), call);
+      return parseJsonObject(call.target.provider, await res.text());
     };
   }
   if (messagesRequest && messagesStages) {

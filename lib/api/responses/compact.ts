@@ -1,0 +1,137 @@
+/**
+ * `POST /v1/responses/compact` (OpenAI's "Compact a conversation"), which Codex calls when a long session
+ * nears the context window: the conversation (`input`, or the stored one behind `previous_response_id`) comes
+ * back as a `response.compaction` object whose `output` is what to send next time instead of it.
+ *
+ * A native target (`native_responses: true`) compacts it itself: the body is passed through (the target's
+ * model, the stored conversation as items, redactions) and its answer returned with the gateway's id; its
+ * `compaction` item holds state only that upstream can read. A translated target is asked, through the alias
+ * itself, to summarise the conversation; the answer keeps the conversation's user messages and adds one
+ * gateway-made `compaction` item with the summary (compaction_item.ts), which any target reads back later.
+ *
+ * Policy, limits and budgets apply as to a response (endpoint `responses`); one usage record, with the tokens
+ * the compaction took. Nothing is stored.
+ *
+ * @module
+ */
+import { badGateway, GatewayError, inClientTerms } from "../../errors.ts";
+import type { ChatCompletion, ChatRequest, JsonObject } from "../../openai/types.ts";
+import { admitChat, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { routeRequest } from "../../http/route_request.ts";
+import { noteDropped } from "../../http/tolerance.ts";
+import { answerJson, completionReported, completionTexts } from "../../answer/runner.ts";
+import { responsesClientTerms } from "./client_terms.ts";
+import { compactionItem } from "./compaction_item.ts";
+import { withHistory } from "./create.ts";
+import { isNativeTarget, targetsFor } from "./create_native.ts";
+import { resolveItemReferences } from "./item_references.ts";
+import { nativeRequestBody, nativeUsage, redactNative } from "./native.ts";
+import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
+import { newId, responseUsage } from "./response.ts";
+
+const ROUTE = ROUTES.responsesCompact;
+
+/** What the alias is asked when it compacts a conversation itself. */
+const INSTRUCTION = "Compact the conversation above into a summary that lets you continue the work without " +
+  "it: the task and the user's requests, decisions made and why, the current state (files, commands, results), " +
+  "open questions and the next steps. Keep names, paths, numbers and identifiers exact. Answer with the " +
+  "summary only.";
+
+/** A routed compaction: the native target's own object, or the translated target's summary. */
+type Compaction = { kind: "native"; body: JsonObject } | { kind: "summary"; completion: ChatCompletion };
+
+/** The compaction fields of a body as a Responses request (a compaction neither streams nor is stored). */
+function requestFields(body: JsonObject): JsonObject {
+  const { stream: _stream, store: _store, ...fields } = body;
+  return fields;
+}
+
+/** The chat request a translated target summarises the conversation with. */
+function summaryRequest(chat: ChatRequest): ChatRequest {
+  const { tools: _t, tool_choice: _c, parallel_tool_calls: _p, response_format: _f, stream: _s, ...rest } =
+    chat;
+  return { ...rest, messages: [...chat.messages, { role: "user", content: INSTRUCTION }] };
+}
+
+/** The conversation's user messages, as OpenAI's compaction keeps them. */
+function userMessages(parsed: ResponsesRequest, history: readonly JsonObject[]): JsonObject[] {
+  return [...history, ...parsed.input]
+    .filter((item) => item.role === "user" && (item.type === undefined || item.type === "message"))
+    .map((item) => ({ type: "message", ...item }));
+}
+
+/** Handles one compaction request for an authenticated identity. */
+export async function handleResponsesCompact(request: Request, ctx: ClientContext): Promise<Answer> {
+  const body = requestFields(await readJsonBody(request, ctx.state.config.server));
+  const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
+  const chat = parsed.chat;
+  const model = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
+  const history = await withHistory(parsed, ctx);
+  const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
+  await admitChat(ctx, ROUTE.endpoint, model, chat).catch((err) => {
+    throw terms(err);
+  });
+  const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
+    const call = { target, signal: ctx.signal, requestId: ctx.requestId };
+    if (isNativeTarget(target)) {
+      const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history };
+      const native = redactNative(nativeRequestBody(body, changes), model.contentRules);
+      const answer = await provider.compact?.(native, call);
+      // The capability table said this target speaks Responses; an adapter without the method disagrees (a bug).
+      if (answer === undefined) throw new GatewayError(500, "The provider does not compact Responses.");
+      if (answer.object !== "response.compaction" || !Array.isArray(answer.output)) {
+        throw badGateway(
+          `Provider "${target.provider}" answered with something other than a compaction.`,
+          "upstream_invalid_response",
+        );
+      }
+      return { kind: "native", body: answer };
+    }
+    const answer = await provider.chat(summaryRequest(chat), call).catch((err) => {
+      throw terms(err);
+    });
+    if (answer.kind === "stream") {
+      await answer.chunks.cancel();
+      throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
+    }
+    return { kind: "summary", completion: answer.body };
+  });
+  const result = routed.value;
+  const id = newId("resp_");
+  if (result.kind === "native") {
+    const upstream = result.body;
+    return await answerJson(routed.headers, { chat }, {
+      reported: nativeUsage(upstream),
+      texts: () => [],
+      render: () => ({ ...upstream, id }),
+    });
+  }
+  noteDropped(ctx, routed.headers, parsed.tolerance);
+  const completion = result.completion;
+  const message = completion.choices[0]?.message as { content?: unknown } | undefined;
+  const summary = typeof message?.content === "string" ? message.content : "";
+  if (summary.trim() === "") {
+    throw badGateway(`Provider "${routed.target.provider}" answered the compaction with no summary.`);
+  }
+  return await answerJson(routed.headers, { chat }, {
+    reported: completionReported(completion),
+    texts: () => completionTexts(completion),
+    render: (usage) => ({
+      id,
+      object: "response.compaction",
+      created_at: Math.floor(Date.now() / 1000),
+      output: [...userMessages(parsed, history), compactionItem(newId("cmp_"), summary)],
+      usage: responseUsage(
+        completion.usage ?? {
+          prompt_tokens: usage.prompt,
+          completion_tokens: usage.completion,
+          total_tokens: usage.prompt + usage.completion,
+        },
+      ),
+    }),
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * `POST /v1/responses/compact` (what Codex calls before the context window fills) over real sockets: passed
+ * through to a native target, which compacts the conversation itself; summarised through the alias itself on a
+ * translated target, whose answer keeps the user's messages and adds the gateway's own `compaction` item; and
+ * that item sent back later is read by a translated and by a native target alike. One usage record each.
+ */
+import assert from "node:assert/strict";
+import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import {
+  type FakeNativeUpstream,
+  NATIVE_COMPACTION,
+  NATIVE_KEY,
+  NATIVE_USAGE,
+  startFakeNativeResponses,
+} from "../helpers/fake_openai_responses.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
+
+type Fakes = FakeSet<{ native: FakeNativeUpstream; chat: FakeUpstream }>;
+type Json = Record<string, unknown>;
+
+const startAll = (): Fakes => startFakes({ native: startFakeNativeResponses, chat: startFakeOpenAI });
+
+function configFor(f: Fakes): string {
+  return `
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  native: { type: openai, base_url: "${f.native.baseURL}", api_key: "${NATIVE_KEY}", native_responses: true }
+  chat: { type: openai, base_url: "${f.chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-native: { type: chat, targets: [ { provider: native, model: resp-ok } ] }
+  chat-translated: { type: chat, targets: [ { provider: chat, model: gpt-ok } ] }
+${TEST_TOKENS_YAML}`;
+}
+
+async function post(gw: TestGateway, path: string, body: unknown): Promise<{ status: number; json: Json }> {
+  const res = await fetch(`${gw.baseURL}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+/** A conversation as Codex sends it to be compacted (store off, every item in the input). */
+const CONVERSATION = [
+  { role: "user", content: "Create a landing page for a dog café." },
+  {
+    type: "message",
+    role: "assistant",
+    content: [{ type: "output_text", text: "Here is index.html with a hero section.", annotations: [] }],
+  },
+  { role: "user", content: "Now add a booking form." },
+];
+
+Deno.test("responses compact: a native target compacts itself; its item goes back to it as sent", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const { status, json } = await post(gw, "/responses/compact", {
+      model: "chat-native",
+      input: CONVERSATION,
+    });
+    assert.equal(status, 200, JSON.stringify(json));
+    assert.equal(json.object, "response.compaction");
+    assert.match(String(json.id), /^resp_/);
+    const sent = fakes.native.requests.at(-1)!;
+    assert.equal(sent.path, "/v1/responses/compact");
+    assert.equal(sent.body.model, "resp-ok");
+    const output = json.output as Json[];
+    const compaction = output.at(-1)!;
+    assert.deepEqual([compaction.type, compaction.encrypted_content], ["compaction", NATIVE_COMPACTION]);
+    assert.deepEqual((json.usage as Json).input_tokens, NATIVE_USAGE.input);
+    // The compacted conversation continues on the same target, the upstream's item passed back unchanged.
+    const next = await post(gw, "/responses", {
+      model: "chat-native",
+      store: false,
+      input: [...output, { role: "user", content: "Go on." }],
+    });
+    assert.equal(next.status, 200, JSON.stringify(next.json));
+    const input = fakes.native.requests.at(-1)!.body.input as Json[];
+    assert.equal(input.find((i) => i.type === "compaction")?.encrypted_content, NATIVE_COMPACTION);
+    // On a translated target, the upstream's item is state the model cannot read: refused, naming it.
+    const refused = await post(gw, "/responses", {
+      model: "chat-translated",
+      input: [...output, { role: "user", content: "Go on." }],
+    });
+    assert.equal(refused.status, 400);
+    assert.equal((refused.json.error as Json).param, `input[${output.length - 1}].type`);
+  });
+});
+
+Deno.test("responses compact: a translated target summarises through the alias; the gateway's item is read back by any target", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const { status, json } = await post(gw, "/responses/compact", {
+      model: "chat-translated",
+      input: CONVERSATION,
+      client_metadata: { "x-codex-turn-metadata": "{}" },
+    });
+    assert.equal(status, 200, JSON.stringify(json));
+    assert.equal(json.object, "response.compaction");
+    const asked = fakes.chat.requests.at(-1)!.body as { messages: { role: string; content: string }[] };
+    assert.equal(asked.messages.at(-1)!.role, "user");
+    assert.match(asked.messages.at(-1)!.content, /^Compact the conversation above/);
+    const output = json.output as Json[];
+    // The user's messages are kept; the rest is the gateway's compaction item, its summary the alias's answer.
+    assert.deepEqual(
+      output.slice(0, -1).map((item) => [item.type, item.role, item.content]),
+      [["message", "user", CONVERSATION[0].content], ["message", "user", CONVERSATION[2].content]],
+    );
+    const item = output.at(-1)!;
+    assert.equal(item.type, "compaction");
+    assert.match(String(item.encrypted_content), /^gwc1\./);
+    assert.equal(typeof (json.usage as Json).total_tokens, "number");
+
+    // Sent back to a translated target: the summary, as the user's message.
+    const next = await post(gw, "/responses", {
+      model: "chat-translated",
+      store: false,
+      input: [...output, { role: "user", content: "Go on." }],
+    });
+    assert.equal(next.status, 200, JSON.stringify(next.json));
+    const messages = fakes.chat.requests.at(-1)!.body.messages as { role: string; content: unknown }[];
+    const summary = messages.find((m) => typeof m.content === "string" && m.content.includes(FAKE_ANSWER));
+    assert.ok(summary, JSON.stringify(messages));
+    assert.equal(summary.role, "user");
+    assert.match(String(summary.content), /^Summary of the conversation so far/);
+
+    // Sent to a native target, which could not read the gateway's item: the summary as an input_text message.
+    const native = await post(gw, "/responses", {
+      model: "chat-native",
+      store: false,
+      input: [...output, { role: "user", content: "Go on." }],
+    });
+    assert.equal(native.status, 200, JSON.stringify(native.json));
+    const input = fakes.native.requests.at(-1)!.body.input as Json[];
+    assert.equal(input.some((i) => i.type === "compaction"), false);
+    const text = JSON.stringify(input);
+    assert.ok(text.includes(FAKE_ANSWER) && text.includes("input_text"), text);
+
+    // One usage record per request, under the endpoint `responses`, the compaction's with its tokens.
+    const rows = await pollUsageRows<
+      { endpoint: string; alias: string; prompt_tokens: number; dropped: string }
+    >(
+      gw,
+      (r) => r.length >= 3,
+      { sql: "SELECT endpoint, alias, prompt_tokens, dropped FROM usage ORDER BY rowid" },
+    );
+    assert.equal(rows.length, 3);
+    assert.deepEqual(rows.map((r) => r.endpoint), ["responses", "responses", "responses"]);
+    assert.ok(rows[0].prompt_tokens > 0);
+    assert.equal(rows[0].dropped, "client_metadata");
+  });
+});
