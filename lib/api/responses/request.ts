@@ -331,6 +331,9 @@ export function parseResponsesRequest(
     body.include.forEach((v, i) => {
       if (typeof v !== "string") throw wrongType(`include[${i}]`, "a string", v);
       if (!INCLUDABLE.includes(v)) throw badValue(`include[${i}]`, v, INCLUDABLE);
+      // What to include is the upstream's to add (encrypted reasoning, sources, log probabilities): the chat
+      // form carries none of it back, so a translated target answers without it.
+      needs.tolerance.dropped.push(`include[${i}]`);
     });
   }
   const reasoning = { effort: null as string | null, summary: null as string | null };

@@ -217,7 +217,7 @@ Deno.test("responses request: values outside the spec's bounds and enums are 400
   });
   assert.deepEqual(ok.params.reasoning, { effort: "xhigh", summary: "concise" });
   assert.equal(ok.chat.reasoning_effort, "xhigh");
-  assert.deepEqual(ok.tolerance, { refusal: null, native: [], dropped: [] });
+  assert.deepEqual(ok.tolerance, { refusal: null, native: [], dropped: ["include[0]"] });
 });
 
 Deno.test("responses request: a prompt, top_logprobs, a file or an image by file_id need a native target", () => {
