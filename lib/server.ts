@@ -280,16 +280,20 @@ function messageChain(handler: MessageHandler): Handler {
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
   const messageChains = new Map<MessageHandler, Handler>();
-  const dispatch: MessageDispatch = (request, handler) => {
+  const dispatch: MessageDispatch = (request, handler, overrides) => {
     let chain = messageChains.get(handler);
     if (chain === undefined) messageChains.set(handler, chain = messageChain(handler));
-    return serve(request, chain);
+    return serve(request, chain, overrides);
   };
   const chain = compose([finishRequest, errorBoundary], router(options, dispatch));
   const routing = routeDeps(options.routing);
   const services = gatewayServices(options.services);
   const inFlight = options.inFlight ?? new InFlightRequests();
-  const serve = async (request: Request, chain: Handler): Promise<Response> => {
+  const serve = async (
+    request: Request,
+    chain: Handler,
+    overrides?: Partial<GatewayServices>,
+  ): Promise<Response> => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
     const open = inFlight.start(request.signal);
@@ -301,7 +305,7 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
       state: services.tokens === null ? base : services.tokens.apply(base),
       logger: options.logger,
       routing,
-      services,
+      services: overrides === undefined ? services : { ...services, ...overrides },
       record,
       signal: open.signal,
       reported: open.done,

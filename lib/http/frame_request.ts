@@ -8,7 +8,7 @@
  * @module
  */
 import type { Answer } from "./accounting.ts";
-import type { ClientContext } from "./context.ts";
+import type { ClientContext, GatewayServices } from "./context.ts";
 
 /** A client route's handler, as a message's request is answered by it. */
 export type MessageHandler = (request: Request, ctx: ClientContext) => Promise<Answer>;
@@ -16,9 +16,14 @@ export type MessageHandler = (request: Request, ctx: ClientContext) => Promise<A
 /**
  * Runs a message's request through the gateway's normal request handling (its own request id, the in-flight
  * registry, authentication, the error boundary, one report when it is over) with `handler` as its route's
- * handler; given by the server to a route that accepts a WebSocket.
+ * handler; given by the server to a route that accepts a WebSocket. `services` replaces some of the gateway's
+ * services for this request (a connection's own view of the responses store).
  */
-export type MessageDispatch = (request: Request, handler: MessageHandler) => Promise<Response>;
+export type MessageDispatch = (
+  request: Request,
+  handler: MessageHandler,
+  services?: Partial<GatewayServices>,
+) => Promise<Response>;
 
 /** Headers of the handshake that describe the connection or its body, not the client: never copied. */
 const CONNECTION_HEADERS = [

@@ -79,6 +79,12 @@ export interface ItemsList {
 export interface ResponsesStore {
   /** Stores `record` (replacing one with the same id and owner). `store: false` responses are never put. */
   put(record: StoredResponse): Promise<void>;
+  /**
+   * Keeps a `store: false` response for the client's connection only, so that the connection's next request
+   * may chain from it (OpenAI's WebSocket mode keeps the last one in memory). Only a connection's store has it
+   * (lib/api/responses/connection_responses.ts); the gateway's stores keep nothing of such a response.
+   */
+  remember?(record: StoredResponse): Promise<void>;
   /** The response if it exists and belongs to `owner` (a token's identity); `null` otherwise. */
   get(id: string, owner: string): Promise<StoredResponse | null>;
   /** Deletes the response if it exists and belongs to `owner`; whether it did. */

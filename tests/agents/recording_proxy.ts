@@ -4,11 +4,19 @@
  * a test can show the gateway's exact error even when the agent retries around it. Successful answers (SSE
  * included) are piped through untouched, as they arrive.
  *
+ * A WebSocket handshake (`Upgrade: websocket`) is passed through too (websocket_passthrough.ts): the handshake
+ * is recorded as a `GET` (status 101 once the gateway accepted it), and every text message the agent sends on
+ * it as one more request, method `WS`, with its JSON as the body and, as status, how the gateway answered it:
+ * 200 for a `response.completed` (or `response.incomplete`), the `status` of an `error` event, 502 for a
+ * `response.failed` (those with their event as the error), 0 while unanswered.
+ *
  * @module
  */
+import { passWebSocket } from "./websocket_passthrough.ts";
 
 /** One request the agent made, and the gateway's answer status (and body when it was an error). */
 export interface ProxiedRequest {
+  /** The HTTP method, or `WS` for a message sent on a WebSocket. */
   method: string;
   path: string;
   headers: Record<string, string>;
@@ -43,8 +51,13 @@ export function startRecordingProxy(target: string): RecordingProxy {
     url: "",
     baseURL: "",
     requests: [],
-    stop: () => server.shutdown(),
+    async stop() {
+      for (const close of sockets) close();
+      await server.shutdown();
+    },
   };
+  /** Closes the open WebSocket pairs, so shutting down does not wait for them. */
+  const sockets = new Set<() => void>();
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen() {} },
     async (request) => {
@@ -74,6 +87,13 @@ export function startRecordingProxy(target: string): RecordingProxy {
         status: 0,
       };
       proxy.requests.push(entry);
+      if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        const record = (message: ProxiedRequest) => proxy.requests.push(message);
+        return await passWebSocket(request, `${target}${url.pathname}${url.search}`, forward, entry, {
+          record,
+          sockets,
+        });
+      }
       let answer: Response;
       try {
         answer = await fetch(`${target}${url.pathname}${url.search}`, {

@@ -177,6 +177,69 @@ Deno.test("websocket: two messages on one connection, the second chained from th
   });
 });
 
+Deno.test("websocket: store:false responses chain within their connection only (Codex's turns), on both alias kinds", async () => {
+  await withSetup(async ({ gw, chat, native }) => {
+    for (const model of ["chat-ok", "native-ok"]) {
+      const client = await Client.open(gw, TOKEN);
+      try {
+        // Codex's session: a prewarm, then turns each chained to the one before, none of them stored.
+        client.send({
+          type: "response.create",
+          model,
+          store: false,
+          generate: false,
+          input: "The code is 42.",
+        });
+        const prewarm = responseOf(await client.answer());
+        client.send({
+          type: "response.create",
+          model,
+          store: false,
+          input: "My name is Ada.",
+          previous_response_id: prewarm.id,
+        });
+        const first = await client.answer();
+        assert.equal(first.at(-1)!.type, "response.completed", JSON.stringify(first.at(-1)));
+        client.send({
+          type: "response.create",
+          model,
+          store: false,
+          input: "What is the code, and my name?",
+          previous_response_id: responseOf(first).id,
+        });
+        const second = await client.answer();
+        assert.equal(second.at(-1)!.type, "response.completed", JSON.stringify(second.at(-1)));
+        // The upstream got the whole conversation: the prewarm's input, the first turn and its answer.
+        const sent = JSON.stringify(
+          model === "chat-ok" ? chat.requests.at(-1)!.body.messages : native.requests.at(-1)!.body.input,
+        );
+        assert.ok(sent.includes("The code is 42.") && sent.includes("My name is Ada."), sent);
+        // Nothing was stored: over HTTP, or from another connection, the id is not found.
+        const res = await fetch(`${gw.baseURL}/responses/${responseOf(first).id}`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+        assert.equal(res.status, 404);
+        await res.body?.cancel();
+        const other = await Client.open(gw, TOKEN);
+        try {
+          other.send({
+            type: "response.create",
+            model,
+            input: "Go on.",
+            previous_response_id: responseOf(first).id,
+          });
+          const refused = await other.answer();
+          assert.deepEqual([refused[0].type, refused[0].status], ["error", 404]);
+        } finally {
+          other.close();
+        }
+      } finally {
+        client.close();
+      }
+    }
+  });
+});
+
 Deno.test("websocket: messages sent together are answered in turn", async () => {
   await withSetup(async ({ gw }) => {
     const client = await Client.open(gw, TOKEN);

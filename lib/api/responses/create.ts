@@ -64,7 +64,8 @@ export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext):
 /**
  * Stores a finished response unless the request said `store: false`. Awaited before the client gets the answer
  * (or a stream its last event), so the client's next call sees it on any replica sharing the store; a failed
- * put is logged, and the client keeps its answer.
+ * put is logged, and the client keeps its answer. A `store: false` response is only remembered where the store
+ * keeps such responses for the client's connection (a WebSocket's: its next message may chain from it).
  */
 export function storeResponse(
   ctx: ClientContext,
@@ -74,8 +75,10 @@ export function storeResponse(
   /** The upstream's own id of a natively served response; null for a translated one. */
   upstreamId: string | null = null,
 ): Promise<void> {
-  if (!parsed.params.store) return Promise.resolve();
-  return ctx.services.responses.put({
+  const store = ctx.services.responses;
+  const keep = parsed.params.store ? store.put : store.remember;
+  if (keep === undefined) return Promise.resolve();
+  return keep.call(store, {
     id: String(response.id),
     owner: ctx.identity.id,
     environment: ctx.identity.environment,

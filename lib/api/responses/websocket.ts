@@ -30,6 +30,10 @@ import { relaySse } from "../../http/sse_relay.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
+import { connectionResponses } from "./connection_responses.ts";
+
+/** The longest conversation a connection keeps in memory for chaining from a `store: false` response. */
+const MAX_KEPT_CONVERSATION_BYTES = 16 * 1024 * 1024;
 
 /** Messages that may wait while one is answered; one more closes the connection (1008). */
 export const MAX_QUEUED_MESSAGES = 4;
@@ -107,6 +111,8 @@ export function handleResponsesWebSocket(
   const handshake = handshakeOf(request, ctx.requestId);
   const server = ctx.state.config.server;
   let count = 0;
+  // The connection's `store: false` responses stay chainable by its next messages (connection_responses.ts).
+  const responses = connectionResponses(ctx.services.responses, MAX_KEPT_CONVERSATION_BYTES);
   const session = serialSession({
     maxMessageBytes: server.max_body_size,
     maxQueued: MAX_QUEUED_MESSAGES,
@@ -116,7 +122,7 @@ export function handleResponsesWebSocket(
       const parsed = parseMessage(data);
       if ("error" in parsed) return send(parsed.error);
       const frameRequest = messageRequest(handshake, n, JSON.stringify(parsed.body), signal);
-      const response = await dispatch(frameRequest, parsed.handler);
+      const response = await dispatch(frameRequest, parsed.handler, { responses });
       const type = response.headers.get("content-type") ?? "";
       if (response.body === null || !type.startsWith("text/event-stream")) {
         return send(await errorOf(response));
