@@ -255,6 +255,43 @@ export function anthropicErrorResponse(err: GatewayError, requestId: string): Re
   return new Response(JSON.stringify(body), { status, headers });
 }
 
+/** Google's canonical status names by HTTP status, as the Gemini API answers them. */
+const GOOGLE_STATUS: Readonly<Record<number, string>> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  405: "UNIMPLEMENTED",
+  408: "DEADLINE_EXCEEDED",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  501: "UNIMPLEMENTED",
+  502: "UNAVAILABLE",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+
+/** The body of a Google API error: `{"error":{"code","message","status"}}`. */
+export interface GoogleErrorBody {
+  error: { code: number; message: string; status: string };
+}
+
+/** `err` in Google's error shape (the Gemini API's routes answer every error this way, streams' last chunk too). */
+export function googleErrorBody(err: GatewayError): GoogleErrorBody {
+  const status = GOOGLE_STATUS[err.status] ?? (err.status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT");
+  return { error: { code: err.status, message: err.message, status } };
+}
+
+/** Serialises `err` in Google's shape with its status: the error boundary's answer on the Gemini API's routes. */
+export function googleErrorResponse(err: GatewayError): Response {
+  const headers = new Headers(err.headers);
+  for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
+  return new Response(JSON.stringify(googleErrorBody(err)), { status: err.status, headers });
+}
+
 /**
  * Maps anything thrown to a {@linkcode GatewayError}. Unknown exceptions become a generic 500 whose message
  * says nothing about internals; the caller logs the original.

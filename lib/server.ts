@@ -48,6 +48,7 @@ import {
 } from "./api/responses/handlers.ts";
 import type { MessageDispatch, MessageHandler } from "./http/frame_request.ts";
 import { unknownUrl } from "./http/unknown_url.ts";
+import { handleGeminiModel, handleGeminiModels } from "./api/gemini/handlers.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
@@ -88,6 +89,8 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     responseInputItems: handleInputItems,
     messages: handleMessages,
     messagesCountTokens: handleMessagesCountTokens,
+    geminiModels: handleGeminiModels,
+    geminiModel: handleGeminiModel,
     models: handleListModels,
     model: (_req, ctx, alias) => handleGetModel(alias, ctx),
     healthz: health,
@@ -170,7 +173,7 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
     if (!methods.includes(method)) {
       const webSocket = WEBSOCKETS[match.id];
       if (webSocket !== undefined && isWebSocketUpgrade(request)) {
-        const identity = authenticate(request, ctx.state.config, Date.now(), false);
+        const identity = authenticate(request, ctx.state.config, Date.now());
         ctx.record.token = identity.name;
         ctx.record.environment = identity.environment;
         return webSocket(request, withIdentity(ctx, identity), dispatch);
@@ -190,7 +193,7 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
       ctx.record.environment = admin.environment;
       return (handle as RouteHandler)(request, ctx, match.param);
     }
-    const identity = authenticate(request, ctx.state.config, Date.now(), match.spec.dialect === "anthropic");
+    const identity = authenticate(request, ctx.state.config, Date.now(), match.spec.dialect);
     ctx.record.token = identity.name;
     ctx.record.environment = identity.environment;
     return (handle as ClientHandler)(request, withIdentity(ctx, identity), match.param)
@@ -270,7 +273,7 @@ export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
 /** The chain of a WebSocket message's request: the client route's, with the message's handler. */
 function messageChain(handler: MessageHandler): Handler {
   return compose([finishRequest, errorBoundary], (request, ctx) => {
-    const identity = authenticate(request, ctx.state.config, Date.now(), false);
+    const identity = authenticate(request, ctx.state.config, Date.now());
     ctx.record.token = identity.name;
     ctx.record.environment = identity.environment;
     return handler(request, withIdentity(ctx, identity)).then((answer) => deliver(ctx, answer));

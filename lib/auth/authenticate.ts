@@ -47,20 +47,38 @@ function apiKeyHeader(request: Request): string | null {
   return value === null ? null : value.trim();
 }
 
+const NO_GOOGLE_KEY_MESSAGE =
+  "Method doesn't allow unregistered callers (callers without established identity). " +
+  "Send your gateway token in an x-goog-api-key header or a key query parameter.";
+
+/**
+ * The token Google's clients send in `x-goog-api-key` (the `@google/genai` SDK, Gemini CLI) or as `?key=`,
+ * read only on routes that speak Google's API and only when no `Authorization` header came.
+ */
+function googleKey(request: Request): string | null {
+  const header = request.headers.get("x-goog-api-key");
+  if (header !== null) return header.trim();
+  const query = request.url.indexOf("?");
+  return query < 0 ? null : new URLSearchParams(request.url.slice(query + 1)).get("key");
+}
+
 /**
  * Returns the identity behind the request's bearer token or throws 401: missing, unknown, disabled and
- * expired tokens each get their own message, none of which repeats the token. With `acceptApiKey` (the
- * Messages API's routes), the token may come in `x-api-key` instead: the same tokens, scopes and limits.
+ * expired tokens each get their own message, none of which repeats the token. On a route of another API's
+ * dialect the token may come as that API's clients send it: `x-api-key` (Anthropic's Messages API),
+ * `x-goog-api-key` or `?key=` (Google's Gemini API); the same tokens, scopes and limits.
  */
 export function authenticate(
   request: Request,
   config: ResolvedConfig,
   now = Date.now(),
-  acceptApiKey = false,
+  dialect: "anthropic" | "google" | undefined = undefined,
 ): ResolvedToken {
-  if (acceptApiKey && !request.headers.has("authorization")) {
-    const key = apiKeyHeader(request);
-    if (key === null) throw unauthorized(NO_ANTHROPIC_KEY_MESSAGE, null);
+  if (dialect !== undefined && !request.headers.has("authorization")) {
+    const key = dialect === "anthropic" ? apiKeyHeader(request) : googleKey(request);
+    if (key === null) {
+      throw unauthorized(dialect === "anthropic" ? NO_ANTHROPIC_KEY_MESSAGE : NO_GOOGLE_KEY_MESSAGE, null);
+    }
     return check(config.tokens.get(hashToken(key)), now);
   }
   return lookUp(request, config.tokens, now);

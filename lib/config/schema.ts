@@ -31,7 +31,7 @@ export {
  * The API endpoint names, the one list of them: token `endpoints:` scopes, policy, usage records and metrics
  * labels use these; `http/endpoints.ts` gives each one its route(s).
  */
-export const ENDPOINTS = ["chat", "embeddings", "models", "responses", "messages"] as const;
+export const ENDPOINTS = ["chat", "embeddings", "models", "responses", "messages", "gemini"] as const;
 
 const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),

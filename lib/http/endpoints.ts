@@ -31,9 +31,10 @@ export interface RouteSpec {
   /**
    * The API a route speaks when it is not OpenAI's: `anthropic` for the Messages API, whose routes answer every
    * error (authentication, 404, 405, 413, limits) in Anthropic's shape, take the token from `x-api-key` too, and
-   * carry a `request-id` header on every answer.
+   * carry a `request-id` header on every answer; `google` for the Gemini API, whose routes answer errors in
+   * Google's shape and take the token from `x-goog-api-key` or `?key=` too.
    */
-  readonly dialect?: "anthropic";
+  readonly dialect?: "anthropic" | "google";
 }
 
 /** Every route, by the name its handler is bound to. */
@@ -97,6 +98,23 @@ export const ROUTES = {
     endpoint: "messages",
     modelType: "chat",
     dialect: "anthropic",
+  },
+  // Google's Gemini API (v1beta): the model list, and one route for `{alias}` and `{alias}:{method}`
+  // (generateContent, streamGenerateContent, countTokens), which its handler tells apart.
+  geminiModels: {
+    path: "/v1beta/models",
+    methods: ["GET"],
+    auth: "client",
+    endpoint: "gemini",
+    dialect: "google",
+  },
+  geminiModel: {
+    path: "/v1beta/models/{model}",
+    methods: ["GET", "POST"],
+    auth: "client",
+    endpoint: "gemini",
+    modelType: "chat",
+    dialect: "google",
   },
   models: { path: "/v1/models", methods: ["GET"], auth: "client", endpoint: "models" },
   model: { path: "/v1/models/{id}", methods: ["GET"], auth: "client", endpoint: "models" },
@@ -193,7 +211,10 @@ export function authOf(spec: RouteSpec, config: ResolvedConfig): RouteAuth {
 
 /** The API dialect of the route serving `path` (see {@linkcode RouteSpec.dialect}); undefined for OpenAI's. */
 export function dialectOf(path: string): RouteSpec["dialect"] {
-  return exact.get(path)?.spec.dialect;
+  const found = exact.get(path);
+  if (found !== undefined) return found.spec.dialect;
+  // Every path of Google's API answers in its shape, served or not (its 404s included).
+  return path.startsWith("/v1beta/") ? "google" : undefined;
 }
 
 /** The name an API request that no route serves is counted under. */
@@ -207,7 +228,7 @@ export const ENDPOINT_LABELS: readonly string[] = [...ENDPOINTS, OTHER_ENDPOINT]
  * null for paths outside the API (health, admin, metrics). A parameter route's prefix counts as the route.
  */
 export function endpointOf(path: string): string | null {
-  if (!path.startsWith("/v1/") && path !== "/v1") return null;
+  if (!path.startsWith("/v1/") && path !== "/v1" && !path.startsWith("/v1beta/")) return null;
   const found = exact.get(path);
   if (found !== undefined) return found.spec.endpoint ?? OTHER_ENDPOINT;
   for (const { prefix, spec } of prefixed) {

@@ -10,6 +10,7 @@ import {
   anthropicErrorResponse,
   errorResponse,
   GatewayError,
+  googleErrorResponse,
   scrubError,
   toGatewayError,
 } from "../errors.ts";
@@ -42,8 +43,11 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
     const error = scrubError(toGatewayError(err), ctx.state.config.scrubber);
     ctx.record.error_code = error.code ?? error.type;
     // The route table says which API's error shape a route speaks.
-    const response = dialectOf(ctx.record.path) === "anthropic"
+    const dialect = dialectOf(ctx.record.path);
+    const response = dialect === "anthropic"
       ? anthropicErrorResponse(error, ctx.requestId)
+      : dialect === "google"
+      ? googleErrorResponse(error)
       : errorResponse(error);
     if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
     if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);

@@ -15,6 +15,7 @@ export const MODEL_ENDPOINTS = {
   chat: "chat",
   responses: "chat",
   messages: "chat",
+  gemini: "chat",
   embeddings: "embedding",
 } as const satisfies Partial<Record<Endpoint, ModelType>>;
 

@@ -1,0 +1,193 @@
+/**
+ * Google's Gemini API (v1beta) for `@google/genai` and Gemini CLI: `GET /v1beta/models` and
+ * `/v1beta/models/{alias}`, `POST /v1beta/models/{alias}:generateContent`, `:streamGenerateContent` (SSE with
+ * `alt=sse`, a streamed JSON array without it) and `:countTokens`. The request is translated to the chat form
+ * (request.ts), on which policy runs as for every endpoint (endpoint name `gemini`), routed over the alias's
+ * targets and answered through the answer runner in Google's wire format (response.ts). Every error is in
+ * Google's shape (`{"error":{"code","message","status"}}`), a stream's last chunk too.
+ *
+ * @module
+ */
+import { GatewayError, modelNotFound } from "../../errors.ts";
+import type { ResolvedModel } from "../../config/types.ts";
+import type { JsonObject, Usage } from "../../openai/types.ts";
+import { admit, admitChat, type Answer } from "../../http/accounting.ts";
+import type { ClientContext } from "../../http/context.ts";
+import { ROUTES } from "../../http/endpoints.ts";
+import { readJsonBody } from "../../http/read_json_body.ts";
+import { resolveAlias } from "../../http/resolve_alias.ts";
+import { noteDropped, servingTargets } from "../../http/tolerance.ts";
+import {
+  answerJson,
+  answerStream,
+  answerTokenCount,
+  completionReported,
+  completionTexts,
+  routeAnswer,
+} from "../../answer/runner.ts";
+import { countTokens, estimateInputTokens } from "../../usage/estimate.ts";
+import { parseGeminiRequest } from "./request.ts";
+import { completionToGemini, type GeminiFrame } from "./response.ts";
+import { geminiStreamBody, type GeminiStreamOutcome } from "./stream.ts";
+
+const ROUTE = ROUTES.geminiModel;
+const JSON_TYPE = { "content-type": "application/json" };
+
+function notFound(path: string): GatewayError {
+  return new GatewayError(404, `Method not found: ${path}.`, {
+    type: "invalid_request_error",
+    code: "not_found",
+  });
+}
+
+/** An alias in Google's `Model` shape. */
+function modelObject(model: ResolvedModel): JsonObject {
+  return {
+    name: `models/${model.alias}`,
+    version: "gateway",
+    displayName: model.alias,
+    description: `An alias of the gateway, served by ${model.targets.map((t) => t.provider).join(", ")}.`,
+    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+  };
+}
+
+/** `GET /v1beta/models`: the aliases the key may use. */
+export async function handleGeminiModels(_request: Request, ctx: ClientContext): Promise<Answer> {
+  await admit(ctx, ROUTE.endpoint, 0);
+  const allowed = ctx.identity.aliases;
+  const models = [...ctx.state.config.models.values()].filter((m) =>
+    allowed.has(m.alias) && m.type === "chat"
+  )
+    .map(modelObject);
+  return { response: new Response(JSON.stringify({ models }), { headers: JSON_TYPE }), outcome: {} };
+}
+
+/** The 403 Google answers for a model the key may not use. */
+function forbidden(alias: string): GatewayError {
+  return new GatewayError(403, `Permission denied on resource model '${alias}' (or it may not exist).`, {
+    type: "permission_error",
+    code: "model_not_allowed",
+  });
+}
+
+/** `resolveAlias` in Google's terms: an alias the key may not use (or that does not exist) is its 403. */
+function aliasOf(ctx: ClientContext, alias: string, stream: boolean): ResolvedModel {
+  try {
+    return resolveAlias(ctx, alias, ROUTE.modelType, stream);
+  } catch (err) {
+    if (err instanceof GatewayError && err.status === 404) throw forbidden(alias);
+    throw err;
+  }
+}
+
+/** `POST /v1beta/models/{alias}:generateContent` and `:streamGenerateContent`. */
+async function generate(
+  request: Request,
+  ctx: ClientContext,
+  alias: string,
+  stream: boolean,
+): Promise<Answer> {
+  const parsed = parseGeminiRequest(await readJsonBody(request, ctx.state.config.server), alias, stream);
+  const chat = parsed.chat;
+  const resolved = aliasOf(ctx, alias, stream);
+  // Nothing passes through natively yet: a Gemini target gets the chat form too, so the native-only parts of a
+  // request are refused (or dropped) for every target alike.
+  const model = servingTargets(
+    resolved,
+    parsed.tolerance,
+    () => false,
+    (path) =>
+      new GatewayError(400, `'${path}' cannot be served by this model's target, and the model is strict.`, {
+        type: "invalid_request_error",
+        param: path,
+        code: "unsupported_parameter",
+      }),
+  );
+  await admitChat(ctx, ROUTE.endpoint, model, chat);
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream });
+  noteDropped(ctx, routed.headers, parsed.tolerance);
+  const frame: GeminiFrame = { alias, responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24) };
+  const result = routed.value;
+  if (result.kind === "json") {
+    const completion = result.body;
+    return await answerJson(routed.headers, { chat }, {
+      reported: completionReported(completion),
+      texts: () => completionTexts(completion),
+      render: (usage) =>
+        completionToGemini(completion, frame, completion.usage ?? chatUsage(usage.prompt, usage.completion)),
+    });
+  }
+  const sse = new URL(request.url).searchParams.get("alt") === "sse";
+  let counted: Usage | undefined;
+  const countUsage = async (texts: string[]): Promise<Usage> => {
+    const [p, c] = await Promise.all([estimateInputTokens(chat), countTokens(texts)]);
+    counted = chatUsage(p, c);
+    return counted;
+  };
+  const answer = await answerStream<GeminiStreamOutcome>(ctx, { ...routed, value: result.stream }, {
+    chat,
+    asked: stream,
+  }, {
+    body: (ending) =>
+      geminiStreamBody(result.stream, { ...ending, frame, sse, startedAt: ctx.startedAt, countUsage }),
+    usage: ({ usage }) =>
+      usage
+        ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false }
+        : counted && {
+          prompt: counted.prompt_tokens,
+          completion: counted.completion_tokens,
+          estimated: true,
+        },
+  });
+  // Without `alt=sse` Google streams one JSON array.
+  if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
+  return answer;
+}
+
+function chatUsage(prompt: number, completion: number): Usage {
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */
+async function countTokensOf(request: Request, ctx: ClientContext, alias: string): Promise<Answer> {
+  const body = await readJsonBody(request, ctx.state.config.server);
+  const inner = body.generateContentRequest ?? body;
+  const parsed = parseGeminiRequest(inner, alias, false);
+  const model = aliasOf(ctx, alias, false);
+  await admit(ctx, ROUTE.endpoint, 0, model, parsed.chat);
+  return await answerTokenCount(
+    ctx,
+    model,
+    () => Promise.resolve({ chat: parsed.chat }),
+    () => estimateInputTokens(parsed.chat),
+    (count) => ({ totalTokens: count }),
+  );
+}
+
+/**
+ * `/v1beta/models/{param}`: `GET` of a model, or `POST` of one of its methods (`{alias}:{method}`). A model the
+ * key may not use is Google's 403, as for a method of it.
+ */
+export async function handleGeminiModel(
+  request: Request,
+  ctx: ClientContext,
+  param: string,
+): Promise<Answer> {
+  const colon = param.lastIndexOf(":");
+  const alias = (colon < 0 ? param : param.slice(0, colon)).replace(/^models\//, "");
+  const method = colon < 0 ? "" : param.slice(colon + 1);
+  if (request.method === "GET") {
+    if (method !== "") throw notFound(new URL(request.url).pathname);
+    await admit(ctx, ROUTE.endpoint, 0);
+    const model = ctx.state.config.models.get(alias);
+    if (model === undefined || !ctx.identity.aliases.has(alias)) throw modelNotFound(alias);
+    return {
+      response: new Response(JSON.stringify(modelObject(model)), { headers: JSON_TYPE }),
+      outcome: {},
+    };
+  }
+  if (method === "generateContent") return await generate(request, ctx, alias, false);
+  if (method === "streamGenerateContent") return await generate(request, ctx, alias, true);
+  if (method === "countTokens") return await countTokensOf(request, ctx, alias);
+  throw notFound(new URL(request.url).pathname);
+}

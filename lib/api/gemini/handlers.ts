@@ -1,0 +1,6 @@
+/**
+ * The Gemini API's handlers, as the server binds them to the endpoint table.
+ *
+ * @module
+ */
+export { handleGeminiModel, handleGeminiModels } from "./generate.ts";

@@ -1,0 +1,297 @@
+/**
+ * A Gemini API `generateContent` request (v1beta, what `@google/genai` and Gemini CLI send) validated and
+ * translated to the gateway's chat form, under the tolerance rule (lib/http/tolerance.ts):
+ *
+ * - `contents` (roles `user` and `model`): `text` parts; `inlineData` images as data URLs and other inline
+ *   files as `file` parts; `fileData` images by URL; `functionCall` parts as tool calls (their `id`, else one
+ *   made from the turn and name, pairs them with their results); `functionResponse` parts as tool messages;
+ *   thought parts (`thought: true`, `thoughtSignature`) are the model's own state, left out.
+ * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters` or
+ *   `parametersJsonSchema`); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
+ *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice`.
+ * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
+ *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
+ *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel`) →
+ *   `reasoning_effort`. What a chat target cannot take (`safetySettings`, `responseModalities`, …) is dropped.
+ * - `cachedContent` names content cached at Google: only a Gemini target can read it (refused elsewhere).
+ *
+ * @module
+ */
+import { invalidRequest } from "../../errors.ts";
+import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
+import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+
+/** A validated Gemini request. */
+export interface GeminiRequest {
+  /** The chat form; `model` is the alias. */
+  chat: ChatRequest;
+  /** The client's body as sent, for a Gemini target. */
+  body: JsonObject;
+  tolerance: Tolerance;
+}
+
+function bad(path: string, message: string) {
+  return invalidRequest(`Invalid value at '${path}': ${message}`, path, "invalid_value");
+}
+
+function object(value: unknown, path: string): JsonObject {
+  if (!isObject(value)) throw bad(path, "expected an object.");
+  return value;
+}
+
+function list(value: unknown, path: string): unknown[] {
+  if (!Array.isArray(value)) throw bad(path, "expected a list.");
+  return value;
+}
+
+function text(value: unknown, path: string): string {
+  if (typeof value !== "string") throw bad(path, "expected a string.");
+  return value;
+}
+
+function num(value: unknown, path: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value)) throw bad(path, "expected a number.");
+  return value;
+}
+
+const IMAGE = /^image\//;
+
+/** One part of a user turn as a chat content part, or null for a part the translation leaves out. */
+function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObject | null {
+  if (typeof part.text === "string") return part.thought === true ? null : { type: "text", text: part.text };
+  if (isObject(part.inlineData)) {
+    const mime = text(part.inlineData.mimeType, `${path}.inlineData.mimeType`);
+    const data = text(part.inlineData.data, `${path}.inlineData.data`);
+    const url = `data:${mime};base64,${data}`;
+    return IMAGE.test(mime)
+      ? { type: "image_url", image_url: { url } }
+      : { type: "file", file: { filename: "file", file_data: url } };
+  }
+  if (isObject(part.fileData)) {
+    const uri = text(part.fileData.fileUri, `${path}.fileData.fileUri`);
+    const mime = typeof part.fileData.mimeType === "string" ? part.fileData.mimeType : "";
+    // A file the model must read: by URL only an image reaches a chat target; Google's own files are Gemini's.
+    if (IMAGE.test(mime) && /^https?:\/\//.test(uri)) return { type: "image_url", image_url: { url: uri } };
+    tolerance.refusal ??= invalidRequest(
+      `'${path}.fileData' is served only by Gemini targets, and this model's target is not one.`,
+      `${path}.fileData`,
+      "unsupported_value",
+    );
+    return null;
+  }
+  tolerance.refusal ??= invalidRequest(
+    `'${path}' is a part only Gemini targets serve, and this model's target is not one.`,
+    path,
+    "unsupported_value",
+  );
+  return null;
+}
+
+/** The chat messages of the `contents`. */
+function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  /** Calls made so far without an id of their own, by name, to pair with their responses. */
+  const pending = new Map<string, string[]>();
+  contents.forEach((value, i) => {
+    const path = `contents[${i}]`;
+    const content = object(value, path);
+    const role = content.role ?? "user";
+    if (role !== "user" && role !== "model" && role !== "function") {
+      throw bad(`${path}.role`, "must be 'user' or 'model'.");
+    }
+    const parts = list(content.parts ?? [], `${path}.parts`);
+    if (role === "model") {
+      const texts: string[] = [];
+      const calls: JsonObject[] = [];
+      parts.forEach((p, j) => {
+        const part = object(p, `${path}.parts[${j}]`);
+        if (typeof part.text === "string" && part.thought !== true) texts.push(part.text);
+        else if (isObject(part.functionCall)) {
+          const call = part.functionCall;
+          const name = text(call.name, `${path}.parts[${j}].functionCall.name`);
+          const id = typeof call.id === "string" ? call.id : `call_${i}_${j}`;
+          if (typeof call.id !== "string") pending.set(name, [...pending.get(name) ?? [], id]);
+          calls.push({
+            id,
+            type: "function",
+            function: { name, arguments: JSON.stringify(call.args ?? {}) },
+          });
+        }
+      });
+      if (texts.length === 0 && calls.length === 0) return;
+      const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
+      if (calls.length > 0) message.tool_calls = calls;
+      out.push(message);
+      return;
+    }
+    const userParts: JsonObject[] = [];
+    parts.forEach((p, j) => {
+      const at = `${path}.parts[${j}]`;
+      const part = object(p, at);
+      if (isObject(part.functionResponse)) {
+        const response = part.functionResponse;
+        const name = text(response.name, `${at}.functionResponse.name`);
+        const id = typeof response.id === "string"
+          ? response.id
+          : pending.get(name)?.shift() ?? `call_${name}`;
+        out.push({ role: "tool", tool_call_id: id, content: JSON.stringify(response.response ?? {}) });
+        return;
+      }
+      const translated = userPart(part, at, tolerance);
+      if (translated !== null) userParts.push(translated);
+    });
+    if (userParts.length === 0) return;
+    const onlyText = userParts.every((p) => p.type === "text");
+    out.push({
+      role: "user",
+      content: onlyText ? userParts.map((p) => p.text as string).join("") : userParts,
+    });
+  });
+  return out;
+}
+
+/** The chat tools of the `tools`; built-in tools are noted for a Gemini target. */
+function toolsOf(tools: unknown[], tolerance: Tolerance): JsonObject[] {
+  const out: JsonObject[] = [];
+  tools.forEach((value, i) => {
+    const tool = object(value, `tools[${i}]`);
+    for (const key of Object.keys(tool)) {
+      if (key !== "functionDeclarations") tolerance.native.push(`tools[${i}].${key}`);
+    }
+    const declarations = tool.functionDeclarations === undefined
+      ? []
+      : list(tool.functionDeclarations, `tools[${i}]`);
+    declarations.forEach((d, j) => {
+      const at = `tools[${i}].functionDeclarations[${j}]`;
+      const declaration = object(d, at);
+      const fn: JsonObject = { name: text(declaration.name, `${at}.name`) };
+      if (typeof declaration.description === "string") fn.description = declaration.description;
+      const parameters = declaration.parametersJsonSchema ?? declaration.parameters;
+      if (parameters !== undefined) fn.parameters = lowerTypes(object(parameters, `${at}.parameters`));
+      out.push({ type: "function", function: fn });
+    });
+  });
+  return out;
+}
+
+/** Google's OpenAPI-style schema types (`STRING`, `OBJECT`) in JSON Schema's lower case, recursively. */
+function lowerTypes(schema: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "type" && typeof value === "string") out.type = value.toLowerCase();
+    else if (Array.isArray(value)) out[key] = value.map((v) => isObject(v) ? lowerTypes(v) : v);
+    else if (isObject(value)) out[key] = lowerTypes(value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** `toolConfig.functionCallingConfig` as `tool_choice`. */
+function toolChoice(config: unknown): unknown {
+  if (!isObject(config) || !isObject(config.functionCallingConfig)) return undefined;
+  const { mode, allowedFunctionNames } = config.functionCallingConfig;
+  if (mode === "NONE") return "none";
+  if (mode === "ANY" || mode === "VALIDATED") {
+    const names = Array.isArray(allowedFunctionNames) ? allowedFunctionNames : [];
+    return names.length === 1 ? { type: "function", function: { name: names[0] } } : "required";
+  }
+  return mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED" ? "auto" : undefined;
+}
+
+/** The generation settings the chat form carries. */
+const GENERATION = new Set([
+  "temperature",
+  "topP",
+  "topK",
+  "maxOutputTokens",
+  "stopSequences",
+  "candidateCount",
+  "seed",
+  "presencePenalty",
+  "frequencyPenalty",
+  "responseMimeType",
+  "responseSchema",
+  "responseJsonSchema",
+  "thinkingConfig",
+]);
+
+function generation(value: unknown, chat: ChatRequest, tolerance: Tolerance): void {
+  const config = object(value, "generationConfig");
+  for (const key of Object.keys(config)) {
+    if (!GENERATION.has(key) && config[key] != null) tolerance.dropped.push(`generationConfig.${key}`);
+  }
+  const set = (key: string, to: keyof ChatRequest) => {
+    const n = num(config[key], `generationConfig.${key}`);
+    if (n !== undefined) (chat as Record<string, unknown>)[to] = n;
+  };
+  set("temperature", "temperature");
+  set("topP", "top_p");
+  set("topK", "top_k");
+  set("maxOutputTokens", "max_completion_tokens");
+  set("seed", "seed");
+  set("presencePenalty", "presence_penalty");
+  set("frequencyPenalty", "frequency_penalty");
+  const candidates = num(config.candidateCount, "generationConfig.candidateCount");
+  if (candidates !== undefined && candidates !== 1) {
+    throw bad("generationConfig.candidateCount", "only 1 candidate is supported by this gateway.");
+  }
+  if (config.stopSequences != null) {
+    chat.stop = list(config.stopSequences, "generationConfig.stopSequences")
+      .map((s, i) => text(s, `generationConfig.stopSequences[${i}]`));
+  }
+  const schema = config.responseJsonSchema ?? config.responseSchema;
+  if (config.responseMimeType === "application/json") {
+    chat.response_format = isObject(schema)
+      ? { type: "json_schema", json_schema: { name: "response", schema: lowerTypes(schema) } }
+      : { type: "json_object" };
+  }
+  if (isObject(config.thinkingConfig)) {
+    const { thinkingBudget, thinkingLevel } = config.thinkingConfig;
+    if (typeof thinkingLevel === "string") chat.reasoning_effort = thinkingLevel.toLowerCase();
+    else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
+      chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
+    }
+  }
+}
+
+/** The top-level fields the translation reads; any other is the tolerance rule's. */
+const KNOWN = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"]);
+
+/** Validates a `generateContent` body for `alias` and translates it to the chat form. */
+export function parseGeminiRequest(input: unknown, alias: string, stream: boolean): GeminiRequest {
+  const body = object(input, "body");
+  const tolerance = newTolerance();
+  for (const key of Object.keys(body)) {
+    if (KNOWN.has(key) || body[key] == null) continue;
+    if (key === "cachedContent") {
+      tolerance.refusal ??= invalidRequest(
+        "'cachedContent' is content cached at Google: served only by Gemini targets, and this model's target " +
+          "is not one.",
+        "cachedContent",
+        "unsupported_value",
+      );
+    } else tolerance.dropped.push(key);
+  }
+  const messages: ChatMessage[] = [];
+  if (body.systemInstruction != null) {
+    const instruction = object(body.systemInstruction, "systemInstruction");
+    const parts = list(instruction.parts ?? [], "systemInstruction.parts");
+    const system = parts.map((p, i) => text(object(p, `systemInstruction.parts[${i}]`).text ?? "", "text"))
+      .join("\n");
+    if (system !== "") messages.push({ role: "system", content: system });
+  }
+  const contents = list(body.contents ?? [], "contents");
+  messages.push(...messagesOf(contents, tolerance));
+  if (!messages.some((m) => m.role !== "system")) throw bad("contents", "must hold at least one content.");
+  const chat: ChatRequest = { model: alias, messages };
+  if (stream) chat.stream = true;
+  if (body.tools != null) {
+    const tools = toolsOf(list(body.tools, "tools"), tolerance);
+    if (tools.length > 0) chat.tools = tools;
+  }
+  const choice = toolChoice(body.toolConfig);
+  if (choice !== undefined && chat.tools !== undefined) chat.tool_choice = choice;
+  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance);
+  return { chat, body, tolerance };
+}

@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { GatewayError } from "../../errors.ts";
+import type { ChatCompletionChunk } from "../../openai/types.ts";
+import { parseGeminiRequest } from "./request.ts";
+import { GeminiChunks } from "./response.ts";
+
+Deno.test("gemini request: contents, system instruction, tools and generation config in the chat form", () => {
+  const { chat, tolerance } = parseGeminiRequest(
+    {
+      systemInstruction: { parts: [{ text: "Be brief." }] },
+      contents: [
+        { role: "user", parts: [{ text: "Weather in " }, { text: "Paris?" }] },
+        {
+          role: "model",
+          parts: [{ text: "thinking…", thought: true }, {
+            functionCall: { name: "get_weather", args: { city: "Paris" } },
+          }],
+        },
+        { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { temp: 21 } } }] },
+        { role: "user", parts: [{ inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "get_weather", parameters: { type: "OBJECT" } }] }],
+      toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["get_weather"] } },
+      generationConfig: {
+        temperature: 0.3,
+        maxOutputTokens: 100,
+        stopSequences: ["END"],
+        responseMimeType: "application/json",
+        thinkingConfig: { thinkingBudget: 10_000 },
+      },
+    },
+    "alias",
+    false,
+  );
+  assert.deepEqual(chat.messages.map((m) => m.role), ["system", "user", "assistant", "tool", "user"]);
+  assert.equal(chat.messages[1].content, "Weather in Paris?");
+  const call =
+    (chat.messages[2] as unknown as { tool_calls: { id: string; function: { arguments: string } }[] })
+      .tool_calls[0];
+  assert.equal(call.function.arguments, '{"city":"Paris"}');
+  assert.equal(
+    (chat.messages[3] as unknown as { tool_call_id: string }).tool_call_id,
+    call.id,
+    "paired by name",
+  );
+  assert.deepEqual(chat.tools, [{
+    type: "function",
+    function: { name: "get_weather", parameters: { type: "object" } },
+  }]);
+  assert.deepEqual(chat.tool_choice, { type: "function", function: { name: "get_weather" } });
+  assert.deepEqual(
+    [chat.temperature, chat.max_completion_tokens, chat.stop, chat.reasoning_effort],
+    [0.3, 100, ["END"], "medium"],
+  );
+  assert.deepEqual(chat.response_format, { type: "json_object" });
+  assert.deepEqual(tolerance, { refusal: null, native: [], dropped: [] });
+});
+
+Deno.test("gemini request: the tolerance rule: dropped, Gemini-only and refused fields; mistakes are 400s", () => {
+  const base = { contents: [{ role: "user", parts: [{ text: "Hi" }] }] };
+  const { tolerance } = parseGeminiRequest(
+    {
+      ...base,
+      safetySettings: [{ category: "HARM_CATEGORY_HATE_SPEECH", threshold: "BLOCK_NONE" }],
+      tools: [{ googleSearch: {} }],
+      generationConfig: { responseModalities: ["TEXT"] },
+      cachedContent: "cachedContents/abc",
+    },
+    "alias",
+    false,
+  );
+  assert.deepEqual(tolerance.dropped, ["safetySettings", "generationConfig.responseModalities"]);
+  assert.deepEqual(tolerance.native, ["tools[0].googleSearch"]);
+  assert.ok(tolerance.refusal instanceof GatewayError);
+  assert.equal(tolerance.refusal.param, "cachedContent");
+  for (
+    const body of [
+      { contents: "Hi" },
+      { contents: [{ role: "system", parts: [{ text: "x" }] }] },
+      { contents: [] },
+      { ...base, generationConfig: { candidateCount: 2 } },
+      { ...base, generationConfig: { temperature: "hot" } },
+    ]
+  ) {
+    assert.throws(() => parseGeminiRequest(body, "alias", false), (e: unknown) => {
+      return e instanceof GatewayError && e.status === 400;
+    }, JSON.stringify(body));
+  }
+});
+
+Deno.test("gemini response: a streamed call is sent whole once its arguments are complete", () => {
+  const chunks = new GeminiChunks({ alias: "a", responseId: "r" });
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk => ({
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "u",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  assert.equal(chunks.chunk(chunk({ content: "Let me look." })).length, 1);
+  const open = { tool_calls: [{ index: 0, id: "c1", function: { name: "get_weather", arguments: '{"ci' } }] };
+  assert.deepEqual(chunks.chunk(chunk(open)), [], "held until complete");
+  assert.deepEqual(
+    chunks.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] })),
+    [],
+  );
+  const last = chunks.finish({ prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 });
+  const candidate = (last.candidates as { content: { parts: unknown[] }; finishReason: string }[])[0];
+  assert.deepEqual(candidate.content.parts, [{
+    functionCall: { name: "get_weather", args: { city: "Paris" }, id: "c1" },
+  }]);
+  assert.equal(candidate.finishReason, "STOP");
+  assert.deepEqual(last.usageMetadata, { promptTokenCount: 3, candidatesTokenCount: 5, totalTokenCount: 8 });
+});

@@ -1,0 +1,201 @@
+/**
+ * Google's Gemini API (v1beta) end to end with the official `@google/genai` SDK against a gateway on a real
+ * socket: generateContent and generateContentStream over an OpenAI-compatible, an Anthropic and the builtin
+ * target (translated), a function-call round trip, countTokens, the key in `x-goog-api-key` or `?key=`, Google's
+ * error shape for a wrong key and a forbidden model, a mid-stream failure the SDK raises on, the JSON-array
+ * stream without `alt=sse`, and one usage record per request under the endpoint `gemini`.
+ */
+import assert from "node:assert/strict";
+import { ApiError, GoogleGenAI, Type } from "@google/genai";
+import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import {
+  FAKE_ANTHROPIC_KEY,
+  FAKE_CLAUDE_ANSWER,
+  type FakeAnthropic,
+  startFakeAnthropic,
+} from "../helpers/fake_anthropic.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
+
+type Fakes = FakeSet<{ openai: FakeUpstream; anthropic: FakeAnthropic }>;
+
+const startAll = (): Fakes => startFakes({ openai: startFakeOpenAI, anthropic: startFakeAnthropic });
+
+function configFor(f: Fakes): string {
+  return `
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  oa: { type: openai, base_url: "${f.openai.baseURL}", api_key: "${FAKE_KEY}" }
+  claude: { type: anthropic, base_url: "${f.anthropic.baseURL}", api_key: "${FAKE_ANTHROPIC_KEY}" }
+  local: { type: builtin }
+models:
+  chat-ok: { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
+  chat-tools: { type: chat, targets: [ { provider: oa, model: gpt-tools } ] }
+  chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
+  claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
+  echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+${TEST_TOKENS_YAML}`;
+}
+
+function client(gw: TestGateway, apiKey = TEST_TOKEN): GoogleGenAI {
+  return new GoogleGenAI({ apiKey, apiVersion: "v1beta", httpOptions: { baseUrl: gw.url } });
+}
+
+Deno.test("gemini sdk: generateContent and generateContentStream over translated targets, Google's fields", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    for (const [model, answer] of [["chat-ok", FAKE_ANSWER], ["claude-ok", FAKE_CLAUDE_ANSWER]]) {
+      const whole = await ai.models.generateContent({ model, contents: "Hi" });
+      assert.equal(whole.text, answer, model);
+      assert.equal(whole.modelVersion, model);
+      assert.equal(typeof whole.responseId, "string");
+      assert.equal(whole.candidates?.[0].finishReason, "STOP");
+      const usage = whole.usageMetadata!;
+      assert.ok(usage.promptTokenCount! > 0 && usage.candidatesTokenCount! > 0);
+      assert.equal(usage.totalTokenCount, usage.promptTokenCount! + usage.candidatesTokenCount!);
+
+      let streamed = "";
+      let chunks = 0;
+      let finish: string | undefined;
+      for await (const chunk of await ai.models.generateContentStream({ model, contents: "Hi" })) {
+        chunks++;
+        streamed += chunk.text ?? "";
+        finish = chunk.candidates?.[0].finishReason ?? finish;
+      }
+      assert.equal(streamed, answer, model);
+      assert.ok(chunks > 1, "chunks as they arrive");
+      assert.equal(finish, "STOP");
+    }
+    const echo = await ai.models.generateContent({
+      model: "echo",
+      contents: "echo me",
+      config: { systemInstruction: "Be brief.", temperature: 0.2, maxOutputTokens: 50 },
+    });
+    assert.match(echo.text ?? "", /echo me/);
+  });
+});
+
+Deno.test("gemini sdk: a function-call round trip, declarations in Google's schema types", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const tools = [{
+      functionDeclarations: [{
+        name: "get_weather",
+        description: "The weather in a city.",
+        parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ["city"] },
+      }],
+    }];
+    const first = await ai.models.generateContent({
+      model: "chat-tools",
+      contents: "Weather?",
+      config: { tools },
+    });
+    const call = first.functionCalls?.[0];
+    assert.ok(call, JSON.stringify(first));
+    assert.equal(call.name, "get_weather");
+    assert.deepEqual(call.args, { city: "Paris" });
+    const sent = fakes.openai.requests.at(-1)!.body as { tools: { function: { parameters: unknown } }[] };
+    assert.deepEqual(sent.tools[0].function.parameters, {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+    });
+    const second = await ai.models.generateContent({
+      model: "chat-ok",
+      contents: [
+        { role: "user", parts: [{ text: "Weather?" }] },
+        { role: "model", parts: [{ functionCall: { id: call.id, name: call.name, args: call.args } }] },
+        {
+          role: "user",
+          parts: [{ functionResponse: { id: call.id, name: call.name, response: { temp: 21 } } }],
+        },
+      ],
+    });
+    assert.equal(second.text, FAKE_ANSWER);
+    const messages = fakes.openai.requests.at(-1)!.body.messages as { role: string; tool_call_id?: string }[];
+    assert.deepEqual(messages.map((m) => m.role), ["user", "assistant", "tool"]);
+    assert.equal(messages[2].tool_call_id, call.id);
+  });
+});
+
+Deno.test("gemini sdk: countTokens; keys in x-goog-api-key or ?key=; Google's errors; one usage record each", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    const counted = await ai.models.countTokens({ model: "chat-ok", contents: "How many tokens is this?" });
+    assert.ok((counted.totalTokens ?? 0) > 0);
+
+    const wrong = await client(gw, "gw-not-a-token").models.generateContent({
+      model: "chat-ok",
+      contents: "Hi",
+    })
+      .then(() => null, (e) => e);
+    assert.ok(wrong instanceof ApiError, String(wrong));
+    assert.equal(wrong.status, 401);
+    const forbidden = await ai.models.generateContent({ model: "no-such-model", contents: "Hi" })
+      .then(() => null, (e) => e);
+    assert.ok(forbidden instanceof ApiError);
+    assert.equal(forbidden.status, 403);
+
+    const byQuery = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent?key=${TEST_TOKEN}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+    });
+    assert.equal(byQuery.status, 200);
+    await byQuery.body?.cancel();
+    const bad = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ contents: "not a list" }),
+    });
+    assert.equal(bad.status, 400);
+    const error = (await bad.json()).error;
+    assert.deepEqual([error.code, error.status], [400, "INVALID_ARGUMENT"]);
+    assert.equal(typeof error.message, "string");
+
+    const listed = await fetch(`${gw.url}/v1beta/models`, { headers: { "x-goog-api-key": TEST_TOKEN } });
+    const names = (await listed.json()).models.map((m: { name: string }) => m.name);
+    assert.ok(names.includes("models/chat-ok"));
+
+    const rows = await pollUsageRows<{ endpoint: string; status: number; alias: string | null }>(
+      gw,
+      (r) => r.length >= 6,
+      { sql: "SELECT endpoint, status, alias FROM usage ORDER BY rowid", settleMs: 200 },
+    );
+    assert.deepEqual(rows.map((r) => [r.endpoint, r.status]), [
+      ["gemini", 200],
+      ["gemini", 401],
+      ["gemini", 403],
+      ["gemini", 200],
+      ["gemini", 400],
+      ["gemini", 200],
+    ]);
+  });
+});
+
+Deno.test("gemini sdk: a mid-stream failure ends with Google's error chunk and the SDK raises; no alt=sse streams a JSON array", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    const failed = await (async () => {
+      for await (const _ of await ai.models.generateContentStream({ model: "chat-cut", contents: "Hi" })) {
+        // reading until the failure
+      }
+    })().then(() => null, (e) => e);
+    assert.ok(failed instanceof Error, "the SDK raised");
+
+    const res = await fetch(`${gw.url}/v1beta/models/chat-ok:streamGenerateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+    });
+    const chunks = JSON.parse(await res.text()) as {
+      candidates: { content: { parts: { text?: string }[] } }[];
+    }[];
+    assert.ok(chunks.length > 1);
+    assert.equal(
+      chunks.map((c) => c.candidates[0].content.parts.map((p) => p.text ?? "").join("")).join(""),
+      FAKE_ANSWER,
+    );
+  });
+});
