@@ -31,6 +31,8 @@ export interface ProviderCapabilities {
    * model, or only with Claude models (Bedrock, where the same entry also serves Nova, Llama, …).
    */
   readonly messages: "never" | "always" | "claude_models";
+  /** Speaks Google's Gemini API, so `/v1beta/models/{alias}:generateContent` is passed through. */
+  readonly gemini: boolean;
   /**
    * Has a vendor endpoint that counts a request's input tokens exactly (the gateway estimates otherwise):
    * `when_configured` means the Responses API's own counting endpoint, so only with `native_responses: true`.
@@ -47,6 +49,7 @@ export interface ProviderCapabilities {
 export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabilities>> = {
   builtin: {
     serves: ["chat", "embedding"],
+    gemini: false,
     responses: "never",
     messages: "never",
     countTokens: "never",
@@ -54,14 +57,23 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
   },
   openai: {
     serves: ["chat", "embedding"],
+    gemini: false,
     responses: "when_configured",
     messages: "never",
     countTokens: "when_configured",
     topK: true,
   },
-  anthropic: { serves: ["chat"], responses: "never", messages: "always", countTokens: "always", topK: true },
+  anthropic: {
+    serves: ["chat"],
+    gemini: false,
+    responses: "never",
+    messages: "always",
+    countTokens: "always",
+    topK: true,
+  },
   gemini: {
     serves: ["chat", "embedding"],
+    gemini: true,
     responses: "never",
     messages: "never",
     countTokens: "always",
@@ -69,6 +81,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
   },
   azure: {
     serves: ["chat", "embedding"],
+    gemini: false,
     responses: "when_configured",
     messages: "never",
     countTokens: "when_configured",
@@ -76,6 +89,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
   },
   bedrock: {
     serves: ["chat", "embedding"],
+    gemini: false,
     responses: "never",
     messages: "claude_models",
     countTokens: "always",

@@ -313,6 +313,23 @@ export type PriceConfig = z.output<typeof priceSchema>;
 export type ContentRuleConfig = z.output<typeof contentRuleSchema>;
 /** An API endpoint name: what a token may be limited to, and how requests are counted. */
 export type Endpoint = typeof ENDPOINTS[number];
+
+/**
+ * The endpoints that call a model, with the alias type each needs (as their routes in http/endpoints.ts): the
+ * one list policy, explain and content rules read. A `chat` one reaches the policy in the chat form.
+ */
+export const MODEL_ENDPOINTS = {
+  chat: "chat",
+  responses: "chat",
+  messages: "chat",
+  gemini: "chat",
+  embeddings: "embedding",
+} as const satisfies Partial<Record<Endpoint, "chat" | "embedding">>;
+
+/** Whether a request to `endpoint` reaches the policy in the chat form (chat, Responses, Messages, Gemini). */
+export function isChatFormEndpoint(endpoint: Endpoint): boolean {
+  return (MODEL_ENDPOINTS as Partial<Record<Endpoint, string>>)[endpoint] === "chat";
+}
 export type Strategy = ModelConfig["strategy"];
 export type ModelType = ModelConfig["type"];
 

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Endpoint } from "../config/schema.ts";
+import { type Endpoint, isChatFormEndpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
 import { isObject, type JsonObject } from "../openai/types.ts";
 import { PolicyDenied } from "./denied.ts";
@@ -101,8 +101,8 @@ export function applyContentRules(
   rules: readonly ResolvedContentRule[],
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
-  // A Responses or Messages request reaches the policy in the chat form.
-  const slots = endpoint === "chat" || endpoint === "responses" || endpoint === "messages"
+  // A Responses, Messages or Gemini request reaches the policy in the chat form.
+  const slots = isChatFormEndpoint(endpoint)
     ? chatSlots(body)
     : endpoint === "embeddings"
     ? embeddingSlots(body)

@@ -20,6 +20,7 @@ import { applyContentRules } from "./content_rules.ts";
 import type { Check, CounterStore, PeriodCheck, ReserveResult, SettleOps } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
+import { isChatFormEndpoint } from "../config/schema.ts";
 import { denialWaitMs, type RateCheck, rateChecks, rateDenied, rateStates } from "./rate_limiter.ts";
 import { rateLimitHeaders } from "./ratelimit_headers.ts";
 import { streamAllowance } from "./stream_allowance.ts";
@@ -156,7 +157,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         if (decision.outcome === "modify") modifiedBy.push(...decision.rules);
       }
       if (
-        (endpoint === "chat" || endpoint === "responses" || endpoint === "messages") && body &&
+        isChatFormEndpoint(endpoint) && body &&
         token.maxTokens !== null &&
         applyMaxTokensCeiling(body, token.maxTokens)
       ) {

@@ -5,19 +5,13 @@
  *
  * @module
  */
-import type { BudgetConfig, Endpoint, ModelType, PriceConfig } from "../config/schema.ts";
+import type { BudgetConfig, MODEL_ENDPOINTS, ModelType, PriceConfig } from "../config/schema.ts";
 import type { ResolvedConfig, ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { TargetHealthSnapshot } from "../routing/health.ts";
 import type { CounterStore } from "./counter_store.ts";
 
-/** The endpoints that call a model, with the alias type each needs (as their routes in http/endpoints.ts). */
-export const MODEL_ENDPOINTS = {
-  chat: "chat",
-  responses: "chat",
-  messages: "chat",
-  gemini: "chat",
-  embeddings: "embedding",
-} as const satisfies Partial<Record<Endpoint, ModelType>>;
+/** The endpoints that call a model, with the alias type each needs (defined beside the endpoint names). */
+export { MODEL_ENDPOINTS } from "../config/schema.ts";
 
 /** An endpoint that calls a model. */
 export type ModelEndpoint = keyof typeof MODEL_ENDPOINTS;

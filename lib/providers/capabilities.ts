@@ -23,7 +23,7 @@ export {
 } from "../config/provider_capabilities.ts";
 
 /** A client API other than chat and embeddings that an upstream may speak itself (its body passed through). */
-export type NativeApi = "responses" | "messages";
+export type NativeApi = "responses" | "messages" | "gemini";
 
 /** The table's row for a provider type. */
 export function capabilitiesOf(type: ProviderType): ProviderCapabilities {
@@ -37,6 +37,7 @@ export function capabilitiesOf(type: ProviderType): ProviderCapabilities {
 export function speaksNatively(target: ResolvedTarget, api: NativeApi): boolean {
   const row = PROVIDER_CAPABILITIES[target.providerConfig.type];
   if (api === "responses") return row.responses === "when_configured" && nativeResponsesOn(target);
+  if (api === "gemini") return row.gemini;
   if (row.messages === "claude_models") return servesMessages(target.model);
   return row.messages === "always";
 }

@@ -45,6 +45,8 @@ Deno.test("capabilities: every row matches what that type's adapter implements",
         `${type} responses`,
       );
       assert.equal(typeof provider.messages === "function", row.messages !== "never", `${type} messages`);
+      assert.equal(typeof provider.gemini === "function", row.gemini, `${type} gemini`);
+      assert.equal(speaksNatively(t, "gemini"), row.gemini, `${type} gemini`);
       assert.equal(typeof provider.countInputTokens === "function", countsInputTokens(t), `${type} counting`);
       if (row.countTokens !== "when_configured") {
         assert.equal(countsInputTokens(t), row.countTokens === "always");

@@ -104,6 +104,12 @@ export interface Provider {
    */
   compact?(body: JsonObject, call: UpstreamCall): Promise<JsonObject>;
   /**
+   * Passes a Gemini API `generateContent` body through to an upstream that speaks Google's Gemini API (the
+   * target's model goes in the URL; `stream` picks `:streamGenerateContent?alt=sse`): its
+   * `GenerateContentResponse`, or its stream of them (an error chunk throws). Present for `gemini` providers.
+   */
+  gemini?(body: JsonObject, stream: boolean, call: UpstreamCall): Promise<NativeResponsesResult>;
+  /**
    * Passes an Anthropic Messages request (model already the target's) through to an upstream that speaks the
    * Messages API (`anthropic`; `bedrock` for Claude models only: callers check the target first).
    */

@@ -35,6 +35,11 @@ models:
   chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+  guarded:
+    type: chat
+    targets: [ { provider: oa, model: gpt-ok } ]
+    content_rules:
+      - { name: secret-word, pattern: "forbidden", action: deny }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -197,5 +202,22 @@ Deno.test("gemini sdk: a mid-stream failure ends with Google's error chunk and t
       chunks.map((c) => c.candidates[0].content.parts.map((p) => p.text ?? "").join("")).join(""),
       FAKE_ANSWER,
     );
+  });
+});
+
+Deno.test("gemini sdk: the alias's content rules judge a Gemini request as any other (a deny is Google's 400)", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const before = fakes.openai.requests.length;
+    const denied = await client(gw).models.generateContent({
+      model: "guarded",
+      contents: "something forbidden",
+    })
+      .then(() => null, (e) => e);
+    assert.ok(denied instanceof ApiError, String(denied));
+    assert.equal(denied.status, 400);
+    assert.match(denied.message, /INVALID_ARGUMENT/);
+    assert.equal(fakes.openai.requests.length, before, "nothing reached the upstream");
+    const allowed = await client(gw).models.generateContent({ model: "guarded", contents: "something fine" });
+    assert.equal(allowed.text, FAKE_ANSWER);
   });
 });

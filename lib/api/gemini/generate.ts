@@ -2,15 +2,19 @@
  * Google's Gemini API (v1beta) for `@google/genai` and Gemini CLI: `GET /v1beta/models` and
  * `/v1beta/models/{alias}`, `POST /v1beta/models/{alias}:generateContent`, `:streamGenerateContent` (SSE with
  * `alt=sse`, a streamed JSON array without it) and `:countTokens`. The request is translated to the chat form
- * (request.ts), on which policy runs as for every endpoint (endpoint name `gemini`), routed over the alias's
- * targets and answered through the answer runner in Google's wire format (response.ts). Every error is in
+ * (request.ts), on which policy runs as for every endpoint (endpoint name `gemini`), and routed over the alias's
+ * targets: a `gemini` provider gets the client's body passed through (native.ts: thought signatures, cached
+ * content, built-in tools survive), every other target the chat form, its answer translated back to Google's
+ * wire format (response.ts), both through the answer runner. Every error is in
  * Google's shape (`{"error":{"code","message","status"}}`), a stream's last chunk too.
  *
  * @module
  */
 import { GatewayError, modelNotFound } from "../../errors.ts";
-import type { ResolvedModel } from "../../config/types.ts";
-import type { JsonObject, Usage } from "../../openai/types.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import { type ChatRequest, isObject, type JsonObject, type Usage } from "../../openai/types.ts";
+import type { RoutedAnswer } from "../../http/route_request.ts";
+import { speaksNatively } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
@@ -23,12 +27,20 @@ import {
   answerTokenCount,
   completionReported,
   completionTexts,
+  isNativeAnswer,
+  type NativeAnswer,
   routeAnswer,
 } from "../../answer/runner.ts";
 import { countTokens, estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
 import { completionToGemini, type GeminiFrame } from "./response.ts";
-import { geminiStreamBody, type GeminiStreamOutcome } from "./stream.ts";
+import {
+  type GeminiNativeOutcome,
+  geminiNativeStreamBody,
+  geminiStreamBody,
+  type GeminiStreamOutcome,
+} from "./stream.ts";
+import { answerTexts, clientAnswer, nativeGeminiBody, nativeUsage } from "./native.ts";
 
 const ROUTE = ROUTES.geminiModel;
 const JSON_TYPE = { "content-type": "application/json" };
@@ -90,12 +102,12 @@ async function generate(
   const parsed = parseGeminiRequest(await readJsonBody(request, ctx.state.config.server), alias, stream);
   const chat = parsed.chat;
   const resolved = aliasOf(ctx, alias, stream);
-  // Nothing passes through natively yet: a Gemini target gets the chat form too, so the native-only parts of a
-  // request are refused (or dropped) for every target alike.
+  // A Gemini target gets the client's body as sent; what only it serves sends the request to one.
+  const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
   const model = servingTargets(
     resolved,
     parsed.tolerance,
-    () => false,
+    isGemini,
     (path) =>
       new GatewayError(400, `'${path}' cannot be served by this model's target, and the model is strict.`, {
         type: "invalid_request_error",
@@ -104,10 +116,22 @@ async function generate(
       }),
   );
   await admitChat(ctx, ROUTE.endpoint, model, chat);
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream });
+  const sse = new URL(request.url).searchParams.get("alt") === "sse";
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream }, {
+    speaks: isGemini,
+    valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
+    what: "a GenerateContentResponse",
+    call: (target, provider) =>
+      provider.gemini?.(nativeGeminiBody(parsed.body, chat, model.contentRules), stream, {
+        target,
+        signal: ctx.signal,
+        requestId: ctx.requestId,
+      }) ?? Promise.resolve(undefined),
+  });
+  const result = routed.value;
+  if (isNativeAnswer(result)) return await answerNative(ctx, { ...routed, value: result }, chat, alias, sse);
   noteDropped(ctx, routed.headers, parsed.tolerance);
   const frame: GeminiFrame = { alias, responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24) };
-  const result = routed.value;
   if (result.kind === "json") {
     const completion = result.body;
     return await answerJson(routed.headers, { chat }, {
@@ -117,7 +141,6 @@ async function generate(
         completionToGemini(completion, frame, completion.usage ?? chatUsage(usage.prompt, usage.completion)),
     });
   }
-  const sse = new URL(request.url).searchParams.get("alt") === "sse";
   let counted: Usage | undefined;
   const countUsage = async (texts: string[]): Promise<Usage> => {
     const [p, c] = await Promise.all([estimateInputTokens(chat), countTokens(texts)]);
@@ -140,6 +163,35 @@ async function generate(
         },
   });
   // Without `alt=sse` Google streams one JSON array.
+  if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
+  return answer;
+}
+
+/** The client's answer from a Gemini target: its own answer (or stream), the alias as `modelVersion`. */
+async function answerNative(
+  ctx: ClientContext,
+  routed: RoutedAnswer<NativeAnswer>,
+  chat: ChatRequest,
+  alias: string,
+  sse: boolean,
+): Promise<Answer> {
+  const result = routed.value;
+  if (result.kind === "native") {
+    const upstream = result.body;
+    return await answerJson(routed.headers, { chat }, {
+      reported: nativeUsage(upstream.usageMetadata),
+      texts: () => answerTexts(upstream),
+      render: () => clientAnswer(upstream, alias),
+    });
+  }
+  const answer = await answerStream<GeminiNativeOutcome>(ctx, { ...routed, value: result.stream }, {
+    chat,
+    asked: true,
+  }, {
+    body: (ending) =>
+      geminiNativeStreamBody(result.stream, { ...ending, alias, sse, startedAt: ctx.startedAt }),
+    usage: ({ usage }) => usage && { ...usage, estimated: false },
+  });
   if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
   return answer;
 }

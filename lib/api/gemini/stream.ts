@@ -8,7 +8,7 @@
  * @module
  */
 import { googleErrorBody } from "../../errors.ts";
-import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
+import type { ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
   eachValue,
@@ -17,6 +17,7 @@ import {
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
 import { GeminiChunks, type GeminiFrame } from "./response.ts";
+import { answerTexts, clientAnswer, nativeUsage } from "./native.ts";
 
 /** What the stream learnt by the time it ended. */
 export interface GeminiStreamOutcome extends StreamOutcome {
@@ -24,6 +25,54 @@ export interface GeminiStreamOutcome extends StreamOutcome {
 }
 
 const encoder = new TextEncoder();
+
+/** Google's framing: one SSE `data:` event per chunk, or (without `alt=sse`) one JSON array. */
+function framing(sse: boolean) {
+  let first = true;
+  return {
+    encode(value: unknown): Uint8Array {
+      const json = JSON.stringify(value);
+      if (sse) return encoder.encode(`data: ${json}\r\n\r\n`);
+      const framed = (first ? "[" : ",\r\n") + json;
+      first = false;
+      return encoder.encode(framed);
+    },
+    /** What closes the stream after its last chunk. */
+    end: (): Uint8Array[] => sse ? [] : [encoder.encode("]")],
+  };
+}
+
+/** What a natively served stream learnt: the upstream's counts from its latest `usageMetadata`. */
+export interface GeminiNativeOutcome extends StreamOutcome {
+  usage?: { prompt: number; completion: number };
+}
+
+/**
+ * The client's body of a stream passed through from a Gemini target: each upstream chunk forwarded the moment
+ * it is read, the alias as `modelVersion`; a failure after the start ends it with Google's error chunk.
+ */
+export function geminiNativeStreamBody(
+  stream: Peeked<JsonObject>,
+  options: StreamEnding<GeminiNativeOutcome> & { alias: string; sse: boolean; startedAt: number },
+): ReadableStream<Uint8Array> {
+  const outcome: GeminiNativeOutcome = { end: "ok", texts: [] };
+  const frame = framing(options.sse);
+  return clientStreamBody(stream, outcome, options, {
+    pull: eachValue({
+      value(chunk) {
+        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
+        outcome.texts.push(...answerTexts(chunk));
+        outcome.usage = nativeUsage(chunk.usageMetadata) ?? outcome.usage;
+        return [frame.encode(clientAnswer(chunk, options.alias))];
+      },
+      finish: () => frame.end(),
+    }),
+    fail(controller, error) {
+      controller.enqueue(frame.encode(googleErrorBody(error)));
+      for (const bytes of frame.end()) controller.enqueue(bytes);
+    },
+  });
+}
 
 /** The client-facing body. */
 export function geminiStreamBody(
@@ -38,14 +87,8 @@ export function geminiStreamBody(
 ): ReadableStream<Uint8Array> {
   const chunks = new GeminiChunks(options.frame);
   const outcome: GeminiStreamOutcome = { end: "ok", texts: chunks.texts };
-  let first = true;
-  const encode = (value: unknown): Uint8Array => {
-    const json = JSON.stringify(value);
-    if (options.sse) return encoder.encode(`data: ${json}\r\n\r\n`);
-    const framed = (first ? "[" : ",\r\n") + json;
-    first = false;
-    return encoder.encode(framed);
-  };
+  const frame = framing(options.sse);
+  const encode = frame.encode;
   return clientStreamBody(stream, outcome, options, {
     beforeEnd: () => {
       outcome.usage = chunks.usage;
@@ -57,13 +100,12 @@ export function geminiStreamBody(
       },
       async finish() {
         const usage = chunks.usage ?? await options.countUsage(chunks.texts);
-        const last = encode(chunks.finish(usage));
-        return options.sse ? [last] : [last, encoder.encode("]")];
+        return [encode(chunks.finish(usage)), ...frame.end()];
       },
     }),
     fail(controller, error) {
       controller.enqueue(encode(googleErrorBody(error)));
-      if (!options.sse) controller.enqueue(encoder.encode("]"));
+      for (const bytes of frame.end()) controller.enqueue(bytes);
     },
   });
 }

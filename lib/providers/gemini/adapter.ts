@@ -20,7 +20,7 @@ import {
 import { geminiHttpError } from "./error.ts";
 import { geminiUnsupportedRules, toGeminiRequest } from "./request.ts";
 import { toChatCompletion } from "./response.ts";
-import { geminiChunkTransformer } from "./stream.ts";
+import { geminiChunkTransformer, geminiPassthroughTransformer } from "./stream.ts";
 import { countTokensBody, geminiInputTokens } from "./count_tokens.ts";
 import { count } from "./types.ts";
 import type { UpstreamRequest } from "../shared/transport.ts";
@@ -91,6 +91,13 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
         countTokensBody(generateContentBody(input.chat, false, "drop"), call.target.model),
       ),
     inputTokens: geminiInputTokens,
+    // The Gemini API passed through: the client's body as it is, the target's model in the URL.
+    geminiRequest: (body, stream, call) =>
+      stream
+        ? post(call.target.model, "streamGenerateContent", body, true)
+        : post(call.target.model, "generateContent", body),
+    geminiStages: (call) =>
+      stages(sseEvents(call), geminiPassthroughTransformer(call.target.provider, secrets)),
     authorize: keyHeader("x-goog-api-key", config.api_key),
     httpError: (provider, status, text, headers) => geminiHttpError(provider, status, text, headers, secrets),
     completion: (text, call) =>

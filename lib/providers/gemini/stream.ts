@@ -95,3 +95,29 @@ export function geminiChunkTransformer(
     },
   };
 }
+
+/**
+ * Upstream SSE events → the upstream's own `GenerateContentResponse` chunks, for a request passed through
+ * natively: each event's JSON object as it came; an `{"error":…}` event throws the upstream's error (scrubbed),
+ * and a stream that ends without any `finishReason` was cut short and errors rather than ending cleanly.
+ */
+export function geminiPassthroughTransformer(
+  provider: string,
+  secrets: readonly string[] = [],
+): SyncTransformer<SseEvent, JsonObject> {
+  let finished = false;
+  return {
+    transform(event, controller) {
+      let data = parseEventJson(provider, event.data);
+      if (Array.isArray(data) && data.length === 1) data = data[0];
+      if (!isObject(data)) throw eventNotAnObject(provider);
+      if (data.error !== undefined && data.error !== null) throw geminiStreamError(provider, data, secrets);
+      const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isObject) : [];
+      if (candidates.some((c) => c.finishReason != null) || promptBlocked(data)) finished = true;
+      controller.enqueue(data);
+    },
+    flush() {
+      if (!finished) throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
+    },
+  };
+}

@@ -70,6 +70,13 @@ export interface ProviderAdapter {
    */
   compactRequest?(body: JsonObject, call: UpstreamCall): UpstreamRequest;
   /**
+   * Only for an upstream that speaks Google's Gemini API: the request passing a `generateContent` body through
+   * (streamed or not), without credentials. With {@linkcode geminiStages}, it makes the provider's `gemini`.
+   */
+  geminiRequest?(body: JsonObject, stream: boolean, call: UpstreamCall): UpstreamRequest;
+  /** The stages a passed-through Gemini stream goes through, from bytes to chunk objects. */
+  geminiStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
+  /**
    * Only for an upstream that speaks Anthropic's Messages API: the request passing a Messages body through
    * (`body.stream` says which kind), without credentials. With {@linkcode messagesStages}, it makes the
    * provider's `messages` method.
@@ -117,6 +124,8 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     responsesRequest,
     responsesStages,
     compactRequest,
+    geminiRequest,
+    geminiStages,
     messagesRequest,
     messagesStages,
     countTokensRequest,
@@ -129,6 +138,13 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
         return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
       }
       return { kind: "stream", events: pullStages(res.body, responsesStages(call)) };
+    };
+  }
+  if (geminiRequest && geminiStages) {
+    provider.gemini = async (body: JsonObject, stream: boolean, call: UpstreamCall) => {
+      const res = await send(geminiRequest(body, stream, call), call);
+      if (!stream) return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
+      return { kind: "stream", events: pullStages(res.body, geminiStages(call)) };
     };
   }
   if (compactRequest) {

@@ -1,0 +1,79 @@
+/**
+ * A Gemini API request passed through to a `gemini` provider, and its answer passed back: pure rewriting only.
+ * Upstream-bound, the client's body keeps every field and part it sent (thought signatures, `cachedContent`,
+ * built-in tools, safety settings) with the output limit the policy set and the content rules' redactions in
+ * its texts; the target's model goes in the URL. Client-bound, each `GenerateContentResponse` shows the alias
+ * as `modelVersion`; everything else is the upstream's.
+ *
+ * @module
+ */
+import type { ResolvedContentRule } from "../../config/types.ts";
+import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { redactText } from "../../policy/content_rules.ts";
+
+/** The texts of a content's parts redacted; other parts as they are. */
+function redactParts(content: unknown, rules: readonly ResolvedContentRule[]): unknown {
+  if (!isObject(content) || !Array.isArray(content.parts)) return content;
+  const parts = content.parts.map((part) =>
+    isObject(part) && typeof part.text === "string" && part.thought !== true
+      ? { ...part, text: redactText(part.text, rules) }
+      : part
+  );
+  return { ...content, parts };
+}
+
+/**
+ * The body a Gemini target gets: the client's, with the policy's output limit (the token's ceiling may have
+ * lowered or set `maxOutputTokens`) and the alias's redactions (deny rules were judged on the chat form).
+ */
+export function nativeGeminiBody(
+  client: JsonObject,
+  chat: ChatRequest,
+  rules: readonly ResolvedContentRule[],
+): JsonObject {
+  const body: JsonObject = { ...client };
+  delete body.model;
+  const limit = chat.max_completion_tokens;
+  const config = isObject(client.generationConfig) ? client.generationConfig : {};
+  if (typeof limit === "number" && limit !== config.maxOutputTokens) {
+    body.generationConfig = { ...config, maxOutputTokens: limit };
+  }
+  if (!rules.some((r) => r.action === "redact")) return body;
+  if (Array.isArray(body.contents)) body.contents = body.contents.map((c) => redactParts(c, rules));
+  if (body.systemInstruction !== undefined) {
+    body.systemInstruction = redactParts(body.systemInstruction, rules);
+  }
+  return body;
+}
+
+/** An upstream answer (or chunk) as the client's: the alias as `modelVersion`. */
+export function clientAnswer(upstream: JsonObject, alias: string): JsonObject {
+  return { ...upstream, modelVersion: alias };
+}
+
+/** The token counts of a `usageMetadata`, thoughts counted as output; undefined without usable ones. */
+export function nativeUsage(metadata: unknown): { prompt: number; completion: number } | undefined {
+  if (!isObject(metadata)) return undefined;
+  const n = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  const prompt = n(metadata.promptTokenCount);
+  if (prompt === undefined) return undefined;
+  return {
+    prompt,
+    completion: (n(metadata.candidatesTokenCount) ?? 0) + (n(metadata.thoughtsTokenCount) ?? 0),
+  };
+}
+
+/** The texts of an answer's parts (thoughts included), for counting when no usage came. */
+export function answerTexts(answer: JsonObject): string[] {
+  const out: string[] = [];
+  for (const candidate of Array.isArray(answer.candidates) ? answer.candidates : []) {
+    const content = isObject(candidate) ? candidate.content : undefined;
+    for (const part of isObject(content) && Array.isArray(content.parts) ? content.parts : []) {
+      if (isObject(part) && typeof part.text === "string") out.push(part.text);
+      if (isObject(part) && isObject(part.functionCall)) {
+        out.push(JSON.stringify(part.functionCall.args ?? {}));
+      }
+    }
+  }
+  return out;
+}

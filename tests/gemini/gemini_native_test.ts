@@ -1,0 +1,131 @@
+/**
+ * The Gemini API passed through to a `gemini` provider, end to end with `@google/genai` and the fake Gemini
+ * upstream: the client's body reaches the upstream as sent (thinking settings, safety settings, built-in tools,
+ * thought signatures), the target's model in the URL, the gateway's key instead of the client's; the answer is
+ * the upstream's with the alias as `modelVersion`; one usage record with the upstream's counts; a mid-stream
+ * error ends the stream with Google's error chunk; the token's max_tokens ceiling lowers `maxOutputTokens`.
+ */
+import assert from "node:assert/strict";
+import { GoogleGenAI } from "@google/genai";
+import {
+  FAKE_GEMINI_KEY,
+  FAKE_GEMINI_THOUGHT,
+  FAKE_SIGNATURE,
+  type FakeGemini,
+  GEMINI_ANSWER,
+  startFakeGemini,
+} from "../helpers/fake_gemini.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+
+const CEILING = "gw-gemini-ceiling-0123456789abcdef";
+
+function configFor(fake: FakeGemini): string {
+  return `
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  gem: { type: gemini, base_url: "${fake.baseURL}", api_key: "${FAKE_GEMINI_KEY}" }
+models:
+  gemini-ok: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
+  gemini-tools: { type: chat, targets: [ { provider: gem, model: gem-tools } ] }
+  gemini-broken: { type: chat, targets: [ { provider: gem, model: gem-midstream-error } ] }
+  chat-unused: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
+${TEST_TOKENS_YAML}
+  - { name: capped, sha256: ${hashToken(CEILING)}, models: ["*"], max_tokens: 64 }
+`;
+}
+
+Deno.test("gemini native: the client's body passes through to a gemini provider; the answer is the upstream's", async () => {
+  await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
+    const ai = new GoogleGenAI({
+      apiKey: TEST_TOKEN,
+      apiVersion: "v1beta",
+      httpOptions: { baseUrl: gw.url },
+    });
+    const answer = await ai.models.generateContent({
+      model: "gemini-ok",
+      contents: "Hi",
+      config: {
+        thinkingConfig: { includeThoughts: true, thinkingBudget: 512 },
+        safetySettings: [{ category: "HARM_CATEGORY_HATE_SPEECH", threshold: "BLOCK_NONE" }],
+      } as Record<string, unknown>,
+    });
+    assert.equal(answer.text, GEMINI_ANSWER);
+    assert.equal(answer.modelVersion, "gemini-ok");
+    const parts = answer.candidates?.[0].content?.parts ?? [];
+    assert.ok(
+      parts.some((p) => p.thought === true && p.text === FAKE_GEMINI_THOUGHT),
+      "the upstream's thoughts",
+    );
+    const sent = fake.requests.at(-1)!;
+    assert.equal(sent.model, "gem-ok");
+    assert.equal(sent.headers.get("x-goog-api-key"), FAKE_GEMINI_KEY);
+    assert.deepEqual((sent.body.generationConfig as Record<string, unknown>).thinkingConfig, {
+      includeThoughts: true,
+      thinkingBudget: 512,
+    });
+    assert.ok(Array.isArray(sent.body.safetySettings), "passed through, not dropped");
+
+    // A function call with its thought signature comes back, and goes back, as the upstream wrote it.
+    const call = await ai.models.generateContent({ model: "gemini-tools", contents: "Weather?" });
+    const callPart = call.candidates![0].content!.parts!.find((p) => p.functionCall)!;
+    assert.equal(callPart.thoughtSignature, FAKE_SIGNATURE);
+    await ai.models.generateContent({
+      model: "gemini-tools",
+      contents: [
+        { role: "user", parts: [{ text: "Weather?" }] },
+        { role: "model", parts: [callPart] },
+        { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { temp: 21 } } }] },
+      ],
+    });
+    const history = fake.requests.at(-1)!.body.contents as { parts: { thoughtSignature?: string }[] }[];
+    assert.equal(history[1].parts[0].thoughtSignature, FAKE_SIGNATURE);
+
+    let streamed = "";
+    for await (const chunk of await ai.models.generateContentStream({ model: "gemini-ok", contents: "Hi" })) {
+      streamed += chunk.text ?? "";
+      assert.equal(chunk.modelVersion, "gemini-ok");
+    }
+    assert.equal(streamed, GEMINI_ANSWER);
+
+    const rows = await pollUsageRows<{ endpoint: string; prompt_tokens: number; tokens_estimated: number }>(
+      gw,
+      (r) => r.length >= 4,
+      { sql: "SELECT endpoint, prompt_tokens, tokens_estimated FROM usage ORDER BY rowid" },
+    );
+    assert.deepEqual(rows.map((r) => [r.endpoint, r.tokens_estimated]), [
+      ["gemini", 0],
+      ["gemini", 0],
+      ["gemini", 0],
+      ["gemini", 0],
+    ]);
+  });
+});
+
+Deno.test("gemini native: a mid-stream error ends with Google's error chunk; the ceiling lowers maxOutputTokens", async () => {
+  await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
+    const res = await fetch(`${gw.url}/v1beta/models/gemini-broken:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+    });
+    const events = (await res.text()).split("\r\n\r\n").filter((e) => e.startsWith("data: "));
+    const last = JSON.parse(events.at(-1)!.slice(6));
+    assert.equal(typeof last.error?.code, "number");
+    assert.equal(typeof last.error?.status, "string");
+
+    const capped = new GoogleGenAI({
+      apiKey: CEILING,
+      apiVersion: "v1beta",
+      httpOptions: { baseUrl: gw.url },
+    });
+    await capped.models.generateContent({
+      model: "gemini-ok",
+      contents: "Hi",
+      config: { maxOutputTokens: 1000 },
+    });
+    const config = fake.requests.at(-1)!.body.generationConfig as Record<string, unknown>;
+    assert.equal(config.maxOutputTokens, 64);
+  });
+});
