@@ -69,6 +69,12 @@ export interface StreamEvents<T> {
    * goes on, and the next pull waits for it again.
    */
   idle?: { afterMs: number; event: Uint8Array };
+  /**
+   * After the failure's events, cut the connection instead of ending the body cleanly: for an API whose clients
+   * may not raise on an error event alone (Google's SDKs read a well-framed stream that just stops as complete,
+   * minus its finish reason), so that every client sees the answer broke.
+   */
+  cutAfterFail?: boolean;
 }
 
 /** Thrown out of a pull by `next` when the upstream stayed silent for `idle.afterMs`: the pull sends a ping. */
@@ -169,8 +175,11 @@ export function clientStreamBody<T, O extends StreamOutcome>(
   };
   const guard = ending.budget;
   let checked: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** With `cutAfterFail`: the failure to break the body with once the client has taken its error events. */
+  let cut: GatewayError | undefined;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (cut !== undefined) return controller.error(cut);
       try {
         const sink = guard
           ? checked ??= checkedController(controller, () => guard.check(outcome.texts))
@@ -186,7 +195,9 @@ export function clientStreamBody<T, O extends StreamOutcome>(
         const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);
         outcome.error = error;
         events.fail(controller, error);
-        controller.close();
+        // Cut on the next pull, not now: erroring the stream would throw away the error events still queued.
+        if (events.cutAfterFail) cut = error;
+        else controller.close();
         end(err instanceof ClientGoneError ? "cancelled" : "error");
       }
     },

@@ -275,8 +275,9 @@ async function serveOne(
     }
   } catch {
     // The stream failed after its head was sent: end the connection abruptly so the client sees a broken
-    // response rather than a complete one.
-    res.destroy();
+    // response rather than a complete one. On the next turn of the event loop, once what was written (the
+    // head and the API's error events, corked until then) has reached the socket.
+    setTimeout(() => res.destroy(), 0);
     return;
   }
   aborter.signal.removeEventListener("abort", cancel);

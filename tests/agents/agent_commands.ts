@@ -1,5 +1,6 @@
 /**
- * How each real coding agent is started for the agent tests (agents_test.ts, codex_websocket_test.ts): the
+ * How each real coding agent is started for the agent tests (agents_test.ts, codex_websocket_test.ts,
+ * gemini_cli_test.ts): the
  * task it is given, and its command line, environment and config files for an alias of the gateway (or, in
  * control runs, for the scripted upstream itself).
  *
@@ -12,7 +13,7 @@ import { FILE_NAME, FILE_TEXT, FINAL_TEXT } from "./scripted_upstream.ts";
 export const TASK = `Create a file named ${FILE_NAME} in the current directory containing exactly the text ` +
   `"${FILE_TEXT}", using your file-writing tool. Then reply with one line: ${FINAL_TEXT}`;
 
-export type Agent = "claude" | "codex" | "opencode";
+export type Agent = "claude" | "codex" | "opencode" | "gemini";
 
 /** Where an agent is pointed: the gateway, or (control runs) the scripted upstream itself. */
 export interface Endpoint {
@@ -117,6 +118,7 @@ ${options.websocket ? "supports_websockets = true\n" : ""}`,
       },
     };
   }
+  if (agent === "gemini") return await geminiCommand(alias, gw, home);
   const config = `${home}/opencode.json`;
   const model = alias === "opencode-openai" ? "gw-openai/opencode-openai" : "gw-anthropic/opencode-anthropic";
   await Deno.writeTextFile(
@@ -172,6 +174,57 @@ ${options.websocket ? "supports_websockets = true\n" : ""}`,
       OPENCODE_DISABLE_SHARE: "1",
       OPENCODE_DISABLE_CLAUDE_CODE: "1",
       OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+    },
+  };
+}
+
+/**
+ * Gemini CLI, headless (`-p`), every tool call approved (`--approval-mode yolo`), on the Gemini API at the
+ * gateway's root (`GOOGLE_GEMINI_BASE_URL`, no `/v1beta`; the token as `GEMINI_API_KEY`, sent as
+ * `x-goog-api-key`). The auth type must be `gemini-api-key` in settings: with only `GOOGLE_GEMINI_BASE_URL` set,
+ * 0.61.0 picks its `gateway` auth type, which its own startup check then refuses ("Invalid auth method
+ * selected.", exit 41). Its settings file also stops telemetry, usage statistics, update checks, folder trust and
+ * IDE prompts, and the retries of a failed request (one attempt, as the other agents run without retries).
+ */
+async function geminiCommand(
+  alias: string,
+  gw: Endpoint,
+  home: string,
+): Promise<{ bin: string; args: string[]; env: Record<string, string> }> {
+  const dir = `${home}/.gemini`;
+  await Deno.mkdir(dir, { recursive: true });
+  // It writes an error report (`gemini-client-error-*.json`) to the temp dir: keep it in the run's dir.
+  await Deno.mkdir(`${home}/tmp`, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/settings.json`,
+    JSON.stringify(
+      {
+        general: {
+          enableAutoUpdate: false,
+          enableAutoUpdateNotification: false,
+          checkpointing: { enabled: false },
+          maxAttempts: 1,
+          retryFetchErrors: false,
+        },
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false, logPrompts: false },
+        model: { name: alias },
+        security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
+        ide: { enabled: false },
+      },
+      null,
+      2,
+    ),
+  );
+  return {
+    bin: "gemini",
+    args: ["-p", TASK, "--model", alias, "--approval-mode", "yolo", "--output-format", "text"],
+    env: {
+      HOME: home,
+      GOOGLE_GEMINI_BASE_URL: gw.url,
+      GEMINI_API_KEY: TEST_TOKEN,
+      GEMINI_CLI_NO_RELAUNCH: "true",
+      TMPDIR: `${home}/tmp`,
     },
   };
 }

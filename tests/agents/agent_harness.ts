@@ -1,5 +1,5 @@
 /**
- * The harness of the agent tests (agents_test.ts, codex_websocket_test.ts): whether the agents are installed,
+ * The harness of the agent tests (agents_test.ts, codex_websocket_test.ts, gemini_cli_test.ts): whether the agents are installed,
  * the gateway config with every alias they use, running an agent with a timeout, one whole run (scripted
  * upstream, gateway, recording proxy, agent) and the checks of a completed task.
  *
@@ -52,6 +52,7 @@ providers:
   anthropic: { type: anthropic, base_url: "${up.url}", api_key: "sk-ant-fake-upstream-0123456789" }
   openai: { type: openai, base_url: "${up.url}/v1", api_key: "sk-fake-upstream-0123456789" }
   openai-native: { type: openai, base_url: "${up.url}/v1", api_key: "sk-fake-upstream-0123456789", native_responses: true }
+  gemini: { type: gemini, base_url: "${up.url}/v1beta", api_key: "fake-gemini-upstream-key-0123456789" }
 models:
   claude-native: { type: chat, targets: [ { provider: anthropic, model: claude-sonnet-4-5 } ] }
   claude-translated: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] }
@@ -59,6 +60,8 @@ models:
   codex-translated: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] }
   opencode-openai: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] }
   opencode-anthropic: { type: chat, targets: [ { provider: anthropic, model: claude-sonnet-4-5 } ] }
+  gemini-native: { type: chat, targets: [ { provider: gemini, model: gemini-fake } ] }
+  gemini-translated: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] }
   chat-unused: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] } # TEST_TOKENS_YAML's narrow token needs a chat-* alias
 ${TEST_TOKENS_YAML}`;
 }

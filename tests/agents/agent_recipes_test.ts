@@ -21,7 +21,7 @@ function block(heading: string, lang: string): string {
   return DOC.slice(body, DOC.indexOf("```", body));
 }
 
-async function commandOf(agent: "claude" | "codex" | "opencode", options = {}) {
+async function commandOf(agent: "claude" | "codex" | "opencode" | "gemini", options = {}) {
   const home = await Deno.makeTempDir();
   const command = await agentCommand(agent, "opencode-openai", GATEWAY, home, home, options);
   return { home, command };
@@ -67,5 +67,20 @@ Deno.test("agent recipes: opencode's providers use the packages and options the 
     ) => [p.npm, Object.keys(p.options).sort(), p.options.baseURL.endsWith("/v1")])
       .sort();
   assert.deepEqual(shape(doc), shape(tested));
+  await Deno.remove(home, { recursive: true });
+});
+
+Deno.test("agent recipes: Gemini CLI's variables and auth setting are the ones the tests use", async () => {
+  const exported = [...block("Gemini CLI", "sh").matchAll(/^export (\w+)=(\S+)/gm)];
+  const { home, command } = await commandOf("gemini");
+  for (const [, name, value] of exported) {
+    assert.ok(name in command.env, `the tests set ${name}`);
+    if (name === "GOOGLE_GEMINI_BASE_URL") {
+      assert.ok(!value.includes("/v1beta") && !command.env[name].includes("/v1beta"));
+    }
+  }
+  const doc = JSON.parse(block("Gemini CLI", "json"));
+  const tested = JSON.parse(await Deno.readTextFile(`${command.env.HOME}/.gemini/settings.json`));
+  assert.deepEqual(doc.security.auth, tested.security.auth);
   await Deno.remove(home, { recursive: true });
 });

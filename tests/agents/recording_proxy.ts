@@ -36,7 +36,7 @@ export interface RecordingProxy {
   stop(): Promise<void>;
 }
 
-const SECRET_HEADERS = new Set(["authorization", "x-api-key", "api-key"]);
+const SECRET_HEADERS = new Set(["authorization", "x-api-key", "api-key", "x-goog-api-key"]);
 const HOP_HEADERS = new Set([
   "host",
   "connection",

@@ -1,14 +1,15 @@
 /**
  * One scripted fake upstream for the coding-agent tests: it speaks, by path, Anthropic Messages
  * (`/v1/messages`, `/v1/messages/count_tokens`), OpenAI chat completions (`/v1/chat/completions`) and OpenAI
- * Responses (`/v1/responses`), JSON or SSE as the request asks, each in its vendor's documented wire format.
+ * Responses (`/v1/responses`) and, in scripted_gemini.ts, Google's Gemini API (`/v1beta/models/...`), JSON or SSE
+ * as the request asks, each in its vendor's documented wire format.
  *
  * The script, for every API:
  *
  * - a request whose conversation ends with a tool result: the final text {@linkcode FINAL_TEXT};
- * - a request that declares a tool able to write a file (a `write` tool taking a path and content, else a shell
- *   tool, else `apply_patch`): ONE call of that tool, writing {@linkcode FILE_NAME} with {@linkcode FILE_TEXT}
- *   in {@linkcode ScriptedUpstream.workdir};
+ * - a request that declares a tool able to write a file (a `write` or `write_file` tool taking a path and
+ *   content, else a shell tool, else `apply_patch`): ONE call of that tool, writing {@linkcode FILE_NAME} with
+ *   {@linkcode FILE_TEXT} in {@linkcode ScriptedUpstream.workdir};
  * - anything else (titles, summaries, `max_tokens: 1` quota probes, small-model calls): the short text
  *   {@linkcode SIDE_TEXT}.
  *
@@ -28,10 +29,12 @@ export const FINAL_TEXT = "DONE: wrote hello.txt";
 /** The answer to every side request. */
 export const SIDE_TEXT = "Hello file";
 
+import { geminiRequest } from "./scripted_gemini.ts";
+
 type Json = Record<string, unknown>;
 
 /** Which API a request spoke. */
-export type Api = "messages" | "count_tokens" | "chat" | "responses" | "other";
+export type Api = "messages" | "count_tokens" | "chat" | "responses" | "gemini" | "gemini_models" | "other";
 
 /** What the fake answered. */
 export type Answer =
@@ -40,6 +43,7 @@ export type Answer =
   | "side"
   | "cut"
   | "count"
+  | "models"
   | "not_found";
 
 /** One request the fake received. */
@@ -73,8 +77,8 @@ const nextId = (prefix: string) => `${prefix}_fake${(++counter).toString().padSt
 
 const USAGE = { input: 42, output: 12 };
 
-/** A tool as any of the three APIs declares it. */
-interface DeclaredTool {
+/** A tool as any of the APIs declares it. */
+export interface DeclaredTool {
   name: string;
   /** `function` (JSON-schema arguments) or `custom` (free-form input, Responses only). */
   kind: "function" | "custom";
@@ -82,12 +86,15 @@ interface DeclaredTool {
 }
 
 /** A planned tool call. */
-interface ToolCall {
+export interface ToolCall {
   name: string;
   kind: "function" | "custom";
   /** JSON arguments for a function tool; the raw input for a custom tool. */
   input: string;
 }
+
+/** File-writing tools: Claude Code's and opencode's `write`, Gemini CLI's `write_file`. */
+const WRITE_TOOLS = ["write", "write_file"];
 
 const SHELL_TOOLS = [
   "shell",
@@ -109,7 +116,7 @@ export function planToolCall(
 ): ToolCall | undefined {
   const path = workdir ? `${workdir}/${FILE_NAME}` : FILE_NAME;
   const writer = tools.find((t) => {
-    if (t.kind !== "function" || t.name.toLowerCase() !== "write") return false;
+    if (t.kind !== "function" || !WRITE_TOOLS.includes(t.name.toLowerCase())) return false;
     const p = props(t.schema);
     return "content" in p &&
       ["file_path", "filePath", "path"].some((k) => k in p);
@@ -177,7 +184,7 @@ function body(
   });
 }
 
-function jsonAnswer(value: unknown, cut: boolean): Response {
+export function jsonAnswer(value: unknown, cut: boolean): Response {
   const text = encoder.encode(JSON.stringify(value));
   if (!cut) {
     return new Response(text, {
@@ -189,7 +196,7 @@ function jsonAnswer(value: unknown, cut: boolean): Response {
   });
 }
 
-function sseAnswer(chunks: Uint8Array[], cut: boolean): Response {
+export function sseAnswer(chunks: Uint8Array[], cut: boolean): Response {
   return new Response(body(chunks, cut), {
     headers: {
       "content-type": "text/event-stream",
@@ -199,13 +206,13 @@ function sseAnswer(chunks: Uint8Array[], cut: boolean): Response {
 }
 
 /** The plan for one request: a tool call, the final text or the side text. */
-interface Plan {
+export interface Plan {
   answer: "tool_call" | "final" | "side";
   call?: ToolCall;
   text: string;
 }
 
-function plan(
+export function plan(
   lastIsToolResult: boolean,
   tools: DeclaredTool[],
   probe: boolean,
@@ -614,7 +621,7 @@ function responsesAnswer(req: Json, p: Plan, cut: boolean): Response {
 
 // ---------------------------------------------------------------- the server
 
-const SECRET_HEADERS = new Set(["authorization", "x-api-key", "api-key"]);
+const SECRET_HEADERS = new Set(["authorization", "x-api-key", "api-key", "x-goog-api-key"]);
 
 /** Starts the scripted upstream on a free loopback port. */
 export function startScriptedUpstream(
@@ -630,7 +637,8 @@ export function startScriptedUpstream(
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen() {} },
     async (request) => {
-      const path = new URL(request.url).pathname;
+      const url = new URL(request.url);
+      const path = url.pathname;
       const text = await request.text();
       let parsed: Json = {};
       try {
@@ -657,6 +665,21 @@ export function startScriptedUpstream(
         if (p.call) record.tool = p.call.name;
         return cut && p.answer !== "side";
       };
+      const gemini = geminiRequest(
+        request.method,
+        path,
+        url.searchParams,
+        parsed,
+        text.length,
+        up.workdir,
+        cut,
+      );
+      if (gemini) {
+        record.api = gemini.api;
+        record.answer = gemini.answer;
+        if (gemini.tool) record.tool = gemini.tool;
+        return gemini.response;
+      }
       if (path === "/v1/messages/count_tokens") {
         record.api = "count_tokens";
         record.answer = "count";
@@ -751,6 +774,12 @@ export function summarize(
     const body = r.body ?? {};
     for (const k of Object.keys(body)) s.fields.add(k);
     for (const t of Array.isArray(body.tools) ? body.tools as Json[] : []) {
+      if (Array.isArray(t.functionDeclarations)) {
+        // Gemini: { functionDeclarations: [{ name, ... }] }
+        s.toolTypes.add("functionDeclarations");
+        for (const f of t.functionDeclarations as Json[]) s.tools.add(String(f.name));
+        continue;
+      }
       s.toolTypes.add(String(t.type ?? "(none)"));
       const name = t.name ?? (t.function as Json | undefined)?.name;
       if (name !== undefined) s.tools.add(String(name));

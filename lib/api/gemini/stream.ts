@@ -3,7 +3,9 @@
  * the moment it arrives, the last chunk with `finishReason` and `usageMetadata`. With `alt=sse` each chunk is one
  * `data:` event; without it Google streams one JSON array, a chunk per element. A failure after the start ends
  * the stream with a chunk holding Google's error (`{"error":{"code","message","status"}}`), which the SDK raises
- * on, never a clean end.
+ * on, and then cuts the connection (`cutAfterFail`): older `@google/genai` releases, such as the one Gemini CLI
+ * bundles, read an error event inside an SSE stream as an ordinary chunk, and only a broken connection makes
+ * them raise. Never a clean end.
  *
  * @module
  */
@@ -71,6 +73,7 @@ export function geminiNativeStreamBody(
       controller.enqueue(frame.encode(googleErrorBody(error)));
       for (const bytes of frame.end()) controller.enqueue(bytes);
     },
+    cutAfterFail: true,
   });
 }
 
@@ -107,5 +110,6 @@ export function geminiStreamBody(
       controller.enqueue(encode(googleErrorBody(error)));
       for (const bytes of frame.end()) controller.enqueue(bytes);
     },
+    cutAfterFail: true,
   });
 }
