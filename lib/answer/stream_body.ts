@@ -179,7 +179,12 @@ export function clientStreamBody<T, O extends StreamOutcome>(
   let cut: GatewayError | undefined;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      if (cut !== undefined) return controller.error(cut);
+      if (cut !== undefined) {
+        // One turn of the event loop first: a runtime that sends the body as it is read (Bun) may still hold
+        // the error events in its write buffer, and would drop them with the connection.
+        const failure = cut;
+        return new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => controller.error(failure));
+      }
       try {
         const sink = guard
           ? checked ??= checkedController(controller, () => guard.check(outcome.texts))
