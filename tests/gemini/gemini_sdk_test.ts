@@ -35,6 +35,7 @@ models:
   chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+  emb: { type: embedding, targets: [ { provider: oa, model: emb-ok } ] }
   guarded:
     type: chat
     targets: [ { provider: oa, model: gpt-ok } ]
@@ -219,5 +220,34 @@ Deno.test("gemini sdk: the alias's content rules judge a Gemini request as any o
     assert.equal(fakes.openai.requests.length, before, "nothing reached the upstream");
     const allowed = await client(gw).models.generateContent({ model: "guarded", contents: "something fine" });
     assert.equal(allowed.text, FAKE_ANSWER);
+  });
+});
+
+Deno.test("gemini sdk: embedContent and batchEmbedContents over an embedding alias", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const one = await ai.models.embedContent({
+      model: "emb",
+      contents: "hello",
+      config: { outputDimensionality: 4 },
+    });
+    assert.equal(one.embeddings?.length, 1);
+    assert.equal(one.embeddings![0].values!.length, 4);
+    const sent = fakes.openai.requests.at(-1)!.body as { input: string[]; dimensions: number };
+    assert.deepEqual([sent.input, sent.dimensions], [["hello"], 4]);
+    const many = await ai.models.embedContent({ model: "emb", contents: ["one", "two", "three"] });
+    assert.equal(many.embeddings?.length, 3);
+    assert.deepEqual((fakes.openai.requests.at(-1)!.body as { input: string[] }).input, [
+      "one",
+      "two",
+      "three",
+    ]);
+    // A chat alias cannot embed, and an embedding alias cannot generate: Google's 400, not a 5xx.
+    const wrong = await ai.models.embedContent({ model: "chat-ok", contents: "hello" }).then(
+      () => null,
+      (e) => e,
+    );
+    assert.ok(wrong instanceof ApiError);
+    assert.equal(wrong.status, 400);
   });
 });

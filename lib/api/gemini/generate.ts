@@ -19,7 +19,6 @@ import { admit, admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
-import { resolveAlias } from "../../http/resolve_alias.ts";
 import { noteDropped, servingTargets } from "../../http/tolerance.ts";
 import {
   answerJson,
@@ -33,6 +32,8 @@ import {
 } from "../../answer/runner.ts";
 import { countTokens, estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
+import { geminiAlias } from "./alias.ts";
+import { geminiEmbed } from "./embed.ts";
 import { completionToGemini, type GeminiFrame } from "./response.ts";
 import {
   type GeminiNativeOutcome,
@@ -59,7 +60,9 @@ function modelObject(model: ResolvedModel): JsonObject {
     version: "gateway",
     displayName: model.alias,
     description: `An alias of the gateway, served by ${model.targets.map((t) => t.provider).join(", ")}.`,
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+    supportedGenerationMethods: model.type === "chat"
+      ? ["generateContent", "streamGenerateContent", "countTokens"]
+      : ["embedContent", "batchEmbedContents"],
   };
 }
 
@@ -74,24 +77,6 @@ export async function handleGeminiModels(_request: Request, ctx: ClientContext):
   return { response: new Response(JSON.stringify({ models }), { headers: JSON_TYPE }), outcome: {} };
 }
 
-/** The 403 Google answers for a model the key may not use. */
-function forbidden(alias: string): GatewayError {
-  return new GatewayError(403, `Permission denied on resource model '${alias}' (or it may not exist).`, {
-    type: "permission_error",
-    code: "model_not_allowed",
-  });
-}
-
-/** `resolveAlias` in Google's terms: an alias the key may not use (or that does not exist) is its 403. */
-function aliasOf(ctx: ClientContext, alias: string, stream: boolean): ResolvedModel {
-  try {
-    return resolveAlias(ctx, alias, ROUTE.modelType, stream);
-  } catch (err) {
-    if (err instanceof GatewayError && err.status === 404) throw forbidden(alias);
-    throw err;
-  }
-}
-
 /** `POST /v1beta/models/{alias}:generateContent` and `:streamGenerateContent`. */
 async function generate(
   request: Request,
@@ -101,7 +86,7 @@ async function generate(
 ): Promise<Answer> {
   const parsed = parseGeminiRequest(await readJsonBody(request, ctx.state.config.server), alias, stream);
   const chat = parsed.chat;
-  const resolved = aliasOf(ctx, alias, stream);
+  const resolved = geminiAlias(ctx, alias, ROUTE.modelType, stream);
   // A Gemini target gets the client's body as sent; what only it serves sends the request to one.
   const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
   const model = servingTargets(
@@ -205,7 +190,7 @@ async function countTokensOf(request: Request, ctx: ClientContext, alias: string
   const body = await readJsonBody(request, ctx.state.config.server);
   const inner = body.generateContentRequest ?? body;
   const parsed = parseGeminiRequest(inner, alias, false);
-  const model = aliasOf(ctx, alias, false);
+  const model = geminiAlias(ctx, alias, ROUTE.modelType);
   await admit(ctx, ROUTE.endpoint, 0, model, parsed.chat);
   return await answerTokenCount(
     ctx,
@@ -241,5 +226,7 @@ export async function handleGeminiModel(
   if (method === "generateContent") return await generate(request, ctx, alias, false);
   if (method === "streamGenerateContent") return await generate(request, ctx, alias, true);
   if (method === "countTokens") return await countTokensOf(request, ctx, alias);
+  if (method === "embedContent") return await geminiEmbed(request, ctx, alias, false);
+  if (method === "batchEmbedContents") return await geminiEmbed(request, ctx, alias, true);
   throw notFound(new URL(request.url).pathname);
 }
