@@ -1,7 +1,7 @@
 /**
  * Google's Gemini API (v1beta) end to end with the official `@google/genai` SDK against a gateway on a real
- * socket: generateContent and generateContentStream over an OpenAI-compatible, an Anthropic and the builtin
- * target (translated), a function-call round trip, countTokens, the key in `x-goog-api-key` or `?key=`, Google's
+ * socket: generateContent and generateContentStream over OpenAI-compatible, Anthropic, Bedrock and builtin
+ * targets (translated), embedContent and batchEmbedContents, a function-call round trip, countTokens, the key in `x-goog-api-key` or `?key=`, Google's
  * error shape for a wrong key and a forbidden model, a mid-stream failure the SDK raises on, the JSON-array
  * stream without `alt=sse`, and one usage record per request under the endpoint `gemini`.
  */
@@ -15,12 +15,20 @@ import {
   startFakeAnthropic,
 } from "../helpers/fake_anthropic.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import {
+  FAKE_AWS,
+  FAKE_BEDROCK_ANSWER,
+  FAKE_REGION,
+  type FakeBedrock,
+  startFakeBedrock,
+} from "../helpers/fake_bedrock.ts";
 import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
-type Fakes = FakeSet<{ openai: FakeUpstream; anthropic: FakeAnthropic }>;
+type Fakes = FakeSet<{ openai: FakeUpstream; anthropic: FakeAnthropic; bedrock: FakeBedrock }>;
 
-const startAll = (): Fakes => startFakes({ openai: startFakeOpenAI, anthropic: startFakeAnthropic });
+const startAll = (): Fakes =>
+  startFakes({ openai: startFakeOpenAI, anthropic: startFakeAnthropic, bedrock: startFakeBedrock });
 
 function configFor(f: Fakes): string {
   return `
@@ -29,11 +37,18 @@ providers:
   oa: { type: openai, base_url: "${f.openai.baseURL}", api_key: "${FAKE_KEY}" }
   claude: { type: anthropic, base_url: "${f.anthropic.baseURL}", api_key: "${FAKE_ANTHROPIC_KEY}" }
   local: { type: builtin }
+  br:
+    type: bedrock
+    region: ${FAKE_REGION}
+    base_url: "${f.bedrock.url}"
+    access_key_id: ${FAKE_AWS.accessKeyId}
+    secret_access_key: "${FAKE_AWS.secretAccessKey}"
 models:
   chat-ok: { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
   chat-tools: { type: chat, targets: [ { provider: oa, model: gpt-tools } ] }
   chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
+  br-ok: { type: chat, targets: [ { provider: br, model: "us.plain-model-v1:0" } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
   emb: { type: embedding, targets: [ { provider: oa, model: emb-ok } ] }
   guarded:
@@ -51,7 +66,11 @@ function client(gw: TestGateway, apiKey = TEST_TOKEN): GoogleGenAI {
 Deno.test("gemini sdk: generateContent and generateContentStream over translated targets, Google's fields", async () => {
   await withFakeGateway(startAll, configFor, async (gw) => {
     const ai = client(gw);
-    for (const [model, answer] of [["chat-ok", FAKE_ANSWER], ["claude-ok", FAKE_CLAUDE_ANSWER]]) {
+    const cases = [["chat-ok", FAKE_ANSWER], ["claude-ok", FAKE_CLAUDE_ANSWER], [
+      "br-ok",
+      FAKE_BEDROCK_ANSWER,
+    ]];
+    for (const [model, answer] of cases) {
       const whole = await ai.models.generateContent({ model, contents: "Hi" });
       assert.equal(whole.text, answer, model);
       assert.equal(whole.modelVersion, model);
