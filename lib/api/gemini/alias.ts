@@ -10,8 +10,8 @@ import { GatewayError } from "../../errors.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 
-/** The 403 Google answers for a model the key may not use. */
-function forbidden(alias: string): GatewayError {
+/** The 403 Google answers for a model the key may not use (or that does not exist: the same answer). */
+export function forbidden(alias: string): GatewayError {
   return new GatewayError(403, `Permission denied on resource model '${alias}' (or it may not exist).`, {
     type: "permission_error",
     code: "model_not_allowed",

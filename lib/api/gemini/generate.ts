@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { GatewayError, modelNotFound } from "../../errors.ts";
+import { GatewayError } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject, type Usage } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
@@ -32,7 +32,7 @@ import {
 } from "../../answer/runner.ts";
 import { countTokens, estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
-import { geminiAlias } from "./alias.ts";
+import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
 import { completionToGemini, type GeminiFrame } from "./response.ts";
 import {
@@ -217,7 +217,7 @@ export async function handleGeminiModel(
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);
     const model = ctx.state.config.models.get(alias);
-    if (model === undefined || !ctx.identity.aliases.has(alias)) throw modelNotFound(alias);
+    if (model === undefined || !ctx.identity.aliases.has(alias)) throw forbidden(alias);
     return {
       response: new Response(JSON.stringify(modelObject(model)), { headers: JSON_TYPE }),
       outcome: {},
