@@ -31,6 +31,7 @@ models:
   gemini-tools: { type: chat, targets: [ { provider: gem, model: gem-tools } ] }
   gemini-broken: { type: chat, targets: [ { provider: gem, model: gem-midstream-error } ] }
   chat-unused: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
+  gemini-emb: { type: embedding, targets: [ { provider: gem, model: text-embedding-004 } ] }
 ${TEST_TOKENS_YAML}
   - { name: capped, sha256: ${hashToken(CEILING)}, models: ["*"], max_tokens: 64 }
 `;
@@ -137,5 +138,25 @@ Deno.test("gemini native: a mid-stream error ends with Google's error chunk; the
     });
     const config = fake.requests.at(-1)!.body.generationConfig as Record<string, unknown>;
     assert.equal(config.maxOutputTokens, 64);
+  });
+});
+
+Deno.test("gemini native: embedContent and batchEmbedContents over a gemini embedding target", async () => {
+  await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
+    const ai = new GoogleGenAI({
+      apiKey: TEST_TOKEN,
+      apiVersion: "v1beta",
+      httpOptions: { baseUrl: gw.url },
+    });
+    const one = await ai.models.embedContent({ model: "gemini-emb", contents: "hello" });
+    assert.equal(one.embeddings?.length, 1);
+    assert.ok((one.embeddings![0].values?.length ?? 0) > 0);
+    const many = await ai.models.embedContent({
+      model: "gemini-emb",
+      contents: ["one", "two"],
+      config: { outputDimensionality: 3 },
+    });
+    assert.deepEqual(many.embeddings?.map((e) => e.values?.length), [3, 3]);
+    assert.equal(fake.requests.at(-1)!.model, "text-embedding-004");
   });
 });

@@ -51,6 +51,8 @@ models:
   br-ok: { type: chat, targets: [ { provider: br, model: "us.plain-model-v1:0" } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
   emb: { type: embedding, targets: [ { provider: oa, model: emb-ok } ] }
+  emb-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
+  emb-bedrock: { type: embedding, targets: [ { provider: br, model: amazon.titan-embed-text-v2:0 } ] }
   guarded:
     type: chat
     targets: [ { provider: oa, model: gpt-ok } ]
