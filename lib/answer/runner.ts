@@ -14,7 +14,7 @@
  * @module
  */
 import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject } from "../openai/types.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject, Usage } from "../openai/types.ts";
 import { countsInputTokens } from "../providers/capabilities.ts";
 import type { NativeResponsesResult, Provider, TokenCountInput } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
@@ -252,6 +252,47 @@ export async function usageOf(
     countTokens(texts).catch(() => roughTokenEstimate(texts)),
   ]);
   return { prompt: input, completion, estimated: true };
+}
+
+/** Token counts as the chat form's `usage`, what a translated answer shows when the upstream reported none. */
+export function chatUsageOf(counts: { prompt: number; completion: number }): Usage {
+  return {
+    prompt_tokens: counts.prompt,
+    completion_tokens: counts.completion,
+    total_tokens: counts.prompt + counts.completion,
+  };
+}
+
+/** The usage a translated whole answer shows: the completion's own, else the counts the runner found. */
+export function shownUsage(completion: ChatCompletion, usage: TokenUsage): Usage {
+  return completion.usage ?? chatUsageOf(usage);
+}
+
+/**
+ * For a translated stream whose final event shows usage (Responses, Messages, Gemini): `count` gives that event
+ * the gateway's count when the upstream reported none (the prompt as the client API counts it, and what was
+ * streamed), and `usage` is the stream's usage for its record: the upstream's, else that same count.
+ */
+export function finalEventUsage(countPrompt: () => Promise<number>): {
+  count: (texts: string[]) => Promise<Usage>;
+  usage: (outcome: { usage?: Usage }) => TokenUsage | undefined;
+} {
+  let counted: Usage | undefined;
+  return {
+    async count(texts) {
+      const [prompt, completion] = await Promise.all([countPrompt(), countTokens(texts)]);
+      counted = chatUsageOf({ prompt, completion });
+      return counted;
+    },
+    usage: ({ usage }) => {
+      const found = usage ?? counted;
+      return found && {
+        prompt: found.prompt_tokens,
+        completion: found.completion_tokens,
+        estimated: usage === undefined,
+      };
+    },
+  };
 }
 
 /** A whole answer in a client API's wire format. */

@@ -12,7 +12,7 @@
  */
 import { GatewayError } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
-import { type ChatRequest, isObject, type JsonObject, type Usage } from "../../openai/types.ts";
+import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
@@ -26,11 +26,13 @@ import {
   answerTokenCount,
   completionReported,
   completionTexts,
+  finalEventUsage,
   isNativeAnswer,
   type NativeAnswer,
   routeAnswer,
+  shownUsage,
 } from "../../answer/runner.ts";
-import { countTokens, estimateInputTokens } from "../../usage/estimate.ts";
+import { estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
@@ -122,30 +124,23 @@ async function generate(
     return await answerJson(routed.headers, { chat }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
-      render: (usage) =>
-        completionToGemini(completion, frame, completion.usage ?? chatUsage(usage.prompt, usage.completion)),
+      render: (usage) => completionToGemini(completion, frame, shownUsage(completion, usage)),
     });
   }
-  let counted: Usage | undefined;
-  const countUsage = async (texts: string[]): Promise<Usage> => {
-    const [p, c] = await Promise.all([estimateInputTokens(chat), countTokens(texts)]);
-    counted = chatUsage(p, c);
-    return counted;
-  };
+  const final = finalEventUsage(() => estimateInputTokens(chat));
   const answer = await answerStream<GeminiStreamOutcome>(ctx, { ...routed, value: result.stream }, {
     chat,
     asked: stream,
   }, {
     body: (ending) =>
-      geminiStreamBody(result.stream, { ...ending, frame, sse, startedAt: ctx.startedAt, countUsage }),
-    usage: ({ usage }) =>
-      usage
-        ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false }
-        : counted && {
-          prompt: counted.prompt_tokens,
-          completion: counted.completion_tokens,
-          estimated: true,
-        },
+      geminiStreamBody(result.stream, {
+        ...ending,
+        frame,
+        sse,
+        startedAt: ctx.startedAt,
+        countUsage: final.count,
+      }),
+    usage: final.usage,
   });
   // Without `alt=sse` Google streams one JSON array.
   if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
@@ -179,10 +174,6 @@ async function answerNative(
   });
   if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
   return answer;
-}
-
-function chatUsage(prompt: number, completion: number): Usage {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */

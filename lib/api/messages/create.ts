@@ -21,9 +21,8 @@ import { fieldError } from "./validate.ts";
 import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
-import type { Usage } from "../../openai/types.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
-import { countTokens, estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import { estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
@@ -35,15 +34,13 @@ import {
   answerStream,
   completionReported,
   completionTexts,
+  finalEventUsage,
   isNativeAnswer,
   routeAnswer,
+  shownUsage,
 } from "../../answer/runner.ts";
 
 const ROUTE = ROUTES.messages;
-
-function chatUsage(prompt: number, completion: number): Usage {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-}
 
 /** The 400 of a `strict` alias whose translated target would go without `path`. */
 export function strictRefusal(path: string): GatewayError {
@@ -107,8 +104,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
     return await answerJson(headers, { chat, countPrompt: () => estimateInputTokens(chat) }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
-      render: (usage) =>
-        completionToMessage(completion, frame, completion.usage ?? chatUsage(usage.prompt, usage.completion)),
+      render: (usage) => completionToMessage(completion, frame, shownUsage(completion, usage)),
     });
   }
 
@@ -116,11 +112,7 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
   const inputTokens = stream
     ? await estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat)))
     : 0;
-  let counted: Usage | undefined;
-  const countUsage = async (texts: string[]): Promise<Usage> => {
-    counted = chatUsage(inputTokens, await countTokens(texts));
-    return counted;
-  };
+  const final = finalEventUsage(() => Promise.resolve(inputTokens));
   const answered = { chat, asked: stream, countPrompt: () => Promise.resolve(inputTokens) };
   return await answerStream<MessagesStreamOutcome>(ctx, { ...routed, value: result.stream }, answered, {
     body: (ending) =>
@@ -129,15 +121,8 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
         frame,
         inputTokens,
         startedAt: ctx.startedAt,
-        countUsage,
+        countUsage: final.count,
       }),
-    usage: ({ usage }) =>
-      usage
-        ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false }
-        : counted && {
-          prompt: counted.prompt_tokens,
-          completion: counted.completion_tokens,
-          estimated: true,
-        },
+    usage: final.usage,
   });
 }

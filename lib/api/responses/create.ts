@@ -17,15 +17,17 @@ import { historyMessages } from "./input_items.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody, type ResponsesStreamOutcome } from "./stream.ts";
-import type { JsonObject, Usage } from "../../openai/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
 import { countTokens, requestTexts } from "../../usage/estimate.ts";
 import {
   answerJson,
   answerStream,
   completionReported,
   completionTexts,
+  finalEventUsage,
   isNativeAnswer,
   routeAnswer,
+  shownUsage,
 } from "../../answer/runner.ts";
 import { admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
@@ -36,10 +38,6 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { answerNative, nativeRoute, targetsFor } from "./create_native.ts";
 import { noteDropped } from "../../http/tolerance.ts";
-
-function chatUsage(prompt: number, completion: number): Usage {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-}
 
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
@@ -146,19 +144,14 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
         completionToResponse(
           completion,
           frame,
-          completion.usage ?? chatUsage(usage.prompt, usage.completion),
+          shownUsage(completion, usage),
         ),
       beforeSend: (response) => store(response as JsonObject),
     });
   }
 
   // The usage counted for the final event when the upstream sent none, reused for the record.
-  let counted: Usage | undefined;
-  const countUsage = async (texts: string[]): Promise<Usage> => {
-    const [p, c] = await Promise.all([countTokens(requestTexts(chat)), countTokens(texts)]);
-    counted = chatUsage(p, c);
-    return counted;
-  };
+  const final = finalEventUsage(() => countTokens(requestTexts(chat)));
   return await answerStream<ResponsesStreamOutcome>(ctx, { ...routed, value: result.stream }, {
     chat,
     asked: stream,
@@ -168,16 +161,9 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
         ...ending,
         frame,
         startedAt: ctx.startedAt,
-        countUsage,
+        countUsage: final.count,
         onFinal: (response) => store(response),
       }),
-    usage: ({ usage }) =>
-      usage
-        ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false }
-        : counted && {
-          prompt: counted.prompt_tokens,
-          completion: counted.completion_tokens,
-          estimated: true,
-        },
+    usage: final.usage,
   });
 }
