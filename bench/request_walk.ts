@@ -118,7 +118,7 @@ function visited(coverage: ScriptCoverage[], root: string): string[] {
 async function parent(): Promise<void> {
   const root = new URL("..", import.meta.url).href.replace(/\/$/, "");
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--inspect=127.0.0.1:9331", new URL(import.meta.url).pathname, "--child"],
+    args: ["run", "-A", "--inspect=127.0.0.1:0", new URL(import.meta.url).pathname, "--child"],
     stdout: "piped",
     stderr: "piped",
   }).spawn();
