@@ -45,6 +45,14 @@ export function formatPercent(ratio: number | null | undefined): string {
   return `${DECIMAL.format(ratio * 100)}%`;
 }
 
+/**
+ * The response cache's hit rate: hits over lookups (hits and misses; requests that bypassed the cache or
+ * whose alias has none are not lookups), so an alias without a cache shows "—", not a misleading 0%.
+ */
+export function formatHitRate(totals: { cache_hits: number; cache_lookups: number }): string {
+  return formatPercent(totals.cache_lookups > 0 ? totals.cache_hits / totals.cache_lookups : Number.NaN);
+}
+
 /** Milliseconds: `42.4` → "42 ms", `1530` → "1.53 s"; null → "—". */
 export function formatMs(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return NONE;

@@ -5,6 +5,7 @@ import {
   formatBudget,
   formatCost,
   formatCount,
+  formatHitRate,
   formatLimits,
   formatMs,
   formatPercent,
@@ -66,4 +67,11 @@ Deno.test("formatValue", () => {
   assert.equal(formatValue(null), "none");
   assert.equal(formatValue("staging"), "staging");
   assert.equal(formatValue({ rpm: 60 }), '{"rpm":60}');
+});
+
+Deno.test("formatHitRate is hits over lookups, and a dash when nothing looked the cache up", () => {
+  assert.equal(formatHitRate({ cache_hits: 1, cache_lookups: 4 }), "25%");
+  assert.equal(formatHitRate({ cache_hits: 0, cache_lookups: 3 }), "0%");
+  assert.equal(formatHitRate({ cache_hits: 2, cache_lookups: 3 }), "66.67%");
+  assert.equal(formatHitRate({ cache_hits: 0, cache_lookups: 0 }), NONE);
 });

@@ -58,6 +58,12 @@ export interface Totals {
   readonly cost: number;
   readonly denials: Record<string, number>;
   readonly errors: number;
+  /** Answered from the response cache, and looked it up at all (hits and misses): the hit rate's parts. */
+  readonly cache_hits: number;
+  readonly cache_lookups: number;
+  /** What the cache hits did not spend. */
+  readonly saved_tokens: number;
+  readonly saved_cost: number;
   readonly latency_ms: { p50: number | null; p90: number | null; p99: number | null };
 }
 
@@ -84,6 +90,8 @@ export interface UsageRecord {
   readonly cost: number;
   readonly latency_ms: number;
   readonly error_code: string | null;
+  /** The response cache's outcome (`hit`, `hit_semantic`, `miss`, `bypass`); null without a cache. */
+  readonly cache?: string | null;
 }
 
 export interface TargetState {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { createConfiguredCache } from "./cache/create.ts";
 import type { BudgetConfig, PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
@@ -78,6 +79,7 @@ export async function startServer(
     // Not serving after all (the port is taken, say): stop the usage worker, so nothing keeps running.
     created.stopResponsesRetention();
     await created.services.tokens?.close().catch(() => {});
+    await created.services.cache?.close().catch(() => {});
     await created.pipeline?.close().catch(() => {});
     await created.store?.close().catch(() => {});
     await created.closeCounters();
@@ -179,6 +181,7 @@ async function listen(
       // Every request is over: flush their usage records before the process goes.
       stopResponsesRetention();
       await services.tokens?.close();
+      await services.cache?.close().catch(() => {});
       await pipeline?.close();
       await store?.close();
       await closeCounters();
@@ -258,6 +261,8 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     responses,
     metrics,
     tokens,
+    // Built at start whatever the aliases say, so a reload that caches an alias finds the store ready.
+    cache: await createConfiguredCache(config, logger, metrics.cache),
   });
   return { services, pipeline, counters, store, stopResponsesRetention, closeCounters };
 }

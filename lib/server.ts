@@ -115,14 +115,22 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
  * Ready while a valid config is loaded, which is always true once serving. A failed reload does not make the
  * gateway unready (it keeps serving the previous config), but is reported here for operators and probes.
  */
-function readiness(ctx: RequestContext, options: GatewayOptions): Response {
+async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<Response> {
   const last = options.reloader?.status() ?? null;
+  // The response cache's store, asked now (bounded by its timeout): a store that is down never makes the
+  // gateway unready (requests bypass the cache), but operators see it here.
+  const cache = ctx.services.cache;
+  const cacheStatus = cache === null ? null : {
+    store: cache.store.kind,
+    ok: await cache.check(),
+  };
   // Tokens issued through the admin API: whether they are current or served from the last load (fail static).
   const tokens = ctx.services.tokens?.status() ?? null;
   const body = {
     status: "ready",
     config: ctx.state.config.source,
     models: ctx.state.config.models.size,
+    cache: cacheStatus,
     tokens: tokens === null || tokens.error === null
       ? tokens
       : { ...tokens, error: ctx.state.config.scrubber.scrub(tokens.error) },
@@ -257,6 +265,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     // Every client-supplied id is checked once, here, whichever store keeps the responses (client_text.ts).
     responses: guardResponsesStore(given.responses ?? createMemoryResponsesStore()),
     tokens: given.tokens ?? null,
+    cache: given.cache ?? null,
   };
 }
 
@@ -304,6 +313,7 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
     const ctx: RequestContext = {
       requestId,
       startedAt: performance.now(),
+      headers: request.headers,
       // Tokens issued through the admin API join the config's (memoized: two reference checks per request).
       state: services.tokens === null ? base : services.tokens.apply(base),
       logger: options.logger,

@@ -1,15 +1,24 @@
 /// <reference lib="dom" />
 /**
  * Overview: requests, tokens, cost, error rate and latency over a time range, as charts and totals, and
- * breakdowns by token, environment, alias, provider and upstream model. Following a row's value filters the
- * whole view by it (drill-down); filters stack and show as chips.
+ * breakdowns by token, environment, alias, provider and upstream model, each with the response cache's hit
+ * rate and the money its hits saved (an operator judges a cache per alias, and its benefit per token).
+ * Following a row's value filters the whole view by it (drill-down); filters stack and show as chips.
  *
  * @module
  */
 import { get, getAll } from "../api.ts";
 import { chartFigure, COLORS } from "../charts.ts";
 import { type Child, definitions, h, link, replace, table } from "../dom.ts";
-import { axisMs, axisNumber, formatCost, formatCount, formatMs, formatPercent } from "../format.ts";
+import {
+  axisMs,
+  axisNumber,
+  formatCost,
+  formatCount,
+  formatHitRate,
+  formatMs,
+  formatPercent,
+} from "../format.ts";
 import { routeHash } from "../query.ts";
 import { rangeOf, rangeWindow, toSeries } from "../range.ts";
 import type { Token, Totals, UsageReport } from "../types.ts";
@@ -40,6 +49,8 @@ export function summary(totals: Totals): HTMLElement {
     ["Requests", formatCount(totals.requests)],
     ["Tokens", formatCount(totals.total_tokens)],
     ["Cost", formatCost(totals.cost)],
+    ["Cache hit rate", formatHitRate(totals)],
+    ["Saved by cache", formatCost(totals.saved_cost)],
     ["Error rate", formatPercent(errorRate(totals))],
     ["Denied", formatCount(denied(totals))],
     ["p50 latency", formatMs(totals.latency_ms.p50)],
@@ -150,7 +161,18 @@ export const overviewView: View = async (root, _rest, params) => {
   const tables = BREAKDOWNS.map(([key, caption], i) => {
     const groups = [...breakdowns[i].groups].sort((a, b) => b.requests - a.requests);
     const shown = groups.slice(0, ROWS_SHOWN);
-    const columns = ["Value", "Requests", "Tokens", "Cost", "Errors", "Denied", "p50", "p99"];
+    const columns = [
+      "Value",
+      "Requests",
+      "Tokens",
+      "Cost",
+      "Hit rate",
+      "Saved",
+      "Errors",
+      "Denied",
+      "p50",
+      "p99",
+    ];
     if (key === "token") columns.push("Details");
     const rows = shown.map((group) => {
       const value = group.key[key];
@@ -162,6 +184,8 @@ export const overviewView: View = async (root, _rest, params) => {
         formatCount(group.requests),
         formatCount(group.total_tokens),
         formatCost(group.cost),
+        formatHitRate(group),
+        formatCost(group.saved_cost),
         formatCount(group.errors),
         formatCount(denied(group)),
         formatMs(group.latency_ms.p50),

@@ -94,6 +94,7 @@ export const requestsView: View = async (root, _rest, params) => {
     r.rule ?? "",
     formatCount(r.prompt_tokens + r.completion_tokens),
     formatCost(r.cost),
+    r.cache ?? "",
     formatMs(r.latency_ms),
   ]);
   const columns = [
@@ -109,6 +110,7 @@ export const requestsView: View = async (root, _rest, params) => {
     "Rule",
     "Tokens",
     "Cost",
+    "Cache",
     "Latency",
   ];
   const pager = h("div", { class: "pager" });

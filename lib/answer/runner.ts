@@ -14,9 +14,9 @@
  * @module
  */
 import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject, Usage } from "../openai/types.ts";
+import type { ChatCompletion, ChatRequest, JsonObject, Usage } from "../openai/types.ts";
 import { countsInputTokens } from "../providers/capabilities.ts";
-import type { NativeResponsesResult, Provider, TokenCountInput } from "../providers/types.ts";
+import type { Provider, TokenCountInput } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { budgetPeriod } from "../policy/budgets.ts";
@@ -25,7 +25,18 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import type { ClientContext } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
-import type { Peeked, StreamEnding, StreamOutcome } from "./stream_body.ts";
+import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
+import { cachedRoute } from "./cached_route.ts";
+import {
+  type ChatAnswer,
+  isNativeAnswer,
+  type NativeAnswer,
+  type NativeRoute,
+  type RoutedRequest,
+} from "./routed.ts";
+
+export { isNativeAnswer };
+export type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest };
 
 /** The headers of an SSE answer. */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -77,46 +88,6 @@ export async function withFirstChunk<T>(
   return { first: first.value, rest: reader };
 }
 
-/** A target's answer over the chat form: a whole completion, or a stream whose first chunk is in hand. */
-export type ChatAnswer =
-  | { kind: "json"; body: ChatCompletion }
-  | { kind: "stream"; stream: Peeked<ChatCompletionChunk> };
-
-/**
- * A target's answer in the client API's own wire format (passed through): its object (a Response, a Message),
- * or its event stream with the first event in hand.
- */
-export type NativeAnswer =
-  | { kind: "native"; body: JsonObject }
-  | { kind: "native_stream"; stream: Peeked<JsonObject> };
-
-/** Whether a routed answer is a native one. */
-export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is NativeAnswer {
-  return answer.kind === "native" || answer.kind === "native_stream";
-}
-
-/** How a client API's native targets (those that speak its wire format) are called. */
-export interface NativeRoute {
-  /** Whether `target` speaks the client API (the capability table). */
-  speaks: (target: ResolvedTarget) => boolean;
-  /** Calls the target with the passed-through body; undefined when its provider lacks the method. */
-  call: (target: ResolvedTarget, provider: Provider) => Promise<NativeResponsesResult | undefined>;
-  /** Whether a whole answer is the API's object, and its name for the 502 when it is not. */
-  valid: (body: JsonObject) => boolean;
-  what: string;
-}
-
-/** The request as routing sees it: its chat form, whether the client asked for a stream, its client terms. */
-export interface RoutedRequest {
-  chat: ChatRequest;
-  asked: boolean;
-  /**
-   * Restates a provider's refusal in the client API's terms (an adapter names `response_format` where a
-   * Responses client sent `text.format`).
-   */
-  clientTerms?: (err: unknown) => unknown;
-}
-
 /**
  * Routes a request over `model`'s targets: a target that speaks the client API natively (`native`) gets its
  * passed-through body, every other one the chat form. A stream is held until its first value (until then
@@ -134,6 +105,29 @@ export function routeAnswer(
   native: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>;
 export function routeAnswer(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  request: RoutedRequest,
+  native?: NativeRoute,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  const settings = model.cache;
+  const cache = ctx.services.cache;
+  if (settings && cache) {
+    return cachedRoute(
+      ctx,
+      model,
+      settings,
+      cache,
+      request,
+      native,
+      () => routeFresh(ctx, model, request, native),
+    );
+  }
+  return routeFresh(ctx, model, request, native);
+}
+
+/** {@linkcode routeAnswer} without the cache: every answer comes from a target. */
+function routeFresh(
   ctx: ClientContext,
   model: ResolvedModel,
   request: RoutedRequest,

@@ -13,11 +13,14 @@ import { configSecrets, type SecretSources } from "./secrets.ts";
 import type {
   EffectiveTimeouts,
   ResolvedAdminToken,
+  ResolvedAliasCache,
   ResolvedConfig,
   ResolvedModel,
   ResolvedToken,
+  ResolvedTokenCache,
   RoutedTarget,
 } from "./types.ts";
+import type { TokenCacheConfig } from "./cache_schema.ts";
 import { configTokenId } from "./types.ts";
 
 const DAY_MS = 86_400_000;
@@ -113,6 +116,7 @@ export function resolveConfig(
         created: model.created ?? created,
         limits: model.limits ?? null,
         strict: model.strict,
+        cache: resolveAliasCache(model, targets, cfg.cache.ttl),
         contentRules: Object.freeze(model.content_rules.map((rule) =>
           Object.freeze({
             name: rule.name,
@@ -149,6 +153,7 @@ export function resolveConfig(
         budget: token.budget ?? null,
         endpoints: token.endpoints === undefined ? null : new Set(token.endpoints),
         maxTokens: token.max_tokens ?? null,
+        cache: resolveTokenCache(token.cache),
         id: configTokenId(token.name),
         source: "config",
       }),
@@ -181,6 +186,7 @@ export function resolveConfig(
     responses: cfg.responses,
     redis: cfg.redis ?? null,
     postgres: cfg.postgres ?? null,
+    cache: cfg.cache,
     providers,
     models,
     tokens,
@@ -188,6 +194,37 @@ export function resolveConfig(
     source,
     scrubber: createScrubber(configSecrets(cfg, secrets)),
   });
+}
+
+/** An alias's cache settings, its version hashed from what serves it; null when the alias has no `cache:`. */
+function resolveAliasCache(
+  model: ConfigOutput["models"][string],
+  targets: readonly RoutedTarget[],
+  defaultTtl: number,
+): ResolvedAliasCache | null {
+  const cache = model.cache;
+  if (cache === undefined) return null;
+  const serving = JSON.stringify([model.strategy, targets.map((t) => t.key)]);
+  return Object.freeze({
+    ttlMs: cache.ttl ?? defaultTtl,
+    scope: cache.scope,
+    incomplete: cache.cache_incomplete,
+    toolCalls: cache.cache_tool_calls,
+    n: cache.cache_n,
+    version: createHash("sha256").update(serving).digest("hex").slice(0, 16),
+    semantic: cache.semantic === undefined ? null : Object.freeze({
+      embeddings: cache.semantic.embeddings,
+      threshold: cache.semantic.threshold,
+      maxEntries: cache.semantic.max_entries,
+    }),
+  });
+}
+
+/** A token's cache controls: `false` is `no-store`; null when it sets none. */
+export function resolveTokenCache(cache: TokenCacheConfig | undefined): ResolvedTokenCache | null {
+  if (cache === undefined) return null;
+  if (cache === false) return Object.freeze({ noStore: true, noCache: false, maxAgeMs: null });
+  return Object.freeze({ noStore: cache.no_store, noCache: cache.no_cache, maxAgeMs: cache.max_age ?? null });
 }
 
 /**

@@ -13,6 +13,7 @@
 import { z } from "zod";
 import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
 import { byteSize, duration } from "./units_schema.ts";
+import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
 
 export { byteSize, duration } from "./units_schema.ts";
 export {
@@ -156,6 +157,8 @@ const modelSchema = z.strictObject({
    * sent (the tolerance rule drops what cannot matter there and says so in `x-gateway-dropped`).
    */
   strict: z.boolean().default(false),
+  /** Replays exact answers to repeated requests (lib/cache/); absent: not cached, no `x-cache` header. */
+  cache: aliasCacheSchema.optional(),
 });
 
 /** A client token of the config file; the admin API checks tokens it issues with the same fields. */
@@ -179,6 +182,8 @@ export const tokenSchema = z.strictObject({
   endpoints: z.array(z.enum(ENDPOINTS)).min(1).optional(),
   /** Ceiling on max_tokens / max_completion_tokens: larger values are lowered to it, absent ones set to it. */
   max_tokens: z.number().int().min(1).optional(),
+  /** `false`: this token's requests neither read nor write the response cache; or its `Cache-Control`. */
+  cache: tokenCacheSchema.optional(),
 });
 
 /** Retry, backoff and outlier-ejection settings shared by every alias. */
@@ -284,6 +289,8 @@ export const configSchema = z.strictObject({
   routing: routingSchema.default(routingSchema.parse({})),
   usage: usageSchema.default(usageSchema.parse({})),
   responses: responsesSchema.default(responsesSchema.parse({})),
+  /** The response cache's store and bounds; aliases opt in with their own `cache:`. */
+  cache: cacheStoreSchema.default(cacheStoreSchema.parse({})),
   /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */
   redis: redisSchema.optional(),
   /** Shared usage records and stored responses for a fleet; absent: SQLite (`usage.sqlite`) on one node. */

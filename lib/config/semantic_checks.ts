@@ -17,6 +17,7 @@
 import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
 import { listNames, type SemanticIssue } from "./check_issue.ts";
 import { checkPolicies } from "./policy_checks.ts";
+import { checkCache } from "./cache_checks.ts";
 import type { PathSegment } from "./interpolate.ts";
 import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringField } from "./raw_access.ts";
 import { parseExpiry, tokenSha256 } from "./resolve.ts";
@@ -51,6 +52,7 @@ export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLE
     ...checkModels(config, tables),
     ...checkTokens(config, aliases),
     ...checkPolicies(config, aliases),
+    ...checkCache(config),
   ];
 }
 

@@ -20,6 +20,7 @@ import type {
   UsageConfig,
 } from "./schema.ts";
 import type { Scrubber } from "../secrets/scrubber.ts";
+import type { CacheStoreConfig } from "./cache_schema.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -89,6 +90,32 @@ export interface ResolvedModel {
   readonly contentRules: readonly ResolvedContentRule[];
   /** Whether a translated target may serve a request without some of its fields (see docs/endpoints.md). */
   readonly strict: boolean;
+  /** What this alias caches, or null: not cached (lib/cache/). */
+  readonly cache?: ResolvedAliasCache | null;
+}
+
+/** An alias's cache settings, resolved. */
+export interface ResolvedAliasCache {
+  readonly ttlMs: number;
+  readonly scope: "token" | "environment" | "shared";
+  readonly incomplete: boolean;
+  readonly toolCalls: boolean;
+  readonly n: boolean;
+  /**
+   * What serves the alias (its strategy and its targets' health identities, which hash their providers'
+   * settings): part of every key, so a reload that changes the targets never replays the old ones' answers.
+   */
+  readonly version: string;
+  readonly semantic:
+    | { readonly embeddings: string; readonly threshold: number; readonly maxEntries: number }
+    | null;
+}
+
+/** What a token does with the response cache: its `Cache-Control`, applied to each of its requests. */
+export interface ResolvedTokenCache {
+  readonly noStore: boolean;
+  readonly noCache: boolean;
+  readonly maxAgeMs: number | null;
 }
 
 /** A client token, keyed by its SHA-256; the token itself is never kept. */
@@ -110,6 +137,8 @@ export interface ResolvedToken {
   readonly endpoints: ReadonlySet<Endpoint> | null;
   /** Ceiling on max_tokens / max_completion_tokens, or null. */
   readonly maxTokens: number | null;
+  /** Its cache controls (`cache: false` is `noStore`), or null/absent: as its requests' headers say. */
+  readonly cache?: ResolvedTokenCache | null;
   /**
    * The token's immutable identity: the admin API's id (`tok_…`) for an issued token, `cfg_<name>` for a token
    * of the config file. Everything kept per token (stored responses, limit and budget counters) is keyed by it,
@@ -152,6 +181,8 @@ export interface ResolvedConfig {
   readonly redis: RedisConfig | null;
   /** The shared record store of a fleet, or null: SQLite. Read at start (a reload keeps it). */
   readonly postgres: PostgresConfig | null;
+  /** The response cache's store and bounds. Read at start (a reload keeps the store it has). */
+  readonly cache: CacheStoreConfig;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */

@@ -92,10 +92,18 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   if (outcome.errorCode !== undefined) record.error_code = outcome.errorCode;
   const usage = outcome.usage;
   if (usage === undefined) return;
+  record.tokens_estimated = usage.estimated;
+  const cost = costOf(ctx.answeredBy, usage.prompt, usage.completion);
+  if (record.cache === "hit" || record.cache === "hit_semantic") {
+    // A hit spent nothing: its tokens and cost are what it saved, so limits, budgets and spend stay unchanged.
+    record.saved_tokens = usage.prompt + usage.completion;
+    record.saved_cost = cost;
+    record.prompt_tokens = record.completion_tokens = record.cost = 0;
+    return;
+  }
   record.prompt_tokens = usage.prompt;
   record.completion_tokens = usage.completion;
-  record.tokens_estimated = usage.estimated;
-  record.cost = costOf(ctx.answeredBy, usage.prompt, usage.completion);
+  record.cost = cost;
 }
 
 /**
@@ -136,5 +144,8 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     attempts: r.attempts ?? 0,
     error_code: r.error_code ?? null,
     dropped: r.dropped ?? null,
+    cache: r.cache ?? null,
+    saved_tokens: r.saved_tokens ?? 0,
+    saved_cost: r.saved_cost ?? 0,
   };
 }

@@ -21,6 +21,7 @@ import type {
 } from "../usage/record.ts";
 import type { ResponsesStore } from "../usage/responses_store.ts";
 import type { TokenDirectory } from "../tokens/directory.ts";
+import type { ResponseCache } from "../cache/response_cache.ts";
 
 /** A config together with the providers built from it; swapped whole on reload. */
 export interface GatewayState {
@@ -57,6 +58,11 @@ export type AccessRecord = {
   cost?: number;
   /** What a translated target did not get of the request (comma-separated field paths; `tolerance.ts`). */
   dropped?: string;
+  /** The response cache's outcome (`hit`, `hit_semantic`, `miss`, `bypass`); unset without a cache. */
+  cache?: string;
+  /** What a cache hit did not spend: prompt + completion tokens, money at the answering target's price. */
+  saved_tokens?: number;
+  saved_cost?: number;
 };
 
 /** Where finished requests are reported; writing never blocks or throws. */
@@ -78,6 +84,8 @@ export interface GatewayServices {
    * database to keep them in (the token routes then answer 503).
    */
   readonly tokens: TokenDirectory | null;
+  /** The response cache (`models.<alias>.cache`), or null when no alias is cached. */
+  readonly cache: ResponseCache | null;
 }
 
 /** The part of the usage store the admin API reads. */
@@ -92,6 +100,8 @@ export interface UsageQueryable {
 export interface RequestContext {
   readonly requestId: string;
   readonly startedAt: number;
+  /** The request's headers, for what a handler reads late (the response cache's `Cache-Control`). */
+  readonly headers: Headers;
   readonly state: GatewayState;
   readonly logger: Logger;
   /** Target health, random source and clock shared by all requests (they outlive config reloads). */

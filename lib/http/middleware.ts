@@ -69,6 +69,14 @@ function adminNoStore(path: string, response: Response): void {
   if (isAdminPath(path)) response.headers.set("cache-control", "no-store");
 }
 
+/** `x-cache` for each cache outcome of the usage record. */
+const X_CACHE: Readonly<Record<string, string>> = {
+  hit: "HIT",
+  hit_semantic: "HIT-SEMANTIC",
+  miss: "MISS",
+  bypass: "BYPASS",
+};
+
 /**
  * Ends the request once its response is complete: settles the admission with the real usage, writes the
  * usage record (API requests only, denied and failed ones included), updates the metrics and writes the
@@ -84,6 +92,8 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
   if (ctx.admission) {
     for (const [name, value] of Object.entries(ctx.admission.headers)) response.headers.set(name, value);
   }
+  // The response cache's part (lib/answer/cached_route.ts), on every answer of a cached alias, errors included.
+  if (ctx.record.cache !== undefined) response.headers.set("x-cache", X_CACHE[ctx.record.cache]);
   const report = () => {
     const record = ctx.record;
     record.latency_ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;

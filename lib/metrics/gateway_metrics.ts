@@ -22,6 +22,7 @@
 import type { AttemptRecord } from "../routing/route.ts";
 import { ENDPOINT_LABELS } from "../http/endpoints.ts";
 import { POLICY_OUTCOMES, type UsageRecord } from "../usage/record.ts";
+import { CacheMetrics } from "./cache_metrics.ts";
 import { type Counter, type Gauge, type Histogram, PROMETHEUS_CONTENT_TYPE, Registry } from "./registry.ts";
 
 /** The label value for an error code or name past the bounds (OTel's fallback value for `error.type`). */
@@ -148,6 +149,7 @@ export class GatewayMetrics {
   readonly upstreamDuration: Histogram<readonly ["provider"]>;
   readonly upstreamFailures: Counter<readonly ["provider", "outcome"]>;
   readonly streamsInFlight: Gauge<readonly []>;
+  readonly cache: CacheMetrics;
 
   readonly #errorCodes: BoundedValues;
   readonly #aliases: BoundedValues;
@@ -227,6 +229,7 @@ export class GatewayMetrics {
       opts,
     );
     this.streamsInFlight = r.gauge("gateway_streams_in_flight", "Streaming responses now open.", [], opts);
+    this.cache = new CacheMetrics(r, opts);
   }
 
   /** The bounded label value for an error code or attempt outcome: "" for none, `_OTHER` past the bounds. */
@@ -242,6 +245,7 @@ export class GatewayMetrics {
     const outcome = OUTCOMES.has(record.outcome) ? record.outcome : OTHER;
     const status = statusLabel(record.status);
     this.requests.inc([endpoint, alias, provider, status, outcome]);
+    if (record.cache) this.cache.recordLookup(alias, record.cache);
 
     if (record.outcome === "deny" || record.outcome === "modify") {
       const rule = record.rule === null ? "" : this.#rules.get(record.rule);
@@ -296,6 +300,7 @@ export class GatewayMetrics {
 
   /** The metrics in the Prometheus text format 0.0.4, for `GET /metrics`. */
   render(): string {
+    this.cache.refresh();
     return this.registry.render();
   }
 }

@@ -185,6 +185,13 @@ Deno.test("recordRequest/recordAttempt: /metrics parses and its counters match t
     ["gateway_upstream_duration_seconds", "HISTOGRAM"],
     ["gateway_upstream_failures_total", "COUNTER"],
     ["gateway_streams_in_flight", "GAUGE"],
+    ["gateway_cache_hits_total", "COUNTER"],
+    ["gateway_cache_misses_total", "COUNTER"],
+    ["gateway_cache_bypass_total", "COUNTER"],
+    ["gateway_cache_store_errors_total", "COUNTER"],
+    ["gateway_cache_store_up", "GAUGE"],
+    ["gateway_cache_entries", "GAUGE"],
+    ["gateway_cache_bytes", "GAUGE"],
   ]);
   for (const f of families) assert.ok(f.help.length > 0, f.name);
 

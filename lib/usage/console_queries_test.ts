@@ -73,6 +73,13 @@ function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
       ttft_ms: next(2) === 1 ? next(100) : null,
       cost: next(1_000) / 997,
     });
+    const cache = pick([null, null, "hit", "hit_semantic", "miss", "bypass"]);
+    const hit = cache === "hit" || cache === "hit_semantic";
+    Object.assign(record, {
+      cache,
+      saved_tokens: hit ? next(900) : 0,
+      saved_cost: hit ? next(1_000) / 991 : 0,
+    });
     // Mixed case and punctuation: the request log orders uids bytewise in both stores.
     return { ...record, uid: `${prefix}${pick(["", "A", "a", "_", "-"])}:${i.toString(36)}` };
   });
@@ -81,7 +88,7 @@ function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
 /** A report with costs rounded (float sums may differ in the last bits between engines). */
 function rounded(value: unknown): unknown {
   return JSON.parse(
-    JSON.stringify(value, (k, v) => k === "cost" && typeof v === "number" ? v.toFixed(9) : v),
+    JSON.stringify(value, (k, v) => /cost$/.test(k) && typeof v === "number" ? v.toFixed(9) : v),
   );
 }
 
@@ -116,7 +123,7 @@ const rulesOf = (r: UsageRecord) => r.rule === null ? [] : r.rule.split(",");
 Deno.test("console queries: new filters and group keys answer alike on SQLite and PostgreSQL", async () => {
   const records = dataset(700);
   await withStores(records, async ([[, sqlite], [, pg]]) => {
-    const keys: UsageGroupKey[] = ["upstream_model", "rule", "endpoint", "minute"];
+    const keys: UsageGroupKey[] = ["upstream_model", "rule", "endpoint", "minute", "token", "alias"];
     const queries: UsageQuery[] = [
       ...keys.map((k) => ({ group_by: [k] })),
       { upstream_model: "gpt-4o-mini" },
@@ -153,6 +160,22 @@ Deno.test("console queries: new filters and group keys answer alike on SQLite an
         "token.rpm",
       ],
     );
+    // The cache's hit rate and savings per token and per alias, as the records say.
+    for (const key of ["token", "alias"] as const) {
+      for (const group of (await pg.query({ group_by: [key] })).groups) {
+        const mine = records.filter((r) => r[key] === group.key[key]);
+        const hits = mine.filter((r) => r.cache === "hit" || r.cache === "hit_semantic");
+        const want = [
+          hits.length,
+          hits.length + mine.filter((r) => r.cache === "miss").length,
+          hits.reduce((n, r) => n + (r.saved_tokens ?? 0), 0),
+          hits.reduce((n, r) => n + (r.saved_cost ?? 0), 0).toFixed(9),
+        ];
+        const got = [group.cache_hits, group.cache_lookups, group.saved_tokens, group.saved_cost.toFixed(9)];
+        assert.deepEqual(got, want, `${key} ${group.key[key]}`);
+        assert.ok(group.cache_hits > 0, "every group has hits in this data set");
+      }
+    }
     // A request modified by two rules is in both groups, so the groups add up to more than the total.
     assert.ok(byRule.groups.reduce((n, g) => n + g.requests, 0) > byRule.totals.requests);
     const maxTokens = await pg.query({ rule: "token.max_tokens" });

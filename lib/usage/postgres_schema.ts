@@ -25,9 +25,10 @@ export type PostgresClient = postgres.Sql;
  * The schema version this code writes. 1: usage records; 2: stored responses and their item index; 3: tokens
  * issued through the admin API, their secrets' hashes and the audit trail (`lib/tokens/store_postgres.ts`); 4:
  * per-token data by the token's identity, not its name (`ownership_migration.ts`); 5: usage records' `dropped`
- * (what a translated target did not get of the request).
+ * (what a translated target did not get of the request); 6: usage records' `cache`, `saved_tokens` and
+ * `saved_cost` (the response cache's outcome and what a hit saved).
  */
-export const POSTGRES_SCHEMA_VERSION = 5;
+export const POSTGRES_SCHEMA_VERSION = 6;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -104,6 +105,13 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   [3, POSTGRES_TOKENS_MIGRATION],
   [4, POSTGRES_OWNERSHIP_MIGRATION],
   [5, ["ALTER TABLE usage ADD COLUMN dropped text"]],
+  // Defaults, not NULLs: a record from before caching saved nothing (and adding a column with a constant
+  // default rewrites no rows in PostgreSQL 11+).
+  [6, [
+    "ALTER TABLE usage ADD COLUMN cache text",
+    "ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0",
+    "ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0",
+  ]],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

@@ -37,8 +37,9 @@ import { usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
 
 /**
- * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 21
- * columns; a pipeline batch larger than this is sent as several statements (each idempotent on its own).
+ * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 26
+ * columns (its uid included); a pipeline batch larger than this is sent as several statements (each
+ * idempotent on its own).
  */
 const ROWS_PER_STATEMENT = 1_000;
 

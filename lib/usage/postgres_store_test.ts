@@ -57,6 +57,14 @@ function dataset(n: number): StoredUsageRecord[] {
       stream: next(2) === 1,
       ttft_ms: next(2) === 1 ? next(100) : null,
     });
+    // The cache columns (migration 6): sums per group must agree too, and records without a cache stay null.
+    const cache = pick([null, "hit", "hit_semantic", "miss", "bypass"]);
+    const hit = cache === "hit" || cache === "hit_semantic";
+    Object.assign(record, {
+      cache,
+      saved_tokens: hit ? next(2_000) : 0,
+      saved_cost: hit ? next(1_000) / 991 : 0,
+    });
     return { ...record, uid: `u${i}` };
   });
 }
@@ -83,10 +91,19 @@ Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same recor
       const [want, got] = await Promise.all([sqlite.query(q), pg.query(q)]);
       // Sums of float costs may differ in the last bits between engines' summation orders.
       const round = (r: typeof want) =>
-        JSON.parse(JSON.stringify(r, (k, v) => k === "cost" && typeof v === "number" ? v.toFixed(9) : v));
+        JSON.parse(
+          JSON.stringify(r, (k, v) => /cost$/.test(k) && typeof v === "number" ? v.toFixed(9) : v),
+        );
       assert.deepEqual(round(got), round(want), JSON.stringify(q));
     }
     assert.equal((await pg.query({})).totals.requests, 600);
+    // The cache sums are really there (not all zero), and read from the records in TypeScript.
+    const totals = (await pg.query({})).totals;
+    const hits = records.filter((r) => r.cache === "hit" || r.cache === "hit_semantic");
+    assert.ok(hits.length > 0);
+    assert.equal(totals.cache_hits, hits.length);
+    assert.equal(totals.cache_lookups, hits.length + records.filter((r) => r.cache === "miss").length);
+    assert.equal(totals.saved_tokens, hits.reduce((n, r) => n + (r.saved_tokens ?? 0), 0));
     // The same refusals as SQLite, as UsageQueryError naming the parameter (the admin API's 400).
     for (
       const [q, param] of [
@@ -153,8 +170,8 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
     );
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 5);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 6);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -163,7 +180,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(5\)/,
+      /schema version 99 is newer than this gateway's \(6\)/,
     );
   } finally {
     await dropSchema(schema);

@@ -12,6 +12,8 @@
  * @module
  */
 import {
+  CACHE_HITS,
+  CACHE_LOOKUPS,
   POLICY_OUTCOMES,
   type PolicyOutcome,
   type UsageFilters,
@@ -118,6 +120,36 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // As JSON: the client does not fetch the database's array types (see connectPostgres), and JSON it parses.
   percentiles: "to_json(percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms))",
 };
+
+/** The totals' fields that are plain sums over the records (the rest are counted, derived or percentiles). */
+type SummedField = Exclude<keyof UsageTotals, "requests" | "total_tokens" | "denials" | "latency_ms">;
+
+/** Constant strings as a SQL `IN` list (never user values: those only travel as parameters). */
+const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
+
+/**
+ * What each summed field of the totals adds up per record, the one list of them: the SQL, the empty totals
+ * and the assembly all read it, so a new field of the report is one row here (and the type makes it required).
+ */
+const SUMS: Readonly<Record<SummedField, string>> = {
+  prompt_tokens: "prompt_tokens",
+  completion_tokens: "completion_tokens",
+  cost: "cost",
+  errors: "CASE WHEN status >= 400 AND outcome <> 'deny' THEN 1 ELSE 0 END",
+  cache_hits: `CASE WHEN cache IN (${sqlList(CACHE_HITS)}) THEN 1 ELSE 0 END`,
+  cache_lookups: `CASE WHEN cache IN (${sqlList(CACHE_LOOKUPS)}) THEN 1 ELSE 0 END`,
+  saved_tokens: "saved_tokens",
+  saved_cost: "saved_cost",
+};
+
+const SUMMED = Object.keys(SUMS) as SummedField[];
+
+/** The summed fields of one row of the main query (column per field, by its name), or all zero. */
+function sumsOf(row: Record<string, unknown> | null): Record<SummedField, number> {
+  const sums = {} as Record<SummedField, number>;
+  for (const field of SUMMED) sums[field] = row === null ? 0 : Number(row[field] ?? 0);
+  return sums;
+}
 
 /** Runs one SELECT with positional parameters (`?`) and resolves to its rows. */
 export type SqlAllAsync = (sql: string, params: readonly SqlValue[]) => Promise<Record<string, unknown>[]>;
@@ -232,15 +264,22 @@ export function percentile(sorted: readonly number[], p: number): number | null 
 
 /** Totals over no records. */
 export function emptyTotals(): UsageTotals {
+  return totalsOf(0, sumsOf(null), {}, { p50: null, p90: null, p99: null });
+}
+
+/** The totals of a set of records from its count, sums, denials and latency percentiles. */
+function totalsOf(
+  requests: number,
+  sums: Record<SummedField, number>,
+  denials: Record<string, number>,
+  latency_ms: UsageTotals["latency_ms"],
+): UsageTotals {
   return {
-    requests: 0,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
-    cost: 0,
-    denials: {},
-    errors: 0,
-    latency_ms: { p50: null, p90: null, p99: null },
+    requests,
+    ...sums,
+    total_tokens: sums.prompt_tokens + sums.completion_tokens,
+    denials,
+    latency_ms,
   };
 }
 
@@ -296,12 +335,9 @@ function aggregateSql(
     ? ` ORDER BY ${aliases.map((a, i) => dialect.orderTerm(a, exprs[i])).join(", ")}`
     : "";
 
+  const sums = SUMMED.map((field) => `COALESCE(SUM(${SUMS[field]}), 0) AS ${field},\n       `).join("");
   const main = `SELECT ${select}COUNT(*) AS requests,
-       COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens,
-       COALESCE(SUM(completion_tokens), 0) AS completion_tokens,
-       COALESCE(SUM(cost), 0) AS cost,
-       COALESCE(SUM(CASE WHEN status >= 400 AND outcome <> 'deny' THEN 1 ELSE 0 END), 0) AS errors,
-       ${dialect.percentiles} AS pcts
+       ${sums}${dialect.percentiles} AS pcts
      FROM ${from} WHERE ${where.sql}${groupBy}${orderBy}`;
 
   const denials = `SELECT ${select}COALESCE(rule, 'unknown') AS rule, COUNT(*) AS n
@@ -327,8 +363,6 @@ function assemble(
 
   return mainRows.map((row) => {
     const [p50, p90, p99] = percentilesOf(row.pcts);
-    const prompt = Number(row.prompt_tokens);
-    const completion = Number(row.completion_tokens);
     const key: Record<string, string | null> = {};
     keys.forEach((name, i) => {
       const v = row[aliases[i]];
@@ -336,16 +370,7 @@ function assemble(
     });
     return {
       key,
-      totals: {
-        requests: Number(row.requests),
-        prompt_tokens: prompt,
-        completion_tokens: completion,
-        total_tokens: prompt + completion,
-        cost: Number(row.cost),
-        denials: denials.get(keyOf(row)) ?? {},
-        errors: Number(row.errors),
-        latency_ms: { p50, p90, p99 },
-      },
+      totals: totalsOf(Number(row.requests), sumsOf(row), denials.get(keyOf(row)) ?? {}, { p50, p90, p99 }),
     };
   });
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { canonicalTime, groupKeysOf, percentile, UsageQueryError, whereOf } from "./query.ts";
+import { canonicalTime, emptyTotals, groupKeysOf, percentile, UsageQueryError, whereOf } from "./query.ts";
 
 Deno.test("query: nearest-rank percentile", () => {
   assert.equal(percentile([], 50), null);
@@ -27,4 +27,21 @@ Deno.test("query: filters become parameters, never SQL text", () => {
     () => canonicalTime("soon", "to"),
     (e: unknown) => e instanceof UsageQueryError && e.param === "to",
   );
+});
+
+Deno.test("query: totals over no records have every field, the cache's included, at zero", () => {
+  assert.deepEqual(emptyTotals(), {
+    requests: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    cost: 0,
+    denials: {},
+    errors: 0,
+    cache_hits: 0,
+    cache_lookups: 0,
+    saved_tokens: 0,
+    saved_cost: 0,
+    latency_ms: { p50: null, p90: null, p99: null },
+  });
 });

@@ -53,7 +53,24 @@ export interface UsageRecord {
    * the `x-gateway-dropped` header; lib/http/tolerance.ts); null when it got everything, or was native.
    */
   dropped?: string | null;
+  /**
+   * What the alias's response cache did: `"hit"`, `"hit_semantic"` (a similar enough earlier prompt's
+   * answer), `"miss"` (looked up, not found: the upstream answered), `"bypass"` (not looked up, e.g. a stream
+   * or a `no-cache` request); null when the alias has no cache. Optional: records written before caching have
+   * none.
+   */
+  cache?: string | null;
+  /** Prompt + completion tokens a cache hit did not spend upstream (0 otherwise). */
+  saved_tokens?: number;
+  /** The money a cache hit did not spend, at the answering target's price (0 otherwise). */
+  saved_cost?: number;
 }
+
+/** The `cache` values that answered from the cache (what `/admin/usage` counts as `cache_hits`). */
+export const CACHE_HITS = ["hit", "hit_semantic"] as const;
+
+/** The `cache` values of requests that looked the cache up (`cache_lookups`: the hit rate's denominator). */
+export const CACHE_LOOKUPS = [...CACHE_HITS, "miss"] as const;
 
 /** How a stored column's value is coerced (both databases). */
 export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
@@ -84,6 +101,10 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   ["token_id", "text?"],
   // Added by SQLite migration 6 / PostgreSQL migration 5.
   ["dropped", "text?"],
+  // Added by SQLite migration 7 / PostgreSQL migration 6 (with defaults, so older rows read as uncached).
+  ["cache", "text?"],
+  ["saved_tokens", "int"],
+  ["saved_cost", "real"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -165,6 +186,13 @@ export interface UsageTotals {
   denials: Record<string, number>;
   /** Requests answered with a status >= 400 that were not policy denials. */
   errors: number;
+  /** Requests answered from the response cache ({@linkcode CACHE_HITS}). */
+  cache_hits: number;
+  /** Requests that looked the cache up ({@linkcode CACHE_LOOKUPS}): the hit rate is hits / lookups. */
+  cache_lookups: number;
+  /** Tokens and money the cache hits did not spend. */
+  saved_tokens: number;
+  saved_cost: number;
   latency_ms: { p50: number | null; p90: number | null; p99: number | null };
 }
 

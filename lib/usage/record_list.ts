@@ -171,5 +171,8 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     attempts: num(row.attempts),
     error_code: text(row.error_code),
     dropped: text(row.dropped),
+    cache: text(row.cache),
+    saved_tokens: num(row.saved_tokens),
+    saved_cost: num(row.saved_cost),
   };
 }

@@ -26,7 +26,9 @@ async function setup(store: (dbPath: string) => UsageStore | null, extra: Partia
     ...extra,
   });
   const spillN = async (n: number) => {
-    for (let i = 0; i < n; i++) replay.append({ record: makeRecord(i), uid: `u${i}` });
+    // Every other record a cache hit: the spill file keeps the cache columns as the store does.
+    const hit = { cache: "hit", saved_tokens: 10, saved_cost: 0.5 };
+    for (let i = 0; i < n; i++) replay.append({ record: makeRecord(i, i % 2 ? {} : hit), uid: `u${i}` });
     await replay.flush();
   };
   /** Steps until the replay reports `done` (or `failed`/`error`), returning every outcome. */
@@ -53,7 +55,13 @@ Deno.test("spill replay: spilled records are replayed into the store batch by ba
   assert.equal(t.replay.replayed, 250);
   assert.equal(t.replay.wanted, false);
   assert.equal(t.health.succeeded, 3);
-  assert.equal((await store.query({})).totals.requests, 250);
+  const totals = (await store.query({})).totals;
+  assert.deepEqual([totals.requests, totals.cache_hits, totals.saved_tokens, totals.saved_cost], [
+    250,
+    125,
+    1250,
+    62.5,
+  ]);
   assert.equal(await exists(t.spillPath), false);
   assert.equal(await exists(`${t.spillPath}.replaying`), false);
   await t.replay.close();

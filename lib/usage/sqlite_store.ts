@@ -43,9 +43,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * `upstream_id`; 4: tokens issued through the admin API, their secrets' hashes and the audit trail
  * (`lib/tokens/store_sqlite.ts`); 5: per-token data by the token's identity, not its name (stored responses'
  * `owner`, usage records' `token_id`: `ownership_migration.ts`); 6: usage records' `dropped` (what a translated
- * target did not get of the request).
+ * target did not get of the request); 7: usage records' `cache`, `saved_tokens` and `saved_cost` (the response
+ * cache's outcome and what a hit saved).
  */
-export const USAGE_SCHEMA_VERSION = 6;
+export const USAGE_SCHEMA_VERSION = 7;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -81,6 +82,13 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   [4, SQLITE_TOKENS_SQL],
   [5, SQLITE_OWNERSHIP_SQL],
   [6, "ALTER TABLE usage ADD COLUMN dropped TEXT;"],
+  // Defaults, not NULLs: a record from before caching saved nothing, and the sums stay plain SUMs.
+  [
+    7,
+    `ALTER TABLE usage ADD COLUMN cache TEXT;
+     ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`,
+  ],
 ];
 
 /**

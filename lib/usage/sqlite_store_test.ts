@@ -155,6 +155,44 @@ Deno.test("sqlite store: group by each key", async () => {
   await store.close();
 });
 
+Deno.test("sqlite store: cache outcomes and what hits saved round-trip, and sum per token and per alias", async () => {
+  const store = createSqliteStore(":memory:");
+  // A hit spends nothing upstream: what it saved is what the first answer cost.
+  const hit = { prompt_tokens: 0, completion_tokens: 0, cost: 0 };
+  const { cache: _c, saved_tokens: _t, saved_cost: _s, ...uncached } = makeRecord(9, { token: "carol" });
+  await store.insert([
+    makeRecord(1, { ...hit, cache: "hit", saved_tokens: 150, saved_cost: 0.5 }),
+    makeRecord(2, { ...hit, cache: "hit_semantic", saved_tokens: 15, saved_cost: 0.1 }),
+    makeRecord(3, { cache: "miss" }),
+    makeRecord(4, { cache: "bypass" }),
+    makeRecord(5, { token: "bob", alias: "chat-fast", cache: "miss" }),
+    makeRecord(6, { token: "bob", alias: "chat-fast", cache: "miss" }),
+    makeRecord(7, { token: "bob", alias: "chat-fast", cache: null }),
+    // Written without the fields at all (as before caching): no cache, nothing saved.
+    uncached,
+  ]);
+  const cacheOf = (
+    t: { cache_hits: number; cache_lookups: number; saved_tokens: number; saved_cost: number },
+  ) => [t.cache_hits, t.cache_lookups, t.saved_tokens, Number(t.saved_cost.toFixed(9))];
+  const by = async (key: "token" | "alias") =>
+    Object.fromEntries(
+      (await store.query({ group_by: [key] })).groups.map((g) => [String(g.key[key]), cacheOf(g)]),
+    );
+  assert.deepEqual(await by("token"), { alice: [2, 3, 165, 0.6], bob: [0, 2, 0, 0], carol: [0, 0, 0, 0] });
+  assert.deepEqual(await by("alias"), { "chat-default": [2, 3, 165, 0.6], "chat-fast": [0, 2, 0, 0] });
+  assert.deepEqual(cacheOf((await store.query({})).totals), [2, 5, 165, 0.6]);
+  assert.deepEqual(cacheOf((await store.query({ token: "nobody" })).totals), [0, 0, 0, 0]);
+  // The request log gives each record's fields back as written; the one written without them has defaults.
+  const log = new Map((await store.listRecords({})).data.map((r) => [r.request_id, r]));
+  assert.deepEqual(
+    [log.get("req_1"), log.get("req_4"), log.get("req_9")].map((
+      r,
+    ) => [r?.cache, r?.saved_tokens, r?.saved_cost]),
+    [["hit", 150, 0.5], ["bypass", 0, 0], [null, 0, 0]],
+  );
+  await store.close();
+});
+
 Deno.test("sqlite store: group by hour and day, and by several keys", async () => {
   const store = await seeded();
   const hours = (await store.query({ group_by: ["hour"] })).groups.map((g) => [g.key.hour, g.requests]);

@@ -167,8 +167,13 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     for (const alias of ["chat-default", "chat-fallback", "chat-broken", "embed-default"]) {
       assert.ok(byAlias.some((r) => hasValue(r, alias)), `By alias: ${alias}`);
     }
+    // The cache columns: no alias here has a cache, so nothing looked it up (no rate, not 0%), nothing saved.
+    for (const row of [...byToken, ...byAlias]) {
+      assert.deepEqual([row["Hit rate"], row["Saved"]], ["—", "0"], JSON.stringify(row));
+    }
     const summary = await page.locator("dl").first().innerText();
-    for (const term of ["Requests", "Tokens", "Cost", "Error rate", "p50 latency", "p99 latency"]) {
+    const terms = ["Requests", "Tokens", "Cost", "Cache hit rate", "Saved by cache", "Error rate"];
+    for (const term of [...terms, "p50 latency", "p99 latency"]) {
       assert.ok(summary.includes(term), `summary: ${term}`);
     }
     await assertNothingSecret(page);

@@ -38,6 +38,9 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     attempts: 1,
     error_code: null,
     dropped: null,
+    cache: null,
+    saved_tokens: 0,
+    saved_cost: 0,
     ...overrides,
   };
 }

@@ -1,0 +1,205 @@
+/**
+ * The response cache at the answer runner (lib/cache/): a request of a cached alias is looked up before it is
+ * routed, and its answer, once whole, fills the entry. A hit is handed to the client API as a chat-form answer
+ * (a completion, or the chunks an upstream would have streamed for it), so each client API renders it in its
+ * own wire format, JSON or stream, with its own fresh ids, whatever shape filled it.
+ *
+ * Kept out of the runner's path unless the alias has `cache:` (one property check), so an alias without it
+ * pays nothing. A request its alias would pass through natively (the client API's own body to a target that
+ * speaks it) is not cached: it is not in the chat form the cache keys and stores.
+ *
+ * @module
+ */
+import type { ResolvedAliasCache, ResolvedModel, RoutedTarget } from "../config/types.ts";
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../openai/types.ts";
+import type { RoutedAnswer } from "../http/route_request.ts";
+import type { ClientContext } from "../http/context.ts";
+import type { Lease } from "../routing/health.ts";
+import { cacheControl } from "../cache/control.ts";
+import { cacheKey, type KeyScope } from "../cache/key.ts";
+import type { Fill, ResponseCache } from "../cache/response_cache.ts";
+import type { CachedAnswer } from "../cache/types.ts";
+import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
+import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
+
+/** What the usage record's `cache` says (and `x-cache`, in capitals: lib/http/middleware.ts). */
+export type CacheStatus = "hit" | "hit_semantic" | "miss" | "bypass";
+
+/** A hit holds no target: its lease does nothing. */
+const NO_LEASE: Lease = { probe: false, succeeded() {}, failed() {}, release() {} };
+
+/** The key's scope: the token's identity, its environment, or every token of the alias. */
+export function keyScope(ctx: ClientContext, model: ResolvedModel, settings: ResolvedAliasCache): KeyScope {
+  const scope = settings.scope === "shared"
+    ? "shared"
+    : settings.scope === "environment"
+    ? `env:${ctx.identity.environment}`
+    : `tok:${ctx.identity.id}`;
+  return { scope, alias: model.alias, version: settings.version };
+}
+
+/**
+ * Whether an answer may be cached under the alias's settings: a whole answer that ended normally, unless the
+ * alias opts in to answers cut by length or a filter (`cache_incomplete`), ending in tool calls
+ * (`cache_tool_calls`), or with several choices (`cache_n`).
+ */
+export function cacheable(
+  completion: ChatCompletion,
+  chat: ChatRequest,
+  settings: ResolvedAliasCache,
+): boolean {
+  const choices = completion.choices;
+  // An entry keeps no logprobs (lib/cache/chunks.ts): a request that asks for them is answered fresh.
+  if (choices.length === 0 || chat.logprobs === true) return false;
+  if ((choices.length > 1 || (typeof chat.n === "number" && chat.n > 1)) && !settings.n) return false;
+  for (const choice of choices) {
+    const reason = choice.finish_reason;
+    const message = choice.message as { tool_calls?: unknown[]; function_call?: unknown } | undefined;
+    const calls = (message?.tool_calls?.length ?? 0) > 0 || message?.function_call !== undefined ||
+      reason === "tool_calls" || reason === "function_call";
+    if (calls) {
+      if (!settings.toolCalls) return false;
+    } else if (reason !== "stop" && !settings.incomplete) return false;
+  }
+  return true;
+}
+
+/** Notes the cache's part in the access record, which `finishRequest` shows as `x-cache`, errors included. */
+function noteStatus(ctx: ClientContext, status: CacheStatus): void {
+  ctx.record.cache = status;
+}
+
+/** The answer of a hit, as routing would have given it: the target that filled it, no lease, the headers. */
+function hitAnswer(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  request: RoutedRequest,
+  answer: CachedAnswer,
+  status: CacheStatus,
+): RoutedAnswer<ChatAnswer> {
+  const target: RoutedTarget =
+    model.targets.find((t) => t.provider === answer.provider && t.model === answer.model) ??
+      model.targets[0];
+  ctx.answeredBy = target;
+  ctx.record.provider = answer.provider;
+  ctx.record.upstream_model = answer.model;
+  ctx.record.attempts = 0;
+  const headers = new Headers({
+    "x-gateway-provider": answer.provider,
+    "x-gateway-model": answer.model,
+    "x-gateway-attempts": "0",
+    "age": String(Math.max(0, Math.floor((Date.now() - answer.storedAt) / 1000))),
+  });
+  noteStatus(ctx, status);
+  const frame = {
+    id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`,
+    created: Math.floor(Date.now() / 1000),
+  };
+  const completion = structuredClone(answer.completion);
+  completion.id = frame.id;
+  completion.created = frame.created;
+  if (!request.asked) return { value: { kind: "json", body: completion }, target, lease: NO_LEASE, headers };
+  const chunks = completionChunks(completion, frame);
+  const rest = new ReadableStream<ChatCompletionChunk>({
+    start(controller) {
+      for (const chunk of chunks.slice(1)) controller.enqueue(chunk);
+      controller.close();
+    },
+  }).getReader();
+  return { value: { kind: "stream", stream: { first: chunks[0], rest } }, target, lease: NO_LEASE, headers };
+}
+
+/** Wraps a routed answer so that, once whole and cacheable, it fills the entry; otherwise the fill is abandoned. */
+function filling(
+  routed: RoutedAnswer<ChatAnswer | NativeAnswer>,
+  chat: ChatRequest,
+  settings: ResolvedAliasCache,
+  fill: Fill,
+): RoutedAnswer<ChatAnswer | NativeAnswer> {
+  const value = routed.value;
+  const entry = (completion: ChatCompletion | undefined): CachedAnswer | undefined =>
+    completion !== undefined && cacheable(completion, chat, settings)
+      ? {
+        v: 1,
+        completion: normaliseCompletion(completion),
+        storedAt: Date.now(),
+        provider: routed.target.provider,
+        model: routed.target.model,
+      }
+      : undefined;
+  const end = (answer: CachedAnswer | undefined) => answer ? fill.write(answer) : fill.abandon();
+  if (value.kind === "json") {
+    end(fill.writes ? entry(structuredClone(value.body)) : undefined);
+    return routed;
+  }
+  if (value.kind !== "stream") {
+    fill.abandon();
+    return routed;
+  }
+  // The chunks are added up as they pass (before the client's body presents them), and the entry is written
+  // only when the upstream stream ended normally; a failure or a cancel (the client gone, a budget stop)
+  // abandons it.
+  const sum = new ChunkAccumulator();
+  sum.add(value.stream.first);
+  const source = value.stream.rest;
+  const rest = new ReadableStream<ChatCompletionChunk>({
+    async pull(controller) {
+      let next: ReadableStreamReadResult<ChatCompletionChunk>;
+      try {
+        next = await source.read();
+      } catch (err) {
+        fill.abandon();
+        controller.error(err);
+        return;
+      }
+      if (next.done) {
+        end(fill.writes ? entry(sum.completion()) : undefined);
+        controller.close();
+        return;
+      }
+      sum.add(next.value);
+      controller.enqueue(next.value);
+    },
+    cancel(reason) {
+      fill.abandon();
+      return source.cancel(reason);
+    },
+  }, { highWaterMark: 0 }).getReader();
+  return { ...routed, value: { kind: "stream", stream: { first: value.stream.first, rest } } };
+}
+
+/**
+ * Routes a request of a cached alias: a hit is answered from the cache; a miss is routed (`route`) and its
+ * answer fills the entry; a request that may not use the cache (`no-store`, its token's `cache: false`, a store
+ * that is down, a native passthrough) is routed as if the alias had no cache, marked `BYPASS`.
+ */
+export async function cachedRoute(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  settings: ResolvedAliasCache,
+  cache: ResponseCache,
+  request: RoutedRequest,
+  native: NativeRoute | undefined,
+  route: () => Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  const control = cacheControl(ctx.headers.get("cache-control"), ctx.identity.cache);
+  const bypass = !control.write && !control.read ||
+    (native !== undefined && model.targets.some(native.speaks));
+  const lookup = bypass ? { kind: "bypass" as const } : await cache.lookup(
+    cacheKey(keyScope(ctx, model, settings), request.chat),
+    settings.ttlMs,
+    control,
+    ctx.signal,
+  );
+  if (lookup.kind === "hit") return hitAnswer(ctx, model, request, lookup.answer, "hit");
+  noteStatus(ctx, lookup.kind);
+  if (lookup.kind === "bypass") return route();
+  let routed: RoutedAnswer<ChatAnswer | NativeAnswer>;
+  try {
+    routed = await route();
+  } catch (err) {
+    lookup.fill.abandon();
+    throw err;
+  }
+  return filling(routed, request.chat, settings, lookup.fill);
+}

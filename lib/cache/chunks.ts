@@ -1,0 +1,319 @@
+/**
+ * A cached completion as a stream and a stream as a completion. An entry holds one chat-form completion
+ * whatever filled it; a streamed hit is replayed as the chunks an OpenAI upstream would have sent for it (with
+ * `stream_options.include_usage` on), so the chat, Messages and Responses stream bodies run exactly as they do
+ * for a real upstream; and a streamed miss is added up, chunk by chunk as it passes, into the completion the
+ * entry stores.
+ *
+ * Both directions go through one normal form ({@linkcode normaliseCompletion}): what a replay carries, and only
+ * that. The cache stores the normal form, so `accumulate(completionChunks(c))` is `c` exactly and a hit looks
+ * the same streamed or not. Left out, because a stream does not carry them back or no client API reads them
+ * from a chat stream: `logprobs` (always `null`: the chunks would have to split them token by token, and a
+ * cached answer's token probabilities are not a fresh sample's), `annotations`, `audio` and the legacy
+ * `function_call`; every tool call is a `function` call.
+ *
+ * @module
+ */
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  JsonObject,
+  ReasoningFields,
+  Usage,
+} from "../openai/types.ts";
+import { isObject } from "../openai/types.ts";
+
+/** One tool call of a choice, in the normal form. */
+interface CallParts {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One choice in the normal form: what a replay carries and the accumulator adds up. */
+interface ChoiceParts {
+  index: number;
+  role: string;
+  content: string;
+  reasoning: string;
+  refusal: string;
+  calls: CallParts[];
+  finish: string;
+  /** vLLM's matched stop sequence (a string only); the Messages API turns it into `stop_sequence`. */
+  stopReason?: string;
+}
+
+/** The fields every chunk and the completion share. */
+interface Frame {
+  id: string;
+  created: number;
+  model: string;
+  systemFingerprint?: string;
+  serviceTier?: string;
+}
+
+/** Replayed text pieces are at most this many UTF-16 units (a few tokens, as upstreams stream them); a piece prefers to end after a space. */
+const PIECE_MAX = 16;
+/** The shortest piece that ends at a space; without a space in reach a piece is {@linkcode PIECE_PLAIN} long. */
+const PIECE_MIN = 4;
+const PIECE_PLAIN = 12;
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/**
+ * `text` in stream-sized pieces (none for ""), so a replayed stream is really a stream: each piece ends after
+ * a space where one is in reach, and never between the two halves of a surrogate pair (an emoji stays whole;
+ * a lone half would be a broken character on the wire).
+ */
+export function splitText(text: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(start + PIECE_MAX, text.length);
+    if (end < text.length) {
+      const space = text.slice(start + PIECE_MIN, end).search(/\s\S*$/);
+      end = space >= 0 ? start + PIECE_MIN + space + 1 : start + PIECE_PLAIN;
+      if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
+    }
+    pieces.push(text.slice(start, end));
+    start = end;
+  }
+  return pieces;
+}
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+/** A choice of a completion in the normal form; `position` stands in for a missing `index`. */
+function choiceParts(choice: JsonObject, position: number): ChoiceParts {
+  const message = (isObject(choice.message) ? choice.message : {}) as JsonObject & ReasoningFields;
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+  const parts: ChoiceParts = {
+    index: typeof choice.index === "number" ? choice.index : position,
+    role: stringOr(message.role, "assistant"),
+    content: stringOr(message.content, ""),
+    reasoning: stringOr(message.reasoning_content, ""),
+    refusal: stringOr(message.refusal, ""),
+    calls: calls.map((call) => {
+      const fn = isObject(call.function) ? call.function : {};
+      return {
+        id: stringOr(call.id, ""),
+        name: stringOr(fn.name, ""),
+        arguments: stringOr(fn.arguments, ""),
+      };
+    }),
+    // A stored answer is a finished one; a missing reason is the ordinary end.
+    finish: stringOr(choice.finish_reason, "stop"),
+  };
+  if (typeof choice.stop_reason === "string") parts.stopReason = choice.stop_reason;
+  return parts;
+}
+
+/**
+ * A choice's `message`. `content` is `null` when there is none beside tool calls or a refusal (as OpenAI sends
+ * it), else the text (`""` for an empty answer); the optional fields appear only when they have text.
+ */
+function choiceObject(parts: ChoiceParts): JsonObject {
+  const message: JsonObject = {
+    role: parts.role,
+    content: parts.content === "" && (parts.calls.length > 0 || parts.refusal !== "") ? null : parts.content,
+  };
+  if (parts.reasoning !== "") message.reasoning_content = parts.reasoning;
+  if (parts.refusal !== "") message.refusal = parts.refusal;
+  if (parts.calls.length > 0) {
+    message.tool_calls = parts.calls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: call.arguments },
+    }));
+  }
+  const choice: JsonObject = { index: parts.index, message, logprobs: null, finish_reason: parts.finish };
+  if (parts.stopReason !== undefined) choice.stop_reason = parts.stopReason;
+  return choice;
+}
+
+function frameFields(frame: Frame): JsonObject {
+  const fields: JsonObject = {};
+  if (frame.systemFingerprint !== undefined) fields.system_fingerprint = frame.systemFingerprint;
+  if (frame.serviceTier !== undefined) fields.service_tier = frame.serviceTier;
+  return fields;
+}
+
+function buildCompletion(frame: Frame, choices: ChoiceParts[], usage: Usage | undefined): ChatCompletion {
+  const completion: ChatCompletion = {
+    id: frame.id,
+    object: "chat.completion",
+    created: frame.created,
+    model: frame.model,
+    ...frameFields(frame),
+    choices: [...choices].sort((a, b) => a.index - b.index).map(choiceObject),
+  };
+  if (usage !== undefined) completion.usage = structuredClone(usage);
+  return completion;
+}
+
+function frameOf(source: JsonObject, id: string, created: number): Frame {
+  const frame: Frame = { id, created, model: stringOr(source.model, "") };
+  if (typeof source.system_fingerprint === "string") frame.systemFingerprint = source.system_fingerprint;
+  if (typeof source.service_tier === "string") frame.serviceTier = source.service_tier;
+  return frame;
+}
+
+/**
+ * `completion` in the form the cache stores and a replay reproduces: choices sorted by index, each message
+ * with only the fields a stream carries (see the module doc), `logprobs: null`, no `usage` key when it has
+ * none. Store this, so a hit is the same answer streamed or not.
+ */
+export function normaliseCompletion(completion: ChatCompletion): ChatCompletion {
+  const frame = frameOf(completion, completion.id, completion.created);
+  const choices = completion.choices.map((choice, i) => choiceParts(choice, i));
+  return buildCompletion(frame, choices, isObject(completion.usage) ? completion.usage : undefined);
+}
+
+/**
+ * The chunks an OpenAI upstream would have streamed for `completion` with `stream_options.include_usage` on,
+ * under `frame`'s id and `created` (a hit's own). Per choice, in index order: the role chunk
+ * (`{role: "assistant", content: ""}`, as OpenAI starts), the reasoning pieces, the content pieces, the refusal
+ * pieces, each tool call (its id and name with empty arguments, then the argument pieces), then an empty delta
+ * with the choice's `finish_reason`. Last, when the completion has usage, the usage chunk with `choices: []`;
+ * the chunks before it carry `usage: null` then, as OpenAI's do. Choices are not interleaved: the Messages and
+ * Responses stream bodies read only `choices[0]` of each chunk, so they must only be given one-choice answers.
+ */
+export function completionChunks(
+  completion: ChatCompletion,
+  frame: { id: string; created: number },
+): ChatCompletionChunk[] {
+  const usage = isObject(completion.usage) ? completion.usage : undefined;
+  const head = frameOf(completion, frame.id, frame.created);
+  const chunk = (choices: JsonObject[]): ChatCompletionChunk => {
+    const out: ChatCompletionChunk = {
+      id: head.id,
+      object: "chat.completion.chunk",
+      created: head.created,
+      model: head.model,
+      ...frameFields(head),
+      choices,
+    };
+    if (usage !== undefined) out.usage = null;
+    return out;
+  };
+  const chunks: ChatCompletionChunk[] = [];
+  const choices = completion.choices.map((choice, i) => choiceParts(choice, i)).sort((a, b) =>
+    a.index - b.index
+  );
+  for (const parts of choices) {
+    const at = (delta: JsonObject, finish: string | null = null): ChatCompletionChunk =>
+      chunk([{ index: parts.index, delta, logprobs: null, finish_reason: finish }]);
+    chunks.push(at({ role: parts.role, content: "" }));
+    for (const piece of splitText(parts.reasoning)) chunks.push(at({ reasoning_content: piece }));
+    for (const piece of splitText(parts.content)) chunks.push(at({ content: piece }));
+    for (const piece of splitText(parts.refusal)) chunks.push(at({ refusal: piece }));
+    parts.calls.forEach((call, index) => {
+      const fn = { name: call.name, arguments: "" };
+      chunks.push(at({ tool_calls: [{ index, id: call.id, type: "function", function: fn }] }));
+      for (const piece of splitText(call.arguments)) {
+        chunks.push(at({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      }
+    });
+    const finish = at({}, parts.finish);
+    if (parts.stopReason !== undefined) finish.choices[0].stop_reason = parts.stopReason;
+    chunks.push(finish);
+  }
+  if (usage !== undefined) chunks.push({ ...chunk([]), usage: structuredClone(usage) });
+  return chunks;
+}
+
+/** A choice being added up from its deltas. */
+interface OpenChoice {
+  role?: string;
+  content: string[];
+  reasoning: string[];
+  refusal: string[];
+  calls: Map<number, { id?: string; name?: string; arguments: string[] }>;
+  finish?: string;
+  stopReason?: string;
+}
+
+function addCall(open: OpenChoice, call: JsonObject, position: number): void {
+  const index = typeof call.index === "number" ? call.index : position;
+  let into = open.calls.get(index);
+  if (into === undefined) {
+    into = { arguments: [] };
+    open.calls.set(index, into);
+  }
+  const fn = isObject(call.function) ? call.function : {};
+  if (into.id === undefined && typeof call.id === "string" && call.id !== "") into.id = call.id;
+  if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
+  if (typeof fn.arguments === "string") into.arguments.push(fn.arguments);
+}
+
+/**
+ * Adds up a chat chunk stream as it passes, into the completion it amounts to. Feed it every chunk the
+ * upstream sent, before a stream body presents them (the chat body renames `model` to the alias and drops the
+ * usage chunk the client did not ask for). Tool calls are joined by their `index` (parallel calls may
+ * interleave): the id and name of the first fragment that has them, the arguments in order.
+ */
+export class ChunkAccumulator {
+  #frame: Frame | undefined;
+  #choices = new Map<number, OpenChoice>();
+  #usage: Usage | undefined;
+
+  add(chunk: ChatCompletionChunk): void {
+    this.#frame ??= frameOf(chunk, chunk.id, chunk.created);
+    if (this.#frame.systemFingerprint === undefined && typeof chunk.system_fingerprint === "string") {
+      this.#frame.systemFingerprint = chunk.system_fingerprint;
+    }
+    if (isObject(chunk.usage)) this.#usage = structuredClone(chunk.usage as Usage);
+    for (const choice of chunk.choices) {
+      if (!isObject(choice)) continue;
+      const index = typeof choice.index === "number" ? choice.index : 0;
+      let open = this.#choices.get(index);
+      if (open === undefined) {
+        open = { content: [], reasoning: [], refusal: [], calls: new Map() };
+        this.#choices.set(index, open);
+      }
+      const delta = (isObject(choice.delta) ? choice.delta : {}) as JsonObject & ReasoningFields;
+      if (open.role === undefined && typeof delta.role === "string") open.role = delta.role;
+      if (typeof delta.reasoning_content === "string") open.reasoning.push(delta.reasoning_content);
+      if (typeof delta.content === "string") open.content.push(delta.content);
+      if (typeof delta.refusal === "string") open.refusal.push(delta.refusal);
+      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
+      calls.forEach((call, position) => {
+        if (isObject(call)) addCall(open, call, position);
+      });
+      if (typeof choice.finish_reason === "string") open.finish = choice.finish_reason;
+      if (typeof choice.stop_reason === "string") open.stopReason = choice.stop_reason;
+    }
+  }
+
+  /**
+   * The whole completion, in the normal form ({@linkcode normaliseCompletion}); undefined while the stream is
+   * not a complete answer (no choice yet, or a choice without its `finish_reason`), which is never stored.
+   */
+  completion(): ChatCompletion | undefined {
+    if (this.#frame === undefined || this.#choices.size === 0) return undefined;
+    const choices: ChoiceParts[] = [];
+    for (const [index, open] of this.#choices) {
+      if (open.finish === undefined) return undefined;
+      const parts: ChoiceParts = {
+        index,
+        role: open.role ?? "assistant",
+        content: open.content.join(""),
+        reasoning: open.reasoning.join(""),
+        refusal: open.refusal.join(""),
+        calls: [...open.calls].sort(([a], [b]) => a - b).map(([, call]) => ({
+          id: call.id ?? "",
+          name: call.name ?? "",
+          arguments: call.arguments.join(""),
+        })),
+        finish: open.finish,
+      };
+      if (open.stopReason !== undefined) parts.stopReason = open.stopReason;
+      choices.push(parts);
+    }
+    return buildCompletion(this.#frame, choices, this.#usage);
+  }
+}

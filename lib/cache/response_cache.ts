@@ -1,0 +1,219 @@
+/**
+ * The response cache's lookups and fills, over one {@linkcode CacheStore}: what the answer runner asks before
+ * routing a request of a cached alias, and what it tells once the answer is whole.
+ *
+ * Single-flight: identical requests that arrive while the first is in flight wait for its answer instead of
+ * all going upstream. Within a replica they wait on the first one's promise; across replicas (the Redis store)
+ * the first one takes a short fill lock in the store, renews it while it fills, and the others poll for the
+ * entry until it appears, the lock goes away (its holder failed, or died and the lock expired) or `lock_wait`
+ * passes; then they go upstream themselves. A store that fails or is slow never fails a request: the request
+ * bypasses the cache, and the failure is counted and shown on `/readyz`.
+ *
+ * @module
+ */
+import type { CachedAnswer, CacheStore } from "./types.ts";
+import type { CacheControl } from "./control.ts";
+
+/** How long a fill lock lives without renewal; renewed every third of it while its holder fills. */
+export const LOCK_TTL_MS = 10_000;
+/** How often a request waiting on another replica's fill looks for the entry. */
+export const POLL_MS = 25;
+
+/** The one filling an entry: tells the cache how the answer ended, exactly once (later calls do nothing). */
+export interface Fill {
+  /** Whether the answer may be written (`no-store` says not). */
+  readonly writes: boolean;
+  /** A whole, cacheable answer: store it, hand it to whoever waits. */
+  write(answer: CachedAnswer): void;
+  /** No cacheable answer (an error, a cut stream, an answer that is not cached): let the waiters go. */
+  abandon(): void;
+}
+
+/** What a lookup found. */
+export type Lookup =
+  | { kind: "hit"; answer: CachedAnswer }
+  | { kind: "miss"; fill: Fill }
+  | { kind: "bypass" };
+
+/** What the cache reports about itself (metrics, `/readyz`). */
+export interface CacheEvents {
+  /** A store call failed or timed out. */
+  storeFailed(error: unknown): void;
+  /** A store call succeeded (after failures: the store is back). */
+  storeOk(): void;
+}
+
+/** Options of {@linkcode createResponseCache}. */
+export interface ResponseCacheOptions {
+  store: CacheStore;
+  /** How long identical requests wait for one in flight (`cache.lock_wait`). */
+  lockWaitMs: number;
+  events?: CacheEvents;
+  now?: () => number;
+}
+
+/** The cache the runner uses. */
+export interface ResponseCache {
+  readonly store: CacheStore;
+  /** Whether the store answered its last call (for `/readyz`). */
+  readonly ok: boolean;
+  lookup(key: string, ttlMs: number, control: CacheControl, signal: AbortSignal): Promise<Lookup>;
+  /** Asks the store whether it answers (`/readyz`); true when it does. */
+  check(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Parses a stored value; undefined when it is not an entry of this version. */
+export function parseEntry(raw: string | undefined): CachedAnswer | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const entry = JSON.parse(raw) as CachedAnswer;
+    return entry?.v === 1 && typeof entry.storedAt === "number" && entry.completion ? entry : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+
+/** Creates the response cache over `options.store`. */
+export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
+  const { store, lockWaitMs } = options;
+  const now = options.now ?? Date.now;
+  const flights = new Map<string, Promise<CachedAnswer | undefined>>();
+  let ok = true;
+
+  /** A store call; a failure is reported and rethrown. */
+  async function call<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      const value = await op();
+      if (!ok) {
+        ok = true;
+        options.events?.storeOk();
+      }
+      return value;
+    } catch (err) {
+      ok = false;
+      options.events?.storeFailed(err);
+      throw err;
+    }
+  }
+
+  const usable = (entry: CachedAnswer | undefined, control: CacheControl): entry is CachedAnswer =>
+    entry !== undefined && (control.maxAgeMs === null || now() - entry.storedAt <= control.maxAgeMs);
+
+  /** Waits for a local flight, at most `lockWaitMs`, or until the client goes away. */
+  function awaitFlight(flight: Promise<CachedAnswer | undefined>, signal: AbortSignal) {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    return Promise.race([flight, sleep(lockWaitMs, stop.signal).then(() => undefined)]).finally(() => {
+      stop.abort();
+      signal.removeEventListener("abort", onAbort);
+    });
+  }
+
+  /** A fill; `lock` is the store lock this fill holds, if any; `settle` resolves the local flight, if any. */
+  function fill(
+    key: string,
+    ttlMs: number,
+    writes: boolean,
+    lock: string | null,
+    settle?: (answer: CachedAnswer | undefined) => void,
+  ): Fill {
+    let done = false;
+    const renewal = lock === null ? undefined : setInterval(() => {
+      call(() => store.renew(key, lock, LOCK_TTL_MS)).catch(() => {});
+    }, LOCK_TTL_MS / 3);
+    const end = async (answer: CachedAnswer | undefined) => {
+      if (done) return;
+      done = true;
+      clearInterval(renewal);
+      settle?.(answer);
+      flights.delete(key);
+      try {
+        // Written before the lock goes, so another replica that sees the lock gone finds the entry.
+        if (answer !== undefined && writes) await call(() => store.set(key, JSON.stringify(answer), ttlMs));
+      } catch { /* counted; the answer was served */ }
+      if (lock !== null) await call(() => store.unlock(key, lock)).catch(() => {});
+    };
+    return {
+      writes,
+      write: (answer) => void end(answer),
+      abandon: () => void end(undefined),
+    };
+  }
+
+  async function lookup(
+    key: string,
+    ttlMs: number,
+    control: CacheControl,
+    signal: AbortSignal,
+  ): Promise<Lookup> {
+    if (!control.read) return { kind: "miss", fill: fill(key, ttlMs, control.write, null) };
+    let found: CachedAnswer | undefined;
+    try {
+      found = parseEntry(await call(() => store.get(key)));
+    } catch {
+      return { kind: "bypass" };
+    }
+    if (usable(found, control)) return { kind: "hit", answer: found };
+
+    const flight = flights.get(key);
+    if (flight !== undefined) {
+      const answer = await awaitFlight(flight, signal);
+      if (usable(answer, control)) return { kind: "hit", answer };
+      return { kind: "miss", fill: fill(key, ttlMs, control.write, null) };
+    }
+
+    let settle!: (answer: CachedAnswer | undefined) => void;
+    flights.set(key, new Promise((resolve) => settle = resolve));
+    const holder = crypto.randomUUID();
+    let locked: boolean;
+    try {
+      locked = await call(() => store.lock(key, holder, LOCK_TTL_MS));
+    } catch {
+      settle(undefined);
+      flights.delete(key);
+      return { kind: "bypass" };
+    }
+    if (!locked) {
+      // Another replica fills it: look for its entry until it appears, its lock goes, or the wait is over.
+      const deadline = now() + lockWaitMs;
+      while (now() < deadline && !signal.aborted) {
+        await sleep(POLL_MS, signal);
+        try {
+          const answer = parseEntry(await call(() => store.get(key)));
+          if (usable(answer, control)) {
+            settle(answer);
+            flights.delete(key);
+            return { kind: "hit", answer };
+          }
+          if (!(await call(() => store.locked(key)))) break;
+        } catch {
+          break;
+        }
+      }
+    }
+    return { kind: "miss", fill: fill(key, ttlMs, control.write, locked ? holder : null, settle) };
+  }
+
+  return {
+    store,
+    get ok() {
+      return ok;
+    },
+    lookup,
+    check: () => call(() => store.ping()).then(() => true, () => false),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The cache columns' migration (SQLite schema 6 → 7, PostgreSQL 5 → 6) on databases as the earlier gateway
+ * left them: their records gain `cache` (null: no cache then), `saved_tokens` and `saved_cost` (0: nothing
+ * saved) and keep everything else, and the new records' cache outcomes are summed by `/admin/usage`. The old
+ * databases are the frozen schemas (tests/helpers/frozen_schemas.ts) brought forward by the migrations that
+ * followed them. The PostgreSQL case runs in CI always; off CI it skips only when the database is unreachable.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import postgres from "postgres";
+import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
+import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
+import { openPostgresStore } from "./postgres_store.ts";
+import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
+import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
+import type { UsageDatabase } from "./store.ts";
+import { SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
+import { POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
+import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
+import { makeRecord } from "../../tests/helpers/usage.ts";
+import {
+  dropSchema,
+  postgresOrSkip,
+  queryOnce,
+  randomSchema,
+  TEST_DATABASE_URL,
+} from "../../tests/helpers/postgres.ts";
+
+/** A record the schema-6 (SQLite) / schema-5 (PostgreSQL) gateway wrote: `dropped` was its newest column. */
+function droppedRow(bool: (b: boolean) => string): string {
+  return `INSERT INTO usage (uid, time, request_id, token, token_id, environment, alias, provider,
+       upstream_model, endpoint, stream, status, outcome, rule, prompt_tokens, completion_tokens,
+       tokens_estimated, cost, latency_ms, ttft_ms, attempts, error_code, dropped)
+     VALUES ('u_dropped', '2025-01-02T00:00:00.000Z', 'req_dropped', 'alice', 'cfg_alice', 'prod',
+       'chat-default', 'openai', 'gpt-4o-mini', 'messages', ${bool(false)}, 200, 'allow', NULL, 20, 10, ${
+    bool(false)
+  }, 0.002,
+       50, NULL, 1, NULL, 'tools.0')`;
+}
+
+/** Old records read back with the new columns' defaults; new records' cache outcomes are stored and summed. */
+async function assertMigrated(db: UsageDatabase): Promise<void> {
+  const old = (await db.listRecords({})).data;
+  assert.deepEqual(
+    old.map((r) => [r.request_id, r.dropped, r.cache, r.saved_tokens, r.saved_cost]),
+    [["req_dropped", "tools.0", null, 0, 0], ["req_old", null, null, 0, 0]],
+  );
+  const before = (await db.query({})).totals;
+  assert.deepEqual(
+    [before.requests, before.cache_hits, before.cache_lookups, before.saved_tokens, before.saved_cost],
+    [2, 0, 0, 0, 0],
+  );
+  await db.insert([
+    makeRecord(1, { time: "2025-01-03T00:00:00.000Z", cache: "hit", saved_tokens: 30, saved_cost: 0.002 }),
+    makeRecord(2, { time: "2025-01-03T00:00:01.000Z", cache: "miss" }),
+  ]);
+  const [byAlias] = (await db.query({ group_by: ["alias"] })).groups;
+  assert.deepEqual(
+    [byAlias.key.alias, byAlias.requests, byAlias.cache_hits, byAlias.cache_lookups, byAlias.saved_tokens],
+    ["chat-default", 4, 1, 2, 30],
+  );
+  assert.equal(byAlias.saved_cost, 0.002);
+  const [newest] = (await db.listRecords({ limit: 1 })).data;
+  assert.deepEqual([newest.cache, newest.saved_tokens, newest.saved_cost], ["miss", 0, 0]);
+}
+
+Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with defaults, keeping the records", async () => {
+  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
+    const dir = await Deno.makeTempDir({ prefix: "cache-migrate-" });
+    const path = `${dir}/usage.sqlite`;
+    const old = new DatabaseSync(path);
+    old.exec(SQLITE_SCHEMA_3);
+    old.exec(SQLITE_TOKENS_SQL);
+    old.exec(SQLITE_OWNERSHIP_SQL);
+    old.exec("ALTER TABLE usage ADD COLUMN dropped TEXT; UPDATE usage_schema SET version = 6");
+    old.exec(droppedRow((b) => (b ? "1" : "0")));
+    old.close();
+
+    const db = await open(path);
+    try {
+      await assertMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const file = new DatabaseSync(path);
+    assert.equal(USAGE_SCHEMA_VERSION, 7);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 7);
+    const columns = file.prepare("PRAGMA table_info(usage)").all()
+      .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
+      .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
+    assert.deepEqual(columns, [
+      ["cache", "TEXT", 0, null],
+      ["saved_tokens", "INTEGER", 1, "0"],
+      ["saved_cost", "REAL", 1, "0"],
+    ]);
+    file.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with defaults, keeping the records", async (t) => {
+  if (!await postgresOrSkip(t)) return;
+  const schema = randomSchema("cachemig");
+  try {
+    for (const statement of postgresSchema2(schema)) await queryOnce(statement);
+    const sql = postgres(TEST_DATABASE_URL, {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: schema },
+    });
+    try {
+      for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
+      for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
+      await sql.unsafe("INSERT INTO schema_versions (version) VALUES (3), (4), (5)");
+      await sql.unsafe(droppedRow((b) => String(b)));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
+    try {
+      await assertMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 6);
+    const columns = await queryOnce(
+      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'usage'
+         AND column_name IN ('cache', 'saved_tokens', 'saved_cost')
+       ORDER BY ordinal_position`,
+      [schema],
+    );
+    assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]), [
+      ["cache", "text", "YES", null],
+      ["saved_tokens", "bigint", "NO", "0"],
+      ["saved_cost", "double precision", "NO", "0"],
+    ]);
+  } finally {
+    await dropSchema(schema);
+  }
+});
