@@ -21,6 +21,7 @@ import type { Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
 import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
+import { semanticLookup } from "./semantic_lookup.ts";
 
 /** What the usage record's `cache` says (and `x-cache`, in capitals: lib/http/middleware.ts). */
 export type CacheStatus = "hit" | "hit_semantic" | "miss" | "bypass";
@@ -185,21 +186,47 @@ export async function cachedRoute(
   const control = cacheControl(ctx.headers.get("cache-control"), ctx.identity.cache);
   const bypass = !control.write && !control.read ||
     (native !== undefined && model.targets.some(native.speaks));
-  const lookup = bypass ? { kind: "bypass" as const } : await cache.lookup(
-    cacheKey(keyScope(ctx, model, settings), request.chat),
-    settings.ttlMs,
-    control,
-    ctx.signal,
-  );
+  const scope = keyScope(ctx, model, settings);
+  const key = cacheKey(scope, request.chat);
+  const lookup = bypass
+    ? { kind: "bypass" as const }
+    : await cache.lookup(key, settings.ttlMs, control, ctx.signal);
   if (lookup.kind === "hit") return hitAnswer(ctx, model, request, lookup.answer, "hit");
-  noteStatus(ctx, lookup.kind);
-  if (lookup.kind === "bypass") return route();
+  if (lookup.kind === "bypass") {
+    noteStatus(ctx, "bypass");
+    return route();
+  }
+  let fill = lookup.fill;
+  if (settings.semantic !== null && control.read) {
+    const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat);
+    if (semantic.kind === "hit") {
+      // The paraphrase's own key gets the answer too, so its identical requests (waiting on it) hit exactly.
+      fill.write(semantic.answer);
+      const hit = hitAnswer(ctx, model, request, semantic.answer, "hit_semantic");
+      hit.headers.set("x-cache-similarity", semantic.similarity.toFixed(3));
+      return hit;
+    }
+    if (semantic.kind === "miss") fill = remembering(fill, () => semantic.remember(key));
+  }
+  noteStatus(ctx, "miss");
   let routed: RoutedAnswer<ChatAnswer | NativeAnswer>;
   try {
     routed = await route();
   } catch (err) {
-    lookup.fill.abandon();
+    fill.abandon();
     throw err;
   }
-  return filling(routed, request.chat, settings, lookup.fill);
+  return filling(routed, request.chat, settings, fill);
+}
+
+/** `fill`, also calling `written` when it writes an answer (the semantic index learns the question then). */
+function remembering(fill: Fill, written: () => void): Fill {
+  return {
+    writes: fill.writes,
+    write(answer) {
+      fill.write(answer);
+      if (fill.writes) written();
+    },
+    abandon: () => fill.abandon(),
+  };
 }

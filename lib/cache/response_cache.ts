@@ -13,6 +13,7 @@
  */
 import type { CachedAnswer, CacheStore } from "./types.ts";
 import type { CacheControl } from "./control.ts";
+import { SemanticIndex } from "./semantic_index.ts";
 
 /** How long a fill lock lives without renewal; renewed every third of it while its holder fills. */
 export const LOCK_TTL_MS = 10_000;
@@ -58,6 +59,10 @@ export interface ResponseCache {
   /** Whether the store answered its last call (for `/readyz`). */
   readonly ok: boolean;
   lookup(key: string, ttlMs: number, control: CacheControl, signal: AbortSignal): Promise<Lookup>;
+  /** The entry under `key`, if the store has one (a failing store has none). */
+  read(key: string): Promise<CachedAnswer | undefined>;
+  /** The semantic index of `alias` in this replica (created on first use; `maxEntries` from its settings). */
+  semanticIndex(alias: string, maxEntries: number): SemanticIndex;
   /** Asks the store whether it answers (`/readyz`); true when it does. */
   check(): Promise<boolean>;
   close(): Promise<void>;
@@ -90,6 +95,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const { store, lockWaitMs } = options;
   const now = options.now ?? Date.now;
   const flights = new Map<string, Promise<CachedAnswer | undefined>>();
+  const indexes = new Map<string, SemanticIndex>();
   let ok = true;
 
   /** A store call; a failure is reported and rethrown. */
@@ -213,6 +219,14 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return ok;
     },
     lookup,
+    read: (key) => call(() => store.get(key)).then(parseEntry, () => undefined),
+    semanticIndex(alias, maxEntries) {
+      let index = indexes.get(alias);
+      if (index === undefined || index.maxEntries !== maxEntries) {
+        indexes.set(alias, index = new SemanticIndex(maxEntries, now));
+      }
+      return index;
+    },
     check: () => call(() => store.ping()).then(() => true, () => false),
     close: () => store.close(),
   };

@@ -1,0 +1,105 @@
+/**
+ * The semantic cache's lookup (docs/caching.md#semantic-cache), after an exact miss: the request's last user
+ * turn is embedded through the alias's embedding alias, and the most similar turn this replica answered under
+ * the same context (everything else of the request, keyed exactly) is a hit when it is similar enough.
+ *
+ * The embedding call is the gateway's own: it goes through routing like any embeddings request (retries,
+ * fallback, health) and leaves a usage record of its own (request id `<id>.semantic`, no token, so no client's
+ * budget or limits pay for it). A failed call only means no semantic hit.
+ *
+ * @module
+ */
+import type { ResolvedAliasCache, ResolvedModel } from "../config/types.ts";
+import { GatewayError } from "../errors.ts";
+import type { ChatRequest } from "../openai/types.ts";
+import { noteOutcome, usageRecordOf } from "../http/accounting.ts";
+import type { ClientContext, RequestContext } from "../http/context.ts";
+import { routeRequest } from "../http/route_request.ts";
+import { decodeVector } from "../cache/vector.ts";
+import { type KeyScope, semanticParts } from "../cache/key.ts";
+import type { ResponseCache } from "../cache/response_cache.ts";
+import { unitVector } from "../cache/semantic_index.ts";
+import type { CachedAnswer } from "../cache/types.ts";
+
+/** What the semantic lookup found: a hit, or how to index this request's answer once it is stored. */
+export type SemanticOutcome =
+  | { kind: "hit"; answer: CachedAnswer; similarity: number }
+  | { kind: "miss"; remember: (key: string) => void }
+  | { kind: "none" };
+
+/** The threshold of this request: the alias's, raised (never lowered) by `x-cache-semantic-threshold`. */
+export function semanticThreshold(configured: number, header: string | null): number {
+  if (header === null || !/^\s*(0(\.\d+)?|1(\.0+)?)\s*$/.test(header)) return configured;
+  return Math.max(configured, Number(header));
+}
+
+/** Embeds `text` through `model` as the gateway's own request, recorded under `<request id>.semantic`. */
+async function embedOwn(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  text: string,
+): Promise<number[] | undefined> {
+  const arrived = new Date().toISOString();
+  const requestId = `${ctx.requestId}.semantic`;
+  const own: RequestContext = {
+    ...ctx,
+    requestId,
+    startedAt: performance.now(),
+    record: { request_id: requestId, method: "POST", path: "/v1/embeddings", endpoint: "embeddings" },
+    identity: undefined,
+    admission: undefined,
+    answeredBy: undefined,
+    streamDone: undefined,
+  };
+  own.record.alias = model.alias;
+  own.record.stream = false;
+  let vector: number[] | undefined;
+  try {
+    const routed = await routeRequest(own, model, ctx.signal, (target, provider) =>
+      provider.embed(
+        { model: model.alias, input: text },
+        { target, signal: ctx.signal, requestId },
+      ));
+    const item = routed.value.data[0];
+    vector = item === undefined ? undefined : decodeVector(item.embedding);
+    own.record.status = 200;
+    noteOutcome(own, {
+      usage: { prompt: routed.value.usage.prompt_tokens, completion: 0, estimated: false },
+    });
+  } catch (err) {
+    own.record.status = err instanceof GatewayError ? err.status : 500;
+    own.record.error_code = err instanceof GatewayError ? err.code ?? err.type : "internal_error";
+  }
+  own.record.latency_ms = Math.round((performance.now() - own.startedAt) * 100) / 100;
+  const record = usageRecordOf(own, arrived);
+  ctx.services.usage?.write(record);
+  ctx.services.metrics.recordRequest(record);
+  return vector;
+}
+
+/** The semantic lookup of a request whose exact lookup missed (see the module doc). */
+export async function semanticLookup(
+  ctx: ClientContext,
+  settings: ResolvedAliasCache,
+  cache: ResponseCache,
+  scope: KeyScope,
+  chat: ChatRequest,
+): Promise<SemanticOutcome> {
+  const semantic = settings.semantic;
+  if (semantic === null) return { kind: "none" };
+  const parts = semanticParts(scope, chat);
+  const model = ctx.state.config.models.get(semantic.embeddings);
+  if (parts === undefined || model === undefined || model.type !== "embedding") return { kind: "none" };
+  const embedded = await embedOwn(ctx, model, parts.text);
+  const vector = embedded === undefined ? undefined : unitVector(embedded);
+  if (vector === undefined) return { kind: "none" };
+  const index = cache.semanticIndex(scope.alias, semantic.maxEntries);
+  const threshold = semanticThreshold(semantic.threshold, ctx.headers.get("x-cache-semantic-threshold"));
+  const match = index.find(parts.context, vector, threshold);
+  if (match !== undefined) {
+    const answer = await cache.read(match.key);
+    if (answer !== undefined) return { kind: "hit", answer, similarity: match.similarity };
+    index.forget(match.key);
+  }
+  return { kind: "miss", remember: (key) => index.add(parts.context, vector, key, settings.ttlMs) };
+}
