@@ -5,8 +5,8 @@
  * own wire format, JSON or stream, with its own fresh ids, whatever shape filled it.
  *
  * Kept out of the runner's path unless the alias has `cache:` (one property check), so an alias without it
- * pays nothing. A request its alias would pass through natively (the client API's own body to a target that
- * speaks it) is not cached: it is not in the chat form the cache keys and stores.
+ * pays nothing. A request its alias passes through natively (the client API's own body to a target that speaks
+ * it) is keyed and kept in its own wire format instead (cached_native.ts).
  *
  * @module
  */
@@ -21,6 +21,7 @@ import type { Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
 import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
+import { fillingNative, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
 
 /** What the usage record's `cache` says (and `x-cache`, in capitals: lib/http/middleware.ts). */
@@ -70,14 +71,8 @@ function noteStatus(ctx: ClientContext, status: CacheStatus): void {
   ctx.record.cache = status;
 }
 
-/** The answer of a hit, as routing would have given it: the target that filled it, no lease, the headers. */
-function hitAnswer(
-  ctx: ClientContext,
-  model: ResolvedModel,
-  request: RoutedRequest,
-  answer: CachedAnswer,
-  status: CacheStatus,
-): RoutedAnswer<ChatAnswer> {
+/** A hit's routing headers and record: the target that filled it, no attempt; `undefined` target: none. */
+function hitRouting(ctx: ClientContext, model: ResolvedModel, answer: CachedAnswer, status: CacheStatus) {
   const target: RoutedTarget =
     model.targets.find((t) => t.provider === answer.provider && t.model === answer.model) ??
       model.targets[0];
@@ -85,29 +80,34 @@ function hitAnswer(
   ctx.record.provider = answer.provider;
   ctx.record.upstream_model = answer.model;
   ctx.record.attempts = 0;
+  noteStatus(ctx, status);
   const headers = new Headers({
     "x-gateway-provider": answer.provider,
     "x-gateway-model": answer.model,
     "x-gateway-attempts": "0",
     "age": String(Math.max(0, Math.floor((Date.now() - answer.storedAt) / 1000))),
   });
-  noteStatus(ctx, status);
+  return { target, lease: NO_LEASE, headers };
+}
+
+/** A chat-form hit's value: the completion with a fresh id and `created`, or the chunks it streams as. */
+function chatHitValue(completion: ChatCompletion, stream: boolean): ChatAnswer {
   const frame = {
     id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`,
     created: Math.floor(Date.now() / 1000),
   };
-  const completion = structuredClone(answer.completion);
-  completion.id = frame.id;
-  completion.created = frame.created;
-  if (!request.asked) return { value: { kind: "json", body: completion }, target, lease: NO_LEASE, headers };
-  const chunks = completionChunks(completion, frame);
+  const body = structuredClone(completion);
+  body.id = frame.id;
+  body.created = frame.created;
+  if (!stream) return { kind: "json", body };
+  const chunks = completionChunks(body, frame);
   const rest = new ReadableStream<ChatCompletionChunk>({
     start(controller) {
       for (const chunk of chunks.slice(1)) controller.enqueue(chunk);
       controller.close();
     },
   }).getReader();
-  return { value: { kind: "stream", stream: { first: chunks[0], rest } }, target, lease: NO_LEASE, headers };
+  return { kind: "stream", stream: { first: chunks[0], rest } };
 }
 
 /** Wraps a routed answer so that, once whole and cacheable, it fills the entry; otherwise the fill is abandoned. */
@@ -172,7 +172,7 @@ function filling(
 /**
  * Routes a request of a cached alias: a hit is answered from the cache; a miss is routed (`route`) and its
  * answer fills the entry; a request that may not use the cache (`no-store`, its token's `cache: false`, a store
- * that is down, a native passthrough) is routed as if the alias had no cache, marked `BYPASS`.
+ * that is down) is routed as if the alias had no cache, marked `BYPASS`.
  */
 export async function cachedRoute(
   ctx: ClientContext,
@@ -184,39 +184,68 @@ export async function cachedRoute(
   route: () => Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const control = cacheControl(ctx.headers.get("cache-control"), ctx.identity.cache);
-  const bypass = !control.write && !control.read ||
-    (native !== undefined && model.targets.some(native.speaks));
+  // A request the alias passes through natively is keyed on its own body (cached_native.ts), if its API can.
+  const nativeSpec = native !== undefined && model.targets.some(native.speaks)
+    ? native.cache ?? null
+    : undefined;
   const scope = keyScope(ctx, model, settings);
-  const key = cacheKey(scope, request.chat);
-  const lookup = bypass
+  const key = nativeSpec
+    ? nativeKey(scope, nativeSpec, request.asked, request.chat)
+    : cacheKey(scope, request.chat);
+  const lookup = (!control.write && !control.read) || nativeSpec === null
     ? { kind: "bypass" as const }
     : await cache.lookup(key, settings.ttlMs, control, ctx.signal);
-  if (lookup.kind === "hit") return hitAnswer(ctx, model, request, lookup.answer, "hit");
   if (lookup.kind === "bypass") {
     noteStatus(ctx, "bypass");
     return route();
   }
-  let fill = lookup.fill;
+  if (lookup.kind === "hit") {
+    const answer = lookup.answer;
+    const value = nativeSpec
+      ? nativeHitValue(nativeSpec, answer, request.asked)
+      : answer.completion && chatHitValue(answer.completion, request.asked);
+    if (value !== undefined) return { value, ...hitRouting(ctx, model, answer, "hit") };
+  }
+  let fill = lookup.kind === "miss" ? lookup.fill : abandoned;
+  if (nativeSpec) {
+    noteStatus(ctx, "miss");
+    return fillingNative(await routeFilling(route, fill), nativeSpec, settings, fill, maxEntryBytes(ctx));
+  }
   if (settings.semantic !== null && control.read) {
     const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat);
-    if (semantic.kind === "hit") {
+    if (semantic.kind === "hit" && semantic.answer.completion) {
       // The paraphrase's own key gets the answer too, so its identical requests (waiting on it) hit exactly.
       fill.write(semantic.answer);
-      const hit = hitAnswer(ctx, model, request, semantic.answer, "hit_semantic");
+      const value = chatHitValue(semantic.answer.completion, request.asked);
+      const hit = { value, ...hitRouting(ctx, model, semantic.answer, "hit_semantic") };
       hit.headers.set("x-cache-similarity", semantic.similarity.toFixed(3));
       return hit;
     }
     if (semantic.kind === "miss") fill = remembering(fill, () => semantic.remember(key));
   }
   noteStatus(ctx, "miss");
-  let routed: RoutedAnswer<ChatAnswer | NativeAnswer>;
+  return filling(await routeFilling(route, fill), request.chat, settings, fill);
+}
+
+/** The most bytes an entry may have (`cache.max_entry_bytes`). */
+function maxEntryBytes(ctx: ClientContext): number {
+  return ctx.state.config.cache.max_entry_bytes;
+}
+
+/** A fill for an entry that is not this request's to write (a hit of another API's shape: answered fresh). */
+const abandoned: Fill = { writes: false, write() {}, abandon() {} };
+
+/** Routes the request; a failure abandons the fill (its waiters go on) before it reaches the client. */
+async function routeFilling(
+  route: () => Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>,
+  fill: Fill,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   try {
-    routed = await route();
+    return await route();
   } catch (err) {
     fill.abandon();
     throw err;
   }
-  return filling(routed, request.chat, settings, fill);
 }
 
 /** `fill`, also calling `written` when it writes an answer (the semantic index learns the question then). */

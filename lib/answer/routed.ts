@@ -37,6 +37,32 @@ export interface NativeRoute {
   /** Whether a whole answer is the API's object, and its name for the 502 when it is not. */
   valid: (body: JsonObject) => boolean;
   what: string;
+  /** How the response cache keys and judges this API's passed-through answers; absent: they are not cached. */
+  cache?: NativeCacheSpec;
+}
+
+/** How a whole answer in a client API's own wire format ended, for the response cache. */
+export type NativeEnding = "complete" | "incomplete" | "tool_calls";
+
+/** What the response cache needs of a client API to cache its passed-through answers (cached_native.ts). */
+export interface NativeCacheSpec {
+  /** The client API: a native entry hits only requests of the same API. */
+  api: "responses" | "messages" | "gemini";
+  /** The client's body as passed through (the target's model and the policy's changes are put in later). */
+  body: JsonObject;
+  /**
+   * How the answer ended, from its values in order (the one body, or every stream event); undefined when they
+   * do not make a whole answer (a stream without its final event).
+   */
+  ending: (values: readonly JsonObject[]) => NativeEnding | undefined;
+  /** Whether a stream event is the stream's last (its body may stop reading there). */
+  isFinal?: (event: JsonObject) => boolean;
+  /**
+   * Where the upstream's answer id is, for a replay to get a fresh one (`msg_…`); absent when the client API
+   * gives its client an id of its own anyway (Responses: the gateway's `resp_…`, the upstream's kept for
+   * continuations).
+   */
+  idOf?: (first: JsonObject) => unknown;
 }
 
 /** The request as routing sees it: its chat form, whether the client asked for a stream, its client terms. */

@@ -31,12 +31,14 @@ import {
   type ChatAnswer,
   isNativeAnswer,
   type NativeAnswer,
+  type NativeCacheSpec,
+  type NativeEnding,
   type NativeRoute,
   type RoutedRequest,
 } from "./routed.ts";
 
 export { isNativeAnswer };
-export type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest };
+export type { ChatAnswer, NativeAnswer, NativeCacheSpec, NativeEnding, NativeRoute, RoutedRequest };
 
 /** The headers of an SSE answer. */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {

@@ -84,6 +84,11 @@ export function cacheKey(scope: KeyScope, chat: ChatRequest): string {
   return digest(scope, canonicalJson(keyedRequest(chat)));
 }
 
+/** The hex digest of any keyed value under `scope` (a natively passed-through request's key). */
+export function keyOf(scope: KeyScope, keyed: unknown): string {
+  return digest(scope, canonicalJson(keyed));
+}
+
 /**
  * For the semantic cache: the request's last user turn (its text), and the key of everything else, which must
  * match exactly for a semantic hit. Undefined when the request has no user turn whose content is text.

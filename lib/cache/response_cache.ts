@@ -13,6 +13,7 @@
  */
 import type { CachedAnswer, CacheStore } from "./types.ts";
 import type { CacheControl } from "./control.ts";
+import { isObject } from "../openai/types.ts";
 import { SemanticIndex } from "./semantic_index.ts";
 
 /** How long a fill lock lives without renewal; renewed every third of it while its holder fills. */
@@ -28,6 +29,12 @@ export interface Fill {
   write(answer: CachedAnswer): void;
   /** No cacheable answer (an error, a cut stream, an answer that is not cached): let the waiters go. */
   abandon(): void;
+}
+
+/** A local flight: the promise identical requests wait on, and how it resolves. */
+interface Flight {
+  promise: Promise<CachedAnswer | undefined>;
+  settle: (answer: CachedAnswer | undefined) => void;
 }
 
 /** What a lookup found. */
@@ -73,7 +80,8 @@ export function parseEntry(raw: string | undefined): CachedAnswer | undefined {
   if (raw === undefined) return undefined;
   try {
     const entry = JSON.parse(raw) as CachedAnswer;
-    return entry?.v === 1 && typeof entry.storedAt === "number" && entry.completion ? entry : undefined;
+    const whole = isObject(entry?.completion) || isObject(entry?.native);
+    return entry?.v === 1 && typeof entry.storedAt === "number" && whole ? entry : undefined;
   } catch {
     return undefined;
   }
@@ -81,6 +89,7 @@ export function parseEntry(raw: string | undefined): CachedAnswer | undefined {
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);
@@ -95,6 +104,20 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const { store, lockWaitMs } = options;
   const now = options.now ?? Date.now;
   const flights = new Map<string, Promise<CachedAnswer | undefined>>();
+
+  /** A new local flight for `key`: identical requests wait on its promise until it lands. */
+  function takeOff(key: string): Flight {
+    let settle!: (answer: CachedAnswer | undefined) => void;
+    const promise = new Promise<CachedAnswer | undefined>((resolve) => settle = resolve);
+    flights.set(key, promise);
+    return { promise, settle };
+  }
+
+  /** Ends a local flight: its waiters get `answer`; the key is free for the next one. */
+  function land(key: string, flight: Flight, answer: CachedAnswer | undefined): void {
+    flight.settle(answer);
+    if (flights.get(key) === flight.promise) flights.delete(key);
+  }
   const indexes = new Map<string, SemanticIndex>();
   let ok = true;
 
@@ -122,19 +145,25 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal.addEventListener("abort", onAbort, { once: true });
+    // A listener added to a signal that fired already never runs.
+    if (signal.aborted) stop.abort();
     return Promise.race([flight, sleep(lockWaitMs, stop.signal).then(() => undefined)]).finally(() => {
       stop.abort();
       signal.removeEventListener("abort", onAbort);
     });
   }
 
-  /** A fill; `lock` is the store lock this fill holds, if any; `settle` resolves the local flight, if any. */
+  /**
+   * A fill; `lock` is the store lock this fill holds, if any; `flight` is the local flight it leads, if any: its
+   * waiters get the answer, and it leaves the map (only if still the key's: a fill that leads nothing, such as
+   * a `no-cache` refresh, never removes another's).
+   */
   function fill(
     key: string,
     ttlMs: number,
     writes: boolean,
     lock: string | null,
-    settle?: (answer: CachedAnswer | undefined) => void,
+    flight?: Flight,
   ): Fill {
     let done = false;
     const renewal = lock === null ? undefined : setInterval(() => {
@@ -144,8 +173,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       if (done) return;
       done = true;
       clearInterval(renewal);
-      settle?.(answer);
-      flights.delete(key);
+      if (flight !== undefined) land(key, flight, answer);
       try {
         // Written before the lock goes, so another replica that sees the lock gone finds the entry.
         if (answer !== undefined && writes) await call(() => store.set(key, JSON.stringify(answer), ttlMs));
@@ -174,22 +202,20 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
     if (usable(found, control)) return { kind: "hit", answer: found };
 
-    const flight = flights.get(key);
-    if (flight !== undefined) {
-      const answer = await awaitFlight(flight, signal);
+    const inFlight = flights.get(key);
+    if (inFlight !== undefined) {
+      const answer = await awaitFlight(inFlight, signal);
       if (usable(answer, control)) return { kind: "hit", answer };
       return { kind: "miss", fill: fill(key, ttlMs, control.write, null) };
     }
 
-    let settle!: (answer: CachedAnswer | undefined) => void;
-    flights.set(key, new Promise((resolve) => settle = resolve));
+    const flight = takeOff(key);
     const holder = crypto.randomUUID();
     let locked: boolean;
     try {
       locked = await call(() => store.lock(key, holder, LOCK_TTL_MS));
     } catch {
-      settle(undefined);
-      flights.delete(key);
+      land(key, flight, undefined);
       return { kind: "bypass" };
     }
     if (!locked) {
@@ -200,8 +226,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         try {
           const answer = parseEntry(await call(() => store.get(key)));
           if (usable(answer, control)) {
-            settle(answer);
-            flights.delete(key);
+            land(key, flight, answer);
             return { kind: "hit", answer };
           }
           if (!(await call(() => store.locked(key)))) break;
@@ -210,7 +235,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         }
       }
     }
-    return { kind: "miss", fill: fill(key, ttlMs, control.write, locked ? holder : null, settle) };
+    return { kind: "miss", fill: fill(key, ttlMs, control.write, locked ? holder : null, flight) };
   }
 
   return {

@@ -35,11 +35,14 @@ export function unitVector(vector: readonly number[]): Float32Array | undefined 
 }
 
 function dot(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) return -1;
+  if (a.length !== b.length) return -Infinity;
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i] * b[i];
   return sum;
 }
+
+/** How far float32 rounding may move a similarity. */
+const FLOAT_SLACK = 1e-6;
 
 /** A bounded in-memory semantic index. */
 export class SemanticIndex {
@@ -47,7 +50,9 @@ export class SemanticIndex {
   readonly #entries = new Map<string, Indexed>();
   readonly #byContext = new Map<string, Set<string>>();
 
-  constructor(readonly maxEntries: number, private readonly now: () => number = Date.now) {}
+  constructor(readonly maxEntries: number, private readonly now: () => number = Date.now) {
+    if (!(maxEntries >= 1)) throw new RangeError("a semantic index keeps at least one entry");
+  }
 
   get size(): number {
     return this.#entries.size;
@@ -75,8 +80,9 @@ export class SemanticIndex {
         this.#remove(key);
         continue;
       }
-      const similarity = dot(entry.vector, vector);
-      if (similarity >= threshold && (best === undefined || similarity > best.similarity)) {
+      // Float32 rounding leaves a unit vector's dot with itself a hair under 1: within it, a threshold of 1 holds.
+      const similarity = Math.min(1, dot(entry.vector, vector));
+      if (similarity >= threshold - FLOAT_SLACK && (best === undefined || similarity > best.similarity)) {
         best = { key, similarity };
       }
     }

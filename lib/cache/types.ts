@@ -5,17 +5,23 @@
  *
  * @module
  */
-import type { ChatCompletion } from "../openai/types.ts";
+import type { ChatCompletion, JsonObject } from "../openai/types.ts";
 
 /**
  * One cached answer: the chat-form completion as the upstream gave it (a stream is kept as the completion it
- * added up to), whatever client API or shape filled it. A hit renders it in the shape its client asks for,
- * with a fresh id and `created`.
+ * added up to), whatever client API or shape filled it, rendered on a hit in the shape its client asks for
+ * with a fresh id and `created`; or a natively passed-through answer, kept as the upstream gave it.
  */
 export interface CachedAnswer {
   /** Entry layout version: an entry of another version is a miss. */
   v: 1;
-  completion: ChatCompletion;
+  /** The answer in the chat form (a request translated to it); absent for a native one. */
+  completion?: ChatCompletion;
+  /**
+   * A passed-through answer in its client API's own wire format, replayed only to that API and in the shape
+   * that filled it: the body (one value) or every stream event in order.
+   */
+  native?: { api: string; stream: boolean; values: JsonObject[] };
   /** Epoch ms when it was stored (a hit's `Age`, and `max-age`). */
   storedAt: number;
   /** The target that answered: a hit's usage record names it, and prices what the hit saved. */

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { geminiCacheSpec } from "./cache_spec.ts";
 import { GatewayError } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
@@ -108,6 +109,7 @@ async function generate(
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",
+    cache: geminiCacheSpec(parsed.body),
     call: (target, provider) =>
       provider.gemini?.(nativeGeminiBody(parsed.body, chat, model.contentRules), stream, {
         target,

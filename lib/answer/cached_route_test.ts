@@ -1,0 +1,127 @@
+/**
+ * What the cache keeps (`cacheable`) under an alias's settings, and the scope its keys are made in (`keyScope`).
+ */
+import assert from "node:assert/strict";
+import type { ResolvedAliasCache, ResolvedModel } from "../config/types.ts";
+import type { ClientContext } from "../http/context.ts";
+import type { ChatCompletion, ChatRequest } from "../openai/types.ts";
+import { cacheable, keyScope } from "./cached_route.ts";
+
+function settings(overrides: Partial<ResolvedAliasCache> = {}): ResolvedAliasCache {
+  return {
+    ttlMs: 600_000,
+    scope: "token",
+    incomplete: false,
+    toolCalls: false,
+    n: false,
+    version: "v1",
+    semantic: null,
+    ...overrides,
+  };
+}
+
+const CHAT: ChatRequest = { model: "chat", messages: [{ role: "user", content: "hi" }] };
+
+type Choice = ChatCompletion["choices"][number];
+
+function choice(finish: string | null, message: Record<string, unknown> = {}, index = 0): Choice {
+  return { index, message: { role: "assistant", content: "hello", ...message }, finish_reason: finish };
+}
+
+function completion(...choices: Choice[]): ChatCompletion {
+  return { id: "chatcmpl-1", object: "chat.completion", created: 1, model: "m", choices };
+}
+
+const TOOL_CALL = { id: "call_1", type: "function", function: { name: "f", arguments: "{}" } };
+
+Deno.test("cacheable: an answer that stopped is kept", () => {
+  assert.equal(cacheable(completion(choice("stop")), CHAT, settings()), true);
+  // an empty tool_calls list is no tool call
+  assert.equal(cacheable(completion(choice("stop", { tool_calls: [] })), CHAT, settings()), true);
+});
+
+Deno.test("cacheable: answers cut by length or a filter only with incomplete", () => {
+  for (const finish of ["length", "content_filter", null]) {
+    assert.equal(cacheable(completion(choice(finish)), CHAT, settings()), false, String(finish));
+    assert.equal(
+      cacheable(completion(choice(finish)), CHAT, settings({ incomplete: true })),
+      true,
+      String(finish),
+    );
+  }
+});
+
+Deno.test("cacheable: answers ending in tool calls only with toolCalls", () => {
+  const calls: [string, Choice][] = [
+    ["finish_reason tool_calls", choice("tool_calls", { content: null, tool_calls: [TOOL_CALL] })],
+    ["finish_reason tool_calls without the list", choice("tool_calls")],
+    ["tool_calls with finish stop", choice("stop", { tool_calls: [TOOL_CALL] })],
+    [
+      "function_call",
+      choice("function_call", { content: null, function_call: { name: "f", arguments: "{}" } }),
+    ],
+    ["function_call with finish stop", choice("stop", { function_call: { name: "f", arguments: "{}" } })],
+  ];
+  for (const [what, c] of calls) {
+    assert.equal(cacheable(completion(c), CHAT, settings()), false, what);
+    assert.equal(cacheable(completion(c), CHAT, settings({ toolCalls: true })), true, what);
+    // incomplete alone does not let tool calls in
+    assert.equal(cacheable(completion(c), CHAT, settings({ incomplete: true })), false, what);
+  }
+});
+
+Deno.test("cacheable: several choices, or n > 1 asked, only with n", () => {
+  const two = completion(choice("stop"), choice("stop", {}, 1));
+  assert.equal(cacheable(two, CHAT, settings()), false);
+  assert.equal(cacheable(two, CHAT, settings({ n: true })), true);
+  const asked: ChatRequest = { ...CHAT, n: 2 };
+  assert.equal(cacheable(completion(choice("stop")), asked, settings()), false, "n: 2 asked, one given");
+  assert.equal(cacheable(completion(choice("stop")), asked, settings({ n: true })), true);
+  assert.equal(cacheable(completion(choice("stop")), { ...CHAT, n: 1 }, settings()), true, "n: 1 is one");
+  // each choice must be cacheable on its own
+  const mixed = completion(choice("stop"), choice("length", {}, 1));
+  assert.equal(cacheable(mixed, CHAT, settings({ n: true })), false);
+  assert.equal(cacheable(mixed, CHAT, settings({ n: true, incomplete: true })), true);
+});
+
+Deno.test("cacheable: a request asking for logprobs never is", () => {
+  const logprobs: ChatRequest = { ...CHAT, logprobs: true, top_logprobs: 2 };
+  const all = settings({ incomplete: true, toolCalls: true, n: true });
+  assert.equal(cacheable(completion(choice("stop")), logprobs, all), false);
+  assert.equal(cacheable(completion(choice("stop")), { ...CHAT, logprobs: false }, settings()), true);
+});
+
+Deno.test("cacheable: an answer without choices never is", () => {
+  assert.equal(
+    cacheable(completion(), CHAT, settings({ incomplete: true, toolCalls: true, n: true })),
+    false,
+  );
+});
+
+/** The fields keyScope reads, and no more. */
+function context(id: string, environment: string): ClientContext {
+  return { identity: { id, environment, name: "ci" } } as unknown as ClientContext;
+}
+
+const MODEL = { alias: "chat-default" } as unknown as ResolvedModel;
+
+Deno.test("keyScope: the token's id, its environment, or shared", () => {
+  const ctx = context("tok_abc", "production");
+  assert.deepEqual(keyScope(ctx, MODEL, settings({ scope: "token" })), {
+    scope: "tok:tok_abc",
+    alias: "chat-default",
+    version: "v1",
+  });
+  assert.deepEqual(keyScope(ctx, MODEL, settings({ scope: "environment", version: "v9" })), {
+    scope: "env:production",
+    alias: "chat-default",
+    version: "v9",
+  });
+  assert.deepEqual(keyScope(ctx, MODEL, settings({ scope: "shared" })), {
+    scope: "shared",
+    alias: "chat-default",
+    version: "v1",
+  });
+  // the token's id, never its name
+  assert.equal(keyScope(context("tok_other", "production"), MODEL, settings()).scope, "tok:tok_other");
+});

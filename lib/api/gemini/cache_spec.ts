@@ -1,0 +1,37 @@
+/**
+ * How the response cache keeps a Gemini answer passed through to a Gemini target (lib/answer/cached_native.ts):
+ * keyed on the client's body, whole when its candidate has a finish reason (a stream: its last chunk with one),
+ * and replayed with a fresh `responseId`.
+ *
+ * @module
+ */
+import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+
+/** The first candidate of a GenerateContentResponse. */
+function candidate(value: JsonObject): JsonObject | undefined {
+  const first = Array.isArray(value.candidates) ? value.candidates[0] : undefined;
+  return isObject(first) ? first : undefined;
+}
+
+/** Whether a value's candidate asks the client to call a function. */
+function callsFunction(value: JsonObject): boolean {
+  const content = candidate(value)?.content;
+  const parts = isObject(content) && Array.isArray(content.parts) ? content.parts : [];
+  return parts.some((part) => isObject(part) && isObject(part.functionCall));
+}
+
+/** The cache spec of a Gemini request whose client body is `body`. */
+export function geminiCacheSpec(body: JsonObject): NativeCacheSpec {
+  return {
+    api: "gemini",
+    body,
+    ending(values): NativeEnding | undefined {
+      const reason = values.map((v) => candidate(v)?.finishReason).findLast((r) => typeof r === "string");
+      if (reason === undefined) return undefined;
+      if (values.some(callsFunction)) return "tool_calls";
+      return reason === "STOP" ? "complete" : "incomplete";
+    },
+    idOf: (first) => first.responseId,
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * How the response cache keeps a Messages answer passed through to a Claude target (lib/answer/cached_native.ts):
+ * keyed on the client's body, whole when it ended with a stop reason (a stream: with `message_stop`), and
+ * replayed with a fresh `msg_…` id.
+ *
+ * @module
+ */
+import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+
+/** How a stop reason ended the answer: tool calls, a cut (length, refusal, a paused server tool), or whole. */
+function endingOf(stopReason: unknown): NativeEnding | undefined {
+  if (stopReason === "end_turn" || stopReason === "stop_sequence") return "complete";
+  if (stopReason === "tool_use") return "tool_calls";
+  return typeof stopReason === "string" ? "incomplete" : undefined;
+}
+
+/** The cache spec of a Messages request whose client body is `body`. */
+export function messagesCacheSpec(body: JsonObject): NativeCacheSpec {
+  return {
+    api: "messages",
+    body,
+    ending(values) {
+      if (values.length === 1 && values[0].type === "message") return endingOf(values[0].stop_reason);
+      if (values.at(-1)?.type !== "message_stop") return undefined;
+      const delta = values.findLast((v) => v.type === "message_delta")?.delta;
+      return isObject(delta) ? endingOf(delta.stop_reason) : undefined;
+    },
+    isFinal: (event) => event.type === "message_stop",
+    idOf: (first) => first.type === "message_start" && isObject(first.message) ? first.message.id : first.id,
+  };
+}

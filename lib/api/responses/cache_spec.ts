@@ -1,0 +1,42 @@
+/**
+ * How the response cache keeps a Responses answer passed through to a `native_responses` target
+ * (lib/answer/cached_native.ts): keyed on the client's body, whole when the Response completed (a stream: with
+ * `response.completed`), incomplete when it says so. The client gets the gateway's own `resp_…` id on a hit as
+ * on a fresh answer, and the upstream's id is kept as it was (a continuation passes it back upstream).
+ *
+ * @module
+ */
+import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+
+/** The events that end a Responses stream. */
+const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/** Output items that are calls for the client to run. */
+const CLIENT_CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "computer_call"]);
+
+function endingOf(response: unknown): NativeEnding | undefined {
+  if (!isObject(response)) return undefined;
+  if (response.status === "incomplete") return "incomplete";
+  if (response.status !== "completed") return undefined;
+  const output = Array.isArray(response.output) ? response.output : [];
+  return output.some((item) => isObject(item) && CLIENT_CALLS.has(String(item.type)))
+    ? "tool_calls"
+    : "complete";
+}
+
+/** The cache spec of a Responses request whose client body is `body`. */
+export function responsesCacheSpec(body: JsonObject): NativeCacheSpec {
+  return {
+    api: "responses",
+    body,
+    isFinal: (event) => typeof event.type === "string" && FINAL_EVENTS.has(event.type),
+    ending(values) {
+      if (values.length === 1 && values[0].object === "response") return endingOf(values[0]);
+      const last = values.at(-1);
+      return last?.type === "response.completed" || last?.type === "response.incomplete"
+        ? endingOf(last.response)
+        : undefined;
+    },
+  };
+}

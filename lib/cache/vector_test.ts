@@ -1,0 +1,49 @@
+/**
+ * Embeddings as upstreams give them: arrays of numbers, or base64 of little-endian float32 bytes.
+ */
+import assert from "node:assert/strict";
+import { decodeVector } from "./vector.ts";
+import { encodeBase64Embedding } from "../api/embeddings/embeddings.ts";
+
+Deno.test("vector: an array of numbers is itself", () => {
+  assert.deepEqual(decodeVector([0.25, -1, 3]), [0.25, -1, 3]);
+  assert.deepEqual(decodeVector([]), []);
+});
+
+Deno.test("vector: base64 little-endian float32, as the embeddings endpoint encodes it", () => {
+  // values exact in float32, so the round trip is exact
+  const vector = [0.5, -0.25, 1, 0, 1024.125, -3.75];
+  assert.deepEqual(decodeVector(encodeBase64Embedding(vector)), vector);
+  // other values come back as their float32 rounding
+  const inexact = [0.1, -0.7, 1 / 3];
+  const decoded = decodeVector(encodeBase64Embedding(inexact));
+  assert.deepEqual(decoded, inexact.map(Math.fround));
+  // little-endian: 1.0f is 00 00 80 3f
+  assert.deepEqual(decodeVector(btoa(String.fromCharCode(0x00, 0x00, 0x80, 0x3f))), [1]);
+  assert.deepEqual(decodeVector(""), []);
+});
+
+Deno.test("vector: trailing bytes short of a float are dropped", () => {
+  const bytes = String.fromCharCode(0x00, 0x00, 0x80, 0x3f, 0x01, 0x02);
+  assert.deepEqual(decodeVector(btoa(bytes)), [1]);
+});
+
+Deno.test("vector: garbage is undefined", () => {
+  for (
+    const garbage of [
+      undefined,
+      null,
+      42,
+      true,
+      {},
+      { embedding: [1] },
+      [1, "2"],
+      [1, null],
+      [[1]],
+      "not base64!",
+      "%%%%",
+    ]
+  ) {
+    assert.equal(decodeVector(garbage), undefined, JSON.stringify(garbage));
+  }
+});
