@@ -63,7 +63,11 @@ tokens:
     for (let i = 0; i < 2; i++) {
       const res = await fetch(`${gw.url}/v1/messages`, {
         method: "POST",
-        headers: { "x-api-key": TEST_TOKEN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+        headers: {
+          "x-api-key": TEST_TOKEN,
+          "anthropic-version": "2023-06-01",
+          "content-type": "application/json",
+        },
         body: JSON.stringify({ ...ask, model: "claude-cut", stream: true }),
       });
       assert.equal(res.headers.get("x-cache"), "MISS");
@@ -85,12 +89,19 @@ tokens:
     assert.equal(stored.output_text, first.data.output_text);
 
     // A native entry answers only its own client API: chat completions on the same alias is another entry.
-    const chat = await openai.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "Hi" }] })
+    const chat = await openai.chat.completions.create({
+      model: "claude",
+      messages: [{ role: "user", content: "Hi" }],
+    })
       .withResponse();
     assert.equal(chat.response.headers.get("x-cache"), "MISS");
 
     // Gemini → Gemini, JSON.
-    const google = new GoogleGenAI({ apiKey: TEST_TOKEN, apiVersion: "v1beta", httpOptions: { baseUrl: gw.url } });
+    const google = new GoogleGenAI({
+      apiKey: TEST_TOKEN,
+      apiVersion: "v1beta",
+      httpOptions: { baseUrl: gw.url },
+    });
     const g1 = await google.models.generateContent({ model: "gem", contents: "Hi" });
     const g2 = await google.models.generateContent({ model: "gem", contents: "Hi" });
     assert.equal(g2.text, g1.text);
