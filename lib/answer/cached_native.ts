@@ -61,10 +61,13 @@ function freshId(old: string): string {
     : random.slice(0, Math.max(8, old.length));
 }
 
-/** The stored values with the upstream's answer id replaced by a fresh one, where the API says it is. */
+/**
+ * The stored values with the upstream's answer id replaced by a fresh one, where the API says it is. The
+ * values were parsed for this request alone (cache/response_cache.ts), so they may be handed on as they are.
+ */
 function freshValues(spec: NativeCacheSpec, values: JsonObject[]): JsonObject[] {
   const old = values.length > 0 ? spec.idOf?.(values[0]) : undefined;
-  if (typeof old !== "string" || old.length < 4) return structuredClone(values);
+  if (typeof old !== "string" || old.length < 4) return values;
   const id = freshId(old);
   return values.map((value) =>
     JSON.parse(JSON.stringify(value).replaceAll(JSON.stringify(old), JSON.stringify(id)))

@@ -96,7 +96,8 @@ function chatHitValue(completion: ChatCompletion, stream: boolean): ChatAnswer {
     id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`,
     created: Math.floor(Date.now() / 1000),
   };
-  const body = structuredClone(completion);
+  // The entry was parsed for this request alone (cache/response_cache.ts): it is this answer's to change.
+  const body = completion;
   body.id = frame.id;
   body.created = frame.created;
   if (!stream) return { kind: "json", body };
@@ -216,7 +217,7 @@ export async function cachedRoute(
     if (semantic.kind === "hit" && semantic.answer.completion) {
       // The paraphrase's own key gets the answer too, so its identical requests (waiting on it) hit exactly.
       fill.write(semantic.answer);
-      const value = chatHitValue(semantic.answer.completion, request.asked);
+      const value = chatHitValue(structuredClone(semantic.answer.completion), request.asked);
       const hit = { value, ...hitRouting(ctx, model, semantic.answer, "hit_semantic") };
       hit.headers.set("x-cache-similarity", semantic.similarity.toFixed(3));
       return hit;

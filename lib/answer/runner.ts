@@ -35,9 +35,10 @@ import {
   type NativeEnding,
   type NativeRoute,
   type RoutedRequest,
+  withFirstChunk,
 } from "./routed.ts";
 
-export { isNativeAnswer };
+export { isNativeAnswer, withFirstChunk };
 export type { ChatAnswer, NativeAnswer, NativeCacheSpec, NativeEnding, NativeRoute, RoutedRequest };
 
 /** The headers of an SSE answer. */
@@ -68,26 +69,6 @@ export interface RoutedValue<T> {
   target: { provider: string };
   lease: Lease;
   headers: Headers;
-}
-
-/**
- * Waits for a stream's first value. Until the first value the attempt may still fail over to another target;
- * after it, the answer belongs to this target.
- */
-export async function withFirstChunk<T>(
-  provider: string,
-  chunks: ReadableStream<T>,
-): Promise<{ first: T; rest: ReadableStreamDefaultReader<T> }> {
-  const reader = chunks.getReader();
-  let first: ReadableStreamReadResult<T>;
-  try {
-    first = await reader.read();
-  } catch (err) {
-    await reader.cancel().catch(() => {});
-    throw err;
-  }
-  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
-  return { first: first.value, rest: reader };
 }
 
 /**

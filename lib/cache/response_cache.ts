@@ -37,7 +37,10 @@ interface Flight {
   settle: (answer: CachedAnswer | undefined) => void;
 }
 
-/** What a lookup found. */
+/**
+ * What a lookup found. A hit's answer is the caller's own (parsed from the store, or copied for each waiter),
+ * so rendering may change it in place.
+ */
 export type Lookup =
   | { kind: "hit"; answer: CachedAnswer }
   | { kind: "miss"; fill: Fill }
@@ -205,7 +208,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     const inFlight = flights.get(key);
     if (inFlight !== undefined) {
       const answer = await awaitFlight(inFlight, signal);
-      if (usable(answer, control)) return { kind: "hit", answer };
+      // Every waiter gets its own copy: each answer is changed as it is rendered (a fresh id, its own frame).
+      if (usable(answer, control)) return { kind: "hit", answer: structuredClone(answer) };
       return { kind: "miss", fill: fill(key, ttlMs, control.write, null) };
     }
 
@@ -227,7 +231,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
           const answer = parseEntry(await call(() => store.get(key)));
           if (usable(answer, control)) {
             land(key, flight, answer);
-            return { kind: "hit", answer };
+            return { kind: "hit", answer: structuredClone(answer) };
           }
           if (!(await call(() => store.locked(key)))) break;
         } catch {
