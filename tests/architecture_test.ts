@@ -96,6 +96,9 @@ export const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   http: ["api", "answer"],
   // The answer runner takes each client API's wire format as functions; it imports none of them.
   answer: ["api"],
+  // The response cache keeps and finds answers in the chat form; the runner (`answer`) attaches it to requests,
+  // so it knows no request, client API, provider, policy or route.
+  cache: ["http", "api", "answer", "server", "serve", "providers", "policy", "routing", "usage", "auth"],
 };
 
 /** The client API of a module under `lib/api/<api>/`, or null. */

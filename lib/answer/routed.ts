@@ -1,7 +1,7 @@
 /**
  * The shapes routing hands the answer runner: a target's answer over the chat form or in the client API's own
- * wire format, how a client API's native targets are called, what routing needs of the request, and how a
- * stream is held until its first value. Their own module so the runner and the response cache
+ * wire format, how a client API's native targets are called, and what routing needs of the request. Their own
+ * module so the runner and the response cache
  * (cached_route.ts) share them without importing each other.
  *
  * @module
@@ -10,7 +10,6 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject } fro
 import type { NativeResponsesResult, Provider } from "../providers/types.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { Peeked } from "./stream_body.ts";
-import { badGateway } from "../errors.ts";
 
 /** A target's answer over the chat form: a whole completion, or a stream whose first chunk is in hand. */
 export type ChatAnswer =
@@ -24,11 +23,6 @@ export type ChatAnswer =
 export type NativeAnswer =
   | { kind: "native"; body: JsonObject }
   | { kind: "native_stream"; stream: Peeked<JsonObject> };
-
-/** Whether a routed answer is a native one. */
-export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is NativeAnswer {
-  return answer.kind === "native" || answer.kind === "native_stream";
-}
 
 /** How a client API's native targets (those that speak its wire format) are called. */
 export interface NativeRoute {
@@ -76,24 +70,4 @@ export interface RoutedRequest {
    * Responses client sent `text.format`).
    */
   clientTerms?: (err: unknown) => unknown;
-}
-
-/**
- * Waits for a stream's first value. Until the first value the attempt may still fail over to another target;
- * after it, the answer belongs to this target.
- */
-export async function withFirstChunk<T>(
-  provider: string,
-  chunks: ReadableStream<T>,
-): Promise<{ first: T; rest: ReadableStreamDefaultReader<T> }> {
-  const reader = chunks.getReader();
-  let first: ReadableStreamReadResult<T>;
-  try {
-    first = await reader.read();
-  } catch (err) {
-    await reader.cancel().catch(() => {});
-    throw err;
-  }
-  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
-  return { first: first.value, rest: reader };
 }

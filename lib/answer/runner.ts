@@ -13,10 +13,9 @@
  *
  * @module
  */
-import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatRequest, JsonObject, Usage } from "../openai/types.ts";
-import { countsInputTokens } from "../providers/capabilities.ts";
-import type { Provider, TokenCountInput } from "../providers/types.ts";
+import { badGateway, GatewayError } from "../errors.ts";
+import type { ChatCompletion, ChatRequest, Usage } from "../openai/types.ts";
+import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { budgetPeriod } from "../policy/budgets.ts";
@@ -27,18 +26,16 @@ import type { ClientContext } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import { cachedRoute } from "./cached_route.ts";
-import {
-  type ChatAnswer,
-  isNativeAnswer,
-  type NativeAnswer,
-  type NativeCacheSpec,
-  type NativeEnding,
-  type NativeRoute,
-  type RoutedRequest,
-  withFirstChunk,
+import type {
+  ChatAnswer,
+  NativeAnswer,
+  NativeCacheSpec,
+  NativeEnding,
+  NativeRoute,
+  RoutedRequest,
 } from "./routed.ts";
 
-export { isNativeAnswer, withFirstChunk };
+export { answerTokenCount } from "./token_count.ts";
 export type { ChatAnswer, NativeAnswer, NativeCacheSpec, NativeEnding, NativeRoute, RoutedRequest };
 
 /** The headers of an SSE answer. */
@@ -69,6 +66,31 @@ export interface RoutedValue<T> {
   target: { provider: string };
   lease: Lease;
   headers: Headers;
+}
+
+/**
+ * Waits for a stream's first value. Until the first value the attempt may still fail over to another target;
+ * after it, the answer belongs to this target.
+ */
+export async function withFirstChunk<T>(
+  provider: string,
+  chunks: ReadableStream<T>,
+): Promise<{ first: T; rest: ReadableStreamDefaultReader<T> }> {
+  const reader = chunks.getReader();
+  let first: ReadableStreamReadResult<T>;
+  try {
+    first = await reader.read();
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    throw err;
+  }
+  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
+  return { first: first.value, rest: reader };
+}
+
+/** Whether a routed answer is a native one. */
+export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is NativeAnswer {
+  return answer.kind === "native" || answer.kind === "native_stream";
 }
 
 /**
@@ -148,44 +170,6 @@ function routeFresh(
       native?.speaks(target) ? passThrough(native, target, provider) : chat(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && request.asked,
   );
-}
-
-/**
- * The answer of a token-counting endpoint: routed to a target that counts (the capability table) when the
- * alias has one, its count exact; otherwise, or when every count failed (each attempt is in the access log),
- * the gateway's count (`estimate`), marked `estimated: true`. A count consumes no tokens: its usage is 0.
- */
-export async function answerTokenCount(
-  ctx: ClientContext,
-  model: ResolvedModel,
-  input: (target: ResolvedTarget) => Promise<TokenCountInput>,
-  estimate: () => Promise<number>,
-  render: (count: number) => JsonObject,
-): Promise<Answer> {
-  let exact: number | null = null;
-  let headers = new Headers();
-  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
-  if (model.targets.some(countsInputTokens)) {
-    try {
-      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-        if (!countsInputTokens(target)) return null;
-        const call = { target, signal: ctx.signal, requestId: ctx.requestId };
-        return await provider.countInputTokens?.(await input(target), call) ?? null;
-      });
-      exact = routed.value;
-      headers = routed.headers;
-    } catch (err) {
-      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
-    }
-  }
-  const estimated = exact === null;
-  const answer = render(exact ?? await estimate());
-  if (estimated) answer.estimated = true;
-  headers.set("content-type", "application/json");
-  return {
-    response: new Response(JSON.stringify(answer), { status: 200, headers }),
-    outcome: { usage: { prompt: 0, completion: 0, estimated } },
-  };
 }
 
 /** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
