@@ -131,7 +131,8 @@ function filling(
       : undefined;
   const end = (answer: CachedAnswer | undefined) => answer ? fill.write(answer) : fill.abandon();
   if (value.kind === "json") {
-    end(fill.writes ? entry(structuredClone(value.body)) : undefined);
+    // normaliseCompletion makes the entry's own copy, before the client API renders (and changes) the answer.
+    end(fill.writes ? entry(value.body) : undefined);
     return routed;
   }
   if (value.kind !== "stream") {

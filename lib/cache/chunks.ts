@@ -170,7 +170,8 @@ function frameOf(source: JsonObject, id: string, created: number): Frame {
 export function normaliseCompletion(completion: ChatCompletion): ChatCompletion {
   const frame = frameOf(completion, completion.id, completion.created);
   const choices = completion.choices.map((choice, i) => choiceParts(choice, i));
-  return buildCompletion(frame, choices, isObject(completion.usage) ? completion.usage : undefined);
+  // Its own copy of the usage: the answer it was made from goes on to be rendered for its client.
+  return buildCompletion(frame, choices, isObject(completion.usage) ? { ...completion.usage } : undefined);
 }
 
 /**

@@ -19,6 +19,8 @@ export interface MemoryCacheStoreOptions {
   readonly maxEntryBytes: number;
   /** Tests only: the clock (epoch ms) that TTLs and locks are measured on. */
   readonly now?: () => number;
+  /** Tests only: several caches in one process share this store as replicas share Redis (they take its locks). */
+  readonly shared?: boolean;
 }
 
 interface Entry {
@@ -104,6 +106,7 @@ export function createMemoryCacheStore(options: MemoryCacheStoreOptions): CacheS
 
   return {
     kind: "memory",
+    shared: options.shared ?? false,
     get(key) {
       const entry = entries.get(key);
       if (entry === undefined) return Promise.resolve(undefined);

@@ -90,6 +90,7 @@ export function createRedisCacheStore(options: RedisCacheStoreOptions): RedisCac
 
   return {
     kind: "redis",
+    shared: true,
     async get(key) {
       return (await client.get(entryKey(key))) ?? undefined;
     },

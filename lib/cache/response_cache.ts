@@ -214,6 +214,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
 
     const flight = takeOff(key);
+    // Only a store other processes share needs its lock; within this one the flight makes the others wait.
+    if (!store.shared) return { kind: "miss", fill: fill(key, ttlMs, control.write, null, flight) };
     const holder = crypto.randomUUID();
     let locked: boolean;
     try {

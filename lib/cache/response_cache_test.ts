@@ -44,8 +44,9 @@ function answer(text: string, storedAt: number): CachedAnswer {
   };
 }
 
+/** A memory store shared as Redis is (its locks taken), so two caches over it act as two replicas. */
 const memory = (now?: () => number) =>
-  createMemoryCacheStore({ maxEntries: 100, maxBytes: 1_000_000, maxEntryBytes: 100_000, now });
+  createMemoryCacheStore({ maxEntries: 100, maxBytes: 1_000_000, maxEntryBytes: 100_000, now, shared: true });
 
 /** Counts each store call by method name. */
 function counting(store: CacheStore): { store: CacheStore; calls: Map<string, number> } {
@@ -55,6 +56,7 @@ function counting(store: CacheStore): { store: CacheStore; calls: Map<string, nu
     calls,
     store: {
       kind: store.kind,
+      shared: store.shared,
       get: (key) => (count("get"), store.get(key)),
       set: (key, value, ttl) => (count("set"), store.set(key, value, ttl)),
       lock: (key, holder, ttl) => (count("lock"), store.lock(key, holder, ttl)),
@@ -76,6 +78,7 @@ function flaky(down: { value: boolean }, only?: ReadonlySet<string>): CacheStore
     fail(name) ? Promise.reject(new Error(`store down (${name})`)) : op();
   return {
     kind: "redis",
+    shared: true,
     get: (key) => wrap("get", () => inner.get(key)),
     set: (key, value, ttl) => wrap("set", () => inner.set(key, value, ttl)),
     lock: (key, holder, ttl) => wrap("lock", () => inner.lock(key, holder, ttl)),
@@ -562,5 +565,25 @@ Deno.test("response cache: across replicas, local waiters of the polling replica
   } finally {
     await one.close();
     await two.close();
+  }
+});
+
+Deno.test("response cache: a store no other process shares takes no locks; its flights still make others wait", async () => {
+  const { store, calls } = counting(
+    createMemoryCacheStore({ maxEntries: 100, maxBytes: 1_000_000, maxEntryBytes: 100_000 }),
+  );
+  const rc = createResponseCache({ store, lockWaitMs: 30_000 });
+  try {
+    const first = miss(await rc.lookup("k", TTL, ANY, signal()));
+    const second = rc.lookup("k", TTL, ANY, signal());
+    assert.ok(await pending(second));
+    first.write(answer("x", Date.now()));
+    hit(await second);
+    await settle();
+    assert.equal(calls.get("lock"), undefined);
+    assert.equal(calls.get("unlock"), undefined);
+    assert.equal(calls.get("set"), 1);
+  } finally {
+    await rc.close();
   }
 });

@@ -37,6 +37,11 @@ export interface CachedAnswer {
  */
 export interface CacheStore {
   readonly kind: "memory" | "redis";
+  /**
+   * Whether other processes read and write the same entries (Redis): only then do fills take the store's lock;
+   * within one process the cache's own in-memory flights already make identical requests wait.
+   */
+  readonly shared: boolean;
   get(key: string): Promise<string | undefined>;
   /** Stores `value` for `ttlMs`; a value larger than the store's entry limit is not stored (no error). */
   set(key: string, value: string, ttlMs: number): Promise<void>;
