@@ -87,6 +87,22 @@ export function formatBudget(budget: { tokens?: number; cost?: number; period: s
   return parts.length === 0 ? NONE : `${parts.join(" + ")} / ${budget.period}`;
 }
 
+/**
+ * A token's cache settings: `false` → "off", `{no_cache: true, max_age: 600000}` → "no-cache · max-age 600 s",
+ * as the `Cache-Control` directives they stand for; none set → "—".
+ */
+export function formatTokenCache(
+  cache: false | { no_store: boolean; no_cache: boolean; max_age?: number } | null,
+): string {
+  if (cache === null) return NONE;
+  if (cache === false) return "off";
+  const parts: string[] = [];
+  if (cache.no_store) parts.push("no-store");
+  if (cache.no_cache) parts.push("no-cache");
+  if (cache.max_age !== undefined) parts.push(`max-age ${formatMs(cache.max_age)}`);
+  return parts.length === 0 ? NONE : parts.join(" · ");
+}
+
 /** Any JSON value, short, for the audit trail's changes: strings bare, null as "none", the rest as JSON. */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return "none";

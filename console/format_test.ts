@@ -10,6 +10,7 @@ import {
   formatMs,
   formatPercent,
   formatTime,
+  formatTokenCache,
   formatValue,
   NONE,
 } from "./format.ts";
@@ -52,6 +53,16 @@ Deno.test("formatLimits and formatBudget name each part", () => {
   assert.equal(formatBudget({ tokens: 1000000, period: "month" }), "1,000,000 tokens / month");
   assert.equal(formatBudget({ cost: 25, period: "day" }), "25.00 cost / day");
   assert.equal(formatBudget(null), NONE);
+});
+
+Deno.test("formatTokenCache shows false as off and an object as its directives", () => {
+  assert.equal(formatTokenCache(false), "off");
+  assert.equal(formatTokenCache(null), NONE);
+  assert.equal(formatTokenCache({ no_store: false, no_cache: false }), NONE);
+  assert.equal(
+    formatTokenCache({ no_store: true, no_cache: true, max_age: 600_000 }),
+    "no-store · no-cache · max-age 600 s",
+  );
 });
 
 Deno.test("axisNumber keeps ticks short", () => {

@@ -29,6 +29,7 @@ const TOKEN: Token = {
   limits: { rpm: 60 },
   budget: { cost: 5, period: "day" },
   max_tokens: null,
+  cache: null,
   expires_at: "2020-01-01T00:00:00.000Z",
   disabled: false,
   created_at: null,

@@ -24,6 +24,9 @@ export interface Budget {
   stop_streams?: boolean;
 }
 
+/** A token's response-cache settings: `false` (off), or `Cache-Control` directives for its requests. */
+export type TokenCache = false | { no_store: boolean; no_cache: boolean; max_age?: number };
+
 export interface Token {
   readonly id: string;
   readonly name: string;
@@ -36,6 +39,7 @@ export interface Token {
   readonly limits: Limits | null;
   readonly budget: Budget | null;
   readonly max_tokens: number | null;
+  readonly cache: TokenCache | null;
   readonly expires_at: string | null;
   readonly disabled: boolean;
   readonly created_at: string | null;

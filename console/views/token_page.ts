@@ -27,6 +27,7 @@ import {
   formatLimits,
   formatMs,
   formatTime,
+  formatTokenCache,
   NONE,
 } from "../format.ts";
 import { routeHash } from "../query.ts";
@@ -56,6 +57,7 @@ function details(token: Token): HTMLElement {
     ["Limits", formatLimits(token.limits)],
     ["Budget", formatBudget(token.budget)],
     ["Max tokens", formatCount(token.max_tokens)],
+    ["Cache", formatTokenCache(token.cache)],
     ["Expires", token.expires_at === null ? "never" : formatTime(token.expires_at)],
     ["Description", token.description ?? NONE],
     [

@@ -34,6 +34,7 @@ const BLANK: Token = {
   limits: null,
   budget: null,
   max_tokens: null,
+  cache: null,
   expires_at: null,
   disabled: false,
   created_at: null,

@@ -188,7 +188,7 @@ export async function cachedRoute(
   const control = cacheControl(ctx.headers.get("cache-control"), ctx.identity.cache);
   // A request the alias passes through natively is keyed on its own body (cached_native.ts), if its API can.
   const nativeSpec = native !== undefined && model.targets.some(native.speaks)
-    ? native.cache ?? null
+    ? native.cache?.() ?? null
     : undefined;
   const scope = keyScope(ctx, model, settings);
   const key = nativeSpec

@@ -33,8 +33,11 @@ export interface NativeRoute {
   /** Whether a whole answer is the API's object, and its name for the 502 when it is not. */
   valid: (body: JsonObject) => boolean;
   what: string;
-  /** How the response cache keys and judges this API's passed-through answers; absent: they are not cached. */
-  cache?: NativeCacheSpec;
+  /**
+   * How the response cache keys and judges this API's passed-through answers, asked for only when the alias is
+   * cached (so an uncached request builds nothing for it); absent: they are not cached.
+   */
+  cache?: () => NativeCacheSpec;
 }
 
 /** How a whole answer in a client API's own wire format ended, for the response cache. */

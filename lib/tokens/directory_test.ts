@@ -43,6 +43,7 @@ function stored(name: string, fields: Partial<StoredToken> = {}): StoredToken {
     limits: null,
     budget: null,
     max_tokens: null,
+    cache: null,
     expires_at: null,
     disabled: false,
     created_at: "2026-11-24T09:00:00.000Z",
@@ -89,6 +90,10 @@ Deno.test("directory: stored tokens join the config's, memoized per state and lo
   const store = createMemoryTokenStore();
   const ci = stored("ci-bot", { models: ["chat-*"], endpoints: ["chat"], max_tokens: 100 });
   await store.put(ci, audit(ci));
+  const off = stored("cache-off", { cache: false });
+  await store.put(off, audit(off));
+  const aged = stored("cache-aged", { cache: { no_store: false, no_cache: true, max_age: 60_000 } });
+  await store.put(aged, audit(aged));
   const gone = stored("gone", { revoked_at: "2026-11-24T09:05:00.000Z" });
   await store.put(gone, audit(gone));
   const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
@@ -105,10 +110,14 @@ Deno.test("directory: stored tokens join the config's, memoized per state and lo
     assert.equal(identity.source, "api");
     assert.deepEqual([...identity.endpoints ?? []], ["chat"]);
     assert.equal(identity.maxTokens, 100);
+    assert.equal(identity.cache, null, "no cache settings: as each request's headers say");
+    const tokenOf = (name: string) => applied.config.tokens.get(hashToken(`secret-of-${name}`));
+    assert.deepEqual(tokenOf("cache-off")?.cache, { noStore: true, noCache: false, maxAgeMs: null });
+    assert.deepEqual(tokenOf("cache-aged")?.cache, { noStore: false, noCache: true, maxAgeMs: 60_000 });
     assert.equal(applied.config.tokens.get(hashToken("secret-of-gone")), undefined, "revoked: not served");
     assert.ok(applied.config.tokens.get(hashToken("gw-from-file-0123456789")), "config tokens stay");
     assert.equal(state.config.tokens.size, 1, "the config itself is not changed");
-    assert.equal(directory.status().count, 1);
+    assert.equal(directory.status().count, 3);
 
     const later = stored("later");
     await store.put(later, audit(later));

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL tables of tokens issued through the admin API, as a migration of the usage database's schema.
+ * The PostgreSQL tables of tokens issued through the admin API, as migrations of the usage database's schema.
  * In a module of its own, without imports, so the schema module can list it without importing the store (which
  * imports the usage database's connection code).
  *
@@ -55,4 +55,12 @@ export const POSTGRES_TOKENS_MIGRATION: readonly string[] = [
      version bigint NOT NULL
    )`,
   "INSERT INTO token_version (version) VALUES (0)",
+];
+
+/**
+ * Schema migration 7 of the PostgreSQL database: a token's response-cache settings (`json`, as `budget`; NULL:
+ * none). Added to the table migration 3 made, so a fleet's existing tokens keep working (NULL: as before).
+ */
+export const POSTGRES_TOKENS_CACHE_MIGRATION: readonly string[] = [
+  "ALTER TABLE tokens ADD COLUMN cache json",
 ];

@@ -7,6 +7,7 @@
  * @module
  */
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
+import { resolveTokenCache } from "../config/resolve.ts";
 import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
 import type { StoredToken, TokenSecret } from "./types.ts";
 
@@ -51,6 +52,7 @@ export function resolveStoredSecret(
     budget: token.budget,
     endpoints: token.endpoints === null ? null : new Set(token.endpoints),
     maxTokens: token.max_tokens,
+    cache: resolveTokenCache(token.cache ?? undefined),
     id: token.id,
     source: "api" as const,
   });

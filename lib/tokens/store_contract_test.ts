@@ -33,6 +33,7 @@ contract(
       limits: null,
       budget: null,
       max_tokens: null,
+      cache: false,
       expires_at: null,
       disabled: true,
       revoked_at: "2026-11-24T10:00:00.000Z",
@@ -49,6 +50,25 @@ contract(
     assert.equal(loaded.version, await store.version());
     (loaded.tokens.find((t) => t.id === token.id)!.models as string[]).push("changed-after-load");
     assert.deepEqual((await store.loadAll()).tokens.find((t) => t.id === token.id)?.models, token.models);
+  },
+);
+
+contract(
+  "a token's cache comes back as put: false, an object, or null, each kept apart",
+  async ({ store }) => {
+    const off = makeToken({ name: "off", cache: false });
+    const none = makeToken({ name: "none", cache: null });
+    const aged = makeToken({ name: "aged", cache: { no_store: false, no_cache: false, max_age: 600_000 } });
+    for (const token of [off, none, aged]) await store.put(token, makeAudit(token));
+    const cacheOf = async (id: string) => (await store.loadAll()).tokens.find((t) => t.id === id)?.cache;
+    assert.equal(await cacheOf(off.id), false);
+    assert.equal(await cacheOf(none.id), null);
+    assert.deepEqual(await cacheOf(aged.id), aged.cache);
+    // Replaced both ways: the object cleared to null, and false made an object.
+    await store.put({ ...aged, cache: null, updated_at: "2026-11-24T11:00:00.000Z" }, makeAudit(aged));
+    await store.put({ ...off, cache: { no_store: true, no_cache: false } }, makeAudit(off));
+    assert.equal(await cacheOf(aged.id), null);
+    assert.deepEqual(await cacheOf(off.id), { no_store: true, no_cache: false });
   },
 );
 

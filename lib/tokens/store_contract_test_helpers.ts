@@ -96,6 +96,7 @@ export function makeToken(overrides: Partial<StoredToken> = {}): StoredToken {
     limits: { rpm: 60, tpm: 100_000, concurrent: 4 },
     budget: { tokens: 1_000_000, period: "month" } as StoredToken["budget"],
     max_tokens: 2048,
+    cache: { no_store: false, no_cache: true, max_age: 600_000 },
     expires_at: "2099-01-01T00:00:00.000Z",
     disabled: false,
     created_at: "2026-11-24T09:00:00.000Z",

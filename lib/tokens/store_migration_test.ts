@@ -31,6 +31,7 @@ const token: StoredToken = {
   limits: { rpm: 5 },
   budget: null,
   max_tokens: null,
+  cache: null,
   expires_at: null,
   disabled: false,
   created_at: "2026-11-24T09:00:00.000Z",
@@ -81,8 +82,8 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
     await db.close();
 
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 7);
-    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [7]);
+    assert.equal(USAGE_SCHEMA_VERSION, 8);
+    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [8]);
     const tables = file.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'token%'")
       .all().map((r) => String(r.name)).sort();
     assert.deepEqual(tables, ["token_audit", "token_secrets", "token_version", "tokens"]);
@@ -110,8 +111,8 @@ Deno.test("token store migration: a schema-2 PostgreSQL schema gains the token t
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 6);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 7);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7]);
     const [index] = await queryOnce(
       "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'tokens_live_name'",
       [schema],

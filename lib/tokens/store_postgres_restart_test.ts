@@ -22,6 +22,7 @@ function tokenNamed(name: string, n: number): [StoredToken, AuditEntry] {
     limits: null,
     budget: null,
     max_tokens: null,
+    cache: null,
     expires_at: null,
     disabled: false,
     created_at: time,

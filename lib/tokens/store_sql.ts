@@ -26,6 +26,7 @@ export const TOKEN_COLUMNS = [
   "limits",
   "budget",
   "max_tokens",
+  "cache",
   "expires_at",
   "disabled",
   "created_at",
@@ -36,7 +37,13 @@ export const TOKEN_COLUMNS = [
 ] as const;
 
 /** Columns holding JSON text. */
-export const TOKEN_JSON_COLUMNS: ReadonlySet<string> = new Set(["models", "endpoints", "limits", "budget"]);
+export const TOKEN_JSON_COLUMNS: ReadonlySet<string> = new Set([
+  "models",
+  "endpoints",
+  "limits",
+  "budget",
+  "cache",
+]);
 
 /** `token`'s column values, in {@linkcode TOKEN_COLUMNS} order; JSON columns as text, `disabled` as 0/1. */
 export function tokenRow(token: StoredToken): TokenSqlValue[] {
@@ -51,6 +58,7 @@ export function tokenRow(token: StoredToken): TokenSqlValue[] {
     json(token.limits),
     json(token.budget),
     token.max_tokens,
+    json(token.cache),
     token.expires_at,
     token.disabled ? 1 : 0,
     token.created_at,
@@ -93,6 +101,8 @@ export function tokenOf(row: Record<string, unknown>, secretsJson: unknown): Sto
     limits: jsonOrNull<StoredToken["limits"]>(row.limits),
     budget: jsonOrNull<StoredToken["budget"]>(row.budget),
     max_tokens: row.max_tokens === null || row.max_tokens === undefined ? null : Number(row.max_tokens),
+    // JSON `false` is the text "false", which parses back to `false`; only SQL NULL is "not set".
+    cache: jsonOrNull<StoredToken["cache"]>(row.cache),
     expires_at: textOrNull(row.expires_at),
     disabled: row.disabled === true || row.disabled === 1 || row.disabled === "1",
     created_at: text(row.created_at),

@@ -1,6 +1,6 @@
 /**
  * Tokens issued through the admin API in the SQLite usage database: four tables made by schema migration 4
- * (`lib/usage/sqlite_store.ts`), on the usage database's connection, so the server reaches them through the
+ * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`), on the usage database's connection, so the server reaches them through the
  * usage store's worker (`tokens.*` calls) and the request thread never waits on SQLite.
  *
  * - `tokens`: one row per token (lists and limits as JSON text); a partial unique index on `name` over the
@@ -78,6 +78,12 @@ export const SQLITE_TOKENS_SQL = `CREATE TABLE tokens (
        version INTEGER NOT NULL
      );
      INSERT INTO token_version (id, version) VALUES (1, 0);`;
+
+/**
+ * Schema migration 8 of the usage database: a token's response-cache settings (JSON text; NULL: none). A
+ * column of its own, added to the table migration 4 made, so databases written before it keep their tokens.
+ */
+export const SQLITE_TOKENS_CACHE_SQL = "ALTER TABLE tokens ADD COLUMN cache TEXT;";
 
 /**
  * The `TokenStore` over an open, migrated usage database. `open` throws once the database is closed; the

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { ResolvedToken } from "../config/types.ts";
+import type { TokenCacheConfig } from "../config/cache_schema.ts";
+import type { ResolvedToken, ResolvedTokenCache } from "../config/types.ts";
 import type { StoredToken } from "./types.ts";
 import type { TokenFields } from "./validate.ts";
 
@@ -48,6 +49,7 @@ export function storedView(t: StoredToken, now: number, shadowedByConfig = false
     limits: t.limits,
     budget: t.budget,
     max_tokens: t.max_tokens,
+    cache: t.cache,
     expires_at: t.expires_at,
     disabled: t.disabled,
     created_at: t.created_at as string | null,
@@ -61,6 +63,16 @@ export function storedView(t: StoredToken, now: number, shadowedByConfig = false
      */
     shadowed_by_config: shadowedByConfig && t.revoked_at === null,
   };
+}
+
+/**
+ * A config token's cache settings in the API's shape. Only their resolved form is kept, where `false` and
+ * `{ no_store: true }` are one thing (neither reads nor writes), so they are shown as the object.
+ */
+function configCache(cache: ResolvedTokenCache | null): TokenCacheConfig | null {
+  if (cache === null) return null;
+  const shown = { no_store: cache.noStore, no_cache: cache.noCache };
+  return cache.maxAgeMs === null ? shown : { ...shown, max_age: cache.maxAgeMs };
 }
 
 /** A token of the config file: what the API does not know about it is null. */
@@ -78,6 +90,7 @@ export function configView(t: ResolvedToken, now: number): TokenView {
     limits: t.limits,
     budget: t.budget,
     max_tokens: t.maxTokens,
+    cache: configCache(t.cache ?? null),
     expires_at: t.expiresAt === null ? null : new Date(t.expiresAt).toISOString(),
     disabled: t.disabled,
     created_at: null,
@@ -99,6 +112,7 @@ export function fieldsOf(t: StoredToken): TokenFields {
     limits: t.limits,
     budget: t.budget,
     max_tokens: t.max_tokens,
+    cache: t.cache,
     expires_at: t.expires_at,
     disabled: t.disabled,
   };

@@ -7,6 +7,7 @@
  * @module
  */
 import type { BudgetConfig, Endpoint, LimitsConfig } from "../config/schema.ts";
+import type { TokenCacheConfig } from "../config/cache_schema.ts";
 
 /** One hash under which a stored token authenticates. */
 export interface TokenSecret {
@@ -30,6 +31,12 @@ export interface StoredToken {
   readonly limits: LimitsConfig | null;
   readonly budget: BudgetConfig | null;
   readonly max_tokens: number | null;
+  /**
+   * What its requests do with the response cache, as the config's `tokens[].cache` (durations in ms): `false`
+   * (neither read nor write it), the `Cache-Control` directives applied to each request, or null (as each
+   * request's headers say). `false` and null are kept apart: one turns the cache off, the other sets nothing.
+   */
+  readonly cache: TokenCacheConfig | null;
   /** ISO date-time after which the token is refused, or null. */
   readonly expires_at: string | null;
   readonly disabled: boolean;

@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
+import { tokenCacheSchema } from "../config/cache_schema.ts";
 import { parseExpiry } from "../config/resolve.ts";
 import { type BudgetConfig, budgetSchema, duration, limitsSchema, tokenSchema } from "../config/schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
@@ -29,6 +30,7 @@ export type TokenFields = Pick<
   | "limits"
   | "budget"
   | "max_tokens"
+  | "cache"
   | "expires_at"
   | "disabled"
 >;
@@ -62,6 +64,8 @@ const field = {
   limits: limitsSchema,
   budget: budgetSchema,
   max_tokens: tokenSchema.shape.max_tokens.unwrap(),
+  /** `false` is a value here (the cache off), not "absent": only `null` clears the field. */
+  cache: tokenCacheSchema,
   expires_at: tokenSchema.shape.expires_at.unwrap(),
   disabled: z.boolean(),
 };
@@ -75,6 +79,7 @@ const createSchema = z.strictObject({
   limits: field.limits.nullable().optional(),
   budget: field.budget.nullable().optional(),
   max_tokens: field.max_tokens.nullable().optional(),
+  cache: field.cache.nullable().optional(),
   expires_at: field.expires_at.nullable().optional(),
   disabled: field.disabled.default(false),
 });
@@ -87,6 +92,7 @@ const patchSchema = z.strictObject({
   limits: field.limits.nullable().optional(),
   budget: field.budget.nullable().optional(),
   max_tokens: field.max_tokens.nullable().optional(),
+  cache: field.cache.nullable().optional(),
   expires_at: field.expires_at.nullable().optional(),
   disabled: field.disabled.optional(),
 });
@@ -109,15 +115,43 @@ function refuseSecrets(body: Record<string, unknown>): void {
   }
 }
 
+/** Whether `issue` is a union branch refusing the value's very type (`cache: true` to the object branch). */
+function refusesType(issue: z.core.$ZodIssue): boolean {
+  return issue.path.length === 0 && (issue.code === "invalid_type" || issue.code === "invalid_value");
+}
+
+/**
+ * A plain union's failure (`cache`: `false` or an object) as the issue of the one branch that took the value's
+ * type, so `cache: { max_age: "soon" }` is blamed on `cache.max_age`, not on `cache` as a whole.
+ */
+function meantIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union") return issue;
+  const meant = issue.errors.filter((branch) => branch.length > 0 && !branch.some(refusesType));
+  if (meant.length !== 1) return issue;
+  const first = meant[0][0];
+  return meantIssue({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue);
+}
+
+/** "expected false or object": what a union takes, when the value was none of its types. */
+function unionMessage(issue: z.core.$ZodIssueInvalidUnion): string {
+  const forms = issue.errors.flatMap((branch) =>
+    branch.filter(refusesType).flatMap((i) =>
+      i.code === "invalid_type" ? [i.expected] : i.code === "invalid_value" ? i.values.map(String) : []
+    )
+  );
+  return forms.length > 0 ? `expected ${[...new Set(forms)].join(" or ")}` : "not an accepted form";
+}
+
 /** The first issue of a failed parse as a 400 naming its field. */
 function firstIssue(error: z.ZodError): GatewayError {
-  const issue = error.issues[0];
+  const issue = meantIssue(error.issues[0]);
   const path = issue.path.map(String);
   if (issue.code === "unrecognized_keys") {
     const param = [...path, issue.keys[0]].join(".");
     return badField(param, "unknown field");
   }
   const param = path.join(".") || "body";
+  if (issue.code === "invalid_union") return badField(param, unionMessage(issue));
   return badField(param, issue.message.replace(/\.$/, ""));
 }
 
@@ -202,6 +236,7 @@ export function validateNewToken(
     limits: input.limits ?? null,
     budget,
     max_tokens: input.max_tokens ?? null,
+    cache: input.cache ?? null,
     expires_at: input.expires_at == null ? null : expiry(input.expires_at, now),
     disabled: input.disabled,
   };
@@ -235,6 +270,7 @@ export function validatePatch(
   if (input.limits !== undefined) patch.limits = input.limits;
   if (input.budget !== undefined) patch.budget = input.budget;
   if (input.max_tokens !== undefined) patch.max_tokens = input.max_tokens;
+  if (input.cache !== undefined) patch.cache = input.cache;
   if (input.expires_at !== undefined) {
     patch.expires_at = input.expires_at === null ? null : expiry(input.expires_at, now);
   }

@@ -85,6 +85,11 @@ Deno.test("validate: every refusal names its field", () => {
     [{ ...base, budget: { cost: 1, period: "day" } }, "budget.cost"],
     [{ ...base, endpoints: ["chat", "images"] }, "endpoints.1"],
     [{ ...base, max_tokens: 0 }, "max_tokens"],
+    [{ ...base, cache: true }, "cache"],
+    [{ ...base, cache: "off" }, "cache"],
+    [{ ...base, cache: { max_age: "soon" } }, "cache.max_age"],
+    [{ ...base, cache: { no_store: "yes" } }, "cache.no_store"],
+    [{ ...base, cache: { ttl: "1h" } }, "cache.ttl"],
     [{ ...base, expires_at: "2020-01-01" }, "expires_at"],
     [{ ...base, expires_at: "tomorrow" }, "expires_at"],
     [{ ...base, expires_at: "2027-01-01T00:00:00" }, "expires_at"],
@@ -107,6 +112,7 @@ Deno.test("validate: a patch checks only what it changes, against the token as i
     limits: null,
     budget: { cost: 5, period: "month" },
     max_tokens: null,
+    cache: null,
     expires_at: null,
     disabled: false,
   };
@@ -131,6 +137,26 @@ Deno.test("validate: a patch checks only what it changes, against the token as i
   assert.equal(paramOf(patch({ limits: { tpm: -1 } })), "limits.tpm");
   assert.equal(paramOf(patch({ sha256: "a".repeat(64) })), "sha256");
   assert.equal(paramOf(patch({ extra: 1 })), "extra");
+});
+
+Deno.test("validate: cache is false, an object with durations in ms, or null; false is kept apart from null", () => {
+  const c = config();
+  const base = { name: "c", models: ["chat-free"] };
+  assert.equal(validateNewToken(base, c, NOW).cache, null);
+  assert.equal(validateNewToken({ ...base, cache: null }, c, NOW).cache, null);
+  assert.equal(validateNewToken({ ...base, cache: false }, c, NOW).cache, false);
+  assert.deepEqual(validateNewToken({ ...base, cache: { max_age: "10m" } }, c, NOW).cache, {
+    no_store: false,
+    no_cache: false,
+    max_age: 600_000,
+  });
+  const current = { ...validateNewToken({ ...base, cache: false }, c, NOW) };
+  assert.deepEqual(validatePatch({ cache: { no_cache: true } }, current, c, NOW), {
+    cache: { no_store: false, no_cache: true },
+  });
+  assert.deepEqual(validatePatch({ cache: null }, current, c, NOW), { cache: null });
+  assert.deepEqual(validatePatch({ cache: false }, current, c, NOW), { cache: false });
+  assert.deepEqual(validatePatch({}, current, c, NOW), {}, "absent leaves it as it is");
 });
 
 Deno.test("validate: rotate grace is a duration of at most 30 days", () => {

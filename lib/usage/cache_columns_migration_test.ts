@@ -85,8 +85,8 @@ Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with default
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 7);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 7);
+    assert.equal(USAGE_SCHEMA_VERSION, 8);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 8);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
@@ -126,8 +126,8 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 6);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 7);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage'

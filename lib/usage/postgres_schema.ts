@@ -16,7 +16,7 @@ import postgres from "postgres";
 import { type ColumnKind, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
-import { POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
+import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
 
 /** A pool of connections to the gateway's schema. */
 export type PostgresClient = postgres.Sql;
@@ -26,9 +26,10 @@ export type PostgresClient = postgres.Sql;
  * issued through the admin API, their secrets' hashes and the audit trail (`lib/tokens/store_postgres.ts`); 4:
  * per-token data by the token's identity, not its name (`ownership_migration.ts`); 5: usage records' `dropped`
  * (what a translated target did not get of the request); 6: usage records' `cache`, `saved_tokens` and
- * `saved_cost` (the response cache's outcome and what a hit saved).
+ * `saved_cost` (the response cache's outcome and what a hit saved); 7: tokens' `cache` (an issued token's
+ * response-cache settings).
  */
-export const POSTGRES_SCHEMA_VERSION = 6;
+export const POSTGRES_SCHEMA_VERSION = 7;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -112,6 +113,7 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
     "ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0",
     "ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0",
   ]],
+  [7, POSTGRES_TOKENS_CACHE_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

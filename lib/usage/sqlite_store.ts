@@ -34,7 +34,11 @@ import {
   RESPONSE_ITEMS_SQL,
   RESPONSES_TABLE_SQL,
 } from "./responses_store_sqlite.ts";
-import { createSqliteTokenStore, SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
+import {
+  createSqliteTokenStore,
+  SQLITE_TOKENS_CACHE_SQL,
+  SQLITE_TOKENS_SQL,
+} from "../tokens/store_sqlite.ts";
 import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
 
 /**
@@ -44,9 +48,9 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * (`lib/tokens/store_sqlite.ts`); 5: per-token data by the token's identity, not its name (stored responses'
  * `owner`, usage records' `token_id`: `ownership_migration.ts`); 6: usage records' `dropped` (what a translated
  * target did not get of the request); 7: usage records' `cache`, `saved_tokens` and `saved_cost` (the response
- * cache's outcome and what a hit saved).
+ * cache's outcome and what a hit saved); 8: tokens' `cache` (an issued token's response-cache settings).
  */
-export const USAGE_SCHEMA_VERSION = 7;
+export const USAGE_SCHEMA_VERSION = 8;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -89,6 +93,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`,
   ],
+  [8, SQLITE_TOKENS_CACHE_SQL],
 ];
 
 /**

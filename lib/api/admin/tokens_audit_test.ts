@@ -71,3 +71,49 @@ Deno.test("admin audit: who changed what, newest first, filtered and paged; neve
     await gw.close();
   }
 });
+
+Deno.test("admin tokens: cache is false, an object or null (cleared), shown as stored and diffed in the audit", async () => {
+  const gw = setup();
+  try {
+    const created = await gw.admin("POST", "/admin/tokens", {
+      name: "no-cache",
+      models: ["chat-a"],
+      cache: false,
+    });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.cache, false, "false is kept, not taken for absent");
+    const id = String(created.body.id);
+    assert.equal((await gw.admin("GET", `/admin/tokens/${id}`)).body.cache, false);
+    assert.equal((await gw.chat(String(created.body.token))).status, 200, "the token still serves");
+
+    const aged = await gw.admin("PATCH", `/admin/tokens/${id}`, { cache: { max_age: "10m" } });
+    assert.equal(aged.status, 200);
+    const object = { no_store: false, no_cache: false, max_age: 600_000 };
+    assert.deepEqual(aged.body.cache, object);
+    const cleared = await gw.admin("PATCH", `/admin/tokens/${id}`, { cache: null });
+    assert.equal(cleared.status, 200);
+    assert.equal(cleared.body.cache, null);
+    const unset = await gw.admin("POST", "/admin/tokens", { name: "unset", models: ["chat-a"] });
+    assert.equal(unset.body.cache, null, "null when not set");
+
+    const bad = await gw.admin("PATCH", `/admin/tokens/${id}`, { cache: { max_age: -1 } });
+    assert.equal(bad.status, 400);
+    assert.equal(errorOf(bad.body).param, "cache.max_age");
+    assert.match(String(errorOf(bad.body).message), /cache/);
+    const notBool = await gw.admin("PATCH", `/admin/tokens/${id}`, { cache: true });
+    assert.equal(errorOf(notBool.body).param, "cache");
+    assert.match(String(errorOf(notBool.body).message), /expected false or object/);
+
+    const entries = (await gw.admin("GET", `/admin/audit?token=${id}`)).body.data as Json[];
+    assert.deepEqual(entries.map((e) => [e.action, e.changes]).slice(0, 2), [
+      ["update", { cache: { from: object, to: null } }],
+      ["update", { cache: { from: false, to: object } }],
+    ]);
+    assert.equal((entries[2].changes as Json).cache, false, "the create entry has it");
+
+    const fromFile = (await gw.admin("GET", "/admin/tokens/cfg_from-file")).body;
+    assert.equal(fromFile.cache, null, "a config token without cache settings");
+  } finally {
+    await gw.close();
+  }
+});

@@ -115,6 +115,8 @@ Deno.test("admin tokens: every bad field is a 400 naming it; conflicts are 409s"
       [{ name: "x", models: ["chat-a"], sha256: "0".repeat(64) }, "sha256"],
       [{ name: "x", models: ["chat-a"], token: "gw-0123456789abcdef0123" }, "token"],
       [{ name: "x", models: ["chat-a"], colour: "red" }, "colour"],
+      [{ name: "x", models: ["chat-a"], cache: true }, "cache"],
+      [{ name: "x", models: ["chat-a"], cache: { max_age: "soon" } }, "cache.max_age"],
     ];
     for (const [body, param] of cases) {
       const answer = await gw.admin("POST", "/admin/tokens", body);
@@ -143,6 +145,8 @@ Deno.test("admin tokens: every bad field is a 400 naming it; conflicts are 409s"
       [{ limits: { concurrent: 0 } }, "limits.concurrent"],
       [{ expires_at: "yesterday" }, "expires_at"],
       [{ disabled: "no" }, "disabled"],
+      [{ cache: "off" }, "cache"],
+      [{ cache: { ttl: "1h" } }, "cache.ttl"],
     ];
     for (const [body, param] of patchCases) {
       const answer = await gw.admin("PATCH", `/admin/tokens/${id}`, body);

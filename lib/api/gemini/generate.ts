@@ -109,7 +109,7 @@ async function generate(
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",
-    cache: geminiCacheSpec(parsed.body),
+    cache: () => geminiCacheSpec(parsed.body),
     call: (target, provider) =>
       provider.gemini?.(nativeGeminiBody(parsed.body, chat, model.contentRules), stream, {
         target,

@@ -77,7 +77,7 @@ export function nativeRoute(
     speaks: isNativeTarget,
     valid: (body) => body.object === "response" && Array.isArray(body.output),
     what: "a Response object",
-    cache: responsesCacheSpec(client),
+    cache: () => responsesCacheSpec(client),
     async call(target, provider) {
       // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
       const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
