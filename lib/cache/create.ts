@@ -48,6 +48,7 @@ export async function createConfiguredCache(
   return createResponseCache({
     store,
     lockWaitMs: settings.lock_wait,
+    timeoutMs: settings.timeout,
     events: {
       storeFailed(error) {
         metrics.storeErrors.inc([]);

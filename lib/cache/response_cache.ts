@@ -59,6 +59,8 @@ export interface ResponseCacheOptions {
   store: CacheStore;
   /** How long identical requests wait for one in flight (`cache.lock_wait`). */
   lockWaitMs: number;
+  /** The longest a store call may take before it counts as failed (`cache.timeout`); unbounded when absent. */
+  timeoutMs?: number;
   events?: CacheEvents;
   now?: () => number;
 }
@@ -124,10 +126,27 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const indexes = new Map<string, SemanticIndex>();
   let ok = true;
 
-  /** A store call; a failure is reported and rethrown. */
+  /**
+   * `promise`, or a rejection once `timeoutMs` passed: the stores bound their own calls (Redis's command
+   * timeout), and this bounds whatever a store does not, so a slow store never holds a request.
+   */
+  function within<T>(promise: Promise<T>): Promise<T> {
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs === undefined) return promise;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the cache store took longer than ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  /** A store call; a failure or a call slower than `timeoutMs` is reported and rethrown. */
   async function call<T>(op: () => Promise<T>): Promise<T> {
     try {
-      const value = await op();
+      const value = await within(op());
       if (!ok) {
         ok = true;
         options.events?.storeOk();

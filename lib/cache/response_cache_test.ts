@@ -587,3 +587,19 @@ Deno.test("response cache: a store no other process shares takes no locks; its f
     await rc.close();
   }
 });
+
+Deno.test("response cache: a store slower than the timeout is bypassed, not waited for", async () => {
+  const inner = memory();
+  const hanging: CacheStore = { ...inner, get: () => new Promise(() => {}) };
+  const seen = events();
+  const rc = createResponseCache({ store: hanging, lockWaitMs: 30_000, timeoutMs: 50, events: seen.sink });
+  try {
+    const started = performance.now();
+    assert.deepEqual(await rc.lookup("k", TTL, ANY, signal()), { kind: "bypass" });
+    assert.ok(performance.now() - started < 5_000, "bounded by the timeout, not by the store");
+    assert.equal(rc.ok, false);
+    assert.match(String(seen.failed[0]), /longer than 50 ms/);
+  } finally {
+    await rc.close();
+  }
+});
