@@ -5,6 +5,7 @@
  * @module
  */
 import { createConfiguredCache } from "./cache/create.ts";
+import { configuredTelemetry } from "./telemetry/configured.ts";
 import type { BudgetConfig, PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
@@ -72,7 +73,9 @@ export async function startServer(
     scrubber: () => state.config.scrubber,
   });
   const health = new HealthRegistry();
-  const created = await createServices(config, logger, options.usageWorker);
+  // The live config's scrubber: a reload may bring new secrets, and spans must mask those too.
+  const scrub = (text: string) => state.config.scrubber.scrub(text);
+  const created = await createServices(config, logger, { env: runtime.env(), scrub }, options.usageWorker);
   try {
     return await listen(runtime, state, options, logger, health, created);
   } catch (err) {
@@ -80,6 +83,7 @@ export async function startServer(
     created.stopResponsesRetention();
     await created.services.tokens?.close().catch(() => {});
     await created.services.cache?.close().catch(() => {});
+    await created.services.telemetry?.shutdown(0);
     await created.pipeline?.close().catch(() => {});
     await created.store?.close().catch(() => {});
     await created.closeCounters();
@@ -182,6 +186,8 @@ async function listen(
       stopResponsesRetention();
       await services.tokens?.close();
       await services.cache?.close().catch(() => {});
+      // What the last requests traced goes out within the grace; the rest is dropped (counted), not waited for.
+      await services.telemetry?.shutdown(graceMs);
       await pipeline?.close();
       await store?.close();
       await closeCounters();
@@ -191,7 +197,12 @@ async function listen(
 }
 
 /** Policy, usage and metrics for a config: what `createGateway` needs, and what shutdown must close. */
-async function createServices(config: ResolvedConfig, logger: Logger, usageWorker?: URL) {
+async function createServices(
+  config: ResolvedConfig,
+  logger: Logger,
+  outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
+  usageWorker?: URL,
+) {
   const metrics = new GatewayMetrics();
   const { counters, closeCounters } = await createCounters(config, logger, metrics);
   const usage = config.usage;
@@ -263,6 +274,7 @@ async function createServices(config: ResolvedConfig, logger: Logger, usageWorke
     tokens,
     // Built at start whatever the aliases say, so a reload that caches an alias finds the store ready.
     cache: await createConfiguredCache(config, logger, metrics.cache),
+    telemetry: configuredTelemetry(config, outside, metrics, logger),
   });
   return { services, pipeline, counters, store, stopResponsesRetention, closeCounters };
 }

@@ -266,6 +266,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     responses: guardResponsesStore(given.responses ?? createMemoryResponsesStore()),
     tokens: given.tokens ?? null,
     cache: given.cache ?? null,
+    telemetry: given.telemetry ?? null,
   };
 }
 
@@ -323,6 +324,10 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
       signal: open.signal,
       reported: open.done,
     };
+    if (services.telemetry !== null) {
+      ctx.trace = services.telemetry.startRequest(request, requestId);
+      record.trace_id = ctx.trace.traceId;
+    }
     const response = await chain(request, ctx);
     response.headers.set("x-request-id", requestId);
     // Anthropic's clients read the request id from `request-id` (their SDKs put it on errors).

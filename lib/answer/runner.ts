@@ -25,6 +25,7 @@ import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import type { ClientContext } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
+import type { RequestTrace } from "../telemetry/request_trace.ts";
 import { cachedRoute } from "./cached_route.ts";
 import type {
   ChatAnswer,
@@ -139,13 +140,20 @@ function routeFresh(
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const terms = request.clientTerms ?? ((err: unknown) => err);
-  const call = { signal: ctx.signal, requestId: ctx.requestId };
+  const trace = ctx.trace;
+  trace?.startCall("chat", model.alias, request.chat);
   const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
-    const answer = await provider.chat(request.chat, { target, ...call }).catch((err) => {
+    const call = { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
+    const answer = await provider.chat(request.chat, call).catch((err) => {
       throw terms(err);
     });
-    if (answer.kind === "json") return answer;
-    return { kind: "stream", stream: await withFirstChunk(target.provider, answer.chunks) };
+    if (answer.kind === "json") {
+      if (trace) noteCompletion(trace, answer.body);
+      return answer;
+    }
+    const stream = await withFirstChunk(target.provider, answer.chunks);
+    trace?.noteResponse({ id: stream.first.id, model: stream.first.model });
+    return { kind: "stream", stream };
   };
   const passThrough = async (route: NativeRoute, target: ResolvedTarget, provider: Provider) => {
     const answer = await route.call(target, provider);
@@ -154,6 +162,7 @@ function routeFresh(
     if (answer.kind === "stream") {
       return { kind: "native_stream" as const, stream: await withFirstChunk(target.provider, answer.events) };
     }
+    trace?.noteResponse({ id: answer.body.id, model: answer.body.model });
     if (!route.valid(answer.body)) {
       throw badGateway(
         `Provider "${target.provider}" answered with something other than ${route.what}.`,
@@ -170,6 +179,16 @@ function routeFresh(
       native?.speaks(target) ? passThrough(native, target, provider) : chat(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && request.asked,
   );
+}
+
+/** What a whole completion tells its trace: its id, model, finish reasons and (when captured) its text. */
+function noteCompletion(trace: RequestTrace, completion: ChatCompletion): void {
+  trace.noteResponse({
+    id: completion.id,
+    model: completion.model,
+    finishReasons: completion.choices.map((choice) => choice.finish_reason),
+  });
+  trace.captureOutput(completionTexts(completion));
 }
 
 /** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
@@ -322,6 +341,7 @@ export async function answerStream<O extends StreamOutcome>(
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();
+      ctx.trace?.captureOutput(end.texts);
       const ending = streamEnding(end);
       const known = wire.usage(end);
       if (known && "completion" in known) settle({ ...ending, usage: known });

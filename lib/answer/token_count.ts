@@ -33,7 +33,7 @@ export async function answerTokenCount(
     try {
       const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
         if (!countsInputTokens(target)) return null;
-        const call = { target, signal: ctx.signal, requestId: ctx.requestId };
+        const call = { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
         return await provider.countInputTokens?.(await input(target), call) ?? null;
       });
       exact = routed.value;

@@ -187,6 +187,7 @@ export function resolveConfig(
     redis: cfg.redis ?? null,
     postgres: cfg.postgres ?? null,
     cache: cfg.cache,
+    telemetry: cfg.telemetry ?? null,
     providers,
     models,
     tokens,

@@ -14,6 +14,7 @@ import { z } from "zod";
 import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
 import { byteSize, duration } from "./units_schema.ts";
 import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
+import { telemetrySchema } from "./telemetry_schema.ts";
 
 export { byteSize, duration } from "./units_schema.ts";
 export {
@@ -291,6 +292,8 @@ export const configSchema = z.strictObject({
   responses: responsesSchema.default(responsesSchema.parse({})),
   /** The response cache's store and bounds; aliases opt in with their own `cache:`. */
   cache: cacheStoreSchema.default(cacheStoreSchema.parse({})),
+  /** OpenTelemetry export of traces and GenAI metrics over OTLP; absent: none (unless OTEL_* says so). */
+  telemetry: telemetrySchema.optional(),
   /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */
   redis: redisSchema.optional(),
   /** Shared usage records and stored responses for a fleet; absent: SQLite (`usage.sqlite`) on one node. */

@@ -21,6 +21,7 @@ import type {
 } from "./schema.ts";
 import type { Scrubber } from "../secrets/scrubber.ts";
 import type { CacheStoreConfig } from "./cache_schema.ts";
+import type { TelemetryConfig } from "./telemetry_schema.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -183,6 +184,8 @@ export interface ResolvedConfig {
   readonly postgres: PostgresConfig | null;
   /** The response cache's store and bounds. Read at start (a reload keeps the store it has). */
   readonly cache: CacheStoreConfig;
+  /** OpenTelemetry export as the file sets it, or null (the environment may still turn it on). Read at start. */
+  readonly telemetry: TelemetryConfig | null;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */

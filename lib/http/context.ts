@@ -22,6 +22,8 @@ import type {
 import type { ResponsesStore } from "../usage/responses_store.ts";
 import type { TokenDirectory } from "../tokens/directory.ts";
 import type { ResponseCache } from "../cache/response_cache.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
+import type { RequestTrace } from "../telemetry/request_trace.ts";
 
 /** A config together with the providers built from it; swapped whole on reload. */
 export interface GatewayState {
@@ -58,6 +60,8 @@ export type AccessRecord = {
   cost?: number;
   /** What a translated target did not get of the request (comma-separated field paths; `tolerance.ts`). */
   dropped?: string;
+  /** The request's trace id, when telemetry is on (the console links it to the tracing backend). */
+  trace_id?: string;
   /** The response cache's outcome (`hit`, `hit_semantic`, `miss`, `bypass`); unset without a cache. */
   cache?: string;
   /** What a cache hit did not spend: prompt + completion tokens, money at the answering target's price. */
@@ -86,6 +90,8 @@ export interface GatewayServices {
   readonly tokens: TokenDirectory | null;
   /** The response cache (`models.<alias>.cache`), or null when no alias is cached. */
   readonly cache: ResponseCache | null;
+  /** OpenTelemetry export, or null when it is off (then no request pays anything for it). */
+  readonly telemetry: Telemetry | null;
 }
 
 /** The part of the usage store the admin API reads. */
@@ -127,6 +133,10 @@ export interface RequestContext {
    * or was cancelled) and its outcome is in the record.
    */
   streamDone?: Promise<void>;
+  /** This request's spans, when telemetry is on. */
+  trace?: RequestTrace;
+  /** The `traceparent` of the upstream attempt under way (its HTTP client span), sent upstream. */
+  traceparent?: string;
 }
 
 /** The context of a route that needs a client token, once authenticated: its identity is known. */

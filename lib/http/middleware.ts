@@ -17,7 +17,7 @@ import {
 import { PolicyDenied } from "../policy/engine.ts";
 import type { Middleware } from "./compose.ts";
 import { usageRecordOf } from "./accounting.ts";
-import { dialectOf, endpointOf, isAdminPath } from "./endpoints.ts";
+import { dialectOf, endpointOf, isAdminPath, matchRoute } from "./endpoints.ts";
 
 /**
  * Turns any failure into an error response in the shape of the route's API (OpenAI's, or Anthropic's on the
@@ -101,6 +101,8 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
       tokens: (record.prompt_tokens ?? 0) + (record.completion_tokens ?? 0),
       cost: record.cost ?? 0,
     });
+    // The spans end with the request: for a stream, after its last chunk (telemetry on only).
+    ctx.trace?.end(record, matchRoute(record.path)?.spec.path);
     if (record.endpoint !== undefined) {
       const usage = usageRecordOf(ctx, arrived);
       ctx.services.usage?.write(usage);

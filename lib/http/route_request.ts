@@ -10,6 +10,17 @@ import type { Provider } from "../providers/types.ts";
 import type { Lease } from "../routing/health.ts";
 import { type AttemptRecord, route } from "../routing/route.ts";
 import type { RequestContext } from "./context.ts";
+import type { AttemptTarget } from "../telemetry/request_trace.ts";
+
+/** What a trace shows of an attempt's target: its provider, model and the upstream's host. */
+function attemptTarget(target: RoutedTarget): AttemptTarget {
+  const config = target.providerConfig as { base_url?: unknown };
+  let host: string | undefined;
+  try {
+    host = typeof config.base_url === "string" ? new URL(config.base_url).hostname : undefined;
+  } catch { /* no host to show */ }
+  return { provider: target.provider, model: target.model, host };
+}
 
 /** The routed answer with the headers that say who answered. */
 export interface RoutedAnswer<T> {
@@ -46,6 +57,8 @@ export async function routeRequest<T>(
       ctx.record.upstream_model = target.model;
     }
   };
+  const trace = ctx.trace;
+  trace?.startCall(model.type === "embedding" ? "embeddings" : "chat", model.alias);
   try {
     const routed = await route(model, ctx.state.config.routing, ctx.routing, signal, attempts, (target) => {
       const provider = ctx.state.providers.get(target.provider);
@@ -54,7 +67,12 @@ export async function routeRequest<T>(
           code: "internal_error",
         });
       }
-      return attempt(target, provider);
+      if (trace === undefined) return attempt(target, provider);
+      // Each attempt under its own client span, whose traceparent the provider sends upstream.
+      return trace.attempt(attemptTarget(target), (traceparent) => {
+        ctx.traceparent = traceparent;
+        return attempt(target, provider);
+      });
     });
     note(routed.target);
     ctx.answeredBy = routed.target;

@@ -28,6 +28,8 @@ export interface UpstreamCall {
   /** Aborted when the client goes away; the provider must abort its upstream request then. */
   readonly signal: AbortSignal;
   readonly requestId: string;
+  /** The W3C `traceparent` of this attempt's span, sent upstream so a traced upstream joins the trace. */
+  readonly traceparent?: string;
 }
 
 /**

@@ -48,7 +48,13 @@ export async function handleEmbeddings(request: Request, ctx: ClientContext): Pr
     ctx,
     model,
     ctx.signal,
-    (target, provider) => provider.embed(embed, { target, signal: ctx.signal, requestId: ctx.requestId }),
+    (target, provider) =>
+      provider.embed(embed, {
+        target,
+        signal: ctx.signal,
+        requestId: ctx.requestId,
+        traceparent: ctx.traceparent,
+      }),
   );
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {

@@ -77,7 +77,13 @@ export async function geminiEmbed(
     ctx,
     model,
     ctx.signal,
-    (target, provider) => provider.embed(embed, { target, signal: ctx.signal, requestId: ctx.requestId }),
+    (target, provider) =>
+      provider.embed(embed, {
+        target,
+        signal: ctx.signal,
+        requestId: ctx.requestId,
+        traceparent: ctx.traceparent,
+      }),
   );
   const vectors = [...result.data].sort((a, b) => a.index - b.index).map((item) => {
     if (typeof item.embedding === "string") {

@@ -115,6 +115,7 @@ async function generate(
         target,
         signal: ctx.signal,
         requestId: ctx.requestId,
+        traceparent: ctx.traceparent,
       }) ?? Promise.resolve(undefined),
   });
   const result = routed.value;

@@ -80,7 +80,13 @@ export function nativeMessagesRoute(
         }),
         model.contentRules,
       );
-      const call = { target, signal: ctx.signal, requestId: ctx.requestId, ...headers };
+      const call = {
+        target,
+        signal: ctx.signal,
+        requestId: ctx.requestId,
+        traceparent: ctx.traceparent,
+        ...headers,
+      };
       return provider.messages?.(body, call) ?? Promise.resolve(undefined);
     },
   };

@@ -76,7 +76,7 @@ export async function handleResponsesCompact(request: Request, ctx: ClientContex
     throw terms(err);
   });
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
-    const call = { target, signal: ctx.signal, requestId: ctx.requestId };
+    const call = { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
     if (isNativeTarget(target)) {
       const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history };
       const native = redactNative(nativeRequestBody(body, changes), model.contentRules);

@@ -90,7 +90,12 @@ export function nativeRoute(
         }),
         model.contentRules,
       );
-      return await provider.responses?.(body, { target, signal: ctx.signal, requestId: ctx.requestId });
+      return await provider.responses?.(body, {
+        target,
+        signal: ctx.signal,
+        requestId: ctx.requestId,
+        traceparent: ctx.traceparent,
+      });
     },
   };
 }

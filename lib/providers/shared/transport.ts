@@ -93,7 +93,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
   try {
     response = await fetch(request.url, {
       method: request.method ?? "POST",
-      headers: request.headers,
+      headers: call.traceparent ? { ...request.headers, traceparent: call.traceparent } : request.headers,
       body: request.body,
       signal: controller.signal,
       redirect: "manual",

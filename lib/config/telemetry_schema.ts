@@ -1,0 +1,55 @@
+/**
+ * OpenTelemetry export (`telemetry:`): where traces and metrics go over OTLP/HTTP, how many traces are kept,
+ * and whether prompts and answers go into spans. Absent (and no `OTEL_EXPORTER_OTLP_*ENDPOINT` in the
+ * environment): nothing is traced and the request path pays nothing for it. docs/observability.md explains
+ * each key.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { byteSize, duration } from "./units_schema.ts";
+
+/** An `http://` or `https://` URL without credentials, query or fragment. */
+function isCollectorUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === "http:" || u.protocol === "https:") && u.username === "" && u.password === "" &&
+      u.search === "" && u.hash === "";
+  } catch {
+    return false;
+  }
+}
+
+const otlpSchema = z.strictObject({
+  /**
+   * The collector's base URL (`/v1/traces` and `/v1/metrics` are added); the `OTEL_EXPORTER_OTLP_*ENDPOINT`
+   * variables fill it in when absent.
+   */
+  endpoint: z.string().refine(isCollectorUrl, "expected an http:// or https:// URL without credentials")
+    .optional(),
+  /** OTLP/HTTP with protobuf bodies, or with JSON. */
+  protocol: z.enum(["http/protobuf", "http/json"]).optional(),
+  /** Sent with every export (a backend's API key); secrets, masked like every header value. */
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string())
+    .optional(),
+  /** Share of new traces kept; an incoming sampled (or unsampled) `traceparent` decides for its own trace. */
+  sample_ratio: z.number().min(0).max(1).optional(),
+  /** Per export; a slower collector counts as down and the batch is dropped (and counted). */
+  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(10_000),
+  /** Spans held for export at most; past it new spans are dropped (and counted), never waited for. */
+  max_queue: z.number().int().min(1).max(1_000_000).default(4_096),
+  /** How often queued spans and metrics are sent. */
+  interval: duration.refine((ms) => ms > 0, "must be above 0").default(1_000),
+});
+
+export const telemetrySchema = z.strictObject({
+  otlp: otlpSchema.default(otlpSchema.parse({})),
+  /** Prompts and answers in spans (after the alias's content rules): off unless set. */
+  capture_content: z.boolean().default(false),
+  /** At most this much captured text per span attribute; longer text is cut. */
+  max_content_size: byteSize.refine((n) => n > 0, "must be above 0").default(16 * 1024),
+  /** The `service.name` of what is exported. */
+  service_name: z.string().min(1).max(256).default("model-gateway"),
+});
+
+export type TelemetryConfig = z.output<typeof telemetrySchema>;

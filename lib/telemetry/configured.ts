@@ -1,0 +1,36 @@
+/**
+ * The composition root's part of telemetry: the settings from the file and the environment, the dropped
+ * counter on the gateway's registry, one log line saying where spans go. Null when telemetry is off.
+ *
+ * @module
+ */
+import type { ResolvedConfig } from "../config/types.ts";
+import type { Logger } from "../log.ts";
+import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { createTelemetry, type Telemetry, telemetrySettings } from "./telemetry.ts";
+
+/**
+ * OpenTelemetry export as the file and the `OTEL_*` variables set it, or null (off): the dropped counter is
+ * registered only then, so a gateway without telemetry shows no telemetry series.
+ */
+export function configuredTelemetry(
+  config: ResolvedConfig,
+  outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
+  metrics: GatewayMetrics,
+  logger: Logger,
+): Telemetry | null {
+  const settings = telemetrySettings(config.telemetry, outside.env);
+  if (settings === null) return null;
+  const dropped = metrics.registry.counter(
+    "gateway_telemetry_dropped_total",
+    "Spans and metric exports dropped because the collector was down, slow or the queue full, by signal.",
+    ["signal"],
+  );
+  logger.info("telemetry_export", {
+    traces: settings.tracesUrl,
+    protocol: settings.protocol,
+    sample_ratio: settings.sampleRatio,
+    capture_content: settings.captureContent,
+  });
+  return createTelemetry({ settings, scrub: outside.scrub, dropped });
+}

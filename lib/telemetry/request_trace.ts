@@ -1,0 +1,277 @@
+/**
+ * One request's spans: the server span (HTTP server conventions), the gateway's own span under it (alias,
+ * token, client API, policy outcome, cache, attempts), the GenAI span of the logical call (`chat gpt-4o`,
+ * kind CLIENT, GenAI conventions) and an HTTP client span per upstream attempt under that, so retries and
+ * fallbacks show. Parents are passed explicitly (no context manager): the request's context object carries
+ * its trace.
+ *
+ * Everything but the attempts' outcomes is set when the request is reported (`end`), from its access record:
+ * for a stream that is after its last chunk was forwarded, so the spans cover the whole answer. A stream cut by
+ * the client or the upstream ends its spans with status ERROR and `error.type` naming which. Attribute values
+ * that come from outside (error codes, captured text) pass the config's secret scrubber.
+ *
+ * @module
+ */
+import {
+  type Context,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  trace,
+  type Tracer,
+} from "@opentelemetry/api";
+import type { ChatRequest } from "../openai/types.ts";
+import { GATEWAY } from "./semconv.ts";
+import type { semconvNames } from "./semconv.ts";
+
+/**
+ * What the spans read of a request's access record when it is over (the record's own fields; declared here so
+ * telemetry does not depend on the request plumbing that carries it).
+ */
+export interface TracedRecord {
+  status?: number;
+  error_code?: string | null;
+  provider?: string;
+  upstream_model?: string;
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  ttft_ms?: number;
+  latency_ms?: number;
+  alias?: string;
+  token?: string;
+  environment?: string;
+  endpoint?: string;
+  outcome?: string;
+  rule?: string | null;
+  cache?: string;
+  attempts?: number;
+  stream?: boolean;
+  dropped?: string;
+}
+
+/** What every request's trace shares. */
+export interface TelemetryCore {
+  readonly tracer: Tracer;
+  readonly propagator: TextMapPropagator;
+  readonly names: ReturnType<typeof semconvNames>;
+  readonly captureContent: boolean;
+  /** Masks the config's secrets in text bound for a span. */
+  scrub(text: string): string;
+  /** Captured text: scrubbed and cut to the size limit. */
+  content(text: string): string;
+  recordMetrics(record: TracedRecord, responseModel: string | undefined): void;
+}
+
+/** What routing tells the trace about the target of an attempt. */
+export interface AttemptTarget {
+  provider: string;
+  model: string;
+  /** The upstream's host, for `server.address`. */
+  host?: string;
+}
+
+const setter = { set: (carrier: Record<string, string>, key: string, value: string) => carrier[key] = value };
+const getter = {
+  get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
+  keys: (carrier: Headers) => [...carrier.keys()],
+};
+
+/** The spans of one request. */
+export class RequestTrace {
+  readonly traceId: string;
+  readonly #core: TelemetryCore;
+  readonly #method: string;
+  readonly #server: Span;
+  readonly #gateway: Span;
+  #call: Span | undefined;
+  /** The attempt that answered: open until the answer ends (a stream's last chunk). */
+  #answering: Span | undefined;
+  #facts: { id?: string; model?: string; finishReasons?: string[] } = {};
+
+  constructor(core: TelemetryCore, request: Request, requestId: string) {
+    this.#core = core;
+    this.#method = request.method;
+    const parent = core.propagator.extract(ROOT_CONTEXT, request.headers, getter);
+    const names = core.names;
+    this.#server = core.tracer.startSpan(request.method, {
+      kind: SpanKind.SERVER,
+      attributes: { [names.httpMethod]: request.method, [names.urlPath]: new URL(request.url).pathname },
+    }, parent);
+    this.#gateway = core.tracer.startSpan("gateway", {
+      kind: SpanKind.INTERNAL,
+      attributes: { [GATEWAY.requestId]: requestId },
+    }, this.#under(this.#server));
+    this.traceId = this.#server.spanContext().traceId;
+  }
+
+  #under(span: Span): Context {
+    return trace.setSpan(ROOT_CONTEXT, span);
+  }
+
+  /** Whether this request's trace is sampled (exported). */
+  get sampled(): boolean {
+    return (this.#server.spanContext().traceFlags & 1) === 1;
+  }
+
+  /** Starts the GenAI span of the request's call to `alias` (once; a second call is ignored). */
+  startCall(operation: string, alias: string, chat?: ChatRequest): void {
+    if (this.#call !== undefined) return;
+    const names = this.#core.names;
+    const attributes: Record<string, string | number> = {
+      [names.operation]: operation,
+      [names.requestModel]: alias,
+    };
+    const max = chat?.max_completion_tokens ?? chat?.max_tokens;
+    if (typeof max === "number") attributes[names.maxTokens] = max;
+    if (typeof chat?.temperature === "number") attributes[names.temperature] = chat.temperature;
+    if (typeof chat?.top_p === "number") attributes[names.topP] = chat.top_p;
+    this.#call = this.#core.tracer.startSpan(
+      `${operation} ${alias}`,
+      { kind: SpanKind.CLIENT, attributes },
+      this.#under(this.#gateway),
+    );
+    if (chat !== undefined && this.#core.captureContent && this.sampled) {
+      this.#call.setAttribute(names.inputMessages, this.#core.content(inputMessages(chat)));
+    }
+  }
+
+  /**
+   * Runs one upstream attempt under its own HTTP client span, giving `run` the `traceparent` to send upstream.
+   * A failed attempt's span ends at once with its error; the one that answers stays open until the answer ends.
+   */
+  async attempt<T>(target: AttemptTarget, run: (traceparent: string) => Promise<T>): Promise<T> {
+    const names = this.#core.names;
+    const attributes: Record<string, string> = {
+      [names.httpMethod]: "POST",
+      [names.provider]: target.provider,
+    };
+    if (target.host !== undefined) attributes[names.serverAddress] = target.host;
+    const span = this.#core.tracer.startSpan(
+      "POST",
+      { kind: SpanKind.CLIENT, attributes },
+      this.#under(this.#call ?? this.#gateway),
+    );
+    const carrier: Record<string, string> = {};
+    this.#core.propagator.inject(this.#under(span), carrier, setter);
+    try {
+      const value = await run(carrier.traceparent ?? "");
+      this.#answering?.end();
+      this.#answering = span;
+      return value;
+    } catch (err) {
+      const code = errorCode(err);
+      span.setAttribute(names.errorType, this.#core.scrub(code));
+      span.setAttribute(GATEWAY.attemptOutcome, this.#core.scrub(code));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      throw err;
+    }
+  }
+
+  /** What the answer said of itself: its id, the model that made it, why it ended. */
+  noteResponse(facts: { id?: unknown; model?: unknown; finishReasons?: unknown[] }): void {
+    if (typeof facts.id === "string") this.#facts.id = facts.id;
+    if (typeof facts.model === "string") this.#facts.model = facts.model;
+    const reasons = facts.finishReasons?.filter((r): r is string => typeof r === "string");
+    if (reasons !== undefined && reasons.length > 0) this.#facts.finishReasons = reasons;
+  }
+
+  /** The answer's text, when content capture is on. */
+  captureOutput(texts: readonly string[]): void {
+    if (this.#call === undefined || !this.#core.captureContent || !this.sampled) return;
+    const message = [{ role: "assistant", parts: [{ type: "text", content: texts.join("") }] }];
+    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(JSON.stringify(message)));
+  }
+
+  /** Ends every span of the request from its access record (`route`: the endpoint's path template). */
+  end(record: TracedRecord, route: string | undefined): void {
+    const names = this.#core.names;
+    const failed = record.error_code !== undefined && record.error_code !== null;
+    const errorType = failed ? this.#core.scrub(String(record.error_code)) : undefined;
+    const status = record.status ?? 0;
+    if (this.#call !== undefined) {
+      const call = this.#call;
+      if (record.provider !== undefined) call.setAttribute(names.provider, record.provider);
+      const model = this.#facts.model ?? record.upstream_model;
+      if (model !== undefined) call.setAttribute(names.responseModel, model);
+      if (this.#facts.id !== undefined) call.setAttribute(names.responseId, this.#core.scrub(this.#facts.id));
+      if (this.#facts.finishReasons) call.setAttribute(names.finishReasons, this.#facts.finishReasons);
+      if (record.prompt_tokens !== undefined) call.setAttribute(names.inputTokens, record.prompt_tokens);
+      if (record.completion_tokens !== undefined) {
+        call.setAttribute(names.outputTokens, record.completion_tokens);
+      }
+      if (record.ttft_ms !== undefined && record.latency_ms !== undefined) {
+        const at = Date.now() - Math.max(0, record.latency_ms - record.ttft_ms);
+        call.setAttribute(names.timeToFirstChunk, record.ttft_ms / 1000);
+        call.addEvent(names.firstChunkEvent, { [names.timeToFirstChunk]: record.ttft_ms / 1000 }, at);
+      }
+      if (failed || status >= 400) {
+        call.setAttribute(names.errorType, errorType ?? String(status));
+        call.setStatus({ code: SpanStatusCode.ERROR });
+      }
+    }
+    if (failed && this.#answering !== undefined) {
+      this.#answering.setAttribute(names.errorType, errorType!);
+      this.#answering.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    const gateway = this.#gateway;
+    const put = (name: string, value: string | number | boolean | undefined | null) => {
+      if (value !== undefined && value !== null) gateway.setAttribute(name, value);
+    };
+    put(GATEWAY.alias, record.alias);
+    put(GATEWAY.token, record.token);
+    put(GATEWAY.environment, record.environment);
+    put(GATEWAY.clientApi, record.endpoint);
+    put(GATEWAY.outcome, record.outcome);
+    put(GATEWAY.rule, record.rule);
+    put(GATEWAY.cache, record.cache);
+    put(GATEWAY.attempts, record.attempts);
+    put(GATEWAY.stream, record.stream);
+    put(GATEWAY.dropped, record.dropped);
+    const server = this.#server;
+    if (route !== undefined) {
+      server.updateName(`${this.#method} ${route}`);
+      server.setAttribute(names.httpRoute, route);
+    }
+    server.setAttribute(names.httpStatus, status);
+    if (status >= 500 || failed) {
+      server.setAttribute(names.errorType, errorType ?? String(status));
+      server.setStatus({ code: SpanStatusCode.ERROR });
+      gateway.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    this.#answering?.end();
+    this.#call?.end();
+    gateway.end();
+    server.end();
+    this.#core.recordMetrics(record, this.#facts.model);
+  }
+}
+
+/** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
+function inputMessages(chat: ChatRequest): string {
+  return JSON.stringify(chat.messages.map((message) => {
+    const content = message.content;
+    const parts = typeof content === "string"
+      ? [{ type: "text", content }]
+      : Array.isArray(content)
+      ? content.map((part) =>
+        typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
+          ? { type: "text", content: (part as { text?: unknown }).text }
+          : { type: "generic", content: part }
+      )
+      : [];
+    return { role: message.role, parts };
+  }));
+}
+
+function errorCode(err: unknown): string {
+  if (typeof err === "object" && err !== null) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "") return code;
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === "number") return String(status);
+  }
+  return "_OTHER";
+}

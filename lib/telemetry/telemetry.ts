@@ -1,0 +1,250 @@
+/**
+ * OpenTelemetry export, set up once per process from `telemetry:` and the standard `OTEL_*` variables: a
+ * tracer whose spans go through a bounded queue (span_queue.ts) to an OTLP/HTTP exporter (protobuf or JSON),
+ * a parent-based ratio sampler (an incoming `traceparent` decides for its own trace), W3C trace-context
+ * propagation, and the GenAI client metrics exported on a timer. The official OpenTelemetry JS packages do the
+ * work; this module only wires them, bounds them and counts what they drop.
+ *
+ * Nothing here runs unless telemetry is configured: `createTelemetry` returns null, the request path checks one
+ * property, and no span, timer or connection exists.
+ *
+ * @module
+ */
+import type { Histogram, Meter } from "@opentelemetry/api";
+import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
+import type { TelemetryConfig } from "../config/telemetry_schema.ts";
+import type { Counter } from "../metrics/registry.ts";
+import { GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
+import { BoundedSpanQueue } from "./span_queue.ts";
+import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
+
+/** Where and how to export, once the file and the environment are merged. */
+export interface TelemetrySettings {
+  tracesUrl: string;
+  metricsUrl: string;
+  protocol: "http/protobuf" | "http/json";
+  headers: Record<string, string>;
+  sampleRatio: number;
+  timeoutMs: number;
+  maxQueue: number;
+  intervalMs: number;
+  captureContent: boolean;
+  maxContentSize: number;
+  serviceName: string;
+  semconvOptIn: string | undefined;
+}
+
+/** `OTEL_EXPORTER_OTLP_HEADERS`: `key=value` pairs, comma-separated, values percent-encoded. */
+function parseHeaders(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    try {
+      out[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch { /* a malformed pair is skipped, as the SDKs do */ }
+  }
+  return out;
+}
+
+/**
+ * The export settings from the file's block and the environment (the OpenTelemetry variables fill in whatever
+ * the block leaves out; without a block, `OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal endpoint turns export
+ * on). Null when telemetry is off.
+ */
+export function telemetrySettings(
+  config: TelemetryConfig | null,
+  env: Readonly<Record<string, string | undefined>>,
+): TelemetrySettings | null {
+  const base = config?.otlp.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (config === null && base === undefined && traces === undefined) return null;
+  const root = (base ?? "http://localhost:4318").replace(/\/+$/, "");
+  const envProtocol = env.OTEL_EXPORTER_OTLP_PROTOCOL === "http/json" ? "http/json" : "http/protobuf";
+  const samplerArg = Number(env.OTEL_TRACES_SAMPLER_ARG);
+  const ratioSampler = /traceidratio$/.test(env.OTEL_TRACES_SAMPLER ?? "");
+  return {
+    tracesUrl: config?.otlp.endpoint ? `${root}/v1/traces` : traces ?? `${root}/v1/traces`,
+    metricsUrl: config?.otlp.endpoint
+      ? `${root}/v1/metrics`
+      : env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? `${root}/v1/metrics`,
+    protocol: config?.otlp.protocol ?? envProtocol,
+    headers: config?.otlp.headers ?? parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
+    sampleRatio: config?.otlp.sample_ratio ??
+      (ratioSampler && samplerArg >= 0 && samplerArg <= 1 ? samplerArg : 1),
+    timeoutMs: config?.otlp.timeout ?? 10_000,
+    maxQueue: config?.otlp.max_queue ?? 4_096,
+    intervalMs: config?.otlp.interval ?? 1_000,
+    captureContent: config?.capture_content ?? false,
+    maxContentSize: config?.max_content_size ?? 16 * 1024,
+    serviceName: config?.service_name ?? env.OTEL_SERVICE_NAME ?? "model-gateway",
+    semconvOptIn: env.OTEL_SEMCONV_STABILITY_OPT_IN,
+  };
+}
+
+/** The process's telemetry. */
+export interface Telemetry {
+  readonly settings: TelemetrySettings;
+  startRequest(request: Request, requestId: string): RequestTrace;
+  /** Exports what is queued within `graceMs`, then drops the rest (counted) and stops. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** Counts an exporter's failed exports as dropped (`signal="metrics"`), keeping its results. */
+function counting(exporter: PushMetricExporter, dropped: () => void): PushMetricExporter {
+  return {
+    export(metrics, done) {
+      exporter.export(metrics, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) dropped();
+        done(result);
+      });
+    },
+    forceFlush: () => exporter.forceFlush(),
+    shutdown: () => exporter.shutdown(),
+    selectAggregationTemporality: exporter.selectAggregationTemporality?.bind(exporter),
+  };
+}
+
+/** Sets telemetry up; null when it is off (see {@linkcode telemetrySettings}). */
+export function createTelemetry(options: {
+  settings: TelemetrySettings | null;
+  scrub: (text: string) => string;
+  dropped: Counter<readonly ["signal"]>;
+}): Telemetry | null {
+  const settings = options.settings;
+  if (settings === null) return null;
+  const resource = resourceFromAttributes({
+    "service.name": settings.serviceName,
+    "telemetry.sdk.language": "webjs",
+    "gateway.semconv.gen_ai": GENAI_SEMCONV_VERSION,
+  });
+  const exporterOptions = {
+    url: settings.tracesUrl,
+    headers: settings.headers,
+    timeoutMillis: settings.timeoutMs,
+  };
+  const traceExporter = settings.protocol === "http/json"
+    ? new JsonTraceExporter(exporterOptions)
+    : new ProtoTraceExporter(exporterOptions);
+  const queue = new BoundedSpanQueue({
+    exporter: traceExporter,
+    maxQueue: settings.maxQueue,
+    maxBatch: 512,
+    intervalMs: settings.intervalMs,
+    timeoutMs: settings.timeoutMs,
+    dropped: (n) => options.dropped.inc(["traces"], n),
+  });
+  const provider = new TracerProvider({
+    resource,
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    spanProcessors: [queue],
+  });
+  const metricExporter = counting(
+    new ProtoMetricExporter({
+      url: settings.metricsUrl,
+      headers: settings.headers,
+      timeoutMillis: settings.timeoutMs,
+    }),
+    () => options.dropped.inc(["metrics"]),
+  );
+  const meterProvider = new MeterProvider({
+    resource,
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: metricExporter,
+        exportIntervalMillis: Math.max(settings.intervalMs, 1_000),
+        exportTimeoutMillis: Math.min(settings.timeoutMs, Math.max(settings.intervalMs, 1_000)),
+      }),
+    ],
+  });
+  const names = semconvNames(settings.semconvOptIn);
+  const instruments = genAiInstruments(meterProvider.getMeter("model-gateway"), names);
+  const core: TelemetryCore = {
+    tracer: provider.getTracer("model-gateway"),
+    propagator: new W3CTraceContextPropagator(),
+    names,
+    captureContent: settings.captureContent,
+    scrub: options.scrub,
+    content(text) {
+      const scrubbed = options.scrub(text);
+      return scrubbed.length > settings.maxContentSize
+        ? scrubbed.slice(0, settings.maxContentSize)
+        : scrubbed;
+    },
+    recordMetrics: (record, model) => instruments.record(record, model),
+  };
+  return {
+    settings,
+    startRequest: (request, requestId) => new RequestTrace(core, request, requestId),
+    async shutdown(graceMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => timer = setTimeout(resolve, graceMs));
+      await Promise.race([
+        Promise.allSettled([provider.shutdown(), meterProvider.shutdown()]),
+        late,
+      ]);
+      clearTimeout(timer);
+      queue.abandon();
+    },
+  };
+}
+
+/** The GenAI client metrics (OTel conventions), recorded from each finished API request. */
+function genAiInstruments(meter: Meter, names: ReturnType<typeof semconvNames>) {
+  const duration: Histogram = meter.createHistogram(names.metricDuration, {
+    unit: "s",
+    description: "Duration of GenAI operations through the gateway.",
+  });
+  const tokens: Histogram = meter.createHistogram(names.metricTokens, {
+    unit: "{token}",
+    description: "Tokens per GenAI operation, by type.",
+  });
+  const firstChunk: Histogram = meter.createHistogram(names.metricFirstChunk, {
+    unit: "s",
+    description: "Time to the first chunk of a streamed GenAI answer.",
+  });
+  const perChunk: Histogram = meter.createHistogram(names.metricPerChunk, {
+    unit: "s",
+    description:
+      "Time per output token after the first chunk of a streamed answer (tokens stand in for chunks).",
+  });
+  return {
+    record(record: TracedRecord, model: string | undefined) {
+      if (record.alias === undefined || record.endpoint === undefined) return;
+      const attributes: Record<string, string> = {
+        [names.operation]: record.endpoint === "embeddings" ? "embeddings" : "chat",
+        [names.requestModel]: record.alias,
+      };
+      if (record.provider !== undefined) attributes[names.provider] = record.provider;
+      const responseModel = model ?? record.upstream_model;
+      if (responseModel !== undefined) attributes[names.responseModel] = responseModel;
+      const withError = record.error_code
+        ? { ...attributes, [names.errorType]: String(record.error_code) }
+        : attributes;
+      if (record.latency_ms !== undefined) duration.record(record.latency_ms / 1000, withError);
+      if ((record.prompt_tokens ?? 0) > 0) {
+        tokens.record(record.prompt_tokens!, { ...attributes, "gen_ai.token.type": "input" });
+      }
+      if ((record.completion_tokens ?? 0) > 0) {
+        tokens.record(record.completion_tokens!, { ...attributes, "gen_ai.token.type": "output" });
+      }
+      if (record.stream && record.ttft_ms !== undefined) {
+        firstChunk.record(record.ttft_ms / 1000, attributes);
+        const output = record.completion_tokens ?? 0;
+        if (output > 1 && record.latency_ms !== undefined) {
+          perChunk.record(Math.max(0, record.latency_ms - record.ttft_ms) / 1000 / (output - 1), attributes);
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * OpenTelemetry traces (issue 25, acceptances 1 and 2), over real sockets: the gateway exports to an OTLP/HTTP
+ * receiver that decodes protobuf with the official proto definitions (and JSON), and the span tree is what
+ * docs/observability.md promises:
+ *
+ * - non-streamed chat: server span `POST /v1/chat/completions` (SERVER) → `gateway` (INTERNAL) → `chat <alias>`
+ *   (CLIENT, GenAI attributes) → one `POST` client span per upstream attempt;
+ * - a streamed Responses call: the GenAI span ends after the last chunk was forwarded, and carries the
+ *   time to the first chunk;
+ * - a Messages call with a fallback: two attempt spans, the first with its error;
+ * - an incoming `traceparent` is continued: the same trace id in the spans, in the `traceparent` the upstream
+ *   received, in the access-log line and in the usage record.
+ */
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { type DecodedSpan, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
+
+const ADMIN = "gw-telemetry-admin-token-012345";
+
+async function withTraces(
+  protocol: "http/protobuf" | "http/json",
+  fn: (gw: TestGateway, otlp: OtlpReceiver, upstream: ReturnType<typeof startFakeOpenAI>) => Promise<void>,
+): Promise<void> {
+  const otlp = startOtlpReceiver();
+  const upstream = startFakeOpenAI();
+  const gw = await startGateway(`
+telemetry:
+  otlp: { endpoint: "${otlp.url}", protocol: ${protocol}, interval: 50ms }
+providers:
+  up: { type: openai, base_url: "${upstream.baseURL}", api_key: "${FAKE_KEY}" }
+  down: { type: openai, base_url: "http://127.0.0.1:1/v1", api_key: sk-telemetry-down-key-0002 }
+models:
+  gpt: { type: chat, targets: [{ provider: up, model: gpt-4o-mini }] }
+  fallback: { type: chat, targets: [{ provider: down, model: gone, retries: 0 }, { provider: up, model: gpt-4o-mini }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+admin_tokens:
+  - { name: admin, sha256: ${hashToken(ADMIN)} }
+`);
+  try {
+    await fn(gw, otlp, upstream);
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+    await otlp.stop();
+  }
+}
+
+/** The spans of one trace, with a lookup by name. */
+function treeOf(spans: DecodedSpan[], traceId: string) {
+  const mine = spans.filter((s) => s.traceId === traceId);
+  const byName = (name: string) => mine.filter((s) => s.name === name);
+  const one = (name: string) => {
+    const found = byName(name);
+    assert.equal(found.length, 1, `one span named ${name} in ${mine.map((s) => s.name)}`);
+    return found[0];
+  };
+  return { mine, byName, one };
+}
+
+for (const protocol of ["http/protobuf", "http/json"] as const) {
+  Deno.test(`telemetry (${protocol}): a non-streamed chat call is server → gateway → chat → attempt`, async () => {
+    await withTraces(protocol, async (gw, otlp) => {
+      const client = new OpenAI({ baseURL: gw.baseURL, apiKey: TEST_TOKEN, maxRetries: 0 });
+      await client.chat.completions.create({
+        model: "gpt",
+        messages: [{ role: "user", content: "Hi" }],
+        max_tokens: 50,
+        temperature: 0.2,
+      });
+      const spans = await otlp.waitForSpans((s) => s.some((x) => x.kind === "SERVER"), 10_000);
+      const server = spans.find((s) => s.kind === "SERVER")!;
+      const tree = treeOf(
+        await otlp.waitForSpans((s) => s.filter((x) => x.traceId === server.traceId).length >= 4),
+        server.traceId,
+      );
+      assert.equal(server.name, "POST /v1/chat/completions");
+      assert.equal(server.parentSpanId, "");
+      assert.equal(server.attributes["http.response.status_code"], 200);
+      assert.equal(server.attributes["http.route"], "/v1/chat/completions");
+      const gateway = tree.one("gateway");
+      assert.equal(gateway.parentSpanId, server.spanId);
+      assert.equal(gateway.kind, "INTERNAL");
+      assert.equal(gateway.attributes["gateway.alias"], "gpt");
+      assert.equal(gateway.attributes["gateway.token.name"], "one");
+      assert.equal(gateway.attributes["gateway.client_api"], "chat");
+      assert.equal(gateway.attributes["gateway.policy.outcome"], "allow");
+      const call = tree.one("chat gpt");
+      assert.equal(call.kind, "CLIENT");
+      assert.equal(call.parentSpanId, gateway.spanId);
+      assert.equal(call.attributes["gen_ai.operation.name"], "chat");
+      assert.equal(call.attributes["gen_ai.provider.name"], "up");
+      assert.equal(call.attributes["gen_ai.request.model"], "gpt");
+      assert.equal(call.attributes["gen_ai.response.model"], "gpt-4o-mini");
+      assert.equal(call.attributes["gen_ai.request.max_tokens"], 50);
+      assert.equal(call.attributes["gen_ai.request.temperature"], 0.2);
+      assert.deepEqual(call.attributes["gen_ai.response.finish_reasons"], ["stop"]);
+      assert.equal(typeof call.attributes["gen_ai.response.id"], "string");
+      assert.ok(Number(call.attributes["gen_ai.usage.input_tokens"]) > 0);
+      assert.ok(Number(call.attributes["gen_ai.usage.output_tokens"]) > 0);
+      assert.equal(call.attributes["gen_ai.input.messages"], undefined, "no content unless captured");
+      const attempt = tree.one("POST");
+      assert.equal(attempt.kind, "CLIENT");
+      assert.equal(attempt.parentSpanId, call.spanId);
+      assert.equal(attempt.attributes["server.address"], "127.0.0.1");
+      for (const span of tree.mine) assert.equal(span.resource["service.name"], "model-gateway");
+    });
+  });
+}
+
+Deno.test("telemetry: a streamed Responses call's spans end after the last chunk; the first chunk is an event", async () => {
+  await withTraces("http/protobuf", async (gw, otlp) => {
+    const res = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt", input: "Hi", stream: true }),
+    });
+    const reader = res.body!.getReader();
+    let lastChunkAt = 0;
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) break;
+      lastChunkAt = Date.now();
+    }
+    const spans = await otlp.waitForSpans((s) => s.some((x) => x.name === "POST /v1/responses"), 10_000);
+    const server = spans.find((s) => s.name === "POST /v1/responses")!;
+    const tree = treeOf(
+      await otlp.waitForSpans((s) => s.filter((x) => x.traceId === server.traceId).length >= 4),
+      server.traceId,
+    );
+    const call = tree.one("chat gpt");
+    // Span times are the gateway's clock, the last chunk's arrival the test's: the same machine's clock.
+    const endMs = Number(call.endTimeUnixNano / 1_000_000n);
+    assert.ok(
+      endMs >= lastChunkAt - 5,
+      `the call span ends after the last chunk (${endMs} vs ${lastChunkAt})`,
+    );
+    const first = call.events.find((e) => e.name.includes("first_chunk"));
+    assert.ok(first, "a first_chunk event");
+    assert.ok(first.timeUnixNano <= call.endTimeUnixNano && first.timeUnixNano >= call.startTimeUnixNano);
+    assert.equal(tree.one("gateway").attributes["gateway.stream"], true);
+  });
+});
+
+Deno.test("telemetry: a Messages call with a fallback shows both attempts, the failed one with its error", async () => {
+  await withTraces("http/protobuf", async (gw, otlp) => {
+    const client = new Anthropic({ baseURL: gw.url, apiKey: TEST_TOKEN, maxRetries: 0 });
+    await client.messages.create({
+      model: "fallback",
+      max_tokens: 20,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    const spans = await otlp.waitForSpans((s) => s.some((x) => x.name === "POST /v1/messages"), 10_000);
+    const server = spans.find((s) => s.name === "POST /v1/messages")!;
+    const tree = treeOf(
+      await otlp.waitForSpans((s) => s.filter((x) => x.traceId === server.traceId).length >= 5),
+      server.traceId,
+    );
+    const call = tree.one("chat fallback");
+    const attempts = tree.byName("POST").sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano));
+    assert.equal(attempts.length, 2);
+    assert.ok(attempts.every((a) => a.parentSpanId === call.spanId));
+    assert.equal(attempts[0].status.code, "ERROR");
+    assert.equal(attempts[0].attributes["gen_ai.provider.name"], "down");
+    assert.equal(typeof attempts[0].attributes["error.type"], "string");
+    assert.notEqual(attempts[1].status.code, "ERROR");
+    assert.equal(tree.one("gateway").attributes["gateway.attempts"], 2);
+  });
+});
+
+Deno.test("telemetry: an incoming traceparent is continued to the spans, the upstream, the log and the usage record", async () => {
+  await withTraces("http/protobuf", async (gw, otlp, upstream) => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const parent = "00f067aa0ba902b7";
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        "content-type": "application/json",
+        traceparent: `00-${traceId}-${parent}-01`,
+      },
+      body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "Hi" }] }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const spans = await otlp.waitForSpans(
+      (s) => s.some((x) => x.traceId === traceId && x.kind === "SERVER"),
+      10_000,
+    );
+    const server = spans.find((s) => s.traceId === traceId && s.kind === "SERVER")!;
+    assert.equal(server.parentSpanId, parent, "the server span's parent is the caller's span");
+    const sent = upstream.requests.at(-1)!.headers.get("traceparent");
+    assert.match(sent ?? "", new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), "the upstream joins the trace");
+    const attempt = (await otlp.waitForSpans((s) =>
+      s.some((x) => x.traceId === traceId && x.name === "POST")
+    ))
+      .find((s) => s.traceId === traceId && s.name === "POST")!;
+    assert.equal(sent!.split("-")[2], attempt.spanId, "the upstream's parent is the attempt's span");
+    const line = gw.logs.find((l) => l.msg === "request" && l.trace_id === traceId);
+    assert.ok(line, "the access-log line carries the trace id");
+    const deadline = Date.now() + 10_000;
+    let found: Record<string, unknown> | undefined;
+    while (found === undefined && Date.now() < deadline) {
+      const page = await (await fetch(`${gw.url}/admin/requests?limit=50`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      }))
+        .json();
+      found = (page.data as Record<string, unknown>[]).find((r) => r.trace_id === traceId);
+      if (found === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(found, "the usage record carries the trace id");
+  });
+});
