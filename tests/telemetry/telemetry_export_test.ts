@@ -1,0 +1,198 @@
+/**
+ * What OpenTelemetry export may and may not carry, and what it may never cost (issue 25, acceptances 3–5):
+ *
+ * - content capture on: prompts and answers are in the GenAI span as parts, after the alias's content rules
+ *   redacted them, and no configured secret appears in any exported byte (the scrubber runs on span
+ *   attributes); capture off: no message text is exported at all;
+ * - a collector that refuses or hangs: every request is answered while an export is stuck, the spans are
+ *   dropped and counted (`gateway_telemetry_dropped_total`), and shutdown returns within its grace;
+ * - sampling: a ratio keeps about that share of new traces (bounds at five standard deviations), and an
+ *   incoming `traceparent`'s sampled flag decides for its own trace either way;
+ * - the GenAI metrics reach the collector over OTLP.
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
+
+const UPSTREAM_SECRET = "sk-telemetry-upstream-secret-9f8e7d6c";
+const OTLP_SECRET = "otlp-backend-secret-5a4b3c2d1e";
+
+/** A gateway config exporting to `otlpUrl`; `otlp` and `telemetry` add keys to those blocks. */
+function config(otlpUrl: string, options: { otlp?: string; telemetry?: string } = {}): string {
+  return `
+telemetry:
+  otlp:
+    endpoint: "${otlpUrl}"
+    interval: 50ms
+    headers: { authorization: "Bearer ${OTLP_SECRET}" }
+${options.otlp ?? ""}
+${options.telemetry ?? ""}
+providers:
+  local: { type: builtin }
+  keyed: { type: openai, base_url: "http://127.0.0.1:1/v1", api_key: "${UPSTREAM_SECRET}" }
+models:
+  echo:
+    type: chat
+    targets: [{ provider: local, model: echo }]
+    content_rules: [{ name: ssn, pattern: "SSN-\\\\d{4}", action: redact }]
+  unused: { type: chat, targets: [{ provider: keyed, model: gpt }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+server: { public_metrics: true }
+`;
+}
+
+async function ask(gw: TestGateway, content: string, headers: Record<string, string> = {}, stream = false) {
+  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model: "echo", messages: [{ role: "user", content }], stream }),
+  });
+  assert.equal(res.status, 200);
+  return await res.text();
+}
+
+const decoder = new TextDecoder();
+const exported = (requests: { bytes: Uint8Array }[]) =>
+  requests.map((r) => decoder.decode(r.bytes)).join("\n");
+
+Deno.test("telemetry content: captured after redaction, secrets never exported; off: no message text", async () => {
+  for (const capture of [true, false]) {
+    const otlp = startOtlpReceiver();
+    const gw = await startGateway(config(otlp.url, { telemetry: capture ? "  capture_content: true" : "" }));
+    try {
+      const text = `marker-hello SSN-1234 ${UPSTREAM_SECRET} ${OTLP_SECRET}`;
+      await ask(gw, text);
+      await ask(gw, text, {}, true);
+      const spans = await otlp.waitForSpans(
+        (s) => s.filter((x) => x.name === "chat echo").length >= 2,
+        10_000,
+      );
+      const bytes = exported(otlp.requests);
+      for (const secret of ["SSN-1234", UPSTREAM_SECRET, OTLP_SECRET]) {
+        assert.ok(!bytes.includes(secret), `${secret} exported (capture ${capture})`);
+      }
+      for (const call of spans.filter((s) => s.name === "chat echo")) {
+        if (capture) {
+          const input = JSON.parse(String(call.attributes["gen_ai.input.messages"]));
+          assert.equal(input[0].role, "user");
+          assert.match(input[0].parts[0].content, /^marker-hello \[REDACTED\]/);
+          const output = JSON.parse(String(call.attributes["gen_ai.output.messages"]));
+          assert.match(output[0].parts[0].content, /marker-hello/);
+        } else {
+          assert.equal(call.attributes["gen_ai.input.messages"], undefined);
+          assert.equal(call.attributes["gen_ai.output.messages"], undefined);
+        }
+      }
+      if (!capture) assert.ok(!bytes.includes("marker-hello"), "no message text without capture");
+    } finally {
+      await gw.stop();
+      await otlp.stop();
+    }
+  }
+});
+
+async function droppedSpans(gw: TestGateway): Promise<number> {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  return Number(/^gateway_telemetry_dropped_total\{signal="traces"\} (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+Deno.test("telemetry faults: a hanging collector holds no request; spans are dropped and counted; shutdown keeps its grace", async () => {
+  const otlp = startOtlpReceiver({ hang: true });
+  const gw = await startGateway(config(otlp.url, { otlp: "    timeout: 200ms" }));
+  let stopped = false;
+  try {
+    await ask(gw, "first");
+    // An export is now stuck at the collector; requests go on being answered meanwhile.
+    const deadline = Date.now() + 10_000;
+    while (otlp.requests.length === 0 && Date.now() < deadline) await ask(gw, "waiting for an export");
+    assert.ok(otlp.requests.length > 0, "an export reached the hanging collector");
+    for (let i = 0; i < 20; i++) assert.match(await ask(gw, `while stuck ${i}`), /while stuck/);
+    let dropped = 0;
+    while (dropped === 0 && Date.now() < deadline) {
+      dropped = await droppedSpans(gw);
+      if (dropped === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(dropped > 0, "timed-out exports are counted as dropped spans");
+    await ask(gw, "one more, queued at shutdown");
+    const started = performance.now();
+    await gw.stop(500);
+    stopped = true;
+    const took = performance.now() - started;
+    assert.ok(took < 5_000, `shutdown kept its grace with a hanging collector (${Math.round(took)} ms)`);
+  } finally {
+    if (!stopped) await gw.stop();
+    await otlp.stop();
+  }
+});
+
+Deno.test("telemetry faults: a collector that refuses connections costs requests nothing and is counted", async () => {
+  const gw = await startGateway(config("http://127.0.0.1:1", { otlp: "    timeout: 200ms" }));
+  try {
+    for (let i = 0; i < 10; i++) assert.match(await ask(gw, `refused ${i}`), /refused/);
+    const deadline = Date.now() + 10_000;
+    let dropped = 0;
+    while (dropped === 0 && Date.now() < deadline) {
+      dropped = await droppedSpans(gw);
+      if (dropped === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(dropped > 0);
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("telemetry sampling: a ratio keeps its share of new traces; an incoming traceparent decides for its own", async () => {
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(config(otlp.url, { otlp: "    sample_ratio: 0.5" }));
+  try {
+    const total = 200;
+    for (let i = 0; i < total; i++) await ask(gw, `sampled? ${i}`);
+    // Parent-based: a sampled parent is kept and an unsampled one is not, whatever the ratio.
+    const kept = "0af7651916cd43dd8448eb211c80319c";
+    const dropped = "1bf7651916cd43dd8448eb211c80319d";
+    for (let i = 0; i < 5; i++) {
+      await ask(gw, "parent sampled", { traceparent: `00-${kept}-b7ad6b716920333${i}-01` });
+      await ask(gw, "parent not sampled", { traceparent: `00-${dropped}-b7ad6b716920333${i}-00` });
+    }
+    await otlp.waitForSpans(
+      (s) => s.filter((x) => x.traceId === kept && x.kind === "SERVER").length === 5,
+      10_000,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const servers = otlp.spans().filter((s) => s.kind === "SERVER");
+    const fresh = servers.filter((s) => s.traceId !== kept && s.traceId !== dropped).length;
+    // Binomial(200, 0.5): mean 100, standard deviation √50 ≈ 7.1; five of them either way.
+    assert.ok(fresh >= 65 && fresh <= 135, `about half of ${total} new traces kept: ${fresh}`);
+    assert.equal(servers.filter((s) => s.traceId === dropped).length, 0, "an unsampled parent is honoured");
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+  }
+});
+
+Deno.test("telemetry metrics: the GenAI client metrics reach the collector over OTLP", async () => {
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(config(otlp.url));
+  try {
+    await ask(gw, "one");
+    await ask(gw, "a streamed answer of several words", {}, true);
+    const want = [
+      "gen_ai.client.operation.duration",
+      "gen_ai.client.token.usage",
+      "gen_ai.client.operation.time_to_first_chunk",
+    ];
+    const metrics = await otlp.waitForMetrics(
+      (m) => want.every((name) => m.some((x) => x.name === name)),
+      15_000,
+    );
+    const duration = metrics.find((m) => m.name === "gen_ai.client.operation.duration")!;
+    assert.equal(duration.kind, "histogram");
+    assert.equal(duration.unit, "s");
+    assert.ok(duration.points.some((p) => p.attributes["gen_ai.request.model"] === "echo"));
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+  }
+});
