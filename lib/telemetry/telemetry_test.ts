@@ -1,0 +1,88 @@
+/**
+ * How the file's `telemetry:` block and the standard `OTEL_*` variables decide export (off unless one asks for
+ * it; the variables fill in what the block leaves out), and which semantic-convention names are emitted.
+ */
+import assert from "node:assert/strict";
+import { telemetrySchema } from "../config/telemetry_schema.ts";
+import { semconvNames } from "./semconv.ts";
+import { telemetrySettings } from "./telemetry.ts";
+
+const block = (input: unknown) => telemetrySchema.parse(input);
+
+Deno.test("telemetry settings: off without a block and without an OTLP endpoint variable", () => {
+  assert.equal(telemetrySettings(null, {}), null);
+  assert.equal(
+    telemetrySettings(null, { OTEL_SERVICE_NAME: "x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }),
+    null,
+  );
+});
+
+Deno.test("telemetry settings: OTEL_EXPORTER_OTLP_ENDPOINT alone turns export on, with the variables' settings", () => {
+  const settings = telemetrySettings(null, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=abc%20def,broken,other=1",
+    OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+    OTEL_TRACES_SAMPLER_ARG: "0.25",
+    OTEL_SERVICE_NAME: "edge-gateway",
+  })!;
+  assert.equal(settings.tracesUrl, "http://collector:4318/v1/traces");
+  assert.equal(settings.metricsUrl, "http://collector:4318/v1/metrics");
+  assert.equal(settings.protocol, "http/json");
+  assert.deepEqual(settings.headers, { "x-api-key": "abc def", other: "1" });
+  assert.equal(settings.sampleRatio, 0.25);
+  assert.equal(settings.serviceName, "edge-gateway");
+  assert.equal(settings.captureContent, false);
+});
+
+Deno.test("telemetry settings: a per-signal endpoint variable is used as given", () => {
+  const settings = telemetrySettings(null, {
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/otlp",
+  })!;
+  assert.equal(settings.tracesUrl, "https://traces.example/otlp");
+  assert.equal(settings.metricsUrl, "http://localhost:4318/v1/metrics");
+});
+
+Deno.test("telemetry settings: the block wins over the variables, which fill in what it leaves out", () => {
+  const settings = telemetrySettings(
+    block({ otlp: { endpoint: "http://127.0.0.1:4318", sample_ratio: 0.1 } }),
+    {
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://elsewhere:4318",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20x",
+    },
+  )!;
+  assert.equal(settings.tracesUrl, "http://127.0.0.1:4318/v1/traces");
+  assert.equal(settings.sampleRatio, 0.1);
+  assert.equal(settings.protocol, "http/json", "the protocol from the variables");
+  assert.deepEqual(settings.headers, { authorization: "Bearer x" }, "the headers from the variables");
+  const own = telemetrySettings(
+    block({ otlp: { headers: { authorization: "mine" } }, capture_content: true }),
+    {},
+  )!;
+  assert.equal(
+    own.tracesUrl,
+    "http://localhost:4318/v1/traces",
+    "a block without endpoint: the OTLP default",
+  );
+  assert.deepEqual(own.headers, { authorization: "mine" });
+  assert.equal(own.captureContent, true);
+});
+
+Deno.test("telemetry schema: a collector URL with credentials or a query is refused", () => {
+  for (const endpoint of ["http://user:pw@collector:4318", "http://collector:4318?x=1", "ftp://collector"]) {
+    assert.throws(() => block({ otlp: { endpoint } }), endpoint);
+  }
+  assert.throws(() => block({ otlp: { sample_ratio: 2 } }));
+  assert.throws(() => block({ otlp: { protocol: "grpc" } }));
+});
+
+Deno.test("semconv: the pinned names by default; the latest under OTEL_SEMCONV_STABILITY_OPT_IN", () => {
+  const pinned = semconvNames(undefined);
+  assert.equal(pinned.provider, "gen_ai.provider.name");
+  assert.equal(pinned.reasoningOutputTokens, "gen_ai.usage.output_tokens.reasoning");
+  const latest = semconvNames("http, gen_ai_latest_experimental");
+  assert.equal(latest.reasoningOutputTokens, "gen_ai.usage.reasoning.output_tokens");
+  assert.equal(latest.operation, "gen_ai.operation.name");
+  assert.deepEqual(semconvNames("http"), pinned, "another category's opt-in changes nothing here");
+});
