@@ -68,6 +68,15 @@ export function formatTime(iso: string | null | undefined): string {
   return `${new Date(time).toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
+/**
+ * A trace id as the request log's table shows it: its first 8 hex digits and "…" (enough to tell the rows of
+ * a page apart, and to match by eye against a tracing UI, which shortens them alike); the whole id is in the
+ * cell's tooltip and copy button. Shorter text is shown whole.
+ */
+export function shortTraceId(traceId: string): string {
+  return traceId.length > 8 ? `${traceId.slice(0, 8)}…` : traceId;
+}
+
 /** A token's limits: `{rpm: 60, concurrent: 4}` → "60 rpm · 4 concurrent"; none → "—". */
 export function formatLimits(limits: { rpm?: number; tpm?: number; concurrent?: number } | null): string {
   if (limits === null) return NONE;

@@ -13,6 +13,7 @@ import {
   formatTokenCache,
   formatValue,
   NONE,
+  shortTraceId,
 } from "./format.ts";
 
 Deno.test("formatCount groups thousands and shows missing values as a dash", () => {
@@ -85,4 +86,10 @@ Deno.test("formatHitRate is hits over lookups, and a dash when nothing looked th
   assert.equal(formatHitRate({ cache_hits: 0, cache_lookups: 3 }), "0%");
   assert.equal(formatHitRate({ cache_hits: 2, cache_lookups: 3 }), "66.67%");
   assert.equal(formatHitRate({ cache_hits: 0, cache_lookups: 0 }), NONE);
+});
+
+Deno.test("shortTraceId keeps the first 8 hex digits of a trace id, and short text whole", () => {
+  assert.equal(shortTraceId("4bf92f3577b34da6a3ce929d0e0e4736"), "4bf92f35…");
+  assert.equal(shortTraceId("4bf92f35"), "4bf92f35");
+  assert.equal(shortTraceId(""), "");
 });

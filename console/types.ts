@@ -96,6 +96,8 @@ export interface UsageRecord {
   readonly error_code: string | null;
   /** The response cache's outcome (`hit`, `hit_semantic`, `miss`, `bypass`); null without a cache. */
   readonly cache?: string | null;
+  /** The request's OpenTelemetry trace id (32 hex digits); null when telemetry was off. */
+  readonly trace_id?: string | null;
 }
 
 export interface TargetState {

@@ -1,13 +1,15 @@
 /// <reference lib="dom" />
 /**
- * The request log: usage records, newest first, filtered by token, alias, outcome and status, a page at a
- * time. Usage records never hold prompt text, so neither does this page.
+ * The request log: usage records, newest first, filtered by token, alias, outcome, status and trace, a page
+ * at a time. Usage records never hold prompt text, so neither does this page. Each record's trace id (when
+ * telemetry was on) is shown short, whole in its tooltip, with a button that copies it for a tracing UI;
+ * the trace filter goes the other way, from a trace to its request.
  *
  * @module
  */
 import { get } from "../api.ts";
-import { field, h, replace, select, table, timeCell } from "../dom.ts";
-import { formatCost, formatCount, formatMs, formatTime } from "../format.ts";
+import { type Child, field, h, replace, select, table, timeCell } from "../dom.ts";
+import { formatCost, formatCount, formatMs, formatTime, shortTraceId } from "../format.ts";
 import { routeHash } from "../query.ts";
 import type { ApiList, UsageRecord } from "../types.ts";
 import { heading, loading, showError, type View } from "./common.ts";
@@ -15,6 +17,31 @@ import { heading, loading, showError, type View } from "./common.ts";
 const PAGE = 50;
 /** Filters that come from the address only (a drill-down from another view), kept across "Apply". */
 const PASSED_ON = ["environment", "provider", "upstream_model", "rule", "from", "to"] as const;
+
+/**
+ * A trace id's cell: the short id (whole in its tooltip) and a "Copy" button for the whole id. Without
+ * clipboard access (plain http on another host) the cell shows the whole id, selected, for Ctrl+C.
+ */
+function traceCell(traceId: string | null | undefined): Child {
+  if (traceId === null || traceId === undefined || traceId === "") return "";
+  const code = h("code", { title: traceId }, shortTraceId(traceId));
+  const copy = h("button", {
+    type: "button",
+    class: "secondary copy",
+    title: "Copy the whole trace ID",
+    "aria-label": `Copy trace ID ${traceId}`,
+  }, "Copy");
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(traceId);
+      copy.textContent = "Copied";
+    } catch {
+      code.textContent = traceId;
+      getSelection()?.selectAllChildren(code);
+    }
+  });
+  return h("span", { class: "nowrap" }, code, " ", copy);
+}
 
 export const requestsView: View = async (root, _rest, params) => {
   const token = h("input", { type: "text", name: "token", value: params.token ?? "", autocomplete: "off" });
@@ -32,6 +59,15 @@ export const requestsView: View = async (root, _rest, params) => {
     size: 8,
     autocomplete: "off",
   });
+  const trace = h("input", {
+    type: "text",
+    name: "trace_id",
+    value: params.trace_id ?? "",
+    placeholder: "32 hex digits",
+    size: 34,
+    autocomplete: "off",
+    spellcheck: "false",
+  });
   const kept: Record<string, string> = {};
   for (const name of PASSED_ON) if (params[name]) kept[name] = params[name];
   const form = h(
@@ -41,6 +77,7 @@ export const requestsView: View = async (root, _rest, params) => {
     field("Alias", alias),
     field("Outcome", outcome),
     field("Status", status),
+    field("Trace ID", trace),
     h("button", { type: "submit" }, "Apply"),
     Object.keys(kept).length === 0 ? null : h(
       "p",
@@ -54,6 +91,8 @@ export const requestsView: View = async (root, _rest, params) => {
     alias: alias.value.trim(),
     outcome: outcome.value,
     status: status.value.trim(),
+    // Tracing UIs may show ids in upper case; the gateway stores them as OpenTelemetry writes them.
+    trace_id: trace.value.trim().toLowerCase(),
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -73,6 +112,7 @@ export const requestsView: View = async (root, _rest, params) => {
       alias: params.alias,
       outcome: params.outcome,
       status: params.status,
+      trace_id: params.trace_id,
       before: params.before,
       limit: PAGE,
     });
@@ -96,6 +136,7 @@ export const requestsView: View = async (root, _rest, params) => {
     formatCost(r.cost),
     r.cache ?? "",
     formatMs(r.latency_ms),
+    traceCell(r.trace_id),
   ]);
   const columns = [
     "Time",
@@ -112,6 +153,7 @@ export const requestsView: View = async (root, _rest, params) => {
     "Cost",
     "Cache",
     "Latency",
+    "Trace",
   ];
   const pager = h("div", { class: "pager" });
   if (params.before) {

@@ -147,5 +147,6 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     cache: r.cache ?? null,
     saved_tokens: r.saved_tokens ?? 0,
     saved_cost: r.saved_cost ?? 0,
+    trace_id: r.trace_id ?? null,
   };
 }

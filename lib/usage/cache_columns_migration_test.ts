@@ -1,7 +1,9 @@
 /**
  * The cache columns' migration (SQLite schema 6 → 7, PostgreSQL 5 → 6) on databases as the earlier gateway
  * left them: their records gain `cache` (null: no cache then), `saved_tokens` and `saved_cost` (0: nothing
- * saved) and keep everything else, and the new records' cache outcomes are summed by `/admin/usage`. The old
+ * saved) and keep everything else, and the new records' cache outcomes are summed by `/admin/usage`. Then the
+ * trace column's (SQLite 8 → 9, PostgreSQL 7 → 8): older records read back with `trace_id: null` (no trace
+ * then), and a new record's trace finds it in the request log. The old
  * databases are the frozen schemas (tests/helpers/frozen_schemas.ts) brought forward by the migrations that
  * followed them. The PostgreSQL case runs in CI always; off CI it skips only when the database is unreachable.
  *
@@ -16,8 +18,8 @@ import { openPostgresStore } from "./postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
 import type { UsageDatabase } from "./store.ts";
-import { SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
-import { POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
+import { SQLITE_TOKENS_CACHE_SQL, SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
+import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
 import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
 import {
@@ -44,8 +46,8 @@ function droppedRow(bool: (b: boolean) => string): string {
 async function assertMigrated(db: UsageDatabase): Promise<void> {
   const old = (await db.listRecords({})).data;
   assert.deepEqual(
-    old.map((r) => [r.request_id, r.dropped, r.cache, r.saved_tokens, r.saved_cost]),
-    [["req_dropped", "tools.0", null, 0, 0], ["req_old", null, null, 0, 0]],
+    old.map((r) => [r.request_id, r.dropped, r.cache, r.saved_tokens, r.saved_cost, r.trace_id]),
+    [["req_dropped", "tools.0", null, 0, 0, null], ["req_old", null, null, 0, 0, null]],
   );
   const before = (await db.query({})).totals;
   assert.deepEqual(
@@ -85,8 +87,8 @@ Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with default
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 8);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 8);
+    assert.equal(USAGE_SCHEMA_VERSION, 9);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 9);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
@@ -126,8 +128,8 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 7);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 8);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage'
@@ -140,6 +142,107 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       ["saved_tokens", "bigint", "NO", "0"],
       ["saved_cost", "double precision", "NO", "0"],
     ]);
+  } finally {
+    await dropSchema(schema);
+  }
+});
+
+/** A record the schema-8 (SQLite) / schema-7 (PostgreSQL) gateway wrote: a cache hit, and no trace column. */
+function cachedRow(bool: (b: boolean) => string): string {
+  return `INSERT INTO usage (uid, time, request_id, token, token_id, environment, alias, provider,
+       upstream_model, endpoint, stream, status, outcome, rule, prompt_tokens, completion_tokens,
+       tokens_estimated, cost, latency_ms, ttft_ms, attempts, error_code, dropped, cache, saved_tokens,
+       saved_cost)
+     VALUES ('u_cached', '2025-01-02T00:00:00.000Z', 'req_cached', 'alice', 'cfg_alice', 'prod',
+       'chat-default', 'openai', 'gpt-4o-mini', 'chat', ${bool(false)}, 200, 'allow', NULL, 0, 0, ${
+    bool(false)
+  }, 0, 5, NULL, 0, NULL, NULL, 'hit', 30, 0.002)`;
+}
+
+const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+/** The old records read back untraced and otherwise as written; a new record's trace is stored and found. */
+async function assertTraceMigrated(db: UsageDatabase): Promise<void> {
+  const old = (await db.listRecords({})).data;
+  assert.deepEqual(
+    old.map((r) => [r.request_id, r.cache, r.saved_tokens, r.saved_cost, r.trace_id]),
+    [["req_cached", "hit", 30, 0.002, null], ["req_old", null, 0, 0, null]],
+  );
+  await db.insert([makeRecord(1, { time: "2025-01-03T00:00:00.000Z", trace_id: TRACE })]);
+  const found = (await db.listRecords({ trace_id: TRACE })).data;
+  assert.deepEqual(found, [makeRecord(1, { time: "2025-01-03T00:00:00.000Z", trace_id: TRACE })]);
+  assert.equal((await db.query({})).totals.requests, 3);
+}
+
+Deno.test("trace column migration: SQLite schema 8 → 9 adds trace_id, keeping the records", async () => {
+  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
+    const dir = await Deno.makeTempDir({ prefix: "trace-migrate-" });
+    const path = `${dir}/usage.sqlite`;
+    const old = new DatabaseSync(path);
+    old.exec(SQLITE_SCHEMA_3);
+    old.exec(SQLITE_TOKENS_SQL);
+    old.exec(SQLITE_OWNERSHIP_SQL);
+    old.exec(`ALTER TABLE usage ADD COLUMN dropped TEXT;
+      ALTER TABLE usage ADD COLUMN cache TEXT;
+      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`);
+    old.exec(SQLITE_TOKENS_CACHE_SQL);
+    old.exec("UPDATE usage_schema SET version = 8");
+    old.exec(cachedRow((b) => (b ? "1" : "0")));
+    old.close();
+
+    const db = await open(path);
+    try {
+      await assertTraceMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const file = new DatabaseSync(path);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
+    const column = file.prepare("PRAGMA table_info(usage)").all().find((c) => c.name === "trace_id");
+    assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
+    file.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("trace column migration: PostgreSQL schema 7 → 8 adds trace_id, keeping the records", async (t) => {
+  if (!await postgresOrSkip(t)) return;
+  const schema = randomSchema("tracemig");
+  try {
+    for (const statement of postgresSchema2(schema)) await queryOnce(statement);
+    const sql = postgres(TEST_DATABASE_URL, {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: schema },
+    });
+    try {
+      for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
+      for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN cache text");
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0");
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0");
+      for (const statement of POSTGRES_TOKENS_CACHE_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("INSERT INTO schema_versions (version) VALUES (3), (4), (5), (6), (7)");
+      await sql.unsafe(cachedRow((b) => String(b)));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
+    try {
+      await assertTraceMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
+    const columns = await queryOnce(
+      `SELECT data_type, is_nullable FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'trace_id'`,
+      [schema],
+    );
+    assert.deepEqual(columns.map((c) => [c.data_type, c.is_nullable]), [["text", "YES"]]);
   } finally {
     await dropSchema(schema);
   }

@@ -48,6 +48,9 @@ const RULES: Record<PolicyOutcome, (string | null)[]> = {
   ],
 };
 
+/** The `n`th trace id of the data set: 32 lower-case hex digits, as OpenTelemetry writes them. */
+const traceId = (n: number) => n.toString(16).padStart(32, "a");
+
 /** Seeded records over three hours with shared timestamps (ties broken by uid), joined rules and nulls. */
 function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
   let seed = 11;
@@ -80,6 +83,8 @@ function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
       saved_tokens: hit ? next(900) : 0,
       saved_cost: hit ? next(1_000) / 991 : 0,
     });
+    // A few traces of several records each (retried requests), and records without one (telemetry off).
+    record.trace_id = i % 3 === 0 ? null : traceId(i % 7);
     // Mixed case and punctuation: the request log orders uids bytewise in both stores.
     return { ...record, uid: `${prefix}${pick(["", "A", "a", "_", "-"])}:${i.toString(36)}` };
   });
@@ -222,6 +227,9 @@ Deno.test("console queries: the request log lists the same pages on SQLite and P
           r.time >= new Date(T0 + 60 * MINUTE).toISOString() &&
           r.time < new Date(T0 + 90 * MINUTE).toISOString(),
       ],
+      [{ limit: 4, trace_id: traceId(5) }, (r) => r.trace_id === traceId(5)],
+      [{ trace_id: traceId(2), token: "bob" }, (r) => r.trace_id === traceId(2) && r.token === "bob"],
+      [{ trace_id: "f".repeat(32) }, () => false],
       [{ status: { code: 404 } }, () => false],
     ];
     for (const [q, keep] of cases) {
@@ -290,6 +298,8 @@ Deno.test("console queries: bad request log queries are refused naming the param
     [{ before: encodeCursor({ time: "x", uid: "y" }).slice(0, -3) + "***" }, "before"],
     [{ from: "soon" }, "from"],
     [{ rule: "a,b" }, "rule"],
+    [{ trace_id: traceId(1).toUpperCase() }, "trace_id"],
+    [{ trace_id: traceId(1).slice(1) }, "trace_id"],
   ];
   for (const [q, param] of bad) {
     await assert.rejects(

@@ -27,9 +27,9 @@ export type PostgresClient = postgres.Sql;
  * per-token data by the token's identity, not its name (`ownership_migration.ts`); 5: usage records' `dropped`
  * (what a translated target did not get of the request); 6: usage records' `cache`, `saved_tokens` and
  * `saved_cost` (the response cache's outcome and what a hit saved); 7: tokens' `cache` (an issued token's
- * response-cache settings).
+ * response-cache settings); 8: usage records' `trace_id` (the request's OpenTelemetry trace).
  */
-export const POSTGRES_SCHEMA_VERSION = 7;
+export const POSTGRES_SCHEMA_VERSION = 8;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -114,6 +114,7 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
     "ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0",
   ]],
   [7, POSTGRES_TOKENS_CACHE_MIGRATION],
+  [8, ["ALTER TABLE usage ADD COLUMN trace_id text"]],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

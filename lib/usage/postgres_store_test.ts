@@ -64,6 +64,8 @@ function dataset(n: number): StoredUsageRecord[] {
       cache,
       saved_tokens: hit ? next(2_000) : 0,
       saved_cost: hit ? next(1_000) / 991 : 0,
+      // The trace column (migration 8): only the request log reads it, but it must not disturb the sums.
+      trace_id: i % 4 === 0 ? null : (i % 5).toString(16).padStart(32, "0"),
     });
     return { ...record, uid: `u${i}` };
   });
@@ -125,6 +127,32 @@ Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same recor
   await sqlite.close();
 });
 
+Deno.test("postgres usage: trace ids round-trip, and the request log finds a trace's record", async () => {
+  await withStore(async (pg) => {
+    const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const { trace_id: _t, ...untraced } = makeRecord(3);
+    await pg.insert([
+      { ...makeRecord(1, { trace_id: trace }), uid: "t1" },
+      { ...makeRecord(2, { trace_id: "0".repeat(32) }), uid: "t2" },
+      { ...untraced, uid: "t3" },
+    ]);
+    const log = (await pg.listRecords({})).data;
+    assert.deepEqual(log.map((r) => [r.request_id, r.trace_id]), [
+      ["req_3", null],
+      ["req_2", "0".repeat(32)],
+      ["req_1", trace],
+    ]);
+    assert.deepEqual(log[2], makeRecord(1, { trace_id: trace }));
+    const found = await pg.listRecords({ trace_id: trace });
+    assert.deepEqual([found.data.map((r) => r.request_id), found.has_more], [["req_1"], false]);
+    assert.deepEqual((await pg.listRecords({ trace_id: "f".repeat(32) })).data, []);
+    await assert.rejects(
+      pg.listRecords({ trace_id: trace.toUpperCase() }),
+      (e) => e instanceof UsageQueryError && e.param === "trace_id",
+    );
+  });
+});
+
 Deno.test("postgres usage: a replayed or retried batch never stores a record twice", async () => {
   await withStore(async (pg, schema) => {
     const records = dataset(2_500); // more than one INSERT statement's worth
@@ -170,8 +198,8 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
     );
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 7);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 8);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -180,7 +208,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(7\)/,
+      /schema version 99 is newer than this gateway's \(8\)/,
     );
   } finally {
     await dropSchema(schema);

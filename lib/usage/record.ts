@@ -64,6 +64,11 @@ export interface UsageRecord {
   saved_tokens?: number;
   /** The money a cache hit did not spend, at the answering target's price (0 otherwise). */
   saved_cost?: number;
+  /**
+   * The request's OpenTelemetry trace id (32 lower-case hex), so an operator can go from a trace to its
+   * record and back; null when telemetry is off. Optional: records written before tracing have none.
+   */
+  trace_id?: string | null;
 }
 
 /** The `cache` values that answered from the cache (what `/admin/usage` counts as `cache_hits`). */
@@ -105,6 +110,8 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   ["cache", "text?"],
   ["saved_tokens", "int"],
   ["saved_cost", "real"],
+  // Added by SQLite migration 9 / PostgreSQL migration 8.
+  ["trace_id", "text?"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -158,9 +165,17 @@ export type UsageGroupKey = typeof USAGE_GROUP_KEYS[number];
 /** A status filter of the request log: one code (`429`) or a class (`4xx`: 400-499). */
 export type StatusFilter = { code: number } | { class: number };
 
-/** The request log's query (`GET /admin/requests`): the usage filters, a status, and a page. */
+/** A trace id as OpenTelemetry writes it (W3C trace context): 32 lower-case hex digits. */
+export const TRACE_ID_PATTERN = /^[0-9a-f]{32}$/;
+
+/** The request log's query (`GET /admin/requests`): the usage filters, a status, a trace, and a page. */
 export interface RecordListQuery extends UsageFilters {
   status?: StatusFilter;
+  /**
+   * The records of one trace ({@linkcode TRACE_ID_PATTERN}): how an operator finds the request a trace shows.
+   * Only the request log takes it: the totals of one request are the record itself.
+   */
+  trace_id?: string;
   /** Records per page, 1-1000 (default 100). */
   limit?: number;
   /** The `next_cursor` of the previous page: records strictly older than its last one. */

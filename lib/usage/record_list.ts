@@ -1,6 +1,7 @@
 /**
  * The request log (`GET /admin/requests`) as SQL over the `usage` table, shared by the SQLite and PostgreSQL
- * stores: the usage filters (`query.ts`'s WHERE clause) plus a status, newest first, paged by keyset.
+ * stores: the usage filters (`query.ts`'s WHERE clause) plus a status and a trace id, newest first, paged by
+ * keyset.
  *
  * The cursor is the (time, uid) of the last record of a page, and the next page is the records strictly
  * before it in (time DESC, uid DESC) order. Records that arrive while an operator pages are newer than the
@@ -10,7 +11,13 @@
  *
  * @module
  */
-import { type RecordListQuery, type RecordPage, USAGE_COLUMNS, type UsageRecord } from "./record.ts";
+import {
+  type RecordListQuery,
+  type RecordPage,
+  TRACE_ID_PATTERN,
+  USAGE_COLUMNS,
+  type UsageRecord,
+} from "./record.ts";
 import {
   type SqlAll,
   type SqlAllAsync,
@@ -102,6 +109,13 @@ export function listSql(
       params.push(status.class * 100, status.class * 100 + 100);
     }
   }
+  if (q.trace_id !== undefined) {
+    if (typeof q.trace_id !== "string" || !TRACE_ID_PATTERN.test(q.trace_id)) {
+      throw new UsageQueryError("trace_id must be 32 lower-case hex digits", "trace_id");
+    }
+    conds.push("trace_id = ?");
+    params.push(q.trace_id);
+  }
   const uid = dialect.bytewise("uid");
   if (q.before !== undefined) {
     const pos = decodeCursor(q.before);
@@ -174,5 +188,6 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     cache: text(row.cache),
     saved_tokens: num(row.saved_tokens),
     saved_cost: num(row.saved_cost),
+    trace_id: text(row.trace_id),
   };
 }

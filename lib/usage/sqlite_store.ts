@@ -48,9 +48,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * (`lib/tokens/store_sqlite.ts`); 5: per-token data by the token's identity, not its name (stored responses'
  * `owner`, usage records' `token_id`: `ownership_migration.ts`); 6: usage records' `dropped` (what a translated
  * target did not get of the request); 7: usage records' `cache`, `saved_tokens` and `saved_cost` (the response
- * cache's outcome and what a hit saved); 8: tokens' `cache` (an issued token's response-cache settings).
+ * cache's outcome and what a hit saved); 8: tokens' `cache` (an issued token's response-cache settings); 9:
+ * usage records' `trace_id` (the request's OpenTelemetry trace).
  */
-export const USAGE_SCHEMA_VERSION = 8;
+export const USAGE_SCHEMA_VERSION = 9;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -94,6 +95,7 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`,
   ],
   [8, SQLITE_TOKENS_CACHE_SQL],
+  [9, "ALTER TABLE usage ADD COLUMN trace_id TEXT;"],
 ];
 
 /**

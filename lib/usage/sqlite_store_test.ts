@@ -193,6 +193,34 @@ Deno.test("sqlite store: cache outcomes and what hits saved round-trip, and sum 
   await store.close();
 });
 
+Deno.test("sqlite store: trace ids round-trip, and the request log finds a trace's record", async () => {
+  const store = createSqliteStore(":memory:");
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const { trace_id: _t, ...untraced } = makeRecord(3);
+  await store.insert([
+    makeRecord(1, { trace_id: trace }),
+    makeRecord(2, { trace_id: "0".repeat(32) }),
+    untraced,
+  ]);
+  const log = (await store.listRecords({})).data;
+  assert.deepEqual(log.map((r) => [r.request_id, r.trace_id]), [
+    ["req_3", null],
+    ["req_2", "0".repeat(32)],
+    ["req_1", trace],
+  ]);
+  assert.deepEqual(log[2], makeRecord(1, { trace_id: trace }));
+  const found = await store.listRecords({ trace_id: trace });
+  assert.deepEqual([found.data.map((r) => r.request_id), found.has_more], [["req_1"], false]);
+  assert.deepEqual((await store.listRecords({ trace_id: "f".repeat(32) })).data, []);
+  for (const bad of ["4BF92F3577B34DA6A3CE929D0E0E4736", "4bf92f", `${trace}' OR '1'='1`]) {
+    await assert.rejects(
+      () => store.listRecords({ trace_id: bad }),
+      (e: unknown) => e instanceof UsageQueryError && e.param === "trace_id",
+    );
+  }
+  await store.close();
+});
+
 Deno.test("sqlite store: group by hour and day, and by several keys", async () => {
   const store = await seeded();
   const hours = (await store.query({ group_by: ["hour"] })).groups.map((g) => [g.key.hour, g.requests]);
@@ -276,6 +304,7 @@ Deno.test("sqlite store: schema version, columns and indexes", async () => {
     "usage_time_uid",
     "usage_token_id_time",
     "usage_token_time",
+    "usage_trace_id",
     "usage_uid",
     "usage_upstream_model_time",
   ]);

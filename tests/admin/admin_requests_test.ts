@@ -13,6 +13,8 @@ import { createGateway } from "../../lib/server.ts";
 import { createUsagePipeline } from "../../lib/usage/pipeline.ts";
 import type { UsageRecord } from "../../lib/usage/record.ts";
 import { createSqliteStore } from "../../lib/usage/sqlite_store.ts";
+import type { UsageDatabase } from "../../lib/usage/store.ts";
+import { makeRecord } from "../helpers/usage.ts";
 
 const TOKEN = "gw-requests-test-token-0123456789";
 const ADMIN = "gw-requests-admin-token-0123456789";
@@ -33,7 +35,7 @@ admin_tokens:
 `;
 
 async function withGateway(
-  fn: (call: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>,
+  fn: (call: (path: string, init?: RequestInit) => Promise<Response>, store: UsageDatabase) => Promise<void>,
 ) {
   const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
   assert.ok(result.ok);
@@ -64,7 +66,7 @@ async function withGateway(
     },
   });
   try {
-    await fn((path, init) => handler(new Request(`http://gw.test${path}`, init)));
+    await fn((path, init) => handler(new Request(`http://gw.test${path}`, init)), store);
   } finally {
     await pipeline.close();
     await store.close();
@@ -114,6 +116,7 @@ Deno.test("admin requests: the log lists requests just made, newest first, paged
     assert.equal(newest.stream, false);
     assert.equal(typeof newest.latency_ms, "number");
     assert.ok(!("uid" in newest));
+    assert.equal(newest.trace_id, null, "telemetry is off: no trace");
     assert.equal(page1.data[1].outcome, "deny");
     assert.equal(page1.data[1].rule, "alias.content:secret");
 
@@ -165,6 +168,33 @@ Deno.test("admin requests: the log lists requests just made, newest first, paged
   });
 });
 
+Deno.test("admin requests: trace_id finds the request of a trace; every record carries one", async () => {
+  await withGateway(async (call, store) => {
+    const res = await call("/v1/chat/completions", chat("hello", 3));
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    // Telemetry is off in this gateway, so traced records are written as a traced gateway would write them.
+    const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    await store.insert([
+      { ...makeRecord(1, { trace_id: trace }), uid: "traced-1" },
+      { ...makeRecord(2, { trace_id: "0af7651916cd43dd8448eb211c80319c" }), uid: "traced-2" },
+    ]);
+    const all = await (await call("/admin/requests", admin)).json();
+    assert.deepEqual(all.data.map((r: UsageRecord) => r.trace_id), [
+      null,
+      "0af7651916cd43dd8448eb211c80319c",
+      trace,
+    ]);
+    const found = await call(`/admin/requests?trace_id=${trace}`, admin);
+    assert.equal(found.status, 200);
+    const page = await found.json();
+    assert.deepEqual(page.data, [makeRecord(1, { trace_id: trace })]);
+    assert.equal(page.has_more, false);
+    const other = await (await call(`/admin/requests?trace_id=${"f".repeat(32)}&token=alice`, admin)).json();
+    assert.deepEqual(other.data, []);
+  });
+});
+
 Deno.test("admin requests: bad parameters are 400s naming the parameter; a client token is refused", async () => {
   await withGateway(async (call) => {
     const cases: [string, string][] = [
@@ -181,6 +211,10 @@ Deno.test("admin requests: bad parameters are 400s naming the parameter; a clien
       ["/admin/requests?outcome=maybe", "outcome"],
       ["/admin/requests?rule=a,b", "rule"],
       ["/admin/requests?rule=", "rule"],
+      ["/admin/requests?trace_id=", "trace_id"],
+      ["/admin/requests?trace_id=4BF92F3577B34DA6A3CE929D0E0E4736", "trace_id"],
+      ["/admin/requests?trace_id=4bf92f3577b34da6", "trace_id"],
+      ["/admin/requests?trace_id=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "trace_id"],
       ["/admin/usage?rule=token.rpm,token.tpm", "rule"],
       ["/admin/usage?group_by=rule,week", "group_by"],
       ["/admin/usage?group_by=status", "group_by"],

@@ -41,6 +41,7 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     cache: null,
     saved_tokens: 0,
     saved_cost: 0,
+    trace_id: null,
     ...overrides,
   };
 }

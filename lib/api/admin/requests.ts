@@ -7,7 +7,7 @@
  */
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { UsageQueryError } from "../../usage/query.ts";
-import type { RecordListQuery, StatusFilter } from "../../usage/record.ts";
+import { type RecordListQuery, type StatusFilter, TRACE_ID_PATTERN } from "../../usage/record.ts";
 import { decodeCursor, DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../../usage/record_list.ts";
 import { badParam, parseUsageFilters } from "./operations.ts";
 import type { RequestContext } from "../../http/context.ts";
@@ -22,12 +22,23 @@ function statusParam(value: string): StatusFilter {
   throw badParam("status", "'status' must be a status code like 429 or a class like 4xx or 5xx.");
 }
 
-/** Parses `GET /admin/requests`'s query string: the usage filters, `status`, `limit` and `before`. */
+/**
+ * Parses `GET /admin/requests`'s query string: the usage filters, `status`, `trace_id`, `limit` and `before`.
+ */
 export function parseRecordListQuery(url: string): RecordListQuery {
   const params = new URL(url).searchParams;
   const query: RecordListQuery = parseUsageFilters(params);
   const status = params.get("status");
   if (status !== null) query.status = statusParam(status);
+  const traceId = params.get("trace_id");
+  if (traceId !== null) {
+    // As OpenTelemetry writes it (and the access log and `traceparent` carry it): an upper-case copy would
+    // match nothing, so it is refused rather than answered with an empty, misleading page.
+    if (!TRACE_ID_PATTERN.test(traceId)) {
+      throw badParam("trace_id", "'trace_id' must be a trace id: 32 lower-case hex digits.");
+    }
+    query.trace_id = traceId;
+  }
   const limit = params.get("limit");
   if (limit !== null) {
     const n = /^[0-9]{1,5}$/.test(limit) ? Number(limit) : Number.NaN;
@@ -63,8 +74,8 @@ function cursorHoldsNul(before: string): boolean {
 }
 
 /**
- * `GET /admin/requests?from=&to=&token=&…&status=4xx&limit=&before=`: `{"object":"list","data":[record…],
- * "has_more","next_cursor"}`. Records still queued are flushed first, so a request finished before the call
+ * `GET /admin/requests?from=&to=&token=&…&status=4xx&trace_id=&limit=&before=`:
+ * `{"object":"list","data":[record…],"has_more","next_cursor"}`. Records still queued are flushed first, so a request finished before the call
  * is in the log.
  */
 export async function handleRequests(request: Request, ctx: RequestContext): Promise<Response> {
