@@ -25,7 +25,7 @@ import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import type { ClientContext } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
-import type { RequestTrace } from "../telemetry/request_trace.ts";
+import { noteCompletion, tracedChunks } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
 import type {
   ChatAnswer,
@@ -148,12 +148,11 @@ function routeFresh(
       throw terms(err);
     });
     if (answer.kind === "json") {
-      if (trace) noteCompletion(trace, answer.body);
+      if (trace) noteCompletion(trace, answer.body, completionTexts);
       return answer;
     }
     const stream = await withFirstChunk(target.provider, answer.chunks);
-    trace?.noteResponse({ id: stream.first.id, model: stream.first.model });
-    return { kind: "stream", stream };
+    return { kind: "stream", stream: trace ? tracedChunks(trace, stream) : stream };
   };
   const passThrough = async (route: NativeRoute, target: ResolvedTarget, provider: Provider) => {
     const answer = await route.call(target, provider);
@@ -179,16 +178,6 @@ function routeFresh(
       native?.speaks(target) ? passThrough(native, target, provider) : chat(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && request.asked,
   );
-}
-
-/** What a whole completion tells its trace: its id, model, finish reasons and (when captured) its text. */
-function noteCompletion(trace: RequestTrace, completion: ChatCompletion): void {
-  trace.noteResponse({
-    id: completion.id,
-    model: completion.model,
-    finishReasons: completion.choices.map((choice) => choice.finish_reason),
-  });
-  trace.captureOutput(completionTexts(completion));
 }
 
 /** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */

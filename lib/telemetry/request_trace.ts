@@ -88,7 +88,7 @@ export class RequestTrace {
   #call: Span | undefined;
   /** The attempt that answered: open until the answer ends (a stream's last chunk). */
   #answering: Span | undefined;
-  #facts: { id?: string; model?: string; finishReasons?: string[] } = {};
+  #facts: { id?: string; model?: string; finishReasons?: string[]; cached?: number; reasoning?: number } = {};
 
   constructor(core: TelemetryCore, request: Request, requestId: string) {
     this.#core = core;
@@ -170,12 +170,25 @@ export class RequestTrace {
     }
   }
 
-  /** What the answer said of itself: its id, the model that made it, why it ended. */
-  noteResponse(facts: { id?: unknown; model?: unknown; finishReasons?: unknown[] }): void {
-    if (typeof facts.id === "string") this.#facts.id = facts.id;
+  /**
+   * What the answer said of itself: its id, the model that made it, why it ended, and of its usage the cached
+   * input and reasoning output tokens (the chat form's `prompt_tokens_details` / `completion_tokens_details`).
+   */
+  noteResponse(facts: { id?: unknown; model?: unknown; finishReasons?: unknown[]; usage?: unknown }): void {
+    if (typeof facts.id === "string" && this.#facts.id === undefined) this.#facts.id = facts.id;
     if (typeof facts.model === "string") this.#facts.model = facts.model;
     const reasons = facts.finishReasons?.filter((r): r is string => typeof r === "string");
     if (reasons !== undefined && reasons.length > 0) this.#facts.finishReasons = reasons;
+    const usage = facts.usage as
+      | {
+        prompt_tokens_details?: { cached_tokens?: unknown };
+        completion_tokens_details?: { reasoning_tokens?: unknown };
+      }
+      | undefined;
+    const cached = usage?.prompt_tokens_details?.cached_tokens;
+    const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+    if (typeof cached === "number") this.#facts.cached = cached;
+    if (typeof reasoning === "number") this.#facts.reasoning = reasoning;
   }
 
   /** The answer's text, when content capture is on. */
@@ -201,6 +214,10 @@ export class RequestTrace {
       if (record.prompt_tokens !== undefined) call.setAttribute(names.inputTokens, record.prompt_tokens);
       if (record.completion_tokens !== undefined) {
         call.setAttribute(names.outputTokens, record.completion_tokens);
+      }
+      if (this.#facts.cached !== undefined) call.setAttribute(names.cachedInputTokens, this.#facts.cached);
+      if (this.#facts.reasoning !== undefined) {
+        call.setAttribute(names.reasoningOutputTokens, this.#facts.reasoning);
       }
       if (record.ttft_ms !== undefined && record.latency_ms !== undefined) {
         const at = Date.now() - Math.max(0, record.latency_ms - record.ttft_ms);

@@ -143,6 +143,12 @@ Deno.test("telemetry: a streamed Responses call's spans end after the last chunk
     assert.ok(first, "a first_chunk event");
     assert.ok(first.timeUnixNano <= call.endTimeUnixNano && first.timeUnixNano >= call.startTimeUnixNano);
     assert.equal(tree.one("gateway").attributes["gateway.stream"], true);
+    assert.deepEqual(
+      call.attributes["gen_ai.response.finish_reasons"],
+      ["stop"],
+      "read from the chunks as they pass",
+    );
+    assert.equal(typeof call.attributes["gen_ai.response.id"], "string");
   });
 });
 
