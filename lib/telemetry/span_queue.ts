@@ -44,7 +44,9 @@ export class BoundedSpanQueue implements SpanProcessor {
       return;
     }
     this.#queue.push(span);
-    // The timer runs only while something waits, so an idle gateway keeps no timer alive.
+    // A full batch goes at once (a busy gateway must not wait for the timer and overflow the queue); the timer
+    // sends what is left, and runs only while something waits, so an idle gateway keeps no timer alive.
+    if (this.#queue.length >= this.options.maxBatch) void this.#exportNext();
     this.#timer ??= setInterval(() => void this.#exportNext(), this.options.intervalMs);
   }
 
@@ -72,7 +74,11 @@ export class BoundedSpanQueue implements SpanProcessor {
       } catch {
         done(false);
       }
-    }).finally(() => this.#exporting = undefined);
+    }).finally(() => {
+      this.#exporting = undefined;
+      // More than a batch piled up while this one was out: the next goes now, not at the next tick.
+      if (this.#queue.length >= this.options.maxBatch && !this.#closed) void this.#exportNext();
+    });
     return this.#exporting;
   }
 

@@ -44,13 +44,27 @@ function tracing(exporter: SpanExporter, maxQueue: number, timeoutMs = 1_000) {
   return { queue, provider, emit, dropped: () => dropped };
 }
 
-Deno.test("span queue: spans past the bound are dropped and counted; a flush exports the rest in batches", async () => {
+Deno.test("span queue: spans past the bound are dropped and counted, never waited for", async () => {
+  const hanging = scripted("never");
+  const t = tracing(hanging, 5, 30);
+  t.emit(10);
+  // One full batch (3) went out and hangs; 5 wait in the queue; the other 2 found it full.
+  assert.deepEqual(hanging.batches, [3]);
+  assert.equal(t.dropped(), 2);
+  t.queue.abandon();
+  assert.equal(t.dropped(), 7, "what was still queued is counted when abandoned");
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(t.dropped(), 10, "the hanging batch timed out and was counted");
+  await t.provider.shutdown();
+});
+
+Deno.test("span queue: a flush exports what waits, in batches", async () => {
   const memory = new InMemorySpanExporter();
-  const t = tracing(memory, 5);
+  const t = tracing(memory, 100);
   t.emit(8);
-  assert.equal(t.dropped(), 3);
   await t.queue.forceFlush();
-  assert.equal(memory.getFinishedSpans().length, 5);
+  assert.equal(memory.getFinishedSpans().length, 8);
+  assert.equal(t.dropped(), 0);
   await t.provider.shutdown();
 });
 
@@ -83,4 +97,16 @@ Deno.test("span queue: after shutdown nothing is taken; abandon counts what was 
   assert.equal(t.dropped(), 2, "a closed queue takes nothing (and counts nothing it never took)");
   await t.provider.shutdown();
   assert.equal(memory.getFinishedSpans().length, 0);
+});
+
+Deno.test("span queue: a full batch goes at once, without waiting for the timer", async () => {
+  const memory = new InMemorySpanExporter();
+  const t = tracing(memory, 100);
+  t.emit(7);
+  // maxBatch is 3 and the timer an hour away: two full batches went, one span waits.
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(memory.getFinishedSpans().length, 6);
+  assert.equal(t.dropped(), 0);
+  await t.provider.shutdown();
+  assert.equal(memory.getFinishedSpans().length, 0, "the exporter was reset at shutdown");
 });
