@@ -243,18 +243,34 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       land(key, flight, undefined);
       return { kind: "bypass" };
     }
-    if (!locked) {
+    // Whichever way the lock went, another replica may have written the entry since this lookup read the store
+    // (its fill wrote and unlocked in between): read once more before going upstream.
+    const written = async (): Promise<Lookup | undefined> => {
+      const answer = parseEntry(await call(() => store.get(key)));
+      if (!usable(answer, control)) return undefined;
+      land(key, flight, answer);
+      return { kind: "hit", answer: structuredClone(answer) };
+    };
+    if (locked) {
+      const hit = await written().catch(() => undefined);
+      if (hit !== undefined) {
+        await call(() => store.unlock(key, holder)).catch(() => {});
+        return hit;
+      }
+    } else {
       // Another replica fills it: look for its entry until it appears, its lock goes, or the wait is over.
       const deadline = now() + lockWaitMs;
       while (now() < deadline && !signal.aborted) {
         await sleep(POLL_MS, signal);
         try {
-          const answer = parseEntry(await call(() => store.get(key)));
-          if (usable(answer, control)) {
-            land(key, flight, answer);
-            return { kind: "hit", answer: structuredClone(answer) };
+          const hit = await written();
+          if (hit !== undefined) return hit;
+          // The lock is gone: its holder finished (then its entry is written: read it) or failed or died.
+          if (!(await call(() => store.locked(key)))) {
+            const last = await written();
+            if (last !== undefined) return last;
+            break;
           }
-          if (!(await call(() => store.locked(key)))) break;
         } catch {
           break;
         }

@@ -603,3 +603,30 @@ Deno.test("response cache: a store slower than the timeout is bypassed, not wait
     await rc.close();
   }
 });
+
+Deno.test("response cache: across replicas, an entry written between a lookup's read and its lock is found", async () => {
+  const store = memory();
+  const one = createResponseCache({ store, lockWaitMs: 5_000 });
+  // The second replica's first read comes before the first one's write (as when both look up at once).
+  let reads = 0;
+  const late: CacheStore = {
+    ...store,
+    get: (key) => reads++ === 0 ? Promise.resolve(undefined) : store.get(key),
+  };
+  const two = createResponseCache({ store: late, lockWaitMs: 5_000 });
+  try {
+    miss(await one.lookup("k", TTL, ANY, signal())).write(answer("from one", Date.now()));
+    await settle();
+    assert.equal(await store.locked("k"), false, "the first replica wrote and let go of its lock");
+    const found = hit(await two.lookup("k", TTL, ANY, signal()));
+    assert.deepEqual(
+      (found.completion?.choices[0] as { message: { content: string } }).message.content,
+      "from one",
+      "read again after taking the lock, not sent upstream",
+    );
+    assert.equal(await store.locked("k"), false, "and the lock it took is given back");
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});
