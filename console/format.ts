@@ -27,6 +27,45 @@ export function formatCost(value: number | null | undefined): string {
   return value.toPrecision(3).replace(/0+$/, "").replace(/\.$/, "");
 }
 
+/** `cost` by token class, as `/admin/usage` sums it and `/admin/requests` records it (docs/admin_api.md). */
+export interface CostClasses {
+  readonly cost_input?: number;
+  readonly cost_cached?: number;
+  readonly cost_cache_write?: number;
+  readonly cost_output?: number;
+  readonly cost_reasoning?: number;
+}
+
+/**
+ * The whole split of a cost, for a tooltip: "input 0.01 · cached 0.002 · cache writes 0 · output 0.03 ·
+ * reasoning 0". Every class is shown, so the parts visibly add up to the cost next to it.
+ */
+export function formatCostClasses(c: CostClasses): string {
+  const classes: [string, number | undefined][] = [
+    ["input", c.cost_input],
+    ["cached", c.cost_cached],
+    ["cache writes", c.cost_cache_write],
+    ["output", c.cost_output],
+    ["reasoning", c.cost_reasoning],
+  ];
+  return classes.map(([name, value]) => `${name} ${formatCost(value ?? 0)}`).join(" · ");
+}
+
+/**
+ * The parts of a cost an operator acts on (prompt caching's reads and writes, reasoning), as one short line:
+ * "of which cached 0.002 · reasoning 0.01", only the non-zero ones; "" when there are none (no caching or
+ * reasoning, or records from before the split), so the line is left out rather than showing zeros.
+ */
+export function formatCostShares(c: CostClasses): string {
+  const shares: [string, number | undefined][] = [
+    ["cached", c.cost_cached],
+    ["cache writes", c.cost_cache_write],
+    ["reasoning", c.cost_reasoning],
+  ];
+  const parts = shares.flatMap(([name, value]) => value ? [`${name} ${formatCost(value)}`] : []);
+  return parts.length === 0 ? "" : `of which ${parts.join(" · ")}`;
+}
+
 /** An axis tick: at most three significant digits, no trailing zeros (`0.5`, `1`, `1.25`, `12,500`). */
 export function axisNumber(value: number): string {
   if (!Number.isFinite(value)) return "";

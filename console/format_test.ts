@@ -4,6 +4,8 @@ import {
   axisNumber,
   formatBudget,
   formatCost,
+  formatCostClasses,
+  formatCostShares,
   formatCount,
   formatHitRate,
   formatLimits,
@@ -92,4 +94,21 @@ Deno.test("shortTraceId keeps the first 8 hex digits of a trace id, and short te
   assert.equal(shortTraceId("4bf92f3577b34da6a3ce929d0e0e4736"), "4bf92f35…");
   assert.equal(shortTraceId("4bf92f35"), "4bf92f35");
   assert.equal(shortTraceId(""), "");
+});
+
+Deno.test("a cost's split: every class in the tooltip, only the non-zero shares in the summary line", () => {
+  const split = {
+    cost_input: 0.01,
+    cost_cached: 0.002,
+    cost_cache_write: 0,
+    cost_output: 0.03,
+    cost_reasoning: 0.5,
+  };
+  assert.equal(
+    formatCostClasses(split),
+    "input 0.01 · cached 0.002 · cache writes 0 · output 0.03 · reasoning 0.5",
+  );
+  assert.equal(formatCostShares(split), "of which cached 0.002 · reasoning 0.5");
+  assert.equal(formatCostShares({ cost_input: 1, cost_output: 2, cost_cached: 0 }), "");
+  assert.equal(formatCostClasses({}), "input 0 · cached 0 · cache writes 0 · output 0 · reasoning 0");
 });

@@ -68,6 +68,12 @@ export interface Totals {
   /** What the cache hits did not spend. */
   readonly saved_tokens: number;
   readonly saved_cost: number;
+  /** `cost` by token class (absent from a gateway older than the split). */
+  readonly cost_input?: number;
+  readonly cost_cached?: number;
+  readonly cost_cache_write?: number;
+  readonly cost_output?: number;
+  readonly cost_reasoning?: number;
   readonly latency_ms: { p50: number | null; p90: number | null; p99: number | null };
 }
 
@@ -92,6 +98,12 @@ export interface UsageRecord {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly cost: number;
+  /** `cost` by token class (absent from a gateway older than the split). */
+  readonly cost_input?: number;
+  readonly cost_cached?: number;
+  readonly cost_cache_write?: number;
+  readonly cost_output?: number;
+  readonly cost_reasoning?: number;
   readonly latency_ms: number;
   readonly error_code: string | null;
   /** The response cache's outcome (`hit`, `hit_semantic`, `miss`, `bypass`); null without a cache. */

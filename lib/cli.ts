@@ -1,6 +1,6 @@
 /**
- * The command line: `serve` (default), `check`, `token new`, `version`. Kept apart from `main.ts` so the
- * commands can be tested in-process with a fake runtime.
+ * The command line: `serve` (default), `check`, `prices`, `token new`, `version`. Kept apart from `main.ts`
+ * so the commands can be tested in-process with a fake runtime.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { hashToken } from "./auth/authenticate.ts";
 import { DEFAULT_CONFIG_TEXT, EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
 import { formatIssues, loadConfigFile, parseConfigText } from "./config/load.ts";
 import type { GatewayState } from "./http/context.ts";
+import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
 import type { Runtime } from "./runtime/types.ts";
 import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
@@ -23,6 +24,7 @@ export const DEFAULT_CONFIG = new URL("../config/gateway.yaml", import.meta.url)
 
 const USAGE = `Usage: gateway [serve] [--config FILE] [--port N] [--host H]
        gateway check [--config FILE]
+       gateway prices [--model MODEL_OR_ALIAS] [--config FILE]
        gateway token new [--name NAME] [--environment ENV]
        gateway version
 Environment: GATEWAY_CONFIG (config file), PORT (listen port).
@@ -34,6 +36,7 @@ const OPTIONS = {
   host: { type: "string" },
   name: { type: "string" },
   environment: { type: "string" },
+  model: { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -120,12 +123,16 @@ export async function runCli(
       const state = await load(runtime, path);
       if (state === null) return 1;
       const config = state.config;
+      // The operator's price catalog (`pricing.catalog`) is part of the config: a malformed one fails check.
+      if (!(await checkConfiguredCatalog(runtime, config))) return 1;
       runtime.writeStdout(
         `Config ${path} is valid: ${config.providers.size} providers, ${config.models.size} models, ` +
           `${config.tokens.size} tokens.\n`,
       );
       return 0;
     }
+    case "prices":
+      return await runPricesCommand(runtime, { model: values.model, configPath: values.config, env });
     case "token": {
       if (positionals[1] !== "new") break;
       const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;

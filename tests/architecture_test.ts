@@ -154,7 +154,8 @@ export function vendorFolderImports(modules: readonly ModuleInfo[]): string[] {
 }
 
 /** The layers that may read a provider entry's `type`: the providers, and the config that defines the entries. */
-const READS_PROVIDER_TYPE = ["providers", "config"];
+// The price catalog is keyed by provider type as the capability table is (a price is data, not behaviour).
+const READS_PROVIDER_TYPE = ["providers", "config", "pricing"];
 
 /**
  * Ways code decides by what a provider is rather than by the capability table: its entry's `type` or

@@ -7,6 +7,7 @@
  */
 import { ApiError } from "../api.ts";
 import { alertBox, type Child, field, h, select } from "../dom.ts";
+import { type CostClasses, formatCost, formatCostClasses, formatCostShares } from "../format.ts";
 import { type RangeId, RANGES } from "../range.ts";
 
 /** A view: renders into `root` (a fresh element, already in the page) for the route's rest and parameters. */
@@ -53,4 +54,23 @@ export function loading(): HTMLElement {
 /** "Showing the first 50 of 72." when a table was cut, else null. */
 export function cutNote(shown: number, total: number): HTMLElement | null {
   return shown < total ? h("p", { class: "note" }, `Showing the first ${shown} of ${total}.`) : null;
+}
+
+/**
+ * A cost with its split by token class in a tooltip (for table cells, where a second line would crowd the row).
+ * Without a split (an API from before it) the cost is shown alone.
+ */
+export function costCell(c: CostClasses & { readonly cost: number }): HTMLElement {
+  const split = c.cost_input === undefined ? undefined : formatCostClasses(c);
+  return h(
+    "span",
+    { title: split, class: split === undefined ? undefined : "cost-split" },
+    formatCost(c.cost),
+  );
+}
+
+/** A summary's cost: the cell, and under it the small "of which cached · cache writes · reasoning" line. */
+export function costSummary(c: CostClasses & { readonly cost: number }): Child[] {
+  const shares = formatCostShares(c);
+  return [costCell(c), shares === "" ? null : h("small", { class: "cost-shares muted" }, shares)];
 }

@@ -22,7 +22,16 @@ import {
 import { routeHash } from "../query.ts";
 import { rangeOf, rangeWindow, toSeries } from "../range.ts";
 import type { Token, Totals, UsageReport } from "../types.ts";
-import { cutNote, heading, loading, rangeSelect, showError, type View } from "./common.ts";
+import {
+  costCell,
+  costSummary,
+  cutNote,
+  heading,
+  loading,
+  rangeSelect,
+  showError,
+  type View,
+} from "./common.ts";
 
 /** The dimensions an overview can be filtered and broken down by: query name and table caption. */
 export const BREAKDOWNS: readonly [string, string][] = [
@@ -48,7 +57,7 @@ export function summary(totals: Totals): HTMLElement {
   return definitions([
     ["Requests", formatCount(totals.requests)],
     ["Tokens", formatCount(totals.total_tokens)],
-    ["Cost", formatCost(totals.cost)],
+    ["Cost", costSummary(totals)],
     ["Cache hit rate", formatHitRate(totals)],
     ["Saved by cache", formatCost(totals.saved_cost)],
     ["Error rate", formatPercent(errorRate(totals))],
@@ -183,7 +192,7 @@ export const overviewView: View = async (root, _rest, params) => {
         first,
         formatCount(group.requests),
         formatCount(group.total_tokens),
-        formatCost(group.cost),
+        costCell(group),
         formatHitRate(group),
         formatCost(group.saved_cost),
         formatCount(group.errors),

@@ -34,7 +34,7 @@ import { routeHash } from "../query.ts";
 import { rangeWindow } from "../range.ts";
 import { FormError, formValuesOf, patchBody } from "../token_body.ts";
 import type { ApiList, Token, UsageRecord, UsageReport } from "../types.ts";
-import { heading, loading, messageOf, showError, type View } from "./common.ts";
+import { costCell, costSummary, heading, loading, messageOf, showError, type View } from "./common.ts";
 import { secretPanel, tokenFormFields } from "./token_form.ts";
 
 function details(token: Token): HTMLElement {
@@ -277,7 +277,7 @@ export const tokenPageView: View = async (root, id) => {
     usage.appendChild(definitions([
       ["Requests", formatCount(t.requests)],
       ["Tokens", formatCount(t.total_tokens)],
-      ["Cost", formatCost(t.cost)],
+      ["Cost", costSummary(t)],
       ["Cache hit rate", formatHitRate(t)],
       ["Saved by cache", formatCost(t.saved_cost)],
       ["Errors", formatCount(t.errors)],
@@ -298,7 +298,7 @@ export const tokenPageView: View = async (root, id) => {
         r.outcome,
         r.rule ?? "",
         formatCount(r.prompt_tokens + r.completion_tokens),
-        formatCost(r.cost),
+        costCell(r),
         formatMs(r.latency_ms),
       ]),
       "No requests yet.",

@@ -25,6 +25,7 @@ import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import type { ClientContext } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
+import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, tracedChunks } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
 import type {
@@ -48,7 +49,7 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** Token counts as an upstream reported them. */
-export interface Reported {
+export interface Reported extends TokenClasses {
   prompt: number;
   completion: number;
 }
@@ -199,7 +200,7 @@ export function completionTexts(completion: ChatCompletion): string[] {
 /** A chat completion's reported usage in the runner's terms. */
 export function completionReported(completion: ChatCompletion): Reported | undefined {
   const usage = completion.usage;
-  return usage ? { prompt: usage.prompt_tokens, completion: usage.completion_tokens } : undefined;
+  return usage ? tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage) : undefined;
 }
 
 /**
@@ -213,7 +214,7 @@ export async function usageOf(
   texts: readonly string[],
   prompt?: number,
 ): Promise<TokenUsage> {
-  if (reported) return { prompt: reported.prompt, completion: reported.completion, estimated: false };
+  if (reported) return { ...reported, estimated: false };
   const chatTexts = () => requestTexts(request.chat);
   const [input, completion] = await Promise.all([
     prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
@@ -256,8 +257,7 @@ export function finalEventUsage(countPrompt: () => Promise<number>): {
     usage: ({ usage }) => {
       const found = usage ?? counted;
       return found && {
-        prompt: found.prompt_tokens,
-        completion: found.completion_tokens,
+        ...tokenClassesOf(found.prompt_tokens, found.completion_tokens, found),
         estimated: usage === undefined,
       };
     },

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { checkCatalogFile, type PriceCatalog } from "../pricing/catalog.ts";
 import { open } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { createScrubber } from "../secrets/scrubber.ts";
@@ -42,6 +43,8 @@ export interface ParseOptions {
   readonly source: string;
   /** The environment `${VAR}` expressions read; passed in so that parsing stays pure. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The price catalog targets are priced from (an operator's `pricing.catalog`); the built-in one if absent. */
+  readonly catalog?: PriceCatalog;
 }
 
 /**
@@ -135,8 +138,34 @@ export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions)
     config: resolveConfig(parsed.data, options.source, undefined, {
       substitutions: parsed.substitutions,
       env: options.env,
-    }),
+    }, options.catalog),
   };
+}
+
+/**
+ * Resolves a validated config with its price catalog: the operator's `pricing.catalog` file, read and checked
+ * here (its issues, with their lines, are the config's under `pricing.catalog`), else the built-in one. What
+ * the loader and a reload run; `parseConfigText` stays pure and prices from the built-in catalog.
+ */
+export async function resolveWithCatalog(
+  parsed: ValidatedConfig,
+  options: ParseOptions,
+): Promise<LoadResult> {
+  const path = parsed.data.pricing?.catalog;
+  if (path === undefined) return resolveValidated(parsed, options);
+  const catalog = await checkCatalogFile(path);
+  if (!catalog.ok) {
+    return {
+      ok: false,
+      issues: catalog.issues.map((issue) => ({
+        path: "pricing.catalog",
+        message: `${path}${issue.line === undefined ? "" : `:${issue.line}`}: ${
+          issue.path || "(document)"
+        }: ${issue.message}`,
+      })),
+    };
+  }
+  return resolveValidated(parsed, { ...options, catalog: catalog.catalog });
 }
 
 /** The text of a config file, or the issue that it cannot be read or is too large. */
@@ -188,7 +217,8 @@ export async function loadConfigFile(
 ): Promise<LoadResult> {
   const read = await readConfigFile(path);
   if (!read.ok) return read;
-  return parseConfigText(read.text, { source: path, env });
+  const validated = validateConfigText(read.text, env);
+  return validated.ok ? await resolveWithCatalog(validated.validated, { source: path, env }) : validated;
 }
 
 /** Formats issues one per line as `<source>:<line>: <path>: <message>`, the shape editors can jump to. */

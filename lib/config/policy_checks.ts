@@ -8,6 +8,7 @@
 import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
 import { listNames, type SemanticIssue } from "./check_issue.ts";
 import { arrayField, entriesOf, field, isRecord, recordField, stringField } from "./raw_access.ts";
+import { defaultCatalog, lookupPrice } from "../pricing/catalog.ts";
 
 function checkContentRules(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
@@ -32,10 +33,41 @@ function checkContentRules(config: unknown): SemanticIssue[] {
   return issues;
 }
 
+/** Whether every target of `alias` has a price: its own, or the built-in catalog's for its provider and model. */
 function priced(config: unknown, alias: string): boolean {
   const model = recordField(recordField(config, "models"), alias);
   const targets = arrayField(model, "targets") ?? [];
-  return targets.length > 0 && targets.every((t) => isRecord(field(t, "price")));
+  const providers = recordField(config, "providers");
+  return targets.length > 0 && targets.every((t) => {
+    if (isRecord(field(t, "price"))) return true;
+    const type = stringField(recordField(providers, stringField(t, "provider") ?? ""), "type");
+    const upstream = stringField(t, "model");
+    return type !== undefined && upstream !== undefined &&
+      lookupPrice(defaultCatalog(), type, upstream) !== undefined;
+  });
+}
+
+/** A target's `price: catalog` that the built-in catalog does not know: a money figure would silently be 0. */
+function checkCatalogPrices(config: unknown): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const providers = recordField(config, "providers");
+  for (const [alias, model] of entriesOf(recordField(config, "models"))) {
+    (arrayField(model, "targets") ?? []).forEach((target, i) => {
+      if (field(target, "price") !== "catalog") return;
+      const provider = stringField(target, "provider") ?? "";
+      const type = stringField(recordField(providers, provider), "type");
+      const upstream = stringField(target, "model");
+      if (type === undefined || upstream === undefined) return;
+      if (lookupPrice(defaultCatalog(), type, upstream) !== undefined) return;
+      issues.push({
+        path: ["models", alias, "targets", i, "price"],
+        message:
+          `the price catalog of ${defaultCatalog().date} has no price for ${type} model "${upstream}"; ` +
+          "give this target a price: { input, output }",
+      });
+    });
+  }
+  return issues;
 }
 
 function checkBudgets(config: unknown, aliases: AliasIndex | undefined): SemanticIssue[] {
@@ -85,7 +117,7 @@ export function checkPolicies(
   config: unknown,
   aliases: AliasIndex | undefined = modelIndex(config),
 ): SemanticIssue[] {
-  return [...checkContentRules(config), ...checkBudgets(config, aliases)];
+  return [...checkContentRules(config), ...checkBudgets(config, aliases), ...checkCatalogPrices(config)];
 }
 
 function modelIndex(config: unknown): AliasIndex | undefined {

@@ -21,6 +21,8 @@ import type {
   RoutedTarget,
 } from "./types.ts";
 import type { TokenCacheConfig } from "./cache_schema.ts";
+import type { PriceConfig } from "./schema.ts";
+import { defaultCatalog, lookupPrice, type PriceCatalog, toTokenPrices } from "../pricing/catalog.ts";
 import { configTokenId } from "./types.ts";
 
 const DAY_MS = 86_400_000;
@@ -77,6 +79,7 @@ export function resolveConfig(
   source: string,
   now: number = Date.now(),
   secrets: SecretSources = {},
+  catalog: PriceCatalog = defaultCatalog(),
 ): ResolvedConfig {
   const providers = new Map<string, ProviderConfig>(Object.entries(cfg.providers));
   const created = Math.floor(now / 1000);
@@ -102,7 +105,10 @@ export function resolveConfig(
         weight: target.weight,
         maxInFlight: target.max_in_flight ?? null,
         retries: target.retries,
-        price: target.price ?? null,
+        price: typeof target.price === "object"
+          ? target.price
+          : catalogPrice(catalog, providerConfig, target.model),
+        priceFrom: typeof target.price === "object" ? "config" : "catalog",
       });
     });
     models.set(
@@ -188,6 +194,8 @@ export function resolveConfig(
     postgres: cfg.postgres ?? null,
     cache: cfg.cache,
     telemetry: cfg.telemetry ?? null,
+    pricing: cfg.pricing ?? null,
+    catalog: { date: catalog.date, source: catalog.source },
     providers,
     models,
     tokens,
@@ -195,6 +203,16 @@ export function resolveConfig(
     source,
     scrubber: createScrubber(configSecrets(cfg, secrets)),
   });
+}
+
+/** A target's price from the catalog (by its provider's type and its upstream model), or null when it has none. */
+export function catalogPrice(
+  catalog: PriceCatalog,
+  provider: ProviderConfig,
+  model: string,
+): PriceConfig | null {
+  const found = lookupPrice(catalog, provider.type, model);
+  return found === undefined ? null : toTokenPrices(found);
 }
 
 /** An alias's cache settings, its version hashed from what serves it; null when the alias has no `cache:`. */

@@ -15,6 +15,7 @@ import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
 import { byteSize, duration } from "./units_schema.ts";
 import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
 import { telemetrySchema } from "./telemetry_schema.ts";
+import { pricingSchema } from "../pricing/schema.ts";
 
 export { byteSize, duration } from "./units_schema.ts";
 export {
@@ -104,10 +105,25 @@ export const budgetSchema = z.strictObject({
   stop_streams: z.boolean().optional(),
 });
 
-/** Price of a target per million tokens, for cost accounting and money budgets. */
+/**
+ * Price of a target per million tokens, for cost accounting and money budgets: input and output, and where the
+ * upstream prices them apart, cached input, cache writes, reasoning and a long-context tier (lib/pricing/cost.ts
+ * has the arithmetic and the fallbacks).
+ */
 const priceSchema = z.strictObject({
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
+  cached_input: z.number().nonnegative().optional(),
+  cache_write_5m: z.number().nonnegative().optional(),
+  cache_write_1h: z.number().nonnegative().optional(),
+  reasoning: z.number().nonnegative().optional(),
+  long_context: z.strictObject({
+    /** Prompt tokens above which the tier's rates apply to the whole request. */
+    above: z.number().int().positive(),
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+    cached_input: z.number().nonnegative().optional(),
+  }).optional(),
 });
 
 /** A content rule on an alias: deny a request matching a pattern, or redact the matches. */
@@ -134,7 +150,11 @@ const targetSchema = z.strictObject({
   max_in_flight: z.number().int().min(1).optional(),
   /** Extra attempts on this target after a retryable failure, before moving on to the next target. */
   retries: z.number().int().min(0).max(10).default(1),
-  price: priceSchema.optional(),
+  /**
+   * The target's price; `catalog` (the default when the catalog knows the model) takes it from the price
+   * catalog (lib/pricing/catalog.yaml, or `pricing.catalog`).
+   */
+  price: z.union([priceSchema, z.literal("catalog")]).optional(),
 });
 
 const modelSchema = z.strictObject({
@@ -292,6 +312,8 @@ export const configSchema = z.strictObject({
   responses: responsesSchema.default(responsesSchema.parse({})),
   /** The response cache's store and bounds; aliases opt in with their own `cache:`. */
   cache: cacheStoreSchema.default(cacheStoreSchema.parse({})),
+  /** Where prices come from: the built-in catalog, or an operator's file of the same format. */
+  pricing: pricingSchema.optional(),
   /** OpenTelemetry export of traces and GenAI metrics over OTLP; absent: none (unless OTEL_* says so). */
   telemetry: telemetrySchema.optional(),
   /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */
@@ -320,6 +342,7 @@ export type PostgresConfig = z.output<typeof postgresSchema>;
 export type LimitsConfig = z.output<typeof limitsSchema>;
 export type BudgetConfig = z.output<typeof budgetSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;
+export type PricingSection = z.output<typeof pricingSchema>;
 export type ContentRuleConfig = z.output<typeof contentRuleSchema>;
 /** An API endpoint name: what a token may be limited to, and how requests are counted. */
 export type Endpoint = typeof ENDPOINTS[number];

@@ -65,6 +65,8 @@ export interface RoutedTarget extends ResolvedTarget {
   readonly retries: number;
   /** Price per million tokens, when configured. */
   readonly price: PriceConfig | null;
+  /** Where `price` came from: the target's own `price:`, or the price catalog (absent: own, or none). */
+  readonly priceFrom?: "config" | "catalog";
 }
 
 /** A compiled content rule of an alias. */
@@ -184,6 +186,10 @@ export interface ResolvedConfig {
   readonly postgres: PostgresConfig | null;
   /** The response cache's store and bounds. Read at start (a reload keeps the store it has). */
   readonly cache: CacheStoreConfig;
+  /** The price catalog the targets without a `price:` of their own were priced from: its date and source. */
+  readonly catalog?: { readonly date: string; readonly source: string };
+  /** Where prices come from (`pricing.catalog`: an operator's catalog file), or null: the built-in catalog. */
+  readonly pricing?: { readonly catalog?: string } | null;
   /** OpenTelemetry export as the file sets it, or null (the environment may still turn it on). Read at start. */
   readonly telemetry: TelemetryConfig | null;
   readonly providers: ReadonlyMap<string, ProviderConfig>;

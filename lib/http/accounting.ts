@@ -9,6 +9,7 @@ import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
+import { type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
 
 /**
@@ -53,15 +54,19 @@ export function admitChat(
   return admit(ctx, endpoint, estimate, model, chat);
 }
 
-/** Cost of a request on `target` in the price table's currency (0 without a price). */
-export function costOf(target: RoutedTarget | undefined, prompt: number, completion: number): number {
-  const price = target?.price;
-  if (!price) return 0;
-  return (prompt * price.input + completion * price.output) / 1_000_000;
+/**
+ * Cost of a request on `target` in the price table's currency (all 0 without a price), class by class when the
+ * usage says how its tokens split (cached reads, cache writes, reasoning; lib/pricing/cost.ts).
+ */
+export function costOf(target: RoutedTarget | undefined, usage: TokenClasses): CostBreakdown {
+  return costOfUsage(target?.price, usage);
 }
 
-/** A request's token counts, and whether the gateway estimated them (the upstream reported none). */
-export interface TokenUsage {
+/**
+ * A request's token counts, whether the gateway estimated them (the upstream reported none), and the classes
+ * the upstream reported within them (cached input, cache writes, reasoning), which are priced apart.
+ */
+export interface TokenUsage extends TokenClasses {
   prompt: number;
   completion: number;
   estimated: boolean;
@@ -93,17 +98,22 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   const usage = outcome.usage;
   if (usage === undefined) return;
   record.tokens_estimated = usage.estimated;
-  const cost = costOf(ctx.answeredBy, usage.prompt, usage.completion);
+  const cost = costOf(ctx.answeredBy, usage);
   if (record.cache === "hit" || record.cache === "hit_semantic") {
     // A hit spent nothing: its tokens and cost are what it saved, so limits, budgets and spend stay unchanged.
     record.saved_tokens = usage.prompt + usage.completion;
-    record.saved_cost = cost;
+    record.saved_cost = cost.total;
     record.prompt_tokens = record.completion_tokens = record.cost = 0;
     return;
   }
   record.prompt_tokens = usage.prompt;
   record.completion_tokens = usage.completion;
-  record.cost = cost;
+  record.cost = cost.total;
+  record.cost_input = cost.input;
+  record.cost_cached = cost.cached;
+  record.cost_cache_write = cost.cacheWrite;
+  record.cost_output = cost.output;
+  record.cost_reasoning = cost.reasoning;
 }
 
 /**
@@ -139,6 +149,11 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     completion_tokens: r.completion_tokens ?? 0,
     tokens_estimated: r.tokens_estimated === true,
     cost: r.cost ?? 0,
+    cost_input: r.cost_input ?? 0,
+    cost_cached: r.cost_cached ?? 0,
+    cost_cache_write: r.cost_cache_write ?? 0,
+    cost_output: r.cost_output ?? 0,
+    cost_reasoning: r.cost_reasoning ?? 0,
     latency_ms: r.latency_ms ?? 0,
     ttft_ms: r.ttft_ms ?? null,
     attempts: r.attempts ?? 0,

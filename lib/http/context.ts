@@ -58,6 +58,12 @@ export type AccessRecord = {
   rule?: string | null;
   tokens_estimated?: boolean;
   cost?: number;
+  /** The cost by token class (lib/pricing/cost.ts): uncached input, cached reads, cache writes, output, reasoning. */
+  cost_input?: number;
+  cost_cached?: number;
+  cost_cache_write?: number;
+  cost_output?: number;
+  cost_reasoning?: number;
   /** What a translated target did not get of the request (comma-separated field paths; `tolerance.ts`). */
   dropped?: string;
   /** The request's trace id, when telemetry is on (the console links it to the tracing backend). */

@@ -3,8 +3,9 @@
  * left them: their records gain `cache` (null: no cache then), `saved_tokens` and `saved_cost` (0: nothing
  * saved) and keep everything else, and the new records' cache outcomes are summed by `/admin/usage`. Then the
  * trace column's (SQLite 8 → 9, PostgreSQL 7 → 8): older records read back with `trace_id: null` (no trace
- * then), and a new record's trace finds it in the request log. The old
- * databases are the frozen schemas (tests/helpers/frozen_schemas.ts) brought forward by the migrations that
+ * then), and a new record's trace finds it in the request log. Then the cost classes' (SQLite 9 → 10, PostgreSQL
+ * 8 → 9): older records read back with 0 in each class (no split then) and sum to 0, a new record's split is
+ * stored and summed, and the columns are NOT NULL with default 0. The old databases are the frozen schemas (tests/helpers/frozen_schemas.ts) brought forward by the migrations that
  * followed them. The PostgreSQL case runs in CI always; off CI it skips only when the database is unreachable.
  *
  * @module
@@ -17,6 +18,7 @@ import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
+import { COST_CLASS_COLUMNS, type UsageTotals } from "./record.ts";
 import type { UsageDatabase } from "./store.ts";
 import { SQLITE_TOKENS_CACHE_SQL, SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
 import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
@@ -29,6 +31,8 @@ import {
   randomSchema,
   TEST_DATABASE_URL,
 } from "../../tests/helpers/postgres.ts";
+
+type CostClass = typeof COST_CLASS_COLUMNS[number];
 
 /** A record the schema-6 (SQLite) / schema-5 (PostgreSQL) gateway wrote: `dropped` was its newest column. */
 function droppedRow(bool: (b: boolean) => string): string {
@@ -87,8 +91,8 @@ Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with default
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 9);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 9);
+    assert.equal(USAGE_SCHEMA_VERSION, 10);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 10);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
@@ -128,8 +132,8 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 8);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 9);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage'
@@ -159,6 +163,31 @@ function cachedRow(bool: (b: boolean) => string): string {
   }, 0, 5, NULL, 0, NULL, NULL, 'hit', 30, 0.002)`;
 }
 
+/** A SQLite file at `path` as the schema-8 gateway left it (before the trace column); the caller sets the version. */
+function sqliteSchema8(path: string): DatabaseSync {
+  const old = new DatabaseSync(path);
+  old.exec(SQLITE_SCHEMA_3);
+  old.exec(SQLITE_TOKENS_SQL);
+  old.exec(SQLITE_OWNERSHIP_SQL);
+  old.exec(`ALTER TABLE usage ADD COLUMN dropped TEXT;
+    ALTER TABLE usage ADD COLUMN cache TEXT;
+    ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`);
+  old.exec(SQLITE_TOKENS_CACHE_SQL);
+  return old;
+}
+
+/** Brings a schema-2 PostgreSQL schema to schema 7's tables (before the trace column); not its versions. */
+async function postgresSchema7(sql: postgres.Sql): Promise<void> {
+  for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
+  for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
+  await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
+  await sql.unsafe("ALTER TABLE usage ADD COLUMN cache text");
+  await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0");
+  await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0");
+  for (const statement of POSTGRES_TOKENS_CACHE_MIGRATION) await sql.unsafe(statement);
+}
+
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 /** The old records read back untraced and otherwise as written; a new record's trace is stored and found. */
@@ -178,15 +207,7 @@ Deno.test("trace column migration: SQLite schema 8 → 9 adds trace_id, keeping 
   for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
     const dir = await Deno.makeTempDir({ prefix: "trace-migrate-" });
     const path = `${dir}/usage.sqlite`;
-    const old = new DatabaseSync(path);
-    old.exec(SQLITE_SCHEMA_3);
-    old.exec(SQLITE_TOKENS_SQL);
-    old.exec(SQLITE_OWNERSHIP_SQL);
-    old.exec(`ALTER TABLE usage ADD COLUMN dropped TEXT;
-      ALTER TABLE usage ADD COLUMN cache TEXT;
-      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`);
-    old.exec(SQLITE_TOKENS_CACHE_SQL);
+    const old = sqliteSchema8(path);
     old.exec("UPDATE usage_schema SET version = 8");
     old.exec(cachedRow((b) => (b ? "1" : "0")));
     old.close();
@@ -217,13 +238,7 @@ Deno.test("trace column migration: PostgreSQL schema 7 → 8 adds trace_id, keep
       connection: { search_path: schema },
     });
     try {
-      for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
-      for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN cache text");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0");
-      for (const statement of POSTGRES_TOKENS_CACHE_MIGRATION) await sql.unsafe(statement);
+      await postgresSchema7(sql);
       await sql.unsafe("INSERT INTO schema_versions (version) VALUES (3), (4), (5), (6), (7)");
       await sql.unsafe(cachedRow((b) => String(b)));
     } finally {
@@ -236,13 +251,119 @@ Deno.test("trace column migration: PostgreSQL schema 7 → 8 adds trace_id, keep
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const columns = await queryOnce(
       `SELECT data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'trace_id'`,
       [schema],
     );
     assert.deepEqual(columns.map((c) => [c.data_type, c.is_nullable]), [["text", "YES"]]);
+  } finally {
+    await dropSchema(schema);
+  }
+});
+
+/** A record the schema-9 (SQLite) / schema-8 (PostgreSQL) gateway wrote: traced, its cost not split. */
+function tracedRow(bool: (b: boolean) => string): string {
+  return `INSERT INTO usage (uid, time, request_id, token, token_id, environment, alias, provider,
+       upstream_model, endpoint, stream, status, outcome, rule, prompt_tokens, completion_tokens,
+       tokens_estimated, cost, latency_ms, ttft_ms, attempts, error_code, dropped, cache, saved_tokens,
+       saved_cost, trace_id)
+     VALUES ('u_traced', '2025-01-02T00:00:00.000Z', 'req_traced', 'alice', 'cfg_alice', 'prod',
+       'chat-default', 'openai', 'gpt-4o-mini', 'chat', ${bool(false)}, 200, 'allow', NULL, 20, 10, ${
+    bool(false)
+  }, 0.5, 5, NULL, 1, NULL, NULL, NULL, 0, 0, '${TRACE}')`;
+}
+
+/** The old records read back with a zero split, everything else as written; a new record's split is summed. */
+async function assertCostClassesMigrated(db: UsageDatabase): Promise<void> {
+  const classes = (r: Partial<Pick<UsageTotals, CostClass>>) => COST_CLASS_COLUMNS.map((c) => r[c]);
+  const old = (await db.listRecords({})).data;
+  assert.deepEqual(
+    old.map((r) => [r.request_id, r.cost, r.trace_id, ...classes(r)]),
+    [["req_traced", 0.5, TRACE, 0, 0, 0, 0, 0], ["req_old", 0.001, null, 0, 0, 0, 0, 0]],
+  );
+  assert.deepEqual(classes((await db.query({})).totals), [0, 0, 0, 0, 0]);
+  const split = { cost: 2, cost_input: 0.25, cost_cached: 0.125, cost_cache_write: 0.5, cost_output: 0.125 };
+  const fresh = makeRecord(1, { time: "2025-01-03T00:00:00.000Z", ...split, cost_reasoning: 1 });
+  await db.insert([fresh]);
+  assert.deepEqual((await db.listRecords({ limit: 1 })).data, [fresh]);
+  const [byToken] = (await db.query({ group_by: ["token"] })).groups;
+  const cost = Number(byToken.cost.toFixed(9));
+  assert.deepEqual([byToken.key.token, byToken.requests, cost, ...classes(byToken)], [
+    "alice",
+    3,
+    2.501,
+    0.25,
+    0.125,
+    0.5,
+    0.125,
+    1,
+  ]);
+}
+
+Deno.test("cost class migration: SQLite schema 9 → 10 adds the five columns with defaults, keeping the records", async () => {
+  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
+    const dir = await Deno.makeTempDir({ prefix: "cost-migrate-" });
+    const path = `${dir}/usage.sqlite`;
+    const old = sqliteSchema8(path);
+    old.exec("ALTER TABLE usage ADD COLUMN trace_id TEXT; UPDATE usage_schema SET version = 9");
+    old.exec(tracedRow((b) => (b ? "1" : "0")));
+    old.close();
+
+    const db = await open(path);
+    try {
+      await assertCostClassesMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const file = new DatabaseSync(path);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 10);
+    const columns = file.prepare("PRAGMA table_info(usage)").all()
+      .filter((c) => (COST_CLASS_COLUMNS as readonly string[]).includes(String(c.name)))
+      .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
+    assert.deepEqual(columns, COST_CLASS_COLUMNS.map((c) => [c, "REAL", 1, "0"]));
+    file.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cost class migration: PostgreSQL schema 8 → 9 adds the five columns with defaults, keeping the records", async (t) => {
+  if (!await postgresOrSkip(t)) return;
+  const schema = randomSchema("costmig");
+  try {
+    for (const statement of postgresSchema2(schema)) await queryOnce(statement);
+    const sql = postgres(TEST_DATABASE_URL, {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: schema },
+    });
+    try {
+      await postgresSchema7(sql);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN trace_id text");
+      await sql.unsafe("INSERT INTO schema_versions (version) VALUES (3), (4), (5), (6), (7), (8)");
+      await sql.unsafe(tracedRow((b) => String(b)));
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
+    try {
+      await assertCostClassesMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const columns = await queryOnce(
+      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'usage' AND column_name LIKE 'cost\\_%'
+       ORDER BY ordinal_position`,
+      [schema],
+    );
+    assert.deepEqual(
+      columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]),
+      COST_CLASS_COLUMNS.map((c) => [c, "double precision", "NO", "0"]),
+    );
   } finally {
     await dropSchema(schema);
   }

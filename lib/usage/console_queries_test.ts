@@ -9,7 +9,14 @@ import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers
 import { makeRecord } from "../../tests/helpers/usage.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 import { UsageQueryError } from "./query.ts";
-import type { PolicyOutcome, RecordListQuery, UsageGroupKey, UsageQuery, UsageRecord } from "./record.ts";
+import {
+  COST_CLASS_COLUMNS,
+  type PolicyOutcome,
+  type RecordListQuery,
+  type UsageGroupKey,
+  type UsageQuery,
+  type UsageRecord,
+} from "./record.ts";
 import { decodeCursor, encodeCursor } from "./record_list.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
@@ -85,6 +92,14 @@ function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
     });
     // A few traces of several records each (retried requests), and records without one (telemetry off).
     record.trace_id = i % 3 === 0 ? null : traceId(i % 7);
+    // The cost by token class, from `i` (not the seeded sequence, which the rest of the data set is drawn from).
+    Object.assign(record, {
+      cost_input: (i % 13) / 997,
+      cost_cached: i % 3 === 0 ? 0 : (i % 7) / 991,
+      cost_cache_write: i % 5 === 0 ? (i % 11) / 983 : 0,
+      cost_output: (i % 17) / 977,
+      cost_reasoning: i % 2 === 0 ? (i % 19) / 971 : 0,
+    });
     // Mixed case and punctuation: the request log orders uids bytewise in both stores.
     return { ...record, uid: `${prefix}${pick(["", "A", "a", "_", "-"])}:${i.toString(36)}` };
   });
@@ -93,7 +108,7 @@ function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
 /** A report with costs rounded (float sums may differ in the last bits between engines). */
 function rounded(value: unknown): unknown {
   return JSON.parse(
-    JSON.stringify(value, (k, v) => /cost$/.test(k) && typeof v === "number" ? v.toFixed(9) : v),
+    JSON.stringify(value, (k, v) => /cost/.test(k) && typeof v === "number" ? v.toFixed(9) : v),
   );
 }
 
@@ -179,6 +194,11 @@ Deno.test("console queries: new filters and group keys answer alike on SQLite an
         const got = [group.cache_hits, group.cache_lookups, group.saved_tokens, group.saved_cost.toFixed(9)];
         assert.deepEqual(got, want, `${key} ${group.key[key]}`);
         assert.ok(group.cache_hits > 0, "every group has hits in this data set");
+        // And the cost's classes, summed per group as the cost is.
+        for (const field of COST_CLASS_COLUMNS) {
+          const sum = mine.reduce((n, r) => n + (r[field] ?? 0), 0);
+          assert.equal(group[field].toFixed(9), sum.toFixed(9), `${key} ${group.key[key]} ${field}`);
+        }
       }
     }
     // A request modified by two rules is in both groups, so the groups add up to more than the total.

@@ -13,7 +13,7 @@
  * @module
  */
 import postgres from "postgres";
-import { type ColumnKind, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
+import { type ColumnKind, COST_CLASS_COLUMNS, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
@@ -27,9 +27,10 @@ export type PostgresClient = postgres.Sql;
  * per-token data by the token's identity, not its name (`ownership_migration.ts`); 5: usage records' `dropped`
  * (what a translated target did not get of the request); 6: usage records' `cache`, `saved_tokens` and
  * `saved_cost` (the response cache's outcome and what a hit saved); 7: tokens' `cache` (an issued token's
- * response-cache settings); 8: usage records' `trace_id` (the request's OpenTelemetry trace).
+ * response-cache settings); 8: usage records' `trace_id` (the request's OpenTelemetry trace); 9: usage records'
+ * `cost_input`, `cost_cached`, `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class).
  */
-export const POSTGRES_SCHEMA_VERSION = 8;
+export const POSTGRES_SCHEMA_VERSION = 9;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -115,6 +116,8 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   ]],
   [7, POSTGRES_TOKENS_CACHE_MIGRATION],
   [8, ["ALTER TABLE usage ADD COLUMN trace_id text"]],
+  // Defaults, as for migration 6: a record from before the split reads as none (no rows rewritten).
+  [9, COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`)],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

@@ -37,7 +37,7 @@ import { usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
 
 /**
- * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 26
+ * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 32
  * columns (its uid included); a pipeline batch larger than this is sent as several statements (each
  * idempotent on its own).
  */

@@ -11,7 +11,13 @@ import { makeRecord } from "../../tests/helpers/usage.ts";
 import { POSTGRES_SCHEMA_VERSION, PostgresPool } from "./postgres_schema.ts";
 import { createPostgresStore, openPostgresStore } from "./postgres_store.ts";
 import { UsageQueryError } from "./query.ts";
-import type { PolicyOutcome, UsageGroupKey, UsageQuery, UsageRecord } from "./record.ts";
+import {
+  COST_CLASS_COLUMNS,
+  type PolicyOutcome,
+  type UsageGroupKey,
+  type UsageQuery,
+  type UsageRecord,
+} from "./record.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import type { StoredUsageRecord, UsageDatabase } from "./store.ts";
 
@@ -66,6 +72,12 @@ function dataset(n: number): StoredUsageRecord[] {
       saved_cost: hit ? next(1_000) / 991 : 0,
       // The trace column (migration 8): only the request log reads it, but it must not disturb the sums.
       trace_id: i % 4 === 0 ? null : (i % 5).toString(16).padStart(32, "0"),
+      // The cost classes (migration 9): summed per group like the cost, so both stores must agree on them.
+      cost_input: next(1_000) / 983,
+      cost_cached: next(3) === 0 ? 0 : next(1_000) / 977,
+      cost_cache_write: next(4) === 0 ? next(1_000) / 971 : 0,
+      cost_output: next(1_000) / 967,
+      cost_reasoning: next(2) === 0 ? next(1_000) / 953 : 0,
     });
     return { ...record, uid: `u${i}` };
   });
@@ -94,7 +106,7 @@ Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same recor
       // Sums of float costs may differ in the last bits between engines' summation orders.
       const round = (r: typeof want) =>
         JSON.parse(
-          JSON.stringify(r, (k, v) => /cost$/.test(k) && typeof v === "number" ? v.toFixed(9) : v),
+          JSON.stringify(r, (k, v) => /cost/.test(k) && typeof v === "number" ? v.toFixed(9) : v),
         );
       assert.deepEqual(round(got), round(want), JSON.stringify(q));
     }
@@ -106,6 +118,12 @@ Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same recor
     assert.equal(totals.cache_hits, hits.length);
     assert.equal(totals.cache_lookups, hits.length + records.filter((r) => r.cache === "miss").length);
     assert.equal(totals.saved_tokens, hits.reduce((n, r) => n + (r.saved_tokens ?? 0), 0));
+    // So are the cost classes' sums, each what the records add up to.
+    for (const field of COST_CLASS_COLUMNS) {
+      const want = records.reduce((n, r) => n + (r[field] ?? 0), 0);
+      assert.ok(want > 0, field);
+      assert.equal(totals[field].toFixed(9), want.toFixed(9), field);
+    }
     // The same refusals as SQLite, as UsageQueryError naming the parameter (the admin API's 400).
     for (
       const [q, param] of [
@@ -198,8 +216,8 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
     );
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 8);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 9);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -208,7 +226,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(8\)/,
+      /schema version 99 is newer than this gateway's \(9\)/,
     );
   } finally {
     await dropSchema(schema);

@@ -140,6 +140,11 @@ const SUMS: Readonly<Record<SummedField, string>> = {
   cache_lookups: `CASE WHEN cache IN (${sqlList(CACHE_LOOKUPS)}) THEN 1 ELSE 0 END`,
   saved_tokens: "saved_tokens",
   saved_cost: "saved_cost",
+  cost_input: "cost_input",
+  cost_cached: "cost_cached",
+  cost_cache_write: "cost_cache_write",
+  cost_output: "cost_output",
+  cost_reasoning: "cost_reasoning",
 };
 
 const SUMMED = Object.keys(SUMS) as SummedField[];

@@ -42,6 +42,11 @@ Deno.test("query: totals over no records have every field, the cache's included,
     cache_lookups: 0,
     saved_tokens: 0,
     saved_cost: 0,
+    cost_input: 0,
+    cost_cached: 0,
+    cost_cache_write: 0,
+    cost_output: 0,
+    cost_reasoning: 0,
     latency_ms: { p50: null, p90: null, p99: null },
   });
 });

@@ -43,6 +43,16 @@ export interface UsageRecord {
   tokens_estimated: boolean;
   /** Money, in the price table's currency (0 when the target has no price). */
   cost: number;
+  /**
+   * `cost` by token class (lib/pricing/cost.ts), which add up to it: uncached input, cached input reads,
+   * cache writes, output other than reasoning, and reasoning. Kept apart so an operator can see what prompt
+   * caching saves and what reasoning costs. Optional: records written before the split have 0 in each.
+   */
+  cost_input?: number;
+  cost_cached?: number;
+  cost_cache_write?: number;
+  cost_output?: number;
+  cost_reasoning?: number;
   latency_ms: number;
   /** Time to the first streamed chunk, for streams. */
   ttft_ms: number | null;
@@ -80,6 +90,18 @@ export const CACHE_LOOKUPS = [...CACHE_HITS, "miss"] as const;
 /** How a stored column's value is coerced (both databases). */
 export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
 
+/**
+ * The columns of `cost` by token class, the one list of them: both stores' migrations add them, and the
+ * column list ends with them.
+ */
+export const COST_CLASS_COLUMNS = [
+  "cost_input",
+  "cost_cached",
+  "cost_cache_write",
+  "cost_output",
+  "cost_reasoning",
+] as const satisfies readonly (keyof UsageRecord)[];
+
 /** Every stored column of a record, in insert order, with how its value is coerced (the PostgreSQL store's too). */
 export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, ColumnKind])[] = [
   ["time", "text"],
@@ -112,6 +134,8 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   ["saved_cost", "real"],
   // Added by SQLite migration 9 / PostgreSQL migration 8.
   ["trace_id", "text?"],
+  // Added by SQLite migration 10 / PostgreSQL migration 9 (default 0: older records have no split).
+  ...COST_CLASS_COLUMNS.map((name) => [name, "real"] as const),
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -208,6 +232,12 @@ export interface UsageTotals {
   /** Tokens and money the cache hits did not spend. */
   saved_tokens: number;
   saved_cost: number;
+  /** `cost` by token class (their sums; 0 for records written before the split). */
+  cost_input: number;
+  cost_cached: number;
+  cost_cache_write: number;
+  cost_output: number;
+  cost_reasoning: number;
   latency_ms: { p50: number | null; p90: number | null; p99: number | null };
 }
 

@@ -18,6 +18,7 @@ import { rollback, run } from "./sqlite_calls.ts";
 import { storableText } from "./client_text.ts";
 import {
   type ColumnKind,
+  COST_CLASS_COLUMNS,
   type RecordListQuery,
   type RecordPage,
   USAGE_COLUMNS,
@@ -49,9 +50,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * `owner`, usage records' `token_id`: `ownership_migration.ts`); 6: usage records' `dropped` (what a translated
  * target did not get of the request); 7: usage records' `cache`, `saved_tokens` and `saved_cost` (the response
  * cache's outcome and what a hit saved); 8: tokens' `cache` (an issued token's response-cache settings); 9:
- * usage records' `trace_id` (the request's OpenTelemetry trace).
+ * usage records' `trace_id` (the request's OpenTelemetry trace); 10: usage records' `cost_input`, `cost_cached`,
+ * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class).
  */
-export const USAGE_SCHEMA_VERSION = 9;
+export const USAGE_SCHEMA_VERSION = 10;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -96,6 +98,11 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   ],
   [8, SQLITE_TOKENS_CACHE_SQL],
   [9, "ALTER TABLE usage ADD COLUMN trace_id TEXT;"],
+  // Defaults, as for migration 7: a record from before the split reads as none, and the sums stay plain SUMs.
+  [
+    10,
+    COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join("\n"),
+  ],
 ];
 
 /**

@@ -168,6 +168,57 @@ Deno.test("admin requests: the log lists requests just made, newest first, paged
   });
 });
 
+Deno.test("admin requests: each record's cost by token class is returned, and /admin/usage sums it", async () => {
+  await withGateway(async (call, store) => {
+    const res = await call("/v1/chat/completions", chat("hello", 3));
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    // A priced, cached, reasoning request, as the accounting writes it (the builtin target has no price).
+    const split = {
+      cost_input: 0.25,
+      cost_cached: 0.125,
+      cost_cache_write: 0.5,
+      cost_output: 0.75,
+      cost_reasoning: 1,
+    };
+    const priced = makeRecord(1, { cost: 2.625, ...split });
+    const second = { ...makeRecord(2, { cost: 2.625, ...split }), uid: "p2" };
+    await store.insert([{ ...priced, uid: "p1" }, second]);
+    const log = (await (await call("/admin/requests", admin)).json()).data as UsageRecord[];
+    const classes = (r: Partial<typeof split>) => [
+      r.cost_input,
+      r.cost_cached,
+      r.cost_cache_write,
+      r.cost_output,
+      r.cost_reasoning,
+    ];
+    // The gateway's own request: unpriced, so every class is there and 0.
+    assert.deepEqual(
+      log.map((r) => [r.token === "t" ? "live" : r.request_id, ...classes(r)]),
+      [
+        ["live", 0, 0, 0, 0, 0],
+        ["req_2", 0.25, 0.125, 0.5, 0.75, 1],
+        ["req_1", 0.25, 0.125, 0.5, 0.75, 1],
+      ],
+    );
+    assert.deepEqual(log[2], priced);
+    const usage = await (await call("/admin/usage?group_by=token,alias", admin)).json();
+    assert.deepEqual(classes(usage.totals), [0.5, 0.25, 1, 1.5, 2]);
+    const alice = usage.groups.find((g: { key: Record<string, string> }) => g.key.token === "alice");
+    assert.deepEqual([alice.key.alias, alice.cost, ...classes(alice)], [
+      "chat-default",
+      5.25,
+      0.5,
+      0.25,
+      1,
+      1.5,
+      2,
+    ]);
+    const live = usage.groups.find((g: { key: Record<string, string> }) => g.key.token === "t");
+    assert.deepEqual(classes(live), [0, 0, 0, 0, 0]);
+  });
+});
+
 Deno.test("admin requests: trace_id finds the request of a trace; every record carries one", async () => {
   await withGateway(async (call, store) => {
     const res = await call("/v1/chat/completions", chat("hello", 3));

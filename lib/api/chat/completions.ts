@@ -9,6 +9,7 @@ import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { admitChat, type Answer } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
+import { tokenClassesOf } from "../../pricing/cost.ts";
 import { parseChatRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import {
@@ -49,6 +50,6 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
         startedAt: ctx.startedAt,
       }),
     usage: ({ usage }) =>
-      usage && { prompt: usage.prompt_tokens, completion: usage.completion_tokens, estimated: false },
+      usage && { ...tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage), estimated: false },
   });
 }

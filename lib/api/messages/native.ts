@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { redactText } from "../../policy/content_rules.ts";
@@ -119,8 +120,15 @@ export function readMessagesUsage(usage: unknown, base?: MessagesUsage): Message
  * The usage record's counts: Anthropic's `input_tokens` leaves out the cached tokens, which the record's prompt
  * counts (as OpenAI's `prompt_tokens` does, and as the translated Anthropic path reports them).
  */
-export function usageTokens(usage: MessagesUsage): { prompt: number; completion: number } {
-  return { prompt: usage.input + usage.cacheCreation + usage.cacheRead, completion: usage.output };
+export function usageTokens(usage: MessagesUsage): TokenClasses {
+  // Anthropic's input excludes its cache reads and writes; the gateway's prompt count includes them, and they
+  // are priced apart (writes as five-minute ones: the stream's usage does not say which lifetime).
+  return {
+    prompt: usage.input + usage.cacheCreation + usage.cacheRead,
+    completion: usage.output,
+    cachedRead: usage.cacheRead,
+    cacheWrite5m: usage.cacheCreation,
+  };
 }
 
 /** The texts of a Message's content (text, thinking, tool input), for counting its tokens without usage. */

@@ -117,7 +117,7 @@ Deno.test("messages native answer: the alias as model, the upstream's id and blo
 Deno.test("messages native usage: cache counts in the prompt; message_delta counts laid over message_start's", () => {
   const usage = readMessagesUsage(MESSAGE.usage)!;
   assert.deepEqual(usage, { input: 10, output: 5, cacheCreation: 3, cacheRead: 100 });
-  assert.deepEqual(usageTokens(usage), { prompt: 113, completion: 5 });
+  assert.deepEqual(usageTokens(usage), { prompt: 113, completion: 5, cachedRead: 100, cacheWrite5m: 3 });
   const later = readMessagesUsage({ output_tokens: 42 }, usage)!;
   assert.deepEqual(later, { ...usage, output: 42 });
   assert.equal(readMessagesUsage({ output_tokens: 3 }), undefined, "no input count, no usage");

@@ -48,6 +48,8 @@ export interface AnthropicUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Of the cache writes, those kept an hour (`cache_creation.ephemeral_1h_input_tokens`); the rest are 5-minute. */
+  cache_creation_1h: number;
 }
 
 /** Reads Anthropic's usage object; absent fields count as 0. */
@@ -58,6 +60,9 @@ export function readAnthropicUsage(usage: unknown): AnthropicUsage {
     output_tokens: num(u.output_tokens),
     cache_creation_input_tokens: num(u.cache_creation_input_tokens),
     cache_read_input_tokens: num(u.cache_read_input_tokens),
+    cache_creation_1h: num(
+      isObject(u.cache_creation) ? u.cache_creation.ephemeral_1h_input_tokens : undefined,
+    ),
   };
 }
 
@@ -67,7 +72,11 @@ export function readAnthropicUsage(usage: unknown): AnthropicUsage {
  */
 export function toOpenAIUsage(usage: AnthropicUsage): Usage {
   const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
-  return makeUsage(prompt, usage.output_tokens, usage.cache_read_input_tokens);
+  const oneHour = Math.min(usage.cache_creation_1h, usage.cache_creation_input_tokens);
+  return makeUsage(prompt, usage.output_tokens, usage.cache_read_input_tokens, {
+    fiveMinutes: usage.cache_creation_input_tokens - oneHour,
+    oneHour,
+  });
 }
 
 /** Identity of the OpenAI completion built from an Anthropic message. */

@@ -129,7 +129,8 @@ Deno.test("anthropic response: usage with cache tokens (prompt caching guide)", 
     prompt_tokens: 188107,
     completion_tokens: 393,
     total_tokens: 188500,
-    prompt_tokens_details: { cached_tokens: 0 },
+    // The writes are kept apart for pricing (lib/pricing/cost.ts): five-minute ones, Anthropic's default.
+    prompt_tokens_details: { cached_tokens: 0, cache_write_5m_tokens: 188086, cache_write_1h_tokens: 0 },
   });
   const read = toChatCompletion(
     "claude",
@@ -324,4 +325,28 @@ Deno.test("anthropic response: the answer tool's input is the text answer, finis
     toChatCompletion("claude", { ...answer, stop_reason: "max_tokens" }, "m", 1).choices[0].finish_reason,
     "length",
   );
+});
+
+Deno.test("anthropic response: cache writes split by lifetime (cache_creation), priced apart", () => {
+  const message = toChatCompletion(
+    "claude",
+    {
+      ...TEXT_RESPONSE,
+      usage: {
+        input_tokens: 5,
+        output_tokens: 7,
+        cache_read_input_tokens: 100,
+        cache_creation_input_tokens: 300,
+        cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 },
+      },
+    },
+    "m",
+    1,
+  );
+  assert.deepEqual(message.usage, {
+    prompt_tokens: 405,
+    completion_tokens: 7,
+    total_tokens: 412,
+    prompt_tokens_details: { cached_tokens: 100, cache_write_5m_tokens: 100, cache_write_1h_tokens: 200 },
+  });
 });

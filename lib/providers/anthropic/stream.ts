@@ -180,6 +180,9 @@ export function anthropicChunkTransformer(
           for (const field of USAGE_FIELDS) {
             if (typeof update[field] === "number") next[field] = update[field];
           }
+          if (isObject(update.cache_creation)) {
+            next.cache_creation_1h = readAnthropicUsage(update).cache_creation_1h;
+          }
           usage = next;
           return;
         }

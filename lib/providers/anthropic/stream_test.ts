@@ -148,7 +148,7 @@ Deno.test("anthropic stream: multi-byte UTF-8 characters split anywhere; cache t
     prompt_tokens: 115,
     completion_tokens: 7,
     total_tokens: 122,
-    prompt_tokens_details: { cached_tokens: 100 },
+    prompt_tokens_details: { cached_tokens: 100, cache_write_5m_tokens: 10, cache_write_1h_tokens: 0 },
   });
   const emoji = bytes.indexOf(0xf0); // first byte of 🌍 (4 bytes)
   for (let cut = 0; cut <= bytes.length; cut++) {

@@ -53,8 +53,10 @@ function count(value: unknown): number {
 export function mapUsage(usage: unknown): Usage {
   const u = isObject(usage) ? usage : {};
   const cacheRead = u.cacheReadInputTokens === undefined ? undefined : count(u.cacheReadInputTokens);
-  const prompt = count(u.inputTokens) + (cacheRead ?? 0) + count(u.cacheWriteInputTokens);
-  return makeUsage(prompt, count(u.outputTokens), cacheRead);
+  const writes = count(u.cacheWriteInputTokens);
+  const prompt = count(u.inputTokens) + (cacheRead ?? 0) + writes;
+  // Converse reports cache writes without their lifetime: Claude's default, five minutes.
+  return makeUsage(prompt, count(u.outputTokens), cacheRead, { fiveMinutes: writes, oneHour: 0 });
 }
 
 /**

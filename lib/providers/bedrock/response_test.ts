@@ -103,6 +103,7 @@ Deno.test("bedrock response: usage with prompt caching", () => {
     prompt_tokens: 60,
     completion_tokens: 5,
     total_tokens: 65,
+    prompt_tokens_details: { cache_write_5m_tokens: 50, cache_write_1h_tokens: 0 },
   });
   assert.deepEqual(mapUsage(undefined), { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
 });

@@ -58,13 +58,29 @@ export function makeUsageChunk(identity: ChunkIdentity, usage: Usage): ChatCompl
   };
 }
 
-/** OpenAI `CompletionUsage` from prompt and completion counts, with optional cached-token detail. */
-export function makeUsage(prompt: number, completion: number, cachedPrompt?: number): Usage {
+/**
+ * OpenAI `CompletionUsage` from prompt and completion counts, with optional cached-token detail and, for vendors
+ * that charge for writing their prompt cache (Anthropic, Bedrock), the gateway's own details of the tokens
+ * written (`cache_write_5m_tokens`, `cache_write_1h_tokens`: within `prompt_tokens`, priced apart by
+ * lib/pricing/cost.ts).
+ */
+export function makeUsage(
+  prompt: number,
+  completion: number,
+  cachedPrompt?: number,
+  cacheWrites?: { fiveMinutes: number; oneHour: number },
+): Usage {
   const usage: Usage = {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
   };
-  if (cachedPrompt !== undefined) usage.prompt_tokens_details = { cached_tokens: cachedPrompt };
+  const details: Record<string, number> = {};
+  if (cachedPrompt !== undefined) details.cached_tokens = cachedPrompt;
+  if (cacheWrites !== undefined && cacheWrites.fiveMinutes + cacheWrites.oneHour > 0) {
+    details.cache_write_5m_tokens = cacheWrites.fiveMinutes;
+    details.cache_write_1h_tokens = cacheWrites.oneHour;
+  }
+  if (Object.keys(details).length > 0) usage.prompt_tokens_details = details;
   return usage;
 }

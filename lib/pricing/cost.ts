@@ -1,0 +1,120 @@
+/**
+ * What a request cost, from its real usage and its target's price, class by class: uncached input, cached input
+ * (read), cache writes (Anthropic's 5-minute and 1-hour), output, and reasoning where it is priced apart.
+ *
+ * The counts are the chat form's, which every provider adapter normalises to OpenAI's convention: the prompt
+ * count includes cached reads and cache writes (`prompt_tokens_details.cached_tokens`, `cache_write_*`), and
+ * the completion count includes reasoning (`completion_tokens_details.reasoning_tokens`). (At the vendors,
+ * OpenAI's and Gemini's prompt counts include cached tokens while Anthropic's and Bedrock's input counts do not;
+ * their adapters add them in.) So uncached input is the prompt less the cached and written tokens.
+ *
+ * A class with no price of its own falls back: cached → input, 1-hour cache write → 5-minute → input,
+ * reasoning → output. Above a long-context tier's threshold (the prompt's size), the tier's rates apply to the
+ * whole request, as the vendors price it.
+ *
+ * @module
+ */
+
+/** Prices per million tokens; every class but input and output optional. */
+export interface TokenPrices {
+  readonly input: number;
+  readonly output: number;
+  readonly cached_input?: number;
+  readonly cache_write_5m?: number;
+  readonly cache_write_1h?: number;
+  readonly reasoning?: number;
+  /** Rates above a prompt-size threshold (Gemini 2.5 Pro over 200k, Claude's 1M-context tier). */
+  readonly long_context?: {
+    readonly above: number;
+    readonly input: number;
+    readonly output: number;
+    readonly cached_input?: number;
+  };
+}
+
+/** A request's tokens by class; `prompt` and `completion` are the totals. */
+export interface TokenClasses {
+  prompt: number;
+  completion: number;
+  cachedRead?: number;
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
+  reasoning?: number;
+}
+
+/** A request's cost by class, in the price table's currency; `total` is their sum. */
+export interface CostBreakdown {
+  total: number;
+  input: number;
+  cached: number;
+  cacheWrite: number;
+  output: number;
+  reasoning: number;
+}
+
+export const ZERO_COST: Readonly<CostBreakdown> = Object.freeze({
+  total: 0,
+  input: 0,
+  cached: 0,
+  cacheWrite: 0,
+  output: 0,
+  reasoning: 0,
+});
+
+const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
+
+/** The cost of `usage` at `prices` (see the module doc for the arithmetic). */
+export function costOfUsage(prices: TokenPrices | null | undefined, usage: TokenClasses): CostBreakdown {
+  if (!prices) return { ...ZERO_COST };
+  const prompt = count(usage.prompt);
+  const completion = count(usage.completion);
+  const tier = prices.long_context !== undefined && prompt > prices.long_context.above
+    ? prices.long_context
+    : undefined;
+  const inputRate = tier?.input ?? prices.input;
+  const outputRate = tier?.output ?? prices.output;
+  const cachedRate = tier?.cached_input ?? prices.cached_input ?? inputRate;
+  const write5mRate = prices.cache_write_5m ?? inputRate;
+  const write1hRate = prices.cache_write_1h ?? write5mRate;
+  const cached = Math.min(count(usage.cachedRead), prompt);
+  const write5m = Math.min(count(usage.cacheWrite5m), prompt - cached);
+  const write1h = Math.min(count(usage.cacheWrite1h), prompt - cached - write5m);
+  const uncached = prompt - cached - write5m - write1h;
+  const reasoning = prices.reasoning === undefined ? 0 : Math.min(count(usage.reasoning), completion);
+  const perMillion = (tokens: number, rate: number) => (tokens * rate) / 1_000_000;
+  const breakdown = {
+    input: perMillion(uncached, inputRate),
+    cached: perMillion(cached, cachedRate),
+    cacheWrite: perMillion(write5m, write5mRate) + perMillion(write1h, write1hRate),
+    output: perMillion(completion - reasoning, outputRate),
+    reasoning: perMillion(reasoning, prices.reasoning ?? outputRate),
+  };
+  return {
+    total: breakdown.input + breakdown.cached + breakdown.cacheWrite + breakdown.output + breakdown.reasoning,
+    ...breakdown,
+  };
+}
+
+/** The token classes a chat-form `usage` reports (its `*_details`), with the totals given. */
+export function tokenClassesOf(prompt: number, completion: number, usage: unknown): TokenClasses {
+  const u = usage as
+    | {
+      prompt_tokens_details?: {
+        cached_tokens?: unknown;
+        cache_write_5m_tokens?: unknown;
+        cache_write_1h_tokens?: unknown;
+      };
+      completion_tokens_details?: { reasoning_tokens?: unknown };
+    }
+    | null
+    | undefined;
+  const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+  return {
+    prompt,
+    completion,
+    cachedRead: num(u?.prompt_tokens_details?.cached_tokens),
+    cacheWrite5m: num(u?.prompt_tokens_details?.cache_write_5m_tokens),
+    cacheWrite1h: num(u?.prompt_tokens_details?.cache_write_1h_tokens),
+    reasoning: num(u?.completion_tokens_details?.reasoning_tokens),
+  };
+}

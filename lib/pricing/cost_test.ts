@@ -1,0 +1,106 @@
+/**
+ * The cost arithmetic, class by class, to the micro-dollar: cached reads, cache writes (5-minute, 1-hour),
+ * reasoning priced apart, the long-context tier, and each class's fallback when it has no price of its own.
+ */
+import assert from "node:assert/strict";
+import { costOfUsage, tokenClassesOf, type TokenPrices } from "./cost.ts";
+
+const micro = (dollars: number) => Math.round(dollars * 1_000_000);
+
+Deno.test("cost: plain input and output", () => {
+  const cost = costOfUsage({ input: 2.5, output: 10 }, { prompt: 1_000, completion: 500 });
+  assert.equal(micro(cost.total), micro((1_000 * 2.5 + 500 * 10) / 1e6));
+  assert.equal(micro(cost.input), 2_500);
+  assert.equal(micro(cost.output), 5_000);
+});
+
+Deno.test("cost: cached reads at their price, the rest of the prompt at input (OpenAI, Gemini: prompt includes them)", () => {
+  const prices: TokenPrices = { input: 1.25, output: 10, cached_input: 0.125 };
+  const cost = costOfUsage(prices, { prompt: 10_000, completion: 1_000, cachedRead: 8_000 });
+  // 2,000 uncached × 1.25 + 8,000 cached × 0.125 + 1,000 × 10, per million.
+  assert.equal(micro(cost.input), 2_500);
+  assert.equal(micro(cost.cached), 1_000);
+  assert.equal(micro(cost.output), 10_000);
+  assert.equal(micro(cost.total), 13_500);
+});
+
+Deno.test("cost: Anthropic's cache writes, 5-minute and 1-hour, and reads (normalised into the prompt)", () => {
+  const sonnet: TokenPrices = {
+    input: 3,
+    output: 15,
+    cached_input: 0.3,
+    cache_write_5m: 3.75,
+    cache_write_1h: 6,
+  };
+  const cost = costOfUsage(sonnet, {
+    prompt: 100 + 2_000 + 1_000 + 5_000,
+    completion: 300,
+    cachedRead: 5_000,
+    cacheWrite5m: 2_000,
+    cacheWrite1h: 1_000,
+  });
+  assert.equal(micro(cost.input), 300); // 100 × 3
+  assert.equal(micro(cost.cached), 1_500); // 5,000 × 0.3
+  assert.equal(micro(cost.cacheWrite), 7_500 + 6_000); // 2,000 × 3.75 + 1,000 × 6
+  assert.equal(micro(cost.output), 4_500); // 300 × 15
+  assert.equal(micro(cost.total), 300 + 1_500 + 13_500 + 4_500);
+});
+
+Deno.test("cost: fallbacks — cached → input, 1-hour write → 5-minute → input, reasoning → output", () => {
+  const bare: TokenPrices = { input: 2, output: 8 };
+  const cost = costOfUsage(bare, {
+    prompt: 4_000,
+    completion: 2_000,
+    cachedRead: 1_000,
+    cacheWrite5m: 1_000,
+    cacheWrite1h: 1_000,
+    reasoning: 1_500,
+  });
+  assert.equal(micro(cost.total), micro((4_000 * 2 + 2_000 * 8) / 1e6), "every class at input or output");
+  const fiveOnly = costOfUsage({ input: 2, output: 8, cache_write_5m: 2.5 }, {
+    prompt: 1_000,
+    completion: 0,
+    cacheWrite1h: 1_000,
+  });
+  assert.equal(micro(fiveOnly.cacheWrite), 2_500, "a 1-hour write without its own price at the 5-minute one");
+});
+
+Deno.test("cost: reasoning priced apart is taken out of the output", () => {
+  const cost = costOfUsage({ input: 1, output: 4, reasoning: 3 }, {
+    prompt: 0,
+    completion: 1_000,
+    reasoning: 600,
+  });
+  assert.equal(micro(cost.reasoning), 1_800);
+  assert.equal(micro(cost.output), 1_600);
+});
+
+Deno.test("cost: above a long-context threshold the tier's rates apply to the whole request", () => {
+  const pro: TokenPrices = {
+    input: 1.25,
+    output: 10,
+    cached_input: 0.125,
+    long_context: { above: 200_000, input: 2.5, output: 15, cached_input: 0.25 },
+  };
+  const small = costOfUsage(pro, { prompt: 200_000, completion: 1_000 });
+  assert.equal(micro(small.total), micro((200_000 * 1.25 + 1_000 * 10) / 1e6));
+  const large = costOfUsage(pro, { prompt: 300_000, completion: 1_000, cachedRead: 100_000 });
+  assert.equal(micro(large.total), micro((200_000 * 2.5 + 100_000 * 0.25 + 1_000 * 15) / 1e6));
+});
+
+Deno.test("cost: no price is no cost; nonsense counts count as zero; classes never exceed the totals", () => {
+  assert.equal(costOfUsage(null, { prompt: 10, completion: 10 }).total, 0);
+  const odd = costOfUsage({ input: 1, output: 1 }, { prompt: 100, completion: -5, cachedRead: 500 });
+  assert.equal(
+    micro(odd.total),
+    micro(100 * 1 / 1e6 * 0 + 100 * 1 / 1e6),
+    "the cached count is capped at the prompt",
+  );
+  assert.deepEqual(
+    tokenClassesOf(10, 5, {
+      prompt_tokens_details: { cached_tokens: 4, cache_write_5m_tokens: 2 },
+      completion_tokens_details: { reasoning_tokens: 3 },
+    }),
+    { prompt: 10, completion: 5, cachedRead: 4, cacheWrite5m: 2, cacheWrite1h: undefined, reasoning: 3 },
+  );
+});
