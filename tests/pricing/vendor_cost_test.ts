@@ -1,13 +1,16 @@
 /**
- * A request's cost from the token classes its vendor reports (issue 26, acceptance 1, with explicit prices):
- * OpenAI's reasoning tokens priced apart, Anthropic's cache reads and cache writes, each to the micro-dollar
- * of lib/pricing/cost.ts's arithmetic, in the usage record's total and its breakdown.
+ * A request's cost from the token classes its vendor reports (issue 26, acceptance 1): OpenAI's reasoning
+ * tokens priced apart, Anthropic's cache reads and cache writes, Gemini's thought tokens, each to the
+ * micro-dollar of lib/pricing/cost.ts's arithmetic, in the usage record's total and its breakdown; a target
+ * without a price of its own priced from the catalog, and one with its own price charged at that.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
 import { FAKE_KEY, FAKE_REASONING_TOKENS, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { FAKE_GEMINI_KEY, FAKE_GEMINI_THOUGHT_TOKENS, startFakeGemini } from "../helpers/fake_gemini.ts";
+import { defaultCatalog, lookupPrice } from "../../lib/pricing/catalog.ts";
 import { startFakes } from "../helpers/fakes.ts";
 import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
 
@@ -95,6 +98,50 @@ admin_tokens:
     assert.equal(c.prompt_tokens, 20 + 40 + 300);
     assert.equal(micro(c.cost_cache_write), micro(40 * 3.75 / 1e6));
     assert.equal(micro(c.cost), micro((20 * 3 + 300 * 0.3 + 40 * 3.75 + 7 * 15) / 1e6));
+  } finally {
+    await gw.stop();
+    await fakes.stop();
+  }
+});
+
+Deno.test("pricing: Gemini's thought tokens as reasoning; a catalog price by default, a target's own price over it", async () => {
+  const fakes = startFakes({ openai: startFakeOpenAI, gemini: startFakeGemini });
+  const gw = await startGateway(`
+providers:
+  oa: { type: openai, base_url: "${fakes.openai.baseURL}", api_key: "${FAKE_KEY}" }
+  gm: { type: gemini, base_url: "${fakes.gemini.baseURL}", api_key: "${FAKE_GEMINI_KEY}" }
+models:
+  thinker:
+    type: chat
+    targets: [{ provider: gm, model: gem-ok, price: { input: 1.25, output: 10, reasoning: 3.5 } }]
+  catalogued: { type: chat, targets: [{ provider: oa, model: gpt-4o-mini }] }
+  overridden: { type: chat, targets: [{ provider: oa, model: gpt-4o-mini, price: { input: 1, output: 2 } }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+admin_tokens:
+  - { name: admin, sha256: ${hashToken(ADMIN)} }
+`);
+  try {
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: TEST_TOKEN, maxRetries: 0 });
+    const ask = (model: string, extra: Record<string, unknown> = {}) =>
+      client.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }], ...extra })
+        .withResponse();
+
+    // reasoning_effort asks Gemini for its thoughts: 11 prompt, 7 answer + FAKE_GEMINI_THOUGHT_TOKENS thought tokens.
+    const thought = await ask("thinker", { reasoning_effort: "low" });
+    const t = await recordOf(gw, thought.response.headers.get("x-request-id")!);
+    assert.equal(t.completion_tokens, 7 + FAKE_GEMINI_THOUGHT_TOKENS);
+    assert.equal(micro(t.cost_reasoning), micro(FAKE_GEMINI_THOUGHT_TOKENS * 3.5 / 1e6));
+    assert.equal(micro(t.cost), micro((11 * 1.25 + 7 * 10 + FAKE_GEMINI_THOUGHT_TOKENS * 3.5) / 1e6));
+
+    // No price of its own: the catalog's, for an OpenAI gpt-4o-mini (11 prompt, 7 completion).
+    const rates = lookupPrice(defaultCatalog(), "openai", "gpt-4o-mini")!;
+    assert.ok(rates, "the catalog knows gpt-4o-mini");
+    const c = await recordOf(gw, (await ask("catalogued")).response.headers.get("x-request-id")!);
+    assert.equal(micro(c.cost), micro((11 * rates.input + 7 * rates.output) / 1e6));
+    assert.ok(c.cost > 0);
+    const o = await recordOf(gw, (await ask("overridden")).response.headers.get("x-request-id")!);
+    assert.equal(micro(o.cost), micro((11 * 1 + 7 * 2) / 1e6), "a target's own price wins");
   } finally {
     await gw.stop();
     await fakes.stop();
