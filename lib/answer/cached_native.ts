@@ -17,6 +17,7 @@ import { keyedRequest, keyOf, type KeyScope } from "../cache/key.ts";
 import type { Fill } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
 import type { ChatAnswer, NativeAnswer, NativeCacheSpec } from "./routed.ts";
+import { watchedReader } from "./watched_reader.ts";
 
 /** Fields of a client body that do not change the answer (as for the chat form, cache/key.ts). */
 const NOT_KEYED = [
@@ -141,33 +142,16 @@ export function fillingNative(
     else kept.push(JSON.parse(text));
   };
   keep(value.stream.first);
-  const source = value.stream.rest;
-  const rest = new ReadableStream<JsonObject>({
-    async pull(controller) {
-      let next: ReadableStreamReadResult<JsonObject>;
-      try {
-        next = await source.read();
-      } catch (err) {
-        fill.abandon();
-        controller.error(err);
-        return;
-      }
-      if (next.done) {
-        end(kept === undefined ? undefined : entry(kept, true));
-        controller.close();
-        return;
-      }
-      if (isObject(next.value)) keep(next.value);
+  const rest = watchedReader(value.stream.rest, {
+    value(event) {
+      if (isObject(event)) keep(event);
       // A client API's body may stop reading at the final event (Messages closes at `message_stop`): the
       // answer is whole there, so it is written then, not when the upstream's end is read.
-      if (kept !== undefined && spec.isFinal?.(next.value)) end(entry(kept, true));
-      controller.enqueue(next.value);
+      if (kept !== undefined && spec.isFinal?.(event)) end(entry(kept, true));
     },
-    cancel(reason) {
-      // Before the final event (the client gone, a budget stop): not a whole answer. After it: written already.
-      fill.abandon();
-      return source.cancel(reason);
-    },
-  }, { highWaterMark: 0 }).getReader();
+    done: () => end(kept === undefined ? undefined : entry(kept, true)),
+    // Before the final event (the client gone, a budget stop): not a whole answer. After it: written already.
+    failed: () => fill.abandon(),
+  });
   return { ...routed, value: { kind: "native_stream", stream: { first: value.stream.first, rest } } };
 }

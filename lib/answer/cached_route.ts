@@ -23,6 +23,7 @@ import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cach
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
 import { fillingNative, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
+import { watchedReader } from "./watched_reader.ts";
 
 /** What the usage record's `cache` says (and `x-cache`, in capitals: lib/http/middleware.ts). */
 export type CacheStatus = "hit" | "hit_semantic" | "miss" | "bypass";
@@ -144,30 +145,11 @@ function filling(
   // abandons it.
   const sum = new ChunkAccumulator();
   sum.add(value.stream.first);
-  const source = value.stream.rest;
-  const rest = new ReadableStream<ChatCompletionChunk>({
-    async pull(controller) {
-      let next: ReadableStreamReadResult<ChatCompletionChunk>;
-      try {
-        next = await source.read();
-      } catch (err) {
-        fill.abandon();
-        controller.error(err);
-        return;
-      }
-      if (next.done) {
-        end(fill.writes ? entry(sum.completion()) : undefined);
-        controller.close();
-        return;
-      }
-      sum.add(next.value);
-      controller.enqueue(next.value);
-    },
-    cancel(reason) {
-      fill.abandon();
-      return source.cancel(reason);
-    },
-  }, { highWaterMark: 0 }).getReader();
+  const rest = watchedReader(value.stream.rest, {
+    value: (chunk) => sum.add(chunk),
+    done: () => end(fill.writes ? entry(sum.completion()) : undefined),
+    failed: () => fill.abandon(),
+  });
   return { ...routed, value: { kind: "stream", stream: { first: value.stream.first, rest } } };
 }
 

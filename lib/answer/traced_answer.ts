@@ -7,6 +7,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from "../openai/types.ts";
 import type { RequestTrace } from "../telemetry/request_trace.ts";
 import type { Peeked } from "./stream_body.ts";
+import { watchedReader } from "./watched_reader.ts";
 
 /** What a whole completion tells its trace: its id, model, finish reasons and (when captured) its text. */
 export function noteCompletion(
@@ -38,15 +39,6 @@ export function tracedChunks(
     trace.noteResponse({ id: chunk.id, model: chunk.model, finishReasons: reasons, usage: chunk.usage });
   };
   note(stream.first);
-  const source = stream.rest;
-  const rest = new ReadableStream<ChatCompletionChunk>({
-    async pull(controller) {
-      const next = await source.read();
-      if (next.done) return controller.close();
-      note(next.value);
-      controller.enqueue(next.value);
-    },
-    cancel: (reason) => source.cancel(reason),
-  }, { highWaterMark: 0 }).getReader();
+  const rest = watchedReader(stream.rest, { value: note });
   return { first: stream.first, rest };
 }
