@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { Redis } from "ioredis";
+import { closeRedis, connectRedis, redisReady } from "../redis/connection.ts";
 import { utf8Length } from "./memory_store.ts";
 import type { CacheStore } from "./types.ts";
 
@@ -69,18 +69,8 @@ function px(ttlMs: number): number | undefined {
 
 /** Creates a Redis cache store; it connects in the background and reconnects by itself. */
 export function createRedisCacheStore(options: RedisCacheStoreOptions): RedisCacheStore {
-  const client = new Redis(options.url, {
-    commandTimeout: options.timeoutMs,
-    connectTimeout: Math.max(1_000, options.timeoutMs),
-    // Fail at once while disconnected instead of queueing: the caller bypasses the cache.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    // Keep trying, quickly: recovery needs no restart, and costs one attempt per half second at most.
-    retryStrategy: (times: number) => Math.min(50 * times, 500),
-    lazyConnect: false,
-  });
+  const client = connectRedis(options.url, options.timeoutMs);
   // Connection errors surface as failed calls; the caller decides what to log.
-  client.on("error", () => {});
   client.defineCommand("gwCacheRenew", { numberOfKeys: 1, lua: RENEW_LUA });
   client.defineCommand("gwCacheUnlock", { numberOfKeys: 1, lua: UNLOCK_LUA });
   const scripts = client as unknown as Scripts;
@@ -121,29 +111,7 @@ export function createRedisCacheStore(options: RedisCacheStoreOptions): RedisCac
     async ping() {
       await client.ping();
     },
-    whenReady(ms) {
-      if (client.status === "ready") return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (ok: boolean) => {
-          clearTimeout(timer);
-          client.off("ready", onReady);
-          resolve(ok);
-        };
-        const onReady = () => done(true);
-        const timer = setTimeout(() => done(false), ms);
-        client.on("ready", onReady);
-      });
-    },
-    async close() {
-      if (client.status !== "ready") {
-        client.disconnect();
-        return;
-      }
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
+    whenReady: (ms) => redisReady(client, ms),
+    close: () => closeRedis(client),
   };
 }

@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { Redis } from "ioredis";
+import { closeRedis, connectRedis, redisReady } from "../redis/connection.ts";
 import type {
   BucketRef,
   Check,
@@ -110,18 +110,7 @@ function checkResults(reply: unknown[], offset: number, count: number): CheckRes
 
 /** Creates a Redis counter store; it connects in the background and reconnects by itself. */
 export function createRedisCounterStore(options: RedisCounterStoreOptions): RedisCounterStore {
-  const client = new Redis(options.url, {
-    commandTimeout: options.timeoutMs,
-    connectTimeout: Math.max(1_000, options.timeoutMs),
-    // Fail at once while disconnected instead of queueing: the caller decides (503 or a local limiter).
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    // Keep trying, quickly: recovery needs no restart, and costs one attempt per half second at most.
-    retryStrategy: (times: number) => Math.min(50 * times, 500),
-    lazyConnect: false,
-  });
-  // Connection errors surface as failed calls; the caller logs state changes, once each.
-  client.on("error", () => {});
+  const client = connectRedis(options.url, options.timeoutMs);
   client.defineCommand("gwReserve", { lua: RESERVE_LUA });
   client.defineCommand("gwAdjust", { numberOfKeys: 1, lua: ADJUST_LUA });
   client.defineCommand("gwRelease", { numberOfKeys: 1, lua: RELEASE_LUA });
@@ -198,29 +187,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
     async ping() {
       await client.ping();
     },
-    whenReady(ms) {
-      if (client.status === "ready") return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (ok: boolean) => {
-          clearTimeout(timer);
-          client.off("ready", onReady);
-          resolve(ok);
-        };
-        const onReady = () => done(true);
-        const timer = setTimeout(() => done(false), ms);
-        client.on("ready", onReady);
-      });
-    },
-    async close() {
-      if (client.status !== "ready") {
-        client.disconnect();
-        return;
-      }
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
+    whenReady: (ms) => redisReady(client, ms),
+    close: () => closeRedis(client),
   };
 }
