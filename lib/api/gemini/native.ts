@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { redactText } from "../../policy/content_rules.ts";
@@ -52,15 +53,21 @@ export function clientAnswer(upstream: JsonObject, alias: string): JsonObject {
 }
 
 /** The token counts of a `usageMetadata`, thoughts counted as output; undefined without usable ones. */
-export function nativeUsage(metadata: unknown): { prompt: number; completion: number } | undefined {
+export function nativeUsage(metadata: unknown): TokenClasses | undefined {
   if (!isObject(metadata)) return undefined;
   const n = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
   const prompt = n(metadata.promptTokenCount);
   if (prompt === undefined) return undefined;
-  return {
+  // Gemini counts cached content within promptTokenCount; thoughts are output, counted apart as reasoning.
+  const thoughts = n(metadata.thoughtsTokenCount);
+  const classes: TokenClasses = {
     prompt,
-    completion: (n(metadata.candidatesTokenCount) ?? 0) + (n(metadata.thoughtsTokenCount) ?? 0),
+    completion: (n(metadata.candidatesTokenCount) ?? 0) + (thoughts ?? 0),
   };
+  const cached = n(metadata.cachedContentTokenCount);
+  if (cached !== undefined) classes.cachedRead = cached;
+  if (thoughts !== undefined) classes.reasoning = thoughts;
+  return classes;
 }
 
 /** The texts of an answer's parts (thoughts included), for counting when no usage came. */

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readableItem } from "./compaction_item.ts";
@@ -97,11 +98,21 @@ export function clientEvent(event: JsonObject, frame: NativeFrame, sequence: num
 }
 
 /** Token counts as the upstream reported them in a Response's `usage`, or undefined without usable ones. */
-export function nativeUsage(response: unknown): { prompt: number; completion: number } | undefined {
+export function nativeUsage(response: unknown): TokenClasses | undefined {
   if (!isObject(response) || !isObject(response.usage)) return undefined;
-  const { input_tokens: prompt, output_tokens: completion } = response.usage;
+  const usage = response.usage;
+  const { input_tokens: prompt, output_tokens: completion } = usage;
   const count = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
-  return count(prompt) && count(completion) ? { prompt, completion } : undefined;
+  if (!count(prompt) || !count(completion)) return undefined;
+  // The Responses API counts cached input within input_tokens and reasoning within output_tokens, as chat does.
+  const cached = isObject(usage.input_tokens_details) ? usage.input_tokens_details.cached_tokens : undefined;
+  const reasoning = isObject(usage.output_tokens_details)
+    ? usage.output_tokens_details.reasoning_tokens
+    : undefined;
+  const classes: TokenClasses = { prompt, completion };
+  if (count(cached)) classes.cachedRead = cached;
+  if (count(reasoning)) classes.reasoning = reasoning;
+  return classes;
 }
 
 /** The texts of a Response's output (message text, refusals, call arguments), for counting its tokens. */
