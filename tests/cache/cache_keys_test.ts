@@ -24,7 +24,7 @@ models:
   mine: { type: chat, targets: [{ provider: up, model: ${echoModel} }], cache: {} }
   shared: { type: chat, targets: [{ provider: up, model: echo }], cache: { scope: shared } }
   failing: { type: chat, targets: [{ provider: up, model: fail, retries: 0 }], cache: {} }
-  cutting: { type: chat, targets: [{ provider: up, model: cut }], cache: {} }
+  cutting: { type: chat, targets: [{ provider: up, model: cut, retries: 0 }], cache: {} }
   length: { type: chat, targets: [{ provider: up, model: length }], cache: {} }
   length-opt-in: { type: chat, targets: [{ provider: up, model: length }], cache: { cache_incomplete: true } }
   tools: { type: chat, targets: [{ provider: up, model: tools }], cache: {} }
@@ -160,13 +160,16 @@ Deno.test("cache: upstream errors and cut streams are never cached", async () =>
       assert.equal(failed.cache, "MISS", "an error answer still says the cache had nothing");
     }
     assert.equal(up.calls.length, 2, "the failure was not replayed");
+    // Whether the cut reaches the gateway before its first chunk (a 502, maybe after a retry) or after it (an
+    // error event in a 200 stream) depends on how the runtime's fetch delivers the bytes; either way the
+    // answer is not whole, and the same request goes upstream again.
     for (let i = 0; i < 2; i++) {
+      const before: number = up.calls.length;
       const cut = await chat(gw, ask("cutting", "Hi", { stream: true }));
-      assert.equal(cut.status, 200);
       assert.equal(cut.cache, "MISS");
-      assert.ok(!cut.text.includes("[DONE]"), "a cut stream ends with an error event");
+      assert.ok(cut.status >= 500 || !cut.text.includes("[DONE]"), "a cut stream is not a whole answer");
+      assert.ok(up.calls.length > before, "a cut stream was not cached: the request went upstream again");
     }
-    assert.equal(up.calls.length, 4, "a cut stream was not cached");
   });
 });
 
@@ -204,7 +207,7 @@ Deno.test("cache: length-cut answers and tool calls are cached only when the ali
         true,
       ]] as const
     ) {
-      const before = up.calls.length;
+      const before: number = up.calls.length;
       await chat(gw, ask(alias));
       const again = await chat(gw, ask(alias));
       assert.equal(again.cache, cached ? "HIT" : "MISS", alias);

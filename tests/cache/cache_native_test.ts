@@ -71,7 +71,10 @@ tokens:
         body: JSON.stringify({ ...ask, model: "claude-cut", stream: true }),
       });
       assert.equal(res.headers.get("x-cache"), "MISS");
-      assert.match(await res.text(), /event: error/);
+      // Before or after its first event, depending on how the runtime's fetch delivers the bytes: a 5xx, or an
+      // error event in the stream; never a whole answer.
+      const text = await res.text();
+      assert.ok(res.status >= 500 || /event: error/.test(text), text.slice(0, 200));
     }
     assert.equal(fakes.claude.requests.length, 4);
 

@@ -30,9 +30,11 @@ tokens:
   - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
 `);
   try {
+    // The cut may reach the gateway before or after the first chunk (it depends on how the runtime's fetch
+    // delivers the bytes): a 502, or an error event in a 200 stream. Either way the spans must say ERROR.
     const cut = await stream(gw, "cut");
-    assert.equal(cut.status, 200);
-    assert.ok(!(await cut.text()).includes("[DONE]"));
+    const cutText = await cut.text();
+    assert.ok(cut.status >= 500 || !cutText.includes("[DONE]"));
 
     const hang = await stream(gw, "hang");
     const reader = hang.body!.getReader();
