@@ -26,8 +26,8 @@
  */
 import { parseConfigText } from "../lib/config/load.ts";
 import { createProviders } from "../lib/providers/registry.ts";
-import type { Runtime, ServeOptions } from "../lib/runtime/types.ts";
 import { startServer } from "../lib/serve.ts";
+import { capturingRuntime } from "./harness/capturing_runtime.ts";
 
 const TOKEN = "gw-bench-token-0123456789abcdef";
 const COMPLETION = JSON.stringify({
@@ -146,31 +146,13 @@ async function startGateway(): Promise<
   const source = new URL("./config_cache.yaml", import.meta.url);
   const loaded = parseConfigText(await Deno.readTextFile(source), { source: source.pathname, env });
   if (!loaded.ok) throw new Error(`bench/config_cache.yaml: ${JSON.stringify(loaded.issues)}`);
-  let handler: ((request: Request) => Promise<Response>) | undefined;
-  const runtime: Runtime = {
-    name: "deno",
-    version: Deno.version.deno,
-    args: () => [],
-    env: () => env,
-    serve(options: ServeOptions) {
-      handler = options.handler;
-      return Promise.resolve({ hostname: "127.0.0.1", port: 0, shutdown: () => Promise.resolve() });
-    },
-    onShutdownSignal() {},
-    onReloadSignal() {},
-    watchFile: () => () => {},
-    exit(code: number): never {
-      throw new Error(`exit ${code}`);
-    },
-    writeStdout() {},
-    writeStderr() {},
-  };
+  const captured = capturingRuntime(env);
+  const runtime = captured.runtime;
   await startServer(runtime, {
     config: loaded.config,
     providers: createProviders(loaded.config.providers, env),
   });
-  if (!handler) throw new Error("startServer did not serve");
-  return { handler, dataDir };
+  return { handler: captured.handler(), dataDir };
 }
 
 const { handler: gateway, dataDir } = await startGateway();

@@ -19,7 +19,8 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Runtime, ServeOptions } from "../lib/runtime/types.ts";
+import { capturingRuntime } from "./harness/capturing_runtime.ts";
+import type { Runtime } from "../lib/runtime/types.ts";
 
 const TOKEN = "gw-bench-token-0123456789abcdef";
 const CHAT_BODY = JSON.stringify({
@@ -82,31 +83,13 @@ async function startTree(dir: string): Promise<Gateway> {
   const loaded = tree.parseConfigText(await Deno.readTextFile(source), { source: source.pathname, env });
   if (!loaded.ok) throw new Error(`${source.pathname}: ${JSON.stringify(loaded.issues)}`);
 
-  let handler: ((request: Request) => Promise<Response>) | undefined;
-  const runtime: Runtime = {
-    name: "deno",
-    version: Deno.version.deno,
-    args: () => [],
-    env: () => env,
-    serve(options: ServeOptions) {
-      handler = options.handler;
-      return Promise.resolve({ hostname: "127.0.0.1", port: 0, shutdown: () => Promise.resolve() });
-    },
-    onShutdownSignal() {},
-    onReloadSignal() {},
-    watchFile: () => () => {},
-    exit(code: number): never {
-      throw new Error(`exit ${code}`);
-    },
-    writeStdout() {},
-    writeStderr() {},
-  };
+  const captured = capturingRuntime(env);
+  const runtime = captured.runtime;
   await tree.startServer(runtime, {
     config: loaded.config,
     providers: tree.createProviders(loaded.config.providers, env),
   });
-  if (!handler) throw new Error(`${dir}: startServer did not serve`);
-  const gateway = handler;
+  const gateway = captured.handler();
   return {
     label: dir,
     dataDir,

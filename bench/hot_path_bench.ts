@@ -9,8 +9,8 @@
  */
 import { parseConfigText } from "../lib/config/load.ts";
 import { createProviders } from "../lib/providers/registry.ts";
-import type { Runtime, ServeOptions } from "../lib/runtime/types.ts";
 import { startServer } from "../lib/serve.ts";
+import { capturingRuntime } from "./harness/capturing_runtime.ts";
 
 const TOKEN = "gw-bench-token-0123456789abcdef";
 const CHAT_BODY = JSON.stringify({
@@ -46,32 +46,13 @@ const source = new URL("./config.yaml", import.meta.url);
 const loaded = parseConfigText(await Deno.readTextFile(source), { source: source.pathname, env });
 if (!loaded.ok) throw new Error(`bench/config.yaml: ${JSON.stringify(loaded.issues)}`);
 
-let gateway: ((request: Request) => Promise<Response>) | undefined;
-const logSink = { bytes: 0 };
-const runtime: Runtime = {
-  name: "deno",
-  version: Deno.version.deno,
-  args: () => [],
-  env: () => env,
-  serve(options: ServeOptions) {
-    gateway = options.handler;
-    return Promise.resolve({ hostname: "127.0.0.1", port: 0, shutdown: () => Promise.resolve() });
-  },
-  onShutdownSignal() {},
-  onReloadSignal() {},
-  watchFile: () => () => {},
-  exit(code: number): never {
-    throw new Error(`exit ${code}`);
-  },
-  writeStdout(text: string) {
-    logSink.bytes += text.length;
-  },
-  writeStderr() {},
-};
+const captured = capturingRuntime(env);
+const runtime = captured.runtime;
 await startServer(runtime, {
   config: loaded.config,
   providers: createProviders(loaded.config.providers, env),
 });
+const gateway = captured.handler();
 
 const chatRequest = () =>
   new Request("http://gateway.test/v1/chat/completions", {
@@ -104,7 +85,7 @@ Deno.bench(
 );
 
 Deno.bench("gateway handler (non-stream chat)", { group: "chat" }, async () => {
-  const response = await gateway!(chatRequest());
+  const response = await gateway(chatRequest());
   if (response.status !== 200) throw new Error(`status ${response.status}: ${await response.text()}`);
   await response.text();
 });

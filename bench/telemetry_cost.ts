@@ -40,10 +40,10 @@
  */
 import { parseConfigText } from "../lib/config/load.ts";
 import { createProviders } from "../lib/providers/registry.ts";
-import type { Runtime, ServeOptions } from "../lib/runtime/types.ts";
 import { startServer } from "../lib/serve.ts";
 import { setImmediate } from "node:timers";
 import { type SinkCounts, startSink } from "./otlp_sink.ts";
+import { capturingRuntime } from "./harness/capturing_runtime.ts";
 
 const TOKEN = "gw-bench-token-0123456789abcdef";
 const COMPLETION = JSON.stringify({
@@ -166,31 +166,13 @@ async function startGateway(label: string, text: string): Promise<Gateway> {
   const source = new URL("./config.yaml", import.meta.url).pathname;
   const loaded = parseConfigText(text, { source, env });
   if (!loaded.ok) throw new Error(`${label}: ${JSON.stringify(loaded.issues)}`);
-  let handler: ((request: Request) => Promise<Response>) | undefined;
-  const runtime: Runtime = {
-    name: "deno",
-    version: Deno.version.deno,
-    args: () => [],
-    env: () => env,
-    serve(options: ServeOptions) {
-      handler = options.handler;
-      return Promise.resolve({ hostname: "127.0.0.1", port: 0, shutdown: () => Promise.resolve() });
-    },
-    onShutdownSignal() {},
-    onReloadSignal() {},
-    watchFile: () => () => {},
-    exit(code: number): never {
-      throw new Error(`exit ${code}`);
-    },
-    writeStdout() {},
-    writeStderr() {},
-  };
+  const captured = capturingRuntime(env);
+  const runtime = captured.runtime;
   await startServer(runtime, {
     config: loaded.config,
     providers: createProviders(loaded.config.providers, env),
   });
-  if (!handler) throw new Error(`${label}: startServer did not serve`);
-  return { label, traced: loaded.config.telemetry !== null, handler, dataDir, sent: 0 };
+  return { label, traced: loaded.config.telemetry !== null, handler: captured.handler(), dataDir, sent: 0 };
 }
 
 /**
