@@ -4,9 +4,11 @@
  *
  * @module
  */
+import { createAlerts } from "./alerts/alerts.ts";
+import { alertHooks } from "./alerts/policy_hooks.ts";
 import { createConfiguredCache } from "./cache/create.ts";
 import { configuredTelemetry } from "./telemetry/configured.ts";
-import type { BudgetConfig, PostgresConfig } from "./config/schema.ts";
+import type { PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
@@ -15,7 +17,8 @@ import { createMemoryCounterStore } from "./policy/counter_store.ts";
 import { createRedisCounterStore } from "./policy/redis_counter_store.ts";
 import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
-import { budgetPeriod, type CounterStore, createPolicyEngine, seedBudget } from "./policy/engine.ts";
+import { type CounterStore, createPolicyEngine } from "./policy/engine.ts";
+import { seedBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
 import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
@@ -27,7 +30,7 @@ import { openPostgresStore } from "./usage/postgres_store.ts";
 import { observeInserts } from "./usage/observed_store.ts";
 import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
 import { startResponsesRetention } from "./usage/retention.ts";
-import type { UsageDatabase, UsageStore } from "./usage/store.ts";
+import type { UsageDatabase } from "./usage/store.ts";
 import { createTokenDirectory } from "./tokens/directory.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
@@ -76,6 +79,8 @@ export async function startServer(
   // The live config's scrubber: a reload may bring new secrets, and spans must mask those too.
   const scrub = (text: string) => state.config.scrubber.scrub(text);
   const created = await createServices(config, logger, { env: runtime.env(), scrub }, options.usageWorker);
+  const alerts = created.services.alerts;
+  if (alerts) health.onEjected = (event) => alerts.ejected(event);
   try {
     return await listen(runtime, state, options, logger, health, created);
   } catch (err) {
@@ -84,6 +89,7 @@ export async function startServer(
     await created.services.tokens?.close().catch(() => {});
     await created.services.cache?.close().catch(() => {});
     await created.services.telemetry?.shutdown(0);
+    await created.services.alerts?.close();
     await created.pipeline?.close().catch(() => {});
     await created.store?.close().catch(() => {});
     await created.closeCounters();
@@ -103,14 +109,14 @@ async function listen(
   >,
 ): Promise<ServeHandle> {
   const config = state.config;
-  await seedBudgets(config, store, counters, logger);
+  await seedBudgets(config, store, counters, logger, services.tokens?.tokens() ?? []);
   const reloader = createReloader({
     path: options.configPath ?? config.source,
     env: () => runtime.env(),
     logger,
     initial: state,
     health,
-    onReload: (next) => seedBudgets(next.config, store, counters, logger),
+    onReload: (next) => seedBudgets(next.config, store, counters, logger, services.tokens?.tokens() ?? []),
     // Validation runs in a worker, so a large or hostile file never stalls serving.
     validate: (path, env) =>
       validateConfigFileInWorker(path, env, {
@@ -188,6 +194,8 @@ async function listen(
       await services.cache?.close().catch(() => {});
       // What the last requests traced goes out within the grace; the rest is dropped (counted), not waited for.
       await services.telemetry?.shutdown(graceMs);
+      // Alerts already claimed go out within their own bounded wait; then the counters they claim in close.
+      await services.alerts?.close();
       await pipeline?.close();
       await store?.close();
       await closeCounters();
@@ -255,12 +263,20 @@ async function createServices(
     seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
   });
   await tokens?.refresh();
+  const policyError = (err: unknown) =>
+    logger.error("policy_store_error", { error: err instanceof Error ? err.message : String(err) });
+  // Read at start, like telemetry: a reload keeps the receivers this process started with.
+  const alertsConfig = config.alerts ?? [];
+  const alerts = alertsConfig.length === 0 ? null : createAlerts(alertsConfig, counters, {
+    onError: (err) => logger.warn("alert_error", { error: err.message }),
+  });
   // The production parts; `gatewayServices` builds the rest, as it does for tests.
   const services = gatewayServices({
     policy: createPolicyEngine(counters, {
-      onError: (err) =>
-        logger.error("policy_store_error", { error: err instanceof Error ? err.message : String(err) }),
+      onError: policyError,
+      ...(alerts ? alertHooks(alerts, alertsConfig, counters, policyError) : {}),
     }),
+    alerts,
     usage: pipeline,
     usageStore: pipeline !== null && store !== null
       ? {
@@ -350,44 +366,4 @@ async function createCounters(config: ResolvedConfig, logger: Logger, metrics: G
     });
   }
   return { counters: counters as CounterStore, closeCounters: () => shared.close() };
-}
-
-/**
- * Budgets span restarts: each budgeted token's counter starts from what the usage store recorded for it in
- * the current period.
- */
-async function seedBudgets(
-  config: ResolvedConfig,
-  store: UsageStore | null,
-  counters: CounterStore,
-  logger: Logger,
-) {
-  await seedTokenBudgets(config.tokens.values(), store, counters, logger);
-}
-
-/** {@linkcode seedBudgets} for `tokens`: the config's, or those issued through the admin API as they appear. */
-async function seedTokenBudgets(
-  tokens: Iterable<{ readonly id: string; readonly name: string; readonly budget: BudgetConfig | null }>,
-  store: UsageStore | null,
-  counters: CounterStore,
-  logger: Logger,
-) {
-  if (store === null) return;
-  const now = Date.now();
-  for (const token of tokens) {
-    if (token.budget === null) continue;
-    const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
-    try {
-      // A usage database that is down (PostgreSQL) must not keep the gateway from serving either.
-      const used = await store.sumSince(token.id, start);
-      await seedBudget(counters, token.id, token.budget, used, now);
-    } catch (err) {
-      // A shared counter store that is down at start must not keep the gateway from serving: its counter
-      // (the fleet's) is kept, and `redis.on_failure` decides meanwhile.
-      logger.warn("budget_seed_failed", {
-        token: token.name,
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
-  }
 }

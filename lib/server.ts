@@ -19,6 +19,7 @@ import {
 import { type Answer, deliver } from "./http/accounting.ts";
 import { compose, type Handler } from "./http/compose.ts";
 import {
+  handleAlerts,
   handleAudit,
   handleConfig,
   handleExplain,
@@ -26,6 +27,7 @@ import {
   handleReload,
   handleRequests,
   handleTargets,
+  handleTeams,
   handleToken,
   handleTokenRotate,
   handleTokens,
@@ -106,6 +108,8 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     audit: handleAudit,
     explain: handleExplain,
     requests: handleRequests,
+    teams: handleTeams,
+    alerts: handleAlerts,
     console: handleConsole,
     consoleAsset: handleConsoleAsset,
   };
@@ -267,6 +271,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     tokens: given.tokens ?? null,
     cache: given.cache ?? null,
     telemetry: given.telemetry ?? null,
+    alerts: given.alerts ?? null,
   };
 }
 

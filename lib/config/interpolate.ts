@@ -79,6 +79,8 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   "access_key_id",
   "secret_access_key",
   "session_token",
+  // An alert webhook's HMAC key.
+  "secret",
 ]);
 
 /**
@@ -200,7 +202,9 @@ export function interpolateDocument(
 export function isSecretPath(path: readonly PathSegment[]): boolean {
   const last = path[path.length - 1];
   return (typeof last === "string" && SECRET_KEYS.has(last)) || path[path.length - 2] === "headers" ||
-    (path.length === 2 && (path[0] === "redis" || path[0] === "postgres") && last === "url");
+    (path.length === 2 && (path[0] === "redis" || path[0] === "postgres") && last === "url") ||
+    // A webhook URL often carries its key in the path (Slack's, for one): never shown whole.
+    (path.length === 3 && path[0] === "alerts" && last === "url");
 }
 
 function retype(value: string): string | number | boolean {

@@ -1,6 +1,6 @@
 /**
  * Cross-checks of the policy parts of a config: content-rule patterns that do not compile, budgets that name
- * neither or both units, and money budgets on tokens whose aliases have no price to count money with.
+ * neither or both units, and money budgets (of tokens, teams and end users) over aliases have no price to count money with.
  * Works on raw data like the other semantic checks, skipping what the schema already reports.
  *
  * @module
@@ -70,6 +70,43 @@ function checkCatalogPrices(config: unknown): SemanticIssue[] {
   return issues;
 }
 
+/**
+ * Every budget of the config, where it is and the alias patterns it covers: tokens' own, teams' (their
+ * `models:`, else every member's), and end users' on a token (its patterns) or on an alias (that alias).
+ */
+function budgetsOf(config: unknown): { path: (string | number)[]; budget: unknown; patterns: string[] }[] {
+  const out: { path: (string | number)[]; budget: unknown; patterns: string[] }[] = [];
+  const strings = (v: readonly unknown[] | undefined) =>
+    (v ?? []).filter((p): p is string => typeof p === "string");
+  const tokens = arrayField(config, "tokens") ?? [];
+  tokens.forEach((token, i) => {
+    const patterns = strings(arrayField(token, "models"));
+    out.push({ path: ["tokens", i, "budget"], budget: field(token, "budget"), patterns });
+    const endUsers = field(token, "end_user_limits");
+    out.push({
+      path: ["tokens", i, "end_user_limits", "budget"],
+      budget: field(endUsers, "budget"),
+      patterns,
+    });
+  });
+  for (const [team, def] of entriesOf(recordField(config, "teams"))) {
+    const own = arrayField(def, "models");
+    const patterns = own !== undefined
+      ? strings(own)
+      : tokens.filter((t) => field(t, "team") === team).flatMap((t) => strings(arrayField(t, "models")));
+    out.push({ path: ["teams", team, "budget"], budget: field(def, "budget"), patterns });
+  }
+  for (const [alias, model] of entriesOf(recordField(config, "models"))) {
+    const endUsers = field(model, "end_user_limits");
+    out.push({
+      path: ["models", alias, "end_user_limits", "budget"],
+      budget: field(endUsers, "budget"),
+      patterns: [alias],
+    });
+  }
+  return out;
+}
+
 function checkBudgets(config: unknown, aliases: AliasIndex | undefined): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   const pricedAlias = new Map<string, boolean>();
@@ -78,20 +115,17 @@ function checkBudgets(config: unknown, aliases: AliasIndex | undefined): Semanti
     if (known === undefined) pricedAlias.set(alias, known = priced(config, alias));
     return known;
   };
-  // Tokens with the same patterns share one alias set, and so one answer.
+  // Budgets with the same patterns share one alias set, and so one answer.
   const unpricedOf = new Map<ReadonlySet<string>, string[]>();
-  (arrayField(config, "tokens") ?? []).forEach((token, i) => {
-    const budget = field(token, "budget");
-    if (!isRecord(budget)) return;
+  for (const { path, budget, patterns } of budgetsOf(config)) {
+    if (!isRecord(budget)) continue;
     const hasTokens = field(budget, "tokens") !== undefined;
     const hasCost = field(budget, "cost") !== undefined;
     if (hasTokens === hasCost) {
-      issues.push({ path: ["tokens", i, "budget"], message: "give exactly one of tokens or cost" });
-      return;
+      issues.push({ path, message: "give exactly one of tokens or cost" });
+      continue;
     }
-    if (!hasCost) return;
-    if (aliases === undefined) return;
-    const patterns = (arrayField(token, "models") ?? []).filter((p): p is string => typeof p === "string");
+    if (!hasCost || aliases === undefined) continue;
     const reachable = aliases.expand(patterns);
     let unpriced = unpricedOf.get(reachable);
     if (unpriced === undefined) {
@@ -102,13 +136,14 @@ function checkBudgets(config: unknown, aliases: AliasIndex | undefined): Semanti
     }
     if (unpriced.length > 0) {
       issues.push({
-        path: ["tokens", i, "budget", "cost"],
-        message: `a cost budget needs a price on every target of the aliases it covers; no price on ${
-          listNames(unpriced.map((a) => `"${a}"`))
-        }`,
+        path: [...path, "cost"],
+        message:
+          `a cost budget needs a price on every target of the aliases it covers (the price catalog of ${defaultCatalog().date} or the target's price:); no price on ${
+            listNames(unpriced.map((a) => `"${a}"`))
+          }`,
       });
     }
-  });
+  }
   return issues;
 }
 

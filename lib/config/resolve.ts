@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { indexAliases } from "./alias_patterns.ts";
+import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
 import { createScrubber } from "../secrets/scrubber.ts";
 import type { ConfigOutput, ProviderConfig, Timeouts } from "./schema.ts";
 import { configSecrets, type SecretSources } from "./secrets.ts";
@@ -23,7 +23,7 @@ import type {
 import type { TokenCacheConfig } from "./cache_schema.ts";
 import type { PriceConfig } from "./schema.ts";
 import { defaultCatalog, lookupPrice, type PriceCatalog, toTokenPrices } from "../pricing/catalog.ts";
-import { configTokenId } from "./types.ts";
+import { configTokenId, type ResolvedTeam, teamId } from "./types.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -123,6 +123,7 @@ export function resolveConfig(
         limits: model.limits ?? null,
         strict: model.strict,
         cache: resolveAliasCache(model, targets, cfg.cache.ttl),
+        endUserLimits: model.end_user_limits ?? null,
         contentRules: Object.freeze(model.content_rules.map((rule) =>
           Object.freeze({
             name: rule.name,
@@ -137,6 +138,7 @@ export function resolveConfig(
   }
 
   const aliases = indexAliases(models.keys());
+  const teams = resolveTeams(cfg.teams);
   const tokens = new Map<string, ResolvedToken>();
   cfg.tokens.forEach((token, i) => {
     const { sha256: given, token: secret } = token;
@@ -152,11 +154,13 @@ export function resolveConfig(
         environment: token.environment,
         sha256,
         patterns: Object.freeze([...token.models]),
-        aliases: aliases.expand(token.models),
+        aliases: withinTeam(aliases, aliases.expand(token.models), teams.get(token.team ?? "")),
         expiresAt: token.expires_at === undefined ? null : parseExpiry(token.expires_at),
         disabled: token.disabled,
         limits: token.limits ?? null,
         budget: token.budget ?? null,
+        team: token.team === undefined ? null : teamOf(teams, token.team, `tokens.${i}`),
+        endUserLimits: token.end_user_limits ?? null,
         endpoints: token.endpoints === undefined ? null : new Set(token.endpoints),
         maxTokens: token.max_tokens ?? null,
         cache: resolveTokenCache(token.cache),
@@ -194,15 +198,54 @@ export function resolveConfig(
     postgres: cfg.postgres ?? null,
     cache: cfg.cache,
     telemetry: cfg.telemetry ?? null,
+    alerts: cfg.alerts,
     pricing: cfg.pricing ?? null,
     catalog: { date: catalog.date, source: catalog.source },
     providers,
     models,
     tokens,
+    teams,
     adminTokens,
     source,
     scrubber: createScrubber(configSecrets(cfg, secrets)),
   });
+}
+
+/** The config's teams, by name. */
+export function resolveTeams(teams: ConfigOutput["teams"]): ReadonlyMap<string, ResolvedTeam> {
+  const out = new Map<string, ResolvedTeam>();
+  for (const [name, team] of Object.entries(teams)) {
+    out.set(
+      name,
+      Object.freeze({
+        name,
+        id: teamId(name),
+        description: team.description ?? null,
+        budget: team.budget ?? null,
+        limits: team.limits ?? null,
+        patterns: team.models === undefined ? null : Object.freeze([...team.models]),
+      }),
+    );
+  }
+  return out;
+}
+
+/** The team `name`; a token naming an unknown team is a config error (semantic checks report it first). */
+export function teamOf(teams: ReadonlyMap<string, ResolvedTeam>, name: string, where: string): ResolvedTeam {
+  const team = teams.get(name);
+  if (team === undefined) throw new Error(`resolveConfig: ${where} names no team "${name}"`);
+  return team;
+}
+
+/** A member token's aliases: its own, narrowed to its team's models when the team has `models:`. */
+export function withinTeam(
+  index: AliasIndex,
+  own: ReadonlySet<string>,
+  team: ResolvedTeam | undefined,
+): ReadonlySet<string> {
+  if (!team?.patterns) return own;
+  const allowed = index.expand(team.patterns);
+  return new Set([...own].filter((alias) => allowed.has(alias)));
 }
 
 /** A target's price from the catalog (by its provider's type and its upstream model), or null when it has none. */

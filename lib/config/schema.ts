@@ -15,9 +15,25 @@ import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
 import { byteSize, duration } from "./units_schema.ts";
 import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
 import { telemetrySchema } from "./telemetry_schema.ts";
+import { alertsSchema } from "./alerts_schema.ts";
 import { pricingSchema } from "../pricing/schema.ts";
+import {
+  budgetSchema,
+  endUserLimitsSchema,
+  limitsSchema,
+  TEAM_NAME_PATTERN,
+  teamSchema,
+} from "./spend_schema.ts";
 
 export { byteSize, duration } from "./units_schema.ts";
+export {
+  type BudgetConfig,
+  budgetSchema,
+  type EndUserLimitsConfig,
+  type LimitsConfig,
+  limitsSchema,
+  type TeamConfig,
+} from "./spend_schema.ts";
 export {
   type AnthropicProviderConfig,
   type AzureProviderConfig,
@@ -82,28 +98,6 @@ const serverSchema = z.strictObject({
 
 /** Alias names are what clients send as `model`, so keep them to URL- and log-safe characters. */
 export const ALIAS_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
-
-/** Rate limits; each is optional, and only the ones given apply. */
-export const limitsSchema = z.strictObject({
-  /** Requests per minute. */
-  rpm: z.number().int().min(1).optional(),
-  /** Tokens (prompt + completion) per minute; charged with an estimate first, settled with real usage. */
-  tpm: z.number().int().min(1).optional(),
-  /** Requests in flight at once. */
-  concurrent: z.number().int().min(1).optional(),
-});
-
-/** A spending cap over a calendar period (UTC): in tokens, or in money (the price table's currency). */
-export const budgetSchema = z.strictObject({
-  tokens: z.number().int().min(1).optional(),
-  cost: z.number().positive().optional(),
-  period: z.enum(["day", "month"]),
-  /**
-   * Ends a running stream with the API's error event once its own usage would cross the budget (default
-   * false: a stream admitted within the budget runs to its end and is charged then).
-   */
-  stop_streams: z.boolean().optional(),
-});
 
 /**
  * Price of a target per million tokens, for cost accounting and money budgets: input and output, and where the
@@ -172,6 +166,8 @@ const modelSchema = z.strictObject({
   description: z.string().optional(),
   /** Limits shared by every token using this alias. */
   limits: limitsSchema.optional(),
+  /** Limits per end user of this alias (the request's user id), whichever token sends it. */
+  end_user_limits: endUserLimitsSchema.optional(),
   content_rules: z.array(contentRuleSchema).default([]),
   /**
    * Refuse, with the client API's 400, any request a translated target would serve without a field the client
@@ -199,6 +195,10 @@ export const tokenSchema = z.strictObject({
   disabled: z.boolean().default(false),
   limits: limitsSchema.optional(),
   budget: budgetSchema.optional(),
+  /** The team (`teams:`) whose budget, limits and model scope this token shares; at most one. */
+  team: z.string().regex(TEAM_NAME_PATTERN, "a team name (letters, digits and . _ : @ -)").optional(),
+  /** Limits per end user of this token's application (the request's user id). */
+  end_user_limits: endUserLimitsSchema.optional(),
   /** Endpoints this token may call; all of them when absent. */
   endpoints: z.array(z.enum(ENDPOINTS)).min(1).optional(),
   /** Ceiling on max_tokens / max_completion_tokens: larger values are lowered to it, absent ones set to it. */
@@ -316,12 +316,20 @@ export const configSchema = z.strictObject({
   pricing: pricingSchema.optional(),
   /** OpenTelemetry export of traces and GenAI metrics over OTLP; absent: none (unless OTEL_* says so). */
   telemetry: telemetrySchema.optional(),
+  /** Webhooks told when budgets cross thresholds, limits deny often, or targets are ejected (lib/alerts/). */
+  alerts: alertsSchema.default([]),
   /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */
   redis: redisSchema.optional(),
   /** Shared usage records and stored responses for a fleet; absent: SQLite (`usage.sqlite`) on one node. */
   postgres: postgresSchema.optional(),
   providers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "use letters, digits, _ and -"), providerSchema),
   models: z.record(z.string(), modelSchema),
+  /** Teams of tokens that share a budget, limits and a model scope; a token joins with `team: NAME`. */
+  teams: z.record(
+    z.string().regex(TEAM_NAME_PATTERN, "use letters, digits and . _ : @ - (64 at most)"),
+    teamSchema,
+  )
+    .default({}),
   tokens: z.array(tokenSchema).default([]),
   /** Tokens for `/admin/*`, separate from client tokens; they cannot call the model endpoints. */
   admin_tokens: z.array(adminTokenSchema).default([]),
@@ -339,8 +347,6 @@ export type UsageConfig = z.output<typeof usageSchema>;
 export type ResponsesConfig = z.output<typeof responsesSchema>;
 export type RedisConfig = z.output<typeof redisSchema>;
 export type PostgresConfig = z.output<typeof postgresSchema>;
-export type LimitsConfig = z.output<typeof limitsSchema>;
-export type BudgetConfig = z.output<typeof budgetSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;
 export type PricingSection = z.output<typeof pricingSchema>;
 export type ContentRuleConfig = z.output<typeof contentRuleSchema>;

@@ -74,6 +74,8 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
   walk(cfg.admin_tokens, ["admin_tokens"]);
   // The OTLP collector's headers (a tracing backend's API key) are header values: secrets like a provider's.
   walk(cfg.telemetry, ["telemetry"]);
+  // Alert webhooks: their HMAC secrets, header values and URLs (a Slack-style URL is its own credential).
+  walk(cfg.alerts, ["alerts"]);
   // Of `redis.url` (a secret position, so never shown whole), only the password is a secret to mask: the
   // host and port are not, and masking them would mask every local address in the logs.
   const redisPassword = cfg.redis ? urlPassword(cfg.redis.url) : "";

@@ -179,6 +179,30 @@ function checkTokens(config: unknown, aliases: AliasIndex | undefined): Semantic
   for (const section of ["tokens", "admin_tokens"] as const) {
     issues.push(...checkTokenSection(config, section, byHash, aliases));
   }
+  issues.push(...checkTeams(config, aliases));
+  return issues;
+}
+
+/** A token's `team:` names a team of `teams:`; a team's `models:` patterns match aliases. */
+function checkTeams(config: unknown, aliases: AliasIndex | undefined): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const teams = recordField(config, "teams") ?? {};
+  (arrayField(config, "tokens") ?? []).forEach((token, i) => {
+    const team = stringField(token, "team");
+    if (team === undefined || Object.hasOwn(teams, team)) return;
+    const known = Object.keys(teams);
+    issues.push({
+      path: ["tokens", i, "team"],
+      message: `no team named "${team}" in teams:` +
+        (known.length > 0 ? ` (there are ${listNames(known.map((t) => `"${t}"`))})` : ""),
+    });
+  });
+  for (const [team, def] of entriesOf(teams)) {
+    (arrayField(def, "models") ?? []).forEach((pattern, j) => {
+      if (aliases === undefined || typeof pattern !== "string" || aliases.matchesAny(pattern)) return;
+      issues.push({ path: ["teams", team, "models", j], message: `"${pattern}" matches no model alias` });
+    });
+  }
   return issues;
 }
 

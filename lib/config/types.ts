@@ -8,6 +8,7 @@ import type {
   BudgetConfig,
   ConfigOutput,
   Endpoint,
+  EndUserLimitsConfig,
   LimitsConfig,
   ModelType,
   PostgresConfig,
@@ -22,6 +23,7 @@ import type {
 import type { Scrubber } from "../secrets/scrubber.ts";
 import type { CacheStoreConfig } from "./cache_schema.ts";
 import type { TelemetryConfig } from "./telemetry_schema.ts";
+import type { AlertsConfig } from "./alerts_schema.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -95,6 +97,28 @@ export interface ResolvedModel {
   readonly strict: boolean;
   /** What this alias caches, or null: not cached (lib/cache/). */
   readonly cache?: ResolvedAliasCache | null;
+  /** Limits per end user of this alias, or null/absent. */
+  readonly endUserLimits?: EndUserLimitsConfig | null;
+}
+
+/**
+ * A team of tokens (`teams:`): one budget and one set of limits its members share, and a model scope that
+ * bounds theirs. Its counters are keyed by {@linkcode ResolvedTeam.id}.
+ */
+export interface ResolvedTeam {
+  readonly name: string;
+  /** `team_<name>`: the config file is the teams' namespace, so the name is the identity. */
+  readonly id: string;
+  readonly description: string | null;
+  readonly budget: BudgetConfig | null;
+  readonly limits: LimitsConfig | null;
+  /** The team's alias patterns as written, or null: it does not narrow its members' models. */
+  readonly patterns: readonly string[] | null;
+}
+
+/** A team's counter identity (see {@linkcode ResolvedTeam.id}). */
+export function teamId(name: string): string {
+  return `team_${name}`;
 }
 
 /** An alias's cache settings, resolved. */
@@ -142,6 +166,10 @@ export interface ResolvedToken {
   readonly maxTokens: number | null;
   /** Its cache controls (`cache: false` is `noStore`), or null/absent: as its requests' headers say. */
   readonly cache?: ResolvedTokenCache | null;
+  /** The team it belongs to, or null/absent. Its `aliases` are already narrowed to the team's models. */
+  readonly team?: ResolvedTeam | null;
+  /** Limits per end user of this token's application, or null/absent. */
+  readonly endUserLimits?: EndUserLimitsConfig | null;
   /**
    * The token's immutable identity: the admin API's id (`tok_…`) for an issued token, `cfg_<name>` for a token
    * of the config file. Everything kept per token (stored responses, limit and budget counters) is keyed by it,
@@ -192,10 +220,14 @@ export interface ResolvedConfig {
   readonly pricing?: { readonly catalog?: string } | null;
   /** OpenTelemetry export as the file sets it, or null (the environment may still turn it on). Read at start. */
   readonly telemetry: TelemetryConfig | null;
+  /** Alert webhooks (`alerts:`); absent in configs built by hand: none. Read at start. */
+  readonly alerts?: AlertsConfig;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ResolvedModel>;
   /** Tokens by lower-case hex SHA-256. */
   readonly tokens: ReadonlyMap<string, ResolvedToken>;
+  /** Teams by name (absent in configs built by hand: none). */
+  readonly teams?: ReadonlyMap<string, ResolvedTeam>;
   /** Admin tokens by lower-case hex SHA-256. */
   readonly adminTokens: ReadonlyMap<string, ResolvedAdminToken>;
   /** Where the config came from (a path, or "<default>"), for messages. */

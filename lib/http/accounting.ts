@@ -29,6 +29,7 @@ export async function admit(
     model,
     body,
     estimatedTokens,
+    headers: ctx.headers,
   });
   ctx.admission = admission;
   ctx.record.outcome = admission.outcome;

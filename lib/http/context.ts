@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Alerts } from "../alerts/alerts.ts";
 import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
@@ -98,6 +99,8 @@ export interface GatewayServices {
   readonly cache: ResponseCache | null;
   /** OpenTelemetry export, or null when it is off (then no request pays anything for it). */
   readonly telemetry: Telemetry | null;
+  /** Alert webhooks (`alerts:`), or null/absent when none are configured. */
+  readonly alerts?: Alerts | null;
 }
 
 /** The part of the usage store the admin API reads. */

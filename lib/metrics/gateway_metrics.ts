@@ -40,6 +40,18 @@ export const DURATION_BUCKETS: readonly number[] = [0.01, 0.02, 0.04, 0.08, 0.16
 /** `gen_ai.server.time_to_first_token`'s advised buckets, in seconds. */
 export const TTFT_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
+/**
+ * The token classes of `gateway_cost_by_class_total`'s `class` label, each with the usage record's column that
+ * holds its cost (lib/pricing/cost.ts's breakdown; the columns add up to `cost`).
+ */
+export const COST_CLASSES = [
+  ["input", "cost_input"],
+  ["cached_input", "cost_cached"],
+  ["cache_write", "cost_cache_write"],
+  ["output", "cost_output"],
+  ["reasoning", "cost_reasoning"],
+] as const satisfies readonly (readonly [string, keyof UsageRecord])[];
+
 /** The gateway's own error codes: always kept as label values, without using up the cap on others. */
 export const KNOWN_ERROR_CODES: readonly string[] = [
   "invalid_request_error",
@@ -137,6 +149,7 @@ export class GatewayMetrics {
   readonly modifications: Counter<readonly ["rule"]>;
   readonly tokens: Counter<readonly ["alias", "provider", "type"]>;
   readonly cost: Counter<readonly ["alias", "provider"]>;
+  readonly costByClass: Counter<readonly ["alias", "provider", "class"]>;
   readonly tokenUsage: Histogram<
     readonly ["gen_ai_operation_name", "gen_ai_request_model", "gen_ai_provider_name", "gen_ai_token_type"]
   >;
@@ -192,6 +205,14 @@ export class GatewayMetrics {
       "gateway_cost_total",
       "Cost in the price table's currency by alias and provider, as in the usage records.",
       ["alias", "provider"],
+      opts,
+    );
+    this.costByClass = r.counter(
+      "gateway_cost_by_class_total",
+      "Cost in the price table's currency by alias, provider and token class (input = uncached input, " +
+        "cached_input = cache reads, cache_write, output = output other than reasoning, reasoning), as in the " +
+        "usage records' cost_* columns; the classes add up to gateway_cost_total.",
+      ["alias", "provider", "class"],
       opts,
     );
     this.tokenUsage = r.histogram(
@@ -258,6 +279,10 @@ export class GatewayMetrics {
     if (output > 0) this.tokens.inc([alias, provider, "output"], output);
     const cost = amount(record.cost);
     if (cost > 0) this.cost.inc([alias, provider], cost);
+    for (const [label, column] of COST_CLASSES) {
+      const part = amount(record[column] ?? 0);
+      if (part > 0) this.costByClass.inc([alias, provider, label], part);
+    }
 
     const operation = operationName(endpoint);
     if (operation === null) return;

@@ -179,6 +179,7 @@ Deno.test("recordRequest/recordAttempt: /metrics parses and its counters match t
     ["gateway_policy_modifications_total", "COUNTER"],
     ["gateway_tokens_total", "COUNTER"],
     ["gateway_cost_total", "COUNTER"],
+    ["gateway_cost_by_class_total", "COUNTER"],
     ["gen_ai_client_token_usage", "HISTOGRAM"],
     ["gen_ai_client_operation_duration_seconds", "HISTOGRAM"],
     ["gen_ai_server_time_to_first_token_seconds", "HISTOGRAM"],
@@ -321,6 +322,58 @@ Deno.test("cardinality: enums outside their sets and odd numbers are folded, not
   assert.equal(metrics.operationDuration.get(["chat", "chat-default", "local", ""]).count, 0, "NaN latency");
   assert.equal(metrics.operationDuration.seriesCount, 0, "reading a value creates no series");
   assert.equal(metrics.cost.get(["chat-default", "local"]), 0.001);
+});
+
+Deno.test("cost by class: each usage-record cost column is a class of gateway_cost_by_class_total", () => {
+  const metrics = new GatewayMetrics();
+  // Cache reads and writes, output and reasoning; no uncached input (an all-cached prompt).
+  metrics.recordRequest(record({
+    cost: 1.875,
+    cost_input: 0,
+    cost_cached: 0.125,
+    cost_cache_write: 0.25,
+    cost_output: 1,
+    cost_reasoning: 0.5,
+  }));
+  metrics.recordRequest(record({
+    alias: "chat-b",
+    provider: "aws",
+    cost: 0.53125,
+    cost_input: 0.03125,
+    cost_cached: 0,
+    cost_cache_write: 0,
+    cost_output: 0.5,
+    cost_reasoning: 0,
+  }));
+  // Once more for the first label set: the counter adds up. (Amounts exact in binary, so the text is exact.)
+  metrics.recordRequest(record({ cost: 0.5625, cost_cached: 0.0625, cost_output: 0.5 }));
+  // A record from before the split (no cost_* fields), and odd numbers, add nothing by class.
+  metrics.recordRequest(record({ alias: "chat-old", cost: 0.5 }));
+  metrics.recordRequest(
+    record({ alias: "chat-odd", cost_input: NaN, cost_output: -1, cost_cached: Infinity }),
+  );
+
+  const text = metrics.render();
+  const family = parse(text).find((f) => f.name === "gateway_cost_by_class_total");
+  assert.equal(family?.type, "COUNTER");
+  assert.match(family!.help, /price table's currency/);
+  const lines = text.split("\n").filter((l) => l.startsWith("gateway_cost_by_class_total{")).sort();
+  assert.deepEqual(lines, [
+    'gateway_cost_by_class_total{alias="chat-b",provider="aws",class="input"} 0.03125',
+    'gateway_cost_by_class_total{alias="chat-b",provider="aws",class="output"} 0.5',
+    'gateway_cost_by_class_total{alias="chat-default",provider="local",class="cache_write"} 0.25',
+    'gateway_cost_by_class_total{alias="chat-default",provider="local",class="cached_input"} 0.1875',
+    'gateway_cost_by_class_total{alias="chat-default",provider="local",class="output"} 1.5',
+    'gateway_cost_by_class_total{alias="chat-default",provider="local",class="reasoning"} 0.5',
+  ]);
+  // The classes add up to the total for each label set whose records carry the split.
+  const byClass = sumBy(samplesOf(text), "gateway_cost_by_class_total", ["alias", "provider"]);
+  const total = sumBy(samplesOf(text), "gateway_cost_total", ["alias", "provider"]);
+  for (const key of ["chat-default|local", "chat-b|aws"]) {
+    assert.ok(Math.abs(byClass.get(key)! - total.get(key)!) < 1e-12, key);
+  }
+  assert.equal(byClass.get("chat-old|local"), undefined);
+  assert.equal(byClass.get("chat-odd|local"), undefined);
 });
 
 Deno.test("streamStarted/streamEnded: the in-flight gauge follows and never goes negative", () => {

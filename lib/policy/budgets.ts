@@ -1,5 +1,6 @@
 /**
- * Budgets: a token's spending cap over a calendar period in UTC (a day or a month), in tokens or in money.
+ * Budgets: a spending cap over a calendar period in UTC (a day or a month), in tokens or in money, of a token,
+ * of a team (shared by its member tokens) or of an end user of an application.
  *
  * A request reserves its estimated cost before it is admitted (the prompt estimate plus the requested
  * maximum output, in tokens, or priced at the alias's dearest target rate) and is admitted only if the
@@ -62,6 +63,76 @@ export function budgetKey(tokenId: string, unit: "tokens" | "cost"): string {
   return `token:${tokenId}:budget:${unit}`;
 }
 
+/** Whose budget: a token's own, its team's, or one end user's. */
+export type BudgetScope = "token" | "team" | "end_user";
+
+/** A budget and who it belongs to. */
+export interface BudgetOwner {
+  readonly scope: BudgetScope;
+  /** For messages: the token's or team's name, or "user U of token T" / "user U of model M". */
+  readonly name: string;
+  /** The counter key's owner part: `token:<id>`, `team:<id>`, `end_user:…`; never a reusable name. */
+  readonly keyBase: string;
+  readonly budget: BudgetConfig;
+}
+
+/** A token's own budget as a {@linkcode BudgetOwner}, or null. */
+export function tokenBudgetOwner(token: ResolvedToken): BudgetOwner | null {
+  return token.budget
+    ? { scope: "token", name: token.name, keyBase: `token:${token.id}`, budget: token.budget }
+    : null;
+}
+
+/** A budget check with who it belongs to. */
+export interface OwnedBudgetCheck {
+  readonly owner: BudgetOwner;
+  readonly check: PeriodCheck;
+  readonly period: BudgetPeriod;
+  readonly unit: "tokens" | "cost";
+}
+
+/** The check that reserves a request's estimate against `owner`'s budget for the current period. */
+export function ownerBudgetCheck(
+  owner: BudgetOwner,
+  now: number,
+  estimate: BudgetEstimate = { tokens: 0, cost: 0 },
+): OwnedBudgetCheck | null {
+  const u = budgetUnit(owner.budget);
+  if (!u) return null;
+  const period = budgetPeriod(owner.budget.period, now);
+  const wanted = u.unit === "tokens" ? Math.ceil(estimate.tokens) : estimate.cost;
+  const amount = Number.isFinite(wanted) && wanted > 0 ? Math.min(u.limit, wanted) : 0;
+  return {
+    owner,
+    unit: u.unit,
+    period,
+    check: {
+      kind: "period",
+      key: `${owner.keyBase}:budget:${u.unit}`,
+      period: period.id,
+      limit: u.limit,
+      amount,
+      expiresAt: period.end + PERIOD_GRACE_MS,
+    },
+  };
+}
+
+/**
+ * What settling adds to a reserved budget: the real usage in its unit minus the reservation, to the period it
+ * was reserved in; null when nothing changes.
+ */
+export function reservedSettlement(
+  reserved: OwnedBudgetCheck,
+  actual: { tokens: number; cost: number },
+): PeriodDelta | null {
+  const raw = reserved.unit === "tokens" ? actual.tokens : actual.cost;
+  const used = Number.isFinite(raw) && raw > 0 ? raw : 0;
+  const amount = used - (reserved.check.amount ?? 0);
+  if (amount === 0) return null;
+  const { key, period, expiresAt } = reserved.check;
+  return { key, period, amount, expiresAt: expiresAt ?? reserved.period.end + PERIOD_GRACE_MS };
+}
+
 /** A request's estimated cost as budgets count it. */
 export interface BudgetEstimate {
   readonly tokens: number;
@@ -74,23 +145,8 @@ export function budgetCheck(
   now: number,
   estimate: BudgetEstimate = { tokens: 0, cost: 0 },
 ): { check: PeriodCheck; period: BudgetPeriod } | null {
-  if (!token.budget) return null;
-  const u = budgetUnit(token.budget);
-  if (!u) return null;
-  const period = budgetPeriod(token.budget.period, now);
-  const wanted = u.unit === "tokens" ? Math.ceil(estimate.tokens) : estimate.cost;
-  const amount = Number.isFinite(wanted) && wanted > 0 ? Math.min(u.limit, wanted) : 0;
-  return {
-    check: {
-      kind: "period",
-      key: budgetKey(token.id, u.unit),
-      period: period.id,
-      limit: u.limit,
-      amount,
-      expiresAt: period.end + PERIOD_GRACE_MS,
-    },
-    period,
-  };
+  const owner = tokenBudgetOwner(token);
+  return owner ? ownerBudgetCheck(owner, now, estimate) : null;
 }
 
 function amount(n: number): string {
@@ -107,13 +163,24 @@ export function budgetDenied(
   period: BudgetPeriod,
   headers: Record<string, string>,
 ): PolicyDenied {
-  const budget = token.budget!;
+  return ownerBudgetDenied(tokenBudgetOwner(token)!, result, period, headers);
+}
+
+/** {@linkcode budgetDenied} for any budget's owner; the denial names `<scope>.budget`. */
+export function ownerBudgetDenied(
+  owner: BudgetOwner,
+  result: CheckResult,
+  period: BudgetPeriod,
+  headers: Record<string, string>,
+): PolicyDenied {
+  const budget = owner.budget;
   const u = budgetUnit(budget)!;
   const what = u.unit === "tokens" ? `${amount(u.limit)} tokens` : `a cost of ${amount(u.limit)}`;
-  const message = `You exceeded your current quota: token ${token.name} has a budget of ${what} per ` +
+  const whose = owner.scope === "end_user" ? owner.name : `${owner.scope} ${owner.name}`;
+  const message = `You exceeded your current quota: ${whose} has a budget of ${what} per ` +
     `${budget.period} (UTC) and has used ${amount(result.used)} in ${period.id}. ` +
     `The budget resets at ${new Date(period.end).toISOString()}.`;
-  return new PolicyDenied(429, message, "token.budget", {
+  return new PolicyDenied(429, message, `${owner.scope}.budget`, {
     type: "insufficient_quota",
     code: "insufficient_quota",
     headers: { ...headers, "x-should-retry": "false" },
@@ -187,4 +254,20 @@ export async function seedBudget(
     value,
     period.end + PERIOD_GRACE_MS,
   );
+}
+
+/**
+ * {@linkcode seedBudget} for any budget's owner (a team: the sum of its members' stored usage). Raises and never
+ * lowers, so it never double counts.
+ */
+export async function seedOwnerBudget(
+  store: CounterStore,
+  owner: BudgetOwner,
+  used: { tokens: number; cost: number },
+  now: number,
+): Promise<number> {
+  const owned = ownerBudgetCheck(owner, now);
+  if (!owned) return 0;
+  const value = owned.unit === "tokens" ? used.tokens : used.cost;
+  return await store.periodRaise(owned.check.key, owned.check.period, value, owned.check.expiresAt!);
 }

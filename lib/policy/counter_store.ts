@@ -122,6 +122,12 @@ export interface CounterStore {
    * whether the check alone would pass with its amount, `used` and `remaining` are the counter as it is.
    */
   peek?(checks: readonly Check[]): Promise<PeekResult>;
+  /**
+   * Optional: drops the counters of `checks` (buckets and period counters; concurrency slots are kept, a
+   * request in flight still gives its slot back) as if they had never been used. For counters whose owner
+   * the gateway stops tracking (an end user forgotten under `max_users`), so they take no memory.
+   */
+  forget?(checks: readonly Check[]): Promise<void>;
 }
 
 /** The answer to {@linkcode CounterStore.peek}. */
@@ -219,7 +225,7 @@ interface Expiring<T> {
 export function createMemoryCounterStore(
   now: () => number = Date.now,
   options: MemoryCounterStoreOptions = {},
-): CounterStore & Required<Pick<CounterStore, "peek">> & { readonly size: () => number } {
+): CounterStore & Required<Pick<CounterStore, "peek" | "forget">> & { readonly size: () => number } {
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const buckets = new Map<string, Expiring<BucketState>>();
   const inFlight = new Map<string, number>();
@@ -376,6 +382,13 @@ export function createMemoryCounterStore(
       const t = now();
       sweep(t);
       return Promise.resolve({ results: checks.map((check) => evaluate(check, t)), source: "store" });
+    },
+    forget(checks) {
+      for (const check of checks) {
+        if (check.kind === "bucket") buckets.delete(check.key);
+        else if (check.kind === "period") periods.delete(periodKey(check.key, check.period));
+      }
+      return Promise.resolve();
     },
     size: () => buckets.size + inFlight.size + periods.size,
   };

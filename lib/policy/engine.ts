@@ -5,19 +5,29 @@
  *
  * Rules are judged in this order, and a denial names the first that fails:
  * `token.endpoints` → `alias.content:<name>` → `token.max_tokens` (modifies only) → `token.concurrent`,
- * `alias.concurrent` → `token.rpm`, `alias.rpm` → `token.tpm`, `alias.tpm` → `token.budget`.
+ * `team.concurrent`, `alias.concurrent` → `token.rpm`, `team.rpm`, `alias.rpm`, `end_user.rpm` → the same
+ * for TPM → `token.budget`, `team.budget`, `end_user.budget`.
  *
- * The counted limits (concurrency, RPM, TPM, budget) are checked and taken in one atomic
- * {@linkcode CounterStore.reserve}: a denied request takes nothing from any counter, which is what makes a
- * limit of N let exactly N of many concurrent requests through.
+ * The counted limits (concurrency, RPM, TPM, budgets) of the token, its team, the alias and the end user are
+ * checked and taken in one atomic {@linkcode CounterStore.reserve}: a denied request takes nothing from any
+ * counter, which is what makes a limit of N let exactly N of many concurrent requests through, and a team
+ * budget shared by many tokens (on many replicas sharing Redis) as exact as a token's own.
  *
  * @module
  */
 import { GatewayError } from "../errors.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
-import { budgetCheck, budgetDenied, budgetSettlement } from "./budgets.ts";
+import {
+  type BudgetOwner,
+  type OwnedBudgetCheck,
+  ownerBudgetCheck,
+  ownerBudgetDenied,
+  reservedSettlement,
+  tokenBudgetOwner,
+} from "./budgets.ts";
+import { endUserBudgetOwner, endUserScopes, EndUserTracker } from "./end_users.ts";
 import { applyContentRules } from "./content_rules.ts";
-import type { Check, CounterStore, PeriodCheck, ReserveResult, SettleOps } from "./counter_store.ts";
+import type { Check, CounterStore, ReserveResult, SettleOps } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 import { isChatFormEndpoint } from "../config/schema.ts";
@@ -41,6 +51,8 @@ export interface PolicyEngine {
    */
   readonly counters?: CounterStore;
   readonly now?: () => number;
+  /** The end users tracked under `end_user_limits` (bounded by each block's `max_users`). */
+  readonly endUsers?: EndUserTracker;
 }
 
 /** Options of {@linkcode createPolicyEngine}. */
@@ -49,6 +61,13 @@ export interface PolicyEngineOptions {
   now?: () => number;
   /** Called with a store failure while settling (settling never throws); default: ignored. */
   onError?: (err: unknown) => void;
+  /**
+   * Called after a request's budgets were settled, with each budget and its reservation (alerts watch the
+   * counters from here). Off the request path: the client has its answer by then.
+   */
+  onBudgetSettled?: (budgets: readonly OwnedBudgetCheck[]) => void;
+  /** Called with every denial by a counted limit or budget (alerts count them). */
+  onDenied?: (denial: PolicyDenied, owner: string) => void;
 }
 
 /** The 403 for an endpoint outside the token's `endpoints`. */
@@ -105,11 +124,10 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
 
   function settler(
     store: CounterStore,
-    token: ResolvedToken,
     rates: readonly RateCheck[],
-    budget: PeriodCheck | undefined,
+    budgets: readonly OwnedBudgetCheck[],
   ): Admission["settle"] {
-    if (rates.length === 0 && !token.budget) return settledAlready;
+    if (rates.length === 0 && budgets.length === 0) return settledAlready;
     let settled: Promise<void> | undefined;
     return (actual) => {
       settled ??= (async () => {
@@ -124,29 +142,32 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
             adjust.push({ bucket: check, delta: tokens - check.amount });
           }
         }
-        const charge = budgetSettlement(token, { tokens, cost }, now(), budget);
-        const periods = charge ? [charge] : [];
+        const periods = budgets.flatMap((b) => reservedSettlement(b, { tokens, cost }) ?? []);
         if (store.settle) {
           // One call (one round trip on a shared store) for all of it.
           if (release.length + adjust.length + periods.length > 0) {
             await store.settle({ release, adjust, periods });
           }
-          return;
+        } else {
+          const ops: Promise<unknown>[] = [
+            ...release.map((key) => store.release(key)),
+            ...adjust.map((a) => store.adjust(a.bucket, a.delta)),
+            ...periods.map((p) => store.periodAdd(p.key, p.period, p.amount, p.expiresAt)),
+          ];
+          for (const r of await Promise.allSettled(ops)) if (r.status === "rejected") onError(r.reason);
         }
-        const ops: Promise<unknown>[] = [
-          ...release.map((key) => store.release(key)),
-          ...adjust.map((a) => store.adjust(a.bucket, a.delta)),
-          ...periods.map((p) => store.periodAdd(p.key, p.period, p.amount, p.expiresAt)),
-        ];
-        for (const r of await Promise.allSettled(ops)) if (r.status === "rejected") onError(r.reason);
+        if (budgets.length > 0 && options.onBudgetSettled) options.onBudgetSettled(budgets);
       })().catch(onError);
       return settled;
     };
   }
 
+  const endUsers = new EndUserTracker();
+
   return {
     counters: store,
     now,
+    endUsers,
     async admit(req) {
       const { identity: token, endpoint, model, body } = req;
       if (token.endpoints && !token.endpoints.has(endpoint)) throw endpointDenied(token, endpoint);
@@ -167,35 +188,70 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
       const estimate = typeof req.estimatedTokens === "function"
         ? req.estimatedTokens(body)
         : req.estimatedTokens;
-      const rates = rateChecks(token, model, estimate);
-      const budget = budgetCheck(token, now(), { tokens: estimate, cost: estimatedCost(model, estimate) });
+      const users = model?.endUserLimits || token.endUserLimits
+        ? endUserScopes(token, model, body, req.headers)
+        : [];
+      const rates = rateChecks(token, model, estimate, users);
+      const cost = estimatedCost(model, estimate);
+      const owners: BudgetOwner[] = [];
+      const own = tokenBudgetOwner(token);
+      if (own) owners.push(own);
+      if (token.team?.budget) {
+        const team = token.team;
+        owners.push({ scope: "team", name: team.name, keyBase: `team:${team.id}`, budget: team.budget! });
+      }
+      for (const user of users) {
+        const owner = endUserBudgetOwner(user);
+        if (owner) owners.push(owner);
+      }
+      const t = now();
+      const budgets = owners.flatMap((o) => ownerBudgetCheck(o, t, { tokens: estimate, cost }) ?? []);
       const checks: Check[] = rates.map((rc) => rc.check);
-      if (budget) checks.push(budget.check);
+      for (const b of budgets) checks.push(b.check);
       const reserved: ReserveResult = checks.length === 0
         ? { ok: true, results: [] }
         : await store.reserve(checks);
       const headers = rateLimitHeaders(rateStates(rates, reserved.results));
 
+      if (users.length > 0) {
+        // Denied or not, the user was seen; those pushed out of `max_users` take their counters with them.
+        const tracked = users.flatMap((u) =>
+          endUsers.touch(u, checks.filter((c) => c.key.startsWith(`end_user:${u.owner}:${u.userKey}:`)))
+        );
+        EndUserTracker.forget(reserved.store ?? store, tracked, onError);
+      }
+
       if (!reserved.ok) {
         const failed = reserved.results.findIndex((r) => !r.ok);
+        let denial: PolicyDenied | undefined;
         if (failed >= 0 && failed < rates.length) {
           const wait = denialWaitMs(checks.slice(0, rates.length), reserved.results.slice(0, rates.length));
-          throw rateDenied(rates[failed], reserved.results[failed], wait, headers);
+          denial = rateDenied(rates[failed], reserved.results[failed], wait, headers);
+          options.onDenied?.(denial, rates[failed].name);
+        } else if (failed >= rates.length) {
+          const b = budgets[failed - rates.length];
+          denial = ownerBudgetDenied(b.owner, reserved.results[failed], b.period, headers);
+          options.onDenied?.(denial, b.owner.name);
         }
-        if (budget && failed === rates.length) {
-          throw budgetDenied(token, reserved.results[failed], budget.period, headers);
-        }
+        if (denial) throw denial;
         throw new GatewayError(500, "The gateway's policy store gave an inconsistent answer.", {
           code: "internal_error",
         });
       }
 
+      const tokenBudget = own ? budgets.find((b) => b.owner === own) : undefined;
       return {
         outcome: modifiedBy.length > 0 ? "modify" : "allow",
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
         headers,
-        settle: settler(reserved.store ?? store, token, rates, budget?.check),
-        stream: streamAllowance(token, budget?.check, reserved.results[rates.length]),
+        settle: settler(reserved.store ?? store, rates, budgets),
+        stream: tokenBudget
+          ? streamAllowance(
+            token,
+            tokenBudget.check,
+            reserved.results[rates.length + budgets.indexOf(tokenBudget)],
+          )
+          : null,
       };
     },
   };

@@ -18,7 +18,7 @@
 import type { RoutedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { TargetHealthSnapshot } from "../routing/health.ts";
-import { budgetCheck, budgetDenied, budgetUnit } from "./budgets.ts";
+import { type BudgetOwner, ownerBudgetCheck, ownerBudgetDenied, tokenBudgetOwner } from "./budgets.ts";
 import type { Check } from "./counter_store.ts";
 import { endpointDenied, reservationRate } from "./engine.ts";
 import { type Judge, judgeRate, limitView, readCounters, storeWord } from "./explain_counters.ts";
@@ -167,42 +167,56 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
 
   // Counted limits: the smallest request (one request, one token) against what is left now.
   const rates = rateChecks(token, model, 1);
-  const budget = budgetCheck(token, now);
+  const owners: BudgetOwner[] = [];
+  const own = tokenBudgetOwner(token);
+  if (own) owners.push(own);
+  if (token.team?.budget) {
+    owners.push({
+      scope: "team",
+      name: token.team.name,
+      keyBase: `team:${token.team.id}`,
+      budget: token.team.budget,
+    });
+  }
+  const budgets = owners.flatMap((o) => ownerBudgetCheck(o, now) ?? []);
   const counted: Check[] = rates.map((rc) => rc.check);
-  if (budget) counted.push(budget.check);
+  for (const b of budgets) counted.push(b.check);
   const { peek, source } = await readCounters(input.counters, counted);
   const limits: ExplainLimit[] = [];
   rates.forEach((rc, i) => {
     limits.push(limitView(rc, peek, i));
     judgeRate(judge, rc, peek, i, source);
   });
-  let budgetView: ExplainBudget | null = null;
-  if (budget && token.budget) {
-    const i = rates.length;
+  const budgetViews = budgets.map((budget, j) => {
+    const i = rates.length + j;
     const r = peek?.results[i];
-    const u = budgetUnit(token.budget)!;
-    budgetView = {
-      rule: "token.budget",
-      period: token.budget.period,
+    const { owner, unit } = budget;
+    const rule = `${owner.scope}.budget` as ExplainBudget["rule"];
+    const limit = budget.check.limit;
+    judge(
+      rule,
+      r ? r.ok : null,
+      r
+        ? `${r.used} of ${limit} ${unit} used in ${budget.period.id}, ${r.remaining} left`
+        : `not readable (${storeWord(source)})`,
+      r ? () => ownerBudgetDenied(owner, r, budget.period, {}) : undefined,
+    );
+    return {
+      rule,
+      period: owner.budget.period,
       period_id: budget.period.id,
-      unit: u.unit,
-      limit: u.limit,
+      unit,
+      limit,
       used: r?.used ?? null,
       remaining: r?.remaining ?? null,
       resets_at: new Date(budget.period.end).toISOString(),
-      stop_streams: token.budget.stop_streams ?? false,
-      ...(u.unit === "cost" ? { reserve_rate: reservationRate(model) } : {}),
+      stop_streams: owner.budget.stop_streams ?? false,
+      ...(unit === "cost" ? { reserve_rate: reservationRate(model) } : {}),
       ...(peek?.checks ? { local_limit: peek.checks[i].limit } : {}),
-    };
-    judge(
-      "token.budget",
-      r ? r.ok : null,
-      r
-        ? `${r.used} of ${u.limit} ${u.unit} used in ${budget.period.id}, ${r.remaining} left`
-        : `not readable (${storeWord(source)})`,
-      r ? () => budgetDenied(token, r, budget.period, {}) : undefined,
-    );
-  }
+    } satisfies ExplainBudget;
+  });
+  const budgetView = budgetViews.find((b) => b.rule === "token.budget") ?? null;
+  const teamBudgetView = budgetViews.find((b) => b.rule === "team.budget") ?? null;
 
   // A shared store that is down in fail_closed refuses every limited request (503) before routing.
   if (source.source === "unavailable" && deniedBy === null) {
@@ -239,6 +253,7 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
       source: token.source ?? "config",
       environment: token.environment,
       status,
+      team: token.team?.name ?? null,
     },
     model: alias,
     endpoint,
@@ -248,6 +263,11 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
     targets,
     limits,
     budget: budgetView,
+    team_budget: teamBudgetView,
+    end_user_limits: {
+      alias: model.endUserLimits ?? null,
+      token: token.endUserLimits ?? null,
+    },
     max_tokens: token.maxTokens,
     content_rules: contentRules,
     strategy: model.strategy,

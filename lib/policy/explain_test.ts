@@ -134,6 +134,7 @@ Deno.test("explain: an allowed request shows its targets, limits, budget, ceilin
     source: "config",
     environment: "staging",
     status: "active",
+    team: null,
   });
   assert.equal(e.model, "chat-main");
   assert.equal(e.endpoint, "chat");

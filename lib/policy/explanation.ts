@@ -5,7 +5,13 @@
  *
  * @module
  */
-import type { BudgetConfig, MODEL_ENDPOINTS, ModelType, PriceConfig } from "../config/schema.ts";
+import type {
+  BudgetConfig,
+  EndUserLimitsConfig,
+  MODEL_ENDPOINTS,
+  ModelType,
+  PriceConfig,
+} from "../config/schema.ts";
 import type { ResolvedConfig, ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { TargetHealthSnapshot } from "../routing/health.ts";
 import type { CounterStore } from "./counter_store.ts";
@@ -84,9 +90,9 @@ export interface ExplainLimit {
   readonly local_limit?: number;
 }
 
-/** The token's budget in the current period. */
+/** The token's (or its team's) budget in the current period. */
 export interface ExplainBudget {
-  readonly rule: "token.budget";
+  readonly rule: "token.budget" | "team.budget";
   readonly period: BudgetConfig["period"];
   /** "2026-11" or "2026-11-24". */
   readonly period_id: string;
@@ -119,6 +125,8 @@ export interface Explanation {
     readonly source: "api" | "config";
     readonly environment: string;
     readonly status: TokenStatus;
+    /** The team it belongs to (whose limits are among `limits` and whose budget is `team_budget`), or null. */
+    readonly team: string | null;
   };
   readonly model: string;
   readonly endpoint: ModelEndpoint;
@@ -128,6 +136,16 @@ export interface Explanation {
   readonly targets: readonly ExplainTarget[];
   readonly limits: readonly ExplainLimit[];
   readonly budget: ExplainBudget | null;
+  /** The token's team's budget, shared with the team's other tokens, or null. */
+  readonly team_budget: ExplainBudget | null;
+  /**
+   * Limits per end user that apply, as configured on the alias and on the token (their counters are per user,
+   * so they are not read here).
+   */
+  readonly end_user_limits: {
+    readonly alias: EndUserLimitsConfig | null;
+    readonly token: EndUserLimitsConfig | null;
+  };
   readonly max_tokens: number | null;
   readonly content_rules: readonly ExplainContentRule[];
   readonly strategy: ResolvedModel["strategy"];

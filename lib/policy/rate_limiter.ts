@@ -9,6 +9,7 @@ import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { BucketCheck, Check, CheckResult, ConcurrencyCheck } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { formatDuration, type RateKind, type RateLimitState } from "./ratelimit_headers.ts";
+import { endUserLabel, type EndUserScope } from "./end_users.ts";
 
 /** The window of "per minute" limits. */
 export const MINUTE_MS = 60_000;
@@ -19,15 +20,18 @@ export const CONCURRENCY_RETRY_MS = 1_000;
 /** Which limit: `concurrent`, `rpm` or `tpm`. */
 export type RateLimitKind = "concurrent" | "rpm" | "tpm";
 
-/** Whose limit: the token's own or the alias's (shared by every token using it). */
-export type RateScope = "token" | "alias";
+/**
+ * Whose limit: the token's own, its team's (shared by the team's tokens), the alias's (shared by every token
+ * using it), or one end user's (of an alias or a token, `end_user_limits:`).
+ */
+export type RateScope = "token" | "team" | "alias" | "end_user";
 
 /** One rate limit that applies to a request, with the counter check that enforces it. */
 export interface RateCheck {
   /** The rule name, e.g. `token.rpm`, `alias.concurrent`. */
   readonly rule: `${RateScope}.${RateLimitKind}`;
   readonly scope: RateScope;
-  /** The token's or the alias's name, for messages. */
+  /** Who, for messages: "token T", "team T", "model M", "user U of token T". */
   readonly name: string;
   readonly limitKind: RateLimitKind;
   readonly check: BucketCheck | ConcurrencyCheck;
@@ -56,7 +60,7 @@ function scoped(
   scope: RateScope,
   name: string,
   owner: string,
-  limits: LimitsConfig | null,
+  limits: LimitsConfig | null | undefined,
   estimatedTokens: number,
 ) {
   const out: Partial<Record<RateLimitKind, RateCheck>> = {};
@@ -104,22 +108,35 @@ function scoped(
 }
 
 /**
- * The rate limits that apply to a request, in the order they are judged: concurrency (token, alias), then
- * RPM (token, alias), then TPM (token, alias). The first failing one is the rule a denial names.
+ * The rate limits that apply to a request, in the order they are judged: concurrency (token, team, alias),
+ * then RPM (token, team, alias, end users), then TPM (the same). The first failing one is the rule a denial
+ * names. A team's counters are keyed by its id, an end user's by its scope's owner and the user.
  */
 export function rateChecks(
   token: ResolvedToken,
   model: ResolvedModel | undefined,
   estimatedTokens: number,
+  endUsers: readonly EndUserScope[] = [],
 ): RateCheck[] {
-  const own = scoped("token", token.name, token.id, token.limits, estimatedTokens);
-  const shared = model ? scoped("alias", model.alias, model.alias, model.limits, estimatedTokens) : {};
+  const scopes = [scoped("token", `token ${token.name}`, token.id, token.limits, estimatedTokens)];
+  const team = token.team;
+  if (team?.limits) scopes.push(scoped("team", `team ${team.name}`, team.id, team.limits, estimatedTokens));
+  if (model?.limits) {
+    scopes.push(scoped("alias", `model ${model.alias}`, model.alias, model.limits, estimatedTokens));
+  }
+  for (const user of endUsers) {
+    const { rpm, tpm } = user.limits;
+    if (rpm === undefined && tpm === undefined) continue;
+    // rateKey adds the scope: `end_user:<alias:name | token:id>:<user>:rpm`, beside endUserKeyBase's budget.
+    const owner = `${user.owner}:${user.userKey}`;
+    scopes.push(scoped("end_user", endUserLabel(user), owner, { rpm, tpm }, estimatedTokens));
+  }
   const out: RateCheck[] = [];
   for (const kind of ["concurrent", "rpm", "tpm"] as const) {
-    const a = own[kind];
-    const b = shared[kind];
-    if (a) out.push(a);
-    if (b) out.push(b);
+    for (const s of scopes) {
+      const c = s[kind];
+      if (c) out.push(c);
+    }
   }
   return out;
 }
@@ -155,7 +172,7 @@ export function rateDenied(
   headers: Record<string, string>,
 ): PolicyDenied {
   const wait = Math.max(1, Math.ceil(retryAfterMs));
-  const who = rc.scope === "token" ? `token ${rc.name}` : `model ${rc.name}`;
+  const who = rc.name;
   const requested = rc.check.kind === "bucket" ? rc.check.amount : 1;
   const used = Math.ceil(result.used - 1e-9);
   const again = rc.limitKind === "concurrent"

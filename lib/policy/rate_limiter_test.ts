@@ -33,6 +33,6 @@ Deno.test("rateChecks: judged concurrency, RPM, TPM, token before alias, keys pe
     windowMs: 60_000,
     amount: 42,
   });
-  assert.equal(checks[0].name, "svc");
+  assert.equal(checks[0].name, "token svc");
   assert.deepEqual(rateChecks({ ...token, limits: null }, undefined, 42), []);
 });

@@ -184,6 +184,10 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       for (const p of periods) args.push(p.amount, p.expiresAt);
       await scripts.gwSettle(...args);
     },
+    async forget(checks) {
+      const keys = checks.filter((c) => c.kind !== "concurrency").map(checkKey);
+      if (keys.length > 0) await client.del(...keys);
+    },
     async ping() {
       await client.ping();
     },

@@ -176,6 +176,11 @@ export function createResilientCounterStore(
     periodRaise: (key, period, value, expiresAt) =>
       settleOp(() => shared.periodRaise(key, period, value, expiresAt)),
     settle: shared.settle && ((ops) => settleOp(() => shared.settle!(ops))),
+    async forget(checks) {
+      // The local limiter's copies too: they hold the counters decided while the shared store was away.
+      await memory.forget(checks.map((c) => localShare(c, replicas)));
+      if (shared.forget) await settleOp(() => shared.forget!(checks));
+    },
     peek: shared.peek && (async (checks) => {
       const done = await attempt(() => shared.peek!(checks));
       if (done) return done.value;

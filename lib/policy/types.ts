@@ -26,6 +26,8 @@ export interface PolicyRequest {
    * it, so that a lowered `max_tokens` lowers the charge too.
    */
   estimatedTokens: number | ((body: JsonObject | undefined) => number);
+  /** The request's headers: an `end_user_limits.header` names the end user there. */
+  headers?: Headers;
 }
 
 /**

@@ -62,6 +62,8 @@ export interface Lease {
 export class HealthRegistry {
   readonly #states = new Map<string, TargetState>();
   readonly #now: () => number;
+  /** Told of each ejection (a healthy target put in cooldown), e.g. to alert; must not throw or block. */
+  onEjected?: (event: { target: string; provider: string; until: string; failures: number }) => void;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
@@ -132,7 +134,17 @@ export class HealthRegistry {
         state.failures++;
         state.consecutiveFailures++;
         if ((probe && !succeeded) || state.consecutiveFailures >= settings.eject_after) {
-          state.ejectedUntil = this.#now() + settings.eject_cooldown;
+          const now = this.#now();
+          const wasServing = state.ejectedUntil <= now || probe;
+          state.ejectedUntil = now + settings.eject_cooldown;
+          if (wasServing && this.onEjected) {
+            this.onEjected({
+              target: `${state.provider}/${state.model}`,
+              provider: state.provider,
+              until: new Date(state.ejectedUntil).toISOString(),
+              failures: state.consecutiveFailures,
+            });
+          }
         }
       },
       release: () => {

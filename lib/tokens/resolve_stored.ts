@@ -7,8 +7,8 @@
  * @module
  */
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
-import { resolveTokenCache } from "../config/resolve.ts";
-import type { ResolvedConfig, ResolvedToken } from "../config/types.ts";
+import { resolveTokenCache, withinTeam } from "../config/resolve.ts";
+import type { ResolvedConfig, ResolvedTeam, ResolvedToken } from "../config/types.ts";
 import type { StoredToken, TokenSecret } from "./types.ts";
 
 /** The merged token map, and the stored tokens left out because a config token has their name. */
@@ -39,13 +39,17 @@ export function resolveStoredSecret(
   token: StoredToken,
   secret: TokenSecret,
   aliases: AliasIndex,
+  teams: ReadonlyMap<string, ResolvedTeam> = new Map(),
 ): ResolvedToken {
+  // A team removed from the config since the token joined it: the token keeps its own rules only (the
+  // admin API refuses to put a token in a team that does not exist).
+  const team = token.team ? teams.get(token.team) ?? null : null;
   return Object.freeze({
     name: token.name,
     environment: token.environment,
     sha256: secret.sha256,
     patterns: Object.freeze([...token.models]),
-    aliases: aliases.expand(token.models),
+    aliases: withinTeam(aliases, aliases.expand(token.models), team ?? undefined),
     expiresAt: earlier(msOf(token.expires_at), msOf(secret.expires_at)),
     disabled: token.disabled,
     limits: token.limits,
@@ -53,6 +57,8 @@ export function resolveStoredSecret(
     endpoints: token.endpoints === null ? null : new Set(token.endpoints),
     maxTokens: token.max_tokens,
     cache: resolveTokenCache(token.cache ?? undefined),
+    team,
+    endUserLimits: token.end_user_limits ?? null,
     id: token.id,
     source: "api" as const,
   });
@@ -77,7 +83,7 @@ export function mergeStoredTokens(config: ResolvedConfig, stored: readonly Store
     }
     for (const secret of token.secrets) {
       if (tokens.has(secret.sha256)) continue;
-      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases));
+      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases, config.teams));
     }
   }
   return { tokens, clashes };

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { BudgetConfig, Endpoint, LimitsConfig } from "../config/schema.ts";
+import type { BudgetConfig, EndUserLimitsConfig, Endpoint, LimitsConfig } from "../config/schema.ts";
 import type { TokenCacheConfig } from "../config/cache_schema.ts";
 
 /** One hash under which a stored token authenticates. */
@@ -37,6 +37,13 @@ export interface StoredToken {
    * request's headers say). `false` and null are kept apart: one turns the cache off, the other sets nothing.
    */
   readonly cache: TokenCacheConfig | null;
+  /**
+   * The team (of the config's `teams:`) whose budget, limits and model scope it shares, or null. Absent in
+   * rows written before teams existed: none.
+   */
+  readonly team?: string | null;
+  /** Limits per end user of its application, as the config's `tokens[].end_user_limits`, or null/absent. */
+  readonly end_user_limits?: EndUserLimitsConfig | null;
   /** ISO date-time after which the token is refused, or null. */
   readonly expires_at: string | null;
   readonly disabled: boolean;

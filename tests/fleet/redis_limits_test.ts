@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { type Answer, burst, type Gated, send, startGated } from "../helpers/gated_upstream.ts";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 const N = 5;
@@ -22,61 +23,6 @@ const T = {
   tpm: "gw-redis-tpm-0123456789abcdef",
   budget: "gw-redis-budget-0123456789abcdef",
 };
-
-/**
- * An OpenAI-compatible upstream that holds every answer until {@linkcode Gated.release}, and reports the
- * usage the test sets (so real usage can equal the gateway's estimate).
- */
-interface Gated {
-  baseURL: string;
-  arrived: number;
-  usage: { prompt: number; completion: number };
-  release(): void;
-  /** Closes the gate again for the next round. */
-  reset(): void;
-  stop(): Promise<void>;
-}
-
-function startGated(): Gated {
-  let open = Promise.withResolvers<void>();
-  const gated: Gated = {
-    baseURL: "",
-    arrived: 0,
-    usage: { prompt: 3, completion: 2 },
-    release: () => open.resolve(),
-    reset: () => open = Promise.withResolvers<void>(),
-    stop: () => server.shutdown(),
-  };
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
-    const body = await request.json();
-    gated.arrived++;
-    await open.promise;
-    const { prompt, completion } = gated.usage;
-    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-    const base = { id: "chatcmpl-gated", created: 1, model: body.model };
-    if (body.stream !== true) {
-      return Response.json({
-        ...base,
-        object: "chat.completion",
-        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-        usage,
-      });
-    }
-    const events = [
-      {
-        ...base,
-        object: "chat.completion.chunk",
-        choices: [{ index: 0, delta: { role: "assistant", content: "ok" } }],
-      },
-      { ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
-      { ...base, object: "chat.completion.chunk", choices: [], usage },
-    ];
-    const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
-    return new Response(text, { headers: { "content-type": "text/event-stream" } });
-  });
-  gated.baseURL = `http://127.0.0.1:${server.addr.port}/v1`;
-  return gated;
-}
 
 function config(up: Gated, prefix: string, limits: { tpm: number; budget: number }): string {
   const token = (name: string, secret: string, extra = "") =>
@@ -93,51 +39,6 @@ ${token("rpm-n", T.rpm, `, limits: { rpm: ${N} }`)}
 ${token("tpm-n", T.tpm, `, limits: { tpm: ${limits.tpm} }`)}
 ${token("budget-n", T.budget, `, budget: { tokens: ${limits.budget}, period: day }`)}
 `;
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: string;
-}
-
-function send(gw: TestGateway, token: string, stream = false): Promise<Answer> {
-  return fetch(`${gw.baseURL}/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "chat-gated",
-      messages: [{ role: "user", content: "hello there" }],
-      max_tokens: 20,
-      stream,
-      ...(stream ? { stream_options: { include_usage: true } } : {}),
-    }),
-  }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.text() }));
-}
-
-/**
- * Sends 3N requests at once, round robin over the gateways; releases the upstream once N have reached it
- * and the other 2N have been answered, so no admitted request settles while others are being decided.
- */
-async function burst(gws: TestGateway[], up: Gated, token: string, stream = false): Promise<Answer[]> {
-  up.arrived = 0;
-  let answered = 0;
-  const all = Array.from({ length: 3 * N }, (_, i) =>
-    send(gws[i % gws.length], token, stream).then((a) => {
-      answered++;
-      return a;
-    }));
-  const deadline = performance.now() + 10_000;
-  while (!(up.arrived >= N && answered >= 2 * N) && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  // Past N, a request reaching the upstream would be an admission too many: give it a moment to show.
-  await new Promise((r) => setTimeout(r, 100));
-  assert.equal(up.arrived, N, "exactly N requests reached the upstream");
-  up.release();
-  const answers = await Promise.all(all);
-  up.reset();
-  return answers;
 }
 
 function assertExactlyN(answers: Answer[], kind: "requests" | "tokens", limit: number) {
@@ -188,14 +89,14 @@ async function withFleet(
 
 Deno.test("three gateways, one Redis: RPM N lets exactly N of 3N concurrent requests through", async () => {
   await withFleet(async (gws, up) => {
-    assertExactlyN(await burst(gws, up, T.rpm), "requests", N);
+    assertExactlyN(await burst(gws, up, T.rpm, false, N), "requests", N);
   });
 });
 
 Deno.test("three gateways, one Redis: TPM admits exactly N streams whose estimates fill it", async () => {
   await withFleet(async (gws, up, _prefix, estimate) => {
     up.usage = { prompt: estimate - 5, completion: 5 };
-    const answers = await burst(gws, up, T.tpm, true);
+    const answers = await burst(gws, up, T.tpm, true, N);
     assertExactlyN(answers, "tokens", N * estimate);
     for (const a of answers.filter((x) => x.status === 200)) {
       assert.match(a.body, /"usage":\{"prompt_tokens":\d+/);
@@ -208,7 +109,7 @@ Deno.test("three gateways, one Redis: a budget is reserved before admission and 
   await withFleet(async (gws, up, prefix, estimate) => {
     // real usage equal to the estimate: N requests use the budget exactly
     up.usage = { prompt: estimate - 5, completion: 5 };
-    const answers = await burst(gws, up, T.budget, true);
+    const answers = await burst(gws, up, T.budget, true, N);
     const ok = answers.filter((a) => a.status === 200);
     const refused = answers.filter((a) => a.status === 429);
     assert.equal(ok.length, N);

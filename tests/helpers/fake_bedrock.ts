@@ -21,6 +21,10 @@
  *   then uses its last tool): a `toolUse` of that tool whose input matches its `inputSchema.json`
  *   (`valueForSchema`, every string `FAKE_BEDROCK_ANSWER`), streamed as input fragments. Like Bedrock, it refuses
  *   `{tool}` for models other than Claude and Nova, and a forced tool with Claude's thinking enabled.
+ * - `…cached…`: the usage also reports prompt-cache reads and writes, as Converse's `TokenUsage` does when a
+ *   request's cache points hit and fill the cache: `cacheReadInputTokens` ({@linkcode FAKE_BEDROCK_CACHE_READ})
+ *   and `cacheWriteInputTokens` ({@linkcode FAKE_BEDROCK_CACHE_WRITE}), apart from `inputTokens` and within
+ *   `totalTokens` (JSON `usage` and the stream's `metadata` event alike).
  * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
  * - `…anthropic.claude…` through `invoke` / `invoke-with-response-stream` (and `count-tokens` with
  *   `input.invokeModel`): the Anthropic Messages API, in `fake_bedrock_claude.ts`.
@@ -186,6 +190,25 @@ function streamResponse(frames: Uint8Array[]): Response {
 
 const USAGE = { inputTokens: 12, outputTokens: 6, totalTokens: 18 };
 
+/** The prompt-cache reads a `…cached…` model reports (`cacheReadInputTokens`, not in `inputTokens`). */
+export const FAKE_BEDROCK_CACHE_READ = 300;
+/** The prompt-cache writes a `…cached…` model reports (`cacheWriteInputTokens`, not in `inputTokens`). */
+export const FAKE_BEDROCK_CACHE_WRITE = 40;
+
+/**
+ * The `TokenUsage` a model answers with: {@linkcode USAGE}, plus cache reads and writes for a `…cached…` model.
+ * As AWS reports them, `inputTokens` excludes both and `totalTokens` includes both.
+ */
+function usageOf(modelId: string): Record<string, number> {
+  if (!modelId.includes("cached")) return USAGE;
+  return {
+    ...USAGE,
+    totalTokens: USAGE.totalTokens + FAKE_BEDROCK_CACHE_READ + FAKE_BEDROCK_CACHE_WRITE,
+    cacheReadInputTokens: FAKE_BEDROCK_CACHE_READ,
+    cacheWriteInputTokens: FAKE_BEDROCK_CACHE_WRITE,
+  };
+}
+
 /** Bedrock's checks on a request with Claude's thinking enabled; the error answer, or null when it is fine. */
 function thinkingError(modelId: string, body: Record<string, unknown>): Response | null {
   const fields = body.additionalModelRequestFields as { thinking?: { budget_tokens?: unknown } };
@@ -237,7 +260,7 @@ function converse(modelId: string, thinking = false): Response {
   return Response.json({
     output: { message: { role: "assistant", content } },
     stopReason: tools ? "tool_use" : "end_turn",
-    usage: USAGE,
+    usage: usageOf(modelId),
     metrics: { latencyMs: 42 },
   });
 }
@@ -300,7 +323,7 @@ function converseStream(modelId: string, thinking = false): Response {
       eventFrame("messageStop", { stopReason: "end_turn" }),
     );
   }
-  frames.push(eventFrame("metadata", { usage: USAGE, metrics: { latencyMs: 42 } }));
+  frames.push(eventFrame("metadata", { usage: usageOf(modelId), metrics: { latencyMs: 42 } }));
   return streamResponse(frames);
 }
 
@@ -347,13 +370,13 @@ function forcedToolUse(
 }
 
 /** The whole answer, or the stream, of a forced tool use. */
-function forcedAnswer(use: { name: string; input: unknown }, stream: boolean): Response {
+function forcedAnswer(modelId: string, use: { name: string; input: unknown }, stream: boolean): Response {
   const toolUseId = "tooluse_fakeForced0000001";
   if (!stream) {
     return Response.json({
       output: { message: { role: "assistant", content: [{ toolUse: { toolUseId, ...use } }] } },
       stopReason: "tool_use",
-      usage: USAGE,
+      usage: usageOf(modelId),
       metrics: { latencyMs: 42 },
     });
   }
@@ -368,7 +391,7 @@ function forcedAnswer(use: { name: string; input: unknown }, stream: boolean): R
     ),
     eventFrame("contentBlockStop", { contentBlockIndex: 0 }),
     eventFrame("messageStop", { stopReason: "tool_use" }),
-    eventFrame("metadata", { usage: USAGE, metrics: { latencyMs: 42 } }),
+    eventFrame("metadata", { usage: usageOf(modelId), metrics: { latencyMs: 42 } }),
   ]);
 }
 
@@ -487,7 +510,7 @@ export function startFakeBedrock(): FakeBedrock {
     if (refused !== null) return refused;
     const forced = m[2].startsWith("converse") ? forcedToolUse(modelId, body, thinking) : null;
     if (forced instanceof Response) return forced;
-    if (forced !== null) return forcedAnswer(forced, m[2] === "converse-stream");
+    if (forced !== null) return forcedAnswer(modelId, forced, m[2] === "converse-stream");
     if (m[2] === "converse") return converse(modelId, thinking);
     if (m[2] === "converse-stream") return converseStream(modelId, thinking);
     return invoke(modelId, body);

@@ -1,6 +1,6 @@
 /**
  * A request's cost from the token classes its vendor reports (issue 26, acceptance 1): OpenAI's reasoning
- * tokens priced apart, Anthropic's cache reads and cache writes, Gemini's thought tokens, each to the
+ * tokens priced apart, Anthropic's and Bedrock's cache reads and cache writes, Gemini's thought tokens, each to the
  * micro-dollar of lib/pricing/cost.ts's arithmetic, in the usage record's total and its breakdown; a target
  * without a price of its own priced from the catalog, and one with its own price charged at that.
  */
@@ -10,6 +10,13 @@ import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
 import { FAKE_KEY, FAKE_REASONING_TOKENS, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { FAKE_GEMINI_KEY, FAKE_GEMINI_THOUGHT_TOKENS, startFakeGemini } from "../helpers/fake_gemini.ts";
+import {
+  FAKE_AWS,
+  FAKE_BEDROCK_CACHE_READ,
+  FAKE_BEDROCK_CACHE_WRITE,
+  FAKE_REGION,
+  startFakeBedrock,
+} from "../helpers/fake_bedrock.ts";
 import { defaultCatalog, lookupPrice } from "../../lib/pricing/catalog.ts";
 import { startFakes } from "../helpers/fakes.ts";
 import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
@@ -142,6 +149,141 @@ admin_tokens:
     assert.ok(c.cost > 0);
     const o = await recordOf(gw, (await ask("overridden")).response.headers.get("x-request-id")!);
     assert.equal(micro(o.cost), micro((11 * 1 + 7 * 2) / 1e6), "a target's own price wins");
+  } finally {
+    await gw.stop();
+    await fakes.stop();
+  }
+});
+
+Deno.test("pricing: Bedrock's cache reads and writes, apart from its input count, priced by class (JSON and stream)", async () => {
+  const fakes = startFakes({ bedrock: startFakeBedrock });
+  // An in-region Claude Sonnet 4.5 profile the catalog prices; `cached` makes the fake report cache tokens.
+  const model = "us.anthropic.claude-sonnet-4-5-cached-v1:0";
+  const gw = await startGateway(`
+providers:
+  aws:
+    type: bedrock
+    region: ${FAKE_REGION}
+    base_url: "${fakes.bedrock.url}"
+    access_key_id: ${FAKE_AWS.accessKeyId}
+    secret_access_key: "${FAKE_AWS.secretAccessKey}"
+models:
+  catalogued: { type: chat, targets: [{ provider: aws, model: "${model}" }] }
+  overridden:
+    type: chat
+    targets:
+      - provider: aws
+        model: "${model}"
+        price: { input: 2, output: 8, cached_input: 0.2, cache_write_5m: 2.5 }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+admin_tokens:
+  - { name: admin, sha256: ${hashToken(ADMIN)} }
+`);
+  try {
+    const client = new OpenAI({ baseURL: gw.baseURL, apiKey: TEST_TOKEN, maxRetries: 0 });
+    // Converse reports 12 inputTokens (cache excluded), FAKE_BEDROCK_CACHE_READ reads and
+    // FAKE_BEDROCK_CACHE_WRITE writes apart from them, and 6 outputTokens. Reads are priced at cached_input,
+    // writes at cache_write_5m (Converse's writes are Claude's default five minutes), the 12 at input.
+    const input = 12;
+    const reads = FAKE_BEDROCK_CACHE_READ;
+    const writes = FAKE_BEDROCK_CACHE_WRITE;
+    const output = 6;
+    const expectCost = (
+      r: Record<string, number>,
+      rates: { input: number; output: number; cached: number; write: number },
+      what: string,
+    ) => {
+      assert.equal(
+        r.prompt_tokens,
+        input + reads + writes,
+        `${what}: the prompt counts cache reads and writes`,
+      );
+      assert.equal(r.completion_tokens, output, what);
+      assert.equal(micro(r.cost_input), micro(input * rates.input / 1e6), `${what}: cost_input`);
+      assert.equal(micro(r.cost_cached), micro(reads * rates.cached / 1e6), `${what}: cost_cached`);
+      assert.equal(micro(r.cost_cache_write), micro(writes * rates.write / 1e6), `${what}: cost_cache_write`);
+      assert.equal(micro(r.cost_output), micro(output * rates.output / 1e6), `${what}: cost_output`);
+      assert.equal(r.cost_reasoning, 0, `${what}: cost_reasoning`);
+      assert.equal(
+        micro(r.cost),
+        micro(
+          (input * rates.input + reads * rates.cached + writes * rates.write + output * rates.output) / 1e6,
+        ),
+        `${what}: cost`,
+      );
+    };
+
+    const price = lookupPrice(defaultCatalog(), "bedrock", model)!;
+    assert.ok(price, "the catalog knows Claude Sonnet 4.5 on Bedrock");
+    assert.ok(price.cachedInput !== undefined && price.cacheWrite5m !== undefined, "with cache rates");
+    const catalog = {
+      input: price.input,
+      output: price.output,
+      cached: price.cachedInput!,
+      write: price.cacheWrite5m!,
+    };
+    // The rates differ class by class, so a token priced in the wrong class shows.
+    assert.equal(new Set(Object.values(catalog)).size, 4);
+
+    const json = await client.chat.completions.create({
+      model: "catalogued",
+      messages: [{ role: "user", content: "Hi" }],
+    })
+      .withResponse();
+    assert.equal(json.data.usage?.prompt_tokens, input + reads + writes);
+    assert.equal(json.data.usage?.prompt_tokens_details?.cached_tokens, reads);
+    expectCost(await recordOf(gw, json.response.headers.get("x-request-id")!), catalog, "Converse");
+
+    // ConverseStream: the usage comes in the `metadata` event, which the client did not ask to see.
+    const streamed = await client.chat.completions.create({
+      model: "catalogued",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+    })
+      .withResponse();
+    for await (const _ of streamed.data) { /* drain */ }
+    const s = await recordOf(gw, streamed.response.headers.get("x-request-id")!);
+    assert.equal((s as Record<string, unknown>).stream, true);
+    expectCost(s, catalog, "ConverseStream");
+
+    // A target's own price over the catalog's, class by class, JSON and stream.
+    const own = { input: 2, output: 8, cached: 0.2, write: 2.5 };
+    const o = await client.chat.completions.create({
+      model: "overridden",
+      messages: [{ role: "user", content: "Hi" }],
+    })
+      .withResponse();
+    expectCost(await recordOf(gw, o.response.headers.get("x-request-id")!), own, "Converse, own price");
+    const os = await client.chat.completions.create({
+      model: "overridden",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+    })
+      .withResponse();
+    for await (const _ of os.data) { /* drain */ }
+    expectCost(
+      await recordOf(gw, os.response.headers.get("x-request-id")!),
+      own,
+      "ConverseStream, own price",
+    );
+
+    // GET /metrics has the same split: two requests of each alias, by class.
+    const text = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }))
+      .text();
+    const metric = (alias: string, cls: string) => {
+      const line = text.split("\n").find((l) =>
+        l.startsWith(`gateway_cost_by_class_total{alias="${alias}",provider="aws",class="${cls}"} `)
+      );
+      return line === undefined ? undefined : Number(line.split(" ").at(-1));
+    };
+    for (const [alias, rates] of [["catalogued", catalog], ["overridden", own]] as const) {
+      assert.equal(micro(metric(alias, "input")!), micro(2 * input * rates.input / 1e6), `${alias} input`);
+      assert.equal(micro(metric(alias, "cached_input")!), micro(2 * reads * rates.cached / 1e6), alias);
+      assert.equal(micro(metric(alias, "cache_write")!), micro(2 * writes * rates.write / 1e6), alias);
+      assert.equal(micro(metric(alias, "output")!), micro(2 * output * rates.output / 1e6), alias);
+      assert.equal(metric(alias, "reasoning"), undefined, `${alias}: no reasoning cost, no series`);
+    }
   } finally {
     await gw.stop();
     await fakes.stop();

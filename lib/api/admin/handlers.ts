@@ -5,8 +5,10 @@
  *
  * @module
  */
+export { handleAlerts } from "./alerts.ts";
 export { handleAudit } from "./audit.ts";
 export { handleExplain } from "./explain.ts";
 export { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./operations.ts";
 export { handleRequests } from "./requests.ts";
+export { handleTeams } from "./teams.ts";
 export { handleToken, handleTokenRotate, handleTokens } from "./tokens.ts";

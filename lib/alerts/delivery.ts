@@ -1,0 +1,279 @@
+/**
+ * The webhook sender behind alerts: a bounded queue that never makes its caller wait.
+ *
+ * `enqueue` is synchronous: it serializes the body, appends a job and returns its live state. Delivery runs in
+ * the background, a few at a time; each attempt is a `POST` bounded by the target's timeout, retried after a
+ * network error, a timeout, a 5xx or a 429 with exponential backoff (doubling from `backoffMs`, at most
+ * {@linkcode MAX_BACKOFF_MS}; a 429's `Retry-After` within that cap is honoured). Any other answer is final:
+ * a 4xx will not change by asking again. A job waiting for its retry holds no delivery slot.
+ *
+ * Memory is bounded: at most `maxQueue` jobs wait (queued or between attempts); past it the oldest is dropped
+ * and counted, because an alert about the present is worth more than one about a minute ago, and a receiver
+ * that is down must not grow the gateway. The target's `secret` only ever reaches the signature; failures are
+ * recorded as a category ("HTTP 500", "timeout"), never as the runtime's message, which names the URL (and a
+ * receiver's URL may carry its key in the path or query).
+ *
+ * @module
+ */
+import type { AlertTargetConfig } from "../config/alerts_schema.ts";
+import { SIGNATURE_HEADER, signBody } from "./signature.ts";
+
+/** The header that carries the alert's id, so a receiver can deduplicate a retried delivery. */
+export const ALERT_ID_HEADER = "x-gateway-alert-id";
+/** Backoff never grows past this. */
+export const MAX_BACKOFF_MS = 60_000;
+
+/** The kinds of alert. */
+export type AlertType = "budget" | "denials" | "ejection";
+
+/** An alert's JSON body: its id, kind and time, then the kind's own fields. */
+export type AlertBody =
+  & { readonly id: string; readonly type: AlertType; readonly time: string }
+  & Readonly<Record<string, unknown>>;
+
+/** What delivery needs of a target (an `alerts:` entry). */
+export type DeliveryTarget = Pick<AlertTargetConfig, "url" | "secret" | "headers" | "timeout" | "retries">;
+
+/** Where one alert to one target stands. */
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "dropped";
+
+/** A job's live state, updated in place as delivery goes on. */
+export interface DeliveryState {
+  readonly status: DeliveryStatus;
+  /** Attempts made so far. */
+  readonly attempts: number;
+  /** Why the last attempt failed, as a category ("HTTP 500", "timeout", "network error"). */
+  readonly error?: string;
+}
+
+/** Options of {@linkcode createDelivery}. */
+export interface DeliveryOptions {
+  /** Tests: the `fetch` that sends. */
+  readonly fetch?: typeof fetch;
+  /** The first retry's delay, doubled for each further one. Default 1 s. */
+  readonly backoffMs?: number;
+  /** Jobs held at most (queued or waiting for a retry). Default 1,000. */
+  readonly maxQueue?: number;
+  /** Attempts in flight at most. Default 4. */
+  readonly concurrency?: number;
+  /** How long `close` waits for attempts in flight before aborting them. Default 5 s. */
+  readonly closeTimeoutMs?: number;
+  /** A job failed for good or was dropped; the message names the alert and the receiver's host only. */
+  readonly onError?: (error: Error) => void;
+}
+
+/** The sender. */
+export interface Delivery {
+  /** Queues `alert` for `target` and returns at once; the state it returns changes as delivery goes on. */
+  enqueue(target: DeliveryTarget, alert: AlertBody): DeliveryState;
+  /** Jobs dropped because the queue was full. */
+  readonly dropped: number;
+  /** Jobs queued or waiting for a retry. */
+  readonly pending: number;
+  /** Stops retries and new attempts (their jobs end dropped); resolves once attempts in flight end. */
+  close(): Promise<void>;
+}
+
+interface Job {
+  readonly target: DeliveryTarget;
+  readonly alertId: string;
+  readonly body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  error?: string;
+  signature?: string;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** How an attempt went: delivered, worth retrying (after at least `afterMs`), or final. */
+type Outcome = { kind: "ok" } | { kind: "retry"; error: string; afterMs?: number } | {
+  kind: "final";
+  error: string;
+};
+
+/** The host of a URL, for messages: never its path or query. */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "?";
+  }
+}
+
+/** `Retry-After` in seconds as ms, or undefined (an HTTP date is not worth parsing for a capped backoff). */
+function retryAfterMs(value: string | null): number | undefined {
+  if (value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value) * 1_000;
+}
+
+/** Creates a sender; see the module documentation. */
+export function createDelivery(options: DeliveryOptions = {}): Delivery {
+  const send = options.fetch ?? fetch;
+  const backoffMs = options.backoffMs ?? 1_000;
+  const maxQueue = Math.max(1, options.maxQueue ?? 1_000);
+  const concurrency = Math.max(1, options.concurrency ?? 4);
+  const closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+  const onError = options.onError ?? (() => {});
+  const queue: Job[] = [];
+  const waiting = new Set<Job>();
+  const running = new Set<Promise<void>>();
+  const aborts = new Set<AbortController>();
+  let dropped = 0;
+  let closed = false;
+
+  /** What callers see of a job: live, and without the target (whose secret must go nowhere else). */
+  function view(job: Job): DeliveryState {
+    return {
+      get status() {
+        return job.status;
+      },
+      get attempts() {
+        return job.attempts;
+      },
+      get error() {
+        return job.error;
+      },
+    };
+  }
+
+  function report(job: Job, what: string): void {
+    try {
+      onError(new Error(`alert ${job.alertId} to ${hostOf(job.target.url)} ${what}`));
+    } catch {
+      // A failing reporter must not stop delivery.
+    }
+  }
+
+  function drop(job: Job, why: string): void {
+    if (job.timer !== undefined) clearTimeout(job.timer);
+    job.status = "dropped";
+    job.error = why;
+  }
+
+  async function attempt(job: Job): Promise<Outcome> {
+    const { target } = job;
+    let headers: Headers;
+    try {
+      headers = new Headers(target.headers);
+      headers.set("content-type", "application/json");
+      headers.set(ALERT_ID_HEADER, job.alertId);
+      if (target.secret !== undefined) {
+        job.signature ??= await signBody(target.secret, job.body);
+        headers.set(SIGNATURE_HEADER, job.signature);
+      }
+    } catch {
+      return { kind: "final", error: "invalid headers" };
+    }
+    const controller = new AbortController();
+    aborts.add(controller);
+    const timer = setTimeout(() => controller.abort(), target.timeout);
+    try {
+      const res = await send(target.url, {
+        method: "POST",
+        headers,
+        body: job.body,
+        signal: controller.signal,
+        redirect: "manual",
+      });
+      await res.body?.cancel().catch(() => {});
+      if (res.status >= 200 && res.status < 300) return { kind: "ok" };
+      const error = `HTTP ${res.status}`;
+      if (res.status === 429) {
+        return { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) };
+      }
+      return res.status >= 500 ? { kind: "retry", error } : { kind: "final", error };
+    } catch {
+      return {
+        kind: "retry",
+        error: controller.signal.aborted ? (closed ? "closed" : "timeout") : "network error",
+      };
+    } finally {
+      clearTimeout(timer);
+      aborts.delete(controller);
+    }
+  }
+
+  async function run(job: Job): Promise<void> {
+    job.attempts++;
+    const outcome = await attempt(job);
+    if (outcome.kind === "ok") {
+      job.status = "delivered";
+      job.error = undefined;
+      return;
+    }
+    job.error = outcome.error;
+    if (outcome.kind === "final" || job.attempts > job.target.retries || closed) {
+      job.status = "failed";
+      report(job, `failed after ${job.attempts} attempt(s): ${outcome.error}`);
+      return;
+    }
+    const backoff = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (job.attempts - 1));
+    const delay = Math.min(MAX_BACKOFF_MS, Math.max(backoff, outcome.afterMs ?? 0));
+    waiting.add(job);
+    job.timer = setTimeout(() => {
+      job.timer = undefined;
+      waiting.delete(job);
+      queue.unshift(job);
+      pump();
+    }, delay);
+  }
+
+  function pump(): void {
+    while (!closed && running.size < concurrency && queue.length > 0) {
+      const job = queue.shift()!;
+      const p: Promise<void> = run(job).catch(() => {}).finally(() => {
+        running.delete(p);
+        pump();
+      });
+      running.add(p);
+    }
+  }
+
+  return {
+    enqueue(target, alert) {
+      const job: Job = {
+        target,
+        alertId: alert.id,
+        body: JSON.stringify(alert),
+        status: "pending",
+        attempts: 0,
+      };
+      if (closed) {
+        drop(job, "closed");
+        return view(job);
+      }
+      if (queue.length + waiting.size >= maxQueue) {
+        const oldest = queue.shift() ?? waiting.values().next().value;
+        if (oldest !== undefined) {
+          waiting.delete(oldest);
+          drop(oldest, "queue full");
+          dropped++;
+          report(oldest, "dropped: queue full");
+        }
+      }
+      queue.push(job);
+      pump();
+      return view(job);
+    },
+    get dropped() {
+      return dropped;
+    },
+    get pending() {
+      return queue.length + waiting.size;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const job of [...queue, ...waiting]) drop(job, "closed");
+      queue.length = 0;
+      waiting.clear();
+      if (running.size === 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<void>((resolve) => timer = setTimeout(resolve, closeTimeoutMs));
+      await Promise.race([Promise.all(running), timedOut]);
+      clearTimeout(timer);
+      for (const controller of aborts) controller.abort();
+      await Promise.all(running);
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * `GET /admin/alerts`: the alerts this replica sent most recently (newest first, at most 100), each with how
+ * its delivery to every receiver went. Receivers show as their index in `alerts:` and their host only: a
+ * webhook's path often carries its key. Empty when no `alerts:` are configured.
+ *
+ * @module
+ */
+import type { RequestContext } from "../../http/context.ts";
+
+/** `GET /admin/alerts`. */
+export function handleAlerts(_request: Request, ctx: RequestContext): Response {
+  const alerts = ctx.services.alerts;
+  const body = {
+    object: "list",
+    configured: (ctx.state.config.alerts?.length ?? 0) > 0,
+    data: alerts ? alerts.recent() : [],
+  };
+  return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
+}

@@ -1,0 +1,145 @@
+/**
+ * Limits per end user of an application (`end_user_limits:` on an alias or a token): which user a request is
+ * for, the counters that limit that user, and the bounded set of users tracked.
+ *
+ * The user is what the client says it is: the configured header, else the body's `safety_identifier`, `user`
+ * (OpenAI's chat, Responses and embeddings) or `metadata.user_id` (Anthropic's Messages). A request that names
+ * no user is not limited per user — these limits share an application's capacity fairly among its users;
+ * they do not authenticate them.
+ *
+ * A client can invent users, so the users tracked per alias or token are bounded (`max_users`): the least
+ * recently seen is forgotten first, together with its counters ({@linkcode CounterStore.forget}), and starts
+ * afresh if it returns. The most recent users' counters are never touched by that, so their limits stay exact.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { EndUserLimitsConfig } from "../config/schema.ts";
+import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
+import type { JsonObject } from "../openai/types.ts";
+import type { BudgetOwner } from "./budgets.ts";
+import type { Check, CounterStore } from "./counter_store.ts";
+
+/** Longest user id kept as written in a counter key; longer ones are hashed (a key stays short). */
+const MAX_KEPT_ID = 64;
+
+/** One `end_user_limits` block that applies to a request, and the user it is judged for. */
+export interface EndUserScope {
+  /** Whose block: the alias's (shared by every token using it) or the token's. */
+  readonly kind: "alias" | "token";
+  /** The alias's name or the token's name, for messages. */
+  readonly ownerName: string;
+  /** The counter owner: `alias:<name>` or `token:<id>` (a token's identity, never its reusable name). */
+  readonly owner: string;
+  readonly limits: EndUserLimitsConfig;
+  /** The user, as the request names it. */
+  readonly user: string;
+  /** The user as it appears in counter keys: as written when short and plain, else a digest. */
+  readonly userKey: string;
+}
+
+function text(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** The end user a request names for `limits`, or undefined. */
+export function endUserOf(
+  limits: EndUserLimitsConfig,
+  body: JsonObject | undefined,
+  headers: Headers | undefined,
+): string | undefined {
+  if (limits.header !== undefined) return text(headers?.get(limits.header)?.trim());
+  if (!body) return undefined;
+  const metadata = body.metadata;
+  const fromMetadata = metadata !== null && typeof metadata === "object" && !Array.isArray(metadata)
+    ? text((metadata as JsonObject).user_id)
+    : undefined;
+  return text(body.safety_identifier) ?? text(body.user) ?? fromMetadata;
+}
+
+/** A user id fit for a counter key: plain short ids as written, anything else as a SHA-256 prefix. */
+export function userKeyOf(user: string): string {
+  return user.length <= MAX_KEPT_ID && /^[A-Za-z0-9._@+=-]+$/.test(user)
+    ? user
+    : `#${createHash("sha256").update(user).digest("hex").slice(0, 32)}`;
+}
+
+/** The end-user scopes of a request: the alias's block, then the token's, each with its user if named. */
+export function endUserScopes(
+  token: ResolvedToken,
+  model: ResolvedModel | undefined,
+  body: JsonObject | undefined,
+  headers: Headers | undefined,
+): EndUserScope[] {
+  const out: EndUserScope[] = [];
+  const add = (kind: "alias" | "token", ownerName: string, owner: string, limits: EndUserLimitsConfig) => {
+    const user = endUserOf(limits, body, headers);
+    if (user !== undefined) out.push({ kind, ownerName, owner, limits, user, userKey: userKeyOf(user) });
+  };
+  if (model?.endUserLimits) add("alias", model.alias, `alias:${model.alias}`, model.endUserLimits);
+  if (token.endUserLimits) add("token", token.name, `token:${token.id}`, token.endUserLimits);
+  return out;
+}
+
+/** The counter keys' common start for one user of one scope. */
+export function endUserKeyBase(scope: Pick<EndUserScope, "owner" | "userKey">): string {
+  return `end_user:${scope.owner}:${scope.userKey}`;
+}
+
+/** Who a user's budget belongs to, for reservations and denials. */
+export function endUserBudgetOwner(scope: EndUserScope): BudgetOwner | null {
+  const budget = scope.limits.budget;
+  if (!budget) return null;
+  return {
+    scope: "end_user",
+    name: endUserLabel(scope),
+    keyBase: endUserKeyBase(scope),
+    budget,
+  };
+}
+
+/** "user U of token T" / "user U of model M", with a long or odd user id shortened. */
+export function endUserLabel(scope: EndUserScope): string {
+  const shown = scope.user.length > MAX_KEPT_ID ? `${scope.user.slice(0, MAX_KEPT_ID)}…` : scope.user;
+  return `user ${JSON.stringify(shown)} of ${scope.kind === "token" ? "token" : "model"} ${scope.ownerName}`;
+}
+
+/**
+ * The users seen per scope owner, least recently seen first (a Map keeps insertion order; a user seen again is
+ * moved to the end). Bounded per owner by its `max_users`; owners are bounded by the config (aliases, tokens).
+ */
+export class EndUserTracker {
+  readonly #owners = new Map<string, Map<string, readonly Check[]>>();
+
+  /**
+   * Marks `scope`'s user as just seen, remembering `checks` (its counters, to forget them with the user);
+   * returns the counters of the users forgotten to stay within `max_users`.
+   */
+  touch(scope: EndUserScope, checks: readonly Check[]): Check[] {
+    let users = this.#owners.get(scope.owner);
+    if (users === undefined) this.#owners.set(scope.owner, users = new Map());
+    users.delete(scope.userKey);
+    users.set(scope.userKey, checks);
+    const dropped: Check[] = [];
+    for (const [user, counters] of users) {
+      if (users.size <= scope.limits.max_users) break;
+      users.delete(user);
+      dropped.push(...counters);
+    }
+    return dropped;
+  }
+
+  /** Users tracked for `owner` (`alias:<name>` or `token:<id>`), or in total. */
+  size(owner?: string): number {
+    if (owner !== undefined) return this.#owners.get(owner)?.size ?? 0;
+    let n = 0;
+    for (const users of this.#owners.values()) n += users.size;
+    return n;
+  }
+
+  /** Forgets the users `store` was asked to drop; never throws (a store failure goes to `onError`). */
+  static forget(store: CounterStore, checks: readonly Check[], onError: (err: unknown) => void): void {
+    if (checks.length === 0 || !store.forget) return;
+    store.forget(checks).catch(onError);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Budgets span restarts: each budgeted token's counter, and each team's, starts from what the usage store
+ * recorded in the current period (a team's: the sum of its members'). Seeding raises a counter and never lowers
+ * it, so seeding again after a reload, or on a replica of a fleet whose shared counter is already ahead, never
+ * double counts.
+ *
+ * @module
+ */
+import type { BudgetConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/types.ts";
+import type { Logger } from "../log.ts";
+import type { StoredToken } from "../tokens/types.ts";
+import type { UsageStore } from "../usage/store.ts";
+import { budgetPeriod, seedBudget, seedOwnerBudget } from "./budgets.ts";
+import type { CounterStore } from "./counter_store.ts";
+
+function failed(logger: Logger, what: Record<string, string>, err: unknown): void {
+  // A usage database or shared counter store that is down at start must not keep the gateway from serving:
+  // the counter (the fleet's) is kept, and `redis.on_failure` decides meanwhile.
+  logger.warn("budget_seed_failed", { ...what, error: err instanceof Error ? err.message : String(err) });
+}
+
+/** Seeds the config's tokens' budgets and every team's (members: config tokens and `stored` ones). */
+export async function seedBudgets(
+  config: ResolvedConfig,
+  store: UsageStore | null,
+  counters: CounterStore,
+  logger: Logger,
+  stored: readonly StoredToken[] = [],
+): Promise<void> {
+  await seedTokenBudgets(config.tokens.values(), store, counters, logger);
+  if (store === null || !config.teams) return;
+  const now = Date.now();
+  for (const team of config.teams.values()) {
+    if (team.budget === null) continue;
+    const members = new Set<string>();
+    for (const token of config.tokens.values()) if (token.team?.name === team.name) members.add(token.id);
+    for (const token of stored) {
+      if (token.team === team.name && token.revoked_at === null) members.add(token.id);
+    }
+    const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
+    try {
+      const used = { tokens: 0, cost: 0 };
+      for (const id of members) {
+        const sum = await store.sumSince(id, start);
+        used.tokens += sum.tokens;
+        used.cost += sum.cost;
+      }
+      const owner = {
+        scope: "team" as const,
+        name: team.name,
+        keyBase: `team:${team.id}`,
+        budget: team.budget,
+      };
+      await seedOwnerBudget(counters, owner, used, now);
+    } catch (err) {
+      failed(logger, { team: team.name }, err);
+    }
+  }
+}
+
+/** {@linkcode seedBudgets} for `tokens`: the config's, or those issued through the admin API as they appear. */
+export async function seedTokenBudgets(
+  tokens: Iterable<{ readonly id: string; readonly name: string; readonly budget: BudgetConfig | null }>,
+  store: UsageStore | null,
+  counters: CounterStore,
+  logger: Logger,
+): Promise<void> {
+  if (store === null) return;
+  const now = Date.now();
+  for (const token of tokens) {
+    if (token.budget === null) continue;
+    const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
+    try {
+      const used = await store.sumSince(token.id, start);
+      await seedBudget(counters, token.id, token.budget, used, now);
+    } catch (err) {
+      failed(logger, { token: token.name }, err);
+    }
+  }
+}
