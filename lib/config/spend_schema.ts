@@ -39,8 +39,11 @@ export const TEAM_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$/;
  */
 export const teamSchema = z.strictObject({
   description: z.string().max(500).optional(),
-  /** Shared by every member token; a request that would cross it is denied as `team.budget`. */
-  budget: budgetSchema.optional(),
+  /**
+   * Shared by every member token; a request that would cross it is denied as `team.budget`. Streams are
+   * stopped mid-way only by a token's own `budget.stop_streams`, so a team's has no such key.
+   */
+  budget: budgetSchema.omit({ stop_streams: true }).optional(),
   /** Shared by every member token: `team.rpm`, `team.tpm`, `team.concurrent`. */
   limits: limitsSchema.optional(),
   /**

@@ -137,6 +137,8 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     token: r.token ?? null,
     // From the identity, not the access-log line: the log names the token by its name, as people read it.
     token_id: ctx.identity?.id ?? null,
+    // The token's team when the request was made: a team's spend is what its members spent while members.
+    team: ctx.identity?.team?.name ?? null,
     environment: r.environment ?? null,
     alias: r.alias ?? null,
     provider: r.provider ?? null,

@@ -64,3 +64,13 @@ export const POSTGRES_TOKENS_MIGRATION: readonly string[] = [
 export const POSTGRES_TOKENS_CACHE_MIGRATION: readonly string[] = [
   "ALTER TABLE tokens ADD COLUMN cache json",
 ];
+
+/**
+ * The tokens' part of schema migration 10 of the PostgreSQL database: a token's team (its name; NULL: none)
+ * and its limits per end user (`json`, as `cache`; NULL: none). Tokens stored before them keep working as they
+ * did (in no team, no end-user limits).
+ */
+export const POSTGRES_TOKENS_TEAM_MIGRATION: readonly string[] = [
+  "ALTER TABLE tokens ADD COLUMN team text",
+  "ALTER TABLE tokens ADD COLUMN end_user_limits json",
+];

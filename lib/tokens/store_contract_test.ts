@@ -34,6 +34,8 @@ contract(
       budget: null,
       max_tokens: null,
       cache: false,
+      team: null,
+      end_user_limits: null,
       expires_at: null,
       disabled: true,
       revoked_at: "2026-11-24T10:00:00.000Z",
@@ -69,6 +71,35 @@ contract(
     await store.put({ ...off, cache: { no_store: true, no_cache: false } }, makeAudit(off));
     assert.equal(await cacheOf(aged.id), null);
     assert.deepEqual(await cacheOf(off.id), { no_store: true, no_cache: false });
+  },
+);
+
+contract(
+  "a token's team and end-user limits come back as put, are replaced and cleared; absent reads as null",
+  async ({ store }) => {
+    const member = makeToken({ name: "member" });
+    const loose = makeToken({ name: "loose", team: null, end_user_limits: { tpm: 1000, max_users: 10_000 } });
+    // A row put without either field (as written before teams): none, and the stores all say so as null.
+    const { team: _t, end_user_limits: _l, ...old } = makeToken({ name: "old" });
+    for (const token of [member, loose, old]) await store.put(token, makeAudit(token));
+    const find = async (id: string) => (await store.loadAll()).tokens.find((t) => t.id === id)!;
+    assert.equal((await find(member.id)).team, "platform");
+    assert.deepEqual((await find(member.id)).end_user_limits, member.end_user_limits);
+    assert.equal((await find(loose.id)).team, null);
+    assert.deepEqual((await find(loose.id)).end_user_limits, { tpm: 1000, max_users: 10_000 });
+    assert.deepEqual(await find(old.id), { ...old, team: null, end_user_limits: null });
+    // Replaced and cleared.
+    const moved = {
+      ...member,
+      team: "research",
+      end_user_limits: null,
+      updated_at: "2026-11-24T11:00:00.000Z",
+    };
+    await store.put(moved, makeAudit(member), member.updated_at);
+    assert.deepEqual(await find(member.id), moved);
+    const joined = { ...old, team: "platform", updated_at: "2026-11-24T11:00:00.000Z" };
+    await store.put(joined, makeAudit(joined), old.updated_at);
+    assert.deepEqual(await find(old.id), { ...joined, end_user_limits: null });
   },
 );
 

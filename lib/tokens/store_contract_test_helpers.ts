@@ -97,6 +97,13 @@ export function makeToken(overrides: Partial<StoredToken> = {}): StoredToken {
     budget: { tokens: 1_000_000, period: "month" } as StoredToken["budget"],
     max_tokens: 2048,
     cache: { no_store: false, no_cache: true, max_age: 600_000 },
+    team: "platform",
+    end_user_limits: {
+      rpm: 10,
+      budget: { tokens: 5000, period: "day" },
+      header: "x-end-user",
+      max_users: 500,
+    },
     expires_at: "2099-01-01T00:00:00.000Z",
     disabled: false,
     created_at: "2026-11-24T09:00:00.000Z",

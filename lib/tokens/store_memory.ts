@@ -44,7 +44,12 @@ export function createMemoryTokenStore(): TokenStore {
           }
         }
         const now = Date.now();
-        const copy = structuredClone(token);
+        // Rows always have `team` and `end_user_limits` (null: none), as the SQL stores' columns give them back.
+        const copy: StoredToken = {
+          ...structuredClone(token),
+          team: token.team ?? null,
+          end_user_limits: structuredClone(token.end_user_limits ?? null),
+        };
         const timeMs = isoToMs(entry.time, "audit.time");
         for (const [id, other] of tokens) {
           const kept = liveSecrets(other.secrets, now);

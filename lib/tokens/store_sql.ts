@@ -27,6 +27,8 @@ export const TOKEN_COLUMNS = [
   "budget",
   "max_tokens",
   "cache",
+  "team",
+  "end_user_limits",
   "expires_at",
   "disabled",
   "created_at",
@@ -43,6 +45,7 @@ export const TOKEN_JSON_COLUMNS: ReadonlySet<string> = new Set([
   "limits",
   "budget",
   "cache",
+  "end_user_limits",
 ]);
 
 /** `token`'s column values, in {@linkcode TOKEN_COLUMNS} order; JSON columns as text, `disabled` as 0/1. */
@@ -59,6 +62,8 @@ export function tokenRow(token: StoredToken): TokenSqlValue[] {
     json(token.budget),
     token.max_tokens,
     json(token.cache),
+    token.team ?? null,
+    json(token.end_user_limits),
     token.expires_at,
     token.disabled ? 1 : 0,
     token.created_at,
@@ -103,6 +108,9 @@ export function tokenOf(row: Record<string, unknown>, secretsJson: unknown): Sto
     max_tokens: row.max_tokens === null || row.max_tokens === undefined ? null : Number(row.max_tokens),
     // JSON `false` is the text "false", which parses back to `false`; only SQL NULL is "not set".
     cache: jsonOrNull<StoredToken["cache"]>(row.cache),
+    // NULL in rows written before teams (migration 11 / 10 added the columns): no team, no end-user limits.
+    team: textOrNull(row.team),
+    end_user_limits: jsonOrNull<StoredToken["end_user_limits"]>(row.end_user_limits),
     expires_at: textOrNull(row.expires_at),
     disabled: row.disabled === true || row.disabled === 1 || row.disabled === "1",
     created_at: text(row.created_at),

@@ -1,6 +1,6 @@
 /**
  * Tokens issued through the admin API in the SQLite usage database: four tables made by schema migration 4
- * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`), on the usage database's connection, so the server reaches them through the
+ * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`, 11 `tokens.team` and `tokens.end_user_limits`), on the usage database's connection, so the server reaches them through the
  * usage store's worker (`tokens.*` calls) and the request thread never waits on SQLite.
  *
  * - `tokens`: one row per token (lists and limits as JSON text); a partial unique index on `name` over the
@@ -84,6 +84,14 @@ export const SQLITE_TOKENS_SQL = `CREATE TABLE tokens (
  * column of its own, added to the table migration 4 made, so databases written before it keep their tokens.
  */
 export const SQLITE_TOKENS_CACHE_SQL = "ALTER TABLE tokens ADD COLUMN cache TEXT;";
+
+/**
+ * The tokens' part of schema migration 11 of the usage database: a token's team (its name; NULL: none) and its
+ * limits per end user (JSON text; NULL: none), added to the table migration 4 made, so tokens stored before
+ * them keep working as they did (in no team, no end-user limits).
+ */
+export const SQLITE_TOKENS_TEAM_SQL = `ALTER TABLE tokens ADD COLUMN team TEXT;
+     ALTER TABLE tokens ADD COLUMN end_user_limits TEXT;`;
 
 /**
  * The `TokenStore` over an open, migrated usage database. `open` throws once the database is closed; the

@@ -50,6 +50,9 @@ export function storedView(t: StoredToken, now: number, shadowedByConfig = false
     budget: t.budget,
     max_tokens: t.max_tokens,
     cache: t.cache,
+    /** The team (of the config's `teams:`) it belongs to, or null. */
+    team: t.team ?? null,
+    end_user_limits: t.end_user_limits ?? null,
     expires_at: t.expires_at,
     disabled: t.disabled,
     created_at: t.created_at as string | null,
@@ -91,6 +94,8 @@ export function configView(t: ResolvedToken, now: number): TokenView {
     budget: t.budget,
     max_tokens: t.maxTokens,
     cache: configCache(t.cache ?? null),
+    team: t.team?.name ?? null,
+    end_user_limits: t.endUserLimits ?? null,
     expires_at: t.expiresAt === null ? null : new Date(t.expiresAt).toISOString(),
     disabled: t.disabled,
     created_at: null,
@@ -113,6 +118,8 @@ export function fieldsOf(t: StoredToken): TokenFields {
     budget: t.budget,
     max_tokens: t.max_tokens,
     cache: t.cache,
+    team: t.team ?? null,
+    end_user_limits: t.end_user_limits ?? null,
     expires_at: t.expires_at,
     disabled: t.disabled,
   };

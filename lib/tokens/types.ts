@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { BudgetConfig, EndUserLimitsConfig, Endpoint, LimitsConfig } from "../config/schema.ts";
+import type { BudgetConfig, Endpoint, EndUserLimitsConfig, LimitsConfig } from "../config/schema.ts";
 import type { TokenCacheConfig } from "../config/cache_schema.ts";
 
 /** One hash under which a stored token authenticates. */

@@ -12,28 +12,42 @@ import { z } from "zod";
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
 import { tokenCacheSchema } from "../config/cache_schema.ts";
 import { parseExpiry } from "../config/resolve.ts";
-import { type BudgetConfig, budgetSchema, duration, limitsSchema, tokenSchema } from "../config/schema.ts";
-import type { ResolvedConfig } from "../config/types.ts";
+import {
+  type BudgetConfig,
+  budgetSchema,
+  duration,
+  type EndUserLimitsConfig,
+  limitsSchema,
+  tokenSchema,
+} from "../config/schema.ts";
+import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import { type GatewayError, invalidRequest, printable } from "../errors.ts";
 import type { StoredToken } from "./types.ts";
 
 /**
  * The fields of a token an admin sets (all but `name`, which never changes), as stored. `expires_at` is
- * normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config).
+ * normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config). `team`
+ * and `end_user_limits` are always there (null: none), though rows stored before them lack them.
  */
-export type TokenFields = Pick<
-  StoredToken,
-  | "environment"
-  | "description"
-  | "models"
-  | "endpoints"
-  | "limits"
-  | "budget"
-  | "max_tokens"
-  | "cache"
-  | "expires_at"
-  | "disabled"
->;
+export type TokenFields =
+  & Pick<
+    StoredToken,
+    | "environment"
+    | "description"
+    | "models"
+    | "endpoints"
+    | "limits"
+    | "budget"
+    | "max_tokens"
+    | "cache"
+    | "expires_at"
+    | "disabled"
+  >
+  & {
+    /** The name of a team of the live config's `teams:`, or null. */
+    readonly team: string | null;
+    readonly end_user_limits: EndUserLimitsConfig | null;
+  };
 
 /** A checked `POST /admin/tokens` body. */
 export interface NewToken extends TokenFields {
@@ -66,6 +80,9 @@ const field = {
   max_tokens: tokenSchema.shape.max_tokens.unwrap(),
   /** `false` is a value here (the cache off), not "absent": only `null` clears the field. */
   cache: tokenCacheSchema,
+  /** Checked against the live config's teams after parsing (`checkTeam`). */
+  team: tokenSchema.shape.team.unwrap(),
+  end_user_limits: tokenSchema.shape.end_user_limits.unwrap(),
   expires_at: tokenSchema.shape.expires_at.unwrap(),
   disabled: z.boolean(),
 };
@@ -80,6 +97,8 @@ const createSchema = z.strictObject({
   budget: field.budget.nullable().optional(),
   max_tokens: field.max_tokens.nullable().optional(),
   cache: field.cache.nullable().optional(),
+  team: field.team.nullable().optional(),
+  end_user_limits: field.end_user_limits.nullable().optional(),
   expires_at: field.expires_at.nullable().optional(),
   disabled: field.disabled.default(false),
 });
@@ -93,6 +112,8 @@ const patchSchema = z.strictObject({
   budget: field.budget.nullable().optional(),
   max_tokens: field.max_tokens.nullable().optional(),
   cache: field.cache.nullable().optional(),
+  team: field.team.nullable().optional(),
+  end_user_limits: field.end_user_limits.nullable().optional(),
   expires_at: field.expires_at.nullable().optional(),
   disabled: field.disabled.optional(),
 });
@@ -190,20 +211,31 @@ function priced(config: ResolvedConfig, alias: string): boolean {
 /**
  * A budget counts exactly one unit, and a money budget only covers aliases with a price on every target (as
  * `policy_checks.ts` has it for the file). `param` is where a missing price is blamed: the budget, or the
- * models when only they changed.
+ * models when only they changed; `field` is the budget's own path (`budget`, `end_user_limits.budget`).
  */
 function checkBudget(
-  budget: BudgetConfig | null,
+  budget: Pick<BudgetConfig, "tokens" | "cost"> | null | undefined,
+  models: readonly string[],
+  aliases: AliasIndex,
+  config: ResolvedConfig,
+  param: string,
+  field = "budget",
+): void {
+  if (budget === null || budget === undefined) return;
+  if ((budget.tokens === undefined) === (budget.cost === undefined)) {
+    throw badField(field, "give exactly one of tokens or cost");
+  }
+  if (budget.cost === undefined) return;
+  checkPriced(models, aliases, config, param);
+}
+
+/** Every alias `models` reach has a price on every target (what a money budget over them needs). */
+function checkPriced(
   models: readonly string[],
   aliases: AliasIndex,
   config: ResolvedConfig,
   param: string,
 ): void {
-  if (budget === null) return;
-  if ((budget.tokens === undefined) === (budget.cost === undefined)) {
-    throw badField("budget", "give exactly one of tokens or cost");
-  }
-  if (budget.cost === undefined) return;
   const unpriced = [...aliases.expand(models)].filter((alias) => !priced(config, alias));
   if (unpriced.length > 0) {
     throw badField(
@@ -213,6 +245,42 @@ function checkBudget(
       }${unpriced.length > 5 ? ", …" : ""}`,
     );
   }
+}
+
+/**
+ * The team `name` of the live config (null: none); a name the config has no team of is refused, listing those
+ * it has.
+ */
+function teamOf(name: string | null, config: ResolvedConfig): ResolvedTeam | null {
+  if (name === null) return null;
+  const teams = config.teams ?? new Map<string, ResolvedTeam>();
+  const team = teams.get(name);
+  if (team !== undefined) return team;
+  const known = [...teams.keys()].sort();
+  throw badField(
+    "team",
+    `no team named "${printable(name)}" in the config's teams: (${
+      known.length === 0
+        ? "it has none"
+        : `there are ${known.slice(0, 20).map((t) => `"${t}"`).join(", ")}${known.length > 20 ? ", …" : ""}`
+    })`,
+  );
+}
+
+/**
+ * A team's money budget without `models:` covers its members' aliases (as `policy_checks.ts` has it for the
+ * file), so a token may join it only if every alias it reaches has a price. `param` is blamed: the team, or the
+ * models when only they changed.
+ */
+function checkTeamBudget(
+  team: ResolvedTeam | null,
+  models: readonly string[],
+  aliases: AliasIndex,
+  config: ResolvedConfig,
+  param: string,
+): void {
+  if (team === null || team.budget?.cost === undefined || team.patterns !== null) return;
+  checkPriced(models, aliases, config, param);
 }
 
 /** A checked `POST /admin/tokens` body, against the live config; throws a 400 naming the first bad field. */
@@ -227,6 +295,17 @@ export function validateNewToken(
   checkModels(input.models, aliases);
   const budget = input.budget ?? null;
   checkBudget(budget, input.models, aliases, config, "budget.cost");
+  const endUserLimits = input.end_user_limits ?? null;
+  checkBudget(
+    endUserLimits?.budget,
+    input.models,
+    aliases,
+    config,
+    "end_user_limits.budget.cost",
+    "end_user_limits.budget",
+  );
+  const team = teamOf(input.team ?? null, config);
+  checkTeamBudget(team, input.models, aliases, config, "team");
   return {
     name: input.name,
     environment: input.environment,
@@ -237,6 +316,8 @@ export function validateNewToken(
     budget,
     max_tokens: input.max_tokens ?? null,
     cache: input.cache ?? null,
+    team: team?.name ?? null,
+    end_user_limits: endUserLimits,
     expires_at: input.expires_at == null ? null : expiry(input.expires_at, now),
     disabled: input.disabled,
   };
@@ -262,6 +343,25 @@ export function validatePatch(
   if (input.budget !== undefined || input.models !== undefined) {
     checkBudget(budget, models, aliases, config, input.budget !== undefined ? "budget.cost" : "models");
   }
+  const endUserLimits = input.end_user_limits === undefined ? current.end_user_limits : input.end_user_limits;
+  if (input.end_user_limits !== undefined || input.models !== undefined) {
+    checkBudget(
+      endUserLimits?.budget,
+      models,
+      aliases,
+      config,
+      input.end_user_limits !== undefined ? "end_user_limits.budget.cost" : "models",
+      "end_user_limits.budget",
+    );
+  }
+  // A team named in the body must exist now; the one the token is in already may have left the config since
+  // (the token then keeps its own rules only), which does not block changing its other fields.
+  const team = input.team !== undefined
+    ? teamOf(input.team, config)
+    : config.teams?.get(current.team ?? "") ?? null;
+  if (input.team !== undefined || input.models !== undefined) {
+    checkTeamBudget(team, models, aliases, config, input.team !== undefined ? "team" : "models");
+  }
   const patch: { -readonly [K in keyof TokenFields]?: TokenFields[K] } = {};
   if (input.environment !== undefined) patch.environment = input.environment;
   if (input.description !== undefined) patch.description = input.description;
@@ -271,6 +371,8 @@ export function validatePatch(
   if (input.budget !== undefined) patch.budget = input.budget;
   if (input.max_tokens !== undefined) patch.max_tokens = input.max_tokens;
   if (input.cache !== undefined) patch.cache = input.cache;
+  if (input.team !== undefined) patch.team = input.team;
+  if (input.end_user_limits !== undefined) patch.end_user_limits = input.end_user_limits;
   if (input.expires_at !== undefined) {
     patch.expires_at = input.expires_at === null ? null : expiry(input.expires_at, now);
   }

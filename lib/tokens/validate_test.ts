@@ -113,6 +113,8 @@ Deno.test("validate: a patch checks only what it changes, against the token as i
     budget: { cost: 5, period: "month" },
     max_tokens: null,
     cache: null,
+    team: null,
+    end_user_limits: null,
     expires_at: null,
     disabled: false,
   };

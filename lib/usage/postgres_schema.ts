@@ -16,7 +16,11 @@ import postgres from "postgres";
 import { type ColumnKind, COST_CLASS_COLUMNS, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
-import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
+import {
+  POSTGRES_TOKENS_CACHE_MIGRATION,
+  POSTGRES_TOKENS_MIGRATION,
+  POSTGRES_TOKENS_TEAM_MIGRATION,
+} from "../tokens/postgres_migration.ts";
 
 /** A pool of connections to the gateway's schema. */
 export type PostgresClient = postgres.Sql;
@@ -28,9 +32,10 @@ export type PostgresClient = postgres.Sql;
  * (what a translated target did not get of the request); 6: usage records' `cache`, `saved_tokens` and
  * `saved_cost` (the response cache's outcome and what a hit saved); 7: tokens' `cache` (an issued token's
  * response-cache settings); 8: usage records' `trace_id` (the request's OpenTelemetry trace); 9: usage records'
- * `cost_input`, `cost_cached`, `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class).
+ * `cost_input`, `cost_cached`, `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class);
+ * 10: tokens' `team` and `end_user_limits`, and usage records' `team` (the team of the request's token).
  */
-export const POSTGRES_SCHEMA_VERSION = 9;
+export const POSTGRES_SCHEMA_VERSION = 10;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -118,6 +123,13 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   [8, ["ALTER TABLE usage ADD COLUMN trace_id text"]],
   // Defaults, as for migration 6: a record from before the split reads as none (no rows rewritten).
   [9, COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`)],
+  // NULL for the records and tokens from before teams (none; no rows rewritten). The index serves `team=`
+  // (with time), and keeps no entries for records of no team.
+  [10, [
+    ...POSTGRES_TOKENS_TEAM_MIGRATION,
+    "ALTER TABLE usage ADD COLUMN team text",
+    "CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL",
+  ]],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

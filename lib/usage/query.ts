@@ -45,6 +45,7 @@ export type SqlAll = (sql: string, params: readonly SqlValue[]) => Record<string
  */
 const GROUP_EXPR: Readonly<Record<UsageGroupKey, string>> = {
   token: "token",
+  team: "team",
   environment: "environment",
   alias: "alias",
   provider: "provider",
@@ -160,7 +161,7 @@ function sumsOf(row: Record<string, unknown> | null): Record<SummedField, number
 export type SqlAllAsync = (sql: string, params: readonly SqlValue[]) => Promise<Record<string, unknown>[]>;
 
 const OUTCOMES: readonly PolicyOutcome[] = POLICY_OUTCOMES;
-const FILTER_COLUMNS = ["token", "environment", "alias", "provider", "upstream_model"] as const;
+const FILTER_COLUMNS = ["token", "team", "environment", "alias", "provider", "upstream_model"] as const;
 const PERCENTILES = [50, 90, 99] as const;
 
 /** The part of `node:sqlite`'s `DatabaseSync` that registers an aggregate (in Deno and Bun alike). */

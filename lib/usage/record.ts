@@ -79,6 +79,12 @@ export interface UsageRecord {
    * record and back; null when telemetry is off. Optional: records written before tracing have none.
    */
   trace_id?: string | null;
+  /**
+   * The team (of the config's `teams:`) of the request's token when the request was made, so spend can be
+   * totalled per team; null when the token had none or the request was not authenticated. Optional: records
+   * written before teams have none.
+   */
+  team?: string | null;
 }
 
 /** The `cache` values that answered from the cache (what `/admin/usage` counts as `cache_hits`). */
@@ -136,6 +142,8 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   ["trace_id", "text?"],
   // Added by SQLite migration 10 / PostgreSQL migration 9 (default 0: older records have no split).
   ...COST_CLASS_COLUMNS.map((name) => [name, "real"] as const),
+  // Added by SQLite migration 11 / PostgreSQL migration 10 (NULL: older records, and tokens of no team).
+  ["team", "text?"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -148,6 +156,8 @@ export interface UsageFilters {
   /** ISO time, exclusive. */
   to?: string;
   token?: string;
+  /** A team's name: the records of requests its member tokens made (while they were members). */
+  team?: string;
   environment?: string;
   alias?: string;
   provider?: string;
@@ -168,6 +178,7 @@ export interface UsageQuery extends UsageFilters {
 /** Every key usage can be grouped by, the one list of them (the admin API's parser and the SQL read it). */
 export const USAGE_GROUP_KEYS = [
   "token",
+  "team",
   "environment",
   "alias",
   "provider",

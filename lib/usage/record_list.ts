@@ -194,5 +194,6 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     saved_tokens: num(row.saved_tokens),
     saved_cost: num(row.saved_cost),
     trace_id: text(row.trace_id),
+    team: text(row.team),
   };
 }

@@ -39,6 +39,7 @@ import {
   createSqliteTokenStore,
   SQLITE_TOKENS_CACHE_SQL,
   SQLITE_TOKENS_SQL,
+  SQLITE_TOKENS_TEAM_SQL,
 } from "../tokens/store_sqlite.ts";
 import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
 
@@ -51,9 +52,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * target did not get of the request); 7: usage records' `cache`, `saved_tokens` and `saved_cost` (the response
  * cache's outcome and what a hit saved); 8: tokens' `cache` (an issued token's response-cache settings); 9:
  * usage records' `trace_id` (the request's OpenTelemetry trace); 10: usage records' `cost_input`, `cost_cached`,
- * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class).
+ * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class); 11: tokens' `team` and
+ * `end_user_limits`, and usage records' `team` (the team of the request's token).
  */
-export const USAGE_SCHEMA_VERSION = 10;
+export const USAGE_SCHEMA_VERSION = 11;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -102,6 +104,14 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   [
     10,
     COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join("\n"),
+  ],
+  // NULL for the records and tokens from before teams (none). The index serves `team=` (with time), and keeps
+  // no entries for records of no team.
+  [
+    11,
+    `${SQLITE_TOKENS_TEAM_SQL}
+     ALTER TABLE usage ADD COLUMN team TEXT;
+     CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL;`,
   ],
 ];
 

@@ -101,6 +101,8 @@ const CALLS: Record<AdminRoute, readonly Call[]> = {
   targets: [{ method: "GET", path: "/admin/targets", status: 200 }],
   config: [{ method: "GET", path: "/admin/config", status: 200 }],
   reload: [{ method: "POST", path: "/admin/reload", status: 200 }],
+  teams: [{ method: "GET", path: "/admin/teams", status: 200 }],
+  alerts: [{ method: "GET", path: "/admin/alerts", status: 200 }],
 };
 
 /** Admin paths that no route serves. */

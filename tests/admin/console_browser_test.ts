@@ -2,12 +2,13 @@
  * Acceptance for the admin console in headless Chromium (Debian's `chromium` driven by `playwright-core`): a
  * gateway on a real socket, a seeded run of real requests through it with the `openai` SDK (allowed calls, a
  * content-rule denial, an rpm denial, a forbidden alias, upstream errors, a target failing until it is
- * ejected), then a browser session (helpers/console_browser_steps.ts, in its own process; see
- * helpers/browser_process.ts for why) that checks: only the login page before signing in, wrong and client
- * tokens refused, the overview charts and breakdowns populated, a token drilled into, denials with their rules,
- * the ejected target in live state, and a token created in the console working with the SDK until it is
- * revoked there. A screenshot of every view is saved under `test-results/console/` (`console-binary/` when
- * run against the single binary, `GATEWAY_BIN`).
+ * ejected, a team spending past an alert threshold), then a browser session (helpers/console_browser_steps.ts,
+ * in its own process; see helpers/browser_process.ts for why) that checks: only the login page before signing
+ * in, wrong and client tokens refused, the overview charts and breakdowns populated, a token drilled into,
+ * denials with their rules, the ejected target in live state, the team's spend and members, the alerts sent
+ * and their deliveries, and a token created in the console working with the SDK until it is revoked there. A
+ * screenshot of every view is saved under `test-results/console/` (`console-binary/` when run against the
+ * single binary, `GATEWAY_BIN`).
  *
  * Off CI the test is skipped when /usr/bin/chromium is missing; with `CI=true` it runs and fails instead.
  */
@@ -18,7 +19,7 @@ import {
   screenshotDir,
   skipBrowserTests,
 } from "../helpers/browser_process.ts";
-import { seedRequests, startConsoleGateway } from "../helpers/console_seed.ts";
+import { seedRequests, seedSpend, startConsoleGateway } from "../helpers/console_seed.ts";
 import { ADMIN_TOKEN } from "../helpers/console_fixture.ts";
 import { waitForUsage } from "../helpers/usage_rows.ts";
 
@@ -33,9 +34,9 @@ Deno.test({
     const shots = screenshotDir(Deno.env.get("GATEWAY_BIN") ? "console-binary" : "console");
     await Deno.remove(shots, { recursive: true }).catch(() => {});
     await Deno.mkdir(shots, { recursive: true });
-    const { gw, stop } = await startConsoleGateway();
+    const { gw, stop } = await startConsoleGateway({ spend: true });
     try {
-      const sent = await seedRequests(gw);
+      const sent = await seedRequests(gw) + await seedSpend(gw);
       await waitForUsage(gw, sent, { adminToken: ADMIN_TOKEN });
       await runBrowserScript(t, new URL("../helpers/console_browser_steps.ts", import.meta.url), {
         CONSOLE_URL: gw.url,

@@ -47,6 +47,7 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     saved_tokens: 0,
     saved_cost: 0,
     trace_id: null,
+    team: null,
     ...overrides,
   };
 }

@@ -106,6 +106,7 @@ Deno.test("admin explain: an allowed token and alias, with targets, limits, budg
     source: "config",
     environment: "staging",
     status: "active",
+    team: null,
   });
   assert.deepEqual([e.model, e.endpoint, e.allowed, e.denied_by], ["chat-main", "chat", true, null]);
   assert.deepEqual(

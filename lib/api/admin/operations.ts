@@ -89,7 +89,7 @@ export function isoParam(params: URLSearchParams, name: string): string | undefi
  */
 export function parseUsageFilters(params: URLSearchParams): UsageFilters {
   const filters: UsageFilters = { from: isoParam(params, "from"), to: isoParam(params, "to") };
-  for (const name of ["token", "environment", "alias", "provider", "upstream_model"] as const) {
+  for (const name of ["token", "team", "environment", "alias", "provider", "upstream_model"] as const) {
     const value = textParam(params, name);
     if (value !== undefined) filters[name] = value;
   }

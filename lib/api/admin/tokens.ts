@@ -257,10 +257,12 @@ async function patchToken(
     if (current.revoked_at !== null) {
       throw conflict("This token is revoked and cannot change.", "token_revoked");
     }
-    const patch = validatePatch(given, fieldsOf(current), ctx.state.config);
+    const before = fieldsOf(current);
+    const patch = validatePatch(given, before, ctx.state.config);
     const changes: Record<string, { from: unknown; to: unknown }> = {};
     for (const [key, to] of Object.entries(patch) as [keyof TokenFields, unknown][]) {
-      const from = current[key];
+      // From the fields as validation saw them: a row stored before teams has no `team` (none, i.e. null).
+      const from = before[key];
       if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
     }
     if (Object.keys(changes).length === 0) return { answer: json(viewOf(ctx, current, Date.now())) };

@@ -33,9 +33,12 @@ admin_tokens:
 
 export type Json = Record<string, unknown>;
 
-/** A gateway with the memory store; `raw` keeps the text of every admin answer, to search for secrets. */
-export function setup(withStore = true) {
-  const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
+/**
+ * A gateway with the memory store; `raw` keeps the text of every admin answer, to search for secrets. `config`
+ * is the YAML it serves ({@linkcode CONFIG} by default).
+ */
+export function setup(withStore = true, config = CONFIG) {
+  const result = parseConfigText(config, { source: "<test>", env: {} });
   if (!result.ok) throw new Error(JSON.stringify(result.issues));
   const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
   const logger = createMemoryLogger();

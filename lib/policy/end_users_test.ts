@@ -1,0 +1,110 @@
+/**
+ * End-user limits (issue 26, acceptance 3): rpm holds per user; 100,000 distinct users in a burst with
+ * `max_users: 10000` keep the tracked users and the counters bounded (measured and printed), forget the least
+ * recently seen, and keep the limits of the most recent users exact.
+ */
+import assert from "node:assert/strict";
+import type { EndUserLimitsConfig } from "../config/schema.ts";
+import { createMemoryCounterStore } from "./counter_store.ts";
+import { createPolicyEngine } from "./engine.ts";
+import { clock, denial, model, token } from "./engine_test_helpers.ts";
+import { endUserOf, userKeyOf } from "./end_users.ts";
+import type { PolicyRequest } from "./types.ts";
+
+function limits(over: Partial<EndUserLimitsConfig> = {}): EndUserLimitsConfig {
+  return { rpm: 1, max_users: 10_000, ...over };
+}
+
+function engineWith(endUserLimits: EndUserLimitsConfig, on: "alias" | "token" = "alias") {
+  const c = clock();
+  const store = createMemoryCounterStore(c.now);
+  const engine = createPolicyEngine(store, { now: c.now });
+  const identity = token(on === "token" ? { endUserLimits } : {});
+  const alias = model(on === "alias" ? { endUserLimits } : {});
+  const req = (user: string | undefined, over: Partial<PolicyRequest> = {}): PolicyRequest => ({
+    identity,
+    endpoint: "chat",
+    model: alias,
+    body: { model: "chat-default", messages: [{ role: "user", content: "hi" }], ...(user ? { user } : {}) },
+    estimatedTokens: 10,
+    ...over,
+  });
+  return { c, store, engine, req };
+}
+
+Deno.test("end users: rpm holds per user, each user apart; a request naming no user is not limited per user", async () => {
+  const { engine, req, c } = engineWith(limits({ rpm: 2 }));
+  for (let i = 0; i < 2; i++) await (await engine.admit(req("alice"))).settle({ tokens: 10, cost: 0 });
+  const denied = await denial(engine.admit(req("alice")));
+  assert.equal(denied.status, 429);
+  assert.equal(denied.rule, "end_user.rpm");
+  assert.match(
+    denied.message,
+    /^Rate limit reached for user "alice" of model chat-default on requests per min/,
+  );
+  await engine.admit(req("bob"));
+  await engine.admit(req("bob"));
+  for (let i = 0; i < 5; i++) await engine.admit(req(undefined));
+  c.advance(30_000); // half a minute refills one request of 2 per minute
+  await engine.admit(req("alice"));
+  await denial(engine.admit(req("alice")));
+});
+
+Deno.test("end users: tpm and a token budget per user, on a token's block", async () => {
+  const { engine, req } = engineWith(
+    limits({ rpm: undefined, tpm: 25, budget: { tokens: 30, period: "day" } }),
+    "token",
+  );
+  const a = await engine.admit(req("u1"));
+  await a.settle({ tokens: 12, cost: 0 });
+  const b = await engine.admit(req("u1"));
+  await b.settle({ tokens: 12, cost: 0 });
+  const tpm = await denial(engine.admit(req("u1")));
+  assert.equal(tpm.rule, "end_user.tpm");
+  assert.match(tpm.message, /user "u1" of token web-prod/);
+  await engine.admit(req("u2"));
+});
+
+Deno.test("end users: the user comes from safety_identifier, user, metadata.user_id or the configured header", () => {
+  const l = limits();
+  assert.equal(endUserOf(l, { safety_identifier: "s", user: "u" }, undefined), "s");
+  assert.equal(endUserOf(l, { user: "u" }, undefined), "u");
+  assert.equal(endUserOf(l, { metadata: { user_id: "m" } }, undefined), "m");
+  assert.equal(endUserOf(l, { user: "" }, undefined), undefined);
+  assert.equal(endUserOf(l, { user: 42 }, undefined), undefined);
+  const h = limits({ header: "x-end-user" });
+  assert.equal(endUserOf(h, { user: "u" }, new Headers({ "x-end-user": " h1 " })), "h1");
+  assert.equal(endUserOf(h, { user: "u" }, new Headers()), undefined, "the header decides when configured");
+  // Keys stay short and plain whatever a client sends.
+  assert.equal(userKeyOf("alice@example.com"), "alice@example.com");
+  assert.match(userKeyOf("x".repeat(10_000)), /^#[0-9a-f]{32}$/);
+  assert.match(userKeyOf("a:b"), /^#[0-9a-f]{32}$/);
+  assert.notEqual(userKeyOf("a:b"), userKeyOf("a;b"));
+});
+
+Deno.test("end users: 100,000 distinct users with max_users 10,000 stay bounded and the recent ones stay exact", async () => {
+  const { engine, store, req } = engineWith(limits({ rpm: 1, max_users: 10_000 }));
+  const users = 100_000;
+  const heapBefore = Deno.memoryUsage().heapUsed;
+  for (let i = 0; i < users; i++) {
+    const admission = await engine.admit(req(`user-${i}`));
+    await admission.settle({ tokens: 10, cost: 0 });
+  }
+  const tracked = engine.endUsers!.size();
+  const counters = store.size();
+  const heapGrowthMiB = (Deno.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+  console.log(
+    `end users: ${users} distinct → ${tracked} tracked, ${counters} counters in the store, ` +
+      `heap +${heapGrowthMiB.toFixed(1)} MiB`,
+  );
+  assert.equal(tracked, 10_000, "tracked users are bounded by max_users");
+  assert.ok(counters <= 10_000, `counters bounded with the users: ${counters}`);
+  // The oldest were forgotten with their counters: user-0 starts afresh (its rpm of 1 is free again).
+  await engine.admit(req("user-0"));
+  // Every one of the most recent users is still held to its limit (one request per minute, used).
+  for (let i = users - 9_999; i < users; i += 1) {
+    if (i % 97 !== 0 && i !== users - 1) continue;
+    const d = await denial(engine.admit(req(`user-${i}`)));
+    assert.equal(d.rule, "end_user.rpm", `user-${i}`);
+  }
+});
