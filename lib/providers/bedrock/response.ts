@@ -48,15 +48,20 @@ function count(value: unknown): number {
 /**
  * Converse `TokenUsage` → OpenAI usage. Bedrock counts cache reads and writes apart from `inputTokens`;
  * OpenAI's `prompt_tokens` includes cached tokens, so both are added in and reads are reported as
- * `cached_tokens`.
+ * `cached_tokens`. Writes are split by lifetime where `cacheDetails` gives it (`ttl` `1h` or `5m`), since a
+ * 1-hour write is priced apart; what it does not account for is a 5-minute write, Claude's default.
  */
 export function mapUsage(usage: unknown): Usage {
   const u = isObject(usage) ? usage : {};
   const cacheRead = u.cacheReadInputTokens === undefined ? undefined : count(u.cacheReadInputTokens);
   const writes = count(u.cacheWriteInputTokens);
   const prompt = count(u.inputTokens) + (cacheRead ?? 0) + writes;
-  // Converse reports cache writes without their lifetime: Claude's default, five minutes.
-  return makeUsage(prompt, count(u.outputTokens), cacheRead, { fiveMinutes: writes, oneHour: 0 });
+  let oneHour = 0;
+  if (Array.isArray(u.cacheDetails)) {
+    for (const d of u.cacheDetails) if (isObject(d) && d.ttl === "1h") oneHour += count(d.inputTokens);
+  }
+  oneHour = Math.min(oneHour, writes);
+  return makeUsage(prompt, count(u.outputTokens), cacheRead, { fiveMinutes: writes - oneHour, oneHour });
 }
 
 /**

@@ -293,3 +293,22 @@ Deno.test("bedrock response: the answer tool's input is the text answer, finish 
     "tool_calls",
   );
 });
+
+Deno.test("mapUsage: cacheDetails splits cache writes by lifetime (a 1-hour write is priced apart)", () => {
+  const usage = mapUsage({
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheWriteInputTokens: 70,
+    cacheDetails: [{ ttl: "1h", inputTokens: 50 }, { ttl: "5m", inputTokens: 20 }],
+  });
+  assert.equal(usage.prompt_tokens, 80);
+  assert.deepEqual(usage.prompt_tokens_details, { cache_write_5m_tokens: 20, cache_write_1h_tokens: 50 });
+  // Details that claim more than the writes reported are bounded by them.
+  const odd = mapUsage({
+    inputTokens: 1,
+    outputTokens: 1,
+    cacheWriteInputTokens: 5,
+    cacheDetails: [{ ttl: "1h", inputTokens: 9 }],
+  });
+  assert.deepEqual(odd.prompt_tokens_details, { cache_write_5m_tokens: 0, cache_write_1h_tokens: 5 });
+});
