@@ -250,6 +250,23 @@ Deno.test("health: a failed probe ejects again for a full cooldown", async () =>
   assert.deepEqual(calls, ["b"]);
 });
 
+Deno.test("health: each ejection is told once (alerts), a failed probe again, a failure while ejected not", async () => {
+  const { deps: d, clock } = deps();
+  const told: { target: string; until: string; failures: number }[] = [];
+  d.health.onEjected = (e) => told.push(e);
+  const model = alias("fallback", [target("a", { retries: 0 }), target("b")]);
+  const { attempt } = scripted({ a: [upstream(500), upstream(500), upstream(500), upstream(500)] });
+  for (let i = 0; i < 3; i++) await route(model, SETTINGS, d, signal, [], attempt);
+  assert.equal(told.length, 1, "ejected once");
+  assert.equal(told[0].target, "a/a-model");
+  assert.equal(told[0].until, new Date(clock.now + SETTINGS.eject_cooldown).toISOString());
+  await route(model, SETTINGS, d, signal, [], attempt);
+  assert.equal(told.length, 1, "a request while ejected goes elsewhere and tells nothing");
+  clock.now += SETTINGS.eject_cooldown;
+  await route(model, SETTINGS, d, signal, [], attempt);
+  assert.equal(told.length, 2, "the failed probe ejects again, and says so");
+});
+
 Deno.test("route: saturated and ejected targets give a quick 503 with Retry-After", async () => {
   const { deps: d, clock } = deps();
   const model = alias("fallback", [target("a", { maxInFlight: 1 }), target("b", { maxInFlight: 1 })]);

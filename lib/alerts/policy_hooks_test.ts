@@ -1,0 +1,68 @@
+/**
+ * The engine's hooks reach the alerts: each denial by a counted limit names its rule and owner; each settled
+ * budget is read back and reported with its counter's value after the settlement. Only the hooks a receiver
+ * asked for are installed.
+ */
+import assert from "node:assert/strict";
+import type { AlertsConfig } from "../config/alerts_schema.ts";
+import { createMemoryCounterStore } from "../policy/counter_store.ts";
+import { createPolicyEngine } from "../policy/engine.ts";
+import { clock, denial, model, token } from "../policy/engine_test_helpers.ts";
+import type { Alerts, BudgetUsedEvent, DeniedEvent } from "./alerts.ts";
+import { alertHooks } from "./policy_hooks.ts";
+
+function recording() {
+  const budgets: BudgetUsedEvent[] = [];
+  const denials: DeniedEvent[] = [];
+  const alerts: Alerts = {
+    budgetUsed: (e) => budgets.push(e),
+    denied: (e) => denials.push(e),
+    ejected: () => {},
+    recent: () => [],
+    close: () => Promise.resolve(),
+  };
+  return { alerts, budgets, denials };
+}
+
+const RECEIVER = { url: "http://127.0.0.1:9/x", ejections: false, timeout: 1000, retries: 0 };
+
+Deno.test("alert hooks: budgets read back after settling, denials with rule and owner", async () => {
+  const c = clock();
+  const store = createMemoryCounterStore(c.now);
+  const { alerts, budgets, denials } = recording();
+  const config: AlertsConfig = [{ ...RECEIVER, budget_thresholds: [50], denials: { count: 1, minutes: 1 } }];
+  const engine = createPolicyEngine(store, { now: c.now, ...alertHooks(alerts, config, store, () => {}) });
+  const identity = token({
+    limits: { rpm: 1 },
+    budget: { tokens: 100, period: "day" },
+    team: {
+      name: "payments",
+      id: "team_payments",
+      description: null,
+      budget: { tokens: 1000, period: "month" },
+      limits: null,
+      patterns: null,
+    },
+  });
+  const req = { identity, endpoint: "chat" as const, model: model(), estimatedTokens: 10 };
+  await (await engine.admit(req)).settle({ tokens: 60, cost: 0 });
+  const deadline = Date.now() + 2_000;
+  while (budgets.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  const byScope = Object.fromEntries(budgets.map((b) => [b.scope, b]));
+  assert.equal(byScope.token.used, 60);
+  assert.equal(byScope.token.limit, 100);
+  assert.equal(byScope.token.name, "web-prod");
+  assert.equal(byScope.team.used, 60);
+  assert.equal(byScope.team.limit, 1000);
+  assert.equal(byScope.team.name, "payments");
+  assert.equal(byScope.team.period.id, "2026-11");
+
+  await denial(engine.admit(req));
+  assert.deepEqual(denials, [{ rule: "token.rpm", owner: "token web-prod" }]);
+});
+
+Deno.test("alert hooks: none installed for kinds no receiver asked for", () => {
+  const { alerts } = recording();
+  const store = createMemoryCounterStore();
+  assert.deepEqual(Object.keys(alertHooks(alerts, [{ ...RECEIVER, ejections: true }], store, () => {})), []);
+});
