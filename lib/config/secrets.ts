@@ -33,6 +33,15 @@ export interface SecretSources {
 const AWS_ENV = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"];
 
 /** The password of a URL, decoded ("" when it has none or does not parse). */
+function urlPathAndQuery(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.pathname + u.search;
+  } catch {
+    return "";
+  }
+}
+
 function urlPassword(url: string): string {
   try {
     return decodeURIComponent(new URL(url).password);
@@ -74,8 +83,14 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
   walk(cfg.admin_tokens, ["admin_tokens"]);
   // The OTLP collector's headers (a tracing backend's API key) are header values: secrets like a provider's.
   walk(cfg.telemetry, ["telemetry"]);
-  // Alert webhooks: their HMAC secrets, header values and URLs (a Slack-style URL is its own credential).
-  walk(cfg.alerts, ["alerts"]);
+  // Alert webhooks: their HMAC secrets and header values; of a URL (a secret position, never shown whole), the
+  // path and query, where a webhook's key lives (Slack's, for one) — not the host, which is in every local
+  // address of the logs.
+  (cfg.alerts ?? []).forEach((alert, i) => {
+    walk({ ...alert, url: undefined }, ["alerts", i]);
+    const key = urlPathAndQuery(alert.url);
+    if (key.length > 1) secrets.push(key);
+  });
   // Of `redis.url` (a secret position, so never shown whole), only the password is a secret to mask: the
   // host and port are not, and masking them would mask every local address in the logs.
   const redisPassword = cfg.redis ? urlPassword(cfg.redis.url) : "";

@@ -167,3 +167,23 @@ providers:
   assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
   assert.equal(result.config.scrubber.scrub("x swordfishes y"), "x *** y");
 });
+
+Deno.test("config secrets: an alert webhook's secret, header values and URL path are masked, its host is not", () => {
+  const yaml = `
+providers: { local: { type: builtin } }
+models: { chat: { type: chat, targets: [{ provider: local, model: echo }] } }
+alerts:
+  - url: "http://127.0.0.1:41234/services/T0AB12/B0CD34/Xy9zQw8Lm"
+    secret: "whsec-Hd83kLq0"
+    headers: { x-api-key: "hk-Pq71Zm04" }
+    budget_thresholds: [80]
+`;
+  const result = parseConfigText(yaml, { source: "t.yaml", env: {} });
+  assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+  const { scrubber } = result.config;
+  for (const secret of ["whsec-Hd83kLq0", "hk-Pq71Zm04", "/services/T0AB12/B0CD34/Xy9zQw8Lm"]) {
+    assert.ok(!scrubber.scrub(`x ${secret} y`).includes(secret), secret);
+  }
+  // The listen address of a gateway on the same host stays readable in its logs.
+  assert.equal(scrubber.scrub("listening on http://127.0.0.1:8080"), "listening on http://127.0.0.1:8080");
+});
