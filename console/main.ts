@@ -9,12 +9,14 @@ import { request, setUnauthorizedHandler, storedToken, storeToken } from "./api.
 import { alertBox, field, h, replace } from "./dom.ts";
 import { parseRoute } from "./query.ts";
 import { messageOf, type View } from "./views/common.ts";
+import { alertsView } from "./views/alerts.ts";
 import { auditView } from "./views/audit.ts";
 import { explainView } from "./views/explain.ts";
 import { overviewView } from "./views/overview.ts";
 import { policyView } from "./views/policy.ts";
 import { requestsView } from "./views/requests.ts";
 import { stateView } from "./views/state.ts";
+import { teamsView } from "./views/teams.ts";
 import { tokenPageView } from "./views/token_page.ts";
 import { tokensView } from "./views/tokens.ts";
 
@@ -24,7 +26,9 @@ const NAV: readonly [string, string][] = [
   ["requests", "Requests"],
   ["state", "Live state"],
   ["tokens", "Tokens"],
+  ["teams", "Teams"],
   ["audit", "Audit"],
+  ["alerts", "Alerts"],
   ["explain", "Explain"],
 ];
 
@@ -35,7 +39,9 @@ const VIEWS: Record<string, View> = {
   state: stateView,
   tokens: (root, rest, params) =>
     rest === "" ? tokensView(root, rest, params) : tokenPageView(root, rest, params),
+  teams: teamsView,
   audit: auditView,
+  alerts: alertsView,
   explain: explainView,
 };
 

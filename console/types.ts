@@ -177,3 +177,61 @@ export interface Readiness {
     count?: number;
   };
 }
+
+/** A member of a team: a config token or one issued through the admin API. */
+export interface TeamMember {
+  readonly id: string;
+  readonly name: string;
+  readonly source: "config" | "api";
+}
+
+/** A budget's spend in its current period; `used` and `remaining` are null when the counters cannot be read. */
+export interface Spend {
+  readonly unit: "tokens" | "cost";
+  readonly limit: number;
+  readonly period: "day" | "month";
+  readonly period_id: string;
+  readonly used: number | null;
+  readonly remaining: number | null;
+  readonly resets_at: string;
+}
+
+/** A team of `GET /admin/teams`. */
+export interface Team {
+  readonly name: string;
+  readonly id: string;
+  readonly description: string | null;
+  readonly budget: Budget | null;
+  readonly limits: Limits | null;
+  /** The aliases (names or globs) the team's tokens may use at most; null: no team-wide bound. */
+  readonly models: string[] | null;
+  readonly spend: Spend | null;
+  readonly members: TeamMember[];
+}
+
+export interface TeamList {
+  readonly object: "list";
+  readonly data: Team[];
+}
+
+/** An alert as it was posted: its kind's fields beside `id`, `type` and `time` (lib/alerts/alerts.ts). */
+export type Alert =
+  & { readonly id: string; readonly type: string; readonly time: string }
+  & Readonly<Record<string, unknown>>;
+
+/** How an alert's delivery to one receiver (its index in `alerts:`, and host) goes. */
+export interface AlertDelivery {
+  readonly target: number;
+  readonly host: string;
+  readonly status: "pending" | "delivered" | "failed" | "dropped";
+  readonly attempts: number;
+  readonly error?: string;
+}
+
+/** `GET /admin/alerts`: this replica's most recent alerts, newest first. */
+export interface AlertList {
+  readonly object: "list";
+  /** Whether any receiver is configured (`alerts:`). */
+  readonly configured: boolean;
+  readonly data: { readonly alert: Alert; readonly deliveries: AlertDelivery[] }[];
+}

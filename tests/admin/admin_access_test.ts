@@ -23,6 +23,8 @@ const ADMIN_ROUTES: { method: string; path: string; body?: unknown }[] = [
   { method: "GET", path: "/admin/usage" },
   { method: "GET", path: "/admin/requests" },
   { method: "GET", path: "/admin/targets" },
+  { method: "GET", path: "/admin/teams" },
+  { method: "GET", path: "/admin/alerts" },
   { method: "GET", path: "/admin/config" },
   { method: "POST", path: "/admin/reload" },
 ];

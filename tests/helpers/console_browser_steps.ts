@@ -21,21 +21,35 @@ import {
   waitForRows,
   waitUntil,
 } from "./console_page.ts";
-import { ADMIN_TOKEN, ask, CI_BOT_TOKEN, sdk, SECRET_PROMPT, WEB_APP_TOKEN } from "./console_fixture.ts";
+import {
+  ADMIN_TOKEN,
+  ALERT_HOOK_PATH,
+  ALERT_SECRET,
+  ask,
+  CI_BOT_TOKEN,
+  PAYMENTS_API_TOKEN,
+  PAYMENTS_BATCH_TOKEN,
+  sdk,
+  SECRET_PROMPT,
+  WEB_APP_TOKEN,
+} from "./console_fixture.ts";
 
 const CHARTS = ["Requests", "Tokens", "Cost", "Error rate", "Latency"];
 const BREAKDOWNS = ["By token", "By environment", "By alias", "By provider", "By upstream model"];
 
-/** Text the console must never show: client secrets, their hashes, an upstream key, prompt text. */
+/**
+ * Text the console must never show: client secrets, their hashes, an upstream key, prompt text, the alert
+ * receiver's signing secret and the key in its URL's path.
+ */
 const NEVER_SHOWN = [
-  ADMIN_TOKEN,
-  hashToken(ADMIN_TOKEN),
-  CI_BOT_TOKEN,
-  hashToken(CI_BOT_TOKEN),
-  WEB_APP_TOKEN,
-  hashToken(WEB_APP_TOKEN),
+  ...[ADMIN_TOKEN, CI_BOT_TOKEN, WEB_APP_TOKEN, PAYMENTS_API_TOKEN, PAYMENTS_BATCH_TOKEN].flatMap((t) => [
+    t,
+    hashToken(t),
+  ]),
   "sk-upstream-secret-0123456789",
   SECRET_PROMPT,
+  ALERT_SECRET,
+  ALERT_HOOK_PATH,
 ];
 
 async function assertNothingSecret(page: Page, extra: string[] = []): Promise<void> {
@@ -147,7 +161,18 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     await page.keyboard.press("Enter");
     await page.getByRole("navigation", { name: "Console" }).waitFor();
     signedIn = true;
-    for (const link of ["Overview", "Policy", "Requests", "Live state", "Tokens", "Audit", "Explain"]) {
+    const links = [
+      "Overview",
+      "Policy",
+      "Requests",
+      "Live state",
+      "Tokens",
+      "Teams",
+      "Audit",
+      "Alerts",
+      "Explain",
+    ];
+    for (const link of links) {
       assert.equal(await nav(page, link).count(), 1, `nav link ${link}`);
     }
     await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
@@ -285,6 +310,63 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     await page.getByText("Last reload").first().waitFor();
     await assertNothingSecret(page);
   });
+
+  await view("teams: the payments team's spend, rules and members", "10b-teams", async () => {
+    await openView(page, "Teams");
+    const team = page.getByRole("region", { name: "payments", exact: true });
+    await team.waitFor();
+    assert.ok((await team.innerText()).includes("Card payments squad"), "the team's description");
+    const facts = await team.getByLabel("Team payments", { exact: true }).innerText();
+    for (
+      const fact of ["1,000 tokens / month", "600 / 1,000 tokens (60%)", "400 tokens", "600 rpm", "chat-*"]
+    ) {
+      assert.ok(facts.includes(fact), `team payments: "${fact}" in ${JSON.stringify(facts)}`);
+    }
+    assert.match(facts, /\d{4}-\d{2}, resets \d{4}-\d{2}-01 00:00:00 UTC/, "the period and its reset");
+    // The bar: the share spent, as a native meter.
+    assert.equal(
+      await team.locator("meter").evaluate((m) => Number((m as unknown as { value: number }).value)),
+      600,
+    );
+    const members = await waitForRows(page, "Members of payments", (rows) => rows.length === 2);
+    assert.deepEqual(members.map((r) => [r.Token, r.Source]), [
+      ["payments-api", "config"],
+      ["payments-batch", "config"],
+    ]);
+    await assertNothingSecret(page);
+  });
+
+  await view("teams: a member links to its token's page", "10c-team-member", async () => {
+    await tableByCaption(page, "Members of payments").getByRole("link", { name: "payments-api", exact: true })
+      .click();
+    await heading(page, "payments-api").waitFor();
+    assert.match(page.url(), /#\/tokens\/cfg_payments-api$/);
+  });
+
+  await view(
+    "alerts: the budget threshold and the ejections, delivered to the receiver",
+    "10d-alerts",
+    async () => {
+      await openView(page, "Alerts");
+      // The seeded run ejected both flaky targets (chat-fallback's and chat-broken's); then the team spent.
+      const alerts = await waitForRows(page, "Recent alerts", (rows) => rows.length >= 3);
+      assert.deepEqual(alerts.map((r) => r.Type), ["budget", "ejection", "ejection"], "newest first");
+      assert.match(
+        alerts[0].Summary,
+        /^team payments reached 50% of its budget \(600 \/ 1,000 tokens, \d{4}-\d{2}\)$/,
+      );
+      for (const target of ["flaky/always-fails", "flaky/down"]) {
+        const line = new RegExp(`^target ${target} ejected after 2 failures, until \\d{4}-\\d{2}-\\d{2} `);
+        assert.ok(alerts.some((r) => line.test(r.Summary)), `the ejection of ${target}`);
+      }
+      for (const row of alerts) {
+        assert.match(row.Time, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+        // The receiver by host and index only: the path (its key) stays out of the console.
+        assert.match(row.Deliveries, /^127\.0\.0\.1:\d+ \(#0\): delivered, 1 attempt$/);
+      }
+      await assertNothingSecret(page);
+    },
+  );
 
   let secret = "";
   await view(

@@ -11,6 +11,13 @@ import OpenAI from "openai";
 export const ADMIN_TOKEN = "gw-console-admin-0123456789abcdef";
 export const CI_BOT_TOKEN = "gw-console-ci-bot-0123456789abcdef";
 export const WEB_APP_TOKEN = "gw-console-web-app-0123456789abcdef";
+/** The members of the `payments` team (only with `spend: true`): the first spends 60% of its budget. */
+export const PAYMENTS_API_TOKEN = "gw-console-payments-api-0123456789abcdef";
+export const PAYMENTS_BATCH_TOKEN = "gw-console-payments-batch-0123456789abcdef";
+
+/** The alert receiver's signing secret and the key in its path: neither may ever reach the console. */
+export const ALERT_SECRET = "whsec-console-0123456789abcdef";
+export const ALERT_HOOK_PATH = "/hooks/console-hook-key-0123456789";
 
 /** The content rule's pattern and the prompt that trips it (the console must never show prompt text). */
 export const SECRET_PROMPT = "please summarise the TOPSECRET launch plan for tomorrow";

@@ -9,7 +9,18 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway } from "./gateway.ts";
-import { ADMIN_TOKEN, ask, CI_BOT_TOKEN, sdk, SECRET_PROMPT, WEB_APP_TOKEN } from "./console_fixture.ts";
+import {
+  ADMIN_TOKEN,
+  ALERT_HOOK_PATH,
+  ALERT_SECRET,
+  ask,
+  CI_BOT_TOKEN,
+  PAYMENTS_API_TOKEN,
+  PAYMENTS_BATCH_TOKEN,
+  sdk,
+  SECRET_PROMPT,
+  WEB_APP_TOKEN,
+} from "./console_fixture.ts";
 
 /** An upstream that answers every request with a 500, so its target fails until it is ejected. */
 export interface FailingUpstream {
@@ -33,13 +44,75 @@ export function startFailingUpstream(): FailingUpstream {
   return upstream;
 }
 
+/** A webhook receiver for the gateway's alerts: answers every post with 204 and keeps its body. */
+export interface AlertReceiver {
+  /** The URL for `alerts:`, with {@linkcode ALERT_HOOK_PATH} (a key the console must never show). */
+  url: string;
+  bodies: string[];
+  stop(): Promise<void>;
+}
+
+export function startAlertReceiver(): AlertReceiver {
+  const bodies: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    bodies.push(await request.text());
+    return new Response(null, { status: 204 });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}${ALERT_HOOK_PATH}`,
+    bodies,
+    stop: () => server.shutdown(),
+  };
+}
+
+/**
+ * With an alert receiver, the spend-control part of the config: the `payments` team (1,000 tokens a month,
+ * 600 rpm, `chat-*` aliases) with two config tokens, and the receiver, alerted at 50% of any budget and of
+ * every ejection.
+ */
+function spendConfig(alertUrl: string | undefined): { tokens: string; sections: string } {
+  if (alertUrl === undefined) return { tokens: "", sections: "" };
+  return {
+    tokens: `  - name: payments-api
+    environment: production
+    sha256: ${hashToken(PAYMENTS_API_TOKEN)}
+    models: ["chat-default"]
+    team: payments
+  - name: payments-batch
+    environment: production
+    sha256: ${hashToken(PAYMENTS_BATCH_TOKEN)}
+    models: ["chat-default"]
+    team: payments
+`,
+    sections: `teams:
+  payments:
+    description: "Card payments squad"
+    budget: { tokens: 1000, period: month }
+    limits: { rpm: 600 }
+    models: ["chat-*"]
+alerts:
+  - url: "${alertUrl}"
+    secret: ${ALERT_SECRET}
+    budget_thresholds: [50]
+    ejections: true
+    timeout: 2s
+    retries: 0
+`,
+  };
+}
+
 /**
  * The config: `chat-default` (builtin echo, priced, with a deny rule), `chat-fallback` (the failing upstream
  * first, ejected after two failures for ten minutes, then the builtin), `chat-broken` (only the failing
  * upstream: errors), `embed-default`; `ci-bot` may use everything, `web-app` only the default aliases at 4 rpm.
+ * With `alertUrl`, also the `payments` team, its tokens and the alert receiver (`spendConfig`).
  */
-export function consoleConfig(failing: FailingUpstream, { admin = true } = {}): string {
+export function consoleConfig(
+  failing: FailingUpstream,
+  { admin = true, alertUrl }: { admin?: boolean; alertUrl?: string } = {},
+): string {
   const admins = admin ? `admin_tokens:\n  - { name: ops-admin, sha256: ${hashToken(ADMIN_TOKEN)} }\n` : "";
+  const spend = spendConfig(alertUrl);
   return `
 routing: { backoff_base: 10ms, backoff_max: 20ms, eject_after: 2, eject_cooldown: 10m }
 providers:
@@ -72,32 +145,42 @@ tokens:
     sha256: ${hashToken(WEB_APP_TOKEN)}
     models: ["chat-default", "embed-default"]
     limits: { rpm: 4 }
-${admins}`;
+${spend.tokens}${spend.sections}${admins}`;
 }
 
-/** A gateway serving {@linkcode consoleConfig} with its failing upstream; `stop` ends both. */
+/** A gateway serving {@linkcode consoleConfig} with its failing upstream (and alert receiver); `stop` ends all. */
 export interface ConsoleGateway {
   gw: TestGateway;
   failing: FailingUpstream;
+  receiver: AlertReceiver | null;
   stop(): Promise<void>;
 }
 
-/** Starts the gateway of {@linkcode consoleConfig}; `admin: false` leaves out the admin token. */
-export async function startConsoleGateway(options: { admin?: boolean } = {}): Promise<ConsoleGateway> {
+/**
+ * Starts the gateway of {@linkcode consoleConfig}; `admin: false` leaves out the admin token, `spend: true`
+ * adds the `payments` team and an alert receiver.
+ */
+export async function startConsoleGateway(
+  options: { admin?: boolean; spend?: boolean } = {},
+): Promise<ConsoleGateway> {
   const failing = startFailingUpstream();
+  const receiver = options.spend ? startAlertReceiver() : null;
   let gw: TestGateway;
   try {
-    gw = await startGateway(consoleConfig(failing, options));
+    gw = await startGateway(consoleConfig(failing, { admin: options.admin, alertUrl: receiver?.url }));
   } catch (err) {
     await failing.stop();
+    await receiver?.stop();
     throw err;
   }
   return {
     gw,
     failing,
+    receiver,
     async stop() {
       await gw.stop();
       await failing.stop();
+      await receiver?.stop();
     },
   };
 }
@@ -161,4 +244,40 @@ export async function seedRequests(gw: TestGateway): Promise<number> {
   }
   assert.ok(limited, "web-app reached its rpm limit");
   return sent;
+}
+
+/** Words in each of the payments team's two requests: the builtin echo counts 300 tokens for each. */
+const SPEND_WORDS = 150;
+
+interface AlertsAnswer {
+  configured: boolean;
+  data: { alert: { type: string }; deliveries: { status: string }[] }[];
+}
+
+/**
+ * For a gateway started with `spend: true`, after {@linkcode seedRequests}: `payments-api` spends 600 of its
+ * team's 1,000 tokens in two requests, which crosses the 50% threshold; then waits (bounded) until the
+ * receiver has taken that budget alert and the seeded run's ejection alert, so the console shows both as
+ * delivered. Answers how many requests it made.
+ */
+export async function seedSpend(gw: TestGateway): Promise<number> {
+  const payments = sdk(gw.baseURL, PAYMENTS_API_TOKEN);
+  const prompt = Array.from({ length: SPEND_WORDS }, (_, i) => `pay${i}`).join(" ");
+  for (let i = 0; i < 2; i++) {
+    const answer = await ask(payments, "chat-default", prompt);
+    assert.equal(answer.usage?.total_tokens, 2 * SPEND_WORDS, "the echo spends the prompt and as much again");
+  }
+  const deadline = Date.now() + 10_000;
+  let last: AlertsAnswer | undefined;
+  while (Date.now() < deadline) {
+    const response = await fetch(`${gw.url}/admin/alerts`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    last = await response.json() as AlertsAnswer;
+    const types = last.data.map((a) => a.alert.type);
+    const delivered = last.data.every((a) => a.deliveries.every((d) => d.status === "delivered"));
+    if (types.includes("budget") && types.includes("ejection") && delivered) return 2;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the budget and ejection alerts were not delivered; last seen: ${JSON.stringify(last)}`);
 }
