@@ -110,11 +110,7 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   record.prompt_tokens = usage.prompt;
   record.completion_tokens = usage.completion;
   record.cost = cost.total;
-  record.cost_input = cost.input;
-  record.cost_cached = cost.cached;
-  record.cost_cache_write = cost.cacheWrite;
-  record.cost_output = cost.output;
-  record.cost_reasoning = cost.reasoning;
+  ctx.cost = cost;
 }
 
 /**
@@ -152,11 +148,11 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     completion_tokens: r.completion_tokens ?? 0,
     tokens_estimated: r.tokens_estimated === true,
     cost: r.cost ?? 0,
-    cost_input: r.cost_input ?? 0,
-    cost_cached: r.cost_cached ?? 0,
-    cost_cache_write: r.cost_cache_write ?? 0,
-    cost_output: r.cost_output ?? 0,
-    cost_reasoning: r.cost_reasoning ?? 0,
+    cost_input: ctx.cost?.input ?? 0,
+    cost_cached: ctx.cost?.cached ?? 0,
+    cost_cache_write: ctx.cost?.cacheWrite ?? 0,
+    cost_output: ctx.cost?.output ?? 0,
+    cost_reasoning: ctx.cost?.reasoning ?? 0,
     latency_ms: r.latency_ms ?? 0,
     ttft_ms: r.ttft_ms ?? null,
     attempts: r.attempts ?? 0,

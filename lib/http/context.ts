@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { CostBreakdown } from "../pricing/cost.ts";
 import type { Alerts } from "../alerts/alerts.ts";
 import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import type { Logger } from "../log.ts";
@@ -59,12 +60,6 @@ export type AccessRecord = {
   rule?: string | null;
   tokens_estimated?: boolean;
   cost?: number;
-  /** The cost by token class (lib/pricing/cost.ts): uncached input, cached reads, cache writes, output, reasoning. */
-  cost_input?: number;
-  cost_cached?: number;
-  cost_cache_write?: number;
-  cost_output?: number;
-  cost_reasoning?: number;
   /** What a translated target did not get of the request (comma-separated field paths; `tolerance.ts`). */
   dropped?: string;
   /** The request's trace id, when telemetry is on (the console links it to the tracing backend). */
@@ -126,6 +121,11 @@ export interface RequestContext {
   admission?: Admission;
   /** The target that answered, for pricing. */
   answeredBy?: RoutedTarget;
+  /**
+   * The request's cost by token class, for its usage record. Kept off `record`, which is the access-log line:
+   * the line keeps the total, and five more floats serialized on every request cost a measurable share of it.
+   */
+  cost?: CostBreakdown;
   readonly record: AccessRecord;
   /**
    * Aborts when the client goes away or the gateway ends the request at shutdown; what handlers pass upstream
