@@ -18,7 +18,7 @@ import { createRedisCounterStore } from "./policy/redis_counter_store.ts";
 import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { type CounterStore, createPolicyEngine } from "./policy/engine.ts";
-import { seedBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
+import { seedBudgets, seedStoredTeamBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
 import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
@@ -261,6 +261,7 @@ async function createServices(
     logger,
     metrics,
     seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
+    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
   });
   await tokens?.refresh();
   const policyError = (err: unknown) =>

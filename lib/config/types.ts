@@ -107,13 +107,21 @@ export interface ResolvedModel {
  */
 export interface ResolvedTeam {
   readonly name: string;
-  /** `team_<name>`: the config file is the teams' namespace, so the name is the identity. */
+  /**
+   * `team_<name>` for a config team (the config file is its namespace, so the name is the identity); a team
+   * made through the admin API has its stored id (`tm_…`), which a later team of the same name never gets.
+   */
   readonly id: string;
   readonly description: string | null;
   readonly budget: BudgetConfig | null;
   readonly limits: LimitsConfig | null;
   /** The team's alias patterns as written, or null: it does not narrow its members' models. */
   readonly patterns: readonly string[] | null;
+  /**
+   * Where it is defined: the config file (`config`, also when absent) or the admin API (`api`: made through
+   * `POST /admin/teams`, `id` then its stored `tm_…` id, merged in by the token directory).
+   */
+  readonly source?: "config" | "api";
 }
 
 /** A team's counter identity (see {@linkcode ResolvedTeam.id}). */

@@ -131,7 +131,8 @@ export const ROUTES = {
   audit: { path: "/admin/audit", methods: ["GET"], auth: "admin", endpoint: null },
   explain: { path: "/admin/explain", methods: ["GET"], auth: "admin", endpoint: null },
   requests: { path: "/admin/requests", methods: ["GET"], auth: "admin", endpoint: null },
-  teams: { path: "/admin/teams", methods: ["GET"], auth: "admin", endpoint: null },
+  teams: { path: "/admin/teams", methods: ["GET", "POST"], auth: "admin", endpoint: null },
+  team: { path: "/admin/teams/{name}", methods: ["GET", "PATCH", "DELETE"], auth: "admin", endpoint: null },
   alerts: { path: "/admin/alerts", methods: ["GET"], auth: "admin", endpoint: null },
   // The console's page and assets are public (a login page and static files); every number it shows comes from
   // the admin API with the admin token the operator signs in with. Not served without an admin token.

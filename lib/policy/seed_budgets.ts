@@ -7,9 +7,10 @@
  * @module
  */
 import type { BudgetConfig } from "../config/schema.ts";
-import type { ResolvedConfig } from "../config/types.ts";
+import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import type { Logger } from "../log.ts";
-import type { StoredToken } from "../tokens/types.ts";
+import { resolveStoredTeam } from "../tokens/resolve_stored.ts";
+import type { StoredTeam, StoredToken } from "../tokens/types.ts";
 import type { UsageStore } from "../usage/store.ts";
 import { budgetPeriod, seedBudget, seedOwnerBudget } from "./budgets.ts";
 import type { CounterStore } from "./counter_store.ts";
@@ -20,7 +21,11 @@ function failed(logger: Logger, what: Record<string, string>, err: unknown): voi
   logger.warn("budget_seed_failed", { ...what, error: err instanceof Error ? err.message : String(err) });
 }
 
-/** Seeds the config's tokens' budgets and every team's (members: config tokens and `stored` ones). */
+/**
+ * Seeds the config's tokens' budgets and every team's of `config.teams` (members: config tokens and `stored`
+ * ones). At start and on reload `config` is the file's, so its teams are the file's; the stored teams are
+ * seeded as the token directory loads them ({@linkcode seedStoredTeamBudgets}).
+ */
 export async function seedBudgets(
   config: ResolvedConfig,
   store: UsageStore | null,
@@ -38,24 +43,61 @@ export async function seedBudgets(
     for (const token of stored) {
       if (token.team === team.name && token.revoked_at === null) members.add(token.id);
     }
-    const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
-    try {
-      const used = { tokens: 0, cost: 0 };
-      for (const id of members) {
-        const sum = await store.sumSince(id, start);
-        used.tokens += sum.tokens;
-        used.cost += sum.cost;
-      }
-      const owner = {
-        scope: "team" as const,
-        name: team.name,
-        keyBase: `team:${team.id}`,
-        budget: team.budget,
-      };
-      await seedOwnerBudget(counters, owner, used, now);
-    } catch (err) {
-      failed(logger, { team: team.name }, err);
+    await seedTeamBudget(team, members, store, counters, logger, now);
+  }
+}
+
+/**
+ * Seeds the budgets of teams made through the admin API as they appear (`TokenDirectoryOptions.seedTeamBudgets`):
+ * each from the usage its members (the stored tokens naming it, not revoked) recorded in the current period.
+ * Config tokens never name a stored team (the file's check cannot see the store), so they are not looked at.
+ */
+export async function seedStoredTeamBudgets(
+  teams: readonly StoredTeam[],
+  tokens: readonly StoredToken[],
+  store: UsageStore | null,
+  counters: CounterStore,
+  logger: Logger,
+): Promise<void> {
+  if (store === null) return;
+  const now = Date.now();
+  for (const team of teams) {
+    if (team.budget === null || team.deleted_at !== null) continue;
+    const members = new Set<string>();
+    for (const token of tokens) {
+      if (token.team === team.name && token.revoked_at === null) members.add(token.id);
     }
+    await seedTeamBudget(resolveStoredTeam(team), members, store, counters, logger, now);
+  }
+}
+
+/** Seeds one team's budget counter (keyed by its id) from the sum of its members' recorded usage. */
+async function seedTeamBudget(
+  team: ResolvedTeam,
+  members: ReadonlySet<string>,
+  store: UsageStore,
+  counters: CounterStore,
+  logger: Logger,
+  now: number,
+): Promise<void> {
+  if (team.budget === null) return;
+  const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
+  try {
+    const used = { tokens: 0, cost: 0 };
+    for (const id of members) {
+      const sum = await store.sumSince(id, start);
+      used.tokens += sum.tokens;
+      used.cost += sum.cost;
+    }
+    const owner = {
+      scope: "team" as const,
+      name: team.name,
+      keyBase: `team:${team.id}`,
+      budget: team.budget,
+    };
+    await seedOwnerBudget(counters, owner, used, now);
+  } catch (err) {
+    failed(logger, { team: team.name }, err);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
- * The tokens issued through the admin API as the request path sees them: loaded from the token store, kept
- * current (notifications, and a version check every second as the safety net), and merged into each request's
- * config.
+ * The tokens and teams made through the admin API as the request path sees them: loaded from the token store,
+ * kept current (notifications, and a version check every second as the safety net), and merged into each
+ * request's config (teams first, so stored tokens resolve against the config's teams and the stored ones).
  *
  * Fail static: when the store cannot be read, the tokens loaded last keep authenticating, and `status()`
  * (for `/readyz`) and the metrics say so; a replica that loses its database keeps serving the tokens it knew.
@@ -12,8 +12,8 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { mergeStoredTokens } from "./resolve_stored.ts";
-import type { StoredToken, TokenStore } from "./types.ts";
+import { mergeStoredTeams, mergeStoredTokens } from "./resolve_stored.ts";
+import type { StoredTeam, StoredToken, TokenStore } from "./types.ts";
 
 /** What `/readyz` and the metrics say about the token store. */
 export interface TokenDirectoryStatus {
@@ -32,8 +32,9 @@ export interface TokenDirectoryStatus {
 export interface TokenDirectory {
   readonly store: TokenStore;
   /**
-   * `state` with the stored tokens in its config's token map (config tokens win a name clash). Memoized on
-   * the state and the loaded version, so the request path pays two reference checks.
+   * `state` with the stored teams in its config's `teams` and the stored tokens in its token map (config teams
+   * and tokens win a name clash). Memoized on the state and the loaded version, so the request path pays two
+   * reference checks.
    */
   apply<S extends { readonly config: ResolvedConfig }>(state: S): S;
   /** Loads from the store now (after this process's own change, before answering it). Never rejects. */
@@ -41,6 +42,8 @@ export interface TokenDirectory {
   status(): TokenDirectoryStatus;
   /** The stored tokens loaded last, revoked ones included, ordered by name then id (the admin API lists these). */
   tokens(): readonly StoredToken[];
+  /** The stored teams loaded last (not deleted), ordered by name then id. */
+  teams(): readonly StoredTeam[];
   /** Stops watching and polling. */
   close(): Promise<void>;
 }
@@ -59,16 +62,22 @@ export interface TokenDirectoryOptions {
    * Must not reject.
    */
   readonly seedBudgets?: (tokens: readonly StoredToken[]) => Promise<void>;
+  /**
+   * Called with the stored teams whose budget (by id, unit and period) this process has not seen yet, and every
+   * stored token loaded with them (the members are those naming the team), before they are served, so a team's
+   * counter starts from its members' recorded usage, as a config team's does. Must not reject.
+   */
+  readonly seedTeamBudgets?: (teams: readonly StoredTeam[], tokens: readonly StoredToken[]) => Promise<void>;
 }
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function budgetSeedKey(token: StoredToken): string | null {
-  const budget = token.budget;
+function budgetSeedKey(owner: StoredToken | StoredTeam): string | null {
+  const budget = owner.budget;
   if (budget === null) return null;
-  return `${token.id}\u0000${budget.tokens === undefined ? "cost" : "tokens"}\u0000${budget.period}`;
+  return `${owner.id}\u0000${budget.tokens === undefined ? "cost" : "tokens"}\u0000${budget.period}`;
 }
 
 /** Loads the store's tokens now and keeps them current until `close()`. */
@@ -76,6 +85,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
   const { store, logger } = options;
   const pollMs = options.pollMs ?? 1_000;
   let loaded: readonly StoredToken[] = [];
+  let loadedTeams: readonly StoredTeam[] = [];
   let version = -1;
   /** Bumped whenever `loaded` is replaced: what `apply`'s memo is keyed on beside the state. */
   let generation = 0;
@@ -126,6 +136,17 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     }
     if (fresh.length > 0) await options.seedBudgets(fresh);
   };
+  const seedNewTeams = async (teams: readonly StoredTeam[], tokens: readonly StoredToken[]) => {
+    if (options.seedTeamBudgets === undefined) return;
+    const fresh: StoredTeam[] = [];
+    for (const team of teams) {
+      const key = budgetSeedKey(team);
+      if (key === null || seeded.has(key)) continue;
+      seeded.add(key);
+      fresh.push(team);
+    }
+    if (fresh.length > 0) await options.seedTeamBudgets(fresh, tokens);
+  };
 
   const loadOnce = async () => {
     if (closed) return;
@@ -133,7 +154,11 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
       const result = await store.loadAll();
       if (result.version !== version) {
         await seedNew(result.tokens);
+        // A store written before teams were stored (or a test's) may answer without them: none.
+        const teams = result.teams ?? [];
+        await seedNewTeams(teams, result.tokens);
         loaded = result.tokens;
+        loadedTeams = teams;
         version = result.version;
         generation++;
         count = loaded.filter((t) => t.revoked_at === null).length;
@@ -191,8 +216,20 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     apply<S extends { readonly config: ResolvedConfig }>(state: S): S {
       if (memo !== null && memo.state === state && memo.generation === generation) return memo.result as S;
       let result = state;
-      if (loaded.length > 0) {
-        const { tokens, clashes } = mergeStoredTokens(state.config, loaded);
+      if (loaded.length > 0 || loadedTeams.length > 0) {
+        // Teams first: a stored token resolves its team from the merged map.
+        const { teams, clashes: teamClashes } = mergeStoredTeams(state.config, loadedTeams);
+        for (const team of teamClashes) {
+          if (clashesLogged.has(team.id)) continue;
+          clashesLogged.add(team.id);
+          logger.warn("team_name_clash", {
+            team: team.name,
+            id: team.id,
+            detail: "a team of the config file has this name; the stored team is not served",
+          });
+        }
+        const config = teams === state.config.teams ? state.config : { ...state.config, teams };
+        const { tokens, clashes } = mergeStoredTokens(config, loaded);
         for (const token of clashes) {
           if (clashesLogged.has(token.id)) continue;
           clashesLogged.add(token.id);
@@ -202,7 +239,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
             detail: "a token of the config file has this name; the stored token is not served",
           });
         }
-        result = { ...state, config: Object.freeze({ ...state.config, tokens }) };
+        result = { ...state, config: Object.freeze({ ...config, tokens }) };
       }
       memo = { state, generation, result };
       return result;
@@ -210,6 +247,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     refresh,
     status: () => ({ store: store.kind, ok, error, loaded_at: loadedAt, count, version }),
     tokens: () => loaded,
+    teams: () => loadedTeams,
     async close() {
       if (closed) return;
       closed = true;

@@ -11,7 +11,7 @@ import { createMemoryLogger } from "../log.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { createTokenDirectory } from "./directory.ts";
 import { createMemoryTokenStore } from "./store_memory.ts";
-import type { AuditEntry, StoredToken, TokenStore } from "./types.ts";
+import type { AuditEntry, StoredTeam, StoredToken, TokenStore } from "./types.ts";
 
 const CONFIG = `
 providers:
@@ -80,6 +80,7 @@ function flakyStore(): TokenStore & { down: boolean } {
     loadAll: () => guard(() => inner.loadAll()),
     version: () => guard(() => inner.version()),
     put: (t: StoredToken, a: AuditEntry) => guard(() => inner.put(t, a)),
+    putTeam: (t: StoredTeam, a: AuditEntry) => guard(() => inner.putTeam(t, a)),
     audit: inner.audit,
     close: inner.close,
   };

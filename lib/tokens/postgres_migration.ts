@@ -74,3 +74,24 @@ export const POSTGRES_TOKENS_TEAM_MIGRATION: readonly string[] = [
   "ALTER TABLE tokens ADD COLUMN team text",
   "ALTER TABLE tokens ADD COLUMN end_user_limits json",
 ];
+
+/**
+ * Schema migration 11 of the PostgreSQL database: teams made through the admin API, in a table of their own
+ * (as `tokens`: JSON in `json` columns, a partial unique index on the live name; a deleted team's row is kept
+ * so its audit entries keep naming it). Tokens keep naming their team by name, as before.
+ */
+export const POSTGRES_TEAMS_MIGRATION: readonly string[] = [
+  `CREATE TABLE teams (
+     id text PRIMARY KEY,
+     name text NOT NULL,
+     description text,
+     budget json,
+     limits json,
+     models json,
+     created_at text NOT NULL,
+     updated_at text NOT NULL,
+     created_by text NOT NULL,
+     deleted_at text
+   )`,
+  "CREATE UNIQUE INDEX teams_live_name ON teams (name) WHERE deleted_at IS NULL",
+];

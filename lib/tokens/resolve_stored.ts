@@ -9,7 +9,7 @@
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
 import { resolveTokenCache, withinTeam } from "../config/resolve.ts";
 import type { ResolvedConfig, ResolvedTeam, ResolvedToken } from "../config/types.ts";
-import type { StoredToken, TokenSecret } from "./types.ts";
+import type { StoredTeam, StoredToken, TokenSecret } from "./types.ts";
 
 /** The merged token map, and the stored tokens left out because a config token has their name. */
 export interface MergedTokens {
@@ -62,6 +62,46 @@ export function resolveStoredSecret(
     id: token.id,
     source: "api" as const,
   });
+}
+
+/** The merged team map, and the stored teams left out because a config team has their name. */
+export interface MergedTeams {
+  readonly teams: ReadonlyMap<string, ResolvedTeam>;
+  readonly clashes: readonly StoredTeam[];
+}
+
+/** A stored team as the policy sees it: counters keyed by its own `tm_…` id, never by its name. */
+export function resolveStoredTeam(team: StoredTeam): ResolvedTeam {
+  return Object.freeze({
+    name: team.name,
+    id: team.id,
+    description: team.description,
+    budget: team.budget,
+    limits: team.limits,
+    patterns: team.models === null ? null : Object.freeze([...team.models]),
+    source: "api" as const,
+  });
+}
+
+/**
+ * `config`'s teams plus the stored ones (not deleted: the store loads no others). A config team wins a name
+ * clash: the stored team is left out (and returned in `clashes`), so its members join the config's team, as a
+ * config token shadows a stored one. With nothing stored, the config's own map is returned as it is.
+ */
+export function mergeStoredTeams(config: ResolvedConfig, stored: readonly StoredTeam[]): MergedTeams {
+  const base = config.teams ?? new Map<string, ResolvedTeam>();
+  if (stored.length === 0) return { teams: base, clashes: [] };
+  const teams = new Map(base);
+  const clashes: StoredTeam[] = [];
+  for (const team of stored) {
+    if (team.deleted_at !== null) continue;
+    if (base.has(team.name)) {
+      clashes.push(team);
+      continue;
+    }
+    teams.set(team.name, resolveStoredTeam(team));
+  }
+  return { teams, clashes };
 }
 
 /**

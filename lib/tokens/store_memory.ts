@@ -8,14 +8,25 @@
  * @module
  */
 import { isoToMs, liveSecrets, pageAudit, type SequencedAuditEntry } from "./store_rules.ts";
-import { type StoredToken, TokenChangedError, TokenNameTakenError, type TokenStore } from "./types.ts";
+import {
+  type StoredTeam,
+  type StoredToken,
+  TeamNameTakenError,
+  TokenChangedError,
+  TokenNameTakenError,
+  type TokenStore,
+} from "./types.ts";
+
+const byNameThenId = (a: { name: string; id: string }, b: { name: string; id: string }) =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 /**
- * A `TokenStore` in a `Map`; `put` (its compare-and-set included) is atomic because it runs to completion
- * before any other call.
+ * A `TokenStore` in `Map`s; `put` and `putTeam` (their compare-and-set included) are atomic because each runs
+ * to completion before any other call.
  */
 export function createMemoryTokenStore(): TokenStore {
   const tokens = new Map<string, StoredToken>();
+  const teams = new Map<string, StoredTeam>();
   const audit: SequencedAuditEntry[] = [];
   let version = 0;
   let seq = 0;
@@ -23,10 +34,9 @@ export function createMemoryTokenStore(): TokenStore {
   return {
     kind: "memory",
     loadAll() {
-      const rows = [...tokens.values()].sort((a, b) =>
-        a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
-      );
-      return Promise.resolve({ version, tokens: structuredClone(rows) });
+      const rows = [...tokens.values()].sort(byNameThenId);
+      const live = [...teams.values()].filter((t) => t.deleted_at === null).sort(byNameThenId);
+      return Promise.resolve({ version, tokens: structuredClone(rows), teams: structuredClone(live) });
     },
     version() {
       return Promise.resolve(version);
@@ -56,6 +66,27 @@ export function createMemoryTokenStore(): TokenStore {
           if (kept.length !== other.secrets.length) tokens.set(id, { ...other, secrets: kept });
         }
         tokens.set(copy.id, { ...copy, secrets: liveSecrets(copy.secrets, now) });
+        audit.push({ seq: ++seq, timeMs, entry: structuredClone(entry) });
+        version++;
+        return Promise.resolve();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    putTeam(team, entry, basedOn) {
+      try {
+        if (basedOn !== undefined && (teams.get(team.id)?.updated_at ?? null) !== basedOn) {
+          return Promise.reject(new TokenChangedError(team.id));
+        }
+        if (team.deleted_at === null) {
+          for (const other of teams.values()) {
+            if (other.id !== team.id && other.deleted_at === null && other.name === team.name) {
+              return Promise.reject(new TeamNameTakenError(team.name));
+            }
+          }
+        }
+        const timeMs = isoToMs(entry.time, "audit.time");
+        teams.set(team.id, structuredClone(team));
         audit.push({ seq: ++seq, timeMs, entry: structuredClone(entry) });
         version++;
         return Promise.resolve();

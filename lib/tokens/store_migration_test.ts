@@ -62,9 +62,9 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
     "resp_old",
     "the stored response survived",
   );
-  assert.deepEqual(await db.tokens.loadAll(), { version: 0, tokens: [] });
+  assert.deepEqual(await db.tokens.loadAll(), { version: 0, tokens: [], teams: [] });
   await db.tokens.put(token, audit);
-  assert.deepEqual(await db.tokens.loadAll(), { version: 1, tokens: [token] });
+  assert.deepEqual(await db.tokens.loadAll(), { version: 1, tokens: [token], teams: [] });
   assert.deepEqual((await db.tokens.audit({ limit: 10 })).entries, [audit]);
   await assert.rejects(
     db.tokens.put({ ...token, id: "tok_000000000000000000000002" }, { ...audit, id: "aud_2" }),
@@ -84,8 +84,8 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
     await db.close();
 
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 11);
-    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [11]);
+    assert.equal(USAGE_SCHEMA_VERSION, 12);
+    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [12]);
     const tables = file.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'token%'")
       .all().map((r) => String(r.name)).sort();
     assert.deepEqual(tables, ["token_audit", "token_secrets", "token_version", "tokens"]);
@@ -113,8 +113,8 @@ Deno.test("token store migration: a schema-2 PostgreSQL schema gains the token t
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 10);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 11);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const [index] = await queryOnce(
       "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'tokens_live_name'",
       [schema],

@@ -1,13 +1,15 @@
 /**
  * Tokens issued through the admin API in PostgreSQL (`postgres:` configured), in the fleet's schema, shared by
  * every replica: the tables of schema migration 3 (`lib/usage/postgres_schema.ts`), the same four as in
- * SQLite (`store_sqlite.ts`).
+ * SQLite (`store_sqlite.ts`), and `teams` (migration 11) for teams made through the admin API.
  *
  * - `put` is one transaction: it bumps the version first (the row lock orders concurrent puts, every replica's),
  *   checks its compare-and-set (`basedOn`, against the row as the put before it left it), writes the token,
  *   its secrets and the audit entry, and queues `pg_notify('gateway_tokens', <schema>)`, which PostgreSQL
  *   delivers only when the transaction commits. A second live token with the same name fails the partial
- *   unique index on `name` and is a {@linkcode TokenNameTakenError}, however the replicas race.
+ *   unique index on `name` and is a {@linkcode TokenNameTakenError}, however the replicas race. `putTeam` is
+ *   the same transaction for a team (`teams_live_name`: {@linkcode TeamNameTakenError}), on the same version
+ *   and channel, so replicas hear of a team's change as of a token's.
  * - A refused put (a taken name, a changed token) is answered from inside the call, not thrown through it: a
  *   call that throws may reset the pool (`isConnectionFailure`), which would fail every put queued behind it.
  * - `watch` keeps a connection of its own (the store's pool is replaced after a failed call, which would cut
@@ -29,13 +31,24 @@ import {
   auditPageSql,
   auditRow,
   secretEndMs,
+  TEAM_COLUMNS,
+  TEAM_JSON_COLUMNS,
+  teamOf,
+  teamRow,
   TOKEN_COLUMNS,
   TOKEN_JSON_COLUMNS,
   tokenOf,
   tokenRow,
 } from "./store_sql.ts";
 import { liveSecrets } from "./store_rules.ts";
-import { type StoredToken, TokenChangedError, TokenNameTakenError, type TokenStore } from "./types.ts";
+import {
+  type StoredTeam,
+  type StoredToken,
+  TeamNameTakenError,
+  TokenChangedError,
+  TokenNameTakenError,
+  type TokenStore,
+} from "./types.ts";
 
 /** The channel every fleet's token changes are notified on; the payload is the schema. */
 export const TOKENS_CHANNEL = "gateway_tokens";
@@ -57,6 +70,15 @@ function numbered(text: string): string {
 const TOKEN_SELECT = TOKEN_COLUMNS.map((c) => TOKEN_JSON_COLUMNS.has(c) ? `t.${c}::text AS ${c}` : `t.${c}`)
   .join(", ");
 
+const TEAM_SELECT = TEAM_COLUMNS.map((c) => TEAM_JSON_COLUMNS.has(c) ? `${c}::text AS ${c}` : c).join(", ");
+
+/** Whether `err` is a unique violation of the teams' live-name index (as {@linkcode isTokenNameTaken}). */
+export function isTeamNameTaken(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { code?: unknown; constraint_name?: unknown };
+  return e.code === "23505" && e.constraint_name === "teams_live_name";
+}
+
 /**
  * Whether `err` is a unique violation of the live-name index, as postgres.js reports it: a put's refusal,
  * not a sign of a broken connection (the usage store does not reset its pool for it).
@@ -65,6 +87,17 @@ export function isTokenNameTaken(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const e = err as { code?: unknown; constraint_name?: unknown };
   return e.code === "23505" && e.constraint_name === "tokens_live_name";
+}
+
+/** Appends an audit entry (its `auditRow` values) inside a put's transaction. */
+async function insertAudit(tx: postgres.TransactionSql, entry: (string | number | null)[]): Promise<void> {
+  await tx.unsafe(
+    `INSERT INTO token_audit (${AUDIT_COLUMNS.join(", ")})
+     VALUES (${
+      AUDIT_COLUMNS.map((c, i) => c === "changes" ? `$${i + 1}::text::json` : `$${i + 1}`).join(", ")
+    })`,
+    entry,
+  );
 }
 
 /** Thrown inside a put's transaction to roll it back when its compare-and-set fails; never leaves the call. */
@@ -90,9 +123,14 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
       // sees its true size (one version row, the secrets grouped once): the plain join of `token_version` with a
       // correlated subquery per token was estimated at millions of rows, and PostgreSQL's JIT spent 80-200 ms
       // compiling it on every load, which every change of a token waits for twice.
-      const rows = await call("token load", async (sql) => [
-        ...await sql.unsafe(
-          `SELECT v.version AS store_version, ${TOKEN_SELECT}, s.secrets
+      // Tokens and teams in one read-only repeatable-read transaction: one snapshot, one version for both.
+      const { rows, teams } = await call(
+        "token load",
+        (sql) =>
+          sql.begin("isolation level repeatable read read only", async (tx) => ({
+            rows: [
+              ...await tx.unsafe(
+                `SELECT v.version AS store_version, ${TOKEN_SELECT}, s.secrets
            FROM (SELECT version FROM token_version LIMIT 1) v
            LEFT JOIN tokens t ON true
            LEFT JOIN (
@@ -101,10 +139,21 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
              FROM token_secrets GROUP BY token_id
            ) s ON s.token_id = t.id
            ORDER BY t.name, t.id`,
-        ),
-      ]);
+              ),
+            ],
+            teams: [
+              ...await tx.unsafe(
+                `SELECT ${TEAM_SELECT} FROM teams WHERE deleted_at IS NULL ORDER BY name, id`,
+              ),
+            ],
+          })),
+      );
       const version = Number(rows[0]?.store_version ?? 0);
-      return { version, tokens: rows.filter((r) => r.id !== null).map((r) => tokenOf(r, r.secrets)) };
+      return {
+        version,
+        tokens: rows.filter((r) => r.id !== null).map((r) => tokenOf(r, r.secrets)),
+        teams: teams.map(teamOf),
+      };
     },
     async version() {
       checkOpen();
@@ -154,15 +203,7 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
                 { prepare: false },
               );
             }
-            await tx.unsafe(
-              `INSERT INTO token_audit (${AUDIT_COLUMNS.join(", ")})
-               VALUES (${
-                AUDIT_COLUMNS.map((c, i) => c === "changes" ? `$${i + 1}::text::json` : `$${i + 1}`).join(
-                  ", ",
-                )
-              })`,
-              entry,
-            );
+            await insertAudit(tx, entry);
             await tx.unsafe("SELECT pg_notify($1, $2)", [TOKENS_CHANNEL, listen.schema]);
           });
           return "written";
@@ -175,6 +216,41 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
       });
       if (outcome === "changed") throw new TokenChangedError(token.id);
       if (outcome === "name taken") throw new TokenNameTakenError(token.name);
+    },
+    async putTeam(team: StoredTeam, audit, basedOn) {
+      checkOpen();
+      // Worked out before the call, as in `put`: a failed call resets the pool.
+      const row = teamRow(team);
+      const entry = auditRow(audit);
+      const values = TEAM_COLUMNS.map((c, i) =>
+        TEAM_JSON_COLUMNS.has(c) ? `$${i + 1}::text::json` : `$${i + 1}`
+      );
+      const outcome = await call("team put", async (sql) => {
+        try {
+          await sql.begin(async (tx) => {
+            await tx.unsafe("UPDATE token_version SET version = version + 1");
+            if (basedOn !== undefined) {
+              const [stored] = await tx.unsafe("SELECT updated_at FROM teams WHERE id = $1", [team.id]);
+              if ((stored === undefined ? null : String(stored.updated_at)) !== basedOn) throw CHANGED;
+            }
+            await tx.unsafe(
+              `INSERT INTO teams (${TEAM_COLUMNS.join(", ")}) VALUES (${values.join(", ")})
+               ON CONFLICT (id) DO UPDATE SET
+                 ${TEAM_COLUMNS.filter((c) => c !== "id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
+              row,
+            );
+            await insertAudit(tx, entry);
+            await tx.unsafe("SELECT pg_notify($1, $2)", [TOKENS_CHANNEL, listen.schema]);
+          });
+          return "written";
+        } catch (err) {
+          if (err === CHANGED) return "changed";
+          if (isTeamNameTaken(err)) return "name taken";
+          throw err;
+        }
+      });
+      if (outcome === "changed") throw new TokenChangedError(team.id);
+      if (outcome === "name taken") throw new TeamNameTakenError(team.name);
     },
     async audit(query) {
       checkOpen();

@@ -10,7 +10,7 @@
  * @module
  */
 import { clampLimit, isoToMs } from "./store_rules.ts";
-import type { AuditAction, AuditEntry, AuditQuery, StoredToken, TokenSecret } from "./types.ts";
+import type { AuditAction, AuditEntry, AuditQuery, StoredTeam, StoredToken, TokenSecret } from "./types.ts";
 
 /** A positional parameter, in the form both drivers take. */
 export type TokenSqlValue = string | number | null;
@@ -124,6 +124,59 @@ export function tokenOf(row: Record<string, unknown>, secretsJson: unknown): Sto
         sha256: s.sha256,
         expires_at: s.expires_at ?? null,
       })),
+  };
+}
+
+/**
+ * The `teams` columns (schema migration 12 / 11), in the order {@linkcode teamRow} gives their values. A team
+ * is a row of its own table, not a token, so neither store's token queries ever see one.
+ */
+export const TEAM_COLUMNS = [
+  "id",
+  "name",
+  "description",
+  "budget",
+  "limits",
+  "models",
+  "created_at",
+  "updated_at",
+  "created_by",
+  "deleted_at",
+] as const;
+
+/** Team columns holding JSON text. */
+export const TEAM_JSON_COLUMNS: ReadonlySet<string> = new Set(["budget", "limits", "models"]);
+
+/** `team`'s column values, in {@linkcode TEAM_COLUMNS} order; JSON columns as text. */
+export function teamRow(team: StoredTeam): TokenSqlValue[] {
+  const json = (v: unknown) => v === null || v === undefined ? null : JSON.stringify(v);
+  return [
+    team.id,
+    team.name,
+    team.description,
+    json(team.budget),
+    json(team.limits),
+    json(team.models),
+    team.created_at,
+    team.updated_at,
+    team.created_by,
+    team.deleted_at,
+  ];
+}
+
+/** The team of a `teams` row (JSON columns read as text). */
+export function teamOf(row: Record<string, unknown>): StoredTeam {
+  return {
+    id: text(row.id),
+    name: text(row.name),
+    description: textOrNull(row.description),
+    budget: jsonOrNull<StoredTeam["budget"]>(row.budget),
+    limits: jsonOrNull<StoredTeam["limits"]>(row.limits),
+    models: jsonOrNull<string[]>(row.models),
+    created_at: text(row.created_at),
+    updated_at: text(row.updated_at),
+    created_by: text(row.created_by),
+    deleted_at: textOrNull(row.deleted_at),
   };
 }
 

@@ -1,13 +1,18 @@
 /**
  * Tokens issued through the admin API in the SQLite usage database: four tables made by schema migration 4
- * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`, 11 `tokens.team` and `tokens.end_user_limits`), on the usage database's connection, so the server reaches them through the
- * usage store's worker (`tokens.*` calls) and the request thread never waits on SQLite.
+ * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`, 11 `tokens.team` and
+ * `tokens.end_user_limits`, 12 the `teams` table of teams made through the admin API), on the usage database's
+ * connection, so the server reaches them through the usage store's worker (`tokens.*` calls) and the request
+ * thread never waits on SQLite.
  *
  * - `tokens`: one row per token (lists and limits as JSON text); a partial unique index on `name` over the
  *   rows not revoked is what makes a second live token of the same name impossible.
  * - `token_secrets`: each token's secret hashes in order (the current one first) with their ends.
  * - `token_audit`: the audit trail; `seq` (the rowid) is the append order that breaks ties in time.
- * - `token_version`: one row, bumped by every put.
+ * - `token_version`: one row, bumped by every put (of a token or a team).
+ * - `teams`: one row per team made through the admin API (deleted ones kept, with `deleted_at`); a partial
+ *   unique index on `name` over the rows not deleted keeps two live teams from sharing a name. Their audit
+ *   entries go to `token_audit`, under the team's id.
  *
  * A put is one `BEGIN IMMEDIATE` transaction, its compare-and-set (`basedOn`) checked inside it. Only this
  * process writes the file, so there is nothing to watch: the directory reloads after its own puts.
@@ -24,11 +29,21 @@ import {
   auditPageSql,
   auditRow,
   secretEndMs,
+  TEAM_COLUMNS,
+  teamOf,
+  teamRow,
   TOKEN_COLUMNS,
   tokenOf,
   tokenRow,
 } from "./store_sql.ts";
-import { type StoredToken, TokenChangedError, TokenNameTakenError, type TokenStore } from "./types.ts";
+import {
+  type StoredTeam,
+  type StoredToken,
+  TeamNameTakenError,
+  TokenChangedError,
+  TokenNameTakenError,
+  type TokenStore,
+} from "./types.ts";
 
 /** Schema migration 4 of the usage database: the token tables. */
 export const SQLITE_TOKENS_SQL = `CREATE TABLE tokens (
@@ -94,6 +109,25 @@ export const SQLITE_TOKENS_TEAM_SQL = `ALTER TABLE tokens ADD COLUMN team TEXT;
      ALTER TABLE tokens ADD COLUMN end_user_limits TEXT;`;
 
 /**
+ * Schema migration 12 of the usage database: teams made through the admin API. A table of its own beside the
+ * tokens' (a team is no token), with the same partial unique index on the live name as `tokens`; a deleted
+ * team's row stays so the audit trail's `token_id` keeps naming something.
+ */
+export const SQLITE_TEAMS_SQL = `CREATE TABLE teams (
+       id TEXT NOT NULL PRIMARY KEY,
+       name TEXT NOT NULL,
+       description TEXT,
+       budget TEXT,
+       limits TEXT,
+       models TEXT,
+       created_at TEXT NOT NULL,
+       updated_at TEXT NOT NULL,
+       created_by TEXT NOT NULL,
+       deleted_at TEXT
+     );
+     CREATE UNIQUE INDEX teams_live_name ON teams (name) WHERE deleted_at IS NULL;`;
+
+/**
  * The `TokenStore` over an open, migrated usage database. `open` throws once the database is closed; the
  * usage store that owns `db` closes it, so `close()` here only stops this store's own calls.
  */
@@ -127,6 +161,16 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
      FROM tokens t ORDER BY t.name, t.id`,
   );
   const cursorStmt = db.prepare(AUDIT_CURSOR_SQL);
+  const teamsStmt = db.prepare("SELECT * FROM teams WHERE deleted_at IS NULL ORDER BY name, id");
+  const upsertTeamStmt = db.prepare(
+    `INSERT INTO teams (${TEAM_COLUMNS.join(", ")}) VALUES (${TEAM_COLUMNS.map(() => "?").join(", ")})
+     ON CONFLICT (id) DO UPDATE SET
+       ${TEAM_COLUMNS.filter((c) => c !== "id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
+  );
+  const teamNameTakenStmt = db.prepare(
+    "SELECT 1 AS taken FROM teams WHERE name = ? AND deleted_at IS NULL AND id <> ? LIMIT 1",
+  );
+  const teamUpdatedAtStmt = db.prepare("SELECT updated_at FROM teams WHERE id = ?");
   let closed = false;
   const ready = () => {
     if (closed) throw new Error("token store is closed");
@@ -172,6 +216,33 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
     }
   };
 
+  const putTeam = (team: StoredTeam, audit: Parameters<TokenStore["put"]>[1], basedOn?: string | null) => {
+    const row = teamRow(team);
+    const entry = auditRow(audit);
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      if (basedOn !== undefined) {
+        const stored = teamUpdatedAtStmt.get(team.id) as Record<string, unknown> | undefined;
+        if ((stored === undefined ? null : String(stored.updated_at)) !== basedOn) {
+          throw new TokenChangedError(team.id);
+        }
+      }
+      if (team.deleted_at === null && teamNameTakenStmt.get(team.name, team.id) !== undefined) {
+        throw new TeamNameTakenError(team.name);
+      }
+      upsertTeamStmt.run(...row);
+      auditStmt.run(...entry);
+      bumpStmt.run();
+      db.exec("COMMIT");
+    } catch (e) {
+      rollback(db);
+      if (e instanceof Error && /UNIQUE constraint failed: teams\.name/.test(e.message)) {
+        throw new TeamNameTakenError(team.name);
+      }
+      throw e;
+    }
+  };
+
   return {
     kind: "sqlite",
     loadAll() {
@@ -182,8 +253,9 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
         try {
           const version = currentVersion();
           const rows = tokensStmt.all() as Record<string, unknown>[];
+          const teams = teamsStmt.all() as Record<string, unknown>[];
           db.exec("COMMIT");
-          return { version, tokens: rows.map((r) => tokenOf(r, r.secrets)) };
+          return { version, tokens: rows.map((r) => tokenOf(r, r.secrets)), teams: teams.map(teamOf) };
         } catch (e) {
           rollback(db);
           throw e;
@@ -200,6 +272,12 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
       return run(() => {
         ready();
         put(token, audit, basedOn);
+      });
+    },
+    putTeam(team, audit, basedOn) {
+      return run(() => {
+        ready();
+        putTeam(team, audit, basedOn);
       });
     },
     audit(query) {

@@ -8,6 +8,7 @@
  */
 import type { BudgetConfig, Endpoint, EndUserLimitsConfig, LimitsConfig } from "../config/schema.ts";
 import type { TokenCacheConfig } from "../config/cache_schema.ts";
+import type { TeamConfig } from "../config/spend_schema.ts";
 
 /** One hash under which a stored token authenticates. */
 export interface TokenSecret {
@@ -60,11 +61,44 @@ export interface StoredToken {
   readonly secrets: readonly TokenSecret[];
 }
 
-/** What the audit trail records. */
-export const AUDIT_ACTIONS = ["create", "update", "rotate", "revoke"] as const;
+/**
+ * A team made through the admin API (`POST /admin/teams`), as stored: the config's `teams:` entry plus its
+ * identity and history. Tokens join it by name (`StoredToken.team`), as they join a team of the config file.
+ */
+export interface StoredTeam {
+  /**
+   * `tm_` and 24 hex digits, never reused: the team's counters are keyed by it, so a team made later under the
+   * name of a deleted one starts with none of its counters (tenants never cross). Config teams keep
+   * `team_<name>`, so the prefix tells the two apart (in the audit trail too).
+   */
+  readonly id: string;
+  readonly name: string;
+  readonly description: string | null;
+  /** Shared by every member, as the config's `teams.<name>.budget` (no `stop_streams`). */
+  readonly budget: NonNullable<TeamConfig["budget"]> | null;
+  readonly limits: LimitsConfig | null;
+  /** Alias names or globs its members may use at most, or null: it does not narrow them. */
+  readonly models: readonly string[] | null;
+  /** ISO times. */
+  readonly created_at: string;
+  readonly updated_at: string;
+  /** The admin token (its name) that made it. */
+  readonly created_by: string;
+  /**
+   * When it was deleted (`DELETE /admin/teams/{name}`), or null. A deleted team is kept (its audit entries name
+   * its id) but never loaded, and its name is free for a new team.
+   */
+  readonly deleted_at: string | null;
+}
+
+/** What the audit trail records; `delete` is a team's (a token is revoked, never deleted). */
+export const AUDIT_ACTIONS = ["create", "update", "rotate", "revoke", "delete"] as const;
 export type AuditAction = typeof AUDIT_ACTIONS[number];
 
-/** One entry of the audit trail (`GET /admin/audit`). Never holds a secret or a hash. */
+/**
+ * One entry of the audit trail (`GET /admin/audit`). Never holds a secret or a hash. A team's entries use the
+ * same fields: `token_id` is the team's id (`tm_…`) and `token_name` its name.
+ */
 export interface AuditEntry {
   /** `aud_` and 24 hex digits. */
   readonly id: string;
@@ -111,11 +145,19 @@ export class TokenNameTakenError extends Error {
   }
 }
 
+/** Another team that is not deleted already has this name; the admin API answers 409. */
+export class TeamNameTakenError extends Error {
+  constructor(readonly teamName: string) {
+    super(`A team named '${teamName}' already exists.`);
+    this.name = "TeamNameTakenError";
+  }
+}
+
 /**
- * The token is no longer the one a change was worked out from: another change of it was written in between
- * (another replica's, as one replica makes its changes of one token one at a time). Nothing was written; the
- * admin API works the change out again from the token as it is now, and answers 409 only when that keeps
- * happening.
+ * The token (or team: `putTeam` throws it too, with the team's id) is no longer the one a change was worked out
+ * from: another change of it was written in between (another replica's, as one replica makes its changes of
+ * one token one at a time). Nothing was written; the admin API works the change out again from the token as
+ * it is now, and answers 409 only when that keeps happening.
  */
 export class TokenChangedError extends Error {
   constructor(readonly tokenId: string) {
@@ -131,9 +173,15 @@ export class TokenChangedError extends Error {
 export interface TokenStore {
   /** "memory", "sqlite" or "postgres", for `/readyz` and metrics. */
   readonly kind: "memory" | "sqlite" | "postgres";
-  /** Every stored token, revoked ones included, with the version they are current at. */
-  loadAll(): Promise<{ version: number; tokens: StoredToken[] }>;
-  /** The version: bumped by every `put`. Cheap; replicas poll it as the safety net under notifications. */
+  /**
+   * Every stored token, revoked ones included, and every stored team that is not deleted, with the version
+   * they are current at (one version for both, so a replica never sees a token without the team it joined).
+   */
+  loadAll(): Promise<{ version: number; tokens: StoredToken[]; teams: StoredTeam[] }>;
+  /**
+   * The version: bumped by every `put` and `putTeam`. Cheap; replicas poll it as the safety net under
+   * notifications.
+   */
   version(): Promise<number>;
   /**
    * Writes `token` whole (insert or replace by id, its secrets replaced by `token.secrets`), appends `audit`
@@ -147,6 +195,13 @@ export interface TokenStore {
    * forward, so no change is ever written over one it did not see. Without it the put is unconditional.
    */
   put(token: StoredToken, audit: AuditEntry, basedOn?: string | null): Promise<void>;
+  /**
+   * Writes `team` whole (insert or replace by id; a delete is a put with `deleted_at`), appends `audit` and
+   * bumps the version, in one transaction, then notifies other replicas, exactly as `put` does for a token.
+   * Rejects with {@linkcode TeamNameTakenError} when another team that is not deleted has the same name, and,
+   * with `basedOn`, is the same compare-and-set on `updated_at` as `put` ({@linkcode TokenChangedError}).
+   */
+  putTeam(team: StoredTeam, audit: AuditEntry, basedOn?: string | null): Promise<void>;
   /** The audit trail, newest first. */
   audit(query: AuditQuery): Promise<AuditPage>;
   /**

@@ -67,7 +67,7 @@ export const MAX_PATTERN_WILDCARDS = 8;
  * Free text is kept in PostgreSQL `text` columns, which cannot hold NUL: such a write would fail as if the
  * database were down (a 503 for the admin's typo), so it is refused here, naming the field.
  */
-const NO_NUL = [(text: string) => !text.includes("\u0000"), "must not contain NUL (\\u0000)"] as const;
+export const NO_NUL = [(text: string) => !text.includes("\u0000"), "must not contain NUL (\\u0000)"] as const;
 
 const field = {
   name: tokenSchema.shape.name.max(128),
@@ -176,7 +176,8 @@ function firstIssue(error: z.ZodError): GatewayError {
   return badField(param, issue.message.replace(/\.$/, ""));
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+/** `body` parsed by `schema`; a failure is the 400 of its first issue, naming its field. */
+export function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (!result.success) throw firstIssue(result.error);
   return result.data;
@@ -191,7 +192,7 @@ function expiry(expiresAt: string, now: number): string {
 }
 
 /** Every model pattern matches an alias of the live config (as `semantic_checks.ts` has it for the file). */
-function checkModels(models: readonly string[], aliases: AliasIndex): void {
+export function checkModels(models: readonly string[], aliases: AliasIndex): void {
   models.forEach((pattern, i) => {
     if ((pattern.match(/[*?]/g)?.length ?? 0) > MAX_PATTERN_WILDCARDS) {
       throw badField(`models.${i}`, `at most ${MAX_PATTERN_WILDCARDS} wildcards per pattern`);
@@ -213,7 +214,7 @@ function priced(config: ResolvedConfig, alias: string): boolean {
  * `policy_checks.ts` has it for the file). `param` is where a missing price is blamed: the budget, or the
  * models when only they changed; `field` is the budget's own path (`budget`, `end_user_limits.budget`).
  */
-function checkBudget(
+export function checkBudget(
   budget: Pick<BudgetConfig, "tokens" | "cost"> | null | undefined,
   models: readonly string[],
   aliases: AliasIndex,
@@ -248,8 +249,8 @@ function checkPriced(
 }
 
 /**
- * The team `name` of the live config (null: none); a name the config has no team of is refused, listing those
- * it has.
+ * The team `name` of the live config (null: none), whose `teams` the token directory has merged the stored
+ * teams into; a name of no team is refused, listing those there are.
  */
 function teamOf(name: string | null, config: ResolvedConfig): ResolvedTeam | null {
   if (name === null) return null;
@@ -259,9 +260,9 @@ function teamOf(name: string | null, config: ResolvedConfig): ResolvedTeam | nul
   const known = [...teams.keys()].sort();
   throw badField(
     "team",
-    `no team named "${printable(name)}" in the config's teams: (${
+    `no team named "${printable(name)}" in the config's teams: or made through /admin/teams (${
       known.length === 0
-        ? "it has none"
+        ? "there are none"
         : `there are ${known.slice(0, 20).map((t) => `"${t}"`).join(", ")}${known.length > 20 ? ", …" : ""}`
     })`,
   );

@@ -61,7 +61,7 @@ Deno.test("validate team: a team the config does not have is a 400 on team, nami
     validateNewToken({ name: "a", models: ["chat-free"], team: "finance" }, { ...c, teams: new Map() }, NOW)
   );
   assert.equal(none.param, "team");
-  assert.match(none.message, /it has none/);
+  assert.match(none.message, /there are none/);
   // Not even a team name: the schema's message, on the same param.
   assert.equal(
     refusal(() => validateNewToken({ name: "a", models: ["chat-free"], team: "a b" }, c, NOW)).param,

@@ -17,6 +17,7 @@ import { type ColumnKind, COST_CLASS_COLUMNS, USAGE_COLUMNS, USAGE_COLUMNS_V1 } 
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import {
+  POSTGRES_TEAMS_MIGRATION,
   POSTGRES_TOKENS_CACHE_MIGRATION,
   POSTGRES_TOKENS_MIGRATION,
   POSTGRES_TOKENS_TEAM_MIGRATION,
@@ -33,9 +34,10 @@ export type PostgresClient = postgres.Sql;
  * `saved_cost` (the response cache's outcome and what a hit saved); 7: tokens' `cache` (an issued token's
  * response-cache settings); 8: usage records' `trace_id` (the request's OpenTelemetry trace); 9: usage records'
  * `cost_input`, `cost_cached`, `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class);
- * 10: tokens' `team` and `end_user_limits`, and usage records' `team` (the team of the request's token).
+ * 10: tokens' `team` and `end_user_limits`, and usage records' `team` (the team of the request's token); 11:
+ * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`).
  */
-export const POSTGRES_SCHEMA_VERSION = 10;
+export const POSTGRES_SCHEMA_VERSION = 11;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -130,6 +132,8 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
     "ALTER TABLE usage ADD COLUMN team text",
     "CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL",
   ]],
+  // A table of its own: tokens and records keep naming teams by name, as before.
+  [11, POSTGRES_TEAMS_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

@@ -37,6 +37,7 @@ import {
 } from "./responses_store_sqlite.ts";
 import {
   createSqliteTokenStore,
+  SQLITE_TEAMS_SQL,
   SQLITE_TOKENS_CACHE_SQL,
   SQLITE_TOKENS_SQL,
   SQLITE_TOKENS_TEAM_SQL,
@@ -53,9 +54,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * cache's outcome and what a hit saved); 8: tokens' `cache` (an issued token's response-cache settings); 9:
  * usage records' `trace_id` (the request's OpenTelemetry trace); 10: usage records' `cost_input`, `cost_cached`,
  * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class); 11: tokens' `team` and
- * `end_user_limits`, and usage records' `team` (the team of the request's token).
+ * `end_user_limits`, and usage records' `team` (the team of the request's token); 12: teams made through the
+ * admin API (`teams`, `lib/tokens/store_sqlite.ts`).
  */
-export const USAGE_SCHEMA_VERSION = 11;
+export const USAGE_SCHEMA_VERSION = 12;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -113,6 +115,8 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
      ALTER TABLE usage ADD COLUMN team TEXT;
      CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL;`,
   ],
+  // A table of its own: tokens and records keep naming teams by name, as before.
+  [12, SQLITE_TEAMS_SQL],
 ];
 
 /**

@@ -62,6 +62,8 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.tokens.version();
     case "tokens.put":
       return await store.tokens.put(call.token, call.audit, call.basedOn);
+    case "tokens.putTeam":
+      return await store.tokens.putTeam(call.team, call.audit, call.basedOn);
     case "tokens.audit":
       return await store.tokens.audit(call.query);
   }

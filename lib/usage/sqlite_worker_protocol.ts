@@ -8,7 +8,7 @@
 import type { RecordListQuery, UsageQuery } from "./record.ts";
 import type { StoredUsageRecord } from "./store.ts";
 import type { ItemsPage, StoredResponse } from "./responses_store.ts";
-import type { AuditEntry, AuditQuery, StoredToken } from "../tokens/types.ts";
+import type { AuditEntry, AuditQuery, StoredTeam, StoredToken } from "../tokens/types.ts";
 
 /** A call to the worker; `id` pairs it with its answer. */
 export type StoreCall =
@@ -31,6 +31,7 @@ export type StoreCall =
     | { method: "tokens.loadAll" }
     | { method: "tokens.version" }
     | { method: "tokens.put"; token: StoredToken; audit: AuditEntry; basedOn?: string | null }
+    | { method: "tokens.putTeam"; team: StoredTeam; audit: AuditEntry; basedOn?: string | null }
     | { method: "tokens.audit"; query: AuditQuery }
   );
 

@@ -16,7 +16,7 @@ import type { ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
 import {
   type AuditPage,
-  type StoredToken,
+  TeamNameTakenError,
   TokenChangedError,
   TokenNameTakenError,
   type TokenStore,
@@ -125,7 +125,7 @@ export async function openSqliteWorkerStore(
   const tokens: TokenStore = {
     kind: "sqlite",
     async loadAll() {
-      return await tokenCall({ method: "tokens.loadAll" }) as { version: number; tokens: StoredToken[] };
+      return await tokenCall({ method: "tokens.loadAll" }) as Awaited<ReturnType<TokenStore["loadAll"]>>;
     },
     async version() {
       return await tokenCall({ method: "tokens.version" }) as number;
@@ -139,6 +139,18 @@ export async function openSqliteWorkerStore(
           throw new TokenNameTakenError(token.name);
         }
         if (err instanceof Error && err.name === "TokenChangedError") throw new TokenChangedError(token.id);
+        throw err;
+      }
+    },
+    async putTeam(team, audit, basedOn) {
+      try {
+        await tokenCall({ method: "tokens.putTeam", team, audit, basedOn });
+      } catch (err) {
+        // As for `put`: rebuilt here, so callers can tell the refusal by its class.
+        if (err instanceof Error && err.name === "TeamNameTakenError") {
+          throw new TeamNameTakenError(team.name);
+        }
+        if (err instanceof Error && err.name === "TokenChangedError") throw new TokenChangedError(team.id);
         throw err;
       }
     },

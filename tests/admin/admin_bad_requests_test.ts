@@ -394,6 +394,21 @@ const CASES: BadCase[] = [
     param: null,
   },
 
+  // --- POST /admin/teams ---------------------------------------------------------------------------------------
+  ...bodyCases("team", "POST", "/admin/teams", json({ name: "bad-team" })),
+  field("team: a name with a space", "POST", "/admin/teams", json({ name: "a b" }), "name"),
+  field("team: NUL in the name", "POST", "/admin/teams", json({ name: "a\u0000" }), "name"),
+  field(
+    "team: NUL in the description",
+    "POST",
+    "/admin/teams",
+    json({ name: "t", description: "\u0000" }),
+    "description",
+  ),
+  field("team: rpm 0", "POST", "/admin/teams", json({ name: "t", limits: { rpm: 0 } }), "limits.rpm"),
+  field("team: an unknown alias", "POST", "/admin/teams", json({ name: "t", models: ["gpt-9"] }), "models.0"),
+  field("team: an unknown field", "POST", "/admin/teams", json({ name: "t", owner: "me" }), "owner"),
+
   // --- the reads' query parameters ------------------------------------------------------------------------------
   ...(
     [
@@ -403,7 +418,7 @@ const CASES: BadCase[] = [
       ["/admin/tokens?source=file", "source"],
       ["/admin/tokens?after=tok_000000000000000000000000", "after"],
       ["/admin/audit?after=aud_1", "after"],
-      ["/admin/audit?action=delete", "action"],
+      ["/admin/audit?action=destroy", "action"],
       ["/admin/audit?from=yesterday", "from"],
       ["/admin/audit?limit=-1", "limit"],
       ["/admin/audit?token=%00", "token"],

@@ -33,13 +33,16 @@ tokens:
   - { name: from-file, sha256: ${hashToken(CLIENT)}, models: ["chat-*"] }
 admin_tokens:
   - { name: ops, sha256: ${hashToken(ADMIN)} }
+teams:
+  file-team: { description: from the file }
 `;
 
 /** The routes that need the admin token. */
 type AdminRoute = { [K in RouteId]: (typeof ROUTES)[K]["auth"] extends "admin" ? K : never }[RouteId];
 
 /**
- * One call and the status it must get; `{id}` in the path is a token issued for this call, and a body given as a
+ * One call and the status it must get; `{id}` in the path is a token issued for this call, `{team}` a team made
+ * for it, and a body given as a
  * function is made afresh for each request (a name must be new to be issued).
  */
 interface Call {
@@ -101,7 +104,21 @@ const CALLS: Record<AdminRoute, readonly Call[]> = {
   targets: [{ method: "GET", path: "/admin/targets", status: 200 }],
   config: [{ method: "GET", path: "/admin/config", status: 200 }],
   reload: [{ method: "POST", path: "/admin/reload", status: 200 }],
-  teams: [{ method: "GET", path: "/admin/teams", status: 200 }],
+  teams: [
+    { method: "GET", path: "/admin/teams", status: 200 },
+    { method: "POST", path: "/admin/teams", body: () => ({ name: `t-${names++}` }), status: 201 },
+    { method: "POST", path: "/admin/teams", body: { name: "no spaces" }, status: 400 },
+    { method: "POST", path: "/admin/teams", body: { name: "file-team" }, status: 409 },
+  ],
+  team: [
+    { method: "GET", path: "/admin/teams/{team}", status: 200 },
+    { method: "GET", path: "/admin/teams/nobody", status: 404 },
+    { method: "PATCH", path: "/admin/teams/{team}", body: { limits: { rpm: 5 } }, status: 200 },
+    { method: "PATCH", path: "/admin/teams/{team}", body: { limits: { rpm: -1 } }, status: 400 },
+    { method: "PATCH", path: "/admin/teams/file-team", body: { limits: { rpm: 5 } }, status: 409 },
+    { method: "DELETE", path: "/admin/teams/{team}", status: 200 },
+    { method: "DELETE", path: "/admin/teams/nobody", status: 404 },
+  ],
   alerts: [{ method: "GET", path: "/admin/alerts", status: 200 }],
 };
 
@@ -128,6 +145,15 @@ async function issue(send: Send): Promise<string> {
   return String((await response.json()).id);
 }
 
+/** A team made for one call, so a DELETE never spoils the next call. */
+async function makeTeam(send: Send): Promise<string> {
+  const name = `t-${names++}`;
+  const response = await send("POST", "/admin/teams", ADMIN, { name });
+  assert.equal(response.status, 201);
+  await response.body?.cancel();
+  return name;
+}
+
 /** Every call of every admin route, every refusal, the 405s and the unserved paths, through `send`. */
 async function walk(send: Send): Promise<void> {
   for (const [id, spec] of adminRoutes()) {
@@ -140,7 +166,11 @@ async function walk(send: Send): Promise<void> {
       );
     }
     for (const call of calls) {
-      const path = call.path.includes("{id}") ? call.path.replace("{id}", await issue(send)) : call.path;
+      const path = call.path.includes("{id}")
+        ? call.path.replace("{id}", await issue(send))
+        : call.path.includes("{team}")
+        ? call.path.replace("{team}", await makeTeam(send))
+        : call.path;
       assert.equal(matchRoute(path.split("?")[0])?.id, id, `${path} is served by ${id}`);
       const body = () => typeof call.body === "function" ? call.body() : call.body;
       const label = `${call.method} ${path}`;

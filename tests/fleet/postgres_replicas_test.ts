@@ -63,6 +63,7 @@ Deno.test("postgres: two replicas starting at once share one schema, stored resp
       "response_items",
       "responses",
       "schema_versions",
+      "teams",
       "token_audit",
       "token_secrets",
       "token_version",

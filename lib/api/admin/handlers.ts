@@ -10,5 +10,5 @@ export { handleAudit } from "./audit.ts";
 export { handleExplain } from "./explain.ts";
 export { handleConfig, handleMetrics, handleReload, handleTargets, handleUsage } from "./operations.ts";
 export { handleRequests } from "./requests.ts";
-export { handleTeams } from "./teams.ts";
+export { handleTeam, handleTeams } from "./team_changes.ts";
 export { handleToken, handleTokenRotate, handleTokens } from "./tokens.ts";

@@ -54,7 +54,8 @@ function changedConcurrently(): GatewayError {
   );
 }
 
-function storeUnavailable(ctx: RequestContext, err: unknown): GatewayError {
+/** The 503 of a write the store did not take (logged: an operator must hear of a store that fails writes). */
+export function storeUnavailable(ctx: RequestContext, err: unknown): GatewayError {
   ctx.logger.error("token_store_write_failed", { error: err instanceof Error ? err.message : String(err) });
   return new GatewayError(503, "The token store cannot be reached; nothing was changed. Try again.", {
     type: "server_error",
@@ -77,14 +78,26 @@ function writerOf(directory: TokenDirectory): Writer {
 }
 
 /**
+ * This directory's queue of changes by key: a token's id, or `team:<name>` for a team (`team_writes.ts`), so a
+ * replica's changes of one token or team run one at a time.
+ */
+export function writeQueue(directory: TokenDirectory): OneAtATime {
+  return writerOf(directory).queue;
+}
+
+/**
  * The time of a write (the token's `updated_at`, its audit entry's `time`): now, but after this replica's
  * previous write and, for a change, after `current.updated_at`, by a millisecond at least (it runs ahead of
  * the clock only for writes less than a millisecond apart). So every write of a token moves its `updated_at`
  * forward whatever the replicas' clocks say, which makes it the token's revision (what the compare-and-set
  * compares), and the audit trail (ordered by time) lists any one token's writes, and one replica's, in the
- * order they were written.
+ * order they were written. A team's writes (`team_writes.ts`) take their times here too, so they share that
+ * order.
  */
-export function writeTime(directory: TokenDirectory, current?: StoredToken): { ms: number; iso: string } {
+export function writeTime(
+  directory: TokenDirectory,
+  current?: { readonly updated_at: string },
+): { ms: number; iso: string } {
   const writer = writerOf(directory);
   const after = current === undefined ? 0 : Date.parse(current.updated_at) + 1;
   const ms = Math.max(Date.now(), writer.lastMs + 1, after);

@@ -50,7 +50,7 @@ Deno.test("admin audit: who changed what, newest first, filtered and paged; neve
     const page2 = await gw.admin("GET", `/admin/audit?limit=10&after=${last.id}`);
     assert.deepEqual((page2.body.data as Json[]).map((e) => e.action), ["rotate", "update", "create"]);
     assert.equal(page2.body.has_more, false);
-    for (const [query, param] of [["action=delete", "action"], ["from=soon", "from"], ["limit=0", "limit"]]) {
+    for (const [query, param] of [["action=erase", "action"], ["from=soon", "from"], ["limit=0", "limit"]]) {
       assert.equal(errorOf((await gw.admin("GET", `/admin/audit?${query}`)).body).param, param, query);
     }
 
