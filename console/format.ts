@@ -116,6 +116,18 @@ export function shortTraceId(traceId: string): string {
   return traceId.length > 8 ? `${traceId.slice(0, 8)}…` : traceId;
 }
 
+/**
+ * One guardrail outcome of a usage record as the request log shows it: "pii: input mask (email, phone)", with
+ * the error of a failed check after a dash. Names and types only: records never hold the matched text.
+ */
+export function formatGuardrailOutcome(
+  o: { name: string; phase: string; action: string; types?: readonly string[]; error?: string },
+): string {
+  const types = o.types && o.types.length > 0 ? ` (${o.types.join(", ")})` : "";
+  const error = o.error ? ` — ${o.error}` : "";
+  return `${o.name}: ${o.phase} ${o.action}${types}${error}`;
+}
+
 /** A token's limits: `{rpm: 60, concurrent: 4}` → "60 rpm · 4 concurrent"; none → "—". */
 export function formatLimits(limits: { rpm?: number; tpm?: number; concurrent?: number } | null): string {
   if (limits === null) return NONE;

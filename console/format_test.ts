@@ -7,6 +7,7 @@ import {
   formatCostClasses,
   formatCostShares,
   formatCount,
+  formatGuardrailOutcome,
   formatHitRate,
   formatLimits,
   formatMs,
@@ -94,6 +95,21 @@ Deno.test("shortTraceId keeps the first 8 hex digits of a trace id, and short te
   assert.equal(shortTraceId("4bf92f3577b34da6a3ce929d0e0e4736"), "4bf92f35…");
   assert.equal(shortTraceId("4bf92f35"), "4bf92f35");
   assert.equal(shortTraceId(""), "");
+});
+
+Deno.test("formatGuardrailOutcome names the guardrail, phase, action and the types found", () => {
+  assert.equal(
+    formatGuardrailOutcome({ name: "pii", phase: "input", action: "mask", types: ["email", "phone"] }),
+    "pii: input mask (email, phone)",
+  );
+  assert.equal(
+    formatGuardrailOutcome({ name: "mod", phase: "output", action: "flag", types: [] }),
+    "mod: output flag",
+  );
+  assert.equal(
+    formatGuardrailOutcome({ name: "mod", phase: "input", action: "error", error: "timed out" }),
+    "mod: input error — timed out",
+  );
 });
 
 Deno.test("a cost's split: every class in the tooltip, only the non-zero shares in the summary line", () => {

@@ -110,6 +110,23 @@ export interface UsageRecord {
   readonly cache?: string | null;
   /** The request's OpenTelemetry trace id (32 hex digits); null when telemetry was off. */
   readonly trace_id?: string | null;
+  /**
+   * What the guardrails did to the request (never the matched text); null or absent when none did anything
+   * (or from a gateway older than guardrails).
+   */
+  readonly guardrails?: readonly GuardrailOutcome[] | null;
+}
+
+/** One guardrail's outcome on one phase of a request (lib/usage/record.ts). */
+export interface GuardrailOutcome {
+  readonly name: string;
+  readonly phase: string;
+  /** `deny`, `mask`, `flag`, `replace` or `error` (`pass` is not recorded). */
+  readonly action: string;
+  /** The kinds of content found (`email`, `api_key`, a moderation category), never the content. */
+  readonly types?: readonly string[];
+  /** Why the check failed, for `error`. */
+  readonly error?: string;
 }
 
 export interface TargetState {

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * Policy outcomes over a time range: denials and modifications over time, by rule and by token, and the most
- * recent denied requests with the rule and error code that explain them.
+ * recent denied requests with the rule, guardrail outcomes and error code that explain them.
  *
  * @module
  */
@@ -13,6 +13,7 @@ import { routeHash } from "../query.ts";
 import { rangeOf, rangeWindow, toSeries } from "../range.ts";
 import type { ApiList, UsageRecord, UsageReport } from "../types.ts";
 import { heading, loading, rangeSelect, showError, type View } from "./common.ts";
+import { guardrailsCell } from "./requests.ts";
 
 export const policyView: View = async (root, _rest, params) => {
   const range = rangeOf(params.range);
@@ -79,6 +80,7 @@ export const policyView: View = async (root, _rest, params) => {
     r.token ?? "(unauthenticated)",
     r.alias ?? "",
     r.rule ?? "",
+    guardrailsCell(r.guardrails),
     String(r.status),
     r.error_code ?? "",
   ]);
@@ -94,7 +96,7 @@ export const policyView: View = async (root, _rest, params) => {
     ),
     table(
       "Recent denied requests",
-      ["Time", "Token", "Alias", "Rule", "Status", "Error"],
+      ["Time", "Token", "Alias", "Rule", "Guardrails", "Status", "Error"],
       recentRows,
       "No denials.",
     ),

@@ -1,17 +1,25 @@
 /// <reference lib="dom" />
 /**
- * The request log: usage records, newest first, filtered by token, alias, outcome, status and trace, a page
- * at a time. Usage records never hold prompt text, so neither does this page. Each record's trace id (when
- * telemetry was on) is shown short, whole in its tooltip, with a button that copies it for a tracing UI;
- * the trace filter goes the other way, from a trace to its request.
+ * The request log: usage records, newest first, filtered by token, alias, outcome, status, trace and
+ * guardrail, a page at a time. Usage records never hold prompt text, so neither does this page. Each record's
+ * trace id (when telemetry was on) is shown short, whole in its tooltip, with a button that copies it for a
+ * tracing UI; the trace filter goes the other way, from a trace to its request. Each record's guardrail
+ * outcomes (the guardrail, phase, action and kinds of content found; never the content) are listed in its row.
  *
  * @module
  */
 import { get } from "../api.ts";
 import { type Child, field, h, replace, select, table, timeCell } from "../dom.ts";
-import { formatCost, formatCount, formatMs, formatTime, shortTraceId } from "../format.ts";
+import {
+  formatCost,
+  formatCount,
+  formatGuardrailOutcome,
+  formatMs,
+  formatTime,
+  shortTraceId,
+} from "../format.ts";
 import { routeHash } from "../query.ts";
-import type { ApiList, UsageRecord } from "../types.ts";
+import type { ApiList, GuardrailOutcome, UsageRecord } from "../types.ts";
 import { heading, loading, showError, type View } from "./common.ts";
 
 const PAGE = 50;
@@ -43,6 +51,16 @@ function traceCell(traceId: string | null | undefined): Child {
   return h("span", { class: "nowrap" }, code, " ", copy);
 }
 
+/** A record's guardrail outcomes: one line each ("pii: input mask (email)"); empty when none acted. */
+export function guardrailsCell(outcomes: readonly GuardrailOutcome[] | null | undefined): Child {
+  if (!outcomes || outcomes.length === 0) return "";
+  return h(
+    "div",
+    { class: "guardrails" },
+    outcomes.map((o) => h("div", { class: "nowrap", "data-action": o.action }, formatGuardrailOutcome(o))),
+  );
+}
+
 export const requestsView: View = async (root, _rest, params) => {
   const token = h("input", { type: "text", name: "token", value: params.token ?? "", autocomplete: "off" });
   const alias = h("input", { type: "text", name: "alias", value: params.alias ?? "", autocomplete: "off" });
@@ -68,6 +86,15 @@ export const requestsView: View = async (root, _rest, params) => {
     autocomplete: "off",
     spellcheck: "false",
   });
+  const guardrail = h("input", {
+    type: "text",
+    name: "guardrail",
+    value: params.guardrail ?? "",
+    placeholder: "name",
+    size: 12,
+    autocomplete: "off",
+    spellcheck: "false",
+  });
   const kept: Record<string, string> = {};
   for (const name of PASSED_ON) if (params[name]) kept[name] = params[name];
   const form = h(
@@ -78,6 +105,7 @@ export const requestsView: View = async (root, _rest, params) => {
     field("Outcome", outcome),
     field("Status", status),
     field("Trace ID", trace),
+    field("Guardrail", guardrail),
     h("button", { type: "submit" }, "Apply"),
     Object.keys(kept).length === 0 ? null : h(
       "p",
@@ -93,6 +121,7 @@ export const requestsView: View = async (root, _rest, params) => {
     status: status.value.trim(),
     // Tracing UIs may show ids in upper case; the gateway stores them as OpenTelemetry writes them.
     trace_id: trace.value.trim().toLowerCase(),
+    guardrail: guardrail.value.trim(),
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -113,6 +142,7 @@ export const requestsView: View = async (root, _rest, params) => {
       outcome: params.outcome,
       status: params.status,
       trace_id: params.trace_id,
+      guardrail: params.guardrail,
       before: params.before,
       limit: PAGE,
     });
@@ -132,6 +162,7 @@ export const requestsView: View = async (root, _rest, params) => {
     String(r.status),
     r.outcome,
     r.rule ?? "",
+    guardrailsCell(r.guardrails),
     formatCount(r.prompt_tokens + r.completion_tokens),
     formatCost(r.cost),
     r.cache ?? "",
@@ -149,6 +180,7 @@ export const requestsView: View = async (root, _rest, params) => {
     "Status",
     "Outcome",
     "Rule",
+    "Guardrails",
     "Tokens",
     "Cost",
     "Cache",

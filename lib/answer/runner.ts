@@ -28,6 +28,8 @@ import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, tracedChunks } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
+import { guardChunks, guardCompletion } from "../guardrails/output.ts";
+import type { RequestGuardrails } from "../guardrails/request.ts";
 import type {
   ChatAnswer,
   NativeAnswer,
@@ -117,6 +119,7 @@ export function routeAnswer(
   request: RoutedRequest,
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  if (ctx.guardrails) return guardedAnswer(ctx, ctx.guardrails, routeFresh(ctx, model, request, native));
   const settings = model.cache;
   const cache = ctx.services.cache;
   if (settings && cache) {
@@ -131,6 +134,36 @@ export function routeAnswer(
     );
   }
   return routeFresh(ctx, model, request, native);
+}
+
+/**
+ * A routed answer under the request's guardrails (lib/guardrails/output.ts): checked, and given back its masked
+ * values, in the chat form (a request under guardrails is never passed through natively when its answer is
+ * checked). Not served from, nor written to, the response cache: an entry holds an answer as it was checked
+ * then, and a masked request's placeholders are its own. A stream refused at its first chunk is cancelled and
+ * its target's lease released before the 400 goes out.
+ */
+async function guardedAnswer(
+  ctx: ClientContext,
+  state: RequestGuardrails,
+  answer: Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  const routed = await answer;
+  const value = routed.value;
+  if (state.output.length === 0 && !state.reverse) return routed;
+  const req = { alias: ctx.record.alias ?? "", token: ctx.identity.name, signal: ctx.signal };
+  if (value.kind === "json") {
+    await guardCompletion(value.body, state, req);
+    return routed;
+  }
+  if (value.kind !== "stream") return routed;
+  try {
+    return { ...routed, value: { kind: "stream", stream: await guardChunks(value.stream, state, req) } };
+  } catch (err) {
+    await value.stream.rest.cancel(err).catch(() => {});
+    routed.lease.release();
+    throw err;
+  }
 }
 
 /** {@linkcode routeAnswer} without the cache: every answer comes from a target. */
@@ -176,7 +209,9 @@ function routeFresh(
     model,
     ctx.signal,
     (target, provider) =>
-      native?.speaks(target) ? passThrough(native, target, provider) : chat(target, provider),
+      native?.speaks(target) && !ctx.guardrails?.chatOnly
+        ? passThrough(native, target, provider)
+        : chat(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && request.asked,
   );
 }

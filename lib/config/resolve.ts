@@ -24,6 +24,7 @@ import type { TokenCacheConfig } from "./cache_schema.ts";
 import type { PriceConfig } from "./schema.ts";
 import { defaultCatalog, lookupPrice, type PriceCatalog, toTokenPrices } from "../pricing/catalog.ts";
 import { configTokenId, type ResolvedTeam, teamId } from "./types.ts";
+import { attached, resolveGuardrails } from "../guardrails/resolve.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -82,6 +83,7 @@ export function resolveConfig(
   catalog: PriceCatalog = defaultCatalog(),
 ): ResolvedConfig {
   const providers = new Map<string, ProviderConfig>(Object.entries(cfg.providers));
+  const guardrails = resolveGuardrails(cfg.guardrails, providers, secrets.env);
   const created = Math.floor(now / 1000);
   const limits = Object.freeze({
     maxBodyBytes: cfg.server.upstream_limits.max_body_size,
@@ -124,6 +126,7 @@ export function resolveConfig(
         strict: model.strict,
         cache: resolveAliasCache(model, targets, cfg.cache.ttl),
         endUserLimits: model.end_user_limits ?? null,
+        guardrails: attached(guardrails, model.guardrails),
         contentRules: Object.freeze(model.content_rules.map((rule) =>
           Object.freeze({
             name: rule.name,
@@ -161,6 +164,7 @@ export function resolveConfig(
         budget: token.budget ?? null,
         team: token.team === undefined ? null : teamOf(teams, token.team, `tokens.${i}`),
         endUserLimits: token.end_user_limits ?? null,
+        guardrails: attached(guardrails, token.guardrails),
         endpoints: token.endpoints === undefined ? null : new Set(token.endpoints),
         maxTokens: token.max_tokens ?? null,
         cache: resolveTokenCache(token.cache),

@@ -16,6 +16,7 @@ import { byteSize, duration } from "./units_schema.ts";
 import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
 import { telemetrySchema } from "./telemetry_schema.ts";
 import { alertsSchema } from "./alerts_schema.ts";
+import { guardrailRefs, guardrailsSchema } from "./guardrails_schema.ts";
 import { pricingSchema } from "../pricing/schema.ts";
 import {
   budgetSchema,
@@ -168,6 +169,8 @@ const modelSchema = z.strictObject({
   limits: limitsSchema.optional(),
   /** Limits per end user of this alias (the request's user id), whichever token sends it. */
   end_user_limits: endUserLimitsSchema.optional(),
+  /** Guardrails (of `guardrails:`) run on this alias's requests and answers, in order. */
+  guardrails: guardrailRefs.optional(),
   content_rules: z.array(contentRuleSchema).default([]),
   /**
    * Refuse, with the client API's 400, any request a translated target would serve without a field the client
@@ -199,6 +202,8 @@ export const tokenSchema = z.strictObject({
   team: z.string().regex(TEAM_NAME_PATTERN, "a team name (letters, digits and . _ : @ -)").optional(),
   /** Limits per end user of this token's application (the request's user id). */
   end_user_limits: endUserLimitsSchema.optional(),
+  /** Guardrails (of `guardrails:`) run on this token's requests and answers, after the alias's. */
+  guardrails: guardrailRefs.optional(),
   /** Endpoints this token may call; all of them when absent. */
   endpoints: z.array(z.enum(ENDPOINTS)).min(1).optional(),
   /** Ceiling on max_tokens / max_completion_tokens: larger values are lowered to it, absent ones set to it. */
@@ -316,6 +321,8 @@ export const configSchema = z.strictObject({
   pricing: pricingSchema.optional(),
   /** OpenTelemetry export of traces and GenAI metrics over OTLP; absent: none (unless OTEL_* says so). */
   telemetry: telemetrySchema.optional(),
+  /** Checks on requests and answers (PII, moderation, external services), attached by name (lib/guardrails/). */
+  guardrails: guardrailsSchema.default({}),
   /** Webhooks told when budgets cross thresholds, limits deny often, or targets are ejected (lib/alerts/). */
   alerts: alertsSchema.default([]),
   /** Shared counters for a fleet of replicas; absent: counters in memory (one node). */

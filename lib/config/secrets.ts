@@ -83,6 +83,8 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
   walk(cfg.admin_tokens, ["admin_tokens"]);
   // The OTLP collector's headers (a tracing backend's API key) are header values: secrets like a provider's.
   walk(cfg.telemetry, ["telemetry"]);
+  // Guardrail services' keys, AWS credentials, webhook secrets and header values.
+  walk(cfg.guardrails, ["guardrails"]);
   // Alert webhooks: their HMAC secrets and header values; of a URL (a secret position, never shown whole), the
   // path and query, where a webhook's key lives (Slack's, for one) — not the host, which is in every local
   // address of the logs.

@@ -180,6 +180,55 @@ function checkTokens(config: unknown, aliases: AliasIndex | undefined): Semantic
     issues.push(...checkTokenSection(config, section, byHash, aliases));
   }
   issues.push(...checkTeams(config, aliases));
+  issues.push(...checkGuardrails(config));
+  return issues;
+}
+
+/**
+ * Guardrail names attached to aliases and tokens exist; a moderation guardrail has exactly one of a key and a
+ * provider (an `openai` one); `reverse` goes with `mask` on the request.
+ */
+function checkGuardrails(config: unknown): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const defined = recordField(config, "guardrails") ?? {};
+  const known = Object.keys(defined);
+  const refs = (owner: unknown, path: (string | number)[]) =>
+    (arrayField(owner, "guardrails") ?? []).forEach((name, j) => {
+      if (typeof name !== "string" || Object.hasOwn(defined, name)) return;
+      issues.push({
+        path: [...path, "guardrails", j],
+        message: `no guardrail named "${name}" in guardrails:` +
+          (known.length > 0 ? ` (there are ${listNames(known.map((g) => `"${g}"`))})` : ""),
+      });
+    });
+  for (const [alias, model] of entriesOf(recordField(config, "models"))) refs(model, ["models", alias]);
+  (arrayField(config, "tokens") ?? []).forEach((token, i) => refs(token, ["tokens", i]));
+  const providers = recordField(config, "providers");
+  for (const [name, g] of entriesOf(defined)) {
+    const type = stringField(g, "type");
+    if (type === "openai_moderation") {
+      const provider = stringField(g, "provider");
+      if ((provider === undefined) === (field(g, "api_key") === undefined)) {
+        issues.push({ path: ["guardrails", name], message: "give exactly one of api_key and provider" });
+      } else if (
+        provider !== undefined && stringField(recordField(providers, provider), "type") !== "openai"
+      ) {
+        issues.push({
+          path: ["guardrails", name, "provider"],
+          message: `"${provider}" is not an openai provider of providers:`,
+        });
+      }
+    }
+    if (type === "pii" && field(g, "reverse") === true) {
+      if (field(g, "action") !== "mask" || stringField(g, "phase") === "output") {
+        issues.push({
+          path: ["guardrails", name, "reverse"],
+          message:
+            "reverse gives back what a mask on the request hid: it needs action: mask and phase input or both",
+        });
+      }
+    }
+  }
   return issues;
 }
 

@@ -24,6 +24,7 @@ import type { Scrubber } from "../secrets/scrubber.ts";
 import type { CacheStoreConfig } from "./cache_schema.ts";
 import type { TelemetryConfig } from "./telemetry_schema.ts";
 import type { AlertsConfig } from "./alerts_schema.ts";
+import type { ResolvedGuardrail } from "../guardrails/resolved.ts";
 
 /** Timeouts in milliseconds after merging target over provider over server defaults. */
 export interface EffectiveTimeouts {
@@ -99,6 +100,8 @@ export interface ResolvedModel {
   readonly cache?: ResolvedAliasCache | null;
   /** Limits per end user of this alias, or null/absent. */
   readonly endUserLimits?: EndUserLimitsConfig | null;
+  /** Guardrails attached to this alias (`guardrails:` by name), in order; absent: none. */
+  readonly guardrails?: readonly ResolvedGuardrail[];
 }
 
 /**
@@ -178,6 +181,8 @@ export interface ResolvedToken {
   readonly team?: ResolvedTeam | null;
   /** Limits per end user of this token's application, or null/absent. */
   readonly endUserLimits?: EndUserLimitsConfig | null;
+  /** Guardrails attached to this token, run after the alias's; absent: none. */
+  readonly guardrails?: readonly ResolvedGuardrail[];
   /**
    * The token's immutable identity: the admin API's id (`tok_…`) for an issued token, `cfg_<name>` for a token
    * of the config file. Everything kept per token (stored responses, limit and budget counters) is keyed by it,

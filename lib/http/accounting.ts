@@ -11,6 +11,7 @@ import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import { type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
+import { checkInput, outcomeRules } from "../guardrails/request.ts";
 
 /**
  * Asks the policy whether this request may go ahead (throws the denial otherwise) and keeps the admission
@@ -34,6 +35,22 @@ export async function admit(
   ctx.admission = admission;
   ctx.record.outcome = admission.outcome;
   ctx.record.rule = admission.rule;
+  if (model?.guardrails || ctx.identity.guardrails) await guardInput(ctx, endpoint, model, body);
+}
+
+/** The input guardrails, after the counted limits admitted the request (a denial settles it with nothing used). */
+async function guardInput(
+  ctx: ClientContext,
+  endpoint: Endpoint,
+  model: ResolvedModel | undefined,
+  body: JsonObject | undefined,
+): Promise<void> {
+  const state = await checkInput(endpoint, model, ctx.identity, body, ctx.signal, (s) => ctx.guardrails = s);
+  if (!state) return;
+  const { modified, rules } = outcomeRules(state.outcomes);
+  if (rules.length === 0) return;
+  if (modified) ctx.record.outcome = "modify";
+  ctx.record.rule = [ctx.record.rule, ...rules].filter(Boolean).join(",");
 }
 
 /**
@@ -124,8 +141,26 @@ export function deliver(ctx: RequestContext, answer: Answer): Response {
   return answer.response;
 }
 
+/**
+ * The answer's guardrail outcomes in the access record: their rules, `deny` when one withheld the answer (a
+ * stream already answered 200), `modify` when one masked it. Input outcomes were noted at admission.
+ */
+function noteOutputGuardrails(ctx: RequestContext): void {
+  const state = ctx.guardrails;
+  if (!state) return;
+  const output = state.outcomes.filter((o) => o.phase === "output");
+  const { modified, rules } = outcomeRules(output);
+  if (rules.length === 0) return;
+  const r = ctx.record;
+  const known = new Set((r.rule ?? "").split(",").filter(Boolean));
+  r.rule = [...known, ...rules.filter((rule) => !known.has(rule))].join(",");
+  if (output.some((o) => o.action === "deny")) r.outcome = "deny";
+  else if (modified && r.outcome !== "deny") r.outcome = "modify";
+}
+
 /** The usage record of a finished request. */
 export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
+  noteOutputGuardrails(ctx);
   const r = ctx.record;
   return {
     time,
@@ -162,5 +197,6 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     saved_tokens: r.saved_tokens ?? 0,
     saved_cost: r.saved_cost ?? 0,
     trace_id: r.trace_id ?? null,
+    guardrails: ctx.guardrails ? ctx.guardrails.outcomes.filter((o) => o.action !== "pass") : null,
   };
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CostBreakdown } from "../pricing/cost.ts";
+import type { RequestGuardrails } from "../guardrails/request.ts";
 import type { Alerts } from "../alerts/alerts.ts";
 import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import type { Logger } from "../log.ts";
@@ -126,6 +127,12 @@ export interface RequestContext {
    * the line keeps the total, and five more floats serialized on every request cost a measurable share of it.
    */
   cost?: CostBreakdown;
+  /**
+   * What the guardrails did to this request (lib/guardrails/): their outcomes for the usage record, the masker
+   * whose placeholders an answer may give back, and whether the request must be served over the chat form (its
+   * text was changed, or its answer is checked). Absent: no guardrail applies.
+   */
+  guardrails?: RequestGuardrails;
   readonly record: AccessRecord;
   /**
    * Aborts when the client goes away or the gateway ends the request at shutdown; what handlers pass upstream

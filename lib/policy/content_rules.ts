@@ -8,9 +8,10 @@
  *
  * @module
  */
-import { type Endpoint, isChatFormEndpoint } from "../config/schema.ts";
+import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
-import { isObject, type JsonObject } from "../openai/types.ts";
+import type { JsonObject } from "../openai/types.ts";
+import { textSlots } from "./text_slots.ts";
 import { PolicyDenied } from "./denied.ts";
 
 /** What the content rules did to a request that they did not deny. */
@@ -18,53 +19,6 @@ export type ContentDecision =
   | { readonly outcome: "allow" }
   /** `rules` are the redact rules that matched, as `alias.content:<name>`. */
   | { readonly outcome: "modify"; readonly rules: readonly string[] };
-
-/** One text of a request, with the request parameter it sits at and a way to replace it in place. */
-interface TextSlot {
-  readonly param: string;
-  text: string;
-  write(text: string): void;
-}
-
-function chatSlots(body: JsonObject): TextSlot[] {
-  const slots: TextSlot[] = [];
-  const messages = body.messages;
-  if (!Array.isArray(messages)) return slots;
-  messages.forEach((message: unknown, i) => {
-    if (!isObject(message)) return;
-    const content = message.content;
-    if (typeof content === "string") {
-      slots.push({ param: `messages[${i}].content`, text: content, write: (t) => message.content = t });
-    } else if (Array.isArray(content)) {
-      content.forEach((part: unknown, j) => {
-        if (!isObject(part) || typeof part.text !== "string") return;
-        slots.push({
-          param: `messages[${i}].content[${j}].text`,
-          text: part.text,
-          write: (t) => part.text = t,
-        });
-      });
-    }
-  });
-  return slots;
-}
-
-function embeddingSlots(body: JsonObject): TextSlot[] {
-  const input = body.input;
-  if (typeof input === "string") return [{ param: "input", text: input, write: (t) => body.input = t }];
-  if (!Array.isArray(input)) return [];
-  const slots: TextSlot[] = [];
-  input.forEach((item: unknown, i) => {
-    if (typeof item === "string") {
-      slots.push({
-        param: `input[${i}]`,
-        text: item,
-        write: (t) => input[i] = t,
-      });
-    }
-  });
-  return slots;
-}
 
 /** The rule name a content rule is reported under. */
 export function contentRuleName(rule: ResolvedContentRule): string {
@@ -102,11 +56,7 @@ export function applyContentRules(
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
   // A Responses, Messages or Gemini request reaches the policy in the chat form.
-  const slots = isChatFormEndpoint(endpoint)
-    ? chatSlots(body)
-    : endpoint === "embeddings"
-    ? embeddingSlots(body)
-    : [];
+  const slots = textSlots(endpoint, body);
   if (slots.length === 0) return { outcome: "allow" };
   for (const rule of rules) {
     if (rule.action !== "deny") continue;

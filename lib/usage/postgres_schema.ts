@@ -35,9 +35,10 @@ export type PostgresClient = postgres.Sql;
  * response-cache settings); 8: usage records' `trace_id` (the request's OpenTelemetry trace); 9: usage records'
  * `cost_input`, `cost_cached`, `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class);
  * 10: tokens' `team` and `end_user_limits`, and usage records' `team` (the team of the request's token); 11:
- * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`).
+ * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`); 12: usage records' `guardrails`
+ * (what the guardrails did to the request, as `json`).
  */
-export const POSTGRES_SCHEMA_VERSION = 11;
+export const POSTGRES_SCHEMA_VERSION = 12;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -58,6 +59,7 @@ const SQL_TYPE: Record<ColumnKind, string> = {
   "real": "double precision NOT NULL",
   "real?": "double precision",
   "bool": "boolean NOT NULL",
+  "json?": "json",
 };
 
 /**
@@ -134,6 +136,9 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   ]],
   // A table of its own: tokens and records keep naming teams by name, as before.
   [11, POSTGRES_TEAMS_MIGRATION],
+  // NULL for the records from before guardrails (none applied; no rows rewritten). `json`, not `jsonb`: kept
+  // as written, and never indexed (the request log's `guardrail=` filter reads a time range, as `rule=` does).
+  [12, ["ALTER TABLE usage ADD COLUMN guardrails json"]],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

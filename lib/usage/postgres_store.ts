@@ -37,7 +37,7 @@ import { usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
 
 /**
- * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 32
+ * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 34
  * columns (its uid included); a pipeline batch larger than this is sent as several statements (each
  * idempotent on its own).
  */
@@ -46,6 +46,8 @@ const ROWS_PER_STATEMENT = 1_000;
 const COLUMN_NAMES = ["uid", ...USAGE_COLUMNS.map(([name]) => name)];
 /** Where the booleans are in a row of `usageRow` (which gives them as 0/1, SQLite's form). */
 const BOOL_AT = new Set(USAGE_COLUMNS.flatMap(([, kind], i) => kind === "bool" ? [i + 1] : []));
+/** Where the JSON columns are in a row of `usageRow` (which gives them as text): cast to `json` in the INSERT. */
+const JSON_AT = new Set(USAGE_COLUMNS.flatMap(([, kind], i) => kind === "json?" ? [i + 1] : []));
 
 /** `text` with its `?` placeholders numbered as PostgreSQL's `$1…` (the shared query is written with `?`). */
 export function numbered(text: string): string {
@@ -149,7 +151,11 @@ export function createPostgresStore(
             const row = usageRow(record);
             const at = params.length;
             row.forEach((v, i) => params.push(BOOL_AT.has(i) ? v === 1 : v));
-            tuples.push(`(${row.map((_, i) => `$${at + i + 1}`).join(", ")})`);
+            tuples.push(
+              `(${
+                row.map((_, i) => JSON_AT.has(i) ? `$${at + i + 1}::text::json` : `$${at + i + 1}`).join(", ")
+              })`,
+            );
           }
           // Unprepared: the text differs with the batch's size, and a cache of one plan per size is waste.
           await sql.unsafe(

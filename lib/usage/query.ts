@@ -75,6 +75,11 @@ export interface SqlDialect {
   ruleSource: string;
   /** The condition "one of the record's comma-joined rules is the parameter". */
   ruleMatch: string;
+  /**
+   * The condition "one of the record's `guardrails` outcomes is of the guardrail named by the parameter" (the
+   * request log's `guardrail=`). False for records with none; a value that is not a JSON array never matches.
+   */
+  guardrailMatch: string;
   /** Sorts text by bytes (the uid tie-break of the request log), as SQLite does. */
   bytewise(expr: string): string;
   /** The aggregate of the latencies' p50, p90 and p99 (nearest-rank), read back by `percentilesOf`. */
@@ -97,6 +102,9 @@ export const SQLITE_DIALECT: SqlDialect = {
   ruleSource: `usage, json_each(CASE WHEN json_valid(${SQLITE_RULES_JSON}) THEN ${SQLITE_RULES_JSON}
        ELSE json_array(usage.rule) END) AS rule_part`,
   ruleMatch: "instr(',' || rule || ',', ',' || ? || ',') > 0",
+  guardrailMatch: `guardrails IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(guardrails)
+       AND json_type(guardrails) = 'array' THEN guardrails ELSE '[]' END) AS g
+       WHERE json_extract(g.value, '$.name') = ?)`,
   bytewise: (expr) => expr,
   percentiles: `${SQLITE_PERCENTILES_FN}(latency_ms)`,
 };
@@ -116,6 +124,9 @@ export const POSTGRES_DIALECT: SqlDialect = {
   orderTerm: (_alias, expr) => `(${expr}) COLLATE "C" NULLS FIRST`,
   ruleSource: "usage LEFT JOIN LATERAL unnest(string_to_array(usage.rule, ',')) AS rule_part(value) ON true",
   ruleMatch: "strpos(',' || rule || ',', ',' || CAST(? AS text) || ',') > 0",
+  guardrailMatch: `guardrails IS NOT NULL AND EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN
+       json_typeof(guardrails) = 'array' THEN guardrails ELSE '[]'::json END) AS g(value)
+       WHERE g.value ->> 'name' = CAST(? AS text))`,
   bytewise: (expr) => `${expr} COLLATE "C"`,
   // The first value whose cumulative share reaches p: the value at rank ⌈p·n⌉, nearest-rank as in SQLite.
   // As JSON: the client does not fetch the database's array types (see connectPostgres), and JSON it parses.

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { storableText } from "./client_text.ts";
 
 /** What the policy may decide for a request, the one list of them (queries, metrics and admin read it). */
 export const POLICY_OUTCOMES = ["allow", "deny", "modify"] as const;
@@ -85,6 +86,67 @@ export interface UsageRecord {
    * written before teams have none.
    */
   team?: string | null;
+  /**
+   * What the guardrails (lib/guardrails/) did to the request, in the order they ran: each outcome's guardrail,
+   * phase and action, the kinds of content it found (`types`, e.g. `["email"]`) and, for `error`, why the check
+   * failed. Never the matched text. Only outcomes other than `pass` are kept; null (or absent) when no guardrail
+   * did anything, and in records written before guardrails. Bounded when written
+   * ({@linkcode boundedGuardrails}).
+   */
+  guardrails?: GuardrailOutcome[] | null;
+}
+
+/** The phases a guardrail runs in, the one list of them. */
+export const GUARDRAIL_PHASES = ["input", "output"] as const;
+
+/** What a guardrail did to a request, the one list of them. */
+export const GUARDRAIL_ACTIONS = ["pass", "deny", "mask", "flag", "replace", "error"] as const;
+
+/** One guardrail's outcome on one phase of a request, as a usage record keeps it. */
+export interface GuardrailOutcome {
+  /** The guardrail's name (`guardrails:` in the config). */
+  name: string;
+  phase: typeof GUARDRAIL_PHASES[number];
+  action: typeof GUARDRAIL_ACTIONS[number];
+  /** The kinds of content found (recognizer types or categories), never the content; absent when none. */
+  types?: string[];
+  /** Why the check failed, for `error`. */
+  error?: string;
+}
+
+/** The most guardrail outcomes a record keeps, the most types each, and the longest string of them. */
+export const GUARDRAIL_LIMITS = { outcomes: 16, types: 16, chars: 64 } as const;
+
+/**
+ * `outcomes` cut to {@linkcode GUARDRAIL_LIMITS} (defensive: the gateway writes few and short), with fields
+ * the record does not know dropped and an unknown phase or action left out; null when none remain. What the
+ * stores and the JSONL file write.
+ */
+export function boundedGuardrails(outcomes: unknown): GuardrailOutcome[] | null {
+  if (!Array.isArray(outcomes)) return null;
+  // Cut, then made storable (a cut can split a surrogate pair; PostgreSQL's `->>` refuses an escaped NUL).
+  const cut = (v: string) => storableText(v.slice(0, GUARDRAIL_LIMITS.chars));
+  const kept: GuardrailOutcome[] = [];
+  for (const o of outcomes) {
+    if (kept.length >= GUARDRAIL_LIMITS.outcomes) break;
+    if (o === null || typeof o !== "object") continue;
+    const { name, phase, action, types, error } = o as Record<string, unknown>;
+    if (typeof name !== "string") continue;
+    if (!(GUARDRAIL_PHASES as readonly unknown[]).includes(phase)) continue;
+    if (!(GUARDRAIL_ACTIONS as readonly unknown[]).includes(action)) continue;
+    const outcome: GuardrailOutcome = {
+      name: cut(name),
+      phase: phase as GuardrailOutcome["phase"],
+      action: action as GuardrailOutcome["action"],
+    };
+    if (Array.isArray(types)) {
+      outcome.types = types.filter((t): t is string => typeof t === "string").slice(0, GUARDRAIL_LIMITS.types)
+        .map(cut);
+    }
+    if (typeof error === "string") outcome.error = cut(error);
+    kept.push(outcome);
+  }
+  return kept.length === 0 ? null : kept;
 }
 
 /** The `cache` values that answered from the cache (what `/admin/usage` counts as `cache_hits`). */
@@ -94,7 +156,7 @@ export const CACHE_HITS = ["hit", "hit_semantic"] as const;
 export const CACHE_LOOKUPS = [...CACHE_HITS, "miss"] as const;
 
 /** How a stored column's value is coerced (both databases). */
-export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool";
+export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool" | "json?";
 
 /**
  * The columns of `cost` by token class, the one list of them: both stores' migrations add them, and the
@@ -144,6 +206,9 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   ...COST_CLASS_COLUMNS.map((name) => [name, "real"] as const),
   // Added by SQLite migration 11 / PostgreSQL migration 10 (NULL: older records, and tokens of no team).
   ["team", "text?"],
+  // Added by SQLite migration 13 / PostgreSQL migration 12 (NULL: older records, and requests no guardrail
+  // acted on). JSON text in SQLite, `json` in PostgreSQL.
+  ["guardrails", "json?"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -211,6 +276,11 @@ export interface RecordListQuery extends UsageFilters {
    * Only the request log takes it: the totals of one request are the record itself.
    */
   trace_id?: string;
+  /**
+   * The records one guardrail acted on (an outcome of that name in `guardrails`). Only the request log takes
+   * it; `/admin/usage` counts a guardrail's denials by its rule (`guardrail:<name>`).
+   */
+  guardrail?: string;
   /** Records per page, 1-1000 (default 100). */
   limit?: number;
   /** The `next_cursor` of the previous page: records strictly older than its last one. */

@@ -1,7 +1,7 @@
 /**
  * The request log (`GET /admin/requests`) as SQL over the `usage` table, shared by the SQLite and PostgreSQL
- * stores: the usage filters (`query.ts`'s WHERE clause) plus a status and a trace id, newest first, paged by
- * keyset.
+ * stores: the usage filters (`query.ts`'s WHERE clause) plus a status, a trace id and a guardrail, newest first,
+ * paged by keyset.
  *
  * The cursor is the (time, uid) of the last record of a page, and the next page is the records strictly
  * before it in (time DESC, uid DESC) order. Records that arrive while an operator pages are newer than the
@@ -12,6 +12,8 @@
  * @module
  */
 import {
+  boundedGuardrails,
+  GUARDRAIL_LIMITS,
   type RecordListQuery,
   type RecordPage,
   TRACE_ID_PATTERN,
@@ -116,6 +118,18 @@ export function listSql(
     conds.push("trace_id = ?");
     params.push(q.trace_id);
   }
+  if (q.guardrail !== undefined) {
+    if (
+      typeof q.guardrail !== "string" || q.guardrail === "" || q.guardrail.length > GUARDRAIL_LIMITS.chars
+    ) {
+      throw new UsageQueryError(
+        `guardrail must be a guardrail's name (1-${GUARDRAIL_LIMITS.chars} characters)`,
+        "guardrail",
+      );
+    }
+    conds.push(dialect.guardrailMatch);
+    params.push(q.guardrail);
+  }
   const uid = dialect.bytewise("uid");
   if (q.before !== undefined) {
     const pos = decodeCursor(q.before);
@@ -195,5 +209,17 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     saved_cost: num(row.saved_cost),
     trace_id: text(row.trace_id),
     team: text(row.team),
+    guardrails: guardrailsOf(row.guardrails),
   };
+}
+
+/** The `guardrails` column: JSON text (SQLite) or parsed already (PostgreSQL's `json`); null when none. */
+function guardrailsOf(v: unknown): UsageRecord["guardrails"] {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "string") return boundedGuardrails(v);
+  try {
+    return boundedGuardrails(JSON.parse(v));
+  } catch {
+    return null;
+  }
 }

@@ -17,6 +17,7 @@ import { DatabaseSync } from "node:sqlite";
 import { rollback, run } from "./sqlite_calls.ts";
 import { storableText } from "./client_text.ts";
 import {
+  boundedGuardrails,
   type ColumnKind,
   COST_CLASS_COLUMNS,
   type RecordListQuery,
@@ -55,9 +56,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * usage records' `trace_id` (the request's OpenTelemetry trace); 10: usage records' `cost_input`, `cost_cached`,
  * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class); 11: tokens' `team` and
  * `end_user_limits`, and usage records' `team` (the team of the request's token); 12: teams made through the
- * admin API (`teams`, `lib/tokens/store_sqlite.ts`).
+ * admin API (`teams`, `lib/tokens/store_sqlite.ts`); 13: usage records' `guardrails` (what the guardrails did to
+ * the request, as JSON text).
  */
-export const USAGE_SCHEMA_VERSION = 12;
+export const USAGE_SCHEMA_VERSION = 13;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -66,6 +68,7 @@ const SQL_TYPE: Record<ColumnKind, string> = {
   "real": "REAL NOT NULL",
   "real?": "REAL",
   "bool": "INTEGER NOT NULL",
+  "json?": "TEXT",
 };
 
 /** Migrations by the version they produce; each runs once, in order, in a transaction. */
@@ -117,6 +120,9 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   ],
   // A table of its own: tokens and records keep naming teams by name, as before.
   [12, SQLITE_TEAMS_SQL],
+  // NULL for the records from before guardrails (none applied). No index: the request log's `guardrail=`
+  // filter reads the records of a time range, as `rule=` does.
+  [13, "ALTER TABLE usage ADD COLUMN guardrails TEXT;"],
 ];
 
 /**
@@ -285,9 +291,23 @@ export function usageRow(record: StoredUsageRecord): SqlValue[] {
       case "bool":
         row.push(v ? 1 : 0);
         break;
+      case "json?":
+        row.push(jsonOf(name, v));
+        break;
     }
   }
   return row;
+}
+
+/** A JSON column's value as text (null when it holds nothing); only `guardrails` is one, kept bounded. */
+function jsonOf(name: string, v: unknown): string | null {
+  const value = name === "guardrails" ? boundedGuardrails(v) : v;
+  if (value == null) return null;
+  try {
+    return JSON.stringify(value) ?? null;
+  } catch {
+    return null; // a cycle or a BigInt: not worth failing the batch for
+  }
 }
 
 /** A text column's value, as both databases can hold it (`storableText`: no NUL, no lone surrogate). */

@@ -5,7 +5,14 @@
  *
  * @module
  */
-import type { RecordListQuery, RecordPage, UsageQuery, UsageRecord, UsageReport } from "./record.ts";
+import {
+  boundedGuardrails,
+  type RecordListQuery,
+  type RecordPage,
+  type UsageQuery,
+  type UsageRecord,
+  type UsageReport,
+} from "./record.ts";
 import type { ResponsesStore } from "./responses_store.ts";
 import type { TokenStore } from "../tokens/types.ts";
 
@@ -34,9 +41,11 @@ export function storedOf(entry: UsageEntry): StoredUsageRecord {
   return { ...entry.record, uid: entry.uid };
 }
 
-/** One JSON line (without newline) for a spill or JSONL file. */
+/** One JSON line (without newline) for a spill or JSONL file; `guardrails` bounded as the stores keep it. */
 export function entryLine(entry: UsageEntry): string {
-  return JSON.stringify(storedOf(entry));
+  const stored = storedOf(entry);
+  if (stored.guardrails != null) stored.guardrails = boundedGuardrails(stored.guardrails);
+  return JSON.stringify(stored);
 }
 
 /** Where usage records are kept and queried. Every method may reject; the pipeline copes with that. */

@@ -246,6 +246,35 @@ Deno.test("admin requests: trace_id finds the request of a trace; every record c
   });
 });
 
+Deno.test("admin requests: guardrail finds the records a guardrail acted on, with their outcomes", async () => {
+  await withGateway(async (call, store) => {
+    const masked = [{ name: "pii", phase: "input" as const, action: "mask" as const, types: ["email"] }];
+    const denied = [{
+      name: "secrets",
+      phase: "output" as const,
+      action: "deny" as const,
+      types: ["api_key"],
+    }];
+    await store.insert([
+      {
+        ...makeRecord(1, { guardrails: masked, outcome: "modify", rule: "guardrail:pii" }),
+        uid: "guarded-1",
+      },
+      { ...makeRecord(2, { guardrails: denied }), uid: "guarded-2" },
+      { ...makeRecord(3), uid: "guarded-3" },
+    ]);
+    const all = await (await call("/admin/requests", admin)).json();
+    assert.deepEqual(all.data.map((r: UsageRecord) => r.guardrails), [null, denied, masked]);
+    const found = await call("/admin/requests?guardrail=pii", admin);
+    assert.equal(found.status, 200);
+    assert.deepEqual((await found.json()).data, [
+      makeRecord(1, { guardrails: masked, outcome: "modify", rule: "guardrail:pii" }),
+    ]);
+    const none = await (await call("/admin/requests?guardrail=secrets&token=bob", admin)).json();
+    assert.deepEqual(none.data, []);
+  });
+});
+
 Deno.test("admin requests: bad parameters are 400s naming the parameter; a client token is refused", async () => {
   await withGateway(async (call) => {
     const cases: [string, string][] = [
@@ -266,6 +295,9 @@ Deno.test("admin requests: bad parameters are 400s naming the parameter; a clien
       ["/admin/requests?trace_id=4BF92F3577B34DA6A3CE929D0E0E4736", "trace_id"],
       ["/admin/requests?trace_id=4bf92f3577b34da6", "trace_id"],
       ["/admin/requests?trace_id=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "trace_id"],
+      ["/admin/requests?guardrail=", "guardrail"],
+      [`/admin/requests?guardrail=${"g".repeat(65)}`, "guardrail"],
+      ["/admin/requests?guardrail=a%00b", "guardrail"],
       ["/admin/usage?rule=token.rpm,token.tpm", "rule"],
       ["/admin/usage?group_by=rule,week", "group_by"],
       ["/admin/usage?group_by=status", "group_by"],

@@ -32,7 +32,7 @@
  * @module
  */
 import { crc32 } from "../../lib/providers/bedrock/crc32.ts";
-import { sha256Hex, signatureFromParts } from "../../lib/providers/bedrock/sigv4.ts";
+import { sha256Hex, signatureFromParts } from "../../lib/aws/sigv4.ts";
 import { countInvokeTokens, invokeClaude, invokeClaudeStream } from "./fake_bedrock_claude.ts";
 import { fragments, valueForSchema } from "./fake_json_schema.ts";
 

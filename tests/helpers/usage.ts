@@ -48,6 +48,7 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     saved_cost: 0,
     trace_id: null,
     team: null,
+    guardrails: null,
     ...overrides,
   };
 }

@@ -7,9 +7,14 @@
  */
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { UsageQueryError } from "../../usage/query.ts";
-import { type RecordListQuery, type StatusFilter, TRACE_ID_PATTERN } from "../../usage/record.ts";
+import {
+  GUARDRAIL_LIMITS,
+  type RecordListQuery,
+  type StatusFilter,
+  TRACE_ID_PATTERN,
+} from "../../usage/record.ts";
 import { decodeCursor, DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../../usage/record_list.ts";
-import { badParam, parseUsageFilters } from "./operations.ts";
+import { badParam, parseUsageFilters, textParam } from "./operations.ts";
 import type { RequestContext } from "../../http/context.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -23,7 +28,8 @@ function statusParam(value: string): StatusFilter {
 }
 
 /**
- * Parses `GET /admin/requests`'s query string: the usage filters, `status`, `trace_id`, `limit` and `before`.
+ * Parses `GET /admin/requests`'s query string: the usage filters, `status`, `trace_id`, `guardrail` (the
+ * records one guardrail acted on), `limit` and `before`.
  */
 export function parseRecordListQuery(url: string): RecordListQuery {
   const params = new URL(url).searchParams;
@@ -38,6 +44,16 @@ export function parseRecordListQuery(url: string): RecordListQuery {
       throw badParam("trace_id", "'trace_id' must be a trace id: 32 lower-case hex digits.");
     }
     query.trace_id = traceId;
+  }
+  const guardrail = textParam(params, "guardrail");
+  if (guardrail !== undefined) {
+    if (guardrail === "" || guardrail.length > GUARDRAIL_LIMITS.chars) {
+      throw badParam(
+        "guardrail",
+        `'guardrail' must name one guardrail (1-${GUARDRAIL_LIMITS.chars} characters).`,
+      );
+    }
+    query.guardrail = guardrail;
   }
   const limit = params.get("limit");
   if (limit !== null) {
@@ -74,7 +90,7 @@ function cursorHoldsNul(before: string): boolean {
 }
 
 /**
- * `GET /admin/requests?from=&to=&token=&…&status=4xx&trace_id=&limit=&before=`:
+ * `GET /admin/requests?from=&to=&token=&…&status=4xx&trace_id=&guardrail=&limit=&before=`:
  * `{"object":"list","data":[record…],"has_more","next_cursor"}`. Records still queued are flushed first, so a request finished before the call
  * is in the log.
  */

@@ -17,7 +17,7 @@ import { bedrockHttpError, fromConverseResponse } from "./response.ts";
 import { converseChunkTransformer } from "./stream.ts";
 import { eventStreamTransformer } from "./eventstream.ts";
 import { stages } from "../../streams/pull_through.ts";
-import { signRequest } from "./sigv4.ts";
+import { signRequest } from "../../aws/sigv4.ts";
 import { type BedrockAction, bedrockUrl, resolveBedrockSettings } from "./settings.ts";
 import { bedrockInputTokens, countTokensBody } from "./count_tokens.ts";
 import { countMessagesBody, invokeChunkTransformer, invokeMessagesBody, servesMessages } from "./messages.ts";

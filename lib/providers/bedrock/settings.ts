@@ -5,7 +5,7 @@
  * @module
  */
 import type { BedrockProviderConfig } from "../../config/schema.ts";
-import { type AwsCredentials, uriEncode } from "./sigv4.ts";
+import { type AwsCredentials, uriEncode } from "../../aws/sigv4.ts";
 
 /** Where and as whom a Bedrock provider calls. */
 export interface BedrockSettings {

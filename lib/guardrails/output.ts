@@ -1,0 +1,267 @@
+/**
+ * Guardrails on the answer, in the chat form every translated client API renders from (chat, Responses,
+ * Messages, Gemini): a whole completion is checked at once; a stream is checked lane by lane (each choice's
+ * content, each tool call's arguments) as it flows. Built-in recognizers run on a sliding window
+ * (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a value
+ * split across chunks is whole when checked, at a cost of at most `window` characters of delay. An external
+ * service is asked per segment of `window` characters (one call each, awaited before the segment is
+ * released). Masked values of the request come back last (mask.ts), after the checks read what the model
+ * said. A denial ends the stream with the API's error event (the reader fails with the 400), never a clean end.
+ *
+ * @module
+ */
+import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
+import { isObject } from "../openai/types.ts";
+import type { TextSlot } from "../policy/text_slots.ts";
+import { createHoldback, type Holdback, type Replacement } from "./holdback.ts";
+import { createUnmasker, type Unmasker } from "./mask.ts";
+import { findPii } from "./pii/index.ts";
+import type { RequestGuardrails } from "./request.ts";
+import type { ResolvedGuardrail } from "./resolved.ts";
+import { guardrailDenied, type GuardrailRequest, runGuardrails } from "./run.ts";
+import type { Peeked } from "../answer/stream_body.ts";
+
+/** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
+export const OUTPUT_WINDOW = 256;
+
+/** The texts of a completion's choices as slots: content and tool-call arguments. */
+function completionSlots(completion: ChatCompletion): TextSlot[] {
+  const slots: TextSlot[] = [];
+  completion.choices.forEach((choice, i) => {
+    const message = isObject(choice) ? choice.message : undefined;
+    if (!isObject(message)) return;
+    if (typeof message.content === "string") {
+      slots.push({
+        param: `choices[${i}].message.content`,
+        text: message.content,
+        write: (t) => message.content = t,
+      });
+    }
+    if (!Array.isArray(message.tool_calls)) return;
+    message.tool_calls.forEach((call: unknown, j) => {
+      const fn = isObject(call) ? call.function : undefined;
+      if (!isObject(fn) || typeof fn.arguments !== "string") return;
+      slots.push({
+        param: `choices[${i}].message.tool_calls[${j}].function.arguments`,
+        text: fn.arguments,
+        write: (t) => fn.arguments = t,
+      });
+    });
+  });
+  return slots;
+}
+
+/** Checks a whole completion in place (output guardrails, then the request's masked values given back). */
+export async function guardCompletion(
+  completion: ChatCompletion,
+  state: RequestGuardrails,
+  req: Omit<GuardrailRequest, "phase" | "masker">,
+): Promise<void> {
+  const slots = completionSlots(completion);
+  if (state.output.length > 0) {
+    await runGuardrails(
+      state.output,
+      slots,
+      { ...req, phase: "output", masker: state.masker },
+      state.outcomes,
+    );
+  }
+  if (!state.reverse) return;
+  const unmasker = createUnmasker(state.masker.mapping());
+  for (const slot of slots) {
+    const text = unmasker.unmaskText(slot.text);
+    if (text !== slot.text) slot.write(text);
+  }
+}
+
+/** Built-in guardrails as one synchronous window check: a denial, or the masks to apply; flags are noted. */
+function builtinCheck(
+  guardrails: readonly ResolvedGuardrail[],
+  state: RequestGuardrails,
+  noted: Map<string, Set<string>>,
+) {
+  return (text: string) => {
+    const replace: Replacement[] = [];
+    for (const g of guardrails) {
+      const findings = findPii(text, g.pii ?? undefined);
+      if (findings.length === 0) continue;
+      const types = noted.get(g.name) ?? new Set<string>();
+      noted.set(g.name, types);
+      for (const f of findings) types.add(f.type);
+      if (g.action === "deny") {
+        return { ok: false as const, reason: g.name, categories: [...types].sort() };
+      }
+      if (g.action === "mask") {
+        for (const f of findings) {
+          const masked = state.masker.mask(text.slice(f.start, f.end), [{
+            type: f.type,
+            start: 0,
+            end: f.end - f.start,
+          }]);
+          replace.push({ start: f.start, end: f.end, with: masked });
+        }
+      }
+    }
+    return { ok: true as const, replace };
+  };
+}
+
+/** One lane of a stream (a choice's content, or one tool call's arguments) through the checks and unmasking. */
+interface Lane {
+  push(text: string): Promise<string>;
+  end(): Promise<string>;
+}
+
+function laneOf(
+  state: RequestGuardrails,
+  req: GuardrailRequest,
+  onDeny: (g: ResolvedGuardrail) => never,
+  noted: Map<string, Set<string>>,
+): Lane {
+  const builtins = state.output.filter((g) => !g.service);
+  const externals = state.output.filter((g) => g.service);
+  const holdback: Holdback | null = builtins.length > 0
+    ? createHoldback({ window: OUTPUT_WINDOW, check: builtinCheck(builtins, state, noted) })
+    : null;
+  const unmasker: Unmasker | null = state.reverse ? createUnmasker(state.masker.mapping()) : null;
+  let segment = "";
+
+  const denied = (step: { denied?: { reason: string } }) => {
+    if (!step.denied) return;
+    onDeny(builtins.find((g) => g.name === step.denied!.reason) ?? builtins[0]);
+  };
+  /** External checks on a segment (awaited), then the built-in window, then unmasking. */
+  const pass = async (text: string, last: boolean): Promise<string> => {
+    if (externals.length > 0) {
+      segment += text;
+      if (!last && segment.length < OUTPUT_WINDOW) return "";
+      const slot: TextSlot = { param: "", text: segment, write: (t) => slot.text = t };
+      await runGuardrails(externals, [slot], req, state.outcomes);
+      text = slot.text;
+      segment = "";
+    }
+    let out = text;
+    if (holdback) {
+      const step = holdback.push(text);
+      denied(step);
+      out = step.release;
+      if (last) {
+        const tail = holdback.end();
+        denied(tail);
+        out += tail.release;
+      }
+    }
+    if (!unmasker) return out;
+    return unmasker.push(out) + (last ? unmasker.end() : "");
+  };
+  return { push: (text) => pass(text, false), end: () => pass("", true) };
+}
+
+/**
+ * `stream` with the request's output guardrails and unmasking applied, lane by lane. Held text is given out in
+ * the chunk that finishes its choice (or a chunk of its own at the end); a denial fails the reader with the
+ * 400 (its outcome is in `state.outcomes` for the record). A denial in the first chunk rejects before the
+ * stream starts, so the client gets the 400 itself.
+ */
+export async function guardChunks(
+  stream: Peeked<ChatCompletionChunk>,
+  state: RequestGuardrails,
+  req: Omit<GuardrailRequest, "phase" | "masker">,
+): Promise<Peeked<ChatCompletionChunk>> {
+  const full: GuardrailRequest = { ...req, phase: "output", masker: state.masker };
+  const noted = new Map<string, Set<string>>();
+  const onDeny = (g: ResolvedGuardrail): never => {
+    const types = [...(noted.get(g.name) ?? [])].sort();
+    state.outcomes.push({ name: g.name, phase: "output", action: "deny", types });
+    throw guardrailDenied(g, "output", `it contains ${types.join(", ") || "what it refuses"}`, null);
+  };
+  const lanes = new Map<string, Lane>();
+  const lane = (key: string) => {
+    let l = lanes.get(key);
+    if (!l) lanes.set(key, l = laneOf(state, full, onDeny, noted));
+    return l;
+  };
+  let last: ChatCompletionChunk = stream.first;
+
+  async function rewrite(chunk: ChatCompletionChunk): Promise<ChatCompletionChunk> {
+    last = chunk;
+    for (const choice of chunk.choices) {
+      const index = typeof choice.index === "number" ? choice.index : 0;
+      const delta = isObject(choice.delta) ? choice.delta : undefined;
+      if (delta && typeof delta.content === "string") {
+        delta.content = await lane(`${index}:c`).push(delta.content);
+      }
+      const calls = delta && Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
+      for (const call of calls) {
+        const fn = isObject(call) ? call.function : undefined;
+        if (!isObject(fn) || typeof fn.arguments !== "string") continue;
+        fn.arguments = await lane(`${index}:t${(call as JsonObject).index ?? 0}`).push(fn.arguments);
+      }
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+        await flushChoice(index, choice as JsonObject);
+      }
+    }
+    return chunk;
+  }
+
+  /** Ends every lane of choice `index`, adding what they held to `choice`'s delta. */
+  async function flushChoice(index: number, choice: JsonObject): Promise<void> {
+    for (const [key, l] of [...lanes]) {
+      if (!key.startsWith(`${index}:`)) continue;
+      lanes.delete(key);
+      const rest = await l.end();
+      if (rest === "") continue;
+      const delta = isObject(choice.delta) ? choice.delta : (choice.delta = {}) as JsonObject;
+      if (key.endsWith(":c")) {
+        delta.content = (typeof delta.content === "string" ? delta.content : "") + rest;
+        continue;
+      }
+      const toolIndex = Number(key.slice(key.indexOf(":t") + 2));
+      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : (delta.tool_calls = []) as unknown[];
+      calls.push({ index: toolIndex, function: { arguments: rest } });
+    }
+  }
+
+  /** What is still held once the upstream ended without finishing a choice: one chunk of its own. */
+  async function leftover(): Promise<ChatCompletionChunk | undefined> {
+    if (lanes.size === 0) return undefined;
+    const indexes = new Set([...lanes.keys()].map((k) => Number(k.split(":")[0])));
+    const choices: JsonObject[] = [];
+    for (const index of indexes) {
+      const choice: JsonObject = { index, delta: {}, finish_reason: null };
+      await flushChoice(index, choice);
+      choices.push(choice);
+    }
+    return {
+      id: last.id,
+      object: "chat.completion.chunk",
+      created: last.created,
+      model: last.model,
+      choices,
+    };
+  }
+
+  let ended = false;
+  const first = await rewrite(stream.first);
+  const rest = new ReadableStream<ChatCompletionChunk>({
+    async pull(controller) {
+      try {
+        if (ended) return controller.close();
+        const next = await stream.rest.read();
+        if (next.done) {
+          ended = true;
+          const tail = await leftover();
+          if (tail) controller.enqueue(tail);
+          else controller.close();
+          return;
+        }
+        controller.enqueue(await rewrite(next.value));
+      } catch (err) {
+        await stream.rest.cancel(err).catch(() => {});
+        controller.error(err);
+      }
+    },
+    cancel: (reason) => stream.rest.cancel(reason),
+  }, { highWaterMark: 0 }).getReader();
+  return { first, rest };
+}

@@ -1,0 +1,85 @@
+/**
+ * `guardrails:` as the request path runs them: each entry resolved once per config (a reload makes new ones),
+ * external ones with their service built (an `openai_moderation` entry naming a provider takes that provider's
+ * key and base URL). The config's semantic checks have refused what cannot resolve.
+ *
+ * @module
+ */
+import type { GuardrailConfig } from "../config/guardrails_schema.ts";
+import type { ProviderConfig } from "../config/schema.ts";
+import { createGuardrailService, type GuardrailServiceConfig } from "./external/index.ts";
+import type { ResolvedGuardrail } from "./resolved.ts";
+import type { GuardrailPhase } from "./types.ts";
+
+const PHASES: Record<"input" | "output" | "both", readonly GuardrailPhase[]> = {
+  input: ["input"],
+  output: ["output"],
+  both: ["input", "output"],
+};
+
+/** An external entry as its service's factory takes it: without the gateway's own keys. */
+function serviceConfig(
+  entry: Exclude<GuardrailConfig, { type: "pii" }>,
+  providers: ReadonlyMap<string, ProviderConfig>,
+): GuardrailServiceConfig {
+  const { phase: _p, message: _m, action: _a, timeout: _t, on_failure: _f, ...rest } = entry;
+  if (rest.type !== "openai_moderation") return rest as GuardrailServiceConfig;
+  const { provider: name, ...own } = rest;
+  const provider = name === undefined ? undefined : providers.get(name);
+  if (provider === undefined) return own as GuardrailServiceConfig;
+  const p = provider as { api_key?: string; base_url?: string };
+  return {
+    ...own,
+    api_key: own.api_key ?? p.api_key ?? "",
+    ...(own.base_url ?? p.base_url ? { base_url: own.base_url ?? p.base_url } : {}),
+  } as GuardrailServiceConfig;
+}
+
+/** Every guardrail of the config, by name. */
+export function resolveGuardrails(
+  entries: Readonly<Record<string, GuardrailConfig>>,
+  providers: ReadonlyMap<string, ProviderConfig>,
+  env: Readonly<Record<string, string | undefined>> = {},
+): ReadonlyMap<string, ResolvedGuardrail> {
+  const out = new Map<string, ResolvedGuardrail>();
+  for (const [name, entry] of Object.entries(entries)) {
+    const base = { name, phases: new Set(PHASES[entry.phase]), message: entry.message ?? null };
+    if (entry.type === "pii") {
+      out.set(
+        name,
+        Object.freeze({
+          ...base,
+          action: entry.action,
+          reverse: entry.reverse,
+          pii: entry.entities ?? null,
+          service: null,
+          timeoutMs: 0,
+          onFailure: "fail_closed" as const,
+        }),
+      );
+      continue;
+    }
+    out.set(
+      name,
+      Object.freeze({
+        ...base,
+        action: entry.action,
+        reverse: false,
+        pii: null,
+        service: createGuardrailService(serviceConfig(entry, providers), { env }),
+        timeoutMs: entry.timeout,
+        onFailure: entry.on_failure,
+      }),
+    );
+  }
+  return out;
+}
+
+/** The guardrails `names` attach, in order (names the config checks found). */
+export function attached(
+  all: ReadonlyMap<string, ResolvedGuardrail>,
+  names: readonly string[] | undefined,
+): readonly ResolvedGuardrail[] | undefined {
+  if (!names || names.length === 0) return undefined;
+  return Object.freeze(names.flatMap((n) => all.get(n) ?? []));
+}

@@ -1,0 +1,142 @@
+/**
+ * External guardrails through the gateway (issue 27, acceptance 4 and 5): a slow or failing service under
+ * `fail_open` lets the request through within its timeout plus noise (recorded as an error) and under
+ * `fail_closed` refuses it with a clear 503; neither puts the request's text in the logs. The moderation
+ * adapter reached through a configured `openai` provider refuses a flagged request; the Bedrock adapter's
+ * masking replaces a text before the upstream sees it (its fake verifies the SigV4 signature).
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { type ScriptedChat, startScriptedChat } from "../helpers/scripted_chat.ts";
+import {
+  FAKE_GUARDRAIL_AWS,
+  FAKE_MODERATION_KEY,
+  type FakeBedrockGuardrail,
+  type FakeModeration,
+  type FakeWebhook,
+  startFakeBedrockGuardrail,
+  startFakeModeration,
+  startFakeWebhook,
+} from "../helpers/fake_guardrails.ts";
+
+const TOKEN = "gw-ext-guardrails-0123456789abcdef";
+const SECRET_TEXT = "the quarterly numbers are 12345-confidential";
+
+interface Rig {
+  gw: TestGateway;
+  up: ScriptedChat;
+  hook: FakeWebhook;
+  moderation: FakeModeration;
+  bedrock: FakeBedrockGuardrail;
+}
+
+async function withRig(fn: (rig: Rig) => Promise<void>) {
+  const up = startScriptedChat();
+  const hook = startFakeWebhook();
+  const moderation = startFakeModeration();
+  const bedrock = startFakeBedrockGuardrail();
+  const gw = await startGateway(`
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-scripted-0123456789 }
+  mod: { type: openai, base_url: "${moderation.url}/v1", api_key: ${FAKE_MODERATION_KEY} }
+guardrails:
+  hook-open: { type: webhook, url: "${hook.url}/check", timeout: 300ms, on_failure: fail_open }
+  hook-closed: { type: webhook, url: "${hook.url}/check", timeout: 300ms, on_failure: fail_closed }
+  moderation: { type: openai_moderation, provider: mod }
+  aws:
+    type: bedrock
+    guardrail_identifier: ${FAKE_GUARDRAIL_AWS.guardrailIdentifier}
+    guardrail_version: "${FAKE_GUARDRAIL_AWS.guardrailVersion}"
+    region: ${FAKE_GUARDRAIL_AWS.region}
+    endpoint: "${bedrock.url}"
+    access_key_id: ${FAKE_GUARDRAIL_AWS.accessKeyId}
+    secret_access_key: "${FAKE_GUARDRAIL_AWS.secretAccessKey}"
+models:
+  open: { type: chat, targets: [ { provider: up, model: s, retries: 0 } ], guardrails: [hook-open] }
+  closed: { type: chat, targets: [ { provider: up, model: s, retries: 0 } ], guardrails: [hook-closed] }
+  moderated: { type: chat, targets: [ { provider: up, model: s, retries: 0 } ], guardrails: [moderation] }
+  aws: { type: chat, targets: [ { provider: up, model: s, retries: 0 } ], guardrails: [aws] }
+tokens:
+  - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  try {
+    await fn({ gw, up, hook, moderation, bedrock });
+  } finally {
+    await gw.stop();
+    await Promise.all([up.stop(), hook.stop(), moderation.stop(), bedrock.stop()]);
+  }
+}
+
+function ask(gw: TestGateway, model: string, content: string): Promise<Response> {
+  return fetch(`${gw.baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, messages: [{ role: "user", content }] }),
+  });
+}
+
+Deno.test("external guardrails: a slow service fails open within its timeout, or closed with a 503; no text in logs", async () => {
+  await withRig(async ({ gw, up, hook }) => {
+    hook.faults.delayMs = 5_000;
+    const started = performance.now();
+    const open = await ask(gw, "open", SECRET_TEXT);
+    const took = performance.now() - started;
+    assert.equal(open.status, 200, await open.clone().text());
+    await open.body?.cancel();
+    assert.ok(took < 300 + 1_500, `served within the timeout plus noise: ${Math.round(took)} ms`);
+    assert.equal(up.seen.length, 1);
+
+    const closed = await ask(gw, "closed", SECRET_TEXT);
+    assert.equal(closed.status, 503);
+    const error = (await closed.json()).error;
+    assert.equal(error.code, "guardrail_unavailable");
+    assert.match(error.message, /hook-closed/);
+    assert.equal(up.seen.length, 1, "a request refused by fail_closed never reaches the upstream");
+
+    // A service that answers 500: the same two outcomes.
+    hook.faults.delayMs = 0;
+    hook.faults.failStatus = 500;
+    assert.equal((await ask(gw, "open", SECRET_TEXT)).status, 200);
+    assert.equal((await ask(gw, "closed", SECRET_TEXT)).status, 503);
+    await new Promise((r) => setTimeout(r, 100));
+    const logs = JSON.stringify(gw.logs);
+    assert.ok(!logs.includes("12345-confidential"), "the request's text is in no log line");
+    assert.match(logs, /guardrail:hook-open/, "the fail-open request's record names the guardrail");
+  });
+});
+
+Deno.test("external guardrails: webhook deny and replace, moderation through a provider, Bedrock masking", async () => {
+  await withRig(async ({ gw, up, hook, moderation, bedrock }) => {
+    hook.answer = { action: "deny", reason: "not today", categories: ["finance"] };
+    const denied = await ask(gw, "open", SECRET_TEXT);
+    assert.equal(denied.status, 400);
+    assert.match((await denied.json()).error.message, /not today/);
+    hook.answer = (body: unknown) => ({
+      action: "replace",
+      texts: (body as { texts: string[] }).texts.map((t) => t.replace("12345-confidential", "[hidden]")),
+      categories: ["finance"],
+    });
+    assert.equal((await ask(gw, "open", SECRET_TEXT)).status, 200);
+    assert.match(JSON.stringify(up.seen.at(-1)), /\[hidden\]/);
+    assert.ok(!JSON.stringify(up.seen.at(-1)).includes("12345-confidential"));
+
+    const flagged = await ask(gw, "moderated", `plan the ${moderation.flagWord} now`);
+    assert.equal(flagged.status, 400);
+    assert.match((await flagged.json()).error.message, /violence/);
+    assert.equal((await ask(gw, "moderated", "a calm question")).status, 200);
+
+    const masked = await ask(gw, "aws", "mail me at bob@example.com");
+    assert.equal(masked.status, 200);
+    await masked.body?.cancel();
+    assert.ok(
+      !JSON.stringify(up.seen.at(-1)).includes("bob@example.com"),
+      "the guardrail's mask went upstream",
+    );
+    assert.ok(bedrock.calls.length > 0);
+    assert.ok(
+      bedrock.signatures.length > 0 && bedrock.signatures.every(Boolean),
+      "every ApplyGuardrail call was signed correctly",
+    );
+  });
+});
