@@ -145,7 +145,7 @@ export function deliver(ctx: RequestContext, answer: Answer): Response {
  * The answer's guardrail outcomes in the access record: their rules, `deny` when one withheld the answer (a
  * stream already answered 200), `modify` when one masked it. Input outcomes were noted at admission.
  */
-function noteOutputGuardrails(ctx: RequestContext): void {
+export function noteOutputGuardrails(ctx: RequestContext): void {
   const state = ctx.guardrails;
   if (!state) return;
   const output = state.outcomes.filter((o) => o.phase === "output");
@@ -160,7 +160,6 @@ function noteOutputGuardrails(ctx: RequestContext): void {
 
 /** The usage record of a finished request. */
 export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
-  noteOutputGuardrails(ctx);
   const r = ctx.record;
   return {
     time,

@@ -16,7 +16,7 @@ import {
 } from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
 import type { Middleware } from "./compose.ts";
-import { usageRecordOf } from "./accounting.ts";
+import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
 import { dialectOf, endpointOf, isAdminPath, matchRoute } from "./endpoints.ts";
 
 /**
@@ -101,6 +101,8 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
       tokens: (record.prompt_tokens ?? 0) + (record.completion_tokens ?? 0),
       cost: record.cost ?? 0,
     });
+    // The answer's guardrails are part of the outcome the spans, the usage record and the log line all show.
+    if (ctx.guardrails) noteOutputGuardrails(ctx);
     // The spans end with the request: for a stream, after its last chunk (telemetry on only).
     ctx.trace?.end(record, matchRoute(record.path)?.spec.path);
     if (record.endpoint !== undefined) {

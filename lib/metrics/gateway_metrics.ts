@@ -147,6 +147,7 @@ export class GatewayMetrics {
   readonly requests: Counter<readonly ["endpoint", "alias", "provider", "status", "outcome"]>;
   readonly denials: Counter<readonly ["rule"]>;
   readonly modifications: Counter<readonly ["rule"]>;
+  readonly guardrails: Counter<readonly ["guardrail", "phase", "action"]>;
   readonly tokens: Counter<readonly ["alias", "provider", "type"]>;
   readonly cost: Counter<readonly ["alias", "provider"]>;
   readonly costByClass: Counter<readonly ["alias", "provider", "class"]>;
@@ -193,6 +194,13 @@ export class GatewayMetrics {
       "gateway_policy_modifications_total",
       "Requests modified by the policy, by rule.",
       ["rule"],
+      opts,
+    );
+    this.guardrails = r.counter(
+      "gateway_guardrail_outcomes_total",
+      "Guardrail outcomes other than a clean pass, by guardrail, phase (input, output) and action (deny, mask, " +
+        "flag, replace, error).",
+      ["guardrail", "phase", "action"],
       opts,
     );
     this.tokens = r.counter(
@@ -271,6 +279,9 @@ export class GatewayMetrics {
     if (record.outcome === "deny" || record.outcome === "modify") {
       const rule = record.rule === null ? "" : this.#rules.get(record.rule);
       (record.outcome === "deny" ? this.denials : this.modifications).inc([rule]);
+    }
+    for (const g of record.guardrails ?? []) {
+      this.guardrails.inc([this.#rules.get(g.name), g.phase, g.action]);
     }
 
     const input = amount(record.prompt_tokens);

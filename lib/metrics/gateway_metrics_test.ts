@@ -177,6 +177,7 @@ Deno.test("recordRequest/recordAttempt: /metrics parses and its counters match t
     ["gateway_requests_total", "COUNTER"],
     ["gateway_denials_total", "COUNTER"],
     ["gateway_policy_modifications_total", "COUNTER"],
+    ["gateway_guardrail_outcomes_total", "COUNTER"],
     ["gateway_tokens_total", "COUNTER"],
     ["gateway_cost_total", "COUNTER"],
     ["gateway_cost_by_class_total", "COUNTER"],

@@ -268,6 +268,15 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
       alias: model.endUserLimits ?? null,
       token: token.endUserLimits ?? null,
     },
+    // The alias's guardrails, then the token's, as a request meets them; they judge the text sent, so are
+    // listed, not judged (docs/guardrails.md).
+    guardrails: [...(model.guardrails ?? []), ...(token.guardrails ?? [])].map((g) => ({
+      rule: `guardrail:${g.name}`,
+      phases: [...g.phases],
+      action: g.action,
+      kind: g.service ? "external" : "pii",
+      ...(g.service ? { timeout_ms: g.timeoutMs, on_failure: g.onFailure } : { entities: g.pii }),
+    })),
     max_tokens: token.maxTokens,
     content_rules: contentRules,
     strategy: model.strategy,

@@ -146,6 +146,16 @@ export interface Explanation {
     readonly alias: EndUserLimitsConfig | null;
     readonly token: EndUserLimitsConfig | null;
   };
+  /** The guardrails a request meets (the alias's, then the token's); they depend on the text, so are not judged. */
+  readonly guardrails: readonly {
+    readonly rule: string;
+    readonly phases: readonly string[];
+    readonly action: string;
+    readonly kind: "pii" | "external";
+    readonly timeout_ms?: number;
+    readonly on_failure?: string;
+    readonly entities?: readonly string[] | null;
+  }[];
   readonly max_tokens: number | null;
   readonly content_rules: readonly ExplainContentRule[];
   readonly strategy: ResolvedModel["strategy"];

@@ -294,6 +294,9 @@ models:
       - { name: ssn, pattern: "\\\\b\\\\d{3}-\\\\d{2}-\\\\d{4}\\\\b", action: redact }
   chat-cached: { type: chat, targets: [ { provider: local, model: echo, ${price} } ], cache: {} }
   chat-fail: { type: chat, targets: [ { provider: up, model: fail, retries: 0 } ] }
+  chat-guarded: { type: chat, targets: [ { provider: local, model: echo, ${price} } ], guardrails: [emails] }
+guardrails:
+  emails: { type: pii, entities: [EMAIL], action: mask }
 ${TEST_TOKENS_YAML}
 admin_tokens:
   - { name: ops, sha256: ${hashToken(ADMIN)} }
@@ -331,6 +334,11 @@ async function metricsAfterTraffic(): Promise<string> {
       messages: [{ role: "user", content: "123-45-6789" }],
     });
     assert.equal(redacted, 200);
+    const masked = await chat(gw, {
+      model: "chat-guarded",
+      messages: [{ role: "user", content: "mail bob@example.com" }],
+    });
+    assert.equal(masked, 200);
     up.script.push({ status: 500 });
     assert.equal(await chat(gw, { model: "chat-fail" }), 502);
     const response = await fetch(`${gw.url}/metrics`);

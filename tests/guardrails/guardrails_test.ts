@@ -264,6 +264,15 @@ Deno.test("guardrails: every outcome is in the usage record by guardrail, action
     assert.equal(denied.outcome, "deny");
     assert.equal(denied.rule, "guardrail:no-cards");
     assert.equal(denied.status, 400);
+    const explained = await (await fetch(`${gw.url}/admin/explain?token=app&model=chat-guarded`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    })).json();
+    assert.deepEqual(
+      explained.guardrails.map((
+        g: { rule: string; phases: string[]; action: string },
+      ) => [g.rule, g.phases, g.action]),
+      [["guardrail:no-cards", ["input", "output"], "deny"], ["guardrail:mask-emails", ["input"], "mask"]],
+    );
     const everything = JSON.stringify([masked, denied]) + JSON.stringify(gw.logs);
     assert.ok(
       !everything.includes(EMAIL) && !everything.includes("4111"),
