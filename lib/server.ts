@@ -35,6 +35,7 @@ import {
   handleUsage,
 } from "./api/admin/handlers.ts";
 import { handleEmbeddings } from "./api/embeddings/handlers.ts";
+import { handleModerations } from "./api/moderations/handlers.ts";
 import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
 import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
@@ -85,6 +86,7 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
   return {
     chat: handleChatCompletions,
     embeddings: handleEmbeddings,
+    moderations: handleModerations,
     responses: handleResponses,
     responsesInputTokens: handleResponsesInputTokens,
     responsesCompact: handleResponsesCompact,

@@ -21,10 +21,11 @@ export function checkCache(config: unknown): SemanticIssue[] {
   for (const [alias, model] of entriesOf(models)) {
     const cache = field(model, "cache");
     if (!isRecord(cache)) continue;
-    if (stringField(model, "type") === "embedding") {
+    const type = stringField(model, "type");
+    if (type === "embedding" || type === "moderation") {
       issues.push({
         path: ["models", alias, "cache"],
-        message: "the response cache serves chat aliases; remove cache: from this embedding alias",
+        message: `the response cache serves chat aliases; remove cache: from this ${type} alias`,
       });
     }
     const embeddings = stringField(field(cache, "semantic"), "embeddings");

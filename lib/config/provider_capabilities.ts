@@ -19,7 +19,11 @@ export type ProviderType = ProviderConfig["type"];
 
 /** What one provider type can do, as the gateway's client APIs and config validation need to know it. */
 export interface ProviderCapabilities {
-  /** The alias types (`models.<alias>.type`) its targets may serve: chat completions, embeddings. */
+  /**
+   * The alias types (`models.<alias>.type`) its targets may serve: chat completions, embeddings, moderations
+   * (OpenAI's `/moderations`, which only OpenAI itself has: Azure OpenAI does not offer it, its moderation is
+   * the separate Content Safety service).
+   */
   readonly serves: readonly ModelType[];
   /**
    * Speaks OpenAI's Responses API, so `/v1/responses` is passed through instead of translated:
@@ -56,7 +60,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     topK: false,
   },
   openai: {
-    serves: ["chat", "embedding"],
+    serves: ["chat", "embedding", "moderation"],
     gemini: false,
     responses: "when_configured",
     messages: "never",

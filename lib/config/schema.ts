@@ -51,7 +51,15 @@ export {
  * The API endpoint names, the one list of them: token `endpoints:` scopes, policy, usage records and metrics
  * labels use these; `http/endpoints.ts` gives each one its route(s).
  */
-export const ENDPOINTS = ["chat", "embeddings", "models", "responses", "messages", "gemini"] as const;
+export const ENDPOINTS = [
+  "chat",
+  "embeddings",
+  "models",
+  "responses",
+  "messages",
+  "gemini",
+  "moderations",
+] as const;
 
 const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
@@ -153,7 +161,8 @@ const targetSchema = z.strictObject({
 });
 
 const modelSchema = z.strictObject({
-  type: z.enum(["chat", "embedding"]),
+  /** What the alias serves: chat completions (and every chat-form API), embeddings, or moderations. */
+  type: z.enum(["chat", "embedding", "moderation"]),
   /**
    * How a request picks among targets: `fallback` tries them in order; `weighted` picks at random by weight;
    * `latency` takes the faster of two random targets by recent latency. Failed targets fall back to the rest.
@@ -370,7 +379,8 @@ export const MODEL_ENDPOINTS = {
   messages: "chat",
   gemini: "chat",
   embeddings: "embedding",
-} as const satisfies Partial<Record<Endpoint, "chat" | "embedding">>;
+  moderations: "moderation",
+} as const satisfies Partial<Record<Endpoint, ModelType>>;
 
 /** Whether a request to `endpoint` reaches the policy in the chat form (chat, Responses, Messages, Gemini). */
 export function isChatFormEndpoint(endpoint: Endpoint): boolean {
@@ -383,4 +393,5 @@ export type ModelType = ModelConfig["type"];
 export const BUILTIN_MODELS: Record<ModelType, readonly string[]> = {
   chat: ["echo"],
   embedding: ["hash"],
+  moderation: [],
 };

@@ -28,12 +28,38 @@ Deno.test("checkConfig: an alias type the provider type cannot serve", () => {
     },
     {
       serves: { builtin: ["chat", "embedding"], openai: ["chat"] },
-      builtinModels: { chat: [], embedding: [] },
+      builtinModels: { chat: [], embedding: [], moderation: [] },
     },
   );
   assert.deepEqual(found, [{
     path: "models.emb.targets.0.provider",
     message: 'provider "up" (type openai) cannot serve embedding models',
+  }]);
+});
+
+Deno.test("checkConfig: moderation aliases are served by openai providers only (not azure, not builtin)", () => {
+  const found = issues({
+    providers: {
+      oa: { type: "openai", base_url: "http://h/v1" },
+      az: { type: "azure", base_url: "https://r.openai.azure.com/openai/v1", api_key: "k" },
+      local: { type: "builtin" },
+    },
+    models: {
+      mod: {
+        type: "moderation",
+        targets: [{ provider: "oa", model: "omni-moderation-latest" }, { provider: "az", model: "m" }, {
+          provider: "local",
+          model: "echo",
+        }],
+      },
+    },
+  });
+  assert.deepEqual(found, [{
+    path: "models.mod.targets.1.provider",
+    message: 'provider "az" (type azure) cannot serve moderation models',
+  }, {
+    path: "models.mod.targets.2.provider",
+    message: 'provider "local" (type builtin) cannot serve moderation models',
   }]);
 });
 

@@ -55,7 +55,8 @@ export async function checkInput(
   keep: (state: RequestGuardrails) => void,
 ): Promise<RequestGuardrails | undefined> {
   const input = guardrailsFor("input", model?.guardrails, token.guardrails);
-  const output = endpoint === "embeddings"
+  // Embeddings and moderations answer with no text a model said: nothing to check on the way out.
+  const output = endpoint === "embeddings" || endpoint === "moderations"
     ? []
     : guardrailsFor("output", model?.guardrails, token.guardrails);
   if (input.length === 0 && output.length === 0) return undefined;

@@ -53,6 +53,13 @@ export const ROUTES = {
     endpoint: "embeddings",
     modelType: "embedding",
   },
+  moderations: {
+    path: "/v1/moderations",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "moderations",
+    modelType: "moderation",
+  },
   responses: {
     path: "/v1/responses",
     methods: ["POST"],

@@ -156,7 +156,8 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
     const what = r.action === "deny" ? "denies (400) a request" : "redacts the matches in a request";
     judge(r.rule, true, `${what} whose text matches /${r.pattern}/${r.flags}; depends on the text sent`);
   }
-  const ceiling = endpoint !== "embeddings" ? token.maxTokens : null;
+  // The engine applies the ceiling to chat-form requests only (not embeddings or moderations).
+  const ceiling = MODEL_ENDPOINTS[endpoint] === "chat" ? token.maxTokens : null;
   if (ceiling !== null) {
     judge(
       "token.max_tokens",

@@ -12,7 +12,7 @@ import { HealthRegistry } from "../routing/health.ts";
 import { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
 import { createPolicyEngine, type PolicyEngine } from "./engine.ts";
 import { explain } from "./explain.ts";
-import type { Explanation, ModelEndpoint } from "./explanation.ts";
+import { defaultEndpoint, type Explanation, type ModelEndpoint } from "./explanation.ts";
 import { createRedisCounterStore } from "./redis_counter_store.ts";
 import { createResilientCounterStore, type OnFailure } from "./resilient_counter_store.ts";
 
@@ -397,4 +397,10 @@ Deno.test("explain: Redis-backed counters give the same numbers as memory", asyn
     if (keys.length > 0) await admin.del(...keys);
     await admin.quit();
   }
+});
+
+Deno.test("explain: an alias is explained for the endpoint of its type by default", () => {
+  assert.equal(defaultEndpoint("chat"), "chat");
+  assert.equal(defaultEndpoint("embedding"), "embeddings");
+  assert.equal(defaultEndpoint("moderation"), "moderations");
 });

@@ -24,7 +24,8 @@ export type ModelEndpoint = keyof typeof MODEL_ENDPOINTS;
 
 /** The endpoint explained when none is named: the one an alias of this type is for. */
 export function defaultEndpoint(type: ModelType): ModelEndpoint {
-  return type === "embedding" ? "embeddings" : "chat";
+  if (type === "embedding") return "embeddings";
+  return type === "moderation" ? "moderations" : "chat";
 }
 
 /** What `explain` (explain.ts) needs. */

@@ -1,8 +1,9 @@
 /**
  * The texts of a request a rule or guardrail reads and may rewrite in place, each with the request parameter
  * it sits at: string message contents and text parts of array contents (any role: system prompts, tool
- * results), optionally assistant tool-call arguments, and the strings of an embeddings `input`. A request of
- * the Responses, Messages or Gemini API is read in its chat form, where its instructions are a system message.
+ * results), optionally assistant tool-call arguments, and the strings of an embeddings or moderations `input`
+ * (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API is read in its chat
+ * form, where its instructions are a system message.
  *
  * @module
  */
@@ -49,7 +50,7 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
   return slots;
 }
 
-function embeddingSlots(body: JsonObject): TextSlot[] {
+function inputSlots(body: JsonObject): TextSlot[] {
   const input = body.input;
   if (typeof input === "string") return [{ param: "input", text: input, write: (t) => body.input = t }];
   if (!Array.isArray(input)) return [];
@@ -61,6 +62,8 @@ function embeddingSlots(body: JsonObject): TextSlot[] {
         text: item,
         write: (t) => input[i] = t,
       });
+    } else if (isObject(item) && item.type === "text" && typeof item.text === "string") {
+      slots.push({ param: `input[${i}].text`, text: item.text, write: (t) => item.text = t });
     }
   });
   return slots;
@@ -74,5 +77,5 @@ export function textSlots(
 ): TextSlot[] {
   if (!body) return [];
   if (isChatFormEndpoint(endpoint)) return chatSlots(body, options.toolArguments ?? false);
-  return endpoint === "embeddings" ? embeddingSlots(body) : [];
+  return endpoint === "embeddings" || endpoint === "moderations" ? inputSlots(body) : [];
 }

@@ -52,6 +52,11 @@ Deno.test("capabilities: every row matches what that type's adapter implements",
         assert.equal(countsInputTokens(t), row.countTokens === "always");
       }
       assert.equal(takesTopK(t), row.topK);
+      assert.equal(
+        typeof provider.moderate === "function",
+        row.serves.includes("moderation"),
+        `${type} moderation`,
+      );
     }
   }
 });

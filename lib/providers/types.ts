@@ -22,6 +22,25 @@ export interface EmbeddingResult {
   usage: { prompt_tokens: number; total_tokens: number };
 }
 
+/**
+ * A moderation request (OpenAI's CreateModerationRequest), validated by the client API: `input` a string, an
+ * array of strings, or an array of `text` / `image_url` parts; `model` already the target's when it reaches a
+ * provider. Other fields the client sent travel with it.
+ */
+export interface ModerationRequest extends JsonObject {
+  model: string;
+  input: string | string[] | JsonObject[];
+}
+
+/**
+ * What a provider returns for a moderation: the upstream's id (null when it sent none) and its results, each
+ * checked to have a boolean `flagged` and `categories` / `category_scores` objects, otherwise as sent.
+ */
+export interface ModerationResult {
+  id: string | null;
+  results: JsonObject[];
+}
+
 /** Everything a provider needs to make one upstream call. */
 export interface UpstreamCall {
   readonly target: ResolvedTarget;
@@ -116,6 +135,12 @@ export interface Provider {
    * Messages API (`anthropic`; `bedrock` for Claude models only: callers check the target first).
    */
   messages?(body: JsonObject, call: MessagesCall): Promise<NativeMessagesResult>;
+  /**
+   * Classifies a moderation request (model already the target's) at an upstream that has OpenAI's moderations
+   * endpoint (`POST {base}/moderations`). Present for the provider types whose capability row serves
+   * `moderation` aliases.
+   */
+  moderate?(request: ModerationRequest, call: UpstreamCall): Promise<ModerationResult>;
   /**
    * The upstream's exact count of the input tokens of a request, where the vendor has a counting endpoint;
    * `null` for a request this vendor cannot count (the caller estimates instead).

@@ -23,6 +23,7 @@ import { toUpstreamChatBody, toUpstreamEmbeddingBody } from "./request.ts";
 import { chatCompletionFrom, embeddingResultFrom } from "./response.ts";
 import { openAIChunkTransformer } from "./stream.ts";
 import { nativeResponsesAdapter } from "./responses.ts";
+import { moderationResultFrom, toUpstreamModerationBody } from "./moderations.ts";
 
 /** Request headers without the key: operator extras first, then the ones the gateway sets. */
 function requestHeaders(config: OpenAIProviderConfig, call: UpstreamCall, stream: boolean) {
@@ -82,6 +83,12 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
         call,
         send,
       ),
+    moderationRequest: (request, call) => ({
+      url: endpoint(config, "/moderations"),
+      headers: requestHeaders(config, call, false),
+      body: JSON.stringify(toUpstreamModerationBody(request, call.target.model)),
+    }),
+    moderationResult: (json, provider) => moderationResultFrom(provider, json),
   };
   if (!config.native_responses) return adapter;
   // The upstream speaks the Responses API itself: passthrough and its token counting.

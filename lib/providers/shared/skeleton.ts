@@ -21,6 +21,8 @@ import type {
   ChatResult,
   EmbeddingResult,
   MessagesCall,
+  ModerationRequest,
+  ModerationResult,
   NativeMessagesResult,
   NativeResponsesResult,
   Provider,
@@ -85,6 +87,13 @@ export interface ProviderAdapter {
   /** The stages a native Messages stream goes through, from bytes to event objects. */
   messagesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
+   * Only for a vendor with OpenAI's moderations endpoint: the request classifying `request`, without
+   * credentials. With {@linkcode moderationResult}, it makes the provider's `moderate` method.
+   */
+  moderationRequest?(request: ModerationRequest, call: UpstreamCall): UpstreamRequest;
+  /** The moderation answer's id and results; a 502 `GatewayError` for an answer it cannot read. */
+  moderationResult?(json: JsonObject, provider: string): ModerationResult;
+  /**
    * Only for a vendor with a token-counting endpoint: the counting request for `input`, without credentials, or
    * `null` for a request it cannot count. With {@linkcode inputTokens}, it makes `countInputTokens`.
    */
@@ -130,6 +139,8 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     messagesStages,
     countTokensRequest,
     inputTokens,
+    moderationRequest,
+    moderationResult,
   } = adapter;
   if (responsesRequest && responsesStages) {
     provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
@@ -160,6 +171,12 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
         return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
       }
       return { kind: "stream", events: pullStages(res.body, messagesStages(call)) };
+    };
+  }
+  if (moderationRequest && moderationResult) {
+    provider.moderate = async (request: ModerationRequest, call: UpstreamCall): Promise<ModerationResult> => {
+      const res = await send(moderationRequest(request, call), call);
+      return moderationResult(parseJsonObject(call.target.provider, await res.text()), call.target.provider);
     };
   }
   if (countTokensRequest && inputTokens) {
