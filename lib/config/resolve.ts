@@ -209,6 +209,7 @@ export function resolveConfig(
     models,
     tokens,
     teams,
+    guardrails,
     adminTokens,
     source,
     scrubber: createScrubber(configSecrets(cfg, secrets)),

@@ -241,6 +241,11 @@ export interface ResolvedConfig {
   readonly tokens: ReadonlyMap<string, ResolvedToken>;
   /** Teams by name (absent in configs built by hand: none). */
   readonly teams?: ReadonlyMap<string, ResolvedTeam>;
+  /**
+   * The config's guardrails (`guardrails:`) by name, resolved once per config: what issued tokens attach by
+   * name (absent in configs built by hand: none).
+   */
+  readonly guardrails?: ReadonlyMap<string, ResolvedGuardrail>;
   /** Admin tokens by lower-case hex SHA-256. */
   readonly adminTokens: ReadonlyMap<string, ResolvedAdminToken>;
   /** Where the config came from (a path, or "<default>"), for messages. */

@@ -95,3 +95,11 @@ export const POSTGRES_TEAMS_MIGRATION: readonly string[] = [
    )`,
   "CREATE UNIQUE INDEX teams_live_name ON teams (name) WHERE deleted_at IS NULL",
 ];
+
+/**
+ * Schema migration 13 of the PostgreSQL database: the guardrails attached to a token (their names, `json` as
+ * `end_user_limits`; NULL: none). Tokens stored before it keep working as they did (no guardrails of their own).
+ */
+export const POSTGRES_TOKENS_GUARDRAILS_MIGRATION: readonly string[] = [
+  "ALTER TABLE tokens ADD COLUMN guardrails json",
+];

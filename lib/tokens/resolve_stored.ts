@@ -9,6 +9,8 @@
 import { type AliasIndex, indexAliases } from "../config/alias_patterns.ts";
 import { resolveTokenCache, withinTeam } from "../config/resolve.ts";
 import type { ResolvedConfig, ResolvedTeam, ResolvedToken } from "../config/types.ts";
+import { attached } from "../guardrails/resolve.ts";
+import type { ResolvedGuardrail } from "../guardrails/resolved.ts";
 import type { StoredTeam, StoredToken, TokenSecret } from "./types.ts";
 
 /** The merged token map, and the stored tokens left out because a config token has their name. */
@@ -40,6 +42,7 @@ export function resolveStoredSecret(
   secret: TokenSecret,
   aliases: AliasIndex,
   teams: ReadonlyMap<string, ResolvedTeam> = new Map(),
+  guardrails: ReadonlyMap<string, ResolvedGuardrail> = new Map(),
 ): ResolvedToken {
   // A team removed from the config since the token joined it: the token keeps its own rules only (the
   // admin API refuses to put a token in a team that does not exist).
@@ -59,6 +62,9 @@ export function resolveStoredSecret(
     cache: resolveTokenCache(token.cache ?? undefined),
     team,
     endUserLimits: token.end_user_limits ?? null,
+    // A guardrail removed from the config since is skipped, as a team that left (the admin API refuses to
+    // attach one that does not exist).
+    guardrails: attached(guardrails, token.guardrails ?? undefined),
     id: token.id,
     source: "api" as const,
   });
@@ -123,7 +129,7 @@ export function mergeStoredTokens(config: ResolvedConfig, stored: readonly Store
     }
     for (const secret of token.secrets) {
       if (tokens.has(secret.sha256)) continue;
-      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases, config.teams));
+      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases, config.teams, config.guardrails));
     }
   }
   return { tokens, clashes };

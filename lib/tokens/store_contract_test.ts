@@ -36,6 +36,7 @@ contract(
       cache: false,
       team: null,
       end_user_limits: null,
+      guardrails: null,
       expires_at: null,
       disabled: true,
       revoked_at: "2026-11-24T10:00:00.000Z",
@@ -80,14 +81,14 @@ contract(
     const member = makeToken({ name: "member" });
     const loose = makeToken({ name: "loose", team: null, end_user_limits: { tpm: 1000, max_users: 10_000 } });
     // A row put without either field (as written before teams): none, and the stores all say so as null.
-    const { team: _t, end_user_limits: _l, ...old } = makeToken({ name: "old" });
+    const { team: _t, end_user_limits: _l, guardrails: _g, ...old } = makeToken({ name: "old" });
     for (const token of [member, loose, old]) await store.put(token, makeAudit(token));
     const find = async (id: string) => (await store.loadAll()).tokens.find((t) => t.id === id)!;
     assert.equal((await find(member.id)).team, "platform");
     assert.deepEqual((await find(member.id)).end_user_limits, member.end_user_limits);
     assert.equal((await find(loose.id)).team, null);
     assert.deepEqual((await find(loose.id)).end_user_limits, { tpm: 1000, max_users: 10_000 });
-    assert.deepEqual(await find(old.id), { ...old, team: null, end_user_limits: null });
+    assert.deepEqual(await find(old.id), { ...old, team: null, end_user_limits: null, guardrails: null });
     // Replaced and cleared.
     const moved = {
       ...member,
@@ -99,7 +100,37 @@ contract(
     assert.deepEqual(await find(member.id), moved);
     const joined = { ...old, team: "platform", updated_at: "2026-11-24T11:00:00.000Z" };
     await store.put(joined, makeAudit(joined), old.updated_at);
-    assert.deepEqual(await find(old.id), { ...joined, end_user_limits: null });
+    assert.deepEqual(await find(old.id), { ...joined, end_user_limits: null, guardrails: null });
+  },
+);
+
+contract(
+  "a token's guardrails come back as put, in order, are replaced and cleared; absent reads as null",
+  async ({ store }) => {
+    const guarded = makeToken({ name: "guarded", guardrails: ["no-cards", "moderation"] });
+    const single = makeToken({ name: "single", guardrails: ["moderation"] });
+    // A row put without the field (as written before guardrails on issued tokens): none, as null.
+    const { guardrails: _g, ...old } = makeToken({ name: "old" });
+    for (const token of [guarded, single, old]) await store.put(token, makeAudit(token));
+    const find = async (id: string) => (await store.loadAll()).tokens.find((t) => t.id === id)!;
+    assert.deepEqual((await find(guarded.id)).guardrails, ["no-cards", "moderation"]);
+    assert.deepEqual(await find(guarded.id), guarded);
+    assert.deepEqual((await find(single.id)).guardrails, ["moderation"]);
+    assert.deepEqual(await find(old.id), { ...old, guardrails: null });
+    // Replaced (order kept) and cleared.
+    const swapped = {
+      ...guarded,
+      guardrails: ["moderation", "no-cards"],
+      updated_at: "2026-11-24T11:00:00.000Z",
+    };
+    await store.put(swapped, makeAudit(swapped), guarded.updated_at);
+    assert.deepEqual(await find(guarded.id), swapped);
+    const cleared = { ...swapped, guardrails: null, updated_at: "2026-11-24T12:00:00.000Z" };
+    await store.put(cleared, makeAudit(cleared), swapped.updated_at);
+    assert.deepEqual(await find(guarded.id), cleared);
+    const attached = { ...old, guardrails: ["no-cards"], updated_at: "2026-11-24T11:00:00.000Z" };
+    await store.put(attached, makeAudit(attached), old.updated_at);
+    assert.deepEqual(await find(old.id), attached);
   },
 );
 

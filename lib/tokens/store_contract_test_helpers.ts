@@ -104,6 +104,7 @@ export function makeToken(overrides: Partial<StoredToken> = {}): StoredToken {
       header: "x-end-user",
       max_users: 500,
     },
+    guardrails: ["no-cards", "moderation"],
     expires_at: "2099-01-01T00:00:00.000Z",
     disabled: false,
     created_at: "2026-11-24T09:00:00.000Z",

@@ -54,11 +54,13 @@ export function createMemoryTokenStore(): TokenStore {
           }
         }
         const now = Date.now();
-        // Rows always have `team` and `end_user_limits` (null: none), as the SQL stores' columns give them back.
+        // Rows always have `team`, `end_user_limits` and `guardrails` (null: none), as the SQL stores' columns
+        // give them back.
         const copy: StoredToken = {
           ...structuredClone(token),
           team: token.team ?? null,
           end_user_limits: structuredClone(token.end_user_limits ?? null),
+          guardrails: token.guardrails ? [...token.guardrails] : null,
         };
         const timeMs = isoToMs(entry.time, "audit.time");
         for (const [id, other] of tokens) {

@@ -29,6 +29,7 @@ export const TOKEN_COLUMNS = [
   "cache",
   "team",
   "end_user_limits",
+  "guardrails",
   "expires_at",
   "disabled",
   "created_at",
@@ -46,6 +47,7 @@ export const TOKEN_JSON_COLUMNS: ReadonlySet<string> = new Set([
   "budget",
   "cache",
   "end_user_limits",
+  "guardrails",
 ]);
 
 /** `token`'s column values, in {@linkcode TOKEN_COLUMNS} order; JSON columns as text, `disabled` as 0/1. */
@@ -64,6 +66,7 @@ export function tokenRow(token: StoredToken): TokenSqlValue[] {
     json(token.cache),
     token.team ?? null,
     json(token.end_user_limits),
+    json(token.guardrails),
     token.expires_at,
     token.disabled ? 1 : 0,
     token.created_at,
@@ -111,6 +114,8 @@ export function tokenOf(row: Record<string, unknown>, secretsJson: unknown): Sto
     // NULL in rows written before teams (migration 11 / 10 added the columns): no team, no end-user limits.
     team: textOrNull(row.team),
     end_user_limits: jsonOrNull<StoredToken["end_user_limits"]>(row.end_user_limits),
+    // NULL in rows written before guardrails on issued tokens (migration 14 / 13 added the column): none.
+    guardrails: jsonOrNull<string[]>(row.guardrails),
     expires_at: textOrNull(row.expires_at),
     disabled: row.disabled === true || row.disabled === 1 || row.disabled === "1",
     created_at: text(row.created_at),

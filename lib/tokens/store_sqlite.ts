@@ -1,7 +1,8 @@
 /**
  * Tokens issued through the admin API in the SQLite usage database: four tables made by schema migration 4
  * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`, 11 `tokens.team` and
- * `tokens.end_user_limits`, 12 the `teams` table of teams made through the admin API), on the usage database's
+ * `tokens.end_user_limits`, 12 the `teams` table of teams made through the admin API, 14 `tokens.guardrails`), on
+ * the usage database's
  * connection, so the server reaches them through the usage store's worker (`tokens.*` calls) and the request
  * thread never waits on SQLite.
  *
@@ -107,6 +108,12 @@ export const SQLITE_TOKENS_CACHE_SQL = "ALTER TABLE tokens ADD COLUMN cache TEXT
  */
 export const SQLITE_TOKENS_TEAM_SQL = `ALTER TABLE tokens ADD COLUMN team TEXT;
      ALTER TABLE tokens ADD COLUMN end_user_limits TEXT;`;
+
+/**
+ * Schema migration 14 of the usage database: the guardrails attached to a token (their names, as JSON text;
+ * NULL: none), added to the table migration 4 made, so tokens stored before it keep working as they did.
+ */
+export const SQLITE_TOKENS_GUARDRAILS_SQL = "ALTER TABLE tokens ADD COLUMN guardrails TEXT;";
 
 /**
  * Schema migration 12 of the usage database: teams made through the admin API. A table of its own beside the

@@ -59,6 +59,7 @@ const OLD: StoredToken = {
   cache: false,
   team: null,
   end_user_limits: null,
+  guardrails: null,
   expires_at: null,
   disabled: false,
   created_at: TIME,
@@ -99,6 +100,7 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
     ...joined,
     team: null,
     end_user_limits: null,
+    guardrails: null,
     updated_at: "2026-11-24T09:00:02.000Z",
   };
   await db.tokens.put(left, audit(2, left), joined.updated_at);
@@ -142,8 +144,8 @@ Deno.test("team columns migration: SQLite schema 10 → 11 adds them, keeping th
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 13);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 13);
+    assert.equal(USAGE_SCHEMA_VERSION, 14);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 14);
     const columnOf = (table: string, name: string) => {
       const c = file.prepare(`PRAGMA table_info(${table})`).all().find((c) => c.name === name);
       return [c?.type, c?.notnull, c?.dflt_value];
@@ -191,8 +193,8 @@ Deno.test("team columns migration: PostgreSQL schema 9 → 10 adds them, keeping
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 12);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 13);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     const columns = await queryOnce(
       `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND column_name IN ('team', 'end_user_limits')

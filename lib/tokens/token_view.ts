@@ -53,6 +53,8 @@ export function storedView(t: StoredToken, now: number, shadowedByConfig = false
     /** The team (of the config's `teams:`) it belongs to, or null. */
     team: t.team ?? null,
     end_user_limits: t.end_user_limits ?? null,
+    /** The names of the guardrails attached to it (of the config's `guardrails:`), or null. */
+    guardrails: t.guardrails ? [...t.guardrails] : null,
     expires_at: t.expires_at,
     disabled: t.disabled,
     created_at: t.created_at as string | null,
@@ -96,6 +98,7 @@ export function configView(t: ResolvedToken, now: number): TokenView {
     cache: configCache(t.cache ?? null),
     team: t.team?.name ?? null,
     end_user_limits: t.endUserLimits ?? null,
+    guardrails: t.guardrails && t.guardrails.length > 0 ? t.guardrails.map((g) => g.name) : null,
     expires_at: t.expiresAt === null ? null : new Date(t.expiresAt).toISOString(),
     disabled: t.disabled,
     created_at: null,
@@ -120,6 +123,7 @@ export function fieldsOf(t: StoredToken): TokenFields {
     cache: t.cache,
     team: t.team ?? null,
     end_user_limits: t.end_user_limits ?? null,
+    guardrails: t.guardrails ?? null,
     expires_at: t.expires_at,
     disabled: t.disabled,
   };

@@ -45,6 +45,11 @@ export interface StoredToken {
   readonly team?: string | null;
   /** Limits per end user of its application, as the config's `tokens[].end_user_limits`, or null/absent. */
   readonly end_user_limits?: EndUserLimitsConfig | null;
+  /**
+   * Guardrails (names of the config's `guardrails:`) run on its requests and answers after the alias's, in
+   * order, as the config's `tokens[].guardrails`, or null/absent: none. Absent in rows written before them.
+   */
+  readonly guardrails?: readonly string[] | null;
   /** ISO date-time after which the token is refused, or null. */
   readonly expires_at: string | null;
   readonly disabled: boolean;

@@ -26,8 +26,8 @@ import type { StoredToken } from "./types.ts";
 
 /**
  * The fields of a token an admin sets (all but `name`, which never changes), as stored. `expires_at` is
- * normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config). `team`
- * and `end_user_limits` are always there (null: none), though rows stored before them lack them.
+ * normalized to an ISO date-time (a date alone means through that whole day, UTC, as in the config). `team`,
+ * `end_user_limits` and `guardrails` are always there (null: none), though rows stored before them lack them.
  */
 export type TokenFields =
   & Pick<
@@ -47,6 +47,8 @@ export type TokenFields =
     /** The name of a team of the live config's `teams:`, or null. */
     readonly team: string | null;
     readonly end_user_limits: EndUserLimitsConfig | null;
+    /** Names of guardrails of the live config's `guardrails:`, in order, or null (an empty list is null). */
+    readonly guardrails: readonly string[] | null;
   };
 
 /** A checked `POST /admin/tokens` body. */
@@ -83,6 +85,8 @@ const field = {
   /** Checked against the live config's teams after parsing (`checkTeam`). */
   team: tokenSchema.shape.team.unwrap(),
   end_user_limits: tokenSchema.shape.end_user_limits.unwrap(),
+  /** Checked against the live config's guardrails after parsing (`checkGuardrails`). */
+  guardrails: tokenSchema.shape.guardrails.unwrap(),
   expires_at: tokenSchema.shape.expires_at.unwrap(),
   disabled: z.boolean(),
 };
@@ -99,6 +103,7 @@ const createSchema = z.strictObject({
   cache: field.cache.nullable().optional(),
   team: field.team.nullable().optional(),
   end_user_limits: field.end_user_limits.nullable().optional(),
+  guardrails: field.guardrails.nullable().optional(),
   expires_at: field.expires_at.nullable().optional(),
   disabled: field.disabled.default(false),
 });
@@ -114,6 +119,7 @@ const patchSchema = z.strictObject({
   cache: field.cache.nullable().optional(),
   team: field.team.nullable().optional(),
   end_user_limits: field.end_user_limits.nullable().optional(),
+  guardrails: field.guardrails.nullable().optional(),
   expires_at: field.expires_at.nullable().optional(),
   disabled: field.disabled.optional(),
 });
@@ -284,6 +290,28 @@ function checkTeamBudget(
   checkPriced(models, aliases, config, param);
 }
 
+/**
+ * The guardrail names given (null: none, and so is an empty list), each one of the live config's
+ * `guardrails:`; a name of none is refused on its index, listing those there are.
+ */
+function checkGuardrails(names: readonly string[] | null, config: ResolvedConfig): readonly string[] | null {
+  if (names === null || names.length === 0) return null;
+  const known = config.guardrails ?? new Map<string, unknown>();
+  names.forEach((name, i) => {
+    if (known.has(name)) return;
+    const there = [...known.keys()].sort();
+    throw badField(
+      `guardrails.${i}`,
+      `no guardrail named "${printable(name)}" in the config's guardrails: (${
+        there.length === 0
+          ? "there are none"
+          : `there are ${there.slice(0, 20).map((g) => `"${g}"`).join(", ")}${there.length > 20 ? ", …" : ""}`
+      })`,
+    );
+  });
+  return names;
+}
+
 /** A checked `POST /admin/tokens` body, against the live config; throws a 400 naming the first bad field. */
 export function validateNewToken(
   body: Record<string, unknown>,
@@ -307,6 +335,7 @@ export function validateNewToken(
   );
   const team = teamOf(input.team ?? null, config);
   checkTeamBudget(team, input.models, aliases, config, "team");
+  const guardrails = checkGuardrails(input.guardrails ?? null, config);
   return {
     name: input.name,
     environment: input.environment,
@@ -319,6 +348,7 @@ export function validateNewToken(
     cache: input.cache ?? null,
     team: team?.name ?? null,
     end_user_limits: endUserLimits,
+    guardrails,
     expires_at: input.expires_at == null ? null : expiry(input.expires_at, now),
     disabled: input.disabled,
   };
@@ -374,6 +404,8 @@ export function validatePatch(
   if (input.cache !== undefined) patch.cache = input.cache;
   if (input.team !== undefined) patch.team = input.team;
   if (input.end_user_limits !== undefined) patch.end_user_limits = input.end_user_limits;
+  // Only the names given are checked: one the token has that left the config since does not block the rest.
+  if (input.guardrails !== undefined) patch.guardrails = checkGuardrails(input.guardrails, config);
   if (input.expires_at !== undefined) {
     patch.expires_at = input.expires_at === null ? null : expiry(input.expires_at, now);
   }

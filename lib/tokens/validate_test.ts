@@ -115,6 +115,7 @@ Deno.test("validate: a patch checks only what it changes, against the token as i
     cache: null,
     team: null,
     end_user_limits: null,
+    guardrails: null,
     expires_at: null,
     disabled: false,
   };

@@ -19,6 +19,7 @@ import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import {
   POSTGRES_TEAMS_MIGRATION,
   POSTGRES_TOKENS_CACHE_MIGRATION,
+  POSTGRES_TOKENS_GUARDRAILS_MIGRATION,
   POSTGRES_TOKENS_MIGRATION,
   POSTGRES_TOKENS_TEAM_MIGRATION,
 } from "../tokens/postgres_migration.ts";
@@ -36,9 +37,10 @@ export type PostgresClient = postgres.Sql;
  * `cost_input`, `cost_cached`, `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class);
  * 10: tokens' `team` and `end_user_limits`, and usage records' `team` (the team of the request's token); 11:
  * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`); 12: usage records' `guardrails`
- * (what the guardrails did to the request, as `json`).
+ * (what the guardrails did to the request, as `json`); 13: tokens' `guardrails` (the names of the guardrails
+ * attached to an issued token, as `json`).
  */
-export const POSTGRES_SCHEMA_VERSION = 12;
+export const POSTGRES_SCHEMA_VERSION = 13;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -139,6 +141,8 @@ const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   // NULL for the records from before guardrails (none applied; no rows rewritten). `json`, not `jsonb`: kept
   // as written, and never indexed (the request log's `guardrail=` filter reads a time range, as `rule=` does).
   [12, ["ALTER TABLE usage ADD COLUMN guardrails json"]],
+  // NULL for the tokens stored before it (no guardrails of their own; no rows rewritten).
+  [13, POSTGRES_TOKENS_GUARDRAILS_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

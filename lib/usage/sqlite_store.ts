@@ -40,6 +40,7 @@ import {
   createSqliteTokenStore,
   SQLITE_TEAMS_SQL,
   SQLITE_TOKENS_CACHE_SQL,
+  SQLITE_TOKENS_GUARDRAILS_SQL,
   SQLITE_TOKENS_SQL,
   SQLITE_TOKENS_TEAM_SQL,
 } from "../tokens/store_sqlite.ts";
@@ -57,9 +58,9 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class); 11: tokens' `team` and
  * `end_user_limits`, and usage records' `team` (the team of the request's token); 12: teams made through the
  * admin API (`teams`, `lib/tokens/store_sqlite.ts`); 13: usage records' `guardrails` (what the guardrails did to
- * the request, as JSON text).
+ * the request, as JSON text); 14: tokens' `guardrails` (the names of the guardrails attached to an issued token).
  */
-export const USAGE_SCHEMA_VERSION = 13;
+export const USAGE_SCHEMA_VERSION = 14;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -123,6 +124,8 @@ const MIGRATIONS: readonly (readonly [number, string])[] = [
   // NULL for the records from before guardrails (none applied). No index: the request log's `guardrail=`
   // filter reads the records of a time range, as `rule=` does.
   [13, "ALTER TABLE usage ADD COLUMN guardrails TEXT;"],
+  // NULL for the tokens stored before it (no guardrails of their own).
+  [14, SQLITE_TOKENS_GUARDRAILS_SQL],
 ];
 
 /**

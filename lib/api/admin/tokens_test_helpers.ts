@@ -59,12 +59,12 @@ export function setup(withStore = true, config = CONFIG) {
     raw.push(text);
     return { status: response.status, body: JSON.parse(text) as Json, headers: response.headers };
   };
-  const chat = async (secret: string, model = "chat-a") => {
+  const chat = async (secret: string, model = "chat-a", content = "hi") => {
     const response = await handler(
       new Request("http://gateway.test/v1/chat/completions", {
         method: "POST",
         headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+        body: JSON.stringify({ model, messages: [{ role: "user", content }] }),
       }),
     );
     const body = await response.json() as Json;

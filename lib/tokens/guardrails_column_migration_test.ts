@@ -1,0 +1,209 @@
+/**
+ * The migration of issued tokens' guardrails (SQLite schema 13 → 14, PostgreSQL 12 → 13) on databases as the
+ * earlier gateway left them: tokens gain `guardrails` (a token stored before reads back with null: no guardrails
+ * of its own, as it was served); names are then written, read back in order and cleared; the column is nullable
+ * JSON text (SQLite) or `json` (PostgreSQL). The old databases are the frozen schemas
+ * (tests/helpers/frozen_schemas.ts) brought forward by the migrations that followed them. The PostgreSQL case
+ * runs in CI always; off CI it skips only when the database is unreachable.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import postgres from "postgres";
+import { createSqliteStore, USAGE_SCHEMA_VERSION } from "../usage/sqlite_store.ts";
+import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
+import { openPostgresStore } from "../usage/postgres_store.ts";
+import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
+import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "../usage/ownership_migration.ts";
+import { COST_CLASS_COLUMNS } from "../usage/record.ts";
+import type { UsageDatabase } from "../usage/store.ts";
+import {
+  SQLITE_TEAMS_SQL,
+  SQLITE_TOKENS_CACHE_SQL,
+  SQLITE_TOKENS_SQL,
+  SQLITE_TOKENS_TEAM_SQL,
+} from "./store_sqlite.ts";
+import {
+  POSTGRES_TEAMS_MIGRATION,
+  POSTGRES_TOKENS_CACHE_MIGRATION,
+  POSTGRES_TOKENS_MIGRATION,
+  POSTGRES_TOKENS_TEAM_MIGRATION,
+} from "./postgres_migration.ts";
+import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
+import {
+  dropSchema,
+  postgresOrSkip,
+  queryOnce,
+  randomSchema,
+  TEST_DATABASE_URL,
+} from "../../tests/helpers/postgres.ts";
+import type { AuditEntry, StoredToken } from "./types.ts";
+
+const TIME = "2026-12-01T09:00:00.000Z";
+
+/** The token as the schema-13 (SQLite) / schema-12 (PostgreSQL) gateway stored it: no `guardrails` yet. */
+function oldTokenRows(bool: (b: boolean) => string): string[] {
+  return [
+    `INSERT INTO tokens (id, name, environment, description, models, endpoints, limits, budget, max_tokens,
+       cache, team, end_user_limits, expires_at, disabled, created_at, updated_at, created_by, revoked_at,
+       rotated_at)
+     VALUES ('tok_000000000000000000000003', 'before-guardrails', 'default', NULL, '["*"]', NULL, '{"rpm":5}',
+       NULL, NULL, NULL, 'platform', NULL, NULL, ${
+      bool(false)
+    }, '${TIME}', '${TIME}', 'ops-admin', NULL, NULL)`,
+    `INSERT INTO token_secrets (token_id, position, sha256, expires_at, expires_ms)
+     VALUES ('tok_000000000000000000000003', 0, '${"e".repeat(64)}', NULL, NULL)`,
+    "UPDATE token_version SET version = 1",
+  ];
+}
+
+const OLD: StoredToken = {
+  id: "tok_000000000000000000000003",
+  name: "before-guardrails",
+  environment: "default",
+  description: null,
+  models: ["*"],
+  endpoints: null,
+  limits: { rpm: 5 },
+  budget: null,
+  max_tokens: null,
+  cache: null,
+  team: "platform",
+  end_user_limits: null,
+  guardrails: null,
+  expires_at: null,
+  disabled: false,
+  created_at: TIME,
+  updated_at: TIME,
+  created_by: "ops-admin",
+  revoked_at: null,
+  rotated_at: null,
+  secrets: [{ sha256: "e".repeat(64), expires_at: null }],
+};
+
+function audit(n: number, token: StoredToken): AuditEntry {
+  return {
+    id: `aud_${n.toString(16).padStart(24, "0")}`,
+    time: token.updated_at,
+    actor: "ops-admin",
+    action: "update",
+    token_id: token.id,
+    token_name: token.name,
+    changes: {},
+  };
+}
+
+/** The old token reads back with no guardrails; names are then written, read back in order, and cleared. */
+async function assertMigrated(db: UsageDatabase): Promise<void> {
+  assert.deepEqual(await db.tokens.loadAll(), { version: 1, tokens: [OLD], teams: [] });
+  const guarded: StoredToken = {
+    ...OLD,
+    guardrails: ["no-cards", "moderation"],
+    updated_at: "2026-12-01T09:00:01.000Z",
+  };
+  await db.tokens.put(guarded, audit(1, guarded), OLD.updated_at);
+  assert.deepEqual((await db.tokens.loadAll()).tokens, [guarded]);
+  const cleared: StoredToken = { ...guarded, guardrails: null, updated_at: "2026-12-01T09:00:02.000Z" };
+  await db.tokens.put(cleared, audit(2, cleared), guarded.updated_at);
+  assert.deepEqual((await db.tokens.loadAll()).tokens, [cleared]);
+}
+
+Deno.test("token guardrails migration: SQLite schema 13 → 14 adds the column, keeping the tokens", async () => {
+  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
+    const dir = await Deno.makeTempDir({ prefix: "token-guardrails-migrate-" });
+    const path = `${dir}/usage.sqlite`;
+    const old = new DatabaseSync(path);
+    old.exec(SQLITE_SCHEMA_3);
+    old.exec(SQLITE_TOKENS_SQL);
+    old.exec(SQLITE_OWNERSHIP_SQL);
+    old.exec(`ALTER TABLE usage ADD COLUMN dropped TEXT;
+      ALTER TABLE usage ADD COLUMN cache TEXT;
+      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`);
+    old.exec(SQLITE_TOKENS_CACHE_SQL);
+    old.exec("ALTER TABLE usage ADD COLUMN trace_id TEXT;");
+    old.exec(
+      COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join("\n"),
+    );
+    old.exec(`${SQLITE_TOKENS_TEAM_SQL}
+      ALTER TABLE usage ADD COLUMN team TEXT;
+      CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL;`);
+    old.exec(SQLITE_TEAMS_SQL);
+    old.exec("ALTER TABLE usage ADD COLUMN guardrails TEXT;");
+    old.exec("UPDATE usage_schema SET version = 13");
+    for (const statement of oldTokenRows((b) => (b ? "1" : "0"))) old.exec(statement);
+    old.close();
+
+    const db = await open(path);
+    try {
+      await assertMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const file = new DatabaseSync(path);
+    assert.equal(USAGE_SCHEMA_VERSION, 14);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 14);
+    const column = file.prepare("PRAGMA table_info(tokens)").all().find((c) => c.name === "guardrails");
+    assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
+    assert.equal(file.prepare("SELECT guardrails FROM tokens").get()?.guardrails, null);
+    file.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("token guardrails migration: PostgreSQL schema 12 → 13 adds the column, keeping the tokens", async (t) => {
+  if (!await postgresOrSkip(t)) return;
+  const schema = randomSchema("tokguardmig");
+  try {
+    for (const statement of postgresSchema2(schema)) await queryOnce(statement);
+    const sql = postgres(TEST_DATABASE_URL, {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: schema },
+    });
+    try {
+      for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
+      for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN cache text");
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0");
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0");
+      for (const statement of POSTGRES_TOKENS_CACHE_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN trace_id text");
+      for (const c of COST_CLASS_COLUMNS) {
+        await sql.unsafe(`ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`);
+      }
+      for (const statement of POSTGRES_TOKENS_TEAM_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN team text");
+      await sql.unsafe("CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL");
+      for (const statement of POSTGRES_TEAMS_MIGRATION) await sql.unsafe(statement);
+      await sql.unsafe("ALTER TABLE usage ADD COLUMN guardrails json");
+      await sql.unsafe(
+        "INSERT INTO schema_versions (version) VALUES (3), (4), (5), (6), (7), (8), (9), (10), (11), (12)",
+      );
+      for (const statement of oldTokenRows((b) => String(b))) await sql.unsafe(statement);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
+    try {
+      await assertMigrated(db);
+    } finally {
+      await db.close();
+    }
+    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 13);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    const columns = await queryOnce(
+      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'tokens' AND column_name = 'guardrails'`,
+      [schema],
+    );
+    assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]), [
+      ["guardrails", "json", "YES", null],
+    ]);
+  } finally {
+    await dropSchema(schema);
+  }
+});
