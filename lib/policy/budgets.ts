@@ -14,7 +14,7 @@
  * @module
  */
 import type { BudgetConfig } from "../config/schema.ts";
-import type { ResolvedToken } from "../config/types.ts";
+import type { ResolvedTeam, ResolvedToken } from "../config/types.ts";
 import type { CheckResult, CounterStore, PeriodCheck, PeriodDelta } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 
@@ -81,6 +81,18 @@ export function tokenBudgetOwner(token: ResolvedToken): BudgetOwner | null {
   return token.budget
     ? { scope: "token", name: token.name, keyBase: `token:${token.id}`, budget: token.budget }
     : null;
+}
+
+/** A team's budget as a {@linkcode BudgetOwner}, keyed by the team's id; null without a team or a budget. */
+export function teamBudgetOwner(team: ResolvedTeam | null | undefined): BudgetOwner | null {
+  return team?.budget
+    ? { scope: "team", name: team.name, keyBase: `team:${team.id}`, budget: team.budget }
+    : null;
+}
+
+/** The budgets a token's request reserves against before any end user's: its own, then its team's. */
+export function tokenBudgetOwners(token: ResolvedToken): BudgetOwner[] {
+  return [tokenBudgetOwner(token), teamBudgetOwner(token.team)].filter((o): o is BudgetOwner => o !== null);
 }
 
 /** A budget check with who it belongs to. */

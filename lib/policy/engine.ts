@@ -18,12 +18,11 @@
 import { GatewayError } from "../errors.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import {
-  type BudgetOwner,
   type OwnedBudgetCheck,
   ownerBudgetCheck,
   ownerBudgetDenied,
   reservedSettlement,
-  tokenBudgetOwner,
+  tokenBudgetOwners,
 } from "./budgets.ts";
 import { endUserBudgetOwner, endUserScopes, EndUserTracker } from "./end_users.ts";
 import { applyContentRules } from "./content_rules.ts";
@@ -193,13 +192,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         : [];
       const rates = rateChecks(token, model, estimate, users);
       const cost = estimatedCost(model, estimate);
-      const owners: BudgetOwner[] = [];
-      const own = tokenBudgetOwner(token);
-      if (own) owners.push(own);
-      if (token.team?.budget) {
-        const team = token.team;
-        owners.push({ scope: "team", name: team.name, keyBase: `team:${team.id}`, budget: team.budget! });
-      }
+      const owners = tokenBudgetOwners(token);
       for (const user of users) {
         const owner = endUserBudgetOwner(user);
         if (owner) owners.push(owner);
@@ -239,7 +232,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         });
       }
 
-      const tokenBudget = own ? budgets.find((b) => b.owner === own) : undefined;
+      const tokenBudget = budgets.find((b) => b.owner.scope === "token");
       return {
         outcome: modifiedBy.length > 0 ? "modify" : "allow",
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,

@@ -18,7 +18,7 @@
 import type { RoutedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { TargetHealthSnapshot } from "../routing/health.ts";
-import { type BudgetOwner, ownerBudgetCheck, ownerBudgetDenied, tokenBudgetOwner } from "./budgets.ts";
+import { ownerBudgetCheck, ownerBudgetDenied, tokenBudgetOwners } from "./budgets.ts";
 import type { Check } from "./counter_store.ts";
 import { endpointDenied, reservationRate } from "./engine.ts";
 import { type Judge, judgeRate, limitView, readCounters, storeWord } from "./explain_counters.ts";
@@ -168,18 +168,7 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
 
   // Counted limits: the smallest request (one request, one token) against what is left now.
   const rates = rateChecks(token, model, 1);
-  const owners: BudgetOwner[] = [];
-  const own = tokenBudgetOwner(token);
-  if (own) owners.push(own);
-  if (token.team?.budget) {
-    owners.push({
-      scope: "team",
-      name: token.team.name,
-      keyBase: `team:${token.team.id}`,
-      budget: token.team.budget,
-    });
-  }
-  const budgets = owners.flatMap((o) => ownerBudgetCheck(o, now) ?? []);
+  const budgets = tokenBudgetOwners(token).flatMap((o) => ownerBudgetCheck(o, now) ?? []);
   const counted: Check[] = rates.map((rc) => rc.check);
   for (const b of budgets) counted.push(b.check);
   const { peek, source } = await readCounters(input.counters, counted);

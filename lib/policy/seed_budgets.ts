@@ -12,7 +12,7 @@ import type { Logger } from "../log.ts";
 import { resolveStoredTeam } from "../tokens/resolve_stored.ts";
 import type { StoredTeam, StoredToken } from "../tokens/types.ts";
 import type { UsageStore } from "../usage/store.ts";
-import { budgetPeriod, seedBudget, seedOwnerBudget } from "./budgets.ts";
+import { budgetPeriod, seedBudget, seedOwnerBudget, teamBudgetOwner } from "./budgets.ts";
 import type { CounterStore } from "./counter_store.ts";
 
 function failed(logger: Logger, what: Record<string, string>, err: unknown): void {
@@ -89,13 +89,7 @@ async function seedTeamBudget(
       used.tokens += sum.tokens;
       used.cost += sum.cost;
     }
-    const owner = {
-      scope: "team" as const,
-      name: team.name,
-      keyBase: `team:${team.id}`,
-      budget: team.budget,
-    };
-    await seedOwnerBudget(counters, owner, used, now);
+    await seedOwnerBudget(counters, teamBudgetOwner(team)!, used, now);
   } catch (err) {
     failed(logger, { team: team.name }, err);
   }

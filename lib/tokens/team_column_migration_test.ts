@@ -9,18 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
 import { DatabaseSync } from "node:sqlite";
-import postgres from "postgres";
 import { createSqliteStore, USAGE_SCHEMA_VERSION } from "../usage/sqlite_store.ts";
 import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
 import { openPostgresStore } from "../usage/postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
-import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "../usage/ownership_migration.ts";
-import { COST_CLASS_COLUMNS } from "../usage/record.ts";
 import type { UsageDatabase } from "../usage/store.ts";
-import { SQLITE_TOKENS_CACHE_SQL, SQLITE_TOKENS_SQL } from "./store_sqlite.ts";
-import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "./postgres_migration.ts";
-import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
 import {
   dropSchema,
@@ -120,20 +115,7 @@ Deno.test("team columns migration: SQLite schema 10 → 11 adds them, keeping th
   for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
     const dir = await Deno.makeTempDir({ prefix: "team-migrate-" });
     const path = `${dir}/usage.sqlite`;
-    const old = new DatabaseSync(path);
-    old.exec(SQLITE_SCHEMA_3);
-    old.exec(SQLITE_TOKENS_SQL);
-    old.exec(SQLITE_OWNERSHIP_SQL);
-    old.exec(`ALTER TABLE usage ADD COLUMN dropped TEXT;
-      ALTER TABLE usage ADD COLUMN cache TEXT;
-      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`);
-    old.exec(SQLITE_TOKENS_CACHE_SQL);
-    old.exec("ALTER TABLE usage ADD COLUMN trace_id TEXT;");
-    old.exec(
-      COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join("\n"),
-    );
-    old.exec("UPDATE usage_schema SET version = 10");
+    const old = sqliteAt(path, 10);
     for (const statement of oldTokenRows((b) => (b ? "1" : "0"))) old.exec(statement);
     old.close();
 
@@ -163,29 +145,7 @@ Deno.test("team columns migration: PostgreSQL schema 9 → 10 adds them, keeping
   if (!await postgresOrSkip(t)) return;
   const schema = randomSchema("teammig");
   try {
-    for (const statement of postgresSchema2(schema)) await queryOnce(statement);
-    const sql = postgres(TEST_DATABASE_URL, {
-      max: 1,
-      onnotice: () => {},
-      connection: { search_path: schema },
-    });
-    try {
-      for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
-      for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN cache text");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0");
-      for (const statement of POSTGRES_TOKENS_CACHE_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN trace_id text");
-      for (const c of COST_CLASS_COLUMNS) {
-        await sql.unsafe(`ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`);
-      }
-      await sql.unsafe("INSERT INTO schema_versions (version) VALUES (3), (4), (5), (6), (7), (8), (9)");
-      for (const statement of oldTokenRows((b) => String(b))) await sql.unsafe(statement);
-    } finally {
-      await sql.end({ timeout: 5 });
-    }
+    await postgresAt(schema, 9, oldTokenRows((b) => String(b)));
     const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
     try {
       await assertMigrated(db);

@@ -9,28 +9,14 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
 import { DatabaseSync } from "node:sqlite";
-import postgres from "postgres";
 import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
-import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
-import { COST_CLASS_COLUMNS, type GuardrailOutcome } from "./record.ts";
+import type { GuardrailOutcome } from "./record.ts";
 import type { UsageDatabase } from "./store.ts";
-import {
-  SQLITE_TEAMS_SQL,
-  SQLITE_TOKENS_CACHE_SQL,
-  SQLITE_TOKENS_SQL,
-  SQLITE_TOKENS_TEAM_SQL,
-} from "../tokens/store_sqlite.ts";
-import {
-  POSTGRES_TEAMS_MIGRATION,
-  POSTGRES_TOKENS_CACHE_MIGRATION,
-  POSTGRES_TOKENS_MIGRATION,
-  POSTGRES_TOKENS_TEAM_MIGRATION,
-} from "../tokens/postgres_migration.ts";
-import { postgresSchema2, SQLITE_SCHEMA_3 } from "../../tests/helpers/frozen_schemas.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
 import {
   dropSchema,
@@ -73,24 +59,7 @@ Deno.test("guardrails column migration: SQLite schema 12 → 13 adds it, keeping
   for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
     const dir = await Deno.makeTempDir({ prefix: "guardrails-migrate-" });
     const path = `${dir}/usage.sqlite`;
-    const old = new DatabaseSync(path);
-    old.exec(SQLITE_SCHEMA_3);
-    old.exec(SQLITE_TOKENS_SQL);
-    old.exec(SQLITE_OWNERSHIP_SQL);
-    old.exec(`ALTER TABLE usage ADD COLUMN dropped TEXT;
-      ALTER TABLE usage ADD COLUMN cache TEXT;
-      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE usage ADD COLUMN saved_cost REAL NOT NULL DEFAULT 0;`);
-    old.exec(SQLITE_TOKENS_CACHE_SQL);
-    old.exec("ALTER TABLE usage ADD COLUMN trace_id TEXT;");
-    old.exec(
-      COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join("\n"),
-    );
-    old.exec(`${SQLITE_TOKENS_TEAM_SQL}
-      ALTER TABLE usage ADD COLUMN team TEXT;
-      CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL;`);
-    old.exec(SQLITE_TEAMS_SQL);
-    old.exec("UPDATE usage_schema SET version = 12");
+    const old = sqliteAt(path, 12);
     old.exec(teamRow((b) => (b ? "1" : "0")));
     old.close();
 
@@ -118,35 +87,7 @@ Deno.test("guardrails column migration: PostgreSQL schema 11 → 12 adds it, kee
   if (!await postgresOrSkip(t)) return;
   const schema = randomSchema("guardmig");
   try {
-    for (const statement of postgresSchema2(schema)) await queryOnce(statement);
-    const sql = postgres(TEST_DATABASE_URL, {
-      max: 1,
-      onnotice: () => {},
-      connection: { search_path: schema },
-    });
-    try {
-      for (const statement of POSTGRES_TOKENS_MIGRATION) await sql.unsafe(statement);
-      for (const statement of POSTGRES_OWNERSHIP_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN dropped text");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN cache text");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_tokens bigint NOT NULL DEFAULT 0");
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN saved_cost double precision NOT NULL DEFAULT 0");
-      for (const statement of POSTGRES_TOKENS_CACHE_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN trace_id text");
-      for (const c of COST_CLASS_COLUMNS) {
-        await sql.unsafe(`ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`);
-      }
-      for (const statement of POSTGRES_TOKENS_TEAM_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe("ALTER TABLE usage ADD COLUMN team text");
-      await sql.unsafe("CREATE INDEX usage_team_time ON usage (team, time) WHERE team IS NOT NULL");
-      for (const statement of POSTGRES_TEAMS_MIGRATION) await sql.unsafe(statement);
-      await sql.unsafe(
-        "INSERT INTO schema_versions (version) VALUES (3), (4), (5), (6), (7), (8), (9), (10), (11)",
-      );
-      await sql.unsafe(teamRow((b) => String(b)));
-    } finally {
-      await sql.end({ timeout: 5 });
-    }
+    await postgresAt(schema, 11, [teamRow((b) => String(b))]);
     const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
     try {
       await assertMigrated(db);

@@ -69,7 +69,7 @@ const SQL_TYPE: Record<ColumnKind, string> = {
  * are kept as canonical ISO text (`toISOString()`), as in SQLite, so the shared usage query answers alike in
  * both (string order is time order); one index per admin filter paired with time.
  */
-const MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
+export const POSTGRES_MIGRATIONS: readonly (readonly [number, readonly string[]])[] = [
   [1, [
     `CREATE TABLE usage (
        uid text PRIMARY KEY,
@@ -222,7 +222,7 @@ export async function migratePostgres(sql: PostgresClient, schema: string): Prom
         `usage database schema version ${current} is newer than this gateway's (${POSTGRES_SCHEMA_VERSION})`,
       );
     }
-    for (const [version, statements] of MIGRATIONS) {
+    for (const [version, statements] of POSTGRES_MIGRATIONS) {
       if (version <= current) continue;
       for (const statement of statements) await tx.unsafe(statement);
       await tx.unsafe("INSERT INTO schema_versions (version) VALUES ($1)", [version]);

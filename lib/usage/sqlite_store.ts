@@ -73,7 +73,7 @@ const SQL_TYPE: Record<ColumnKind, string> = {
 };
 
 /** Migrations by the version they produce; each runs once, in order, in a transaction. */
-const MIGRATIONS: readonly (readonly [number, string])[] = [
+export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
   [
     1,
     `CREATE TABLE usage (
@@ -252,7 +252,7 @@ function migrate(db: DatabaseSync): void {
       `usage database schema version ${current} is newer than this gateway's (${USAGE_SCHEMA_VERSION})`,
     );
   }
-  for (const [version, sql] of MIGRATIONS) {
+  for (const [version, sql] of SQLITE_MIGRATIONS) {
     if (version <= current) continue;
     db.exec("BEGIN IMMEDIATE");
     try {

@@ -10,7 +10,7 @@
 import type { ResolvedTeam } from "../../config/types.ts";
 import { GatewayError, printable } from "../../errors.ts";
 import type { RequestContext } from "../../http/context.ts";
-import { ownerBudgetCheck } from "../../policy/budgets.ts";
+import { ownerBudgetCheck, teamBudgetOwner } from "../../policy/budgets.ts";
 import type { TokenDirectory } from "../../tokens/directory.ts";
 import { resolveStoredTeam } from "../../tokens/resolve_stored.ts";
 import type { StoredTeam } from "../../tokens/types.ts";
@@ -66,12 +66,9 @@ export function liveTeams(ctx: RequestContext, directory: TokenDirectory | null)
 
 /** The team's budget in the current period, from its counter (null numbers: the store cannot be read). */
 async function spendOf(ctx: RequestContext, team: ResolvedTeam, now: number) {
-  if (!team.budget) return null;
-  const owned = ownerBudgetCheck(
-    { scope: "team", name: team.name, keyBase: `team:${team.id}`, budget: team.budget },
-    now,
-  );
-  if (!owned) return null;
+  const owner = teamBudgetOwner(team);
+  const owned = owner && ownerBudgetCheck(owner, now);
+  if (!owned || !team.budget) return null;
   let used: number | null = null;
   try {
     used = await ctx.services.policy.counters?.periodGet(owned.check.key, owned.check.period) ?? null;
