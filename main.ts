@@ -13,5 +13,6 @@ if (import.meta.main) {
   // is the binary's own, and the workers (further entry points of the build) live at these same relative paths.
   const usageWorker = new URL("./lib/usage/sqlite_worker.ts", import.meta.url);
   const configWorker = new URL("./lib/config/config_worker.ts", import.meta.url);
-  runtime.exit(await runCli(runtime, runtime.args(), { usageWorker, configWorker }));
+  const serveWorker = new URL("./lib/workers/worker_main.ts", import.meta.url);
+  runtime.exit(await runCli(runtime, runtime.args(), { usageWorker, configWorker, serveWorker }));
 }

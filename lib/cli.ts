@@ -9,7 +9,15 @@ import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { hashToken } from "./auth/authenticate.ts";
 import { DEFAULT_CONFIG_TEXT, EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
-import { formatIssues, loadConfigFile, parseConfigText } from "./config/load.ts";
+import { validateConfigFile } from "./config/config_worker_client.ts";
+import {
+  formatIssues,
+  loadConfigFile,
+  parseConfigText,
+  validateConfigText,
+  type ValidatedConfig,
+} from "./config/load.ts";
+import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
@@ -22,7 +30,7 @@ import { type ServeHandle, type StartOptions, startServer, VERSION } from "./ser
  */
 export const DEFAULT_CONFIG = new URL("../config/gateway.yaml", import.meta.url);
 
-const USAGE = `Usage: gateway [serve] [--config FILE] [--port N] [--host H]
+const USAGE = `Usage: gateway [serve] [--config FILE] [--port N] [--host H] [--workers N|auto]
        gateway check [--config FILE]
        gateway prices [--model MODEL_OR_ALIAS] [--config FILE]
        gateway token new [--name NAME] [--environment ENV]
@@ -34,6 +42,7 @@ const OPTIONS = {
   config: { type: "string" },
   port: { type: "string" },
   host: { type: "string" },
+  workers: { type: "string" },
   name: { type: "string" },
   environment: { type: "string" },
   model: { type: "string" },
@@ -87,6 +96,28 @@ async function load(runtime: Runtime, path: string): Promise<GatewayState | null
   }
 }
 
+/** `--workers` / `server.workers`: a count from 1 to 256, or `auto` (one per core); null when invalid. */
+function workerCount(given: string | number): number | null {
+  if (given === "auto") return Math.max(1, navigator.hardwareConcurrency ?? 1);
+  const n = Number(given);
+  return Number.isInteger(n) && n >= 1 && n <= 256 ? n : null;
+}
+
+/**
+ * The config as the workers take it (validated, not resolved: plain data that crosses to a thread). Read
+ * again after `load` found it valid; a file changed in between is checked again like any reload.
+ */
+async function validatedAgain(
+  path: string,
+  env: Record<string, string | undefined>,
+): Promise<ValidatedConfig> {
+  const result = path === EMBEDDED_CONFIG_SOURCE
+    ? validateConfigText(DEFAULT_CONFIG_TEXT, env)
+    : await validateConfigFile(path, env);
+  if (!result.ok) throw new Error(`the config changed while starting: ${formatIssues(path, result.issues)}`);
+  return result.validated;
+}
+
 function parsePort(text: string | undefined): number | null | undefined {
   if (text === undefined || text === "") return undefined;
   const port = Number(text);
@@ -97,7 +128,7 @@ function parsePort(text: string | undefined): number | null | undefined {
 export async function runCli(
   runtime: Runtime,
   argv: string[],
-  options: Pick<StartOptions, "usageWorker" | "configWorker"> = {},
+  options: Pick<StartOptions, "usageWorker" | "configWorker"> & { serveWorker?: URL } = {},
 ): Promise<number> {
   let parsed;
   try {
@@ -154,15 +185,27 @@ export async function runCli(
       const path = await configPath(values.config, env);
       const state = await load(runtime, path);
       if (state === null) return 1;
+      const workers = workerCount(values.workers ?? state.config.server.workers);
+      if (workers === null) {
+        runtime.writeStderr(`Invalid --workers: use a number from 1 to 256, or auto.\n`);
+        return 2;
+      }
       let handle: ServeHandle;
       try {
-        handle = await startServer(runtime, state, {
+        const start: StartOptions = {
           ...options,
           port,
           host: values.host,
           // The embedded copy cannot change: there is no file to watch or reload.
           configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
-        });
+        };
+        handle = workers === 1
+          ? await startServer(runtime, state, start)
+          : await startWorkers(runtime, state, await validatedAgain(path, env), {
+            ...start,
+            workers,
+            workerUrl: options.serveWorker,
+          });
       } catch (err) {
         // Most often the port is taken: say so plainly instead of dying with a stack trace.
         const where = `${values.host ?? state.config.server.host}:${port ?? state.config.server.port}`;

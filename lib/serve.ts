@@ -1,37 +1,23 @@
 /**
  * The composition root of a running gateway: config state, reloader and file watching, routing health,
- * policy engine, usage pipeline and metrics, wired to the fetch handler and served by the runtime edge.
+ * policy engine, usage pipeline and metrics, wired to the fetch handler and served by the runtime edge. With
+ * `workers` above one, `lib/workers/primary.ts` runs instead and each worker serves through
+ * {@linkcode serveThread}.
  *
  * @module
  */
-import { createAlerts } from "./alerts/alerts.ts";
-import { alertHooks } from "./alerts/policy_hooks.ts";
-import { createConfiguredCache } from "./cache/create.ts";
-import { configuredTelemetry } from "./telemetry/configured.ts";
-import type { PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
-import type { GatewayState } from "./http/context.ts";
+import type { GatewayServices, GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
 import { createJsonLogger, type Logger } from "./log.ts";
-import { createMemoryCounterStore } from "./policy/counter_store.ts";
-import { createRedisCounterStore } from "./policy/redis_counter_store.ts";
-import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
-import { type CounterStore, createPolicyEngine } from "./policy/engine.ts";
-import { seedBudgets, seedStoredTeamBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
+import { seedBudgets } from "./policy/seed_budgets.ts";
 import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
-import { createGateway, gatewayServices } from "./server.ts";
-import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
-import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
-import { openPostgresStore } from "./usage/postgres_store.ts";
-import { observeInserts } from "./usage/observed_store.ts";
-import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
-import { startResponsesRetention } from "./usage/retention.ts";
-import type { UsageDatabase } from "./usage/store.ts";
-import { createTokenDirectory } from "./tokens/directory.ts";
+import { createGateway } from "./server.ts";
+import { localView, openSharedState, threadServices } from "./serve_state.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
@@ -64,118 +50,191 @@ export interface StartOptions {
   configWorker?: URL;
 }
 
-/** Starts serving `state`; resolves once listening. */
+/** The logger of a serving process or thread: JSON lines, masked with the live config's secrets. */
+export function gatewayLogger(
+  write: (text: string) => void,
+  state: () => GatewayState,
+  unbuffered?: boolean,
+): Logger {
+  return createJsonLogger(write, { buffered: !unbuffered, scrubber: () => state().config.scrubber });
+}
+
+/** The reloader of a config file; validation runs in a worker so a large or hostile file never stalls serving. */
+export function fileReloader(
+  runtime: Runtime,
+  initial: GatewayState,
+  path: string,
+  logger: Logger,
+  health: HealthRegistry,
+  configWorker: URL | undefined,
+  onReload: (next: GatewayState) => Promise<void> | void,
+): Reloader {
+  return createReloader({
+    path,
+    env: () => runtime.env(),
+    logger,
+    initial,
+    health,
+    onReload,
+    validate: (path, env) =>
+      validateConfigFileInWorker(path, env, {
+        workerUrl: configWorker,
+        onFallback: (reason) => logger.warn("config_worker_unavailable", { reason, validating: "in-thread" }),
+      }),
+  });
+}
+
+/**
+ * Reloads on SIGHUP and when the file at `path` changes; returns a function that stops watching. A reload
+ * that throws (a bug, not an invalid file: that is reported) must not become an unhandled rejection.
+ */
+export function watchConfig(
+  runtime: Runtime,
+  path: string,
+  reload: (trigger: string) => Promise<unknown>,
+  logger: Logger,
+): () => void {
+  const run = (trigger: string) =>
+    reload(trigger).catch((err) =>
+      logger.error("config_reload_crashed", {
+        trigger,
+        error: err instanceof Error ? err.message : String(err),
+      })
+    );
+  runtime.onReloadSignal(() => void run("signal"));
+  return runtime.watchFile(path, () => void run("file"));
+}
+
+/** Starts serving `state` from this thread; resolves once listening. */
 export async function startServer(
   runtime: Runtime,
   state: GatewayState,
   options: StartOptions = {},
 ): Promise<ServeHandle> {
   const config = state.config;
-  const logger = createJsonLogger((text) => runtime.writeStdout(text), {
-    buffered: !options.unbufferedLogs,
-    scrubber: () => state.config.scrubber,
-  });
+  let live = () => state;
+  const logger = gatewayLogger((text) => runtime.writeStdout(text), () => live(), options.unbufferedLogs);
   const health = new HealthRegistry();
-  // The live config's scrubber: a reload may bring new secrets, and spans must mask those too.
-  const scrub = (text: string) => state.config.scrubber.scrub(text);
-  const created = await createServices(config, logger, { env: runtime.env(), scrub }, options.usageWorker);
-  const alerts = created.services.alerts;
-  if (alerts) health.onEjected = (event) => alerts.ejected(event);
+  const metrics = new GatewayMetrics();
+  const shared = await openSharedState(config, logger, metrics, options.usageWorker);
+  let thread: Awaited<ReturnType<typeof threadServices>> | undefined;
   try {
-    return await listen(runtime, state, options, logger, health, created);
+    // The live config's scrubber: a reload may bring new secrets, and spans must mask those too.
+    const scrub = (text: string) => live().config.scrubber.scrub(text);
+    thread = await threadServices(config, logger, { env: runtime.env(), scrub }, localView(shared), metrics);
+    const alerts = thread.services.alerts;
+    if (alerts) health.onEjected = (event) => alerts.ejected(event);
+    const seed = (next: ResolvedConfig) =>
+      seedBudgets(next, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);
+    await seed(config);
+    const reloader = fileReloader(
+      runtime,
+      state,
+      options.configPath ?? config.source,
+      logger,
+      health,
+      options.configWorker,
+      (next) => seed(next.config),
+    );
+    live = reloader.current;
+    const unwatch = options.configPath === undefined
+      ? () => {}
+      : watchConfig(runtime, options.configPath, (trigger) => reloader.reload(trigger), logger);
+    let serving: ServingThread;
+    try {
+      serving = await serveThread(runtime, { reloader, logger, health, services: thread.services, options });
+    } catch (err) {
+      unwatch();
+      throw err;
+    }
+    const closeThread = thread;
+    return {
+      server: serving.server,
+      reloader,
+      async stop(graceMs) {
+        unwatch();
+        await serving.drain(graceMs);
+        // Every request is over: flush their usage records before the process goes.
+        await closeThread.close(graceMs);
+        await shared.close();
+        logger.flush?.();
+      },
+    };
   } catch (err) {
     // Not serving after all (the port is taken, say): stop the usage worker, so nothing keeps running.
-    created.stopResponsesRetention();
-    await created.services.tokens?.close().catch(() => {});
-    await created.services.cache?.close().catch(() => {});
-    await created.services.telemetry?.shutdown(0);
-    await created.services.alerts?.close();
-    await created.pipeline?.close().catch(() => {});
-    await created.store?.close().catch(() => {});
-    await created.closeCounters();
+    await thread?.close(0);
+    await shared.close();
     throw err;
   }
 }
 
-/** The rest of {@linkcode startServer}, once the services exist. */
-async function listen(
-  runtime: Runtime,
-  state: GatewayState,
-  options: StartOptions,
-  logger: Logger,
-  health: HealthRegistry,
-  { services, pipeline, counters, store, stopResponsesRetention, closeCounters }: Awaited<
-    ReturnType<typeof createServices>
-  >,
-): Promise<ServeHandle> {
-  const config = state.config;
-  await seedBudgets(config, store, counters, logger, services.tokens?.tokens() ?? []);
-  const reloader = createReloader({
-    path: options.configPath ?? config.source,
-    env: () => runtime.env(),
-    logger,
-    initial: state,
-    health,
-    onReload: (next) => seedBudgets(next.config, store, counters, logger, services.tokens?.tokens() ?? []),
-    // Validation runs in a worker, so a large or hostile file never stalls serving.
-    validate: (path, env) =>
-      validateConfigFileInWorker(path, env, {
-        workerUrl: options.configWorker,
-        onFallback: (reason) => logger.warn("config_worker_unavailable", { reason, validating: "in-thread" }),
-      }),
-  });
-  logger.scrubWith?.(() => reloader.current().config.scrubber);
-  let unwatch = () => {};
-  if (options.configPath !== undefined) {
-    const path = options.configPath;
-    // A reload that throws (a bug, not an invalid file: that is reported) must not become an unhandled rejection.
-    const reload = (trigger: string) =>
-      reloader.reload(trigger).catch((err) =>
-        logger.error("config_reload_crashed", {
-          trigger,
-          error: err instanceof Error ? err.message : String(err),
-        })
-      );
-    runtime.onReloadSignal(() => void reload("signal"));
-    unwatch = runtime.watchFile(path, () => void reload("file"));
-  }
-  const inFlight = new InFlightRequests();
+/** A thread serving requests. */
+export interface ServingThread {
+  readonly server: RunningServer;
+  readonly inFlight: InFlightRequests;
+  /**
+   * Stops accepting and waits up to `graceMs` for open requests; ends those still open then, so each is
+   * reported, and gives them a moment more to send their endings.
+   */
+  drain(graceMs: number): Promise<void>;
+}
+
+/** What {@linkcode serveThread} serves with. */
+export interface ServeThreadParts {
+  readonly reloader: Reloader;
+  readonly logger: Logger;
+  readonly health: HealthRegistry;
+  readonly services: GatewayServices;
+  readonly options: StartOptions;
+  /** Where open requests are registered (workers report theirs to the primary). */
+  readonly inFlight?: InFlightRequests;
+  /** Share the port with the other workers. */
+  readonly reusePort?: boolean;
+  /** The connection cap of this thread (workers share `server.connections.max_connections`). */
+  readonly maxConnections?: number;
+  /**
+   * The log line said once listening (`listening`, with its URL); a worker says `worker_listening` with its
+   * number, and the primary the one `listening` once every worker listens.
+   */
+  readonly listening?: { readonly msg: string; readonly fields: Record<string, string | number> };
+}
+
+/** Binds the fetch handler to the runtime's server; resolves once listening. */
+export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Promise<ServingThread> {
+  const { reloader, logger, options } = parts;
+  const config = reloader.current().config;
+  const inFlight = parts.inFlight ?? new InFlightRequests();
   const handler = createGateway({
     state: reloader.current,
     logger,
     reloader,
-    routing: { health },
-    services,
+    routing: { health: parts.health },
+    services: parts.services,
     inFlight,
   });
-  let server: RunningServer;
-  try {
-    server = await runtime.serve({
-      hostname: options.host ?? config.server.host,
-      port: options.port ?? config.server.port,
-      handler,
-      limits: {
-        headerTimeoutMs: config.server.connections.header_timeout,
-        bodyTimeoutMs: config.server.connections.body_timeout,
-        keepAliveTimeoutMs: config.server.connections.keep_alive_timeout,
-        maxConnections: config.server.connections.max_connections,
-      },
-    });
-  } catch (err) {
-    unwatch();
-    throw err;
-  }
-  logger.info("listening", {
+  const server = await runtime.serve({
+    hostname: options.host ?? config.server.host,
+    port: options.port ?? config.server.port,
+    handler,
+    reusePort: parts.reusePort,
+    limits: {
+      headerTimeoutMs: config.server.connections.header_timeout,
+      bodyTimeoutMs: config.server.connections.body_timeout,
+      keepAliveTimeoutMs: config.server.connections.keep_alive_timeout,
+      maxConnections: parts.maxConnections ?? config.server.connections.max_connections,
+    },
+  });
+  logger.info(parts.listening?.msg ?? "listening", {
     url: `http://${server.hostname}:${server.port}`,
     config: config.source,
     version: VERSION,
     runtime: `${runtime.name} ${runtime.version}`,
+    ...parts.listening?.fields,
   });
   return {
     server,
-    reloader,
-    async stop(graceMs) {
-      unwatch();
+    inFlight,
+    async drain(graceMs) {
       // The runtime stops accepting and waits for open requests; the gateway ends those still open when the
       // grace period is over, itself, so each is reported, and the runtime gets a moment more to send their
       // endings before it closes whatever is left.
@@ -188,183 +247,6 @@ async function listen(
         }
       }
       await closed;
-      // Every request is over: flush their usage records before the process goes.
-      stopResponsesRetention();
-      await services.tokens?.close();
-      await services.cache?.close().catch(() => {});
-      // What the last requests traced goes out within the grace; the rest is dropped (counted), not waited for.
-      await services.telemetry?.shutdown(graceMs);
-      // Alerts already claimed go out within their own bounded wait; then the counters they claim in close.
-      await services.alerts?.close();
-      await pipeline?.close();
-      await store?.close();
-      await closeCounters();
-      logger.flush?.();
     },
   };
-}
-
-/** Policy, usage and metrics for a config: what `createGateway` needs, and what shutdown must close. */
-async function createServices(
-  config: ResolvedConfig,
-  logger: Logger,
-  outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
-  usageWorker?: URL,
-) {
-  const metrics = new GatewayMetrics();
-  const { counters, closeCounters } = await createCounters(config, logger, metrics);
-  const usage = config.usage;
-  let store: UsageDatabase | null = null;
-  if (config.postgres !== null) {
-    const up = metrics.registry.gauge(
-      "gateway_usage_store_up",
-      "1 while the shared usage database (PostgreSQL) takes records, 0 while they queue and spill.",
-      [],
-    );
-    up.set([], 1);
-    store = observeInserts(
-      await openPostgresUsage(config.postgres, logger, () => up.set([], 0)),
-      (ok) => up.set([], ok ? 1 : 0),
-    );
-  } else if (usage.sqlite !== "none") {
-    try {
-      store = await openSqliteWorkerStore(usage.sqlite, { workerUrl: usageWorker });
-    } catch (err) {
-      throw new Error(`usage database ${usage.sqlite}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  let pipeline: UsagePipeline | null = null;
-  if (store !== null || usage.jsonl !== undefined) {
-    pipeline = createUsagePipeline({
-      store,
-      jsonlPath: usage.jsonl,
-      spillPath: usage.spill,
-      queueSize: usage.queue_size,
-      batchSize: usage.batch_size,
-      flushIntervalMs: usage.flush_interval,
-      retentionMs: usage.retention,
-      logger,
-    });
-  }
-  // Stored responses live in the usage database; without one, in memory (lost at restart).
-  const responses = store?.responses ?? createMemoryResponsesStore();
-  const stopResponsesRetention = startResponsesRetention({
-    store: responses,
-    retentionMs: config.responses.retention,
-    now: Date.now,
-    logger,
-  });
-  // Tokens issued through the admin API live in the same database (none without one), loaded before serving.
-  const database = store;
-  const tokens = database === null ? null : createTokenDirectory({
-    store: database.tokens,
-    logger,
-    metrics,
-    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
-    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
-  });
-  await tokens?.refresh();
-  const policyError = (err: unknown) =>
-    logger.error("policy_store_error", { error: err instanceof Error ? err.message : String(err) });
-  // Read at start, like telemetry: a reload keeps the receivers this process started with.
-  const alertsConfig = config.alerts ?? [];
-  const alerts = alertsConfig.length === 0 ? null : createAlerts(alertsConfig, counters, {
-    onError: (err) => logger.warn("alert_error", { error: err.message }),
-  });
-  // The production parts; `gatewayServices` builds the rest, as it does for tests.
-  const services = gatewayServices({
-    policy: createPolicyEngine(counters, {
-      onError: policyError,
-      ...(alerts ? alertHooks(alerts, alertsConfig, counters, policyError) : {}),
-    }),
-    alerts,
-    usage: pipeline,
-    usageStore: pipeline !== null && store !== null
-      ? {
-        flush: () => pipeline!.flush(),
-        query: (q) => store.query(q),
-        listRecords: (q) => store.listRecords(q),
-      }
-      : null,
-    responses,
-    metrics,
-    tokens,
-    // Built at start whatever the aliases say, so a reload that caches an alias finds the store ready.
-    cache: await createConfiguredCache(config, logger, metrics.cache),
-    telemetry: configuredTelemetry(config, outside, metrics, logger),
-  });
-  return { services, pipeline, counters, store, stopResponsesRetention, closeCounters };
-}
-
-/**
- * The usage store of a fleet, in PostgreSQL (`postgres:` configured; SQLite is then not used). A database
- * that is down at start does not keep the gateway from serving: records queue and spill meanwhile, and the
- * schema is migrated on the first call that reaches it. A schema newer than this code's stops the start.
- */
-async function openPostgresUsage(
-  pg: PostgresConfig,
-  logger: Logger,
-  onUnreachable: () => void,
-): Promise<UsageDatabase> {
-  try {
-    return await openPostgresStore({
-      url: pg.url,
-      schema: pg.schema,
-      poolSize: pg.pool_size,
-      timeoutMs: pg.timeout,
-      onUnreachable: (err) => {
-        onUnreachable();
-        logger.warn("usage_database_unreachable_at_start", {
-          schema: pg.schema,
-          error: err instanceof Error ? err.message : String(err),
-        });
-      },
-    });
-  } catch (err) {
-    throw new Error(`usage database (postgres): ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/** How long start-up waits for Redis before serving anyway (and deciding by `on_failure` until it answers). */
-const REDIS_CONNECT_WAIT_MS = 2_000;
-
-/**
- * The counters of limits and budgets: in Redis when `redis` is configured (shared by every replica, with
- * `on_failure` deciding what a Redis failure means), otherwise in this process's memory.
- */
-async function createCounters(config: ResolvedConfig, logger: Logger, metrics: GatewayMetrics) {
-  const redis = config.redis;
-  if (redis === null) {
-    return { counters: createMemoryCounterStore() as CounterStore, closeCounters: async () => {} };
-  }
-  const shared = createRedisCounterStore({
-    url: redis.url,
-    keyPrefix: redis.key_prefix,
-    timeoutMs: redis.timeout,
-  });
-  const ready = await shared.whenReady(REDIS_CONNECT_WAIT_MS);
-  const counters = createResilientCounterStore(shared, {
-    onFailure: redis.on_failure,
-    expectedReplicas: redis.expected_replicas,
-    logger,
-    metrics: {
-      up: metrics.registry.gauge(
-        "gateway_rate_limit_store_up",
-        "1 while the shared counter store (Redis) answers, 0 while limits are decided by redis.on_failure.",
-        [],
-      ),
-      fallbacks: metrics.registry.counter(
-        "gateway_rate_limit_store_fallbacks_total",
-        "Requests decided without the shared counter store (503 in fail_closed, local limiter in fail_open).",
-        ["mode"],
-      ),
-    },
-  });
-  if (!ready) {
-    logger.warn("rate_limit_store_unreachable_at_start", {
-      on_failure: redis.on_failure,
-      waited_ms: REDIS_CONNECT_WAIT_MS,
-    });
-  }
-  return { counters: counters as CounterStore, closeCounters: () => shared.close() };
 }

@@ -276,6 +276,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     cache: given.cache ?? null,
     telemetry: given.telemetry ?? null,
     alerts: given.alerts ?? null,
+    ...(given.workerMetrics === undefined ? {} : { workerMetrics: given.workerMetrics }),
   };
 }
 
@@ -318,7 +319,7 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
   ): Promise<Response> => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
-    const open = inFlight.start(request.signal);
+    const open = inFlight.start(request.signal, record);
     const base = options.state();
     const ctx: RequestContext = {
       requestId,

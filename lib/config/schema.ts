@@ -66,6 +66,12 @@ const serverSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(8080),
   max_body_size: byteSize.default(4 * 1024 * 1024),
   shutdown_timeout: duration.default(10_000),
+  /**
+   * Serving threads sharing the port (`serve --workers N` wins): `1` serves from the one thread, as the gateway
+   * always did; more start that many workers around a primary that owns the counters, the usage store and the
+   * token store; `auto` starts one per core.
+   */
+  workers: z.union([z.number().int().min(1).max(256), z.literal("auto")]).default(1),
   /** Serve `/metrics` without a token (for scrapers on a trusted network); otherwise it needs an admin token. */
   public_metrics: z.boolean().default(false),
   timeouts: z.strictObject({

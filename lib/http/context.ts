@@ -97,6 +97,11 @@ export interface GatewayServices {
   readonly telemetry: Telemetry | null;
   /** Alert webhooks (`alerts:`), or null/absent when none are configured. */
   readonly alerts?: Alerts | null;
+  /**
+   * The metrics of every worker of this gateway, summed (`serve --workers N`); absent when one thread serves
+   * (then `/metrics` is `metrics.render()`).
+   */
+  readonly workerMetrics?: () => Promise<string>;
 }
 
 /** The part of the usage store the admin API reads. */

@@ -27,6 +27,18 @@ export function serverShuttingDown(): GatewayError {
   });
 }
 
+/**
+ * What a request is, as far as it is known when it starts (and filled in while it runs: its token once
+ * authenticated): what a worker tells the primary, so a request of a worker that dies is still reported.
+ */
+export interface InFlightSubject {
+  readonly request_id: string;
+  readonly method: string;
+  readonly path: string;
+  readonly token?: string | null;
+  readonly environment?: string | null;
+}
+
 /** The open requests of one gateway. */
 export class InFlightRequests {
   readonly #open = new Set<AbortController>();
@@ -37,8 +49,11 @@ export class InFlightRequests {
     return this.#open.size;
   }
 
-  /** Registers a request whose client connection aborts `clientSignal` when it goes away. */
-  start(clientSignal: AbortSignal): InFlightRequest {
+  /**
+   * Registers a request whose client connection aborts `clientSignal` when it goes away. `_subject` is for
+   * registries that report open requests elsewhere (a worker's); this one keeps only the signal.
+   */
+  start(clientSignal: AbortSignal, _subject?: InFlightSubject): InFlightRequest {
     const controller = new AbortController();
     const onClientGone = () => controller.abort(new ClientGoneError());
     if (clientSignal.aborted) onClientGone();

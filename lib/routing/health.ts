@@ -42,6 +42,14 @@ interface TargetState {
   failures: number;
 }
 
+/** A target's cooldown set (`until`, epoch ms) or ended (`until` 0). */
+export interface CooldownChange {
+  readonly key: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly until: number;
+}
+
 /** Weight of the newest sample in the latency average: recent enough to react, smooth enough not to flap. */
 const EWMA_ALPHA = 0.3;
 
@@ -64,12 +72,17 @@ export class HealthRegistry {
   readonly #now: () => number;
   /** Told of each ejection (a healthy target put in cooldown), e.g. to alert; must not throw or block. */
   onEjected?: (event: { target: string; provider: string; until: string; failures: number }) => void;
+  /**
+   * Told when a target's cooldown is set or ended by this registry's own traffic (the workers of one gateway
+   * pass it on, so a target ejected by one is ejected by all); must not throw or block.
+   */
+  onCooldown?: (change: CooldownChange) => void;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
   }
 
-  #state(target: RoutedTarget): TargetState {
+  #state(target: Pick<RoutedTarget, "key" | "provider" | "model">): TargetState {
     let state = this.#states.get(target.key);
     if (state === undefined) {
       state = {
@@ -123,6 +136,9 @@ export class HealthRegistry {
         succeeded = true;
         state.successes++;
         state.consecutiveFailures = 0;
+        if (state.ejectedUntil !== 0) {
+          this.onCooldown?.({ key: target.key, provider: target.provider, model: target.model, until: 0 });
+        }
         state.ejectedUntil = 0;
         state.latencyEwma = state.latencyEwma === null
           ? latencyMs
@@ -137,6 +153,12 @@ export class HealthRegistry {
           const now = this.#now();
           const wasServing = state.ejectedUntil <= now || probe;
           state.ejectedUntil = now + settings.eject_cooldown;
+          this.onCooldown?.({
+            key: target.key,
+            provider: target.provider,
+            model: target.model,
+            until: state.ejectedUntil,
+          });
           if (wasServing && this.onEjected) {
             this.onEjected({
               target: `${state.provider}/${state.model}`,
@@ -154,6 +176,16 @@ export class HealthRegistry {
         if (probe) state.probing = false;
       },
     };
+  }
+
+  /**
+   * Applies a cooldown another registry set or ended (`until` 0): the target is ejected, or serving again, here
+   * too. Told by the primary; never calls `onCooldown` or `onEjected` (the registry that decided did).
+   */
+  applyCooldown(change: CooldownChange): void {
+    const state = this.#state(change);
+    state.ejectedUntil = change.until;
+    if (change.until === 0) state.consecutiveFailures = 0;
   }
 
   /** Every known target's state, for the admin endpoint. */

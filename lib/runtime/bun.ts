@@ -60,6 +60,7 @@ export interface BunServeOptions {
   port: number;
   /** Seconds of socket silence before Bun closes a connection; 0 turns the timer off. */
   idleTimeout: number;
+  reusePort?: boolean;
   fetch(request: Request, server: BunServer): Response | undefined | Promise<Response | undefined>;
   error(error: unknown): Response;
   websocket: BunWebSocketHandlers;
@@ -229,6 +230,7 @@ function serve(options: ServeOptions): Promise<RunningServer> {
   const server = requireBun().serve({
     hostname: options.hostname,
     port: options.port,
+    reusePort: options.reusePort === true,
     idleTimeout: idle.head,
     // Bun aborts `request.signal` when the client goes away and cancels the response body stream, so a
     // client disconnect reaches the upstream request without help from this edge.

@@ -367,7 +367,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port, options.hostname, () => {
+    const listening = () => {
       server.off("error", reject);
       const address = server.address();
       const port = typeof address === "object" && address !== null ? address.port : options.port;
@@ -393,6 +393,9 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
           await closed;
         },
       });
-    });
+    };
+    if (options.reusePort) {
+      server.listen({ port: options.port, host: options.hostname, reusePort: true }, listening);
+    } else server.listen(options.port, options.hostname, listening);
   });
 }

@@ -44,6 +44,11 @@ export interface ServeOptions {
   handler: (request: Request) => Promise<Response>;
   /** Taken at start: changing them needs a restart. Defaults: {@linkcode DEFAULT_CONNECTION_LIMITS}. */
   limits?: ConnectionLimits;
+  /**
+   * Share the port with other listeners of this machine that ask the same (`SO_REUSEPORT`, Linux): how the
+   * workers of `serve --workers N` each listen on one port, the kernel spreading connections between them.
+   */
+  reusePort?: boolean;
 }
 
 /** The runtime edge. */

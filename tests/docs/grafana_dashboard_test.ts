@@ -27,9 +27,9 @@ const DASHBOARD = new URL("deploy/grafana/gateway-dashboard.json", ROOT);
 
 /** Families registered only when an optional store is configured: where each is registered in `lib/`. */
 const CONDITIONAL_FAMILIES: Record<string, string> = {
-  gateway_rate_limit_store_up: "lib/serve.ts",
-  gateway_rate_limit_store_fallbacks_total: "lib/serve.ts",
-  gateway_usage_store_up: "lib/serve.ts",
+  gateway_rate_limit_store_up: "lib/serve_state.ts",
+  gateway_rate_limit_store_fallbacks_total: "lib/serve_state.ts",
+  gateway_usage_store_up: "lib/serve_state.ts",
 };
 
 /** Exposed families the dashboard deliberately does not chart. */

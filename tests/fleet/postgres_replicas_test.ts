@@ -46,7 +46,7 @@ Deno.test("postgres: two replicas starting at once share one schema, stored resp
   await Deno.mkdir(`${dir}/b`);
   await Deno.writeTextFile(files[0], config(url, schema, `${dir}/a`));
   await Deno.writeTextFile(files[1], config(url, schema, `${dir}/b`));
-  const replicas = await Promise.all(files.map(spawnReplica));
+  const replicas = await Promise.all(files.map((file) => spawnReplica(file)));
   const [a, b] = replicas;
   try {
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);

@@ -9,15 +9,16 @@
 export interface Replica {
   url: string;
   logs: string[];
-  stop(): Promise<void>;
+  /** SIGTERM, then waits for the exit; resolves to the exit code. */
+  stop(): Promise<number>;
 }
 
 /** Starts a replica serving `configFile`; resolves once it logs `listening` (at most 30 s). */
-export async function spawnReplica(configFile: string): Promise<Replica> {
+export async function spawnReplica(configFile: string, extraArgs: string[] = []): Promise<Replica> {
   const bin = Deno.env.get("GATEWAY_BIN");
   const [cmd, pre] = bin ? [bin, []] : [Deno.execPath(), ["run", "--allow-all", "main.ts"]];
   const child = new Deno.Command(cmd, {
-    args: [...pre, "serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
+    args: [...pre, "serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1", ...extraArgs],
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -40,9 +41,15 @@ export async function spawnReplica(configFile: string): Promise<Replica> {
   };
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
   const deadline = Date.now() + 30_000;
+  let exited = false;
+  child.status.then(() => exited = true);
   while (url === undefined) {
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
+    if (Date.now() > deadline || exited) {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // It has exited already: its log says why.
+      }
       await child.status;
       await pumps;
       throw new Error(`replica did not start: ${logs.join("\n")}`);
@@ -54,8 +61,9 @@ export async function spawnReplica(configFile: string): Promise<Replica> {
     logs,
     async stop() {
       child.kill("SIGTERM");
-      await child.status;
+      const status = await child.status;
       await pumps;
+      return status.code;
     },
   };
 }

@@ -229,9 +229,11 @@ export function handleConfig(_request: Request, ctx: RequestContext): Response {
   return new Response(JSON.stringify(body), { headers: JSON_TYPE });
 }
 
-/** `GET /metrics`: Prometheus text exposition. */
-export function handleMetrics(_request: Request, ctx: RequestContext): Response {
-  return new Response(ctx.services.metrics.render(), {
-    headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
-  });
+/** `GET /metrics`: Prometheus text exposition (every worker's, summed, when several serve). */
+export async function handleMetrics(_request: Request, ctx: RequestContext): Promise<Response> {
+  const services = ctx.services;
+  const text = services.workerMetrics === undefined
+    ? services.metrics.render()
+    : await services.workerMetrics();
+  return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
 }

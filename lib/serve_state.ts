@@ -1,0 +1,272 @@
+/**
+ * What a running gateway keeps once, however many threads serve it, and what each serving thread builds for
+ * itself. One process serving from one thread owns both; with `serve --workers N` the primary owns the
+ * shared state (counters, usage pipeline and database, stored responses, token store) and each worker builds
+ * its services around proxies of it (`lib/workers/`), so limits, budgets and records stay exact.
+ *
+ * @module
+ */
+import { createAlerts } from "./alerts/alerts.ts";
+import { alertHooks } from "./alerts/policy_hooks.ts";
+import { createConfiguredCache } from "./cache/create.ts";
+import type { PostgresConfig } from "./config/schema.ts";
+import type { ResolvedConfig } from "./config/types.ts";
+import type { GatewayServices, UsageQueryable, UsageSink } from "./http/context.ts";
+import type { Logger } from "./log.ts";
+import type { GatewayMetrics } from "./metrics/gateway_metrics.ts";
+import { createMemoryCounterStore } from "./policy/counter_store.ts";
+import { type CounterStore, createPolicyEngine } from "./policy/engine.ts";
+import { createRedisCounterStore } from "./policy/redis_counter_store.ts";
+import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
+import { seedStoredTeamBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
+import { gatewayServices } from "./server.ts";
+import { configuredTelemetry } from "./telemetry/configured.ts";
+import { createTokenDirectory, type TokenDirectory } from "./tokens/directory.ts";
+import { observeInserts } from "./usage/observed_store.ts";
+import { createUsagePipeline, type UsagePipeline } from "./usage/pipeline.ts";
+import { openPostgresStore } from "./usage/postgres_store.ts";
+import type { ResponsesStore } from "./usage/responses_store.ts";
+import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
+import { startResponsesRetention } from "./usage/retention.ts";
+import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
+import type { UsageDatabase } from "./usage/store.ts";
+
+/** The state a gateway keeps once: the serving thread's in one process, the primary's with workers. */
+export interface SharedState {
+  readonly counters: CounterStore;
+  readonly store: UsageDatabase | null;
+  readonly pipeline: UsagePipeline | null;
+  /** Stored responses: the usage database's, else in memory (lost at restart). */
+  readonly responses: ResponsesStore;
+  readonly tokens: TokenDirectory | null;
+  /** Stops retention and the token directory, flushes the pipeline, closes the store and the counters. */
+  close(): Promise<void>;
+}
+
+/** What a serving thread's services are built around: the shared state, or proxies of it. */
+export interface SharedView {
+  readonly counters: CounterStore;
+  readonly usage: UsageSink | null;
+  readonly usageStore: UsageQueryable | null;
+  readonly responses: ResponsesStore;
+  readonly tokens: TokenDirectory | null;
+}
+
+/** Opens the counters, the usage database and pipeline, the stored responses and the token directory. */
+export async function openSharedState(
+  config: ResolvedConfig,
+  logger: Logger,
+  metrics: GatewayMetrics,
+  usageWorker?: URL,
+): Promise<SharedState> {
+  const { counters, closeCounters } = await createCounters(config, logger, metrics);
+  const usage = config.usage;
+  let store: UsageDatabase | null = null;
+  if (config.postgres !== null) {
+    const up = metrics.registry.gauge(
+      "gateway_usage_store_up",
+      "1 while the shared usage database (PostgreSQL) takes records, 0 while they queue and spill.",
+      [],
+    );
+    up.set([], 1);
+    store = observeInserts(
+      await openPostgresUsage(config.postgres, logger, () => up.set([], 0)),
+      (ok) => up.set([], ok ? 1 : 0),
+    );
+  } else if (usage.sqlite !== "none") {
+    try {
+      store = await openSqliteWorkerStore(usage.sqlite, { workerUrl: usageWorker });
+    } catch (err) {
+      await closeCounters();
+      throw new Error(`usage database ${usage.sqlite}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  let pipeline: UsagePipeline | null = null;
+  if (store !== null || usage.jsonl !== undefined) {
+    pipeline = createUsagePipeline({
+      store,
+      jsonlPath: usage.jsonl,
+      spillPath: usage.spill,
+      queueSize: usage.queue_size,
+      batchSize: usage.batch_size,
+      flushIntervalMs: usage.flush_interval,
+      retentionMs: usage.retention,
+      logger,
+    });
+  }
+  const responses = store?.responses ?? createMemoryResponsesStore();
+  const stopResponsesRetention = startResponsesRetention({
+    store: responses,
+    retentionMs: config.responses.retention,
+    now: Date.now,
+    logger,
+  });
+  // Tokens issued through the admin API live in the same database (none without one), loaded before serving.
+  const database = store;
+  const tokens = database === null ? null : createTokenDirectory({
+    store: database.tokens,
+    logger,
+    metrics,
+    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
+    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
+  });
+  await tokens?.refresh();
+  return {
+    counters,
+    store,
+    pipeline,
+    responses,
+    tokens,
+    async close() {
+      stopResponsesRetention();
+      await tokens?.close().catch(() => {});
+      await pipeline?.close().catch(() => {});
+      await store?.close().catch(() => {});
+      await closeCounters();
+    },
+  };
+}
+
+/** The view of the shared state a thread serving in the same process as it uses. */
+export function localView(shared: SharedState): SharedView {
+  const { pipeline, store } = shared;
+  return {
+    counters: shared.counters,
+    usage: pipeline,
+    usageStore: pipeline !== null && store !== null
+      ? {
+        flush: () => pipeline.flush(),
+        query: (q) => store.query(q),
+        listRecords: (q) => store.listRecords(q),
+      }
+      : null,
+    responses: shared.responses,
+    tokens: shared.tokens,
+  };
+}
+
+/** A serving thread's services, and what must be closed before the shared state. */
+export interface ThreadServices {
+  readonly services: GatewayServices;
+  /** Closes the cache, exports what telemetry holds (within `graceMs`) and sends the alerts already claimed. */
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * Policy, alerts, the response cache and telemetry of one serving thread, around `view`. Alerts are claimed
+ * in the counters (once per fleet, once per set of workers); the cache and telemetry are the thread's own.
+ */
+export async function threadServices(
+  config: ResolvedConfig,
+  logger: Logger,
+  outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
+  view: SharedView,
+  metrics: GatewayMetrics,
+): Promise<ThreadServices> {
+  const counters = view.counters;
+  const policyError = (err: unknown) =>
+    logger.error("policy_store_error", { error: err instanceof Error ? err.message : String(err) });
+  // Read at start, like telemetry: a reload keeps the receivers this process started with.
+  const alertsConfig = config.alerts ?? [];
+  const alerts = alertsConfig.length === 0 ? null : createAlerts(alertsConfig, counters, {
+    onError: (err) => logger.warn("alert_error", { error: err.message }),
+  });
+  const services = gatewayServices({
+    policy: createPolicyEngine(counters, {
+      onError: policyError,
+      ...(alerts ? alertHooks(alerts, alertsConfig, counters, policyError) : {}),
+    }),
+    alerts,
+    usage: view.usage,
+    usageStore: view.usageStore,
+    responses: view.responses,
+    metrics,
+    tokens: view.tokens,
+    // Built at start whatever the aliases say, so a reload that caches an alias finds the store ready.
+    cache: await createConfiguredCache(config, logger, metrics.cache),
+    telemetry: configuredTelemetry(config, outside, metrics, logger),
+  });
+  return {
+    services,
+    async close(graceMs) {
+      await services.cache?.close().catch(() => {});
+      // What the last requests traced goes out within the grace; the rest is dropped (counted), not waited for.
+      await services.telemetry?.shutdown(graceMs);
+      // Alerts already claimed go out within their own bounded wait, before the counters they claim in close.
+      await services.alerts?.close();
+    },
+  };
+}
+
+/**
+ * The usage store of a fleet, in PostgreSQL (`postgres:` configured; SQLite is then not used). A database
+ * that is down at start does not keep the gateway from serving: records queue and spill meanwhile, and the
+ * schema is migrated on the first call that reaches it. A schema newer than this code's stops the start.
+ */
+async function openPostgresUsage(
+  pg: PostgresConfig,
+  logger: Logger,
+  onUnreachable: () => void,
+): Promise<UsageDatabase> {
+  try {
+    return await openPostgresStore({
+      url: pg.url,
+      schema: pg.schema,
+      poolSize: pg.pool_size,
+      timeoutMs: pg.timeout,
+      onUnreachable: (err) => {
+        onUnreachable();
+        logger.warn("usage_database_unreachable_at_start", {
+          schema: pg.schema,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      },
+    });
+  } catch (err) {
+    throw new Error(`usage database (postgres): ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** How long start-up waits for Redis before serving anyway (and deciding by `on_failure` until it answers). */
+const REDIS_CONNECT_WAIT_MS = 2_000;
+
+/**
+ * The counters of limits and budgets: in Redis when `redis` is configured (shared by every replica, with
+ * `on_failure` deciding what a Redis failure means), otherwise in this process's memory.
+ */
+async function createCounters(config: ResolvedConfig, logger: Logger, metrics: GatewayMetrics) {
+  const redis = config.redis;
+  if (redis === null) {
+    return { counters: createMemoryCounterStore() as CounterStore, closeCounters: async () => {} };
+  }
+  const shared = createRedisCounterStore({
+    url: redis.url,
+    keyPrefix: redis.key_prefix,
+    timeoutMs: redis.timeout,
+  });
+  const ready = await shared.whenReady(REDIS_CONNECT_WAIT_MS);
+  const counters = createResilientCounterStore(shared, {
+    onFailure: redis.on_failure,
+    expectedReplicas: redis.expected_replicas,
+    logger,
+    metrics: {
+      up: metrics.registry.gauge(
+        "gateway_rate_limit_store_up",
+        "1 while the shared counter store (Redis) answers, 0 while limits are decided by redis.on_failure.",
+        [],
+      ),
+      fallbacks: metrics.registry.counter(
+        "gateway_rate_limit_store_fallbacks_total",
+        "Requests decided without the shared counter store (503 in fail_closed, local limiter in fail_open).",
+        ["mode"],
+      ),
+    },
+  });
+  if (!ready) {
+    logger.warn("rate_limit_store_unreachable_at_start", {
+      on_failure: redis.on_failure,
+      waited_ms: REDIS_CONNECT_WAIT_MS,
+    });
+  }
+  return { counters: counters as CounterStore, closeCounters: () => shared.close() };
+}

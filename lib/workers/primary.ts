@@ -1,0 +1,262 @@
+/**
+ * `serve --workers N`: the primary thread owns what must be one per gateway (the counters of limits and
+ * budgets, the usage pipeline and database, stored responses, the token store, the config file and its
+ * reloads) and starts N serving workers (`worker_main.ts`) that share the port. It answers their calls
+ * (`primary_methods.ts`), passes a target's ejection from one to all, sums their metrics, reloads them with
+ * one validated config, drains them all at shutdown, and replaces one that dies, recording the requests that
+ * were open in it as failed.
+ *
+ * Threads, not processes: both runtimes run a worker with the parent's permissions and from the same single
+ * binary, and a call to the counters is a message between threads, not a syscall round trip.
+ *
+ * @module
+ */
+import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
+import { resolveWithCatalog, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
+import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
+import type { GatewayState } from "../http/context.ts";
+import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { seedBudgets } from "../policy/seed_budgets.ts";
+import type { Reloader, ReloadStatus } from "../reload.ts";
+import type { CooldownChange } from "../routing/health.ts";
+import type { Runtime } from "../runtime/types.ts";
+import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
+import { openSharedState } from "../serve_state.ts";
+import { Channel, type MessagePortLike } from "./channel.ts";
+import { sumExpositions } from "./metrics_sum.ts";
+import { primaryMethods, WorkerLedger } from "./primary_methods.ts";
+import { lineWriter, type WorkerInit } from "./protocol.ts";
+import { diedRecord } from "./report.ts";
+
+/** Options of {@linkcode startWorkers}. */
+export interface WorkersOptions extends StartOptions {
+  /** How many workers serve (2 or more). */
+  readonly workers: number;
+  /** The worker module (`worker_main.ts`), when it must be found from the entry point (a single binary). */
+  readonly workerUrl?: URL;
+}
+
+/** A running pool, for tests: the workers' count and a way to kill one as a crash would. */
+export interface WorkersHandle extends ServeHandle {
+  /** Workers started so far, replacements included. */
+  started(): number;
+  /** Ends worker `index` at once, as a crash does (no drain); it is replaced like a worker that died. */
+  kill(index: number): void;
+}
+
+interface Slot {
+  worker: Worker;
+  channel: Channel;
+  ledger: WorkerLedger;
+  startedAt: number;
+}
+
+/** A replacement is started at once, unless workers keep dying young; then it waits up to this long. */
+const MAX_RESTART_DELAY_MS = 10_000;
+/** A worker that dies within this long of starting counts as dying young. */
+const YOUNG_MS = 5_000;
+
+/** Starts the primary and its workers; resolves once every worker listens. */
+export async function startWorkers(
+  runtime: Runtime,
+  state: GatewayState,
+  validated: ValidatedConfig,
+  options: WorkersOptions,
+): Promise<WorkersHandle> {
+  let config = state.config;
+  let current = validated;
+  let primaryState = state;
+  const logger = gatewayLogger(
+    lineWriter((t) => runtime.writeStdout(t)),
+    () => primaryState,
+    options.unbufferedLogs,
+  );
+  const metrics = new GatewayMetrics();
+  const shared = await openSharedState(config, logger, metrics, options.usageWorker);
+  await seedBudgets(config, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);
+  const workerUrl = options.workerUrl ?? new URL("./worker_main.ts", import.meta.url);
+  const slots: (Slot | undefined)[] = [];
+  let stopping = false;
+  let started = 0;
+  let youngDeaths = 0;
+  let port = options.port ?? config.server.port;
+
+  const others = (index: number) => slots.filter((s, i): s is Slot => s !== undefined && i !== index);
+  const live = () => slots.filter((s): s is Slot => s !== undefined);
+
+  const initOf = (index: number): WorkerInit => ({
+    index,
+    validated: current,
+    source: config.source,
+    host: options.host,
+    port,
+    maxConnections: Math.max(1, Math.ceil(config.server.connections.max_connections / options.workers)),
+    unbufferedLogs: options.unbufferedLogs,
+    usage: shared.pipeline !== null,
+    usageStore: shared.pipeline !== null && shared.store !== null,
+    tokens: shared.store?.tokens.kind ?? null,
+  });
+
+  async function spawn(index: number): Promise<void> {
+    const worker = new Worker(workerUrl.href, { type: "module" });
+    const channel = new Channel(worker as unknown as MessagePortLike);
+    const ledger = new WorkerLedger();
+    const slot: Slot = { worker, channel, ledger, startedAt: Date.now() };
+    started++;
+    channel.serve({
+      ...primaryMethods(shared, ledger, () => tokensChanged(index)),
+      reload: (trigger: string) => reload(trigger),
+      metrics: () => summedMetrics(),
+      "health.cooldown": (change: CooldownChange) => {
+        for (const other of others(index)) other.channel.note("health.cooldown", change);
+      },
+    });
+    worker.onerror = (event: ErrorEvent) => {
+      // Handled here: a worker's uncaught error must not take the primary down with it.
+      event.preventDefault();
+      died(index, slot, event.message ?? "uncaught error");
+    };
+    slots[index] = slot;
+    try {
+      const listening = await channel.call<{ port: number }>("init", initOf(index));
+      port = listening.port;
+    } catch (err) {
+      if (slots[index] === slot) slots[index] = undefined;
+      worker.terminate();
+      throw new Error(`worker ${index} did not start: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  function tokensChanged(from: number): void {
+    for (const other of others(from)) other.channel.note("tokens.changed");
+    void shared.tokens?.refresh();
+  }
+
+  function died(index: number, slot: Slot, reason: string): void {
+    if (slots[index] !== slot) return;
+    slots[index] = undefined;
+    slot.worker.terminate();
+    slot.channel.close(new Error(`worker ${index} died`));
+    const now = Date.now();
+    let recorded = 0;
+    for (const notice of slot.ledger.open.values()) {
+      const record = diedRecord(notice, now);
+      if (record === null) continue;
+      shared.pipeline?.write(record);
+      recorded++;
+    }
+    // The slots it held are given back; its reservations of rates and budgets stay spent (the upstream may
+    // have been called).
+    for (const [key, held] of slot.ledger.slots) {
+      for (let i = 0; i < held; i++) void shared.counters.release(key).catch(() => {});
+    }
+    logger.error("worker_died", { worker: index, reason, open_requests: slot.ledger.open.size, recorded });
+    if (stopping) return;
+    youngDeaths = now - slot.startedAt < YOUNG_MS ? youngDeaths + 1 : 0;
+    const delay = youngDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** youngDeaths);
+    setTimeout(() => {
+      if (stopping) return;
+      spawn(index).then(
+        () => logger.info("worker_restarted", { worker: index }),
+        (err) => logger.error("worker_restart_failed", { worker: index, error: String(err) }),
+      );
+    }, delay);
+  }
+
+  async function summedMetrics(): Promise<string> {
+    const texts = await Promise.all(
+      live().map((s) => s.channel.call<string>("metrics.render").catch(() => "")),
+    );
+    return sumExpositions([metrics.render(), ...texts]);
+  }
+
+  let lastStatus: ReloadStatus | null = null;
+  let queue: Promise<unknown> = Promise.resolve();
+  const path = options.configPath ?? config.source;
+
+  /** Validates the file once, then has every worker resolve and swap in the same result. */
+  async function attempt(trigger: string): Promise<ReloadStatus> {
+    const env = runtime.env();
+    const validation: ValidationResult = path === EMBEDDED_CONFIG_SOURCE
+      ? {
+        ok: false,
+        issues: [{
+          path: "",
+          message: "the built-in default config cannot be reloaded; start with --config FILE",
+        }],
+      }
+      : await validateConfigFileInWorker(path, env, { workerUrl: options.configWorker });
+    const statuses = await Promise.all(
+      live().map((s) => s.channel.call<ReloadStatus>("reload.apply", trigger, validation).catch(() => null)),
+    );
+    const failed = statuses.find((s) => s !== null && !s.ok);
+    const status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
+      {
+        ok: validation.ok,
+        at: new Date().toISOString(),
+        trigger,
+        issues: validation.ok ? [] : validation.issues,
+      };
+    if (status.ok && validation.ok) {
+      current = validation.validated;
+      const resolved = await resolveWithCatalog(current, { source: path, env });
+      if (resolved.ok) {
+        config = resolved.config;
+        primaryState = { config, providers: primaryState.providers };
+        await seedBudgets(config, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);
+      }
+    }
+    lastStatus = status;
+    return status;
+  }
+  const reload = (trigger: string): Promise<ReloadStatus> => {
+    const next = queue.then(() => attempt(trigger));
+    queue = next.catch(() => {});
+    return next;
+  };
+  const reloader: Reloader = { current: () => primaryState, status: () => lastStatus, reload };
+
+  try {
+    // The first worker binds the port (a free one, for port 0); the others join it.
+    await spawn(0);
+    await Promise.all(Array.from({ length: options.workers - 1 }, (_, i) => spawn(i + 1)));
+  } catch (err) {
+    stopping = true;
+    for (const slot of live()) slot.worker.terminate();
+    await shared.close();
+    throw err;
+  }
+  const host = options.host ?? config.server.host;
+  logger.info("listening", {
+    url: `http://${host}:${port}`,
+    config: config.source,
+    version: VERSION,
+    runtime: `${runtime.name} ${runtime.version}`,
+    workers: options.workers,
+  });
+  const unwatch = options.configPath === undefined
+    ? () => {}
+    : watchConfig(runtime, options.configPath, reload, logger);
+
+  async function stop(graceMs: number): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    unwatch();
+    // Every worker drains at once; what each reports on its way out reaches the pipeline before it closes.
+    await Promise.all(live().map((s) => s.channel.call("stop", graceMs).catch(() => {})));
+    for (const slot of live()) slot.worker.terminate();
+    await shared.close();
+    logger.flush?.();
+  }
+
+  return {
+    server: { hostname: host, port, shutdown: stop },
+    reloader,
+    stop,
+    started: () => started,
+    kill(index) {
+      const slot = slots[index];
+      if (slot !== undefined) died(index, slot, "killed");
+    },
+  };
+}

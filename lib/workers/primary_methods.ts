@@ -1,0 +1,112 @@
+/**
+ * What the primary serves each worker: the counters (with a ledger of the concurrency slots each worker
+ * holds, so a worker's death gives them back), the usage database, stored responses and token store, and
+ * the reports of its requests (records into the one pipeline; the open ones remembered for a death).
+ *
+ * @module
+ */
+import type { Check, CounterStore, SettleOps } from "../policy/counter_store.ts";
+import type { SharedState } from "../serve_state.ts";
+import type { UsageRecord } from "../usage/record.ts";
+import type { Methods } from "./channel.ts";
+import { COUNTER_METHODS } from "./remote_stores.ts";
+import type { ReportBatch, StartNotice } from "./report.ts";
+
+/** One worker's share of the primary's state: its open requests and the concurrency slots it holds. */
+export class WorkerLedger {
+  /** Open requests by the worker's number for them. */
+  readonly open = new Map<number, StartNotice>();
+  /** Concurrency slots held, by counter key (a key can be held several times). */
+  readonly slots = new Map<string, number>();
+
+  take(key: string): void {
+    this.slots.set(key, (this.slots.get(key) ?? 0) + 1);
+  }
+
+  give(key: string): void {
+    const held = this.slots.get(key) ?? 0;
+    if (held <= 1) this.slots.delete(key);
+    else this.slots.set(key, held - 1);
+  }
+
+  /** Applies one report: starts remembered, records written, ends forgotten. */
+  apply(batch: ReportBatch, write: (record: UsageRecord) => void): void {
+    for (const start of batch.starts) this.open.set(start.n, start);
+    for (const record of batch.records) write(record);
+    for (const n of batch.ends) this.open.delete(n);
+  }
+}
+
+/** The counter store's methods for one worker, keeping its ledger of concurrency slots. */
+function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
+  const methods: Record<string, (...args: never[]) => unknown> = {};
+  for (const name of COUNTER_METHODS) {
+    const method = counters[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+    methods[`counters.${name}`] = method === undefined
+      ? () => Promise.reject(new Error(`the counter store has no ${name}`))
+      : (...args: unknown[]) => method.apply(counters, args);
+  }
+  methods["counters.reserve"] = async (checks: readonly Check[]) => {
+    const result = await counters.reserve(checks);
+    if (result.ok) { for (const check of checks) if (check.kind === "concurrency") ledger.take(check.key); }
+    // `store` names the store that decided, for the engine to settle with: on the worker, its proxy does.
+    return { ok: result.ok, results: result.results };
+  };
+  methods["counters.release"] = async (key: string) => {
+    ledger.give(key);
+    await counters.release(key);
+  };
+  methods["counters.settle"] = async (ops: SettleOps) => {
+    for (const key of ops.release) ledger.give(key);
+    if (counters.settle) return await counters.settle(ops);
+    for (const key of ops.release) await counters.release(key);
+    for (const { bucket, delta } of ops.adjust) await counters.adjust(bucket, delta);
+    for (const p of ops.periods) await counters.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+  };
+  return methods;
+}
+
+/** Every method a worker may call on the primary but `reload` and `metrics` (the supervisor's own). */
+export function primaryMethods(
+  shared: SharedState,
+  ledger: WorkerLedger,
+  onTokensChanged: () => void,
+): Methods {
+  const store = shared.store;
+  const responses = shared.responses;
+  const noStore = () => Promise.reject(new Error("no usage database"));
+  const methods: Record<string, (...args: never[]) => unknown> = {
+    ...counterMethods(shared.counters, ledger),
+    report: (batch: ReportBatch) => ledger.apply(batch, (r) => shared.pipeline?.write(r)),
+    "usage.flush": () => shared.pipeline?.flush(),
+    "tokens.changed": () => onTokensChanged(),
+    "responses.put": (r: Parameters<typeof responses.put>[0]) => responses.put(r),
+    "responses.get": (id: string, owner: string) => responses.get(id, owner),
+    "responses.delete": (id: string, owner: string) => responses.delete(id, owner),
+    "responses.inputItems": (id: string, owner: string, page: Parameters<typeof responses.inputItems>[2]) =>
+      responses.inputItems(id, owner, page),
+    "responses.chain": (id: string, owner: string) => responses.chain(id, owner),
+    "responses.items": (ids: string[], owner: string) => responses.items(ids, owner),
+    "responses.prune": (before: string) => responses.prune(before),
+  };
+  if (store === null) {
+    for (const name of ["db.insert", "db.query", "db.listRecords", "db.sumSince", "db.deleteOlderThan"]) {
+      methods[name] = noStore;
+    }
+    return methods;
+  }
+  const tokens = store.tokens;
+  return {
+    ...methods,
+    "db.insert": (records: Parameters<typeof store.insert>[0]) => store.insert(records),
+    "db.query": (q: Parameters<typeof store.query>[0]) => store.query(q),
+    "db.listRecords": (q: Parameters<typeof store.listRecords>[0]) => store.listRecords(q),
+    "db.sumSince": (id: string, since: string) => store.sumSince(id, since),
+    "db.deleteOlderThan": (before: string) => store.deleteOlderThan(before),
+    "tokens.loadAll": () => tokens.loadAll(),
+    "tokens.version": () => tokens.version(),
+    "tokens.put": (...a: Parameters<typeof tokens.put>) => tokens.put(...a),
+    "tokens.putTeam": (...a: Parameters<typeof tokens.putTeam>) => tokens.putTeam(...a),
+    "tokens.audit": (q: Parameters<typeof tokens.audit>[0]) => tokens.audit(q),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * A worker's proxies of the state the primary owns: the counters of limits and budgets, the usage database
+ * (queries, stored responses, issued tokens and teams). Every call is one message to the primary and one
+ * answer, so a reservation is decided by the one counter store every worker shares, exactly as in a single
+ * process. Errors the callers tell apart by class are rebuilt on this side.
+ *
+ * @module
+ */
+import type { CounterStore } from "../policy/counter_store.ts";
+import { UsageQueryError } from "../usage/query.ts";
+import type { ResponsesStore } from "../usage/responses_store.ts";
+import type { UsageDatabase } from "../usage/store.ts";
+import {
+  TeamNameTakenError,
+  TokenChangedError,
+  TokenNameTakenError,
+  type TokenStore,
+} from "../tokens/types.ts";
+import type { Channel } from "./channel.ts";
+
+/** The counter store's methods, as the primary serves them (`counters.<name>`). */
+export const COUNTER_METHODS = [
+  "reserve",
+  "adjust",
+  "release",
+  "periodGet",
+  "periodAdd",
+  "periodRaise",
+  "settle",
+  "peek",
+  "forget",
+] as const;
+
+/** The counters, decided by the primary's store. */
+export function remoteCounterStore(channel: Channel): CounterStore {
+  const store: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  for (const name of COUNTER_METHODS) store[name] = (...args) => channel.call(`counters.${name}`, ...args);
+  return store as unknown as CounterStore;
+}
+
+/** Rebuilds the errors whose class a caller tests, from their name. */
+function rebuilt(err: unknown, subject: { name?: string; id: string }): Error {
+  if (!(err instanceof Error)) return new Error(String(err));
+  switch (err.name) {
+    case "UsageQueryError":
+      return new UsageQueryError(err.message, (err as { param?: string }).param ?? "");
+    case "TokenNameTakenError":
+      return new TokenNameTakenError(subject.name ?? "");
+    case "TeamNameTakenError":
+      return new TeamNameTakenError(subject.name ?? "");
+    case "TokenChangedError":
+      return new TokenChangedError(subject.id);
+  }
+  return err;
+}
+
+/** Stored responses, kept by the primary (in its usage database, else in its memory). */
+export function remoteResponses(channel: Channel): ResponsesStore {
+  const call = async <T>(method: string, ...args: unknown[]): Promise<T> => {
+    try {
+      return await channel.call<T>(method, ...args);
+    } catch (err) {
+      throw rebuilt(err, { id: "" });
+    }
+  };
+  return {
+    put: (record) => call("responses.put", record),
+    get: (id, owner) => call("responses.get", id, owner),
+    delete: (id, owner) => call("responses.delete", id, owner),
+    inputItems: (id, owner, page) => call("responses.inputItems", id, owner, page),
+    chain: (id, owner) => call("responses.chain", id, owner),
+    items: (ids, owner) => call("responses.items", ids, owner),
+    prune: (before) => call("responses.prune", before),
+  };
+}
+
+/**
+ * The usage database, served by the primary (`db.<name>`, `responses.<name>`, `tokens.<name>`). Closing it
+ * closes nothing: the primary's database outlives every worker.
+ */
+export function remoteUsageDatabase(
+  channel: Channel,
+  kind: TokenStore["kind"],
+  onTokensChanged: () => void,
+): UsageDatabase {
+  const call = async <T>(method: string, ...args: unknown[]): Promise<T> => {
+    try {
+      return await channel.call<T>(method, ...args);
+    } catch (err) {
+      throw rebuilt(err, { id: "" });
+    }
+  };
+  const write = async (method: string, subject: { name: string; id: string }, ...args: unknown[]) => {
+    try {
+      await channel.call(method, ...args);
+    } catch (err) {
+      throw rebuilt(err, subject);
+    }
+    // The other workers load the change at once rather than at their next poll.
+    onTokensChanged();
+  };
+  const tokens: TokenStore = {
+    kind,
+    loadAll: () => call("tokens.loadAll"),
+    version: () => call("tokens.version"),
+    put: (token, audit, basedOn) => write("tokens.put", token, token, audit, basedOn),
+    putTeam: (team, audit, basedOn) => write("tokens.putTeam", team, team, audit, basedOn),
+    audit: (query) => call("tokens.audit", query),
+    close: () => Promise.resolve(),
+  };
+  return {
+    tokens,
+    responses: remoteResponses(channel),
+    insert: (records) => call("db.insert", records),
+    query: (q) => call("db.query", q),
+    listRecords: (q) => call("db.listRecords", q),
+    sumSince: (tokenId, since) => call("db.sumSince", tokenId, since),
+    deleteOlderThan: (before) => call("db.deleteOlderThan", before),
+    close: () => Promise.resolve(),
+  };
+}

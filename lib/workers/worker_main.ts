@@ -1,0 +1,148 @@
+/**
+ * A serving worker of `serve --workers N`: a thread of its own that listens on the gateway's port beside
+ * the other workers (`SO_REUSEPORT`), with its own copy of the config, routing state, policy engine, cache
+ * and metrics, around proxies of what the primary owns (counters, usage, stored responses, tokens). Started
+ * and answered by `primary.ts`; an entry point of the build beside the SQLite and config workers.
+ *
+ * @module
+ */
+import { resolveWithCatalog, type ValidationResult } from "../config/load.ts";
+import type { GatewayState } from "../http/context.ts";
+import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { seedStoredTeamBudgets, seedTokenBudgets } from "../policy/seed_budgets.ts";
+import { createProviders } from "../providers/registry.ts";
+import { createReloader, type Reloader } from "../reload.ts";
+import { type CooldownChange, HealthRegistry } from "../routing/health.ts";
+import { currentRuntime } from "../runtime/mod.ts";
+import type { ServingThread } from "../serve.ts";
+import { gatewayLogger, serveThread } from "../serve.ts";
+import { type SharedView, type ThreadServices, threadServices } from "../serve_state.ts";
+import { createTokenDirectory } from "../tokens/directory.ts";
+import { Channel, type MessagePortLike } from "./channel.ts";
+import { remoteCounterStore, remoteResponses, remoteUsageDatabase } from "./remote_stores.ts";
+import { ReportingInFlight, ReportOutbox } from "./report.ts";
+import type { WorkerInit } from "./protocol.ts";
+import { lineWriter } from "./protocol.ts";
+
+const channel = new Channel(globalThis as unknown as MessagePortLike);
+
+let serving: ServingThread | undefined;
+let thread: ThreadServices | undefined;
+let reloader: Reloader | undefined;
+let closeTokens = () => Promise.resolve();
+let outbox: ReportOutbox | undefined;
+let metrics: GatewayMetrics | undefined;
+let health: HealthRegistry | undefined;
+/** The validation the primary sends with a reload, handed to this worker's reloader. */
+let pending: ValidationResult | undefined;
+let refreshTokens = () => {};
+
+async function init(params: WorkerInit): Promise<{ hostname: string; port: number }> {
+  const runtime = await currentRuntime();
+  const env = runtime.env();
+  const resolved = await resolveWithCatalog(params.validated, { source: params.source, env });
+  if (!resolved.ok) throw new Error(`worker ${params.index}: the config did not resolve`);
+  const initial: GatewayState = {
+    config: resolved.config,
+    providers: createProviders(resolved.config.providers, env),
+  };
+  let live = () => initial;
+  const logger = gatewayLogger(
+    lineWriter((text) => runtime.writeStdout(text)),
+    () => live(),
+    params.unbufferedLogs,
+  );
+  health = new HealthRegistry();
+  health.onCooldown = (change) => channel.note("health.cooldown", change);
+  outbox = new ReportOutbox(channel);
+  const counters = remoteCounterStore(channel);
+  const sent = outbox;
+  const database = params.tokens === null
+    ? null
+    : remoteUsageDatabase(channel, params.tokens, () => channel.note("tokens.changed"));
+  const tokens = database === null ? null : createTokenDirectory({
+    store: database.tokens,
+    logger,
+    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
+    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
+  });
+  await tokens?.refresh();
+  if (tokens !== null) {
+    refreshTokens = () => void tokens.refresh();
+    closeTokens = () => tokens.close();
+  }
+  const view: SharedView = {
+    counters,
+    usage: params.usage ? sent : null,
+    usageStore: params.usageStore && database !== null
+      ? {
+        flush: async () => {
+          sent.send();
+          await channel.call("usage.flush");
+        },
+        query: (q) => database.query(q),
+        listRecords: (q) => database.listRecords(q),
+      }
+      : null,
+    responses: remoteResponses(channel),
+    tokens,
+  };
+  metrics = new GatewayMetrics();
+  const scrub = (text: string) => live().config.scrubber.scrub(text);
+  thread = await threadServices(initial.config, logger, { env, scrub }, view, metrics);
+  const alerts = thread.services.alerts;
+  if (alerts) health.onEjected = (event) => alerts.ejected(event);
+  const local = createReloader({
+    path: params.source,
+    env: () => runtime.env(),
+    logger,
+    initial,
+    health,
+    // The primary validated the file once for every worker; each resolves the same result.
+    validate: () =>
+      Promise.resolve(pending ?? { ok: false, issues: [{ path: "", message: "no config sent" }] }),
+  });
+  reloader = local;
+  live = local.current;
+  const services = { ...thread.services, workerMetrics: () => channel.call<string>("metrics") };
+  serving = await serveThread(runtime, {
+    // `/admin/reload` on any worker reloads every worker, through the primary.
+    reloader: {
+      current: local.current,
+      status: local.status,
+      reload: (trigger) => channel.call("reload", trigger),
+    },
+    logger,
+    health,
+    services,
+    options: { host: params.host, port: params.port },
+    inFlight: new ReportingInFlight(sent),
+    reusePort: true,
+    maxConnections: params.maxConnections,
+    listening: { msg: "worker_listening", fields: { worker: params.index } },
+  });
+  return { hostname: serving.server.hostname, port: serving.server.port };
+}
+
+async function stop(graceMs: number): Promise<void> {
+  await serving?.drain(graceMs);
+  await closeTokens();
+  await thread?.close(graceMs);
+  outbox?.send();
+}
+
+channel.serve({
+  init,
+  stop,
+  "reload.apply": async (trigger: string, validation: ValidationResult) => {
+    pending = validation;
+    try {
+      return await reloader!.reload(trigger);
+    } finally {
+      pending = undefined;
+    }
+  },
+  "metrics.render": () => metrics?.render() ?? "",
+  "health.cooldown": (change: CooldownChange) => health?.applyCooldown(change),
+  "tokens.changed": () => refreshTokens(),
+});

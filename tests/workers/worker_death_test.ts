@@ -1,0 +1,138 @@
+/**
+ * Issue 28, acceptance 1: a worker that dies is replaced, and the requests that were open in it are recorded
+ * as failed (500 `worker_failed`), once each; the concurrency slots it held are given back. The primary runs
+ * in this test process (so the test can end a worker at once, as a crash would), its two workers are real
+ * threads serving real sockets.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { validateConfigFile } from "../../lib/config/config_worker_client.ts";
+import { loadConfigFile } from "../../lib/config/load.ts";
+import { createProviders } from "../../lib/providers/registry.ts";
+import { denoRuntime } from "../../lib/runtime/deno.ts";
+import type { Runtime } from "../../lib/runtime/types.ts";
+import { startWorkers } from "../../lib/workers/primary.ts";
+import { startGated } from "../helpers/gated_upstream.ts";
+
+const SECRET = "gw-death-conc-0123456789abcdef";
+
+interface Outcome {
+  status: number | "reset";
+  id: string;
+}
+
+async function send(url: string): Promise<Outcome> {
+  try {
+    const r = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json", connection: "close" },
+      body: JSON.stringify({ model: "chat-gated", messages: [{ role: "user", content: "hi" }] }),
+    });
+    await r.text();
+    return { status: r.status, id: r.headers.get("x-request-id") ?? "" };
+  } catch {
+    return { status: "reset", id: "" };
+  }
+}
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = performance.now() + 15_000;
+  while (!cond()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+Deno.test("workers: a killed worker is replaced, its open requests recorded as failed and its slots given back", async () => {
+  const up = startGated();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(
+    file,
+    `
+usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"], limits: { concurrent: 12 } }
+`,
+  );
+  const loaded = await loadConfigFile(file, {});
+  const validated = await validateConfigFile(file, {});
+  assert.ok(loaded.ok && validated.ok);
+  const logs: Record<string, unknown>[] = [];
+  const runtime: Runtime = {
+    ...denoRuntime,
+    env: () => ({}),
+    onReloadSignal: () => {},
+    writeStdout: (text) => {
+      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+    },
+  };
+  const state = { config: loaded.config, providers: createProviders(loaded.config.providers, {}) };
+  const gw = await startWorkers(runtime, state, validated.validated, {
+    port: 0,
+    host: "127.0.0.1",
+    configPath: file,
+    unbufferedLogs: true,
+    workers: 2,
+  });
+  const url = `http://127.0.0.1:${gw.server.port}`;
+  try {
+    // Twelve requests held upstream, spread over both workers; then worker 0 ends mid-request.
+    const first = Array.from({ length: 12 }, () => send(url));
+    await until(() => up.arrived === 12, "twelve held upstream");
+    gw.kill(0);
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    assert.equal(gw.started(), 3, "two workers and one replacement");
+    const died = logs.find((l) => l.msg === "worker_died")!;
+    up.release();
+    const firstOutcomes = await Promise.all(first);
+    const cut = firstOutcomes.filter((o) => o.status === "reset").length;
+    assert.ok(cut >= 1, "some requests were on the killed worker");
+    assert.equal(died.open_requests, cut);
+    assert.equal(died.recorded, cut);
+    for (const o of firstOutcomes.filter((o) => o.status !== "reset")) assert.equal(o.status, 200);
+
+    // The dead worker's slots were given back: twelve more are held at once again, over both workers.
+    up.reset();
+    const second = Array.from({ length: 12 }, () => send(url));
+    await until(() => up.arrived === 24, "twelve more held upstream (concurrency 12 free again)");
+    up.release();
+    const secondOutcomes = await Promise.all(second);
+    assert.deepEqual(secondOutcomes.map((o) => o.status), secondOutcomes.map(() => 200));
+    assert.ok(new Set(secondOutcomes.map((o) => o.id.slice(0, 20))).size >= 2, "both workers serve again");
+
+    await gw.stop(5_000);
+    // One record per request: the answered ones as answered, the cut ones as failed.
+    const db = new DatabaseSync(`${dir}/usage.sqlite`, { readOnly: true });
+    const rows = db.prepare("SELECT request_id, status, error_code, token FROM usage").all() as {
+      request_id: string;
+      status: number;
+      error_code: string | null;
+      token: string;
+    }[];
+    db.close();
+    assert.equal(rows.length, 24);
+    assert.equal(new Set(rows.map((r) => r.request_id)).size, 24);
+    const failed = rows.filter((r) => r.error_code === "worker_failed");
+    assert.equal(failed.length, cut);
+    for (const r of failed) {
+      assert.equal(r.status, 500);
+      assert.equal(r.token, "conc");
+    }
+    const answered = new Set(
+      [...firstOutcomes, ...secondOutcomes].filter((o) => o.status === 200).map((o) => o.id),
+    );
+    assert.equal(rows.filter((r) => r.status === 200 && answered.has(r.request_id)).length, 24 - cut);
+  } finally {
+    await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,276 @@
+/**
+ * Issue 28, acceptance 1: `serve --workers 2` on the embedded default (in-memory counters, SQLite). Under
+ * concurrent load spread over both workers, rpm, tpm, concurrency and a budget admit no more than one process
+ * would; a reload reaches both; SIGTERM drains both with one usage record per request. The gateway runs as a
+ * process of its own (`deno run main.ts serve`, or the single binary when `GATEWAY_BIN` is set). Which worker
+ * answered is told by the request id's prefix (16 random hex digits per worker).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { type Gated, startGated } from "../helpers/gated_upstream.ts";
+import { spawnReplica } from "../helpers/replica.ts";
+
+const SECRET = {
+  rpm: "gw-workers-rpm-0123456789abcdef",
+  conc: "gw-workers-conc-0123456789abcdef",
+  budget: "gw-workers-budget-0123456789abcdef",
+  tpm: "gw-workers-tpm-0123456789abcdef",
+  free: "gw-workers-free-0123456789abcdef",
+};
+const ADMIN = "gw-workers-admin-0123456789abcdef";
+
+function config(up: Gated, dir: string, extraModels = ""): string {
+  const token = (name: keyof typeof SECRET, extra: string) =>
+    `  - { name: ${name}, sha256: ${hashToken(SECRET[name])}, models: ["*"]${extra} }`;
+  return `
+usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+${extraModels}
+tokens:
+${token("rpm", ", limits: { rpm: 12 }")}
+${token("conc", ", limits: { concurrent: 5 }")}
+${token("budget", ", budget: { tokens: 40, period: day }")}
+${token("tpm", ", limits: { tpm: 50 }")}
+${token("free", "")}
+admin_tokens:
+  - { name: ops, token: ${ADMIN} }
+`;
+}
+
+interface Answer {
+  status: number;
+  id: string;
+  body: string;
+}
+
+/** One request on a connection of its own, so the kernel spreads them over the workers. */
+async function send(url: string, secret: string, model = "chat-gated"): Promise<Answer> {
+  const r = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", connection: "close" },
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 5 }),
+  });
+  return { status: r.status, id: r.headers.get("x-request-id") ?? "", body: await r.text() };
+}
+
+/** The workers that answered: the distinct request-id prefixes. */
+function workersOf(answers: Answer[]): number {
+  return new Set(answers.map((a) => a.id.slice(0, 20))).size;
+}
+
+async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = performance.now() + 15_000;
+  while (!await cond()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function usageRows(dir: string): { request_id: string; status: number; token: string }[] {
+  const db = new DatabaseSync(`${dir}/usage.sqlite`, { readOnly: true });
+  try {
+    return db.prepare("SELECT request_id, status, token FROM usage").all() as unknown as {
+      request_id: string;
+      status: number;
+      token: string;
+    }[];
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Sends `n` requests at once with the upstream gate closed and opens it only once every request is decided
+ * (admitted ones have arrived upstream, denied ones are answered), so no admission settles before the last
+ * decision: what is admitted is what the limits allow at once, not what settling gave back.
+ */
+async function decided(up: Gated, url: string, secret: string, n: number): Promise<Answer[]> {
+  up.reset();
+  const base = up.arrived;
+  let answered = 0;
+  const all = Array.from({ length: n }, () =>
+    send(url, secret).then((a) => {
+      answered++;
+      return a;
+    }));
+  await until(() => up.arrived - base + answered === n, `${n} requests decided`);
+  up.release();
+  return await Promise.all(all);
+}
+
+const ok = (answers: Answer[]) => answers.filter((a) => a.status === 200).length;
+
+Deno.test("workers: two workers admit no more than one process would, reload together and drain on SIGTERM", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(file, config(up, dir));
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  let stopped = false;
+  const sent: Answer[] = [];
+  try {
+    // The gateway's estimate of one request, from the tpm token's headers (real usage is 3 + 2 tokens).
+    const probe = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SECRET.tpm}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "chat-gated",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 5,
+      }),
+    });
+    assert.equal(probe.status, 200);
+    const estimate = 50 - Number(probe.headers.get("x-ratelimit-remaining-tokens"));
+    sent.push({ status: 200, id: probe.headers.get("x-request-id")!, body: await probe.text() });
+    const tpmFrom = performance.now();
+    assert.ok(estimate > 5 && estimate <= 25, `estimate ${estimate}`);
+
+    // Concurrency 5: exactly five of twenty held at once, over both workers.
+    const conc = await decided(up, gw.url, SECRET.conc, 20);
+    sent.push(...conc);
+    assert.equal(ok(conc), 5, "concurrency 5 across both workers");
+    for (const a of conc.filter((a) => a.status !== 200)) assert.equal(a.status, 429);
+    assert.ok(workersOf(conc) >= 2, "both workers answered");
+
+    // rpm 12, a bucket refilled at 12 a minute: 12 of 40, plus what refilled during the run.
+    const rpmFrom = performance.now();
+    const rpm = await decided(up, gw.url, SECRET.rpm, 40);
+    sent.push(...rpm);
+    const rpmRefill = Math.ceil(12 * (performance.now() - rpmFrom) / 60_000);
+    assert.ok(ok(rpm) >= 12 && ok(rpm) <= 12 + rpmRefill, `rpm admitted ${ok(rpm)}`);
+    assert.ok(workersOf(rpm) >= 2, "both workers answered");
+
+    // tpm 50: the probe settled at 5 tokens, so 45 are left (plus the refill) for requests of \`estimate\`.
+    const tpm = await decided(up, gw.url, SECRET.tpm, 20);
+    sent.push(...tpm);
+    const tpmRefill = Math.ceil(50 * (performance.now() - tpmFrom) / 60_000);
+    const least = Math.floor(45 / estimate);
+    assert.ok(
+      ok(tpm) >= least && ok(tpm) <= Math.floor((45 + tpmRefill) / estimate),
+      `tpm admitted ${ok(tpm)}`,
+    );
+
+    // A budget of 40 tokens reserves \`estimate\` per request: never more than fit, none refilled.
+    const budget = await decided(up, gw.url, SECRET.budget, 24);
+    sent.push(...budget);
+    assert.equal(ok(budget), Math.floor(40 / estimate), "the budget's reservations, exactly");
+    for (const a of budget.filter((a) => a.status !== 200)) assert.match(a.body, /insufficient_quota/);
+
+    // A reload reaches both workers: a new alias answers on every connection.
+    up.release();
+    await Deno.writeTextFile(
+      file,
+      config(up, dir, "  chat-new: { type: chat, targets: [ { provider: up, model: newer, retries: 0 } ] }"),
+    );
+    const reloaded = await fetch(`${gw.url}/admin/reload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    assert.equal(reloaded.status, 200, await reloaded.text());
+    const fresh = await Promise.all(Array.from({ length: 16 }, () => send(gw.url, SECRET.free, "chat-new")));
+    sent.push(...fresh);
+    assert.deepEqual(fresh.map((a) => a.status), fresh.map(() => 200));
+    assert.ok(workersOf(fresh) >= 2, "both workers serve the reloaded config");
+
+    // SIGTERM drains both: requests held upstream on both workers finish, then the process exits 0.
+    up.reset();
+    const before = up.arrived;
+    const held = Array.from({ length: 10 }, () => send(gw.url, SECRET.free));
+    await until(() => up.arrived === before + 10, "ten held upstream");
+    const exit = gw.stop();
+    stopped = true;
+    await new Promise((r) => setTimeout(r, 300));
+    up.release();
+    const drained = await Promise.all(held);
+    sent.push(...drained);
+    assert.deepEqual(drained.map((a) => a.status), drained.map(() => 200), "drained, not cut");
+    assert.ok(workersOf(drained) >= 2, "both workers drained requests");
+    assert.equal(await exit, 0);
+
+    // One usage record per request, each with the status the client saw.
+    const rows = usageRows(dir);
+    const byId = new Map(rows.map((r) => [r.request_id, r]));
+    assert.equal(rows.length, sent.length, "one record per request");
+    assert.equal(byId.size, rows.length, "no request recorded twice");
+    for (const a of sent) assert.equal(byId.get(a.id)?.status, a.status, a.id);
+  } finally {
+    if (!stopped) await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workers: a target ejected by one worker is ejected by both, and /metrics sums both", async () => {
+  const up = startGated();
+  up.release();
+  let badHits = 0;
+  const bad = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    await request.text();
+    badHits++;
+    return Response.json({ error: { message: "down", type: "server_error" } }, { status: 500 });
+  });
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(
+    file,
+    config(
+      up,
+      dir,
+      `  chat-flaky: { type: chat, strategy: fallback, targets: [ { provider: bad, model: x, retries: 0 }, { provider: up, model: gated, retries: 0 } ] }
+routing: { backoff_base: 5ms, backoff_max: 10ms, eject_after: 1, eject_cooldown: 10m }`,
+    ).replace(
+      "providers:\n",
+      `providers:\n  bad: { type: openai, base_url: "http://127.0.0.1:${bad.addr.port}/v1", api_key: sk-bad-0123456789 }\n`,
+    ),
+  );
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  try {
+    const first = await send(gw.url, SECRET.free, "chat-flaky");
+    assert.equal(first.status, 200, first.body);
+    assert.equal(badHits, 1);
+    // Every worker comes to see the target ejected (without sharing, the other one never would).
+    const targetState = async () => {
+      const r = await fetch(`${gw.url}/admin/targets`, {
+        headers: { authorization: `Bearer ${ADMIN}`, connection: "close" },
+      });
+      const body = await r.json() as {
+        data: { alias: string; targets: { provider: string; state: string }[] }[];
+      };
+      const flaky = body.data.find((a) => a.alias === "chat-flaky")!;
+      return {
+        id: r.headers.get("x-request-id")!,
+        state: flaky.targets.find((t) => t.provider === "bad")!.state,
+      };
+    };
+    await until(async () => {
+      const seen = await Promise.all(Array.from({ length: 12 }, targetState));
+      return workersOf(seen.map((s) => ({ status: 200, body: "", id: s.id }))) >= 2 &&
+        seen.every((s) => s.state === "ejected");
+    }, "both workers to show the target ejected");
+    const rest = await Promise.all(Array.from({ length: 20 }, () => send(gw.url, SECRET.free, "chat-flaky")));
+    assert.deepEqual(rest.map((a) => a.status), rest.map(() => 200));
+    assert.ok(workersOf(rest) >= 2);
+    assert.equal(badHits, 1, "no worker tried the ejected target again");
+
+    // One scrape counts every worker's requests: 21 chat requests in all.
+    const metrics =
+      await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }))
+        .text();
+    const total = metrics.split("\n")
+      .filter((l) => l.startsWith("gateway_requests_total{") && l.includes('endpoint="chat"'))
+      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+    assert.equal(total, 21);
+  } finally {
+    await gw.stop();
+    await bad.shutdown();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
