@@ -7,6 +7,7 @@
  * @module
  */
 import type { Scrubber } from "./secrets/scrubber.ts";
+import { isoNow } from "./timers/iso_now.ts";
 
 /** A log field value: what JSON can carry. */
 export type LogValue =
@@ -67,7 +68,7 @@ export function createJsonLogger(
   const emit = (level: string, msg: string, fields?: Record<string, LogValue>) => {
     // The fields are serialized as they are and spliced after the fixed keys: copying them into a new object
     // first (a spread) cost more than the serialization itself for the access record.
-    const time = new Date().toISOString();
+    const time = isoNow();
     let head = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`;
     let rest = fields === undefined ? "{}" : JSON.stringify(fields);
     const secrets = scrubber?.();

@@ -15,6 +15,7 @@ import {
   toGatewayError,
 } from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
+import { isoNow } from "../timers/iso_now.ts";
 import type { Middleware } from "./compose.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
 import { dialectOf, endpointOf, isAdminPath, matchRoute } from "./endpoints.ts";
@@ -84,7 +85,7 @@ const X_CACHE: Readonly<Record<string, string>> = {
  * `Cache-Control: no-store` to admin answers.
  */
 export const finishRequest: Middleware = async (_request, ctx, next) => {
-  const arrived = new Date().toISOString();
+  const arrived = isoNow();
   ctx.record.endpoint = endpointOf(ctx.record.path) ?? undefined;
   const response = await next();
   ctx.record.status = response.status;
