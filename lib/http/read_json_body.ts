@@ -80,6 +80,7 @@ async function readLimited(request: Request, limit: number, timeoutMs: number): 
   const declared = request.headers.get("content-length");
   const expected = declared === null ? -1 : Number(declared);
   if (expected > limit) throw tooLarge(limit);
+  if (expected >= 0) return await readDeclared(request, expected, timeoutMs);
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   let timedOut = false;
@@ -114,6 +115,30 @@ async function readLimited(request: Request, limit: number, timeoutMs: number): 
     deadline.cancel();
   }
   return parts.length === 1 ? parts[0] : concatBytes(parts, size);
+}
+
+/**
+ * A body of declared length (checked within the limit): HTTP framing ends it there, so it is read whole in
+ * one call of the runtime rather than through a stream reader (on Bun a stream and a read per chunk cost more
+ * than the rest of reading a small body), still only until `timeoutMs` has passed.
+ */
+async function readDeclared(request: Request, expected: number, timeoutMs: number): Promise<Uint8Array> {
+  if (expected === 0) return new Uint8Array(0);
+  let timedOut = false;
+  let expire = () => {};
+  const expired = new Promise<never>((_, reject) => expire = () => reject(bodyTimeout(timeoutMs)));
+  expired.catch(() => {});
+  const deadline = deadlines.arm(timeoutMs, () => {
+    timedOut = true;
+    expire();
+  });
+  try {
+    return await Promise.race([request.bytes(), expired]);
+  } catch (err) {
+    throw timedOut ? bodyTimeout(timeoutMs) : unreadable(err);
+  } finally {
+    deadline.cancel();
+  }
 }
 
 function jsonKind(value: unknown): string {

@@ -100,6 +100,9 @@ function answerAndClose(socket: Socket, payload: string, lingering: Set<Socket>)
   setTimeout(() => socket.destroy(), LINGER_MS).unref?.();
 }
 
+/** Statuses whose answers have no body, and so no `content-length` either. */
+const BODILESS: ReadonlySet<number> = new Set([204, 205, 304]);
+
 /** Does the handler's answer have a body of unknown length that must be sent as it is produced (SSE)? */
 function isStreamed(response: Response): boolean {
   const type = response.headers.get("content-type");
@@ -243,16 +246,17 @@ async function serveOne(
   if (!req.complete || response.status === 408) res.shouldKeepAlive = false;
   const headers: string[] = [];
   response.headers.forEach((value, name) => headers.push(name, value));
-  if (response.body === null) {
-    res.writeHead(response.status, headers);
-    res.end();
-    return;
-  }
   if (!isStreamed(response)) {
-    // Every non-stream answer of the gateway is a finished JSON or text body: send it with its length.
+    if (BODILESS.has(response.status)) {
+      res.writeHead(response.status, headers);
+      res.end();
+      return;
+    }
+    // Every non-stream answer of the gateway is a finished JSON or text body: send it with its length. Read
+    // whole (`bytes()`), never through `response.body`, which would wrap the finished text in a stream first.
     let bytes: Uint8Array;
     try {
-      bytes = new Uint8Array(await response.arrayBuffer());
+      bytes = await response.bytes();
     } catch {
       res.destroy();
       return;
@@ -263,6 +267,10 @@ async function serveOne(
     return;
   }
   res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
   const reader = response.body.getReader();
   const cancel = () => void reader.cancel(aborter.signal.reason).catch(() => {});
   aborter.signal.addEventListener("abort", cancel, { once: true });
