@@ -11,7 +11,11 @@
  * - `POST /v1/embeddings`: a fixed 16-dimension embedding.
  * - `GET /healthz`: 200.
  *
- * Usage: `bun bench/fake_upstream.ts --port 9000 [--chunks 20] [--interval 10]` (or `deno run -A …`).
+ * `--delay-ms N` (default 0) holds every chat completion and embedding answer N ms before it starts (a stream's
+ * headers and first event included), like a model's time to first token; bench/cross_gateway.ts uses 20.
+ *
+ * Usage: `bun bench/fake_upstream.ts --port 9000 [--chunks 20] [--interval 10] [--delay-ms 0]` (or
+ * `deno run -A …`).
  * Prints `{"listening":port,"runtime":…}` once ready.
  *
  * @module
@@ -51,6 +55,8 @@ function flag(name: string, fallback: number): number {
 const PORT = flag("port", 9000);
 const DEFAULT_CHUNKS = flag("chunks", 20);
 const DEFAULT_INTERVAL = flag("interval", 10);
+const DELAY_MS = flag("delay-ms", 0);
+const delay = () => new Promise((resolve) => setTimeout(resolve, DELAY_MS));
 
 const encoder = new TextEncoder();
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -148,6 +154,7 @@ async function handler(request: Request): Promise<Response> {
   const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
   if (path === "/v1/chat/completions") {
     const text = await request.text();
+    if (DELAY_MS > 0) await delay();
     // Parse only what may stream: a plain completion is answered from the fixed body.
     if (text.includes('"stream"')) {
       const fields = JSON.parse(text) as ChatRequestFields;
@@ -157,6 +164,7 @@ async function handler(request: Request): Promise<Response> {
   }
   if (path === "/v1/embeddings") {
     await request.arrayBuffer();
+    if (DELAY_MS > 0) await delay();
     return new Response(EMBEDDING_BODY, { headers: JSON_HEADERS });
   }
   if (path === "/healthz") return new Response("ok");

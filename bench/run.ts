@@ -16,10 +16,13 @@
  * synchronised bursts); stream timing and chunk integrity (bench/stream_probe.ts); memory per open stream
  * (fresh server, N held streams, VmRSS); cold start of the binary to its first 200.
  *
- * Flags: `--quick` (~2 min), `--root DIR` (gateway checkout, default the repo), `--out FILE`, `--no-pin`,
+ * Flags: `--quick` (~3 min), `--root DIR` (gateway checkout, default the repo), `--out FILE`, `--no-pin`,
  * `--skip-bun`, `--no-install`, `--phases throughput,latency,streams,memory,cold` (a subset runs only those),
  * `--shared` (adds `gw-deno-limited`/`gw-deno-shared` and the same for the binary: a limited and budgeted token
- * on the embedded state, then on Redis + PostgreSQL; see bench/harness/shared_state.ts).
+ * on the embedded state, then on Redis + PostgreSQL; see bench/harness/shared_state.ts), `--ratios FILE`
+ * (where the regression guard's ratios go; default `ratios.json` beside the report), `--compare FILE` (the
+ * regression guard: the quick throughput phase only, compared with FILE; exits 1 on a regression beyond the
+ * noise; see bench/harness/ratios.ts).
  *
  * This file is the orchestrator: it starts the fake upstream and the targets, runs the phases in order
  * (bench/phases/), and writes the report (bench/harness/report.ts). Settings, process plumbing, servers and
@@ -29,6 +32,7 @@
  */
 import { freePort, log, machineBusy, run, TMP } from "./harness/process.ts";
 import { renderReport } from "./harness/report.ts";
+import { compareRatios, type RatiosFile, ratiosFromRounds, renderComparison } from "./harness/ratios.ts";
 import { machineInfo, type Results } from "./harness/results.ts";
 import {
   type AsSut,
@@ -42,16 +46,19 @@ import {
 import {
   BENCH_DIR,
   BUN_VERSION,
+  COMPARE,
   LOADGEN_CPU,
   OUT,
   PHASES,
   PIN,
   PLAN,
   QUICK,
+  RATIOS_OUT,
   ROOT,
   SHARED,
   state,
   SUT_CPU,
+  WRK_CONNECTIONS,
 } from "./harness/settings.ts";
 import { dropSharedState } from "./harness/shared_state.ts";
 import { ensureBinary, ensureTools, findBun } from "./harness/tools.ts";
@@ -66,7 +73,8 @@ async function main(): Promise<Results> {
   await ensureTools();
   // Other work on a 2-core box skews everything: wait (bounded) for it to calm down, and report what it was.
   let backgroundBusyStart = await machineBusy(2_000);
-  const quietDeadline = performance.now() + (QUICK ? 20_000 : 60_000);
+  // The guard (--compare) waits as long as a full run: its verdict is only as good as the machine is quiet.
+  const quietDeadline = performance.now() + (QUICK && !COMPARE ? 20_000 : 60_000);
   while (backgroundBusyStart > 0.15 && performance.now() < quietDeadline) {
     log(`background load ${(backgroundBusyStart * 100).toFixed(0)}% of all CPUs; waiting for < 15%`);
     backgroundBusyStart = await machineBusy(3_000);
@@ -203,8 +211,16 @@ async function main(): Promise<Results> {
       }
     };
 
-    // Throughput: interleaved rounds so drift in background load spreads over every target.
-    results.throughput = await measureThroughput(live, PHASES.has("throughput") ? PLAN.rounds : 0, asSut);
+    // Throughput: interleaved rounds so drift in background load spreads over every target. The guard
+    // (--compare) needs only the gateways and their bare proxies.
+    results.throughput = {
+      direct: { runs: [], cpuUsPerRequest: NaN },
+      ...await measureThroughput(
+        COMPARE ? live.filter((t) => t.key !== "direct") : live,
+        PHASES.has("throughput") ? PLAN.rounds : 0,
+        asSut,
+      ),
+    };
     if (PHASES.has("latency")) results.latency = await measureLatency(live, PLAN.latencySeconds, asSut);
     if (PHASES.has("streams")) results.streams = await measureStreams(live, asSut);
 
@@ -226,17 +242,71 @@ async function main(): Promise<Results> {
   return results;
 }
 
+/** The regression guard's ratios of this run (bench/harness/ratios.ts), from its throughput rounds. */
+async function ratiosOf(results: Results): Promise<RatiosFile> {
+  const runs = Object.fromEntries(Object.entries(results.throughput).map(([key, t]) => [key, t.runs]));
+  const { metrics, info, missing } = ratiosFromRounds(runs);
+  for (const t of results.targets) {
+    const runtime = t.key.replace(/^(gw|bare)-/, "");
+    if (t.unavailable && missing[runtime] !== undefined) missing[runtime] = `${t.key}: ${t.unavailable}`;
+  }
+  const git = async (...args: string[]) => (await run(["git", ...args], { cwd: ROOT })).stdout.trim();
+  const dirty = await git("status", "--porcelain", "--", "main.ts", "lib");
+  return {
+    version: 1,
+    date: results.date,
+    mode: results.mode,
+    plan: { rounds: PLAN.rounds, wrkSeconds: PLAN.wrkSeconds, connections: WRK_CONNECTIONS },
+    machine: {
+      cpus: results.machine.cpus,
+      model: results.machine.model,
+      loadavg: results.machine.loadavg,
+      deno: results.machine.deno,
+      bun: results.machine.bun,
+      commit: `${await git("rev-parse", "--short", "HEAD") || "unknown"}${
+        dirty ? ` + uncommitted changes in ${dirty.split("\n").length} file(s) of main.ts/lib` : ""
+      }`,
+      layout: results.layout,
+    },
+    backgroundBusyStart: results.backgroundBusyStart,
+    backgroundBusyEnd: results.backgroundBusyEnd,
+    metrics,
+    info,
+    missing,
+  };
+}
+
 if (import.meta.main) {
   log(`${QUICK ? "quick" : "full"} run; gateway at ${ROOT}; temp ${TMP}`);
+  // Read the baseline first: a missing or broken file should fail before minutes of measuring.
+  const baseline = COMPARE ? JSON.parse(await Deno.readTextFile(COMPARE)) as RatiosFile : undefined;
   const results = await main();
-  const markdown = renderReport(results);
-  await Deno.mkdir(OUT.slice(0, OUT.lastIndexOf("/")) || ".", { recursive: true });
-  await Deno.writeTextFile(OUT, markdown);
-  const json = OUT.replace(/\.md$/, "") + ".json";
-  await Deno.writeTextFile(json, JSON.stringify(results, null, 2) + "\n");
+  const written: string[] = [];
+  if (OUT) {
+    const markdown = renderReport(results);
+    await Deno.mkdir(OUT.slice(0, OUT.lastIndexOf("/")) || ".", { recursive: true });
+    await Deno.writeTextFile(OUT, markdown);
+    const json = OUT.replace(/\.md$/, "") + ".json";
+    await Deno.writeTextFile(json, JSON.stringify(results, null, 2) + "\n");
+    written.push(OUT, json);
+    if (!COMPARE) console.log(markdown);
+  }
+  const ratios = await ratiosOf(results);
+  if (PHASES.has("throughput")) {
+    await Deno.mkdir(RATIOS_OUT.slice(0, RATIOS_OUT.lastIndexOf("/")) || ".", { recursive: true });
+    await Deno.writeTextFile(RATIOS_OUT, JSON.stringify(ratios, null, 2) + "\n");
+    written.push(RATIOS_OUT);
+  }
   // Keep the written files `deno fmt --check` clean (the repo's check task covers bench/).
-  await run(["deno", "fmt", "--quiet", OUT, json], { cwd: ROOT });
-  console.log(markdown);
-  log(`wrote ${OUT} in ${results.durationS} s`);
+  if (written.length > 0) await run(["deno", "fmt", "--quiet", ...written], { cwd: ROOT });
+  log(`wrote ${written.join(", ") || "nothing"} in ${results.durationS} s`);
   await Deno.remove(TMP, { recursive: true }).catch(() => {});
+  if (baseline) {
+    const comparison = compareRatios(baseline, ratios);
+    console.log(renderComparison(comparison, COMPARE!));
+    if (comparison.failed.length > 0) {
+      console.error(`bench --compare: regression against ${COMPARE}: ${comparison.failed.join("; ")}`);
+      Deno.exit(1);
+    }
+  }
 }

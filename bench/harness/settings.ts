@@ -17,23 +17,37 @@ export const { values: flags } = parseArgs({
     "skip-bun": { type: "boolean", default: false },
     "no-install": { type: "boolean", default: false },
     shared: { type: "boolean", default: false },
-    phases: { type: "string", default: "throughput,latency,streams,memory,cold" },
+    phases: { type: "string" },
+    ratios: { type: "string" },
+    compare: { type: "string" },
   },
 });
 
 const BENCH_URL = new URL("../", import.meta.url);
 export const BENCH_DIR = decodeURIComponent(BENCH_URL.pathname).replace(/\/$/, "");
 export const ROOT = (flags.root ?? decodeURIComponent(new URL("..", BENCH_URL).pathname)).replace(/\/$/, "");
-export const OUT = flags.out ?? `${BENCH_DIR}/RESULTS.md`;
+/**
+ * `--compare FILE`: the regression guard. Runs the quick throughput phase (unless `--phases` says otherwise),
+ * compares its ratios with FILE (a `ratios.json` written by an earlier run) and exits 1 when one regressed
+ * beyond the noise (bench/harness/ratios.ts). It writes no report unless `--out` is given, and its ratios to
+ * `--ratios FILE` or else `/tmp/gateway-bench-ratios.json`, so the baseline and RESULTS.md stay as they were.
+ */
+export const COMPARE = flags.compare;
+export const OUT = flags.out ?? (COMPARE ? undefined : `${BENCH_DIR}/RESULTS.md`);
+/** Where this run's ratios go: `--ratios`, else beside the report (`bench/ratios.json` by default). */
+export const RATIOS_OUT = flags.ratios ??
+  (OUT ? `${OUT.slice(0, OUT.lastIndexOf("/")) || "."}/ratios.json` : "/tmp/gateway-bench-ratios.json");
 export const PIN = !flags["no-pin"];
-export const QUICK = flags.quick;
+export const QUICK = flags.quick || COMPARE !== undefined;
 /**
  * `--shared`: besides the default rows, the gateway again with the bench token limited and budgeted, once on the
  * embedded state (`bench/config_limited.yaml`) and once with Redis counters and PostgreSQL records
  * (`bench/config_shared.yaml`), so the shared stores' cost reads off one run, against the same limits.
  */
 export const SHARED = flags.shared;
-export const PHASES = new Set(flags.phases.split(","));
+export const PHASES = new Set(
+  (flags.phases ?? (COMPARE ? "throughput" : "throughput,latency,streams,memory,cold")).split(","),
+);
 export const BUN_VERSION = "1.4.5";
 export const TOKEN = "gw-bench-token-0123456789abcdef";
 export const CHAT_BODY = JSON.stringify({
@@ -41,11 +55,14 @@ export const CHAT_BODY = JSON.stringify({
   messages: [{ role: "user", content: "Hello, gateway! This is a benchmark request." }],
 });
 
-/** Knobs of one run; `--quick` shrinks every phase. */
+/**
+ * Knobs of one run; `--quick` shrinks every phase. Quick throughput runs 4 short rounds rather than one long
+ * one: the regression guard's noise is the spread of the per-round ratios (bench/harness/ratios.ts).
+ */
 export const PLAN = QUICK
   ? {
-    rounds: 1,
-    wrkSeconds: 5,
+    rounds: 4,
+    wrkSeconds: 3,
     warmSeconds: 2,
     latencySeconds: 5,
     streams: { streams: 120, concurrency: 10, chunks: 20, interval: 10, warmup: 20 },
@@ -61,6 +78,8 @@ export const PLAN = QUICK
     holds: [1000, 5000],
     coldRuns: 7,
   };
+/** wrk's connections in the throughput phase. */
+export const WRK_CONNECTIONS = 50;
 export const LATENCY_RPS = 1000;
 export const LATENCY_PROCESSES = 5;
 export const LOADGEN_CPU = "0";

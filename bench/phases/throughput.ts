@@ -6,7 +6,7 @@
  */
 import { cpuMicros, log, pinned, run, sleep, TMP } from "../harness/process.ts";
 import type { AsSut, Target } from "../harness/servers.ts";
-import { CHAT_BODY, LOADGEN_CPU, PLAN, TOKEN } from "../harness/settings.ts";
+import { CHAT_BODY, LOADGEN_CPU, PLAN, TOKEN, WRK_CONNECTIONS } from "../harness/settings.ts";
 
 /** One wrk run. */
 export interface WrkResult {
@@ -17,6 +17,8 @@ export interface WrkResult {
   non2xx: number;
   p50Ms: number;
   p99Ms: number;
+  /** The server's CPU µs per request in this run (throughput rounds only). */
+  cpuUsPerRequest?: number;
 }
 
 export const WRK_LUA = `${TMP}/post.lua`;
@@ -37,7 +39,7 @@ end
 
 export async function wrk(url: string, seconds: number): Promise<WrkResult> {
   const out = await run(
-    pinned(LOADGEN_CPU, ["wrk", "-t1", "-c50", `-d${seconds}s`, "-s", WRK_LUA, url]),
+    pinned(LOADGEN_CPU, ["wrk", "-t1", `-c${WRK_CONNECTIONS}`, `-d${seconds}s`, "-s", WRK_LUA, url]),
     { timeoutMs: (seconds + 30) * 1000 },
   );
   const line = out.stdout.split("\n").find((l) => l.startsWith("BENCH_JSON "));
@@ -77,7 +79,7 @@ export async function measureThroughput(
           const c0 = await cpuMicros(t.server!.pid);
           const result = await wrk(url, PLAN.wrkSeconds);
           const c1 = await cpuMicros(t.server!.pid);
-          entry.runs.push(result);
+          entry.runs.push({ ...result, cpuUsPerRequest: (c1 - c0) / result.requests });
           const total = cpuTotals[t.key] ??= { us: 0, requests: 0 };
           total.us += c1 - c0;
           total.requests += result.requests;
