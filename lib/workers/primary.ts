@@ -22,11 +22,12 @@ import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
 import { openSharedState } from "../serve_state.ts";
-import { Channel, type MessagePortLike } from "./channel.ts";
+import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
 import { sumExpositions } from "./metrics_sum.ts";
 import { primaryMethods, WorkerLedger } from "./primary_methods.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
-import { diedRecord } from "./report.ts";
+import { diedRecord, type ReportBatch } from "./report.ts";
+import { createRingBuffer, ReportRing } from "./report_ring.ts";
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkersOptions extends StartOptions {
@@ -48,8 +49,16 @@ interface Slot {
   worker: Worker;
   channel: Channel;
   ledger: WorkerLedger;
+  /** The reports the worker writes into shared memory, read here. */
+  ring: ReportRing;
+  reports: SharedArrayBuffer;
   startedAt: number;
 }
+
+/** Bytes of each worker's report ring: ample for what arrives between two reads. */
+const REPORT_RING_BYTES = 1 << 21;
+/** How often the report rings are read (records reach the pipeline within this, plus its own flush). */
+const REPORT_READ_MS = 10;
 
 /** A replacement is started at once, unless workers keep dying young; then it waits up to this long. */
 const MAX_RESTART_DELAY_MS = 10_000;
@@ -84,7 +93,7 @@ export async function startWorkers(
   const others = (index: number) => slots.filter((s, i): s is Slot => s !== undefined && i !== index);
   const live = () => slots.filter((s): s is Slot => s !== undefined);
 
-  const initOf = (index: number): WorkerInit => ({
+  const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
     index,
     validated: current,
     source: config.source,
@@ -95,22 +104,52 @@ export async function startWorkers(
     usage: shared.pipeline !== null,
     usageStore: shared.pipeline !== null && shared.store !== null,
     tokens: shared.store?.tokens.kind ?? null,
+    reports,
   });
+
+  /** Reads what worker `slot` has reported, into the ledger and the pipeline. */
+  const readReports = (slot: Slot) => {
+    for (const frame of slot.ring.read()) {
+      slot.ledger.apply(JSON.parse(frame) as ReportBatch, (r) => shared.pipeline?.write(r));
+    }
+  };
+  const reading = setInterval(() => {
+    for (const slot of live()) readReports(slot);
+  }, REPORT_READ_MS);
 
   async function spawn(index: number): Promise<void> {
     const worker = new Worker(workerUrl.href, { type: "module" });
     const channel = new Channel(worker as unknown as MessagePortLike);
     const ledger = new WorkerLedger();
-    const slot: Slot = { worker, channel, ledger, startedAt: Date.now() };
+    const reports = createRingBuffer(REPORT_RING_BYTES);
+    const slot: Slot = {
+      worker,
+      channel,
+      ledger,
+      ring: new ReportRing(reports),
+      reports,
+      startedAt: Date.now(),
+    };
     started++;
-    channel.serve({
+    const methods: Methods = {
       ...primaryMethods(shared, ledger, () => tokensChanged(index)),
       reload: (trigger: string) => reload(trigger),
       metrics: () => summedMetrics(),
       "health.cooldown": (change: CooldownChange) => {
         for (const other of others(index)) other.channel.note("health.cooldown", change);
       },
-    });
+    };
+    // Whatever the worker asks, what it reported before asking is read first (a report sent as a message
+    // when the ring was full comes after the frames written before it, a flush after the records it flushes).
+    const served: Methods = {};
+    for (const [name, method] of Object.entries(methods)) {
+      const call = method as (...args: unknown[]) => unknown;
+      served[name] = (...args: unknown[]) => {
+        readReports(slot);
+        return call(...args);
+      };
+    }
+    channel.serve(served);
     worker.onerror = (event: ErrorEvent) => {
       // Handled here: a worker's uncaught error must not take the primary down with it.
       event.preventDefault();
@@ -118,7 +157,7 @@ export async function startWorkers(
     };
     slots[index] = slot;
     try {
-      const listening = await channel.call<{ port: number }>("init", initOf(index));
+      const listening = await channel.call<{ port: number }>("init", initOf(index, reports));
       port = listening.port;
     } catch (err) {
       if (slots[index] === slot) slots[index] = undefined;
@@ -137,6 +176,8 @@ export async function startWorkers(
     slots[index] = undefined;
     slot.worker.terminate();
     slot.channel.close(new Error(`worker ${index} died`));
+    // What it reported before it died is in the ring still: its records are written, its ends known.
+    readReports(slot);
     const now = Date.now();
     let recorded = 0;
     for (const notice of slot.ledger.open.values()) {
@@ -222,6 +263,7 @@ export async function startWorkers(
     await Promise.all(Array.from({ length: options.workers - 1 }, (_, i) => spawn(i + 1)));
   } catch (err) {
     stopping = true;
+    clearInterval(reading);
     for (const slot of live()) slot.worker.terminate();
     await shared.close();
     throw err;
@@ -244,7 +286,11 @@ export async function startWorkers(
     unwatch();
     // Every worker drains at once; what each reports on its way out reaches the pipeline before it closes.
     await Promise.all(live().map((s) => s.channel.call("stop", graceMs).catch(() => {})));
-    for (const slot of live()) slot.worker.terminate();
+    clearInterval(reading);
+    for (const slot of live()) {
+      readReports(slot);
+      slot.worker.terminate();
+    }
     await shared.close();
     logger.flush?.();
   }

@@ -24,6 +24,8 @@ export interface WorkerInit {
   readonly usageStore: boolean;
   /** The kind of the primary's token store, or null without one (the token routes then answer 503). */
   readonly tokens: TokenStore["kind"] | null;
+  /** The worker's report ring (`report_ring.ts`), shared with the primary. */
+  readonly reports: SharedArrayBuffer;
 }
 
 /**

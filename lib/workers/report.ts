@@ -1,8 +1,10 @@
 /**
  * What a worker tells the primary about its requests: each one's start (with what is known of it), each
- * one's end, and the usage records. Gathered per turn of the event loop and sent as one message, so a
- * request costs the worker no message of its own; the primary writes the records into the one pipeline, and
- * when a worker dies it still knows which requests were open there and records each as failed.
+ * one's end, and the usage records. Gathered per turn of the event loop and written as one frame into the
+ * worker's report ring (shared memory the primary reads: `report_ring.ts`), so a request costs no message
+ * and no wake-up; a batch the ring cannot take goes as a message, which the primary takes only after reading
+ * the ring, so order holds. The primary writes the records into the one pipeline, and when a worker dies it
+ * still knows which requests were open there and records each as failed.
  *
  * @module
  */
@@ -11,6 +13,7 @@ import { type InFlightRequest, InFlightRequests, type InFlightSubject } from "..
 import type { UsageSink } from "../http/context.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import type { Channel } from "./channel.ts";
+import type { ReportRing } from "./report_ring.ts";
 
 /** A request as the primary learns of its start. */
 export interface StartNotice {
@@ -38,14 +41,16 @@ export const REPORT_METHOD = "report";
 /** The worker's side: an outbox sent once per turn, and the usage sink and in-flight registry that fill it. */
 export class ReportOutbox implements UsageSink {
   readonly #channel: Channel;
+  readonly #ring: ReportRing | null;
   #starts: { n: number; subject: InFlightSubject; at: number }[] = [];
   #records: UsageRecord[] = [];
   #ends: number[] = [];
   #scheduled = false;
   #next = 0;
 
-  constructor(channel: Channel) {
+  constructor(channel: Channel, ring: ReportRing | null = null) {
     this.#channel = channel;
+    this.#ring = ring;
   }
 
   /** Registers a request's start; returns its number for {@linkcode ended}. */
@@ -85,7 +90,9 @@ export class ReportOutbox implements UsageSink {
     this.#starts = [];
     this.#records = [];
     this.#ends = [];
-    this.#channel.note(REPORT_METHOD, batch);
+    if (this.#ring === null || !this.#ring.write(JSON.stringify(batch))) {
+      this.#channel.note(REPORT_METHOD, batch);
+    }
   }
 
   #schedule(): void {

@@ -21,6 +21,7 @@ import { createTokenDirectory } from "../tokens/directory.ts";
 import { Channel, type MessagePortLike } from "./channel.ts";
 import { remoteCounterStore, remoteResponses, remoteUsageDatabase } from "./remote_stores.ts";
 import { ReportingInFlight, ReportOutbox } from "./report.ts";
+import { ReportRing } from "./report_ring.ts";
 import type { WorkerInit } from "./protocol.ts";
 import { lineWriter } from "./protocol.ts";
 
@@ -54,7 +55,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   );
   health = new HealthRegistry();
   health.onCooldown = (change) => channel.note("health.cooldown", change);
-  outbox = new ReportOutbox(channel);
+  outbox = new ReportOutbox(channel, new ReportRing(params.reports));
   const counters = remoteCounterStore(channel);
   const sent = outbox;
   const database = params.tokens === null
