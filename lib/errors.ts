@@ -192,13 +192,26 @@ export function printable(text: string): string {
   return clean.length > 100 ? `${clean.slice(0, 100)}…` : clean;
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
+/**
+ * A JSON error answer: `text` with `status`, the error's own headers and `content-type: application/json` (which
+ * replaces any the error had). The headers go straight into the response's own list: a `Headers` built first
+ * and given as the init is copied once more, entry by entry.
+ */
+function jsonError(text: string, status: number, extra: HeadersInit | undefined): Response {
+  const response = new Response(text, { status });
+  const headers = response.headers;
+  if (extra !== undefined) {
+    if (extra instanceof Headers) extra.forEach((value, name) => headers.append(name, value));
+    else if (Array.isArray(extra)) { for (const [name, value] of extra) headers.append(name, value); }
+    else for (const name of Object.keys(extra)) headers.append(name, (extra as Record<string, string>)[name]);
+  }
+  headers.set("content-type", "application/json");
+  return response;
+}
 
 /** Serialises an OpenAI error body with a status; the single way errors leave the gateway as JSON. */
 export function errorResponse(err: GatewayError): Response {
-  const headers = new Headers(err.headers);
-  for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
-  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers });
+  return jsonError(JSON.stringify(err.toBody()), err.status, err.headers);
 }
 
 /** Anthropic's error `type` for each status its API documents; other statuses fall back by class. */
@@ -248,11 +261,9 @@ export function anthropicErrorBody(err: GatewayError, requestId?: string): Anthr
  * Messages API. An overloaded upstream answers 529 there, Anthropic's status for it, whatever status it had.
  */
 export function anthropicErrorResponse(err: GatewayError, requestId: string): Response {
-  const headers = new Headers(err.headers);
-  for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
   const body = anthropicErrorBody(err, requestId);
   const status = body.error.type === "overloaded_error" ? 529 : err.status;
-  return new Response(JSON.stringify(body), { status, headers });
+  return jsonError(JSON.stringify(body), status, err.headers);
 }
 
 /** Google's canonical status names by HTTP status, as the Gemini API answers them. */
@@ -287,9 +298,7 @@ export function googleErrorBody(err: GatewayError): GoogleErrorBody {
 
 /** Serialises `err` in Google's shape with its status: the error boundary's answer on the Gemini API's routes. */
 export function googleErrorResponse(err: GatewayError): Response {
-  const headers = new Headers(err.headers);
-  for (const [k, v] of Object.entries(JSON_HEADERS)) headers.set(k, v);
-  return new Response(JSON.stringify(googleErrorBody(err)), { status: err.status, headers });
+  return jsonError(JSON.stringify(googleErrorBody(err)), err.status, err.headers);
 }
 
 /**

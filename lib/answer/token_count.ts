@@ -11,6 +11,7 @@ import { countsInputTokens } from "../providers/capabilities.ts";
 import type { TokenCountInput } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { routeRequest } from "../http/route_request.ts";
+import { jsonResponse } from "./json_response.ts";
 import type { Answer } from "../http/accounting.ts";
 import type { ClientContext } from "../http/context.ts";
 
@@ -45,9 +46,8 @@ export async function answerTokenCount(
   const estimated = exact === null;
   const answer = render(exact ?? await estimate());
   if (estimated) answer.estimated = true;
-  headers.set("content-type", "application/json");
   return {
-    response: new Response(JSON.stringify(answer), { status: 200, headers }),
+    response: jsonResponse(JSON.stringify(answer), headers),
     outcome: { usage: { prompt: 0, completion: 0, estimated } },
   };
 }

@@ -164,3 +164,22 @@ Deno.test("scrubber: `test` finds a plain-word secret inside a longer word, wher
   assert.equal(s.scrub("a horsebattery b"), "a horsebattery b");
   assert.equal(s.test("a horsebattery b"), false);
 });
+
+Deno.test("scrubber: a run is found wherever it starts, whatever its place against the scan's stride", () => {
+  const s = createScrubber([KEY]);
+  // Every run of 8 and 9 characters of the key, at every offset 0..11 in the text: the strided scan looks at
+  // every 4th position only, so each alignment of a run against it must be tried.
+  for (let from = 0; from + 8 <= KEY.length; from++) {
+    for (const length of [8, 9]) {
+      const run = KEY.slice(from, from + length);
+      if (!/[0-9]|[a-z][A-Z]|[A-Z]{2}/.test(run.slice(0, 8))) continue;
+      for (let pad = 0; pad < 12; pad++) {
+        const text = `${"~".repeat(pad)}${run}~`;
+        assert.equal(s.test(text), true, JSON.stringify(text));
+        assert.ok(!s.scrub(text).includes(run.slice(0, 8)), JSON.stringify(text));
+      }
+    }
+  }
+  // A run at the very end of the text, its last piece cut short of a full stride.
+  for (let pad = 0; pad < 8; pad++) assert.equal(s.test(`${"~".repeat(pad)}${KEY.slice(10, 18)}`), true);
+});

@@ -30,7 +30,9 @@ export function encodeDataEvent(data: string): Uint8Array {
 export function encodeJsonEvent(value: unknown): Uint8Array {
   const json = JSON.stringify(value);
   if (json === undefined) throw new TypeError(`Cannot encode ${typeof value} as an SSE JSON event.`);
-  return encodeDataEvent(json);
+  // JSON text without indentation has no line break (a string's CR and LF are escaped), so it is one `data:`
+  // line as it is: no scan for line breaks, which every streamed chunk paid.
+  return encoder.encode(`data: ${json}\n\n`);
 }
 
 /**

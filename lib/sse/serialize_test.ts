@@ -48,3 +48,18 @@ Deno.test("what encodeJsonEvent writes, sseParseTransformer reads back", async (
   const events = await Array.fromAsync(runStages(source, sseParseTransformer()));
   assert.deepEqual(events.map((e) => JSON.parse(e.data)), values);
 });
+
+Deno.test("encodeJsonEvent writes what encodeDataEvent would, line breaks in strings and keys included", () => {
+  const values = [
+    { content: "a\nb\r\nc\rd", "k\ney": ["\n", "\r"] },
+    "line\u2028separator\u2029paragraph",
+    { nested: { deep: ["x\r\n".repeat(3)] } },
+    [1, null, true, "plain"],
+  ];
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  for (const value of values) {
+    const event = text(encodeJsonEvent(value));
+    assert.equal(event, text(encodeDataEvent(JSON.stringify(value))));
+    assert.equal(event.split("\n").length, 3, event);
+  }
+});

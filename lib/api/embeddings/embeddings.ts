@@ -14,6 +14,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
+import { jsonResponse } from "../../answer/json_response.ts";
 
 /** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
 export function encodeBase64Embedding(vector: readonly number[]): string {
@@ -70,7 +71,6 @@ export async function handleEmbeddings(request: Request, ctx: ClientContext): Pr
       completion: 0,
       estimated: true,
     };
-  headers.set("content-type", "application/json");
   const payload = { object: "list", data, model: model.alias, usage: result.usage };
-  return { response: new Response(JSON.stringify(payload), { status: 200, headers }), outcome: { usage } };
+  return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
 }

@@ -16,6 +16,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { noteDropped } from "../../http/tolerance.ts";
 import { geminiAlias } from "./alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
+import { jsonResponse } from "../../answer/json_response.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
 
@@ -95,7 +96,6 @@ export async function geminiEmbed(
     ? { prompt: result.usage.prompt_tokens, completion: 0, estimated: false }
     : { prompt: await countTokens(input), completion: 0, estimated: true };
   noteDropped(ctx, headers, { refusal: null, native: [], dropped });
-  headers.set("content-type", "application/json");
   const payload = batch ? { embeddings: vectors } : { embedding: vectors[0] };
-  return { response: new Response(JSON.stringify(payload), { status: 200, headers }), outcome: { usage } };
+  return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
 }

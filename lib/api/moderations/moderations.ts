@@ -13,6 +13,7 @@ import { admit, type Answer } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
+import { jsonResponse } from "../../answer/json_response.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
 import { badGateway, GatewayError } from "../../errors.ts";
 import { expectedResults, moderationTexts, parseModerationRequest } from "./request.ts";
@@ -55,9 +56,8 @@ export async function handleModerations(request: Request, ctx: ClientContext): P
   // The results are the upstream's own JSON: nothing of the config's secrets reaches the client through them.
   const scrubber = ctx.state.config.scrubber;
   if (scrubber.test(text)) text = scrubber.scrub(text);
-  headers.set("content-type", "application/json");
   return {
-    response: new Response(text, { status: 200, headers }),
+    response: jsonResponse(text, headers),
     outcome: { usage: { prompt, completion: 0, estimated: true } },
   };
 }
