@@ -20,10 +20,10 @@ RUN bun install --frozen-lockfile --production
 COPY main.ts ./
 COPY lib ./lib
 COPY config ./config
-# The usage store's worker and the config reload worker are further entry points: bundled into the binary
-# beside main.ts.
-RUN bun build --compile --minify --sourcemap --bytecode --format=esm --outfile /out/gateway main.ts \
-  lib/usage/sqlite_worker.ts lib/config/config_worker.ts \
+# The usage store's worker, the config reload worker and the serving worker (`--workers N`) are further entry
+# points: bundled into the binary beside main.ts, sharing their common code (--splitting).
+RUN bun build --compile --minify --sourcemap --bytecode --format=esm --splitting --outfile /out/gateway main.ts \
+  lib/usage/sqlite_worker.ts lib/config/config_worker.ts lib/workers/worker_main.ts \
   && mkdir -p /out/var/lib/gateway/data
 
 # Runtime stage: glibc and the C/C++ runtime libraries only (the binary needs libc, libm, libpthread, libdl).
