@@ -129,7 +129,8 @@ const TOO_MANY_REQUESTS = JSON.stringify({
  */
 export function withKeepAliveTimer(response: Response, restore: () => void): Response {
   const type = response.headers.get("content-type");
-  if (response.body === null || type === null || !type.startsWith("text/event-stream")) {
+  // `body` last: on Bun, reading it makes a stream of a finished body, which then is sent through that stream.
+  if (type === null || !type.startsWith("text/event-stream") || response.body === null) {
     restore();
     return response;
   }
@@ -244,8 +245,9 @@ function serve(options: ServeOptions): Promise<RunningServer> {
       }
       server.timeout(request, 0);
       const response = await options.handler(request);
-      // Only a bodiless answer can be a WebSocket handshake's (acceptWebSocket); the test is skipped otherwise.
-      const session = response.body === null ? webSocketOf(response) : undefined;
+      // Only an answer made by acceptWebSocket (bodiless) has a session; `response.body` is not read to tell,
+      // since reading it makes a stream of a finished body, which Bun then sends through that stream.
+      const session = webSocketOf(response);
       if (session !== undefined) {
         if (server.upgrade(request, { data: session, headers: response.headers })) return undefined;
         return new Response(NOT_A_HANDSHAKE, {
