@@ -13,31 +13,9 @@ export const round = (x: number, digits = 2) =>
 export const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 export const log = (msg: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-/** Output of a finished command. */
-export interface CommandResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { run } from "./command.ts";
 
-export async function run(
-  argv: string[],
-  options: { timeoutMs?: number; cwd?: string } = {},
-): Promise<CommandResult> {
-  try {
-    const out = await new Deno.Command(argv[0], {
-      args: argv.slice(1),
-      cwd: options.cwd,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(options.timeoutMs ?? 600_000),
-    }).output();
-    return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-  } catch (err) {
-    return { code: -1, stdout: "", stderr: err instanceof Error ? err.message : String(err) };
-  }
-}
+export { type CommandResult, run } from "./command.ts";
 
 export const pinned = (cpu: string, argv: string[]) => PIN ? ["taskset", "-c", cpu, ...argv] : argv;
 
