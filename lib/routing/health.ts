@@ -77,6 +77,11 @@ export class HealthRegistry {
    * pass it on, so a target ejected by one is ejected by all); must not throw or block.
    */
   onCooldown?: (change: CooldownChange) => void;
+  /**
+   * Where `max_in_flight` is counted when several workers serve one gateway (`lib/workers/shared_in_flight.ts`):
+   * the places are taken across all of them. Absent in a single process, which counts its own.
+   */
+  sharedInFlight?: { take(key: string, max: number): boolean; give(key: string): void };
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
@@ -123,7 +128,9 @@ export class HealthRegistry {
       if (now < state.ejectedUntil || state.probing) return "ejected";
       probe = true;
     }
-    if (target.maxInFlight !== null && state.inFlight >= target.maxInFlight) return "saturated";
+    const max = target.maxInFlight;
+    const shared = max === null ? undefined : this.sharedInFlight;
+    if (max !== null && (shared ? !shared.take(target.key, max) : state.inFlight >= max)) return "saturated";
     state.inFlight++;
     if (probe) state.probing = true;
     let released = false;
@@ -173,6 +180,7 @@ export class HealthRegistry {
         if (released) return;
         released = true;
         state.inFlight--;
+        shared?.give(target.key);
         if (probe) state.probing = false;
       },
     };

@@ -28,6 +28,7 @@ import { primaryMethods, WorkerLedger } from "./primary_methods.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
+import { createInFlightBuffer, SharedInFlight } from "./shared_in_flight.ts";
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkersOptions extends StartOptions {
@@ -93,6 +94,8 @@ export async function startWorkers(
   const others = (index: number) => slots.filter((s, i): s is Slot => s !== undefined && i !== index);
   const live = () => slots.filter((s): s is Slot => s !== undefined);
 
+  const inFlight = createInFlightBuffer(options.workers);
+  const places = new SharedInFlight(inFlight, options.workers, 0);
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
     index,
     validated: current,
@@ -105,6 +108,8 @@ export async function startWorkers(
     usageStore: shared.pipeline !== null && shared.store !== null,
     tokens: shared.store?.tokens.kind ?? null,
     reports,
+    inFlight,
+    workers: options.workers,
   });
 
   /** Reads what worker `slot` has reported, into the ledger and the pipeline. */
@@ -186,11 +191,12 @@ export async function startWorkers(
       shared.pipeline?.write(record);
       recorded++;
     }
-    // The slots it held are given back; its reservations of rates and budgets stay spent (the upstream may
-    // have been called).
+    // The slots it held are given back, and its places on targets; its reservations of rates and budgets stay
+    // spent (the upstream may have been called).
     for (const [key, held] of slot.ledger.slots) {
       for (let i = 0; i < held; i++) void shared.counters.release(key).catch(() => {});
     }
+    places.release(index);
     logger.error("worker_died", { worker: index, reason, open_requests: slot.ledger.open.size, recorded });
     if (stopping) return;
     youngDeaths = now - slot.startedAt < YOUNG_MS ? youngDeaths + 1 : 0;

@@ -26,6 +26,9 @@ export interface WorkerInit {
   readonly tokens: TokenStore["kind"] | null;
   /** The worker's report ring (`report_ring.ts`), shared with the primary. */
   readonly reports: SharedArrayBuffer;
+  /** Every target's places taken across the workers (`shared_in_flight.ts`), and how many workers there are. */
+  readonly inFlight: SharedArrayBuffer;
+  readonly workers: number;
 }
 
 /**

@@ -22,6 +22,7 @@ import { Channel, type MessagePortLike } from "./channel.ts";
 import { remoteCounterStore, remoteResponses, remoteUsageDatabase } from "./remote_stores.ts";
 import { ReportingInFlight, ReportOutbox } from "./report.ts";
 import { ReportRing } from "./report_ring.ts";
+import { SharedInFlight } from "./shared_in_flight.ts";
 import type { WorkerInit } from "./protocol.ts";
 import { lineWriter } from "./protocol.ts";
 
@@ -55,6 +56,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   );
   health = new HealthRegistry();
   health.onCooldown = (change) => channel.note("health.cooldown", change);
+  health.sharedInFlight = new SharedInFlight(params.inFlight, params.workers, params.index);
   outbox = new ReportOutbox(channel, new ReportRing(params.reports));
   const counters = remoteCounterStore(channel);
   const sent = outbox;

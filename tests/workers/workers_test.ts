@@ -31,6 +31,7 @@ providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
 models:
   chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+  chat-capped: { type: chat, targets: [ { provider: up, model: capped, retries: 0, max_in_flight: 3 } ] }
 ${extraModels}
 tokens:
 ${token("rpm", ", limits: { rpm: 12 }")}
@@ -90,12 +91,18 @@ function usageRows(dir: string): { request_id: string; status: number; token: st
  * (admitted ones have arrived upstream, denied ones are answered), so no admission settles before the last
  * decision: what is admitted is what the limits allow at once, not what settling gave back.
  */
-async function decided(up: Gated, url: string, secret: string, n: number): Promise<Answer[]> {
+async function decided(
+  up: Gated,
+  url: string,
+  secret: string,
+  n: number,
+  model = "chat-gated",
+): Promise<Answer[]> {
   up.reset();
   const base = up.arrived;
   let answered = 0;
   const all = Array.from({ length: n }, () =>
-    send(url, secret).then((a) => {
+    send(url, secret, model).then((a) => {
       answered++;
       return a;
     }));
@@ -106,7 +113,7 @@ async function decided(up: Gated, url: string, secret: string, n: number): Promi
 
 const ok = (answers: Answer[]) => answers.filter((a) => a.status === 200).length;
 
-Deno.test("workers: two workers admit no more than one process would, reload together and drain on SIGTERM", async () => {
+Deno.test("workers: two workers admit no more than one process would (limits, budget, a target's max_in_flight), reload together and drain on SIGTERM", async () => {
   const up = startGated();
   up.release();
   const dir = await Deno.makeTempDir();
@@ -162,6 +169,12 @@ Deno.test("workers: two workers admit no more than one process would, reload tog
     sent.push(...budget);
     assert.equal(ok(budget), Math.floor(40 / estimate), "the budget's reservations, exactly");
     for (const a of budget.filter((a) => a.status !== 200)) assert.match(a.body, /insufficient_quota/);
+
+    // A target's max_in_flight 3 holds across both workers: three of twelve reach it at once.
+    const capped = await decided(up, gw.url, SECRET.free, 12, "chat-capped");
+    sent.push(...capped);
+    assert.equal(ok(capped), 3, "max_in_flight 3 across both workers");
+    assert.ok(workersOf(capped) >= 2, "both workers answered");
 
     // A reload reaches both workers: a new alias answers on every connection.
     up.release();
