@@ -52,7 +52,6 @@ interface Slot {
   ledger: WorkerLedger;
   /** The reports the worker writes into shared memory, read here. */
   ring: ReportRing;
-  reports: SharedArrayBuffer;
   startedAt: number;
 }
 
@@ -132,7 +131,6 @@ export async function startWorkers(
       channel,
       ledger,
       ring: new ReportRing(reports),
-      reports,
       startedAt: Date.now(),
     };
     started++;
