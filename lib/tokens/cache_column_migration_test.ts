@@ -26,7 +26,8 @@ import {
   randomSchema,
   TEST_DATABASE_URL,
 } from "../../tests/helpers/postgres.ts";
-import type { AuditEntry, StoredToken } from "./types.ts";
+import type { StoredToken } from "./types.ts";
+import { makeAudit } from "./store_contract_test_helpers.ts";
 
 const TIME = "2026-11-24T09:00:00.000Z";
 
@@ -67,30 +68,23 @@ const OLD: StoredToken = {
   secrets: [{ sha256: "d".repeat(64), expires_at: null }],
 };
 
-function audit(n: number, token: StoredToken): AuditEntry {
-  return {
-    id: `aud_${n.toString(16).padStart(24, "0")}`,
-    time: token.updated_at,
-    actor: "ops-admin",
-    action: "update",
-    token_id: token.id,
-    token_name: token.name,
-    changes: {},
-  };
+/** The audit entry of an update of `token` (the trail needs one per write). */
+function audit(token: StoredToken) {
+  return makeAudit(token, { time: token.updated_at, action: "update", changes: {} });
 }
 
 /** The old token reads back with no cache settings; `false`, then an object, are written and read back. */
 async function assertMigrated(db: UsageDatabase): Promise<void> {
   assert.deepEqual(await db.tokens.loadAll(), { version: 1, tokens: [OLD], teams: [] });
   const off: StoredToken = { ...OLD, cache: false, updated_at: "2026-11-24T09:00:01.000Z" };
-  await db.tokens.put(off, audit(1, off), OLD.updated_at);
+  await db.tokens.put(off, audit(off), OLD.updated_at);
   assert.deepEqual((await db.tokens.loadAll()).tokens, [off]);
   const aged: StoredToken = {
     ...off,
     cache: { no_store: false, no_cache: false, max_age: 600_000 },
     updated_at: "2026-11-24T09:00:02.000Z",
   };
-  await db.tokens.put(aged, audit(2, aged), off.updated_at);
+  await db.tokens.put(aged, audit(aged), off.updated_at);
   assert.deepEqual((await db.tokens.loadAll()).tokens, [aged]);
 }
 

@@ -23,7 +23,8 @@ import {
   randomSchema,
   TEST_DATABASE_URL,
 } from "../../tests/helpers/postgres.ts";
-import type { AuditEntry, StoredToken } from "./types.ts";
+import type { StoredToken } from "./types.ts";
+import { makeAudit } from "./store_contract_test_helpers.ts";
 
 const TIME = "2026-12-01T09:00:00.000Z";
 
@@ -67,16 +68,9 @@ const OLD: StoredToken = {
   secrets: [{ sha256: "e".repeat(64), expires_at: null }],
 };
 
-function audit(n: number, token: StoredToken): AuditEntry {
-  return {
-    id: `aud_${n.toString(16).padStart(24, "0")}`,
-    time: token.updated_at,
-    actor: "ops-admin",
-    action: "update",
-    token_id: token.id,
-    token_name: token.name,
-    changes: {},
-  };
+/** The audit entry of an update of `token` (the trail needs one per write). */
+function audit(token: StoredToken) {
+  return makeAudit(token, { time: token.updated_at, action: "update", changes: {} });
 }
 
 /** The old token reads back with no guardrails; names are then written, read back in order, and cleared. */
@@ -87,10 +81,10 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
     guardrails: ["no-cards", "moderation"],
     updated_at: "2026-12-01T09:00:01.000Z",
   };
-  await db.tokens.put(guarded, audit(1, guarded), OLD.updated_at);
+  await db.tokens.put(guarded, audit(guarded), OLD.updated_at);
   assert.deepEqual((await db.tokens.loadAll()).tokens, [guarded]);
   const cleared: StoredToken = { ...guarded, guardrails: null, updated_at: "2026-12-01T09:00:02.000Z" };
-  await db.tokens.put(cleared, audit(2, cleared), guarded.updated_at);
+  await db.tokens.put(cleared, audit(cleared), guarded.updated_at);
   assert.deepEqual((await db.tokens.loadAll()).tokens, [cleared]);
 }
 

@@ -24,7 +24,8 @@ import {
   randomSchema,
   TEST_DATABASE_URL,
 } from "../../tests/helpers/postgres.ts";
-import type { AuditEntry, StoredToken } from "./types.ts";
+import type { StoredToken } from "./types.ts";
+import { makeAudit } from "./store_contract_test_helpers.ts";
 
 const TIME = "2026-11-24T09:00:00.000Z";
 
@@ -65,16 +66,9 @@ const OLD: StoredToken = {
   secrets: [{ sha256: "d".repeat(64), expires_at: null }],
 };
 
-function audit(n: number, token: StoredToken): AuditEntry {
-  return {
-    id: `aud_${n.toString(16).padStart(24, "0")}`,
-    time: token.updated_at,
-    actor: "ops-admin",
-    action: "update",
-    token_id: token.id,
-    token_name: token.name,
-    changes: {},
-  };
+/** The audit entry of an update of `token` (the trail needs one per write). */
+function audit(token: StoredToken) {
+  return makeAudit(token, { time: token.updated_at, action: "update", changes: {} });
 }
 
 /**
@@ -89,7 +83,7 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
     end_user_limits: { rpm: 10, budget: { cost: 1, period: "day" }, max_users: 100 },
     updated_at: "2026-11-24T09:00:01.000Z",
   };
-  await db.tokens.put(joined, audit(1, joined), OLD.updated_at);
+  await db.tokens.put(joined, audit(joined), OLD.updated_at);
   assert.deepEqual((await db.tokens.loadAll()).tokens, [joined]);
   const left: StoredToken = {
     ...joined,
@@ -98,7 +92,7 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
     guardrails: null,
     updated_at: "2026-11-24T09:00:02.000Z",
   };
-  await db.tokens.put(left, audit(2, left), joined.updated_at);
+  await db.tokens.put(left, audit(left), joined.updated_at);
   assert.deepEqual((await db.tokens.loadAll()).tokens, [left]);
 
   const [old] = (await db.listRecords({})).data;
