@@ -8,7 +8,6 @@ import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { CacheMetrics } from "../metrics/cache_metrics.ts";
 import { createMemoryCacheStore } from "./memory_store.ts";
-import { createRedisCacheStore } from "./redis_store.ts";
 import { createResponseCache, type ResponseCache } from "./response_cache.ts";
 import type { CacheStore } from "./types.ts";
 
@@ -27,6 +26,8 @@ export async function createConfiguredCache(
   const settings = config.cache;
   let store: CacheStore;
   if (settings.store === "redis" && config.redis !== null) {
+    // Loaded only for a Redis store, as the counters' (lib/serve_state.ts): ioredis is slow to load.
+    const { createRedisCacheStore } = await import("./redis_store.ts");
     const redis = createRedisCacheStore({
       url: config.redis.url,
       keyPrefix: config.redis.key_prefix,

@@ -1,8 +1,9 @@
 /**
  * The price catalog: what each upstream model costs per million tokens, by provider type, so a target without
- * a `price:` of its own is still charged. One is shipped with the gateway (`catalog.yaml`, compiled into the
- * program as text, so a single binary has it too); an operator may point `pricing.catalog:` at a file of the
- * same format, which is checked like the config: every issue with its dotted path and line.
+ * a `price:` of its own is still charged. One is shipped with the gateway (edited as `catalog.yaml`, loaded from
+ * its compiled form `catalog.json`, part of the program, so a single binary has it too: see catalog_build.ts);
+ * an operator may point `pricing.catalog:` at a file of the same format, which is checked like the config:
+ * every issue with its dotted path and line.
  *
  * Entries are matched by exact model id first, then by `*` patterns (dated snapshots, Bedrock profile
  * prefixes, Azure deployments named after the model), the longest pattern winning: a more specific pattern is
@@ -18,10 +19,7 @@ import { fromZod, yamlIssues } from "../config/issue_messages.ts";
 import type { ConfigIssue } from "../config/types.ts";
 import { inspectDocument, toPlainData } from "../config/yaml_tree.ts";
 import type { TokenPrices } from "./cost.ts";
-import catalogText from "./catalog.yaml" with { type: "text" };
-
-/** The text of `catalog.yaml` as it was when the program was built. */
-export const DEFAULT_CATALOG_TEXT: string = catalogText;
+import compiledCatalog from "./catalog.json" with { type: "json" };
 /** The source name of the built-in catalog, in messages. */
 export const BUILTIN_CATALOG_SOURCE = "<built-in price catalog>";
 /** Largest catalog file read: the shipped one is about 15 KB; a thousand entries stay far below. */
@@ -225,19 +223,18 @@ function locate(lines: ReadonlyMap<string, number>, path: readonly PathSegment[]
   return undefined;
 }
 
-let builtin: PriceCatalog | undefined;
-
 /**
- * The catalog compiled into the program, parsed on first use. Its validity is a test of this repository, so
- * a broken one is a bug and throws.
+ * The catalog shipped with the program: `catalog.yaml` as catalog_build.ts validated and compiled it (the
+ * tests hold the two equal), so nothing is parsed at start-up.
  */
+const BUILTIN: PriceCatalog = {
+  ...(compiledCatalog as Omit<PriceCatalog, "source">),
+  source: BUILTIN_CATALOG_SOURCE,
+};
+
+/** The built-in catalog. */
 export function defaultCatalog(): PriceCatalog {
-  if (builtin !== undefined) return builtin;
-  const result = parseCatalog(DEFAULT_CATALOG_TEXT, BUILTIN_CATALOG_SOURCE);
-  if (!result.ok) {
-    throw new Error(`built-in price catalog is invalid: ${result.issues.map((i) => i.message).join("; ")}`);
-  }
-  return builtin = result.catalog;
+  return BUILTIN;
 }
 
 /**

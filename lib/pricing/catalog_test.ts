@@ -13,6 +13,7 @@ import {
   pricingSchema,
   toTokenPrices,
 } from "./catalog.ts";
+import { CATALOG_JSON_URL, compileCatalog } from "./catalog_build.ts";
 import { costOfUsage } from "./cost.ts";
 
 const HEAD = "date: 2026-11-29\ncurrency: USD\nunit: per_million_tokens\nmodels:\n";
@@ -43,6 +44,21 @@ Deno.test("catalog: the built-in catalog parses, is dated, and prices every prov
   assert.ok(catalog.entries.some((e) => e.price.kind === "embedding"), "no embedding entry");
   assert.ok(catalog.entries.some((e) => e.price.longContext !== undefined), "no long-context tier");
   assert.ok(catalog.entries.some((e) => e.price.cacheWrite1h !== undefined), "no 1-hour cache write");
+});
+
+Deno.test("catalog: the compiled catalog the program loads is catalog.yaml as it stands (else: deno task catalog)", async () => {
+  const yaml = await Deno.readTextFile(new URL("./catalog.yaml", import.meta.url));
+  const compiled = compileCatalog(yaml);
+  assert.equal(
+    await Deno.readTextFile(CATALOG_JSON_URL),
+    compiled,
+    "catalog.json is stale: run `deno task catalog`",
+  );
+  const parsed = parseCatalog(yaml, "<built-in price catalog>");
+  assert.ok(parsed.ok);
+  assert.deepEqual(defaultCatalog(), parsed.catalog);
+  // A price changed in the YAML alone is caught.
+  assert.notEqual(compileCatalog(yaml.replace("input: 5\n", "input: 6\n")), compiled);
 });
 
 Deno.test("catalog: the shipped prices of a few well-known models", () => {

@@ -7,18 +7,19 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { createTelemetry, type Telemetry, telemetrySettings } from "./telemetry.ts";
+import { telemetrySettings } from "./settings.ts";
+import type { Telemetry } from "./telemetry.ts";
 
 /**
  * OpenTelemetry export as the file and the `OTEL_*` variables set it, or null (off): the dropped counter is
- * registered only then, so a gateway without telemetry shows no telemetry series.
+ * registered only then, so a gateway without telemetry shows no telemetry series. The SDK is loaded only then.
  */
-export function configuredTelemetry(
+export async function configuredTelemetry(
   config: ResolvedConfig,
   outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
   metrics: GatewayMetrics,
   logger: Logger,
-): Telemetry | null {
+): Promise<Telemetry | null> {
   const settings = telemetrySettings(config.telemetry, outside.env);
   if (settings === null) return null;
   const dropped = metrics.registry.counter(
@@ -32,5 +33,6 @@ export function configuredTelemetry(
     sample_ratio: settings.sampleRatio,
     capture_content: settings.captureContent,
   });
+  const { createTelemetry } = await import("./telemetry.ts");
   return createTelemetry({ settings, scrub: outside.scrub, dropped });
 }

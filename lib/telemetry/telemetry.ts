@@ -22,75 +22,11 @@ import {
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
-import type { TelemetryConfig } from "../config/telemetry_schema.ts";
 import type { Counter } from "../metrics/registry.ts";
 import { GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
-
-/** Where and how to export, once the file and the environment are merged. */
-export interface TelemetrySettings {
-  tracesUrl: string;
-  metricsUrl: string;
-  protocol: "http/protobuf" | "http/json";
-  headers: Record<string, string>;
-  sampleRatio: number;
-  timeoutMs: number;
-  maxQueue: number;
-  intervalMs: number;
-  captureContent: boolean;
-  maxContentSize: number;
-  serviceName: string;
-  semconvOptIn: string | undefined;
-}
-
-/** `OTEL_EXPORTER_OTLP_HEADERS`: `key=value` pairs, comma-separated, values percent-encoded. */
-function parseHeaders(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? "").split(",")) {
-    const at = pair.indexOf("=");
-    if (at <= 0) continue;
-    try {
-      out[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
-    } catch { /* a malformed pair is skipped, as the SDKs do */ }
-  }
-  return out;
-}
-
-/**
- * The export settings from the file's block and the environment (the OpenTelemetry variables fill in whatever
- * the block leaves out; without a block, `OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal endpoint turns export
- * on). Null when telemetry is off.
- */
-export function telemetrySettings(
-  config: TelemetryConfig | null,
-  env: Readonly<Record<string, string | undefined>>,
-): TelemetrySettings | null {
-  const base = config?.otlp.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
-  if (config === null && base === undefined && traces === undefined) return null;
-  const root = (base ?? "http://localhost:4318").replace(/\/+$/, "");
-  const envProtocol = env.OTEL_EXPORTER_OTLP_PROTOCOL === "http/json" ? "http/json" : "http/protobuf";
-  const samplerArg = Number(env.OTEL_TRACES_SAMPLER_ARG);
-  const ratioSampler = /traceidratio$/.test(env.OTEL_TRACES_SAMPLER ?? "");
-  return {
-    tracesUrl: config?.otlp.endpoint ? `${root}/v1/traces` : traces ?? `${root}/v1/traces`,
-    metricsUrl: config?.otlp.endpoint
-      ? `${root}/v1/metrics`
-      : env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? `${root}/v1/metrics`,
-    protocol: config?.otlp.protocol ?? envProtocol,
-    headers: config?.otlp.headers ?? parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
-    sampleRatio: config?.otlp.sample_ratio ??
-      (ratioSampler && samplerArg >= 0 && samplerArg <= 1 ? samplerArg : 1),
-    timeoutMs: config?.otlp.timeout ?? 10_000,
-    maxQueue: config?.otlp.max_queue ?? 4_096,
-    intervalMs: config?.otlp.interval ?? 1_000,
-    captureContent: config?.capture_content ?? false,
-    maxContentSize: config?.max_content_size ?? 16 * 1024,
-    serviceName: config?.service_name ?? env.OTEL_SERVICE_NAME ?? "model-gateway",
-    semconvOptIn: env.OTEL_SEMCONV_STABILITY_OPT_IN,
-  };
-}
+import type { TelemetrySettings } from "./settings.ts";
 
 /** The process's telemetry. */
 export interface Telemetry {
@@ -115,7 +51,7 @@ function counting(exporter: PushMetricExporter, dropped: () => void): PushMetric
   };
 }
 
-/** Sets telemetry up; null when it is off (see {@linkcode telemetrySettings}). */
+/** Sets telemetry up; null when it is off (see settings.ts). */
 export function createTelemetry(options: {
   settings: TelemetrySettings | null;
   scrub: (text: string) => string;

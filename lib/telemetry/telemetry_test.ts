@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { telemetrySchema } from "../config/telemetry_schema.ts";
 import { semconvNames } from "./semconv.ts";
-import { telemetrySettings } from "./telemetry.ts";
+import { telemetrySettings } from "./settings.ts";
 
 const block = (input: unknown) => telemetrySchema.parse(input);
 
