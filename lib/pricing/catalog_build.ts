@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { readFile, writeFile } from "node:fs/promises";
 import { BUILTIN_CATALOG_SOURCE, parseCatalog, type PriceCatalog } from "./catalog.ts";
 
 const YAML_URL = new URL("./catalog.yaml", import.meta.url);
@@ -28,7 +29,7 @@ export function compileCatalog(yamlText: string): string {
 }
 
 if (import.meta.main) {
-  const text = compileCatalog(await Deno.readTextFile(YAML_URL));
-  await Deno.writeTextFile(CATALOG_JSON_URL, text);
+  const text = compileCatalog(await readFile(YAML_URL, "utf8"));
+  await writeFile(CATALOG_JSON_URL, text);
   console.log(`wrote ${CATALOG_JSON_URL.pathname} (${text.length} bytes)`);
 }
