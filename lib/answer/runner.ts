@@ -26,6 +26,7 @@ import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import type { ClientContext } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
+import type { ChunkSource } from "../streams/pull_through.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, tracedChunks } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
@@ -79,9 +80,8 @@ export interface RoutedValue<T> {
  */
 export async function withFirstChunk<T>(
   provider: string,
-  chunks: ReadableStream<T>,
-): Promise<{ first: T; rest: ReadableStreamDefaultReader<T> }> {
-  const reader = chunks.getReader();
+  reader: ChunkSource<T>,
+): Promise<{ first: T; rest: ChunkSource<T> }> {
   let first: ReadableStreamReadResult<T>;
   try {
     first = await reader.read();
@@ -347,7 +347,7 @@ export interface StreamWire<O extends StreamOutcome> {
  */
 export async function answerStream<O extends StreamOutcome>(
   ctx: ClientContext,
-  routed: RoutedValue<{ readonly rest: ReadableStreamDefaultReader<unknown> }>,
+  routed: RoutedValue<{ readonly rest: ChunkSource<unknown> }>,
   request: AnsweredRequest & { asked: boolean },
   wire: StreamWire<O>,
 ): Promise<Answer> {

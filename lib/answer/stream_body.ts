@@ -13,12 +13,13 @@
 import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../errors.ts";
 import type { Lease } from "../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
+import type { ChunkSource } from "../streams/pull_through.ts";
 import type { BudgetGuard } from "./budget_guard.ts";
 
 /** An upstream stream whose first value has already been read (routing commits to a target on it). */
 export interface Peeked<T> {
   first: T;
-  rest: ReadableStreamDefaultReader<T>;
+  rest: ChunkSource<T>;
 }
 
 /** How a stream ended: "ok" after its clean end, "error" after an error event, "cancelled" when the client went away. */

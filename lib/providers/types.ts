@@ -5,6 +5,7 @@
  * @module
  */
 import type { ResolvedTarget } from "../config/types.ts";
+import type { ChunkSource } from "../streams/pull_through.ts";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -52,12 +53,12 @@ export interface UpstreamCall {
 }
 
 /**
- * A chat answer: a whole completion, or a stream of chunks. The stream errors with a `GatewayError` when the
- * upstream fails mid-way, and cancelling it aborts the upstream request.
+ * A chat answer: a whole completion, or a stream of chunks, read by one reader (see `ChunkSource`). Its read
+ * rejects with a `GatewayError` when the upstream fails mid-way, and cancelling it aborts the upstream request.
  */
 export type ChatResult =
   | { readonly kind: "json"; readonly body: ChatCompletion }
-  | { readonly kind: "stream"; readonly chunks: ReadableStream<ChatCompletionChunk> };
+  | { readonly kind: "stream"; readonly chunks: ChunkSource<ChatCompletionChunk> };
 
 /**
  * A Responses API answer from an upstream that speaks the Responses API itself (`native_responses: true`): its
@@ -67,7 +68,7 @@ export type ChatResult =
  */
 export type NativeResponsesResult =
   | { readonly kind: "json"; readonly body: JsonObject }
-  | { readonly kind: "stream"; readonly events: ReadableStream<JsonObject> };
+  | { readonly kind: "stream"; readonly events: ChunkSource<JsonObject> };
 
 /**
  * An Anthropic Messages answer from an upstream that speaks the Messages API itself (Anthropic, Claude on
@@ -77,7 +78,7 @@ export type NativeResponsesResult =
  */
 export type NativeMessagesResult =
   | { readonly kind: "json"; readonly body: JsonObject }
-  | { readonly kind: "stream"; readonly events: ReadableStream<JsonObject> };
+  | { readonly kind: "stream"; readonly events: ChunkSource<JsonObject> };
 
 /**
  * One upstream call of a Messages request passed through: the client's `anthropic-version` and `anthropic-beta`

@@ -16,6 +16,15 @@
  * @module
  */
 
+/**
+ * What the stages read from: a `ReadableStreamDefaultReader`, or any object that reads the same way (the
+ * provider transport's guarded upstream body, which needs no stream of its own). One reader at a time.
+ */
+export interface ChunkSource<T> {
+  read(): Promise<ReadableStreamReadResult<T>>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
 /** A `Transformer` whose steps are synchronous, which {@linkcode pullThrough} can run. */
 export interface SyncTransformer<I, O> {
   transform(chunk: I, controller: TransformStreamDefaultController<O>): void;
@@ -68,37 +77,66 @@ export function stages(...list: SyncTransformer<unknown, unknown>[]): Stages<unk
   return { list };
 }
 
-/** Runs `source` through `chain`, as {@linkcode pullThrough} does. */
-export function pullStages<I, O>(source: ReadableStream<I>, chain: Stages<I, O>): ReadableStream<O> {
-  return pullThroughAll(source, chain.list) as ReadableStream<O>;
+/**
+ * Runs `source` (a stream, or a reader of one) through `chain`, as {@linkcode pullThrough} does, and gives the
+ * result as a reader: a provider's stream is read by one consumer (the answer's stream body), which needs no
+ * `ReadableStream` of its own in between (one stream, its controller, reader and queue fewer per open stream).
+ */
+export function pullStages<I, O>(
+  source: ReadableStream<I> | ChunkSource<I>,
+  chain: Stages<I, O>,
+): ChunkSource<O> {
+  return stageReader(source as ReadableStream<unknown> | ChunkSource<unknown>, chain.list) as ChunkSource<O>;
 }
 
 function pullThroughAll(
   source: ReadableStream<unknown>,
   stages: readonly SyncTransformer<unknown, unknown>[],
 ): ReadableStream<unknown> {
-  const reader = source.getReader();
+  const reader = stageReader(source, stages);
+  return new ReadableStream<unknown>({
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
+/**
+ * The stage runner: each `read` reads the source until the stages have passed something on (or ended, or
+ * failed), running each chunk through them as plain calls. What the last stage passes on waits in a queue for
+ * the next reads; one read at a time.
+ */
+function stageReader(
+  source: ReadableStream<unknown> | ChunkSource<unknown>,
+  stages: readonly SyncTransformer<unknown, unknown>[],
+): ChunkSource<unknown> {
+  const reader: ChunkSource<unknown> = source instanceof ReadableStream ? source.getReader() : source;
   /** Stages before this index have ended (terminated, or flushed at the end): they take no more input. */
   let live = 0;
-  let emitted = 0;
   let failure: { reason: unknown } | undefined;
-  let sourceCancelled = false;
-  let out!: ReadableStreamDefaultController<unknown>;
+  /** The source is done with: cancelled (after a failure, the end, or the consumer's cancel) or errored. */
+  let released = false;
+  let cancelled = false;
+  const out: unknown[] = [];
+  let head = 0;
+  const last = stages.length - 1;
 
   /** The controller stage `i` writes to: its output goes into stage `i + 1`, or out of the last stage. */
   const controllers = stages.map((_, i): TransformStreamDefaultController<unknown> => ({
-    get desiredSize() {
-      return i === stages.length - 1 ? out.desiredSize : 0;
-    },
+    // The consumer pulls one value at a time: nothing is wanted ahead of it.
+    desiredSize: 0,
     enqueue(chunk: unknown) {
       // A stage that has ended, or a failed chain, passes nothing on (the rest of its chunk is dropped).
       if (i < live || failure) return;
-      if (i === stages.length - 1) {
-        emitted++;
-        out.enqueue(chunk);
-      } else {
-        feed(i + 1, chunk);
-      }
+      if (i === last) out.push(chunk);
+      else feed(i + 1, chunk);
     },
     terminate() {
       if (i < live || failure) return;
@@ -133,36 +171,44 @@ function pullThroughAll(
     }
   };
 
-  return new ReadableStream<unknown>({
-    start(controller) {
-      out = controller;
-    },
-    async pull(controller) {
-      emitted = 0;
-      while (emitted === 0 && live < stages.length && !failure) {
-        const next = await reader.read();
-        if (next.done) {
-          run(endFrom);
-        } else {
-          run(() => feed(0, next.value));
+  return {
+    async read(): Promise<ReadableStreamReadResult<unknown>> {
+      if (cancelled) return { done: true, value: undefined };
+      while (head === out.length && live < stages.length && !failure) {
+        let next: ReadableStreamReadResult<unknown>;
+        try {
+          next = await reader.read();
+        } catch (err) {
+          // The source failed (it needs no cancel): its error is the chain's.
+          released = true;
+          failure ??= { reason: err };
+          break;
         }
+        if (next.done) run(endFrom);
+        else run(() => feed(0, next.value));
       }
-      if (failure) {
-        if (!sourceCancelled) {
-          sourceCancelled = true;
-          await reader.cancel(failure.reason).catch(() => {});
-        }
-        // What the stages passed on before the failure is delivered first, as a chain of TransformStreams
-        // would have; erroring now would discard it from the queue. The next pull reports the failure.
-        if (emitted === 0) controller.error(failure.reason);
-      } else if (live === stages.length) {
-        // Every stage has ended (the source ended, or a stage terminated): release the source and close.
-        await reader.cancel().catch(() => {});
-        controller.close();
+      if (!released && (failure || live === stages.length)) {
+        // Failed, or every stage has ended (the source ended, or a stage terminated): let the source go at once.
+        released = true;
+        await reader.cancel(failure?.reason).catch(() => {});
       }
+      // What the stages passed on before a failure is delivered first, as a chain of TransformStreams would.
+      if (head < out.length) {
+        const value = out[head];
+        out[head++] = undefined;
+        if (head === out.length) out.length = head = 0;
+        return { done: false, value };
+      }
+      if (failure) throw failure.reason;
+      return { done: true, value: undefined };
     },
-    async cancel(reason) {
+    async cancel(reason?: unknown) {
+      if (cancelled) return;
+      cancelled = true;
+      out.length = head = 0;
+      if (released) return;
+      released = true;
       await reader.cancel(reason).catch(() => {});
     },
-  }, { highWaterMark: 0 });
+  };
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { pullThrough, type SyncTransformer } from "./pull_through.ts";
+import { pullStages, pullThrough, stages, type SyncTransformer } from "./pull_through.ts";
 import { sseParseTransformer } from "../sse/parse.ts";
 import { openAIChunkTransformer } from "../providers/openai/stream.ts";
 
@@ -155,4 +155,48 @@ Deno.test("pullThrough: chunks a stage passed on before failing are delivered be
   assert.deepEqual(first.value?.choices[0].delta, { content: "Partial" });
   assert.equal(log.wasCancelled, true, "the source is cancelled at once");
   await assert.rejects(() => reader.read(), /not JSON/);
+});
+
+Deno.test("pullStages: a reader over the stages, reading the source only as it is read", async () => {
+  const { stream, log } = source(["a b", "c"]);
+  const words: SyncTransformer<string, string> = {
+    transform: (text, controller) => text.split(" ").forEach((w) => controller.enqueue(w)),
+  };
+  const reader = pullStages(stream, stages(words));
+  assert.equal(log.pulls, 0, "nothing is read before the first read");
+  assert.deepEqual(await reader.read(), { done: false, value: "a" });
+  // "b" came out of the same source chunk: the next read takes it without reading the source again.
+  const pullsAfterA = log.pulls;
+  assert.deepEqual(await reader.read(), { done: false, value: "b" });
+  assert.equal(log.pulls, pullsAfterA);
+  assert.deepEqual(await reader.read(), { done: false, value: "c" });
+  assert.deepEqual(await reader.read(), { done: true, value: undefined });
+  assert.deepEqual(await reader.read(), { done: true, value: undefined });
+});
+
+Deno.test("pullStages: cancelling the reader cancels the source with the reason, and later reads are done", async () => {
+  const { stream, log } = source(["a", "b", "c"]);
+  const pass: SyncTransformer<string, string> = { transform: (t, c) => c.enqueue(t) };
+  const reader = pullStages(stream, stages(pass));
+  assert.deepEqual(await reader.read(), { done: false, value: "a" });
+  await reader.cancel("client gone");
+  assert.equal(log.wasCancelled, true);
+  assert.equal(log.cancelled, "client gone");
+  assert.deepEqual(await reader.read(), { done: true, value: undefined });
+});
+
+Deno.test("pullStages: a failing stage delivers what it passed on, then rejects every later read", async () => {
+  const { stream, log } = source(["a", "b"]);
+  const boom: SyncTransformer<string, string> = {
+    transform(t, c) {
+      c.enqueue(t);
+      if (t === "b") throw new Error("bad chunk");
+    },
+  };
+  const reader = pullStages(stream, stages(boom));
+  assert.deepEqual(await reader.read(), { done: false, value: "a" });
+  assert.deepEqual(await reader.read(), { done: false, value: "b" });
+  assert.equal(log.wasCancelled, true, "the source is let go at the failure");
+  await assert.rejects(reader.read(), /bad chunk/);
+  await assert.rejects(reader.read(), /bad chunk/);
 });

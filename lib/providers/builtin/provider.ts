@@ -123,7 +123,7 @@ function echoChat(request: ChatRequest, call: UpstreamCall): ChatResult {
       step++;
     },
   }, { highWaterMark: 0 });
-  return { kind: "stream", chunks: stream };
+  return { kind: "stream", chunks: stream.getReader() };
 }
 
 function unknownModel(model: string): GatewayError {

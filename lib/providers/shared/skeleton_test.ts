@@ -9,6 +9,14 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../../ope
 import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import type { UpstreamCall } from "../types.ts";
 import { keyHeader, type ProviderAdapter, providerFromAdapter } from "./skeleton.ts";
+import type { ChunkSource } from "../../streams/pull_through.ts";
+
+/** Every value of a provider's stream, to its end. */
+async function readAll<T>(source: ChunkSource<T>): Promise<T[]> {
+  const values: T[] = [];
+  for (let next = await source.read(); !next.done; next = await source.read()) values.push(next.value);
+  return values;
+}
 
 interface Seen {
   path: string;
@@ -192,7 +200,7 @@ Deno.test("skeleton: a stream runs through the adapter's stages, and a stage's e
   try {
     const result = await providerFromAdapter(fakeAdapter(up.url)).chat(chat(true), callFor());
     assert.equal(result.kind, "stream");
-    const chunks = result.kind === "stream" ? await Array.fromAsync(result.chunks) : [];
+    const chunks = result.kind === "stream" ? await readAll(result.chunks) : [];
     assert.deepEqual(chunks.map(content), ["one", "tw"]);
 
     const adapter = fakeAdapter(up.url);
@@ -201,7 +209,7 @@ Deno.test("skeleton: a stream runs through the adapter's stages, and a stage's e
       chatRequest: (r, c) => ({ ...adapter.chatRequest(r, c), url: `${up.url}/bad` }),
     });
     const failing = await bad.chat(chat(true), callFor());
-    const reader = failing.kind === "stream" ? failing.chunks.getReader() : undefined;
+    const reader = failing.kind === "stream" ? failing.chunks : undefined;
     assert.equal(content((await reader!.read()).value), "one");
     await assert.rejects(reader!.read(), /bad line/);
   } finally {
@@ -257,7 +265,7 @@ Deno.test("skeleton: a client that goes away aborts the upstream request, before
   try {
     const client = new AbortController();
     const result = await providerFromAdapter(fakeAdapter(up.url)).chat(chat(true), callFor(client.signal));
-    const reader = result.kind === "stream" ? result.chunks.getReader() : undefined;
+    const reader = result.kind === "stream" ? result.chunks : undefined;
     assert.equal(content((await reader!.read()).value), "line0");
     client.abort();
     await assert.rejects(async () => {

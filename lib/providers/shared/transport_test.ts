@@ -41,7 +41,7 @@ Deno.test("transport: a streamed body arrives whole, in reads no bigger than STR
   const upstream = streamingUpstream(parts);
   try {
     const res = await sendUpstream({ url: upstream.url, method: "GET", headers: {} }, call);
-    const reader = res.body.getReader();
+    const reader = res.body;
     const received: Uint8Array[] = [];
     for (let r = await reader.read(); !r.done; r = await reader.read()) received.push(r.value);
     const all = new Uint8Array(received.reduce((n, c) => n + c.byteLength, 0));
