@@ -7,6 +7,10 @@
  * under a small wrapper (written to a temp dir) that on SIGUSR2 runs `Bun.gc(true)` and writes `heapStats()`
  * and `Bun.generateHeapSnapshot("v8")`, so one parser reads both.
  *
+ * Under `--inspect`, Deno's `fetch` tees every response body for the inspector's network view: the Deno
+ * figures then include a tee per stream (two more streams and a 64 KiB read buffer) that a gateway run without
+ * the inspector does not have. Read the Deno diff without them.
+ *
  * Usage: `deno run -A bench/heap_per_stream.ts [--streams 1000] [--runtime deno|bun] [--top 40]`
  *
  * @module
