@@ -16,6 +16,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { stopChild } from "./harness/command.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -64,18 +65,7 @@ function spawn(
 }
 
 async function cleanup(): Promise<void> {
-  for (const child of children.reverse()) {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone */ }
-    const timer = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }, 5_000);
-    await child.status.catch(() => {});
-    clearTimeout(timer);
-  }
+  for (const child of children.reverse()) await stopChild(child);
 }
 
 const chatInit = (body: Record<string, unknown>): RequestInit => ({

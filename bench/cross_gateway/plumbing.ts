@@ -7,7 +7,7 @@
  */
 import { ROOT, shq, sleep, tmpDir } from "./settings.ts";
 
-import { type CommandResult, run } from "../harness/command.ts";
+import { type CommandResult, run, stopChild } from "../harness/command.ts";
 
 export { type CommandResult, run };
 
@@ -132,18 +132,7 @@ export function spawnServer(
     async stop() {
       // Workers (child processes) too: collected before the parent goes, killed by pid if they outlive it.
       const tree = server.exited ? [] : await processTree(child.pid);
-      if (!server.exited) {
-        try {
-          child.kill("SIGTERM");
-        } catch { /* gone */ }
-        const timer = setTimeout(() => {
-          try {
-            child.kill("SIGKILL");
-          } catch { /* gone */ }
-        }, 5_000);
-        await child.status;
-        clearTimeout(timer);
-      }
+      if (!server.exited) await stopChild(child);
       await sleep(200);
       for (const pid of tree.slice(1)) {
         try {

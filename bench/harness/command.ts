@@ -34,3 +34,17 @@ export async function run(
     return { code: -1, stdout: "", stderr: err instanceof Error ? err.message : String(err) };
   }
 }
+
+/** Ends `child`: SIGTERM, and SIGKILL if it is still there after `graceMs`; resolves once it has exited. */
+export async function stopChild(child: Deno.ChildProcess, graceMs = 5_000): Promise<void> {
+  try {
+    child.kill("SIGTERM");
+  } catch { /* gone */ }
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, graceMs);
+  await child.status.catch(() => {});
+  clearTimeout(timer);
+}
