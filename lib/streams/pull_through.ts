@@ -184,8 +184,11 @@ function stageReader(
           failure ??= { reason: err };
           break;
         }
-        if (next.done) run(endFrom);
-        else run(() => feed(0, next.value));
+        if (next.done) {
+          // The source ended by itself: nothing to release (a stream source would ignore a cancel now too).
+          released = true;
+          run(endFrom);
+        } else run(() => feed(0, next.value));
       }
       if (!released && (failure || live === stages.length)) {
         // Failed, or every stage has ended (the source ended, or a stage terminated): let the source go at once.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { pullStages, pullThrough, stages, type SyncTransformer } from "./pull_through.ts";
+import { type ChunkSource, pullStages, pullThrough, stages, type SyncTransformer } from "./pull_through.ts";
 import { sseParseTransformer } from "../sse/parse.ts";
 import { openAIChunkTransformer } from "../providers/openai/stream.ts";
 
@@ -199,4 +199,37 @@ Deno.test("pullStages: a failing stage delivers what it passed on, then rejects 
   assert.equal(log.wasCancelled, true, "the source is let go at the failure");
   await assert.rejects(reader.read(), /bad chunk/);
   await assert.rejects(reader.read(), /bad chunk/);
+});
+
+Deno.test("pullStages: a reader source that ends by itself is not cancelled; one a stage stops early is", async () => {
+  const plain = (items: string[]) => {
+    const log = { cancels: 0 };
+    let i = 0;
+    return {
+      log,
+      source: {
+        read: () =>
+          Promise.resolve(
+            i < items.length ? { done: false as const, value: items[i++] } : { done: true as const },
+          ),
+        cancel: () => {
+          log.cancels++;
+          return Promise.resolve();
+        },
+      },
+    };
+  };
+  const pass: SyncTransformer<string, string> = { transform: (t, c) => c.enqueue(t) };
+  const ended = plain(["a", "b"]);
+  const all = pullStages(ended.source as ChunkSource<string>, stages(pass));
+  while (!(await all.read()).done) { /* to the end */ }
+  assert.equal(ended.log.cancels, 0, "a finished source has nothing to release");
+
+  const stopAtB: SyncTransformer<string, string> = {
+    transform: (t, c) => t === "b" ? c.terminate() : c.enqueue(t),
+  };
+  const stopped = plain(["a", "b", "c"]);
+  const some = pullStages(stopped.source as ChunkSource<string>, stages(stopAtB));
+  while (!(await some.read()).done) { /* to the stop */ }
+  assert.equal(stopped.log.cancels, 1, "a source still open when the stages stop is let go");
 });

@@ -243,18 +243,28 @@ const STREAM_CANCELLED = new DOMException("The stream was cancelled.", "AbortErr
 function guardedBody(response: Response, g: GuardContext): ChunkSource<Uint8Array> {
   const reader = response.body === null ? undefined : chunkReader(response.body);
   const onIdle = () => g.abort(gatewayTimeout(`Provider "${g.provider}" sent nothing for ${g.idleMs} ms.`));
+  /**
+   * The body was read to its end or failed. A cancel after that does nothing, as on a closed or errored stream
+   * (what this reader was before it was one): the request is over, there is nothing to abort.
+   */
+  let settled = false;
   return {
     async read() {
       if (reader === undefined) {
+        settled = true;
         g.cleanup();
         return { done: true, value: undefined };
       }
       const idleTimer: Deadline = deadlines.arm(g.idleMs, onIdle);
       try {
         const result = await reader.read();
-        if (result.done) g.cleanup();
+        if (result.done) {
+          settled = true;
+          g.cleanup();
+        }
         return result;
       } catch {
+        settled = true;
         g.cleanup();
         throw g.failure() ?? badGateway(`Provider "${g.provider}" closed the connection mid-response.`);
       } finally {
@@ -262,6 +272,8 @@ function guardedBody(response: Response, g: GuardContext): ChunkSource<Uint8Arra
       }
     },
     async cancel(reason) {
+      if (settled) return;
+      settled = true;
       g.cleanup();
       // A stream read to its end is cancelled without a reason, and `abort()` without one builds a DOMException,
       // stack trace and all (about 10 µs, on every stream): one made once serves every such end.
