@@ -248,24 +248,23 @@ function guardedBody(response: Response, g: GuardContext): ChunkSource<Uint8Arra
    * (what this reader was before it was one): the request is over, there is nothing to abort.
    */
   let settled = false;
+  const settle = () => {
+    settled = true;
+    g.cleanup();
+  };
   return {
     async read() {
       if (reader === undefined) {
-        settled = true;
-        g.cleanup();
+        settle();
         return { done: true, value: undefined };
       }
       const idleTimer: Deadline = deadlines.arm(g.idleMs, onIdle);
       try {
         const result = await reader.read();
-        if (result.done) {
-          settled = true;
-          g.cleanup();
-        }
+        if (result.done) settle();
         return result;
       } catch {
-        settled = true;
-        g.cleanup();
+        settle();
         throw g.failure() ?? badGateway(`Provider "${g.provider}" closed the connection mid-response.`);
       } finally {
         idleTimer.cancel();
@@ -273,8 +272,7 @@ function guardedBody(response: Response, g: GuardContext): ChunkSource<Uint8Arra
     },
     async cancel(reason) {
       if (settled) return;
-      settled = true;
-      g.cleanup();
+      settle();
       // A stream read to its end is cancelled without a reason, and `abort()` without one builds a DOMException,
       // stack trace and all (about 10 µs, on every stream): one made once serves every such end.
       g.controller.abort(reason ?? STREAM_CANCELLED);
