@@ -3,8 +3,13 @@
  * logging. It reads the request body, forwards it with `fetch` to the same path upstream, and streams the
  * answer back. Runs unchanged on Deno (`Deno.serve`) and Bun (`Bun.serve`).
  *
- * Usage: `deno run -A bench/bare_proxy.ts --port 9100 --upstream http://127.0.0.1:9000`
+ * Usage: `deno run -A bench/bare_proxy.ts --port 9100 --upstream http://127.0.0.1:9000 [--edge node]`
  * (or `bun bench/bare_proxy.ts …`). Prints `{"listening":port,"runtime":…}` once ready.
+ *
+ * `--edge node` (Deno only): the same handler served through the gateway's own edge,
+ * `lib/runtime/node_http_edge.ts` (`node:http` with the connection limits), instead of `Deno.serve`. The
+ * gateway on Deno cannot be cheaper than this: it is the share of the gap to the bare proxy that the edge
+ * alone takes, measured in the same run.
  *
  * @module
  */
@@ -32,6 +37,8 @@ function option(name: string, fallback: string): string {
 
 const PORT = Number(option("port", "9100"));
 const UPSTREAM = option("upstream", "http://127.0.0.1:9000").replace(/\/$/, "");
+const EDGE = option("edge", "native");
+if (EDGE !== "native" && (EDGE !== "node" || bun)) throw new Error(`--edge ${EDGE}: only "node", on Deno`);
 
 async function handler(request: Request): Promise<Response> {
   const url = request.url;
@@ -54,6 +61,12 @@ async function handler(request: Request): Promise<Response> {
 if (bun) {
   const server = bun.serve({ hostname: "127.0.0.1", port: PORT, idleTimeout: 0, fetch: handler });
   console.log(JSON.stringify({ listening: server.port, runtime: `bun ${bun.version}` }));
+} else if (EDGE === "node") {
+  const { serveNodeHttp } = await import("../lib/runtime/node_http_edge.ts");
+  const server = await serveNodeHttp({ hostname: "127.0.0.1", port: PORT, handler });
+  console.log(
+    JSON.stringify({ listening: server.port, runtime: `deno ${Deno.version.deno} (node:http edge)` }),
+  );
 } else {
   Deno.serve({
     hostname: "127.0.0.1",

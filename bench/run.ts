@@ -3,9 +3,10 @@
  * fetch-and-forward proxy on each runtime, written to `bench/RESULTS.md` (and the raw numbers to
  * `bench/RESULTS.json`).
  *
- * Targets: `direct` (the fake upstream itself), `bare-deno`, `bare-bun` (bench/bare_proxy.ts), `gw-deno`
- * (`deno run -A main.ts serve`) and `gw-bun` (the Bun single binary `dist/gateway`, built when missing or
- * older than the sources). A target that cannot start is reported as such in every table.
+ * Targets: `direct` (the fake upstream itself), `bare-deno`, `bare-bun` (bench/bare_proxy.ts), `edge-deno` (the
+ * same bare proxy served through the gateway's `node:http` edge; not in quick runs), `gw-deno` (`deno run -A
+ * main.ts serve`) and `gw-bun` (the Bun single binary `dist/gateway`, built when missing or older than the
+ * sources). A target that cannot start is reported as such in every table.
  *
  * Layout on the 2-core box (`--no-pin` turns it off): the server under test runs on CPU 1; the load generator,
  * the fake upstream and the stream probe share CPU 0. For the `direct` rows the upstream is moved to CPU 1
@@ -138,6 +139,14 @@ async function main(): Promise<Results> {
       unavailable: state.bun ? undefined : `Bun ${BUN_VERSION} unavailable`,
       start: (n) => startBare("bun", n),
     },
+    // Not in quick runs (the regression guard): it reads off the edge's share, not a regression.
+    ...(QUICK ? [] : [{
+      key: "edge-deno",
+      label: "bare proxy on the gateway's node:http edge",
+      runtime: "deno" as const,
+      kind: "bare" as const,
+      start: (n: string) => startBare("deno", n, "node"),
+    }]),
     {
       key: "gw-deno",
       label: "gateway (deno run main.ts)",

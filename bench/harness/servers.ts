@@ -112,12 +112,20 @@ export interface Target {
   start?: (name: string) => Promise<Server>;
   server?: Server;
 }
-export async function startBare(runtime: "deno" | "bun", name: string): Promise<Server> {
+/**
+ * Starts bench/bare_proxy.ts on `runtime`; `edge: "node"` (Deno) serves it through the gateway's own
+ * `node:http` edge instead of `Deno.serve`.
+ */
+export async function startBare(
+  runtime: "deno" | "bun",
+  name: string,
+  edge: "native" | "node" = "native",
+): Promise<Server> {
   const port = freePort();
   const script = `${BENCH_DIR}/bare_proxy.ts`;
   const argv = runtime === "bun"
     ? [state.bun!, script, "--port", String(port), "--upstream", state.upstreamUrl]
-    : ["deno", "run", "-A", script, "--port", String(port), "--upstream", state.upstreamUrl];
+    : ["deno", "run", "-A", script, "--port", String(port), "--upstream", state.upstreamUrl, "--edge", edge];
   // Bun's fetch queues requests beyond 256 in flight (BUN_CONFIG_MAX_HTTP_REQUESTS); the baseline must not.
   const env: Record<string, string> = runtime === "bun" ? { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" } : {};
   const server = spawnServer(name, argv, port, { cpu: SUT_CPU, env });
