@@ -134,6 +134,14 @@ export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
  */
 const INSERT_SLICE = 32;
 
+/**
+ * Rows per INSERT statement. A call into SQLite per row (35-odd bound values, a step and a reset) cost more
+ * than the rows' index updates: in 500-row transactions of real records, 23–36 µs of CPU per row one row per
+ * statement against 15–21 µs with 25 (node:sqlite on Deno and Bun alike; 50 and 100 were no better). The
+ * variables per statement stay far below SQLite's limit (32,766).
+ */
+const ROWS_PER_STATEMENT = 25;
+
 /** Options for {@linkcode createSqliteStore}. */
 export interface SqliteStoreOptions {
   /**
@@ -164,10 +172,22 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     throw e;
   }
 
-  const insertStmt = db.prepare(
-    `INSERT OR IGNORE INTO usage (uid, ${USAGE_COLUMNS.map(([n]) => n).join(", ")})
-     VALUES (?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`,
+  const insertInto = `INSERT OR IGNORE INTO usage (uid, ${USAGE_COLUMNS.map(([n]) => n).join(", ")}) VALUES`;
+  const placeholders = `(?, ${USAGE_COLUMNS.map(() => "?").join(", ")})`;
+  const insertStmt = db.prepare(`${insertInto} ${placeholders}`);
+  const insertManyStmt = db.prepare(
+    `${insertInto} ${Array(ROWS_PER_STATEMENT).fill(placeholders).join(", ")}`,
   );
+  /** Inserts `records[start, end)`: whole statements of {@linkcode ROWS_PER_STATEMENT} rows, then one by one. */
+  const insertRows = (records: readonly StoredUsageRecord[], start: number, end: number) => {
+    let i = start;
+    for (; i + ROWS_PER_STATEMENT <= end; i += ROWS_PER_STATEMENT) {
+      const values: SqlValue[] = [];
+      for (let j = i; j < i + ROWS_PER_STATEMENT; j++) for (const v of usageRow(records[j])) values.push(v);
+      insertManyStmt.run(...values);
+    }
+    for (; i < end; i++) insertStmt.run(...usageRow(records[i]));
+  };
   const sumStmt = db.prepare(
     `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
      FROM usage WHERE token_id = ? AND time >= ?`,
@@ -191,8 +211,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
           open();
           db.exec("BEGIN IMMEDIATE");
           try {
-            const end = Math.min(records.length, start + slice);
-            for (let i = start; i < end; i++) insertStmt.run(...usageRow(records[i]));
+            insertRows(records, start, Math.min(records.length, start + slice));
             db.exec("COMMIT");
           } catch (e) {
             rollback(db);

@@ -342,6 +342,41 @@ Deno.test("sqlite store: INSERT OR IGNORE makes re-inserting a batch idempotent"
   await store.close();
 });
 
+Deno.test("sqlite store: a batch of several INSERT statements keeps every row once, each with its own values", async () => {
+  // 60 rows: two statements of 25 rows and 10 one by one (the sizes the store uses), on the request thread's
+  // 32-row transactions and on one transaction for the batch (the worker's), each batch re-inserted whole.
+  for (const rowsPerTransaction of [32, 1000]) {
+    const store = createSqliteStore(":memory:", { rowsPerTransaction });
+    const records = Array.from({ length: 60 }, (_, i) => ({
+      ...makeRecord(i, { prompt_tokens: i, completion_tokens: 2 * i, latency_ms: 1000 + i }),
+      uid: `u${i}`,
+    }));
+    // Duplicates inside one statement (row 3 again at 10), across statements (row 5 at 30), in the tail (row 40
+    // at 55): INSERT OR IGNORE keeps the first.
+    const batch = records.map((r, i) =>
+      i === 10 ? records[3] : i === 30 ? records[5] : i === 55 ? records[40] : r
+    );
+    await store.insert(batch);
+    await store.insert(batch);
+    const stored = (await store.listRecords({ limit: 100 })).data;
+    const expected = batch.filter((r, i) => batch.indexOf(r) === i);
+    assert.equal(stored.length, 57);
+    const byRequest = new Map(stored.map((r) => [r.request_id, r]));
+    for (const r of expected) {
+      const row = byRequest.get(r.request_id)!;
+      assert.ok(row !== undefined, r.request_id);
+      assert.deepEqual(
+        [row.time, row.prompt_tokens, row.completion_tokens, row.latency_ms],
+        [r.time, r.prompt_tokens, r.completion_tokens, r.latency_ms],
+      );
+    }
+    const { totals } = await store.query({});
+    assert.equal(totals.requests, 57);
+    assert.equal(totals.prompt_tokens, expected.reduce((n, r) => n + r.prompt_tokens, 0));
+    await store.close();
+  }
+});
+
 Deno.test("sqlite store: malformed values are coerced rather than failing the batch", async () => {
   const store = createSqliteStore(":memory:");
   const bad = {
