@@ -7,6 +7,7 @@
  */
 import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
 import { GatewayError } from "./errors.ts";
+import type { ClientConnection, EdgeHandler } from "./runtime/types.ts";
 import { handleChatCompletions } from "./api/chat/handlers.ts";
 import {
   type AccessRecord,
@@ -301,7 +302,7 @@ function messageChain(handler: MessageHandler): Handler {
 }
 
 /** The gateway's fetch handler. */
-export function createGateway(options: GatewayOptions): (request: Request) => Promise<Response> {
+export function createGateway(options: GatewayOptions): EdgeHandler {
   const messageChains = new Map<MessageHandler, Handler>();
   const dispatch: MessageDispatch = (request, handler, overrides) => {
     let chain = messageChains.get(handler);
@@ -316,10 +317,11 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
     request: Request,
     chain: Handler,
     overrides?: Partial<GatewayServices>,
+    client?: ClientConnection,
   ): Promise<Response> => {
     const requestId = requestIdFor(request);
     const record: AccessRecord = { request_id: requestId, method: request.method, path: pathOf(request.url) };
-    const open = inFlight.start(request.signal, record);
+    const open = inFlight.start(client?.signal ?? request.signal, record);
     const base = options.state();
     const ctx: RequestContext = {
       requestId,
@@ -344,5 +346,5 @@ export function createGateway(options: GatewayOptions): (request: Request) => Pr
     if (dialectOf(record.path) === "anthropic") response.headers.set("request-id", requestId);
     return response;
   };
-  return (request) => serve(request, chain);
+  return (request, client) => serve(request, chain, undefined, client);
 }

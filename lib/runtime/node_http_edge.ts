@@ -23,6 +23,7 @@ import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
 import {
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
+  type EdgeHandler,
   type RunningServer,
   type ServeOptions,
 } from "./types.ts";
@@ -168,7 +169,11 @@ function hasBody(req: http.IncomingMessage): boolean {
   return req.headers["transfer-encoding"] !== undefined;
 }
 
-function toRequest(req: http.IncomingMessage, hostname: string, signal: AbortSignal): Request {
+/**
+ * The web Request of `req`. Without a signal: the client's goes to the handler beside it (ClientConnection), as
+ * a Request given one builds a signal of its own that follows it.
+ */
+function toRequest(req: http.IncomingMessage, hostname: string): Request {
   const raw = req.rawHeaders;
   const headers = new Headers();
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
@@ -181,7 +186,6 @@ function toRequest(req: http.IncomingMessage, hostname: string, signal: AbortSig
     method,
     headers,
     body,
-    signal,
     // Needed for a stream body (a Node-style option; Deno's Request accepts and ignores it otherwise).
     duplex: "half",
   } as RequestInit);
@@ -204,7 +208,7 @@ function drained(res: http.ServerResponse): Promise<void> {
 async function serveOne(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  handler: (request: Request) => Promise<Response>,
+  handler: EdgeHandler,
   hostname: string,
   aborter: AbortController,
 ): Promise<void> {
@@ -218,7 +222,7 @@ async function serveOne(
   await undefined;
   let request: Request;
   try {
-    request = toRequest(req, hostname, aborter.signal);
+    request = toRequest(req, hostname);
   } catch {
     // A Host header that makes no URL, or a header value the Fetch API refuses: the client's mistake.
     res.shouldKeepAlive = false;
@@ -233,7 +237,7 @@ async function serveOne(
   }
   let response: Response;
   try {
-    response = await handler(request);
+    response = await handler(request, { signal: aborter.signal });
   } catch {
     response = new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } });
   }
@@ -353,7 +357,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
   const webSockets = serveWebSockets(
     server,
     options.handler,
-    (req, signal) => toRequest(req, options.hostname, signal),
+    (req) => toRequest(req, options.hostname),
   );
   let inFlight = 0;
   let idle: (() => void) | undefined;

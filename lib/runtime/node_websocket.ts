@@ -13,7 +13,7 @@ import { STATUS_CODES } from "node:http";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer } from "ws";
-import { webSocketOf, type WebSocketPeer, type WebSocketSession } from "./types.ts";
+import { type EdgeHandler, webSocketOf, type WebSocketPeer, type WebSocketSession } from "./types.ts";
 
 /** The part of a `ws` connection this module uses. */
 interface WsConnection {
@@ -97,8 +97,8 @@ function open(connection: WsConnection, session: WebSocketSession, onClosed: () 
  */
 export function serveWebSockets(
   server: http.Server,
-  handler: (request: Request) => Promise<Response>,
-  toRequest: (req: http.IncomingMessage, signal: AbortSignal) => Request,
+  handler: EdgeHandler,
+  toRequest: (req: http.IncomingMessage) => Request,
 ): WebSocketEdge {
   const sockets = new Set<Socket>();
   const sessions = new Set<WebSocketSession>();
@@ -112,7 +112,7 @@ export function serveWebSockets(
     });
     let response: Response;
     try {
-      response = await handler(toRequest(req, aborter.signal));
+      response = await handler(toRequest(req), { signal: aborter.signal });
     } catch {
       response = Response.json({
         error: { message: "The gateway had an internal error.", type: "server_error" },
