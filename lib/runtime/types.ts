@@ -40,8 +40,8 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 /**
  * What an edge knows of the client connection a request came on. `signal` aborts when the client goes away
  * before its answer is complete. An edge whose `Request.signal` already does so (Bun's) may leave it out; the
- * `node:http` edge gives it here rather than as the Request's signal, which on Deno makes every Request
- * build a dependent signal of its own (about a fifth of the Request's cost, on every request).
+ * `node:http` edge gives it here rather than as the Request's signal: on Deno, a Request given a signal builds
+ * a dependent signal of its own, a measurable part of what building the Request costs on every request.
  */
 export interface ClientConnection {
   readonly signal: AbortSignal;

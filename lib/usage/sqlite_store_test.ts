@@ -343,8 +343,8 @@ Deno.test("sqlite store: INSERT OR IGNORE makes re-inserting a batch idempotent"
 });
 
 Deno.test("sqlite store: a batch of several INSERT statements keeps every row once, each with its own values", async () => {
-  // 60 rows: two statements of 25 rows and 10 one by one (the sizes the store uses), on the request thread's
-  // 32-row transactions and on one transaction for the batch (the worker's), each batch re-inserted whole.
+  // 60 rows, each batch inserted twice: in one transaction (the worker's), two statements of 25 rows and 10 rows
+  // one by one; in the request thread's 32-row transactions, a statement and 7 single rows, then one and 3.
   for (const rowsPerTransaction of [32, 1000]) {
     const store = createSqliteStore(":memory:", { rowsPerTransaction });
     const records = Array.from({ length: 60 }, (_, i) => ({
