@@ -5,8 +5,8 @@
  *
  * - non-streamed chat: server span `POST /v1/chat/completions` (SERVER) → `gateway` (INTERNAL) → `chat <alias>`
  *   (CLIENT, GenAI attributes) → one `POST` client span per upstream attempt;
- * - a streamed Responses call: the GenAI span ends after the last chunk was forwarded, and carries the
- *   time to the first chunk;
+ * - a streamed Responses call: the GenAI span ends after the last chunk was forwarded (the upstream holds
+ *   it back a while), and carries the time to the first chunk;
  * - a Messages call with a fallback: two attempt spans, the first with its error;
  * - an incoming `traceparent` is continued: the same trace id in the spans, in the `traceparent` the upstream
  *   received, in the access-log line and in the usage record.
@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { armGates, FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
 import { type DecodedSpan, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
 
@@ -35,6 +35,7 @@ providers:
   down: { type: openai, base_url: "http://127.0.0.1:1/v1", api_key: sk-telemetry-down-key-0002 }
 models:
   gpt: { type: chat, targets: [{ provider: up, model: gpt-4o-mini }] }
+  gated: { type: chat, targets: [{ provider: up, model: gpt-gated }] }
   fallback: { type: chat, targets: [{ provider: down, model: gone, retries: 0 }, { provider: up, model: gpt-4o-mini }] }
 tokens:
   - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
@@ -112,36 +113,57 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
   });
 }
 
+/** How long the streamed Responses test holds the upstream's last chunk back. */
+const HOLD_MS = 300;
+
 Deno.test("telemetry: a streamed Responses call's spans end after the last chunk; the first chunk is an event", async () => {
-  await withTraces("http/protobuf", async (gw, otlp) => {
+  await withTraces("http/protobuf", async (gw, otlp, upstream) => {
+    // The upstream sends its first chunk and "c0", then holds "c1" (and the end) until the test lets it go,
+    // HOLD_MS after the client saw "c0". By causality the call span, started before the request was sent,
+    // can only end HOLD_MS or more after its start if it ends after the last chunk; both times are the
+    // gateway's own span clock, so no delivery latency or clock skew enters the comparison. (An earlier
+    // form compared the span's end with the test's clock at the last chunk and failed on a loaded machine
+    // when that chunk reached the client 6 ms after the gateway had forwarded it and ended the span.)
+    armGates(upstream, 2);
+    upstream.gates[0].resolve();
     const res = await fetch(`${gw.baseURL}/responses`, {
       method: "POST",
       headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "gpt", input: "Hi", stream: true }),
+      body: JSON.stringify({ model: "gated", input: "Hi", stream: true }),
     });
     const reader = res.body!.getReader();
-    let lastChunkAt = 0;
-    for (;;) {
-      const { done } = await reader.read();
-      if (done) break;
-      lastChunkAt = Date.now();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!text.includes("c0 ")) {
+      const { done, value } = await reader.read();
+      assert.ok(!done, "the stream stays open while the upstream holds its last chunk");
+      text += decoder.decode(value, { stream: true });
     }
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    assert.ok(
+      !otlp.spans().some((s) => s.name === "chat gated"),
+      "no call span is exported while the stream is still open",
+    );
+    upstream.gates[1].resolve();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    assert.ok(text.includes("c1 ") && text.includes("response.completed"), text.slice(-300));
     const spans = await otlp.waitForSpans((s) => s.some((x) => x.name === "POST /v1/responses"), 10_000);
     const server = spans.find((s) => s.name === "POST /v1/responses")!;
     const tree = treeOf(
       await otlp.waitForSpans((s) => s.filter((x) => x.traceId === server.traceId).length >= 4),
       server.traceId,
     );
-    const call = tree.one("chat gpt");
-    // Span times are the gateway's clock, the last chunk's arrival the test's: the same machine's clock.
-    const endMs = Number(call.endTimeUnixNano / 1_000_000n);
-    assert.ok(
-      endMs >= lastChunkAt - 5,
-      `the call span ends after the last chunk (${endMs} vs ${lastChunkAt})`,
-    );
+    const call = tree.one("chat gated");
     const first = call.events.find((e) => e.name.includes("first_chunk"));
     assert.ok(first, "a first_chunk event");
     assert.ok(first.timeUnixNano <= call.endTimeUnixNano && first.timeUnixNano >= call.startTimeUnixNano);
+    const spanMs = Number((call.endTimeUnixNano - call.startTimeUnixNano) / 1_000_000n);
+    // A millisecond of slack for timer rounding; a span ended at the first chunk is about HOLD_MS short.
+    assert.ok(spanMs >= HOLD_MS - 1, `the call span ends after the held last chunk (it lasted ${spanMs} ms)`);
     assert.equal(tree.one("gateway").attributes["gateway.stream"], true);
     assert.deepEqual(
       call.attributes["gen_ai.response.finish_reasons"],
