@@ -35,8 +35,6 @@ async function startRedis(port: number, extra: string[] = []): Promise<Deno.Chil
       "",
       "--appendonly",
       "no",
-      "--enable-debug-command",
-      "local",
       ...extra,
     ],
     stdout: "null",
@@ -178,17 +176,18 @@ Deno.test("a slow Redis (past the per-call timeout) counts as down, and answerin
   const gw = await startGateway(config(port, `test:${crypto.randomUUID()}:`, "fail_closed", 1));
   try {
     assert.equal((await chat(gw)).status, 200);
-    // Redis stops answering for a while: calls time out after 100 ms
-    const sleeper = new Deno.Command("redis-cli", {
-      args: ["-p", String(port), "DEBUG", "SLEEP", "1.5"],
-      stdout: "null",
-    }).spawn();
-    await new Promise((r) => setTimeout(r, 100));
+    // Redis stops answering for a while: calls time out after 100 ms. CLIENT PAUSE answers once the pause is in
+    // effect, so the request below is sent while Redis is paused, however slowly redis-cli starts (an earlier
+    // form slept 100 ms after spawning a DEBUG SLEEP and hoped it had begun).
+    const paused = await new Deno.Command("redis-cli", {
+      args: ["-p", String(port), "CLIENT", "PAUSE", "1500", "ALL"],
+      stdout: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(paused.stdout).trim(), "OK");
     const started = performance.now();
     const a = await chat(gw);
     assert.equal(a.status, 503);
     assert.ok(performance.now() - started < 1_000, "refused after the timeout, not after Redis's pause");
-    await sleeper.status;
     await untilUp(gw);
     assert.equal(count(gw, "rate_limit_store_down"), 1);
   } finally {
