@@ -218,12 +218,18 @@ Deno.test("usage: a mixed run leaves exactly one correct record per request; /ad
     await run("gw-unknown-token-0123456789", {}, { status: 401, token: null, error_code: "invalid_api_key" });
 
     // Concurrency: two slow requests in flight, the third is denied.
-    up.script.push({ delayMs: 300 }, { delayMs: 300 });
+    // Both are held upstream (so admitted and in flight) before the third is sent, rather than hoped to be after
+    // a fixed wait; the hold is long enough for the third to be decided while they are.
+    up.script.push({ delayMs: 800 }, { delayMs: 800 });
+    const hitsBefore = up.hits;
     const slow = [
       run(T.conc, { model: "chat-slow" }, { outcome: "allow" }),
       run(T.conc, { model: "chat-slow" }, { outcome: "allow" }),
     ];
-    await new Promise((r) => setTimeout(r, 100));
+    for (let waited = 0; up.hits < hitsBefore + 2; waited += 5) {
+      assert.ok(waited < 10_000, "both slow requests reach the upstream");
+      await new Promise((r) => setTimeout(r, 5));
+    }
     await run(T.conc, { model: "chat-slow" }, { outcome: "deny", rule: "token.concurrent", status: 429 });
     await Promise.all(slow);
 
