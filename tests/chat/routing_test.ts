@@ -180,12 +180,18 @@ Deno.test("routing: a target failing eject_after times is skipped, visible as ej
 
 Deno.test("routing: with every target saturated the answer is a quick 503 with Retry-After", async () => {
   await withRouting(async (gw, a) => {
+    // The first request is held upstream (so in flight) before the second is sent; the second's 503 must come
+    // while the first is still held (250 ms, under provider a's first-byte timeout), not after a wait for the slot.
     a.script.push({ delayMs: 250 });
-    const slow = chat(gw, "chat-a");
-    await new Promise((r) => setTimeout(r, 50));
-    const started = performance.now();
+    const hitsBefore = a.hits;
+    let slowDone = false;
+    const slow = chat(gw, "chat-a").finally(() => slowDone = true);
+    for (let waited = 0; a.hits === hitsBefore; waited += 5) {
+      assert.ok(waited < 10_000, "the first request reaches the upstream");
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const busy = await chat(gw, "chat-a");
-    assert.ok(performance.now() - started < 100);
+    assert.ok(!slowDone, "answered while the target's one slot is taken");
     assert.equal(busy.status, 503);
     assert.equal(busy.headers.get("retry-after"), "1");
     assert.equal((await busy.json()).error.code, "no_target_available");
