@@ -4,9 +4,10 @@
  * `bench/RESULTS.json`).
  *
  * Targets: `direct` (the fake upstream itself), `bare-deno`, `bare-bun` (bench/bare_proxy.ts), `edge-deno` (the
- * same bare proxy served through the gateway's `node:http` edge; not in quick runs), `gw-deno` (`deno run -A
- * main.ts serve`) and `gw-bun` (the Bun single binary `dist/gateway`, built when missing or older than the
- * sources). A target that cannot start is reported as such in every table.
+ * same bare proxy served through the gateway's `node:http` edge; not in quick runs), `floor-bun`
+ * (bench/minimal_gateway.ts: only what every gateway request must do, on Bun; the JSON phases of full runs),
+ * `gw-deno` (`deno run -A main.ts serve`) and `gw-bun` (the Bun single binary `dist/gateway`, built when missing
+ * or older than the sources). A target that cannot start is reported as such in every table.
  *
  * Layout on the 2-core box (`--no-pin` turns it off): the server under test runs on CPU 1; the load generator,
  * the fake upstream and the stream probe share CPU 0. For the `direct` rows the upstream is moved to CPU 1
@@ -41,6 +42,7 @@ import {
   spawnServer,
   startBare,
   startGateway,
+  startMinimalGateway,
   type Target,
   waitReady,
 } from "./harness/servers.ts";
@@ -146,6 +148,15 @@ async function main(): Promise<Results> {
       runtime: "deno" as const,
       kind: "bare" as const,
       start: (n: string) => startBare("deno", n, "node"),
+    }, {
+      key: "floor-bun",
+      label: "minimal gateway on Bun (bench/minimal_gateway.ts --steps 5)",
+      runtime: "bun" as const,
+      kind: "bare" as const,
+      unavailable: state.bun ? undefined : `Bun ${BUN_VERSION} unavailable`,
+      start: (n: string) => startMinimalGateway(n),
+      // It buffers each answer whole: a floor for JSON requests, not for streams or memory per stream.
+      phases: ["throughput", "latency"],
     }]),
     {
       key: "gw-deno",
@@ -208,6 +219,7 @@ async function main(): Promise<Results> {
       unavailable,
     }));
     const live = targets.filter((t) => t.server !== undefined);
+    const liveIn = (phase: string) => live.filter((t) => t.phases === undefined || t.phases.includes(phase));
     // While the upstream itself is measured it gets the server core, like every other server under test.
     const asSut: AsSut = async (t: Target, fn: () => Promise<void>) => {
       if (t.key === "direct" && PIN) await run(["taskset", "-a", "-p", "-c", SUT_CPU, String(upstream.pid)]);
@@ -230,15 +242,17 @@ async function main(): Promise<Results> {
         asSut,
       ),
     };
-    if (PHASES.has("latency")) results.latency = await measureLatency(live, PLAN.latencySeconds, asSut);
-    if (PHASES.has("streams")) results.streams = await measureStreams(live, asSut);
+    if (PHASES.has("latency")) {
+      results.latency = await measureLatency(liveIn("latency"), PLAN.latencySeconds, asSut);
+    }
+    if (PHASES.has("streams")) results.streams = await measureStreams(liveIn("streams"), asSut);
 
     // Memory: a fresh process per (target, N), so earlier phases' heap does not blur the baseline.
     for (const t of live) {
       if (t.key === "direct") continue;
       await t.server!.stop();
     }
-    if (PHASES.has("memory")) results.memory = await measureMemory(live, PLAN.holds, servers);
+    if (PHASES.has("memory")) results.memory = await measureMemory(liveIn("memory"), PLAN.holds, servers);
 
     // Cold start: the Bun binary (the target) and `deno run main.ts` (for reference).
     if (PHASES.has("cold")) results.coldStart = await measureColdStart(PLAN.coldRuns, binaryProblem);

@@ -17,6 +17,9 @@ const median = (xs: number[]) => {
     ? s[(s.length - 1) / 2]
     : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+/** Each runtime's floor: the most its gateway could do on the same run's machine (see the throughput text). */
+const FLOOR_OF = { deno: "edge-deno", bun: "floor-bun" } as const;
+const FLOORS: readonly string[] = Object.values(FLOOR_OF);
 const isError = (x: object | undefined): x is { error: string } => x !== undefined && "error" in x;
 
 /** The report of `r` as Markdown. */
@@ -62,7 +65,9 @@ export function renderReport(r: Results): string {
       }% of the bare ` +
       `proxy on the same runtime. \`edge-deno\` is the bare proxy served through the gateway's own \`node:http\` ` +
       `edge (lib/runtime/node_http_edge.ts, kept on Deno for its connection limits): its share of bare-deno is ` +
-      `as far as gw-deno can go on that edge.`,
+      `as far as gw-deno can go on that edge. \`floor-bun\` is bench/minimal_gateway.ts on Bun, doing only what ` +
+      `every gateway request must (body parsed, token hashed, upstream body and answer rebuilt, a log line, a ` +
+      `message to a worker): its share of bare-bun is as far as gw-bun can go.`,
     "",
     `| target | RPS (median) | range | errors / non-2xx | vs direct | vs bare proxy | target | result |`,
     `| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |`,
@@ -79,7 +84,7 @@ export function renderReport(r: Results): string {
     const vsDirect = rps[t.key] / rps.direct;
     const bare = rps[bareOf(t.runtime)];
     // The edge row's share of the bare proxy is the ceiling of the gateway on that edge: shown, not judged.
-    const shared = t.kind === "gateway" || t.key === "edge-deno";
+    const shared = t.kind === "gateway" || FLOORS.includes(t.key);
     const vsBare = shared ? rps[t.key] / bare : NaN;
     out.push(
       `| ${name(t.key)} | ${f(rps[t.key], 0)} | ${f(Math.min(...rs), 0)}–${f(Math.max(...rs), 0)} | ` +
@@ -93,6 +98,14 @@ export function renderReport(r: Results): string {
     );
   }
   out.push("");
+  const againstFloor = (["deno", "bun"] as const).flatMap((runtime) => {
+    const floor = FLOOR_OF[runtime];
+    const share = rps[`gw-${runtime}`] / rps[floor];
+    return Number.isFinite(share) ? [`gw-${runtime} ÷ ${floor} ${f(share * 100, 1)}%`] : [];
+  });
+  if (againstFloor.length > 0) {
+    out.push(`Against the floors measured in this run (medians): ${againstFloor.join(", ")}.`, "");
+  }
 
   // CPU
   out.push(

@@ -111,6 +111,8 @@ export interface Target {
   /** Starts a fresh instance (not for `direct`). */
   start?: (name: string) => Promise<Server>;
   server?: Server;
+  /** The phases it takes part in, when not all (a floor that answers no streams runs only the JSON ones). */
+  phases?: readonly string[];
 }
 /**
  * Starts bench/bare_proxy.ts on `runtime`; `edge: "node"` (Deno) serves it through the gateway's own
@@ -129,6 +131,28 @@ export async function startBare(
   // Bun's fetch queues requests beyond 256 in flight (BUN_CONFIG_MAX_HTTP_REQUESTS); the baseline must not.
   const env: Record<string, string> = runtime === "bun" ? { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" } : {};
   const server = spawnServer(name, argv, port, { cpu: SUT_CPU, env });
+  await waitReady(server);
+  return server;
+}
+
+/**
+ * Starts bench/minimal_gateway.ts on Bun with every step (`--steps 5`): only what every gateway request must do,
+ * the floor the Bun gateway's throughput reads against in the same run.
+ */
+export async function startMinimalGateway(name: string): Promise<Server> {
+  const port = freePort();
+  const argv = [
+    state.bun!,
+    `${BENCH_DIR}/minimal_gateway.ts`,
+    "--port",
+    String(port),
+    "--upstream",
+    state.upstreamUrl,
+  ];
+  const server = spawnServer(name, [...argv, "--steps", "5"], port, {
+    cpu: SUT_CPU,
+    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" },
+  });
   await waitReady(server);
   return server;
 }
