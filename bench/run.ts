@@ -211,12 +211,13 @@ async function main(): Promise<Results> {
         log(`${t.key}: ${t.unavailable}`);
       }
     }
-    results.targets = targets.map(({ key, label, runtime, kind, unavailable }) => ({
+    results.targets = targets.map(({ key, label, runtime, kind, unavailable, phases }) => ({
       key,
       label,
       runtime,
       kind,
       unavailable,
+      phases,
     }));
     const live = targets.filter((t) => t.server !== undefined);
     const liveIn = (phase: string) => live.filter((t) => t.phases === undefined || t.phases.includes(phase));

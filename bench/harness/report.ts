@@ -20,6 +20,11 @@ const median = (xs: number[]) => {
 /** Each runtime's floor: the most its gateway could do on the same run's machine (see the throughput text). */
 const FLOOR_OF = { deno: "edge-deno", bun: "floor-bun" } as const;
 const FLOORS: readonly string[] = Object.values(FLOOR_OF);
+/** Why a live target has no row in `phase`: not one of its phases, or the phase was not run. */
+const notRun = (t: { phases?: readonly string[] }, phase: string) =>
+  t.phases !== undefined && !t.phases.includes(phase)
+    ? `not in this phase (${t.phases.join(", ")} only)`
+    : "not run";
 const isError = (x: object | undefined): x is { error: string } => x !== undefined && "error" in x;
 
 /** The report of `r` as Markdown. */
@@ -152,7 +157,11 @@ export function renderReport(r: Results): string {
   for (const t of r.targets) {
     const l = r.latency[t.key];
     if (!l || isError(l)) {
-      out.push(`| ${name(t.key)} | — | | | | | | | | ${isError(l) ? l.error : t.unavailable ?? "not run"} |`);
+      out.push(
+        `| ${name(t.key)} | — | | | | | | | | ${
+          isError(l) ? l.error : t.unavailable ?? notRun(t, "latency")
+        } |`,
+      );
       continue;
     }
     const d = direct && !isError(direct) ? direct.ms : undefined;
@@ -194,7 +203,11 @@ export function renderReport(r: Results): string {
   for (const t of r.targets) {
     const x = r.streams[t.key];
     if (!x || isError(x)) {
-      out.push(`| ${name(t.key)} | — | | | | | | | | ${isError(x) ? x.error : t.unavailable ?? "not run"} |`);
+      out.push(
+        `| ${name(t.key)} | — | | | | | | | | ${
+          isError(x) ? x.error : t.unavailable ?? notRun(t, "streams")
+        } |`,
+      );
       continue;
     }
     const d = ds && !isError(ds) ? ds : undefined;
@@ -239,7 +252,9 @@ export function renderReport(r: Results): string {
   for (const t of r.targets) {
     const rows = r.memory[t.key];
     if (!rows) {
-      if (t.key !== "direct") out.push(`| ${name(t.key)} | — | | | | | ${t.unavailable ?? "not run"} |`);
+      if (t.key !== "direct") {
+        out.push(`| ${name(t.key)} | — | | | | | ${t.unavailable ?? notRun(t, "memory")} |`);
+      }
       continue;
     }
     for (const row of rows) {

@@ -18,7 +18,15 @@ export interface Results {
   layout: string;
   backgroundBusyStart: number;
   backgroundBusyEnd: number;
-  targets: { key: string; label: string; runtime: string; kind: string; unavailable?: string }[];
+  targets: {
+    key: string;
+    label: string;
+    runtime: string;
+    kind: string;
+    unavailable?: string;
+    /** The phases it takes part in, when not all. */
+    phases?: readonly string[];
+  }[];
   throughput: Record<string, { runs: WrkResult[]; cpuUsPerRequest: number; error?: string }>;
   latency: Record<string, LatencyResult | { error: string }>;
   streams: Record<string, TimingResult | { error: string }>;
