@@ -88,7 +88,7 @@ export function renderReport(r: Results): string {
     const non2xx = e.runs.reduce((a, x) => a + x.non2xx, 0);
     const vsDirect = rps[t.key] / rps.direct;
     const bare = rps[bareOf(t.runtime)];
-    // The edge row's share of the bare proxy is the ceiling of the gateway on that edge: shown, not judged.
+    // A floor's share of the bare proxy is the ceiling of its runtime's gateway: shown, not judged.
     const shared = t.kind === "gateway" || FLOORS.includes(t.key);
     const vsBare = shared ? rps[t.key] / bare : NaN;
     out.push(
