@@ -8,6 +8,7 @@ import { hashToken } from "../../lib/auth/authenticate.ts";
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault_upstream.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { pollUsageRows, waitForUsage } from "../helpers/usage_rows.ts";
+import { waitFor } from "../helpers/usage.ts";
 
 const ADMIN = "gw-admin-token-policy-0123456789";
 const T = {
@@ -226,10 +227,7 @@ Deno.test("usage: a mixed run leaves exactly one correct record per request; /ad
       run(T.conc, { model: "chat-slow" }, { outcome: "allow" }),
       run(T.conc, { model: "chat-slow" }, { outcome: "allow" }),
     ];
-    for (let waited = 0; up.hits < hitsBefore + 2; waited += 5) {
-      assert.ok(waited < 10_000, "both slow requests reach the upstream");
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await waitFor(() => up.hits >= hitsBefore + 2);
     await run(T.conc, { model: "chat-slow" }, { outcome: "deny", rule: "token.concurrent", status: 429 });
     await Promise.all(slow);
 
