@@ -1,18 +1,8 @@
 import assert from "node:assert/strict";
+import { waitFor } from "../../tests/helpers/usage.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Waits until `done()` holds (bounded), rather than a fixed time that a loaded machine may overrun: how late a
- * timer fires is not the test's to control, only that it fires, once, and not early.
- */
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !done(); waited += 5) {
-    assert.ok(waited < 10_000, what);
-    await sleep(5);
-  }
-}
 
 Deno.test("deadlines: each armed timeout fires once, not before its time, in order within a duration", async () => {
   const queue = new DeadlineQueue();
@@ -28,7 +18,8 @@ Deno.test("deadlines: each armed timeout fires once, not before its time, in ord
   arm("a20", 20);
   arm("b20", 20); // the same lane, armed after a20 while its timer is already set
   arm("a5", 5);
-  await until(() => fired.length >= 4, `all four fire: ${JSON.stringify(fired)}`);
+  // Waited for, not slept for: how late a timer fires on a loaded machine is not this test's to control.
+  await waitFor(() => fired.length >= 4);
   await sleep(20); // a second firing of any of them would come after its first
   assert.deepEqual(fired.map(([name]) => name), ["a5", "a20", "b20", "a60"]);
   for (const [name, at] of fired) assert.ok(at >= due[name] - 1, `${name} fired before its time`);
@@ -44,7 +35,7 @@ Deno.test("deadlines: a cancelled timeout never fires; cancelling everything dro
   d2.cancel();
   d2.cancel(); // twice is harmless
   assert.equal(queue.size, 2);
-  await until(() => fired >= 2, "the two live ones fire");
+  await waitFor(() => fired >= 2);
   await sleep(20); // the cancelled one was due with them
   assert.equal(fired, 2);
   d1.cancel(); // after firing: harmless
@@ -66,7 +57,7 @@ Deno.test("deadlines: a cancelled head does not hold back the live timeout behin
   await sleep(5);
   queue.arm(20, () => fired.push("next"));
   head.cancel();
-  await until(() => fired.length >= 1, "the live one fires");
+  await waitFor(() => fired.length >= 1);
   await sleep(20); // the head was due before it
   assert.deepEqual(fired, ["next"]);
 });
