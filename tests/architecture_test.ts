@@ -4,8 +4,8 @@
  * usage; a client API never imports another, and the plumbing never imports a client API; routing, policy and
  * usage never import providers; nothing outside `lib/providers/` reaches into a vendor's folder; nothing
  * outside `lib/providers/` and `lib/config/` decides by a provider's `type` (the capability table answers);
- * and only `lib/runtime/` touches `Deno.*` or `Bun.*`. Tests beside the source (`*_test.ts`, and their
- * `*_test_helpers.ts`) are left out:
+ * only `lib/runtime/` touches `Deno.*` or `Bun.*`; and no file in `lib/` is over 400 lines. Tests beside the source (`*_test.ts`, and their
+ * `*_test_helpers.ts`) are left out of the import rules:
  * they may reach across layers to set up what they test, and `Deno.test` is how they run.
  *
  * @module
@@ -353,4 +353,46 @@ Deno.test("architecture: nothing outside lib/providers/ and lib/config/ decides 
 
 Deno.test("architecture: only lib/runtime/ uses the Deno and Bun globals", async () => {
   assert.deepEqual(runtimeGlobalsOutsideRuntime(await readLib()), []);
+});
+
+/** The most lines a file in `lib/` may have (issue 21; tests beside the source included). */
+const MAX_LINES = 400;
+
+/** Every `.ts` file under `lib/` (tests included) with its number of lines. */
+async function libFileLengths(): Promise<{ path: string; lines: number }[]> {
+  const files: { path: string; lines: number }[] = [];
+  const walk = async (dir: URL, prefix: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isDirectory) await walk(new URL(`${entry.name}/`, dir), `${prefix}${entry.name}/`);
+      else if (entry.name.endsWith(".ts")) {
+        files.push({
+          path: `lib/${prefix}${entry.name}`,
+          lines: lineCount(await Deno.readTextFile(new URL(entry.name, dir))),
+        });
+      }
+    }
+  };
+  await walk(LIB, "");
+  return files;
+}
+
+/** Lines as `wc -l` counts them for a file that ends with a newline, and one more for a last line without. */
+export function lineCount(source: string): number {
+  if (source === "") return 0;
+  const newlines = source.split("\n").length - 1;
+  return source.endsWith("\n") ? newlines : newlines + 1;
+}
+
+Deno.test("architecture: lines are counted as wc -l counts them", () => {
+  assert.equal(lineCount(""), 0);
+  assert.equal(lineCount("a\n"), 1);
+  assert.equal(lineCount("a\nb"), 2);
+  assert.equal(lineCount("a\n\nb\n"), 3);
+});
+
+Deno.test(`architecture: no file in lib/ is over ${MAX_LINES} lines`, async () => {
+  const long = (await libFileLengths()).filter((f) => f.lines > MAX_LINES).map((f) =>
+    `${f.path}: ${f.lines}`
+  );
+  assert.deepEqual(long.sort(), []);
 });

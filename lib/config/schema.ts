@@ -2,8 +2,9 @@
  * The configuration schema: what operators may write (`z.input`) and the fully defaulted shape the gateway
  * runs on (`z.output`). Every object is strict so a typo is an error, not a silently ignored key.
  *
- * The providers' entries are in `provider_schema.ts` and the `"30s"`/`"4MiB"` values in `units_schema.ts`,
- * re-exported here so the whole schema is imported from one module.
+ * The providers' entries are in `provider_schema.ts`, the fleet's shared stores (Redis, PostgreSQL) in
+ * `fleet_schema.ts` and the `"30s"`/`"4MiB"` values in `units_schema.ts`, re-exported here so the whole schema
+ * is imported from one module.
  *
  * Structural rules live here; rules that look across sections (dangling references, duplicate hashes, alias
  * types a provider cannot serve) live in `semantic_checks.ts`.
@@ -17,6 +18,7 @@ import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_sc
 import { telemetrySchema } from "./telemetry_schema.ts";
 import { alertsSchema } from "./alerts_schema.ts";
 import { guardrailRefs, guardrailsSchema } from "./guardrails_schema.ts";
+import { postgresSchema, redisSchema } from "./fleet_schema.ts";
 import { pricingSchema } from "../pricing/schema.ts";
 import {
   budgetSchema,
@@ -27,6 +29,7 @@ import {
 } from "./spend_schema.ts";
 
 export { byteSize, duration } from "./units_schema.ts";
+export type { PostgresConfig, RedisConfig } from "./fleet_schema.ts";
 export {
   type BudgetConfig,
   budgetSchema,
@@ -271,59 +274,6 @@ const responsesSchema = z.strictObject({
   retention: duration.default(30 * 86_400_000),
 });
 
-/** Whether `url` is a Redis URL the client can use; the message never repeats it (it may hold a password). */
-function isRedisUrl(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return (u.protocol === "redis:" || u.protocol === "rediss:") && u.hostname !== "" &&
-      /^(\/\d{0,2})?$/.test(u.pathname) && u.search === "" && u.hash === "";
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The shared counter store of a fleet: with it, rate limits, concurrency limits, budgets and their
- * reservations live in Redis and hold for every replica together; without it, in each process's memory.
- */
-const redisSchema = z.strictObject({
-  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` (TLS); a secret (it may hold a password). */
-  url: z.string().refine(isRedisUrl, "expected redis://[user:pass@]host:port[/db] (or rediss://)"),
-  /** Starts every key, so that several fleets can share one Redis. */
-  key_prefix: z.string().max(64).regex(/^[^{}\s]*$/, "no braces or spaces").default("gw:"),
-  /** Per Redis call; a slower call counts as a failure. */
-  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(50),
-  /** While Redis is unreachable or slow: 503 every limited request, or limit locally (limit ÷ replicas). */
-  on_failure: z.enum(["fail_closed", "fail_open"]).default("fail_closed"),
-  /** For `fail_open`: how many replicas share the limits, so each limits locally to its share. */
-  expected_replicas: z.number().int().min(1).max(10_000).default(1),
-});
-
-/** Whether `url` is a PostgreSQL URL; the message never repeats it (it may hold a password). */
-function isPostgresUrl(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return (u.protocol === "postgres:" || u.protocol === "postgresql:") && u.hostname !== "" && u.hash === "";
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The shared record store of a fleet: with it, usage records and stored responses live in PostgreSQL (every
- * replica reads and writes the same ones) and the SQLite file is not used; the spill file stays local.
- */
-const postgresSchema = z.strictObject({
-  /** `postgres://user[:pass]@host:port/db`; a secret (it may hold a password). */
-  url: z.string().refine(isPostgresUrl, "expected postgres://user@host:port/db (or postgresql://)"),
-  /** Created and migrated at start-up; every table of the gateway is in it. */
-  schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, "a lower-case SQL identifier").default("gateway"),
-  /** Connections per replica (usage inserts, admin queries and stored responses share them). */
-  pool_size: z.number().int().min(1).max(100).default(4),
-  /** Per call (connecting included); a slower call counts as a failure: records wait or spill, reads 503. */
-  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(5_000),
-});
-
 /** The whole configuration file. */
 export const configSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
@@ -367,8 +317,6 @@ export type TokenConfig = z.output<typeof tokenSchema>;
 export type RoutingConfig = z.output<typeof routingSchema>;
 export type UsageConfig = z.output<typeof usageSchema>;
 export type ResponsesConfig = z.output<typeof responsesSchema>;
-export type RedisConfig = z.output<typeof redisSchema>;
-export type PostgresConfig = z.output<typeof postgresSchema>;
 export type PriceConfig = z.output<typeof priceSchema>;
 export type PricingSection = z.output<typeof pricingSchema>;
 export type ContentRuleConfig = z.output<typeof contentRuleSchema>;

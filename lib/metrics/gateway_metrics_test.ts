@@ -1,44 +1,8 @@
 import assert from "node:assert/strict";
-import parseRaw from "parse-prometheus-text-format";
 import type { AttemptRecord } from "../routing/route.ts";
 import type { PolicyOutcome, UsageRecord } from "../usage/record.ts";
-import { GatewayMetrics, KNOWN_ERROR_CODES, OTHER } from "./gateway_metrics.ts";
-
-/** What parse-prometheus-text-format returns (it ships no types). */
-interface ParsedFamily {
-  name: string;
-  help: string;
-  type: string;
-  metrics: { value?: string; labels?: Record<string, string> }[];
-}
-const parse = parseRaw as (text: string) => ParsedFamily[];
-
-type Sample = { labels: Record<string, string>; value: number };
-
-/**
- * Every sample line by sample name. The parser folds a labelled histogram's series into one, so the
- * comment lines are dropped first and each `_bucket`, `_sum` and `_count` is read as a family of its own.
- */
-function samplesOf(text: string): Map<string, Sample[]> {
-  const bare = text.split("\n").filter((line) => !line.startsWith("#")).join("\n");
-  const out = new Map<string, Sample[]>();
-  for (const family of parse(bare)) {
-    const list = out.get(family.name) ?? [];
-    for (const s of family.metrics) list.push({ labels: s.labels ?? {}, value: Number(s.value) });
-    out.set(family.name, list);
-  }
-  return out;
-}
-
-/** Sums the samples of `name` grouped by the given labels (joined with "|"). */
-function sumBy(samples: Map<string, Sample[]>, name: string, labels: string[]): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const s of samples.get(name) ?? []) {
-    const key = labels.map((l) => s.labels[l] ?? "").join("|");
-    out.set(key, (out.get(key) ?? 0) + s.value);
-  }
-  return out;
-}
+import { GatewayMetrics } from "./gateway_metrics.ts";
+import { parse, record, samplesOf, sorted, sumBy } from "./gateway_metrics_test_helpers.ts";
 
 function tally(keys: string[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -50,10 +14,6 @@ function addTo(map: Map<string, number>, key: string, n: number): void {
   map.set(key, (map.get(key) ?? 0) + n);
 }
 
-function sorted(map: Map<string, number>): [string, number][] {
-  return [...map].filter(([, v]) => v !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
 /** A small seeded generator (mulberry32), so the data set is the same on every run. */
 function seeded(seed: number): () => number {
   let a = seed;
@@ -62,32 +22,6 @@ function seeded(seed: number): () => number {
     let t = Math.imul(a ^ (a >>> 15), 1 | a);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function record(overrides: Partial<UsageRecord>): UsageRecord {
-  return {
-    time: "2026-01-01T00:00:00.000Z",
-    request_id: crypto.randomUUID(),
-    token: "web",
-    environment: "production",
-    alias: "chat-default",
-    provider: "local",
-    upstream_model: "echo",
-    endpoint: "chat",
-    stream: false,
-    status: 200,
-    outcome: "allow",
-    rule: null,
-    prompt_tokens: 10,
-    completion_tokens: 5,
-    tokens_estimated: false,
-    cost: 0.001,
-    latency_ms: 120,
-    ttft_ms: null,
-    attempts: 1,
-    error_code: null,
-    ...overrides,
   };
 }
 
@@ -281,48 +215,6 @@ Deno.test("recordRequest/recordAttempt: /metrics parses and its counters match t
     sorted(tally(attempts.filter((a) => a.outcome !== "ok").map((a) => `${a.provider}|${a.outcome}`))),
   );
   assert.deepEqual(s.get("gateway_streams_in_flight"), [{ labels: {}, value: 0 }]);
-});
-
-Deno.test("cardinality: 1,000 distinct error codes leave a bounded set of label values", () => {
-  const metrics = new GatewayMetrics({ maxErrorCodes: 50 });
-  for (let i = 0; i < 1000; i++) {
-    metrics.recordRequest(record({ status: 502, error_code: `weird_upstream_code_${i}` }));
-    metrics.recordAttempt({ provider: "local", model: "echo", outcome: `other_code_${i}`, latency_ms: 10 });
-  }
-  metrics.recordRequest(record({ status: 504, error_code: "upstream_timeout" }));
-  metrics.recordRequest(record({ status: 502, error_code: "x".repeat(65) }));
-  metrics.recordRequest(record({ status: 502, error_code: "has space\nand newline" }));
-  const s = samplesOf(metrics.render());
-  const errorTypes = sumBy(s, "gen_ai_client_operation_duration_seconds_count", ["error_type"]);
-  const failureOutcomes = sumBy(s, "gateway_upstream_failures_total", ["outcome"]);
-  // 50 distinct codes are shared by both metrics; the rest read _OTHER, and totals stay whole.
-  assert.equal(errorTypes.size + failureOutcomes.size, 50 + 2 + 1);
-  assert.equal(errorTypes.get(OTHER), 1000 - 25 + 2);
-  assert.equal(errorTypes.get("upstream_timeout"), 1, "known codes always pass");
-  assert.equal([...errorTypes.values()].reduce((a, b) => a + b, 0), 1003);
-  assert.equal(failureOutcomes.get(OTHER), 1000 - 25);
-  assert.equal([...failureOutcomes.values()].reduce((a, b) => a + b, 0), 1000);
-  for (const code of KNOWN_ERROR_CODES) assert.equal(metrics.errorLabel(code), code);
-  assert.equal(metrics.errorLabel(null), "");
-});
-
-Deno.test("cardinality: enums outside their sets and odd numbers are folded, not passed through", () => {
-  const metrics = new GatewayMetrics();
-  metrics.recordRequest(
-    record({ endpoint: "/v1/secret?x=1", status: 1234, outcome: "maybe" as PolicyOutcome }),
-  );
-  metrics.recordRequest(
-    record({ latency_ms: NaN, cost: -5, prompt_tokens: Infinity, completion_tokens: -1 }),
-  );
-  const requests = sumBy(samplesOf(metrics.render()), "gateway_requests_total", [
-    "endpoint",
-    "status",
-    "outcome",
-  ]);
-  assert.deepEqual(sorted(requests), [["chat|200|allow", 1], [`other|${OTHER}|${OTHER}`, 1]]);
-  assert.equal(metrics.operationDuration.get(["chat", "chat-default", "local", ""]).count, 0, "NaN latency");
-  assert.equal(metrics.operationDuration.seriesCount, 0, "reading a value creates no series");
-  assert.equal(metrics.cost.get(["chat-default", "local"]), 0.001);
 });
 
 Deno.test("cost by class: each usage-record cost column is a class of gateway_cost_by_class_total", () => {

@@ -27,53 +27,15 @@ import {
   type RunningServer,
   type ServeOptions,
 } from "./types.ts";
-
-/** An OpenAI-shaped error body. */
-function errorBody(message: string, type: string, code: string): string {
-  return JSON.stringify({ error: { message, type, param: null, code } });
-}
-
-/** A whole raw HTTP/1.1 response that closes the connection, for sockets no handler owns. */
-function rawResponse(status: string, body: string, extra = ""): string {
-  const length = new TextEncoder().encode(body).byteLength;
-  return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n${extra}` +
-    `connection: close\r\n\r\n${body}`;
-}
-
-const TOO_MANY_CONNECTIONS = rawResponse(
-  "503 Service Unavailable",
-  errorBody(
-    "The gateway has too many open connections; retry shortly.",
-    "server_error",
-    "too_many_connections",
-  ),
-  "retry-after: 1\r\n",
-);
-const REQUEST_TIMEOUT = rawResponse(
-  "408 Request Timeout",
-  errorBody(
-    "The request was not received in time; send the request head and body without pausing.",
-    "invalid_request_error",
-    "request_timeout",
-  ),
-);
-const HEADERS_TOO_LARGE = rawResponse(
-  "431 Request Header Fields Too Large",
-  errorBody("The request headers are too large.", "invalid_request_error", "request_headers_too_large"),
-);
-const BAD_REQUEST = rawResponse(
-  "400 Bad Request",
-  errorBody("The request is not valid HTTP/1.1.", "invalid_request_error", "malformed_request"),
-);
-const INVALID_REQUEST = errorBody(
-  "The request's URL or headers are not valid.",
-  "invalid_request_error",
-  "malformed_request",
-);
-const LAST_RESORT = errorBody("The gateway had an internal error.", "server_error", "internal_error");
-
-/** How long a refused or failed socket may take to read our answer before it is destroyed. */
-const LINGER_MS = 1_000;
+import {
+  answerAndClose,
+  BAD_REQUEST,
+  HEADERS_TOO_LARGE,
+  INVALID_REQUEST,
+  LAST_RESORT,
+  REQUEST_TIMEOUT,
+  TOO_MANY_CONNECTIONS,
+} from "./raw_answers.ts";
 
 /**
  * Node checks head and request deadlines on a timer, not per socket; it fires every
@@ -84,21 +46,6 @@ export function checkingInterval(limits: ConnectionLimits): number {
     25,
     Math.min(1_000, Math.floor(Math.min(limits.headerTimeoutMs, limits.bodyTimeoutMs) / 4)),
   );
-}
-
-/**
- * Answers `payload` on a socket no request owns and closes it. The socket keeps reading (and dropping)
- * what the client still sends until it closes its side, or for {@linkcode LINGER_MS}: closing with unread
- * bytes would reset the connection and the client could lose the answer.
- */
-function answerAndClose(socket: Socket, payload: string, lingering: Set<Socket>): void {
-  lingering.add(socket);
-  socket.on("error", () => {});
-  socket.on("data", () => {});
-  socket.once("end", () => socket.destroy());
-  socket.once("close", () => lingering.delete(socket));
-  if (socket.writable) socket.end(payload);
-  setTimeout(() => socket.destroy(), LINGER_MS).unref?.();
 }
 
 /** Statuses whose answers have no body, and so no `content-length` either. */

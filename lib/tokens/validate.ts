@@ -21,8 +21,9 @@ import {
   tokenSchema,
 } from "../config/schema.ts";
 import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
-import { type GatewayError, invalidRequest, printable } from "../errors.ts";
+import { printable } from "../errors.ts";
 import type { StoredToken } from "./types.ts";
+import { badField, parse } from "./field_errors.ts";
 
 /**
  * The fields of a token an admin sets (all but `name`, which never changes), as stored. `expires_at` is
@@ -128,11 +129,6 @@ const rotateSchema = z.strictObject({
   grace: duration.refine((ms) => ms <= MAX_GRACE_MS, "at most 30 days").optional(),
 });
 
-/** A 400 naming `param` (an unknown field's name is the client's text: the message shows it cut short). */
-export function badField(param: string, message: string): GatewayError {
-  return invalidRequest(`Invalid '${printable(param)}': ${message}.`, param, "invalid_value");
-}
-
 /** The secret is the gateway's to make: a body that brings one (or its hash) is refused, naming it. */
 function refuseSecrets(body: Record<string, unknown>): void {
   for (const key of ["sha256", "token"]) {
@@ -140,53 +136,6 @@ function refuseSecrets(body: Record<string, unknown>): void {
       throw badField(key, "the gateway makes the secret itself and shows it once; do not send one");
     }
   }
-}
-
-/** Whether `issue` is a union branch refusing the value's very type (`cache: true` to the object branch). */
-function refusesType(issue: z.core.$ZodIssue): boolean {
-  return issue.path.length === 0 && (issue.code === "invalid_type" || issue.code === "invalid_value");
-}
-
-/**
- * A plain union's failure (`cache`: `false` or an object) as the issue of the one branch that took the value's
- * type, so `cache: { max_age: "soon" }` is blamed on `cache.max_age`, not on `cache` as a whole.
- */
-function meantIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== "invalid_union") return issue;
-  const meant = issue.errors.filter((branch) => branch.length > 0 && !branch.some(refusesType));
-  if (meant.length !== 1) return issue;
-  const first = meant[0][0];
-  return meantIssue({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue);
-}
-
-/** "expected false or object": what a union takes, when the value was none of its types. */
-function unionMessage(issue: z.core.$ZodIssueInvalidUnion): string {
-  const forms = issue.errors.flatMap((branch) =>
-    branch.filter(refusesType).flatMap((i) =>
-      i.code === "invalid_type" ? [i.expected] : i.code === "invalid_value" ? i.values.map(String) : []
-    )
-  );
-  return forms.length > 0 ? `expected ${[...new Set(forms)].join(" or ")}` : "not an accepted form";
-}
-
-/** The first issue of a failed parse as a 400 naming its field. */
-function firstIssue(error: z.ZodError): GatewayError {
-  const issue = meantIssue(error.issues[0]);
-  const path = issue.path.map(String);
-  if (issue.code === "unrecognized_keys") {
-    const param = [...path, issue.keys[0]].join(".");
-    return badField(param, "unknown field");
-  }
-  const param = path.join(".") || "body";
-  if (issue.code === "invalid_union") return badField(param, unionMessage(issue));
-  return badField(param, issue.message.replace(/\.$/, ""));
-}
-
-/** `body` parsed by `schema`; a failure is the 400 of its first issue, naming its field. */
-export function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const result = schema.safeParse(body);
-  if (!result.success) throw firstIssue(result.error);
-  return result.data;
 }
 
 /** The ISO date-time an `expires_at` stands for; refused when it is not in the future. */

@@ -12,7 +12,8 @@ import { indexAliases } from "../config/alias_patterns.ts";
 import { TEAM_NAME_PATTERN, teamSchema } from "../config/spend_schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import type { StoredTeam } from "./types.ts";
-import { badField, checkBudget, checkModels, MAX_MODEL_PATTERNS, NO_NUL, parse } from "./validate.ts";
+import { checkBudget, checkModels, MAX_MODEL_PATTERNS, NO_NUL } from "./validate.ts";
+import { badField, parse } from "./field_errors.ts";
 
 /** The fields of a team an admin sets (all but `name`, which never changes), as stored; null: not set. */
 export type TeamFields = Pick<StoredTeam, "description" | "budget" | "limits" | "models">;

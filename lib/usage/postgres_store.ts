@@ -14,13 +14,8 @@
 import { GatewayError } from "../errors.ts";
 import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { runListRecordsAsync } from "./record_list.ts";
-import {
-  canonicalTime,
-  POSTGRES_DIALECT,
-  runUsageQueryAsync,
-  type SqlValue,
-  UsageQueryError,
-} from "./query.ts";
+import { canonicalTime, runUsageQueryAsync, type SqlValue, UsageQueryError } from "./query.ts";
+import { POSTGRES_DIALECT } from "./sql_dialect.ts";
 import {
   isConnectionFailure,
   migratePostgres,

@@ -20,15 +20,8 @@ import {
   USAGE_COLUMNS,
   type UsageRecord,
 } from "./record.ts";
-import {
-  type SqlAll,
-  type SqlAllAsync,
-  type SqlDialect,
-  SQLITE_DIALECT,
-  type SqlValue,
-  UsageQueryError,
-  whereOf,
-} from "./query.ts";
+import { type SqlAll, type SqlAllAsync, type SqlValue, UsageQueryError, whereOf } from "./query.ts";
+import { type SqlDialect, SQLITE_DIALECT } from "./sql_dialect.ts";
 
 /** Records per page when the query does not say. */
 export const DEFAULT_RECORD_LIMIT = 100;

@@ -27,7 +27,8 @@ import {
   type UsageQuery,
   type UsageReport,
 } from "./record.ts";
-import { canonicalTime, registerSqliteFunctions, runUsageQuery, type SqlValue } from "./query.ts";
+import { canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
+import { registerSqliteFunctions } from "./sql_dialect.ts";
 import { runListRecords } from "./record_list.ts";
 import { SQLITE_USAGE_INDEXES } from "./usage_indexes.ts";
 import { type StoredUsageRecord, uidOf, type UsageDatabase } from "./store.ts";
