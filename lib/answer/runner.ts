@@ -23,7 +23,7 @@ import { budgetPeriod } from "../policy/budgets.ts";
 import type { Lease } from "../routing/health.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
-import type { ClientContext } from "../http/context.ts";
+import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
@@ -147,7 +147,7 @@ function routeFresh(
   const trace = ctx.trace;
   trace?.startCall("chat", model.alias, request.chat);
   const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
-    const call = { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
+    const call = upstreamCall(ctx, target);
     const answer = await provider.chat(request.chat, call).catch((err) => {
       throw terms(err);
     });
@@ -334,6 +334,7 @@ export async function answerStream<O extends StreamOutcome>(
     lease: routed.lease,
     scrubber: ctx.state.config.scrubber,
     budget: streamBudgetGuard(ctx, request.chat),
+    startedAt: ctx.startedAt,
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();

@@ -29,7 +29,10 @@ export type StreamEnd = "ok" | "error" | "cancelled";
 export interface StreamOutcome {
   end: StreamEnd;
   error?: GatewayError;
-  /** Milliseconds from the start of the stream to the first chunk with content. */
+  /**
+   * Milliseconds from the request's start to the first upstream value's going to the client (set here, once,
+   * for every API: see {@linkcode StreamEnding.startedAt}).
+   */
   firstChunkAt?: number;
   /** What the client received (text, refusal and argument deltas), to count tokens when no usage came. */
   texts: string[];
@@ -47,6 +50,11 @@ export interface StreamEnding<O extends StreamOutcome> {
    * write is withheld, the body ends with the API's error events and the upstream is cancelled.
    */
   budget?: BudgetGuard;
+  /**
+   * When the request started (`performance.now()`): the outcome's `firstChunkAt` is measured from it when the
+   * first upstream value is handed to the API's pull. Without it, not measured.
+   */
+  startedAt?: number;
 }
 
 /** What one API's body does with the upstream's values; see {@linkcode clientStreamBody}. */
@@ -148,7 +156,13 @@ export function clientStreamBody<T, O extends StreamOutcome>(
   const next = async (): Promise<T | undefined> => {
     const value = pending;
     pending = undefined;
-    if (value !== undefined) return value;
+    if (value !== undefined) {
+      // The peeked first value, on the first pull: what the client is about to receive first.
+      if (ending.startedAt !== undefined) {
+        outcome.firstChunkAt = Math.round((performance.now() - ending.startedAt) * 100) / 100;
+      }
+      return value;
+    }
     reading ??= stream.rest.read();
     let read: ReadableStreamReadResult<T> | typeof SILENT;
     if (idle === undefined) read = await reading;

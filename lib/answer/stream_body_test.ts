@@ -37,6 +37,7 @@ function lineBody(
   stream: ReturnType<typeof upstream>["stream"],
   calls: string[],
   scrubber?: ReturnType<typeof createScrubber>,
+  startedAt?: number,
 ) {
   const outcome: StreamOutcome = { end: "ok", texts: [] };
   const ends: StreamOutcome[] = [];
@@ -47,6 +48,7 @@ function lineBody(
     },
     lease: lease(calls),
     scrubber,
+    startedAt,
   }, {
     async pull(controller, next, end) {
       const value = await next();
@@ -113,4 +115,28 @@ Deno.test("client body: cancelling the body cancels the upstream and reports onc
   assert.equal(state.cancelled, true);
   assert.deepEqual(calls, ["beforeEnd", "release", "onEnd"]);
   assert.deepEqual(ends.map((e) => e.end), ["cancelled"]);
+});
+
+Deno.test("client body: the time to the first chunk is measured once, from the request's start to the first pull, for every API", async () => {
+  const calls: string[] = [];
+  const { stream } = upstream(["a", "b", "c"]);
+  // The request started a second ago.
+  const startedAt = performance.now() - 1_000;
+  const { body, ends } = lineBody(stream, calls, undefined, startedAt);
+  const reader = body.getReader();
+  const before = performance.now();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "a\n");
+  const after = performance.now();
+  // A later value (read after a pause) does not move it.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  while (!(await reader.read()).done);
+  const first = ends[0].firstChunkAt;
+  assert.equal(typeof first, "number");
+  assert.ok(first! >= Math.floor((before - startedAt) * 100) / 100, `${first} ≥ ${before - startedAt}`);
+  assert.ok(first! <= Math.ceil((after - startedAt) * 100) / 100, `${first} ≤ ${after - startedAt}`);
+
+  const { stream: unmeasured } = upstream(["a"]);
+  const plain = lineBody(unmeasured, []);
+  await new Response(plain.body).text();
+  assert.equal(plain.ends[0].firstChunkAt, undefined, "without a start, nothing is measured");
 });

@@ -13,7 +13,7 @@ import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { routeRequest } from "../http/route_request.ts";
 import { jsonResponse } from "./json_response.ts";
 import type { Answer } from "../http/accounting.ts";
-import type { ClientContext } from "../http/context.ts";
+import { type ClientContext, upstreamCall } from "../http/context.ts";
 
 /**
  * The answer of a token-counting endpoint: routed to a target that counts (the capability table) when the
@@ -34,7 +34,7 @@ export async function answerTokenCount(
     try {
       const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
         if (!countsInputTokens(target)) return null;
-        const call = { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
+        const call = upstreamCall(ctx, target);
         return await provider.countInputTokens?.(await input(target), call) ?? null;
       });
       exact = routed.value;

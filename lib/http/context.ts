@@ -7,12 +7,18 @@
 import type { CostBreakdown } from "../pricing/cost.ts";
 import type { RequestGuardrails } from "../guardrails/request.ts";
 import type { Alerts } from "../alerts/alerts.ts";
-import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken, RoutedTarget } from "../config/types.ts";
+import type {
+  ResolvedAdminToken,
+  ResolvedConfig,
+  ResolvedTarget,
+  ResolvedToken,
+  RoutedTarget,
+} from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Admission } from "../policy/types.ts";
-import type { Provider } from "../providers/types.ts";
+import type { Provider, UpstreamCall } from "../providers/types.ts";
 import type { AttemptRecord, RouteDeps } from "../routing/route.ts";
 import type {
   PolicyOutcome,
@@ -169,4 +175,12 @@ export interface ClientContext extends RequestContext {
 export function withIdentity(ctx: RequestContext, identity: ResolvedToken): ClientContext {
   ctx.identity = identity;
   return ctx as ClientContext;
+}
+
+/**
+ * The upstream call of `ctx`'s current attempt to `target`: the client's abort signal, the request id and the
+ * attempt's `traceparent` (set by routing before each attempt, so it is read here, when the attempt starts).
+ */
+export function upstreamCall(ctx: RequestContext, target: ResolvedTarget): UpstreamCall {
+  return { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
 }

@@ -47,7 +47,6 @@ export async function handleChatCompletions(request: Request, ctx: ClientContext
         ...ending,
         alias: model.alias,
         includeUsage: chat.stream_options?.include_usage === true,
-        startedAt: ctx.startedAt,
       }),
     usage: ({ usage }) =>
       usage && { ...tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage), estimated: false },

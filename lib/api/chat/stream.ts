@@ -43,7 +43,6 @@ export function presentChunk(
   alias: string,
   includeUsage: boolean,
   outcome: ChatStreamOutcome,
-  startedAt: number,
 ): boolean {
   if (chunk.usage) outcome.usage = chunk.usage;
   else if (outcome.usage === undefined) collectTexts(chunk, outcome.texts);
@@ -53,7 +52,6 @@ export function presentChunk(
   }
   chunk.model = alias;
   outcome.chunks++;
-  outcome.firstChunkAt ??= Math.round((performance.now() - startedAt) * 100) / 100;
   return true;
 }
 
@@ -71,16 +69,13 @@ export function chatStreamBody(
   options: StreamEnding<ChatStreamOutcome> & {
     alias: string;
     includeUsage: boolean;
-    startedAt: number;
   },
 ): ReadableStream<Uint8Array> {
   const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
   return clientStreamBody(stream, outcome, options, {
     pull: eachValue({
       value: (chunk) =>
-        presentChunk(chunk, options.alias, options.includeUsage, outcome, options.startedAt)
-          ? [encodeJsonEvent(chunk)]
-          : [],
+        presentChunk(chunk, options.alias, options.includeUsage, outcome) ? [encodeJsonEvent(chunk)] : [],
       finish: () => [doneEvent()],
     }),
     fail(controller, error) {

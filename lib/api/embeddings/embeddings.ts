@@ -6,7 +6,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../../usage/estimate.ts";
 import { admit, type Answer, type TokenUsage } from "../../http/accounting.ts";
@@ -49,13 +49,7 @@ export async function handleEmbeddings(request: Request, ctx: ClientContext): Pr
     ctx,
     model,
     ctx.signal,
-    (target, provider) =>
-      provider.embed(embed, {
-        target,
-        signal: ctx.signal,
-        requestId: ctx.requestId,
-        traceparent: ctx.traceparent,
-      }),
+    (target, provider) => provider.embed(embed, upstreamCall(ctx, target)),
   );
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {

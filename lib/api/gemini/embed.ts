@@ -10,7 +10,7 @@
  */
 import { GatewayError, invalidRequest } from "../../errors.ts";
 import { admit, type Answer, type TokenUsage } from "../../http/accounting.ts";
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { noteDropped } from "../../http/tolerance.ts";
@@ -78,13 +78,7 @@ export async function geminiEmbed(
     ctx,
     model,
     ctx.signal,
-    (target, provider) =>
-      provider.embed(embed, {
-        target,
-        signal: ctx.signal,
-        requestId: ctx.requestId,
-        traceparent: ctx.traceparent,
-      }),
+    (target, provider) => provider.embed(embed, upstreamCall(ctx, target)),
   );
   const vectors = [...result.data].sort((a, b) => a.index - b.index).map((item) => {
     if (typeof item.embedding === "string") {

@@ -17,7 +17,7 @@ import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { noteDropped, servingTargets } from "../../http/tolerance.ts";
@@ -111,12 +111,11 @@ async function generate(
     what: "a GenerateContentResponse",
     cache: () => geminiCacheSpec(parsed.body),
     call: (target, provider) =>
-      provider.gemini?.(nativeGeminiBody(parsed.body, chat, model.contentRules), stream, {
-        target,
-        signal: ctx.signal,
-        requestId: ctx.requestId,
-        traceparent: ctx.traceparent,
-      }) ?? Promise.resolve(undefined),
+      provider.gemini?.(
+        nativeGeminiBody(parsed.body, chat, model.contentRules),
+        stream,
+        upstreamCall(ctx, target),
+      ) ?? Promise.resolve(undefined),
   });
   const result = routed.value;
   if (isNativeAnswer(result)) return await answerNative(ctx, { ...routed, value: result }, chat, alias, sse);
@@ -140,7 +139,6 @@ async function generate(
         ...ending,
         frame,
         sse,
-        startedAt: ctx.startedAt,
         countUsage: final.count,
       }),
     usage: final.usage,
@@ -171,8 +169,7 @@ async function answerNative(
     chat,
     asked: true,
   }, {
-    body: (ending) =>
-      geminiNativeStreamBody(result.stream, { ...ending, alias, sse, startedAt: ctx.startedAt }),
+    body: (ending) => geminiNativeStreamBody(result.stream, { ...ending, alias, sse }),
     usage: ({ usage }) => usage && { ...usage, estimated: false },
   });
   if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");

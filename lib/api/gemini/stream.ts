@@ -55,14 +55,13 @@ export interface GeminiNativeOutcome extends StreamOutcome {
  */
 export function geminiNativeStreamBody(
   stream: Peeked<JsonObject>,
-  options: StreamEnding<GeminiNativeOutcome> & { alias: string; sse: boolean; startedAt: number },
+  options: StreamEnding<GeminiNativeOutcome> & { alias: string; sse: boolean },
 ): ReadableStream<Uint8Array> {
   const outcome: GeminiNativeOutcome = { end: "ok", texts: [] };
   const frame = framing(options.sse);
   return clientStreamBody(stream, outcome, options, {
     pull: eachValue({
       value(chunk) {
-        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
         outcome.texts.push(...answerTexts(chunk));
         outcome.usage = nativeUsage(chunk.usageMetadata) ?? outcome.usage;
         return [frame.encode(clientAnswer(chunk, options.alias))];
@@ -84,7 +83,6 @@ export function geminiStreamBody(
     frame: GeminiFrame;
     /** `alt=sse`: SSE events; otherwise one JSON array. */
     sse: boolean;
-    startedAt: number;
     countUsage: (texts: string[]) => Promise<Usage>;
   },
 ): ReadableStream<Uint8Array> {
@@ -98,7 +96,6 @@ export function geminiStreamBody(
     },
     pull: eachValue({
       value(chunk) {
-        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
         return chunks.chunk(chunk).map(encode);
       },
       async finish() {

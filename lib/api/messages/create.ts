@@ -120,7 +120,6 @@ export async function handleMessages(request: Request, ctx: ClientContext): Prom
         ...ending,
         frame,
         inputTokens,
-        startedAt: ctx.startedAt,
         countUsage: final.count,
       }),
     usage: final.usage,

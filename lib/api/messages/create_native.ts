@@ -22,7 +22,7 @@ import { nativeMessagesStreamBody, type NativeMessagesStreamOutcome } from "./na
 import type { MessagesRequest } from "./request.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Answer } from "../../http/accounting.ts";
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 
@@ -80,13 +80,7 @@ export function nativeMessagesRoute(
         }),
         model.contentRules,
       );
-      const call = {
-        target,
-        signal: ctx.signal,
-        requestId: ctx.requestId,
-        traceparent: ctx.traceparent,
-        ...headers,
-      };
+      const call = { ...upstreamCall(ctx, target), ...headers };
       return provider.messages?.(body, call) ?? Promise.resolve(undefined);
     },
   };
@@ -115,7 +109,7 @@ export async function answerNativeMessages(
     });
   }
   return await answerStream<NativeMessagesStreamOutcome>(ctx, { ...routed, value: result.stream }, request, {
-    body: (ending) => nativeMessagesStreamBody(result.stream, { ...ending, alias, startedAt: ctx.startedAt }),
+    body: (ending) => nativeMessagesStreamBody(result.stream, { ...ending, alias }),
     usage: ({ usage, end }) =>
       usage === undefined
         ? undefined

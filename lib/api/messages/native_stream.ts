@@ -39,7 +39,6 @@ export function nativeMessagesStreamBody(
   stream: PeekedMessagesEvents,
   options: StreamEnding<NativeMessagesStreamOutcome> & {
     alias: string;
-    startedAt: number;
     /** Silence before a `ping` (default {@linkcode PING_INTERVAL_MS}). */
     pingMs?: number;
   },
@@ -51,7 +50,6 @@ export function nativeMessagesStreamBody(
       const event = await next();
       // The provider's stages end the stream only after `message_stop`, which closed it already.
       if (event === undefined) throw new GatewayError(502, "The upstream stream ended before message_stop.");
-      outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
       const text = eventText(event);
       if (text !== undefined) outcome.texts.push(text);
       if (event.type === "message_start") {

@@ -174,7 +174,6 @@ export function messagesStreamBody(
   options: StreamEnding<MessagesStreamOutcome> & {
     frame: MessageFrame;
     inputTokens: number;
-    startedAt: number;
     countUsage: (texts: string[]) => Promise<Usage>;
     /** Silence before a `ping` (default {@linkcode PING_INTERVAL_MS}). */
     pingMs?: number;
@@ -196,7 +195,6 @@ export function messagesStreamBody(
         }
         // message_start goes out at once, with what the chunk routing waited for.
         started = true;
-        outcome.firstChunkAt = Math.round((performance.now() - options.startedAt) * 100) / 100;
         return [encodeMessagesEvents([...events.start(options.inputTokens), ...events.chunk(chunk)])];
       },
       async finish() {

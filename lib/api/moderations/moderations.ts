@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
@@ -33,12 +33,7 @@ export async function handleModerations(request: Request, ctx: ClientContext): P
   await admit(ctx, ROUTE.endpoint, roughTokenEstimate(moderationTexts(moderation)), model, moderation);
   const expected = expectedResults(moderation);
   const { value: result, headers } = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-    const answer = await provider.moderate?.(moderation, {
-      target,
-      signal: ctx.signal,
-      requestId: ctx.requestId,
-      traceparent: ctx.traceparent,
-    });
+    const answer = await provider.moderate?.(moderation, upstreamCall(ctx, target));
     // The capability table said this target serves moderations; an adapter without the method disagrees (a bug).
     if (answer === undefined) throw new GatewayError(500, "The provider does not serve moderations.");
     if (expected !== null && answer.results.length !== expected) {

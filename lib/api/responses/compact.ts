@@ -17,7 +17,7 @@
 import { badGateway, GatewayError, inClientTerms } from "../../errors.ts";
 import type { ChatCompletion, ChatRequest, JsonObject } from "../../openai/types.ts";
 import { admitChat, type Answer } from "../../http/accounting.ts";
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
@@ -76,7 +76,7 @@ export async function handleResponsesCompact(request: Request, ctx: ClientContex
     throw terms(err);
   });
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
-    const call = { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
+    const call = upstreamCall(ctx, target);
     if (isNativeTarget(target)) {
       const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history };
       const native = redactNative(nativeRequestBody(body, changes), model.contentRules);

@@ -160,7 +160,6 @@ export async function handleResponses(request: Request, ctx: ClientContext): Pro
       responsesStreamBody(result.stream, {
         ...ending,
         frame,
-        startedAt: ctx.startedAt,
         countUsage: final.count,
         onFinal: (response) => store(response),
       }),

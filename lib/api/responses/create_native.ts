@@ -25,7 +25,7 @@ import type { ResponsesRequest } from "./request.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Answer } from "../../http/accounting.ts";
-import type { ClientContext } from "../../http/context.ts";
+import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 import { previousResponseNotFound } from "./stored.ts";
@@ -90,12 +90,7 @@ export function nativeRoute(
         }),
         model.contentRules,
       );
-      return await provider.responses?.(body, {
-        target,
-        signal: ctx.signal,
-        requestId: ctx.requestId,
-        traceparent: ctx.traceparent,
-      });
+      return await provider.responses?.(body, upstreamCall(ctx, target));
     },
   };
 }
@@ -131,8 +126,7 @@ export async function answerNative(
     });
   }
   return await answerStream<NativeStreamOutcome>(ctx, { ...routed, value: result.stream }, request, {
-    body: (ending) =>
-      nativeStreamBody(result.stream, { ...ending, frame, startedAt: ctx.startedAt, onFinal: store }),
+    body: (ending) => nativeStreamBody(result.stream, { ...ending, frame, onFinal: store }),
     usage: ({ usage }) => usage && { ...usage, estimated: false },
   });
 }

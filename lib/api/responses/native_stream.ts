@@ -40,7 +40,6 @@ export function nativeStreamBody(
   stream: PeekedEvents,
   options: StreamEnding<NativeStreamOutcome> & {
     frame: NativeFrame;
-    startedAt: number;
     onFinal?: (response: JsonObject, upstreamId: string | null) => void | Promise<void>;
   },
 ): ReadableStream<Uint8Array> {
@@ -67,7 +66,6 @@ export function nativeStreamBody(
         // The provider's stages end the stream only after a final event, which closed it already.
         throw new GatewayError(502, "The upstream stream ended before its final event.");
       }
-      outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
       const text = eventText(event);
       if (text !== undefined) outcome.texts.push(text);
       const type = event.type;

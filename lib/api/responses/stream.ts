@@ -334,7 +334,6 @@ export function responsesStreamBody(
   stream: PeekedChunks,
   options: StreamEnding<ResponsesStreamOutcome> & {
     frame: ResponseFrame;
-    startedAt: number;
     countUsage: (texts: string[]) => Promise<Usage>;
     /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
     onFinal?: (response: JsonObject) => void | Promise<void>;
@@ -352,7 +351,6 @@ export function responsesStreamBody(
     },
     pull: eachValue({
       value(chunk) {
-        outcome.firstChunkAt ??= Math.round((performance.now() - options.startedAt) * 100) / 100;
         const list = started ? events.chunk(chunk) : [...events.start(), ...events.chunk(chunk)];
         started = true;
         return list.map(encodeEvent);
