@@ -9,8 +9,9 @@
  * @module
  */
 import { createSqliteStore } from "./sqlite_store.ts";
-import type { StoreAnswer, StoreCall } from "./sqlite_worker_protocol.ts";
+import { BatchStaging, type StoreAnswer, type StoreCall } from "./sqlite_worker_protocol.ts";
 import type { UsageDatabase } from "./store.ts";
+import { lowerThreadPriority } from "../runtime/thread_priority.ts";
 
 /** Rows per transaction off the request thread: a whole pipeline batch is one commit. */
 const ROWS_PER_TRANSACTION = 1000;
@@ -21,7 +22,13 @@ const scope = globalThis as unknown as {
   postMessage(message: StoreAnswer): void;
 };
 
+// Inserts, checkpoints and admin queries must not hold up requests on a core shared with them.
+lowerThreadPriority();
+
 let store: UsageDatabase | undefined;
+
+/** The batch being sent in parts. */
+const staging = new BatchStaging();
 
 async function answer(call: StoreCall): Promise<unknown> {
   if (call.method === "open") {
@@ -30,8 +37,10 @@ async function answer(call: StoreCall): Promise<unknown> {
   }
   if (store === undefined) throw new Error("usage store is not open");
   switch (call.method) {
+    case "stage":
+      return staging.stage(call.batch, call.records);
     case "insert":
-      return await store.insert(call.records);
+      return await store.insert(staging.whole(call.batch, call.staged, call.records));
     case "query":
       return await store.query(call.query);
     case "listRecords":

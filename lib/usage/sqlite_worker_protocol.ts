@@ -15,7 +15,10 @@ export type StoreCall =
   & { id: number }
   & (
     | { method: "open"; path: string }
-    | { method: "insert"; records: readonly StoredUsageRecord[] }
+    /** Part of batch `batch`, kept by the worker until the batch's `insert`. */
+    | { method: "stage"; batch: number; records: readonly StoredUsageRecord[] }
+    /** The last part of batch `batch`, after `staged` records sent with `stage`: the batch is committed whole. */
+    | { method: "insert"; batch: number; staged: number; records: readonly StoredUsageRecord[] }
     | { method: "query"; query: UsageQuery }
     | { method: "listRecords"; query: RecordListQuery }
     | { method: "sumSince"; tokenId: string; since: string }
@@ -46,3 +49,35 @@ export interface StoreFailure {
 export type StoreAnswer =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: StoreFailure };
+
+/**
+ * The worker's side of a batch sent in parts (`stage`, then `insert`): the parts are kept until the last one
+ * arrives, and the batch is inserted whole. One batch at a time (the pipeline inserts one at a time); a part of
+ * another batch starts over. A batch whose parts did not all arrive (a worker restarted part-way has none of
+ * the earlier ones) is refused, so the pipeline retries all of it rather than storing a piece.
+ */
+export class BatchStaging {
+  #batch = 0;
+  #records: StoredUsageRecord[] = [];
+
+  /** Keeps `records` as the next part of `batch`; returns how many of its records are kept. */
+  stage(batch: number, records: readonly StoredUsageRecord[]): number {
+    if (batch !== this.#batch) {
+      this.#batch = batch;
+      this.#records = [];
+    }
+    for (const record of records) this.#records.push(record);
+    return this.#records.length;
+  }
+
+  /** Batch `batch` whole, its `staged` records kept so far then `last`; throws when parts are missing. */
+  whole(batch: number, staged: number, last: readonly StoredUsageRecord[]): readonly StoredUsageRecord[] {
+    const parts = batch === this.#batch ? this.#records : [];
+    this.#batch = 0;
+    this.#records = [];
+    if (parts.length !== staged) {
+      throw new Error(`usage batch incomplete: ${parts.length} of its first ${staged} records arrived`);
+    }
+    return parts.length === 0 ? last : parts.concat(last);
+  }
+}

@@ -1,6 +1,6 @@
 /**
- * Test fixture: the usage store's worker, except that an insert of a record whose `request_id` is
- * `crash-the-worker` kills it with an uncaught error, the way a bug or a native fault would.
+ * Test fixture: the usage store's worker, except that an insert (or a part of a batch) holding a record whose
+ * `request_id` is `crash-the-worker` kills it with an uncaught error, the way a bug or a native fault would.
  *
  * @module
  */
@@ -11,7 +11,10 @@ const scope = globalThis as unknown as { onmessage: ((event: MessageEvent<StoreC
 const real = scope.onmessage!;
 scope.onmessage = (event) => {
   const call = event.data;
-  if (call.method === "insert" && call.records.some((r) => r.request_id === "crash-the-worker")) {
+  if (
+    (call.method === "insert" || call.method === "stage") &&
+    call.records.some((r) => r.request_id === "crash-the-worker")
+  ) {
     setTimeout(() => {
       throw new Error("worker crashed on purpose");
     });
