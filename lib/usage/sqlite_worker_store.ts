@@ -41,8 +41,9 @@ function errorOf(failure: StoreFailure): Error {
 /**
  * Records per message to the worker. Copying a message into the worker (a structured clone) runs on the request
  * thread, all at once: a whole 500-record batch held it for 1.3 ms on Bun in isolation and 2.5–4.5 ms under load
- * (one such pause every 500 ms was most of the Bun binary's p99 at 1,000 requests/s); 50 records take about
- * 0.2 ms. The worker gathers the pieces and still commits the batch as one transaction.
+ * (a cluster of slow requests once per batch, every 500 ms at 1,000 requests/s); 50 records take about 0.2 ms.
+ * The worker gathers the parts and still commits the batch as one transaction. The pipeline inserts one batch
+ * at a time (its lane), so parts of two batches never interleave.
  */
 export const RECORDS_PER_MESSAGE = 50;
 
