@@ -5,7 +5,11 @@
  * time and by inclusive time, and self time per file. The raw `.cpuprofile` (loadable in Chrome DevTools) is
  * written next to the output.
  *
- * Usage: `deno run -A bench/profile.ts [--seconds 10] [--out /tmp/gateway.cpuprofile]`
+ * With `--alloc`, V8's sampling heap profiler instead (every sampled allocation, whether or not a collection
+ * has freed it since): bytes allocated per request, by function, by file and inclusive in `lib/`, which is
+ * what the collector's work per request follows.
+ *
+ * Usage: `deno run -A bench/profile.ts [--seconds 10] [--alloc] [--out /tmp/gateway.cpuprofile]`
  *
  * @module
  */
@@ -32,6 +36,7 @@ const { values } = parseArgs({
   args: Deno.args,
   options: {
     seconds: { type: "string", default: "10" },
+    alloc: { type: "boolean", default: false },
     out: { type: "string", default: "/tmp/gateway.cpuprofile" },
   },
 });
@@ -132,6 +137,60 @@ function report(profile: CpuProfile): string {
   ].join("\n");
 }
 
+/** A node of V8's sampled heap profile (`HeapProfiler.stopSampling`). */
+interface AllocationNode {
+  callFrame: ProfileNode["callFrame"];
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/** Bytes allocated per request by function (self), by file and inclusive in `lib/`. */
+function allocationReport(head: AllocationNode, requests: number): string {
+  const self = new Map<string, number>();
+  const files = new Map<string, number>();
+  const total = new Map<string, number>();
+  let all = 0;
+  let inspector = 0;
+  const walk = (node: AllocationNode, stack: string[], viaInspector: boolean) => {
+    const f = node.callFrame;
+    const fromInspector = viaInspector || f.url.includes("inspector_network_bridge") ||
+      f.functionName.startsWith("op_inspector");
+    const key = label(f);
+    const here = stack.includes(key) ? stack : [...stack, key];
+    if (fromInspector) inspector += node.selfSize;
+    else if (node.selfSize > 0) {
+      all += node.selfSize;
+      self.set(key, (self.get(key) ?? 0) + node.selfSize);
+      files.set(fileOf(f), (files.get(fileOf(f)) ?? 0) + node.selfSize);
+      for (const k of here) total.set(k, (total.get(k) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child, here, fromInspector);
+  };
+  walk(head, [], false);
+  const top = (m: Map<string, number>, n: number, filter = (_: string) => true) =>
+    [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, n)
+      .map(([k, v]) => `${(v / requests).toFixed(0).padStart(7)} B  ${k}`).join("\n");
+  const sum = (m: Map<string, number>, filter: (k: string) => boolean) =>
+    [...m].reduce((n, [k, v]) => n + (filter(k) ? v : 0), 0);
+  return [
+    `${requests} requests: ${(all / requests).toFixed(0)} bytes allocated per request (sampled), ` +
+    `${(inspector / requests).toFixed(0)} more by the inspector's own fetch reporting (left out); ` +
+    `${(sum(files, (k) => k.startsWith("lib/")) / requests).toFixed(0)} of them by the gateway's code (lib/)`,
+    "",
+    "== bytes per request by function (self), top 30 ==",
+    top(self, 30),
+    "",
+    "== by file, top 20 ==",
+    top(files, 20),
+    "",
+    "== gateway code (lib/) by function (self), top 30 ==",
+    top(self, 30, (k) => k.includes("lib/")),
+    "",
+    "== inclusive, gateway code (lib/), top 30 ==",
+    top(total, 30, (k) => k.includes("lib/")),
+  ].join("\n");
+}
+
 if (import.meta.main) {
   const bun = await new Deno.Command("npx", {
     args: ["-y", "bun@1.4.5", "-e", "console.log(process.execPath)"],
@@ -197,10 +256,14 @@ if (import.meta.main) {
         ],
         stdout: "piped",
         stderr: "null",
-      }).output().then((o) =>
-        /Requests\/sec:\s+([\d.]+)/.exec(new TextDecoder().decode(o.stdout))?.[1] ?? "?"
-      );
-    console.error(`warm-up: ${await wrk(3)} RPS`);
+      }).output().then((o) => {
+        const text = new TextDecoder().decode(o.stdout);
+        return {
+          rps: /Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? "?",
+          requests: Number(/(\d+) requests in/.exec(text)?.[1] ?? 0),
+        };
+      });
+    console.error(`warm-up: ${(await wrk(3)).rps} RPS`);
 
     const targets = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json() as {
       webSocketDebuggerUrl: string;
@@ -219,15 +282,29 @@ if (import.meta.main) {
         pending.set(id, resolve);
         ws.send(JSON.stringify({ id, method, params }));
       });
-    await send("Profiler.enable");
-    await send("Profiler.setSamplingInterval", { interval: 200 });
-    await send("Profiler.start");
-    const rps = await wrk(Number(values.seconds));
-    const { profile } = await send("Profiler.stop") as { profile: CpuProfile };
-    ws.close();
-    await Deno.writeTextFile(values.out, JSON.stringify(profile));
-    console.log(`gateway under wrk -t1 -c50 while profiled: ${rps} RPS; profile: ${values.out}\n`);
-    console.log(report(profile));
+    if (values.alloc) {
+      await send("HeapProfiler.enable");
+      await send("HeapProfiler.startSampling", {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+      const { rps, requests } = await wrk(Number(values.seconds));
+      const { profile } = await send("HeapProfiler.stopSampling") as { profile: { head: AllocationNode } };
+      ws.close();
+      console.log(`gateway under wrk -t1 -c50 while sampled: ${rps} RPS\n`);
+      console.log(allocationReport(profile.head, requests));
+    } else {
+      await send("Profiler.enable");
+      await send("Profiler.setSamplingInterval", { interval: 200 });
+      await send("Profiler.start");
+      const { rps } = await wrk(Number(values.seconds));
+      const { profile } = await send("Profiler.stop") as { profile: CpuProfile };
+      ws.close();
+      await Deno.writeTextFile(values.out, JSON.stringify(profile));
+      console.log(`gateway under wrk -t1 -c50 while profiled: ${rps} RPS; profile: ${values.out}\n`);
+      console.log(report(profile));
+    }
   } finally {
     gateway.kill("SIGKILL");
     upstream.kill("SIGKILL");
