@@ -8,7 +8,8 @@
  * slept since its last batch, run first; requests arriving then waited for it (at 1,000 requests/s, a cluster
  * of slow requests every 500 ms, one per batch). Measured on the Bun binary pinned to one core at 1,000
  * requests/s, five interleaved runs each: the slowest request 11–26 ms (median 15.2) at the same priority
- * against 9.4–10.2 ms at nice 5, p99 3.7–5.4 ms (median 4.2) against 3.1–4.1 ms (median 3.9). Nice 5 leaves
+ * against 9.4–10.2 ms at nice 5, p99 3.7–5.4 ms (median 4.2) against 3.1–4.1 ms (median 3.9); in the bench
+ * harness's latency phase (two runs each) the difference was within its noise (bench/README.md). Nice 5 leaves
  * the worker about a quarter of a busy core, over twice what its inserts take: at nice 10 (a tenth) it fell
  * behind under saturation and 11,000 records went to the spill file; at nice 5 none did.
  *
