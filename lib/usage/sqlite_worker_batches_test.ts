@@ -3,17 +3,13 @@ import { openSqliteWorkerStore, RECORDS_PER_MESSAGE } from "./sqlite_worker_stor
 import { BatchStaging, type StoreAnswer, type StoreCall } from "./sqlite_worker_protocol.ts";
 import type { StoredUsageRecord } from "./store.ts";
 import { countRows, makeRecord } from "../../tests/helpers/usage.ts";
+import { tempDb } from "./sqlite_worker_test_helpers.ts";
 
 function records(n: number, from = 0, overrides: (i: number) => object = () => ({})): StoredUsageRecord[] {
   return Array.from(
     { length: n },
     (_, k) => ({ ...makeRecord(from + k, overrides(from + k)), uid: `u${from + k}` }),
   );
-}
-
-async function tempDb(): Promise<{ dir: string; path: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "usage-worker-batches-" });
-  return { dir, path: `${dir}/usage.sqlite` };
 }
 
 Deno.test("worker store: a batch crosses to the worker in parts of at most RECORDS_PER_MESSAGE records, each sent after the last was taken", async () => {

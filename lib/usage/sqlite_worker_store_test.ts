@@ -4,15 +4,11 @@ import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { UsageQueryError } from "./query.ts";
 import { countRows, makeRecord } from "../../tests/helpers/usage.ts";
+import { tempDb } from "./sqlite_worker_test_helpers.ts";
 import { parseConfigText } from "../config/load.ts";
 import { createProviders } from "../providers/registry.ts";
 import { denoRuntime } from "../runtime/deno.ts";
 import { startServer } from "../serve.ts";
-
-async function tempDb(): Promise<{ dir: string; path: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "usage-worker-" });
-  return { dir, path: `${dir}/usage.sqlite` };
-}
 
 Deno.test("worker store: records inserted through the worker are in the database, once, and queryable", async () => {
   const { dir, path } = await tempDb();
