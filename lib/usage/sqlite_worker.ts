@@ -9,7 +9,7 @@
  * @module
  */
 import { createSqliteStore } from "./sqlite_store.ts";
-import { BatchStaging, type StoreAnswer, type StoreCall } from "./sqlite_worker_protocol.ts";
+import { BatchStaging, recordsOf, type StoreAnswer, type StoreCall } from "./sqlite_worker_protocol.ts";
 import type { UsageDatabase } from "./store.ts";
 import { lowerThreadPriority } from "../runtime/thread_priority.ts";
 
@@ -38,9 +38,9 @@ async function answer(call: StoreCall): Promise<unknown> {
   if (store === undefined) throw new Error("usage store is not open");
   switch (call.method) {
     case "stage":
-      return staging.stage(call.batch, call.records);
+      return staging.stage(call.batch, recordsOf(call.records));
     case "insert":
-      return await store.insert(staging.whole(call.batch, call.staged, call.records));
+      return await store.insert(staging.whole(call.batch, call.staged, recordsOf(call.records)));
     case "query":
       return await store.query(call.query);
     case "listRecords":

@@ -1,9 +1,17 @@
 import assert from "node:assert/strict";
 import { openSqliteWorkerStore, RECORDS_PER_MESSAGE } from "./sqlite_worker_store.ts";
-import { BatchStaging, type StoreAnswer, type StoreCall } from "./sqlite_worker_protocol.ts";
+import {
+  BatchStaging,
+  recordsJson,
+  recordsOf,
+  type StoreAnswer,
+  type StoreCall,
+} from "./sqlite_worker_protocol.ts";
 import type { StoredUsageRecord } from "./store.ts";
 import { countRows, makeRecord } from "../../tests/helpers/usage.ts";
 import { tempDb } from "./sqlite_worker_test_helpers.ts";
+import { createSqliteStore } from "./sqlite_store.ts";
+import { DatabaseSync } from "node:sqlite";
 
 function records(n: number, from = 0, overrides: (i: number) => object = () => ({})): StoredUsageRecord[] {
   return Array.from(
@@ -26,7 +34,7 @@ Deno.test("worker store: a batch crosses to the worker in parts of at most RECOR
     ...rest: [StructuredSerializeOptions?]
   ) {
     if (message.method === "stage" || message.method === "insert") {
-      sent.push({ method: message.method, records: message.records.length, answered: answers });
+      sent.push({ method: message.method, records: recordsOf(message.records).length, answered: answers });
     }
     return post.call(this, message, ...rest);
   } as Worker["postMessage"];
@@ -86,8 +94,8 @@ Deno.test("worker: a batch's last part after parts that never arrived is refused
   const calls: StoreCall[] = [
     { id: 1, method: "open", path },
     // What a worker restarted part-way sees: the batch's second part and its last, without the first.
-    { id: 2, method: "stage", batch: 7, records: records(10, 10) },
-    { id: 3, method: "insert", batch: 7, staged: 20, records: records(5, 20) },
+    { id: 2, method: "stage", batch: 7, records: recordsJson(records(10, 10)) },
+    { id: 3, method: "insert", batch: 7, staged: 20, records: recordsJson(records(5, 20)) },
     { id: 4, method: "close" },
   ];
   const done = answered(calls.length);
@@ -112,4 +120,44 @@ Deno.test("batch staging: parts join in order; another batch's part starts over;
   assert.equal(staging.stage(3, records(1, 9)), 1); // batch 2 abandoned
   assert.throws(() => staging.whole(2, 3, []), /0 of its first 3/);
   assert.deepEqual(staging.whole(4, 0, records(2, 0)).map((r) => r.uid), ["u0", "u1"]);
+});
+
+Deno.test("worker store: records crossing as JSON are stored column for column as the in-thread store stores them", async () => {
+  const { dir, path } = await tempDb();
+  const directPath = `${dir}/direct.sqlite`;
+  // Every kind of value a record holds: optional fields absent and present, nested guardrail outcomes,
+  // non-ASCII and a lone surrogate, fractions, a non-finite number, in more than one part.
+  const batch = records(RECORDS_PER_MESSAGE + 3, 0, (i) =>
+    i % 2 === 0
+      ? {
+        stream: true,
+        ttft_ms: 12.5 + i,
+        cost: 1 / 3,
+        latency_ms: i === 4 ? Number.NaN : 0.125 * i,
+        team: "tëam ✓",
+        trace_id: "0af7651916cd43dd8448eb211c80319c",
+        dropped: "messages[0].cache_control,top_k",
+        cache: "miss",
+        error_code: "upstream_timeout\ud800",
+        guardrails: [{ name: "pii", phase: "input", action: "mask", types: ["email", "phone"] }],
+      }
+      : { token_id: undefined, team: undefined, guardrails: undefined, rule: "token.rpm", outcome: "deny" });
+  const direct = createSqliteStore(directPath);
+  await direct.insert(batch);
+  await direct.close();
+  const worker = await openSqliteWorkerStore(path);
+  await worker.insert(batch);
+  await worker.close();
+  const rows = (file: string) => {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      return db.prepare("SELECT * FROM usage ORDER BY uid").all();
+    } finally {
+      db.close();
+    }
+  };
+  const stored = rows(path);
+  assert.equal(stored.length, batch.length);
+  assert.deepEqual(stored, rows(directPath));
+  await Deno.remove(dir, { recursive: true });
 });

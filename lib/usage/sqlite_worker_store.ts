@@ -11,7 +11,12 @@
  */
 import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { UsageQueryError } from "./query.ts";
-import type { StoreAnswer, StoreCall, StoreFailure } from "./sqlite_worker_protocol.ts";
+import {
+  recordsJson,
+  type StoreAnswer,
+  type StoreCall,
+  type StoreFailure,
+} from "./sqlite_worker_protocol.ts";
 import type { UsageDatabase } from "./store.ts";
 import type { ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
@@ -205,13 +210,14 @@ export async function openSqliteWorkerStore(
       const batch = nextBatch++;
       let staged = 0;
       for (; records.length - staged > RECORDS_PER_MESSAGE; staged += RECORDS_PER_MESSAGE) {
-        await call({ method: "stage", batch, records: records.slice(staged, staged + RECORDS_PER_MESSAGE) });
+        const part = records.slice(staged, staged + RECORDS_PER_MESSAGE);
+        await call({ method: "stage", batch, records: recordsJson(part) });
       }
       await call({
         method: "insert",
         batch,
         staged,
-        records: staged === 0 ? records : records.slice(staged),
+        records: recordsJson(staged === 0 ? records : records.slice(staged)),
       });
     },
     async query(query: UsageQuery) {

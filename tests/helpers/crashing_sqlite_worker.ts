@@ -5,7 +5,7 @@
  * @module
  */
 import "../../lib/usage/sqlite_worker.ts";
-import type { StoreCall } from "../../lib/usage/sqlite_worker_protocol.ts";
+import { recordsOf, type StoreCall } from "../../lib/usage/sqlite_worker_protocol.ts";
 
 const scope = globalThis as unknown as { onmessage: ((event: MessageEvent<StoreCall>) => void) | null };
 const real = scope.onmessage!;
@@ -13,7 +13,7 @@ scope.onmessage = (event) => {
   const call = event.data;
   if (
     (call.method === "insert" || call.method === "stage") &&
-    call.records.some((r) => r.request_id === "crash-the-worker")
+    recordsOf(call.records).some((r) => r.request_id === "crash-the-worker")
   ) {
     setTimeout(() => {
       throw new Error("worker crashed on purpose");
