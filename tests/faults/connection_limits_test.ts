@@ -167,3 +167,35 @@ Deno.test("connection limits: calls and streams silent for longer than every lim
     }
   });
 });
+
+Deno.test("connection limits: once a stream has ended, its idle keep-alive connection is closed after keep_alive_timeout", async () => {
+  await withGateway(async (gw) => {
+    const conn = await connect(gw.url);
+    // A stream silent for 1.5 s after its first chunk: the idle timer is off while it runs, and back after it.
+    const call = postJson("/v1/chat/completions", {
+      model: "chat-pause",
+      stream: true,
+      messages: [{ role: "user", content: "think" }],
+    }, AUTH);
+    await send(conn, call);
+    let text = "";
+    const buf = new Uint8Array(16_384);
+    const deadline = setTimeout(() => conn.close(), 10_000);
+    try {
+      // The chunked body's last chunk ends the answer; the connection stays open for the next request.
+      while (!text.endsWith("\r\n0\r\n\r\n")) {
+        const n = await conn.read(buf);
+        if (n === null) throw new Error(`connection closed mid-stream: ${JSON.stringify(text)}`);
+        text += new TextDecoder().decode(buf.subarray(0, n));
+      }
+    } finally {
+      clearTimeout(deadline);
+    }
+    assert.match(text, /^HTTP\/1\.1 200 /);
+    assert.ok(text.includes(" and done") && text.includes("data: [DONE]"), text);
+    const received = await readUntilClosed(conn, ACTS_WITHIN + 1_000);
+    assert.ok(received.closed, "the idle connection is closed once the stream is over");
+    assert.ok(received.after < ACTS_WITHIN, `closed after ${received.after} ms`);
+    assert.equal(received.text, "");
+  });
+});
