@@ -7,7 +7,7 @@
  */
 import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
 import { GatewayError } from "./errors.ts";
-import type { ClientConnection, EdgeHandler } from "./runtime/types.ts";
+import type { ClientConnection, ClientRequest, EdgeHandler } from "./runtime/types.ts";
 import { handleChatCompletions } from "./api/chat/handlers.ts";
 import {
   type AccessRecord,
@@ -69,13 +69,17 @@ const JSON_TYPE = { "content-type": "application/json" };
 const health: Handler = () => new Response('{"status":"ok"}', { headers: JSON_TYPE });
 
 /** A route's handler; `param` is the path parameter, if the route has one. */
-type RouteHandler = (request: Request, ctx: RequestContext, param: string) => Promise<Response> | Response;
+type RouteHandler = (
+  request: ClientRequest,
+  ctx: RequestContext,
+  param: string,
+) => Promise<Response> | Response;
 
 /**
  * A client route's handler: it gets the authenticated identity and returns its answer with its outcome
  * (usage, time to first token, how a stream ended), which {@linkcode deliver} writes into the access record.
  */
-type ClientHandler = (request: Request, ctx: ClientContext, param: string) => Promise<Answer>;
+type ClientHandler = (request: ClientRequest, ctx: ClientContext, param: string) => Promise<Answer>;
 
 /** The handler of every route in the endpoint table; null for a route this gateway does not serve. */
 type RouteHandlers = {
@@ -161,12 +165,12 @@ async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<
  * authenticated handshake (`acceptWebSocket`, lib/runtime/types.ts) and runs each message as a request of the
  * gateway through `dispatch`.
  */
-type WebSocketHandler = (request: Request, ctx: ClientContext, dispatch: MessageDispatch) => Response;
+type WebSocketHandler = (request: ClientRequest, ctx: ClientContext, dispatch: MessageDispatch) => Response;
 
 const WEBSOCKETS: Partial<Record<RouteId, WebSocketHandler>> = { responses: handleResponsesWebSocket };
 
 /** Does the request ask to become a WebSocket? */
-function isWebSocketUpgrade(request: Request): boolean {
+function isWebSocketUpgrade(request: ClientRequest): boolean {
   return request.method === "GET" && request.headers.get("upgrade")?.toLowerCase() === "websocket";
 }
 
@@ -240,7 +244,7 @@ let requestCounter = 0;
  * The client's `x-request-id` when it is sane, else a fresh `req_<32 hex>`: the process prefix and a counter
  * (unique like a random UUID, at a fraction of its cost per request; ids are for correlation, not secrets).
  */
-export function requestIdFor(request: Request): string {
+export function requestIdFor(request: ClientRequest): string {
   const given = request.headers.get("x-request-id");
   if (given !== null && SANE_REQUEST_ID.test(given)) return given;
   return `req_${REQUEST_ID_PREFIX}${(requestCounter++).toString(16).padStart(16, "0")}`;
@@ -314,7 +318,7 @@ export function createGateway(options: GatewayOptions): EdgeHandler {
   const services = gatewayServices(options.services);
   const inFlight = options.inFlight ?? new InFlightRequests();
   const serve = async (
-    request: Request,
+    request: ClientRequest,
     chain: Handler,
     overrides?: Partial<GatewayServices>,
     client?: ClientConnection,

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { ResolvedAdminToken, ResolvedConfig, ResolvedToken } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 
 const NO_KEY_MESSAGE =
   "You didn't provide an API key. You need to provide your API key in an Authorization " +
@@ -49,7 +50,7 @@ export function hashToken(token: string): string {
 }
 
 /** Extracts the token from `Authorization: Bearer …` (scheme case-insensitive), or null. */
-export function bearerToken(request: Request): string | null {
+export function bearerToken(request: ClientRequest): string | null {
   const header = request.headers.get("authorization");
   if (header === null) return null;
   const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
@@ -60,7 +61,7 @@ export function bearerToken(request: Request): string | null {
  * The token Anthropic's clients send in `x-api-key` (SDK 0.x, Claude Code with `ANTHROPIC_API_KEY`), read only
  * on routes that speak Anthropic's API and only when no `Authorization` header came (which then decides).
  */
-function apiKeyHeader(request: Request): string | null {
+function apiKeyHeader(request: ClientRequest): string | null {
   const value = request.headers.get("x-api-key");
   return value === null ? null : value.trim();
 }
@@ -69,7 +70,7 @@ function apiKeyHeader(request: Request): string | null {
  * The token Google's clients send in `x-goog-api-key` (the `@google/genai` SDK, Gemini CLI) or as `?key=`,
  * read only on routes that speak Google's API and only when no `Authorization` header came.
  */
-function googleKey(request: Request): string | null {
+function googleKey(request: ClientRequest): string | null {
   const header = request.headers.get("x-goog-api-key");
   if (header !== null) return header.trim();
   const query = request.url.indexOf("?");
@@ -83,7 +84,7 @@ function googleKey(request: Request): string | null {
  * `x-goog-api-key` or `?key=` (Google's Gemini API); the same tokens, scopes and limits.
  */
 export function authenticate(
-  request: Request,
+  request: ClientRequest,
   config: ResolvedConfig,
   now = Date.now(),
   dialect: "anthropic" | "google" | undefined = undefined,
@@ -111,7 +112,7 @@ function find<T>(tokens: ReadonlyMap<string, T>, token: string): T | undefined {
  * unknown here as a made-up one, and an admin token cannot call the model endpoints.
  */
 export function authenticateAdmin(
-  request: Request,
+  request: ClientRequest,
   config: ResolvedConfig,
   now = Date.now(),
 ): ResolvedAdminToken {
@@ -119,7 +120,7 @@ export function authenticateAdmin(
 }
 
 function lookUp<T extends { disabled: boolean; expiresAt: number | null }>(
-  request: Request,
+  request: ClientRequest,
   tokens: ReadonlyMap<string, T>,
   now: number,
 ): T {

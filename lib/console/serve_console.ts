@@ -11,6 +11,7 @@
  */
 import { GatewayError } from "../errors.ts";
 import type { RequestContext } from "../http/context.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 import indexHtml from "./assets/index.html" with { type: "text" };
 import consoleJs from "./assets/console.js" with { type: "text" };
 import consoleCss from "./assets/console.css" with { type: "text" };
@@ -103,7 +104,7 @@ function versionOf(url: string): string | null {
   return mark < 0 ? null : new URLSearchParams(url.slice(mark + 1)).get("v");
 }
 
-function respond(request: Request, file: Asset, cacheControl: string): Response {
+function respond(request: ClientRequest, file: Asset, cacheControl: string): Response {
   const headers = new Headers(SECURITY_HEADERS);
   headers.set("content-type", file.type);
   headers.set("cache-control", cacheControl);
@@ -117,7 +118,7 @@ function respond(request: Request, file: Asset, cacheControl: string): Response 
 }
 
 /** `GET /console` and `/console/`: the page (never cached: it names the current assets' versions). */
-export function handleConsole(request: Request, ctx: RequestContext): Response {
+export function handleConsole(request: ClientRequest, ctx: RequestContext): Response {
   requireEnabled(ctx);
   return respond(request, INDEX, "no-store");
 }
@@ -126,7 +127,7 @@ export function handleConsole(request: Request, ctx: RequestContext): Response {
  * `GET /console/{path}`: an embedded asset (or the page, as `index.html`); anything else is 404. A URL with
  * the asset's current version caches for a year; without it, the browser revalidates (ETag).
  */
-export function handleConsoleAsset(request: Request, ctx: RequestContext, path: string): Response {
+export function handleConsoleAsset(request: ClientRequest, ctx: RequestContext, path: string): Response {
   requireEnabled(ctx);
   if (path === "index.html") return respond(request, INDEX, "no-store");
   const file = ASSETS.get(path);

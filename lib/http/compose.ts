@@ -6,12 +6,13 @@
  * @module
  */
 import type { RequestContext } from "./context.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 
 /** A handler at the end of the middleware chain. */
-export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
+export type Handler = (request: ClientRequest, ctx: RequestContext) => Promise<Response> | Response;
 /** A middleware: may act before and after `next`, or answer without calling it. */
 export type Middleware = (
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   next: () => Promise<Response>,
 ) => Promise<Response>;

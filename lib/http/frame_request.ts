@@ -9,9 +9,10 @@
  */
 import type { Answer } from "./accounting.ts";
 import type { ClientContext, GatewayServices } from "./context.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 
 /** A client route's handler, as a message's request is answered by it. */
-export type MessageHandler = (request: Request, ctx: ClientContext) => Promise<Answer>;
+export type MessageHandler = (request: ClientRequest, ctx: ClientContext) => Promise<Answer>;
 
 /**
  * Runs a message's request through the gateway's normal request handling (its own request id, the in-flight
@@ -20,7 +21,7 @@ export type MessageHandler = (request: Request, ctx: ClientContext) => Promise<A
  * services for this request (a connection's own view of the responses store).
  */
 export type MessageDispatch = (
-  request: Request,
+  request: ClientRequest,
   handler: MessageHandler,
   services?: Partial<GatewayServices>,
 ) => Promise<Response>;
@@ -52,7 +53,7 @@ export interface Handshake {
 }
 
 /** Keeps what the requests of a connection's messages need from its handshake. */
-export function handshakeOf(request: Request, requestId: string): Handshake {
+export function handshakeOf(request: ClientRequest, requestId: string): Handshake {
   const headers = new Headers(request.headers);
   for (const name of CONNECTION_HEADERS) headers.delete(name);
   headers.set("content-type", "application/json");

@@ -10,6 +10,7 @@ import { DeadlineQueue } from "../timers/deadlines.ts";
 import type { JsonObject } from "../openai/types.ts";
 import { jsonDepthExceeds } from "./json_depth.ts";
 import { concatBytes } from "../streams/concat_bytes.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -76,7 +77,7 @@ const deadlines = new DeadlineQueue();
  * can be abandoned): at most `limit` bytes, and only until `timeoutMs` has passed, after which the reader is
  * cancelled and a 408 thrown.
  */
-async function readLimited(request: Request, limit: number, timeoutMs: number): Promise<Uint8Array> {
+async function readLimited(request: ClientRequest, limit: number, timeoutMs: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   const expected = declared === null ? -1 : Number(declared);
   if (expected > limit) throw tooLarge(limit);
@@ -122,7 +123,11 @@ async function readLimited(request: Request, limit: number, timeoutMs: number): 
  * one call of the runtime rather than through a stream reader (on Bun a stream and a read per chunk cost more
  * than the rest of reading a small body), still only until `timeoutMs` has passed.
  */
-async function readDeclared(request: Request, expected: number, timeoutMs: number): Promise<Uint8Array> {
+async function readDeclared(
+  request: ClientRequest,
+  expected: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
   if (expected === 0) return new Uint8Array(0);
   let timedOut = false;
   let expire = () => {};
@@ -164,7 +169,7 @@ export interface BodyLimits {
  * deeper than `max_json_depth` (checked on the raw text, before anything recurses into it), malformed JSON,
  * or JSON that is not an object.
  */
-export async function readJsonBody(request: Request, limits: BodyLimits): Promise<JsonObject> {
+export async function readJsonBody(request: ClientRequest, limits: BodyLimits): Promise<JsonObject> {
   const contentType = request.headers.get("content-type");
   if (contentType !== null && !isJsonMediaType(contentType)) {
     throw new GatewayError(415, "Unsupported Content-Type: send the request body as application/json.", {

@@ -19,8 +19,10 @@
  */
 import http from "node:http";
 import type { Socket } from "node:net";
+import { BufferedRequest } from "./buffered_request.ts";
 import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
 import {
+  type ClientRequest,
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
   type EdgeHandler,
@@ -99,7 +101,9 @@ function bufferedBody(req: http.IncomingMessage): Uint8Array | null {
   if (!req.complete) return null;
   const parts: Uint8Array[] = [];
   for (let chunk = req.read(); chunk !== null; chunk = req.read()) parts.push(chunk);
-  if (parts.length === 1) return parts[0];
+  // A copy as a plain Uint8Array: Node's chunk may be a view of a pooled buffer, and a Buffer's `slice` does not
+  // copy, where a web Request's bytes are the request's own.
+  if (parts.length === 1) return new Uint8Array(parts[0]);
   const whole = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let offset = 0;
   for (const part of parts) {
@@ -117,22 +121,25 @@ function hasBody(req: http.IncomingMessage): boolean {
 }
 
 /**
- * The web Request of `req`. Without a signal: the client's goes to the handler beside it (ClientConnection), as
- * a Request given one builds a signal of its own that follows it.
+ * The request the handler gets for `req`: a {@linkcode BufferedRequest} when its body has arrived (or it has
+ * none), else a web Request reading the body as it comes. Without a signal either way: the client's goes to
+ * the handler beside it (ClientConnection), as a Request given one builds a signal of its own that follows it.
  */
-function toRequest(req: http.IncomingMessage, hostname: string): Request {
+function toRequest(req: http.IncomingMessage, hostname: string): ClientRequest {
   const raw = req.rawHeaders;
   const headers = new Headers();
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  const host = req.headers.host ?? hostname;
+  const url = `http://${req.headers.host ?? hostname}${req.url ?? "/"}`;
   const method = req.method ?? "GET";
-  const body = method !== "GET" && method !== "HEAD" && hasBody(req)
-    ? bufferedBody(req) ?? bodyOf(req)
-    : null;
-  return new Request(`http://${host}${req.url ?? "/"}`, {
+  if (method === "GET" || method === "HEAD" || !hasBody(req)) {
+    return new BufferedRequest(url, method, headers, null);
+  }
+  const buffered = bufferedBody(req);
+  if (buffered !== null) return new BufferedRequest(url, method, headers, buffered);
+  return new Request(url, {
     method,
     headers,
-    body,
+    body: bodyOf(req),
     // Needed for a stream body (a Node-style option; Deno's Request accepts and ignores it otherwise).
     duplex: "half",
   } as RequestInit);
@@ -167,7 +174,7 @@ async function serveOne(
   });
   // Let Node's parser finish the packet the head came in: a small body is then complete (bufferedBody).
   await undefined;
-  let request: Request;
+  let request: ClientRequest;
   try {
     request = toRequest(req, hostname);
   } catch {

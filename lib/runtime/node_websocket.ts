@@ -13,7 +13,13 @@ import { STATUS_CODES } from "node:http";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer } from "ws";
-import { type EdgeHandler, webSocketOf, type WebSocketPeer, type WebSocketSession } from "./types.ts";
+import {
+  type ClientRequest,
+  type EdgeHandler,
+  webSocketOf,
+  type WebSocketPeer,
+  type WebSocketSession,
+} from "./types.ts";
 
 /** The part of a `ws` connection this module uses. */
 interface WsConnection {
@@ -92,13 +98,13 @@ function open(connection: WsConnection, session: WebSocketSession, onClosed: () 
 }
 
 /**
- * Serves WebSocket upgrades on `server` with `handler`; `toRequest` builds the web Request of the handshake
+ * Serves WebSocket upgrades on `server` with `handler`; `toRequest` builds the request of the handshake
  * (its signal aborts if the client goes away before the handler answers).
  */
 export function serveWebSockets(
   server: http.Server,
   handler: EdgeHandler,
-  toRequest: (req: http.IncomingMessage) => Request,
+  toRequest: (req: http.IncomingMessage) => ClientRequest,
 ): WebSocketEdge {
   const sockets = new Set<Socket>();
   const sessions = new Set<WebSocketSession>();

@@ -47,8 +47,25 @@ export interface ClientConnection {
   readonly signal: AbortSignal;
 }
 
+/**
+ * The client's HTTP request as the gateway reads it: the part of the web `Request` its handlers use. Bun's and
+ * Deno's own Requests are one; the `node:http` edge gives a lighter object for a body that has already arrived
+ * ({@linkcode BufferedRequest}), because on Deno building a web `Request` costs more than the rest of the edge's
+ * work on a request.
+ */
+export interface ClientRequest {
+  readonly method: string;
+  /** The whole URL, serialised as the URL standard does (as `Request.url`). */
+  readonly url: string;
+  readonly headers: Headers;
+  readonly body: ReadableStream<Uint8Array> | null;
+  /** Never aborts for a request from an edge that gives a {@linkcode ClientConnection}; read that one. */
+  readonly signal: AbortSignal;
+  bytes(): Promise<Uint8Array>;
+}
+
 /** A fetch handler as the edges call it. */
-export type EdgeHandler = (request: Request, client?: ClientConnection) => Promise<Response>;
+export type EdgeHandler = (request: ClientRequest, client?: ClientConnection) => Promise<Response>;
 
 /** Options for {@linkcode Runtime.serve}. */
 export interface ServeOptions {

@@ -25,6 +25,7 @@ import {
 import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
 import type { semconvNames } from "./semconv.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 
 /**
  * What the spans read of a request's access record when it is over (the record's own fields; declared here so
@@ -90,7 +91,7 @@ export class RequestTrace {
   #answering: Span | undefined;
   #facts: { id?: string; model?: string; finishReasons?: string[]; cached?: number; reasoning?: number } = {};
 
-  constructor(core: TelemetryCore, request: Request, requestId: string) {
+  constructor(core: TelemetryCore, request: ClientRequest, requestId: string) {
     this.#core = core;
     this.#method = request.method;
     const parent = core.propagator.extract(ROOT_CONTEXT, request.headers, getter);

@@ -27,11 +27,12 @@ import { GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
+import type { ClientRequest } from "../runtime/types.ts";
 
 /** The process's telemetry. */
 export interface Telemetry {
   readonly settings: TelemetrySettings;
-  startRequest(request: Request, requestId: string): RequestTrace;
+  startRequest(request: ClientRequest, requestId: string): RequestTrace;
   /** Exports what is queued within `graceMs`, then drops the rest (counted) and stops. */
   shutdown(graceMs: number): Promise<void>;
 }

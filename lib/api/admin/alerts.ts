@@ -6,9 +6,10 @@
  * @module
  */
 import type { RequestContext } from "../../http/context.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /** `GET /admin/alerts`. */
-export function handleAlerts(_request: Request, ctx: RequestContext): Response {
+export function handleAlerts(_request: ClientRequest, ctx: RequestContext): Response {
   const alerts = ctx.services.alerts;
   const body = {
     object: "list",

@@ -9,9 +9,10 @@ import { AUDIT_ACTIONS, type AuditQuery } from "../../tokens/types.ts";
 import { isoParam, textParam } from "./operations.ts";
 import { directoryOf, intParam, json, oneOf } from "./tokens.ts";
 import type { RequestContext } from "../../http/context.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /** `GET /admin/audit`: newest first, filtered, a page of entries older than `after`. */
-export async function handleAudit(request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleAudit(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const directory = directoryOf(ctx);
   const params = new URL(request.url).searchParams;
   const query: AuditQuery = {

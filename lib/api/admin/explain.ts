@@ -14,6 +14,7 @@ import { resolveStoredSecret } from "../../tokens/resolve_stored.ts";
 import type { StoredToken } from "../../tokens/types.ts";
 import { badParam } from "./operations.ts";
 import type { RequestContext } from "../../http/context.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -63,7 +64,7 @@ function lastRevoked(ctx: RequestContext, name: string): { token: ResolvedToken;
 }
 
 /** `GET /admin/explain`: 400 without `token` or `model`, 404 for an unknown one, else the explanation. */
-export async function handleExplain(request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleExplain(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const params = new URL(request.url).searchParams;
   const name = required(params, "token");
   const alias = required(params, "model");

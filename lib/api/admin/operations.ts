@@ -11,6 +11,7 @@ import type { ReloadStatus } from "../../reload.ts";
 import { UsageQueryError } from "../../usage/query.ts";
 import { POLICY_OUTCOMES, USAGE_GROUP_KEYS, type UsageFilters, type UsageQuery } from "../../usage/record.ts";
 import type { RequestContext } from "../../http/context.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -18,7 +19,7 @@ const JSON_TYPE = { "content-type": "application/json" };
  * `GET /admin/targets`: every alias's targets in config order with their health (in flight, recent latency,
  * consecutive failures, ejected until). Targets that have had no traffic yet show as healthy with no data.
  */
-export function handleTargets(_request: Request, ctx: RequestContext): Response {
+export function handleTargets(_request: ClientRequest, ctx: RequestContext): Response {
   const health = new Map(ctx.routing.health.snapshot().map((s) => [s.key, s]));
   const aliases = [...ctx.state.config.models.values()].map((model) => ({
     alias: model.alias,
@@ -130,7 +131,7 @@ export function parseUsageQuery(url: string): UsageQuery {
  * percentiles), overall and per group. Records still
  * queued are flushed first, so the answer includes every request finished before the query.
  */
-export async function handleUsage(request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleUsage(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const store = ctx.services.usageStore;
   if (store === null) {
     throw new GatewayError(503, "No usage store is configured (usage.sqlite is none).", {
@@ -175,7 +176,7 @@ function redactProvider(config: ProviderConfig): Record<string, unknown> {
  * `GET /admin/config`: the live, resolved config (defaults filled in) with every secret redacted: provider
  * keys and credentials, provider header values, and token hashes.
  */
-export function handleConfig(_request: Request, ctx: RequestContext): Response {
+export function handleConfig(_request: ClientRequest, ctx: RequestContext): Response {
   const config = ctx.state.config;
   const body = {
     source: config.source,
@@ -230,7 +231,7 @@ export function handleConfig(_request: Request, ctx: RequestContext): Response {
 }
 
 /** `GET /metrics`: Prometheus text exposition (every worker's, summed, when several serve). */
-export async function handleMetrics(_request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleMetrics(_request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const services = ctx.services;
   const text = services.workerMetrics === undefined
     ? services.metrics.render()

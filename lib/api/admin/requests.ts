@@ -16,6 +16,7 @@ import {
 import { decodeCursor, DEFAULT_RECORD_LIMIT, MAX_RECORD_LIMIT } from "../../usage/record_list.ts";
 import { badParam, parseUsageFilters, textParam } from "./operations.ts";
 import type { RequestContext } from "../../http/context.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -94,7 +95,7 @@ function cursorHoldsNul(before: string): boolean {
  * `{"object":"list","data":[record…],"has_more","next_cursor"}`. Records still queued are flushed first, so a request finished before the call
  * is in the log.
  */
-export async function handleRequests(request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleRequests(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const store = ctx.services.usageStore;
   if (store === null) {
     throw new GatewayError(503, "No usage store is configured (usage.sqlite is none).", {

@@ -18,8 +18,9 @@ import { conflict, randomHex, writeTime } from "./token_writes.ts";
 import { changeTeam, teamNameTaken, writeTeam } from "./team_writes.ts";
 import { getTeam, listTeams, liveTeams, teamNotFound, teamView } from "./teams.ts";
 import { directoryOf, json } from "./tokens.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
-async function body(request: Request, ctx: RequestContext): Promise<Record<string, unknown>> {
+async function body(request: ClientRequest, ctx: RequestContext): Promise<Record<string, unknown>> {
   return await readJsonBody(request, ctx.state.config.server) as Record<string, unknown>;
 }
 
@@ -56,7 +57,7 @@ async function findStored(ctx: RequestContext, directory: TokenDirectory, name: 
 
 /** `POST /admin/teams`: 201 with the team. */
 async function createTeam(
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   directory: TokenDirectory,
 ): Promise<Response> {
@@ -80,7 +81,7 @@ async function createTeam(
 
 /** `PATCH`: only the fields given; a change that changes nothing writes nothing. */
 async function patchTeam(
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   directory: TokenDirectory,
   name: string,
@@ -151,13 +152,17 @@ function deleteTeam(ctx: RequestContext, directory: TokenDirectory, name: string
 }
 
 /** `GET /admin/teams` (list; served without a database too: the config's teams) and `POST /admin/teams`. */
-export async function handleTeams(request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleTeams(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   if (request.method === "POST") return await createTeam(request, ctx, directoryOf(ctx));
   return await listTeams(ctx);
 }
 
 /** `GET`, `PATCH` and `DELETE /admin/teams/{name}`. */
-export async function handleTeam(request: Request, ctx: RequestContext, name: string): Promise<Response> {
+export async function handleTeam(
+  request: ClientRequest,
+  ctx: RequestContext,
+  name: string,
+): Promise<Response> {
   if (request.method === "GET" || request.method === "HEAD") return await getTeam(ctx, name);
   const directory = directoryOf(ctx);
   return request.method === "PATCH"

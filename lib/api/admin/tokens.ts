@@ -31,6 +31,7 @@ import { badParam } from "./operations.ts";
 import { changeStored, conflict, nameTaken, randomHex, write, writeTime } from "./token_writes.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -104,7 +105,7 @@ async function findStored(ctx: RequestContext, directory: TokenDirectory, id: st
 }
 
 async function body(
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   optional = false,
 ): Promise<Record<string, unknown>> {
@@ -166,7 +167,7 @@ export function oneOf<T extends string>(
 }
 
 /** `GET /admin/tokens`: both sources, filtered, by name then id, a page after `after`. */
-function listTokens(request: Request, ctx: RequestContext, directory: TokenDirectory): Response {
+function listTokens(request: ClientRequest, ctx: RequestContext, directory: TokenDirectory): Response {
   const params = new URL(request.url).searchParams;
   const environment = params.get("environment");
   const source = oneOf(params, "source", ["api", "config"] as const);
@@ -205,7 +206,7 @@ function listTokens(request: Request, ctx: RequestContext, directory: TokenDirec
 
 /** `POST /admin/tokens`: 201 with the token and, this once, its secret. */
 async function issueToken(
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   directory: TokenDirectory,
 ): Promise<Response> {
@@ -237,7 +238,7 @@ async function freshForReading(directory: TokenDirectory): Promise<void> {
 }
 
 /** `GET /admin/tokens` (list) and `POST /admin/tokens` (issue). */
-export async function handleTokens(request: Request, ctx: RequestContext): Promise<Response> {
+export async function handleTokens(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const directory = directoryOf(ctx);
   if (request.method === "POST") return await issueToken(request, ctx, directory);
   await freshForReading(directory);
@@ -246,7 +247,7 @@ export async function handleTokens(request: Request, ctx: RequestContext): Promi
 
 /** `PATCH`: only the fields given; a change that changes nothing writes nothing. */
 async function patchToken(
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   directory: TokenDirectory,
   id: string,
@@ -282,7 +283,11 @@ function revokeToken(ctx: RequestContext, directory: TokenDirectory, id: string)
 }
 
 /** `GET`, `PATCH` and `DELETE /admin/tokens/{id}`. */
-export async function handleToken(request: Request, ctx: RequestContext, id: string): Promise<Response> {
+export async function handleToken(
+  request: ClientRequest,
+  ctx: RequestContext,
+  id: string,
+): Promise<Response> {
   const directory = directoryOf(ctx);
   if (request.method === "GET" || request.method === "HEAD") {
     await freshForReading(directory);
@@ -313,7 +318,7 @@ export const MAX_SECRETS_IN_GRACE = 4;
  * of one token at once take effect one after another, each over the secrets the one before it left.
  */
 export async function handleTokenRotate(
-  request: Request,
+  request: ClientRequest,
   ctx: RequestContext,
   id: string,
 ): Promise<Response> {

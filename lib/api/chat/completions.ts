@@ -19,9 +19,10 @@ import {
   completionTexts,
   routeAnswer,
 } from "../../answer/runner.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
-export async function handleChatCompletions(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleChatCompletions(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const chat = parseChatRequest(body);
   const model = resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true);

@@ -15,6 +15,7 @@ import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
 export function encodeBase64Embedding(vector: readonly number[]): string {
@@ -34,7 +35,7 @@ export function decodeBase64Embedding(text: string): number[] {
 }
 
 /** Handles one embeddings request for an authenticated identity. */
-export async function handleEmbeddings(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleEmbeddings(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const embed = parseEmbeddingRequest(body);
   const model = resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType);

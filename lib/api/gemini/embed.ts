@@ -19,6 +19,7 @@ import { routeRequest } from "../../http/route_request.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /** At most this many contents in one batch (Google's own limit). */
 const MAX_BATCH = 100;
@@ -49,7 +50,7 @@ function contentText(request: JsonObject, path: string, dropped: string[]): stri
 
 /** Handles `:embedContent` (`batch` false) and `:batchEmbedContents` for an authenticated identity. */
 export async function geminiEmbed(
-  request: Request,
+  request: ClientRequest,
   ctx: ClientContext,
   alias: string,
   batch: boolean,

@@ -45,6 +45,7 @@ import {
   type GeminiStreamOutcome,
 } from "./stream.ts";
 import { answerTexts, clientAnswer, nativeGeminiBody, nativeUsage } from "./native.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.geminiModel;
 const JSON_TYPE = { "content-type": "application/json" };
@@ -70,7 +71,7 @@ function modelObject(model: ResolvedModel): JsonObject {
 }
 
 /** `GET /v1beta/models`: the aliases the key may use. */
-export async function handleGeminiModels(_request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleGeminiModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   await admit(ctx, ROUTE.endpoint, 0);
   const allowed = ctx.identity.aliases;
   const models = [...ctx.state.config.models.values()].filter((m) =>
@@ -82,7 +83,7 @@ export async function handleGeminiModels(_request: Request, ctx: ClientContext):
 
 /** `POST /v1beta/models/{alias}:generateContent` and `:streamGenerateContent`. */
 async function generate(
-  request: Request,
+  request: ClientRequest,
   ctx: ClientContext,
   alias: string,
   stream: boolean,
@@ -177,7 +178,7 @@ async function answerNative(
 }
 
 /** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */
-async function countTokensOf(request: Request, ctx: ClientContext, alias: string): Promise<Answer> {
+async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: string): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const inner = body.generateContentRequest ?? body;
   const parsed = parseGeminiRequest(inner, alias, false);
@@ -197,7 +198,7 @@ async function countTokensOf(request: Request, ctx: ClientContext, alias: string
  * key may not use is Google's 403, as for a method of it.
  */
 export async function handleGeminiModel(
-  request: Request,
+  request: ClientRequest,
   ctx: ClientContext,
   param: string,
 ): Promise<Answer> {

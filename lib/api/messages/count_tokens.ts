@@ -28,6 +28,7 @@ import { forwardedHeaders, isNativeMessagesTarget } from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.messagesCountTokens;
 
@@ -47,7 +48,7 @@ const FIELDS = new Set([
 ]);
 
 /** Handles one count request for an authenticated identity. */
-export async function handleMessagesCountTokens(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleMessagesCountTokens(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const extra = extraField(body, FIELDS, "");
   if (extra !== null) throw extra;

@@ -39,6 +39,7 @@ import {
   routeAnswer,
   shownUsage,
 } from "../../answer/runner.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.messages;
 
@@ -72,7 +73,7 @@ export function messagesTargets(model: ResolvedModel, parsed: MessagesRequest): 
 }
 
 /** Handles one Messages request for an authenticated identity. */
-export async function handleMessages(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleMessages(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const parsed = parseMessagesRequest(await readJsonBody(request, ctx.state.config.server), request.headers);
   const chat = parsed.chat;
   const model = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType, parsed.stream), parsed);

@@ -9,6 +9,7 @@ import { modelNotFound } from "../../errors.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 function toModelObject(model: ResolvedModel) {
   return { id: model.alias, object: "model", created: model.created, owned_by: model.ownedBy };
@@ -17,7 +18,7 @@ function toModelObject(model: ResolvedModel) {
 const JSON_TYPE = { "content-type": "application/json" };
 
 /** Lists the caller's aliases in config order. */
-export async function handleListModels(_request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleListModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   await admit(ctx, ROUTES.models.endpoint, 0);
   const allowed = ctx.identity.aliases;
   const data = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(toModelObject);

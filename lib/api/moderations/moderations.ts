@@ -17,6 +17,7 @@ import { jsonResponse } from "../../answer/json_response.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
 import { badGateway, GatewayError } from "../../errors.ts";
 import { expectedResults, moderationTexts, parseModerationRequest } from "./request.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.moderations;
 
@@ -26,7 +27,7 @@ function moderationId(): string {
 }
 
 /** Handles one moderation request for an authenticated identity. */
-export async function handleModerations(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleModerations(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const moderation = parseModerationRequest(body);
   const model = resolveAlias(ctx, moderation.model, ROUTE.modelType);

@@ -32,6 +32,7 @@ import { resolveItemReferences } from "./item_references.ts";
 import { nativeRequestBody, nativeUsage, redactNative } from "./native.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { newId, responseUsage } from "./response.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.responsesCompact;
 
@@ -65,7 +66,7 @@ function userMessages(parsed: ResponsesRequest, history: readonly JsonObject[]):
 }
 
 /** Handles one compaction request for an authenticated identity. */
-export async function handleResponsesCompact(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleResponsesCompact(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = requestFields(await readJsonBody(request, ctx.state.config.server));
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;

@@ -38,6 +38,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { answerNative, nativeRoute, targetsFor } from "./create_native.ts";
 import { noteDropped } from "../../http/tolerance.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
@@ -98,7 +99,7 @@ export function storeResponse(
 }
 
 /** Handles one Responses request for an authenticated identity. */
-export async function handleResponses(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleResponses(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;

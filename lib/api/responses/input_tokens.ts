@@ -36,6 +36,7 @@ import { resolveItemReferences } from "./item_references.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
 import { previousResponseNotFound } from "./stored.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.responsesInputTokens;
 
@@ -105,7 +106,10 @@ function nativeBody(ctx: ClientContext, body: JsonObject, parsed: ResponsesReque
 }
 
 /** Handles one count request for an authenticated identity. */
-export async function handleResponsesInputTokens(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleResponsesInputTokens(
+  request: ClientRequest,
+  ctx: ClientContext,
+): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const parsed = await parseCountRequest(body, ctx);
   const chat = parsed.chat;

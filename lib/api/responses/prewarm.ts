@@ -20,12 +20,13 @@ import { resolveItemReferences } from "./item_references.ts";
 import { parseResponsesRequest } from "./request.ts";
 import { newId, type ResponseFrame, responseObject, responseUsage } from "./response.ts";
 import { encodeEvent } from "./stream.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 /** What a prewarmed Response names as its provider in the store: none was called. */
 export const PREWARM_PROVIDER = "";
 
 /** Handles a prewarm for an authenticated identity: the two events of an empty Response, as a stream. */
-export async function handleResponsesPrewarm(request: Request, ctx: ClientContext): Promise<Answer> {
+export async function handleResponsesPrewarm(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server);
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const model = resolveAlias(ctx, parsed.chat.model, ROUTES.responses.modelType, true);

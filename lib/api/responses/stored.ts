@@ -13,6 +13,7 @@ import { UsageQueryError } from "../../usage/query.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
+import type { ClientRequest } from "../../runtime/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -38,7 +39,7 @@ function json(body: unknown): Answer {
 
 /** `GET` (the stored Response object) or `DELETE` (OpenAI's deletion object) of one stored response. */
 export async function handleStoredResponse(
-  request: Request,
+  request: ClientRequest,
   ctx: ClientContext,
   id: string,
 ): Promise<Answer> {
@@ -72,7 +73,11 @@ function pageOf(url: URL): ItemsPage {
 }
 
 /** One page of a stored response's own input items, as OpenAI's list object. */
-export async function handleInputItems(request: Request, ctx: ClientContext, id: string): Promise<Answer> {
+export async function handleInputItems(
+  request: ClientRequest,
+  ctx: ClientContext,
+  id: string,
+): Promise<Answer> {
   await admit(ctx, ROUTES.responseInputItems.endpoint, 0);
   let list;
   try {

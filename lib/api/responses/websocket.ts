@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { acceptWebSocket } from "../../runtime/types.ts";
+import { acceptWebSocket, type ClientRequest } from "../../runtime/types.ts";
 import type { ClientContext } from "../../http/context.ts";
 import {
   handshakeOf,
@@ -102,7 +102,7 @@ async function errorOf(response: Response): Promise<string> {
 
 /** Accepts a WebSocket on `/v1/responses` for an authenticated handshake. */
 export function handleResponsesWebSocket(
-  request: Request,
+  request: ClientRequest,
   ctx: ClientContext,
   dispatch: MessageDispatch,
 ): Response {
