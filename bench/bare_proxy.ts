@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { ClientRequest } from "../lib/runtime/types.ts";
 
 /** What the proxy needs from `Bun.serve`. */
 interface BunServeLike {
@@ -59,12 +60,10 @@ function smallReads(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array
   }, { highWaterMark: 0 });
 }
 
-async function handler(request: Request, client?: { signal: AbortSignal }): Promise<Response> {
+async function handler(request: ClientRequest, client?: { signal: AbortSignal }): Promise<Response> {
   const url = request.url;
   const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
-  const body = request.method === "GET" || request.method === "HEAD"
-    ? undefined
-    : await request.arrayBuffer();
+  const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.bytes();
   const upstream = await fetch(UPSTREAM + path, {
     method: request.method,
     headers: { "content-type": request.headers.get("content-type") ?? "application/json" },

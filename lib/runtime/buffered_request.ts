@@ -17,7 +17,7 @@ export class BufferedRequest implements ClientRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: Headers;
-  #bytes: Uint8Array | null;
+  #bytes: Uint8Array<ArrayBuffer> | null;
   #stream: ReadableStream<Uint8Array> | null = null;
   #used = false;
   #signal: AbortSignal | null = null;
@@ -27,7 +27,7 @@ export class BufferedRequest implements ClientRequest {
    * Host header that makes none) or a forbidden method. `url` is kept as the URL standard serialises it, so
    * paths and queries read the same as from a web Request.
    */
-  constructor(url: string, method: string, headers: Headers, body: Uint8Array | null) {
+  constructor(url: string, method: string, headers: Headers, body: Uint8Array<ArrayBuffer> | null) {
     if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw new TypeError(`Method ${method} is forbidden.`);
     this.url = new URL(url).href;
     this.method = method;
@@ -60,7 +60,7 @@ export class BufferedRequest implements ClientRequest {
   }
 
   /** The whole body; a second read fails, as on a web Request. */
-  bytes(): Promise<Uint8Array> {
+  bytes(): Promise<Uint8Array<ArrayBuffer>> {
     if (this.#used || this.#stream?.locked) {
       return Promise.reject(new TypeError("The body has already been read."));
     }

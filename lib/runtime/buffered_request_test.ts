@@ -40,7 +40,12 @@ Deno.test("BufferedRequest: the URL and method read as a web Request's, and it f
 
 Deno.test("BufferedRequest: the body reads once, whole, as bytes or as a stream", async () => {
   const headers = new Headers({ "content-type": "application/json" });
-  const once = new BufferedRequest("http://h/v1/chat/completions", "POST", headers, encoder.encode('{"a":1}'));
+  const once = new BufferedRequest(
+    "http://h/v1/chat/completions",
+    "POST",
+    headers,
+    encoder.encode('{"a":1}'),
+  );
   assert.equal(once.headers, headers);
   assert.equal(once.bodyUsed, false);
   assert.equal(new TextDecoder().decode(await once.bytes()), '{"a":1}');

@@ -97,7 +97,7 @@ function bodyOf(req: http.IncomingMessage): ReadableStream<Uint8Array> {
  * The whole body when it has already arrived (a small body comes in the same packet as its head, and Node's
  * parser has read it by the time the first microtask runs): one buffer is much cheaper than a stream.
  */
-function bufferedBody(req: http.IncomingMessage): Uint8Array | null {
+function bufferedBody(req: http.IncomingMessage): Uint8Array<ArrayBuffer> | null {
   if (!req.complete) return null;
   const parts: Uint8Array[] = [];
   for (let chunk = req.read(); chunk !== null; chunk = req.read()) parts.push(chunk);

@@ -61,7 +61,7 @@ export interface ClientRequest {
   readonly body: ReadableStream<Uint8Array> | null;
   /** Never aborts for a request from an edge that gives a {@linkcode ClientConnection}; read that one. */
   readonly signal: AbortSignal;
-  bytes(): Promise<Uint8Array>;
+  bytes(): Promise<Uint8Array<ArrayBuffer>>;
 }
 
 /** A fetch handler as the edges call it. */
