@@ -43,12 +43,12 @@ if (EDGE !== "native" && (EDGE !== "node" || bun)) throw new Error(`--edge ${EDG
 
 /**
  * On the `node:http` edge the answer's body is read in JavaScript, and a Deno fetch body read the default way
- * takes 64 KiB per pending read: read into 4 KiB buffers as the gateway's transport does
- * (`STREAM_READ_BYTES`), so the edge row's memory per stream is the edge's, not that buffer's.
+ * takes 64 KiB per pending read: read into 1 KiB buffers as the gateway's transport does while it waits
+ * (`STREAM_WAIT_BYTES`), so the edge row's memory per stream is the edge's, not that buffer's.
  */
 function smallReads(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   const reader = body.getReader({ mode: "byob" });
-  let buffer = new ArrayBuffer(4096);
+  let buffer = new ArrayBuffer(1024);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const { done, value } = await reader.read(new Uint8Array(buffer));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { ResolvedTarget } from "../../config/types.ts";
 import { GatewayError } from "../../errors.ts";
 import { ClientGoneError } from "../../errors.ts";
-import { sendUpstream, STREAM_READ_BYTES } from "./transport.ts";
+import { sendUpstream, STREAM_READ_MAX_BYTES, STREAM_WAIT_BYTES } from "./transport.ts";
 
 /** A local upstream that streams `parts` with a pause between them, then ends. */
 function streamingUpstream(parts: Uint8Array[]) {
@@ -30,13 +30,15 @@ const call = {
   requestId: "req_test",
 };
 
-Deno.test("transport: a streamed body arrives whole, in reads no bigger than STREAM_READ_BYTES on Deno", async () => {
-  // A small event, then one ten times the read size, then another small one.
-  const big = new Uint8Array(STREAM_READ_BYTES * 10).map((_, i) => 97 + (i % 26));
+Deno.test("transport: a streamed body arrives whole; reads grow for a long event and shrink again to wait", async () => {
+  // A small event, one of 40 KiB, another small one, then one of 3,000 bytes after a pause.
+  const big = new Uint8Array(40 * 1024).map((_, i) => 97 + (i % 26));
+  const medium = new Uint8Array(3000).fill(77); // "M"
   const parts = [
     new TextEncoder().encode("data: one\n\n"),
     big,
     new TextEncoder().encode("\n\ndata: two\n\n"),
+    medium,
   ];
   const upstream = streamingUpstream(parts);
   try {
@@ -57,9 +59,17 @@ Deno.test("transport: a streamed body arrives whole, in reads no bigger than STR
       offset += p.byteLength;
     }
     assert.deepEqual(all, expected);
-    // Deno's fetch body is a byte stream: each read used (and keeps alive) a buffer of our size, not 64 KiB.
-    for (const c of received) assert.ok(c.buffer.byteLength <= STREAM_READ_BYTES, `${c.buffer.byteLength}`);
-    assert.ok(received.length >= 10, `the big event spans reads (${received.length} reads)`);
+    // Deno's fetch body is a byte stream: each read took a buffer of our size, never 64 KiB.
+    for (const c of received) assert.ok(c.byteLength <= STREAM_READ_MAX_BYTES, `${c.byteLength}`);
+    const bigReads = received.filter((c) => c.includes(97 + 5)).length;
+    assert.ok(bigReads >= 3, `the long event spans reads (${bigReads})`);
+    assert.ok(bigReads < (40 * 1024) / STREAM_WAIT_BYTES / 2, `and the reads grew (${bigReads} reads)`);
+    // The 3,000 bytes came after a pause, to a read made with the small buffer again.
+    const firstMedium = received.find((c) => c[0] === 77);
+    assert.ok(
+      firstMedium !== undefined && firstMedium.byteLength <= STREAM_WAIT_BYTES,
+      `${firstMedium?.byteLength}`,
+    );
   } finally {
     await upstream.stop();
   }
