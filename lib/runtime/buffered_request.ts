@@ -64,6 +64,8 @@ export class BufferedRequest implements ClientRequest {
     if (this.#used || this.#stream?.locked) {
       return Promise.reject(new TypeError("The body has already been read."));
     }
+    // Once its stream has been handed out, the body is that stream's: read through it, so it is used up there too.
+    if (this.#stream !== null) return new Response(this.#stream).bytes();
     this.#used = true;
     return Promise.resolve(this.#bytes ?? new Uint8Array(0));
   }

@@ -59,6 +59,13 @@ Deno.test("BufferedRequest: the body reads once, whole, as bytes or as a stream"
   assert.equal(streamed.bodyUsed, true);
   await assert.rejects(streamed.bytes(), TypeError);
 
+  // As on a web Request: once the stream is handed out, bytes() reads through it, and it is used up there.
+  const handedOut = new BufferedRequest("http://h/", "POST", headers, encoder.encode("once"));
+  const stream = handedOut.body!;
+  assert.equal(new TextDecoder().decode(await handedOut.bytes()), "once");
+  assert.equal(stream.locked, true);
+  assert.equal(handedOut.bodyUsed, true);
+
   const empty = new BufferedRequest("http://h/", "GET", headers, null);
   assert.equal(empty.body, null);
   assert.equal((await empty.bytes()).byteLength, 0);
