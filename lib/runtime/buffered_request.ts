@@ -2,7 +2,7 @@
  * The `node:http` edge's request when its body has already arrived whole (or there is none): what a web
  * `Request` built from the same parts would give the handlers, for less. On Deno, `new Request(…)` costs about
  * 9 µs (its init dictionary converted, an inner request, a signal, a body wrapper), and CPU per request through
- * the gateway fell by about a tenth without it (bench/README.md). A body still arriving keeps the web `Request`,
+ * the gateway fell by 6–9% without it (bench/README.md). A body still arriving keeps the web `Request`,
  * whose stream the edge feeds.
  *
  * @module
