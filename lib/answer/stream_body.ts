@@ -183,6 +183,9 @@ export function clientStreamBody<T, O extends StreamOutcome>(
     ended = true;
     clearTimeout(timer);
     outcome.end = how;
+    // An error a client API set itself (an upstream that ended its stream as failed) is upstream text too: it
+    // goes into the usage record, the metrics and the trace, so it passes the scrubber here, whoever set it.
+    if (outcome.error !== undefined) outcome.error = scrubError(outcome.error, ending.scrubber ?? NO_SECRETS);
     events.beforeEnd?.();
     if (how === "error") ending.lease?.failed();
     ending.lease?.release();

@@ -95,6 +95,28 @@ Deno.test("client body: an upstream failure ends with the API's error events, sc
   assert.ok(!ends[0].error?.message.includes(secret));
 });
 
+Deno.test("client body: an error the client API sets itself (an upstream that ended its stream as failed) is scrubbed too", async () => {
+  const secret = "sk-secret-value-123456";
+  const outcome: StreamOutcome = { end: "ok", texts: [] };
+  let ended: StreamOutcome | undefined;
+  const { stream } = upstream(["a"]);
+  const body = clientStreamBody(stream, outcome, {
+    onEnd: (o) => ended = { ...o },
+    scrubber: createScrubber([secret]),
+  }, {
+    async pull(controller, next, end) {
+      await next();
+      outcome.error = new GatewayError(502, `failed: ${secret}`, { code: secret });
+      controller.close();
+      end("error");
+    },
+    fail() {},
+  });
+  await new Response(body).text();
+  assert.equal(ended?.end, "error");
+  assert.ok(!ended?.error?.message.includes(secret) && !ended?.error?.code?.includes(secret));
+});
+
 Deno.test("client body: a client gone mid-read counts as cancelled, not as a target failure", async () => {
   const calls: string[] = [];
   const { stream } = upstream(["a"], new ClientGoneError());

@@ -209,9 +209,12 @@ export class RequestTrace {
       const call = this.#call;
       if (record.provider !== undefined) call.setAttribute(names.provider, record.provider);
       const model = this.#facts.model ?? record.upstream_model;
-      if (model !== undefined) call.setAttribute(names.responseModel, model);
+      // The id, the model and the finish reasons are the upstream's words: an upstream may quote a key in any.
+      if (model !== undefined) call.setAttribute(names.responseModel, this.#core.scrub(model));
       if (this.#facts.id !== undefined) call.setAttribute(names.responseId, this.#core.scrub(this.#facts.id));
-      if (this.#facts.finishReasons) call.setAttribute(names.finishReasons, this.#facts.finishReasons);
+      if (this.#facts.finishReasons) {
+        call.setAttribute(names.finishReasons, this.#facts.finishReasons.map((r) => this.#core.scrub(r)));
+      }
       if (record.prompt_tokens !== undefined) call.setAttribute(names.inputTokens, record.prompt_tokens);
       if (record.completion_tokens !== undefined) {
         call.setAttribute(names.outputTokens, record.completion_tokens);

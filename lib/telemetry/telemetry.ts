@@ -105,7 +105,7 @@ export function createTelemetry(options: {
     ],
   });
   const names = semconvNames(settings.semconvOptIn);
-  const instruments = genAiInstruments(meterProvider.getMeter("model-gateway"), names);
+  const instruments = genAiInstruments(meterProvider.getMeter("model-gateway"), names, options.scrub);
   const core: TelemetryCore = {
     tracer: provider.getTracer("model-gateway"),
     propagator: new W3CTraceContextPropagator(),
@@ -136,8 +136,15 @@ export function createTelemetry(options: {
   };
 }
 
-/** The GenAI client metrics (OTel conventions), recorded from each finished API request. */
-function genAiInstruments(meter: Meter, names: ReturnType<typeof semconvNames>) {
+/**
+ * The GenAI client metrics (OTel conventions), recorded from each finished API request; `scrub` masks the
+ * config's secrets in the attributes an upstream wrote.
+ */
+function genAiInstruments(
+  meter: Meter,
+  names: ReturnType<typeof semconvNames>,
+  scrub: (text: string) => string,
+) {
   const duration: Histogram = meter.createHistogram(names.metricDuration, {
     unit: "s",
     description: "Duration of GenAI operations through the gateway.",
@@ -163,10 +170,11 @@ function genAiInstruments(meter: Meter, names: ReturnType<typeof semconvNames>) 
         [names.requestModel]: record.alias,
       };
       if (record.provider !== undefined) attributes[names.provider] = record.provider;
+      // The answer's model and an error code may be an upstream's words, which may quote a key.
       const responseModel = model ?? record.upstream_model;
-      if (responseModel !== undefined) attributes[names.responseModel] = responseModel;
+      if (responseModel !== undefined) attributes[names.responseModel] = scrub(responseModel);
       const withError = record.error_code
-        ? { ...attributes, [names.errorType]: String(record.error_code) }
+        ? { ...attributes, [names.errorType]: scrub(String(record.error_code)) }
         : attributes;
       if (record.latency_ms !== undefined) duration.record(record.latency_ms / 1000, withError);
       if ((record.prompt_tokens ?? 0) > 0) {

@@ -160,7 +160,8 @@ const FAULTS: Fault[] = [
       ],
     },
   },
-  // The upstream's own `response.failed` (and a whole failed Response) carry its error message to the client.
+  // The upstream's own `response.failed` (and a whole failed Response) carry its error to the client, and its
+  // code on into the usage record and the metrics: the key in any field of that error is masked.
   {
     name: "a response.failed event whose error echoes the key",
     stream: true,
@@ -172,7 +173,7 @@ const FAULTS: Fault[] = [
         sse({
           type: "response.failed",
           sequence_number: 1,
-          response: upstreamResponse("failed", { error: { code: "server_error", message: ECHO } }),
+          response: upstreamResponse("failed", { error: { code: `bad_${KEY}`, message: ECHO, echoed: KEY } }),
         }),
       ],
     },
@@ -184,7 +185,9 @@ const FAULTS: Fault[] = [
     step: {
       headers: JSON_HEADERS,
       chunks: [
-        JSON.stringify(upstreamResponse("failed", { error: { code: "server_error", message: ECHO } })),
+        JSON.stringify(
+          upstreamResponse("failed", { error: { code: `bad_${KEY}`, message: ECHO, echoed: KEY } }),
+        ),
       ],
     },
   },
@@ -195,7 +198,7 @@ async function secretsCheck(faults: Fault[]): Promise<void> {
   const dir = await Deno.makeTempDir();
   const gw = await startGateway(
     `
-server: { timeouts: { first_byte: 2s, idle: 2s, total: 5s } }
+server: { timeouts: { first_byte: 2s, idle: 2s, total: 5s }, public_metrics: true }
 routing: { backoff_base: 5ms, backoff_max: 10ms }
 usage: { sqlite: none, jsonl: "${dir}/usage.jsonl", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
 providers:
@@ -230,6 +233,7 @@ ${TEST_TOKENS_YAML}`,
         assert.equal(events.at(-1)!.type, "response.failed", `${fault.name}: the stream ends failed`);
       }
     }
+    assertNoSecret(await (await fetch(`${gw.url}/metrics`)).text(), "the metrics");
     await gw.stop();
     stopped = true;
     const records = await usageLines(`${dir}/usage.jsonl`);
@@ -316,6 +320,7 @@ ${TEST_TOKENS_YAML}`);
     ]);
     assert.ok(abortedInTime, "the upstream call is aborted when the client leaves");
 
+    assertNoSecret(await (await fetch(`${gw.url}/metrics`)).text(), "the metrics");
     await gw.stop();
     stopped = true;
     const records = await usageLines(file);

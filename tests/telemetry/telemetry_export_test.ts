@@ -196,3 +196,67 @@ Deno.test("telemetry metrics: the GenAI client metrics reach the collector over 
     await otlp.stop();
   }
 });
+
+Deno.test("telemetry secrets: an upstream that writes the key into its answer's model leaks it into no span or metric", async () => {
+  // A careless upstream names the model after the credential it was sent, in a whole answer and in a stream.
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    const body = await request.json();
+    const model = `echo:${request.headers.get("authorization")?.replace("Bearer ", "")}`;
+    if (!body.stream) {
+      return Response.json({
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 1,
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      });
+    }
+    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+      `data: ${
+        JSON.stringify({
+          id: "chatcmpl-2",
+          object: "chat.completion.chunk",
+          created: 1,
+          model,
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        })
+      }\n\n`;
+    return new Response(
+      `${chunk({ role: "assistant", content: "hi" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`,
+      {
+        headers: { "content-type": "text/event-stream" },
+      },
+    );
+  });
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(`
+telemetry:
+  otlp: { endpoint: "${otlp.url}", interval: 50ms }
+providers:
+  careless: { type: openai, base_url: "http://127.0.0.1:${upstream.addr.port}/v1", api_key: "${UPSTREAM_SECRET}" }
+models:
+  echo: { type: chat, targets: [{ provider: careless, model: m }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+`);
+  try {
+    const answer = await ask(gw, "one");
+    await ask(gw, "two", {}, true);
+    assert.ok(!answer.includes(UPSTREAM_SECRET), "the client's answer names the alias");
+    const spans = await otlp.waitForSpans((s) => s.filter((x) => x.name === "chat echo").length >= 2, 10_000);
+    await otlp.waitForMetrics((m) => m.some((x) => x.name === "gen_ai.client.operation.duration"), 15_000);
+    for (const call of spans.filter((s) => s.name === "chat echo")) {
+      assert.match(
+        String(call.attributes["gen_ai.response.model"]),
+        /^echo:/,
+        "the upstream's model, masked",
+      );
+    }
+    assert.ok(!exported(otlp.requests).includes(UPSTREAM_SECRET), "the key in an exported span or metric");
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+    await upstream.shutdown();
+  }
+});

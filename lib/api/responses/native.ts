@@ -71,7 +71,7 @@ export interface NativeFrame {
   alias: string;
   /** The client's `previous_response_id` (a gateway id), or null. */
   previousResponseId: string | null;
-  /** Scrubs a text the upstream wrote into an error before the client sees it. */
+  /** Scrubs a text the upstream wrote into an error (every string of it) before the client sees it. */
   scrub: (text: string) => string;
 }
 
@@ -83,11 +83,18 @@ export function clientResponse(upstream: JsonObject, frame: NativeFrame): JsonOb
     model: frame.alias,
     previous_response_id: frame.previousResponseId,
   };
-  const error = upstream.error;
-  if (isObject(error) && typeof error.message === "string") {
-    out.error = { ...error, message: frame.scrub(error.message) };
-  }
+  if (isObject(upstream.error)) out.error = scrubbedError(upstream.error, frame.scrub);
   return out;
+}
+
+/**
+ * `error` with every string in it scrubbed: an upstream that quotes a credential may put it in any field of
+ * its error (the code, the param, one of its own), not only in the message, and the code goes on into the usage
+ * record and the metrics. Through JSON, as the logger does, so a mask never breaks a value; an upstream error is
+ * small and rare.
+ */
+function scrubbedError(error: JsonObject, scrub: (text: string) => string): JsonObject {
+  return JSON.parse(JSON.stringify(error), (_key, value) => typeof value === "string" ? scrub(value) : value);
 }
 
 /** An upstream stream event as the client's: its Response rewritten, numbered `sequence`. */

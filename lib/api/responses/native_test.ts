@@ -73,7 +73,12 @@ Deno.test("native answer: the gateway's id, the alias, the client's previous id,
     model: "gpt-up",
     previous_response_id: "resp_up_0",
     status: "failed",
-    error: { code: "server_error", message: "bad key sk-secret" },
+    error: {
+      code: "server_error",
+      message: "bad key sk-secret",
+      param: "sk-secret",
+      echoed: ["Bearer sk-secret"],
+    },
     output: [{ id: "msg_up", type: "message", content: [{ type: "output_text", text: "Hi" }] }],
   };
   const out = clientResponse(upstream, FRAME);
@@ -81,7 +86,12 @@ Deno.test("native answer: the gateway's id, the alias, the client's previous id,
     [out.id, out.model, out.previous_response_id],
     ["resp_gw", "my-alias", "resp_gw_prev"],
   );
-  assert.deepEqual(out.error, { code: "server_error", message: "bad key [redacted]" });
+  assert.deepEqual(out.error, {
+    code: "server_error",
+    message: "bad key [redacted]",
+    param: "[redacted]",
+    echoed: ["Bearer [redacted]"],
+  }, "every string of the error, not only its message");
   assert.deepEqual(out.output, upstream.output, "items keep the upstream's ids (later turns name them)");
   const event = clientEvent({ type: "response.created", sequence_number: 7, response: upstream }, FRAME, 0);
   assert.equal(event.sequence_number, 0);
@@ -204,4 +214,21 @@ Deno.test("native stream: a failure after the start ends with error and response
   assert.deepEqual([failed.id, failed.status, failed.model], ["resp_gw", "failed", "my-alias"]);
   assert.equal(outcome.end, "error");
   assert.equal(stored, undefined, "a failed stream is not stored");
+});
+
+Deno.test("native stream: an upstream's response.failed is forwarded with its error scrubbed, the code included", async () => {
+  const failed = {
+    type: "response.failed",
+    response: { id: "resp_up", status: "failed", error: { code: "sk-secret", message: "bad key sk-secret" } },
+  };
+  const { frames, outcome } = await body([CREATED, failed]);
+  assert.deepEqual(frames.map((f) => f.type), ["response.created", "response.failed"]);
+  assert.deepEqual((frames[1].response as JsonObject).error, {
+    code: "[redacted]",
+    message: "bad key [redacted]",
+  });
+  assert.equal(outcome.end, "error");
+  // The code goes on into the usage record, the metrics and the trace.
+  assert.equal(outcome.error?.code, "[redacted]");
+  assert.equal(outcome.error?.message, "bad key [redacted]");
 });
