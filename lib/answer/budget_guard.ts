@@ -14,6 +14,10 @@
  * @module
  */
 import { GatewayError } from "../errors.ts";
+import type { ClientContext } from "../http/context.ts";
+import type { ChatRequest } from "../openai/types.ts";
+import { budgetPeriod } from "../policy/budgets.ts";
+import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 
 /** The usage record's `error_code` of a stream the budget stopped (the client sees `insufficient_quota`). */
 export const BUDGET_STOP_CODE = "budget_exceeded_mid_stream";
@@ -79,4 +83,26 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       return outputTokens;
     },
   };
+}
+
+/**
+ * The budget guard of this request's stream (`budget.stop_streams`), from its admission's allowance and the
+ * target that answers: tokens count 1 each against a token budget, and at the answering target's input and
+ * output prices against a money budget. Undefined for every other token, so their streams pay nothing for it.
+ */
+export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): BudgetGuard | undefined {
+  const allowed = ctx.admission?.stream;
+  const budget = ctx.identity.budget;
+  if (!allowed || !budget) return undefined;
+  const price = ctx.answeredBy?.price;
+  const money = allowed.unit === "cost";
+  const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();
+  return createBudgetGuard({
+    allowance: allowed.allowance,
+    promptTokens: roughTokenEstimate(requestTexts(chat)),
+    inputWeight: money ? (price?.input ?? 0) / 1_000_000 : 1,
+    outputWeight: money ? (price?.output ?? 0) / 1_000_000 : 1,
+    message: `You exceeded your current quota: token ${ctx.identity.name} reached its budget per ` +
+      `${budget.period} (UTC) during this answer, so the gateway stopped it. The budget resets at ${resets}.`,
+  });
 }

@@ -19,12 +19,11 @@ import type { ChatCompletion, ChatRequest, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
-import { budgetPeriod } from "../policy/budgets.ts";
 import type { Lease } from "../routing/health.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
-import { type BudgetGuard, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
+import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
@@ -113,7 +112,26 @@ export function routeAnswer(
   request: RoutedRequest,
   native: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>;
-export function routeAnswer(
+export async function routeAnswer(
+  ctx: ClientContext,
+  model: ResolvedModel,
+  request: RoutedRequest,
+  native?: NativeRoute,
+): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  const routed = await routeAnswerOnce(ctx, model, request, native);
+  const value = routed.value;
+  if (value.kind === "stream" || value.kind === "native_stream") {
+    ctx.abandon = () => {
+      ctx.abandon = undefined;
+      routed.lease.release();
+      value.stream.rest.cancel().catch(() => {});
+    };
+  }
+  return routed;
+}
+
+/** {@linkcode routeAnswer} through the guardrails or the cache when the request has them. */
+function routeAnswerOnce(
   ctx: ClientContext,
   model: ResolvedModel,
   request: RoutedRequest,
@@ -347,6 +365,8 @@ export async function answerStream<O extends StreamOutcome>(
         );}
     },
   });
+  // The body owns the stream and its lease now: it cancels and releases them however it ends.
+  ctx.abandon = undefined;
   const headers = routed.headers;
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
   return { response: new Response(body, { status: 200, headers }), outcome };
@@ -363,26 +383,4 @@ export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "erro
     ? "client_closed_request"
     : undefined;
   return { ttftMs: end.firstChunkAt, errorCode };
-}
-
-/**
- * The budget guard of this request's stream (`budget.stop_streams`), from its admission's allowance and the
- * target that answers: tokens count 1 each against a token budget, and at the answering target's input and
- * output prices against a money budget. Undefined for every other token, so their streams pay nothing for it.
- */
-export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): BudgetGuard | undefined {
-  const allowed = ctx.admission?.stream;
-  const budget = ctx.identity.budget;
-  if (!allowed || !budget) return undefined;
-  const price = ctx.answeredBy?.price;
-  const money = allowed.unit === "cost";
-  const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();
-  return createBudgetGuard({
-    allowance: allowed.allowance,
-    promptTokens: roughTokenEstimate(requestTexts(chat)),
-    inputWeight: money ? (price?.input ?? 0) / 1_000_000 : 1,
-    outputWeight: money ? (price?.output ?? 0) / 1_000_000 : 1,
-    message: `You exceeded your current quota: token ${ctx.identity.name} reached its budget per ` +
-      `${budget.period} (UTC) during this answer, so the gateway stopped it. The budget resets at ${resets}.`,
-  });
 }

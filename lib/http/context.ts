@@ -160,6 +160,12 @@ export interface RequestContext {
    * or was cancelled) and its outcome is in the record.
    */
   streamDone?: Promise<void>;
+  /**
+   * Set while a routed stream waits for its client body (from routing until the answer runner builds the body):
+   * cancels the upstream call and releases the target's lease. The error boundary calls it when the request
+   * fails in between, so a failure there never leaves an upstream generating or a target's in-flight slot held.
+   */
+  abandon?: () => void;
   /** This request's spans, when telemetry is on. */
   trace?: RequestTrace;
   /** The `traceparent` of the upstream attempt under way (its HTTP client span), sent upstream. */

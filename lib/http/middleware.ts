@@ -88,6 +88,8 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
   const arrived = isoNow();
   ctx.record.endpoint = endpointOf(ctx.record.path) ?? undefined;
   const response = await next();
+  // A routed stream no body took (the request failed between routing and its answer): ended here, once.
+  ctx.abandon?.();
   ctx.record.status = response.status;
   adminNoStore(ctx.record.path, response);
   if (ctx.admission) {

@@ -37,20 +37,27 @@ export function newTolerance(): Tolerance {
   return { refusal: null, native: [], dropped: [] };
 }
 
-/** At most this many paths are listed; a request naming more is summed up as `…`. */
+/** At most this many paths are listed; a request naming more is summed up as {@linkcode MORE}. */
 const MAX_PATHS = 32;
+/** The longest path shown whole. */
+const MAX_PATH_LENGTH = 96;
+/**
+ * What stands for the rest of a path or of the list. ASCII: a header value takes bytes up to 0xFF only, and the
+ * header is set after routing, when a throw would leave the upstream answer unread and its lease held.
+ */
+const MORE = "...";
 
 /** A path as the header and the record show it: client text, so only plain characters, and bounded. */
 function shown(path: string): string {
   const plain = path.replace(/[^A-Za-z0-9_.\[\]:-]/g, "?");
-  return plain.length <= 96 ? plain : `${plain.slice(0, 95)}…`;
+  return plain.length <= MAX_PATH_LENGTH ? plain : `${plain.slice(0, MAX_PATH_LENGTH - MORE.length)}${MORE}`;
 }
 
 /** Every path a translated target does not get, in the order found. */
 export function droppedPaths(tolerance: Tolerance): string[] {
   const all = [...tolerance.native, ...tolerance.dropped];
   const out = all.slice(0, MAX_PATHS).map(shown);
-  if (all.length > MAX_PATHS) out.push("…");
+  if (all.length > MAX_PATHS) out.push(MORE);
   return out;
 }
 

@@ -284,6 +284,23 @@ const REFUSED: [string, Record<string, unknown>, string][] = [
   ["include not an array", { include: "all" }, "include"],
 ];
 
+Deno.test("responses fields: a long unknown field name or many of them are dropped and named in a bounded header", async () => {
+  await withGateway(async (gw) => {
+    const long = `x_${"a".repeat(120)}`;
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, i]));
+    for (const stream of [false, true]) {
+      for (const extra of [{ [long]: 1 }, many]) {
+        const res = await post(gw, { model: "chat-translated", input: "Hi", stream, ...extra });
+        const text = await res.text();
+        assert.equal(res.status, 200, text.slice(0, 300));
+        const dropped = res.headers.get("x-gateway-dropped")!;
+        assert.ok(dropped.length <= 33 * 97, "bounded");
+        assert.ok(dropped.endsWith("..."), dropped);
+      }
+    }
+  });
+});
+
 Deno.test("responses fields: an unknown field reaches a native target as sent; a translated one answers without it and says so", async () => {
   await withGateway(async (gw, fakes) => {
     const translated = await post(gw, { model: "chat-translated", input: "Hi", frobnicate: 1 });
