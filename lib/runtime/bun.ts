@@ -8,6 +8,7 @@
 import { type FSWatcher, watch, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import process from "node:process";
+import { originOf } from "./request_origin.ts";
 import {
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
@@ -224,8 +225,17 @@ export function webSocketHandlers(sessions: Set<WebSocketSession>): BunWebSocket
   };
 }
 
+/**
+ * `request` with its URL under `origin`. Bun builds a request's URL from its Host header, and gives only the
+ * path when that Host names no host (`h/v1/x?`, `a b`): the handlers read whole URLs.
+ */
+function underOrigin(request: Request, origin: string): Request {
+  return new Request(origin + request.url, request);
+}
+
 function serve(options: ServeOptions): Promise<RunningServer> {
   const limits = options.limits ?? DEFAULT_CONNECTION_LIMITS;
+  const origin = originOf(options.hostname);
   const sessions = new Set<WebSocketSession>();
   const idle = idlePhases(limits);
   const server = requireBun().serve({
@@ -244,7 +254,9 @@ function serve(options: ServeOptions): Promise<RunningServer> {
         });
       }
       server.timeout(request, 0);
-      const response = await options.handler(request);
+      const response = await options.handler(
+        request.url.startsWith("/") ? underOrigin(request, origin) : request,
+      );
       // Only an answer made by acceptWebSocket (bodiless) has a session; `response.body` is not read to tell,
       // since reading it makes a stream of a finished body, which Bun then sends through that stream.
       const session = webSocketOf(response);

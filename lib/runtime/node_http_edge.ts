@@ -18,6 +18,7 @@
  * @module
  */
 import http from "node:http";
+import { originOf } from "./request_origin.ts";
 import type { Socket } from "node:net";
 import { BufferedRequest } from "./buffered_request.ts";
 import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
@@ -121,15 +122,32 @@ function hasBody(req: http.IncomingMessage): boolean {
 }
 
 /**
+ * The request's URL: the path and query of its request line, under the address served. Never under the Host
+ * header: the handlers route on the URL, and a Host holding `/`, `?` or `#` would put a path of the client's
+ * choosing before the request line's (nothing in the gateway reads the host). A target in absolute form (RFC
+ * 9112 §3.2.2, as a client speaking to a proxy sends it) gives its path and query; any other form (`*`) throws,
+ * the edge's 400.
+ */
+function urlOf(target: string | undefined, origin: string): string {
+  if (target === undefined) return `${origin}/`;
+  if (target.startsWith("/")) return origin + target;
+  const absolute = new URL(target);
+  if (absolute.protocol !== "http:" && absolute.protocol !== "https:") {
+    throw new TypeError("The request target is neither a path nor an http URL.");
+  }
+  return origin + absolute.pathname + absolute.search;
+}
+
+/**
  * The request the handler gets for `req`: a {@linkcode BufferedRequest} when its body has arrived (or it has
  * none), else a web Request reading the body as it comes. Without a signal either way: the client's goes to
  * the handler beside it (ClientConnection), as a Request given one builds a signal of its own that follows it.
  */
-function toRequest(req: http.IncomingMessage, hostname: string): ClientRequest {
+function toRequest(req: http.IncomingMessage, origin: string): ClientRequest {
   const raw = req.rawHeaders;
   const headers = new Headers();
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  const url = `http://${req.headers.host ?? hostname}${req.url ?? "/"}`;
+  const url = urlOf(req.url, origin);
   const method = req.method ?? "GET";
   if (method === "GET" || method === "HEAD" || !hasBody(req)) {
     return new BufferedRequest(url, method, headers, null);
@@ -163,7 +181,7 @@ async function serveOne(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   handler: EdgeHandler,
-  hostname: string,
+  origin: string,
   aborter: AbortController,
 ): Promise<void> {
   res.once("close", () => {
@@ -176,9 +194,10 @@ async function serveOne(
   await undefined;
   let request: ClientRequest;
   try {
-    request = toRequest(req, hostname);
+    request = toRequest(req, origin);
   } catch {
-    // A Host header that makes no URL, or a header value the Fetch API refuses: the client's mistake.
+    // A request target that is no path or URL, a method or a header value the Fetch API refuses: the client's
+    // mistake.
     res.shouldKeepAlive = false;
     res.writeHead(400, [
       "content-type",
@@ -308,10 +327,11 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
     request?.aborter.abort(new DOMException("The request body was not received in time.", "AbortError"));
   });
 
+  const origin = originOf(options.hostname);
   const webSockets = serveWebSockets(
     server,
     options.handler,
-    (req) => toRequest(req, options.hostname),
+    (req) => toRequest(req, origin),
   );
   let inFlight = 0;
   let idle: (() => void) | undefined;
@@ -328,7 +348,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
       if (closing) req.socket.end();
       if (--inFlight === 0) idle?.();
     });
-    void serveOne(req, res, options.handler, options.hostname, aborter);
+    void serveOne(req, res, options.handler, origin, aborter);
   });
 
   return new Promise((resolve, reject) => {

@@ -1,0 +1,101 @@
+/**
+ * The request line decides which endpoint serves a request, whatever the Host header says: a Host holding `/`,
+ * `?`, `#`, `@` or a space neither moves the request to another endpoint nor breaks it, and a request target
+ * in absolute form (RFC 9112 §3.2.2: a server must accept it) is served as its path. Over raw sockets, in-process
+ * (the `node:http` edge on Deno) or as the single binary when `GATEWAY_BIN` is set (Bun's edge).
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { connect, readResponse, send } from "../helpers/raw_http.ts";
+
+const TOKEN = "gw-request-target-0123456789abcdef";
+
+const CONFIG = `
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+tokens:
+  - { name: target, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`;
+
+const encoder = new TextEncoder();
+
+/** One POST of `body` with `target` on its request line and `host` as its Host header, over a fresh socket. */
+async function post(
+  gw: TestGateway,
+  target: string,
+  host: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const json = JSON.stringify(body);
+  const conn = await connect(gw.url);
+  try {
+    await send(
+      conn,
+      `POST ${target} HTTP/1.1\r\nhost: ${host}\r\nauthorization: Bearer ${TOKEN}\r\nx-api-key: ${TOKEN}\r\n` +
+        `anthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n` +
+        `content-length: ${encoder.encode(json).byteLength}\r\nconnection: close\r\n\r\n${json}`,
+    );
+    const answer = await readResponse(conn);
+    return { status: answer.status, body: JSON.parse(answer.body) };
+  } finally {
+    try {
+      conn.close();
+    } catch {
+      // closed by the server
+    }
+  }
+}
+
+const CHAT = { model: "chat-echo", messages: [{ role: "user", content: "hello" }] };
+const MESSAGES = { model: "chat-echo", max_tokens: 20, messages: [{ role: "user", content: "hello" }] };
+const GEMINI = { contents: [{ role: "user", parts: [{ text: "hello" }] }] };
+
+/** Host headers that name no host, each one a way to splice a path into a URL built from it. */
+const HOSTILE_HOSTS = [
+  "h/v1/messages?",
+  "h/v1/embeddings#",
+  "h/admin/reload#",
+  "user@elsewhere",
+  "a b",
+  "h\\v1",
+];
+
+Deno.test("request target: the request line's path is served, whatever the Host header holds", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    for (const host of HOSTILE_HOSTS) {
+      const chat = await post(gw, "/v1/chat/completions", host, CHAT);
+      assert.equal(chat.status, 200, `chat, Host ${host}: ${JSON.stringify(chat.body)}`);
+      assert.equal(chat.body.object, "chat.completion", `chat, Host ${host}`);
+      const messages = await post(gw, "/v1/messages", host, MESSAGES);
+      assert.equal(messages.status, 200, `messages, Host ${host}: ${JSON.stringify(messages.body)}`);
+      assert.equal(messages.body.type, "message", `messages, Host ${host}`);
+      // Gemini's route reads its query (alt=sse), so its URL must parse too.
+      const gemini = await post(gw, "/v1beta/models/chat-echo:generateContent", host, GEMINI);
+      assert.equal(gemini.status, 200, `gemini, Host ${host}: ${JSON.stringify(gemini.body)}`);
+      assert.ok(Array.isArray(gemini.body.candidates), `gemini, Host ${host}`);
+    }
+    const logged = gw.logs.filter((l) => l.msg === "request").map((l) => l.path);
+    assert.ok(!logged.some((p) => typeof p === "string" && /embeddings|admin/.test(p)), String(logged));
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("request target: the absolute form is served as its path", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const chat = await post(gw, `${gw.url}/v1/chat/completions`, "127.0.0.1", CHAT);
+    assert.equal(chat.status, 200, JSON.stringify(chat.body));
+    assert.equal(chat.body.object, "chat.completion");
+    // Its own authority is not the gateway's concern either: the path is what is served.
+    const elsewhere = await post(gw, "http://elsewhere.example/v1/messages", "127.0.0.1", MESSAGES);
+    assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+    assert.equal(elsewhere.body.type, "message");
+  } finally {
+    await gw.stop();
+  }
+});
