@@ -180,7 +180,7 @@ async function startFakeStreams(): Promise<FakeStreams> {
 /** One token per case, so that one case's spending never decides another's. */
 const CASES = ["chat", "responses", "responses-native", "messages", "messages-native"] as const;
 /** Tokens for reading the raw wire of a stopped stream. */
-const WIRE = ["wire-chat", "wire-responses"] as const;
+const WIRE = ["wire-chat", "wire-responses", "wire-responses-native"] as const;
 type Case = typeof CASES[number] | typeof WIRE[number];
 const secret = (c: Case, stop: boolean) => `gw-${c}-${stop ? "stop" : "run"}-token-0123456789abcdef`;
 
@@ -424,15 +424,21 @@ Deno.test("budget.stop_streams: on the wire, chat ends with an insufficient_quot
     assert.equal(last.error.type, "insufficient_quota");
     assert.ok(data.length > 2, "chunks came before the error");
 
-    const responses = await rawStream(gw, "wire-responses", "/responses", { input: "Tell me a long story." });
-    const events = responses.trim().split("\n\n").map((frame) => JSON.parse(frame.split("\n")[1].slice(6)));
-    assert.deepEqual(events.slice(-2).map((e) => e.type), ["error", "response.failed"]);
-    assert.equal(events.at(-2).code, "insufficient_quota");
-    assert.equal(events.at(-1).response.status, "failed");
-    // response.failed carries a ResponseErrorCode of the spec, which has no quota code.
-    assert.equal(typeof events.at(-1).response.error.code, "string");
-    assert.match(events.at(-1).response.error.message, /quota/);
-    assert.ok(events.some((e) => e.type === "response.output_text.delta"));
+    for (
+      const [c, model] of [["wire-responses", "long"], ["wire-responses-native", "native-long"]] as const
+    ) {
+      const responses = await rawStream(gw, c, "/responses", { model, input: "Tell me a long story." });
+      const events = responses.trim().split("\n\n").map((frame) => JSON.parse(frame.split("\n")[1].slice(6)));
+      assert.deepEqual(events.slice(-2).map((e) => e.type), ["error", "response.failed"], model);
+      assert.equal(events.at(-2).code, "insufficient_quota");
+      assert.equal(events.at(-1).response.status, "failed");
+      // response.failed carries a ResponseErrorCode of the spec, which has no quota code.
+      assert.equal(typeof events.at(-1).response.error.code, "string");
+      assert.match(events.at(-1).response.error.message, /quota/);
+      assert.ok(events.some((e) => e.type === "response.output_text.delta"));
+      // The events the stop withheld leave no gap: the numbers the client reads rise by one.
+      assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i), model);
+    }
   } finally {
     await gw.stop();
     await fake.stop();

@@ -54,9 +54,11 @@ export function nativeStreamBody(
     output: [],
   }, frame);
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, event: JsonObject) => {
-    const out = clientEvent(event, frame, sequence++);
+    const out = clientEvent(event, frame, sequence);
     if (out.response !== undefined) snapshot = out.response as JsonObject;
+    // Counted once sent: a write the stream budget withholds leaves its number to the error events.
     controller.enqueue(encodeEvent(out as ResponseEvent));
+    sequence++;
     return out;
   };
   return clientStreamBody(stream, outcome, options, {

@@ -283,8 +283,12 @@ export class ResponseEvents {
     return out;
   }
 
-  /** The end of a stream that broke: an `error` event, then `response.failed`. */
-  fail(error: GatewayError): ResponseEvent[] {
+  /**
+   * The end of a stream that broke: an `error` event, then `response.failed`, numbered on from the `sent` events
+   * the client received (events built but withheld, by a budget stop, leave no gap).
+   */
+  fail(error: GatewayError, sent: number): ResponseEvent[] {
+    this.#seq = sent;
     const out: ResponseEvent[] = [];
     const failed = failureEvents(error, (e) => this.#snapshot("failed", { error: e }));
     for (const event of failed) this.#emit(event, out);
@@ -342,26 +346,41 @@ export function responsesStreamBody(
   const events = new ResponseEvents(options.frame);
   const outcome: ResponsesStreamOutcome = { end: "ok", texts: events.texts };
   let started = false;
-  const send = (controller: ReadableStreamDefaultController<Uint8Array>, list: ResponseEvent[]) => {
-    for (const event of list) controller.enqueue(encodeEvent(event));
-  };
+  /** Events the client was sent (each is one write; a write the stream budget withheld is not). */
+  let sent = 0;
+  let counting: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const counted = (controller: ReadableStreamDefaultController<Uint8Array>) =>
+    counting ??= {
+      get desiredSize() {
+        return controller.desiredSize;
+      },
+      enqueue(bytes: Uint8Array) {
+        controller.enqueue(bytes);
+        sent++;
+      },
+      close: () => controller.close(),
+      error: (reason: unknown) => controller.error(reason),
+    };
+  const pull = eachValue<ChatCompletionChunk>({
+    value(chunk) {
+      const list = started ? events.chunk(chunk) : [...events.start(), ...events.chunk(chunk)];
+      started = true;
+      return list.map(encodeEvent);
+    },
+    async finish() {
+      const usage = events.usage ?? await options.countUsage(events.texts);
+      const last = events.finish(usage);
+      await options.onFinal?.(last.at(-1)!.response as JsonObject);
+      return last.map(encodeEvent);
+    },
+  });
   return clientStreamBody(stream, outcome, options, {
     beforeEnd: () => {
       outcome.usage = events.usage;
     },
-    pull: eachValue({
-      value(chunk) {
-        const list = started ? events.chunk(chunk) : [...events.start(), ...events.chunk(chunk)];
-        started = true;
-        return list.map(encodeEvent);
-      },
-      async finish() {
-        const usage = events.usage ?? await options.countUsage(events.texts);
-        const last = events.finish(usage);
-        await options.onFinal?.(last.at(-1)!.response as JsonObject);
-        return last.map(encodeEvent);
-      },
-    }),
-    fail: (controller, error) => send(controller, events.fail(error)),
+    pull: (controller, next, end) => pull(counted(controller), next, end),
+    fail: (controller, error) => {
+      for (const event of events.fail(error, sent)) controller.enqueue(encodeEvent(event));
+    },
   });
 }

@@ -204,10 +204,11 @@ Deno.test("responses stream: a length stop while reasoning leaves the reasoning 
 
 Deno.test("responses stream: a failure is an error event then response.failed", () => {
   const ev = new ResponseEvents(frame);
-  ev.start();
-  ev.chunk(chunk({ content: "partial" }));
-  const end = ev.fail(badGateway("upstream went away"));
+  const sent = [...ev.start(), ...ev.chunk(chunk({ content: "partial" }))];
+  // Numbered on from what the client was sent: here all but the last event built (a budget stop withheld it).
+  const end = ev.fail(badGateway("upstream went away"), sent.length - 1);
   assert.deepEqual(end.map((e) => e.type), ["error", "response.failed"]);
+  assert.deepEqual(end.map((e) => e.sequence_number), [sent.length - 1, sent.length]);
   assert.equal(end[0].message, "upstream went away");
   const failed = end[1].response as Record<string, unknown>;
   assert.equal(failed.status, "failed");
