@@ -169,9 +169,16 @@ export async function startWorkers(
     }
   }
 
-  function tokensChanged(from: number): void {
-    for (const other of others(from)) other.channel.note("tokens.changed");
-    void shared.tokens?.refresh();
+  /**
+   * A worker changed a token or a team: every other worker (and the primary's own directory) loads the change
+   * before the worker that made it answers its admin request, so a revoked token is refused on every worker from
+   * the moment the revocation is answered. A worker that cannot answer (dying) is not waited for.
+   */
+  async function tokensChanged(from: number): Promise<void> {
+    await Promise.all([
+      ...others(from).map((other) => other.channel.call("tokens.changed").catch(() => {})),
+      shared.tokens?.refresh(),
+    ]);
   }
 
   function died(index: number, slot: Slot, reason: string): void {

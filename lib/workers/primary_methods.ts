@@ -70,7 +70,7 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
 export function primaryMethods(
   shared: SharedState,
   ledger: WorkerLedger,
-  onTokensChanged: () => void,
+  onTokensChanged: () => Promise<void>,
 ): Methods {
   const store = shared.store;
   const responses = shared.responses;

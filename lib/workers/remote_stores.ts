@@ -81,7 +81,7 @@ export function remoteResponses(channel: Channel): ResponsesStore {
 export function remoteUsageDatabase(
   channel: Channel,
   kind: TokenStore["kind"],
-  onTokensChanged: () => void,
+  onTokensChanged: () => Promise<void>,
 ): UsageDatabase {
   const call = async <T>(method: string, ...args: unknown[]): Promise<T> => {
     try {
@@ -96,8 +96,9 @@ export function remoteUsageDatabase(
     } catch (err) {
       throw rebuilt(err, subject);
     }
-    // The other workers load the change at once rather than at their next poll.
-    onTokensChanged();
+    // The other workers load the change before this write returns, rather than at their next poll: a token
+    // revoked through one worker is refused by all of them once the revocation is answered.
+    await onTokensChanged();
   };
   const tokens: TokenStore = {
     kind,

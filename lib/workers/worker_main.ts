@@ -37,7 +37,7 @@ let metrics: GatewayMetrics | undefined;
 let health: HealthRegistry | undefined;
 /** The validation the primary sends with a reload, handed to this worker's reloader. */
 let pending: ValidationResult | undefined;
-let refreshTokens = () => {};
+let refreshTokens = (): Promise<void> => Promise.resolve();
 
 async function init(params: WorkerInit): Promise<{ hostname: string; port: number }> {
   const runtime = await currentRuntime();
@@ -62,7 +62,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   const sent = outbox;
   const database = params.tokens === null
     ? null
-    : remoteUsageDatabase(channel, params.tokens, () => channel.note("tokens.changed"));
+    : remoteUsageDatabase(channel, params.tokens, () => channel.call("tokens.changed"));
   const tokens = database === null ? null : createTokenDirectory({
     store: database.tokens,
     logger,
@@ -71,7 +71,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   });
   await tokens?.refresh();
   if (tokens !== null) {
-    refreshTokens = () => void tokens.refresh();
+    refreshTokens = () => tokens.refresh();
     closeTokens = () => tokens.close();
   }
   const view: SharedView = {

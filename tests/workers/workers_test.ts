@@ -287,3 +287,48 @@ routing: { backoff_base: 5ms, backoff_max: 10ms, eject_after: 1, eject_cooldown:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workers: a token issued, revoked, disabled or rotated through one worker: every worker knows once the change is answered", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(file, config(up, dir));
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${gw.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", connection: "close" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    assert.ok(r.ok, `${method} ${path}: ${r.status}`);
+    return await r.json() as { id: string; token: string };
+  };
+  try {
+    let refused = 0;
+    const seen: Answer[] = [];
+    for (let round = 0; round < 12; round++) {
+      const issued = await admin("POST", "/admin/tokens", { name: `revoked-${round}`, models: ["*"] });
+      // Issued through one worker, the token works on every worker at once (each connection lands on either).
+      const before = await Promise.all(Array.from({ length: 6 }, () => send(gw.url, issued.token)));
+      assert.deepEqual(before.map((a) => a.status), before.map(() => 200), "an issued token works at once");
+      const change = round % 3;
+      if (change === 0) await admin("DELETE", `/admin/tokens/${issued.id}`);
+      else if (change === 1) await admin("PATCH", `/admin/tokens/${issued.id}`, { disabled: true });
+      else await admin("POST", `/admin/tokens/${issued.id}/rotate`, { grace: "0s" });
+      const after = await Promise.all(Array.from({ length: 8 }, () => send(gw.url, issued.token)));
+      seen.push(...after);
+      refused += after.filter((a) => a.status === 401).length;
+    }
+    assert.equal(
+      refused,
+      seen.length,
+      "every request with a revoked, disabled or rotated-away secret is refused",
+    );
+    assert.ok(workersOf(seen) >= 2, "both workers answered");
+  } finally {
+    await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
