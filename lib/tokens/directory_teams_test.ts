@@ -119,8 +119,12 @@ Deno.test("token directory: stored teams are merged before the tokens, which res
     assert.equal(clashes.length, 1);
     assert.equal(clashes[0].id, shadowed.id);
 
-    // Deleted: gone from the next load, and its member keeps its own rules only.
+    // Deleted: gone from the next load, and a member left in it (stored before the store refused to delete a
+    // team with members) keeps its own rules only.
+    const moved = { ...member, team: null };
+    await store.put(moved, audit(moved));
     await store.putTeam({ ...platform, deleted_at: TIME }, audit(platform));
+    await store.put(member, audit(member));
     await directory.refresh();
     const after = directory.apply(state).config;
     assert.equal(after.teams?.has("platform"), false);

@@ -6,7 +6,13 @@
  * compare-and-set with `basedOn` (`TokenChangedError`, nothing written), and `loadAll` leaves deleted teams out.
  */
 import assert from "node:assert/strict";
-import { type StoredTeam, TeamNameTakenError, TokenChangedError } from "./types.ts";
+import {
+  type StoredTeam,
+  TeamGoneError,
+  TeamHasMembersError,
+  TeamNameTakenError,
+  TokenChangedError,
+} from "./types.ts";
 import { contract, makeAudit, makeToken } from "./store_contract_test_helpers.ts";
 import type { AuditEntry } from "./types.ts";
 
@@ -30,9 +36,9 @@ function makeTeam(overrides: Partial<StoredTeam> = {}): StoredTeam {
 }
 
 function teamAudit(team: StoredTeam, overrides: Partial<AuditEntry> = {}): AuditEntry {
-  counter++;
   return {
-    id: `aud_${counter.toString(16).padStart(24, "0")}`,
+    // Random: the helpers' token audits count from 1 too, and one trail holds both.
+    id: `aud_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
     time: team.updated_at,
     actor: "ops-admin",
     action: "create",
@@ -129,3 +135,36 @@ contract("teams: a second handle sees a team written by the first", async ({ sto
   const clash = makeTeam({ name: "shared" });
   await assert.rejects(other.putTeam(clash, teamAudit(clash)), TeamNameTakenError);
 });
+
+contract(
+  "teams: a token joins a stored team only while it is live; a team with live members is not deleted",
+  async ({ store }) => {
+    const team = makeTeam({ name: "joinable" });
+    await store.putTeam(team, teamAudit(team));
+    const member = makeToken({ name: "member-1", team: "joinable" });
+    await store.put(member, makeAudit(member), undefined, team.id);
+
+    // The delete is refused while a token that is not revoked names the team.
+    const deleted: StoredTeam = {
+      ...team,
+      deleted_at: "2026-11-24T10:00:00.000Z",
+      updated_at: "2026-11-24T10:00:00.000Z",
+    };
+    let version = await store.version();
+    const refused = await store.putTeam(deleted, teamAudit(deleted, { action: "delete" }), team.updated_at)
+      .then(() => null, (err) => err);
+    assert.ok(refused instanceof TeamHasMembersError, String(refused));
+    assert.deepEqual(refused.members, ["member-1"]);
+    assert.equal(await store.version(), version, "nothing written");
+
+    // Once the member is revoked, the delete goes through; then no token joins the deleted team.
+    const revoked = { ...member, revoked_at: "2026-11-24T09:30:00.000Z", secrets: [] };
+    await store.put(revoked, makeAudit(revoked));
+    await store.putTeam(deleted, teamAudit(deleted, { action: "delete" }), team.updated_at);
+    const late = makeToken({ name: "member-2", team: "joinable" });
+    version = await store.version();
+    await assert.rejects(store.put(late, makeAudit(late), undefined, team.id), TeamGoneError);
+    assert.equal(await store.version(), version, "nothing written");
+    assert.equal((await store.loadAll()).tokens.some((t) => t.name === "member-2"), false);
+  },
+);

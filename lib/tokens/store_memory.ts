@@ -11,6 +11,8 @@ import { isoToMs, liveSecrets, pageAudit, type SequencedAuditEntry } from "./sto
 import {
   type StoredTeam,
   type StoredToken,
+  TeamGoneError,
+  TeamHasMembersError,
   TeamNameTakenError,
   TokenChangedError,
   TokenNameTakenError,
@@ -41,10 +43,13 @@ export function createMemoryTokenStore(): TokenStore {
     version() {
       return Promise.resolve(version);
     },
-    put(token, entry, basedOn) {
+    put(token, entry, basedOn, joins) {
       try {
         if (basedOn !== undefined && (tokens.get(token.id)?.updated_at ?? null) !== basedOn) {
           return Promise.reject(new TokenChangedError(token.id));
+        }
+        if (joins !== undefined && teams.get(joins)?.deleted_at !== null) {
+          return Promise.reject(new TeamGoneError(token.team ?? ""));
         }
         if (token.revoked_at === null) {
           for (const other of tokens.values()) {
@@ -85,6 +90,11 @@ export function createMemoryTokenStore(): TokenStore {
             if (other.id !== team.id && other.deleted_at === null && other.name === team.name) {
               return Promise.reject(new TeamNameTakenError(team.name));
             }
+          }
+        } else {
+          const members = [...tokens.values()].filter((t) => t.revoked_at === null && t.team === team.name);
+          if (members.length > 0) {
+            return Promise.reject(new TeamHasMembersError(team.name, members.map((t) => t.name)));
           }
         }
         const timeMs = isoToMs(entry.time, "audit.time");

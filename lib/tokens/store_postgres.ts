@@ -44,6 +44,8 @@ import { liveSecrets } from "./store_rules.ts";
 import {
   type StoredTeam,
   type StoredToken,
+  TeamGoneError,
+  TeamHasMembersError,
   TeamNameTakenError,
   TokenChangedError,
   TokenNameTakenError,
@@ -102,6 +104,10 @@ async function insertAudit(tx: postgres.TransactionSql, entry: (string | number 
 
 /** Thrown inside a put's transaction to roll it back when its compare-and-set fails; never leaves the call. */
 const CHANGED = Symbol("token changed");
+/** Thrown inside a put's transaction when the team the token joins is deleted (`TeamGoneError`). */
+const TEAM_GONE = Symbol("team gone");
+/** Thrown inside a team's delete while tokens still name it (`TeamHasMembersError`). */
+const HAS_MEMBERS = Symbol("team has members");
 
 /**
  * The `TokenStore` over the usage store's `call` (its time limit, closed check and pool reset); `listen`
@@ -160,7 +166,7 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
       const [row] = await call("token version", (sql) => sql.unsafe("SELECT version FROM token_version"));
       return Number(row?.version ?? 0);
     },
-    async put(token: StoredToken, audit, basedOn) {
+    async put(token: StoredToken, audit, basedOn, joins) {
       checkOpen();
       const nowMs = Date.now();
       const row = tokenRow(token).map((v, i) => TOKEN_COLUMNS[i] === "disabled" ? v === 1 : v);
@@ -178,6 +184,12 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
               // Read once the version's row lock is held: the row as the last committed put left it.
               const [stored] = await tx.unsafe("SELECT updated_at FROM tokens WHERE id = $1", [token.id]);
               if ((stored === undefined ? null : String(stored.updated_at)) !== basedOn) throw CHANGED;
+            }
+            if (joins !== undefined) {
+              const [live] = await tx.unsafe("SELECT 1 FROM teams WHERE id = $1 AND deleted_at IS NULL", [
+                joins,
+              ]);
+              if (live === undefined) throw TEAM_GONE;
             }
             await tx.unsafe(
               `INSERT INTO tokens (${TOKEN_COLUMNS.join(", ")}) VALUES (${values.join(", ")})
@@ -210,15 +222,18 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
         } catch (err) {
           // Rolled back by now. These refusals are the caller's; the connection is fine and must stay.
           if (err === CHANGED) return "changed";
+          if (err === TEAM_GONE) return "team gone";
           if (isTokenNameTaken(err)) return "name taken";
           throw err;
         }
       });
       if (outcome === "changed") throw new TokenChangedError(token.id);
+      if (outcome === "team gone") throw new TeamGoneError(token.team ?? "");
       if (outcome === "name taken") throw new TokenNameTakenError(token.name);
     },
     async putTeam(team: StoredTeam, audit, basedOn) {
       checkOpen();
+      let members: string[] = [];
       // Worked out before the call, as in `put`: a failed call resets the pool.
       const row = teamRow(team);
       const entry = auditRow(audit);
@@ -233,6 +248,16 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
               const [stored] = await tx.unsafe("SELECT updated_at FROM teams WHERE id = $1", [team.id]);
               if ((stored === undefined ? null : String(stored.updated_at)) !== basedOn) throw CHANGED;
             }
+            if (team.deleted_at !== null) {
+              const rows = await tx.unsafe(
+                "SELECT name FROM tokens WHERE team = $1 AND revoked_at IS NULL ORDER BY name LIMIT 6",
+                [team.name],
+              );
+              if (rows.length > 0) {
+                members = rows.map((r) => String(r.name));
+                throw HAS_MEMBERS;
+              }
+            }
             await tx.unsafe(
               `INSERT INTO teams (${TEAM_COLUMNS.join(", ")}) VALUES (${values.join(", ")})
                ON CONFLICT (id) DO UPDATE SET
@@ -245,11 +270,13 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
           return "written";
         } catch (err) {
           if (err === CHANGED) return "changed";
+          if (err === HAS_MEMBERS) return "has members";
           if (isTeamNameTaken(err)) return "name taken";
           throw err;
         }
       });
       if (outcome === "changed") throw new TokenChangedError(team.id);
+      if (outcome === "has members") throw new TeamHasMembersError(team.name, members);
       if (outcome === "name taken") throw new TeamNameTakenError(team.name);
     },
     async audit(query) {

@@ -40,6 +40,8 @@ import {
 import {
   type StoredTeam,
   type StoredToken,
+  TeamGoneError,
+  TeamHasMembersError,
   TeamNameTakenError,
   TokenChangedError,
   TokenNameTakenError,
@@ -148,6 +150,10 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
     "SELECT 1 AS taken FROM tokens WHERE name = ? AND revoked_at IS NULL AND id <> ? LIMIT 1",
   );
   const updatedAtStmt = db.prepare("SELECT updated_at FROM tokens WHERE id = ?");
+  const teamLiveStmt = db.prepare("SELECT 1 AS live FROM teams WHERE id = ? AND deleted_at IS NULL");
+  const membersStmt = db.prepare(
+    "SELECT name FROM tokens WHERE team = ? AND revoked_at IS NULL ORDER BY name LIMIT 6",
+  );
   const clearSecretsStmt = db.prepare("DELETE FROM token_secrets WHERE token_id = ?");
   const pruneSecretsStmt = db.prepare(
     "DELETE FROM token_secrets WHERE expires_ms IS NOT NULL AND expires_ms <= ?",
@@ -186,7 +192,12 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
   const currentVersion = () =>
     Number((versionStmt.get() as Record<string, unknown> | undefined)?.version ?? 0);
 
-  const put = (token: StoredToken, audit: Parameters<TokenStore["put"]>[1], basedOn?: string | null) => {
+  const put = (
+    token: StoredToken,
+    audit: Parameters<TokenStore["put"]>[1],
+    basedOn?: string | null,
+    joins?: string,
+  ) => {
     const nowMs = Date.now();
     const row = tokenRow(token);
     const secrets = liveSecrets(token.secrets, nowMs).map((s) =>
@@ -203,6 +214,9 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
       }
       if (token.revoked_at === null && nameTakenStmt.get(token.name, token.id) !== undefined) {
         throw new TokenNameTakenError(token.name);
+      }
+      if (joins !== undefined && teamLiveStmt.get(joins) === undefined) {
+        throw new TeamGoneError(token.team ?? "");
       }
       upsertStmt.run(...row);
       clearSecretsStmt.run(token.id);
@@ -236,6 +250,10 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
       }
       if (team.deleted_at === null && teamNameTakenStmt.get(team.name, team.id) !== undefined) {
         throw new TeamNameTakenError(team.name);
+      }
+      if (team.deleted_at !== null) {
+        const members = (membersStmt.all(team.name) as Record<string, unknown>[]).map((r) => String(r.name));
+        if (members.length > 0) throw new TeamHasMembersError(team.name, members);
       }
       upsertTeamStmt.run(...row);
       auditStmt.run(...entry);
@@ -275,10 +293,10 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
         return currentVersion();
       });
     },
-    put(token, audit, basedOn) {
+    put(token, audit, basedOn, joins) {
       return run(() => {
         ready();
-        put(token, audit, basedOn);
+        put(token, audit, basedOn, joins);
       });
     },
     putTeam(team, audit, basedOn) {

@@ -159,6 +159,28 @@ export class TeamNameTakenError extends Error {
 }
 
 /**
+ * The stored team a token was to join is deleted (another request deleted it while the token was being
+ * written); nothing was written, and the admin API answers 400 on `team` as for a team that never was.
+ */
+export class TeamGoneError extends Error {
+  constructor(readonly teamName: string) {
+    super(`The team '${teamName}' no longer exists.`);
+    this.name = "TeamGoneError";
+  }
+}
+
+/**
+ * A team cannot be deleted while a token that is not revoked names it (one may have joined it while the delete
+ * was being worked out); nothing was written, and the admin API answers 409 `team_has_members`.
+ */
+export class TeamHasMembersError extends Error {
+  constructor(readonly teamName: string, readonly members: readonly string[]) {
+    super(`The team '${teamName}' still has member tokens.`);
+    this.name = "TeamHasMembersError";
+  }
+}
+
+/**
  * The token (or team: `putTeam` throws it too, with the team's id) is no longer the one a change was worked out
  * from: another change of it was written in between (another replica's, as one replica makes its changes of
  * one token one at a time). Nothing was written; the admin API works the change out again from the token as
@@ -198,13 +220,19 @@ export interface TokenStore {
    * otherwise rejects with {@linkcode TokenChangedError}, writing nothing. A read-modify-write (the admin API's
    * PATCH, revoke, rotate) passes the `updated_at` of the token it read, and every write moves `updated_at`
    * forward, so no change is ever written over one it did not see. Without it the put is unconditional.
+   *
+   * `joins`, when given, is the id of the stored team `token.team` names: the put writes only if that team is
+   * not deleted, checked in the same transaction, and otherwise rejects with {@linkcode TeamGoneError}. With
+   * `putTeam`'s member check, a token never joins a team a concurrent delete removed.
    */
-  put(token: StoredToken, audit: AuditEntry, basedOn?: string | null): Promise<void>;
+  put(token: StoredToken, audit: AuditEntry, basedOn?: string | null, joins?: string): Promise<void>;
   /**
    * Writes `team` whole (insert or replace by id; a delete is a put with `deleted_at`), appends `audit` and
    * bumps the version, in one transaction, then notifies other replicas, exactly as `put` does for a token.
    * Rejects with {@linkcode TeamNameTakenError} when another team that is not deleted has the same name, and,
-   * with `basedOn`, is the same compare-and-set on `updated_at` as `put` ({@linkcode TokenChangedError}).
+   * with `basedOn`, is the same compare-and-set on `updated_at` as `put` ({@linkcode TokenChangedError}). A
+   * delete rejects with {@linkcode TeamHasMembersError} while a token that is not revoked names the team,
+   * checked in the same transaction.
    */
   putTeam(team: StoredTeam, audit: AuditEntry, basedOn?: string | null): Promise<void>;
   /** The audit trail, newest first. */

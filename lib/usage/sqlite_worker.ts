@@ -12,6 +12,7 @@ import { createSqliteStore } from "./sqlite_store.ts";
 import { BatchStaging, recordsOf, type StoreAnswer, type StoreCall } from "./sqlite_worker_protocol.ts";
 import type { UsageDatabase } from "./store.ts";
 import { lowerThreadPriority } from "../runtime/thread_priority.ts";
+import { TeamHasMembersError } from "../tokens/types.ts";
 
 /** Rows per transaction off the request thread: a whole pipeline batch is one commit. */
 const ROWS_PER_TRANSACTION = 1000;
@@ -70,7 +71,7 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "tokens.version":
       return await store.tokens.version();
     case "tokens.put":
-      return await store.tokens.put(call.token, call.audit, call.basedOn);
+      return await store.tokens.put(call.token, call.audit, call.basedOn, call.joins);
     case "tokens.putTeam":
       return await store.tokens.putTeam(call.team, call.audit, call.basedOn);
     case "tokens.audit":
@@ -90,6 +91,7 @@ scope.onmessage = (event) => {
           name: err instanceof Error ? err.name : "Error",
           message: err instanceof Error ? err.message : String(err),
           param: typeof err === "object" && err !== null && "param" in err ? String(err.param) : undefined,
+          members: err instanceof TeamHasMembersError ? [...err.members] : undefined,
         },
       }),
   );

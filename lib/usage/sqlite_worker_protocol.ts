@@ -53,16 +53,20 @@ export type StoreCall =
     | { method: "responses.prune"; before: string }
     | { method: "tokens.loadAll" }
     | { method: "tokens.version" }
-    | { method: "tokens.put"; token: StoredToken; audit: AuditEntry; basedOn?: string | null }
+    | { method: "tokens.put"; token: StoredToken; audit: AuditEntry; basedOn?: string | null; joins?: string }
     | { method: "tokens.putTeam"; team: StoredTeam; audit: AuditEntry; basedOn?: string | null }
     | { method: "tokens.audit"; query: AuditQuery }
   );
 
-/** An error as it crosses the thread boundary: enough to rebuild a `UsageQueryError` (which has `param`). */
+/**
+ * An error as it crosses the thread boundary: enough to rebuild a `UsageQueryError` (which has `param`) and a
+ * `TeamHasMembersError` (which has `members`).
+ */
 export interface StoreFailure {
   name: string;
   message: string;
   param?: string;
+  members?: string[];
 }
 
 /** The worker's answer to the call with the same `id`. */

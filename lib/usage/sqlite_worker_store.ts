@@ -22,6 +22,8 @@ import type { ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
 import {
   type AuditPage,
+  TeamGoneError,
+  TeamHasMembersError,
   TeamNameTakenError,
   TokenChangedError,
   TokenNameTakenError,
@@ -40,6 +42,7 @@ function errorOf(failure: StoreFailure): Error {
   if (failure.name === "UsageQueryError") return new UsageQueryError(failure.message, failure.param ?? "");
   const error = new Error(failure.message);
   error.name = failure.name;
+  if (failure.members !== undefined) Object.assign(error, { members: failure.members });
   return error;
 }
 
@@ -147,14 +150,15 @@ export async function openSqliteWorkerStore(
     async version() {
       return await tokenCall({ method: "tokens.version" }) as number;
     },
-    async put(token, audit, basedOn) {
+    async put(token, audit, basedOn, joins) {
       try {
-        await tokenCall({ method: "tokens.put", token, audit, basedOn });
+        await tokenCall({ method: "tokens.put", token, audit, basedOn, joins });
       } catch (err) {
         // Rebuilt on this side of the thread boundary, so callers can tell it by its class.
         if (err instanceof Error && err.name === "TokenNameTakenError") {
           throw new TokenNameTakenError(token.name);
         }
+        if (err instanceof Error && err.name === "TeamGoneError") throw new TeamGoneError(token.team ?? "");
         if (err instanceof Error && err.name === "TokenChangedError") throw new TokenChangedError(token.id);
         throw err;
       }
@@ -166,6 +170,9 @@ export async function openSqliteWorkerStore(
         // As for `put`: rebuilt here, so callers can tell the refusal by its class.
         if (err instanceof Error && err.name === "TeamNameTakenError") {
           throw new TeamNameTakenError(team.name);
+        }
+        if (err instanceof Error && err.name === "TeamHasMembersError") {
+          throw new TeamHasMembersError(team.name, (err as { members?: string[] }).members ?? []);
         }
         if (err instanceof Error && err.name === "TokenChangedError") throw new TokenChangedError(team.id);
         throw err;

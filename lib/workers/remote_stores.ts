@@ -11,6 +11,8 @@ import { UsageQueryError } from "../usage/query.ts";
 import type { ResponsesStore } from "../usage/responses_store.ts";
 import type { UsageDatabase } from "../usage/store.ts";
 import {
+  TeamGoneError,
+  TeamHasMembersError,
   TeamNameTakenError,
   TokenChangedError,
   TokenNameTakenError,
@@ -39,7 +41,7 @@ export function remoteCounterStore(channel: Channel): CounterStore {
 }
 
 /** Rebuilds the errors whose class a caller tests, from their name. */
-function rebuilt(err: unknown, subject: { name?: string; id: string }): Error {
+function rebuilt(err: unknown, subject: { name?: string; id: string; team?: string | null }): Error {
   if (!(err instanceof Error)) return new Error(String(err));
   switch (err.name) {
     case "UsageQueryError":
@@ -50,6 +52,10 @@ function rebuilt(err: unknown, subject: { name?: string; id: string }): Error {
       return new TeamNameTakenError(subject.name ?? "");
     case "TokenChangedError":
       return new TokenChangedError(subject.id);
+    case "TeamGoneError":
+      return new TeamGoneError(subject.team ?? "");
+    case "TeamHasMembersError":
+      return new TeamHasMembersError(subject.name ?? "", []);
   }
   return err;
 }
@@ -90,7 +96,11 @@ export function remoteUsageDatabase(
       throw rebuilt(err, { id: "" });
     }
   };
-  const write = async (method: string, subject: { name: string; id: string }, ...args: unknown[]) => {
+  const write = async (
+    method: string,
+    subject: { name: string; id: string; team?: string | null },
+    ...args: unknown[]
+  ) => {
     try {
       await channel.call(method, ...args);
     } catch (err) {
@@ -104,7 +114,7 @@ export function remoteUsageDatabase(
     kind,
     loadAll: () => call("tokens.loadAll"),
     version: () => call("tokens.version"),
-    put: (token, audit, basedOn) => write("tokens.put", token, token, audit, basedOn),
+    put: (token, audit, basedOn, joins) => write("tokens.put", token, token, audit, basedOn, joins),
     putTeam: (team, audit, basedOn) => write("tokens.putTeam", team, team, audit, basedOn),
     audit: (query) => call("tokens.audit", query),
     close: () => Promise.resolve(),

@@ -16,6 +16,7 @@ import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { adminCall, checkOneCreate, checkSerialRotations, race } from "../helpers/token_races.ts";
+import { connect, readResponse, send } from "../helpers/raw_http.ts";
 
 const ADMIN = "gw-lifecycle-admin-0123456789abcdef";
 const CLIENT = "gw-lifecycle-client-0123456789abcdef";
@@ -200,6 +201,37 @@ Deno.test("token creation (issue 20): 12 creates of one name at once give one 20
       (url) => adminCall(url, ADMIN, "POST", "/admin/tokens", { name: "twelve", models: ["chat-echo"] }),
     );
     await checkOneCreate(gw.url, ADMIN, "twelve", answers);
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("token creation: a token issued into a team while that team is deleted never joins a deleted team", async () => {
+  const gw = await startGateway(config(true));
+  try {
+    await adminJson(gw, "POST", "/admin/teams", { name: "doomed" });
+    // The token's request starts (headers and part of its body) while the team exists; the team is deleted
+    // (no members yet) before the rest of the body arrives and the token is written.
+    const body = JSON.stringify({ name: "late-member", models: ["chat-echo"], team: "doomed" });
+    const conn = await connect(gw.url);
+    await send(
+      conn,
+      `POST /admin/tokens HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${ADMIN}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await adminJson(gw, "DELETE", "/admin/teams/doomed");
+    await send(conn, body.slice(5));
+    const answer = await readResponse(conn);
+    conn.close();
+    // Refused, whichever came first: the name no longer validates, or the store refuses the join.
+    assert.equal(answer.status, 400, answer.body);
+    assert.equal(JSON.parse(answer.body).error.param, "team");
+    // A new team of the name starts with no members.
+    const again = await adminJson(gw, "POST", "/admin/teams", { name: "doomed", limits: { rpm: 1 } });
+    assert.deepEqual(again.members, []);
+    const tokens = await adminJson(gw, "GET", "/admin/tokens");
+    assert.equal(tokens.data.some((t: { name: string }) => t.name === "late-member"), false);
   } finally {
     await gw.stop();
   }

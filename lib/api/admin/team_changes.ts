@@ -15,7 +15,7 @@ import type { TokenDirectory } from "../../tokens/directory.ts";
 import type { StoredTeam } from "../../tokens/types.ts";
 import { type TeamFields, validateNewTeam, validateTeamPatch } from "../../tokens/validate_team.ts";
 import { conflict, randomHex, writeTime } from "./token_writes.ts";
-import { changeTeam, teamNameTaken, writeTeam } from "./team_writes.ts";
+import { changeTeam, teamHasMembers, teamNameTaken, writeTeam } from "./team_writes.ts";
 import { getTeam, listTeams, liveTeams, teamNotFound, teamView } from "./teams.ts";
 import { directoryOf, json } from "./tokens.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
@@ -131,15 +131,9 @@ function deletedView(team: StoredTeam) {
 function deleteTeam(ctx: RequestContext, directory: TokenDirectory, name: string): Promise<Response> {
   const find = () => findStored(ctx, directory, name);
   return changeTeam(ctx, directory, name, find, (current) => {
+    // Checked again by the store as it writes the delete: a token may join while this is worked out.
     const members = liveTeams(ctx, directory).members.get(current.name) ?? [];
-    if (members.length > 0) {
-      throw conflict(
-        `This team still has ${members.length} member token(s) (${
-          members.slice(0, 5).map((m) => `'${m.name}'`).join(", ")
-        }${members.length > 5 ? ", …" : ""}); move or revoke them first.`,
-        "team_has_members",
-      );
-    }
+    if (members.length > 0) throw teamHasMembers(members.map((m) => m.name));
     const now = writeTime(directory, current).iso;
     const team: StoredTeam = { ...current, deleted_at: now, updated_at: now };
     return {

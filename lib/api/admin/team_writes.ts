@@ -12,6 +12,7 @@ import {
   type AuditAction,
   type AuditEntry,
   type StoredTeam,
+  TeamHasMembersError,
   TeamNameTakenError,
   TokenChangedError,
 } from "../../tokens/types.ts";
@@ -23,6 +24,22 @@ import { CHANGE_ATTEMPTS, conflict, randomHex, storeUnavailable, writeQueue } fr
 /** 409 `team_name_taken`: a team of the config or a live stored team has the name. */
 export function teamNameTaken(name: string): GatewayError {
   return conflict(`A team named '${printable(name)}' already exists.`, "team_name_taken");
+}
+
+/**
+ * 409 `team_has_members`: a team is deleted only without members; `members` are their names as far as known
+ * (none when the refusal came from another process).
+ */
+export function teamHasMembers(members: readonly string[]): GatewayError {
+  const named = members.length === 0
+    ? ""
+    : ` (${members.slice(0, 5).map((m) => `'${printable(m)}'`).join(", ")}${
+      members.length > 5 ? ", …" : ""
+    })`;
+  return conflict(
+    `This team still has member token(s)${named}; move or revoke them first.`,
+    "team_has_members",
+  );
 }
 
 /**
@@ -51,6 +68,7 @@ export async function writeTeam(
     await directory.store.putTeam(team, entry, basedOn);
   } catch (err) {
     if (err instanceof TeamNameTakenError) throw teamNameTaken(team.name);
+    if (err instanceof TeamHasMembersError) throw teamHasMembers(err.members);
     if (err instanceof TokenChangedError) throw err;
     throw storeUnavailable(ctx, err);
   }

@@ -21,9 +21,11 @@ import {
   type AuditAction,
   type AuditEntry,
   type StoredToken,
+  TeamGoneError,
   TokenChangedError,
   TokenNameTakenError,
 } from "../../tokens/types.ts";
+import { badField } from "../../tokens/field_errors.ts";
 import type { RequestContext } from "../../http/context.ts";
 
 /**
@@ -127,10 +129,16 @@ export async function write(
     token_name: token.name,
     changes,
   };
+  // A live token joining a stored team: the store writes it only if that team is still there (a delete of it
+  // may have been answered since this request validated the name).
+  const team = token.revoked_at === null && token.team ? ctx.state.config.teams?.get(token.team) : undefined;
   try {
-    await directory.store.put(token, entry, basedOn);
+    await directory.store.put(token, entry, basedOn, team?.source === "api" ? team.id : undefined);
   } catch (err) {
     if (err instanceof TokenNameTakenError) throw nameTaken(token.name);
+    if (err instanceof TeamGoneError) {
+      throw badField("team", `the team "${printable(err.teamName)}" was deleted while this request was made`);
+    }
     if (err instanceof TokenChangedError) throw err;
     throw storeUnavailable(ctx, err);
   }
