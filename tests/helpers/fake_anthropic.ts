@@ -15,7 +15,8 @@
  *   Like Anthropic, it checks signatures: a thinking block sent back whose signature is not the one it gave is
  *   refused (400).
  * - a request with `cache_control` anywhere: usage reports cache writes and reads
- *   ({@linkcode FAKE_CACHE_USAGE}), in the Message and in `message_start`.
+ *   ({@linkcode FAKE_CACHE_USAGE}), in the Message and in `message_start`, the writes split by lifetime in
+ *   `cache_creation` (an hour when a `cache_control` asks `ttl: "1h"`).
  * - a forced tool (`tool_choice` `{type: "tool", name}`, or `{type: "any"}` on a model other than `claude-tools`,
  *   which then calls its last tool): a `tool_use` of that tool whose input matches its `input_schema`
  *   (`valueForSchema`, every string {@linkcode FAKE_CLAUDE_ANSWER}), streamed as `input_json_delta` fragments.
@@ -46,6 +47,22 @@ export const FAKE_CACHE_USAGE = { cache_creation_input_tokens: 40, cache_read_in
 /** Whether the request's body asks for prompt caching anywhere (system, messages or tools). */
 function cached(body: Record<string, unknown>): boolean {
   return JSON.stringify(body).includes('"cache_control"');
+}
+
+/**
+ * The cache counts of a request with `cache_control`, and Anthropic's split of the writes by lifetime: all of
+ * them kept an hour when a `cache_control` asks `ttl: "1h"`, else five minutes.
+ */
+function cacheUsage(body: Record<string, unknown>) {
+  const oneHour = JSON.stringify(body).includes('"ttl":"1h"');
+  const written = FAKE_CACHE_USAGE.cache_creation_input_tokens;
+  return {
+    ...FAKE_CACHE_USAGE,
+    cache_creation: {
+      ephemeral_5m_input_tokens: oneHour ? 0 : written,
+      ephemeral_1h_input_tokens: oneHour ? written : 0,
+    },
+  };
 }
 
 /** One request the fake received. */
@@ -91,7 +108,7 @@ const TOOL_INPUT_FRAGMENTS = [
   'renheit"}',
 ];
 
-function message(model: string, content: unknown[], stopReason: string, usage: Record<string, number>) {
+function message(model: string, content: unknown[], stopReason: string, usage: Record<string, unknown>) {
   return {
     id: "msg_fake01",
     type: "message",
@@ -150,8 +167,8 @@ function thinkingError(body: Record<string, unknown>): Response | null {
   return null;
 }
 
-function streamEvents(model: string, thinking = false, cache = false): Uint8Array[] {
-  const usage = { input_tokens: 25, output_tokens: 1, ...(cache ? FAKE_CACHE_USAGE : {}) };
+function streamEvents(model: string, thinking = false, cache?: ReturnType<typeof cacheUsage>): Uint8Array[] {
+  const usage = { input_tokens: 25, output_tokens: 1, ...cache };
   const start = event("message_start", {
     message: { ...message(model, [], "", usage), stop_reason: null },
   });
@@ -346,7 +363,7 @@ export function startFakeAnthropic(): FakeAnthropic {
     if (body.stream === true) {
       const events = forced !== null
         ? forcedToolEvents(model, forced)
-        : streamEvents(model, thinking, cached(body));
+        : streamEvents(model, thinking, cached(body) ? cacheUsage(body) : undefined);
       let i = 0;
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
@@ -383,7 +400,7 @@ export function startFakeAnthropic(): FakeAnthropic {
           cache_creation_input_tokens: 0,
           cache_read_input_tokens: 100,
           output_tokens: 7,
-          ...(cached(body) ? FAKE_CACHE_USAGE : {}),
+          ...(cached(body) ? cacheUsage(body) : {}),
         },
       ),
     );

@@ -105,6 +105,29 @@ admin_tokens:
     assert.equal(c.prompt_tokens, 20 + 40 + 300);
     assert.equal(micro(c.cost_cache_write), micro(40 * 3.75 / 1e6));
     assert.equal(micro(c.cost), micro((20 * 3 + 300 * 0.3 + 40 * 3.75 + 7 * 15) / 1e6));
+
+    // Writes kept an hour are priced as such on the Messages API's native path (Anthropic's cache_creation).
+    for (const stream of [false, true]) {
+      const hour = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: {
+          "x-api-key": TEST_TOKEN,
+          "anthropic-version": "2023-06-01",
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          model: "sonnet",
+          max_tokens: 50,
+          stream,
+          system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral", ttl: "1h" } }],
+          messages: [{ role: "user", content: "Hi" }],
+        }),
+      });
+      assert.equal(hour.status, 200);
+      await hour.body?.cancel();
+      const h = await recordOf(gw, hour.headers.get("x-request-id")!);
+      assert.equal(micro(h.cost_cache_write), micro(40 * 6 / 1e6), `stream: ${stream}`);
+    }
   } finally {
     await gw.stop();
     await fakes.stop();

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk } from "../../openai/types.ts";
 import { parseGeminiRequest } from "./request.ts";
-import { GeminiChunks } from "./response.ts";
+import { GeminiChunks, usageMetadata } from "./response.ts";
 
 Deno.test("gemini request: contents, system instruction, tools and generation config in the chat form", () => {
   const { chat, tolerance } = parseGeminiRequest(
@@ -111,4 +111,25 @@ Deno.test("gemini response: a streamed call is sent whole once its arguments are
   }]);
   assert.equal(candidate.finishReason, "STOP");
   assert.deepEqual(last.usageMetadata, { promptTokenCount: 3, candidatesTokenCount: 5, totalTokenCount: 8 });
+});
+
+Deno.test("gemini response: thoughts are counted beside the candidates, not in them", () => {
+  // A Gemini upstream's 20 candidate and 80 thought tokens are 100 completion tokens in the chat form.
+  const usage = usageMetadata({
+    prompt_tokens: 12,
+    completion_tokens: 100,
+    total_tokens: 112,
+    completion_tokens_details: { reasoning_tokens: 80 },
+  });
+  assert.deepEqual(usage, {
+    promptTokenCount: 12,
+    candidatesTokenCount: 20,
+    thoughtsTokenCount: 80,
+    totalTokenCount: 112,
+  });
+  assert.equal(
+    (usage.promptTokenCount as number) + (usage.candidatesTokenCount as number) +
+      (usage.thoughtsTokenCount as number),
+    usage.totalTokenCount,
+  );
 });

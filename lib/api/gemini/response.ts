@@ -22,12 +22,16 @@ export function usageMetadata(usage: Usage): JsonObject {
   const details = usage.prompt_tokens_details as { cached_tokens?: unknown } | undefined | null;
   const reasoning = (usage.completion_tokens_details as { reasoning_tokens?: unknown } | undefined | null)
     ?.reasoning_tokens;
+  // The chat form's completion count includes its reasoning; Google counts thoughts beside the candidates.
+  const thoughts = typeof reasoning === "number" && reasoning > 0
+    ? Math.min(reasoning, usage.completion_tokens)
+    : 0;
   const out: JsonObject = {
     promptTokenCount: usage.prompt_tokens,
-    candidatesTokenCount: usage.completion_tokens,
+    candidatesTokenCount: usage.completion_tokens - thoughts,
     totalTokenCount: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
   };
-  if (typeof reasoning === "number" && reasoning > 0) out.thoughtsTokenCount = reasoning;
+  if (thoughts > 0) out.thoughtsTokenCount = thoughts;
   if (typeof details?.cached_tokens === "number" && details.cached_tokens > 0) {
     out.cachedContentTokenCount = details.cached_tokens;
   }

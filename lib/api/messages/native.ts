@@ -93,6 +93,8 @@ export interface MessagesUsage {
   input: number;
   output: number;
   cacheCreation: number;
+  /** Of the cache writes, those kept an hour (`cache_creation.ephemeral_1h_input_tokens`); the rest 5-minute. */
+  cacheCreation1h: number;
   cacheRead: number;
 }
 
@@ -108,10 +110,12 @@ export function readMessagesUsage(usage: unknown, base?: MessagesUsage): Message
   const input = pick("input_tokens", base?.input);
   const output = pick("output_tokens", base?.output);
   if (input === undefined || output === undefined) return undefined;
+  const split = isObject(u.cache_creation) ? u.cache_creation.ephemeral_1h_input_tokens : undefined;
   return {
     input,
     output,
     cacheCreation: pick("cache_creation_input_tokens", base?.cacheCreation) ?? 0,
+    cacheCreation1h: count(split) ? split : base?.cacheCreation1h ?? 0,
     cacheRead: pick("cache_read_input_tokens", base?.cacheRead) ?? 0,
   };
 }
@@ -122,12 +126,14 @@ export function readMessagesUsage(usage: unknown, base?: MessagesUsage): Message
  */
 export function usageTokens(usage: MessagesUsage): TokenClasses {
   // Anthropic's input excludes its cache reads and writes; the gateway's prompt count includes them, and they
-  // are priced apart (writes as five-minute ones: the stream's usage does not say which lifetime).
+  // are priced apart, the writes by lifetime (`cache_creation` splits them; without it, all are 5-minute).
+  const oneHour = Math.min(usage.cacheCreation1h, usage.cacheCreation);
   return {
     prompt: usage.input + usage.cacheCreation + usage.cacheRead,
     completion: usage.output,
     cachedRead: usage.cacheRead,
-    cacheWrite5m: usage.cacheCreation,
+    cacheWrite5m: usage.cacheCreation - oneHour,
+    cacheWrite1h: oneHour,
   };
 }
 

@@ -79,7 +79,13 @@ Deno.test("messages native stream: every event forwarded as `event: <type>`, the
   });
   assert.deepEqual(frames.slice(1).map((f) => f.data), REST, "thinking, signatures and pings unchanged");
   assert.equal(outcome.end, "ok");
-  assert.deepEqual(outcome.usage, { input: 25, output: 15, cacheCreation: 40, cacheRead: 300 });
+  assert.deepEqual(outcome.usage, {
+    input: 25,
+    output: 15,
+    cacheCreation: 40,
+    cacheCreation1h: 0,
+    cacheRead: 300,
+  });
   assert.deepEqual(outcome.texts, ["Hmm", "Hi"]);
   assert.equal(typeof outcome.firstChunkAt, "number");
 });

@@ -116,8 +116,33 @@ Deno.test("messages native answer: the alias as model, the upstream's id and blo
 
 Deno.test("messages native usage: cache counts in the prompt; message_delta counts laid over message_start's", () => {
   const usage = readMessagesUsage(MESSAGE.usage)!;
-  assert.deepEqual(usage, { input: 10, output: 5, cacheCreation: 3, cacheRead: 100 });
-  assert.deepEqual(usageTokens(usage), { prompt: 113, completion: 5, cachedRead: 100, cacheWrite5m: 3 });
+  assert.deepEqual(usage, { input: 10, output: 5, cacheCreation: 3, cacheCreation1h: 0, cacheRead: 100 });
+  assert.deepEqual(usageTokens(usage), {
+    prompt: 113,
+    completion: 5,
+    cachedRead: 100,
+    cacheWrite5m: 3,
+    cacheWrite1h: 0,
+  });
+  // `cache_creation` splits the writes by lifetime; the hour-long ones are priced as such.
+  const split = readMessagesUsage({
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_creation_input_tokens: 1000,
+    cache_creation: { ephemeral_5m_input_tokens: 400, ephemeral_1h_input_tokens: 600 },
+  })!;
+  assert.deepEqual(usageTokens(split), {
+    prompt: 1010,
+    completion: 5,
+    cachedRead: 0,
+    cacheWrite5m: 400,
+    cacheWrite1h: 600,
+  });
+  assert.equal(
+    readMessagesUsage({ output_tokens: 9 }, split)!.cacheCreation1h,
+    600,
+    "kept over a later delta",
+  );
   const later = readMessagesUsage({ output_tokens: 42 }, usage)!;
   assert.deepEqual(later, { ...usage, output: 42 });
   assert.equal(readMessagesUsage({ output_tokens: 3 }), undefined, "no input count, no usage");
@@ -126,6 +151,7 @@ Deno.test("messages native usage: cache counts in the prompt; message_delta coun
     input: 1,
     output: 2,
     cacheCreation: 0,
+    cacheCreation1h: 0,
     cacheRead: 0,
   });
 });

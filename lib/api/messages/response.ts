@@ -14,6 +14,7 @@
  * @module
  */
 import { badGateway } from "../../errors.ts";
+import { tokenClassesOf } from "../../pricing/cost.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 
 /** `msg_` / `toolu_` followed by 24 random base-62 characters, like Anthropic's ids. */
@@ -37,11 +38,10 @@ function count(value: unknown): number {
 
 /** The chat usage in Anthropic's terms. */
 export function messagesUsage(usage: Usage): MessagesUsage {
-  const details = usage.prompt_tokens_details as
-    | { cached_tokens?: unknown; cache_write_tokens?: unknown }
-    | null;
-  const read = count(details?.cached_tokens);
-  const written = count(details?.cache_write_tokens);
+  // The chat form's classes as the gateway reads them everywhere (its cache writes are by lifetime).
+  const classes = tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage);
+  const read = count(classes.cachedRead);
+  const written = count(classes.cacheWrite5m) + count(classes.cacheWrite1h);
   return {
     input_tokens: Math.max(0, count(usage.prompt_tokens) - read - written),
     output_tokens: count(usage.completion_tokens),

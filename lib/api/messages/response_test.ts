@@ -64,13 +64,13 @@ Deno.test("messages response: stop reasons from finish reasons, a refusal, a nam
   assert.deepEqual(stop("stop", { content: null, refusal: "I can't." }), ["refusal", null]);
 });
 
-Deno.test("messages response: cache reads and writes are apart from input_tokens", () => {
+Deno.test("messages response: cache reads and writes (both lifetimes, as providers report them) are apart from input_tokens", () => {
   assert.deepEqual(
     messagesUsage({
       prompt_tokens: 1000,
       completion_tokens: 5,
       total_tokens: 1005,
-      prompt_tokens_details: { cached_tokens: 800, cache_write_tokens: 150 },
+      prompt_tokens_details: { cached_tokens: 800, cache_write_5m_tokens: 100, cache_write_1h_tokens: 50 },
     }),
     { input_tokens: 50, output_tokens: 5, cache_creation_input_tokens: 150, cache_read_input_tokens: 800 },
   );

@@ -9,6 +9,7 @@
 import { clientCall } from "./namespaces.ts";
 import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
 import type { ResponseParams } from "./request.ts";
+import { tokenClassesOf } from "../../pricing/cost.ts";
 
 /** `resp_`, `msg_`, `fc_` … followed by 48 random hex digits, like OpenAI's ids. */
 export function newId(prefix: string): string {
@@ -21,25 +22,16 @@ export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "faile
 
 /** `ResponseUsage` from the chat usage: cached and reasoning token counts kept, zero when not reported. */
 export function responseUsage(usage: Usage): JsonObject {
-  const promptDetails = usage.prompt_tokens_details as
-    | { cached_tokens?: unknown; cache_write_tokens?: unknown }
-    | undefined
-    | null;
-  const completionDetails = usage.completion_tokens_details as
-    | { reasoning_tokens?: unknown }
-    | undefined
-    | null;
-  const cached = promptDetails?.cached_tokens;
-  const written = promptDetails?.cache_write_tokens;
-  const reasoning = completionDetails?.reasoning_tokens;
+  // The chat form's classes as the gateway reads them everywhere (its cache writes are by lifetime).
+  const classes = tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage);
   return {
     input_tokens: usage.prompt_tokens,
     input_tokens_details: {
-      cached_tokens: typeof cached === "number" ? cached : 0,
-      cache_write_tokens: typeof written === "number" ? written : 0,
+      cached_tokens: classes.cachedRead ?? 0,
+      cache_write_tokens: (classes.cacheWrite5m ?? 0) + (classes.cacheWrite1h ?? 0),
     },
     output_tokens: usage.completion_tokens,
-    output_tokens_details: { reasoning_tokens: typeof reasoning === "number" ? reasoning : 0 },
+    output_tokens_details: { reasoning_tokens: classes.reasoning ?? 0 },
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
   };
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ChatCompletion } from "../../openai/types.ts";
 import { parseResponsesRequest } from "./request.ts";
-import { completionToResponse, type ResponseFrame } from "./response.ts";
+import { completionToResponse, type ResponseFrame, responseUsage } from "./response.ts";
 import { loadOpenApiSchemas } from "../../../tests/helpers/openapi_schema.ts";
 
 /** The spec's schemas (null on a local run without the spec; CI always has it). */
@@ -55,6 +55,16 @@ Deno.test("responses response: a text answer", () => {
     output_tokens_details: { reasoning_tokens: 2 },
     total_tokens: 15,
   });
+});
+
+Deno.test("responses response: cache writes of both lifetimes show as input_tokens_details.cache_write_tokens", () => {
+  const usage = responseUsage({
+    prompt_tokens: 1010,
+    completion_tokens: 5,
+    total_tokens: 1015,
+    prompt_tokens_details: { cached_tokens: 0, cache_write_5m_tokens: 400, cache_write_1h_tokens: 600 },
+  });
+  assert.deepEqual(usage.input_tokens_details, { cached_tokens: 0, cache_write_tokens: 1000 });
 });
 
 Deno.test("responses response: tool calls become function_call items after the text", () => {
