@@ -381,7 +381,7 @@ Deno.test("websocket: closing the socket mid-stream aborts the upstream request"
 
 Deno.test("websocket: a message that is not JSON, or not a response.create, gets a 400 error event", async () => {
   await withSetup(async ({ gw }) => {
-    const client = await Client.open(gw, TOKEN);
+    const client = await Client.open(gw, TOKEN, "ws-bad-test");
     try {
       const cases: [string, string | null][] = [
         ["{not json", null],
@@ -409,6 +409,21 @@ Deno.test("websocket: a message that is not JSON, or not a response.create, gets
     } finally {
       client.close();
     }
+    // Each message is one request, refused ones too: one record each, numbered as sent.
+    type Row = { request_id: string; endpoint: string; status: number; error_code: string | null };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.length >= 7, {
+      sql: "SELECT * FROM usage WHERE request_id LIKE 'ws-bad-test.%' ORDER BY request_id",
+      settleMs: 200,
+    });
+    assert.deepEqual(rows.map((r) => r.request_id), [1, 2, 3, 4, 5, 6, 7].map((n) => `ws-bad-test.${n}`));
+    assert.deepEqual(rows.map((r) => r.status), [400, 400, 400, 400, 400, 400, 200]);
+    assert.ok(rows.every((r) => r.endpoint === "responses"));
+    assert.equal(rows[0].error_code, "invalid_json");
+    assert.equal(
+      gw.logs.filter((l) => l.msg === "request" && String(l.request_id).startsWith("ws-bad-test.")).length,
+      7,
+      "one access-log line each",
+    );
   });
 });
 

@@ -5,6 +5,7 @@
  * a `POST /v1/responses` body (`stream` is implied); each is answered, in turn, with exactly the events that
  * body gets over SSE, one JSON text message per event, or with one error event:
  * `{"type": "error", "status": <HTTP status>, "error": {"type", "code", "message", "param"}}`.
+ * A message that is not a `response.create` is a request too, answered with its 400 error event.
  *
  * Every message is a request of its own: it becomes a `POST /v1/responses` with the handshake's headers
  * (lib/http/frame_request.ts) and runs through the gateway's request handling with this API's own handler, so
@@ -18,6 +19,7 @@
  * @module
  */
 import { acceptWebSocket, type ClientRequest } from "../../runtime/types.ts";
+import { GatewayError } from "../../errors.ts";
 import type { ClientContext } from "../../http/context.ts";
 import {
   handshakeOf,
@@ -55,12 +57,12 @@ export function errorEvent(status: number, error: JsonObject): string {
   });
 }
 
-function invalid(message: string, code: string, param: string | null = null): string {
-  return errorEvent(400, { type: "invalid_request_error", code, message, param });
+function invalid(message: string, code: string, param: string | null = null): GatewayError {
+  return new GatewayError(400, message, { type: "invalid_request_error", code, param });
 }
 
-/** What a message asks for: a request body and its handler, or the error event that answers it. */
-export type ParsedMessage = { body: JsonObject; handler: MessageHandler } | { error: string };
+/** What a message asks for: a request body and its handler, or the client's mistake that answers it. */
+export type ParsedMessage = { body: JsonObject; handler: MessageHandler } | { error: GatewayError };
 
 /** Reads a client message: a `response.create` event becomes a streamed Responses body. */
 export function parseMessage(data: string | Uint8Array): ParsedMessage {
@@ -89,6 +91,11 @@ export function parseMessage(data: string | Uint8Array): ParsedMessage {
   // Over a WebSocket every answer is a stream, whatever the message says.
   body.stream = true;
   return { body, handler: generate === false ? handleResponsesPrewarm : handleResponses };
+}
+
+/** The handler of a message that could not be read: it refuses the request with `error`. */
+function refusal(error: GatewayError): MessageHandler {
+  return () => Promise.reject(error);
 }
 
 /** The error event of a request that was answered with a JSON error instead of a stream. */
@@ -120,9 +127,13 @@ export function handleResponsesWebSocket(
     async answer(data, send, signal) {
       const n = ++count;
       const parsed = parseMessage(data);
-      if ("error" in parsed) return send(parsed.error);
-      const frameRequest = messageRequest(handshake, n, JSON.stringify(parsed.body), signal);
-      const response = await dispatch(frameRequest, parsed.handler, { responses });
+      // A message that is no `response.create` is a request too, refused with its 400: recorded and logged
+      // once, as the same mistake in a POST would be.
+      const [body, handler] = "error" in parsed
+        ? ["", refusal(parsed.error)]
+        : [JSON.stringify(parsed.body), parsed.handler];
+      const frameRequest = messageRequest(handshake, n, body, signal);
+      const response = await dispatch(frameRequest, handler, { responses });
       const type = response.headers.get("content-type") ?? "";
       if (response.body === null || !type.startsWith("text/event-stream")) {
         return send(await errorOf(response));
