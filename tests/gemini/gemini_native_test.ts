@@ -125,6 +125,16 @@ Deno.test("gemini native: a mid-stream error ends with Google's error chunk; the
     const last = JSON.parse(events.at(-1)!.slice(6));
     assert.equal(typeof last.error?.code, "number");
     assert.equal(typeof last.error?.status, "string");
+    // The usage so far was the prompt's only: the output the client got is counted, and marked estimated.
+    const [row] = await pollUsageRows<
+      { prompt_tokens: number; completion_tokens: number; tokens_estimated: number; error_code: string }
+    >(gw, (r) => r.length >= 1, {
+      sql: "SELECT prompt_tokens, completion_tokens, tokens_estimated, error_code FROM usage ORDER BY rowid",
+    });
+    assert.equal(row.prompt_tokens, 30);
+    assert.ok(row.completion_tokens > 0, `completion ${row.completion_tokens}`);
+    assert.equal(row.tokens_estimated, 1);
+    assert.ok(row.error_code);
 
     const capped = new GoogleGenAI({
       apiKey: CEILING,

@@ -10,7 +10,8 @@
  * - `gem-length` / `gem-safety`: `gem-ok`'s answer ending with `finishReason` `MAX_TOKENS` / `SAFETY`.
  * - `gem-json`: answers {@linkcode GEMINI_JSON} (a JSON document, as under `responseMimeType: application/json`).
  * - `gem-429` / `gem-503` / `gem-500`: Google error bodies (429 with `RetryInfo.retryDelay` "7s").
- * - `gem-midstream-error`: one text event, then an `{"error":…}` event.
+ * - `gem-midstream-error`: one text event (with the prompt's usage only, as early chunks have), then an
+ *   `{"error":…}` event.
  * - `gem-hang`: one text event, then silence until the client aborts (noted in `aborted`).
  * - any model for `embedContent` / `batchEmbedContents`: `outputDimensionality` (default 8) exact floats.
  * - any answering model asked for `generationConfig.thinkingConfig.includeThoughts`: the answer starts with a
@@ -250,7 +251,12 @@ export function startFakeGemini(): FakeGemini {
     }
 
     if (toolTurn) return sse(request, [TOOL_CALL_EVENT]);
-    if (model === "gem-midstream-error") return sse(request, [textEvent("partial ")], "error");
+    if (model === "gem-midstream-error") {
+      // As Google's early chunks do, the first carries the usage so far: the prompt only.
+      return sse(request, [
+        textEvent("partial answer ", undefined, { promptTokenCount: 30, totalTokenCount: 30 }),
+      ], "error");
+    }
     if (model === "gem-hang") return sse(request, [textEvent("waiting")], "hang");
     const words = final.split(/(?<= )/);
     const third = Math.ceil(words.length / 3);

@@ -171,7 +171,14 @@ async function answerNative(
     asked: true,
   }, {
     body: (ending) => geminiNativeStreamBody(result.stream, { ...ending, alias, sse }),
-    usage: ({ usage }) => usage && { ...usage, estimated: false },
+    // Google's chunks carry the usage so far (early ones only the prompt): a stream that did not end keeps the
+    // prompt count, and its output is counted from what the client received.
+    usage: ({ usage, end }) =>
+      usage === undefined
+        ? undefined
+        : end === "ok"
+        ? { ...usage, estimated: false }
+        : { prompt: usage.prompt },
   });
   if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
   return answer;
