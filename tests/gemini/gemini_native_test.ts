@@ -15,7 +15,7 @@ import {
   GEMINI_ANSWER,
   startFakeGemini,
 } from "../helpers/fake_gemini.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 
@@ -169,4 +169,43 @@ Deno.test("gemini native: embedContent and batchEmbedContents over a gemini embe
     assert.deepEqual(many.embeddings?.map((e) => e.values?.length), [3, 3]);
     assert.equal(fake.requests.at(-1)!.model, "text-embedding-004");
   });
+});
+
+Deno.test("gemini embed: an upstream that answers base64 is a 502, recorded with the tokens it reported", async () => {
+  // An OpenAI-compatible embedding upstream that answers base64 whatever it is asked.
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    await request.text();
+    return Response.json({
+      object: "list",
+      data: [{ object: "embedding", index: 0, embedding: "AAAAAA==" }],
+      model: "emb",
+      usage: { prompt_tokens: 9, total_tokens: 9 },
+    });
+  });
+  const gw = await startGateway(`
+providers:
+  oa: { type: openai, base_url: "http://127.0.0.1:${upstream.addr.port}/v1", api_key: sk-emb-0123456789 }
+models:
+  emb-b64: { type: embedding, targets: [ { provider: oa, model: emb } ] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+`);
+  try {
+    const res = await fetch(`${gw.url}/v1beta/models/emb-b64:embedContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ content: { parts: [{ text: "embed me" }] } }),
+    });
+    assert.equal(res.status, 502);
+    await res.body?.cancel();
+    const [row] = await pollUsageRows<{ status: number; prompt_tokens: number; tokens_estimated: number }>(
+      gw,
+      (r) => r.length >= 1,
+      { sql: "SELECT status, prompt_tokens, tokens_estimated FROM usage ORDER BY rowid" },
+    );
+    assert.deepEqual([row.status, row.prompt_tokens, row.tokens_estimated], [502, 9, 0]);
+  } finally {
+    await gw.stop();
+    await upstream.shutdown();
+  }
 });

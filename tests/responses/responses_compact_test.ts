@@ -31,6 +31,7 @@ providers:
 models:
   chat-native: { type: chat, targets: [ { provider: native, model: resp-ok } ] }
   chat-translated: { type: chat, targets: [ { provider: chat, model: gpt-ok } ] }
+  chat-refusing: { type: chat, targets: [ { provider: chat, model: gpt-refuse } ] }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -149,5 +150,21 @@ Deno.test("responses compact: a translated target summarises through the alias; 
     assert.deepEqual(rows.map((r) => r.endpoint), ["responses", "responses", "responses"]);
     assert.ok(rows[0].prompt_tokens > 0);
     assert.equal(rows[0].dropped, "client_metadata");
+  });
+});
+
+Deno.test("responses compact: an upstream that answers with no summary is a 502, recorded with the tokens it used", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    // gpt-refuse answers with a refusal, no content: nothing to compact into, though the upstream worked.
+    const { status } = await post(gw, "/responses/compact", { model: "chat-refusing", input: CONVERSATION });
+    assert.equal(status, 502);
+    const [row] = await pollUsageRows<
+      { status: number; prompt_tokens: number; completion_tokens: number; tokens_estimated: number }
+    >(gw, (r) => r.length >= 1, {
+      sql: "SELECT status, prompt_tokens, completion_tokens, tokens_estimated FROM usage ORDER BY rowid",
+    });
+    assert.equal(row.status, 502);
+    // The fake's usage: 11 prompt and 7 completion tokens, as it reported them.
+    assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.tokens_estimated], [11, 7, 0]);
   });
 });

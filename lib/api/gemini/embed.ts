@@ -9,7 +9,7 @@
  * @module
  */
 import { GatewayError, invalidRequest } from "../../errors.ts";
-import { admit, type Answer, type TokenUsage } from "../../http/accounting.ts";
+import { admit, type Answer, noteOutcome, type TokenUsage } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
@@ -81,15 +81,17 @@ export async function geminiEmbed(
     ctx.signal,
     (target, provider) => provider.embed(embed, upstreamCall(ctx, target)),
   );
+  const usage: TokenUsage = result.usage.prompt_tokens > 0
+    ? { prompt: result.usage.prompt_tokens, completion: 0, estimated: false }
+    : { prompt: await countTokens(input), completion: 0, estimated: true };
   const vectors = [...result.data].sort((a, b) => a.index - b.index).map((item) => {
     if (typeof item.embedding === "string") {
+      // Refused, but the upstream answered: its usage is the request's, recorded and charged.
+      noteOutcome(ctx, { usage });
       throw new GatewayError(502, "The upstream answered base64 embeddings.");
     }
     return { values: item.embedding };
   });
-  const usage: TokenUsage = result.usage.prompt_tokens > 0
-    ? { prompt: result.usage.prompt_tokens, completion: 0, estimated: false }
-    : { prompt: await countTokens(input), completion: 0, estimated: true };
   noteDropped(ctx, headers, { refusal: null, native: [], dropped });
   const payload = batch ? { embeddings: vectors } : { embedding: vectors[0] };
   return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };

@@ -16,14 +16,14 @@
  */
 import { badGateway, GatewayError, inClientTerms } from "../../errors.ts";
 import type { ChatCompletion, ChatRequest, JsonObject } from "../../openai/types.ts";
-import { admitChat, type Answer } from "../../http/accounting.ts";
+import { admitChat, type Answer, noteOutcome } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import { noteDropped } from "../../http/tolerance.ts";
-import { answerJson, completionReported, completionTexts } from "../../answer/runner.ts";
+import { answerJson, completionReported, completionTexts, usageOf } from "../../answer/runner.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { compactionItem } from "./compaction_item.ts";
 import { withHistory } from "./create.ts";
@@ -116,6 +116,8 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const message = completion.choices[0]?.message as { content?: unknown } | undefined;
   const summary = typeof message?.content === "string" ? message.content : "";
   if (summary.trim() === "") {
+    // Refused, but the upstream answered: what it reports it used is the request's, recorded and charged.
+    noteOutcome(ctx, { usage: await usageOf(completionReported(completion), { chat }, []) });
     throw badGateway(`Provider "${routed.target.provider}" answered the compaction with no summary.`);
   }
   return await answerJson(routed.headers, { chat }, {
