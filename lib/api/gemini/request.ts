@@ -187,16 +187,31 @@ function lowerTypes(schema: JsonObject): JsonObject {
   return out;
 }
 
-/** `toolConfig.functionCallingConfig` as `tool_choice`. */
-function toolChoice(config: unknown): unknown {
-  if (!isObject(config) || !isObject(config.functionCallingConfig)) return undefined;
+/**
+ * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `allowedFunctionNames` bounds what a
+ * forced call (`ANY`, `VALIDATED`) may call: one name forces that function; several leave only those tools in
+ * the chat form, the call still required, so the model calls one of them and no other.
+ */
+function applyToolChoice(config: unknown, chat: ChatRequest): void {
+  const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
+  if (tools === undefined || !isObject(config) || !isObject(config.functionCallingConfig)) return;
   const { mode, allowedFunctionNames } = config.functionCallingConfig;
-  if (mode === "NONE") return "none";
-  if (mode === "ANY" || mode === "VALIDATED") {
-    const names = Array.isArray(allowedFunctionNames) ? allowedFunctionNames : [];
-    return names.length === 1 ? { type: "function", function: { name: names[0] } } : "required";
-  }
-  return mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED" ? "auto" : undefined;
+  if (mode === "NONE") chat.tool_choice = "none";
+  else if (mode === "ANY" || mode === "VALIDATED") {
+    const path = "toolConfig.functionCallingConfig.allowedFunctionNames";
+    const names = allowedFunctionNames == null
+      ? []
+      : list(allowedFunctionNames, path).map((n, i) => text(n, `${path}[${i}]`));
+    if (names.length === 0) chat.tool_choice = "required";
+    else {
+      const allowed = tools.filter((t) =>
+        names.includes(String((t.function as JsonObject | undefined)?.name))
+      );
+      if (allowed.length === 0) throw bad(path, "names no function declared in 'tools'.");
+      chat.tools = allowed;
+      chat.tool_choice = names.length === 1 ? { type: "function", function: { name: names[0] } } : "required";
+    }
+  } else if (mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED") chat.tool_choice = "auto";
 }
 
 /** The generation settings the chat form carries. */
@@ -290,8 +305,7 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
     const tools = toolsOf(list(body.tools, "tools"), tolerance);
     if (tools.length > 0) chat.tools = tools;
   }
-  const choice = toolChoice(body.toolConfig);
-  if (choice !== undefined && chat.tools !== undefined) chat.tool_choice = choice;
+  applyToolChoice(body.toolConfig, chat);
   if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance);
   return { chat, body, tolerance };
 }

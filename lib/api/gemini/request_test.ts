@@ -133,3 +133,36 @@ Deno.test("gemini response: thoughts are counted beside the candidates, not in t
     usage.totalTokenCount,
   );
 });
+
+Deno.test("gemini request: allowedFunctionNames bounds a forced call to those functions", () => {
+  const declarations = ["get_weather", "get_time", "delete_account"].map((name) => ({
+    name,
+    parameters: { type: "OBJECT", properties: {} },
+  }));
+  const ask = (config: Record<string, unknown>) =>
+    parseGeminiRequest(
+      {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+        tools: [{ functionDeclarations: declarations }],
+        toolConfig: { functionCallingConfig: config },
+      },
+      "alias",
+      false,
+    ).chat;
+  const names = (chat: Record<string, unknown>) =>
+    (chat.tools as { function: { name: string } }[]).map((t) => t.function.name);
+  const two = ask({ mode: "ANY", allowedFunctionNames: ["get_weather", "get_time"] });
+  assert.deepEqual(names(two), ["get_weather", "get_time"], "only the allowed ones may be called");
+  assert.equal(two.tool_choice, "required");
+  const one = ask({ mode: "ANY", allowedFunctionNames: ["get_time"] });
+  assert.deepEqual(one.tool_choice, { type: "function", function: { name: "get_time" } });
+  const any = ask({ mode: "ANY" });
+  assert.deepEqual(names(any), ["get_weather", "get_time", "delete_account"]);
+  assert.equal(any.tool_choice, "required");
+  assert.equal(ask({ mode: "AUTO" }).tool_choice, "auto");
+  assert.throws(
+    () => ask({ mode: "ANY", allowedFunctionNames: ["launch"] }),
+    (e: unknown) => e instanceof GatewayError && e.status === 400,
+    "a name of no declared function",
+  );
+});
