@@ -181,3 +181,37 @@ Deno.test("responses native-only fields: top_logprobs 0 and max_tool_calls serve
     );
   });
 });
+
+Deno.test("responses tool outputs with images: a native target gets them as sent; a translated one as a user message", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const screenshot = { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" };
+    const input = [
+      { role: "user", content: "What does the page show?" },
+      { type: "function_call", call_id: "call_1", name: "screenshot", arguments: "{}" },
+      {
+        type: "function_call_output",
+        call_id: "call_1",
+        output: [{ type: "input_text", text: "the page" }, screenshot],
+      },
+    ];
+    const native = await post(gw, { model: "chat-native", input });
+    assert.equal(native.status, 200, await native.clone().text());
+    await native.body?.cancel();
+    assert.deepEqual(fakes.native.requests.at(-1)!.body.input, input, "passed through as sent");
+
+    const translated = await post(gw, { model: "chat-translated", input });
+    assert.equal(translated.status, 200, await translated.clone().text());
+    await translated.body?.cancel();
+    const messages = fakes.chat.requests.at(-1)!.body.messages as { role: string; content: unknown }[];
+    assert.deepEqual(messages.slice(-2), [
+      { role: "tool", tool_call_id: "call_1", content: "the page" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "(returned by the tool)" },
+          { type: "image_url", image_url: { url: screenshot.image_url, detail: "auto" } },
+        ],
+      },
+    ]);
+  });
+});

@@ -43,7 +43,8 @@ function contentPart(part: unknown, param: string, role: string, needs?: NativeN
   }
   if (type === "refusal") return { type: "text", text: string(part, "refusal", `${param}.refusal`, true)! };
   if (type === "input_image") {
-    if (role !== "user") {
+    // A tool's output may hold images too (a screenshot tool): `function_call_output.output`'s parts.
+    if (role !== "user" && role !== "tool") {
       throw invalidRequest(
         `Images are only allowed in user messages ('${param}').`,
         `${param}.type`,
@@ -64,7 +65,7 @@ function contentPart(part: unknown, param: string, role: string, needs?: NativeN
     return { type: "image_url", image_url: { url, detail: detail === "original" ? "high" : detail } };
   }
   if (type === "input_file") {
-    if (role !== "user") {
+    if (role !== "user" && role !== "tool") {
       throw invalidRequest(
         `Files are only allowed in user messages ('${param}').`,
         `${param}.type`,
@@ -128,6 +129,9 @@ function messageContent(
  * (`needs` absent), as reasoning items are.
  */
 function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeeds, notes?: InputNotes): void {
+  /** Images of the tool outputs just translated, sent after the last of them (chat tool messages take none). */
+  let media: JsonObject[] = [];
+  let mediaPath = "";
   items.forEach((item, i) => {
     const param = `input[${i}]`;
     const push = (message: ChatMessage, path: string) => {
@@ -169,14 +173,30 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       let content: string;
       if (typeof output === "string") content = output;
       else if (Array.isArray(output)) {
-        content = output.map((p, j) => contentPart(p, `${param}.output[${j}]`, "tool")?.text ?? "").join("");
+        const texts: string[] = [];
+        output.forEach((p, j) => {
+          const part = contentPart(p, `${param}.output[${j}]`, "tool", needs);
+          if (part?.type === "image_url") media.push(part);
+          else if (part !== null) texts.push(part.text as string);
+        });
+        content = texts.join("");
+        mediaPath = `${param}.output`;
       } else {throw output === undefined
           ? missing(`${param}.output`)
-          : wrongType(`${param}.output`, "a string", output);}
+          : wrongType(`${param}.output`, "a string or an array", output);}
       push(
         { role: "tool", tool_call_id: string(item, "call_id", `${param}.call_id`, true)!, content },
         `${param}.output`,
       );
+      const next = items[i + 1];
+      if (media.length > 0 && !(isObject(next) && next.type === "function_call_output")) {
+        // After the last of a turn's tool outputs: the chat form's tool messages must follow their call.
+        push(
+          { role: "user", content: [{ type: "text", text: "(returned by the tool)" }, ...media] },
+          mediaPath,
+        );
+        media = [];
+      }
       return;
     }
     // Reasoning items carry the model's own state; a translated target cannot take them back, so they are left out.

@@ -45,6 +45,42 @@ Deno.test("responses input items: items become messages, tool calls and tool res
   ]);
 });
 
+Deno.test("responses input items: a tool's output may hold images, sent after the turn's last tool output", () => {
+  const screenshot = { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" };
+  const parsed = parseResponsesRequest({
+    model: "m",
+    input: [
+      { role: "user", content: "Look at both pages." },
+      { type: "function_call", call_id: "c1", name: "shot", arguments: "{}" },
+      { type: "function_call", call_id: "c2", name: "shot", arguments: "{}" },
+      {
+        type: "function_call_output",
+        call_id: "c1",
+        output: [{ type: "input_text", text: "page 1" }, screenshot],
+      },
+      { type: "function_call_output", call_id: "c2", output: [screenshot] },
+      { role: "user", content: "Which is better?" },
+    ],
+  });
+  const image = { type: "image_url", image_url: { url: screenshot.image_url, detail: "auto" } };
+  assert.deepEqual(parsed.chat.messages.slice(2), [
+    { role: "tool", tool_call_id: "c1", content: "page 1" },
+    { role: "tool", tool_call_id: "c2", content: "" },
+    { role: "user", content: [{ type: "text", text: "(returned by the tool)" }, image, image] },
+    { role: "user", content: "Which is better?" },
+  ]);
+  assert.equal(parsed.tolerance.refusal, null);
+  // A file in a tool's output: only a native target reads it.
+  const file = parseResponsesRequest({
+    model: "m",
+    input: [
+      { type: "function_call", call_id: "c1", name: "read", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: [{ type: "input_file", file_id: "file-1" }] },
+    ],
+  });
+  assert.notEqual(file.tolerance.refusal, null);
+});
+
 Deno.test("responses input items: item references are listed, then translated as the items they name", () => {
   const body = {
     model: "m",
