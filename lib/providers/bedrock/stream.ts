@@ -64,6 +64,8 @@ export function converseChunkTransformer(
   let answered = false;
   /** Answer-tool blocks whose input has not started yet (an empty input is still the answer `{}`). */
   const answersPending = new Set<number>();
+  /** Blocks of client tool calls whose input has not begun yet. */
+  const callsWithoutInput = new Set<number>();
   const start = (controller: TransformStreamDefaultController<ChatCompletionChunk>) => {
     if (started) return;
     started = true;
@@ -98,6 +100,7 @@ export function converseChunkTransformer(
           } else if (isObject(begin.toolUse)) {
             const k = clientTools++;
             toolIndex.set(Number(event.contentBlockIndex ?? 0), k);
+            callsWithoutInput.add(Number(event.contentBlockIndex ?? 0));
             controller.enqueue(makeChunk(identity, {
               tool_calls: [{
                 index: k,
@@ -132,7 +135,8 @@ export function converseChunkTransformer(
                 answersPending.delete(Number(event.contentBlockIndex ?? 0));
                 controller.enqueue(makeChunk(identity, { content: delta.toolUse.input }));
               }
-            } else {
+            } else if (delta.toolUse.input !== "") {
+              callsWithoutInput.delete(Number(event.contentBlockIndex ?? 0));
               controller.enqueue(makeChunk(identity, {
                 tool_calls: [{ index: k, function: { arguments: delta.toolUse.input } }],
               }));
@@ -141,11 +145,18 @@ export function converseChunkTransformer(
           // Other delta kinds (citations, …) have no OpenAI chunk field; they are not forwarded.
           break;
         }
-        case "contentBlockStop":
-          if (answersPending.delete(Number(event.contentBlockIndex ?? 0))) {
-            controller.enqueue(makeChunk(identity, { content: "{}" }));
+        case "contentBlockStop": {
+          const block = Number(event.contentBlockIndex ?? 0);
+          if (answersPending.delete(block)) controller.enqueue(makeChunk(identity, { content: "{}" }));
+          // A call with no input streamed: its arguments are `{}`, as the whole answer and Anthropic's stream
+          // give them, never an empty string a client cannot parse.
+          if (callsWithoutInput.delete(block)) {
+            controller.enqueue(makeChunk(identity, {
+              tool_calls: [{ index: toolIndex.get(block)!, function: { arguments: "{}" } }],
+            }));
           }
           break;
+        }
         case "messageStop":
           start(controller);
           stopped = true;

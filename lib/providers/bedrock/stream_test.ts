@@ -301,3 +301,23 @@ Deno.test("bedrock stream: an answer beside a client tool call finishes tool_cal
   ]);
   assert.equal(chunks.at(-1)!.choices[0].finish_reason, "tool_calls");
 });
+
+Deno.test("bedrock stream: a tool called with no input streams `{}` as its arguments, as the whole answer gives", async () => {
+  const chunks = await run([
+    ev("messageStart", { role: "assistant" }),
+    ev("contentBlockStart", { contentBlockIndex: 0, start: { toolUse: { toolUseId: "tu_a", name: "now" } } }),
+    ev("contentBlockDelta", { contentBlockIndex: 0, delta: { toolUse: { input: "" } } }),
+    ev("contentBlockStop", { contentBlockIndex: 0 }),
+    ev("contentBlockStart", { contentBlockIndex: 1, start: { toolUse: { toolUseId: "tu_b", name: "now" } } }),
+    ev("contentBlockStop", { contentBlockIndex: 1 }),
+    ev("messageStop", { stopReason: "tool_use" }),
+  ]);
+  const args = new Map<number, string>();
+  type Call = { index: number; function: { arguments: string } };
+  for (const chunk of deltas(chunks) as { tool_calls?: Call[] }[]) {
+    for (const call of chunk.tool_calls ?? []) {
+      args.set(call.index, (args.get(call.index) ?? "") + call.function.arguments);
+    }
+  }
+  assert.deepEqual([...args.values()], ["{}", "{}"]);
+});
