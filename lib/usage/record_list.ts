@@ -45,6 +45,9 @@ export function encodeCursor(pos: Position): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** A time as `Date.prototype.toISOString` writes one in years 0000–9999. */
+const CANONICAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** The position in `cursor`; a cursor not made by {@linkcode encodeCursor} is the client's 400 on `before`. */
 export function decodeCursor(cursor: string): Position {
   const bad = () => new UsageQueryError("before must be the next_cursor of a previous page", "before");
@@ -64,7 +67,13 @@ export function decodeCursor(cursor: string): Position {
   ) {
     throw bad();
   }
-  return { time: parsed[0], uid: parsed[1] };
+  const [time, uid] = parsed;
+  // A position's time is as `toISOString` wrote the records' times: anything else is no position of a page
+  // (compared as text, it would list from an arbitrary place). An empty uid is before every record of its time.
+  if (!CANONICAL_TIME.test(time) || new Date(time).toISOString() !== time || uid.length > 200) {
+    throw bad();
+  }
+  return { time, uid };
 }
 
 /** The page size of `q`, checked (1-{@linkcode MAX_RECORD_LIMIT}). */

@@ -55,6 +55,9 @@ const json = (value: unknown) => JSON.stringify(value);
 const issue = (extra: Record<string, unknown>) => json({ name: "bad-case", models: ["chat-echo"], ...extra });
 const deep = (depth: number) => `{"description":${"[".repeat(depth)}${"]".repeat(depth)}}`;
 const nulCursor = btoa(json(["\u0000", "x"])).replace(/=+$/, "");
+/** A cursor of the request log's form (base64url of `[time, uid]`) holding `position`. */
+const cursorOf = (position: [string, string]) =>
+  btoa(json(position)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 
 /** The mistakes every body route answers alike. */
 function bodyCases(label: string, method: string, path: string, object: string): BadCase[] {
@@ -430,6 +433,17 @@ const CASES: BadCase[] = [
       ["/admin/requests?limit=0", "limit"],
       ["/admin/requests?before=not-a-cursor", "before"],
       [`/admin/requests?before=${nulCursor}`, "before"],
+      // Cursors the gateway never issued: times that are no record's.
+      [`/admin/requests?before=${cursorOf(["not a time", "x"])}`, "before"],
+      [`/admin/requests?before=${cursorOf(["zzzz", ""])}`, "before"],
+      [`/admin/requests?before=${cursorOf(["2026-11-30T00:00:00Z", "x"])}`, "before"],
+      // Dates Date.parse would take: words, a day the month lacks, a six-digit year (which sorts wrongly).
+      ["/admin/usage?from=%2B010000-01-01", "from"],
+      ["/admin/requests?to=%2B010000-01-01", "to"],
+      ["/admin/usage?from=foo%201", "from"],
+      ["/admin/requests?to=hello%2099", "to"],
+      ["/admin/usage?from=2026-02-30", "from"],
+      ["/admin/audit?to=2026-11-30T24:00:00Z", "to"],
       ["/admin/requests?environment=%00", "environment"],
       ["/admin/requests?to=%00", "to"],
       ["/admin/usage?group_by=week", "group_by"],

@@ -75,12 +75,28 @@ export function textParam(params: URLSearchParams, name: string): string | undef
   return value;
 }
 
-/** An ISO date or date-time parameter, canonical (`toISOString`), or undefined when absent. */
+/**
+ * An ISO 8601 date (`2026-11-30`: its start, UTC) or date-time (`2026-11-30T12:00`, seconds and fraction
+ * optional, a zone `Z` or `±hh:mm`, none meaning UTC). Strict: `Date.parse` alone reads `foo 1` as 2001, rolls
+ * 30 February into March and takes six-digit years, which the stored times (compared as text) sort before.
+ */
+const ISO_DATE_TIME =
+  /^(\d{4}-\d{2}-\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)?)?$/;
+
+/** An ISO date or date-time parameter ({@linkcode ISO_DATE_TIME}), canonical (`toISOString`), or undefined. */
 export function isoParam(params: URLSearchParams, name: string): string | undefined {
   const value = params.get(name);
   if (value === null) return undefined;
-  const time = Date.parse(value);
-  if (Number.isNaN(time)) throw badParam(name, `'${name}' must be an ISO 8601 date or date-time.`);
+  const bad = () =>
+    badParam(name, `'${name}' must be an ISO 8601 date (2026-11-30) or date-time (2026-11-30T12:00:00Z).`);
+  const m = ISO_DATE_TIME.exec(value);
+  if (m === null) throw bad();
+  const [, date, hour = "00", minute = "00", second = "00", fraction = "", zone = "Z"] = m;
+  // A day the month does not have is refused rather than rolled into the next month.
+  const day = Date.parse(`${date}T00:00:00Z`);
+  if (Number.isNaN(day) || new Date(day).toISOString().slice(0, 10) !== date) throw bad();
+  const time = Date.parse(`${date}T${hour}:${minute}:${second}${fraction.slice(0, 4)}${zone}`);
+  if (Number.isNaN(time)) throw bad();
   return new Date(time).toISOString();
 }
 
