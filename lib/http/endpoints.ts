@@ -223,8 +223,10 @@ export function authOf(spec: RouteSpec, config: ResolvedConfig): RouteAuth {
 export function dialectOf(path: string): RouteSpec["dialect"] {
   const found = exact.get(path);
   if (found !== undefined) return found.spec.dialect;
-  // Every path of Google's API answers in its shape, served or not (its 404s included).
-  return path.startsWith("/v1beta/") ? "google" : undefined;
+  // Every path of Google's API answers in its shape, served or not (its 404s included); so does every path
+  // under Anthropic's Messages API (`/v1/messages/batches`, a trailing slash), where only its clients call.
+  if (path.startsWith("/v1beta/")) return "google";
+  return path.startsWith("/v1/messages/") ? "anthropic" : undefined;
 }
 
 /** The name an API request that no route serves is counted under. */

@@ -54,14 +54,17 @@ Deno.test("endpoint table: a parameter in the middle of a path is one segment, m
   assert.equal(endpointOf("/v1/responses/resp_1"), "responses");
 });
 
-Deno.test("endpoint table: the Messages API's routes speak Anthropic's dialect, the others OpenAI's", () => {
+Deno.test("endpoint table: the Messages API's paths speak Anthropic's dialect, the others OpenAI's", () => {
   assert.equal(matchRoute("/v1/messages")?.id, "messages");
   assert.equal(matchRoute("/v1/messages/count_tokens")?.id, "messagesCountTokens");
   assert.equal(endpointOf("/v1/messages/count_tokens"), "messages");
   assert.equal(dialectOf("/v1/messages"), "anthropic");
   assert.equal(dialectOf("/v1/messages/count_tokens"), "anthropic");
   assert.equal(dialectOf("/v1/chat/completions"), undefined);
-  assert.equal(dialectOf("/v1/messages/other"), undefined);
+  // Paths under the Messages API no route serves (its batches, a trailing slash) answer in its shape too.
+  assert.equal(dialectOf("/v1/messages/batches"), "anthropic");
+  assert.equal(dialectOf("/v1/messages/"), "anthropic");
+  assert.equal(dialectOf("/v1/messagesx"), undefined);
   // Chat aliases still point clients to chat completions.
   assert.equal(pathFor("chat"), "/v1/chat/completions");
 });

@@ -225,6 +225,10 @@ Deno.test("messages errors: 405, 413, bad JSON and bad fields answer in Anthropi
     assert.match(missing.message, /max_tokens: Field required/);
     const countGet = await send({ method: "GET", path: "/v1/messages/count_tokens" });
     assert.equal(countGet.status, 405);
+    // A path of the Messages API no route serves (the batches API) is Anthropic's 404.
+    const batches = await send({ method: "POST", path: "/v1/messages/batches", body: "{}" });
+    assert.equal(batches.status, 404);
+    assert.equal(batches.type, "not_found_error");
 
     // The OpenAI routes keep OpenAI's shape, and take no x-api-key.
     const chat = await fetch(`${gw.url}/v1/chat/completions`, {
