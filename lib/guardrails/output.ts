@@ -58,6 +58,9 @@ export async function guardCompletion(
   req: Omit<GuardrailRequest, "phase" | "masker">,
 ): Promise<void> {
   const slots = completionSlots(completion);
+  // Only the request's own placeholders come back: taken before the output guardrails mask through the same
+  // masker, whose values the client must not get back.
+  const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
   if (state.output.length > 0) {
     await runGuardrails(
       state.output,
@@ -66,8 +69,8 @@ export async function guardCompletion(
       state.outcomes,
     );
   }
-  if (!state.reverse) return;
-  const unmasker = createUnmasker(state.masker.mapping());
+  if (requestMasks === undefined) return;
+  const unmasker = createUnmasker(requestMasks);
   for (const slot of slots) {
     const text = unmasker.unmaskText(slot.text);
     if (text !== slot.text) slot.write(text);
@@ -117,13 +120,14 @@ function laneOf(
   req: GuardrailRequest,
   onDeny: (g: ResolvedGuardrail) => never,
   noted: Map<string, Set<string>>,
+  requestMasks: ReadonlyMap<string, string> | undefined,
 ): Lane {
   const builtins = state.output.filter((g) => !g.service);
   const externals = state.output.filter((g) => g.service);
   const holdback: Holdback | null = builtins.length > 0
     ? createHoldback({ window: OUTPUT_WINDOW, check: builtinCheck(builtins, state, noted) })
     : null;
-  const unmasker: Unmasker | null = state.reverse ? createUnmasker(state.masker.mapping()) : null;
+  const unmasker: Unmasker | null = requestMasks ? createUnmasker(requestMasks) : null;
   let segment = "";
 
   const denied = (step: { denied?: { reason: string } }) => {
@@ -169,6 +173,9 @@ export async function guardChunks(
   req: Omit<GuardrailRequest, "phase" | "masker">,
 ): Promise<Peeked<ChatCompletionChunk>> {
   const full: GuardrailRequest = { ...req, phase: "output", masker: state.masker };
+  // The request's placeholders as they stand before any output guardrail masks through the same masker: a
+  // lane opened later must not give back what an earlier lane's output check masked.
+  const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
   const noted = new Map<string, Set<string>>();
   const onDeny = (g: ResolvedGuardrail): never => {
     const types = [...(noted.get(g.name) ?? [])].sort();
@@ -178,7 +185,7 @@ export async function guardChunks(
   const lanes = new Map<string, Lane>();
   const lane = (key: string) => {
     let l = lanes.get(key);
-    if (!l) lanes.set(key, l = laneOf(state, full, onDeny, noted));
+    if (!l) lanes.set(key, l = laneOf(state, full, onDeny, noted, requestMasks));
     return l;
   };
   let last: ChatCompletionChunk = stream.first;

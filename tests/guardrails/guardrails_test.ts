@@ -22,11 +22,16 @@ providers:
 guardrails:
   no-cards: { type: pii, entities: [CREDIT_CARD], phase: both, action: deny }
   mask-emails: { type: pii, entities: [EMAIL], phase: input, action: mask, reverse: true }
+  mask-answer-emails: { type: pii, entities: [EMAIL], phase: output, action: mask }
 models:
   chat-guarded:
     type: chat
     targets: [ { provider: up, model: scripted, retries: 0 } ]
     guardrails: [no-cards, mask-emails]
+  chat-both-masks:
+    type: chat
+    targets: [ { provider: up, model: scripted, retries: 0 } ]
+    guardrails: [mask-emails, mask-answer-emails]
 tokens:
   - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
 admin_tokens:
@@ -115,6 +120,22 @@ Deno.test("guardrails: a masked email never reaches the upstream and comes back 
     })).json();
     assert.equal(messages.content[0].text, expected);
     assert.ok(up.seen.every((b) => !JSON.stringify(b).includes(EMAIL)));
+  });
+});
+
+Deno.test("guardrails: an address the output guardrail masks stays masked; only the request's own come back", async () => {
+  await withGateway(async (gw, up) => {
+    // The model writes another address and quotes the request's placeholder.
+    up.answer = () => ({ content: ["Write to bob.private@corp-mail.org ", "about <EMAIL_1>."] });
+    const request = { model: "chat-both-masks", messages: [{ role: "user", content: `Mail ${EMAIL}` }] };
+    const json = await (await post(gw, "/chat/completions", request)).json();
+    const streamed = chatStreamText(
+      await (await post(gw, "/chat/completions", { ...request, stream: true })).text(),
+    );
+    for (const text of [json.choices[0].message.content as string, streamed.text]) {
+      assert.ok(!text.includes("bob.private@corp-mail.org"), text);
+      assert.match(text, /^Write to <EMAIL_\d+> about alice\.smith@example\.com\.$/);
+    }
   });
 });
 
