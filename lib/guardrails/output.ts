@@ -24,17 +24,29 @@ import type { Peeked } from "../answer/stream_body.ts";
 /** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
 export const OUTPUT_WINDOW = 256;
 
-/** The texts of a completion's choices as slots: content and tool-call arguments. */
+/**
+ * The fields of a chat message (and of a stream's delta) that carry what the model says in text, besides its
+ * tool calls: each reaches the client in every client API (reasoning as Responses' summaries, Anthropic's
+ * thinking, Gemini's thoughts), so each is checked. The lane key's letter tells a stream's lanes apart.
+ */
+const SAID: readonly { field: "content" | "reasoning_content" | "refusal"; lane: string }[] = [
+  { field: "content", lane: "c" },
+  { field: "reasoning_content", lane: "r" },
+  { field: "refusal", lane: "f" },
+];
+
+/** The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments. */
 function completionSlots(completion: ChatCompletion): TextSlot[] {
   const slots: TextSlot[] = [];
   completion.choices.forEach((choice, i) => {
     const message = isObject(choice) ? choice.message : undefined;
     if (!isObject(message)) return;
-    if (typeof message.content === "string") {
+    for (const { field } of SAID) {
+      if (typeof message[field] !== "string") continue;
       slots.push({
-        param: `choices[${i}].message.content`,
-        text: message.content,
-        write: (t) => message.content = t,
+        param: `choices[${i}].message.${field}`,
+        text: message[field] as string,
+        write: (t) => message[field] = t,
       });
     }
     if (!Array.isArray(message.tool_calls)) return;
@@ -195,8 +207,10 @@ export async function guardChunks(
     for (const choice of chunk.choices) {
       const index = typeof choice.index === "number" ? choice.index : 0;
       const delta = isObject(choice.delta) ? choice.delta : undefined;
-      if (delta && typeof delta.content === "string") {
-        delta.content = await lane(`${index}:c`).push(delta.content);
+      for (const { field, lane: letter } of SAID) {
+        if (delta && typeof delta[field] === "string") {
+          delta[field] = await lane(`${index}:${letter}`).push(delta[field] as string);
+        }
       }
       const calls = delta && Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
       for (const call of calls) {
@@ -219,8 +233,10 @@ export async function guardChunks(
       const rest = await l.end();
       if (rest === "") continue;
       const delta = isObject(choice.delta) ? choice.delta : (choice.delta = {}) as JsonObject;
-      if (key.endsWith(":c")) {
-        delta.content = (typeof delta.content === "string" ? delta.content : "") + rest;
+      const said = SAID.find((s) => key.endsWith(`:${s.lane}`));
+      if (said !== undefined) {
+        const held = delta[said.field];
+        delta[said.field] = (typeof held === "string" ? held : "") + rest;
         continue;
       }
       const toolIndex = Number(key.slice(key.indexOf(":t") + 2));

@@ -139,6 +139,21 @@ Deno.test("guardrails: an address the output guardrail masks stays masked; only 
   });
 });
 
+Deno.test("guardrails: what the model says in its reasoning is checked as its answer is", async () => {
+  await withGateway(async (gw, up) => {
+    up.answer = () => ({ reasoning: ["The card is 4111 1111 ", "1111 1111, so"], content: ["Done."] });
+    const request = { model: "chat-guarded", messages: [{ role: "user", content: "Think." }] };
+    const json = await post(gw, "/chat/completions", request);
+    assert.equal(json.status, 400, await json.clone().text());
+    assert.equal((await json.json()).error.code, "content_policy_violation");
+    const streamed = chatStreamText(
+      await (await post(gw, "/chat/completions", { ...request, stream: true })).text(),
+    );
+    assert.ok(streamed.error, "the stream ends with the error event");
+    assert.ok(!streamed.done);
+  });
+});
+
 Deno.test("guardrails: a card number in the request is refused in each API's own shape; none reaches the upstream", async () => {
   await withGateway(async (gw, up) => {
     const text = `Charge ${CARD} for the order`;

@@ -11,6 +11,8 @@ import type { JsonObject } from "../../lib/openai/types.ts";
 /** The answer to one request. */
 export interface ScriptedAnswer {
   content?: string[];
+  /** Reasoning before the content (`reasoning_content`, as DeepSeek and vLLM send it), in these pieces. */
+  reasoning?: string[];
   /** One tool call whose arguments arrive in these pieces. */
   toolArguments?: string[];
 }
@@ -36,12 +38,13 @@ export function startScriptedChat(): ScriptedChat {
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
     const body = await request.json() as JsonObject;
     chat.seen.push(body);
-    const { content = [], toolArguments } = chat.answer(body);
+    const { content = [], toolArguments, reasoning } = chat.answer(body);
     const base = { id: "chatcmpl-scripted", created: 1, model: String(body.model) };
     const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
     const finish = toolArguments ? "tool_calls" : "stop";
     if (body.stream !== true) {
       const message: JsonObject = { role: "assistant", content: toolArguments ? null : content.join("") };
+      if (reasoning) message.reasoning_content = reasoning.join("");
       if (toolArguments) {
         message.tool_calls = [{
           id: "call_1",
@@ -63,6 +66,7 @@ export function startScriptedChat(): ScriptedChat {
         choices: [{ index: 0, delta, finish_reason: finishReason }],
       });
     const parts = [chunk({ role: "assistant", content: "" })];
+    for (const piece of reasoning ?? []) parts.push(chunk({ reasoning_content: piece }));
     for (const piece of content) parts.push(chunk({ content: piece }));
     (toolArguments ?? []).forEach((piece, i) =>
       parts.push(chunk({
