@@ -1,7 +1,7 @@
 /**
  * The texts of a request a rule or guardrail reads and may rewrite in place, each with the request parameter
  * it sits at: string message contents and text parts of array contents (any role: system prompts, tool
- * results), optionally assistant tool-call arguments, and the strings of an embeddings or moderations `input`
+ * results), plain-text documents (`file` parts of `text/plain` data), optionally assistant tool-call arguments, and the strings of an embeddings or moderations `input`
  * (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API is read in its chat
  * form, where its instructions are a system message.
  *
@@ -28,12 +28,17 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
       slots.push({ param: `messages[${i}].content`, text: content, write: (t) => message.content = t });
     } else if (Array.isArray(content)) {
       content.forEach((part: unknown, j) => {
-        if (!isObject(part) || typeof part.text !== "string") return;
-        slots.push({
-          param: `messages[${i}].content[${j}].text`,
-          text: part.text,
-          write: (t) => part.text = t,
-        });
+        if (!isObject(part)) return;
+        if (typeof part.text === "string") {
+          slots.push({
+            param: `messages[${i}].content[${j}].text`,
+            text: part.text,
+            write: (t) => part.text = t,
+          });
+        } else {
+          const document = textDocumentSlot(part, `messages[${i}].content[${j}].file.file_data`);
+          if (document !== undefined) slots.push(document);
+        }
       });
     }
     if (!toolArguments || !Array.isArray(message.tool_calls)) return;
@@ -48,6 +53,37 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
     });
   });
   return slots;
+}
+
+/** A `data:` URL of plain text (Anthropic's text documents become one), its base64 payload after the comma. */
+const TEXT_DATA_URL = /^data:text\/plain(?:;charset=utf-8)?;base64,/i;
+
+/**
+ * A `file` part holding a plain-text document (`data:text/plain;base64,…`), as a slot of its decoded text: the
+ * model reads it as it reads a message, so rules and guardrails read it too. Written back encoded the same way.
+ */
+function textDocumentSlot(part: JsonObject, param: string): TextSlot | undefined {
+  const file = part.type === "file" && isObject(part.file) ? part.file : undefined;
+  const data = file?.file_data;
+  if (file === undefined || typeof data !== "string") return undefined;
+  const prefix = TEXT_DATA_URL.exec(data)?.[0];
+  if (prefix === undefined) return undefined;
+  let text: string;
+  try {
+    const binary = atob(data.slice(prefix.length));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+  } catch {
+    return undefined;
+  }
+  return {
+    param,
+    text,
+    write: (t) => {
+      let binary = "";
+      for (const byte of new TextEncoder().encode(t)) binary += String.fromCharCode(byte);
+      file.file_data = `${prefix}${btoa(binary)}`;
+    },
+  };
 }
 
 function inputSlots(body: JsonObject): TextSlot[] {

@@ -178,6 +178,19 @@ Deno.test("guardrails: a card number in the request is refused in each API's own
     const body = await messages.json();
     assert.equal(body.type, "error");
     assert.equal(body.error.type, "invalid_request_error");
+    // In a plain-text document the model reads, too.
+    const document = await post(gw, "/messages", {
+      model: "chat-guarded",
+      max_tokens: 10,
+      messages: [{
+        role: "user",
+        content: [
+          { type: "document", source: { type: "text", media_type: "text/plain", data: text } },
+          { type: "text", text: "Summarise this." },
+        ],
+      }],
+    });
+    assert.equal(document.status, 400, await document.clone().text());
     // In a tool call's arguments of the conversation, too.
     const tool = await post(gw, "/chat/completions", {
       model: "chat-guarded",
