@@ -32,7 +32,7 @@ const NOT_KEYED = [
 
 /**
  * The key of a native request: its client API, its shape, its body without what does not change the answer,
- * and its chat form (which carries what policy changed: redactions, the output limit a token's ceiling set).
+ * what goes upstream beside the body (headers that change the answer), and its chat form (which carries what policy changed: redactions, the output limit a token's ceiling set).
  */
 export function nativeKey(
   scope: KeyScope,
@@ -42,7 +42,13 @@ export function nativeKey(
 ): string {
   const body: JsonObject = { ...spec.body };
   for (const name of NOT_KEYED) delete body[name];
-  return keyOf(scope, { native: spec.api, stream, body, chat: keyedRequest(chat) });
+  return keyOf(scope, {
+    native: spec.api,
+    stream,
+    body,
+    keyed: spec.keyed ?? null,
+    chat: keyedRequest(chat),
+  });
 }
 
 /** Whether a native answer that ended so may be cached under the alias's settings. */

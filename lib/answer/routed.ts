@@ -50,6 +50,11 @@ export interface NativeCacheSpec {
   /** The client's body as passed through (the target's model and the policy's changes are put in later). */
   body: JsonObject;
   /**
+   * What else goes upstream with the body and changes the answer (the Messages API's forwarded
+   * `anthropic-version` and `anthropic-beta`): keyed with it.
+   */
+  keyed?: JsonObject;
+  /**
    * How the answer ended, from its values in order (the one body, or every stream event); undefined when they
    * do not make a whole answer (a stream without its final event).
    */

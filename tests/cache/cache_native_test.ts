@@ -59,6 +59,20 @@ tokens:
     assert.notEqual(streamed[0], streamed[1]);
     assert.equal(fakes.claude.requests.length, 2, "one call per shape");
 
+    // A beta the client turns on goes upstream and may change the answer: its own entry.
+    const beta = await anthropic.messages.create(ask, {
+      headers: { "anthropic-beta": "context-1m-2025-08-07" },
+    })
+      .withResponse();
+    assert.equal(beta.response.headers.get("x-cache"), "MISS");
+    assert.equal(fakes.claude.requests.length, 3);
+    assert.equal(fakes.claude.requests.at(-1)!.headers.get("anthropic-beta"), "context-1m-2025-08-07");
+    const betaAgain = await anthropic.messages.create(ask, {
+      headers: { "anthropic-beta": "context-1m-2025-08-07" },
+    })
+      .withResponse();
+    assert.equal(betaAgain.response.headers.get("x-cache"), "HIT");
+
     // A native stream cut mid-way is never cached.
     for (let i = 0; i < 2; i++) {
       const res = await fetch(`${gw.url}/v1/messages`, {
@@ -76,7 +90,7 @@ tokens:
       const text = await res.text();
       assert.ok(res.status >= 500 || /event: error/.test(text), text.slice(0, 200));
     }
-    assert.equal(fakes.claude.requests.length, 4);
+    assert.equal(fakes.claude.requests.length, 5);
 
     // Responses → native_responses, JSON: the gateway's own id on both, the upstream called once.
     const openai = new OpenAI({ baseURL: gw.baseURL, apiKey: TEST_TOKEN, maxRetries: 0 });

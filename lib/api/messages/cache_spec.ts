@@ -1,6 +1,6 @@
 /**
  * How the response cache keeps a Messages answer passed through to a Claude target (lib/answer/cached_native.ts):
- * keyed on the client's body, whole when it ended with a stop reason (a stream: with `message_stop`), and
+ * keyed on the client's body and its forwarded Anthropic headers, whole when it ended with a stop reason (a stream: with `message_stop`), and
  * replayed with a fresh `msg_…` id.
  *
  * @module
@@ -15,11 +15,18 @@ function endingOf(stopReason: unknown): NativeEnding | undefined {
   return typeof stopReason === "string" ? "incomplete" : undefined;
 }
 
-/** The cache spec of a Messages request whose client body is `body`. */
-export function messagesCacheSpec(body: JsonObject): NativeCacheSpec {
+/**
+ * The cache spec of a Messages request whose client body is `body`, sent with `headers` (its `anthropic-version`
+ * and `anthropic-beta`, which change the answer: a beta turns on a feature, a longer context).
+ */
+export function messagesCacheSpec(
+  body: JsonObject,
+  headers: { anthropicVersion: string | null; anthropicBeta: string | null },
+): NativeCacheSpec {
   return {
     api: "messages",
     body,
+    keyed: { version: headers.anthropicVersion, beta: headers.anthropicBeta },
     ending(values) {
       if (values.length === 1 && values[0].type === "message") return endingOf(values[0].stop_reason);
       if (values.at(-1)?.type !== "message_stop") return undefined;

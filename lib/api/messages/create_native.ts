@@ -69,7 +69,7 @@ export function nativeMessagesRoute(
     speaks: isNativeMessagesTarget,
     valid: (body) => body.type === "message" && Array.isArray(body.content),
     what: "a Message",
-    cache: () => messagesCacheSpec(parsed.body),
+    cache: () => messagesCacheSpec(parsed.body, headers),
     call(target, provider) {
       // The policy may have lowered the output limit on the chat form; the upstream gets the one that applies.
       const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;
