@@ -196,7 +196,7 @@ export async function cachedRoute(
     return fillingNative(await routeFilling(route, fill), nativeSpec, settings, fill, maxEntryBytes(ctx));
   }
   if (settings.semantic !== null && control.read) {
-    const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat);
+    const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat, control);
     if (semantic.kind === "hit" && semantic.answer.completion) {
       // The paraphrase's own key gets the answer too, so its identical requests (waiting on it) hit exactly.
       fill.write(semantic.answer);

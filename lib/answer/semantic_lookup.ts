@@ -18,6 +18,7 @@ import { routeRequest } from "../http/route_request.ts";
 import { decodeVector } from "../cache/vector.ts";
 import { type KeyScope, semanticParts } from "../cache/key.ts";
 import type { ResponseCache } from "../cache/response_cache.ts";
+import type { CacheControl } from "../cache/control.ts";
 import { unitVector } from "../cache/semantic_index.ts";
 import type { CachedAnswer } from "../cache/types.ts";
 
@@ -84,6 +85,7 @@ export async function semanticLookup(
   cache: ResponseCache,
   scope: KeyScope,
   chat: ChatRequest,
+  control: CacheControl,
 ): Promise<SemanticOutcome> {
   const semantic = settings.semantic;
   if (semantic === null) return { kind: "none" };
@@ -97,9 +99,10 @@ export async function semanticLookup(
   const threshold = semanticThreshold(semantic.threshold, ctx.headers.get("x-cache-semantic-threshold"));
   const match = index.find(parts.context, vector, threshold);
   if (match !== undefined) {
-    const answer = await cache.read(match.key);
+    const answer = await cache.read(match.key, control);
     if (answer !== undefined) return { kind: "hit", answer, similarity: match.similarity };
-    index.forget(match.key);
+    // Gone, or older than this request accepts (then kept for others: only its own max-age refused it).
+    if (control.maxAgeMs === null) index.forget(match.key);
   }
   return { kind: "miss", remember: (key) => index.add(parts.context, vector, key, settings.ttlMs) };
 }

@@ -71,8 +71,11 @@ export interface ResponseCache {
   /** Whether the store answered its last call (for `/readyz`). */
   readonly ok: boolean;
   lookup(key: string, ttlMs: number, control: CacheControl, signal: AbortSignal): Promise<Lookup>;
-  /** The entry under `key`, if the store has one (a failing store has none). */
-  read(key: string): Promise<CachedAnswer | undefined>;
+  /**
+   * The entry under `key`, if the store has one (a failing store has none) and, with `control`, it is young
+   * enough for the request's `max-age` (its token's `cache.max_age` included).
+   */
+  read(key: string, control?: CacheControl): Promise<CachedAnswer | undefined>;
   /** The semantic index of `alias` in this replica (created on first use; `maxEntries` from its settings). */
   semanticIndex(alias: string, maxEntries: number): SemanticIndex;
   /** Asks the store whether it answers (`/readyz`); true when it does. */
@@ -285,7 +288,10 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return ok;
     },
     lookup,
-    read: (key) => call(() => store.get(key)).then(parseEntry, () => undefined),
+    read: (key, control) =>
+      call(() => store.get(key)).then(parseEntry, () => undefined).then((entry) =>
+        control === undefined || usable(entry, control) ? entry : undefined
+      ),
     semanticIndex(alias, maxEntries) {
       let index = indexes.get(alias);
       if (index === undefined || index.maxEntries !== maxEntries) {

@@ -58,6 +58,11 @@ admin_tokens:
     assert.equal(same.similarity, "1.000");
     assert.equal(same.text, first.text);
 
+    // A client's max-age holds for a semantic hit as for an exact one: once the entry is older, a miss.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const young = await ask(gw, user("what is the capital city of FRANCE"), { "cache-control": "max-age=1" });
+    assert.equal(young.cache, "MISS", "the entry is over a second old");
+
     const raised = await ask(gw, user("What is the capital city of France please"), {
       "x-cache-semantic-threshold": "0.99",
     });
@@ -74,13 +79,13 @@ admin_tokens:
     ]);
     assert.equal(prompted.cache, "MISS", "the same last turn under another system prompt");
 
-    assert.equal(up.calls.length, 4, "one upstream call per miss, none for the semantic hit");
-    assert.equal(up.embeddings, 5, "one embedding per exact miss: the gateway's own calls");
+    assert.equal(up.calls.length, 5, "one upstream call per miss, none for the semantic hit");
+    assert.equal(up.embeddings, 6, "one embedding per exact miss: the gateway's own calls");
 
     // The embedding calls are the gateway's own usage: records of their own, with no token.
-    const records = await waitForRecords(gw, 10);
+    const records = await waitForRecords(gw, 12);
     const own = records.filter((r) => String(r.request_id).endsWith(".semantic"));
-    assert.equal(own.length, 5);
+    assert.equal(own.length, 6);
     assert.ok(own.every((r) => r.token === null && r.endpoint === "embeddings" && r.alias === "embed"));
     const hits = records.filter((r) => r.cache === "hit_semantic");
     assert.equal(hits.length, 1);
