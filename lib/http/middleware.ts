@@ -18,7 +18,10 @@ import { PolicyDenied } from "../policy/engine.ts";
 import { isoNow } from "../timers/iso_now.ts";
 import type { Middleware } from "./compose.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
-import { dialectOf, endpointOf, isAdminPath, matchRoute } from "./endpoints.ts";
+import { dialectOf, endpointOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
+
+/** The metrics route's path, from the endpoint table. */
+const METRICS_PATH = ROUTES.metrics.path;
 
 /**
  * Turns any failure into an error response in the shape of the route's API (OpenAI's, or Anthropic's on the
@@ -58,7 +61,8 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
 };
 
 /**
- * `Cache-Control: no-store` on an answer under `/admin`, called by {@linkcode finishRequest} and nowhere else:
+ * `Cache-Control: no-store` on an answer under `/admin` (and of `/metrics`), called by {@linkcode finishRequest}
+ * and nowhere else:
  * admin answers hold what no shared or browser cache may keep (a token's secret in the one answer that issues
  * it, the token list, the request log, the live config), and an error is no more cacheable than a success (a
  * 401 cached by a proxy would outlive the fix of the token). It is applied outside the error boundary, so the
@@ -67,7 +71,8 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
  * own: one more layer in the chain measurably slowed every API request.)
  */
 function adminNoStore(path: string, response: Response): void {
-  if (isAdminPath(path)) response.headers.set("cache-control", "no-store");
+  // `/metrics` too: the gateway's own numbers (by token, alias, provider), behind the admin token by default.
+  if (isAdminPath(path) || path === METRICS_PATH) response.headers.set("cache-control", "no-store");
 }
 
 /** `x-cache` for each cache outcome of the usage record. */

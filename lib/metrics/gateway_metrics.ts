@@ -22,11 +22,12 @@
 import type { AttemptRecord } from "../routing/route.ts";
 import { ENDPOINT_LABELS } from "../http/endpoints.ts";
 import { POLICY_OUTCOMES, type UsageRecord } from "../usage/record.ts";
+import { BoundedValues, ERROR_CODE_SHAPE, OTHER } from "./bounded_values.ts";
 import { CacheMetrics } from "./cache_metrics.ts";
 import { type Counter, type Gauge, type Histogram, PROMETHEUS_CONTENT_TYPE, Registry } from "./registry.ts";
 
 /** The label value for an error code or name past the bounds (OTel's fallback value for `error.type`). */
-export const OTHER = "_OTHER";
+export { OTHER };
 
 // deno-fmt-ignore
 /** `gen_ai.client.token.usage`'s advised buckets, in tokens. */
@@ -86,26 +87,6 @@ export interface GatewayMetricsOptions {
   maxNames?: number;
   /** Hard cap on label sets per metric (default 10,000); see `MetricOptions.maxSeries`. */
   maxSeries?: number;
-}
-
-const ERROR_CODE_SHAPE = /^[A-Za-z0-9_.:-]{1,64}$/;
-
-/** Keeps the first `max` distinct values of a label (plus a fixed allow-list); later ones read `_OTHER`. */
-class BoundedValues {
-  readonly #kept: Set<string>;
-  #extra = 0;
-
-  constructor(readonly max: number, allowed: readonly string[] = [], readonly shape?: RegExp) {
-    this.#kept = new Set(allowed);
-  }
-
-  get(value: string): string {
-    if (this.#kept.has(value)) return value;
-    if (this.#extra >= this.max || (this.shape !== undefined && !this.shape.test(value))) return OTHER;
-    this.#kept.add(value);
-    this.#extra++;
-    return value;
-  }
 }
 
 const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_LABELS);

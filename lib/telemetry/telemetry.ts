@@ -28,6 +28,7 @@ import { BoundedSpanQueue } from "./span_queue.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
 import type { ClientRequest } from "../runtime/types.ts";
+import { BoundedValues, ERROR_CODE_SHAPE } from "../metrics/bounded_values.ts";
 
 /** The process's telemetry. */
 export interface Telemetry {
@@ -136,6 +137,11 @@ export function createTelemetry(options: {
   };
 }
 
+/** Distinct response models and error types a GenAI metric keeps; later ones read `_OTHER`. */
+const MAX_LABEL_VALUES = 50;
+/** What a model name looks like (`gpt-4o-2024-08-06`, `models/gemini-2.5-pro`, `anthropic.claude-…:0`). */
+const MODEL_SHAPE = /^[A-Za-z0-9_.:\/@-]{1,128}$/;
+
 /**
  * The GenAI client metrics (OTel conventions), recorded from each finished API request; `scrub` masks the
  * config's secrets in the attributes an upstream wrote.
@@ -145,6 +151,10 @@ function genAiInstruments(
   names: ReturnType<typeof semconvNames>,
   scrub: (text: string) => string,
 ) {
+  // The answer's model and an error code are an upstream's words: bounded as the Prometheus labels are, so an
+  // upstream naming a new model (or error) per answer cannot grow the series without limit.
+  const models = new BoundedValues(MAX_LABEL_VALUES, [], MODEL_SHAPE);
+  const errorTypes = new BoundedValues(MAX_LABEL_VALUES, [], ERROR_CODE_SHAPE);
   const duration: Histogram = meter.createHistogram(names.metricDuration, {
     unit: "s",
     description: "Duration of GenAI operations through the gateway.",
@@ -172,9 +182,9 @@ function genAiInstruments(
       if (record.provider !== undefined) attributes[names.provider] = record.provider;
       // The answer's model and an error code may be an upstream's words, which may quote a key.
       const responseModel = model ?? record.upstream_model;
-      if (responseModel !== undefined) attributes[names.responseModel] = scrub(responseModel);
+      if (responseModel !== undefined) attributes[names.responseModel] = models.get(scrub(responseModel));
       const withError = record.error_code
-        ? { ...attributes, [names.errorType]: scrub(String(record.error_code)) }
+        ? { ...attributes, [names.errorType]: errorTypes.get(scrub(String(record.error_code))) }
         : attributes;
       if (record.latency_ms !== undefined) duration.record(record.latency_ms / 1000, withError);
       if ((record.prompt_tokens ?? 0) > 0) {

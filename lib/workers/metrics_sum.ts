@@ -2,7 +2,9 @@
  * `/metrics` of a gateway served by several workers: each worker's registry rendered, then summed sample by
  * sample, so a scrape sees one gateway. Counters and histogram buckets add up exactly (a cumulative bucket
  * summed over workers is the cumulative bucket of the sum); the gauges the workers keep (streams open,
- * cache entries) are totals too. The primary's own gauges (store up, tokens loaded) come from it alone.
+ * cache entries) are totals too, except a `*_up` health gauge several workers keep (each worker's own cache
+ * store), which is up only where it is up on every worker. The primary's own gauges (the usage and token
+ * stores up, tokens loaded) come from it alone.
  *
  * @module
  */
@@ -11,6 +13,8 @@ import { formatValue } from "../metrics/registry.ts";
 interface Family {
   readonly head: string[];
   readonly samples: Map<string, number>;
+  /** A 0/1 health gauge (`*_up`): combined by its least value. */
+  readonly up: boolean;
 }
 
 function parseValue(text: string): number {
@@ -30,7 +34,7 @@ export function sumExpositions(texts: readonly string[]): string {
         const name = line.split(" ", 3)[2];
         family = families.get(name);
         const fresh = family === undefined;
-        if (fresh) families.set(name, family = { head: [], samples: new Map() });
+        if (fresh) families.set(name, family = { head: [], samples: new Map(), up: name.endsWith("_up") });
         // HELP and TYPE once per family, from the first exposition that has it.
         if (family!.head.length < 2 && !family!.head.includes(line)) family!.head.push(line);
         continue;
@@ -38,7 +42,12 @@ export function sumExpositions(texts: readonly string[]): string {
       if (family === undefined) continue;
       const space = line.lastIndexOf(" ");
       const key = line.slice(0, space);
-      family.samples.set(key, (family.samples.get(key) ?? 0) + parseValue(line.slice(space + 1)));
+      const value = parseValue(line.slice(space + 1));
+      const before = family.samples.get(key);
+      // A 0/1 `*_up` gauge several workers keep (each its own cache store) is up only if it is up on all of
+      // them: the least, not the sum (three workers would read 3, and one down among them still ≥ 1).
+      const combined = before === undefined ? value : family.up ? Math.min(before, value) : before + value;
+      family.samples.set(key, combined);
     }
   }
   const out: string[] = [];

@@ -37,3 +37,10 @@ Deno.test("metrics_sum: a series or family only one worker has is kept, in its f
   assert.ok(summed.endsWith("\n"));
   assert.equal(sumExpositions([]), "");
 });
+
+Deno.test("metrics_sum: an *_up gauge several workers keep is up only where every worker is up", () => {
+  const worker = (up: number) =>
+    `# HELP gateway_cache_store_up 1 when the store answers.\n# TYPE gateway_cache_store_up gauge\ngateway_cache_store_up ${up}\n`;
+  assert.match(sumExpositions([worker(1), worker(1), worker(1)]), /^gateway_cache_store_up 1$/m);
+  assert.match(sumExpositions([worker(1), worker(0), worker(1)]), /^gateway_cache_store_up 0$/m);
+});

@@ -243,3 +243,19 @@ Deno.test("admin no-store: every admin route, method and error answers no-store,
     await gw.stop();
   }
 });
+
+Deno.test("admin no-store: /metrics answers no-store, with the admin token or refused without it", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    for (const token of [ADMIN, undefined]) {
+      const res = await fetch(`${gw.url}/metrics`, {
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, token === undefined ? 401 : 200);
+      assert.equal(res.headers.get("cache-control"), "no-store");
+    }
+  } finally {
+    await gw.stop();
+  }
+});

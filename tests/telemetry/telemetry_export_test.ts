@@ -260,3 +260,45 @@ tokens:
     await upstream.shutdown();
   }
 });
+
+Deno.test("telemetry metrics: an upstream naming a new model in every answer grows no metric past its bound", async () => {
+  let n = 0;
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    await request.text();
+    return Response.json({
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 1,
+      model: `model-${n++}`,
+      choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    });
+  });
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(`
+telemetry:
+  otlp: { endpoint: "${otlp.url}", interval: 50ms }
+providers:
+  shifting: { type: openai, base_url: "http://127.0.0.1:${upstream.addr.port}/v1", api_key: sk-shifting-0123456789 }
+models:
+  echo: { type: chat, targets: [{ provider: shifting, model: m }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+`);
+  try {
+    for (let i = 0; i < 80; i++) await ask(gw, `question ${i}`);
+    const models = (metrics: { name: string; points: { attributes: Record<string, unknown> }[] }[]) =>
+      new Set(
+        metrics.filter((m) => m.name === "gen_ai.client.operation.duration")
+          .flatMap((m) => m.points.map((p) => String(p.attributes["gen_ai.response.model"]))),
+      );
+    const metrics = await otlp.waitForMetrics((m) => models(m).has("_OTHER"), 15_000);
+    const seen = models(metrics);
+    assert.ok(seen.size <= 51, `${seen.size} response models`);
+    assert.ok(seen.has("model-0"), "the first ones are kept by name");
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+    await upstream.shutdown();
+  }
+});
