@@ -106,7 +106,10 @@ export interface CounterStore {
   release(key: string): Promise<void>;
   /** The value of a period counter (0 when absent). */
   periodGet(key: string, period: string): Promise<number>;
-  /** Adds to a period counter, which is forgotten after `expiresAt` (epoch ms); returns the new value. */
+  /**
+   * Adds to a period counter (never below zero), which is forgotten after `expiresAt` (epoch ms); returns the
+   * new value.
+   */
   periodAdd(key: string, period: string, amount: number, expiresAt: number): Promise<number>;
   /** Raises a period counter to at least `value` (never lowers it); returns the new value. */
   periodRaise(key: string, period: string, value: number, expiresAt: number): Promise<number>;
@@ -366,7 +369,9 @@ export function createMemoryCounterStore(
       const t = now();
       sweep(t);
       const k = periodKey(key, period);
-      const value = periodValue(k, t) + (Number.isFinite(amount) ? amount : 0);
+      // Never below zero: a refund settled into a counter recreated since (an end user forgotten under
+      // `max_users` while its request ran) would otherwise leave credit beyond the budget.
+      const value = Math.max(0, periodValue(k, t) + (Number.isFinite(amount) ? amount : 0));
       periods.set(k, { value, expiresAt });
       return Promise.resolve(value);
     },

@@ -285,3 +285,18 @@ Deno.test("redis store: settle in one script does what release, adjust and perio
     await same(memory, redis, read);
   });
 });
+
+Deno.test("redis store: a refund never takes a period counter below zero (one recreated since its reservation)", async () => {
+  await withStores(async ({ memory, redis }) => {
+    // An end user forgotten while a request of theirs ran: their counter starts afresh, then the request's
+    // settlement gives back more than the fresh counter holds.
+    assert.equal(await same(memory, redis, (s) => s.periodAdd("end_user:t:a:budget", "d", 95, FAR)), 95);
+    assert.equal(await same(memory, redis, (s) => s.periodAdd("end_user:t:a:budget", "d", -905, FAR)), 0);
+    await redis.settle!({
+      release: [],
+      adjust: [],
+      periods: [{ key: "end_user:t:a:budget", period: "d", amount: -50, expiresAt: FAR }],
+    });
+    assert.equal(await redis.periodGet("end_user:t:a:budget", "d"), 0);
+  });
+});

@@ -147,7 +147,7 @@ local t = now_ms()
 local value, expires_at = tonumber(ARGV[2]), tonumber(ARGV[3])
 local current = period_value(KEYS[1])
 local next_value
-if ARGV[4] == 'raise' then next_value = math.max(current, value) else next_value = current + value end
+if ARGV[4] == 'raise' then next_value = math.max(current, value) else next_value = math.max(0, current + value) end
 set_period(KEYS[1], next_value, expires_at, t)
 return fmt(next_value)
 `;
@@ -176,7 +176,7 @@ for i = 1, np do
   local key = KEYS[nr + na + i]
   local amount, expires_at = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
   o = o + 2
-  set_period(key, period_value(key) + amount, expires_at, t)
+  set_period(key, math.max(0, period_value(key) + amount), expires_at, t)
 end
 return 1
 `;
