@@ -33,10 +33,35 @@ import type {
   PeekResult,
   ReserveResult,
 } from "./counter_store.ts";
-import { ADJUST_LUA, PEEK_LUA, PERIOD_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from "./redis_scripts.ts";
+import {
+  ADJUST_LUA,
+  PEEK_LUA,
+  PERIOD_LUA,
+  RELEASE_LUA,
+  RESERVE_LUA,
+  SETTLE_LUA,
+  UNDO_LUA,
+} from "./redis_scripts.ts";
 
 /** How long a concurrency counter outlives its last take: longer than any request is let run. */
 export const CONCURRENCY_TTL_MS = 3_600_000;
+
+/**
+ * How long a reservation's marker lives: how late a reserve Redis ran after its caller gave up can still be
+ * undone. Every admitted reservation leaves one small key for this long (at 1,000 requests/s, 30,000 keys).
+ */
+export const RESERVATION_MARKER_TTL_MS = 30_000;
+
+/** How often the undo of an unanswered reservation is sent again while Redis does not answer. */
+const UNDO_RETRY_MS = 250;
+
+/** A reservation's marker name: random, so no two reservations share one. */
+function reservationId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  let hex = "";
+  for (const b of bytes) hex += b.toString(16).padStart(2, "0");
+  return hex;
+}
 
 /** Options of {@linkcode createRedisCounterStore}. */
 export interface RedisCounterStoreOptions {
@@ -66,6 +91,7 @@ type Script = (...args: (string | number)[]) => Promise<unknown>;
 
 interface Scripts {
   gwReserve: Script;
+  gwUndo: Script;
   gwAdjust: Script;
   gwRelease: Script;
   gwPeriod: Script;
@@ -112,12 +138,14 @@ function checkResults(reply: unknown[], offset: number, count: number): CheckRes
 export function createRedisCounterStore(options: RedisCounterStoreOptions): RedisCounterStore {
   const client = connectRedis(options.url, options.timeoutMs);
   client.defineCommand("gwReserve", { lua: RESERVE_LUA });
+  client.defineCommand("gwUndo", { lua: UNDO_LUA });
   client.defineCommand("gwAdjust", { numberOfKeys: 1, lua: ADJUST_LUA });
   client.defineCommand("gwRelease", { numberOfKeys: 1, lua: RELEASE_LUA });
   client.defineCommand("gwPeriod", { numberOfKeys: 1, lua: PERIOD_LUA });
   client.defineCommand("gwSettle", { lua: SETTLE_LUA });
   client.defineCommand("gwPeek", { lua: PEEK_LUA });
   const scripts = client as unknown as Scripts;
+  let closed = false;
 
   const prefix = `${options.keyPrefix}{limits}:`;
   const key = (k: string) => prefix + k;
@@ -126,6 +154,21 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
 
   const checkKey = (check: Check) =>
     check.kind === "period" ? periodKey(check.key, check.period) : key(check.key);
+
+  /**
+   * Sends the undo of a reservation whose reply never came until Redis answers it (sent on the same connection
+   * after the reserve, it runs after it; run twice, the second does nothing), for as long as its marker lives.
+   */
+  const undoLater = (marker: string, keys: readonly string[], args: readonly (string | number)[]) => {
+    const until = Date.now() + RESERVATION_MARKER_TTL_MS;
+    const attempt = () => {
+      if (closed) return;
+      scripts.gwUndo(keys.length + 1, marker, ...keys, ...args).catch(() => {
+        if (Date.now() < until) setTimeout(attempt, UNDO_RETRY_MS);
+      });
+    };
+    attempt();
+  };
 
   /** `reserve`'s and `peek`'s arguments: the check count, their keys, the clock, five values per check. */
   const checkArgList = (checks: readonly Check[]) => {
@@ -137,7 +180,19 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
   return {
     async reserve(checks) {
       if (checks.length === 0) return { ok: true, results: [] };
-      const reply = await scripts.gwReserve(...checkArgList(checks));
+      const keys = checks.map(checkKey);
+      const marker = key(`reservation:${reservationId()}`);
+      const args: (string | number)[] = [clock()];
+      for (const check of checks) args.push(...checkArgs(check));
+      let reply: unknown;
+      try {
+        reply = await scripts.gwReserve(keys.length + 1, ...keys, marker, ...args, RESERVATION_MARKER_TTL_MS);
+      } catch (err) {
+        // No answer in time, but Redis may still run the script (a paused or busy server runs what it queued):
+        // what it takes then belongs to a request already decided without it, and is given back.
+        undoLater(marker, keys, args);
+        throw err;
+      }
       if (!Array.isArray(reply) || reply.length !== 1 + 5 * checks.length) {
         throw new Error("unexpected reply from the Redis reserve script");
       }
@@ -192,6 +247,9 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       await client.ping();
     },
     whenReady: (ms) => redisReady(client, ms),
-    close: () => closeRedis(client),
+    close: () => {
+      closed = true;
+      return closeRedis(client);
+    },
   };
 }

@@ -12,7 +12,11 @@ import {
   createMemoryCounterStore,
   type ReserveResult,
 } from "./counter_store.ts";
-import { createRedisCounterStore, type RedisCounterStore } from "./redis_counter_store.ts";
+import {
+  createRedisCounterStore,
+  type RedisCounterStore,
+  RESERVATION_MARKER_TTL_MS,
+} from "./redis_counter_store.ts";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 const FAR = Date.UTC(2100, 0, 1);
@@ -152,11 +156,21 @@ Deno.test("redis store: keys carry the prefix and one hash tag, and idle keys ex
         },
       ]);
       const keys = (await inspect.keys(`${keyPrefix}*`)).sort();
-      assert.deepEqual(keys, [
+      assert.deepEqual(keys.filter((k) => !k.includes(":reservation:")), [
         `${keyPrefix}{limits}:token:t:budget:cost:2026-11`,
         `${keyPrefix}{limits}:token:t:concurrent`,
         `${keyPrefix}{limits}:token:t:rpm`,
       ]);
+      // The reservation's marker, short-lived, under the same tag (its undo spans the same keys).
+      const [marker] = keys.filter((k) => k.includes(":reservation:"));
+      assert.match(
+        marker,
+        new RegExp(
+          `^${keyPrefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\{limits\\}:reservation:[0-9a-f]{24}$`,
+        ),
+      );
+      const markerTtl = await inspect.pttl(marker);
+      assert.ok(markerTtl > 0 && markerTtl <= RESERVATION_MARKER_TTL_MS, `${markerTtl} ms`);
       const rpmTtl = await inspect.pttl(`${keyPrefix}{limits}:token:t:rpm`);
       assert.ok(rpmTtl > 0 && rpmTtl <= 6_000, `a bucket expires when full again (${rpmTtl} ms)`);
       assert.ok(await inspect.pttl(`${keyPrefix}{limits}:token:t:concurrent`) > 0);

@@ -60,13 +60,15 @@ end
 `;
 
 /**
- * `reserve`: KEYS = one key per check; ARGV[1] = clock, then five values per check: kind (`b` bucket, `c`
- * concurrency, `p` period), limit, window (bucket) or time-to-live (concurrency, ms), amount, expiry (period,
- * epoch ms). Replies `{all_ok, then per check: ok, used, remaining, reset_ms, retry_after_ms}`.
+ * `reserve`: KEYS = one key per check, then (optional) a marker key; ARGV[1] = clock, then five values per
+ * check: kind (`b` bucket, `c` concurrency, `p` period), limit, window (bucket) or time-to-live (concurrency,
+ * ms), amount, expiry (period, epoch ms), then the marker's time-to-live (ms). Replies `{all_ok, then per check:
+ * ok, used, remaining, reset_ms, retry_after_ms}`. When every check passed, the marker is set: a client that
+ * gave up waiting for this reply can still undo what the script took (`UNDO_LUA`).
  */
 export const RESERVE_LUA = PRELUDE + `
 local t = now_ms()
-local n = #KEYS
+local n = math.floor((#ARGV - 1) / 5)
 local kinds, limits, windows, amounts, expiries, levels, useds, oks = {}, {}, {}, {}, {}, {}, {}, {}
 local all = true
 for i = 1, n do
@@ -122,7 +124,34 @@ for i = 1, n do
   table.insert(out, fmt(reset))
   table.insert(out, fmt(retry))
 end
+if all and KEYS[n + 1] then redis.call('SET', KEYS[n + 1], '1', 'PX', tonumber(ARGV[2 + 5 * n])) end
 return out
+`;
+
+/**
+ * `undo`: gives back what a `reserve` took, if it took anything and was not undone yet: KEYS[1] = that reserve's
+ * marker, then its KEYS; ARGV = its ARGV (clock, five values per check). The marker says it took (it is set only
+ * when every check passed) and is deleted here, so an undo runs once however often it is sent.
+ */
+export const UNDO_LUA = PRELUDE + `
+if redis.call('DEL', KEYS[1]) == 0 then return 0 end
+local t = now_ms()
+for i = 1, #KEYS - 1 do
+  local key = KEYS[i + 1]
+  local o = 1 + (i - 1) * 5
+  local kind, limit, window, amount = ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4])
+  if kind == 'c' then
+    local v = redis.call('DECR', key)
+    if v <= 0 then redis.call('DEL', key) end
+  elseif kind == 'b' then
+    if amount > 0 then
+      set_bucket(key, math.min(limit, bucket_level(key, limit, window, t) + amount), limit, window, t)
+    end
+  elseif amount > 0 then
+    set_period(key, math.max(0, period_value(key) - amount), tonumber(ARGV[o + 5]), t)
+  end
+end
+return 1
 `;
 
 /** `adjust`: KEYS[1] = bucket; ARGV = clock, limit, window, delta. */

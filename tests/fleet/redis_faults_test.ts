@@ -14,6 +14,7 @@ const TOKEN = "gw-redis-fault-0123456789abcdef";
 const UNLIMITED = "gw-redis-free-0123456789abcdef";
 const PROBE = "gw-redis-probe-0123456789abcdef";
 const BUDGETED = "gw-redis-budgeted-0123456789abcdef";
+const SINGLE = "gw-redis-single-0123456789abcdef";
 const RPM = 4;
 
 function freePort(): number {
@@ -79,6 +80,9 @@ tokens:
   - { name: budgeted, environment: test, sha256: ${
     hashToken(BUDGETED)
   }, models: ["*"], budget: { tokens: 1000000, period: day } }
+  - { name: single, environment: test, sha256: ${
+    hashToken(SINGLE)
+  }, models: ["*"], limits: { concurrent: 1 } }
 `;
 }
 
@@ -190,6 +194,31 @@ Deno.test("a slow Redis (past the per-call timeout) counts as down, and answerin
     assert.ok(performance.now() - started < 1_000, "refused after the timeout, not after Redis's pause");
     await untilUp(gw);
     assert.equal(count(gw, "rate_limit_store_down"), 1);
+  } finally {
+    await gw.stop();
+    await stopRedis(redis);
+  }
+});
+
+Deno.test("a reservation Redis ran after the gateway gave up on it is given back: no slot is lost", async () => {
+  const port = freePort();
+  const redis = await startRedis(port);
+  const gw = await startGateway(config(port, `test:${crypto.randomUUID()}:`, "fail_closed", 1));
+  try {
+    assert.equal((await chat(gw, SINGLE)).status, 200);
+    // Paused, Redis queues the reserve script and runs it when the pause ends, long after the gateway's 100 ms:
+    // the request is refused (503), and the concurrency slot the script then takes must not stay taken.
+    const paused = await new Deno.Command("redis-cli", {
+      args: ["-p", String(port), "CLIENT", "PAUSE", "600", "ALL"],
+      stdout: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(paused.stdout).trim(), "OK");
+    assert.equal((await chat(gw, SINGLE)).status, 503);
+    await untilUp(gw);
+    // One slot (concurrent: 1): each request after the pause is admitted, none refused as token.concurrent.
+    const after = [];
+    for (let i = 0; i < 3; i++) after.push(await chat(gw, SINGLE));
+    assert.deepEqual(after.map((a) => a.status), [200, 200, 200], JSON.stringify(after.map((a) => a.body)));
   } finally {
     await gw.stop();
     await stopRedis(redis);
