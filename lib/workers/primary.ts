@@ -24,7 +24,7 @@ import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfi
 import { openSharedState } from "../serve_state.ts";
 import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
 import { sumExpositions } from "./metrics_sum.ts";
-import { primaryMethods, WorkerLedger } from "./primary_methods.ts";
+import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
@@ -199,7 +199,11 @@ export async function startWorkers(
     // The slots it held are given back, and its places on targets; its reservations of rates and budgets stay
     // spent (the upstream may have been called).
     for (const [key, held] of slot.ledger.slots) {
-      for (let i = 0; i < held; i++) void shared.counters.release(key).catch(() => {});
+      // A slot the local limiter holds (Redis away when it was taken) goes back to that limiter.
+      const local = key.startsWith(LOCAL_SLOT);
+      const store = local ? slot.ledger.local : shared.counters;
+      const counter = local ? key.slice(LOCAL_SLOT.length) : key;
+      for (let i = 0; i < held; i++) void store?.release(counter).catch(() => {});
     }
     places.release(index);
     logger.error("worker_died", { worker: index, reason, open_requests: slot.ledger.open.size, recorded });

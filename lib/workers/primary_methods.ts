@@ -12,12 +12,20 @@ import type { Methods } from "./channel.ts";
 import { COUNTER_METHODS } from "./remote_stores.ts";
 import type { ReportBatch, StartNotice } from "./report.ts";
 
+/** A ledger key's prefix for a slot the local limiter holds (Redis away, `fail_open`), not the shared store. */
+export const LOCAL_SLOT = "local\u0000";
+
 /** One worker's share of the primary's state: its open requests and the concurrency slots it holds. */
 export class WorkerLedger {
   /** Open requests by the worker's number for them. */
   readonly open = new Map<number, StartNotice>();
-  /** Concurrency slots held, by counter key (a key can be held several times). */
+  /**
+   * Concurrency slots held, by counter key (a key can be held several times); a slot of the local limiter's
+   * under {@linkcode LOCAL_SLOT} + its key.
+   */
   readonly slots = new Map<string, number>();
+  /** The limiter that decided when the shared store could not (set once one did), which holds those slots. */
+  local: CounterStore | undefined;
 
   take(key: string): void {
     this.slots.set(key, (this.slots.get(key) ?? 0) + 1);
@@ -37,6 +45,9 @@ export class WorkerLedger {
   }
 }
 
+/** What the engine may call on the store that decided, besides `release` and `settle` (which keep the ledger). */
+const LOCAL_PASSED = ["adjust", "periodGet", "periodAdd", "periodRaise", "forget"] as const;
+
 /** The counter store's methods for one worker, keeping its ledger of concurrency slots. */
 function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
   const methods: Record<string, (...args: never[]) => unknown> = {};
@@ -48,10 +59,37 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
   }
   methods["counters.reserve"] = async (checks: readonly Check[]) => {
     const result = await counters.reserve(checks);
-    if (result.ok) { for (const check of checks) if (check.kind === "concurrency") ledger.take(check.key); }
-    // `store` names the store that decided, for the engine to settle with: on the worker, its proxy does.
-    return { ok: result.ok, results: result.results };
+    // `store` names the store that decided, for the engine to settle with: the shared store's fallback (Redis
+    // away, `fail_open`) decides on the primary's local limiter, and the worker must settle there too.
+    const local = result.store !== undefined;
+    if (local) ledger.local = result.store;
+    if (result.ok) {
+      for (const check of checks) {
+        if (check.kind === "concurrency") ledger.take(local ? LOCAL_SLOT + check.key : check.key);
+      }
+    }
+    return { ok: result.ok, results: result.results, local };
   };
+  // What an admission the local limiter decided gives back, on that limiter.
+  const onLocal = <T>(use: (store: CounterStore) => Promise<T>): Promise<T> =>
+    ledger.local === undefined ? Promise.reject(new Error("no local limiter decided")) : use(ledger.local);
+  methods["counters.local.release"] = (key: string) => {
+    ledger.give(LOCAL_SLOT + key);
+    return onLocal((local) => local.release(key));
+  };
+  methods["counters.local.settle"] = (ops: SettleOps) => {
+    for (const key of ops.release) ledger.give(LOCAL_SLOT + key);
+    return onLocal(async (local) => {
+      if (local.settle) return await local.settle(ops);
+      for (const key of ops.release) await local.release(key);
+      for (const { bucket, delta } of ops.adjust) await local.adjust(bucket, delta);
+      for (const p of ops.periods) await local.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+    });
+  };
+  for (const name of LOCAL_PASSED) {
+    methods[`counters.local.${name}`] = (...args: unknown[]) =>
+      onLocal((local) => (local[name] as (...a: unknown[]) => Promise<unknown>).apply(local, args));
+  }
   methods["counters.release"] = async (key: string) => {
     ledger.give(key);
     await counters.release(key);

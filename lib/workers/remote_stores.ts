@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CounterStore } from "../policy/counter_store.ts";
+import type { CounterStore, ReserveResult } from "../policy/counter_store.ts";
 import { UsageQueryError } from "../usage/query.ts";
 import type { ResponsesStore } from "../usage/responses_store.ts";
 import type { UsageDatabase } from "../usage/store.ts";
@@ -33,11 +33,28 @@ export const COUNTER_METHODS = [
   "forget",
 ] as const;
 
-/** The counters, decided by the primary's store. */
+/**
+ * The counters, decided by the primary's store. An admission its local limiter decided (Redis away,
+ * `fail_open`) names a proxy of that limiter as its `store`, so the engine settles it there, as in one process.
+ */
 export function remoteCounterStore(channel: Channel): CounterStore {
-  const store: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-  for (const name of COUNTER_METHODS) store[name] = (...args) => channel.call(`counters.${name}`, ...args);
-  return store as unknown as CounterStore;
+  const proxy = (prefix: string) => {
+    const store: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+    for (const name of COUNTER_METHODS) store[name] = (...args) => channel.call(`${prefix}${name}`, ...args);
+    return store as unknown as CounterStore;
+  };
+  const shared = proxy("counters.");
+  const local = proxy("counters.local.");
+  return {
+    ...shared,
+    async reserve(checks) {
+      const { ok, results, local: byLocal } = await channel.call<ReserveResult & { local?: boolean }>(
+        "counters.reserve",
+        checks,
+      );
+      return byLocal ? { ok, results, store: local } : { ok, results };
+    },
+  };
 }
 
 /** Rebuilds the errors whose class a caller tests, from their name. */

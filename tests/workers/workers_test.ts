@@ -332,3 +332,36 @@ Deno.test("workers: a token issued, revoked, disabled or rotated through one wor
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workers: with Redis away and fail_open, a request the local limiter admitted gives its slot back there", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const nothing = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (nothing.addr as Deno.NetAddr).port;
+  nothing.close(); // a port no Redis listens on
+  await Deno.writeTextFile(
+    file,
+    config(up, dir).replace(
+      "providers:\n",
+      `redis: { url: "redis://127.0.0.1:${port}", key_prefix: "test:${crypto.randomUUID()}:", timeout: 50ms, on_failure: fail_open }\nproviders:\n`,
+    ),
+  );
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  try {
+    // concurrent: 5, one request at a time: each finishes (and gives its slot back) before the next.
+    const answers: Answer[] = [];
+    for (let i = 0; i < 12; i++) answers.push(await send(gw.url, SECRET.conc));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      answers.map(() => 200),
+      answers.map((a) => a.body).join("\n"),
+    );
+    assert.ok(workersOf(answers) >= 2, "both workers answered");
+  } finally {
+    await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
