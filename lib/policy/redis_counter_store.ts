@@ -25,6 +25,7 @@
  * @module
  */
 import { closeRedis, connectRedis, redisReady } from "../redis/connection.ts";
+import { randomHex } from "../encoding/random_hex.ts";
 import type {
   BucketRef,
   Check,
@@ -54,14 +55,6 @@ export const RESERVATION_MARKER_TTL_MS = 30_000;
 
 /** How often the undo of an unanswered reservation is sent again while Redis does not answer. */
 const UNDO_RETRY_MS = 250;
-
-/** A reservation's marker name: random, so no two reservations share one. */
-function reservationId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  let hex = "";
-  for (const b of bytes) hex += b.toString(16).padStart(2, "0");
-  return hex;
-}
 
 /** Options of {@linkcode createRedisCounterStore}. */
 export interface RedisCounterStoreOptions {
@@ -181,7 +174,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
     async reserve(checks) {
       if (checks.length === 0) return { ok: true, results: [] };
       const keys = checks.map(checkKey);
-      const marker = key(`reservation:${reservationId()}`);
+      // Random, so no two reservations share a marker.
+      const marker = key(`reservation:${randomHex(12)}`);
       const args: (string | number)[] = [clock()];
       for (const check of checks) args.push(...checkArgs(check));
       let reply: unknown;

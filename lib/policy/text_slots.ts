@@ -9,6 +9,7 @@
  */
 import { type Endpoint, isChatFormEndpoint } from "../config/schema.ts";
 import { isObject, type JsonObject } from "../openai/types.ts";
+import { decodeUtf8Base64, encodeUtf8Base64 } from "../encoding/utf8_base64.ts";
 
 /** One text of a request, with the request parameter it sits at and a way to replace it in place. */
 export interface TextSlot {
@@ -68,22 +69,9 @@ function textDocumentSlot(part: JsonObject, param: string): TextSlot | undefined
   if (file === undefined || typeof data !== "string") return undefined;
   const prefix = TEXT_DATA_URL.exec(data)?.[0];
   if (prefix === undefined) return undefined;
-  let text: string;
-  try {
-    const binary = atob(data.slice(prefix.length));
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
-  return {
-    param,
-    text,
-    write: (t) => {
-      let binary = "";
-      for (const byte of new TextEncoder().encode(t)) binary += String.fromCharCode(byte);
-      file.file_data = `${prefix}${btoa(binary)}`;
-    },
-  };
+  const text = decodeUtf8Base64(data.slice(prefix.length));
+  if (text === null) return undefined;
+  return { param, text, write: (t) => file.file_data = `${prefix}${encodeUtf8Base64(t)}` };
 }
 
 function inputSlots(body: JsonObject): TextSlot[] {

@@ -19,7 +19,8 @@ import {
 import type { RequestContext } from "../../http/context.ts";
 import { printable } from "../../errors.ts";
 import type { GatewayError } from "../../errors.ts";
-import { CHANGE_ATTEMPTS, conflict, randomHex, storeUnavailable, writeQueue } from "./token_writes.ts";
+import { CHANGE_ATTEMPTS, conflict, storeUnavailable, writeQueue } from "./token_writes.ts";
+import { randomHex } from "../../encoding/random_hex.ts";
 
 /** 409 `team_name_taken`: a team of the config or a live stored team has the name. */
 export function teamNameTaken(name: string): GatewayError {

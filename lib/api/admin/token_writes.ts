@@ -15,6 +15,7 @@
  * @module
  */
 import { GatewayError, printable } from "../../errors.ts";
+import { randomHex } from "../../encoding/random_hex.ts";
 import type { TokenDirectory } from "../../tokens/directory.ts";
 import { OneAtATime } from "../../tokens/one_at_a_time.ts";
 import {
@@ -34,11 +35,6 @@ import type { RequestContext } from "../../http/context.ts";
  * whole always makes progress).
  */
 export const CHANGE_ATTEMPTS = 8;
-
-export function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
-}
 
 export function conflict(message: string, code: string): GatewayError {
   return new GatewayError(409, message, { type: "invalid_request_error", code });

@@ -28,7 +28,8 @@ import {
 } from "../../tokens/token_view.ts";
 import { type TokenFields, validateNewToken, validatePatch, validateRotate } from "../../tokens/validate.ts";
 import { badParam } from "./operations.ts";
-import { changeStored, conflict, nameTaken, randomHex, write, writeTime } from "./token_writes.ts";
+import { changeStored, conflict, nameTaken, write, writeTime } from "./token_writes.ts";
+import { randomHex } from "../../encoding/random_hex.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import type { ClientRequest } from "../../runtime/types.ts";

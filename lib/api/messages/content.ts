@@ -26,6 +26,7 @@
  * @module
  */
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
+import { encodeUtf8Base64 } from "../../encoding/utf8_base64.ts";
 import type { Tolerance } from "../../http/tolerance.ts";
 import {
   arrayField,
@@ -129,10 +130,10 @@ function documentPart(block: JsonObject, path: string, notes: ContentNotes): Jso
   }
   if (source.type === "text") {
     const data = stringField(source, "data", `${path}.source.data`, true)!;
-    const bytes = new TextEncoder().encode(data);
-    let binary = "";
-    for (const byte of bytes) binary += String.fromCharCode(byte);
-    return { type: "file", file: { filename, file_data: `data:text/plain;base64,${btoa(binary)}` } };
+    return {
+      type: "file",
+      file: { filename, file_data: `data:text/plain;base64,${encodeUtf8Base64(data)}` },
+    };
   }
   claudeOnly(notes, `${path}.source.type`, `A document source of type '${String(source.type)}'`);
   return null;

@@ -7,6 +7,7 @@
  * @module
  */
 import { GatewayError, invalidRequest, printable } from "../../errors.ts";
+import { randomHex } from "../../encoding/random_hex.ts";
 import type { ChatResult, EmbeddingResult, Provider, UpstreamCall } from "../types.ts";
 import type {
   ChatCompletion,
@@ -243,11 +244,6 @@ function makeUsage(promptTokens: number, completionTokens: number): Usage {
       rejected_prediction_tokens: 0,
     },
   };
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -5,11 +5,7 @@
  * @module
  */
 import type { ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
-
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
-}
+import { randomHex } from "../../encoding/random_hex.ts";
 
 /** A fresh `chatcmpl-…` id for vendors whose ids are not OpenAI-shaped. */
 export function newCompletionId(): string {
