@@ -84,31 +84,9 @@ admin_tokens:
     assert.equal(micro(p.cost), micro((20 * 3 + 100 * 0.3 + 7 * 15) / 1e6));
     assert.equal(micro(p.cost_cached), micro(100 * 0.3 / 1e6));
 
-    // With cache_control, the fake reports 40 cache writes and 300 cache reads (five-minute writes).
-    const cached = await fetch(`${gw.url}/v1/messages`, {
-      method: "POST",
-      headers: {
-        "x-api-key": TEST_TOKEN,
-        "anthropic-version": "2023-06-01",
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        model: "sonnet",
-        max_tokens: 50,
-        system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
-        messages: [{ role: "user", content: "Hi" }],
-      }),
-    });
-    assert.equal(cached.status, 200);
-    await cached.body?.cancel();
-    const c = await recordOf(gw, cached.headers.get("x-request-id")!);
-    assert.equal(c.prompt_tokens, 20 + 40 + 300);
-    assert.equal(micro(c.cost_cache_write), micro(40 * 3.75 / 1e6));
-    assert.equal(micro(c.cost), micro((20 * 3 + 300 * 0.3 + 40 * 3.75 + 7 * 15) / 1e6));
-
-    // Writes kept an hour are priced as such on the Messages API's native path (Anthropic's cache_creation).
-    for (const stream of [false, true]) {
-      const hour = await fetch(`${gw.url}/v1/messages`, {
+    /** A Messages request to sonnet whose system prompt asks for caching with `cacheControl`; its record. */
+    const cachedRecord = async (cacheControl: Record<string, string>, stream = false) => {
+      const res = await fetch(`${gw.url}/v1/messages`, {
         method: "POST",
         headers: {
           "x-api-key": TEST_TOKEN,
@@ -119,13 +97,24 @@ admin_tokens:
           model: "sonnet",
           max_tokens: 50,
           stream,
-          system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral", ttl: "1h" } }],
+          system: [{ type: "text", text: "Be brief.", cache_control: cacheControl }],
           messages: [{ role: "user", content: "Hi" }],
         }),
       });
-      assert.equal(hour.status, 200);
-      await hour.body?.cancel();
-      const h = await recordOf(gw, hour.headers.get("x-request-id")!);
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      return await recordOf(gw, res.headers.get("x-request-id")!);
+    };
+
+    // With cache_control, the fake reports 40 cache writes and 300 cache reads (five-minute writes).
+    const c = await cachedRecord({ type: "ephemeral" });
+    assert.equal(c.prompt_tokens, 20 + 40 + 300);
+    assert.equal(micro(c.cost_cache_write), micro(40 * 3.75 / 1e6));
+    assert.equal(micro(c.cost), micro((20 * 3 + 300 * 0.3 + 40 * 3.75 + 7 * 15) / 1e6));
+
+    // Writes kept an hour are priced as such on the Messages API's native path (Anthropic's cache_creation).
+    for (const stream of [false, true]) {
+      const h = await cachedRecord({ type: "ephemeral", ttl: "1h" }, stream);
       assert.equal(micro(h.cost_cache_write), micro(40 * 6 / 1e6), `stream: ${stream}`);
     }
   } finally {

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { type Gated, startGated } from "../helpers/gated_upstream.ts";
-import { spawnReplica } from "../helpers/replica.ts";
+import { type Replica, spawnReplica } from "../helpers/replica.ts";
 
 const SECRET = {
   rpm: "gw-workers-rpm-0123456789abcdef",
@@ -112,6 +112,23 @@ async function decided(
 }
 
 const ok = (answers: Answer[]) => answers.filter((a) => a.status === 200).length;
+
+/** Two workers serving the suite's config (changed by `edit`) against an open upstream, for `fn`. */
+async function withTwoWorkers(edit: (yaml: string) => string, fn: (gw: Replica) => Promise<void>) {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(file, edit(config(up, dir)));
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  try {
+    await fn(gw);
+  } finally {
+    await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
 Deno.test("workers: two workers admit no more than one process would (limits, budget, a target's max_in_flight), reload together and drain on SIGTERM", async () => {
   const up = startGated();
@@ -289,22 +306,20 @@ routing: { backoff_base: 5ms, backoff_max: 10ms, eject_after: 1, eject_cooldown:
 });
 
 Deno.test("workers: a token issued, revoked, disabled or rotated through one worker: every worker knows once the change is answered", async () => {
-  const up = startGated();
-  up.release();
-  const dir = await Deno.makeTempDir();
-  const file = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(file, config(up, dir));
-  const gw = await spawnReplica(file, ["--workers", "2"]);
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${gw.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", connection: "close" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    assert.ok(r.ok, `${method} ${path}: ${r.status}`);
-    return await r.json() as { id: string; token: string };
-  };
-  try {
+  await withTwoWorkers((yaml) => yaml, async (gw) => {
+    const admin = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${gw.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${ADMIN}`,
+          "content-type": "application/json",
+          connection: "close",
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      assert.ok(r.ok, `${method} ${path}: ${r.status}`);
+      return await r.json() as { id: string; token: string };
+    };
     let refused = 0;
     const seen: Answer[] = [];
     for (let round = 0; round < 12; round++) {
@@ -326,30 +341,16 @@ Deno.test("workers: a token issued, revoked, disabled or rotated through one wor
       "every request with a revoked, disabled or rotated-away secret is refused",
     );
     assert.ok(workersOf(seen) >= 2, "both workers answered");
-  } finally {
-    await gw.stop();
-    await up.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("workers: with Redis away and fail_open, a request the local limiter admitted gives its slot back there", async () => {
-  const up = startGated();
-  up.release();
-  const dir = await Deno.makeTempDir();
-  const file = `${dir}/gateway.yaml`;
   const nothing = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (nothing.addr as Deno.NetAddr).port;
   nothing.close(); // a port no Redis listens on
-  await Deno.writeTextFile(
-    file,
-    config(up, dir).replace(
-      "providers:\n",
-      `redis: { url: "redis://127.0.0.1:${port}", key_prefix: "test:${crypto.randomUUID()}:", timeout: 50ms, on_failure: fail_open }\nproviders:\n`,
-    ),
-  );
-  const gw = await spawnReplica(file, ["--workers", "2"]);
-  try {
+  const redis = `redis: { url: "redis://127.0.0.1:${port}", key_prefix: "test:${crypto.randomUUID()}:", ` +
+    "timeout: 50ms, on_failure: fail_open }\n";
+  await withTwoWorkers((yaml) => yaml.replace("providers:\n", `${redis}providers:\n`), async (gw) => {
     // concurrent: 5, one request at a time: each finishes (and gives its slot back) before the next.
     const answers: Answer[] = [];
     for (let i = 0; i < 12; i++) answers.push(await send(gw.url, SECRET.conc));
@@ -359,9 +360,5 @@ Deno.test("workers: with Redis away and fail_open, a request the local limiter a
       answers.map((a) => a.body).join("\n"),
     );
     assert.ok(workersOf(answers) >= 2, "both workers answered");
-  } finally {
-    await gw.stop();
-    await up.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
