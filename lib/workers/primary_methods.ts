@@ -48,6 +48,14 @@ export class WorkerLedger {
 /** What the engine may call on the store that decided, besides `release` and `settle` (which keep the ledger). */
 const LOCAL_PASSED = ["adjust", "periodGet", "periodAdd", "periodRaise", "forget"] as const;
 
+/** `ops` on `store`: in one call where it has one, else one operation at a time. */
+async function settleOn(store: CounterStore, ops: SettleOps): Promise<void> {
+  if (store.settle) return await store.settle(ops);
+  for (const key of ops.release) await store.release(key);
+  for (const { bucket, delta } of ops.adjust) await store.adjust(bucket, delta);
+  for (const p of ops.periods) await store.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+}
+
 /** The counter store's methods for one worker, keeping its ledger of concurrency slots. */
 function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
   const methods: Record<string, (...args: never[]) => unknown> = {};
@@ -79,12 +87,7 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
   };
   methods["counters.local.settle"] = (ops: SettleOps) => {
     for (const key of ops.release) ledger.give(LOCAL_SLOT + key);
-    return onLocal(async (local) => {
-      if (local.settle) return await local.settle(ops);
-      for (const key of ops.release) await local.release(key);
-      for (const { bucket, delta } of ops.adjust) await local.adjust(bucket, delta);
-      for (const p of ops.periods) await local.periodAdd(p.key, p.period, p.amount, p.expiresAt);
-    });
+    return onLocal((local) => settleOn(local, ops));
   };
   for (const name of LOCAL_PASSED) {
     methods[`counters.local.${name}`] = (...args: unknown[]) =>
@@ -96,10 +99,7 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
   };
   methods["counters.settle"] = async (ops: SettleOps) => {
     for (const key of ops.release) ledger.give(key);
-    if (counters.settle) return await counters.settle(ops);
-    for (const key of ops.release) await counters.release(key);
-    for (const { bucket, delta } of ops.adjust) await counters.adjust(bucket, delta);
-    for (const p of ops.periods) await counters.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+    await settleOn(counters, ops);
   };
   return methods;
 }
