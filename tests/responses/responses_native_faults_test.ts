@@ -343,3 +343,49 @@ ${TEST_TOKENS_YAML}`);
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+// ---- the store keeps what the gateway answered ----
+
+Deno.test("native faults: a Response without a numeric created_at is stored by the gateway's clock, and can be read and chained from", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  native: { type: openai, base_url: "${upstream.url}/v1", api_key: "sk-native", native_responses: true }
+models:
+  chat-native: { type: chat, targets: [ { provider: native, model: m-native, retries: 0 } ] }
+${TEST_TOKENS_YAML}`);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gw.baseURL}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    for (const createdAt of [undefined, "2025-01-01T00:00:00Z"]) {
+      const { created_at: _, ...answer } = upstreamResponse("completed", { id: `resp_up_${createdAt}` });
+      upstream.next = {
+        status: 200,
+        headers: { "content-type": "application/json" },
+        chunks: [JSON.stringify(createdAt === undefined ? answer : { ...answer, created_at: createdAt })],
+      };
+      const first = await call("POST", "/responses", { model: "chat-native", input: "Hi" });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const read = await call("GET", `/responses/${first.body.id}`);
+      assert.equal(read.status, 200, `created_at ${createdAt}: ${JSON.stringify(read.body)}`);
+      assert.equal(read.body.id, first.body.id);
+      const next = await call("POST", "/responses", {
+        model: "chat-native",
+        input: "Again",
+        previous_response_id: first.body.id,
+      });
+      assert.equal(next.status, 200, `created_at ${createdAt}: ${JSON.stringify(next.body)}`);
+      assert.equal(JSON.parse(upstream.requests.at(-1)!.body).previous_response_id, `resp_up_${createdAt}`);
+    }
+    assert.equal(gw.logs.filter((l) => l.msg === "response_store_failed").length, 0, "no failed put");
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});

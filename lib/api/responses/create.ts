@@ -71,6 +71,11 @@ export function storeResponse(
   parsed: ResponsesRequest,
   provider: string,
   response: JsonObject,
+  /**
+   * When the gateway took the request (Unix seconds): the record's time, which retention counts from. Never the
+   * Response's own `created_at`, which a native upstream wrote (missing, a string, or from its own clock).
+   */
+  createdAt: number,
   /** The upstream's own id of a natively served response; null for a translated one. */
   upstreamId: string | null = null,
 ): Promise<void> {
@@ -81,7 +86,7 @@ export function storeResponse(
     id: String(response.id),
     owner: ctx.identity.id,
     environment: ctx.identity.environment,
-    created_at: Number(response.created_at),
+    created_at: createdAt,
     alias: String(response.model),
     provider,
     native: upstreamId !== null,
@@ -129,7 +134,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   );
   const { value: result, target } = routed;
   const store = (response: JsonObject, upstreamId: string | null = null) =>
-    storeResponse(ctx, parsed, target.provider, response, upstreamId);
+    storeResponse(ctx, parsed, target.provider, response, frame.createdAt, upstreamId);
   if (isNativeAnswer(result)) {
     return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }

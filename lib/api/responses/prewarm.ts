@@ -42,7 +42,7 @@ export async function handleResponsesPrewarm(request: ClientRequest, ctx: Client
   };
   const usage = responseUsage({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   const completed = responseObject(frame, { status: "completed", output: [], usage });
-  await storeResponse(ctx, parsed, PREWARM_PROVIDER, completed);
+  await storeResponse(ctx, parsed, PREWARM_PROVIDER, completed, frame.createdAt);
   const created = responseObject(frame, { status: "in_progress", output: [] });
   const events = [
     encodeEvent({ type: "response.created", response: created, sequence_number: 0 }),
