@@ -10,11 +10,12 @@
  *
  * @module
  */
-import { ClientGoneError, type GatewayError, scrubError, toGatewayError } from "../errors.ts";
+import { ClientGoneError, GatewayError, scrubError, toGatewayError } from "../errors.ts";
+import { PolicyDenied } from "../policy/denied.ts";
 import type { Lease } from "../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
-import type { BudgetGuard } from "./budget_guard.ts";
+import { type BudgetGuard, BudgetStop } from "./budget_guard.ts";
 
 /** An upstream stream whose first value has already been read (routing commits to a target on it). */
 export interface Peeked<T> {
@@ -178,6 +179,8 @@ export function clientStreamBody<T, O extends StreamOutcome>(
     return read.done ? undefined : read.value;
   };
   let ended = false;
+  /** Whether an "error" end counts against the target's health; not when the gateway itself stopped the stream. */
+  let targetsFault = true;
   const end = (how: StreamEnd) => {
     if (ended) return;
     ended = true;
@@ -187,7 +190,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
     // goes into the usage record, the metrics and the trace, so it passes the scrubber here, whoever set it.
     if (outcome.error !== undefined) outcome.error = scrubError(outcome.error, ending.scrubber ?? NO_SECRETS);
     events.beforeEnd?.();
-    if (how === "error") ending.lease?.failed();
+    if (how === "error" && targetsFault) ending.lease?.failed();
     ending.lease?.release();
     ending.onEnd(outcome);
   };
@@ -221,6 +224,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
         // Cut on the next pull, not now: erroring the stream would throw away the error events still queued.
         if (events.cutAfterFail) cut = error;
         else controller.close();
+        targetsFault = isTargetsFault(err);
         end(err instanceof ClientGoneError ? "cancelled" : "error");
       }
     },
@@ -229,4 +233,15 @@ export function clientStreamBody<T, O extends StreamOutcome>(
       await stream.rest.cancel(reason).catch(() => {});
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * Whether a stream that failed with `err` failed because of its target. A budget stop, a policy or guardrail
+ * refusal and a guardrail service failing closed are the gateway's decisions about one request: counted as the
+ * target's failures, one tenant's spent budget (five streams stopped at once) would eject a healthy target for
+ * every tenant.
+ */
+function isTargetsFault(err: unknown): boolean {
+  if (err instanceof BudgetStop || err instanceof PolicyDenied) return false;
+  return !(err instanceof GatewayError && err.code === "guardrail_unavailable");
 }

@@ -467,3 +467,26 @@ Deno.test("budget.stop_streams off (the default): the same stream runs to its en
     await fake.stop();
   }
 });
+
+Deno.test("budget.stop_streams: a stream the budget stopped is not its target's failure; other tokens keep the target", async () => {
+  const fake = await startFakeStreams();
+  // One failure ejects a target here: a stop counted as one would take the target from every token.
+  const gw = await startGateway(`${config(fake)}\nrouting: { eject_after: 1 }\n`);
+  try {
+    const stopped = await rawStream(gw, "wire-chat", "/chat/completions", {
+      messages: [{ role: "user", content: "Tell me a long story." }],
+    });
+    assert.match(stopped, /insufficient_quota/);
+    const other = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret("chat", false)}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "long", stream: true, messages: [{ role: "user", content: "Hi" }] }),
+    });
+    const text = await other.text();
+    assert.equal(other.status, 200, `another token is served: ${text.slice(0, 300)}`);
+    assert.match(text, /\[DONE\]/);
+  } finally {
+    await gw.stop();
+    await fake.stop();
+  }
+});
