@@ -108,7 +108,8 @@ export function tokenClassesOf(prompt: number, completion: number, usage: unknow
     }
     | null
     | undefined;
-  const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+  // Upstream text: a negative or fractional count is no count.
+  const num = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
   return {
     prompt,
     completion,

@@ -10,21 +10,41 @@ import type { EmbeddingResult } from "../types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 
 /**
- * Validates an OpenAI-shaped non-stream completion: it must at least have `choices`; the rest passes on, with a
- * message's `reasoning` as `reasoning_content` (see `reasoning.ts`).
+ * Validates an OpenAI-shaped non-stream completion: it must have `choices`, each an object with a `message`
+ * object (what every client API reads); the rest passes on, with a message's `reasoning` as
+ * `reasoning_content` (see `reasoning.ts`), and `usage` dropped when its counts are not counts (see
+ * {@linkcode withTrustedUsage}).
  */
 export function chatCompletionFrom(provider: string, body: JsonObject): ChatCompletion {
-  if (!Array.isArray(body.choices)) {
+  const choices = body.choices;
+  if (!Array.isArray(choices) || !choices.every((c) => isObject(c) && isObject(c.message))) {
     throw badGateway(
-      `Provider "${provider}" returned a completion without choices.`,
+      `Provider "${provider}" returned a completion without valid choices.`,
       "upstream_invalid_response",
     );
   }
-  for (const choice of body.choices) {
-    const message = isObject(choice) ? choice.message : undefined;
-    if (isObject(message) && needsReasoningFix(message)) normalizeReasoning(message);
+  for (const choice of choices as JsonObject[]) {
+    const message = choice.message as JsonObject;
+    if (needsReasoningFix(message)) normalizeReasoning(message);
   }
-  return body as ChatCompletion;
+  return withTrustedUsage(body) as unknown as ChatCompletion;
+}
+
+/**
+ * `value` without its `usage` when the token counts in it are not non-negative whole numbers (a string, a
+ * negative count): such usage would be recorded as sent and priced as nothing, so the gateway counts the
+ * tokens itself instead, as for an upstream that reports no usage.
+ */
+export function withTrustedUsage(value: JsonObject): JsonObject {
+  const usage = value.usage;
+  if (usage === undefined || usage === null) return value;
+  if (isObject(usage) && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens)) return value;
+  delete value.usage;
+  return value;
+}
+
+function isCount(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
 /** Validates an OpenAI-shaped embeddings answer and keeps what the server needs (vectors and usage). */

@@ -11,6 +11,7 @@ import type { SyncTransformer } from "../../streams/pull_through.ts";
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
+import { withTrustedUsage } from "./response.ts";
 
 /**
  * Parses one upstream SSE event into a chunk. Returns "done" for `[DONE]`, throws a `GatewayError` for an
@@ -27,10 +28,13 @@ export function parseChunkEvent(
   if (event.event === "error" || data.error !== undefined && data.error !== null) {
     throw upstreamStreamError(provider, data, secrets);
   }
-  if (!Array.isArray(data.choices)) {
-    throw badGateway(`Provider "${provider}" sent a chunk without choices.`, "upstream_invalid_response");
+  if (!Array.isArray(data.choices) || !data.choices.every(isObject)) {
+    throw badGateway(
+      `Provider "${provider}" sent a chunk without valid choices.`,
+      "upstream_invalid_response",
+    );
   }
-  return data as ChatCompletionChunk;
+  return withTrustedUsage(data) as unknown as ChatCompletionChunk;
 }
 
 /**
@@ -54,7 +58,6 @@ export function openAIChunkTransformer(
         return;
       }
       for (const choice of chunk.choices) {
-        if (!isObject(choice)) continue;
         if (choice.finish_reason != null) finishSeen = true;
         const delta = choice.delta;
         if (isObject(delta) && needsReasoningFix(delta)) normalizeReasoning(delta);
