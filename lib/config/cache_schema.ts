@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { byteSize, duration } from "./units_schema.ts";
+import { byteSize, duration, timerDuration } from "./units_schema.ts";
 
 /** Where entries live and how much of them; read at start (a reload keeps the store it has). */
 export const cacheStoreSchema = z.strictObject({
@@ -24,9 +24,9 @@ export const cacheStoreSchema = z.strictObject({
    * How long identical requests wait for the one in flight to fill the entry (single-flight) before going
    * upstream themselves.
    */
-  lock_wait: duration.default(30_000),
+  lock_wait: timerDuration.default(30_000),
   /** Per store call; a slower one counts as the store being down (the request bypasses the cache). */
-  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(250),
+  timeout: timerDuration.refine((ms) => ms > 0, "must be above 0").default(250),
 });
 
 /** Semantic matching of an alias's last user turn (opt-in; the index is per replica, in memory). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { duration } from "./units_schema.ts";
+import { timerDuration } from "./units_schema.ts";
 
 /** Whether `url` is a Redis URL the client can use; the message never repeats it (it may hold a password). */
 function isRedisUrl(url: string): boolean {
@@ -28,7 +28,7 @@ export const redisSchema = z.strictObject({
   /** Starts every key, so that several fleets can share one Redis. */
   key_prefix: z.string().max(64).regex(/^[^{}\s]*$/, "no braces or spaces").default("gw:"),
   /** Per Redis call; a slower call counts as a failure. */
-  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(50),
+  timeout: timerDuration.refine((ms) => ms > 0, "must be above 0").default(50),
   /** While Redis is unreachable or slow: 503 every limited request, or limit locally (limit ÷ replicas). */
   on_failure: z.enum(["fail_closed", "fail_open"]).default("fail_closed"),
   /** For `fail_open`: how many replicas share the limits, so each limits locally to its share. */
@@ -57,7 +57,7 @@ export const postgresSchema = z.strictObject({
   /** Connections per replica (usage inserts, admin queries and stored responses share them). */
   pool_size: z.number().int().min(1).max(100).default(4),
   /** Per call (connecting included); a slower call counts as a failure: records wait or spill, reads 503. */
-  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(5_000),
+  timeout: timerDuration.refine((ms) => ms > 0, "must be above 0").default(5_000),
 });
 
 export type RedisConfig = z.output<typeof redisSchema>;

@@ -159,6 +159,17 @@ Deno.test("broken: bad duration string", () => {
   expectIssue(issuesOf(text), "server.timeouts.idle", 12, /expected a duration such as/);
 });
 
+Deno.test("broken: a timeout longer than a timer keeps (24.8 days) is refused; a retention of 90d is not a timer", () => {
+  const text = doc(...BASE, "server:", "  timeouts:", "    total: 25d", "usage:", "  retention: 90d");
+  const issues = issuesOf(text);
+  expectIssue(issues, "server.timeouts.total", 12, /at most 24d/);
+  assert.equal(issues.length, 1, formatIssues("test.yaml", issues));
+  assert.equal(
+    configOf(doc(...BASE, "server:", "  timeouts:", "    total: 24d")).server.timeouts.total,
+    24 * 86_400_000,
+  );
+});
+
 Deno.test("broken: bad alias name", () => {
   const issues = issuesOf(doc(...BASE, ...alias("-leading-dash", "chat", "local", "echo")));
   expectIssue(issues, "models.-leading-dash", 10, /invalid alias name/);

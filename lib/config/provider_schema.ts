@@ -7,16 +7,16 @@
  * @module
  */
 import { z } from "zod";
-import { duration } from "./units_schema.ts";
+import { timerDuration } from "./units_schema.ts";
 
 /** Upstream timeouts; each may be overridden per provider and per target. */
 export const timeoutsSchema = z.strictObject({
   /** Until the upstream's response headers (and so its first byte) arrive. */
-  first_byte: duration.optional(),
+  first_byte: timerDuration.optional(),
   /** Longest silence between two chunks of a streamed answer. */
-  idle: duration.optional(),
+  idle: timerDuration.optional(),
   /** The whole upstream call, stream included. */
-  total: duration.optional(),
+  total: timerDuration.optional(),
 });
 
 const headerMap = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string());

@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
-import { byteSize, duration } from "./units_schema.ts";
+import { byteSize, duration, timerDuration } from "./units_schema.ts";
 import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
 import { telemetrySchema } from "./telemetry_schema.ts";
 import { alertsSchema } from "./alerts_schema.ts";
@@ -68,7 +68,7 @@ const serverSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: z.number().int().min(0).max(65535).default(8080),
   max_body_size: byteSize.default(4 * 1024 * 1024),
-  shutdown_timeout: duration.default(10_000),
+  shutdown_timeout: timerDuration.default(10_000),
   /**
    * Serving threads sharing the port (`serve --workers N` wins): `1` serves from the one thread, as the gateway
    * always did; more start that many workers around a primary that owns the counters, the usage store and the
@@ -78,9 +78,9 @@ const serverSchema = z.strictObject({
   /** Serve `/metrics` without a token (for scrapers on a trusted network); otherwise it needs an admin token. */
   public_metrics: z.boolean().default(false),
   timeouts: z.strictObject({
-    first_byte: duration.default(60_000),
-    idle: duration.default(60_000),
-    total: duration.default(600_000),
+    first_byte: timerDuration.default(60_000),
+    idle: timerDuration.default(60_000),
+    total: timerDuration.default(600_000),
   }).default({ first_byte: 60_000, idle: 60_000, total: 600_000 }),
   /**
    * Deepest nesting of arrays and objects accepted in a client's JSON body. OpenAI's own request shapes are a
@@ -99,11 +99,11 @@ const serverSchema = z.strictObject({
    */
   connections: z.strictObject({
     /** Until the whole request head (request line and headers) has arrived. */
-    header_timeout: duration.default(10_000),
+    header_timeout: timerDuration.default(10_000),
     /** Until the whole request body has arrived, counted from the end of the head. */
-    body_timeout: duration.default(60_000),
+    body_timeout: timerDuration.default(60_000),
     /** How long an idle keep-alive connection is kept open between requests. */
-    keep_alive_timeout: duration.default(65_000),
+    keep_alive_timeout: timerDuration.default(65_000),
     /** Open client connections at most; past it a new connection is refused with a 503. */
     max_connections: z.number().int().min(1).default(8192),
   }).default({
@@ -233,13 +233,13 @@ export const tokenSchema = z.strictObject({
 /** Retry, backoff and outlier-ejection settings shared by every alias. */
 const routingSchema = z.strictObject({
   /** First retry delay; doubles each retry, with full jitter. */
-  backoff_base: duration.default(100),
-  backoff_max: duration.default(2_000),
+  backoff_base: timerDuration.default(100),
+  backoff_max: timerDuration.default(2_000),
   /** Longest `Retry-After` honoured by waiting; a longer one moves on to the next target at once. */
-  retry_after_max: duration.default(5_000),
+  retry_after_max: timerDuration.default(5_000),
   /** Consecutive failures after which a target is skipped for `eject_cooldown`, then probed. */
   eject_after: z.number().int().min(1).default(5),
-  eject_cooldown: duration.default(30_000),
+  eject_cooldown: timerDuration.default(30_000),
 });
 
 const adminTokenSchema = z.strictObject({
@@ -263,7 +263,7 @@ const usageSchema = z.strictObject({
   spill: z.string().min(1).default("data/usage-spill.jsonl"),
   queue_size: z.number().int().min(1).default(10_000),
   batch_size: z.number().int().min(1).default(500),
-  flush_interval: duration.default(1_000),
+  flush_interval: timerDuration.default(1_000),
   /** Records older than this are deleted. */
   retention: duration.default(90 * 86_400_000),
 });

@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { byteSize, duration } from "./units_schema.ts";
+import { byteSize, timerDuration } from "./units_schema.ts";
 
 /** An `http://` or `https://` URL without credentials, query or fragment. */
 function isCollectorUrl(url: string): boolean {
@@ -35,11 +35,11 @@ const otlpSchema = z.strictObject({
   /** Share of new traces kept; an incoming sampled (or unsampled) `traceparent` decides for its own trace. */
   sample_ratio: z.number().min(0).max(1).optional(),
   /** Per export; a slower collector counts as down and the batch is dropped (and counted). */
-  timeout: duration.refine((ms) => ms > 0, "must be above 0").default(10_000),
+  timeout: timerDuration.refine((ms) => ms > 0, "must be above 0").default(10_000),
   /** Spans held for export at most; past it new spans are dropped (and counted), never waited for. */
   max_queue: z.number().int().min(1).max(1_000_000).default(4_096),
   /** How often queued spans and metrics are sent. */
-  interval: duration.refine((ms) => ms > 0, "must be above 0").default(1_000),
+  interval: timerDuration.refine((ms) => ms > 0, "must be above 0").default(1_000),
 });
 
 export const telemetrySchema = z.strictObject({

@@ -40,3 +40,15 @@ function withUnit(units: Record<string, number>, what: string) {
 export const byteSize = withUnit(UNITS_BYTES, "size");
 /** A duration in milliseconds: a number, or a string with a unit ("30s", "250ms", "2m"). */
 export const duration = withUnit(UNITS_MS, "duration");
+
+/**
+ * The longest delay a timer keeps, 2³¹−1 ms (about 24.8 days): a longer one fires at once in every runtime, so a
+ * timeout of "30d" would fire its timer every millisecond, with a warning on stderr each time.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A duration a timer waits for (a timeout, an interval, a backoff): at most {@linkcode MAX_TIMER_MS}. */
+export const timerDuration = duration.refine(
+  (ms) => ms <= MAX_TIMER_MS,
+  "must be at most 24d (the longest a timer waits)",
+);
