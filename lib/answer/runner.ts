@@ -29,6 +29,7 @@ import type { ChunkSource } from "../streams/pull_through.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, tracedChunks } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
+import { streamedAnswer } from "../runtime/types.ts";
 import { guardedAnswer } from "./guarded_answer.ts";
 import type {
   ChatAnswer,
@@ -369,7 +370,7 @@ export async function answerStream<O extends StreamOutcome>(
   ctx.abandon = undefined;
   const headers = routed.headers;
   for (const [name, value] of Object.entries(SSE_HEADERS)) headers.set(name, value);
-  return { response: new Response(body, { status: 200, headers }), outcome };
+  return { response: streamedAnswer(new Response(body, { status: 200, headers })), outcome };
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
   type EdgeHandler,
+  isStreamedAnswer,
   type RunningServer,
   type ServeOptions,
 } from "./types.ts";
@@ -54,8 +55,9 @@ export function checkingInterval(limits: ConnectionLimits): number {
 /** Statuses whose answers have no body, and so no `content-length` either. */
 const BODILESS: ReadonlySet<number> = new Set([204, 205, 304]);
 
-/** Does the handler's answer have a body of unknown length that must be sent as it is produced (SSE)? */
+/** Does the handler's answer have a body of unknown length that must be sent as it is produced (a stream)? */
 function isStreamed(response: Response): boolean {
+  if (isStreamedAnswer(response)) return true;
   const type = response.headers.get("content-type");
   return type !== null && type.startsWith("text/event-stream");
 }

@@ -148,3 +148,21 @@ export function acceptWebSocket(session: WebSocketSession, headers?: HeadersInit
 export function webSocketOf(response: Response): WebSocketSession | undefined {
   return sessions.get(response);
 }
+
+const produced = new WeakSet<Response>();
+
+/**
+ * `response` marked as a stream: its body is written as it is produced, each part at once, and a failure while
+ * reading it cuts the connection after what was sent. The edge cannot tell a stream by its content type alone
+ * (Gemini's streamed JSON array is `application/json`), and reading every body as a stream would cost each
+ * finished JSON answer a copy.
+ */
+export function streamedAnswer(response: Response): Response {
+  produced.add(response);
+  return response;
+}
+
+/** Whether `response` was marked by {@linkcode streamedAnswer}. */
+export function isStreamedAnswer(response: Response): boolean {
+  return produced.has(response);
+}

@@ -151,6 +151,33 @@ Deno.test("gemini native: a mid-stream error ends with Google's error chunk; the
   });
 });
 
+Deno.test("gemini native: without alt=sse, the JSON array is sent as a stream; a mid-stream error is its last element", async () => {
+  await withFakeGateway(startFakeGemini, configFor, async (gw) => {
+    const res = await fetch(`${gw.url}/v1beta/models/gemini-broken:streamGenerateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+    let text = "";
+    let broken = false;
+    const decoder = new TextDecoder();
+    try {
+      for await (const bytes of res.body!) text += decoder.decode(bytes, { stream: true });
+    } catch {
+      broken = true;
+    }
+    // The chunks before the failure, then Google's error element as the array's last, then the cut.
+    assert.ok(broken, "the connection was cut after the error element");
+    const elements = JSON.parse(text) as { candidates?: unknown; error?: { code: number; status: string } }[];
+    assert.ok(elements.length >= 2, text.slice(0, 300));
+    assert.ok(elements[0].candidates, "the chunks before the failure came first");
+    assert.equal(typeof elements.at(-1)!.error?.code, "number");
+    assert.equal(typeof elements.at(-1)!.error?.status, "string");
+  });
+});
+
 Deno.test("gemini native: embedContent and batchEmbedContents over a gemini embedding target", async () => {
   await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
     const ai = new GoogleGenAI({
