@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { dirname, resolve } from "node:path";
 import { serveNodeHttp } from "./node_http_edge.ts";
 import type { Runtime } from "./types.ts";
 
@@ -31,8 +32,9 @@ const serve = serveNodeHttp;
 const WATCH_DEBOUNCE_MS = 150;
 
 function watchFile(path: string, handler: () => void): () => void {
-  const absolute = path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
-  const dir = absolute.slice(0, absolute.lastIndexOf("/")) || "/";
+  // Normalised (`./`, `..`, `//` gone): the events name the file by its normalised path.
+  const absolute = resolve(path);
+  const dir = dirname(absolute);
   // The directory is watched, not the file: a file replaced by rename is a new inode the old watch misses.
   const watcher = Deno.watchFs(dir, { recursive: false });
   let timer: ReturnType<typeof setTimeout> | undefined;
