@@ -11,7 +11,7 @@ import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { ClientGoneError, GatewayError, printable } from "../errors.ts";
 import type { HealthRegistry, Lease } from "./health.ts";
 import { orderTargets, type Random } from "./plan.ts";
-import { classifyFailure, retryDelay } from "./retry.ts";
+import { classifyFailure, countsAgainstTarget, retryDelay } from "./retry.ts";
 
 /** What routing needs from its surroundings; tests pass a seeded random source and a fake clock. */
 export interface RouteDeps {
@@ -120,7 +120,7 @@ export async function route<T>(
           lease.release();
           throw err;
         }
-        lease.failed();
+        if (countsAgainstTarget(err)) lease.failed();
         lease.release();
         lastError = err;
         if (kind === "next" || retry >= target.retries) break;

@@ -179,6 +179,28 @@ Deno.test("routing: a target failing eject_after times is skipped, visible as ej
   });
 });
 
+Deno.test("routing: a 403 or 404 moves to the next target but never ejects it (a client's reference can cause them)", async () => {
+  await withRouting(async (gw, a, b) => {
+    // eject_after is 3: four such answers in a row would have ejected a.
+    a.script.push({ status: 404 }, { status: 403 }, { status: 404 }, { status: 403 });
+    for (let i = 0; i < 4; i++) {
+      const response = await chat(gw, "chat-ab");
+      assert.equal(response.headers.get("x-gateway-provider"), "b");
+      await response.body?.cancel();
+    }
+    assert.equal(a.hits, 4, "each tried once, never retried");
+    const served = await chat(gw, "chat-ab");
+    assert.equal(served.headers.get("x-gateway-provider"), "a", "a still serves");
+    await served.body?.cancel();
+    const view = await (await fetch(`${gw.url}/admin/targets`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })).json();
+    const ab = view.data.find((x: { alias: string }) => x.alias === "chat-ab");
+    assert.equal(ab.targets[0].state, "healthy");
+    assert.ok(b.hits >= 4);
+  });
+});
+
 Deno.test("routing: with every target saturated the answer is a quick 503 with Retry-After", async () => {
   await withRouting(async (gw, a) => {
     // The first request is held upstream (so in flight) before the second is sent; the second's 503 must come
