@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { denoRuntime } from "./deno.ts";
 
