@@ -7,11 +7,12 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../openai/types.ts";
 import { UsageQueryError } from "./query.ts";
 import { createMemoryResponsesStore } from "./responses_store_memory.ts";
-import { type ItemsPage, pageItems, type ResponsesStore, type StoredResponse } from "./responses_store.ts";
+import { type ItemsPage, pageItems, type ResponsesStore } from "./responses_store.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import { DAY, message, NOW, response } from "./responses_store_test_helpers.ts";
 
 interface Opened {
   store: ResponsesStore;
@@ -47,45 +48,6 @@ const IMPLEMENTATIONS: readonly (readonly [string, () => Promise<Opened>])[] = [
     };
   }],
 ];
-
-const NOW = Date.UTC(2025, 5, 1) / 1000;
-const DAY = 86_400;
-
-const message = (id: string, role: string, text: string): JsonObject => ({
-  id,
-  type: "message",
-  role,
-  content: [{ type: role === "assistant" ? "output_text" : "input_text", text }],
-});
-
-/** A stored response with `inputs` (item ids) as user messages and `outputs` as assistant messages. */
-function response(
-  id: string,
-  overrides: Partial<StoredResponse> & { inputs?: string[]; outputs?: string[] } = {},
-): StoredResponse {
-  const { inputs = [`${id}_in`], outputs = [`${id}_out`], ...rest } = overrides;
-  return {
-    id,
-    owner: "alice",
-    environment: "prod",
-    created_at: NOW,
-    alias: "chat-default",
-    provider: "openai",
-    native: false,
-    upstream_id: null,
-    previous_response_id: null,
-    input_items: inputs.map((item) => message(item, "user", `said ${item}`)),
-    response: {
-      id,
-      object: "response",
-      created_at: NOW,
-      status: "completed",
-      model: "chat-default",
-      output: outputs.map((item) => message(item, "assistant", `answered ${item}`)),
-    },
-    ...rest,
-  };
-}
 
 const ids = (items: readonly JsonObject[] | null | undefined) => items?.map((item) => item.id) ?? null;
 
@@ -368,25 +330,6 @@ for (const [name, open] of IMPLEMENTATIONS) {
     await close();
   });
 }
-
-Deno.test("memory responses: a dropped response's items are not found", async () => {
-  const store = createMemoryResponsesStore({ maxResponses: 1 });
-  await store.put(response("resp_1"));
-  await store.put(response("resp_2"));
-  const found = await store.items(["resp_1_out", "resp_2_out"], "alice");
-  assert.deepEqual(found.map((item) => item?.id ?? null), [null, "resp_2_out"]);
-});
-
-Deno.test("memory responses: past maxResponses the oldest put is dropped", async () => {
-  const store = createMemoryResponsesStore({ maxResponses: 2 });
-  await store.put(response("resp_1"));
-  await store.put(response("resp_2"));
-  await store.put(response("resp_1", { alias: "again" })); // a replaced one counts as the newest
-  await store.put(response("resp_3"));
-  assert.equal(await store.get("resp_2", "alice"), null);
-  assert.equal((await store.get("resp_1", "alice"))?.alias, "again");
-  assert.ok(await store.get("resp_3", "alice"));
-});
 
 Deno.test("pageItems: pages of an empty list are empty, with null ids", () => {
   assert.deepEqual(pageItems([], {}), {
