@@ -97,7 +97,9 @@ export interface ResponsesStore {
   /**
    * The conversation up to and including response `id`, oldest first: for each response from the first of
    * its `previous_response_id` chain, its input items then its output items. `null` when any response of the
-   * chain is missing (never stored, deleted, pruned) or belongs to another owner.
+   * chain is missing (never stored, deleted, pruned) or belongs to another owner. Rejects with a
+   * `UsageQueryError` naming `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass
+   * {@linkcode MAX_CHAIN_BYTES}: the walk stops there, whatever the chain's length.
    */
   chain(id: string, owner: string): Promise<JsonObject[] | null>;
   /**
@@ -116,6 +118,35 @@ export interface ResponsesStore {
  * outside; the bound only keeps a corrupted database from looping.
  */
 export const MAX_CHAIN = 10_000;
+
+/**
+ * Most stored conversation a `previous_response_id` rebuilds, counted as {@linkcode linkBytes} of each of its
+ * responses: 16 MiB. Without it a client sending 64 KiB a turn could have the gateway rebuild, hold and send
+ * upstream a conversation of any size, far past `server.max_body_size` and any model's context window. The same
+ * bound holds what a WebSocket connection keeps of its `store: false` responses (one source of truth).
+ */
+export const MAX_CHAIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What a stored response counts against {@linkcode MAX_CHAIN_BYTES}: the length of its input items' and its
+ * Response object's JSON text. The PostgreSQL store stops its chain query by the same measure (the text it
+ * keeps is that JSON), so every store stops where this one does.
+ */
+export function linkBytes(record: Pick<StoredResponse, "input_items" | "response">): number {
+  return JSON.stringify(record.input_items).length + JSON.stringify(record.response).length;
+}
+
+/** The store's refusal of a conversation over {@linkcode MAX_CHAIN_BYTES}: the client's 400, naming the id. */
+export function chainTooLong(id: string): UsageQueryError {
+  return new UsageQueryError(
+    `The conversation behind response '${printable(id)}' is over ${
+      MAX_CHAIN_BYTES / 1024 / 1024
+    } MiB, more ` +
+      "than the gateway rebuilds for previous_response_id. Compact it (POST /v1/responses/compact) or send a " +
+      "shorter conversation as input.",
+    "previous_response_id",
+  );
+}
 
 /** `input_items` page size bounds, as OpenAI's. */
 export const MAX_PAGE = 100;
@@ -246,7 +277,8 @@ export function findItem(
  * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
  * `previous_response_id` back to the first, then lays out each response's input items and output items,
  * oldest first. Null when a link is missing or not `owner`'s, or the chain is longer than
- * {@linkcode MAX_CHAIN} (or loops).
+ * {@linkcode MAX_CHAIN} (or loops); throws {@linkcode chainTooLong} as soon as the links walked pass
+ * {@linkcode MAX_CHAIN_BYTES}.
  */
 export function buildChain(
   id: string,
@@ -256,11 +288,14 @@ export function buildChain(
   const links: StoredResponse[] = [];
   const seen = new Set<string>();
   let next: string | null = id;
+  let bytes = 0;
   while (next !== null) {
     if (seen.has(next) || links.length >= MAX_CHAIN) return null;
     seen.add(next);
     const link = lookup(next, owner);
     if (link === null) return null;
+    bytes += linkBytes(link);
+    if (bytes > MAX_CHAIN_BYTES) throw chainTooLong(id);
     links.push(link);
     next = link.previous_response_id;
   }

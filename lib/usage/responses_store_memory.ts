@@ -135,8 +135,12 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       }
     },
     chain(id, owner) {
-      const items = buildChain(id, owner, owned);
-      return Promise.resolve(items === null ? null : structuredClone(items));
+      try {
+        const items = buildChain(id, owner, owned);
+        return Promise.resolve(items === null ? null : structuredClone(items));
+      } catch (e) {
+        return Promise.reject(e); // a conversation too long to rebuild
+      }
     },
     items(ids, owner) {
       return Promise.resolve(ids.map((id) => {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../openai/types.ts";
 import { UsageQueryError } from "./query.ts";
 import { createMemoryResponsesStore } from "./responses_store_memory.ts";
-import { type ItemsPage, pageItems, type ResponsesStore } from "./responses_store.ts";
+import { type ItemsPage, MAX_CHAIN_BYTES, pageItems, type ResponsesStore } from "./responses_store.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { openPostgresStore } from "./postgres_store.ts";
@@ -241,6 +241,27 @@ for (const [name, open] of IMPLEMENTATIONS) {
     assert.equal(await store.chain("resp_3", "bob"), null, "resp_3 is alice's");
     assert.equal(await store.chain("resp_2", "bob"), null, "resp_1 is alice's");
     assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["resp_1_in", "resp_1_out"]);
+    await close();
+  });
+
+  Deno.test(`${name} responses: a conversation over MAX_CHAIN_BYTES is refused, naming previous_response_id`, async () => {
+    const { store, close } = await open();
+    // Five turns of a fifth of the bound each: four fit, the fifth passes it (each turn's JSON adds a little).
+    const text = "x".repeat(MAX_CHAIN_BYTES / 5);
+    const turn = (n: number) =>
+      response(`resp_${n}`, {
+        previous_response_id: n === 1 ? null : `resp_${n - 1}`,
+        input_items: [message(`resp_${n}_in`, "user", text)],
+      });
+    for (let n = 1; n <= 6; n++) await store.put(turn(n));
+    assert.equal((await store.chain("resp_4", "alice"))?.length, 8);
+    for (const id of ["resp_5", "resp_6"]) {
+      await assert.rejects(
+        store.chain(id, "alice"),
+        (err) =>
+          err instanceof UsageQueryError && err.param === "previous_response_id" && err.message.includes(id),
+      );
+    }
     await close();
   });
 

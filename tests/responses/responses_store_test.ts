@@ -388,6 +388,45 @@ Deno.test("stored responses: input_items lists every item kind in order; DELETE 
   });
 });
 
+// Was BUG: the conversation behind previous_response_id had no bound: 64 KiB turns rebuilt and sent upstream a
+// conversation of any size. Now past 16 MiB (the store's MAX_CHAIN_BYTES) it is OpenAI's too-long 400.
+Deno.test("stored responses: a conversation too long to rebuild is a 400 naming previous_response_id, sent nowhere", async () => {
+  await withGateway(async (gw, fake) => {
+    // Turns of 3.5 MiB under the 4 MiB body limit: four earlier turns fit in 16 MiB, five do not.
+    const text = "y".repeat(3.5 * 1024 * 1024);
+    let previous: string | undefined;
+    for (let n = 1; n <= 5; n++) {
+      const turn = await call(gw, "POST", "/responses", TEST_TOKEN, {
+        model: "chat-fake",
+        input: `${text} ${n}`,
+        ...(previous === undefined ? {} : { previous_response_id: previous }),
+      });
+      assert.equal(turn.status, 200, `turn ${n}: ${JSON.stringify(turn.body).slice(0, 300)}`);
+      previous = String(turn.body.id);
+    }
+    const sent = fake.requests.length;
+    const refused = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "Go on.",
+      previous_response_id: previous,
+    });
+    assert.equal(refused.status, 400);
+    const error = refused.body.error as Record<string, unknown>;
+    assert.deepEqual([error.type, error.code, error.param], [
+      "invalid_request_error",
+      "context_length_exceeded",
+      "previous_response_id",
+    ]);
+    assert.match(String(error.message), new RegExp(`'${previous}' is over 16 MiB`));
+    assert.equal(fake.requests.length, sent, "nothing went upstream");
+    assert.equal(
+      (await call(gw, "GET", `/responses/${previous}`)).status,
+      200,
+      "the response itself is kept",
+    );
+  });
+});
+
 // Was BUG: the list showed the items as the client sent them (a string content, no `status`, `output_text`
 // parts without `logprobs`); now each is listed as the spec's `ItemResource` (lib/api/responses/
 // listed_items.ts), and the list of every item kind validates against `ResponseItemList`.
