@@ -96,9 +96,11 @@ export interface ResponsesStore {
   inputItems(id: string, owner: string, page: ItemsPage): Promise<ItemsList | null>;
   /**
    * The conversation up to and including response `id`, oldest first: for each response from the first of
-   * its `previous_response_id` chain, its input items then its output items. `null` when any response of the
-   * chain is missing (never stored, deleted, pruned) or belongs to another owner. Rejects with a
-   * `UsageQueryError` naming `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass
+   * its `previous_response_id` chain, its input items then its output items. `null` when response `id` is
+   * missing or belongs to another owner. An earlier response that is missing (deleted, pruned, or another
+   * owner's) ends the chain there: the conversation is the responses after it (OpenAI's API, too, goes on
+   * without a deleted response), so a long conversation outlives the retention of its first turns. Rejects
+   * with a `UsageQueryError` naming `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass
    * {@linkcode MAX_CHAIN_BYTES}: the walk stops there, whatever the chain's length.
    */
   chain(id: string, owner: string): Promise<JsonObject[] | null>;
@@ -275,9 +277,9 @@ export function findItem(
 
 /**
  * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
- * `previous_response_id` back to the first, then lays out each response's input items and output items,
- * oldest first. Null when a link is missing or not `owner`'s, or the chain is longer than
- * {@linkcode MAX_CHAIN} (or loops); throws {@linkcode chainTooLong} as soon as the links walked pass
+ * `previous_response_id` back to the first still there (and `owner`'s), then lays out each response's input
+ * items and output items, oldest first. Null when response `id` is missing or not `owner`'s, or the chain is
+ * longer than {@linkcode MAX_CHAIN} (or loops); throws {@linkcode chainTooLong} as soon as the links walked pass
  * {@linkcode MAX_CHAIN_BYTES}.
  */
 export function buildChain(
@@ -293,7 +295,8 @@ export function buildChain(
     if (seen.has(next) || links.length >= MAX_CHAIN) return null;
     seen.add(next);
     const link = lookup(next, owner);
-    if (link === null) return null;
+    if (link === null && links.length === 0) return null;
+    if (link === null) break; // an earlier response deleted or pruned: the conversation starts after it
     bytes += linkBytes(link);
     if (bytes > MAX_CHAIN_BYTES) throw chainTooLong(id);
     links.push(link);

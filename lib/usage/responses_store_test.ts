@@ -225,21 +225,33 @@ for (const [name, open] of IMPLEMENTATIONS) {
     assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["sys", "u1", "rs1", "a1"]);
     const chain = (await store.chain("resp_3", "alice"))!;
     assert.deepEqual(chain[3], message("a1", "assistant", "answered a1"), "whole items");
-    // A deleted link breaks the chain: the conversation cannot be rebuilt, so it is not found.
+    // A deleted (or pruned) earlier response ends the chain there, as OpenAI's: the later ones stay chainable.
     await store.delete("resp_1", "alice");
-    assert.equal(await store.chain("resp_3", "alice"), null);
+    assert.deepEqual(ids(await store.chain("resp_3", "alice")), ["u2", "fc2", "fco3", "a3"]);
+    await store.delete("resp_2", "alice");
+    assert.deepEqual(ids(await store.chain("resp_3", "alice")), ["fco3", "a3"]);
     assert.deepEqual(ids((await store.get("resp_3", "alice"))?.input_items), ["fco3"]);
+    await store.delete("resp_3", "alice");
+    assert.equal(await store.chain("resp_3", "alice"), null, "the response itself is gone");
     await close();
   });
 
-  Deno.test(`${name} responses: a chain through another token's response is not found`, async () => {
+  Deno.test(`${name} responses: a chain holds nothing of another token's responses`, async () => {
     const { store, close } = await open();
     await store.put(response("resp_1"));
     await store.put(response("resp_2", { owner: "bob", previous_response_id: "resp_1" }));
     await store.put(response("resp_3", { previous_response_id: "resp_2" }));
-    assert.equal(await store.chain("resp_3", "alice"), null, "resp_2 is bob's");
+    assert.deepEqual(
+      ids(await store.chain("resp_3", "alice")),
+      ["resp_3_in", "resp_3_out"],
+      "resp_2 is bob's",
+    );
     assert.equal(await store.chain("resp_3", "bob"), null, "resp_3 is alice's");
-    assert.equal(await store.chain("resp_2", "bob"), null, "resp_1 is alice's");
+    assert.deepEqual(
+      ids(await store.chain("resp_2", "bob")),
+      ["resp_2_in", "resp_2_out"],
+      "resp_1 is alice's",
+    );
     assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["resp_1_in", "resp_1_out"]);
     await close();
   });

@@ -123,6 +123,31 @@ Deno.test("stored responses: a three-turn previous_response_id chain reaches the
   });
 });
 
+// Was BUG: deleting (or retention pruning) an earlier response made every later one unchainable (a 404 naming
+// the response that still existed); OpenAI continues from the responses that remain.
+Deno.test("stored responses: after an earlier response is deleted, a later one chains from what remains", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const first = await client.responses.create({ model: "chat-fake", input: "My name is Ada." });
+    const second = await client.responses.create({
+      model: "chat-fake",
+      input: "I live in Paris.",
+      previous_response_id: first.id,
+    });
+    assert.equal((await call(gw, "DELETE", `/responses/${first.id}`)).status, 200);
+    const third = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "Where do I live?",
+      previous_response_id: second.id,
+    });
+    assert.equal(third.status, 200, JSON.stringify(third.body));
+    assert.deepEqual(lastMessages(fake), [
+      { role: "user", content: "I live in Paris." },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "Where do I live?" },
+    ]);
+  });
+});
+
 Deno.test("stored responses: GET answers the Response object; DELETE removes it", async () => {
   await withGateway(async (gw, _fake, client) => {
     const created = await client.responses.create({ model: "chat-fake", input: "Hi", metadata: { k: "v" } });
