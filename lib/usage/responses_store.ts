@@ -96,8 +96,12 @@ export interface ResponsesStore {
   inputItems(id: string, owner: string, page: ItemsPage): Promise<ItemsList | null>;
   /**
    * The conversation up to and including response `id`, oldest first: for each response from the first of
-   * its `previous_response_id` chain, its input items then its output items. `null` when any response of the
-   * chain is missing (never stored, deleted, pruned) or belongs to another owner.
+   * its `previous_response_id` chain, its input items then its output items. `null` when response `id` is
+   * missing or belongs to another owner. An earlier response that is missing (deleted, pruned, or another
+   * owner's) ends the chain there: the conversation is the responses after it (OpenAI's API, too, goes on
+   * without a deleted response), so a long conversation outlives the retention of its first turns. Rejects
+   * with a `UsageQueryError` naming `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass
+   * {@linkcode MAX_CHAIN_BYTES}: the walk stops there, whatever the chain's length.
    */
   chain(id: string, owner: string): Promise<JsonObject[] | null>;
   /**
@@ -116,6 +120,35 @@ export interface ResponsesStore {
  * outside; the bound only keeps a corrupted database from looping.
  */
 export const MAX_CHAIN = 10_000;
+
+/**
+ * Most stored conversation a `previous_response_id` rebuilds, counted as {@linkcode linkBytes} of each of its
+ * responses: 16 MiB. Without it a client sending 64 KiB a turn could have the gateway rebuild, hold and send
+ * upstream a conversation of any size, far past `server.max_body_size` and any model's context window. The same
+ * bound holds what a WebSocket connection keeps of its `store: false` responses (one source of truth).
+ */
+export const MAX_CHAIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What a stored response counts against {@linkcode MAX_CHAIN_BYTES}: the length of its input items' and its
+ * Response object's JSON text. The PostgreSQL store stops its chain query by the same measure (the text it
+ * keeps is that JSON), so every store stops where this one does.
+ */
+export function linkBytes(record: Pick<StoredResponse, "input_items" | "response">): number {
+  return JSON.stringify(record.input_items).length + JSON.stringify(record.response).length;
+}
+
+/** The store's refusal of a conversation over {@linkcode MAX_CHAIN_BYTES}: the client's 400, naming the id. */
+export function chainTooLong(id: string): UsageQueryError {
+  return new UsageQueryError(
+    `The conversation behind response '${printable(id)}' is over ${
+      MAX_CHAIN_BYTES / 1024 / 1024
+    } MiB, more ` +
+      "than the gateway rebuilds for previous_response_id. Compact it (POST /v1/responses/compact) or send a " +
+      "shorter conversation as input.",
+    "previous_response_id",
+  );
+}
 
 /** `input_items` page size bounds, as OpenAI's. */
 export const MAX_PAGE = 100;
@@ -244,9 +277,10 @@ export function findItem(
 
 /**
  * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
- * `previous_response_id` back to the first, then lays out each response's input items and output items,
- * oldest first. Null when a link is missing or not `owner`'s, or the chain is longer than
- * {@linkcode MAX_CHAIN} (or loops).
+ * `previous_response_id` back to the first still there (and `owner`'s), then lays out each response's input
+ * items and output items, oldest first. Null when response `id` is missing or not `owner`'s, or the chain is
+ * longer than {@linkcode MAX_CHAIN} (or loops); throws {@linkcode chainTooLong} as soon as the links walked pass
+ * {@linkcode MAX_CHAIN_BYTES}.
  */
 export function buildChain(
   id: string,
@@ -256,11 +290,15 @@ export function buildChain(
   const links: StoredResponse[] = [];
   const seen = new Set<string>();
   let next: string | null = id;
+  let bytes = 0;
   while (next !== null) {
     if (seen.has(next) || links.length >= MAX_CHAIN) return null;
     seen.add(next);
     const link = lookup(next, owner);
-    if (link === null) return null;
+    if (link === null && links.length === 0) return null;
+    if (link === null) break; // an earlier response deleted or pruned: the conversation starts after it
+    bytes += linkBytes(link);
+    if (bytes > MAX_CHAIN_BYTES) throw chainTooLong(id);
     links.push(link);
     next = link.previous_response_id;
   }

@@ -1,9 +1,11 @@
 /**
  * Stored responses in memory: for `usage.sqlite: none` (no database to keep them in) and for tests. Lost at
- * restart, and bounded: past `maxResponses` the oldest put is dropped, so a gateway without a database cannot
- * grow without limit within the retention period.
+ * restart, and bounded twice: past `maxResponses` records or past `maxBytes` (each record counted as the length
+ * of its JSON text) the oldest put is dropped, so a gateway without a database cannot grow without limit within
+ * the retention period. The count alone did not bound it: one token sending 4 MiB inputs could fill 10,000
+ * records, tens of GiB.
  *
- * Records are copied in and out (`structuredClone`), so a caller changing an object it put or got cannot
+ * Records are copied in (through their JSON text, which also gives their size) and out (`structuredClone`), so a caller changing an object it put or got cannot
  * change what is stored: the same behaviour as the SQLite store, which keeps JSON text.
  *
  * Items are found by id through an index (owner and item id → the responses holding it, in put order) kept
@@ -26,16 +28,38 @@ import {
   withItemIds,
 } from "./responses_store.ts";
 
+/** Most responses the memory store keeps by default. */
+export const MAX_MEMORY_RESPONSES = 10_000;
+
+/**
+ * Most bytes (the records' JSON text) the memory store keeps by default: 256 MiB, as the response cache's
+ * default `cache.max_bytes`. That holds 64 conversations at the default 4 MiB `server.max_body_size`, and the
+ * 10,000 records of ordinary requests of a few KiB to 25 KiB each, so the count is what bounds everyday use and
+ * the bytes bound only large inputs. A memory store is the fallback without a database, not a place to keep
+ * much: `usage.sqlite` (or `postgres`) keeps stored responses for their whole retention.
+ */
+export const MAX_MEMORY_RESPONSE_BYTES = 256 * 1024 ** 2;
+
 /** Options for {@linkcode createMemoryResponsesStore}. */
 export interface MemoryResponsesStoreOptions {
-  /** Most responses kept; the oldest put goes first. Default 10,000. */
+  /** Most responses kept; the oldest put goes first. Default {@linkcode MAX_MEMORY_RESPONSES}. */
   maxResponses?: number;
+  /**
+   * Most bytes kept, each record counted as the length of its JSON text; the oldest put goes first, but the
+   * newest is always kept (so a response just answered can be chained from). Default
+   * {@linkcode MAX_MEMORY_RESPONSE_BYTES}.
+   */
+  maxBytes?: number;
 }
 
 /** A `ResponsesStore` in a `Map`, in put order. */
 export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions = {}): ResponsesStore {
-  const max = Math.max(1, options.maxResponses ?? 10_000);
+  const max = Math.max(1, options.maxResponses ?? MAX_MEMORY_RESPONSES);
+  const maxBytes = options.maxBytes ?? MAX_MEMORY_RESPONSE_BYTES;
   const byId = new Map<string, StoredResponse>();
+  /** Each record's size (its JSON text's length), and their sum. */
+  const sizes = new Map<string, number>();
+  let bytes = 0;
   /** `owner NUL item id` → the ids of that owner's responses holding the item, in put order. */
   const itemIndex = new Map<string, Set<string>>();
   const itemKey = (owner: string, itemId: string) => `${owner}\u0000${itemId}`;
@@ -61,6 +85,8 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       holders?.delete(id);
       if (holders?.size === 0) itemIndex.delete(key);
     }
+    bytes -= sizes.get(id) ?? 0;
+    sizes.delete(id);
     return byId.delete(id);
   };
   const item = (itemId: string, owner: string): JsonObject | null => {
@@ -77,15 +103,19 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
     put(record) {
       const existing = byId.get(record.id);
       if (existing !== undefined && existing.owner !== record.owner) return Promise.resolve();
-      const copy = structuredClone({
+      // Through JSON (as the SQLite store keeps it): a copy the caller cannot change, and its size.
+      const text = JSON.stringify({
         ...record,
         upstream_id: record.upstream_id ?? null,
         input_items: withItemIds(record.input_items),
       });
+      const copy = JSON.parse(text) as StoredResponse;
       remove(record.id); // a replaced record moves to the end: it is the newest put
       byId.set(record.id, copy);
+      sizes.set(record.id, text.length);
+      bytes += text.length;
       index(copy);
-      while (byId.size > max) remove(byId.keys().next().value!);
+      while (byId.size > max || (bytes > maxBytes && byId.size > 1)) remove(byId.keys().next().value!);
       return Promise.resolve();
     },
     get(id, owner) {
@@ -105,8 +135,12 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       }
     },
     chain(id, owner) {
-      const items = buildChain(id, owner, owned);
-      return Promise.resolve(items === null ? null : structuredClone(items));
+      try {
+        const items = buildChain(id, owner, owned);
+        return Promise.resolve(items === null ? null : structuredClone(items));
+      } catch (e) {
+        return Promise.reject(e); // a conversation too long to rebuild
+      }
     },
     items(ids, owner) {
       return Promise.resolve(ids.map((id) => {

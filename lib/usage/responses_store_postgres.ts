@@ -23,6 +23,7 @@ import {
   cutoffSeconds,
   itemSlots,
   MAX_CHAIN,
+  MAX_CHAIN_BYTES,
   pageItems,
   pageOf,
   type ResponsesStore,
@@ -137,17 +138,23 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
     },
     chain(id, owner) {
       return guarded("response chain", async (sql) => {
-        // One past the bound, so that `buildChain` sees a chain too long (or looping) and refuses it.
+        // One past each bound, so that `buildChain` sees a chain too long (or looping, or over its bytes) and
+        // refuses it; no more. `bytes` is `linkBytes` as the database counts it: the stored JSON text is what
+        // `JSON.stringify` wrote, and `length` counts characters, never more than JavaScript's UTF-16 units, so
+        // the query never stops before `buildChain` would.
         const rows = await sql.unsafe(
-          `WITH RECURSIVE link (id, previous_response_id, depth) AS (
-             SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND owner = $2
+          `WITH RECURSIVE link (id, previous_response_id, depth, bytes) AS (
+             SELECT id, previous_response_id, 1,
+               length(input_items::text)::bigint + length(response::text)
+             FROM responses WHERE id = $1 AND owner = $2
              UNION ALL
-             SELECT r.id, r.previous_response_id, link.depth + 1
+             SELECT r.id, r.previous_response_id, link.depth + 1,
+               link.bytes + length(r.input_items::text) + length(r.response::text)
              FROM responses r JOIN link ON r.id = link.previous_response_id AND r.owner = $2
-             WHERE link.depth <= $3
+             WHERE link.depth <= $3 AND link.bytes <= $4
            )
            SELECT ${COLUMNS} FROM responses WHERE owner = $2 AND id IN (SELECT id FROM link)`,
-          [id, owner, MAX_CHAIN],
+          [id, owner, MAX_CHAIN, MAX_CHAIN_BYTES],
         );
         const byId = new Map(rows.map((row) => [String(row.id), recordOf(row)]));
         return buildChain(id, owner, (link, linkOwner) => {

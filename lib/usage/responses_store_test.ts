@@ -7,11 +7,12 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../openai/types.ts";
 import { UsageQueryError } from "./query.ts";
 import { createMemoryResponsesStore } from "./responses_store_memory.ts";
-import { type ItemsPage, pageItems, type ResponsesStore, type StoredResponse } from "./responses_store.ts";
+import { type ItemsPage, MAX_CHAIN_BYTES, pageItems, type ResponsesStore } from "./responses_store.ts";
 import { createSqliteStore } from "./sqlite_store.ts";
 import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import { DAY, message, NOW, response } from "./responses_store_test_helpers.ts";
 
 interface Opened {
   store: ResponsesStore;
@@ -47,45 +48,6 @@ const IMPLEMENTATIONS: readonly (readonly [string, () => Promise<Opened>])[] = [
     };
   }],
 ];
-
-const NOW = Date.UTC(2025, 5, 1) / 1000;
-const DAY = 86_400;
-
-const message = (id: string, role: string, text: string): JsonObject => ({
-  id,
-  type: "message",
-  role,
-  content: [{ type: role === "assistant" ? "output_text" : "input_text", text }],
-});
-
-/** A stored response with `inputs` (item ids) as user messages and `outputs` as assistant messages. */
-function response(
-  id: string,
-  overrides: Partial<StoredResponse> & { inputs?: string[]; outputs?: string[] } = {},
-): StoredResponse {
-  const { inputs = [`${id}_in`], outputs = [`${id}_out`], ...rest } = overrides;
-  return {
-    id,
-    owner: "alice",
-    environment: "prod",
-    created_at: NOW,
-    alias: "chat-default",
-    provider: "openai",
-    native: false,
-    upstream_id: null,
-    previous_response_id: null,
-    input_items: inputs.map((item) => message(item, "user", `said ${item}`)),
-    response: {
-      id,
-      object: "response",
-      created_at: NOW,
-      status: "completed",
-      model: "chat-default",
-      output: outputs.map((item) => message(item, "assistant", `answered ${item}`)),
-    },
-    ...rest,
-  };
-}
 
 const ids = (items: readonly JsonObject[] | null | undefined) => items?.map((item) => item.id) ?? null;
 
@@ -263,22 +225,55 @@ for (const [name, open] of IMPLEMENTATIONS) {
     assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["sys", "u1", "rs1", "a1"]);
     const chain = (await store.chain("resp_3", "alice"))!;
     assert.deepEqual(chain[3], message("a1", "assistant", "answered a1"), "whole items");
-    // A deleted link breaks the chain: the conversation cannot be rebuilt, so it is not found.
+    // A deleted (or pruned) earlier response ends the chain there, as OpenAI's: the later ones stay chainable.
     await store.delete("resp_1", "alice");
-    assert.equal(await store.chain("resp_3", "alice"), null);
+    assert.deepEqual(ids(await store.chain("resp_3", "alice")), ["u2", "fc2", "fco3", "a3"]);
+    await store.delete("resp_2", "alice");
+    assert.deepEqual(ids(await store.chain("resp_3", "alice")), ["fco3", "a3"]);
     assert.deepEqual(ids((await store.get("resp_3", "alice"))?.input_items), ["fco3"]);
+    await store.delete("resp_3", "alice");
+    assert.equal(await store.chain("resp_3", "alice"), null, "the response itself is gone");
     await close();
   });
 
-  Deno.test(`${name} responses: a chain through another token's response is not found`, async () => {
+  Deno.test(`${name} responses: a chain holds nothing of another token's responses`, async () => {
     const { store, close } = await open();
     await store.put(response("resp_1"));
     await store.put(response("resp_2", { owner: "bob", previous_response_id: "resp_1" }));
     await store.put(response("resp_3", { previous_response_id: "resp_2" }));
-    assert.equal(await store.chain("resp_3", "alice"), null, "resp_2 is bob's");
+    assert.deepEqual(
+      ids(await store.chain("resp_3", "alice")),
+      ["resp_3_in", "resp_3_out"],
+      "resp_2 is bob's",
+    );
     assert.equal(await store.chain("resp_3", "bob"), null, "resp_3 is alice's");
-    assert.equal(await store.chain("resp_2", "bob"), null, "resp_1 is alice's");
+    assert.deepEqual(
+      ids(await store.chain("resp_2", "bob")),
+      ["resp_2_in", "resp_2_out"],
+      "resp_1 is alice's",
+    );
     assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["resp_1_in", "resp_1_out"]);
+    await close();
+  });
+
+  Deno.test(`${name} responses: a conversation over MAX_CHAIN_BYTES is refused, naming previous_response_id`, async () => {
+    const { store, close } = await open();
+    // Five turns of a fifth of the bound each: four fit, the fifth passes it (each turn's JSON adds a little).
+    const text = "x".repeat(MAX_CHAIN_BYTES / 5);
+    const turn = (n: number) =>
+      response(`resp_${n}`, {
+        previous_response_id: n === 1 ? null : `resp_${n - 1}`,
+        input_items: [message(`resp_${n}_in`, "user", text)],
+      });
+    for (let n = 1; n <= 6; n++) await store.put(turn(n));
+    assert.equal((await store.chain("resp_4", "alice"))?.length, 8);
+    for (const id of ["resp_5", "resp_6"]) {
+      await assert.rejects(
+        store.chain(id, "alice"),
+        (err) =>
+          err instanceof UsageQueryError && err.param === "previous_response_id" && err.message.includes(id),
+      );
+    }
     await close();
   });
 
@@ -368,25 +363,6 @@ for (const [name, open] of IMPLEMENTATIONS) {
     await close();
   });
 }
-
-Deno.test("memory responses: a dropped response's items are not found", async () => {
-  const store = createMemoryResponsesStore({ maxResponses: 1 });
-  await store.put(response("resp_1"));
-  await store.put(response("resp_2"));
-  const found = await store.items(["resp_1_out", "resp_2_out"], "alice");
-  assert.deepEqual(found.map((item) => item?.id ?? null), [null, "resp_2_out"]);
-});
-
-Deno.test("memory responses: past maxResponses the oldest put is dropped", async () => {
-  const store = createMemoryResponsesStore({ maxResponses: 2 });
-  await store.put(response("resp_1"));
-  await store.put(response("resp_2"));
-  await store.put(response("resp_1", { alias: "again" })); // a replaced one counts as the newest
-  await store.put(response("resp_3"));
-  assert.equal(await store.get("resp_2", "alice"), null);
-  assert.equal((await store.get("resp_1", "alice"))?.alias, "again");
-  assert.ok(await store.get("resp_3", "alice"));
-});
 
 Deno.test("pageItems: pages of an empty list are empty, with null ids", () => {
   assert.deepEqual(pageItems([], {}), {

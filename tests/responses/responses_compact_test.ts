@@ -15,7 +15,10 @@ import {
 } from "../helpers/fake_openai_responses.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
 import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
+import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
+
+const schemas = await loadOpenApiSchemas();
 
 type Fakes = FakeSet<{ native: FakeNativeUpstream; chat: FakeUpstream }>;
 type Json = Record<string, unknown>;
@@ -103,11 +106,19 @@ Deno.test("responses compact: a translated target summarises through the alias; 
     assert.equal(asked.messages.at(-1)!.role, "user");
     assert.match(asked.messages.at(-1)!.content, /^Compact the conversation above/);
     const output = json.output as Json[];
-    // The user's messages are kept; the rest is the gateway's compaction item, its summary the alias's answer.
+    // The user's messages are kept, as OpenAI's items (id, status, input_text parts: what the SDK parses);
+    // the rest is the gateway's compaction item, its summary the alias's answer.
+    schemas?.assert("CompactResource", json, "translated compaction");
     assert.deepEqual(
-      output.slice(0, -1).map((item) => [item.type, item.role, item.content]),
-      [["message", "user", CONVERSATION[0].content], ["message", "user", CONVERSATION[2].content]],
+      output.slice(0, -1).map((item) => [item.type, item.role, item.status, item.content]),
+      [CONVERSATION[0].content, CONVERSATION[2].content].map((text) => [
+        "message",
+        "user",
+        "completed",
+        [{ type: "input_text", text }],
+      ]),
     );
+    for (const kept of output.slice(0, -1)) assert.match(String(kept.id), /^msg_[0-9a-f]{48}$/);
     const item = output.at(-1)!;
     assert.equal(item.type, "compaction");
     assert.match(String(item.encrypted_content), /^gwc1\./);
@@ -150,6 +161,29 @@ Deno.test("responses compact: a translated target summarises through the alias; 
     assert.deepEqual(rows.map((r) => r.endpoint), ["responses", "responses", "responses"]);
     assert.ok(rows[0].prompt_tokens > 0);
     assert.equal(rows[0].dropped, "client_metadata");
+  });
+});
+
+Deno.test("responses compact: a stored conversation's user messages keep their stored ids", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const first = await post(gw, "/responses", { model: "chat-translated", input: "My name is Ada." });
+    assert.equal(first.status, 200, JSON.stringify(first.json));
+    const { status, json } = await post(gw, "/responses/compact", {
+      model: "chat-translated",
+      previous_response_id: first.json.id,
+      input: [{ role: "user", content: [{ type: "input_text", text: "Plan a landing page." }] }],
+    });
+    assert.equal(status, 200, JSON.stringify(json));
+    schemas?.assert("CompactResource", json, "compaction after previous_response_id");
+    const listed = await fetch(`${gw.baseURL}/responses/${first.json.id}/input_items`, {
+      headers: { authorization: `Bearer ${TEST_TOKEN}` },
+    }).then((res) => res.json()) as { data: Json[] };
+    const kept = (json.output as Json[]).slice(0, -1);
+    assert.deepEqual(kept.map((item) => (item.content as Json[])[0].text), [
+      "My name is Ada.",
+      "Plan a landing page.",
+    ]);
+    assert.equal(kept[0].id, listed.data[0].id);
   });
 });
 

@@ -123,6 +123,31 @@ Deno.test("stored responses: a three-turn previous_response_id chain reaches the
   });
 });
 
+// Was BUG: deleting (or retention pruning) an earlier response made every later one unchainable (a 404 naming
+// the response that still existed); OpenAI continues from the responses that remain.
+Deno.test("stored responses: after an earlier response is deleted, a later one chains from what remains", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const first = await client.responses.create({ model: "chat-fake", input: "My name is Ada." });
+    const second = await client.responses.create({
+      model: "chat-fake",
+      input: "I live in Paris.",
+      previous_response_id: first.id,
+    });
+    assert.equal((await call(gw, "DELETE", `/responses/${first.id}`)).status, 200);
+    const third = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "Where do I live?",
+      previous_response_id: second.id,
+    });
+    assert.equal(third.status, 200, JSON.stringify(third.body));
+    assert.deepEqual(lastMessages(fake), [
+      { role: "user", content: "I live in Paris." },
+      { role: "assistant", content: FAKE_ANSWER },
+      { role: "user", content: "Where do I live?" },
+    ]);
+  });
+});
+
 Deno.test("stored responses: GET answers the Response object; DELETE removes it", async () => {
   await withGateway(async (gw, _fake, client) => {
     const created = await client.responses.create({ model: "chat-fake", input: "Hi", metadata: { k: "v" } });
@@ -385,6 +410,45 @@ Deno.test("stored responses: input_items lists every item kind in order; DELETE 
     const deleted = await call(gw, "DELETE", `/responses/${created.id}`);
     assert.equal(deleted.status, 200);
     assert.deepEqual(deleted.body, { id: created.id, object: "response", deleted: true });
+  });
+});
+
+// Was BUG: the conversation behind previous_response_id had no bound: 64 KiB turns rebuilt and sent upstream a
+// conversation of any size. Now past 16 MiB (the store's MAX_CHAIN_BYTES) it is OpenAI's too-long 400.
+Deno.test("stored responses: a conversation too long to rebuild is a 400 naming previous_response_id, sent nowhere", async () => {
+  await withGateway(async (gw, fake) => {
+    // Turns of 3.5 MiB under the 4 MiB body limit: four earlier turns fit in 16 MiB, five do not.
+    const text = "y".repeat(3.5 * 1024 * 1024);
+    let previous: string | undefined;
+    for (let n = 1; n <= 5; n++) {
+      const turn = await call(gw, "POST", "/responses", TEST_TOKEN, {
+        model: "chat-fake",
+        input: `${text} ${n}`,
+        ...(previous === undefined ? {} : { previous_response_id: previous }),
+      });
+      assert.equal(turn.status, 200, `turn ${n}: ${JSON.stringify(turn.body).slice(0, 300)}`);
+      previous = String(turn.body.id);
+    }
+    const sent = fake.requests.length;
+    const refused = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "Go on.",
+      previous_response_id: previous,
+    });
+    assert.equal(refused.status, 400);
+    const error = refused.body.error as Record<string, unknown>;
+    assert.deepEqual([error.type, error.code, error.param], [
+      "invalid_request_error",
+      "context_length_exceeded",
+      "previous_response_id",
+    ]);
+    assert.match(String(error.message), new RegExp(`'${previous}' is over 16 MiB`));
+    assert.equal(fake.requests.length, sent, "nothing went upstream");
+    assert.equal(
+      (await call(gw, "GET", `/responses/${previous}`)).status,
+      200,
+      "the response itself is kept",
+    );
   });
 });
 

@@ -240,6 +240,49 @@ Deno.test("websocket: store:false responses chain within their connection only (
   });
 });
 
+// Was BUG: a stored response chained from a store:false one could be got but not chained from (its earlier
+// link was only ever on the connection: previous_response_not_found), on this connection or any other.
+Deno.test("websocket: a stored response chained from a store:false one stays chainable, here and over HTTP", async () => {
+  await withSetup(async ({ gw, chat }) => {
+    const client = await Client.open(gw, TOKEN);
+    let second: Json;
+    try {
+      client.send({ type: "response.create", model: "chat-ok", store: false, input: "My name is Ada." });
+      const first = responseOf(await client.answer());
+      client.send({
+        type: "response.create",
+        model: "chat-ok",
+        input: "I live in Paris.",
+        previous_response_id: first.id,
+      });
+      second = responseOf(await client.answer());
+      assert.equal(second.status, "completed", JSON.stringify(second));
+      client.send({
+        type: "response.create",
+        model: "chat-ok",
+        store: false,
+        input: "What is my name?",
+        previous_response_id: second.id,
+      });
+      const third = await client.answer();
+      assert.equal(third.at(-1)!.type, "response.completed", JSON.stringify(third.at(-1)));
+      const onSocket = JSON.stringify(chat.requests.at(-1)!.body.messages);
+      assert.ok(onSocket.includes("My name is Ada.") && onSocket.includes("I live in Paris."), onSocket);
+    } finally {
+      client.close();
+    }
+    const overHttp = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-ok", input: "Where do I live?", previous_response_id: second.id }),
+    });
+    assert.equal(overHttp.status, 200, await overHttp.clone().text());
+    await overHttp.body?.cancel();
+    const sent = JSON.stringify(chat.requests.at(-1)!.body.messages);
+    assert.ok(sent.includes("My name is Ada.") && sent.includes("I live in Paris."), sent);
+  });
+});
+
 Deno.test("websocket: messages sent together are answered in turn", async () => {
   await withSetup(async ({ gw }) => {
     const client = await Client.open(gw, TOKEN);

@@ -29,10 +29,12 @@ import { compactionItem } from "./compaction_item.ts";
 import { withHistory } from "./create.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
 import { resolveItemReferences } from "./item_references.ts";
+import { listedItem } from "./listed_items.ts";
 import { nativeRequestBody, nativeUsage, redactNative } from "./native.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { newId, responseUsage } from "./response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { withItemIds } from "../../usage/responses_store.ts";
 
 const ROUTE = ROUTES.responsesCompact;
 
@@ -58,11 +60,16 @@ function summaryRequest(chat: ChatRequest): ChatRequest {
   return { ...rest, messages: [...chat.messages, { role: "user", content: INSTRUCTION }] };
 }
 
-/** The conversation's user messages, as OpenAI's compaction keeps them. */
+/**
+ * The conversation's user messages, as OpenAI's compaction keeps them: in the shape of the spec's `ItemField`
+ * (what `CompactResource.output` holds), each with an id (the stored one, else a fresh `msg_…`), `status`
+ * and its content as `input_text` parts, as the client's SDK parses them, not as the client sent them.
+ */
 function userMessages(parsed: ResponsesRequest, history: readonly JsonObject[]): JsonObject[] {
-  return [...history, ...parsed.input]
+  const kept = [...history, ...parsed.input]
     .filter((item) => item.role === "user" && (item.type === undefined || item.type === "message"))
-    .map((item) => ({ type: "message", ...item }));
+    .map((item) => ({ ...item, type: "message" }));
+  return withItemIds(kept).map(listedItem);
 }
 
 /** Handles one compaction request for an authenticated identity. */

@@ -1,13 +1,18 @@
 /**
  * The responses store of one WebSocket connection: the gateway's store, with the connection's `store: false`
  * responses kept in memory so its next message can chain from them by `previous_response_id`, as OpenAI's
- * WebSocket mode allows (Codex sends `store: false` and chains every turn to the one before). Nothing leaves
- * the connection: another connection, and any HTTP request, sees only the gateway's store.
+ * WebSocket mode allows (Codex sends `store: false` and chains every turn to the one before). They never leave
+ * the connection themselves: another connection, and any HTTP request, sees only the gateway's store.
  *
  * Each kept response holds its whole conversation (what `chain` answers: the earlier conversation, its input
  * items, its output), so chaining never needs an evicted one; only the last few are kept, and none whose
  * conversation is over `maxBytes`, so the memory a connection holds is bounded. A chain from an evicted or
  * oversized one is the usual 404, after which a client resends the whole conversation.
+ *
+ * A stored response (`store` on) chained from one of them is put with that conversation as the start of its
+ * own input items and no earlier response: the shared store never held the `store: false` one, so the stored
+ * response carries what came before it, and any later request (on this connection, another, or over HTTP)
+ * chains from it with the whole conversation.
  *
  * @module
  */
@@ -36,7 +41,16 @@ export function connectionResponses(shared: ResponsesStore, maxBytes: number): R
     return found !== undefined && found.record.owner === owner ? found : undefined;
   };
   return {
-    put: (record) => shared.put(record),
+    put(record) {
+      const previous = record.previous_response_id;
+      const earlier = previous === null ? undefined : local(previous, record.owner);
+      if (earlier === undefined) return shared.put(record);
+      return shared.put({
+        ...record,
+        previous_response_id: null,
+        input_items: [...structuredClone(earlier.conversation), ...record.input_items],
+      });
+    },
     async remember(record) {
       const previous = record.previous_response_id;
       const earlier = previous === null ? [] : await this.chain(previous, record.owner);

@@ -31,7 +31,7 @@ import {
 } from "../../answer/runner.ts";
 import { admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
-import { previousResponseNotFound } from "./stored.ts";
+import { previousConversation } from "./stored.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
@@ -43,14 +43,14 @@ import type { ClientRequest } from "../../runtime/types.ts";
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
  * `instructions`, which are not carried over from earlier responses, as in OpenAI's API). The same 404 for an
- * id that never existed, was not stored, or is another token's. Returns the earlier conversation's items (none
+ * id that never existed, was not stored, or is another token's; a 400 for a conversation too long to rebuild
+ * (`previousConversation`). Returns the earlier conversation's items (none
  * without a `previous_response_id`).
  */
 export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<JsonObject[]> {
   const previous = parsed.params.previous_response_id;
   if (previous === null) return [];
-  const items = await ctx.services.responses.chain(previous, ctx.identity.id);
-  if (items === null) throw previousResponseNotFound(previous);
+  const items = await previousConversation(ctx, previous);
   const messages = parsed.chat.messages;
   const at = parsed.params.instructions === null ? 0 : 1;
   const history = historyMessages(items);

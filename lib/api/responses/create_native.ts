@@ -28,7 +28,7 @@ import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
-import { previousResponseNotFound } from "./stored.ts";
+import { previousConversation, previousResponseNotFound } from "./stored.ts";
 import { strictRefusal } from "./native_only.ts";
 import { servingTargets } from "../../http/tolerance.ts";
 
@@ -69,9 +69,7 @@ export function nativeRoute(
     if (earlier.native && earlier.provider === target.provider && typeof earlier.upstream_id === "string") {
       return { upstreamPrevious: earlier.upstream_id };
     }
-    const history = await ctx.services.responses.chain(previous, ctx.identity.id);
-    if (history === null) throw previousResponseNotFound(previous);
-    return { history };
+    return { history: await previousConversation(ctx, previous) };
   };
   return {
     speaks: isNativeTarget,

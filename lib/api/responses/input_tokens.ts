@@ -35,7 +35,7 @@ import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
-import { previousResponseNotFound } from "./stored.ts";
+import { previousConversation } from "./stored.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.responsesInputTokens;
@@ -94,12 +94,9 @@ function countFields(body: JsonObject): JsonObject {
  */
 function nativeBody(ctx: ClientContext, body: JsonObject, parsed: ResponsesRequest, model: ResolvedModel) {
   const previous = parsed.params.previous_response_id;
-  let history: Promise<JsonObject[] | null> | undefined;
+  let history: Promise<JsonObject[]> | undefined;
   return async (target: ResolvedTarget): Promise<JsonObject> => {
-    const earlier = previous === null
-      ? undefined
-      : await (history ??= ctx.services.responses.chain(previous, ctx.identity.id));
-    if (earlier === null) throw previousResponseNotFound(previous!);
+    const earlier = previous === null ? undefined : await (history ??= previousConversation(ctx, previous));
     const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history: earlier };
     return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);
   };

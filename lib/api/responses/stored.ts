@@ -14,6 +14,7 @@ import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -31,6 +32,29 @@ export function previousResponseNotFound(id: string): GatewayError {
     param: "previous_response_id",
     code: "previous_response_not_found",
   });
+}
+
+/** OpenAI's 400 for a context too long, naming `previous_response_id`: the conversation behind it is too big. */
+function conversationTooLong(message: string): GatewayError {
+  return new GatewayError(400, message, {
+    type: "invalid_request_error",
+    param: "previous_response_id",
+    code: "context_length_exceeded",
+  });
+}
+
+/**
+ * The stored conversation up to response `previous` (the caller's), oldest first, as `previous_response_id`
+ * continues it: the 404 when it is not found, the 400 when it is over what the gateway rebuilds (the store's
+ * `MAX_CHAIN_BYTES`: a too-long context, named as such, never sent upstream).
+ */
+export async function previousConversation(ctx: ClientContext, previous: string): Promise<JsonObject[]> {
+  const items = await ctx.services.responses.chain(previous, ctx.identity.id).catch((err: unknown) => {
+    const tooLong = err instanceof UsageQueryError && err.param === "previous_response_id";
+    throw tooLong ? conversationTooLong(err.message) : err;
+  });
+  if (items === null) throw previousResponseNotFound(previous);
+  return items;
 }
 
 function json(body: unknown): Answer {

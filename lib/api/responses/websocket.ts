@@ -33,9 +33,7 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
 import { connectionResponses } from "./connection_responses.ts";
-
-/** The longest conversation a connection keeps in memory for chaining from a `store: false` response. */
-const MAX_KEPT_CONVERSATION_BYTES = 16 * 1024 * 1024;
+import { MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
 
 /** Messages that may wait while one is answered; one more closes the connection (1008). */
 export const MAX_QUEUED_MESSAGES = 4;
@@ -119,7 +117,8 @@ export function handleResponsesWebSocket(
   const server = ctx.state.config.server;
   let count = 0;
   // The connection's `store: false` responses stay chainable by its next messages (connection_responses.ts).
-  const responses = connectionResponses(ctx.services.responses, MAX_KEPT_CONVERSATION_BYTES);
+  // The longest conversation it keeps is the longest `previous_response_id` rebuilds from the store.
+  const responses = connectionResponses(ctx.services.responses, MAX_CHAIN_BYTES);
   const session = serialSession({
     maxMessageBytes: server.max_body_size,
     maxQueued: MAX_QUEUED_MESSAGES,
