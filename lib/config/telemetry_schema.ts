@@ -9,8 +9,12 @@
 import { z } from "zod";
 import { byteSize, duration } from "./units_schema.ts";
 
-/** An `http://` or `https://` URL without credentials, query or fragment. */
-function isCollectorUrl(url: string): boolean {
+/**
+ * An `http://` or `https://` URL without credentials, query or fragment: the collector's URL is logged and
+ * is no secret, so a password or an API key has to go in the headers (masked), never in the URL. Exported so
+ * the `OTEL_EXPORTER_OTLP_*ENDPOINT` variables are held to the same rule (telemetry/settings.ts).
+ */
+export function isCollectorUrl(url: string): boolean {
   try {
     const u = new URL(url);
     return (u.protocol === "http:" || u.protocol === "https:") && u.username === "" && u.password === "" &&
