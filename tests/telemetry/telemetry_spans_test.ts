@@ -37,6 +37,7 @@ models:
   gpt: { type: chat, targets: [{ provider: up, model: gpt-4o-mini }] }
   gated: { type: chat, targets: [{ provider: up, model: gpt-gated }] }
   fallback: { type: chat, targets: [{ provider: down, model: gone, retries: 0 }, { provider: up, model: gpt-4o-mini }] }
+  broken: { type: chat, targets: [{ provider: down, model: gone, retries: 0 }] }
 tokens:
   - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
 admin_tokens:
@@ -112,6 +113,49 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
     });
   });
 }
+
+Deno.test("telemetry: a client's mistake leaves the server and gateway spans unset; a 5xx marks them ERROR", async () => {
+  await withTraces("http/protobuf", async (gw, otlp) => {
+    const post = async (body: unknown, token = TEST_TOKEN) => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const hi = [{ role: "user", content: "Hi" }];
+    assert.equal(await post({ model: "gpt", messages: "nope" }), 400);
+    assert.equal(await post({ model: "nope", messages: hi }), 404);
+    assert.equal(await post({ model: "gpt", messages: hi }, "wrong-token"), 401);
+    assert.equal(await post({ model: "broken", messages: hi }), 502);
+    const spans = await otlp.waitForSpans(
+      (s) => s.filter((x) => x.kind === "SERVER").length >= 4 && s.some((x) => x.name === "chat broken"),
+      10_000,
+    );
+    const servers = spans.filter((s) => s.kind === "SERVER");
+    const gatewayOf = (server: DecodedSpan) =>
+      spans.find((s) => s.name === "gateway" && s.parentSpanId === server.spanId);
+    for (const server of servers) {
+      const status = Number(server.attributes["http.response.status_code"]);
+      const gateway = gatewayOf(server);
+      if (status < 500) {
+        assert.equal(server.status.code, "UNSET", `a ${status} is not the server's error`);
+        assert.equal(server.attributes["error.type"], undefined, `no error.type on a ${status}`);
+        if (gateway) assert.equal(gateway.status.code, "UNSET", `the gateway span of a ${status}`);
+      } else {
+        assert.equal(server.status.code, "ERROR", `a ${status} is`);
+        assert.equal(typeof server.attributes["error.type"], "string");
+        assert.equal(gateway?.status.code, "ERROR");
+      }
+    }
+    assert.deepEqual(
+      servers.map((s) => Number(s.attributes["http.response.status_code"])).sort(),
+      [400, 401, 404, 502],
+    );
+  });
+});
 
 /** How long the streamed Responses test holds the upstream's last chunk back. */
 const HOLD_MS = 300;
