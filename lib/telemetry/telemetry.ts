@@ -15,6 +15,7 @@ import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core
 import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   MeterProvider,
@@ -87,12 +88,12 @@ export function createTelemetry(options: {
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
     spanProcessors: [queue],
   });
+  // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both.
+  const metricOptions = { ...exporterOptions, url: settings.metricsUrl };
   const metricExporter = counting(
-    new ProtoMetricExporter({
-      url: settings.metricsUrl,
-      headers: settings.headers,
-      timeoutMillis: settings.timeoutMs,
-    }),
+    settings.protocol === "http/json"
+      ? new JsonMetricExporter(metricOptions)
+      : new ProtoMetricExporter(metricOptions),
     () => options.dropped.inc(["metrics"]),
   );
   const meterProvider = new MeterProvider({

@@ -172,30 +172,39 @@ Deno.test("telemetry sampling: a ratio keeps its share of new traces; an incomin
   }
 });
 
-Deno.test("telemetry metrics: the GenAI client metrics reach the collector over OTLP", async () => {
-  const otlp = startOtlpReceiver();
-  const gw = await startGateway(config(otlp.url));
-  try {
-    await ask(gw, "one");
-    await ask(gw, "a streamed answer of several words", {}, true);
-    const want = [
-      "gen_ai.client.operation.duration",
-      "gen_ai.client.token.usage",
-      "gen_ai.client.operation.time_to_first_chunk",
-    ];
-    const metrics = await otlp.waitForMetrics(
-      (m) => want.every((name) => m.some((x) => x.name === name)),
-      15_000,
-    );
-    const duration = metrics.find((m) => m.name === "gen_ai.client.operation.duration")!;
-    assert.equal(duration.kind, "histogram");
-    assert.equal(duration.unit, "s");
-    assert.ok(duration.points.some((p) => p.attributes["gen_ai.request.model"] === "echo"));
-  } finally {
-    await gw.stop();
-    await otlp.stop();
-  }
-});
+for (const protocol of ["http/protobuf", "http/json"] as const) {
+  Deno.test(`telemetry metrics (${protocol}): the GenAI client metrics reach the collector over OTLP`, async () => {
+    const otlp = startOtlpReceiver();
+    const gw = await startGateway(config(otlp.url, { otlp: `    protocol: ${protocol}` }));
+    try {
+      await ask(gw, "one");
+      await ask(gw, "a streamed answer of several words", {}, true);
+      const want = [
+        "gen_ai.client.operation.duration",
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.time_to_first_chunk",
+      ];
+      const metrics = await otlp.waitForMetrics(
+        (m) => want.every((name) => m.some((x) => x.name === name)),
+        15_000,
+      );
+      const duration = metrics.find((m) => m.name === "gen_ai.client.operation.duration")!;
+      assert.equal(duration.kind, "histogram");
+      assert.equal(duration.unit, "s");
+      assert.ok(duration.points.some((p) => p.attributes["gen_ai.request.model"] === "echo"));
+      // Both signals speak the protocol the operator chose.
+      await otlp.waitForSpans((spans) => spans.length > 0);
+      const wanted = protocol === "http/json" ? "application/json" : "application/x-protobuf";
+      for (const path of ["/v1/traces", "/v1/metrics"]) {
+        const types = new Set(otlp.requests.filter((r) => r.path === path).map((r) => r.contentType));
+        assert.deepEqual([...types], [wanted], `${path} in ${protocol}`);
+      }
+    } finally {
+      await gw.stop();
+      await otlp.stop();
+    }
+  });
+}
 
 Deno.test("telemetry secrets: an upstream that writes the key into its answer's model leaks it into no span or metric", async () => {
   // A careless upstream names the model after the credential it was sent, in a whole answer and in a stream.
