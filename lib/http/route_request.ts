@@ -68,9 +68,9 @@ export async function routeRequest<T>(
         });
       }
       if (trace === undefined) return attempt(target, provider);
-      // Each attempt under its own client span, whose traceparent the provider sends upstream.
-      return trace.attempt(attemptTarget(target), (traceparent) => {
-        ctx.traceparent = traceparent;
+      // Each attempt under its own client span, whose traceparent (and tracestate) the provider sends upstream.
+      return trace.attempt(attemptTarget(target), (traceHeaders) => {
+        ctx.traceHeaders = traceHeaders;
         return attempt(target, provider);
       });
     });

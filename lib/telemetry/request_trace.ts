@@ -139,10 +139,15 @@ export class RequestTrace {
   }
 
   /**
-   * Runs one upstream attempt under its own HTTP client span, giving `run` the `traceparent` to send upstream.
+   * Runs one upstream attempt under its own HTTP client span, giving `run` the W3C trace-context headers to
+   * send upstream: the span's `traceparent`, and the `tracestate` the caller sent (carried by every span of
+   * the trace), so the upstream continues the caller's trace with the vendors' state in it.
    * A failed attempt's span ends at once with its error; the one that answers stays open until the answer ends.
    */
-  async attempt<T>(target: AttemptTarget, run: (traceparent: string) => Promise<T>): Promise<T> {
+  async attempt<T>(
+    target: AttemptTarget,
+    run: (traceHeaders: Readonly<Record<string, string>>) => Promise<T>,
+  ): Promise<T> {
     const names = this.#core.names;
     const attributes: Record<string, string> = {
       [names.httpMethod]: "POST",
@@ -157,7 +162,7 @@ export class RequestTrace {
     const carrier: Record<string, string> = {};
     this.#core.propagator.inject(this.#under(span), carrier, setter);
     try {
-      const value = await run(carrier.traceparent ?? "");
+      const value = await run(carrier);
       this.#answering?.end();
       this.#answering = span;
       return value;

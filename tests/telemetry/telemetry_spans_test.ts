@@ -9,7 +9,7 @@
  *   it back a while), and carries the time to the first chunk;
  * - a Messages call with a fallback: two attempt spans, the first with its error;
  * - an incoming `traceparent` is continued: the same trace id in the spans, in the `traceparent` the upstream
- *   received, in the access-log line and in the usage record.
+ *   received, in the access-log line and in the usage record; its `tracestate` goes upstream too.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -244,7 +244,7 @@ Deno.test("telemetry: a Messages call with a fallback shows both attempts, the f
   });
 });
 
-Deno.test("telemetry: an incoming traceparent is continued to the spans, the upstream, the log and the usage record", async () => {
+Deno.test("telemetry: an incoming traceparent and tracestate are continued to the spans, the upstream, the log and the usage record", async () => {
   await withTraces("http/protobuf", async (gw, otlp, upstream) => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const parent = "00f067aa0ba902b7";
@@ -254,6 +254,7 @@ Deno.test("telemetry: an incoming traceparent is continued to the spans, the ups
         authorization: `Bearer ${TEST_TOKEN}`,
         "content-type": "application/json",
         traceparent: `00-${traceId}-${parent}-01`,
+        tracestate: "vendor=abc123,dd=s:1",
       },
       body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "Hi" }] }),
     });
@@ -272,6 +273,12 @@ Deno.test("telemetry: an incoming traceparent is continued to the spans, the ups
     ))
       .find((s) => s.traceId === traceId && s.name === "POST")!;
     assert.equal(sent!.split("-")[2], attempt.spanId, "the upstream's parent is the attempt's span");
+    assert.equal(
+      upstream.requests.at(-1)!.headers.get("tracestate"),
+      "vendor=abc123,dd=s:1",
+      "the caller's tracestate goes upstream with the trace",
+    );
+    assert.equal(server.traceState, "vendor=abc123,dd=s:1");
     const line = gw.logs.find((l) => l.msg === "request" && l.trace_id === traceId);
     assert.ok(line, "the access-log line carries the trace id");
     const deadline = Date.now() + 10_000;
