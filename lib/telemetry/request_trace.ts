@@ -62,12 +62,20 @@ export interface TelemetryCore {
   scrub(text: string): string;
   /** Captured text: scrubbed and cut to the size limit. */
   content(text: string): string;
-  recordMetrics(record: TracedRecord, responseModel: string | undefined): void;
+  /** `genAiProvider`: the answering upstream's `gen_ai.provider.name`. */
+  recordMetrics(
+    record: TracedRecord,
+    responseModel: string | undefined,
+    genAiProvider: string | undefined,
+  ): void;
 }
 
 /** What routing tells the trace about the target of an attempt. */
 export interface AttemptTarget {
+  /** The provider entry's name in config. */
   provider: string;
+  /** Its upstream as the GenAI conventions name it (`openai`, `aws.bedrock`, …). */
+  genAiProvider: string;
   model: string;
   /** The upstream's host, for `server.address`. */
   host?: string;
@@ -89,6 +97,8 @@ export class RequestTrace {
   #call: Span | undefined;
   /** The attempt that answered: open until the answer ends (a stream's last chunk). */
   #answering: Span | undefined;
+  /** The `gen_ai.provider.name` of the last attempt, the one the access record names when all failed. */
+  #attemptedVendor: string | undefined;
   #facts: { id?: string; model?: string; finishReasons?: string[]; cached?: number; reasoning?: number } = {};
 
   constructor(core: TelemetryCore, request: ClientRequest, requestId: string) {
@@ -151,7 +161,8 @@ export class RequestTrace {
     const names = this.#core.names;
     const attributes: Record<string, string> = {
       [names.httpMethod]: "POST",
-      [names.provider]: target.provider,
+      [names.provider]: target.genAiProvider,
+      [GATEWAY.provider]: target.provider,
     };
     if (target.host !== undefined) attributes[names.serverAddress] = target.host;
     const span = this.#core.tracer.startSpan(
@@ -159,6 +170,7 @@ export class RequestTrace {
       { kind: SpanKind.CLIENT, attributes },
       this.#under(this.#call ?? this.#gateway),
     );
+    this.#attemptedVendor = target.genAiProvider;
     const carrier: Record<string, string> = {};
     this.#core.propagator.inject(this.#under(span), carrier, setter);
     try {
@@ -204,15 +216,20 @@ export class RequestTrace {
     this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(JSON.stringify(message)));
   }
 
-  /** Ends every span of the request from its access record (`route`: the endpoint's path template). */
-  end(record: TracedRecord, route: string | undefined): void {
+  /**
+   * Ends every span of the request from its access record (`route`: the endpoint's path template;
+   * `answeredBy`: the `gen_ai.provider.name` of the upstream that answered, or whose cached answer it was).
+   */
+  end(record: TracedRecord, route: string | undefined, answeredBy?: string): void {
     const names = this.#core.names;
+    const genAiProvider = answeredBy ?? this.#attemptedVendor;
     const failed = record.error_code !== undefined && record.error_code !== null;
     const errorType = failed ? this.#core.scrub(String(record.error_code)) : undefined;
     const status = record.status ?? 0;
     if (this.#call !== undefined) {
       const call = this.#call;
-      if (record.provider !== undefined) call.setAttribute(names.provider, record.provider);
+      if (genAiProvider !== undefined) call.setAttribute(names.provider, genAiProvider);
+      if (record.provider !== undefined) call.setAttribute(GATEWAY.provider, record.provider);
       const model = this.#facts.model ?? record.upstream_model;
       // The id, the model and the finish reasons are the upstream's words: an upstream may quote a key in any.
       if (model !== undefined) call.setAttribute(names.responseModel, this.#core.scrub(model));
@@ -271,7 +288,7 @@ export class RequestTrace {
     this.#call?.end();
     gateway.end();
     server.end();
-    this.#core.recordMetrics(record, this.#facts.model);
+    this.#core.recordMetrics(record, this.#facts.model, genAiProvider);
   }
 }
 

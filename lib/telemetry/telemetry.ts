@@ -24,7 +24,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { Counter } from "../metrics/registry.ts";
-import { GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
+import { GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
@@ -120,7 +120,7 @@ export function createTelemetry(options: {
         ? scrubbed.slice(0, settings.maxContentSize)
         : scrubbed;
     },
-    recordMetrics: (record, model) => instruments.record(record, model),
+    recordMetrics: (record, model, genAiProvider) => instruments.record(record, model, genAiProvider),
   };
   return {
     settings,
@@ -174,13 +174,15 @@ function genAiInstruments(
       "Time per output token after the first chunk of a streamed answer (tokens stand in for chunks).",
   });
   return {
-    record(record: TracedRecord, model: string | undefined) {
+    record(record: TracedRecord, model: string | undefined, genAiProvider: string | undefined) {
       if (record.alias === undefined || record.endpoint === undefined) return;
       const attributes: Record<string, string> = {
         [names.operation]: record.endpoint === "embeddings" ? "embeddings" : "chat",
         [names.requestModel]: record.alias,
       };
-      if (record.provider !== undefined) attributes[names.provider] = record.provider;
+      // The conventions' name of the vendor, and the config's name of the entry (bounded by the config).
+      if (genAiProvider !== undefined) attributes[names.provider] = genAiProvider;
+      if (record.provider !== undefined) attributes[GATEWAY.provider] = record.provider;
       // The answer's model and an error code may be an upstream's words, which may quote a key.
       const responseModel = model ?? record.upstream_model;
       if (responseModel !== undefined) attributes[names.responseModel] = models.get(scrub(responseModel));

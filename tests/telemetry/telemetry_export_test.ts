@@ -191,7 +191,13 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       const duration = metrics.find((m) => m.name === "gen_ai.client.operation.duration")!;
       assert.equal(duration.kind, "histogram");
       assert.equal(duration.unit, "s");
-      assert.ok(duration.points.some((p) => p.attributes["gen_ai.request.model"] === "echo"));
+      const echo = duration.points.find((p) => p.attributes["gen_ai.request.model"] === "echo");
+      assert.equal(
+        echo?.attributes["gen_ai.provider.name"],
+        "gateway.builtin",
+        "the conventions' kind of name",
+      );
+      assert.equal(echo?.attributes["gateway.provider"], "local", "the config's name of the entry");
       // Both signals speak the protocol the operator chose.
       await otlp.waitForSpans((spans) => spans.length > 0);
       const wanted = protocol === "http/json" ? "application/json" : "application/x-protobuf";

@@ -95,7 +95,8 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       assert.equal(call.kind, "CLIENT");
       assert.equal(call.parentSpanId, gateway.spanId);
       assert.equal(call.attributes["gen_ai.operation.name"], "chat");
-      assert.equal(call.attributes["gen_ai.provider.name"], "up");
+      assert.equal(call.attributes["gen_ai.provider.name"], "openai", "the conventions' name of the vendor");
+      assert.equal(call.attributes["gateway.provider"], "up", "the config's name of the entry");
       assert.equal(call.attributes["gen_ai.request.model"], "gpt");
       assert.equal(call.attributes["gen_ai.response.model"], "gpt-4o-mini");
       assert.equal(call.attributes["gen_ai.request.max_tokens"], 50);
@@ -109,6 +110,8 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       assert.equal(attempt.kind, "CLIENT");
       assert.equal(attempt.parentSpanId, call.spanId);
       assert.equal(attempt.attributes["server.address"], "127.0.0.1");
+      assert.equal(attempt.attributes["gen_ai.provider.name"], "openai");
+      assert.equal(attempt.attributes["gateway.provider"], "up");
       for (const span of tree.mine) assert.equal(span.resource["service.name"], "model-gateway");
     });
   });
@@ -237,7 +240,8 @@ Deno.test("telemetry: a Messages call with a fallback shows both attempts, the f
     assert.equal(attempts.length, 2);
     assert.ok(attempts.every((a) => a.parentSpanId === call.spanId));
     assert.equal(attempts[0].status.code, "ERROR");
-    assert.equal(attempts[0].attributes["gen_ai.provider.name"], "down");
+    assert.equal(attempts[0].attributes["gen_ai.provider.name"], "openai");
+    assert.equal(attempts[0].attributes["gateway.provider"], "down");
     assert.equal(typeof attempts[0].attributes["error.type"], "string");
     assert.notEqual(attempts[1].status.code, "ERROR");
     assert.equal(tree.one("gateway").attributes["gateway.attempts"], 2);
