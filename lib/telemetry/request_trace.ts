@@ -26,6 +26,7 @@ import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
 import type { semconvNames } from "./semconv.ts";
 import type { ClientRequest } from "../runtime/types.ts";
+import type { CapturedMessage } from "./captured_content.ts";
 
 /**
  * What the spans read of a request's access record when it is over (the record's own fields; declared here so
@@ -60,8 +61,8 @@ export interface TelemetryCore {
   readonly captureContent: boolean;
   /** Masks the config's secrets in text bound for a span. */
   scrub(text: string): string;
-  /** Captured text: scrubbed and cut to the size limit. */
-  content(text: string): string;
+  /** Captured messages as the attribute's JSON: scrubbed, and cut to the size limit (captured_content.ts). */
+  content(messages: readonly CapturedMessage[]): string;
   /** `genAiProvider`: the answering upstream's `gen_ai.provider.name`. */
   recordMetrics(
     record: TracedRecord,
@@ -213,7 +214,7 @@ export class RequestTrace {
   captureOutput(texts: readonly string[]): void {
     if (this.#call === undefined || !this.#core.captureContent || !this.sampled) return;
     const message = [{ role: "assistant", parts: [{ type: "text", content: texts.join("") }] }];
-    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(JSON.stringify(message)));
+    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(message));
   }
 
   /**
@@ -308,8 +309,8 @@ function serverFailed(status: number, errorType: string | undefined): boolean {
 const CLIENT_CLOSED = "client_closed_request";
 
 /** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
-function inputMessages(chat: ChatRequest): string {
-  return JSON.stringify(chat.messages.map((message) => {
+function inputMessages(chat: ChatRequest): CapturedMessage[] {
+  return chat.messages.map((message) => {
     const content = message.content;
     const parts = typeof content === "string"
       ? [{ type: "text", content }]
@@ -321,7 +322,7 @@ function inputMessages(chat: ChatRequest): string {
       )
       : [];
     return { role: message.role, parts };
-  }));
+  });
 }
 
 function errorCode(err: unknown): string {

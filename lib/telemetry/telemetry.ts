@@ -26,6 +26,7 @@ import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@o
 import type { Counter } from "../metrics/registry.ts";
 import { GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
+import { capturedJson } from "./captured_content.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
 import type { ClientRequest } from "../runtime/types.ts";
@@ -114,12 +115,7 @@ export function createTelemetry(options: {
     names,
     captureContent: settings.captureContent,
     scrub: options.scrub,
-    content(text) {
-      const scrubbed = options.scrub(text);
-      return scrubbed.length > settings.maxContentSize
-        ? scrubbed.slice(0, settings.maxContentSize)
-        : scrubbed;
-    },
+    content: (messages) => capturedJson(messages, settings.maxContentSize, options.scrub),
     recordMetrics: (record, model, genAiProvider) => instruments.record(record, model, genAiProvider),
   };
   return {

@@ -93,6 +93,30 @@ Deno.test("telemetry content: captured after redaction, secrets never exported; 
   }
 });
 
+Deno.test("telemetry content: past max_content_size the captured messages are still JSON, within that many UTF-8 bytes", async () => {
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(
+    config(otlp.url, { telemetry: "  capture_content: true\n  max_content_size: 1KiB" }),
+  );
+  try {
+    const text = "漢字😀".repeat(1000); // 4000 characters, 10000 bytes of UTF-8
+    await ask(gw, text);
+    const spans = await otlp.waitForSpans((s) => s.some((x) => x.name === "chat echo"), 10_000);
+    const call = spans.find((s) => s.name === "chat echo")!;
+    for (const name of ["gen_ai.input.messages", "gen_ai.output.messages"]) {
+      const value = String(call.attributes[name]);
+      assert.ok(new TextEncoder().encode(value).length <= 1024, `${name}: at most 1 KiB of UTF-8`);
+      const messages = JSON.parse(value);
+      const part = messages[0].parts[0];
+      assert.ok(part.content.length > 200 && text.startsWith(part.content), `${name}: the text's beginning`);
+      assert.equal(part.truncated, true, `${name}: says it was cut`);
+    }
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+  }
+});
+
 async function droppedSpans(gw: TestGateway): Promise<number> {
   const text = await (await fetch(`${gw.url}/metrics`)).text();
   return Number(/^gateway_telemetry_dropped_total\{signal="traces"\} (\d+)/m.exec(text)?.[1] ?? 0);
