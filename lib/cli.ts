@@ -21,6 +21,7 @@ import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
 import { createProviders, ProviderSetupError } from "./providers/registry.ts";
+import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
 import type { Runtime } from "./runtime/types.ts";
 import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
 
@@ -74,8 +75,8 @@ async function configPath(
 }
 
 /**
- * Loads, validates and sets up a config: the schema and cross-checks, then each provider's own setup
- * (credentials found, …), so `check` catches everything `serve` would refuse.
+ * Loads, validates and sets up a config: the schema and cross-checks, the OTLP endpoint variables, then each
+ * provider's own setup (credentials found, …), so `check` catches everything `serve` would refuse.
  */
 async function load(runtime: Runtime, path: string): Promise<GatewayState | null> {
   const env = runtime.env();
@@ -87,10 +88,13 @@ async function load(runtime: Runtime, path: string): Promise<GatewayState | null
     return null;
   }
   try {
+    // The OTEL_EXPORTER_OTLP_*ENDPOINT variables are held to the file's rule here, so `check` refuses them too.
+    telemetrySettings(result.config.telemetry, env);
     return { config: result.config, providers: createProviders(result.config.providers, env) };
   } catch (err) {
-    if (!(err instanceof ProviderSetupError)) throw err;
-    const issue = { path: `providers.${err.provider}`, message: err.message };
+    if (!(err instanceof ProviderSetupError) && !(err instanceof TelemetrySetupError)) throw err;
+    const where = err instanceof ProviderSetupError ? `providers.${err.provider}` : "telemetry";
+    const issue = { path: where, message: err.message };
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, [issue])}\n`);
     return null;
   }

@@ -47,6 +47,12 @@ export interface ProviderCapabilities {
    * its own 400). A translated Messages request with `top_k` is kept from targets that do not.
    */
   readonly topK: boolean;
+  /**
+   * The upstream as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`, one of their
+   * well-known values): `openai` also for an OpenAI-compatible server (vLLM, Ollama), as the conventions have
+   * it for whatever an OpenAI client reaches; the built-in model is the gateway's own, `gateway.builtin`.
+   */
+  readonly genAiProviderName: string;
 }
 
 /** The table: one row per provider type. */
@@ -58,6 +64,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     messages: "never",
     countTokens: "never",
     topK: false,
+    genAiProviderName: "gateway.builtin",
   },
   openai: {
     serves: ["chat", "embedding", "moderation"],
@@ -66,6 +73,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     messages: "never",
     countTokens: "when_configured",
     topK: true,
+    genAiProviderName: "openai",
   },
   anthropic: {
     serves: ["chat"],
@@ -74,6 +82,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     messages: "always",
     countTokens: "always",
     topK: true,
+    genAiProviderName: "anthropic",
   },
   gemini: {
     serves: ["chat", "embedding"],
@@ -82,6 +91,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     messages: "never",
     countTokens: "always",
     topK: false,
+    genAiProviderName: "gcp.gemini",
   },
   azure: {
     serves: ["chat", "embedding"],
@@ -90,6 +100,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     messages: "never",
     countTokens: "when_configured",
     topK: false,
+    genAiProviderName: "azure.ai.openai",
   },
   bedrock: {
     serves: ["chat", "embedding"],
@@ -98,6 +109,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     messages: "claude_models",
     countTokens: "always",
     topK: false,
+    genAiProviderName: "aws.bedrock",
   },
 };
 

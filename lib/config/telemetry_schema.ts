@@ -9,8 +9,12 @@
 import { z } from "zod";
 import { byteSize, timerDuration } from "./units_schema.ts";
 
-/** An `http://` or `https://` URL without credentials, query or fragment. */
-function isCollectorUrl(url: string): boolean {
+/**
+ * An `http://` or `https://` URL without credentials, query or fragment: the collector's URL is logged and
+ * is no secret, so a password or an API key has to go in the headers (masked), never in the URL. Exported so
+ * the `OTEL_EXPORTER_OTLP_*ENDPOINT` variables are held to the same rule (telemetry/settings.ts).
+ */
+export function isCollectorUrl(url: string): boolean {
   try {
     const u = new URL(url);
     return (u.protocol === "http:" || u.protocol === "https:") && u.username === "" && u.password === "" &&
@@ -46,7 +50,7 @@ export const telemetrySchema = z.strictObject({
   otlp: otlpSchema.default(otlpSchema.parse({})),
   /** Prompts and answers in spans (after the alias's content rules): off unless set. */
   capture_content: z.boolean().default(false),
-  /** At most this much captured text per span attribute; longer text is cut. */
+  /** At most this many UTF-8 bytes of captured messages per span attribute; past it text is cut, still JSON. */
   max_content_size: byteSize.refine((n) => n > 0, "must be above 0").default(16 * 1024),
   /** The `service.name` of what is exported. */
   service_name: z.string().min(1).max(256).default("model-gateway"),

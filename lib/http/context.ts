@@ -168,8 +168,11 @@ export interface RequestContext {
   abandon?: () => void;
   /** This request's spans, when telemetry is on. */
   trace?: RequestTrace;
-  /** The `traceparent` of the upstream attempt under way (its HTTP client span), sent upstream. */
-  traceparent?: string;
+  /**
+   * The W3C trace-context headers of the upstream attempt under way, sent upstream: its HTTP client span's
+   * `traceparent`, and `tracestate` when the caller sent one.
+   */
+  traceHeaders?: Readonly<Record<string, string>>;
 }
 
 /** The context of a route that needs a client token, once authenticated: its identity is known. */
@@ -185,8 +188,8 @@ export function withIdentity(ctx: RequestContext, identity: ResolvedToken): Clie
 
 /**
  * The upstream call of `ctx`'s current attempt to `target`: the client's abort signal, the request id and the
- * attempt's `traceparent` (set by routing before each attempt, so it is read here, when the attempt starts).
+ * attempt's trace-context headers (set by routing before each attempt, so it is read here, when the attempt starts).
  */
 export function upstreamCall(ctx: RequestContext, target: ResolvedTarget): UpstreamCall {
-  return { target, signal: ctx.signal, requestId: ctx.requestId, traceparent: ctx.traceparent };
+  return { target, signal: ctx.signal, requestId: ctx.requestId, traceHeaders: ctx.traceHeaders };
 }

@@ -15,6 +15,7 @@ import {
   toGatewayError,
 } from "../errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
+import { genAiProviderName } from "../providers/capabilities.ts";
 import { isoNow } from "../timers/iso_now.ts";
 import type { Middleware } from "./compose.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
@@ -112,7 +113,11 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
     // The answer's guardrails are part of the outcome the spans, the usage record and the log line all show.
     if (ctx.guardrails) noteOutputGuardrails(ctx);
     // The spans end with the request: for a stream, after its last chunk (telemetry on only).
-    ctx.trace?.end(record, matchRoute(record.path)?.spec.path);
+    ctx.trace?.end(
+      record,
+      matchRoute(record.path)?.spec.path,
+      ctx.answeredBy && genAiProviderName(ctx.answeredBy),
+    );
     if (record.endpoint !== undefined) {
       const usage = usageRecordOf(ctx, arrived);
       ctx.services.usage?.write(usage);

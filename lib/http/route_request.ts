@@ -7,19 +7,20 @@
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { Provider } from "../providers/types.ts";
+import { genAiProviderName } from "../providers/capabilities.ts";
 import type { Lease } from "../routing/health.ts";
 import { type AttemptRecord, route } from "../routing/route.ts";
 import type { RequestContext } from "./context.ts";
 import type { AttemptTarget } from "../telemetry/request_trace.ts";
 
-/** What a trace shows of an attempt's target: its provider, model and the upstream's host. */
+/** What a trace shows of an attempt's target: its provider (and its vendor), model and the upstream's host. */
 function attemptTarget(target: RoutedTarget): AttemptTarget {
   const config = target.providerConfig as { base_url?: unknown };
   let host: string | undefined;
   try {
     host = typeof config.base_url === "string" ? new URL(config.base_url).hostname : undefined;
   } catch { /* no host to show */ }
-  return { provider: target.provider, model: target.model, host };
+  return { provider: target.provider, genAiProvider: genAiProviderName(target), model: target.model, host };
 }
 
 /** The routed answer with the headers that say who answered. */
@@ -68,9 +69,9 @@ export async function routeRequest<T>(
         });
       }
       if (trace === undefined) return attempt(target, provider);
-      // Each attempt under its own client span, whose traceparent the provider sends upstream.
-      return trace.attempt(attemptTarget(target), (traceparent) => {
-        ctx.traceparent = traceparent;
+      // Each attempt under its own client span, whose traceparent (and tracestate) the provider sends upstream.
+      return trace.attempt(attemptTarget(target), (traceHeaders) => {
+        ctx.traceHeaders = traceHeaders;
         return attempt(target, provider);
       });
     });

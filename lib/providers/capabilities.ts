@@ -57,6 +57,14 @@ export function countsInputTokens(target: ResolvedTarget): boolean {
   return counts === "always" || (counts === "when_configured" && nativeResponsesOn(target));
 }
 
+/**
+ * `target`'s upstream as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`): by its type, not
+ * by the entry's name in config (see {@linkcode ProviderCapabilities.genAiProviderName}).
+ */
+export function genAiProviderName(target: ResolvedTarget): string {
+  return PROVIDER_CAPABILITIES[target.providerConfig.type].genAiProviderName;
+}
+
 /** Whether `target` takes `top_k` in the chat form (see {@linkcode ProviderCapabilities.topK}). */
 export function takesTopK(target: ResolvedTarget): boolean {
   return PROVIDER_CAPABILITIES[target.providerConfig.type].topK;

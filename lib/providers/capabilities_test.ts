@@ -4,6 +4,7 @@ import type { ResolvedTarget } from "../config/types.ts";
 import {
   capabilitiesOf,
   countsInputTokens,
+  genAiProviderName,
   PROVIDER_TYPES,
   type ProviderType,
   speaksNatively,
@@ -77,4 +78,13 @@ Deno.test("capabilities: native passthrough per target (native_responses, Claude
   assert.equal(countsInputTokens(target(entry("openai", false), "gpt-5")), false);
   assert.equal(takesTopK(target(entry("openai", false), "llama")), true);
   assert.equal(takesTopK(target(entry("gemini", false), "gemini-2.5-pro")), false);
+});
+
+Deno.test("capabilities: each type's gen_ai.provider.name is a GenAI conventions' well-known value, or the gateway's own", () => {
+  const wellKnown = ["openai", "anthropic", "gcp.gemini", "azure.ai.openai", "aws.bedrock"];
+  for (const type of PROVIDER_TYPES) {
+    const name = genAiProviderName(target(entry(type, false), "m"));
+    if (type === "builtin") assert.equal(name, "gateway.builtin");
+    else assert.ok(wellKnown.includes(name), `${type}: ${name}`);
+  }
 });

@@ -48,8 +48,11 @@ export interface UpstreamCall {
   /** Aborted when the client goes away; the provider must abort its upstream request then. */
   readonly signal: AbortSignal;
   readonly requestId: string;
-  /** The W3C `traceparent` of this attempt's span, sent upstream so a traced upstream joins the trace. */
-  readonly traceparent?: string;
+  /**
+   * The W3C trace-context headers of this attempt's span (`traceparent`, and `tracestate` when the caller sent
+   * one), sent upstream so a traced upstream joins the trace.
+   */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { telemetrySettings } from "./settings.ts";
+import { loggableUrl, telemetrySettings } from "./settings.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /**
@@ -28,7 +28,8 @@ export async function configuredTelemetry(
     ["signal"],
   );
   logger.info("telemetry_export", {
-    traces: settings.tracesUrl,
+    traces: loggableUrl(settings.tracesUrl),
+    metrics: loggableUrl(settings.metricsUrl),
     protocol: settings.protocol,
     sample_ratio: settings.sampleRatio,
     capture_content: settings.captureContent,

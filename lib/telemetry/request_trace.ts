@@ -26,6 +26,7 @@ import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
 import type { semconvNames } from "./semconv.ts";
 import type { ClientRequest } from "../runtime/types.ts";
+import type { CapturedMessage } from "./captured_content.ts";
 
 /**
  * What the spans read of a request's access record when it is over (the record's own fields; declared here so
@@ -60,14 +61,22 @@ export interface TelemetryCore {
   readonly captureContent: boolean;
   /** Masks the config's secrets in text bound for a span. */
   scrub(text: string): string;
-  /** Captured text: scrubbed and cut to the size limit. */
-  content(text: string): string;
-  recordMetrics(record: TracedRecord, responseModel: string | undefined): void;
+  /** Captured messages as the attribute's JSON: scrubbed, and cut to the size limit (captured_content.ts). */
+  content(messages: readonly CapturedMessage[]): string;
+  /** `genAiProvider`: the answering upstream's `gen_ai.provider.name`. */
+  recordMetrics(
+    record: TracedRecord,
+    responseModel: string | undefined,
+    genAiProvider: string | undefined,
+  ): void;
 }
 
 /** What routing tells the trace about the target of an attempt. */
 export interface AttemptTarget {
+  /** The provider entry's name in config. */
   provider: string;
+  /** Its upstream as the GenAI conventions name it (`openai`, `aws.bedrock`, …). */
+  genAiProvider: string;
   model: string;
   /** The upstream's host, for `server.address`. */
   host?: string;
@@ -89,6 +98,8 @@ export class RequestTrace {
   #call: Span | undefined;
   /** The attempt that answered: open until the answer ends (a stream's last chunk). */
   #answering: Span | undefined;
+  /** The `gen_ai.provider.name` of the last attempt, the one the access record names when all failed. */
+  #attemptedVendor: string | undefined;
   #facts: { id?: string; model?: string; finishReasons?: string[]; cached?: number; reasoning?: number } = {};
 
   constructor(core: TelemetryCore, request: ClientRequest, requestId: string) {
@@ -139,14 +150,20 @@ export class RequestTrace {
   }
 
   /**
-   * Runs one upstream attempt under its own HTTP client span, giving `run` the `traceparent` to send upstream.
+   * Runs one upstream attempt under its own HTTP client span, giving `run` the W3C trace-context headers to
+   * send upstream: the span's `traceparent`, and the `tracestate` the caller sent (carried by every span of
+   * the trace), so the upstream continues the caller's trace with the vendors' state in it.
    * A failed attempt's span ends at once with its error; the one that answers stays open until the answer ends.
    */
-  async attempt<T>(target: AttemptTarget, run: (traceparent: string) => Promise<T>): Promise<T> {
+  async attempt<T>(
+    target: AttemptTarget,
+    run: (traceHeaders: Readonly<Record<string, string>>) => Promise<T>,
+  ): Promise<T> {
     const names = this.#core.names;
     const attributes: Record<string, string> = {
       [names.httpMethod]: "POST",
-      [names.provider]: target.provider,
+      [names.provider]: target.genAiProvider,
+      [GATEWAY.provider]: target.provider,
     };
     if (target.host !== undefined) attributes[names.serverAddress] = target.host;
     const span = this.#core.tracer.startSpan(
@@ -154,10 +171,11 @@ export class RequestTrace {
       { kind: SpanKind.CLIENT, attributes },
       this.#under(this.#call ?? this.#gateway),
     );
+    this.#attemptedVendor = target.genAiProvider;
     const carrier: Record<string, string> = {};
     this.#core.propagator.inject(this.#under(span), carrier, setter);
     try {
-      const value = await run(carrier.traceparent ?? "");
+      const value = await run(carrier);
       this.#answering?.end();
       this.#answering = span;
       return value;
@@ -196,18 +214,23 @@ export class RequestTrace {
   captureOutput(texts: readonly string[]): void {
     if (this.#call === undefined || !this.#core.captureContent || !this.sampled) return;
     const message = [{ role: "assistant", parts: [{ type: "text", content: texts.join("") }] }];
-    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(JSON.stringify(message)));
+    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(message));
   }
 
-  /** Ends every span of the request from its access record (`route`: the endpoint's path template). */
-  end(record: TracedRecord, route: string | undefined): void {
+  /**
+   * Ends every span of the request from its access record (`route`: the endpoint's path template;
+   * `answeredBy`: the `gen_ai.provider.name` of the upstream that answered, or whose cached answer it was).
+   */
+  end(record: TracedRecord, route: string | undefined, answeredBy?: string): void {
     const names = this.#core.names;
+    const genAiProvider = answeredBy ?? this.#attemptedVendor;
     const failed = record.error_code !== undefined && record.error_code !== null;
     const errorType = failed ? this.#core.scrub(String(record.error_code)) : undefined;
     const status = record.status ?? 0;
     if (this.#call !== undefined) {
       const call = this.#call;
-      if (record.provider !== undefined) call.setAttribute(names.provider, record.provider);
+      if (genAiProvider !== undefined) call.setAttribute(names.provider, genAiProvider);
+      if (record.provider !== undefined) call.setAttribute(GATEWAY.provider, record.provider);
       const model = this.#facts.model ?? record.upstream_model;
       // The id, the model and the finish reasons are the upstream's words: an upstream may quote a key in any.
       if (model !== undefined) call.setAttribute(names.responseModel, this.#core.scrub(model));
@@ -257,7 +280,7 @@ export class RequestTrace {
       server.setAttribute(names.httpRoute, route);
     }
     server.setAttribute(names.httpStatus, status);
-    if (status >= 500 || failed) {
+    if (serverFailed(status, errorType)) {
       server.setAttribute(names.errorType, errorType ?? String(status));
       server.setStatus({ code: SpanStatusCode.ERROR });
       gateway.setStatus({ code: SpanStatusCode.ERROR });
@@ -266,13 +289,28 @@ export class RequestTrace {
     this.#call?.end();
     gateway.end();
     server.end();
-    this.#core.recordMetrics(record, this.#facts.model);
+    this.#core.recordMetrics(record, this.#facts.model, genAiProvider);
   }
 }
 
+/**
+ * Whether the gateway, as the server, failed the request: a 5xx, or an answer that began (below 400) and then
+ * ended in an error, such as an upstream cutting its stream. The HTTP conventions leave a SERVER span's status
+ * unset on a 4xx (the client's mistake, a denial: the server did its job), and a client going away
+ * (`client_closed_request`, 499 or a cut 200) is the caller cancelling, which the conventions do not count
+ * as an error either; the GenAI span, whose answer it cut short, says so.
+ */
+function serverFailed(status: number, errorType: string | undefined): boolean {
+  if (status >= 500) return true;
+  return errorType !== undefined && status < 400 && errorType !== CLIENT_CLOSED;
+}
+
+/** The error code of a request whose client went away (lib/errors.ts `ClientGoneError`). */
+const CLIENT_CLOSED = "client_closed_request";
+
 /** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
-function inputMessages(chat: ChatRequest): string {
-  return JSON.stringify(chat.messages.map((message) => {
+function inputMessages(chat: ChatRequest): CapturedMessage[] {
+  return chat.messages.map((message) => {
     const content = message.content;
     const parts = typeof content === "string"
       ? [{ type: "text", content }]
@@ -284,7 +322,7 @@ function inputMessages(chat: ChatRequest): string {
       )
       : [];
     return { role: message.role, parts };
-  }));
+  });
 }
 
 function errorCode(err: unknown): string {

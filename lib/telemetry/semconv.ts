@@ -62,6 +62,8 @@ export const GATEWAY = {
   cache: "gateway.cache",
   attempts: "gateway.attempts",
   attemptOutcome: "gateway.attempt.outcome",
+  /** The provider entry's name in config (`gen_ai.provider.name` is the conventions' name of its vendor). */
+  provider: "gateway.provider",
   requestId: "gateway.request_id",
   stream: "gateway.stream",
   dropped: "gateway.dropped",

@@ -15,6 +15,7 @@ import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core
 import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   MeterProvider,
@@ -23,8 +24,9 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { Counter } from "../metrics/registry.ts";
-import { GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
+import { GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
+import { capturedJson } from "./captured_content.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
 import type { ClientRequest } from "../runtime/types.ts";
@@ -87,12 +89,12 @@ export function createTelemetry(options: {
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
     spanProcessors: [queue],
   });
+  // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both.
+  const metricOptions = { ...exporterOptions, url: settings.metricsUrl };
   const metricExporter = counting(
-    new ProtoMetricExporter({
-      url: settings.metricsUrl,
-      headers: settings.headers,
-      timeoutMillis: settings.timeoutMs,
-    }),
+    settings.protocol === "http/json"
+      ? new JsonMetricExporter(metricOptions)
+      : new ProtoMetricExporter(metricOptions),
     () => options.dropped.inc(["metrics"]),
   );
   const meterProvider = new MeterProvider({
@@ -113,13 +115,8 @@ export function createTelemetry(options: {
     names,
     captureContent: settings.captureContent,
     scrub: options.scrub,
-    content(text) {
-      const scrubbed = options.scrub(text);
-      return scrubbed.length > settings.maxContentSize
-        ? scrubbed.slice(0, settings.maxContentSize)
-        : scrubbed;
-    },
-    recordMetrics: (record, model) => instruments.record(record, model),
+    content: (messages) => capturedJson(messages, settings.maxContentSize, options.scrub),
+    recordMetrics: (record, model, genAiProvider) => instruments.record(record, model, genAiProvider),
   };
   return {
     settings,
@@ -173,13 +170,15 @@ function genAiInstruments(
       "Time per output token after the first chunk of a streamed answer (tokens stand in for chunks).",
   });
   return {
-    record(record: TracedRecord, model: string | undefined) {
+    record(record: TracedRecord, model: string | undefined, genAiProvider: string | undefined) {
       if (record.alias === undefined || record.endpoint === undefined) return;
       const attributes: Record<string, string> = {
         [names.operation]: record.endpoint === "embeddings" ? "embeddings" : "chat",
         [names.requestModel]: record.alias,
       };
-      if (record.provider !== undefined) attributes[names.provider] = record.provider;
+      // The conventions' name of the vendor, and the config's name of the entry (bounded by the config).
+      if (genAiProvider !== undefined) attributes[names.provider] = genAiProvider;
+      if (record.provider !== undefined) attributes[GATEWAY.provider] = record.provider;
       // The answer's model and an error code may be an upstream's words, which may quote a key.
       const responseModel = model ?? record.upstream_model;
       if (responseModel !== undefined) attributes[names.responseModel] = models.get(scrub(responseModel));

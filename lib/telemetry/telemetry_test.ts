@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { telemetrySchema } from "../config/telemetry_schema.ts";
 import { semconvNames } from "./semconv.ts";
-import { telemetrySettings } from "./settings.ts";
+import { telemetrySettings, TelemetrySetupError } from "./settings.ts";
 
 const block = (input: unknown) => telemetrySchema.parse(input);
 
@@ -75,6 +75,29 @@ Deno.test("telemetry schema: a collector URL with credentials or a query is refu
   }
   assert.throws(() => block({ otlp: { sample_ratio: 2 } }));
   assert.throws(() => block({ otlp: { protocol: "grpc" } }));
+});
+
+Deno.test("telemetry settings: an endpoint variable with credentials or a query is refused, naming it, not its value", () => {
+  const cases: [string, string][] = [
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "http://tenant:pw-7f3e9a@collector:4318"],
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://collector/v1/traces?api_key=pw-7f3e9a"],
+    ["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "https://collector/v1/metrics#pw-7f3e9a"],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"],
+  ];
+  for (const [variable, value] of cases) {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", [variable]: value };
+    assert.throws(() => telemetrySettings(null, env), (err: unknown) => {
+      assert.ok(err instanceof TelemetrySetupError);
+      assert.match(err.message, new RegExp(`^${variable} must be an http`));
+      assert.ok(!err.message.includes("pw-7f3e9a"), err.message);
+      return true;
+    });
+  }
+  // The file's endpoint wins, so a variable it overrides is not read (nor refused).
+  const fromFile = telemetrySettings(block({ otlp: { endpoint: "http://127.0.0.1:4318" } }), {
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://tenant:pw@elsewhere:4318",
+  })!;
+  assert.equal(fromFile.tracesUrl, "http://127.0.0.1:4318/v1/traces");
 });
 
 Deno.test("semconv: the pinned names by default; the latest under OTEL_SEMCONV_STABILITY_OPT_IN", () => {

@@ -59,6 +59,24 @@ tokens:
   await Deno.remove(file);
 });
 
+Deno.test("cli: check and serve refuse an OTLP endpoint variable with a password, naming it, never printing it", async () => {
+  const file = await tempConfig("providers: { local: { type: builtin } }\nmodels: {}\n");
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://tenant:collector-pw-7f3e9a@127.0.0.1:4318" };
+  const checked = await run(["check", "--config", file], env);
+  assert.equal(checked.code, 1);
+  assert.match(
+    checked.stderr,
+    /: telemetry: OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL without credentials/,
+  );
+  const served = await run(["serve", "--config", file, "--port", "0"], env);
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, checked.stderr);
+  for (const out of [checked.stdout, checked.stderr, served.stdout, served.stderr]) {
+    assert.ok(!out.includes("collector-pw-7f3e9a"), out);
+  }
+  await Deno.remove(file);
+});
+
 Deno.test("cli: check reports alias cycles, alias bombs and oversized files as issues, exit 1, no stack trace", async () => {
   const base = "providers: { local: { type: builtin } }\nmodels: {}\n";
   const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];

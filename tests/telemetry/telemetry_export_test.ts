@@ -93,6 +93,30 @@ Deno.test("telemetry content: captured after redaction, secrets never exported; 
   }
 });
 
+Deno.test("telemetry content: past max_content_size the captured messages are still JSON, within that many UTF-8 bytes", async () => {
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(
+    config(otlp.url, { telemetry: "  capture_content: true\n  max_content_size: 1KiB" }),
+  );
+  try {
+    const text = "漢字😀".repeat(1000); // 4000 characters, 10000 bytes of UTF-8
+    await ask(gw, text);
+    const spans = await otlp.waitForSpans((s) => s.some((x) => x.name === "chat echo"), 10_000);
+    const call = spans.find((s) => s.name === "chat echo")!;
+    for (const name of ["gen_ai.input.messages", "gen_ai.output.messages"]) {
+      const value = String(call.attributes[name]);
+      assert.ok(new TextEncoder().encode(value).length <= 1024, `${name}: at most 1 KiB of UTF-8`);
+      const messages = JSON.parse(value);
+      const part = messages[0].parts[0];
+      assert.ok(part.content.length > 200 && text.startsWith(part.content), `${name}: the text's beginning`);
+      assert.equal(part.truncated, true, `${name}: says it was cut`);
+    }
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+  }
+});
+
 async function droppedSpans(gw: TestGateway): Promise<number> {
   const text = await (await fetch(`${gw.url}/metrics`)).text();
   return Number(/^gateway_telemetry_dropped_total\{signal="traces"\} (\d+)/m.exec(text)?.[1] ?? 0);
@@ -172,30 +196,45 @@ Deno.test("telemetry sampling: a ratio keeps its share of new traces; an incomin
   }
 });
 
-Deno.test("telemetry metrics: the GenAI client metrics reach the collector over OTLP", async () => {
-  const otlp = startOtlpReceiver();
-  const gw = await startGateway(config(otlp.url));
-  try {
-    await ask(gw, "one");
-    await ask(gw, "a streamed answer of several words", {}, true);
-    const want = [
-      "gen_ai.client.operation.duration",
-      "gen_ai.client.token.usage",
-      "gen_ai.client.operation.time_to_first_chunk",
-    ];
-    const metrics = await otlp.waitForMetrics(
-      (m) => want.every((name) => m.some((x) => x.name === name)),
-      15_000,
-    );
-    const duration = metrics.find((m) => m.name === "gen_ai.client.operation.duration")!;
-    assert.equal(duration.kind, "histogram");
-    assert.equal(duration.unit, "s");
-    assert.ok(duration.points.some((p) => p.attributes["gen_ai.request.model"] === "echo"));
-  } finally {
-    await gw.stop();
-    await otlp.stop();
-  }
-});
+for (const protocol of ["http/protobuf", "http/json"] as const) {
+  Deno.test(`telemetry metrics (${protocol}): the GenAI client metrics reach the collector over OTLP`, async () => {
+    const otlp = startOtlpReceiver();
+    const gw = await startGateway(config(otlp.url, { otlp: `    protocol: ${protocol}` }));
+    try {
+      await ask(gw, "one");
+      await ask(gw, "a streamed answer of several words", {}, true);
+      const want = [
+        "gen_ai.client.operation.duration",
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.time_to_first_chunk",
+      ];
+      const metrics = await otlp.waitForMetrics(
+        (m) => want.every((name) => m.some((x) => x.name === name)),
+        15_000,
+      );
+      const duration = metrics.find((m) => m.name === "gen_ai.client.operation.duration")!;
+      assert.equal(duration.kind, "histogram");
+      assert.equal(duration.unit, "s");
+      const echo = duration.points.find((p) => p.attributes["gen_ai.request.model"] === "echo");
+      assert.equal(
+        echo?.attributes["gen_ai.provider.name"],
+        "gateway.builtin",
+        "the conventions' kind of name",
+      );
+      assert.equal(echo?.attributes["gateway.provider"], "local", "the config's name of the entry");
+      // Both signals speak the protocol the operator chose.
+      await otlp.waitForSpans((spans) => spans.length > 0);
+      const wanted = protocol === "http/json" ? "application/json" : "application/x-protobuf";
+      for (const path of ["/v1/traces", "/v1/metrics"]) {
+        const types = new Set(otlp.requests.filter((r) => r.path === path).map((r) => r.contentType));
+        assert.deepEqual([...types], [wanted], `${path} in ${protocol}`);
+      }
+    } finally {
+      await gw.stop();
+      await otlp.stop();
+    }
+  });
+}
 
 Deno.test("telemetry secrets: an upstream that writes the key into its answer's model leaks it into no span or metric", async () => {
   // A careless upstream names the model after the credential it was sent, in a whole answer and in a stream.

@@ -9,7 +9,7 @@
  *   it back a while), and carries the time to the first chunk;
  * - a Messages call with a fallback: two attempt spans, the first with its error;
  * - an incoming `traceparent` is continued: the same trace id in the spans, in the `traceparent` the upstream
- *   received, in the access-log line and in the usage record.
+ *   received, in the access-log line and in the usage record; its `tracestate` goes upstream too.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -37,6 +37,7 @@ models:
   gpt: { type: chat, targets: [{ provider: up, model: gpt-4o-mini }] }
   gated: { type: chat, targets: [{ provider: up, model: gpt-gated }] }
   fallback: { type: chat, targets: [{ provider: down, model: gone, retries: 0 }, { provider: up, model: gpt-4o-mini }] }
+  broken: { type: chat, targets: [{ provider: down, model: gone, retries: 0 }] }
 tokens:
   - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
 admin_tokens:
@@ -94,7 +95,8 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       assert.equal(call.kind, "CLIENT");
       assert.equal(call.parentSpanId, gateway.spanId);
       assert.equal(call.attributes["gen_ai.operation.name"], "chat");
-      assert.equal(call.attributes["gen_ai.provider.name"], "up");
+      assert.equal(call.attributes["gen_ai.provider.name"], "openai", "the conventions' name of the vendor");
+      assert.equal(call.attributes["gateway.provider"], "up", "the config's name of the entry");
       assert.equal(call.attributes["gen_ai.request.model"], "gpt");
       assert.equal(call.attributes["gen_ai.response.model"], "gpt-4o-mini");
       assert.equal(call.attributes["gen_ai.request.max_tokens"], 50);
@@ -108,10 +110,55 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       assert.equal(attempt.kind, "CLIENT");
       assert.equal(attempt.parentSpanId, call.spanId);
       assert.equal(attempt.attributes["server.address"], "127.0.0.1");
+      assert.equal(attempt.attributes["gen_ai.provider.name"], "openai");
+      assert.equal(attempt.attributes["gateway.provider"], "up");
       for (const span of tree.mine) assert.equal(span.resource["service.name"], "model-gateway");
     });
   });
 }
+
+Deno.test("telemetry: a client's mistake leaves the server and gateway spans unset; a 5xx marks them ERROR", async () => {
+  await withTraces("http/protobuf", async (gw, otlp) => {
+    const post = async (body: unknown, token = TEST_TOKEN) => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const hi = [{ role: "user", content: "Hi" }];
+    assert.equal(await post({ model: "gpt", messages: "nope" }), 400);
+    assert.equal(await post({ model: "nope", messages: hi }), 404);
+    assert.equal(await post({ model: "gpt", messages: hi }, "wrong-token"), 401);
+    assert.equal(await post({ model: "broken", messages: hi }), 502);
+    const spans = await otlp.waitForSpans(
+      (s) => s.filter((x) => x.kind === "SERVER").length >= 4 && s.some((x) => x.name === "chat broken"),
+      10_000,
+    );
+    const servers = spans.filter((s) => s.kind === "SERVER");
+    const gatewayOf = (server: DecodedSpan) =>
+      spans.find((s) => s.name === "gateway" && s.parentSpanId === server.spanId);
+    for (const server of servers) {
+      const status = Number(server.attributes["http.response.status_code"]);
+      const gateway = gatewayOf(server);
+      if (status < 500) {
+        assert.equal(server.status.code, "UNSET", `a ${status} is not the server's error`);
+        assert.equal(server.attributes["error.type"], undefined, `no error.type on a ${status}`);
+        if (gateway) assert.equal(gateway.status.code, "UNSET", `the gateway span of a ${status}`);
+      } else {
+        assert.equal(server.status.code, "ERROR", `a ${status} is`);
+        assert.equal(typeof server.attributes["error.type"], "string");
+        assert.equal(gateway?.status.code, "ERROR");
+      }
+    }
+    assert.deepEqual(
+      servers.map((s) => Number(s.attributes["http.response.status_code"])).sort(),
+      [400, 401, 404, 502],
+    );
+  });
+});
 
 /** How long the streamed Responses test holds the upstream's last chunk back. */
 const HOLD_MS = 300;
@@ -193,14 +240,15 @@ Deno.test("telemetry: a Messages call with a fallback shows both attempts, the f
     assert.equal(attempts.length, 2);
     assert.ok(attempts.every((a) => a.parentSpanId === call.spanId));
     assert.equal(attempts[0].status.code, "ERROR");
-    assert.equal(attempts[0].attributes["gen_ai.provider.name"], "down");
+    assert.equal(attempts[0].attributes["gen_ai.provider.name"], "openai");
+    assert.equal(attempts[0].attributes["gateway.provider"], "down");
     assert.equal(typeof attempts[0].attributes["error.type"], "string");
     assert.notEqual(attempts[1].status.code, "ERROR");
     assert.equal(tree.one("gateway").attributes["gateway.attempts"], 2);
   });
 });
 
-Deno.test("telemetry: an incoming traceparent is continued to the spans, the upstream, the log and the usage record", async () => {
+Deno.test("telemetry: an incoming traceparent and tracestate are continued to the spans, the upstream, the log and the usage record", async () => {
   await withTraces("http/protobuf", async (gw, otlp, upstream) => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const parent = "00f067aa0ba902b7";
@@ -210,6 +258,7 @@ Deno.test("telemetry: an incoming traceparent is continued to the spans, the ups
         authorization: `Bearer ${TEST_TOKEN}`,
         "content-type": "application/json",
         traceparent: `00-${traceId}-${parent}-01`,
+        tracestate: "vendor=abc123,dd=s:1",
       },
       body: JSON.stringify({ model: "gpt", messages: [{ role: "user", content: "Hi" }] }),
     });
@@ -228,6 +277,12 @@ Deno.test("telemetry: an incoming traceparent is continued to the spans, the ups
     ))
       .find((s) => s.traceId === traceId && s.name === "POST")!;
     assert.equal(sent!.split("-")[2], attempt.spanId, "the upstream's parent is the attempt's span");
+    assert.equal(
+      upstream.requests.at(-1)!.headers.get("tracestate"),
+      "vendor=abc123,dd=s:1",
+      "the caller's tracestate goes upstream with the trace",
+    );
+    assert.equal(server.traceState, "vendor=abc123,dd=s:1");
     const line = gw.logs.find((l) => l.msg === "request" && l.trace_id === traceId);
     assert.ok(line, "the access-log line carries the trace id");
     const deadline = Date.now() + 10_000;

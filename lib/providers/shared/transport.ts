@@ -97,7 +97,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
   try {
     response = await fetch(request.url, {
       method: request.method ?? "POST",
-      headers: call.traceparent ? { ...request.headers, traceparent: call.traceparent } : request.headers,
+      headers: call.traceHeaders ? { ...request.headers, ...call.traceHeaders } : request.headers,
       body: request.body,
       signal: controller.signal,
       redirect: "manual",
