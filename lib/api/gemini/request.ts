@@ -188,9 +188,9 @@ function lowerTypes(schema: JsonObject): JsonObject {
 }
 
 /**
- * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `allowedFunctionNames` bounds what a
- * forced call (`ANY`, `VALIDATED`) may call: one name forces that function; several leave only those tools in
- * the chat form, the call still required, so the model calls one of them and no other.
+ * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `ANY` forces a call; `VALIDATED`, as
+ * Google defines it, lets the model answer with a call or in text (`auto`). `allowedFunctionNames` bounds what
+ * either may call: only those tools stay in the chat form, and under `ANY` one name forces that function.
  */
 function applyToolChoice(config: unknown, chat: ChatRequest): void {
   const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
@@ -202,15 +202,18 @@ function applyToolChoice(config: unknown, chat: ChatRequest): void {
     const names = allowedFunctionNames == null
       ? []
       : list(allowedFunctionNames, path).map((n, i) => text(n, `${path}[${i}]`));
-    if (names.length === 0) chat.tool_choice = "required";
-    else {
+    if (names.length > 0) {
       const allowed = tools.filter((t) =>
         names.includes(String((t.function as JsonObject | undefined)?.name))
       );
       if (allowed.length === 0) throw bad(path, "names no function declared in 'tools'.");
       chat.tools = allowed;
-      chat.tool_choice = names.length === 1 ? { type: "function", function: { name: names[0] } } : "required";
     }
+    chat.tool_choice = mode === "VALIDATED"
+      ? "auto"
+      : names.length === 1
+      ? { type: "function", function: { name: names[0] } }
+      : "required";
   } else if (mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED") chat.tool_choice = "auto";
 }
 
