@@ -272,3 +272,42 @@ Deno.test("gemini sdk: embedContent and batchEmbedContents over an embedding ali
     assert.equal(wrong.status, 400);
   });
 });
+
+Deno.test("gemini sdk: thinkingLevel from Google's enum reaches a translated target; refusals name the client's fields", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const thinking = async (thinkingLevel: string) => {
+      await ai.models.generateContent({
+        model: "claude-ok",
+        contents: "Hi",
+        config: { thinkingConfig: { thinkingLevel } } as Record<string, unknown>,
+      });
+      return fakes.anthropic.requests.at(-1)!.body.thinking;
+    };
+    // XHIGH is as high as Claude's budgets go; UNSPECIFIED is the model's default: no thinking asked.
+    assert.deepEqual(await thinking("XHIGH"), await thinking("HIGH"));
+    assert.equal(await thinking("THINKING_LEVEL_UNSPECIFIED"), undefined);
+    const before = fakes.anthropic.requests.length;
+    const refused = async (config: Record<string, unknown>) => {
+      const err = await ai.models.generateContent({ model: "claude-ok", contents: "Hi", config })
+        .then(() => null, (e) => e);
+      assert.ok(err instanceof ApiError, String(err));
+      assert.equal(err.status, 400);
+      return err.message;
+    };
+    assert.match(
+      await refused({ thinkingConfig: { thinkingLevel: "banana" } }),
+      /generationConfig\.thinkingConfig\.thinkingLevel/,
+    );
+    // Refused by the Anthropic translation, in the Gemini client's terms rather than the chat form's.
+    const seed = await refused({ seed: 7 });
+    assert.match(seed, /'generationConfig\.seed'/);
+    assert.doesNotMatch(seed, /'seed'/);
+    const budget = await refused({ maxOutputTokens: 500, thinkingConfig: { thinkingLevel: "HIGH" } });
+    assert.match(
+      budget,
+      /'generationConfig\.maxOutputTokens'.*'generationConfig\.thinkingConfig\.thinkingLevel'/,
+    );
+    assert.equal(fakes.anthropic.requests.length, before, "no refused request reached the upstream");
+  });
+});

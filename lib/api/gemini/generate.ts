@@ -11,7 +11,7 @@
  * @module
  */
 import { geminiCacheSpec } from "./cache_spec.ts";
-import { GatewayError } from "../../errors.ts";
+import { GatewayError, inClientTerms } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
@@ -35,6 +35,7 @@ import {
 } from "../../answer/runner.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
+import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
 import { completionToGemini, type GeminiFrame } from "./response.ts";
@@ -106,7 +107,8 @@ async function generate(
   );
   await admitChat(ctx, ROUTE.endpoint, model, chat);
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream }, {
+  const clientTerms = (err: unknown) => inClientTerms(err, geminiClientTerms(parsed));
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms }, {
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",

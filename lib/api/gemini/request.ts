@@ -11,8 +11,8 @@
  *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice`.
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
  *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
- *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel`) →
- *   `reasoning_effort`. What a chat target cannot take (`safetySettings`, `responseModalities`, …) is dropped.
+ *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
+ *   enum) → `reasoning_effort`. What a chat target cannot take (`safetySettings`, `responseModalities`, …) is dropped.
  * - `cachedContent` names content cached at Google: only a Gemini target can read it (refused elsewhere).
  *
  * @module
@@ -28,6 +28,19 @@ export interface GeminiRequest {
   /** The client's body as sent, for a Gemini target. */
   body: JsonObject;
   tolerance: Tolerance;
+  /** Where each of the chat form's messages, and of its tools, came from in the client's body. */
+  params: GeminiParams;
+}
+
+/** The client's paths of what the chat form holds, for errors in the client's terms (client_terms.ts). */
+export interface GeminiParams {
+  /** Per chat message: `systemInstruction`, `contents[i]`, or a function response's part. */
+  messages: string[];
+  /** Per chat tool: its `tools[i].functionDeclarations[j]`. */
+  tools: string[];
+  /** The client's fields that became `reasoning_effort` and `response_format`, when it sent them. */
+  reasoning?: string;
+  format?: string;
 }
 
 function bad(path: string, message: string) {
@@ -88,8 +101,8 @@ function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObj
   return null;
 }
 
-/** The chat messages of the `contents`. */
-function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
+/** The chat messages of the `contents`; `paths` gets where each came from. */
+function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   /** Calls made so far without an id of their own, by name, to pair with their responses. */
   const pending = new Map<string, string[]>();
@@ -123,6 +136,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
       const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
       if (calls.length > 0) message.tool_calls = calls;
       out.push(message);
+      paths.push(path);
       return;
     }
     const userParts: JsonObject[] = [];
@@ -136,6 +150,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
           ? response.id
           : pending.get(name)?.shift() ?? `call_${name}`;
         out.push({ role: "tool", tool_call_id: id, content: JSON.stringify(response.response ?? {}) });
+        paths.push(`${at}.functionResponse`);
         return;
       }
       const translated = userPart(part, at, tolerance);
@@ -147,12 +162,13 @@ function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
       role: "user",
       content: onlyText ? userParts.map((p) => p.text as string).join("") : userParts,
     });
+    paths.push(path);
   });
   return out;
 }
 
-/** The chat tools of the `tools`; built-in tools are noted for a Gemini target. */
-function toolsOf(tools: unknown[], tolerance: Tolerance): JsonObject[] {
+/** The chat tools of the `tools`, each with its path; built-in tools are noted for a Gemini target. */
+function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, string>): JsonObject[] {
   const out: JsonObject[] = [];
   tools.forEach((value, i) => {
     const tool = object(value, `tools[${i}]`);
@@ -169,7 +185,9 @@ function toolsOf(tools: unknown[], tolerance: Tolerance): JsonObject[] {
       if (typeof declaration.description === "string") fn.description = declaration.description;
       const parameters = declaration.parametersJsonSchema ?? declaration.parameters;
       if (parameters !== undefined) fn.parameters = lowerTypes(object(parameters, `${at}.parameters`));
-      out.push({ type: "function", function: fn });
+      const chatTool = { type: "function", function: fn };
+      paths.set(chatTool, at);
+      out.push(chatTool);
     });
   });
   return out;
@@ -234,7 +252,45 @@ const GENERATION = new Set([
   "thinkingConfig",
 ]);
 
-function generation(value: unknown, chat: ChatRequest, tolerance: Tolerance): void {
+/**
+ * Google's `ThinkingLevel` values as the chat form's `reasoning_effort`. `THINKING_LEVEL_UNSPECIFIED` leaves
+ * the model its default, so no effort; `XHIGH` is `high`, as the Messages API maps its `xhigh`: Claude's and
+ * Gemini's targets take no effort above it.
+ */
+const THINKING_LEVELS: Readonly<Record<string, string | null>> = {
+  THINKING_LEVEL_UNSPECIFIED: null,
+  MINIMAL: "minimal",
+  LOW: "low",
+  MEDIUM: "medium",
+  HIGH: "high",
+  XHIGH: "high",
+};
+
+/**
+ * `thinkingConfig` as `reasoning_effort`, and the field it came from: `thinkingLevel` (in any case: Google's
+ * REST examples write it lower-case) or a positive `thinkingBudget`, its tokens bucketed as the Messages API
+ * buckets Claude Code's budgets.
+ */
+function applyThinking(value: unknown, chat: ChatRequest, params: GeminiParams): void {
+  if (!isObject(value)) return;
+  const { thinkingBudget, thinkingLevel } = value;
+  if (thinkingLevel != null) {
+    const path = "generationConfig.thinkingConfig.thinkingLevel";
+    const level = typeof thinkingLevel === "string"
+      ? THINKING_LEVELS[thinkingLevel.toUpperCase()]
+      : undefined;
+    if (level === undefined) throw bad(path, `expected one of ${Object.keys(THINKING_LEVELS).join(", ")}.`);
+    if (level !== null) {
+      chat.reasoning_effort = level;
+      params.reasoning = path;
+    }
+  } else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
+    chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
+    params.reasoning = "generationConfig.thinkingConfig.thinkingBudget";
+  }
+}
+
+function generation(value: unknown, chat: ChatRequest, tolerance: Tolerance, params: GeminiParams): void {
   const config = object(value, "generationConfig");
   for (const key of Object.keys(config)) {
     if (!GENERATION.has(key) && config[key] != null) tolerance.dropped.push(`generationConfig.${key}`);
@@ -258,19 +314,15 @@ function generation(value: unknown, chat: ChatRequest, tolerance: Tolerance): vo
     chat.stop = list(config.stopSequences, "generationConfig.stopSequences")
       .map((s, i) => text(s, `generationConfig.stopSequences[${i}]`));
   }
-  const schema = config.responseJsonSchema ?? config.responseSchema;
+  const schemaKey = config.responseJsonSchema != null ? "responseJsonSchema" : "responseSchema";
+  const schema = config[schemaKey];
   if (config.responseMimeType === "application/json") {
     chat.response_format = isObject(schema)
       ? { type: "json_schema", json_schema: { name: "response", schema: lowerTypes(schema) } }
       : { type: "json_object" };
+    params.format = `generationConfig.${isObject(schema) ? schemaKey : "responseMimeType"}`;
   }
-  if (isObject(config.thinkingConfig)) {
-    const { thinkingBudget, thinkingLevel } = config.thinkingConfig;
-    if (typeof thinkingLevel === "string") chat.reasoning_effort = thinkingLevel.toLowerCase();
-    else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
-      chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
-    }
-  }
+  applyThinking(config.thinkingConfig, chat, params);
 }
 
 /** The top-level fields the translation reads; any other is the tolerance rule's. */
@@ -292,23 +344,30 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
     } else tolerance.dropped.push(key);
   }
   const messages: ChatMessage[] = [];
+  const params: GeminiParams = { messages: [], tools: [] };
   if (body.systemInstruction != null) {
     const instruction = object(body.systemInstruction, "systemInstruction");
     const parts = list(instruction.parts ?? [], "systemInstruction.parts");
     const system = parts.map((p, i) => text(object(p, `systemInstruction.parts[${i}]`).text ?? "", "text"))
       .join("\n");
-    if (system !== "") messages.push({ role: "system", content: system });
+    if (system !== "") {
+      messages.push({ role: "system", content: system });
+      params.messages.push("systemInstruction");
+    }
   }
   const contents = list(body.contents ?? [], "contents");
-  messages.push(...messagesOf(contents, tolerance));
+  messages.push(...messagesOf(contents, tolerance, params.messages));
   if (!messages.some((m) => m.role !== "system")) throw bad("contents", "must hold at least one content.");
   const chat: ChatRequest = { model: alias, messages };
   if (stream) chat.stream = true;
+  const toolPaths = new Map<JsonObject, string>();
   if (body.tools != null) {
-    const tools = toolsOf(list(body.tools, "tools"), tolerance);
+    const tools = toolsOf(list(body.tools, "tools"), tolerance, toolPaths);
     if (tools.length > 0) chat.tools = tools;
   }
   applyToolChoice(body.toolConfig, chat);
-  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance);
-  return { chat, body, tolerance };
+  // After the tool choice, which may have left only the allowed functions.
+  params.tools = ((chat.tools ?? []) as JsonObject[]).map((tool) => toolPaths.get(tool) ?? "tools");
+  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance, params);
+  return { chat, body, tolerance, params };
 }
