@@ -53,6 +53,7 @@ models:
   emb: { type: embedding, targets: [ { provider: oa, model: emb-ok } ] }
   emb-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
   emb-bedrock: { type: embedding, targets: [ { provider: br, model: amazon.titan-embed-text-v2:0 } ] }
+  "llama3:8b": { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
   guarded:
     type: chat
     targets: [ { provider: oa, model: gpt-ok } ]
@@ -309,5 +310,34 @@ Deno.test("gemini sdk: thinkingLevel from Google's enum reaches a translated tar
       /'generationConfig\.maxOutputTokens'.*'generationConfig\.thinkingConfig\.thinkingLevel'/,
     );
     assert.equal(fakes.anthropic.requests.length, before, "no refused request reached the upstream");
+  });
+});
+
+Deno.test("gemini sdk: models.list holds every alias the key may use; an alias with ':' is fetched and called", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    const listed = new Map<string, string[] | undefined>();
+    for await (const model of await ai.models.list()) listed.set(model.name!, model.supportedActions);
+    assert.deepEqual(
+      listed.get("models/emb"),
+      ["embedContent", "batchEmbedContents"],
+      "embedding aliases too",
+    );
+    assert.deepEqual(listed.get("models/llama3:8b"), [
+      "generateContent",
+      "streamGenerateContent",
+      "countTokens",
+    ]);
+    const got = await ai.models.get({ model: "llama3:8b" });
+    assert.equal(got.name, "models/llama3:8b");
+    const answer = await ai.models.generateContent({ model: "llama3:8b", contents: "Hi" });
+    assert.equal(answer.text, FAKE_ANSWER);
+    assert.equal(answer.modelVersion, "llama3:8b");
+    // A GET of an alias's method is still Google's 404.
+    const wrong = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+      headers: { "x-goog-api-key": TEST_TOKEN },
+    });
+    assert.equal(wrong.status, 404);
+    await wrong.body?.cancel();
   });
 });

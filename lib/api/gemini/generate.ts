@@ -71,14 +71,11 @@ function modelObject(model: ResolvedModel): JsonObject {
   };
 }
 
-/** `GET /v1beta/models`: the aliases the key may use. */
+/** `GET /v1beta/models`: the aliases the key may use, chat and embedding, each with its methods. */
 export async function handleGeminiModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   await admit(ctx, ROUTE.endpoint, 0);
   const allowed = ctx.identity.aliases;
-  const models = [...ctx.state.config.models.values()].filter((m) =>
-    allowed.has(m.alias) && m.type === "chat"
-  )
-    .map(modelObject);
+  const models = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(modelObject);
   return { response: new Response(JSON.stringify({ models }), { headers: JSON_TYPE }), outcome: {} };
 }
 
@@ -202,6 +199,28 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
   );
 }
 
+/** The methods a model answers on `POST /v1beta/models/{alias}:{method}`. */
+const METHODS = new Set([
+  "generateContent",
+  "streamGenerateContent",
+  "countTokens",
+  "embedContent",
+  "batchEmbedContents",
+]);
+
+/**
+ * `{param}` as alias and method. An alias may hold ':' (`llama3:8b`), so a method is split off only at a last
+ * ':' followed by one of {@linkcode METHODS}, and a `GET` takes the whole segment as the alias when it is one
+ * the key may use (whatever follows its ':'); anything else is the alias, without a method.
+ */
+function aliasAndMethod(param: string, get: boolean, ctx: ClientContext): { alias: string; method: string } {
+  const whole = param.replace(/^models\//, "");
+  const colon = whole.lastIndexOf(":");
+  const method = colon < 0 ? "" : whole.slice(colon + 1);
+  if (!METHODS.has(method) || (get && ctx.identity.aliases.has(whole))) return { alias: whole, method: "" };
+  return { alias: whole.slice(0, colon), method };
+}
+
 /**
  * `/v1beta/models/{param}`: `GET` of a model, or `POST` of one of its methods (`{alias}:{method}`). A model the
  * key may not use is Google's 403, as for a method of it.
@@ -211,9 +230,7 @@ export async function handleGeminiModel(
   ctx: ClientContext,
   param: string,
 ): Promise<Answer> {
-  const colon = param.lastIndexOf(":");
-  const alias = (colon < 0 ? param : param.slice(0, colon)).replace(/^models\//, "");
-  const method = colon < 0 ? "" : param.slice(colon + 1);
+  const { alias, method } = aliasAndMethod(param, request.method === "GET", ctx);
   if (request.method === "GET") {
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);
