@@ -341,3 +341,33 @@ Deno.test("gemini sdk: models.list holds every alias the key may use; an alias w
     await wrong.body?.cancel();
   });
 });
+
+Deno.test("gemini sdk: an enum response type and non-text system parts a chat target cannot take are named dropped", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const res = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({
+        systemInstruction: {
+          parts: [{ text: "Classify." }, { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }],
+        },
+        contents: [{ role: "user", parts: [{ text: "I love it" }] }],
+        generationConfig: {
+          // Google answers the bare enum value, not JSON: no chat response_format gives that.
+          responseMimeType: "text/x.enum",
+          responseSchema: { type: "STRING", enum: ["POSITIVE", "NEGATIVE"] },
+        },
+      }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    assert.deepEqual(res.headers.get("x-gateway-dropped")?.split(","), [
+      "generationConfig.responseMimeType",
+      "generationConfig.responseSchema",
+      "systemInstruction.parts[1]",
+    ]);
+    const sent = fakes.openai.requests.at(-1)!.body;
+    assert.equal(sent.response_format, undefined);
+    assert.deepEqual((sent.messages as unknown[])[0], { role: "system", content: "Classify." });
+  });
+});

@@ -12,7 +12,8 @@
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
  *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
  *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
- *   enum) → `reasoning_effort`. What a chat target cannot take (`safetySettings`, `responseModalities`, …) is dropped.
+ *   enum) → `reasoning_effort` (generation_config.ts). What a chat target cannot take (`safetySettings`,
+ *   `responseModalities`, a `text/x.enum` response, non-text system parts, …) is dropped.
  * - `cachedContent` names content cached at Google: only a Gemini target can read it (refused elsewhere).
  *
  * @module
@@ -20,6 +21,8 @@
 import { invalidRequest } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { bad, list, lowerTypes, object, text } from "./fields.ts";
+import { generation, type GenerationParams } from "./generation_config.ts";
 
 /** A validated Gemini request. */
 export interface GeminiRequest {
@@ -33,39 +36,11 @@ export interface GeminiRequest {
 }
 
 /** The client's paths of what the chat form holds, for errors in the client's terms (client_terms.ts). */
-export interface GeminiParams {
+export interface GeminiParams extends GenerationParams {
   /** Per chat message: `systemInstruction`, `contents[i]`, or a function response's part. */
   messages: string[];
   /** Per chat tool: its `tools[i].functionDeclarations[j]`. */
   tools: string[];
-  /** The client's fields that became `reasoning_effort` and `response_format`, when it sent them. */
-  reasoning?: string;
-  format?: string;
-}
-
-function bad(path: string, message: string) {
-  return invalidRequest(`Invalid value at '${path}': ${message}`, path, "invalid_value");
-}
-
-function object(value: unknown, path: string): JsonObject {
-  if (!isObject(value)) throw bad(path, "expected an object.");
-  return value;
-}
-
-function list(value: unknown, path: string): unknown[] {
-  if (!Array.isArray(value)) throw bad(path, "expected a list.");
-  return value;
-}
-
-function text(value: unknown, path: string): string {
-  if (typeof value !== "string") throw bad(path, "expected a string.");
-  return value;
-}
-
-function num(value: unknown, path: string): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value)) throw bad(path, "expected a number.");
-  return value;
 }
 
 const IMAGE = /^image\//;
@@ -193,18 +168,6 @@ function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, 
   return out;
 }
 
-/** Google's OpenAPI-style schema types (`STRING`, `OBJECT`) in JSON Schema's lower case, recursively. */
-function lowerTypes(schema: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "type" && typeof value === "string") out.type = value.toLowerCase();
-    else if (Array.isArray(value)) out[key] = value.map((v) => isObject(v) ? lowerTypes(v) : v);
-    else if (isObject(value)) out[key] = lowerTypes(value);
-    else out[key] = value;
-  }
-  return out;
-}
-
 /**
  * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `ANY` forces a call; `VALIDATED`, as
  * Google defines it, lets the model answer with a call or in text (`auto`). `allowedFunctionNames` bounds what
@@ -235,96 +198,6 @@ function applyToolChoice(config: unknown, chat: ChatRequest): void {
   } else if (mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED") chat.tool_choice = "auto";
 }
 
-/** The generation settings the chat form carries. */
-const GENERATION = new Set([
-  "temperature",
-  "topP",
-  "topK",
-  "maxOutputTokens",
-  "stopSequences",
-  "candidateCount",
-  "seed",
-  "presencePenalty",
-  "frequencyPenalty",
-  "responseMimeType",
-  "responseSchema",
-  "responseJsonSchema",
-  "thinkingConfig",
-]);
-
-/**
- * Google's `ThinkingLevel` values as the chat form's `reasoning_effort`. `THINKING_LEVEL_UNSPECIFIED` leaves
- * the model its default, so no effort; `XHIGH` is `high`, as the Messages API maps its `xhigh`: Claude's and
- * Gemini's targets take no effort above it.
- */
-const THINKING_LEVELS: Readonly<Record<string, string | null>> = {
-  THINKING_LEVEL_UNSPECIFIED: null,
-  MINIMAL: "minimal",
-  LOW: "low",
-  MEDIUM: "medium",
-  HIGH: "high",
-  XHIGH: "high",
-};
-
-/**
- * `thinkingConfig` as `reasoning_effort`, and the field it came from: `thinkingLevel` (in any case: Google's
- * REST examples write it lower-case) or a positive `thinkingBudget`, its tokens bucketed as the Messages API
- * buckets Claude Code's budgets.
- */
-function applyThinking(value: unknown, chat: ChatRequest, params: GeminiParams): void {
-  if (!isObject(value)) return;
-  const { thinkingBudget, thinkingLevel } = value;
-  if (thinkingLevel != null) {
-    const path = "generationConfig.thinkingConfig.thinkingLevel";
-    const level = typeof thinkingLevel === "string"
-      ? THINKING_LEVELS[thinkingLevel.toUpperCase()]
-      : undefined;
-    if (level === undefined) throw bad(path, `expected one of ${Object.keys(THINKING_LEVELS).join(", ")}.`);
-    if (level !== null) {
-      chat.reasoning_effort = level;
-      params.reasoning = path;
-    }
-  } else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
-    chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
-    params.reasoning = "generationConfig.thinkingConfig.thinkingBudget";
-  }
-}
-
-function generation(value: unknown, chat: ChatRequest, tolerance: Tolerance, params: GeminiParams): void {
-  const config = object(value, "generationConfig");
-  for (const key of Object.keys(config)) {
-    if (!GENERATION.has(key) && config[key] != null) tolerance.dropped.push(`generationConfig.${key}`);
-  }
-  const set = (key: string, to: keyof ChatRequest) => {
-    const n = num(config[key], `generationConfig.${key}`);
-    if (n !== undefined) (chat as Record<string, unknown>)[to] = n;
-  };
-  set("temperature", "temperature");
-  set("topP", "top_p");
-  set("topK", "top_k");
-  set("maxOutputTokens", "max_completion_tokens");
-  set("seed", "seed");
-  set("presencePenalty", "presence_penalty");
-  set("frequencyPenalty", "frequency_penalty");
-  const candidates = num(config.candidateCount, "generationConfig.candidateCount");
-  if (candidates !== undefined && candidates !== 1) {
-    throw bad("generationConfig.candidateCount", "only 1 candidate is supported by this gateway.");
-  }
-  if (config.stopSequences != null) {
-    chat.stop = list(config.stopSequences, "generationConfig.stopSequences")
-      .map((s, i) => text(s, `generationConfig.stopSequences[${i}]`));
-  }
-  const schemaKey = config.responseJsonSchema != null ? "responseJsonSchema" : "responseSchema";
-  const schema = config[schemaKey];
-  if (config.responseMimeType === "application/json") {
-    chat.response_format = isObject(schema)
-      ? { type: "json_schema", json_schema: { name: "response", schema: lowerTypes(schema) } }
-      : { type: "json_object" };
-    params.format = `generationConfig.${isObject(schema) ? schemaKey : "responseMimeType"}`;
-  }
-  applyThinking(config.thinkingConfig, chat, params);
-}
-
 /** The top-level fields the translation reads; any other is the tolerance rule's. */
 const KNOWN = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"]);
 
@@ -348,8 +221,16 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
   if (body.systemInstruction != null) {
     const instruction = object(body.systemInstruction, "systemInstruction");
     const parts = list(instruction.parts ?? [], "systemInstruction.parts");
-    const system = parts.map((p, i) => text(object(p, `systemInstruction.parts[${i}]`).text ?? "", "text"))
-      .join("\n");
+    const texts: string[] = [];
+    parts.forEach((p, i) => {
+      const at = `systemInstruction.parts[${i}]`;
+      const part = object(p, at);
+      // Google documents system instructions as text only: a translated target gets the texts, and the
+      // client learns which other parts it went without.
+      if (part.text == null) tolerance.dropped.push(at);
+      else texts.push(text(part.text, `${at}.text`));
+    });
+    const system = texts.join("\n");
     if (system !== "") {
       messages.push({ role: "system", content: system });
       params.messages.push("systemInstruction");
