@@ -106,6 +106,10 @@ const BODY_MISTAKES: Mistake[] = [
   { name: "generationConfig not an object", body: body({ generationConfig: [1] }) },
   { name: "temperature not a number", body: body({ generationConfig: { temperature: "hot" } }) },
   { name: "candidateCount 2", body: body({ generationConfig: { candidateCount: 2 } }) },
+  {
+    name: "a thinkingLevel not of Google's enum",
+    body: body({ generationConfig: { thinkingConfig: { thinkingLevel: "banana" } } }),
+  },
   { name: "stopSequences not a list", body: body({ generationConfig: { stopSequences: "END" } }) },
   { name: "a stop sequence not a string", body: body({ generationConfig: { stopSequences: [1] } }) },
   { name: "tools not a list", body: body({ tools: { functionDeclarations: [] } }) },

@@ -32,6 +32,12 @@ models:
   gemini-broken: { type: chat, targets: [ { provider: gem, model: gem-midstream-error } ] }
   chat-unused: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
   gemini-emb: { type: embedding, targets: [ { provider: gem, model: text-embedding-004 } ] }
+  gemini-redact:
+    type: chat
+    targets: [ { provider: gem, model: gem-ok } ]
+    content_rules:
+      - { name: ssn, pattern: "\\\\d{3}-\\\\d{2}-\\\\d{4}", action: redact, replacement: "[SSN]" }
+      - { name: pin, pattern: 'pin\\W+\\d+', action: redact, replacement: 'pin "[PIN]"' }
 ${TEST_TOKENS_YAML}
   - { name: capped, sha256: ${hashToken(CEILING)}, models: ["*"], max_tokens: 64 }
 `;
@@ -101,6 +107,42 @@ Deno.test("gemini native: the client's body passes through to a gemini provider;
       ["gemini", 0],
       ["gemini", 0],
     ]);
+  });
+});
+
+Deno.test("gemini native: content rules redact function responses as they redact a translated target's tool results", async () => {
+  await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
+    const contents = [
+      { role: "user", parts: [{ text: "Look up employee 123-45-6789" }] },
+      { role: "model", parts: [{ functionCall: { name: "lookup", args: { id: 7 } } }] },
+      {
+        role: "user",
+        parts: [{
+          functionResponse: { name: "lookup", response: { record: { name: "Ann", ssn: "987-65-4321" } } },
+        }],
+      },
+      { role: "model", parts: [{ functionCall: { name: "pin_of", args: { id: 7 } } }] },
+      // The rule matches across the JSON's structure and its replacement holds a quote: not JSON once redacted.
+      { role: "user", parts: [{ functionResponse: { name: "pin_of", response: { pin: 4321 } } }] },
+    ];
+    const res = await fetch(`${gw.url}/v1beta/models/gemini-redact:generateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ contents }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    const sent = fake.requests.at(-1)!.body.contents as { parts: Record<string, unknown>[] }[];
+    assert.deepEqual(sent[0].parts[0], { text: "Look up employee [SSN]" });
+    assert.deepEqual(sent[2].parts[0].functionResponse, {
+      name: "lookup",
+      response: { record: { name: "Ann", ssn: "[SSN]" } },
+    });
+    // Sent as the text a translated target's model reads, under the key Google names for a function's output.
+    assert.deepEqual(sent[4].parts[0].functionResponse, {
+      name: "pin_of",
+      response: { output: '{"pin "[PIN]"}' },
+    });
+    assert.ok(!JSON.stringify(sent).includes("4321"), "no match reaches the upstream");
   });
 });
 

@@ -53,6 +53,7 @@ models:
   emb: { type: embedding, targets: [ { provider: oa, model: emb-ok } ] }
   emb-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
   emb-bedrock: { type: embedding, targets: [ { provider: br, model: amazon.titan-embed-text-v2:0 } ] }
+  "llama3:8b": { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
   guarded:
     type: chat
     targets: [ { provider: oa, model: gpt-ok } ]
@@ -270,5 +271,103 @@ Deno.test("gemini sdk: embedContent and batchEmbedContents over an embedding ali
     );
     assert.ok(wrong instanceof ApiError);
     assert.equal(wrong.status, 400);
+  });
+});
+
+Deno.test("gemini sdk: thinkingLevel from Google's enum reaches a translated target; refusals name the client's fields", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const thinking = async (thinkingLevel: string) => {
+      await ai.models.generateContent({
+        model: "claude-ok",
+        contents: "Hi",
+        config: { thinkingConfig: { thinkingLevel } } as Record<string, unknown>,
+      });
+      return fakes.anthropic.requests.at(-1)!.body.thinking;
+    };
+    // XHIGH is as high as Claude's budgets go; UNSPECIFIED is the model's default: no thinking asked.
+    assert.deepEqual(await thinking("XHIGH"), await thinking("HIGH"));
+    assert.equal(await thinking("THINKING_LEVEL_UNSPECIFIED"), undefined);
+    const before = fakes.anthropic.requests.length;
+    const refused = async (config: Record<string, unknown>) => {
+      const err = await ai.models.generateContent({ model: "claude-ok", contents: "Hi", config })
+        .then(() => null, (e) => e);
+      assert.ok(err instanceof ApiError, String(err));
+      assert.equal(err.status, 400);
+      return err.message;
+    };
+    assert.match(
+      await refused({ thinkingConfig: { thinkingLevel: "banana" } }),
+      /generationConfig\.thinkingConfig\.thinkingLevel/,
+    );
+    // Refused by the Anthropic translation, in the Gemini client's terms rather than the chat form's.
+    const seed = await refused({ seed: 7 });
+    assert.match(seed, /'generationConfig\.seed'/);
+    assert.doesNotMatch(seed, /'seed'/);
+    const budget = await refused({ maxOutputTokens: 500, thinkingConfig: { thinkingLevel: "HIGH" } });
+    assert.match(
+      budget,
+      /'generationConfig\.maxOutputTokens'.*'generationConfig\.thinkingConfig\.thinkingLevel'/,
+    );
+    assert.equal(fakes.anthropic.requests.length, before, "no refused request reached the upstream");
+  });
+});
+
+Deno.test("gemini sdk: models.list holds every alias the key may use; an alias with ':' is fetched and called", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    const listed = new Map<string, string[] | undefined>();
+    for await (const model of await ai.models.list()) listed.set(model.name!, model.supportedActions);
+    assert.deepEqual(
+      listed.get("models/emb"),
+      ["embedContent", "batchEmbedContents"],
+      "embedding aliases too",
+    );
+    assert.deepEqual(listed.get("models/llama3:8b"), [
+      "generateContent",
+      "streamGenerateContent",
+      "countTokens",
+    ]);
+    const got = await ai.models.get({ model: "llama3:8b" });
+    assert.equal(got.name, "models/llama3:8b");
+    const answer = await ai.models.generateContent({ model: "llama3:8b", contents: "Hi" });
+    assert.equal(answer.text, FAKE_ANSWER);
+    assert.equal(answer.modelVersion, "llama3:8b");
+    // A GET of an alias's method is still Google's 404.
+    const wrong = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+      headers: { "x-goog-api-key": TEST_TOKEN },
+    });
+    assert.equal(wrong.status, 404);
+    await wrong.body?.cancel();
+  });
+});
+
+Deno.test("gemini sdk: an enum response type and non-text system parts a chat target cannot take are named dropped", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const res = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({
+        systemInstruction: {
+          parts: [{ text: "Classify." }, { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }],
+        },
+        contents: [{ role: "user", parts: [{ text: "I love it" }] }],
+        generationConfig: {
+          // Google answers the bare enum value, not JSON: no chat response_format gives that.
+          responseMimeType: "text/x.enum",
+          responseSchema: { type: "STRING", enum: ["POSITIVE", "NEGATIVE"] },
+        },
+      }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    assert.deepEqual(res.headers.get("x-gateway-dropped")?.split(","), [
+      "generationConfig.responseMimeType",
+      "generationConfig.responseSchema",
+      "systemInstruction.parts[1]",
+    ]);
+    const sent = fakes.openai.requests.at(-1)!.body;
+    assert.equal(sent.response_format, undefined);
+    assert.deepEqual((sent.messages as unknown[])[0], { role: "system", content: "Classify." });
   });
 });

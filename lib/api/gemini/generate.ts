@@ -11,7 +11,7 @@
  * @module
  */
 import { geminiCacheSpec } from "./cache_spec.ts";
-import { GatewayError } from "../../errors.ts";
+import { GatewayError, inClientTerms } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
@@ -35,6 +35,7 @@ import {
 } from "../../answer/runner.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
+import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
 import { completionToGemini, type GeminiFrame } from "./response.ts";
@@ -70,14 +71,11 @@ function modelObject(model: ResolvedModel): JsonObject {
   };
 }
 
-/** `GET /v1beta/models`: the aliases the key may use. */
+/** `GET /v1beta/models`: the aliases the key may use, chat and embedding, each with its methods. */
 export async function handleGeminiModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   await admit(ctx, ROUTE.endpoint, 0);
   const allowed = ctx.identity.aliases;
-  const models = [...ctx.state.config.models.values()].filter((m) =>
-    allowed.has(m.alias) && m.type === "chat"
-  )
-    .map(modelObject);
+  const models = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(modelObject);
   return { response: new Response(JSON.stringify({ models }), { headers: JSON_TYPE }), outcome: {} };
 }
 
@@ -106,7 +104,8 @@ async function generate(
   );
   await admitChat(ctx, ROUTE.endpoint, model, chat);
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream }, {
+  const clientTerms = (err: unknown) => inClientTerms(err, geminiClientTerms(parsed));
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms }, {
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",
@@ -200,6 +199,28 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
   );
 }
 
+/** The methods a model answers on `POST /v1beta/models/{alias}:{method}`. */
+const METHODS = new Set([
+  "generateContent",
+  "streamGenerateContent",
+  "countTokens",
+  "embedContent",
+  "batchEmbedContents",
+]);
+
+/**
+ * `{param}` as alias and method. An alias may hold ':' (`llama3:8b`), so a method is split off only at a last
+ * ':' followed by one of {@linkcode METHODS}, and a `GET` takes the whole segment as the alias when it is one
+ * the key may use (whatever follows its ':'); anything else is the alias, without a method.
+ */
+function aliasAndMethod(param: string, get: boolean, ctx: ClientContext): { alias: string; method: string } {
+  const whole = param.replace(/^models\//, "");
+  const colon = whole.lastIndexOf(":");
+  const method = colon < 0 ? "" : whole.slice(colon + 1);
+  if (!METHODS.has(method) || (get && ctx.identity.aliases.has(whole))) return { alias: whole, method: "" };
+  return { alias: whole.slice(0, colon), method };
+}
+
 /**
  * `/v1beta/models/{param}`: `GET` of a model, or `POST` of one of its methods (`{alias}:{method}`). A model the
  * key may not use is Google's 403, as for a method of it.
@@ -209,9 +230,7 @@ export async function handleGeminiModel(
   ctx: ClientContext,
   param: string,
 ): Promise<Answer> {
-  const colon = param.lastIndexOf(":");
-  const alias = (colon < 0 ? param : param.slice(0, colon)).replace(/^models\//, "");
-  const method = colon < 0 ? "" : param.slice(colon + 1);
+  const { alias, method } = aliasAndMethod(param, request.method === "GET", ctx);
   if (request.method === "GET") {
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);

@@ -2,8 +2,8 @@
  * A Gemini API request passed through to a `gemini` provider, and its answer passed back: pure rewriting only.
  * Upstream-bound, the client's body keeps every field and part it sent (thought signatures, `cachedContent`,
  * built-in tools, safety settings) with the output limit the policy set and the content rules' redactions in
- * its texts; the target's model goes in the URL. Client-bound, each `GenerateContentResponse` shows the alias
- * as `modelVersion`; everything else is the upstream's.
+ * its texts and function responses; the target's model goes in the URL. Client-bound, each
+ * `GenerateContentResponse` shows the alias as `modelVersion`; everything else is the upstream's.
  *
  * @module
  */
@@ -12,14 +12,41 @@ import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { redactText } from "../../policy/content_rules.ts";
 
-/** The texts of a content's parts redacted; other parts as they are. */
+/**
+ * A `functionResponse.response` redacted as the policy redacted it in the chat form, where it is the tool
+ * message's content `JSON.stringify(response)`: the rules run over that JSON text, so keys, numbers and matches
+ * across values are caught there as here. The redacted text parsed back is sent; when a replacement broke the
+ * JSON (a quote in it, a match across a value's end), the text the translated model reads goes as the
+ * function's `output`, the key Google's docs name for it, so nothing a rule matched reaches the upstream.
+ */
+function redactResponse(response: unknown, rules: readonly ResolvedContentRule[]): unknown {
+  const sent = JSON.stringify(response ?? {});
+  const redacted = redactText(sent, rules);
+  if (redacted === sent) return response;
+  try {
+    const parsed: unknown = JSON.parse(redacted);
+    if (isObject(parsed)) return parsed;
+  } catch {
+    // Not JSON any more: sent as text below.
+  }
+  return { output: redacted };
+}
+
+/** The texts and function responses of a content's parts redacted; other parts as they are. */
 function redactParts(content: unknown, rules: readonly ResolvedContentRule[]): unknown {
   if (!isObject(content) || !Array.isArray(content.parts)) return content;
-  const parts = content.parts.map((part) =>
-    isObject(part) && typeof part.text === "string" && part.thought !== true
-      ? { ...part, text: redactText(part.text, rules) }
-      : part
-  );
+  const parts = content.parts.map((part) => {
+    if (!isObject(part)) return part;
+    if (typeof part.text === "string" && part.thought !== true) {
+      return { ...part, text: redactText(part.text, rules) };
+    }
+    if (isObject(part.functionResponse)) {
+      const call = part.functionResponse;
+      const response = redactResponse(call.response, rules);
+      return response === call.response ? part : { ...part, functionResponse: { ...call, response } };
+    }
+    return part;
+  });
   return { ...content, parts };
 }
 

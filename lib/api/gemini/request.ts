@@ -11,8 +11,9 @@
  *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice`.
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
  *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
- *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel`) →
- *   `reasoning_effort`. What a chat target cannot take (`safetySettings`, `responseModalities`, …) is dropped.
+ *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
+ *   enum) → `reasoning_effort` (generation_config.ts). What a chat target cannot take (`safetySettings`,
+ *   `responseModalities`, a `text/x.enum` response, non-text system parts, …) is dropped.
  * - `cachedContent` names content cached at Google: only a Gemini target can read it (refused elsewhere).
  *
  * @module
@@ -20,6 +21,8 @@
 import { invalidRequest } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { bad, list, lowerTypes, object, text } from "./fields.ts";
+import { generation, type GenerationParams } from "./generation_config.ts";
 
 /** A validated Gemini request. */
 export interface GeminiRequest {
@@ -28,31 +31,16 @@ export interface GeminiRequest {
   /** The client's body as sent, for a Gemini target. */
   body: JsonObject;
   tolerance: Tolerance;
+  /** Where each of the chat form's messages, and of its tools, came from in the client's body. */
+  params: GeminiParams;
 }
 
-function bad(path: string, message: string) {
-  return invalidRequest(`Invalid value at '${path}': ${message}`, path, "invalid_value");
-}
-
-function object(value: unknown, path: string): JsonObject {
-  if (!isObject(value)) throw bad(path, "expected an object.");
-  return value;
-}
-
-function list(value: unknown, path: string): unknown[] {
-  if (!Array.isArray(value)) throw bad(path, "expected a list.");
-  return value;
-}
-
-function text(value: unknown, path: string): string {
-  if (typeof value !== "string") throw bad(path, "expected a string.");
-  return value;
-}
-
-function num(value: unknown, path: string): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value)) throw bad(path, "expected a number.");
-  return value;
+/** The client's paths of what the chat form holds, for errors in the client's terms (client_terms.ts). */
+export interface GeminiParams extends GenerationParams {
+  /** Per chat message: `systemInstruction`, `contents[i]`, or a function response's part. */
+  messages: string[];
+  /** Per chat tool: its `tools[i].functionDeclarations[j]`. */
+  tools: string[];
 }
 
 const IMAGE = /^image\//;
@@ -88,8 +76,8 @@ function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObj
   return null;
 }
 
-/** The chat messages of the `contents`. */
-function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
+/** The chat messages of the `contents`; `paths` gets where each came from. */
+function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   /** Calls made so far without an id of their own, by name, to pair with their responses. */
   const pending = new Map<string, string[]>();
@@ -123,6 +111,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
       const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
       if (calls.length > 0) message.tool_calls = calls;
       out.push(message);
+      paths.push(path);
       return;
     }
     const userParts: JsonObject[] = [];
@@ -136,6 +125,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
           ? response.id
           : pending.get(name)?.shift() ?? `call_${name}`;
         out.push({ role: "tool", tool_call_id: id, content: JSON.stringify(response.response ?? {}) });
+        paths.push(`${at}.functionResponse`);
         return;
       }
       const translated = userPart(part, at, tolerance);
@@ -147,12 +137,13 @@ function messagesOf(contents: unknown[], tolerance: Tolerance): ChatMessage[] {
       role: "user",
       content: onlyText ? userParts.map((p) => p.text as string).join("") : userParts,
     });
+    paths.push(path);
   });
   return out;
 }
 
-/** The chat tools of the `tools`; built-in tools are noted for a Gemini target. */
-function toolsOf(tools: unknown[], tolerance: Tolerance): JsonObject[] {
+/** The chat tools of the `tools`, each with its path; built-in tools are noted for a Gemini target. */
+function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, string>): JsonObject[] {
   const out: JsonObject[] = [];
   tools.forEach((value, i) => {
     const tool = object(value, `tools[${i}]`);
@@ -169,28 +160,18 @@ function toolsOf(tools: unknown[], tolerance: Tolerance): JsonObject[] {
       if (typeof declaration.description === "string") fn.description = declaration.description;
       const parameters = declaration.parametersJsonSchema ?? declaration.parameters;
       if (parameters !== undefined) fn.parameters = lowerTypes(object(parameters, `${at}.parameters`));
-      out.push({ type: "function", function: fn });
+      const chatTool = { type: "function", function: fn };
+      paths.set(chatTool, at);
+      out.push(chatTool);
     });
   });
   return out;
 }
 
-/** Google's OpenAPI-style schema types (`STRING`, `OBJECT`) in JSON Schema's lower case, recursively. */
-function lowerTypes(schema: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "type" && typeof value === "string") out.type = value.toLowerCase();
-    else if (Array.isArray(value)) out[key] = value.map((v) => isObject(v) ? lowerTypes(v) : v);
-    else if (isObject(value)) out[key] = lowerTypes(value);
-    else out[key] = value;
-  }
-  return out;
-}
-
 /**
- * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `allowedFunctionNames` bounds what a
- * forced call (`ANY`, `VALIDATED`) may call: one name forces that function; several leave only those tools in
- * the chat form, the call still required, so the model calls one of them and no other.
+ * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `ANY` forces a call; `VALIDATED`, as
+ * Google defines it, lets the model answer with a call or in text (`auto`). `allowedFunctionNames` bounds what
+ * either may call: only those tools stay in the chat form, and under `ANY` one name forces that function.
  */
 function applyToolChoice(config: unknown, chat: ChatRequest): void {
   const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
@@ -202,72 +183,19 @@ function applyToolChoice(config: unknown, chat: ChatRequest): void {
     const names = allowedFunctionNames == null
       ? []
       : list(allowedFunctionNames, path).map((n, i) => text(n, `${path}[${i}]`));
-    if (names.length === 0) chat.tool_choice = "required";
-    else {
+    if (names.length > 0) {
       const allowed = tools.filter((t) =>
         names.includes(String((t.function as JsonObject | undefined)?.name))
       );
       if (allowed.length === 0) throw bad(path, "names no function declared in 'tools'.");
       chat.tools = allowed;
-      chat.tool_choice = names.length === 1 ? { type: "function", function: { name: names[0] } } : "required";
     }
+    chat.tool_choice = mode === "VALIDATED"
+      ? "auto"
+      : names.length === 1
+      ? { type: "function", function: { name: names[0] } }
+      : "required";
   } else if (mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED") chat.tool_choice = "auto";
-}
-
-/** The generation settings the chat form carries. */
-const GENERATION = new Set([
-  "temperature",
-  "topP",
-  "topK",
-  "maxOutputTokens",
-  "stopSequences",
-  "candidateCount",
-  "seed",
-  "presencePenalty",
-  "frequencyPenalty",
-  "responseMimeType",
-  "responseSchema",
-  "responseJsonSchema",
-  "thinkingConfig",
-]);
-
-function generation(value: unknown, chat: ChatRequest, tolerance: Tolerance): void {
-  const config = object(value, "generationConfig");
-  for (const key of Object.keys(config)) {
-    if (!GENERATION.has(key) && config[key] != null) tolerance.dropped.push(`generationConfig.${key}`);
-  }
-  const set = (key: string, to: keyof ChatRequest) => {
-    const n = num(config[key], `generationConfig.${key}`);
-    if (n !== undefined) (chat as Record<string, unknown>)[to] = n;
-  };
-  set("temperature", "temperature");
-  set("topP", "top_p");
-  set("topK", "top_k");
-  set("maxOutputTokens", "max_completion_tokens");
-  set("seed", "seed");
-  set("presencePenalty", "presence_penalty");
-  set("frequencyPenalty", "frequency_penalty");
-  const candidates = num(config.candidateCount, "generationConfig.candidateCount");
-  if (candidates !== undefined && candidates !== 1) {
-    throw bad("generationConfig.candidateCount", "only 1 candidate is supported by this gateway.");
-  }
-  if (config.stopSequences != null) {
-    chat.stop = list(config.stopSequences, "generationConfig.stopSequences")
-      .map((s, i) => text(s, `generationConfig.stopSequences[${i}]`));
-  }
-  const schema = config.responseJsonSchema ?? config.responseSchema;
-  if (config.responseMimeType === "application/json") {
-    chat.response_format = isObject(schema)
-      ? { type: "json_schema", json_schema: { name: "response", schema: lowerTypes(schema) } }
-      : { type: "json_object" };
-  }
-  if (isObject(config.thinkingConfig)) {
-    const { thinkingBudget, thinkingLevel } = config.thinkingConfig;
-    if (typeof thinkingLevel === "string") chat.reasoning_effort = thinkingLevel.toLowerCase();
-    else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
-      chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
-    }
-  }
 }
 
 /** The top-level fields the translation reads; any other is the tolerance rule's. */
@@ -289,23 +217,38 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
     } else tolerance.dropped.push(key);
   }
   const messages: ChatMessage[] = [];
+  const params: GeminiParams = { messages: [], tools: [] };
   if (body.systemInstruction != null) {
     const instruction = object(body.systemInstruction, "systemInstruction");
     const parts = list(instruction.parts ?? [], "systemInstruction.parts");
-    const system = parts.map((p, i) => text(object(p, `systemInstruction.parts[${i}]`).text ?? "", "text"))
-      .join("\n");
-    if (system !== "") messages.push({ role: "system", content: system });
+    const texts: string[] = [];
+    parts.forEach((p, i) => {
+      const at = `systemInstruction.parts[${i}]`;
+      const part = object(p, at);
+      // Google documents system instructions as text only: a translated target gets the texts, and the
+      // client learns which other parts it went without.
+      if (part.text == null) tolerance.dropped.push(at);
+      else texts.push(text(part.text, `${at}.text`));
+    });
+    const system = texts.join("\n");
+    if (system !== "") {
+      messages.push({ role: "system", content: system });
+      params.messages.push("systemInstruction");
+    }
   }
   const contents = list(body.contents ?? [], "contents");
-  messages.push(...messagesOf(contents, tolerance));
+  messages.push(...messagesOf(contents, tolerance, params.messages));
   if (!messages.some((m) => m.role !== "system")) throw bad("contents", "must hold at least one content.");
   const chat: ChatRequest = { model: alias, messages };
   if (stream) chat.stream = true;
+  const toolPaths = new Map<JsonObject, string>();
   if (body.tools != null) {
-    const tools = toolsOf(list(body.tools, "tools"), tolerance);
+    const tools = toolsOf(list(body.tools, "tools"), tolerance, toolPaths);
     if (tools.length > 0) chat.tools = tools;
   }
   applyToolChoice(body.toolConfig, chat);
-  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance);
-  return { chat, body, tolerance };
+  // After the tool choice, which may have left only the allowed functions.
+  params.tools = ((chat.tools ?? []) as JsonObject[]).map((tool) => toolPaths.get(tool) ?? "tools");
+  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance, params);
+  return { chat, body, tolerance, params };
 }

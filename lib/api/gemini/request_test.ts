@@ -134,7 +134,7 @@ Deno.test("gemini response: thoughts are counted beside the candidates, not in t
   );
 });
 
-Deno.test("gemini request: allowedFunctionNames bounds a forced call to those functions", () => {
+Deno.test("gemini request: allowedFunctionNames bounds a call to those functions; only ANY forces one", () => {
   const declarations = ["get_weather", "get_time", "delete_account"].map((name) => ({
     name,
     parameters: { type: "OBJECT", properties: {} },
@@ -160,6 +160,13 @@ Deno.test("gemini request: allowedFunctionNames bounds a forced call to those fu
   assert.deepEqual(names(any), ["get_weather", "get_time", "delete_account"]);
   assert.equal(any.tool_choice, "required");
   assert.equal(ask({ mode: "AUTO" }).tool_choice, "auto");
+  // VALIDATED lets the model answer in text or call: never a forced call, only the allowed tools offered.
+  const validated = ask({ mode: "VALIDATED" });
+  assert.deepEqual(names(validated), ["get_weather", "get_time", "delete_account"]);
+  assert.equal(validated.tool_choice, "auto");
+  const validatedOne = ask({ mode: "VALIDATED", allowedFunctionNames: ["get_time"] });
+  assert.deepEqual(names(validatedOne), ["get_time"]);
+  assert.equal(validatedOne.tool_choice, "auto");
   assert.throws(
     () => ask({ mode: "ANY", allowedFunctionNames: ["launch"] }),
     (e: unknown) => e instanceof GatewayError && e.status === 400,
