@@ -38,6 +38,41 @@ export interface NativeRoute {
    * cached (so an uncached request builds nothing for it); absent: they are not cached.
    */
   cache?: () => NativeCacheSpec;
+  /**
+   * How this API's answers tell the request's trace what they say of themselves, asked for only when the request
+   * is traced (a request without telemetry builds and runs nothing of it), once per answer (a stream's reader
+   * may keep what earlier events said); absent: the trace learns only the answer's `id` and `model` fields.
+   */
+  facts?: () => NativeFacts;
+}
+
+/**
+ * What an answer in a client API's own wire format says of itself, in the GenAI conventions' terms, as a
+ * translated answer's chat form tells its trace (traced_answer.ts): the passed-through answer never becomes a
+ * chat completion, so each client API reads its own wire format once, here.
+ */
+export interface NativeFacts {
+  /** A whole answer's facts. */
+  answer: (body: JsonObject) => NativeAnswerFacts;
+  /** What one stream event says (most say nothing); the stream's texts are what its body forwarded. */
+  event: (event: JsonObject) => NativeAnswerFacts | undefined;
+}
+
+/** What a native answer, or one of its stream events, tells the trace; every field when known. */
+export interface NativeAnswerFacts {
+  /** The upstream's answer id. */
+  id?: unknown;
+  /** The model that answered, as the upstream names it. */
+  model?: unknown;
+  /**
+   * Why it ended, in the chat form's words (`stop`, `length`, `tool_calls`, `content_filter`), as the
+   * translated path reports the same answer.
+   */
+  finishReasons?: string[];
+  /** Its usage's classes: the cached input read, the reasoning output. */
+  tokens?: { cachedRead?: number; reasoning?: number };
+  /** A whole answer's texts, for content capture. */
+  texts?: string[];
 }
 
 /** How a whole answer in a client API's own wire format ended, for the response cache. */

@@ -27,7 +27,7 @@ import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
-import { noteCompletion, tracedChunks } from "./traced_answer.ts";
+import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
 import { streamedAnswer } from "../runtime/types.ts";
 import { guardedAnswer } from "./guarded_answer.ts";
@@ -42,6 +42,7 @@ import type {
 
 export { answerTokenCount } from "./token_count.ts";
 export type { ChatAnswer, NativeAnswer, NativeCacheSpec, NativeEnding, NativeRoute, RoutedRequest };
+export type { NativeAnswerFacts, NativeFacts } from "./routed.ts";
 
 /** The headers of an SSE answer. */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -182,9 +183,13 @@ function routeFresh(
     // The table said this target speaks the API; an adapter without the method disagrees with it (a bug).
     if (answer === undefined) throw new GatewayError(500, `The provider does not speak this API.`);
     if (answer.kind === "stream") {
-      return { kind: "native_stream" as const, stream: await withFirstChunk(target.provider, answer.events) };
+      const stream = await withFirstChunk(target.provider, answer.events);
+      return {
+        kind: "native_stream" as const,
+        stream: trace ? tracedEvents(trace, stream, route.facts) : stream,
+      };
     }
-    trace?.noteResponse({ id: answer.body.id, model: answer.body.model });
+    if (trace) noteNativeAnswer(trace, answer.body, route.facts);
     if (!route.valid(answer.body)) {
       throw badGateway(
         `Provider "${target.provider}" answered with something other than ${route.what}.`,

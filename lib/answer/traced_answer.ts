@@ -1,13 +1,15 @@
 /**
- * What a routed chat-form answer tells its request's trace (telemetry on only): a whole completion its id,
- * model, finish reasons, usage details and (when captured) text; a stream the same as its chunks pass.
+ * What a routed answer tells its request's trace (telemetry on only): a whole completion its id, model, finish
+ * reasons, usage details and (when captured) text; a stream the same as its chunks pass. An answer passed
+ * through in the client API's own wire format tells the same, read by that API's {@linkcode NativeFacts}.
  *
  * @module
  */
-import type { ChatCompletion, ChatCompletionChunk } from "../openai/types.ts";
+import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import type { RequestTrace } from "../telemetry/request_trace.ts";
 import type { Peeked } from "./stream_body.ts";
 import { watchedReader } from "./watched_reader.ts";
+import type { NativeFacts } from "./routed.ts";
 
 /** What a whole completion tells its trace: its id, model, finish reasons and (when captured) its text. */
 export function noteCompletion(
@@ -41,4 +43,43 @@ export function tracedChunks(
   note(stream.first);
   const rest = watchedReader(stream.rest, { value: note });
   return { first: stream.first, rest };
+}
+
+/**
+ * What a whole answer passed through in the client API's own wire format tells its trace, as
+ * {@linkcode noteCompletion} does for a translated one: its id, model, finish reasons, usage classes and
+ * (when captured) its text, read by the client API's `facts`; without them, its `id` and `model` fields.
+ */
+export function noteNativeAnswer(
+  trace: RequestTrace,
+  body: JsonObject,
+  facts: (() => NativeFacts) | undefined,
+): void {
+  if (facts === undefined) {
+    trace.noteResponse({ id: body.id, model: body.model });
+    return;
+  }
+  const found = facts().answer(body);
+  trace.noteResponse(found);
+  if (found.texts !== undefined) trace.captureOutput(found.texts);
+}
+
+/**
+ * A traced request's native event stream, telling the trace what its events say as they pass, read by the
+ * client API's `facts` (as {@linkcode tracedChunks} for the chat form; without them, the stream as it is); its
+ * text is captured from what the client's body forwarded.
+ */
+export function tracedEvents(
+  trace: RequestTrace,
+  stream: Peeked<JsonObject>,
+  facts: (() => NativeFacts) | undefined,
+): Peeked<JsonObject> {
+  if (facts === undefined) return stream;
+  const reader = facts();
+  const note = (event: JsonObject) => {
+    const found = reader.event(event);
+    if (found !== undefined) trace.noteResponse(found);
+  };
+  note(stream.first);
+  return { first: stream.first, rest: watchedReader(stream.rest, { value: note }) };
 }

@@ -191,9 +191,16 @@ export class RequestTrace {
 
   /**
    * What the answer said of itself: its id, the model that made it, why it ended, and of its usage the cached
-   * input and reasoning output tokens (the chat form's `prompt_tokens_details` / `completion_tokens_details`).
+   * input and reasoning output tokens (the chat form's `prompt_tokens_details` / `completion_tokens_details`,
+   * or `tokens` as an answer passed through in its own wire format reports them).
    */
-  noteResponse(facts: { id?: unknown; model?: unknown; finishReasons?: unknown[]; usage?: unknown }): void {
+  noteResponse(facts: {
+    id?: unknown;
+    model?: unknown;
+    finishReasons?: unknown[];
+    usage?: unknown;
+    tokens?: { cachedRead?: number; reasoning?: number };
+  }): void {
     if (typeof facts.id === "string" && this.#facts.id === undefined) this.#facts.id = facts.id;
     if (typeof facts.model === "string") this.#facts.model = facts.model;
     const reasons = facts.finishReasons?.filter((r): r is string => typeof r === "string");
@@ -204,8 +211,8 @@ export class RequestTrace {
         completion_tokens_details?: { reasoning_tokens?: unknown };
       }
       | undefined;
-    const cached = usage?.prompt_tokens_details?.cached_tokens;
-    const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+    const cached = usage?.prompt_tokens_details?.cached_tokens ?? facts.tokens?.cachedRead;
+    const reasoning = usage?.completion_tokens_details?.reasoning_tokens ?? facts.tokens?.reasoning;
     if (typeof cached === "number") this.#facts.cached = cached;
     if (typeof reasoning === "number") this.#facts.reasoning = reasoning;
   }

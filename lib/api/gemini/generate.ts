@@ -11,6 +11,7 @@
  * @module
  */
 import { geminiCacheSpec } from "./cache_spec.ts";
+import { geminiFacts } from "./native_facts.ts";
 import { GatewayError, inClientTerms } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
@@ -110,6 +111,7 @@ async function generate(
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",
     cache: () => geminiCacheSpec(parsed.body),
+    facts: geminiFacts,
     call: (target, provider) =>
       provider.gemini?.(
         nativeGeminiBody(parsed.body, chat, model.contentRules),

@@ -9,6 +9,7 @@
  * @module
  */
 import { messagesCacheSpec } from "./cache_spec.ts";
+import { MESSAGES_FACTS } from "./native_facts.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import {
   clientMessage,
@@ -70,6 +71,7 @@ export function nativeMessagesRoute(
     valid: (body) => body.type === "message" && Array.isArray(body.content),
     what: "a Message",
     cache: () => messagesCacheSpec(parsed.body, headers),
+    facts: () => MESSAGES_FACTS,
     call(target, provider) {
       // The policy may have lowered the output limit on the chat form; the upstream gets the one that applies.
       const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;

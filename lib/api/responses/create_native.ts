@@ -11,6 +11,7 @@
  * @module
  */
 import { responsesCacheSpec } from "./cache_spec.ts";
+import { RESPONSES_FACTS } from "./native_facts.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import {
   clientResponse,
@@ -76,6 +77,7 @@ export function nativeRoute(
     valid: (body) => body.object === "response" && Array.isArray(body.output),
     what: "a Response object",
     cache: () => responsesCacheSpec(client),
+    facts: () => RESPONSES_FACTS,
     async call(target, provider) {
       // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
       const limit = parsed.chat.max_completion_tokens ?? parsed.chat.max_tokens;

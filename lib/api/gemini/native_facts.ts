@@ -1,0 +1,79 @@
+/**
+ * What a Gemini answer passed through to a `gemini` target (lib/answer/routed.ts `NativeFacts`) tells its
+ * request's trace, read only when the request is traced: its `responseId` and `modelVersion`, each candidate's
+ * finish reason in the chat form's words (as the `gemini` provider reports them for a translated answer), the
+ * cached content and thoughts of its `usageMetadata`, and its texts. A stream's chunks each carry the id and
+ * model; the last has the finish reason and the usage, and a function call may have come in an earlier one.
+ *
+ * @module
+ */
+import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+import { answerTexts, nativeUsage } from "./native.ts";
+
+/** Finish reasons of a candidate the model declined to produce (the chat form's `content_filter`). */
+const FILTERED = new Set([
+  "SAFETY",
+  "RECITATION",
+  "BLOCKLIST",
+  "PROHIBITED_CONTENT",
+  "SPII",
+  "LANGUAGE",
+  "IMAGE_SAFETY",
+  "IMAGE_PROHIBITED_CONTENT",
+  "IMAGE_RECITATION",
+]);
+
+/** Finish reasons of a function call nobody can run (a translated answer is a 502 for them). */
+const BROKEN_CALL = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]);
+
+/**
+ * A candidate's `finishReason` as a chat `finish_reason`: `MAX_TOKENS` is `length`, a filter `content_filter`,
+ * an unusable function call `error`, any other `tool_calls` when the candidate called a function, else `stop`.
+ */
+export function geminiFinishReason(reason: string, calledFunction: boolean): string {
+  if (reason === "MAX_TOKENS") return "length";
+  if (FILTERED.has(reason)) return "content_filter";
+  if (BROKEN_CALL.has(reason)) return "error";
+  return calledFunction ? "tool_calls" : "stop";
+}
+
+/** The candidates of a GenerateContentResponse. */
+function candidatesOf(value: JsonObject): JsonObject[] {
+  return Array.isArray(value.candidates) ? value.candidates.filter(isObject) : [];
+}
+
+/** Whether a candidate's content holds a function call. */
+function callsFunction(candidate: JsonObject): boolean {
+  const content = candidate.content;
+  const parts = isObject(content) && Array.isArray(content.parts) ? content.parts : [];
+  return parts.some((part) => isObject(part) && isObject(part.functionCall));
+}
+
+/**
+ * The facts of Gemini answers, for one answer: a stream's reader remembers which candidates called a function
+ * in an earlier chunk.
+ */
+export function geminiFacts(): NativeFacts {
+  const called = new Set<number>();
+  const facts = (value: JsonObject): NativeAnswerFacts => {
+    const reasons: string[] = [];
+    candidatesOf(value).forEach((candidate, at) => {
+      const index = typeof candidate.index === "number" ? candidate.index : at;
+      if (callsFunction(candidate)) called.add(index);
+      const reason = candidate.finishReason;
+      if (typeof reason === "string") reasons.push(geminiFinishReason(reason, called.has(index)));
+    });
+    // A prompt blocked before any candidate: the translated answer's one choice filtered.
+    const blocked = isObject(value.promptFeedback) && value.promptFeedback.blockReason !== undefined;
+    if (reasons.length === 0 && blocked) reasons.push("content_filter");
+    const usage = nativeUsage(value.usageMetadata);
+    return {
+      id: value.responseId,
+      model: value.modelVersion,
+      finishReasons: reasons,
+      tokens: usage && { cachedRead: usage.cachedRead, reasoning: usage.reasoning },
+    };
+  };
+  return { answer: (body) => ({ ...facts(body), texts: answerTexts(body) }), event: facts };
+}
