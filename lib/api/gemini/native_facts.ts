@@ -10,32 +10,15 @@
 import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { answerTexts, nativeUsage } from "./native.ts";
-
-/** Finish reasons of a candidate the model declined to produce (the chat form's `content_filter`). */
-const FILTERED = new Set([
-  "SAFETY",
-  "RECITATION",
-  "BLOCKLIST",
-  "PROHIBITED_CONTENT",
-  "SPII",
-  "LANGUAGE",
-  "IMAGE_SAFETY",
-  "IMAGE_PROHIBITED_CONTENT",
-  "IMAGE_RECITATION",
-]);
-
-/** Finish reasons of a function call nobody can run (a translated answer is a 502 for them). */
-const BROKEN_CALL = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]);
+import { geminiFinishReason } from "../../providers/finish_reasons.ts";
 
 /**
- * A candidate's `finishReason` as a chat `finish_reason`: `MAX_TOKENS` is `length`, a filter `content_filter`,
- * an unusable function call `error`, any other `tool_calls` when the candidate called a function, else `stop`.
+ * A candidate's `finishReason` as the `gemini` provider reports it for a translated answer, but an unusable
+ * function call (a translated answer's 502) as the conventions' `error`.
  */
-export function geminiFinishReason(reason: string, calledFunction: boolean): string {
-  if (reason === "MAX_TOKENS") return "length";
-  if (FILTERED.has(reason)) return "content_filter";
-  if (BROKEN_CALL.has(reason)) return "error";
-  return calledFunction ? "tool_calls" : "stop";
+function chatFinishReason(reason: string, calledFunction: boolean): string {
+  const finish = geminiFinishReason(reason, calledFunction);
+  return finish === "broken_call" ? "error" : finish;
 }
 
 /** The candidates of a GenerateContentResponse. */
@@ -62,7 +45,7 @@ export function geminiFacts(): NativeFacts {
       const index = typeof candidate.index === "number" ? candidate.index : at;
       if (callsFunction(candidate)) called.add(index);
       const reason = candidate.finishReason;
-      if (typeof reason === "string") reasons.push(geminiFinishReason(reason, called.has(index)));
+      if (typeof reason === "string") reasons.push(chatFinishReason(reason, called.has(index)));
     });
     // A prompt blocked before any candidate: the translated answer's one choice filtered.
     const blocked = isObject(value.promptFeedback) && value.promptFeedback.blockReason !== undefined;

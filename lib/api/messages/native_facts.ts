@@ -9,29 +9,11 @@
 import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { messageTexts } from "./native.ts";
-
-/**
- * A stop reason as a chat `finish_reason`, as the `anthropic` provider maps it for a translated answer: a cut
- * by the limit or the context window is `length`, `tool_use` is `tool_calls`, `refusal` is `content_filter`,
- * every other (`end_turn`, `stop_sequence`, `pause_turn`, one unknown today) is `stop`.
- */
-export function messagesFinishReason(stopReason: string): string {
-  switch (stopReason) {
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "tool_use":
-      return "tool_calls";
-    case "refusal":
-      return "content_filter";
-    default:
-      return "stop";
-  }
-}
+import { anthropicFinishReason } from "../../providers/finish_reasons.ts";
 
 /** The finish reasons a stop reason gives, none when there is none yet. */
 function reasons(stopReason: unknown): string[] | undefined {
-  return typeof stopReason === "string" ? [messagesFinishReason(stopReason)] : undefined;
+  return typeof stopReason === "string" ? [anthropicFinishReason(stopReason)] : undefined;
 }
 
 /** The cache reads of a `usage` object (the chat form's cached input), when it reports them. */

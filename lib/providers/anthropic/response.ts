@@ -12,27 +12,12 @@ import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../o
 import { isObject } from "../../openai/types.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
+import { anthropicFinishReason } from "../finish_reasons.ts";
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
-/**
- * Anthropic `stop_reason` → OpenAI `finish_reason`. `pause_turn` (a server tool paused a long turn) is a
- * normal stop for an OpenAI client; `refusal` is the closest thing to a content filter; an unknown future
- * reason is reported as `stop` rather than breaking strict clients.
- */
-export function toFinishReason(stopReason: unknown): string {
-  switch (stopReason) {
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "tool_use":
-      return "tool_calls";
-    case "refusal":
-      return "content_filter";
-    default:
-      return "stop";
-  }
-}
+/** Anthropic `stop_reason` → OpenAI `finish_reason` (the one table, lib/providers/finish_reasons.ts). */
+export const toFinishReason = anthropicFinishReason;
 
 /**
  * {@linkcode toFinishReason} for a message in which `onlyAnswer` says whether the answer tool was called and no

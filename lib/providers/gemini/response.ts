@@ -11,6 +11,7 @@ import { count, toolCallIdFor } from "./types.ts";
 import { notAJsonObject } from "../shared/json.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
+import { geminiFinishReason } from "../finish_reasons.ts";
 
 /** An OpenAI tool call made from one Gemini `functionCall` part. */
 export interface ToolCall {
@@ -61,21 +62,6 @@ export function readCandidateParts(
   return out;
 }
 
-const CONTENT_FILTER = new Set([
-  "SAFETY",
-  "RECITATION",
-  "BLOCKLIST",
-  "PROHIBITED_CONTENT",
-  "SPII",
-  "LANGUAGE",
-  "IMAGE_SAFETY",
-  "IMAGE_PROHIBITED_CONTENT",
-  "IMAGE_RECITATION",
-]);
-
-/** Finish reasons that mean the model produced a tool call nobody can execute. */
-const BROKEN_TOOL_CALL = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]);
-
 /**
  * OpenAI `finish_reason` for a Gemini `finishReason`:
  * - STOP → `stop`, or `tool_calls` when the candidate has function calls (Gemini reports STOP for them);
@@ -94,9 +80,8 @@ export function finishReasonFor(
   finishMessage?: unknown,
 ): string {
   const value = typeof reason === "string" ? reason : "STOP";
-  if (value === "MAX_TOKENS") return "length";
-  if (CONTENT_FILTER.has(value)) return "content_filter";
-  if (BROKEN_TOOL_CALL.has(value)) {
+  const finish = geminiFinishReason(value, hasToolCalls);
+  if (finish === "broken_call") {
     const detail = typeof finishMessage === "string" && finishMessage !== ""
       ? `: ${finishMessage.slice(0, 300)}`
       : ".";
@@ -105,7 +90,7 @@ export function finishReasonFor(
       "upstream_malformed_function_call",
     );
   }
-  return hasToolCalls ? "tool_calls" : "stop";
+  return finish;
 }
 
 /**
