@@ -221,6 +221,7 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
       headerTimeoutMs: config.server.connections.header_timeout,
       bodyTimeoutMs: config.server.connections.body_timeout,
       keepAliveTimeoutMs: config.server.connections.keep_alive_timeout,
+      sendTimeoutMs: config.server.connections.send_timeout,
       maxConnections: parts.maxConnections ?? config.server.connections.max_connections,
     },
   });

@@ -104,12 +104,19 @@ const serverSchema = z.strictObject({
     body_timeout: timerDuration.default(60_000),
     /** How long an idle keep-alive connection is kept open between requests. */
     keep_alive_timeout: timerDuration.default(65_000),
+    /**
+     * How long a client may take none of an answer's bytes (its connection's buffers full) before it is
+     * disconnected: a client that stops reading must not hold its stream, its upstream call and its
+     * concurrency slots for as long as it keeps the socket open.
+     */
+    send_timeout: timerDuration.default(60_000),
     /** Open client connections at most; past it a new connection is refused with a 503. */
     max_connections: z.number().int().min(1).default(8192),
   }).default({
     header_timeout: 10_000,
     body_timeout: 60_000,
     keep_alive_timeout: 65_000,
+    send_timeout: 60_000,
     max_connections: 8192,
   }),
 });

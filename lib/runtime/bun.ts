@@ -12,6 +12,7 @@ import { originOf } from "./request_origin.ts";
 import {
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
+  isStreamedAnswer,
   MAX_WEBSOCKET_MESSAGE_BYTES,
   type RunningServer,
   type Runtime,
@@ -125,25 +126,42 @@ const TOO_MANY_REQUESTS = JSON.stringify({
 
 /**
  * Restores the keep-alive idle timer when `response`'s body has been written. A finished body is written
- * as soon as it is returned, so its timer is set at once; a stream's (SSE) when its last chunk has been read,
- * while the request is still attached to its connection (Bun ignores the call once the response is done).
+ * as soon as it is returned, so its timer is set at once; a stream's (marked by the runner, or SSE) when its
+ * last chunk has been read, while the request is still attached to its connection (Bun ignores the call once
+ * the response is done). A stream whose client takes none of it for `sendTimeoutMs` (Bun reads the next chunk
+ * only once the last one was written) is cancelled, which ends its request and upstream call, and failed,
+ * which closes the connection.
  */
-export function withKeepAliveTimer(response: Response, restore: () => void): Response {
+export function withKeepAliveTimer(response: Response, restore: () => void, sendTimeoutMs: number): Response {
   const type = response.headers.get("content-type");
+  const streamed = isStreamedAnswer(response) || (type !== null && type.startsWith("text/event-stream"));
   // `body` last: on Bun, reading it makes a stream of a finished body, which then is sent through that stream.
-  if (type === null || !type.startsWith("text/event-stream") || response.body === null) {
+  if (!streamed || response.body === null) {
     restore();
     return response;
   }
   const reader = response.body.getReader();
+  let stalled: ReturnType<typeof setTimeout> | undefined;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      clearTimeout(stalled);
       const { done, value } = await reader.read();
-      if (!done) return controller.enqueue(value);
-      restore();
-      controller.close();
+      if (done) {
+        restore();
+        controller.close();
+        return;
+      }
+      controller.enqueue(value);
+      stalled = setTimeout(() => {
+        const gone = new DOMException("The client took none of the answer in time.", "TimeoutError");
+        reader.cancel(gone).catch(() => {});
+        controller.error(gone);
+      }, sendTimeoutMs);
     },
-    cancel: (reason) => reader.cancel(reason),
+    cancel: (reason) => {
+      clearTimeout(stalled);
+      return reader.cancel(reason);
+    },
   }, { highWaterMark: 0 });
   return new Response(body, {
     status: response.status,
@@ -267,7 +285,11 @@ function serve(options: ServeOptions): Promise<RunningServer> {
           headers: { "content-type": "application/json" },
         });
       }
-      return withKeepAliveTimer(response, () => server.timeout(request, idle.keepAlive));
+      return withKeepAliveTimer(
+        response,
+        () => server.timeout(request, idle.keepAlive),
+        limits.sendTimeoutMs,
+      );
     },
     // The handler never throws; this only guards against a bug turning into Bun's default error page.
     error: () => new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),

@@ -9,6 +9,7 @@ import {
   writeAllSync,
 } from "./bun.ts";
 import { currentRuntime } from "./mod.ts";
+import { streamedAnswer } from "./types.ts";
 
 function errno(code: string): Error {
   return Object.assign(new Error(code), { code });
@@ -87,6 +88,7 @@ Deno.test("idlePhases: Bun's idle timer gets whole seconds between 1 and 255", (
     headerTimeoutMs: 300,
     bodyTimeoutMs: 60_000,
     keepAliveTimeoutMs: 65_000,
+    sendTimeoutMs: 60_000,
     maxConnections: 1,
   };
   assert.deepEqual(idlePhases(limits), { head: 1, keepAlive: 65 });
@@ -99,7 +101,7 @@ Deno.test("idlePhases: Bun's idle timer gets whole seconds between 1 and 255", (
 Deno.test("withKeepAliveTimer: a finished body restores the timer at once, a stream after its last chunk", async () => {
   let restored = 0;
   const plain = new Response("{}", { headers: { "content-type": "application/json" } });
-  assert.equal(withKeepAliveTimer(plain, () => restored++), plain);
+  assert.equal(withKeepAliveTimer(plain, () => restored++, 60_000), plain);
   assert.equal(restored, 1);
 
   restored = 0;
@@ -114,7 +116,7 @@ Deno.test("withKeepAliveTimer: a finished body restores the timer at once, a str
     }),
     { status: 200, headers: { "content-type": "text/event-stream", "x-request-id": "r1" } },
   );
-  const wrapped = withKeepAliveTimer(sse, () => restored++);
+  const wrapped = withKeepAliveTimer(sse, () => restored++, 60_000);
   assert.equal(wrapped.headers.get("x-request-id"), "r1");
   const reader = wrapped.body!.getReader();
   assert.equal(new TextDecoder().decode((await reader.read()).value), "data: 1\n\n");
@@ -122,4 +124,44 @@ Deno.test("withKeepAliveTimer: a finished body restores the timer at once, a str
   await reader.read();
   assert.ok((await reader.read()).done);
   assert.equal(restored, 1);
+});
+
+Deno.test("withKeepAliveTimer: a stream whose client takes nothing for sendTimeoutMs is cancelled and fails", async () => {
+  let cancelled: unknown;
+  const source = new Response(
+    new ReadableStream<Uint8Array>({
+      pull: (c) => c.enqueue(new TextEncoder().encode("data: more\n\n")),
+      cancel: (reason) => void (cancelled = reason),
+    }, { highWaterMark: 0 }),
+    { headers: { "content-type": "application/json" } },
+  );
+  // Marked by the runner as a stream (Gemini's JSON array), so watched though it is not SSE.
+  const wrapped = withKeepAliveTimer(streamedAnswer(source), () => {}, 50);
+  const reader = wrapped.body!.getReader();
+  await reader.read();
+  // The client (Bun's write) asks for nothing more: after 50 ms the stream is given up.
+  await new Promise((r) => setTimeout(r, 120));
+  await assert.rejects(reader.read(), (err: Error) => err.name === "TimeoutError");
+  assert.equal((cancelled as Error).name, "TimeoutError", "the source (the answer's stream) was cancelled");
+
+  // One that keeps reading is never cut, however long the whole stream takes.
+  let sent = 0;
+  const steady = withKeepAliveTimer(
+    streamedAnswer(
+      new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(c) {
+            if (sent++ === 6) return c.close();
+            await new Promise((r) => setTimeout(r, 20));
+            c.enqueue(new Uint8Array([1]));
+          },
+        }, { highWaterMark: 0 }),
+      ),
+    ),
+    () => {},
+    50,
+  );
+  let bytes = 0;
+  for await (const chunk of steady.body!) bytes += chunk.byteLength;
+  assert.equal(bytes, 6);
 });

@@ -165,16 +165,22 @@ function toRequest(req: http.IncomingMessage, origin: string): ClientRequest {
   } as RequestInit);
 }
 
-/** Resolves once `res` can take more data, or once its connection is gone. */
-function drained(res: http.ServerResponse): Promise<void> {
+/**
+ * Resolves true once `res` can take more data or its connection is gone; false when the client took none of it
+ * for `ms`.
+ */
+function drained(res: http.ServerResponse, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
+    const done = (drained: boolean) => () => {
+      clearTimeout(timer);
+      res.off("drain", onDrain);
+      res.off("close", onDrain);
+      resolve(drained);
     };
-    res.on("drain", done);
-    res.on("close", done);
+    const onDrain = done(true);
+    const timer = setTimeout(done(false), ms);
+    res.on("drain", onDrain);
+    res.on("close", onDrain);
   });
 }
 
@@ -185,6 +191,7 @@ async function serveOne(
   handler: EdgeHandler,
   origin: string,
   aborter: AbortController,
+  sendTimeoutMs: number,
 ): Promise<void> {
   res.once("close", () => {
     if (res.writableFinished) return;
@@ -258,7 +265,12 @@ async function serveOne(
       const { done, value } = await reader.read();
       if (done) break;
       if (res.destroyed) return;
-      if (!res.write(value)) await drained(res);
+      // A client that takes none of the answer for `sendTimeoutMs` is gone for this answer: closing the
+      // connection aborts the request (the 'close' listener), which cancels the stream and its upstream call.
+      if (!res.write(value) && !await drained(res, sendTimeoutMs)) {
+        res.destroy();
+        return;
+      }
     }
   } catch {
     // The stream failed after its head was sent: end the connection abruptly so the client sees a broken
@@ -350,7 +362,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
       if (closing) req.socket.end();
       if (--inFlight === 0) idle?.();
     });
-    void serveOne(req, res, options.handler, origin, aborter);
+    void serveOne(req, res, options.handler, origin, aborter, limits.sendTimeoutMs);
   });
 
   return new Promise((resolve, reject) => {

@@ -25,6 +25,8 @@ export interface ConnectionLimits {
   bodyTimeoutMs: number;
   /** How long an idle keep-alive connection is kept open between requests. */
   keepAliveTimeoutMs: number;
+  /** How long a client may take none of a streamed answer's bytes before its connection is closed. */
+  sendTimeoutMs: number;
   /** Open client connections at most; past it a new connection is answered 503 and closed. */
   maxConnections: number;
 }
@@ -34,6 +36,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   headerTimeoutMs: 10_000,
   bodyTimeoutMs: 60_000,
   keepAliveTimeoutMs: 65_000,
+  sendTimeoutMs: 60_000,
   maxConnections: 8192,
 };
 

@@ -9,6 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { connect, postJson, readResponse, readUntilClosed, send } from "../helpers/raw_http.ts";
 import { type SlowUpstream, startSlowUpstream } from "../helpers/slow_upstream.ts";
@@ -198,4 +199,89 @@ Deno.test("connection limits: once a stream has ended, its idle keep-alive conne
     assert.ok(received.after < ACTS_WITHIN, `closed after ${received.after} ms`);
     assert.equal(received.text, "");
   });
+});
+
+/** An OpenAI-compatible upstream whose streams never end: chunks as fast as they are taken. */
+function startFloodUpstream(): { url: string; stop(): Promise<void> } {
+  const encoder = new TextEncoder();
+  const chunk = encoder.encode(`data: ${
+    JSON.stringify({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "flood",
+      choices: [{ index: 0, delta: { content: "y".repeat(4_000) }, finish_reason: null }],
+    })
+  }\n\n`);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.text();
+    return new Response(
+      new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(chunk) }, { highWaterMark: 0 }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, stop: () => server.shutdown() };
+}
+
+Deno.test("connection limits: a client that stops reading a stream is disconnected after send_timeout; its slot is free again", async () => {
+  const upstream = startFloodUpstream();
+  const limited = "gw-one-at-a-time-0123456789abcdef";
+  const gw = await startGateway(`
+server: { connections: { send_timeout: 500ms } }
+providers:
+  flood: { type: openai, base_url: "${upstream.url}/v1", api_key: sk-test-flood }
+  local: { type: builtin }
+models:
+  chat-flood: { type: chat, targets: [{ provider: flood, model: flood }] }
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+tokens:
+  - { name: one-at-a-time, sha256: ${hashToken(limited)}, models: ["*"], limits: { concurrent: 1 } }
+`);
+  const conn = await connect(gw.url);
+  try {
+    const call = postJson("/v1/chat/completions", {
+      model: "chat-flood",
+      stream: true,
+      messages: [{ role: "user", content: "flood" }],
+    }, { authorization: `Bearer ${limited}` });
+    await send(conn, call);
+    // The client reads nothing. Its stream holds the token's one concurrent slot until the gateway gives it up.
+    const ask = async () => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${limited}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] }),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    let status = await ask();
+    const deadline = performance.now() + 20_000;
+    while (status !== 200 && performance.now() < deadline) {
+      await sleep(250);
+      status = await ask();
+    }
+    assert.equal(status, 200, "the stalled stream's slot was given back");
+    // And its connection was closed: what is left in our buffers, then the end.
+    const buf = new Uint8Array(1 << 16);
+    let closed = false;
+    const timer = setTimeout(() => conn.close(), 10_000);
+    try {
+      while (await conn.read(buf) !== null);
+      closed = true;
+    } catch (err) {
+      closed = !(err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted);
+    } finally {
+      clearTimeout(timer);
+    }
+    assert.ok(closed, "the gateway closed the stalled connection");
+  } finally {
+    try {
+      conn.close();
+    } catch {
+      // closed above
+    }
+    await gw.stop();
+    await upstream.stop();
+  }
 });
