@@ -129,9 +129,9 @@ export async function openSharedState(
     budgets,
     async close() {
       stopResponsesRetention();
+      await budgets.close();
       await tokens?.close().catch(() => {});
       await pipeline?.close().catch(() => {});
-      await budgets.idle();
       await store?.close().catch(() => {});
       await closeCounters();
     },

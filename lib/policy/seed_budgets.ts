@@ -2,7 +2,9 @@
  * Budgets span restarts: each budgeted token's counter, and each team's, starts from what the usage store
  * recorded in the current period (a team's: the sum of its members'). Seeding raises a counter and never lowers
  * it, so seeding again after a reload, or on a replica of a fleet whose shared counter is already ahead, never
- * double counts.
+ * double counts. Each function resolves to the ids of the owners whose seed failed (the usage database or the
+ * shared counters were unreachable), so the caller can try them again: an owner left unseeded would start its
+ * budget afresh for the rest of the period.
  *
  * @module
  */
@@ -17,7 +19,7 @@ import type { CounterStore } from "./counter_store.ts";
 
 function failed(logger: Logger, what: Record<string, string>, err: unknown): void {
   // A usage database or shared counter store that is down at start must not keep the gateway from serving:
-  // the counter (the fleet's) is kept, and `redis.on_failure` decides meanwhile.
+  // the counter (the fleet's) is kept, and `redis.on_failure` decides meanwhile; the caller retries the seed.
   logger.warn("budget_seed_failed", { ...what, error: err instanceof Error ? err.message : String(err) });
 }
 
@@ -32,9 +34,9 @@ export async function seedBudgets(
   counters: CounterStore,
   logger: Logger,
   stored: readonly StoredToken[] = [],
-): Promise<void> {
-  await seedTokenBudgets(config.tokens.values(), store, counters, logger);
-  if (store === null || !config.teams) return;
+): Promise<string[]> {
+  const unseeded = await seedTokenBudgets(config.tokens.values(), store, counters, logger);
+  if (store === null || !config.teams) return unseeded;
   const now = Date.now();
   for (const team of config.teams.values()) {
     if (team.budget === null) continue;
@@ -43,8 +45,9 @@ export async function seedBudgets(
     for (const token of stored) {
       if (token.team === team.name && token.revoked_at === null) members.add(token.id);
     }
-    await seedTeamBudget(team, members, store, counters, logger, now);
+    if (!await seedTeamBudget(team, members, store, counters, logger, now)) unseeded.push(team.id);
   }
+  return unseeded;
 }
 
 /**
@@ -58,8 +61,9 @@ export async function seedStoredTeamBudgets(
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
-): Promise<void> {
-  if (store === null) return;
+): Promise<string[]> {
+  const unseeded: string[] = [];
+  if (store === null) return unseeded;
   const now = Date.now();
   for (const team of teams) {
     if (team.budget === null || team.deleted_at !== null) continue;
@@ -67,11 +71,14 @@ export async function seedStoredTeamBudgets(
     for (const token of tokens) {
       if (token.team === team.name && token.revoked_at === null) members.add(token.id);
     }
-    await seedTeamBudget(resolveStoredTeam(team), members, store, counters, logger, now);
+    if (!await seedTeamBudget(resolveStoredTeam(team), members, store, counters, logger, now)) {
+      unseeded.push(team.id);
+    }
   }
+  return unseeded;
 }
 
-/** Seeds one team's budget counter (keyed by its id) from the sum of its members' recorded usage. */
+/** Seeds one team's budget counter (keyed by its id) from the sum of its members' recorded usage; false when it failed. */
 async function seedTeamBudget(
   team: ResolvedTeam,
   members: ReadonlySet<string>,
@@ -79,8 +86,8 @@ async function seedTeamBudget(
   counters: CounterStore,
   logger: Logger,
   now: number,
-): Promise<void> {
-  if (team.budget === null) return;
+): Promise<boolean> {
+  if (team.budget === null) return true;
   const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
   try {
     const used = { tokens: 0, cost: 0 };
@@ -90,8 +97,10 @@ async function seedTeamBudget(
       used.cost += sum.cost;
     }
     await seedOwnerBudget(counters, teamBudgetOwner(team)!, used, now);
+    return true;
   } catch (err) {
     failed(logger, { team: team.name }, err);
+    return false;
   }
 }
 
@@ -101,8 +110,9 @@ export async function seedTokenBudgets(
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
-): Promise<void> {
-  if (store === null) return;
+): Promise<string[]> {
+  const unseeded: string[] = [];
+  if (store === null) return unseeded;
   const now = Date.now();
   for (const token of tokens) {
     if (token.budget === null) continue;
@@ -112,6 +122,8 @@ export async function seedTokenBudgets(
       await seedBudget(counters, token.id, token.budget, used, now);
     } catch (err) {
       failed(logger, { token: token.name }, err);
+      unseeded.push(token.id);
     }
   }
+  return unseeded;
 }

@@ -196,3 +196,32 @@ Deno.test("postgres down across a restart: spend that waited in the spill file c
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("postgres down when a replica starts: the budget is seeded once the database answers", async () => {
+  const pg = await startPrivatePostgres();
+  const dir = await Deno.makeTempDir();
+  try {
+    const first = await startGateway(budgetConfig(pg.url, dir).replace("queue_size: 1", "queue_size: 100"));
+    try {
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push((await spend(first)).status);
+      assert.deepEqual(answers, [200, 200, 200, 200, 429]);
+    } finally {
+      await first.stop(); // every record is in PostgreSQL
+    }
+    await pg.stop("fast"); // maintenance while the replica restarts
+    const second = await startGateway(budgetConfig(pg.url, dir));
+    try {
+      assert.ok(second.logs.some((l) => l.msg === "budget_seed_failed"), "the failed seed is logged");
+      await pg.start();
+      await untilBudgetUsed(second, 40, 45_000);
+      assert.deepEqual(await spend(second), { status: 429, code: "insufficient_quota" });
+      assert.ok(second.logs.some((l) => l.msg === "budget_seed_recovered"), "and so is the late seed");
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await pg.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
