@@ -117,7 +117,7 @@ export async function openSharedState(
     logger,
     metrics,
     seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
-    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
+    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger),
   });
   await tokens?.refresh();
   return {

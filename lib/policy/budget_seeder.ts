@@ -76,11 +76,11 @@ export function createBudgetSeeder(options: BudgetSeederOptions): BudgetSeeder {
     const log = pending > 0 ? quiet : logger;
     const stored = options.stored?.() ?? null;
     const tokens = stored?.tokens() ?? [];
-    const unseeded = await seedBudgets(config, store, counters, log, tokens);
+    const unseeded = await seedBudgets(config, store, counters, log);
     if (stored !== null) {
       const live = tokens.filter((t) => t.revoked_at === null);
       unseeded.push(...await seedTokenBudgets(live, store, counters, log));
-      unseeded.push(...await seedStoredTeamBudgets(stored.teams(), tokens, store, counters, log));
+      unseeded.push(...await seedStoredTeamBudgets(stored.teams(), store, counters, log));
     }
     settled(unseeded.length);
   };

@@ -196,6 +196,16 @@ export function createPostgresStore(
         return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
       });
     },
+    sumTeamSince(team, sinceIso) {
+      return call("budget sum", async (sql) => {
+        const [row] = await sql.unsafe(
+          `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+           FROM usage WHERE team = $1 AND time >= $2`,
+          [team, canonicalTime(sinceIso, "since")],
+        );
+        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      });
+    },
     deleteOlderThan(iso) {
       return call("retention", async (sql) => {
         const result = await sql.unsafe("DELETE FROM usage WHERE time < $1", [canonicalTime(iso, "before")]);

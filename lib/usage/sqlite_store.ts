@@ -193,6 +193,10 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
      FROM usage WHERE token_id = ? AND time >= ?`,
   );
+  const teamSumStmt = db.prepare(
+    `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+     FROM usage WHERE team = ? AND time >= ?`,
+  );
   const deleteStmt = db.prepare("DELETE FROM usage WHERE time < ?");
   let closed = false;
   const open = () => {
@@ -240,6 +244,15 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       return run(() => {
         open();
         const row = sumStmt.get(tokenId, canonicalTime(sinceIso, "since")) as
+          | Record<string, unknown>
+          | undefined;
+        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      });
+    },
+    sumTeamSince(team, sinceIso) {
+      return run(() => {
+        open();
+        const row = teamSumStmt.get(team, canonicalTime(sinceIso, "since")) as
           | Record<string, unknown>
           | undefined;
         return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };

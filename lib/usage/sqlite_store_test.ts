@@ -306,3 +306,41 @@ Deno.test("sqlite store: sumSince sums a token's tokens and cost from a time, by
   assert.deepEqual(await store.sumSince("nobody", at(0)), { tokens: 0, cost: 0 });
   await store.close();
 });
+
+Deno.test("sqlite store: sumTeamSince sums what was recorded under a team from a time, whoever the token", async () => {
+  const store = createSqliteStore(":memory:");
+  await store.insert([
+    makeRecord(1, {
+      time: at(0),
+      token_id: "tok_gone",
+      team: "payments",
+      prompt_tokens: 100,
+      completion_tokens: 0,
+    }),
+    makeRecord(2, {
+      time: at(HOUR),
+      token_id: "cfg_bob",
+      team: "payments",
+      prompt_tokens: 7,
+      completion_tokens: 3,
+    }),
+    makeRecord(3, {
+      time: at(HOUR),
+      token_id: "cfg_bob",
+      team: "growth",
+      prompt_tokens: 50,
+      completion_tokens: 0,
+    }),
+    makeRecord(4, {
+      time: at(HOUR),
+      token_id: "cfg_bob",
+      team: null,
+      prompt_tokens: 60,
+      completion_tokens: 0,
+    }),
+  ]);
+  assert.deepEqual((await store.sumTeamSince("payments", at(0))).tokens, 110);
+  assert.deepEqual((await store.sumTeamSince("payments", at(HOUR))).tokens, 10);
+  assert.deepEqual(await store.sumTeamSince("nobody", at(0)), { tokens: 0, cost: 0 });
+  await store.close();
+});

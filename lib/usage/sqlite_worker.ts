@@ -48,6 +48,8 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.listRecords(call.query);
     case "sumSince":
       return await store.sumSince(call.tokenId, call.since);
+    case "sumTeamSince":
+      return await store.sumTeamSince(call.team, call.since);
     case "deleteOlderThan":
       return await store.deleteOlderThan(call.before);
     case "close":

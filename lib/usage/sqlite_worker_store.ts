@@ -237,6 +237,9 @@ export async function openSqliteWorkerStore(
     async sumSince(tokenId, since) {
       return await call({ method: "sumSince", tokenId, since }) as { tokens: number; cost: number };
     },
+    async sumTeamSince(team, since) {
+      return await call({ method: "sumTeamSince", team, since }) as { tokens: number; cost: number };
+    },
     async deleteOlderThan(before) {
       return await call({ method: "deleteOlderThan", before }) as number;
     },

@@ -143,6 +143,7 @@ export function remoteUsageDatabase(
     query: (q) => call("db.query", q),
     listRecords: (q) => call("db.listRecords", q),
     sumSince: (tokenId, since) => call("db.sumSince", tokenId, since),
+    sumTeamSince: (team, since) => call("db.sumTeamSince", team, since),
     deleteOlderThan: (before) => call("db.deleteOlderThan", before),
     close: () => Promise.resolve(),
   };

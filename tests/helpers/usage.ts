@@ -96,6 +96,7 @@ export function controlledStore(inner: UsageStore): ControlledStore {
     query: (q) => inner.query(q),
     listRecords: (q) => inner.listRecords(q),
     sumSince: (token, since) => inner.sumSince(token, since),
+    sumTeamSince: (team, since) => inner.sumTeamSince(team, since),
     deleteOlderThan: (iso) => inner.deleteOlderThan(iso),
     close: () => inner.close(),
   };
