@@ -285,12 +285,12 @@ Deno.test("sqlite store: nearest-rank latency percentiles on a known distributio
 
 Deno.test("sqlite store: retention deletes only older rows", async () => {
   const store = await seeded();
-  const deleted = await store.deleteOlderThan(at(24 * HOUR));
+  const deleted = await store.deleteOlderThan(at(24 * HOUR), 100);
   assert.equal(deleted, 3);
   const { totals } = await store.query({});
   assert.equal(totals.requests, 4);
   assert.equal((await store.query({ to: at(24 * HOUR) })).totals.requests, 0);
-  assert.equal(await store.deleteOlderThan(at(0)), 0);
+  assert.equal(await store.deleteOlderThan(at(0), 100), 0);
   await store.close();
 });
 

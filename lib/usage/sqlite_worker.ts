@@ -51,7 +51,7 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "sumTeamSince":
       return await store.sumTeamSince(call.team, call.since);
     case "deleteOlderThan":
-      return await store.deleteOlderThan(call.before);
+      return await store.deleteOlderThan(call.before, call.limit);
     case "close":
       return await store.close();
     case "responses.put":

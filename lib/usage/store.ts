@@ -68,8 +68,13 @@ export interface UsageStore {
    * a `sinceIso` no earlier than the team's creation for a team that has one.
    */
   sumTeamSince(team: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
-  /** Deletes records older than `iso` (retention); resolves to how many were deleted. */
-  deleteOlderThan(iso: string): Promise<number>;
+  /**
+   * Deletes at most `limit` of the records older than `iso` (retention), in one statement; resolves to how
+   * many were deleted. Retention calls it until fewer than `limit` come back: one statement over a large
+   * backlog would outlast the store's time limit (and roll back), or hold the SQLite worker from every other
+   * call while it ran.
+   */
+  deleteOlderThan(iso: string, limit: number): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
 }

@@ -150,7 +150,7 @@ export function primaryMethods(
     "db.listRecords": (q: Parameters<typeof store.listRecords>[0]) => store.listRecords(q),
     "db.sumSince": (id: string, since: string) => store.sumSince(id, since),
     "db.sumTeamSince": (team: string, since: string) => store.sumTeamSince(team, since),
-    "db.deleteOlderThan": (before: string) => store.deleteOlderThan(before),
+    "db.deleteOlderThan": (before: string, limit: number) => store.deleteOlderThan(before, limit),
     "tokens.loadAll": () => tokens.loadAll(),
     "tokens.version": () => tokens.version(),
     "tokens.put": (...a: Parameters<typeof tokens.put>) => tokens.put(...a),

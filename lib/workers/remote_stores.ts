@@ -144,7 +144,7 @@ export function remoteUsageDatabase(
     listRecords: (q) => call("db.listRecords", q),
     sumSince: (tokenId, since) => call("db.sumSince", tokenId, since),
     sumTeamSince: (team, since) => call("db.sumTeamSince", team, since),
-    deleteOlderThan: (before) => call("db.deleteOlderThan", before),
+    deleteOlderThan: (before, limit) => call("db.deleteOlderThan", before, limit),
     close: () => Promise.resolve(),
   };
 }

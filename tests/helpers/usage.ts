@@ -97,7 +97,7 @@ export function controlledStore(inner: UsageStore): ControlledStore {
     listRecords: (q) => inner.listRecords(q),
     sumSince: (token, since) => inner.sumSince(token, since),
     sumTeamSince: (team, since) => inner.sumTeamSince(team, since),
-    deleteOlderThan: (iso) => inner.deleteOlderThan(iso),
+    deleteOlderThan: (iso, limit) => inner.deleteOlderThan(iso, limit),
     close: () => inner.close(),
   };
   return store;
