@@ -11,7 +11,6 @@ import type { GatewayServices, GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
 import { createJsonLogger, type Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
-import { seedBudgets } from "./policy/seed_budgets.ts";
 import { validateConfigFileInWorker } from "./config/config_worker_client.ts";
 import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
@@ -124,8 +123,7 @@ export async function startServer(
     thread = await threadServices(config, logger, { env: runtime.env(), scrub }, localView(shared), metrics);
     const alerts = thread.services.alerts;
     if (alerts) health.onEjected = (event) => alerts.ejected(event);
-    const seed = (next: ResolvedConfig) =>
-      seedBudgets(next, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);
+    const seed = (next: ResolvedConfig) => shared.budgets.seed(next);
     await seed(config);
     const reloader = fileReloader(
       runtime,

@@ -17,6 +17,7 @@ import type { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
 import { type CounterStore, createPolicyEngine } from "./policy/engine.ts";
 import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
+import { type BudgetSeeder, createBudgetSeeder } from "./policy/budget_seeder.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
 import { gatewayServices } from "./server.ts";
 import { configuredTelemetry } from "./telemetry/configured.ts";
@@ -38,6 +39,11 @@ export interface SharedState {
   /** Stored responses: the usage database's, else in memory (lost at restart). */
   readonly responses: ResponsesStore;
   readonly tokens: TokenDirectory | null;
+  /**
+   * Seeds budgets from the usage store: call `seed` at start and on reload; it seeds again by itself when a
+   * spill file's records reach the store.
+   */
+  readonly budgets: BudgetSeeder;
   /** Stops retention and the token directory, flushes the pipeline, closes the store and the counters. */
   close(): Promise<void>;
 }
@@ -80,6 +86,9 @@ export async function openSharedState(
       throw new Error(`usage database ${usage.sqlite}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  // Bound to the token directory below; the pipeline may replay a spill file before that, and reseeds then.
+  let tokens: TokenDirectory | null = null;
+  const budgets = createBudgetSeeder({ store, counters, logger, config, stored: () => tokens });
   let pipeline: UsagePipeline | null = null;
   if (store !== null || usage.jsonl !== undefined) {
     pipeline = createUsagePipeline({
@@ -91,6 +100,7 @@ export async function openSharedState(
       flushIntervalMs: usage.flush_interval,
       retentionMs: usage.retention,
       logger,
+      onSpillReplayed: () => budgets.reseed(),
     });
   }
   const responses = store?.responses ?? createMemoryResponsesStore();
@@ -102,12 +112,12 @@ export async function openSharedState(
   });
   // Tokens issued through the admin API live in the same database (none without one), loaded before serving.
   const database = store;
-  const tokens = database === null ? null : createTokenDirectory({
+  tokens = database === null ? null : createTokenDirectory({
     store: database.tokens,
     logger,
     metrics,
     seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
-    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
+    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger),
   });
   await tokens?.refresh();
   return {
@@ -116,8 +126,10 @@ export async function openSharedState(
     pipeline,
     responses,
     tokens,
+    budgets,
     async close() {
       stopResponsesRetention();
+      await budgets.close();
       await tokens?.close().catch(() => {});
       await pipeline?.close().catch(() => {});
       await store?.close().catch(() => {});

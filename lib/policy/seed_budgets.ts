@@ -1,8 +1,10 @@
 /**
  * Budgets span restarts: each budgeted token's counter, and each team's, starts from what the usage store
- * recorded in the current period (a team's: the sum of its members'). Seeding raises a counter and never lowers
+ * recorded in the current period (a team's: what was recorded under its name). Seeding raises a counter and never lowers
  * it, so seeding again after a reload, or on a replica of a fleet whose shared counter is already ahead, never
- * double counts.
+ * double counts. Each function resolves to the ids of the owners whose seed failed (the usage database or the
+ * shared counters were unreachable), so the caller can try them again: an owner left unseeded would start its
+ * budget afresh for the rest of the period.
  *
  * @module
  */
@@ -10,88 +12,85 @@ import type { BudgetConfig } from "../config/schema.ts";
 import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import { resolveStoredTeam } from "../tokens/resolve_stored.ts";
-import type { StoredTeam, StoredToken } from "../tokens/types.ts";
+import type { StoredTeam } from "../tokens/types.ts";
 import type { UsageStore } from "../usage/store.ts";
 import { budgetPeriod, seedBudget, seedOwnerBudget, teamBudgetOwner } from "./budgets.ts";
 import type { CounterStore } from "./counter_store.ts";
 
 function failed(logger: Logger, what: Record<string, string>, err: unknown): void {
   // A usage database or shared counter store that is down at start must not keep the gateway from serving:
-  // the counter (the fleet's) is kept, and `redis.on_failure` decides meanwhile.
+  // the counter (the fleet's) is kept, and `redis.on_failure` decides meanwhile; the caller retries the seed.
   logger.warn("budget_seed_failed", { ...what, error: err instanceof Error ? err.message : String(err) });
 }
 
 /**
- * Seeds the config's tokens' budgets and every team's of `config.teams` (members: config tokens and `stored`
- * ones). At start and on reload `config` is the file's, so its teams are the file's; the stored teams are
- * seeded as the token directory loads them ({@linkcode seedStoredTeamBudgets}).
+ * Seeds the config's tokens' budgets and every team's of `config.teams`. At start and on reload `config` is the
+ * file's, so its teams are the file's; the stored teams are seeded as the token directory loads them
+ * ({@linkcode seedStoredTeamBudgets}).
  */
 export async function seedBudgets(
   config: ResolvedConfig,
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
-  stored: readonly StoredToken[] = [],
-): Promise<void> {
-  await seedTokenBudgets(config.tokens.values(), store, counters, logger);
-  if (store === null || !config.teams) return;
+): Promise<string[]> {
+  const unseeded = await seedTokenBudgets(config.tokens.values(), store, counters, logger);
+  if (store === null || !config.teams) return unseeded;
   const now = Date.now();
   for (const team of config.teams.values()) {
-    if (team.budget === null) continue;
-    const members = new Set<string>();
-    for (const token of config.tokens.values()) if (token.team?.name === team.name) members.add(token.id);
-    for (const token of stored) {
-      if (token.team === team.name && token.revoked_at === null) members.add(token.id);
-    }
-    await seedTeamBudget(team, members, store, counters, logger, now);
+    // A config team's name is its identity (`team_<name>`): every record under the name is the team's.
+    if (!await seedTeamBudget(team, null, store, counters, logger, now)) unseeded.push(team.id);
   }
+  return unseeded;
 }
 
 /**
  * Seeds the budgets of teams made through the admin API as they appear (`TokenDirectoryOptions.seedTeamBudgets`):
- * each from the usage its members (the stored tokens naming it, not revoked) recorded in the current period.
- * Config tokens never name a stored team (the file's check cannot see the store), so they are not looked at.
+ * each from the usage recorded under its name in the current period since it was made, so a team made again
+ * under the name of a deleted one does not inherit that one's spend.
  */
 export async function seedStoredTeamBudgets(
   teams: readonly StoredTeam[],
-  tokens: readonly StoredToken[],
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
-): Promise<void> {
-  if (store === null) return;
+): Promise<string[]> {
+  const unseeded: string[] = [];
+  if (store === null) return unseeded;
   const now = Date.now();
   for (const team of teams) {
     if (team.budget === null || team.deleted_at !== null) continue;
-    const members = new Set<string>();
-    for (const token of tokens) {
-      if (token.team === team.name && token.revoked_at === null) members.add(token.id);
+    if (!await seedTeamBudget(resolveStoredTeam(team), team.created_at, store, counters, logger, now)) {
+      unseeded.push(team.id);
     }
-    await seedTeamBudget(resolveStoredTeam(team), members, store, counters, logger, now);
   }
+  return unseeded;
 }
 
-/** Seeds one team's budget counter (keyed by its id) from the sum of its members' recorded usage. */
+/**
+ * Seeds one team's budget counter (keyed by its id) from the usage recorded under its name (each record names
+ * the team its token was in when the request was made, so a member revoked or moved since still counts) since
+ * the period began, or since `createdAt` when later; false when it failed.
+ */
 async function seedTeamBudget(
   team: ResolvedTeam,
-  members: ReadonlySet<string>,
+  createdAt: string | null,
   store: UsageStore,
   counters: CounterStore,
   logger: Logger,
   now: number,
-): Promise<void> {
-  if (team.budget === null) return;
-  const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
+): Promise<boolean> {
+  if (team.budget === null) return true;
+  const periodStart = budgetPeriod(team.budget.period, now).start;
+  const made = createdAt === null ? NaN : Date.parse(createdAt);
+  const start = new Date(Number.isFinite(made) && made > periodStart ? made : periodStart).toISOString();
   try {
-    const used = { tokens: 0, cost: 0 };
-    for (const id of members) {
-      const sum = await store.sumSince(id, start);
-      used.tokens += sum.tokens;
-      used.cost += sum.cost;
-    }
+    const used = await store.sumTeamSince(team.name, start);
     await seedOwnerBudget(counters, teamBudgetOwner(team)!, used, now);
+    return true;
   } catch (err) {
     failed(logger, { team: team.name }, err);
+    return false;
   }
 }
 
@@ -101,8 +100,9 @@ export async function seedTokenBudgets(
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
-): Promise<void> {
-  if (store === null) return;
+): Promise<string[]> {
+  const unseeded: string[] = [];
+  if (store === null) return unseeded;
   const now = Date.now();
   for (const token of tokens) {
     if (token.budget === null) continue;
@@ -112,6 +112,8 @@ export async function seedTokenBudgets(
       await seedBudget(counters, token.id, token.budget, used, now);
     } catch (err) {
       failed(logger, { token: token.name }, err);
+      unseeded.push(token.id);
     }
   }
+  return unseeded;
 }

@@ -57,18 +57,26 @@ export interface TokenDirectoryOptions {
   /** How often the store's version is checked, in ms (the safety net under `watch`). */
   readonly pollMs?: number;
   /**
-   * Called with the stored tokens whose budget (by name, unit and period) this process has not seen yet,
+   * Called with the stored tokens whose budget (by name, unit and period) this process has not seeded yet,
    * before they are served, so their counters start from the usage already recorded (as config tokens' do).
-   * Must not reject.
+   * Resolves to the ids of those whose seed failed (nothing: none): they are served meanwhile and offered again
+   * (see {@linkcode SEED_RETRY_MAX_MS}) until seeded. Must not reject.
    */
-  readonly seedBudgets?: (tokens: readonly StoredToken[]) => Promise<void>;
+  readonly seedBudgets?: (tokens: readonly StoredToken[]) => Promise<readonly string[] | void>;
   /**
-   * Called with the stored teams whose budget (by id, unit and period) this process has not seen yet, and every
-   * stored token loaded with them (the members are those naming the team), before they are served, so a team's
-   * counter starts from its members' recorded usage, as a config team's does. Must not reject.
+   * Called with the stored teams whose budget (by id, unit and period) this process has not seeded yet, and
+   * every stored token loaded with them, before they are served, so a team's counter starts from its recorded
+   * usage, as a config team's does. Resolves to the ids of those whose seed failed, offered again as tokens'
+   * are. Must not reject.
    */
-  readonly seedTeamBudgets?: (teams: readonly StoredTeam[], tokens: readonly StoredToken[]) => Promise<void>;
+  readonly seedTeamBudgets?: (
+    teams: readonly StoredTeam[],
+    tokens: readonly StoredToken[],
+  ) => Promise<readonly string[] | void>;
 }
+
+/** The longest wait before a failed budget seed is offered again; the first wait is one poll. */
+export const SEED_RETRY_MAX_MS = 30_000;
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -94,7 +102,12 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
   let loadedAt: string | null = null;
   let count = 0;
   let closed = false;
+  /** Budgets seeded (see `budgetSeedKey`); one whose seed failed is not, and is offered again. */
   const seeded = new Set<string>();
+  /** Whether a seed failed, and when it is offered again (the wait doubles while it keeps failing). */
+  let seedFailed = false;
+  let seedRetryAt = 0;
+  let seedRetryMs = pollMs;
   const clashesLogged = new Set<string>();
   let memo: { state: unknown; generation: number; result: unknown } | null = null;
 
@@ -125,27 +138,41 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     up?.set([], 1);
   };
 
-  const seedNew = async (tokens: readonly StoredToken[]) => {
-    if (options.seedBudgets === undefined) return;
-    const fresh: StoredToken[] = [];
-    for (const token of tokens) {
-      const key = token.revoked_at === null ? budgetSeedKey(token) : null;
-      if (key === null || seeded.has(key)) continue;
-      seeded.add(key);
-      fresh.push(token);
-    }
-    if (fresh.length > 0) await options.seedBudgets(fresh);
+  /** Marks `fresh` seeded but for the ids in `failed`; returns whether any failed. */
+  const markSeeded = (fresh: readonly (StoredToken | StoredTeam)[], failed: readonly string[] | void) => {
+    const unseeded = new Set(failed ?? []);
+    for (const owner of fresh) if (!unseeded.has(owner.id)) seeded.add(budgetSeedKey(owner)!);
+    return unseeded.size > 0;
   };
-  const seedNewTeams = async (teams: readonly StoredTeam[], tokens: readonly StoredToken[]) => {
-    if (options.seedTeamBudgets === undefined) return;
-    const fresh: StoredTeam[] = [];
-    for (const team of teams) {
+  const seedNew = async (tokens: readonly StoredToken[]): Promise<boolean> => {
+    if (options.seedBudgets === undefined) return false;
+    const fresh = tokens.filter((token) => {
+      const key = token.revoked_at === null ? budgetSeedKey(token) : null;
+      return key !== null && !seeded.has(key);
+    });
+    return fresh.length > 0 && markSeeded(fresh, await options.seedBudgets(fresh));
+  };
+  const seedNewTeams = async (
+    teams: readonly StoredTeam[],
+    tokens: readonly StoredToken[],
+  ): Promise<boolean> => {
+    if (options.seedTeamBudgets === undefined) return false;
+    const fresh = teams.filter((team) => {
       const key = budgetSeedKey(team);
-      if (key === null || seeded.has(key)) continue;
-      seeded.add(key);
-      fresh.push(team);
+      return key !== null && !seeded.has(key);
+    });
+    return fresh.length > 0 && markSeeded(fresh, await options.seedTeamBudgets(fresh, tokens));
+  };
+  /** Seeds what is not seeded yet; a failure is offered again after a wait that doubles up to the cap. */
+  const seedUnseeded = async (tokens: readonly StoredToken[], teams: readonly StoredTeam[]) => {
+    const tokensFailed = await seedNew(tokens);
+    const teamsFailed = await seedNewTeams(teams, tokens);
+    seedFailed = tokensFailed || teamsFailed;
+    if (!seedFailed) seedRetryMs = pollMs;
+    else {
+      seedRetryAt = Date.now() + seedRetryMs;
+      seedRetryMs = Math.min(SEED_RETRY_MAX_MS, seedRetryMs * 2);
     }
-    if (fresh.length > 0) await options.seedTeamBudgets(fresh, tokens);
   };
 
   const loadOnce = async () => {
@@ -153,16 +180,17 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     try {
       const result = await store.loadAll();
       if (result.version !== version) {
-        await seedNew(result.tokens);
         // A store written before teams were stored (or a test's) may answer without them: none.
         const teams = result.teams ?? [];
-        await seedNewTeams(teams, result.tokens);
+        await seedUnseeded(result.tokens, teams);
         loaded = result.tokens;
         loadedTeams = teams;
         version = result.version;
         generation++;
         count = loaded.filter((t) => t.revoked_at === null).length;
         loadedGauge?.set([], count);
+      } else if (seedFailed && Date.now() >= seedRetryAt) {
+        await seedUnseeded(loaded, loadedTeams);
       }
       loadedAt = new Date().toISOString();
       succeeded();
@@ -192,7 +220,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     timer = undefined;
     try {
       const current = await store.version();
-      if (current !== version || !ok) await refresh();
+      if (current !== version || !ok || (seedFailed && Date.now() >= seedRetryAt)) await refresh();
     } catch (err) {
       failed(err);
     }

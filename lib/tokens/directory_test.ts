@@ -251,6 +251,38 @@ Deno.test("directory: a change made elsewhere arrives by the version check, and 
   assert.equal(unwatched, true, "close stops watching");
 });
 
+Deno.test("directory: a stored token whose budget seed failed is seeded again until it succeeds, then not again", async () => {
+  const store = createMemoryTokenStore();
+  const offered: string[] = [];
+  let failing = true;
+  const directory = createTokenDirectory({
+    store,
+    logger: createMemoryLogger(),
+    pollMs: 10,
+    seedBudgets: (tokens) => {
+      offered.push(...tokens.map((t) => t.name));
+      // the usage database is down for the first seed
+      return Promise.resolve(failing ? tokens.map((t) => t.id) : []);
+    },
+  });
+  try {
+    const a = stored("budgeted", { budget: { tokens: 1000, period: "day" } });
+    await store.put(a, audit(a));
+    await directory.refresh();
+    assert.deepEqual(offered, ["budgeted"]);
+    assert.equal(directory.status().count, 1, "served meanwhile");
+    failing = false;
+    const deadline = Date.now() + 5_000;
+    while (offered.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(offered, ["budgeted", "budgeted"], "offered again without any change to the store");
+    await directory.refresh();
+    await directory.refresh();
+    assert.deepEqual(offered, ["budgeted", "budgeted"], "seeded once it succeeded");
+  } finally {
+    await directory.close();
+  }
+});
+
 Deno.test("directory: budgets of stored tokens are seeded once, when they first appear", async () => {
   const store = createMemoryTokenStore();
   const seededNames: string[] = [];

@@ -4,12 +4,15 @@
  * every record and, unbounded, for the spill file (`spill.ts`).
  *
  * A failed write keeps its items at the front of the buffer and is retried by the next `flush()` (the
- * pipeline calls it on every tick). If a write failed part-way, the retry may leave a truncated line followed
- * by the full line again: readers skip unparsable lines, and the store de-duplicates on `uid`.
+ * pipeline calls it on every tick). A write that failed part-way (a full disk) leaves a torn line, and a
+ * process that crashed mid-append leaves one at the file's end: the first write to a file, and the first after
+ * a failure, reads the file's last byte and starts on a new line when it is not one, so the torn fragment
+ * stays a line of its own (readers skip it; the retry writes its records whole, and the store de-duplicates
+ * on `uid`) instead of swallowing the first record written after it.
  *
  * @module
  */
-import { appendFile, mkdir } from "node:fs/promises";
+import { appendFile, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Logger } from "../log.ts";
 
@@ -26,6 +29,8 @@ export interface JsonlAppenderOptions<T> {
   serialize?: (item: T) => string;
   /** How many consecutive failed attempts `close()` makes before giving up. Default 3. */
   closeAttempts?: number;
+  /** Appends `text` to the file at `path`; `appendFile` by default (tests inject one that fails part-way). */
+  appendText?: (path: string, text: string) => Promise<void>;
 }
 
 /** A buffered, serialized JSON-lines writer for one file. */
@@ -36,6 +41,8 @@ export class JsonlAppender<T> {
   #chain: Promise<void> = Promise.resolve();
   #scheduled = false;
   #dirReady = false;
+  /** Whether the file may not end with a newline: before the first write, and after a failed one. */
+  #tailUnknown = true;
   #failing = 0;
   #written = 0;
   #failures = 0;
@@ -162,7 +169,11 @@ export class JsonlAppender<T> {
         await mkdir(dirname(this.#path), { recursive: true });
         this.#dirReady = true;
       }
-      await appendFile(this.#path, text);
+      if (this.#tailUnknown) {
+        if (!await endsLine(this.#path)) text = "\n" + text;
+        this.#tailUnknown = false;
+      }
+      await (this.#options.appendText ?? appendFile)(this.#path, text);
       this.#written += items.length;
       if (this.#failing > 0) {
         this.#options.logger.info(`${this.#options.name}_recovered`, {
@@ -175,6 +186,7 @@ export class JsonlAppender<T> {
       // keep them, in order, ahead of anything appended meanwhile
       this.#buffer = items.concat(this.#buffer);
       this.#dirReady = false;
+      this.#tailUnknown = true; // part of the text may have been written
       this.#failures++;
       if (this.#failing++ === 0) {
         this.#options.logger.error(`${this.#options.name}_write_failed`, {
@@ -184,6 +196,26 @@ export class JsonlAppender<T> {
         });
       }
     }
+  }
+}
+
+/** Whether the file at `path` is absent, empty, or ends with a newline: the next line starts on a line of its own. */
+async function endsLine(path: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "ENOENT") return true;
+    throw e;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return true;
+    const last = new Uint8Array(1);
+    await handle.read(last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { appendFile } from "node:fs/promises";
 import { createMemoryLogger } from "../log.ts";
 import { createJsonlSink, JsonlAppender } from "./jsonl_sink.ts";
 import { readJsonl } from "../../tests/helpers/usage.ts";
@@ -44,6 +45,52 @@ Deno.test("jsonl sink: a failed write keeps the records, in order, for the next 
   assert.deepEqual((await readJsonl<Item>(path)).map((l) => l.n), [0, 1, 2, 3, 4, 5, 6, 7]);
   assert.ok(logger.lines.some((l) => l.msg === "usage_jsonl_recovered"));
   await sink.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("jsonl sink: a write that fails part-way (disk full) loses no record to the torn line it leaves", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/usage.jsonl`;
+  let full = true;
+  const sink = new JsonlAppender<Item>(path, {
+    logger: createMemoryLogger(),
+    name: "usage_jsonl",
+    appendText: async (file, text) => {
+      if (!full) return await appendFile(file, text);
+      await appendFile(file, text.slice(0, text.length / 2 + 7)); // what fitted
+      throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+    },
+  });
+  for (let i = 0; i < 4; i++) sink.append(item(i));
+  await sink.flush();
+  assert.equal(sink.pending, 4, "kept for the retry");
+  full = false; // space was freed
+  sink.append(item(4));
+  await sink.flush();
+  await sink.close();
+  const lines = (await Deno.readTextFile(path)).split("\n").filter((l) => l !== "");
+  const parsed = lines.map((line) => {
+    try {
+      return (JSON.parse(line) as Item).n;
+    } catch {
+      return null; // the torn fragment
+    }
+  });
+  const torn = parsed.indexOf(null);
+  assert.equal(parsed.filter((n) => n === null).length, 1, "one torn line");
+  assert.deepEqual(parsed.slice(torn + 1), [0, 1, 2, 3, 4], "the retry's records, each whole");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("jsonl sink: appending to a file whose last line was torn by a crash starts a new line", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/usage.jsonl`;
+  await Deno.writeTextFile(path, JSON.stringify(item(0)) + "\n" + JSON.stringify(item(1)).slice(0, 20));
+  const sink = createJsonlSink<Item>(path, { logger: createMemoryLogger(), maxBuffered: 100 });
+  for (let i = 2; i < 4; i++) sink.append(item(i));
+  await sink.close();
+  const lines = (await Deno.readTextFile(path)).split("\n");
+  assert.deepEqual(lines.slice(2).map((l) => l === "" ? null : (JSON.parse(l) as Item).n), [2, 3, null]);
   await Deno.remove(dir, { recursive: true });
 });
 

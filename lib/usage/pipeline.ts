@@ -51,6 +51,11 @@ export interface UsagePipelineOptions {
   shutdownTimeoutMs?: number;
   /** The clock, for retention in tests. */
   now?: () => number;
+  /**
+   * Called (on the store lane, so keep it short) when a replay has put the last records of a spill file into
+   * the store: budgets seeded at start never saw them.
+   */
+  onSpillReplayed?: () => void;
 }
 
 /** Counters for tests and metrics. */
@@ -105,6 +110,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
     retryMaxMs,
     logger,
     health: { succeeded, failed },
+    onReplayed: options.onSpillReplayed,
   });
   const jsonl: JsonlAppender<UsageEntry> | null = options.jsonlPath
     ? createJsonlSink<UsageEntry>(options.jsonlPath, {

@@ -14,7 +14,7 @@
 import { GatewayError } from "../errors.ts";
 import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { runListRecordsAsync } from "./record_list.ts";
-import { canonicalTime, runUsageQueryAsync, type SqlValue, UsageQueryError } from "./query.ts";
+import { batchLimit, canonicalTime, runUsageQueryAsync, type SqlValue, UsageQueryError } from "./query.ts";
 import { POSTGRES_DIALECT } from "./sql_dialect.ts";
 import {
   isConnectionFailure,
@@ -196,9 +196,22 @@ export function createPostgresStore(
         return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
       });
     },
-    deleteOlderThan(iso) {
+    sumTeamSince(team, sinceIso) {
+      return call("budget sum", async (sql) => {
+        const [row] = await sql.unsafe(
+          `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+           FROM usage WHERE team = $1 AND time >= $2`,
+          [team, canonicalTime(sinceIso, "since")],
+        );
+        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      });
+    },
+    deleteOlderThan(iso, limit) {
       return call("retention", async (sql) => {
-        const result = await sql.unsafe("DELETE FROM usage WHERE time < $1", [canonicalTime(iso, "before")]);
+        const result = await sql.unsafe(
+          "DELETE FROM usage WHERE ctid IN (SELECT ctid FROM usage WHERE time < $1 LIMIT $2)",
+          [canonicalTime(iso, "before"), batchLimit(limit)],
+        );
         return result.count;
       });
     },

@@ -197,15 +197,28 @@ Deno.test("postgres usage: budgets are seeded from sums, retention deletes old r
       uid: `r${i}`,
     }));
     records.push({ ...records[0], uid: "other", token: "bob", token_id: "cfg_bob" });
+    records.push({ ...records[1], uid: "t1", token: "gone", token_id: "tok_gone", team: "payments" });
+    records.push({ ...records[2], uid: "t2", token: "bob", token_id: "cfg_bob", team: "payments" });
     await pg.insert(records);
+    assert.deepEqual(await pg.sumTeamSince("payments", new Date(T0 + HOUR).toISOString()), {
+      tokens: 30,
+      cost: 0.5,
+    });
+    assert.deepEqual(await pg.sumTeamSince("payments", new Date(T0 + 2 * HOUR).toISOString()), {
+      tokens: 15,
+      cost: 0.25,
+    });
     assert.deepEqual(await pg.sumSince("cfg_alice", new Date(T0 + HOUR).toISOString()), {
       tokens: 45,
       cost: 0.75,
     });
     assert.deepEqual(await pg.sumSince("nobody", new Date(T0).toISOString()), { tokens: 0, cost: 0 });
-    assert.equal(await pg.deleteOlderThan(new Date(T0 + 2 * HOUR).toISOString()), 3);
-    assert.equal((await pg.query({})).totals.requests, 2);
-    await assert.rejects(pg.deleteOlderThan("not a time"), UsageQueryError);
+    // At most the batch per statement: retention calls again until a batch comes back short.
+    assert.equal(await pg.deleteOlderThan(new Date(T0 + 2 * HOUR).toISOString(), 3), 3);
+    assert.equal((await pg.query({})).totals.requests, 4);
+    assert.equal(await pg.deleteOlderThan(new Date(T0 + 2 * HOUR).toISOString(), 3), 1);
+    assert.equal((await pg.query({})).totals.requests, 3);
+    await assert.rejects(pg.deleteOlderThan("not a time", 3), UsageQueryError);
   });
 });
 

@@ -91,6 +91,14 @@ export function canonicalTime(value: string, param = "time"): string {
   return new Date(ms).toISOString();
 }
 
+/** A retention batch's size: a positive whole number (anything else would delete nothing, or everything). */
+export function batchLimit(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new RangeError(`a retention batch must be a positive whole number, not ${limit}`);
+  }
+  return limit;
+}
+
 /** The validated, de-duplicated group keys of a query (unknown keys are rejected, never interpolated). */
 export function groupKeysOf(groupBy: readonly string[] | undefined): UsageGroupKey[] {
   const keys: UsageGroupKey[] = [];

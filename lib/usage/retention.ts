@@ -4,6 +4,12 @@
  * never run beside an insert. A failing delete is logged and waits for the next run: retention must never
  * take the pipeline down.
  *
+ * A run deletes in batches of `retentionBatch` records, each its own statement, until a batch comes back
+ * short: one statement over a large backlog (a retention newly set, a store that was down for days) outlasts
+ * PostgreSQL's time limit, rolls back and deletes nothing, hour after hour, and in SQLite it holds the worker
+ * from every other call while it runs. A run stops after `retentionMaxRunMs`, so the inserts waiting on the
+ * lane behind it wait at most that long; the rest of a backlog goes in the next runs.
+ *
  * Stored responses (`responses.retention`, default 30 days) are pruned the same way, beside it
  * ({@linkcode startResponsesRetention}): they have their own period, and in the SQLite store their deletes
  * run in the same worker as the inserts, one call at a time, so they need no lane of the pipeline.
@@ -21,21 +27,53 @@ export interface RetentionOptions {
   retentionMs?: number;
   /** How often retention runs after the first run at start. Default hourly. */
   retentionIntervalMs?: number;
-  /** The clock the cut-off is taken from. */
+  /** Records deleted per statement. Default {@linkcode RETENTION_BATCH}. */
+  retentionBatch?: number;
+  /** How long one run keeps deleting batches. Default {@linkcode RETENTION_MAX_RUN_MS}. */
+  retentionMaxRunMs?: number;
+  /** The clock the cut-off (and a run's time bound) is taken from. */
   now: () => number;
   logger: Logger;
 }
 
-/** Deletes the records older than `now() - retentionMs` once; never throws. A no-op without a store or retention. */
+/** Records deleted per statement by default: well inside a statement time limit of a second or two. */
+export const RETENTION_BATCH = 5_000;
+/** How long one retention run keeps deleting batches by default. */
+export const RETENTION_MAX_RUN_MS = 15_000;
+
+/**
+ * Deletes the records older than `now() - retentionMs`, batch by batch, until none is left or the run's time is
+ * up; never throws. A no-op without a store or retention.
+ */
 export async function runRetention(options: RetentionOptions): Promise<void> {
   const { store, retentionMs, logger } = options;
   if (!store || !retentionMs) return;
-  const before = new Date(options.now() - retentionMs).toISOString();
+  const started = options.now();
+  const before = new Date(started - retentionMs).toISOString();
+  const batch = options.retentionBatch ?? RETENTION_BATCH;
+  const maxRunMs = options.retentionMaxRunMs ?? RETENTION_MAX_RUN_MS;
+  let deleted = 0;
+  let finished = false;
   try {
-    const deleted = await store.deleteOlderThan(before);
-    if (deleted > 0) logger.info("usage_retention", { deleted, before });
+    while (true) {
+      const n = await store.deleteOlderThan(before, batch);
+      deleted += n;
+      if (n < batch) {
+        finished = true;
+        break;
+      }
+      if (options.now() - started >= maxRunMs) break;
+    }
   } catch (e) {
-    logger.warn("usage_retention_failed", { before, error: e instanceof Error ? e.message : String(e) });
+    logger.warn("usage_retention_failed", {
+      before,
+      ...(deleted > 0 ? { deleted } : {}),
+      error: e instanceof Error ? e.message : String(e),
+    });
+    return;
+  }
+  if (deleted > 0) {
+    logger.info("usage_retention", finished ? { deleted, before } : { deleted, before, more: true });
   }
 }
 

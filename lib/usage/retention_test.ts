@@ -33,6 +33,54 @@ Deno.test("retention: deletes only records older than the cut-off, and logs how 
   await store.close();
 });
 
+Deno.test("retention: a backlog is deleted in batches, each its own statement, until one comes back short", async () => {
+  const store = await storeWithAges(40, 41, 42, 43, 44, 45, 46, 1, 2);
+  const statements: number[] = [];
+  const counted: UsageStore = {
+    ...store,
+    deleteOlderThan: async (iso, limit) => {
+      const n = await store.deleteOlderThan(iso, limit);
+      statements.push(n);
+      return n;
+    },
+  };
+  const logger = createMemoryLogger();
+  await runRetention({ store: counted, retentionMs: 30 * day, retentionBatch: 2, now: () => now, logger });
+  assert.deepEqual(statements, [2, 2, 2, 1]);
+  assert.equal((await store.query({})).totals.requests, 2, "the two newer records are kept");
+  assert.deepEqual(logger.lines, [
+    { level: "info", msg: "usage_retention", deleted: 7, before: iso(now - 30 * day) },
+  ]);
+  await store.close();
+});
+
+Deno.test("retention: a run stops after its time; the next run deletes the rest", async () => {
+  const store = await storeWithAges(40, 41, 42, 43, 44, 45, 46, 1);
+  let clock = now;
+  const slow: UsageStore = {
+    ...store,
+    deleteOlderThan: (iso, limit) => {
+      clock += 1_000; // each statement takes a second
+      return store.deleteOlderThan(iso, limit);
+    },
+  };
+  const logger = createMemoryLogger();
+  const options = {
+    store: slow,
+    retentionMs: 30 * day,
+    retentionBatch: 2,
+    retentionMaxRunMs: 2_000,
+    now: () => clock,
+    logger,
+  };
+  await runRetention(options);
+  assert.equal((await store.query({})).totals.requests, 4, "two statements in the run's two seconds");
+  assert.equal(logger.lines[0].more, true);
+  await runRetention(options);
+  assert.equal((await store.query({})).totals.requests, 1);
+  await store.close();
+});
+
 Deno.test("retention: a failing delete is logged as a warning, never thrown", async () => {
   const store = await storeWithAges(40);
   const failing: UsageStore = { ...store, deleteOlderThan: () => Promise.reject(new Error("disk gone")) };

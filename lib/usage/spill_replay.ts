@@ -33,6 +33,11 @@ export interface SpillReplayOptions {
   retryMaxMs: number;
   logger: Logger;
   health: StoreHealth;
+  /**
+   * Called when a replay has put the last records of a spill file into the store: usage the budget counters of
+   * this process may never have counted (the last run's) is now there to seed them from.
+   */
+  onReplayed?: () => void;
 }
 
 /** The spill file plus the state of replaying it into the store. */
@@ -48,6 +53,8 @@ export class SpillReplay {
   #notBefore = 0;
   #reader: SpillReader | null = null;
   #batch: StoredUsageRecord[] | null = null;
+  /** Records inserted from the file the open reader reads. */
+  #replayedFromFile = 0;
 
   constructor(options: SpillReplayOptions) {
     this.#options = options;
@@ -108,6 +115,8 @@ export class SpillReplay {
       if (batch === null) {
         await this.#reader.finish();
         this.#reader = null;
+        if (this.#replayedFromFile > 0) this.#options.onReplayed?.();
+        this.#replayedFromFile = 0;
         return "more"; // a new spill file may have started meanwhile
       }
     } catch (e) {
@@ -123,6 +132,7 @@ export class SpillReplay {
       await store.insert(batch);
       this.#batch = null;
       this.replayed += batch.length;
+      this.#replayedFromFile += batch.length;
       health.succeeded();
       return "more";
     } catch (e) {

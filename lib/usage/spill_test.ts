@@ -74,6 +74,21 @@ Deno.test("spill: a leftover .replaying file is replayed first; torn and junk li
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("spill: records spilled after a crash tore the file's last line are all replayed", async () => {
+  const dir = await Deno.makeTempDir();
+  const logger = createMemoryLogger();
+  const path = `${dir}/spill.jsonl`;
+  const old = (i: number) => JSON.stringify({ ...makeRecord(i, { request_id: `old_${i}` }), uid: `old${i}` });
+  await Deno.writeTextFile(path, old(0) + "\n" + old(1).slice(0, 120)); // the last process crashed mid-append
+  const spill = new SpillFile(path, logger);
+  for (let i = 0; i < 3; i++) spill.append(entry(i));
+  await spill.flush();
+  assert.deepEqual((await readAll(spill, 100)).ids, ["old_0", "req_0", "req_1", "req_2"]);
+  assert.ok(logger.lines.some((l) => l.msg === "usage_spill_lines_skipped" && l.lines === 1));
+  await spill.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("spill: reads files larger than one read chunk, across chunk boundaries", async () => {
   const dir = await Deno.makeTempDir();
   const spill = new SpillFile(`${dir}/spill.jsonl`, createMemoryLogger());

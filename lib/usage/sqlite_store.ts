@@ -27,7 +27,7 @@ import {
   type UsageQuery,
   type UsageReport,
 } from "./record.ts";
-import { canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
+import { batchLimit, canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
 import { registerSqliteFunctions } from "./sql_dialect.ts";
 import { runListRecords } from "./record_list.ts";
 import { SQLITE_USAGE_INDEXES } from "./usage_indexes.ts";
@@ -193,7 +193,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
      FROM usage WHERE token_id = ? AND time >= ?`,
   );
-  const deleteStmt = db.prepare("DELETE FROM usage WHERE time < ?");
+  const teamSumStmt = db.prepare(
+    `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+     FROM usage WHERE team = ? AND time >= ?`,
+  );
+  const deleteStmt = db.prepare(
+    "DELETE FROM usage WHERE rowid IN (SELECT rowid FROM usage WHERE time < ? LIMIT ?)",
+  );
   let closed = false;
   const open = () => {
     if (closed) throw new Error("usage store is closed");
@@ -245,10 +251,19 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
       });
     },
-    deleteOlderThan(iso) {
+    sumTeamSince(team, sinceIso) {
       return run(() => {
         open();
-        return Number(deleteStmt.run(canonicalTime(iso, "before")).changes);
+        const row = teamSumStmt.get(team, canonicalTime(sinceIso, "since")) as
+          | Record<string, unknown>
+          | undefined;
+        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      });
+    },
+    deleteOlderThan(iso, limit) {
+      return run(() => {
+        open();
+        return Number(deleteStmt.run(canonicalTime(iso, "before"), batchLimit(limit)).changes);
       });
     },
     close() {

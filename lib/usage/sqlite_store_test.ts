@@ -285,12 +285,12 @@ Deno.test("sqlite store: nearest-rank latency percentiles on a known distributio
 
 Deno.test("sqlite store: retention deletes only older rows", async () => {
   const store = await seeded();
-  const deleted = await store.deleteOlderThan(at(24 * HOUR));
+  const deleted = await store.deleteOlderThan(at(24 * HOUR), 100);
   assert.equal(deleted, 3);
   const { totals } = await store.query({});
   assert.equal(totals.requests, 4);
   assert.equal((await store.query({ to: at(24 * HOUR) })).totals.requests, 0);
-  assert.equal(await store.deleteOlderThan(at(0)), 0);
+  assert.equal(await store.deleteOlderThan(at(0), 100), 0);
   await store.close();
 });
 
@@ -304,5 +304,43 @@ Deno.test("sqlite store: sumSince sums a token's tokens and cost from a time, by
   assert.deepEqual(await store.sumSince("tok_other", at(0)), { tokens: 1005, cost: 0.001 });
   assert.deepEqual(await store.sumSince("alice", at(0)), { tokens: 0, cost: 0 }, "a name is not an identity");
   assert.deepEqual(await store.sumSince("nobody", at(0)), { tokens: 0, cost: 0 });
+  await store.close();
+});
+
+Deno.test("sqlite store: sumTeamSince sums what was recorded under a team from a time, whoever the token", async () => {
+  const store = createSqliteStore(":memory:");
+  await store.insert([
+    makeRecord(1, {
+      time: at(0),
+      token_id: "tok_gone",
+      team: "payments",
+      prompt_tokens: 100,
+      completion_tokens: 0,
+    }),
+    makeRecord(2, {
+      time: at(HOUR),
+      token_id: "cfg_bob",
+      team: "payments",
+      prompt_tokens: 7,
+      completion_tokens: 3,
+    }),
+    makeRecord(3, {
+      time: at(HOUR),
+      token_id: "cfg_bob",
+      team: "growth",
+      prompt_tokens: 50,
+      completion_tokens: 0,
+    }),
+    makeRecord(4, {
+      time: at(HOUR),
+      token_id: "cfg_bob",
+      team: null,
+      prompt_tokens: 60,
+      completion_tokens: 0,
+    }),
+  ]);
+  assert.deepEqual((await store.sumTeamSince("payments", at(0))).tokens, 110);
+  assert.deepEqual((await store.sumTeamSince("payments", at(HOUR))).tokens, 10);
+  assert.deepEqual(await store.sumTeamSince("nobody", at(0)), { tokens: 0, cost: 0 });
   await store.close();
 });

@@ -48,8 +48,10 @@ async function answer(call: StoreCall): Promise<unknown> {
       return await store.listRecords(call.query);
     case "sumSince":
       return await store.sumSince(call.tokenId, call.since);
+    case "sumTeamSince":
+      return await store.sumTeamSince(call.team, call.since);
     case "deleteOlderThan":
-      return await store.deleteOlderThan(call.before);
+      return await store.deleteOlderThan(call.before, call.limit);
     case "close":
       return await store.close();
     case "responses.put":

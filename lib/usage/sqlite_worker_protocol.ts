@@ -42,7 +42,8 @@ export type StoreCall =
     | { method: "query"; query: UsageQuery }
     | { method: "listRecords"; query: RecordListQuery }
     | { method: "sumSince"; tokenId: string; since: string }
-    | { method: "deleteOlderThan"; before: string }
+    | { method: "sumTeamSince"; team: string; since: string }
+    | { method: "deleteOlderThan"; before: string; limit: number }
     | { method: "close" }
     | { method: "responses.put"; record: StoredResponse }
     | { method: "responses.get"; rid: string; owner: string }

@@ -237,8 +237,11 @@ export async function openSqliteWorkerStore(
     async sumSince(tokenId, since) {
       return await call({ method: "sumSince", tokenId, since }) as { tokens: number; cost: number };
     },
-    async deleteOlderThan(before) {
-      return await call({ method: "deleteOlderThan", before }) as number;
+    async sumTeamSince(team, since) {
+      return await call({ method: "sumTeamSince", team, since }) as { tokens: number; cost: number };
+    },
+    async deleteOlderThan(before, limit) {
+      return await call({ method: "deleteOlderThan", before, limit }) as number;
     },
     async close() {
       if (closed) return;

@@ -50,7 +50,8 @@ Deno.test("worker store: answers equal the in-thread store's for the same record
   await worker.insert(records);
   const q = { from: "2025-01-01T05:00:00Z", group_by: ["outcome" as const, "day" as const] };
   assert.deepEqual(await worker.query(q), await direct.query(q));
-  assert.equal(await worker.deleteOlderThan("2025-01-01T10:00:00Z"), 10);
+  assert.equal(await worker.deleteOlderThan("2025-01-01T10:00:00Z", 6), 6, "one batch");
+  assert.equal(await worker.deleteOlderThan("2025-01-01T10:00:00Z", 6), 4);
   assert.equal((await worker.query({})).totals.requests, 30);
   await worker.close();
   await direct.close();

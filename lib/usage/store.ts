@@ -61,8 +61,20 @@ export interface UsageStore {
    * `sinceIso`, to seed budgets at startup. By identity, not name: a reissued name starts its own budget.
    */
   sumSince(tokenId: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
-  /** Deletes records older than `iso` (retention); resolves to how many were deleted. */
-  deleteOlderThan(iso: string): Promise<number>;
+  /**
+   * {@linkcode sumSince} for the records made under team `team` (their `team`: the team's name when the request
+   * was made), to seed a team's budget: what its members spent while members counts after they are revoked or
+   * move. A team's name can be reused (a stored team made again after one was deleted), so the caller passes
+   * a `sinceIso` no earlier than the team's creation for a team that has one.
+   */
+  sumTeamSince(team: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
+  /**
+   * Deletes at most `limit` of the records older than `iso` (retention), in one statement; resolves to how
+   * many were deleted. Retention calls it until fewer than `limit` come back: one statement over a large
+   * backlog would outlast the store's time limit (and roll back), or hold the SQLite worker from every other
+   * call while it ran.
+   */
+  deleteOlderThan(iso: string, limit: number): Promise<number>;
   /** Releases the store; later calls reject. Idempotent. */
   close(): Promise<void>;
 }

@@ -16,7 +16,6 @@ import { resolveWithCatalog, type ValidatedConfig, type ValidationResult } from 
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { seedBudgets } from "../policy/seed_budgets.ts";
 import type { Reloader, ReloadStatus } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -82,7 +81,7 @@ export async function startWorkers(
   );
   const metrics = new GatewayMetrics();
   const shared = await openSharedState(config, logger, metrics, options.usageWorker);
-  await seedBudgets(config, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);
+  await shared.budgets.seed(config);
   const workerUrl = options.workerUrl ?? new URL("./worker_main.ts", import.meta.url);
   const slots: (Slot | undefined)[] = [];
   let stopping = false;
@@ -259,7 +258,7 @@ export async function startWorkers(
       if (resolved.ok) {
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
-        await seedBudgets(config, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);
+        await shared.budgets.seed(config);
       }
     }
     lastStatus = status;

@@ -128,7 +128,16 @@ export function primaryMethods(
     "responses.prune": (before: string) => responses.prune(before),
   };
   if (store === null) {
-    for (const name of ["db.insert", "db.query", "db.listRecords", "db.sumSince", "db.deleteOlderThan"]) {
+    for (
+      const name of [
+        "db.insert",
+        "db.query",
+        "db.listRecords",
+        "db.sumSince",
+        "db.sumTeamSince",
+        "db.deleteOlderThan",
+      ]
+    ) {
       methods[name] = noStore;
     }
     return methods;
@@ -140,7 +149,8 @@ export function primaryMethods(
     "db.query": (q: Parameters<typeof store.query>[0]) => store.query(q),
     "db.listRecords": (q: Parameters<typeof store.listRecords>[0]) => store.listRecords(q),
     "db.sumSince": (id: string, since: string) => store.sumSince(id, since),
-    "db.deleteOlderThan": (before: string) => store.deleteOlderThan(before),
+    "db.sumTeamSince": (team: string, since: string) => store.sumTeamSince(team, since),
+    "db.deleteOlderThan": (before: string, limit: number) => store.deleteOlderThan(before, limit),
     "tokens.loadAll": () => tokens.loadAll(),
     "tokens.version": () => tokens.version(),
     "tokens.put": (...a: Parameters<typeof tokens.put>) => tokens.put(...a),

@@ -143,7 +143,8 @@ export function remoteUsageDatabase(
     query: (q) => call("db.query", q),
     listRecords: (q) => call("db.listRecords", q),
     sumSince: (tokenId, since) => call("db.sumSince", tokenId, since),
-    deleteOlderThan: (before) => call("db.deleteOlderThan", before),
+    sumTeamSince: (team, since) => call("db.sumTeamSince", team, since),
+    deleteOlderThan: (before, limit) => call("db.deleteOlderThan", before, limit),
     close: () => Promise.resolve(),
   };
 }

@@ -67,7 +67,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     store: database.tokens,
     logger,
     seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
-    seedTeamBudgets: (fresh, stored) => seedStoredTeamBudgets(fresh, stored, database, counters, logger),
+    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger),
   });
   await tokens?.refresh();
   if (tokens !== null) {

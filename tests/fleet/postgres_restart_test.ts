@@ -3,12 +3,14 @@
  * Every request is answered at its usual speed meanwhile (its record queues, then spills to the local spill
  * file), and afterwards every request has exactly one usage row: none lost, none doubled by the replay.
  *
+ * Budgets span a restart during an outage too: spend that waited in the spill file counts once replayed.
+ *
  * The test runs its own PostgreSQL server on a free port (`helpers/private_postgres.ts`), so stopping it
  * disturbs no one else.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway } from "../helpers/gateway.ts";
+import { startGateway, type TestGateway } from "../helpers/gateway.ts";
 import { queryOnce } from "../helpers/postgres.ts";
 import { startPrivatePostgres } from "../helpers/private_postgres.ts";
 
@@ -108,6 +110,117 @@ Deno.test("postgres restarted under load: every request has exactly one usage ro
   } finally {
     running = false;
     await gw.stop().catch(() => {});
+    await pg.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const SPENDER = "gw-pg-spender-0123456789abcdef";
+
+/** A token of a 40-token daily budget; the usage queue holds one record, so a burst spills. */
+function budgetConfig(url: string, dir: string): string {
+  return `
+postgres: { url: "${url}", schema: gw_budget, timeout: 2s }
+usage: { spill: "${dir}/spill.jsonl", queue_size: 1, flush_interval: 50ms }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+tokens:
+  - { name: spender, environment: test, sha256: ${
+    hashToken(SPENDER)
+  }, models: ["*"], budget: { tokens: 40, period: day } }
+admin_tokens:
+  - { name: ops, sha256: ${hashToken(ADMIN)} }
+`;
+}
+
+/** Sends a 10-token chat request (echo: 5 prompt + 5 completion tokens) as the spender. */
+async function spend(gw: TestGateway): Promise<{ status: number; code: string | undefined }> {
+  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${SPENDER}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "chat-echo",
+      messages: [{ role: "user", content: "one two three four five" }],
+    }),
+  });
+  const body = await res.json();
+  return { status: res.status, code: body.error?.code };
+}
+
+/** What the spender's budget counter holds, as `/admin/explain` shows it. */
+async function budgetUsed(gw: TestGateway): Promise<number> {
+  const res = await fetch(`${gw.url}/admin/explain?token=spender&model=chat-echo`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  return (await res.json()).budget.used;
+}
+
+/** Polls until the spender's budget counter holds `want`, for up to `ms`; fails saying what it held. */
+async function untilBudgetUsed(gw: TestGateway, want: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  let used = await budgetUsed(gw);
+  while (used !== want && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    used = await budgetUsed(gw);
+  }
+  assert.equal(used, want, `the budget counts ${used} of the ${want} tokens spent today`);
+}
+
+Deno.test("postgres down across a restart: spend that waited in the spill file counts against the budget once replayed", async () => {
+  const pg = await startPrivatePostgres();
+  const dir = await Deno.makeTempDir();
+  try {
+    await pg.stop("fast");
+    // The outage starts before the first run: every record of it ends up in the spill file.
+    const first = await startGateway(budgetConfig(pg.url, dir));
+    try {
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push((await spend(first)).status);
+      assert.deepEqual(answers, [200, 200, 200, 200, 429]);
+    } finally {
+      await first.stop();
+    }
+    const second = await startGateway(budgetConfig(pg.url, dir));
+    try {
+      await pg.start();
+      // The spill file is replayed when the database answers, after the gateway started serving.
+      await untilBudgetUsed(second, 40, 45_000);
+      assert.deepEqual(await spend(second), { status: 429, code: "insufficient_quota" });
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await pg.destroy();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("postgres down when a replica starts: the budget is seeded once the database answers", async () => {
+  const pg = await startPrivatePostgres();
+  const dir = await Deno.makeTempDir();
+  try {
+    const first = await startGateway(budgetConfig(pg.url, dir).replace("queue_size: 1", "queue_size: 100"));
+    try {
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push((await spend(first)).status);
+      assert.deepEqual(answers, [200, 200, 200, 200, 429]);
+    } finally {
+      await first.stop(); // every record is in PostgreSQL
+    }
+    await pg.stop("fast"); // maintenance while the replica restarts
+    const second = await startGateway(budgetConfig(pg.url, dir));
+    try {
+      assert.ok(second.logs.some((l) => l.msg === "budget_seed_failed"), "the failed seed is logged");
+      await pg.start();
+      await untilBudgetUsed(second, 40, 45_000);
+      assert.deepEqual(await spend(second), { status: 429, code: "insufficient_quota" });
+      assert.ok(second.logs.some((l) => l.msg === "budget_seed_recovered"), "and so is the late seed");
+    } finally {
+      await second.stop();
+    }
+  } finally {
     await pg.destroy();
     await Deno.remove(dir, { recursive: true });
   }

@@ -96,7 +96,8 @@ export function controlledStore(inner: UsageStore): ControlledStore {
     query: (q) => inner.query(q),
     listRecords: (q) => inner.listRecords(q),
     sumSince: (token, since) => inner.sumSince(token, since),
-    deleteOlderThan: (iso) => inner.deleteOlderThan(iso),
+    sumTeamSince: (team, since) => inner.sumTeamSince(team, since),
+    deleteOlderThan: (iso, limit) => inner.deleteOlderThan(iso, limit),
     close: () => inner.close(),
   };
   return store;

@@ -170,3 +170,134 @@ Deno.test("teams: team.rpm is shared by the members; a team's models bound its t
     await up.stop();
   }
 });
+
+const MEMBER_B = "gw-team-member-b-0123456789abcdef";
+
+/** A config team of a 40-token daily budget with one config member, and the echo model (10 tokens a request). */
+function restartConfig(dir: string): string {
+  return `
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+teams:
+  payments: { budget: { tokens: 40, period: day } }
+tokens:
+  - { name: member-b, sha256: ${hashToken(MEMBER_B)}, models: ["*"], team: payments }
+admin_tokens:
+  - { name: ops, token: ${ADMIN} }
+usage: { sqlite: "${dir}/usage.sqlite", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
+`;
+}
+
+async function adminCall(gw: TestGateway, method: string, path: string, body?: unknown) {
+  const r = await fetch(`${gw.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await r.json();
+  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A 10-token request (echo: 5 prompt + 5 completion tokens); its status and error code. */
+async function echo(gw: TestGateway, secret: string): Promise<[number, string | undefined]> {
+  const r = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "chat-echo",
+      messages: [{ role: "user", content: "one two three four five" }],
+    }),
+  });
+  const body = await r.json();
+  return [r.status, body.error?.code];
+}
+
+/** What the team has spent of its budget this period, as `/admin/teams/{name}` shows it. */
+async function teamUsed(gw: TestGateway, name: string): Promise<number> {
+  return (await adminCall(gw, "GET", `/admin/teams/${name}`)).spend.used;
+}
+
+Deno.test("teams: what a member spent counts against the team's budget after a restart, though the member was revoked", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const first = await startGateway(restartConfig(dir));
+    try {
+      const a = await adminCall(first, "POST", "/admin/tokens", {
+        name: "member-a",
+        models: ["*"],
+        team: "payments",
+      });
+      for (let i = 0; i < 3; i++) assert.deepEqual(await echo(first, a.token), [200, undefined]);
+      await adminCall(first, "DELETE", `/admin/tokens/${a.id}`);
+      assert.equal(await teamUsed(first, "payments"), 30);
+      await waitUntil(
+        async () => (await adminCall(first, "GET", "/admin/usage?team=payments")).totals.total_tokens === 30,
+        "the records",
+      );
+    } finally {
+      await first.stop();
+    }
+    const second = await startGateway(restartConfig(dir));
+    try {
+      assert.equal(await teamUsed(second, "payments"), 30, "the revoked member's spend is still the team's");
+      assert.deepEqual(await echo(second, MEMBER_B), [200, undefined]);
+      assert.deepEqual(await echo(second, MEMBER_B), [429, "insufficient_quota"]);
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("teams: a team made through the admin API again under a deleted one's name starts afresh after a restart", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const first = await startGateway(restartConfig(dir));
+    let member;
+    try {
+      await adminCall(first, "POST", "/admin/teams", {
+        name: "growth",
+        budget: { tokens: 40, period: "day" },
+      });
+      const old = await adminCall(first, "POST", "/admin/tokens", {
+        name: "old",
+        models: ["*"],
+        team: "growth",
+      });
+      for (let i = 0; i < 3; i++) assert.deepEqual(await echo(first, old.token), [200, undefined]);
+      await adminCall(first, "DELETE", `/admin/tokens/${old.id}`);
+      await adminCall(first, "DELETE", "/admin/teams/growth");
+      await adminCall(first, "POST", "/admin/teams", {
+        name: "growth",
+        budget: { tokens: 40, period: "day" },
+      });
+      member = await adminCall(first, "POST", "/admin/tokens", {
+        name: "new",
+        models: ["*"],
+        team: "growth",
+      });
+      assert.deepEqual(await echo(first, member.token), [200, undefined]);
+      assert.equal(await teamUsed(first, "growth"), 10);
+      await waitUntil(
+        async () => (await adminCall(first, "GET", "/admin/usage?team=growth")).totals.total_tokens === 40,
+        "the records",
+      );
+    } finally {
+      await first.stop();
+    }
+    const second = await startGateway(restartConfig(dir));
+    try {
+      assert.equal(await teamUsed(second, "growth"), 10, "only what the new team spent");
+      for (let i = 0; i < 3; i++) assert.deepEqual(await echo(second, member.token), [200, undefined]);
+      assert.deepEqual(await echo(second, member.token), [429, "insufficient_quota"]);
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
