@@ -11,7 +11,7 @@
  * @module
  */
 import { validateConfigFile } from "./config/config_worker_client.ts";
-import { resolveWithCatalog, type ValidationResult } from "./config/load.ts";
+import { resolveValidated, type ValidationResult } from "./config/load.ts";
 import { EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
 import type { ConfigIssue, LoadResult } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
@@ -77,7 +77,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
       }
       : await validate(options.path, env);
     const result: LoadResult = validated.ok
-      ? await resolveWithCatalog(validated.validated, { source: options.path, env })
+      ? resolveValidated(validated.validated, { source: options.path, env })
       : validated;
     let issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {

@@ -12,7 +12,7 @@
  * @module
  */
 import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
-import { resolveWithCatalog, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
+import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
@@ -255,7 +255,7 @@ export async function startWorkers(
       };
     if (status.ok && validation.ok) {
       current = validation.validated;
-      const resolved = await resolveWithCatalog(current, { source: path, env });
+      const resolved = resolveValidated(current, { source: path, env });
       if (resolved.ok) {
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
