@@ -20,7 +20,7 @@ import {
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
-import { createProviders, ProviderSetupError } from "./providers/registry.ts";
+import { setUpState } from "./reload.ts";
 import type { Runtime } from "./runtime/types.ts";
 import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
 
@@ -86,14 +86,12 @@ async function load(runtime: Runtime, path: string): Promise<GatewayState | null
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, result.issues)}\n`);
     return null;
   }
-  try {
-    return { config: result.config, providers: createProviders(result.config.providers, env) };
-  } catch (err) {
-    if (!(err instanceof ProviderSetupError)) throw err;
-    const issue = { path: `providers.${err.provider}`, message: err.message };
-    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, [issue])}\n`);
+  const setUp = setUpState(result.config, env);
+  if (!setUp.ok) {
+    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, setUp.issues)}\n`);
     return null;
   }
+  return setUp.state;
 }
 
 /** `--workers` / `server.workers`: a count from 1 to 256, or `auto` (one per core); null when invalid. */

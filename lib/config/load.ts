@@ -32,6 +32,7 @@ import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
 import { recordField, stringField } from "./raw_access.ts";
+import { ConfigSetupError } from "./setup_error.ts";
 import { inspectDocument, toPlainData } from "./yaml_tree.ts";
 
 /**
@@ -219,16 +220,22 @@ function crossCheck(parsed: ParsedText, catalog: CatalogChoice): ValidationResul
 /**
  * Resolves a validated config; the step a reload runs on the serving thread after a worker validated. Prices
  * come from the catalog the checks used (the operator's, carried in `parsed`), else `options.catalog`, else
- * the built-in one.
+ * the built-in one. A service of the config that cannot be set up (a guardrail without its region or
+ * credentials) is an issue at its path, as a provider's is, never a throw.
  */
 export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions): LoadResult {
-  return {
-    ok: true,
-    config: resolveConfig(parsed.data, options.source, undefined, {
-      substitutions: parsed.substitutions,
-      env: options.env,
-    }, parsed.catalog ?? options.catalog),
-  };
+  try {
+    return {
+      ok: true,
+      config: resolveConfig(parsed.data, options.source, undefined, {
+        substitutions: parsed.substitutions,
+        env: options.env,
+      }, parsed.catalog ?? options.catalog),
+    };
+  } catch (err) {
+    if (!(err instanceof ConfigSetupError)) throw err;
+    return { ok: false, issues: [{ path: err.path, message: err.message }] };
+  }
 }
 
 /** The text of a config file, or the issue that it cannot be read or is too large. */

@@ -246,7 +246,7 @@ export async function startWorkers(
       live().map((s) => s.channel.call<ReloadStatus>("reload.apply", trigger, validation).catch(() => null)),
     );
     const failed = statuses.find((s) => s !== null && !s.ok);
-    const status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
+    let status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
       {
         ok: validation.ok,
         at: new Date().toISOString(),
@@ -254,9 +254,11 @@ export async function startWorkers(
         issues: validation.ok ? [] : validation.issues,
       };
     if (status.ok && validation.ok) {
-      current = validation.validated;
-      const resolved = resolveValidated(current, { source: path, env });
-      if (resolved.ok) {
+      // The workers resolved it; the primary's own resolution fails only when no worker answered.
+      const resolved = resolveValidated(validation.validated, { source: path, env });
+      if (!resolved.ok) status = { ...status, ok: false, issues: resolved.issues };
+      else {
+        current = validation.validated;
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
         await seedBudgets(config, shared.store, shared.counters, logger, shared.tokens?.tokens() ?? []);

@@ -89,6 +89,27 @@ Deno.test("cli: check reports alias cycles, alias bombs and oversized files as i
   }
 });
 
+Deno.test("cli: a guardrail that cannot be set up (no AWS region) is an issue at its path for check and serve, no stack trace", async () => {
+  const file = await tempConfig(`guardrails:
+  bg: { type: bedrock, guardrail_identifier: abc123, guardrail_version: DRAFT }
+providers:
+  local: { type: builtin }
+models:
+  chat-a: { type: chat, guardrails: [bg], targets: [{ provider: local, model: echo }] }
+`);
+  // Empty counts as unset, whatever the environment running the tests has.
+  const env = { AWS_REGION: "", AWS_DEFAULT_REGION: "", AWS_ACCESS_KEY_ID: "", AWS_SECRET_ACCESS_KEY: "" };
+  const checked = await run(["check", "--config", file], env);
+  assert.equal(checked.code, 1);
+  assert.equal(checked.stdout, "");
+  assert.match(checked.stderr, /: guardrails\.bg: bedrock guardrail: no AWS region/);
+  assert.doesNotMatch(checked.stderr, /\s+at /);
+  const served = await run(["serve", "--config", file, "--port", "0"], env);
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, checked.stderr);
+  await Deno.remove(file);
+});
+
 Deno.test("cli: GATEWAY_CONFIG selects the config file; a missing file is reported", async () => {
   const { code, stderr } = await run(["check"], { GATEWAY_CONFIG: "/nonexistent/gateway.yaml" });
   assert.equal(code, 1);
