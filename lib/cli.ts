@@ -160,8 +160,12 @@ export async function runCli(
       );
       return 0;
     }
-    case "prices":
-      return await runPricesCommand(runtime, { model: values.model, configPath: values.config, env });
+    case "prices": {
+      // The same config as check and serve (--config, $GATEWAY_CONFIG, the shipped file): its catalog and aliases.
+      const path = await configPath(values.config, env);
+      const configFile = path === EMBEDDED_CONFIG_SOURCE ? undefined : path;
+      return await runPricesCommand(runtime, { model: values.model, configPath: configFile, env });
+    }
     case "token": {
       if (positionals[1] !== "new") break;
       const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
