@@ -17,6 +17,7 @@ import {
   validateConfigText,
   type ValidatedConfig,
 } from "./config/load.ts";
+import { tokenSchema } from "./config/schema.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
@@ -168,13 +169,31 @@ export async function runCli(
     }
     case "token": {
       if (positionals[1] !== "new") break;
-      const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
       const name = values.name ?? "my-app";
       const environment = values.environment ?? "development";
+      // Held to the config's own token fields, so the line printed is one `check` accepts.
+      for (
+        const [flag, value, schema] of [
+          ["--name", name, tokenSchema.shape.name],
+          ["--environment", environment, tokenSchema.shape.environment],
+        ] as const
+      ) {
+        const checked = schema.safeParse(value);
+        if (!checked.success) {
+          const why = checked.error.issues[0]?.code === "too_small"
+            ? "must not be empty"
+            : checked.error.issues[0]?.message;
+          runtime.writeStderr(`Invalid ${flag} ${JSON.stringify(value)}: ${why}.\n`);
+          return 2;
+        }
+      }
+      const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
+      // Quoted (a JSON string is a YAML one), so no value can end the entry or start a comment.
+      const entry = `{ name: ${JSON.stringify(name)}, environment: ${JSON.stringify(environment)}, ` +
+        `sha256: ${hashToken(token)}, models: ["*"] }`;
       runtime.writeStdout(
         `Token (shown once; store it as a secret): ${token}\n\n` +
-          `Add to the config's tokens list:\n` +
-          `  - { name: ${name}, environment: ${environment}, sha256: ${hashToken(token)}, models: ["*"] }\n`,
+          `Add to the config's tokens list:\n  - ${entry}\n`,
       );
       return 0;
     }
