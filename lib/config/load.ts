@@ -11,8 +11,9 @@
  * already reported.
  *
  * No message ever contains a secret: zod messages are rewritten so they do not echo input, and as a last
- * line of defence every substituted environment value and every `token`/`api_key`/`sha256`/header value is
- * scrubbed from all messages.
+ * line of defence every substituted environment value and every value at a secret position (`isSecretPath`:
+ * tokens, keys, AWS credentials, alert secrets, header values; for a broken file also an alias or tag written
+ * there, message_secrets.ts) is scrubbed from all messages.
  *
  * @module
  */
@@ -33,6 +34,7 @@ import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
 import { recordField, stringField } from "./raw_access.ts";
 import { ConfigSetupError } from "./setup_error.ts";
+import { secretsInSource } from "./message_secrets.ts";
 import { inspectDocument, toPlainData } from "./yaml_tree.ts";
 
 /**
@@ -164,10 +166,10 @@ function parseText(
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
 
   if (doc.errors.length > 0 || doc.warnings.length > 0) {
-    return fail(yamlIssues(doc, lineAt), secretsInText(text));
+    return fail(yamlIssues(doc, lineAt), secretsInSource(doc, text));
   }
   const tree = inspectDocument(doc, lineAt);
-  if (tree.issues.length > 0) return fail(tree.issues, secretsInText(text));
+  if (tree.issues.length > 0) return fail(tree.issues, secretsInSource(doc, text));
 
   const interpolation = interpolateDocument(doc, env);
   const data = toPlainData(doc, tree);
@@ -339,15 +341,6 @@ function fail(
     });
   }
   return { ok: false, issues: out };
-}
-
-/** Literal secret values in raw text, for scrubbing YAML errors when there is no usable document. */
-function secretsInText(text: string): string[] {
-  const found: string[] = [];
-  for (const m of text.matchAll(/(?:token|api_key|sha256)["']?\s*:\s*["']?([^\s"',}\]#]+)/g)) {
-    found.push(m[1]);
-  }
-  return found;
 }
 
 /**
