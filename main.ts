@@ -1,5 +1,5 @@
 /**
- * Entry point: `deno run main.ts [serve|check|token new|version]`. All logic lives in `lib/`; this file only
+ * Entry point: `deno run main.ts [serve|check|prices|token new|version]` (lib/cli.ts has the usage). All logic lives in `lib/`; this file only
  * picks the runtime edge and exits with the command's status.
  *
  * @module

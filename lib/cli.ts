@@ -17,10 +17,11 @@ import {
   validateConfigText,
   type ValidatedConfig,
 } from "./config/load.ts";
+import { tokenSchema } from "./config/schema.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
-import { createProviders, ProviderSetupError } from "./providers/registry.ts";
+import { setUpState } from "./reload.ts";
 import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
 import type { Runtime } from "./runtime/types.ts";
 import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
@@ -87,17 +88,21 @@ async function load(runtime: Runtime, path: string): Promise<GatewayState | null
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, result.issues)}\n`);
     return null;
   }
+  const setUp = setUpState(result.config, env);
+  if (!setUp.ok) {
+    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, setUp.issues)}\n`);
+    return null;
+  }
   try {
     // The OTEL_EXPORTER_OTLP_*ENDPOINT variables are held to the file's rule here, so `check` refuses them too.
     telemetrySettings(result.config.telemetry, env);
-    return { config: result.config, providers: createProviders(result.config.providers, env) };
   } catch (err) {
-    if (!(err instanceof ProviderSetupError) && !(err instanceof TelemetrySetupError)) throw err;
-    const where = err instanceof ProviderSetupError ? `providers.${err.provider}` : "telemetry";
-    const issue = { path: where, message: err.message };
+    if (!(err instanceof TelemetrySetupError)) throw err;
+    const issue = { path: "telemetry", message: err.message };
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, [issue])}\n`);
     return null;
   }
+  return setUp.state;
 }
 
 /** `--workers` / `server.workers`: a count from 1 to 256, or `auto` (one per core); null when invalid. */
@@ -166,17 +171,39 @@ export async function runCli(
       );
       return 0;
     }
-    case "prices":
-      return await runPricesCommand(runtime, { model: values.model, configPath: values.config, env });
+    case "prices": {
+      // The same config as check and serve (--config, $GATEWAY_CONFIG, the shipped file): its catalog and aliases.
+      const path = await configPath(values.config, env);
+      const configFile = path === EMBEDDED_CONFIG_SOURCE ? undefined : path;
+      return await runPricesCommand(runtime, { model: values.model, configPath: configFile, env });
+    }
     case "token": {
       if (positionals[1] !== "new") break;
-      const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
       const name = values.name ?? "my-app";
       const environment = values.environment ?? "development";
+      // Held to the config's own token fields, so the line printed is one `check` accepts.
+      for (
+        const [flag, value, schema] of [
+          ["--name", name, tokenSchema.shape.name],
+          ["--environment", environment, tokenSchema.shape.environment],
+        ] as const
+      ) {
+        const checked = schema.safeParse(value);
+        if (!checked.success) {
+          const why = checked.error.issues[0]?.code === "too_small"
+            ? "must not be empty"
+            : checked.error.issues[0]?.message;
+          runtime.writeStderr(`Invalid ${flag} ${JSON.stringify(value)}: ${why}.\n`);
+          return 2;
+        }
+      }
+      const token = `gw-${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
+      // Quoted (a JSON string is a YAML one), so no value can end the entry or start a comment.
+      const entry = `{ name: ${JSON.stringify(name)}, environment: ${JSON.stringify(environment)}, ` +
+        `sha256: ${hashToken(token)}, models: ["*"] }`;
       runtime.writeStdout(
         `Token (shown once; store it as a secret): ${token}\n\n` +
-          `Add to the config's tokens list:\n` +
-          `  - { name: ${name}, environment: ${environment}, sha256: ${hashToken(token)}, models: ["*"] }\n`,
+          `Add to the config's tokens list:\n  - ${entry}\n`,
       );
       return 0;
     }

@@ -11,9 +11,10 @@
  * @module
  */
 import { validateConfigFile } from "./config/config_worker_client.ts";
-import { resolveWithCatalog, type ValidationResult } from "./config/load.ts";
+import { resolveValidated, type ValidationResult } from "./config/load.ts";
+import { ConfigSetupError } from "./config/setup_error.ts";
 import { EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
-import type { ConfigIssue, LoadResult } from "./config/types.ts";
+import type { ConfigIssue, LoadResult, ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
 import type { Logger } from "./log.ts";
 import { createProviders, type Env, ProviderSetupError } from "./providers/registry.ts";
@@ -57,6 +58,45 @@ export interface ReloaderOptions {
   onReload?: (state: GatewayState) => Promise<void> | void;
 }
 
+/** A resolved config set up to serve, or the issues of what could not be set up. */
+export type SetUpResult =
+  | { readonly ok: true; readonly state: GatewayState }
+  | { readonly ok: false; readonly issues: readonly ConfigIssue[] };
+
+/**
+ * Sets up the providers of a resolved config. A provider that cannot be (no credentials anywhere) is an issue at
+ * `providers.<name>`, as a guardrail's service is one at `guardrails.<name>` when the config resolves: what
+ * `check`, `serve` and a reload report, never a throw.
+ */
+export function setUpState(config: ResolvedConfig, env: Env): SetUpResult {
+  try {
+    return { ok: true, state: { config, providers: createProviders(config.providers, env) } };
+  } catch (err) {
+    if (err instanceof ProviderSetupError) {
+      return { ok: false, issues: [{ path: `providers.${err.provider}`, message: err.message }] };
+    }
+    if (err instanceof ConfigSetupError) {
+      return { ok: false, issues: [{ path: err.path, message: err.message }] };
+    }
+    throw err;
+  }
+}
+
+/**
+ * Resolves a validated config and sets it up. Whatever throws on the way is a failed reload with one issue,
+ * never a rejection: the reload must end in `config_reload_failed` and show on `/readyz` whatever went wrong.
+ */
+function resolveAndSetUp(validated: ValidationResult, source: string, env: Env): SetUpResult {
+  if (!validated.ok) return validated;
+  try {
+    const result: LoadResult = resolveValidated(validated.validated, { source, env });
+    return result.ok ? setUpState(result.config, env) : result;
+  } catch (err) {
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    return { ok: false, issues: [{ path: "", message: `the config could not be set up (${reason})` }] };
+  }
+}
+
 /** Creates the reloader for a config file. */
 export function createReloader(options: ReloaderOptions): Reloader {
   let state = options.initial;
@@ -76,20 +116,12 @@ export function createReloader(options: ReloaderOptions): Reloader {
         }],
       }
       : await validate(options.path, env);
-    const result: LoadResult = validated.ok
-      ? await resolveWithCatalog(validated.validated, { source: options.path, env })
-      : validated;
-    let issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
+    const result = resolveAndSetUp(validated, options.path, env);
+    const issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {
-      try {
-        const providers = createProviders(result.config.providers, env);
-        state = { config: result.config, providers };
-        const keys = new Set([...result.config.models.values()].flatMap((m) => m.targets.map((t) => t.key)));
-        options.health?.retain(keys);
-      } catch (err) {
-        if (!(err instanceof ProviderSetupError)) throw err;
-        issues = [{ path: `providers.${err.provider}`, message: err.message }];
-      }
+      state = result.state;
+      const keys = new Set([...state.config.models.values()].flatMap((m) => m.targets.map((t) => t.key)));
+      options.health?.retain(keys);
     }
     last = { ok: issues.length === 0, at, trigger, issues };
     if (last.ok) await options.onReload?.(state);

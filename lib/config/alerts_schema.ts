@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import { headerMap } from "./header_map.ts";
 import { duration } from "./units_schema.ts";
 
 /**
@@ -32,8 +33,7 @@ const alertTargetSchema = z.strictObject({
    */
   secret: z.string().min(1).max(1_024).optional(),
   /** Sent with every alert (a receiver's API key); secrets, masked like every header value. */
-  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string())
-    .optional(),
+  headers: headerMap.optional(),
   /**
    * Percentages of a budget's limit (above 0, at most 1000: an overdraft can be worth hearing of too) whose
    * crossing is alerted, once per budget, period and threshold. Deduplicated and sorted, so that a list

@@ -6,7 +6,7 @@
  * @module
  */
 import type { ConfigWorkerRequest } from "./config_worker_client.ts";
-import { readConfigFile, validateConfigText, type ValidationResult } from "./load.ts";
+import { readConfigFile, validateConfigSource, type ValidationResult } from "./load.ts";
 
 /** The worker global scope, as far as this module uses it (typed here so it checks under the window lib). */
 const scope = globalThis as unknown as {
@@ -19,7 +19,7 @@ scope.onmessage = async (event) => {
   let result: ValidationResult;
   try {
     const read = await readConfigFile(path);
-    result = read.ok ? validateConfigText(read.text, env) : read;
+    result = read.ok ? await validateConfigSource(read.text, env) : read;
   } catch (err) {
     // A bug, not a bad file (those are issues): still an answer, never a silent worker.
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

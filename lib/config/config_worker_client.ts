@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { readConfigFile, validateConfigText, type ValidationResult } from "./load.ts";
+import { readConfigFile, validateConfigSource, type ValidationResult } from "./load.ts";
 
 /** What the serving thread posts to the worker. */
 export interface ConfigWorkerRequest {
@@ -38,7 +38,7 @@ export async function validateConfigFile(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<ValidationResult> {
   const read = await readConfigFile(path);
-  return read.ok ? validateConfigText(read.text, env) : read;
+  return read.ok ? await validateConfigSource(read.text, env) : read;
 }
 
 /** The first line of a worker's error message, without terminal colours: an issue is one plain line. */

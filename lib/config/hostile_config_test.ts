@@ -169,3 +169,25 @@ Deno.test("hostile: 8,000 aliases and 8,000 tokens with their own patterns load 
   const expected = Array.from({ length: 8_000 }, (_, i) => `m${i}`).filter((a) => a.startsWith("m7"));
   assert.deepEqual([...token!.aliases].sort(), expected.sort());
 });
+
+Deno.test("hostile: an alias or a tag written where a secret goes is not echoed by the YAML messages", () => {
+  const secret = "Sup3rSecretValue0123";
+  const cases = [
+    // Unknown aliases: the file is parsed, the tree walk refuses it.
+    `providers:\n  oa: { type: openai, base_url: "http://x/v1", headers: { X-Key: *${secret} } }\nmodels: {}\n`,
+    `providers:\n  oa:\n    type: anthropic\n    api_key: *${secret}\nmodels: {}\n`,
+    `telemetry:\n  otlp: { headers: { Authorization: *${secret} } }\n${BASE}`,
+    // Unknown tags: a YAML warning quotes the tag.
+    `providers:\n  oa:\n    type: bedrock\n    secret_access_key: !${secret}\nmodels: {}\n`,
+    `alerts:\n  - { url: "https://h/x", secret: !${secret} }\nproviders: {}\nmodels: {}\n`,
+    `${BASE}guardrails:\n  g: { type: webhook, url: "https://h/x", headers: { X-Key: !${secret} } }\n`,
+    // A YAML error after a header value written plainly.
+    `providers:\n  oa: { type: openai, base_url: "http://x/v1", headers: { X-Key: ${secret}, "X-Other: 1 }\n`,
+  ];
+  for (const text of cases) {
+    const found = issues(text);
+    const printed = found.map((i) => `${i.line}: ${i.path}: ${i.message}`).join("\n");
+    assert.ok(!printed.includes("Sup3rSecret"), `secret leaked:\n${printed}`);
+    assert.ok(found.every((i) => i.line !== undefined), printed);
+  }
+});

@@ -1,5 +1,6 @@
 /**
- * Loads the gateway config: YAML → `${VAR}` interpolation → schema → cross-section checks → resolution.
+ * Loads the gateway config: YAML → `${VAR}` interpolation → schema → the operator's price catalog
+ * (`pricing.catalog`) → cross-section checks, which hold money to that catalog → resolution, which prices from it.
  *
  * Every stage collects all of its issues so an operator fixes a broken file in one pass, and every issue is
  * pinned to a dotted path and, where it can be located, a 1-based line. YAML syntax errors stop the pipeline,
@@ -10,12 +11,18 @@
  * already reported.
  *
  * No message ever contains a secret: zod messages are rewritten so they do not echo input, and as a last
- * line of defence every substituted environment value and every `token`/`api_key`/`sha256`/header value is
- * scrubbed from all messages.
+ * line of defence every substituted environment value and every value at a secret position (`isSecretPath`:
+ * tokens, keys, AWS credentials, alert secrets, header values; for a broken file also an alias or tag written
+ * there, message_secrets.ts) is scrubbed from all messages.
  *
  * @module
  */
-import { checkCatalogFile, type PriceCatalog } from "../pricing/catalog.ts";
+import {
+  BUILTIN_CATALOG_SOURCE,
+  checkCatalogFile,
+  defaultCatalog,
+  type PriceCatalog,
+} from "../pricing/catalog.ts";
 import { open } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { createScrubber } from "../secrets/scrubber.ts";
@@ -25,6 +32,9 @@ import { resolveConfig } from "./resolve.ts";
 import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
+import { recordField, stringField } from "./raw_access.ts";
+import { ConfigSetupError } from "./setup_error.ts";
+import { secretsInSource } from "./message_secrets.ts";
 import { inspectDocument, toPlainData } from "./yaml_tree.ts";
 
 /**
@@ -55,6 +65,8 @@ export interface ValidatedConfig {
   readonly data: ConfigOutput;
   /** Every `${VAR}` substitution into the file, with where it went (for the config's secrets). */
   readonly substitutions: readonly Substitution[];
+  /** The operator's price catalog (`pricing.catalog`), as the checks read it; absent: the built-in one. */
+  readonly catalog?: PriceCatalog;
 }
 
 /** The outcome of {@linkcode validateConfigText}. */
@@ -72,19 +84,81 @@ interface PendingIssue extends ConfigIssue {
  * can validate a config without touching the filesystem or the process environment.
  */
 export function parseConfigText(text: string, options: ParseOptions): LoadResult {
-  const result = validateConfigText(text, options.env);
+  const result = validateConfigText(text, options.env, options.catalog);
   return result.ok ? resolveValidated(result.validated, options) : result;
 }
 
+/** A file parsed, interpolated and held to the schema: what the cross-checks take, with their catalog. */
+interface ParsedText {
+  /** The interpolated data (the schema's output when it accepted the file). */
+  readonly data: unknown;
+  readonly output: ConfigOutput | undefined;
+  readonly substitutions: readonly Substitution[];
+  readonly secrets: readonly string[];
+  readonly lines: ReadonlyMap<string, number>;
+  /** Interpolation and schema issues, less those under a value whose interpolation failed. */
+  readonly issues: readonly PathIssue[];
+  readonly schemaPaths: ReadonlySet<string>;
+  readonly underBadPath: (issue: PathIssue) => boolean;
+}
+
+/** The price catalog the cross-checks hold money to, or the issues of the operator's catalog file. */
+type CatalogChoice =
+  | { readonly ok: true; readonly catalog: PriceCatalog }
+  | { readonly ok: false; readonly issues: readonly ConfigIssue[] };
+
 /**
- * Every stage but resolution. Never throws, and its cost is linear in the size of the text (bounded by
- * {@linkcode MAX_CONFIG_BYTES}), whatever the text holds: alias cycles and bombs, deep nesting, duplicate
- * keys and non-scalar keys are issues, found in one pass before anything walks the data.
+ * Every stage but resolution, with the price catalog already chosen: `catalog` is the built-in one unless
+ * given. Pure and synchronous (tests, the built-in config), so it cannot read an operator's `pricing.catalog`;
+ * {@linkcode validateConfigSource} does, and is what the loader, `check` and reloads run.
  */
 export function validateConfigText(
   text: string,
   env: Readonly<Record<string, string | undefined>>,
+  catalog: PriceCatalog = defaultCatalog(),
 ): ValidationResult {
+  const parsed = parseText(text, env);
+  return "ok" in parsed ? parsed : crossCheck(parsed, { ok: true, catalog });
+}
+
+/**
+ * Every stage but resolution. The operator's price catalog (`pricing.catalog`) is read after the schema and
+ * before the cross-checks, which hold money budgets and `price: catalog` to it; its issues, with their lines,
+ * are the config's under `pricing.catalog`. The catalog travels with the validated data, so resolution prices
+ * from the very file the checks consulted. Never throws; see {@linkcode parseText} for the cost.
+ */
+export async function validateConfigSource(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<ValidationResult> {
+  const parsed = parseText(text, env);
+  if ("ok" in parsed) return parsed;
+  const path = stringField(recordField(parsed.data, "pricing"), "catalog");
+  if (path === undefined || path === "") return crossCheck(parsed, { ok: true, catalog: defaultCatalog() });
+  const read = await checkCatalogFile(path);
+  if (read.ok) return crossCheck(parsed, read);
+  const line = parsed.lines.get("pricing.catalog");
+  return crossCheck(parsed, {
+    ok: false,
+    issues: read.issues.map((issue) => ({
+      path: "pricing.catalog",
+      ...(line === undefined ? {} : { line }),
+      message: `${path}${issue.line === undefined ? "" : `:${issue.line}`}: ${
+        issue.path || "(document)"
+      }: ${issue.message}`,
+    })),
+  });
+}
+
+/**
+ * YAML, interpolation and schema. Its cost is linear in the size of the text (bounded by
+ * {@linkcode MAX_CONFIG_BYTES}), whatever the text holds: alias cycles and bombs, deep nesting, duplicate keys
+ * and non-scalar keys are issues, found in one pass before anything walks the data.
+ */
+function parseText(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+): ParsedText | { ok: false; issues: ConfigIssue[] } {
   if (text.length > MAX_CONFIG_BYTES) return fail([tooLarge()], []);
   const lineCounter = new LineCounter();
   // uniqueKeys: false because the library's check is quadratic; inspectDocument reports duplicates.
@@ -92,22 +166,13 @@ export function validateConfigText(
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
 
   if (doc.errors.length > 0 || doc.warnings.length > 0) {
-    return fail(yamlIssues(doc, lineAt), secretsInText(text));
+    return fail(yamlIssues(doc, lineAt), secretsInSource(doc, text));
   }
   const tree = inspectDocument(doc, lineAt);
-  if (tree.issues.length > 0) return fail(tree.issues, secretsInText(text));
+  if (tree.issues.length > 0) return fail(tree.issues, secretsInSource(doc, text));
 
   const interpolation = interpolateDocument(doc, env);
   const data = toPlainData(doc, tree);
-  const secrets = [...interpolation.substituted, ...collectSecrets(data)];
-  const located = (issues: readonly PathIssue[]): PendingIssue[] =>
-    issues.map((issue) => ({
-      path: issue.path.join("."),
-      line: locate(tree.lines, issue.path),
-      message: issue.message,
-      unknownKey: issue.unknownKey,
-    }));
-
   const badPaths = new Set(interpolation.issues.map((issue) => issue.path.join(".")));
   const underBadPath = (issue: PathIssue): boolean => {
     if (badPaths.size === 0) return false;
@@ -118,54 +183,61 @@ export function validateConfigText(
     }
     return false;
   };
-
   const parsed = configSchema.safeParse(data);
   const schemaIssues = parsed.success ? [] : parsed.error.issues.flatMap((issue) => fromZod(issue, []));
-  const schemaPaths = new Set(schemaIssues.map((issue) => issue.path.join(".")));
-  // On a rejected file the checks see the raw data; they skip what the schema found malformed.
-  const semantic = checkConfig(parsed.success ? parsed.data : data).filter((issue) =>
-    !underBadPath(issue) && !schemaPaths.has(issue.path.join("."))
-  );
-  const issues = [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i)), ...semantic];
-  if (!parsed.success || issues.length > 0) return fail(located(issues), secrets);
-  return { ok: true, validated: { data: parsed.data, substitutions: interpolation.substitutions } };
-}
-
-/** Resolves a validated config; the step a reload runs on the serving thread after a worker validated. */
-export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions): LoadResult {
   return {
-    ok: true,
-    config: resolveConfig(parsed.data, options.source, undefined, {
-      substitutions: parsed.substitutions,
-      env: options.env,
-    }, options.catalog),
+    data: parsed.success ? parsed.data : data,
+    output: parsed.success ? parsed.data : undefined,
+    substitutions: interpolation.substitutions,
+    secrets: [...interpolation.substituted, ...collectSecrets(data)],
+    lines: tree.lines,
+    issues: [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i))],
+    schemaPaths: new Set(schemaIssues.map((issue) => issue.path.join("."))),
+    underBadPath,
   };
 }
 
 /**
- * Resolves a validated config with its price catalog: the operator's `pricing.catalog` file, read and checked
- * here (its issues, with their lines, are the config's under `pricing.catalog`), else the built-in one. What
- * the loader and a reload run; `parseConfigText` stays pure and prices from the built-in catalog.
+ * The cross-section checks, against the chosen catalog (none when the operator's could not be read: its
+ * issues stand instead), and the verdict. On a rejected file the checks see the raw data and skip what the
+ * schema found malformed.
  */
-export async function resolveWithCatalog(
-  parsed: ValidatedConfig,
-  options: ParseOptions,
-): Promise<LoadResult> {
-  const path = parsed.data.pricing?.catalog;
-  if (path === undefined) return resolveValidated(parsed, options);
-  const catalog = await checkCatalogFile(path);
-  if (!catalog.ok) {
+function crossCheck(parsed: ParsedText, catalog: CatalogChoice): ValidationResult {
+  const semantic = checkConfig(parsed.data, undefined, catalog.ok ? catalog.catalog : null).filter((issue) =>
+    !parsed.underBadPath(issue) && !parsed.schemaPaths.has(issue.path.join("."))
+  );
+  const issues: PendingIssue[] = [...parsed.issues, ...semantic].map((issue: PathIssue) => ({
+    path: issue.path.join("."),
+    line: locate(parsed.lines, issue.path),
+    message: issue.message,
+    unknownKey: issue.unknownKey,
+  }));
+  if (!catalog.ok) return fail([...issues, ...catalog.issues], parsed.secrets);
+  if (parsed.output === undefined || issues.length > 0) return fail(issues, parsed.secrets);
+  // The built-in catalog is part of the program; only an operator's travels with the data.
+  const operators = catalog.catalog.source === BUILTIN_CATALOG_SOURCE ? {} : { catalog: catalog.catalog };
+  return { ok: true, validated: { data: parsed.output, substitutions: parsed.substitutions, ...operators } };
+}
+
+/**
+ * Resolves a validated config; the step a reload runs on the serving thread after a worker validated. Prices
+ * come from the catalog the checks used (the operator's, carried in `parsed`), else `options.catalog`, else
+ * the built-in one. A service of the config that cannot be set up (a guardrail without its region or
+ * credentials) is an issue at its path, as a provider's is, never a throw.
+ */
+export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions): LoadResult {
+  try {
     return {
-      ok: false,
-      issues: catalog.issues.map((issue) => ({
-        path: "pricing.catalog",
-        message: `${path}${issue.line === undefined ? "" : `:${issue.line}`}: ${
-          issue.path || "(document)"
-        }: ${issue.message}`,
-      })),
+      ok: true,
+      config: resolveConfig(parsed.data, options.source, undefined, {
+        substitutions: parsed.substitutions,
+        env: options.env,
+      }, parsed.catalog ?? options.catalog),
     };
+  } catch (err) {
+    if (!(err instanceof ConfigSetupError)) throw err;
+    return { ok: false, issues: [{ path: err.path, message: err.message }] };
   }
-  return resolveValidated(parsed, { ...options, catalog: catalog.catalog });
 }
 
 /** The text of a config file, or the issue that it cannot be read or is too large. */
@@ -217,8 +289,8 @@ export async function loadConfigFile(
 ): Promise<LoadResult> {
   const read = await readConfigFile(path);
   if (!read.ok) return read;
-  const validated = validateConfigText(read.text, env);
-  return validated.ok ? await resolveWithCatalog(validated.validated, { source: path, env }) : validated;
+  const validated = await validateConfigSource(read.text, env);
+  return validated.ok ? resolveValidated(validated.validated, { source: path, env }) : validated;
 }
 
 /** Formats issues one per line as `<source>:<line>: <path>: <message>`, the shape editors can jump to. */
@@ -269,15 +341,6 @@ function fail(
     });
   }
   return { ok: false, issues: out };
-}
-
-/** Literal secret values in raw text, for scrubbing YAML errors when there is no usable document. */
-function secretsInText(text: string): string[] {
-  const found: string[] = [];
-  for (const m of text.matchAll(/(?:token|api_key|sha256)["']?\s*:\s*["']?([^\s"',}\]#]+)/g)) {
-    found.push(m[1]);
-  }
-  return found;
 }
 
 /**

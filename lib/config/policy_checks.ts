@@ -1,14 +1,21 @@
 /**
  * Cross-checks of the policy parts of a config: content-rule patterns that do not compile, budgets that name
  * neither or both units, and money budgets (of tokens, teams and end users) over aliases have no price to count money with.
- * Works on raw data like the other semantic checks, skipping what the schema already reports.
+ * Works on raw data like the other semantic checks, skipping what the schema already reports. Prices are looked
+ * up in the catalog the config will be priced from (the operator's `pricing.catalog`, else the built-in one), so
+ * what `check` accepts is what resolution charges.
  *
  * @module
  */
 import { type AliasIndex, indexAliases } from "./alias_patterns.ts";
 import { listNames, type SemanticIssue } from "./check_issue.ts";
 import { arrayField, entriesOf, field, isRecord, recordField, stringField } from "./raw_access.ts";
-import { defaultCatalog, lookupPrice } from "../pricing/catalog.ts";
+import {
+  BUILTIN_CATALOG_SOURCE,
+  defaultCatalog,
+  lookupPrice,
+  type PriceCatalog,
+} from "../pricing/catalog.ts";
 
 function checkContentRules(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
@@ -33,8 +40,15 @@ function checkContentRules(config: unknown): SemanticIssue[] {
   return issues;
 }
 
-/** Whether every target of `alias` has a price: its own, or the built-in catalog's for its provider and model. */
-function priced(config: unknown, alias: string): boolean {
+/** How messages name a catalog: its date, and its file when it is the operator's. */
+function catalogName(catalog: PriceCatalog): string {
+  return catalog.source === BUILTIN_CATALOG_SOURCE
+    ? `the price catalog of ${catalog.date}`
+    : `the price catalog ${catalog.source} of ${catalog.date}`;
+}
+
+/** Whether every target of `alias` has a price: its own, or the catalog's for its provider and model. */
+function priced(config: unknown, alias: string, catalog: PriceCatalog): boolean {
   const model = recordField(recordField(config, "models"), alias);
   const targets = arrayField(model, "targets") ?? [];
   const providers = recordField(config, "providers");
@@ -43,12 +57,12 @@ function priced(config: unknown, alias: string): boolean {
     const type = stringField(recordField(providers, stringField(t, "provider") ?? ""), "type");
     const upstream = stringField(t, "model");
     return type !== undefined && upstream !== undefined &&
-      lookupPrice(defaultCatalog(), type, upstream) !== undefined;
+      lookupPrice(catalog, type, upstream) !== undefined;
   });
 }
 
-/** A target's `price: catalog` that the built-in catalog does not know: a money figure would silently be 0. */
-function checkCatalogPrices(config: unknown): SemanticIssue[] {
+/** A target's `price: catalog` that the catalog does not know: a money figure would silently be 0. */
+function checkCatalogPrices(config: unknown, catalog: PriceCatalog): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   const providers = recordField(config, "providers");
   for (const [alias, model] of entriesOf(recordField(config, "models"))) {
@@ -58,11 +72,10 @@ function checkCatalogPrices(config: unknown): SemanticIssue[] {
       const type = stringField(recordField(providers, provider), "type");
       const upstream = stringField(target, "model");
       if (type === undefined || upstream === undefined) return;
-      if (lookupPrice(defaultCatalog(), type, upstream) !== undefined) return;
+      if (lookupPrice(catalog, type, upstream) !== undefined) return;
       issues.push({
         path: ["models", alias, "targets", i, "price"],
-        message:
-          `the price catalog of ${defaultCatalog().date} has no price for ${type} model "${upstream}"; ` +
+        message: `${catalogName(catalog)} has no price for ${type} model "${upstream}"; ` +
           "give this target a price: { input, output }",
       });
     });
@@ -107,12 +120,18 @@ function budgetsOf(config: unknown): { path: (string | number)[]; budget: unknow
   return out;
 }
 
-function checkBudgets(config: unknown, aliases: AliasIndex | undefined): SemanticIssue[] {
+function checkBudgets(
+  config: unknown,
+  aliases: AliasIndex | undefined,
+  catalog: PriceCatalog | null,
+): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   const pricedAlias = new Map<string, boolean>();
   const isPriced = (alias: string): boolean => {
     let known = pricedAlias.get(alias);
-    if (known === undefined) pricedAlias.set(alias, known = priced(config, alias));
+    if (known === undefined) {
+      pricedAlias.set(alias, known = catalog === null || priced(config, alias, catalog));
+    }
     return known;
   };
   // Budgets with the same patterns share one alias set, and so one answer.
@@ -125,7 +144,7 @@ function checkBudgets(config: unknown, aliases: AliasIndex | undefined): Semanti
       issues.push({ path, message: "give exactly one of tokens or cost" });
       continue;
     }
-    if (!hasCost || aliases === undefined) continue;
+    if (!hasCost || aliases === undefined || catalog === null) continue;
     const reachable = aliases.expand(patterns);
     let unpriced = unpricedOf.get(reachable);
     if (unpriced === undefined) {
@@ -137,22 +156,29 @@ function checkBudgets(config: unknown, aliases: AliasIndex | undefined): Semanti
     if (unpriced.length > 0) {
       issues.push({
         path: [...path, "cost"],
-        message:
-          `a cost budget needs a price on every target of the aliases it covers (the price catalog of ${defaultCatalog().date} or the target's price:); no price on ${
-            listNames(unpriced.map((a) => `"${a}"`))
-          }`,
+        message: `a cost budget needs a price on every target of the aliases it covers (${
+          catalogName(catalog)
+        } or the target's price:); no price on ${listNames(unpriced.map((a) => `"${a}"`))}`,
       });
     }
   }
   return issues;
 }
 
-/** Every policy issue in `config` (raw, interpolated data). */
+/**
+ * Every policy issue in `config` (raw, interpolated data). `catalog` is the one targets will be priced from;
+ * null when it could not be read (its own issues say why), and then prices are not checked.
+ */
 export function checkPolicies(
   config: unknown,
   aliases: AliasIndex | undefined = modelIndex(config),
+  catalog: PriceCatalog | null = defaultCatalog(),
 ): SemanticIssue[] {
-  return [...checkContentRules(config), ...checkBudgets(config, aliases), ...checkCatalogPrices(config)];
+  return [
+    ...checkContentRules(config),
+    ...checkBudgets(config, aliases, catalog),
+    ...(catalog === null ? [] : checkCatalogPrices(config, catalog)),
+  ];
 }
 
 function modelIndex(config: unknown): AliasIndex | undefined {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseConfigText } from "./load.ts";
+import { formatIssues, loadConfigFile, parseConfigText } from "./load.ts";
 
 function issuesOf(text: string) {
   const result = parseConfigText(text, { source: "test.yaml", env: {} });
@@ -93,4 +93,52 @@ Deno.test("policy config: budget.stop_streams is a boolean, off unless given", (
   const misspelt = issuesOf(withStop(", stop_stream: true"));
   assert.equal(misspelt.length, 1);
   assert.match(misspelt[0], /tokens\.0\.budget/);
+});
+
+Deno.test("policy checks: with pricing.catalog, money is held to the operator's catalog, which then prices", async () => {
+  const dir = await Deno.makeTempDir();
+  const catalog = `${dir}/prices.yaml`;
+  await Deno.writeTextFile(
+    catalog,
+    `date: 2026-12-01
+currency: USD
+unit: per_million_tokens
+models:
+  - { provider: openai, model: my-inhouse-model, source: "https://example.test/contract", checked: 2026-12-01, input: 1, output: 2 }
+`,
+  );
+  const config = (model: string, price = "") =>
+    `pricing: { catalog: "${catalog}" }
+providers:
+  up: { type: openai, base_url: "http://127.0.0.1:9/v1" }
+models:
+  chat-a: { type: chat, targets: [{ provider: up, model: ${model}${price} }] }
+tokens:
+  - { name: t, token: "0123456789abcdefXYZ", models: ["*"], budget: { cost: 5, period: day } }
+`;
+  const load = async (text: string) => {
+    await Deno.writeTextFile(`${dir}/gateway.yaml`, text);
+    return await loadConfigFile(`${dir}/gateway.yaml`, {});
+  };
+  // Only the operator's catalog prices this model: valid, and charged at the operator's price.
+  for (const price of ["", ", price: catalog"]) {
+    const own = await load(config("my-inhouse-model", price));
+    if (!own.ok) assert.fail(formatIssues("gateway.yaml", own.issues));
+    assert.deepEqual(own.config.models.get("chat-a")!.targets[0].price, { input: 1, output: 2 });
+  }
+  // Only the built-in catalog prices this one: the operator's has no price, so the budget could never be spent.
+  const builtinOnly = await load(config("gpt-4o-mini"));
+  assert.equal(builtinOnly.ok, false);
+  if (builtinOnly.ok) return;
+  assert.deepEqual(builtinOnly.issues.map((i) => `${i.line} ${i.path}`), ["7 tokens.0.budget.cost"]);
+  assert.match(
+    builtinOnly.issues[0].message,
+    new RegExp(`price catalog ${catalog} of 2026-12-01 .*"chat-a"`),
+  );
+  const priceCatalog = await load(config("gpt-4o-mini", ", price: catalog").replace(/tokens:\n.*\n/, ""));
+  assert.equal(priceCatalog.ok, false);
+  if (!priceCatalog.ok) {
+    assert.match(priceCatalog.issues[0].message, /of 2026-12-01 has no price for openai model "gpt-4o-mini"/);
+  }
+  await Deno.remove(dir, { recursive: true });
 });

@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from "zod";
+import { headerMap } from "./header_map.ts";
 import { timerDuration } from "./units_schema.ts";
 
 /** Upstream timeouts; each may be overridden per provider and per target. */
@@ -18,8 +19,6 @@ export const timeoutsSchema = z.strictObject({
   /** The whole upstream call, stream included. */
   total: timerDuration.optional(),
 });
-
-const headerMap = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string());
 
 const builtinProvider = z.strictObject({ type: z.literal("builtin") });
 

@@ -23,6 +23,7 @@ import { arrayField, entriesOf, field, hasKey, isRecord, recordField, stringFiel
 import { parseExpiry, tokenSha256 } from "./resolve.ts";
 import { PROVIDER_SERVES } from "./provider_capabilities.ts";
 import { ALIAS_PATTERN, BUILTIN_MODELS, type ModelType } from "./schema.ts";
+import { defaultCatalog, type PriceCatalog } from "../pricing/catalog.ts";
 
 /** A cross-section problem at one config path. */
 
@@ -41,9 +42,14 @@ const DEFAULT_TABLES: CheckTables = { serves: PROVIDER_SERVES, builtinModels: BU
 /**
  * Runs every cross-section rule and returns all issues, in section order. `config` is either the schema's
  * output or, when the schema rejected the file, the interpolated data as parsed from YAML; see the module
- * documentation for how malformed parts are treated. Never throws.
+ * documentation for how malformed parts are treated. `catalog` is the price catalog the config will be priced
+ * from (its `pricing.catalog`, read by the loader first); null when that file could not be read. Never throws.
  */
-export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLES): SemanticIssue[] {
+export function checkConfig(
+  config: unknown,
+  tables: CheckTables = DEFAULT_TABLES,
+  catalog: PriceCatalog | null = defaultCatalog(),
+): SemanticIssue[] {
   const models = recordField(config, "models");
   // Token patterns are only checked against a models section that is a mapping (see the module docs).
   const aliases = models === undefined ? undefined : indexAliases(Object.keys(models));
@@ -51,7 +57,7 @@ export function checkConfig(config: unknown, tables: CheckTables = DEFAULT_TABLE
     ...checkProviders(config),
     ...checkModels(config, tables),
     ...checkTokens(config, aliases),
-    ...checkPolicies(config, aliases),
+    ...checkPolicies(config, aliases, catalog),
     ...checkCache(config),
   ];
 }
@@ -75,10 +81,15 @@ function parseUrl(text: string | undefined): URL | undefined {
   }
 }
 
+/**
+ * Every provider's `base_url` (each type but `builtin` has one): no credentials, which `/admin/config` would
+ * show and every upstream call would carry to whoever the URL points at, and no query or fragment, which the
+ * gateway's paths are appended after (a Gemini `?key=` never reached Google as a key). Header values are the
+ * schema's (`header_map.ts`).
+ */
 function checkProviders(config: unknown): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
   for (const [name, provider] of entriesOf(recordField(config, "providers"))) {
-    if (stringField(provider, "type") !== "openai") continue;
     const at = (...rest: PathSegment[]): PathSegment[] => ["providers", name, ...rest];
     const url = parseUrl(stringField(provider, "base_url"));
     if (url !== undefined && (url.search !== "" || url.hash !== "")) {
@@ -90,16 +101,13 @@ function checkProviders(config: unknown): SemanticIssue[] {
         message: "base_url must not contain credentials; use api_key or headers",
       });
     }
-    if (url !== undefined && ENDPOINT_SUFFIX.test(url.pathname)) {
+    if (
+      stringField(provider, "type") === "openai" && url !== undefined && ENDPOINT_SUFFIX.test(url.pathname)
+    ) {
       issues.push({
         path: at("base_url"),
         message: "base_url should be the API root (e.g. https://api.openai.com/v1), not an endpoint",
       });
-    }
-    for (const [header, value] of entriesOf(recordField(provider, "headers"))) {
-      if (typeof value === "string" && /[\r\n\0]/.test(value)) {
-        issues.push({ path: at("headers", header), message: "header value must not contain line breaks" });
-      }
     }
   }
   return issues;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type ConfigInput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
+import { parseConfigText } from "./load.ts";
 
 function issues(input: ConfigInput, tables?: Parameters<typeof checkConfig>[1]) {
   return checkConfig(configSchema.parse(input), tables).map((i) => ({
@@ -76,12 +77,58 @@ Deno.test("checkConfig: base_url that is an endpoint, or carries credentials", (
   assert.ok(!found[1].message.includes("pw"));
 });
 
-Deno.test("checkConfig: header values with line breaks", () => {
-  const found = issues({
-    providers: { a: { type: "openai", base_url: "https://h/v1", headers: { "X-Org": "a\r\nInjected: 1" } } },
-    models: {},
-  });
-  assert.deepEqual(found.map((i) => i.path), ["providers.a.headers.X-Org"]);
+/** Issues of a whole file, as `check` reports them: `path: message`. */
+function fileIssues(text: string, env: Record<string, string> = {}): string[] {
+  const result = parseConfigText(text, { source: "test.yaml", env });
+  return result.ok ? [] : result.issues.map((i) => `${i.path}: ${i.message}`);
+}
+
+Deno.test("config: every provider type's base_url is refused with credentials or a query (not only openai's)", () => {
+  const providers = [
+    'anthropic, api_key: k-123456789, base_url: "https://user:Pr0xyPassw0rd@proxy.example.com"',
+    'gemini, api_key: k-123456789, base_url: "https://generativelanguage.googleapis.com/v1beta?key=AIzaSecret123"',
+    'azure, api_key: k-123456789, base_url: "https://res.openai.azure.com#frag"',
+    'bedrock, region: us-east-1, base_url: "https://u:p4ssw0rdp4ss@bedrock.example.com"',
+  ];
+  const found = fileIssues(
+    `providers:\n${providers.map((p, i) => `  p${i}: { type: ${p} }`).join("\n")}\nmodels: {}\n`,
+  );
+  assert.deepEqual(found, [
+    "providers.p0.base_url: base_url must not contain credentials; use api_key or headers",
+    "providers.p1.base_url: base_url must not have a query string or fragment",
+    "providers.p2.base_url: base_url must not have a query string or fragment",
+    "providers.p3.base_url: base_url must not contain credentials; use api_key or headers",
+  ]);
+  assert.ok(!found.join("\n").match(/Pr0xyPassw0rd|AIzaSecret123|p4ssw0rdp4ss/));
+});
+
+Deno.test("config: a header value Fetch would refuse (line break, NUL, beyond Latin-1) is an issue at its path, everywhere", () => {
+  const bad = '"${BAD}"';
+  const text = `providers:
+  claude: { type: anthropic, api_key: k-123456789, headers: { X-Extra: ${bad} } }
+  up: { type: openai, base_url: "https://h/v1", headers: { X-Org: ${bad}, X-Fine: "café ok" } }
+guardrails:
+  hook: { type: webhook, url: "https://guard.example.com/check", headers: { X-Key: ${bad} } }
+alerts:
+  - { url: "https://alerts.example.com/hook", headers: { X-Key: ${bad} } }
+telemetry:
+  otlp: { endpoint: "https://otel.example.com", headers: { X-Key: ${bad} } }
+models: {}
+`;
+  const paths = [
+    "providers.claude.headers.X-Extra",
+    "providers.up.headers.X-Org",
+    "guardrails.hook.headers.X-Key",
+    "alerts.0.headers.X-Key",
+    "telemetry.otlp.headers.X-Key",
+  ];
+  for (const value of ["a\r\nInjected: 1", "zero\u0000byte", "caf\u20ac-secret-value"]) {
+    const found = fileIssues(text, { BAD: value });
+    assert.deepEqual(found.map((i) => i.split(": ")[0]), paths, JSON.stringify(value));
+    assert.match(found[0], /Latin-1 text without line breaks or NUL/);
+    assert.ok(!found.join("\n").includes(value), "the value is never echoed");
+  }
+  assert.deepEqual(fileIssues(text, { BAD: "plain-value" }), []);
 });
 
 Deno.test("checkConfig: duplicate sha256 compared case-insensitively", () => {

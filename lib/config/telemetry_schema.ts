@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from "zod";
+import { headerMap } from "./header_map.ts";
 import { byteSize, timerDuration } from "./units_schema.ts";
 
 /**
@@ -34,8 +35,7 @@ const otlpSchema = z.strictObject({
   /** OTLP/HTTP with protobuf bodies, or with JSON. */
   protocol: z.enum(["http/protobuf", "http/json"]).optional(),
   /** Sent with every export (a backend's API key); secrets, masked like every header value. */
-  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string())
-    .optional(),
+  headers: headerMap.optional(),
   /** Share of new traces kept; an incoming sampled (or unsampled) `traceparent` decides for its own trace. */
   sample_ratio: z.number().min(0).max(1).optional(),
   /** Per export; a slower collector counts as down and the batch is dropped (and counted). */

@@ -7,7 +7,8 @@
  */
 import type { GuardrailConfig } from "../config/guardrails_schema.ts";
 import type { ProviderConfig } from "../config/schema.ts";
-import { createGuardrailService, type GuardrailServiceConfig } from "./external/index.ts";
+import { ConfigSetupError } from "../config/setup_error.ts";
+import { createGuardrailService, type GuardrailServiceConfig, type ServiceDeps } from "./external/index.ts";
 import type { ResolvedGuardrail } from "./resolved.ts";
 import type { GuardrailPhase } from "./types.ts";
 
@@ -66,13 +67,25 @@ export function resolveGuardrails(
         action: entry.action,
         reverse: false,
         pii: null,
-        service: createGuardrailService(serviceConfig(entry, providers), { env }),
+        service: serviceOf(name, serviceConfig(entry, providers), { env }),
         timeoutMs: entry.timeout,
         onFailure: entry.on_failure,
       }),
     );
   }
   return out;
+}
+
+/**
+ * The external service of guardrail `name`. A service that cannot be set up (a Bedrock guardrail with no region
+ * or credentials anywhere) is the config's issue at `guardrails.<name>`, reported like a provider's.
+ */
+function serviceOf(name: string, config: GuardrailServiceConfig, deps: ServiceDeps) {
+  try {
+    return createGuardrailService(config, deps);
+  } catch (err) {
+    throw new ConfigSetupError(`guardrails.${name}`, err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** The guardrails `names` attach, in order (names the config checks found). */

@@ -12,7 +12,7 @@
  * @module
  */
 import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
-import { resolveWithCatalog, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
+import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
@@ -245,7 +245,7 @@ export async function startWorkers(
       live().map((s) => s.channel.call<ReloadStatus>("reload.apply", trigger, validation).catch(() => null)),
     );
     const failed = statuses.find((s) => s !== null && !s.ok);
-    const status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
+    let status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
       {
         ok: validation.ok,
         at: new Date().toISOString(),
@@ -253,9 +253,11 @@ export async function startWorkers(
         issues: validation.ok ? [] : validation.issues,
       };
     if (status.ok && validation.ok) {
-      current = validation.validated;
-      const resolved = await resolveWithCatalog(current, { source: path, env });
-      if (resolved.ok) {
+      // The workers resolved it; the primary's own resolution fails only when no worker answered.
+      const resolved = resolveValidated(validation.validated, { source: path, env });
+      if (!resolved.ok) status = { ...status, ok: false, issues: resolved.issues };
+      else {
+        current = validation.validated;
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
         await shared.budgets.seed(config);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { resolveWithCatalog, type ValidationResult } from "../config/load.ts";
+import { resolveValidated, type ValidationResult } from "../config/load.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "../policy/seed_budgets.ts";
@@ -42,7 +42,7 @@ let refreshTokens = (): Promise<void> => Promise.resolve();
 async function init(params: WorkerInit): Promise<{ hostname: string; port: number }> {
   const runtime = await currentRuntime();
   const env = runtime.env();
-  const resolved = await resolveWithCatalog(params.validated, { source: params.source, env });
+  const resolved = resolveValidated(params.validated, { source: params.source, env });
   if (!resolved.ok) throw new Error(`worker ${params.index}: the config did not resolve`);
   const initial: GatewayState = {
     config: resolved.config,

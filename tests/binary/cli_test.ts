@@ -107,6 +107,27 @@ Deno.test("cli: check reports alias cycles, alias bombs and oversized files as i
   }
 });
 
+Deno.test("cli: a guardrail that cannot be set up (no AWS region) is an issue at its path for check and serve, no stack trace", async () => {
+  const file = await tempConfig(`guardrails:
+  bg: { type: bedrock, guardrail_identifier: abc123, guardrail_version: DRAFT }
+providers:
+  local: { type: builtin }
+models:
+  chat-a: { type: chat, guardrails: [bg], targets: [{ provider: local, model: echo }] }
+`);
+  // Empty counts as unset, whatever the environment running the tests has.
+  const env = { AWS_REGION: "", AWS_DEFAULT_REGION: "", AWS_ACCESS_KEY_ID: "", AWS_SECRET_ACCESS_KEY: "" };
+  const checked = await run(["check", "--config", file], env);
+  assert.equal(checked.code, 1);
+  assert.equal(checked.stdout, "");
+  assert.match(checked.stderr, /: guardrails\.bg: bedrock guardrail: no AWS region/);
+  assert.doesNotMatch(checked.stderr, /\s+at /);
+  const served = await run(["serve", "--config", file, "--port", "0"], env);
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, checked.stderr);
+  await Deno.remove(file);
+});
+
 Deno.test("cli: GATEWAY_CONFIG selects the config file; a missing file is reported", async () => {
   const { code, stderr } = await run(["check"], { GATEWAY_CONFIG: "/nonexistent/gateway.yaml" });
   assert.equal(code, 1);
@@ -121,7 +142,34 @@ Deno.test("cli: token new prints a high-entropy token and the config line with i
   assert.ok(token && token.length >= 40);
   assert.ok(!second.stdout.includes(token), "every token is fresh");
   const sha = createHash("sha256").update(token).digest("hex");
-  assert.match(first.stdout, new RegExp(`name: web-prod, environment: production, sha256: ${sha}`));
+  assert.match(first.stdout, new RegExp(`name: "web-prod", environment: "production", sha256: ${sha}`));
+});
+
+Deno.test("cli: token new prints a line check accepts whatever the environment, and refuses a name the config would", async () => {
+  const made = await run(["token", "new", "--name", "web.prod@eu", "--environment", "staging #eu, {x}"]);
+  assert.equal(made.code, 0, made.stderr);
+  const line = /^ {2}- \{ name: .*$/m.exec(made.stdout)?.[0];
+  assert.ok(line, made.stdout);
+  const file = await tempConfig(`providers: { local: { type: builtin } }
+models: { chat-a: { type: chat, targets: [{ provider: local, model: echo }] } }
+tokens:
+${line}
+`);
+  const checked = await run(["check", "--config", file]);
+  assert.equal(checked.code, 0, checked.stderr);
+  await Deno.remove(file);
+  for (const name of ["my app", "a,b", ""]) {
+    const refused = await run(["token", "new", "--name", name]);
+    assert.equal(refused.code, 2, name);
+    assert.equal(refused.stdout, "", "no token is printed");
+    assert.match(
+      refused.stderr,
+      /^Invalid --name .*: (use letters, digits and \. _ : @ -|must not be empty)\.$/m,
+    );
+  }
+  const empty = await run(["token", "new", "--environment", ""]);
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /Invalid --environment "": must not be empty/);
 });
 
 Deno.test("cli: serve answers, reloads on SIGHUP, and on SIGTERM lets an in-flight stream finish and exits 0", async () => {

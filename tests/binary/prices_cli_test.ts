@@ -7,9 +7,10 @@ import assert from "node:assert/strict";
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
 
-async function run(args: string[]) {
+async function run(args: string[], env: Record<string, string> = {}) {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", ...PERMISSIONS, MAIN, ...args],
+    env,
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -97,4 +98,27 @@ models: { chat: { type: chat, targets: [{ provider: up, model: my-model }] } }
   assert.equal(good.code, 0, good.stdout + good.stderr);
   const prices = await run(["prices", "--config", config, "--model", "chat"]);
   assert.match(prices.stdout, /catalog my-model/);
+});
+
+Deno.test("cli: prices reads the config named by $GATEWAY_CONFIG, as check and serve do: its catalog and aliases", async () => {
+  const catalog = await tempFile(`date: 2026-12-01
+currency: USD
+unit: per_million_tokens
+models:
+  - { provider: openai, model: gpt-4o-mini, source: "https://example.test/contract", checked: 2026-12-01, input: 9, output: 99 }
+`);
+  const config = await tempFile(`pricing: { catalog: "${catalog}" }
+providers: { oa: { type: openai, base_url: "http://127.0.0.1:1/v1" } }
+models: { chat-a: { type: chat, targets: [{ provider: oa, model: gpt-4o-mini }] } }
+`);
+  const env = { GATEWAY_CONFIG: config };
+  const all = await run(["prices"], env);
+  assert.equal(all.code, 0, all.stderr);
+  assert.match(all.stdout, /^price catalog of 2026-12-01 \(1 entries, USD per million tokens\)$/m);
+  const alias = await run(["prices", "--model", "chat-a"], env);
+  assert.equal(alias.code, 0, alias.stderr);
+  assert.match(alias.stdout, /alias chat-a: 1 targets/);
+  assert.match(alias.stdout, /^oa\s+openai\s+gpt-4o-mini\s+catalog gpt-4o-mini\s+9\s+99/m);
+  await Deno.remove(config);
+  await Deno.remove(catalog);
 });

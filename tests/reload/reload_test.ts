@@ -161,3 +161,41 @@ Deno.test("reload: an invalid config written during load is rejected; the old on
     await b.stop();
   }
 });
+
+Deno.test("reload: a guardrail that cannot be set up (no AWS region) fails the reload at guardrails.<name>; the old config serves", async () => {
+  const a = startFaultUpstream("a");
+  const b = startFaultUpstream("b");
+  const adminToken = "gw-reload-admin-0123456789abcdef";
+  const admins = `admin_tokens:\n  - { name: ops, token: "${adminToken}" }\n`;
+  // No AWS_REGION, AWS_DEFAULT_REGION or credentials in the gateway's environment.
+  const gw = await startGateway(configFor(a, b, "a") + admins, {});
+  try {
+    const withGuardrail = configFor(a, b, "b")
+      .replace(
+        "providers:",
+        "guardrails:\n  bg: { type: bedrock, guardrail_identifier: abc123, guardrail_version: DRAFT }\nproviders:",
+      )
+      .replace("chat-moving: { type: chat,", "chat-moving: { type: chat, guardrails: [bg],");
+    await replaceFile(gw.configFile, withGuardrail + admins);
+    const answer = await fetch(`${gw.url}/admin/reload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    const status = await answer.json();
+    assert.equal(answer.status, 422, JSON.stringify(status));
+    assert.equal(status.ok, false);
+    assert.deepEqual(status.issues.map((i: { path: string }) => i.path), ["guardrails.bg"]);
+    assert.match(status.issues[0].message, /no AWS region/);
+
+    const ready = await (await fetch(`${gw.url}/readyz`)).json();
+    assert.equal(ready.reload.ok, false);
+    const failure = gw.logs.findLast((l) => l.msg === "config_reload_failed")!;
+    assert.equal((failure.issues as { path: string }[])[0].path, "guardrails.bg");
+    const after = await load(gw, 4, 1, { done: 0 });
+    assert.deepEqual(after.byProvider, { a: 4 }, "the old config kept serving");
+  } finally {
+    await gw.stop();
+    await a.stop();
+    await b.stop();
+  }
+});

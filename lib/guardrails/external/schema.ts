@@ -1,7 +1,7 @@
 /**
  * The config entry of each external guardrail service, one strict object per `type`. Kept apart from the
- * adapters and importing only zod, so the config schema can take it without pulling in the adapters (and
- * without an import cycle through them).
+ * adapters and importing only zod (and the config's one header map, itself only zod), so the config schema can
+ * take it without pulling in the adapters (and without an import cycle through them).
  *
  * Credentials use the key names the config loader masks in messages (`api_key`, `secret`, `access_key_id`,
  * `secret_access_key`, `session_token`, anything under `headers`). What the caller wraps around a service
@@ -10,12 +10,12 @@
  * @module
  */
 import { z } from "zod";
+import { headerMap } from "../../config/header_map.ts";
 
 /** The harm categories Azure AI Content Safety scores. */
 export const AZURE_CATEGORIES = ["Hate", "SelfHarm", "Sexual", "Violence"] as const;
 
 const httpUrl = z.url({ protocol: /^https?$/ });
-const headerMap = z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a valid header name"), z.string());
 const awsRegion = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, "must be an AWS region such as us-east-1");
 const azureSeverity = z.number().int().min(0).max(7);
 
