@@ -38,6 +38,8 @@ let health: HealthRegistry | undefined;
 /** The validation the primary sends with a reload, handed to this worker's reloader. */
 let pending: ValidationResult | undefined;
 let refreshTokens = (): Promise<void> => Promise.resolve();
+/** Writes the log lines still buffered (the logger's short batching), before the primary ends this thread. */
+let flushLogs = () => {};
 
 async function init(params: WorkerInit): Promise<{ hostname: string; port: number }> {
   const runtime = await currentRuntime();
@@ -54,6 +56,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     () => live(),
     params.unbufferedLogs,
   );
+  flushLogs = () => logger.flush?.();
   health = new HealthRegistry();
   health.onCooldown = (change) => channel.note("health.cooldown", change);
   health.sharedInFlight = new SharedInFlight(params.inFlight, params.workers, params.index);
@@ -132,6 +135,8 @@ async function stop(graceMs: number): Promise<void> {
   await closeTokens();
   await thread?.close(graceMs);
   outbox?.send();
+  // As a single process does at its end: the last requests' access-log lines are still in the buffer.
+  flushLogs();
 }
 
 channel.serve({

@@ -230,6 +230,16 @@ Deno.test("workers: two workers admit no more than one process would (limits, bu
     assert.equal(rows.length, sent.length, "one record per request");
     assert.equal(byId.size, rows.length, "no request recorded twice");
     for (const a of sent) assert.equal(byId.get(a.id)?.status, a.status, a.id);
+    // And one access-log line each, the drained ones' too: a worker writes its buffered lines as it stops.
+    const logged = new Set(gw.logs.map((line) => {
+      try {
+        const entry = JSON.parse(line);
+        return entry.msg === "request" ? entry.request_id : null;
+      } catch {
+        return null;
+      }
+    }));
+    for (const a of sent) assert.ok(logged.has(a.id), `an access-log line for ${a.id}`);
   } finally {
     if (!stopped) await gw.stop();
     await up.stop();
