@@ -44,8 +44,11 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
       ctx.record.rule = err.rule;
     }
     // Upstream text (a provider's error message, code or param) may quote a secret of the config: masked here,
-    // before the client, the usage record or the access log sees it.
-    const error = scrubError(toGatewayError(err), ctx.state.config.scrubber);
+    // before the client, the usage record or the access log sees it. A request whose client went away (499) or
+    // that shutdown ended (503) failed for that reason, whatever the step it was on made of it (a body whose
+    // connection closed mid-upload reads as unreadable, a client's 400).
+    const aborted = ctx.signal.aborted && ctx.signal.reason instanceof GatewayError;
+    const error = scrubError(toGatewayError(aborted ? ctx.signal.reason : err), ctx.state.config.scrubber);
     ctx.record.error_code = error.code ?? error.type;
     // The route table says which API's error shape a route speaks.
     const dialect = dialectOf(ctx.record.path);

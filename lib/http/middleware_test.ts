@@ -16,6 +16,7 @@ function context(): RequestContext {
     record: { path: "/internal" },
     state: { config: { scrubber: NO_SECRETS } },
     reported: () => {},
+    signal: new AbortController().signal,
   } as unknown as RequestContext;
 }
 

@@ -73,23 +73,46 @@ function unreadable(cause: unknown): GatewayError {
 const deadlines = new DeadlineQueue();
 
 /**
+ * Calls `stop` with the reason once `signal` aborts (the client went away, or the gateway is ending the request
+ * at shutdown): a body still arriving then is given up at once, with that reason rather than as unreadable.
+ */
+function onAbort(signal: AbortSignal | undefined, stop: (reason: unknown) => void): () => void {
+  if (signal === undefined) return () => {};
+  if (signal.aborted) {
+    stop(signal.reason);
+    return () => {};
+  }
+  const listener = () => stop(signal.reason);
+  signal.addEventListener("abort", listener, { once: true });
+  return () => signal.removeEventListener("abort", listener);
+}
+
+/**
  * Reads the body chunk by chunk (so the limit holds whatever `Content-Length` claims, and a stalled body
  * can be abandoned): at most `limit` bytes, and only until `timeoutMs` has passed, after which the reader is
- * cancelled and a 408 thrown.
+ * cancelled and a 408 thrown; or until `signal` aborts, when its reason is thrown.
  */
-async function readLimited(request: ClientRequest, limit: number, timeoutMs: number): Promise<Uint8Array> {
+async function readLimited(
+  request: ClientRequest,
+  limit: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   const expected = declared === null ? -1 : Number(declared);
   if (expected > limit) throw tooLarge(limit);
-  if (expected >= 0) return await readDeclared(request, expected, timeoutMs);
+  if (expected >= 0) return await readDeclared(request, expected, timeoutMs, signal);
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
-  let timedOut = false;
-  const deadline = deadlines.arm(timeoutMs, () => {
-    timedOut = true;
-    // Settles the pending read (done, or an error): the loop below then reports the timeout.
+  /** Why the read was given up: the deadline's 408, or the abort's reason. */
+  let stopped: unknown;
+  const stop = (reason: unknown) => {
+    stopped ??= reason;
+    // Settles the pending read (done, or an error): the loop below then reports why.
     reader.cancel().catch(() => {});
-  });
+  };
+  const deadline = deadlines.arm(timeoutMs, () => stop(bodyTimeout(timeoutMs)));
+  const unlisten = onAbort(signal, stop);
   const parts: Uint8Array[] = [];
   let size = 0;
   try {
@@ -98,9 +121,9 @@ async function readLimited(request: ClientRequest, limit: number, timeoutMs: num
       try {
         chunk = await reader.read();
       } catch (err) {
-        throw timedOut ? bodyTimeout(timeoutMs) : unreadable(err);
+        throw stopped ?? unreadable(err);
       }
-      if (timedOut) throw bodyTimeout(timeoutMs);
+      if (stopped !== undefined) throw stopped;
       const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
@@ -114,6 +137,7 @@ async function readLimited(request: ClientRequest, limit: number, timeoutMs: num
     }
   } finally {
     deadline.cancel();
+    unlisten();
   }
   return parts.length === 1 ? parts[0] : concatBytes(parts, size);
 }
@@ -121,28 +145,32 @@ async function readLimited(request: ClientRequest, limit: number, timeoutMs: num
 /**
  * A body of declared length (checked within the limit): HTTP framing ends it there, so it is read whole in
  * one call of the runtime rather than through a stream reader (on Bun a stream and a read per chunk cost more
- * than the rest of reading a small body), still only until `timeoutMs` has passed.
+ * than the rest of reading a small body), still only until `timeoutMs` has passed or `signal` aborts.
  */
 async function readDeclared(
   request: ClientRequest,
   expected: number,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<Uint8Array> {
   if (expected === 0) return new Uint8Array(0);
-  let timedOut = false;
-  let expire = () => {};
-  const expired = new Promise<never>((_, reject) => expire = () => reject(bodyTimeout(timeoutMs)));
-  expired.catch(() => {});
-  const deadline = deadlines.arm(timeoutMs, () => {
-    timedOut = true;
-    expire();
-  });
+  let stopped: unknown;
+  let reject = (_reason: unknown) => {};
+  const given = new Promise<never>((_, r) => reject = r);
+  given.catch(() => {});
+  const stop = (reason: unknown) => {
+    stopped ??= reason;
+    reject(stopped);
+  };
+  const deadline = deadlines.arm(timeoutMs, () => stop(bodyTimeout(timeoutMs)));
+  const unlisten = onAbort(signal, stop);
   try {
-    return await Promise.race([request.bytes(), expired]);
+    return await Promise.race([request.bytes(), given]);
   } catch (err) {
-    throw timedOut ? bodyTimeout(timeoutMs) : unreadable(err);
+    throw stopped ?? unreadable(err);
   } finally {
     deadline.cancel();
+    unlisten();
   }
 }
 
@@ -169,7 +197,12 @@ export interface BodyLimits {
  * deeper than `max_json_depth` (checked on the raw text, before anything recurses into it), malformed JSON,
  * or JSON that is not an object.
  */
-export async function readJsonBody(request: ClientRequest, limits: BodyLimits): Promise<JsonObject> {
+export async function readJsonBody(
+  request: ClientRequest,
+  limits: BodyLimits,
+  /** The request's in-flight signal: a body still arriving when it aborts is given up with its reason. */
+  signal?: AbortSignal,
+): Promise<JsonObject> {
   const contentType = request.headers.get("content-type");
   if (contentType !== null && !isJsonMediaType(contentType)) {
     throw new GatewayError(415, "Unsupported Content-Type: send the request body as application/json.", {
@@ -177,7 +210,7 @@ export async function readJsonBody(request: ClientRequest, limits: BodyLimits): 
       code: "unsupported_media_type",
     });
   }
-  const bytes = await readLimited(request, limits.max_body_size, limits.connections.body_timeout);
+  const bytes = await readLimited(request, limits.max_body_size, limits.connections.body_timeout, signal);
   if (bytes.byteLength === 0) throw unparseable("(The request body is empty.)");
   let text: string;
   try {

@@ -52,6 +52,9 @@ export function checkingInterval(limits: ConnectionLimits): number {
   );
 }
 
+/** The reason a request's signal aborts with when its client goes away. */
+const CLIENT_GONE = () => new DOMException("The client closed the connection.", "AbortError");
+
 /** Statuses whose answers have no body, and so no `content-length` either. */
 const BODILESS: ReadonlySet<number> = new Set([204, 205, 304]);
 
@@ -64,9 +67,11 @@ function isStreamed(response: Response): boolean {
 
 /**
  * The request body as a web stream fed by Node's `'data'` events, paused while the stream's queue is full.
- * (`Readable.toWeb` costs several times more per request.)
+ * (`Readable.toWeb` costs several times more per request.) A connection closed before the body's end calls
+ * `gone` before the stream fails: the client went away, and whoever reads the body learns it as that (a 499),
+ * not as a body it could not read (Node tells the response's `'close'` only after).
  */
-function bodyOf(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+function bodyOf(req: http.IncomingMessage, gone: () => void): ReadableStream<Uint8Array> {
   let settled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -82,6 +87,7 @@ function bodyOf(req: http.IncomingMessage): ReadableStream<Uint8Array> {
       req.once("close", () => {
         if (settled) return;
         settled = true;
+        gone();
         controller.error(new Error("The client closed the connection before the body was complete."));
       });
       req.on("error", () => {});
@@ -145,7 +151,7 @@ function urlOf(target: string | undefined, origin: string): string {
  * none), else a web Request reading the body as it comes. Without a signal either way: the client's goes to
  * the handler beside it (ClientConnection), as a Request given one builds a signal of its own that follows it.
  */
-function toRequest(req: http.IncomingMessage, origin: string): ClientRequest {
+function toRequest(req: http.IncomingMessage, origin: string, gone: () => void = () => {}): ClientRequest {
   const raw = req.rawHeaders;
   const headers = new Headers();
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
@@ -159,7 +165,7 @@ function toRequest(req: http.IncomingMessage, origin: string): ClientRequest {
   return new Request(url, {
     method,
     headers,
-    body: bodyOf(req),
+    body: bodyOf(req, gone),
     // Needed for a stream body (a Node-style option; Deno's Request accepts and ignores it otherwise).
     duplex: "half",
   } as RequestInit);
@@ -197,13 +203,13 @@ async function serveOne(
     if (res.writableFinished) return;
     // The connection closed before the whole answer was written: the client is gone. Aborting the Request's
     // signal stops an upstream call still waiting for its answer; cancelling the body stops a stream.
-    aborter.abort(new DOMException("The client closed the connection.", "AbortError"));
+    aborter.abort(CLIENT_GONE());
   });
   // Let Node's parser finish the packet the head came in: a small body is then complete (bufferedBody).
   await undefined;
   let request: ClientRequest;
   try {
-    request = toRequest(req, origin);
+    request = toRequest(req, origin, () => aborter.abort(CLIENT_GONE()));
   } catch {
     // A request target that is no path or URL, a method or a header value the Fetch API refuses: the client's
     // mistake.

@@ -87,3 +87,36 @@ ${TEST_TOKENS_YAML}`);
     }
   });
 }
+
+Deno.test("client disconnect mid-upload: recorded once as 499 client_closed_request, not as the client's 400", async () => {
+  const gw = await startGateway(`
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+${TEST_TOKENS_YAML}`);
+  try {
+    for (const framing of ["content-length", "chunked"]) {
+      const requestId = `upload-${framing}-${crypto.randomUUID()}`;
+      const conn = await connect(gw.url);
+      const length = framing === "content-length" ? "content-length: 5000" : "transfer-encoding: chunked";
+      const head =
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+        `content-type: application/json\r\nx-request-id: ${requestId}\r\n${length}\r\n\r\n`;
+      const part = '{"model":"chat-echo","messages":[{"role":"user","content":"';
+      assert.ok(
+        await send(
+          conn,
+          head + (framing === "chunked" ? `${part.length.toString(16)}\r\n${part}\r\n` : part),
+        ),
+      );
+      await sleep(200);
+      conn.close();
+      const line = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === requestId, 3_000);
+      assert.equal(line.status, 499, `${framing}: ${JSON.stringify(line)}`);
+      assert.equal(line.error_code, "client_closed_request");
+    }
+  } finally {
+    await gw.stop();
+  }
+});

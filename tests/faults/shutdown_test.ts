@@ -136,3 +136,47 @@ ${TEST_TOKENS_YAML}`);
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("shutdown: a request still uploading its body when the grace period ends gets the 503 server_shutdown, recorded once", async () => {
+  const dir = await Deno.makeTempDir();
+  const usageFile = `${dir}/usage.jsonl`;
+  const gw = await startGateway(`
+server: { shutdown_timeout: ${GRACE_MS}ms, connections: { body_timeout: 30s } }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+usage: { sqlite: none, jsonl: "${usageFile}", spill: "${dir}/spill.jsonl", flush_interval: 50ms }
+${TEST_TOKENS_YAML}`);
+  const { hostname, port } = new URL(gw.url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    await conn.write(encoder.encode(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+        `content-type: application/json\r\nx-request-id: uploading\r\ncontent-length: 5000\r\n\r\n{"model":`,
+    ));
+    await new Promise((r) => setTimeout(r, 100));
+    await gw.stop(GRACE_MS);
+    let text = "";
+    const buf = new Uint8Array(4096);
+    while (true) {
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 503 /, text);
+    assert.equal(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)).error.code, "server_shutdown");
+    const records = (await Deno.readTextFile(usageFile)).trim().split("\n").map((l) => JSON.parse(l))
+      .filter((r) => r.request_id === "uploading");
+    assert.equal(records.length, 1);
+    assert.equal(records[0].status, 503);
+    assert.equal(records[0].error_code, "server_shutdown");
+  } finally {
+    try {
+      conn.close();
+    } catch {
+      // closed by the gateway
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+});

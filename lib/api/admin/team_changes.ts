@@ -22,7 +22,7 @@ import { directoryOf, json } from "./tokens.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 async function body(request: ClientRequest, ctx: RequestContext): Promise<Record<string, unknown>> {
-  return await readJsonBody(request, ctx.state.config.server) as Record<string, unknown>;
+  return await readJsonBody(request, ctx.state.config.server, ctx.signal) as Record<string, unknown>;
 }
 
 function fieldsOf(team: StoredTeam): TeamFields {

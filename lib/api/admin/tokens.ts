@@ -112,7 +112,7 @@ async function body(
 ): Promise<Record<string, unknown>> {
   if (optional && (request.body === null || request.headers.get("content-length") === "0")) return {};
   if (!optional || request.headers.get("content-length") !== null) {
-    return await readJsonBody(request, ctx.state.config.server) as Record<string, unknown>;
+    return await readJsonBody(request, ctx.state.config.server, ctx.signal) as Record<string, unknown>;
   }
   // A chunked body may be empty too, which only reading it tells: it is read as any body is (same limits), and
   // one that ended without a byte is no body.
@@ -131,7 +131,7 @@ async function body(
   );
   const read = new Request(request.url, { method: request.method, headers: request.headers, body: counted });
   try {
-    return await readJsonBody(read, ctx.state.config.server) as Record<string, unknown>;
+    return await readJsonBody(read, ctx.state.config.server, ctx.signal) as Record<string, unknown>;
   } catch (err) {
     if (ended && bytes === 0) return {};
     throw err;

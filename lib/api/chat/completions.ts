@@ -23,7 +23,7 @@ import type { ClientRequest } from "../../runtime/types.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const chat = parseChatRequest(body);
   const model = resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true);
   const stream = chat.stream === true;

@@ -36,7 +36,7 @@ export function decodeBase64Embedding(text: string): number[] {
 
 /** Handles one embeddings request for an authenticated identity. */
 export async function handleEmbeddings(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const embed = parseEmbeddingRequest(body);
   const model = resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType);
   await admit(

@@ -55,7 +55,7 @@ export async function geminiEmbed(
   alias: string,
   batch: boolean,
 ): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const dropped: string[] = [];
   let requests: JsonObject[];
   if (batch) {

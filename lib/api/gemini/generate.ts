@@ -87,7 +87,7 @@ async function generate(
   alias: string,
   stream: boolean,
 ): Promise<Answer> {
-  const parsed = parseGeminiRequest(await readJsonBody(request, ctx.state.config.server), alias, stream);
+  const parsed = parseGeminiRequest(await readJsonBody(request, ctx.state.config.server, ctx.signal), alias, stream);
   const chat = parsed.chat;
   const resolved = geminiAlias(ctx, alias, ROUTE.modelType, stream);
   // A Gemini target gets the client's body as sent; what only it serves sends the request to one.
@@ -187,7 +187,7 @@ async function answerNative(
 
 /** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */
 async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: string): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const inner = body.generateContentRequest ?? body;
   const parsed = parseGeminiRequest(inner, alias, false);
   const model = geminiAlias(ctx, alias, ROUTE.modelType);

@@ -49,7 +49,7 @@ const FIELDS = new Set([
 
 /** Handles one count request for an authenticated identity. */
 export async function handleMessagesCountTokens(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const extra = extraField(body, FIELDS, "");
   if (extra !== null) throw extra;
   // The request parser wants the output limit a count does not have: one no thinking budget reaches.

@@ -28,7 +28,7 @@ function moderationId(): string {
 
 /** Handles one moderation request for an authenticated identity. */
 export async function handleModerations(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const moderation = parseModerationRequest(body);
   const model = resolveAlias(ctx, moderation.model, ROUTE.modelType);
   await admit(ctx, ROUTE.endpoint, roughTokenEstimate(moderationTexts(moderation)), model, moderation);

@@ -74,7 +74,7 @@ function userMessages(parsed: ResponsesRequest, history: readonly JsonObject[]):
 
 /** Handles one compaction request for an authenticated identity. */
 export async function handleResponsesCompact(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = requestFields(await readJsonBody(request, ctx.state.config.server));
+  const body = requestFields(await readJsonBody(request, ctx.state.config.server, ctx.signal));
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;
   const model = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);

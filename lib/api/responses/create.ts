@@ -105,7 +105,7 @@ export function storeResponse(
 
 /** Handles one Responses request for an authenticated identity. */
 export async function handleResponses(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;
   const model = resolveAlias(ctx, chat.model, ROUTES.responses.modelType, parsed.stream);

@@ -107,7 +107,7 @@ export async function handleResponsesInputTokens(
   request: ClientRequest,
   ctx: ClientContext,
 ): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const parsed = await parseCountRequest(body, ctx);
   const chat = parsed.chat;
   // Built-in tools narrow the targets to native ones (a 400 naming the param when there are none), as for a response.

@@ -27,7 +27,7 @@ export const PREWARM_PROVIDER = "";
 
 /** Handles a prewarm for an authenticated identity: the two events of an empty Response, as a stream. */
 export async function handleResponsesPrewarm(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server);
+  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const model = resolveAlias(ctx, parsed.chat.model, ROUTES.responses.modelType, true);
   await withHistory(parsed, ctx);
