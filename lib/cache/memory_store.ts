@@ -8,6 +8,7 @@
  * @module
  */
 import type { CacheStore } from "./types.ts";
+import { utf8Length } from "../encoding/utf8_length.ts";
 
 /** Options of {@linkcode createMemoryCacheStore}. */
 export interface MemoryCacheStoreOptions {
@@ -40,28 +41,6 @@ interface Lock {
  * the store is over budget; in between, plain LRU eviction applies. Keeps a full cache's `set` O(1).
  */
 const SWEEP_INTERVAL_MS = 1_000;
-
-/**
- * The exact UTF-8 length of `s` without encoding it: the byte budget should count what a value costs on the
- * wire and in Redis, and an encoder would allocate a copy of every value stored. A lone surrogate counts 3
- * bytes, as `TextEncoder` encodes it (U+FFFD).
- */
-export function utf8Length(s: string): number {
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 /** Creates an empty memory store. */
 export function createMemoryCacheStore(options: MemoryCacheStoreOptions): CacheStore {

@@ -3,7 +3,7 @@
  * is exact and no test waits.
  */
 import assert from "node:assert/strict";
-import { createMemoryCacheStore, type MemoryCacheStoreOptions, utf8Length } from "./memory_store.ts";
+import { createMemoryCacheStore, type MemoryCacheStoreOptions } from "./memory_store.ts";
 
 function clock(start = 1_000_000) {
   let t = start;
@@ -23,13 +23,6 @@ function store(options: Partial<MemoryCacheStoreOptions> = {}) {
 }
 
 const HOUR = 3_600_000;
-
-Deno.test("memory cache: utf8Length agrees with TextEncoder", () => {
-  const samples = ["", "abc", "é", "€uro", "日本語", "😀", "a😀b", "\ud800", "x\udc00y", "\ud83d"];
-  for (const sample of samples) {
-    assert.equal(utf8Length(sample), new TextEncoder().encode(sample).length, JSON.stringify(sample));
-  }
-});
 
 Deno.test("memory cache: set then get; a miss is undefined; kind and ping", async () => {
   const { s } = store();

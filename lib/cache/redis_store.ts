@@ -16,7 +16,7 @@
  * @module
  */
 import { closeRedis, connectRedis, redisReady } from "../redis/connection.ts";
-import { utf8Length } from "./memory_store.ts";
+import { utf8Length } from "../encoding/utf8_length.ts";
 import type { CacheStore } from "./types.ts";
 
 /** Options of {@linkcode createRedisCacheStore}. */

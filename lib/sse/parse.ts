@@ -6,6 +6,7 @@
  */
 
 import { badGateway } from "../errors.ts";
+import { utf8Length } from "../encoding/utf8_length.ts";
 import type { SyncTransformer } from "../streams/pull_through.ts";
 
 /** One dispatched server-sent event. */
@@ -203,22 +204,4 @@ class SseLineParser {
     if (retry !== undefined) event.retry = retry;
     emit(event);
   }
-}
-
-/** The UTF-8 size of `text[from, to)` without encoding it. A lone surrogate counts as U+FFFD (3 bytes). */
-function utf8Length(text: string, from: number, to: number): number {
-  let bytes = 0;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < to) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { utf8Length } from "../encoding/utf8_length.ts";
 
 /** One part of a message: `text` with its `content`, or another type whose content is kept whole or left out. */
 export interface CapturedPart {
@@ -112,22 +113,4 @@ function scrubDeep(value: unknown, scrub: (text: string) => string): unknown {
     );
   }
   return value;
-}
-
-/** The UTF-8 length of `text` without encoding it (a lone surrogate counts as U+FFFD's three bytes). */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }
