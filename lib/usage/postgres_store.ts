@@ -127,6 +127,17 @@ export function createPostgresStore(
     }
   };
 
+  /** What the records whose `column` is `value` spent since `sinceIso`: a token's or a team's budget seed. */
+  const spendSince = (column: "token_id" | "team", value: string, sinceIso: string) =>
+    call("budget sum", async (sql) => {
+      const [row] = await sql.unsafe(
+        `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
+         FROM usage WHERE ${column} = $1 AND time >= $2`,
+        [value, canonicalTime(sinceIso, "since")],
+      );
+      return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+    });
+
   const tokens = createPostgresTokenStore(call, {
     url: pool.options.url,
     schema: pool.options.schema,
@@ -186,26 +197,8 @@ export function createPostgresStore(
         throw readFailure(err);
       }
     },
-    sumSince(tokenId, sinceIso) {
-      return call("budget sum", async (sql) => {
-        const [row] = await sql.unsafe(
-          `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-           FROM usage WHERE token_id = $1 AND time >= $2`,
-          [tokenId, canonicalTime(sinceIso, "since")],
-        );
-        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
-      });
-    },
-    sumTeamSince(team, sinceIso) {
-      return call("budget sum", async (sql) => {
-        const [row] = await sql.unsafe(
-          `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-           FROM usage WHERE team = $1 AND time >= $2`,
-          [team, canonicalTime(sinceIso, "since")],
-        );
-        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
-      });
-    },
+    sumSince: (tokenId, sinceIso) => spendSince("token_id", tokenId, sinceIso),
+    sumTeamSince: (team, sinceIso) => spendSince("team", team, sinceIso),
     deleteOlderThan(iso, limit) {
       return call("retention", async (sql) => {
         const result = await sql.unsafe(

@@ -204,6 +204,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const open = () => {
     if (closed) throw new Error("usage store is closed");
   };
+  /** What the records `stmt` selects (by token or by team) spent since `sinceIso`: a budget's seed. */
+  const spendSince = (stmt: typeof sumStmt, value: string, sinceIso: string) =>
+    run(() => {
+      open();
+      const row = stmt.get(value, canonicalTime(sinceIso, "since")) as Record<string, unknown> | undefined;
+      return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+    });
 
   return {
     responses: createSqliteResponsesStore(db, open),
@@ -242,24 +249,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         return runListRecords(q, all);
       });
     },
-    sumSince(tokenId, sinceIso) {
-      return run(() => {
-        open();
-        const row = sumStmt.get(tokenId, canonicalTime(sinceIso, "since")) as
-          | Record<string, unknown>
-          | undefined;
-        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
-      });
-    },
-    sumTeamSince(team, sinceIso) {
-      return run(() => {
-        open();
-        const row = teamSumStmt.get(team, canonicalTime(sinceIso, "since")) as
-          | Record<string, unknown>
-          | undefined;
-        return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
-      });
-    },
+    sumSince: (tokenId, sinceIso) => spendSince(sumStmt, tokenId, sinceIso),
+    sumTeamSince: (team, sinceIso) => spendSince(teamSumStmt, team, sinceIso),
     deleteOlderThan(iso, limit) {
       return run(() => {
         open();
