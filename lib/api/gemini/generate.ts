@@ -87,7 +87,11 @@ async function generate(
   alias: string,
   stream: boolean,
 ): Promise<Answer> {
-  const parsed = parseGeminiRequest(await readJsonBody(request, ctx.state.config.server, ctx.signal), alias, stream);
+  const parsed = parseGeminiRequest(
+    await readJsonBody(request, ctx.state.config.server, ctx.signal),
+    alias,
+    stream,
+  );
   const chat = parsed.chat;
   const resolved = geminiAlias(ctx, alias, ROUTE.modelType, stream);
   // A Gemini target gets the client's body as sent; what only it serves sends the request to one.

@@ -74,7 +74,10 @@ export function messagesTargets(model: ResolvedModel, parsed: MessagesRequest): 
 
 /** Handles one Messages request for an authenticated identity. */
 export async function handleMessages(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  const parsed = parseMessagesRequest(await readJsonBody(request, ctx.state.config.server, ctx.signal), request.headers);
+  const parsed = parseMessagesRequest(
+    await readJsonBody(request, ctx.state.config.server, ctx.signal),
+    request.headers,
+  );
   const chat = parsed.chat;
   const model = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType, parsed.stream), parsed);
   const stream = parsed.stream;
