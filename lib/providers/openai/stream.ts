@@ -38,16 +38,19 @@ export function parseChunkEvent(
 }
 
 /**
- * Turns upstream SSE events into chunks. A stream that ends without `[DONE]` and without any finish_reason
- * was cut short, and errors rather than pretending to be complete. Reasoning deltas sent as `reasoning` arrive
- * as `reasoning_content` (see `reasoning.ts`).
+ * Turns upstream SSE events into chunks. A stream that ends without `[DONE]` is complete only if every choice it
+ * began (`n` of them) has its finish_reason; otherwise it was cut short, and errors rather than pretending to be
+ * complete (with `n > 1`, one finished choice says nothing of the others). Reasoning deltas sent as `reasoning`
+ * arrive as `reasoning_content` (see `reasoning.ts`).
  */
 export function openAIChunkTransformer(
   provider: string,
   secrets: readonly string[] = [],
 ): SyncTransformer<SseEvent, ChatCompletionChunk> {
   let done = false;
-  let finishSeen = false;
+  /** The choices begun and not finished, and those finished, by index. */
+  const open = new Set<number>();
+  const finished = new Set<number>();
   return {
     transform(event, controller) {
       if (done) return;
@@ -58,14 +61,18 @@ export function openAIChunkTransformer(
         return;
       }
       for (const choice of chunk.choices) {
-        if (choice.finish_reason != null) finishSeen = true;
+        const index = typeof choice.index === "number" ? choice.index : 0;
+        if (choice.finish_reason != null) {
+          open.delete(index);
+          finished.add(index);
+        } else if (!finished.has(index)) open.add(index);
         const delta = choice.delta;
         if (isObject(delta) && needsReasoningFix(delta)) normalizeReasoning(delta);
       }
       controller.enqueue(chunk);
     },
     flush() {
-      if (!done && !finishSeen) {
+      if (!done && (finished.size === 0 || open.size > 0)) {
         throw badGateway(`Provider "${provider}" ended the stream before it was complete.`);
       }
     },
