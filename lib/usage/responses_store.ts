@@ -111,8 +111,14 @@ export interface ResponsesStore {
    * not a scan of the owner's responses.
    */
   items(ids: readonly string[], owner: string): Promise<(JsonObject | null)[]>;
-  /** Deletes responses created before `beforeIso` (retention), and their items; resolves to how many. */
-  prune(beforeIso: string): Promise<number>;
+  /**
+   * Deletes at most `limit` of the responses created before `beforeIso` (retention), and their items, in one
+   * statement (in SQLite, one transaction over both tables, so the item index never names a response that is
+   * gone); resolves to how many responses. Retention calls it until fewer than `limit` come back: one statement
+   * over a large backlog would outlast PostgreSQL's time limit (and roll back, deleting nothing), or hold the
+   * SQLite worker from every other call while it ran.
+   */
+  prune(beforeIso: string, limit: number): Promise<number>;
 }
 
 /**

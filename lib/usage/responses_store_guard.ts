@@ -47,8 +47,8 @@ export function guardResponsesStore(store: ResponsesStore): ResponsesStore {
       let at = 0;
       return ids.map((id) => isStorableId(id) ? found[at++] : null);
     },
-    prune(beforeIso) {
-      return store.prune(beforeIso);
+    prune(beforeIso, limit) {
+      return store.prune(beforeIso, limit);
     },
   };
 }

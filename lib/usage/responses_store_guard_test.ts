@@ -18,7 +18,7 @@ function spied(): { store: ResponsesStore; seen: string[] } {
     inputItems: (id, owner, page) => (seen.push(id), inner.inputItems(id, owner, page)),
     chain: (id, owner) => (seen.push(id), inner.chain(id, owner)),
     items: (ids, owner) => (seen.push(...ids), inner.items(ids, owner)),
-    prune: (before) => inner.prune(before),
+    prune: (before, limit) => inner.prune(before, limit),
   };
   return { store, seen };
 }

@@ -14,6 +14,7 @@
  * @module
  */
 import type { JsonObject } from "../openai/types.ts";
+import { batchLimit } from "./query.ts";
 import {
   buildChain,
   cutoffSeconds,
@@ -148,11 +149,13 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
         return found === null ? null : structuredClone(found);
       }));
     },
-    prune(beforeIso) {
+    prune(beforeIso, limit) {
       try {
         const cutoff = cutoffSeconds(beforeIso);
+        const most = batchLimit(limit);
         let deleted = 0;
         for (const [id, record] of byId) {
+          if (deleted >= most) break;
           if (record.created_at < cutoff && remove(id)) deleted++;
         }
         return Promise.resolve(deleted);

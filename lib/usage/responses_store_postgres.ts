@@ -7,7 +7,8 @@
  * - The chain is fetched in one round trip (a recursive query along `previous_response_id`, the token's rows
  *   only), then laid out by `buildChain`.
  * - Items are looked up through `response_items` (by token and item id, the newest put first); deleting or
- *   pruning a response removes its items by the foreign key's cascade, in the same statement.
+ *   pruning a response removes its items by the foreign key's cascade, in the same statement. Retention prunes
+ *   in batches, each its own statement within the store's time limit.
  * - While PostgreSQL is unreachable every call fails with a 503 `store_unavailable` (with `Retry-After`), not
  *   a 500 and not a 404: the response may well exist. A failed put is logged by the handler and the client
  *   keeps its answer (the response is then not stored).
@@ -17,7 +18,7 @@
 import { GatewayError } from "../errors.ts";
 import type { JsonObject } from "../openai/types.ts";
 import type { PostgresClient } from "./postgres_schema.ts";
-import { UsageQueryError } from "./query.ts";
+import { batchLimit, UsageQueryError } from "./query.ts";
 import {
   buildChain,
   cutoffSeconds,
@@ -190,10 +191,15 @@ export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore
         return ids.map((id) => found.get(id) ?? null);
       });
     },
-    prune(beforeIso) {
+    prune(beforeIso, limit) {
       return guarded("response prune", async (sql) => {
         const cutoff = cutoffSeconds(beforeIso);
-        const result = await sql.unsafe("DELETE FROM responses WHERE created_at < $1", [cutoff]);
+        // At most `limit` responses a statement (their items go with them, by the cascade): one statement over
+        // a large backlog outlasted `postgres.timeout`, rolled back and deleted nothing, run after run.
+        const result = await sql.unsafe(
+          "DELETE FROM responses WHERE ctid IN (SELECT ctid FROM responses WHERE created_at < $1 LIMIT $2)",
+          [cutoff, batchLimit(limit)],
+        );
         return result.count;
       });
     },

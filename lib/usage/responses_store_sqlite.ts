@@ -9,7 +9,8 @@
  *
  * Item references are looked up through `response_items` (schema migration 3): one row per item id of a
  * stored response, indexed by token and item id, pointing at the item's place in that response. Every put,
- * delete and prune changes both tables in one transaction, so the index never names a response that is gone.
+ * delete and prune batch changes both tables in one transaction, so the index never names a response that is
+ * gone.
  *
  * @module
  */
@@ -25,6 +26,7 @@ import {
   type StoredResponse,
   withItemIds,
 } from "./responses_store.ts";
+import { batchLimit } from "./query.ts";
 import { run } from "./sqlite_calls.ts";
 
 /**
@@ -89,13 +91,16 @@ export function createSqliteResponsesStore(db: DatabaseSync, open: () => void): 
   );
   const getStmt = db.prepare("SELECT * FROM responses WHERE id = ? AND owner = ?");
   const deleteStmt = db.prepare("DELETE FROM responses WHERE id = ? AND owner = ?");
-  const pruneStmt = db.prepare("DELETE FROM responses WHERE created_at < ?");
+  // A prune's batch: the oldest `limit` responses before the cut-off, in one order (the `created_at` index's,
+  // rowid within a time), so that the items' delete and the responses' delete pick the same ones.
+  const batch = "SELECT rowid FROM responses WHERE created_at < ? ORDER BY created_at, rowid LIMIT ?";
+  const pruneStmt = db.prepare(`DELETE FROM responses WHERE rowid IN (${batch})`);
   const unindexStmt = db.prepare("DELETE FROM response_items WHERE response_id = ?");
   const indexStmt = db.prepare(
     "INSERT INTO response_items (owner, item_id, response_id, output, position) VALUES (?, ?, ?, ?, ?)",
   );
   const pruneItemsStmt = db.prepare(
-    "DELETE FROM response_items WHERE response_id IN (SELECT id FROM responses WHERE created_at < ?)",
+    `DELETE FROM response_items WHERE response_id IN (SELECT id FROM responses WHERE rowid IN (${batch}))`,
   );
   // The newest put wins when several of the token's responses hold the id (its rows are inserted last). The
   // item is cut out of its response's JSON by SQLite, so only the item crosses into JavaScript.
@@ -178,13 +183,16 @@ export function createSqliteResponsesStore(db: DatabaseSync, open: () => void): 
         });
       });
     },
-    prune(beforeIso) {
+    prune(beforeIso, limit) {
       return run(() => {
         open();
         const cutoff = cutoffSeconds(beforeIso);
+        const most = batchLimit(limit);
+        // One batch, both tables, one transaction: the index never names a response that is gone, and the
+        // worker's other calls run between batches.
         return transaction(db, () => {
-          pruneItemsStmt.run(cutoff);
-          return Number(pruneStmt.run(cutoff).changes);
+          pruneItemsStmt.run(cutoff, most);
+          return Number(pruneStmt.run(cutoff, most).changes);
         });
       });
     },

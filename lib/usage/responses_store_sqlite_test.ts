@@ -186,7 +186,7 @@ Deno.test("sqlite responses: an item lookup uses the index; delete and retention
   assert.equal(await store.responses.delete("resp_1", "alice"), true);
   assert.deepEqual(rows(), ["resp_0", "resp_0", "resp_2", "resp_2"]);
   const cutoff = new Date((stored.created_at + 86_400) * 1000).toISOString();
-  assert.equal(await store.responses.prune(cutoff), 1);
+  assert.equal(await store.responses.prune(cutoff, 100), 1);
   assert.deepEqual(rows(), ["resp_2", "resp_2"]);
   db.close();
   await store.close();
@@ -214,5 +214,5 @@ Deno.test("sqlite responses: calls after the usage database is closed reject", a
   await store.close();
   await assert.rejects(() => store.responses.put(stored), /closed/);
   await assert.rejects(() => store.responses.get("resp_1", "alice"), /closed/);
-  await assert.rejects(() => store.responses.prune(new Date().toISOString()), /closed/);
+  await assert.rejects(() => store.responses.prune(new Date().toISOString(), 100), /closed/);
 });

@@ -1,10 +1,16 @@
 /**
- * Shared by the stored-response stores' tests: a stored response with message items, at a fixed time.
+ * Shared by the stored-response stores' tests: the stores the contract runs over, and a stored response with
+ * message items, at a fixed time.
  *
  * @module
  */
 import type { JsonObject } from "../openai/types.ts";
-import type { StoredResponse } from "./responses_store.ts";
+import type { ResponsesStore, StoredResponse } from "./responses_store.ts";
+import { createMemoryResponsesStore } from "./responses_store_memory.ts";
+import { createSqliteStore } from "./sqlite_store.ts";
+import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
+import { openPostgresStore } from "./postgres_store.ts";
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
 
 export const NOW = Date.UTC(2025, 5, 1) / 1000;
 export const DAY = 86_400;
@@ -44,3 +50,44 @@ export function response(
     ...rest,
   };
 }
+
+/** A store of the contract, opened afresh, and what closes (and removes) it. */
+export interface OpenedResponsesStore {
+  store: ResponsesStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Every `ResponsesStore` the contract tests run over: in memory, SQLite on the calling thread, SQLite through
+ * the usage store's worker (the one the server uses), and PostgreSQL (a private schema of the test database,
+ * dropped at close).
+ */
+export const RESPONSES_STORES: readonly (readonly [string, () => Promise<OpenedResponsesStore>])[] = [
+  ["memory", () => Promise.resolve({ store: createMemoryResponsesStore(), close: () => Promise.resolve() })],
+  ["sqlite", () => {
+    const db = createSqliteStore(":memory:");
+    return Promise.resolve({ store: db.responses, close: () => db.close() });
+  }],
+  ["worker", async () => {
+    const dir = await Deno.makeTempDir({ prefix: "responses-store-" });
+    const db = await openSqliteWorkerStore(`${dir}/usage.sqlite`);
+    return {
+      store: db.responses,
+      close: async () => {
+        await db.close();
+        await Deno.remove(dir, { recursive: true });
+      },
+    };
+  }],
+  ["postgres", async () => {
+    const schema = randomSchema("responses");
+    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema });
+    return {
+      store: db.responses,
+      close: async () => {
+        await db.close();
+        await dropSchema(schema);
+      },
+    };
+  }],
+];

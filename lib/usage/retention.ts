@@ -10,9 +10,10 @@
  * from every other call while it runs. A run stops after `retentionMaxRunMs`, so the inserts waiting on the
  * lane behind it wait at most that long; the rest of a backlog goes in the next runs.
  *
- * Stored responses (`responses.retention`, default 30 days) are pruned the same way, beside it
- * ({@linkcode startResponsesRetention}): they have their own period, and in the SQLite store their deletes
- * run in the same worker as the inserts, one call at a time, so they need no lane of the pipeline.
+ * Stored responses (`responses.retention`, default 30 days) are pruned the same way, in the same batches and
+ * with the same time bound, beside it ({@linkcode startResponsesRetention}): they have their own period, and in
+ * the SQLite store their deletes run in the same worker as the inserts, one call (one batch) at a time, so they
+ * need no lane of the pipeline.
  *
  * @module
  */
@@ -46,8 +47,24 @@ export const RETENTION_MAX_RUN_MS = 15_000;
  * up; never throws. A no-op without a store or retention.
  */
 export async function runRetention(options: RetentionOptions): Promise<void> {
-  const { store, retentionMs, logger } = options;
-  if (!store || !retentionMs) return;
+  const { store } = options;
+  if (!store) return;
+  await runBatches(options, "usage_retention", (before, limit) => store.deleteOlderThan(before, limit));
+}
+
+/**
+ * One retention run over `deleteBatch` (at most `limit` rows older than `before`, one statement; how many it
+ * deleted): calls it until a batch comes back short or `retentionMaxRunMs` has passed since the run started,
+ * then logs `<event>` with how many (and `more: true` when the run stopped with a backlog left, which the next
+ * run goes on with). A failure is logged as `<event>_failed`, never thrown. A no-op without a retention.
+ */
+async function runBatches(
+  options: Omit<RetentionOptions, "store">,
+  event: string,
+  deleteBatch: (before: string, limit: number) => Promise<number>,
+): Promise<void> {
+  const { retentionMs, logger } = options;
+  if (!retentionMs) return;
   const started = options.now();
   const before = new Date(started - retentionMs).toISOString();
   const batch = options.retentionBatch ?? RETENTION_BATCH;
@@ -56,7 +73,7 @@ export async function runRetention(options: RetentionOptions): Promise<void> {
   let finished = false;
   try {
     while (true) {
-      const n = await store.deleteOlderThan(before, batch);
+      const n = await deleteBatch(before, batch);
       deleted += n;
       if (n < batch) {
         finished = true;
@@ -65,7 +82,7 @@ export async function runRetention(options: RetentionOptions): Promise<void> {
       if (options.now() - started >= maxRunMs) break;
     }
   } catch (e) {
-    logger.warn("usage_retention_failed", {
+    logger.warn(`${event}_failed`, {
       before,
       ...(deleted > 0 ? { deleted } : {}),
       error: e instanceof Error ? e.message : String(e),
@@ -73,7 +90,7 @@ export async function runRetention(options: RetentionOptions): Promise<void> {
     return;
   }
   if (deleted > 0) {
-    logger.info("usage_retention", finished ? { deleted, before } : { deleted, before, more: true });
+    logger.info(event, finished ? { deleted, before } : { deleted, before, more: true });
   }
 }
 
@@ -95,19 +112,13 @@ export interface ResponsesRetentionOptions extends Omit<RetentionOptions, "store
 }
 
 /**
- * Deletes the stored responses created before `now() - retentionMs` once; never throws. A no-op without a
- * store or retention.
+ * Deletes the stored responses created before `now() - retentionMs` (and their items), batch by batch, as
+ * {@linkcode runRetention} does the records; never throws. A no-op without a store or retention.
  */
 export async function runResponsesRetention(options: ResponsesRetentionOptions): Promise<void> {
-  const { store, retentionMs, logger } = options;
-  if (!store || !retentionMs) return;
-  const before = new Date(options.now() - retentionMs).toISOString();
-  try {
-    const deleted = await store.prune(before);
-    if (deleted > 0) logger.info("responses_retention", { deleted, before });
-  } catch (e) {
-    logger.warn("responses_retention_failed", { before, error: e instanceof Error ? e.message : String(e) });
-  }
+  const { store } = options;
+  if (!store) return;
+  await runBatches(options, "responses_retention", (before, limit) => store.prune(before, limit));
 }
 
 /**

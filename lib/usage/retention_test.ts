@@ -176,6 +176,40 @@ Deno.test("responses retention: prunes only responses older than the cut-off, an
   assert.equal(logger.lines.length, 1, "nothing pruned, nothing logged");
 });
 
+Deno.test("responses retention: a run stops after its time; the next run prunes the rest", async () => {
+  const store = await responsesWithAges(40, 41, 42, 43, 44, 45, 46, 1);
+  let clock = now;
+  const slow: ResponsesStore = {
+    ...store,
+    prune: (before, limit) => {
+      clock += 1_000; // each batch takes a second
+      return store.prune(before, limit);
+    },
+  };
+  const logger = createMemoryLogger();
+  const options = {
+    store: slow,
+    retentionMs: 30 * day,
+    retentionBatch: 2,
+    retentionMaxRunMs: 2_000,
+    now: () => clock,
+    logger,
+  };
+  await runResponsesRetention(options);
+  assert.equal((await kept(store, 8)).length, 4, "two batches in the run's two seconds");
+  assert.deepEqual(logger.lines, [
+    { level: "info", msg: "responses_retention", deleted: 4, before: iso(now - 30 * day), more: true },
+  ]);
+  await runResponsesRetention(options);
+  assert.deepEqual(await kept(store, 8), ["resp_7"], "the next run prunes the rest");
+  assert.deepEqual(logger.lines[1], {
+    level: "info",
+    msg: "responses_retention",
+    deleted: 3,
+    before: iso(now + 2_000 - 30 * day),
+  });
+});
+
 Deno.test("responses retention: a failing prune is logged as a warning, never thrown", async () => {
   const store = createMemoryResponsesStore();
   const failing: ResponsesStore = { ...store, prune: () => Promise.reject(new Error("disk gone")) };

@@ -67,7 +67,7 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "responses.items":
       return await store.responses.items(call.ids, call.owner);
     case "responses.prune":
-      return await store.responses.prune(call.before);
+      return await store.responses.prune(call.before, call.limit);
     case "tokens.loadAll":
       return await store.tokens.loadAll();
     case "tokens.version":

@@ -51,7 +51,7 @@ export type StoreCall =
     | { method: "responses.inputItems"; rid: string; owner: string; page: ItemsPage }
     | { method: "responses.chain"; rid: string; owner: string }
     | { method: "responses.items"; ids: readonly string[]; owner: string }
-    | { method: "responses.prune"; before: string }
+    | { method: "responses.prune"; before: string; limit: number }
     | { method: "tokens.loadAll" }
     | { method: "tokens.version" }
     | { method: "tokens.put"; token: StoredToken; audit: AuditEntry; basedOn?: string | null; joins?: string }

@@ -208,8 +208,8 @@ export async function openSqliteWorkerStore(
       async items(ids, owner) {
         return await call({ method: "responses.items", ids, owner }) as (JsonObject | null)[];
       },
-      async prune(before) {
-        return await call({ method: "responses.prune", before }) as number;
+      async prune(before, limit) {
+        return await call({ method: "responses.prune", before, limit }) as number;
       },
     },
     async insert(records) {

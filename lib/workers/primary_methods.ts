@@ -125,7 +125,7 @@ export function primaryMethods(
       responses.inputItems(id, owner, page),
     "responses.chain": (id: string, owner: string) => responses.chain(id, owner),
     "responses.items": (ids: string[], owner: string) => responses.items(ids, owner),
-    "responses.prune": (before: string) => responses.prune(before),
+    "responses.prune": (before: string, limit: number) => responses.prune(before, limit),
   };
   if (store === null) {
     for (

@@ -93,7 +93,7 @@ export function remoteResponses(channel: Channel): ResponsesStore {
     inputItems: (id, owner, page) => call("responses.inputItems", id, owner, page),
     chain: (id, owner) => call("responses.chain", id, owner),
     items: (ids, owner) => call("responses.items", ids, owner),
-    prune: (before) => call("responses.prune", before),
+    prune: (before, limit) => call("responses.prune", before, limit),
   };
 }
 

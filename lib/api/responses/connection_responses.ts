@@ -78,6 +78,6 @@ export function connectionResponses(shared: ResponsesStore, maxBytes: number): R
       return found !== undefined ? structuredClone(found.conversation) : await shared.chain(id, owner);
     },
     items: (ids, owner) => shared.items(ids, owner),
-    prune: (beforeIso) => shared.prune(beforeIso),
+    prune: (beforeIso, limit) => shared.prune(beforeIso, limit),
   };
 }
