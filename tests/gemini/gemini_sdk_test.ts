@@ -54,6 +54,7 @@ models:
   emb-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
   emb-bedrock: { type: embedding, targets: [ { provider: br, model: amazon.titan-embed-text-v2:0 } ] }
   "llama3:8b": { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
+  mod: { type: moderation, targets: [ { provider: oa, model: omni-moderation-latest } ] }
   guarded:
     type: chat
     targets: [ { provider: oa, model: gpt-ok } ]
@@ -323,6 +324,13 @@ Deno.test("gemini sdk: models.list holds every alias the key may use; an alias w
       ["embedContent", "batchEmbedContents"],
       "embedding aliases too",
     );
+    // A moderation alias has no method on the Gemini API: neither listed nor fetched.
+    assert.ok(!listed.has("models/mod"), [...listed.keys()].join(", "));
+    const moderation = await fetch(`${gw.url}/v1beta/models/mod`, {
+      headers: { "x-goog-api-key": TEST_TOKEN },
+    });
+    assert.equal(moderation.status, 403);
+    await moderation.body?.cancel();
     assert.deepEqual(listed.get("models/llama3:8b"), [
       "generateContent",
       "streamGenerateContent",

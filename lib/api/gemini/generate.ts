@@ -59,6 +59,11 @@ function notFound(path: string): GatewayError {
   });
 }
 
+/** Whether the Gemini API shows `model`: a chat or an embedding alias (it has no method for a moderation one). */
+function servedHere(model: ResolvedModel): boolean {
+  return model.type === "chat" || model.type === "embedding";
+}
+
 /** An alias in Google's `Model` shape. */
 function modelObject(model: ResolvedModel): JsonObject {
   return {
@@ -72,11 +77,12 @@ function modelObject(model: ResolvedModel): JsonObject {
   };
 }
 
-/** `GET /v1beta/models`: the aliases the key may use, chat and embedding, each with its methods. */
+/** `GET /v1beta/models`: the chat and embedding aliases the key may use, each with its methods. */
 export async function handleGeminiModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   await admit(ctx, ROUTE.endpoint, 0);
   const allowed = ctx.identity.aliases;
-  const models = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(modelObject);
+  const models = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias) && servedHere(m))
+    .map(modelObject);
   return { response: new Response(JSON.stringify({ models }), { headers: JSON_TYPE }), outcome: {} };
 }
 
@@ -241,7 +247,7 @@ export async function handleGeminiModel(
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);
     const model = ctx.state.config.models.get(alias);
-    if (model === undefined || !ctx.identity.aliases.has(alias)) throw forbidden(alias);
+    if (model === undefined || !ctx.identity.aliases.has(alias) || !servedHere(model)) throw forbidden(alias);
     return {
       response: new Response(JSON.stringify(modelObject(model)), { headers: JSON_TYPE }),
       outcome: {},
