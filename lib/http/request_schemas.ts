@@ -215,14 +215,18 @@ export function withoutNullOptions(body: JsonObject, required: ReadonlySet<strin
 }
 
 const MAX_INPUTS = 2048;
-const tokenIds = z.array(int().min(0, INT)).min(1).max(MAX_INPUTS);
+const tokenId = int().min(0, INT);
+/**
+ * Embedding inputs as OpenAI's spec bounds them: one token array of at most 2,048 ids, or at most 2,048 token
+ * arrays, each of any length (the model's context bounds it: LangChain sends chunks of 8,191 ids this way).
+ */
 const embeddingSchema = z.looseObject({
   model: z.string().min(1),
   input: z.union([
     z.string().min(1),
     z.array(z.string().min(1)).min(1).max(MAX_INPUTS),
-    tokenIds,
-    z.array(tokenIds).min(1).max(MAX_INPUTS),
+    z.array(tokenId).min(1).max(MAX_INPUTS),
+    z.array(z.array(tokenId).min(1)).min(1).max(MAX_INPUTS),
   ]),
   encoding_format: z.enum(["float", "base64"]).optional(),
   dimensions: int().min(1, INT).optional(),

@@ -66,6 +66,11 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
       completion: 0,
       estimated: true,
     };
-  const payload = { object: "list", data, model: model.alias, usage: result.usage };
+  // The tokens charged, as the answer shows them: the gateway's count when the upstream reported none.
+  const shown = {
+    prompt_tokens: usage.prompt,
+    total_tokens: usage.estimated ? usage.prompt : result.usage.total_tokens,
+  };
+  const payload = { object: "list", data, model: model.alias, usage: shown };
   return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
 }

@@ -52,7 +52,7 @@ export async function openAIShapedEmbed(
     headers,
     body: JSON.stringify(toUpstreamEmbeddingBody(request, call.target.model)),
   });
-  return embeddingResultFrom(call.target.provider, json);
+  return embeddingResultFrom(call.target.provider, json, request);
 }
 
 /** The adapter for one `type: openai` config entry. */

@@ -7,6 +7,7 @@
 import { badGateway } from "../../errors.ts";
 import { type ChatCompletion, isObject, type JsonObject } from "../../openai/types.ts";
 import type { EmbeddingResult } from "../types.ts";
+import type { EmbeddingRequest } from "../../openai/types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 
 /**
@@ -47,21 +48,47 @@ function isCount(value: unknown): boolean {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
-/** Validates an OpenAI-shaped embeddings answer and keeps what the server needs (vectors and usage). */
-export function embeddingResultFrom(provider: string, body: JsonObject): EmbeddingResult {
+/** How many vectors an embeddings request asks for: one per string or token array of its `input`. */
+function inputCount(input: EmbeddingRequest["input"]): number {
+  if (typeof input === "string" || input.length === 0 || typeof input[0] === "number") return 1;
+  return input.length;
+}
+
+/** A vector as an upstream may send it: finite numbers, or base64 (which some servers send whatever is asked). */
+function isVector(value: unknown): boolean {
+  if (typeof value === "string") return true;
+  if (!Array.isArray(value) || value.length === 0) return false;
+  for (const n of value) if (typeof n !== "number" || !Number.isFinite(n)) return false;
+  return true;
+}
+
+/**
+ * Validates an OpenAI-shaped embeddings answer to `request` and keeps what the server needs (vectors and
+ * usage): one vector of numbers per input, indexed 0…n−1 each once, put in index order (a server that batches
+ * may answer out of order). Anything else is the upstream's 502: never fewer vectors, or a vector of strings,
+ * passed on as a 200.
+ */
+export function embeddingResultFrom(
+  provider: string,
+  body: JsonObject,
+  request: EmbeddingRequest,
+): EmbeddingResult {
   const data = body.data;
-  const valid = Array.isArray(data) && data.every((d) =>
-    isObject(d) && typeof d.index === "number" &&
-    (Array.isArray(d.embedding) || typeof d.embedding === "string")
-  );
+  const expected = inputCount(request.input);
+  const valid = Array.isArray(data) && data.length === expected &&
+    data.every((d) =>
+      isObject(d) && Number.isInteger(d.index) && (d.index as number) >= 0 &&
+      (d.index as number) < expected && isVector(d.embedding)
+    ) && new Set(data.map((d) => (d as JsonObject).index)).size === expected;
   if (!valid) {
     throw badGateway(
       `Provider "${provider}" returned malformed embeddings.`,
       "upstream_invalid_response",
     );
   }
+  const sorted = (data as EmbeddingResult["data"]).toSorted((a, b) => a.index - b.index);
   const usage = isObject(body.usage) ? body.usage : {};
-  const prompt = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : 0;
-  const total = typeof usage.total_tokens === "number" ? usage.total_tokens : prompt;
-  return { data: data as EmbeddingResult["data"], usage: { prompt_tokens: prompt, total_tokens: total } };
+  const prompt = isCount(usage.prompt_tokens) ? usage.prompt_tokens as number : 0;
+  const total = isCount(usage.total_tokens) ? usage.total_tokens as number : prompt;
+  return { data: sorted, usage: { prompt_tokens: prompt, total_tokens: total } };
 }
