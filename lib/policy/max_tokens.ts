@@ -1,6 +1,8 @@
 /**
  * A token's ceiling on completion length: `max_tokens` / `max_completion_tokens` above it are lowered to it,
- * and a chat request that gives neither gets `max_tokens` set to it, so no request can ask for more.
+ * and a chat request that gives neither gets `max_completion_tokens` set to it, so no request can ask for more:
+ * OpenAI's current field, which every translated provider reads too, where OpenAI's reasoning models refuse the
+ * deprecated `max_tokens` (a capped token's every request would be a 400 naming a field its client never sent).
  *
  * @module
  */
@@ -25,7 +27,7 @@ export function applyMaxTokensCeiling(body: JsonObject, ceiling: number): boolea
     }
   }
   if (!present) {
-    body.max_tokens = ceiling;
+    body.max_completion_tokens = ceiling;
     changed = true;
   }
   return changed;
