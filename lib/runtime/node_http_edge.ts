@@ -249,6 +249,11 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
   );
   let inFlight = 0;
   let idle: (() => void) | undefined;
+  /**
+   * How many bytes each connection had read when its last answer was done: one that has read more since holds
+   * the start of its next request (a head still arriving), which shutdown must not cut.
+   */
+  const answeredBytes = new WeakMap<Socket, number>();
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     inFlight++;
     const aborter = new AbortController();
@@ -257,6 +262,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
     if (closing) res.shouldKeepAlive = false;
     res.once("close", () => {
       answering.delete(req.socket);
+      answeredBytes.set(req.socket, req.socket.bytesRead);
       // A response that was already under way when shutdown began: close its connection gracefully (after its
       // last bytes are out) now that it is done.
       if (closing) req.socket.end();
@@ -280,8 +286,14 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
           const closed = new Promise<void>((r) => server.close(() => r()));
           for (const socket of lingering) socket.destroy();
           // Idle keep-alive connections close at once; `end`, not `destroy`, so an answer that has just been
-          // written still reaches its client.
-          for (const socket of sockets) if (!answering.has(socket) && !webSockets.owns(socket)) socket.end();
+          // written still reaches its client. A connection whose next head is arriving holds a request sent
+          // before shutdown began: it is served like those in flight (its answer says `connection: close`), and
+          // `header_timeout` and the grace period still bound it.
+          for (const socket of sockets) {
+            if (answering.has(socket) || webSockets.owns(socket)) continue;
+            if (socket.bytesRead > (answeredBytes.get(socket) ?? 0)) continue;
+            socket.end();
+          }
           webSockets.shutdown();
           let timer: ReturnType<typeof setTimeout> | undefined;
           const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));
