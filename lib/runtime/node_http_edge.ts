@@ -254,7 +254,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
    * the start of its next request (a head still arriving), which shutdown must not cut.
    */
   const answeredBytes = new WeakMap<Socket, number>();
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const serveRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     inFlight++;
     const aborter = new AbortController();
     answering.set(req.socket, { res, aborter });
@@ -269,7 +269,11 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
       if (--inFlight === 0) idle?.();
     });
     void serveOne(req, res, options.handler, origin, aborter, limits.sendTimeoutMs);
-  });
+  };
+  server.on("request", serveRequest);
+  // An `Expect` other than `100-continue`: Node would answer a bare 417 that no log or record sees. RFC 9110
+  // §10.1.1 lets a server ignore an expectation it does not know, and Bun does: serve the request.
+  server.on("checkExpectation", serveRequest);
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);
