@@ -34,6 +34,8 @@ import {
 import {
   answerAndClose,
   BAD_REQUEST,
+  closeAnswered,
+  CONNECT_ELSEWHERE,
   HEADERS_TOO_LARGE,
   INVALID_REQUEST,
   LAST_RESORT,
@@ -105,8 +107,7 @@ async function serveOne(
   try {
     request = toRequest(req, origin, () => aborter.abort(CLIENT_GONE()));
   } catch {
-    // A request target that is no path or URL, a method or a header value the Fetch API refuses: the client's
-    // mistake.
+    // A request target that is no path or URL, or a header value the Fetch API refuses: the client's mistake.
     res.shouldKeepAlive = false;
     res.writeHead(400, [
       "content-type",
@@ -274,6 +275,17 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
   // An `Expect` other than `100-continue`: Node would answer a bare 417 that no log or record sees. RFC 9110
   // §10.1.1 lets a server ignore an expectation it does not know, and Bun does: serve the request.
   server.on("checkExpectation", serveRequest);
+  // CONNECT asks for a tunnel, and Node hands its socket over raw (with no listener, it closes it unanswered).
+  // One to a path of the gateway's gets the server's answer, its 405 with the path's `Allow`, as on Bun; one to
+  // another host (authority form) a 405 of the edge's own. Either way the connection closes after the answer.
+  server.on("connect", (req: http.IncomingMessage, socket: Socket) => {
+    if (!req.url?.startsWith("/")) return answerAndClose(socket, CONNECT_ELSEWHERE, lingering);
+    const res = new http.ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once("finish", () => closeAnswered(socket, lingering));
+    serveRequest(req, res);
+  });
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);

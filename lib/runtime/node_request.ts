@@ -9,6 +9,9 @@ import type http from "node:http";
 import { BufferedRequest } from "./buffered_request.ts";
 import type { ClientRequest } from "./types.ts";
 
+/** The methods the Fetch standard refuses to build a web Request with (a {@linkcode BufferedRequest} takes them). */
+const FETCH_FORBIDDEN_METHODS: ReadonlySet<string> = new Set(["CONNECT", "TRACE", "TRACK"]);
+
 /**
  * The request body as a web stream fed by Node's `'data'` events, paused while the stream's queue is full.
  * (`Readable.toWeb` costs several times more per request.) A connection closed before the body's end calls
@@ -110,6 +113,8 @@ export function toRequest(
   }
   const buffered = bufferedBody(req);
   if (buffered !== null) return new BufferedRequest(url, method, headers, buffered);
+  // No web Request takes these methods, and no route does either: the 405 reads no body.
+  if (FETCH_FORBIDDEN_METHODS.has(method)) return new BufferedRequest(url, method, headers, null);
   return new Request(url, {
     method,
     headers,

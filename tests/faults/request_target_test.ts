@@ -149,3 +149,31 @@ Deno.test("request target: an expectation other than 100-continue is ignored and
     await gw.stop();
   }
 });
+
+Deno.test("request target: TRACE and CONNECT get the 405 of their path, in OpenAI's shape", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const trace = await exchange(
+      gw,
+      `TRACE /v1/models HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TOKEN}\r\nconnection: close\r\n\r\n`,
+    );
+    assert.equal(trace.status, 405, trace.body);
+    assert.equal(trace.headers.get("allow"), "GET, HEAD");
+    assert.equal(JSON.parse(trace.body).error.code, "method_not_allowed");
+
+    const connectPath = await exchange(gw, `CONNECT /v1/chat/completions HTTP/1.1\r\nhost: gw\r\n\r\n`);
+    assert.equal(connectPath.status, 405, connectPath.body);
+    assert.equal(connectPath.headers.get("allow"), "POST");
+    assert.equal(JSON.parse(connectPath.body).error.code, "method_not_allowed");
+
+    // A tunnel to another host (authority form): no path of the gateway's, and the gateway is no proxy.
+    const tunnel = await exchange(
+      gw,
+      `CONNECT elsewhere.example:443 HTTP/1.1\r\nhost: elsewhere.example:443\r\n\r\n`,
+    );
+    assert(tunnel.status >= 400 && tunnel.status < 500, `${tunnel.status} ${tunnel.body}`);
+    assert.equal(typeof JSON.parse(tunnel.body).error.message, "string");
+  } finally {
+    await gw.stop();
+  }
+});
