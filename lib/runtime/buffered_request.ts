@@ -9,9 +9,6 @@
  */
 import type { ClientRequest } from "./types.ts";
 
-/** The methods the Fetch standard refuses to build a Request with; the edge answers them 400, as before. */
-const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
-
 /** A request whose body is in memory: read once, as a web Request's body is. */
 export class BufferedRequest implements ClientRequest {
   readonly method: string;
@@ -23,12 +20,12 @@ export class BufferedRequest implements ClientRequest {
   #signal: AbortSignal | null = null;
 
   /**
-   * Throws a TypeError where `new Request(url, { method, headers, body })` would: a URL that does not parse (a
-   * Host header that makes none) or a forbidden method. `url` is kept as the URL standard serialises it, so
-   * paths and queries read the same as from a web Request.
+   * Throws a TypeError where `new Request(url, { method, headers, body })` would for a URL that does not parse.
+   * `url` is kept as the URL standard serialises it, so paths and queries read the same as from a web Request.
+   * Unlike a web Request, it takes the methods the Fetch standard forbids (`CONNECT`, `TRACE`, `TRACK`), as
+   * Bun's Request does: no route serves them, and the server answers them its 405 with the path's `Allow`.
    */
   constructor(url: string, method: string, headers: Headers, body: Uint8Array<ArrayBuffer> | null) {
-    if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw new TypeError(`Method ${method} is forbidden.`);
     this.url = new URL(url).href;
     this.method = method;
     this.headers = headers;

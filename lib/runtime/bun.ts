@@ -256,6 +256,7 @@ function serve(options: ServeOptions): Promise<RunningServer> {
   const origin = originOf(options.hostname);
   const sessions = new Set<WebSocketSession>();
   const idle = idlePhases(limits);
+  let closing = false;
   const server = requireBun().serve({
     hostname: options.hostname,
     port: options.port,
@@ -285,6 +286,14 @@ function serve(options: ServeOptions): Promise<RunningServer> {
           headers: { "content-type": "application/json" },
         });
       }
+      // Once shutting down, every answer says it is its connection's last (Bun closes it after), as on node:http.
+      if (closing) {
+        try {
+          response.headers.set("connection", "close");
+        } catch {
+          // Immutable headers: the connection closes all the same.
+        }
+      }
       return withKeepAliveTimer(
         response,
         () => server.timeout(request, idle.keepAlive),
@@ -299,6 +308,7 @@ function serve(options: ServeOptions): Promise<RunningServer> {
     hostname: server.hostname ?? options.hostname,
     port: server.port ?? options.port,
     shutdown: (graceMs: number) => {
+      closing = true;
       for (const session of sessions) session.shutdown();
       return shutdownServer(server, graceMs);
     },

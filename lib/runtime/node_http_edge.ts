@@ -20,8 +20,7 @@
 import http from "node:http";
 import { originOf } from "./request_origin.ts";
 import type { Socket } from "node:net";
-import { BufferedRequest } from "./buffered_request.ts";
-import { bodyOf, bufferedBody, hasBody } from "./node_request_body.ts";
+import { toRequest } from "./node_request.ts";
 import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
 import {
   type ClientRequest,
@@ -35,6 +34,8 @@ import {
 import {
   answerAndClose,
   BAD_REQUEST,
+  closeAnswered,
+  CONNECT_ELSEWHERE,
   HEADERS_TOO_LARGE,
   INVALID_REQUEST,
   LAST_RESORT,
@@ -64,48 +65,6 @@ function isStreamed(response: Response): boolean {
   if (isStreamedAnswer(response)) return true;
   const type = response.headers.get("content-type");
   return type !== null && type.startsWith("text/event-stream");
-}
-
-/**
- * The request's URL: the path and query of its request line, under the address served. Never under the Host
- * header: the handlers route on the URL, and a Host holding `/`, `?` or `#` would put a path of the client's
- * choosing before the request line's (nothing in the gateway reads the host). A target in absolute form (RFC
- * 9112 §3.2.2, as a client speaking to a proxy sends it) gives its path and query; any other form (`*`) throws,
- * the edge's 400.
- */
-function urlOf(target: string | undefined, origin: string): string {
-  if (target === undefined) return `${origin}/`;
-  if (target.startsWith("/")) return origin + target;
-  const absolute = new URL(target);
-  if (absolute.protocol !== "http:" && absolute.protocol !== "https:") {
-    throw new TypeError("The request target is neither a path nor an http URL.");
-  }
-  return origin + absolute.pathname + absolute.search;
-}
-
-/**
- * The request the handler gets for `req`: a {@linkcode BufferedRequest} when its body has arrived (or it has
- * none), else a web Request reading the body as it comes. Without a signal either way: the client's goes to
- * the handler beside it (ClientConnection), as a Request given one builds a signal of its own that follows it.
- */
-function toRequest(req: http.IncomingMessage, origin: string, gone: () => void = () => {}): ClientRequest {
-  const raw = req.rawHeaders;
-  const headers = new Headers();
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  const url = urlOf(req.url, origin);
-  const method = req.method ?? "GET";
-  if (method === "GET" || method === "HEAD" || !hasBody(req)) {
-    return new BufferedRequest(url, method, headers, null);
-  }
-  const buffered = bufferedBody(req);
-  if (buffered !== null) return new BufferedRequest(url, method, headers, buffered);
-  return new Request(url, {
-    method,
-    headers,
-    body: bodyOf(req, gone),
-    // Needed for a stream body (a Node-style option; Deno's Request accepts and ignores it otherwise).
-    duplex: "half",
-  } as RequestInit);
 }
 
 /**
@@ -148,8 +107,7 @@ async function serveOne(
   try {
     request = toRequest(req, origin, () => aborter.abort(CLIENT_GONE()));
   } catch {
-    // A request target that is no path or URL, a method or a header value the Fetch API refuses: the client's
-    // mistake.
+    // A request target that is no path or URL, or a header value the Fetch API refuses: the client's mistake.
     res.shouldKeepAlive = false;
     res.writeHead(400, [
       "content-type",
@@ -292,7 +250,12 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
   );
   let inFlight = 0;
   let idle: (() => void) | undefined;
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+  /**
+   * How many bytes each connection had read when its last answer was done: one that has read more since holds
+   * the start of its next request (a head still arriving), which shutdown must not cut.
+   */
+  const answeredBytes = new WeakMap<Socket, number>();
+  const serveRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     inFlight++;
     const aborter = new AbortController();
     answering.set(req.socket, { res, aborter });
@@ -300,12 +263,28 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
     if (closing) res.shouldKeepAlive = false;
     res.once("close", () => {
       answering.delete(req.socket);
+      answeredBytes.set(req.socket, req.socket.bytesRead);
       // A response that was already under way when shutdown began: close its connection gracefully (after its
       // last bytes are out) now that it is done.
       if (closing) req.socket.end();
       if (--inFlight === 0) idle?.();
     });
     void serveOne(req, res, options.handler, origin, aborter, limits.sendTimeoutMs);
+  };
+  server.on("request", serveRequest);
+  // An `Expect` other than `100-continue`: Node would answer a bare 417 that no log or record sees. RFC 9110
+  // §10.1.1 lets a server ignore an expectation it does not know, and Bun does: serve the request.
+  server.on("checkExpectation", serveRequest);
+  // CONNECT asks for a tunnel, and Node hands its socket over raw (with no listener, it closes it unanswered).
+  // One to a path of the gateway's gets the server's answer, its 405 with the path's `Allow`, as on Bun; one to
+  // another host (authority form) a 405 of the edge's own. Either way the connection closes after the answer.
+  server.on("connect", (req: http.IncomingMessage, socket: Socket) => {
+    if (!req.url?.startsWith("/")) return answerAndClose(socket, CONNECT_ELSEWHERE, lingering);
+    const res = new http.ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once("finish", () => closeAnswered(socket, lingering));
+    serveRequest(req, res);
   });
 
   return new Promise((resolve, reject) => {
@@ -323,8 +302,14 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
           const closed = new Promise<void>((r) => server.close(() => r()));
           for (const socket of lingering) socket.destroy();
           // Idle keep-alive connections close at once; `end`, not `destroy`, so an answer that has just been
-          // written still reaches its client.
-          for (const socket of sockets) if (!answering.has(socket) && !webSockets.owns(socket)) socket.end();
+          // written still reaches its client. A connection whose next head is arriving holds a request sent
+          // before shutdown began: it is served like those in flight (its answer says `connection: close`), and
+          // `header_timeout` and the grace period still bound it.
+          for (const socket of sockets) {
+            if (answering.has(socket) || webSockets.owns(socket)) continue;
+            if (socket.bytesRead > (answeredBytes.get(socket) ?? 0)) continue;
+            socket.end();
+          }
           webSockets.shutdown();
           let timer: ReturnType<typeof setTimeout> | undefined;
           const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));

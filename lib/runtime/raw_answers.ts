@@ -1,6 +1,7 @@
 /**
  * The answers the node:http edge writes itself, as raw HTTP/1.1 bytes on sockets no handler owns (too many
- * connections, a head or body too slow, headers too large, bytes that are not HTTP), or as the body of a
+ * connections, a head or body too slow, headers too large, bytes that are not HTTP, a CONNECT to another host),
+ * or as the body of a
  * request the handler never saw; each in OpenAI's error shape, each closing the connection.
  *
  * @module
@@ -44,6 +45,14 @@ export const BAD_REQUEST = rawResponse(
   "400 Bad Request",
   errorBody("The request is not valid HTTP/1.1.", "invalid_request_error", "malformed_request"),
 );
+export const CONNECT_ELSEWHERE = rawResponse(
+  "405 Method Not Allowed",
+  errorBody(
+    "CONNECT to another host is not allowed: the gateway is not a proxy.",
+    "invalid_request_error",
+    "method_not_allowed",
+  ),
+);
 export const INVALID_REQUEST = errorBody(
   "The request's URL or headers are not valid.",
   "invalid_request_error",
@@ -60,11 +69,17 @@ const LINGER_MS = 1_000;
  * bytes would reset the connection and the client could lose the answer.
  */
 export function answerAndClose(socket: Socket, payload: string, lingering: Set<Socket>): void {
+  if (socket.writable) socket.write(payload);
+  closeAnswered(socket, lingering);
+}
+
+/** Closes a socket whose answer has been written, as {@linkcode answerAndClose} does. */
+export function closeAnswered(socket: Socket, lingering: Set<Socket>): void {
   lingering.add(socket);
   socket.on("error", () => {});
   socket.on("data", () => {});
   socket.once("end", () => socket.destroy());
   socket.once("close", () => lingering.delete(socket));
-  if (socket.writable) socket.end(payload);
+  if (socket.writable) socket.end();
   setTimeout(() => socket.destroy(), LINGER_MS).unref?.();
 }

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
-import { connect, readResponse, send } from "../helpers/raw_http.ts";
+import { startGateway, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { connect, rawExchange, readResponse, send } from "../helpers/raw_http.ts";
 
 const TOKEN = "gw-request-target-0123456789abcdef";
 
@@ -95,6 +95,84 @@ Deno.test("request target: the absolute form is served as its path", async () =>
     const elsewhere = await post(gw, "http://elsewhere.example/v1/messages", "127.0.0.1", MESSAGES);
     assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
     assert.equal(elsewhere.body.type, "message");
+  } finally {
+    await gw.stop();
+  }
+});
+
+/** Sends `request` whole on a fresh socket: the answer's status, headers (names lowercased) and body. */
+async function exchange(
+  gw: TestGateway,
+  request: string,
+): Promise<{ status: number; headers: Map<string, string>; body: string }> {
+  const text = await rawExchange(Number(new URL(gw.url).port), request, new Uint8Array(), 5_000);
+  const end = text.indexOf("\r\n\r\n");
+  const [statusLine, ...lines] = text.slice(0, end < 0 ? text.length : end).split("\r\n");
+  const headers = new Map(
+    lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+  );
+  return { status: Number(statusLine.split(" ")[1]), headers, body: end < 0 ? "" : text.slice(end + 4) };
+}
+
+Deno.test("request target: an expectation other than 100-continue is ignored and the request served", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const json = JSON.stringify(CHAT);
+    const answer = await exchange(
+      gw,
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TOKEN}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${json.length}\r\nexpect: foo\r\n` +
+        `x-request-id: expects-foo\r\nconnection: close\r\n\r\n${json}`,
+    );
+    assert.equal(answer.status, 200, answer.body);
+    assert.equal(JSON.parse(answer.body).object, "chat.completion");
+    await waitForLog(gw, (l) => l.msg === "request" && l.request_id === "expects-foo" && l.status === 200);
+
+    // 100-continue keeps its meaning: the body is asked for, then the request is served.
+    const conn = await connect(gw.url);
+    try {
+      await send(
+        conn,
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TOKEN}\r\n` +
+          `content-type: application/json\r\ncontent-length: ${json.length}\r\nexpect: 100-continue\r\n\r\n`,
+      );
+      const buf = new Uint8Array(1024);
+      const interim = new TextDecoder().decode(buf.subarray(0, await conn.read(buf) ?? 0));
+      assert.match(interim, /^HTTP\/1\.1 100 /, interim);
+      await send(conn, json);
+      const served = await readResponse(conn);
+      assert.equal(served.status, 200, served.body);
+    } finally {
+      conn.close();
+    }
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("request target: TRACE and CONNECT get the 405 of their path, in OpenAI's shape", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const trace = await exchange(
+      gw,
+      `TRACE /v1/models HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TOKEN}\r\nconnection: close\r\n\r\n`,
+    );
+    assert.equal(trace.status, 405, trace.body);
+    assert.equal(trace.headers.get("allow"), "GET, HEAD");
+    assert.equal(JSON.parse(trace.body).error.code, "method_not_allowed");
+
+    const connectPath = await exchange(gw, `CONNECT /v1/chat/completions HTTP/1.1\r\nhost: gw\r\n\r\n`);
+    assert.equal(connectPath.status, 405, connectPath.body);
+    assert.equal(connectPath.headers.get("allow"), "POST");
+    assert.equal(JSON.parse(connectPath.body).error.code, "method_not_allowed");
+
+    // A tunnel to another host (authority form): no path of the gateway's, and the gateway is no proxy.
+    const tunnel = await exchange(
+      gw,
+      `CONNECT elsewhere.example:443 HTTP/1.1\r\nhost: elsewhere.example:443\r\n\r\n`,
+    );
+    assert(tunnel.status >= 400 && tunnel.status < 500, `${tunnel.status} ${tunnel.body}`);
+    assert.equal(typeof JSON.parse(tunnel.body).error.message, "string");
   } finally {
     await gw.stop();
   }

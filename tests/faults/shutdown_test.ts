@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { connect, readUntilClosed, send } from "../helpers/raw_http.ts";
 
 const STREAMS = 20;
 const GRACE_MS = 300;
@@ -177,6 +178,45 @@ ${TEST_TOKENS_YAML}`);
     } catch {
       // closed by the gateway
     }
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("shutdown: a request whose head is still arriving when shutdown begins is served, and its connection closed", async () => {
+  const dir = await Deno.makeTempDir();
+  const usageFile = `${dir}/usage.jsonl`;
+  const gw = await startGateway(`
+server: { shutdown_timeout: 3s }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+usage: { sqlite: none, jsonl: "${usageFile}", spill: "${dir}/spill.jsonl", flush_interval: 50ms }
+${TEST_TOKENS_YAML}`);
+  const body = JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hello" }] });
+  const request =
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+    `content-type: application/json\r\nx-request-id: arriving\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+  const conn = await connect(gw.url);
+  try {
+    // Half the head, then shutdown, then the rest: the request was on its way before the gateway stopped.
+    await send(conn, request.slice(0, 40));
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = gw.stop(3_000);
+    await new Promise((r) => setTimeout(r, 100));
+    await send(conn, request.slice(40));
+    const received = await readUntilClosed(conn, 5_000);
+    await stopped;
+    const head = received.text.slice(0, received.text.indexOf("\r\n\r\n"));
+    assert.match(head, /^HTTP\/1\.1 200 /, received.text);
+    assert.match(head, /\r\nconnection: close\r?$/im, head);
+    assert.equal(JSON.parse(received.text.slice(head.length + 4)).object, "chat.completion");
+    assert(received.closed, "the gateway closes the connection after the answer");
+    const records = (await Deno.readTextFile(usageFile)).trim().split("\n").map((l) => JSON.parse(l))
+      .filter((r) => r.request_id === "arriving");
+    assert.equal(records.length, 1);
+    assert.equal(records[0].status, 200);
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
