@@ -35,6 +35,7 @@ import {
 } from "../helpers/gateway.ts";
 import { startFakes } from "../helpers/fakes.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
+import { type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
 
 interface Fakes {
   openai: FakeUpstream;
@@ -640,5 +641,96 @@ Deno.test("messages: each chunk is forwarded as it arrives, a silent upstream ge
     await fakes.openai.aborted.promise;
     const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "oa-gated");
     assert.equal(line.error_code, "client_closed_request");
+  });
+});
+
+/** A gateway whose one alias, `oa-raw`, is an OpenAI-compatible upstream answering what the test scripts. */
+async function withRawUpstream(
+  fn: (gw: TestGateway, client: Anthropic, upstream: RawUpstream) => Promise<void>,
+) {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  oa: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
+models:
+  oa-raw: { type: chat, targets: [ { provider: oa, model: gpt-raw } ] }
+  chat-unused: { type: chat, targets: [ { provider: oa, model: gpt-raw } ] }
+${TEST_TOKENS_YAML}`);
+  const client = new Anthropic({ apiKey: TEST_TOKEN, baseURL: gw.url, maxRetries: 0 });
+  try {
+    await fn(gw, client, upstream);
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+}
+
+/** A whole chat completion of one tool call, ending with `finish`, as the raw upstream's next answer. */
+function rawToolCompletion(args: string, finish: string, usage: [number, number]) {
+  return {
+    status: 200,
+    headers: { "content-type": "application/json" },
+    chunks: [JSON.stringify({
+      id: "c",
+      object: "chat.completion",
+      created: 1,
+      model: "gpt-raw",
+      choices: [{
+        index: 0,
+        finish_reason: finish,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: "get_weather", arguments: args },
+          }],
+        },
+      }],
+      usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] },
+    })],
+  };
+}
+
+Deno.test("messages: a whole answer cut by max_tokens inside a tool call is a max_tokens Message, its usage recorded", async () => {
+  await withRawUpstream(async (gw, client, upstream) => {
+    upstream.next = rawToolCompletion('{"city": "Par', "length", [50, 16]);
+    const cut = await client.messages.create({
+      model: "oa-raw",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "weather in Paris?" }],
+      tools: [WEATHER],
+    });
+    assert.equal(cut.stop_reason, "max_tokens");
+    assert.deepEqual(cut.content, [{ type: "tool_use", id: "call_1", name: "get_weather", input: {} }]);
+    assert.equal(cut.usage.input_tokens, 50);
+    assert.equal(cut.usage.output_tokens, 16);
+
+    // Arguments that are no object on a finished answer are the upstream's fault, a 502, yet it answered: its
+    // usage is recorded (and charged) all the same.
+    upstream.next = rawToolCompletion("[1, 2]", "tool_calls", [40, 7]);
+    const bad = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": TEST_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "oa-raw",
+        max_tokens: 16,
+        messages: [{ role: "user", content: "weather in Paris?" }],
+        tools: [WEATHER],
+      }),
+    });
+    assert.equal(bad.status, 502);
+    assert.equal((await bad.json()).error.type, "api_error");
+
+    type Row = { status: number; prompt_tokens: number; completion_tokens: number };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.length >= 2, {
+      sql: "SELECT status, prompt_tokens, completion_tokens FROM usage WHERE alias = 'oa-raw' ORDER BY rowid",
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [
+      { status: 200, prompt_tokens: 50, completion_tokens: 16 },
+      { status: 502, prompt_tokens: 40, completion_tokens: 7 },
+    ]);
   });
 });
