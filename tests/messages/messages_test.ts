@@ -734,3 +734,66 @@ Deno.test("messages: a whole answer cut by max_tokens inside a tool call is a ma
     ]);
   });
 });
+
+Deno.test("messages: streamed parallel tool calls reach messages.stream() one block at a time, interleaved or not", async () => {
+  await withRawUpstream(async (_gw, client, upstream) => {
+    const sse = (delta: unknown, finish: string | null = null) =>
+      `data: ${
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion.chunk",
+          created: 1,
+          model: "gpt-raw",
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        })
+      }\n\n`;
+    const call = (index: number, args: string, id?: string, name?: string) =>
+      sse({
+        tool_calls: [{ index, ...(id ? { id, type: "function" } : {}), function: { name, arguments: args } }],
+      });
+    const answers = {
+      // OpenAI's way: each call whole before the next.
+      sequential: [
+        call(0, "", "call_a", "get_weather"),
+        call(0, '{"city":"Paris"}'),
+        call(1, "", "call_b", "get_time"),
+        call(1, '{"tz":"CET"}'),
+      ],
+      // Some OpenAI-compatible servers interleave the calls' argument deltas.
+      interleaved: [
+        call(0, '{"city":', "call_a", "get_weather"),
+        call(1, '{"tz":', "call_b", "get_time"),
+        call(0, '"Paris"}'),
+        call(1, '"CET"}'),
+      ],
+    };
+    for (const [name, chunks] of Object.entries(answers)) {
+      upstream.next = {
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+        chunks: [
+          sse({ role: "assistant", content: null }),
+          ...chunks,
+          sse({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      };
+      const stream = client.messages.stream({
+        model: "oa-raw",
+        max_tokens: 100,
+        messages: [{ role: "user", content: "weather and time in Paris" }],
+        tools: [WEATHER, { name: "get_time", input_schema: { type: "object" } }],
+      });
+      const blocks: unknown[] = [];
+      stream.on("contentBlock", (block) => blocks.push(structuredClone(block)));
+      const final = await stream.finalMessage();
+      const expected = [
+        { type: "tool_use", id: "call_a", name: "get_weather", input: { city: "Paris" } },
+        { type: "tool_use", id: "call_b", name: "get_time", input: { tz: "CET" } },
+      ];
+      assert.deepEqual(blocks, expected, name);
+      assert.deepEqual(final.content, expected, name);
+      assert.equal(final.stop_reason, "tool_use");
+    }
+  });
+});
