@@ -334,6 +334,21 @@ Deno.test("messages count_tokens: a counting vendor gives its exact count, the g
     });
     assert.equal(refused.status, 400);
     assert.equal((await refused.json()).error.type, "invalid_request_error");
+
+    // What /v1/messages takes, counting takes too: a translated count goes without what the chat form cannot
+    // carry, and names it, exact (Gemini counts) or estimated alike.
+    for (const model of ["gm-ok", "chat-echo"]) {
+      const beta = await client.beta.messages.countTokens(
+        {
+          model,
+          ...params,
+          compaction: { type: "summarize" },
+          mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "ex" }],
+        } as unknown as Parameters<typeof client.beta.messages.countTokens>[0],
+      ).withResponse();
+      assert.ok(beta.data.input_tokens > 0);
+      assert.equal(beta.response.headers.get("x-gateway-dropped"), "mcp_servers,compaction", model);
+    }
   });
 });
 
