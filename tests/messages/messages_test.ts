@@ -467,6 +467,54 @@ Deno.test("messages: what a translated target cannot serve is dropped and named 
   });
 });
 
+Deno.test("messages: a tool_choice forcing a server tool a translated target goes without becomes auto, named", async () => {
+  await withGateway(async (_gw, client, fakes) => {
+    const search = { type: "web_search_20250305" as const, name: "web_search" as const };
+    const cases: {
+      tools: Anthropic.ToolUnion[];
+      choice: Anthropic.ToolChoice;
+      sent: unknown;
+      dropped: string;
+    }[] = [
+      // Nothing left to choose from: no choice is sent (OpenAI refuses a tool_choice without tools).
+      {
+        tools: [search],
+        choice: { type: "tool", name: "web_search" },
+        sent: undefined,
+        dropped: "tools.0,tool_choice",
+      },
+      { tools: [search], choice: { type: "any" }, sent: undefined, dropped: "tools.0,tool_choice" },
+      {
+        tools: [search, WEATHER],
+        choice: { type: "tool", name: "web_search" },
+        sent: "auto",
+        dropped: "tools.0,tool_choice",
+      },
+      // What the kept tools can honour is sent as asked.
+      { tools: [search, WEATHER], choice: { type: "any" }, sent: "required", dropped: "tools.0" },
+      {
+        tools: [search, WEATHER],
+        choice: { type: "tool", name: "get_weather" },
+        sent: { type: "function", function: { name: "get_weather" } },
+        dropped: "tools.0",
+      },
+    ];
+    for (const { tools, choice, sent, dropped } of cases) {
+      const { response } = await client.messages.create({
+        model: "oa-ok",
+        max_tokens: 50,
+        messages: [{ role: "user", content: "Search the web for Deno 2" }],
+        tools,
+        tool_choice: choice,
+      }).withResponse();
+      const label = `${JSON.stringify(choice)} over ${tools.length} tools`;
+      assert.equal(response.headers.get("x-gateway-dropped"), dropped, label);
+      const body = fakes.openai.requests.at(-1)!.body as Record<string, unknown>;
+      assert.deepEqual(body.tool_choice, sent, label);
+    }
+  });
+});
+
 Deno.test("messages: what a translated target cannot honour is a clear 400, not dropped", async () => {
   await withGateway(async (_gw, client, fakes) => {
     const messages = [{ role: "user" as const, content: "Hi" }];
