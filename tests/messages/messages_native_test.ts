@@ -214,6 +214,28 @@ Deno.test("messages native: countTokens is Anthropic's exact count of the body a
     assert.equal(sent.path, "/v1/messages/count_tokens");
     assert.equal(sent.body.model, "claude-ok");
     assert.deepEqual(sent.body.system, SYSTEM);
+
+    // Every field the SDK's countTokens sends reaches Anthropic's count as sent, beta ones included.
+    const fields = {
+      cache_control: { type: "ephemeral" },
+      mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "ex" }],
+      output_config: { format: { type: "json_schema", schema: { type: "object", properties: {} } } },
+      context_management: { edits: [{ type: "clear_tool_uses_20250919" }] },
+      speed: "fast",
+      compaction: { type: "summarize" },
+    };
+    const beta = await client.beta.messages.countTokens(
+      {
+        model: "claude",
+        messages: [{ role: "user", content: "Count me" }],
+        ...fields,
+      } as unknown as Parameters<
+        typeof client.beta.messages.countTokens
+      >[0],
+    );
+    assert.equal(beta.input_tokens, FAKE_ANTHROPIC_COUNT_BASE + "Count me".length);
+    const { model: _, messages: __, ...passed } = anthropic.requests.at(-1)!.body;
+    assert.deepEqual(passed, fields);
   });
 });
 

@@ -35,6 +35,7 @@ import {
 } from "../helpers/gateway.ts";
 import { startFakes } from "../helpers/fakes.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
+import { type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
 
 interface Fakes {
   openai: FakeUpstream;
@@ -333,6 +334,21 @@ Deno.test("messages count_tokens: a counting vendor gives its exact count, the g
     });
     assert.equal(refused.status, 400);
     assert.equal((await refused.json()).error.type, "invalid_request_error");
+
+    // What /v1/messages takes, counting takes too: a translated count goes without what the chat form cannot
+    // carry, and names it, exact (Gemini counts) or estimated alike.
+    for (const model of ["gm-ok", "chat-echo"]) {
+      const beta = await client.beta.messages.countTokens(
+        {
+          model,
+          ...params,
+          compaction: { type: "summarize" },
+          mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "ex" }],
+        } as unknown as Parameters<typeof client.beta.messages.countTokens>[0],
+      ).withResponse();
+      assert.ok(beta.data.input_tokens > 0);
+      assert.equal(beta.response.headers.get("x-gateway-dropped"), "mcp_servers,compaction", model);
+    }
   });
 });
 
@@ -448,6 +464,54 @@ Deno.test("messages: what a translated target cannot serve is dropped and named 
       { alias: "oa-strict", status: 400, dropped: null },
       { alias: "oa-strict", status: 200, dropped: null },
     ]);
+  });
+});
+
+Deno.test("messages: a tool_choice forcing a server tool a translated target goes without becomes auto, named", async () => {
+  await withGateway(async (_gw, client, fakes) => {
+    const search = { type: "web_search_20250305" as const, name: "web_search" as const };
+    const cases: {
+      tools: Anthropic.ToolUnion[];
+      choice: Anthropic.ToolChoice;
+      sent: unknown;
+      dropped: string;
+    }[] = [
+      // Nothing left to choose from: no choice is sent (OpenAI refuses a tool_choice without tools).
+      {
+        tools: [search],
+        choice: { type: "tool", name: "web_search" },
+        sent: undefined,
+        dropped: "tools.0,tool_choice",
+      },
+      { tools: [search], choice: { type: "any" }, sent: undefined, dropped: "tools.0,tool_choice" },
+      {
+        tools: [search, WEATHER],
+        choice: { type: "tool", name: "web_search" },
+        sent: "auto",
+        dropped: "tools.0,tool_choice",
+      },
+      // What the kept tools can honour is sent as asked.
+      { tools: [search, WEATHER], choice: { type: "any" }, sent: "required", dropped: "tools.0" },
+      {
+        tools: [search, WEATHER],
+        choice: { type: "tool", name: "get_weather" },
+        sent: { type: "function", function: { name: "get_weather" } },
+        dropped: "tools.0",
+      },
+    ];
+    for (const { tools, choice, sent, dropped } of cases) {
+      const { response } = await client.messages.create({
+        model: "oa-ok",
+        max_tokens: 50,
+        messages: [{ role: "user", content: "Search the web for Deno 2" }],
+        tools,
+        tool_choice: choice,
+      }).withResponse();
+      const label = `${JSON.stringify(choice)} over ${tools.length} tools`;
+      assert.equal(response.headers.get("x-gateway-dropped"), dropped, label);
+      const body = fakes.openai.requests.at(-1)!.body as Record<string, unknown>;
+      assert.deepEqual(body.tool_choice, sent, label);
+    }
   });
 });
 
@@ -640,5 +704,159 @@ Deno.test("messages: each chunk is forwarded as it arrives, a silent upstream ge
     await fakes.openai.aborted.promise;
     const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "oa-gated");
     assert.equal(line.error_code, "client_closed_request");
+  });
+});
+
+/** A gateway whose one alias, `oa-raw`, is an OpenAI-compatible upstream answering what the test scripts. */
+async function withRawUpstream(
+  fn: (gw: TestGateway, client: Anthropic, upstream: RawUpstream) => Promise<void>,
+) {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  oa: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
+models:
+  oa-raw: { type: chat, targets: [ { provider: oa, model: gpt-raw } ] }
+  chat-unused: { type: chat, targets: [ { provider: oa, model: gpt-raw } ] }
+${TEST_TOKENS_YAML}`);
+  const client = new Anthropic({ apiKey: TEST_TOKEN, baseURL: gw.url, maxRetries: 0 });
+  try {
+    await fn(gw, client, upstream);
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+}
+
+/** A whole chat completion of one tool call, ending with `finish`, as the raw upstream's next answer. */
+function rawToolCompletion(args: string, finish: string, usage: [number, number]) {
+  return {
+    status: 200,
+    headers: { "content-type": "application/json" },
+    chunks: [JSON.stringify({
+      id: "c",
+      object: "chat.completion",
+      created: 1,
+      model: "gpt-raw",
+      choices: [{
+        index: 0,
+        finish_reason: finish,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: "get_weather", arguments: args },
+          }],
+        },
+      }],
+      usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] },
+    })],
+  };
+}
+
+Deno.test("messages: a whole answer cut by max_tokens inside a tool call is a max_tokens Message, its usage recorded", async () => {
+  await withRawUpstream(async (gw, client, upstream) => {
+    upstream.next = rawToolCompletion('{"city": "Par', "length", [50, 16]);
+    const cut = await client.messages.create({
+      model: "oa-raw",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "weather in Paris?" }],
+      tools: [WEATHER],
+    });
+    assert.equal(cut.stop_reason, "max_tokens");
+    assert.deepEqual(cut.content, [{ type: "tool_use", id: "call_1", name: "get_weather", input: {} }]);
+    assert.equal(cut.usage.input_tokens, 50);
+    assert.equal(cut.usage.output_tokens, 16);
+
+    // Arguments that are no object on a finished answer are the upstream's fault, a 502, yet it answered: its
+    // usage is recorded (and charged) all the same.
+    upstream.next = rawToolCompletion("[1, 2]", "tool_calls", [40, 7]);
+    const bad = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": TEST_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "oa-raw",
+        max_tokens: 16,
+        messages: [{ role: "user", content: "weather in Paris?" }],
+        tools: [WEATHER],
+      }),
+    });
+    assert.equal(bad.status, 502);
+    assert.equal((await bad.json()).error.type, "api_error");
+
+    type Row = { status: number; prompt_tokens: number; completion_tokens: number };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.length >= 2, {
+      sql: "SELECT status, prompt_tokens, completion_tokens FROM usage WHERE alias = 'oa-raw' ORDER BY rowid",
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [
+      { status: 200, prompt_tokens: 50, completion_tokens: 16 },
+      { status: 502, prompt_tokens: 40, completion_tokens: 7 },
+    ]);
+  });
+});
+
+Deno.test("messages: streamed parallel tool calls reach messages.stream() one block at a time, interleaved or not", async () => {
+  await withRawUpstream(async (_gw, client, upstream) => {
+    const sse = (delta: unknown, finish: string | null = null) =>
+      `data: ${
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion.chunk",
+          created: 1,
+          model: "gpt-raw",
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        })
+      }\n\n`;
+    const call = (index: number, args: string, id?: string, name?: string) =>
+      sse({
+        tool_calls: [{ index, ...(id ? { id, type: "function" } : {}), function: { name, arguments: args } }],
+      });
+    const answers = {
+      // OpenAI's way: each call whole before the next.
+      sequential: [
+        call(0, "", "call_a", "get_weather"),
+        call(0, '{"city":"Paris"}'),
+        call(1, "", "call_b", "get_time"),
+        call(1, '{"tz":"CET"}'),
+      ],
+      // Some OpenAI-compatible servers interleave the calls' argument deltas.
+      interleaved: [
+        call(0, '{"city":', "call_a", "get_weather"),
+        call(1, '{"tz":', "call_b", "get_time"),
+        call(0, '"Paris"}'),
+        call(1, '"CET"}'),
+      ],
+    };
+    for (const [name, chunks] of Object.entries(answers)) {
+      upstream.next = {
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+        chunks: [
+          sse({ role: "assistant", content: null }),
+          ...chunks,
+          sse({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      };
+      const stream = client.messages.stream({
+        model: "oa-raw",
+        max_tokens: 100,
+        messages: [{ role: "user", content: "weather and time in Paris" }],
+        tools: [WEATHER, { name: "get_time", input_schema: { type: "object" } }],
+      });
+      const blocks: unknown[] = [];
+      stream.on("contentBlock", (block) => blocks.push(structuredClone(block)));
+      const final = await stream.finalMessage();
+      const expected = [
+        { type: "tool_use", id: "call_a", name: "get_weather", input: { city: "Paris" } },
+        { type: "tool_use", id: "call_b", name: "get_time", input: { tz: "CET" } },
+      ];
+      assert.deepEqual(blocks, expected, name);
+      assert.deepEqual(final.content, expected, name);
+      assert.equal(final.stop_reason, "tool_use");
+    }
   });
 });

@@ -2,14 +2,18 @@
  * `POST /v1/messages/count_tokens` (Anthropic's token counting): how many input tokens a Messages request
  * would take, as `{input_tokens}`.
  *
- * The body is validated as `POST /v1/messages` validates it (without `max_tokens`, which counting does not
- * take), the alias resolved under the token's scopes, and the target picked by routing. A target whose vendor
- * counts (the capability table's `countTokens`) gives the exact count: an Anthropic target from the client's own
- * body (model rewritten, redactions applied, the client's `anthropic-version` and `anthropic-beta` forwarded as
- * for `/v1/messages`), others from the chat form. Otherwise the gateway's tokenizer
- * counts the chat form (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and the answer says so with
- * `estimated: true` (a field Anthropic's answer does not have; clients that read `input_tokens` only are
- * unaffected), as do the access log and usage record.
+ * The body is validated as `POST /v1/messages` validates it, under the same tolerance rule
+ * (lib/http/tolerance.ts), less the parameters of the generation that counting does not take (`max_tokens`,
+ * `stream`, sampling, stop sequences, `metadata`, `service_tier`), which are refused as Anthropic refuses them.
+ * The alias is resolved under the token's scopes, and the target picked by routing (Claude targets preferred
+ * for what only Claude serves, as for a Message). A target whose vendor counts (the capability table's
+ * `countTokens`) gives the exact count: an Anthropic target from the client's own body, every field included
+ * (model rewritten, redactions applied, the client's `anthropic-version` and `anthropic-beta` forwarded as for
+ * `/v1/messages`), others from the chat form. Otherwise the gateway's tokenizer counts the chat form
+ * (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and the answer says so with `estimated: true` (a
+ * field Anthropic's answer does not have; clients that read `input_tokens` only are unaffected), as do the
+ * access log and usage record. A count not made from the client's own body names what it left out in
+ * `x-gateway-dropped` (and `x-gateway-dropped-thinking`), as a Message would.
  *
  * Like every count, it is a request for rate limits, scopes and content rules but consumes no tokens: its one
  * usage record has 0 prompt and 0 completion tokens.
@@ -18,7 +22,8 @@
  */
 import { nativeMessagesBody, redactMessages } from "./native.ts";
 import { parseMessagesRequest } from "./request.ts";
-import { extraField } from "./validate.ts";
+import { fieldError } from "./validate.ts";
+import { noteDropped } from "../../http/tolerance.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
@@ -32,26 +37,26 @@ import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.messagesCountTokens;
 
-/** The parameters Anthropic's counting endpoint takes; anything else is refused as it refuses it. */
-const FIELDS = new Set([
-  "model",
-  "messages",
-  "system",
-  "tools",
-  "tool_choice",
-  "thinking",
-  "cache_control",
-  "output_config",
-  "speed",
-  "context_management",
-  "mcp_servers",
-]);
+/**
+ * The Messages parameters of the generation rather than of its input: Anthropic's counting endpoint refuses
+ * them ("Extra inputs are not permitted"), and so does this one. Every other field follows `/v1/messages`.
+ */
+const NOT_COUNTED = [
+  "max_tokens",
+  "stream",
+  "stop_sequences",
+  "temperature",
+  "top_p",
+  "top_k",
+  "metadata",
+  "service_tier",
+];
 
 /** Handles one count request for an authenticated identity. */
 export async function handleMessagesCountTokens(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
-  const extra = extraField(body, FIELDS, "");
-  if (extra !== null) throw extra;
+  const refused = NOT_COUNTED.find((key) => key in body);
+  if (refused !== undefined) throw fieldError(refused, "Extra inputs are not permitted");
   // The request parser wants the output limit a count does not have: one no thinking budget reaches.
   const parsed = parseMessagesRequest({ ...body, max_tokens: Number.MAX_SAFE_INTEGER }, request.headers);
   const chat = parsed.chat;
@@ -60,7 +65,7 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   await admit(ctx, ROUTE.endpoint, 0, model, chat);
 
   const forwarded = forwardedHeaders(parsed.version, parsed.betas);
-  return await answerTokenCount(
+  const answer = await answerTokenCount(
     ctx,
     model,
     (target) => {
@@ -71,4 +76,13 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
     () => estimateInputTokens(chat),
     (count) => ({ input_tokens: count }),
   );
+  // Counted from the chat form (a translated target's count, or the gateway's): what that form left out is named.
+  const fromClientBody = ctx.answeredBy !== undefined && isNativeMessagesTarget(ctx.answeredBy) &&
+    !(await answer.outcome).usage?.estimated;
+  if (fromClientBody) return answer;
+  noteDropped(ctx, answer.response.headers, parsed.tolerance);
+  if (parsed.droppedThinking > 0) {
+    answer.response.headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
+  }
+  return answer;
 }

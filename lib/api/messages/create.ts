@@ -23,7 +23,7 @@ import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admitChat, type Answer } from "../../http/accounting.ts";
+import { admitChat, type Answer, noteOutcome } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { answerNativeMessages, isNativeMessagesTarget, nativeMessagesRoute } from "./create_native.ts";
@@ -108,7 +108,15 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     return await answerJson(headers, { chat, countPrompt: () => estimateInputTokens(chat) }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
-      render: (usage) => completionToMessage(completion, frame, shownUsage(completion, usage)),
+      render: (usage) => {
+        try {
+          return completionToMessage(completion, frame, shownUsage(completion, usage));
+        } catch (err) {
+          // Refused (arguments that are not an object), but the upstream answered: its usage is the request's.
+          noteOutcome(ctx, { usage });
+          throw err;
+        }
+      },
     });
   }
 

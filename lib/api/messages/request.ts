@@ -254,7 +254,7 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
   if (tools !== undefined) translateTools(tools, chat, notes);
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
     const declared = (tools ?? []).map((tool) => isObject(tool) ? tool.name : undefined);
-    translateToolChoice(body.tool_choice, chat, declared);
+    translateToolChoice(body.tool_choice, chat, declared, notes);
   }
   const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
   if (body.thinking !== undefined && body.thinking !== null) {

@@ -3,8 +3,9 @@
  * and the pieces a stream's events carry (stop reason, usage). The alias is the `model`.
  *
  * - Content comes in Claude's order: `thinking` (the chat form's `reasoning_content`), `text`, `tool_use`
- *   (arguments parsed to `input`). A translated thinking block's `signature` is `""`: there is no Claude
- *   signature to give, and a made-up one would be rejected by Claude later.
+ *   (arguments parsed to `input`; `{}` for a call `max_tokens` cut off). A translated thinking block's
+ *   `signature` is `""`: there is no Claude signature to give, and a made-up one would be rejected by Claude
+ *   later.
  * - `finish_reason` → `stop_reason`: `stop` → `end_turn` (or `stop_sequence` when the upstream says which of
  *   the request's `stop_sequences` matched, as vLLM's `stop_reason` does; the chat form itself does not say),
  *   `length` → `max_tokens`, `tool_calls` / `function_call` → `tool_use`, `content_filter` → `refusal`.
@@ -72,8 +73,13 @@ export function stopOf(
   }
 }
 
-/** A tool call's JSON arguments as a `tool_use` block's `input` (a 502 for arguments that are not an object). */
-export function toolInput(args: string, provider: string): JsonObject {
+/**
+ * A tool call's JSON arguments as a `tool_use` block's `input`. Arguments that are not a JSON object are the
+ * upstream's fault (a 502) on a finished answer; on an answer `cutOff` by `max_tokens` they are the expected
+ * half of a call, so the block gets what parses (`{}` when the object is incomplete) and the Message says
+ * `max_tokens`, as Anthropic's own does and as the streamed path already gives it.
+ */
+export function toolInput(args: string, provider: string, cutOff = false): JsonObject {
   if (args.trim() === "") return {};
   try {
     const value = JSON.parse(args);
@@ -81,6 +87,7 @@ export function toolInput(args: string, provider: string): JsonObject {
   } catch {
     // Reported below.
   }
+  if (cutOff) return {};
   throw badGateway(`Provider "${provider}" gave tool call arguments that are not a JSON object.`);
 }
 
@@ -130,13 +137,14 @@ export function completionToMessage(
     content.push({ type: "text", text: message.refusal });
   }
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls as JsonObject[] : [];
+  const cutOff = choice.finish_reason === "length";
   for (const call of calls) {
     const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
     content.push({
       type: "tool_use",
       id: typeof call.id === "string" && call.id !== "" ? call.id : newId("toolu_"),
       name: typeof fn.name === "string" ? fn.name : "",
-      input: toolInput(typeof fn.arguments === "string" ? fn.arguments : "", frame.provider),
+      input: toolInput(typeof fn.arguments === "string" ? fn.arguments : "", frame.provider, cutOff),
     });
   }
   const refused = typeof message.refusal === "string" && message.refusal !== "";

@@ -8,7 +8,7 @@
  *
  * {@linkcode MessageEvents} is the pure translation (chunk in, events out); {@linkcode messagesStreamBody} is
  * the client's body, one pull-based stage: each pull reads the next chunk and enqueues its events at once, so
- * nothing is buffered and backpressure reaches the upstream.
+ * nothing is buffered (but what an interleaved tool call holds back) and backpressure reaches the upstream.
  *
  * @module
  */
@@ -21,25 +21,56 @@ import {
   type StreamEnding,
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
+import { badGateway } from "../../errors.ts";
+import { JsonValueEnd } from "./json_value_end.ts";
 import { type MessageFrame, messageObject, messagesUsage, newId, stopOf } from "./response.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 
-/** The content block being streamed (text or thinking; tool calls are kept in `#calls`). */
-interface OpenBlock {
+/** What a content block is, and for a tool call what its `content_block_start` names. */
+interface BlockPiece {
+  type: "text" | "thinking" | "tool_use";
+  /** A tool call's `index` in the chat form. */
+  call?: number;
+  id?: string;
+  name?: string;
+}
+
+/** The block the client has seen start and not yet stop. */
+interface OpenBlock extends BlockPiece {
   index: number;
-  type: "text" | "thinking";
+  /** A tool call's arguments so far: whether they are a whole JSON object yet. */
+  args?: JsonValueEnd;
+}
+
+/** A block held back behind an open tool call whose arguments are not whole yet: what it will carry. */
+interface HeldBlock extends BlockPiece {
+  parts: string[];
 }
 
 /**
- * Translates chat chunks into Messages events. Text and thinking blocks close as soon as another block
- * starts. Tool calls stay open until the stream ends: the chat form may interleave parallel calls' argument
- * deltas (index 0, 1, 0 …), and a closed block cannot take a late delta; each delta names its block's index.
+ * How many characters of later blocks are held back behind an unfinished tool call before the call is closed
+ * anyway (an upstream interleaving calls that long is broken, and memory stays bounded).
+ */
+export const HELD_LIMIT = 1 << 20;
+
+/**
+ * Translates chat chunks into Messages events. Blocks come one at a time, as Anthropic sends them and its
+ * SDKs read them (`messages.stream()` reports a block at its `content_block_stop` as the last one started):
+ * a block stops before the next starts. The chat form may interleave parallel calls' argument deltas
+ * (index 0, 1, 0 …), and a stopped block takes no late delta, so what comes while a tool call's arguments are
+ * not a whole JSON object yet (a later call, text) is held back until they are, or until the stream ends, or
+ * until {@linkcode HELD_LIMIT} characters are held. Arguments for a call that has stopped end the stream with
+ * an error: they cannot reach the client.
  */
 export class MessageEvents {
   #next = 0;
   #open: OpenBlock | undefined;
-  /** Open tool_use blocks by their chat `index`, in the order they started. */
-  #calls = new Map<number, number>();
+  #held: HeldBlock[] = [];
+  #heldChars = 0;
+  /** The chat indexes of the tool calls whose blocks have stopped. */
+  #closed = new Set<number>();
+  /** The chat indexes of the tool calls seen so far (a call's id and name come with its first delta). */
+  #seen = new Set<number>();
   #finish: unknown = null;
   #matched: unknown = null;
   /** The upstream's usage, when it sent one. */
@@ -64,50 +95,100 @@ export class MessageEvents {
   }
 
   #close(out: MessagesEvent[]): void {
-    if (this.#open === undefined) return;
-    out.push({ type: "content_block_stop", index: this.#open.index });
+    const open = this.#open;
+    if (open === undefined) return;
+    out.push({ type: "content_block_stop", index: open.index });
+    if (open.call !== undefined) this.#closed.add(open.call);
     this.#open = undefined;
   }
 
-  #delta(type: OpenBlock["type"], text: string, out: MessagesEvent[]): void {
-    if (this.#open?.type !== type) {
-      this.#close(out);
-      this.#open = { index: this.#next++, type };
-      const block = type === "text" ? { type, text: "" } : { type, thinking: "", signature: "" };
-      out.push({ type: "content_block_start", index: this.#open.index, content_block: block });
+  /** Starts `piece`'s block (the open one stopped first) with `text` as its first delta. */
+  #begin(piece: BlockPiece, text: string, out: MessagesEvent[]): void {
+    this.#close(out);
+    const open: OpenBlock = { ...piece, index: this.#next++ };
+    const block = piece.type === "text"
+      ? { type: "text", text: "" }
+      : piece.type === "thinking"
+      ? { type: "thinking", thinking: "", signature: "" }
+      : { type: "tool_use", id: piece.id ?? newId("toolu_"), name: piece.name ?? "", input: {} };
+    if (piece.type === "tool_use") open.args = new JsonValueEnd();
+    this.#open = open;
+    out.push({ type: "content_block_start", index: open.index, content_block: block });
+    this.#emit(open, text, out);
+  }
+
+  #emit(open: OpenBlock, text: string, out: MessagesEvent[]): void {
+    if (text === "") return;
+    open.args?.feed(text);
+    const delta = open.type === "text"
+      ? { type: "text_delta", text }
+      : open.type === "thinking"
+      ? { type: "thinking_delta", thinking: text }
+      : { type: "input_json_delta", partial_json: text };
+    out.push({ type: "content_block_delta", index: open.index, delta });
+  }
+
+  /** Whether the open block keeps what follows waiting: a tool call whose arguments are not whole yet. */
+  #waiting(): boolean {
+    return this.#open?.args !== undefined && !this.#open.args.complete;
+  }
+
+  /** Starts the held blocks in order, as far as the open one lets them (all of them when `force`). */
+  #release(out: MessagesEvent[], force: boolean): void {
+    while (this.#held.length > 0 && (force || !this.#waiting())) {
+      const held = this.#held.shift()!;
+      const text = held.parts.join("");
+      this.#heldChars -= text.length;
+      this.#begin(held, text, out);
     }
-    this.texts.push(text);
-    const delta = type === "text" ? { type: "text_delta", text } : { type: "thinking_delta", thinking: text };
-    out.push({ type: "content_block_delta", index: this.#open.index, delta });
+  }
+
+  #hold(piece: BlockPiece, text: string): void {
+    const last = this.#held.at(-1);
+    const same = piece.call !== undefined
+      ? this.#held.find((h) => h.call === piece.call)
+      : last?.type === piece.type
+      ? last
+      : undefined;
+    if (same) same.parts.push(text);
+    else this.#held.push({ ...piece, parts: [text] });
+    this.#heldChars += text.length;
+  }
+
+  /** One piece of content as it arrives: a delta of the open block, held back, or a new block. */
+  #piece(piece: BlockPiece, text: string, out: MessagesEvent[]): void {
+    if (text !== "") this.texts.push(text);
+    const open = this.#open;
+    if (open !== undefined && open.type === piece.type && open.call === piece.call) {
+      this.#emit(open, text, out);
+      this.#release(out, false);
+      return;
+    }
+    if (piece.call !== undefined && this.#closed.has(piece.call)) {
+      if (text.trim() === "") return;
+      throw badGateway(
+        `Provider "${this.frame.provider}" sent arguments for tool call ${piece.call} after they had ended.`,
+      );
+    }
+    if (this.#held.length > 0 || this.#waiting()) {
+      this.#hold(piece, text);
+      if (this.#heldChars > HELD_LIMIT) this.#release(out, true);
+      return;
+    }
+    this.#begin(piece, text, out);
   }
 
   #toolDelta(call: JsonObject, out: MessagesEvent[]): void {
     const chatIndex = typeof call.index === "number" ? call.index : 0;
     const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
-    let index = this.#calls.get(chatIndex);
-    if (index === undefined) {
-      this.#close(out);
-      index = this.#next++;
-      this.#calls.set(chatIndex, index);
-      out.push({
-        type: "content_block_start",
-        index,
-        content_block: {
-          type: "tool_use",
-          id: typeof call.id === "string" && call.id !== "" ? call.id : newId("toolu_"),
-          name: typeof fn.name === "string" ? fn.name : "",
-          input: {},
-        },
-      });
+    const args = typeof fn.arguments === "string" ? fn.arguments : "";
+    const piece: BlockPiece = { type: "tool_use", call: chatIndex };
+    if (!this.#seen.has(chatIndex)) {
+      this.#seen.add(chatIndex);
+      if (typeof call.id === "string" && call.id !== "") piece.id = call.id;
+      if (typeof fn.name === "string") piece.name = fn.name;
     }
-    if (typeof fn.arguments === "string" && fn.arguments !== "") {
-      this.texts.push(fn.arguments);
-      out.push({
-        type: "content_block_delta",
-        index,
-        delta: { type: "input_json_delta", partial_json: fn.arguments },
-      });
-    }
+    this.#piece(piece, args, out);
   }
 
   /** The events of one chat chunk (none for a chunk with nothing to show, e.g. the usage-only one). */
@@ -118,11 +199,13 @@ export class MessageEvents {
     if (choice === undefined) return out;
     const delta = (choice.delta ?? {}) as JsonObject & ReasoningFields;
     if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
-      this.#delta("thinking", delta.reasoning_content, out);
+      this.#piece({ type: "thinking" }, delta.reasoning_content, out);
     }
-    if (typeof delta.content === "string" && delta.content !== "") this.#delta("text", delta.content, out);
+    if (typeof delta.content === "string" && delta.content !== "") {
+      this.#piece({ type: "text" }, delta.content, out);
+    }
     if (typeof delta.refusal === "string" && delta.refusal !== "") {
-      this.#delta("text", delta.refusal, out);
+      this.#piece({ type: "text" }, delta.refusal, out);
       this.#finish = "content_filter";
     }
     if (Array.isArray(delta.tool_calls)) {
@@ -135,12 +218,14 @@ export class MessageEvents {
     return out;
   }
 
-  /** The end of a clean stream: open blocks stopped, `message_delta` with the real usage, `message_stop`. */
+  /**
+   * The end of a clean stream: the held blocks given, the last block stopped, `message_delta` with the real
+   * usage, `message_stop`.
+   */
   finish(usage: Usage): MessagesEvent[] {
     const out: MessagesEvent[] = [];
+    this.#release(out, true);
     this.#close(out);
-    for (const index of this.#calls.values()) out.push({ type: "content_block_stop", index });
-    this.#calls.clear();
     out.push({
       type: "message_delta",
       delta: stopOf(this.#finish, this.#matched, this.frame.stopSequences),

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { badGateway } from "../../errors.ts";
+import { badGateway, GatewayError } from "../../errors.ts";
 import type { ChatCompletionChunk, JsonObject } from "../../openai/types.ts";
 import { openAIChunkTransformer } from "../../providers/openai/stream.ts";
 import { sseParseTransformer } from "../../sse/parse.ts";
 import { runStages } from "../../../tests/helpers/run_stages.ts";
 import type { MessageFrame } from "./response.ts";
-import { MessageEvents, messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
+import { HELD_LIMIT, MessageEvents, messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 
 const FRAME: MessageFrame = { id: "msg_test", alias: "coder", stopSequences: ["END"], provider: "up" };
 
@@ -88,12 +88,12 @@ Deno.test("messages stream: Anthropic's event order, blocks in order, usage at t
     "content_block_delta",
     "content_block_delta",
     "content_block_stop",
-    "content_block_start", // tool a
+    "content_block_start", // tool a: b's start and first delta are held back until a's arguments are whole
+    "content_block_delta",
+    "content_block_stop",
     "content_block_start", // tool b
     "content_block_delta",
     "content_block_delta",
-    "content_block_delta",
-    "content_block_stop",
     "content_block_stop",
     "message_delta",
     "message_stop",
@@ -119,6 +119,107 @@ Deno.test("messages stream: Anthropic's event order, blocks in order, usage at t
       cache_read_input_tokens: 10,
     },
   });
+});
+
+/** Each block's start, deltas and stop come before the next block starts, its index the next one. */
+function assertOneBlockAtATime(events: JsonObject[]): void {
+  let open: number | undefined;
+  let next = 0;
+  for (const e of events) {
+    if (e.type === "content_block_start") {
+      assert.equal(open, undefined, `block ${e.index} starts while ${open} is open`);
+      assert.equal(e.index, next++);
+      open = e.index as number;
+    } else if (e.type === "content_block_delta" || e.type === "content_block_stop") {
+      assert.equal(e.index, open, `${e.type} of ${e.index} while ${open} is open`);
+      if (e.type === "content_block_stop") open = undefined;
+    }
+  }
+  assert.equal(open, undefined);
+}
+
+const call = (index: number, args: string, id?: string, name?: string) =>
+  chunk({
+    tool_calls: [{ index, ...(id ? { id, type: "function" } : {}), function: { name, arguments: args } }],
+  });
+
+Deno.test("messages stream: blocks come one at a time, each stopped before the next starts", () => {
+  assertOneBlockAtATime(translate(CHUNKS));
+
+  // Calls one after another, as OpenAI sends them: the first stops as the second starts, nothing waits.
+  const events = new MessageEvents(FRAME);
+  events.start(1);
+  const seq = [
+    call(0, "", "call_a", "get_weather"),
+    call(0, '{"city":"Paris"}'),
+    call(1, "", "call_b", "get_time"),
+    call(1, '{"tz":"CET"}'),
+  ].map((c) => events.chunk(c).map((e) => `${e.type}[${e.index}]`));
+  assert.deepEqual(seq, [
+    ["content_block_start[0]"],
+    ["content_block_delta[0]"],
+    ["content_block_stop[0]", "content_block_start[1]"],
+    ["content_block_delta[1]"],
+  ]);
+
+  // Text after a tool call stops the call; a call interleaved with another and text after both keep the order
+  // the upstream began them in.
+  const mixed = translate([
+    call(0, '{"a":1}', "call_a", "a"),
+    chunk({ content: "Then " }),
+    call(1, '{"b":', "call_b", "b"),
+    call(2, '{"c":3}', "call_c", "c"),
+    chunk({ content: "done." }),
+    call(1, "2}"),
+    chunk({}, "tool_calls"),
+    USAGE_CHUNK,
+  ]);
+  assertOneBlockAtATime(mixed);
+  assert.deepEqual(accumulate(mixed), [
+    { type: "tool_use", id: "call_a", name: "a", input: {}, json: '{"a":1}' },
+    { type: "text", text: "Then " },
+    { type: "tool_use", id: "call_b", name: "b", input: {}, json: '{"b":2}' },
+    { type: "tool_use", id: "call_c", name: "c", input: {}, json: '{"c":3}' },
+    { type: "text", text: "done." },
+  ]);
+
+  // A call whose arguments never become whole holds the rest until the end, and gives it then, in order.
+  const unfinished = translate([call(0, '{"q":"', "call_a", "a"), call(1, "{}", "call_b", "b"), USAGE_CHUNK]);
+  assertOneBlockAtATime(unfinished);
+  assert.deepEqual(accumulate(unfinished).map((b) => b.json), ['{"q":"', "{}"]);
+});
+
+Deno.test("messages stream: a call's arguments split anywhere, braces and quotes in strings, close it where they end", () => {
+  const args = '{"s":"a}\\"b{]","n":[1,{"m":"}"}]}';
+  assert.deepEqual(JSON.parse(args), { s: 'a}"b{]', n: [1, { m: "}" }] });
+  for (let at = 0; at <= args.length; at++) {
+    const events = translate([
+      call(0, args.slice(0, at), "call_a", "a"),
+      call(1, '{"y":', "call_b", "b"),
+      call(0, args.slice(at)),
+      call(1, "2}"),
+      USAGE_CHUNK,
+    ]);
+    assertOneBlockAtATime(events);
+    assert.deepEqual(accumulate(events).map((b) => b.json), [args, '{"y":2}'], `split at ${at}`);
+  }
+});
+
+Deno.test("messages stream: what is held back behind an unfinished call is bounded", () => {
+  const events = new MessageEvents(FRAME);
+  events.start(1);
+  events.chunk(call(0, '{"q":"', "call_a", "a"));
+  const big = "x".repeat(HELD_LIMIT / 2);
+  assert.deepEqual(events.chunk(call(1, `{"big":"${big}`, "call_b", "b")), []);
+  // Past the limit, the unfinished call stops and what was held goes out.
+  const flushed = events.chunk(call(1, `${big}"}`));
+  assert.deepEqual(flushed.map((e) => `${e.type}[${e.index}]`), [
+    "content_block_stop[0]",
+    "content_block_start[1]",
+    "content_block_delta[1]",
+  ]);
+  // The stopped call's late arguments cannot reach the client: the stream fails rather than lose them.
+  assert.throws(() => events.chunk(call(0, 'more"}')), (err: unknown) => err instanceof GatewayError);
 });
 
 Deno.test("messages stream: finish reasons map to stop reasons, a named stop sequence included", () => {

@@ -6,8 +6,8 @@
  * - Anthropic's server and client tools (`web_search_…`, `bash_…`, `text_editor_…`, `computer_…`, …) run at
  *   Anthropic: noted as what only a Claude target serves.
  * - `tool_choice`: `auto` → `"auto"`, `any` → `"required"`, `tool` → the named function (one of the request's
- *   tools, else a 400), `none` → `"none"`;
- *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`.
+ *   tools, else a 400), `none` → `"none"`; `disable_parallel_tool_use: true` → `parallel_tool_calls: false`. A
+ *   choice that forces a tool the translation did not keep (a server tool) becomes `auto`, noted as dropped.
  *
  * @module
  */
@@ -53,21 +53,36 @@ export function translateTools(tools: unknown[], chat: ChatRequest, notes: Conte
 }
 
 /**
- * Sets `chat.tool_choice` (and `parallel_tool_calls`) from the Messages `tool_choice`. A `tool` choice must name
- * one of `declared` (the names in the request's `tools`), as Anthropic requires: a translated target would
- * otherwise ignore the choice or refuse it in its own terms.
+ * Sets `chat.tool_choice` (and `parallel_tool_calls`) from the Messages `tool_choice`, against the tools the
+ * translation kept (`chat.tools`). A `tool` choice must name one of `declared` (the names in the request's
+ * `tools`), as Anthropic requires: a translated target would otherwise ignore the choice or refuse it in its own
+ * terms. A choice the kept tools cannot honour (a `tool` naming a server tool a translated target goes
+ * without; `any` when no tool is left) becomes the default, `auto`, and is noted as dropped; with no tool left
+ * no choice is sent at all (OpenAI-compatible targets refuse a `tool_choice` without `tools`).
  */
-export function translateToolChoice(choice: unknown, chat: ChatRequest, declared: readonly unknown[]): void {
+export function translateToolChoice(
+  choice: unknown,
+  chat: ChatRequest,
+  declared: readonly unknown[],
+  notes: ContentNotes,
+): void {
   if (!isObject(choice)) throw wrongType("tool_choice", "an object", choice);
   const extra = extraField(choice, new Set(["type", "name", "disable_parallel_tool_use"]), "tool_choice");
   if (extra !== null) throw extra;
   const disable = booleanField(choice, "disable_parallel_tool_use", "tool_choice.disable_parallel_tool_use");
+  const kept = Array.isArray(chat.tools)
+    ? (chat.tools as JsonObject[]).map((tool) => isObject(tool.function) ? tool.function.name : undefined)
+    : [];
+  /** Which tool the choice forces: `true` for any, its name for one, undefined for none. */
+  let forces: string | true | undefined;
+  let wanted: ChatRequest["tool_choice"];
   switch (choice.type) {
     case "auto":
-      chat.tool_choice = "auto";
+      wanted = "auto";
       break;
     case "any":
-      chat.tool_choice = "required";
+      wanted = "required";
+      forces = true;
       break;
     case "tool": {
       const name = stringField(choice, "name", "tool_choice.name", true)!;
@@ -77,14 +92,22 @@ export function translateToolChoice(choice: unknown, chat: ChatRequest, declared
           `The tool '${printable(name)}' is not one of the request's tools.`,
         );
       }
-      chat.tool_choice = { type: "function", function: { name } };
+      wanted = { type: "function", function: { name } };
+      forces = name;
       break;
     }
     case "none":
-      chat.tool_choice = "none";
+      wanted = "none";
       break;
     default:
       throw fieldError("tool_choice.type", "Input should be 'auto', 'any', 'tool' or 'none'.");
   }
+  if (forces !== undefined && (forces === true ? kept.length === 0 : !kept.includes(forces))) {
+    // The forced tool is one a translated target goes without (a server tool), or no tool is left to force.
+    notes.tolerance.dropped.push("tool_choice");
+    wanted = "auto";
+  }
+  // Without tools there is nothing to choose from, and OpenAI-compatible targets refuse the choice.
+  if (kept.length > 0) chat.tool_choice = wanted;
   if (disable === true && chat.tools !== undefined) chat.parallel_tool_calls = false;
 }

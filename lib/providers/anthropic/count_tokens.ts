@@ -1,25 +1,39 @@
 /**
  * Anthropic's token counting (`POST /v1/messages/count_tokens`): the body is the Messages request the chat
- * would send (or, for a client that sent a Messages request, its own body with the target's model), without the fields the counting endpoint refuses (`max_tokens`, `stream`, sampling, metadata),
- * and the answer is `{input_tokens}`. Counting is free at Anthropic and exact for the model named.
+ * would send (or, for a client that sent a Messages request, its own body with the target's model), less the
+ * parameters that shape the generation rather than the input (`max_tokens`, `stream`, sampling, stop
+ * sequences, metadata, service tier), which the counting endpoint refuses. Every other field goes as it is
+ * (`system`, `tools`, `thinking`, `cache_control`, `output_config`, `context_management`, `mcp_servers`,
+ * `speed`, `compaction`, and whatever Anthropic adds next): what the request carries is counted, or Anthropic
+ * says why not, never silently left out. The answer is `{input_tokens}`. Counting is free at Anthropic and
+ * exact for the model named.
  *
  * @module
  */
 import type { JsonObject } from "../../openai/types.ts";
 import { tokenCountField } from "../shared/token_count.ts";
 
-/** The Messages fields the counting endpoint takes (the ones that can change the input's token count). */
-const COUNTED = ["model", "messages", "system", "tools", "tool_choice", "thinking"] as const;
+/** The Messages parameters of the generation, not of its input, which the counting endpoint refuses. */
+const NOT_COUNTED: ReadonlySet<string> = new Set([
+  "max_tokens",
+  "stream",
+  "stop_sequences",
+  "temperature",
+  "top_p",
+  "top_k",
+  "metadata",
+  "service_tier",
+]);
 
 /** `{base_url}/v1/messages/count_tokens`. */
 export function countTokensUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/v1/messages/count_tokens`;
 }
 
-/** The counting body for a Messages request (translated or the client's): its counted fields only. */
+/** The counting body for a Messages request (translated or the client's): all of it but the generation's. */
 export function countTokensBody(messages: JsonObject): JsonObject {
   const body: JsonObject = {};
-  for (const key of COUNTED) if (messages[key] !== undefined) body[key] = messages[key];
+  for (const [key, value] of Object.entries(messages)) if (!NOT_COUNTED.has(key)) body[key] = value;
   return body;
 }
 

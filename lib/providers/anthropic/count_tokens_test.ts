@@ -84,11 +84,29 @@ Deno.test("anthropic count_tokens: tools and tool_choice count; parameters Anthr
   assert.equal("response_format" in request.json, false);
 });
 
-Deno.test("anthropic count_tokens: only the counted fields of a Messages body are kept", () => {
-  assert.deepEqual(
-    countTokensBody({ model: "m", messages: [], max_tokens: 10, stream: true, metadata: { user_id: "u" } }),
-    { model: "m", messages: [] },
-  );
+Deno.test("anthropic count_tokens: a Messages body is counted whole, less the generation's parameters", () => {
+  const input = {
+    model: "m",
+    messages: [],
+    system: "s",
+    cache_control: { type: "ephemeral" },
+    mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "ex" }],
+    output_config: { format: { type: "json_schema", schema: { type: "object" } } },
+    context_management: { edits: [{ type: "clear_tool_uses_20250919" }] },
+    speed: "fast",
+    compaction: { type: "summarize" },
+  };
+  const generation = {
+    max_tokens: 10,
+    stream: true,
+    stop_sequences: ["END"],
+    temperature: 0.5,
+    top_p: 0.9,
+    top_k: 5,
+    metadata: { user_id: "u" },
+    service_tier: "auto",
+  };
+  assert.deepEqual(countTokensBody({ ...input, ...generation }), input);
 });
 
 Deno.test("anthropic count_tokens: the answer's input_tokens; anything else is a 502", () => {
