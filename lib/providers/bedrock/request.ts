@@ -10,7 +10,7 @@
  */
 import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
+import { always, type ParamRules, type UnsupportedRules } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
@@ -34,9 +34,9 @@ export interface ConverseMessage {
  * OpenAI parameters Converse cannot honour: there is no equivalent for several choices, log probabilities,
  * token biases, penalties, seeds, `response_format` types other than text / json_object / json_schema (those two
  * become a forced tool, see `../shared/json_answer_tool.ts`), audio or predicted outputs, and no way to turn off
- * parallel tool calls generically. Each goes through `applyUnsupportedRules` (400 or `drop`).
+ * parallel tool calls generically. Each is refused (400) or, with `unsupported_params: drop`, dropped.
  * `reasoning_effort` has no Converse field either; only Claude models take it, through
- * `additionalModelRequestFields` (see {@linkcode bedrockUnsupportedRules}).
+ * `additionalModelRequestFields` (see {@linkcode bedrockParamRules}).
  */
 export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   n: (v) => v !== 1,
@@ -63,11 +63,18 @@ export function isClaudeModel(model: string): boolean {
   return /(?:^|[./])anthropic\.claude-/.test(model);
 }
 
-/** {@linkcode BEDROCK_UNSUPPORTED} for `model`: Claude models take the `reasoning_effort` values Claude maps. */
-export function bedrockUnsupportedRules(model: string): UnsupportedRules {
-  return isClaudeModel(model)
-    ? { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported }
-    : BEDROCK_UNSUPPORTED;
+const BEDROCK_RULES: ParamRules = { vendor: "Bedrock", unsupported: BEDROCK_UNSUPPORTED, known: null };
+const BEDROCK_CLAUDE_RULES: ParamRules = {
+  ...BEDROCK_RULES,
+  unsupported: { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported },
+};
+
+/**
+ * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
+ * Claude models take the `reasoning_effort` values Claude maps.
+ */
+export function bedrockParamRules(model: string): ParamRules {
+  return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;
 }
 
 /**

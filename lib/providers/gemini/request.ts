@@ -7,10 +7,10 @@
 import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
+import { always, type ParamRules, type UnsupportedRules } from "../shared/unsupported_params.ts";
 
 /**
- * OpenAI parameters Gemini cannot honour, for `applyUnsupportedRules`:
+ * OpenAI parameters Gemini cannot honour:
  * - `logit_bias`: no Gemini equivalent.
  * - `logprobs` / `top_logprobs`: Gemini's `responseLogprobs` exists on some models, but its result has no
  *   byte offsets and a different shape; not translated.
@@ -20,7 +20,7 @@ import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
  *   OpenAI layer refuses `minimal` too).
  * - `audio`, `modalities` other than text, `prediction`, `web_search_options`: not offered by this adapter.
  */
-export function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
+function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
   const rules: UnsupportedRules = {
     logit_bias: always,
     logprobs: (v) => v === true,
@@ -34,6 +34,22 @@ export function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
   };
   if (stream) rules.n = (v) => v !== 1;
   return rules;
+}
+
+const GEMINI_RULES: ParamRules = {
+  vendor: "Gemini",
+  unsupported: geminiUnsupportedRules(false),
+  known: null,
+};
+const GEMINI_STREAM_RULES: ParamRules = {
+  vendor: "Gemini",
+  unsupported: geminiUnsupportedRules(true),
+  known: null,
+};
+
+/** What Gemini's translation does with a chat request's parameters, streamed or not. */
+export function geminiParamRules(stream: boolean): ParamRules {
+  return stream ? GEMINI_STREAM_RULES : GEMINI_RULES;
 }
 
 const IMAGE_EXTENSIONS: Record<string, string> = {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
-import { geminiUnsupportedRules, toGeminiRequest, urlPart } from "./request.ts";
+import { geminiParamRules, toGeminiRequest, urlPart } from "./request.ts";
 import { toolCallIdFor } from "./types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
@@ -289,13 +289,13 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
   ];
   for (const [extra, stream, param] of cases) {
     const request = req(extra);
-    assert400(() => applyUnsupportedRules(request, geminiUnsupportedRules(stream), "error", "Gemini"), param);
-    const dropped = applyUnsupportedRules(request, geminiUnsupportedRules(stream), "drop", "Gemini");
+    assert400(() => applyUnsupportedRules(request, geminiParamRules(stream), "error"), param);
+    const dropped = applyUnsupportedRules(request, geminiParamRules(stream), "drop");
     assert.equal(param in dropped, false);
   }
   // Values that are fine stay.
   const ok = req({ n: 2, logprobs: false, parallel_tool_calls: true, modalities: ["text"] });
-  assert.equal(applyUnsupportedRules(ok, geminiUnsupportedRules(false), "error", "Gemini"), ok);
+  assert.equal(applyUnsupportedRules(ok, geminiParamRules(false), "error"), ok);
 });
 
 Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoughts included; none turns thinking off", () => {
@@ -307,7 +307,7 @@ Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoug
   ];
   for (const [effort, thinkingConfig] of table) {
     const request = req({ reasoning_effort: effort, max_completion_tokens: 30000 });
-    assert.equal(applyUnsupportedRules(request, geminiUnsupportedRules(false), "error", "Gemini"), request);
+    assert.equal(applyUnsupportedRules(request, geminiParamRules(false), "error"), request);
     assert.deepEqual(
       toGeminiRequest(request).generationConfig,
       { maxOutputTokens: 30000, thinkingConfig },
