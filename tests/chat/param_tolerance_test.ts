@@ -5,7 +5,13 @@
  * `strict` alias refuses instead. One raw upstream stands behind every provider type.
  */
 import assert from "node:assert/strict";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLog,
+} from "../helpers/gateway.ts";
 import { type RawStep, type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
 
 function configFor(url: string): string {
@@ -17,12 +23,26 @@ providers:
   openai: { type: openai, base_url: "${url}/oai/v1", api_key: "sk-upstream-key-abcdef0123456789" }
   anthropic: { type: anthropic, base_url: "${url}", api_key: "sk-ant-key-abcdef0123456789" }
   gemini: { type: gemini, base_url: "${url}/v1beta", api_key: "AIzaSy-gem-key-abcdef0123456789" }
+  geminidrop: { type: gemini, base_url: "${url}/v1beta", api_key: "AIzaSy-gem-key-abcdef0123456789", unsupported_params: drop }
+  bedrock:
+    type: bedrock
+    region: us-east-1
+    base_url: "${url}"
+    access_key_id: AKIAQ7EXAMPLEW3RT6YU
+    secret_access_key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY
 models:
   chat-mixed: { type: chat, targets: [${target("anthropic", "m-a")}, ${target("openai", "m-o")}] }
   chat-weighted: { type: chat, strategy: weighted, targets: [${target("anthropic", "m-a")}, ${
     target("openai", "m-o")
   }] }
   chat-translated: { type: chat, targets: [${target("anthropic", "m-a")}, ${target("gemini", "m-g")}] }
+  chat-gemini: { type: chat, targets: [${target("gemini", "m-g")}] }
+  chat-geminidrop: { type: chat, targets: [${target("geminidrop", "m-g")}] }
+  chat-bedrock: { type: chat, targets: [${target("bedrock", "m-b")}] }
+  chat-strict: { type: chat, strict: true, targets: [${target("geminidrop", "m-g")}] }
+  chat-strict-mixed: { type: chat, strict: true, targets: [${target("geminidrop", "m-g")}, ${
+    target("openai", "m-o")
+  }] }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -38,6 +58,11 @@ const OPENAI_OK = {
     logprobs: null,
   }],
   usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+};
+
+const GEMINI_OK = {
+  candidates: [{ content: { role: "model", parts: [{ text: "hi" }] }, finishReason: "STOP", index: 0 }],
+  usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 },
 };
 
 function json(body: unknown): RawStep {
@@ -86,5 +111,85 @@ Deno.test("chat tolerance: a target that refuses a parameter is skipped for one 
     assert.equal(refused.body.error.param, "logprobs");
     assert.equal(refused.body.error.code, "unsupported_parameter");
     assert.equal(up.requests.length, before);
+  });
+});
+
+Deno.test("chat tolerance: Gemini and Bedrock refuse a parameter they do not translate, named, with no upstream call", async () => {
+  await withGateway(async (gw, up) => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["chat-gemini", { verbosity: "low" }, "verbosity"],
+      ["chat-gemini", { top_k: 5 }, "top_k"],
+      ["chat-gemini", { next_months_param: 1 }, "next_months_param"],
+      ["chat-bedrock", { verbosity: "low" }, "verbosity"],
+      ["chat-bedrock", { top_k: 5 }, "top_k"],
+    ];
+    for (const [model, extra, param] of cases) {
+      const before = up.requests.length;
+      const answer = await post(gw, { model, ...extra });
+      assert.equal(answer.status, 400, `${model} ${param}`);
+      assert.equal(answer.body.error.param, param);
+      assert.equal(answer.body.error.code, "unsupported_parameter");
+      assert.equal(up.requests.length, before, `${model} ${param}`);
+    }
+  });
+});
+
+Deno.test("chat tolerance: legacy functions are refused, even by a provider that drops what it cannot serve", async () => {
+  await withGateway(async (gw, up) => {
+    const functions = [{ name: "get_weather", parameters: { type: "object", properties: {} } }];
+    for (const model of ["chat-gemini", "chat-geminidrop", "chat-bedrock", "chat-translated"]) {
+      const before = up.requests.length;
+      const answer = await post(gw, { model, functions, function_call: { name: "get_weather" } });
+      assert.equal(answer.status, 400, model);
+      assert.equal(answer.body.error.param, "functions");
+      assert.match(answer.body.error.message, /tools/);
+      assert.equal(up.requests.length, before, model);
+    }
+    // An OpenAI-compatible target serves them as sent.
+    up.next = json(OPENAI_OK);
+    const served = await post(gw, { model: "chat-mixed", functions, function_call: { name: "get_weather" } });
+    assert.equal(served.status, 200);
+    assert.deepEqual(JSON.parse(up.requests.at(-1)!.body).function_call, { name: "get_weather" });
+  });
+});
+
+Deno.test("chat tolerance: what a drop provider leaves out is named in x-gateway-dropped and the usage record", async () => {
+  await withGateway(async (gw, up) => {
+    up.next = json(GEMINI_OK);
+    const answer = await post(gw, {
+      model: "chat-geminidrop",
+      verbosity: "low",
+      logit_bias: { "1": 2 },
+      seed: 3,
+    });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get("x-gateway-dropped"), "logit_bias,verbosity");
+    const sent = JSON.parse(up.requests.at(-1)!.body);
+    assert.equal("verbosity" in sent, false);
+    assert.equal("logit_bias" in sent, false);
+    assert.equal(sent.generationConfig.seed, 3);
+    const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "chat-geminidrop");
+    assert.equal(line?.dropped, "logit_bias,verbosity");
+    // Nothing left out: no header.
+    const whole = await post(gw, { model: "chat-geminidrop", seed: 3 });
+    assert.equal(whole.status, 200);
+    assert.equal(whole.headers.get("x-gateway-dropped"), null);
+  });
+});
+
+Deno.test("chat tolerance: a strict alias refuses what its target would drop, or sends it where it is served", async () => {
+  await withGateway(async (gw, up) => {
+    const before = up.requests.length;
+    const refused = await post(gw, { model: "chat-strict", verbosity: "low" });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.param, "verbosity");
+    assert.match(refused.body.error.message, /strict/);
+    assert.equal(up.requests.length, before);
+    up.next = json(OPENAI_OK);
+    const served = await post(gw, { model: "chat-strict-mixed", verbosity: "low" });
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get("x-gateway-provider"), "openai");
+    assert.equal(served.headers.get("x-gateway-dropped"), null);
+    assert.equal(JSON.parse(up.requests.at(-1)!.body).verbosity, "low");
   });
 });

@@ -21,7 +21,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { ParamRules, UnsupportedRules } from "../shared/unsupported_params.ts";
-import { always } from "../shared/unsupported_params.ts";
+import { always, LEGACY_FUNCTION_RULES, NO_EFFECT_PARAMS } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
@@ -50,16 +50,7 @@ const TRANSLATED = new Set([
 const PASS_THROUGH = ["top_k"] as const;
 
 /** OpenAI parameters that do not change the answer (or are handled elsewhere) and are not sent. */
-const NO_EFFECT = new Set([
-  "stream_options",
-  "store",
-  "metadata",
-  "service_tier",
-  "prediction",
-  "prompt_cache_key",
-  "prompt_cache_retention",
-  "safety_identifier",
-]);
+const NO_EFFECT = [...NO_EFFECT_PARAMS, "prediction"];
 
 const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
 
@@ -92,8 +83,7 @@ export const anthropicUnsupportedRules: UnsupportedRules = {
   reasoning_effort: claudeEffortUnsupported,
   verbosity: always,
   web_search_options: always,
-  functions: always,
-  function_call: always,
+  ...LEGACY_FUNCTION_RULES,
 };
 
 /**

@@ -7,7 +7,13 @@
 import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { always, type ParamRules, type UnsupportedRules } from "../shared/unsupported_params.ts";
+import {
+  always,
+  LEGACY_FUNCTION_RULES,
+  NO_EFFECT_PARAMS,
+  type ParamRules,
+  type UnsupportedRules,
+} from "../shared/unsupported_params.ts";
 
 /**
  * OpenAI parameters Gemini cannot honour:
@@ -19,6 +25,7 @@ import { always, type ParamRules, type UnsupportedRules } from "../shared/unsupp
  * - `reasoning_effort` other than none/low/medium/high (see {@linkcode GEMINI_THINKING_BUDGETS}; Google's own
  *   OpenAI layer refuses `minimal` too).
  * - `audio`, `modalities` other than text, `prediction`, `web_search_options`: not offered by this adapter.
+ * - legacy `functions` / `function_call` (see `LEGACY_FUNCTION_RULES`).
  */
 function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
   const rules: UnsupportedRules = {
@@ -31,21 +38,44 @@ function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
     modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
     prediction: always,
     web_search_options: always,
+    ...LEGACY_FUNCTION_RULES,
   };
   if (stream) rules.n = (v) => v !== 1;
   return rules;
 }
 
+/**
+ * The parameters the translation reads (`toGeminiRequest`), and those it leaves out because they do not change
+ * the answer (`user`: Gemini has no end-user field). Any other (`top_k`, `verbosity`, next month's) is
+ * unsupported: 400, or dropped and named with `unsupported_params: drop`.
+ */
+const GEMINI_KNOWN: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "stream",
+  "n",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "temperature",
+  "top_p",
+  "presence_penalty",
+  "frequency_penalty",
+  "seed",
+  "reasoning_effort",
+  "response_format",
+  "tools",
+  "tool_choice",
+  "user",
+  ...NO_EFFECT_PARAMS,
+]);
+
 const GEMINI_RULES: ParamRules = {
   vendor: "Gemini",
   unsupported: geminiUnsupportedRules(false),
-  known: null,
+  known: GEMINI_KNOWN,
 };
-const GEMINI_STREAM_RULES: ParamRules = {
-  vendor: "Gemini",
-  unsupported: geminiUnsupportedRules(true),
-  known: null,
-};
+const GEMINI_STREAM_RULES: ParamRules = { ...GEMINI_RULES, unsupported: geminiUnsupportedRules(true) };
 
 /** What Gemini's translation does with a chat request's parameters, streamed or not. */
 export function geminiParamRules(stream: boolean): ParamRules {
