@@ -120,7 +120,10 @@ export function urlPart(url: string, param: string): GeminiPart {
   throw invalidRequest("Gemini models accept only http(s) and base64 `data:` URLs.", param);
 }
 
-/** The text of content that must be text only (system, developer, tool): a string or text parts. */
+/**
+ * The text of content that must be text only (system, developer, tool): a string, or its text parts one per
+ * line (as Anthropic's system prompt has them), so that two parts never run into one word.
+ */
 function textOf(content: unknown, param: string): string {
   if (typeof content === "string") return content;
   if (content === null || content === undefined) return "";
@@ -130,7 +133,7 @@ function textOf(content: unknown, param: string): string {
       return String(part.text ?? part.refusal ?? "");
     }
     throw invalidRequest("Only text parts are supported here.", `${param}[${j}].type`);
-  }).join("");
+  }).join("\n");
 }
 
 /** User (or assistant) content as Gemini parts: text, images, audio and inline files. */

@@ -230,6 +230,30 @@ for (const c of CASES) {
   });
 }
 
+Deno.test("gemini request: a tool result's and a system prompt's text parts reach Gemini one per line", () => {
+  const body = toGeminiRequest(req({
+    messages: [
+      { role: "system", content: [{ type: "text", text: "Be brief." }, { type: "text", text: "Be kind." }] },
+      { role: "user", content: "Weather?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+      },
+      {
+        role: "tool",
+        tool_call_id: "call_1",
+        content: [{ type: "text", text: "r1" }, { type: "text", text: "r2" }],
+      },
+    ],
+  }));
+  assert.deepEqual(body.systemInstruction, { parts: [{ text: "Be brief.\nBe kind." }] });
+  assert.deepEqual((body.contents as JsonObject[]).at(-1), {
+    role: "user",
+    parts: [{ functionResponse: { name: "get_weather", response: { content: "r1\nr2" } } }],
+  });
+});
+
 Deno.test("gemini request: tool_choice required / none", () => {
   for (const [choice, mode] of [["required", "ANY"], ["none", "NONE"]]) {
     const body = toGeminiRequest(req({ tools: [WEATHER], tool_choice: choice }));
