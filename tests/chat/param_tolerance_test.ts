@@ -193,3 +193,21 @@ Deno.test("chat tolerance: a strict alias refuses what its target would drop, or
     assert.equal(JSON.parse(up.requests.at(-1)!.body).verbosity, "low");
   });
 });
+
+Deno.test("chat tolerance: a forced tool_choice without tools and a json_schema format without its schema are 400s on every target", async () => {
+  await withGateway(async (gw, up) => {
+    for (const model of ["chat-mixed", "chat-translated", "chat-bedrock", "chat-gemini"]) {
+      const before = up.requests.length;
+      const choice = await post(gw, { model, tool_choice: "required" });
+      assert.equal(choice.status, 400, model);
+      assert.equal(choice.body.error.param, "tool_choice");
+      const format = await post(gw, { model, response_format: { type: "json_schema" } });
+      assert.equal(format.status, 400, model);
+      assert.equal(format.body.error.param, "response_format.json_schema");
+      assert.equal(up.requests.length, before, model);
+    }
+    // `auto` and `none` force nothing: still served.
+    up.next = json(GEMINI_OK);
+    assert.equal((await post(gw, { model: "chat-gemini", tool_choice: "none" })).status, 200);
+  });
+});
