@@ -250,8 +250,36 @@ export function parseChatRequest(given: JsonObject): ChatRequest {
       "invalid_value",
     );
   }
+  if (body.tool_choice !== undefined) checkToolChoice(body);
+  if (body.response_format !== undefined) checkResponseFormat(body.response_format as JsonObject);
   // Validation keeps every key the client sent (loose objects) but the null options, and adds none.
   return body as ChatRequest;
+}
+
+/**
+ * A `tool_choice` that forces a call (`required`, a named function, …) needs tools to call: OpenAI answers 400
+ * without them, and a vendor translation would leave the choice out and answer in text. `auto` and `none`
+ * force nothing and pass.
+ */
+function checkToolChoice(body: JsonObject): void {
+  if (body.tool_choice === "auto" || body.tool_choice === "none") return;
+  if (Array.isArray(body.tools) && body.tools.length > 0) return;
+  throw invalidRequest(
+    "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+    "tool_choice",
+  );
+}
+
+/** A `json_schema` response format without its `json_schema` object: OpenAI's 400, not a free-form answer. */
+function checkResponseFormat(format: JsonObject): void {
+  if (format.type !== "json_schema" || isObject(format.json_schema)) return;
+  throw invalidRequest(
+    format.json_schema === undefined || format.json_schema === null
+      ? "Missing required parameter: 'response_format.json_schema'."
+      : "Invalid type for 'response_format.json_schema': expected an object.",
+    "response_format.json_schema",
+    format.json_schema == null ? "missing_required_parameter" : "invalid_type",
+  );
 }
 
 /** Validates an embeddings request like {@linkcode parseChatRequest}. */

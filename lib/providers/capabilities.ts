@@ -13,7 +13,13 @@ import {
   type ProviderType,
 } from "../config/provider_capabilities.ts";
 import type { ResolvedTarget } from "../config/types.ts";
+import type { GatewayError } from "../errors.ts";
+import type { ChatRequest } from "../openai/types.ts";
 import { servesMessages } from "./bedrock/messages.ts";
+import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
+import { bedrockParamRules } from "./bedrock/request.ts";
+import { geminiParamRules } from "./gemini/request.ts";
+import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
 
 export {
   PROVIDER_CAPABILITIES,
@@ -68,4 +74,33 @@ export function genAiProviderName(target: ResolvedTarget): string {
 /** Whether `target` takes `top_k` in the chat form (see {@linkcode ProviderCapabilities.topK}). */
 export function takesTopK(target: ResolvedTarget): boolean {
   return PROVIDER_CAPABILITIES[target.providerConfig.type].topK;
+}
+
+/**
+ * What `target` does with a chat request's parameters, decided before routing from the same rules its adapter
+ * applies: null when it serves every one (always for OpenAI-compatible targets, which get them as sent); the
+ * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`). A client
+ * API routes only to targets without a refusal, so an alias whose first target refuses a parameter is still
+ * served by one that takes it.
+ */
+export function chatParamsOn(
+  target: ResolvedTarget,
+  request: ChatRequest,
+): { refusal: GatewayError } | { dropped: string[] } | null {
+  const config = target.providerConfig;
+  let rules: ParamRules;
+  switch (config.type) {
+    case "anthropic":
+      rules = ANTHROPIC_PARAM_RULES;
+      break;
+    case "gemini":
+      rules = geminiParamRules(request.stream === true);
+      break;
+    case "bedrock":
+      rules = bedrockParamRules(target.model);
+      break;
+    default:
+      return null;
+  }
+  return paramVerdict(request, rules, config.unsupported_params);
 }

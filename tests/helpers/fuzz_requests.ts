@@ -149,6 +149,9 @@ const validChat = fc.record({
 }, { requiredKeys: ["model", "messages"] }).map((body) => {
   // stream_options needs stream: true (null stream_options is omitted, so it may stay).
   if (body.stream_options !== undefined && body.stream_options !== null) body.stream = true;
+  // A tool_choice that forces a call needs tools (OpenAI's 400 otherwise): without them, it is left out.
+  const forced = body.tool_choice != null && body.tool_choice !== "none" && body.tool_choice !== "auto";
+  if (forced && !(Array.isArray(body.tools) && body.tools.length > 0)) delete body.tool_choice;
   return body as Record<string, unknown>;
 });
 

@@ -1,6 +1,7 @@
 /**
- * `POST /v1/chat/completions`: validate, resolve the alias, call the provider, and answer with the
- * completion or its SSE stream, always showing the alias as `model`.
+ * `POST /v1/chat/completions`: validate, resolve the alias, narrow it to the targets that can serve the
+ * request's parameters (serving_targets.ts: the tolerance rule), call the provider, and answer with the
+ * completion or its SSE stream, always showing the alias as `model` and naming what the target went without.
  *
  * @module
  */
@@ -20,15 +21,22 @@ import {
   routeAnswer,
 } from "../../answer/runner.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { chatServingTargets, chatTolerance } from "./serving_targets.ts";
+import { noteDropped } from "../../http/tolerance.ts";
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const chat = parseChatRequest(body);
-  const model = resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true);
+  const model = chatServingTargets(
+    resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true),
+    chat,
+  );
   const stream = chat.stream === true;
   await admitChat(ctx, ROUTES.chat.endpoint, model, chat);
   const routed = await routeAnswer(ctx, model, { chat, asked: stream });
+  const dropped = chatTolerance(routed.target, chat);
+  if (dropped !== null) noteDropped(ctx, routed.headers, dropped);
   const result = routed.value;
   if (result.kind === "json") {
     const completion = result.body;

@@ -12,7 +12,7 @@
 import type { AnthropicProviderConfig } from "../../config/schema.ts";
 import { badGateway, invalidRequest } from "../../errors.ts";
 import { stages } from "../../streams/pull_through.ts";
-import { anthropicUnsupportedRules, toAnthropicRequest, unknownParamRules } from "./request.ts";
+import { ANTHROPIC_PARAM_RULES, toAnthropicRequest } from "./request.ts";
 import { anthropicHttpError, toChatCompletion } from "./response.ts";
 import { anthropicChunkTransformer } from "./stream.ts";
 import { anthropicInputTokens, countTokensBody, countTokensUrl } from "./count_tokens.ts";
@@ -56,8 +56,7 @@ export function buildAnthropicBody(
   model: string,
   mode: "error" | "drop" = config.unsupported_params,
 ): JsonObject {
-  const rules = { ...anthropicUnsupportedRules, ...unknownParamRules(request) };
-  const supported = applyUnsupportedRules(request, rules, mode, "Anthropic");
+  const supported = applyUnsupportedRules(request, ANTHROPIC_PARAM_RULES, mode);
   return toAnthropicRequest(supported, { model, defaultMaxTokens: config.default_max_tokens });
 }
 

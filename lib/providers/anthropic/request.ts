@@ -20,8 +20,8 @@
  */
 import { invalidRequest } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import type { UnsupportedRules } from "../shared/unsupported_params.ts";
-import { always } from "../shared/unsupported_params.ts";
+import type { ParamRules, UnsupportedRules } from "../shared/unsupported_params.ts";
+import { always, LEGACY_FUNCTION_RULES, NO_EFFECT_PARAMS } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
@@ -50,16 +50,7 @@ const TRANSLATED = new Set([
 const PASS_THROUGH = ["top_k"] as const;
 
 /** OpenAI parameters that do not change the answer (or are handled elsewhere) and are not sent. */
-const NO_EFFECT = new Set([
-  "stream_options",
-  "store",
-  "metadata",
-  "service_tier",
-  "prediction",
-  "prompt_cache_key",
-  "prompt_cache_retention",
-  "safety_identifier",
-]);
+const NO_EFFECT = [...NO_EFFECT_PARAMS, "prediction"];
 
 const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
 
@@ -75,7 +66,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  *   text, `reasoning_effort` values other than none/minimal/low/medium/high, `verbosity`, `web_search_options`,
  *   legacy `functions` / `function_call`.
  *
- * Any other parameter the gateway does not know is unsupported too (see {@linkcode unknownParamRules}),
+ * Any other parameter the gateway does not know is unsupported too (see {@linkcode ANTHROPIC_PARAM_RULES}),
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
  */
 export const anthropicUnsupportedRules: UnsupportedRules = {
@@ -92,20 +83,18 @@ export const anthropicUnsupportedRules: UnsupportedRules = {
   reasoning_effort: claudeEffortUnsupported,
   verbosity: always,
   web_search_options: always,
-  functions: always,
-  function_call: always,
+  ...LEGACY_FUNCTION_RULES,
 };
 
-/** Rules for every parameter of `request` that is in none of the known groups. */
-export function unknownParamRules(request: JsonObject): UnsupportedRules {
-  const rules: UnsupportedRules = {};
-  for (const key of Object.keys(request)) {
-    if (TRANSLATED.has(key) || NO_EFFECT.has(key) || key in anthropicUnsupportedRules) continue;
-    if ((PASS_THROUGH as readonly string[]).includes(key)) continue;
-    rules[key] = always;
-  }
-  return rules;
-}
+/**
+ * What Anthropic's translation does with a chat request's parameters: {@linkcode anthropicUnsupportedRules},
+ * and every parameter in none of the known groups is unsupported too.
+ */
+export const ANTHROPIC_PARAM_RULES: ParamRules = {
+  vendor: "Anthropic",
+  unsupported: anthropicUnsupportedRules,
+  known: new Set([...TRANSLATED, ...NO_EFFECT, ...PASS_THROUGH]),
+};
 
 /** What the translation needs besides the request. */
 export interface AnthropicRequestOptions {

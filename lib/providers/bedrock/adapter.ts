@@ -11,7 +11,7 @@
  * @module
  */
 import type { BedrockProviderConfig } from "../../config/schema.ts";
-import { bedrockUnsupportedRules, toConverseRequest } from "./request.ts";
+import { bedrockParamRules, toConverseRequest } from "./request.ts";
 import { bedrockEmbed } from "./embeddings.ts";
 import { bedrockHttpError, fromConverseResponse } from "./response.ts";
 import { converseChunkTransformer } from "./stream.ts";
@@ -77,7 +77,7 @@ export function bedrockAdapter(
    * Claude's reasoning settings too.
    */
   const converseBody = (chat: ChatRequest, mode: "error" | "drop", model = "") =>
-    toConverseRequest(applyUnsupportedRules(chat, bedrockUnsupportedRules(model), mode, "Bedrock"), model);
+    toConverseRequest(applyUnsupportedRules(chat, bedrockParamRules(model), mode), model);
 
   return {
     chatRequest(chat, call) {

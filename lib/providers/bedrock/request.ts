@@ -10,7 +10,13 @@
  */
 import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
+import {
+  always,
+  LEGACY_FUNCTION_RULES,
+  NO_EFFECT_PARAMS,
+  type ParamRules,
+  type UnsupportedRules,
+} from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
@@ -34,9 +40,10 @@ export interface ConverseMessage {
  * OpenAI parameters Converse cannot honour: there is no equivalent for several choices, log probabilities,
  * token biases, penalties, seeds, `response_format` types other than text / json_object / json_schema (those two
  * become a forced tool, see `../shared/json_answer_tool.ts`), audio or predicted outputs, and no way to turn off
- * parallel tool calls generically. Each goes through `applyUnsupportedRules` (400 or `drop`).
+ * parallel tool calls generically, nor legacy `functions` / `function_call` (see `LEGACY_FUNCTION_RULES`). Each
+ * is refused (400) or, with `unsupported_params: drop`, dropped.
  * `reasoning_effort` has no Converse field either; only Claude models take it, through
- * `additionalModelRequestFields` (see {@linkcode bedrockUnsupportedRules}).
+ * `additionalModelRequestFields` (see {@linkcode bedrockParamRules}).
  */
 export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   n: (v) => v !== 1,
@@ -53,7 +60,28 @@ export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   prediction: always,
   reasoning_effort: always,
   web_search_options: always,
+  ...LEGACY_FUNCTION_RULES,
 };
+
+/**
+ * The parameters the translation reads (`toConverseRequest`), and those it leaves out because they do not
+ * change the answer (`user`: Converse has no end-user field). Any other (`top_k`, `verbosity`, next month's)
+ * is unsupported: 400, or dropped and named with `unsupported_params: drop`.
+ */
+const BEDROCK_KNOWN: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "stream",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "temperature",
+  "top_p",
+  "tools",
+  "tool_choice",
+  "user",
+  ...NO_EFFECT_PARAMS,
+]);
 
 /**
  * Claude on Bedrock, by model id, inference profile (`us.anthropic.claude-…`) or ARN ending in one. An
@@ -63,11 +91,22 @@ export function isClaudeModel(model: string): boolean {
   return /(?:^|[./])anthropic\.claude-/.test(model);
 }
 
-/** {@linkcode BEDROCK_UNSUPPORTED} for `model`: Claude models take the `reasoning_effort` values Claude maps. */
-export function bedrockUnsupportedRules(model: string): UnsupportedRules {
-  return isClaudeModel(model)
-    ? { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported }
-    : BEDROCK_UNSUPPORTED;
+const BEDROCK_RULES: ParamRules = {
+  vendor: "Bedrock",
+  unsupported: BEDROCK_UNSUPPORTED,
+  known: BEDROCK_KNOWN,
+};
+const BEDROCK_CLAUDE_RULES: ParamRules = {
+  ...BEDROCK_RULES,
+  unsupported: { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported },
+};
+
+/**
+ * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
+ * Claude models take the `reasoning_effort` values Claude maps.
+ */
+export function bedrockParamRules(model: string): ParamRules {
+  return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;
 }
 
 /**

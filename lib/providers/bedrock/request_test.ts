@@ -5,7 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
-import { BEDROCK_UNSUPPORTED, bedrockUnsupportedRules, isClaudeModel, toConverseRequest } from "./request.ts";
+import { bedrockParamRules, isClaudeModel, toConverseRequest } from "./request.ts";
+
+/** The rules for a model that is not Claude. */
+const NOVA = bedrockParamRules("amazon.nova-pro-v1:0");
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
 import { req, TOOL_USE_ID, TOP_SONG_TOOL } from "./request_test_helpers.ts";
@@ -231,16 +234,16 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
   for (const [param, value, unsupported] of cases) {
     const request = { ...base, [param]: value };
     if (!unsupported) {
-      assert.equal(applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "error", "Bedrock"), request, param);
+      assert.equal(applyUnsupportedRules(request, NOVA, "error"), request, param);
       continue;
     }
     assert.throws(
-      () => applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "error", "Bedrock"),
+      () => applyUnsupportedRules(request, NOVA, "error"),
       (err: unknown) =>
         err instanceof GatewayError && err.param === param && err.code === "unsupported_parameter",
       param,
     );
-    assert.equal(param in applyUnsupportedRules(request, BEDROCK_UNSUPPORTED, "drop", "Bedrock"), false);
+    assert.equal(param in applyUnsupportedRules(request, NOVA, "drop"), false);
   }
 });
 
@@ -252,7 +255,7 @@ Deno.test("bedrock request: reasoning_effort → Claude thinking in additionalMo
   );
   assert.ok(!isClaudeModel("amazon.nova-pro-v1:0"));
   const request = req({ reasoning_effort: "medium" });
-  assert.equal(applyUnsupportedRules(request, bedrockUnsupportedRules(claude), "error", "Bedrock"), request);
+  assert.equal(applyUnsupportedRules(request, bedrockParamRules(claude), "error"), request);
   const body = toConverseRequest(request, claude);
   assert.deepEqual(body.additionalModelRequestFields, { thinking: { type: "enabled", budget_tokens: 8192 } });
   assert.deepEqual(body.inferenceConfig, { maxTokens: 4096 + 8192 });
@@ -267,16 +270,15 @@ Deno.test("bedrock request: reasoning_effort → Claude thinking in additionalMo
   );
   // Other models: no field to put it in, so it stays a 400 naming the parameter.
   assert.throws(
-    () => applyUnsupportedRules(request, bedrockUnsupportedRules("amazon.nova-pro-v1:0"), "error", "Bedrock"),
+    () => applyUnsupportedRules(request, bedrockParamRules("amazon.nova-pro-v1:0"), "error"),
     (err: unknown) => err instanceof GatewayError && err.param === "reasoning_effort",
   );
   assert.throws(
     () =>
       applyUnsupportedRules(
         req({ reasoning_effort: "xhigh" }),
-        bedrockUnsupportedRules(claude),
+        bedrockParamRules(claude),
         "error",
-        "Bedrock",
       ),
     (err: unknown) => err instanceof GatewayError && err.param === "reasoning_effort",
   );

@@ -18,7 +18,7 @@ import {
   parseEmbedContent,
 } from "./embeddings.ts";
 import { geminiHttpError } from "./error.ts";
-import { geminiUnsupportedRules, toGeminiRequest } from "./request.ts";
+import { geminiParamRules, toGeminiRequest } from "./request.ts";
 import { toChatCompletion } from "./response.ts";
 import { geminiChunkTransformer, geminiPassthroughTransformer } from "./stream.ts";
 import { countTokensBody, geminiInputTokens } from "./count_tokens.ts";
@@ -73,7 +73,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
 
   /** The `GenerateContentRequest` for a chat request, unsupported parameters refused or dropped (`mode`). */
   const generateContentBody = (request: ChatRequest, stream: boolean, mode: "error" | "drop") =>
-    toGeminiRequest(applyUnsupportedRules(request, geminiUnsupportedRules(stream), mode, "Gemini"));
+    toGeminiRequest(applyUnsupportedRules(request, geminiParamRules(stream), mode));
 
   return {
     chatRequest(request, call) {

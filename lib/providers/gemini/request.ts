@@ -7,10 +7,16 @@
 import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
+import {
+  always,
+  LEGACY_FUNCTION_RULES,
+  NO_EFFECT_PARAMS,
+  type ParamRules,
+  type UnsupportedRules,
+} from "../shared/unsupported_params.ts";
 
 /**
- * OpenAI parameters Gemini cannot honour, for `applyUnsupportedRules`:
+ * OpenAI parameters Gemini cannot honour:
  * - `logit_bias`: no Gemini equivalent.
  * - `logprobs` / `top_logprobs`: Gemini's `responseLogprobs` exists on some models, but its result has no
  *   byte offsets and a different shape; not translated.
@@ -19,8 +25,9 @@ import { always, type UnsupportedRules } from "../shared/unsupported_params.ts";
  * - `reasoning_effort` other than none/low/medium/high (see {@linkcode GEMINI_THINKING_BUDGETS}; Google's own
  *   OpenAI layer refuses `minimal` too).
  * - `audio`, `modalities` other than text, `prediction`, `web_search_options`: not offered by this adapter.
+ * - legacy `functions` / `function_call` (see `LEGACY_FUNCTION_RULES`).
  */
-export function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
+function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
   const rules: UnsupportedRules = {
     logit_bias: always,
     logprobs: (v) => v === true,
@@ -31,9 +38,48 @@ export function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
     modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
     prediction: always,
     web_search_options: always,
+    ...LEGACY_FUNCTION_RULES,
   };
   if (stream) rules.n = (v) => v !== 1;
   return rules;
+}
+
+/**
+ * The parameters the translation reads (`toGeminiRequest`), and those it leaves out because they do not change
+ * the answer (`user`: Gemini has no end-user field). Any other (`top_k`, `verbosity`, next month's) is
+ * unsupported: 400, or dropped and named with `unsupported_params: drop`.
+ */
+const GEMINI_KNOWN: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "stream",
+  "n",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "temperature",
+  "top_p",
+  "presence_penalty",
+  "frequency_penalty",
+  "seed",
+  "reasoning_effort",
+  "response_format",
+  "tools",
+  "tool_choice",
+  "user",
+  ...NO_EFFECT_PARAMS,
+]);
+
+const GEMINI_RULES: ParamRules = {
+  vendor: "Gemini",
+  unsupported: geminiUnsupportedRules(false),
+  known: GEMINI_KNOWN,
+};
+const GEMINI_STREAM_RULES: ParamRules = { ...GEMINI_RULES, unsupported: geminiUnsupportedRules(true) };
+
+/** What Gemini's translation does with a chat request's parameters, streamed or not. */
+export function geminiParamRules(stream: boolean): ParamRules {
+  return stream ? GEMINI_STREAM_RULES : GEMINI_RULES;
 }
 
 const IMAGE_EXTENSIONS: Record<string, string> = {
@@ -74,7 +120,10 @@ export function urlPart(url: string, param: string): GeminiPart {
   throw invalidRequest("Gemini models accept only http(s) and base64 `data:` URLs.", param);
 }
 
-/** The text of content that must be text only (system, developer, tool): a string or text parts. */
+/**
+ * The text of content that must be text only (system, developer, tool): a string, or its text parts one per
+ * line (as Anthropic's system prompt has them), so that two parts never run into one word.
+ */
 function textOf(content: unknown, param: string): string {
   if (typeof content === "string") return content;
   if (content === null || content === undefined) return "";
@@ -84,7 +133,7 @@ function textOf(content: unknown, param: string): string {
       return String(part.text ?? part.refusal ?? "");
     }
     throw invalidRequest("Only text parts are supported here.", `${param}[${j}].type`);
-  }).join("");
+  }).join("\n");
 }
 
 /** User (or assistant) content as Gemini parts: text, images, audio and inline files. */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
-import { geminiUnsupportedRules, toGeminiRequest, urlPart } from "./request.ts";
+import { geminiParamRules, toGeminiRequest, urlPart } from "./request.ts";
 import { toolCallIdFor } from "./types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
@@ -230,6 +230,30 @@ for (const c of CASES) {
   });
 }
 
+Deno.test("gemini request: a tool result's and a system prompt's text parts reach Gemini one per line", () => {
+  const body = toGeminiRequest(req({
+    messages: [
+      { role: "system", content: [{ type: "text", text: "Be brief." }, { type: "text", text: "Be kind." }] },
+      { role: "user", content: "Weather?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+      },
+      {
+        role: "tool",
+        tool_call_id: "call_1",
+        content: [{ type: "text", text: "r1" }, { type: "text", text: "r2" }],
+      },
+    ],
+  }));
+  assert.deepEqual(body.systemInstruction, { parts: [{ text: "Be brief.\nBe kind." }] });
+  assert.deepEqual((body.contents as JsonObject[]).at(-1), {
+    role: "user",
+    parts: [{ functionResponse: { name: "get_weather", response: { content: "r1\nr2" } } }],
+  });
+});
+
 Deno.test("gemini request: tool_choice required / none", () => {
   for (const [choice, mode] of [["required", "ANY"], ["none", "NONE"]]) {
     const body = toGeminiRequest(req({ tools: [WEATHER], tool_choice: choice }));
@@ -289,13 +313,13 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
   ];
   for (const [extra, stream, param] of cases) {
     const request = req(extra);
-    assert400(() => applyUnsupportedRules(request, geminiUnsupportedRules(stream), "error", "Gemini"), param);
-    const dropped = applyUnsupportedRules(request, geminiUnsupportedRules(stream), "drop", "Gemini");
+    assert400(() => applyUnsupportedRules(request, geminiParamRules(stream), "error"), param);
+    const dropped = applyUnsupportedRules(request, geminiParamRules(stream), "drop");
     assert.equal(param in dropped, false);
   }
   // Values that are fine stay.
   const ok = req({ n: 2, logprobs: false, parallel_tool_calls: true, modalities: ["text"] });
-  assert.equal(applyUnsupportedRules(ok, geminiUnsupportedRules(false), "error", "Gemini"), ok);
+  assert.equal(applyUnsupportedRules(ok, geminiParamRules(false), "error"), ok);
 });
 
 Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoughts included; none turns thinking off", () => {
@@ -307,7 +331,7 @@ Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoug
   ];
   for (const [effort, thinkingConfig] of table) {
     const request = req({ reasoning_effort: effort, max_completion_tokens: 30000 });
-    assert.equal(applyUnsupportedRules(request, geminiUnsupportedRules(false), "error", "Gemini"), request);
+    assert.equal(applyUnsupportedRules(request, geminiParamRules(false), "error"), request);
     assert.deepEqual(
       toGeminiRequest(request).generationConfig,
       { maxOutputTokens: 30000, thinkingConfig },

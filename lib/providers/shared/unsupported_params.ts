@@ -1,42 +1,131 @@
 /**
- * One rule for OpenAI parameters a vendor cannot honour: by default the client gets a 400 naming the
- * parameter; a provider configured with `unsupported_params: drop` leaves it out instead. Never silent.
+ * One rule for OpenAI parameters a vendor cannot honour, known ones and ones the translation does not know: by
+ * default the client gets a 400 naming the parameter; a provider configured with `unsupported_params: drop`
+ * leaves it out instead, and the client API names it in `x-gateway-dropped`. Never silent.
+ *
+ * The rule is a pure check ({@linkcode unsupportedParams}) as well as the step an adapter runs
+ * ({@linkcode applyUnsupportedRules}), so that a client API can ask before routing which of an alias's targets
+ * can serve a request, and what each would go without, instead of learning it from the first target's 400.
  *
  * @module
  */
-import { invalidRequest } from "../../errors.ts";
+import { type GatewayError, invalidRequest } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 
 /** For each parameter name, whether a given (non-null) value is one the vendor cannot honour. */
 export type UnsupportedRules = Record<string, (value: unknown) => boolean>;
 
+/** What a vendor's translation does with a chat request's parameters. */
+export interface ParamRules {
+  /** The vendor's name, for the 400 ("… not supported by Gemini models"). */
+  readonly vendor: string;
+  /** Known parameters the vendor cannot honour, with the values it cannot. */
+  readonly unsupported: UnsupportedRules;
+  /**
+   * The other parameters the translation knows (reads, or leaves out because they change nothing). Any
+   * parameter in neither list is unsupported: the translation would lose it without a word.
+   */
+  readonly known: ReadonlySet<string>;
+}
+
 /** Any value at all is unsupported. */
 export const always = (): boolean => true;
 
 /**
+ * OpenAI parameters that do not change the answer (tags, hints for OpenAI's own serving, the stream usage the
+ * gateway asks for itself): a translation leaves them out, and nobody needs to be told.
+ */
+export const NO_EFFECT_PARAMS: readonly string[] = [
+  "stream_options",
+  "store",
+  "metadata",
+  "service_tier",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "safety_identifier",
+];
+
+/**
+ * Legacy `functions` / `function_call` (OpenAI's predecessors of `tools` / `tool_choice`), which no vendor
+ * translation serves. They are refused, never dropped, even under `unsupported_params: drop`: they are what
+ * the model must read, and without them a forced `function_call` would come back as a plain answer. Refused
+ * rather than translated to tools: a legacy client expects `message.function_call` and finish reason
+ * `function_call` back and sends calls back without ids, which Gemini's thought signatures ride on; an alias
+ * with an OpenAI-compatible target serves them as sent.
+ */
+export const LEGACY_FUNCTION_RULES: UnsupportedRules = { functions: always, function_call: always };
+
+/**
+ * The parameters of `request` that `rules` finds unsupported (null and absent ones are fine): first the
+ * known ones, in the rules' order, then the unknown ones, in the request's. Null when there are none, the
+ * common case, which allocates nothing.
+ */
+export function unsupportedParams(request: JsonObject, rules: ParamRules): string[] | null {
+  let found: string[] | null = null;
+  for (const param in rules.unsupported) {
+    const value = request[param];
+    if (value === undefined || value === null || !rules.unsupported[param](value)) continue;
+    (found ??= []).push(param);
+  }
+  for (const param in request) {
+    if (rules.known.has(param) || Object.hasOwn(rules.unsupported, param)) continue;
+    const value = request[param];
+    if (value === undefined || value === null) continue;
+    (found ??= []).push(param);
+  }
+  return found;
+}
+
+/** The 400 `unsupported_parameter` for `param` on `vendor`'s models. */
+export function unsupportedParameter(param: string, vendor: string): GatewayError {
+  if (Object.hasOwn(LEGACY_FUNCTION_RULES, param)) {
+    return invalidRequest(
+      `The parameter '${param}' is not supported by ${vendor} models; send the functions as \`tools\` ` +
+        "(and `function_call` as `tool_choice`).",
+      param,
+      "unsupported_parameter",
+    );
+  }
+  return invalidRequest(
+    `The parameter '${param}' with this value is not supported by ${vendor} models; remove it, or ask the ` +
+      "gateway operator to set `unsupported_params: drop` for this provider.",
+    param,
+    "unsupported_parameter",
+  );
+}
+
+/**
+ * What a target with `rules` in `mode` does with `request`: null when it serves every parameter; the 400
+ * naming the first one it refuses (`mode` error, and legacy functions in any mode); or the parameters it goes
+ * without (`mode` drop).
+ */
+export function paramVerdict(
+  request: JsonObject,
+  rules: ParamRules,
+  mode: "error" | "drop",
+): { refusal: GatewayError } | { dropped: string[] } | null {
+  const params = unsupportedParams(request, rules);
+  if (params === null) return null;
+  const refused = mode === "error" ? params[0] : params.find((p) => Object.hasOwn(LEGACY_FUNCTION_RULES, p));
+  return refused === undefined
+    ? { dropped: params }
+    : { refusal: unsupportedParameter(refused, rules.vendor) };
+}
+
+/**
  * Returns `request` without the unsupported parameters it carries (mode `drop`), or throws a 400
- * `unsupported_parameter` naming the first one (mode `error`). Null and absent parameters are fine.
+ * `unsupported_parameter` naming the first one (mode `error`; legacy functions in any mode).
+ * Returns `request` itself when it has none.
  */
 export function applyUnsupportedRules<T extends JsonObject>(
   request: T,
-  rules: UnsupportedRules,
+  rules: ParamRules,
   mode: "error" | "drop",
-  vendor: string,
 ): T {
-  let out = request;
-  for (const [param, unsupported] of Object.entries(rules)) {
-    const value = request[param];
-    if (value === undefined || value === null || !unsupported(value)) continue;
-    if (mode === "error") {
-      throw invalidRequest(
-        `The parameter '${param}' with this value is not supported by ${vendor} models; remove it, or ask the ` +
-          "gateway operator to set `unsupported_params: drop` for this provider.",
-        param,
-        "unsupported_parameter",
-      );
-    }
-    if (out === request) out = { ...request };
-    delete out[param];
-  }
+  const verdict = paramVerdict(request, rules, mode);
+  if (verdict === null) return request;
+  if ("refusal" in verdict) throw verdict.refusal;
+  const out = { ...request };
+  for (const param of verdict.dropped) delete out[param];
   return out;
 }
