@@ -16,10 +16,19 @@
  * targets from it, and {@linkcode noteDropped} tells the client and the record what a translated target did
  * not get.
  *
+ * The chat form a translated target gets is judged by that target's own parameter rules too (`chatParamsOn`,
+ * the rules its adapter applies): a `reasoning_effort` Claude has no budget for, a `parallel_tool_calls: false`
+ * Gemini has no switch for. Every client API that routes a chat form asks them before routing
+ * ({@linkcode paramServingTargets}), so a target that would refuse is left out for the alias's others instead of
+ * ending the request with its 400 inside routing (which treats a 400 as final), and what the answering target's
+ * provider drops (`unsupported_params: drop`) is named like the rest ({@linkcode answeredTolerance}).
+ *
  * @module
  */
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
-import type { GatewayError } from "../errors.ts";
+import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
+import { type ClientTerms, type GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
+import type { ChatRequest } from "../openai/types.ts";
+import { chatParamsOn } from "../providers/capabilities.ts";
 import type { RequestContext } from "./context.ts";
 
 /** What a request's translation found that a translated target cannot take as sent. */
@@ -89,8 +98,78 @@ export function servingTargets(
  * target that answered did not get. Nothing for a native target, which got the body as sent.
  */
 export function noteDropped(ctx: RequestContext, headers: Headers, tolerance: Tolerance): void {
+  if (tolerance.native.length === 0 && tolerance.dropped.length === 0) return;
   const paths = droppedPaths(tolerance);
   if (paths.length === 0) return;
   headers.set("x-gateway-dropped", paths.join(","));
   ctx.record.dropped = paths.join(",");
+}
+
+/** A request's chat form as a client API routes it, for the parameter rules of the targets that get it. */
+export interface ChatForm {
+  /** What a translated target gets. */
+  chat: ChatRequest;
+  /** Whether `target` gets the client's own body instead (its rules do not judge the chat form); none on chat. */
+  native?: (target: ResolvedTarget) => boolean;
+  /** The client API's 400 of a `strict` alias whose target would go without the client's field `path`. */
+  strictError: (path: string) => GatewayError;
+  /** The client API's names for the chat form's params (errors and dropped params); as they are on chat. */
+  clientTerms?: ClientTerms;
+}
+
+/**
+ * The client's name for the chat form's `param`: the one its API's terms give an error naming it (the same
+ * renaming a target's 400 gets, so a dropped param and a refused one are named alike).
+ */
+function clientPath(param: string, terms: ClientTerms | undefined): string {
+  if (terms === undefined) return param;
+  return terms(invalidRequest("", param) as GatewayError & { readonly param: string })?.param ?? param;
+}
+
+/** Why `target` cannot serve `form` on `model` (not yet in the client's terms), or null when it can. */
+function cannotServe(model: ResolvedModel, target: ResolvedTarget, form: ChatForm): GatewayError | null {
+  if (form.native?.(target) === true) return null;
+  const verdict = chatParamsOn(target, form.chat);
+  if (verdict === null) return null;
+  if ("refusal" in verdict) return verdict.refusal;
+  return model.strict ? form.strictError(clientPath(verdict.dropped[0], form.clientTerms)) : null;
+}
+
+/**
+ * `model` with only the targets whose parameter rules serve `form`'s chat form (native targets always do):
+ * a target that would refuse a parameter is left out, and on a `strict` alias one that would drop one too.
+ * `model` itself when all serve (nothing is allocated then); the first target's refusal, in the client's
+ * terms, when none does, so no upstream is called for a request no target can take.
+ */
+export function paramServingTargets(model: ResolvedModel, form: ChatForm): ResolvedModel {
+  let kept: RoutedTarget[] | null = null;
+  let refusal: GatewayError | null = null;
+  const targets = model.targets;
+  for (let i = 0; i < targets.length; i++) {
+    const reason = cannotServe(model, targets[i], form);
+    if (reason === null) {
+      kept?.push(targets[i]);
+      continue;
+    }
+    refusal ??= reason;
+    kept ??= targets.slice(0, i);
+  }
+  if (kept === null) return model;
+  if (kept.length === 0) {
+    throw form.clientTerms === undefined ? refusal! : inClientTerms(refusal, form.clientTerms);
+  }
+  return { ...model, targets: kept };
+}
+
+/**
+ * What `target`, the one that answered, went without: `tolerance` (what the request's translation found), and
+ * the chat form's params its provider drops, named as the client sent them. `tolerance` itself when it got
+ * every param, or is native.
+ */
+export function answeredTolerance(target: ResolvedTarget, tolerance: Tolerance, form: ChatForm): Tolerance {
+  if (form.native?.(target) === true) return tolerance;
+  const verdict = chatParamsOn(target, form.chat);
+  if (verdict === null || !("dropped" in verdict)) return tolerance;
+  const dropped = verdict.dropped.map((param) => clientPath(param, form.clientTerms));
+  return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
 }

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/chat/completions`: validate, resolve the alias, narrow it to the targets that can serve the
- * request's parameters (serving_targets.ts: the tolerance rule), call the provider, and answer with the
- * completion or its SSE stream, always showing the alias as `model` and naming what the target went without.
+ * request's parameters (`paramServingTargets`: the tolerance rule, lib/http/tolerance.ts), call the provider,
+ * and answer with the completion or its SSE stream, always showing the alias as `model` and naming what the
+ * target went without.
  *
  * @module
  */
@@ -21,22 +22,42 @@ import {
   routeAnswer,
 } from "../../answer/runner.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
-import { chatServingTargets, chatTolerance } from "./serving_targets.ts";
-import { noteDropped } from "../../http/tolerance.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  newTolerance,
+  noteDropped,
+  paramServingTargets,
+} from "../../http/tolerance.ts";
+import { type GatewayError, invalidRequest } from "../../errors.ts";
+
+/** The 400 of a `strict` alias whose target would go without `param`. */
+function strictRefusal(param: string): GatewayError {
+  return invalidRequest(
+    `The parameter '${param}' is not supported by this alias's target, and the alias is strict; send the ` +
+      "request without it.",
+    param,
+    "unsupported_parameter",
+  );
+}
+
+/** What the gateway found of a chat request that a target cannot take as sent: nothing (it is the chat form). */
+const CHAT_TOLERANCE = newTolerance();
 
 /** Handles one chat completion request for an authenticated identity. */
 export async function handleChatCompletions(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const chat = parseChatRequest(body);
-  const model = chatServingTargets(
+  // The request is the chat form itself: every target gets it, judged by its own parameter rules.
+  const form: ChatForm = { chat, strictError: strictRefusal };
+  const model = paramServingTargets(
     resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true),
-    chat,
+    form,
   );
   const stream = chat.stream === true;
   await admitChat(ctx, ROUTES.chat.endpoint, model, chat);
   const routed = await routeAnswer(ctx, model, { chat, asked: stream });
-  const dropped = chatTolerance(routed.target, chat);
-  if (dropped !== null) noteDropped(ctx, routed.headers, dropped);
+  noteDropped(ctx, routed.headers, answeredTolerance(routed.target, CHAT_TOLERANCE, form));
   const result = routed.value;
   if (result.kind === "json") {
     const completion = result.body;

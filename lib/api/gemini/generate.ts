@@ -21,7 +21,13 @@ import { admit, admitChat, type Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
-import { noteDropped, servingTargets } from "../../http/tolerance.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  noteDropped,
+  paramServingTargets,
+  servingTargets,
+} from "../../http/tolerance.ts";
 import {
   answerJson,
   answerStream,
@@ -57,6 +63,19 @@ function notFound(path: string): GatewayError {
     type: "invalid_request_error",
     code: "not_found",
   });
+}
+
+/** Google's 400 of a `strict` model whose target would go without the client's field `path`. */
+function strictRefusal(path: string): GatewayError {
+  return new GatewayError(
+    400,
+    `'${path}' cannot be served by this model's target, and the model is strict.`,
+    {
+      type: "invalid_request_error",
+      param: path,
+      code: "unsupported_parameter",
+    },
+  );
 }
 
 /** Whether the Gemini API shows `model`: a chat or an embedding alias (it has no method for a moderation one). */
@@ -100,22 +119,18 @@ async function generate(
   );
   const chat = parsed.chat;
   const resolved = geminiAlias(ctx, alias, ROUTE.modelType, stream);
-  // A Gemini target gets the client's body as sent; what only it serves sends the request to one.
+  // A Gemini target gets the client's body as sent; what only it serves sends the request to one. Of the
+  // others, one whose parameter rules would refuse the chat form is left out for the model's others.
   const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
-  const model = servingTargets(
-    resolved,
-    parsed.tolerance,
-    isGemini,
-    (path) =>
-      new GatewayError(400, `'${path}' cannot be served by this model's target, and the model is strict.`, {
-        type: "invalid_request_error",
-        param: path,
-        code: "unsupported_parameter",
-      }),
+  const terms = geminiClientTerms(parsed);
+  const form: ChatForm = { chat, native: isGemini, strictError: strictRefusal, clientTerms: terms };
+  const model = paramServingTargets(
+    servingTargets(resolved, parsed.tolerance, isGemini, strictRefusal),
+    form,
   );
   await admitChat(ctx, ROUTE.endpoint, model, chat);
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
-  const clientTerms = (err: unknown) => inClientTerms(err, geminiClientTerms(parsed));
+  const clientTerms = (err: unknown) => inClientTerms(err, terms);
   const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms }, {
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
@@ -131,7 +146,7 @@ async function generate(
   });
   const result = routed.value;
   if (isNativeAnswer(result)) return await answerNative(ctx, { ...routed, value: result }, chat, alias, sse);
-  noteDropped(ctx, routed.headers, parsed.tolerance);
+  noteDropped(ctx, routed.headers, answeredTolerance(routed.target, parsed.tolerance, form));
   const frame: GeminiFrame = { alias, responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24) };
   if (result.kind === "json") {
     const completion = result.body;

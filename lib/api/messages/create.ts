@@ -10,13 +10,21 @@
  * (server tools, `container`, …) goes to the alias's native targets when it has some; a translated target
  * goes without what it cannot serve, and the answer lists it in `x-gateway-dropped` (a `strict` alias refuses
  * instead). `top_k` goes to native targets and OpenAI-compatible ones (vLLM, Ollama and others take it;
- * OpenAI itself answers its own 400).
+ * OpenAI itself answers its own 400). Of the translated targets, one whose parameter rules would refuse the chat
+ * form (`disable_parallel_tool_use` on Gemini, `thinking` on a Bedrock model that is not Claude) is left out
+ * for the alias's others, and what the answering one's provider drops is named too.
  *
  * @module
  */
 import type { ResolvedModel } from "../../config/types.ts";
 import { type GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
-import { noteDropped, servingTargets } from "../../http/tolerance.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  noteDropped,
+  paramServingTargets,
+  servingTargets,
+} from "../../http/tolerance.ts";
 import { fieldError } from "./validate.ts";
 import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from "./request.ts";
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
@@ -79,7 +87,16 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     request.headers,
   );
   const chat = parsed.chat;
-  const model = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType, parsed.stream), parsed);
+  const form: ChatForm = {
+    chat,
+    native: isNativeMessagesTarget,
+    strictError: strictRefusal,
+    clientTerms: messagesClientTerms(parsed),
+  };
+  const model = paramServingTargets(
+    messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType, parsed.stream), parsed),
+    form,
+  );
   const stream = parsed.stream;
   await admitChat(ctx, ROUTE.endpoint, model, chat);
   const routed = await routeAnswer(
@@ -95,7 +112,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out,
   // and which fields the target went without.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
-  noteDropped(ctx, headers, parsed.tolerance);
+  noteDropped(ctx, headers, answeredTolerance(target, parsed.tolerance, form));
   const frame: MessageFrame = {
     id: newId("msg_"),
     alias: model.alias,

@@ -36,8 +36,9 @@ import { resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { answerNative, nativeRoute, targetsFor } from "./create_native.ts";
-import { noteDropped } from "../../http/tolerance.ts";
+import { answerNative, isNativeTarget, nativeRoute, targetsFor } from "./create_native.ts";
+import { strictRefusal } from "./native_only.ts";
+import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 /**
@@ -109,8 +110,15 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;
   const model = resolveAlias(ctx, chat.model, ROUTES.responses.modelType, parsed.stream);
-  // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are none).
-  const targets = targetsFor(model, parsed);
+  const form: ChatForm = {
+    chat,
+    native: isNativeTarget,
+    strictError: strictRefusal,
+    clientTerms: responsesClientTerms(parsed),
+  };
+  // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are
+  // none); of the others, those whose parameter rules would refuse the chat form are left out.
+  const targets = paramServingTargets(targetsFor(model, parsed), form);
   await withHistory(parsed, ctx);
   const stream = parsed.stream;
   await admitChat(ctx, ROUTES.responses.endpoint, model, chat).catch((err) => {
@@ -139,7 +147,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
     return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }
   // Translated: the answer says which fields the target went without.
-  noteDropped(ctx, routed.headers, parsed.tolerance);
+  noteDropped(ctx, routed.headers, answeredTolerance(target, parsed.tolerance, form));
 
   if (result.kind === "json") {
     const completion = result.body;
