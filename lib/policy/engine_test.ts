@@ -214,7 +214,7 @@ Deno.test("max_tokens ceiling and redaction together: outcome modify with both r
   const body: JsonObject = { messages: [{ role: "user", content: "to a@b.com" }] };
   const a = await engine.admit(req({ identity, model: model({ contentRules: [pii] }), body }));
   assert.equal(a.rule, "alias.content:email,token.max_tokens");
-  assert.equal(body.max_tokens, 256);
+  assert.equal(body.max_completion_tokens, 256);
   const under: JsonObject = { messages: [], max_completion_tokens: 10 };
   const b = await engine.admit(req({ identity, body: under }));
   assert.equal(b.outcome, "allow");
