@@ -69,3 +69,22 @@ Deno.test("responses tolerance: what a drop target leaves out of the chat form i
     assert.equal(strict.headers.get("x-gateway-dropped"), null);
   });
 });
+
+Deno.test("responses tolerance: a compaction too skips the target that refuses its reasoning effort", async () => {
+  await withMixedVendors(async (gw, up) => {
+    up.next = json(OPENAI_OK);
+    for (const model of ["chat-mixed-anthropic", "chat-weighted-anthropic"]) {
+      for (let i = 0; i < 4; i++) {
+        const response = await fetch(`${gw.baseURL}/responses/compact`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify({ model, input: "hi", reasoning: { effort: "xhigh" } }),
+        });
+        const body = await response.json();
+        assert.equal(response.status, 200, `${model}: ${JSON.stringify(body)}`);
+        assert.equal(response.headers.get("x-gateway-provider"), "openai");
+        assert.equal(body.object, "response.compaction");
+      }
+    }
+  });
+});

@@ -22,9 +22,10 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { noteDropped } from "../../http/tolerance.ts";
+import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
 import { answerJson, completionReported, completionTexts, usageOf } from "../../answer/runner.ts";
 import { responsesClientTerms } from "./client_terms.ts";
+import { strictRefusal } from "./native_only.ts";
 import { compactionItem } from "./compaction_item.ts";
 import { withHistory } from "./create.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
@@ -77,7 +78,15 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const body = requestFields(await readJsonBody(request, ctx.state.config.server, ctx.signal));
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const chat = parsed.chat;
-  const model = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
+  const form: ChatForm = {
+    chat: summaryRequest(chat),
+    native: isNativeTarget,
+    strictError: strictRefusal,
+    clientTerms: responsesClientTerms(parsed),
+  };
+  // As for a create: native-only items narrow to native targets, and a target whose parameter rules would refuse
+  // the summary request is left for the alias's others.
+  const model = paramServingTargets(targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed), form);
   const history = await withHistory(parsed, ctx);
   const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
   await admitChat(ctx, ROUTE.endpoint, model, chat).catch((err) => {
@@ -99,7 +108,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
       }
       return { kind: "native", body: answer };
     }
-    const answer = await provider.chat(summaryRequest(chat), call).catch((err) => {
+    const answer = await provider.chat(form.chat, call).catch((err) => {
       throw terms(err);
     });
     if (answer.kind === "stream") {
@@ -118,7 +127,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
       render: () => ({ ...upstream, id }),
     });
   }
-  noteDropped(ctx, routed.headers, parsed.tolerance);
+  noteDropped(ctx, routed.headers, answeredTolerance(routed.target, parsed.tolerance, form));
   const completion = result.completion;
   const message = completion.choices[0]?.message as { content?: unknown } | undefined;
   const summary = typeof message?.content === "string" ? message.content : "";
