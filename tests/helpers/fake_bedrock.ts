@@ -9,7 +9,8 @@
  * - anything else: a text answer (`FAKE_BEDROCK_ANSWER`), streamed in word deltas.
  * - `…tools…`: a text block then a `get_weather` tool use (streamed as input fragments), stop `tool_use`.
  * - `…throttle…` 429 ThrottlingException · `…overload…` 503 ServiceUnavailableException ·
- *   `…denied…` 403 AccessDeniedException · `…invalid…` 400 ValidationException.
+ *   `…denied…` 403 AccessDeniedException · `…invalid…` 400 ValidationException · `…quota…` 400
+ *   ServiceQuotaExceededException (AWS sends the account's quota as a 400 that asks to resubmit later).
  * - `…midstream…`: two deltas, then a `modelStreamErrorException` frame.  `…badcrc…`: a frame with a bad CRC.
  * - `amazon.titan-embed-text…` / `cohere.embed…` (invoke): deterministic embeddings.
  * - an `…anthropic.claude…` model asked for `additionalModelRequestFields.thinking` (enabled): a
@@ -484,6 +485,13 @@ export function startFakeBedrock(): FakeBedrock {
     if (!m) return awsError(404, "UnknownOperationException", "Unknown operation");
     if (modelId.includes("throttle")) {
       return awsError(429, "ThrottlingException", "Too many requests, please wait before trying again.");
+    }
+    if (modelId.includes("quota")) {
+      return awsError(
+        400,
+        "ServiceQuotaExceededException",
+        "Your request exceeds the service quota for your account. You can resubmit your request later.",
+      );
     }
     if (modelId.includes("overload")) {
       return awsError(503, "ServiceUnavailableException", "Bedrock is unable to process your request.");

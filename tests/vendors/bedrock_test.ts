@@ -14,7 +14,7 @@ import {
   type FakeBedrock,
   startFakeBedrock,
 } from "../helpers/fake_bedrock.ts";
-import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { z } from "zod";
 
@@ -50,6 +50,12 @@ models:
   chat-env: ${target("aws-env", CLAUDE)}
   chat-tools: ${target("aws", "us.tools-model-v1:0")}
   chat-throttle: ${target("aws", "throttle-v1:0")}
+  chat-quota:
+    type: chat
+    targets: [{ provider: aws, model: "amazon.nova-quota-v1:0" }, { provider: aws, model: "${CLAUDE}" }]
+  claude-quota:
+    type: chat
+    targets: [{ provider: aws, model: "anthropic.claude-quota-v1:0" }, { provider: aws, model: "${CLAUDE}" }]
   chat-overload: ${target("aws", "overload-v1:0")}
   chat-denied: ${target("aws", "denied-v1:0")}
   chat-midstream: ${target("aws", "midstream-v1:0")}
@@ -280,6 +286,44 @@ Deno.test("bedrock e2e: throttling → RateLimitError, overload → 503, access 
     assert.equal(overloaded.status, 503);
     const denied = await ask("chat-denied");
     assert.ok(denied instanceof OpenAI.PermissionDeniedError, String(denied));
+  });
+});
+
+Deno.test("bedrock e2e: ServiceQuotaExceededException (a 400) is retried, then the next target answers", async () => {
+  await withGateway(async (client, fake, gw) => {
+    const completion = await client.chat.completions.create({
+      model: "chat-quota",
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    assert.equal(completion.choices[0].message.content, FAKE_BEDROCK_ANSWER);
+    assert.deepEqual(fake.requests.map((r) => r.modelId), [
+      "amazon.nova-quota-v1:0",
+      "amazon.nova-quota-v1:0",
+      CLAUDE,
+    ]);
+
+    // The Messages API to Claude models goes through InvokeModel natively: the same error, the same fallback.
+    fake.requests.length = 0;
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({
+        model: "claude-quota",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal((await res.json()).type, "message");
+    assert.deepEqual(fake.requests.map((r) => [r.modelId, r.action]), [
+      ["anthropic.claude-quota-v1:0", "invoke"],
+      ["anthropic.claude-quota-v1:0", "invoke"],
+      [CLAUDE, "invoke"],
+    ]);
   });
 });
 

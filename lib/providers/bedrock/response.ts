@@ -155,6 +155,13 @@ const AUTH_ERRORS = new Set([
   "SignatureDoesNotMatch",
 ]);
 
+/** The errors in which AWS asks for the same request later: the client's 429, retried and fallen back from. */
+const LATER_ERRORS = new Set([
+  "ThrottlingException",
+  "ModelNotReadyException",
+  "ServiceQuotaExceededException",
+]);
+
 /** `message` with the provider's credentials masked, whole and quoted in part, and cut to a sane length. */
 function scrub(message: string | null, secrets: readonly string[]): string | null {
   return message === null ? null : clip(scrubberOf(secrets).scrub(message));
@@ -162,9 +169,13 @@ function scrub(message: string | null, secrets: readonly string[]): string | nul
 
 /**
  * The client-facing error for a Bedrock HTTP error. Bad or unknown credentials and bad signatures (AWS answers
- * 403) become 401; AccessDenied stays 403; throttling and "model not ready" are 429; ServiceUnavailable is
- * 503; validation 400; missing model 404; a model timeout 504; model errors (424) and other 5xx are 502.
- * Secrets are scrubbed from any upstream message that is kept.
+ * 403) become 401; AccessDenied stays 403; throttling, "model not ready" and a service quota exceeded are 429;
+ * ServiceUnavailable is 503; validation 400; missing model 404; a model timeout 504; model errors (424) and
+ * other 5xx are 502. Secrets are scrubbed from any upstream message that is kept.
+ *
+ * ServiceQuotaExceededException comes as HTTP 400, but AWS documents it as "You can resubmit your request
+ * later": it is the account's limit, not the client's mistake, so it is retried and falls back like throttling
+ * instead of ending the request as a client 400.
  */
 export function bedrockHttpError(
   provider: string,
@@ -188,7 +199,7 @@ export function bedrockHttpError(
   let mapped = status;
   if (type !== null && AUTH_ERRORS.has(type)) mapped = 401;
   else if (type === "AccessDeniedException") mapped = 403;
-  else if (type === "ThrottlingException" || type === "ModelNotReadyException") mapped = 429;
+  else if (type !== null && LATER_ERRORS.has(type)) mapped = 429;
   else if (type === "ServiceUnavailableException") mapped = 503;
   else if (type === "ValidationException") mapped = 400;
   else if (type === "ResourceNotFoundException") mapped = 404;
@@ -216,7 +227,8 @@ function retryHeaders(headers: Headers): Record<string, string> {
 
 /**
  * The error for an exception frame inside a ConverseStream (`:exception-type` header, `{"message"}` payload):
- * throttling 429, service unavailable 503, validation 400, anything else (internal, model stream error …) 502.
+ * throttling (and a service quota exceeded, which ConverseStream does not list but InvokeModel's HTTP errors do)
+ * 429, service unavailable 503, validation 400, anything else (internal, model stream error …) 502.
  */
 export function bedrockStreamException(
   provider: string,
@@ -229,6 +241,7 @@ export function bedrockStreamException(
   const named = scrub(exceptionType, secrets);
   switch (exceptionType) {
     case "throttlingException":
+    case "serviceQuotaExceededException":
       return new GatewayError(429, `Provider "${provider}" throttled the stream${detail}`, {
         type: "rate_limit_error",
         code: "rate_limit_exceeded",

@@ -158,6 +158,13 @@ Deno.test("bedrock errors: Bedrock error names and statuses map to what OpenAI c
       "rate_limit_error",
     ],
     [429, "ModelNotReadyException", "Model is not ready", 429, "rate_limit_error"],
+    [
+      400,
+      "ServiceQuotaExceededException",
+      "Your request exceeds the service quota for your account. You can resubmit your request later.",
+      429,
+      "rate_limit_error",
+    ],
     [503, "ServiceUnavailableException", "Bedrock is unable to process your request.", 503, "server_error"],
     [400, "ValidationException", "The provided model identifier is invalid.", 400, "invalid_request_error"],
     [404, "ResourceNotFoundException", "Model not found", 404, "invalid_request_error"],
@@ -214,6 +221,7 @@ Deno.test("bedrock errors: the error name may come from the body; secrets are sc
 Deno.test("bedrock errors: stream exception frames", () => {
   const table: [string, number][] = [
     ["throttlingException", 429],
+    ["serviceQuotaExceededException", 429],
     ["serviceUnavailableException", 503],
     ["validationException", 400],
     ["internalServerException", 502],
