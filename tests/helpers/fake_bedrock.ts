@@ -16,8 +16,8 @@
  * - an `…anthropic.claude…` model asked for `additionalModelRequestFields.thinking` (enabled): a
  *   `reasoningContent` block ({@linkcode FAKE_BEDROCK_REASONING}, signed; streamed as reasoning deltas and a
  *   signature delta) and a redacted one come first. Like Bedrock, it refuses thinking for other models, a
- *   budget under 1,024 or not below `maxTokens`, and a final assistant turn with toolUse that does not start
- *   with reasoning.
+ *   budget under 1,024 or not below `maxTokens`, a `temperature` other than 1 or a `topP` under 0.95 beside it,
+ *   and a final assistant turn with toolUse that does not start with reasoning.
  * - a forced tool (`toolConfig.toolChoice` `{tool: {name}}`, or `{any: {}}` on a model other than `…tools…`, which
  *   then uses its last tool): a `toolUse` of that tool whose input matches its `inputSchema.json`
  *   (`valueForSchema`, every string `FAKE_BEDROCK_ANSWER`), streamed as input fragments. Like Bedrock, it refuses
@@ -227,6 +227,22 @@ function thinkingError(modelId: string, body: Record<string, unknown>): Response
       400,
       "ValidationException",
       "thinking.budget_tokens must be >= 1024 and below max_tokens.",
+    );
+  }
+  const inference = body.inferenceConfig as { temperature?: number; topP?: number } | undefined;
+  if (inference?.temperature !== undefined && inference.temperature !== 1) {
+    return awsError(
+      400,
+      "ValidationException",
+      "The model returned the following errors: `temperature` may only be set to 1 when thinking is enabled.",
+    );
+  }
+  if (inference?.topP !== undefined && inference.topP < 0.95) {
+    return awsError(
+      400,
+      "ValidationException",
+      "The model returned the following errors: `top_p` must be greater than or equal to 0.95 when thinking " +
+        "is enabled.",
     );
   }
   const turns = Array.isArray(body.messages) ? body.messages as { role: string; content: object[] }[] : [];

@@ -23,9 +23,16 @@ server: { host: 127.0.0.1, port: 0 }
 providers:
   claude: { type: anthropic, base_url: "${fake.baseURL}", api_key: "${FAKE_ANTHROPIC_KEY}", default_max_tokens: 1000 }
   claude-badkey: { type: anthropic, base_url: "${fake.baseURL}", api_key: "sk-ant-wrong-key-0000000000" }
+  claude-drop:
+    type: anthropic
+    base_url: "${fake.baseURL}"
+    api_key: "${FAKE_ANTHROPIC_KEY}"
+    default_max_tokens: 1000
+    unsupported_params: drop
 models:
 ${models}
   chat-badkey: { type: chat, targets: [ { provider: claude-badkey, model: claude-ok } ] }
+  chat-drop: { type: chat, targets: [ { provider: claude-drop, model: claude-ok } ] }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -360,5 +367,46 @@ Deno.test("anthropic e2e: response_format with tools, with reasoning_effort, and
     }).then(() => undefined, (e) => e);
     assert.ok(reserved instanceof OpenAI.BadRequestError, `a 400, not ${reserved}`);
     assert.equal(reserved.param, "tools[0].function.name");
+  });
+});
+
+Deno.test("anthropic e2e: reasoning_effort beside a forced tool or a temperature is refused by name, or dropped and named", async () => {
+  await withGateway(async (_gw, fake, client) => {
+    const messages = [{ role: "user" as const, content: "Weather in Paris?" }];
+    const named = { type: "function" as const, function: { name: "get_weather" } };
+    const refused = await client.chat.completions.create({
+      model: "chat-ok",
+      messages,
+      tools: [WEATHER_TOOL],
+      tool_choice: named,
+      reasoning_effort: "low",
+    }).then(() => undefined, (e: unknown) => e);
+    assert.ok(refused instanceof OpenAI.BadRequestError, String(refused));
+    assert.equal(refused.param, "reasoning_effort");
+    assert.match(refused.message, /tool_choice/);
+    assert.equal(fake.requests.length, 0);
+
+    const { data, response } = await client.chat.completions.create({
+      model: "chat-drop",
+      messages,
+      tools: [WEATHER_TOOL],
+      tool_choice: named,
+      reasoning_effort: "low",
+    }).withResponse();
+    assert.equal(data.choices[0].finish_reason, "tool_calls");
+    assert.equal(response.headers.get("x-gateway-dropped"), "reasoning_effort");
+    const sent = fake.requests.at(-1)!.body;
+    assert.deepEqual(sent.tool_choice, { type: "tool", name: "get_weather" });
+    assert.equal("thinking" in sent, false);
+
+    const warm = await client.chat.completions.create({
+      model: "chat-drop",
+      messages,
+      temperature: 0.2,
+      reasoning_effort: "low",
+    }).withResponse();
+    assert.equal(warm.response.headers.get("x-gateway-dropped"), "reasoning_effort");
+    assert.equal(fake.requests.at(-1)!.body.temperature, 0.2);
+    assert.equal("thinking" in fake.requests.at(-1)!.body, false);
   });
 });

@@ -33,6 +33,13 @@ providers:
     access_key_id: ${FAKE_AWS.accessKeyId}
     secret_access_key: "${FAKE_AWS.secretAccessKey}"
   aws-env: { type: bedrock, base_url: "${fake.url}" }
+  aws-drop:
+    type: bedrock
+    region: ${FAKE_REGION}
+    base_url: "${fake.url}"
+    access_key_id: ${FAKE_AWS.accessKeyId}
+    secret_access_key: "${FAKE_AWS.secretAccessKey}"
+    unsupported_params: drop
   aws-wrong:
     type: bedrock
     region: ${FAKE_REGION}
@@ -48,6 +55,7 @@ providers:
 models:
   chat-claude: ${target("aws", CLAUDE)}
   chat-env: ${target("aws-env", CLAUDE)}
+  chat-claude-drop: ${target("aws-drop", CLAUDE)}
   chat-tools: ${target("aws", "us.tools-model-v1:0")}
   chat-throttle: ${target("aws", "throttle-v1:0")}
   chat-quota:
@@ -413,5 +421,46 @@ Deno.test("bedrock e2e: chat.completions.parse with a zod response_format, whole
     });
     assert.deepEqual(JSON.parse(object.choices[0].message.content!), {});
     assert.equal("additionalModelRequestFields" in fake.requests.at(-1)!.body, false);
+  });
+});
+
+Deno.test("bedrock e2e: reasoning_effort beside a forced tool or a temperature is refused by name, or dropped and named", async () => {
+  await withGateway(async (client, fake) => {
+    const messages = [{ role: "user" as const, content: "Weather in Paris?" }];
+    const forced = { tools: [WEATHER_TOOL], tool_choice: "required" as const };
+    // unsupported_params: error (the default): the gateway's 400 names reasoning_effort; Bedrock is not asked.
+    const refused = await client.chat.completions.create({
+      model: "chat-claude",
+      messages,
+      ...forced,
+      reasoning_effort: "low",
+    }).then(() => undefined, (e: unknown) => e);
+    assert.ok(refused instanceof OpenAI.BadRequestError, String(refused));
+    assert.equal(refused.param, "reasoning_effort");
+    assert.equal(fake.requests.length, 0);
+
+    // unsupported_params: drop: the forced tool is called without thinking, and the drop is named.
+    const { data, response } = await client.chat.completions.create({
+      model: "chat-claude-drop",
+      messages,
+      ...forced,
+      reasoning_effort: "low",
+    }).withResponse();
+    assert.equal(data.choices[0].finish_reason, "tool_calls");
+    assert.equal(response.headers.get("x-gateway-dropped"), "reasoning_effort");
+    const sent = fake.requests.at(-1)!.body;
+    assert.deepEqual((sent.toolConfig as { toolChoice: unknown }).toolChoice, { any: {} });
+    assert.equal("additionalModelRequestFields" in sent, false);
+
+    // A temperature other than 1 is the client's to keep: thinking goes, named.
+    const warm = await client.chat.completions.create({
+      model: "chat-claude-drop",
+      messages,
+      temperature: 0.2,
+      reasoning_effort: "low",
+    }).withResponse();
+    assert.equal(warm.data.choices[0].message.content, FAKE_BEDROCK_ANSWER);
+    assert.equal(warm.response.headers.get("x-gateway-dropped"), "reasoning_effort");
+    assert.deepEqual(fake.requests.at(-1)!.body.inferenceConfig, { temperature: 0.2 });
   });
 });

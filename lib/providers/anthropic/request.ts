@@ -22,7 +22,7 @@ import { invalidRequest } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { ParamRules, UnsupportedRules } from "../shared/unsupported_params.ts";
 import { always, LEGACY_FUNCTION_RULES, NO_EFFECT_PARAMS } from "../shared/unsupported_params.ts";
-import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
   jsonAnswerChoice,
@@ -63,8 +63,9 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
  * - `response_format` types other than text, json_object and json_schema; `audio`, `modalities` other than
- *   text, `reasoning_effort` values other than none/minimal/low/medium/high, `verbosity`, `web_search_options`,
- *   legacy `functions` / `function_call`.
+ *   text, `reasoning_effort` values other than none/minimal/low/medium/high, and any effort that would turn
+ *   thinking on beside what Anthropic refuses with it (a forced tool, a temperature other than 1, top_p under
+ *   0.95, top_k: see `thinkingExcludedBy`), `verbosity`, `web_search_options`, legacy `functions` / `function_call`.
  *
  * Any other parameter the gateway does not know is unsupported too (see {@linkcode ANTHROPIC_PARAM_RULES}),
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
@@ -94,6 +95,7 @@ export const ANTHROPIC_PARAM_RULES: ParamRules = {
   vendor: "Anthropic",
   unsupported: anthropicUnsupportedRules,
   known: new Set([...TRANSLATED, ...NO_EFFECT, ...PASS_THROUGH]),
+  reason: claudeEffortReason,
 };
 
 /** What the translation needs besides the request. */
@@ -315,7 +317,8 @@ export function lastAssistantCallsTools(messages: readonly AnthropicMessage[]): 
  * turn calls tools): Anthropic would refuse that turn without its signed thinking block, and its own advice is
  * to leave thinking off then, so that step is answered without thinking and the loop keeps working. Nor is it
  * turned on when a `response_format` forces a tool call: Anthropic refuses thinking with a forced tool choice,
- * and the format is what the client cannot do without.
+ * and the format is what the client cannot do without. An effort beside the client's own forced tool or
+ * sampling settings never gets here: the parameter rules refuse or drop it first (`claudeEffortUnsupported`).
  */
 export function toAnthropicRequest(request: ChatRequest, options: AnthropicRequestOptions): JsonObject {
   const { system, messages } = toAnthropicMessages(request.messages);

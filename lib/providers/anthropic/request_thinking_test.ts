@@ -1,6 +1,6 @@
 /** OpenAI `reasoning_effort` → Anthropic extended thinking. */
 import assert from "node:assert/strict";
-import { assertGatewayError, MODEL, translate, WEATHER_TOOL } from "./request_test_helpers.ts";
+import { assertGatewayError, CONFIG, MODEL, translate, WEATHER_TOOL } from "./request_test_helpers.ts";
 
 Deno.test("anthropic request: reasoning_effort → thinking budget; max_tokens leaves the default answer room", () => {
   const base = { messages: [{ role: "user", content: "Hi" }] };
@@ -57,4 +57,46 @@ Deno.test("anthropic request: no thinking while a tool loop is under way (no sig
     reasoning_effort: "high",
   });
   assert.deepEqual(after.thinking, { type: "enabled", budget_tokens: 24576 }, "a finished loop thinks again");
+});
+
+Deno.test("anthropic request: reasoning_effort beside a forced tool or changed sampling is refused, or dropped by name", () => {
+  const base = { messages: [{ role: "user", content: "Weather in Paris?" }], reasoning_effort: "low" };
+  const named = { type: "function", function: { name: "get_weather" } };
+  const excluding = [
+    { tools: [WEATHER_TOOL], tool_choice: "required" },
+    { tools: [WEATHER_TOOL], tool_choice: named },
+    { temperature: 0.2 },
+    { top_p: 0.9 },
+    { top_k: 5 },
+  ];
+  const drop = { ...CONFIG, unsupported_params: "drop" as const };
+  for (const extra of excluding) {
+    assertGatewayError(
+      () => translate({ ...base, ...extra }),
+      400,
+      "reasoning_effort",
+      "unsupported_parameter",
+    );
+    const body = translate({ ...base, ...extra }, drop);
+    assert.equal("thinking" in body, false, JSON.stringify(extra));
+    assert.equal(body.max_tokens, 4096, JSON.stringify(extra));
+  }
+  const forced = translate(
+    { ...base, tools: [WEATHER_TOOL], tool_choice: "required", temperature: 0.2 },
+    drop,
+  );
+  assert.deepEqual([forced.tool_choice, forced.temperature], [{ type: "any" }, 0.2]);
+  // What thinking allows: temperature 1, top_p from 0.95, tool_choice auto.
+  const allowed = translate({
+    ...base,
+    tools: [WEATHER_TOOL],
+    tool_choice: "auto",
+    temperature: 1,
+    top_p: 0.95,
+  });
+  assert.deepEqual(allowed.thinking, { type: "enabled", budget_tokens: 2048 });
+  // A forced answer tool leaves thinking off anyway: the client's temperature is no reason to refuse.
+  const format = translate({ ...base, temperature: 0.2, response_format: { type: "json_object" } });
+  assert.equal("thinking" in format, false);
+  assert.equal(format.temperature, 0.2);
 });

@@ -17,7 +17,7 @@ import {
   type ParamRules,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
-import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
   type JsonAnswerChoice,
@@ -99,11 +99,13 @@ const BEDROCK_RULES: ParamRules = {
 const BEDROCK_CLAUDE_RULES: ParamRules = {
   ...BEDROCK_RULES,
   unsupported: { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported },
+  reason: claudeEffortReason,
 };
 
 /**
  * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
- * Claude models take the `reasoning_effort` values Claude maps.
+ * Claude models take the `reasoning_effort` values Claude maps, but not beside what Claude refuses with thinking
+ * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`).
  */
 export function bedrockParamRules(model: string): ParamRules {
   return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;

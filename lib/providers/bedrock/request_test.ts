@@ -306,3 +306,64 @@ Deno.test("bedrock request: reasoning_effort → Claude thinking in additionalMo
   assert.equal("additionalModelRequestFields" in loop, false);
   assert.equal("inferenceConfig" in loop, false);
 });
+
+Deno.test("bedrock request: reasoning_effort beside what Claude refuses with thinking is refused or dropped, by name", () => {
+  const claude = bedrockParamRules("anthropic.claude-3-7-sonnet-20250219-v1:0");
+  const tools = [TOP_SONG_TOOL];
+  const named = { type: "function", function: { name: "top_song" } };
+  const excluding: [JsonObject, string][] = [
+    [{ tools, tool_choice: "required" }, "a 'tool_choice' that forces a tool"],
+    [{ tools, tool_choice: named }, "a 'tool_choice' that forces a tool"],
+    [{ temperature: 0.2 }, "a 'temperature' other than 1"],
+    [{ top_p: 0.5 }, "'top_p' below 0.95"],
+  ];
+  for (const [extra, why] of excluding) {
+    const request = req({ reasoning_effort: "low", ...extra });
+    assert.throws(
+      () => applyUnsupportedRules(request, claude, "error"),
+      (err: unknown) =>
+        err instanceof GatewayError && err.param === "reasoning_effort" &&
+        err.code === "unsupported_parameter" &&
+        err.message.includes(why),
+      JSON.stringify(extra),
+    );
+    // Dropped: no thinking, and the client's tool choice and sampling are sent as asked.
+    const body = toConverseRequest(applyUnsupportedRules(request, claude, "drop"), "anthropic.claude-x");
+    assert.equal("additionalModelRequestFields" in body, false, JSON.stringify(extra));
+  }
+  const dropped = toConverseRequest(
+    applyUnsupportedRules(req({ reasoning_effort: "low", temperature: 0.2 }), claude, "drop"),
+    "anthropic.claude-x",
+  );
+  assert.deepEqual(dropped.inferenceConfig, { temperature: 0.2 });
+  // What thinking allows stays: tool_choice auto, temperature 1, top_p from 0.95, effort none beside anything.
+  for (
+    const extra of [
+      { tools, tool_choice: "auto" },
+      { temperature: 1, top_p: 0.95 },
+      { reasoning_effort: "none", temperature: 0 },
+    ]
+  ) {
+    const request = req({ reasoning_effort: "low", ...extra });
+    assert.equal(applyUnsupportedRules(request, claude, "error"), request, JSON.stringify(extra));
+  }
+  // Where thinking is left off anyway (a forced answer tool, a tool loop under way), nothing is refused.
+  const format = req({ reasoning_effort: "low", temperature: 0.2, response_format: { type: "json_object" } });
+  assert.equal(applyUnsupportedRules(format, claude, "error"), format);
+  const loop = req({
+    reasoning_effort: "low",
+    temperature: 0.2,
+    tools,
+    tool_choice: "required",
+    messages: [
+      { role: "user", content: "Top song?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: TOOL_USE_ID, type: "function", function: { name: "top_song", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: TOOL_USE_ID, content: "Elemental Hotel" },
+    ],
+  });
+  assert.equal(applyUnsupportedRules(loop, claude, "error"), loop);
+});

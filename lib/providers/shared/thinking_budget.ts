@@ -10,6 +10,8 @@
  * @module
  */
 import { invalidRequest } from "../../errors.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+import { jsonAnswerChoice } from "./json_answer_tool.ts";
 
 /**
  * Thinking budgets per effort, in tokens. `minimal` is Claude's smallest budget (1,024); `low`, `medium` and
@@ -28,9 +30,68 @@ export const CLAUDE_THINKING_BUDGETS: Readonly<Record<string, number>> = {
 /** Claude's smallest accepted `budget_tokens`. */
 export const CLAUDE_MIN_BUDGET = 1024;
 
-/** For `applyUnsupportedRules`: an effort this mapping does not know (`none` and the budget table are known). */
-export function claudeEffortUnsupported(effort: unknown): boolean {
-  return effort !== "none" && !(typeof effort === "string" && Object.hasOwn(CLAUDE_THINKING_BUDGETS, effort));
+/** Claude's smallest `top_p` beside thinking. */
+const THINKING_MIN_TOP_P = 0.95;
+
+/**
+ * What Claude refuses beside (manual) extended thinking, in Anthropic's extended-thinking docs ("feature
+ * compatibility"), for the Messages API and for Claude on Bedrock alike: a `tool_choice` that forces a tool
+ * (`"required"`, a named function), a `temperature` other than 1, a `top_p` under 0.95, any `top_k`. The first
+ * such parameter of a chat request, or null.
+ */
+export function thinkingExcludedBy(request: JsonObject): string | null {
+  const choice = request.tool_choice;
+  if (choice === "required" || (isObject(choice) && choice.type === "function")) return "tool_choice";
+  if (typeof request.temperature === "number" && request.temperature !== 1) return "temperature";
+  if (typeof request.top_p === "number" && request.top_p < THINKING_MIN_TOP_P) return "top_p";
+  if (request.top_k !== undefined && request.top_k !== null) return "top_k";
+  return null;
+}
+
+/**
+ * Whether the translations leave thinking off for this request whatever its effort: while a tool loop is under
+ * way (the last assistant turn calls tools, and Claude would need that turn's signed thinking block back), and
+ * when a JSON `response_format` is served by forcing the answer tool (`./json_answer_tool.ts`), since the
+ * format is what the client cannot do without. Both are documented in docs/providers.md.
+ */
+function thinkingLeftOff(request: JsonObject): boolean {
+  const messages = Array.isArray(request.messages) ? request.messages : [];
+  const last = messages.findLast((m) => isObject(m) && m.role === "assistant");
+  if (isObject(last) && Array.isArray(last.tool_calls) && last.tool_calls.length > 0) return true;
+  const format = request.response_format;
+  if (!isObject(format) || (format.type !== "json_object" && format.type !== "json_schema")) return false;
+  const tools = Array.isArray(request.tools) && request.tools.length > 0;
+  return jsonAnswerChoice(request.tool_choice, tools) !== "client";
+}
+
+/**
+ * For `applyUnsupportedRules`: an effort this mapping does not know (`none` and the budget table are known), or
+ * one that would turn thinking on beside what thinking excludes ({@linkcode thinkingExcludedBy}): Claude would
+ * refuse the request, and it is `reasoning_effort` that goes (named as dropped, or refused), since the forced
+ * tool and the sampling settings are what the client asked of the answer itself.
+ */
+export function claudeEffortUnsupported(effort: unknown, request?: JsonObject): boolean {
+  if (effort === "none") return false;
+  if (!(typeof effort === "string" && Object.hasOwn(CLAUDE_THINKING_BUDGETS, effort))) return true;
+  return request !== undefined && !thinkingLeftOff(request) && thinkingExcludedBy(request) !== null;
+}
+
+/**
+ * For `ParamRules.reason`: why `reasoning_effort` is refused when its value is fine (see
+ * {@linkcode claudeEffortUnsupported}), or null.
+ */
+export function claudeEffortReason(param: string, request: JsonObject): string | null {
+  if (param !== "reasoning_effort" || claudeEffortUnsupported(request.reasoning_effort)) return null;
+  const beside = thinkingExcludedBy(request);
+  if (beside === null) return null;
+  const what = beside === "tool_choice"
+    ? "a 'tool_choice' that forces a tool"
+    : beside === "top_p"
+    ? `'top_p' below ${THINKING_MIN_TOP_P}`
+    : beside === "temperature"
+    ? "a 'temperature' other than 1"
+    : "'top_k'";
+  return `beside ${what} (Claude cannot think then)`;
 }
 
 /** What to send for an effort: the thinking budget and the `max_tokens` that goes with it. */

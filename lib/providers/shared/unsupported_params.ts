@@ -12,8 +12,12 @@
 import { type GatewayError, invalidRequest } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 
-/** For each parameter name, whether a given (non-null) value is one the vendor cannot honour. */
-export type UnsupportedRules = Record<string, (value: unknown) => boolean>;
+/**
+ * For each parameter name, whether a given (non-null) value is one the vendor cannot honour. The whole request
+ * is there for a value the vendor cannot honour beside another parameter (Claude's thinking beside a forced
+ * tool): the parameter is still named, refused or dropped alone.
+ */
+export type UnsupportedRules = Record<string, (value: unknown, request: JsonObject) => boolean>;
 
 /** What a vendor's translation does with a chat request's parameters. */
 export interface ParamRules {
@@ -26,6 +30,11 @@ export interface ParamRules {
    * parameter in neither list is unsupported: the translation would lose it without a word.
    */
   readonly known: ReadonlySet<string>;
+  /**
+   * Why a parameter is refused in this request, when its value alone does not say (it is fine on its own, but
+   * not beside another one): the 400's message adds it. Absent or null: the value is the reason.
+   */
+  readonly reason?: (param: string, request: JsonObject) => string | null;
 }
 
 /** Any value at all is unsupported. */
@@ -64,7 +73,7 @@ export function unsupportedParams(request: JsonObject, rules: ParamRules): strin
   let found: string[] | null = null;
   for (const param in rules.unsupported) {
     const value = request[param];
-    if (value === undefined || value === null || !rules.unsupported[param](value)) continue;
+    if (value === undefined || value === null || !rules.unsupported[param](value, request)) continue;
     (found ??= []).push(param);
   }
   for (const param in request) {
@@ -76,8 +85,15 @@ export function unsupportedParams(request: JsonObject, rules: ParamRules): strin
   return found;
 }
 
-/** The 400 `unsupported_parameter` for `param` on `vendor`'s models. */
-export function unsupportedParameter(param: string, vendor: string): GatewayError {
+/**
+ * The 400 `unsupported_parameter` for `param` on `vendor`'s models; `reason` says why when the value alone does
+ * not (see {@linkcode ParamRules.reason}).
+ */
+export function unsupportedParameter(
+  param: string,
+  vendor: string,
+  reason: string | null = null,
+): GatewayError {
   if (Object.hasOwn(LEGACY_FUNCTION_RULES, param)) {
     return invalidRequest(
       `The parameter '${param}' is not supported by ${vendor} models; send the functions as \`tools\` ` +
@@ -86,8 +102,9 @@ export function unsupportedParameter(param: string, vendor: string): GatewayErro
       "unsupported_parameter",
     );
   }
+  const what = reason === null ? "with this value" : reason;
   return invalidRequest(
-    `The parameter '${param}' with this value is not supported by ${vendor} models; remove it, or ask the ` +
+    `The parameter '${param}' ${what} is not supported by ${vendor} models; remove it, or ask the ` +
       "gateway operator to set `unsupported_params: drop` for this provider.",
     param,
     "unsupported_parameter",
@@ -109,7 +126,7 @@ export function paramVerdict(
   const refused = mode === "error" ? params[0] : params.find((p) => Object.hasOwn(LEGACY_FUNCTION_RULES, p));
   return refused === undefined
     ? { dropped: params }
-    : { refusal: unsupportedParameter(refused, rules.vendor) };
+    : { refusal: unsupportedParameter(refused, rules.vendor, rules.reason?.(refused, request) ?? null) };
 }
 
 /**
