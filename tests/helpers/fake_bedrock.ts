@@ -26,6 +26,8 @@
  *   request's cache points hit and fill the cache: `cacheReadInputTokens` ({@linkcode FAKE_BEDROCK_CACHE_READ})
  *   and `cacheWriteInputTokens` ({@linkcode FAKE_BEDROCK_CACHE_WRITE}), apart from `inputTokens` and within
  *   `totalTokens` (JSON `usage` and the stream's `metadata` event alike).
+ * - any Converse request with a blank text block (empty or whitespace only, in a turn or a tool result): AWS's
+ *   400 ValidationException "The text field in the ContentBlock object at messages.N.content.M is blank".
  * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
  * - `…anthropic.claude…` through `invoke` / `invoke-with-response-stream` (and `count-tokens` with
  *   `input.invokeModel`): the Anthropic Messages API, in `fake_bedrock_claude.ts`.
@@ -254,6 +256,25 @@ function thinkingError(modelId: string, body: Record<string, unknown>): Response
       "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final " +
         "`assistant` message must start with a thinking block.",
     );
+  }
+  return null;
+}
+
+/** Where a Converse body has a blank text block, as AWS names it (`messages.N.content.M`), or null. */
+function blankTextAt(body: Record<string, unknown>): string | null {
+  const turns = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : [];
+  const blank = (b: unknown) =>
+    typeof (b as { text?: unknown }).text === "string" &&
+    String((b as { text: string }).text).trim() === "";
+  for (const [i, turn] of turns.entries()) {
+    const blocks = Array.isArray(turn.content) ? turn.content as Record<string, unknown>[] : [];
+    for (const [j, block] of blocks.entries()) {
+      if (blank(block)) return `messages.${i}.content.${j}`;
+      const result = block.toolResult as { content?: unknown } | undefined;
+      const inner = Array.isArray(result?.content) ? result.content : [];
+      const k = inner.findIndex(blank);
+      if (k >= 0) return `messages.${i}.content.${j}.toolResult.content.${k}`;
+    }
   }
   return null;
 }
@@ -527,6 +548,15 @@ export function startFakeBedrock(): FakeBedrock {
       if (m[2] === "invoke") return invokeClaude(body);
       const frames = invokeClaudeStream(modelId, body);
       return frames instanceof Response ? frames : streamResponse(frames);
+    }
+    const blankAt = m[2].startsWith("converse") ? blankTextAt(body) : null;
+    if (blankAt !== null) {
+      return awsError(
+        400,
+        "ValidationException",
+        `The text field in the ContentBlock object at ${blankAt} is blank. Add text to the text field, and try ` +
+          "again.",
+      );
     }
     const thinking = (body.additionalModelRequestFields as { thinking?: { type?: unknown } } | undefined)
       ?.thinking?.type === "enabled";

@@ -464,3 +464,44 @@ Deno.test("bedrock e2e: reasoning_effort beside a forced tool or a temperature i
     assert.deepEqual(fake.requests.at(-1)!.body.inferenceConfig, { temperature: 0.2 });
   });
 });
+
+Deno.test("bedrock e2e: an empty tool result and whitespace-only text parts reach Converse without blank text", async () => {
+  await withGateway(async (client, fake) => {
+    const call = {
+      id: FAKE_TOOL_USE_ID,
+      type: "function" as const,
+      function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+    };
+    const completion = await client.chat.completions.create({
+      model: "chat-claude",
+      tools: [WEATHER_TOOL],
+      messages: [
+        { role: "system", content: " " },
+        {
+          role: "user",
+          content: [{ type: "text", text: "Weather in Paris?" }, { type: "text", text: "\n\n" }],
+        },
+        { role: "assistant", content: "\n\n", tool_calls: [call] },
+        { role: "tool", tool_call_id: FAKE_TOOL_USE_ID, content: "" },
+      ],
+    });
+    assert.equal(completion.choices[0].message.content, FAKE_BEDROCK_ANSWER);
+    const sent = fake.requests.at(-1)!.body;
+    assert.equal("system" in sent, false);
+    assert.deepEqual(sent.messages, [
+      { role: "user", content: [{ text: "Weather in Paris?" }] },
+      {
+        role: "assistant",
+        content: [{
+          toolUse: { toolUseId: FAKE_TOOL_USE_ID, name: "get_weather", input: { city: "Paris" } },
+        }],
+      },
+      {
+        role: "user",
+        content: [{
+          toolResult: { toolUseId: FAKE_TOOL_USE_ID, content: [{ json: {} }], status: "success" },
+        }],
+      },
+    ]);
+  });
+});

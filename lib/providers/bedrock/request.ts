@@ -154,8 +154,18 @@ export function imageBlock(url: string, param: string): ConverseBlock {
   return { image: { format, source: { bytes: data } } };
 }
 
+/** Converse refuses a blank text block (empty or whitespace only); such a part tells the model nothing. */
+const hasText = (text: string): boolean => text.trim() !== "";
+
+/**
+ * The content of a tool result that has no text: Converse requires some content and refuses blank text, so an
+ * empty result is an empty JSON object (a `json` ToolResultContentBlock, the form of AWS's own tool-use example),
+ * which says "nothing came back" without inventing words the tool never returned.
+ */
+const EMPTY_TOOL_RESULT: ConverseBlock[] = [{ json: {} }];
+
 function textParts(content: unknown, param: string, allowImages: boolean): ConverseBlock[] {
-  if (typeof content === "string") return content === "" ? [] : [{ text: content }];
+  if (typeof content === "string") return hasText(content) ? [{ text: content }] : [];
   if (content === null || content === undefined) return [];
   if (!Array.isArray(content)) throw invalidRequest("Message content must be a string or an array.", param);
   const blocks: ConverseBlock[] = [];
@@ -166,7 +176,7 @@ function textParts(content: unknown, param: string, allowImages: boolean): Conve
       (part.type === "text" || part.type === "refusal") && typeof (part.text ?? part.refusal) === "string"
     ) {
       const text = String(part.text ?? part.refusal);
-      if (text !== "") blocks.push({ text });
+      if (hasText(text)) blocks.push({ text });
     } else if (part.type === "image_url" && allowImages) {
       const image = part.image_url;
       const url = isObject(image) ? image.url : image;
@@ -253,7 +263,7 @@ export function toConverseMessages(
         push("user", [{
           toolResult: {
             toolUseId: String(message.tool_call_id),
-            content: text.length > 0 ? text : [{ text: "" }],
+            content: text.length > 0 ? text : EMPTY_TOOL_RESULT,
             status: "success",
           },
         }]);
