@@ -17,7 +17,7 @@ import { type InputNotes, requestInput } from "./input_items.ts";
 import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { responseFormat } from "./text_format.ts";
-import { chatToolChoice, chatTools } from "./tools.ts";
+import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
 import { badValue, boolean, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
@@ -292,6 +292,7 @@ export function parseResponsesRequest(
     const choice = chatToolChoice(body.tool_choice, needs);
     if (choice !== undefined) chat.tool_choice = choice;
     toolChoice = body.tool_choice;
+    checkForcedCall(body.tool_choice, body.tools, chat.tools !== undefined, needs);
   }
   let format: JsonObject = { type: "text" };
   if (body.text != null) {
