@@ -56,6 +56,8 @@ interface OpenCall {
   call_id: string;
   name: string;
   arguments: string;
+  /** The upstream's id of the call, when its first chunk had one: a chunk with another id is another call. */
+  upstreamId: string | undefined;
 }
 
 /** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
@@ -75,8 +77,10 @@ export class ResponseEvents {
   #output: JsonObject[] = [];
   #reasoning: OpenReasoning | undefined;
   #text: OpenText | undefined;
-  /** Open function calls by their chat `index`, in the order they started. */
-  #calls = new Map<number, OpenCall>();
+  /** Open function calls, in the order they started. */
+  #calls: OpenCall[] = [];
+  /** The open call each chat `index` last started, which its deltas without an id extend. */
+  #callAt = new Map<number, OpenCall>();
   #finish: unknown;
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
@@ -168,7 +172,7 @@ export class ResponseEvents {
 
   /** Every open function call done, in the order they started. */
   #closeCalls(out: ResponseEvent[]): void {
-    for (const call of this.#calls.values()) {
+    for (const call of this.#calls) {
       const item = functionCallItem(call.id, "completed", call, this.frame.params.tools);
       this.#emit({
         type: "response.function_call_arguments.done",
@@ -179,7 +183,8 @@ export class ResponseEvents {
       }, out);
       this.#done(call.index, item, out);
     }
-    this.#calls.clear();
+    this.#calls = [];
+    this.#callAt.clear();
   }
 
   /** A delta of the message's text or of its refusal (a chat `delta.refusal`), each its own content part. */
@@ -211,25 +216,34 @@ export class ResponseEvents {
     else this.#emit({ type: "response.output_text.delta", ...at, delta, logprobs: [] }, out);
   }
 
+  /**
+   * A chunk of a tool call. Its chat `index` says which call it continues, but an upstream that sends each call
+   * whole in its chunk may give every one the same index (Ollama gives 0): a chunk carrying an id other than
+   * the open call's starts a new call rather than appending to its arguments.
+   */
   #toolDelta(call: JsonObject, out: ResponseEvent[]): void {
     const chatIndex = typeof call.index === "number" ? call.index : 0;
     const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
-    let open = this.#calls.get(chatIndex);
+    const upstreamId = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
+    let open = this.#callAt.get(chatIndex);
+    if (open !== undefined && upstreamId !== undefined && open.upstreamId !== upstreamId) open = undefined;
     if (open === undefined) {
       this.#closeReasoning(out, "completed");
       this.#closeText(out, "completed");
       const id = newId("fc_");
       const started = {
         id,
-        call_id: typeof call.id === "string" ? call.id : newId("call_"),
+        call_id: upstreamId ?? newId("call_"),
         name: typeof fn.name === "string" ? fn.name : "",
         arguments: "",
       };
       open = {
         ...started,
+        upstreamId,
         index: this.#add(functionCallItem(id, "in_progress", started, this.frame.params.tools), out),
       };
-      this.#calls.set(chatIndex, open);
+      this.#calls.push(open);
+      this.#callAt.set(chatIndex, open);
     }
     if (typeof fn.arguments === "string" && fn.arguments !== "") {
       open.arguments += fn.arguments;

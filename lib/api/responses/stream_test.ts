@@ -141,6 +141,34 @@ Deno.test("responses stream: interleaved parallel tool-call deltas (0, 1, 0, 1) 
   );
 });
 
+Deno.test("responses stream: calls that share one chat index (Ollama's 0) but have their own ids are separate calls", () => {
+  const ev = new ResponseEvents(frame);
+  const call = (id: string | undefined, name: string | undefined, args: string) =>
+    chunk({
+      tool_calls: [{
+        index: 0,
+        ...(id ? { id } : {}),
+        function: { ...(name ? { name } : {}), arguments: args },
+      }],
+    });
+  const all = [
+    ...ev.start(),
+    ...ev.chunk(call("call_a", "read_file", '{"path":"a"}')),
+    ...ev.chunk(call("call_b", "list_dir", '{"path":')),
+    // A delta without an id continues the call its index last started; one repeating that id does too.
+    ...ev.chunk(call(undefined, undefined, '"b"')),
+    ...ev.chunk(call("call_b", undefined, "}")),
+    ...ev.chunk(chunk({}, "tool_calls")),
+    ...ev.finish(USAGE),
+  ];
+  const done = conforming(all);
+  const output = done.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.call_id, i.name, i.arguments]), [
+    ["call_a", "read_file", '{"path":"a"}'],
+    ["call_b", "list_dir", '{"path":"b"}'],
+  ]);
+});
+
 Deno.test("responses stream: reasoning_content deltas are a reasoning item's summary, in OpenAI's order", () => {
   const ev = new ResponseEvents(frame);
   const all = [
