@@ -281,6 +281,7 @@ const REFUSED: [string, Record<string, unknown>, string][] = [
   ["safety_identifier not a string", { safety_identifier: 5 }, "safety_identifier"],
   ["prompt_cache_key not a string", { prompt_cache_key: 5 }, "prompt_cache_key"],
   ["an unknown truncation", { truncation: "sometimes" }, "truncation"],
+  ["an unknown text.verbosity", { text: { verbosity: "terse" } }, "text.verbosity"],
   ["include not an array", { include: "all" }, "include"],
 ];
 
