@@ -12,6 +12,7 @@
  * @module
  */
 import type { GatewayError } from "../../errors.ts";
+import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
@@ -32,9 +33,6 @@ import {
   responseUsage,
   summaryText,
 } from "./response.ts";
-
-/** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
-export type ResponseEvent = JsonObject & { type: string };
 
 /** The assistant message being streamed: its content parts (text, or the model's refusal), the last open. */
 interface OpenText {
@@ -59,9 +57,6 @@ interface OpenCall {
   /** The upstream's id of the call, when its first chunk had one: a chunk with another id is another call. */
   upstreamId: string | undefined;
 }
-
-/** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
-const ERROR_CODES = new Set(["server_error", "rate_limit_exceeded", "invalid_prompt"]);
 
 /**
  * Translates chat chunks into Responses events, keeping the output built so far for the snapshots.
@@ -170,10 +165,10 @@ export class ResponseEvents {
     this.#done(open.index, messageItem(open.id, status, open.parts.map((p) => ResponseEvents.#part(p))), out);
   }
 
-  /** Every open function call done, in the order they started. */
-  #closeCalls(out: ResponseEvent[]): void {
+  /** Every open function call done, in the order they started, each with its `status`. */
+  #closeCalls(out: ResponseEvent[], status: (call: OpenCall) => string): void {
     for (const call of this.#calls) {
-      const item = functionCallItem(call.id, "completed", call, this.frame.params.tools);
+      const item = functionCallItem(call.id, status(call), call, this.frame.params.tools);
       this.#emit({
         type: "response.function_call_arguments.done",
         item_id: call.id,
@@ -278,14 +273,20 @@ export class ResponseEvents {
     return out;
   }
 
-  /** The end of a stream that ended cleanly: open items done, then `response.completed` or `.incomplete`. */
+  /**
+   * The end of a stream that ended cleanly: open items done, then `response.completed` or `.incomplete`. At an
+   * incomplete end (the output limit, a content filter) the last item, the one being written when it came (a
+   * call's arguments cut off, the message), is `incomplete` and every other `completed`, as in the JSON answer
+   * (`completionToResponse`).
+   */
   finish(usage: Usage): ResponseEvent[] {
     const out: ResponseEvent[] = [];
     const end = endOf(this.#finish);
-    const status = end.status === "incomplete" ? "incomplete" : "completed";
-    this.#closeReasoning(out, status);
-    this.#closeText(out, status);
-    this.#closeCalls(out);
+    const cut = end.status === "incomplete" ? this.#output.length - 1 : -1;
+    const status = (open: { index: number } | undefined) => open?.index === cut ? "incomplete" : "completed";
+    this.#closeReasoning(out, status(this.#reasoning));
+    this.#closeText(out, status(this.#text));
+    this.#closeCalls(out, status);
     const response = this.#snapshot(end.status, {
       usage: responseUsage(usage),
       incompleteReason: end.reason,
@@ -308,31 +309,6 @@ export class ResponseEvents {
     for (const event of failed) this.#emit(event, out);
     return out;
   }
-}
-
-/**
- * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an
- * `error` event with the gateway's error, then `response.failed` carrying the Response that `failedResponse`
- * builds around its `ResponseError` (`code` one of the spec's codes, else `server_error`). Shared by the
- * translated and the native stream.
- */
-export function failureEvents(
-  error: GatewayError,
-  failedResponse: (error: JsonObject) => JsonObject,
-): ResponseEvent[] {
-  const body = error.toBody().error;
-  const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
-  return [
-    { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
-    { type: "response.failed", response: failedResponse({ code, message: body.message }) },
-  ];
-}
-
-const encoder = new TextEncoder();
-
-/** One SSE frame: `event: <type>` and `data: <json>` (JSON has no line breaks, so one `data:` line). */
-export function encodeEvent(event: ResponseEvent): Uint8Array {
-  return encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */

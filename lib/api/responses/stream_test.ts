@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { badGateway } from "../../errors.ts";
 import type { ChatCompletionChunk } from "../../openai/types.ts";
 import { parseResponsesRequest } from "./request.ts";
-import { newId, type ResponseFrame } from "./response.ts";
-import { encodeEvent, type ResponseEvent, ResponseEvents } from "./stream.ts";
+import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
+import { ResponseEvents } from "./stream.ts";
+import { encodeEvent, type ResponseEvent } from "./stream_events.ts";
 import { loadOpenApiSchemas } from "../../../tests/helpers/openapi_schema.ts";
 import { checkEvents, type WireEvent } from "../../../tests/helpers/responses_conformance.ts";
 
@@ -228,6 +229,65 @@ Deno.test("responses stream: a length stop while reasoning leaves the reasoning 
     "incomplete",
     [{ type: "summary_text", text: "Hm" }],
   ]);
+});
+
+Deno.test("responses stream: at a length stop the cut item is incomplete and the ones before it completed, as in the JSON answer", () => {
+  const cutCall = {
+    id: "call_A",
+    type: "function",
+    function: { name: "write", arguments: '{"path":"a.txt","te' },
+  };
+  const cases: {
+    chunks: Record<string, unknown>[];
+    message: Record<string, unknown>;
+    statuses: string[][];
+  }[] = [
+    {
+      // Cut in a call's arguments: the message before it was finished.
+      chunks: [{ reasoning_content: "Plan." }, { content: "Writing it." }, {
+        tool_calls: [{ index: 0, ...cutCall }],
+      }],
+      message: {
+        role: "assistant",
+        reasoning_content: "Plan.",
+        content: "Writing it.",
+        tool_calls: [cutCall],
+      },
+      statuses: [["reasoning", "completed"], ["message", "completed"], ["function_call", "incomplete"]],
+    },
+    {
+      // Cut in the message: the reasoning before it was finished.
+      chunks: [{ reasoning_content: "Plan." }, { content: "Writing" }],
+      message: { role: "assistant", reasoning_content: "Plan.", content: "Writing" },
+      statuses: [["reasoning", "completed"], ["message", "incomplete"]],
+    },
+  ];
+  for (const { chunks, message, statuses } of cases) {
+    const ev = new ResponseEvents(frame);
+    const all = [
+      ...ev.start(),
+      ...chunks.flatMap((d) => ev.chunk(chunk(d))),
+      ...ev.chunk(chunk({}, "length")),
+    ];
+    all.push(...ev.finish(USAGE));
+    const streamed = conforming(all);
+    const whole = completionToResponse(
+      {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "u",
+        choices: [{ index: 0, message, finish_reason: "length" }],
+      },
+      frame,
+      USAGE,
+    );
+    for (const response of [streamed, whole]) {
+      assert.equal(response.status, "incomplete");
+      const output = response.output as Record<string, unknown>[];
+      assert.deepEqual(output.map((i) => [i.type, i.status]), statuses);
+    }
+  }
 });
 
 Deno.test("responses stream: a failure is an error event then response.failed", () => {
