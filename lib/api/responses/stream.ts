@@ -13,6 +13,7 @@
  */
 import type { GatewayError } from "../../errors.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
+import { sentOutput } from "./failed_output.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
@@ -77,6 +78,8 @@ export class ResponseEvents {
   /** The open call each chat `index` last started, which its deltas without an id extend. */
   #callAt = new Map<number, OpenCall>();
   #finish: unknown;
+  /** The events of the last chunk (or end): the ones a budget stop may have withheld from the client. */
+  #recent: ResponseEvent[] = [];
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
   /** What the client received (reasoning, text and arguments), to count tokens when no usage came. */
@@ -270,6 +273,7 @@ export class ResponseEvents {
       for (const call of delta.tool_calls as JsonObject[]) this.#toolDelta(call, out);
     }
     if (choice.finish_reason != null) this.#finish = choice.finish_reason;
+    this.#recent = out;
     return out;
   }
 
@@ -280,7 +284,7 @@ export class ResponseEvents {
    * (`completionToResponse`).
    */
   finish(usage: Usage): ResponseEvent[] {
-    const out: ResponseEvent[] = [];
+    const out: ResponseEvent[] = this.#recent = [];
     const end = endOf(this.#finish);
     const cut = end.status === "incomplete" ? this.#output.length - 1 : -1;
     const status = (open: { index: number } | undefined) => open?.index === cut ? "incomplete" : "completed";
@@ -300,12 +304,22 @@ export class ResponseEvents {
 
   /**
    * The end of a stream that broke: an `error` event, then `response.failed`, numbered on from the `sent` events
-   * the client received (events built but withheld, by a budget stop, leave no gap).
+   * the client received (events built but withheld, by a budget stop, leave no gap). Its Response holds the
+   * output as the client's events built it (failed_output.ts), open items `incomplete`.
    */
   fail(error: GatewayError, sent: number): ResponseEvent[] {
+    // Open items closed as their deltas built them, `incomplete`; the events that would say so are not sent.
+    const unsent: ResponseEvent[] = [];
+    this.#closeReasoning(unsent, "incomplete");
+    this.#closeText(unsent, "incomplete");
+    this.#closeCalls(unsent, () => "incomplete");
+    const output = sentOutput(this.#output, this.#recent, sent);
     this.#seq = sent;
     const out: ResponseEvent[] = [];
-    const failed = failureEvents(error, (e) => this.#snapshot("failed", { error: e }));
+    const failed = failureEvents(
+      error,
+      (e) => responseObject(this.frame, { status: "failed", output, error: e }),
+    );
     for (const event of failed) this.#emit(event, out);
     return out;
   }

@@ -303,6 +303,61 @@ Deno.test("responses stream: a failure is an error event then response.failed", 
   assert.deepEqual(failed.error, { code: "server_error", message: "upstream went away" });
 });
 
+Deno.test("responses stream: response.failed holds the open items as their deltas built them, incomplete (and the done ones as done)", () => {
+  const ev = new ResponseEvents(frame);
+  const sent = [
+    ...ev.start(),
+    ...ev.chunk(chunk({ reasoning_content: "Plan." })),
+    ...ev.chunk(chunk({ content: "Here is the plan. " })),
+    ...ev.chunk(
+      chunk({ tool_calls: [{ index: 0, id: "call_A", function: { name: "run", arguments: '{"cmd":"ls' } }] }),
+    ),
+  ];
+  const end = ev.fail(badGateway("upstream went away"), sent.length);
+  const failed = conforming([...sent, ...end]);
+  const output = failed.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.type, i.status]), [
+    ["reasoning", "completed"],
+    ["message", "completed"],
+    ["function_call", "incomplete"],
+  ]);
+  assert.deepEqual((output[1].content as Record<string, unknown>[]).map((p) => p.text), [
+    "Here is the plan. ",
+  ]);
+  assert.equal(output[2].arguments, '{"cmd":"ls');
+});
+
+Deno.test("responses stream: response.failed leaves out what the withheld events of a budget stop added", () => {
+  const ev = new ResponseEvents(frame);
+  const sent = [
+    ...ev.start(),
+    ...ev.chunk(chunk({ content: "Here is " })),
+    ...ev.chunk(chunk({ content: "the plan." })),
+  ];
+  // The last chunk (a call starting, which closes the message) is built, and withheld from the client.
+  const withheld = ev.chunk(
+    chunk({ tool_calls: [{ index: 0, id: "call_A", function: { name: "run", arguments: "{}" } }] }),
+  );
+  assert.ok(withheld.length > 0);
+  const end = ev.fail(badGateway("budget"), sent.length);
+  const failed = conforming([...sent, ...end]);
+  const output = failed.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.type, i.status]), [["message", "incomplete"]]);
+  assert.deepEqual((output[0].content as Record<string, unknown>[]).map((p) => p.text), [
+    "Here is the plan.",
+  ]);
+  // Withheld within a chunk: its added item and deltas are not in the failed Response.
+  const cut = new ResponseEvents(frame);
+  const shown = [...cut.start(), ...cut.chunk(chunk({ content: "Hi" }))];
+  const lastDelta = shown.pop()!;
+  assert.equal(lastDelta.type, "response.output_text.delta");
+  const output2 = conforming([...shown, ...cut.fail(badGateway("budget"), shown.length)]).output as Record<
+    string,
+    unknown
+  >[];
+  assert.deepEqual((output2[0].content as Record<string, unknown>[]).map((p) => p.text), [""]);
+});
+
 Deno.test("responses stream: frames are an event line and one data line", () => {
   const text = new TextDecoder().decode(encodeEvent({ type: "response.created", sequence_number: 0 }));
   assert.equal(text, 'event: response.created\ndata: {"type":"response.created","sequence_number":0}\n\n');
