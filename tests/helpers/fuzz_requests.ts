@@ -305,7 +305,12 @@ const validResponses = fc.record({
       .map(([items, last]) => [...items, last]),
   ),
   ...RESPONSES_PARAMS,
-}, { requiredKeys: ["model", "input"] }).map((body) => body as Record<string, unknown>);
+}, { requiredKeys: ["model", "input"] }).map((body) => {
+  // A tool_choice that forces a call needs a function tool (a 400 otherwise): without one, it is left out.
+  const forced = body.tool_choice != null && body.tool_choice !== "none" && body.tool_choice !== "auto";
+  if (forced && !(Array.isArray(body.tools) && body.tools.length > 0)) delete body.tool_choice;
+  return body as Record<string, unknown>;
+});
 
 // --- messages (Anthropic) -----------------------------------------------------------------------------------
 

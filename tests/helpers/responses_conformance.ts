@@ -4,8 +4,10 @@
  * `openapi_schema.ts`), and a stream holds together whatever the spec cannot say: sequence numbers rise by
  * one from 0, it starts with `response.created` + `response.in_progress` and ends with exactly one terminal
  * event, each item is added before anything refers to it and nothing refers to it after its
- * `output_item.done`, deltas concatenate to their `.done` text, and the final Response holds exactly the
- * items that were done.
+ * `output_item.done`, deltas concatenate to their `.done` text and to the text of the item done, and the final
+ * Response holds exactly the items that were done, each `completed` (at `response.incomplete` the last may be
+ * `incomplete`); a `response.failed` that lists output holds the items done as they were and the open ones as
+ * their deltas built them, `incomplete`.
  *
  * {@linkcode ResponsesWire} records what the `openai` SDK received (its `fetch` option) so SDK-driven tests
  * check the bytes the SDK parsed, not the SDK's view of them.
@@ -113,13 +115,61 @@ export function checkEvents(schemas: OpenApiSchemas | null, events: WireEvent[])
     }
   }
 
+  for (const [, item] of done) assertBuiltByDeltas(item, deltas, "output_item.done");
   const final = last.response as { output: Record<string, unknown>[] };
   if (last.type !== "response.failed") {
     assert.equal(open.size, 0, "every item added is done before the end");
     const items = [...done.entries()].sort(([a], [b]) => a - b).map(([, item]) => item);
     assert.deepEqual(final.output, items, "the final Response holds exactly the items that were done");
+    // Completed: every item is. Incomplete: only the last, the one being written when the output stopped, may
+    // not be.
+    final.output.forEach((item, i) => {
+      if (item.status === undefined) return;
+      const cut = last.type === "response.incomplete" && i === final.output.length - 1;
+      assert.ok(
+        item.status === "completed" || (cut && item.status === "incomplete"),
+        `${last.type}: item ${i} (${item.type}) is ${item.status}`,
+      );
+    });
+  } else if (final.output.length > 0) {
+    // Failed: the items done as they were done, the ones still open as their deltas built them, incomplete. (A
+    // native passthrough's own failure carries the last Response the upstream sent, with no output yet: not
+    // held to it.)
+    assert.equal(final.output.length, open.size + done.size, "response.failed holds every item added");
+    final.output.forEach((item, i) => {
+      const whole = done.get(i);
+      if (whole !== undefined) return assert.deepEqual(item, whole, `response.failed: item ${i} as done`);
+      assert.equal(open.get(String(item.id)), i, `response.failed: item ${i} is the one added there`);
+      assert.equal(item.status, "incomplete", `response.failed: open item ${i} is incomplete`);
+      assertBuiltByDeltas(item, deltas, "response.failed");
+    });
   }
   return last.response as Record<string, unknown>;
+}
+
+/**
+ * An item's text (a message's parts, a reasoning item's summary, a call's arguments) is what its deltas added,
+ * part by part: what a client that reads only the deltas shows.
+ */
+function assertBuiltByDeltas(
+  item: Record<string, unknown>,
+  deltas: Map<string, string>,
+  where: string,
+): void {
+  const built = (family: string, index: number | "") => deltas.get(`${family}|${item.id}/${index}`) ?? "";
+  const what = `${where}: ${item.type} ${item.id}`;
+  if (item.type === "message" && Array.isArray(item.content)) {
+    (item.content as Record<string, unknown>[]).forEach((part, i) => {
+      if (part.type === "output_text") assert.equal(part.text, built("response.output_text", i), what);
+      if (part.type === "refusal") assert.equal(part.refusal, built("response.refusal", i), what);
+    });
+  } else if (item.type === "reasoning" && Array.isArray(item.summary)) {
+    (item.summary as Record<string, unknown>[]).forEach((part, i) => {
+      assert.equal(part.text, built("response.reasoning_summary_text", i), what);
+    });
+  } else if (item.type === "function_call") {
+    assert.equal(item.arguments, built("response.function_call_arguments", ""), what);
+  }
 }
 
 /** `output_text` as the SDKs compute it: every `output_text` part of every message, joined. */

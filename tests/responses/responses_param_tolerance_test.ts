@@ -88,3 +88,41 @@ Deno.test("responses tolerance: a compaction too skips the target that refuses i
     }
   });
 });
+
+Deno.test("responses tolerance: text.verbosity and prompt_cache_retention reach the target as chat fields, whose rules decide; truncation auto is named as dropped", async () => {
+  await withMixedVendors(async (gw, up) => {
+    up.next = json(OPENAI_OK);
+    // Claude has no verbosity: its target is skipped for the OpenAI one, which gets both fields.
+    const served = await post(gw, {
+      model: "chat-mixed-anthropic",
+      text: { verbosity: "low" },
+      prompt_cache_retention: "24h",
+    });
+    assert.equal(served.status, 200, JSON.stringify(served.body));
+    assert.equal(served.headers.get("x-gateway-provider"), "openai");
+    assert.equal(served.headers.get("x-gateway-dropped"), null);
+    assert.equal(served.body.text.verbosity, "low");
+    const sent = JSON.parse(up.requests.at(-1)!.body);
+    assert.equal(sent.verbosity, "low");
+    assert.equal(sent.prompt_cache_retention, "24h");
+    // No target takes it: the 400 names the client's field.
+    const before = up.requests.length;
+    const refused = await post(gw, { model: "chat-translated", text: { verbosity: "low" } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.param, "text.verbosity");
+    assert.equal(up.requests.length, before);
+    // A dropping target goes without it, and says so.
+    up.next = json(GEMINI_OK);
+    const dropped = await post(gw, { model: "chat-only-geminidrop", text: { verbosity: "high" } });
+    assert.equal(dropped.status, 200, JSON.stringify(dropped.body));
+    assert.equal(dropped.headers.get("x-gateway-dropped"), "text.verbosity");
+    // truncation "auto" has no chat form: named as dropped, and a strict alias refuses it.
+    up.next = json(OPENAI_OK);
+    const truncated = await post(gw, { model: "chat-mixed-anthropic", truncation: "auto" });
+    assert.equal(truncated.status, 200, JSON.stringify(truncated.body));
+    assert.equal(truncated.headers.get("x-gateway-dropped"), "truncation");
+    const strict = await post(gw, { model: "chat-strict-geminidrop", truncation: "auto" });
+    assert.equal(strict.status, 400);
+    assert.equal(strict.body.error.param, "truncation");
+  });
+});

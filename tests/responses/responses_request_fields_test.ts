@@ -281,6 +281,7 @@ const REFUSED: [string, Record<string, unknown>, string][] = [
   ["safety_identifier not a string", { safety_identifier: 5 }, "safety_identifier"],
   ["prompt_cache_key not a string", { prompt_cache_key: 5 }, "prompt_cache_key"],
   ["an unknown truncation", { truncation: "sometimes" }, "truncation"],
+  ["an unknown text.verbosity", { text: { verbosity: "terse" } }, "text.verbosity"],
   ["include not an array", { include: "all" }, "include"],
 ];
 
@@ -372,4 +373,46 @@ Deno.test({
       }
     });
   },
+});
+
+Deno.test("responses fields: a tool_choice that forces a call with no function tool is a 400 naming it, unless a native target takes it", async () => {
+  await withGateway(async (gw, fakes) => {
+    const forcing: Record<string, unknown>[] = [
+      { tool_choice: "required" },
+      { tool_choice: { type: "function", name: "get_time" } },
+      {
+        tool_choice: {
+          type: "allowed_tools",
+          mode: "required",
+          tools: [{ type: "function", name: "get_time" }],
+        },
+      },
+      // The built-in tool is dropped on a translated target: nothing would be left to call.
+      { tools: [{ type: "web_search" }], tool_choice: "required" },
+    ];
+    for (const fields of forcing) {
+      const before = fakes.chat.requests.length;
+      const res = await post(gw, { model: "chat-translated", input: "Hi", ...fields });
+      const body = await res.json();
+      assert.equal(res.status, 400, `${JSON.stringify(fields)}: ${JSON.stringify(body)}`);
+      assert.equal(body.error.param, "tool_choice");
+      assert.equal(fakes.chat.requests.length, before, "no upstream is asked");
+    }
+    // A native target runs the built-in tool: it gets the request as sent.
+    const native = await post(gw, { model: "chat-native", input: "Hi", ...forcing[3] });
+    assert.equal(native.status, 200, await native.clone().text());
+    await native.body?.cancel();
+    assert.equal(fakes.native.requests.at(-1)!.body.tool_choice, "required");
+    // A choice that forces nothing, and a forced call with a function tool, are served.
+    for (
+      const fields of [{ tool_choice: "auto" }, { tool_choice: "none" }, {
+        tools: [TOOL],
+        tool_choice: "required",
+      }]
+    ) {
+      const res = await post(gw, { model: "chat-translated", input: "Hi", ...fields });
+      assert.equal(res.status, 200, `${JSON.stringify(fields)}: ${await res.clone().text()}`);
+      await res.body?.cancel();
+    }
+  });
 });

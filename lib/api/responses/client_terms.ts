@@ -16,6 +16,7 @@ const RENAMED: Readonly<Record<string, string>> = {
   max_completion_tokens: "max_output_tokens",
   max_tokens: "max_output_tokens",
   reasoning_effort: "reasoning.effort",
+  verbosity: "text.verbosity",
   messages: "input",
 };
 

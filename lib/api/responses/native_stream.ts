@@ -17,7 +17,7 @@ import {
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
 import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
-import { encodeEvent, failureEvents, type ResponseEvent } from "./stream.ts";
+import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 
 /** A native event stream whose first event has already been read (routing waited for it). */
 export type PeekedEvents = Peeked<JsonObject>;

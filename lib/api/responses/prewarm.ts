@@ -19,7 +19,7 @@ import { storeResponse, withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { parseResponsesRequest } from "./request.ts";
 import { newId, type ResponseFrame, responseObject, responseUsage } from "./response.ts";
-import { encodeEvent } from "./stream.ts";
+import { encodeEvent } from "./stream_events.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 /** What a prewarmed Response names as its provider in the store: none was called. */

@@ -16,8 +16,8 @@ import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from ".
 import { type InputNotes, requestInput } from "./input_items.ts";
 import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
-import { responseFormat } from "./text_format.ts";
-import { chatToolChoice, chatTools } from "./tools.ts";
+import { responseFormat, textVerbosity } from "./text_format.ts";
+import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
 import { badValue, boolean, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
@@ -35,7 +35,7 @@ export interface ResponseParams extends JsonObject {
   service_tier: string;
   store: boolean;
   temperature: number;
-  text: { format: JsonObject };
+  text: { format: JsonObject; verbosity?: string };
   tool_choice: unknown;
   tools: JsonObject[];
   top_p: number;
@@ -292,12 +292,16 @@ export function parseResponsesRequest(
     const choice = chatToolChoice(body.tool_choice, needs);
     if (choice !== undefined) chat.tool_choice = choice;
     toolChoice = body.tool_choice;
+    checkForcedCall(body.tool_choice, body.tools, chat.tools !== undefined, needs);
   }
   let format: JsonObject = { type: "text" };
+  let verbosity: string | undefined;
   if (body.text != null) {
     const translated = responseFormat(body.text);
     format = translated.echo;
     if (translated.chat !== undefined) chat.response_format = translated.chat;
+    verbosity = textVerbosity(body.text);
+    if (verbosity !== undefined) chat.verbosity = verbosity;
   }
   const user = string(body, "user", "user");
   if (user !== undefined) chat.user = user;
@@ -321,11 +325,17 @@ export function parseResponsesRequest(
   if (retention !== undefined && !CACHE_RETENTIONS.includes(retention)) {
     throw badValue("prompt_cache_retention", retention, CACHE_RETENTIONS);
   }
+  // The chat form has the same field (OpenAI's chat API): an OpenAI-compatible target keeps the cache as asked,
+  // a vendor target leaves out what does not change the answer.
+  if (retention !== undefined) chat.prompt_cache_retention = retention;
   if (serviceTier !== undefined) chat.service_tier = serviceTier;
   const truncation = string(body, "truncation", "truncation") ?? "disabled";
   if (truncation !== "auto" && truncation !== "disabled") {
     throw badValue("truncation", truncation, ["auto", "disabled"]);
   }
+  // Dropping input items to fit the context window is the upstream's, by its own window and tokenizer; the chat
+  // form has no such switch, so a translated target sends the input whole (and a too-long one fails upstream).
+  if (truncation === "auto") needs.tolerance.dropped.push("truncation");
   if (body.include != null) {
     if (!Array.isArray(body.include)) throw wrongType("include", "an array", body.include);
     body.include.forEach((v, i) => {
@@ -360,7 +370,7 @@ export function parseResponsesRequest(
     service_tier: serviceTier ?? "default",
     store,
     temperature: temperature ?? 1,
-    text: { format },
+    text: verbosity === undefined ? { format } : { format, verbosity },
     tool_choice: toolChoice,
     tools,
     top_p: topP ?? 1,

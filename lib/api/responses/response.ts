@@ -153,12 +153,14 @@ export function responseObject(
 
 /**
  * The output items of a chat completion's first choice: its reasoning, its message (text, refusal), then its
- * tool calls (OpenAI's order).
+ * tool calls (OpenAI's order). At an incomplete end the last item, the one being written when the output
+ * stopped (a call whose arguments were cut off, or the message), is `incomplete`; the ones before it were
+ * finished, as a stream closes them (stream.ts).
  */
-function outputItems(message: JsonObject, itemStatus: string, tools: readonly JsonObject[]): JsonObject[] {
+function outputItems(message: JsonObject, incomplete: boolean, tools: readonly JsonObject[]): JsonObject[] {
   const out: JsonObject[] = [];
   if (typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
-    out.push(reasoningItem(newId("rs_"), itemStatus, [summaryText(message.reasoning_content)]));
+    out.push(reasoningItem(newId("rs_"), "completed", [summaryText(message.reasoning_content)]));
   }
   const content: JsonObject[] = [];
   if (typeof message.content === "string" && message.content !== "") {
@@ -167,7 +169,7 @@ function outputItems(message: JsonObject, itemStatus: string, tools: readonly Js
   if (typeof message.refusal === "string" && message.refusal !== "") {
     content.push({ type: "refusal", refusal: message.refusal });
   }
-  if (content.length > 0) out.push(messageItem(newId("msg_"), itemStatus, content));
+  if (content.length > 0) out.push(messageItem(newId("msg_"), "completed", content));
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls as JsonObject[] : [];
   for (const call of calls) {
     const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
@@ -177,6 +179,8 @@ function outputItems(message: JsonObject, itemStatus: string, tools: readonly Js
       arguments: typeof fn.arguments === "string" ? fn.arguments : "",
     }, tools));
   }
+  const last = out.at(-1);
+  if (incomplete && last !== undefined) last.status = "incomplete";
   return out;
 }
 
@@ -192,11 +196,7 @@ export function completionToResponse(
   const choice = (completion.choices[0] ?? {}) as JsonObject;
   const message = (choice.message ?? {}) as JsonObject;
   const end = endOf(choice.finish_reason);
-  const output = outputItems(
-    message,
-    end.status === "incomplete" ? "incomplete" : "completed",
-    frame.params.tools,
-  );
+  const output = outputItems(message, end.status === "incomplete", frame.params.tools);
   return responseObject(frame, {
     status: end.status,
     output,

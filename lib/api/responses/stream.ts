@@ -12,6 +12,8 @@
  * @module
  */
 import type { GatewayError } from "../../errors.ts";
+import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
+import { sentOutput } from "./failed_output.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
@@ -33,9 +35,6 @@ import {
   summaryText,
 } from "./response.ts";
 
-/** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
-export type ResponseEvent = JsonObject & { type: string };
-
 /** The assistant message being streamed: its content parts (text, or the model's refusal), the last open. */
 interface OpenText {
   index: number;
@@ -56,10 +55,9 @@ interface OpenCall {
   call_id: string;
   name: string;
   arguments: string;
+  /** The upstream's id of the call, when its first chunk had one: a chunk with another id is another call. */
+  upstreamId: string | undefined;
 }
-
-/** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
-const ERROR_CODES = new Set(["server_error", "rate_limit_exceeded", "invalid_prompt"]);
 
 /**
  * Translates chat chunks into Responses events, keeping the output built so far for the snapshots.
@@ -75,9 +73,13 @@ export class ResponseEvents {
   #output: JsonObject[] = [];
   #reasoning: OpenReasoning | undefined;
   #text: OpenText | undefined;
-  /** Open function calls by their chat `index`, in the order they started. */
-  #calls = new Map<number, OpenCall>();
+  /** Open function calls, in the order they started. */
+  #calls: OpenCall[] = [];
+  /** The open call each chat `index` last started, which its deltas without an id extend. */
+  #callAt = new Map<number, OpenCall>();
   #finish: unknown;
+  /** The events of the last chunk (or end): the ones a budget stop may have withheld from the client. */
+  #recent: ResponseEvent[] = [];
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
   /** What the client received (reasoning, text and arguments), to count tokens when no usage came. */
@@ -166,10 +168,10 @@ export class ResponseEvents {
     this.#done(open.index, messageItem(open.id, status, open.parts.map((p) => ResponseEvents.#part(p))), out);
   }
 
-  /** Every open function call done, in the order they started. */
-  #closeCalls(out: ResponseEvent[]): void {
-    for (const call of this.#calls.values()) {
-      const item = functionCallItem(call.id, "completed", call, this.frame.params.tools);
+  /** Every open function call done, in the order they started, each with its `status`. */
+  #closeCalls(out: ResponseEvent[], status: (call: OpenCall) => string): void {
+    for (const call of this.#calls) {
+      const item = functionCallItem(call.id, status(call), call, this.frame.params.tools);
       this.#emit({
         type: "response.function_call_arguments.done",
         item_id: call.id,
@@ -179,7 +181,8 @@ export class ResponseEvents {
       }, out);
       this.#done(call.index, item, out);
     }
-    this.#calls.clear();
+    this.#calls = [];
+    this.#callAt.clear();
   }
 
   /** A delta of the message's text or of its refusal (a chat `delta.refusal`), each its own content part. */
@@ -211,25 +214,34 @@ export class ResponseEvents {
     else this.#emit({ type: "response.output_text.delta", ...at, delta, logprobs: [] }, out);
   }
 
+  /**
+   * A chunk of a tool call. Its chat `index` says which call it continues, but an upstream that sends each call
+   * whole in its chunk may give every one the same index (Ollama gives 0): a chunk carrying an id other than
+   * the open call's starts a new call rather than appending to its arguments.
+   */
   #toolDelta(call: JsonObject, out: ResponseEvent[]): void {
     const chatIndex = typeof call.index === "number" ? call.index : 0;
     const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
-    let open = this.#calls.get(chatIndex);
+    const upstreamId = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
+    let open = this.#callAt.get(chatIndex);
+    if (open !== undefined && upstreamId !== undefined && open.upstreamId !== upstreamId) open = undefined;
     if (open === undefined) {
       this.#closeReasoning(out, "completed");
       this.#closeText(out, "completed");
       const id = newId("fc_");
       const started = {
         id,
-        call_id: typeof call.id === "string" ? call.id : newId("call_"),
+        call_id: upstreamId ?? newId("call_"),
         name: typeof fn.name === "string" ? fn.name : "",
         arguments: "",
       };
       open = {
         ...started,
+        upstreamId,
         index: this.#add(functionCallItem(id, "in_progress", started, this.frame.params.tools), out),
       };
-      this.#calls.set(chatIndex, open);
+      this.#calls.push(open);
+      this.#callAt.set(chatIndex, open);
     }
     if (typeof fn.arguments === "string" && fn.arguments !== "") {
       open.arguments += fn.arguments;
@@ -261,17 +273,24 @@ export class ResponseEvents {
       for (const call of delta.tool_calls as JsonObject[]) this.#toolDelta(call, out);
     }
     if (choice.finish_reason != null) this.#finish = choice.finish_reason;
+    this.#recent = out;
     return out;
   }
 
-  /** The end of a stream that ended cleanly: open items done, then `response.completed` or `.incomplete`. */
+  /**
+   * The end of a stream that ended cleanly: open items done, then `response.completed` or `.incomplete`. At an
+   * incomplete end (the output limit, a content filter) the last item, the one being written when it came (a
+   * call's arguments cut off, the message), is `incomplete` and every other `completed`, as in the JSON answer
+   * (`completionToResponse`).
+   */
   finish(usage: Usage): ResponseEvent[] {
-    const out: ResponseEvent[] = [];
+    const out: ResponseEvent[] = this.#recent = [];
     const end = endOf(this.#finish);
-    const status = end.status === "incomplete" ? "incomplete" : "completed";
-    this.#closeReasoning(out, status);
-    this.#closeText(out, status);
-    this.#closeCalls(out);
+    const cut = end.status === "incomplete" ? this.#output.length - 1 : -1;
+    const status = (open: { index: number } | undefined) => open?.index === cut ? "incomplete" : "completed";
+    this.#closeReasoning(out, status(this.#reasoning));
+    this.#closeText(out, status(this.#text));
+    this.#closeCalls(out, status);
     const response = this.#snapshot(end.status, {
       usage: responseUsage(usage),
       incompleteReason: end.reason,
@@ -285,40 +304,25 @@ export class ResponseEvents {
 
   /**
    * The end of a stream that broke: an `error` event, then `response.failed`, numbered on from the `sent` events
-   * the client received (events built but withheld, by a budget stop, leave no gap).
+   * the client received (events built but withheld, by a budget stop, leave no gap). Its Response holds the
+   * output as the client's events built it (failed_output.ts), open items `incomplete`.
    */
   fail(error: GatewayError, sent: number): ResponseEvent[] {
+    // Open items closed as their deltas built them, `incomplete`; the events that would say so are not sent.
+    const unsent: ResponseEvent[] = [];
+    this.#closeReasoning(unsent, "incomplete");
+    this.#closeText(unsent, "incomplete");
+    this.#closeCalls(unsent, () => "incomplete");
+    const output = sentOutput(this.#output, this.#recent, sent);
     this.#seq = sent;
     const out: ResponseEvent[] = [];
-    const failed = failureEvents(error, (e) => this.#snapshot("failed", { error: e }));
+    const failed = failureEvents(
+      error,
+      (e) => responseObject(this.frame, { status: "failed", output, error: e }),
+    );
     for (const event of failed) this.#emit(event, out);
     return out;
   }
-}
-
-/**
- * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an
- * `error` event with the gateway's error, then `response.failed` carrying the Response that `failedResponse`
- * builds around its `ResponseError` (`code` one of the spec's codes, else `server_error`). Shared by the
- * translated and the native stream.
- */
-export function failureEvents(
-  error: GatewayError,
-  failedResponse: (error: JsonObject) => JsonObject,
-): ResponseEvent[] {
-  const body = error.toBody().error;
-  const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
-  return [
-    { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
-    { type: "response.failed", response: failedResponse({ code, message: body.message }) },
-  ];
-}
-
-const encoder = new TextEncoder();
-
-/** One SSE frame: `event: <type>` and `data: <json>` (JSON has no line breaks, so one `data:` line). */
-export function encodeEvent(event: ResponseEvent): Uint8Array {
-  return encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { badGateway } from "../../errors.ts";
 import type { ChatCompletionChunk } from "../../openai/types.ts";
 import { parseResponsesRequest } from "./request.ts";
-import { newId, type ResponseFrame } from "./response.ts";
-import { encodeEvent, type ResponseEvent, ResponseEvents } from "./stream.ts";
+import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
+import { ResponseEvents } from "./stream.ts";
+import { encodeEvent, type ResponseEvent } from "./stream_events.ts";
 import { loadOpenApiSchemas } from "../../../tests/helpers/openapi_schema.ts";
 import { checkEvents, type WireEvent } from "../../../tests/helpers/responses_conformance.ts";
 
@@ -141,6 +142,34 @@ Deno.test("responses stream: interleaved parallel tool-call deltas (0, 1, 0, 1) 
   );
 });
 
+Deno.test("responses stream: calls that share one chat index (Ollama's 0) but have their own ids are separate calls", () => {
+  const ev = new ResponseEvents(frame);
+  const call = (id: string | undefined, name: string | undefined, args: string) =>
+    chunk({
+      tool_calls: [{
+        index: 0,
+        ...(id ? { id } : {}),
+        function: { ...(name ? { name } : {}), arguments: args },
+      }],
+    });
+  const all = [
+    ...ev.start(),
+    ...ev.chunk(call("call_a", "read_file", '{"path":"a"}')),
+    ...ev.chunk(call("call_b", "list_dir", '{"path":')),
+    // A delta without an id continues the call its index last started; one repeating that id does too.
+    ...ev.chunk(call(undefined, undefined, '"b"')),
+    ...ev.chunk(call("call_b", undefined, "}")),
+    ...ev.chunk(chunk({}, "tool_calls")),
+    ...ev.finish(USAGE),
+  ];
+  const done = conforming(all);
+  const output = done.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.call_id, i.name, i.arguments]), [
+    ["call_a", "read_file", '{"path":"a"}'],
+    ["call_b", "list_dir", '{"path":"b"}'],
+  ]);
+});
+
 Deno.test("responses stream: reasoning_content deltas are a reasoning item's summary, in OpenAI's order", () => {
   const ev = new ResponseEvents(frame);
   const all = [
@@ -202,6 +231,65 @@ Deno.test("responses stream: a length stop while reasoning leaves the reasoning 
   ]);
 });
 
+Deno.test("responses stream: at a length stop the cut item is incomplete and the ones before it completed, as in the JSON answer", () => {
+  const cutCall = {
+    id: "call_A",
+    type: "function",
+    function: { name: "write", arguments: '{"path":"a.txt","te' },
+  };
+  const cases: {
+    chunks: Record<string, unknown>[];
+    message: Record<string, unknown>;
+    statuses: string[][];
+  }[] = [
+    {
+      // Cut in a call's arguments: the message before it was finished.
+      chunks: [{ reasoning_content: "Plan." }, { content: "Writing it." }, {
+        tool_calls: [{ index: 0, ...cutCall }],
+      }],
+      message: {
+        role: "assistant",
+        reasoning_content: "Plan.",
+        content: "Writing it.",
+        tool_calls: [cutCall],
+      },
+      statuses: [["reasoning", "completed"], ["message", "completed"], ["function_call", "incomplete"]],
+    },
+    {
+      // Cut in the message: the reasoning before it was finished.
+      chunks: [{ reasoning_content: "Plan." }, { content: "Writing" }],
+      message: { role: "assistant", reasoning_content: "Plan.", content: "Writing" },
+      statuses: [["reasoning", "completed"], ["message", "incomplete"]],
+    },
+  ];
+  for (const { chunks, message, statuses } of cases) {
+    const ev = new ResponseEvents(frame);
+    const all = [
+      ...ev.start(),
+      ...chunks.flatMap((d) => ev.chunk(chunk(d))),
+      ...ev.chunk(chunk({}, "length")),
+    ];
+    all.push(...ev.finish(USAGE));
+    const streamed = conforming(all);
+    const whole = completionToResponse(
+      {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "u",
+        choices: [{ index: 0, message, finish_reason: "length" }],
+      },
+      frame,
+      USAGE,
+    );
+    for (const response of [streamed, whole]) {
+      assert.equal(response.status, "incomplete");
+      const output = response.output as Record<string, unknown>[];
+      assert.deepEqual(output.map((i) => [i.type, i.status]), statuses);
+    }
+  }
+});
+
 Deno.test("responses stream: a failure is an error event then response.failed", () => {
   const ev = new ResponseEvents(frame);
   const sent = [...ev.start(), ...ev.chunk(chunk({ content: "partial" }))];
@@ -213,6 +301,61 @@ Deno.test("responses stream: a failure is an error event then response.failed", 
   const failed = end[1].response as Record<string, unknown>;
   assert.equal(failed.status, "failed");
   assert.deepEqual(failed.error, { code: "server_error", message: "upstream went away" });
+});
+
+Deno.test("responses stream: response.failed holds the open items as their deltas built them, incomplete (and the done ones as done)", () => {
+  const ev = new ResponseEvents(frame);
+  const sent = [
+    ...ev.start(),
+    ...ev.chunk(chunk({ reasoning_content: "Plan." })),
+    ...ev.chunk(chunk({ content: "Here is the plan. " })),
+    ...ev.chunk(
+      chunk({ tool_calls: [{ index: 0, id: "call_A", function: { name: "run", arguments: '{"cmd":"ls' } }] }),
+    ),
+  ];
+  const end = ev.fail(badGateway("upstream went away"), sent.length);
+  const failed = conforming([...sent, ...end]);
+  const output = failed.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.type, i.status]), [
+    ["reasoning", "completed"],
+    ["message", "completed"],
+    ["function_call", "incomplete"],
+  ]);
+  assert.deepEqual((output[1].content as Record<string, unknown>[]).map((p) => p.text), [
+    "Here is the plan. ",
+  ]);
+  assert.equal(output[2].arguments, '{"cmd":"ls');
+});
+
+Deno.test("responses stream: response.failed leaves out what the withheld events of a budget stop added", () => {
+  const ev = new ResponseEvents(frame);
+  const sent = [
+    ...ev.start(),
+    ...ev.chunk(chunk({ content: "Here is " })),
+    ...ev.chunk(chunk({ content: "the plan." })),
+  ];
+  // The last chunk (a call starting, which closes the message) is built, and withheld from the client.
+  const withheld = ev.chunk(
+    chunk({ tool_calls: [{ index: 0, id: "call_A", function: { name: "run", arguments: "{}" } }] }),
+  );
+  assert.ok(withheld.length > 0);
+  const end = ev.fail(badGateway("budget"), sent.length);
+  const failed = conforming([...sent, ...end]);
+  const output = failed.output as Record<string, unknown>[];
+  assert.deepEqual(output.map((i) => [i.type, i.status]), [["message", "incomplete"]]);
+  assert.deepEqual((output[0].content as Record<string, unknown>[]).map((p) => p.text), [
+    "Here is the plan.",
+  ]);
+  // Withheld within a chunk: its added item and deltas are not in the failed Response.
+  const cut = new ResponseEvents(frame);
+  const shown = [...cut.start(), ...cut.chunk(chunk({ content: "Hi" }))];
+  const lastDelta = shown.pop()!;
+  assert.equal(lastDelta.type, "response.output_text.delta");
+  const output2 = conforming([...shown, ...cut.fail(badGateway("budget"), shown.length)]).output as Record<
+    string,
+    unknown
+  >[];
+  assert.deepEqual((output2[0].content as Record<string, unknown>[]).map((p) => p.text), [""]);
 });
 
 Deno.test("responses stream: frames are an event line and one data line", () => {

@@ -1,11 +1,29 @@
 /**
  * A Responses request's `text.format` (plain text, a JSON object, or a named JSON schema) as the chat form's
- * `response_format`, and the format the Response echoes with OpenAI's defaults (`strict: false`).
+ * `response_format`, and the format the Response echoes with OpenAI's defaults (`strict: false`); its
+ * `text.verbosity` as the chat form's `verbosity`.
  *
  * @module
  */
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { badValue, missing, string, wrongType } from "./validate.ts";
+
+/** The spec's `Verbosity` values. */
+const VERBOSITIES = ["low", "medium", "high"];
+
+/**
+ * `text.verbosity`, the chat form's `verbosity` (the same values in OpenAI's chat API), or undefined when
+ * absent: it goes to the target like any chat parameter, so a target whose parameter rules cannot honour it
+ * decides (refused, or dropped and named), never silently lost.
+ */
+export function textVerbosity(text: unknown): string | undefined {
+  if (!isObject(text)) throw wrongType("text", "an object", text);
+  const verbosity = string(text, "verbosity", "text.verbosity");
+  if (verbosity !== undefined && !VERBOSITIES.includes(verbosity)) {
+    throw badValue("text.verbosity", verbosity, VERBOSITIES);
+  }
+  return verbosity;
+}
 
 /** `text.format` → the chat `response_format`, and the format the Response echoes. */
 export function responseFormat(text: unknown): { chat?: JsonObject; echo: JsonObject } {

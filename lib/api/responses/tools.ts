@@ -133,3 +133,42 @@ export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
   preferNative(needs, "tool_choice");
   return undefined;
 }
+
+/**
+ * Whether `choice` (as the client sent it) makes the model call a tool: `required`, a named function, or
+ * `allowed_tools` in `required` mode. Without a tool the chat form can carry, a translated target would drop
+ * the choice and answer in text, the opposite of what the client relies on.
+ */
+function forcesCall(choice: unknown): boolean {
+  if (choice === "required") return true;
+  if (!isObject(choice)) return false;
+  return choice.type === "function" || (choice.type === "allowed_tools" && choice.mode === "required");
+}
+
+/**
+ * Notes in `needs` the refusal of a `tool_choice` that forces a call when the chat form has no tool to call
+ * (`hasChatTools` false: no tools, or only built-in ones a translated target goes without). A native target still
+ * gets the request (it runs built-in tools, and answers a request without tools as OpenAI does); without one
+ * it is the 400 naming `tool_choice`, as chat completions answer, instead of a plain-text answer.
+ */
+export function checkForcedCall(
+  choice: unknown,
+  tools: unknown,
+  hasChatTools: boolean,
+  needs: NativeNeeds,
+): void {
+  if (hasChatTools || !forcesCall(choice)) return;
+  needs.tolerance.refusal ??= Array.isArray(tools) && tools.length > 0
+    ? invalidRequest(
+      "Invalid value for 'tool_choice': it forces a tool call, and 'tools' holds no function tool; built-in " +
+        "tools need an upstream that speaks the Responses API natively (a provider with native_responses: " +
+        "true), and no target of this model does.",
+      "tool_choice",
+      "unsupported_value",
+    )
+    : invalidRequest(
+      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+      "tool_choice",
+      "invalid_value",
+    );
+}

@@ -1,0 +1,40 @@
+/**
+ * What both Responses event streams share, the one translated from chat chunks (stream.ts) and the one passed
+ * through from a native upstream (native_stream.ts): an event, its SSE frame, and the two events that end a
+ * stream after a failure.
+ *
+ * @module
+ */
+import type { GatewayError } from "../../errors.ts";
+import type { JsonObject } from "../../openai/types.ts";
+
+/** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
+export type ResponseEvent = JsonObject & { type: string };
+
+/** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
+const ERROR_CODES = new Set(["server_error", "rate_limit_exceeded", "invalid_prompt"]);
+
+/**
+ * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an
+ * `error` event with the gateway's error, then `response.failed` carrying the Response that `failedResponse`
+ * builds around its `ResponseError` (`code` one of the spec's codes, else `server_error`). Shared by the
+ * translated and the native stream.
+ */
+export function failureEvents(
+  error: GatewayError,
+  failedResponse: (error: JsonObject) => JsonObject,
+): ResponseEvent[] {
+  const body = error.toBody().error;
+  const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
+  return [
+    { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
+    { type: "response.failed", response: failedResponse({ code, message: body.message }) },
+  ];
+}
+
+const encoder = new TextEncoder();
+
+/** One SSE frame: `event: <type>` and `data: <json>` (JSON has no line breaks, so one `data:` line). */
+export function encodeEvent(event: ResponseEvent): Uint8Array {
+  return encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+}
