@@ -21,6 +21,7 @@
  * @module
  */
 import { nativeMessagesBody, redactMessages } from "./native.ts";
+import { MESSAGES_GENERATION_PARAMS } from "../../providers/count_tokens_fields.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { fieldError } from "./validate.ts";
 import { noteDropped } from "../../http/tolerance.ts";
@@ -37,25 +38,10 @@ import type { ClientRequest } from "../../runtime/types.ts";
 
 const ROUTE = ROUTES.messagesCountTokens;
 
-/**
- * The Messages parameters of the generation rather than of its input: Anthropic's counting endpoint refuses
- * them ("Extra inputs are not permitted"), and so does this one. Every other field follows `/v1/messages`.
- */
-const NOT_COUNTED = [
-  "max_tokens",
-  "stream",
-  "stop_sequences",
-  "temperature",
-  "top_p",
-  "top_k",
-  "metadata",
-  "service_tier",
-];
-
 /** Handles one count request for an authenticated identity. */
 export async function handleMessagesCountTokens(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
-  const refused = NOT_COUNTED.find((key) => key in body);
+  const refused = MESSAGES_GENERATION_PARAMS.find((key) => key in body);
   if (refused !== undefined) throw fieldError(refused, "Extra inputs are not permitted");
   // The request parser wants the output limit a count does not have: one no thinking budget reaches.
   const parsed = parseMessagesRequest({ ...body, max_tokens: Number.MAX_SAFE_INTEGER }, request.headers);

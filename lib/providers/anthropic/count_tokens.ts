@@ -12,18 +12,10 @@
  */
 import type { JsonObject } from "../../openai/types.ts";
 import { tokenCountField } from "../shared/token_count.ts";
+import { MESSAGES_GENERATION_PARAMS } from "../count_tokens_fields.ts";
 
-/** The Messages parameters of the generation, not of its input, which the counting endpoint refuses. */
-const NOT_COUNTED: ReadonlySet<string> = new Set([
-  "max_tokens",
-  "stream",
-  "stop_sequences",
-  "temperature",
-  "top_p",
-  "top_k",
-  "metadata",
-  "service_tier",
-]);
+/** What the counting endpoint refuses (the generation's parameters): left out of the body it is sent. */
+const NOT_COUNTED: ReadonlySet<string> = new Set(MESSAGES_GENERATION_PARAMS);
 
 /** `{base_url}/v1/messages/count_tokens`. */
 export function countTokensUrl(baseUrl: string): string {
