@@ -5,14 +5,9 @@
  * `strict` alias refuses instead. One raw upstream stands behind every provider type.
  */
 import assert from "node:assert/strict";
-import {
-  startGateway,
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  waitForLog,
-} from "../helpers/gateway.ts";
-import { type RawStep, type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { GEMINI_OK, json, OPENAI_OK, withMixedVendors } from "../helpers/mixed_vendors.ts";
+import type { RawUpstream } from "../helpers/raw_upstream.ts";
 
 function configFor(url: string): string {
   const target = (provider: string, model: string) =>
@@ -46,38 +41,9 @@ models:
 ${TEST_TOKENS_YAML}`;
 }
 
-const OPENAI_OK = {
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  created: 1,
-  model: "m",
-  choices: [{
-    index: 0,
-    message: { role: "assistant", content: "hi" },
-    finish_reason: "stop",
-    logprobs: null,
-  }],
-  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-};
-
-const GEMINI_OK = {
-  candidates: [{ content: { role: "model", parts: [{ text: "hi" }] }, finishReason: "STOP", index: 0 }],
-  usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 },
-};
-
-function json(body: unknown): RawStep {
-  return { status: 200, headers: { "content-type": "application/json" }, chunks: [JSON.stringify(body)] };
-}
-
-async function withGateway(fn: (gw: TestGateway, up: RawUpstream) => Promise<void>) {
-  const up = startRawUpstream();
-  const gw = await startGateway(configFor(up.url));
-  try {
-    await fn(gw, up);
-  } finally {
-    await gw.stop(1000);
-    await up.stop();
-  }
+/** A gateway with this file's aliases over a fresh raw upstream, for `fn`. */
+function withGateway(fn: (gw: TestGateway, up: RawUpstream) => Promise<void>) {
+  return withMixedVendors(fn, configFor);
 }
 
 async function post(gw: TestGateway, body: Record<string, unknown>) {

@@ -86,10 +86,16 @@ export function json(body: unknown): RawStep {
   return { status: 200, headers: { "content-type": "application/json" }, chunks: [JSON.stringify(body)] };
 }
 
-/** Runs `fn` against a gateway with the mixed aliases over a fresh raw upstream, and stops both. */
-export async function withMixedVendors(fn: (gw: TestGateway, up: RawUpstream) => Promise<void>) {
+/**
+ * Runs `fn` against a gateway with the mixed aliases (or the aliases `config` makes for the upstream's URL) over
+ * a fresh raw upstream, and stops both.
+ */
+export async function withMixedVendors(
+  fn: (gw: TestGateway, up: RawUpstream) => Promise<void>,
+  config: (url: string) => string = configFor,
+) {
   const up = startRawUpstream();
-  const gw = await startGateway(configFor(up.url));
+  const gw = await startGateway(config(up.url));
   try {
     await fn(gw, up);
   } finally {
