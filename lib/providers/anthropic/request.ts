@@ -21,7 +21,12 @@
 import { invalidRequest } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { ParamRules, UnsupportedRules } from "../shared/unsupported_params.ts";
-import { always, LEGACY_FUNCTION_RULES, NO_EFFECT_PARAMS } from "../shared/unsupported_params.ts";
+import {
+  always,
+  CORE_CHAT_PARAMS,
+  LEGACY_FUNCTION_RULES,
+  NO_EFFECT_PARAMS,
+} from "../shared/unsupported_params.ts";
 import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
   answerFormatUnsupported,
@@ -31,20 +36,7 @@ import {
 } from "../shared/json_answer_tool.ts";
 
 /** Parameters the translation reads. */
-const TRANSLATED = new Set([
-  "model",
-  "messages",
-  "stream",
-  "max_tokens",
-  "max_completion_tokens",
-  "stop",
-  "temperature",
-  "top_p",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "user",
-]);
+const TRANSLATED = new Set([...CORE_CHAT_PARAMS, "parallel_tool_calls"]);
 
 /** Anthropic's own sampling parameters a client may send as extra body fields. */
 const PASS_THROUGH = ["top_k"] as const;

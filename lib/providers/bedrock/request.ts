@@ -12,6 +12,7 @@ import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import {
   always,
+  CORE_CHAT_PARAMS,
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
   type ParamRules,
@@ -68,20 +69,7 @@ export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
  * change the answer (`user`: Converse has no end-user field). Any other (`top_k`, `verbosity`, next month's)
  * is unsupported: 400, or dropped and named with `unsupported_params: drop`.
  */
-const BEDROCK_KNOWN: ReadonlySet<string> = new Set([
-  "model",
-  "messages",
-  "stream",
-  "max_tokens",
-  "max_completion_tokens",
-  "stop",
-  "temperature",
-  "top_p",
-  "tools",
-  "tool_choice",
-  "user",
-  ...NO_EFFECT_PARAMS,
-]);
+const BEDROCK_KNOWN: ReadonlySet<string> = new Set([...CORE_CHAT_PARAMS, ...NO_EFFECT_PARAMS]);
 
 /**
  * Claude on Bedrock, by model id, inference profile (`us.anthropic.claude-…`) or ARN ending in one. An

@@ -9,6 +9,7 @@ import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import {
   always,
+  CORE_CHAT_PARAMS,
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
   type ParamRules,
@@ -50,23 +51,13 @@ function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
  * unsupported: 400, or dropped and named with `unsupported_params: drop`.
  */
 const GEMINI_KNOWN: ReadonlySet<string> = new Set([
-  "model",
-  "messages",
-  "stream",
+  ...CORE_CHAT_PARAMS,
   "n",
-  "max_tokens",
-  "max_completion_tokens",
-  "stop",
-  "temperature",
-  "top_p",
   "presence_penalty",
   "frequency_penalty",
   "seed",
   "reasoning_effort",
   "response_format",
-  "tools",
-  "tool_choice",
-  "user",
   ...NO_EFFECT_PARAMS,
 ]);
 

@@ -41,6 +41,25 @@ export interface ParamRules {
 export const always = (): boolean => true;
 
 /**
+ * The chat form's parameters every vendor translation reads (the request itself, its limits, stop, the two
+ * sampling ones every vendor has, tools), and `user`, which each leaves out or maps: the start of each
+ * vendor's list of known parameters, which adds what only it translates.
+ */
+export const CORE_CHAT_PARAMS: readonly string[] = [
+  "model",
+  "messages",
+  "stream",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "temperature",
+  "top_p",
+  "tools",
+  "tool_choice",
+  "user",
+];
+
+/**
  * OpenAI parameters that do not change the answer (tags, hints for OpenAI's own serving, the stream usage the
  * gateway asks for itself): a translation leaves them out, and nobody needs to be told.
  */
