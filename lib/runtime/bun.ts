@@ -8,11 +8,10 @@
 import { type FSWatcher, watch, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import process from "node:process";
+import { asksToClose, idlePhases, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
 import { originOf } from "./request_origin.ts";
 import {
-  type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
-  isStreamedAnswer,
   MAX_WEBSOCKET_MESSAGE_BYTES,
   type RunningServer,
   type Runtime,
@@ -85,32 +84,6 @@ function requireBun(): BunGlobal {
   return bun;
 }
 
-/** Bun's idle timer counts whole seconds, 1 to 255. */
-function seconds(ms: number): number {
-  return Math.min(255, Math.max(1, Math.ceil(ms / 1_000)));
-}
-
-/**
- * Bun closes a connection after `idleTimeout` seconds without bytes on its socket, even while the handler is
- * still working, and it has no deadline for a whole head or body. So the edge uses that one timer in phases:
- *
- * - until a request head is complete (a silent new connection, a stalled head): `header_timeout`, as Bun's
- *   `idleTimeout`. Bun resets it on every byte, so a head trickled faster than that is not bounded here.
- * - while a request is in progress: off (`server.timeout(request, 0)`). A non-stream completion can take
- *   minutes and a stream may be silent while the upstream thinks; both are bounded by the upstream timeouts.
- *   A stalled body is answered 408 after `body_timeout` by the body reader (lib/http/read_json_body.ts).
- * - once the answer is written: `keep_alive_timeout`, so idle keep-alive connections close.
- */
-export interface IdlePhases {
-  head: number;
-  keepAlive: number;
-}
-
-/** The idle timer settings, in Bun's whole seconds, for `limits`. */
-export function idlePhases(limits: ConnectionLimits): IdlePhases {
-  return { head: seconds(limits.headerTimeoutMs), keepAlive: seconds(limits.keepAliveTimeoutMs) };
-}
-
 /**
  * Past the cap on requests in progress (Bun cannot count connections; idle ones are closed by the idle timer)
  * a request is refused at once, before any work, and its connection closed.
@@ -123,52 +96,6 @@ const TOO_MANY_REQUESTS = JSON.stringify({
     code: "too_many_connections",
   },
 });
-
-/**
- * Restores the keep-alive idle timer when `response`'s body has been written. A finished body is written
- * as soon as it is returned, so its timer is set at once; a stream's (marked by the runner, or SSE) when its
- * last chunk has been read, while the request is still attached to its connection (Bun ignores the call once
- * the response is done). A stream whose client takes none of it for `sendTimeoutMs` (Bun reads the next chunk
- * only once the last one was written) is cancelled, which ends its request and upstream call, and failed,
- * which closes the connection.
- */
-export function withKeepAliveTimer(response: Response, restore: () => void, sendTimeoutMs: number): Response {
-  const type = response.headers.get("content-type");
-  const streamed = isStreamedAnswer(response) || (type !== null && type.startsWith("text/event-stream"));
-  // `body` last: on Bun, reading it makes a stream of a finished body, which then is sent through that stream.
-  if (!streamed || response.body === null) {
-    restore();
-    return response;
-  }
-  const reader = response.body.getReader();
-  let stalled: ReturnType<typeof setTimeout> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      clearTimeout(stalled);
-      const { done, value } = await reader.read();
-      if (done) {
-        restore();
-        controller.close();
-        return;
-      }
-      controller.enqueue(value);
-      stalled = setTimeout(() => {
-        const gone = new DOMException("The client took none of the answer in time.", "TimeoutError");
-        reader.cancel(gone).catch(() => {});
-        controller.error(gone);
-      }, sendTimeoutMs);
-    },
-    cancel: (reason) => {
-      clearTimeout(stalled);
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-}
 
 const LAST_RESORT = JSON.stringify({
   error: {
@@ -286,16 +213,10 @@ function serve(options: ServeOptions): Promise<RunningServer> {
           headers: { "content-type": "application/json" },
         });
       }
-      // Once shutting down, every answer says it is its connection's last (Bun closes it after), as on node:http.
-      if (closing) {
-        try {
-          response.headers.set("connection", "close");
-        } catch {
-          // Immutable headers: the connection closes all the same.
-        }
-      }
+      // Once shutting down, and when the request asked for it, the answer says it is its connection's last
+      // (Bun closes it after), as on node:http.
       return withKeepAliveTimer(
-        response,
+        closing || asksToClose(request) ? saidLast(response) : response,
         () => server.timeout(request, idle.keepAlive),
         limits.sendTimeoutMs,
       );

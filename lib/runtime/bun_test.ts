@@ -1,13 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  bunGlobal,
-  bunRuntime,
-  type BunServer,
-  idlePhases,
-  shutdownServer,
-  withKeepAliveTimer,
-  writeAllSync,
-} from "./bun.ts";
+import { bunGlobal, bunRuntime, type BunServer, shutdownServer, writeAllSync } from "./bun.ts";
+import { asksToClose, idlePhases, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
 import { currentRuntime } from "./mod.ts";
 import { streamedAnswer } from "./types.ts";
 
@@ -164,4 +157,21 @@ Deno.test("withKeepAliveTimer: a stream whose client takes nothing for sendTimeo
   let bytes = 0;
   for await (const chunk of steady.body!) bytes += chunk.byteLength;
   assert.equal(bytes, 6);
+});
+
+Deno.test("asksToClose: `close` anywhere in the Connection list, in any case; saidLast says so even on immutable headers", async () => {
+  const asking = (connection?: string) =>
+    asksToClose(new Request("http://gw/", connection === undefined ? {} : { headers: { connection } }));
+  assert.deepEqual(
+    [asking(), asking("keep-alive"), asking("Close"), asking("keep-alive, close"), asking("closed")],
+    [false, false, true, true, false],
+  );
+  const mutable = saidLast(new Response("{}", { status: 201, headers: { "x-a": "1" } }));
+  assert.equal(mutable.headers.get("connection"), "close");
+  // A redirect's headers are immutable: the answer is rebuilt with its status, headers and body.
+  const rebuilt = saidLast(Response.redirect("http://gw/elsewhere", 307));
+  assert.equal(rebuilt.status, 307);
+  assert.equal(rebuilt.headers.get("location"), "http://gw/elsewhere");
+  assert.equal(rebuilt.headers.get("connection"), "close");
+  assert.equal(await rebuilt.text(), "");
 });

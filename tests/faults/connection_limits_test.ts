@@ -109,6 +109,30 @@ Deno.test("connection limits: an idle keep-alive connection is closed after keep
   });
 });
 
+Deno.test("connection limits: a request that asks to close its connection is answered with Connection: close, then closed", async () => {
+  // RFC 9112 §9.6: the server closes after that answer and says so. A pooling client (hyper, so Deno's fetch and
+  // Rust's reqwest) that is not told may pool the connection and send its next request on it as it closes.
+  await withGateway(async (gw) => {
+    const asks = [
+      "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n",
+      postJson("/v1/chat/completions", { model: "chat-think", messages: [] }, { connection: "Close" }),
+      postJson("/v1/chat/completions", { model: "chat-think", messages: [] }, {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        connection: "keep-alive, close",
+      }),
+    ];
+    for (const ask of asks) {
+      const conn = await connect(gw.url);
+      await send(conn, ask);
+      const received = await readUntilClosed(conn, 5_000);
+      assert.ok(received.closed, "the connection is closed after the answer");
+      const head = received.text.slice(0, received.text.indexOf("\r\n\r\n")).split("\r\n");
+      assert.match(head[0], /^HTTP\/1\.1 [24]\d\d /);
+      assert.ok(head.some((line) => /^connection: *close$/i.test(line)), head.join("\n"));
+    }
+  });
+});
+
 Deno.test("connection limits: past max_connections a new one gets a clear 503; those inside keep working", async () => {
   await withGateway(async (gw, upstream) => {
     // Three connections, each with a call in progress (the upstream thinks for 1.5 s): the cap is reached
