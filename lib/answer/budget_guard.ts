@@ -15,6 +15,7 @@
  */
 import { GatewayError } from "../errors.ts";
 import type { ClientContext } from "../http/context.ts";
+import { servedFromCache } from "../http/accounting.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { budgetPeriod } from "../policy/budgets.ts";
 import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
@@ -88,12 +89,14 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
 /**
  * The budget guard of this request's stream (`budget.stop_streams`), from its admission's allowance and the
  * target that answers: tokens count 1 each against a token budget, and at the answering target's input and
- * output prices against a money budget. Undefined for every other token, so their streams pay nothing for it.
+ * output prices against a money budget. Undefined for every other token, so their streams pay nothing for it,
+ * and for a response-cache hit, which spends nothing of any budget (docs/caching.md): it is replayed whole.
  */
 export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): BudgetGuard | undefined {
   const allowed = ctx.admission?.stream;
   const budget = ctx.identity.budget;
   if (!allowed || !budget) return undefined;
+  if (servedFromCache(ctx.record)) return undefined;
   const price = ctx.answeredBy?.price;
   const money = allowed.unit === "cost";
   const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();

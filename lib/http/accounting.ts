@@ -108,6 +108,11 @@ export interface Answer {
   outcome: Outcome | Promise<Outcome>;
 }
 
+/** Whether the request was answered from the response cache (a hit spends nothing: not tokens, nor budgets). */
+export function servedFromCache(record: { cache?: string }): boolean {
+  return record.cache === "hit" || record.cache === "hit_semantic";
+}
+
 /** Writes a handler's outcome into the access record: the one writer of these facts, usage cost included. */
 export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   const record = ctx.record;
@@ -117,7 +122,7 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   if (usage === undefined) return;
   record.tokens_estimated = usage.estimated;
   const cost = costOf(ctx.answeredBy, usage);
-  if (record.cache === "hit" || record.cache === "hit_semantic") {
+  if (servedFromCache(record)) {
     // A hit spent nothing: its tokens and cost are what it saved, so limits, budgets and spend stay unchanged.
     record.saved_tokens = usage.prompt + usage.completion;
     record.saved_cost = cost.total;

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { startGateway, TEST_TOKEN, type TestGateway, waitForLog } from "../helpers/gateway.ts";
 import { startCacheUpstream } from "./cache_upstream.ts";
 
 const ADMIN = "gw-cache-admin-token-0123456789";
@@ -112,6 +112,59 @@ admin_tokens:
       assert.ok(Math.abs(row.saved_cost - 100 * COST) < 1e-9, group);
       assert.equal(row.prompt_tokens + row.completion_tokens, TOKENS, `${group}: only the miss spent`);
     }
+  } finally {
+    await gw.stop();
+    await up.stop();
+  }
+});
+
+Deno.test("cache budgets: a streamed hit is replayed whole under budget.stop_streams, and saves the entry's usage", async () => {
+  const up = startCacheUpstream();
+  const SMALL = "gw-cache-small-token-0123456789";
+  // The answer echoes the question: ~1,000 tokens of prompt and ~1,000 of answer by the stream guard's
+  // estimate, more than the small token's 1,500-token budget allows one stream, were it charged.
+  const question = "lorem ipsum dolor sit amet ".repeat(150);
+  const gw = await startGateway(`
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-cache-upstream-key-0001 }
+models:
+  shared: { type: chat, targets: [{ provider: up, model: echo }], cache: { scope: shared } }
+tokens:
+  - { name: big, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+  - name: small
+    sha256: ${hashToken(SMALL)}
+    models: ["*"]
+    budget: { tokens: 1500, period: month, stop_streams: true }
+`);
+  try {
+    const ask = (token: string, stream: boolean) =>
+      fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "shared", stream, messages: [{ role: "user", content: question }] }),
+      });
+    const fill = await ask(TEST_TOKEN, false);
+    assert.equal(fill.headers.get("x-cache"), "MISS");
+    const answer = (await fill.json()).choices[0].message.content as string;
+
+    const res = await ask(SMALL, true);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-cache"), "HIT");
+    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: ")).map((e) =>
+      e.slice(6)
+    );
+    assert.equal(events.at(-1), "[DONE]", `the hit ran to its end: ${events.at(-1)?.slice(0, 200)}`);
+    const streamed = events.slice(0, -1).map((e) => JSON.parse(e).choices?.[0]?.delta?.content ?? "").join(
+      "",
+    );
+    assert.equal(streamed, answer);
+    assert.equal(up.calls.length, 1);
+
+    const record = await waitForLog(gw, (l) => l.msg === "request" && l.token === "small");
+    assert.equal(record.cache, "hit");
+    assert.equal(record.error_code, undefined);
+    assert.equal(record.prompt_tokens, 0);
+    assert.equal(record.saved_tokens, TOKENS, "what the entry's answer used, as a JSON hit records");
   } finally {
     await gw.stop();
     await up.stop();
