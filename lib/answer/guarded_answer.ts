@@ -7,9 +7,14 @@
  */
 import type { RoutedAnswer } from "../http/route_request.ts";
 import type { ClientContext } from "../http/context.ts";
-import { guardChunks, guardCompletion } from "../guardrails/output.ts";
+import { noteOutcome } from "../http/accounting.ts";
+import { chunkTexts, guardChunks, guardCompletion } from "../guardrails/output.ts";
 import type { RequestGuardrails } from "../guardrails/request.ts";
 import type { ChatAnswer, NativeAnswer } from "./routed.ts";
+import { type AnsweredRequest, completionReported, completionTexts, usageOf } from "./usage.ts";
+import { watchedReader } from "./watched_reader.ts";
+import { tokenClassesOf } from "../pricing/cost.ts";
+import type { ChatCompletionChunk } from "../openai/types.ts";
 
 /**
  * A routed answer under the request's guardrails (lib/guardrails/output.ts): checked, and given back its masked
@@ -17,10 +22,15 @@ import type { ChatAnswer, NativeAnswer } from "./routed.ts";
  * checked). Not served from, nor written to, the response cache: an entry holds an answer as it was checked
  * then, and a masked request's placeholders are its own. A stream refused at its first chunk is cancelled and
  * its target's lease released before the 400 goes out.
+ *
+ * An answer the checks withhold was still answered, and paid for, upstream: its record and the token's budget
+ * carry its usage (the upstream's, else counted from what it sent), as any answered request's do. A stream's
+ * is kept in `state.received` as it arrives, for the runner to settle with however the stream ends.
  */
 export async function guardedAnswer(
   ctx: ClientContext,
   state: RequestGuardrails,
+  request: AnsweredRequest,
   answer: Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const routed = await answer;
@@ -28,15 +38,46 @@ export async function guardedAnswer(
   if (state.output.length === 0 && !state.reverse) return routed;
   const req = { alias: ctx.record.alias ?? "", token: ctx.identity.name, signal: ctx.signal };
   if (value.kind === "json") {
-    await guardCompletion(value.body, state, req);
+    // Read before the checks mask the completion in place: the upstream's own words are what it was paid for.
+    const reported = completionReported(value.body);
+    const texts = reported ? [] : completionTexts(value.body);
+    try {
+      await guardCompletion(value.body, state, req);
+    } catch (err) {
+      noteOutcome(ctx, { usage: await usageOf(reported, request, texts) });
+      throw err;
+    }
     return routed;
   }
   if (value.kind !== "stream") return routed;
+  const received: NonNullable<RequestGuardrails["received"]> = { texts: [] };
+  state.received = received;
+  const receive = (chunk: ChatCompletionChunk) => {
+    if (chunk.usage) received.usage = chunk.usage;
+    received.texts.push(...chunkTexts(chunk));
+  };
+  receive(value.stream.first);
+  const rest = watchedReader(value.stream.rest, { value: receive });
   try {
-    return { ...routed, value: { kind: "stream", stream: await guardChunks(value.stream, state, req) } };
+    return {
+      ...routed,
+      value: { kind: "stream", stream: await guardChunks({ first: value.stream.first, rest }, state, req) },
+    };
   } catch (err) {
-    await value.stream.rest.cancel(err).catch(() => {});
+    await rest.cancel(err).catch(() => {});
     routed.lease.release();
+    noteOutcome(ctx, { usage: await receivedUsage(received, request) });
     throw err;
   }
+}
+
+/** The usage of what a stream under output guardrails received: the upstream's, else counted from its texts. */
+export function receivedUsage(
+  received: NonNullable<RequestGuardrails["received"]>,
+  request: AnsweredRequest,
+  prompt?: number,
+) {
+  const usage = received.usage;
+  const reported = usage && tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage);
+  return usageOf(reported, request, received.texts, prompt);
 }

@@ -15,22 +15,23 @@
  */
 import { jsonResponse } from "./json_response.ts";
 import { badGateway, GatewayError } from "../errors.ts";
-import type { ChatCompletion, ChatRequest, Usage } from "../openai/types.ts";
+import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import type { Lease } from "../routing/health.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { countTokens } from "../usage/estimate.ts";
 import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
-import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
+import { tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
 import { cachedRoute } from "./cached_route.ts";
 import { streamedAnswer } from "../runtime/types.ts";
-import { guardedAnswer } from "./guarded_answer.ts";
+import { guardedAnswer, receivedUsage } from "./guarded_answer.ts";
+import { type AnsweredRequest, completionTexts, type Reported, usageOf } from "./usage.ts";
 import type {
   ChatAnswer,
   NativeAnswer,
@@ -41,6 +42,13 @@ import type {
 } from "./routed.ts";
 
 export { answerTokenCount } from "./token_count.ts";
+export {
+  type AnsweredRequest,
+  completionReported,
+  completionTexts,
+  type Reported,
+  usageOf,
+} from "./usage.ts";
 export type { ChatAnswer, NativeAnswer, NativeCacheSpec, NativeEnding, NativeRoute, RoutedRequest };
 export type { NativeAnswerFacts, NativeFacts } from "./routed.ts";
 
@@ -51,20 +59,6 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   // Tells nginx-style proxies in front of the gateway not to buffer the stream.
   "x-accel-buffering": "no",
 };
-
-/** Token counts as an upstream reported them. */
-export interface Reported extends TokenClasses {
-  prompt: number;
-  completion: number;
-}
-
-/** What the runner needs of the request, whatever its client API: how to count its prompt. */
-export interface AnsweredRequest {
-  /** The request's chat form (policy ran on it; the stream budget estimates its prompt from it). */
-  chat: ChatRequest;
-  /** The prompt's tokens as this client API counts them; by default the chat form's texts. */
-  countPrompt?: () => Promise<number>;
-}
 
 /** Routing's answer as the runner takes it: the value, the headers naming who answered, the target's lease. */
 export interface RoutedValue<T> {
@@ -139,7 +133,9 @@ function routeAnswerOnce(
   request: RoutedRequest,
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
-  if (ctx.guardrails) return guardedAnswer(ctx, ctx.guardrails, routeFresh(ctx, model, request, native));
+  if (ctx.guardrails) {
+    return guardedAnswer(ctx, ctx.guardrails, request, routeFresh(ctx, model, request, native));
+  }
   const settings = model.cache;
   const cache = ctx.services.cache;
   if (settings && cache) {
@@ -208,49 +204,6 @@ function routeFresh(
         : chat(target, provider),
     (answer) => (answer.kind === "stream" || answer.kind === "native_stream") && request.asked,
   );
-}
-
-/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
-export function completionTexts(completion: ChatCompletion): string[] {
-  const out: string[] = [];
-  for (const choice of completion.choices) {
-    const message = choice.message as {
-      content?: unknown;
-      tool_calls?: { function?: { arguments?: unknown } }[];
-    };
-    if (typeof message?.content === "string") out.push(message.content);
-    for (const call of message?.tool_calls ?? []) {
-      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
-    }
-  }
-  return out;
-}
-
-/** A chat completion's reported usage in the runner's terms. */
-export function completionReported(completion: ChatCompletion): Reported | undefined {
-  const usage = completion.usage;
-  return usage ? tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage) : undefined;
-}
-
-/**
- * Usage from what is known: `reported` when the upstream gave it, else the prompt (`prompt` when it is known,
- * counted as the request says otherwise) and the `texts` the client received, each falling back to the rough
- * estimate if the tokenizer fails.
- */
-export async function usageOf(
-  reported: Reported | undefined,
-  request: AnsweredRequest,
-  texts: readonly string[],
-  prompt?: number,
-): Promise<TokenUsage> {
-  if (reported) return { ...reported, estimated: false };
-  const chatTexts = () => requestTexts(request.chat);
-  const [input, completion] = await Promise.all([
-    prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
-      .catch(() => roughTokenEstimate(chatTexts())),
-    countTokens(texts).catch(() => roughTokenEstimate(texts)),
-  ]);
-  return { prompt: input, completion, estimated: true };
 }
 
 /** Token counts as the chat form's `usage`, what a translated answer shows when the upstream reported none. */
@@ -366,9 +319,14 @@ export async function answerStream<O extends StreamOutcome>(
       const ending = streamEnding(end);
       const known = wire.usage(end);
       if (known && "completion" in known) settle({ ...ending, usage: known });
-      else {usageOf(undefined, request, end.texts, known?.prompt).then((usage) =>
-          settle({ ...ending, usage })
-        );}
+      else {
+        // Under output guardrails the upstream's words, some perhaps held back from the client, are what it spent.
+        const received = ctx.guardrails?.received;
+        const usage = received
+          ? receivedUsage(received, request, known?.prompt)
+          : usageOf(undefined, request, end.texts, known?.prompt);
+        usage.then((usage) => settle({ ...ending, usage }));
+      }
     },
   });
   // The body owns the stream and its lease now: it cancels and releases them however it ends.

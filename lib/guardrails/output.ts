@@ -35,6 +35,23 @@ const SAID: readonly { field: "content" | "reasoning_content" | "refusal"; lane:
   { field: "refusal", lane: "f" },
 ];
 
+/** The texts of a stream chunk the checks read: what the model said and tool-call arguments. */
+export function chunkTexts(chunk: ChatCompletionChunk): string[] {
+  const texts: string[] = [];
+  for (const choice of chunk.choices) {
+    const delta = isObject(choice) && isObject(choice.delta) ? choice.delta : undefined;
+    if (!delta) continue;
+    for (const { field } of SAID) {
+      if (typeof delta[field] === "string" && delta[field] !== "") texts.push(delta[field] as string);
+    }
+    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+      const fn = isObject(call) ? call.function : undefined;
+      if (isObject(fn) && typeof fn.arguments === "string") texts.push(fn.arguments);
+    }
+  }
+  return texts;
+}
+
 /** The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments. */
 function completionSlots(completion: ChatCompletion): TextSlot[] {
   const slots: TextSlot[] = [];

@@ -7,7 +7,7 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
-import type { JsonObject } from "../openai/types.ts";
+import type { JsonObject, Usage } from "../openai/types.ts";
 import { textSlots } from "../policy/text_slots.ts";
 import { createMasker, type Masker } from "./mask.ts";
 import { type GuardrailOutcome, guardrailsFor, type ResolvedGuardrail } from "./resolved.ts";
@@ -27,6 +27,12 @@ export interface RequestGuardrails {
    * (the native body would still hold it), or the answer is checked (checks read the chat form's chunks).
    */
   chatOnly: boolean;
+  /**
+   * What the upstream sent of a streamed answer the output phase reads, before any of it was held back or
+   * masked: its texts and its usage, when it reported some. The upstream spent it whether or not the client got
+   * it, so a stream the checks withheld (or that ended while text was held) is counted from this.
+   */
+  received?: { texts: string[]; usage?: Usage };
 }
 
 /** The policy outcome and rules the outcomes add to a request's record. */

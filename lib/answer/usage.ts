@@ -1,0 +1,69 @@
+/**
+ * A routed answer's usage, found once for every client API: the upstream's when it reported some, else counted
+ * by the gateway's tokenizer (a rough estimate if that fails) and marked estimated. Its own module so that the
+ * runner and what attaches to it (the output guardrails, which settle the usage of an answer they withhold)
+ * share it without importing each other.
+ *
+ * @module
+ */
+import type { ChatCompletion, ChatRequest } from "../openai/types.ts";
+import type { TokenUsage } from "../http/accounting.ts";
+import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
+
+/** Token counts as an upstream reported them. */
+export interface Reported extends TokenClasses {
+  prompt: number;
+  completion: number;
+}
+
+/** What the runner needs of the request, whatever its client API: how to count its prompt. */
+export interface AnsweredRequest {
+  /** The request's chat form (policy ran on it; the stream budget estimates its prompt from it). */
+  chat: ChatRequest;
+  /** The prompt's tokens as this client API counts them; by default the chat form's texts. */
+  countPrompt?: () => Promise<number>;
+}
+
+/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
+export function completionTexts(completion: ChatCompletion): string[] {
+  const out: string[] = [];
+  for (const choice of completion.choices) {
+    const message = choice.message as {
+      content?: unknown;
+      tool_calls?: { function?: { arguments?: unknown } }[];
+    };
+    if (typeof message?.content === "string") out.push(message.content);
+    for (const call of message?.tool_calls ?? []) {
+      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
+    }
+  }
+  return out;
+}
+
+/** A chat completion's reported usage in the runner's terms. */
+export function completionReported(completion: ChatCompletion): Reported | undefined {
+  const usage = completion.usage;
+  return usage ? tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage) : undefined;
+}
+
+/**
+ * Usage from what is known: `reported` when the upstream gave it, else the prompt (`prompt` when it is known,
+ * counted as the request says otherwise) and the `texts` the client received, each falling back to the rough
+ * estimate if the tokenizer fails.
+ */
+export async function usageOf(
+  reported: Reported | undefined,
+  request: AnsweredRequest,
+  texts: readonly string[],
+  prompt?: number,
+): Promise<TokenUsage> {
+  if (reported) return { ...reported, estimated: false };
+  const chatTexts = () => requestTexts(request.chat);
+  const [input, completion] = await Promise.all([
+    prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
+      .catch(() => roughTokenEstimate(chatTexts())),
+    countTokens(texts).catch(() => roughTokenEstimate(texts)),
+  ]);
+  return { prompt: input, completion, estimated: true };
+}
