@@ -68,7 +68,7 @@ export function cacheable(
 }
 
 /** Notes the cache's part in the access record, which `finishRequest` shows as `x-cache`, errors included. */
-function noteStatus(ctx: ClientContext, status: CacheStatus): void {
+export function noteCacheStatus(ctx: ClientContext, status: CacheStatus): void {
   ctx.record.cache = status;
 }
 
@@ -81,7 +81,7 @@ function hitRouting(ctx: ClientContext, model: ResolvedModel, answer: CachedAnsw
   ctx.record.provider = answer.provider;
   ctx.record.upstream_model = answer.model;
   ctx.record.attempts = 0;
-  noteStatus(ctx, status);
+  noteCacheStatus(ctx, status);
   const headers = new Headers({
     "x-gateway-provider": answer.provider,
     "x-gateway-model": answer.model,
@@ -180,7 +180,7 @@ export async function cachedRoute(
     ? { kind: "bypass" as const }
     : await cache.lookup(key, settings.ttlMs, control, ctx.signal);
   if (lookup.kind === "bypass") {
-    noteStatus(ctx, "bypass");
+    noteCacheStatus(ctx, "bypass");
     return route();
   }
   if (lookup.kind === "hit") {
@@ -192,7 +192,7 @@ export async function cachedRoute(
   }
   let fill = lookup.kind === "miss" ? lookup.fill : abandoned;
   if (nativeSpec) {
-    noteStatus(ctx, "miss");
+    noteCacheStatus(ctx, "miss");
     return fillingNative(await routeFilling(route, fill), nativeSpec, settings, fill, maxEntryBytes(ctx));
   }
   if (settings.semantic !== null && control.read) {
@@ -207,7 +207,7 @@ export async function cachedRoute(
     }
     if (semantic.kind === "miss") fill = remembering(fill, () => semantic.remember(key));
   }
-  noteStatus(ctx, "miss");
+  noteCacheStatus(ctx, "miss");
   return filling(await routeFilling(route, fill), request.chat, settings, fill);
 }
 

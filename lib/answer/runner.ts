@@ -28,7 +28,7 @@ import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
-import { cachedRoute } from "./cached_route.ts";
+import { cachedRoute, noteCacheStatus } from "./cached_route.ts";
 import { streamedAnswer } from "../runtime/types.ts";
 import { guardedAnswer, receivedUsage } from "./guarded_answer.ts";
 import { type AnsweredRequest, completionTexts, type Reported, usageOf } from "./usage.ts";
@@ -133,11 +133,14 @@ function routeAnswerOnce(
   request: RoutedRequest,
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
-  if (ctx.guardrails) {
-    return guardedAnswer(ctx, ctx.guardrails, request, routeFresh(ctx, model, request, native));
-  }
   const settings = model.cache;
   const cache = ctx.services.cache;
+  // Only a request whose text a guardrail changed, or whose answer one checks, is kept from the cache
+  // (guarded_answer.ts); one its guardrails only read and let through is cached like any other.
+  if (ctx.guardrails?.chatOnly) {
+    if (settings && cache) noteCacheStatus(ctx, "bypass");
+    return guardedAnswer(ctx, ctx.guardrails, request, routeFresh(ctx, model, request, native));
+  }
   if (settings && cache) {
     return cachedRoute(
       ctx,
