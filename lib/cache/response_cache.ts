@@ -199,9 +199,14 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       done = true;
       clearInterval(renewal);
       if (flight !== undefined) land(key, flight, answer);
+      // An entry lives `ttlMs` from when its answer was stored, whatever key it is written under: an older
+      // answer (a semantic hit's, given to the paraphrase's key) keeps only what is left of its lifetime.
+      const lifetime = answer === undefined ? 0 : ttlMs - Math.max(0, now() - answer.storedAt);
       try {
         // Written before the lock goes, so another replica that sees the lock gone finds the entry.
-        if (answer !== undefined && writes) await call(() => store.set(key, JSON.stringify(answer), ttlMs));
+        if (answer !== undefined && writes && lifetime > 0) {
+          await call(() => store.set(key, JSON.stringify(answer), lifetime));
+        }
       } catch { /* counted; the answer was served */ }
       if (lock !== null) await call(() => store.unlock(key, lock)).catch(() => {});
     };

@@ -283,3 +283,32 @@ Deno.test("response cache: a store no other process shares takes no locks; its f
     await rc.close();
   }
 });
+
+Deno.test("response cache: an older answer written under another key lives only what is left of its ttl", async () => {
+  // A semantic hit gives the paraphrase's key the answer it found (cached_route.ts): that answer must not be
+  // served past the alias's ttl, counted from when it was first stored.
+  const c = clock();
+  const { store, calls } = counting(memory(c.now));
+  const rc = createResponseCache({ store, lockWaitMs: 30_000, now: c.now });
+  try {
+    const storedAt = c.now();
+    miss(await rc.lookup("original", TTL, ANY, signal())).write(answer("old", storedAt));
+    await settle();
+    c.advance(TTL - 1_000);
+    miss(await rc.lookup("paraphrase", TTL, ANY, signal())).write(answer("old", storedAt));
+    await settle();
+    assert.equal(hit(await rc.lookup("paraphrase", TTL, ANY, signal())).storedAt, storedAt);
+    c.advance(1_000);
+    miss(await rc.lookup("original", TTL, ANY, signal())).abandon();
+    miss(await rc.lookup("paraphrase", TTL, ANY, signal())).abandon();
+
+    // An answer already past its ttl is not written at all.
+    calls.clear();
+    miss(await rc.lookup("late", TTL, ANY, signal())).write(answer("old", storedAt));
+    await settle();
+    assert.equal(calls.get("set"), undefined);
+    miss(await rc.lookup("late", TTL, ANY, signal())).abandon();
+  } finally {
+    await rc.close();
+  }
+});
