@@ -52,31 +52,25 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
   return texts;
 }
 
-/** The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments. */
+/**
+ * The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments. Their
+ * `param` is empty: an answer's text is no parameter of the request, so its refusal names none (run.ts).
+ */
 function completionSlots(completion: ChatCompletion): TextSlot[] {
   const slots: TextSlot[] = [];
-  completion.choices.forEach((choice, i) => {
+  for (const choice of completion.choices) {
     const message = isObject(choice) ? choice.message : undefined;
-    if (!isObject(message)) return;
+    if (!isObject(message)) continue;
     for (const { field } of SAID) {
       if (typeof message[field] !== "string") continue;
-      slots.push({
-        param: `choices[${i}].message.${field}`,
-        text: message[field] as string,
-        write: (t) => message[field] = t,
-      });
+      slots.push({ param: "", text: message[field] as string, write: (t) => message[field] = t });
     }
-    if (!Array.isArray(message.tool_calls)) return;
-    message.tool_calls.forEach((call: unknown, j) => {
+    for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
       const fn = isObject(call) ? call.function : undefined;
-      if (!isObject(fn) || typeof fn.arguments !== "string") return;
-      slots.push({
-        param: `choices[${i}].message.tool_calls[${j}].function.arguments`,
-        text: fn.arguments,
-        write: (t) => fn.arguments = t,
-      });
-    });
-  });
+      if (!isObject(fn) || typeof fn.arguments !== "string") continue;
+      slots.push({ param: "", text: fn.arguments, write: (t) => fn.arguments = t });
+    }
+  }
   return slots;
 }
 

@@ -36,7 +36,11 @@ function typesOf(findings: readonly Finding[]): string[] {
   return [...new Set(findings.map((f) => f.type))].sort();
 }
 
-/** The 400 for a request (or an answer) a guardrail refuses. */
+/**
+ * The 400 for a request (or an answer) a guardrail refuses. A request's refusal names the parameter that held
+ * what was found (`param`, as OpenAI's errors do); an answer's names none (`param: null`): the answer is no
+ * parameter of the client's request.
+ */
 export function guardrailDenied(
   g: ResolvedGuardrail,
   phase: GuardrailPhase,
@@ -48,7 +52,7 @@ export function guardrailDenied(
   return new PolicyDenied(400, message, guardrailRule(g.name), {
     type: "invalid_request_error",
     code: "content_policy_violation",
-    ...(param ? { param } : {}),
+    ...(param && phase === "input" ? { param } : {}),
   });
 }
 

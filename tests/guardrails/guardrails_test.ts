@@ -166,6 +166,7 @@ Deno.test("guardrails: a card number in the request is refused in each API's own
     assert.equal(chatError.code, "content_policy_violation");
     assert.match(chatError.message, /guardrail no-cards .*CREDIT_CARD/);
     assert.ok(!chatError.message.includes("4111"));
+    assert.equal(chatError.param, "messages[0].content", "a request's refusal names where it found it");
     const responses = await post(gw, "/responses", { model: "chat-guarded", input: text, stream: true });
     assert.equal(responses.status, 400);
     assert.equal((await responses.json()).error.code, "content_policy_violation");
@@ -241,7 +242,13 @@ Deno.test("guardrails: a card number in the answer ends the stream with the erro
       messages: [{ role: "user", content: "x" }],
     });
     assert.equal(json.status, 400);
-    await json.body?.cancel();
+    // The refusal names no parameter: the answer is none of the request's (OpenAI's `param` names one).
+    assert.equal((await json.json()).error.param, null);
+    const responses = await post(gw, "/responses", { model: "chat-guarded", input: "x" });
+    assert.equal(responses.status, 400);
+    const refused = (await responses.json()).error;
+    assert.equal(refused.code, "content_policy_violation");
+    assert.equal(refused.param, null);
     up.answer = () => ({ toolArguments: ['{"card":"', CARD.slice(0, 7), CARD.slice(7), '"}'] });
     const tool = await post(gw, "/chat/completions", {
       model: "chat-guarded",
