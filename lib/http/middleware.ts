@@ -104,7 +104,15 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
   if (ctx.admission) {
     for (const [name, value] of Object.entries(ctx.admission.headers)) response.headers.set(name, value);
   }
-  // The response cache's part (lib/answer/cached_route.ts), on every answer of a cached alias, errors included.
+  // The response cache's part (lib/answer/cached_route.ts), on every answer of a cached alias, errors included:
+  // one the cache had no part in (refused before its lookup by the policy or a parameter, a token count) is a
+  // bypass. A request refused before its alias was resolved names none, so no alias's cache is told of.
+  const alias = ctx.record.alias;
+  if (
+    ctx.record.cache === undefined && alias && ctx.services.cache && ctx.state.config.models.get(alias)?.cache
+  ) {
+    ctx.record.cache = "bypass";
+  }
   if (ctx.record.cache !== undefined) response.headers.set("x-cache", X_CACHE[ctx.record.cache]);
   const report = () => {
     const record = ctx.record;

@@ -35,7 +35,7 @@ export class CacheMetrics {
     );
     this.bypass = registry.counter(
       "gateway_cache_bypass_total",
-      "Requests of a cached alias that did not consult the cache (no-store, a token without the cache, a store that is down, a guardrail that changed the request or checks its answer).",
+      "Requests of a cached alias that did not consult the cache (no-store, a token without the cache, a store that is down, a guardrail that changed the request or checks its answer, a refusal before the lookup, a token count).",
       ["alias"],
       options,
     );

@@ -66,9 +66,9 @@ export interface UsageRecord {
   dropped?: string | null;
   /**
    * What the alias's response cache did: `"hit"`, `"hit_semantic"` (a similar enough earlier prompt's
-   * answer), `"miss"` (looked up, not found: the upstream answered), `"bypass"` (not looked up, e.g. a stream
-   * or a `no-cache` request); null when the alias has no cache. Optional: records written before caching have
-   * none.
+   * answer), `"miss"` (looked up, not found: the upstream answered), `"bypass"` (not looked up: `no-store`, a
+   * store that is down, a guardrail, a refusal before the lookup); null when the alias has no cache.
+   * Optional: records written before caching have none.
    */
   cache?: string | null;
   /** Prompt + completion tokens a cache hit did not spend upstream (0 otherwise). */
