@@ -15,7 +15,9 @@
  *
  * An admission settles with the store that admitted it (`ReserveResult.store`): a request admitted locally
  * gives its slot back locally, even if Redis has returned meanwhile. Settling a Redis admission while Redis
- * is down is lost (logged by the engine): its concurrency slot expires with the key, a bucket refills.
+ * is down fails (logged by the engine) and is sent again in the background for a while (the Redis store's
+ * `SETTLE_RETRY_FOR_MS`); one Redis missed for longer is lost: its concurrency slots come back an hour after
+ * they were taken, a bucket refills.
  *
  * A `peek` (`/admin/explain`) reads the shared store like any call; while it is down, `fail_open` answers
  * from the local limiter (its share of each limit, marked `source: "local"`), and `fail_closed` throws the
