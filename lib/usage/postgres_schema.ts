@@ -200,12 +200,34 @@ export class PostgresPool {
   }
 }
 
+/** The least time a migration is given: more than a call's (`postgres.timeout`), for work on big tables. */
+export const MIGRATION_TIMEOUT_MS = 30_000;
+
+/** The time limit of a migration for a pool whose calls have `timeoutMs`. */
+export function migrationTimeoutMs(timeoutMs: number): number {
+  return Math.max(timeoutMs, MIGRATION_TIMEOUT_MS);
+}
+
 /**
  * Creates or migrates `schema` to {@linkcode POSTGRES_SCHEMA_VERSION}, holding the migration lock; rejects
  * when the database's schema is newer than this code's.
+ *
+ * The transaction sets its own `statement_timeout` and `lock_timeout` to `timeoutMs`: the pool's connections
+ * cancel any statement after `postgres.timeout` (5 s by default), and an index built on a large usage table,
+ * a migration that rewrites rows, or the wait for another replica's migration (the lock) may take longer. Cut
+ * off there, it would be rolled back and tried again, and cut off again, for ever.
  */
-export async function migratePostgres(sql: PostgresClient, schema: string): Promise<void> {
+export async function migratePostgres(
+  sql: PostgresClient,
+  schema: string,
+  timeoutMs = MIGRATION_TIMEOUT_MS,
+): Promise<void> {
   await sql.begin(async (tx) => {
+    const limit = String(Math.max(1, Math.round(timeoutMs)));
+    await tx.unsafe(
+      "SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true)",
+      [limit],
+    );
     // Keyed by the schema, so fleets in other schemas of the same database do not wait for each other.
     await tx.unsafe("SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'), hashtext($1))", [schema]);
     await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);

@@ -19,6 +19,7 @@ import { POSTGRES_DIALECT } from "./sql_dialect.ts";
 import {
   isConnectionFailure,
   migratePostgres,
+  migrationTimeoutMs,
   type PostgresClient,
   type PostgresOptions,
   PostgresPool,
@@ -79,13 +80,10 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<U
   const pool = new PostgresPool(options);
   const timeoutMs = options.timeoutMs ?? 5_000;
   let migrated: Promise<void> | null = null;
+  const migrationMs = migrationTimeoutMs(timeoutMs);
   // Memoized while it succeeds or runs; a failure clears it, so the next call tries again.
   const ensureSchema = () =>
-    migrated ??= withTimeout(
-      migratePostgres(pool.sql, options.schema),
-      Math.max(timeoutMs, 30_000),
-      "migration",
-    )
+    migrated ??= withTimeout(migratePostgres(pool.sql, options.schema, migrationMs), migrationMs, "migration")
       .catch((err) => {
         migrated = null;
         throw err;
