@@ -230,7 +230,10 @@ export async function migratePostgres(
     );
     // Keyed by the schema, so fleets in other schemas of the same database do not wait for each other.
     await tx.unsafe("SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'), hashtext($1))", [schema]);
-    await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    // Created only when missing: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even when the
+    // schema exists, which a role given only a schema made for it (least privilege) does not have.
+    const [exists] = await tx.unsafe("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    if (!exists) await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await tx.unsafe(
       `CREATE TABLE IF NOT EXISTS schema_versions (
          version integer PRIMARY KEY,
@@ -277,6 +280,33 @@ export function isConnectionFailure(err: unknown): boolean {
   const { code } = err as { code?: unknown };
   if (typeof code !== "string" || code.length !== 5) return true;
   return CONNECTION_CLASSES.has(code.slice(0, 2));
+}
+
+/**
+ * The database refused the migration for good: a privilege the gateway's role lacks, or a statement it
+ * rejects (SQLSTATE class 42). Trying again cannot help, so start-up stops with this rather than serving
+ * as if the database were down.
+ */
+export class MigrationRefusedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "MigrationRefusedError";
+  }
+}
+
+/** `err` as a {@linkcode MigrationRefusedError} when the server refused the migration of `schema` for good. */
+export function refusedMigration(err: unknown, schema: string): MigrationRefusedError | undefined {
+  if (!(err instanceof postgres.PostgresError)) return undefined;
+  const { code } = err as { code?: unknown };
+  if (typeof code !== "string" || !code.startsWith("42")) return undefined;
+  const hint = code === "42501"
+    ? `: the gateway's role needs CREATE on the database, or an existing schema "${schema}" it may use and ` +
+      `create tables in (CREATE SCHEMA "${schema}" AUTHORIZATION <role>)`
+    : "";
+  return new MigrationRefusedError(
+    `the database refused to migrate schema "${schema}" (SQLSTATE ${code}: ${err.message})${hint}`,
+    { cause: err },
+  );
 }
 
 /** A call that outlived its time limit. */

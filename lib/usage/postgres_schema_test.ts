@@ -1,10 +1,14 @@
 /**
  * The start-up migration of the PostgreSQL schema, against the shared test database (a private schema per
- * test, dropped after): it is given its own time, not a call's.
+ * test, dropped after): it is given its own time, not a call's; it works in a schema made for a role with no
+ * other privilege, and a migration the database refuses for good stops the start instead of passing for an
+ * outage.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
+import { makeRecord } from "../../tests/helpers/usage.ts";
+import { MigrationRefusedError } from "./postgres_schema.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 
 /** Holds `LOCK TABLE <table> IN <mode>` in a transaction of its own until `release` is called. */
@@ -54,4 +58,63 @@ Deno.test("postgres schema: a start-up migration that outlasts postgres.timeout 
   } finally {
     await dropSchema(schema);
   }
+});
+
+/** A login role of the test's own, with no privilege beyond PUBLIC's (no CREATE on the database). */
+async function withRole(fn: (role: string, url: string) => Promise<void>): Promise<void> {
+  const role = randomSchema("gwrole");
+  await queryOnce(`CREATE ROLE ${role} LOGIN`);
+  try {
+    const url = new URL(TEST_DATABASE_URL);
+    url.username = role;
+    url.password = "";
+    await fn(role, url.href);
+  } finally {
+    await queryOnce(`DROP ROLE IF EXISTS ${role}`);
+  }
+}
+
+Deno.test("postgres schema: a schema made for a role without CREATE on the database is migrated and used", async () => {
+  await withRole(async (role, url) => {
+    const schema = randomSchema("precreated");
+    try {
+      // Least privilege: the DBA makes the schema, owned by the gateway's role, and grants nothing else.
+      await queryOnce(`CREATE SCHEMA "${schema}" AUTHORIZATION ${role}`);
+      const store = await openPostgresStore({ url, schema, timeoutMs: 5_000 });
+      try {
+        await store.insert([{ ...makeRecord(0), uid: "least-privilege" }]);
+        assert.equal((await store.query({})).totals.requests, 1);
+        assert.deepEqual((await store.tokens.loadAll()).tokens, [], "the token store answers");
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+});
+
+Deno.test("postgres schema: a migration the database refuses stops the start with what the role lacks", async () => {
+  await withRole(async (_role, url) => {
+    const schema = randomSchema("refused");
+    const unreachable: unknown[] = [];
+    try {
+      // No schema and no CREATE on the database: no retry can ever migrate it, so this is not an outage.
+      const err = await openPostgresStore({
+        url,
+        schema,
+        timeoutMs: 5_000,
+        onUnreachable: (e) => unreachable.push(e),
+      }).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof MigrationRefusedError, `refused, not served as if down: ${err}`);
+      assert.match(
+        err.message,
+        /refused to migrate schema "refused_[0-9a-f]+" \(SQLSTATE 42501: permission denied/,
+      );
+      assert.match(err.message, /needs CREATE on the database, or an existing schema/);
+      assert.deepEqual(unreachable, []);
+    } finally {
+      await dropSchema(schema);
+    }
+  });
 });

@@ -23,6 +23,7 @@ import {
   type PostgresClient,
   type PostgresOptions,
   PostgresPool,
+  refusedMigration,
   SchemaTooNewError,
   withTimeout,
 } from "./postgres_schema.ts";
@@ -74,7 +75,8 @@ export interface OpenPostgresOptions extends PostgresOptions {
 
 /**
  * Connects to PostgreSQL, migrates the schema (under the migration lock) and returns the store. Rejects when
- * the schema is newer than this code's, and (without `onUnreachable`) when the database cannot be reached.
+ * the schema is newer than this code's, when the database refuses the migration (`MigrationRefusedError`: a
+ * privilege the role lacks), and (without `onUnreachable`) when the database cannot be reached.
  */
 export async function openPostgresStore(options: OpenPostgresOptions): Promise<UsageDatabase> {
   const pool = new PostgresPool(options);
@@ -91,9 +93,11 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<U
   try {
     await ensureSchema();
   } catch (err) {
-    if (err instanceof SchemaTooNewError || options.onUnreachable === undefined) {
+    // Refused for good (a privilege the role lacks): stop here, rather than serve as if the database were down.
+    const refused = refusedMigration(err, options.schema);
+    if (refused || err instanceof SchemaTooNewError || options.onUnreachable === undefined) {
       await pool.end(1).catch(() => {});
-      throw err;
+      throw refused ?? err;
     }
     options.onUnreachable(err);
   }
