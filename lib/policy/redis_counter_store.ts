@@ -8,11 +8,10 @@
  *
  * Key layout: `<key_prefix>{limits}:<counter>`, e.g. `gw:{limits}:token:web:rpm`, with period counters
  * suffixed by their period (`gw:{limits}:token:web:budget:cost:2026-11`). Every counter shares one hash tag,
- * `{limits}`: a decision spans a token's keys and an alias's keys (which many tokens share), so no tag
- * narrower than the fleet can hold every decision's keys, and Redis Cluster only runs a script whose keys
- * are in one slot. On a cluster, the counters therefore live on one shard; that costs one script per
- * request and a few small writes per settled request, well within one shard. Fleets sharing a Redis are
- * kept apart by their `key_prefix`, which precedes the tag, so their counters may live on different shards.
+ * `{limits}` (a decision spans a token's keys and an alias's keys, which many tokens share). Fleets sharing a
+ * Redis are kept apart by their `key_prefix`. The client is a single-node one (lib/redis/connection.ts):
+ * Redis Cluster is not supported, and a cluster node's `MOVED` reply is a failed call whose log says so
+ * (lib/redis/errors.ts).
  *
  * Keys expire when idle: a bucket when it is full again (`PEXPIRE` to the instant it refills), a period
  * counter an hour after its period ends (`PEXPIRE`, measured from the scripts' clock). A concurrency counter

@@ -28,6 +28,7 @@
 import { GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Counter, Gauge } from "../metrics/registry.ts";
+import { redisErrorText } from "../redis/errors.ts";
 import { type Check, type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
 
 /** What happens to decisions while the shared store cannot be reached. */
@@ -89,10 +90,6 @@ function localShare(check: Check, replicas: number): Check {
   return { ...check, limit };
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** Wraps `shared` with the failure behaviour of `options.onFailure`. */
 export function createResilientCounterStore(
   shared: CounterStore,
@@ -117,7 +114,11 @@ export function createResilientCounterStore(
     if (!up) return;
     up = false;
     options.metrics?.up.set([], 0);
-    options.logger?.warn("rate_limit_store_down", { on_failure: options.onFailure, error: message(err) });
+    // A Redis Cluster node's redirection says the setup is not supported, not only where the key lives.
+    options.logger?.warn("rate_limit_store_down", {
+      on_failure: options.onFailure,
+      error: redisErrorText(err),
+    });
   }
 
   function markUp(): void {
