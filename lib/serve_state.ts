@@ -212,7 +212,8 @@ export async function threadServices(
 /**
  * The usage store of a fleet, in PostgreSQL (`postgres:` configured; SQLite is then not used). A database
  * that is down at start does not keep the gateway from serving: records queue and spill meanwhile, and the
- * schema is migrated on the first call that reaches it. A schema newer than this code's stops the start.
+ * schema is migrated on the first call that reaches it. A schema newer than this code's stops the start, and
+ * so does a migration the database refuses (a privilege the gateway's role lacks): no retry would help.
  */
 async function openPostgresUsage(
   pg: PostgresConfig,

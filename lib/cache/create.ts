@@ -7,6 +7,7 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { CacheMetrics } from "../metrics/cache_metrics.ts";
+import { redisErrorText } from "../redis/errors.ts";
 import { createMemoryCacheStore } from "./memory_store.ts";
 import { createResponseCache, type ResponseCache } from "./response_cache.ts";
 import type { CacheStore } from "./types.ts";
@@ -56,7 +57,7 @@ export async function createConfiguredCache(
         if (metrics.storeUp.get([]) === 1) {
           logger.warn("cache_store_unavailable", {
             store: store.kind,
-            error: config.scrubber.scrub(error instanceof Error ? error.message : String(error)),
+            error: config.scrubber.scrub(redisErrorText(error)),
           });
         }
         metrics.storeUp.set([], 0);

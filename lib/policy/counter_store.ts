@@ -88,6 +88,11 @@ export interface ReserveResult {
    * local one while it was unreachable): releasing, adjusting and charging the admission go there.
    */
   readonly store?: CounterStore;
+  /**
+   * A shared store's name for this admission, given back in {@linkcode SettleOps.reservation}: what lets
+   * it free this admission's own slots and send a settlement again without counting it twice.
+   */
+  readonly reservation?: string;
 }
 
 /** A bucket as {@linkcode CounterStore.adjust} names it. */
@@ -154,6 +159,8 @@ export interface SettleOps {
   readonly adjust: readonly { readonly bucket: BucketRef; readonly delta: number }[];
   /** Period counters to add `amount` to (as {@linkcode CounterStore.periodAdd}). */
   readonly periods: readonly PeriodDelta[];
+  /** The admission's {@linkcode ReserveResult.reservation}, when its store named it. */
+  readonly reservation?: string;
 }
 
 /** An addition to a period counter. */
@@ -212,6 +219,11 @@ export function bucketAllows(level: number, amount: number): boolean {
 export interface MemoryCounterStoreOptions {
   /** How often (at most) expired keys are swept, in ms of the store's clock. Default 60 s. */
   sweepIntervalMs?: number;
+}
+
+/** The result of a counted check (a concurrency or period counter at `used`): no reset, no wait. */
+function counted(ok: boolean, used: number, limit: number): CheckResult {
+  return { ok, used, remaining: Math.max(0, limit - used), resetMs: 0, retryAfterMs: 0 };
 }
 
 interface Expiring<T> {
@@ -286,23 +298,11 @@ export function createMemoryCounterStore(
       }
       case "concurrency": {
         const used = inFlight.get(check.key) ?? 0;
-        return {
-          ok: used < check.limit,
-          used,
-          remaining: Math.max(0, check.limit - used),
-          resetMs: 0,
-          retryAfterMs: 0,
-        };
+        return counted(used < check.limit, used, check.limit);
       }
       case "period": {
         const used = periodValue(periodKey(check.key, check.period), t);
-        return {
-          ok: periodAllows(used, check.amount ?? 0, check.limit),
-          used,
-          remaining: Math.max(0, check.limit - used),
-          resetMs: 0,
-          retryAfterMs: 0,
-        };
+        return counted(periodAllows(used, check.amount ?? 0, check.limit), used, check.limit);
       }
     }
   }
@@ -324,7 +324,7 @@ export function createMemoryCounterStore(
       case "concurrency": {
         const used = (inFlight.get(check.key) ?? 0) + 1;
         inFlight.set(check.key, used);
-        return { ok: true, used, remaining: Math.max(0, check.limit - used), resetMs: 0, retryAfterMs: 0 };
+        return counted(true, used, check.limit);
       }
       case "period": {
         const amount = check.amount ?? 0;
@@ -332,7 +332,7 @@ export function createMemoryCounterStore(
         const k = periodKey(check.key, check.period);
         const used = periodValue(k, t) + amount;
         periods.set(k, { value: used, expiresAt: check.expiresAt ?? periods.get(k)?.expiresAt ?? Infinity });
-        return { ok: true, used, remaining: Math.max(0, check.limit - used), resetMs: 0, retryAfterMs: 0 };
+        return counted(true, used, check.limit);
       }
     }
   }

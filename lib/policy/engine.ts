@@ -125,6 +125,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     store: CounterStore,
     rates: readonly RateCheck[],
     budgets: readonly OwnedBudgetCheck[],
+    reservation: string | undefined,
   ): Admission["settle"] {
     if (rates.length === 0 && budgets.length === 0) return settledAlready;
     let settled: Promise<void> | undefined;
@@ -143,9 +144,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         }
         const periods = budgets.flatMap((b) => reservedSettlement(b, { tokens, cost }) ?? []);
         if (store.settle) {
-          // One call (one round trip on a shared store) for all of it.
+          // One call (one round trip on a shared store) for all of it, named by the reservation it settles:
+          // a shared store then gives back this admission's own slots, and sends it again in the background
+          // while Redis does not answer, counting it once (redis_counter_store.ts).
           if (release.length + adjust.length + periods.length > 0) {
-            await store.settle({ release, adjust, periods });
+            await store.settle({ release, adjust, periods, ...(reservation ? { reservation } : {}) });
           }
         } else {
           const ops: Promise<unknown>[] = [
@@ -237,7 +240,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         outcome: modifiedBy.length > 0 ? "modify" : "allow",
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
         headers,
-        settle: settler(reserved.store ?? store, rates, budgets),
+        settle: settler(reserved.store ?? store, rates, budgets, reserved.reservation),
         stream: tokenBudget
           ? streamAllowance(
             token,

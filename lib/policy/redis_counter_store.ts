@@ -8,16 +8,22 @@
  *
  * Key layout: `<key_prefix>{limits}:<counter>`, e.g. `gw:{limits}:token:web:rpm`, with period counters
  * suffixed by their period (`gw:{limits}:token:web:budget:cost:2026-11`). Every counter shares one hash tag,
- * `{limits}`: a decision spans a token's keys and an alias's keys (which many tokens share), so no tag
- * narrower than the fleet can hold every decision's keys, and Redis Cluster only runs a script whose keys
- * are in one slot. On a cluster, the counters therefore live on one shard; that costs one script per
- * request and a few small writes per settled request, well within one shard. Fleets sharing a Redis are
- * kept apart by their `key_prefix`, which precedes the tag, so their counters may live on different shards.
+ * `{limits}` (a decision spans a token's keys and an alias's keys, which many tokens share). Fleets sharing a
+ * Redis are kept apart by their `key_prefix`. The client is a single-node one (lib/redis/connection.ts):
+ * Redis Cluster is not supported, and a cluster node's `MOVED` reply is a failed call whose log says so
+ * (lib/redis/errors.ts).
  *
  * Keys expire when idle: a bucket when it is full again (`PEXPIRE` to the instant it refills), a period
- * counter an hour after its period ends (`PEXPIRE`, measured from the scripts' clock), and a concurrency
- * counter is deleted at zero and otherwise expires {@linkcode CONCURRENCY_TTL_MS} after its last take, so
- * slots held by a replica that died are given back eventually.
+ * counter an hour after its period ends (`PEXPIRE`, measured from the scripts' clock). A concurrency counter
+ * (`<counter>:slots`, a sorted set: a different key from the integer counters of versions before, so replicas
+ * of both during a rolling upgrade do not break each other's scripts) holds one entry per slot taken, named
+ * by its reservation and expiring {@linkcode CONCURRENCY_TTL_MS} after its take: a slot held by a replica
+ * that died, or whose settlement was lost, comes back on its own then, however busy the counter stays. The
+ * set is gone once its last slot is.
+ *
+ * A settlement whose reply does not come (Redis away for a moment, or slow) is sent again in the background
+ * for {@linkcode SETTLE_RETRY_FOR_MS}: the reservation's marker, set to `settled` by the script, makes a
+ * settlement that ran count once however often it is sent.
  *
  * Every call has the configured timeout (`commandTimeout`) and fails at once while disconnected (no offline
  * queue): what a failure means is decided by the caller (resilient_counter_store.ts).
@@ -44,7 +50,7 @@ import {
   UNDO_LUA,
 } from "./redis_scripts.ts";
 
-/** How long a concurrency counter outlives its last take: longer than any request is let run. */
+/** How long a concurrency slot lives when nothing gives it back: longer than any request is let run. */
 export const CONCURRENCY_TTL_MS = 3_600_000;
 
 /**
@@ -55,6 +61,17 @@ export const RESERVATION_MARKER_TTL_MS = 30_000;
 
 /** How often the undo of an unanswered reservation is sent again while Redis does not answer. */
 const UNDO_RETRY_MS = 250;
+
+/**
+ * How long an unanswered settlement is sent again: a blip, a restart or a quick failover of Redis does not
+ * leave a request's slot taken or its correction unmade. Shorter than the marker lives (it is set when the
+ * settlement runs, and a settlement sent last may run a little later), so a settlement never counts twice.
+ */
+export const SETTLE_RETRY_FOR_MS = 20_000;
+
+/** The first wait before a settlement is sent again; it doubles up to {@linkcode SETTLE_RETRY_MAX_WAIT_MS}. */
+const SETTLE_RETRY_MS = 250;
+const SETTLE_RETRY_MAX_WAIT_MS = 4_000;
 
 /** Options of {@linkcode createRedisCounterStore}. */
 export interface RedisCounterStoreOptions {
@@ -143,10 +160,14 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
   const prefix = `${options.keyPrefix}{limits}:`;
   const key = (k: string) => prefix + k;
   const periodKey = (k: string, period: string) => `${prefix}${k}:${period}`;
+  const slotsKey = (k: string) => `${prefix}${k}:slots`;
+  const markerKey = (id: string) => key(`reservation:${id}`);
   const clock = () => (options.clock ? String(options.clock()) : "");
 
-  const checkKey = (check: Check) =>
-    check.kind === "period" ? periodKey(check.key, check.period) : key(check.key);
+  const checkKey = (check: Check) => {
+    if (check.kind === "period") return periodKey(check.key, check.period);
+    return check.kind === "concurrency" ? slotsKey(check.key) : key(check.key);
+  };
 
   /**
    * Sends the undo of a reservation whose reply never came until Redis answers it (sent on the same connection
@@ -163,6 +184,28 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
     attempt();
   };
 
+  /** The timers of settlements waiting to be sent again, cleared by `close` (the process may be exiting). */
+  const retries = new Set<ReturnType<typeof setTimeout>>();
+
+  /**
+   * Sends a settlement whose reply never came again until Redis answers one, with growing waits, for
+   * {@linkcode SETTLE_RETRY_FOR_MS}. Its script does nothing when the reservation is already settled.
+   */
+  const settleLater = (args: readonly (string | number)[]) => {
+    const until = Date.now() + SETTLE_RETRY_FOR_MS;
+    let wait = SETTLE_RETRY_MS;
+    const again = () => {
+      if (closed || Date.now() + wait >= until) return;
+      const timer = setTimeout(() => {
+        retries.delete(timer);
+        if (!closed) scripts.gwSettle(...args).catch(again);
+      }, wait);
+      retries.add(timer);
+      wait = Math.min(wait * 2, SETTLE_RETRY_MAX_WAIT_MS);
+    };
+    again();
+  };
+
   /** `reserve`'s and `peek`'s arguments: the check count, their keys, the clock, five values per check. */
   const checkArgList = (checks: readonly Check[]) => {
     const args: (string | number)[] = [checks.length, ...checks.map(checkKey), clock()];
@@ -174,13 +217,15 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
     async reserve(checks) {
       if (checks.length === 0) return { ok: true, results: [] };
       const keys = checks.map(checkKey);
-      // Random, so no two reservations share a marker.
-      const marker = key(`reservation:${randomHex(12)}`);
+      // Random, so no two reservations share a marker (or a slot).
+      const id = randomHex(12);
+      const marker = markerKey(id);
       const args: (string | number)[] = [clock()];
       for (const check of checks) args.push(...checkArgs(check));
+      args.push(RESERVATION_MARKER_TTL_MS, id);
       let reply: unknown;
       try {
-        reply = await scripts.gwReserve(keys.length + 1, ...keys, marker, ...args, RESERVATION_MARKER_TTL_MS);
+        reply = await scripts.gwReserve(keys.length + 1, ...keys, marker, ...args);
       } catch (err) {
         // No answer in time, but Redis may still run the script (a paused or busy server runs what it queued):
         // what it takes then belongs to a request already decided without it, and is given back.
@@ -190,7 +235,9 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       if (!Array.isArray(reply) || reply.length !== 1 + 5 * checks.length) {
         throw new Error("unexpected reply from the Redis reserve script");
       }
-      return { ok: reply[0] === "1", results: checkResults(reply, 1, checks.length) } satisfies ReserveResult;
+      const ok = reply[0] === "1";
+      const results = checkResults(reply, 1, checks.length);
+      return (ok ? { ok, results, reservation: id } : { ok, results }) satisfies ReserveResult;
     },
     async peek(checks) {
       if (checks.length === 0) return { results: [], source: "store" };
@@ -205,7 +252,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       await scripts.gwAdjust(key(bucket.key), clock(), bucket.limit, bucket.windowMs, delta);
     },
     async release(k) {
-      await scripts.gwRelease(key(k));
+      await scripts.gwRelease(slotsKey(k), clock());
     },
     async periodGet(k, period) {
       return num(await client.get(periodKey(k, period)));
@@ -222,16 +269,24 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       const adjust = ops.adjust.filter((a) => a.delta !== 0 && Number.isFinite(a.delta));
       const periods = ops.periods.map((p) => ({ ...p, amount: Number.isFinite(p.amount) ? p.amount : 0 }));
       const keys = [
-        ...ops.release.map(key),
+        ...ops.release.map(slotsKey),
         ...adjust.map((a) => key(a.bucket.key)),
         ...periods.map((p) => periodKey(p.key, p.period)),
       ];
       if (keys.length === 0) return;
+      const id = ops.reservation ?? "";
+      if (id !== "") keys.push(markerKey(id));
       const args: (string | number)[] = [keys.length, ...keys, clock(), ops.release.length, adjust.length];
-      args.push(periods.length);
+      args.push(periods.length, id, RESERVATION_MARKER_TTL_MS);
       for (const a of adjust) args.push(a.bucket.limit, a.bucket.windowMs, a.delta);
       for (const p of periods) args.push(p.amount, p.expiresAt);
-      await scripts.gwSettle(...args);
+      try {
+        await scripts.gwSettle(...args);
+      } catch (err) {
+        // Sent again only when it can count once (named by its reservation); the caller still hears of it.
+        if (id !== "") settleLater(args);
+        throw err;
+      }
     },
     async forget(checks) {
       const keys = checks.filter((c) => c.kind !== "concurrency").map(checkKey);
@@ -243,6 +298,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
     whenReady: (ms) => redisReady(client, ms),
     close: () => {
       closed = true;
+      for (const timer of retries) clearTimeout(timer);
+      retries.clear();
       return closeRedis(client);
     },
   };

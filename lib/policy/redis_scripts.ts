@@ -57,14 +57,31 @@ local function set_period(key, value, expires_at, t)
   redis.call('SET', key, fmt(value))
   redis.call('PEXPIRE', key, math.floor(expires_at - t))
 end
+local function live_slots(key, t)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(t))
+  return redis.call('ZCARD', key)
+end
+local function release_slot(key, member, t)
+  if member ~= '' then
+    redis.call('ZREM', key, member)
+  elseif live_slots(key, t) > 0 then
+    redis.call('ZPOPMIN', key)
+  end
+end
 `;
 
 /**
  * `reserve`: KEYS = one key per check, then (optional) a marker key; ARGV[1] = clock, then five values per
  * check: kind (`b` bucket, `c` concurrency, `p` period), limit, window (bucket) or time-to-live (concurrency,
- * ms), amount, expiry (period, epoch ms), then the marker's time-to-live (ms). Replies `{all_ok, then per check:
- * ok, used, remaining, reset_ms, retry_after_ms}`. When every check passed, the marker is set: a client that
- * gave up waiting for this reply can still undo what the script took (`UNDO_LUA`).
+ * ms), amount, expiry (period, epoch ms), then the marker's time-to-live (ms) and the reservation's id.
+ * Replies `{all_ok, then per check: ok, used, remaining, reset_ms, retry_after_ms}`. When every check passed,
+ * the marker is set: a client that gave up waiting for this reply can still undo what the script took
+ * (`UNDO_LUA`).
+ *
+ * A concurrency counter is a sorted set of the slots taken, each the id of the reservation that took it,
+ * scored by the instant it expires (its time-to-live after the take): a slot that is never given back (its
+ * replica died, its settlement was lost) comes back on its own when that instant passes, however busy the
+ * counter stays meanwhile. Slots past their instant are trimmed before counting.
  */
 export const RESERVE_LUA = PRELUDE + `
 local t = now_ms()
@@ -82,7 +99,7 @@ for i = 1, n do
     levels[i] = bucket_level(KEYS[i], limits[i], windows[i], t)
     oks[i] = amounts[i] <= 0 or levels[i] >= amounts[i] - EPS
   elseif kinds[i] == 'c' then
-    useds[i] = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
+    useds[i] = live_slots(KEYS[i], t)
     oks[i] = useds[i] < limits[i]
   else
     useds[i] = period_value(KEYS[i])
@@ -90,6 +107,7 @@ for i = 1, n do
   end
   if not oks[i] then all = false end
 end
+local member = ARGV[3 + 5 * n] or ''
 local out = { all and '1' or '0' }
 for i = 1, n do
   local ok, used, remaining, reset, retry = oks[i], 0, 0, 0, 0
@@ -106,8 +124,10 @@ for i = 1, n do
   elseif kinds[i] == 'c' then
     used = useds[i]
     if all then
-      used = redis.call('INCR', KEYS[i])
+      redis.call('ZADD', KEYS[i], fmt(t + windows[i]), member)
+      -- The key outlives its latest slot, so it goes with its slots when the counter is left alone.
       redis.call('PEXPIRE', KEYS[i], windows[i])
+      used = redis.call('ZCARD', KEYS[i])
     end
     remaining = math.max(0, limits[i] - used)
   else
@@ -130,8 +150,9 @@ return out
 
 /**
  * `undo`: gives back what a `reserve` took, if it took anything and was not undone yet: KEYS[1] = that reserve's
- * marker, then its KEYS; ARGV = its ARGV (clock, five values per check). The marker says it took (it is set only
- * when every check passed) and is deleted here, so an undo runs once however often it is sent.
+ * marker, then its KEYS; ARGV = its ARGV (clock, five values per check, marker time-to-live, id). The marker says
+ * it took (it is set only when every check passed) and is deleted here, so an undo runs once however often it is
+ * sent.
  */
 export const UNDO_LUA = PRELUDE + `
 if redis.call('DEL', KEYS[1]) == 0 then return 0 end
@@ -141,8 +162,7 @@ for i = 1, #KEYS - 1 do
   local o = 1 + (i - 1) * 5
   local kind, limit, window, amount = ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4])
   if kind == 'c' then
-    local v = redis.call('DECR', key)
-    if v <= 0 then redis.call('DEL', key) end
+    redis.call('ZREM', key, ARGV[#ARGV])
   elseif kind == 'b' then
     if amount > 0 then
       set_bucket(key, math.min(limit, bucket_level(key, limit, window, t) + amount), limit, window, t)
@@ -163,11 +183,13 @@ set_bucket(KEYS[1], math.min(limit, level), limit, window, t)
 return 1
 `;
 
-/** `release`: KEYS[1] = concurrency counter; deleted at zero, so an idle counter leaves no key. */
-export const RELEASE_LUA = `
-local v = redis.call('DECR', KEYS[1])
-if v <= 0 then redis.call('DEL', KEYS[1]) end
-return v
+/**
+ * `release`: KEYS[1] = concurrency counter; ARGV[1] = clock. Gives back one slot not named (the one nearest its
+ * expiry); a set left empty is no key, so an idle counter leaves none.
+ */
+export const RELEASE_LUA = PRELUDE + `
+release_slot(KEYS[1], '', now_ms())
+return 1
 `;
 
 /** `periodAdd` (ARGV[4] = `add`) or `periodRaise` (`raise`): KEYS[1] = counter; ARGV = clock, value, expiry. */
@@ -183,17 +205,25 @@ return fmt(next_value)
 
 /**
  * `settle`: what an admission gives back when it ends, in one script. KEYS = the concurrency counters to
- * release, then the buckets to adjust, then the period counters to add to; ARGV = clock, the three counts,
- * then limit, window, delta per bucket and amount, expiry per period counter.
+ * release, then the buckets to adjust, then the period counters to add to, then (with an id) the reservation's
+ * marker; ARGV = clock, the three counts, the reservation's id (or empty), the marker's time-to-live, then limit,
+ * window, delta per bucket and amount, expiry per period counter.
+ *
+ * With an id, the admission's own slots are given back, and the marker is set to `settled` (for its
+ * time-to-live): a settlement sent again, because its reply never came, finds it and does nothing, so it counts
+ * once however often it is sent within that time. Replies 1 when it settled, 0 when it had already.
  */
 export const SETTLE_LUA = PRELUDE + `
 local t = now_ms()
 local nr, na, np = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-for i = 1, nr do
-  local v = redis.call('DECR', KEYS[i])
-  if v <= 0 then redis.call('DEL', KEYS[i]) end
+local id = ARGV[5]
+if id ~= '' then
+  local marker = KEYS[nr + na + np + 1]
+  if redis.call('GET', marker) == 'settled' then return 0 end
+  redis.call('SET', marker, 'settled', 'PX', tonumber(ARGV[6]))
 end
-local o = 5
+for i = 1, nr do release_slot(KEYS[i], id, t) end
+local o = 7
 for i = 1, na do
   local key = KEYS[nr + i]
   local limit, window, delta = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
@@ -229,7 +259,7 @@ for i = 1, #KEYS do
     reset = until_full(level, limit, window)
     if not ok then retry = until_available(level, amount, limit, window) end
   elseif kind == 'c' then
-    used = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
+    used = redis.call('ZCOUNT', KEYS[i], '(' .. fmt(t), '+inf')
     ok = used < limit
     remaining = math.max(0, limit - used)
   else

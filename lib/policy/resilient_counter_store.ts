@@ -15,7 +15,9 @@
  *
  * An admission settles with the store that admitted it (`ReserveResult.store`): a request admitted locally
  * gives its slot back locally, even if Redis has returned meanwhile. Settling a Redis admission while Redis
- * is down is lost (logged by the engine): its concurrency slot expires with the key, a bucket refills.
+ * is down fails (logged by the engine) and is sent again in the background for a while (the Redis store's
+ * `SETTLE_RETRY_FOR_MS`); one Redis missed for longer is lost: its concurrency slots come back an hour after
+ * they were taken, a bucket refills.
  *
  * A `peek` (`/admin/explain`) reads the shared store like any call; while it is down, `fail_open` answers
  * from the local limiter (its share of each limit, marked `source: "local"`), and `fail_closed` throws the
@@ -26,6 +28,7 @@
 import { GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Counter, Gauge } from "../metrics/registry.ts";
+import { redisErrorText } from "../redis/errors.ts";
 import { type Check, type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
 
 /** What happens to decisions while the shared store cannot be reached. */
@@ -87,10 +90,6 @@ function localShare(check: Check, replicas: number): Check {
   return { ...check, limit };
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** Wraps `shared` with the failure behaviour of `options.onFailure`. */
 export function createResilientCounterStore(
   shared: CounterStore,
@@ -115,7 +114,11 @@ export function createResilientCounterStore(
     if (!up) return;
     up = false;
     options.metrics?.up.set([], 0);
-    options.logger?.warn("rate_limit_store_down", { on_failure: options.onFailure, error: message(err) });
+    // A Redis Cluster node's redirection says the setup is not supported, not only where the key lives.
+    options.logger?.warn("rate_limit_store_down", {
+      on_failure: options.onFailure,
+      error: redisErrorText(err),
+    });
   }
 
   function markUp(): void {

@@ -200,15 +200,40 @@ export class PostgresPool {
   }
 }
 
+/** The least time a migration is given: more than a call's (`postgres.timeout`), for work on big tables. */
+export const MIGRATION_TIMEOUT_MS = 30_000;
+
+/** The time limit of a migration for a pool whose calls have `timeoutMs`. */
+export function migrationTimeoutMs(timeoutMs: number): number {
+  return Math.max(timeoutMs, MIGRATION_TIMEOUT_MS);
+}
+
 /**
  * Creates or migrates `schema` to {@linkcode POSTGRES_SCHEMA_VERSION}, holding the migration lock; rejects
  * when the database's schema is newer than this code's.
+ *
+ * The transaction sets its own `statement_timeout` and `lock_timeout` to `timeoutMs`: the pool's connections
+ * cancel any statement after `postgres.timeout` (5 s by default), and an index built on a large usage table,
+ * a migration that rewrites rows, or the wait for another replica's migration (the lock) may take longer. Cut
+ * off there, it would be rolled back and tried again, and cut off again, for ever.
  */
-export async function migratePostgres(sql: PostgresClient, schema: string): Promise<void> {
+export async function migratePostgres(
+  sql: PostgresClient,
+  schema: string,
+  timeoutMs = MIGRATION_TIMEOUT_MS,
+): Promise<void> {
   await sql.begin(async (tx) => {
+    const limit = String(Math.max(1, Math.round(timeoutMs)));
+    await tx.unsafe(
+      "SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true)",
+      [limit],
+    );
     // Keyed by the schema, so fleets in other schemas of the same database do not wait for each other.
     await tx.unsafe("SELECT pg_advisory_xact_lock(hashtext('gateway_migrations'), hashtext($1))", [schema]);
-    await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    // Created only when missing: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even when the
+    // schema exists, which a role given only a schema made for it (least privilege) does not have.
+    const [exists] = await tx.unsafe("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    if (!exists) await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await tx.unsafe(
       `CREATE TABLE IF NOT EXISTS schema_versions (
          version integer PRIMARY KEY,
@@ -255,6 +280,33 @@ export function isConnectionFailure(err: unknown): boolean {
   const { code } = err as { code?: unknown };
   if (typeof code !== "string" || code.length !== 5) return true;
   return CONNECTION_CLASSES.has(code.slice(0, 2));
+}
+
+/**
+ * The database refused the migration for good: a privilege the gateway's role lacks, or a statement it
+ * rejects (SQLSTATE class 42). Trying again cannot help, so start-up stops with this rather than serving
+ * as if the database were down.
+ */
+export class MigrationRefusedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "MigrationRefusedError";
+  }
+}
+
+/** `err` as a {@linkcode MigrationRefusedError} when the server refused the migration of `schema` for good. */
+export function refusedMigration(err: unknown, schema: string): MigrationRefusedError | undefined {
+  if (!(err instanceof postgres.PostgresError)) return undefined;
+  const { code } = err as { code?: unknown };
+  if (typeof code !== "string" || !code.startsWith("42")) return undefined;
+  const hint = code === "42501"
+    ? `: the gateway's role needs CREATE on the database, or an existing schema "${schema}" it may use and ` +
+      `create tables in (CREATE SCHEMA "${schema}" AUTHORIZATION <role>)`
+    : "";
+  return new MigrationRefusedError(
+    `the database refused to migrate schema "${schema}" (SQLSTATE ${code}: ${err.message})${hint}`,
+    { cause: err },
+  );
 }
 
 /** A call that outlived its time limit. */

@@ -19,9 +19,11 @@ import { POSTGRES_DIALECT } from "./sql_dialect.ts";
 import {
   isConnectionFailure,
   migratePostgres,
+  migrationTimeoutMs,
   type PostgresClient,
   type PostgresOptions,
   PostgresPool,
+  refusedMigration,
   SchemaTooNewError,
   withTimeout,
 } from "./postgres_schema.ts";
@@ -73,19 +75,17 @@ export interface OpenPostgresOptions extends PostgresOptions {
 
 /**
  * Connects to PostgreSQL, migrates the schema (under the migration lock) and returns the store. Rejects when
- * the schema is newer than this code's, and (without `onUnreachable`) when the database cannot be reached.
+ * the schema is newer than this code's, when the database refuses the migration (`MigrationRefusedError`: a
+ * privilege the role lacks), and (without `onUnreachable`) when the database cannot be reached.
  */
 export async function openPostgresStore(options: OpenPostgresOptions): Promise<UsageDatabase> {
   const pool = new PostgresPool(options);
   const timeoutMs = options.timeoutMs ?? 5_000;
   let migrated: Promise<void> | null = null;
+  const migrationMs = migrationTimeoutMs(timeoutMs);
   // Memoized while it succeeds or runs; a failure clears it, so the next call tries again.
   const ensureSchema = () =>
-    migrated ??= withTimeout(
-      migratePostgres(pool.sql, options.schema),
-      Math.max(timeoutMs, 30_000),
-      "migration",
-    )
+    migrated ??= withTimeout(migratePostgres(pool.sql, options.schema, migrationMs), migrationMs, "migration")
       .catch((err) => {
         migrated = null;
         throw err;
@@ -93,9 +93,11 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<U
   try {
     await ensureSchema();
   } catch (err) {
-    if (err instanceof SchemaTooNewError || options.onUnreachable === undefined) {
+    // Refused for good (a privilege the role lacks): stop here, rather than serve as if the database were down.
+    const refused = refusedMigration(err, options.schema);
+    if (refused || err instanceof SchemaTooNewError || options.onUnreachable === undefined) {
       await pool.end(1).catch(() => {});
-      throw err;
+      throw refused ?? err;
     }
     options.onUnreachable(err);
   }

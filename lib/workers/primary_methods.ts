@@ -76,7 +76,8 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
         if (check.kind === "concurrency") ledger.take(local ? LOCAL_SLOT + check.key : check.key);
       }
     }
-    return { ok: result.ok, results: result.results, local };
+    // The shared store's name for the admission goes back with its settlement (its slots, its retries).
+    return { ok: result.ok, results: result.results, local, reservation: result.reservation };
   };
   // What an admission the local limiter decided gives back, on that limiter.
   const onLocal = <T>(use: (store: CounterStore) => Promise<T>): Promise<T> =>

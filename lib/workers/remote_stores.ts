@@ -48,11 +48,11 @@ export function remoteCounterStore(channel: Channel): CounterStore {
   return {
     ...shared,
     async reserve(checks) {
-      const { ok, results, local: byLocal } = await channel.call<ReserveResult & { local?: boolean }>(
-        "counters.reserve",
-        checks,
-      );
-      return byLocal ? { ok, results, store: local } : { ok, results };
+      const { ok, results, local: byLocal, reservation } = await channel.call<
+        ReserveResult & { local?: boolean }
+      >("counters.reserve", checks);
+      if (byLocal) return { ok, results, store: local };
+      return reservation === undefined ? { ok, results } : { ok, results, reservation };
     },
   };
 }

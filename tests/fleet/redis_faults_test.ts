@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { freePort, startRedis, stopRedis } from "../helpers/redis_server.ts";
 
 const TOKEN = "gw-redis-fault-0123456789abcdef";
 const UNLIMITED = "gw-redis-free-0123456789abcdef";
@@ -16,49 +17,6 @@ const PROBE = "gw-redis-probe-0123456789abcdef";
 const BUDGETED = "gw-redis-budgeted-0123456789abcdef";
 const SINGLE = "gw-redis-single-0123456789abcdef";
 const RPM = 4;
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-/** A redis-server of the test's own, without persistence: a restart starts it empty. */
-async function startRedis(port: number, extra: string[] = []): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command("redis-server", {
-    args: [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      ...extra,
-    ],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const deadline = performance.now() + 5_000;
-  while (performance.now() < deadline) {
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      return child;
-    } catch {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-  child.kill("SIGKILL");
-  throw new Error("redis-server did not start");
-}
-
-async function stopRedis(child: Deno.ChildProcess): Promise<void> {
-  child.kill("SIGKILL");
-  await child.status;
-}
 
 function config(port: number, prefix: string, onFailure: string, replicas: number): string {
   return `

@@ -1,0 +1,105 @@
+/**
+ * A TCP proxy in front of a server the test does not own (the shared Redis of the development and CI
+ * machines), for faults that must not disturb anyone else: cut every connection and refuse new ones (a blip,
+ * a failover), or hold back the server's replies (a slow or paused server whose work still happens).
+ *
+ * @module
+ */
+
+/** A running proxy; `port` forwards to the target. */
+export interface TcpProxy {
+  readonly port: number;
+  /** Cuts every open connection and refuses new ones, until {@linkcode TcpProxy.up}. */
+  down(): void;
+  /** Accepts connections again. */
+  up(): void;
+  /** Holds each reply from the server back this long (in order); 0 passes them at once. */
+  delayMs: number;
+  /** Stops listening and cuts every connection; resolves once every copy loop has ended. */
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on a free port of 127.0.0.1 to `targetPort` on `targetHost`. */
+export function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"): TcpProxy {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  const loops = new Set<Promise<void>>();
+  let refusing = false;
+
+  const closeQuietly = (conn: Deno.Conn) => {
+    conns.delete(conn);
+    try {
+      conn.close();
+    } catch {
+      // already closed
+    }
+  };
+  const cutAll = () => {
+    for (const conn of [...conns]) closeQuietly(conn);
+  };
+
+  const copy = async (from: Deno.Conn, to: Deno.Conn, delayed: boolean) => {
+    const buf = new Uint8Array(65_536);
+    try {
+      while (true) {
+        const n = await from.read(buf);
+        if (n === null) break;
+        const data = buf.slice(0, n);
+        if (delayed && proxy.delayMs > 0) await new Promise((r) => setTimeout(r, proxy.delayMs));
+        for (let off = 0; off < data.length;) off += await to.write(data.subarray(off));
+      }
+    } catch {
+      // cut
+    }
+    closeQuietly(from);
+    closeQuietly(to);
+  };
+  const track = (p: Promise<void>) => {
+    loops.add(p);
+    p.finally(() => loops.delete(p));
+  };
+
+  const accept = async () => {
+    try {
+      for await (const client of listener) {
+        if (refusing) {
+          client.close();
+          continue;
+        }
+        let server: Deno.Conn;
+        try {
+          server = await Deno.connect({ hostname: targetHost, port: targetPort });
+        } catch {
+          client.close();
+          continue;
+        }
+        conns.add(client);
+        conns.add(server);
+        track(copy(client, server, false));
+        track(copy(server, client, true));
+      }
+    } catch {
+      // the listener was closed
+    }
+  };
+  const accepting = accept();
+
+  const proxy: TcpProxy = {
+    port: (listener.addr as Deno.NetAddr).port,
+    delayMs: 0,
+    down() {
+      refusing = true;
+      cutAll();
+    },
+    up() {
+      refusing = false;
+    },
+    async close() {
+      listener.close();
+      cutAll();
+      await accepting;
+      await Promise.all([...loops]);
+    },
+  };
+  return proxy;
+}
