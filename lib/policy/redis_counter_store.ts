@@ -17,7 +17,8 @@
  * Keys expire when idle: a bucket when it is full again (`PEXPIRE` to the instant it refills), a period
  * counter an hour after its period ends (`PEXPIRE`, measured from the scripts' clock), and a concurrency
  * counter is deleted at zero and otherwise expires {@linkcode CONCURRENCY_TTL_MS} after its last take, so
- * slots held by a replica that died are given back eventually.
+ * slots held by a replica that died are given back eventually. An end user's counters are never deleted when
+ * a replica stops tracking the user (`max_users`): that replica saw only its own traffic; the keys expire.
  *
  * Every call has the configured timeout (`commandTimeout`) and fails at once while disconnected (no offline
  * queue): what a failure means is decided by the caller (resilient_counter_store.ts).
@@ -232,10 +233,6 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       for (const a of adjust) args.push(a.bucket.limit, a.bucket.windowMs, a.delta);
       for (const p of periods) args.push(p.amount, p.expiresAt);
       await scripts.gwSettle(...args);
-    },
-    async forget(checks) {
-      const keys = checks.filter((c) => c.kind !== "concurrency").map(checkKey);
-      if (keys.length > 0) await client.del(...keys);
     },
     async ping() {
       await client.ping();

@@ -16,6 +16,7 @@ import { resolveValidated, type ValidatedConfig, type ValidationResult } from ".
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { EndUserTracker } from "../policy/end_users.ts";
 import type { Reloader, ReloadStatus } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -92,6 +93,8 @@ export async function startWorkers(
   const others = (index: number) => slots.filter((s, i): s is Slot => s !== undefined && i !== index);
   const live = () => slots.filter((s): s is Slot => s !== undefined);
 
+  // The one list of recent end users, for the counters the primary holds (docs/spend_control.md#end-users).
+  const endUsers = new EndUserTracker();
   const inFlight = createInFlightBuffer(options.workers);
   const places = new SharedInFlight(inFlight, options.workers, 0);
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
@@ -134,7 +137,7 @@ export async function startWorkers(
     };
     started++;
     const methods: Methods = {
-      ...primaryMethods(shared, ledger, () => tokensChanged(index)),
+      ...primaryMethods(shared, ledger, endUsers, () => tokensChanged(index)),
       reload: (trigger: string) => reload(trigger),
       metrics: () => summedMetrics(),
       "health.cooldown": (change: CooldownChange) => {

@@ -372,3 +372,34 @@ Deno.test("workers: with Redis away and fail_open, a request the local limiter a
     assert.ok(workersOf(answers) >= 2, "both workers answered");
   });
 });
+
+Deno.test("workers: an end user's limit holds while other users push it out of one worker's recent users (max_users)", async () => {
+  const endUsers = "  chat-users: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ], " +
+    "end_user_limits: { rpm: 3, max_users: 2 } }\n";
+  await withTwoWorkers((yaml) => yaml.replace("models:\n", `models:\n${endUsers}`), async (gw) => {
+    const as = async (user: string) => {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${SECRET.free}`,
+          "content-type": "application/json",
+          connection: "close",
+        },
+        body: JSON.stringify({ model: "chat-users", messages: [{ role: "user", content: "hi" }], user }),
+      });
+      return { status: r.status, id: r.headers.get("x-request-id") ?? "", body: await r.text() };
+    };
+    // "v" is sent between every other user's request: always one of the two users seen last, so its counters
+    // are never to be forgotten, whichever worker sees which of them.
+    const from = performance.now();
+    const v: Answer[] = [];
+    for (let i = 0; i < 30; i++) {
+      assert.equal((await as(`other-${i}`)).status, 200);
+      v.push(await as("v"));
+    }
+    const refill = Math.ceil(3 * (performance.now() - from) / 60_000);
+    assert.ok(ok(v) >= 3 && ok(v) <= 3 + refill, `user v admitted ${ok(v)} times with rpm 3`);
+    for (const a of v.filter((a) => a.status !== 200)) assert.equal(a.status, 429);
+    assert.ok(workersOf(v) >= 2, "both workers answered v");
+  });
+});
