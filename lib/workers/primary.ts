@@ -17,7 +17,7 @@ import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
-import type { Reloader, ReloadStatus } from "../reload.ts";
+import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
@@ -96,7 +96,7 @@ export async function startWorkers(
   // The one list of recent end users, for the counters the primary holds (docs/spend_control.md#end-users).
   const endUsers = new EndUserTracker();
   const inFlight = createInFlightBuffer(options.workers);
-  const places = new SharedInFlight(inFlight, options.workers, 0);
+  const places = new SharedInFlight(inFlight, options.workers, options.workers);
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
     index,
     validated: current,
@@ -263,6 +263,9 @@ export async function startWorkers(
         current = validation.validated;
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
+        // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)
+        // are freed for the next, once nobody holds them.
+        places.retain(targetKeys(config));
         await shared.budgets.seed(config);
       }
     }

@@ -403,3 +403,48 @@ Deno.test("workers: an end user's limit holds while other users push it out of o
     assert.ok(workersOf(v) >= 2, "both workers answered v");
   });
 });
+
+Deno.test("workers: a target's max_in_flight still holds across the workers after reloads have rotated over 1,024 targets", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  // 520 capped aliases; each reload rotates the provider's API key, which makes every target a new one.
+  const aliases = Array.from(
+    { length: 520 },
+    (_, i) =>
+      `  cap-${i}: { type: chat, targets: [ { provider: up, model: m${i}, retries: 0, max_in_flight: 1 } ] }`,
+  ).join("\n");
+  const rotated = (n: number) =>
+    config(up, dir, aliases).replace("sk-gated-0123456789", `sk-gated-rotated-${n}`);
+  await Deno.writeTextFile(file, rotated(0));
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  try {
+    const reload = async (n: number) => {
+      await Deno.writeTextFile(file, rotated(n));
+      const r = await fetch(`${gw.url}/admin/reload`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
+      assert.equal(r.status, 200, await r.text());
+    };
+    for (let n = 0; n < 2; n++) {
+      if (n > 0) await reload(n);
+      // Every target used once, 20 at a time: 1,040 targets over the two configs.
+      for (let i = 0; i < 520; i += 20) {
+        const batch = await Promise.all(
+          Array.from({ length: 20 }, (_, j) => send(gw.url, SECRET.free, `cap-${i + j}`)),
+        );
+        assert.deepEqual(batch.map((a) => a.status), batch.map(() => 200));
+      }
+    }
+    await reload(2);
+    const capped = await decided(up, gw.url, SECRET.free, 8, "cap-0");
+    assert.equal(ok(capped), 1, "max_in_flight 1 across both workers");
+    assert.ok(workersOf(capped) >= 2, "both workers answered");
+  } finally {
+    await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
