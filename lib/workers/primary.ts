@@ -214,7 +214,9 @@ export async function startWorkers(
     const delay = youngDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** youngDeaths);
     setTimeout(() => {
       if (stopping) return;
-      spawn(index).then(
+      // In turn with reloads: a reload under way finishes first and the replacement starts on its result, and
+      // a reload asked meanwhile waits for the replacement to serve, then reaches it too.
+      inTurn(() => stopping ? Promise.resolve() : spawn(index)).then(
         () => logger.info("worker_restarted", { worker: index }),
         (err) => logger.error("worker_restart_failed", { worker: index, error: String(err) }),
       );
@@ -229,7 +231,13 @@ export async function startWorkers(
   }
 
   let lastStatus: ReloadStatus | null = null;
+  /** Reloads and replacements, one at a time. */
   let queue: Promise<unknown> = Promise.resolve();
+  function inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const next = queue.then(fn);
+    queue = next.catch(() => {});
+    return next;
+  }
   const path = options.configPath ?? config.source;
 
   /** Validates the file once, then has every worker resolve and swap in the same result. */
@@ -245,7 +253,17 @@ export async function startWorkers(
       }
       : await validateConfigFileInWorker(path, env, { workerUrl: options.configWorker });
     const statuses = await Promise.all(
-      live().map((s) => s.channel.call<ReloadStatus>("reload.apply", trigger, validation).catch(() => null)),
+      live().map(async (slot): Promise<ReloadStatus | null> => {
+        try {
+          return await slot.channel.call<ReloadStatus>("reload.apply", trigger, validation);
+        } catch (err) {
+          // A worker that died meanwhile is left out (its replacement starts on this reload's result); one still
+          // serving did not swap the config in, and the reload is not a success.
+          if (!slots.includes(slot)) return null;
+          const message = `a worker did not apply it: ${err instanceof Error ? err.message : String(err)}`;
+          return { ok: false, at: new Date().toISOString(), trigger, issues: [{ path: "", message }] };
+        }
+      }),
     );
     const failed = statuses.find((s) => s !== null && !s.ok);
     let status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
@@ -272,17 +290,16 @@ export async function startWorkers(
     lastStatus = status;
     return status;
   }
-  const reload = (trigger: string): Promise<ReloadStatus> => {
-    const next = queue.then(() => attempt(trigger));
-    queue = next.catch(() => {});
-    return next;
-  };
+  const reload = (trigger: string): Promise<ReloadStatus> => inTurn(() => attempt(trigger));
   const reloader: Reloader = { current: () => primaryState, status: () => lastStatus, reload };
 
   try {
-    // The first worker binds the port (a free one, for port 0); the others join it.
-    await spawn(0);
-    await Promise.all(Array.from({ length: options.workers - 1 }, (_, i) => spawn(i + 1)));
+    // The first worker binds the port (a free one, for port 0); the others join it. In turn, as a replacement
+    // is: an `/admin/reload` the first worker is asked before the others serve waits for them.
+    await inTurn(async () => {
+      await spawn(0);
+      await Promise.all(Array.from({ length: options.workers - 1 }, (_, i) => spawn(i + 1)));
+    });
   } catch (err) {
     stopping = true;
     clearInterval(reading);
