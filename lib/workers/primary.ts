@@ -227,7 +227,7 @@ export async function startWorkers(
     const texts = await Promise.all(
       live().map((s) => s.channel.call<string>("metrics.render").catch(() => "")),
     );
-    return sumExpositions([metrics.render(), ...texts]);
+    return sumExpositions(texts, metrics.render());
   }
 
   let lastStatus: ReloadStatus | null = null;

@@ -448,3 +448,18 @@ Deno.test("workers: a target's max_in_flight still holds across the workers afte
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workers: /metrics says the response cache's store is up while every worker's is", async () => {
+  const cached =
+    "  chat-cached: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ], cache: { ttl: 10m } }\n";
+  await withTwoWorkers((yaml) => yaml.replace("models:\n", `models:\n${cached}`), async (gw) => {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => send(gw.url, SECRET.free, "chat-cached")),
+    );
+    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200));
+    const metrics =
+      await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }))
+        .text();
+    assert.match(metrics, /^gateway_cache_store_up 1$/m);
+  });
+});
