@@ -140,6 +140,12 @@ export async function startWorkers(
       ...primaryMethods(shared, ledger, endUsers, () => tokensChanged(index)),
       reload: (trigger: string) => reload(trigger),
       metrics: () => summedMetrics(),
+      // Before `/admin/requests` or `/admin/usage` reads: what every worker has reported, not only the asking
+      // one (whose reports are read first anyway), so a request another worker just answered is there.
+      "usage.flush": () => {
+        for (const other of others(index)) readReports(other);
+        return shared.pipeline?.flush();
+      },
       "health.cooldown": (change: CooldownChange) => {
         for (const other of others(index)) other.channel.note("health.cooldown", change);
       },

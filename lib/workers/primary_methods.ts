@@ -110,7 +110,10 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger, endUsers: 
   return methods;
 }
 
-/** Every method a worker may call on the primary but `reload` and `metrics` (the supervisor's own). */
+/**
+ * Every method a worker may call on the primary but `reload`, `metrics` and `usage.flush` (the supervisor's
+ * own: they reach every worker).
+ */
 export function primaryMethods(
   shared: SharedState,
   ledger: WorkerLedger,
@@ -123,7 +126,6 @@ export function primaryMethods(
   const methods: Record<string, (...args: never[]) => unknown> = {
     ...counterMethods(shared.counters, ledger, endUsers),
     report: (batch: ReportBatch) => ledger.apply(batch, (r) => shared.pipeline?.write(r)),
-    "usage.flush": () => shared.pipeline?.flush(),
     "tokens.changed": () => onTokensChanged(),
     "responses.put": (r: Parameters<typeof responses.put>[0]) => responses.put(r),
     "responses.get": (id: string, owner: string) => responses.get(id, owner),

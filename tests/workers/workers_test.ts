@@ -463,3 +463,23 @@ Deno.test("workers: /metrics says the response cache's store is up while every w
     assert.match(metrics, /^gateway_cache_store_up 1$/m);
   });
 });
+
+Deno.test("workers: /admin/requests lists a request just answered, whichever worker answered it", async () => {
+  await withTwoWorkers((yaml) => yaml, async (gw) => {
+    let missing = 0;
+    const asked: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const answer = await send(gw.url, SECRET.free);
+      assert.equal(answer.status, 200);
+      // On a connection of its own: as often as not, the other worker answers.
+      const r = await fetch(`${gw.url}/admin/requests?limit=5`, {
+        headers: { authorization: `Bearer ${ADMIN}`, connection: "close" },
+      });
+      const body = await r.json() as { data: { request_id: string }[] };
+      if (!body.data.some((d) => d.request_id === answer.id)) missing++;
+      if (r.headers.get("x-request-id")!.slice(0, 20) !== answer.id.slice(0, 20)) asked.push(answer.id);
+    }
+    assert.equal(missing, 0, "every request listed at once");
+    assert.ok(asked.length > 0, "some were asked of the other worker");
+  });
+});
