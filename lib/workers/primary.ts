@@ -95,6 +95,11 @@ export async function startWorkers(
 
   // The one list of recent end users, for the counters the primary holds (docs/spend_control.md#end-users).
   const endUsers = new EndUserTracker();
+  /**
+   * The cooldowns workers set and have not ended, by target (past ones too: the target is half-open, probed
+   * once, on every worker): a replacement starts knowing them rather than sending traffic to an ejected target.
+   */
+  const cooldowns = new Map<string, CooldownChange>();
   const inFlight = createInFlightBuffer(options.workers);
   const places = new SharedInFlight(inFlight, options.workers, options.workers);
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
@@ -111,6 +116,7 @@ export async function startWorkers(
     reports,
     inFlight,
     workers: options.workers,
+    cooldowns: [...cooldowns.values()],
   });
 
   /** Reads what worker `slot` has reported, into the ledger and the pipeline. */
@@ -147,6 +153,8 @@ export async function startWorkers(
         return shared.pipeline?.flush();
       },
       "health.cooldown": (change: CooldownChange) => {
+        if (change.until === 0) cooldowns.delete(change.key);
+        else cooldowns.set(change.key, change);
         for (const other of others(index)) other.channel.note("health.cooldown", change);
       },
     };
@@ -288,8 +296,11 @@ export async function startWorkers(
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
         // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)
-        // are freed for the next, once nobody holds them.
-        places.retain(targetKeys(config));
+        // are freed for the next, once nobody holds them, and their cooldowns forgotten.
+        const keys = targetKeys(config);
+        places.retain(keys);
+        const kept = new Set(keys);
+        for (const key of cooldowns.keys()) if (!kept.has(key)) cooldowns.delete(key);
         await shared.budgets.seed(config);
       }
     }

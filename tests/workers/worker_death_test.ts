@@ -180,3 +180,72 @@ tokens:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workers: a replacement worker knows which targets the others ejected", async () => {
+  const up = startGated();
+  up.release();
+  let badHits = 0;
+  const bad = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    await request.text();
+    badHits++;
+    return Response.json({ error: { message: "down", type: "server_error" } }, { status: 500 });
+  });
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const admin = "gw-death-admin-0123456789abcdef";
+  await Deno.writeTextFile(
+    file,
+    `
+usage: { sqlite: none }
+providers:
+  bad: { type: openai, base_url: "http://127.0.0.1:${bad.addr.port}/v1", api_key: sk-bad-0123456789 }
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated:
+    type: chat
+    strategy: fallback
+    targets: [ { provider: bad, model: x, retries: 0 }, { provider: up, model: gated, retries: 0 } ]
+routing: { backoff_base: 5ms, backoff_max: 10ms, eject_after: 1, eject_cooldown: 10m }
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
+admin_tokens:
+  - { name: ops, token: ${admin} }
+`,
+  );
+  const { gw, logs, url } = await startInProcess(file, false);
+  /** The bad target's state as each of `n` connections' workers sees it, by worker. */
+  const states = async (n: number) => {
+    const seen = new Map<string, string>();
+    for (let i = 0; i < n; i++) {
+      const r = await fetch(`${url}/admin/targets`, {
+        headers: { authorization: `Bearer ${admin}`, connection: "close" },
+      });
+      const body = await r.json() as { data: { targets: { provider: string; state: string }[] }[] };
+      seen.set(r.headers.get("x-request-id")!.slice(0, 20), body.data[0].targets[0].state);
+    }
+    return seen;
+  };
+  try {
+    assert.equal((await send(url)).status, 200);
+    assert.equal(badHits, 1);
+    let both = new Map<string, string>();
+    const deadline = performance.now() + 15_000;
+    while (both.size < 2 || [...both.values()].some((s) => s !== "ejected")) {
+      if (performance.now() > deadline) {
+        throw new Error(`both workers to see the target ejected: ${[...both]}`);
+      }
+      both = await states(8);
+    }
+    gw.kill(0);
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    const after = await Promise.all(Array.from({ length: 20 }, () => send(url)));
+    assert.deepEqual(after.map((o) => o.status), after.map(() => 200));
+    assert.ok(new Set(after.map((o) => o.id.slice(0, 20))).size >= 2, "the replacement answered too");
+    assert.equal(badHits, 1, "no worker, the replacement neither, tried the ejected target again");
+  } finally {
+    await gw.stop(1_000);
+    await bad.shutdown();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
