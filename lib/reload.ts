@@ -97,6 +97,11 @@ function resolveAndSetUp(validated: ValidationResult, source: string, env: Env):
   }
 }
 
+/** The keys of every target `config` routes to (a target's health and places are kept by its key). */
+export function targetKeys(config: ResolvedConfig): string[] {
+  return [...config.models.values()].flatMap((m) => m.targets.map((t) => t.key));
+}
+
 /** Creates the reloader for a config file. */
 export function createReloader(options: ReloaderOptions): Reloader {
   let state = options.initial;
@@ -120,8 +125,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
     const issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {
       state = result.state;
-      const keys = new Set([...state.config.models.values()].flatMap((m) => m.targets.map((t) => t.key)));
-      options.health?.retain(keys);
+      options.health?.retain(new Set(targetKeys(state.config)));
     }
     last = { ok: issues.length === 0, at, trigger, issues };
     if (last.ok) await options.onReload?.(state);

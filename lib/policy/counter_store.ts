@@ -23,6 +23,17 @@
  *
  * @module
  */
+import {
+  bucketAllows,
+  bucketLevel,
+  type BucketState,
+  EPSILON,
+  msUntilAvailable,
+  msUntilFull,
+  periodAllows,
+} from "./bucket_math.ts";
+
+export { bucketAllows, bucketLevel, type BucketState, msUntilAvailable, msUntilFull, periodAllows };
 
 /** Take `amount` from a token bucket of capacity `limit` that refills `limit` per `windowMs`. */
 export interface BucketCheck {
@@ -131,11 +142,27 @@ export interface CounterStore {
    */
   peek?(checks: readonly Check[]): Promise<PeekResult>;
   /**
-   * Optional: drops the counters of `checks` (buckets and period counters; concurrency slots are kept, a
-   * request in flight still gives its slot back) as if they had never been used. For counters whose owner
-   * the gateway stops tracking (an end user forgotten under `max_users`), so they take no memory.
+   * Optional: drops the counters of `checks` this process keeps (buckets and period counters; concurrency
+   * slots are kept, a request in flight still gives its slot back) as if never used: an end user forgotten
+   * under `max_users` takes no memory. A shared store's keys are not dropped: they expire by their own TTL.
    */
   forget?(checks: readonly Check[]): Promise<void>;
+  /**
+   * Optional, on a proxy of counters another thread owns (a worker's of the primary's): tells the owner the
+   * end users just seen; it keeps the one list of recent users and forgets those pushed out of `max_users`.
+   */
+  seen?(users: readonly SeenUser[]): Promise<void>;
+}
+
+/** An end user a request was judged for (denied or not), for {@linkcode CounterStore.seen}. */
+export interface SeenUser {
+  /** `alias:<name>` or `token:<id>`. */
+  readonly owner: string;
+  readonly userKey: string;
+  /** The owner's `max_users`. */
+  readonly maxUsers: number;
+  /** The user's counters: forgotten with the user. */
+  readonly checks: readonly Check[];
 }
 
 /** The answer to {@linkcode CounterStore.peek}. */
@@ -169,50 +196,6 @@ export interface PeriodDelta {
   readonly period: string;
   readonly amount: number;
   readonly expiresAt: number;
-}
-
-/** Slack for floating-point refill arithmetic, far below one unit. */
-const EPSILON = 1e-9;
-
-/** A bucket's stored state: its level at instant `at`. */
-export interface BucketState {
-  readonly level: number;
-  readonly at: number;
-}
-
-/** The level of a bucket at `now`: refilled continuously, capped at the limit; an absent bucket is full. */
-export function bucketLevel(
-  state: BucketState | undefined,
-  limit: number,
-  windowMs: number,
-  now: number,
-): number {
-  if (!state) return limit;
-  const elapsed = Math.max(0, now - state.at);
-  return Math.min(limit, state.level + (elapsed * limit) / windowMs);
-}
-
-/** Milliseconds until a bucket at `level` is full again. */
-export function msUntilFull(level: number, limit: number, windowMs: number): number {
-  return level >= limit - EPSILON ? 0 : Math.ceil(((limit - level) * windowMs) / limit);
-}
-
-/** Milliseconds until a bucket at `level` holds `amount` (0 if it already does). */
-export function msUntilAvailable(level: number, amount: number, limit: number, windowMs: number): number {
-  return level >= amount - EPSILON ? 0 : Math.ceil(((amount - level) * windowMs) / limit);
-}
-
-/**
- * Whether a period counter at `used` admits a reservation of `amount` under `limit`: within the limit with
- * the amount added; a zero amount (a read) passes while the counter is below the limit.
- */
-export function periodAllows(used: number, amount: number, limit: number): boolean {
-  return amount > 0 ? used + amount <= limit + EPSILON : used < limit;
-}
-
-/** Whether a bucket at `level` can give `amount`; a zero amount is a read and always passes. */
-export function bucketAllows(level: number, amount: number): boolean {
-  return amount <= 0 || level >= amount - EPSILON;
 }
 
 /** Options of {@linkcode createMemoryCounterStore}. */

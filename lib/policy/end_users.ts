@@ -11,6 +11,13 @@
  * recently seen is forgotten first, together with its counters ({@linkcode CounterStore.forget}), and starts
  * afresh if it returns. The most recent users' counters are never touched by that, so their limits stay exact.
  *
+ * Only whoever holds the counters keeps that list and forgets: one list per set of counters, so no list that
+ * saw only part of the traffic drops the counters of a user active elsewhere. A single process's engine keeps
+ * it over its in-memory store; the workers of `serve --workers N` tell the primary whom they saw
+ * ({@linkcode CounterStore.seen}) and the primary keeps the one list; with Redis, the list bounds only the
+ * replica's local limiter (`fail_open`), and the shared keys expire by their own TTL (a bucket once full
+ * again, a budget's counter after its period), never deleted by a replica's list.
+ *
  * @module
  */
 import { createHash } from "node:crypto";
@@ -18,7 +25,7 @@ import type { EndUserLimitsConfig } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import type { BudgetOwner } from "./budgets.ts";
-import type { Check, CounterStore } from "./counter_store.ts";
+import type { Check, CounterStore, SeenUser } from "./counter_store.ts";
 
 /** Longest user id kept as written in a counter key; longer ones are hashed (a key stays short). */
 const MAX_KEPT_ID = 64;
@@ -104,25 +111,40 @@ export function endUserLabel(scope: EndUserScope): string {
   return `user ${JSON.stringify(shown)} of ${scope.kind === "token" ? "token" : "model"} ${scope.ownerName}`;
 }
 
+/** What `scopes`' users are seen with: each with its own counters among `checks`. */
+export function seenUsers(scopes: readonly EndUserScope[], checks: readonly Check[]): SeenUser[] {
+  return scopes.map((u) => {
+    const base = `${endUserKeyBase(u)}:`;
+    return {
+      owner: u.owner,
+      userKey: u.userKey,
+      maxUsers: u.limits.max_users,
+      checks: checks.filter((c) => c.key.startsWith(base)),
+    };
+  });
+}
+
 /**
  * The users seen per scope owner, least recently seen first (a Map keeps insertion order; a user seen again is
  * moved to the end). Bounded per owner by its `max_users`; owners are bounded by the config (aliases, tokens).
+ * Kept by the holder of the counters (see the module's doc), which forgets on its store what {@linkcode seen}
+ * pushes out.
  */
 export class EndUserTracker {
   readonly #owners = new Map<string, Map<string, readonly Check[]>>();
 
   /**
-   * Marks `scope`'s user as just seen, remembering `checks` (its counters, to forget them with the user);
-   * returns the counters of the users forgotten to stay within `max_users`.
+   * Marks `seen`'s user as just seen, remembering its counters (to forget them with the user); returns the
+   * counters of the users forgotten to stay within `max_users`.
    */
-  touch(scope: EndUserScope, checks: readonly Check[]): Check[] {
-    let users = this.#owners.get(scope.owner);
-    if (users === undefined) this.#owners.set(scope.owner, users = new Map());
-    users.delete(scope.userKey);
-    users.set(scope.userKey, checks);
+  touch(seen: SeenUser): Check[] {
+    let users = this.#owners.get(seen.owner);
+    if (users === undefined) this.#owners.set(seen.owner, users = new Map());
+    users.delete(seen.userKey);
+    users.set(seen.userKey, seen.checks);
     const dropped: Check[] = [];
     for (const [user, counters] of users) {
-      if (users.size <= scope.limits.max_users) break;
+      if (users.size <= seen.maxUsers) break;
       users.delete(user);
       dropped.push(...counters);
     }
@@ -137,9 +159,13 @@ export class EndUserTracker {
     return n;
   }
 
-  /** Forgets the users `store` was asked to drop; never throws (a store failure goes to `onError`). */
-  static forget(store: CounterStore, checks: readonly Check[], onError: (err: unknown) => void): void {
-    if (checks.length === 0 || !store.forget) return;
-    store.forget(checks).catch(onError);
+  /**
+   * Marks `users` seen and forgets, on `store` (the counters this list is kept for), those pushed out; never
+   * throws (a store failure goes to `onError`).
+   */
+  seen(store: CounterStore, users: readonly SeenUser[], onError: (err: unknown) => void): void {
+    const dropped = users.flatMap((u) => this.touch(u));
+    if (dropped.length === 0 || !store.forget) return;
+    store.forget(dropped).catch(onError);
   }
 }

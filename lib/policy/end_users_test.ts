@@ -9,6 +9,7 @@ import { createMemoryCounterStore } from "./counter_store.ts";
 import { createPolicyEngine } from "./engine.ts";
 import { clock, denial, model, token } from "./engine_test_helpers.ts";
 import { endUserOf, userKeyOf } from "./end_users.ts";
+import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
 
 function limits(over: Partial<EndUserLimitsConfig> = {}): EndUserLimitsConfig {
@@ -107,4 +108,35 @@ Deno.test("end users: 100,000 distinct users with max_users 10,000 stay bounded 
     const d = await denial(engine.admit(req(`user-${i}`)));
     assert.equal(d.rule, "end_user.rpm", `user-${i}`);
   }
+});
+
+Deno.test("end users: a replica forgetting a user under max_users leaves the shared counters alone (the user active on another replica stays limited)", async () => {
+  // Two replicas sharing one store (Redis; here an in-memory stand-in), each with its own recent users.
+  const c = clock();
+  const shared = createMemoryCounterStore(c.now);
+  const replica = () =>
+    createPolicyEngine(createResilientCounterStore(shared, { onFailure: "fail_open", expectedReplicas: 2 }), {
+      now: c.now,
+    });
+  const a = replica();
+  const b = replica();
+  const identity = token();
+  const alias = model({ endUserLimits: limits({ rpm: 3, max_users: 2 }) });
+  const req = (user: string): PolicyRequest => ({
+    identity,
+    endpoint: "chat",
+    model: alias,
+    body: { model: "chat-default", messages: [], user },
+    estimatedTokens: 1,
+  });
+  await a.admit(req("v"));
+  await b.admit(req("v"));
+  await b.admit(req("v"));
+  // Replica a sees two other users: "v" falls out of its list of two.
+  await a.admit(req("o1"));
+  await a.admit(req("o2"));
+  await Promise.resolve();
+  // "v" has used its 3 a minute across the replicas, whichever list forgot it.
+  assert.equal((await denial(b.admit(req("v")))).rule, "end_user.rpm");
+  assert.equal((await denial(a.admit(req("v")))).rule, "end_user.rpm");
 });

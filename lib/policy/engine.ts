@@ -24,7 +24,7 @@ import {
   reservedSettlement,
   tokenBudgetOwners,
 } from "./budgets.ts";
-import { endUserBudgetOwner, endUserScopes, EndUserTracker } from "./end_users.ts";
+import { endUserBudgetOwner, endUserScopes, EndUserTracker, seenUsers } from "./end_users.ts";
 import { applyContentRules } from "./content_rules.ts";
 import type { Check, CounterStore, ReserveResult, SettleOps } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
@@ -50,7 +50,10 @@ export interface PolicyEngine {
    */
   readonly counters?: CounterStore;
   readonly now?: () => number;
-  /** The end users tracked under `end_user_limits` (bounded by each block's `max_users`). */
+  /**
+   * The end users tracked under `end_user_limits` (bounded by each block's `max_users`); none when the store
+   * has them tracked by the counters' owner ({@linkcode CounterStore.seen}).
+   */
   readonly endUsers?: EndUserTracker;
 }
 
@@ -164,7 +167,8 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     };
   }
 
-  const endUsers = new EndUserTracker();
+  // A store that forwards to the counters' owner (`seen`) has the list kept there.
+  const endUsers = store.seen ? undefined : new EndUserTracker();
 
   return {
     counters: store,
@@ -210,11 +214,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
       const headers = rateLimitHeaders(rateStates(rates, reserved.results));
 
       if (users.length > 0) {
-        // Denied or not, the user was seen; those pushed out of `max_users` take their counters with them.
-        const tracked = users.flatMap((u) =>
-          endUsers.touch(u, checks.filter((c) => c.key.startsWith(`end_user:${u.owner}:${u.userKey}:`)))
-        );
-        EndUserTracker.forget(reserved.store ?? store, tracked, onError);
+        // Denied or not, the user was seen; those pushed out of `max_users` take their counters with them, as
+        // the holder of the counters decides: this engine over its own store, else the store's owner.
+        const seen = seenUsers(users, checks);
+        if (store.seen) store.seen(seen).catch(onError);
+        else endUsers!.seen(store, seen, onError);
       }
 
       if (!reserved.ok) {

@@ -23,7 +23,8 @@
  *
  * A settlement whose reply does not come (Redis away for a moment, or slow) is sent again in the background
  * for {@linkcode SETTLE_RETRY_FOR_MS}: the reservation's marker, set to `settled` by the script, makes a
- * settlement that ran count once however often it is sent.
+ * settlement that ran count once however often it is sent. An end user's counters are never deleted when a
+ * replica stops tracking the user (`max_users`): that replica saw only its own traffic; the keys expire.
  *
  * Every call has the configured timeout (`commandTimeout`) and fails at once while disconnected (no offline
  * queue): what a failure means is decided by the caller (resilient_counter_store.ts).
@@ -287,10 +288,6 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
         if (id !== "") settleLater(args);
         throw err;
       }
-    },
-    async forget(checks) {
-      const keys = checks.filter((c) => c.kind !== "concurrency").map(checkKey);
-      if (keys.length > 0) await client.del(...keys);
     },
     async ping() {
       await client.ping();

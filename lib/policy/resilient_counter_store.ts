@@ -179,11 +179,10 @@ export function createResilientCounterStore(
     periodRaise: (key, period, value, expiresAt) =>
       settleOp(() => shared.periodRaise(key, period, value, expiresAt)),
     settle: shared.settle && ((ops) => settleOp(() => shared.settle!(ops))),
-    async forget(checks) {
-      // The local limiter's copies too: they hold the counters decided while the shared store was away.
-      await memory.forget(checks.map((c) => localShare(c, replicas)));
-      if (shared.forget) await settleOp(() => shared.forget!(checks));
-    },
+    // Only the local limiter's copies (the counters decided while the shared store was away): the shared
+    // keys expire by their own TTL. A replica's list of recent end users saw only its own traffic; deleting
+    // the shared keys of a user fallen out of it would wipe the counters of a user active on another replica.
+    forget: (checks) => memory.forget(checks.map((c) => localShare(c, replicas))),
     peek: shared.peek && (async (checks) => {
       const done = await attempt(() => shared.peek!(checks));
       if (done) return done.value;

@@ -3,8 +3,9 @@
  * sample, so a scrape sees one gateway. Counters and histogram buckets add up exactly (a cumulative bucket
  * summed over workers is the cumulative bucket of the sum); the gauges the workers keep (streams open,
  * cache entries) are totals too, except a `*_up` health gauge several workers keep (each worker's own cache
- * store), which is up only where it is up on every worker. The primary's own gauges (the usage and token
- * stores up, tokens loaded) come from it alone.
+ * store), which is up only where it is up on every worker. The primary's own gauges (the usage, token and
+ * rate-limit stores up, tokens loaded) come from it alone; its `*_up` gauge of a store only the workers keep
+ * (the cache: the primary has none, so its gauge says 0) is left out.
  *
  * @module
  */
@@ -23,11 +24,24 @@ function parseValue(text: string): number {
   return Number(text);
 }
 
-/** Sums expositions in the text format 0.0.4 sample by sample; families keep their first-seen order. */
-export function sumExpositions(texts: readonly string[]): string {
+/** The names of the `*_up` families `text` has. */
+function upFamilies(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const match of text.matchAll(/^# TYPE (\S+_up) /gm)) names.add(match[1]);
+  return names;
+}
+
+/**
+ * Sums the workers' expositions in the text format 0.0.4 sample by sample, with the primary's (`primary`);
+ * families keep their first-seen order, the primary's first.
+ */
+export function sumExpositions(workers: readonly string[], primary = ""): string {
   const families = new Map<string, Family>();
-  for (const text of texts) {
+  // The workers' health gauges: the primary's samples of these are of a store it does not keep.
+  const theirs = new Set(workers.flatMap((text) => [...upFamilies(text)]));
+  for (const [i, text] of [primary, ...workers].entries()) {
     let family: Family | undefined;
+    let skip = false;
     for (const line of text.split("\n")) {
       if (line === "") continue;
       if (line.startsWith("# ")) {
@@ -37,9 +51,10 @@ export function sumExpositions(texts: readonly string[]): string {
         if (fresh) families.set(name, family = { head: [], samples: new Map(), up: name.endsWith("_up") });
         // HELP and TYPE once per family, from the first exposition that has it.
         if (family!.head.length < 2 && !family!.head.includes(line)) family!.head.push(line);
+        skip = i === 0 && theirs.has(name);
         continue;
       }
-      if (family === undefined) continue;
+      if (family === undefined || skip) continue;
       const space = line.lastIndexOf(" ");
       const key = line.slice(0, space);
       const value = parseValue(line.slice(space + 1));

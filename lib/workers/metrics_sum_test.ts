@@ -44,3 +44,17 @@ Deno.test("metrics_sum: an *_up gauge several workers keep is up only where ever
   assert.match(sumExpositions([worker(1), worker(1), worker(1)]), /^gateway_cache_store_up 1$/m);
   assert.match(sumExpositions([worker(1), worker(0), worker(1)]), /^gateway_cache_store_up 0$/m);
 });
+
+Deno.test("metrics_sum: the primary's *_up gauge of a store only the workers keep is left out; its own stores' count", () => {
+  const up = (name: string, value: number) =>
+    `# HELP ${name} 1 when up.\n# TYPE ${name} gauge\n${name} ${value}\n`;
+  // The primary has no cache (its gauge says 0); it keeps the usage store, which no worker has.
+  const primary = up("gateway_cache_store_up", 0) + up("gateway_usage_store_up", 1);
+  const summed = sumExpositions([up("gateway_cache_store_up", 1), up("gateway_cache_store_up", 1)], primary);
+  assert.match(summed, /^gateway_cache_store_up 1$/m);
+  assert.match(summed, /^gateway_usage_store_up 1$/m);
+  assert.equal(summed.match(/# TYPE gateway_cache_store_up/g)?.length, 1);
+  const down = sumExpositions([up("gateway_cache_store_up", 1), up("gateway_cache_store_up", 0)], primary);
+  assert.match(down, /^gateway_cache_store_up 0$/m);
+  assert.match(sumExpositions([], up("gateway_usage_store_up", 0)), /^gateway_usage_store_up 0$/m);
+});

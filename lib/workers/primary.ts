@@ -16,7 +16,8 @@ import { resolveValidated, type ValidatedConfig, type ValidationResult } from ".
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import type { Reloader, ReloadStatus } from "../reload.ts";
+import { EndUserTracker } from "../policy/end_users.ts";
+import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
@@ -92,8 +93,15 @@ export async function startWorkers(
   const others = (index: number) => slots.filter((s, i): s is Slot => s !== undefined && i !== index);
   const live = () => slots.filter((s): s is Slot => s !== undefined);
 
+  // The one list of recent end users, for the counters the primary holds (docs/spend_control.md#end-users).
+  const endUsers = new EndUserTracker();
+  /**
+   * The cooldowns workers set and have not ended, by target (past ones too: the target is half-open, probed
+   * once, on every worker): a replacement starts knowing them rather than sending traffic to an ejected target.
+   */
+  const cooldowns = new Map<string, CooldownChange>();
   const inFlight = createInFlightBuffer(options.workers);
-  const places = new SharedInFlight(inFlight, options.workers, 0);
+  const places = new SharedInFlight(inFlight, options.workers, options.workers);
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
     index,
     validated: current,
@@ -108,6 +116,7 @@ export async function startWorkers(
     reports,
     inFlight,
     workers: options.workers,
+    cooldowns: [...cooldowns.values()],
   });
 
   /** Reads what worker `slot` has reported, into the ledger and the pipeline. */
@@ -134,10 +143,18 @@ export async function startWorkers(
     };
     started++;
     const methods: Methods = {
-      ...primaryMethods(shared, ledger, () => tokensChanged(index)),
+      ...primaryMethods(shared, ledger, endUsers, () => tokensChanged(index)),
       reload: (trigger: string) => reload(trigger),
       metrics: () => summedMetrics(),
+      // Before `/admin/requests` or `/admin/usage` reads: what every worker has reported, not only the asking
+      // one (whose reports are read first anyway), so a request another worker just answered is there.
+      "usage.flush": () => {
+        for (const other of others(index)) readReports(other);
+        return shared.pipeline?.flush();
+      },
       "health.cooldown": (change: CooldownChange) => {
+        if (change.until === 0) cooldowns.delete(change.key);
+        else cooldowns.set(change.key, change);
         for (const other of others(index)) other.channel.note("health.cooldown", change);
       },
     };
@@ -211,7 +228,9 @@ export async function startWorkers(
     const delay = youngDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** youngDeaths);
     setTimeout(() => {
       if (stopping) return;
-      spawn(index).then(
+      // In turn with reloads: a reload under way finishes first and the replacement starts on its result, and
+      // a reload asked meanwhile waits for the replacement to serve, then reaches it too.
+      inTurn(() => stopping ? Promise.resolve() : spawn(index)).then(
         () => logger.info("worker_restarted", { worker: index }),
         (err) => logger.error("worker_restart_failed", { worker: index, error: String(err) }),
       );
@@ -222,11 +241,17 @@ export async function startWorkers(
     const texts = await Promise.all(
       live().map((s) => s.channel.call<string>("metrics.render").catch(() => "")),
     );
-    return sumExpositions([metrics.render(), ...texts]);
+    return sumExpositions(texts, metrics.render());
   }
 
   let lastStatus: ReloadStatus | null = null;
+  /** Reloads and replacements, one at a time. */
   let queue: Promise<unknown> = Promise.resolve();
+  function inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const next = queue.then(fn);
+    queue = next.catch(() => {});
+    return next;
+  }
   const path = options.configPath ?? config.source;
 
   /** Validates the file once, then has every worker resolve and swap in the same result. */
@@ -242,7 +267,17 @@ export async function startWorkers(
       }
       : await validateConfigFileInWorker(path, env, { workerUrl: options.configWorker });
     const statuses = await Promise.all(
-      live().map((s) => s.channel.call<ReloadStatus>("reload.apply", trigger, validation).catch(() => null)),
+      live().map(async (slot): Promise<ReloadStatus | null> => {
+        try {
+          return await slot.channel.call<ReloadStatus>("reload.apply", trigger, validation);
+        } catch (err) {
+          // A worker that died meanwhile is left out (its replacement starts on this reload's result); one still
+          // serving did not swap the config in, and the reload is not a success.
+          if (!slots.includes(slot)) return null;
+          const message = `a worker did not apply it: ${err instanceof Error ? err.message : String(err)}`;
+          return { ok: false, at: new Date().toISOString(), trigger, issues: [{ path: "", message }] };
+        }
+      }),
     );
     const failed = statuses.find((s) => s !== null && !s.ok);
     let status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
@@ -260,23 +295,28 @@ export async function startWorkers(
         current = validation.validated;
         config = resolved.config;
         primaryState = { config, providers: primaryState.providers };
+        // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)
+        // are freed for the next, once nobody holds them, and their cooldowns forgotten.
+        const keys = targetKeys(config);
+        places.retain(keys);
+        const kept = new Set(keys);
+        for (const key of cooldowns.keys()) if (!kept.has(key)) cooldowns.delete(key);
         await shared.budgets.seed(config);
       }
     }
     lastStatus = status;
     return status;
   }
-  const reload = (trigger: string): Promise<ReloadStatus> => {
-    const next = queue.then(() => attempt(trigger));
-    queue = next.catch(() => {});
-    return next;
-  };
+  const reload = (trigger: string): Promise<ReloadStatus> => inTurn(() => attempt(trigger));
   const reloader: Reloader = { current: () => primaryState, status: () => lastStatus, reload };
 
   try {
-    // The first worker binds the port (a free one, for port 0); the others join it.
-    await spawn(0);
-    await Promise.all(Array.from({ length: options.workers - 1 }, (_, i) => spawn(i + 1)));
+    // The first worker binds the port (a free one, for port 0); the others join it. In turn, as a replacement
+    // is: an `/admin/reload` the first worker is asked before the others serve waits for them.
+    await inTurn(async () => {
+      await spawn(0);
+      await Promise.all(Array.from({ length: options.workers - 1 }, (_, i) => spawn(i + 1)));
+    });
   } catch (err) {
     stopping = true;
     clearInterval(reading);

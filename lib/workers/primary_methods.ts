@@ -5,11 +5,12 @@
  *
  * @module
  */
-import type { Check, CounterStore, SettleOps } from "../policy/counter_store.ts";
+import type { Check, CounterStore, SeenUser, SettleOps } from "../policy/counter_store.ts";
+import type { EndUserTracker } from "../policy/end_users.ts";
 import type { SharedState } from "../serve_state.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import type { Methods } from "./channel.ts";
-import { COUNTER_METHODS } from "./remote_stores.ts";
+import { COUNTER_METHODS, SEEN_METHOD } from "./remote_stores.ts";
 import type { ReportBatch, StartNotice } from "./report.ts";
 
 /** A ledger key's prefix for a slot the local limiter holds (Redis away, `fail_open`), not the shared store. */
@@ -46,7 +47,7 @@ export class WorkerLedger {
 }
 
 /** What the engine may call on the store that decided, besides `release` and `settle` (which keep the ledger). */
-const LOCAL_PASSED = ["adjust", "periodGet", "periodAdd", "periodRaise", "forget"] as const;
+const LOCAL_PASSED = ["adjust", "periodGet", "periodAdd", "periodRaise"] as const;
 
 /** `ops` on `store`: in one call where it has one, else one operation at a time. */
 async function settleOn(store: CounterStore, ops: SettleOps): Promise<void> {
@@ -56,8 +57,11 @@ async function settleOn(store: CounterStore, ops: SettleOps): Promise<void> {
   for (const p of ops.periods) await store.periodAdd(p.key, p.period, p.amount, p.expiresAt);
 }
 
-/** The counter store's methods for one worker, keeping its ledger of concurrency slots. */
-function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
+/**
+ * The counter store's methods for one worker, keeping its ledger of concurrency slots; the end users it saw
+ * go to `endUsers`, the primary's one list for every worker.
+ */
+function counterMethods(counters: CounterStore, ledger: WorkerLedger, endUsers: EndUserTracker): Methods {
   const methods: Record<string, (...args: never[]) => unknown> = {};
   for (const name of COUNTER_METHODS) {
     const method = counters[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
@@ -94,6 +98,8 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
     methods[`counters.local.${name}`] = (...args: unknown[]) =>
       onLocal((local) => (local[name] as (...a: unknown[]) => Promise<unknown>).apply(local, args));
   }
+  // Forgetting touches only memory of this process (the in-memory store, Redis's local limiter): nothing to report.
+  methods[SEEN_METHOD] = (users: readonly SeenUser[]) => endUsers.seen(counters, users, () => {});
   methods["counters.release"] = async (key: string) => {
     ledger.give(key);
     await counters.release(key);
@@ -105,19 +111,22 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger): Methods {
   return methods;
 }
 
-/** Every method a worker may call on the primary but `reload` and `metrics` (the supervisor's own). */
+/**
+ * Every method a worker may call on the primary but `reload`, `metrics` and `usage.flush` (the supervisor's
+ * own: they reach every worker).
+ */
 export function primaryMethods(
   shared: SharedState,
   ledger: WorkerLedger,
+  endUsers: EndUserTracker,
   onTokensChanged: () => Promise<void>,
 ): Methods {
   const store = shared.store;
   const responses = shared.responses;
   const noStore = () => Promise.reject(new Error("no usage database"));
   const methods: Record<string, (...args: never[]) => unknown> = {
-    ...counterMethods(shared.counters, ledger),
+    ...counterMethods(shared.counters, ledger, endUsers),
     report: (batch: ReportBatch) => ledger.apply(batch, (r) => shared.pipeline?.write(r)),
-    "usage.flush": () => shared.pipeline?.flush(),
     "tokens.changed": () => onTokensChanged(),
     "responses.put": (r: Parameters<typeof responses.put>[0]) => responses.put(r),
     "responses.get": (id: string, owner: string) => responses.get(id, owner),

@@ -4,6 +4,7 @@
  * @module
  */
 import type { ValidatedConfig } from "../config/load.ts";
+import type { CooldownChange } from "../routing/health.ts";
 import type { TokenStore } from "../tokens/types.ts";
 
 /** The `init` call's argument: everything a worker needs to serve. */
@@ -29,6 +30,8 @@ export interface WorkerInit {
   /** Every target's places taken across the workers (`shared_in_flight.ts`), and how many workers there are. */
   readonly inFlight: SharedArrayBuffer;
   readonly workers: number;
+  /** The targets' cooldowns the other workers set and have not ended: a replacement knows what is ejected. */
+  readonly cooldowns: readonly CooldownChange[];
 }
 
 /**

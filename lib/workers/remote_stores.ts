@@ -30,12 +30,17 @@ export const COUNTER_METHODS = [
   "periodRaise",
   "settle",
   "peek",
-  "forget",
 ] as const;
+
+/** The method the primary serves the end users a worker saw under. */
+export const SEEN_METHOD = "counters.seen";
 
 /**
  * The counters, decided by the primary's store. An admission its local limiter decided (Redis away,
  * `fail_open`) names a proxy of that limiter as its `store`, so the engine settles it there, as in one process.
+ * The end users a worker sees go to the primary (`seen`), which keeps the one list of recent users for every
+ * worker and forgets on its own store: a worker's list, seeing part of the traffic, would forget the counters
+ * of a user active on another worker.
  */
 export function remoteCounterStore(channel: Channel): CounterStore {
   const proxy = (prefix: string) => {
@@ -47,6 +52,7 @@ export function remoteCounterStore(channel: Channel): CounterStore {
   const local = proxy("counters.local.");
   return {
     ...shared,
+    seen: (users) => channel.call(SEEN_METHOD, users),
     async reserve(checks) {
       const { ok, results, local: byLocal, reservation } = await channel.call<
         ReserveResult & { local?: boolean }

@@ -5,7 +5,16 @@
  * of its own, so when it dies the primary gives back exactly its places.
  *
  * Targets find their counter by a 64-bit hash of their key in an open-addressed table; two keys with the same
- * hash (not seen in practice) would share a counter, which can only hold them tighter, never looser.
+ * hash (not seen in practice) would share a counter, which can only hold them tighter, never looser. A
+ * target's key changes with its provider's settings (a rotated API key is a new target), so after each reload
+ * the primary frees the counters of targets no longer configured that nobody holds ({@linkcode
+ * SharedInFlight.retain}); a counter still held is freed at a later reload. Should the table still be full, a
+ * target without a counter is held per worker (at most `max_in_flight` on each), never not at all.
+ *
+ * Finding and claiming a key, and freeing, happen under a lock word (short, never across an await); taking
+ * and giving back do not. A take adds to the counter first and then checks the slot still has its key: a
+ * slot is freed only while its counter is 0 (the free swaps it for a large negative), so a take either holds
+ * the slot before the free (which then leaves it) or sees it freed or reused and takes nothing there.
  *
  * @module
  */
@@ -14,13 +23,21 @@
 const SLOTS = 1024;
 /** Int32s per slot in the key area: the two halves of the key's hash. */
 const KEY_WORDS = 2;
+/** A first key word marking a freed slot: skipped by a search (keys after it stay found), reused by a claim. */
+const FREED = -0x80000000;
+/** What a free swaps a counter of 0 for while it clears the key: any take meanwhile sees it below 0. */
+const FREEING = -0x40000000;
+/** Int32s after the table: the lock (0, or the holder's number + 1) and the generation of frees. */
+const LOCK = 0;
+const GENERATION = 1;
+const TAIL_WORDS = 2;
 
 /** The buffer every worker and the primary share, for `workers` workers. */
 export function createInFlightBuffer(workers: number): SharedArrayBuffer {
-  return new SharedArrayBuffer(4 * SLOTS * (KEY_WORDS + 1 + workers));
+  return new SharedArrayBuffer(4 * (SLOTS * (KEY_WORDS + 1 + workers) + TAIL_WORDS));
 }
 
-/** Two independent 32-bit hashes of `key` (FNV-1a and a murmur-style mix). */
+/** Two independent 32-bit hashes of `key` (FNV-1a and a murmur-style mix), never 0 or {@linkcode FREED}. */
 function hashOf(key: string): [number, number] {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
@@ -29,7 +46,9 @@ function hashOf(key: string): [number, number] {
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
   }
-  return [a | 0, b | 0];
+  // Zero marks an empty word and FREED a freed slot, so neither is a hash.
+  const word = (h: number) => (h === 0 || h === FREED ? h + 1 : h) | 0;
+  return [word(a | 0), word(b | 0)];
 }
 
 /** One worker's (or the primary's) view of the shared counters. */
@@ -37,77 +56,171 @@ export class SharedInFlight {
   readonly #buffer: SharedArrayBuffer;
   readonly #keys: Int32Array;
   readonly #counts: Int32Array;
-  readonly #held: Int32Array;
+  readonly #held: Int32Array | null;
+  readonly #tail: Int32Array;
   readonly #workers: number;
-  readonly #slots = new Map<string, number>();
+  /** The lock's value while this view holds it. */
+  readonly #lockId: number;
+  /** Slots found, by key; dropped whenever the primary frees slots (so it holds only keys in use since). */
+  #slots = new Map<string, number>();
+  #generation = 0;
+  /** Places held on this worker alone, by key, for targets the full table had no counter for. */
+  readonly #local = new Map<string, number>();
 
-  /** `worker` is this worker's number (its row of holds); the primary passes any, it only gives back. */
+  /**
+   * `worker` is this worker's number (its row of holds); the primary passes `workers`: it only gives back a
+   * dead worker's places and frees the counters of targets no longer configured.
+   */
   constructor(buffer: SharedArrayBuffer, workers: number, worker: number) {
     this.#buffer = buffer;
     this.#workers = workers;
+    this.#lockId = worker + 1;
     this.#keys = new Int32Array(buffer, 0, SLOTS * KEY_WORDS);
     this.#counts = new Int32Array(buffer, 4 * SLOTS * KEY_WORDS, SLOTS);
-    this.#held = new Int32Array(buffer, 4 * SLOTS * (KEY_WORDS + 1 + worker), SLOTS);
+    this.#held = worker < workers ? this.#row(worker) : null;
+    this.#tail = new Int32Array(buffer, 4 * SLOTS * (KEY_WORDS + 1 + workers), TAIL_WORDS);
   }
 
   /** Takes a place on the target `key` if fewer than `max` are taken across all workers. */
   take(key: string, max: number): boolean {
-    const slot = this.#slot(key);
-    if (slot < 0) return true; // the table is full: held per worker only (a config of over 1,024 targets)
-    if (Atomics.add(this.#counts, slot, 1) >= max) {
-      Atomics.sub(this.#counts, slot, 1);
-      return false;
+    for (let tries = 0; tries < 8; tries++) {
+      const slot = this.#slot(key);
+      if (slot < 0) break;
+      const before = Atomics.add(this.#counts, slot, 1);
+      if (before < 0 || !this.#holds(slot, key)) {
+        // Being freed, or freed and perhaps another target's since: not this target's counter any more.
+        Atomics.sub(this.#counts, slot, 1);
+        this.#slots.delete(key);
+        continue;
+      }
+      if (before >= max) {
+        Atomics.sub(this.#counts, slot, 1);
+        return false;
+      }
+      Atomics.add(this.#held!, slot, 1);
+      return true;
     }
-    Atomics.add(this.#held, slot, 1);
+    // No counter for it (the table is full): held on this worker alone.
+    const held = this.#local.get(key) ?? 0;
+    if (held >= max) return false;
+    this.#local.set(key, held + 1);
     return true;
   }
 
   /** Gives back a place taken by {@linkcode take}. */
   give(key: string): void {
+    const local = this.#local.get(key);
+    if (local !== undefined) {
+      if (local <= 1) this.#local.delete(key);
+      else this.#local.set(key, local - 1);
+      return;
+    }
+    // A place held keeps its slot from being freed, so the key finds the slot it was taken on.
     const slot = this.#slot(key);
     if (slot < 0) return;
-    Atomics.sub(this.#held, slot, 1);
+    Atomics.sub(this.#held!, slot, 1);
     Atomics.sub(this.#counts, slot, 1);
   }
 
   /** Gives back every place worker `worker` held (it died), and clears its row for its replacement. */
   release(worker: number): void {
     if (worker < 0 || worker >= this.#workers) return;
-    const held = new Int32Array(this.#buffer, 4 * SLOTS * (KEY_WORDS + 1 + worker), SLOTS);
+    const held = this.#row(worker);
     for (let slot = 0; slot < SLOTS; slot++) {
       const count = Atomics.exchange(held, slot, 0);
       if (count !== 0) Atomics.sub(this.#counts, slot, count);
+    }
+    // A worker ended mid-search (a few instructions) would hold the lock forever.
+    Atomics.compareExchange(this.#tail, LOCK, worker + 1, 0);
+  }
+
+  /**
+   * Frees the counters of targets not among `live` (the config every worker serves now) that nobody holds;
+   * returns how many were freed. Called by the primary after a reload.
+   */
+  retain(live: Iterable<string>): number {
+    const kept = new Set<string>();
+    for (const key of live) kept.add(hashOf(key).join(","));
+    let freed = 0;
+    this.#locked(() => {
+      for (let slot = 0; slot < SLOTS; slot++) {
+        const at = slot * KEY_WORDS;
+        const first = Atomics.load(this.#keys, at);
+        if (first === 0 || first === FREED) continue;
+        if (kept.has(`${first},${Atomics.load(this.#keys, at + 1)}`)) continue;
+        if (Atomics.compareExchange(this.#counts, slot, 0, FREEING) !== 0) continue; // held: a later reload
+        Atomics.store(this.#keys, at + 1, 0);
+        Atomics.store(this.#keys, at, FREED);
+        Atomics.sub(this.#counts, slot, FREEING);
+        freed++;
+      }
+      if (freed > 0) Atomics.add(this.#tail, GENERATION, 1);
+    });
+    return freed;
+  }
+
+  #row(worker: number): Int32Array {
+    return new Int32Array(this.#buffer, 4 * SLOTS * (KEY_WORDS + 1 + worker), SLOTS);
+  }
+
+  /** Whether `slot` has `key`'s hash. */
+  #holds(slot: number, key: string): boolean {
+    const [a, b] = hashOf(key);
+    const at = slot * KEY_WORDS;
+    return Atomics.load(this.#keys, at) === a && Atomics.load(this.#keys, at + 1) === b;
+  }
+
+  #locked(fn: () => void): void {
+    while (Atomics.compareExchange(this.#tail, LOCK, 0, this.#lockId) !== 0) {
+      // Held for a few instructions by another thread: wait a moment, without an event-loop turn.
+      Atomics.wait(this.#tail, LOCK, Atomics.load(this.#tail, LOCK), 1);
+    }
+    try {
+      fn();
+    } finally {
+      Atomics.store(this.#tail, LOCK, 0);
+      Atomics.notify(this.#tail, LOCK);
     }
   }
 
   /** The target's slot: found by its hash, or claimed; −1 when the table is full. */
   #slot(key: string): number {
+    const generation = Atomics.load(this.#tail, GENERATION);
+    if (generation !== this.#generation) {
+      this.#generation = generation;
+      this.#slots = new Map();
+    }
     const known = this.#slots.get(key);
     if (known !== undefined) return known;
     const [a, b] = hashOf(key);
-    // Zero marks an empty word, so a hash half of zero is stored as one.
-    const ka = a === 0 ? 1 : a;
-    const kb = b === 0 ? 1 : b;
-    const start = (a >>> 0) % SLOTS;
-    for (let i = 0; i < SLOTS; i++) {
-      const slot = (start + i) % SLOTS;
-      const at = slot * KEY_WORDS;
-      // The first word is claimed atomically; the second is written by the claimer right after, so a reader
-      // that finds the first word set waits for the second (a few instructions) before comparing.
-      const first = Atomics.compareExchange(this.#keys, at, 0, ka);
-      if (first === 0) {
-        Atomics.store(this.#keys, at + 1, kb);
-        this.#slots.set(key, slot);
-        return slot;
+    let found = -1;
+    this.#locked(() => {
+      let freed = -1;
+      const start = (a >>> 0) % SLOTS;
+      for (let i = 0; i < SLOTS; i++) {
+        const slot = (start + i) % SLOTS;
+        const at = slot * KEY_WORDS;
+        const first = Atomics.load(this.#keys, at);
+        if (first === FREED) {
+          if (freed < 0) freed = slot;
+          continue;
+        }
+        if (first === 0) {
+          found = freed >= 0 ? freed : slot;
+          break;
+        }
+        if (first === a && Atomics.load(this.#keys, at + 1) === b) {
+          found = slot;
+          return;
+        }
       }
-      if (first !== ka) continue;
-      let second = Atomics.load(this.#keys, at + 1);
-      while (second === 0) second = Atomics.load(this.#keys, at + 1);
-      if (second === kb) {
-        this.#slots.set(key, slot);
-        return slot;
-      }
-    }
-    return -1;
+      if (found < 0) found = freed; // no empty slot: a freed one, or none
+      if (found < 0) return;
+      // The second word first: a take that reads the first word as this key's reads the second as well.
+      Atomics.store(this.#keys, found * KEY_WORDS + 1, b);
+      Atomics.store(this.#keys, found * KEY_WORDS, a);
+    });
+    if (found >= 0) this.#slots.set(key, found);
+    return found;
   }
 }

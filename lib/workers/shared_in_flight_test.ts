@@ -37,3 +37,59 @@ Deno.test("shared in-flight: many targets find their own counters", () => {
   for (const key of keys) a.give(key);
   for (const key of keys) assert.ok(b.take(key, 1), key);
 });
+
+/** Takes and gives back a place on each of `count` distinct targets, so each has a counter in the table. */
+function fill(view: SharedInFlight, count: number, prefix: string): void {
+  for (let i = 0; i < count; i++) {
+    assert.ok(view.take(`${prefix}-${i}|m|{}`, 1));
+    view.give(`${prefix}-${i}|m|{}`);
+  }
+}
+
+Deno.test("shared in-flight: with every counter in use, a new target is held per worker, never not at all", () => {
+  const buffer = createInFlightBuffer(2);
+  const w0 = new SharedInFlight(buffer, 2, 0);
+  const w1 = new SharedInFlight(buffer, 2, 1);
+  fill(w0, 1024, "old");
+  const late = "late|m|{}";
+  assert.ok(w0.take(late, 1));
+  assert.equal(w0.take(late, 1), false, "max_in_flight 1 on this worker");
+  assert.ok(w1.take(late, 1), "the other worker holds its own");
+  assert.equal(w1.take(late, 1), false);
+  w0.give(late);
+  assert.ok(w0.take(late, 1), "a place given back is free again");
+});
+
+Deno.test("shared in-flight: after a reload the primary frees the counters of targets gone, once nobody holds them", () => {
+  const buffer = createInFlightBuffer(2);
+  const w0 = new SharedInFlight(buffer, 2, 0);
+  const w1 = new SharedInFlight(buffer, 2, 1);
+  const primary = new SharedInFlight(buffer, 2, 2);
+  const busy = "busy|m|{}";
+  assert.ok(w0.take(busy, 1), "a request of the old config still running");
+  fill(w0, 1023, "old");
+  // The new config has none of them: every counter but the held one is freed.
+  assert.equal(primary.retain(["new-0|m|{}"]), 1023);
+  const fresh = "fresh|m|{}";
+  assert.ok(w0.take(fresh, 1));
+  assert.equal(w1.take(fresh, 1), false, "a new target is held across the workers again");
+  assert.equal(w1.take(busy, 1), false, "the held counter was kept");
+  w0.give(busy);
+  assert.ok(w1.take(busy, 1), "and given back there");
+  w1.give(busy);
+  assert.equal(primary.retain([fresh]), 1, "freed at the next reload once given back");
+  assert.equal(w1.take(fresh, 1), false, "a live target's counter is kept, with its places");
+  w0.give(fresh);
+  assert.ok(w1.take(fresh, 1));
+  // A dead worker's places are still given back after frees.
+  primary.release(1);
+  assert.ok(w0.take(fresh, 1));
+  // Many reloads of rotated targets never run out of counters.
+  for (let round = 0; round < 5; round++) {
+    fill(w0, 600, `round-${round}`);
+    primary.retain([fresh]);
+  }
+  const last = "last|m|{}";
+  assert.ok(w0.take(last, 1));
+  assert.equal(w1.take(last, 1), false);
+});

@@ -35,6 +35,8 @@ let closeTokens = () => Promise.resolve();
 let outbox: ReportOutbox | undefined;
 let metrics: GatewayMetrics | undefined;
 let health: HealthRegistry | undefined;
+/** Cooldowns the primary passed on before this worker's registry existed (it was starting). */
+const early: CooldownChange[] = [];
 /** The validation the primary sends with a reload, handed to this worker's reloader. */
 let pending: ValidationResult | undefined;
 let refreshTokens = (): Promise<void> => Promise.resolve();
@@ -58,6 +60,8 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   );
   flushLogs = () => logger.flush?.();
   health = new HealthRegistry();
+  // What the other workers ejected before this one started, then what they told it while it was starting.
+  for (const change of [...params.cooldowns, ...early.splice(0)]) health.applyCooldown(change);
   health.onCooldown = (change) => channel.note("health.cooldown", change);
   health.sharedInFlight = new SharedInFlight(params.inFlight, params.workers, params.index);
   outbox = new ReportOutbox(channel, new ReportRing(params.reports));
@@ -151,6 +155,9 @@ channel.serve({
     }
   },
   "metrics.render": () => metrics?.render() ?? "",
-  "health.cooldown": (change: CooldownChange) => health?.applyCooldown(change),
+  "health.cooldown": (change: CooldownChange) => {
+    if (health) health.applyCooldown(change);
+    else early.push(change);
+  },
   "tokens.changed": () => refreshTokens(),
 });

@@ -24,12 +24,12 @@ interface Outcome {
   id: string;
 }
 
-async function send(url: string): Promise<Outcome> {
+async function send(url: string, model = "chat-gated"): Promise<Outcome> {
   try {
     const r = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json", connection: "close" },
-      body: JSON.stringify({ model: "chat-gated", messages: [{ role: "user", content: "hi" }] }),
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
     });
     await r.text();
     return { status: r.status, id: r.headers.get("x-request-id") ?? "" };
@@ -44,6 +44,31 @@ async function until(cond: () => boolean, what: string): Promise<void> {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Two workers around a primary in this process, serving `file` (watched for changes when `watch`). */
+async function startInProcess(file: string, watch: boolean) {
+  const loaded = await loadConfigFile(file, {});
+  const validated = await validateConfigFile(file, {});
+  assert.ok(loaded.ok && validated.ok);
+  const logs: Record<string, unknown>[] = [];
+  const runtime: Runtime = {
+    ...denoRuntime,
+    env: () => ({}),
+    onReloadSignal: () => {},
+    writeStdout: (text) => {
+      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+    },
+  };
+  const state = { config: loaded.config, providers: createProviders(loaded.config.providers, {}) };
+  const gw = await startWorkers(runtime, state, validated.validated, {
+    port: 0,
+    host: "127.0.0.1",
+    configPath: watch ? file : undefined,
+    unbufferedLogs: true,
+    workers: 2,
+  });
+  return { gw, logs, url: `http://127.0.0.1:${gw.server.port}` };
 }
 
 Deno.test("workers: a killed worker is replaced, its open requests recorded as failed and its slots given back", async () => {
@@ -62,27 +87,7 @@ tokens:
   - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"], limits: { concurrent: 12 } }
 `,
   );
-  const loaded = await loadConfigFile(file, {});
-  const validated = await validateConfigFile(file, {});
-  assert.ok(loaded.ok && validated.ok);
-  const logs: Record<string, unknown>[] = [];
-  const runtime: Runtime = {
-    ...denoRuntime,
-    env: () => ({}),
-    onReloadSignal: () => {},
-    writeStdout: (text) => {
-      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
-    },
-  };
-  const state = { config: loaded.config, providers: createProviders(loaded.config.providers, {}) };
-  const gw = await startWorkers(runtime, state, validated.validated, {
-    port: 0,
-    host: "127.0.0.1",
-    configPath: file,
-    unbufferedLogs: true,
-    workers: 2,
-  });
-  const url = `http://127.0.0.1:${gw.server.port}`;
+  const { gw, logs, url } = await startInProcess(file, true);
   try {
     // Twelve requests held upstream, spread over both workers; then worker 0 ends mid-request.
     const first = Array.from({ length: 12 }, () => send(url));
@@ -132,6 +137,114 @@ tokens:
     assert.equal(rows.filter((r) => r.status === 200 && answered.has(r.request_id)).length, 24 - cut);
   } finally {
     await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workers: a reload asked while a worker is being replaced reaches the replacement", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const yaml = (extra: string) => `
+usage: { sqlite: none }
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+${extra}
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
+`;
+  await Deno.writeTextFile(file, yaml(""));
+  // Not watched: the reload asked below is the only one (a reload is read from the file all the same).
+  const { gw, logs, url } = await startInProcess(file, false);
+  try {
+    await Deno.writeTextFile(
+      file,
+      yaml("  chat-new: { type: chat, targets: [ { provider: up, model: newer } ] }"),
+    );
+    gw.kill(0);
+    await until(() => gw.started() === 3, "the replacement to be starting");
+    const status = await gw.reloader.reload("admin");
+    assert.ok(status.ok, JSON.stringify(status.issues));
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    // Every worker, the replacement too, serves the reloaded config.
+    const answers = await Promise.all(Array.from({ length: 24 }, () => send(url, "chat-new")));
+    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200));
+    assert.ok(new Set(answers.map((o) => o.id.slice(0, 20))).size >= 2, "both workers answered");
+  } finally {
+    await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workers: a replacement worker knows which targets the others ejected", async () => {
+  const up = startGated();
+  up.release();
+  let badHits = 0;
+  const bad = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    await request.text();
+    badHits++;
+    return Response.json({ error: { message: "down", type: "server_error" } }, { status: 500 });
+  });
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const admin = "gw-death-admin-0123456789abcdef";
+  await Deno.writeTextFile(
+    file,
+    `
+usage: { sqlite: none }
+providers:
+  bad: { type: openai, base_url: "http://127.0.0.1:${bad.addr.port}/v1", api_key: sk-bad-0123456789 }
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated:
+    type: chat
+    strategy: fallback
+    targets: [ { provider: bad, model: x, retries: 0 }, { provider: up, model: gated, retries: 0 } ]
+routing: { backoff_base: 5ms, backoff_max: 10ms, eject_after: 1, eject_cooldown: 10m }
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
+admin_tokens:
+  - { name: ops, token: ${admin} }
+`,
+  );
+  const { gw, logs, url } = await startInProcess(file, false);
+  /** The bad target's state as each of `n` connections' workers sees it, by worker. */
+  const states = async (n: number) => {
+    const seen = new Map<string, string>();
+    for (let i = 0; i < n; i++) {
+      const r = await fetch(`${url}/admin/targets`, {
+        headers: { authorization: `Bearer ${admin}`, connection: "close" },
+      });
+      const body = await r.json() as { data: { targets: { provider: string; state: string }[] }[] };
+      seen.set(r.headers.get("x-request-id")!.slice(0, 20), body.data[0].targets[0].state);
+    }
+    return seen;
+  };
+  try {
+    assert.equal((await send(url)).status, 200);
+    assert.equal(badHits, 1);
+    let both = new Map<string, string>();
+    const deadline = performance.now() + 15_000;
+    while (both.size < 2 || [...both.values()].some((s) => s !== "ejected")) {
+      if (performance.now() > deadline) {
+        throw new Error(`both workers to see the target ejected: ${[...both]}`);
+      }
+      both = await states(8);
+    }
+    gw.kill(0);
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    const after = await Promise.all(Array.from({ length: 20 }, () => send(url)));
+    assert.deepEqual(after.map((o) => o.status), after.map(() => 200));
+    assert.ok(new Set(after.map((o) => o.id.slice(0, 20))).size >= 2, "the replacement answered too");
+    assert.equal(badHits, 1, "no worker, the replacement neither, tried the ejected target again");
+  } finally {
+    await gw.stop(1_000);
+    await bad.shutdown();
     await up.stop();
     await Deno.remove(dir, { recursive: true });
   }

@@ -372,3 +372,114 @@ Deno.test("workers: with Redis away and fail_open, a request the local limiter a
     assert.ok(workersOf(answers) >= 2, "both workers answered");
   });
 });
+
+Deno.test("workers: an end user's limit holds while other users push it out of one worker's recent users (max_users)", async () => {
+  const endUsers = "  chat-users: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ], " +
+    "end_user_limits: { rpm: 3, max_users: 2 } }\n";
+  await withTwoWorkers((yaml) => yaml.replace("models:\n", `models:\n${endUsers}`), async (gw) => {
+    const as = async (user: string) => {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${SECRET.free}`,
+          "content-type": "application/json",
+          connection: "close",
+        },
+        body: JSON.stringify({ model: "chat-users", messages: [{ role: "user", content: "hi" }], user }),
+      });
+      return { status: r.status, id: r.headers.get("x-request-id") ?? "", body: await r.text() };
+    };
+    // "v" is sent between every other user's request: always one of the two users seen last, so its counters
+    // are never to be forgotten, whichever worker sees which of them.
+    const from = performance.now();
+    const v: Answer[] = [];
+    for (let i = 0; i < 30; i++) {
+      assert.equal((await as(`other-${i}`)).status, 200);
+      v.push(await as("v"));
+    }
+    const refill = Math.ceil(3 * (performance.now() - from) / 60_000);
+    assert.ok(ok(v) >= 3 && ok(v) <= 3 + refill, `user v admitted ${ok(v)} times with rpm 3`);
+    for (const a of v.filter((a) => a.status !== 200)) assert.equal(a.status, 429);
+    assert.ok(workersOf(v) >= 2, "both workers answered v");
+  });
+});
+
+Deno.test("workers: a target's max_in_flight still holds across the workers after reloads have rotated over 1,024 targets", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  // 520 capped aliases; each reload rotates the provider's API key, which makes every target a new one.
+  const aliases = Array.from(
+    { length: 520 },
+    (_, i) =>
+      `  cap-${i}: { type: chat, targets: [ { provider: up, model: m${i}, retries: 0, max_in_flight: 1 } ] }`,
+  ).join("\n");
+  const rotated = (n: number) =>
+    config(up, dir, aliases).replace("sk-gated-0123456789", `sk-gated-rotated-${n}`);
+  await Deno.writeTextFile(file, rotated(0));
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  try {
+    const reload = async (n: number) => {
+      await Deno.writeTextFile(file, rotated(n));
+      const r = await fetch(`${gw.url}/admin/reload`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
+      assert.equal(r.status, 200, await r.text());
+    };
+    for (let n = 0; n < 2; n++) {
+      if (n > 0) await reload(n);
+      // Every target used once, 20 at a time: 1,040 targets over the two configs.
+      for (let i = 0; i < 520; i += 20) {
+        const batch = await Promise.all(
+          Array.from({ length: 20 }, (_, j) => send(gw.url, SECRET.free, `cap-${i + j}`)),
+        );
+        assert.deepEqual(batch.map((a) => a.status), batch.map(() => 200));
+      }
+    }
+    await reload(2);
+    const capped = await decided(up, gw.url, SECRET.free, 8, "cap-0");
+    assert.equal(ok(capped), 1, "max_in_flight 1 across both workers");
+    assert.ok(workersOf(capped) >= 2, "both workers answered");
+  } finally {
+    await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workers: /metrics says the response cache's store is up while every worker's is", async () => {
+  const cached =
+    "  chat-cached: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ], cache: { ttl: 10m } }\n";
+  await withTwoWorkers((yaml) => yaml.replace("models:\n", `models:\n${cached}`), async (gw) => {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => send(gw.url, SECRET.free, "chat-cached")),
+    );
+    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200));
+    const metrics =
+      await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } }))
+        .text();
+    assert.match(metrics, /^gateway_cache_store_up 1$/m);
+  });
+});
+
+Deno.test("workers: /admin/requests lists a request just answered, whichever worker answered it", async () => {
+  await withTwoWorkers((yaml) => yaml, async (gw) => {
+    let missing = 0;
+    const asked: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const answer = await send(gw.url, SECRET.free);
+      assert.equal(answer.status, 200);
+      // On a connection of its own: as often as not, the other worker answers.
+      const r = await fetch(`${gw.url}/admin/requests?limit=5`, {
+        headers: { authorization: `Bearer ${ADMIN}`, connection: "close" },
+      });
+      const body = await r.json() as { data: { request_id: string }[] };
+      if (!body.data.some((d) => d.request_id === answer.id)) missing++;
+      if (r.headers.get("x-request-id")!.slice(0, 20) !== answer.id.slice(0, 20)) asked.push(answer.id);
+    }
+    assert.equal(missing, 0, "every request listed at once");
+    assert.ok(asked.length > 0, "some were asked of the other worker");
+  });
+});
