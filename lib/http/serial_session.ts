@@ -8,7 +8,10 @@
  *   without reading is not waiting for answers, and its messages would each hold up to the body size limit);
  * - message size: `maxMessageBytes`, enforced by the runtime edge (1009);
  * - idle time: closed with 1000 after `idleTimeoutMs` without a message while nothing is being answered;
- * - unread output: sending waits while more than {@linkcode HIGH_WATER_BYTES} are queued for the client.
+ * - unread output: sending waits while more than {@linkcode HIGH_WATER_BYTES} are queued for the client; a
+ *   client that takes none of them for `sendTimeoutMs` (`server.connections.send_timeout`, as over HTTP) has
+ *   its answer aborted and the connection closed with 1008. Without that deadline a client that stops reading
+ *   would hold the answer, its upstream call and its concurrency slot, unrecorded, until it closed the socket.
  *
  * A client that goes away aborts the answer in progress at once (its signal; the gateway request it made is
  * cancelled and its upstream call aborted), and the waiting messages are dropped unanswered.
@@ -27,6 +30,8 @@ export interface SerialSessionOptions {
   maxMessageBytes: number;
   maxQueued: number;
   idleTimeoutMs: number;
+  /** How long a client may take none of the unread output before its answer is aborted (1008). */
+  sendTimeoutMs: number;
   /**
    * Answers one message through `send` (which resolves when the client can take more); resolves when the
    * answer is complete. `signal` aborts when the client goes away. A rejection closes the connection (1011).
@@ -42,6 +47,7 @@ export interface SerialSessionOptions {
 export const CLOSE = {
   idle: [1000, "The connection was idle for too long."],
   queueFull: [1008, "Too many messages are waiting; send the next one after the previous answer."],
+  stalled: [1008, "The client took none of the answer for too long."],
   shutdown: [1001, "The server is shutting down."],
   failed: [1011, "The answer failed."],
 } as const satisfies Record<string, readonly [number, string]>;
@@ -71,8 +77,18 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   const send = async (text: string): Promise<void> => {
     if (closed || peer === null) return;
     peer.send(text);
-    while (!closed && peer.bufferedAmount > HIGH_WATER_BYTES) {
+    // The deadline restarts whenever the client takes some of the output: only a client taking none is cut.
+    let unread = peer.bufferedAmount;
+    let since = performance.now();
+    while (!closed && unread > HIGH_WATER_BYTES) {
+      if (performance.now() - since >= options.sendTimeoutMs) {
+        current?.abort(new DOMException("The client took none of the answer in time.", "TimeoutError"));
+        return close(CLOSE.stalled);
+      }
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
+      const now = peer.bufferedAmount;
+      if (now < unread) since = performance.now();
+      unread = now;
     }
   };
   const next = async () => {

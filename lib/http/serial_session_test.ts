@@ -20,7 +20,14 @@ function fakePeer() {
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSessionOptions> = {}) {
-  return serialSession({ maxMessageBytes: 100, maxQueued: 2, idleTimeoutMs: 60_000, answer, ...extra });
+  return serialSession({
+    maxMessageBytes: 100,
+    maxQueued: 2,
+    idleTimeoutMs: 60_000,
+    sendTimeoutMs: 60_000,
+    answer,
+    ...extra,
+  });
 }
 
 Deno.test("serialSession: messages are answered one at a time, in order", async () => {
@@ -132,5 +139,41 @@ Deno.test("serialSession: a failing answer closes with 1011; sending waits for a
   slow.peer.buffered = 0;
   await new Promise((r) => setTimeout(r, 30));
   assert.equal(sentBoth, true);
+  b.closed(1000, "");
+});
+
+Deno.test("serialSession: a client that takes none of the output for sendTimeoutMs has its answer aborted, closed with 1008", async () => {
+  const stalled = fakePeer();
+  let signal: AbortSignal | undefined;
+  const a = session(async (_m, send, sig) => {
+    signal = sig;
+    await send("one");
+    await send("two");
+  }, { sendTimeoutMs: 30 });
+  a.open(stalled.peer);
+  stalled.peer.buffered = HIGH_WATER_BYTES + 1;
+  a.message("x");
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(signal?.aborted, true);
+  assert.deepEqual(stalled.closes, [[...CLOSE.stalled]]);
+  assert.deepEqual(stalled.sent, ["one"]);
+
+  // One that takes some of it, however slowly, is waited for.
+  const slow = fakePeer();
+  const b = session(async (_m, send, sig) => {
+    signal = sig;
+    await send("one");
+  }, { sendTimeoutMs: 200 });
+  b.open(slow.peer);
+  slow.peer.buffered = HIGH_WATER_BYTES + 100;
+  b.message("x");
+  // Longer in all than the deadline, a bit at a time.
+  for (let i = 0; i < 15; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    slow.peer.buffered -= 5;
+  }
+  assert.equal(signal?.aborted, false);
+  assert.deepEqual(slow.closes, []);
+  slow.peer.buffered = 0;
   b.closed(1000, "");
 });

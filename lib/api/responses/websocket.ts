@@ -123,6 +123,7 @@ export function handleResponsesWebSocket(
     maxMessageBytes: server.max_body_size,
     maxQueued: MAX_QUEUED_MESSAGES,
     idleTimeoutMs: server.connections.keep_alive_timeout,
+    sendTimeoutMs: server.connections.send_timeout,
     async answer(data, send, signal) {
       const n = ++count;
       const parsed = parseMessage(data);

@@ -1,0 +1,80 @@
+/**
+ * The Responses WebSocket's connection limits and its ends, over raw sockets (tests/helpers/raw_websocket.ts)
+ * against a gateway in process, or the binary with GATEWAY_BIN: a client that stops reading has its answer
+ * ended after `server.connections.send_timeout`, as over HTTP, so its upstream call, concurrency slot and usage
+ * record do not wait for it to close the socket.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { startFloodUpstream } from "../helpers/flood_upstream.ts";
+import { startGateway } from "../helpers/gateway.ts";
+import { closeCode, RawWebSocket } from "../helpers/raw_websocket.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A token allowed one request at a time: a request held open shows as the next one's 429. */
+const ONE_AT_A_TIME = "gw-ws-one-at-a-time-0123456789abcdef";
+
+interface UsageRow {
+  request_id: string;
+  status: number;
+  error_code: string | null;
+}
+
+Deno.test("websocket limits: a client that stops reading has its answer ended after send_timeout, at once recorded, its slot free, the socket closed with 1008", async () => {
+  const upstream = startFloodUpstream();
+  const gw = await startGateway(`
+server: { connections: { send_timeout: 500ms } }
+providers:
+  flood: { type: openai, base_url: "${upstream.url}/v1", api_key: sk-test-flood }
+  local: { type: builtin }
+models:
+  chat-flood: { type: chat, targets: [{ provider: flood, model: flood }] }
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+tokens:
+  - { name: one-at-a-time, sha256: ${hashToken(ONE_AT_A_TIME)}, models: ["*"], limits: { concurrent: 1 } }
+`);
+  const auth = { authorization: `Bearer ${ONE_AT_A_TIME}` };
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", { ...auth, "x-request-id": "ws-stalled" });
+  try {
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-flood", input: "flood" }));
+    // The client reads nothing. Its answer holds the token's one concurrent slot until the gateway gives it up.
+    const ask = async () => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] }),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    let status = await ask();
+    const deadline = performance.now() + 20_000;
+    while (status !== 200 && performance.now() < deadline) {
+      await sleep(250);
+      status = await ask();
+    }
+    assert.equal(status, 200, "the stalled answer's slot was given back");
+    await upstream.cancelled.promise;
+    // Recorded while the client still reads nothing, as a stream whose client took none of it over HTTP.
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 1, {
+      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-stalled%'",
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [{
+      request_id: "ws-stalled.1",
+      status: 200,
+      error_code: "client_closed_request",
+    }]);
+    // What the client finds once it reads: what was buffered, then the close frame.
+    const close = await ws.closeFrame(10_000);
+    assert.ok(close !== null, "the gateway closed the connection with a close frame");
+    assert.equal(closeCode(close), 1008);
+  } finally {
+    ws.close();
+    await gw.stop();
+    await upstream.stop();
+  }
+});
