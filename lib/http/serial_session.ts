@@ -13,8 +13,9 @@
  *   its answer aborted and the connection closed with 1008. Without that deadline a client that stops reading
  *   would hold the answer, its upstream call and its concurrency slot, unrecorded, until it closed the socket.
  *
- * A client that goes away aborts the answer in progress at once (its signal; the gateway request it made is
- * cancelled and its upstream call aborted), and the waiting messages are dropped unanswered.
+ * A client that goes away, or a connection the session closes itself, aborts the answer in progress at once
+ * (its signal; the gateway request it made is cancelled and its upstream call aborted), and the waiting
+ * messages are dropped unanswered.
  *
  * @module
  */
@@ -34,7 +35,8 @@ export interface SerialSessionOptions {
   sendTimeoutMs: number;
   /**
    * Answers one message through `send` (which resolves when the client can take more); resolves when the
-   * answer is complete. `signal` aborts when the client goes away. A rejection closes the connection (1011).
+   * answer is complete. `signal` aborts when the connection ends, whichever side closes it. A rejection closes
+   * the connection (1011).
    */
   answer(
     message: string | Uint8Array,
@@ -67,6 +69,9 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
     closed = true;
     clearTimeout(timer);
     queue.length = 0;
+    // Nothing more of the answer in progress can reach the client: it is aborted now, not when the client has
+    // answered the close frame (an edge may learn of the end only then, or after its own timeout).
+    current?.abort(new DOMException(`The gateway closed the WebSocket (${code}).`, "AbortError"));
     peer?.close(code, reason);
   };
   const idle = () => {
@@ -81,10 +86,7 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
     let unread = peer.bufferedAmount;
     let since = performance.now();
     while (!closed && unread > HIGH_WATER_BYTES) {
-      if (performance.now() - since >= options.sendTimeoutMs) {
-        current?.abort(new DOMException("The client took none of the answer in time.", "TimeoutError"));
-        return close(CLOSE.stalled);
-      }
+      if (performance.now() - since >= options.sendTimeoutMs) return close(CLOSE.stalled);
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
       const now = peer.bufferedAmount;
       if (now < unread) since = performance.now();

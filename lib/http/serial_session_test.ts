@@ -55,14 +55,22 @@ Deno.test("serialSession: messages are answered one at a time, in order", async 
   assert.deepEqual(closes, []);
 });
 
-Deno.test("serialSession: one message more than may wait closes the connection with 1008", () => {
+Deno.test("serialSession: one message more than may wait closes the connection with 1008, ending the answer in progress", async () => {
   const { peer, closes } = fakePeer();
-  const s = session(() => new Promise(() => {}));
+  let signal: AbortSignal | undefined;
+  const s = session((_m, _send, sig) => {
+    signal = sig;
+    return new Promise(() => {});
+  });
   s.open(peer);
   for (const m of ["running", "w1", "w2"]) s.message(m);
+  await tick();
   assert.deepEqual(closes, []);
+  assert.equal(signal?.aborted, false);
   s.message("w3");
   assert.deepEqual(closes, [[...CLOSE.queueFull]]);
+  // Aborted now: the edge may tell the session the connection is over only once the client has answered.
+  assert.equal(signal?.aborted, true);
   s.closed(1008, "");
 });
 

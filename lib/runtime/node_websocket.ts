@@ -78,8 +78,34 @@ async function writeRaw(socket: Socket, response: Response): Promise<void> {
   socket.end(body);
 }
 
-/** Opens `session` on an upgraded connection. */
-function open(connection: WsConnection, session: WebSocketSession, onClosed: () => void): void {
+/**
+ * The close code `ws` sends for a protocol error it reports (it keeps the code where this module cannot read
+ * it): a message over the limit is 1009, text that is not UTF-8 1007, any other breach of the protocol 1002.
+ */
+function closeCodeOf(err: Error): number {
+  const code = (err as { code?: unknown }).code;
+  return code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ? 1009 : code === "WS_ERR_INVALID_UTF8" ? 1007 : 1002;
+}
+
+/**
+ * Opens `session` on an upgraded connection. `ws` emits `'close'` only once the closing handshake is over: after
+ * the client's close frame, or its own 30 s timeout when none comes. The session is told the connection is over
+ * as soon as it is, whichever comes first: the client's close, a protocol error (`ws` then closes with its
+ * code), or the socket closing.
+ */
+function open(
+  connection: WsConnection,
+  socket: Socket,
+  session: WebSocketSession,
+  onClosed: () => void,
+): void {
+  let ended = false;
+  const end = (code: number, reason: string) => {
+    if (ended) return;
+    ended = true;
+    onClosed();
+    session.closed(code, reason);
+  };
   const peer: WebSocketPeer = {
     send: (text) => connection.send(text),
     close: (code, reason) => connection.close(code, reason),
@@ -87,13 +113,10 @@ function open(connection: WsConnection, session: WebSocketSession, onClosed: () 
       return connection.bufferedAmount;
     },
   };
-  // `ws` reports protocol errors (a message over the limit, bad UTF-8) and then closes with the right code.
-  connection.on("error", () => {});
+  connection.on("error", (err) => end(closeCodeOf(err), err.message));
   connection.on("message", (data, isBinary) => session.message(isBinary ? data : decoder.decode(data)));
-  connection.once("close", (code, reason) => {
-    onClosed();
-    session.closed(code, decoder.decode(reason));
-  });
+  connection.once("close", (code, reason) => end(code, decoder.decode(reason)));
+  socket.once("close", () => end(1006, ""));
   session.open(peer);
 }
 
@@ -143,7 +166,7 @@ export function serveWebSockets(
     ws.on("headers", (lines) => lines.push(...extra));
     ws.handleUpgrade(req, socket, head, (connection) => {
       sessions.add(session);
-      open(connection, session, () => sessions.delete(session));
+      open(connection, socket, session, () => sessions.delete(session));
     });
   });
   return {

@@ -119,17 +119,18 @@ export class RawWebSocket {
   }
 
   /**
-   * Reads frames until the server's close frame (answering it, as a client must) and returns it; null when the
-   * connection ended without one or `ms` passed.
+   * Reads frames until the server's close frame and returns it; null when the connection ended without one or
+   * `ms` passed. The close frame is answered, as a client must, unless `answer` is false (a client that leaves
+   * the closing handshake unfinished).
    */
-  async closeFrame(ms: number): Promise<Frame | null> {
+  async closeFrame(ms: number, answer = true): Promise<Frame | null> {
     const timer = setTimeout(() => this.close(), ms);
     try {
       while (true) {
         const frame = await this.next();
         if (frame === null) return null;
         if (frame.opcode === CLOSE) {
-          await this.sendClose(closeCode(frame));
+          if (answer) await this.sendClose(closeCode(frame));
           return frame;
         }
       }

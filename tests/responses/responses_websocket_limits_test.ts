@@ -2,12 +2,15 @@
  * The Responses WebSocket's connection limits and its ends, over raw sockets (tests/helpers/raw_websocket.ts)
  * against a gateway in process, or the binary with GATEWAY_BIN: a client that stops reading has its answer
  * ended after `server.connections.send_timeout`, as over HTTP, so its upstream call, concurrency slot and usage
- * record do not wait for it to close the socket.
+ * record do not wait for it to close the socket; a connection the gateway closes itself (too many waiting
+ * messages, a message too big) ends its answer in progress at once, not once the client has answered the close
+ * frame.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
+import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
 import { startGateway } from "../helpers/gateway.ts";
 import { closeCode, RawWebSocket } from "../helpers/raw_websocket.ts";
@@ -17,6 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A token allowed one request at a time: a request held open shows as the next one's 429. */
 const ONE_AT_A_TIME = "gw-ws-one-at-a-time-0123456789abcdef";
+const TOKEN = "gw-ws-limits-token-0123456789abcdef";
 
 interface UsageRow {
   request_id: string;
@@ -77,4 +81,72 @@ tokens:
     await gw.stop();
     await upstream.stop();
   }
+});
+
+/**
+ * Starts an answer that waits on its upstream (`gpt-hang`), has `closeIt` make the gateway close the connection
+ * while it runs, and reads up to the gateway's close frame without answering it: the answer must be aborted
+ * (its upstream call with it) while the closing handshake is unfinished. Returns the close code.
+ */
+async function gatewayCloses(closeIt: (ws: RawWebSocket) => Promise<void>): Promise<number> {
+  const chat = startFakeOpenAI();
+  const gw = await startGateway(`
+server: { max_body_size: 2KiB }
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-hang: { type: chat, targets: [{ provider: chat, model: gpt-hang }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+    authorization: `Bearer ${TOKEN}`,
+    "x-request-id": "ws-closed",
+  });
+  try {
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-hang", input: "hi" }));
+    // The upstream's first chunk has reached the client: the answer is in progress.
+    while (true) {
+      const frame = await ws.next();
+      assert.ok(frame !== null, "closed before the first delta");
+      if (new TextDecoder().decode(frame.payload).includes(".delta")) break;
+    }
+    await closeIt(ws);
+    const close = await ws.closeFrame(10_000, false);
+    assert.ok(close !== null, "the gateway sent a close frame");
+    // The client holds the connection and never answers the close frame; `ws` (Deno) would wait 30 s for it.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise((_, reject) =>
+      timer = setTimeout(() => reject(new Error("the answer went on after the gateway closed")), 10_000)
+    );
+    await Promise.race([chat.aborted.promise, late]).finally(() => clearTimeout(timer));
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 1, {
+      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id = 'ws-closed.1'",
+    });
+    assert.equal(rows.length, 1, "the answer in progress was recorded");
+    return closeCode(close);
+  } finally {
+    ws.close();
+    await gw.stop();
+    await chat.stop();
+  }
+}
+
+Deno.test("websocket limits: too many waiting messages close with 1008 and end the answer in progress at once", async () => {
+  const code = await gatewayCloses(async (ws) => {
+    // One answered, four waiting: the fifth waiting one is one too many.
+    for (let i = 0; i < 5; i++) {
+      await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-hang", input: `more ${i}` }));
+    }
+  });
+  assert.equal(code, 1008);
+});
+
+Deno.test("websocket limits: a message over max_body_size closes with 1009 and ends the answer in progress at once", async () => {
+  const code = await gatewayCloses(async (ws) => {
+    await ws.sendText(
+      JSON.stringify({ type: "response.create", model: "chat-hang", input: "x".repeat(4_000) }),
+    );
+  });
+  assert.equal(code, 1009);
 });
