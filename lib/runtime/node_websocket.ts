@@ -13,6 +13,7 @@ import { STATUS_CODES } from "node:http";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer } from "ws";
+import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
 import {
   type ClientRequest,
   type EdgeHandler,
@@ -34,6 +35,8 @@ interface WsConnection {
 /** The part of `ws`'s `WebSocketServer` this module uses. */
 interface WsServer {
   on(event: "headers", listener: (lines: string[]) => void): void;
+  /** A handshake `ws` refuses; with a listener, `ws` leaves the answer to it. */
+  on(event: "wsClientError", listener: (err: Error, socket: Socket) => void): void;
   handleUpgrade(
     req: http.IncomingMessage,
     socket: Socket,
@@ -164,6 +167,15 @@ export function serveWebSockets(
     const extra: string[] = [];
     response.headers.forEach((value, name) => extra.push(`${name}: ${value}`));
     ws.on("headers", (lines) => lines.push(...extra));
+    // The gateway checked the key and the version (lib/http/websocket_handshake.ts); anything else `ws` finds
+    // wrong (a malformed Sec-WebSocket-Protocol) is refused in the gateway's JSON, not `ws`'s text/html.
+    ws.on("wsClientError", (_err, refused) => {
+      const answer = new Response(NOT_A_HANDSHAKE, {
+        status: 400,
+        headers: { "content-type": "application/json" },
+      });
+      void writeRaw(refused, answer).catch(() => refused.destroy());
+    });
     ws.handleUpgrade(req, socket, head, (connection) => {
       sessions.add(session);
       open(connection, socket, session, () => sessions.delete(session));

@@ -4,7 +4,8 @@
  * ended after `server.connections.send_timeout`, as over HTTP, so its upstream call, concurrency slot and usage
  * record do not wait for it to close the socket; a connection the gateway closes itself (too many waiting
  * messages, a message too big) ends its answer in progress at once, not once the client has answered the close
- * frame.
+ * frame; a handshake with no valid key or another version than 13 is refused in the gateway's JSON (400, 426),
+ * and the access log says what the client got (the refusal, or 101).
  *
  * @module
  */
@@ -12,8 +13,9 @@ import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
-import { startGateway } from "../helpers/gateway.ts";
-import { closeCode, RawWebSocket } from "../helpers/raw_websocket.ts";
+import { startGateway, waitForLog } from "../helpers/gateway.ts";
+import { rawExchange } from "../helpers/raw_http.ts";
+import { closeCode, HANDSHAKE_KEY, RawWebSocket } from "../helpers/raw_websocket.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -149,4 +151,58 @@ Deno.test("websocket limits: a message over max_body_size closes with 1009 and e
     );
   });
   assert.equal(code, 1009);
+});
+
+Deno.test("websocket limits: a handshake without a valid key, or of another version than 13, gets the gateway's JSON; the log says what was sent", async () => {
+  const chat = startFakeOpenAI();
+  const gw = await startGateway(`
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-ok: { type: chat, targets: [{ provider: chat, model: gpt-ok }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  try {
+    const port = Number(new URL(gw.url).port);
+    const cases: [string, string, number, string][] = [
+      ["hs-no-key", "sec-websocket-version: 13\r\n", 400, "invalid_websocket_handshake"],
+      [
+        "hs-bad-key",
+        "sec-websocket-key: abc\r\nsec-websocket-version: 13\r\n",
+        400,
+        "invalid_websocket_handshake",
+      ],
+      [
+        "hs-version-8",
+        `sec-websocket-key: ${HANDSHAKE_KEY}\r\nsec-websocket-version: 8\r\n`,
+        426,
+        "unsupported_websocket_version",
+      ],
+      ["hs-no-version", `sec-websocket-key: ${HANDSHAKE_KEY}\r\n`, 426, "unsupported_websocket_version"],
+    ];
+    for (const [id, headers, status, code] of cases) {
+      const head =
+        `GET /v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\nconnection: Upgrade\r\n` +
+        `authorization: Bearer ${TOKEN}\r\nx-request-id: ${id}\r\n${headers}\r\n`;
+      const text = await rawExchange(port, head, new Uint8Array(0), 5_000);
+      const [top, body] = [text.slice(0, text.indexOf("\r\n\r\n")), text.slice(text.indexOf("\r\n\r\n") + 4)];
+      assert.match(top, new RegExp(`^HTTP/1.1 ${status} `), id);
+      assert.match(top, /\r\ncontent-type: application\/json/i, id);
+      if (status === 426) assert.match(top, /\r\nsec-websocket-version: 13\r\n/i, id);
+      assert.equal(JSON.parse(body).error.code, code, id);
+      const line = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === id);
+      assert.equal(line.status, status, id);
+    }
+    const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+      authorization: `Bearer ${TOKEN}`,
+      "x-request-id": "hs-accepted",
+    });
+    ws.close();
+    const accepted = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === "hs-accepted");
+    assert.equal(accepted.status, 101);
+  } finally {
+    await gw.stop();
+    await chat.stop();
+  }
 });
