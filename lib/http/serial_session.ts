@@ -15,11 +15,16 @@
  *
  * A client that goes away, or a connection the session closes itself, aborts the answer in progress at once
  * (its signal; the gateway request it made is cancelled and its upstream call aborted), and the waiting
- * messages are dropped unanswered.
+ * messages are dropped unanswered. Each of those is still a request: the abort reason (a
+ * {@linkcode ClientGoneError}) and the error each dropped message is given to `dropped` with say why the
+ * connection ended, so every message leaves one record that tells it (`client_closed_request` when the client
+ * left, `websocket_queue_full`, …).
  *
  * @module
  */
+import { CLIENT_CAUSED_ENDS, ClientGoneError, type ConnectionEnd, type GatewayError } from "../errors.ts";
 import type { WebSocketPeer, WebSocketSession } from "../runtime/types.ts";
+import { serverShuttingDown } from "./in_flight.ts";
 
 /** Bytes queued for a client above which sending waits for it to read. */
 export const HIGH_WATER_BYTES = 1024 * 1024;
@@ -43,16 +48,43 @@ export interface SerialSessionOptions {
     send: (text: string) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void>;
+  /**
+   * A message dropped unanswered (the connection ended before its turn, or it was one too many), with the
+   * error that ends it: it is a request all the same, to be recorded. Nothing can be sent for it.
+   */
+  dropped(message: string | Uint8Array, error: GatewayError): void;
 }
 
-/** Why the session closes a connection itself, with the WebSocket close code. */
+/** A reason the session closes a connection itself. */
+interface Closing {
+  /** The WebSocket close code and reason. */
+  readonly close: number;
+  readonly reason: string;
+  /** What the records of the requests it cuts short say; without it, what a client's leaving does. */
+  readonly ends?: ConnectionEnd;
+}
+
+/** Why the session closes a connection itself. */
 export const CLOSE = {
-  idle: [1000, "The connection was idle for too long."],
-  queueFull: [1008, "Too many messages are waiting; send the next one after the previous answer."],
-  stalled: [1008, "The client took none of the answer for too long."],
-  shutdown: [1001, "The server is shutting down."],
-  failed: [1011, "The answer failed."],
-} as const satisfies Record<string, readonly [number, string]>;
+  idle: { close: 1000, reason: "The connection was idle for too long." },
+  queueFull: {
+    close: 1008,
+    reason: "Too many messages are waiting; send the next one after the previous answer.",
+    ends: CLIENT_CAUSED_ENDS.queueFull,
+  },
+  // As a stream over HTTP whose client takes none of it: `client_closed_request` (docs/configuration.md).
+  stalled: { close: 1008, reason: "The client took none of the answer for too long." },
+  shutdown: { close: 1001, reason: "The server is shutting down." },
+  failed: {
+    close: 1011,
+    reason: "The answer failed.",
+    ends: {
+      status: 500,
+      code: "internal_error",
+      message: "An answer on the WebSocket failed: the gateway closed it (1011).",
+    },
+  },
+} as const satisfies Record<string, Closing>;
 
 /** A session answering messages in turn with `options.answer`. */
 export function serialSession(options: SerialSessionOptions): WebSocketSession {
@@ -64,15 +96,23 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   const queue: (string | Uint8Array)[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const close = ([code, reason]: readonly [number, string]) => {
-    if (closed) return;
+  /** Drops the messages waiting, each recorded as ended by `error`, in the order they came. */
+  const drop = (error: GatewayError) => {
+    for (const message of queue.splice(0)) options.dropped(message, error);
+  };
+  /** The connection is over: the answer in progress is aborted and the messages waiting dropped. */
+  const end = (error: ClientGoneError) => {
     closed = true;
     clearTimeout(timer);
-    queue.length = 0;
+    current?.abort(error);
+    drop(error);
+  };
+  const close = (why: Closing) => {
+    if (closed) return;
     // Nothing more of the answer in progress can reach the client: it is aborted now, not when the client has
     // answered the close frame (an edge may learn of the end only then, or after its own timeout).
-    current?.abort(new DOMException(`The gateway closed the WebSocket (${code}).`, "AbortError"));
-    peer?.close(code, reason);
+    end(new ClientGoneError(why.ends));
+    peer?.close(why.close, why.reason);
   };
   const idle = () => {
     clearTimeout(timer);
@@ -113,26 +153,26 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
     maxMessageBytes: options.maxMessageBytes,
     open(p) {
       peer = p;
-      if (closed) return p.close(...CLOSE.shutdown);
+      if (closed) return p.close(CLOSE.shutdown.close, CLOSE.shutdown.reason);
       idle();
     },
     message(data) {
       if (closed || draining) return;
-      if (queue.length >= options.maxQueued) return close(CLOSE.queueFull);
+      const full = queue.length >= options.maxQueued;
       clearTimeout(timer);
+      // One too many is dropped with those waiting, after them.
       queue.push(data);
+      if (full) return close(CLOSE.queueFull);
       if (!busy) void next();
     },
-    closed() {
-      closed = true;
-      clearTimeout(timer);
-      queue.length = 0;
-      current?.abort(new DOMException("The client closed the WebSocket.", "AbortError"));
+    closed(code) {
+      // A 1009 is the edge refusing a message too big; any other end is the client's.
+      end(new ClientGoneError(code === 1009 ? CLIENT_CAUSED_ENDS.tooBig : undefined));
     },
     shutdown() {
       draining = true;
       // Messages not yet begun are dropped; the one being answered is let finish (the grace period bounds it).
-      queue.length = 0;
+      drop(serverShuttingDown());
       if (!busy) close(CLOSE.shutdown);
     },
   };

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { WebSocketPeer } from "../runtime/types.ts";
+import { ClientGoneError } from "../errors.ts";
 import { CLOSE, HIGH_WATER_BYTES, serialSession, type SerialSessionOptions } from "./serial_session.ts";
 
 /** A peer that records what is sent and how it was closed. */
@@ -19,6 +20,9 @@ function fakePeer() {
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
+/** The close frame a peer gets for `why`. */
+const frame = (why: { close: number; reason: string }) => [why.close, why.reason];
+
 function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSessionOptions> = {}) {
   return serialSession({
     maxMessageBytes: 100,
@@ -26,6 +30,7 @@ function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSe
     idleTimeoutMs: 60_000,
     sendTimeoutMs: 60_000,
     answer,
+    dropped: () => {},
     ...extra,
   });
 }
@@ -68,7 +73,7 @@ Deno.test("serialSession: one message more than may wait closes the connection w
   assert.deepEqual(closes, []);
   assert.equal(signal?.aborted, false);
   s.message("w3");
-  assert.deepEqual(closes, [[...CLOSE.queueFull]]);
+  assert.deepEqual(closes, [frame(CLOSE.queueFull)]);
   // Aborted now: the edge may tell the session the connection is over only once the client has answered.
   assert.equal(signal?.aborted, true);
   s.closed(1008, "");
@@ -99,7 +104,7 @@ Deno.test("serialSession: an idle connection is closed after the idle time, not 
   assert.deepEqual(closes, []);
   gate.resolve();
   await new Promise((r) => setTimeout(r, 60));
-  assert.deepEqual(closes, [[...CLOSE.idle]]);
+  assert.deepEqual(closes, [frame(CLOSE.idle)]);
   s.closed(1000, "");
 });
 
@@ -108,7 +113,7 @@ Deno.test("serialSession: shutdown closes at once when idle, after the answer in
   const a = session(() => Promise.resolve());
   a.open(idle.peer);
   a.shutdown();
-  assert.deepEqual(idle.closes, [[...CLOSE.shutdown]]);
+  assert.deepEqual(idle.closes, [frame(CLOSE.shutdown)]);
 
   const busy = fakePeer();
   const gate = Promise.withResolvers<void>();
@@ -121,7 +126,7 @@ Deno.test("serialSession: shutdown closes at once when idle, after the answer in
   assert.deepEqual(busy.closes, []);
   gate.resolve();
   await tick();
-  assert.deepEqual(busy.closes, [[...CLOSE.shutdown]]);
+  assert.deepEqual(busy.closes, [frame(CLOSE.shutdown)]);
 });
 
 Deno.test("serialSession: a failing answer closes with 1011; sending waits for a slow reader", async () => {
@@ -130,7 +135,7 @@ Deno.test("serialSession: a failing answer closes with 1011; sending waits for a
   a.open(failing.peer);
   a.message("x");
   await tick();
-  assert.deepEqual(failing.closes, [[...CLOSE.failed]]);
+  assert.deepEqual(failing.closes, [frame(CLOSE.failed)]);
 
   const slow = fakePeer();
   let sentBoth = false;
@@ -163,7 +168,7 @@ Deno.test("serialSession: a client that takes none of the output for sendTimeout
   a.message("x");
   await new Promise((r) => setTimeout(r, 150));
   assert.equal(signal?.aborted, true);
-  assert.deepEqual(stalled.closes, [[...CLOSE.stalled]]);
+  assert.deepEqual(stalled.closes, [frame(CLOSE.stalled)]);
   assert.deepEqual(stalled.sent, ["one"]);
 
   // One that takes some of it, however slowly, is waited for.
@@ -184,4 +189,50 @@ Deno.test("serialSession: a client that takes none of the output for sendTimeout
   assert.deepEqual(slow.closes, []);
   slow.peer.buffered = 0;
   b.closed(1000, "");
+});
+
+Deno.test("serialSession: every message dropped unanswered is given to dropped, in order, with why", async () => {
+  type Drop = [string | Uint8Array, number, string | null];
+  const run = async (ending: (s: ReturnType<typeof session>) => void) => {
+    const drops: Drop[] = [];
+    let aborted: unknown;
+    const s = session((_m, _send, sig) =>
+      new Promise((r) =>
+        sig.addEventListener("abort", () => {
+          aborted = sig.reason;
+          r();
+        })
+      ), { dropped: (m, err) => void drops.push([m, err.status, err.code]) });
+    s.open(fakePeer().peer);
+    s.message("running");
+    s.message("w1");
+    s.message("w2");
+    await tick();
+    ending(s);
+    return { drops, aborted: aborted as ClientGoneError | undefined };
+  };
+  // Too many waiting: those waiting, then the one too many; the answer in progress says so too.
+  const full = await run((s) => s.message("w3"));
+  assert.deepEqual(full.drops, [["w1", 429, "websocket_queue_full"], ["w2", 429, "websocket_queue_full"], [
+    "w3",
+    429,
+    "websocket_queue_full",
+  ]]);
+  assert.ok(full.aborted instanceof ClientGoneError);
+  assert.equal(full.aborted.code, "websocket_queue_full");
+  // The client leaving.
+  const gone = await run((s) => s.closed(1001, ""));
+  assert.deepEqual(gone.drops, [["w1", 499, "client_closed_request"], ["w2", 499, "client_closed_request"]]);
+  assert.equal(gone.aborted?.code, "client_closed_request");
+  // The edge refusing a message too big.
+  const big = await run((s) => s.closed(1009, ""));
+  assert.deepEqual(big.drops.map((d) => d[2]), [
+    "websocket_message_too_large",
+    "websocket_message_too_large",
+  ]);
+  assert.equal(big.aborted?.code, "websocket_message_too_large");
+  // Shutdown: the answer in progress may finish.
+  const shutdown = await run((s) => s.shutdown());
+  assert.deepEqual(shutdown.drops, [["w1", 503, "server_shutdown"], ["w2", 503, "server_shutdown"]]);
+  assert.equal(shutdown.aborted, undefined);
 });

@@ -88,9 +88,13 @@ tokens:
 /**
  * Starts an answer that waits on its upstream (`gpt-hang`), has `closeIt` make the gateway close the connection
  * while it runs, and reads up to the gateway's close frame without answering it: the answer must be aborted
- * (its upstream call with it) while the closing handshake is unfinished. Returns the close code.
+ * (its upstream call with it) while the closing handshake is unfinished. Returns the close code, and the usage
+ * records of the connection's messages once there are `records` of them.
  */
-async function gatewayCloses(closeIt: (ws: RawWebSocket) => Promise<void>): Promise<number> {
+async function gatewayCloses(
+  closeIt: (ws: RawWebSocket) => Promise<void>,
+  records: number,
+): Promise<{ code: number; rows: UsageRow[] }> {
   const chat = startFakeOpenAI();
   const gw = await startGateway(`
 server: { max_body_size: 2KiB }
@@ -122,11 +126,12 @@ tokens:
       timer = setTimeout(() => reject(new Error("the answer went on after the gateway closed")), 10_000)
     );
     await Promise.race([chat.aborted.promise, late]).finally(() => clearTimeout(timer));
-    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 1, {
-      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id = 'ws-closed.1'",
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= records, {
+      sql:
+        "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-closed.%' ORDER BY request_id",
+      settleMs: 200,
     });
-    assert.equal(rows.length, 1, "the answer in progress was recorded");
-    return closeCode(close);
+    return { code: closeCode(close), rows: rows.map((r) => ({ ...r })) };
   } finally {
     ws.close();
     await gw.stop();
@@ -134,23 +139,37 @@ tokens:
   }
 }
 
-Deno.test("websocket limits: too many waiting messages close with 1008 and end the answer in progress at once", async () => {
-  const code = await gatewayCloses(async (ws) => {
+Deno.test("websocket limits: too many waiting messages close with 1008 and end the answer in progress at once; every message is recorded with why", async () => {
+  const { code, rows } = await gatewayCloses(async (ws) => {
     // One answered, four waiting: the fifth waiting one is one too many.
     for (let i = 0; i < 5; i++) {
       await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-hang", input: `more ${i}` }));
     }
-  });
+  }, 6);
   assert.equal(code, 1008);
+  // The answer in progress (its stream had begun), then the four waiting and the one too many, never answered.
+  assert.deepEqual(rows, [
+    { request_id: "ws-closed.1", status: 200, error_code: "websocket_queue_full" },
+    ...[2, 3, 4, 5, 6].map((n) => ({
+      request_id: `ws-closed.${n}`,
+      status: 429,
+      error_code: "websocket_queue_full",
+    })),
+  ]);
 });
 
 Deno.test("websocket limits: a message over max_body_size closes with 1009 and ends the answer in progress at once", async () => {
-  const code = await gatewayCloses(async (ws) => {
+  const { code, rows } = await gatewayCloses(async (ws) => {
     await ws.sendText(
       JSON.stringify({ type: "response.create", model: "chat-hang", input: "x".repeat(4_000) }),
     );
-  });
+  }, 1);
   assert.equal(code, 1009);
+  assert.deepEqual(rows, [{
+    request_id: "ws-closed.1",
+    status: 200,
+    error_code: "websocket_message_too_large",
+  }]);
 });
 
 Deno.test("websocket limits: a handshake without a valid key, or of another version than 13, gets the gateway's JSON; the log says what was sent", async () => {

@@ -20,7 +20,8 @@
  * POST. `generate: false` is a prewarm (prewarm.ts). The handshake itself is not counted as a request.
  *
  * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
- * bounds the wait, the idle time and the unread output). Closing the socket aborts the answer in progress.
+ * bounds the wait, the idle time and the unread output). Closing the socket aborts the answer in progress;
+ * the messages still waiting are refused unanswered, each recorded with why (its connection's end).
  *
  * @module
  */
@@ -128,7 +129,10 @@ export function parseMessage(data: string | Uint8Array): ParsedMessage {
   return { body, handler: generate === false ? handleResponsesPrewarm : handleResponses, ...lane };
 }
 
-/** The handler of a message that could not be read: it refuses the request with `error`. */
+/** The signal of a dropped message's request: it is refused at once, and nothing of it is left to abort. */
+const NOT_ABORTED = new AbortController().signal;
+
+/** The handler of a message that could not be read, or was dropped: it refuses the request with `error`. */
 function refusal(error: GatewayError): MessageHandler {
   return () => Promise.reject(error);
 }
@@ -182,6 +186,11 @@ export function handleResponsesWebSocket(
       // A `response.completed` event holds the whole output: as big as an upstream answer may be, and the echo.
       const maxEvent = server.upstream_limits.max_body_size + server.max_body_size;
       await relaySse(response.body, send, signal, maxEvent);
+    },
+    // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
+    dropped(_data, error) {
+      const frameRequest = messageRequest(handshake, ++count, "", NOT_ABORTED);
+      void dispatch(frameRequest, refusal(error), { responses }).then((r) => r.body?.cancel(), () => {});
     },
   });
   return acceptWebSocket(session);
