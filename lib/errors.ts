@@ -96,15 +96,48 @@ export class GatewayError extends Error {
   }
 }
 
+/** Why a client connection ended, when not because the client closed it: what its requests' records say. */
+export interface ConnectionEnd {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** The WebSocket ends the gateway makes for what its client did (lib/http/serial_session.ts). */
+export const CLIENT_CAUSED_ENDS = {
+  /** Too many messages waiting: closed with 1008. */
+  queueFull: {
+    status: 429,
+    code: "websocket_queue_full",
+    message: "Too many messages were waiting on the WebSocket: the gateway closed it (1008).",
+  },
+  /** A message over the size limit: closed by the edge with 1009. */
+  tooBig: {
+    status: 413,
+    code: "websocket_message_too_large",
+    message: "A message over the size limit closed the WebSocket (1009).",
+  },
+} as const satisfies Record<string, ConnectionEnd>;
+
+/**
+ * The error codes of a request cut short by its client, or for what its client did: the caller's doing, not
+ * the server failing (`client_closed_request`, and the codes of {@linkcode CLIENT_CAUSED_ENDS}).
+ */
+export const CLIENT_ENDED_CODES: ReadonlySet<string> = new Set([
+  "client_closed_request",
+  ...Object.values(CLIENT_CAUSED_ENDS).map((end) => end.code),
+]);
+
 /**
  * Thrown, and used as abort reason, when the client went away: 499 `client_closed_request`, the status the
- * access log and usage record show. The client never sees it (it is gone).
+ * access log and usage record show. The client never sees it (it is gone). When the gateway ended the
+ * connection itself (a WebSocket it closed), `end` says why instead: the request is cut short the same way.
  */
 export class ClientGoneError extends GatewayError {
-  constructor() {
-    super(499, "The client closed the request.", {
+  constructor(end?: ConnectionEnd) {
+    super(end?.status ?? 499, end?.message ?? "The client closed the request.", {
       type: "invalid_request_error",
-      code: "client_closed_request",
+      code: end?.code ?? "client_closed_request",
     });
   }
 }

@@ -41,6 +41,7 @@ import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
 import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
+import { handshakeError } from "./http/websocket_handshake.ts";
 import { handleMessages, handleMessagesCountTokens } from "./api/messages/handlers.ts";
 import { handleGetModel, handleListModels } from "./api/models/handlers.ts";
 import {
@@ -197,6 +198,8 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
         const identity = authenticate(request, ctx.state.config, Date.now());
         ctx.record.token = identity.name;
         ctx.record.environment = identity.environment;
+        const refused = handshakeError(request.headers);
+        if (refused !== null) throw refused;
         return webSocket(request, withIdentity(ctx, identity), dispatch);
       }
       throw new GatewayError(405, `Method ${request.method} is not allowed for ${path}.`, {

@@ -14,7 +14,7 @@
  * @module
  */
 import { jsonResponse } from "./json_response.ts";
-import { badGateway, GatewayError } from "../errors.ts";
+import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
 import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
@@ -341,13 +341,14 @@ export async function answerStream<O extends StreamOutcome>(
 
 /**
  * What every stream's outcome holds however its usage is found: why it ended badly (its error's code, or
- * `client_closed_request` when the client went away) and its time to first chunk.
+ * `client_closed_request` when the client went away, unless the gateway ended its connection and said why) and
+ * its time to first chunk.
  */
 export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode"> {
   const errorCode = end.end === "error"
     ? streamErrorCode(end.error)
     : end.end === "cancelled"
-    ? "client_closed_request"
+    ? (end.error instanceof ClientGoneError ? end.error.code : null) ?? "client_closed_request"
     : undefined;
   return { ttftMs: end.firstChunkAt, errorCode };
 }

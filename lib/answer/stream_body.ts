@@ -229,6 +229,8 @@ export function clientStreamBody<T, O extends StreamOutcome>(
       }
     },
     async cancel(reason) {
+      // A connection the gateway ended itself says why; the outcome keeps it for the record.
+      if (reason instanceof ClientGoneError && outcome.error === undefined) outcome.error = reason;
       end("cancelled");
       await stream.rest.cancel(reason).catch(() => {});
     },

@@ -55,7 +55,11 @@ export class InFlightRequests {
    */
   start(clientSignal: AbortSignal, _subject?: InFlightSubject): InFlightRequest {
     const controller = new AbortController();
-    const onClientGone = () => controller.abort(new ClientGoneError());
+    // A connection the gateway ended itself says why (lib/http/serial_session.ts); any other end is the client's.
+    const onClientGone = () =>
+      controller.abort(
+        clientSignal.reason instanceof ClientGoneError ? clientSignal.reason : new ClientGoneError(),
+      );
     if (clientSignal.aborted) onClientGone();
     else clientSignal.addEventListener("abort", onClientGone, { once: true });
     this.#open.add(controller);

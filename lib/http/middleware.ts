@@ -20,6 +20,9 @@ import { isoNow } from "../timers/iso_now.ts";
 import type { Middleware } from "./compose.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
 import { dialectOf, endpointOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
+import { webSocketOf } from "../runtime/types.ts";
+
+const SWITCHING_PROTOCOLS = 101;
 
 /** The metrics route's path, from the endpoint table. */
 const METRICS_PATH = ROUTES.metrics.path;
@@ -99,7 +102,9 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
   const response = await next();
   // A routed stream no body took (the request failed between routing and its answer): ended here, once.
   ctx.abandon?.();
-  ctx.record.status = response.status;
+  // An accepted WebSocket handshake is answered `101 Switching Protocols` by the edge (a web Response cannot
+  // carry it): that is what its client got and what its line says.
+  ctx.record.status = webSocketOf(response) === undefined ? response.status : SWITCHING_PROTOCOLS;
   adminNoStore(ctx.record.path, response);
   if (ctx.admission) {
     for (const [name, value] of Object.entries(ctx.admission.headers)) response.headers.set(name, value);

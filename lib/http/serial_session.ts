@@ -8,14 +8,23 @@
  *   without reading is not waiting for answers, and its messages would each hold up to the body size limit);
  * - message size: `maxMessageBytes`, enforced by the runtime edge (1009);
  * - idle time: closed with 1000 after `idleTimeoutMs` without a message while nothing is being answered;
- * - unread output: sending waits while more than {@linkcode HIGH_WATER_BYTES} are queued for the client.
+ * - unread output: sending waits while more than {@linkcode HIGH_WATER_BYTES} are queued for the client; a
+ *   client that takes none of them for `sendTimeoutMs` (`server.connections.send_timeout`, as over HTTP) has
+ *   its answer aborted and the connection closed with 1008. Without that deadline a client that stops reading
+ *   would hold the answer, its upstream call and its concurrency slot, unrecorded, until it closed the socket.
  *
- * A client that goes away aborts the answer in progress at once (its signal; the gateway request it made is
- * cancelled and its upstream call aborted), and the waiting messages are dropped unanswered.
+ * A client that goes away, or a connection the session closes itself, aborts the answer in progress at once
+ * (its signal; the gateway request it made is cancelled and its upstream call aborted), and the waiting
+ * messages are dropped unanswered. Each of those is still a request: the abort reason (a
+ * {@linkcode ClientGoneError}) and the error each dropped message is given to `dropped` with say why the
+ * connection ended, so every message leaves one record that tells it (`client_closed_request` when the client
+ * left, `websocket_queue_full`, …).
  *
  * @module
  */
+import { CLIENT_CAUSED_ENDS, ClientGoneError, type ConnectionEnd, type GatewayError } from "../errors.ts";
 import type { WebSocketPeer, WebSocketSession } from "../runtime/types.ts";
+import { serverShuttingDown } from "./in_flight.ts";
 
 /** Bytes queued for a client above which sending waits for it to read. */
 export const HIGH_WATER_BYTES = 1024 * 1024;
@@ -27,24 +36,55 @@ export interface SerialSessionOptions {
   maxMessageBytes: number;
   maxQueued: number;
   idleTimeoutMs: number;
+  /** How long a client may take none of the unread output before its answer is aborted (1008). */
+  sendTimeoutMs: number;
   /**
    * Answers one message through `send` (which resolves when the client can take more); resolves when the
-   * answer is complete. `signal` aborts when the client goes away. A rejection closes the connection (1011).
+   * answer is complete. `signal` aborts when the connection ends, whichever side closes it. A rejection closes
+   * the connection (1011).
    */
   answer(
     message: string | Uint8Array,
     send: (text: string) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void>;
+  /**
+   * A message dropped unanswered (the connection ended before its turn, or it was one too many), with the
+   * error that ends it: it is a request all the same, to be recorded. Nothing can be sent for it.
+   */
+  dropped(message: string | Uint8Array, error: GatewayError): void;
 }
 
-/** Why the session closes a connection itself, with the WebSocket close code. */
+/** A reason the session closes a connection itself. */
+interface Closing {
+  /** The WebSocket close code and reason. */
+  readonly close: number;
+  readonly reason: string;
+  /** What the records of the requests it cuts short say; without it, what a client's leaving does. */
+  readonly ends?: ConnectionEnd;
+}
+
+/** Why the session closes a connection itself. */
 export const CLOSE = {
-  idle: [1000, "The connection was idle for too long."],
-  queueFull: [1008, "Too many messages are waiting; send the next one after the previous answer."],
-  shutdown: [1001, "The server is shutting down."],
-  failed: [1011, "The answer failed."],
-} as const satisfies Record<string, readonly [number, string]>;
+  idle: { close: 1000, reason: "The connection was idle for too long." },
+  queueFull: {
+    close: 1008,
+    reason: "Too many messages are waiting; send the next one after the previous answer.",
+    ends: CLIENT_CAUSED_ENDS.queueFull,
+  },
+  // As a stream over HTTP whose client takes none of it: `client_closed_request` (docs/configuration.md).
+  stalled: { close: 1008, reason: "The client took none of the answer for too long." },
+  shutdown: { close: 1001, reason: "The server is shutting down." },
+  failed: {
+    close: 1011,
+    reason: "The answer failed.",
+    ends: {
+      status: 500,
+      code: "internal_error",
+      message: "An answer on the WebSocket failed: the gateway closed it (1011).",
+    },
+  },
+} as const satisfies Record<string, Closing>;
 
 /** A session answering messages in turn with `options.answer`. */
 export function serialSession(options: SerialSessionOptions): WebSocketSession {
@@ -56,12 +96,23 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   const queue: (string | Uint8Array)[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const close = ([code, reason]: readonly [number, string]) => {
-    if (closed) return;
+  /** Drops the messages waiting, each recorded as ended by `error`, in the order they came. */
+  const drop = (error: GatewayError) => {
+    for (const message of queue.splice(0)) options.dropped(message, error);
+  };
+  /** The connection is over: the answer in progress is aborted and the messages waiting dropped. */
+  const end = (error: ClientGoneError) => {
     closed = true;
     clearTimeout(timer);
-    queue.length = 0;
-    peer?.close(code, reason);
+    current?.abort(error);
+    drop(error);
+  };
+  const close = (why: Closing) => {
+    if (closed) return;
+    // Nothing more of the answer in progress can reach the client: it is aborted now, not when the client has
+    // answered the close frame (an edge may learn of the end only then, or after its own timeout).
+    end(new ClientGoneError(why.ends));
+    peer?.close(why.close, why.reason);
   };
   const idle = () => {
     clearTimeout(timer);
@@ -71,8 +122,15 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   const send = async (text: string): Promise<void> => {
     if (closed || peer === null) return;
     peer.send(text);
-    while (!closed && peer.bufferedAmount > HIGH_WATER_BYTES) {
+    // The deadline restarts whenever the client takes some of the output: only a client taking none is cut.
+    let unread = peer.bufferedAmount;
+    let since = performance.now();
+    while (!closed && unread > HIGH_WATER_BYTES) {
+      if (performance.now() - since >= options.sendTimeoutMs) return close(CLOSE.stalled);
       await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
+      const now = peer.bufferedAmount;
+      if (now < unread) since = performance.now();
+      unread = now;
     }
   };
   const next = async () => {
@@ -95,26 +153,26 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
     maxMessageBytes: options.maxMessageBytes,
     open(p) {
       peer = p;
-      if (closed) return p.close(...CLOSE.shutdown);
+      if (closed) return p.close(CLOSE.shutdown.close, CLOSE.shutdown.reason);
       idle();
     },
     message(data) {
       if (closed || draining) return;
-      if (queue.length >= options.maxQueued) return close(CLOSE.queueFull);
+      const full = queue.length >= options.maxQueued;
       clearTimeout(timer);
+      // One too many is dropped with those waiting, after them.
       queue.push(data);
+      if (full) return close(CLOSE.queueFull);
       if (!busy) void next();
     },
-    closed() {
-      closed = true;
-      clearTimeout(timer);
-      queue.length = 0;
-      current?.abort(new DOMException("The client closed the WebSocket.", "AbortError"));
+    closed(code) {
+      // A 1009 is the edge refusing a message too big; any other end is the client's.
+      end(new ClientGoneError(code === 1009 ? CLIENT_CAUSED_ENDS.tooBig : undefined));
     },
     shutdown() {
       draining = true;
       // Messages not yet begun are dropped; the one being answered is let finish (the grace period bounds it).
-      queue.length = 0;
+      drop(serverShuttingDown());
       if (!busy) close(CLOSE.shutdown);
     },
   };

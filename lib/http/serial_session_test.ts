@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { WebSocketPeer } from "../runtime/types.ts";
+import { ClientGoneError } from "../errors.ts";
 import { CLOSE, HIGH_WATER_BYTES, serialSession, type SerialSessionOptions } from "./serial_session.ts";
 
 /** A peer that records what is sent and how it was closed. */
@@ -19,8 +20,19 @@ function fakePeer() {
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
+/** The close frame a peer gets for `why`. */
+const frame = (why: { close: number; reason: string }) => [why.close, why.reason];
+
 function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSessionOptions> = {}) {
-  return serialSession({ maxMessageBytes: 100, maxQueued: 2, idleTimeoutMs: 60_000, answer, ...extra });
+  return serialSession({
+    maxMessageBytes: 100,
+    maxQueued: 2,
+    idleTimeoutMs: 60_000,
+    sendTimeoutMs: 60_000,
+    answer,
+    dropped: () => {},
+    ...extra,
+  });
 }
 
 Deno.test("serialSession: messages are answered one at a time, in order", async () => {
@@ -48,14 +60,22 @@ Deno.test("serialSession: messages are answered one at a time, in order", async 
   assert.deepEqual(closes, []);
 });
 
-Deno.test("serialSession: one message more than may wait closes the connection with 1008", () => {
+Deno.test("serialSession: one message more than may wait closes the connection with 1008, ending the answer in progress", async () => {
   const { peer, closes } = fakePeer();
-  const s = session(() => new Promise(() => {}));
+  let signal: AbortSignal | undefined;
+  const s = session((_m, _send, sig) => {
+    signal = sig;
+    return new Promise(() => {});
+  });
   s.open(peer);
   for (const m of ["running", "w1", "w2"]) s.message(m);
+  await tick();
   assert.deepEqual(closes, []);
+  assert.equal(signal?.aborted, false);
   s.message("w3");
-  assert.deepEqual(closes, [[...CLOSE.queueFull]]);
+  assert.deepEqual(closes, [frame(CLOSE.queueFull)]);
+  // Aborted now: the edge may tell the session the connection is over only once the client has answered.
+  assert.equal(signal?.aborted, true);
   s.closed(1008, "");
 });
 
@@ -84,7 +104,7 @@ Deno.test("serialSession: an idle connection is closed after the idle time, not 
   assert.deepEqual(closes, []);
   gate.resolve();
   await new Promise((r) => setTimeout(r, 60));
-  assert.deepEqual(closes, [[...CLOSE.idle]]);
+  assert.deepEqual(closes, [frame(CLOSE.idle)]);
   s.closed(1000, "");
 });
 
@@ -93,7 +113,7 @@ Deno.test("serialSession: shutdown closes at once when idle, after the answer in
   const a = session(() => Promise.resolve());
   a.open(idle.peer);
   a.shutdown();
-  assert.deepEqual(idle.closes, [[...CLOSE.shutdown]]);
+  assert.deepEqual(idle.closes, [frame(CLOSE.shutdown)]);
 
   const busy = fakePeer();
   const gate = Promise.withResolvers<void>();
@@ -106,7 +126,7 @@ Deno.test("serialSession: shutdown closes at once when idle, after the answer in
   assert.deepEqual(busy.closes, []);
   gate.resolve();
   await tick();
-  assert.deepEqual(busy.closes, [[...CLOSE.shutdown]]);
+  assert.deepEqual(busy.closes, [frame(CLOSE.shutdown)]);
 });
 
 Deno.test("serialSession: a failing answer closes with 1011; sending waits for a slow reader", async () => {
@@ -115,7 +135,7 @@ Deno.test("serialSession: a failing answer closes with 1011; sending waits for a
   a.open(failing.peer);
   a.message("x");
   await tick();
-  assert.deepEqual(failing.closes, [[...CLOSE.failed]]);
+  assert.deepEqual(failing.closes, [frame(CLOSE.failed)]);
 
   const slow = fakePeer();
   let sentBoth = false;
@@ -133,4 +153,86 @@ Deno.test("serialSession: a failing answer closes with 1011; sending waits for a
   await new Promise((r) => setTimeout(r, 30));
   assert.equal(sentBoth, true);
   b.closed(1000, "");
+});
+
+Deno.test("serialSession: a client that takes none of the output for sendTimeoutMs has its answer aborted, closed with 1008", async () => {
+  const stalled = fakePeer();
+  let signal: AbortSignal | undefined;
+  const a = session(async (_m, send, sig) => {
+    signal = sig;
+    await send("one");
+    await send("two");
+  }, { sendTimeoutMs: 30 });
+  a.open(stalled.peer);
+  stalled.peer.buffered = HIGH_WATER_BYTES + 1;
+  a.message("x");
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(signal?.aborted, true);
+  assert.deepEqual(stalled.closes, [frame(CLOSE.stalled)]);
+  assert.deepEqual(stalled.sent, ["one"]);
+
+  // One that takes some of it, however slowly, is waited for.
+  const slow = fakePeer();
+  const b = session(async (_m, send, sig) => {
+    signal = sig;
+    await send("one");
+  }, { sendTimeoutMs: 200 });
+  b.open(slow.peer);
+  slow.peer.buffered = HIGH_WATER_BYTES + 100;
+  b.message("x");
+  // Longer in all than the deadline, a bit at a time.
+  for (let i = 0; i < 15; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    slow.peer.buffered -= 5;
+  }
+  assert.equal(signal?.aborted, false);
+  assert.deepEqual(slow.closes, []);
+  slow.peer.buffered = 0;
+  b.closed(1000, "");
+});
+
+Deno.test("serialSession: every message dropped unanswered is given to dropped, in order, with why", async () => {
+  type Drop = [string | Uint8Array, number, string | null];
+  const run = async (ending: (s: ReturnType<typeof session>) => void) => {
+    const drops: Drop[] = [];
+    let aborted: unknown;
+    const s = session((_m, _send, sig) =>
+      new Promise((r) =>
+        sig.addEventListener("abort", () => {
+          aborted = sig.reason;
+          r();
+        })
+      ), { dropped: (m, err) => void drops.push([m, err.status, err.code]) });
+    s.open(fakePeer().peer);
+    s.message("running");
+    s.message("w1");
+    s.message("w2");
+    await tick();
+    ending(s);
+    return { drops, aborted: aborted as ClientGoneError | undefined };
+  };
+  // Too many waiting: those waiting, then the one too many; the answer in progress says so too.
+  const full = await run((s) => s.message("w3"));
+  assert.deepEqual(full.drops, [["w1", 429, "websocket_queue_full"], ["w2", 429, "websocket_queue_full"], [
+    "w3",
+    429,
+    "websocket_queue_full",
+  ]]);
+  assert.ok(full.aborted instanceof ClientGoneError);
+  assert.equal(full.aborted.code, "websocket_queue_full");
+  // The client leaving.
+  const gone = await run((s) => s.closed(1001, ""));
+  assert.deepEqual(gone.drops, [["w1", 499, "client_closed_request"], ["w2", 499, "client_closed_request"]]);
+  assert.equal(gone.aborted?.code, "client_closed_request");
+  // The edge refusing a message too big.
+  const big = await run((s) => s.closed(1009, ""));
+  assert.deepEqual(big.drops.map((d) => d[2]), [
+    "websocket_message_too_large",
+    "websocket_message_too_large",
+  ]);
+  assert.equal(big.aborted?.code, "websocket_message_too_large");
+  // Shutdown: the answer in progress may finish.
+  const shutdown = await run((s) => s.shutdown());
+  assert.deepEqual(shutdown.drops, [["w1", 503, "server_shutdown"], ["w2", 503, "server_shutdown"]]);
+  assert.equal(shutdown.aborted, undefined);
 });

@@ -9,6 +9,7 @@ import { type FSWatcher, watch, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import process from "node:process";
 import { asksToClose, idlePhases, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
+import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
 import { originOf } from "./request_origin.ts";
 import {
   DEFAULT_CONNECTION_LIMITS,
@@ -124,15 +125,6 @@ export async function shutdownServer(server: BunServer, graceMs: number): Promis
   deadline.cancel();
   if (outcome === "timeout") await server.stop(true);
 }
-
-const NOT_A_HANDSHAKE = JSON.stringify({
-  error: {
-    message: "The request is not a valid WebSocket handshake.",
-    type: "invalid_request_error",
-    param: null,
-    code: "invalid_websocket_handshake",
-  },
-});
 
 /** UTF-8 bytes of a message, without encoding the common case (a string short enough at 3 bytes a unit). */
 function overLimit(message: string | Uint8Array, max: number): boolean {

@@ -13,6 +13,7 @@ import { STATUS_CODES } from "node:http";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer } from "ws";
+import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
 import {
   type ClientRequest,
   type EdgeHandler,
@@ -34,6 +35,8 @@ interface WsConnection {
 /** The part of `ws`'s `WebSocketServer` this module uses. */
 interface WsServer {
   on(event: "headers", listener: (lines: string[]) => void): void;
+  /** A handshake `ws` refuses; with a listener, `ws` leaves the answer to it. */
+  on(event: "wsClientError", listener: (err: Error, socket: Socket) => void): void;
   handleUpgrade(
     req: http.IncomingMessage,
     socket: Socket,
@@ -78,8 +81,34 @@ async function writeRaw(socket: Socket, response: Response): Promise<void> {
   socket.end(body);
 }
 
-/** Opens `session` on an upgraded connection. */
-function open(connection: WsConnection, session: WebSocketSession, onClosed: () => void): void {
+/**
+ * The close code `ws` sends for a protocol error it reports (it keeps the code where this module cannot read
+ * it): a message over the limit is 1009, text that is not UTF-8 1007, any other breach of the protocol 1002.
+ */
+function closeCodeOf(err: Error): number {
+  const code = (err as { code?: unknown }).code;
+  return code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ? 1009 : code === "WS_ERR_INVALID_UTF8" ? 1007 : 1002;
+}
+
+/**
+ * Opens `session` on an upgraded connection. `ws` emits `'close'` only once the closing handshake is over: after
+ * the client's close frame, or its own 30 s timeout when none comes. The session is told the connection is over
+ * as soon as it is, whichever comes first: the client's close, a protocol error (`ws` then closes with its
+ * code), or the socket closing.
+ */
+function open(
+  connection: WsConnection,
+  socket: Socket,
+  session: WebSocketSession,
+  onClosed: () => void,
+): void {
+  let ended = false;
+  const end = (code: number, reason: string) => {
+    if (ended) return;
+    ended = true;
+    onClosed();
+    session.closed(code, reason);
+  };
   const peer: WebSocketPeer = {
     send: (text) => connection.send(text),
     close: (code, reason) => connection.close(code, reason),
@@ -87,13 +116,10 @@ function open(connection: WsConnection, session: WebSocketSession, onClosed: () 
       return connection.bufferedAmount;
     },
   };
-  // `ws` reports protocol errors (a message over the limit, bad UTF-8) and then closes with the right code.
-  connection.on("error", () => {});
+  connection.on("error", (err) => end(closeCodeOf(err), err.message));
   connection.on("message", (data, isBinary) => session.message(isBinary ? data : decoder.decode(data)));
-  connection.once("close", (code, reason) => {
-    onClosed();
-    session.closed(code, decoder.decode(reason));
-  });
+  connection.once("close", (code, reason) => end(code, decoder.decode(reason)));
+  socket.once("close", () => end(1006, ""));
   session.open(peer);
 }
 
@@ -141,9 +167,18 @@ export function serveWebSockets(
     const extra: string[] = [];
     response.headers.forEach((value, name) => extra.push(`${name}: ${value}`));
     ws.on("headers", (lines) => lines.push(...extra));
+    // The gateway checked the key and the version (lib/http/websocket_handshake.ts); anything else `ws` finds
+    // wrong (a malformed Sec-WebSocket-Protocol) is refused in the gateway's JSON, not `ws`'s text/html.
+    ws.on("wsClientError", (_err, refused) => {
+      const answer = new Response(NOT_A_HANDSHAKE, {
+        status: 400,
+        headers: { "content-type": "application/json" },
+      });
+      void writeRaw(refused, answer).catch(() => refused.destroy());
+    });
     ws.handleUpgrade(req, socket, head, (connection) => {
       sessions.add(session);
-      open(connection, session, () => sessions.delete(session));
+      open(connection, socket, session, () => sessions.delete(session));
     });
   });
   return {

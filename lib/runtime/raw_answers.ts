@@ -2,7 +2,8 @@
  * The answers the node:http edge writes itself, as raw HTTP/1.1 bytes on sockets no handler owns (too many
  * connections, a head or body too slow, headers too large, bytes that are not HTTP, a CONNECT to another host),
  * or as the body of a
- * request the handler never saw; each in OpenAI's error shape, each closing the connection.
+ * request the handler never saw; each in OpenAI's error shape, each closing the connection. The refusal of a
+ * WebSocket handshake is the Bun edge's too.
  *
  * @module
  */
@@ -59,6 +60,15 @@ export const INVALID_REQUEST = errorBody(
   "malformed_request",
 );
 export const LAST_RESORT = errorBody("The gateway had an internal error.", "server_error", "internal_error");
+/**
+ * The body of a WebSocket handshake an edge refuses after the handler accepted it (the gateway checks the key
+ * and the version itself, lib/http/websocket_handshake.ts: this is for anything else an edge finds wrong).
+ */
+export const NOT_A_HANDSHAKE = errorBody(
+  "The request is not a valid WebSocket handshake.",
+  "invalid_request_error",
+  "invalid_websocket_handshake",
+);
 
 /** How long a refused or failed socket may take to read our answer before it is destroyed. */
 const LINGER_MS = 1_000;

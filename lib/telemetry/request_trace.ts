@@ -22,6 +22,7 @@ import {
   trace,
   type Tracer,
 } from "@opentelemetry/api";
+import { CLIENT_ENDED_CODES } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
 import type { semconvNames } from "./semconv.ts";
@@ -304,16 +305,13 @@ export class RequestTrace {
  * Whether the gateway, as the server, failed the request: a 5xx, or an answer that began (below 400) and then
  * ended in an error, such as an upstream cutting its stream. The HTTP conventions leave a SERVER span's status
  * unset on a 4xx (the client's mistake, a denial: the server did its job), and a client going away
- * (`client_closed_request`, 499 or a cut 200) is the caller cancelling, which the conventions do not count
- * as an error either; the GenAI span, whose answer it cut short, says so.
+ * (`client_closed_request`, 499 or a cut 200), or its WebSocket closed for what it did, is the caller's doing,
+ * which the conventions do not count as an error either; the GenAI span, whose answer it cut short, says so.
  */
 function serverFailed(status: number, errorType: string | undefined): boolean {
   if (status >= 500) return true;
-  return errorType !== undefined && status < 400 && errorType !== CLIENT_CLOSED;
+  return errorType !== undefined && status < 400 && !CLIENT_ENDED_CODES.has(errorType);
 }
-
-/** The error code of a request whose client went away (lib/errors.ts `ClientGoneError`). */
-const CLIENT_CLOSED = "client_closed_request";
 
 /** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
 function inputMessages(chat: ChatRequest): CapturedMessage[] {

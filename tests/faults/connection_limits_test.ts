@@ -13,6 +13,7 @@ import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { connect, postJson, readResponse, readUntilClosed, send } from "../helpers/raw_http.ts";
 import { type SlowUpstream, startSlowUpstream } from "../helpers/slow_upstream.ts";
+import { startFloodUpstream } from "../helpers/flood_upstream.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -224,28 +225,6 @@ Deno.test("connection limits: once a stream has ended, its idle keep-alive conne
     assert.equal(received.text, "");
   });
 });
-
-/** An OpenAI-compatible upstream whose streams never end: chunks as fast as they are taken. */
-function startFloodUpstream(): { url: string; stop(): Promise<void> } {
-  const encoder = new TextEncoder();
-  const chunk = encoder.encode(`data: ${
-    JSON.stringify({
-      id: "c",
-      object: "chat.completion.chunk",
-      created: 1,
-      model: "flood",
-      choices: [{ index: 0, delta: { content: "y".repeat(4_000) }, finish_reason: null }],
-    })
-  }\n\n`);
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    await req.text();
-    return new Response(
-      new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(chunk) }, { highWaterMark: 0 }),
-      { headers: { "content-type": "text/event-stream" } },
-    );
-  });
-  return { url: `http://127.0.0.1:${server.addr.port}`, stop: () => server.shutdown() };
-}
 
 Deno.test("connection limits: a client that stops reading a stream is disconnected after send_timeout; its slot is free again", async () => {
   const upstream = startFloodUpstream();

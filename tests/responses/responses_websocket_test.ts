@@ -4,8 +4,8 @@
  * GATEWAY_BIN) and the fake upstreams: the events of a `response.create` message are those of the same body
  * over SSE, messages are answered in turn and chain with `previous_response_id`, a prewarm calls no upstream,
  * every message is a request of its own (usage record, rate limit), a bad token cannot open the socket,
- * closing it aborts the upstream call, and a message that is not a `response.create` is answered with a 400
- * error event.
+ * closing it aborts the upstream call, a message that is not a `response.create` is answered with a 400
+ * error event, and a message's `stream_id` is echoed on its events.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -148,6 +148,43 @@ Deno.test("websocket: the events equal those over SSE, on a translated and a nat
         assert.equal(responseOf(events).model, model);
         assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i), model);
       }
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("websocket: stream_id is echoed on every event of its answer and its error event, never sent upstream", async () => {
+  await withSetup(async ({ gw, chat, native }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      for (const model of ["chat-ok", "native-ok"]) {
+        client.send({ type: "response.create", stream_id: `lane.${model}`, model, input: "Say hello." });
+        const events = await client.answer();
+        assert.equal(events.at(-1)!.type, "response.completed", model);
+        assert.deepEqual(events.filter((e) => e.stream_id !== `lane.${model}`), [], model);
+      }
+      assert.equal(native.requests.length, 1);
+      assert.equal(native.requests[0].body.stream_id, undefined);
+      assert.ok(!JSON.stringify(chat.requests[0].body).includes("stream_id"));
+      // A message without one gets events without one.
+      client.send({ type: "response.create", model: "chat-ok", input: "Say hello." });
+      assert.ok((await client.answer()).every((e) => !("stream_id" in e)));
+      // A refused message's error event carries it too.
+      client.send({ type: "response.create", stream_id: "agent_1", model: "no-such-alias", input: "hi" });
+      const [refused] = await client.answer();
+      assert.deepEqual([refused.type, refused.stream_id], ["error", "agent_1"]);
+      // An invalid one is the client's mistake, named.
+      for (const streamId of ["bad lane!", "x".repeat(257), 7]) {
+        client.send({ type: "response.create", stream_id: streamId, model: "chat-ok", input: "hi" });
+        const [invalid] = await client.answer();
+        assert.deepEqual([invalid.type, invalid.status, (invalid.error as Json).param], [
+          "error",
+          400,
+          "stream_id",
+        ]);
+      }
+      assert.equal(chat.requests.length, 2);
     } finally {
       client.close();
     }

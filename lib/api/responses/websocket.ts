@@ -7,6 +7,12 @@
  * `{"type": "error", "status": <HTTP status>, "error": {"type", "code", "message", "param"}}`.
  * A message that is not a `response.create` is a request too, answered with its 400 error event.
  *
+ * `stream_id`, the one envelope field besides `type` and `generate` (the reference's
+ * `ResponsesClientEventResponseCreate`: 1 to 256 of `A-Za-z0-9_.-`, WebSocket-only, not part of the POST body),
+ * names the client's lane for the response: it is taken off the body and echoed on every event of that answer,
+ * its error event included. Lanes need no scheduling of their own here: every message is answered in turn, so
+ * the messages of one lane are too.
+ *
  * Every message is a request of its own: it becomes a `POST /v1/responses` with the handshake's headers
  * (lib/http/frame_request.ts) and runs through the gateway's request handling with this API's own handler, so
  * authentication, scopes, limits, budgets, content rules, stored responses, `previous_response_id`, native
@@ -14,7 +20,8 @@
  * POST. `generate: false` is a prewarm (prewarm.ts). The handshake itself is not counted as a request.
  *
  * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
- * bounds the wait, the idle time and the unread output). Closing the socket aborts the answer in progress.
+ * bounds the wait, the idle time and the unread output). Closing the socket aborts the answer in progress;
+ * the messages still waiting are refused unanswered, each recorded with why (its connection's end).
  *
  * @module
  */
@@ -59,8 +66,25 @@ function invalid(message: string, code: string, param: string | null = null): Ga
   return new GatewayError(400, message, { type: "invalid_request_error", code, param });
 }
 
-/** What a message asks for: a request body and its handler, or the client's mistake that answers it. */
-export type ParsedMessage = { body: JsonObject; handler: MessageHandler } | { error: GatewayError };
+/** A `stream_id` the reference allows: 1 to 256 letters, digits, `_`, `.` and `-`. */
+const STREAM_ID = /^[A-Za-z0-9_.-]{1,256}$/;
+
+/** `event` (a JSON object's text) with `stream_id` added, as every event of a message that named one has it. */
+export function withStreamId(event: string, streamId: string): string {
+  const end = event.lastIndexOf("}");
+  if (end < 0 || !event.trimStart().startsWith("{")) return event;
+  // Spliced rather than parsed and written again: a `response.completed` event holds the whole output.
+  const head = event.slice(0, end).trimEnd();
+  return `${head}${head.endsWith("{") ? "" : ","}"stream_id":${JSON.stringify(streamId)}}`;
+}
+
+/**
+ * What a message asks for: a request body and its handler, or the client's mistake that answers it; with the
+ * lane its events are echoed on, when it named a valid one.
+ */
+export type ParsedMessage =
+  & ({ body: JsonObject; handler: MessageHandler } | { error: GatewayError })
+  & { streamId?: string };
 
 /** Reads a client message: a `response.create` event becomes a streamed Responses body. */
 export function parseMessage(data: string | Uint8Array): ParsedMessage {
@@ -76,22 +100,39 @@ export function parseMessage(data: string | Uint8Array): ParsedMessage {
     return { error: invalid("The message is not valid JSON.", "invalid_json") };
   }
   if (!isObject(event)) return { error: invalid("The message must be a JSON object.", "invalid_message") };
-  const { type, generate, ...body } = event;
+  const { type, generate, stream_id: streamId, ...body } = event;
   if (type !== CREATE) {
     const shown = typeof type === "string" ? `'${type.slice(0, 64)}'` : "missing";
     return {
       error: invalid(`Unsupported event type (${shown}); send '${CREATE}'.`, "invalid_value", "type"),
     };
   }
+  if (streamId !== undefined && typeof streamId !== "string") {
+    return {
+      error: invalid("Invalid type for 'stream_id': expected a string.", "invalid_type", "stream_id"),
+    };
+  }
+  if (streamId !== undefined && !STREAM_ID.test(streamId)) {
+    const message =
+      "Invalid 'stream_id': expected 1 to 256 characters, each a letter, a digit, '_', '.' or '-'.";
+    return { error: invalid(message, "invalid_value", "stream_id") };
+  }
+  const lane = streamId === undefined ? {} : { streamId };
   if (generate !== undefined && typeof generate !== "boolean") {
-    return { error: invalid("Invalid type for 'generate': expected a boolean.", "invalid_type", "generate") };
+    return {
+      error: invalid("Invalid type for 'generate': expected a boolean.", "invalid_type", "generate"),
+      ...lane,
+    };
   }
   // Over a WebSocket every answer is a stream, whatever the message says.
   body.stream = true;
-  return { body, handler: generate === false ? handleResponsesPrewarm : handleResponses };
+  return { body, handler: generate === false ? handleResponsesPrewarm : handleResponses, ...lane };
 }
 
-/** The handler of a message that could not be read: it refuses the request with `error`. */
+/** The signal of a dropped message's request: it is refused at once, and nothing of it is left to abort. */
+const NOT_ABORTED = new AbortController().signal;
+
+/** The handler of a message that could not be read, or was dropped: it refuses the request with `error`. */
 function refusal(error: GatewayError): MessageHandler {
   return () => Promise.reject(error);
 }
@@ -123,9 +164,14 @@ export function handleResponsesWebSocket(
     maxMessageBytes: server.max_body_size,
     maxQueued: MAX_QUEUED_MESSAGES,
     idleTimeoutMs: server.connections.keep_alive_timeout,
-    async answer(data, send, signal) {
+    sendTimeoutMs: server.connections.send_timeout,
+    async answer(data, sendText, signal) {
       const n = ++count;
       const parsed = parseMessage(data);
+      const { streamId } = parsed;
+      const send = streamId === undefined
+        ? sendText
+        : (text: string) => sendText(withStreamId(text, streamId));
       // A message that is no `response.create` is a request too, refused with its 400: recorded and logged
       // once, as the same mistake in a POST would be.
       const [body, handler] = "error" in parsed
@@ -140,6 +186,11 @@ export function handleResponsesWebSocket(
       // A `response.completed` event holds the whole output: as big as an upstream answer may be, and the echo.
       const maxEvent = server.upstream_limits.max_body_size + server.max_body_size;
       await relaySse(response.body, send, signal, maxEvent);
+    },
+    // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
+    dropped(_data, error) {
+      const frameRequest = messageRequest(handshake, ++count, "", NOT_ABORTED);
+      void dispatch(frameRequest, refusal(error), { responses }).then((r) => r.body?.cancel(), () => {});
     },
   });
   return acceptWebSocket(session);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
-import { errorEvent, parseMessage } from "./websocket.ts";
+import { errorEvent, parseMessage, withStreamId } from "./websocket.ts";
 
 Deno.test("parseMessage: a response.create becomes a streamed body; generate: false is a prewarm", () => {
   const create = parseMessage(
@@ -26,6 +26,11 @@ Deno.test("parseMessage: anything else is a 400 naming what is wrong", () => {
     ['{"type":"session.update"}', "invalid_value", "type"],
     ['{"model":"m"}', "invalid_value", "type"],
     ['{"type":"response.create","generate":"no"}', "invalid_type", "generate"],
+    ['{"type":"response.create","stream_id":7}', "invalid_type", "stream_id"],
+    ['{"type":"response.create","stream_id":null}', "invalid_type", "stream_id"],
+    ['{"type":"response.create","stream_id":""}', "invalid_value", "stream_id"],
+    ['{"type":"response.create","stream_id":"bad lane!"}', "invalid_value", "stream_id"],
+    [`{"type":"response.create","stream_id":"${"x".repeat(257)}"}`, "invalid_value", "stream_id"],
     [new Uint8Array([123, 125]), "invalid_message", null],
   ];
   for (const [message, code, param] of cases) {
@@ -44,4 +49,25 @@ Deno.test("errorEvent: the HTTP status and OpenAI's error fields, with nulls for
     status: 429,
     error: { type: "requests", code: null, message: "slow down", param: null },
   });
+});
+
+Deno.test("parseMessage: stream_id is taken off the body and kept to echo, even on the message's refusal", () => {
+  const longest = "a".repeat(256);
+  for (const id of ["agent_1", "A.b-c_9", longest]) {
+    const parsed = parseMessage(JSON.stringify({ type: "response.create", stream_id: id, model: "m" }));
+    assert.ok("body" in parsed);
+    assert.deepEqual(parsed.body, { model: "m", stream: true });
+    assert.equal(parsed.streamId, id);
+  }
+  const refused = parseMessage(JSON.stringify({ type: "response.create", stream_id: "lane", generate: 1 }));
+  assert.ok("error" in refused);
+  assert.equal(refused.streamId, "lane");
+  // An invalid one is not echoed.
+  assert.equal(parseMessage('{"type":"response.create","stream_id":"a b"}').streamId, undefined);
+});
+
+Deno.test("withStreamId: added to the event's object, whatever its shape", () => {
+  for (const event of ['{"type":"x","n":{"a":[1,"}"]}}', '{"type":"x"}\n', "{}", '{ "type": "x" } ']) {
+    assert.deepEqual(JSON.parse(withStreamId(event, "lane")), { ...JSON.parse(event), stream_id: "lane" });
+  }
 });

@@ -1,0 +1,227 @@
+/**
+ * The Responses WebSocket's connection limits and its ends, over raw sockets (tests/helpers/raw_websocket.ts)
+ * against a gateway in process, or the binary with GATEWAY_BIN: a client that stops reading has its answer
+ * ended after `server.connections.send_timeout`, as over HTTP, so its upstream call, concurrency slot and usage
+ * record do not wait for it to close the socket; a connection the gateway closes itself (too many waiting
+ * messages, a message too big) ends its answer in progress at once, not once the client has answered the close
+ * frame; a handshake with no valid key or another version than 13 is refused in the gateway's JSON (400, 426),
+ * and the access log says what the client got (the refusal, or 101).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { startFloodUpstream } from "../helpers/flood_upstream.ts";
+import { startGateway, waitForLog } from "../helpers/gateway.ts";
+import { rawExchange } from "../helpers/raw_http.ts";
+import { closeCode, HANDSHAKE_KEY, RawWebSocket } from "../helpers/raw_websocket.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A token allowed one request at a time: a request held open shows as the next one's 429. */
+const ONE_AT_A_TIME = "gw-ws-one-at-a-time-0123456789abcdef";
+const TOKEN = "gw-ws-limits-token-0123456789abcdef";
+
+interface UsageRow {
+  request_id: string;
+  status: number;
+  error_code: string | null;
+}
+
+Deno.test("websocket limits: a client that stops reading has its answer ended after send_timeout, at once recorded, its slot free, the socket closed with 1008", async () => {
+  const upstream = startFloodUpstream();
+  const gw = await startGateway(`
+server: { connections: { send_timeout: 500ms } }
+providers:
+  flood: { type: openai, base_url: "${upstream.url}/v1", api_key: sk-test-flood }
+  local: { type: builtin }
+models:
+  chat-flood: { type: chat, targets: [{ provider: flood, model: flood }] }
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+tokens:
+  - { name: one-at-a-time, sha256: ${hashToken(ONE_AT_A_TIME)}, models: ["*"], limits: { concurrent: 1 } }
+`);
+  const auth = { authorization: `Bearer ${ONE_AT_A_TIME}` };
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", { ...auth, "x-request-id": "ws-stalled" });
+  try {
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-flood", input: "flood" }));
+    // The client reads nothing. Its answer holds the token's one concurrent slot until the gateway gives it up.
+    const ask = async () => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] }),
+      });
+      await res.body?.cancel();
+      return res.status;
+    };
+    let status = await ask();
+    const deadline = performance.now() + 20_000;
+    while (status !== 200 && performance.now() < deadline) {
+      await sleep(250);
+      status = await ask();
+    }
+    assert.equal(status, 200, "the stalled answer's slot was given back");
+    await upstream.cancelled.promise;
+    // Recorded while the client still reads nothing, as a stream whose client took none of it over HTTP.
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 1, {
+      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-stalled%'",
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [{
+      request_id: "ws-stalled.1",
+      status: 200,
+      error_code: "client_closed_request",
+    }]);
+    // What the client finds once it reads: what was buffered, then the close frame.
+    const close = await ws.closeFrame(10_000);
+    assert.ok(close !== null, "the gateway closed the connection with a close frame");
+    assert.equal(closeCode(close), 1008);
+  } finally {
+    ws.close();
+    await gw.stop();
+    await upstream.stop();
+  }
+});
+
+/**
+ * Starts an answer that waits on its upstream (`gpt-hang`), has `closeIt` make the gateway close the connection
+ * while it runs, and reads up to the gateway's close frame without answering it: the answer must be aborted
+ * (its upstream call with it) while the closing handshake is unfinished. Returns the close code, and the usage
+ * records of the connection's messages once there are `records` of them.
+ */
+async function gatewayCloses(
+  closeIt: (ws: RawWebSocket) => Promise<void>,
+  records: number,
+): Promise<{ code: number; rows: UsageRow[] }> {
+  const chat = startFakeOpenAI();
+  const gw = await startGateway(`
+server: { max_body_size: 2KiB }
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-hang: { type: chat, targets: [{ provider: chat, model: gpt-hang }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+    authorization: `Bearer ${TOKEN}`,
+    "x-request-id": "ws-closed",
+  });
+  try {
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-hang", input: "hi" }));
+    // The upstream's first chunk has reached the client: the answer is in progress.
+    while (true) {
+      const frame = await ws.next();
+      assert.ok(frame !== null, "closed before the first delta");
+      if (new TextDecoder().decode(frame.payload).includes(".delta")) break;
+    }
+    await closeIt(ws);
+    const close = await ws.closeFrame(10_000, false);
+    assert.ok(close !== null, "the gateway sent a close frame");
+    // The client holds the connection and never answers the close frame; `ws` (Deno) would wait 30 s for it.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise((_, reject) =>
+      timer = setTimeout(() => reject(new Error("the answer went on after the gateway closed")), 10_000)
+    );
+    await Promise.race([chat.aborted.promise, late]).finally(() => clearTimeout(timer));
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= records, {
+      sql:
+        "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-closed.%' ORDER BY request_id",
+      settleMs: 200,
+    });
+    return { code: closeCode(close), rows: rows.map((r) => ({ ...r })) };
+  } finally {
+    ws.close();
+    await gw.stop();
+    await chat.stop();
+  }
+}
+
+Deno.test("websocket limits: too many waiting messages close with 1008 and end the answer in progress at once; every message is recorded with why", async () => {
+  const { code, rows } = await gatewayCloses(async (ws) => {
+    // One answered, four waiting: the fifth waiting one is one too many.
+    for (let i = 0; i < 5; i++) {
+      await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-hang", input: `more ${i}` }));
+    }
+  }, 6);
+  assert.equal(code, 1008);
+  // The answer in progress (its stream had begun), then the four waiting and the one too many, never answered.
+  assert.deepEqual(rows, [
+    { request_id: "ws-closed.1", status: 200, error_code: "websocket_queue_full" },
+    ...[2, 3, 4, 5, 6].map((n) => ({
+      request_id: `ws-closed.${n}`,
+      status: 429,
+      error_code: "websocket_queue_full",
+    })),
+  ]);
+});
+
+Deno.test("websocket limits: a message over max_body_size closes with 1009 and ends the answer in progress at once", async () => {
+  const { code, rows } = await gatewayCloses(async (ws) => {
+    await ws.sendText(
+      JSON.stringify({ type: "response.create", model: "chat-hang", input: "x".repeat(4_000) }),
+    );
+  }, 1);
+  assert.equal(code, 1009);
+  assert.deepEqual(rows, [{
+    request_id: "ws-closed.1",
+    status: 200,
+    error_code: "websocket_message_too_large",
+  }]);
+});
+
+Deno.test("websocket limits: a handshake without a valid key, or of another version than 13, gets the gateway's JSON; the log says what was sent", async () => {
+  const chat = startFakeOpenAI();
+  const gw = await startGateway(`
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-ok: { type: chat, targets: [{ provider: chat, model: gpt-ok }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  try {
+    const port = Number(new URL(gw.url).port);
+    const cases: [string, string, number, string][] = [
+      ["hs-no-key", "sec-websocket-version: 13\r\n", 400, "invalid_websocket_handshake"],
+      [
+        "hs-bad-key",
+        "sec-websocket-key: abc\r\nsec-websocket-version: 13\r\n",
+        400,
+        "invalid_websocket_handshake",
+      ],
+      [
+        "hs-version-8",
+        `sec-websocket-key: ${HANDSHAKE_KEY}\r\nsec-websocket-version: 8\r\n`,
+        426,
+        "unsupported_websocket_version",
+      ],
+      ["hs-no-version", `sec-websocket-key: ${HANDSHAKE_KEY}\r\n`, 426, "unsupported_websocket_version"],
+    ];
+    for (const [id, headers, status, code] of cases) {
+      const head =
+        `GET /v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\nconnection: Upgrade\r\n` +
+        `authorization: Bearer ${TOKEN}\r\nx-request-id: ${id}\r\n${headers}\r\n`;
+      const text = await rawExchange(port, head, new Uint8Array(0), 5_000);
+      const [top, body] = [text.slice(0, text.indexOf("\r\n\r\n")), text.slice(text.indexOf("\r\n\r\n") + 4)];
+      assert.match(top, new RegExp(`^HTTP/1.1 ${status} `), id);
+      assert.match(top, /\r\ncontent-type: application\/json/i, id);
+      if (status === 426) assert.match(top, /\r\nsec-websocket-version: 13\r\n/i, id);
+      assert.equal(JSON.parse(body).error.code, code, id);
+      const line = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === id);
+      assert.equal(line.status, status, id);
+    }
+    const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+      authorization: `Bearer ${TOKEN}`,
+      "x-request-id": "hs-accepted",
+    });
+    ws.close();
+    const accepted = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === "hs-accepted");
+    assert.equal(accepted.status, 101);
+  } finally {
+    await gw.stop();
+    await chat.stop();
+  }
+});
