@@ -99,6 +99,17 @@ const bedrockProvider = z.strictObject({
   access_key_id: z.string().min(1).optional(),
   secret_access_key: z.string().min(1).optional(),
   session_token: z.string().min(1).optional(),
+  /**
+   * The `anthropic-beta` names forwarded to Claude (InvokeModel's `anthropic_beta`); a client's other names are
+   * left out and named in `x-gateway-dropped`, since Bedrock refuses a request naming one it does not take.
+   * Unset: the built-in list (`lib/providers/bedrock/betas.ts`); `[]` forwards none.
+   */
+  anthropic_betas: z.array(
+    z.string().regex(
+      /^[A-Za-z0-9._-]{1,128}$/,
+      "must be a beta name such as interleaved-thinking-2025-05-14",
+    ),
+  ).optional(),
   ...vendorCommon,
 });
 

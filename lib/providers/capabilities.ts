@@ -16,6 +16,7 @@ import type { ResolvedTarget } from "../config/types.ts";
 import type { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { servesMessages } from "./bedrock/messages.ts";
+import { bedrockBetas, droppedBetaPath } from "./bedrock/betas.ts";
 import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
 import { bedrockParamRules } from "./bedrock/request.ts";
 import { geminiParamRules } from "./gemini/request.ts";
@@ -103,4 +104,15 @@ export function chatParamsOn(
       return null;
   }
   return paramVerdict(request, rules, config.unsupported_params);
+}
+
+/**
+ * The client's `anthropic-beta` names (`anthropicBeta`, as forwarded) that `target`, a native Messages target,
+ * leaves out, as `x-gateway-dropped` names them (`anthropic-beta:<name>`): on Bedrock the ones its entry's list
+ * does not take (Bedrock refuses a request naming any other); none on Anthropic, which gets them all.
+ */
+export function anthropicBetasDropped(target: ResolvedTarget, anthropicBeta: string | null): string[] {
+  const config = target.providerConfig;
+  if (config.type !== "bedrock" || anthropicBeta === null) return [];
+  return bedrockBetas(config, anthropicBeta).dropped.map(droppedBetaPath);
 }

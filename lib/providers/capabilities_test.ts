@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { type ProviderConfig, providerSchema } from "../config/provider_schema.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import {
+  anthropicBetasDropped,
   capabilitiesOf,
   countsInputTokens,
   genAiProviderName,
@@ -86,5 +87,29 @@ Deno.test("capabilities: each type's gen_ai.provider.name is a GenAI conventions
     const name = genAiProviderName(target(entry(type, false), "m"));
     if (type === "builtin") assert.equal(name, "gateway.builtin");
     else assert.ok(wellKnown.includes(name), `${type}: ${name}`);
+  }
+});
+
+Deno.test("capabilities: the betas a native Messages target leaves out, named for x-gateway-dropped", () => {
+  const betas = "claude-code-20250219,interleaved-thinking-2025-05-14,oauth-2025-04-20";
+  const claude = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+  assert.deepEqual(anthropicBetasDropped(target(entry("bedrock", false), claude), betas), [
+    "anthropic-beta:claude-code-20250219",
+    "anthropic-beta:oauth-2025-04-20",
+  ]);
+  assert.deepEqual(anthropicBetasDropped(target(entry("bedrock", false), claude), null), []);
+  assert.deepEqual(anthropicBetasDropped(target(entry("anthropic", false), "claude-sonnet-4-5"), betas), []);
+  const own = providerSchema.parse({
+    type: "bedrock",
+    region: "us-east-1",
+    anthropic_betas: ["claude-code-20250219", "oauth-2025-04-20"],
+  });
+  assert.deepEqual(anthropicBetasDropped(target(own, claude), betas), [
+    "anthropic-beta:interleaved-thinking-2025-05-14",
+  ]);
+  // The entry's list is validated: beta names only.
+  for (const bad of [["a b"], ["x,y"], [""], "interleaved-thinking-2025-05-14"]) {
+    const parsed = providerSchema.safeParse({ type: "bedrock", region: "us-east-1", anthropic_betas: bad });
+    assert.equal(parsed.success, false, JSON.stringify(bad));
   }
 });

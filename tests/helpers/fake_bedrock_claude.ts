@@ -2,8 +2,10 @@
  * Claude on the fake Bedrock runtime through InvokeModel (`/invoke`), InvokeModelWithResponseStream
  * (`/invoke-with-response-stream`) and CountTokens with `input.invokeModel`: the Anthropic Messages body with
  * `anthropic_version: "bedrock-2023-05-31"` (required), no `model` or `stream` (refused as extraneous keys, as
- * Bedrock does), answered with Anthropic's Message, or an event stream whose `chunk` frames carry
- * `{"bytes": <base64 of one Anthropic event>}`; the `message_stop` event carries Bedrock's invocation metrics.
+ * Bedrock does), and an `anthropic_beta` that names only betas Bedrock takes (the gateway's built-in list; any
+ * other is Bedrock's `400 {"message":"invalid beta flag"}`), answered with Anthropic's Message, or an event
+ * stream whose `chunk` frames carry `{"bytes": <base64 of one Anthropic event>}`; the `message_stop` event
+ * carries Bedrock's invocation metrics.
  *
  * Behaviour by model id: `…midstream…` streams some text, then a `modelStreamErrorException` frame;
  * `…error-chunk…` streams some text, then an Anthropic `overloaded_error` event inside a chunk; anything
@@ -15,6 +17,7 @@
  */
 import { Buffer } from "node:buffer";
 import { encodeFrame, exceptionFrame } from "./fake_bedrock.ts";
+import { BEDROCK_ANTHROPIC_BETAS } from "../../lib/providers/bedrock/betas.ts";
 
 /** The text a Claude model answers on InvokeModel. */
 export const FAKE_BEDROCK_CLAUDE_ANSWER = "Hello from Claude on fake Bedrock!";
@@ -43,6 +46,13 @@ function invalidBody(body: Record<string, unknown>): Response | null {
     if (key in body) return validation(`extraneous key [${key}] is not permitted`);
   }
   if (body.anthropic_version !== "bedrock-2023-05-31") return validation("invalid anthropic_version");
+  // Bedrock refuses the whole request for one beta name it does not take, in these words.
+  const betas = body.anthropic_beta;
+  if (betas !== undefined) {
+    if (!Array.isArray(betas) || betas.some((b) => !BEDROCK_ANTHROPIC_BETAS.includes(b))) {
+      return validation("invalid beta flag");
+    }
+  }
   if (typeof body.max_tokens !== "number") return validation("required key [max_tokens] not found");
   const messages = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : [];
   for (const message of messages) {

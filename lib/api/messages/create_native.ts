@@ -4,13 +4,14 @@
  * being translated to chat, so thinking signatures, `cache_control`, documents and beta features survive
  * unchanged. Policy ran on the request's chat form before routing, exactly as for a translated request; its
  * outcome (the output limit, redactions) is carried into the passed-through body here. The client's
- * `anthropic-version` and `anthropic-beta` travel with the call.
+ * `anthropic-version` and `anthropic-beta` travel with the call; the beta names a Bedrock target leaves out (it
+ * takes only those Bedrock accepts) are named in `x-gateway-dropped`.
  *
  * @module
  */
 import { messagesCacheSpec } from "./cache_spec.ts";
 import { MESSAGES_FACTS } from "./native_facts.ts";
-import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../../config/types.ts";
 import {
   clientMessage,
   messageTexts,
@@ -21,7 +22,8 @@ import {
 } from "./native.ts";
 import { nativeMessagesStreamBody, type NativeMessagesStreamOutcome } from "./native_stream.ts";
 import type { MessagesRequest } from "./request.ts";
-import { speaksNatively } from "../../providers/capabilities.ts";
+import { anthropicBetasDropped, speaksNatively } from "../../providers/capabilities.ts";
+import { noteDropped } from "../../http/tolerance.ts";
 import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
@@ -54,6 +56,20 @@ export function forwardedHeaders(
     anthropicVersion: version !== null && VERSION.test(version.trim()) ? version.trim() : null,
     anthropicBeta: beta !== "" && beta.length <= 2048 && BETAS.test(beta) ? beta : null,
   };
+}
+
+/**
+ * Names the client's betas `target` (the native target that answered) left out, in `x-gateway-dropped` and the
+ * usage record's `dropped`: a Bedrock target forwards only the ones Bedrock takes. Nothing when it got them all.
+ */
+export function noteDroppedBetas(
+  ctx: ClientContext,
+  headers: Headers,
+  target: RoutedTarget,
+  parsed: MessagesRequest,
+): void {
+  const dropped = anthropicBetasDropped(target, forwardedHeaders(parsed.version, parsed.betas).anthropicBeta);
+  noteDropped(ctx, headers, { refusal: null, native: [], dropped });
 }
 
 /**
@@ -101,6 +117,7 @@ export async function answerNativeMessages(
 ): Promise<Answer> {
   const result = routed.value;
   const request = { chat: parsed.chat, asked: parsed.stream };
+  noteDroppedBetas(ctx, routed.headers, routed.target, parsed);
   if (result.kind === "native") {
     const upstream = result.body;
     const reported = readMessagesUsage(upstream.usage);

@@ -21,6 +21,7 @@ import { signRequest } from "../../aws/sigv4.ts";
 import { type BedrockAction, bedrockUrl, resolveBedrockSettings } from "./settings.ts";
 import { bedrockInputTokens, countTokensBody } from "./count_tokens.ts";
 import { countMessagesBody, invokeChunkTransformer, invokeMessagesBody, servesMessages } from "./messages.ts";
+import { bedrockBetas } from "./betas.ts";
 import { upstreamLimits, type UpstreamRequest } from "../shared/transport.ts";
 import type { Provider } from "../types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
@@ -85,11 +86,12 @@ export function bedrockAdapter(
       return request(call.target.model, chat.stream === true ? "converse-stream" : "converse", body);
     },
     // Claude models take a Messages request itself (InvokeModel); callers pass only those (`servesMessages`).
+    // Only the betas Bedrock takes go along: it refuses the whole request for any other.
     messagesRequest: (body, call) =>
       request(
         call.target.model,
         body.stream === true ? "invoke-with-response-stream" : "invoke",
-        invokeMessagesBody(body, call.anthropicBeta),
+        invokeMessagesBody(body, bedrockBetas(config, call.anthropicBeta).forwarded),
       ),
     messagesStages: (call) =>
       stages(
@@ -106,7 +108,7 @@ export function bedrockAdapter(
         call.target.model,
         "count-tokens",
         input.messages !== undefined && servesMessages(call.target.model)
-          ? countMessagesBody(input.messages, input.anthropicBeta ?? null)
+          ? countMessagesBody(input.messages, bedrockBetas(config, input.anthropicBeta ?? null).forwarded)
           : countTokensBody(converseBody(input.chat, "drop", call.target.model)),
       ),
     inputTokens: bedrockInputTokens,

@@ -1,10 +1,11 @@
 /**
  * Anthropic's Messages API passed through to Claude on Bedrock: InvokeModel (`/model/{id}/invoke`) and
  * InvokeModelWithResponseStream (`/invoke-with-response-stream`) take the Anthropic body itself, with the model
- * in the path instead of the body, `anthropic_version: "bedrock-2023-05-31"` and the client's betas as
- * `anthropic_beta`. The whole answer is Anthropic's Message object; the stream is AWS event-stream frames whose
- * `chunk` events carry `{"bytes": <base64 of one Anthropic event's JSON>}`, and whose exception frames are
- * Bedrock's (mapped as for ConverseStream). CountTokens counts the same body (`input.invokeModel.body`, base64).
+ * in the path instead of the body, `anthropic_version: "bedrock-2023-05-31"` and the client's betas that Bedrock
+ * takes as `anthropic_beta` (the others are left out: `betas.ts`). The whole answer is Anthropic's Message
+ * object; the stream is AWS event-stream frames whose `chunk` events carry `{"bytes": <base64 of one Anthropic
+ * event's JSON>}`, and whose exception frames are Bedrock's (mapped as for ConverseStream). CountTokens counts
+ * the same body (`input.invokeModel.body`, base64).
  *
  * @module
  */
@@ -12,7 +13,6 @@ import { Buffer } from "node:buffer";
 import { badGateway } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { splitBetas } from "../anthropic/native.ts";
 import { messagesEventTransformer } from "../anthropic/native.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
 import { isClaudeModel } from "./request.ts";
@@ -31,13 +31,13 @@ export function servesMessages(model: string): boolean {
 
 /**
  * The InvokeModel body for a Messages body: everything the client sent but `model` (in the path) and `stream`
- * (the action says it), the Bedrock version, and the client's `anthropic-beta` names as `anthropic_beta`.
+ * (the action says it), the Bedrock version, and `betas` (the client's `anthropic-beta` names Bedrock takes:
+ * `bedrockBetas(…).forwarded`, see `betas.ts`) as `anthropic_beta`.
  */
-export function invokeMessagesBody(body: JsonObject, anthropicBeta: string | null): JsonObject {
+export function invokeMessagesBody(body: JsonObject, betas: readonly string[]): JsonObject {
   const { model: _model, stream: _stream, ...rest } = body;
   const out: JsonObject = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest };
-  const betas = splitBetas(anthropicBeta ?? "");
-  if (betas.length > 0) out.anthropic_beta = betas;
+  if (betas.length > 0) out.anthropic_beta = [...betas];
   return out;
 }
 
@@ -45,9 +45,9 @@ export function invokeMessagesBody(body: JsonObject, anthropicBeta: string | nul
  * The CountTokens body for a Messages body (a request's, or a count_tokens request's): the InvokeModel body,
  * base64-encoded as the JSON protocol has blobs.
  */
-export function countMessagesBody(body: JsonObject, anthropicBeta: string | null): JsonObject {
+export function countMessagesBody(body: JsonObject, betas: readonly string[]): JsonObject {
   // A count_tokens request has no `max_tokens`, which InvokeModel requires; it does not change the input's count.
-  const invoke = JSON.stringify(invokeMessagesBody({ max_tokens: 1, ...body }, anthropicBeta));
+  const invoke = JSON.stringify(invokeMessagesBody({ max_tokens: 1, ...body }, betas));
   return { input: { invokeModel: { body: Buffer.from(invoke, "utf8").toString("base64") } } };
 }
 

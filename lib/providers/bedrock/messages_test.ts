@@ -16,6 +16,7 @@ import { chunkFrame } from "../../../tests/helpers/fake_bedrock_claude.ts";
 import type { MessagesCall } from "../types.ts";
 import { bedrockAdapter } from "./adapter.ts";
 import { eventStreamTransformer } from "./eventstream.ts";
+import { bedrockBetas } from "./betas.ts";
 import { countMessagesBody, invokeChunkTransformer, invokeMessagesBody, servesMessages } from "./messages.ts";
 
 const CONFIG: BedrockProviderConfig = {
@@ -60,8 +61,8 @@ Deno.test("bedrock messages: Claude ids and inference profiles are served native
 
 Deno.test("bedrock messages: the body without model and stream, with Bedrock's version and the betas", () => {
   const { model: _m, stream: _s, ...rest } = BODY;
-  assert.deepEqual(invokeMessagesBody(BODY, null), { anthropic_version: "bedrock-2023-05-31", ...rest });
-  assert.deepEqual(invokeMessagesBody(BODY, "a-1, b-2,")!.anthropic_beta, ["a-1", "b-2"]);
+  assert.deepEqual(invokeMessagesBody(BODY, []), { anthropic_version: "bedrock-2023-05-31", ...rest });
+  assert.deepEqual(invokeMessagesBody(BODY, ["a-1", "b-2"]).anthropic_beta, ["a-1", "b-2"]);
   const adapter = bedrockAdapter(CONFIG, {});
   const streamed = adapter.messagesRequest!(BODY, call("interleaved-thinking-2025-05-14"));
   assert.equal(
@@ -76,7 +77,7 @@ Deno.test("bedrock messages: the body without model and stream, with Bedrock's v
 });
 
 Deno.test("bedrock messages: CountTokens gets the InvokeModel body, base64, with a max_tokens when it had none", () => {
-  const counted = countMessagesBody({ model: MODEL, messages: [{ role: "user", content: "héllo" }] }, null);
+  const counted = countMessagesBody({ model: MODEL, messages: [{ role: "user", content: "héllo" }] }, []);
   const encoded = (counted.input as { invokeModel: { body: string } }).invokeModel.body;
   assert.deepEqual(JSON.parse(Buffer.from(encoded, "base64").toString("utf8")), {
     anthropic_version: "bedrock-2023-05-31",
@@ -102,6 +103,72 @@ Deno.test("bedrock messages: CountTokens gets the InvokeModel body, base64, with
     "converse" in (JSON.parse(String(converse.body)).input as JsonObject),
     "non-Claude: Converse form",
   );
+});
+
+/** What Claude Code sends (recorded releases), names Bedrock takes and names it refuses mixed. */
+const CLAUDE_CODE_BETAS =
+  "claude-code-20250219, interleaved-thinking-2025-05-14,prompt-caching-scope-2026-01-05," +
+  "effort-2025-11-24,oauth-2025-04-20,extended-cache-ttl-2025-04-11,fine-grained-tool-streaming-2025-05-14," +
+  "context-management-2025-06-27,tool-search-tool-2025-10-19,claude-code-20250219";
+const TAKEN = [
+  "interleaved-thinking-2025-05-14",
+  "effort-2025-11-24",
+  "fine-grained-tool-streaming-2025-05-14",
+  "context-management-2025-06-27",
+  "tool-search-tool-2025-10-19",
+];
+
+function sentBetas(request: { body?: unknown }): unknown {
+  return JSON.parse(String(request.body)).anthropic_beta;
+}
+
+function countedBetas(request: { body?: unknown }): unknown {
+  const encoded =
+    (JSON.parse(String(request.body)).input as { invokeModel: { body: string } }).invokeModel.body;
+  return JSON.parse(Buffer.from(encoded, "base64").toString("utf8")).anthropic_beta;
+}
+
+Deno.test("bedrock messages: only the betas Bedrock takes reach InvokeModel and CountTokens (it refuses others)", () => {
+  const adapter = bedrockAdapter(CONFIG, {});
+  assert.deepEqual(sentBetas(adapter.messagesRequest!(BODY, call(CLAUDE_CODE_BETAS))), TAKEN);
+  assert.deepEqual(
+    sentBetas(adapter.messagesRequest!({ ...BODY, stream: false }, call(CLAUDE_CODE_BETAS))),
+    TAKEN,
+  );
+  const count = adapter.countTokensRequest!(
+    { chat: { model: "a", messages: [] }, messages: BODY, anthropicBeta: CLAUDE_CODE_BETAS },
+    call(),
+  )!;
+  assert.deepEqual(countedBetas(count), TAKEN);
+  // Nothing Bedrock takes: no `anthropic_beta` at all (an empty list is no beta either).
+  const none = adapter.messagesRequest!(BODY, call("claude-code-20250219,oauth-2025-04-20"));
+  assert.equal("anthropic_beta" in JSON.parse(String(none.body)), false);
+  assert.deepEqual(bedrockBetas(CONFIG, CLAUDE_CODE_BETAS), {
+    forwarded: TAKEN,
+    dropped: [
+      "claude-code-20250219",
+      "prompt-caching-scope-2026-01-05",
+      "oauth-2025-04-20",
+      "extended-cache-ttl-2025-04-11",
+    ],
+  });
+});
+
+Deno.test("bedrock messages: an entry's anthropic_betas replaces the built-in list; [] forwards none", () => {
+  const own = bedrockAdapter(
+    { ...CONFIG, anthropic_betas: ["claude-code-20250219", "effort-2025-11-24"] },
+    {},
+  );
+  assert.deepEqual(sentBetas(own.messagesRequest!(BODY, call(CLAUDE_CODE_BETAS))), [
+    "claude-code-20250219",
+    "effort-2025-11-24",
+  ]);
+  const off = bedrockAdapter({ ...CONFIG, anthropic_betas: [] }, {});
+  assert.equal(
+    "anthropic_beta" in JSON.parse(String(off.messagesRequest!(BODY, call(CLAUDE_CODE_BETAS)).body)),
+    false,
+  );
+  assert.deepEqual(bedrockBetas({ ...CONFIG, anthropic_betas: [] }, "a-1, b-2,a-1").dropped, ["a-1", "b-2"]);
 });
 
 const EVENTS: JsonObject[] = [

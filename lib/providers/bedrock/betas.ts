@@ -1,0 +1,74 @@
+/**
+ * Which `anthropic-beta` names a Bedrock provider forwards to Claude (InvokeModel's `anthropic_beta`), and which
+ * it leaves out. Bedrock refuses a whole request naming a beta it does not take (`400 {"message":"invalid beta
+ * flag"}`), and Anthropic's clients send betas that mean something only to Anthropic's own API (Claude Code
+ * always sends `claude-code-20250219`, and `prompt-caching-scope-…`, `oauth-…` and the like), so forwarding
+ * every name the client sent failed every such request. A name Bedrock does not take cannot change Bedrock's
+ * answer, so it is left out and named in `x-gateway-dropped` (as `anthropic-beta:<name>`) instead.
+ *
+ * @module
+ */
+import type { BedrockProviderConfig } from "../../config/schema.ts";
+import { splitBetas } from "../anthropic/native.ts";
+
+/**
+ * The beta names Bedrock's Claude models take, used when a provider entry sets no `anthropic_betas`.
+ *
+ * Where the names come from (facts only): AWS's Bedrock pages for Claude's Messages API (`anthropic_beta` in
+ * the InvokeModel body, `computer-use-2024-10-22` in its request example, 128K output as a Claude 3.7 Sonnet
+ * beta); the public reports of what Bedrock refuses with "invalid beta flag" (anthropics/claude-code issues
+ * #49370, #49648 and #56595: `claude-code-20250219`, `extended-cache-ttl-2025-04-11`, and on Opus 4.7 all but
+ * `interleaved-thinking-2025-05-14`; #30926: `advanced-tool-use-2025-11-20`, which Bedrock calls
+ * `tool-search-tool-2025-10-19`); and the per-provider beta table LiteLLM keeps for its Bedrock routes, the
+ * source of most names from 2025-05 on. That table lists `token-efficient-tools-2025-02-19`,
+ * `output-128k-2025-02-19` and `tool-examples-2025-10-29` for Bedrock's Anthropic-compatible endpoint only;
+ * they are kept here unconfirmed for InvokeModel. Bedrock's set differs by model and region and changes over
+ * time, which is why an entry may set its own list.
+ */
+export const BEDROCK_ANTHROPIC_BETAS: readonly string[] = [
+  "computer-use-2024-10-22",
+  "computer-use-2025-01-24",
+  "computer-use-2025-11-24",
+  "token-efficient-tools-2025-02-19",
+  "output-128k-2025-02-19",
+  "interleaved-thinking-2025-05-14",
+  "fine-grained-tool-streaming-2025-05-14",
+  "context-management-2025-06-27",
+  "context-1m-2025-08-07",
+  "tool-search-tool-2025-10-19",
+  "tool-examples-2025-10-29",
+  "effort-2025-11-24",
+  "compact-2026-01-12",
+  "mid-conversation-tool-changes-2026-07-01",
+  "mid-conversation-output-config-2026-07-01",
+  "thinking-binding-controls-2026-08-01",
+  "thinking-display-updates-2026-08-18",
+];
+
+/** The names a client's `anthropic-beta` value holds, split by what a Bedrock entry does with them. */
+export interface BedrockBetas {
+  /** Sent as `anthropic_beta`, in the client's order, each once. */
+  forwarded: string[];
+  /** Left out: names Bedrock does not take (by the entry's list), each once. */
+  dropped: string[];
+}
+
+/**
+ * `anthropicBeta` (the client's header value, or null) split for the entry `config`: the names on its
+ * `anthropic_betas` list (the built-in {@linkcode BEDROCK_ANTHROPIC_BETAS} when it sets none) are forwarded,
+ * the rest dropped.
+ */
+export function bedrockBetas(config: BedrockProviderConfig, anthropicBeta: string | null): BedrockBetas {
+  const accepted = config.anthropic_betas ?? BEDROCK_ANTHROPIC_BETAS;
+  const out: BedrockBetas = { forwarded: [], dropped: [] };
+  for (const name of splitBetas(anthropicBeta ?? "")) {
+    const list = accepted.includes(name) ? out.forwarded : out.dropped;
+    if (!list.includes(name)) list.push(name);
+  }
+  return out;
+}
+
+/** How a dropped beta name is shown in `x-gateway-dropped` and the usage record's `dropped`. */
+export function droppedBetaPath(name: string): string {
+  return `anthropic-beta:${name}`;
+}

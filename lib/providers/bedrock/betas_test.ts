@@ -1,0 +1,21 @@
+/**
+ * The built-in list of the betas Bedrock takes: well-formed names, each once (an entry's own list is checked by
+ * the config schema instead), and the list docs/providers.md shows operators, so they know what an
+ * `anthropic_betas` of their own replaces.
+ */
+import assert from "node:assert/strict";
+import { providerSchema } from "../../config/provider_schema.ts";
+import { BEDROCK_ANTHROPIC_BETAS } from "./betas.ts";
+
+Deno.test("bedrock betas: the built-in list is what an entry could write, each name once", () => {
+  assert.equal(new Set(BEDROCK_ANTHROPIC_BETAS).size, BEDROCK_ANTHROPIC_BETAS.length);
+  const entry = { type: "bedrock", region: "us-east-1", anthropic_betas: BEDROCK_ANTHROPIC_BETAS };
+  assert.equal(providerSchema.safeParse(entry).success, true);
+});
+
+Deno.test("bedrock betas: docs/providers.md lists the built-in betas as the code has them", () => {
+  const docs = Deno.readTextFileSync(new URL("../../../docs/providers.md", import.meta.url));
+  const paragraph = docs.slice(docs.indexOf("The built-in list"), docs.indexOf("What Bedrock takes differs"));
+  const listed = [...paragraph.matchAll(/`([a-z0-9-]+-\d{4}-\d{2}-\d{2})`/g)].map((m) => m[1]);
+  assert.deepEqual(listed, [...BEDROCK_ANTHROPIC_BETAS]);
+});
