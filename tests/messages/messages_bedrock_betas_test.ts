@@ -17,17 +17,17 @@ import { pollUsageRows } from "../helpers/usage_rows.ts";
 const RECORDED: string = JSON.parse(
   Deno.readTextFileSync(new URL("../agents/recorded/claude_code.json", import.meta.url)),
 ).headers["anthropic-beta"];
-/** Of those, what Bedrock takes, in the client's order. */
+/** Of those, what Bedrock takes, in the client's order (tool search under Bedrock's name for it). */
 const RECORDED_TAKEN = [
   "interleaved-thinking-2025-05-14",
   "context-management-2025-06-27",
   "mid-conversation-tool-changes-2026-07-01",
+  "tool-search-tool-2025-10-19",
   "effort-2025-11-24",
 ];
 const RECORDED_DROPPED = [
   "anthropic-beta:claude-code-20250219",
   "anthropic-beta:thinking-token-count-2026-05-13",
-  "anthropic-beta:advanced-tool-use-2025-11-20",
 ].join(",");
 /** Other names Claude Code sends, as reported against Bedrock. */
 const OTHERS =

@@ -45,6 +45,15 @@ export const BEDROCK_ANTHROPIC_BETAS: readonly string[] = [
   "thinking-display-updates-2026-08-18",
 ];
 
+/**
+ * Betas Bedrock takes under a name of its own: Anthropic's `advanced-tool-use-2025-11-20` (tool search, deferred
+ * tools) is `tool-search-tool-2025-10-19` there (issue #30926 above). Claude Code sends Anthropic's name; dropped,
+ * a request with deferred tools would fail on Bedrock for want of the beta, so it is forwarded under Bedrock's.
+ */
+const BEDROCK_BETA_NAMES: Readonly<Record<string, string>> = {
+  "advanced-tool-use-2025-11-20": "tool-search-tool-2025-10-19",
+};
+
 /** The names a client's `anthropic-beta` value holds, split by what a Bedrock entry does with them. */
 export interface BedrockBetas {
   /** Sent as `anthropic_beta`, in the client's order, each once. */
@@ -56,13 +65,14 @@ export interface BedrockBetas {
 /**
  * `anthropicBeta` (the client's header value, or null) split for the entry `config`: the names on its
  * `anthropic_betas` list (the built-in {@linkcode BEDROCK_ANTHROPIC_BETAS} when it sets none) are forwarded,
- * the rest dropped.
+ * under Bedrock's name where it has its own, the rest dropped.
  */
 export function bedrockBetas(config: BedrockProviderConfig, anthropicBeta: string | null): BedrockBetas {
   const accepted = config.anthropic_betas ?? BEDROCK_ANTHROPIC_BETAS;
   const out: BedrockBetas = { forwarded: [], dropped: [] };
-  for (const name of splitBetas(anthropicBeta ?? "")) {
-    const list = accepted.includes(name) ? out.forwarded : out.dropped;
+  for (const sent of splitBetas(anthropicBeta ?? "")) {
+    const renamed = Object.hasOwn(BEDROCK_BETA_NAMES, sent) ? BEDROCK_BETA_NAMES[sent] : sent;
+    const [list, name] = accepted.includes(renamed) ? [out.forwarded, renamed] : [out.dropped, sent];
     if (!list.includes(name)) list.push(name);
   }
   return out;

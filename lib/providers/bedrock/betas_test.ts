@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { providerSchema } from "../../config/provider_schema.ts";
-import { BEDROCK_ANTHROPIC_BETAS } from "./betas.ts";
+import type { BedrockProviderConfig } from "../../config/schema.ts";
+import { BEDROCK_ANTHROPIC_BETAS, bedrockBetas } from "./betas.ts";
 
 Deno.test("bedrock betas: the built-in list is what an entry could write, each name once", () => {
   assert.equal(new Set(BEDROCK_ANTHROPIC_BETAS).size, BEDROCK_ANTHROPIC_BETAS.length);
@@ -18,4 +19,21 @@ Deno.test("bedrock betas: docs/providers.md lists the built-in betas as the code
   const paragraph = docs.slice(docs.indexOf("The built-in list"), docs.indexOf("What Bedrock takes differs"));
   const listed = [...paragraph.matchAll(/`([a-z0-9-]+-\d{4}-\d{2}-\d{2})`/g)].map((m) => m[1]);
   assert.deepEqual(listed, [...BEDROCK_ANTHROPIC_BETAS]);
+});
+
+Deno.test("bedrock betas: Claude Code's tool-search beta goes to Bedrock under Bedrock's name; the rest as sent", () => {
+  const entry = { type: "bedrock", region: "us-east-1" } as BedrockProviderConfig;
+  const sent =
+    "claude-code-20250219,advanced-tool-use-2025-11-20,effort-2025-11-24,tool-search-tool-2025-10-19";
+  assert.deepEqual(bedrockBetas(entry, sent), {
+    forwarded: ["tool-search-tool-2025-10-19", "effort-2025-11-24"],
+    dropped: ["claude-code-20250219"],
+  });
+  // An entry whose own list leaves tool search out drops it under the name the client sent.
+  const own = { ...entry, anthropic_betas: ["effort-2025-11-24"] };
+  assert.deepEqual(bedrockBetas(own, sent).dropped, [
+    "claude-code-20250219",
+    "advanced-tool-use-2025-11-20",
+    "tool-search-tool-2025-10-19",
+  ]);
 });
