@@ -20,6 +20,7 @@ import {
   limitsSchema,
   tokenSchema,
 } from "../config/schema.ts";
+import { isPriced } from "../config/money_budgets.ts";
 import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import type { StoredToken } from "./types.ts";
@@ -158,12 +159,6 @@ export function checkModels(models: readonly string[], aliases: AliasIndex): voi
   });
 }
 
-/** Whether every target of `alias` has a price (a money budget needs one to count with). */
-function priced(config: ResolvedConfig, alias: string): boolean {
-  const model = config.models.get(alias);
-  return model !== undefined && model.targets.length > 0 && model.targets.every((t) => t.price !== null);
-}
-
 /**
  * A budget counts exactly one unit, and a money budget only covers aliases with a price on every target (as
  * `policy_checks.ts` has it for the file). `param` is where a missing price is blamed: the budget, or the
@@ -192,7 +187,7 @@ function checkPriced(
   config: ResolvedConfig,
   param: string,
 ): void {
-  const unpriced = [...aliases.expand(models)].filter((alias) => !priced(config, alias));
+  const unpriced = [...aliases.expand(models)].filter((alias) => !isPriced(config.models.get(alias)));
   if (unpriced.length > 0) {
     throw badField(
       param,
