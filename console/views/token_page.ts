@@ -100,8 +100,12 @@ function rotateDialog(token: Token, rerender: () => void): void {
         value === "" ? {} : { grace: value },
       );
       rotated = true;
-      const until = answer.previous_expires_at
-        ? `The old secret works until ${formatTime(answer.previous_expires_at)}.`
+      // Without a grace period the API answers the rotation's own time: the old secret stopped then.
+      const previous = answer.previous_expires_at ?? null;
+      const inGrace = previous !== null && answer.rotated_at !== null &&
+        Date.parse(previous) > Date.parse(answer.rotated_at);
+      const until = inGrace
+        ? `The old secret works until ${formatTime(previous)}.`
         : "The old secret no longer works.";
       replace(
         form,

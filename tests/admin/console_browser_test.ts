@@ -49,7 +49,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "console: what operators make through the admin API (teams in the audit trail)",
+  name: "console: what operators make through the admin API (teams in the audit trail, a rotation)",
   ignore: skipBrowserTests(),
   async fn(t) {
     if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);

@@ -100,6 +100,28 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     },
   );
 
+  await view(
+    "a rotation without grace says the old secret no longer works",
+    "a4-rotate-no-grace",
+    async () => {
+      const token = await admin(url, "POST", "/admin/tokens", { name: "rotating", models: ["chat-default"] });
+      await page.goto(`${url}/console#/tokens/${token.id}`);
+      await heading(page, "rotating").waitFor();
+      await page.getByRole("button", { name: "Rotate", exact: true }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Grace period", { exact: true }).fill("0s");
+      await dialog.getByRole("button", { name: "Rotate secret", exact: true }).click();
+      await dialog.getByLabel("New token secret", { exact: true }).waitFor();
+      const note = await dialog.locator(".warning").innerText();
+      assert.match(note, /The old secret no longer works\.$/);
+      // The old secret is indeed refused.
+      const old = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${token.token}` } });
+      await old.body?.cancel();
+      assert.equal(old.status, 401);
+      await dialog.getByRole("button", { name: "Done", exact: true }).click();
+    },
+  );
+
   await step("the console threw no script error", () => assert.deepEqual(scriptErrors, []));
 }
 
