@@ -271,9 +271,10 @@ export const tokenPageView: View = async (root, id) => {
   );
 
   const window = rangeWindow("30d", Date.now());
+  // By id, never by name: a revoked token's name is free for a new token, whose page must not show its usage.
   const [report, requests] = await Promise.allSettled([
-    get<UsageReport>("/admin/usage", { from: window.from, to: window.to, token: token.name }),
-    get<ApiList<UsageRecord>>("/admin/requests", { token: token.name, limit: 20 }),
+    get<UsageReport>("/admin/usage", { from: window.from, to: window.to, token_id: token.id }),
+    get<ApiList<UsageRecord>>("/admin/requests", { token_id: token.id, limit: 20 }),
   ]);
   usage.lastElementChild?.remove();
   if (report.status === "fulfilled") {

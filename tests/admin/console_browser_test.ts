@@ -49,7 +49,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "console: what operators make through the admin API (teams in the audit trail, a rotation)",
+  name:
+    "console: what operators make through the admin API (teams in the audit trail, a rotation, a re-issued name)",
   ignore: skipBrowserTests(),
   async fn(t) {
     if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);

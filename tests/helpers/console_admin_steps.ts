@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { launchBrowser, type TestBrowser } from "./browser.ts";
-import { heading, openView, signIn, step, tableByCaption, waitForRows } from "./console_page.ts";
+import { heading, openView, signIn, step, tableByCaption, waitForRows, waitUntil } from "./console_page.ts";
 import { ADMIN_TOKEN } from "./console_fixture.ts";
 
 /** An admin API call that must succeed; answers its JSON. */
@@ -119,6 +119,37 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       await old.body?.cancel();
       assert.equal(old.status, 401);
       await dialog.getByRole("button", { name: "Done", exact: true }).click();
+    },
+  );
+
+  await view(
+    "a re-issued name's token page shows its own usage, not its predecessor's",
+    "a5-reissued",
+    async () => {
+      const chat = (secret: unknown) =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+        }).then((r) => r.json());
+      const old = await admin(url, "POST", "/admin/tokens", { name: "reissued", models: ["chat-default"] });
+      for (let i = 0; i < 3; i++) await chat(old.token);
+      await admin(url, "DELETE", `/admin/tokens/${old.id}`);
+      const fresh = await admin(url, "POST", "/admin/tokens", { name: "reissued", models: ["chat-default"] });
+      await chat(fresh.token);
+      // Records are written off the request path: the page is opened once all four are in.
+      await waitUntil(
+        "the four records under the name",
+        async () => ((await admin(url, "GET", "/admin/requests?token=reissued")).data as unknown[]).length,
+        (n) => n === 4,
+      );
+      await page.goto(`${url}/console#/tokens/${fresh.id}`);
+      await heading(page, "reissued").waitFor();
+      const usage = page.getByLabel("Usage", { exact: true });
+      await usage.waitFor();
+      assert.match(await usage.innerText(), /Requests\s+1\b/);
+      const recent = await waitForRows(page, "Recent requests", (rows) => rows.length > 0);
+      assert.equal(recent.length, 1, "only the new token's request");
     },
   );
 
