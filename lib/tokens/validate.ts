@@ -139,11 +139,25 @@ function refuseSecrets(body: Record<string, unknown>): void {
   }
 }
 
-/** The ISO date-time an `expires_at` stands for; refused when it is not in the future. */
+/**
+ * The first instant an expiry may not reach: the start of year 10000 UTC. ISO 8601 writes later years with a
+ * sign and six digits (`+010000-01-01T…`), which this API's own `expires_at` refuses, so a token stored with
+ * one could not be sent back as it reads; `9999-12-31` (through that day, so up to this instant) is refused too.
+ */
+const EXPIRY_LIMIT_MS = Date.UTC(10000, 0, 1);
+
+/** The ISO date-time an `expires_at` stands for; refused when it is not in the future, or past year 9999. */
 function expiry(expiresAt: string, now: number): string {
   const ms = parseExpiry(expiresAt);
   if (!Number.isFinite(ms)) throw badField("expires_at", "not a valid date or date-time");
   if (ms <= now) throw badField("expires_at", "must be in the future");
+  if (ms >= EXPIRY_LIMIT_MS) {
+    throw badField(
+      "expires_at",
+      "must be before 10000-01-01T00:00:00Z (9999-12-31T23:59:59Z at the latest; 9999-12-31, meaning " +
+        "through that day, reaches it); for a token that never expires, leave expires_at out or send null",
+    );
+  }
   return new Date(ms).toISOString();
 }
 
