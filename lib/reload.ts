@@ -56,6 +56,12 @@ export interface ReloaderOptions {
   validate?: (path: string, env: Env) => Promise<ValidationResult>;
   /** Runs after a new state is swapped in (to prepare per-config state such as budget counters). */
   onReload?: (state: GatewayState) => Promise<void> | void;
+  /**
+   * What the new config must agree with beyond the file: the tokens and teams made through the admin API (their
+   * money budgets need prices, `tokens/stored_budget_prices.ts`). Issues refuse the reload as the file's would.
+   * Must resolve, never reject.
+   */
+  checkStored?: (config: ResolvedConfig) => Promise<readonly ConfigIssue[]>;
 }
 
 /** A resolved config set up to serve, or the issues of what could not be set up. */
@@ -121,7 +127,11 @@ export function createReloader(options: ReloaderOptions): Reloader {
         }],
       }
       : await validate(options.path, env);
-    const result = resolveAndSetUp(validated, options.path, env);
+    let result = resolveAndSetUp(validated, options.path, env);
+    if (result.ok && options.checkStored) {
+      const stored = await options.checkStored(result.state.config);
+      if (stored.length > 0) result = { ok: false, issues: stored };
+    }
     const issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {
       state = result.state;

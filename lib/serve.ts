@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ResolvedConfig } from "./config/types.ts";
+import type { ConfigIssue, ResolvedConfig } from "./config/types.ts";
 import type { GatewayServices, GatewayState } from "./http/context.ts";
 import { InFlightRequests, serverShuttingDown } from "./http/in_flight.ts";
 import { createJsonLogger, type Logger } from "./log.ts";
@@ -17,6 +17,7 @@ import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway } from "./server.ts";
 import { localView, openSharedState, threadServices } from "./serve_state.ts";
+import { storedBudgetCheck } from "./tokens/stored_budget_prices.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
@@ -67,6 +68,7 @@ export function fileReloader(
   health: HealthRegistry,
   configWorker: URL | undefined,
   onReload: (next: GatewayState) => Promise<void> | void,
+  checkStored?: (config: ResolvedConfig) => Promise<readonly ConfigIssue[]>,
 ): Reloader {
   return createReloader({
     path,
@@ -75,6 +77,7 @@ export function fileReloader(
     initial,
     health,
     onReload,
+    checkStored,
     validate: (path, env) =>
       validateConfigFileInWorker(path, env, {
         workerUrl: configWorker,
@@ -125,6 +128,8 @@ export async function startServer(
     if (alerts) health.onEjected = (event) => alerts.ejected(event);
     const seed = (next: ResolvedConfig) => shared.budgets.seed(next);
     await seed(config);
+    // Merging the stored tokens once now says at start which stored money budgets the config gives no price.
+    shared.tokens?.apply(state);
     const reloader = fileReloader(
       runtime,
       state,
@@ -133,6 +138,7 @@ export async function startServer(
       health,
       options.configWorker,
       (next) => seed(next.config),
+      storedBudgetCheck(shared.tokens),
     );
     live = reloader.current;
     const unwatch = options.configPath === undefined

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /**
- * The audit trail: who created, changed, rotated or revoked which token, when, newest first. Entries never
- * hold a secret or a hash (the API leaves them out), so the changes are shown as they come.
+ * The audit trail: who created, changed, rotated, revoked or deleted which token or team, when, newest first.
+ * Entries never hold a secret or a hash (the API leaves them out), so the changes are shown as they come. A
+ * team's entry (its id `tm_…`, docs/admin_api.md) leads to the team, a token's to the token's page.
  *
  * @module
  */
@@ -10,21 +11,38 @@ import { field, h, link, replace, select, table, timeCell } from "../dom.ts";
 import { changeLines, formatTime, NONE } from "../format.ts";
 import { routeHash } from "../query.ts";
 import type { ApiList, AuditEntry } from "../types.ts";
+import { AUDIT_ACTIONS } from "../../lib/tokens/types.ts";
 import { heading, loading, showError, type View } from "./common.ts";
 
 const PAGE = 100;
 
+/** A team's id starts so; every other entry is a token's. */
+const TEAM_ID_PREFIX = "tm_";
+
+/** Whom an entry is about, linked: a team to its place on the Teams view, a token to its page. */
+function subjectCell(entry: AuditEntry) {
+  return entry.token_id.startsWith(TEAM_ID_PREFIX)
+    ? h(
+      "span",
+      {},
+      link(routeHash("teams", {}, entry.token_name), entry.token_name),
+      " ",
+      h("span", { class: "note" }, "(team)"),
+    )
+    : link(routeHash("tokens", {}, entry.token_id), entry.token_name);
+}
+
 export const auditView: View = async (root, _rest, params) => {
   const token = h("input", { type: "text", name: "token", value: params.token ?? "", autocomplete: "off" });
   const action = select(
-    [["", "any"], ["create", "create"], ["update", "update"], ["rotate", "rotate"], ["revoke", "revoke"]],
+    [["", "any"], ...AUDIT_ACTIONS.map((a): [string, string] => [a, a])],
     params.action ?? "",
     { name: "action" },
   );
   const form = h(
     "form",
     { class: "filter-form", "aria-label": "Filters" },
-    field("Token", token),
+    field("Token or team", token),
     field("Action", action),
     h("button", { type: "submit" }, "Apply"),
   );
@@ -51,7 +69,7 @@ export const auditView: View = async (root, _rest, params) => {
     timeCell(entry.time, formatTime(entry.time)),
     entry.actor,
     entry.action,
-    link(routeHash("tokens", {}, entry.token_id), entry.token_name),
+    subjectCell(entry),
     Object.keys(entry.changes).length === 0
       ? NONE
       : h("ul", { class: "changes" }, changeLines(entry.changes).map((line) => h("li", {}, line))),
@@ -71,7 +89,12 @@ export const auditView: View = async (root, _rest, params) => {
   }
   replace(
     body,
-    table("Audit trail", ["Time", "Actor", "Action", "Token", "Changes"], rows, "No changes recorded."),
+    table(
+      "Audit trail",
+      ["Time", "Actor", "Action", "Token or team", "Changes"],
+      rows,
+      "No changes recorded.",
+    ),
     pager,
   );
 };

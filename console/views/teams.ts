@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 /**
- * Teams: every team of the config with its budget and what it has spent of it this period (from the same
- * counters that admit requests), its limits and model scope, and its member tokens, each linked to its page.
- * Teams are defined in the config file only (`teams:`); a token joins one with `team:`.
+ * Teams: every team, of the config file (`teams:`) or made through the admin API (`POST /admin/teams`), with
+ * its budget and what it has spent of it this period (from the same counters that admit requests), its limits
+ * and model scope, and its member tokens, each linked to its page; a token joins one with `team:`.
+ * `#/teams/<name>` shows that team alone (the audit trail links there); a team deleted since is said so.
  *
  * @module
  */
@@ -63,11 +64,11 @@ function teamSection(team: Team, index: number): HTMLElement {
   );
 }
 
-export const teamsView: View = async (root) => {
+export const teamsView: View = async (root, rest) => {
   const refresh = h("button", {
     type: "button",
     class: "secondary",
-    onclick: () => void teamsView(root, "", {}),
+    onclick: () => void teamsView(root, rest, {}),
   }, "Refresh");
   const body = h("div", {}, loading());
   replace(root, heading("Teams", refresh), body);
@@ -79,19 +80,37 @@ export const teamsView: View = async (root) => {
     showError(body, err);
     return;
   }
+  if (rest !== "") {
+    const all = h("p", {}, link(routeHash("teams"), "All teams"));
+    const index = teams.data.findIndex((team) => team.name === rest);
+    replace(
+      body,
+      index < 0
+        ? h(
+          "p",
+          { role: "status" },
+          `No team is named "${rest}" now (a team deleted since is no longer listed; the audit trail keeps its changes).`,
+        )
+        : teamSection(teams.data[index], index),
+      all,
+    );
+    return;
+  }
   if (teams.data.length === 0) {
     replace(
       body,
       h(
         "div",
         { class: "empty-state" },
-        h("p", {}, "No teams are configured."),
+        h("p", {}, "There are no teams."),
         h(
           "p",
           { class: "note" },
           "Teams are defined under ",
           h("code", {}, "teams:"),
-          " in the config file; a token joins one with ",
+          " in the config file or made through the admin API (",
+          h("code", {}, "POST /admin/teams"),
+          "); a token joins one with ",
           h("code", {}, "team:"),
           ".",
         ),

@@ -100,8 +100,12 @@ function rotateDialog(token: Token, rerender: () => void): void {
         value === "" ? {} : { grace: value },
       );
       rotated = true;
-      const until = answer.previous_expires_at
-        ? `The old secret works until ${formatTime(answer.previous_expires_at)}.`
+      // Without a grace period the API answers the rotation's own time: the old secret stopped then.
+      const previous = answer.previous_expires_at ?? null;
+      const inGrace = previous !== null && answer.rotated_at !== null &&
+        Date.parse(previous) > Date.parse(answer.rotated_at);
+      const until = inGrace
+        ? `The old secret works until ${formatTime(previous)}.`
         : "The old secret no longer works.";
       replace(
         form,
@@ -267,9 +271,10 @@ export const tokenPageView: View = async (root, id) => {
   );
 
   const window = rangeWindow("30d", Date.now());
+  // By id, never by name: a revoked token's name is free for a new token, whose page must not show its usage.
   const [report, requests] = await Promise.allSettled([
-    get<UsageReport>("/admin/usage", { from: window.from, to: window.to, token: token.name }),
-    get<ApiList<UsageRecord>>("/admin/requests", { token: token.name, limit: 20 }),
+    get<UsageReport>("/admin/usage", { from: window.from, to: window.to, token_id: token.id }),
+    get<ApiList<UsageRecord>>("/admin/requests", { token_id: token.id, limit: 20 }),
   ]);
   usage.lastElementChild?.remove();
   if (report.status === "fulfilled") {

@@ -5,7 +5,10 @@
  * @module
  */
 import type { Endpoint } from "../config/schema.ts";
+import { isPriced, moneyBudgetRules } from "../config/money_budgets.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
+import { printable } from "../errors.ts";
+import { PolicyDenied } from "../policy/denied.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
@@ -24,6 +27,7 @@ export async function admit(
   model?: ResolvedModel,
   body?: JsonObject,
 ): Promise<void> {
+  if (model !== undefined) refuseUncountedMoney(ctx, model);
   const admission = await ctx.services.policy.admit({
     identity: ctx.identity,
     endpoint,
@@ -36,6 +40,29 @@ export async function admit(
   ctx.record.outcome = admission.outcome;
   ctx.record.rule = admission.rule;
   if (model?.guardrails || ctx.identity.guardrails) await guardInput(ctx, endpoint, model, body);
+}
+
+/**
+ * A money budget counts nothing on an alias without a price, so a request it would count there is refused:
+ * the last guard under the checks of the file, of the admin API and of a reload (docs/pricing.md), for a budget
+ * none of them saw (a token stored by another replica after this one reloaded, a start on an edited config).
+ */
+function refuseUncountedMoney(ctx: ClientContext, model: ResolvedModel): void {
+  if (isPriced(model)) return;
+  const rules = moneyBudgetRules(ctx.identity);
+  if (rules.length === 0) return;
+  throw new PolicyDenied(
+    403,
+    `The model \`${
+      printable(model.alias)
+    }\` has no price, and this token's requests are counted by a money ` +
+      `budget (${
+        rules.join(", ")
+      }) that could not count them; the gateway's operator must price it or change ` +
+      "the budget.",
+    rules[0],
+    { type: "permission_error", code: "budget_unpriced" },
+  );
 }
 
 /** The input guardrails, after the counted limits admitted the request (a denial settles it with nothing used). */

@@ -13,6 +13,7 @@ import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { mergeStoredTeams, mergeStoredTokens } from "./resolve_stored.ts";
+import { unpricedBudgetIssue, unpricedStoredBudgets } from "./stored_budget_prices.ts";
 import type { StoredTeam, StoredToken, TokenStore } from "./types.ts";
 
 /** What `/readyz` and the metrics say about the token store. */
@@ -110,6 +111,23 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
   let seedRetryMs = pollMs;
   const clashesLogged = new Set<string>();
   let memo: { state: unknown; generation: number; result: unknown } | null = null;
+  /**
+   * A money budget stored over an alias the config gives no price (a reload refuses that, but not one made on
+   * another replica after, or a start on a config edited meanwhile): said once each; its requests there are
+   * refused (`http/accounting.ts`).
+   */
+  const unpricedLogged = new Set<string>();
+  const warnUnpriced = (config: ResolvedConfig) => {
+    for (const found of unpricedStoredBudgets(config, loaded, loadedTeams)) {
+      const key = `${found.id}\u0000${found.field}\u0000${found.aliases.join(",")}`;
+      if (unpricedLogged.has(key)) continue;
+      unpricedLogged.add(key);
+      logger.warn("budget_unpriced", {
+        ...unpricedBudgetIssue(found),
+        refused: "its requests to these aliases",
+      });
+    }
+  };
 
   const up = options.metrics?.registry.gauge(
     "gateway_token_store_up",
@@ -268,6 +286,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
           });
         }
         result = { ...state, config: Object.freeze({ ...config, tokens }) };
+        warnUnpriced(state.config);
       }
       memo = { state, generation, result };
       return result;

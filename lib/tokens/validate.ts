@@ -20,6 +20,7 @@ import {
   limitsSchema,
   tokenSchema,
 } from "../config/schema.ts";
+import { isPriced } from "../config/money_budgets.ts";
 import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import type { StoredToken } from "./types.ts";
@@ -138,11 +139,25 @@ function refuseSecrets(body: Record<string, unknown>): void {
   }
 }
 
-/** The ISO date-time an `expires_at` stands for; refused when it is not in the future. */
+/**
+ * The first instant an expiry may not reach: the start of year 10000 UTC. ISO 8601 writes later years with a
+ * sign and six digits (`+010000-01-01T…`), which this API's own `expires_at` refuses, so a token stored with
+ * one could not be sent back as it reads; `9999-12-31` (through that day, so up to this instant) is refused too.
+ */
+const EXPIRY_LIMIT_MS = Date.UTC(10000, 0, 1);
+
+/** The ISO date-time an `expires_at` stands for; refused when it is not in the future, or past year 9999. */
 function expiry(expiresAt: string, now: number): string {
   const ms = parseExpiry(expiresAt);
   if (!Number.isFinite(ms)) throw badField("expires_at", "not a valid date or date-time");
   if (ms <= now) throw badField("expires_at", "must be in the future");
+  if (ms >= EXPIRY_LIMIT_MS) {
+    throw badField(
+      "expires_at",
+      "must be before 10000-01-01T00:00:00Z (9999-12-31T23:59:59Z at the latest; 9999-12-31, meaning " +
+        "through that day, reaches it); for a token that never expires, leave expires_at out or send null",
+    );
+  }
   return new Date(ms).toISOString();
 }
 
@@ -156,12 +171,6 @@ export function checkModels(models: readonly string[], aliases: AliasIndex): voi
       throw badField(`models.${i}`, `"${printable(pattern)}" matches no model alias`);
     }
   });
-}
-
-/** Whether every target of `alias` has a price (a money budget needs one to count with). */
-function priced(config: ResolvedConfig, alias: string): boolean {
-  const model = config.models.get(alias);
-  return model !== undefined && model.targets.length > 0 && model.targets.every((t) => t.price !== null);
 }
 
 /**
@@ -192,7 +201,7 @@ function checkPriced(
   config: ResolvedConfig,
   param: string,
 ): void {
-  const unpriced = [...aliases.expand(models)].filter((alias) => !priced(config, alias));
+  const unpriced = [...aliases.expand(models)].filter((alias) => !isPriced(config.models.get(alias)));
   if (unpriced.length > 0) {
     throw badField(
       param,

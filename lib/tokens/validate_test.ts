@@ -173,3 +173,23 @@ Deno.test("validate: rotate grace is a duration of at most 30 days", () => {
   assert.equal(paramOf(() => validateRotate({ grace: -1 })), "grace");
   assert.equal(paramOf(() => validateRotate({ wait: "1s" })), "wait");
 });
+
+Deno.test("validate: expires_at stays within year 9999, so the stored value is one the API takes back", () => {
+  const c = config();
+  const create = (expires_at: string) => () =>
+    validateNewToken({ name: "far", models: ["*"], expires_at }, c, NOW);
+  for (const far of ["9999-12-31", "9999-12-31T23:00:00-05:00"]) {
+    assert.equal(paramOf(create(far)), "expires_at", far);
+  }
+  const latest = validateNewToken({ name: "far", models: ["*"], expires_at: "9999-12-31T23:59:59Z" }, c, NOW);
+  assert.equal(latest.expires_at, "9999-12-31T23:59:59.000Z");
+  // What is stored is accepted when sent back (a console edit, a script's PATCH of the token it read).
+  const again = validateNewToken({ name: "far", models: ["*"], expires_at: latest.expires_at! }, c, NOW);
+  assert.equal(again.expires_at, latest.expires_at);
+  assert.equal(
+    validateNewToken({ name: "far", models: ["*"], expires_at: "9999-12-30" }, c, NOW).expires_at,
+    "9999-12-31T00:00:00.000Z",
+  );
+  const current = validateNewToken({ name: "far", models: ["*"] }, c, NOW);
+  assert.equal(paramOf(() => validatePatch({ expires_at: "9999-12-31" }, current, c, NOW)), "expires_at");
+});

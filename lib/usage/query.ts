@@ -17,6 +17,7 @@ import {
   CACHE_LOOKUPS,
   POLICY_OUTCOMES,
   type PolicyOutcome,
+  USAGE_FILTER_COLUMNS,
   type UsageFilters,
   type UsageGroupKey,
   type UsageQuery,
@@ -80,7 +81,6 @@ function sumsOf(row: Record<string, unknown> | null): Record<SummedField, number
 export type SqlAllAsync = (sql: string, params: readonly SqlValue[]) => Promise<Record<string, unknown>[]>;
 
 const OUTCOMES: readonly PolicyOutcome[] = POLICY_OUTCOMES;
-const FILTER_COLUMNS = ["token", "team", "environment", "alias", "provider", "upstream_model"] as const;
 
 /** An ISO time in the canonical form the store keeps (`toISOString()`), so that string order is time order. */
 export function canonicalTime(value: string, param = "time"): string {
@@ -132,7 +132,7 @@ export function whereOf(
     conds.push("time < ?");
     params.push(canonicalTime(q.to, "to"));
   }
-  for (const column of FILTER_COLUMNS) {
+  for (const column of USAGE_FILTER_COLUMNS) {
     const value = q[column];
     if (value === undefined) continue;
     if (typeof value !== "string") throw new UsageQueryError(`${column} must be a string`, column);

@@ -220,7 +220,10 @@ export interface UsageFilters {
   from?: string;
   /** ISO time, exclusive. */
   to?: string;
+  /** A token's name: every token that had it (a revoked token's name is free for a new one). */
   token?: string;
+  /** A token's id (`tok_…`, `cfg_<name>`): that token's records only, never another's of the same name. */
+  token_id?: string;
   /** A team's name: the records of requests its member tokens made (while they were members). */
   team?: string;
   environment?: string;
@@ -234,6 +237,17 @@ export interface UsageFilters {
    */
   rule?: string;
 }
+
+/** The filters that match one column's value exactly: the admin API's parameters and the SQL's columns. */
+export const USAGE_FILTER_COLUMNS = [
+  "token",
+  "token_id",
+  "team",
+  "environment",
+  "alias",
+  "provider",
+  "upstream_model",
+] as const satisfies readonly (keyof UsageFilters)[];
 
 /** Filters and grouping for usage queries (`GET /admin/usage`). */
 export interface UsageQuery extends UsageFilters {

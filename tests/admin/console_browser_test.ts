@@ -47,3 +47,24 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "console: what operators make through the admin API (teams in the audit trail, a rotation, a re-issued name)",
+  ignore: skipBrowserTests(),
+  async fn(t) {
+    if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
+    const shots = screenshotDir(Deno.env.get("GATEWAY_BIN") ? "console-admin-binary" : "console-admin");
+    await Deno.remove(shots, { recursive: true }).catch(() => {});
+    await Deno.mkdir(shots, { recursive: true });
+    const { gw, stop } = await startConsoleGateway();
+    try {
+      await runBrowserScript(t, new URL("../helpers/console_admin_steps.ts", import.meta.url), {
+        CONSOLE_URL: gw.url,
+        CONSOLE_SHOTS: shots,
+      });
+    } finally {
+      await stop();
+    }
+  },
+});

@@ -250,3 +250,38 @@ Deno.test("token ownership: after a restart, a reissued name's budget is seeded 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("token ownership: token_id filters usage and the request log to one token, not its name's predecessor", async () => {
+  const gw = await startGateway(config(""));
+  try {
+    const chat = { model: "chat-echo", messages: [{ role: "user", content: "hi" }] };
+    const old = await issue(gw, "svc-reused", "prod");
+    for (let i = 0; i < 3; i++) await ok(gw, old.secret, "POST", "/v1/chat/completions", chat);
+    await ok(gw, ADMIN, "DELETE", `/admin/tokens/${old.id}`);
+    const reissued = await issue(gw, "svc-reused", "prod");
+    await ok(gw, reissued.secret, "POST", "/v1/chat/completions", chat);
+    const requests = async (query: string) => {
+      const { json } = await ok(gw, ADMIN, "GET", `/admin/requests?${query}`);
+      return (json.data as { token_id: string }[]).map((r) => r.token_id);
+    };
+    // Records are written off the request path: wait for all four under the shared name.
+    for (let i = 0; i < 200 && (await requests("token=svc-reused")).length < 4; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal((await requests("token=svc-reused")).length, 4, "the name has both tokens' records");
+    assert.deepEqual(await requests(`token_id=${reissued.id}`), [reissued.id]);
+    assert.deepEqual(await requests(`token_id=${old.id}`), [old.id, old.id, old.id]);
+    const usage = async (query: string) => {
+      const { json } = await ok(gw, ADMIN, "GET", `/admin/usage?${query}`);
+      return (json.totals as { requests: number }).requests;
+    };
+    assert.equal(await usage(`token_id=${reissued.id}`), 1);
+    assert.equal(await usage(`token_id=${old.id}&group_by=token`), 3);
+    assert.equal(await usage("token=svc-reused"), 4);
+    const bad = await call(gw, ADMIN, "GET", "/admin/usage?token_id=a%00b");
+    assert.equal(bad.status, 400);
+    assert.equal((bad.json.error as { param: string }).param, "token_id");
+  } finally {
+    await gw.stop();
+  }
+});

@@ -11,11 +11,14 @@ import OpenAI from "openai";
 import type { Page } from "playwright-core";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { launchBrowser, type TestBrowser } from "./browser.ts";
-import { reportStep } from "./browser_process.ts";
 import {
   figureByCaption,
   heading,
+  nav,
+  openView,
   type Row,
+  signIn,
+  step,
   tableByCaption,
   waitForChart,
   waitForRows,
@@ -60,21 +63,6 @@ async function assertNothingSecret(page: Page, extra: string[] = []): Promise<vo
   }
 }
 
-function nav(page: Page, link: string) {
-  return page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: link, exact: true });
-}
-
-/** Goes to a view through the navigation and waits for its heading. */
-async function openView(page: Page, link: string, title = link): Promise<void> {
-  await nav(page, link).click();
-  await heading(page, title).waitFor();
-}
-
-async function signIn(page: Page, token: string): Promise<void> {
-  await page.getByLabel("Admin token", { exact: true }).fill(token);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-}
-
 /** Only the login page: its heading, field and button, and no navigation, view heading or table. */
 async function assertOnlyLogin(page: Page): Promise<void> {
   await heading(page, "Gateway console").waitFor();
@@ -94,16 +82,6 @@ async function assertOnlyLogin(page: Page): Promise<void> {
 }
 
 const hasValue = (row: Row, value: string) => Object.values(row).includes(value);
-
-/** Runs `fn` as one reported step; a failure is reported and the session goes on with the next view. */
-async function step(name: string, fn: () => Promise<void> | void): Promise<void> {
-  try {
-    await fn();
-    reportStep({ name, ok: true });
-  } catch (err) {
-    reportStep({ name, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-  }
-}
 
 async function session(url: string, shots: string, browser: TestBrowser): Promise<void> {
   const page = browser.page;
@@ -442,7 +420,9 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
         page,
         "Audit trail",
         (rows) =>
-          ["create", "revoke"].every((a) => rows.some((r) => r.Action === a && r.Token === "console-made")),
+          ["create", "revoke"].every((a) =>
+            rows.some((r) => r.Action === a && r["Token or team"] === "console-made")
+          ),
       );
       assert.ok(entries.every((r) => r.Actor === "ops-admin"));
       await assertNothingSecret(page, [secret, hashToken(secret)]);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Locator, Page } from "playwright-core";
+import { reportStep } from "./browser_process.ts";
 
 /** One table row: the column header's text → the cell's visible text. */
 export type Row = Record<string, string>;
@@ -97,4 +98,31 @@ export async function waitForChart(page: Page, caption: string, ms = 10_000): Pr
 /** The `h1` of the view on screen. */
 export function heading(page: Page, name: string): Locator {
   return page.getByRole("heading", { level: 1, name, exact: true });
+}
+
+/** The console's navigation link named `link`. */
+export function nav(page: Page, link: string): Locator {
+  return page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: link, exact: true });
+}
+
+/** Goes to a view through the navigation and waits for its heading. */
+export async function openView(page: Page, link: string, title = link): Promise<void> {
+  await nav(page, link).click();
+  await heading(page, title).waitFor();
+}
+
+/** Fills the login page's field with `token` and signs in. */
+export async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel("Admin token", { exact: true }).fill(token);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+/** Runs `fn` as one reported step; a failure is reported and the session goes on with the next view. */
+export async function step(name: string, fn: () => Promise<void> | void): Promise<void> {
+  try {
+    await fn();
+    reportStep({ name, ok: true });
+  } catch (err) {
+    reportStep({ name, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  }
 }

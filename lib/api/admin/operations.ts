@@ -9,7 +9,13 @@ import { isSecretPath, type PathSegment } from "../../config/interpolate.ts";
 import { GatewayError, invalidRequest, printable } from "../../errors.ts";
 import type { ReloadStatus } from "../../reload.ts";
 import { UsageQueryError } from "../../usage/query.ts";
-import { POLICY_OUTCOMES, USAGE_GROUP_KEYS, type UsageFilters, type UsageQuery } from "../../usage/record.ts";
+import {
+  POLICY_OUTCOMES,
+  USAGE_FILTER_COLUMNS,
+  USAGE_GROUP_KEYS,
+  type UsageFilters,
+  type UsageQuery,
+} from "../../usage/record.ts";
 import type { RequestContext } from "../../http/context.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
@@ -106,7 +112,7 @@ export function isoParam(params: URLSearchParams, name: string): string | undefi
  */
 export function parseUsageFilters(params: URLSearchParams): UsageFilters {
   const filters: UsageFilters = { from: isoParam(params, "from"), to: isoParam(params, "to") };
-  for (const name of ["token", "team", "environment", "alias", "provider", "upstream_model"] as const) {
+  for (const name of USAGE_FILTER_COLUMNS) {
     const value = textParam(params, name);
     if (value !== undefined) filters[name] = value;
   }
@@ -142,7 +148,7 @@ export function parseUsageQuery(url: string): UsageQuery {
 }
 
 /**
- * `GET /admin/usage?from=&to=&token=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day`: totals
+ * `GET /admin/usage?from=&to=&token=&token_id=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day`: totals
  * (requests, tokens, cost, denials by rule, errors, cache hits and lookups, what hits saved, latency
  * percentiles), overall and per group. Records still
  * queued are flushed first, so the answer includes every request finished before the query.

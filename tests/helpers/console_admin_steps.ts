@@ -1,0 +1,169 @@
+/**
+ * The console's pages about what operators make through the admin API, run by tests/admin/console_browser_test.ts
+ * in a process of its own (see helpers/browser_process.ts for why): the script makes teams and tokens through
+ * the API of the gateway at `CONSOLE_URL`, then Chromium checks what the console shows of them. Each step is
+ * reported to the test, and a screenshot of each view goes to `CONSOLE_SHOTS`.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { launchBrowser, type TestBrowser } from "./browser.ts";
+import { heading, openView, signIn, step, tableByCaption, waitForRows, waitUntil } from "./console_page.ts";
+import { ADMIN_TOKEN } from "./console_fixture.ts";
+
+/** An admin API call that must succeed; answers its JSON. */
+async function admin(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json();
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function session(url: string, shots: string, browser: TestBrowser): Promise<void> {
+  const page = browser.page;
+  page.setDefaultTimeout(10_000);
+  const scriptErrors: string[] = [];
+  page.on("pageerror", (err) => scriptErrors.push(String(err)));
+  const view = (name: string, shot: string, fn: () => Promise<void>) =>
+    step(name, async () => {
+      try {
+        await fn();
+      } finally {
+        await page.screenshot({ path: `${shots}${shot}.png`, fullPage: true }).catch((err) =>
+          console.error(`screenshot ${shot} failed: ${err}`)
+        );
+      }
+    });
+
+  await view("teams made through the API are in the audit trail", "a1-audit-teams", async () => {
+    await admin(url, "POST", "/admin/teams", { name: "growth", description: "made through the API" });
+    await admin(url, "PATCH", "/admin/teams/growth", { limits: { rpm: 10 } });
+    await admin(url, "POST", "/admin/teams", { name: "short-lived" });
+    await admin(url, "DELETE", "/admin/teams/short-lived");
+    await page.goto(`${url}/console`);
+    await signIn(page, ADMIN_TOKEN);
+    await page.getByRole("navigation", { name: "Console" }).waitFor();
+    await openView(page, "Audit");
+    const rows = await waitForRows(page, "Audit trail", (rows) => rows.length >= 4);
+    assert.deepEqual(
+      rows.map((r) => [r.Action, r["Token or team"]]),
+      [
+        ["delete", "short-lived (team)"],
+        ["create", "short-lived (team)"],
+        ["update", "growth (team)"],
+        ["create", "growth (team)"],
+      ],
+    );
+    // Every action the API records can be filtered on.
+    assert.deepEqual(
+      await page.getByLabel("Action", { exact: true }).locator("option").allInnerTexts(),
+      ["any", "create", "update", "rotate", "revoke", "delete"],
+    );
+  });
+
+  await view(
+    "a team's audit entry leads to the team, not to a token page",
+    "a2-audit-team-link",
+    async () => {
+      await tableByCaption(page, "Audit trail").getByRole("link", { name: "growth", exact: true }).first()
+        .click();
+      await heading(page, "Teams").waitFor();
+      assert.match(page.url(), /#\/teams\/growth$/);
+      await page.getByRole("region", { name: "growth", exact: true }).getByText("made through the API")
+        .waitFor();
+      assert.equal(await page.getByRole("region").count(), 1, "that team alone");
+      assert.equal(await page.getByRole("alert").count(), 0);
+    },
+  );
+
+  await view(
+    "the delete filter finds the deleted team, which is said to be gone",
+    "a3-audit-delete",
+    async () => {
+      await openView(page, "Audit");
+      await page.getByLabel("Action", { exact: true }).selectOption("delete");
+      await page.getByRole("button", { name: "Apply", exact: true }).click();
+      const rows = await waitForRows(page, "Audit trail", (rows) => rows.length === 1);
+      assert.deepEqual(rows.map((r) => [r.Action, r["Token or team"]]), [["delete", "short-lived (team)"]]);
+      await tableByCaption(page, "Audit trail").getByRole("link", { name: "short-lived", exact: true })
+        .click();
+      await page.getByRole("status").getByText('No team is named "short-lived" now').waitFor();
+    },
+  );
+
+  await view(
+    "a rotation without grace says the old secret no longer works",
+    "a4-rotate-no-grace",
+    async () => {
+      const token = await admin(url, "POST", "/admin/tokens", { name: "rotating", models: ["chat-default"] });
+      await page.goto(`${url}/console#/tokens/${token.id}`);
+      await heading(page, "rotating").waitFor();
+      await page.getByRole("button", { name: "Rotate", exact: true }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Grace period", { exact: true }).fill("0s");
+      await dialog.getByRole("button", { name: "Rotate secret", exact: true }).click();
+      await dialog.getByLabel("New token secret", { exact: true }).waitFor();
+      const note = await dialog.locator(".warning").innerText();
+      assert.match(note, /The old secret no longer works\.$/);
+      // The old secret is indeed refused.
+      const old = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${token.token}` } });
+      await old.body?.cancel();
+      assert.equal(old.status, 401);
+      await dialog.getByRole("button", { name: "Done", exact: true }).click();
+    },
+  );
+
+  await view(
+    "a re-issued name's token page shows its own usage, not its predecessor's",
+    "a5-reissued",
+    async () => {
+      const chat = (secret: unknown) =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+        }).then((r) => r.json());
+      const old = await admin(url, "POST", "/admin/tokens", { name: "reissued", models: ["chat-default"] });
+      for (let i = 0; i < 3; i++) await chat(old.token);
+      await admin(url, "DELETE", `/admin/tokens/${old.id}`);
+      const fresh = await admin(url, "POST", "/admin/tokens", { name: "reissued", models: ["chat-default"] });
+      await chat(fresh.token);
+      // Records are written off the request path: the page is opened once all four are in.
+      await waitUntil(
+        "the four records under the name",
+        async () => ((await admin(url, "GET", "/admin/requests?token=reissued")).data as unknown[]).length,
+        (n) => n === 4,
+      );
+      await page.goto(`${url}/console#/tokens/${fresh.id}`);
+      await heading(page, "reissued").waitFor();
+      const usage = page.getByLabel("Usage", { exact: true });
+      await usage.waitFor();
+      assert.match(await usage.innerText(), /Requests\s+1\b/);
+      const recent = await waitForRows(page, "Recent requests", (rows) => rows.length > 0);
+      assert.equal(recent.length, 1, "only the new token's request");
+    },
+  );
+
+  await step("the console threw no script error", () => assert.deepEqual(scriptErrors, []));
+}
+
+const url = Deno.env.get("CONSOLE_URL");
+const shots = Deno.env.get("CONSOLE_SHOTS");
+if (!url || !shots) {
+  throw new Error("CONSOLE_URL and CONSOLE_SHOTS must be set (run by console_browser_test.ts)");
+}
+const browser = await launchBrowser();
+try {
+  await session(url, shots, browser);
+} finally {
+  await browser.close();
+}
