@@ -13,15 +13,18 @@
  */
 import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
 import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
+import type { ConfigIssue } from "../config/types.ts";
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
+import type { Env } from "../providers/registry.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
 import { openSharedState } from "../serve_state.ts";
+import { storedBudgetCheck } from "../tokens/stored_budget_prices.ts";
 import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
 import { sumExpositions } from "./metrics_sum.ts";
 import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
@@ -254,6 +257,14 @@ export async function startWorkers(
   }
   const path = options.configPath ?? config.source;
 
+  const checkStored = storedBudgetCheck(shared.tokens);
+  /** What the stored owners' money budgets say of a validated config: nothing when it did not validate. */
+  async function storedBudgetIssues(validation: ValidationResult, env: Env): Promise<readonly ConfigIssue[]> {
+    if (!validation.ok || checkStored === undefined) return [];
+    const resolved = resolveValidated(validation.validated, { source: path, env });
+    return resolved.ok ? await checkStored(resolved.config) : [];
+  }
+
   /** Validates the file once, then has every worker resolve and swap in the same result. */
   async function attempt(trigger: string): Promise<ReloadStatus> {
     const env = runtime.env();
@@ -266,6 +277,19 @@ export async function startWorkers(
         }],
       }
       : await validateConfigFileInWorker(path, env, { workerUrl: options.configWorker });
+    // The stored tokens' and teams' money budgets (the primary holds the token directory) are checked before
+    // any worker swaps the config in, as a single process does: one left without a price refuses the reload.
+    const refused = await storedBudgetIssues(validation, env);
+    if (refused.length > 0) {
+      lastStatus = { ok: false, at: new Date().toISOString(), trigger, issues: refused };
+      logger.error("config_reload_failed", {
+        config: path,
+        trigger,
+        kept: "previous config",
+        issues: refused.map((i) => ({ path: i.path, line: i.line ?? null, message: i.message })),
+      });
+      return lastStatus;
+    }
     const statuses = await Promise.all(
       live().map(async (slot): Promise<ReloadStatus | null> => {
         try {

@@ -483,3 +483,57 @@ Deno.test("workers: /admin/requests lists a request just answered, whichever wor
     assert.ok(asked.length > 0, "some were asked of the other worker");
   });
 });
+
+Deno.test("workers: a reload that leaves a stored money budget over an unpriced alias is refused by every worker", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const yaml = (price: string) => `
+usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo${price} } ] }
+tokens: []
+admin_tokens:
+  - { name: ops, token: ${ADMIN} }
+`;
+  await Deno.writeTextFile(file, yaml(", price: { input: 1000000, output: 1000000 }"));
+  const gw = await spawnReplica(file, ["--workers", "2"]);
+  const call = async (path: string, body?: unknown) => {
+    const r = await fetch(`${gw.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", connection: "close" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, json: await r.json() };
+  };
+  try {
+    const capped = await call("/admin/tokens", {
+      name: "capped",
+      models: ["*"],
+      budget: { cost: 10, period: "day" },
+    });
+    assert.equal(capped.status, 201);
+    const spent = await Promise.all(
+      Array.from({ length: 4 }, () => send(gw.url, capped.json.token, "chat-echo")),
+    );
+    assert.ok(spent.some((a) => a.status === 429), "the money budget is spent");
+
+    // The price dropped from the file: the reload is refused, naming the token, and every worker keeps counting.
+    await Deno.writeTextFile(file, yaml(""));
+    const reload = await call("/admin/reload");
+    assert.equal(reload.status, 422, JSON.stringify(reload.json));
+    assert.deepEqual(
+      reload.json.issues.map((i: { path: string }) => i.path),
+      [`admin_api.tokens.${capped.json.id}.budget.cost`],
+    );
+    const after = await Promise.all(
+      Array.from({ length: 8 }, () => send(gw.url, capped.json.token, "chat-echo")),
+    );
+    assert.deepEqual(after.map((a) => a.status), after.map(() => 429), "no worker serves it uncounted");
+    assert.ok(workersOf(after) >= 2, "both workers answered");
+  } finally {
+    await gw.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
