@@ -37,9 +37,16 @@ export interface AnthropicUsage {
   cache_creation_1h: number;
 }
 
-/** Reads Anthropic's usage object; absent fields count as 0. */
-export function readAnthropicUsage(usage: unknown): AnthropicUsage {
-  const u = isObject(usage) ? usage : {};
+/**
+ * Reads Anthropic's usage object; absent cache fields count as 0. Undefined when there is no usage or it lacks
+ * the input or output count: such an answer is not free, so the caller reports no usage and the gateway counts
+ * the tokens itself (marked estimated), as for an OpenAI-compatible upstream that reports none.
+ */
+export function readAnthropicUsage(usage: unknown): AnthropicUsage | undefined {
+  if (!isObject(usage) || typeof usage.input_tokens !== "number" || typeof usage.output_tokens !== "number") {
+    return undefined;
+  }
+  const u = usage;
   return {
     input_tokens: num(u.input_tokens),
     output_tokens: num(u.output_tokens),
@@ -75,7 +82,8 @@ export function completionId(messageId: unknown): string {
  * joined into `reasoning_content` (the chat form's reasoning; present only when there was thinking). Redacted
  * thinking (encrypted), thinking signatures and server-tool blocks have no OpenAI counterpart and are left out.
  * Anthropic counts thinking inside `output_tokens` without a separate figure, so no `reasoning_tokens` is
- * reported. A call of the reserved answer tool (a `response_format` served by a forced tool, see
+ * reported, and no usage at all when the message has no usable counts (see {@linkcode readAnthropicUsage}). A
+ * call of the reserved answer tool (a `response_format` served by a forced tool, see
  * `../shared/json_answer_tool.ts`) is the answer itself: its input is read as text, and a message that called
  * no other tool finishes with `stop`. Throws 502 for a body that is not a message.
  */
@@ -114,7 +122,7 @@ export function toChatCompletion(
   const reply: JsonObject & ReasoningFields = { role: "assistant", content: text, refusal: null };
   if (thinking !== undefined) reply.reasoning_content = thinking;
   if (toolCalls.length > 0) reply.tool_calls = toolCalls;
-  return {
+  const completion: ChatCompletion = {
     id: completionId(message.id),
     object: "chat.completion",
     created,
@@ -125,8 +133,10 @@ export function toChatCompletion(
       logprobs: null,
       finish_reason: answerFinishReason(message.stop_reason, answered && toolCalls.length === 0),
     }],
-    usage: toOpenAIUsage(readAnthropicUsage(message.usage)),
   };
+  const usage = readAnthropicUsage(message.usage);
+  if (usage !== undefined) completion.usage = toOpenAIUsage(usage);
+  return completion;
 }
 
 /** The HTTP status Anthropic documents for each error type; used for errors that arrive inside a stream. */

@@ -154,6 +154,16 @@ Deno.test("anthropic response: usage with cache tokens (prompt caching guide)", 
   });
 });
 
+Deno.test("anthropic response: no usage, or usage without its input or output count, is no usage (not zero tokens)", () => {
+  for (const usage of [undefined, null, {}, { input_tokens: 2095 }, { output_tokens: 503 }]) {
+    const message: JsonObject = { ...TEXT_RESPONSE, usage };
+    if (usage === undefined) delete message.usage;
+    const completion = toChatCompletion("claude", message, "m", 1);
+    assert.equal(completion.usage, undefined, JSON.stringify(usage));
+    assert.equal("usage" in completion, false, "no usage field for the client");
+  }
+});
+
 Deno.test("anthropic response: a body that is not a message → 502", () => {
   for (const body of [null, "text", { type: "message" }, []]) {
     assert.throws(() => toChatCompletion("claude", body, "m", 1), (err: GatewayError) => {

@@ -49,10 +49,15 @@ function count(value: unknown): number {
  * Converse `TokenUsage` → OpenAI usage. Bedrock counts cache reads and writes apart from `inputTokens`;
  * OpenAI's `prompt_tokens` includes cached tokens, so both are added in and reads are reported as
  * `cached_tokens`. Writes are split by lifetime where `cacheDetails` gives it (`ttl` `1h` or `5m`), since a
- * 1-hour write is priced apart; what it does not account for is a 5-minute write, Claude's default.
+ * 1-hour write is priced apart; what it does not account for is a 5-minute write, Claude's default. Undefined
+ * without usage or its input or output count: such an answer is not free, and the gateway counts its tokens
+ * itself (marked estimated), as for an OpenAI-compatible upstream that reports none.
  */
-export function mapUsage(usage: unknown): Usage {
-  const u = isObject(usage) ? usage : {};
+export function mapUsage(usage: unknown): Usage | undefined {
+  if (!isObject(usage) || typeof usage.inputTokens !== "number" || typeof usage.outputTokens !== "number") {
+    return undefined;
+  }
+  const u = usage;
   const cacheRead = u.cacheReadInputTokens === undefined ? undefined : count(u.cacheReadInputTokens);
   const writes = count(u.cacheWriteInputTokens);
   const prompt = count(u.inputTokens) + (cacheRead ?? 0) + writes;
@@ -119,7 +124,7 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
   const reply = messageFromBlocks(message.content);
   const blocks = Array.isArray(message.content) ? message.content : [];
   const answered = blocks.some((b) => isObject(b) && isObject(b.toolUse) && isJsonAnswer(b.toolUse.name));
-  return {
+  const completion: ChatCompletion = {
     id: newCompletionId(),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
@@ -130,8 +135,10 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
       logprobs: null,
       finish_reason: answerStopReason(body.stopReason, answered && reply.tool_calls === undefined),
     }],
-    usage: mapUsage(body.usage),
   };
+  const usage = mapUsage(body.usage);
+  if (usage !== undefined) completion.usage = usage;
+  return completion;
 }
 
 /** The error name Bedrock reports: `x-amzn-ErrorType` (before any `:`), else `__type`/`code` in the body. */

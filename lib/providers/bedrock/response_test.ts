@@ -105,7 +105,15 @@ Deno.test("bedrock response: usage with prompt caching", () => {
     total_tokens: 65,
     prompt_tokens_details: { cache_write_5m_tokens: 50, cache_write_1h_tokens: 0 },
   });
-  assert.deepEqual(mapUsage(undefined), { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+});
+
+Deno.test("bedrock response: no usage, or usage without its input or output count, is no usage (not zero tokens)", () => {
+  for (const usage of [undefined, null, {}, { inputTokens: 10 }, { outputTokens: 5 }, { totalTokens: 15 }]) {
+    assert.equal(mapUsage(usage), undefined, JSON.stringify(usage));
+    const body = { ...TEXT_RESPONSE, usage };
+    if (usage === undefined) delete (body as Record<string, unknown>).usage;
+    assert.equal(fromConverseResponse("aws", body, "m").usage, undefined, JSON.stringify(usage));
+  }
 });
 
 Deno.test("bedrock response: a body without output.message is a 502", () => {
@@ -309,8 +317,8 @@ Deno.test("mapUsage: cacheDetails splits cache writes by lifetime (a 1-hour writ
     cacheWriteInputTokens: 70,
     cacheDetails: [{ ttl: "1h", inputTokens: 50 }, { ttl: "5m", inputTokens: 20 }],
   });
-  assert.equal(usage.prompt_tokens, 80);
-  assert.deepEqual(usage.prompt_tokens_details, { cache_write_5m_tokens: 20, cache_write_1h_tokens: 50 });
+  assert.equal(usage?.prompt_tokens, 80);
+  assert.deepEqual(usage?.prompt_tokens_details, { cache_write_5m_tokens: 20, cache_write_1h_tokens: 50 });
   // Details that claim more than the writes reported are bounded by them.
   const odd = mapUsage({
     inputTokens: 1,
@@ -318,5 +326,5 @@ Deno.test("mapUsage: cacheDetails splits cache writes by lifetime (a 1-hour writ
     cacheWriteInputTokens: 5,
     cacheDetails: [{ ttl: "1h", inputTokens: 9 }],
   });
-  assert.deepEqual(odd.prompt_tokens_details, { cache_write_5m_tokens: 0, cache_write_1h_tokens: 5 });
+  assert.deepEqual(odd?.prompt_tokens_details, { cache_write_5m_tokens: 0, cache_write_1h_tokens: 5 });
 });

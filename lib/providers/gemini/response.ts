@@ -97,10 +97,13 @@ export function finishReasonFor(
  * OpenAI usage from `usageMetadata`: prompt = promptTokenCount (+ toolUsePromptTokenCount); completion =
  * candidatesTokenCount + thoughtsTokenCount (thinking is billed as output, as OpenAI's reasoning tokens are,
  * and reported as `completion_tokens_details.reasoning_tokens`); cachedContentTokenCount →
- * `prompt_tokens_details.cached_tokens`. Missing metadata counts as zero.
+ * `prompt_tokens_details.cached_tokens`. Gemini leaves out a count that is zero (no candidates for a blocked
+ * prompt), so a missing output count is 0; but without metadata or its prompt count there is no usage
+ * (undefined): such an answer is not free, and the gateway counts its tokens itself (marked estimated).
  */
-export function usageFrom(metadata: unknown): Usage {
-  const meta = isObject(metadata) ? metadata : {};
+export function usageFrom(metadata: unknown): Usage | undefined {
+  if (!isObject(metadata) || typeof metadata.promptTokenCount !== "number") return undefined;
+  const meta = metadata;
   const thoughts = count(meta, "thoughtsTokenCount");
   const cached = meta.cachedContentTokenCount === undefined
     ? undefined
@@ -171,12 +174,14 @@ export function toChatCompletion(body: unknown, ctx: CompletionContext): ChatCom
       finish_reason: "content_filter",
     });
   }
-  return {
+  const completion: ChatCompletion = {
     id: ctx.id ?? newCompletionId(),
     object: "chat.completion",
     created: ctx.created ?? Math.floor(Date.now() / 1000),
     model: ctx.model,
     choices,
-    usage: usageFrom(body.usageMetadata),
   };
+  const usage = usageFrom(body.usageMetadata);
+  if (usage !== undefined) completion.usage = usage;
+  return completion;
 }
