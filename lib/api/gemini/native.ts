@@ -79,7 +79,12 @@ export function clientAnswer(upstream: JsonObject, alias: string): JsonObject {
   return { ...upstream, modelVersion: alias };
 }
 
-/** The token counts of a `usageMetadata`, thoughts counted as output; undefined without usable ones. */
+/**
+ * The token counts of a `usageMetadata`, thoughts counted as output; undefined without usable ones. The prompt
+ * is `promptTokenCount` plus `toolUsePromptTokenCount` (the results of built-in tools such as Google Search or
+ * code execution, billed as input), as the translated path counts it (lib/providers/gemini/response.ts), so the
+ * same answer costs the same whichever API the client spoke.
+ */
 export function nativeUsage(metadata: unknown): TokenClasses | undefined {
   if (!isObject(metadata)) return undefined;
   const n = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
@@ -88,7 +93,7 @@ export function nativeUsage(metadata: unknown): TokenClasses | undefined {
   // Gemini counts cached content within promptTokenCount; thoughts are output, counted apart as reasoning.
   const thoughts = n(metadata.thoughtsTokenCount);
   const classes: TokenClasses = {
-    prompt,
+    prompt: prompt + (n(metadata.toolUsePromptTokenCount) ?? 0),
     completion: (n(metadata.candidatesTokenCount) ?? 0) + (thoughts ?? 0),
   };
   const cached = n(metadata.cachedContentTokenCount);
