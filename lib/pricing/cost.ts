@@ -15,6 +15,8 @@
  * @module
  */
 
+import { isTokenCount } from "../openai/usage_counts.ts";
+
 /** Prices per million tokens; every class but input and output optional. */
 export interface TokenPrices {
   readonly input: number;
@@ -108,8 +110,8 @@ export function tokenClassesOf(prompt: number, completion: number, usage: unknow
     }
     | null
     | undefined;
-  // Upstream text: a negative or fractional count is no count.
-  const num = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  // Upstream text: a negative or fractional count is no count (the one rule, lib/openai/usage_counts.ts).
+  const num = (v: unknown) => (isTokenCount(v) ? v : undefined);
   return {
     prompt,
     completion,

@@ -1,8 +1,9 @@
 /**
  * What an Anthropic, Gemini or Bedrock upstream reports as usage is untrusted like an OpenAI-compatible one's:
- * an answer without usable counts is not a free request. The gateway counts its tokens itself (marked
- * `tokens_estimated`, priced, charged to budgets), as it does for an OpenAI-compatible upstream that reports
- * none (docs/policies_and_usage.md), in a whole answer and in a stream.
+ * an answer without usable counts is not a free request, and counts that are not counts (negative, fractional,
+ * past any database's integers, strings) are neither recorded nor shown. The gateway counts the tokens itself
+ * (marked `tokens_estimated`, priced, charged to budgets), as it does for an OpenAI-compatible upstream that
+ * reports none (docs/policies_and_usage.md), in a whole answer and in a stream.
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
@@ -101,6 +102,7 @@ async function vendorGateway(up: RawUpstream, dir: string): Promise<TestGateway>
   const target = (p: string) => `{ provider: ${p}, model: m-${p}, retries: 0, price: ${PRICE} }`;
   return await startGateway(`
 providers:
+  openai: { type: openai, base_url: "${up.url}/v1", api_key: "sk-upstream-key-abcdef0123456789" }
   anthropic: { type: anthropic, base_url: "${up.url}", api_key: "sk-ant-key-abcdef0123456789" }
   gemini: { type: gemini, base_url: "${up.url}/v1beta", api_key: "AIzaSy-gem-key-abcdef0123456789" }
   bedrock:
@@ -110,7 +112,10 @@ providers:
     access_key_id: AKIAQ7EXAMPLEW3RT6YU
     secret_access_key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY
 models:
-${Object.keys(VENDORS).map((v) => `  chat-${v}: { type: chat, targets: [${target(v)}] }`).join("\n")}
+${
+    ["openai", ...Object.keys(VENDORS)].map((v) => `  chat-${v}: { type: chat, targets: [${target(v)}] }`)
+      .join("\n")
+  }
 ${TEST_TOKENS_YAML}
 usage: { sqlite: none, jsonl: "${dir}/usage.jsonl", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
 `);
@@ -198,3 +203,72 @@ Deno.test("vendor usage: an answer without usage is counted by the gateway (esti
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Usage with one count that is not a count, per vendor, in that vendor's shape. */
+const ABSURD: Record<string, (bad: unknown) => unknown> = {
+  anthropic: (bad) => ({ input_tokens: 10, output_tokens: bad }),
+  gemini: (bad) => ({ promptTokenCount: bad, candidatesTokenCount: 10 }),
+  bedrock: (bad) => ({ inputTokens: bad, outputTokens: 10, totalTokens: 10 }),
+};
+
+Deno.test("vendor usage: counts that are not counts are neither recorded nor shown; the gateway counts instead", async () => {
+  const up = startRawUpstream();
+  const dir = await Deno.makeTempDir();
+  const gw = await vendorGateway(up, dir);
+  const cases: string[] = [];
+  let stopped = false;
+  try {
+    for (const bad of [1e20, -5000, 2.5, "30"]) {
+      for (const [vendor, answers] of Object.entries(VENDORS)) {
+        for (const stream of [false, true]) {
+          const id = `absurd-${vendor}-${stream ? "stream" : "json"}-${bad}`;
+          const step = (stream ? answers.stream : answers.json)(ABSURD[vendor](bad));
+          const answer = await ask(gw, up, id, `chat-${vendor}`, step, stream);
+          assert.equal(answer.status, 200, id);
+          assert.equal(answer.usage, undefined, `${id}: ${JSON.stringify(answer.usage)}`);
+          cases.push(id);
+        }
+      }
+      // An OpenAI-compatible upstream's valid totals with a cached count that is not one: the client is not shown it.
+      const usage = {
+        prompt_tokens: 100,
+        completion_tokens: 10,
+        total_tokens: 110,
+        prompt_tokens_details: {},
+      };
+      usage.prompt_tokens_details = { cached_tokens: bad === 2.5 ? 101 : bad };
+      const answer = await ask(gw, up, `cached-${bad}`, "chat-openai", json(openaiAnswer(usage)), false);
+      assert.deepEqual(answer.usage, { ...usage, prompt_tokens_details: {} }, `cached_tokens ${bad}`);
+    }
+    await gw.stop();
+    stopped = true;
+    const records = await recordsIn(dir);
+    for (const id of cases) {
+      const record = records.get(id);
+      assert.ok(record !== undefined, id);
+      assert.equal(record.tokens_estimated, true, `${id}: ${JSON.stringify(record)}`);
+      for (const count of [record.prompt_tokens, record.completion_tokens]) {
+        assert.ok(
+          Number.isSafeInteger(count) && count > 0 && count < 1000,
+          `${id}: ${JSON.stringify(record)}`,
+        );
+      }
+      assert.ok(record.cost !== null && record.cost > 0 && record.cost < 1e6, `${id}: cost ${record.cost}`);
+    }
+  } finally {
+    if (!stopped) await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+function openaiAnswer(usage: unknown) {
+  return {
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "m",
+    choices: [{ index: 0, message: { role: "assistant", content: TEXT }, finish_reason: "stop" }],
+    usage,
+  };
+}

@@ -10,6 +10,7 @@
 import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { redactText } from "../../policy/content_rules.ts";
 
 /**
@@ -87,19 +88,19 @@ export function clientAnswer(upstream: JsonObject, alias: string): JsonObject {
  */
 export function nativeUsage(metadata: unknown): TokenClasses | undefined {
   if (!isObject(metadata)) return undefined;
-  const n = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
-  const prompt = n(metadata.promptTokenCount);
-  if (prompt === undefined) return undefined;
-  // Gemini counts cached content within promptTokenCount; thoughts are output, counted apart as reasoning.
-  const thoughts = n(metadata.thoughtsTokenCount);
-  const classes: TokenClasses = {
-    prompt: prompt + (n(metadata.toolUsePromptTokenCount) ?? 0),
-    completion: (n(metadata.candidatesTokenCount) ?? 0) + (thoughts ?? 0),
-  };
-  const cached = n(metadata.cachedContentTokenCount);
-  if (cached !== undefined) classes.cachedRead = cached;
-  if (thoughts !== undefined) classes.reasoning = thoughts;
-  return classes;
+  // Gemini counts cached content within promptTokenCount; thoughts are output, counted apart as reasoning. Any
+  // count that is not one makes the whole usage untrusted (the rule for every vendor): the gateway counts.
+  return readCounts((count) => {
+    const thoughts = count(metadata.thoughtsTokenCount, undefined);
+    const cached = count(metadata.cachedContentTokenCount, undefined);
+    const classes: TokenClasses = {
+      prompt: count(metadata.promptTokenCount) + count(metadata.toolUsePromptTokenCount, 0),
+      completion: count(metadata.candidatesTokenCount, 0) + (thoughts ?? 0),
+    };
+    if (cached !== undefined) classes.cachedRead = cached;
+    if (thoughts !== undefined) classes.reasoning = thoughts;
+    return classes;
+  });
 }
 
 /** The texts of an answer's parts (thoughts included), for counting when no usage came. */

@@ -26,3 +26,23 @@ Deno.test("gemini native usage: tool-use prompt tokens are input, as on the tran
   assert.deepEqual(costOfUsage(PRICE, native!), costOfUsage(PRICE, classes));
   assert.equal(costOfUsage(PRICE, native!).input, 900, "900 uncached input tokens at $1");
 });
+
+Deno.test("gemini native usage: a count that is not a count makes the usage untrusted (the gateway counts)", () => {
+  const fields = [
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+    "cachedContentTokenCount",
+  ];
+  for (const bad of [-5000, 2.5, 1e20, "100"]) {
+    for (const field of fields) {
+      assert.equal(
+        nativeUsage({ promptTokenCount: 10, candidatesTokenCount: 5, [field]: bad }),
+        undefined,
+        field,
+      );
+    }
+  }
+  assert.deepEqual(nativeUsage({ promptTokenCount: 10 }), { prompt: 10, completion: 0 });
+});

@@ -10,11 +10,10 @@ import { badGateway, GatewayError } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import { anthropicFinishReason } from "../finish_reasons.ts";
-
-const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** Anthropic `stop_reason` → OpenAI `finish_reason` (the one table, lib/providers/finish_reasons.ts). */
 export const toFinishReason = anthropicFinishReason;
@@ -38,24 +37,22 @@ export interface AnthropicUsage {
 }
 
 /**
- * Reads Anthropic's usage object; absent cache fields count as 0. Undefined when there is no usage or it lacks
- * the input or output count: such an answer is not free, so the caller reports no usage and the gateway counts
- * the tokens itself (marked estimated), as for an OpenAI-compatible upstream that reports none.
+ * Reads Anthropic's usage object; absent (or null) cache fields count as 0. Undefined when there is no usage, it
+ * lacks the input or output count, or any count in it is not a count ({@linkcode readCounts}, the rule every
+ * vendor's usage is read by): such an answer is neither free nor priced at what its counts claim, so the caller
+ * reports no usage and the gateway counts the tokens itself (marked estimated), as for an OpenAI-compatible
+ * upstream.
  */
 export function readAnthropicUsage(usage: unknown): AnthropicUsage | undefined {
-  if (!isObject(usage) || typeof usage.input_tokens !== "number" || typeof usage.output_tokens !== "number") {
-    return undefined;
-  }
-  const u = usage;
-  return {
-    input_tokens: num(u.input_tokens),
-    output_tokens: num(u.output_tokens),
-    cache_creation_input_tokens: num(u.cache_creation_input_tokens),
-    cache_read_input_tokens: num(u.cache_read_input_tokens),
-    cache_creation_1h: num(
-      isObject(u.cache_creation) ? u.cache_creation.ephemeral_1h_input_tokens : undefined,
-    ),
-  };
+  if (!isObject(usage)) return undefined;
+  const split = isObject(usage.cache_creation) ? usage.cache_creation.ephemeral_1h_input_tokens : undefined;
+  return readCounts((count) => ({
+    input_tokens: count(usage.input_tokens),
+    output_tokens: count(usage.output_tokens),
+    cache_creation_input_tokens: count(usage.cache_creation_input_tokens, 0),
+    cache_read_input_tokens: count(usage.cache_read_input_tokens, 0),
+    cache_creation_1h: count(split, 0),
+  }));
 }
 
 /**

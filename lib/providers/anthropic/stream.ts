@@ -169,7 +169,7 @@ export function anthropicChunkTransformer(
           const delta = isObject(data.delta) ? data.delta : {};
           if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason;
           // Counts in message_delta are cumulative: take each one that is present (Anthropic sends null for
-          // a count it does not update).
+          // a count it does not update); one that is not a count makes the usage read at the end untrusted.
           const update = isObject(data.usage) ? data.usage : {};
           for (const [field, value] of Object.entries(update)) {
             if (value !== undefined && value !== null) reported[field] = value;

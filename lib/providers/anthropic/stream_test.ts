@@ -193,54 +193,6 @@ Deno.test("anthropic stream: a stream cut before message_stop errors (truncated)
   await assert.rejects(collect([encoder.encode("data: not json\n\n")]), GatewayError);
 });
 
-Deno.test("anthropic stream: usage read from message_start and cumulative message_delta; none without counts", async () => {
-  const stream = (startUsage: string, deltaUsage: string) =>
-    encoder.encode([
-      sse("message_start", `{"type":"message_start","message":{"id":"msg_u"${startUsage}}}`),
-      sse(
-        "content_block_start",
-        '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
-      ),
-      sse(
-        "content_block_delta",
-        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}',
-      ),
-      sse("content_block_stop", '{"type":"content_block_stop","index":0}'),
-      sse("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}${deltaUsage}}`),
-      sse("message_stop", '{"type":"message_stop"}'),
-    ].join(""));
-  const usageOf = async (startUsage: string, deltaUsage: string) =>
-    (await collect([stream(startUsage, deltaUsage)])).filter((c) => c.usage !== undefined).map((c) =>
-      c.usage
-    );
-  // No usage anywhere, or no input count: no usage chunk, so the gateway counts the tokens (never 0 tokens).
-  assert.deepEqual(await usageOf("", ""), []);
-  assert.deepEqual(await usageOf("", ',"usage":{"output_tokens":5}'), []);
-  assert.deepEqual(await usageOf(',"usage":{"output_tokens":1}', ',"usage":{"output_tokens":5}'), []);
-  // message_delta's counts are cumulative and may bring the input count (null: not updated).
-  assert.deepEqual(
-    await usageOf("", ',"usage":{"input_tokens":9,"output_tokens":5,"cache_read_input_tokens":null}'),
-    [{
-      prompt_tokens: 9,
-      completion_tokens: 5,
-      total_tokens: 14,
-      prompt_tokens_details: { cached_tokens: 0 },
-    }],
-  );
-  assert.deepEqual(
-    await usageOf(
-      ',"usage":{"input_tokens":9,"output_tokens":1,"cache_read_input_tokens":3}',
-      ',"usage":{"input_tokens":null,"output_tokens":5}',
-    ),
-    [{
-      prompt_tokens: 12,
-      completion_tokens: 5,
-      total_tokens: 17,
-      prompt_tokens_details: { cached_tokens: 3 },
-    }],
-  );
-});
-
 Deno.test("anthropic stream: thinking → reasoning_content, signature dropped; tool k counts tools only; {} input", async () => {
   const text = [
     sse(

@@ -116,6 +116,26 @@ Deno.test("bedrock response: no usage, or usage without its input or output coun
   }
 });
 
+Deno.test("bedrock response: a count that is not a count (negative, fractional, huge, string) is no usage", () => {
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    for (const field of ["inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"]) {
+      const usage = { inputTokens: 10, outputTokens: 5, [field]: bad };
+      assert.equal(
+        fromConverseResponse("aws", { ...TEXT_RESPONSE, usage }, "m").usage,
+        undefined,
+        `${field}: ${bad}`,
+      );
+    }
+    const details = {
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheWriteInputTokens: 5,
+      cacheDetails: [{ ttl: "1h", inputTokens: bad }],
+    };
+    assert.equal(mapUsage(details), undefined, `cacheDetails: ${bad}`);
+  }
+});
+
 Deno.test("bedrock response: a body without output.message is a 502", () => {
   assert.throws(
     () => fromConverseResponse("aws", { stopReason: "end_turn" }, "m"),

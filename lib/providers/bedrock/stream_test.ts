@@ -76,6 +76,14 @@ Deno.test("bedrock stream: a metadata event without usable counts gives no usage
   }
 });
 
+Deno.test("bedrock stream: a metadata usage whose count is not a count gives no usage chunk", async () => {
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    const usage = { inputTokens: 8, outputTokens: bad, totalTokens: 10 };
+    const chunks = await run([...TEXT_STREAM.slice(0, -1), ev("metadata", { usage })]);
+    assert.ok(chunks.every((c) => c.usage === undefined), `outputTokens ${bad}`);
+  }
+});
+
 Deno.test("bedrock stream: tool calls get their own indices, first fragment carries id, type and name", async () => {
   const chunks = await run([
     ev("messageStart", { role: "assistant" }),

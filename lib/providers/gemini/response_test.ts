@@ -187,6 +187,23 @@ Deno.test("gemini usage: no metadata, or metadata without its prompt count, is n
   });
 });
 
+Deno.test("gemini usage: a count that is not a count (negative, fractional, huge, string) is no usage", () => {
+  const fields = [
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+    "cachedContentTokenCount",
+  ];
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    for (const field of fields) {
+      const meta = { promptTokenCount: 10, candidatesTokenCount: 5, [field]: bad };
+      assert.equal(usageFrom(meta), undefined, `${field}: ${bad}`);
+      assert.equal(toChatCompletion({ ...TEXT_RESPONSE, usageMetadata: meta }, ctx).usage, undefined);
+    }
+  }
+});
+
 Deno.test("gemini usage: tool-use prompt tokens count as prompt", () => {
   assert.deepEqual(usageFrom({ promptTokenCount: 10, toolUsePromptTokenCount: 5, candidatesTokenCount: 2 }), {
     prompt_tokens: 15,
