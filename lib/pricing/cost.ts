@@ -10,7 +10,11 @@
  *
  * A class with no price of its own falls back: cached → input, 1-hour cache write → 5-minute → input,
  * reasoning → output. Above a long-context tier's threshold (the prompt's size), the tier's rates apply to the
- * whole request, as the vendors price it.
+ * whole request, as the vendors price it. Cache reads and writes follow the tier as its input does: a vendor
+ * prices them as a fixed share of the input rate in force (Anthropic: "prompt caching multipliers apply on top
+ * of long context pricing", reads 0.1×, 5-minute writes 1.25×, 1-hour 2× of the $6 tier input of Sonnet 4;
+ * OpenAI's and Gemini's tiers double their cached rate with their input), so without a rate of the tier's own
+ * they are the base rates scaled by `long_context.input / input`; with no base rate, the tier's input.
  *
  * @module
  */
@@ -30,6 +34,7 @@ export interface TokenPrices {
     readonly above: number;
     readonly input: number;
     readonly output: number;
+    /** Default: `cached_input` scaled as the tier scales input (see the module doc); else the tier's input. */
     readonly cached_input?: number;
   };
 }
@@ -75,9 +80,12 @@ export function costOfUsage(prices: TokenPrices | null | undefined, usage: Token
     : undefined;
   const inputRate = tier?.input ?? prices.input;
   const outputRate = tier?.output ?? prices.output;
-  const cachedRate = tier?.cached_input ?? prices.cached_input ?? inputRate;
-  const write5mRate = prices.cache_write_5m ?? inputRate;
-  const write1hRate = prices.cache_write_1h ?? write5mRate;
+  // The cache rates are shares of the input rate in force: the tier scales them as it scales input.
+  const scale = tier === undefined || prices.input === 0 ? 1 : tier.input / prices.input;
+  const scaled = (rate: number | undefined) => (rate === undefined ? undefined : rate * scale);
+  const cachedRate = tier?.cached_input ?? scaled(prices.cached_input) ?? inputRate;
+  const write5mRate = scaled(prices.cache_write_5m) ?? inputRate;
+  const write1hRate = scaled(prices.cache_write_1h) ?? write5mRate;
   const cached = Math.min(count(usage.cachedRead), prompt);
   const write5m = Math.min(count(usage.cacheWrite5m), prompt - cached);
   const write1h = Math.min(count(usage.cacheWrite1h), prompt - cached - write5m);
