@@ -16,6 +16,11 @@
  * OpenAI's and Gemini's tiers double their cached rate with their input), so without a rate of the tier's own
  * they are the base rates scaled by `long_context.input / input`; with no base rate, the tier's input.
  *
+ * Audio (OpenAI's `prompt_tokens_details.audio_tokens` and `completion_tokens_details.audio_tokens`, within the
+ * prompt and completion counts) is priced at `audio_input` / `audio_output` where the target sets them, as part
+ * of the uncached input and of the output other than reasoning; without them it is priced as text. Audio rates
+ * are not tiered, and cached audio is cached input.
+ *
  * @module
  */
 
@@ -29,6 +34,10 @@ export interface TokenPrices {
   readonly cache_write_5m?: number;
   readonly cache_write_1h?: number;
   readonly reasoning?: number;
+  /** Audio input tokens (within the prompt), where priced apart from text (gpt-4o-audio, gpt-realtime). */
+  readonly audio_input?: number;
+  /** Audio output tokens (within the completion), where priced apart from text. */
+  readonly audio_output?: number;
   /** Rates above a prompt-size threshold (Gemini 2.5 Pro over 200k, Claude's 1M-context tier). */
   readonly long_context?: {
     readonly above: number;
@@ -47,6 +56,10 @@ export interface TokenClasses {
   cacheWrite5m?: number;
   cacheWrite1h?: number;
   reasoning?: number;
+  /** Of the prompt, audio tokens. */
+  audioInput?: number;
+  /** Of the completion, audio tokens. */
+  audioOutput?: number;
 }
 
 /** A request's cost by class, in the price table's currency; `total` is their sum. */
@@ -90,13 +103,18 @@ export function costOfUsage(prices: TokenPrices | null | undefined, usage: Token
   const write5m = Math.min(count(usage.cacheWrite5m), prompt - cached);
   const write1h = Math.min(count(usage.cacheWrite1h), prompt - cached - write5m);
   const uncached = prompt - cached - write5m - write1h;
+  const audioIn = prices.audio_input === undefined ? 0 : Math.min(count(usage.audioInput), uncached);
   const reasoning = prices.reasoning === undefined ? 0 : Math.min(count(usage.reasoning), completion);
+  const audioOut = prices.audio_output === undefined
+    ? 0
+    : Math.min(count(usage.audioOutput), completion - reasoning);
   const perMillion = (tokens: number, rate: number) => (tokens * rate) / 1_000_000;
   const breakdown = {
-    input: perMillion(uncached, inputRate),
+    input: perMillion(uncached - audioIn, inputRate) + perMillion(audioIn, prices.audio_input ?? inputRate),
     cached: perMillion(cached, cachedRate),
     cacheWrite: perMillion(write5m, write5mRate) + perMillion(write1h, write1hRate),
-    output: perMillion(completion - reasoning, outputRate),
+    output: perMillion(completion - reasoning - audioOut, outputRate) +
+      perMillion(audioOut, prices.audio_output ?? outputRate),
     reasoning: perMillion(reasoning, prices.reasoning ?? outputRate),
   };
   return {
@@ -113,14 +131,15 @@ export function tokenClassesOf(prompt: number, completion: number, usage: unknow
         cached_tokens?: unknown;
         cache_write_5m_tokens?: unknown;
         cache_write_1h_tokens?: unknown;
+        audio_tokens?: unknown;
       };
-      completion_tokens_details?: { reasoning_tokens?: unknown };
+      completion_tokens_details?: { reasoning_tokens?: unknown; audio_tokens?: unknown };
     }
     | null
     | undefined;
   // Upstream text: a negative or fractional count is no count (the one rule, lib/openai/usage_counts.ts).
   const num = (v: unknown) => (isTokenCount(v) ? v : undefined);
-  return {
+  const classes: TokenClasses = {
     prompt,
     completion,
     cachedRead: num(u?.prompt_tokens_details?.cached_tokens),
@@ -128,4 +147,10 @@ export function tokenClassesOf(prompt: number, completion: number, usage: unknow
     cacheWrite1h: num(u?.prompt_tokens_details?.cache_write_1h_tokens),
     reasoning: num(u?.completion_tokens_details?.reasoning_tokens),
   };
+  // Audio only where reported (OpenAI's audio models), so usage without it keeps its shape.
+  const audioInput = num(u?.prompt_tokens_details?.audio_tokens);
+  const audioOutput = num(u?.completion_tokens_details?.audio_tokens);
+  if (audioInput !== undefined) classes.audioInput = audioInput;
+  if (audioOutput !== undefined) classes.audioOutput = audioOutput;
+  return classes;
 }

@@ -144,3 +144,29 @@ Deno.test("cost: above a long-context threshold, cache reads and writes follow t
   const below = costOfUsage(sonnet, { prompt: 200_000, completion: 0, cachedRead: 100_000 });
   assert.equal(micro(below.cached), micro(100_000 * 0.3 / 1e6));
 });
+
+Deno.test("cost: audio tokens at the audio rates where set, within uncached input and non-reasoning output", () => {
+  const audio: TokenPrices = {
+    input: 2.5,
+    output: 10,
+    cached_input: 1.25,
+    audio_input: 40,
+    audio_output: 80,
+  };
+  const usage = tokenClassesOf(1_000, 500, {
+    prompt_tokens_details: { cached_tokens: 200, audio_tokens: 900 },
+    completion_tokens_details: { audio_tokens: 400 },
+  });
+  assert.equal(usage.audioInput, 900);
+  assert.equal(usage.audioOutput, 400);
+  const cost = costOfUsage(audio, usage);
+  // 200 cached at the cached rate; of the 800 uncached, all are audio (capped at the uncached input).
+  assert.equal(micro(cost.cached), micro(200 * 1.25 / 1e6));
+  assert.equal(micro(cost.input), micro(800 * 40 / 1e6));
+  assert.equal(micro(cost.output), micro((100 * 10 + 400 * 80) / 1e6));
+  // Without audio rates, audio is text.
+  const text = costOfUsage({ input: 2.5, output: 10, cached_input: 1.25 }, usage);
+  assert.equal(micro(text.total), micro((200 * 1.25 + 800 * 2.5 + 500 * 10) / 1e6));
+  // Usage without audio keeps its shape.
+  assert.equal("audioInput" in tokenClassesOf(10, 5, {}), false);
+});
