@@ -136,6 +136,9 @@ const priceSchema = z.strictObject({
   cache_write_5m: z.number().nonnegative().optional(),
   cache_write_1h: z.number().nonnegative().optional(),
   reasoning: z.number().nonnegative().optional(),
+  /** Audio tokens of the prompt and of the completion, where priced apart from text (OpenAI's audio models). */
+  audio_input: z.number().nonnegative().optional(),
+  audio_output: z.number().nonnegative().optional(),
   long_context: z.strictObject({
     /** Prompt tokens above which the tier's rates apply to the whole request. */
     above: z.number().int().positive(),

@@ -76,6 +76,27 @@ Deno.test("catalog: the shipped prices of a few well-known models", () => {
   assert.equal(lookupPrice(catalog, "openai", "text-embedding-3-small")?.kind, "embedding");
 });
 
+Deno.test("catalog: long-context tiers price cache reads and writes as a share of the tier's input, as the vendors do", () => {
+  const catalog = defaultCatalog();
+  // Sonnet 4 over 200K: $6 input, and Anthropic's caching multipliers on top (0.1×, 1.25×, 2×).
+  const sonnet = lookupPrice(catalog, "anthropic", "claude-sonnet-4-20250514")!;
+  const cost = costOfUsage(toTokenPrices(sonnet), {
+    prompt: 1_000_000,
+    completion: 0,
+    cachedRead: 300_000,
+    cacheWrite5m: 300_000,
+    cacheWrite1h: 300_000,
+  });
+  assert.equal(Math.round(cost.cached * 1e6), Math.round(0.3 * 0.6 * 1e6));
+  assert.equal(Math.round(cost.cacheWrite * 1e6), Math.round(0.3 * (7.5 + 12) * 1e6));
+  // Where a tier gives its own cached rate, it is the same share of the tier's input as the base's.
+  for (const entry of catalog.entries) {
+    const { input, cachedInput, longContext: tier } = entry.price;
+    if (tier?.cachedInput === undefined || cachedInput === undefined) continue;
+    assert.ok(Math.abs(tier.cachedInput - cachedInput * tier.input / input) < 1e-9, entry.model);
+  }
+});
+
 Deno.test("catalog: exact ids beat patterns, the longest pattern wins, and provider types stay apart", () => {
   const catalog = defaultCatalog();
   // A dated snapshot: both gpt-4o* and gpt-4o-mini* match; the longer one is meant.

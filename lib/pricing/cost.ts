@@ -10,10 +10,21 @@
  *
  * A class with no price of its own falls back: cached → input, 1-hour cache write → 5-minute → input,
  * reasoning → output. Above a long-context tier's threshold (the prompt's size), the tier's rates apply to the
- * whole request, as the vendors price it.
+ * whole request, as the vendors price it. Cache reads and writes follow the tier as its input does: a vendor
+ * prices them as a fixed share of the input rate in force (Anthropic: "prompt caching multipliers apply on top
+ * of long context pricing", reads 0.1×, 5-minute writes 1.25×, 1-hour 2× of the $6 tier input of Sonnet 4;
+ * OpenAI's and Gemini's tiers double their cached rate with their input), so without a rate of the tier's own
+ * they are the base rates scaled by `long_context.input / input`; with no base rate, the tier's input.
+ *
+ * Audio (OpenAI's `prompt_tokens_details.audio_tokens` and `completion_tokens_details.audio_tokens`, within the
+ * prompt and completion counts) is priced at `audio_input` / `audio_output` where the target sets them, as part
+ * of the uncached input and of the output other than reasoning; without them it is priced as text. Audio rates
+ * are not tiered, and cached audio is cached input.
  *
  * @module
  */
+
+import { isTokenCount } from "../openai/usage_counts.ts";
 
 /** Prices per million tokens; every class but input and output optional. */
 export interface TokenPrices {
@@ -23,11 +34,16 @@ export interface TokenPrices {
   readonly cache_write_5m?: number;
   readonly cache_write_1h?: number;
   readonly reasoning?: number;
+  /** Audio input tokens (within the prompt), where priced apart from text (gpt-4o-audio, gpt-realtime). */
+  readonly audio_input?: number;
+  /** Audio output tokens (within the completion), where priced apart from text. */
+  readonly audio_output?: number;
   /** Rates above a prompt-size threshold (Gemini 2.5 Pro over 200k, Claude's 1M-context tier). */
   readonly long_context?: {
     readonly above: number;
     readonly input: number;
     readonly output: number;
+    /** Default: `cached_input` scaled as the tier scales input (see the module doc); else the tier's input. */
     readonly cached_input?: number;
   };
 }
@@ -40,6 +56,10 @@ export interface TokenClasses {
   cacheWrite5m?: number;
   cacheWrite1h?: number;
   reasoning?: number;
+  /** Of the prompt, audio tokens. */
+  audioInput?: number;
+  /** Of the completion, audio tokens. */
+  audioOutput?: number;
 }
 
 /** A request's cost by class, in the price table's currency; `total` is their sum. */
@@ -73,20 +93,28 @@ export function costOfUsage(prices: TokenPrices | null | undefined, usage: Token
     : undefined;
   const inputRate = tier?.input ?? prices.input;
   const outputRate = tier?.output ?? prices.output;
-  const cachedRate = tier?.cached_input ?? prices.cached_input ?? inputRate;
-  const write5mRate = prices.cache_write_5m ?? inputRate;
-  const write1hRate = prices.cache_write_1h ?? write5mRate;
+  // The cache rates are shares of the input rate in force: the tier scales them as it scales input.
+  const scale = tier === undefined || prices.input === 0 ? 1 : tier.input / prices.input;
+  const scaled = (rate: number | undefined) => (rate === undefined ? undefined : rate * scale);
+  const cachedRate = tier?.cached_input ?? scaled(prices.cached_input) ?? inputRate;
+  const write5mRate = scaled(prices.cache_write_5m) ?? inputRate;
+  const write1hRate = scaled(prices.cache_write_1h) ?? write5mRate;
   const cached = Math.min(count(usage.cachedRead), prompt);
   const write5m = Math.min(count(usage.cacheWrite5m), prompt - cached);
   const write1h = Math.min(count(usage.cacheWrite1h), prompt - cached - write5m);
   const uncached = prompt - cached - write5m - write1h;
+  const audioIn = prices.audio_input === undefined ? 0 : Math.min(count(usage.audioInput), uncached);
   const reasoning = prices.reasoning === undefined ? 0 : Math.min(count(usage.reasoning), completion);
+  const audioOut = prices.audio_output === undefined
+    ? 0
+    : Math.min(count(usage.audioOutput), completion - reasoning);
   const perMillion = (tokens: number, rate: number) => (tokens * rate) / 1_000_000;
   const breakdown = {
-    input: perMillion(uncached, inputRate),
+    input: perMillion(uncached - audioIn, inputRate) + perMillion(audioIn, prices.audio_input ?? inputRate),
     cached: perMillion(cached, cachedRate),
     cacheWrite: perMillion(write5m, write5mRate) + perMillion(write1h, write1hRate),
-    output: perMillion(completion - reasoning, outputRate),
+    output: perMillion(completion - reasoning - audioOut, outputRate) +
+      perMillion(audioOut, prices.audio_output ?? outputRate),
     reasoning: perMillion(reasoning, prices.reasoning ?? outputRate),
   };
   return {
@@ -103,14 +131,15 @@ export function tokenClassesOf(prompt: number, completion: number, usage: unknow
         cached_tokens?: unknown;
         cache_write_5m_tokens?: unknown;
         cache_write_1h_tokens?: unknown;
+        audio_tokens?: unknown;
       };
-      completion_tokens_details?: { reasoning_tokens?: unknown };
+      completion_tokens_details?: { reasoning_tokens?: unknown; audio_tokens?: unknown };
     }
     | null
     | undefined;
-  // Upstream text: a negative or fractional count is no count.
-  const num = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
-  return {
+  // Upstream text: a negative or fractional count is no count (the one rule, lib/openai/usage_counts.ts).
+  const num = (v: unknown) => (isTokenCount(v) ? v : undefined);
+  const classes: TokenClasses = {
     prompt,
     completion,
     cachedRead: num(u?.prompt_tokens_details?.cached_tokens),
@@ -118,4 +147,10 @@ export function tokenClassesOf(prompt: number, completion: number, usage: unknow
     cacheWrite1h: num(u?.prompt_tokens_details?.cache_write_1h_tokens),
     reasoning: num(u?.completion_tokens_details?.reasoning_tokens),
   };
+  // Audio only where reported (OpenAI's audio models), so usage without it keeps its shape.
+  const audioInput = num(u?.prompt_tokens_details?.audio_tokens);
+  const audioOutput = num(u?.completion_tokens_details?.audio_tokens);
+  if (audioInput !== undefined) classes.audioInput = audioInput;
+  if (audioOutput !== undefined) classes.audioOutput = audioOutput;
+  return classes;
 }

@@ -104,3 +104,69 @@ Deno.test("cost: no price is no cost; nonsense counts count as zero; classes nev
     { prompt: 10, completion: 5, cachedRead: 4, cacheWrite5m: 2, cacheWrite1h: undefined, reasoning: 3 },
   );
 });
+
+Deno.test("cost: above a long-context threshold, cache reads and writes follow the tier's input (Sonnet 4 over 200K)", () => {
+  // Anthropic: over 200K prompt tokens Sonnet 4 costs $6 input / $22.50 output, and the caching multipliers apply
+  // on top: reads 0.1 × $6, 5-minute writes 1.25 × $6, 1-hour writes 2 × $6.
+  const sonnet: TokenPrices = {
+    input: 3,
+    output: 15,
+    cached_input: 0.3,
+    cache_write_5m: 3.75,
+    cache_write_1h: 6,
+    long_context: { above: 200_000, input: 6, output: 22.5 },
+  };
+  const cost = costOfUsage(sonnet, {
+    prompt: 400_000,
+    completion: 1_000,
+    cachedRead: 100_000,
+    cacheWrite5m: 100_000,
+    cacheWrite1h: 100_000,
+  });
+  assert.equal(micro(cost.input), micro(100_000 * 6 / 1e6));
+  assert.equal(micro(cost.cached), micro(100_000 * 0.6 / 1e6));
+  assert.equal(micro(cost.cacheWrite), micro(100_000 * (7.5 + 12) / 1e6));
+  assert.equal(micro(cost.output), micro(1_000 * 22.5 / 1e6));
+  // A tier's own cached rate wins; with no cached rate at all, cached input is the tier's input.
+  const own = costOfUsage({ ...sonnet, long_context: { ...sonnet.long_context!, cached_input: 1 } }, {
+    prompt: 300_000,
+    completion: 0,
+    cachedRead: 100_000,
+  });
+  assert.equal(micro(own.cached), micro(100_000 * 1 / 1e6));
+  const plain = costOfUsage({ input: 1, output: 2, long_context: { above: 10, input: 4, output: 8 } }, {
+    prompt: 100,
+    completion: 0,
+    cachedRead: 50,
+  });
+  assert.equal(micro(plain.cached), micro(50 * 4 / 1e6));
+  // Below the threshold the base rates apply.
+  const below = costOfUsage(sonnet, { prompt: 200_000, completion: 0, cachedRead: 100_000 });
+  assert.equal(micro(below.cached), micro(100_000 * 0.3 / 1e6));
+});
+
+Deno.test("cost: audio tokens at the audio rates where set, within uncached input and non-reasoning output", () => {
+  const audio: TokenPrices = {
+    input: 2.5,
+    output: 10,
+    cached_input: 1.25,
+    audio_input: 40,
+    audio_output: 80,
+  };
+  const usage = tokenClassesOf(1_000, 500, {
+    prompt_tokens_details: { cached_tokens: 200, audio_tokens: 900 },
+    completion_tokens_details: { audio_tokens: 400 },
+  });
+  assert.equal(usage.audioInput, 900);
+  assert.equal(usage.audioOutput, 400);
+  const cost = costOfUsage(audio, usage);
+  // 200 cached at the cached rate; of the 800 uncached, all are audio (capped at the uncached input).
+  assert.equal(micro(cost.cached), micro(200 * 1.25 / 1e6));
+  assert.equal(micro(cost.input), micro(800 * 40 / 1e6));
+  assert.equal(micro(cost.output), micro((100 * 10 + 400 * 80) / 1e6));
+  // Without audio rates, audio is text.
+  const text = costOfUsage({ input: 2.5, output: 10, cached_input: 1.25 }, usage);
+  assert.equal(micro(text.total), micro((200 * 1.25 + 800 * 2.5 + 500 * 10) / 1e6));
+  // Usage without audio keeps its shape.
+  assert.equal("audioInput" in tokenClassesOf(10, 5, {}), false);
+});

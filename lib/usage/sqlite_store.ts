@@ -295,7 +295,9 @@ function migrate(db: DatabaseSync): void {
 
 /**
  * A record's column values. Values are coerced to their column's type (a NaN latency becomes 0, a missing
- * text `""`) so that one malformed record cannot fail its batch again and again and stall the pipeline.
+ * text `""`, an integer kept within ±`Number.MAX_SAFE_INTEGER`, well inside PostgreSQL's `bigint`) so that one
+ * malformed record cannot fail its batch again and again and stall the pipeline for every tenant. (Token counts
+ * are checked where they are read from the upstream, lib/openai/usage_counts.ts; this is the last line.)
  */
 export function usageRow(record: StoredUsageRecord): SqlValue[] {
   const row: SqlValue[] = [uidOf(record)];
@@ -309,7 +311,7 @@ export function usageRow(record: StoredUsageRecord): SqlValue[] {
         row.push(v == null ? null : textOf(v));
         break;
       case "int":
-        row.push(typeof v === "number" && Number.isFinite(v) ? Math.trunc(v) : 0);
+        row.push(typeof v === "number" && Number.isFinite(v) ? clampInteger(v) : 0);
         break;
       case "real":
         row.push(typeof v === "number" && Number.isFinite(v) ? v : 0);
@@ -354,4 +356,9 @@ function timeOf(v: unknown): string {
   if (typeof v !== "string") return new Date(0).toISOString();
   const ms = Date.parse(v);
   return Number.isNaN(ms) ? v : new Date(ms).toISOString();
+}
+
+/** `v` as an integer within ±`Number.MAX_SAFE_INTEGER`: exact in JavaScript, and in range for any integer column. */
+function clampInteger(v: number): number {
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.trunc(v)));
 }

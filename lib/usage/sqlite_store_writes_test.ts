@@ -1,11 +1,13 @@
 /**
  * The SQLite usage store's table and writes: its schema version, columns and indexes on disk, re-inserted
- * batches kept once, malformed values coerced, and calls after close.
+ * batches kept once, malformed values coerced (in the row both stores write, `usageRow`), and calls after close.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
+import { openPostgresStore } from "./postgres_store.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
+import { dropSchema, queryOnce, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
 
 Deno.test("sqlite store: schema version, columns and indexes", async () => {
   const dir = await Deno.makeTempDir();
@@ -113,6 +115,29 @@ Deno.test("sqlite store: malformed values are coerced rather than failing the ba
   assert.equal(totals.requests, 1, "time stored in canonical form");
   assert.equal((await store.query({})).totals.requests, 2);
   await store.close();
+});
+
+Deno.test("usage row: a count past bigint is clamped, so a PostgreSQL batch holding it is written, not retried forever", async () => {
+  const schema = randomSchema("usagerow");
+  const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
+  try {
+    // One absurd record (a count no upstream check let through, e.g. written by an older gateway) beside a good one.
+    const absurd = makeRecord(1, { prompt_tokens: 1e19, completion_tokens: -1e20, saved_tokens: 1e300 });
+    await db.insert([absurd, makeRecord(2)]);
+    const rows = await queryOnce(
+      `SELECT request_id, prompt_tokens, completion_tokens, saved_tokens FROM "${schema}".usage ORDER BY request_id`,
+    );
+    const values = (
+      r: Record<string, unknown>,
+    ) => [r.request_id, Number(r.prompt_tokens), Number(r.completion_tokens), Number(r.saved_tokens)];
+    assert.deepEqual(rows.map(values), [
+      ["req_1", Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+      ["req_2", 10, 5, 0],
+    ]);
+  } finally {
+    await db.close();
+    await dropSchema(schema);
+  }
 });
 
 Deno.test("sqlite store: calls after close reject", async () => {

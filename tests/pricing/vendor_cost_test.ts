@@ -2,7 +2,8 @@
  * A request's cost from the token classes its vendor reports (issue 26, acceptance 1): OpenAI's reasoning
  * tokens priced apart, Anthropic's and Bedrock's cache reads and cache writes, Gemini's thought tokens, each to the
  * micro-dollar of lib/pricing/cost.ts's arithmetic, in the usage record's total and its breakdown; a target
- * without a price of its own priced from the catalog, and one with its own price charged at that.
+ * without a price of its own priced from the catalog, and one with its own price charged at that; OpenAI's audio
+ * tokens at a target's audio rates.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -20,6 +21,7 @@ import {
 import { defaultCatalog, lookupPrice } from "../../lib/pricing/catalog.ts";
 import { startFakes } from "../helpers/fakes.ts";
 import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { startRawUpstream } from "../helpers/raw_upstream.ts";
 
 const ADMIN = "gw-pricing-admin-token-0123456789";
 const micro = (dollars: number) => Math.round(dollars * 1_000_000);
@@ -299,5 +301,64 @@ admin_tokens:
   } finally {
     await gw.stop();
     await fakes.stop();
+  }
+});
+
+Deno.test("pricing: OpenAI audio tokens at the target's audio rates, text at its text rates; as text without them", async () => {
+  const up = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  oa: { type: openai, base_url: "${up.url}/v1", api_key: "${FAKE_KEY}" }
+models:
+  voice:
+    type: chat
+    targets: [{ provider: oa, model: gpt-4o-audio-preview, price: { input: 2.5, output: 10, audio_input: 40, audio_output: 80 } }]
+  voice-as-text:
+    type: chat
+    targets: [{ provider: oa, model: gpt-4o-audio-preview, price: { input: 2.5, output: 10 } }]
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+admin_tokens:
+  - { name: admin, sha256: ${hashToken(ADMIN)} }
+`);
+  try {
+    // gpt-4o-audio-preview: 1,000 prompt tokens of which 900 audio, 500 completion tokens of which 400 audio.
+    up.next = {
+      status: 200,
+      headers: { "content-type": "application/json" },
+      chunks: [JSON.stringify({
+        id: "chatcmpl-a",
+        object: "chat.completion",
+        created: 1,
+        model: "gpt-4o-audio-preview",
+        choices: [{ index: 0, message: { role: "assistant", content: "Hi" }, finish_reason: "stop" }],
+        usage: {
+          prompt_tokens: 1_000,
+          completion_tokens: 500,
+          total_tokens: 1_500,
+          prompt_tokens_details: { cached_tokens: 0, audio_tokens: 900 },
+          completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 400 },
+        },
+      })],
+    };
+    const ask = async (model: string) => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "Hi" }] }),
+      });
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      return await recordOf(gw, res.headers.get("x-request-id")!);
+    };
+    const voice = await ask("voice");
+    assert.equal(micro(voice.cost_input), micro((100 * 2.5 + 900 * 40) / 1e6));
+    assert.equal(micro(voice.cost_output), micro((100 * 10 + 400 * 80) / 1e6));
+    assert.equal(micro(voice.cost), micro((100 * 2.5 + 900 * 40 + 100 * 10 + 400 * 80) / 1e6));
+    const text = await ask("voice-as-text");
+    assert.equal(micro(text.cost), micro((1_000 * 2.5 + 500 * 10) / 1e6));
+  } finally {
+    await gw.stop();
+    await up.stop();
   }
 });

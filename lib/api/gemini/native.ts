@@ -10,6 +10,7 @@
 import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { redactText } from "../../policy/content_rules.ts";
 
 /**
@@ -79,22 +80,27 @@ export function clientAnswer(upstream: JsonObject, alias: string): JsonObject {
   return { ...upstream, modelVersion: alias };
 }
 
-/** The token counts of a `usageMetadata`, thoughts counted as output; undefined without usable ones. */
+/**
+ * The token counts of a `usageMetadata`, thoughts counted as output; undefined without usable ones. The prompt
+ * is `promptTokenCount` plus `toolUsePromptTokenCount` (the results of built-in tools such as Google Search or
+ * code execution, billed as input), as the translated path counts it (lib/providers/gemini/response.ts), so the
+ * same answer costs the same whichever API the client spoke.
+ */
 export function nativeUsage(metadata: unknown): TokenClasses | undefined {
   if (!isObject(metadata)) return undefined;
-  const n = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
-  const prompt = n(metadata.promptTokenCount);
-  if (prompt === undefined) return undefined;
-  // Gemini counts cached content within promptTokenCount; thoughts are output, counted apart as reasoning.
-  const thoughts = n(metadata.thoughtsTokenCount);
-  const classes: TokenClasses = {
-    prompt,
-    completion: (n(metadata.candidatesTokenCount) ?? 0) + (thoughts ?? 0),
-  };
-  const cached = n(metadata.cachedContentTokenCount);
-  if (cached !== undefined) classes.cachedRead = cached;
-  if (thoughts !== undefined) classes.reasoning = thoughts;
-  return classes;
+  // Gemini counts cached content within promptTokenCount; thoughts are output, counted apart as reasoning. Any
+  // count that is not one makes the whole usage untrusted (the rule for every vendor): the gateway counts.
+  return readCounts((count) => {
+    const thoughts = count(metadata.thoughtsTokenCount, undefined);
+    const cached = count(metadata.cachedContentTokenCount, undefined);
+    const classes: TokenClasses = {
+      prompt: count(metadata.promptTokenCount) + count(metadata.toolUsePromptTokenCount, 0),
+      completion: count(metadata.candidatesTokenCount, 0) + (thoughts ?? 0),
+    };
+    if (cached !== undefined) classes.cachedRead = cached;
+    if (thoughts !== undefined) classes.reasoning = thoughts;
+    return classes;
+  });
 }
 
 /** The texts of an answer's parts (thoughts included), for counting when no usage came. */

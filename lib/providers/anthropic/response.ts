@@ -10,11 +10,10 @@ import { badGateway, GatewayError } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import { anthropicFinishReason } from "../finish_reasons.ts";
-
-const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** Anthropic `stop_reason` → OpenAI `finish_reason` (the one table, lib/providers/finish_reasons.ts). */
 export const toFinishReason = anthropicFinishReason;
@@ -37,18 +36,23 @@ export interface AnthropicUsage {
   cache_creation_1h: number;
 }
 
-/** Reads Anthropic's usage object; absent fields count as 0. */
-export function readAnthropicUsage(usage: unknown): AnthropicUsage {
-  const u = isObject(usage) ? usage : {};
-  return {
-    input_tokens: num(u.input_tokens),
-    output_tokens: num(u.output_tokens),
-    cache_creation_input_tokens: num(u.cache_creation_input_tokens),
-    cache_read_input_tokens: num(u.cache_read_input_tokens),
-    cache_creation_1h: num(
-      isObject(u.cache_creation) ? u.cache_creation.ephemeral_1h_input_tokens : undefined,
-    ),
-  };
+/**
+ * Reads Anthropic's usage object; absent (or null) cache fields count as 0. Undefined when there is no usage, it
+ * lacks the input or output count, or any count in it is not a count ({@linkcode readCounts}, the rule every
+ * vendor's usage is read by): such an answer is neither free nor priced at what its counts claim, so the caller
+ * reports no usage and the gateway counts the tokens itself (marked estimated), as for an OpenAI-compatible
+ * upstream.
+ */
+export function readAnthropicUsage(usage: unknown): AnthropicUsage | undefined {
+  if (!isObject(usage)) return undefined;
+  const split = isObject(usage.cache_creation) ? usage.cache_creation.ephemeral_1h_input_tokens : undefined;
+  return readCounts((count) => ({
+    input_tokens: count(usage.input_tokens),
+    output_tokens: count(usage.output_tokens),
+    cache_creation_input_tokens: count(usage.cache_creation_input_tokens, 0),
+    cache_read_input_tokens: count(usage.cache_read_input_tokens, 0),
+    cache_creation_1h: count(split, 0),
+  }));
 }
 
 /**
@@ -75,7 +79,8 @@ export function completionId(messageId: unknown): string {
  * joined into `reasoning_content` (the chat form's reasoning; present only when there was thinking). Redacted
  * thinking (encrypted), thinking signatures and server-tool blocks have no OpenAI counterpart and are left out.
  * Anthropic counts thinking inside `output_tokens` without a separate figure, so no `reasoning_tokens` is
- * reported. A call of the reserved answer tool (a `response_format` served by a forced tool, see
+ * reported, and no usage at all when the message has no usable counts (see {@linkcode readAnthropicUsage}). A
+ * call of the reserved answer tool (a `response_format` served by a forced tool, see
  * `../shared/json_answer_tool.ts`) is the answer itself: its input is read as text, and a message that called
  * no other tool finishes with `stop`. Throws 502 for a body that is not a message.
  */
@@ -114,7 +119,7 @@ export function toChatCompletion(
   const reply: JsonObject & ReasoningFields = { role: "assistant", content: text, refusal: null };
   if (thinking !== undefined) reply.reasoning_content = thinking;
   if (toolCalls.length > 0) reply.tool_calls = toolCalls;
-  return {
+  const completion: ChatCompletion = {
     id: completionId(message.id),
     object: "chat.completion",
     created,
@@ -125,8 +130,10 @@ export function toChatCompletion(
       logprobs: null,
       finish_reason: answerFinishReason(message.stop_reason, answered && toolCalls.length === 0),
     }],
-    usage: toOpenAIUsage(readAnthropicUsage(message.usage)),
   };
+  const usage = readAnthropicUsage(message.usage);
+  if (usage !== undefined) completion.usage = toOpenAIUsage(usage);
+  return completion;
 }
 
 /** The HTTP status Anthropic documents for each error type; used for errors that arrive inside a stream. */

@@ -154,6 +154,49 @@ Deno.test("anthropic response: usage with cache tokens (prompt caching guide)", 
   });
 });
 
+Deno.test("anthropic response: no usage, or usage without its input or output count, is no usage (not zero tokens)", () => {
+  for (const usage of [undefined, null, {}, { input_tokens: 2095 }, { output_tokens: 503 }]) {
+    const message: JsonObject = { ...TEXT_RESPONSE, usage };
+    if (usage === undefined) delete message.usage;
+    const completion = toChatCompletion("claude", message, "m", 1);
+    assert.equal(completion.usage, undefined, JSON.stringify(usage));
+    assert.equal("usage" in completion, false, "no usage field for the client");
+  }
+});
+
+Deno.test("anthropic response: usage with a count that is not a count (negative, fractional, huge, string) is no usage", () => {
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    for (
+      const field of [
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+      ]
+    ) {
+      const usage = { input_tokens: 10, output_tokens: 5, [field]: bad };
+      assert.equal(
+        toChatCompletion("claude", { ...TEXT_RESPONSE, usage }, "m", 1).usage,
+        undefined,
+        `${field}: ${bad}`,
+      );
+    }
+    const split = { input_tokens: 10, output_tokens: 5, cache_creation: { ephemeral_1h_input_tokens: bad } };
+    assert.equal(toChatCompletion("claude", { ...TEXT_RESPONSE, usage: split }, "m", 1).usage, undefined);
+  }
+  // Anthropic sends null for a cache count it has nothing for: that is 0, not an untrusted usage.
+  const nulls = {
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_read_input_tokens: null,
+    cache_creation_input_tokens: null,
+  };
+  assert.equal(
+    toChatCompletion("claude", { ...TEXT_RESPONSE, usage: nulls }, "m", 1).usage?.prompt_tokens,
+    10,
+  );
+});
+
 Deno.test("anthropic response: a body that is not a message → 502", () => {
   for (const body of [null, "text", { type: "message" }, []]) {
     assert.throws(() => toChatCompletion("claude", body, "m", 1), (err: GatewayError) => {

@@ -17,8 +17,9 @@
  *   form's reasoning, never `content`;
  * - signature and citation deltas, redacted thinking, `ping` and unknown event types are dropped (OpenAI chat
  *   has no place for them; Anthropic's versioning policy says new event types may appear);
- * - `message_stop` → a chunk `delta: {}` with the finish reason, then always one usage-only chunk (the server
- *   removes it unless the client asked for usage); nothing after `message_stop` is read;
+ * - `message_stop` → a chunk `delta: {}` with the finish reason, then one usage-only chunk (the server removes
+ *   it unless the client asked for usage) when the stream reported usable counts (none: the gateway counts the
+ *   tokens itself, as for an OpenAI stream without usage); nothing after `message_stop` is read;
  * - an `error` event → the stream errors with the mapped `GatewayError`; a stream that ends before
  *   `message_stop` errors with a 502 instead of looking complete.
  *
@@ -30,7 +31,6 @@ import { type ChunkIdentity, makeChunk, makeUsageChunk } from "../shared/chunks.
 import {
   answerFinishReason,
   anthropicStreamError,
-  type AnthropicUsage,
   completionId,
   readAnthropicUsage,
   toOpenAIUsage,
@@ -60,13 +60,6 @@ interface OpenTool {
   sentArguments: boolean;
 }
 
-const USAGE_FIELDS = [
-  "input_tokens",
-  "output_tokens",
-  "cache_creation_input_tokens",
-  "cache_read_input_tokens",
-] as const;
-
 /** Translates parsed Anthropic SSE events into OpenAI `chat.completion.chunk`s. */
 export function anthropicChunkTransformer(
   options: anthropicChunkTransformerOptions,
@@ -76,7 +69,8 @@ export function anthropicChunkTransformer(
   const invalid = (what: string) =>
     badGateway(`Provider "${provider}" sent an invalid stream: ${what}.`, "upstream_invalid_response");
   let identity: ChunkIdentity | undefined;
-  let usage: AnthropicUsage = readAnthropicUsage(undefined);
+  // The usage fields as reported so far (message_start's, each overlaid by message_delta's), read at the end.
+  let reported: JsonObject = {};
   let stopReason: unknown = null;
   let toolCount = 0;
   let answered = false;
@@ -99,7 +93,7 @@ export function anthropicChunkTransformer(
       if (type === "message_start") {
         const message = isObject(data.message) ? data.message : {};
         identity = { id: completionId(message.id), created: options.created ?? nowSeconds(), model };
-        usage = readAnthropicUsage(message.usage);
+        reported = isObject(message.usage) ? { ...message.usage } : {};
         controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
         return;
       }
@@ -174,24 +168,22 @@ export function anthropicChunkTransformer(
         case "message_delta": {
           const delta = isObject(data.delta) ? data.delta : {};
           if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason;
-          // Counts in message_delta are cumulative: take each one that is present.
+          // Counts in message_delta are cumulative: take each one that is present (Anthropic sends null for
+          // a count it does not update); one that is not a count makes the usage read at the end untrusted.
           const update = isObject(data.usage) ? data.usage : {};
-          const next = { ...usage };
-          for (const field of USAGE_FIELDS) {
-            if (typeof update[field] === "number") next[field] = update[field];
+          for (const [field, value] of Object.entries(update)) {
+            if (value !== undefined && value !== null) reported[field] = value;
           }
-          if (isObject(update.cache_creation)) {
-            next.cache_creation_1h = readAnthropicUsage(update).cache_creation_1h;
-          }
-          usage = next;
           return;
         }
-        case "message_stop":
+        case "message_stop": {
           done = true;
           controller.enqueue(makeChunk(id, {}, answerFinishReason(stopReason, answered && toolCount === 0)));
-          controller.enqueue(makeUsageChunk(id, toOpenAIUsage(usage)));
+          const usage = readAnthropicUsage(reported);
+          if (usage !== undefined) controller.enqueue(makeUsageChunk(id, toOpenAIUsage(usage)));
           controller.terminate();
           return;
+        }
         default:
           return;
       }

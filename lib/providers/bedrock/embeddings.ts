@@ -14,6 +14,7 @@
 import { badGateway, invalidRequest } from "../../errors.ts";
 import type { EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
+import { isTokenCount } from "../../openai/usage_counts.ts";
 
 /** Which request/response shape a model id speaks. */
 export type EmbeddingFamily =
@@ -134,9 +135,10 @@ async function mapLimit<T, R>(
   return out;
 }
 
+/** The input token count Bedrock sends in a header; 0 (the gateway then counts) when it is not a count. */
 function headerCount(headers: Headers): number {
   const value = Number(headers.get("x-amzn-bedrock-input-token-count"));
-  return Number.isFinite(value) && value >= 0 ? value : 0;
+  return isTokenCount(value) ? value : 0;
 }
 
 /** Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. */
@@ -166,9 +168,7 @@ export async function bedrockEmbed(
           "upstream_invalid_response",
         );
       }
-      const tokens = typeof json.inputTextTokenCount === "number"
-        ? json.inputTextTokenCount
-        : headerCount(headers);
+      const tokens = isTokenCount(json.inputTextTokenCount) ? json.inputTextTokenCount : headerCount(headers);
       return { vector: json.embedding, tokens };
     });
     const prompt = results.reduce((n, r) => n + r.tokens, 0);

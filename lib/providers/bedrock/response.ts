@@ -7,6 +7,7 @@
 import { badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { isObject } from "../../openai/types.ts";
 import { scrubberOf } from "../../secrets/scrubber.ts";
 import { clip, retryHeadersOf, upstreamHttpError } from "../shared/upstream_error.ts";
@@ -41,27 +42,32 @@ export function answerStopReason(reason: unknown, onlyAnswer: boolean): string {
   return reason === "tool_use" && onlyAnswer ? "stop" : mapStopReason(reason);
 }
 
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
-}
-
 /**
  * Converse `TokenUsage` → OpenAI usage. Bedrock counts cache reads and writes apart from `inputTokens`;
  * OpenAI's `prompt_tokens` includes cached tokens, so both are added in and reads are reported as
  * `cached_tokens`. Writes are split by lifetime where `cacheDetails` gives it (`ttl` `1h` or `5m`), since a
- * 1-hour write is priced apart; what it does not account for is a 5-minute write, Claude's default.
+ * 1-hour write is priced apart; what it does not account for is a 5-minute write, Claude's default. Undefined
+ * without usage or its input or output count, or with any count that is not a count ({@linkcode readCounts}, the
+ * rule for every vendor): such an answer is neither free nor priced at what its counts claim, and the gateway
+ * counts its tokens itself (marked estimated), as for an OpenAI-compatible upstream.
  */
-export function mapUsage(usage: unknown): Usage {
-  const u = isObject(usage) ? usage : {};
-  const cacheRead = u.cacheReadInputTokens === undefined ? undefined : count(u.cacheReadInputTokens);
-  const writes = count(u.cacheWriteInputTokens);
-  const prompt = count(u.inputTokens) + (cacheRead ?? 0) + writes;
-  let oneHour = 0;
-  if (Array.isArray(u.cacheDetails)) {
-    for (const d of u.cacheDetails) if (isObject(d) && d.ttl === "1h") oneHour += count(d.inputTokens);
-  }
-  oneHour = Math.min(oneHour, writes);
-  return makeUsage(prompt, count(u.outputTokens), cacheRead, { fiveMinutes: writes - oneHour, oneHour });
+export function mapUsage(usage: unknown): Usage | undefined {
+  if (!isObject(usage)) return undefined;
+  const details = Array.isArray(usage.cacheDetails) ? usage.cacheDetails.filter(isObject) : [];
+  const counts = readCounts((count) => ({
+    input: count(usage.inputTokens),
+    output: count(usage.outputTokens),
+    cacheRead: count(usage.cacheReadInputTokens, undefined),
+    writes: count(usage.cacheWriteInputTokens, 0),
+    oneHour: details.reduce((sum, d) => sum + (d.ttl === "1h" ? count(d.inputTokens, 0) : 0), 0),
+  }));
+  if (counts === undefined) return undefined;
+  const prompt = counts.input + (counts.cacheRead ?? 0) + counts.writes;
+  const oneHour = Math.min(counts.oneHour, counts.writes);
+  return makeUsage(prompt, counts.output, counts.cacheRead, {
+    fiveMinutes: counts.writes - oneHour,
+    oneHour,
+  });
 }
 
 /**
@@ -119,7 +125,7 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
   const reply = messageFromBlocks(message.content);
   const blocks = Array.isArray(message.content) ? message.content : [];
   const answered = blocks.some((b) => isObject(b) && isObject(b.toolUse) && isJsonAnswer(b.toolUse.name));
-  return {
+  const completion: ChatCompletion = {
     id: newCompletionId(),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
@@ -130,8 +136,10 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
       logprobs: null,
       finish_reason: answerStopReason(body.stopReason, answered && reply.tool_calls === undefined),
     }],
-    usage: mapUsage(body.usage),
   };
+  const usage = mapUsage(body.usage);
+  if (usage !== undefined) completion.usage = usage;
+  return completion;
 }
 
 /** The error name Bedrock reports: `x-amzn-ErrorType` (before any `:`), else `__type`/`code` in the body. */

@@ -105,7 +105,35 @@ Deno.test("bedrock response: usage with prompt caching", () => {
     total_tokens: 65,
     prompt_tokens_details: { cache_write_5m_tokens: 50, cache_write_1h_tokens: 0 },
   });
-  assert.deepEqual(mapUsage(undefined), { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+});
+
+Deno.test("bedrock response: no usage, or usage without its input or output count, is no usage (not zero tokens)", () => {
+  for (const usage of [undefined, null, {}, { inputTokens: 10 }, { outputTokens: 5 }, { totalTokens: 15 }]) {
+    assert.equal(mapUsage(usage), undefined, JSON.stringify(usage));
+    const body = { ...TEXT_RESPONSE, usage };
+    if (usage === undefined) delete (body as Record<string, unknown>).usage;
+    assert.equal(fromConverseResponse("aws", body, "m").usage, undefined, JSON.stringify(usage));
+  }
+});
+
+Deno.test("bedrock response: a count that is not a count (negative, fractional, huge, string) is no usage", () => {
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    for (const field of ["inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"]) {
+      const usage = { inputTokens: 10, outputTokens: 5, [field]: bad };
+      assert.equal(
+        fromConverseResponse("aws", { ...TEXT_RESPONSE, usage }, "m").usage,
+        undefined,
+        `${field}: ${bad}`,
+      );
+    }
+    const details = {
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheWriteInputTokens: 5,
+      cacheDetails: [{ ttl: "1h", inputTokens: bad }],
+    };
+    assert.equal(mapUsage(details), undefined, `cacheDetails: ${bad}`);
+  }
 });
 
 Deno.test("bedrock response: a body without output.message is a 502", () => {
@@ -309,8 +337,8 @@ Deno.test("mapUsage: cacheDetails splits cache writes by lifetime (a 1-hour writ
     cacheWriteInputTokens: 70,
     cacheDetails: [{ ttl: "1h", inputTokens: 50 }, { ttl: "5m", inputTokens: 20 }],
   });
-  assert.equal(usage.prompt_tokens, 80);
-  assert.deepEqual(usage.prompt_tokens_details, { cache_write_5m_tokens: 20, cache_write_1h_tokens: 50 });
+  assert.equal(usage?.prompt_tokens, 80);
+  assert.deepEqual(usage?.prompt_tokens_details, { cache_write_5m_tokens: 20, cache_write_1h_tokens: 50 });
   // Details that claim more than the writes reported are bounded by them.
   const odd = mapUsage({
     inputTokens: 1,
@@ -318,5 +346,5 @@ Deno.test("mapUsage: cacheDetails splits cache writes by lifetime (a 1-hour writ
     cacheWriteInputTokens: 5,
     cacheDetails: [{ ttl: "1h", inputTokens: 9 }],
   });
-  assert.deepEqual(odd.prompt_tokens_details, { cache_write_5m_tokens: 0, cache_write_1h_tokens: 5 });
+  assert.deepEqual(odd?.prompt_tokens_details, { cache_write_5m_tokens: 0, cache_write_1h_tokens: 5 });
 });

@@ -9,7 +9,8 @@
  *                         input fragments are text content, and it is not a tool call
  *   messageStop         → the finish chunk with the mapped finish_reason (`stop` when only the answer tool
  *                         was called)
- *   metadata            → one usage-only chunk (the server drops it unless the client asked for usage)
+ *   metadata            → one usage-only chunk (the server drops it unless the client asked for usage), when
+ *                         its usage has counts (none: the gateway counts the tokens itself)
  *   exception frames    → the stream errors with a GatewayError, so the client gets an OpenAI error event
  *
  * A stream that ends before `messageStop` was cut short and errors rather than looking complete.
@@ -167,7 +168,8 @@ export function converseChunkTransformer(
         case "metadata":
           if (!usageSent) {
             usageSent = true;
-            controller.enqueue(makeUsageChunk(identity, mapUsage(event.usage)));
+            const usage = mapUsage(event.usage);
+            if (usage !== undefined) controller.enqueue(makeUsageChunk(identity, usage));
           }
           break;
         default:

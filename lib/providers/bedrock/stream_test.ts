@@ -64,6 +64,26 @@ Deno.test("bedrock stream: text, finish reason, then one usage-only chunk", asyn
   assert.ok(chunks.every((c) => c.id === "chatcmpl-test" && c.object === "chat.completion.chunk"));
 });
 
+Deno.test("bedrock stream: a metadata event without usable counts gives no usage chunk (not zero tokens)", async () => {
+  for (const usage of [undefined, {}, { inputTokens: 8 }, { outputTokens: 2, totalTokens: 10 }]) {
+    const chunks = await run([
+      ...TEXT_STREAM.slice(0, -1),
+      ev("metadata", { usage, metrics: { latencyMs: 1 } }),
+    ]);
+    assert.equal(chunks.length, 4, JSON.stringify(usage));
+    assert.ok(chunks.every((c) => c.usage === undefined), JSON.stringify(usage));
+    assert.equal(chunks[3].choices[0].finish_reason, "length");
+  }
+});
+
+Deno.test("bedrock stream: a metadata usage whose count is not a count gives no usage chunk", async () => {
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    const usage = { inputTokens: 8, outputTokens: bad, totalTokens: 10 };
+    const chunks = await run([...TEXT_STREAM.slice(0, -1), ev("metadata", { usage })]);
+    assert.ok(chunks.every((c) => c.usage === undefined), `outputTokens ${bad}`);
+  }
+});
+
 Deno.test("bedrock stream: tool calls get their own indices, first fragment carries id, type and name", async () => {
   const chunks = await run([
     ev("messageStart", { role: "assistant" }),

@@ -7,10 +7,11 @@
  */
 import { badGateway } from "../../errors.ts";
 import { makeUsage, newCompletionId, newToolCallId } from "../shared/chunks.ts";
-import { count, toolCallIdFor } from "./types.ts";
+import { toolCallIdFor } from "./types.ts";
 import { notAJsonObject } from "../shared/json.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { geminiFinishReason } from "../finish_reasons.ts";
 
 /** An OpenAI tool call made from one Gemini `functionCall` part. */
@@ -97,20 +98,23 @@ export function finishReasonFor(
  * OpenAI usage from `usageMetadata`: prompt = promptTokenCount (+ toolUsePromptTokenCount); completion =
  * candidatesTokenCount + thoughtsTokenCount (thinking is billed as output, as OpenAI's reasoning tokens are,
  * and reported as `completion_tokens_details.reasoning_tokens`); cachedContentTokenCount →
- * `prompt_tokens_details.cached_tokens`. Missing metadata counts as zero.
+ * `prompt_tokens_details.cached_tokens`. Gemini leaves out a count that is zero (no candidates for a blocked
+ * prompt), so a missing output count is 0; but without metadata or its prompt count, or with any count that is
+ * not a count ({@linkcode readCounts}), there is no usage (undefined): such an answer is neither free nor priced
+ * at what its counts claim, and the gateway counts its tokens itself (marked estimated).
  */
-export function usageFrom(metadata: unknown): Usage {
-  const meta = isObject(metadata) ? metadata : {};
-  const thoughts = count(meta, "thoughtsTokenCount");
-  const cached = meta.cachedContentTokenCount === undefined
-    ? undefined
-    : count(meta, "cachedContentTokenCount");
-  const usage = makeUsage(
-    count(meta, "promptTokenCount") + count(meta, "toolUsePromptTokenCount"),
-    count(meta, "candidatesTokenCount") + thoughts,
-    cached,
-  );
-  if (thoughts > 0) usage.completion_tokens_details = { reasoning_tokens: thoughts };
+export function usageFrom(metadata: unknown): Usage | undefined {
+  if (!isObject(metadata)) return undefined;
+  const meta = metadata;
+  const counts = readCounts((count) => ({
+    prompt: count(meta.promptTokenCount) + count(meta.toolUsePromptTokenCount, 0),
+    candidates: count(meta.candidatesTokenCount, 0),
+    thoughts: count(meta.thoughtsTokenCount, 0),
+    cached: count(meta.cachedContentTokenCount, undefined),
+  }));
+  if (counts === undefined) return undefined;
+  const usage = makeUsage(counts.prompt, counts.candidates + counts.thoughts, counts.cached);
+  if (counts.thoughts > 0) usage.completion_tokens_details = { reasoning_tokens: counts.thoughts };
   return usage;
 }
 
@@ -171,12 +175,14 @@ export function toChatCompletion(body: unknown, ctx: CompletionContext): ChatCom
       finish_reason: "content_filter",
     });
   }
-  return {
+  const completion: ChatCompletion = {
     id: ctx.id ?? newCompletionId(),
     object: "chat.completion",
     created: ctx.created ?? Math.floor(Date.now() / 1000),
     model: ctx.model,
     choices,
-    usage: usageFrom(body.usageMetadata),
   };
+  const usage = usageFrom(body.usageMetadata);
+  if (usage !== undefined) completion.usage = usage;
+  return completion;
 }

@@ -118,7 +118,7 @@ Deno.test("gemini response: thought parts → reasoning_content, not the answer;
   );
   assert.equal((completion.choices[0].message as JsonObject).reasoning_content, "thinking…");
   assert.equal("reasoning_content" in (completion.choices[1].message as JsonObject), false);
-  assert.deepEqual(completion.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  assert.equal(completion.usage, undefined, "no usageMetadata: no usage, counted by the gateway");
 });
 
 Deno.test("gemini response: every finish reason", () => {
@@ -171,6 +171,37 @@ Deno.test("gemini response: a blocked prompt (no candidates) → content_filter 
     (e: unknown) => (e as GatewayError).status === 502,
   );
   assert.throws(() => toChatCompletion([], ctx), (e: unknown) => (e as GatewayError).status === 502);
+});
+
+Deno.test("gemini usage: no metadata, or metadata without its prompt count, is no usage (not zero tokens)", () => {
+  for (const meta of [undefined, null, {}, { candidatesTokenCount: 7, totalTokenCount: 7 }]) {
+    assert.equal(usageFrom(meta), undefined, JSON.stringify(meta));
+    const completion = toChatCompletion({ candidates: TEXT_RESPONSE.candidates, usageMetadata: meta }, ctx);
+    assert.equal(completion.usage, undefined, JSON.stringify(meta));
+  }
+  // Gemini leaves out a zero output count (a blocked prompt): the prompt count alone is usage.
+  assert.deepEqual(usageFrom({ promptTokenCount: 9 }), {
+    prompt_tokens: 9,
+    completion_tokens: 0,
+    total_tokens: 9,
+  });
+});
+
+Deno.test("gemini usage: a count that is not a count (negative, fractional, huge, string) is no usage", () => {
+  const fields = [
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+    "cachedContentTokenCount",
+  ];
+  for (const bad of [-5000, 2.5, 1e19, 1e308, "100", true]) {
+    for (const field of fields) {
+      const meta = { promptTokenCount: 10, candidatesTokenCount: 5, [field]: bad };
+      assert.equal(usageFrom(meta), undefined, `${field}: ${bad}`);
+      assert.equal(toChatCompletion({ ...TEXT_RESPONSE, usageMetadata: meta }, ctx).usage, undefined);
+    }
+  }
 });
 
 Deno.test("gemini usage: tool-use prompt tokens count as prompt", () => {

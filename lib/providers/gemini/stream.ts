@@ -6,7 +6,8 @@
  * function calls, the `finishReason` on the last one, and no `[DONE]`. The stage emits what OpenAI clients,
  * including openai-node's strict `ChatCompletionStream`, require: a first chunk with `role: "assistant"`,
  * thought summaries as `reasoning_content` deltas (before the answer text of the same event), content deltas, each function call as one complete tool-call delta (id, type, name, arguments) indexed per
- * response, exactly one finish chunk, and always one usage-only chunk last.
+ * response, exactly one finish chunk, and last one usage-only chunk when the stream's `usageMetadata` has usable
+ * counts (none: the gateway counts the tokens itself, as for an OpenAI stream without usage).
  *
  * @module
  */
@@ -91,7 +92,8 @@ export function geminiChunkTransformer(
       // A finishReason seen before a later function call still has to say tool_calls.
       if (finishReason === "stop" && toolIndex > 0) finishReason = "tool_calls";
       controller.enqueue(makeChunk(identity, {}, finishReason));
-      controller.enqueue(makeUsageChunk(identity, usageFrom(usageMetadata)));
+      const usage = usageFrom(usageMetadata);
+      if (usage !== undefined) controller.enqueue(makeUsageChunk(identity, usage));
     },
   };
 }

@@ -9,6 +9,7 @@
  */
 import { newToolCallId } from "../shared/chunks.ts";
 import type { JsonObject } from "../../openai/types.ts";
+import { isTokenCount } from "../../openai/usage_counts.ts";
 
 /** One part of a Gemini `Content`. Only the fields the gateway reads or writes are named. */
 export interface GeminiPart {
@@ -39,10 +40,10 @@ export interface GeminiUsageMetadata {
   totalTokenCount?: number;
 }
 
-/** A non-negative integer field of an untrusted object, or 0. */
+/** A token count field of an untrusted object ({@linkcode isTokenCount}, the rule for every vendor), or 0. */
 export function count(obj: JsonObject, key: string): number {
   const value = obj[key];
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+  return isTokenCount(value) ? value : 0;
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { type ChatCompletion, isObject, type JsonObject } from "../../openai/typ
 import type { EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest } from "../../openai/types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
+import { isTokenCount } from "../../openai/usage_counts.ts";
 
 /**
  * Validates an OpenAI-shaped non-stream completion: it must have `choices`, each an object with a `message`
@@ -32,20 +33,30 @@ export function chatCompletionFrom(provider: string, body: JsonObject): ChatComp
 }
 
 /**
- * `value` without its `usage` when the token counts in it are not non-negative whole numbers (a string, a
- * negative count): such usage would be recorded as sent and priced as nothing, so the gateway counts the
- * tokens itself instead, as for an upstream that reports no usage.
+ * `value` without its `usage` when the token counts in it are not counts ({@linkcode isTokenCount}, the rule for
+ * every vendor: a string, a negative count, 1e20): such usage would be recorded as sent and priced as nothing
+ * (or as a fortune), so the gateway counts the tokens itself instead, as for an upstream that reports no usage.
+ * A detail count (`prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens`, …) that
+ * is not a count or claims more than its total is left out, so the client is shown only counts that are.
  */
 export function withTrustedUsage(value: JsonObject): JsonObject {
   const usage = value.usage;
   if (usage === undefined || usage === null) return value;
-  if (isObject(usage) && isCount(usage.prompt_tokens) && isCount(usage.completion_tokens)) return value;
-  delete value.usage;
+  if (!isObject(usage) || !isTokenCount(usage.prompt_tokens) || !isTokenCount(usage.completion_tokens)) {
+    delete value.usage;
+    return value;
+  }
+  trustedDetails(usage.prompt_tokens_details, usage.prompt_tokens);
+  trustedDetails(usage.completion_tokens_details, usage.completion_tokens);
   return value;
 }
 
-function isCount(value: unknown): boolean {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+/** Removes from a usage's `*_details` the `*_tokens` counts that are not counts or exceed `total`. */
+function trustedDetails(details: unknown, total: number): void {
+  if (!isObject(details)) return;
+  for (const [key, count] of Object.entries(details)) {
+    if (key.endsWith("_tokens") && (!isTokenCount(count) || count > total)) delete details[key];
+  }
 }
 
 /** How many vectors an embeddings request asks for: one per string or token array of its `input`. */
@@ -88,7 +99,7 @@ export function embeddingResultFrom(
   }
   const sorted = (data as EmbeddingResult["data"]).toSorted((a, b) => a.index - b.index);
   const usage = isObject(body.usage) ? body.usage : {};
-  const prompt = isCount(usage.prompt_tokens) ? usage.prompt_tokens as number : 0;
-  const total = isCount(usage.total_tokens) ? usage.total_tokens as number : prompt;
+  const prompt = isTokenCount(usage.prompt_tokens) ? usage.prompt_tokens : 0;
+  const total = isTokenCount(usage.total_tokens) ? usage.total_tokens : prompt;
   return { data: sorted, usage: { prompt_tokens: prompt, total_tokens: total } };
 }

@@ -8,6 +8,7 @@
 import { badGateway } from "../../errors.ts";
 import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { isTokenCount } from "../../openai/usage_counts.ts";
 import type { SseEvent } from "../../sse/parse.ts";
 import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
@@ -91,7 +92,7 @@ export function countTokensBody(input: TokenCountInput): JsonObject | null {
 /** The count in a `response.input_tokens` answer; a 502 for an answer without a usable one. */
 export function inputTokensOf(json: JsonObject, provider: string): number {
   const count = json.input_tokens;
-  if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) {
+  if (!isTokenCount(count)) {
     throw badGateway(
       `Provider "${provider}" answered the token count without a valid input_tokens.`,
       "upstream_invalid_response",

@@ -7,11 +7,12 @@
  */
 import { badGateway } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
+import { isTokenCount } from "../../openai/usage_counts.ts";
 
 /** The count under `key` in a counting answer; a 502 `upstream_invalid_response` when it is not one. */
 export function tokenCountField(json: JsonObject, key: string, provider: string): number {
   const value = json[key];
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  if (isTokenCount(value)) return value;
   throw badGateway(
     `Provider "${provider}" answered a token count without a valid '${key}'.`,
     "upstream_invalid_response",
