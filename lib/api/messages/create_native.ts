@@ -130,7 +130,7 @@ export async function answerNativeMessages(
   return await answerStream<NativeMessagesStreamOutcome>(ctx, { ...routed, value: result.stream }, request, {
     body: (ending) => nativeMessagesStreamBody(result.stream, { ...ending, alias }),
     usage: ({ usage, end }) =>
-      usage === undefined
+      usage === undefined || usage === null
         ? undefined
         : end === "ok"
         ? { ...usageTokens(usage), estimated: false }

@@ -13,6 +13,7 @@
 import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { redactText } from "../../policy/content_rules.ts";
 
 /** How the body a native target gets differs from the client's. */
@@ -98,26 +99,23 @@ export interface MessagesUsage {
   cacheRead: number;
 }
 
-const count = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
-
 /**
  * The counts in an Anthropic `usage` object laid over `base` (a stream's `message_delta` carries cumulative
- * counts for what it names); undefined when neither has input and output counts.
+ * counts for what it names); undefined when neither has input and output counts, or when a count it names is
+ * not one (lib/openai/usage_counts.ts: then the whole usage is untrusted and the gateway counts).
  */
 export function readMessagesUsage(usage: unknown, base?: MessagesUsage): MessagesUsage | undefined {
   const u = isObject(usage) ? usage : {};
-  const pick = (key: string, fallback: number | undefined) => count(u[key]) ? u[key] as number : fallback;
-  const input = pick("input_tokens", base?.input);
-  const output = pick("output_tokens", base?.output);
-  if (input === undefined || output === undefined) return undefined;
   const split = isObject(u.cache_creation) ? u.cache_creation.ephemeral_1h_input_tokens : undefined;
-  return {
-    input,
-    output,
-    cacheCreation: pick("cache_creation_input_tokens", base?.cacheCreation) ?? 0,
-    cacheCreation1h: count(split) ? split : base?.cacheCreation1h ?? 0,
-    cacheRead: pick("cache_read_input_tokens", base?.cacheRead) ?? 0,
-  };
+  const read = readCounts((count) => ({
+    input: count(u.input_tokens, base?.input),
+    output: count(u.output_tokens, base?.output),
+    cacheCreation: count(u.cache_creation_input_tokens, base?.cacheCreation ?? 0),
+    cacheCreation1h: count(split, base?.cacheCreation1h ?? 0),
+    cacheRead: count(u.cache_read_input_tokens, base?.cacheRead ?? 0),
+  }));
+  if (read === undefined || read.input === undefined || read.output === undefined) return undefined;
+  return { ...read, input: read.input, output: read.output };
 }
 
 /**

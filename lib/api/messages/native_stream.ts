@@ -27,8 +27,11 @@ export type PeekedMessagesEvents = Peeked<JsonObject>;
 
 /** What the stream learnt by the time it ended, for the access log and usage records. */
 export interface NativeMessagesStreamOutcome extends StreamOutcome {
-  /** The upstream's counts: `message_start`'s, updated by each `message_delta` (cumulative). */
-  usage?: MessagesUsage;
+  /**
+   * The upstream's counts: `message_start`'s, updated by each `message_delta` (cumulative); null once one of
+   * them was not a count (the whole usage is untrusted then).
+   */
+  usage?: MessagesUsage | null;
 }
 
 /**
@@ -52,11 +55,16 @@ export function nativeMessagesStreamBody(
       if (event === undefined) throw new GatewayError(502, "The upstream stream ended before message_stop.");
       const text = eventText(event);
       if (text !== undefined) outcome.texts.push(text);
-      if (event.type === "message_start") {
-        const message = event.message as JsonObject | undefined;
-        outcome.usage = readMessagesUsage(message?.usage) ?? outcome.usage;
-      } else if (event.type === "message_delta") {
-        outcome.usage = readMessagesUsage(event.usage, outcome.usage) ?? outcome.usage;
+      if (event.type === "message_start" || event.type === "message_delta") {
+        const usage = event.type === "message_start"
+          ? (event.message as JsonObject | undefined)?.usage
+          : event.usage;
+        // One update whose counts are not counts makes the stream's usage untrusted: the gateway counts it.
+        if (usage !== undefined && outcome.usage !== null) {
+          outcome.usage =
+            readMessagesUsage(usage, event.type === "message_delta" ? outcome.usage : undefined) ??
+              null;
+        }
       }
       // The provider's stage checked that every event has a string `type`.
       controller.enqueue(encodeMessagesEvent(clientMessageEvent(event, options.alias) as MessagesEvent));

@@ -163,3 +163,25 @@ Deno.test("messages native stream: a silent upstream gets the client a ping, the
   const real = REST.map((e) => e.type).filter((t) => t !== "ping");
   assert.deepEqual(names.filter((n) => n !== "ping"), real, "nothing lost or reordered");
 });
+
+Deno.test("messages native stream: a message_delta whose count is not a count leaves the usage to the gateway", async () => {
+  // A negative, fractional or string output count is no count: kept, message_start's `output_tokens: 1` would
+  // stand for the whole answer; the stream's usage is untrusted instead, and the gateway counts.
+  for (const bad of [-5, 2.5, "15", 1e20]) {
+    const rest = REST.map((e) => e.type === "message_delta" ? { ...e, usage: { output_tokens: bad } } : e);
+    const { outcome } = await run(upstream(rest as JsonObject[]));
+    assert.equal(outcome.usage, null, `output_tokens ${bad}`);
+  }
+  // A later good update does not bring an untrusted usage back.
+  const bad: JsonObject = { type: "message_delta", delta: {}, usage: { output_tokens: "x" } };
+  const later = [...REST.slice(0, -2), bad, ...REST.slice(-2)];
+  assert.equal((await run(upstream(later))).outcome.usage, null);
+  const { outcome } = await run(upstream(REST));
+  assert.deepEqual(outcome.usage, {
+    input: 25,
+    output: 15,
+    cacheCreation: 40,
+    cacheCreation1h: 0,
+    cacheRead: 300,
+  });
+});
