@@ -13,6 +13,7 @@
 import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { readCounts } from "../../openai/usage_counts.ts";
 import { readableItem } from "./compaction_item.ts";
 
 /** How the body a native target gets differs from the client's. */
@@ -104,22 +105,29 @@ export function clientEvent(event: JsonObject, frame: NativeFrame, sequence: num
   return out;
 }
 
-/** Token counts as the upstream reported them in a Response's `usage`, or undefined without usable ones. */
+/**
+ * Token counts as the upstream reported them in a Response's `usage`, or undefined without usable ones: a count
+ * that is not one (lib/openai/usage_counts.ts), details included, makes the whole usage untrusted.
+ */
 export function nativeUsage(response: unknown): TokenClasses | undefined {
   if (!isObject(response) || !isObject(response.usage)) return undefined;
   const usage = response.usage;
-  const { input_tokens: prompt, output_tokens: completion } = usage;
-  const count = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
-  if (!count(prompt) || !count(completion)) return undefined;
   // The Responses API counts cached input within input_tokens and reasoning within output_tokens, as chat does.
   const cached = isObject(usage.input_tokens_details) ? usage.input_tokens_details.cached_tokens : undefined;
   const reasoning = isObject(usage.output_tokens_details)
     ? usage.output_tokens_details.reasoning_tokens
     : undefined;
-  const classes: TokenClasses = { prompt, completion };
-  if (count(cached)) classes.cachedRead = cached;
-  if (count(reasoning)) classes.reasoning = reasoning;
-  return classes;
+  return readCounts((count) => {
+    const classes: TokenClasses = {
+      prompt: count(usage.input_tokens),
+      completion: count(usage.output_tokens),
+    };
+    const cachedRead = count(cached, undefined);
+    const reasoningTokens = count(reasoning, undefined);
+    if (cachedRead !== undefined) classes.cachedRead = cachedRead;
+    if (reasoningTokens !== undefined) classes.reasoning = reasoningTokens;
+    return classes;
+  });
 }
 
 /** The texts of a Response's output (message text, refusals, call arguments), for counting its tokens. */

@@ -113,6 +113,27 @@ Deno.test("native usage and texts: read from the upstream, bounded to sane count
       usage: { input_tokens: "5", output_tokens: 2 },
     }]
   ) assert.equal(nativeUsage(bad), undefined);
+  // The details are counts too: one that is not makes the whole usage untrusted (the gateway counts), as on
+  // every other path, rather than pricing the request with its cached or reasoning part left out.
+  const details = { input_tokens: 50, output_tokens: 20 };
+  assert.deepEqual(
+    nativeUsage({
+      usage: {
+        ...details,
+        input_tokens_details: { cached_tokens: 40 },
+        output_tokens_details: { reasoning_tokens: 10 },
+      },
+    }),
+    { prompt: 50, completion: 20, cachedRead: 40, reasoning: 10 },
+  );
+  assert.equal(
+    nativeUsage({ usage: { ...details, input_tokens_details: { cached_tokens: -40 } } }),
+    undefined,
+  );
+  assert.equal(
+    nativeUsage({ usage: { ...details, output_tokens_details: { reasoning_tokens: "10" } } }),
+    undefined,
+  );
   assert.deepEqual(
     outputTexts({
       output: [
