@@ -197,6 +197,35 @@ Deno.test({
 });
 
 Deno.test({
+  name: "binary: the working directory's .env and bunfig.toml are not read: its environment is the process's",
+  ...binary,
+  async fn() {
+    // A single-file Bun executable loads ./.env and ./bunfig.toml (with `preload` code) at start unless built
+    // not to; the Docker image's working directory is its writable data volume.
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(
+        `${dir}/gateway.yaml`,
+        'providers:\n  up: { type: openai, base_url: "http://127.0.0.1:9/v1", api_key: "${UPSTREAM_KEY}" }\n' +
+          "models:\n  m: { type: chat, targets: [ { provider: up, model: x } ] }\n",
+      );
+      await Deno.writeTextFile(`${dir}/.env`, "UPSTREAM_KEY=sk-from-dotenv-0123456789\n");
+      await Deno.writeTextFile(
+        `${dir}/preload.js`,
+        `require("node:fs").writeFileSync("${dir}/PRELOADED", "yes");\n`,
+      );
+      await Deno.writeTextFile(`${dir}/bunfig.toml`, 'preload = ["./preload.js"]\n');
+      const { code, stderr } = await run(BIN!, ["check", "--config", "gateway.yaml"], { cwd: dir });
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /environment variable UPSTREAM_KEY is not set/);
+      await assert.rejects(Deno.stat(`${dir}/PRELOADED`), Deno.errors.NotFound, "bunfig.toml's preload ran");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "binary: `serve` with no config file serves the embedded default, records usage, exits 0 on SIGTERM",
   ...binary,
   async fn() {
