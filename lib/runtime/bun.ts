@@ -62,6 +62,8 @@ export interface BunServeOptions {
   port: number;
   /** Seconds of socket silence before Bun closes a connection; 0 turns the timer off. */
   idleTimeout: number;
+  /** The largest request body Bun lets through to the handler (128 MiB unless set). */
+  maxRequestBodySize?: number;
   reusePort?: boolean;
   fetch(request: Request, server: BunServer): Response | undefined | Promise<Response | undefined>;
   error(error: unknown): Response;
@@ -132,6 +134,9 @@ function overLimit(message: string | Uint8Array, max: number): boolean {
   return message.length * 3 > max && encoder.encode(message).byteLength > max;
 }
 
+/** The reason Bun gives for a connection it closed over a message past `maxPayloadLength`. */
+const BUN_TOO_BIG = "Received too big message";
+
 /**
  * Bun's WebSocket handlers, which pass each connection's events to its session (the `data` given to
  * `server.upgrade`). Bun's own size limit is server-wide, so it is the edges' upper bound and each session's
@@ -157,7 +162,8 @@ export function webSocketHandlers(sessions: Set<WebSocketSession>): BunWebSocket
     },
     close(ws, code, reason) {
       sessions.delete(ws.data);
-      ws.data.closed(code, reason);
+      // A message past Bun's own cap: Bun closes with 1009 to the client but reports 1006 here, with this reason.
+      ws.data.closed(code === 1006 && reason === BUN_TOO_BIG ? 1009 : code, reason);
     },
   };
 }
@@ -181,6 +187,9 @@ function serve(options: ServeOptions): Promise<RunningServer> {
     port: options.port,
     reusePort: options.reusePort === true,
     idleTimeout: idle.head,
+    // The handler's body reader enforces `server.max_body_size` with the gateway's 413 and usage record; Bun's
+    // own limit (128 MiB by default) would answer a bare 413 first, unrecorded, and refuse a larger setting.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     // Bun aborts `request.signal` when the client goes away and cancels the response body stream, so a
     // client disconnect reaches the upstream request without help from this edge.
     fetch: async (request, server) => {

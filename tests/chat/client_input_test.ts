@@ -297,3 +297,21 @@ Deno.test("client input: tool_calls junk on a non-assistant message is passed on
   }
   assert.deepEqual(logger.lines.filter((l) => l.msg === "unhandled_error"), []);
 });
+
+Deno.test("client input: a body past the runtime's own limit (Bun's 128 MiB) meets the gateway's, not the runtime's", async () => {
+  // 130 MiB of JSON whitespace, then a value that is not JSON: only the gateway's own reader and parser answer.
+  const body = new Uint8Array(130 * 1024 * 1024 + 1).fill(0x20);
+  body[body.length - 1] = 0x78; // "x"
+  for (const [limit, status, code] of [["4MiB", 413, "request_too_large"], ["256MiB", 400, null]] as const) {
+    const gw = await startGateway(CONFIG.replace("  port: 0\n", `  port: 0\n  max_body_size: ${limit}\n`));
+    try {
+      const response = await fetch(`${gw.baseURL}/chat/completions`, { method: "POST", headers: AUTH, body });
+      assert.equal(response.status, status, limit);
+      assert.equal((await errorOf(response)).code, code, limit);
+      const line = await waitForLog(gw, (l) => l.msg === "request" && l.path === "/v1/chat/completions");
+      assert.equal(line.status, status, `the access log and record say what the client got (${limit})`);
+    } finally {
+      await gw.stop();
+    }
+  }
+});

@@ -94,10 +94,11 @@ tokens:
 async function gatewayCloses(
   closeIt: (ws: RawWebSocket) => Promise<void>,
   records: number,
+  maxBodySize = "2KiB",
 ): Promise<{ code: number; rows: UsageRow[] }> {
   const chat = startFakeOpenAI();
   const gw = await startGateway(`
-server: { max_body_size: 2KiB }
+server: { max_body_size: ${maxBodySize} }
 providers:
   chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
 models:
@@ -170,6 +171,24 @@ Deno.test("websocket limits: a message over max_body_size closes with 1009 and e
     status: 200,
     error_code: "websocket_message_too_large",
   }]);
+});
+
+Deno.test("websocket limits: past 64 MiB a message closes with 1009 on either edge, whatever max_body_size allows", async () => {
+  // Both edges buffer a message whole; Bun's cap is server-wide (64 MiB), and the Deno edge now holds the same.
+  const { code, rows } = await gatewayCloses(
+    async (ws) => {
+      const big = JSON.stringify({
+        type: "response.create",
+        model: "chat-hang",
+        input: "x".repeat(65 * 1024 * 1024),
+      });
+      await ws.sendText(big);
+    },
+    1,
+    "100MiB",
+  );
+  assert.equal(code, 1009);
+  assert.deepEqual(rows.map((r) => r.error_code), ["websocket_message_too_large"]);
 });
 
 Deno.test("websocket limits: a handshake without a valid key, or of another version than 13, gets the gateway's JSON; the log says what was sent", async () => {

@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { acceptWebSocket, type ClientRequest } from "../../runtime/types.ts";
+import { acceptWebSocket, type ClientRequest, MAX_WEBSOCKET_MESSAGE_BYTES } from "../../runtime/types.ts";
 import { GatewayError } from "../../errors.ts";
 import type { ClientContext } from "../../http/context.ts";
 import {
@@ -161,7 +161,8 @@ export function handleResponsesWebSocket(
   // The longest conversation it keeps is the longest `previous_response_id` rebuilds from the store.
   const responses = connectionResponses(ctx.services.responses, MAX_CHAIN_BYTES);
   const session = serialSession({
-    maxMessageBytes: server.max_body_size,
+    // The edges buffer a message whole: at most the client's body limit, and never past their common cap.
+    maxMessageBytes: Math.min(server.max_body_size, MAX_WEBSOCKET_MESSAGE_BYTES),
     maxQueued: MAX_QUEUED_MESSAGES,
     idleTimeoutMs: server.connections.keep_alive_timeout,
     sendTimeoutMs: server.connections.send_timeout,
