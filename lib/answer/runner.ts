@@ -25,6 +25,7 @@ import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
+import { logUnhandled } from "../log.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
@@ -315,6 +316,7 @@ export async function answerStream<O extends StreamOutcome>(
     scrubber: ctx.state.config.scrubber,
     budget: streamBudgetGuard(ctx, request.chat),
     startedAt: ctx.startedAt,
+    onUnexpected: (err) => logUnhandled(ctx.logger, ctx.requestId, err),
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();

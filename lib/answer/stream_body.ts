@@ -56,6 +56,11 @@ export interface StreamEnding<O extends StreamOutcome> {
    * first upstream value is handed to the API's pull. Without it, not measured.
    */
   startedAt?: number;
+  /**
+   * Told of a failure of the gateway's own (anything thrown that is not a `GatewayError`) before the client
+   * gets its generic `internal_error` event: the runner logs it, as the error boundary logs one outside a stream.
+   */
+  onUnexpected?: (err: unknown) => void;
 }
 
 /** What one API's body does with the upstream's values; see {@linkcode clientStreamBody}. */
@@ -218,6 +223,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
         }
         // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
         stream.rest.cancel(err).catch(() => {});
+        if (!(err instanceof GatewayError)) ending.onUnexpected?.(err);
         const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);
         outcome.error = error;
         events.fail(controller, error);

@@ -162,3 +162,29 @@ Deno.test("client body: the time to the first chunk is measured once, from the r
   await new Response(plain.body).text();
   assert.equal(plain.ends[0].firstChunkAt, undefined, "without a start, nothing is measured");
 });
+
+Deno.test("client body: a failure of the gateway's own is told to onUnexpected (the runner logs it); an upstream's is not", async () => {
+  const run = async (failure: unknown) => {
+    const seen: unknown[] = [];
+    const { stream } = upstream(["a", "b"]);
+    const body = clientStreamBody(stream, { end: "ok", texts: [] }, {
+      onEnd: () => {},
+      onUnexpected: (err) => seen.push(err),
+    }, {
+      async pull(controller, next) {
+        const value = await next();
+        if (value === "b") throw failure;
+        controller.enqueue(encoder.encode(`${value}\n`));
+      },
+      fail(controller, error) {
+        controller.enqueue(encoder.encode(`!${error.code}\n`));
+      },
+    });
+    return { text: await new Response(body).text(), seen };
+  };
+  // A bug in an API's translation (reading a property of null): the client gets only the generic code.
+  const bug = new TypeError("Cannot read properties of null (reading 'function')");
+  assert.deepEqual(await run(bug), { text: "a\n!internal_error\n", seen: [bug] });
+  const upstreamFault = new GatewayError(502, "bad chunk", { code: "upstream_invalid_response" });
+  assert.deepEqual(await run(upstreamFault), { text: "a\n!upstream_invalid_response\n", seen: [] });
+});
