@@ -28,7 +28,10 @@ export interface NativeStreamOutcome extends StreamOutcome {
   usage?: { prompt: number; completion: number };
 }
 
-/** The stream events that end a Response; the Response they carry is the final one. */
+/**
+ * The stream events that end a Response; the Response they carry is the final one, checked to be a Response by
+ * the provider's stage (`parseResponsesEvent`) as a whole answer is, so what is sent and stored is one.
+ */
 const FINAL = new Set(["response.completed", "response.incomplete"]);
 
 /**
