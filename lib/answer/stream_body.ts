@@ -16,6 +16,7 @@ import type { Lease } from "../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { type BudgetGuard, BudgetStop } from "./budget_guard.ts";
+import type { StreamTexts } from "../usage/stream_texts.ts";
 
 /** An upstream stream whose first value has already been read (routing commits to a target on it). */
 export interface Peeked<T> {
@@ -35,8 +36,11 @@ export interface StreamOutcome {
    * for every API: see {@linkcode StreamEnding.startedAt}).
    */
   firstChunkAt?: number;
-  /** What the client received (text, refusal and argument deltas), to count tokens when no usage came. */
-  texts: string[];
+  /**
+   * What the client received (text, refusal and argument deltas), to count tokens when no usage came; in
+   * bounded memory, however long the stream (lib/usage/stream_texts.ts).
+   */
+  texts: StreamTexts;
 }
 
 /** How a body ends, from the answer runner: who learns of the end, the lease to release, the secrets to scrub. */

@@ -18,6 +18,7 @@ import {
 } from "../../answer/stream_body.ts";
 import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 
 /** A native event stream whose first event has already been read (routing waited for it). */
 export type PeekedEvents = Peeked<JsonObject>;
@@ -47,7 +48,7 @@ export function nativeStreamBody(
   },
 ): ReadableStream<Uint8Array> {
   const { frame } = options;
-  const outcome: NativeStreamOutcome = { end: "ok", texts: [] };
+  const outcome: NativeStreamOutcome = { end: "ok", texts: new StreamTexts() };
   let sequence = 0;
   /** The latest Response the client saw, which `response.failed` continues. */
   let snapshot: JsonObject = clientResponse({
