@@ -36,6 +36,18 @@ export interface Logger {
   scrubWith?(source: () => Scrubber): void;
 }
 
+/**
+ * Logs a failure of the gateway's own (anything thrown that is not a `GatewayError`) as `unhandled_error`: its
+ * name and message, never the request's content. The client gets only a generic 500 or `internal_error` event,
+ * so this line is the one trace of the bug; the error boundary and the stream bodies both write it.
+ */
+export function logUnhandled(logger: Logger, requestId: string, err: unknown): void {
+  logger.error("unhandled_error", {
+    request_id: requestId,
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+  });
+}
+
 /** How long log lines may wait to be written together: one write per burst instead of one per request. */
 const LOG_FLUSH_MS = 10;
 /** Lines buffered before a write happens regardless of the timer. */

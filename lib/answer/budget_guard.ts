@@ -3,7 +3,8 @@
  * the client has been sent and is about to be sent), weighed in the budget's unit, against what the stream
  * may use (its admission's allowance, read once when it was admitted). Crossing it throws a
  * {@linkcode BudgetStop}, which the client body turns into the API's own error event; the body then cancels
- * the upstream. The check is a sum and a comparison per new text: no counter-store call, no tokenizer.
+ * the upstream. The check is a comparison per write (of the characters received): no counter-store call, no
+ * tokenizer.
  *
  * Output is estimated from the text at about four characters per token (the ratio of
  * `roughTokenEstimate` in lib/usage/estimate.ts, without its per-message overhead, which would count every
@@ -52,13 +53,13 @@ export interface BudgetGuardOptions {
   message: string;
 }
 
-/** One stream's check; keeps how far into the texts it has counted. */
+/** One stream's check; keeps the characters it last weighed. */
 export interface BudgetGuard {
   /**
-   * Counts the texts added since the last call and throws a {@linkcode BudgetStop} when the stream's usage
-   * would cross its allowance. `texts` only grows (the outcome's list of what the client receives).
+   * Weighs what the client has received so far (`chars`: the characters of the outcome's texts, which only
+   * grow) and throws a {@linkcode BudgetStop} when the stream's usage would cross its allowance.
    */
-  check(texts: readonly string[]): void;
+  check(received: { readonly chars: number }): void;
   /** Output tokens counted so far (an estimate). */
   readonly outputTokens: number;
 }
@@ -68,13 +69,11 @@ const EPSILON = 1e-9;
 export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const fixed = Math.max(0, options.promptTokens) * options.inputWeight;
   let seen = 0;
-  let chars = 0;
   let outputTokens = 0;
   return {
-    check(texts) {
-      if (texts.length === seen) return;
-      for (let i = seen; i < texts.length; i++) chars += texts[i].length;
-      seen = texts.length;
+    check({ chars }) {
+      if (chars === seen) return;
+      seen = chars;
       outputTokens = Math.ceil(chars / 4);
       if (fixed + outputTokens * options.outputWeight > options.allowance + EPSILON) {
         throw new BudgetStop(options.message);

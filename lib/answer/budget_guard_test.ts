@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { StreamTexts } from "../usage/stream_texts.ts";
 import { GatewayError } from "../errors.ts";
 import { BUDGET_STOP_CODE, BudgetStop, createBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 
@@ -7,7 +8,7 @@ const tokens = (allowance: number, promptTokens = 0) =>
 
 Deno.test("budget guard: counts only the texts added since the last check, and stops at the one that crosses", () => {
   const guard = tokens(10, 4); // 4 prompt tokens, so 6 output tokens (24 characters) fit
-  const texts: string[] = [];
+  const texts = new StreamTexts();
   texts.push("abcdefgh"); // 2 tokens
   guard.check(texts);
   guard.check(texts); // nothing new: not counted twice
@@ -38,7 +39,8 @@ Deno.test("budget guard: a money budget weighs prompt and output at their prices
     outputWeight: 4 / 1_000_000,
     message: "stopped",
   });
-  const texts = ["a".repeat(2_000)]; // 500 tokens: exactly the allowance
+  const texts = new StreamTexts();
+  texts.push("a".repeat(2_000)); // 500 tokens: exactly the allowance
   guard.check(texts);
   texts.push("abcd");
   assert.throws(() => guard.check(texts), BudgetStop);

@@ -13,6 +13,7 @@ import type { RequestGuardrails } from "../guardrails/request.ts";
 import type { ChatAnswer, NativeAnswer } from "./routed.ts";
 import { type AnsweredRequest, completionReported, completionTexts, usageOf } from "./usage.ts";
 import { watchedReader } from "./watched_reader.ts";
+import { StreamTexts } from "../usage/stream_texts.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import type { ChatCompletionChunk } from "../openai/types.ts";
 
@@ -50,11 +51,11 @@ export async function guardedAnswer(
     return routed;
   }
   if (value.kind !== "stream") return routed;
-  const received: NonNullable<RequestGuardrails["received"]> = { texts: [] };
+  const received: NonNullable<RequestGuardrails["received"]> = { texts: new StreamTexts() };
   state.received = received;
   const receive = (chunk: ChatCompletionChunk) => {
     if (chunk.usage) received.usage = chunk.usage;
-    received.texts.push(...chunkTexts(chunk));
+    for (const text of chunkTexts(chunk)) received.texts.push(text);
   };
   receive(value.stream.first);
   const rest = watchedReader(value.stream.rest, { value: receive });

@@ -20,11 +20,12 @@ import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import type { Lease } from "../routing/health.ts";
-import { countTokens } from "../usage/estimate.ts";
+import type { StreamTexts } from "../usage/stream_texts.ts";
 import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
+import { logUnhandled } from "../log.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
@@ -229,13 +230,13 @@ export function shownUsage(completion: ChatCompletion, usage: TokenUsage): Usage
  * streamed), and `usage` is the stream's usage for its record: the upstream's, else that same count.
  */
 export function finalEventUsage(countPrompt: () => Promise<number>): {
-  count: (texts: string[]) => Promise<Usage>;
+  count: (texts: StreamTexts) => Promise<Usage>;
   usage: (outcome: { usage?: Usage }) => TokenUsage | undefined;
 } {
   let counted: Usage | undefined;
   return {
     async count(texts) {
-      const [prompt, completion] = await Promise.all([countPrompt(), countTokens(texts)]);
+      const [prompt, completion] = await Promise.all([countPrompt(), texts.count()]);
       counted = chatUsageOf({ prompt, completion });
       return counted;
     },
@@ -315,10 +316,11 @@ export async function answerStream<O extends StreamOutcome>(
     scrubber: ctx.state.config.scrubber,
     budget: streamBudgetGuard(ctx, request.chat),
     startedAt: ctx.startedAt,
+    onUnexpected: (err) => logUnhandled(ctx.logger, ctx.requestId, err),
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();
-      ctx.trace?.captureOutput(end.texts);
+      ctx.trace?.captureOutput(end.texts.opening());
       const ending = streamEnding(end);
       const known = wire.usage(end);
       if (known && "completion" in known) settle({ ...ending, usage: known });

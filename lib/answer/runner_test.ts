@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { StreamTexts } from "../usage/stream_texts.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { countTokens } from "../usage/estimate.ts";
@@ -40,15 +41,15 @@ Deno.test("runner: a failing prompt count falls back to the rough estimate, the 
 
 Deno.test("runner: why a stream ended badly is its error code, with the time to first chunk", () => {
   const failed = new GatewayError(502, "cut", { type: "server_error", code: "upstream_error" });
-  assert.deepEqual(streamEnding({ end: "ok", firstChunkAt: 12.5, texts: [] }), {
+  assert.deepEqual(streamEnding({ end: "ok", firstChunkAt: 12.5, texts: new StreamTexts() }), {
     ttftMs: 12.5,
     errorCode: undefined,
   });
   assert.deepEqual(
     [
-      streamEnding({ end: "error", error: failed, texts: [] }),
-      streamEnding({ end: "error", texts: [] }),
-      streamEnding({ end: "cancelled", texts: [] }),
+      streamEnding({ end: "error", error: failed, texts: new StreamTexts() }),
+      streamEnding({ end: "error", texts: new StreamTexts() }),
+      streamEnding({ end: "cancelled", texts: new StreamTexts() }),
     ].map((e) => e.errorCode),
     ["upstream_error", "stream_error", "client_closed_request"],
   );

@@ -16,6 +16,7 @@ import type { Lease } from "../routing/health.ts";
 import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { type BudgetGuard, BudgetStop } from "./budget_guard.ts";
+import type { StreamTexts } from "../usage/stream_texts.ts";
 
 /** An upstream stream whose first value has already been read (routing commits to a target on it). */
 export interface Peeked<T> {
@@ -35,8 +36,11 @@ export interface StreamOutcome {
    * for every API: see {@linkcode StreamEnding.startedAt}).
    */
   firstChunkAt?: number;
-  /** What the client received (text, refusal and argument deltas), to count tokens when no usage came. */
-  texts: string[];
+  /**
+   * What the client received (text, refusal and argument deltas), to count tokens when no usage came; in
+   * bounded memory, however long the stream (lib/usage/stream_texts.ts).
+   */
+  texts: StreamTexts;
 }
 
 /** How a body ends, from the answer runner: who learns of the end, the lease to release, the secrets to scrub. */
@@ -56,6 +60,11 @@ export interface StreamEnding<O extends StreamOutcome> {
    * first upstream value is handed to the API's pull. Without it, not measured.
    */
   startedAt?: number;
+  /**
+   * Told of a failure of the gateway's own (anything thrown that is not a `GatewayError`) before the client
+   * gets its generic `internal_error` event: the runner logs it, as the error boundary logs one outside a stream.
+   */
+  onUnexpected?: (err: unknown) => void;
 }
 
 /** What one API's body does with the upstream's values; see {@linkcode clientStreamBody}. */
@@ -218,6 +227,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
         }
         // At once: a budget stop (or a failure of the gateway's own) must not leave the upstream generating.
         stream.rest.cancel(err).catch(() => {});
+        if (!(err instanceof GatewayError)) ending.onUnexpected?.(err);
         const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);
         outcome.error = error;
         events.fail(controller, error);

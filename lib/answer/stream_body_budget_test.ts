@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { StreamTexts } from "../usage/stream_texts.ts";
 import { createBudgetGuard } from "./budget_guard.ts";
 import { clientStreamBody, type StreamOutcome } from "./stream_body.ts";
 
@@ -22,7 +23,7 @@ function endless() {
 }
 
 function body(stream: ReturnType<typeof endless>["stream"], allowance?: number) {
-  const outcome: StreamOutcome = { end: "ok", texts: [] };
+  const outcome: StreamOutcome = { end: "ok", texts: new StreamTexts() };
   const ends: StreamOutcome[] = [];
   const budget = allowance === undefined
     ? undefined
@@ -59,7 +60,7 @@ Deno.test("client body with a budget guard: withholds the write that crosses, en
   assert.equal(ends[0].end, "error");
   assert.equal(ends[0].error?.code, "insufficient_quota");
   assert.equal(
-    ends[0].texts.length,
+    ends[0].texts.opening().length,
     6,
     "the usage counts what the upstream produced, the withheld text included",
   );

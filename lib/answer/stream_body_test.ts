@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { StreamTexts } from "../usage/stream_texts.ts";
 import { ClientGoneError, GatewayError } from "../errors.ts";
 import type { Lease } from "../routing/health.ts";
 import { createScrubber } from "../secrets/scrubber.ts";
@@ -39,7 +40,7 @@ function lineBody(
   scrubber?: ReturnType<typeof createScrubber>,
   startedAt?: number,
 ) {
-  const outcome: StreamOutcome = { end: "ok", texts: [] };
+  const outcome: StreamOutcome = { end: "ok", texts: new StreamTexts() };
   const ends: StreamOutcome[] = [];
   const body = clientStreamBody(stream, outcome, {
     onEnd: (o) => {
@@ -77,7 +78,7 @@ Deno.test("client body: the first value, then the rest, then a clean end reporte
   assert.deepEqual(calls, ["beforeEnd", "release", "onEnd"]);
   assert.equal(ends.length, 1);
   assert.equal(ends[0].end, "ok");
-  assert.deepEqual(ends[0].texts, ["a", "b", "c"]);
+  assert.deepEqual(ends[0].texts.opening(), ["a", "b", "c"]);
 });
 
 Deno.test("client body: an upstream failure ends with the API's error events, scrubbed, and fails the lease", async () => {
@@ -97,7 +98,7 @@ Deno.test("client body: an upstream failure ends with the API's error events, sc
 
 Deno.test("client body: an error the client API sets itself (an upstream that ended its stream as failed) is scrubbed too", async () => {
   const secret = "sk-secret-value-123456";
-  const outcome: StreamOutcome = { end: "ok", texts: [] };
+  const outcome: StreamOutcome = { end: "ok", texts: new StreamTexts() };
   let ended: StreamOutcome | undefined;
   const { stream } = upstream(["a"]);
   const body = clientStreamBody(stream, outcome, {
@@ -161,4 +162,30 @@ Deno.test("client body: the time to the first chunk is measured once, from the r
   const plain = lineBody(unmeasured, []);
   await new Response(plain.body).text();
   assert.equal(plain.ends[0].firstChunkAt, undefined, "without a start, nothing is measured");
+});
+
+Deno.test("client body: a failure of the gateway's own is told to onUnexpected (the runner logs it); an upstream's is not", async () => {
+  const run = async (failure: unknown) => {
+    const seen: unknown[] = [];
+    const { stream } = upstream(["a", "b"]);
+    const body = clientStreamBody(stream, { end: "ok", texts: new StreamTexts() }, {
+      onEnd: () => {},
+      onUnexpected: (err) => seen.push(err),
+    }, {
+      async pull(controller, next) {
+        const value = await next();
+        if (value === "b") throw failure;
+        controller.enqueue(encoder.encode(`${value}\n`));
+      },
+      fail(controller, error) {
+        controller.enqueue(encoder.encode(`!${error.code}\n`));
+      },
+    });
+    return { text: await new Response(body).text(), seen };
+  };
+  // A bug in an API's translation (reading a property of null): the client gets only the generic code.
+  const bug = new TypeError("Cannot read properties of null (reading 'function')");
+  assert.deepEqual(await run(bug), { text: "a\n!internal_error\n", seen: [bug] });
+  const upstreamFault = new GatewayError(502, "bad chunk", { code: "upstream_invalid_response" });
+  assert.deepEqual(await run(upstreamFault), { text: "a\n!upstream_invalid_response\n", seen: [] });
 });

@@ -9,6 +9,7 @@
 import type { ChatCompletion, ChatRequest } from "../openai/types.ts";
 import type { TokenUsage } from "../http/accounting.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 
 /** Token counts as an upstream reported them. */
@@ -55,7 +56,7 @@ export function completionReported(completion: ChatCompletion): Reported | undef
 export async function usageOf(
   reported: Reported | undefined,
   request: AnsweredRequest,
-  texts: readonly string[],
+  texts: readonly string[] | StreamTexts,
   prompt?: number,
 ): Promise<TokenUsage> {
   if (reported) return { ...reported, estimated: false };
@@ -63,7 +64,7 @@ export async function usageOf(
   const [input, completion] = await Promise.all([
     prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
       .catch(() => roughTokenEstimate(chatTexts())),
-    countTokens(texts).catch(() => roughTokenEstimate(texts)),
+    countTexts(texts),
   ]);
   return { prompt: input, completion, estimated: true };
 }

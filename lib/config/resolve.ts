@@ -88,6 +88,7 @@ export function resolveConfig(
   const limits = Object.freeze({
     maxBodyBytes: cfg.server.upstream_limits.max_body_size,
     maxEventBytes: cfg.server.upstream_limits.max_event_size,
+    maxStreamBytes: cfg.server.upstream_limits.max_stream_size,
   });
 
   const models = new Map<string, ResolvedModel>();

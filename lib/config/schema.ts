@@ -88,10 +88,14 @@ const serverSchema = z.strictObject({
    * 100k-level bodies that would overflow the stack on re-serialization.
    */
   max_json_depth: z.number().int().min(8).max(10_000).default(64),
-  /** What is read from an upstream: whole (non-streamed) answers, decompressed, and single SSE events. */
+  /**
+   * What is read from an upstream: whole (non-streamed) answers, decompressed, single SSE events, and (when set)
+   * a whole stream.
+   */
   upstream_limits: z.strictObject({
     max_body_size: byteSize.default(32 * 1024 * 1024),
     max_event_size: byteSize.default(16 * 1024 * 1024),
+    max_stream_size: byteSize.refine((n) => n > 0, "must be above 0").optional(),
   }).default({ max_body_size: 32 * 1024 * 1024, max_event_size: 16 * 1024 * 1024 }),
   /**
    * Limits on client connections, so stalled or idle sockets cannot pile up on an exposed port. None of them

@@ -54,6 +54,8 @@ export interface UpstreamLimits {
   readonly maxBodyBytes: number;
   /** One SSE event or one event-stream message of a streamed answer. */
   readonly maxEventBytes: number;
+  /** A whole streamed answer, as it arrives (decompressed); absent, unbounded (`max_stream_size` unset). */
+  readonly maxStreamBytes?: number;
 }
 
 /** A target as routing sees it: where to send, plus how to share load and retry. */

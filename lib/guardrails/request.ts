@@ -8,6 +8,7 @@
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject, Usage } from "../openai/types.ts";
+import type { StreamTexts } from "../usage/stream_texts.ts";
 import { textSlots } from "../policy/text_slots.ts";
 import { createMasker, type Masker } from "./mask.ts";
 import { type GuardrailOutcome, guardrailsFor, type ResolvedGuardrail } from "./resolved.ts";
@@ -32,7 +33,7 @@ export interface RequestGuardrails {
    * masked: its texts and its usage, when it reported some. The upstream spent it whether or not the client got
    * it, so a stream the checks withheld (or that ended while text was held) is counted from this.
    */
-  received?: { texts: string[]; usage?: Usage };
+  received?: { texts: StreamTexts; usage?: Usage };
 }
 
 /** The policy outcome and rules the outcomes add to a request's record. */

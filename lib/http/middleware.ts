@@ -17,6 +17,7 @@ import {
 import { PolicyDenied } from "../policy/engine.ts";
 import { genAiProviderName } from "../providers/capabilities.ts";
 import { isoNow } from "../timers/iso_now.ts";
+import { logUnhandled } from "../log.ts";
 import type { Middleware } from "./compose.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
 import { dialectOf, endpointOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
@@ -36,12 +37,7 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
   try {
     return await next();
   } catch (err) {
-    if (!(err instanceof GatewayError)) {
-      ctx.logger.error("unhandled_error", {
-        request_id: ctx.requestId,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-      });
-    }
+    if (!(err instanceof GatewayError)) logUnhandled(ctx.logger, ctx.requestId, err);
     if (err instanceof PolicyDenied) {
       ctx.record.outcome = "deny";
       ctx.record.rule = err.rule;

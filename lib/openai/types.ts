@@ -17,6 +17,15 @@ export function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/**
+ * True for a Responses API Response as the gateway answers with, stores and reads back one: an object with
+ * `object: "response"` and an `output` array. A native upstream's whole answer and its stream's final Response
+ * (`response.completed`, `.incomplete`, `.failed`) are held to this one check.
+ */
+export function isResponseObject(value: unknown): value is JsonObject {
+  return isObject(value) && value.object === "response" && Array.isArray(value.output);
+}
+
 /** OpenAI `CompletionUsage`. */
 export interface Usage {
   prompt_tokens: number;

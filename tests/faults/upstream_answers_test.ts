@@ -1,7 +1,8 @@
 /**
  * An OpenAI-compatible upstream's 200 is untrusted like its errors: a completion whose `choices` are not
- * objects with a `message` is the upstream's fault (a 502 within the attempt, so the next target serves it),
- * never the gateway's 500; usage whose counts are not counts (a string, a negative number) is not recorded or
+ * objects with a `message` (or whose message or chunk delta holds `tool_calls` that are not objects) is the
+ * upstream's fault (a 502 within the attempt, so the next target serves it; after a stream started, the client
+ * API's error event says so), never the gateway's 500; usage whose counts are not counts (a string, a negative number) is not recorded or
  * priced as sent: the gateway counts the tokens itself, as when an upstream reports none.
  */
 import assert from "node:assert/strict";
@@ -132,5 +133,139 @@ ${TEST_TOKENS_YAML}`);
     await raw.stop();
     await good.stop();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The four client APIs, asked for `model` with one user message. */
+const APIS = {
+  chat: (model: string, stream: boolean) => ({
+    path: "/v1/chat/completions",
+    body: { model, stream, messages: [{ role: "user", content: "Hi" }] },
+  }),
+  responses: (model: string, stream: boolean) => ({
+    path: "/v1/responses",
+    body: { model, stream, input: "Hi" },
+  }),
+  messages: (model: string, stream: boolean) => ({
+    path: "/v1/messages",
+    body: { model, stream, max_tokens: 50, messages: [{ role: "user", content: "Hi" }] },
+  }),
+  gemini: (model: string, stream: boolean) => ({
+    path: `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`,
+    body: { contents: [{ role: "user", parts: [{ text: "Hi" }] }] },
+  }),
+};
+
+Deno.test("upstream answers: tool_calls that are not objects are the upstream's 502 in every client API, and fall over before the answer starts", async () => {
+  const raw = startRawUpstream();
+  const good = startFakeOpenAI();
+  // Many failures in a row: the raw target must not be ejected, so that each request reaches it.
+  const gw = await startGateway(`
+routing: { backoff_base: 5ms, backoff_max: 10ms, eject_after: 1000 }
+providers:
+  raw: { type: openai, base_url: "${raw.url}/v1", api_key: "sk-raw" }
+  good: { type: openai, base_url: "${good.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-two: { type: chat, targets: [ { provider: raw, model: m, retries: 0 }, { provider: good, model: gpt-ok } ] }
+  chat-raw: { type: chat, targets: [ { provider: raw, model: m, retries: 0 } ] }
+${TEST_TOKENS_YAML}`);
+  const ask = async (api: keyof typeof APIS, model: string, stream: boolean) => {
+    const { path, body } = APIS[api](model, stream);
+    const res = await fetch(`${gw.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    // The Gemini API cuts the connection after its error event (see `cutAfterFail`): what arrived is the answer.
+    let text = "";
+    const decoder = new TextDecoder();
+    try {
+      for await (const bytes of res.body!) text += decoder.decode(bytes, { stream: true });
+    } catch { /* cut */ }
+    return { status: res.status, text };
+  };
+  const chunk = (delta: unknown) =>
+    `data: ${
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta, finish_reason: null }],
+      })
+    }\n\n`;
+  const sse = { "content-type": "text/event-stream" };
+  const toolAnswer = (calls: unknown) => ({
+    status: 200,
+    headers: { "content-type": "application/json" },
+    chunks: [completion({
+      choices: [{ index: 0, message: { role: "assistant", tool_calls: calls }, finish_reason: "tool_calls" }],
+    })],
+  });
+  try {
+    for (const calls of [[null], [1], {}]) {
+      const label = JSON.stringify(calls);
+      for (const api of Object.keys(APIS) as (keyof typeof APIS)[]) {
+        raw.next = toolAnswer(calls);
+        const whole = await ask(api, "chat-raw", false);
+        assert.equal(whole.status, 502, `${api} ${label}: ${whole.text}`);
+        assert.doesNotMatch(whole.text, /internal error/, `${api} ${label}`);
+
+        // In a stream, after the answer started: the API's error event says the upstream's fault.
+        raw.next = {
+          status: 200,
+          headers: sse,
+          chunks: [chunk({ role: "assistant", content: "Hi" }), chunk({ tool_calls: calls })],
+        };
+        const cut = await ask(api, "chat-raw", true);
+        assert.equal(cut.status, 200, `${api} ${label}: ${cut.text}`);
+        assert.match(cut.text, /without valid choices/, `${api} ${label}: ${cut.text.slice(-300)}`);
+        assert.doesNotMatch(cut.text, /internal error/, `${api} ${label}`);
+      }
+      // Before anything reached the client: the next target answers.
+      raw.next = toolAnswer(calls);
+      const fellOver = await ask("chat", "chat-two", false);
+      assert.equal(fellOver.status, 200, fellOver.text);
+      assert.equal(JSON.parse(fellOver.text).choices[0].message.content, FAKE_ANSWER);
+      raw.next = { status: 200, headers: sse, chunks: [chunk({ role: "assistant", tool_calls: calls })] };
+      const over = await ask("chat", "chat-two", true);
+      assert.equal(over.status, 200, over.text);
+      assert.match(over.text, /\[DONE\]/);
+      assert.doesNotMatch(over.text, /error/, over.text.slice(-300));
+    }
+    // A delta that is not an object is malformed too; a choice without one (Azure's filter annotations) is not.
+    raw.next = { status: 200, headers: sse, chunks: [chunk("Hi")] };
+    assert.equal((await ask("chat", "chat-raw", true)).status, 502);
+    const noDelta = `data: ${
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0 }],
+      })
+    }\n\n`;
+    const finish = `data: ${
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+      })
+    }\n\n`;
+    raw.next = {
+      status: 200,
+      headers: sse,
+      chunks: [noDelta, chunk({ content: "Hi" }), finish, "data: [DONE]\n\n"],
+    };
+    const filtered = await ask("chat", "chat-raw", true);
+    assert.equal(filtered.status, 200, filtered.text);
+    assert.match(filtered.text, /\[DONE\]/);
+    assert.ok(!gw.logs.some((l) => l.msg === "unhandled_error"), "no failure of the gateway's own");
+  } finally {
+    await gw.stop();
+    await raw.stop();
+    await good.stop();
   }
 });

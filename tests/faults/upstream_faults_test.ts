@@ -116,6 +116,21 @@ function errorEvent(kind: Kind): string | Uint8Array {
   }
 }
 
+/** The vendor's rate-limit error as the first event of a 200 stream, as each sends it. */
+function rateLimitEvent(kind: Kind): string | Uint8Array {
+  switch (kind) {
+    case "openai":
+    case "azure":
+      return sse({ error: { message: "Rate limit reached", type: "tokens", code: "rate_limit_exceeded" } });
+    case "anthropic":
+      return sse({ type: "error", error: { type: "rate_limit_error", message: "Slow down" } }, "error");
+    case "gemini":
+      return sse({ error: { code: 429, message: "Resource exhausted", status: "RESOURCE_EXHAUSTED" } });
+    case "bedrock":
+      return exceptionFrame("throttlingException", "Too many requests");
+  }
+}
+
 /** The vendor's non-stream 400, echoing the secrets. */
 function errorAnswer(kind: Kind): RawStep {
   const json = { "content-type": "application/json" };
@@ -208,6 +223,14 @@ function scenarios(bomb: Uint8Array): Scenario[] {
       status: 200,
       hits: 1,
       echo: true,
+    },
+    {
+      // Before anything reached the client: the HTTP 429 it stands for, retried as one, not a 502.
+      name: "rate limit as the first stream event",
+      stream: true,
+      step: (k) => ({ headers: streamHeaders(k), chunks: [rateLimitEvent(k)] }),
+      status: 429,
+      hits: 2,
     },
     {
       name: "reset before the first byte",

@@ -74,6 +74,11 @@ async function readRequest(conn: Deno.Conn): Promise<RawRequest | null> {
   return { method, path, headers, body: decoder.decode(buffer.subarray(bodyStart, bodyStart + length)) };
 }
 
+/** Writes all of `data`: one `write` may take only part of a large buffer. */
+async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
+  for (let at = 0; at < data.length;) at += await conn.write(data.subarray(at));
+}
+
 async function answer(conn: Deno.Conn, step: RawStep): Promise<void> {
   if (step.reset === "before-headers") return;
   if (step.hang) {
@@ -86,18 +91,18 @@ async function answer(conn: Deno.Conn, step: RawStep): Promise<void> {
   const status = step.status ?? 200;
   const head = [`HTTP/1.1 ${status} X`, "connection: close", "transfer-encoding: chunked"];
   for (const [name, value] of Object.entries(step.headers ?? {})) head.push(`${name}: ${value}`);
-  await conn.write(encoder.encode(`${head.join("\r\n")}\r\n\r\n`));
+  await writeAll(conn, encoder.encode(`${head.join("\r\n")}\r\n\r\n`));
   for (const part of step.chunks ?? []) {
     const data = bytes(part);
-    await conn.write(encoder.encode(`${data.length.toString(16)}\r\n`));
-    await conn.write(data);
-    await conn.write(encoder.encode("\r\n"));
+    await writeAll(conn, encoder.encode(`${data.length.toString(16)}\r\n`));
+    await writeAll(conn, data);
+    await writeAll(conn, encoder.encode("\r\n"));
     if (step.reset === "after-first-chunk") {
       await new Promise((r) => setTimeout(r, 50)); // let the first chunk reach the gateway before the reset
       return;
     }
   }
-  await conn.write(encoder.encode("0\r\n\r\n"));
+  await writeAll(conn, encoder.encode("0\r\n\r\n"));
 }
 
 /** Starts the upstream on a free port. */

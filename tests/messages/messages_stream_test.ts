@@ -214,8 +214,8 @@ async function clientBytesTranslated(
     countUsage: (texts) =>
       Promise.resolve({
         prompt_tokens: 17,
-        completion_tokens: texts.length,
-        total_tokens: 17 + texts.length,
+        completion_tokens: texts.opening().length,
+        total_tokens: 17 + texts.opening().length,
       }),
     onEnd: () => {},
   });

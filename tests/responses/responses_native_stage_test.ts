@@ -44,7 +44,9 @@ const EVENTS: Record<string, unknown>[] = [
     sequence_number: 4,
     response: {
       id: "resp_up",
+      object: "response",
       status: "completed",
+      output: [],
       usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
     },
   },

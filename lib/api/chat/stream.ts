@@ -6,6 +6,7 @@
  */
 import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
 import { doneEvent, encodeJsonEvent } from "../../sse/serialize.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 import {
   clientStreamBody,
   eachValue,
@@ -20,7 +21,7 @@ export interface ChatStreamOutcome extends StreamOutcome {
   chunks: number;
 }
 
-function collectTexts(chunk: ChatCompletionChunk, into: string[]) {
+function collectTexts(chunk: ChatCompletionChunk, into: StreamTexts) {
   for (const choice of chunk.choices) {
     const delta = choice.delta as {
       content?: unknown;
@@ -71,7 +72,7 @@ export function chatStreamBody(
     includeUsage: boolean;
   },
 ): ReadableStream<Uint8Array> {
-  const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: [] };
+  const outcome: ChatStreamOutcome = { end: "ok", chunks: 0, texts: new StreamTexts() };
   return clientStreamBody(stream, outcome, options, {
     pull: eachValue({
       value: (chunk) =>

@@ -9,6 +9,7 @@
  */
 import type { ChatCompletion, ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 
 /** Google's `finishReason` for a chat `finish_reason`. */
 export function finishReason(reason: unknown): string {
@@ -96,7 +97,7 @@ export class GeminiChunks {
   #finish: unknown = null;
   usage: Usage | undefined;
   /** What the client received, to count tokens when no usage came. */
-  readonly texts: string[] = [];
+  readonly texts = new StreamTexts();
 
   constructor(private readonly frame: GeminiFrame) {}
 

@@ -20,6 +20,7 @@ import {
 } from "../../answer/stream_body.ts";
 import { GeminiChunks, type GeminiFrame } from "./response.ts";
 import { answerTexts, clientAnswer, nativeUsage } from "./native.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 
 /** What the stream learnt by the time it ended. */
 export interface GeminiStreamOutcome extends StreamOutcome {
@@ -57,12 +58,12 @@ export function geminiNativeStreamBody(
   stream: Peeked<JsonObject>,
   options: StreamEnding<GeminiNativeOutcome> & { alias: string; sse: boolean },
 ): ReadableStream<Uint8Array> {
-  const outcome: GeminiNativeOutcome = { end: "ok", texts: [] };
+  const outcome: GeminiNativeOutcome = { end: "ok", texts: new StreamTexts() };
   const frame = framing(options.sse);
   return clientStreamBody(stream, outcome, options, {
     pull: eachValue({
       value(chunk) {
-        outcome.texts.push(...answerTexts(chunk));
+        for (const text of answerTexts(chunk)) outcome.texts.push(text);
         outcome.usage = nativeUsage(chunk.usageMetadata) ?? outcome.usage;
         return [frame.encode(clientAnswer(chunk, options.alias))];
       },
@@ -83,7 +84,7 @@ export function geminiStreamBody(
     frame: GeminiFrame;
     /** `alt=sse`: SSE events; otherwise one JSON array. */
     sse: boolean;
-    countUsage: (texts: string[]) => Promise<Usage>;
+    countUsage: (texts: StreamTexts) => Promise<Usage>;
   },
 ): ReadableStream<Uint8Array> {
   const chunks = new GeminiChunks(options.frame);

@@ -21,6 +21,7 @@ import {
 import { clientMessageEvent, eventText, type MessagesUsage, readMessagesUsage } from "./native.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 import { PING_INTERVAL_MS } from "./stream.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 
 /** A native event stream whose first event has already been read (routing waited for it). */
 export type PeekedMessagesEvents = Peeked<JsonObject>;
@@ -46,7 +47,7 @@ export function nativeMessagesStreamBody(
     pingMs?: number;
   },
 ): ReadableStream<Uint8Array> {
-  const outcome: NativeMessagesStreamOutcome = { end: "ok", texts: [] };
+  const outcome: NativeMessagesStreamOutcome = { end: "ok", texts: new StreamTexts() };
   return clientStreamBody(stream, outcome, options, {
     idle: { afterMs: options.pingMs ?? PING_INTERVAL_MS, event: encodeMessagesEvent(PING) },
     async pull(controller, next, end) {

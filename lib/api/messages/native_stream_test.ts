@@ -86,7 +86,7 @@ Deno.test("messages native stream: every event forwarded as `event: <type>`, the
     cacheCreation1h: 0,
     cacheRead: 300,
   });
-  assert.deepEqual(outcome.texts, ["Hmm", "Hi"]);
+  assert.deepEqual(outcome.texts.opening(), ["Hmm", "Hi"]);
   assert.equal(typeof outcome.firstChunkAt, "number");
 });
 

@@ -14,6 +14,7 @@
  */
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { concatBytes } from "../../streams/concat_bytes.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 import {
   clientStreamBody,
   eachValue,
@@ -76,7 +77,7 @@ export class MessageEvents {
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
   /** What the client received (thinking, text, arguments), to count tokens when no usage came. */
-  readonly texts: string[] = [];
+  readonly texts = new StreamTexts();
 
   constructor(private readonly frame: MessageFrame) {}
 
@@ -259,7 +260,7 @@ export function messagesStreamBody(
   options: StreamEnding<MessagesStreamOutcome> & {
     frame: MessageFrame;
     inputTokens: number;
-    countUsage: (texts: string[]) => Promise<Usage>;
+    countUsage: (texts: StreamTexts) => Promise<Usage>;
     /** Silence before a `ping` (default {@linkcode PING_INTERVAL_MS}). */
     pingMs?: number;
   },

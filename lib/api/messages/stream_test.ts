@@ -294,8 +294,8 @@ function body(
     countUsage: (texts) =>
       Promise.resolve({
         prompt_tokens: 25,
-        completion_tokens: texts.length,
-        total_tokens: 25 + texts.length,
+        completion_tokens: texts.opening().length,
+        total_tokens: 25 + texts.opening().length,
       }),
     onEnd,
     pingMs,

@@ -23,7 +23,7 @@ import {
 } from "./native.ts";
 import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
 import type { ResponsesRequest } from "./request.ts";
-import type { JsonObject } from "../../openai/types.ts";
+import { isResponseObject, type JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
@@ -74,7 +74,7 @@ export function nativeRoute(
   };
   return {
     speaks: isNativeTarget,
-    valid: (body) => body.object === "response" && Array.isArray(body.output),
+    valid: isResponseObject,
     what: "a Response object",
     cache: () => responsesCacheSpec(client),
     facts: () => RESPONSES_FACTS,

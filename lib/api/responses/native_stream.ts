@@ -18,6 +18,7 @@ import {
 } from "../../answer/stream_body.ts";
 import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 
 /** A native event stream whose first event has already been read (routing waited for it). */
 export type PeekedEvents = Peeked<JsonObject>;
@@ -28,7 +29,10 @@ export interface NativeStreamOutcome extends StreamOutcome {
   usage?: { prompt: number; completion: number };
 }
 
-/** The stream events that end a Response; the Response they carry is the final one. */
+/**
+ * The stream events that end a Response; the Response they carry is the final one, checked to be a Response by
+ * the provider's stage (`parseResponsesEvent`) as a whole answer is, so what is sent and stored is one.
+ */
 const FINAL = new Set(["response.completed", "response.incomplete"]);
 
 /**
@@ -44,7 +48,7 @@ export function nativeStreamBody(
   },
 ): ReadableStream<Uint8Array> {
   const { frame } = options;
-  const outcome: NativeStreamOutcome = { end: "ok", texts: [] };
+  const outcome: NativeStreamOutcome = { end: "ok", texts: new StreamTexts() };
   let sequence = 0;
   /** The latest Response the client saw, which `response.failed` continues. */
   let snapshot: JsonObject = clientResponse({

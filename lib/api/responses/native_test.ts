@@ -216,7 +216,7 @@ Deno.test("native stream: events forwarded renumbered, the final Response stored
   ]);
   assert.equal(outcome.end, "ok");
   assert.deepEqual(outcome.usage, { prompt: 3, completion: 1 });
-  assert.deepEqual(outcome.texts, ["Hi"]);
+  assert.deepEqual(outcome.texts.opening(), ["Hi"]);
   assert.equal(stored![1], "resp_up");
   assert.equal(stored![0].id, "resp_gw");
 });

@@ -14,6 +14,7 @@
 import type { GatewayError } from "../../errors.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 import { sentOutput } from "./failed_output.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
@@ -83,7 +84,7 @@ export class ResponseEvents {
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
   /** What the client received (reasoning, text and arguments), to count tokens when no usage came. */
-  readonly texts: string[] = [];
+  readonly texts = new StreamTexts();
 
   constructor(private readonly frame: ResponseFrame) {}
 
@@ -342,7 +343,7 @@ export function responsesStreamBody(
   stream: PeekedChunks,
   options: StreamEnding<ResponsesStreamOutcome> & {
     frame: ResponseFrame;
-    countUsage: (texts: string[]) => Promise<Usage>;
+    countUsage: (texts: StreamTexts) => Promise<Usage>;
     /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
     onFinal?: (response: JsonObject) => void | Promise<void>;
   },

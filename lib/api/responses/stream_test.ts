@@ -210,7 +210,11 @@ Deno.test("responses stream: reasoning_content deltas are a reasoning item's sum
   assert.deepEqual((done.usage as { output_tokens_details: unknown }).output_tokens_details, {
     reasoning_tokens: 7,
   });
-  assert.deepEqual(ev.texts, ["Think", "ing.", "Answer"], "reasoning counts as output when no usage comes");
+  assert.deepEqual(
+    ev.texts.opening(),
+    ["Think", "ing.", "Answer"],
+    "reasoning counts as output when no usage comes",
+  );
 });
 
 Deno.test("responses stream: a length stop while reasoning leaves the reasoning item incomplete", () => {

@@ -42,10 +42,24 @@ function hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+const utf8Decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A header name or string value as text. The fatal decoder throws a plain `TypeError` on bytes that are not
+ * UTF-8; that is the upstream's corruption like any other, so it becomes the same 502 (which routing falls
+ * over from) rather than escaping as the gateway's own 500.
+ */
+function utf8(bytes: Uint8Array, what: string): string {
+  try {
+    return utf8Decoder.decode(bytes);
+  } catch {
+    throw corrupt(`a header ${what} is not valid UTF-8`);
+  }
+}
+
 /** Parses the header block of one message; throws a 502 `GatewayError` on any malformation. */
 export function decodeHeaders(block: Uint8Array): Record<string, EventStreamHeaderValue> {
   const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
   const headers: Record<string, EventStreamHeaderValue> = {};
   let at = 0;
   const need = (n: number) => {
@@ -55,7 +69,7 @@ export function decodeHeaders(block: Uint8Array): Record<string, EventStreamHead
     need(1);
     const nameLen = view.getUint8(at++);
     need(nameLen + 1);
-    const name = utf8.decode(block.subarray(at, at + nameLen));
+    const name = utf8(block.subarray(at, at + nameLen), "name");
     at += nameLen;
     const type = view.getUint8(at++);
     let value: EventStreamHeaderValue;
@@ -96,7 +110,7 @@ export function decodeHeaders(block: Uint8Array): Record<string, EventStreamHead
         need(len);
         const bytes = block.subarray(at, at + len);
         at += len;
-        value = type === 6 ? bytes.slice() : utf8.decode(bytes);
+        value = type === 6 ? bytes.slice() : utf8(bytes, `value ("${name}")`);
         break;
       }
       case 9: {

@@ -175,6 +175,33 @@ Deno.test("eventstream: duplicate headers and unknown header types error", async
   await rejectsWith([frame], /unknown header value type 10/);
 });
 
+/** A frame with valid CRCs around an arbitrary header block (and payload `{}`). */
+function frameWithHeaderBlock(block: Uint8Array): Uint8Array {
+  const payload = new TextEncoder().encode("{}");
+  const frame = new Uint8Array(16 + block.length + payload.length);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, frame.length);
+  view.setUint32(4, block.length);
+  view.setUint32(8, crc32(frame.subarray(0, 8)));
+  frame.set(block, 12);
+  frame.set(payload, 12 + block.length);
+  view.setUint32(frame.length - 4, crc32(frame.subarray(0, frame.length - 4)));
+  return frame;
+}
+
+Deno.test("eventstream: a header name or string value that is not UTF-8 is a 502, not the gateway's own error", async () => {
+  const name = new TextEncoder().encode(":event-type");
+  // A string header (type 7) whose value is 0xff 0xfe "A".
+  const badValue = new Uint8Array([name.length, ...name, 7, 0, 3, 0xff, 0xfe, 0x41]);
+  await rejectsWith(
+    [FRAMES[0], frameWithHeaderBlock(badValue)],
+    /header value \(":event-type"\) is not valid UTF-8/,
+  );
+  // A header name 0xc3 (a truncated two-byte sequence), bool value.
+  const badName = new Uint8Array([1, 0xc3, 0]);
+  await rejectsWith([frameWithHeaderBlock(badName)], /header name is not valid UTF-8/);
+});
+
 Deno.test("eventstream: a message over the configured limit is a 502 upstream_response_too_large", async () => {
   const big = FRAMES[2];
   const decoder = eventStreamTransformer({ maxMessageBytes: big.length - 1, provider: "aws" });

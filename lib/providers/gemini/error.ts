@@ -9,6 +9,7 @@
 import type { GatewayError } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import {
+  mapsAsHttpError,
   type ParsedUpstreamError,
   upstreamHttpError,
   upstreamStreamError,
@@ -23,6 +24,8 @@ export interface GoogleError {
   reason: string | null;
   /** `RetryInfo.retryDelay`, e.g. "33s". */
   retryDelay: string | null;
+  /** The HTTP status Google put in `code` (429, 500, …), when it is one. */
+  code: number | null;
 }
 
 function str(value: unknown): string | null {
@@ -31,10 +34,12 @@ function str(value: unknown): string | null {
 
 /** Reads Google's error object (the value of `error`). */
 export function readGoogleError(error: unknown): GoogleError {
-  const out: GoogleError = { message: null, status: null, reason: null, retryDelay: null };
+  const out: GoogleError = { message: null, status: null, reason: null, retryDelay: null, code: null };
   if (!isObject(error)) return out;
   out.message = str(error.message);
   out.status = str(error.status);
+  const code = error.code;
+  if (typeof code === "number" && Number.isInteger(code) && code >= 400 && code <= 599) out.code = code;
   for (const detail of Array.isArray(error.details) ? error.details : []) {
     if (!isObject(detail)) continue;
     const type = String(detail["@type"] ?? "");
@@ -91,7 +96,16 @@ export function geminiHttpError(
   headers: Headers,
   secrets: readonly string[],
 ): GatewayError {
-  const error = parseGoogleErrorBody(text);
+  return googleError(provider, status, parseGoogleErrorBody(text), headers, secrets);
+}
+
+function googleError(
+  provider: string,
+  status: number,
+  error: GoogleError,
+  headers: Headers,
+  secrets: readonly string[],
+): GatewayError {
   const effective = effectiveStatus(status, error);
   const retryAfter = retryAfterSeconds(error.retryDelay);
   let pass = headers;
@@ -102,13 +116,45 @@ export function geminiHttpError(
   return upstreamHttpError(provider, effective, toParsed(effective, error), pass, secrets);
 }
 
-/** The `GatewayError` for an `{"error":…}` event inside a stream that had already answered 200. */
+/**
+ * The HTTP status of each canonical code Google names in `status` (google.rpc.Code's mapping), for an error
+ * whose `code` is missing.
+ */
+const STATUS_OF_CODE: Record<string, number> = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ABORTED: 409,
+  ALREADY_EXISTS: 409,
+  RESOURCE_EXHAUSTED: 429,
+  CANCELLED: 499,
+  UNKNOWN: 500,
+  INTERNAL: 500,
+  DATA_LOSS: 500,
+  NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+};
+
+/**
+ * The `GatewayError` for an `{"error":…}` event inside a stream that had already answered 200. Google's event
+ * carries the error as its HTTP answer would (`code` 429, `status` RESOURCE_EXHAUSTED), so it is mapped as
+ * {@linkcode geminiHttpError} maps that answer (when {@linkcode mapsAsHttpError}): a rate limit before the stream
+ * started is the client's 429, not a 502. A server error, or no status at all, is a 502 in the upstream's words.
+ */
 export function geminiStreamError(
   provider: string,
   data: JsonObject,
   secrets: readonly string[],
 ): GatewayError {
   const error = readGoogleError(data.error);
+  const status = error.code ?? STATUS_OF_CODE[error.status ?? ""];
+  if (status !== undefined && mapsAsHttpError(status)) {
+    return googleError(provider, status, error, new Headers(), secrets);
+  }
   return upstreamStreamError(provider, {
     error: { message: error.message, type: "server_error", code: error.status?.toLowerCase() ?? null },
   }, secrets);

@@ -303,12 +303,14 @@ Deno.test("gemini error: parse reads status, reason and retry delay", () => {
     status: "INVALID_ARGUMENT",
     reason: "API_KEY_INVALID",
     retryDelay: null,
+    code: 400,
   });
   assert.deepEqual(parseGoogleErrorBody("not json"), {
     message: null,
     status: null,
     reason: null,
     retryDelay: null,
+    code: null,
   });
 });
 
@@ -317,4 +319,22 @@ Deno.test("gemini error: an error event mid-stream → 502 GatewayError with the
   assert.equal(err.status, 502);
   assert.equal(err.code, "internal");
   assert.equal(err.message, "boom ***");
+  // Without a code or a status Google names: the upstream's words, a 502.
+  const bare = geminiStreamError("gem", { error: { message: "odd" } }, [KEY]);
+  assert.deepEqual([bare.status, bare.message], [502, "odd"]);
+});
+
+Deno.test("gemini error: an error event is mapped as its HTTP answer would be (a rate limit is the client's 429)", () => {
+  const limited = geminiStreamError("gem", RESOURCE_EXHAUSTED, [KEY]);
+  assert.deepEqual([limited.status, limited.type, limited.code], [
+    429,
+    "rate_limit_error",
+    "rate_limit_exceeded",
+  ]);
+  assert.equal(new Headers(limited.headers).get("retry-after"), "33", "RetryInfo's delay, as over HTTP");
+  // By the status name alone, as some events carry it.
+  const named = geminiStreamError("gem", { error: { message: "busy", status: "RESOURCE_EXHAUSTED" } }, []);
+  assert.equal(named.status, 429);
+  assert.equal(geminiStreamError("gem", UNAVAILABLE, []).status, 503);
+  assert.equal(geminiStreamError("gem", INVALID_ARGUMENT, [KEY]).status, 400);
 });

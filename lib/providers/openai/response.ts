@@ -12,14 +12,26 @@ import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
 
 /**
+ * Whether a choice's `message` (or a chunk's `delta`) is what every client API reads: an object whose
+ * `tool_calls`, when there, is an array of objects. The readers walk the calls and read `.function` on each;
+ * `tool_calls: [null]` (or `{}`, which is not iterable) would be the gateway's own TypeError, a 500 with no
+ * fallback, where it is the upstream's malformed answer.
+ */
+export function isReadableMessage(value: unknown): value is JsonObject {
+  if (!isObject(value)) return false;
+  const calls = value.tool_calls;
+  return calls === undefined || calls === null || Array.isArray(calls) && calls.every(isObject);
+}
+
+/**
  * Validates an OpenAI-shaped non-stream completion: it must have `choices`, each an object with a `message`
- * object (what every client API reads); the rest passes on, with a message's `reasoning` as
- * `reasoning_content` (see `reasoning.ts`), and `usage` dropped when its counts are not counts (see
- * {@linkcode withTrustedUsage}).
+ * that {@linkcode isReadableMessage} (what every client API reads); the rest passes on, with a message's
+ * `reasoning` as `reasoning_content` (see `reasoning.ts`), and `usage` dropped when its counts are not counts
+ * (see {@linkcode withTrustedUsage}).
  */
 export function chatCompletionFrom(provider: string, body: JsonObject): ChatCompletion {
   const choices = body.choices;
-  if (!Array.isArray(choices) || !choices.every((c) => isObject(c) && isObject(c.message))) {
+  if (!Array.isArray(choices) || !choices.every((c) => isObject(c) && isReadableMessage(c.message))) {
     throw badGateway(
       `Provider "${provider}" returned a completion without valid choices.`,
       "upstream_invalid_response",

@@ -7,7 +7,7 @@
  */
 import { badGateway } from "../../errors.ts";
 import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
-import { isObject, type JsonObject } from "../../openai/types.ts";
+import { isObject, isResponseObject, type JsonObject } from "../../openai/types.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
 import type { SseEvent } from "../../sse/parse.ts";
 import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
@@ -22,8 +22,10 @@ const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "resp
 /**
  * Parses one upstream Responses SSE event into its JSON object. An `error` event (by its `event:` line or its
  * `type`) throws the upstream's error as a `GatewayError`, its fields scrubbed of `secrets`; an event that is
- * not an object with a string `type` is a 502. Returns `"done"` for a `[DONE]` sentinel, which some
- * OpenAI-compatible servers add.
+ * not an object with a string `type`, or a final event whose `response` is not a Response
+ * ({@linkcode isResponseObject}, the check a whole answer passes), is a 502: the final Response is what the
+ * client keeps and the gateway stores, so a `null` or `[]` in its place is the upstream's malformed stream, not
+ * a completed one. Returns `"done"` for a `[DONE]` sentinel, which some OpenAI-compatible servers add.
  */
 export function parseResponsesEvent(
   provider: string,
@@ -44,6 +46,12 @@ export function parseResponsesEvent(
   if (typeof data.type !== "string") {
     throw badGateway(
       `Provider "${provider}" sent a stream event without a type.`,
+      "upstream_invalid_response",
+    );
+  }
+  if (FINAL_EVENTS.has(data.type) && !isResponseObject(data.response)) {
+    throw badGateway(
+      `Provider "${provider}" sent a ${data.type} event without a Response object.`,
       "upstream_invalid_response",
     );
   }

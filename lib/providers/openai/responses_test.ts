@@ -131,3 +131,18 @@ Deno.test("openai native responses: token counting sends TokenCountsBody fields 
     assert.throws(() => inputTokensOf(bad, "p"), (err) => err instanceof GatewayError && err.status === 502);
   }
 });
+
+Deno.test("openai native responses: a final event whose response is not a Response fails the stream as the upstream's", async () => {
+  const created = 'event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\n';
+  for (const type of ["response.completed", "response.incomplete", "response.failed"]) {
+    for (const response of [null, [], "done", { usage: { input_tokens: 3, output_tokens: 4 } }, undefined]) {
+      const event = JSON.stringify({ type, sequence_number: 1, response });
+      const error = await failure(`${created}event: ${type}\ndata: ${event}\n\n`);
+      assert.equal(error.status, 502, `${type} ${JSON.stringify(response)}`);
+      assert.equal(error.code, "upstream_invalid_response", `${type} ${JSON.stringify(response)}`);
+    }
+    // The Response a whole answer must be passes.
+    const good = JSON.stringify({ type, response: { id: "r", object: "response", status: "x", output: [] } });
+    assert.equal((await events(`${created}event: ${type}\ndata: ${good}\n\n`)).length, 2, type);
+  }
+});

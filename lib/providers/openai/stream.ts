@@ -11,7 +11,16 @@ import type { SyncTransformer } from "../../streams/pull_through.ts";
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
-import { withTrustedUsage } from "./response.ts";
+import { isReadableMessage, withTrustedUsage } from "./response.ts";
+
+/**
+ * A chunk's choice as the client APIs read it: an object whose `delta`, when there, {@linkcode isReadableMessage}.
+ * A choice with no delta (Azure's content-filter annotations) or a null one reads as an empty delta.
+ */
+function isReadableChoice(choice: unknown): boolean {
+  if (!isObject(choice)) return false;
+  return choice.delta === undefined || choice.delta === null || isReadableMessage(choice.delta);
+}
 
 /**
  * Parses one upstream SSE event into a chunk. Returns "done" for `[DONE]`, throws a `GatewayError` for an
@@ -28,7 +37,7 @@ export function parseChunkEvent(
   if (event.event === "error" || data.error !== undefined && data.error !== null) {
     throw upstreamStreamError(provider, data, secrets);
   }
-  if (!Array.isArray(data.choices) || !data.choices.every(isObject)) {
+  if (!Array.isArray(data.choices) || !data.choices.every(isReadableChoice)) {
     throw badGateway(
       `Provider "${provider}" sent a chunk without valid choices.`,
       "upstream_invalid_response",

@@ -26,11 +26,15 @@ export function upstreamLimits(call: UpstreamCall): UpstreamLimits {
   return call.target.limits ?? DEFAULT_UPSTREAM_LIMITS;
 }
 
-/** The 502 for an upstream answer bigger than the gateway reads; the target counts as failed. */
-export function upstreamTooLarge(provider: string, what: string, limit: number): GatewayError {
+/** The 502 for an upstream answer bigger than the gateway reads (`key` names the limit); the target counts as failed. */
+export function upstreamTooLarge(
+  provider: string,
+  what: string,
+  limit: number,
+  key = "server.upstream_limits",
+): GatewayError {
   return badGateway(
-    `Provider "${provider}" sent ${what} larger than the gateway's limit of ${limit} bytes ` +
-      "(server.upstream_limits).",
+    `Provider "${provider}" sent ${what} larger than the gateway's limit of ${limit} bytes (${key}).`,
     "upstream_response_too_large",
   );
 }
@@ -121,6 +125,7 @@ export async function sendUpstream(request: UpstreamRequest, call: UpstreamCall)
         failure: () => failure,
         idleMs,
         provider,
+        maxStreamBytes: upstreamLimits(call).maxStreamBytes ?? Infinity,
       });
       return wrapped;
     },
@@ -197,6 +202,8 @@ interface GuardContext {
   failure(): GatewayError | undefined;
   idleMs: number;
   provider: string;
+  /** `server.upstream_limits.max_stream_size`, Infinity when it is not set. */
+  maxStreamBytes: number;
 }
 
 /**
@@ -273,6 +280,8 @@ function guardedBody(response: Response, g: GuardContext): ChunkSource<Uint8Arra
     settled = true;
     g.cleanup();
   };
+  /** Bytes read so far: a stream past `max_stream_size` ends, as an answer past `max_body_size` does. */
+  let received = 0;
   return {
     async read() {
       if (reader === undefined) {
@@ -283,6 +292,18 @@ function guardedBody(response: Response, g: GuardContext): ChunkSource<Uint8Arra
       try {
         const result = await reader.read();
         if (result.done) settle();
+        else if ((received += result.value.byteLength) > g.maxStreamBytes) {
+          // Aborting makes this the failure the catch below throws, and ends the upstream request.
+          g.abort(
+            upstreamTooLarge(
+              g.provider,
+              "a stream",
+              g.maxStreamBytes,
+              "server.upstream_limits.max_stream_size",
+            ),
+          );
+          throw g.failure();
+        }
         return result;
       } catch {
         settle();

@@ -136,6 +136,57 @@ Deno.test("transport: the bound counts decompressed bytes (a small gzip bomb sto
   }
 });
 
+Deno.test("transport: a stream past max_stream_size ends with a 502 upstream_response_too_large", async () => {
+  let sent = 0;
+  // An endless stream: the limit, not its end, stops it.
+  const upstream = wholeUpstream(() =>
+    new ReadableStream({
+      async pull(controller) {
+        await new Promise((r) => setTimeout(r, 1));
+        sent += 16384;
+        controller.enqueue(new Uint8Array(16384).fill(97));
+        if (sent > 64 * 1024 * 1024) controller.close();
+      },
+    }), { "content-type": "text/event-stream" });
+  const streamLimited = (maxStreamBytes?: number) => ({
+    ...call,
+    target: {
+      ...call.target,
+      limits: { maxBodyBytes: 1024, maxEventBytes: 1024, maxStreamBytes },
+    } as ResolvedTarget,
+  });
+  try {
+    const res = await sendUpstream(
+      { url: upstream.url, method: "GET", headers: {} },
+      streamLimited(256 * 1024),
+    );
+    let read = 0;
+    await assert.rejects(
+      (async () => {
+        for (let r = await res.body.read(); !r.done; r = await res.body.read()) read += r.value.byteLength;
+      })(),
+      (err: Error & { status?: number; code?: string }) => {
+        assert.equal(err.status, 502);
+        assert.equal(err.code, "upstream_response_too_large");
+        assert.match(
+          err.message,
+          /Provider "test" sent a stream larger than the gateway's limit of 262144 bytes/,
+        );
+        return true;
+      },
+    );
+    assert.ok(read <= 256 * 1024, `no more than the limit was passed on (${read})`);
+    // Without the limit (max_stream_size unset) the same stream is read on.
+    sent = 0;
+    const unlimited = await sendUpstream({ url: upstream.url, method: "GET", headers: {} }, streamLimited());
+    for (read = 0; read <= 1024 * 1024;) read += (await unlimited.body.read()).value?.byteLength ?? Infinity;
+    assert.ok(Number.isFinite(read));
+    await unlimited.body.cancel();
+  } finally {
+    await upstream.stop();
+  }
+});
+
 Deno.test("transport: an abort whose reason is a GatewayError fails the call with that error", async () => {
   const upstream = wholeUpstream(() => "late");
   const controller = new AbortController();

@@ -6,6 +6,7 @@
  * @module
  */
 import { GatewayError } from "../../errors.ts";
+import { isObject } from "../../openai/types.ts";
 import { scrubberOf } from "../../secrets/scrubber.ts";
 
 /** The fields an upstream's error body yielded, before the gateway decides status and wording. */
@@ -162,18 +163,57 @@ export function scrubFields(parsed: ParsedUpstreamError, secrets: readonly strin
   };
 }
 
+/** The error types and codes by which OpenAI-compatible servers say "rate limited" or "quota spent": HTTP 429. */
+const RATE_LIMITED = new Set(["rate_limit_error", "rate_limit_exceeded", "insufficient_quota"]);
+
+/**
+ * The HTTP status an error event inside a 200 stream stands for, as the upstream answers the same error over
+ * HTTP: an integer `code` between 400 and 599 (vLLM's), or a numeric-string one (Azure's), is that status; a
+ * rate limit or spent quota ({@linkcode RATE_LIMITED}, by type or code) is 429. Null when the event says
+ * nothing of a status.
+ */
+function statusOfStreamError(data: unknown): number | null {
+  const inner = isObject(data) && isObject(data.error) ? data.error : isObject(data) ? data : {};
+  const code = typeof inner.code === "string" && /^\d{3}$/.test(inner.code) ? Number(inner.code) : inner.code;
+  if (typeof code === "number" && Number.isInteger(code) && code >= 400 && code <= 599) return code;
+  for (const word of [inner.type, inner.code]) {
+    if (typeof word === "string" && RATE_LIMITED.has(word)) return 429;
+  }
+  return null;
+}
+
+/**
+ * Whether an error event that names `status` is mapped as the upstream's HTTP answer with that status would be:
+ * a 4xx (a rate limit above all) or an overload (503, 529). Any other 5xx stays the mid-stream 502 in the
+ * upstream's own words, which says as much and claims no HTTP answer that was not given.
+ */
+export function mapsAsHttpError(status: number): boolean {
+  return status < 500 || status === 503 || status === 529;
+}
+
 /**
  * The error for an `{"error":…}` event inside an upstream stream that had already answered 200; `secrets` are
- * scrubbed from every field.
+ * scrubbed from every field. An event that says which HTTP error it is ({@linkcode statusOfStreamError}: a rate
+ * limit, a status code) is mapped as {@linkcode upstreamHttpError} maps that answer when
+ * {@linkcode mapsAsHttpError}, so a rate limit reaching the client before the stream started is its 429 (it
+ * backs off; routing retries it as an HTTP 429), not a 502; any other is a 502 in the upstream's words.
  */
 export function upstreamStreamError(
   provider: string,
   data: unknown,
   secrets: readonly string[] = [],
 ): GatewayError {
-  const parsed = scrubFields(parseUpstreamErrorBody(JSON.stringify(data)), secrets);
-  return new GatewayError(502, parsed.message ?? `Provider "${provider}" reported an error mid-stream.`, {
-    type: parsed.type ?? "server_error",
-    code: parsed.code ?? "upstream_error",
+  const parsed = parseUpstreamErrorBody(JSON.stringify(data));
+  const status = statusOfStreamError(data);
+  if (status !== null && mapsAsHttpError(status)) {
+    // A numeric-string code is a status, as in Azure's HTTP errors; the 429 gains OpenAI's code.
+    if (parsed.code !== null && /^\d+$/.test(parsed.code)) parsed.code = null;
+    if (status === 429) parsed.code ??= "rate_limit_exceeded";
+    return upstreamHttpError(provider, status, parsed, new Headers(), secrets);
+  }
+  const clean = scrubFields(parsed, secrets);
+  return new GatewayError(502, clean.message ?? `Provider "${provider}" reported an error mid-stream.`, {
+    type: clean.type ?? "server_error",
+    code: clean.code ?? "upstream_error",
   });
 }

@@ -40,3 +40,42 @@ Deno.test("upstream errors: only well-formed retry headers pass, and huge messag
   );
   assert.equal(new Headers(dated.headers).get("retry-after"), "Wed, 21 Oct 2015 07:28:00 GMT");
 });
+
+Deno.test("upstream errors: a stream's error event that says which HTTP error it is maps as that answer", () => {
+  const cases: [unknown, number, string | null][] = [
+    // OpenAI's chat stream, and a Responses `error` event's fields as the native stage passes them.
+    [
+      { error: { message: "Rate limit reached", type: "tokens", code: "rate_limit_exceeded" } },
+      429,
+      "rate_limit_exceeded",
+    ],
+    [{ error: { message: "slow", type: "rate_limit_error", code: null } }, 429, "rate_limit_exceeded"],
+    [
+      { error: { message: "no money", type: "insufficient_quota", code: "insufficient_quota" } },
+      429,
+      "insufficient_quota",
+    ],
+    // Azure's numeric-string code, vLLM's integer one.
+    [{ error: { message: "call rate limit", code: "429" } }, 429, "rate_limit_exceeded"],
+    [{ error: { object: "error", message: "bad", type: "BadRequestError", code: 400 } }, 400, null],
+    [{ error: { message: "busy", code: 503 } }, 503, "upstream_overloaded"],
+    // A server error, or nothing said of a status: a 502 in the upstream's words, as before.
+    [{ error: { message: "boom", code: 500 } }, 502, "upstream_error"],
+    [{ error: { message: "boom", type: "server_error", code: "server_error" } }, 502, "server_error"],
+    [{ error: { message: "odd", code: 200 } }, 502, "upstream_error"],
+  ];
+  for (const [data, status, code] of cases) {
+    const err = upstreamStreamError("p", data);
+    assert.deepEqual([err.status, err.code], [status, code], JSON.stringify(data));
+    if (status === 429) {
+      assert.equal(err.type === "rate_limit_error" || err.type === "insufficient_quota", true);
+    }
+  }
+  // The key is still masked on the mapped path.
+  const masked = upstreamStreamError("p", {
+    error: { message: `limit for ${KEY}`, code: "rate_limit_exceeded" },
+  }, [
+    KEY,
+  ]);
+  assert.equal(masked.message, "limit for ***");
+});

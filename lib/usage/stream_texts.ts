@@ -1,0 +1,83 @@
+/**
+ * What a streamed answer sent the client (text, refusal, reasoning and argument deltas), kept to count its
+ * tokens when the upstream reports no usage, in bounded memory: once the texts kept pass
+ * {@linkcode FOLD_CHARS} characters they are counted with the tokenizer and dropped, only their count kept.
+ * The tokenizer counts each text on its own and sums (`countTokens`), so counting them in batches gives the
+ * very same total: the count stays exact however long the answer. The first batch is kept as the answer's
+ * opening, for a trace's captured output, which is cut far shorter (`telemetry.max_content_size`).
+ *
+ * An answer under {@linkcode FOLD_CHARS} (every ordinary one) is never folded: its cost per text is a push and
+ * a length add, as a plain array's was. A longer one is tokenized as it streams even when the upstream reports
+ * its usage at the end (which cannot be known before): about 25 ms of CPU per MiB of prose, 110 ms per MiB of
+ * random words, instead of holding it all (`server.upstream_limits.max_stream_size` bounds how much).
+ *
+ * @module
+ */
+import { countTokens, roughTokenEstimate } from "./estimate.ts";
+
+/**
+ * Characters of text kept before they are folded into a count. One fold tokenizes this much at once on the
+ * event loop (about 6 ms of English prose, 30 ms of random words, as measured here).
+ */
+export const FOLD_CHARS = 256 * 1024;
+
+/** `texts`' token count; the rough estimate when the tokenizer cannot be loaded. */
+async function counted(texts: readonly string[]): Promise<number> {
+  return await countTokens(texts).catch(() => roughTokenEstimate(texts));
+}
+
+/** A streamed answer's texts, as {@linkcode push}ed one by one; see the module doc. */
+export class StreamTexts {
+  /** Texts not yet folded. */
+  #kept: string[] = [];
+  #keptChars = 0;
+  /** Characters of the folded texts. */
+  #foldedChars = 0;
+  /** The folded texts' tokens, counted one batch after the other. */
+  #folded: Promise<number> | undefined;
+  /** The first folded batch, kept: the answer's opening. */
+  #opening: readonly string[] | undefined;
+
+  /** Adds a text the client received. */
+  push(text: string): void {
+    this.#kept.push(text);
+    this.#keptChars += text.length;
+    if (this.#keptChars > FOLD_CHARS) this.#fold();
+  }
+
+  #fold(): void {
+    const batch = this.#kept;
+    this.#opening ??= batch;
+    this.#foldedChars += this.#keptChars;
+    this.#kept = [];
+    this.#keptChars = 0;
+    // Chained, so the batches are counted in order and each is released once counted. The tokenizer is
+    // synchronous once loaded, so a batch is counted before the next upstream read: they do not pile up.
+    const before = this.#folded ?? Promise.resolve(0);
+    this.#folded = before.then(async (total) => total + await counted(batch));
+  }
+
+  /** Characters received in all, folded or kept (what a budget guard weighs). */
+  get chars(): number {
+    return this.#foldedChars + this.#keptChars;
+  }
+
+  /**
+   * The texts from the start of the answer: every one until the first fold, then the first batch folded (at
+   * least {@linkcode FOLD_CHARS} characters).
+   */
+  opening(): readonly string[] {
+    return this.#opening ?? this.#kept;
+  }
+
+  /** The tokens of every text received: the folded ones' count plus the kept ones counted now. */
+  async count(): Promise<number> {
+    const [folded, kept] = await Promise.all([this.#folded ?? 0, counted(this.#kept)]);
+    return folded + kept;
+  }
+}
+
+/** The tokens of `texts`, a stream's or a whole answer's list; the rough estimate if the tokenizer fails. */
+export function countTexts(texts: readonly string[] | StreamTexts): Promise<number> {
+  return texts instanceof StreamTexts ? texts.count() : counted(texts);
+}

@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { countTokens } from "./estimate.ts";
+import { countTexts, FOLD_CHARS, StreamTexts } from "./stream_texts.ts";
+
+/** Deltas as a model streams them: words of every kind, split anywhere (mid-word, mid-number, emoji). */
+function deltas(chars: number): string[] {
+  const words = [
+    "the",
+    " quick",
+    " brown",
+    " fox",
+    " 1234567",
+    " naïve",
+    " café",
+    " 🦊",
+    "\n\n",
+    " jumps",
+    ".",
+  ];
+  const out: string[] = [];
+  let total = 0;
+  for (let i = 0; total < chars; i++) {
+    const text = words[i % words.length] + words[(i * 7) % words.length].slice(0, 1 + (i % 3));
+    out.push(text);
+    total += text.length;
+  }
+  return out;
+}
+
+Deno.test("stream texts: a short answer is kept as it came, and counted as a plain list is", async () => {
+  const texts = new StreamTexts();
+  const all = deltas(1000);
+  for (const text of all) texts.push(text);
+  assert.deepEqual(texts.opening(), all);
+  assert.equal(texts.chars, all.join("").length);
+  assert.equal(await texts.count(), await countTokens(all));
+  assert.equal(await countTexts(texts), await countTexts(all));
+});
+
+Deno.test("stream texts: a long answer is folded into its count as it goes, and the count stays exact", async () => {
+  const texts = new StreamTexts();
+  const all = deltas(FOLD_CHARS * 5 + 123);
+  for (const text of all) texts.push(text);
+  // Only the first batch is kept (the opening a trace captures), never the whole answer.
+  const opening = texts.opening();
+  const openingChars = opening.join("").length;
+  assert.ok(openingChars > FOLD_CHARS && openingChars < FOLD_CHARS + 100, `${openingChars}`);
+  assert.deepEqual(opening, all.slice(0, opening.length), "the opening is the answer's start");
+  assert.equal(texts.chars, all.join("").length, "every character is weighed");
+  assert.equal(await texts.count(), await countTokens(all), "the same count as the whole list's");
+});
