@@ -13,14 +13,12 @@
  */
 import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
 import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
-import type { ConfigIssue } from "../config/types.ts";
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
-import type { Env } from "../providers/registry.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
 import { openSharedState } from "../serve_state.ts";
@@ -258,12 +256,6 @@ export async function startWorkers(
   const path = options.configPath ?? config.source;
 
   const checkStored = storedBudgetCheck(shared.tokens);
-  /** What the stored owners' money budgets say of a validated config: nothing when it did not validate. */
-  async function storedBudgetIssues(validation: ValidationResult, env: Env): Promise<readonly ConfigIssue[]> {
-    if (!validation.ok || checkStored === undefined) return [];
-    const resolved = resolveValidated(validation.validated, { source: path, env });
-    return resolved.ok ? await checkStored(resolved.config) : [];
-  }
 
   /** Validates the file once, then has every worker resolve and swap in the same result. */
   async function attempt(trigger: string): Promise<ReloadStatus> {
@@ -279,7 +271,11 @@ export async function startWorkers(
       : await validateConfigFileInWorker(path, env, { workerUrl: options.configWorker });
     // The stored tokens' and teams' money budgets (the primary holds the token directory) are checked before
     // any worker swaps the config in, as a single process does: one left without a price refuses the reload.
-    const refused = await storedBudgetIssues(validation, env);
+    // Resolved once here, for the stored budgets' check and, once every worker took it, the primary's own state.
+    const resolved = validation.ok
+      ? resolveValidated(validation.validated, { source: path, env })
+      : undefined;
+    const refused = resolved?.ok && checkStored ? await checkStored(resolved.config) : [];
     if (refused.length > 0) {
       lastStatus = { ok: false, at: new Date().toISOString(), trigger, issues: refused };
       logger.error("config_reload_failed", {
@@ -311,9 +307,9 @@ export async function startWorkers(
         trigger,
         issues: validation.ok ? [] : validation.issues,
       };
-    if (status.ok && validation.ok) {
+    // `resolved` is there when the file validated.
+    if (status.ok && validation.ok && resolved !== undefined) {
       // The workers resolved it; the primary's own resolution fails only when no worker answered.
-      const resolved = resolveValidated(validation.validated, { source: path, env });
       if (!resolved.ok) status = { ...status, ok: false, issues: resolved.issues };
       else {
         current = validation.validated;
