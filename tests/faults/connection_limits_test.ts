@@ -10,7 +10,13 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  untilAdmitted,
+} from "../helpers/gateway.ts";
 import { connect, postJson, readResponse, readUntilClosed, send } from "../helpers/raw_http.ts";
 import { type SlowUpstream, startSlowUpstream } from "../helpers/slow_upstream.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
@@ -249,21 +255,7 @@ tokens:
     }, { authorization: `Bearer ${limited}` });
     await send(conn, call);
     // The client reads nothing. Its stream holds the token's one concurrent slot until the gateway gives it up.
-    const ask = async () => {
-      const res = await fetch(`${gw.baseURL}/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${limited}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] }),
-      });
-      await res.body?.cancel();
-      return res.status;
-    };
-    let status = await ask();
-    const deadline = performance.now() + 20_000;
-    while (status !== 200 && performance.now() < deadline) {
-      await sleep(250);
-      status = await ask();
-    }
+    const status = await untilAdmitted(gw, limited);
     assert.equal(status, 200, "the stalled stream's slot was given back");
     // And its connection was closed: what is left in our buffers, then the end.
     const buf = new Uint8Array(1 << 16);

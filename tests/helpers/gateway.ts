@@ -69,6 +69,30 @@ export async function waitForLog(
   }
 }
 
+/**
+ * Asks `gw` for a small `chat-echo` completion with `secret` (the answer's body discarded) until one is 200 or
+ * `ms` pass; the last status. For a token whose one concurrent slot a stalled request holds: 200 once the
+ * gateway gave that slot back.
+ */
+export async function untilAdmitted(gw: TestGateway, secret: string, ms = 20_000): Promise<number> {
+  const ask = async () => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] }),
+    });
+    await res.body?.cancel();
+    return res.status;
+  };
+  const deadline = performance.now() + ms;
+  let status = await ask();
+  while (status !== 200 && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    status = await ask();
+  }
+  return status;
+}
+
 /** A fake upstream a test starts and must stop again. */
 export interface Stoppable {
   stop(): Promise<void>;

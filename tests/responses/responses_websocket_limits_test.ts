@@ -13,12 +13,10 @@ import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
-import { startGateway, waitForLog } from "../helpers/gateway.ts";
+import { startGateway, untilAdmitted, waitForLog } from "../helpers/gateway.ts";
 import { rawExchange } from "../helpers/raw_http.ts";
 import { closeCode, HANDSHAKE_KEY, RawWebSocket } from "../helpers/raw_websocket.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A token allowed one request at a time: a request held open shows as the next one's 429. */
 const ONE_AT_A_TIME = "gw-ws-one-at-a-time-0123456789abcdef";
@@ -48,21 +46,7 @@ tokens:
   try {
     await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-flood", input: "flood" }));
     // The client reads nothing. Its answer holds the token's one concurrent slot until the gateway gives it up.
-    const ask = async () => {
-      const res = await fetch(`${gw.baseURL}/chat/completions`, {
-        method: "POST",
-        headers: { ...auth, "content-type": "application/json" },
-        body: JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] }),
-      });
-      await res.body?.cancel();
-      return res.status;
-    };
-    let status = await ask();
-    const deadline = performance.now() + 20_000;
-    while (status !== 200 && performance.now() < deadline) {
-      await sleep(250);
-      status = await ask();
-    }
+    const status = await untilAdmitted(gw, ONE_AT_A_TIME);
     assert.equal(status, 200, "the stalled answer's slot was given back");
     await upstream.cancelled.promise;
     // Recorded while the client still reads nothing, as a stream whose client took none of it over HTTP.
