@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startGateway, type TestGateway, waitForLogCount } from "../helpers/gateway.ts";
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from "../helpers/postgres.ts";
 
 const TOKEN = "gw-hostile-ids-0123456789abcdef";
@@ -202,7 +202,7 @@ usage: { spill: "${dir}/spill.jsonl", flush_interval: 20ms }`)),
     assert.equal(counts[0], counts[1], "both stores recorded every request");
     for (const [store, gw] of gateways) {
       // No stored response failed to be put, no usage batch failed, nothing was left unhandled.
-      assert.ok(gw.logs.some((l) => l.msg === "request"), `${store}: the access log is read`);
+      await waitForLogCount(gw, (l) => l.msg === "request", 1); // the access log is read
       const failures = gw.logs.filter((l) =>
         typeof l.msg === "string" && /failed|error|invalid|skipped/.test(l.msg)
       );

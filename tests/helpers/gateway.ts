@@ -70,6 +70,25 @@ export async function waitForLog(
 }
 
 /**
+ * Waits until at least `count` log lines match `match` and returns them all (see {@linkcode waitForLog}); a
+ * caller that asserts an exact count reads what arrived by then.
+ */
+export async function waitForLogCount(
+  gw: TestGateway,
+  match: (line: Record<string, unknown>) => boolean,
+  count: number,
+  ms = 5_000,
+): Promise<Record<string, unknown>[]> {
+  const deadline = performance.now() + ms;
+  while (true) {
+    const lines = gw.logs.filter(match);
+    if (lines.length >= count) return lines;
+    if (performance.now() > deadline) throw new Error(`${lines.length} matching log lines of ${count}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
  * Asks `gw` for a small `chat-echo` completion with `secret` (the answer's body discarded) until one is 200 or
  * `ms` pass; the last status. For a token whose one concurrent slot a stalled request holds: 200 once the
  * gateway gave that slot back.

@@ -12,7 +12,13 @@ import {
   NATIVE_KEY,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLogCount,
+} from "../helpers/gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
 import { checkEvents, parseSse } from "../helpers/responses_conformance.ts";
@@ -241,7 +247,7 @@ ${TEST_TOKENS_YAML}`,
       assert.equal(records.filter((r) => r.request_id === id).length, 1, `one record for ${id}`);
     }
     assertNoSecret(JSON.stringify(records), "the usage records");
-    assert.ok(gw.logs.filter((l) => l.msg === "request").length >= ids.length);
+    await waitForLogCount(gw, (l) => l.msg === "request", ids.length);
     for (const line of gw.logs) assertNoSecret(JSON.stringify(line), `log line ${line.msg}`);
   } finally {
     if (!stopped) await gw.stop();

@@ -15,7 +15,7 @@ import {
   NATIVE_KEY,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startGateway, type TestGateway, waitForLogCount } from "../helpers/gateway.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 const TOKEN = "gw-ws-token-0123456789abcdef";
@@ -499,11 +499,9 @@ Deno.test("websocket: a message that is not JSON, or not a response.create, gets
     assert.deepEqual(rows.map((r) => r.status), [400, 400, 400, 400, 400, 400, 200]);
     assert.ok(rows.every((r) => r.endpoint === "responses"));
     assert.equal(rows[0].error_code, "invalid_json");
-    assert.equal(
-      gw.logs.filter((l) => l.msg === "request" && String(l.request_id).startsWith("ws-bad-test.")).length,
-      7,
-      "one access-log line each",
-    );
+    const wsLine = (l: Record<string, unknown>) =>
+      l.msg === "request" && String(l.request_id).startsWith("ws-bad-test.");
+    assert.equal((await waitForLogCount(gw, wsLine, 7)).length, 7, "one access-log line each");
   });
 });
 

@@ -16,7 +16,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { armGates, FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { startGateway, TEST_TOKEN, type TestGateway, waitForLog } from "../helpers/gateway.ts";
 import { type DecodedSpan, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
 
 const ADMIN = "gw-telemetry-admin-token-012345";
@@ -283,8 +283,8 @@ Deno.test("telemetry: an incoming traceparent and tracestate are continued to th
       "the caller's tracestate goes upstream with the trace",
     );
     assert.equal(server.traceState, "vendor=abc123,dd=s:1");
-    const line = gw.logs.find((l) => l.msg === "request" && l.trace_id === traceId);
-    assert.ok(line, "the access-log line carries the trace id");
+    // Waited for: a binary's access line may arrive a moment after the answer; none carrying the id fails here.
+    await waitForLog(gw, (l) => l.msg === "request" && l.trace_id === traceId, 5_000);
     const deadline = Date.now() + 10_000;
     let found: Record<string, unknown> | undefined;
     while (found === undefined && Date.now() < deadline) {
