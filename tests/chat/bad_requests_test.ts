@@ -9,7 +9,13 @@ import type { GatewayState } from "../../lib/http/context.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
 import { createGateway } from "../../lib/server.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import {
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLogCount,
+} from "../helpers/gateway.ts";
 import {
   assertErrorResponse as assertErrorShape,
   type BadCase,
@@ -870,8 +876,11 @@ Deno.test("bad requests: over a real socket, every case gets its status and Open
       });
     }
     await assertStillServing(send);
-    const access = gw.logs.filter((l) => l.msg === "request");
-    assert.equal(access.length, CASES.length + 1, "one access-log line per request");
+    assert.equal(
+      await accessLines(gw, CASES.length + 1),
+      CASES.length + 1,
+      "one access-log line per request",
+    );
     assert.deepEqual(gw.logs.filter((l) => l.msg === "unhandled_error"), []);
   } finally {
     await gw.stop();
@@ -975,8 +984,7 @@ Deno.test("bad requests: 200 mixed bad requests at once over the socket all get 
       assert.equal(body.error.code, c.code, `case "${c.name}"`);
     }
     await assertStillServing((path, init) => fetch(`${gw.url}${path}`, init));
-    const access = gw.logs.filter((l) => l.msg === "request");
-    assert.equal(access.length, picks.length + 1);
+    assert.equal(await accessLines(gw, picks.length + 1), picks.length + 1);
     assert.deepEqual(gw.logs.filter((l) => l.msg === "unhandled_error"), []);
   } finally {
     await gw.stop();
@@ -1276,15 +1284,21 @@ Deno.test("bad requests: Messages routes answer every client mistake in Anthropi
     );
     assert.equal(ok.status, 200);
     assert.equal((await ok.json()).type, "message");
-    // A gateway binary writes its log in bursts: wait for the lines, then a moment for any extra.
-    const access = () => gw.logs.filter((l) => l.msg === "request");
-    for (let i = 0; i < 200 && access().length < ANTHROPIC_CASES.length + 1; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(access().length, ANTHROPIC_CASES.length + 1, "one access-log line per request");
+    const want = ANTHROPIC_CASES.length + 1;
+    assert.equal(await accessLines(gw, want), want, "one access-log line per request");
     assert.deepEqual(gw.logs.filter((l) => l.msg === "unhandled_error"), []);
   } finally {
     await gw.stop();
   }
 });
+
+/**
+ * How many access-log lines `gw` wrote, once at least `want` arrived and a moment passed for any extra (a gateway
+ * binary writes its log in bursts, after the answers they describe).
+ */
+async function accessLines(gw: TestGateway, want: number): Promise<number> {
+  const isAccess = (l: Record<string, unknown>) => l.msg === "request";
+  await waitForLogCount(gw, isAccess, want);
+  await new Promise((r) => setTimeout(r, 100));
+  return gw.logs.filter(isAccess).length;
+}
