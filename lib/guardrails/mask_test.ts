@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createMasker, createUnmasker } from "./mask.ts";
 import type { Finding } from "./types.ts";
+import { cpuTimed } from "../../tests/helpers/cpu_time.ts";
 
 /** A stand-in recognizer for the tests: every `word@word.word` is an EMAIL, every `+` and 10 digits a PHONE. */
 function find(text: string): Finding[] {
@@ -200,7 +201,7 @@ Deno.test("unmask: a partial placeholder at the end of a stream is held, then gi
 Deno.test("unmask: text full of `<` stays linear", () => {
   const unmasker = createUnmasker(MAPPING);
   const text = "<".repeat(200_000) + "EMAIL_1>";
-  const started = performance.now();
-  assert.equal(unmasker.unmaskText(text), "<".repeat(199_999) + "bob@example.com");
-  assert.ok(performance.now() - started < 1_000);
+  const [unmasked, ms] = cpuTimed(() => unmasker.unmaskText(text));
+  assert.equal(unmasked, "<".repeat(199_999) + "bob@example.com");
+  assert.ok(ms < 1_000, `${ms} ms`);
 });
