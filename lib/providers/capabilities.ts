@@ -16,7 +16,8 @@ import type { ResolvedTarget } from "../config/types.ts";
 import type { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { servesMessages } from "./bedrock/messages.ts";
-import { bedrockBetas, droppedBetaPath } from "./bedrock/betas.ts";
+import { bedrockBetas } from "./bedrock/betas.ts";
+import { splitBetas } from "./anthropic/native.ts";
 import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
 import { bedrockParamRules } from "./bedrock/request.ts";
 import { geminiParamRules } from "./gemini/request.ts";
@@ -107,12 +108,32 @@ export function chatParamsOn(
 }
 
 /**
- * The client's `anthropic-beta` names (`anthropicBeta`, as forwarded) that `target`, a native Messages target,
- * leaves out, as `x-gateway-dropped` names them (`anthropic-beta:<name>`): on Bedrock the ones its entry's list
- * does not take (Bedrock refuses a request naming any other); none on Anthropic, which gets them all.
+ * The client's `anthropic-beta` names (`anthropicBeta`, as forwarded) that `target`, the target that answered a
+ * Messages request, leaves out, as `x-gateway-dropped` names them (`anthropic-beta:<name>`): none on Anthropic,
+ * which gets them all; on Claude on Bedrock the ones its entry's list does not take (Bedrock refuses a request
+ * naming any other); every one on a translated target, whose chat form has no betas.
  */
 export function anthropicBetasDropped(target: ResolvedTarget, anthropicBeta: string | null): string[] {
+  if (anthropicBeta === null) return [];
+  if (!speaksNatively(target, "messages")) return anthropicBetaPaths(anthropicBeta);
   const config = target.providerConfig;
-  if (config.type !== "bedrock" || anthropicBeta === null) return [];
+  if (config.type !== "bedrock") return [];
   return bedrockBetas(config, anthropicBeta).dropped.map(droppedBetaPath);
+}
+
+/**
+ * Every name of the client's `anthropic-beta` (`anthropicBeta`, as forwarded), each once in the client's order,
+ * as `x-gateway-dropped` names them: what a request that reached no Messages API went without (a translated
+ * target's, or a count the gateway made from the chat form).
+ */
+export function anthropicBetaPaths(anthropicBeta: string | null): string[] {
+  return [...new Set(splitBetas(anthropicBeta ?? ""))].map(droppedBetaPath);
+}
+
+/**
+ * How a dropped beta name is shown in `x-gateway-dropped` and the usage record's `dropped`: a header's, told from
+ * the body's field paths by its `anthropic-beta:` prefix.
+ */
+function droppedBetaPath(name: string): string {
+  return `anthropic-beta:${name}`;
 }

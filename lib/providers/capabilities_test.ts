@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { type ProviderConfig, providerSchema } from "../config/provider_schema.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import {
+  anthropicBetaPaths,
   anthropicBetasDropped,
   capabilitiesOf,
   countsInputTokens,
@@ -112,4 +113,25 @@ Deno.test("capabilities: the betas a native Messages target leaves out, named fo
     const parsed = providerSchema.safeParse({ type: "bedrock", region: "us-east-1", anthropic_betas: bad });
     assert.equal(parsed.success, false, JSON.stringify(bad));
   }
+});
+
+Deno.test("capabilities: a translated Messages target leaves out every beta, each named once", () => {
+  const betas = "claude-code-20250219, interleaved-thinking-2025-05-14,claude-code-20250219";
+  const all = ["anthropic-beta:claude-code-20250219", "anthropic-beta:interleaved-thinking-2025-05-14"];
+  for (const type of PROVIDER_TYPES) {
+    const model = type === "bedrock" ? "amazon.nova-pro-v1:0" : "m";
+    const translated = target(entry(type, true), model);
+    if (speaksNatively(translated, "messages")) continue;
+    assert.deepEqual(anthropicBetasDropped(translated, betas), all, type);
+    assert.deepEqual(anthropicBetasDropped(translated, null), [], type);
+  }
+  // A Bedrock model that is not Claude is translated (Converse): it takes no beta, whatever the entry's list.
+  const own = providerSchema.parse({
+    type: "bedrock",
+    region: "us-east-1",
+    anthropic_betas: ["interleaved-thinking-2025-05-14"],
+  });
+  assert.deepEqual(anthropicBetasDropped(target(own, "amazon.nova-pro-v1:0"), betas), all);
+  assert.deepEqual(anthropicBetaPaths(betas), all);
+  assert.deepEqual(anthropicBetaPaths(null), []);
 });

@@ -3,7 +3,7 @@
  * sockets: Bedrock refuses a whole request naming a beta it does not take (`400 invalid beta flag`, as the fake
  * does), so the gateway forwards only the names Bedrock takes (the built-in list, or the entry's
  * `anthropic_betas`), and names the others in `x-gateway-dropped` and the usage record's `dropped`, whole,
- * streamed and counted. The translated (Converse) path sends no beta at all.
+ * streamed and counted. The translated (Converse) path sends no beta at all, and names every one.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -169,11 +169,15 @@ Deno.test("messages bedrock betas: an entry's anthropic_betas is what it forward
       ].join(","),
     );
 
-    // A model that is not Claude is translated to Converse, which takes no beta: none is sent.
+    // A model that is not Claude is translated to Converse, which takes no beta: none is sent, every one is named
+    // (as the client sent it: Anthropic's name for tool search too).
     const nova = await post(gw, "/v1/messages", RECORDED, { model: "bedrock-nova", max_tokens: 64 });
     assert.equal(nova.status, 200);
     await nova.body?.cancel();
     assert.equal(bedrock.requests.at(-1)!.action, "converse");
     assert.doesNotMatch(JSON.stringify(bedrock.requests.at(-1)!.body), /beta/);
+    const all = RECORDED.split(",").map((name) => `anthropic-beta:${name.trim()}`).join(",");
+    assert.equal(nova.headers.get("x-gateway-dropped"), all);
+    assert.equal(await recordDropped(gw, nova.headers.get("request-id")), all);
   });
 });

@@ -336,7 +336,8 @@ Deno.test("messages count_tokens: a counting vendor gives its exact count, the g
     assert.equal((await refused.json()).error.type, "invalid_request_error");
 
     // What /v1/messages takes, counting takes too: a translated count goes without what the chat form cannot
-    // carry, and names it, exact (Gemini counts) or estimated alike.
+    // carry, and names it, exact (Gemini counts) or estimated alike: the beta the SDK's beta.messages.countTokens
+    // sends (anthropic-beta: token-counting-2024-11-01) first, then the fields.
     for (const model of ["gm-ok", "chat-echo"]) {
       const beta = await client.beta.messages.countTokens(
         {
@@ -347,7 +348,11 @@ Deno.test("messages count_tokens: a counting vendor gives its exact count, the g
         } as unknown as Parameters<typeof client.beta.messages.countTokens>[0],
       ).withResponse();
       assert.ok(beta.data.input_tokens > 0);
-      assert.equal(beta.response.headers.get("x-gateway-dropped"), "mcp_servers,compaction", model);
+      assert.equal(
+        beta.response.headers.get("x-gateway-dropped"),
+        "anthropic-beta:token-counting-2024-11-01,mcp_servers,compaction",
+        model,
+      );
     }
   });
 });

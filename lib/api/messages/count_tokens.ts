@@ -13,8 +13,8 @@
  * (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and the answer says so with `estimated: true` (a
  * field Anthropic's answer does not have; clients that read `input_tokens` only are unaffected), as do the
  * access log and usage record. A count not made from the client's own body names what it left out in
- * `x-gateway-dropped` (and `x-gateway-dropped-thinking`), as a Message would; one made from it names the beta
- * names a Bedrock target left out, as a Message does.
+ * `x-gateway-dropped` (and `x-gateway-dropped-thinking`), as a Message would: every `anthropic-beta` name, then
+ * the fields; one made from it names the beta names a Bedrock target left out, as a Message does.
  *
  * Like every count, it is a request for rate limits, scopes and content rules but consumes no tokens: its one
  * usage record has 0 prompt and 0 completion tokens.
@@ -25,13 +25,12 @@ import { nativeMessagesBody, redactMessages } from "./native.ts";
 import { MESSAGES_GENERATION_PARAMS } from "../../providers/count_tokens_fields.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { fieldError } from "./validate.ts";
-import { noteDropped } from "../../http/tolerance.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { messagesTargets } from "./create.ts";
-import { forwardedHeaders, isNativeMessagesTarget, noteDroppedBetas } from "./create_native.ts";
+import { forwardedHeaders, isNativeMessagesTarget, noteMessagesDropped } from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
@@ -68,10 +67,10 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   const fromClientBody = answeredBy !== undefined && isNativeMessagesTarget(answeredBy) &&
     !(await answer.outcome).usage?.estimated;
   if (fromClientBody) {
-    noteDroppedBetas(ctx, answer.response.headers, answeredBy, parsed);
+    noteMessagesDropped(ctx, answer.response.headers, answeredBy, parsed);
     return answer;
   }
-  noteDropped(ctx, answer.response.headers, parsed.tolerance);
+  noteMessagesDropped(ctx, answer.response.headers, null, parsed, parsed.tolerance);
   if (parsed.droppedThinking > 0) {
     answer.response.headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
   }

@@ -9,8 +9,9 @@
  * The tolerance rule (lib/http/tolerance.ts) picks the targets: a request using what only Claude serves
  * (server tools, `container`, …) goes to the alias's native targets when it has some; a translated target
  * goes without what it cannot serve, and the answer lists it in `x-gateway-dropped` (a `strict` alias refuses
- * instead). `top_k` goes to native targets and OpenAI-compatible ones (vLLM, Ollama and others take it;
- * OpenAI itself answers its own 400). Of the translated targets, one whose parameter rules would refuse the chat
+ * instead), after the client's `anthropic-beta` names, which no translated target gets (named, never refused).
+ * `top_k` goes to native targets and OpenAI-compatible ones (vLLM, Ollama and others take it; OpenAI itself
+ * answers its own 400). Of the translated targets, one whose parameter rules would refuse the chat
  * form (`disable_parallel_tool_use` on Gemini, `thinking` on a Bedrock model that is not Claude) is left out
  * for the alias's others, and what the answering one's provider drops is named too.
  *
@@ -21,7 +22,6 @@ import { type GatewayError, inClientTerms, invalidRequest } from "../../errors.t
 import {
   answeredTolerance,
   type ChatForm,
-  noteDropped,
   paramServingTargets,
   servingTargets,
 } from "../../http/tolerance.ts";
@@ -34,7 +34,12 @@ import { estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usa
 import { admitChat, type Answer, noteOutcome } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
-import { answerNativeMessages, isNativeMessagesTarget, nativeMessagesRoute } from "./create_native.ts";
+import {
+  answerNativeMessages,
+  isNativeMessagesTarget,
+  nativeMessagesRoute,
+  noteMessagesDropped,
+} from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import {
@@ -110,9 +115,9 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     return await answerNativeMessages(ctx, parsed, { ...routed, value: result }, model.alias);
   }
   // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out,
-  // and which fields the target went without.
+  // and which of the client's betas (all: the chat form has none) and fields the target went without.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
-  noteDropped(ctx, headers, answeredTolerance(target, parsed.tolerance, form));
+  noteMessagesDropped(ctx, headers, target, parsed, answeredTolerance(target, parsed.tolerance, form));
   const frame: MessageFrame = {
     id: newId("msg_"),
     alias: model.alias,

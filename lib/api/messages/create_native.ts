@@ -5,13 +5,14 @@
  * unchanged. Policy ran on the request's chat form before routing, exactly as for a translated request; its
  * outcome (the output limit, redactions) is carried into the passed-through body here. The client's
  * `anthropic-version` and `anthropic-beta` travel with the call; the beta names a Bedrock target leaves out (it
- * takes only those Bedrock accepts) are named in `x-gateway-dropped`.
+ * takes only those Bedrock accepts) are named in `x-gateway-dropped`, as a translated target's are (all of them:
+ * {@linkcode noteMessagesDropped}, which the translated path calls too).
  *
  * @module
  */
 import { messagesCacheSpec } from "./cache_spec.ts";
 import { MESSAGES_FACTS } from "./native_facts.ts";
-import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../../config/types.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import {
   clientMessage,
   messageTexts,
@@ -22,8 +23,8 @@ import {
 } from "./native.ts";
 import { nativeMessagesStreamBody, type NativeMessagesStreamOutcome } from "./native_stream.ts";
 import type { MessagesRequest } from "./request.ts";
-import { anthropicBetasDropped, speaksNatively } from "../../providers/capabilities.ts";
-import { noteDropped } from "../../http/tolerance.ts";
+import { anthropicBetaPaths, anthropicBetasDropped, speaksNatively } from "../../providers/capabilities.ts";
+import { noteDropped, type Tolerance } from "../../http/tolerance.ts";
 import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
@@ -59,17 +60,29 @@ export function forwardedHeaders(
 }
 
 /**
- * Names the client's betas `target` (the native target that answered) left out, in `x-gateway-dropped` and the
- * usage record's `dropped`: a Bedrock target forwards only the ones Bedrock takes. Nothing when it got them all.
+ * Names what the request's target went without, in `x-gateway-dropped` and the usage record's `dropped`: the
+ * client's betas it left out (`answeredBy`, the target that answered: none on Anthropic, those Bedrock does not
+ * take on Claude there, every one on a translated target; all of them when `answeredBy` is null, for a count the
+ * gateway made from the chat form), then the body's fields `fields` names (what a translated target or the chat
+ * form did not get; none for a native target, which got the body as sent). The betas come first: Claude Code
+ * sends them on every request, and a long list of field paths, cut to the header's bound, must not hide them.
+ * Nothing when it went without nothing. The betas are named, never refused: a `strict` alias is held to the
+ * body's fields only (lib/http/tolerance.ts `servingTargets`), since a translated target has no beta to serve.
  */
-export function noteDroppedBetas(
+export function noteMessagesDropped(
   ctx: ClientContext,
   headers: Headers,
-  target: RoutedTarget,
+  answeredBy: ResolvedTarget | null,
   parsed: MessagesRequest,
+  fields: Tolerance | null = null,
 ): void {
-  const dropped = anthropicBetasDropped(target, forwardedHeaders(parsed.version, parsed.betas).anthropicBeta);
-  noteDropped(ctx, headers, { refusal: null, native: [], dropped });
+  const beta = forwardedHeaders(parsed.version, parsed.betas).anthropicBeta;
+  const betas = answeredBy === null ? anthropicBetaPaths(beta) : anthropicBetasDropped(answeredBy, beta);
+  noteDropped(ctx, headers, {
+    refusal: null,
+    native: [],
+    dropped: [...betas, ...(fields?.native ?? []), ...(fields?.dropped ?? [])],
+  });
 }
 
 /**
@@ -117,7 +130,7 @@ export async function answerNativeMessages(
 ): Promise<Answer> {
   const result = routed.value;
   const request = { chat: parsed.chat, asked: parsed.stream };
-  noteDroppedBetas(ctx, routed.headers, routed.target, parsed);
+  noteMessagesDropped(ctx, routed.headers, routed.target, parsed);
   if (result.kind === "native") {
     const upstream = result.body;
     const reported = readMessagesUsage(upstream.usage);

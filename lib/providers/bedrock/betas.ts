@@ -77,8 +77,3 @@ export function bedrockBetas(config: BedrockProviderConfig, anthropicBeta: strin
   }
   return out;
 }
-
-/** How a dropped beta name is shown in `x-gateway-dropped` and the usage record's `dropped`. */
-export function droppedBetaPath(name: string): string {
-  return `anthropic-beta:${name}`;
-}
