@@ -117,6 +117,15 @@ export const CLIENT_CAUSED_ENDS = {
     code: "websocket_message_too_large",
     message: "A message over the size limit closed the WebSocket (1009).",
   },
+  /**
+   * The connection lasted `server.connections.websocket_max_duration` (and the answer then in progress its
+   * grace): closed with 1000, OpenAI's status and code for it.
+   */
+  maxDuration: {
+    status: 400,
+    code: "websocket_connection_limit_reached",
+    message: "The WebSocket reached its maximum duration: the gateway closed it (1000).",
+  },
 } as const satisfies Record<string, ConnectionEnd>;
 
 /**

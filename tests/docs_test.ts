@@ -109,6 +109,8 @@ const SHORT_NAMES = new Set([
   "keep_alive_timeout",
   "send_timeout",
   "max_connections",
+  "websocket_max_duration",
+  "websocket_max_duration_grace",
 ]);
 
 Deno.test("docs: every config schema key has a row in docs/configuration.md, and every row is a key", () => {

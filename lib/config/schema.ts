@@ -98,8 +98,9 @@ const serverSchema = z.strictObject({
     max_stream_size: byteSize.refine((n) => n > 0, "must be above 0").optional(),
   }).default({ max_body_size: 32 * 1024 * 1024, max_event_size: 16 * 1024 * 1024 }),
   /**
-   * Limits on client connections, so stalled or idle sockets cannot pile up on an exposed port. None of them
-   * cuts a response in progress: a silent stream is governed by the upstream idle timeout.
+   * Limits on client connections, so stalled, idle or everlasting sockets cannot pile up on an exposed port.
+   * None of them cuts a response in progress for its silence: a silent stream is governed by the upstream idle
+   * timeout.
    */
   connections: z.strictObject({
     /** Until the whole request head (request line and headers) has arrived. */
@@ -116,12 +117,26 @@ const serverSchema = z.strictObject({
     send_timeout: timerDuration.default(60_000),
     /** Open client connections at most; past it a new connection is refused with a 503. */
     max_connections: z.number().int().min(1).default(8192),
+    /**
+     * The longest a Responses WebSocket lasts, from its opening (OpenAI's own limit, 60 minutes): a client that
+     * keeps sending more often than `keep_alive_timeout` must not hold a connection, and what it keeps for the
+     * connection, for ever. Then the client is told with OpenAI's `websocket_connection_limit_reached` error
+     * event, and the connection closed.
+     */
+    websocket_max_duration: timerDuration.refine((ms) => ms > 0, "must be above 0").default(3_600_000),
+    /**
+     * How long an answer in progress when `websocket_max_duration` is reached may still take: it is let
+     * finish (a cut answer would be paid for and lost), but not for ever, so the limit still holds.
+     */
+    websocket_max_duration_grace: timerDuration.default(600_000),
   }).default({
     header_timeout: 10_000,
     body_timeout: 60_000,
     keep_alive_timeout: 65_000,
     send_timeout: 60_000,
     max_connections: 8192,
+    websocket_max_duration: 3_600_000,
+    websocket_max_duration_grace: 600_000,
   }),
 });
 

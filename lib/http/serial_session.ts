@@ -11,7 +11,12 @@
  * - unread output: sending waits while more than {@linkcode HIGH_WATER_BYTES} are queued for the client; a
  *   client that takes none of them for `sendTimeoutMs` (`server.connections.send_timeout`, as over HTTP) has
  *   its answer aborted and the connection closed with 1008. Without that deadline a client that stops reading
- *   would hold the answer, its upstream call and its concurrency slot, unrecorded, until it closed the socket.
+ *   would hold the answer, its upstream call and its concurrency slot, unrecorded, until it closed the socket;
+ * - the connection's duration: `maxDurationMs` from its opening (OpenAI's WebSocket mode lasts 60 minutes), also
+ *   for a client that sends often enough never to be idle. Then the client gets `durationEvent` (the API's own
+ *   error) and the connection is closed with 1000. An answer in progress then is let finish first, for at most
+ *   `durationGraceMs` (past it, it is ended like the connection, so the client gets that event after the
+ *   failure, never a clean end); the messages waiting, and those sent meanwhile, are dropped with why.
  *
  * A client that goes away, or a connection the session closes itself, aborts the answer in progress at once
  * (its signal; the gateway request it made is cancelled and its upstream call aborted), and the waiting
@@ -38,6 +43,14 @@ export interface SerialSessionOptions {
   idleTimeoutMs: number;
   /** How long a client may take none of the unread output before its answer is aborted (1008). */
   sendTimeoutMs: number;
+  /** The longest the connection lasts, from its opening; then it is closed with 1000 after `durationEvent`. */
+  maxDurationMs: number;
+  /** How long an answer in progress at `maxDurationMs` may still take before it is ended. */
+  durationGraceMs: number;
+  /** What the client gets just before the close frame when the connection has lasted its time. */
+  durationEvent: string;
+  /** Told when `maxDurationMs` is reached, and whether an answer is in progress (to be let finish). */
+  onMaxDuration?(answering: boolean): void;
   /**
    * Answers one message through `send` (which resolves when the client can take more); resolves when the
    * answer is complete. `signal` aborts when the connection ends, whichever side closes it. A rejection closes
@@ -75,6 +88,11 @@ export const CLOSE = {
   // As a stream over HTTP whose client takes none of it: `client_closed_request` (docs/configuration.md).
   stalled: { close: 1008, reason: "The client took none of the answer for too long." },
   shutdown: { close: 1001, reason: "The server is shutting down." },
+  maxDuration: {
+    close: 1000,
+    reason: "The connection reached its maximum duration; open a new one.",
+    ends: CLIENT_CAUSED_ENDS.maxDuration,
+  },
   failed: {
     close: 1011,
     reason: "The answer failed.",
@@ -92,9 +110,13 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   let closed = false;
   let draining = false;
   let busy = false;
+  /** The connection has lasted its time: it ends once the answer in progress does. */
+  let expired = false;
   let current: AbortController | null = null;
   const queue: (string | Uint8Array)[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** The duration limit's timer, then its grace's. */
+  let lifetime: ReturnType<typeof setTimeout> | undefined;
 
   /** Drops the messages waiting, each recorded as ended by `error`, in the order they came. */
   const drop = (error: GatewayError) => {
@@ -104,15 +126,27 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   const end = (error: ClientGoneError) => {
     closed = true;
     clearTimeout(timer);
+    clearTimeout(lifetime);
     current?.abort(error);
     drop(error);
   };
-  const close = (why: Closing) => {
+  /** Closes the connection for `why`, after `last` when given (the edges send frames in order). */
+  const close = (why: Closing, last?: string) => {
     if (closed) return;
     // Nothing more of the answer in progress can reach the client: it is aborted now, not when the client has
     // answered the close frame (an edge may learn of the end only then, or after its own timeout).
     end(new ClientGoneError(why.ends));
+    if (last !== undefined) peer?.send(last);
     peer?.close(why.close, why.reason);
+  };
+  const expire = () => close(CLOSE.maxDuration, options.durationEvent);
+  /** The connection has lasted `maxDurationMs`: closed now, or once the answer in progress is over. */
+  const lasted = () => {
+    expired = true;
+    options.onMaxDuration?.(busy);
+    if (!busy) return expire();
+    // Let finish, but not for ever: past the grace the answer is ended like the connection.
+    lifetime = setTimeout(expire, options.durationGraceMs);
   };
   const idle = () => {
     clearTimeout(timer);
@@ -135,7 +169,7 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   };
   const next = async () => {
     busy = true;
-    while (!closed && queue.length > 0) {
+    while (!closed && !expired && queue.length > 0) {
       const message = queue.shift()!;
       current = new AbortController();
       try {
@@ -146,7 +180,9 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
       current = null;
     }
     busy = false;
-    if (!closed) idle();
+    if (closed) return;
+    if (expired) return expire();
+    idle();
   };
 
   return {
@@ -154,6 +190,7 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
     open(p) {
       peer = p;
       if (closed) return p.close(CLOSE.shutdown.close, CLOSE.shutdown.reason);
+      lifetime = setTimeout(lasted, options.maxDurationMs);
       idle();
     },
     message(data) {

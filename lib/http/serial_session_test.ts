@@ -23,12 +23,27 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 /** The close frame a peer gets for `why`. */
 const frame = (why: { close: number; reason: string }) => [why.close, why.reason];
 
+/** What a session's client gets when the connection has lasted its time. */
+const DURATION_EVENT = '{"type":"error","lasted":true}';
+
+/** Resolves once `done()` holds, polled; fails after `ms`. */
+async function until(done: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error("the condition never held");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSessionOptions> = {}) {
   return serialSession({
     maxMessageBytes: 100,
     maxQueued: 2,
     idleTimeoutMs: 60_000,
     sendTimeoutMs: 60_000,
+    maxDurationMs: 60_000,
+    durationGraceMs: 60_000,
+    durationEvent: DURATION_EVENT,
     answer,
     dropped: () => {},
     ...extra,
@@ -235,4 +250,86 @@ Deno.test("serialSession: every message dropped unanswered is given to dropped, 
   const shutdown = await run((s) => s.shutdown());
   assert.deepEqual(shutdown.drops, [["w1", 503, "server_shutdown"], ["w2", 503, "server_shutdown"]]);
   assert.equal(shutdown.aborted, undefined);
+});
+
+Deno.test("serialSession: a client that is never idle is closed at maxDurationMs, after the duration event", async () => {
+  const { peer, sent, closes } = fakePeer();
+  const told: boolean[] = [];
+  let answered = 0;
+  const s = session(async (message, send) => {
+    await send(`answer ${message}`);
+    answered++;
+  }, { idleTimeoutMs: 40, maxDurationMs: 150, onMaxDuration: (answering) => void told.push(answering) });
+  s.open(peer);
+  // A message more often than the idle time, for as long as the connection is open.
+  let n = 0;
+  while (closes.length === 0) {
+    s.message(String(++n));
+    await until(() => answered === n || closes.length > 0);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.ok(n < 10_000, "the connection was never closed");
+  }
+  assert.deepEqual(closes, [frame(CLOSE.maxDuration)]);
+  assert.equal(sent.at(-1), DURATION_EVENT);
+  assert.equal(sent.filter((t) => t === DURATION_EVENT).length, 1);
+  assert.equal(told.length, 1);
+  s.closed(1000, "");
+});
+
+Deno.test("serialSession: the answer in progress at maxDurationMs is let finish; those waiting are dropped with why", async () => {
+  const { peer, sent, closes } = fakePeer();
+  const drops: [string | Uint8Array, number, string | null][] = [];
+  const told: boolean[] = [];
+  const gate = Promise.withResolvers<void>();
+  let signal: AbortSignal | undefined;
+  const s = session(async (message, send, sig) => {
+    signal = sig;
+    await send(`start ${message}`);
+    await gate.promise;
+    await send(`end ${message}`);
+  }, {
+    maxDurationMs: 20,
+    onMaxDuration: (answering) => void told.push(answering),
+    dropped: (m, err) => void drops.push([m, err.status, err.code]),
+  });
+  s.open(peer);
+  s.message("a");
+  s.message("b");
+  await until(() => told.length === 1);
+  assert.deepEqual(told, [true]);
+  // Sent after the limit, while the answer is finishing: it waits, and is dropped with the others.
+  s.message("c");
+  assert.deepEqual(closes, []);
+  assert.equal(signal?.aborted, false);
+  gate.resolve();
+  await until(() => closes.length > 0);
+  assert.deepEqual(sent, ["start a", "end a", DURATION_EVENT]);
+  assert.deepEqual(closes, [frame(CLOSE.maxDuration)]);
+  assert.deepEqual(drops, [["b", 400, "websocket_connection_limit_reached"], [
+    "c",
+    400,
+    "websocket_connection_limit_reached",
+  ]]);
+  assert.equal(signal?.aborted, false, "the finished answer was not cut");
+  s.closed(1000, "");
+});
+
+Deno.test("serialSession: an answer still going after the grace is ended, then the duration event and the close", async () => {
+  const { peer, sent, closes } = fakePeer();
+  let signal: AbortSignal | undefined;
+  const s = session(async (message, send, sig) => {
+    signal = sig;
+    await send(`start ${message}`);
+    await new Promise((r) => sig.addEventListener("abort", r));
+    await send("never sent");
+  }, { maxDurationMs: 20, durationGraceMs: 30 });
+  s.open(peer);
+  s.message("a");
+  await until(() => closes.length > 0);
+  assert.ok(signal?.reason instanceof ClientGoneError);
+  assert.equal(signal.reason.code, "websocket_connection_limit_reached");
+  await tick();
+  assert.deepEqual(sent, ["start a", DURATION_EVENT]);
+  assert.deepEqual(closes, [frame(CLOSE.maxDuration)]);
+  s.closed(1000, "");
 });

@@ -5,17 +5,20 @@
  * record do not wait for it to close the socket; a connection the gateway closes itself (too many waiting
  * messages, a message too big) ends its answer in progress at once, not once the client has answered the close
  * frame; a handshake with no valid key or another version than 13 is refused in the gateway's JSON (400, 426),
- * and the access log says what the client got (the refusal, or 101).
+ * and the access log says what the client got (the refusal, or 101); a connection lasts at most
+ * `server.connections.websocket_max_duration`, however often its client sends, and is then ended as OpenAI ends
+ * one (its `websocket_connection_limit_reached` error event, then the close frame) after the answer in progress
+ * (which is let finish, for at most `websocket_max_duration_grace`).
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { armGates, FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
 import { startGateway, untilAdmitted, waitForLog } from "../helpers/gateway.ts";
 import { rawExchange } from "../helpers/raw_http.ts";
-import { closeCode, HANDSHAKE_KEY, RawWebSocket } from "../helpers/raw_websocket.ts";
+import { CLOSE, closeCode, type Frame, HANDSHAKE_KEY, RawWebSocket, TEXT } from "../helpers/raw_websocket.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 /** A token allowed one request at a time: a request held open shows as the next one's 429. */
@@ -224,6 +227,232 @@ tokens:
     const accepted = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === "hs-accepted");
     assert.equal(accepted.status, 101);
   } finally {
+    await gw.stop();
+    await chat.stop();
+  }
+});
+
+/** OpenAI's error event for a connection that lasted its time (its WebSocket mode guide), for a limit of `spoken`. */
+function limitEvent(spoken: string) {
+  return {
+    type: "error",
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      code: "websocket_connection_limit_reached",
+      message:
+        `Responses websocket connection limit reached (${spoken}). Create a new websocket connection to continue.`,
+      param: null,
+    },
+  };
+}
+
+/** A text frame's event. */
+function eventOf(frame: Frame): Record<string, unknown> {
+  return JSON.parse(new TextDecoder().decode(frame.payload));
+}
+
+/** Reads frames up to the server's close frame (answered); the events before it, and its code. */
+async function untilClosed(
+  ws: RawWebSocket,
+  ms: number,
+): Promise<{ events: Record<string, unknown>[]; code: number }> {
+  const deadline = performance.now() + ms;
+  const events: Record<string, unknown>[] = [];
+  while (true) {
+    const left = deadline - performance.now();
+    assert.ok(left > 0, "the gateway never closed the connection");
+    const timer = setTimeout(() => ws.close(), left);
+    const frame = await ws.next().finally(() => clearTimeout(timer));
+    assert.ok(frame !== null, "the connection ended without a close frame");
+    if (frame.opcode === CLOSE) {
+      await ws.sendClose(closeCode(frame));
+      return { events, code: closeCode(frame) };
+    }
+    if (frame.opcode === TEXT) events.push(eventOf(frame));
+  }
+}
+
+/** Reads events until one whose `type` is `type`; the events read. */
+async function untilEvent(ws: RawWebSocket, type: string): Promise<Record<string, unknown>[]> {
+  const events: Record<string, unknown>[] = [];
+  while (true) {
+    const frame = await ws.next();
+    assert.ok(frame !== null && frame.opcode === TEXT, `the connection ended before ${type}`);
+    events.push(eventOf(frame));
+    if (events.at(-1)!.type === type) return events;
+  }
+}
+
+Deno.test("websocket limits: a client that sends more often than keep_alive_timeout is closed at websocket_max_duration, with OpenAI's error event; one record per response", async () => {
+  const gw = await startGateway(`
+server: { connections: { keep_alive_timeout: 300ms, websocket_max_duration: 1s } }
+providers:
+  local: { type: builtin }
+models:
+  chat-echo: { type: chat, targets: [{ provider: local, model: echo }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+    authorization: `Bearer ${TOKEN}`,
+    "x-request-id": "ws-lasting",
+  });
+  const opened = performance.now();
+  try {
+    // A turn, then a pause shorter than keep_alive_timeout, for as long as the connection is open: never idle.
+    let completed = 0;
+    let last: { events: Record<string, unknown>[]; code: number } | undefined;
+    while (last === undefined) {
+      assert.ok(performance.now() - opened < 20_000, "the connection was never closed");
+      await ws.sendText(
+        JSON.stringify({ type: "response.create", model: "chat-echo", input: `turn ${completed}` }),
+      );
+      while (true) {
+        const frame = await ws.next();
+        assert.ok(frame !== null, "the connection ended without a close frame");
+        if (frame.opcode === CLOSE) {
+          await ws.sendClose(closeCode(frame));
+          last = { events: [], code: closeCode(frame) };
+          break;
+        }
+        const event = eventOf(frame);
+        if (event.type === "error") {
+          // The connection's end: the close frame follows at once.
+          const rest = await untilClosed(ws, 5_000);
+          last = { events: [event, ...rest.events], code: rest.code };
+          break;
+        }
+        if (event.type === "response.completed") {
+          completed++;
+          break;
+        }
+      }
+      if (last === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    const lived = performance.now() - opened;
+    assert.equal(last.code, 1000);
+    assert.deepEqual(last.events, [limitEvent("1 second")]);
+    assert.ok(lived >= 1_000, `closed after ${lived} ms, before the limit`);
+    assert.ok(completed >= 2, `${completed} turns: the client was answered while it lasted`);
+    const line = await waitForLog(
+      gw,
+      (l) => l.msg === "websocket_max_duration" && l.request_id === "ws-lasting",
+    );
+    assert.equal(line.max_duration_ms, 1_000);
+    // Every answered turn has its one record, and no other message left one.
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= completed, {
+      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-lasting.%'",
+      settleMs: 300,
+    });
+    assert.equal(rows.length, completed);
+    assert.deepEqual(new Set(rows.map((r) => `${r.status} ${r.error_code}`)), new Set(["200 null"]));
+  } finally {
+    ws.close();
+    await gw.stop();
+  }
+});
+
+Deno.test("websocket limits: an answer in progress at websocket_max_duration is let finish, then the error event and the close; a message sent meanwhile is refused with a record", async () => {
+  const chat = startFakeOpenAI();
+  armGates(chat, 2);
+  const gw = await startGateway(`
+server: { connections: { websocket_max_duration: 500ms } }
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-gated: { type: chat, targets: [{ provider: chat, model: gpt-gated }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+    authorization: `Bearer ${TOKEN}`,
+    "x-request-id": "ws-finishing",
+  });
+  try {
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-gated", input: "first" }));
+    chat.gates[0].resolve();
+    await untilEvent(ws, "response.output_text.delta");
+    // The limit passes while the upstream holds the rest of the answer.
+    const line = await waitForLog(
+      gw,
+      (l) => l.msg === "websocket_max_duration" && l.request_id === "ws-finishing",
+      10_000,
+    );
+    assert.equal(line.answering, true);
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-gated", input: "too late" }));
+    chat.gates[1].resolve();
+    const { events, code } = await untilClosed(ws, 10_000);
+    assert.equal(code, 1000);
+    // The answer whole, then the connection's end; the late message never answered.
+    const completed = events.findIndex((e) => e.type === "response.completed");
+    assert.ok(completed >= 0, "the answer in progress was cut");
+    assert.deepEqual(events.slice(completed + 1), [limitEvent("500 milliseconds")]);
+    const response = events[completed].response as {
+      status: string;
+      output: { content: { text: string }[] }[];
+    };
+    assert.equal(response.status, "completed");
+    assert.equal(response.output[0].content[0].text, "c0 c1 ");
+    assert.equal(events.filter((e) => e.type === "response.created").length, 0, "no second answer began");
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 2, {
+      sql:
+        "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-finishing.%' ORDER BY request_id",
+      settleMs: 200,
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [
+      { request_id: "ws-finishing.1", status: 200, error_code: null },
+      { request_id: "ws-finishing.2", status: 400, error_code: "websocket_connection_limit_reached" },
+    ]);
+  } finally {
+    ws.close();
+    await gw.stop();
+    await chat.stop();
+  }
+});
+
+Deno.test("websocket limits: an answer still going after websocket_max_duration_grace is ended, never cleanly: the error event follows it, its upstream call is aborted, its record says why", async () => {
+  const chat = startFakeOpenAI();
+  const gw = await startGateway(`
+server: { connections: { websocket_max_duration: 300ms, websocket_max_duration_grace: 300ms } }
+providers:
+  chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
+models:
+  chat-hang: { type: chat, targets: [{ provider: chat, model: gpt-hang }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+    authorization: `Bearer ${TOKEN}`,
+    "x-request-id": "ws-overdue",
+  });
+  const opened = performance.now();
+  try {
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-hang", input: "hi" }));
+    await untilEvent(ws, "response.output_text.delta");
+    const { events, code } = await untilClosed(ws, 10_000);
+    const lived = performance.now() - opened;
+    assert.equal(code, 1000);
+    assert.ok(lived >= 600, `closed after ${lived} ms, before the limit and its grace`);
+    assert.deepEqual(events.at(-1), limitEvent("300 milliseconds"));
+    assert.ok(!events.some((e) => e.type === "response.completed"), "the cut answer ended as if complete");
+    await chat.aborted.promise;
+    const line = await waitForLog(
+      gw,
+      (l) => l.msg === "websocket_max_duration" && l.request_id === "ws-overdue",
+    );
+    assert.equal(line.answering, true);
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 1, {
+      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-overdue.%'",
+      settleMs: 200,
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [{
+      request_id: "ws-overdue.1",
+      status: 200,
+      error_code: "websocket_connection_limit_reached",
+    }]);
+  } finally {
+    ws.close();
     await gw.stop();
     await chat.stop();
   }

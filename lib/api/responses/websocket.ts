@@ -20,13 +20,19 @@
  * POST. `generate: false` is a prewarm (prewarm.ts). The handshake itself is not counted as a request.
  *
  * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
- * bounds the wait, the idle time and the unread output). Closing the socket aborts the answer in progress;
- * the messages still waiting are refused unanswered, each recorded with why (its connection's end).
+ * bounds the wait, the idle time, the unread output and the connection's duration). Closing the socket aborts
+ * the answer in progress; the messages still waiting are refused unanswered, each recorded with why (its
+ * connection's end).
+ *
+ * A connection lasts at most `server.connections.websocket_max_duration` (60 minutes, as OpenAI's), however
+ * often its client sends. Then the client gets OpenAI's error event for it ({@linkcode durationLimitEvent}:
+ * 400 `websocket_connection_limit_reached`, "create a new websocket connection to continue") and the close
+ * frame (1000). An answer in progress is let finish first, for at most `websocket_max_duration_grace`.
  *
  * @module
  */
 import { acceptWebSocket, type ClientRequest, MAX_WEBSOCKET_MESSAGE_BYTES } from "../../runtime/types.ts";
-import { GatewayError } from "../../errors.ts";
+import { CLIENT_CAUSED_ENDS, GatewayError } from "../../errors.ts";
 import type { ClientContext } from "../../http/context.ts";
 import {
   handshakeOf,
@@ -60,6 +66,27 @@ export function errorEvent(status: number, error: JsonObject): string {
       param: error.param ?? null,
     },
   });
+}
+
+/** How a duration reads in the limit's message: OpenAI's says "(60 minutes)". */
+function spoken(ms: number): string {
+  const [n, unit] = ms % 60_000 === 0
+    ? [ms / 60_000, "minute"]
+    : ms % 1000 === 0
+    ? [ms / 1000, "second"]
+    : [ms, "millisecond"];
+  return `${n} ${unit}${n === 1 ? "" : "s"}`;
+}
+
+/**
+ * The error event a connection gets when it has lasted `maxMs`, worded as OpenAI's (its WebSocket mode guide):
+ * a connection's, so without a `stream_id`. Clients such as Codex read its code and open a new connection.
+ */
+export function durationLimitEvent(maxMs: number): string {
+  const end = CLIENT_CAUSED_ENDS.maxDuration;
+  const message = `Responses websocket connection limit reached (${spoken(maxMs)}). ` +
+    "Create a new websocket connection to continue.";
+  return errorEvent(end.status, { type: "invalid_request_error", code: end.code, message });
 }
 
 function invalid(message: string, code: string, param: string | null = null): GatewayError {
@@ -156,6 +183,7 @@ export function handleResponsesWebSocket(
   ctx.record.endpoint = undefined;
   const handshake = handshakeOf(request, ctx.requestId);
   const server = ctx.state.config.server;
+  const { connections } = server;
   let count = 0;
   // The connection's `store: false` responses stay chainable by its next messages (connection_responses.ts).
   // The longest conversation it keeps is the longest `previous_response_id` rebuilds from the store.
@@ -164,8 +192,19 @@ export function handleResponsesWebSocket(
     // The edges buffer a message whole: at most the client's body limit, and never past their common cap.
     maxMessageBytes: Math.min(server.max_body_size, MAX_WEBSOCKET_MESSAGE_BYTES),
     maxQueued: MAX_QUEUED_MESSAGES,
-    idleTimeoutMs: server.connections.keep_alive_timeout,
-    sendTimeoutMs: server.connections.send_timeout,
+    idleTimeoutMs: connections.keep_alive_timeout,
+    sendTimeoutMs: connections.send_timeout,
+    maxDurationMs: connections.websocket_max_duration,
+    durationGraceMs: connections.websocket_max_duration_grace,
+    durationEvent: durationLimitEvent(connections.websocket_max_duration),
+    // Why a connection ended after an hour is worth a line: the access log has only its handshake.
+    onMaxDuration(answering) {
+      ctx.logger.info("websocket_max_duration", {
+        request_id: handshake.requestId,
+        max_duration_ms: connections.websocket_max_duration,
+        answering,
+      });
+    },
     async answer(data, sendText, signal) {
       const n = ++count;
       const parsed = parseMessage(data);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
-import { errorEvent, parseMessage, withStreamId } from "./websocket.ts";
+import { durationLimitEvent, errorEvent, parseMessage, withStreamId } from "./websocket.ts";
 
 Deno.test("parseMessage: a response.create becomes a streamed body; generate: false is a prewarm", () => {
   const create = parseMessage(
@@ -70,4 +70,23 @@ Deno.test("withStreamId: added to the event's object, whatever its shape", () =>
   for (const event of ['{"type":"x","n":{"a":[1,"}"]}}', '{"type":"x"}\n', "{}", '{ "type": "x" } ']) {
     assert.deepEqual(JSON.parse(withStreamId(event, "lane")), { ...JSON.parse(event), stream_id: "lane" });
   }
+});
+
+Deno.test("durationLimitEvent: OpenAI's error event for a connection that lasted its time, worded with the limit", () => {
+  const message = (ms: number) => JSON.parse(durationLimitEvent(ms)).error.message;
+  assert.deepEqual(JSON.parse(durationLimitEvent(3_600_000)), {
+    type: "error",
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      code: "websocket_connection_limit_reached",
+      message:
+        "Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.",
+      param: null,
+    },
+  });
+  assert.match(message(60_000), /\(1 minute\)/);
+  assert.match(message(90_000), /\(90 seconds\)/);
+  assert.match(message(1_000), /\(1 second\)/);
+  assert.match(message(1_500), /\(1500 milliseconds\)/);
 });
