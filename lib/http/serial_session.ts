@@ -194,7 +194,9 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
       idle();
     },
     message(data) {
-      if (closed || draining) return;
+      if (closed) return;
+      // Not answered, but recorded: every message the client sent leaves its usage record.
+      if (draining) return options.dropped(data, serverShuttingDown());
       const full = queue.length >= options.maxQueued;
       clearTimeout(timer);
       // One too many is dropped with those waiting, after them.

@@ -246,9 +246,16 @@ Deno.test("serialSession: every message dropped unanswered is given to dropped, 
     "websocket_message_too_large",
   ]);
   assert.equal(big.aborted?.code, "websocket_message_too_large");
-  // Shutdown: the answer in progress may finish.
-  const shutdown = await run((s) => s.shutdown());
-  assert.deepEqual(shutdown.drops, [["w1", 503, "server_shutdown"], ["w2", 503, "server_shutdown"]]);
+  // Shutdown: the answer in progress may finish; a message that comes meanwhile is dropped and says so.
+  const shutdown = await run((s) => {
+    s.shutdown();
+    s.message("late");
+  });
+  assert.deepEqual(shutdown.drops, [["w1", 503, "server_shutdown"], ["w2", 503, "server_shutdown"], [
+    "late",
+    503,
+    "server_shutdown",
+  ]]);
   assert.equal(shutdown.aborted, undefined);
 });
 
