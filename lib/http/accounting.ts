@@ -201,6 +201,8 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     token_id: ctx.identity?.id ?? null,
     // The token's team when the request was made: a team's spend is what its members spent while members.
     team: ctx.identity?.team?.name ?? null,
+    // And its identity: a deleted team's name can be given to another team, which must not inherit its spend.
+    team_id: ctx.identity?.team?.id ?? null,
     environment: r.environment ?? null,
     alias: r.alias ?? null,
     provider: r.provider ?? null,

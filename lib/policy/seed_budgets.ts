@@ -1,8 +1,8 @@
 /**
  * Budgets span restarts: each budgeted token's counter, and each team's, starts from what the usage store
- * recorded in the current period (a team's: what was recorded under its name). Seeding raises a counter and never lowers
- * it, so seeding again after a reload, or on a replica of a fleet whose shared counter is already ahead, never
- * double counts. Each function resolves to the ids of the owners whose seed failed (the usage database or the
+ * recorded in the current period under its identity, never its name (a team's: its members' records). Seeding
+ * raises a counter and never lowers it, so seeding again after a reload, or on a replica of a fleet whose shared
+ * counter is already ahead, never double counts. Each function resolves to the ids of the owners whose seed failed (the usage database or the
  * shared counters were unreachable), so the caller can try them again: an owner left unseeded would start its
  * budget afresh for the rest of the period.
  *
@@ -38,16 +38,15 @@ export async function seedBudgets(
   if (store === null || !config.teams) return unseeded;
   const now = Date.now();
   for (const team of config.teams.values()) {
-    // A config team's name is its identity (`team_<name>`): every record under the name is the team's.
-    if (!await seedTeamBudget(team, null, store, counters, logger, now)) unseeded.push(team.id);
+    if (!await seedTeamBudget(team, store, counters, logger, now)) unseeded.push(team.id);
   }
   return unseeded;
 }
 
 /**
  * Seeds the budgets of teams made through the admin API as they appear (`TokenDirectoryOptions.seedTeamBudgets`):
- * each from the usage recorded under its name in the current period since it was made, so a team made again
- * under the name of a deleted one does not inherit that one's spend.
+ * each from the usage recorded under its id in the current period, so a team made again under the name of a
+ * deleted one does not inherit that one's spend.
  */
 export async function seedStoredTeamBudgets(
   teams: readonly StoredTeam[],
@@ -60,32 +59,28 @@ export async function seedStoredTeamBudgets(
   const now = Date.now();
   for (const team of teams) {
     if (team.budget === null || team.deleted_at !== null) continue;
-    if (!await seedTeamBudget(resolveStoredTeam(team), team.created_at, store, counters, logger, now)) {
-      unseeded.push(team.id);
-    }
+    if (!await seedTeamBudget(resolveStoredTeam(team), store, counters, logger, now)) unseeded.push(team.id);
   }
   return unseeded;
 }
 
 /**
- * Seeds one team's budget counter (keyed by its id) from the usage recorded under its name (each record names
- * the team its token was in when the request was made, so a member revoked or moved since still counts) since
- * the period began, or since `createdAt` when later; false when it failed.
+ * Seeds one team's budget counter from the usage recorded under its id (`team_<name>` for a config team, whose
+ * name the file keeps; `tm_…` for a stored team, which a later team of its name never gets) since the period
+ * began: each record names the team its token was in when the request was made, so a member revoked or moved
+ * since still counts, and a team of the same name before or after this one does not. False when it failed.
  */
 async function seedTeamBudget(
   team: ResolvedTeam,
-  createdAt: string | null,
   store: UsageStore,
   counters: CounterStore,
   logger: Logger,
   now: number,
 ): Promise<boolean> {
   if (team.budget === null) return true;
-  const periodStart = budgetPeriod(team.budget.period, now).start;
-  const made = createdAt === null ? NaN : Date.parse(createdAt);
-  const start = new Date(Number.isFinite(made) && made > periodStart ? made : periodStart).toISOString();
+  const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
   try {
-    const used = await store.sumTeamSince(team.name, start);
+    const used = await store.sumTeamSince(team.id, start);
     await seedOwnerBudget(counters, teamBudgetOwner(team)!, used, now);
     return true;
   } catch (err) {

@@ -16,6 +16,7 @@ import postgres from "postgres";
 import { type ColumnKind, COST_CLASS_COLUMNS, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
+import { POSTGRES_TEAM_IDENTITY_MIGRATION } from "./team_identity_migration.ts";
 import {
   POSTGRES_TEAMS_MIGRATION,
   POSTGRES_TOKENS_CACHE_MIGRATION,
@@ -38,9 +39,10 @@ export type PostgresClient = postgres.Sql;
  * 10: tokens' `team` and `end_user_limits`, and usage records' `team` (the team of the request's token); 11:
  * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`); 12: usage records' `guardrails`
  * (what the guardrails did to the request, as `json`); 13: tokens' `guardrails` (the names of the guardrails
- * attached to an issued token, as `json`).
+ * attached to an issued token, as `json`); 14: usage records' `team_id` (the identity of the request's token's
+ * team: `team_identity_migration.ts`).
  */
-export const POSTGRES_SCHEMA_VERSION = 13;
+export const POSTGRES_SCHEMA_VERSION = 14;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -143,6 +145,8 @@ export const POSTGRES_MIGRATIONS: readonly (readonly [number, readonly string[]]
   [12, ["ALTER TABLE usage ADD COLUMN guardrails json"]],
   // NULL for the tokens stored before it (no guardrails of their own; no rows rewritten).
   [13, POSTGRES_TOKENS_GUARDRAILS_MIGRATION],
+  // The records with a team get the identity of the team that had its name then; the others keep NULL.
+  [14, POSTGRES_TEAM_IDENTITY_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

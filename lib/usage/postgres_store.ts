@@ -130,7 +130,7 @@ export function createPostgresStore(
   };
 
   /** What the records whose `column` is `value` spent since `sinceIso`: a token's or a team's budget seed. */
-  const spendSince = (column: "token_id" | "team", value: string, sinceIso: string) =>
+  const spendSince = (column: "token_id" | "team_id", value: string, sinceIso: string) =>
     call("budget sum", async (sql) => {
       const [row] = await sql.unsafe(
         `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
@@ -200,7 +200,7 @@ export function createPostgresStore(
       }
     },
     sumSince: (tokenId, sinceIso) => spendSince("token_id", tokenId, sinceIso),
-    sumTeamSince: (team, sinceIso) => spendSince("team", team, sinceIso),
+    sumTeamSince: (teamId, sinceIso) => spendSince("team_id", teamId, sinceIso),
     deleteOlderThan(iso, limit) {
       return call("retention", async (sql) => {
         const result = await sql.unsafe(

@@ -197,17 +197,28 @@ Deno.test("postgres usage: budgets are seeded from sums, retention deletes old r
       uid: `r${i}`,
     }));
     records.push({ ...records[0], uid: "other", token: "bob", token_id: "cfg_bob" });
-    records.push({ ...records[1], uid: "t1", token: "gone", token_id: "tok_gone", team: "payments" });
-    records.push({ ...records[2], uid: "t2", token: "bob", token_id: "cfg_bob", team: "payments" });
+    const payments = { team: "payments", team_id: "tm_payments" };
+    records.push({ ...records[1], uid: "t1", token: "gone", token_id: "tok_gone", ...payments });
+    records.push({ ...records[2], uid: "t2", token: "bob", token_id: "cfg_bob", ...payments });
+    // A team of the same name before it (deleted since): not its spend.
+    records.push({
+      ...records[3],
+      uid: "t3",
+      token: "bob",
+      token_id: "cfg_bob",
+      team: "payments",
+      team_id: "tm_gone",
+    });
     await pg.insert(records);
-    assert.deepEqual(await pg.sumTeamSince("payments", new Date(T0 + HOUR).toISOString()), {
+    assert.deepEqual(await pg.sumTeamSince("tm_payments", new Date(T0 + HOUR).toISOString()), {
       tokens: 30,
       cost: 0.5,
     });
-    assert.deepEqual(await pg.sumTeamSince("payments", new Date(T0 + 2 * HOUR).toISOString()), {
+    assert.deepEqual(await pg.sumTeamSince("tm_payments", new Date(T0 + 2 * HOUR).toISOString()), {
       tokens: 15,
       cost: 0.25,
     });
+    assert.deepEqual(await pg.sumTeamSince("payments", new Date(T0).toISOString()), { tokens: 0, cost: 0 });
     assert.deepEqual(await pg.sumSince("cfg_alice", new Date(T0 + HOUR).toISOString()), {
       tokens: 45,
       cost: 0.75,
@@ -215,9 +226,9 @@ Deno.test("postgres usage: budgets are seeded from sums, retention deletes old r
     assert.deepEqual(await pg.sumSince("nobody", new Date(T0).toISOString()), { tokens: 0, cost: 0 });
     // At most the batch per statement: retention calls again until a batch comes back short.
     assert.equal(await pg.deleteOlderThan(new Date(T0 + 2 * HOUR).toISOString(), 3), 3);
-    assert.equal((await pg.query({})).totals.requests, 4);
+    assert.equal((await pg.query({})).totals.requests, 5);
     assert.equal(await pg.deleteOlderThan(new Date(T0 + 2 * HOUR).toISOString(), 3), 1);
-    assert.equal((await pg.query({})).totals.requests, 3);
+    assert.equal((await pg.query({})).totals.requests, 4);
     await assert.rejects(pg.deleteOlderThan("not a time", 3), UsageQueryError);
   });
 });
@@ -229,8 +240,8 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
     );
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 13);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -239,7 +250,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(13\)/,
+      /schema version 99 is newer than this gateway's \(14\)/,
     );
   } finally {
     await dropSchema(schema);

@@ -81,11 +81,18 @@ export interface UsageRecord {
    */
   trace_id?: string | null;
   /**
-   * The team (of the config's `teams:`) of the request's token when the request was made, so spend can be
-   * totalled per team; null when the token had none or the request was not authenticated. Optional: records
-   * written before teams have none.
+   * The name of the request's token's team when the request was made (of the config's `teams:` or made
+   * through the admin API), for people to read; null when the token had none or the request was not
+   * authenticated. Optional: records written before teams have none.
    */
   team?: string | null;
+  /**
+   * That team's immutable identity (`tm_…` for a team made through the admin API, `team_<name>` for the
+   * config file's): what its budget is seeded by and `team_id=` finds, since a deleted team's name can be
+   * given to another team. Null when `team` is; records written before identities were recorded have the one
+   * the migration attributed (`team_identity_migration.ts`).
+   */
+  team_id?: string | null;
   /**
    * What the guardrails (lib/guardrails/) did to the request, in the order they ran: each outcome's guardrail,
    * phase and action, the kinds of content it found (`types`, e.g. `["email"]`) and, for `error`, why the check
@@ -209,6 +216,9 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   // Added by SQLite migration 13 / PostgreSQL migration 12 (NULL: older records, and requests no guardrail
   // acted on). JSON text in SQLite, `json` in PostgreSQL.
   ["guardrails", "json?"],
+  // Added by SQLite migration 15 / PostgreSQL migration 14 (`team_identity_migration.ts`: older records with a
+  // team get the identity of the team that had the name then).
+  ["team_id", "text?"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -224,8 +234,13 @@ export interface UsageFilters {
   token?: string;
   /** A token's id (`tok_…`, `cfg_<name>`): that token's records only, never another's of the same name. */
   token_id?: string;
-  /** A team's name: the records of requests its member tokens made (while they were members). */
+  /**
+   * A team's name: the records of requests the member tokens of every team that had it made (while they were
+   * members); a deleted team's name is free for a new one.
+   */
   team?: string;
+  /** A team's id (`tm_…`, `team_<name>`): that team's records only, never another's of the same name. */
+  team_id?: string;
   environment?: string;
   alias?: string;
   provider?: string;
@@ -243,6 +258,7 @@ export const USAGE_FILTER_COLUMNS = [
   "token",
   "token_id",
   "team",
+  "team_id",
   "environment",
   "alias",
   "provider",
@@ -258,6 +274,7 @@ export interface UsageQuery extends UsageFilters {
 export const USAGE_GROUP_KEYS = [
   "token",
   "team",
+  "team_id",
   "environment",
   "alias",
   "provider",

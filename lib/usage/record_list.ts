@@ -211,6 +211,7 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     saved_cost: num(row.saved_cost),
     trace_id: text(row.trace_id),
     team: text(row.team),
+    team_id: text(row.team_id),
     guardrails: guardrailsOf(row.guardrails),
   };
 }

@@ -19,6 +19,7 @@ export const PERCENTILES = [50, 90, 99] as const;
 export const GROUP_EXPR: Readonly<Record<UsageGroupKey, string>> = {
   token: "token",
   team: "team",
+  team_id: "team_id",
   environment: "environment",
   alias: "alias",
   provider: "provider",

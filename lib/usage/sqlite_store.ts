@@ -46,6 +46,7 @@ import {
   SQLITE_TOKENS_TEAM_SQL,
 } from "../tokens/store_sqlite.ts";
 import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
+import { SQLITE_TEAM_IDENTITY_SQL } from "./team_identity_migration.ts";
 
 /**
  * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
@@ -59,9 +60,10 @@ import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
  * `cost_cache_write`, `cost_output` and `cost_reasoning` (the cost by token class); 11: tokens' `team` and
  * `end_user_limits`, and usage records' `team` (the team of the request's token); 12: teams made through the
  * admin API (`teams`, `lib/tokens/store_sqlite.ts`); 13: usage records' `guardrails` (what the guardrails did to
- * the request, as JSON text); 14: tokens' `guardrails` (the names of the guardrails attached to an issued token).
+ * the request, as JSON text); 14: tokens' `guardrails` (the names of the guardrails attached to an issued token);
+ * 15: usage records' `team_id` (the identity of the request's token's team: `team_identity_migration.ts`).
  */
-export const USAGE_SCHEMA_VERSION = 14;
+export const USAGE_SCHEMA_VERSION = 15;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -127,6 +129,8 @@ export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
   [13, "ALTER TABLE usage ADD COLUMN guardrails TEXT;"],
   // NULL for the tokens stored before it (no guardrails of their own).
   [14, SQLITE_TOKENS_GUARDRAILS_SQL],
+  // The records with a team get the identity of the team that had its name then; the others keep NULL.
+  [15, SQLITE_TEAM_IDENTITY_SQL],
 ];
 
 /**
@@ -195,7 +199,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   );
   const teamSumStmt = db.prepare(
     `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-     FROM usage WHERE team = ? AND time >= ?`,
+     FROM usage WHERE team_id = ? AND time >= ?`,
   );
   const deleteStmt = db.prepare(
     "DELETE FROM usage WHERE rowid IN (SELECT rowid FROM usage WHERE time < ? LIMIT ?)",
@@ -250,7 +254,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       });
     },
     sumSince: (tokenId, sinceIso) => spendSince(sumStmt, tokenId, sinceIso),
-    sumTeamSince: (team, sinceIso) => spendSince(teamSumStmt, team, sinceIso),
+    sumTeamSince: (teamId, sinceIso) => spendSince(teamSumStmt, teamId, sinceIso),
     deleteOlderThan(iso, limit) {
       return run(() => {
         open();

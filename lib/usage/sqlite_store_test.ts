@@ -307,20 +307,21 @@ Deno.test("sqlite store: sumSince sums a token's tokens and cost from a time, by
   await store.close();
 });
 
-Deno.test("sqlite store: sumTeamSince sums what was recorded under a team from a time, whoever the token", async () => {
+Deno.test("sqlite store: sumTeamSince sums what was recorded under a team's identity from a time, whoever the token", async () => {
   const store = createSqliteStore(":memory:");
+  const payments = { team: "payments", team_id: "team_payments" };
   await store.insert([
     makeRecord(1, {
       time: at(0),
       token_id: "tok_gone",
-      team: "payments",
+      ...payments,
       prompt_tokens: 100,
       completion_tokens: 0,
     }),
     makeRecord(2, {
       time: at(HOUR),
       token_id: "cfg_bob",
-      team: "payments",
+      ...payments,
       prompt_tokens: 7,
       completion_tokens: 3,
     }),
@@ -328,6 +329,7 @@ Deno.test("sqlite store: sumTeamSince sums what was recorded under a team from a
       time: at(HOUR),
       token_id: "cfg_bob",
       team: "growth",
+      team_id: "team_growth",
       prompt_tokens: 50,
       completion_tokens: 0,
     }),
@@ -338,9 +340,24 @@ Deno.test("sqlite store: sumTeamSince sums what was recorded under a team from a
       prompt_tokens: 60,
       completion_tokens: 0,
     }),
+    // A team made through the admin API under the same name (deleted since): its own identity, not its spend.
+    makeRecord(5, {
+      time: at(HOUR),
+      token_id: "tok_gone",
+      team: "payments",
+      team_id: "tm_000000000000000000000001",
+      prompt_tokens: 1000,
+      completion_tokens: 0,
+    }),
   ]);
-  assert.deepEqual((await store.sumTeamSince("payments", at(0))).tokens, 110);
-  assert.deepEqual((await store.sumTeamSince("payments", at(HOUR))).tokens, 10);
+  assert.deepEqual((await store.sumTeamSince("team_payments", at(0))).tokens, 110);
+  assert.deepEqual((await store.sumTeamSince("team_payments", at(HOUR))).tokens, 10);
+  assert.deepEqual((await store.sumTeamSince("tm_000000000000000000000001", at(0))).tokens, 1000);
+  assert.deepEqual(
+    await store.sumTeamSince("payments", at(0)),
+    { tokens: 0, cost: 0 },
+    "a name is not an identity",
+  );
   assert.deepEqual(await store.sumTeamSince("nobody", at(0)), { tokens: 0, cost: 0 });
   await store.close();
 });

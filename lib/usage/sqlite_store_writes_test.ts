@@ -25,6 +25,7 @@ Deno.test("sqlite store: schema version, columns and indexes", async () => {
     "usage_environment_time",
     "usage_outcome_time",
     "usage_provider_time",
+    "usage_team_id_time",
     "usage_team_time",
     "usage_time",
     "usage_time_uid",

@@ -49,7 +49,7 @@ async function answer(call: StoreCall): Promise<unknown> {
     case "sumSince":
       return await store.sumSince(call.tokenId, call.since);
     case "sumTeamSince":
-      return await store.sumTeamSince(call.team, call.since);
+      return await store.sumTeamSince(call.teamId, call.since);
     case "deleteOlderThan":
       return await store.deleteOlderThan(call.before, call.limit);
     case "close":

@@ -42,7 +42,7 @@ export type StoreCall =
     | { method: "query"; query: UsageQuery }
     | { method: "listRecords"; query: RecordListQuery }
     | { method: "sumSince"; tokenId: string; since: string }
-    | { method: "sumTeamSince"; team: string; since: string }
+    | { method: "sumTeamSince"; teamId: string; since: string }
     | { method: "deleteOlderThan"; before: string; limit: number }
     | { method: "close" }
     | { method: "responses.put"; record: StoredResponse }

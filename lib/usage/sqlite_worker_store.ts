@@ -237,8 +237,8 @@ export async function openSqliteWorkerStore(
     async sumSince(tokenId, since) {
       return await call({ method: "sumSince", tokenId, since }) as { tokens: number; cost: number };
     },
-    async sumTeamSince(team, since) {
-      return await call({ method: "sumTeamSince", team, since }) as { tokens: number; cost: number };
+    async sumTeamSince(teamId, since) {
+      return await call({ method: "sumTeamSince", teamId, since }) as { tokens: number; cost: number };
     },
     async deleteOlderThan(before, limit) {
       return await call({ method: "deleteOlderThan", before, limit }) as number;

@@ -62,12 +62,12 @@ export interface UsageStore {
    */
   sumSince(tokenId: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
   /**
-   * {@linkcode sumSince} for the records made under team `team` (their `team`: the team's name when the request
-   * was made), to seed a team's budget: what its members spent while members counts after they are revoked or
-   * move. A team's name can be reused (a stored team made again after one was deleted), so the caller passes
-   * a `sinceIso` no earlier than the team's creation for a team that has one.
+   * {@linkcode sumSince} for the records made under the team whose identity is `teamId` (their `team_id`: the
+   * team of the request's token when it was made), to seed a team's budget: what its members spent while
+   * members counts after they are revoked or move. By identity, not name: a team made, or declared in the file,
+   * under a deleted team's name starts its own budget.
    */
-  sumTeamSince(team: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
+  sumTeamSince(teamId: string, sinceIso: string): Promise<{ tokens: number; cost: number }>;
   /**
    * Deletes at most `limit` of the records older than `iso` (retention), in one statement; resolves to how
    * many were deleted. Retention calls it until fewer than `limit` come back: one statement over a large

@@ -1,8 +1,10 @@
 /**
- * A usage record's `team` (the team of the request's token at the time) in the SQLite store (on the request
- * thread and in its worker) and the PostgreSQL store: written and read back (null when none or absent), found
- * by `team=` in the request log and `/admin/usage`, grouped by `group_by=team`, and kept in a JSONL line. The
- * PostgreSQL case runs in CI always; off CI it skips only when the database is unreachable.
+ * A usage record's `team` and `team_id` (the name and identity of the request's token's team at the time) in
+ * the SQLite store (on the request thread and in its worker) and the PostgreSQL store: written and read back
+ * (null when none or absent), found by `team=` (every team of the name) and `team_id=` (one team) in the request
+ * log and `/admin/usage`, grouped by `group_by=team` and `team_id`, summed by identity for a team's budget, and
+ * kept in a JSONL line. The PostgreSQL case runs in CI always; off CI it skips only when the database is
+ * unreachable.
  */
 import assert from "node:assert/strict";
 import { dropSchema, postgresOrSkip, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
@@ -15,29 +17,53 @@ import { entryLine, type UsageDatabase } from "./store.ts";
 
 async function assertTeams(db: UsageDatabase): Promise<void> {
   const { team: _t, ...teamless } = makeRecord(4);
+  const { team_id: _i, ...idless } = makeRecord(6, { team: "platform", cost: 0.125 });
   await db.insert([
-    { ...makeRecord(1, { team: "platform", cost: 0.5 }), uid: "u1" },
-    { ...makeRecord(2, { team: "research", token: "bob", cost: 0.25 }), uid: "u2" },
+    { ...makeRecord(1, { team: "platform", team_id: "tm_aaa", cost: 0.5 }), uid: "u1" },
+    { ...makeRecord(2, { team: "research", team_id: "team_research", token: "bob", cost: 0.25 }), uid: "u2" },
     { ...makeRecord(3, { team: null }), uid: "u3" },
     { ...teamless, uid: "u4" },
-    { ...makeRecord(5, { team: "platform", cost: 0.5 }), uid: "u5" },
+    // A team of the same name made after the first was deleted: its own id.
+    { ...makeRecord(5, { team: "platform", team_id: "tm_bbb", cost: 0.5 }), uid: "u5" },
+    // A record whose writer knew no identity (a spill line of an earlier version).
+    { ...idless, uid: "u6" },
   ]);
   const log = (await db.listRecords({})).data;
-  assert.deepEqual(log.map((r) => [r.request_id, r.team]), [
-    ["req_5", "platform"],
-    ["req_4", null],
-    ["req_3", null],
-    ["req_2", "research"],
-    ["req_1", "platform"],
+  assert.deepEqual(log.map((r) => [r.request_id, r.team, r.team_id]), [
+    ["req_6", "platform", null],
+    ["req_5", "platform", "tm_bbb"],
+    ["req_4", null, null],
+    ["req_3", null, null],
+    ["req_2", "research", "team_research"],
+    ["req_1", "platform", "tm_aaa"],
   ]);
+  // By id, one team's records alone (and its budget's seed); by name, every team that had it.
+  assert.deepEqual((await db.listRecords({ team_id: "tm_aaa" })).data.map((r) => r.request_id), ["req_1"]);
+  assert.equal((await db.query({ team_id: "tm_bbb" })).totals.cost, 0.5);
+  assert.deepEqual(await db.sumTeamSince("tm_bbb", "2025-01-01T00:00:00.000Z"), { tokens: 15, cost: 0.5 });
+  assert.deepEqual(await db.sumTeamSince("team_research", "2025-01-01T00:00:00.000Z"), {
+    tokens: 15,
+    cost: 0.25,
+  });
+  assert.deepEqual(await db.sumTeamSince("platform", "2025-01-01T00:00:00.000Z"), { tokens: 0, cost: 0 });
+  const byId = await db.query({ team: "platform", group_by: ["team_id"] });
+  assert.deepEqual(byId.groups.map((g) => [g.key.team_id, g.requests, g.cost]), [
+    [null, 1, 0.125],
+    ["tm_aaa", 1, 0.5],
+    ["tm_bbb", 1, 0.5],
+  ]);
+  await assert.rejects(
+    db.query({ team_id: 7 as unknown as string }),
+    (e) => e instanceof UsageQueryError && e.param === "team_id",
+  );
   const platform = (await db.listRecords({ team: "platform" })).data;
-  assert.deepEqual(platform.map((r) => r.request_id), ["req_5", "req_1"]);
+  assert.deepEqual(platform.map((r) => r.request_id), ["req_6", "req_5", "req_1"]);
   assert.deepEqual((await db.listRecords({ team: "nobody" })).data, []);
 
   const report = await db.query({ group_by: ["team"] });
   assert.deepEqual(report.groups.map((g) => [g.key.team, g.requests, g.cost]), [
     [null, 2, 0.002],
-    ["platform", 2, 1],
+    ["platform", 3, 1.125],
     ["research", 1, 0.25],
   ]);
   const filtered = await db.query({ team: "research", group_by: ["team", "token"] });
@@ -75,6 +101,7 @@ Deno.test("usage team: round-trips, filters and groups in the PostgreSQL store",
 });
 
 Deno.test("usage team: a JSONL or spill line keeps it", () => {
-  const line = entryLine({ record: makeRecord(1, { team: "platform" }), uid: "u1" });
+  const line = entryLine({ record: makeRecord(1, { team: "platform", team_id: "tm_aaa" }), uid: "u1" });
   assert.equal(JSON.parse(line).team, "platform");
+  assert.equal(JSON.parse(line).team_id, "tm_aaa");
 });

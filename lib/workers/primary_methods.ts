@@ -159,7 +159,7 @@ export function primaryMethods(
     "db.query": (q: Parameters<typeof store.query>[0]) => store.query(q),
     "db.listRecords": (q: Parameters<typeof store.listRecords>[0]) => store.listRecords(q),
     "db.sumSince": (id: string, since: string) => store.sumSince(id, since),
-    "db.sumTeamSince": (team: string, since: string) => store.sumTeamSince(team, since),
+    "db.sumTeamSince": (teamId: string, since: string) => store.sumTeamSince(teamId, since),
     "db.deleteOlderThan": (before: string, limit: number) => store.deleteOlderThan(before, limit),
     "tokens.loadAll": () => tokens.loadAll(),
     "tokens.version": () => tokens.version(),

@@ -149,7 +149,7 @@ export function remoteUsageDatabase(
     query: (q) => call("db.query", q),
     listRecords: (q) => call("db.listRecords", q),
     sumSince: (tokenId, since) => call("db.sumSince", tokenId, since),
-    sumTeamSince: (team, since) => call("db.sumTeamSince", team, since),
+    sumTeamSince: (teamId, since) => call("db.sumTeamSince", teamId, since),
     deleteOlderThan: (before, limit) => call("db.deleteOlderThan", before, limit),
     close: () => Promise.resolve(),
   };

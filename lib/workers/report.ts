@@ -141,6 +141,7 @@ export function diedRecord(notice: StartNotice, now: number): UsageRecord | null
     token: notice.token,
     token_id: null,
     team: null,
+    team_id: null,
     environment: notice.environment,
     alias: null,
     provider: null,

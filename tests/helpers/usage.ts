@@ -49,6 +49,7 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     trace_id: null,
     team: null,
     guardrails: null,
+    team_id: null,
     ...overrides,
   };
 }

@@ -148,7 +148,7 @@ export function parseUsageQuery(url: string): UsageQuery {
 }
 
 /**
- * `GET /admin/usage?from=&to=&token=&token_id=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day`: totals
+ * `GET /admin/usage?from=&to=&token=&token_id=&team=&team_id=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day`: totals
  * (requests, tokens, cost, denials by rule, errors, cache hits and lookups, what hits saved, latency
  * percentiles), overall and per group. Records still
  * queued are flushed first, so the answer includes every request finished before the query.
