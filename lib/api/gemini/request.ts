@@ -4,7 +4,8 @@
  *
  * - `contents` (roles `user` and `model`): `text` parts; `inlineData` images as data URLs and other inline
  *   files as `file` parts; `fileData` images by URL; `functionCall` parts as tool calls (their `id`, else one
- *   made from the turn and name, pairs them with their results); `functionResponse` parts as tool messages;
+ *   made from the turn and part); `functionResponse` parts as tool messages, each answering a call of the model
+ *   turn before it ({@linkcode OpenCalls}: by `id`, else by name);
  *   thought parts (`thought: true`, `thoughtSignature`) are the model's own state, left out.
  * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters` or
  *   `parametersJsonSchema`); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
@@ -76,11 +77,41 @@ function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObj
   return null;
 }
 
+/**
+ * The calls of the latest model turn that made some, not answered yet: each name's in the order they were made,
+ * with its id (its own, or the one the translation made). A function response answers the call its `id` names;
+ * one without an `id`, or with an id of no call, answers the oldest open call of its name. That pairs Google's
+ * documented loop (the model's turn sent back with its call ids, the responses without), parallel calls of one
+ * name answered in order, and Gemini CLI's responses, whose ids the CLI made itself and the model's calls never
+ * carried. The tool message gets the call's id, which the chat form's targets require it to answer.
+ */
+class OpenCalls {
+  #byName = new Map<string, string[]>();
+
+  /** A model turn's calls, `[name, id]` in order: they replace the previous turn's. */
+  turn(calls: readonly (readonly [string, string])[]): void {
+    this.#byName.clear();
+    for (const [name, id] of calls) this.#byName.set(name, [...this.#byName.get(name) ?? [], id]);
+  }
+
+  /** The id of the call a response of `name` (with its own `id`, if any) answers; that call is answered. */
+  answer(name: string, id: string | undefined): string {
+    if (id !== undefined) {
+      for (const ids of this.#byName.values()) {
+        const at = ids.indexOf(id);
+        if (at >= 0) return ids.splice(at, 1)[0];
+      }
+    }
+    // The oldest open call of its name; with none, the response answers nothing the chat form holds and keeps
+    // its own id (or one made from its name).
+    return this.#byName.get(name)?.shift() ?? id ?? `call_${name}`;
+  }
+}
+
 /** The chat messages of the `contents`; `paths` gets where each came from. */
 function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]): ChatMessage[] {
   const out: ChatMessage[] = [];
-  /** Calls made so far without an id of their own, by name, to pair with their responses. */
-  const pending = new Map<string, string[]>();
+  const open = new OpenCalls();
   contents.forEach((value, i) => {
     const path = `contents[${i}]`;
     const content = object(value, path);
@@ -92,6 +123,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
     if (role === "model") {
       const texts: string[] = [];
       const calls: JsonObject[] = [];
+      const named: [string, string][] = [];
       parts.forEach((p, j) => {
         const part = object(p, `${path}.parts[${j}]`);
         if (typeof part.text === "string" && part.thought !== true) texts.push(part.text);
@@ -99,7 +131,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
           const call = part.functionCall;
           const name = text(call.name, `${path}.parts[${j}].functionCall.name`);
           const id = typeof call.id === "string" ? call.id : `call_${i}_${j}`;
-          if (typeof call.id !== "string") pending.set(name, [...pending.get(name) ?? [], id]);
+          named.push([name, id]);
           calls.push({
             id,
             type: "function",
@@ -107,6 +139,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
           });
         }
       });
+      if (named.length > 0) open.turn(named);
       if (texts.length === 0 && calls.length === 0) return;
       const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
       if (calls.length > 0) message.tool_calls = calls;
@@ -121,9 +154,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
       if (isObject(part.functionResponse)) {
         const response = part.functionResponse;
         const name = text(response.name, `${at}.functionResponse.name`);
-        const id = typeof response.id === "string"
-          ? response.id
-          : pending.get(name)?.shift() ?? `call_${name}`;
+        const id = open.answer(name, typeof response.id === "string" ? response.id : undefined);
         out.push({ role: "tool", tool_call_id: id, content: JSON.stringify(response.response ?? {}) });
         paths.push(`${at}.functionResponse`);
         return;

@@ -173,3 +173,67 @@ Deno.test("gemini request: allowedFunctionNames bounds a call to those functions
     "a name of no declared function",
   );
 });
+
+Deno.test("gemini request: each function response answers a call of the model turn before it, by id, else by name", () => {
+  type Tool = { role: string; tool_call_id?: string; tool_calls?: { id: string }[] };
+  const ids = (contents: unknown[]) => {
+    const messages = parseGeminiRequest({ contents }, "alias", false).chat.messages as unknown as Tool[];
+    return {
+      calls: messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []),
+      answers: messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id),
+    };
+  };
+  const ask = { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] };
+  const weather = (city: string, id?: string) => ({
+    functionCall: { name: "get_weather", args: { city }, id },
+  });
+  const result = (t: number, id?: string) => ({
+    functionResponse: { name: "get_weather", response: { t }, id },
+  });
+
+  // Google's documented loop: the model's turn sent back as it came (with the ids the gateway gave its calls),
+  // the responses without ids.
+  const loop = ids([ask, { role: "model", parts: [weather("Paris", "call_abc")] }, {
+    role: "user",
+    parts: [result(21)],
+  }]);
+  assert.deepEqual(loop.answers, ["call_abc"]);
+
+  // Two calls of one name answered in order without ids: one each, never the same id twice.
+  const parallel = ids([ask, {
+    role: "model",
+    parts: [weather("Paris", "toolu_A"), weather("Rome", "toolu_B")],
+  }, {
+    role: "user",
+    parts: [result(21), result(25)],
+  }]);
+  assert.deepEqual(parallel.answers, ["toolu_A", "toolu_B"]);
+  // By id when the response names one, whatever the order.
+  const byId = ids([
+    ask,
+    { role: "model", parts: [weather("Paris", "toolu_A"), weather("Rome", "toolu_B")] },
+    {
+      role: "user",
+      parts: [result(25, "toolu_B"), result(21)],
+    },
+  ]);
+  assert.deepEqual(byId.answers, ["toolu_B", "toolu_A"]);
+
+  // Gemini CLI: the call came without an id; the CLI made its own and sends it only on the response.
+  const cli = ids([ask, { role: "model", parts: [weather("Paris")] }, {
+    role: "user",
+    parts: [result(21, "get_weather-1733000000000-9f3a2c")],
+  }]);
+  assert.deepEqual(cli.answers, cli.calls);
+
+  // Each turn's responses answer that turn's calls, not an earlier one's.
+  const turns = ids([
+    ask,
+    { role: "model", parts: [weather("Paris")] },
+    { role: "user", parts: [result(21)] },
+    { role: "model", parts: [weather("Rome")] },
+    { role: "user", parts: [result(25)] },
+  ]);
+  assert.deepEqual(turns.answers, turns.calls);
+  assert.notEqual(turns.calls[0], turns.calls[1]);
+});
