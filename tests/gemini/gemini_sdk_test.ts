@@ -379,3 +379,71 @@ Deno.test("gemini sdk: an enum response type and non-text system parts a chat ta
     assert.deepEqual((sent.messages as unknown[])[0], { role: "system", content: "Classify." });
   });
 });
+
+Deno.test("gemini sdk: Google's REST examples as published (proto names, lower-case enums, single values) are served whole", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const post = (body: unknown) =>
+      fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+        body: JSON.stringify(body),
+      });
+    // The cookbook's Function_calling_config_REST request, with a generation config in the same spelling.
+    const res = await post({
+      system_instruction: { parts: { text: "You are a helpful lighting system bot." } },
+      tools: [{
+        function_declarations: [
+          { name: "enable_lights", parameters: { type: "object" } },
+          { name: "stop_lights", parameters: { type: "object" } },
+        ],
+      }],
+      tool_config: { function_calling_config: { mode: "any", allowed_function_names: ["stop_lights"] } },
+      contents: { role: "user", parts: { text: "Lights off!" } },
+      generation_config: { max_output_tokens: 50, stop_sequences: ["END"] },
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    assert.equal(res.headers.get("x-gateway-dropped"), null, "nothing the client sent was left out");
+    const sent = fakes.openai.requests.at(-1)!.body;
+    assert.deepEqual((sent.messages as unknown[])[0], {
+      role: "system",
+      content: "You are a helpful lighting system bot.",
+    });
+    assert.deepEqual((sent.tools as { function: { name: string } }[]).map((t) => t.function.name), [
+      "stop_lights",
+    ]);
+    assert.deepEqual(sent.tool_choice, { type: "function", function: { name: "stop_lights" } });
+    assert.deepEqual([sent.max_completion_tokens ?? sent.max_tokens, sent.stop], [50, ["END"]]);
+
+    const image = await post({
+      contents: [{
+        parts: [{ inline_data: { mime_type: "image/png", data: "iVBORw0KGgo=" } }, { text: "Caption." }],
+      }],
+    });
+    assert.equal(image.status, 200, await image.clone().text());
+    await image.body?.cancel();
+
+    // A mode Google does not know is Google's 400, not an answer with the tools left to the model.
+    const before = fakes.openai.requests.length;
+    const bogus = await post({
+      contents: [{ parts: [{ text: "Hi" }] }],
+      tools: [{ functionDeclarations: [{ name: "f" }] }],
+      toolConfig: { functionCallingConfig: { mode: "BOGUS" } },
+    });
+    assert.equal(bogus.status, 400);
+    const error = (await bogus.json()).error;
+    assert.equal(error.status, "INVALID_ARGUMENT");
+    assert.match(error.message, /toolConfig\.functionCallingConfig\.mode/);
+    assert.equal(fakes.openai.requests.length, before);
+
+    // An embedding's proto names too: `output_dimensionality` is not left unread.
+    const embedded = await fetch(`${gw.url}/v1beta/models/emb:embedContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ content: { parts: { text: "embed me" } }, output_dimensionality: 3 }),
+    });
+    assert.equal(embedded.status, 200, await embedded.clone().text());
+    await embedded.body?.cancel();
+    assert.equal(fakes.openai.requests.at(-1)!.body.dimensions, 3);
+  });
+});

@@ -42,6 +42,7 @@ import {
 } from "../../answer/runner.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
+import { normalizeGemini } from "./normalize.ts";
 import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
@@ -213,7 +214,8 @@ async function answerNative(
 /** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */
 async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: string): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
-  const inner = body.generateContentRequest ?? body;
+  const outer = normalizeGemini(body, "CountTokensRequest");
+  const inner = outer.generateContentRequest ?? outer;
   const parsed = parseGeminiRequest(inner, alias, false);
   const model = geminiAlias(ctx, alias, ROUTE.modelType);
   await admit(ctx, ROUTE.endpoint, 0, model, parsed.chat);

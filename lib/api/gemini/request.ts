@@ -1,15 +1,19 @@
 /**
  * A Gemini API `generateContent` request (v1beta, what `@google/genai` and Gemini CLI send) validated and
- * translated to the gateway's chat form, under the tolerance rule (lib/http/tolerance.ts):
+ * translated to the gateway's chat form, under the tolerance rule (lib/http/tolerance.ts). The body is first
+ * normalised (normalize.ts: Google's proto names, enum values in any case, a single value for a list), and that
+ * body is the one a Gemini target gets, so what is read below is what Google reads.
  *
  * - `contents` (roles `user` and `model`): `text` parts; `inlineData` images as data URLs and other inline
  *   files as `file` parts; `fileData` images by URL; `functionCall` parts as tool calls (their `id`, else one
  *   made from the turn and part); `functionResponse` parts as tool messages, each answering a call of the model
  *   turn before it ({@linkcode OpenCalls}: by `id`, else by name);
- *   thought parts (`thought: true`, `thoughtSignature`) are the model's own state, left out.
+ *   a model turn's thought parts (`thought: true`, `thoughtSignature`) are its own state, left out; a user
+ *   turn's text is text, whatever its `thought` flag.
  * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters` or
  *   `parametersJsonSchema`); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
- *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice`.
+ *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does
+ *   not know is its 400).
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
  *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
  *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
@@ -24,12 +28,13 @@ import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { bad, list, lowerTypes, object, text } from "./fields.ts";
 import { generation, type GenerationParams } from "./generation_config.ts";
+import { normalizeGemini } from "./normalize.ts";
 
 /** A validated Gemini request. */
 export interface GeminiRequest {
   /** The chat form; `model` is the alias. */
   chat: ChatRequest;
-  /** The client's body as sent, for a Gemini target. */
+  /** The client's body in the spelling the gateway reads (normalize.ts), for a Gemini target. */
   body: JsonObject;
   tolerance: Tolerance;
   /** Where each of the chat form's messages, and of its tools, came from in the client's body. */
@@ -48,7 +53,9 @@ const IMAGE = /^image\//;
 
 /** One part of a user turn as a chat content part, or null for a part the translation leaves out. */
 function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObject | null {
-  if (typeof part.text === "string") return part.thought === true ? null : { type: "text", text: part.text };
+  // A user's text flagged as a thought is still text the client sends: a Gemini target gets it, so the policy
+  // reads it, and a translated target too.
+  if (typeof part.text === "string") return { type: "text", text: part.text };
   if (isObject(part.inlineData)) {
     const mime = text(part.inlineData.mimeType, `${path}.inlineData.mimeType`);
     const data = text(part.inlineData.data, `${path}.inlineData.data`);
@@ -199,15 +206,23 @@ function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, 
   return out;
 }
 
+/** Google's `FunctionCallingConfig.Mode` values (normalize.ts wrote them in upper case). */
+const MODES = ["MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED"];
+
 /**
  * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `ANY` forces a call; `VALIDATED`, as
  * Google defines it, lets the model answer with a call or in text (`auto`). `allowedFunctionNames` bounds what
  * either may call: only those tools stay in the chat form, and under `ANY` one name forces that function.
  */
 function applyToolChoice(config: unknown, chat: ChatRequest): void {
-  const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
-  if (tools === undefined || !isObject(config) || !isObject(config.functionCallingConfig)) return;
+  if (!isObject(config) || !isObject(config.functionCallingConfig)) return;
   const { mode, allowedFunctionNames } = config.functionCallingConfig;
+  // Google refuses a mode it does not know; read as AUTO, it would change the answer unseen.
+  if (mode != null && !MODES.includes(mode as string)) {
+    throw bad("toolConfig.functionCallingConfig.mode", `expected one of ${MODES.join(", ")}.`);
+  }
+  const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
+  if (tools === undefined) return;
   if (mode === "NONE") chat.tool_choice = "none";
   else if (mode === "ANY" || mode === "VALIDATED") {
     const path = "toolConfig.functionCallingConfig.allowedFunctionNames";
@@ -226,7 +241,7 @@ function applyToolChoice(config: unknown, chat: ChatRequest): void {
       : names.length === 1
       ? { type: "function", function: { name: names[0] } }
       : "required";
-  } else if (mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED") chat.tool_choice = "auto";
+  } else chat.tool_choice = "auto";
 }
 
 /** The top-level fields the translation reads; any other is the tolerance rule's. */
@@ -234,7 +249,7 @@ const KNOWN = new Set(["contents", "systemInstruction", "tools", "toolConfig", "
 
 /** Validates a `generateContent` body for `alias` and translates it to the chat form. */
 export function parseGeminiRequest(input: unknown, alias: string, stream: boolean): GeminiRequest {
-  const body = object(input, "body");
+  const body = normalizeGemini(object(input, "body"), "GenerateContentRequest");
   const tolerance = newTolerance();
   for (const key of Object.keys(body)) {
     if (KNOWN.has(key) || body[key] == null) continue;

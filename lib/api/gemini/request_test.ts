@@ -237,3 +237,97 @@ Deno.test("gemini request: each function response answers a call of the model tu
   assert.deepEqual(turns.answers, turns.calls);
   assert.notEqual(turns.calls[0], turns.calls[1]);
 });
+
+Deno.test("gemini request: Google's REST spellings are read as Google reads them, nothing dropped", () => {
+  // Google's cookbook request (Function_calling_config_REST), as published, with a generation config.
+  const { chat, tolerance, body } = parseGeminiRequest(
+    {
+      system_instruction: { parts: { text: "You are a lighting bot." } },
+      tools: [{
+        function_declarations: [
+          { name: "enable_lights", parameters: { type: "object" } },
+          {
+            name: "set_light_color",
+            parameters: { type: "object", properties: { rgb_hex: { type: "string" } } },
+          },
+        ],
+      }],
+      tool_config: { function_calling_config: { mode: "any", allowed_function_names: ["set_light_color"] } },
+      contents: { role: "user", parts: { text: "Make this place PURPLE!" } },
+      generation_config: { response_mime_type: "application/json", max_output_tokens: 50 },
+    },
+    "alias",
+    false,
+  );
+  assert.deepEqual(chat.messages, [
+    { role: "system", content: "You are a lighting bot." },
+    { role: "user", content: "Make this place PURPLE!" },
+  ]);
+  assert.deepEqual(chat.tools, [{
+    type: "function",
+    function: {
+      name: "set_light_color",
+      parameters: { type: "object", properties: { rgb_hex: { type: "string" } } },
+    },
+  }]);
+  assert.deepEqual(chat.tool_choice, { type: "function", function: { name: "set_light_color" } });
+  assert.equal(chat.max_completion_tokens, 50);
+  assert.deepEqual(chat.response_format, { type: "json_object" });
+  assert.deepEqual(tolerance, { refusal: null, native: [], dropped: [] });
+  // What a Gemini target gets is what was read.
+  assert.deepEqual(Object.keys(body), [
+    "systemInstruction",
+    "tools",
+    "toolConfig",
+    "contents",
+    "generationConfig",
+  ]);
+
+  const image = parseGeminiRequest(
+    { contents: [{ parts: [{ inline_data: { mime_type: "image/png", data: "iVBORw0KGgo=" } }] }] },
+    "alias",
+    false,
+  );
+  assert.deepEqual(image.chat.messages[0].content, [{
+    type: "image_url",
+    image_url: { url: "data:image/png;base64,iVBORw0KGgo=" },
+  }]);
+  assert.equal(image.tolerance.refusal, null);
+});
+
+Deno.test("gemini request: a function-calling mode in any case; one Google does not know is its 400", () => {
+  const ask = (mode: unknown) =>
+    parseGeminiRequest(
+      {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+        tools: [{ functionDeclarations: [{ name: "f" }] }],
+        toolConfig: { functionCallingConfig: { mode } },
+      },
+      "alias",
+      false,
+    ).chat;
+  assert.equal(ask("none").tool_choice, "none");
+  assert.equal(ask("Any").tool_choice, "required");
+  for (const mode of ["BOGUS", 7]) {
+    assert.throws(
+      () => ask(mode),
+      (e: unknown) =>
+        e instanceof GatewayError && e.status === 400 && e.param === "toolConfig.functionCallingConfig.mode",
+    );
+  }
+});
+
+Deno.test("gemini request: a user's text flagged as a thought is text the policy reads; a model's thought is not", () => {
+  const { chat } = parseGeminiRequest(
+    {
+      contents: [
+        { role: "user", parts: [{ text: "Hi. " }, { text: "Hidden words.", thought: true }] },
+        { role: "model", parts: [{ text: "Planning…", thought: true }, { text: "Hello." }] },
+        { role: "user", parts: [{ text: "Again?" }] },
+      ],
+    },
+    "alias",
+    false,
+  );
+  assert.deepEqual(chat.messages.map((m) => m.content), ["Hi. Hidden words.", "Hello.", "Again?"]);
+});
