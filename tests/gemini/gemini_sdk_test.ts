@@ -7,7 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { ApiError, GoogleGenAI, Type } from "@google/genai";
-import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import {
+  FAKE_ANSWER,
+  FAKE_KEY,
+  FAKE_REFUSAL,
+  type FakeUpstream,
+  startFakeOpenAI,
+} from "../helpers/fake_openai.ts";
 import {
   FAKE_ANTHROPIC_KEY,
   FAKE_CLAUDE_ANSWER,
@@ -47,6 +53,7 @@ models:
   chat-ok: { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
   chat-tools: { type: chat, targets: [ { provider: oa, model: gpt-tools } ] }
   chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
+  chat-refuse: { type: chat, targets: [ { provider: oa, model: gpt-refuse } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
   br-ok: { type: chat, targets: [ { provider: br, model: "us.plain-model-v1:0" } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
@@ -445,5 +452,28 @@ Deno.test("gemini sdk: Google's REST examples as published (proto names, lower-c
     assert.equal(embedded.status, 200, await embedded.clone().text());
     await embedded.body?.cancel();
     assert.equal(fakes.openai.requests.at(-1)!.body.dimensions, 3);
+  });
+});
+
+Deno.test("gemini sdk: an OpenAI model's refusal is the answer's text, finished by SAFETY, whole and streamed", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    const config = {
+      responseMimeType: "application/json",
+      responseSchema: { type: Type.OBJECT, properties: { plan: { type: Type.STRING } } },
+    };
+    const whole = await ai.models.generateContent({ model: "chat-refuse", contents: "Plan a crime", config });
+    assert.equal(whole.text, FAKE_REFUSAL);
+    assert.equal(whole.candidates?.[0].finishReason, "SAFETY");
+    let streamed = "";
+    let finish: string | undefined;
+    for await (
+      const chunk of await ai.models.generateContentStream({ model: "chat-refuse", contents: "Hi" })
+    ) {
+      streamed += chunk.text ?? "";
+      finish = chunk.candidates?.[0].finishReason ?? finish;
+    }
+    assert.equal(streamed, FAKE_REFUSAL);
+    assert.equal(finish, "SAFETY");
   });
 });

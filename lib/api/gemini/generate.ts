@@ -46,7 +46,7 @@ import { normalizeGemini } from "./normalize.ts";
 import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
-import { completionToGemini, type GeminiFrame } from "./response.ts";
+import { completionToGemini, type GeminiFrame, refusalOf } from "./response.ts";
 import {
   type GeminiNativeOutcome,
   geminiNativeStreamBody,
@@ -153,7 +153,8 @@ async function generate(
     const completion = result.body;
     return await answerJson(routed.headers, { chat }, {
       reported: completionReported(completion),
-      texts: () => completionTexts(completion),
+      // A refusal is text the model wrote and the client got: counted as its content would be.
+      texts: () => completionTexts(completion).concat(refusalOf(completion) ?? []),
       render: (usage) => completionToGemini(completion, frame, shownUsage(completion, usage)),
     });
   }
