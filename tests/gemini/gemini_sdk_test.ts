@@ -6,10 +6,11 @@
  * stream without `alt=sse`, and one usage record per request under the endpoint `gemini`.
  */
 import assert from "node:assert/strict";
-import { ApiError, GoogleGenAI, Type } from "@google/genai";
+import { ApiError, GoogleGenAI, type Part, Type } from "@google/genai";
 import {
   FAKE_ANSWER,
   FAKE_KEY,
+  FAKE_REASONING,
   FAKE_REFUSAL,
   type FakeUpstream,
   startFakeOpenAI,
@@ -54,6 +55,7 @@ models:
   chat-tools: { type: chat, targets: [ { provider: oa, model: gpt-tools } ] }
   chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
   chat-refuse: { type: chat, targets: [ { provider: oa, model: gpt-refuse } ] }
+  chat-reasoning: { type: chat, targets: [ { provider: oa, model: gpt-reasoning } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
   br-ok: { type: chat, targets: [ { provider: br, model: "us.plain-model-v1:0" } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
@@ -475,5 +477,37 @@ Deno.test("gemini sdk: an OpenAI model's refusal is the answer's text, finished 
     }
     assert.equal(streamed, FAKE_REFUSAL);
     assert.equal(finish, "SAFETY");
+  });
+});
+
+Deno.test("gemini sdk: thoughts come back only with includeThoughts; a thinkingBudget of 0 asks for no reasoning", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const thoughtsOf = (parts: Part[] | undefined) =>
+      (parts ?? []).filter((p) => p.thought).map((p) => p.text);
+    const plain = await ai.models.generateContent({ model: "chat-reasoning", contents: "Hi" });
+    assert.equal(plain.text, FAKE_ANSWER);
+    assert.deepEqual(thoughtsOf(plain.candidates?.[0].content?.parts), [], "not asked for, as at Google");
+    assert.ok((plain.usageMetadata?.thoughtsTokenCount ?? 0) > 0, "its tokens are still reported");
+    const asked = await ai.models.generateContent({
+      model: "chat-reasoning",
+      contents: "Hi",
+      config: { thinkingConfig: { includeThoughts: true } },
+    });
+    assert.deepEqual(thoughtsOf(asked.candidates?.[0].content?.parts), [FAKE_REASONING]);
+    let streamed: (string | undefined)[] = [];
+    for await (
+      const chunk of await ai.models.generateContentStream({ model: "chat-reasoning", contents: "Hi" })
+    ) {
+      streamed = streamed.concat(thoughtsOf(chunk.candidates?.[0].content?.parts));
+    }
+    assert.deepEqual(streamed, []);
+
+    await ai.models.generateContent({
+      model: "chat-reasoning",
+      contents: "Hi",
+      config: { thinkingConfig: { thinkingBudget: 0 } },
+    });
+    assert.equal(fakes.openai.requests.at(-1)!.body.reasoning_effort, "none");
   });
 });

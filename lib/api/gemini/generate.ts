@@ -148,7 +148,11 @@ async function generate(
   const result = routed.value;
   if (isNativeAnswer(result)) return await answerNative(ctx, { ...routed, value: result }, chat, alias, sse);
   noteDropped(ctx, routed.headers, answeredTolerance(routed.target, parsed.tolerance, form));
-  const frame: GeminiFrame = { alias, responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24) };
+  const frame: GeminiFrame = {
+    alias,
+    responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24),
+    thoughts: parsed.thoughts,
+  };
   if (result.kind === "json") {
     const completion = result.body;
     return await answerJson(routed.headers, { chat }, {

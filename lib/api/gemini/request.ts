@@ -39,6 +39,8 @@ export interface GeminiRequest {
   tolerance: Tolerance;
   /** Where each of the chat form's messages, and of its tools, came from in the client's body. */
   params: GeminiParams;
+  /** `generationConfig.thinkingConfig.includeThoughts`: whether the answer shows the model's thoughts. */
+  thoughts: boolean;
 }
 
 /** The client's paths of what the chat form holds, for errors in the client's terms (client_terms.ts). */
@@ -295,6 +297,8 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
   applyToolChoice(body.toolConfig, chat);
   // After the tool choice, which may have left only the allowed functions.
   params.tools = ((chat.tools ?? []) as JsonObject[]).map((tool) => toolPaths.get(tool) ?? "tools");
-  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance, params);
-  return { chat, body, tolerance, params };
+  const config = body.generationConfig;
+  if (config != null) generation(config, chat, tolerance, params);
+  const thinking = isObject(config) ? config.thinkingConfig : undefined;
+  return { chat, body, tolerance, params, thoughts: isObject(thinking) && thinking.includeThoughts === true };
 }

@@ -331,3 +331,20 @@ Deno.test("gemini request: a user's text flagged as a thought is text the policy
   );
   assert.deepEqual(chat.messages.map((m) => m.content), ["Hi. Hidden words.", "Hello.", "Again?"]);
 });
+
+Deno.test("gemini request: a thinkingBudget of 0 turns thinking off; includeThoughts is kept for the answer", () => {
+  const ask = (thinkingConfig: Record<string, unknown>) =>
+    parseGeminiRequest(
+      { contents: [{ role: "user", parts: [{ text: "Hi" }] }], generationConfig: { thinkingConfig } },
+      "alias",
+      false,
+    );
+  const off = ask({ thinkingBudget: 0 });
+  assert.equal(off.chat.reasoning_effort, "none");
+  assert.equal(off.params.reasoning, "generationConfig.thinkingConfig.thinkingBudget");
+  assert.equal(off.thoughts, false);
+  // -1 leaves the model its own choice.
+  assert.equal(ask({ thinkingBudget: -1 }).chat.reasoning_effort, undefined);
+  assert.equal(ask({ thinkingBudget: 1024, includeThoughts: true }).thoughts, true);
+  assert.equal(ask({ include_thoughts: true }).thoughts, true, "in Google's proto spelling too");
+});

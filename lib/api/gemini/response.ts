@@ -61,6 +61,11 @@ function callPart(call: { id?: unknown; function?: { name?: unknown; arguments?:
 export interface GeminiFrame {
   alias: string;
   responseId: string;
+  /**
+   * `thinkingConfig.includeThoughts`: Google returns the model's thoughts only when asked, so a translated
+   * answer's reasoning is shown as thought parts only then (its tokens are counted either way).
+   */
+  thoughts?: boolean;
 }
 
 function responseOf(frame: GeminiFrame, candidate: JsonObject, usage?: JsonObject): JsonObject {
@@ -85,7 +90,7 @@ export function completionToGemini(completion: ChatCompletion, frame: GeminiFram
   const choice = (completion.choices[0] ?? {}) as JsonObject;
   const message = (isObject(choice.message) ? choice.message : {}) as JsonObject;
   const parts: JsonObject[] = [];
-  if (typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
+  if (frame.thoughts && typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
     parts.push({ text: message.reasoning_content, thought: true });
   }
   if (typeof message.content === "string" && message.content !== "") parts.push({ text: message.content });
@@ -128,7 +133,7 @@ export class GeminiChunks {
     const parts: JsonObject[] = [];
     if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
       this.texts.push(delta.reasoning_content);
-      parts.push({ text: delta.reasoning_content, thought: true });
+      if (this.frame.thoughts) parts.push({ text: delta.reasoning_content, thought: true });
     }
     if (typeof delta.content === "string" && delta.content !== "") {
       this.texts.push(delta.content);
