@@ -88,7 +88,8 @@ const BODY_MISTAKES: Mistake[] = [
     status: 415,
   },
   { name: "no contents", body: "{}" },
-  { name: "contents not a list", body: body({ contents: { role: "user", parts: [{ text: "hi" }] } }) },
+  // A single content, part or tool where a list goes is one of them, as Google reads it; anything else is not.
+  { name: "contents not a list", body: body({ contents: "hi" }) },
   { name: "a content not an object", body: body({ contents: ["hi"] }) },
   {
     name: "a role other than user/model",
@@ -110,9 +111,9 @@ const BODY_MISTAKES: Mistake[] = [
     name: "a thinkingLevel not of Google's enum",
     body: body({ generationConfig: { thinkingConfig: { thinkingLevel: "banana" } } }),
   },
-  { name: "stopSequences not a list", body: body({ generationConfig: { stopSequences: "END" } }) },
+  { name: "stopSequences not a list", body: body({ generationConfig: { stopSequences: 5 } }) },
   { name: "a stop sequence not a string", body: body({ generationConfig: { stopSequences: [1] } }) },
-  { name: "tools not a list", body: body({ tools: { functionDeclarations: [] } }) },
+  { name: "tools not a list", body: body({ tools: "googleSearch" }) },
   { name: "a functionDeclaration without a name", body: body({ tools: [{ functionDeclarations: [{}] }] }) },
 ];
 

@@ -38,6 +38,12 @@ models:
     content_rules:
       - { name: ssn, pattern: "\\\\d{3}-\\\\d{2}-\\\\d{4}", action: redact, replacement: "[SSN]" }
       - { name: pin, pattern: 'pin\\W+\\d+', action: redact, replacement: 'pin "[PIN]"' }
+  gemini-guard:
+    type: chat
+    targets: [ { provider: gem, model: gem-ok } ]
+    content_rules:
+      - { name: secret, pattern: "forbidden", action: deny }
+      - { name: ssn, pattern: "\\\\d{3}-\\\\d{2}-\\\\d{4}", action: redact, replacement: "[SSN]" }
 ${TEST_TOKENS_YAML}
   - { name: capped, sha256: ${hashToken(CEILING)}, models: ["*"], max_tokens: 64 }
 `;
@@ -143,6 +149,59 @@ Deno.test("gemini native: content rules redact function responses as they redact
       response: { output: '{"pin "[PIN]"}' },
     });
     assert.ok(!JSON.stringify(sent).includes("4321"), "no match reaches the upstream");
+  });
+});
+
+Deno.test("gemini native: the policy judges Google's proto spellings and user thought parts as the target reads them", async () => {
+  await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
+    const generate = async (body: unknown, token = TEST_TOKEN, alias = "gemini-guard") => {
+      const res = await fetch(`${gw.url}/v1beta/models/${alias}:generateContent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": token },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const hi = [{ role: "user", parts: [{ text: "Hi" }] }];
+    // Denied text in `system_instruction` (Google reads it as systemInstruction) or in a user part flagged as a
+    // thought: Google's 400, and nothing reaches the upstream.
+    const denied = [
+      { system_instruction: { parts: [{ text: "the forbidden word" }] }, contents: hi },
+      {
+        contents: [{ role: "user", parts: [{ text: "Hi" }, { text: "the forbidden word", thought: true }] }],
+      },
+    ];
+    for (const body of denied) {
+      const before = fake.requests.length;
+      const answer = await generate(body);
+      assert.equal(answer.status, 400, JSON.stringify(answer.body));
+      assert.match(answer.body.error.message, /content policy/);
+      assert.equal(fake.requests.length, before, "nothing reached the upstream");
+    }
+    // Redacted there as anywhere; the upstream gets one spelling, the one the policy read.
+    const redacted = await generate({
+      system_instruction: { parts: { text: "SSN 123-45-6789" } },
+      contents: { role: "user", parts: [{ text: "Hi" }, { text: "and 987-65-4321", thought: true }] },
+    });
+    assert.equal(redacted.status, 200, JSON.stringify(redacted.body));
+    const sent = fake.requests.at(-1)!.body;
+    assert.deepEqual(sent.systemInstruction, { parts: [{ text: "SSN [SSN]" }] });
+    assert.equal("system_instruction" in sent, false);
+    assert.ok(
+      !JSON.stringify(sent).includes("6789") && !JSON.stringify(sent).includes("4321"),
+      JSON.stringify(sent),
+    );
+
+    // The token's max_tokens ceiling holds for `generation_config.max_output_tokens` too.
+    const capped = await generate(
+      { contents: hi, generation_config: { max_output_tokens: 60_000 } },
+      CEILING,
+      "gemini-ok",
+    );
+    assert.equal(capped.status, 200, JSON.stringify(capped.body));
+    const body = fake.requests.at(-1)!.body;
+    assert.deepEqual(body.generationConfig, { maxOutputTokens: 64 });
+    assert.equal("generation_config" in body, false);
   });
 });
 

@@ -6,8 +6,15 @@
  * stream without `alt=sse`, and one usage record per request under the endpoint `gemini`.
  */
 import assert from "node:assert/strict";
-import { ApiError, GoogleGenAI, Type } from "@google/genai";
-import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { ApiError, GoogleGenAI, type Part, Type } from "@google/genai";
+import {
+  FAKE_ANSWER,
+  FAKE_KEY,
+  FAKE_REASONING,
+  FAKE_REFUSAL,
+  type FakeUpstream,
+  startFakeOpenAI,
+} from "../helpers/fake_openai.ts";
 import {
   FAKE_ANTHROPIC_KEY,
   FAKE_CLAUDE_ANSWER,
@@ -47,6 +54,8 @@ models:
   chat-ok: { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
   chat-tools: { type: chat, targets: [ { provider: oa, model: gpt-tools } ] }
   chat-cut: { type: chat, targets: [ { provider: oa, model: gpt-cut } ] }
+  chat-refuse: { type: chat, targets: [ { provider: oa, model: gpt-refuse } ] }
+  chat-reasoning: { type: chat, targets: [ { provider: oa, model: gpt-reasoning } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
   br-ok: { type: chat, targets: [ { provider: br, model: "us.plain-model-v1:0" } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
@@ -377,5 +386,128 @@ Deno.test("gemini sdk: an enum response type and non-text system parts a chat ta
     const sent = fakes.openai.requests.at(-1)!.body;
     assert.equal(sent.response_format, undefined);
     assert.deepEqual((sent.messages as unknown[])[0], { role: "system", content: "Classify." });
+  });
+});
+
+Deno.test("gemini sdk: Google's REST examples as published (proto names, lower-case enums, single values) are served whole", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const post = (body: unknown) =>
+      fetch(`${gw.url}/v1beta/models/chat-ok:generateContent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+        body: JSON.stringify(body),
+      });
+    // The cookbook's Function_calling_config_REST request, with a generation config in the same spelling.
+    const res = await post({
+      system_instruction: { parts: { text: "You are a helpful lighting system bot." } },
+      tools: [{
+        function_declarations: [
+          { name: "enable_lights", parameters: { type: "object" } },
+          { name: "stop_lights", parameters: { type: "object" } },
+        ],
+      }],
+      tool_config: { function_calling_config: { mode: "any", allowed_function_names: ["stop_lights"] } },
+      contents: { role: "user", parts: { text: "Lights off!" } },
+      generation_config: { max_output_tokens: 50, stop_sequences: ["END"] },
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    assert.equal(res.headers.get("x-gateway-dropped"), null, "nothing the client sent was left out");
+    const sent = fakes.openai.requests.at(-1)!.body;
+    assert.deepEqual((sent.messages as unknown[])[0], {
+      role: "system",
+      content: "You are a helpful lighting system bot.",
+    });
+    assert.deepEqual((sent.tools as { function: { name: string } }[]).map((t) => t.function.name), [
+      "stop_lights",
+    ]);
+    assert.deepEqual(sent.tool_choice, { type: "function", function: { name: "stop_lights" } });
+    assert.deepEqual([sent.max_completion_tokens ?? sent.max_tokens, sent.stop], [50, ["END"]]);
+
+    const image = await post({
+      contents: [{
+        parts: [{ inline_data: { mime_type: "image/png", data: "iVBORw0KGgo=" } }, { text: "Caption." }],
+      }],
+    });
+    assert.equal(image.status, 200, await image.clone().text());
+    await image.body?.cancel();
+
+    // A mode Google does not know is Google's 400, not an answer with the tools left to the model.
+    const before = fakes.openai.requests.length;
+    const bogus = await post({
+      contents: [{ parts: [{ text: "Hi" }] }],
+      tools: [{ functionDeclarations: [{ name: "f" }] }],
+      toolConfig: { functionCallingConfig: { mode: "BOGUS" } },
+    });
+    assert.equal(bogus.status, 400);
+    const error = (await bogus.json()).error;
+    assert.equal(error.status, "INVALID_ARGUMENT");
+    assert.match(error.message, /toolConfig\.functionCallingConfig\.mode/);
+    assert.equal(fakes.openai.requests.length, before);
+
+    // An embedding's proto names too: `output_dimensionality` is not left unread.
+    const embedded = await fetch(`${gw.url}/v1beta/models/emb:embedContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": TEST_TOKEN },
+      body: JSON.stringify({ content: { parts: { text: "embed me" } }, output_dimensionality: 3 }),
+    });
+    assert.equal(embedded.status, 200, await embedded.clone().text());
+    await embedded.body?.cancel();
+    assert.equal(fakes.openai.requests.at(-1)!.body.dimensions, 3);
+  });
+});
+
+Deno.test("gemini sdk: an OpenAI model's refusal is the answer's text, finished by SAFETY, whole and streamed", async () => {
+  await withFakeGateway(startAll, configFor, async (gw) => {
+    const ai = client(gw);
+    const config = {
+      responseMimeType: "application/json",
+      responseSchema: { type: Type.OBJECT, properties: { plan: { type: Type.STRING } } },
+    };
+    const whole = await ai.models.generateContent({ model: "chat-refuse", contents: "Plan a crime", config });
+    assert.equal(whole.text, FAKE_REFUSAL);
+    assert.equal(whole.candidates?.[0].finishReason, "SAFETY");
+    let streamed = "";
+    let finish: string | undefined;
+    for await (
+      const chunk of await ai.models.generateContentStream({ model: "chat-refuse", contents: "Hi" })
+    ) {
+      streamed += chunk.text ?? "";
+      finish = chunk.candidates?.[0].finishReason ?? finish;
+    }
+    assert.equal(streamed, FAKE_REFUSAL);
+    assert.equal(finish, "SAFETY");
+  });
+});
+
+Deno.test("gemini sdk: thoughts come back only with includeThoughts; a thinkingBudget of 0 asks for no reasoning", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const thoughtsOf = (parts: Part[] | undefined) =>
+      (parts ?? []).filter((p) => p.thought).map((p) => p.text);
+    const plain = await ai.models.generateContent({ model: "chat-reasoning", contents: "Hi" });
+    assert.equal(plain.text, FAKE_ANSWER);
+    assert.deepEqual(thoughtsOf(plain.candidates?.[0].content?.parts), [], "not asked for, as at Google");
+    assert.ok((plain.usageMetadata?.thoughtsTokenCount ?? 0) > 0, "its tokens are still reported");
+    const asked = await ai.models.generateContent({
+      model: "chat-reasoning",
+      contents: "Hi",
+      config: { thinkingConfig: { includeThoughts: true } },
+    });
+    assert.deepEqual(thoughtsOf(asked.candidates?.[0].content?.parts), [FAKE_REASONING]);
+    let streamed: (string | undefined)[] = [];
+    for await (
+      const chunk of await ai.models.generateContentStream({ model: "chat-reasoning", contents: "Hi" })
+    ) {
+      streamed = streamed.concat(thoughtsOf(chunk.candidates?.[0].content?.parts));
+    }
+    assert.deepEqual(streamed, []);
+
+    await ai.models.generateContent({
+      model: "chat-reasoning",
+      contents: "Hi",
+      config: { thinkingConfig: { thinkingBudget: 0 } },
+    });
+    assert.equal(fakes.openai.requests.at(-1)!.body.reasoning_effort, "none");
   });
 });

@@ -4,7 +4,8 @@
  * (`outputDimensionality` → `dimensions`; `taskType` and `title` are Google's to apply, dropped and named in
  * `x-gateway-dropped`), routed like `/v1/embeddings`, and answered as `{"embedding": {"values"}}` or
  * `{"embeddings": [{"values"}, …]}`. The call is admitted as an embeddings request (the token's `embeddings`
- * scope, the content rules on its input) and recorded under the endpoint `gemini`.
+ * scope, the content rules on its input) and recorded under the endpoint `gemini`. The body is read as Google
+ * reads it, proto field names included (normalize.ts).
  *
  * @module
  */
@@ -15,6 +16,7 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { noteDropped } from "../../http/tolerance.ts";
 import { geminiAlias } from "./alias.ts";
+import { normalizeGemini } from "./normalize.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
@@ -55,7 +57,8 @@ export async function geminiEmbed(
   alias: string,
   batch: boolean,
 ): Promise<Answer> {
-  const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
+  const sent = await readJsonBody(request, ctx.state.config.server, ctx.signal);
+  const body = normalizeGemini(sent, batch ? "BatchEmbedContentsRequest" : "EmbedContentRequest");
   const dropped: string[] = [];
   let requests: JsonObject[];
   if (batch) {

@@ -42,10 +42,11 @@ import {
 } from "../../answer/runner.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
+import { normalizeGemini } from "./normalize.ts";
 import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
-import { completionToGemini, type GeminiFrame } from "./response.ts";
+import { completionToGemini, type GeminiFrame, refusalOf } from "./response.ts";
 import {
   type GeminiNativeOutcome,
   geminiNativeStreamBody,
@@ -147,12 +148,17 @@ async function generate(
   const result = routed.value;
   if (isNativeAnswer(result)) return await answerNative(ctx, { ...routed, value: result }, chat, alias, sse);
   noteDropped(ctx, routed.headers, answeredTolerance(routed.target, parsed.tolerance, form));
-  const frame: GeminiFrame = { alias, responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24) };
+  const frame: GeminiFrame = {
+    alias,
+    responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24),
+    thoughts: parsed.thoughts,
+  };
   if (result.kind === "json") {
     const completion = result.body;
     return await answerJson(routed.headers, { chat }, {
       reported: completionReported(completion),
-      texts: () => completionTexts(completion),
+      // A refusal is text the model wrote and the client got: counted as its content would be.
+      texts: () => completionTexts(completion).concat(refusalOf(completion) ?? []),
       render: (usage) => completionToGemini(completion, frame, shownUsage(completion, usage)),
     });
   }
@@ -213,7 +219,8 @@ async function answerNative(
 /** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */
 async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: string): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
-  const inner = body.generateContentRequest ?? body;
+  const outer = normalizeGemini(body, "CountTokensRequest");
+  const inner = outer.generateContentRequest ?? outer;
   const parsed = parseGeminiRequest(inner, alias, false);
   const model = geminiAlias(ctx, alias, ROUTE.modelType);
   await admit(ctx, ROUTE.endpoint, 0, model, parsed.chat);

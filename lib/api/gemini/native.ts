@@ -1,8 +1,9 @@
 /**
  * A Gemini API request passed through to a `gemini` provider, and its answer passed back: pure rewriting only.
- * Upstream-bound, the client's body keeps every field and part it sent (thought signatures, `cachedContent`,
- * built-in tools, safety settings) with the output limit the policy set and the content rules' redactions in
- * its texts and function responses; the target's model goes in the URL. Client-bound, each
+ * Upstream-bound, the client's body, normalised as the gateway read it (normalize.ts), keeps every field and
+ * part it sent (thought signatures, `cachedContent`, built-in tools, safety settings) with the output limit the
+ * policy set and the content rules' redactions in its texts and function responses; the target's model goes in
+ * the URL. Client-bound, each
  * `GenerateContentResponse` shows the alias as `modelVersion`; everything else is the upstream's.
  *
  * @module
@@ -33,14 +34,16 @@ function redactResponse(response: unknown, rules: readonly ResolvedContentRule[]
   return { output: redacted };
 }
 
-/** The texts and function responses of a content's parts redacted; other parts as they are. */
+/**
+ * The texts and function responses of a content's parts redacted; other parts as they are. Every text a Gemini
+ * target may read is redacted, a thought's too: a user turn's is text the policy judged, a model turn's (left
+ * out of the chat form) is the client's to send back, and a match in it must not reach the upstream either.
+ */
 function redactParts(content: unknown, rules: readonly ResolvedContentRule[]): unknown {
   if (!isObject(content) || !Array.isArray(content.parts)) return content;
   const parts = content.parts.map((part) => {
     if (!isObject(part)) return part;
-    if (typeof part.text === "string" && part.thought !== true) {
-      return { ...part, text: redactText(part.text, rules) };
-    }
+    if (typeof part.text === "string") return { ...part, text: redactText(part.text, rules) };
     if (isObject(part.functionResponse)) {
       const call = part.functionResponse;
       const response = redactResponse(call.response, rules);

@@ -1,14 +1,19 @@
 /**
  * A Gemini API `generateContent` request (v1beta, what `@google/genai` and Gemini CLI send) validated and
- * translated to the gateway's chat form, under the tolerance rule (lib/http/tolerance.ts):
+ * translated to the gateway's chat form, under the tolerance rule (lib/http/tolerance.ts). The body is first
+ * normalised (normalize.ts: Google's proto names, enum values in any case, a single value for a list), and that
+ * body is the one a Gemini target gets, so what is read below is what Google reads.
  *
  * - `contents` (roles `user` and `model`): `text` parts; `inlineData` images as data URLs and other inline
  *   files as `file` parts; `fileData` images by URL; `functionCall` parts as tool calls (their `id`, else one
- *   made from the turn and name, pairs them with their results); `functionResponse` parts as tool messages;
- *   thought parts (`thought: true`, `thoughtSignature`) are the model's own state, left out.
+ *   made from the turn and part); `functionResponse` parts as tool messages, each answering a call of the model
+ *   turn before it ({@linkcode OpenCalls}: by `id`, else by name);
+ *   a model turn's thought parts (`thought: true`, `thoughtSignature`) are its own state, left out; a user
+ *   turn's text is text, whatever its `thought` flag.
  * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters` or
  *   `parametersJsonSchema`); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
- *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice`.
+ *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does
+ *   not know is its 400).
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
  *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
  *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
@@ -23,16 +28,19 @@ import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { bad, list, lowerTypes, object, text } from "./fields.ts";
 import { generation, type GenerationParams } from "./generation_config.ts";
+import { normalizeGemini } from "./normalize.ts";
 
 /** A validated Gemini request. */
 export interface GeminiRequest {
   /** The chat form; `model` is the alias. */
   chat: ChatRequest;
-  /** The client's body as sent, for a Gemini target. */
+  /** The client's body in the spelling the gateway reads (normalize.ts), for a Gemini target. */
   body: JsonObject;
   tolerance: Tolerance;
   /** Where each of the chat form's messages, and of its tools, came from in the client's body. */
   params: GeminiParams;
+  /** `generationConfig.thinkingConfig.includeThoughts`: whether the answer shows the model's thoughts. */
+  thoughts: boolean;
 }
 
 /** The client's paths of what the chat form holds, for errors in the client's terms (client_terms.ts). */
@@ -47,7 +55,9 @@ const IMAGE = /^image\//;
 
 /** One part of a user turn as a chat content part, or null for a part the translation leaves out. */
 function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObject | null {
-  if (typeof part.text === "string") return part.thought === true ? null : { type: "text", text: part.text };
+  // A user's text flagged as a thought is still text the client sends: a Gemini target gets it, so the policy
+  // reads it, and a translated target too.
+  if (typeof part.text === "string") return { type: "text", text: part.text };
   if (isObject(part.inlineData)) {
     const mime = text(part.inlineData.mimeType, `${path}.inlineData.mimeType`);
     const data = text(part.inlineData.data, `${path}.inlineData.data`);
@@ -76,11 +86,41 @@ function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObj
   return null;
 }
 
+/**
+ * The calls of the latest model turn that made some, not answered yet: each name's in the order they were made,
+ * with its id (its own, or the one the translation made). A function response answers the call its `id` names;
+ * one without an `id`, or with an id of no call, answers the oldest open call of its name. That pairs Google's
+ * documented loop (the model's turn sent back with its call ids, the responses without), parallel calls of one
+ * name answered in order, and Gemini CLI's responses, whose ids the CLI made itself and the model's calls never
+ * carried. The tool message gets the call's id, which the chat form's targets require it to answer.
+ */
+class OpenCalls {
+  #byName = new Map<string, string[]>();
+
+  /** A model turn's calls, `[name, id]` in order: they replace the previous turn's. */
+  turn(calls: readonly (readonly [string, string])[]): void {
+    this.#byName.clear();
+    for (const [name, id] of calls) this.#byName.set(name, [...this.#byName.get(name) ?? [], id]);
+  }
+
+  /** The id of the call a response of `name` (with its own `id`, if any) answers; that call is answered. */
+  answer(name: string, id: string | undefined): string {
+    if (id !== undefined) {
+      for (const ids of this.#byName.values()) {
+        const at = ids.indexOf(id);
+        if (at >= 0) return ids.splice(at, 1)[0];
+      }
+    }
+    // The oldest open call of its name; with none, the response answers nothing the chat form holds and keeps
+    // its own id (or one made from its name).
+    return this.#byName.get(name)?.shift() ?? id ?? `call_${name}`;
+  }
+}
+
 /** The chat messages of the `contents`; `paths` gets where each came from. */
 function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]): ChatMessage[] {
   const out: ChatMessage[] = [];
-  /** Calls made so far without an id of their own, by name, to pair with their responses. */
-  const pending = new Map<string, string[]>();
+  const open = new OpenCalls();
   contents.forEach((value, i) => {
     const path = `contents[${i}]`;
     const content = object(value, path);
@@ -92,6 +132,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
     if (role === "model") {
       const texts: string[] = [];
       const calls: JsonObject[] = [];
+      const named: [string, string][] = [];
       parts.forEach((p, j) => {
         const part = object(p, `${path}.parts[${j}]`);
         if (typeof part.text === "string" && part.thought !== true) texts.push(part.text);
@@ -99,7 +140,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
           const call = part.functionCall;
           const name = text(call.name, `${path}.parts[${j}].functionCall.name`);
           const id = typeof call.id === "string" ? call.id : `call_${i}_${j}`;
-          if (typeof call.id !== "string") pending.set(name, [...pending.get(name) ?? [], id]);
+          named.push([name, id]);
           calls.push({
             id,
             type: "function",
@@ -107,6 +148,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
           });
         }
       });
+      if (named.length > 0) open.turn(named);
       if (texts.length === 0 && calls.length === 0) return;
       const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
       if (calls.length > 0) message.tool_calls = calls;
@@ -121,9 +163,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
       if (isObject(part.functionResponse)) {
         const response = part.functionResponse;
         const name = text(response.name, `${at}.functionResponse.name`);
-        const id = typeof response.id === "string"
-          ? response.id
-          : pending.get(name)?.shift() ?? `call_${name}`;
+        const id = open.answer(name, typeof response.id === "string" ? response.id : undefined);
         out.push({ role: "tool", tool_call_id: id, content: JSON.stringify(response.response ?? {}) });
         paths.push(`${at}.functionResponse`);
         return;
@@ -168,15 +208,23 @@ function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, 
   return out;
 }
 
+/** Google's `FunctionCallingConfig.Mode` values (normalize.ts wrote them in upper case). */
+const MODES = ["MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED"];
+
 /**
  * `toolConfig.functionCallingConfig` as `tool_choice`, applied to `chat`. `ANY` forces a call; `VALIDATED`, as
  * Google defines it, lets the model answer with a call or in text (`auto`). `allowedFunctionNames` bounds what
  * either may call: only those tools stay in the chat form, and under `ANY` one name forces that function.
  */
 function applyToolChoice(config: unknown, chat: ChatRequest): void {
-  const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
-  if (tools === undefined || !isObject(config) || !isObject(config.functionCallingConfig)) return;
+  if (!isObject(config) || !isObject(config.functionCallingConfig)) return;
   const { mode, allowedFunctionNames } = config.functionCallingConfig;
+  // Google refuses a mode it does not know; read as AUTO, it would change the answer unseen.
+  if (mode != null && !MODES.includes(mode as string)) {
+    throw bad("toolConfig.functionCallingConfig.mode", `expected one of ${MODES.join(", ")}.`);
+  }
+  const tools = Array.isArray(chat.tools) ? chat.tools as JsonObject[] : undefined;
+  if (tools === undefined) return;
   if (mode === "NONE") chat.tool_choice = "none";
   else if (mode === "ANY" || mode === "VALIDATED") {
     const path = "toolConfig.functionCallingConfig.allowedFunctionNames";
@@ -195,7 +243,7 @@ function applyToolChoice(config: unknown, chat: ChatRequest): void {
       : names.length === 1
       ? { type: "function", function: { name: names[0] } }
       : "required";
-  } else if (mode === undefined || mode === "AUTO" || mode === "MODE_UNSPECIFIED") chat.tool_choice = "auto";
+  } else chat.tool_choice = "auto";
 }
 
 /** The top-level fields the translation reads; any other is the tolerance rule's. */
@@ -203,7 +251,7 @@ const KNOWN = new Set(["contents", "systemInstruction", "tools", "toolConfig", "
 
 /** Validates a `generateContent` body for `alias` and translates it to the chat form. */
 export function parseGeminiRequest(input: unknown, alias: string, stream: boolean): GeminiRequest {
-  const body = object(input, "body");
+  const body = normalizeGemini(object(input, "body"), "GenerateContentRequest");
   const tolerance = newTolerance();
   for (const key of Object.keys(body)) {
     if (KNOWN.has(key) || body[key] == null) continue;
@@ -249,6 +297,8 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
   applyToolChoice(body.toolConfig, chat);
   // After the tool choice, which may have left only the allowed functions.
   params.tools = ((chat.tools ?? []) as JsonObject[]).map((tool) => toolPaths.get(tool) ?? "tools");
-  if (body.generationConfig != null) generation(body.generationConfig, chat, tolerance, params);
-  return { chat, body, tolerance, params };
+  const config = body.generationConfig;
+  if (config != null) generation(config, chat, tolerance, params);
+  const thinking = isObject(config) ? config.thinkingConfig : undefined;
+  return { chat, body, tolerance, params, thoughts: isObject(thinking) && thinking.includeThoughts === true };
 }

@@ -173,3 +173,178 @@ Deno.test("gemini request: allowedFunctionNames bounds a call to those functions
     "a name of no declared function",
   );
 });
+
+Deno.test("gemini request: each function response answers a call of the model turn before it, by id, else by name", () => {
+  type Tool = { role: string; tool_call_id?: string; tool_calls?: { id: string }[] };
+  const ids = (contents: unknown[]) => {
+    const messages = parseGeminiRequest({ contents }, "alias", false).chat.messages as unknown as Tool[];
+    return {
+      calls: messages.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []),
+      answers: messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id),
+    };
+  };
+  const ask = { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] };
+  const weather = (city: string, id?: string) => ({
+    functionCall: { name: "get_weather", args: { city }, id },
+  });
+  const result = (t: number, id?: string) => ({
+    functionResponse: { name: "get_weather", response: { t }, id },
+  });
+
+  // Google's documented loop: the model's turn sent back as it came (with the ids the gateway gave its calls),
+  // the responses without ids.
+  const loop = ids([ask, { role: "model", parts: [weather("Paris", "call_abc")] }, {
+    role: "user",
+    parts: [result(21)],
+  }]);
+  assert.deepEqual(loop.answers, ["call_abc"]);
+
+  // Two calls of one name answered in order without ids: one each, never the same id twice.
+  const parallel = ids([ask, {
+    role: "model",
+    parts: [weather("Paris", "toolu_A"), weather("Rome", "toolu_B")],
+  }, {
+    role: "user",
+    parts: [result(21), result(25)],
+  }]);
+  assert.deepEqual(parallel.answers, ["toolu_A", "toolu_B"]);
+  // By id when the response names one, whatever the order.
+  const byId = ids([
+    ask,
+    { role: "model", parts: [weather("Paris", "toolu_A"), weather("Rome", "toolu_B")] },
+    {
+      role: "user",
+      parts: [result(25, "toolu_B"), result(21)],
+    },
+  ]);
+  assert.deepEqual(byId.answers, ["toolu_B", "toolu_A"]);
+
+  // Gemini CLI: the call came without an id; the CLI made its own and sends it only on the response.
+  const cli = ids([ask, { role: "model", parts: [weather("Paris")] }, {
+    role: "user",
+    parts: [result(21, "get_weather-1733000000000-9f3a2c")],
+  }]);
+  assert.deepEqual(cli.answers, cli.calls);
+
+  // Each turn's responses answer that turn's calls, not an earlier one's.
+  const turns = ids([
+    ask,
+    { role: "model", parts: [weather("Paris")] },
+    { role: "user", parts: [result(21)] },
+    { role: "model", parts: [weather("Rome")] },
+    { role: "user", parts: [result(25)] },
+  ]);
+  assert.deepEqual(turns.answers, turns.calls);
+  assert.notEqual(turns.calls[0], turns.calls[1]);
+});
+
+Deno.test("gemini request: Google's REST spellings are read as Google reads them, nothing dropped", () => {
+  // Google's cookbook request (Function_calling_config_REST), as published, with a generation config.
+  const { chat, tolerance, body } = parseGeminiRequest(
+    {
+      system_instruction: { parts: { text: "You are a lighting bot." } },
+      tools: [{
+        function_declarations: [
+          { name: "enable_lights", parameters: { type: "object" } },
+          {
+            name: "set_light_color",
+            parameters: { type: "object", properties: { rgb_hex: { type: "string" } } },
+          },
+        ],
+      }],
+      tool_config: { function_calling_config: { mode: "any", allowed_function_names: ["set_light_color"] } },
+      contents: { role: "user", parts: { text: "Make this place PURPLE!" } },
+      generation_config: { response_mime_type: "application/json", max_output_tokens: 50 },
+    },
+    "alias",
+    false,
+  );
+  assert.deepEqual(chat.messages, [
+    { role: "system", content: "You are a lighting bot." },
+    { role: "user", content: "Make this place PURPLE!" },
+  ]);
+  assert.deepEqual(chat.tools, [{
+    type: "function",
+    function: {
+      name: "set_light_color",
+      parameters: { type: "object", properties: { rgb_hex: { type: "string" } } },
+    },
+  }]);
+  assert.deepEqual(chat.tool_choice, { type: "function", function: { name: "set_light_color" } });
+  assert.equal(chat.max_completion_tokens, 50);
+  assert.deepEqual(chat.response_format, { type: "json_object" });
+  assert.deepEqual(tolerance, { refusal: null, native: [], dropped: [] });
+  // What a Gemini target gets is what was read.
+  assert.deepEqual(Object.keys(body), [
+    "systemInstruction",
+    "tools",
+    "toolConfig",
+    "contents",
+    "generationConfig",
+  ]);
+
+  const image = parseGeminiRequest(
+    { contents: [{ parts: [{ inline_data: { mime_type: "image/png", data: "iVBORw0KGgo=" } }] }] },
+    "alias",
+    false,
+  );
+  assert.deepEqual(image.chat.messages[0].content, [{
+    type: "image_url",
+    image_url: { url: "data:image/png;base64,iVBORw0KGgo=" },
+  }]);
+  assert.equal(image.tolerance.refusal, null);
+});
+
+Deno.test("gemini request: a function-calling mode in any case; one Google does not know is its 400", () => {
+  const ask = (mode: unknown) =>
+    parseGeminiRequest(
+      {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+        tools: [{ functionDeclarations: [{ name: "f" }] }],
+        toolConfig: { functionCallingConfig: { mode } },
+      },
+      "alias",
+      false,
+    ).chat;
+  assert.equal(ask("none").tool_choice, "none");
+  assert.equal(ask("Any").tool_choice, "required");
+  for (const mode of ["BOGUS", 7]) {
+    assert.throws(
+      () => ask(mode),
+      (e: unknown) =>
+        e instanceof GatewayError && e.status === 400 && e.param === "toolConfig.functionCallingConfig.mode",
+    );
+  }
+});
+
+Deno.test("gemini request: a user's text flagged as a thought is text the policy reads; a model's thought is not", () => {
+  const { chat } = parseGeminiRequest(
+    {
+      contents: [
+        { role: "user", parts: [{ text: "Hi. " }, { text: "Hidden words.", thought: true }] },
+        { role: "model", parts: [{ text: "Planning…", thought: true }, { text: "Hello." }] },
+        { role: "user", parts: [{ text: "Again?" }] },
+      ],
+    },
+    "alias",
+    false,
+  );
+  assert.deepEqual(chat.messages.map((m) => m.content), ["Hi. Hidden words.", "Hello.", "Again?"]);
+});
+
+Deno.test("gemini request: a thinkingBudget of 0 turns thinking off; includeThoughts is kept for the answer", () => {
+  const ask = (thinkingConfig: Record<string, unknown>) =>
+    parseGeminiRequest(
+      { contents: [{ role: "user", parts: [{ text: "Hi" }] }], generationConfig: { thinkingConfig } },
+      "alias",
+      false,
+    );
+  const off = ask({ thinkingBudget: 0 });
+  assert.equal(off.chat.reasoning_effort, "none");
+  assert.equal(off.params.reasoning, "generationConfig.thinkingConfig.thinkingBudget");
+  assert.equal(off.thoughts, false);
+  // -1 leaves the model its own choice.
+  assert.equal(ask({ thinkingBudget: -1 }).chat.reasoning_effort, undefined);
+  assert.equal(ask({ thinkingBudget: 1024, includeThoughts: true }).thoughts, true);
+  assert.equal(ask({ include_thoughts: true }).thoughts, true, "in Google's proto spelling too");
+});

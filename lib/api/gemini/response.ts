@@ -3,7 +3,9 @@
  * of chunks as Google sends them (each chunk a `GenerateContentResponse` with the parts that arrived, the last
  * with `finishReason` and `usageMetadata`). `modelVersion` is the alias; `responseId` the gateway's. A call's
  * arguments arrive in pieces in the chat form; Google sends each `functionCall` whole, so a stream holds a
- * call until its arguments are complete (the next call, or the end).
+ * call until its arguments are complete (the next call, or the end). A refusal (an OpenAI model's
+ * `message.refusal`, a structured output it declined) is a text part and finishes with `SAFETY`, Google's
+ * reason for an answer its safety stopped, as the Messages API answers it with `stop_reason: "refusal"`.
  *
  * @module
  */
@@ -59,6 +61,11 @@ function callPart(call: { id?: unknown; function?: { name?: unknown; arguments?:
 export interface GeminiFrame {
   alias: string;
   responseId: string;
+  /**
+   * `thinkingConfig.includeThoughts`: Google returns the model's thoughts only when asked, so a translated
+   * answer's reasoning is shown as thought parts only then (its tokens are counted either way).
+   */
+  thoughts?: boolean;
 }
 
 function responseOf(frame: GeminiFrame, candidate: JsonObject, usage?: JsonObject): JsonObject {
@@ -71,21 +78,30 @@ function responseOf(frame: GeminiFrame, candidate: JsonObject, usage?: JsonObjec
   return out;
 }
 
+/** A completion's refusal text, when its model refused (OpenAI's `message.refusal`). */
+export function refusalOf(completion: ChatCompletion): string | undefined {
+  const message = (completion.choices[0] as JsonObject | undefined)?.message;
+  const refusal = isObject(message) ? message.refusal : undefined;
+  return typeof refusal === "string" && refusal !== "" ? refusal : undefined;
+}
+
 /** A whole completion as a `GenerateContentResponse`. */
 export function completionToGemini(completion: ChatCompletion, frame: GeminiFrame, usage: Usage): JsonObject {
   const choice = (completion.choices[0] ?? {}) as JsonObject;
   const message = (isObject(choice.message) ? choice.message : {}) as JsonObject;
   const parts: JsonObject[] = [];
-  if (typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
+  if (frame.thoughts && typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
     parts.push({ text: message.reasoning_content, thought: true });
   }
   if (typeof message.content === "string" && message.content !== "") parts.push({ text: message.content });
+  const refusal = refusalOf(completion);
+  if (refusal !== undefined) parts.push({ text: refusal });
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (isObject(call)) parts.push(callPart(call));
   }
   return responseOf(frame, {
     content: { role: "model", parts },
-    finishReason: finishReason(choice.finish_reason),
+    finishReason: finishReason(refusal !== undefined ? "content_filter" : choice.finish_reason),
     index: 0,
   }, usageMetadata(usage));
 }
@@ -95,6 +111,8 @@ export class GeminiChunks {
   /** Calls whose arguments are still arriving, by their chat index. */
   #calls = new Map<number, { id?: string; name: string; arguments: string }>();
   #finish: unknown = null;
+  /** Whether the model refused: the answer finishes with `SAFETY` whatever its finish reason. */
+  #refused = false;
   usage: Usage | undefined;
   /** What the client received, to count tokens when no usage came. */
   readonly texts = new StreamTexts();
@@ -115,11 +133,16 @@ export class GeminiChunks {
     const parts: JsonObject[] = [];
     if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
       this.texts.push(delta.reasoning_content);
-      parts.push({ text: delta.reasoning_content, thought: true });
+      if (this.frame.thoughts) parts.push({ text: delta.reasoning_content, thought: true });
     }
     if (typeof delta.content === "string" && delta.content !== "") {
       this.texts.push(delta.content);
       parts.push({ text: delta.content });
+    }
+    if (typeof delta.refusal === "string" && delta.refusal !== "") {
+      this.texts.push(delta.refusal);
+      parts.push({ text: delta.refusal });
+      this.#refused = true;
     }
     for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls as JsonObject[] : []) {
       const index = typeof call.index === "number" ? call.index : 0;
@@ -153,7 +176,7 @@ export class GeminiChunks {
     return responseOf(this.frame, {
       // As Google ends a stream: an empty text part when nothing else is left to send.
       content: { role: "model", parts: calls.length > 0 ? calls : [{ text: "" }] },
-      finishReason: finishReason(this.#finish),
+      finishReason: finishReason(this.#refused ? "content_filter" : this.#finish),
       index: 0,
     }, usageMetadata(usage));
   }
