@@ -78,9 +78,9 @@ const THINKING_LEVELS: Readonly<Record<string, string | null>> = {
 /**
  * `thinkingConfig` as `reasoning_effort`, and the field it came from: `thinkingLevel` (in any case: Google's
  * REST examples write it lower-case) or `thinkingBudget`: a positive one's tokens bucketed as the Messages API
- * buckets Claude Code's budgets; 0, thinking off, is `none` (the effort Google's own OpenAI-compatible endpoint
- * reads as a budget of 0, and Claude's and Gemini's translations as no thinking); -1, the model's own choice,
- * is no effort.
+ * buckets Claude Code's budgets. 0 (Google's "thinking off") and -1 (the model's own choice) set no effort:
+ * `none` is refused by non-reasoning OpenAI models and by o-series ones, so sending it would fail requests
+ * that thinking cannot matter to, while no effort leaves Claude and Gemini translations not thinking.
  */
 function applyThinking(value: unknown, chat: ChatRequest, params: GenerationParams): void {
   if (!isObject(value)) return;
@@ -95,14 +95,8 @@ function applyThinking(value: unknown, chat: ChatRequest, params: GenerationPara
       chat.reasoning_effort = level;
       params.reasoning = path;
     }
-  } else if (typeof thinkingBudget === "number" && thinkingBudget >= 0) {
-    chat.reasoning_effort = thinkingBudget === 0
-      ? "none"
-      : thinkingBudget < 4096
-      ? "low"
-      : thinkingBudget < 14_189
-      ? "medium"
-      : "high";
+  } else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
+    chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
     params.reasoning = "generationConfig.thinkingConfig.thinkingBudget";
   }
 }
