@@ -5,7 +5,13 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { NARROW_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import {
+  NARROW_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLogCount,
+  withFakeGateway,
+} from "../helpers/gateway.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -133,10 +139,7 @@ Deno.test("sdk: chat.completions.create with stream: true, with and without incl
     // The access log counted the stream's tokens even when the client did not ask for usage.
     const isStream = (l: Record<string, unknown>) => l.msg === "request" && l.stream === true;
     // Against GATEWAY_BIN the log lines arrive over a pipe, a moment after the streams end.
-    for (let i = 0; i < 100 && gw.logs.filter(isStream).length < 4; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const streamed = gw.logs.filter(isStream);
+    const streamed = await waitForLogCount(gw, isStream, 4, 10_000);
     assert.equal(streamed.length, 4);
     for (const line of streamed) {
       assert.equal(line.status, 200);

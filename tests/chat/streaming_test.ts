@@ -7,7 +7,14 @@ import OpenAI from "openai";
 import { type SseEvent, sseParseTransformer } from "../../lib/sse/parse.ts";
 import { runStages } from "../helpers/run_stages.ts";
 import { armGates, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+  waitForLog,
+  waitForLogCount,
+} from "../helpers/gateway.ts";
 
 function configFor(fake: FakeUpstream, extra = ""): string {
   return `
@@ -127,10 +134,7 @@ Deno.test("stream: an upstream cut mid-stream ends with an error event and no [D
     }, OpenAI.APIError);
     const isCut = (l: Record<string, unknown>) => l.msg === "request" && l.alias === "chat-cut";
     // Against GATEWAY_BIN the log lines arrive over a pipe, a moment after the streams end.
-    for (let i = 0; i < 100 && gw.logs.filter(isCut).length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const logged = gw.logs.filter(isCut);
+    const logged = await waitForLogCount(gw, isCut, 2, 10_000);
     assert.equal(logged.length, 2);
     assert.equal(logged[0].error_code, "upstream_error");
   });
@@ -151,11 +155,8 @@ Deno.test("stream: a client abort cancels the upstream request at once", async (
     ]);
     assert.ok(performance.now() - abortedAt < 1_000);
     // The access log records the cancelled stream once its body has been torn down.
-    for (let i = 0; i < 50 && !gw.logs.some((l) => l.alias === "chat-hang"); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const line = gw.logs.find((l) => l.msg === "request" && l.alias === "chat-hang");
-    assert.equal(line?.error_code, "client_closed_request");
+    const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "chat-hang", 10_000);
+    assert.equal(line.error_code, "client_closed_request");
   });
 });
 

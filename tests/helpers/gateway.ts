@@ -58,7 +58,7 @@ function withTempUsage(yaml: string, dir: string): string {
 export async function waitForLog(
   gw: TestGateway,
   match: (line: Record<string, unknown>) => boolean,
-  ms = 2_000,
+  ms = 5_000,
 ): Promise<Record<string, unknown>> {
   const deadline = performance.now() + ms;
   while (true) {
