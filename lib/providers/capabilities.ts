@@ -22,6 +22,9 @@ import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
 import { bedrockParamRules } from "./bedrock/request.ts";
 import { geminiParamRules } from "./gemini/request.ts";
 import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
+import { cacheControlPaths } from "./shared/cache_control.ts";
+import { anthropicCacheDropped } from "./anthropic/cache_dropped.ts";
+import { bedrockCacheDropped } from "./bedrock/cache_dropped.ts";
 
 export {
   PROVIDER_CAPABILITIES,
@@ -81,9 +84,11 @@ export function takesTopK(target: ResolvedTarget): boolean {
 /**
  * What `target` does with a chat request's parameters, decided before routing from the same rules its adapter
  * applies: null when it serves every one (always for OpenAI-compatible targets, which get them as sent); the
- * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`). A client
- * API routes only to targets without a refusal, so an alias whose first target refuses a parameter is still
- * served by one that takes it.
+ * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`), and the
+ * prompt-caching markers (`cache_control` on a message or part) it would go without, by their paths: every one
+ * on Gemini and on Bedrock models other than Claude, those past the four Anthropic and Claude on Bedrock take
+ * (`shared/cache_control.ts`). A client API routes only to targets without a refusal, so an alias whose first
+ * target refuses a parameter is still served by one that takes it.
  */
 export function chatParamsOn(
   target: ResolvedTarget,
@@ -91,20 +96,26 @@ export function chatParamsOn(
 ): { refusal: GatewayError } | { dropped: string[] } | null {
   const config = target.providerConfig;
   let rules: ParamRules;
+  let markers: string[];
   switch (config.type) {
     case "anthropic":
       rules = ANTHROPIC_PARAM_RULES;
+      markers = anthropicCacheDropped(request.messages);
       break;
     case "gemini":
       rules = geminiParamRules(request.stream === true);
+      markers = cacheControlPaths(request.messages);
       break;
     case "bedrock":
       rules = bedrockParamRules(target.model);
+      markers = bedrockCacheDropped(target.model, request.messages);
       break;
     default:
       return null;
   }
-  return paramVerdict(request, rules, config.unsupported_params);
+  const verdict = paramVerdict(request, rules, config.unsupported_params);
+  if (markers.length === 0 || (verdict !== null && "refusal" in verdict)) return verdict;
+  return { dropped: [...verdict?.dropped ?? [], ...markers] };
 }
 
 /**

@@ -160,6 +160,24 @@ Deno.test("chat tolerance: a strict alias refuses what its target would drop, or
   });
 });
 
+Deno.test("chat tolerance: a strict alias refuses a prompt-caching marker its target would go without", async () => {
+  await withGateway(async (gw, up) => {
+    const messages = [{ role: "user", content: "hi", cache_control: { type: "ephemeral" } }];
+    const before = up.requests.length;
+    const refused = await post(gw, { model: "chat-strict", messages });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.param, "messages[0].cache_control");
+    assert.equal(up.requests.length, before);
+    // An OpenAI-compatible target gets the body as sent, markers included (OpenRouter and LiteLLM read them).
+    up.next = json(OPENAI_OK);
+    const served = await post(gw, { model: "chat-strict-mixed", messages });
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get("x-gateway-provider"), "openai");
+    assert.equal(served.headers.get("x-gateway-dropped"), null);
+    assert.deepEqual(JSON.parse(up.requests.at(-1)!.body).messages, messages);
+  });
+});
+
 Deno.test("chat tolerance: a forced tool_choice without tools and a json_schema format without its schema are 400s on every target", async () => {
   await withGateway(async (gw, up) => {
     for (const model of ["chat-mixed", "chat-translated", "chat-bedrock", "chat-gemini"]) {

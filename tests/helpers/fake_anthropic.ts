@@ -16,7 +16,10 @@
  *   refused (400).
  * - a request with `cache_control` anywhere: usage reports cache writes and reads
  *   ({@linkcode FAKE_CACHE_USAGE}), in the Message and in `message_start`, the writes split by lifetime in
- *   `cache_creation` (an hour when a `cache_control` asks `ttl: "1h"`).
+ *   `cache_creation` (an hour when a `cache_control` asks `ttl: "1h"`). Like Anthropic, it refuses more than four
+ *   blocks with `cache_control` (tools, system and message content, tool results' content included), a
+ *   `ttl: "1h"` one after a shorter-lived one (in that order), and `cache_control` on a message itself (a
+ *   field of content blocks only).
  * - a forced tool (`tool_choice` `{type: "tool", name}`, or `{type: "any"}` on a model other than `claude-tools`,
  *   which then calls its last tool): a `tool_use` of that tool whose input matches its `input_schema`
  *   (`valueForSchema`, every string {@linkcode FAKE_CLAUDE_ANSWER}), streamed as `input_json_delta` fragments.
@@ -63,6 +66,47 @@ function cacheUsage(body: Record<string, unknown>) {
       ephemeral_1h_input_tokens: oneHour ? written : 0,
     },
   };
+}
+
+/** The blocks of a Messages body that may carry `cache_control`, in the order Anthropic reads them. */
+function cacheableBlocks(body: Record<string, unknown>): Record<string, unknown>[] {
+  const list = (v: unknown) => Array.isArray(v) ? v as Record<string, unknown>[] : [];
+  const blocks = [...list(body.tools), ...list(body.system)];
+  for (const message of list(body.messages)) {
+    for (const block of list(message.content)) blocks.push(block, ...list(block.content));
+  }
+  return blocks;
+}
+
+/** Anthropic's checks on a request's `cache_control` markers; the error answer, or null when they are fine. */
+function cacheControlError(body: Record<string, unknown>): Response | null {
+  const messages = Array.isArray(body.messages) ? body.messages as Record<string, unknown>[] : [];
+  const at = messages.findIndex((m) => "cache_control" in m);
+  if (at >= 0) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      `messages.${at}.cache_control: Extra inputs are not permitted`,
+    );
+  }
+  const marked = cacheableBlocks(body).map((b) => b.cache_control as { ttl?: unknown } | undefined)
+    .filter((c) => c !== undefined);
+  if (marked.length > 4) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      `A maximum of 4 blocks with cache_control may be provided. Found ${marked.length}.`,
+    );
+  }
+  const shorter = marked.findIndex((c) => c.ttl !== "1h");
+  if (shorter >= 0 && marked.slice(shorter).some((c) => c.ttl === "1h")) {
+    return errorResponse(
+      400,
+      "invalid_request_error",
+      "A cache_control block with ttl='1h' must not come after one with a shorter ttl.",
+    );
+  }
+  return null;
 }
 
 /** One request the fake received. */
@@ -334,6 +378,8 @@ export function startFakeAnthropic(): FakeAnthropic {
     if (typeof body.max_tokens !== "number") {
       return errorResponse(400, "invalid_request_error", "max_tokens: Field required");
     }
+    const cacheRefusal = cacheControlError(body);
+    if (cacheRefusal !== null) return cacheRefusal;
     const model = String(body.model);
     switch (model) {
       case "claude-400":

@@ -26,6 +26,8 @@
  *   request's cache points hit and fill the cache: `cacheReadInputTokens` ({@linkcode FAKE_BEDROCK_CACHE_READ})
  *   and `cacheWriteInputTokens` ({@linkcode FAKE_BEDROCK_CACHE_WRITE}), apart from `inputTokens` and within
  *   `totalTokens` (JSON `usage` and the stream's `metadata` event alike).
+ * - any Converse request with more than four `cachePoint` blocks (in `toolConfig.tools`, `system` and the turns),
+ *   or one asking `ttl: "1h"` after a shorter-lived one: AWS's 400 ValidationException.
  * - any Converse request with a blank text block (empty or whitespace only, in a turn or a tool result): AWS's
  *   400 ValidationException "The text field in the ContentBlock object at messages.N.content.M is blank".
  * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
@@ -256,6 +258,22 @@ function thinkingError(modelId: string, body: Record<string, unknown>): Response
       "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final " +
         "`assistant` message must start with a thinking block.",
     );
+  }
+  return null;
+}
+
+/** Bedrock's checks on a Converse body's `cachePoint` blocks; the error message, or null when they are fine. */
+function cachePointError(body: Record<string, unknown>): string | null {
+  const list = (v: unknown) => Array.isArray(v) ? v as Record<string, unknown>[] : [];
+  const tools = list((body.toolConfig as { tools?: unknown } | undefined)?.tools);
+  const blocks = [...tools, ...list(body.system), ...list(body.messages).flatMap((m) => list(m.content))];
+  const points = blocks.map((b) => b.cachePoint as { ttl?: unknown } | undefined).filter((p) =>
+    p !== undefined
+  );
+  if (points.length > 4) return `A maximum of 4 cache points may be provided. Found ${points.length}.`;
+  const shorter = points.findIndex((p) => p.ttl !== "1h");
+  if (shorter >= 0 && points.slice(shorter).some((p) => p.ttl === "1h")) {
+    return "Cache point TTLs must not increase from toolConfig to system to messages.";
   }
   return null;
 }
@@ -549,6 +567,8 @@ export function startFakeBedrock(): FakeBedrock {
       const frames = invokeClaudeStream(modelId, body);
       return frames instanceof Response ? frames : streamResponse(frames);
     }
+    const pointError = m[2].startsWith("converse") ? cachePointError(body) : null;
+    if (pointError !== null) return awsError(400, "ValidationException", pointError);
     const blankAt = m[2].startsWith("converse") ? blankTextAt(body) : null;
     if (blankAt !== null) {
       return awsError(

@@ -417,8 +417,9 @@ function sseEvents(text: string): { event: string; data: Record<string, unknown>
 Deno.test("messages native: a Claude-Code-like session (x-api-key, ?beta=true, cached system, tool rounds, stream)", async () => {
   await withGateway(async (gw, { anthropic }) => {
     const system = [
-      { type: "text", text: "You are Claude Code.", cache_control: { type: "ephemeral" } },
-      { type: "text", text: "Project rules: be careful.", cache_control: { type: "ephemeral", ttl: "1h" } },
+      // Longer-lived entries first (tools, then system, then messages), as Anthropic requires.
+      { type: "text", text: "You are Claude Code.", cache_control: { type: "ephemeral", ttl: "1h" } },
+      { type: "text", text: "Project rules: be careful.", cache_control: { type: "ephemeral" } },
     ];
     const messages: Record<string, unknown>[] = [{
       role: "user",
@@ -431,7 +432,7 @@ Deno.test("messages native: a Claude-Code-like session (x-api-key, ?beta=true, c
         max_tokens: 4096,
         stream: true,
         system,
-        tools: [{ ...WEATHER, cache_control: { type: "ephemeral" } }],
+        tools: [{ ...WEATHER, cache_control: { type: "ephemeral", ttl: "1h" } }],
         messages,
         metadata: { user_id: JSON.stringify({ device_id: "d-1", session_id: "s-1" }) },
       };

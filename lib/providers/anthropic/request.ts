@@ -28,6 +28,8 @@ import {
   NO_EFFECT_PARAMS,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
+import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import {
   answerFormatUnsupported,
   jsonAnswerChoice,
@@ -147,9 +149,11 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
     if (!isObject(part)) return;
     if (part.type === "text" || part.type === "refusal") {
       const text = part.type === "text" ? part.text : part.refusal;
-      if (typeof text === "string" && text !== "") blocks.push({ type: "text", text });
+      if (typeof text === "string" && text !== "") {
+        blocks.push(markBlock({ type: "text", text }, part, `${p}.cache_control`));
+      }
     } else if (part.type === "image_url") {
-      blocks.push(imageBlock(part, p));
+      blocks.push(markBlock(imageBlock(part, p), part, `${p}.cache_control`));
     } else {
       throw invalidRequest(
         `The content part type '${String(part.type)}' is not supported by Anthropic models.`,
@@ -195,27 +199,36 @@ function pushTurn(
 
 /**
  * The `system` prompt and the alternating turns for `messages`. System and developer messages anywhere are
- * hoisted into `system` (joined with a newline, as Anthropic's own compatibility layer does); tool results
- * are moved to the front of their user turn, where Anthropic requires them.
+ * hoisted into `system` (joined with a newline, as Anthropic's own compatibility layer does; as text blocks when
+ * one carries a prompt-caching marker); tool results are moved to the front of their user turn, where Anthropic
+ * requires them. The client's `cache_control` markers go onto the blocks made of their parts and messages
+ * (`./cache_control.ts`).
  */
 export function toAnthropicMessages(messages: readonly JsonObject[]): {
-  system: string | undefined;
+  system: string | AnthropicBlock[] | undefined;
   messages: AnthropicMessage[];
 } {
   const system: string[] = [];
+  const systemAsBlocks: AnthropicBlock[] = [];
   const turns: { role: "user" | "assistant"; blocks: AnthropicBlock[] }[] = [];
   messages.forEach((m, i) => {
-    const param = `messages[${i}].content`;
+    const at = `messages[${i}]`;
+    const param = `${at}.content`;
     switch (m.role) {
       case "system":
       case "developer":
         system.push(systemText(m.content));
+        systemAsBlocks.push(...systemBlocks(m, at));
         break;
       case "user":
-        pushTurn(turns, "user", contentBlocks(m.content, param));
+        pushTurn(turns, "user", markLast(contentBlocks(m.content, param), m, at));
         break;
       case "assistant":
-        pushTurn(turns, "assistant", [...contentBlocks(m.content, param), ...toolUseBlocks(m.tool_calls, i)]);
+        pushTurn(
+          turns,
+          "assistant",
+          markLast([...contentBlocks(m.content, param), ...toolUseBlocks(m.tool_calls, i)], m, at),
+        );
         break;
       case "tool": {
         const inner = contentBlocks(m.content, param);
@@ -224,7 +237,7 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
           const onlyText = inner.length === 1 && inner[0].type === "text";
           result.content = onlyText ? inner[0].text : inner;
         }
-        pushTurn(turns, "user", [result]);
+        pushTurn(turns, "user", markLast([moveMarks(inner, result)], m, at));
         break;
       }
       default:
@@ -237,13 +250,18 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
         );
     }
   });
-  const out: AnthropicMessage[] = turns.map(({ role, blocks }) => {
-    const ordered = role === "user"
+  const ordered = turns.map(({ role, blocks }) =>
+    role === "user"
       ? [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")]
-      : blocks;
-    const single = ordered.length === 1 && ordered[0].type === "text" ? ordered[0].text : undefined;
-    return { role, content: typeof single === "string" ? single : ordered };
+      : blocks
+  );
+  const systemMarked = placeCacheControl(systemAsBlocks, ordered);
+  const out: AnthropicMessage[] = turns.map(({ role }, t) => {
+    const blocks = ordered[t];
+    const plain = blocks.length === 1 && blocks[0].type === "text" && blocks[0].cache_control === undefined;
+    return { role, content: plain ? String(blocks[0].text) : blocks };
   });
+  if (systemMarked) return { system: systemAsBlocks, messages: out };
   return { system: system.length > 0 ? system.join("\n") : undefined, messages: out };
 }
 

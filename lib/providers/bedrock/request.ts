@@ -27,6 +27,8 @@ import {
   jsonAnswerTool,
   refuseReservedToolName,
 } from "../shared/json_answer_tool.ts";
+import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
+import { withCachePoints } from "./cache_points.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -164,14 +166,14 @@ function textParts(content: unknown, param: string, allowImages: boolean): Conve
       (part.type === "text" || part.type === "refusal") && typeof (part.text ?? part.refusal) === "string"
     ) {
       const text = String(part.text ?? part.refusal);
-      if (hasText(text)) blocks.push({ text });
+      if (hasText(text)) blocks.push(markBlock({ text }, part, `${partParam}.cache_control`));
     } else if (part.type === "image_url" && allowImages) {
       const image = part.image_url;
       const url = isObject(image) ? image.url : image;
       if (typeof url !== "string") {
         throw invalidRequest("image_url.url must be a string.", `${partParam}.image_url`);
       }
-      blocks.push(imageBlock(url, `${partParam}.image_url`));
+      blocks.push(markBlock(imageBlock(url, `${partParam}.image_url`), part, `${partParam}.cache_control`));
     } else {
       throw invalidRequest(
         `Content parts of type '${String(part.type)}' are not supported by Bedrock models here.`,
@@ -235,26 +237,26 @@ export function toConverseMessages(
     switch (message.role) {
       case "system":
       case "developer":
-        system.push(...textParts(message.content, `${param}.content`, false));
+        system.push(...markLast(textParts(message.content, `${param}.content`, false), message, param));
         break;
       case "user":
-        push("user", textParts(message.content, `${param}.content`, true));
+        push("user", markLast(textParts(message.content, `${param}.content`, true), message, param));
         break;
-      case "assistant":
-        push("assistant", [
-          ...textParts(message.content, `${param}.content`, false),
-          ...toolUseBlocks(message, param),
-        ]);
+      case "assistant": {
+        const text = textParts(message.content, `${param}.content`, false);
+        push("assistant", markLast([...text, ...toolUseBlocks(message, param)], message, param));
         break;
+      }
       case "tool": {
         const text = textParts(message.content, `${param}.content`, false);
-        push("user", [{
+        const result = {
           toolResult: {
             toolUseId: String(message.tool_call_id),
             content: text.length > 0 ? text : EMPTY_TOOL_RESULT,
             status: "success",
           },
-        }]);
+        };
+        push("user", markLast([moveMarks(text, result)], message, param));
         break;
       }
       default:
@@ -360,7 +362,8 @@ function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseM
  * choice, and the format is what the client cannot do without.
  */
 export function toConverseRequest(request: ChatRequest, model = ""): JsonObject {
-  const { system, turns } = toConverseMessages(request.messages);
+  const converse = toConverseMessages(request.messages);
+  const { system, turns } = isClaudeModel(model) ? withCachePoints(converse) : converse;
   const answer = jsonAnswerTool(request.response_format, "Bedrock");
   const clientTools = Array.isArray(request.tools) && request.tools.length > 0;
   const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, clientTools);

@@ -1,0 +1,88 @@
+/** The chat form's prompt-caching markers as Converse `cachePoint` blocks (`./cache_points.ts`, `./cache_dropped.ts`). */
+import assert from "node:assert/strict";
+import { toConverseRequest } from "./request.ts";
+import { bedrockCacheDropped } from "./cache_dropped.ts";
+import { req, TOOL_USE_ID } from "./request_test_helpers.ts";
+import type { ChatMessage } from "../../openai/types.ts";
+
+const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+const NOVA = "amazon.nova-pro-v1:0";
+const EPHEMERAL = { type: "ephemeral" };
+const POINT = { cachePoint: { type: "default" } };
+
+const MESSAGES: ChatMessage[] = [
+  { role: "system", content: "Be brief.", cache_control: { type: "ephemeral", ttl: "1h" } },
+  { role: "user", content: [{ type: "text", text: "Weather?", cache_control: EPHEMERAL }] },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{
+      id: TOOL_USE_ID,
+      type: "function",
+      function: { name: "top_song", arguments: '{"sign":"WZPZ"}' },
+    }],
+  },
+  { role: "tool", tool_call_id: TOOL_USE_ID, content: "Elemental Hotel", cache_control: EPHEMERAL },
+  { role: "user", content: "Thanks.", cache_control: { type: "ephemeral", ttl: "5m", scope: "global" } },
+];
+
+Deno.test("bedrock cache points: Claude gets a cachePoint after each marked block, a tool result's after the result", () => {
+  const body = toConverseRequest(req({ messages: MESSAGES }), CLAUDE);
+  assert.deepEqual(body.system, [{ text: "Be brief." }, { cachePoint: { type: "default", ttl: "1h" } }]);
+  assert.deepEqual(body.messages, [
+    { role: "user", content: [{ text: "Weather?" }, POINT] },
+    {
+      role: "assistant",
+      content: [{ toolUse: { toolUseId: TOOL_USE_ID, name: "top_song", input: { sign: "WZPZ" } } }],
+    },
+    {
+      role: "user",
+      content: [
+        { toolResult: { toolUseId: TOOL_USE_ID, content: [{ text: "Elemental Hotel" }], status: "success" } },
+        POINT,
+        { text: "Thanks." },
+        { cachePoint: { type: "default", ttl: "5m" } },
+      ],
+    },
+  ]);
+  // A cachePoint has no `scope`: named, the rest of that marker sent.
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, MESSAGES), ["messages[4].cache_control.scope"]);
+});
+
+Deno.test("bedrock cache points: another model gets none, and every marker is named", () => {
+  const body = toConverseRequest(req({ messages: MESSAGES }), NOVA);
+  assert.doesNotMatch(JSON.stringify(body), /cachePoint|cache_control/);
+  assert.deepEqual(bedrockCacheDropped(NOVA, MESSAGES), [
+    "messages[0].cache_control",
+    "messages[1].content[0].cache_control",
+    "messages[3].cache_control",
+    "messages[4].cache_control",
+  ]);
+});
+
+Deno.test("bedrock cache points: past four, the first two and the last two", () => {
+  const messages: ChatMessage[] = ["a", "b", "c", "d", "e", "f"].map((text, i) => ({
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: text,
+    cache_control: EPHEMERAL,
+  }));
+  const body = toConverseRequest(req({ messages }), CLAUDE);
+  assert.deepEqual(
+    (body.messages as { content: unknown[] }[]).map((m) => m.content),
+    [
+      [{ text: "a" }, POINT],
+      [{ text: "b" }, POINT],
+      [{ text: "c" }],
+      [{ text: "d" }],
+      [{ text: "e" }, POINT],
+      [
+        { text: "f" },
+        POINT,
+      ],
+    ],
+  );
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, messages), [
+    "messages[2].cache_control",
+    "messages[3].cache_control",
+  ]);
+});
