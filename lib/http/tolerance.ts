@@ -27,8 +27,8 @@
  */
 import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
 import { type ClientTerms, type GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
-import type { ChatRequest } from "../openai/types.ts";
-import { chatParamsOn } from "../providers/capabilities.ts";
+import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
+import { chatParamsOn, embeddingRefusalOn } from "../providers/capabilities.ts";
 import type { RequestContext } from "./context.ts";
 
 /** What a request's translation found that a translated target cannot take as sent. */
@@ -172,4 +172,28 @@ export function answeredTolerance(target: ResolvedTarget, tolerance: Tolerance, 
   if (verdict === null || !("dropped" in verdict)) return tolerance;
   const dropped = verdict.dropped.map((param) => clientPath(param, form.clientTerms));
   return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
+}
+
+/**
+ * `model` with only the targets that can embed `request` (`embeddingRefusalOn`: token ids on a text-only
+ * vendor, `dimensions` a Bedrock family does not offer, …), as {@linkcode paramServingTargets} does for a chat
+ * form: `model` itself when all can (nothing allocated), the first target's refusal when none can, so routing
+ * never ends a request with one target's 400 that another target would serve.
+ */
+export function embeddingServingTargets(model: ResolvedModel, request: EmbeddingRequest): ResolvedModel {
+  let kept: RoutedTarget[] | null = null;
+  let refusal: GatewayError | null = null;
+  const targets = model.targets;
+  for (let i = 0; i < targets.length; i++) {
+    const reason = embeddingRefusalOn(targets[i], request);
+    if (reason === null) {
+      kept?.push(targets[i]);
+      continue;
+    }
+    refusal ??= reason;
+    kept ??= targets.slice(0, i);
+  }
+  if (kept === null) return model;
+  if (kept.length === 0) throw refusal!;
+  return { ...model, targets: kept };
 }

@@ -14,13 +14,16 @@ import {
 } from "../config/provider_capabilities.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { GatewayError } from "../errors.ts";
-import type { ChatRequest } from "../openai/types.ts";
+import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
 import { servesMessages } from "./bedrock/messages.ts";
 import { bedrockBetas, droppedBetaPath } from "./bedrock/betas.ts";
 import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
 import { bedrockParamRules } from "./bedrock/request.ts";
 import { geminiParamRules } from "./gemini/request.ts";
 import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
+import { bedrockEmbeddingRefusal } from "./bedrock/embeddings.ts";
+import { geminiEmbeddingRefusal } from "./gemini/embeddings.ts";
+import { builtinEmbeddingRefusal } from "./builtin/provider.ts";
 
 export {
   PROVIDER_CAPABILITIES,
@@ -104,6 +107,26 @@ export function chatParamsOn(
       return null;
   }
   return paramVerdict(request, rules, config.unsupported_params);
+}
+
+/**
+ * Why `target` cannot embed `request`, decided before routing from the same checks its adapter's `embed` makes
+ * (the 400 it would answer), or null when it can: Gemini and Bedrock take text only, Bedrock's families offer
+ * a few `dimensions` each, the builtin model has its bounds. OpenAI-compatible targets get the request as sent
+ * (null). A client API routes only to targets without a refusal, so an alias whose first target cannot take
+ * a request is still served by one that can.
+ */
+export function embeddingRefusalOn(target: ResolvedTarget, request: EmbeddingRequest): GatewayError | null {
+  switch (target.providerConfig.type) {
+    case "gemini":
+      return geminiEmbeddingRefusal(request);
+    case "bedrock":
+      return bedrockEmbeddingRefusal(target.model, request);
+    case "builtin":
+      return builtinEmbeddingRefusal(target.model, request);
+    default:
+      return null;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   anthropicBetasDropped,
   capabilitiesOf,
   countsInputTokens,
+  embeddingRefusalOn,
   genAiProviderName,
   PROVIDER_TYPES,
   type ProviderType,
@@ -112,4 +113,35 @@ Deno.test("capabilities: the betas a native Messages target leaves out, named fo
     const parsed = providerSchema.safeParse({ type: "bedrock", region: "us-east-1", anthropic_betas: bad });
     assert.equal(parsed.success, false, JSON.stringify(bad));
   }
+});
+
+Deno.test("capabilities: what each type cannot embed is known before routing, as its adapter refuses it", () => {
+  const on = (type: ProviderType, model: string, request: Record<string, unknown>) =>
+    embeddingRefusalOn(target(entry(type, false), model), { model: "alias", ...request } as never)?.code ??
+      null;
+  const ids = { input: [[1, 2], [3]] };
+  assert.equal(on("openai", "m", ids), null);
+  assert.equal(on("azure", "m", { input: "a", dimensions: 7 }), null);
+  assert.equal(on("gemini", "gemini-embedding-001", ids), "unsupported_input");
+  assert.equal(on("gemini", "gemini-embedding-001", { input: ["a"], dimensions: 768 }), null);
+  assert.equal(on("bedrock", "amazon.titan-embed-text-v2:0", { input: [5, 6] }), "unsupported_input");
+  assert.equal(
+    on("bedrock", "amazon.titan-embed-text-v2:0", { input: "a", dimensions: 1536 }),
+    "unsupported_dimensions",
+  );
+  assert.equal(on("bedrock", "amazon.titan-embed-text-v2:0", { input: "a", dimensions: 512 }), null);
+  assert.equal(
+    on("bedrock", "cohere.embed-english-v3", { input: "a", dimensions: 512 }),
+    "unsupported_dimensions",
+  );
+  assert.equal(on("bedrock", "cohere.embed-v4:0", { input: "a", dimensions: 1536 }), null);
+  assert.equal(on("bedrock", "meta.llama3", { input: "a" }), "model_not_supported");
+  assert.equal(on("builtin", "hash", { input: [1], dimensions: 4096 }), null);
+  const builtin = embeddingRefusalOn(target(entry("builtin", false), "hash"), {
+    model: "a",
+    input: "a",
+    dimensions: 4097,
+  });
+  assert.equal(builtin?.status, 400);
+  assert.equal(builtin?.param, "dimensions");
 });

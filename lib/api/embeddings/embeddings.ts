@@ -14,6 +14,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
+import { embeddingServingTargets } from "../../http/tolerance.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
@@ -38,7 +39,9 @@ export function decodeBase64Embedding(text: string): number[] {
 export async function handleEmbeddings(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const embed = parseEmbeddingRequest(body);
-  const model = resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType);
+  // Only the targets that can take the request: one that cannot (token ids on Gemini, `dimensions` Titan does
+  // not offer) is left out for the others, and its 400 is the answer only when no target can.
+  const model = embeddingServingTargets(resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType), embed);
   await admit(
     ctx,
     ROUTES.embeddings.endpoint,
