@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
+import { decodeFloat32Base64, encodeFloat32Base64 } from "../../encoding/float32_base64.ts";
+import { badGateway } from "../../errors.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../../usage/estimate.ts";
@@ -18,21 +19,15 @@ import { embeddingServingTargets } from "../../http/tolerance.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
-/** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
-export function encodeBase64Embedding(vector: readonly number[]): string {
-  const bytes = new Uint8Array(vector.length * 4);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i], true);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-}
-
-/** The inverse of {@linkcode encodeBase64Embedding}. */
-export function decodeBase64Embedding(text: string): number[] {
-  const bytes = Buffer.from(text, "base64");
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Array<number>(Math.floor(bytes.byteLength / 4));
-  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
-  return out;
+/**
+ * A base64 vector that does not decode: a provider checks its answer's (the OpenAI-compatible ones), so this is
+ * the last guard, the same 502 as theirs.
+ */
+function notAVector(): never {
+  throw badGateway(
+    "The upstream returned a base64 embedding that is not a vector.",
+    "upstream_invalid_response",
+  );
 }
 
 /** Handles one embeddings request for an authenticated identity. */
@@ -58,8 +53,8 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {
     let embedding = item.embedding;
-    if (base64 && typeof embedding !== "string") embedding = encodeBase64Embedding(embedding);
-    if (!base64 && typeof embedding === "string") embedding = decodeBase64Embedding(embedding);
+    if (base64 && typeof embedding !== "string") embedding = encodeFloat32Base64(embedding);
+    if (!base64 && typeof embedding === "string") embedding = decodeFloat32Base64(embedding) ?? notAVector();
     return { object: "embedding", index: item.index, embedding };
   });
   const usage: TokenUsage = result.usage.prompt_tokens > 0
