@@ -21,8 +21,8 @@ import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
 import { bedrockParamRules } from "./bedrock/request.ts";
 import { geminiParamRules } from "./gemini/request.ts";
 import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
-import { bedrockEmbeddingRefusal } from "./bedrock/embeddings.ts";
-import { geminiEmbeddingRefusal } from "./gemini/embeddings.ts";
+import { bedrockEmbeddingRefusal, bedrockEmbeddingRules } from "./bedrock/embeddings.ts";
+import { GEMINI_EMBEDDING_RULES, geminiEmbeddingRefusal } from "./gemini/embeddings.ts";
 import { builtinEmbeddingRefusal } from "./builtin/provider.ts";
 
 export {
@@ -110,23 +110,38 @@ export function chatParamsOn(
 }
 
 /**
- * Why `target` cannot embed `request`, decided before routing from the same checks its adapter's `embed` makes
- * (the 400 it would answer), or null when it can: Gemini and Bedrock take text only, Bedrock's families offer
- * a few `dimensions` each, the builtin model has its bounds. OpenAI-compatible targets get the request as sent
- * (null). A client API routes only to targets without a refusal, so an alias whose first target cannot take
- * a request is still served by one that can.
+ * What `target` does with an embeddings request, decided before routing from the same checks its adapter's
+ * `embed` makes, as {@linkcode chatParamsOn} for chat: null when it takes the request whole (always for
+ * OpenAI-compatible targets, which get every field as sent); the 400 it would answer (Gemini and Bedrock take
+ * text only, Bedrock's families offer a few `dimensions` each, the builtin model has its bounds; a field its
+ * translation does not read, under `unsupported_params: error`); or the fields it would go without
+ * (`unsupported_params: drop`). A client API routes only to targets without a refusal, so an alias whose first
+ * target cannot take a request is still served by one that can.
  */
-export function embeddingRefusalOn(target: ResolvedTarget, request: EmbeddingRequest): GatewayError | null {
-  switch (target.providerConfig.type) {
+export function embeddingParamsOn(
+  target: ResolvedTarget,
+  request: EmbeddingRequest,
+): { refusal: GatewayError } | { dropped: string[] } | null {
+  const config = target.providerConfig;
+  let refusal: GatewayError | null;
+  let rules: ParamRules;
+  switch (config.type) {
     case "gemini":
-      return geminiEmbeddingRefusal(request);
+      refusal = geminiEmbeddingRefusal(request);
+      rules = GEMINI_EMBEDDING_RULES;
+      break;
     case "bedrock":
-      return bedrockEmbeddingRefusal(target.model, request);
+      refusal = bedrockEmbeddingRefusal(target.model, request);
+      rules = bedrockEmbeddingRules(target.model);
+      break;
     case "builtin":
-      return builtinEmbeddingRefusal(target.model, request);
+      refusal = builtinEmbeddingRefusal(target.model, request);
+      return refusal === null ? null : { refusal };
     default:
       return null;
   }
+  if (refusal !== null) return { refusal };
+  return paramVerdict(request, rules, config.unsupported_params);
 }
 
 /**

@@ -15,7 +15,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { embeddingServingTargets } from "../../http/tolerance.ts";
+import { answeredEmbedding, embeddingServingTargets, noteDropped } from "../../http/tolerance.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
@@ -35,7 +35,8 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const embed = parseEmbeddingRequest(body);
   // Only the targets that can take the request: one that cannot (token ids on Gemini, `dimensions` Titan does
-  // not offer) is left out for the others, and its 400 is the answer only when no target can.
+  // not offer, a field its translation does not read) is left out for the others, and its 400 is the answer
+  // only when no target can.
   const model = embeddingServingTargets(resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType), embed);
   await admit(
     ctx,
@@ -44,7 +45,7 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
     model,
     embed,
   );
-  const { value: result, headers } = await routeRequest(
+  const { value: result, headers, target } = await routeRequest(
     ctx,
     model,
     ctx.signal,
@@ -69,6 +70,8 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
     prompt_tokens: usage.prompt,
     total_tokens: usage.estimated ? usage.prompt : result.usage.total_tokens,
   };
+  // What a translated target went without (`unsupported_params: drop`), in `x-gateway-dropped` and the record.
+  noteDropped(ctx, headers, answeredEmbedding(target, embed));
   const payload = { object: "list", data, model: model.alias, usage: shown };
   return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
 }

@@ -15,6 +15,7 @@ import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
 import type { EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
+import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /** Which request/response shape a model id speaks. */
 export type EmbeddingFamily =
@@ -31,6 +32,29 @@ export const COHERE_BATCH = 96;
 
 /** Cohere `input_type` values a client may pass through (an extra request field); default `search_document`. */
 const COHERE_INPUT_TYPES = ["search_document", "search_query", "classification", "clustering"];
+
+const TITAN_RULES: ParamRules = {
+  vendor: "Bedrock Titan embedding",
+  unsupported: {},
+  known: new Set(CORE_EMBEDDING_PARAMS),
+};
+
+const COHERE_RULES: ParamRules = {
+  vendor: "Bedrock Cohere embedding",
+  // An `input_type` Cohere has no such value for would be sent as the default, `search_document`.
+  unsupported: { input_type: (value) => typeof value !== "string" || !COHERE_INPUT_TYPES.includes(value) },
+  known: new Set(CORE_EMBEDDING_PARAMS),
+};
+
+/**
+ * What the embedding translation of the Bedrock model `modelId` reads of a request: the core, and Cohere's
+ * `input_type` (one of its values) for Cohere Embed. Any other field reaches no Bedrock request: refused, or
+ * under `unsupported_params: drop` left out and named, as on chat. (A model of no known family is refused by
+ * {@linkcode bedrockEmbeddingRefusal} first.)
+ */
+export function bedrockEmbeddingRules(modelId: string): ParamRules {
+  return embeddingFamily(modelId)?.kind === "cohere" ? COHERE_RULES : TITAN_RULES;
+}
 
 /** The embedding family of a Bedrock model id, or null when the gateway does not know its body format. */
 export function embeddingFamily(modelId: string): EmbeddingFamily | null {
@@ -86,7 +110,7 @@ function dimensionsRefusal(family: EmbeddingFamily, dimensions: number | undefin
 /**
  * Why the Bedrock model `modelId` cannot embed `request`, or null when it can: a model whose body format the
  * gateway does not know, token-id inputs, `dimensions` the family does not offer. {@linkcode bedrockEmbed}
- * refuses with it, and client APIs ask it before routing (`embeddingRefusalOn`), so an alias's other targets
+ * refuses with it, and client APIs ask it before routing (`embeddingParamsOn`), so an alias's other targets
  * serve what this one cannot.
  */
 export function bedrockEmbeddingRefusal(modelId: string, request: EmbeddingRequest): GatewayError | null {

@@ -251,7 +251,7 @@ function makeUsage(promptTokens: number, completionTokens: number): Usage {
 
 /**
  * Why the builtin model `model` cannot embed `request`, or null when it can (only `hash` embeds, in 1 to
- * {@linkcode MAX_HASH_DIMENSIONS} dimensions). Asked before routing too (`embeddingRefusalOn`).
+ * {@linkcode MAX_HASH_DIMENSIONS} dimensions). Asked before routing too (`embeddingParamsOn`).
  */
 export function builtinEmbeddingRefusal(model: string, request: EmbeddingRequest): GatewayError | null {
   if (model !== "hash") return unknownModel(model);

@@ -6,6 +6,7 @@
  */
 import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
 import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /**
  * Largest batch sent in one `batchEmbedContents` call; bigger OpenAI inputs (up to 2048) are split.
@@ -14,8 +15,19 @@ import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/t
 export const GEMINI_MAX_BATCH = 100;
 
 /**
+ * What Gemini's embeddings translation reads of a request: nothing beyond the core (`dimensions` →
+ * `outputDimensionality`). Any other field (`input_type`, `task_type`, next month's) reaches no Gemini
+ * request: refused, or under `unsupported_params: drop` left out and named, as on chat.
+ */
+export const GEMINI_EMBEDDING_RULES: ParamRules = {
+  vendor: "Gemini embedding",
+  unsupported: {},
+  known: new Set(CORE_EMBEDDING_PARAMS),
+};
+
+/**
  * Why Gemini cannot embed `request`, or null when it can: token-id inputs (number[] / number[][]) have no Gemini
- * form (400 naming `input`). Asked before routing too (`embeddingRefusalOn`), so an alias's other targets serve
+ * form (400 naming `input`). Asked before routing too (`embeddingParamsOn`), so an alias's other targets serve
  * what Gemini cannot.
  */
 export function geminiEmbeddingRefusal(request: EmbeddingRequest): GatewayError | null {
