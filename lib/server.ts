@@ -38,7 +38,7 @@ import {
 import { handleEmbeddings } from "./api/embeddings/handlers.ts";
 import { handleModerations } from "./api/moderations/handlers.ts";
 import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
-import { authOf, dialectOf, matchRoute, type RouteId, type ROUTES } from "./http/endpoints.ts";
+import { authOf, dialectOf, matchRoute, routeDialect, type RouteId, type ROUTES } from "./http/endpoints.ts";
 import { InFlightRequests } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handshakeError } from "./http/websocket_handshake.ts";
@@ -217,7 +217,14 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
       ctx.record.environment = admin.environment;
       return (handle as RouteHandler)(request, ctx, match.param);
     }
-    const identity = authenticate(request, ctx.state.config, Date.now(), match.spec.dialect);
+    const spec = match.spec;
+    const identity = authenticate(
+      request,
+      ctx.state.config,
+      Date.now(),
+      routeDialect(spec, request.headers),
+      spec.sharedWith,
+    );
     ctx.record.token = identity.name;
     ctx.record.environment = identity.environment;
     return (handle as ClientHandler)(request, withIdentity(ctx, identity), match.param)
@@ -350,7 +357,9 @@ export function createGateway(options: GatewayOptions): EdgeHandler {
     const response = await chain(request, ctx);
     response.headers.set("x-request-id", requestId);
     // Anthropic's clients read the request id from `request-id` (their SDKs put it on errors).
-    if (dialectOf(record.path) === "anthropic") response.headers.set("request-id", requestId);
+    if (dialectOf(record.path, request.headers) === "anthropic") {
+      response.headers.set("request-id", requestId);
+    }
     return response;
   };
   return (request, client) => serve(request, chain, undefined, client);

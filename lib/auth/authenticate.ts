@@ -59,7 +59,8 @@ export function bearerToken(request: ClientRequest): string | null {
 
 /**
  * The token Anthropic's clients send in `x-api-key` (SDK 0.x, Claude Code with `ANTHROPIC_API_KEY`), read only
- * on routes that speak Anthropic's API and only when no `Authorization` header came (which then decides).
+ * on routes that speak Anthropic's API or share a path with it (`/v1/models`), and only when no `Authorization`
+ * header came (which then decides).
  */
 function apiKeyHeader(request: ClientRequest): string | null {
   const value = request.headers.get("x-api-key");
@@ -81,20 +82,22 @@ function googleKey(request: ClientRequest): string | null {
  * Returns the identity behind the request's bearer token or throws 401: missing, unknown, disabled and
  * expired tokens each get their own message, none of which repeats the token. On a route of another API's
  * dialect the token may come as that API's clients send it: `x-api-key` (Anthropic's Messages API),
- * `x-goog-api-key` or `?key=` (Google's Gemini API); the same tokens, scopes and limits.
+ * `x-goog-api-key` or `?key=` (Google's Gemini API); the same tokens, scopes and limits. On a route OpenAI's API
+ * shares with Anthropic's (`sharedWith`, `/v1/models`) `x-api-key` is taken too, and a request with neither
+ * header is refused in the words of the dialect it speaks.
  */
 export function authenticate(
   request: ClientRequest,
   config: ResolvedConfig,
   now = Date.now(),
   dialect: "anthropic" | "google" | undefined = undefined,
+  sharedWith: "anthropic" | undefined = undefined,
 ): ResolvedToken {
-  if (dialect !== undefined && !request.headers.has("authorization")) {
-    const key = dialect === "anthropic" ? apiKeyHeader(request) : googleKey(request);
-    if (key === null) {
-      throw dialect === "anthropic" ? NO_ANTHROPIC_KEY : NO_GOOGLE_KEY;
-    }
-    return check(find(config.tokens, key), now);
+  if ((dialect !== undefined || sharedWith !== undefined) && !request.headers.has("authorization")) {
+    const key = dialect === "google" ? googleKey(request) : apiKeyHeader(request);
+    if (key !== null) return check(find(config.tokens, key), now);
+    if (dialect === "anthropic") throw NO_ANTHROPIC_KEY;
+    if (dialect === "google") throw NO_GOOGLE_KEY;
   }
   return lookUp(request, config.tokens, now);
 }

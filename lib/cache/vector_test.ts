@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { decodeVector } from "./vector.ts";
-import { encodeBase64Embedding } from "../api/embeddings/embeddings.ts";
+import { encodeFloat32Base64 } from "../encoding/float32_base64.ts";
 
 Deno.test("vector: an array of numbers is itself", () => {
   assert.deepEqual(decodeVector([0.25, -1, 3]), [0.25, -1, 3]);
@@ -13,19 +13,19 @@ Deno.test("vector: an array of numbers is itself", () => {
 Deno.test("vector: base64 little-endian float32, as the embeddings endpoint encodes it", () => {
   // values exact in float32, so the round trip is exact
   const vector = [0.5, -0.25, 1, 0, 1024.125, -3.75];
-  assert.deepEqual(decodeVector(encodeBase64Embedding(vector)), vector);
+  assert.deepEqual(decodeVector(encodeFloat32Base64(vector)), vector);
   // other values come back as their float32 rounding
   const inexact = [0.1, -0.7, 1 / 3];
-  const decoded = decodeVector(encodeBase64Embedding(inexact));
+  const decoded = decodeVector(encodeFloat32Base64(inexact));
   assert.deepEqual(decoded, inexact.map(Math.fround));
   // little-endian: 1.0f is 00 00 80 3f
   assert.deepEqual(decodeVector(btoa(String.fromCharCode(0x00, 0x00, 0x80, 0x3f))), [1]);
-  assert.deepEqual(decodeVector(""), []);
 });
 
-Deno.test("vector: trailing bytes short of a float are dropped", () => {
+Deno.test("vector: base64 of no float, or with trailing bytes short of a float, is no vector", () => {
+  assert.equal(decodeVector(""), undefined);
   const bytes = String.fromCharCode(0x00, 0x00, 0x80, 0x3f, 0x01, 0x02);
-  assert.deepEqual(decodeVector(btoa(bytes)), [1]);
+  assert.equal(decodeVector(btoa(bytes)), undefined);
 });
 
 Deno.test("vector: garbage is undefined", () => {

@@ -35,6 +35,14 @@ export interface RouteSpec {
    * Google's shape and take the token from `x-goog-api-key` or `?key=` too.
    */
   readonly dialect?: "anthropic" | "google";
+  /**
+   * A route two APIs share: `anthropic` on `/v1/models`, which OpenAI's and Anthropic's clients both call. It
+   * takes Anthropic's `x-api-key` too (when no `Authorization` came: Claude Code with `ANTHROPIC_API_KEY`
+   * discovering a gateway's models), and a request carrying `anthropic-version` (every Anthropic SDK and Claude
+   * Code send it; OpenAI's never do) is in Anthropic's dialect: its answers and errors in Anthropic's shape.
+   * Without that header the route is OpenAI's, byte for byte.
+   */
+  readonly sharedWith?: "anthropic";
 }
 
 /** Every route, by the name its handler is bound to. */
@@ -123,8 +131,21 @@ export const ROUTES = {
     modelType: "chat",
     dialect: "google",
   },
-  models: { path: "/v1/models", methods: ["GET"], auth: "client", endpoint: "models" },
-  model: { path: "/v1/models/{id}", methods: ["GET"], auth: "client", endpoint: "models" },
+  // OpenAI's and Anthropic's Models API share these paths (`sharedWith`).
+  models: {
+    path: "/v1/models",
+    methods: ["GET"],
+    auth: "client",
+    endpoint: "models",
+    sharedWith: "anthropic",
+  },
+  model: {
+    path: "/v1/models/{id}",
+    methods: ["GET"],
+    auth: "client",
+    endpoint: "models",
+    sharedWith: "anthropic",
+  },
   healthz: { path: "/healthz", methods: ["GET"], auth: "none", endpoint: null },
   readyz: { path: "/readyz", methods: ["GET"], auth: "none", endpoint: null },
   targets: { path: "/admin/targets", methods: ["GET"], auth: "admin", endpoint: null },
@@ -219,14 +240,32 @@ export function authOf(spec: RouteSpec, config: ResolvedConfig): RouteAuth {
   return typeof spec.auth === "function" ? spec.auth(config) : spec.auth;
 }
 
-/** The API dialect of the route serving `path` (see {@linkcode RouteSpec.dialect}); undefined for OpenAI's. */
-export function dialectOf(path: string): RouteSpec["dialect"] {
+/** The header by which Anthropic's clients are told apart on a route shared with OpenAI's API. */
+const ANTHROPIC_VERSION = "anthropic-version";
+
+/**
+ * The dialect one request to `spec` speaks: the route's own, or, on a route shared with Anthropic's API
+ * ({@linkcode RouteSpec.sharedWith}), Anthropic's when the request carries `anthropic-version`.
+ */
+export function routeDialect(spec: RouteSpec | undefined, headers: Headers): RouteSpec["dialect"] {
+  if (spec === undefined) return undefined;
+  if (spec.dialect !== undefined) return spec.dialect;
+  return spec.sharedWith !== undefined && headers.has(ANTHROPIC_VERSION) ? spec.sharedWith : undefined;
+}
+
+/**
+ * The API dialect of a request to `path` (see {@linkcode RouteSpec.dialect}); undefined for OpenAI's. `headers`
+ * decides it on a route shared by two APIs ({@linkcode RouteSpec.sharedWith}).
+ */
+export function dialectOf(path: string, headers: Headers): RouteSpec["dialect"] {
   const found = exact.get(path);
-  if (found !== undefined) return found.spec.dialect;
+  if (found !== undefined) return routeDialect(found.spec, headers);
   // Every path of Google's API answers in its shape, served or not (its 404s included); so does every path
   // under Anthropic's Messages API (`/v1/messages/batches`, a trailing slash), where only its clients call.
   if (path.startsWith("/v1beta/")) return "google";
-  return path.startsWith("/v1/messages/") ? "anthropic" : undefined;
+  if (path.startsWith("/v1/messages/")) return "anthropic";
+  // A parameter route shared with Anthropic's API (`/v1/models/{id}`), looked up only for its clients.
+  return headers.has(ANTHROPIC_VERSION) ? routeDialect(matchRoute(path)?.spec, headers) : undefined;
 }
 
 /** The name an API request that no route serves is counted under. */

@@ -6,9 +6,13 @@ import {
   isAdminPath,
   matchRoute,
   pathFor,
+  routeDialect,
   ROUTES,
   type RouteSpec,
 } from "./endpoints.ts";
+
+/** A request's headers with nothing that decides a dialect. */
+const NONE = new Headers();
 
 Deno.test("endpoint table: every API endpoint name has a route, and every API route has a name", () => {
   const specs = Object.values(ROUTES) as RouteSpec[];
@@ -58,15 +62,28 @@ Deno.test("endpoint table: the Messages API's paths speak Anthropic's dialect, t
   assert.equal(matchRoute("/v1/messages")?.id, "messages");
   assert.equal(matchRoute("/v1/messages/count_tokens")?.id, "messagesCountTokens");
   assert.equal(endpointOf("/v1/messages/count_tokens"), "messages");
-  assert.equal(dialectOf("/v1/messages"), "anthropic");
-  assert.equal(dialectOf("/v1/messages/count_tokens"), "anthropic");
-  assert.equal(dialectOf("/v1/chat/completions"), undefined);
+  assert.equal(dialectOf("/v1/messages", NONE), "anthropic");
+  assert.equal(dialectOf("/v1/messages/count_tokens", NONE), "anthropic");
+  assert.equal(dialectOf("/v1/chat/completions", NONE), undefined);
   // Paths under the Messages API no route serves (its batches, a trailing slash) answer in its shape too.
-  assert.equal(dialectOf("/v1/messages/batches"), "anthropic");
-  assert.equal(dialectOf("/v1/messages/"), "anthropic");
-  assert.equal(dialectOf("/v1/messagesx"), undefined);
+  assert.equal(dialectOf("/v1/messages/batches", NONE), "anthropic");
+  assert.equal(dialectOf("/v1/messages/", NONE), "anthropic");
+  assert.equal(dialectOf("/v1/messagesx", NONE), undefined);
   // Chat aliases still point clients to chat completions.
   assert.equal(pathFor("chat"), "/v1/chat/completions");
+});
+
+Deno.test("endpoint table: /v1/models speaks Anthropic's dialect to a request with anthropic-version only", () => {
+  const anthropic = new Headers({ "anthropic-version": "2023-06-01" });
+  for (const path of ["/v1/models", "/v1/models/claude-x", "/v1/models/org/m"]) {
+    assert.equal(dialectOf(path, NONE), undefined, path);
+    assert.equal(dialectOf(path, anthropic), "anthropic", path);
+  }
+  assert.equal(dialectOf("/v1/chat/completions", anthropic), undefined);
+  assert.equal(dialectOf("/v1/responses/abc", anthropic), undefined);
+  assert.equal(dialectOf("/v1beta/models", anthropic), "google");
+  assert.equal(routeDialect(ROUTES.models, anthropic), "anthropic");
+  assert.equal(routeDialect(ROUTES.chat, anthropic), undefined);
 });
 
 Deno.test("endpoint table: every admin route is in the admin namespace, which is /admin and below only", () => {

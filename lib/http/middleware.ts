@@ -29,8 +29,8 @@ const SWITCHING_PROTOCOLS = 101;
 const METRICS_PATH = ROUTES.metrics.path;
 
 /**
- * Turns any failure into an error response in the shape of the route's API (OpenAI's, or Anthropic's on the
- * Messages API's routes); unexpected ones are logged (without the request's
+ * Turns any failure into an error response in the shape of the request's API (OpenAI's, or Anthropic's on the
+ * Messages API's routes and on `/v1/models` asked with `anthropic-version`, or Google's); unexpected ones are logged (without the request's
  * content) and answered with a generic 500. A policy denial is noted as the request's outcome.
  */
 export const errorBoundary: Middleware = async (_request, ctx, next) => {
@@ -50,7 +50,7 @@ export const errorBoundary: Middleware = async (_request, ctx, next) => {
     const error = scrubError(toGatewayError(aborted ? ctx.signal.reason : err), ctx.state.config.scrubber);
     ctx.record.error_code = error.code ?? error.type;
     // The route table says which API's error shape a route speaks.
-    const dialect = dialectOf(ctx.record.path);
+    const dialect = dialectOf(ctx.record.path, ctx.headers);
     const response = dialect === "anthropic"
       ? anthropicErrorResponse(error, ctx.requestId)
       : dialect === "google"

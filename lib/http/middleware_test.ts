@@ -14,6 +14,7 @@ function context(): RequestContext {
     startedAt: performance.now(),
     logger: createMemoryLogger(),
     record: { path: "/internal" },
+    headers: new Headers(),
     state: { config: { scrubber: NO_SECRETS } },
     reported: () => {},
     signal: new AbortController().signal,

@@ -27,8 +27,8 @@
  */
 import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
 import { type ClientTerms, type GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
-import type { ChatRequest } from "../openai/types.ts";
-import { chatParamsOn } from "../providers/capabilities.ts";
+import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
+import { chatParamsOn, embeddingParamsOn } from "../providers/capabilities.ts";
 import type { RequestContext } from "./context.ts";
 
 /** What a request's translation found that a translated target cannot take as sent. */
@@ -172,4 +172,61 @@ export function answeredTolerance(target: ResolvedTarget, tolerance: Tolerance, 
   if (verdict === null || !("dropped" in verdict)) return tolerance;
   const dropped = verdict.dropped.map((param) => clientPath(param, form.clientTerms));
   return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
+}
+
+/** The 400 of a `strict` alias whose embedding target would go without `param`. */
+function strictEmbeddingRefusal(param: string): GatewayError {
+  return invalidRequest(
+    `The parameter '${param}' is not supported by this alias's target, and the alias is strict; send the ` +
+      "request without it.",
+    param,
+    "unsupported_parameter",
+  );
+}
+
+/** Why `target` cannot embed `request` on `model`, or null when it can (dropping, unless `model` is strict). */
+function cannotEmbed(
+  model: ResolvedModel,
+  target: ResolvedTarget,
+  request: EmbeddingRequest,
+): GatewayError | null {
+  const verdict = embeddingParamsOn(target, request);
+  if (verdict === null) return null;
+  if ("refusal" in verdict) return verdict.refusal;
+  return model.strict ? strictEmbeddingRefusal(verdict.dropped[0]) : null;
+}
+
+/**
+ * `model` with only the targets that can embed `request` (`embeddingParamsOn`: token ids on a text-only
+ * vendor, `dimensions` a Bedrock family does not offer, a field a translation does not read under
+ * `unsupported_params: error`; on a `strict` alias one it would drop), as {@linkcode paramServingTargets} does
+ * for a chat form: `model` itself when all can (nothing allocated), the first target's refusal when none can,
+ * so routing never ends a request with one target's 400 that another target would serve.
+ */
+export function embeddingServingTargets(model: ResolvedModel, request: EmbeddingRequest): ResolvedModel {
+  let kept: RoutedTarget[] | null = null;
+  let refusal: GatewayError | null = null;
+  const targets = model.targets;
+  for (let i = 0; i < targets.length; i++) {
+    const reason = cannotEmbed(model, targets[i], request);
+    if (reason === null) {
+      kept?.push(targets[i]);
+      continue;
+    }
+    refusal ??= reason;
+    kept ??= targets.slice(0, i);
+  }
+  if (kept === null) return model;
+  if (kept.length === 0) throw refusal!;
+  return { ...model, targets: kept };
+}
+
+/**
+ * What `target`, the one that answered an embeddings request, went without (`unsupported_params: drop`), as
+ * {@linkcode noteDropped} takes it; nothing for a target that got every field.
+ */
+export function answeredEmbedding(target: ResolvedTarget, request: EmbeddingRequest): Tolerance {
+  const verdict = embeddingParamsOn(target, request);
+  const dropped = verdict !== null && "dropped" in verdict ? verdict.dropped : [];
+  return { refusal: null, native: [], dropped };
 }

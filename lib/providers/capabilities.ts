@@ -14,7 +14,7 @@ import {
 } from "../config/provider_capabilities.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { GatewayError } from "../errors.ts";
-import type { ChatRequest } from "../openai/types.ts";
+import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
 import { servesMessages } from "./bedrock/messages.ts";
 import { bedrockBetas } from "./bedrock/betas.ts";
 import { splitBetas } from "./anthropic/native.ts";
@@ -25,6 +25,9 @@ import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
 import { cacheControlPaths } from "./shared/cache_control.ts";
 import { anthropicCacheDropped } from "./anthropic/cache_dropped.ts";
 import { bedrockCacheDropped } from "./bedrock/cache_dropped.ts";
+import { bedrockEmbeddingRefusal, bedrockEmbeddingRules } from "./bedrock/embeddings.ts";
+import { GEMINI_EMBEDDING_RULES, geminiEmbeddingRefusal } from "./gemini/embeddings.ts";
+import { builtinEmbeddingRefusal } from "./builtin/provider.ts";
 
 export {
   PROVIDER_CAPABILITIES,
@@ -116,6 +119,41 @@ export function chatParamsOn(
   const verdict = paramVerdict(request, rules, config.unsupported_params);
   if (markers.length === 0 || (verdict !== null && "refusal" in verdict)) return verdict;
   return { dropped: [...verdict?.dropped ?? [], ...markers] };
+}
+
+/**
+ * What `target` does with an embeddings request, decided before routing from the same checks its adapter's
+ * `embed` makes, as {@linkcode chatParamsOn} for chat: null when it takes the request whole (always for
+ * OpenAI-compatible targets, which get every field as sent); the 400 it would answer (Gemini and Bedrock take
+ * text only, Bedrock's families offer a few `dimensions` each, the builtin model has its bounds; a field its
+ * translation does not read, under `unsupported_params: error`); or the fields it would go without
+ * (`unsupported_params: drop`). A client API routes only to targets without a refusal, so an alias whose first
+ * target cannot take a request is still served by one that can.
+ */
+export function embeddingParamsOn(
+  target: ResolvedTarget,
+  request: EmbeddingRequest,
+): { refusal: GatewayError } | { dropped: string[] } | null {
+  const config = target.providerConfig;
+  let refusal: GatewayError | null;
+  let rules: ParamRules;
+  switch (config.type) {
+    case "gemini":
+      refusal = geminiEmbeddingRefusal(request);
+      rules = GEMINI_EMBEDDING_RULES;
+      break;
+    case "bedrock":
+      refusal = bedrockEmbeddingRefusal(target.model, request);
+      rules = bedrockEmbeddingRules(target.model);
+      break;
+    case "builtin":
+      refusal = builtinEmbeddingRefusal(target.model, request);
+      return refusal === null ? null : { refusal };
+    default:
+      return null;
+  }
+  if (refusal !== null) return { refusal };
+  return paramVerdict(request, rules, config.unsupported_params);
 }
 
 /**

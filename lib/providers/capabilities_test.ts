@@ -6,6 +6,7 @@ import {
   anthropicBetasDropped,
   capabilitiesOf,
   countsInputTokens,
+  embeddingParamsOn,
   genAiProviderName,
   PROVIDER_TYPES,
   type ProviderType,
@@ -134,4 +135,87 @@ Deno.test("capabilities: a translated Messages target leaves out every beta, eac
   assert.deepEqual(anthropicBetasDropped(target(own, "amazon.nova-pro-v1:0"), betas), all);
   assert.deepEqual(anthropicBetaPaths(betas), all);
   assert.deepEqual(anthropicBetaPaths(null), []);
+});
+
+/** What `embeddingParamsOn` says of `request` on a target of `type` (the entry's `unsupported_params` given). */
+function embeddingVerdict(
+  type: ProviderType,
+  model: string,
+  request: Record<string, unknown>,
+  unsupported: "error" | "drop" = "error",
+) {
+  const config = {
+    ...entry(type, false),
+    ...(type === "builtin" ? {} : { unsupported_params: unsupported }),
+  };
+  return embeddingParamsOn(target(config as ProviderConfig, model), { model: "alias", ...request } as never);
+}
+
+Deno.test("capabilities: what each type cannot embed is known before routing, as its adapter refuses it", () => {
+  const on = (type: ProviderType, model: string, request: Record<string, unknown>) => {
+    const verdict = embeddingVerdict(type, model, request);
+    return verdict !== null && "refusal" in verdict ? verdict.refusal.code : verdict;
+  };
+  const ids = { input: [[1, 2], [3]] };
+  assert.equal(on("openai", "m", ids), null);
+  assert.equal(on("azure", "m", { input: "a", dimensions: 7 }), null);
+  assert.equal(on("gemini", "gemini-embedding-001", ids), "unsupported_input");
+  assert.equal(on("gemini", "gemini-embedding-001", { input: ["a"], dimensions: 768 }), null);
+  assert.equal(on("bedrock", "amazon.titan-embed-text-v2:0", { input: [5, 6] }), "unsupported_input");
+  assert.equal(
+    on("bedrock", "amazon.titan-embed-text-v2:0", { input: "a", dimensions: 1536 }),
+    "unsupported_dimensions",
+  );
+  assert.equal(on("bedrock", "amazon.titan-embed-text-v2:0", { input: "a", dimensions: 512 }), null);
+  assert.equal(
+    on("bedrock", "cohere.embed-english-v3", { input: "a", dimensions: 512 }),
+    "unsupported_dimensions",
+  );
+  assert.equal(on("bedrock", "cohere.embed-v4:0", { input: "a", dimensions: 1536 }), null);
+  assert.equal(on("bedrock", "meta.llama3", { input: "a" }), "model_not_supported");
+  assert.equal(on("builtin", "hash", { input: [1], dimensions: 4096 }), null);
+  const builtin = embeddingVerdict("builtin", "hash", { input: "a", dimensions: 4097 });
+  assert.ok(builtin !== null && "refusal" in builtin);
+  assert.equal(builtin.refusal.status, 400);
+  assert.equal(builtin.refusal.param, "dimensions");
+});
+
+Deno.test("capabilities: an embedding field a translation does not read is refused, or dropped and named", () => {
+  const extra = {
+    input: "a",
+    encoding_format: "base64",
+    user: "u",
+    input_type: "search_query",
+    task_type: "X",
+  };
+  // OpenAI-compatible targets get every field as sent.
+  assert.equal(embeddingVerdict("openai", "m", extra), null);
+  assert.equal(embeddingVerdict("azure", "m", extra), null);
+  const refused = embeddingVerdict("gemini", "gemini-embedding-001", extra);
+  assert.ok(refused !== null && "refusal" in refused);
+  assert.equal(refused.refusal.param, "input_type");
+  assert.equal(refused.refusal.code, "unsupported_parameter");
+  assert.deepEqual(embeddingVerdict("gemini", "gemini-embedding-001", extra, "drop"), {
+    dropped: ["input_type", "task_type"],
+  });
+  // Cohere reads `input_type` (one of its values); Titan does not.
+  const cohere = "cohere.embed-english-v3";
+  assert.equal(embeddingVerdict("bedrock", cohere, { input: "a", input_type: "search_query" }), null);
+  assert.deepEqual(embeddingVerdict("bedrock", cohere, { input: "a", input_type: "query" }, "drop"), {
+    dropped: ["input_type"],
+  });
+  assert.deepEqual(
+    embeddingVerdict(
+      "bedrock",
+      "amazon.titan-embed-text-v2:0",
+      { input: "a", input_type: "search_query" },
+      "drop",
+    ),
+    { dropped: ["input_type"] },
+  );
+  // The gateway's own fields and `user` are no loss.
+  assert.equal(
+    embeddingVerdict("gemini", "g", { input: "a", encoding_format: "float", dimensions: 8, user: "u" }),
+    null,
+  );
 });

@@ -1,17 +1,19 @@
 /**
  * `/v1/embeddings` against an OpenAI-compatible upstream, over a real socket: the input forms OpenAI's spec
  * allows reach the upstream (an array of token arrays, each as long as the model takes); an upstream answer
- * that is not one vector of numbers per input is its 502, and one out of order is put in order; the usage the
+ * that is not one vector of numbers per input (base64 that is not whole float32s included) is its 502, and one
+ * out of order is put in order; the usage the
  * answer shows is what the request is charged.
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
 import { startRawUpstream } from "../helpers/raw_upstream.ts";
 
-Deno.test("embeddings: long token arrays pass; malformed vectors are a 502; out-of-order ones are sorted; usage shown is usage charged", async () => {
+Deno.test("embeddings: long token arrays pass; malformed vectors (bad base64 too) are a 502; out-of-order ones are sorted; usage shown is usage charged", async () => {
   const raw = startRawUpstream();
   const dir = await Deno.makeTempDir();
   const gw = await startGateway(`
+routing: { eject_after: 100 } # a dozen malformed answers in a row, and the one target still asked
 usage: { sqlite: none, jsonl: "${dir}/usage.jsonl", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
 providers:
   raw: { type: openai, base_url: "${raw.url}/v1", api_key: "sk-raw" }
@@ -26,7 +28,7 @@ ${TEST_TOKENS_YAML}`);
       chunks: [JSON.stringify(body)],
     };
   };
-  const embed = async (id: string, input: unknown) => {
+  const embed = async (id: string, input: unknown, encoding = "float") => {
     const res = await fetch(`${gw.baseURL}/embeddings`, {
       method: "POST",
       headers: {
@@ -34,7 +36,7 @@ ${TEST_TOKENS_YAML}`);
         "content-type": "application/json",
         "x-request-id": id,
       },
-      body: JSON.stringify({ model: "emb", input, encoding_format: "float" }),
+      body: JSON.stringify({ model: "emb", input, encoding_format: encoding }),
     });
     return { status: res.status, body: await res.json() };
   };
@@ -63,6 +65,29 @@ ${TEST_TOKENS_YAML}`);
       assert.equal(bad.status, 502, `${name}: ${JSON.stringify(bad.body)}`);
       assert.equal(bad.body.error.code, "upstream_invalid_response");
     }
+
+    // Base64 that is no vector: not base64, empty, bytes short of a whole float. Neither a float client (who
+    // would get garbage or []) nor a base64 client (who would get the string unchecked) is answered a 200.
+    for (const text of ["not base64!!", "", "AAAAPwA="]) {
+      answer({
+        object: "list",
+        data: [{ object: "embedding", index: 0, embedding: text }],
+        usage: { prompt_tokens: 1, total_tokens: 1 },
+      });
+      for (const encoding of ["float", "base64"]) {
+        const bad = await embed(`bad-b64-${encoding}`, "a", encoding);
+        assert.equal(bad.status, 502, `${JSON.stringify(text)} to ${encoding}: ${JSON.stringify(bad.body)}`);
+        assert.equal(bad.body.error.code, "upstream_invalid_response");
+      }
+    }
+    // Valid base64 is decoded for a float client and passed on to a base64 one.
+    answer({
+      object: "list",
+      data: [{ object: "embedding", index: 0, embedding: "AAAAPwAAgL4=" }],
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    });
+    assert.deepEqual((await embed("b64-float", "a")).body.data[0].embedding, [0.5, -0.25]);
+    assert.equal((await embed("b64-b64", "a", "base64")).body.data[0].embedding, "AAAAPwAAgL4=");
 
     answer({ object: "list", data: [vector(1), vector(0)], usage: { prompt_tokens: 2, total_tokens: 2 } });
     const sorted = await embed("sorted", ["a", "b"]);

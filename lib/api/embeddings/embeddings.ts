@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
+import { decodeFloat32Base64, encodeFloat32Base64 } from "../../encoding/float32_base64.ts";
+import { badGateway } from "../../errors.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { countTokens, requestTexts, roughTokenEstimate, tokenIdCount } from "../../usage/estimate.ts";
@@ -14,31 +15,29 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
+import { answeredEmbedding, embeddingServingTargets, noteDropped } from "../../http/tolerance.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
-/** Little-endian float32 bytes of `vector`, base64-encoded: what OpenAI sends for `encoding_format: base64`. */
-export function encodeBase64Embedding(vector: readonly number[]): string {
-  const bytes = new Uint8Array(vector.length * 4);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i], true);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-}
-
-/** The inverse of {@linkcode encodeBase64Embedding}. */
-export function decodeBase64Embedding(text: string): number[] {
-  const bytes = Buffer.from(text, "base64");
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Array<number>(Math.floor(bytes.byteLength / 4));
-  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
-  return out;
+/**
+ * A base64 vector that does not decode: a provider checks its answer's (the OpenAI-compatible ones), so this is
+ * the last guard, the same 502 as theirs.
+ */
+function notAVector(): never {
+  throw badGateway(
+    "The upstream returned a base64 embedding that is not a vector.",
+    "upstream_invalid_response",
+  );
 }
 
 /** Handles one embeddings request for an authenticated identity. */
 export async function handleEmbeddings(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const embed = parseEmbeddingRequest(body);
-  const model = resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType);
+  // Only the targets that can take the request: one that cannot (token ids on Gemini, `dimensions` Titan does
+  // not offer, a field its translation does not read) is left out for the others, and its 400 is the answer
+  // only when no target can.
+  const model = embeddingServingTargets(resolveAlias(ctx, embed.model, ROUTES.embeddings.modelType), embed);
   await admit(
     ctx,
     ROUTES.embeddings.endpoint,
@@ -46,7 +45,7 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
     model,
     embed,
   );
-  const { value: result, headers } = await routeRequest(
+  const { value: result, headers, target } = await routeRequest(
     ctx,
     model,
     ctx.signal,
@@ -55,8 +54,8 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {
     let embedding = item.embedding;
-    if (base64 && typeof embedding !== "string") embedding = encodeBase64Embedding(embedding);
-    if (!base64 && typeof embedding === "string") embedding = decodeBase64Embedding(embedding);
+    if (base64 && typeof embedding !== "string") embedding = encodeFloat32Base64(embedding);
+    if (!base64 && typeof embedding === "string") embedding = decodeFloat32Base64(embedding) ?? notAVector();
     return { object: "embedding", index: item.index, embedding };
   });
   const usage: TokenUsage = result.usage.prompt_tokens > 0
@@ -71,6 +70,8 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
     prompt_tokens: usage.prompt,
     total_tokens: usage.estimated ? usage.prompt : result.usage.total_tokens,
   };
+  // What a translated target went without (`unsupported_params: drop`), in `x-gateway-dropped` and the record.
+  noteDropped(ctx, headers, answeredEmbedding(target, embed));
   const payload = { object: "list", data, model: model.alias, usage: shown };
   return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
 }

@@ -14,7 +14,7 @@ import { admit, type Answer, noteOutcome, type TokenUsage } from "../../http/acc
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
-import { noteDropped } from "../../http/tolerance.ts";
+import { embeddingServingTargets, noteDropped } from "../../http/tolerance.ts";
 import { geminiAlias } from "./alias.ts";
 import { normalizeGemini } from "./normalize.ts";
 import { routeRequest } from "../../http/route_request.ts";
@@ -76,7 +76,7 @@ export async function geminiEmbed(
   const dimensions = requests[0].outputDimensionality;
   const embed: JsonObject & { model: string; input: string[] } = { model: alias, input };
   if (typeof dimensions === "number") embed.dimensions = dimensions;
-  const model = geminiAlias(ctx, alias, ROUTES.embeddings.modelType);
+  const model = embeddingServingTargets(geminiAlias(ctx, alias, ROUTES.embeddings.modelType), embed);
   await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
   const { value: result, headers } = await routeRequest(
     ctx,

@@ -1,6 +1,8 @@
 /**
  * `GET /v1/models` and `GET /v1/models/{alias}`: the aliases the calling token may use, in OpenAI's `Model`
- * shape. Aliases the token may not use are absent from the list and 404 on lookup, exactly like unknown ones.
+ * shape; or, asked with `anthropic-version` (Anthropic's SDKs, Claude Code), in Anthropic's Models API shape
+ * (`anthropic_models.ts`). Aliases the token may not use are absent from the list and 404 on lookup, exactly
+ * like unknown ones.
  *
  * @module
  */
@@ -8,8 +10,9 @@ import type { ResolvedModel } from "../../config/types.ts";
 import { modelNotFound } from "../../errors.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
-import { ROUTES } from "../../http/endpoints.ts";
+import { routeDialect, ROUTES } from "../../http/endpoints.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { anthropicModelInfo, anthropicModelPage, isAnthropicListed } from "./anthropic_models.ts";
 
 function toModelObject(model: ResolvedModel) {
   return { id: model.alias, object: "model", created: model.created, owned_by: model.ownedBy };
@@ -17,15 +20,28 @@ function toModelObject(model: ResolvedModel) {
 
 const JSON_TYPE = { "content-type": "application/json" };
 
-/** Lists the caller's aliases in config order. */
-export async function handleListModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
+function json(body: unknown): Response {
+  return new Response(JSON.stringify(body), { headers: JSON_TYPE });
+}
+
+/** The query of a request URL (empty when it has none). */
+function queryOf(url: string): URLSearchParams {
+  const mark = url.indexOf("?");
+  return new URLSearchParams(mark < 0 ? "" : url.slice(mark + 1));
+}
+
+/** Lists the caller's aliases in config order (a page of its chat aliases, in Anthropic's dialect). */
+export async function handleListModels(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
   await admit(ctx, ROUTES.models.endpoint, 0);
   const allowed = ctx.identity.aliases;
-  const data = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias)).map(toModelObject);
-  return {
-    response: new Response(JSON.stringify({ object: "list", data }), { headers: JSON_TYPE }),
-    outcome: {},
-  };
+  const models = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias));
+  if (routeDialect(ROUTES.models, ctx.headers) === "anthropic") {
+    return {
+      response: json(anthropicModelPage(models.filter(isAnthropicListed), queryOf(request.url))),
+      outcome: {},
+    };
+  }
+  return { response: json({ object: "list", data: models.map(toModelObject) }), outcome: {} };
 }
 
 /** Returns one alias, or the same 404 for unknown and forbidden ones. */
@@ -33,8 +49,9 @@ export async function handleGetModel(alias: string, ctx: ClientContext): Promise
   await admit(ctx, ROUTES.model.endpoint, 0);
   const model = ctx.state.config.models.get(alias);
   if (model === undefined || !ctx.identity.aliases.has(alias)) throw modelNotFound(alias);
-  return {
-    response: new Response(JSON.stringify(toModelObject(model)), { headers: JSON_TYPE }),
-    outcome: {},
-  };
+  if (routeDialect(ROUTES.model, ctx.headers) === "anthropic") {
+    if (!isAnthropicListed(model)) throw modelNotFound(alias);
+    return { response: json(anthropicModelInfo(model)), outcome: {} };
+  }
+  return { response: json(toModelObject(model)), outcome: {} };
 }

@@ -11,10 +11,11 @@
  *
  * @module
  */
-import { badGateway, invalidRequest } from "../../errors.ts";
+import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
 import type { EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
+import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /** Which request/response shape a model id speaks. */
 export type EmbeddingFamily =
@@ -31,6 +32,29 @@ export const COHERE_BATCH = 96;
 
 /** Cohere `input_type` values a client may pass through (an extra request field); default `search_document`. */
 const COHERE_INPUT_TYPES = ["search_document", "search_query", "classification", "clustering"];
+
+const TITAN_RULES: ParamRules = {
+  vendor: "Bedrock Titan embedding",
+  unsupported: {},
+  known: new Set(CORE_EMBEDDING_PARAMS),
+};
+
+const COHERE_RULES: ParamRules = {
+  vendor: "Bedrock Cohere embedding",
+  // An `input_type` Cohere has no such value for would be sent as the default, `search_document`.
+  unsupported: { input_type: (value) => typeof value !== "string" || !COHERE_INPUT_TYPES.includes(value) },
+  known: new Set(CORE_EMBEDDING_PARAMS),
+};
+
+/**
+ * What the embedding translation of the Bedrock model `modelId` reads of a request: the core, and Cohere's
+ * `input_type` (one of its values) for Cohere Embed. Any other field reaches no Bedrock request: refused, or
+ * under `unsupported_params: drop` left out and named, as on chat. (A model of no known family is refused by
+ * {@linkcode bedrockEmbeddingRefusal} first.)
+ */
+export function bedrockEmbeddingRules(modelId: string): ParamRules {
+  return embeddingFamily(modelId)?.kind === "cohere" ? COHERE_RULES : TITAN_RULES;
+}
 
 /** The embedding family of a Bedrock model id, or null when the gateway does not know its body format. */
 export function embeddingFamily(modelId: string): EmbeddingFamily | null {
@@ -49,25 +73,50 @@ function allowedDimensions(family: EmbeddingFamily): readonly number[] {
 
 /** The input texts, or a 400 naming `input` for token-id inputs. */
 export function inputTexts(input: EmbeddingRequest["input"]): string[] {
-  if (typeof input === "string") return [input];
-  if (input.every((item) => typeof item === "string")) return input as string[];
-  throw invalidRequest(
+  const refusal = textOnly(input);
+  if (refusal !== null) throw refusal;
+  return typeof input === "string" ? [input] : input as string[];
+}
+
+function textOnly(input: EmbeddingRequest["input"]): GatewayError | null {
+  if (typeof input === "string" || input.every((item) => typeof item === "string")) return null;
+  return invalidRequest(
     "Bedrock embedding models take text only; token-id arrays are not supported.",
     "input",
     "unsupported_input",
   );
 }
 
-function checkDimensions(family: EmbeddingFamily, dimensions: number | undefined): void {
-  if (dimensions === undefined) return;
+function unknownFamily(modelId: string): GatewayError {
+  return invalidRequest(
+    `The gateway does not know the request format of Bedrock embedding model "${modelId}"; ` +
+      "supported are Amazon Titan Text Embeddings and Cohere Embed.",
+    "model",
+    "model_not_supported",
+  );
+}
+
+function dimensionsRefusal(family: EmbeddingFamily, dimensions: number | undefined): GatewayError | null {
+  if (dimensions === undefined) return null;
   const allowed = allowedDimensions(family);
-  if (!allowed.includes(dimensions)) {
-    throw invalidRequest(
-      `This Bedrock embedding model supports dimensions ${allowed.join(", ")}; got ${dimensions}.`,
-      "dimensions",
-      "unsupported_dimensions",
-    );
-  }
+  if (allowed.includes(dimensions)) return null;
+  return invalidRequest(
+    `This Bedrock embedding model supports dimensions ${allowed.join(", ")}; got ${dimensions}.`,
+    "dimensions",
+    "unsupported_dimensions",
+  );
+}
+
+/**
+ * Why the Bedrock model `modelId` cannot embed `request`, or null when it can: a model whose body format the
+ * gateway does not know, token-id inputs, `dimensions` the family does not offer. {@linkcode bedrockEmbed}
+ * refuses with it, and client APIs ask it before routing (`embeddingParamsOn`), so an alias's other targets
+ * serve what this one cannot.
+ */
+export function bedrockEmbeddingRefusal(modelId: string, request: EmbeddingRequest): GatewayError | null {
+  const family = embeddingFamily(modelId);
+  if (family === null) return unknownFamily(modelId);
+  return textOnly(request.input) ?? dimensionsRefusal(family, request.dimensions);
 }
 
 /** The InvokeModel body for one Titan text. */
@@ -148,17 +197,10 @@ export async function bedrockEmbed(
   request: EmbeddingRequest,
   invoke: InvokeJson,
 ): Promise<EmbeddingResult> {
-  const family = embeddingFamily(modelId);
-  if (family === null) {
-    throw invalidRequest(
-      `The gateway does not know the request format of Bedrock embedding model "${modelId}"; ` +
-        "supported are Amazon Titan Text Embeddings and Cohere Embed.",
-      "model",
-      "model_not_supported",
-    );
-  }
+  const refusal = bedrockEmbeddingRefusal(modelId, request);
+  if (refusal !== null) throw refusal;
+  const family = embeddingFamily(modelId)!;
   const texts = inputTexts(request.input);
-  checkDimensions(family, request.dimensions);
   if (family.kind === "titan") {
     const results = await mapLimit(texts, TITAN_CONCURRENCY, async (text) => {
       const { json, headers } = await invoke(titanBody(text, family, request.dimensions));

@@ -249,15 +249,26 @@ function makeUsage(promptTokens: number, completionTokens: number): Usage {
 // ---------------------------------------------------------------------------------------------------------
 // hash
 
-function hashEmbed(request: EmbeddingRequest, call: UpstreamCall): EmbeddingResult {
-  if (call.target.model !== "hash") throw unknownModel(call.target.model);
+/**
+ * Why the builtin model `model` cannot embed `request`, or null when it can (only `hash` embeds, in 1 to
+ * {@linkcode MAX_HASH_DIMENSIONS} dimensions). Asked before routing too (`embeddingParamsOn`).
+ */
+export function builtinEmbeddingRefusal(model: string, request: EmbeddingRequest): GatewayError | null {
+  if (model !== "hash") return unknownModel(model);
   const dimensions = request.dimensions ?? DEFAULT_HASH_DIMENSIONS;
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_HASH_DIMENSIONS) {
-    throw invalidRequest(
+    return invalidRequest(
       `Invalid 'dimensions': the builtin hash model supports 1 to ${MAX_HASH_DIMENSIONS} dimensions.`,
       "dimensions",
     );
   }
+  return null;
+}
+
+function hashEmbed(request: EmbeddingRequest, call: UpstreamCall): EmbeddingResult {
+  const refusal = builtinEmbeddingRefusal(call.target.model, request);
+  if (refusal !== null) throw refusal;
+  const dimensions = request.dimensions ?? DEFAULT_HASH_DIMENSIONS;
   let promptTokens = 0;
   const data = normalizeInputs(request.input).map((input, index) => {
     if (typeof input === "string") {

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { badGateway, invalidRequest } from "../../errors.ts";
+import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
 import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /**
  * Largest batch sent in one `batchEmbedContents` call; bigger OpenAI inputs (up to 2048) are split.
@@ -13,16 +14,38 @@ import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/t
  */
 export const GEMINI_MAX_BATCH = 100;
 
-/** The texts to embed. Token-id inputs (number[] / number[][]) have no Gemini form: 400 naming `input`. */
-export function embeddingTexts(request: EmbeddingRequest): string[] {
+/**
+ * What Gemini's embeddings translation reads of a request: nothing beyond the core (`dimensions` →
+ * `outputDimensionality`). Any other field (`input_type`, `task_type`, next month's) reaches no Gemini
+ * request: refused, or under `unsupported_params: drop` left out and named, as on chat.
+ */
+export const GEMINI_EMBEDDING_RULES: ParamRules = {
+  vendor: "Gemini embedding",
+  unsupported: {},
+  known: new Set(CORE_EMBEDDING_PARAMS),
+};
+
+/**
+ * Why Gemini cannot embed `request`, or null when it can: token-id inputs (number[] / number[][]) have no Gemini
+ * form (400 naming `input`). Asked before routing too (`embeddingParamsOn`), so an alias's other targets serve
+ * what Gemini cannot.
+ */
+export function geminiEmbeddingRefusal(request: EmbeddingRequest): GatewayError | null {
   const input = request.input;
-  if (typeof input === "string") return [input];
-  if (input.every((item): item is string => typeof item === "string")) return input;
-  throw invalidRequest(
+  if (typeof input === "string" || input.every((item) => typeof item === "string")) return null;
+  return invalidRequest(
     "Gemini embedding models accept only text input (a string or an array of strings), not token ids.",
     "input",
     "unsupported_input",
   );
+}
+
+/** The texts to embed; the refusal of {@linkcode geminiEmbeddingRefusal} for token-id inputs. */
+export function embeddingTexts(request: EmbeddingRequest): string[] {
+  const refusal = geminiEmbeddingRefusal(request);
+  if (refusal !== null) throw refusal;
+  const input = request.input;
+  return typeof input === "string" ? [input] : input as string[];
 }
 
 /** `embedContent` body for one text (the model is in the URL); `dimensions` → `outputDimensionality`. */

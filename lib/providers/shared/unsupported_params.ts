@@ -19,7 +19,7 @@ import type { JsonObject } from "../../openai/types.ts";
  */
 export type UnsupportedRules = Record<string, (value: unknown, request: JsonObject) => boolean>;
 
-/** What a vendor's translation does with a chat request's parameters. */
+/** What a vendor's translation does with a chat (or embeddings) request's parameters. */
 export interface ParamRules {
   /** The vendor's name, for the 400 ("… not supported by Gemini models"). */
   readonly vendor: string;
@@ -56,6 +56,19 @@ export const CORE_CHAT_PARAMS: readonly string[] = [
   "top_p",
   "tools",
   "tool_choice",
+  "user",
+];
+
+/**
+ * The embeddings request's parameters every vendor translation reads or serves itself (`encoding_format`: the
+ * gateway encodes the answer) and `user`, which none sends: the start of each vendor's list of known embedding
+ * parameters, which adds what only it translates (Cohere's `input_type`).
+ */
+export const CORE_EMBEDDING_PARAMS: readonly string[] = [
+  "model",
+  "input",
+  "encoding_format",
+  "dimensions",
   "user",
 ];
 
