@@ -256,6 +256,43 @@ export function errorResponse(err: GatewayError): Response {
   return jsonError(JSON.stringify(err.toBody()), err.status, err.headers);
 }
 
+/**
+ * OpenAI's code for a prompt over the model's context window (400 `invalid_request_error`), on which SDK apps and
+ * agents (Codex, opencode, LangChain's) compact the conversation. Each vendor's errors module gives it to that
+ * vendor's too-long error.
+ */
+export const CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded";
+
+/**
+ * Anthropic's words for a prompt over the context window ("prompt is too long: 208310 tokens > 200000 maximum";
+ * "input length and `max_tokens` exceed context limit: 198981 + 21333 > 200000, …" for the two together), Claude
+ * on Bedrock's too. Claude Code compacts the conversation on either text, whatever the error's type.
+ */
+export const ANTHROPIC_TOO_LONG = /prompt is too long|input length and `?max_tokens`? exceed context limit/i;
+
+/** Prompt and limit in the other vendors' too-long messages (OpenAI's, Gemini's, Titan's): pattern, groups. */
+const TOKEN_COUNTS: readonly [RegExp, number, number][] = [
+  [/maximum context length is (\d+) tokens\b.*?\b(?:resulted in|requested|has) (\d+)/is, 2, 1],
+  [/input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)/i, 1, 2],
+  [/max input tokens: (\d+)\b.*?\binput token count: (\d+)/is, 2, 1],
+];
+
+/**
+ * `err`'s message on the Messages API: a `context_length_exceeded` one not in Anthropic's words (an OpenAI,
+ * Gemini or Bedrock target's) is put in them, `prompt is too long: N tokens > M maximum (<its message>)` when it
+ * gives the counts, so that Claude Code, which knows a context overflow by that text alone, compacts.
+ */
+function anthropicMessage(err: GatewayError): string {
+  if (err.code !== CONTEXT_LENGTH_EXCEEDED || ANTHROPIC_TOO_LONG.test(err.message)) return err.message;
+  for (const [pattern, prompt, limit] of TOKEN_COUNTS) {
+    const counts = pattern.exec(err.message);
+    if (counts !== null) {
+      return `prompt is too long: ${counts[prompt]} tokens > ${counts[limit]} maximum (${err.message})`;
+    }
+  }
+  return `prompt is too long: ${err.message}`;
+}
+
 /** Anthropic's error `type` for each status its API documents; other statuses fall back by class. */
 const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
   400: "invalid_request_error",
@@ -288,11 +325,11 @@ export interface AnthropicErrorBody {
   request_id?: string;
 }
 
-/** `err` in Anthropic's error shape (the Messages API's routes answer every error this way). */
+/** `err` in Anthropic's error shape (the Messages API's routes answer every error this way; see anthropicMessage). */
 export function anthropicErrorBody(err: GatewayError, requestId?: string): AnthropicErrorBody {
   const body: AnthropicErrorBody = {
     type: "error",
-    error: { type: anthropicErrorType(err), message: err.message },
+    error: { type: anthropicErrorType(err), message: anthropicMessage(err) },
   };
   if (requestId !== undefined) body.request_id = requestId;
   return body;

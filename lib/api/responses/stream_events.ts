@@ -11,8 +11,17 @@ import type { JsonObject } from "../../openai/types.ts";
 /** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
 export type ResponseEvent = JsonObject & { type: string };
 
-/** The `ResponseErrorCode`s of OpenAI's spec; any other failure is a `server_error`. */
-const ERROR_CODES = new Set(["server_error", "rate_limit_exceeded", "invalid_prompt"]);
+/**
+ * The `ResponseErrorCode`s of OpenAI's spec, and `context_length_exceeded`, which OpenAI's `response.failed`
+ * carries too (the spec does not list it; Codex reads it there as "context window exceeded" and compacts); any
+ * other failure is a `server_error`.
+ */
+const ERROR_CODES = new Set([
+  "server_error",
+  "rate_limit_exceeded",
+  "invalid_prompt",
+  "context_length_exceeded",
+]);
 
 /**
  * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { badGateway, GatewayError } from "../../errors.ts";
+import { ANTHROPIC_TOO_LONG, badGateway, CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
@@ -159,7 +159,10 @@ const OPENAI_TYPES = new Set([
   "rate_limit_error",
 ]);
 
-/** Message and type from an Anthropic error body `{"type":"error","error":{"type","message"}}`. */
+/**
+ * Message and type from an Anthropic error body `{"type":"error","error":{"type","message"}}`. A prompt over
+ * the context window ({@linkcode ANTHROPIC_TOO_LONG}) gets OpenAI's code and `param` for it.
+ */
 export function parseAnthropicError(body: unknown, status: number): ParsedUpstreamError {
   let json = body;
   if (typeof body === "string") {
@@ -173,6 +176,11 @@ export function parseAnthropicError(body: unknown, status: number): ParsedUpstre
   const type = typeof inner.type === "string" && inner.type !== "" ? inner.type : null;
   const message = typeof inner.message === "string" && inner.message !== "" ? inner.message : null;
   const known = type !== null && OPENAI_TYPES.has(type);
+  if (
+    status === 400 && type === "invalid_request_error" && message !== null && ANTHROPIC_TOO_LONG.test(message)
+  ) {
+    return { message, type, code: CONTEXT_LENGTH_EXCEEDED, param: "messages" };
+  }
   return {
     message,
     type: known ? type : null,

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
+import {
+  ANTHROPIC_TOO_LONG,
+  badGateway,
+  CONTEXT_LENGTH_EXCEEDED,
+  GatewayError,
+  gatewayTimeout,
+} from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
@@ -170,6 +176,22 @@ const LATER_ERRORS = new Set([
   "ServiceQuotaExceededException",
 ]);
 
+/**
+ * The models' words for a prompt over the context window in a ValidationException (HTTP 400, or a
+ * `validationException` frame in a stream), after "The model returned the following errors: ": beside Claude's
+ * own ({@linkcode ANTHROPIC_TOO_LONG}), "Input is too long for requested model." (Claude on Converse), Titan's
+ * "Too many input tokens. Max input tokens: …", Llama's and Mistral's "This model's maximum context length is N
+ * tokens".
+ */
+const TOO_LONG =
+  /input is too long for requested model|too many input tokens|maximum context length is \d+ tokens/i;
+
+/** OpenAI's code and `param` for a ValidationException's `message`: `context_length_exceeded` if too long. */
+function validationFields(message: string | null): { code: string | null; param: string | null } {
+  const tooLong = message !== null && (ANTHROPIC_TOO_LONG.test(message) || TOO_LONG.test(message));
+  return tooLong ? { code: CONTEXT_LENGTH_EXCEEDED, param: "messages" } : { code: null, param: null };
+}
+
 /** `message` with the provider's credentials masked, whole and quoted in part, and cut to a sane length. */
 function scrub(message: string | null, secrets: readonly string[]): string | null {
   return message === null ? null : clip(scrubberOf(secrets).scrub(message));
@@ -178,8 +200,9 @@ function scrub(message: string | null, secrets: readonly string[]): string | nul
 /**
  * The client-facing error for a Bedrock HTTP error. Bad or unknown credentials and bad signatures (AWS answers
  * 403) become 401; AccessDenied stays 403; throttling, "model not ready" and a service quota exceeded are 429;
- * ServiceUnavailable is 503; validation 400; missing model 404; a model timeout 504; model errors (424) and
- * other 5xx are 502. Secrets are scrubbed from any upstream message that is kept.
+ * ServiceUnavailable is 503; validation 400 (a too-long prompt's with OpenAI's `context_length_exceeded`);
+ * missing model 404; a model timeout 504; model errors (424) and other 5xx are 502. Secrets are scrubbed from
+ * any upstream message that is kept.
  *
  * ServiceQuotaExceededException comes as HTTP 400, but AWS documents it as "You can resubmit your request
  * later": it is the account's limit, not the client's mistake, so it is retried and falls back like throttling
@@ -203,7 +226,11 @@ export function bedrockHttpError(
     ? String(body.message ?? body.Message)
     : null;
   const message = scrub(rawMessage, secrets);
-  const parsed = { message, type: null, code: null, param: null };
+  const parsed = {
+    message,
+    type: null,
+    ...validationFields(type === "ValidationException" ? message : null),
+  };
   let mapped = status;
   if (type !== null && AUTH_ERRORS.has(type)) mapped = 401;
   else if (type === "AccessDeniedException") mapped = 403;
@@ -236,7 +263,8 @@ function retryHeaders(headers: Headers): Record<string, string> {
 /**
  * The error for an exception frame inside a ConverseStream (`:exception-type` header, `{"message"}` payload):
  * throttling (and a service quota exceeded, which ConverseStream does not list but InvokeModel's HTTP errors do)
- * 429, service unavailable 503, validation 400, anything else (internal, model stream error …) 502.
+ * 429, service unavailable 503, validation 400 (`context_length_exceeded` when the prompt is too long),
+ * anything else (internal, model stream error …) 502.
  */
 export function bedrockStreamException(
   provider: string,
@@ -262,6 +290,7 @@ export function bedrockStreamException(
     case "validationException":
       return new GatewayError(400, clean ?? `Provider "${provider}" rejected the request mid-stream.`, {
         type: "invalid_request_error",
+        ...validationFields(clean),
       });
     default:
       return badGateway(`Provider "${provider}" failed mid-stream (${named})${detail}`);

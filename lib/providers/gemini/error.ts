@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { GatewayError } from "../../errors.ts";
+import { CONTEXT_LENGTH_EXCEEDED, type GatewayError } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import {
   mapsAsHttpError,
@@ -74,7 +74,18 @@ export function retryAfterSeconds(delay: string | null): string | null {
   return String(Math.max(1, Math.ceil(Number(match[1]))));
 }
 
+/**
+ * Google's words for a prompt over the context window, in a 400 INVALID_ARGUMENT: "The input token count
+ * (1200293) exceeds the maximum number of tokens allowed (1048576)." (Vertex AI's alike; the count is sometimes
+ * left out).
+ */
+const TOO_LONG = /input token count\b.*\bexceeds the maximum number of tokens/i;
+
+/** OpenAI's fields for a Google error: a too-long prompt ({@linkcode TOO_LONG}) is `context_length_exceeded`. */
 function toParsed(status: number, error: GoogleError): ParsedUpstreamError {
+  if (status === 400 && error.status === "INVALID_ARGUMENT" && TOO_LONG.test(error.message ?? "")) {
+    return { message: error.message, type: null, code: CONTEXT_LENGTH_EXCEEDED, param: "messages" };
+  }
   const code = status === 429 ? "rate_limit_exceeded" : error.status?.toLowerCase() ?? null;
   return {
     message: error.message,

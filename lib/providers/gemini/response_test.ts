@@ -263,7 +263,32 @@ const INVALID_ARGUMENT = {
   },
 };
 
+const TOO_LONG = {
+  error: {
+    code: 400,
+    message: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
+    status: "INVALID_ARGUMENT",
+  },
+};
+/** As some reports show it, without the count. */
+const TOO_LONG_UNCOUNTED = {
+  error: {
+    code: 400,
+    message: "The input token count exceeds the maximum number of tokens allowed (1048576).",
+    status: "INVALID_ARGUMENT",
+  },
+};
+
 const ERROR_CASES: [string, number, unknown, Record<string, string>, number, string | null][] = [
+  [
+    "400 INVALID_ARGUMENT, input too long → context_length_exceeded",
+    400,
+    TOO_LONG,
+    {},
+    400,
+    "context_length_exceeded",
+  ],
+  ["400 too long without the count", 400, TOO_LONG_UNCOUNTED, {}, 400, "context_length_exceeded"],
   ["API_KEY_INVALID → 401", 400, API_KEY_INVALID, {}, 401, "upstream_auth_error"],
   ["429 RESOURCE_EXHAUSTED → 429", 429, RESOURCE_EXHAUSTED, {}, 429, "rate_limit_exceeded"],
   ["503 UNAVAILABLE → 503", 503, UNAVAILABLE, {}, 503, "upstream_overloaded"],
@@ -296,6 +321,16 @@ for (const [name, status, body, headers, expected, code] of ERROR_CASES) {
     if (expected === 401) assert.equal(err.type, "authentication_error");
   });
 }
+
+Deno.test("gemini error: a too-long prompt keeps Google's words, and mid-stream is the same 400", () => {
+  const err = geminiHttpError("gem", 400, JSON.stringify(TOO_LONG), new Headers(), [KEY]);
+  assert.equal(err.message, TOO_LONG.error.message);
+  assert.equal(err.type, "invalid_request_error");
+  assert.equal(err.param, "messages");
+  const streamed = geminiStreamError("gem", TOO_LONG, [KEY]);
+  assert.equal(streamed.status, 400);
+  assert.equal(streamed.code, "context_length_exceeded");
+});
 
 Deno.test("gemini error: parse reads status, reason and retry delay", () => {
   assert.deepEqual(parseGoogleErrorBody(JSON.stringify(API_KEY_INVALID)), {

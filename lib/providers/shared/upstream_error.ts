@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { GatewayError } from "../../errors.ts";
+import { CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
 import { isObject } from "../../openai/types.ts";
 import { scrubberOf } from "../../secrets/scrubber.ts";
 
@@ -64,6 +64,15 @@ function openaiType(status: number, type: string | null): string {
   if (status === 429) return "rate_limit_error";
   if (status >= 500) return "server_error";
   return "invalid_request_error";
+}
+
+/**
+ * Whether a 400 without a code is an OpenAI-compatible server's prompt over the context window: OpenAI's own
+ * words, which vLLM, DeepSeek and OpenRouter copy ("This model's maximum context length is 8192 tokens. However,
+ * …"), or llama.cpp's `exceed_context_size_error`. Such an error gets OpenAI's `context_length_exceeded`.
+ */
+function saysTooLong(type: string | null, message: string | null): boolean {
+  return type === "exceed_context_size_error" || /maximum context length is \d+ tokens/i.test(message ?? "");
 }
 
 /** Upstream headers worth passing on with an error: when to retry. */
@@ -125,13 +134,14 @@ export function upstreamHttpError(
     );
   }
   if (status >= 400 && status < 500) {
+    const tooLong = status === 400 && parsed.code === null && saysTooLong(parsed.type, message);
     return new GatewayError(
       status,
       message ?? `Provider "${provider}" refused the request (HTTP ${status}).`,
       {
         type: openaiType(status, parsed.type),
-        code: parsed.code,
-        param: parsed.param,
+        code: tooLong ? CONTEXT_LENGTH_EXCEEDED : parsed.code,
+        param: tooLong ? parsed.param ?? "messages" : parsed.param,
         headers: passHeaders,
       },
     );
@@ -169,8 +179,8 @@ const RATE_LIMITED = new Set(["rate_limit_error", "rate_limit_exceeded", "insuff
 /**
  * The HTTP status an error event inside a 200 stream stands for, as the upstream answers the same error over
  * HTTP: an integer `code` between 400 and 599 (vLLM's), or a numeric-string one (Azure's), is that status; a
- * rate limit or spent quota ({@linkcode RATE_LIMITED}, by type or code) is 429. Null when the event says
- * nothing of a status.
+ * rate limit or spent quota ({@linkcode RATE_LIMITED}, by type or code) is 429; `context_length_exceeded` is
+ * 400. Null when the event says nothing of a status.
  */
 function statusOfStreamError(data: unknown): number | null {
   const inner = isObject(data) && isObject(data.error) ? data.error : isObject(data) ? data : {};
@@ -179,7 +189,7 @@ function statusOfStreamError(data: unknown): number | null {
   for (const word of [inner.type, inner.code]) {
     if (typeof word === "string" && RATE_LIMITED.has(word)) return 429;
   }
-  return null;
+  return inner.code === CONTEXT_LENGTH_EXCEEDED ? 400 : null;
 }
 
 /**

@@ -79,3 +79,51 @@ Deno.test("upstream errors: a stream's error event that says which HTTP error it
   ]);
   assert.equal(masked.message, "limit for ***");
 });
+
+Deno.test("upstream errors: a 400 in OpenAI's words for a too-long prompt is context_length_exceeded, even without the code", () => {
+  const openai = JSON.stringify({
+    error: {
+      message:
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 130021 tokens.",
+      type: "invalid_request_error",
+      param: "messages",
+      code: "context_length_exceeded",
+    },
+  });
+  const vllm = JSON.stringify({
+    object: "error",
+    message:
+      "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.",
+    type: "BadRequestError",
+    param: null,
+    code: 400,
+  });
+  const llamaCpp = JSON.stringify({
+    error: {
+      code: 400,
+      message: "the request exceeds the available context size",
+      type: "exceed_context_size_error",
+    },
+  });
+  for (const body of [openai, vllm, llamaCpp]) {
+    const err = upstreamHttpError("p", 400, body, new Headers());
+    assert.equal(err.status, 400, body);
+    assert.equal(err.code, "context_length_exceeded", body);
+    assert.equal(err.type, "invalid_request_error", body);
+    assert.equal(err.param, "messages", body);
+    assert.equal(err.message, JSON.parse(body).message ?? JSON.parse(body).error.message);
+  }
+  // Another code, or another status, is left as it is.
+  const other = JSON.stringify({
+    error: { message: "This model's maximum context length is 4096 tokens.", code: "x" },
+  });
+  assert.equal(upstreamHttpError("p", 400, other, new Headers()).code, "x");
+  assert.equal(
+    upstreamHttpError("p", 400, JSON.stringify({ error: { message: "bad" } }), new Headers()).code,
+    null,
+  );
+  // Inside a stream, the code alone says it is the 400.
+  const streamed = upstreamStreamError("p", JSON.parse(openai));
+  assert.equal(streamed.status, 400);
+  assert.equal(streamed.code, "context_length_exceeded");
+});

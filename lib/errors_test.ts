@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { anthropicErrorBody, CONTEXT_LENGTH_EXCEEDED, GatewayError, googleErrorBody } from "./errors.ts";
+
+const tooLong = (message: string) =>
+  new GatewayError(400, message, {
+    type: "invalid_request_error",
+    code: CONTEXT_LENGTH_EXCEEDED,
+    param: "messages",
+  });
+
+Deno.test("errors: a too-long prompt is said in Anthropic's words on the Messages API, with the counts when given", () => {
+  const cases: [string, string][] = [
+    [
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130021 tokens.",
+      "prompt is too long: 130021 tokens > 128000 maximum (This model's maximum context length is 128000 tokens. " +
+      "However, your messages resulted in 130021 tokens.)",
+    ],
+    [
+      "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
+      "prompt is too long: 1200293 tokens > 1048576 maximum (The input token count (1200293) exceeds the maximum " +
+      "number of tokens allowed (1048576).)",
+    ],
+    [
+      "Too many input tokens. Max input tokens: 8192, request input token count: 9279",
+      "prompt is too long: 9279 tokens > 8192 maximum (Too many input tokens. Max input tokens: 8192, request " +
+      "input token count: 9279)",
+    ],
+    ["Input is too long for requested model.", "prompt is too long: Input is too long for requested model."],
+    // Anthropic's own words are kept as they are.
+    [
+      "prompt is too long: 208310 tokens > 200000 maximum",
+      "prompt is too long: 208310 tokens > 200000 maximum",
+    ],
+    [
+      "input length and `max_tokens` exceed context limit: 198981 + 21333 > 200000",
+      "input length and `max_tokens` exceed context limit: 198981 + 21333 > 200000",
+    ],
+  ];
+  for (const [message, said] of cases) {
+    const body = anthropicErrorBody(tooLong(message));
+    assert.deepEqual(body.error, { type: "invalid_request_error", message: said });
+    // The other APIs keep the message: OpenAI's code says it there, Google's 400 INVALID_ARGUMENT.
+    assert.equal(tooLong(message).toBody().error.code, "context_length_exceeded");
+    assert.deepEqual(googleErrorBody(tooLong(message)).error, {
+      code: 400,
+      message,
+      status: "INVALID_ARGUMENT",
+    });
+  }
+  // Any other error keeps its message.
+  const other = new GatewayError(400, "max_tokens: 10000 > 4096", { type: "invalid_request_error" });
+  assert.equal(anthropicErrorBody(other).error.message, "max_tokens: 10000 > 4096");
+});
