@@ -5,7 +5,8 @@
  *
  * Top-level parameters, as Anthropic documents them:
  * - `model` (an alias), `max_tokens` (required) → `max_completion_tokens`, `messages` and `system` (content.ts),
- *   `tools` and `tool_choice` (tools.ts), `stop_sequences` → `stop`, `temperature` (0–1), `top_p`, `top_k`
+ *   `tools` and `tool_choice` (tools.ts; the `system` turns' tool changes apply to the tools, tool_changes.ts),
+ *   `stop_sequences` → `stop`, `temperature` (0–1), `top_p`, `top_k`
  *   (kept as `top_k`; the handler refuses it for targets that cannot take it), `metadata.user_id` → `user`,
  *   `stream`, `service_tier` (`standard_only` → `default`; `auto` is every target's default).
  * - `thinking: {type: "enabled", budget_tokens}` → `reasoning_effort` by {@linkcode effortForBudget};
@@ -25,7 +26,8 @@ import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type ContentNotes, systemText, turnMessages } from "./content.ts";
-import { translateToolChoice, translateTools } from "./tools.ts";
+import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
+import { applyToolChanges } from "./tool_changes.ts";
 import {
   arrayField,
   booleanField,
@@ -209,7 +211,7 @@ function header(headers: Headers, name: string): string | null {
 export function parseMessagesRequest(input: unknown, headers: Headers): MessagesRequest {
   if (!isObject(input)) throw wrongType("body", "an object", input);
   const body = input;
-  const notes: ContentNotes = { droppedThinking: 0, tolerance: newTolerance() };
+  const notes: ContentNotes = { droppedThinking: 0, tolerance: newTolerance(), toolChanges: [] };
   for (const key of Object.keys(body)) {
     if (TRANSLATED.has(key) || body[key] === null) continue;
     if (CLAUDE_FEATURES.has(key)) notes.tolerance.native.push(key);
@@ -252,9 +254,16 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
   if (topK !== undefined) chat.top_k = topK;
   const tools = arrayField(body, "tools", "tools");
   if (tools !== undefined) translateTools(tools, chat, notes);
+  const declared = (tools ?? []).map((tool) => isObject(tool) ? tool.name : undefined);
+  const defined = applyToolChanges(
+    notes.toolChanges,
+    chat,
+    declared,
+    (definition, path) => translateTool(definition, path, notes),
+    notes.tolerance,
+  );
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    const declared = (tools ?? []).map((tool) => isObject(tool) ? tool.name : undefined);
-    translateToolChoice(body.tool_choice, chat, declared, notes);
+    translateToolChoice(body.tool_choice, chat, [...declared, ...defined], notes);
   }
   const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
   if (body.thinking !== undefined && body.thinking !== null) {
