@@ -229,7 +229,7 @@ export class MessageEvents {
     this.#close(out);
     out.push({
       type: "message_delta",
-      delta: stopOf(this.#finish, this.#matched, this.frame.stopSequences),
+      delta: stopOf(this.#finish, this.#matched, this.frame.stopSequences, this.#seen.size > 0),
       usage: messagesUsage(usage),
     });
     out.push({ type: "message_stop" });
