@@ -2,7 +2,8 @@
  * Streamed tool calls from OpenAI-compatible servers that bend the chat form, through every client API the
  * gateway serves, each read by its official SDK: parallel calls without `tool_calls[].index` (Gemini's
  * OpenAI-compatible endpoint) or all at the same one (Ollama) reach chat completions, Responses and Messages as
- * separate calls.
+ * separate calls; a call whose id and name come in a later chunk than its first (vLLM, vmlx) reaches Responses and
+ * Messages with them, and a call that never gets a name ends the stream with an error, which the SDKs raise.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -167,5 +168,41 @@ Deno.test("openai-compatible tool calls: parallel calls without index reach ever
       assert.deepEqual(await responsesCalls(openai), expected, `responses, ${name}`);
       assert.deepEqual(await messagesCalls(anthropic), expected, `messages, ${name}`);
     }
+  });
+});
+
+Deno.test("openai-compatible tool calls: a call named in a later chunk reaches Responses and Messages named", async () => {
+  await withRawUpstream(async ({ openai, anthropic }, upstream) => {
+    const tool = (fields: Record<string, unknown>) => ({ tool_calls: [{ index: 0, ...fields }] });
+    const answers: Record<string, unknown[]> = {
+      // The first fragment names nothing; the id and name come next, then the arguments.
+      "id and name later": [
+        tool({ function: { arguments: "" } }),
+        tool({ id: "call_abc", type: "function", function: { name: "get_weather" } }),
+        tool({ function: { arguments: '{"city":' } }),
+        tool({ function: { arguments: '"Sydney"}' } }),
+      ],
+      // vLLM and vmlx: an empty name first, the real one with the arguments next.
+      "empty name first": [
+        tool({ id: "call_abc", type: "function", function: { name: "", arguments: "" } }),
+        tool({
+          id: "call_abc",
+          type: "function",
+          function: { name: "get_weather", arguments: '{"city":"Sydney"}' },
+        }),
+      ],
+    };
+    const expected: Calls = [["call_abc", "get_weather", { city: "Sydney" }]];
+    for (const [name, deltas] of Object.entries(answers)) {
+      upstream.next = streamed(deltas);
+      assert.deepEqual(await responsesCalls(openai), expected, `responses, ${name}`);
+      assert.deepEqual(await messagesCalls(anthropic), expected, `messages, ${name}`);
+    }
+    // A call that never gets a name cannot be run: the stream ends with an error, which the SDKs raise.
+    upstream.next = streamed([
+      tool({ id: "call_abc", type: "function", function: { arguments: '{"city":"Sydney"}' } }),
+    ]);
+    await assert.rejects(responsesCalls(openai), /tool call without a name/);
+    await assert.rejects(messagesCalls(anthropic), /tool call without a name/);
   });
 });
