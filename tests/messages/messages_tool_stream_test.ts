@@ -1,7 +1,9 @@
 /**
  * Tool calls from OpenAI-compatible upstreams that bend the chat form, through `/v1/messages` on a translated
  * target, as the official `@anthropic-ai/sdk` reads them: a call ended with `finish_reason: "stop"` (Gemini's
- * OpenAI-compatible endpoint streams calls so) is still a `tool_use` stop, so the SDK's tool runner runs it.
+ * OpenAI-compatible endpoint streams calls so) is still a `tool_use` stop, so the SDK's tool runner runs it;
+ * streamed arguments that are not one JSON object (cut short, an array, `null`) end the stream with an error, as
+ * the whole answer is a 502, rather than reach a tool as what the SDK's lenient parser made of them.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -130,6 +132,42 @@ Deno.test("messages tool stream: a call ended with finish_reason stop is a tool_
       messages: [{ role: "user", content: "Weather in Sydney?" }],
       tools: [WEATHER],
     });
+    assert.equal(cut.stop_reason, "max_tokens");
+  });
+});
+
+Deno.test("messages tool stream: arguments that are not one JSON object end the stream with an error the SDK raises", async () => {
+  await withRawUpstream(async (client, upstream, gw) => {
+    const params = {
+      model: "oa-raw",
+      max_tokens: 200,
+      messages: [{ role: "user" as const, content: "Weather in Sydney?" }],
+      tools: [WEATHER],
+    };
+    const call = (args: string) => ({ ...SYDNEY, function: { name: "get_weather", arguments: args } });
+    for (const args of ['{"city": "Sydney"', "[1,2]", "null"]) {
+      upstream.next = streamed(sse({ tool_calls: [{ index: 0, ...call(args) }] }), sse({}, "tool_calls"));
+      const stream = client.messages.stream(params);
+      const blocks: unknown[] = [];
+      stream.on("contentBlock", (block) => blocks.push(block));
+      await assert.rejects(stream.finalMessage(), /not a JSON object/, args);
+      assert.deepEqual(blocks, [], `${args}: no tool_use block reached the client whole`);
+      // The whole answer is the same upstream fault.
+      upstream.next = whole({ tool_calls: [call(args)] }, "tool_calls");
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": TEST_TOKEN, "content-type": "application/json" },
+        body: JSON.stringify(params),
+      });
+      assert.equal(res.status, 502, args);
+      assert.equal((await res.json()).error.type, "api_error");
+    }
+    // Cut off by the output limit, the half call is the answer's: a max_tokens stop, as Anthropic's own.
+    upstream.next = streamed(
+      sse({ tool_calls: [{ index: 0, ...call('{"city": "Syd') }] }),
+      sse({}, "length"),
+    );
+    const cut = await client.messages.stream(params).finalMessage();
     assert.equal(cut.stop_reason, "max_tokens");
   });
 });

@@ -76,6 +76,8 @@ export class MessageEvents {
   #calls = new ToolCallStarts();
   #finish: unknown = null;
   #matched: unknown = null;
+  /** A stopped tool call's arguments were not one JSON object (cut short, an array, a scalar, …). */
+  #badArgs = false;
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
   /** What the client received (thinking, text, arguments), to count tokens when no usage came. */
@@ -100,6 +102,7 @@ export class MessageEvents {
   #close(out: MessagesEvent[]): void {
     const open = this.#open;
     if (open === undefined) return;
+    if (open.args !== undefined && !open.args.empty && !open.args.wholeObject) this.#badArgs = true;
     out.push({ type: "content_block_stop", index: open.index });
     if (open.call !== undefined) this.#closed.add(open.call);
     this.#open = undefined;
@@ -221,8 +224,10 @@ export class MessageEvents {
 
   /**
    * The end of a clean stream: the held blocks given, the last block stopped, `message_delta` with the real
-   * usage, `message_stop`. A tool call that never got a name is the upstream's fault: the stream ends with an
-   * error instead, as no client can run it.
+   * usage, `message_stop`. A tool call that never got a name, or whose arguments are not one JSON object when
+   * the answer was not cut off by the output limit, is the upstream's fault: the stream ends with an error
+   * instead (as the whole answer is a 502), as no client can run it, and an SDK would run what its lenient
+   * parser made of a cut-off `input`.
    */
   finish(usage: Usage): MessagesEvent[] {
     if (this.#calls.nameless) {
@@ -232,6 +237,11 @@ export class MessageEvents {
     for (const call of this.#calls.end()) this.#toolPiece(call, out);
     this.#release(out, true);
     this.#close(out);
+    if (this.#badArgs && this.#finish !== "length") {
+      throw badGateway(
+        `Provider "${this.frame.provider}" gave tool call arguments that are not a JSON object.`,
+      );
+    }
     out.push({
       type: "message_delta",
       delta: stopOf(this.#finish, this.#matched, this.frame.stopSequences, this.#calls.anyStarted),

@@ -183,8 +183,14 @@ Deno.test("messages stream: blocks come one at a time, each stopped before the n
     { type: "text", text: "done." },
   ]);
 
-  // A call whose arguments never become whole holds the rest until the end, and gives it then, in order.
-  const unfinished = translate([call(0, '{"q":"', "call_a", "a"), call(1, "{}", "call_b", "b"), USAGE_CHUNK]);
+  // A call whose arguments never become whole (cut off by the output limit) holds the rest until the end, and
+  // gives it then, in order.
+  const unfinished = translate([
+    call(0, '{"q":"', "call_a", "a"),
+    call(1, "{}", "call_b", "b"),
+    chunk({}, "length"),
+    USAGE_CHUNK,
+  ]);
   assertOneBlockAtATime(unfinished);
   assert.deepEqual(accumulate(unfinished).map((b) => b.json), ['{"q":"', "{}"]);
 });
