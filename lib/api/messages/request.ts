@@ -57,6 +57,8 @@ export interface MessagesRequest {
   droppedThinking: number;
   /** `stop_sequences` as sent (empty when none), to tell which one stopped the answer. */
   stopSequences: string[];
+  /** The client's field that set `reasoning_effort`: `output_config.effort` when sent, else `thinking`. */
+  effortParam: "thinking" | "output_config.effort";
 }
 
 /** Parameters translated to the chat form. */
@@ -180,21 +182,24 @@ const CLIENT_PARAMS: Readonly<Record<string, string>> = {
   stop: "stop_sequences",
   user: "metadata.user_id",
   parallel_tool_calls: "tool_choice.disable_parallel_tool_use",
-  reasoning_effort: "thinking",
   response_format: "output_config.format",
 };
 
 /**
  * The Messages API's terms for `inClientTerms` (`lib/errors.ts`): a translated target's 400 renamed so that its message
- * starts with the Messages request's own field (`thinking: …` for a refused `reasoning_effort`,
- * `messages.2.content: …` for a refused content part), and an Anthropic client learns what it sent that the
- * target cannot take. Other errors are left as they are.
+ * starts with the Messages request's own field (for a refused `reasoning_effort`, `output_config.effort: …` or
+ * `thinking: …`, whichever set it; `messages.2.content: …` for a refused content part), and an Anthropic client
+ * learns what it sent that the target cannot take. Other errors are left as they are.
  */
 export function messagesClientTerms(parsed: MessagesRequest): ClientTerms {
   return (err) => {
     if (err.status !== 400) return undefined;
     const message = /^messages\[(\d+)\]/.exec(err.param);
-    const client = message === null ? CLIENT_PARAMS[err.param] : parsed.messageParams[Number(message[1])];
+    const client = message !== null
+      ? parsed.messageParams[Number(message[1])]
+      : err.param === "reasoning_effort"
+      ? parsed.effortParam
+      : CLIENT_PARAMS[err.param];
     return client === undefined ? undefined : { param: client, message: `${client}: ${err.message}` };
   };
 }
@@ -300,5 +305,6 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     tolerance: notes.tolerance,
     droppedThinking: notes.droppedThinking,
     stopSequences: stops as string[],
+    effortParam: effort === undefined ? "thinking" : "output_config.effort",
   };
 }
