@@ -4,7 +4,8 @@
  * Bedrock model that is not Claude), over real sockets: the alias's target that would refuse it is skipped for
  * one that takes it, every time, and Anthropic's 400 naming the client's field comes only when none does; a
  * target that drops it is named in `x-gateway-dropped` and the usage record; a `strict` alias sends it where it
- * is served.
+ * is served. A refused effort names the field that set it (`output_config.effort`, else `thinking`), whether
+ * the gateway or the upstream refuses it.
  */
 import assert from "node:assert/strict";
 import { TEST_TOKEN, type TestGateway, waitForLog } from "../helpers/gateway.ts";
@@ -72,5 +73,40 @@ Deno.test("messages tolerance: what a drop target leaves out of the chat form is
     assert.equal(strict.headers.get("x-gateway-provider"), "openai");
     assert.equal(strict.headers.get("x-gateway-dropped"), null);
     assert.equal(JSON.parse(up.requests.at(-1)!.body).parallel_tool_calls, false);
+  });
+});
+
+Deno.test("messages tolerance: a refused effort names the field that set it, output_config.effort or thinking", async () => {
+  await withMixedVendors(async (gw, up) => {
+    // Claude Code's own: adaptive thinking at the effort of output_config.effort.
+    const EFFORT = { thinking: { type: "adaptive" }, output_config: { effort: "high" } };
+    // No target takes an effort (Bedrock's models other than Claude): refused before routing, in the client's terms.
+    for (const [extra, field] of [[EFFORT, "output_config.effort"], [THINKING, "thinking"]] as const) {
+      const refused = await post(gw, { model: "chat-only-bedrock", ...extra });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, new RegExp(`^${field.replace(".", "\\.")}: `));
+    }
+    // The upstream's own 400 on `reasoning_effort` (an OpenAI model that does not reason) is named the same.
+    up.next = {
+      status: 400,
+      headers: { "content-type": "application/json" },
+      chunks: [JSON.stringify({
+        error: {
+          message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+          type: "invalid_request_error",
+          param: "reasoning_effort",
+          code: "unsupported_parameter",
+        },
+      })],
+    };
+    for (const [extra, field] of [[EFFORT, "output_config.effort"], [THINKING, "thinking"]] as const) {
+      const refused = await post(gw, { model: "chat-mixed-bedrock", ...extra });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.type, "invalid_request_error");
+      assert.equal(
+        refused.body.error.message,
+        `${field}: Unsupported parameter: 'reasoning_effort' is not supported with this model.`,
+      );
+    }
   });
 });

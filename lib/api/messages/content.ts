@@ -3,13 +3,15 @@
  * (content rules, token estimates) reads for every target.
  *
  * - `system` (a string or text blocks) → one system message, the blocks' texts joined by a blank line; a
- *   `system` turn inside `messages` (Claude Code sends them) → a system message in its place.
+ *   `system` turn inside `messages` (Claude Code sends them) → a system message in its place, of its text
+ *   blocks; its `tool_addition` / `tool_removal` blocks are noted for the chat request's tools (tool_changes.ts).
  * - A user turn's `text` and `image` blocks → a user message's parts (`image_url`: a data URL for base64, the
  *   URL itself for a url source); `document` blocks with a base64 or plain-text source → `file` parts (a
  *   target that takes no files refuses them with its own 400). A base64 source's `media_type` must be one
  *   Anthropic takes (JPEG, PNG, GIF, WebP images; PDF documents), as Anthropic refuses others with a 400.
  * - `tool_result` blocks → `tool` messages (first, as Anthropic requires them first in their turn), content a
- *   string or the result's text blocks joined; a result's images follow in a user message of their own (chat
+ *   string or the result's text blocks joined (a `tool_reference`, tool search's answer, as text naming the
+ *   tool); a result's images follow in a user message of their own (chat
  *   tool messages carry no images); `is_error: true` prefixes the text with `Error: ` (the chat form has no
  *   flag for it).
  * - An assistant turn's `text` → its content, `tool_use` → `tool_calls` (input as JSON arguments);
@@ -28,10 +30,12 @@
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 import { encodeUtf8Base64 } from "../../encoding/utf8_base64.ts";
 import type { Tolerance } from "../../http/tolerance.ts";
+import { readToolChange, type ToolChange } from "./tool_changes.ts";
 import {
   arrayField,
   booleanField,
   checkCacheControl,
+  claudeOnly as claudeOnlyIn,
   fieldError,
   stringField,
   wrongType,
@@ -44,16 +48,13 @@ import {
 export interface ContentNotes {
   droppedThinking: number;
   tolerance: Tolerance;
+  /** The `system` turns' tool changes, in order, for the chat request's tools (tool_changes.ts). */
+  toolChanges: ToolChange[];
 }
 
-const CLAUDE_ONLY = "; it is served only by Claude targets, and this alias's target is not one.";
-
-/**
- * Notes content only a Claude target can read (a block type, a source, citations): the request goes to Claude
- * targets, or is refused with this 400, since a translated target would answer without reading it.
- */
+/** Notes content only a Claude target can read: see `claudeOnly` in validate.ts. */
 function claudeOnly(notes: ContentNotes, path: string, what: string): void {
-  notes.tolerance.refusal ??= fieldError(path, what + CLAUDE_ONLY);
+  claudeOnlyIn(notes.tolerance, path, what);
 }
 
 /** Notes every field of `object` outside `known`: a translated target goes without them. */
@@ -139,6 +140,16 @@ function documentPart(block: JsonObject, path: string, notes: ContentNotes): Jso
   return null;
 }
 
+/**
+ * A `tool_reference` block of a tool result (what tool search answers: a tool the model may now call) as text
+ * naming the tool. Anthropic loads the named tool's deferred definition; a translated target was sent every
+ * tool of `tools` in full (`defer_loading` is dropped), so the name is all it needs.
+ */
+function toolReferenceText(block: JsonObject, path: string, notes: ContentNotes): string {
+  fields(block, ["tool_name"], path, notes);
+  return `Tool available: ${stringField(block, "tool_name", `${path}.tool_name`, true)!}`;
+}
+
 /** A `tool_result` block's content: its text, and its images and documents (sent after it). */
 function toolResult(
   block: JsonObject,
@@ -160,6 +171,7 @@ function toolResult(
       if (part.type === "text") texts.push(textOf(part, at, notes));
       else if (part.type === "image") translated = imagePart(part, at, notes);
       else if (part.type === "document") translated = documentPart(part, at, notes);
+      else if (part.type === "tool_reference") texts.push(toolReferenceText(part, at, notes));
       else claudeOnly(notes, `${at}.type`, `A tool result block of type '${String(part.type)}'`);
       if (translated !== null) media.push(translated);
     });
@@ -172,6 +184,26 @@ function toolResult(
 
 /** The fields of a turn. */
 const TURN_FIELDS = new Set(["role", "content"]);
+
+/**
+ * A `system` turn's content as one system message's text: its text blocks, and its tool changes (noted for the
+ * chat request's tools, tool_changes.ts). Another block type is what only Claude may take.
+ */
+function systemTurnText(content: unknown, notes: ContentNotes, at: string): string {
+  if (!Array.isArray(content)) return systemText(content, notes, at);
+  const texts: string[] = [];
+  content.forEach((block, i) => {
+    const path = `${at}.${i}`;
+    if (!isObject(block)) throw wrongType(path, "an object", block);
+    if (block.type === "text") texts.push(textOf(block, path, notes));
+    else if (block.type === "tool_addition" || block.type === "tool_removal") {
+      fields(block, ["tool"], path, notes);
+      const change = readToolChange(block, path, notes.tolerance);
+      if (change !== null) notes.toolChanges.push(change);
+    } else claudeOnly(notes, `${path}.type`, `A system turn block of type '${String(block.type)}'`);
+  });
+  return texts.join("\n\n");
+}
 
 /** The `system` parameter (or a system turn's content, at `at`) as one system message's text. */
 export function systemText(system: unknown, notes: ContentNotes, at = "system"): string {
@@ -201,8 +233,11 @@ export function turnMessages(
   extraFields(turn, TURN_FIELDS, path, notes);
   const role = turn.role;
   if (role === "system") {
-    // A system turn inside the conversation (Claude Code's mid-conversation instructions): a system message.
-    out.push({ role: "system", content: systemText(turn.content, notes, `${path}.content`) });
+    // A system turn inside the conversation (Claude Code's mid-conversation instructions): a system message,
+    // unless it holds tool changes alone.
+    const text = systemTurnText(turn.content, notes, `${path}.content`);
+    if (text === "" && Array.isArray(turn.content) && turn.content.length > 0) return;
+    out.push({ role: "system", content: text });
     params.push(`${path}.content`);
     return;
   }

@@ -5,7 +5,8 @@
  *
  * Top-level parameters, as Anthropic documents them:
  * - `model` (an alias), `max_tokens` (required) → `max_completion_tokens`, `messages` and `system` (content.ts),
- *   `tools` and `tool_choice` (tools.ts), `stop_sequences` → `stop`, `temperature` (0–1), `top_p`, `top_k`
+ *   `tools` and `tool_choice` (tools.ts; the `system` turns' tool changes apply to the tools, tool_changes.ts),
+ *   `stop_sequences` → `stop`, `temperature` (0–1), `top_p`, `top_k`
  *   (kept as `top_k`; the handler refuses it for targets that cannot take it), `metadata.user_id` → `user`,
  *   `stream`, `service_tier` (`standard_only` → `default`; `auto` is every target's default).
  * - `thinking: {type: "enabled", budget_tokens}` → `reasoning_effort` by {@linkcode effortForBudget};
@@ -25,7 +26,8 @@ import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type ContentNotes, systemText, turnMessages } from "./content.ts";
-import { translateToolChoice, translateTools } from "./tools.ts";
+import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
+import { applyToolChanges } from "./tool_changes.ts";
 import {
   arrayField,
   booleanField,
@@ -55,6 +57,8 @@ export interface MessagesRequest {
   droppedThinking: number;
   /** `stop_sequences` as sent (empty when none), to tell which one stopped the answer. */
   stopSequences: string[];
+  /** The client's field that set `reasoning_effort`: `output_config.effort` when sent, else `thinking`. */
+  effortParam: "thinking" | "output_config.effort";
 }
 
 /** Parameters translated to the chat form. */
@@ -178,21 +182,24 @@ const CLIENT_PARAMS: Readonly<Record<string, string>> = {
   stop: "stop_sequences",
   user: "metadata.user_id",
   parallel_tool_calls: "tool_choice.disable_parallel_tool_use",
-  reasoning_effort: "thinking",
   response_format: "output_config.format",
 };
 
 /**
  * The Messages API's terms for `inClientTerms` (`lib/errors.ts`): a translated target's 400 renamed so that its message
- * starts with the Messages request's own field (`thinking: …` for a refused `reasoning_effort`,
- * `messages.2.content: …` for a refused content part), and an Anthropic client learns what it sent that the
- * target cannot take. Other errors are left as they are.
+ * starts with the Messages request's own field (for a refused `reasoning_effort`, `output_config.effort: …` or
+ * `thinking: …`, whichever set it; `messages.2.content: …` for a refused content part), and an Anthropic client
+ * learns what it sent that the target cannot take. Other errors are left as they are.
  */
 export function messagesClientTerms(parsed: MessagesRequest): ClientTerms {
   return (err) => {
     if (err.status !== 400) return undefined;
     const message = /^messages\[(\d+)\]/.exec(err.param);
-    const client = message === null ? CLIENT_PARAMS[err.param] : parsed.messageParams[Number(message[1])];
+    const client = message !== null
+      ? parsed.messageParams[Number(message[1])]
+      : err.param === "reasoning_effort"
+      ? parsed.effortParam
+      : CLIENT_PARAMS[err.param];
     return client === undefined ? undefined : { param: client, message: `${client}: ${err.message}` };
   };
 }
@@ -209,7 +216,7 @@ function header(headers: Headers, name: string): string | null {
 export function parseMessagesRequest(input: unknown, headers: Headers): MessagesRequest {
   if (!isObject(input)) throw wrongType("body", "an object", input);
   const body = input;
-  const notes: ContentNotes = { droppedThinking: 0, tolerance: newTolerance() };
+  const notes: ContentNotes = { droppedThinking: 0, tolerance: newTolerance(), toolChanges: [] };
   for (const key of Object.keys(body)) {
     if (TRANSLATED.has(key) || body[key] === null) continue;
     if (CLAUDE_FEATURES.has(key)) notes.tolerance.native.push(key);
@@ -252,9 +259,16 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
   if (topK !== undefined) chat.top_k = topK;
   const tools = arrayField(body, "tools", "tools");
   if (tools !== undefined) translateTools(tools, chat, notes);
+  const declared = (tools ?? []).map((tool) => isObject(tool) ? tool.name : undefined);
+  const defined = applyToolChanges(
+    notes.toolChanges,
+    chat,
+    declared,
+    (definition, path) => translateTool(definition, path, notes),
+    notes.tolerance,
+  );
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    const declared = (tools ?? []).map((tool) => isObject(tool) ? tool.name : undefined);
-    translateToolChoice(body.tool_choice, chat, declared, notes);
+    translateToolChoice(body.tool_choice, chat, [...declared, ...defined], notes);
   }
   const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
   if (body.thinking !== undefined && body.thinking !== null) {
@@ -291,5 +305,6 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     tolerance: notes.tolerance,
     droppedThinking: notes.droppedThinking,
     stopSequences: stops as string[],
+    effortParam: effort === undefined ? "thinking" : "output_config.effort",
   };
 }

@@ -332,6 +332,25 @@ Deno.test("messages request: a translated target's 400 names the client's own fi
   const thinking = named(invalidRequest("'reasoning_effort' is not supported.", "reasoning_effort"));
   assert.equal(thinking.message, "thinking: 'reasoning_effort' is not supported.");
   assert.equal(thinking.status, 400);
+  // An effort set by output_config.effort is named so, with thinking or without.
+  for (
+    const extra of [{}, { thinking: { type: "adaptive" } }, {
+      max_tokens: 4096,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+    }]
+  ) {
+    const effort = parse({
+      messages: [{ role: "user", content: "hi" }],
+      output_config: { effort: "low" },
+      ...extra,
+    });
+    assert.equal(
+      (inClientTerms(invalidRequest("no", "reasoning_effort"), messagesClientTerms(effort)) as GatewayError)
+        .message,
+      "output_config.effort: no",
+      JSON.stringify(extra),
+    );
+  }
   assert.equal(
     named(invalidRequest("bad part", "messages[2].content[0].type")).message,
     "messages.1.content: bad part",

@@ -8,7 +8,9 @@
  *   later.
  * - `finish_reason` → `stop_reason`: `stop` → `end_turn` (or `stop_sequence` when the upstream says which of
  *   the request's `stop_sequences` matched, as vLLM's `stop_reason` does; the chat form itself does not say),
- *   `length` → `max_tokens`, `tool_calls` / `function_call` → `tool_use`, `content_filter` → `refusal`.
+ *   `length` → `max_tokens`, `tool_calls` / `function_call` → `tool_use`, `content_filter` → `refusal`; an
+ *   answer holding a tool call stops with `tool_use` unless cut off (`length`) or filtered, whatever else its
+ *   finish reason says (Gemini's OpenAI-compatible endpoint streams calls with `stop`).
  * - `usage`: `input_tokens` is the prompt less cache reads and writes (Anthropic counts them apart),
  *   `cache_read_input_tokens` / `cache_creation_input_tokens` from `prompt_tokens_details`.
  *
@@ -51,11 +53,17 @@ export function messagesUsage(usage: Usage): MessagesUsage {
   };
 }
 
-/** The stop reason and matched stop sequence of a chat choice's ending. */
+/**
+ * The stop reason and matched stop sequence of a chat choice's ending. An answer holding a tool call
+ * (`usedTools`) stops with `tool_use` whatever its finish reason says, but for `length` and `content_filter`:
+ * Anthropic never ends a tool_use with `end_turn`, and the SDKs' tool runners and agents like Claude Code run
+ * the tools only on `tool_use`, while Gemini's OpenAI-compatible endpoint ends a streamed call with `stop`.
+ */
 export function stopOf(
   finishReason: unknown,
   matched: unknown,
   stopSequences: readonly string[],
+  usedTools = false,
 ): { stop_reason: string; stop_sequence: string | null } {
   switch (finishReason) {
     case "length":
@@ -66,6 +74,7 @@ export function stopOf(
     case "content_filter":
       return { stop_reason: "refusal", stop_sequence: null };
     default:
+      if (usedTools) return { stop_reason: "tool_use", stop_sequence: null };
       if (typeof matched === "string" && stopSequences.includes(matched)) {
         return { stop_reason: "stop_sequence", stop_sequence: matched };
       }
@@ -152,6 +161,7 @@ export function completionToMessage(
     refused ? "content_filter" : choice.finish_reason,
     choice.stop_reason,
     frame.stopSequences,
+    calls.length > 0,
   );
   return messageObject(frame, content, stop, messagesUsage(usage));
 }

@@ -62,6 +62,11 @@ Deno.test("messages response: stop reasons from finish reasons, a refusal, a nam
   assert.deepEqual(stop("content_filter"), ["refusal", null]);
   assert.deepEqual(stop("stop", { content: "x" }, { stop_reason: "###" }), ["stop_sequence", "###"]);
   assert.deepEqual(stop("stop", { content: null, refusal: "I can't." }), ["refusal", null]);
+  // A tool call is a tool_use stop whatever the finish says (Gemini's OpenAI layer says `stop`), unless cut off.
+  const call = { tool_calls: [{ id: "a", function: { name: "f", arguments: "{}" } }] };
+  assert.deepEqual(stop("stop", call), ["tool_use", null]);
+  assert.deepEqual(stop("stop", call, { stop_reason: "###" }), ["tool_use", null]);
+  assert.deepEqual(stop("length", call), ["max_tokens", null]);
 });
 
 Deno.test("messages response: cache reads and writes (both lifetimes, as providers report them) are apart from input_tokens", () => {

@@ -24,6 +24,7 @@ import {
 } from "../../answer/stream_body.ts";
 import { badGateway } from "../../errors.ts";
 import { JsonValueEnd } from "./json_value_end.ts";
+import { type ToolCallPiece, ToolCallStarts } from "../../openai/tool_call_starts.ts";
 import { type MessageFrame, messageObject, messagesUsage, newId, stopOf } from "./response.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 
@@ -61,19 +62,22 @@ export const HELD_LIMIT = 1 << 20;
  * (index 0, 1, 0 …), and a stopped block takes no late delta, so what comes while a tool call's arguments are
  * not a whole JSON object yet (a later call, text) is held back until they are, or until the stream ends, or
  * until {@linkcode HELD_LIMIT} characters are held. Arguments for a call that has stopped end the stream with
- * an error: they cannot reach the client.
+ * an error: they cannot reach the client. A call's block starts once its name is known (ToolCallStarts: some
+ * servers name a call after its first delta).
  */
 export class MessageEvents {
   #next = 0;
   #open: OpenBlock | undefined;
   #held: HeldBlock[] = [];
   #heldChars = 0;
-  /** The chat indexes of the tool calls whose blocks have stopped. */
+  /** The tool calls (numbered by {@linkcode ToolCallStarts}) whose blocks have stopped. */
   #closed = new Set<number>();
-  /** The chat indexes of the tool calls seen so far (a call's id and name come with its first delta). */
-  #seen = new Set<number>();
+  /** The tool calls so far: each starts its block once its name is known. */
+  #calls = new ToolCallStarts();
   #finish: unknown = null;
   #matched: unknown = null;
+  /** A stopped tool call's arguments were not one JSON object (cut short, an array, a scalar, …). */
+  #badArgs = false;
   /** The upstream's usage, when it sent one. */
   usage: Usage | undefined;
   /** What the client received (thinking, text, arguments), to count tokens when no usage came. */
@@ -98,6 +102,7 @@ export class MessageEvents {
   #close(out: MessagesEvent[]): void {
     const open = this.#open;
     if (open === undefined) return;
+    if (open.args !== undefined && !open.args.empty && !open.args.wholeObject) this.#badArgs = true;
     out.push({ type: "content_block_stop", index: open.index });
     if (open.call !== undefined) this.#closed.add(open.call);
     this.#open = undefined;
@@ -179,17 +184,15 @@ export class MessageEvents {
     this.#begin(piece, text, out);
   }
 
-  #toolDelta(call: JsonObject, out: MessagesEvent[]): void {
-    const chatIndex = typeof call.index === "number" ? call.index : 0;
-    const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
-    const args = typeof fn.arguments === "string" ? fn.arguments : "";
-    const piece: BlockPiece = { type: "tool_use", call: chatIndex };
-    if (!this.#seen.has(chatIndex)) {
-      this.#seen.add(chatIndex);
-      if (typeof call.id === "string" && call.id !== "") piece.id = call.id;
-      if (typeof fn.name === "string") piece.name = fn.name;
+  /** What a tool call delta shows: nothing while the call has no name, then its block (ToolCallStarts). */
+  #toolPiece(call: ToolCallPiece | null, out: MessagesEvent[]): void {
+    if (call === null) return;
+    const piece: BlockPiece = { type: "tool_use", call: call.call };
+    if (call.start !== undefined) {
+      piece.id = call.start.id;
+      piece.name = call.start.name;
     }
-    this.#piece(piece, args, out);
+    this.#piece(piece, call.arguments, out);
   }
 
   /** The events of one chat chunk (none for a chunk with nothing to show, e.g. the usage-only one). */
@@ -210,7 +213,7 @@ export class MessageEvents {
       this.#finish = "content_filter";
     }
     if (Array.isArray(delta.tool_calls)) {
-      for (const call of delta.tool_calls as JsonObject[]) this.#toolDelta(call, out);
+      for (const call of delta.tool_calls as JsonObject[]) this.#toolPiece(this.#calls.delta(call), out);
     }
     if (choice.finish_reason != null && this.#finish !== "content_filter") {
       this.#finish = choice.finish_reason;
@@ -221,15 +224,27 @@ export class MessageEvents {
 
   /**
    * The end of a clean stream: the held blocks given, the last block stopped, `message_delta` with the real
-   * usage, `message_stop`.
+   * usage, `message_stop`. A tool call that never got a name, or whose arguments are not one JSON object when
+   * the answer was not cut off by the output limit, is the upstream's fault: the stream ends with an error
+   * instead (as the whole answer is a 502), as no client can run it, and an SDK would run what its lenient
+   * parser made of a cut-off `input`.
    */
   finish(usage: Usage): MessagesEvent[] {
+    if (this.#calls.nameless) {
+      throw badGateway(`Provider "${this.frame.provider}" sent a tool call without a name.`);
+    }
     const out: MessagesEvent[] = [];
+    for (const call of this.#calls.end()) this.#toolPiece(call, out);
     this.#release(out, true);
     this.#close(out);
+    if (this.#badArgs && this.#finish !== "length") {
+      throw badGateway(
+        `Provider "${this.frame.provider}" gave tool call arguments that are not a JSON object.`,
+      );
+    }
     out.push({
       type: "message_delta",
-      delta: stopOf(this.#finish, this.#matched, this.frame.stopSequences),
+      delta: stopOf(this.#finish, this.#matched, this.frame.stopSequences, this.#calls.anyStarted),
       usage: messagesUsage(usage),
     });
     out.push({ type: "message_stop" });

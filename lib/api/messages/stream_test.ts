@@ -183,8 +183,14 @@ Deno.test("messages stream: blocks come one at a time, each stopped before the n
     { type: "text", text: "done." },
   ]);
 
-  // A call whose arguments never become whole holds the rest until the end, and gives it then, in order.
-  const unfinished = translate([call(0, '{"q":"', "call_a", "a"), call(1, "{}", "call_b", "b"), USAGE_CHUNK]);
+  // A call whose arguments never become whole (cut off by the output limit) holds the rest until the end, and
+  // gives it then, in order.
+  const unfinished = translate([
+    call(0, '{"q":"', "call_a", "a"),
+    call(1, "{}", "call_b", "b"),
+    chunk({}, "length"),
+    USAGE_CHUNK,
+  ]);
   assertOneBlockAtATime(unfinished);
   assert.deepEqual(accumulate(unfinished).map((b) => b.json), ['{"q":"', "{}"]);
 });
@@ -241,6 +247,14 @@ Deno.test("messages stream: finish reasons map to stop reasons, a named stop seq
   });
   const refused = translate([chunk({ refusal: "No." }), chunk({}, "stop"), USAGE_CHUNK]);
   assert.equal((refused.at(-2)!.delta as JsonObject).stop_reason, "refusal");
+  // A tool call is a tool_use stop whatever the finish says (Gemini's OpenAI layer says `stop`), unless cut off.
+  const called = (finish: string) =>
+    (translate([
+      chunk({ tool_calls: [{ index: 0, id: "call_a", function: { name: "a", arguments: "{}" } }] }),
+      chunk({}, finish),
+      USAGE_CHUNK,
+    ]).at(-2)!.delta as JsonObject).stop_reason;
+  assert.deepEqual(["stop", "length", "content_filter"].map(called), ["tool_use", "max_tokens", "refusal"]);
 });
 
 /** The upstream's SSE bytes for {@linkcode CHUNKS}, as an OpenAI-compatible server sends them. */

@@ -25,29 +25,37 @@ import {
 
 const TOOL_FIELDS = new Set(["type", "name", "description", "input_schema", "cache_control", "strict"]);
 
+/**
+ * One `tools` entry (at `path`: `tools.<i>`, or a tool change's `definition`) as a chat tool; null for a server
+ * tool, which only a Claude target serves (noted).
+ */
+export function translateTool(tool: unknown, path: string, notes: ContentNotes): JsonObject | null {
+  if (!isObject(tool)) throw wrongType(path, "an object", tool);
+  const name = stringField(tool, "name", `${path}.name`, true)!;
+  if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
+    // A server tool (web search, code execution, …) runs at Anthropic: only a Claude target serves it.
+    notes.tolerance.native.push(`${path}`);
+    return null;
+  }
+  extraFields(tool, TOOL_FIELDS, path, notes);
+  checkCacheControl(tool.cache_control, `${path}.cache_control`);
+  if (!isObject(tool.input_schema)) {
+    throw wrongType(`${path}.input_schema`, "a valid dictionary", tool.input_schema);
+  }
+  const fn: JsonObject = { name, parameters: tool.input_schema };
+  const description = stringField(tool, "description", `${path}.description`);
+  if (description !== undefined) fn.description = description;
+  const strict = booleanField(tool, "strict", `${path}.strict`);
+  if (strict !== undefined) fn.strict = strict;
+  return { type: "function", function: fn };
+}
+
 /** Sets `chat.tools` from the Messages `tools` (nothing for an empty list). */
 export function translateTools(tools: unknown[], chat: ChatRequest, notes: ContentNotes): void {
   const out: JsonObject[] = [];
   tools.forEach((tool, i) => {
-    const path = `tools.${i}`;
-    if (!isObject(tool)) throw wrongType(path, "an object", tool);
-    const name = stringField(tool, "name", `${path}.name`, true)!;
-    if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
-      // A server tool (web search, code execution, …) runs at Anthropic: only a Claude target serves it.
-      notes.tolerance.native.push(`${path}`);
-      return;
-    }
-    extraFields(tool, TOOL_FIELDS, path, notes);
-    checkCacheControl(tool.cache_control, `${path}.cache_control`);
-    if (!isObject(tool.input_schema)) {
-      throw wrongType(`${path}.input_schema`, "a valid dictionary", tool.input_schema);
-    }
-    const fn: JsonObject = { name, parameters: tool.input_schema };
-    const description = stringField(tool, "description", `${path}.description`);
-    if (description !== undefined) fn.description = description;
-    const strict = booleanField(tool, "strict", `${path}.strict`);
-    if (strict !== undefined) fn.strict = strict;
-    out.push({ type: "function", function: fn });
+    const translated = translateTool(tool, `tools.${i}`, notes);
+    if (translated !== null) out.push(translated);
   });
   if (out.length > 0) chat.tools = out;
 }

@@ -8,6 +8,7 @@
 import { invalidRequest, printable } from "../../errors.ts";
 import type { GatewayError } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import type { Tolerance } from "../../http/tolerance.ts";
 
 /** A 400 about the field at `path`. */
 export function fieldError(path: string, message: string): GatewayError {
@@ -18,6 +19,16 @@ function kind(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+const CLAUDE_ONLY = "; it is served only by Claude targets, and this alias's target is not one.";
+
+/**
+ * Notes content only a Claude target can read (a block type, a source, citations): the request goes to Claude
+ * targets, or is refused with this 400, since a translated target would answer without reading it.
+ */
+export function claudeOnly(tolerance: Tolerance, path: string, what: string): void {
+  tolerance.refusal ??= fieldError(path, what + CLAUDE_ONLY);
 }
 
 /** The 400 for a field of the wrong JSON type. */

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import type { GatewayError } from "../../errors.ts";
+import { badGateway, type GatewayError } from "../../errors.ts";
+import { type ToolCallPiece, ToolCallStarts } from "../../openai/tool_call_starts.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 import { sentOutput } from "./failed_output.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
@@ -56,8 +57,6 @@ interface OpenCall {
   call_id: string;
   name: string;
   arguments: string;
-  /** The upstream's id of the call, when its first chunk had one: a chunk with another id is another call. */
-  upstreamId: string | undefined;
 }
 
 /**
@@ -76,8 +75,9 @@ export class ResponseEvents {
   #text: OpenText | undefined;
   /** Open function calls, in the order they started. */
   #calls: OpenCall[] = [];
-  /** The open call each chat `index` last started, which its deltas without an id extend. */
-  #callAt = new Map<number, OpenCall>();
+  /** The tool calls so far (each shown once its name is known), and the open call of each call number. */
+  #starts = new ToolCallStarts();
+  #callOf = new Map<number, OpenCall>();
   #finish: unknown;
   /** The events of the last chunk (or end): the ones a budget stop may have withheld from the client. */
   #recent: ResponseEvent[] = [];
@@ -183,7 +183,7 @@ export class ResponseEvents {
       this.#done(call.index, item, out);
     }
     this.#calls = [];
-    this.#callAt.clear();
+    this.#callOf.clear();
   }
 
   /** A delta of the message's text or of its refusal (a chat `delta.refusal`), each its own content part. */
@@ -216,42 +216,38 @@ export class ResponseEvents {
   }
 
   /**
-   * A chunk of a tool call. Its chat `index` says which call it continues, but an upstream that sends each call
-   * whole in its chunk may give every one the same index (Ollama gives 0): a chunk carrying an id other than
-   * the open call's starts a new call rather than appending to its arguments.
+   * What a chunk of a tool call shows ({@linkcode ToolCallStarts}: nothing while the call has no name; a chunk
+   * with another id than its `index`'s call, as Ollama gives every call 0, is another call): the call's item,
+   * then its arguments.
    */
-  #toolDelta(call: JsonObject, out: ResponseEvent[]): void {
-    const chatIndex = typeof call.index === "number" ? call.index : 0;
-    const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
-    const upstreamId = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
-    let open = this.#callAt.get(chatIndex);
-    if (open !== undefined && upstreamId !== undefined && open.upstreamId !== upstreamId) open = undefined;
-    if (open === undefined) {
+  #toolPiece(piece: ToolCallPiece | null, out: ResponseEvent[]): void {
+    if (piece === null) return;
+    let open = this.#callOf.get(piece.call);
+    if (piece.start !== undefined) {
       this.#closeReasoning(out, "completed");
       this.#closeText(out, "completed");
       const id = newId("fc_");
       const started = {
         id,
-        call_id: upstreamId ?? newId("call_"),
-        name: typeof fn.name === "string" ? fn.name : "",
+        call_id: piece.start.id ?? newId("call_"),
+        name: piece.start.name,
         arguments: "",
       };
       open = {
         ...started,
-        upstreamId,
         index: this.#add(functionCallItem(id, "in_progress", started, this.frame.params.tools), out),
       };
       this.#calls.push(open);
-      this.#callAt.set(chatIndex, open);
+      this.#callOf.set(piece.call, open);
     }
-    if (typeof fn.arguments === "string" && fn.arguments !== "") {
-      open.arguments += fn.arguments;
-      this.texts.push(fn.arguments);
+    if (open !== undefined && piece.arguments !== "") {
+      open.arguments += piece.arguments;
+      this.texts.push(piece.arguments);
       this.#emit({
         type: "response.function_call_arguments.delta",
         item_id: open.id,
         output_index: open.index,
-        delta: fn.arguments,
+        delta: piece.arguments,
       }, out);
     }
   }
@@ -271,7 +267,7 @@ export class ResponseEvents {
       this.#textDelta(delta.refusal, out, "refusal");
     }
     if (Array.isArray(delta.tool_calls)) {
-      for (const call of delta.tool_calls as JsonObject[]) this.#toolDelta(call, out);
+      for (const call of delta.tool_calls as JsonObject[]) this.#toolPiece(this.#starts.delta(call), out);
     }
     if (choice.finish_reason != null) this.#finish = choice.finish_reason;
     this.#recent = out;
@@ -282,10 +278,15 @@ export class ResponseEvents {
    * The end of a stream that ended cleanly: open items done, then `response.completed` or `.incomplete`. At an
    * incomplete end (the output limit, a content filter) the last item, the one being written when it came (a
    * call's arguments cut off, the message), is `incomplete` and every other `completed`, as in the JSON answer
-   * (`completionToResponse`).
+   * (`completionToResponse`). A tool call that never got a name is the upstream's fault: the stream fails
+   * instead, as no client can run it.
    */
   finish(usage: Usage): ResponseEvent[] {
+    if (this.#starts.nameless) {
+      throw badGateway("The provider sent a tool call without a name.");
+    }
     const out: ResponseEvent[] = this.#recent = [];
+    for (const piece of this.#starts.end()) this.#toolPiece(piece, out);
     const end = endOf(this.#finish);
     const cut = end.status === "incomplete" ? this.#output.length - 1 : -1;
     const status = (open: { index: number } | undefined) => open?.index === cut ? "incomplete" : "completed";

@@ -12,6 +12,7 @@ import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 import { isReadableMessage, withTrustedUsage } from "./response.ts";
+import { ToolCallIndexes } from "./tool_call_indexes.ts";
 
 /**
  * A chunk's choice as the client APIs read it: an object whose `delta`, when there, {@linkcode isReadableMessage}.
@@ -50,7 +51,8 @@ export function parseChunkEvent(
  * Turns upstream SSE events into chunks. A stream that ends without `[DONE]` is complete only if every choice it
  * began (`n` of them) has its finish_reason; otherwise it was cut short, and errors rather than pretending to be
  * complete (with `n > 1`, one finished choice says nothing of the others). Reasoning deltas sent as `reasoning`
- * arrive as `reasoning_content` (see `reasoning.ts`).
+ * arrive as `reasoning_content` (see `reasoning.ts`); tool call deltas without an `index` get one
+ * (`tool_call_indexes.ts`).
  */
 export function openAIChunkTransformer(
   provider: string,
@@ -60,6 +62,7 @@ export function openAIChunkTransformer(
   /** The choices begun and not finished, and those finished, by index. */
   const open = new Set<number>();
   const finished = new Set<number>();
+  const indexes = new ToolCallIndexes();
   return {
     transform(event, controller) {
       if (done) return;
@@ -78,6 +81,7 @@ export function openAIChunkTransformer(
         const delta = choice.delta;
         if (isObject(delta) && needsReasoningFix(delta)) normalizeReasoning(delta);
       }
+      indexes.number(chunk);
       controller.enqueue(chunk);
     },
     flush() {
