@@ -6,9 +6,9 @@
  * @module
  */
 import { type FSWatcher, watch, writeSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
 import process from "node:process";
 import { asksToClose, idlePhases, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
+import { type DirectoryWatch, watchResolvedFile } from "./file_watch.ts";
 import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
 import { originOf } from "./request_origin.ts";
 import {
@@ -237,26 +237,13 @@ function serve(options: ServeOptions): Promise<RunningServer> {
   });
 }
 
-/** How long a burst of file events is gathered before one reload (editors write in several steps). */
-const WATCH_DEBOUNCE_MS = 150;
-
-function watchFile(path: string, handler: () => void): () => void {
-  const absolute = resolve(path);
-  const name = basename(absolute);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  // The directory is watched, not the file: a file replaced by rename is a new inode the old watch misses.
-  const watcher: FSWatcher = watch(dirname(absolute), { persistent: false }, (_event, filename) => {
-    // Some platforms report no name; a reload of an unchanged file is harmless, a missed one is not.
-    if (filename !== null && String(filename) !== name) return;
-    clearTimeout(timer);
-    timer = setTimeout(handler, WATCH_DEBOUNCE_MS);
-  });
+/** Watches a directory for {@linkcode watchResolvedFile}. */
+const watchDirectory: DirectoryWatch = (dir, onEvent) => {
+  const watcher: FSWatcher = watch(dir, { persistent: false }, () => onEvent());
+  // A watched directory that is removed may report an error; the next look watches what is there instead.
   watcher.on("error", () => {});
-  return () => {
-    clearTimeout(timer);
-    watcher.close();
-  };
-}
+  return () => watcher.close();
+};
 
 const encoder = new TextEncoder();
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -305,7 +292,7 @@ export const bunRuntime: Runtime = {
   onReloadSignal(handler) {
     process.on("SIGHUP", () => handler());
   },
-  watchFile,
+  watchFile: (path, handler) => watchResolvedFile(path, handler, watchDirectory),
   exit: (code) => process.exit(code),
   writeStdout: (text) => writeAllSync(1, text),
   writeStderr: (text) => writeAllSync(2, text),

@@ -1,9 +1,9 @@
 /**
- * The Deno runtime edge: serving through `node:http` (node_http_edge.ts), signals, process exit.
+ * The Deno runtime edge: serving through `node:http` (node_http_edge.ts), signals, file watching, process exit.
  *
  * @module
  */
-import { dirname, resolve } from "node:path";
+import { type DirectoryWatch, watchResolvedFile } from "./file_watch.ts";
 import { serveNodeHttp } from "./node_http_edge.ts";
 import type { Runtime } from "./types.ts";
 
@@ -28,32 +28,58 @@ function writeAll(file: { writeSync(p: Uint8Array): number }, text: string) {
  */
 const serve = serveNodeHttp;
 
-/** How long a burst of file events is gathered before one reload (editors write in several steps). */
-const WATCH_DEBOUNCE_MS = 150;
+/**
+ * Watchers still closing, by directory. Deno's watchers of one path share state: one opened on a directory that
+ * was removed and made again, before the last watcher of that path has finished closing, hears nothing.
+ */
+const closing = new Map<string, Promise<void>>();
 
-function watchFile(path: string, handler: () => void): () => void {
-  // Normalised (`./`, `..`, `//` gone): the events name the file by its normalised path.
-  const absolute = resolve(path);
-  const dir = dirname(absolute);
-  // The directory is watched, not the file: a file replaced by rename is a new inode the old watch misses.
-  const watcher = Deno.watchFs(dir, { recursive: false });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  (async () => {
-    try {
-      for await (const event of watcher) {
-        if (!event.paths.some((p) => p === absolute)) continue;
-        clearTimeout(timer);
-        timer = setTimeout(handler, WATCH_DEBOUNCE_MS);
+/**
+ * Watches a directory for {@linkcode watchResolvedFile}; reads of its files (access events) are no change. A watch
+ * that had to wait for an earlier one of its path to close reports one event once open, so that what changed
+ * meanwhile is looked at.
+ */
+const watchDirectory: DirectoryWatch = (dir, onEvent) => {
+  let watcher: Deno.FsWatcher | undefined;
+  let stopped = false;
+  /** Throws at once when the directory cannot be watched; the promise settles when the watcher is closed. */
+  const open = (): Promise<void> => {
+    const opened = Deno.watchFs(dir, { recursive: false });
+    watcher = opened;
+    return (async () => {
+      try {
+        for await (const event of opened) if (event.kind !== "access") onEvent();
+      } catch {
+        // The watcher was closed, or its directory removed.
       }
-    } catch {
-      // The watcher was closed.
-    }
-  })();
-  return () => {
-    clearTimeout(timer);
-    watcher.close();
+    })();
   };
-}
+  const earlier = closing.get(dir);
+  const done = earlier === undefined ? open() : earlier.then(() => {
+    if (stopped) return;
+    let listening: Promise<void> | undefined;
+    try {
+      listening = open();
+    } catch {
+      // Gone meanwhile: the look this event starts sees that.
+    }
+    onEvent();
+    return listening;
+  });
+  return () => {
+    stopped = true;
+    try {
+      watcher?.close();
+    } catch {
+      // Already closed.
+    }
+    const closed = done.then(() => {}, () => {});
+    closing.set(dir, closed);
+    closed.then(() => {
+      if (closing.get(dir) === closed) closing.delete(dir);
+    });
+  };
+};
 
 /** The runtime edge for Deno. */
 export const denoRuntime: Runtime = {
@@ -75,7 +101,7 @@ export const denoRuntime: Runtime = {
   onReloadSignal(handler) {
     Deno.addSignalListener("SIGHUP", handler);
   },
-  watchFile,
+  watchFile: (path, handler) => watchResolvedFile(path, handler, watchDirectory),
   exit: (code) => Deno.exit(code),
   writeStdout: (text) => writeAll(Deno.stdout, text),
   writeStderr: (text) => writeAll(Deno.stderr, text),

@@ -96,7 +96,10 @@ export interface Runtime {
   onReloadSignal(handler: () => void): void;
   /**
    * Calls `handler` when the file at `path` changes, also when an editor or a deploy tool replaces it by
-   * renaming a new file over it. Bursts of events are coalesced. Returns a function that stops watching.
+   * renaming a new file over it, and when `path` is a symbolic link (or passes through one) whose target is
+   * edited or which is pointed elsewhere: a Kubernetes ConfigMap volume's swap of its `..data` link. Bursts of
+   * events are coalesced, and only a change of what `path` resolves to calls it. Returns a function that stops
+   * watching.
    */
   watchFile(path: string, handler: () => void): () => void;
   exit(code: number): never;

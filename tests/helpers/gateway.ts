@@ -138,16 +138,34 @@ export async function withFakeGateway<F extends Stoppable>(
   }
 }
 
+/**
+ * Writes a test's config (`yaml`) under the gateway's temp dir `dir` and returns the path the gateway is started
+ * with: a plain `dir/gateway.yaml` unless a test lays it out otherwise (behind symbolic links, say).
+ */
+export type ConfigLayout = (dir: string, yaml: string) => Promise<string>;
+
+const plainConfigFile: ConfigLayout = async (dir, yaml) => {
+  await Deno.writeTextFile(`${dir}/gateway.yaml`, yaml);
+  return `${dir}/gateway.yaml`;
+};
+
 /** Starts a gateway with `yaml` (a whole config file) on a free port. */
-export async function startGateway(yaml: string, env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startGateway(
+  yaml: string,
+  env: Record<string, string> = {},
+  layout: ConfigLayout = plainConfigFile,
+): Promise<TestGateway> {
   const bin = Deno.env.get("GATEWAY_BIN");
-  return bin ? await startBinary(bin, yaml, env) : await startInProcess(yaml, env);
+  return bin ? await startBinary(bin, yaml, env, layout) : await startInProcess(yaml, env, layout);
 }
 
-async function startInProcess(yaml: string, env: Record<string, string>): Promise<TestGateway> {
+async function startInProcess(
+  yaml: string,
+  env: Record<string, string>,
+  layout: ConfigLayout,
+): Promise<TestGateway> {
   const dir = await Deno.makeTempDir();
-  const configFile = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(configFile, withTempUsage(yaml, dir));
+  const configFile = await layout(dir, withTempUsage(yaml, dir));
   const result = await loadConfigFile(configFile, env);
   if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
   const logs: Record<string, unknown>[] = [];
@@ -180,10 +198,14 @@ async function startInProcess(yaml: string, env: Record<string, string>): Promis
   };
 }
 
-async function startBinary(bin: string, yaml: string, env: Record<string, string>): Promise<TestGateway> {
+async function startBinary(
+  bin: string,
+  yaml: string,
+  env: Record<string, string>,
+  layout: ConfigLayout,
+): Promise<TestGateway> {
   const dir = await Deno.makeTempDir();
-  const configFile = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(configFile, withTempUsage(yaml, dir));
+  const configFile = await layout(dir, withTempUsage(yaml, dir));
   const child = new Deno.Command(bin, {
     args: ["serve", "--config", configFile, "--port", "0", "--host", "127.0.0.1"],
     env,
