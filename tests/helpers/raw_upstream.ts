@@ -16,6 +16,18 @@ export interface RawStep {
   headers?: Record<string, string>;
   /** Sent chunked, one write each; with `reset: "after-first-chunk"` the socket closes after the first. */
   chunks?: (string | Uint8Array)[];
+  /** Before writing chunk `at`, wait until `open` settles: the test holds the answer there. */
+  hold?: { at: number; open: Promise<unknown> };
+}
+
+/** How far one answer got. */
+export interface RawAnswer {
+  /** Bytes of the step's chunks written so far (chunk framing not counted). */
+  sent: number;
+  /** Bytes of all the step's chunks. */
+  total: number;
+  /** Settles when the answer is over: `true` when every chunk was written, `false` when the gateway hung up first. */
+  ended: Promise<boolean>;
 }
 
 /** A request as the upstream received it. */
@@ -33,6 +45,8 @@ export interface RawUpstream {
   /** The step for the next request; it is kept until replaced. */
   next: RawStep;
   requests: RawRequest[];
+  /** One per answer begun with chunks, in order. */
+  answers: RawAnswer[];
   stop(): Promise<void>;
 }
 
@@ -79,7 +93,7 @@ async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
   for (let at = 0; at < data.length;) at += await conn.write(data.subarray(at));
 }
 
-async function answer(conn: Deno.Conn, step: RawStep): Promise<void> {
+async function answer(conn: Deno.Conn, step: RawStep, progress: RawAnswer): Promise<void> {
   if (step.reset === "before-headers") return;
   if (step.hang) {
     await new Promise<void>((resolve) => {
@@ -92,10 +106,13 @@ async function answer(conn: Deno.Conn, step: RawStep): Promise<void> {
   const head = [`HTTP/1.1 ${status} X`, "connection: close", "transfer-encoding: chunked"];
   for (const [name, value] of Object.entries(step.headers ?? {})) head.push(`${name}: ${value}`);
   await writeAll(conn, encoder.encode(`${head.join("\r\n")}\r\n\r\n`));
-  for (const part of step.chunks ?? []) {
+  const chunks = step.chunks ?? [];
+  for (const [i, part] of chunks.entries()) {
+    if (step.hold?.at === i) await step.hold.open;
     const data = bytes(part);
     await writeAll(conn, encoder.encode(`${data.length.toString(16)}\r\n`));
     await writeAll(conn, data);
+    progress.sent += data.length;
     await writeAll(conn, encoder.encode("\r\n"));
     if (step.reset === "after-first-chunk") {
       await new Promise((r) => setTimeout(r, 50)); // let the first chunk reach the gateway before the reset
@@ -113,6 +130,7 @@ export function startRawUpstream(): RawUpstream {
     url: `http://127.0.0.1:${listener.addr.port}`,
     next: {},
     requests: [],
+    answers: [],
     async stop() {
       listener.close();
       for (const conn of conns) {
@@ -125,13 +143,23 @@ export function startRawUpstream(): RawUpstream {
   };
   const serve = async (conn: Deno.Conn) => {
     conns.add(conn);
+    const ended = Promise.withResolvers<boolean>();
     try {
       const request = await readRequest(conn);
       if (request === null) return;
       upstream.requests.push(request);
-      await answer(conn, upstream.next);
+      const step = upstream.next;
+      const progress: RawAnswer = {
+        sent: 0,
+        total: (step.chunks ?? []).reduce((sum, part) => sum + bytes(part).length, 0),
+        ended: ended.promise,
+      };
+      if (step.chunks !== undefined) upstream.answers.push(progress);
+      await answer(conn, step, progress);
+      ended.resolve(true);
     } catch {
       // The gateway hung up first (it gave up on a hang, or aborted an oversized answer): expected.
+      ended.resolve(false);
     } finally {
       conns.delete(conn);
       try {

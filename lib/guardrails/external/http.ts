@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { readWithin } from "../../streams/read_within.ts";
 
 /** `fetch` as the adapters call it; injectable so tests (and a proxy-aware caller) can supply their own. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -106,7 +107,7 @@ function transportError(input: PostInput, error: unknown): unknown {
 
 /**
  * The body's bytes, refusing more than `maxBytes`: a declared `content-length` over the bound is refused
- * before reading, and a body without one is read chunk by chunk and cancelled once it passes the bound.
+ * before reading, and a body without one is read and cancelled once it passes the bound.
  */
 export async function readBounded(
   response: Response,
@@ -119,30 +120,13 @@ export async function readBounded(
     throw new GuardrailServiceError(service, `the answer is larger than ${maxBytes} bytes`, response.status);
   }
   if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new GuardrailServiceError(
-        service,
-        `the answer is larger than ${maxBytes} bytes`,
-        response.status,
-      );
-    }
-    chunks.push(value);
+  // Into blocks of its own (lib/streams/read_within.ts): kept as the runtime's chunks, a decompressed answer
+  // could hold 16 times the bound on Deno.
+  const bytes = await readWithin(response.body, maxBytes);
+  if (bytes === undefined) {
+    throw new GuardrailServiceError(service, `the answer is larger than ${maxBytes} bytes`, response.status);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
+  return bytes;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
