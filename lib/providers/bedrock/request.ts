@@ -4,7 +4,8 @@
  * Converse has one top-level `system` list and strictly alternating user/assistant turns, so system and
  * developer messages are collected (in order) into `system`, tool results become `toolResult` blocks in a
  * user turn, and consecutive turns of the same role are merged. Images must be inline bytes: `data:` URLs are
- * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them).
+ * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them). Tools and the tool choice are
+ * `./tool_config.ts`.
  *
  * @module
  */
@@ -19,16 +20,10 @@ import {
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
-import {
-  answerFormatUnsupported,
-  type JsonAnswerChoice,
-  jsonAnswerChoice,
-  type JsonAnswerTool,
-  jsonAnswerTool,
-  refuseReservedToolName,
-} from "../shared/json_answer_tool.ts";
+import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
+import { toToolConfig } from "./tool_config.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -268,72 +263,6 @@ export function toConverseMessages(
     }
   });
   return { system, turns };
-}
-
-function hasToolBlocks(turns: ConverseMessage[]): boolean {
-  return turns.some((t) => t.content.some((b) => "toolUse" in b || "toolResult" in b));
-}
-
-/**
- * `toolConfig` for OpenAI `tools` / `tool_choice`. Converse has no "none": with `tool_choice: "none"` the tools
- * are left out — unless the history holds tool blocks, which Converse only accepts with a `toolConfig`; then
- * the tool specs are sent without a choice (the model decides), the closest Converse can express.
- *
- * With a JSON `response_format` (`answer`), the answer tool is added and forced as `answerChoice` says: alone,
- * with `{any: {}}` (with one tool the same as naming it, and AWS documents `{tool: …}` for Claude and Nova only); beside
- * the client's tools, `{any: {}}` (some tool, the client's or the answer), or `{tool: …}` for `"none"` when the
- * client's tools must stay for the history.
- */
-export function toToolConfig(
-  request: ChatRequest,
-  turns: ConverseMessage[],
-  answer: JsonAnswerTool | null = null,
-  answerChoice: JsonAnswerChoice = "client",
-): JsonObject | undefined {
-  const tools = Array.isArray(request.tools) ? request.tools : [];
-  refuseReservedToolName(tools, "Bedrock");
-  const choice = request.tool_choice;
-  const specs = tools.map((tool, i) => {
-    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
-      throw invalidRequest(
-        "Only tools of type 'function' are supported by Bedrock models.",
-        `tools[${i}].type`,
-      );
-    }
-    const fn = tool.function;
-    const spec: JsonObject = {
-      name: fn.name,
-      inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} } },
-    };
-    if (typeof fn.description === "string" && fn.description !== "") spec.description = fn.description;
-    return { toolSpec: spec };
-  });
-  if (answer !== null && answerChoice !== "client") {
-    const answerSpec = {
-      toolSpec: { name: answer.name, description: answer.description, inputSchema: { json: answer.schema } },
-    };
-    const keep = answerChoice === "any" || hasToolBlocks(turns) ? specs : [];
-    return {
-      tools: [...keep, answerSpec],
-      toolChoice: keep.length > 0 && answerChoice === "answer"
-        ? { tool: { name: answer.name } }
-        : { any: {} },
-    };
-  }
-  if (specs.length === 0) return undefined;
-  if (choice === "none") return hasToolBlocks(turns) ? { tools: specs } : undefined;
-  const config: JsonObject = { tools: specs };
-  if (choice === "required") config.toolChoice = { any: {} };
-  else if (choice === "auto" || choice === undefined || choice === null) config.toolChoice = { auto: {} };
-  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") {
-    config.toolChoice = { tool: { name: choice.function.name } };
-  } else {
-    throw invalidRequest(
-      "tool_choice must be 'none', 'auto', 'required' or a named function.",
-      "tool_choice",
-    );
-  }
-  return config;
 }
 
 /**

@@ -1,0 +1,39 @@
+/**
+ * What the vendors refuse in the shape of a request that OpenAI's chat completions accept, for the fakes
+ * (`fake_anthropic.ts`, `fake_bedrock.ts`, `fake_gemini.ts`) to refuse the same way, with the vendors' own
+ * words, so that a test of what a client sends through the gateway fails where the real vendor would.
+ *
+ * @module
+ */
+
+type Body = Record<string, unknown>;
+
+const list = (value: unknown): Record<string, unknown>[] =>
+  Array.isArray(value) ? value.filter((v) => typeof v === "object" && v !== null) : [];
+
+/** Every content block of a Messages or Converse body's turns. */
+const blocks = (body: Body) => list(body.messages).flatMap((m) => list(m.content));
+
+/**
+ * Anthropic's Messages API (`POST /v1/messages`): the error message of a refused request, or null.
+ * - `tool_use` / `tool_result` blocks in a request without tools.
+ */
+export function anthropicRefusal(body: Body): string | null {
+  const toolBlocks = blocks(body).some((b) => b.type === "tool_use" || b.type === "tool_result");
+  if (toolBlocks && list(body.tools).length === 0) {
+    return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
+  }
+  return null;
+}
+
+/**
+ * Bedrock's Converse / ConverseStream: the ValidationException's message of a refused request, or null.
+ * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
+ */
+export function converseRefusal(body: Body): string | null {
+  const toolBlocks = blocks(body).some((b) => "toolUse" in b || "toolResult" in b);
+  if (toolBlocks && body.toolConfig === undefined) {
+    return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";
+  }
+  return null;
+}

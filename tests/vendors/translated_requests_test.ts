@@ -1,0 +1,112 @@
+/**
+ * End to end with the official `openai` SDK: requests OpenAI's chat completions serve that a translated vendor
+ * would refuse if the gateway sent them over as they are. The fakes refuse what the vendors refuse
+ * (`tests/helpers/vendor_refusals.ts`), so each answer here is one a client would not have got.
+ */
+import assert from "node:assert/strict";
+import type OpenAI from "openai";
+import {
+  FAKE_ANTHROPIC_KEY,
+  FAKE_CLAUDE_ANSWER,
+  type FakeAnthropic,
+  startFakeAnthropic,
+} from "../helpers/fake_anthropic.ts";
+import {
+  FAKE_AWS,
+  FAKE_BEDROCK_ANSWER,
+  FAKE_REGION,
+  type FakeBedrock,
+  startFakeBedrock,
+} from "../helpers/fake_bedrock.ts";
+import { FAKE_GEMINI_KEY, type FakeGemini, GEMINI_ANSWER, startFakeGemini } from "../helpers/fake_gemini.ts";
+import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+
+const CLAUDE = "anthropic.claude-3-7-sonnet-20250219-v1:0";
+const NOVA = "amazon.nova-pro-v1:0";
+
+/** One fake of each translated vendor. */
+interface Fakes {
+  anthropic: FakeAnthropic;
+  gemini: FakeGemini;
+  bedrock: FakeBedrock;
+  stop(): Promise<void>;
+}
+
+function startFakes(): Fakes {
+  const anthropic = startFakeAnthropic();
+  const gemini = startFakeGemini();
+  const bedrock = startFakeBedrock();
+  return {
+    anthropic,
+    gemini,
+    bedrock,
+    stop: async () => {
+      await Promise.all([anthropic.stop(), gemini.stop(), bedrock.stop()]);
+    },
+  };
+}
+
+function configFor(fakes: Fakes): string {
+  const alias = (name: string, provider: string, model: string) =>
+    `  ${name}: { type: chat, targets: [{ provider: ${provider}, model: "${model}" }] }`;
+  return `
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  claude: { type: anthropic, base_url: "${fakes.anthropic.baseURL}", api_key: "${FAKE_ANTHROPIC_KEY}" }
+  gem: { type: gemini, base_url: "${fakes.gemini.baseURL}", api_key: "${FAKE_GEMINI_KEY}" }
+  aws:
+    type: bedrock
+    region: ${FAKE_REGION}
+    base_url: "${fakes.bedrock.url}"
+    access_key_id: ${FAKE_AWS.accessKeyId}
+    secret_access_key: "${FAKE_AWS.secretAccessKey}"
+models:
+${alias("chat-claude", "claude", "claude-ok")}
+${alias("chat-gem", "gem", "gem-ok")}
+${alias("chat-nova", "aws", NOVA)}
+${alias("chat-bedrock-claude", "aws", CLAUDE)}
+${TEST_TOKENS_YAML}`;
+}
+
+function withGateway(fn: (gw: TestGateway, fakes: Fakes, client: OpenAI) => Promise<void>) {
+  return withFakeGateway(startFakes, configFor, fn);
+}
+
+/** Each alias, the text its fake answers with, and the body the fake got last. */
+function targets(fakes: Fakes): [string, string, () => Record<string, unknown>][] {
+  return [
+    ["chat-claude", FAKE_CLAUDE_ANSWER, () => fakes.anthropic.requests.at(-1)!.body],
+    ["chat-gem", GEMINI_ANSWER, () => fakes.gemini.requests.at(-1)!.body],
+    ["chat-nova", FAKE_BEDROCK_ANSWER, () => fakes.bedrock.requests.at(-1)!.body],
+    ["chat-bedrock-claude", FAKE_BEDROCK_ANSWER, () => fakes.bedrock.requests.at(-1)!.body],
+  ];
+}
+
+/** opencode's compaction request: the session's tool calls and results, then the ask for a summary; no tools. */
+const COMPACTION: OpenAI.ChatCompletionMessageParam[] = [
+  { role: "user", content: "list files" },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: '{"cmd":"ls"}' } }],
+  },
+  { role: "tool", tool_call_id: "call_1", content: "a.txt b.txt" },
+  { role: "user", content: "Summarize the conversation so far." },
+];
+
+Deno.test("translated e2e: a tool history without tools (a coding agent's compaction) is answered by every vendor", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    for (const [model, answer, sent] of targets(fakes)) {
+      const completion = await client.chat.completions.create({ model, messages: COMPACTION });
+      assert.equal(completion.choices[0].message.content, answer, model);
+      assert.equal(completion.choices[0].finish_reason, "stop", model);
+      const body = sent();
+      if (model === "chat-claude") assert.deepEqual(body.tool_choice, { type: "none" });
+      if (model.startsWith("chat-bedrock") || model === "chat-nova") {
+        assert.equal((body.toolConfig as { toolChoice?: unknown }).toolChoice, undefined, model);
+      }
+      // Gemini takes function calls and results without tools: none are declared.
+      if (model === "chat-gem") assert.equal(body.tools, undefined);
+    }
+  });
+});
