@@ -37,3 +37,30 @@ export function converseRefusal(body: Body): string | null {
   }
   return null;
 }
+
+/**
+ * Gemini's `generateContent` / `streamGenerateContent` for `model`: the INVALID_ARGUMENT message of a refused
+ * request, or null.
+ * - On Gemini 3 models (the fake's `gem-3…`): a model turn of the current turn (from the last user prompt that
+ *   is not only function results) whose first function call has no thought signature.
+ */
+export function geminiRefusal(model: string, body: Body): string | null {
+  const contents = list(body.contents);
+  const prompt = contents.findLastIndex((c) =>
+    c.role === "user" && list(c.parts).some((p) => !("functionResponse" in p))
+  );
+  if (model.startsWith("gem-3")) {
+    for (const [i, content] of contents.entries()) {
+      if (i < prompt || content.role !== "model") continue;
+      const first = list(content.parts).find((p) => "functionCall" in p);
+      if (first !== undefined && typeof first.thoughtSignature !== "string") {
+        const name = (first.functionCall as { name?: unknown }).name;
+        return "Function call is missing a thought_signature in functionCall parts. This is required for tools " +
+          "to work correctly, and missing thought_signature may lead to degraded model performance. Additional " +
+          `data, function call \`${String(name)}\` , position ${i + 1}. Please refer to ` +
+          "https://ai.google.dev/gemini-api/docs/thought-signatures for more details.";
+      }
+    }
+  }
+  return null;
+}

@@ -63,6 +63,7 @@ providers:
 models:
 ${alias("chat-claude", "claude", "claude-ok")}
 ${alias("chat-gem", "gem", "gem-ok")}
+${alias("chat-gem3", "gem", "gem-3-ok")}
 ${alias("chat-nova", "aws", NOVA)}
 ${alias("chat-bedrock-claude", "aws", CLAUDE)}
 ${TEST_TOKENS_YAML}`;
@@ -108,5 +109,36 @@ Deno.test("translated e2e: a tool history without tools (a coding agent's compac
       // Gemini takes function calls and results without tools: none are declared.
       if (model === "chat-gem") assert.equal(body.tools, undefined);
     }
+  });
+});
+
+Deno.test("translated e2e: Gemini 3 answers a replayed tool call the gateway did not mint (another vendor's)", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    // The session started on Claude (its tool-call ids) and goes on with Gemini 3: a fallback, a weighted
+    // alias, or a coding agent switching models.
+    const completion = await client.chat.completions.create({
+      model: "chat-gem3",
+      tools: [{ type: "function", function: { name: "bash", parameters: { type: "object" } } }],
+      messages: [
+        { role: "user", content: "list files" },
+        {
+          role: "assistant",
+          content: "Listing them.",
+          tool_calls: [
+            { id: "toolu_01ABC", type: "function", function: { name: "bash", arguments: '{"cmd":"ls"}' } },
+            { id: "toolu_02DEF", type: "function", function: { name: "bash", arguments: '{"cmd":"pwd"}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "toolu_01ABC", content: "a.txt b.txt" },
+        { role: "tool", tool_call_id: "toolu_02DEF", content: "/home" },
+      ],
+    });
+    assert.equal(completion.choices[0].message.content, GEMINI_ANSWER);
+    const contents = fakes.gemini.requests.at(-1)!.body.contents as { parts: Record<string, unknown>[] }[];
+    assert.deepEqual(contents[1].parts.map((p) => p.thoughtSignature), [
+      undefined,
+      "skip_thought_signature_validator",
+      undefined,
+    ]);
   });
 });

@@ -4,7 +4,9 @@
  */
 import assert from "node:assert/strict";
 import type { ChatRequest } from "../../openai/types.ts";
+import { FOREIGN_CALL_SIGNATURE } from "./contents.ts";
 import { toGeminiRequest } from "./request.ts";
+import { type GeminiPart, toolCallIdFor } from "./types.ts";
 
 /** opencode's compaction request: the session's tool use, then the ask for a summary, and no tools. */
 const COMPACTION = [
@@ -30,4 +32,60 @@ Deno.test("gemini request: a tool history without tools declares none (Gemini ta
     { functionResponse: { name: "bash", response: { content: "a.txt b.txt" } } },
     { text: "Summarize the conversation so far." },
   ]);
+});
+
+/** The history of one tool loop whose call ids came from elsewhere (Claude's, here) and one the gateway minted. */
+function loop(ids: string[], text: string | null = null) {
+  return [
+    { role: "user", content: "Weather in Paris and Rome?" },
+    {
+      role: "assistant",
+      content: text,
+      tool_calls: ids.map((id, i) => ({
+        id,
+        type: "function",
+        function: { name: "get_weather", arguments: JSON.stringify({ city: ["Paris", "Rome"][i] }) },
+      })),
+    },
+    ...ids.map((id) => ({ role: "tool", tool_call_id: id, content: "sunny" })),
+  ] as ChatRequest["messages"];
+}
+
+const modelTurn = (messages: ChatRequest["messages"]) =>
+  (toGeminiRequest({ model: "alias", messages }).contents as { role: string; parts: GeminiPart[] }[])
+    .filter((c) => c.role === "model");
+
+Deno.test("gemini request: a replayed call the gateway did not mint gets Google's placeholder signature, on the first call", () => {
+  for (const ids of [["toolu_01ABC"], ["toolu_01ABC", "toolu_02DEF"], ["call_plain", "call_other"]]) {
+    const [turn] = modelTurn(loop(ids));
+    assert.equal(turn.parts[0].thoughtSignature, FOREIGN_CALL_SIGNATURE, ids.join());
+    assert.equal(FOREIGN_CALL_SIGNATURE, "skip_thought_signature_validator");
+    // Parallel calls carry one signature, on the first (as Gemini's own answers do).
+    for (const part of turn.parts.slice(1)) assert.equal(part.thoughtSignature, undefined, ids.join());
+  }
+  // Text before the calls: the first function call is signed, not the text.
+  const [withText] = modelTurn(loop(["toolu_01ABC"], "Let me check."));
+  assert.deepEqual(withText.parts[0], { text: "Let me check." });
+  assert.equal(withText.parts[1].thoughtSignature, FOREIGN_CALL_SIGNATURE);
+  // Every model turn with calls is signed; one without calls is left alone.
+  const two = modelTurn(
+    [
+      ...loop(["toolu_1"]),
+      { role: "assistant", content: "It is sunny." },
+      { role: "user", content: "And tomorrow?" },
+      ...loop(["toolu_2"]).slice(1),
+    ] as ChatRequest["messages"],
+  );
+  assert.deepEqual(two.map((t) => t.parts[0].thoughtSignature), [
+    FOREIGN_CALL_SIGNATURE,
+    undefined,
+    FOREIGN_CALL_SIGNATURE,
+  ]);
+});
+
+Deno.test("gemini request: a call the gateway minted keeps its own signature", () => {
+  const signature = "AY89a18iOcFus5wr5bW5xN6zZ4aUiCyhgmg6HE2YjtYDV/dwZ5oZlZHeTmiUKv34qq0=";
+  const [turn] = modelTurn(loop([toolCallIdFor(signature, () => "call_aaa"), "call_bbb"]));
+  assert.equal(turn.parts[0].thoughtSignature, signature);
+  assert.equal(turn.parts[1].thoughtSignature, undefined);
 });

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
-import { geminiParamRules, toGeminiRequest, urlPart } from "./request.ts";
+import { geminiParamRules, toGeminiRequest } from "./request.ts";
+import { urlPart } from "./contents.ts";
 import { toolCallIdFor } from "./types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
