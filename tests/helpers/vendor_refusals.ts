@@ -17,8 +17,10 @@ const blocks = (body: Body) => list(body.messages).flatMap((m) => list(m.content
 /**
  * Anthropic's Messages API (`POST /v1/messages`): the error message of a refused request, or null.
  * - `tool_use` / `tool_result` blocks in a request without tools.
+ * - no messages (a request of a system prompt only).
  */
 export function anthropicRefusal(body: Body): string | null {
+  if (list(body.messages).length === 0) return "messages: at least one message is required";
   const toolBlocks = blocks(body).some((b) => b.type === "tool_use" || b.type === "tool_result");
   if (toolBlocks && list(body.tools).length === 0) {
     return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
@@ -29,8 +31,13 @@ export function anthropicRefusal(body: Body): string | null {
 /**
  * Bedrock's Converse / ConverseStream: the ValidationException's message of a refused request, or null.
  * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
+ * - no messages (a request of a system prompt only).
  */
 export function converseRefusal(body: Body): string | null {
+  if (list(body.messages).length === 0) {
+    return "A conversation must start with a user message. Try again with a conversation that starts with a " +
+      "user message.";
+  }
   const toolBlocks = blocks(body).some((b) => "toolUse" in b || "toolResult" in b);
   if (toolBlocks && body.toolConfig === undefined) {
     return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";
@@ -41,11 +48,13 @@ export function converseRefusal(body: Body): string | null {
 /**
  * Gemini's `generateContent` / `streamGenerateContent` for `model`: the INVALID_ARGUMENT message of a refused
  * request, or null.
+ * - No contents (a request of a system instruction only).
  * - On Gemini 3 models (the fake's `gem-3…`): a model turn of the current turn (from the last user prompt that
  *   is not only function results) whose first function call has no thought signature.
  */
 export function geminiRefusal(model: string, body: Body): string | null {
   const contents = list(body.contents);
+  if (contents.length === 0) return "* GenerateContentRequest.contents: contents is not specified";
   const prompt = contents.findLastIndex((c) =>
     c.role === "user" && list(c.parts).some((p) => !("functionResponse" in p))
   );

@@ -142,3 +142,20 @@ Deno.test("translated e2e: Gemini 3 answers a replayed tool call the gateway did
     ]);
   });
 });
+
+Deno.test("translated e2e: a request of a system message only is answered by every vendor", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    for (const role of ["system", "developer"] as const) {
+      for (const [model, answer, sent] of targets(fakes)) {
+        const completion = await client.chat.completions.create({
+          model,
+          messages: [{ role, content: "Write a haiku about the sea." }],
+        });
+        assert.equal(completion.choices[0].message.content, answer, `${model} ${role}`);
+        // The instructions reach the model once, as the user's turn.
+        const text = JSON.stringify(sent());
+        assert.equal(text.split("Write a haiku about the sea.").length, 2, `${model}: ${text}`);
+      }
+    }
+  });
+});

@@ -198,7 +198,8 @@ function pushTurn(
  * hoisted into `system` (joined with a newline, as Anthropic's own compatibility layer does; as text blocks when
  * one carries a prompt-caching marker); tool results are moved to the front of their user turn, where Anthropic
  * requires them. The client's `cache_control` markers go onto the blocks made of their parts and messages
- * (`./cache_control.ts`).
+ * (`./cache_control.ts`). System messages alone (OpenAI answers them) are the one user turn, not also the
+ * system prompt: the client said them once.
  */
 export function toAnthropicMessages(messages: readonly JsonObject[]): {
   system: string | AnthropicBlock[] | undefined;
@@ -246,6 +247,14 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
         );
     }
   });
+  // Only system messages: Anthropic refuses a request without turns, so the instructions are the user's turn.
+  if (turns.length === 0 && system.join("").trim() !== "") {
+    turns.push({
+      role: "user",
+      blocks: systemAsBlocks.splice(0).filter((b) => String(b.text).trim() !== ""),
+    });
+    system.length = 0;
+  }
   const ordered = turns.map(({ role, blocks }) =>
     role === "user"
       ? [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")]

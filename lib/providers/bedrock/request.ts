@@ -207,7 +207,10 @@ function toolUseBlocks(message: ChatMessage, param: string): ConverseBlock[] {
   });
 }
 
-/** Converse's `system` list and turns for OpenAI `messages`. */
+/**
+ * Converse's `system` list and turns for OpenAI `messages`. A request of system messages only (which OpenAI
+ * answers) has them as its one user turn and no `system` (as for `anthropic`, see `toAnthropicMessages`).
+ */
 export function toConverseMessages(
   messages: ChatMessage[],
 ): { system: ConverseBlock[]; turns: ConverseMessage[] } {
@@ -262,6 +265,10 @@ export function toConverseMessages(
         );
     }
   });
+  // Only system messages: Converse refuses a request without turns, so the instructions are the user's turn.
+  if (turns.length === 0 && system.length > 0) {
+    return { system: [], turns: [{ role: "user", content: system }] };
+  }
   return { system, turns };
 }
 

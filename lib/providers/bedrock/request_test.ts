@@ -39,6 +39,22 @@ Deno.test("bedrock request: system and developer messages, inference parameters"
   });
 });
 
+Deno.test("bedrock request: system and developer messages alone are the user's turn (Converse refuses no turns)", () => {
+  const body = toConverseRequest(req({
+    messages: [
+      { role: "system", content: "Write a haiku about the sea." },
+      { role: "developer", content: [{ type: "text", text: "In French." }] },
+    ],
+  }));
+  assert.deepEqual(body, {
+    messages: [{ role: "user", content: [{ text: "Write a haiku about the sea." }, { text: "In French." }] }],
+  });
+  // Blank system text is no turn: nothing to move.
+  assert.deepEqual(toConverseRequest(req({ messages: [{ role: "system", content: " " }] })), {
+    messages: [],
+  });
+});
+
 Deno.test("bedrock request: AWS's top_song example, tool call and result over several turns", () => {
   const body = toConverseRequest(req({
     messages: [

@@ -182,7 +182,8 @@ function signFirstCalls(contents: GeminiContent[]): void {
  * OpenAI messages → Gemini `contents` and `systemInstruction`. System and developer messages (wherever they
  * are) become the system instruction; assistant → `model`; user and tool → `user`; consecutive turns of the
  * same role are merged, as Gemini expects alternating turns. A model turn's first function call without a
- * signature gets {@linkcode FOREIGN_CALL_SIGNATURE}.
+ * signature gets {@linkcode FOREIGN_CALL_SIGNATURE}. A request of system messages only (which OpenAI answers)
+ * has them as its one user turn and no system instruction (as for `anthropic`, see `toAnthropicMessages`).
  */
 export function toGeminiContents(messages: readonly ChatMessage[]): {
   contents: GeminiContent[];
@@ -237,5 +238,9 @@ export function toGeminiContents(messages: readonly ChatMessage[]): {
     }
   });
   signFirstCalls(contents);
+  // Only system messages: Gemini refuses a request without contents, so the instructions are the user's turn.
+  if (contents.length === 0 && system.some((p) => p.text?.trim())) {
+    return { contents: [{ role: "user", parts: system }] };
+  }
   return system.length > 0 ? { contents, systemInstruction: { parts: system } } : { contents };
 }

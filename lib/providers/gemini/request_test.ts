@@ -52,6 +52,18 @@ const CASES: { name: string; request: ChatRequest; expected: JsonObject }[] = [
     },
   },
   {
+    name: "system and developer messages alone are the user's turn (Gemini refuses empty contents)",
+    request: req({
+      messages: [
+        { role: "system", content: "Write a haiku about the sea." },
+        { role: "developer", content: "In French." },
+      ],
+    }),
+    expected: {
+      contents: [{ role: "user", parts: [{ text: "Write a haiku about the sea." }, { text: "In French." }] }],
+    },
+  },
+  {
     name: "multi-turn with assistant, consecutive user turns merged",
     request: req({
       messages: [
