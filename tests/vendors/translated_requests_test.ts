@@ -4,7 +4,7 @@
  * (`tests/helpers/vendor_refusals.ts`), so each answer here is one a client would not have got.
  */
 import assert from "node:assert/strict";
-import type OpenAI from "openai";
+import OpenAI from "openai";
 import {
   FAKE_ANTHROPIC_KEY,
   FAKE_CLAUDE_ANSWER,
@@ -156,6 +156,34 @@ Deno.test("translated e2e: a request of a system message only is answered by eve
         const text = JSON.stringify(sent());
         assert.equal(text.split("Write a haiku about the sea.").length, 2, `${model}: ${text}`);
       }
+    }
+  });
+});
+
+Deno.test("translated e2e: values that change nothing are served by Gemini and Bedrock, not refused", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    const bash = { type: "function" as const, function: { name: "bash", parameters: { type: "object" } } };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "hi" }];
+    const harmless: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>[] = [
+      // A client's setting of every request, tools or not.
+      { parallel_tool_calls: false },
+      { parallel_tool_calls: false, tools: [bash], tool_choice: "none" },
+      { logprobs: false, top_logprobs: 0 },
+    ];
+    for (const [model, answer] of targets(fakes).filter(([m]) => m !== "chat-claude")) {
+      for (const extra of harmless) {
+        const { data, response } = await client.chat.completions.create({ model, messages, ...extra })
+          .withResponse();
+        assert.equal(data.choices[0].message.content, answer, `${model} ${JSON.stringify(extra)}`);
+        assert.equal(response.headers.get("x-gateway-dropped"), null);
+      }
+      // Beside tools the model may call, it could change the answer: still refused, by name.
+      const before = fakes.gemini.requests.length + fakes.bedrock.requests.length;
+      await assert.rejects(
+        client.chat.completions.create({ model, messages, tools: [bash], parallel_tool_calls: false }),
+        (err: unknown) => err instanceof OpenAI.BadRequestError && err.param === "parallel_tool_calls",
+      );
+      assert.equal(fakes.gemini.requests.length + fakes.bedrock.requests.length, before);
     }
   });
 });

@@ -16,6 +16,7 @@ import {
   CORE_CHAT_PARAMS,
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
+  parallelCallsOffUnsupported,
   type ParamRules,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
@@ -39,20 +40,21 @@ export interface ConverseMessage {
  * token biases, penalties, seeds, `response_format` types other than text / json_object / json_schema (those two
  * become a forced tool, see `../shared/json_answer_tool.ts`), audio or predicted outputs, and no way to turn off
  * parallel tool calls generically, nor legacy `functions` / `function_call` (see `LEGACY_FUNCTION_RULES`). Each
- * is refused (400) or, with `unsupported_params: drop`, dropped.
+ * is refused (400) or, with `unsupported_params: drop`, dropped; a value that changes nothing is neither
+ * (`top_logprobs: 0`, `parallel_tool_calls: false` without tools the model may call).
  * `reasoning_effort` has no Converse field either; only Claude models take it, through
  * `additionalModelRequestFields` (see {@linkcode bedrockParamRules}).
  */
 export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   n: (v) => v !== 1,
   logprobs: (v) => v === true,
-  top_logprobs: always,
+  top_logprobs: (v) => v !== 0,
   logit_bias: (v) => typeof v === "object" && v !== null && Object.keys(v).length > 0,
   presence_penalty: (v) => v !== 0,
   frequency_penalty: (v) => v !== 0,
   seed: always,
   response_format: answerFormatUnsupported,
-  parallel_tool_calls: (v) => v === false,
+  parallel_tool_calls: parallelCallsOffUnsupported,
   audio: always,
   modalities: (v) => !(Array.isArray(v) && v.every((m) => m === "text")),
   prediction: always,

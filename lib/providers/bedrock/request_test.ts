@@ -232,6 +232,7 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
     ["logprobs", true, true],
     ["logprobs", false, false],
     ["top_logprobs", 2, true],
+    ["top_logprobs", 0, false],
     ["logit_bias", { "50256": -100 }, true],
     ["logit_bias", {}, false],
     ["presence_penalty", 0.5, true],
@@ -242,7 +243,6 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
     ["response_format", { type: "text" }, false],
     ["response_format", { type: "json_object" }, false],
     ["response_format", { type: "json_schema", json_schema: { name: "g" } }, false],
-    ["parallel_tool_calls", false, true],
     ["parallel_tool_calls", true, false],
     ["modalities", ["text", "audio"], true],
     ["modalities", ["text"], false],
@@ -260,6 +260,13 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
       param,
     );
     assert.equal(param in applyUnsupportedRules(request, NOVA, "drop"), false);
+  }
+  // parallel_tool_calls: false is refused beside tools the model may call; without them it changes nothing.
+  const parallelOff = { ...base, parallel_tool_calls: false, tools: [TOP_SONG_TOOL] };
+  assert.throws(() => applyUnsupportedRules(parallelOff, NOVA, "error"), GatewayError);
+  for (const harmless of [{ tools: undefined }, { tools: [] }, { tool_choice: "none" }]) {
+    const request = { ...parallelOff, ...harmless };
+    assert.equal(applyUnsupportedRules(request, NOVA, "error"), request, JSON.stringify(harmless));
   }
 });
 

@@ -13,6 +13,7 @@ import {
   CORE_CHAT_PARAMS,
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
+  parallelCallsOffUnsupported,
   type ParamRules,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
@@ -23,7 +24,8 @@ import {
  * - `logprobs` / `top_logprobs`: Gemini's `responseLogprobs` exists on some models, but its result has no
  *   byte offsets and a different shape; not translated.
  * - `n > 1` on streams: Gemini streams interleave candidates, the gateway's stream stage is single-choice.
- * - `parallel_tool_calls: false`: Gemini has no switch to forbid parallel function calls.
+ * - `parallel_tool_calls: false` beside tools the model may call: Gemini has no switch to forbid parallel
+ *   function calls (without such tools it changes nothing, see `parallelCallsOffUnsupported`).
  * - `reasoning_effort` other than none/low/medium/high (see {@linkcode GEMINI_THINKING_BUDGETS}; Google's own
  *   OpenAI layer refuses `minimal` too).
  * - `audio`, `modalities` other than text, `prediction`, `web_search_options`: not offered by this adapter.
@@ -34,7 +36,7 @@ function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
     logit_bias: always,
     logprobs: (v) => v === true,
     top_logprobs: (v) => v !== 0,
-    parallel_tool_calls: (v) => v === false,
+    parallel_tool_calls: parallelCallsOffUnsupported,
     reasoning_effort: (v) => !(typeof v === "string" && Object.hasOwn(GEMINI_THINKING_BUDGETS, v)),
     audio: always,
     modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),

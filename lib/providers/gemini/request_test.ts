@@ -320,7 +320,7 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
     [{ logprobs: true }, false, "logprobs"],
     [{ top_logprobs: 3 }, false, "top_logprobs"],
     [{ n: 2 }, true, "n"],
-    [{ parallel_tool_calls: false }, false, "parallel_tool_calls"],
+    [{ parallel_tool_calls: false, tools: [WEATHER] }, false, "parallel_tool_calls"],
     [{ reasoning_effort: "minimal" }, false, "reasoning_effort"],
     [{ reasoning_effort: "xhigh" }, false, "reasoning_effort"],
   ];
@@ -333,6 +333,15 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
   // Values that are fine stay.
   const ok = req({ n: 2, logprobs: false, parallel_tool_calls: true, modalities: ["text"] });
   assert.equal(applyUnsupportedRules(ok, geminiParamRules(false), "error"), ok);
+  // Values that change nothing stay too: no parallel calls to forbid without tools the model may call.
+  for (const harmless of [{}, { tools: [] }, { tools: [WEATHER], tool_choice: "none" }]) {
+    const request = req({ parallel_tool_calls: false, top_logprobs: 0, ...harmless });
+    assert.equal(
+      applyUnsupportedRules(request, geminiParamRules(false), "error"),
+      request,
+      JSON.stringify(harmless),
+    );
+  }
 });
 
 Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoughts included; none turns thinking off", () => {
