@@ -581,7 +581,7 @@ export function startFakeBedrock(): FakeBedrock {
           "again.",
       );
     }
-    const refusal = m[2].startsWith("converse") ? converseRefusal(body) : null;
+    const refusal = m[2].startsWith("converse") ? converseRefusal(body, modelId) : null;
     if (refusal !== null) return awsError(400, "ValidationException", refusal);
     const thinking = (body.additionalModelRequestFields as { thinking?: { type?: unknown } } | undefined)
       ?.thinking?.type === "enabled";

@@ -18,9 +18,13 @@ const blocks = (body: Body) => list(body.messages).flatMap((m) => list(m.content
  * Anthropic's Messages API (`POST /v1/messages`): the error message of a refused request, or null.
  * - `tool_use` / `tool_result` blocks in a request without tools.
  * - no messages (a request of a system prompt only).
+ * - a `temperature` above 1 (Claude's range is 0 to 1).
  */
 export function anthropicRefusal(body: Body): string | null {
   if (list(body.messages).length === 0) return "messages: at least one message is required";
+  if (typeof body.temperature === "number" && body.temperature > 1) {
+    return "temperature: Input should be less than or equal to 1";
+  }
   const toolBlocks = blocks(body).some((b) => b.type === "tool_use" || b.type === "tool_result");
   if (toolBlocks && list(body.tools).length === 0) {
     return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
@@ -32,8 +36,13 @@ export function anthropicRefusal(body: Body): string | null {
  * Bedrock's Converse / ConverseStream: the ValidationException's message of a refused request, or null.
  * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
  * - no messages (a request of a system prompt only).
+ * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1.
  */
-export function converseRefusal(body: Body): string | null {
+export function converseRefusal(body: Body, modelId: string): string | null {
+  const temperature = (body.inferenceConfig as { temperature?: unknown } | undefined)?.temperature;
+  if (modelId.includes("anthropic.claude") && typeof temperature === "number" && temperature > 1) {
+    return "The model returned the following errors: temperature: range: 0..1";
+  }
   if (list(body.messages).length === 0) {
     return "A conversation must start with a user message. Try again with a conversation that starts with a " +
       "user message.";

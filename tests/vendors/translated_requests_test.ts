@@ -19,6 +19,7 @@ import {
   startFakeBedrock,
 } from "../helpers/fake_bedrock.ts";
 import { FAKE_GEMINI_KEY, type FakeGemini, GEMINI_ANSWER, startFakeGemini } from "../helpers/fake_gemini.ts";
+import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
 
 const CLAUDE = "anthropic.claude-3-7-sonnet-20250219-v1:0";
@@ -29,6 +30,7 @@ interface Fakes {
   anthropic: FakeAnthropic;
   gemini: FakeGemini;
   bedrock: FakeBedrock;
+  openai: FakeUpstream;
   stop(): Promise<void>;
 }
 
@@ -36,12 +38,14 @@ function startFakes(): Fakes {
   const anthropic = startFakeAnthropic();
   const gemini = startFakeGemini();
   const bedrock = startFakeBedrock();
+  const openai = startFakeOpenAI();
   return {
     anthropic,
     gemini,
     bedrock,
+    openai,
     stop: async () => {
-      await Promise.all([anthropic.stop(), gemini.stop(), bedrock.stop()]);
+      await Promise.all([anthropic.stop(), gemini.stop(), bedrock.stop(), openai.stop()]);
     },
   };
 }
@@ -60,12 +64,17 @@ providers:
     base_url: "${fakes.bedrock.url}"
     access_key_id: ${FAKE_AWS.accessKeyId}
     secret_access_key: "${FAKE_AWS.secretAccessKey}"
+  oai: { type: openai, base_url: "${fakes.openai.baseURL}", api_key: "${FAKE_KEY}" }
 models:
 ${alias("chat-claude", "claude", "claude-ok")}
 ${alias("chat-gem", "gem", "gem-ok")}
 ${alias("chat-gem3", "gem", "gem-3-ok")}
 ${alias("chat-nova", "aws", NOVA)}
 ${alias("chat-bedrock-claude", "aws", CLAUDE)}
+  mixed-claude: { type: chat, targets: [{ provider: claude, model: claude-ok }, { provider: oai, model: gpt-ok }] }
+  mixed-bedrock-claude:
+    type: chat
+    targets: [{ provider: aws, model: "${CLAUDE}" }, { provider: oai, model: gpt-ok }]
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -185,5 +194,35 @@ Deno.test("translated e2e: values that change nothing are served by Gemini and B
       );
       assert.equal(fakes.gemini.requests.length + fakes.bedrock.requests.length, before);
     }
+  });
+});
+
+Deno.test("translated e2e: a temperature above Claude's 1 is served by an alias's target that takes it, else a 400 naming it", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "a poem" }];
+    const claudeCalls = () => fakes.anthropic.requests.length + fakes.bedrock.requests.length;
+    const before = claudeCalls();
+    for (const model of ["mixed-claude", "mixed-bedrock-claude"]) {
+      const { data, response } = await client.chat.completions.create({ model, messages, temperature: 1.5 })
+        .withResponse();
+      assert.equal(data.choices[0].message.content, FAKE_ANSWER, model);
+      assert.equal(response.headers.get("x-gateway-provider"), "oai", model);
+      assert.equal(fakes.openai.requests.at(-1)!.body.temperature, 1.5, model);
+    }
+    // No target of the alias takes it: OpenAI's 400 shape, naming the parameter, before any upstream call.
+    for (const model of ["chat-claude", "chat-bedrock-claude"]) {
+      await assert.rejects(
+        client.chat.completions.create({ model, messages, temperature: 1.5 }),
+        (err: unknown) =>
+          err instanceof OpenAI.BadRequestError && err.param === "temperature" &&
+          err.code === "unsupported_parameter" && /above 1/.test(err.message),
+        model,
+      );
+    }
+    assert.equal(claudeCalls(), before);
+    // Within Claude's range, Claude answers as before.
+    const warm = await client.chat.completions.create({ model: "mixed-claude", messages, temperature: 1 });
+    assert.equal(warm.choices[0].message.content, FAKE_CLAUDE_ANSWER);
+    assert.equal(fakes.anthropic.requests.at(-1)!.body.temperature, 1);
   });
 });

@@ -27,7 +27,8 @@ import {
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
 } from "../shared/unsupported_params.ts";
-import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
@@ -49,6 +50,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * `logprobs: false`, zero penalties, `response_format: {type: "text"}`) allowed. Checked against Anthropic's
  * "OpenAI SDK compatibility" page, which lists these as ignored — the gateway refuses instead of ignoring:
  *
+ * - `temperature` above 1: Claude's range is 0 to 1 (`../shared/claude_sampling.ts`);
  * - `n` > 1: one answer per request; `logprobs` / `top_logprobs`: no token probabilities;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
@@ -61,6 +63,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
  */
 export const anthropicUnsupportedRules: UnsupportedRules = {
+  temperature: claudeTemperatureUnsupported,
   n: (v) => v !== 1,
   logprobs: (v) => v !== false,
   top_logprobs: nonZero,
@@ -85,7 +88,7 @@ export const ANTHROPIC_PARAM_RULES: ParamRules = {
   vendor: "Anthropic",
   unsupported: anthropicUnsupportedRules,
   known: new Set([...TRANSLATED, ...NO_EFFECT, ...PASS_THROUGH]),
-  reason: claudeEffortReason,
+  reason: claudeParamReason,
 };
 
 /** What the translation needs besides the request. */

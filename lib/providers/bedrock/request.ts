@@ -20,7 +20,8 @@ import {
   type ParamRules,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
-import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
@@ -85,14 +86,19 @@ const BEDROCK_RULES: ParamRules = {
 };
 const BEDROCK_CLAUDE_RULES: ParamRules = {
   ...BEDROCK_RULES,
-  unsupported: { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported },
-  reason: claudeEffortReason,
+  unsupported: {
+    temperature: claudeTemperatureUnsupported,
+    ...BEDROCK_UNSUPPORTED,
+    reasoning_effort: claudeEffortUnsupported,
+  },
+  reason: claudeParamReason,
 };
 
 /**
  * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
  * Claude models take the `reasoning_effort` values Claude maps, but not beside what Claude refuses with thinking
- * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`).
+ * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`), and no
+ * `temperature` above 1 (`../shared/claude_sampling.ts`).
  */
 export function bedrockParamRules(model: string): ParamRules {
   return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;
