@@ -24,6 +24,7 @@
  *   which then calls its last tool): a `tool_use` of that tool whose input matches its `input_schema`
  *   (`valueForSchema`, every string {@linkcode FAKE_CLAUDE_ANSWER}), streamed as `input_json_delta` fragments.
  *   Like Anthropic, it refuses a forced tool with thinking enabled, and a `tool_choice` naming no declared tool.
+ * - a request whose shape Anthropic refuses (`vendor_refusals.ts`: tool blocks without tools, …): its 400.
  * - `POST /v1/messages/count_tokens`: a deterministic count (see `countTokens`); `claude-500` fails it.
  *
  * Every request must carry `x-api-key: FAKE_ANTHROPIC_KEY` (else 401 `authentication_error`) and an
@@ -34,6 +35,7 @@
  */
 
 import { fragments, valueForSchema } from "./fake_json_schema.ts";
+import { anthropicRefusal } from "./vendor_refusals.ts";
 
 /** The key the fake accepts. */
 export const FAKE_ANTHROPIC_KEY = "sk-ant-fake-key-0123456789abcdef";
@@ -380,6 +382,8 @@ export function startFakeAnthropic(): FakeAnthropic {
     }
     const cacheRefusal = cacheControlError(body);
     if (cacheRefusal !== null) return cacheRefusal;
+    const refusal = anthropicRefusal(body);
+    if (refusal !== null) return errorResponse(400, "invalid_request_error", refusal);
     const model = String(body.model);
     switch (model) {
       case "claude-400":

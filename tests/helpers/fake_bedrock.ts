@@ -30,6 +30,8 @@
  *   or one asking `ttl: "1h"` after a shorter-lived one: AWS's 400 ValidationException.
  * - any Converse request with a blank text block (empty or whitespace only, in a turn or a tool result): AWS's
  *   400 ValidationException "The text field in the ContentBlock object at messages.N.content.M is blank".
+ * - any Converse request whose shape Bedrock refuses (`vendor_refusals.ts`: tool blocks without a `toolConfig`,
+ *   …): its 400 ValidationException.
  * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
  * - `…anthropic.claude…` through `invoke` / `invoke-with-response-stream` (and `count-tokens` with
  *   `input.invokeModel`): the Anthropic Messages API, in `fake_bedrock_claude.ts`.
@@ -40,6 +42,7 @@ import { crc32 } from "../../lib/providers/bedrock/crc32.ts";
 import { sha256Hex, signatureFromParts } from "../../lib/aws/sigv4.ts";
 import { countInvokeTokens, invokeClaude, invokeClaudeStream } from "./fake_bedrock_claude.ts";
 import { fragments, valueForSchema } from "./fake_json_schema.ts";
+import { converseRefusal } from "./vendor_refusals.ts";
 
 /** The credentials the fake accepts. */
 export const FAKE_AWS = {
@@ -578,6 +581,8 @@ export function startFakeBedrock(): FakeBedrock {
           "again.",
       );
     }
+    const refusal = m[2].startsWith("converse") ? converseRefusal(body, modelId) : null;
+    if (refusal !== null) return awsError(400, "ValidationException", refusal);
     const thinking = (body.additionalModelRequestFields as { thinking?: { type?: unknown } } | undefined)
       ?.thinking?.type === "enabled";
     const refused = thinking && m[2] !== "count-tokens" ? thinkingError(modelId, body) : null;

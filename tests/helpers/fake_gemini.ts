@@ -17,10 +17,13 @@
  * - any answering model asked for `generationConfig.thinkingConfig.includeThoughts`: the answer starts with a
  *   thought-summary part ({@linkcode FAKE_GEMINI_THOUGHT}, `thought: true`; its own event when streamed) and
  *   usage has `thoughtsTokenCount` {@linkcode FAKE_GEMINI_THOUGHT_TOKENS}, as Gemini 2.5 answers.
+ * - `gem-3…`: as `gem-ok`, and like Gemini 3 it refuses what `vendor_refusals.ts` says (a replayed function call
+ *   without a thought signature).
  * - `countTokens`: a deterministic count (see `countTokens`); `gem-429` / `gem-503` / `gem-500` fail it.
  *
  * @module
  */
+import { geminiRefusal } from "./vendor_refusals.ts";
 
 /** The key the fake expects. */
 export const FAKE_GEMINI_KEY = "AIzaSyFAKE-gemini-key-0123456789abcdef";
@@ -225,6 +228,8 @@ export function startFakeGemini(): FakeGemini {
       return googleError(400, "INVALID_ARGUMENT", "the fake only streams SSE (alt=sse)");
     }
     if (!stream && method !== "generateContent") return googleError(404, "NOT_FOUND", `no method ${method}`);
+    const refusal = geminiRefusal(model, body);
+    if (refusal !== null) return googleError(400, "INVALID_ARGUMENT", refusal);
 
     const toolTurn = model === "gem-tools" && !hasFunctionResponse(body);
     const final = model === "gem-tools"

@@ -27,15 +27,12 @@ import {
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
 } from "../shared/unsupported_params.ts";
-import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
-import {
-  answerFormatUnsupported,
-  jsonAnswerChoice,
-  jsonAnswerTool,
-  refuseReservedToolName,
-} from "../shared/json_answer_tool.ts";
+import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
+import { toAnthropicTools, toolFields } from "./tool_config.ts";
 
 /** Parameters the translation reads. */
 const TRANSLATED = new Set([...CORE_CHAT_PARAMS, "parallel_tool_calls"]);
@@ -53,6 +50,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * `logprobs: false`, zero penalties, `response_format: {type: "text"}`) allowed. Checked against Anthropic's
  * "OpenAI SDK compatibility" page, which lists these as ignored — the gateway refuses instead of ignoring:
  *
+ * - `temperature` above 1: Claude's range is 0 to 1 (`../shared/claude_sampling.ts`);
  * - `n` > 1: one answer per request; `logprobs` / `top_logprobs`: no token probabilities;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
@@ -65,6 +63,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
  */
 export const anthropicUnsupportedRules: UnsupportedRules = {
+  temperature: claudeTemperatureUnsupported,
   n: (v) => v !== 1,
   logprobs: (v) => v !== false,
   top_logprobs: nonZero,
@@ -89,7 +88,7 @@ export const ANTHROPIC_PARAM_RULES: ParamRules = {
   vendor: "Anthropic",
   unsupported: anthropicUnsupportedRules,
   known: new Set([...TRANSLATED, ...NO_EFFECT, ...PASS_THROUGH]),
-  reason: claudeEffortReason,
+  reason: claudeParamReason,
 };
 
 /** What the translation needs besides the request. */
@@ -202,7 +201,8 @@ function pushTurn(
  * hoisted into `system` (joined with a newline, as Anthropic's own compatibility layer does; as text blocks when
  * one carries a prompt-caching marker); tool results are moved to the front of their user turn, where Anthropic
  * requires them. The client's `cache_control` markers go onto the blocks made of their parts and messages
- * (`./cache_control.ts`).
+ * (`./cache_control.ts`). System messages alone (OpenAI answers them) are the one user turn, not also the
+ * system prompt: the client said them once.
  */
 export function toAnthropicMessages(messages: readonly JsonObject[]): {
   system: string | AnthropicBlock[] | undefined;
@@ -250,6 +250,14 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
         );
     }
   });
+  // Only system messages: Anthropic refuses a request without turns, so the instructions are the user's turn.
+  if (turns.length === 0 && system.join("").trim() !== "") {
+    turns.push({
+      role: "user",
+      blocks: systemAsBlocks.splice(0).filter((b) => String(b.text).trim() !== ""),
+    });
+    system.length = 0;
+  }
   const ordered = turns.map(({ role, blocks }) =>
     role === "user"
       ? [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")]
@@ -263,50 +271,6 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
   });
   if (systemMarked) return { system: systemAsBlocks, messages: out };
   return { system: system.length > 0 ? system.join("\n") : undefined, messages: out };
-}
-
-/** OpenAI function tools as Anthropic tools; other tool types, and the reserved answer tool's name, are refused. */
-function toAnthropicTools(tools: unknown): JsonObject[] | undefined {
-  if (!Array.isArray(tools)) return undefined;
-  refuseReservedToolName(tools, "Anthropic");
-  return tools.map((tool, i) => {
-    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
-      throw invalidRequest(
-        `Tools of type '${String(isObject(tool) ? tool.type : tool)}' are not supported by Anthropic models.`,
-        `tools[${i}].type`,
-        "unsupported_parameter",
-      );
-    }
-    const fn = tool.function;
-    const out: JsonObject = {
-      name: fn.name,
-      input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-    };
-    if (typeof fn.description === "string") out.description = fn.description;
-    return out;
-  });
-}
-
-/** OpenAI `tool_choice` + `parallel_tool_calls` as Anthropic's `tool_choice`. */
-function toAnthropicToolChoice(choice: unknown, parallel: unknown): JsonObject | undefined {
-  let out: JsonObject | undefined;
-  if (choice === "auto") out = { type: "auto" };
-  else if (choice === "required") out = { type: "any" };
-  else if (choice === "none") out = { type: "none" };
-  else if (isObject(choice) && choice.type === "function" && isObject(choice.function)) {
-    out = { type: "tool", name: choice.function.name };
-  } else if (choice !== undefined && choice !== null) {
-    throw invalidRequest(
-      "This form of 'tool_choice' is not supported by Anthropic models; use 'auto', 'required', 'none' or " +
-        "{type: 'function', function: {name}}.",
-      "tool_choice",
-      "unsupported_parameter",
-    );
-  }
-  if (parallel === false && out?.type !== "none") {
-    out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
-  }
-  return out;
 }
 
 /**
@@ -329,6 +293,8 @@ export function lastAssistantCallsTools(messages: readonly AnthropicMessage[]): 
  * turned on when a `response_format` forces a tool call: Anthropic refuses thinking with a forced tool choice,
  * and the format is what the client cannot do without. An effort beside the client's own forced tool or
  * sampling settings never gets here: the parameter rules refuse or drop it first (`claudeEffortUnsupported`).
+ *
+ * Tools and the tool choice are `./tool_config.ts`, which declares a history's tools when the client sent none.
  */
 export function toAnthropicRequest(request: ChatRequest, options: AnthropicRequestOptions): JsonObject {
   const { system, messages } = toAnthropicMessages(request.messages);
@@ -352,23 +318,7 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
   for (const name of ["temperature", "top_p", ...PASS_THROUGH]) {
     if (request[name] !== undefined && request[name] !== null) body[name] = request[name];
   }
-  if (answer !== null && answerChoice !== "client") {
-    // The client's tools stay (history with tool blocks needs them); the answer tool is added and forced.
-    body.tools = [...tools, {
-      name: answer.name,
-      description: answer.description,
-      input_schema: answer.schema,
-    }];
-    const choice: JsonObject = answerChoice === "answer"
-      ? { type: "tool", name: answer.name }
-      : { type: "any" };
-    if (request.parallel_tool_calls === false) choice.disable_parallel_tool_use = true;
-    body.tool_choice = choice;
-  } else if (tools.length > 0) {
-    body.tools = tools;
-    const choice = toAnthropicToolChoice(request.tool_choice, request.parallel_tool_calls);
-    if (choice !== undefined) body.tool_choice = choice;
-  }
+  Object.assign(body, toolFields(request, messages, tools, answer, answerChoice));
   if (typeof request.user === "string" && request.user !== "") body.metadata = { user_id: request.user };
   if (request.stream === true) body.stream = true;
   return body;

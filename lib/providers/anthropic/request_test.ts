@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../openai/types.ts";
+import { HISTORY_TOOL_DESCRIPTION } from "../shared/history_tools.ts";
 import { assertGatewayError, CONFIG, MODEL, translate, WEATHER_TOOL } from "./request_test_helpers.ts";
 
 const WEATHER_TOOL_ANTHROPIC = {
@@ -152,6 +153,13 @@ const CASES: Case[] = [
           ],
         },
       ],
+      // No client tools: the history's, declared and not to be called (request_tool_history_test.ts).
+      tools: [{
+        name: "get_weather",
+        description: HISTORY_TOOL_DESCRIPTION,
+        input_schema: { type: "object" },
+      }],
+      tool_choice: { type: "none" },
     },
   },
   {
@@ -175,6 +183,8 @@ const CASES: Case[] = [
         { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "ping", input: {} }] },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1" }] },
       ],
+      tools: [{ name: "ping", description: HISTORY_TOOL_DESCRIPTION, input_schema: { type: "object" } }],
+      tool_choice: { type: "none" },
     },
   },
   {

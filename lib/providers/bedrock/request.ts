@@ -4,7 +4,8 @@
  * Converse has one top-level `system` list and strictly alternating user/assistant turns, so system and
  * developer messages are collected (in order) into `system`, tool results become `toolResult` blocks in a
  * user turn, and consecutive turns of the same role are merged. Images must be inline bytes: `data:` URLs are
- * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them).
+ * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them). Tools and the tool choice are
+ * `./tool_config.ts`.
  *
  * @module
  */
@@ -15,20 +16,16 @@ import {
   CORE_CHAT_PARAMS,
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
+  parallelCallsOffUnsupported,
   type ParamRules,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
-import { claudeEffortReason, claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
-import {
-  answerFormatUnsupported,
-  type JsonAnswerChoice,
-  jsonAnswerChoice,
-  type JsonAnswerTool,
-  jsonAnswerTool,
-  refuseReservedToolName,
-} from "../shared/json_answer_tool.ts";
+import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
+import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
+import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
+import { toToolConfig } from "./tool_config.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -44,20 +41,21 @@ export interface ConverseMessage {
  * token biases, penalties, seeds, `response_format` types other than text / json_object / json_schema (those two
  * become a forced tool, see `../shared/json_answer_tool.ts`), audio or predicted outputs, and no way to turn off
  * parallel tool calls generically, nor legacy `functions` / `function_call` (see `LEGACY_FUNCTION_RULES`). Each
- * is refused (400) or, with `unsupported_params: drop`, dropped.
+ * is refused (400) or, with `unsupported_params: drop`, dropped; a value that changes nothing is neither
+ * (`top_logprobs: 0`, `parallel_tool_calls: false` without tools the model may call).
  * `reasoning_effort` has no Converse field either; only Claude models take it, through
  * `additionalModelRequestFields` (see {@linkcode bedrockParamRules}).
  */
 export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
   n: (v) => v !== 1,
   logprobs: (v) => v === true,
-  top_logprobs: always,
+  top_logprobs: (v) => v !== 0,
   logit_bias: (v) => typeof v === "object" && v !== null && Object.keys(v).length > 0,
   presence_penalty: (v) => v !== 0,
   frequency_penalty: (v) => v !== 0,
   seed: always,
   response_format: answerFormatUnsupported,
-  parallel_tool_calls: (v) => v === false,
+  parallel_tool_calls: parallelCallsOffUnsupported,
   audio: always,
   modalities: (v) => !(Array.isArray(v) && v.every((m) => m === "text")),
   prediction: always,
@@ -88,14 +86,19 @@ const BEDROCK_RULES: ParamRules = {
 };
 const BEDROCK_CLAUDE_RULES: ParamRules = {
   ...BEDROCK_RULES,
-  unsupported: { ...BEDROCK_UNSUPPORTED, reasoning_effort: claudeEffortUnsupported },
-  reason: claudeEffortReason,
+  unsupported: {
+    temperature: claudeTemperatureUnsupported,
+    ...BEDROCK_UNSUPPORTED,
+    reasoning_effort: claudeEffortUnsupported,
+  },
+  reason: claudeParamReason,
 };
 
 /**
  * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
  * Claude models take the `reasoning_effort` values Claude maps, but not beside what Claude refuses with thinking
- * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`).
+ * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`), and no
+ * `temperature` above 1 (`../shared/claude_sampling.ts`).
  */
 export function bedrockParamRules(model: string): ParamRules {
   return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;
@@ -212,7 +215,10 @@ function toolUseBlocks(message: ChatMessage, param: string): ConverseBlock[] {
   });
 }
 
-/** Converse's `system` list and turns for OpenAI `messages`. */
+/**
+ * Converse's `system` list and turns for OpenAI `messages`. A request of system messages only (which OpenAI
+ * answers) has them as its one user turn and no `system` (as for `anthropic`, see `toAnthropicMessages`).
+ */
 export function toConverseMessages(
   messages: ChatMessage[],
 ): { system: ConverseBlock[]; turns: ConverseMessage[] } {
@@ -267,73 +273,11 @@ export function toConverseMessages(
         );
     }
   });
+  // Only system messages: Converse refuses a request without turns, so the instructions are the user's turn.
+  if (turns.length === 0 && system.length > 0) {
+    return { system: [], turns: [{ role: "user", content: system }] };
+  }
   return { system, turns };
-}
-
-function hasToolBlocks(turns: ConverseMessage[]): boolean {
-  return turns.some((t) => t.content.some((b) => "toolUse" in b || "toolResult" in b));
-}
-
-/**
- * `toolConfig` for OpenAI `tools` / `tool_choice`. Converse has no "none": with `tool_choice: "none"` the tools
- * are left out — unless the history holds tool blocks, which Converse only accepts with a `toolConfig`; then
- * the tool specs are sent without a choice (the model decides), the closest Converse can express.
- *
- * With a JSON `response_format` (`answer`), the answer tool is added and forced as `answerChoice` says: alone,
- * with `{any: {}}` (with one tool the same as naming it, and AWS documents `{tool: …}` for Claude and Nova only); beside
- * the client's tools, `{any: {}}` (some tool, the client's or the answer), or `{tool: …}` for `"none"` when the
- * client's tools must stay for the history.
- */
-export function toToolConfig(
-  request: ChatRequest,
-  turns: ConverseMessage[],
-  answer: JsonAnswerTool | null = null,
-  answerChoice: JsonAnswerChoice = "client",
-): JsonObject | undefined {
-  const tools = Array.isArray(request.tools) ? request.tools : [];
-  refuseReservedToolName(tools, "Bedrock");
-  const choice = request.tool_choice;
-  const specs = tools.map((tool, i) => {
-    if (!isObject(tool) || tool.type !== "function" || !isObject(tool.function)) {
-      throw invalidRequest(
-        "Only tools of type 'function' are supported by Bedrock models.",
-        `tools[${i}].type`,
-      );
-    }
-    const fn = tool.function;
-    const spec: JsonObject = {
-      name: fn.name,
-      inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} } },
-    };
-    if (typeof fn.description === "string" && fn.description !== "") spec.description = fn.description;
-    return { toolSpec: spec };
-  });
-  if (answer !== null && answerChoice !== "client") {
-    const answerSpec = {
-      toolSpec: { name: answer.name, description: answer.description, inputSchema: { json: answer.schema } },
-    };
-    const keep = answerChoice === "any" || hasToolBlocks(turns) ? specs : [];
-    return {
-      tools: [...keep, answerSpec],
-      toolChoice: keep.length > 0 && answerChoice === "answer"
-        ? { tool: { name: answer.name } }
-        : { any: {} },
-    };
-  }
-  if (specs.length === 0) return undefined;
-  if (choice === "none") return hasToolBlocks(turns) ? { tools: specs } : undefined;
-  const config: JsonObject = { tools: specs };
-  if (choice === "required") config.toolChoice = { any: {} };
-  else if (choice === "auto" || choice === undefined || choice === null) config.toolChoice = { auto: {} };
-  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") {
-    config.toolChoice = { tool: { name: choice.function.name } };
-  } else {
-    throw invalidRequest(
-      "tool_choice must be 'none', 'auto', 'required' or a named function.",
-      "tool_choice",
-    );
-  }
-  return config;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type ConverseMessage, toConverseRequest } from "./request.ts";
-import { req, TOOL_USE_ID } from "./request_test_helpers.ts";
+import { req, TOOL_USE_ID, TOP_SONG_TOOL } from "./request_test_helpers.ts";
 
 Deno.test("bedrock request: blank text parts are left out; an empty tool result is an empty JSON object", () => {
   const body = toConverseRequest(req({
@@ -18,6 +18,7 @@ Deno.test("bedrock request: blank text parts are left out; an empty tool result 
       },
       { role: "tool", tool_call_id: TOOL_USE_ID, content: [{ type: "text", text: "  " }] },
     ],
+    tools: [TOP_SONG_TOOL],
   }));
   assert.deepEqual(body, {
     messages: [
@@ -28,6 +29,16 @@ Deno.test("bedrock request: blank text parts are left out; an empty tool result 
         content: [{ toolResult: { toolUseId: TOOL_USE_ID, content: [{ json: {} }], status: "success" } }],
       },
     ],
+    toolConfig: {
+      tools: [{
+        toolSpec: {
+          name: "top_song",
+          description: TOP_SONG_TOOL.function.description,
+          inputSchema: { json: TOP_SONG_TOOL.function.parameters },
+        },
+      }],
+      toolChoice: { auto: {} },
+    },
   });
   const empty = toConverseRequest(req({
     messages: [{ role: "user", content: "Top song?" }, {

@@ -39,6 +39,22 @@ Deno.test("bedrock request: system and developer messages, inference parameters"
   });
 });
 
+Deno.test("bedrock request: system and developer messages alone are the user's turn (Converse refuses no turns)", () => {
+  const body = toConverseRequest(req({
+    messages: [
+      { role: "system", content: "Write a haiku about the sea." },
+      { role: "developer", content: [{ type: "text", text: "In French." }] },
+    ],
+  }));
+  assert.deepEqual(body, {
+    messages: [{ role: "user", content: [{ text: "Write a haiku about the sea." }, { text: "In French." }] }],
+  });
+  // Blank system text is no turn: nothing to move.
+  assert.deepEqual(toConverseRequest(req({ messages: [{ role: "system", content: " " }] })), {
+    messages: [],
+  });
+});
+
 Deno.test("bedrock request: AWS's top_song example, tool call and result over several turns", () => {
   const body = toConverseRequest(req({
     messages: [
@@ -216,6 +232,7 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
     ["logprobs", true, true],
     ["logprobs", false, false],
     ["top_logprobs", 2, true],
+    ["top_logprobs", 0, false],
     ["logit_bias", { "50256": -100 }, true],
     ["logit_bias", {}, false],
     ["presence_penalty", 0.5, true],
@@ -226,7 +243,6 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
     ["response_format", { type: "text" }, false],
     ["response_format", { type: "json_object" }, false],
     ["response_format", { type: "json_schema", json_schema: { name: "g" } }, false],
-    ["parallel_tool_calls", false, true],
     ["parallel_tool_calls", true, false],
     ["modalities", ["text", "audio"], true],
     ["modalities", ["text"], false],
@@ -244,6 +260,13 @@ Deno.test("bedrock request: unsupported OpenAI parameters error by default and d
       param,
     );
     assert.equal(param in applyUnsupportedRules(request, NOVA, "drop"), false);
+  }
+  // parallel_tool_calls: false is refused beside tools the model may call; without them it changes nothing.
+  const parallelOff = { ...base, parallel_tool_calls: false, tools: [TOP_SONG_TOOL] };
+  assert.throws(() => applyUnsupportedRules(parallelOff, NOVA, "error"), GatewayError);
+  for (const harmless of [{ tools: undefined }, { tools: [] }, { tool_choice: "none" }]) {
+    const request = { ...parallelOff, ...harmless };
+    assert.equal(applyUnsupportedRules(request, NOVA, "error"), request, JSON.stringify(harmless));
   }
 });
 

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
-import { geminiParamRules, toGeminiRequest, urlPart } from "./request.ts";
+import { geminiParamRules, toGeminiRequest } from "./request.ts";
+import { urlPart } from "./contents.ts";
 import { toolCallIdFor } from "./types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
@@ -48,6 +49,18 @@ const CASES: { name: string; request: ChatRequest; expected: JsonObject }[] = [
     expected: {
       contents: [{ role: "user", parts: [{ text: "Hello there" }] }],
       systemInstruction: { parts: [{ text: "You are a cat." }, { text: "Answer in French." }] },
+    },
+  },
+  {
+    name: "system and developer messages alone are the user's turn (Gemini refuses empty contents)",
+    request: req({
+      messages: [
+        { role: "system", content: "Write a haiku about the sea." },
+        { role: "developer", content: "In French." },
+      ],
+    }),
+    expected: {
+      contents: [{ role: "user", parts: [{ text: "Write a haiku about the sea." }, { text: "In French." }] }],
     },
   },
   {
@@ -307,7 +320,7 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
     [{ logprobs: true }, false, "logprobs"],
     [{ top_logprobs: 3 }, false, "top_logprobs"],
     [{ n: 2 }, true, "n"],
-    [{ parallel_tool_calls: false }, false, "parallel_tool_calls"],
+    [{ parallel_tool_calls: false, tools: [WEATHER] }, false, "parallel_tool_calls"],
     [{ reasoning_effort: "minimal" }, false, "reasoning_effort"],
     [{ reasoning_effort: "xhigh" }, false, "reasoning_effort"],
   ];
@@ -320,6 +333,15 @@ Deno.test("gemini request: unsupported OpenAI params → 400 by default, dropped
   // Values that are fine stay.
   const ok = req({ n: 2, logprobs: false, parallel_tool_calls: true, modalities: ["text"] });
   assert.equal(applyUnsupportedRules(ok, geminiParamRules(false), "error"), ok);
+  // Values that change nothing stay too: no parallel calls to forbid without tools the model may call.
+  for (const harmless of [{}, { tools: [] }, { tools: [WEATHER], tool_choice: "none" }]) {
+    const request = req({ parallel_tool_calls: false, top_logprobs: 0, ...harmless });
+    assert.equal(
+      applyUnsupportedRules(request, geminiParamRules(false), "error"),
+      request,
+      JSON.stringify(harmless),
+    );
+  }
 });
 
 Deno.test("gemini request: reasoning_effort → thinkingConfig budget with thoughts included; none turns thinking off", () => {

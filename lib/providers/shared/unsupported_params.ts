@@ -87,6 +87,16 @@ export const NO_EFFECT_PARAMS: readonly string[] = [
 ];
 
 /**
+ * `parallel_tool_calls: false` for a vendor with no switch to forbid parallel tool calls: what it cannot honour
+ * only when the model may call the client's tools (some tools, and a `tool_choice` other than `"none"`).
+ * Without them it changes nothing (a client may send it as a setting of every request, tools or not).
+ */
+export function parallelCallsOffUnsupported(value: unknown, request: JsonObject): boolean {
+  const tools = Array.isArray(request.tools) && request.tools.length > 0;
+  return value === false && tools && request.tool_choice !== "none";
+}
+
+/**
  * Legacy `functions` / `function_call` (OpenAI's predecessors of `tools` / `tool_choice`), which no vendor
  * translation serves. They are refused, never dropped, even under `unsupported_params: drop`: they are what
  * the model must read, and without them a forced `function_call` would come back as a plain answer. Refused

@@ -1,0 +1,84 @@
+/**
+ * What the vendors refuse in the shape of a request that OpenAI's chat completions accept, for the fakes
+ * (`fake_anthropic.ts`, `fake_bedrock.ts`, `fake_gemini.ts`) to refuse the same way, with the vendors' own
+ * words, so that a test of what a client sends through the gateway fails where the real vendor would.
+ *
+ * @module
+ */
+
+type Body = Record<string, unknown>;
+
+const list = (value: unknown): Record<string, unknown>[] =>
+  Array.isArray(value) ? value.filter((v) => typeof v === "object" && v !== null) : [];
+
+/** Every content block of a Messages or Converse body's turns. */
+const blocks = (body: Body) => list(body.messages).flatMap((m) => list(m.content));
+
+/**
+ * Anthropic's Messages API (`POST /v1/messages`): the error message of a refused request, or null.
+ * - `tool_use` / `tool_result` blocks in a request without tools.
+ * - no messages (a request of a system prompt only).
+ * - a `temperature` above 1 (Claude's range is 0 to 1).
+ */
+export function anthropicRefusal(body: Body): string | null {
+  if (list(body.messages).length === 0) return "messages: at least one message is required";
+  if (typeof body.temperature === "number" && body.temperature > 1) {
+    return "temperature: Input should be less than or equal to 1";
+  }
+  const toolBlocks = blocks(body).some((b) => b.type === "tool_use" || b.type === "tool_result");
+  if (toolBlocks && list(body.tools).length === 0) {
+    return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
+  }
+  return null;
+}
+
+/**
+ * Bedrock's Converse / ConverseStream: the ValidationException's message of a refused request, or null.
+ * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
+ * - no messages (a request of a system prompt only).
+ * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1.
+ */
+export function converseRefusal(body: Body, modelId: string): string | null {
+  const temperature = (body.inferenceConfig as { temperature?: unknown } | undefined)?.temperature;
+  if (modelId.includes("anthropic.claude") && typeof temperature === "number" && temperature > 1) {
+    return "The model returned the following errors: temperature: range: 0..1";
+  }
+  if (list(body.messages).length === 0) {
+    return "A conversation must start with a user message. Try again with a conversation that starts with a " +
+      "user message.";
+  }
+  const toolBlocks = blocks(body).some((b) => "toolUse" in b || "toolResult" in b);
+  if (toolBlocks && body.toolConfig === undefined) {
+    return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";
+  }
+  return null;
+}
+
+/**
+ * Gemini's `generateContent` / `streamGenerateContent` for `model`: the INVALID_ARGUMENT message of a refused
+ * request, or null.
+ * - No contents (a request of a system instruction only).
+ * - On Gemini 3 models (the fake's `gem-3…`): a model turn of the current turn (from the last user prompt that
+ *   is not only function results) whose first function call has no thought signature.
+ */
+export function geminiRefusal(model: string, body: Body): string | null {
+  const contents = list(body.contents);
+  if (contents.length === 0) return "* GenerateContentRequest.contents: contents is not specified";
+  const prompt = contents.findLastIndex((c) =>
+    c.role === "user" && list(c.parts).some((p) => !("functionResponse" in p))
+  );
+  if (model.startsWith("gem-3")) {
+    for (const [i, content] of contents.entries()) {
+      if (i < prompt || content.role !== "model") continue;
+      const first = list(content.parts).find((p) => "functionCall" in p);
+      if (first !== undefined && typeof first.thoughtSignature !== "string") {
+        const name = (first.functionCall as { name?: unknown }).name;
+        return "Function call is missing a thought_signature in functionCall parts. This is required for tools " +
+          "to work correctly, and missing thought_signature may lead to degraded model performance. Additional " +
+          `data, function call \`${String(name)}\` , position ${i + 1}. Please refer to ` +
+          "https://ai.google.dev/gemini-api/docs/thought-signatures for more details.";
+      }
+    }
+  }
+  return null;
+}
