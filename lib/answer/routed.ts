@@ -10,6 +10,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject } fro
 import type { NativeResponsesResult, Provider } from "../providers/types.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { Peeked } from "./stream_body.ts";
+import type { StreamStart } from "./stream_start.ts";
 
 /** A target's answer over the chat form: a whole completion, or a stream whose first chunk is in hand. */
 export type ChatAnswer =
@@ -33,6 +34,12 @@ export interface NativeRoute {
   /** Whether a whole answer is the API's object, and its name for the 502 when it is not. */
   valid: (body: JsonObject) => boolean;
   what: string;
+  /**
+   * Which of a stream's events show the client something of the answer, and which say the upstream failed to
+   * answer (stream_start.ts): the events before the first that shows are held, and a failure among them is the
+   * attempt's, so routing may still retry or fall back. Absent: the stream commits at its first event.
+   */
+  start?: StreamStart<JsonObject>;
   /**
    * How the response cache keys and judges this API's passed-through answers, asked for only when the alias is
    * cached (so an uncached request builds nothing for it); absent: they are not cached.

@@ -15,6 +15,7 @@
  */
 import { jsonResponse } from "./json_response.ts";
 import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
+import { CHAT_START, FIRST_VALUE, untilShown } from "./stream_start.ts";
 import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
@@ -69,25 +70,6 @@ export interface RoutedValue<T> {
   headers: Headers;
 }
 
-/**
- * Waits for a stream's first value. Until the first value the attempt may still fail over to another target;
- * after it, the answer belongs to this target.
- */
-export async function withFirstChunk<T>(
-  provider: string,
-  reader: ChunkSource<T>,
-): Promise<{ first: T; rest: ChunkSource<T> }> {
-  let first: ReadableStreamReadResult<T>;
-  try {
-    first = await reader.read();
-  } catch (err) {
-    await reader.cancel().catch(() => {});
-    throw err;
-  }
-  if (first.done) throw badGateway(`Provider "${provider}" ended the stream without any data.`);
-  return { first: first.value, rest: reader };
-}
-
 /** Whether a routed answer is a native one. */
 export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is NativeAnswer {
   return answer.kind === "native" || answer.kind === "native_stream";
@@ -95,8 +77,9 @@ export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is Nat
 
 /**
  * Routes a request over `model`'s targets: a target that speaks the client API natively (`native`) gets its
- * passed-through body, every other one the chat form. A stream is held until its first value (until then
- * routing may still fall back); a stream the client reads holds its target's lease until it ends.
+ * passed-through body, every other one the chat form. A stream is held until it commits, at its first value
+ * that shows the client something (stream_start.ts; until then routing may still retry or fall back); a stream
+ * the client reads holds its target's lease until it ends.
  */
 export function routeAnswer(
   ctx: ClientContext,
@@ -175,7 +158,7 @@ function routeFresh(
       if (trace) noteCompletion(trace, answer.body, completionTexts);
       return answer;
     }
-    const stream = await withFirstChunk(target.provider, answer.chunks);
+    const stream = await untilShown(target.provider, answer.chunks, CHAT_START);
     return { kind: "stream", stream: trace ? tracedChunks(trace, stream) : stream };
   };
   const passThrough = async (route: NativeRoute, target: ResolvedTarget, provider: Provider) => {
@@ -183,7 +166,7 @@ function routeFresh(
     // The table said this target speaks the API; an adapter without the method disagrees with it (a bug).
     if (answer === undefined) throw new GatewayError(500, `The provider does not speak this API.`);
     if (answer.kind === "stream") {
-      const stream = await withFirstChunk(target.provider, answer.events);
+      const stream = await untilShown(target.provider, answer.events, route.start ?? FIRST_VALUE);
       return {
         kind: "native_stream" as const,
         stream: trace ? tracedEvents(trace, stream, route.facts) : stream,

@@ -18,7 +18,7 @@ import type { ChunkSource } from "../streams/pull_through.ts";
 import { type BudgetGuard, BudgetStop } from "./budget_guard.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
 
-/** An upstream stream whose first value has already been read (routing commits to a target on it). */
+/** An upstream stream whose first value has already been read (routing committed to its target: stream_start.ts). */
 export interface Peeked<T> {
   first: T;
   rest: ChunkSource<T>;

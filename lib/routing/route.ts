@@ -1,8 +1,9 @@
 /**
  * Runs one request against an alias's targets: in strategy order, skipping ejected and saturated targets,
  * retrying transient failures with backoff (or the upstream's `Retry-After`), then falling back to the next
- * target. An attempt counts as answered once its first byte is in hand (for streams, the first chunk), so
- * a fallback never happens after anything has reached the client.
+ * target. An attempt counts as answered once its first byte is in hand (for streams, once the stream commits:
+ * its first chunk that shows the client something, lib/answer/stream_start.ts), so a fallback never happens
+ * after anything has reached the client.
  *
  * @module
  */

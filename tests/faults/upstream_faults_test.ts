@@ -77,7 +77,11 @@ admin_tokens:
 const sse = (data: unknown, event?: string) =>
   `${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
 
-/** A first stream event that makes the gateway commit to the answer (the client gets a 200). */
+/**
+ * The first write of a stream that makes the gateway commit to the answer (the client gets a 200): one that
+ * shows the client text. Anthropic and Bedrock open their streams with a message start that shows nothing, so
+ * theirs carries the stream's first text delta as well.
+ */
 function firstEvent(kind: Kind): string | Uint8Array {
   switch (kind) {
     case "openai":
@@ -93,11 +97,25 @@ function firstEvent(kind: Kind): string | Uint8Array {
       return sse(
         { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 3 } } },
         "message_start",
-      );
+      ) +
+        sse(
+          { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+          "content_block_start",
+        ) +
+        sse(
+          { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hi" } },
+          "content_block_delta",
+        );
     case "gemini":
       return sse({ candidates: [{ content: { role: "model", parts: [{ text: "Hi" }] }, index: 0 }] });
-    case "bedrock":
-      return eventFrame("messageStart", { role: "assistant" });
+    case "bedrock": {
+      const start = eventFrame("messageStart", { role: "assistant" });
+      const delta = eventFrame("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Hi" } });
+      const both = new Uint8Array(start.length + delta.length);
+      both.set(start);
+      both.set(delta, start.length);
+      return both;
+    }
   }
 }
 

@@ -696,7 +696,8 @@ Deno.test("messages: each chunk is forwarded as it arrives, a silent upstream ge
         seen += next.value;
       }
     };
-    // message_start goes out with the first upstream chunk (the role), before any content.
+    // message_start goes out before any content: the upstream's role chunk is held for its first content (a
+    // failure before it may still fall back), but not past the hold's bound (1 s).
     await until(/event: message_start\n/, 2_000);
     // The upstream stays silent past the ping interval (10 s): the client gets a ping, and nothing else.
     await until(/event: ping\ndata: {"type":"ping"}\n\n/, 12_000);

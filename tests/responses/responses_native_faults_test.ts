@@ -92,6 +92,13 @@ const CREATED = sse({
   sequence_number: 0,
   response: upstreamResponse("in_progress"),
 });
+/** The opening of a message: what makes the stream the target's (an error after it is mid-stream). */
+const OPENED = sse({
+  type: "response.output_item.added",
+  sequence_number: 1,
+  output_index: 0,
+  item: { id: "msg_up1", type: "message", status: "in_progress", role: "assistant", content: [] },
+});
 const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream" };
 
@@ -150,7 +157,8 @@ const FAULTS: Fault[] = [
       headers: SSE_HEADERS,
       chunks: [
         CREATED,
-        sse({ type: "error", sequence_number: 1, code: `bad_${KEY}`, message: ECHO, param: KEY }),
+        OPENED,
+        sse({ type: "error", sequence_number: 2, code: `bad_${KEY}`, message: ECHO, param: KEY }),
       ],
     },
   },
@@ -162,7 +170,39 @@ const FAULTS: Fault[] = [
       headers: SSE_HEADERS,
       chunks: [
         CREATED,
+        OPENED,
         `data: ${JSON.stringify({ error: { message: ECHO, type: "server_error", code: null } })}\n\n`,
+      ],
+    },
+  },
+  // Before the stream showed anything, the error is the attempt's: the client gets it as an HTTP error.
+  {
+    name: "an error event echoing the key right after response.created",
+    stream: true,
+    status: 502,
+    step: {
+      headers: SSE_HEADERS,
+      chunks: [
+        CREATED,
+        sse({ type: "error", sequence_number: 1, code: `bad_${KEY}`, message: ECHO, param: KEY }),
+      ],
+    },
+  },
+  {
+    name: "a response.failed by a server error echoing the key right after response.created",
+    stream: true,
+    status: 502,
+    step: {
+      headers: SSE_HEADERS,
+      chunks: [
+        CREATED,
+        sse({
+          type: "response.failed",
+          sequence_number: 1,
+          response: upstreamResponse("failed", {
+            error: { code: "server_error", message: ECHO, echoed: KEY },
+          }),
+        }),
       ],
     },
   },

@@ -29,6 +29,7 @@ import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
+import { MESSAGES_START } from "./native_start.ts";
 
 /**
  * Whether `target` is served natively (the capability table: an `anthropic` provider, or a Claude model or
@@ -99,6 +100,7 @@ export function nativeMessagesRoute(
     speaks: isNativeMessagesTarget,
     valid: (body) => body.type === "message" && Array.isArray(body.content),
     what: "a Message",
+    start: MESSAGES_START,
     cache: () => messagesCacheSpec(parsed.body, headers),
     facts: () => MESSAGES_FACTS,
     call(target, provider) {

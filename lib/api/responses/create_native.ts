@@ -32,6 +32,7 @@ import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from ".
 import { previousConversation, previousResponseNotFound } from "./stored.ts";
 import { strictRefusal } from "./native_only.ts";
 import { servingTargets } from "../../http/tolerance.ts";
+import { RESPONSES_START } from "./native_start.ts";
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
 export function isNativeTarget(target: ResolvedTarget): boolean {
@@ -76,6 +77,7 @@ export function nativeRoute(
     speaks: isNativeTarget,
     valid: isResponseObject,
     what: "a Response object",
+    start: RESPONSES_START,
     cache: () => responsesCacheSpec(client),
     facts: () => RESPONSES_FACTS,
     async call(target, provider) {
