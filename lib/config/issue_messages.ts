@@ -18,6 +18,11 @@ export interface PathIssue {
   readonly message: string;
   /** For an unknown key: the key, whose "did you mean" is worked out only if the issue is shown. */
   readonly unknownKey?: string;
+  /**
+   * The path ends in a key from the file the schema refused (an unknown key, an invalid name): shown cut by
+   * {@linkcode shownKey}, in the path as in the message, because it may hold a value written into it.
+   */
+  readonly keyFromFile?: true;
 }
 
 /** At most this many lines get a YAML error: after the first, most are echoes of the same mistake. */
@@ -67,11 +72,16 @@ export function fromZod(issue: z.core.$ZodIssue, base: readonly PathSegment[]): 
     case "unrecognized_keys":
       return issue.keys.map((key) => ({
         path: [...path, key],
-        message: `unknown key "${shown(key)}"`,
+        message: `unknown key "${shownKey(key)}"${keyHint(key)}`,
         unknownKey: key,
+        keyFromFile: true,
       }));
-    case "invalid_key":
-      return [{ path, message: `invalid name: ${issue.issues.map((i) => i.message).join("; ")}` }];
+    case "invalid_key": {
+      // The key is the path's last segment (zod puts it there).
+      const key = String(path[path.length - 1] ?? "");
+      const why = issue.issues.map((i) => i.message).join("; ");
+      return [{ path, message: `invalid name: ${why}${keyHint(key)}`, keyFromFile: true }];
+    }
     case "invalid_type": {
       const last = path[path.length - 1];
       if (/received undefined$/.test(issue.message) && last !== undefined) {
@@ -157,9 +167,9 @@ function collectKeys(
   return keys;
 }
 
-/** ` (did you mean "base_url"?)` for a typo of a known key, else "". */
+/** ` (did you mean "base_url"?)` for a typo of a known key (of the part {@linkcode shownKey} shows), else "". */
 export function suggestion(key: string): string {
-  const lower = key.toLowerCase();
+  const lower = key.split(KEY_END, 1)[0].toLowerCase();
   const limit = Math.min(2, Math.floor(key.length / 2));
   // Only keys of a similar length can be that close: skips the edit distance for almost every known key.
   const close = KNOWN_KEYS
@@ -173,6 +183,40 @@ export function suggestion(key: string): string {
 /** A name from the file as shown in a message: long ones cut, so one issue stays one readable line. */
 function shown(name: string): string {
   return name.length > 80 ? `${name.slice(0, 77)}...` : name;
+}
+
+/**
+ * Where a key the schema refused is cut when shown. No key of the schema holds `:`, `=` or whitespace, and a key
+ * that does is most often a value written into it: `{ api_key:sk-… }` (no space after the colon) is, to YAML, the
+ * key `api_key:sk-…` with no value, and `{Authorization:"Bearer sk-…"}` a header named all of that.
+ */
+const KEY_END = /[:=\s]/;
+
+/**
+ * A key from the file that the schema refused, as a message or a path shows it: up to its first `:`, `=` or
+ * whitespace (`api_key:…`), so a value written into the key never reaches the output; long ones cut too.
+ */
+export function shownKey(key: string): string {
+  const end = key.search(KEY_END);
+  if (end < 0) return shown(key);
+  const mark = key[end] === ":" || key[end] === "=" ? key[end] : "";
+  return `${shown(key.slice(0, end))}${mark}…`;
+}
+
+/** What a key cut at `:` or `=` most likely means, for the message; "" for any other key. */
+function keyHint(key: string): string {
+  const end = key.search(KEY_END);
+  if (end < 0) return "";
+  if (key[end] === ":") return " (missing a space after ':'? YAML reads key:value as one key)";
+  if (key[end] === "=") return ' (write "key: value", not "key=value")';
+  return "";
+}
+
+/** A path as an issue shows it: a key the schema refused cut by {@linkcode shownKey}. */
+export function shownPath(issue: PathIssue): string {
+  const segments = issue.path.map(String);
+  if (issue.keyFromFile && segments.length > 0) segments.push(shownKey(segments.pop()!));
+  return segments.join(".");
 }
 
 function editDistance(a: string, b: string): number {

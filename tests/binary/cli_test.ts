@@ -59,6 +59,33 @@ tokens:
   await Deno.remove(file);
 });
 
+Deno.test("cli: a secret written into a key (no space after ':') is never printed; the key is cut, with a hint", async () => {
+  const cases = [
+    ["api_key:sk-proj-SECRET0123456789", "SECRET0123456789", "providers.up.api_key:…"],
+    [
+      'headers: {Authorization:"Bearer sk-proj-SECRET9876543210"}',
+      "SECRET9876543210",
+      "providers.up.headers.Authorization:…",
+    ],
+  ];
+  for (const [written, secret, path] of cases) {
+    const file = await tempConfig(`providers:
+  local: { type: builtin }
+  up: { type: openai, base_url: "http://127.0.0.1:9/v1", ${written} }
+models:
+  chat-a: { type: chat, targets: [ { provider: local, model: echo } ] }
+`);
+    const checked = await run(["check", "--config", file]);
+    assert.equal(checked.code, 1);
+    assert.ok(!checked.stderr.includes(secret), checked.stderr);
+    assert.match(
+      checked.stderr,
+      new RegExp(`:3: ${path.replaceAll(".", "\\.")}: .*missing a space after ':'`),
+    );
+    await Deno.remove(file);
+  }
+});
+
 Deno.test("cli: check and serve refuse an OTLP endpoint variable with a password, naming it, never printing it", async () => {
   const file = await tempConfig("providers: { local: { type: builtin } }\nmodels: {}\n");
   const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://tenant:collector-pw-7f3e9a@127.0.0.1:4318" };

@@ -1,0 +1,63 @@
+/**
+ * The words of config issues (issue_messages.ts) as `check`, a reload's log line and `POST /admin/reload` show
+ * them: a key from the file that the schema refused is cut where a value may have been written into it.
+ */
+import assert from "node:assert/strict";
+import { formatIssues, parseConfigText } from "./load.ts";
+import type { ConfigIssue } from "./types.ts";
+
+/** Joins lines so that argument N is line N of the file, which keeps expected line numbers readable. */
+function doc(...lines: string[]): string {
+  return `${lines.join("\n")}\n`;
+}
+
+function issuesOf(text: string, env: Record<string, string | undefined> = {}): readonly ConfigIssue[] {
+  const result = parseConfigText(text, { source: "test.yaml", env });
+  if (result.ok) assert.fail("expected the config to be rejected");
+  return result.issues;
+}
+
+/** Asserts that exactly one issue has `path`, on `line`, and that its message matches. */
+function expectIssue(issues: readonly ConfigIssue[], path: string, line: number, message: RegExp) {
+  const found = issues.filter((issue) => issue.path === path);
+  assert.equal(found.length, 1, `one issue at "${path}" in:\n${formatIssues("test.yaml", issues)}`);
+  assert.equal(found[0].line, line, `line of "${path}"`);
+  assert.match(found[0].message, message);
+}
+
+Deno.test("broken: a value written into a key (no space after ':') is cut from the path and the message", () => {
+  const issues = issuesOf(doc(
+    "providers:", // 1
+    "  up:", // 2
+    "    type: openai", // 3
+    '    base_url: "http://127.0.0.1:9/v1"', // 4
+    "    api_key:sk-proj-SECRET0123456789:", // 5
+    '    headers: {Authorization:"Bearer sk-proj-SECRET9876543210", X-Org: org-1}', // 6
+    "    timeouts: { total=30s }", // 7
+    "models: {}", // 8
+  ));
+  expectIssue(issues, "providers.up.api_key:…", 5, /^unknown key "api_key:…" \(missing a space after ':'\?/);
+  expectIssue(
+    issues,
+    "providers.up.headers.Authorization:…",
+    6,
+    /^invalid name: must be a valid header name/,
+  );
+  expectIssue(issues, "providers.up.timeouts.total=…", 7, /^unknown key "total=…" \(write "key: value"/);
+  const printed = formatIssues("test.yaml", issues);
+  for (const secret of ["SECRET0123456789", "SECRET9876543210", "30s"]) {
+    assert.ok(!printed.includes(secret), printed);
+  }
+});
+
+Deno.test("broken: a key holding a secret is masked in every issue that shows it whole (a duplicate key)", () => {
+  const key = "api_key:sk-proj-SECRET01234567";
+  const printed = formatIssues(
+    "test.yaml",
+    issuesOf(
+      doc("providers:", `  up: { type: openai, base_url: "http://h/v1", ${key}, ${key} }`, "models: {}"),
+    ),
+  );
+  assert.match(printed, /duplicate key/);
+  assert.ok(!printed.includes("SECRET01234567"), printed);
+});
