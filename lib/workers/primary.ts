@@ -30,6 +30,7 @@ import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
 import { createInFlightBuffer, SharedInFlight } from "./shared_in_flight.ts";
+import { reasonOf, StartError } from "../start_error.ts";
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkersOptions extends StartOptions {
@@ -182,7 +183,8 @@ export async function startWorkers(
     } catch (err) {
       if (slots[index] === slot) slots[index] = undefined;
       worker.terminate();
-      throw new Error(`worker ${index} did not start: ${err instanceof Error ? err.message : String(err)}`);
+      // The worker's own words name the stage (`cannot listen on …`).
+      throw new StartError(`worker ${index} did not start: ${reasonOf(err)}`);
     }
   }
 
