@@ -61,3 +61,26 @@ Deno.test("broken: a key holding a secret is masked in every issue that shows it
   assert.match(printed, /duplicate key/);
   assert.ok(!printed.includes("SECRET01234567"), printed);
 });
+
+Deno.test("substituted values are shown unless they went into a secret; defaults written in the file always", () => {
+  const issues = issuesOf(
+    doc(
+      "providers:", // 1
+      "  local: { type: builtin }", // 2
+      '  up: { type: openai, base_url: "http://127.0.0.1:9/v1", headers: { Authorization: "Bearer ${PART}" } }', // 3
+      "models:", // 4
+      '  chat-default: { type: chat, targets: [{ provider: local, model: "${CHAT_MODEL}" }] }', // 5
+      '  other: { type: chat, targets: [{ provider: local, model: "${OTHER_MODEL:-nope}" }] }', // 6
+      '  third: { type: chat, targets: [{ provider: local, model: "${PART}" }] }', // 7
+      "tokens:", // 8
+      '  - { name: t1, environment: "${ENVIRONMENT:-default}", token: "${TOKEN}", models: ["chat-*", "embed-default"] }', // 9
+    ),
+    { CHAT_MODEL: "hash", PART: "abcd1234", TOKEN: "gw-token-0123456789abcdef" },
+  );
+  expectIssue(issues, "models.chat-default.targets.0.model", 5, /no chat model "hash" \(available: echo\)$/);
+  expectIssue(issues, "models.other.targets.0.model", 6, /no chat model "nope" \(available: echo\)$/);
+  expectIssue(issues, "tokens.0.models.1", 9, /^"embed-default" matches no model alias$/);
+  // A value that went into a secret (part of a header value) is masked wherever else it shows.
+  expectIssue(issues, "models.third.targets.0.model", 7, /no chat model "\*\*\*"/);
+  assert.ok(!formatIssues("test.yaml", issues).includes("abcd1234"));
+});

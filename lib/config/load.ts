@@ -11,9 +11,10 @@
  * already reported.
  *
  * No message ever contains a secret: zod messages are rewritten so they do not echo input, and as a last
- * line of defence every substituted environment value and every value at a secret position (`isSecretPath`:
- * tokens, keys, AWS credentials, alert secrets, header values; for a broken file also an alias or tag written
- * there, message_secrets.ts) is scrubbed from all messages.
+ * line of defence every value at a secret position (`isSecretPath`: tokens, keys, AWS credentials, alert
+ * secrets, header values; for a broken file also an alias or tag written there, and a value written into a
+ * key; message_secrets.ts) and every `${VAR}` value substituted into one is scrubbed from all messages. A
+ * value substituted anywhere else (a model name, an environment, a default written in the file) is shown.
  *
  * @module
  */
@@ -34,7 +35,7 @@ import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
 import { recordField, stringField } from "./raw_access.ts";
 import { ConfigSetupError } from "./setup_error.ts";
-import { secretsInData, secretsInSource } from "./message_secrets.ts";
+import { secretsInData, secretsInSource, substitutedSecrets } from "./message_secrets.ts";
 import { inspectDocument, toPlainData } from "./yaml_tree.ts";
 
 /**
@@ -183,13 +184,14 @@ function parseText(
     }
     return false;
   };
+  const secrets = secretsInData(data);
   const parsed = configSchema.safeParse(data);
   const schemaIssues = parsed.success ? [] : parsed.error.issues.flatMap((issue) => fromZod(issue, []));
   return {
     data: parsed.success ? parsed.data : data,
     output: parsed.success ? parsed.data : undefined,
     substitutions: interpolation.substitutions,
-    secrets: [...interpolation.substituted, ...secretsInData(data)],
+    secrets: [...secrets, ...substitutedSecrets(interpolation.substitutions, secrets)],
     lines: tree.lines,
     issues: [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i))],
     schemaPaths: new Set(schemaIssues.map((issue) => issue.path.join("."))),

@@ -21,7 +21,7 @@
  */
 import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node } from "yaml";
 import { HEADER_NAME } from "./header_map.ts";
-import { isSecretPath, type PathSegment, SECRET_KEYS } from "./interpolate.ts";
+import { isSecretPath, type PathSegment, SECRET_KEYS, type Substitution } from "./interpolate.ts";
 
 /** `key: value` (block or flow) whose key is a secret key; the value as written, up to a delimiter. */
 const SECRET_LINE = new RegExp(
@@ -133,4 +133,21 @@ export function secretsInData(data: unknown): string[] {
     for (const [k, v] of entries) stack.push({ value: v, key: k, inHeaders: childInHeaders });
   }
   return found;
+}
+
+/**
+ * The `${VAR}` values (and used defaults) that went into a secret, to mask on their own: into a value at a secret
+ * position (`Bearer ${TOKEN}`), or into a string that is one of `secrets` (an anchored string used at a secret
+ * position). Where a value went decides, as for the config's own secrets (secrets.ts), so a model name, an
+ * environment or a default written in the file (`${CHAT_MODEL:-echo}`, `${ENVIRONMENT:-default}`) is never
+ * masked out of a message about something else (`"embed-***" matches no model alias`).
+ */
+export function substitutedSecrets(
+  substitutions: readonly Substitution[],
+  secrets: readonly string[],
+): string[] {
+  const whole = new Set(secrets);
+  return substitutions.flatMap(({ value, path, into }) =>
+    isSecretPath(path) || whole.has(into) ? [value] : []
+  );
 }
