@@ -162,6 +162,8 @@ async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<
       issues: last.issues.slice(0, READYZ_ISSUES).map((i) =>
         `${i.line === undefined ? "" : `line ${i.line}: `}${i.path === "" ? "(document)" : i.path}`
       ),
+      // Keys in the file not in effect until a restart (names of keys only).
+      restart_required: last.restart_required,
     },
   };
   return new Response(JSON.stringify(body), { headers: JSON_TYPE });

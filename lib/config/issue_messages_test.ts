@@ -84,3 +84,39 @@ Deno.test("substituted values are shown unless they went into a secret; defaults
   expectIssue(issues, "models.third.targets.0.model", 7, /no chat model "\*\*\*"/);
   assert.ok(!formatIssues("test.yaml", issues).includes("abcd1234"));
 });
+
+Deno.test("did you mean: only a key allowed at that place is suggested", () => {
+  const issues = issuesOf(doc(
+    "server:", // 1
+    "  timout: { total: 5m }", // 2
+    "providers:", // 3
+    "  oa: { type: openai, base_ur: 'http://h/v1', header: { X-A: b } }", // 4
+    "models: {}", // 5
+    "usage: { retension: 30d, tokens: 5 }", // 6
+  ));
+  // `timeout` is a key of a target, not of `server`.
+  expectIssue(issues, "server.timout", 2, /^unknown key "timout" \(did you mean "timeouts"\?\)$/);
+  expectIssue(issues, "providers.oa.base_ur", 4, /\(did you mean "base_url"\?\)$/);
+  expectIssue(issues, "providers.oa.header", 4, /\(did you mean "headers"\?\)$/);
+  expectIssue(issues, "usage.retension", 6, /\(did you mean "retention"\?\)$/);
+  // `token` is a key elsewhere (of a token), not of `usage`: no suggestion rather than a wrong one.
+  expectIssue(issues, "usage.tokens", 6, /^unknown key "tokens"$/);
+});
+
+Deno.test("a ${VAR} unquoted inside { } or [ ] is a YAML error that says to quote it; quoted, it loads", () => {
+  const admins = (token: string) =>
+    doc(
+      "providers: { local: { type: builtin } }", // 1
+      "models: {}", // 2
+      "admin_tokens:", // 3
+      `  - { name: ops, token: ${token} }`, // 4
+    );
+  const env = { ADMIN_TOKEN: "gw-admin-token-0123456789abcdef" };
+  const issues = issuesOf(admins("${ADMIN_TOKEN}"), env);
+  expectIssue(issues, "", 4, /^YAML: .* \(inside \{ \} or \[ \], quote a \$\{VAR\}: "\$\{VAR\}"\)$/);
+  const result = parseConfigText(admins('"${ADMIN_TOKEN}"'), { source: "test.yaml", env });
+  assert.ok(result.ok, result.ok ? "" : formatIssues("test.yaml", result.issues));
+  // No hint where the error has another cause.
+  const other = issuesOf(doc("providers: { local: { type: builtin }", "models: {}"));
+  assert.ok(other.every((i) => !i.message.includes("quote a ${VAR}")), formatIssues("test.yaml", other));
+});

@@ -78,6 +78,8 @@ export type ValidationResult =
 /** An issue before {@linkcode fail} caps, completes and scrubs it. */
 interface PendingIssue extends ConfigIssue {
   readonly unknownKey?: string;
+  /** Where the unknown key is (the mapping's path), for its "did you mean". */
+  readonly unknownAt?: readonly PathSegment[];
 }
 
 /**
@@ -167,7 +169,7 @@ function parseText(
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
 
   if (doc.errors.length > 0 || doc.warnings.length > 0) {
-    return fail(yamlIssues(doc, lineAt), secretsInSource(doc, text));
+    return fail(yamlIssues(doc, lineAt, text), secretsInSource(doc, text));
   }
   const tree = inspectDocument(doc, lineAt);
   if (tree.issues.length > 0) return fail(tree.issues, secretsInSource(doc, text));
@@ -213,6 +215,7 @@ function crossCheck(parsed: ParsedText, catalog: CatalogChoice): ValidationResul
     line: locate(parsed.lines, issue.path),
     message: issue.message,
     unknownKey: issue.unknownKey,
+    unknownAt: issue.unknownKey === undefined ? undefined : issue.path.slice(0, -1),
   }));
   if (!catalog.ok) return fail([...issues, ...catalog.issues], parsed.secrets);
   if (parsed.output === undefined || issues.length > 0) return fail(issues, parsed.secrets);
@@ -333,8 +336,9 @@ function fail(
   const kept = sorted.slice(0, MAX_ISSUES);
   // The gateway's one scrubber, at 4 characters as for a provider's own keys: every value here is a secret.
   const scrubber = createScrubber(secrets, { minLength: 4 });
-  const out: ConfigIssue[] = kept.map(({ path, line, message, unknownKey }) => {
-    const text = scrubber.scrub(unknownKey === undefined ? message : `${message}${suggestion(unknownKey)}`);
+  const out: ConfigIssue[] = kept.map(({ path, line, message, unknownKey, unknownAt }) => {
+    const hint = unknownKey === undefined ? "" : suggestion(unknownKey, unknownAt ?? []);
+    const text = scrubber.scrub(`${message}${hint}`);
     const where = scrubber.scrub(path);
     return line === undefined ? { path: where, message: text } : { path: where, line, message: text };
   });
