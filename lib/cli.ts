@@ -17,7 +17,11 @@ import {
   validateConfigText,
   type ValidatedConfig,
 } from "./config/load.ts";
+import { isListenHost, LISTEN_HOST_RULE } from "./config/listen_host.ts";
 import { tokenSchema } from "./config/schema.ts";
+import type { ResolvedConfig } from "./config/types.ts";
+import { StartError } from "./start_error.ts";
+import { sqliteLocationProblem } from "./usage/sqlite_location.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
@@ -77,7 +81,9 @@ async function configPath(
 
 /**
  * Loads, validates and sets up a config: the schema and cross-checks, the OTLP endpoint variables, then each
- * provider's own setup (credentials found, …), so `check` catches everything `serve` would refuse.
+ * provider's own setup (credentials found, …). With the port (`portOverride`) and the usage database's place
+ * (`startIssues`), `check` refuses what `serve` would refuse before it listens; what it cannot see is a port
+ * already taken.
  */
 async function load(runtime: Runtime, path: string): Promise<GatewayState | null> {
   const env = runtime.env();
@@ -133,6 +139,33 @@ function parsePort(text: string | undefined): number | null | undefined {
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null;
 }
 
+/**
+ * The port `serve` listens on instead of `server.port` (`--port`, else `$PORT`), or the line that refuses it:
+ * `check` and `serve` read it alike, so `check` refuses the `$PORT` that `serve` would.
+ */
+function portOverride(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+): { ok: true; port: number | undefined } | { ok: false; message: string } {
+  const port = parsePort(flag ?? env.PORT);
+  if (port !== null) return { ok: true, port };
+  const from = flag !== undefined ? "--port" : "$PORT";
+  return {
+    ok: false,
+    message: `Invalid port ${JSON.stringify(flag ?? env.PORT)} (${from}): use a number from 0 to 65535.`,
+  };
+}
+
+/**
+ * What `serve` would find at start that the config's own checks cannot: the usage database's place (its
+ * directory a file, or not writable). Asked without writing anything: `check` creates nothing.
+ */
+async function startIssues(config: ResolvedConfig) {
+  const sqlite = config.postgres === null ? config.usage.sqlite : "none";
+  const problem = sqlite === "none" ? null : await sqliteLocationProblem(sqlite);
+  return problem === null ? [] : [{ path: "usage.sqlite", message: problem }];
+}
+
 /** Runs the command line; resolves to the exit code (`serve` resolves only after shutdown). */
 export async function runCli(
   runtime: Runtime,
@@ -163,6 +196,16 @@ export async function runCli(
       const state = await load(runtime, path);
       if (state === null) return 1;
       const config = state.config;
+      const port = portOverride(values.port, env);
+      if (!port.ok) {
+        runtime.writeStderr(`${port.message}\n`);
+        return 1;
+      }
+      const issues = await startIssues(config);
+      if (issues.length > 0) {
+        runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, issues)}\n`);
+        return 1;
+      }
       // The operator's price catalog (`pricing.catalog`) is part of the config: a malformed one fails check.
       if (!(await checkConfiguredCatalog(runtime, config))) return 1;
       runtime.writeStdout(
@@ -208,9 +251,14 @@ export async function runCli(
       return 0;
     }
     case "serve": {
-      const port = parsePort(values.port ?? env.PORT);
-      if (port === null) {
-        runtime.writeStderr(`Invalid port: use a number from 0 to 65535.\n`);
+      const override = portOverride(values.port, env);
+      if (!override.ok) {
+        runtime.writeStderr(`${override.message}\n`);
+        return 2;
+      }
+      const port = override.port;
+      if (values.host !== undefined && !isListenHost(values.host)) {
+        runtime.writeStderr(`Invalid --host: ${LISTEN_HOST_RULE}.\n`);
         return 2;
       }
       const path = await configPath(values.config, env);
@@ -238,11 +286,12 @@ export async function runCli(
             workerUrl: options.serveWorker,
           });
       } catch (err) {
-        // Most often the port is taken: say so plainly instead of dying with a stack trace.
-        const where = `${values.host ?? state.config.server.host}:${port ?? state.config.server.port}`;
-        runtime.writeStderr(
-          `Cannot serve on ${where}: ${err instanceof Error ? err.message : String(err)}\n`,
-        );
+        // Said plainly, by the stage that failed (the port taken, the usage database's directory a file), never
+        // as a stack trace.
+        const said = err instanceof StartError
+          ? `${err.message[0].toUpperCase()}${err.message.slice(1)}`
+          : `Cannot start: ${err instanceof Error ? err.message : String(err)}`;
+        runtime.writeStderr(`${said}\n`);
         return 1;
       }
       return await new Promise<number>((resolve) => {

@@ -2,7 +2,8 @@
  * Zero-downtime config reload. A new config is loaded and validated completely (schema, cross-checks,
  * provider setup) before anything changes; if it is invalid, the gateway keeps serving the old one and says
  * so in the log and on `/readyz`. A valid one replaces the old in one assignment: requests that already
- * started keep the state they took, new requests get the new one.
+ * started keep the state they took, new requests get the new one. Keys taken only at start that it changes
+ * are named (`restart_required`), in the log and on `/readyz`.
  *
  * Reading, parsing and validating the file is the slow part (seconds for a multi-megabyte file), so the
  * server hands it to `validate`, which runs it in a worker thread; only the resolution of the validated data,
@@ -13,6 +14,7 @@
 import { validateConfigFile } from "./config/config_worker_client.ts";
 import { resolveValidated, type ValidationResult } from "./config/load.ts";
 import { ConfigSetupError } from "./config/setup_error.ts";
+import { restartRequired } from "./config/start_only.ts";
 import { EMBEDDED_CONFIG_SOURCE } from "./config/default_config.ts";
 import type { ConfigIssue, LoadResult, ResolvedConfig } from "./config/types.ts";
 import type { GatewayState } from "./http/context.ts";
@@ -29,6 +31,11 @@ export interface ReloadStatus {
   trigger: string;
   /** Every problem found, when it failed (messages never contain secrets). */
   issues: readonly ConfigIssue[];
+  /**
+   * Keys taken only at start whose value in the live config differs from the one the gateway started with
+   * (`config/start_only.ts`): in the file, not in effect until a restart. Empty when none, or when it failed.
+   */
+  restart_required: readonly string[];
 }
 
 /** Holds the live state and swaps it on a successful reload. */
@@ -111,6 +118,8 @@ export function targetKeys(config: ResolvedConfig): string[] {
 /** Creates the reloader for a config file. */
 export function createReloader(options: ReloaderOptions): Reloader {
   let state = options.initial;
+  /** What the gateway started with: what a start-only key's change is told against. */
+  const started = options.initial.config;
   let last: ReloadStatus | null = null;
   let queue: Promise<unknown> = Promise.resolve();
   const validate = options.validate ?? validateConfigFile;
@@ -137,13 +146,15 @@ export function createReloader(options: ReloaderOptions): Reloader {
       state = result.state;
       options.health?.retain(new Set(targetKeys(state.config)));
     }
-    last = { ok: issues.length === 0, at, trigger, issues };
+    const restart = result.ok ? restartRequired(started, state.config) : [];
+    last = { ok: issues.length === 0, at, trigger, issues, restart_required: restart };
     if (last.ok) await options.onReload?.(state);
     if (last.ok) {
       options.logger.info("config_reloaded", {
         config: options.path,
         trigger,
         models: state.config.models.size,
+        restart_required: restart,
       });
     } else {
       options.logger.error("config_reload_failed", {

@@ -17,6 +17,7 @@ import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway } from "./server.ts";
 import { localView, openSharedState, threadServices } from "./serve_state.ts";
+import { reasonOf, StartError } from "./start_error.ts";
 import { storedBudgetCheck } from "./tokens/stored_budget_prices.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
@@ -216,19 +217,26 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
     services: parts.services,
     inFlight,
   });
-  const server = await runtime.serve({
-    hostname: options.host ?? config.server.host,
-    port: options.port ?? config.server.port,
-    handler,
-    reusePort: parts.reusePort,
-    limits: {
-      headerTimeoutMs: config.server.connections.header_timeout,
-      bodyTimeoutMs: config.server.connections.body_timeout,
-      keepAliveTimeoutMs: config.server.connections.keep_alive_timeout,
-      sendTimeoutMs: config.server.connections.send_timeout,
-      maxConnections: parts.maxConnections ?? config.server.connections.max_connections,
-    },
-  });
+  const hostname = options.host ?? config.server.host;
+  const port = options.port ?? config.server.port;
+  let server: RunningServer;
+  try {
+    server = await runtime.serve({
+      hostname,
+      port,
+      handler,
+      reusePort: parts.reusePort,
+      limits: {
+        headerTimeoutMs: config.server.connections.header_timeout,
+        bodyTimeoutMs: config.server.connections.body_timeout,
+        keepAliveTimeoutMs: config.server.connections.keep_alive_timeout,
+        sendTimeoutMs: config.server.connections.send_timeout,
+        maxConnections: parts.maxConnections ?? config.server.connections.max_connections,
+      },
+    });
+  } catch (err) {
+    throw new StartError(`cannot listen on ${hostname}:${port}: ${reasonOf(err)}`);
+  }
   logger.info(parts.listening?.msg ?? "listening", {
     url: `http://${server.hostname}:${server.port}`,
     config: config.source,

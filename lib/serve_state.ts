@@ -20,6 +20,7 @@ import { createResilientCounterStore } from "./policy/resilient_counter_store.ts
 import { type BudgetSeeder, createBudgetSeeder } from "./policy/budget_seeder.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
 import { gatewayServices } from "./server.ts";
+import { reasonOf, StartError } from "./start_error.ts";
 import { configuredTelemetry } from "./telemetry/configured.ts";
 import { createTokenDirectory, type TokenDirectory } from "./tokens/directory.ts";
 import { observeInserts } from "./usage/observed_store.ts";
@@ -83,7 +84,7 @@ export async function openSharedState(
       store = await openSqliteWorkerStore(usage.sqlite, { workerUrl: usageWorker });
     } catch (err) {
       await closeCounters();
-      throw new Error(`usage database ${usage.sqlite}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new StartError(`cannot open the usage database ${usage.sqlite}: ${reasonOf(err)}`);
     }
   }
   // Bound to the token directory below; the pipeline may replay a spill file before that, and reseeds then.

@@ -125,9 +125,15 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
   };
 }
 
+/** At most this many places of a failed reload's issues are listed on `/readyz`. */
+const READYZ_ISSUES = 5;
+
 /**
  * Ready while a valid config is loaded, which is always true once serving. A failed reload does not make the
- * gateway unready (it keeps serving the previous config), but is reported here for operators and probes.
+ * gateway unready (it keeps serving the previous config), but is reported here for operators and probes: how
+ * many issues, and where the first few are (`line 4: providers.up.api_key:…`), never what they say. `/readyz`
+ * answers anyone who reaches the port, and a message quotes the file (names, a value written into a key);
+ * the messages are in the `config_reload_failed` log line, `check`'s output and `POST /admin/reload`'s answer.
  */
 async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<Response> {
   const last = options.reloader?.status() ?? null;
@@ -153,9 +159,11 @@ async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<
       at: last.at,
       trigger: last.trigger,
       errors: last.issues.length,
-      issues: last.issues.map((i) =>
-        `${i.line === undefined ? "" : `line ${i.line}: `}${i.path}: ${i.message}`
+      issues: last.issues.slice(0, READYZ_ISSUES).map((i) =>
+        `${i.line === undefined ? "" : `line ${i.line}: `}${i.path === "" ? "(document)" : i.path}`
       ),
+      // Keys in the file not in effect until a restart (names of keys only).
+      restart_required: last.restart_required,
     },
   };
   return new Response(JSON.stringify(body), { headers: JSON_TYPE });

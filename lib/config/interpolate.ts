@@ -14,10 +14,10 @@
  * under secret keys (`token`, `api_key`, `sha256`, header values) always stay strings, and an unquoted
  * all-digit secret that YAML would read as a number is kept as the text written.
  *
- * Issue messages name the variable, never its value: substituted values are returned separately so that the
- * loader can scrub them from every message. Each substitution is also reported with where it went (the value's
- * path, the string it ended up in and its offset there), so that only values that went into a secret become
- * secrets of the config (`secrets.ts`), never a host or model name that happens to be part of a key.
+ * Issue messages name the variable, never its value. Each substitution is reported with where it went (the
+ * value's path, the string it ended up in and its offset there), so that only values that went into a secret
+ * become secrets of the config (`secrets.ts`) and are masked in its messages (`message_secrets.ts`), never a
+ * host or model name, or a default written in the file, that went anywhere else.
  *
  * @module
  */
@@ -40,7 +40,7 @@ export interface StringInterpolation {
   readonly changed: boolean;
   /** True when the text is exactly one `${...}` expression and nothing else. */
   readonly wholeExpression: boolean;
-  /** The strings that were substituted in (variable values and used defaults), to scrub from messages. */
+  /** The strings that were substituted in (variable values and used defaults). */
   readonly substituted: readonly string[];
   /** Where each of `substituted` starts in `value`, in the same order. */
   readonly offsets: readonly number[];
@@ -63,8 +63,6 @@ export interface Substitution {
 /** The outcome of interpolating a whole document in place. */
 export interface DocumentInterpolation {
   readonly issues: readonly InterpolationIssue[];
-  /** Every string substituted anywhere in the document, for scrubbing messages. */
-  readonly substituted: readonly string[];
   /** Every substitution with where it went, for telling values that went into secrets from the rest. */
   readonly substitutions: readonly Substitution[];
 }
@@ -165,7 +163,6 @@ export function interpolateDocument(
   env: Readonly<Record<string, string | undefined>>,
 ): DocumentInterpolation {
   const issues: InterpolationIssue[] = [];
-  const substituted: string[] = [];
   const substitutions: Substitution[] = [];
   const walk = (node: unknown, path: PathSegment[]): void => {
     if (isMap(node)) {
@@ -181,7 +178,6 @@ export function interpolateDocument(
     } else if (isScalar(node) && typeof node.value === "string") {
       const result = interpolateString(node.value, env);
       if (!result.changed) return;
-      substituted.push(...result.substituted);
       result.substituted.forEach((value, k) =>
         substitutions.push({ value, path, into: result.value, start: result.offsets[k] })
       );
@@ -192,7 +188,7 @@ export function interpolateDocument(
     }
   };
   walk(doc.contents as Node | null, []);
-  return { issues, substituted, substitutions };
+  return { issues, substitutions };
 }
 
 /**

@@ -94,12 +94,6 @@ Deno.test("interpolateDocument: issues carry the value's path; keys are not inte
   );
 });
 
-Deno.test("interpolateDocument: reports every substituted value for scrubbing", () => {
-  const doc = parseDocument("a: ${A}\nb: ${B:-fallback}\nc: ${C:-}\n");
-  const result = interpolateDocument(doc, { A: "one" });
-  assert.deepEqual(result.substituted, ["one", "fallback"]);
-});
-
 Deno.test("interpolateDocument: reports where each substituted value went", () => {
   const doc = parseDocument('a: x-${A}-${B:-fb}\nb: [{ api_key: "${A}" }]\nc: ${C:-}\n');
   const result = interpolateDocument(doc, { A: "one" });

@@ -18,17 +18,43 @@ export interface PathIssue {
   readonly message: string;
   /** For an unknown key: the key, whose "did you mean" is worked out only if the issue is shown. */
   readonly unknownKey?: string;
+  /**
+   * The path ends in a key from the file the schema refused (an unknown key, an invalid name): shown cut by
+   * {@linkcode shownKey}, in the path as in the message, because it may hold a value written into it.
+   */
+  readonly keyFromFile?: true;
 }
 
 /** At most this many lines get a YAML error: after the first, most are echoes of the same mistake. */
 const MAX_YAML_ERROR_LINES = 5;
 
 /**
- * YAML errors and warnings (an unknown `!tag` is a warning, and a mistake), one per line, capped, because
- * one broken line makes the parser report every token after it.
+ * An unquoted `${` after a `{` or `[` on the same line: `- { name: ops, token: ${ADMIN_TOKEN} }`. In a flow
+ * collection `{` and `}` are YAML's own, so the parser reads `$` as a value and `{ADMIN_TOKEN}` as a mapping,
+ * and says only "Unexpected flow-map-start at node end".
  */
-export function yamlIssues(doc: Document, lineAt: (offset: number) => number): ConfigIssue[] {
+const FLOW_VARIABLE = /[{[][^#]*?(?<!["'])\$\{/;
+
+/** What a YAML error on a line with {@linkcode FLOW_VARIABLE} most likely means. */
+const FLOW_VARIABLE_HINT = ' (inside { } or [ ], quote a ${VAR}: "${VAR}")';
+
+/**
+ * YAML errors and warnings (an unknown `!tag` is a warning, and a mistake), one per line, capped, because
+ * one broken line makes the parser report every token after it. An error on a line with an unquoted `${VAR}`
+ * in a flow collection says how to fix it ({@linkcode FLOW_VARIABLE}); the line itself is never quoted.
+ */
+export function yamlIssues(
+  doc: Document,
+  lineAt: (offset: number) => number,
+  /** The source, for the `${VAR}` hint; a file that is not interpolated (a price catalog) gives none. */
+  text = "",
+): ConfigIssue[] {
   const byLine = new Map<number, ConfigIssue>();
+  let lines: string[] | undefined;
+  const hint = (line: number): string => {
+    lines ??= text.split("\n");
+    return FLOW_VARIABLE.test(lines[line - 1] ?? "") ? FLOW_VARIABLE_HINT : "";
+  };
   let dropped = 0;
   for (const err of [...doc.errors, ...doc.warnings]) {
     const line = lineAt(err.pos[0]);
@@ -37,7 +63,7 @@ export function yamlIssues(doc: Document, lineAt: (offset: number) => number): C
       dropped++;
       continue;
     }
-    byLine.set(line, { path: "", line, message: yamlMessage(err.message) });
+    byLine.set(line, { path: "", line, message: `${yamlMessage(err.message)}${hint(line)}` });
   }
   const issues = [...byLine.values()];
   if (dropped > 0) {
@@ -67,11 +93,16 @@ export function fromZod(issue: z.core.$ZodIssue, base: readonly PathSegment[]): 
     case "unrecognized_keys":
       return issue.keys.map((key) => ({
         path: [...path, key],
-        message: `unknown key "${shown(key)}"`,
+        message: `unknown key "${shownKey(key)}"${keyHint(key)}`,
         unknownKey: key,
+        keyFromFile: true,
       }));
-    case "invalid_key":
-      return [{ path, message: `invalid name: ${issue.issues.map((i) => i.message).join("; ")}` }];
+    case "invalid_key": {
+      // The key is the path's last segment (zod puts it there).
+      const key = String(path[path.length - 1] ?? "");
+      const why = issue.issues.map((i) => i.message).join("; ");
+      return [{ path, message: `invalid name: ${why}${keyHint(key)}`, keyFromFile: true }];
+    }
     case "invalid_type": {
       const last = path[path.length - 1];
       if (/received undefined$/.test(issue.message) && last !== undefined) {
@@ -126,43 +157,64 @@ function fromUnion(issue: z.core.$ZodIssueInvalidUnion, path: PathSegment[]): Pa
   return [{ path, message: "invalid value" }];
 }
 
-/** Every key the schema knows, to suggest a fix for a typo like `base_ur`. */
-const KNOWN_KEYS: readonly string[] = [...collectKeys(configSchema, new Set())];
-
-function collectKeys(
-  schema: z.core.$ZodType,
-  seen: Set<z.core.$ZodType>,
-  keys = new Set<string>(),
-): Set<string> {
-  if (seen.has(schema)) return keys;
-  seen.add(schema);
-  const children: z.core.$ZodType[] = [];
-  if (schema instanceof z.ZodObject) {
-    for (const [key, child] of Object.entries(schema.shape as Record<string, z.core.$ZodType>)) {
-      keys.add(key);
-      children.push(child);
-    }
-  } else if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) {
-    children.push(schema.unwrap());
-  } else if (schema instanceof z.ZodUnion) {
-    children.push(...schema.options);
-  } else if (schema instanceof z.ZodArray) {
-    children.push(schema.element);
-  } else if (schema instanceof z.ZodRecord) {
-    children.push(schema.valueType);
-  } else if (schema instanceof z.ZodPipe) {
-    children.push(schema.in, schema.out);
+/**
+ * The schemas a value at `path` is held to: every branch of a union, through `optional`, `default` and `pipe`
+ * (a `transform`). A record's entries and a list's items are held to its value schema.
+ */
+function schemasAt(path: readonly PathSegment[]): z.core.$ZodType[] {
+  let level = unwrapped([configSchema]);
+  for (const segment of path) {
+    if (level.length === 0) break;
+    level = unwrapped(level.flatMap((schema) => childAt(schema, segment)));
   }
-  for (const child of children) collectKeys(child, seen, keys);
-  return keys;
+  return level;
 }
 
-/** ` (did you mean "base_url"?)` for a typo of a known key, else "". */
-export function suggestion(key: string): string {
-  const lower = key.toLowerCase();
-  const limit = Math.min(2, Math.floor(key.length / 2));
-  // Only keys of a similar length can be that close: skips the edit distance for almost every known key.
-  const close = KNOWN_KEYS
+function unwrapped(schemas: readonly z.core.$ZodType[]): z.core.$ZodType[] {
+  const out: z.core.$ZodType[] = [];
+  const seen = new Set<z.core.$ZodType>();
+  const stack = [...schemas];
+  while (stack.length > 0) {
+    const schema = stack.pop()!;
+    if (seen.has(schema)) continue;
+    seen.add(schema);
+    if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) stack.push(schema.unwrap());
+    else if (schema instanceof z.ZodUnion) stack.push(...schema.options);
+    else if (schema instanceof z.ZodPipe) stack.push(schema.in, schema.out);
+    else out.push(schema);
+  }
+  return out;
+}
+
+function childAt(schema: z.core.$ZodType, segment: PathSegment): z.core.$ZodType[] {
+  if (schema instanceof z.ZodObject) {
+    const shape = schema.shape as Record<string, z.core.$ZodType>;
+    return typeof segment === "string" && Object.hasOwn(shape, segment) ? [shape[segment]] : [];
+  }
+  if (schema instanceof z.ZodRecord) return [schema.valueType];
+  if (schema instanceof z.ZodArray) return typeof segment === "number" ? [schema.element] : [];
+  return [];
+}
+
+/** The keys a mapping at `place` may have (of every provider type at `providers.NAME`), for suggestions. */
+export function keysAt(place: readonly PathSegment[]): string[] {
+  const keys = new Set<string>();
+  for (const schema of schemasAt(place)) {
+    if (schema instanceof z.ZodObject) { for (const key of Object.keys(schema.shape)) keys.add(key); }
+  }
+  return [...keys];
+}
+
+/**
+ * ` (did you mean "base_url"?)` for a typo of a key allowed at `place` (the mapping the unknown key is in), of the
+ * part {@linkcode shownKey} shows, else "". Only that mapping's keys count: `server: { timout: … }` is "timeouts",
+ * not `timeout`, which is a key elsewhere.
+ */
+export function suggestion(key: string, place: readonly PathSegment[]): string {
+  const lower = key.split(KEY_END, 1)[0].toLowerCase();
+  const limit = Math.min(2, Math.floor(lower.length / 2));
+  // Only keys of a similar length can be that close: skips the edit distance for almost every key.
+  const close = keysAt(place)
     .filter((known) => Math.abs(known.length - lower.length) <= limit)
     .map((known) => ({ known, d: editDistance(lower, known) }))
     .filter(({ d }) => d > 0 && d <= limit)
@@ -173,6 +225,40 @@ export function suggestion(key: string): string {
 /** A name from the file as shown in a message: long ones cut, so one issue stays one readable line. */
 function shown(name: string): string {
   return name.length > 80 ? `${name.slice(0, 77)}...` : name;
+}
+
+/**
+ * Where a key the schema refused is cut when shown. No key of the schema holds `:`, `=` or whitespace, and a key
+ * that does is most often a value written into it: `{ api_key:sk-… }` (no space after the colon) is, to YAML, the
+ * key `api_key:sk-…` with no value, and `{Authorization:"Bearer sk-…"}` a header named all of that.
+ */
+const KEY_END = /[:=\s]/;
+
+/**
+ * A key from the file that the schema refused, as a message or a path shows it: up to its first `:`, `=` or
+ * whitespace (`api_key:…`), so a value written into the key never reaches the output; long ones cut too.
+ */
+export function shownKey(key: string): string {
+  const end = key.search(KEY_END);
+  if (end < 0) return shown(key);
+  const mark = key[end] === ":" || key[end] === "=" ? key[end] : "";
+  return `${shown(key.slice(0, end))}${mark}…`;
+}
+
+/** What a key cut at `:` or `=` most likely means, for the message; "" for any other key. */
+function keyHint(key: string): string {
+  const end = key.search(KEY_END);
+  if (end < 0) return "";
+  if (key[end] === ":") return " (missing a space after ':'? YAML reads key:value as one key)";
+  if (key[end] === "=") return ' (write "key: value", not "key=value")';
+  return "";
+}
+
+/** A path as an issue shows it: a key the schema refused cut by {@linkcode shownKey}. */
+export function shownPath(issue: PathIssue): string {
+  const segments = issue.path.map(String);
+  if (issue.keyFromFile && segments.length > 0) segments.push(shownKey(segments.pop()!));
+  return segments.join(".");
 }
 
 function editDistance(a: string, b: string): number {

@@ -11,9 +11,10 @@
  * already reported.
  *
  * No message ever contains a secret: zod messages are rewritten so they do not echo input, and as a last
- * line of defence every substituted environment value and every value at a secret position (`isSecretPath`:
- * tokens, keys, AWS credentials, alert secrets, header values; for a broken file also an alias or tag written
- * there, message_secrets.ts) is scrubbed from all messages.
+ * line of defence every value at a secret position (`isSecretPath`: tokens, keys, AWS credentials, alert
+ * secrets, header values; for a broken file also an alias or tag written there, and a value written into a
+ * key; message_secrets.ts) and every `${VAR}` value substituted into one is scrubbed from all messages. A
+ * value substituted anywhere else (a model name, an environment, a default written in the file) is shown.
  *
  * @module
  */
@@ -26,15 +27,15 @@ import {
 import { open } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { createScrubber } from "../secrets/scrubber.ts";
-import { interpolateDocument, isSecretPath, type PathSegment, type Substitution } from "./interpolate.ts";
-import { fromZod, type PathIssue, suggestion, yamlIssues } from "./issue_messages.ts";
+import { interpolateDocument, type PathSegment, type Substitution } from "./interpolate.ts";
+import { fromZod, type PathIssue, shownPath, suggestion, yamlIssues } from "./issue_messages.ts";
 import { resolveConfig } from "./resolve.ts";
 import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
 import { recordField, stringField } from "./raw_access.ts";
 import { ConfigSetupError } from "./setup_error.ts";
-import { secretsInSource } from "./message_secrets.ts";
+import { secretsInData, secretsInSource, substitutedSecrets } from "./message_secrets.ts";
 import { inspectDocument, toPlainData } from "./yaml_tree.ts";
 
 /**
@@ -77,6 +78,8 @@ export type ValidationResult =
 /** An issue before {@linkcode fail} caps, completes and scrubs it. */
 interface PendingIssue extends ConfigIssue {
   readonly unknownKey?: string;
+  /** Where the unknown key is (the mapping's path), for its "did you mean". */
+  readonly unknownAt?: readonly PathSegment[];
 }
 
 /**
@@ -166,7 +169,7 @@ function parseText(
   const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
 
   if (doc.errors.length > 0 || doc.warnings.length > 0) {
-    return fail(yamlIssues(doc, lineAt), secretsInSource(doc, text));
+    return fail(yamlIssues(doc, lineAt, text), secretsInSource(doc, text));
   }
   const tree = inspectDocument(doc, lineAt);
   if (tree.issues.length > 0) return fail(tree.issues, secretsInSource(doc, text));
@@ -183,13 +186,14 @@ function parseText(
     }
     return false;
   };
+  const secrets = secretsInData(data);
   const parsed = configSchema.safeParse(data);
   const schemaIssues = parsed.success ? [] : parsed.error.issues.flatMap((issue) => fromZod(issue, []));
   return {
     data: parsed.success ? parsed.data : data,
     output: parsed.success ? parsed.data : undefined,
     substitutions: interpolation.substitutions,
-    secrets: [...interpolation.substituted, ...collectSecrets(data)],
+    secrets: [...secrets, ...substitutedSecrets(interpolation.substitutions, secrets)],
     lines: tree.lines,
     issues: [...interpolation.issues, ...schemaIssues.filter((i) => !underBadPath(i))],
     schemaPaths: new Set(schemaIssues.map((issue) => issue.path.join("."))),
@@ -207,10 +211,11 @@ function crossCheck(parsed: ParsedText, catalog: CatalogChoice): ValidationResul
     !parsed.underBadPath(issue) && !parsed.schemaPaths.has(issue.path.join("."))
   );
   const issues: PendingIssue[] = [...parsed.issues, ...semantic].map((issue: PathIssue) => ({
-    path: issue.path.join("."),
+    path: shownPath(issue),
     line: locate(parsed.lines, issue.path),
     message: issue.message,
     unknownKey: issue.unknownKey,
+    unknownAt: issue.unknownKey === undefined ? undefined : issue.path.slice(0, -1),
   }));
   if (!catalog.ok) return fail([...issues, ...catalog.issues], parsed.secrets);
   if (parsed.output === undefined || issues.length > 0) return fail(issues, parsed.secrets);
@@ -314,7 +319,8 @@ function tooLarge(): ConfigIssue {
 
 /**
  * Sorts issues by line (stable), keeps the first {@linkcode MAX_ISSUES} and counts the rest in one more
- * issue, then scrubs secrets from the messages kept.
+ * issue, then scrubs secrets from the messages and paths kept (a path holds keys from the file, and a key can
+ * hold a value: `api_key:sk-…` with no space after the colon).
  */
 function fail(
   issues: readonly PendingIssue[],
@@ -330,9 +336,11 @@ function fail(
   const kept = sorted.slice(0, MAX_ISSUES);
   // The gateway's one scrubber, at 4 characters as for a provider's own keys: every value here is a secret.
   const scrubber = createScrubber(secrets, { minLength: 4 });
-  const out: ConfigIssue[] = kept.map(({ path, line, message, unknownKey }) => {
-    const text = scrubber.scrub(unknownKey === undefined ? message : `${message}${suggestion(unknownKey)}`);
-    return line === undefined ? { path, message: text } : { path, line, message: text };
+  const out: ConfigIssue[] = kept.map(({ path, line, message, unknownKey, unknownAt }) => {
+    const hint = unknownKey === undefined ? "" : suggestion(unknownKey, unknownAt ?? []);
+    const text = scrubber.scrub(`${message}${hint}`);
+    const where = scrubber.scrub(path);
+    return line === undefined ? { path: where, message: text } : { path: where, line, message: text };
   });
   if (sorted.length > kept.length) {
     out.push({
@@ -359,34 +367,4 @@ function locate(lines: ReadonlyMap<string, number>, path: readonly PathSegment[]
     if (line !== undefined) return line;
   }
   return undefined;
-}
-
-/**
- * Every value that must not appear in a message: secret fields anywhere in the data. The data may share
- * objects (aliases), so each object is visited at most twice: once as a header map, once as anything else.
- */
-function collectSecrets(data: unknown): string[] {
-  const found: string[] = [];
-  const seen = [new Set<object>(), new Set<object>()];
-  const stack: { value: unknown; key: PathSegment | undefined; inHeaders: boolean }[] = [
-    { value: data, key: undefined, inHeaders: false },
-  ];
-  while (stack.length > 0) {
-    const { value, key, inHeaders } = stack.pop()!;
-    if (typeof value === "string") {
-      const path: PathSegment[] = inHeaders ? ["headers", key ?? ""] : key === undefined ? [] : [key];
-      if (value !== "" && isSecretPath(path)) found.push(value);
-      continue;
-    }
-    if (typeof value !== "object" || value === null) continue;
-    const visited = seen[inHeaders ? 1 : 0];
-    if (visited.has(value)) continue;
-    visited.add(value);
-    const childInHeaders = key === "headers";
-    const entries: [PathSegment, unknown][] = Array.isArray(value)
-      ? value.map((item, i) => [i, item])
-      : Object.entries(value);
-    for (const [k, v] of entries) stack.push({ value: v, key: k, inHeaders: childInHeaders });
-  }
-  return found;
 }

@@ -336,7 +336,7 @@ Deno.test("secrets never appear in any message", () => {
   for (const text of [schemaBroken, semanticBroken, yamlBroken]) {
     const issues = issuesOf(text, env);
     assert.ok(issues.length > 0);
-    const printed = formatIssues("test.yaml", issues.map((i) => ({ ...i, path: "" })));
+    const printed = formatIssues("test.yaml", issues);
     assert.ok(!printed.includes(secret), `secret leaked:\n${printed}`);
     assert.ok(!printed.includes(tokenSha256(secret)), `hash leaked:\n${printed}`);
   }

@@ -20,6 +20,7 @@ import { alertsSchema } from "./alerts_schema.ts";
 import { guardrailRefs, guardrailsSchema } from "./guardrails_schema.ts";
 import { postgresSchema, redisSchema } from "./fleet_schema.ts";
 import { pricingSchema } from "../pricing/schema.ts";
+import { isListenHost, LISTEN_HOST_RULE } from "./listen_host.ts";
 import {
   budgetSchema,
   endUserLimitsSchema,
@@ -65,7 +66,7 @@ export const ENDPOINTS = [
 ] as const;
 
 const serverSchema = z.strictObject({
-  host: z.string().min(1).default("127.0.0.1"),
+  host: z.string().min(1).refine(isListenHost, LISTEN_HOST_RULE).default("127.0.0.1"),
   port: z.number().int().min(0).max(65535).default(8080),
   max_body_size: byteSize.default(4 * 1024 * 1024),
   shutdown_timeout: timerDuration.default(10_000),

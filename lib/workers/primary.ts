@@ -18,6 +18,7 @@ import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
+import { restartRequired } from "../config/start_only.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
 import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfig } from "../serve.ts";
@@ -30,6 +31,7 @@ import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
 import { createInFlightBuffer, SharedInFlight } from "./shared_in_flight.ts";
+import { reasonOf, StartError } from "../start_error.ts";
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkersOptions extends StartOptions {
@@ -182,7 +184,8 @@ export async function startWorkers(
     } catch (err) {
       if (slots[index] === slot) slots[index] = undefined;
       worker.terminate();
-      throw new Error(`worker ${index} did not start: ${err instanceof Error ? err.message : String(err)}`);
+      // The worker's own words name the stage (`cannot listen on …`).
+      throw new StartError(`worker ${index} did not start: ${reasonOf(err)}`);
     }
   }
 
@@ -277,7 +280,13 @@ export async function startWorkers(
       : undefined;
     const refused = resolved?.ok && checkStored ? await checkStored(resolved.config) : [];
     if (refused.length > 0) {
-      lastStatus = { ok: false, at: new Date().toISOString(), trigger, issues: refused };
+      lastStatus = {
+        ok: false,
+        at: new Date().toISOString(),
+        trigger,
+        issues: refused,
+        restart_required: [],
+      };
       logger.error("config_reload_failed", {
         config: path,
         trigger,
@@ -295,7 +304,8 @@ export async function startWorkers(
           // serving did not swap the config in, and the reload is not a success.
           if (!slots.includes(slot)) return null;
           const message = `a worker did not apply it: ${err instanceof Error ? err.message : String(err)}`;
-          return { ok: false, at: new Date().toISOString(), trigger, issues: [{ path: "", message }] };
+          const issues = [{ path: "", message }];
+          return { ok: false, at: new Date().toISOString(), trigger, issues, restart_required: [] };
         }
       }),
     );
@@ -306,6 +316,7 @@ export async function startWorkers(
         at: new Date().toISOString(),
         trigger,
         issues: validation.ok ? [] : validation.issues,
+        restart_required: [],
       };
     // `resolved` is there when the file validated.
     if (status.ok && validation.ok && resolved !== undefined) {
@@ -314,6 +325,8 @@ export async function startWorkers(
       else {
         current = validation.validated;
         config = resolved.config;
+        // Told against what the primary and the first workers started with (a replacement worker started later).
+        status = { ...status, restart_required: restartRequired(state.config, config) };
         primaryState = { config, providers: primaryState.providers };
         // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)
         // are freed for the next, once nobody holds them, and their cooldowns forgotten.

@@ -210,7 +210,13 @@ Deno.test("admin no-store: every admin route, method and error answers no-store,
   const logger = createMemoryLogger();
   const tokens = createTokenDirectory({ store: createMemoryTokenStore(), logger, pollMs: 60_000 });
   const usage = createSqliteStore(":memory:");
-  const reloaded: ReloadStatus = { ok: true, at: new Date(0).toISOString(), trigger: "admin", issues: [] };
+  const reloaded: ReloadStatus = {
+    ok: true,
+    at: new Date(0).toISOString(),
+    trigger: "admin",
+    issues: [],
+    restart_required: [],
+  };
   const handler = createGateway({
     state: () => state,
     logger,

@@ -9,9 +9,9 @@ import { countRows } from "../helpers/usage.ts";
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
 
-async function run(args: string[], env: Record<string, string> = {}) {
+async function run(args: string[], env: Record<string, string> = {}, permissions = PERMISSIONS) {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, MAIN, ...args],
+    args: ["run", ...permissions, MAIN, ...args],
     env,
     stdout: "piped",
     stderr: "piped",
@@ -57,6 +57,90 @@ tokens:
   assert.equal(served.code, 1);
   assert.equal(served.stderr, stderr);
   await Deno.remove(file);
+});
+
+Deno.test("cli: a secret written into a key (no space after ':') is never printed; the key is cut, with a hint", async () => {
+  const cases = [
+    ["api_key:sk-proj-SECRET0123456789", "SECRET0123456789", "providers.up.api_key:…"],
+    [
+      'headers: {Authorization:"Bearer sk-proj-SECRET9876543210"}',
+      "SECRET9876543210",
+      "providers.up.headers.Authorization:…",
+    ],
+  ];
+  for (const [written, secret, path] of cases) {
+    const file = await tempConfig(`providers:
+  local: { type: builtin }
+  up: { type: openai, base_url: "http://127.0.0.1:9/v1", ${written} }
+models:
+  chat-a: { type: chat, targets: [ { provider: local, model: echo } ] }
+`);
+    const checked = await run(["check", "--config", file]);
+    assert.equal(checked.code, 1);
+    assert.ok(!checked.stderr.includes(secret), checked.stderr);
+    assert.match(
+      checked.stderr,
+      new RegExp(`:3: ${path.replaceAll(".", "\\.")}: .*missing a space after ':'`),
+    );
+    await Deno.remove(file);
+  }
+});
+
+const SERVABLE = `providers: { local: { type: builtin } }
+models: { chat-default: { type: chat, targets: [ { provider: local, model: echo } ] } }
+`;
+
+Deno.test("cli: check refuses a server.host with a port, as serve does, with the same message", async () => {
+  const file = await tempConfig(`${SERVABLE}server: { host: "0.0.0.0:8080" }\nusage: { sqlite: none }\n`);
+  const checked = await run(["check", "--config", file]);
+  assert.equal(checked.code, 1);
+  assert.match(
+    checked.stderr,
+    /:3: server\.host: must be an IP address or a host name, without a scheme or a port/,
+  );
+  const served = await run(["serve", "--config", file, "--port", "0"]);
+  assert.equal(served.code, 1);
+  assert.equal(served.stderr, checked.stderr);
+  const flag = await run(["serve", "--config", file, "--host", "http://0.0.0.0"]);
+  assert.equal(flag.code, 2);
+  assert.match(flag.stderr, /^Invalid --host: must be an IP address or a host name/);
+  await Deno.remove(file);
+});
+
+Deno.test("cli: check refuses the $PORT serve would refuse, naming it", async () => {
+  const file = await tempConfig(`${SERVABLE}usage: { sqlite: none }\n`);
+  const checked = await run(["check", "--config", file], { PORT: "99999" });
+  assert.equal(checked.code, 1);
+  assert.equal(checked.stderr, 'Invalid port "99999" ($PORT): use a number from 0 to 65535.\n');
+  const served = await run(["serve", "--config", file], { PORT: "99999" });
+  assert.equal(served.code, 2);
+  assert.equal(served.stderr, checked.stderr);
+  assert.equal((await run(["check", "--config", file], { PORT: "8081" })).code, 0);
+  await Deno.remove(file);
+});
+
+Deno.test("cli: check refuses a usage.sqlite whose directory is a file; serve names the usage database, not the listen address", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/afile`, "");
+  const file = await tempConfig(`${SERVABLE}usage: { sqlite: "${dir}/afile/usage.sqlite" }\n`);
+  const checked = await run(["check", "--config", file]);
+  assert.equal(checked.code, 1);
+  assert.match(
+    checked.stderr,
+    /: usage\.sqlite: .*afile is a file, not a directory: the usage database cannot go in it/,
+  );
+  const served = await run(["serve", "--config", file, "--port", "0"], {}, [...PERMISSIONS, "--allow-write"]);
+  assert.equal(served.code, 1);
+  assert.match(served.stderr, new RegExp(`^Cannot open the usage database ${dir}/afile/usage\\.sqlite: `));
+  assert.doesNotMatch(served.stderr, /listen|Cannot serve on/);
+
+  // A directory still to be made is fine, and check makes nothing.
+  await Deno.writeTextFile(file, `${SERVABLE}usage: { sqlite: "${dir}/new/usage.sqlite" }\n`);
+  const fresh = await run(["check", "--config", file]);
+  assert.equal(fresh.code, 0, fresh.stderr);
+  await assert.rejects(Deno.stat(`${dir}/new`), Deno.errors.NotFound);
+  await Deno.remove(file);
+  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("cli: check and serve refuse an OTLP endpoint variable with a password, naming it, never printing it", async () => {
@@ -269,7 +353,7 @@ models: { chat-default: { type: chat, targets: [ { provider: local, model: echo 
       "127.0.0.1",
     ]);
     assert.equal(code, 1);
-    assert.match(stderr, new RegExp(`Cannot serve on 127\\.0\\.0\\.1:${port}: `));
+    assert.match(stderr, new RegExp(`^Cannot listen on 127\\.0\\.0\\.1:${port}: `));
     assert.ok(!stderr.includes("    at "), "no stack trace");
   } finally {
     blocker.close();

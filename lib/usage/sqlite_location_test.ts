@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { sqliteLocationProblem } from "./sqlite_location.ts";
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("sqlite location: a directory that does not exist yet is fine, and is not created by asking", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.equal(await sqliteLocationProblem(`${dir}/a/b/usage.sqlite`), null);
+    assert.equal(await exists(`${dir}/a`), false, "check creates nothing");
+    assert.equal(await sqliteLocationProblem(`${dir}/usage.sqlite`), null);
+    await Deno.writeTextFile(`${dir}/usage.sqlite`, "");
+    assert.equal(await sqliteLocationProblem(`${dir}/usage.sqlite`), null, "an existing, writable file");
+    assert.equal(await sqliteLocationProblem(":memory:"), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite location: a file where a directory must be, or a directory where the file must be, is named", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/afile`, "");
+    assert.equal(
+      await sqliteLocationProblem(`${dir}/afile/usage.sqlite`),
+      `${dir}/afile is a file, not a directory: the usage database cannot go in it`,
+    );
+    assert.equal(
+      await sqliteLocationProblem(`${dir}/afile/deeper/usage.sqlite`),
+      `${dir}/afile is a file, so the directory ${dir}/afile/deeper cannot be created for the usage database`,
+    );
+    await Deno.mkdir(`${dir}/usage.sqlite`);
+    assert.equal(
+      await sqliteLocationProblem(`${dir}/usage.sqlite`),
+      `${dir}/usage.sqlite is a directory, not a database file`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "sqlite location: a directory this user cannot write is named (not as root, who writes past the mode)",
+  ignore: Deno.build.os === "windows" || Deno.uid() === 0,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.mkdir(`${dir}/ro`);
+      await Deno.chmod(`${dir}/ro`, 0o555);
+      assert.match(
+        String(await sqliteLocationProblem(`${dir}/ro/usage.sqlite`)),
+        /ro is not writable by this user/,
+      );
+      assert.match(
+        String(await sqliteLocationProblem(`${dir}/ro/sub/usage.sqlite`)),
+        /cannot be created: .*ro is not writable/,
+      );
+    } finally {
+      await Deno.chmod(`${dir}/ro`, 0o755);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
