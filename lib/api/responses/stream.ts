@@ -92,8 +92,13 @@ export class ResponseEvents {
     out.push({ ...event, sequence_number: this.#seq++ });
   }
 
+  /**
+   * The Response as it stands, its output copied: an event is encoded after later chunks of the same pull may
+   * have added items, and `response.created` listing an item before its `output_item.added` makes the `openai`
+   * SDK throw ("Duplicate response output index 0.").
+   */
   #snapshot(status: Parameters<typeof responseObject>[1]["status"], extra: JsonObject = {}): JsonObject {
-    return responseObject(this.frame, { status, output: this.#output, ...extra });
+    return responseObject(this.frame, { status, output: [...this.#output], ...extra });
   }
 
   /** `response.created` and `response.in_progress`. */
