@@ -112,6 +112,8 @@ export function checkEvents(schemas: OpenApiSchemas | null, events: WireEvent[])
       ? e.refusal
       : e.type === "response.function_call_arguments.done"
       ? e.arguments
+      : e.type === "response.custom_tool_call_input.done"
+      ? e.input
       : undefined;
     if (whole !== undefined) {
       const key = `${e.type.slice(0, -".done".length)}|${keyOf(e)}`;
@@ -152,8 +154,8 @@ export function checkEvents(schemas: OpenApiSchemas | null, events: WireEvent[])
 }
 
 /**
- * An item's text (a message's parts, a reasoning item's summary, a call's arguments) is what its deltas added,
- * part by part: what a client that reads only the deltas shows.
+ * An item's text (a message's parts, a reasoning item's summary, a call's arguments, a custom call's input) is
+ * what its deltas added, part by part: what a client that reads only the deltas shows.
  */
 function assertBuiltByDeltas(
   item: Record<string, unknown>,
@@ -173,6 +175,8 @@ function assertBuiltByDeltas(
     });
   } else if (item.type === "function_call") {
     assert.equal(item.arguments, built("response.function_call_arguments", ""), what);
+  } else if (item.type === "custom_tool_call") {
+    assert.equal(item.input, built("response.custom_tool_call_input", ""), what);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
- * A Responses request's `input` (a string, or items: messages, function calls and their outputs, reasoning,
- * built-in tool items, item references) translated to the chat form's messages. Consecutive function calls
- * become one assistant turn; a reasoning item's text becomes the `reasoning_content` of the assistant turn
+ * A Responses request's `input` (a string, or items: messages, function and custom tool calls and their
+ * outputs, reasoning, built-in tool items, item references) translated to the chat form's messages.
+ * Consecutive calls become one assistant turn; a reasoning item's text becomes the `reasoning_content` of the assistant turn
  * after it (reasoning_item.ts); built-in items have no chat form and are left out (noted as native-only); each
  * message keeps the client's param its content came from, for errors found later.
  *
@@ -13,6 +13,7 @@ import { NATIVE_ITEMS, type NativeNeeds, needNative } from "./native_only.ts";
 import { flatName } from "./namespaces.ts";
 import { gatewaySummary, summaryText } from "./compaction_item.ts";
 import { addReasoning, reasoningText } from "./reasoning_item.ts";
+import { customArguments } from "./custom_tools.ts";
 
 /** A `function_call` item's function as the chat form names it (a namespaced one by its flat name). */
 function callName(item: JsonObject, param: string): string {
@@ -163,13 +164,16 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       );
       return;
     }
-    if (type === "function_call") {
+    // A custom tool is a function of the chat form (custom_tools.ts): its call, with its input as arguments.
+    if (type === "function_call" || type === "custom_tool_call") {
       const call = {
         id: string(item, "call_id", `${param}.call_id`, true)!,
         type: "function",
         function: {
           name: callName(item, param),
-          arguments: string(item, "arguments", `${param}.arguments`, true)!,
+          arguments: type === "custom_tool_call"
+            ? customArguments(item, param)
+            : string(item, "arguments", `${param}.arguments`, true)!,
         },
       };
       const last = into.at(-1);
@@ -181,7 +185,7 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       } else push({ role: "assistant", content: null, tool_calls: [call] }, param);
       return;
     }
-    if (type === "function_call_output") {
+    if (type === "function_call_output" || type === "custom_tool_call_output") {
       const output = item.output;
       let content: string;
       if (typeof output === "string") content = output;
@@ -202,7 +206,8 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
         `${param}.output`,
       );
       const next = items[i + 1];
-      if (media.length > 0 && !(isObject(next) && next.type === "function_call_output")) {
+      const isOutput = (t: unknown) => t === "function_call_output" || t === "custom_tool_call_output";
+      if (media.length > 0 && !(isObject(next) && isOutput(next.type))) {
         // After the last of a turn's tool outputs: the chat form's tool messages must follow their call.
         push(
           { role: "user", content: [{ type: "text", text: "(returned by the tool)" }, ...media] },
@@ -238,7 +243,14 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       notes?.references.push(id);
       return;
     }
-    throw badValue(`${param}.type`, type, ["message", "function_call", "function_call_output", "reasoning"]);
+    throw badValue(`${param}.type`, type, [
+      "message",
+      "function_call",
+      "function_call_output",
+      "custom_tool_call",
+      "custom_tool_call_output",
+      "reasoning",
+    ]);
   });
 }
 
