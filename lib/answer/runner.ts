@@ -310,9 +310,11 @@ export async function answerStream<O extends StreamOutcome>(
       else {
         // Under output guardrails the upstream's words, some perhaps held back from the client, are what it spent.
         const received = ctx.guardrails?.received;
+        // Without usage from the stream's end, a prompt count the upstream reported on the way still stands.
+        const prompt = known?.prompt ?? end.reportedPrompt;
         const usage = received
-          ? receivedUsage(received, request, known?.prompt)
-          : usageOf(undefined, request, end.texts, known?.prompt);
+          ? receivedUsage(received, request, prompt)
+          : usageOf(undefined, request, end.texts, prompt);
         usage.then((usage) => settle({ ...ending, usage }));
       }
     },

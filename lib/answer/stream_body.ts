@@ -17,6 +17,7 @@ import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { type BudgetGuard, BudgetStop } from "./budget_guard.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
+import { reportedPromptOf } from "../openai/reported_prompt.ts";
 
 /** An upstream stream whose first value has already been read (routing committed to its target: stream_start.ts). */
 export interface Peeked<T> {
@@ -41,6 +42,11 @@ export interface StreamOutcome {
    * bounded memory, however long the stream (lib/usage/stream_texts.ts).
    */
   texts: StreamTexts;
+  /**
+   * The prompt's token count the upstream reported before its usage at the end (lib/openai/reported_prompt.ts):
+   * what the record keeps for the prompt when the stream broke before that usage came.
+   */
+  reportedPrompt?: number;
 }
 
 /** How a body ends, from the answer runner: who learns of the end, the lease to release, the secrets to scrub. */
@@ -167,6 +173,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
     const value = pending;
     pending = undefined;
     if (value !== undefined) {
+      outcome.reportedPrompt = reportedPromptOf(value) ?? outcome.reportedPrompt;
       // The peeked first value, on the first pull: what the client is about to receive first.
       if (ending.startedAt !== undefined) {
         outcome.firstChunkAt = Math.round((performance.now() - ending.startedAt) * 100) / 100;
@@ -185,7 +192,9 @@ export function clientStreamBody<T, O extends StreamOutcome>(
       if (read === SILENT) throw SILENT;
     }
     reading = undefined;
-    return read.done ? undefined : read.value;
+    if (read.done) return undefined;
+    outcome.reportedPrompt = reportedPromptOf(read.value) ?? outcome.reportedPrompt;
+    return read.value;
   };
   let ended = false;
   /** Whether an "error" end counts against the target's health; not when the gateway itself stopped the stream. */

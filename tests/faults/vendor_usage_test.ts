@@ -272,3 +272,63 @@ function openaiAnswer(usage: unknown) {
     usage,
   };
 }
+
+Deno.test("vendor usage: a stream that breaks after Anthropic counted the prompt is recorded with its count", async () => {
+  const up = startRawUpstream();
+  const dir = await Deno.makeTempDir();
+  const gw = await vendorGateway(up, dir);
+  // message_start reports the prompt (320 tokens, 20 read from the cache), then the stream fails mid-answer.
+  const broken = () =>
+    sse([
+      {
+        type: "message_start",
+        message: {
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          content: [],
+          usage: { input_tokens: 300, cache_read_input_tokens: 20, output_tokens: 1 },
+        },
+      },
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: TEXT } },
+      { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+    ]);
+  let stopped = false;
+  try {
+    await ask(gw, up, "broken-chat", "chat-anthropic", broken(), true);
+    up.next = broken();
+    const res = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        "content-type": "application/json",
+        "x-request-id": "broken-responses",
+      },
+      body: JSON.stringify({
+        model: "chat-anthropic",
+        input: "Say hello to the auditor please.",
+        stream: true,
+      }),
+    });
+    assert.match(await res.text(), /response\.failed/);
+    await gw.stop();
+    stopped = true;
+    const records = await recordsIn(dir);
+    for (const id of ["broken-chat", "broken-responses"]) {
+      const record = records.get(id);
+      assert.ok(record !== undefined, id);
+      assert.equal(record.prompt_tokens, 320, `${id}: the upstream's count: ${JSON.stringify(record)}`);
+      // The answer's end never came: its tokens are the gateway's count of what the client received.
+      assert.ok(
+        record.completion_tokens > 1 && record.completion_tokens < 30,
+        `${id}: ${JSON.stringify(record)}`,
+      );
+      assert.equal(record.tokens_estimated, true);
+    }
+  } finally {
+    if (!stopped) await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -2,12 +2,12 @@
  * What a Responses API client may rely on, checked on the wire: every Response object validates against the
  * spec's `Response` and every streamed event against `ResponseStreamEvent` (when the spec is at hand, see
  * `openapi_schema.ts`), and a stream holds together whatever the spec cannot say: sequence numbers rise by
- * one from 0, it starts with `response.created` + `response.in_progress` and ends with exactly one terminal
- * event, each item is added before anything refers to it and nothing refers to it after its
- * `output_item.done`, deltas concatenate to their `.done` text and to the text of the item done, and the final
- * Response holds exactly the items that were done, each `completed` (at `response.incomplete` the last may be
- * `incomplete`); a `response.failed` that lists output holds the items done as they were and the open ones as
- * their deltas built them, `incomplete`.
+ * one from 0, it starts with `response.created` + `response.in_progress` (their output empty, as OpenAI's)
+ * and ends with exactly one terminal event, each item is added before anything refers to it and nothing refers
+ * to it after its `output_item.done`, deltas concatenate to their `.done` text and to the text of the item
+ * done, and the final Response holds exactly the items that were done, each `completed` (at
+ * `response.incomplete` the last may be `incomplete`); a `response.failed` that lists output holds the items
+ * done as they were and the open ones as their deltas built them, `incomplete`.
  *
  * {@linkcode ResponsesWire} records what the `openai` SDK received (its `fetch` option) so SDK-driven tests
  * check the bytes the SDK parsed, not the SDK's view of them.
@@ -64,6 +64,10 @@ export function checkEvents(schemas: OpenApiSchemas | null, events: WireEvent[])
   });
   assert.equal(events[0].type, "response.created");
   assert.equal(events[1].type, "response.in_progress");
+  // Nothing has been added yet: an item listed here would be added twice (the `openai` SDK's stream() throws).
+  for (const e of events.slice(0, 2)) {
+    assert.deepEqual((e.response as { output: unknown[] }).output, [], `${e.type} lists no output yet`);
+  }
   const last = events.at(-1)!;
   assert.ok(TERMINAL.has(last.type), `the stream ends with a terminal event, not ${last.type}`);
   assert.equal(events.filter((e) => TERMINAL.has(e.type)).length, 1, "exactly one terminal event");
@@ -108,6 +112,8 @@ export function checkEvents(schemas: OpenApiSchemas | null, events: WireEvent[])
       ? e.refusal
       : e.type === "response.function_call_arguments.done"
       ? e.arguments
+      : e.type === "response.custom_tool_call_input.done"
+      ? e.input
       : undefined;
     if (whole !== undefined) {
       const key = `${e.type.slice(0, -".done".length)}|${keyOf(e)}`;
@@ -148,8 +154,8 @@ export function checkEvents(schemas: OpenApiSchemas | null, events: WireEvent[])
 }
 
 /**
- * An item's text (a message's parts, a reasoning item's summary, a call's arguments) is what its deltas added,
- * part by part: what a client that reads only the deltas shows.
+ * An item's text (a message's parts, a reasoning item's summary, a call's arguments, a custom call's input) is
+ * what its deltas added, part by part: what a client that reads only the deltas shows.
  */
 function assertBuiltByDeltas(
   item: Record<string, unknown>,
@@ -169,6 +175,8 @@ function assertBuiltByDeltas(
     });
   } else if (item.type === "function_call") {
     assert.equal(item.arguments, built("response.function_call_arguments", ""), what);
+  } else if (item.type === "custom_tool_call") {
+    assert.equal(item.input, built("response.custom_tool_call_input", ""), what);
   }
 }
 

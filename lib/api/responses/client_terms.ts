@@ -38,10 +38,15 @@ function messagePath(parsed: ResponsesRequest, index: number, rest: string): str
   return /^input\[\d+\]/.exec(path)?.[0] ?? path;
 }
 
-/** `tools[i]…` (the chat form's i-th function tool) as the client's index and flat function-tool fields. */
+/**
+ * `tools[i]…` (the chat form's i-th function tool: a function or custom tool) as the client's index and flat
+ * function-tool fields.
+ */
 function toolPath(parsed: ResponsesRequest, index: number, rest: string): string | undefined {
   let seen = -1;
-  const at = parsed.params.tools.findIndex((tool) => tool.type === "function" && ++seen === index);
+  const at = parsed.params.tools.findIndex((tool) =>
+    (tool.type === "function" || tool.type === "custom") && ++seen === index
+  );
   if (at < 0) return undefined;
   return `tools[${at}]${rest.replace(/^\.function(?=\.|$)/, "")}`;
 }

@@ -71,6 +71,9 @@ export function sentOutput(
       case "response.function_call_arguments.delta":
         out[at] = { ...item, arguments: without(item.arguments, e.delta) };
         break;
+      case "response.custom_tool_call_input.delta":
+        out[at] = { ...item, input: without(item.input, e.delta) };
+        break;
     }
   }
   return out;

@@ -1,8 +1,9 @@
 /**
- * A Responses request's `input` (a string, or items: messages, function calls and their outputs, reasoning,
- * built-in tool items, item references) translated to the chat form's messages. Consecutive function calls
- * become one assistant turn; reasoning and built-in items have no chat form and are left out (built-in ones
- * noted as native-only); each message keeps the client's param its content came from, for errors found later.
+ * A Responses request's `input` (a string, or items: messages, function and custom tool calls and their
+ * outputs, reasoning, built-in tool items, item references) translated to the chat form's messages.
+ * Consecutive calls become one assistant turn; a reasoning item's text becomes the `reasoning_content` of the assistant turn
+ * after it (reasoning_item.ts); built-in items have no chat form and are left out (noted as native-only); each
+ * message keeps the client's param its content came from, for errors found later.
  *
  * @module
  */
@@ -11,6 +12,8 @@ import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.
 import { NATIVE_ITEMS, type NativeNeeds, needNative } from "./native_only.ts";
 import { flatName } from "./namespaces.ts";
 import { gatewaySummary, summaryText } from "./compaction_item.ts";
+import { addReasoning, reasoningText } from "./reasoning_item.ts";
+import { customArguments } from "./custom_tools.ts";
 
 /** A `function_call` item's function as the chat form names it (a namespaced one by its flat name). */
 function callName(item: JsonObject, param: string): string {
@@ -126,15 +129,25 @@ function messageContent(
 /**
  * Turns the items of `input` into chat messages, merging consecutive function calls into one turn. Built-in
  * tool items have no chat form: noted in `needs` for a request's own input, left out of a rebuilt history
- * (`needs` absent), as reasoning items are.
+ * (`needs` absent). Reasoning goes with the assistant turn that follows it (its message or its calls); reasoning
+ * that no assistant turn follows before another message is left out.
  */
 function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeeds, notes?: InputNotes): void {
   /** Images of the tool outputs just translated, sent after the last of them (chat tool messages take none). */
   let media: JsonObject[] = [];
   let mediaPath = "";
+  /** The text of the reasoning items since the last message, for the next assistant turn. */
+  let reasoning: string[] = [];
+  /** Gives `message` (an assistant turn) the reasoning that preceded it. */
+  const reasoned = (message: ChatMessage) => {
+    if (reasoning.length > 0) addReasoning(message, reasoning.join("\n\n"));
+    reasoning = [];
+  };
   items.forEach((item, i) => {
     const param = `input[${i}]`;
     const push = (message: ChatMessage, path: string) => {
+      if (message.role === "assistant") reasoned(message);
+      reasoning = [];
       into.push(message);
       notes?.paths.push(path);
     };
@@ -151,13 +164,16 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       );
       return;
     }
-    if (type === "function_call") {
+    // A custom tool is a function of the chat form (custom_tools.ts): its call, with its input as arguments.
+    if (type === "function_call" || type === "custom_tool_call") {
       const call = {
         id: string(item, "call_id", `${param}.call_id`, true)!,
         type: "function",
         function: {
           name: callName(item, param),
-          arguments: string(item, "arguments", `${param}.arguments`, true)!,
+          arguments: type === "custom_tool_call"
+            ? customArguments(item, param)
+            : string(item, "arguments", `${param}.arguments`, true)!,
         },
       };
       const last = into.at(-1);
@@ -165,10 +181,11 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       if (last?.role === "assistant") {
         last.content ??= null;
         ((last.tool_calls ??= []) as unknown[]).push(call);
+        reasoned(last);
       } else push({ role: "assistant", content: null, tool_calls: [call] }, param);
       return;
     }
-    if (type === "function_call_output") {
+    if (type === "function_call_output" || type === "custom_tool_call_output") {
       const output = item.output;
       let content: string;
       if (typeof output === "string") content = output;
@@ -189,7 +206,8 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
         `${param}.output`,
       );
       const next = items[i + 1];
-      if (media.length > 0 && !(isObject(next) && next.type === "function_call_output")) {
+      const isOutput = (t: unknown) => t === "function_call_output" || t === "custom_tool_call_output";
+      if (media.length > 0 && !(isObject(next) && isOutput(next.type))) {
         // After the last of a turn's tool outputs: the chat form's tool messages must follow their call.
         push(
           { role: "user", content: [{ type: "text", text: "(returned by the tool)" }, ...media] },
@@ -199,8 +217,12 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       }
       return;
     }
-    // Reasoning items carry the model's own state; a translated target cannot take them back, so they are left out.
-    if (type === "reasoning") return;
+    // The model's reasoning, for the assistant turn after it (an encrypted one alone has no text to carry).
+    if (type === "reasoning") {
+      const text = reasoningText(item, param);
+      if (text !== "") reasoning.push(text);
+      return;
+    }
     // The gateway's own compaction of earlier turns (compaction_item.ts): its summary, as the user's message.
     const summary = gatewaySummary(item);
     if (summary !== null) {
@@ -221,7 +243,14 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       notes?.references.push(id);
       return;
     }
-    throw badValue(`${param}.type`, type, ["message", "function_call", "function_call_output", "reasoning"]);
+    throw badValue(`${param}.type`, type, [
+      "message",
+      "function_call",
+      "function_call_output",
+      "custom_tool_call",
+      "custom_tool_call_output",
+      "reasoning",
+    ]);
   });
 }
 

@@ -145,3 +145,66 @@ Deno.test("responses input items: a native response's built-in items are left ou
     content: "Sunny.",
   }]);
 });
+
+Deno.test("responses input items: a reasoning item's text is the reasoning_content of the assistant turn after it", () => {
+  const call = { type: "function_call", call_id: "c1", name: "ls", arguments: "{}" };
+  const summary = (...texts: string[]) => texts.map((text) => ({ type: "summary_text", text }));
+  const { chat } = parseResponsesRequest({
+    model: "m",
+    input: [
+      { role: "user", content: "List the files." },
+      // Codex sends the output back as it got it (store: false): reasoning, then the call it led to.
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: summary("I should list", "the files."),
+        encrypted_content: null,
+      },
+      call,
+      { type: "function_call_output", call_id: "c1", output: "a.txt" },
+      // The model's own words (content) are preferred to its summary.
+      {
+        type: "reasoning",
+        id: "rs_2",
+        summary: summary("Summary."),
+        content: [{ type: "reasoning_text", text: "Raw " }, { type: "reasoning_text", text: "thought." }],
+      },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "One file." }] },
+      // Encrypted reasoning alone has no text a chat upstream could read.
+      { type: "reasoning", id: "rs_3", summary: [], encrypted_content: "gAAAA" },
+      { type: "message", role: "assistant", content: "More?" },
+      // Reasoning that no assistant turn follows goes nowhere.
+      { type: "reasoning", id: "rs_4", summary: summary("Lost.") },
+      { role: "user", content: "Thanks." },
+    ],
+  });
+  assert.deepEqual(chat.messages, [
+    { role: "user", content: "List the files." },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "ls", arguments: "{}" } }],
+      reasoning_content: "I should list\n\nthe files.",
+    },
+    { role: "tool", tool_call_id: "c1", content: "a.txt" },
+    { role: "assistant", content: "One file.", reasoning_content: "Raw thought." },
+    { role: "assistant", content: "More?" },
+    { role: "user", content: "Thanks." },
+  ]);
+  // A call that joins the assistant message before it brings its reasoning to that message.
+  const joined = historyMessages([
+    { type: "message", role: "assistant", content: "Let me look." },
+    { type: "reasoning", id: "rs_5", summary: summary("Look with ls.") },
+    call,
+  ]);
+  assert.equal(joined.length, 1);
+  assert.equal(joined[0].reasoning_content, "Look with ls.");
+  assert.throws(
+    () =>
+      parseResponsesRequest({
+        model: "m",
+        input: [{ type: "reasoning", summary: [{ type: "summary_text" }] }],
+      }),
+    /input\[0\]\.summary\[0\]\.text/,
+  );
+});

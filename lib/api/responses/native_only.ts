@@ -12,7 +12,8 @@ import { type GatewayError, invalidRequest } from "../../errors.ts";
 import type { Tolerance } from "../../http/tolerance.ts";
 
 /**
- * Input item types of built-in tools (OpenAI's `Item` union, beyond messages, function calls and reasoning).
+ * Input item types of built-in tools (OpenAI's `Item` union, beyond messages, function and custom tool calls
+ * and reasoning).
  * They are passed through to a native target; the chat form has no place for them.
  */
 export const NATIVE_ITEMS = new Set([
@@ -36,8 +37,6 @@ export const NATIVE_ITEMS = new Set([
   "mcp_approval_request",
   "mcp_approval_response",
   "mcp_call",
-  "custom_tool_call",
-  "custom_tool_call_output",
 ]);
 
 /**

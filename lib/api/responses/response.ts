@@ -7,6 +7,7 @@
  * @module
  */
 import { clientCall } from "./namespaces.ts";
+import { customCallItem, isCustomTool } from "./custom_tools.ts";
 import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
 import type { ResponseParams } from "./request.ts";
 import { tokenClassesOf } from "../../pricing/cost.ts";
@@ -70,13 +71,17 @@ export function reasoningItem(id: string, status: string, summary: JsonObject[])
   return { id, type: "reasoning", status, summary };
 }
 
-/** A `function_call` output item. */
+/**
+ * A `function_call` output item; a `custom_tool_call` one when the function stands for a custom tool of the
+ * request (custom_tools.ts).
+ */
 export function functionCallItem(
   id: string,
   status: string,
   call: { call_id: string; name: string; arguments: string },
   tools: readonly JsonObject[] = [],
 ): JsonObject {
+  if (isCustomTool(tools, call.name)) return customCallItem(id, status, call);
   // A function of a namespace tool was called by its flat chat name: the client gets its name and namespace.
   const { name, namespace } = clientCall(tools, call.name);
   const item: JsonObject = {

@@ -1,7 +1,7 @@
 /**
  * A chat chunk stream as the Responses API's event stream: `response.created`, `response.in_progress`, the
- * output items (reasoning, message, function calls) with their parts and deltas as the chunks arrive, then
- * `response.completed` (or `response.incomplete`); after an upstream failure an `error` event and
+ * output items (reasoning, message, function and custom tool calls) with their parts and deltas as the chunks
+ * arrive, then `response.completed` (or `response.incomplete`); after an upstream failure an `error` event and
  * `response.failed`, never a clean end. Each frame is `event: <type>` + `data: <json>` with a
  * `sequence_number` that rises by one.
  *
@@ -16,6 +16,7 @@ import { type ToolCallPiece, ToolCallStarts } from "../../openai/tool_call_start
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 import { sentOutput } from "./failed_output.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
+import { CallEvents } from "./call_events.ts";
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,
@@ -78,6 +79,8 @@ export class ResponseEvents {
   /** The tool calls so far (each shown once its name is known), and the open call of each call number. */
   #starts = new ToolCallStarts();
   #callOf = new Map<number, OpenCall>();
+  /** The calls' argument events (a custom tool's call: its input's). */
+  readonly #args: CallEvents;
   #finish: unknown;
   /** The events of the last chunk (or end): the ones a budget stop may have withheld from the client. */
   #recent: ResponseEvent[] = [];
@@ -86,14 +89,21 @@ export class ResponseEvents {
   /** What the client received (reasoning, text and arguments), to count tokens when no usage came. */
   readonly texts = new StreamTexts();
 
-  constructor(private readonly frame: ResponseFrame) {}
+  constructor(private readonly frame: ResponseFrame) {
+    this.#args = new CallEvents(frame.params.tools);
+  }
 
   #emit(event: ResponseEvent, out: ResponseEvent[]): void {
     out.push({ ...event, sequence_number: this.#seq++ });
   }
 
+  /**
+   * The Response as it stands, its output copied: an event is encoded after later chunks of the same pull may
+   * have added items, and `response.created` listing an item before its `output_item.added` makes the `openai`
+   * SDK throw ("Duplicate response output index 0.").
+   */
   #snapshot(status: Parameters<typeof responseObject>[1]["status"], extra: JsonObject = {}): JsonObject {
-    return responseObject(this.frame, { status, output: this.#output, ...extra });
+    return responseObject(this.frame, { status, output: [...this.#output], ...extra });
   }
 
   /** `response.created` and `response.in_progress`. */
@@ -173,13 +183,7 @@ export class ResponseEvents {
   #closeCalls(out: ResponseEvent[], status: (call: OpenCall) => string): void {
     for (const call of this.#calls) {
       const item = functionCallItem(call.id, status(call), call, this.frame.params.tools);
-      this.#emit({
-        type: "response.function_call_arguments.done",
-        item_id: call.id,
-        output_index: call.index,
-        name: item.name,
-        arguments: call.arguments,
-      }, out);
+      for (const event of this.#args.done(call, item)) this.#emit(event, out);
       this.#done(call.index, item, out);
     }
     this.#calls = [];
@@ -243,12 +247,7 @@ export class ResponseEvents {
     if (open !== undefined && piece.arguments !== "") {
       open.arguments += piece.arguments;
       this.texts.push(piece.arguments);
-      this.#emit({
-        type: "response.function_call_arguments.delta",
-        item_id: open.id,
-        output_index: open.index,
-        delta: piece.arguments,
-      }, out);
+      for (const event of this.#args.delta(open, piece.arguments)) this.#emit(event, out);
     }
   }
 
@@ -315,7 +314,8 @@ export class ResponseEvents {
     this.#closeReasoning(unsent, "incomplete");
     this.#closeText(unsent, "incomplete");
     this.#closeCalls(unsent, () => "incomplete");
-    const output = sentOutput(this.#output, this.#recent, sent);
+    // What the closing events would have added (a custom call's held-back input) was not sent either.
+    const output = sentOutput(this.#output, [...this.#recent, ...unsent], sent);
     this.#seq = sent;
     const out: ResponseEvent[] = [];
     const failed = failureEvents(

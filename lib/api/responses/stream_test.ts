@@ -65,6 +65,21 @@ Deno.test("responses stream: text deltas in OpenAI's event order with rising seq
   assert.equal(item.id, all[4].item_id);
 });
 
+Deno.test("responses stream: created and in_progress list no output when the first chunk already has content", () => {
+  // Ollama and OpenRouter send no role-only chunk first: the events of start() are encoded after the first
+  // chunk's, which add the message; a snapshot listing it makes the openai SDK's stream() throw.
+  const ev = new ResponseEvents(frame);
+  const head = ev.start();
+  const all = [
+    ...head,
+    ...ev.chunk(chunk({ role: "assistant", content: "Hi" })),
+    ...ev.chunk(chunk({}, "stop")),
+    ...ev.finish(USAGE),
+  ];
+  for (const e of head) assert.deepEqual((e.response as { output: unknown[] }).output, [], e.type);
+  conforming(all);
+});
+
 Deno.test("responses stream: a text then two tool calls; length stop is response.incomplete", () => {
   const ev = new ResponseEvents(frame);
   const all = [

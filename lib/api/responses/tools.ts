@@ -1,7 +1,8 @@
 /**
  * A Responses request's `tools` and `tool_choice` in the chat form. Function tools are flat in the Responses
  * API (`{type: "function", name, parameters}`) and nested in chat (`{type: "function", function: {…}}`);
- * built-in tools and a built-in tool choice have no chat form: native targets are preferred for them, and a
+ * custom tools become function tools with one string parameter (custom_tools.ts); built-in tools and a
+ * built-in tool choice have no chat form: native targets are preferred for them, and a
  * translated target goes without them (native_only.ts). What the Response
  * echoes is kept beside the chat form, with OpenAI's defaults filled in.
  *
@@ -11,11 +12,12 @@ import { invalidRequest } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { type NativeNeeds, preferNative } from "./native_only.ts";
 import { flatName } from "./namespaces.ts";
+import { customFunction } from "./custom_tools.ts";
 import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /**
- * Function tools in the chat form. A built-in tool has none: it is noted in `needs` (a native target takes it
- * as sent) and echoed as given.
+ * Function (and custom) tools in the chat form. A built-in tool has none: it is noted in `needs` (a native
+ * target takes it as sent) and echoed as given, as a custom tool is.
  */
 export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObject[]; echo: JsonObject[] } {
   if (!Array.isArray(tools)) throw wrongType("tools", "an array", tools);
@@ -26,6 +28,11 @@ export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObjec
     if (!isObject(tool)) throw wrongType(param, "an object", tool);
     if (tool.type === "namespace") {
       chat.push(...namespaceTools(tool, param, needs));
+      echo.push(tool);
+      return;
+    }
+    if (tool.type === "custom") {
+      chat.push({ type: "function", function: customFunction(tool, toolName(tool, param), param) });
       echo.push(tool);
       return;
     }
@@ -122,7 +129,8 @@ export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
     return choice;
   }
   if (!isObject(choice)) throw wrongType("tool_choice", "a string or an object", choice);
-  if (choice.type === "function") {
+  // A custom tool is a function of the chat form, so forcing it forces that function.
+  if (choice.type === "function" || choice.type === "custom") {
     return { type: "function", function: { name: string(choice, "name", "tool_choice.name", true)! } };
   }
   if (typeof choice.type !== "string") {
@@ -135,14 +143,15 @@ export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
 }
 
 /**
- * Whether `choice` (as the client sent it) makes the model call a tool: `required`, a named function, or
- * `allowed_tools` in `required` mode. Without a tool the chat form can carry, a translated target would drop
+ * Whether `choice` (as the client sent it) makes the model call a tool: `required`, a named function or custom
+ * tool, or `allowed_tools` in `required` mode. Without a tool the chat form can carry, a translated target would drop
  * the choice and answer in text, the opposite of what the client relies on.
  */
 function forcesCall(choice: unknown): boolean {
   if (choice === "required") return true;
   if (!isObject(choice)) return false;
-  return choice.type === "function" || (choice.type === "allowed_tools" && choice.mode === "required");
+  return choice.type === "function" || choice.type === "custom" ||
+    (choice.type === "allowed_tools" && choice.mode === "required");
 }
 
 /**

@@ -38,6 +38,7 @@ import {
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { withReportedPrompt } from "../../openai/reported_prompt.ts";
 
 /** Options for {@linkcode anthropicChunkTransformer}. */
 export interface anthropicChunkTransformerOptions {
@@ -94,7 +95,10 @@ export function anthropicChunkTransformer(
         const message = isObject(data.message) ? data.message : {};
         identity = { id: completionId(message.id), created: options.created ?? nowSeconds(), model };
         reported = isObject(message.usage) ? { ...message.usage } : {};
-        controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+        const start = makeChunk(identity, { role: "assistant", content: "" });
+        // The prompt is counted already: a stream that breaks before message_stop is recorded with it.
+        const prompt = readAnthropicUsage({ output_tokens: 0, ...reported });
+        controller.enqueue(prompt ? withReportedPrompt(start, toOpenAIUsage(prompt).prompt_tokens) : start);
         return;
       }
       if (identity === undefined) throw invalid(`'${String(type)}' before message_start`);
