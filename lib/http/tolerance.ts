@@ -26,7 +26,7 @@
  * @module
  */
 import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
-import { type ClientTerms, type GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
+import { type ClientTerms, GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
 import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
 import { chatParamsOn, embeddingParamsOn } from "../providers/capabilities.ts";
 import type { RequestContext } from "./context.ts";
@@ -142,11 +142,26 @@ function cannotServe(model: ResolvedModel, target: ResolvedTarget, form: ChatFor
  * terms, when none does, so no upstream is called for a request no target can take.
  */
 export function paramServingTargets(model: ResolvedModel, form: ChatForm): ResolvedModel {
+  const kept = targetsThatCan(model, form, cannotServe);
+  if (!(kept instanceof GatewayError)) return kept;
+  throw form.clientTerms === undefined ? kept : inClientTerms(kept, form.clientTerms);
+}
+
+/**
+ * `model` with only the targets `cannot` finds no reason against (`model` itself when all pass, so nothing is
+ * allocated on the common path), or the first target's reason when none passes. `request` is handed to
+ * `cannot` so that callers pass module functions, not a closure made per request.
+ */
+function targetsThatCan<R>(
+  model: ResolvedModel,
+  request: R,
+  cannot: (model: ResolvedModel, target: ResolvedTarget, request: R) => GatewayError | null,
+): ResolvedModel | GatewayError {
   let kept: RoutedTarget[] | null = null;
   let refusal: GatewayError | null = null;
   const targets = model.targets;
   for (let i = 0; i < targets.length; i++) {
-    const reason = cannotServe(model, targets[i], form);
+    const reason = cannot(model, targets[i], request);
     if (reason === null) {
       kept?.push(targets[i]);
       continue;
@@ -155,9 +170,7 @@ export function paramServingTargets(model: ResolvedModel, form: ChatForm): Resol
     kept ??= targets.slice(0, i);
   }
   if (kept === null) return model;
-  if (kept.length === 0) {
-    throw form.clientTerms === undefined ? refusal! : inClientTerms(refusal, form.clientTerms);
-  }
+  if (kept.length === 0) return refusal!;
   return { ...model, targets: kept };
 }
 
@@ -204,21 +217,9 @@ function cannotEmbed(
  * so routing never ends a request with one target's 400 that another target would serve.
  */
 export function embeddingServingTargets(model: ResolvedModel, request: EmbeddingRequest): ResolvedModel {
-  let kept: RoutedTarget[] | null = null;
-  let refusal: GatewayError | null = null;
-  const targets = model.targets;
-  for (let i = 0; i < targets.length; i++) {
-    const reason = cannotEmbed(model, targets[i], request);
-    if (reason === null) {
-      kept?.push(targets[i]);
-      continue;
-    }
-    refusal ??= reason;
-    kept ??= targets.slice(0, i);
-  }
-  if (kept === null) return model;
-  if (kept.length === 0) throw refusal!;
-  return { ...model, targets: kept };
+  const kept = targetsThatCan(model, request, cannotEmbed);
+  if (kept instanceof GatewayError) throw kept;
+  return kept;
 }
 
 /**
