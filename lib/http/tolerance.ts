@@ -187,8 +187,8 @@ export function answeredTolerance(target: ResolvedTarget, tolerance: Tolerance, 
   return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
 }
 
-/** The 400 of a `strict` alias whose embedding target would go without `param`. */
-function strictEmbeddingRefusal(param: string): GatewayError {
+/** The 400 of a `strict` alias whose target would go without `param` (chat completions' and embeddings'). */
+export function strictAliasRefusal(param: string): GatewayError {
   return invalidRequest(
     `The parameter '${param}' is not supported by this alias's target, and the alias is strict; send the ` +
       "request without it.",
@@ -206,7 +206,7 @@ function cannotEmbed(
   const verdict = embeddingParamsOn(target, request);
   if (verdict === null) return null;
   if ("refusal" in verdict) return verdict.refusal;
-  return model.strict ? strictEmbeddingRefusal(verdict.dropped[0]) : null;
+  return model.strict ? strictAliasRefusal(verdict.dropped[0]) : null;
 }
 
 /**

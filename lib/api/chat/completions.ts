@@ -28,18 +28,8 @@ import {
   newTolerance,
   noteDropped,
   paramServingTargets,
+  strictAliasRefusal,
 } from "../../http/tolerance.ts";
-import { type GatewayError, invalidRequest } from "../../errors.ts";
-
-/** The 400 of a `strict` alias whose target would go without `param`. */
-function strictRefusal(param: string): GatewayError {
-  return invalidRequest(
-    `The parameter '${param}' is not supported by this alias's target, and the alias is strict; send the ` +
-      "request without it.",
-    param,
-    "unsupported_parameter",
-  );
-}
 
 /** What the gateway found of a chat request that a target cannot take as sent: nothing (it is the chat form). */
 const CHAT_TOLERANCE = newTolerance();
@@ -49,7 +39,7 @@ export async function handleChatCompletions(request: ClientRequest, ctx: ClientC
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const chat = parseChatRequest(body);
   // The request is the chat form itself: every target gets it, judged by its own parameter rules.
-  const form: ChatForm = { chat, strictError: strictRefusal };
+  const form: ChatForm = { chat, strictError: strictAliasRefusal };
   const model = paramServingTargets(
     resolveAlias(ctx, chat.model, ROUTES.chat.modelType, chat.stream === true),
     form,
