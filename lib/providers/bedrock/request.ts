@@ -21,7 +21,11 @@ import {
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
-import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
+import {
+  claudeParamReason,
+  claudeSamplingDropped,
+  claudeTemperatureUnsupported,
+} from "../shared/claude_sampling.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
@@ -324,7 +328,9 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
     };
   }
   if (typeof request.temperature === "number") inference.temperature = request.temperature;
-  if (typeof request.top_p === "number") inference.topP = request.top_p;
+  // Claude takes one of the two (`../shared/claude_sampling.ts`).
+  const claudeDrops = isClaudeModel(model) ? claudeSamplingDropped(request) : [];
+  if (typeof request.top_p === "number" && !claudeDrops.includes("top_p")) inference.topP = request.top_p;
   if (typeof request.stop === "string") inference.stopSequences = [request.stop];
   else if (Array.isArray(request.stop)) inference.stopSequences = request.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
