@@ -80,9 +80,29 @@ export function genAiProviderName(target: ResolvedTarget): string {
   return PROVIDER_CAPABILITIES[target.providerConfig.type].genAiProviderName;
 }
 
-/** Whether `target` takes `top_k` in the chat form (see {@linkcode ProviderCapabilities.topK}). */
+/**
+ * Whether `target` takes `top_k` in the chat form: its type's row ({@linkcode ProviderCapabilities.topK}),
+ * narrowed by the target as {@linkcode speaksNatively} narrows the Messages API. Claude on Bedrock takes it
+ * (Converse has no field for it; Claude reads it from `additionalModelRequestFields`, as AWS's own Converse
+ * examples for Claude send it), Bedrock's other models do not. An `openai` entry whose `base_url` is OpenAI's
+ * own API (`api.openai.com`) does not: OpenAI answers "Unrecognized request argument supplied: top_k", where
+ * the OpenAI-compatible servers the type also reaches (vLLM, Ollama, …) take it.
+ */
 export function takesTopK(target: ResolvedTarget): boolean {
-  return PROVIDER_CAPABILITIES[target.providerConfig.type].topK;
+  const config = target.providerConfig;
+  const row = PROVIDER_CAPABILITIES[config.type].topK;
+  if (config.type === "bedrock") return row || isClaudeModel(target.model);
+  if (config.type === "openai") return row && !isOpenAIsOwnApi(config.base_url);
+  return row;
+}
+
+/** Whether `baseUrl` is OpenAI's own API (which takes no parameter its reference does not list). */
+function isOpenAIsOwnApi(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname.toLowerCase() === "api.openai.com";
+  } catch {
+    return false;
+  }
 }
 
 /**
