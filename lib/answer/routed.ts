@@ -120,4 +120,9 @@ export interface RoutedRequest {
    * Responses client sent `text.format`).
    */
   clientTerms?: (err: unknown) => unknown;
+  /**
+   * The chat form's params a translated `target` does not get (`ChatForm.withheld`, lib/http/tolerance.ts:
+   * the Gemini API's `top_k` on a target that takes none); absent: every target gets the whole chat form.
+   */
+  withheld?: (target: ResolvedTarget) => readonly string[];
 }

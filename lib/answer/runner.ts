@@ -20,6 +20,7 @@ import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
+import { chatWithout } from "../http/tolerance.ts";
 import type { Lease } from "../routing/health.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
 import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
@@ -151,7 +152,10 @@ function routeFresh(
   trace?.startCall("chat", model.alias, request.chat);
   const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
     const call = upstreamCall(ctx, target);
-    const answer = await provider.chat(request.chat, call).catch((err) => {
+    const sent = request.withheld === undefined
+      ? request.chat
+      : chatWithout(request.chat, request.withheld(target));
+    const answer = await provider.chat(sent, call).catch((err) => {
       throw terms(err);
     });
     if (answer.kind === "json") {

@@ -115,6 +115,31 @@ export interface ChatForm {
   strictError: (path: string) => GatewayError;
   /** The client API's names for the chat form's params (errors and dropped params); as they are on chat. */
   clientTerms?: ClientTerms;
+  /**
+   * The chat form's params the client API withholds from `target`, which cannot take them, rather than judging
+   * the target by them: what a client sends in every request as a default of its own (the Gemini API's `top_k`,
+   * from Gemini CLI's `topK`) on a target that takes none. The target gets the chat form without them (the
+   * runner's `RoutedRequest.withheld` is the same function), and they are named as dropped, in the client's
+   * terms, when it answers; a `strict` alias refuses them as every drop. Absent: nothing is withheld.
+   */
+  withheld?: (target: ResolvedTarget) => readonly string[];
+}
+
+/**
+ * `chat` without `params` (those it has): `chat` itself when it has none of them, which allocates nothing.
+ * What a target gets of a chat form its client API withholds params from ({@linkcode ChatForm.withheld}).
+ */
+export function chatWithout(chat: ChatRequest, params: readonly string[]): ChatRequest {
+  if (params.every((param) => chat[param] === undefined)) return chat;
+  const out = { ...chat };
+  for (const param of params) delete out[param];
+  return out;
+}
+
+/** The params of `form`'s chat form withheld from `target`: those it has of {@linkcode ChatForm.withheld}'s. */
+function withheldOn(form: ChatForm, target: ResolvedTarget): readonly string[] {
+  const params = form.withheld?.(target) ?? [];
+  return params.length === 0 ? params : params.filter((param) => form.chat[param] != null);
 }
 
 /**
@@ -129,10 +154,13 @@ function clientPath(param: string, terms: ClientTerms | undefined): string {
 /** Why `target` cannot serve `form` on `model` (not yet in the client's terms), or null when it can. */
 function cannotServe(model: ResolvedModel, target: ResolvedTarget, form: ChatForm): GatewayError | null {
   if (form.native?.(target) === true) return null;
-  const verdict = chatParamsOn(target, form.chat);
-  if (verdict === null) return null;
-  if ("refusal" in verdict) return verdict.refusal;
-  return model.strict ? form.strictError(clientPath(verdict.dropped[0], form.clientTerms)) : null;
+  const withheld = withheldOn(form, target);
+  const verdict = chatParamsOn(target, chatWithout(form.chat, withheld));
+  if (verdict !== null && "refusal" in verdict) return verdict.refusal;
+  const dropped = withheld[0] ?? verdict?.dropped[0];
+  return model.strict && dropped !== undefined
+    ? form.strictError(clientPath(dropped, form.clientTerms))
+    : null;
 }
 
 /**
@@ -175,15 +203,17 @@ function targetsThatCan<R>(
 }
 
 /**
- * What `target`, the one that answered, went without: `tolerance` (what the request's translation found), and
- * the chat form's params its provider drops, named as the client sent them. `tolerance` itself when it got
- * every param, or is native.
+ * What `target`, the one that answered, went without: `tolerance` (what the request's translation found), the
+ * chat form's params its client API withheld from it ({@linkcode ChatForm.withheld}) and those its provider
+ * drops, named as the client sent them. `tolerance` itself when it got every param, or is native.
  */
 export function answeredTolerance(target: ResolvedTarget, tolerance: Tolerance, form: ChatForm): Tolerance {
   if (form.native?.(target) === true) return tolerance;
-  const verdict = chatParamsOn(target, form.chat);
-  if (verdict === null || !("dropped" in verdict)) return tolerance;
-  const dropped = verdict.dropped.map((param) => clientPath(param, form.clientTerms));
+  const withheld = withheldOn(form, target);
+  const verdict = chatParamsOn(target, chatWithout(form.chat, withheld));
+  const params = verdict !== null && "dropped" in verdict ? [...withheld, ...verdict.dropped] : withheld;
+  if (params.length === 0) return tolerance;
+  const dropped = params.map((param) => clientPath(param, form.clientTerms));
   return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
 }
 

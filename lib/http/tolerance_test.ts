@@ -1,5 +1,15 @@
 import assert from "node:assert/strict";
-import { droppedPaths, newTolerance } from "./tolerance.ts";
+import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
+import { type ClientTerms, GatewayError, invalidRequest } from "../errors.ts";
+import type { ChatRequest } from "../openai/types.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  chatWithout,
+  droppedPaths,
+  newTolerance,
+  paramServingTargets,
+} from "./tolerance.ts";
 
 Deno.test("dropped paths: client text shown plain and bounded, so the x-gateway-dropped header always takes it", () => {
   const tolerance = newTolerance();
@@ -18,4 +28,35 @@ Deno.test("dropped paths: client text shown plain and bounded, so the x-gateway-
   const headers = new Headers();
   headers.set("x-gateway-dropped", paths.join(","));
   assert.equal(headers.get("x-gateway-dropped"), paths.join(","));
+});
+
+Deno.test("withheld params: a target that cannot take them gets the chat form without them, named as dropped", () => {
+  const chat = { model: "m", messages: [{ role: "user", content: "hi" }], top_k: 64 } as ChatRequest;
+  assert.equal(chatWithout(chat, []), chat);
+  assert.equal(chatWithout(chat, ["seed"]), chat, "nothing to withhold: the same object");
+  assert.deepEqual(chatWithout(chat, ["top_k"]), { model: "m", messages: chat.messages });
+  assert.equal(chat.top_k, 64, "the client's chat form is left as it is");
+
+  const takes = { provider: "vllm", model: "llama", providerConfig: { type: "openai" } } as RoutedTarget;
+  const refuses = { provider: "az", model: "gpt-4o", providerConfig: { type: "azure" } } as RoutedTarget;
+  const model = (targets: RoutedTarget[], strict = false) =>
+    ({ alias: "a", strict, targets }) as unknown as ResolvedModel;
+  const terms: ClientTerms = (err) =>
+    err.param === "top_k" ? { param: "generationConfig.topK", message: "" } : undefined;
+  const form: ChatForm = {
+    chat,
+    strictError: (path) => invalidRequest(`strict: ${path}`, path),
+    clientTerms: terms,
+    withheld: (target) => (target === refuses ? ["top_k"] : []),
+  };
+  const both = model([refuses, takes]);
+  assert.equal(paramServingTargets(both, form), both, "a withheld param leaves no target out");
+  assert.deepEqual(answeredTolerance(refuses, newTolerance(), form).dropped, ["generationConfig.topK"]);
+  assert.deepEqual(answeredTolerance(takes, newTolerance(), form).dropped, []);
+  // A strict alias refuses the drop: the target is left out, and with none left the 400 names the field.
+  assert.deepEqual(paramServingTargets(model([refuses, takes], true), form).targets, [takes]);
+  assert.throws(
+    () => paramServingTargets(model([refuses], true), form),
+    (err: unknown) => err instanceof GatewayError && err.param === "generationConfig.topK",
+  );
 });

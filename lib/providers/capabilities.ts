@@ -19,9 +19,10 @@ import { servesMessages } from "./bedrock/messages.ts";
 import { bedrockBetas } from "./bedrock/betas.ts";
 import { splitBetas } from "./anthropic/native.ts";
 import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
-import { bedrockParamRules } from "./bedrock/request.ts";
+import { bedrockParamRules, isClaudeModel } from "./bedrock/request.ts";
 import { geminiParamRules } from "./gemini/request.ts";
 import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
+import { claudeSamplingDropped } from "./shared/claude_sampling.ts";
 import { cacheControlPaths } from "./shared/cache_control.ts";
 import { anthropicCacheDropped } from "./anthropic/cache_dropped.ts";
 import { bedrockCacheDropped } from "./bedrock/cache_dropped.ts";
@@ -79,19 +80,40 @@ export function genAiProviderName(target: ResolvedTarget): string {
   return PROVIDER_CAPABILITIES[target.providerConfig.type].genAiProviderName;
 }
 
-/** Whether `target` takes `top_k` in the chat form (see {@linkcode ProviderCapabilities.topK}). */
+/**
+ * Whether `target` takes `top_k` in the chat form: its type's row ({@linkcode ProviderCapabilities.topK}),
+ * narrowed by the target as {@linkcode speaksNatively} narrows the Messages API. Claude on Bedrock takes it
+ * (Converse has no field for it; Claude reads it from `additionalModelRequestFields`, as AWS's own Converse
+ * examples for Claude send it), Bedrock's other models do not. An `openai` entry whose `base_url` is OpenAI's
+ * own API (`api.openai.com`) does not: OpenAI answers "Unrecognized request argument supplied: top_k", where
+ * the OpenAI-compatible servers the type also reaches (vLLM, Ollama, …) take it.
+ */
 export function takesTopK(target: ResolvedTarget): boolean {
-  return PROVIDER_CAPABILITIES[target.providerConfig.type].topK;
+  const config = target.providerConfig;
+  const row = PROVIDER_CAPABILITIES[config.type].topK;
+  if (config.type === "bedrock") return row || isClaudeModel(target.model);
+  if (config.type === "openai") return row && !isOpenAIsOwnApi(config.base_url);
+  return row;
+}
+
+/** Whether `baseUrl` is OpenAI's own API (which takes no parameter its reference does not list). */
+function isOpenAIsOwnApi(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname.toLowerCase() === "api.openai.com";
+  } catch {
+    return false;
+  }
 }
 
 /**
  * What `target` does with a chat request's parameters, decided before routing from the same rules its adapter
  * applies: null when it serves every one (always for OpenAI-compatible targets, which get them as sent); the
- * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`), and the
- * prompt-caching markers (`cache_control` on a message or part) it would go without, by their paths: every one
- * on Gemini and on Bedrock models other than Claude, those past the four Anthropic and Claude on Bedrock take
- * (`shared/cache_control.ts`). A client API routes only to targets without a refusal, so an alias whose first
- * target refuses a parameter is still served by one that takes it.
+ * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`), the
+ * `top_p` Claude (Anthropic, Claude on Bedrock) goes without beside a `temperature` whatever the mode
+ * (`shared/claude_sampling.ts`), and the prompt-caching markers (`cache_control` on a message or part) it would
+ * go without, by their paths: every one on Gemini and on Bedrock models other than Claude, those past the four
+ * Anthropic and Claude on Bedrock take (`shared/cache_control.ts`). A client API routes only to targets without
+ * a refusal, so an alias whose first target refuses a parameter is still served by one that takes it.
  */
 export function chatParamsOn(
   target: ResolvedTarget,
@@ -100,25 +122,32 @@ export function chatParamsOn(
   const config = target.providerConfig;
   let rules: ParamRules;
   let markers: string[];
+  let claude: boolean;
   switch (config.type) {
     case "anthropic":
       rules = ANTHROPIC_PARAM_RULES;
       markers = anthropicCacheDropped(request.messages);
+      claude = true;
       break;
     case "gemini":
       rules = geminiParamRules(request.stream === true);
       markers = cacheControlPaths(request.messages);
+      claude = false;
       break;
     case "bedrock":
       rules = bedrockParamRules(target.model);
       markers = bedrockCacheDropped(target.model, request.messages);
+      claude = isClaudeModel(target.model);
       break;
     default:
       return null;
   }
   const verdict = paramVerdict(request, rules, config.unsupported_params);
-  if (markers.length === 0 || (verdict !== null && "refusal" in verdict)) return verdict;
-  return { dropped: [...verdict?.dropped ?? [], ...markers] };
+  if (verdict !== null && "refusal" in verdict) return verdict;
+  const dropped = verdict?.dropped ?? [];
+  const sampling = claude ? claudeSamplingDropped(request, dropped) : [];
+  if (markers.length === 0 && sampling.length === 0) return verdict;
+  return { dropped: [...dropped, ...sampling, ...markers] };
 }
 
 /**

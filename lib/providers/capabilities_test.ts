@@ -55,7 +55,8 @@ Deno.test("capabilities: every row matches what that type's adapter implements",
       if (row.countTokens !== "when_configured") {
         assert.equal(countsInputTokens(t), row.countTokens === "always");
       }
-      assert.equal(takesTopK(t), row.topK);
+      // The row, for a model its type does not narrow (Claude on Bedrock takes top_k: below).
+      assert.equal(takesTopK(target(config, "m")), row.topK, `${type} top_k`);
       assert.equal(
         typeof provider.moderate === "function",
         row.serves.includes("moderation"),
@@ -81,6 +82,20 @@ Deno.test("capabilities: native passthrough per target (native_responses, Claude
   assert.equal(countsInputTokens(target(entry("openai", false), "gpt-5")), false);
   assert.equal(takesTopK(target(entry("openai", false), "llama")), true);
   assert.equal(takesTopK(target(entry("gemini", false), "gemini-2.5-pro")), false);
+});
+
+Deno.test("capabilities: top_k per target (Claude on Bedrock takes it, OpenAI's own API does not)", () => {
+  const openai = (baseUrl: string) => providerSchema.parse({ type: "openai", base_url: baseUrl });
+  assert.equal(takesTopK(target(openai("http://localhost:8000/v1"), "llama")), true);
+  assert.equal(takesTopK(target(openai("https://api.openai.com/v1"), "gpt-5")), false);
+  assert.equal(takesTopK(target(openai("https://API.OpenAI.com/v1/"), "gpt-5")), false);
+  assert.equal(takesTopK(target(entry("azure", false), "gpt-4o")), false);
+  assert.equal(takesTopK(target(entry("anthropic", false), "claude-sonnet-4-5")), true);
+  assert.equal(
+    takesTopK(target(entry("bedrock", false), "us.anthropic.claude-sonnet-4-5-20250929-v1:0")),
+    true,
+  );
+  assert.equal(takesTopK(target(entry("bedrock", false), "amazon.nova-pro-v1:0")), false);
 });
 
 Deno.test("capabilities: each type's gen_ai.provider.name is a GenAI conventions' well-known value, or the gateway's own", () => {

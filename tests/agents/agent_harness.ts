@@ -62,6 +62,7 @@ models:
   opencode-anthropic: { type: chat, targets: [ { provider: anthropic, model: claude-sonnet-4-5 } ] }
   gemini-native: { type: chat, targets: [ { provider: gemini, model: gemini-fake } ] }
   gemini-translated: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] }
+  gemini-claude: { type: chat, targets: [ { provider: anthropic, model: claude-sonnet-4-5 } ] }
   chat-unused: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] } # TEST_TOKENS_YAML's narrow token needs a chat-* alias
 ${TEST_TOKENS_YAML}`;
 }
@@ -130,6 +131,8 @@ export interface UsageRow {
   outcome: string;
   error_code: string | null;
   provider: string;
+  /** What a translated target went without, as `x-gateway-dropped` named it. */
+  dropped: string | null;
 }
 
 /** Every answer of the gateway to the agent that was an error: status, path and body. */

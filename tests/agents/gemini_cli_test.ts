@@ -1,9 +1,10 @@
 /**
  * Gemini CLI (`@google/gemini-cli`, pinned in tests/agents/package.json) run headless against the scripted
  * upstream's Gemini API (scripted_gemini.ts): a control run straight at the fake, then through the gateway's
- * Gemini API (`/v1beta/models/{alias}:streamGenerateContent` and friends) over a `gemini` provider (native) and
- * an `openai` provider (translated to chat completions): the CLI must write `hello.txt` with its own
- * `write_file` tool, print the final answer and exit 0 without a single error answer, and the gateway must keep
+ * Gemini API (`/v1beta/models/{alias}:streamGenerateContent` and friends) over a `gemini` provider (native), an
+ * `openai` provider (translated to chat completions) and an `anthropic` one (translated to Messages, where
+ * Claude refuses the CLI's `temperature` beside its `topP`, so the gateway sends the temperature alone and names
+ * `generationConfig.topP` dropped): the CLI must write `hello.txt` with its own `write_file` tool, print the final answer and exit 0 without a single error answer, and the gateway must keep
  * usage records of what it served. A cut test checks that a stream torn down mid-way makes the CLI fail or report
  * an error (its control: torn down straight at the CLI, it exits 1).
  * How the CLI is started is in agent_commands.ts (`geminiCommand`), the run and its checks in agent_harness.ts.
@@ -37,12 +38,13 @@ Deno.test({
     }),
 });
 
-const CASES: { alias: string; kind: string }[] = [
-  { alias: "gemini-native", kind: "native (gemini provider)" },
-  { alias: "gemini-translated", kind: "translated (openai chat)" },
+const CASES: { alias: string; kind: string; upstreamApi: string }[] = [
+  { alias: "gemini-native", kind: "native (gemini provider)", upstreamApi: "gemini" },
+  { alias: "gemini-translated", kind: "translated (openai chat)", upstreamApi: "chat" },
+  { alias: "gemini-claude", kind: "translated (anthropic messages)", upstreamApi: "messages" },
 ];
 
-for (const { alias, kind } of CASES) {
+for (const { alias, kind, upstreamApi } of CASES) {
   Deno.test({
     name: `gemini writes ${FILE_NAME} with its own tool through ${alias}, ${kind}`,
     ignore: SKIP,
@@ -58,7 +60,6 @@ for (const { alias, kind } of CASES) {
           proxy.requests.every((r) => r.path.startsWith("/v1beta/")),
           `the CLI left the Gemini API: ${proxy.requests.map((r) => `${r.method} ${r.path}`)}`,
         );
-        const upstreamApi = alias === "gemini-native" ? "gemini" : "chat";
         assert.ok(
           up.requests.every((r) => r.api === upstreamApi || r.api === "count_tokens"),
           `upstream APIs: ${up.requests.map((r) => `${r.api} ${r.path}`)}`,
@@ -74,6 +75,16 @@ for (const { alias, kind } of CASES) {
           served(rows).some((r) => r.endpoint === "gemini"),
           `no gemini usage record: ${JSON.stringify(rows)}`,
         );
+        if (upstreamApi === "messages") {
+          // Claude got the CLI's temperature alone, and every record names the topP it went without.
+          for (const r of up.requests.filter((r) => r.api === "messages")) {
+            assert.equal(typeof r.body.temperature, "number", JSON.stringify(r.body));
+            assert.equal("top_p" in r.body, false, JSON.stringify(r.body));
+          }
+          for (const r of served(rows).filter((r) => r.endpoint === "gemini")) {
+            assert.match(r.dropped ?? "", /(^|,)generationConfig\.topP(,|$)/, JSON.stringify(r));
+          }
+        }
       }),
   });
 }

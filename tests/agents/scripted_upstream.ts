@@ -13,6 +13,9 @@
  * - anything else (titles, summaries, `max_tokens: 1` quota probes, small-model calls): the short text
  *   {@linkcode SIDE_TEXT}.
  *
+ * Like Claude Sonnet 4.5 (the model the aliases name), a Messages request that sets both `temperature` and
+ * `top_p` is refused with Anthropic's 400 (`vendor_refusals.ts`).
+ *
  * In `cut` mode, an answer that would call the tool or give the final text is cut: a stream stops after a few
  * events (the connection is torn down), a JSON body after a few bytes.
  *
@@ -30,6 +33,7 @@ export const FINAL_TEXT = "DONE: wrote hello.txt";
 export const SIDE_TEXT = "Hello file";
 
 import { geminiRequest } from "./scripted_gemini.ts";
+import { claudeSamplingRefusal } from "../helpers/vendor_refusals.ts";
 
 type Json = Record<string, unknown>;
 
@@ -38,6 +42,8 @@ export type Api = "messages" | "count_tokens" | "chat" | "responses" | "gemini" 
 
 /** What the fake answered. */
 export type Answer =
+  /** A request the vendor would refuse: its 400. */
+  | "refused"
   | "tool_call"
   | "final"
   | "side"
@@ -689,6 +695,15 @@ export function startScriptedUpstream(
       }
       if (path === "/v1/messages") {
         record.api = "messages";
+        // As Claude Sonnet 4.5 and later (the aliases' claude-sonnet-4-5) refuse both sampling controls.
+        const refusal = claudeSamplingRefusal(parsed);
+        if (refusal !== null) {
+          record.answer = "refused";
+          return Response.json(
+            { type: "error", error: { type: "invalid_request_error", message: refusal } },
+            { status: 400 },
+          );
+        }
         const probe = parsed.max_tokens === 1;
         const p = plan(
           anthropicLastIsToolResult(parsed),

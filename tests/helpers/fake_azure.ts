@@ -16,6 +16,9 @@
  * - `gpt-4o-429`: 429 with `retry-after: 1`.  `gpt-4o-503`: 503.  Unknown deployments: 404 DeploymentNotFound.
  * - `text-embedding-3-small`: embeddings of `dimensions` (default 8) floats exact in float32.
  *
+ * Like Azure (and OpenAI's own API), a chat request with a parameter OpenAI's chat completions do not have
+ * (`top_k`) gets the 400 "Unrecognized request argument supplied: top_k".
+ *
  * @module
  */
 
@@ -230,6 +233,14 @@ export function startFakeAzure(): FakeAzure {
     if (operation === "embeddings") {
       if (deployment !== "text-embedding-3-small") return deploymentNotFound();
       return embeddings(body);
+    }
+    if ("top_k" in body) {
+      return azureError(400, {
+        message: "Unrecognized request argument supplied: top_k",
+        type: "invalid_request_error",
+        param: null,
+        code: null,
+      });
     }
     switch (deployment) {
       case "gpt-4o-filtered":

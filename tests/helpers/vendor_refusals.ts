@@ -15,16 +15,40 @@ const list = (value: unknown): Record<string, unknown>[] =>
 const blocks = (body: Body) => list(body.messages).flatMap((m) => list(m.content));
 
 /**
+ * What Claude Sonnet 4.5, Haiku 4.5, Opus 4.1 and later models say of a request setting both `temperature`
+ * and `top_p`, on Anthropic's API and (after Bedrock's "The model returned the following errors: ") on
+ * Bedrock's; the fakes refuse it for every Claude model.
+ */
+export const CLAUDE_SAMPLING_REFUSAL =
+  "`temperature` and `top_p` cannot both be specified for this model. Please use only one.";
+
+/** Whether a Messages body (or a Converse `inferenceConfig`) sets both of Claude's sampling controls. */
+function bothSampling(temperature: unknown, topP: unknown): boolean {
+  return typeof temperature === "number" && typeof topP === "number";
+}
+
+/**
+ * Claude's refusal of a Messages body (Anthropic's `/v1/messages`, or the scripted agents' upstream) that sets
+ * both `temperature` and `top_p`, or null.
+ */
+export function claudeSamplingRefusal(body: Body): string | null {
+  return bothSampling(body.temperature, body.top_p) ? CLAUDE_SAMPLING_REFUSAL : null;
+}
+
+/**
  * Anthropic's Messages API (`POST /v1/messages`): the error message of a refused request, or null.
  * - `tool_use` / `tool_result` blocks in a request without tools.
  * - no messages (a request of a system prompt only).
  * - a `temperature` above 1 (Claude's range is 0 to 1).
+ * - `temperature` beside `top_p` ({@linkcode CLAUDE_SAMPLING_REFUSAL}).
  */
 export function anthropicRefusal(body: Body): string | null {
   if (list(body.messages).length === 0) return "messages: at least one message is required";
   if (typeof body.temperature === "number" && body.temperature > 1) {
     return "temperature: Input should be less than or equal to 1";
   }
+  const sampling = claudeSamplingRefusal(body);
+  if (sampling !== null) return sampling;
   const toolBlocks = blocks(body).some((b) => b.type === "tool_use" || b.type === "tool_result");
   if (toolBlocks && list(body.tools).length === 0) {
     return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
@@ -36,12 +60,17 @@ export function anthropicRefusal(body: Body): string | null {
  * Bedrock's Converse / ConverseStream: the ValidationException's message of a refused request, or null.
  * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
  * - no messages (a request of a system prompt only).
- * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1.
+ * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1, or beside
+ *   `inferenceConfig.topP` ({@linkcode CLAUDE_SAMPLING_REFUSAL}).
  */
 export function converseRefusal(body: Body, modelId: string): string | null {
-  const temperature = (body.inferenceConfig as { temperature?: unknown } | undefined)?.temperature;
+  const inference = body.inferenceConfig as { temperature?: unknown; topP?: unknown } | undefined;
+  const temperature = inference?.temperature;
   if (modelId.includes("anthropic.claude") && typeof temperature === "number" && temperature > 1) {
     return "The model returned the following errors: temperature: range: 0..1";
+  }
+  if (modelId.includes("anthropic.claude") && bothSampling(temperature, inference?.topP)) {
+    return `The model returned the following errors: ${CLAUDE_SAMPLING_REFUSAL}`;
   }
   if (list(body.messages).length === 0) {
     return "A conversation must start with a user message. Try again with a conversation that starts with a " +

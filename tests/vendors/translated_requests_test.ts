@@ -20,7 +20,7 @@ import {
 } from "../helpers/fake_bedrock.ts";
 import { FAKE_GEMINI_KEY, type FakeGemini, GEMINI_ANSWER, startFakeGemini } from "../helpers/fake_gemini.ts";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, waitForLog, withFakeGateway } from "../helpers/gateway.ts";
 
 const CLAUDE = "anthropic.claude-3-7-sonnet-20250219-v1:0";
 const NOVA = "amazon.nova-pro-v1:0";
@@ -224,5 +224,66 @@ Deno.test("translated e2e: a temperature above Claude's 1 is served by an alias'
     const warm = await client.chat.completions.create({ model: "mixed-claude", messages, temperature: 1 });
     assert.equal(warm.choices[0].message.content, FAKE_CLAUDE_ANSWER);
     assert.equal(fakes.anthropic.requests.at(-1)!.body.temperature, 1);
+  });
+});
+
+Deno.test("translated e2e: Claude gets temperature alone beside top_p (it refuses both), top_p named as dropped", async () => {
+  await withGateway(async (gw, fakes, client) => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "a poem" }];
+    const claude: [string, string, () => Record<string, unknown>][] = [
+      ["chat-claude", FAKE_CLAUDE_ANSWER, () => fakes.anthropic.requests.at(-1)!.body],
+      [
+        "chat-bedrock-claude",
+        FAKE_BEDROCK_ANSWER,
+        () => fakes.bedrock.requests.at(-1)!.body.inferenceConfig as Record<string, unknown>,
+      ],
+    ];
+    for (const stream of [false, true]) {
+      for (const [model, answer, sampling] of claude) {
+        const { data, response } = await client.chat.completions.create({
+          model,
+          messages,
+          temperature: 0.7,
+          top_p: 0.9,
+          stream,
+        }).withResponse();
+        let text = "";
+        if (stream) {
+          for await (const chunk of data as AsyncIterable<OpenAI.ChatCompletionChunk>) {
+            text += chunk.choices[0]?.delta.content ?? "";
+          }
+        } else text = (data as OpenAI.ChatCompletion).choices[0].message.content ?? "";
+        assert.equal(text, answer, `${model} stream=${stream}`);
+        assert.equal(response.headers.get("x-gateway-dropped"), "top_p", model);
+        assert.equal(sampling().temperature, 0.7, model);
+        assert.equal(sampling().top_p ?? sampling().topP, undefined, model);
+        const line = await waitForLog(
+          gw,
+          (l) => l.msg === "request" && l.request_id === response.headers.get("x-request-id"),
+        );
+        assert.equal(line.dropped, "top_p", model);
+      }
+    }
+    // Either one alone reaches Claude as sent, and names nothing.
+    for (const sampling of [{ temperature: 0.7 }, { top_p: 0.9 }]) {
+      const { response } = await client.chat.completions.create({
+        model: "chat-claude",
+        messages,
+        ...sampling,
+      })
+        .withResponse();
+      assert.equal(response.headers.get("x-gateway-dropped"), null);
+      const sent = fakes.anthropic.requests.at(-1)!.body;
+      assert.deepEqual([sent.temperature, sent.top_p], [sampling.temperature, sampling.top_p]);
+    }
+    // Other Bedrock models take both.
+    const { response } = await client.chat.completions.create({
+      model: "chat-nova",
+      messages,
+      temperature: 0.7,
+      top_p: 0.9,
+    }).withResponse();
+    assert.equal(response.headers.get("x-gateway-dropped"), null);
+    assert.deepEqual(fakes.bedrock.requests.at(-1)!.body.inferenceConfig, { temperature: 0.7, topP: 0.9 });
   });
 });

@@ -16,7 +16,7 @@ import { GatewayError, inClientTerms } from "../../errors.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
-import { speaksNatively } from "../../providers/capabilities.ts";
+import { speaksNatively, takesTopK } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
@@ -79,6 +79,22 @@ function strictRefusal(path: string): GatewayError {
   );
 }
 
+/** What {@linkcode topKWithheld} withholds. */
+const TOP_K: readonly string[] = ["top_k"];
+const NOTHING: readonly string[] = [];
+
+/**
+ * `generationConfig.topK` (the chat form's `top_k`) is withheld from a translated target that takes no `top_k`
+ * (`takesTopK`: Azure, OpenAI's own API, Bedrock models other than Claude), which would refuse it, and named
+ * there as dropped: Gemini CLI sends `topK: 64` in every request, its own default, so refusing it, or keeping
+ * the request from such a target, would fail the CLI on every such alias for a setting its user never chose.
+ * Targets that take it (Claude, OpenAI-compatible servers) get it; a `strict` alias refuses the drop.
+ */
+function topKWithheld(chat: ChatRequest): ((target: ResolvedTarget) => readonly string[]) | undefined {
+  if (chat.top_k === undefined) return undefined;
+  return (target) => (takesTopK(target) ? NOTHING : TOP_K);
+}
+
 /** Whether the Gemini API shows `model`: a chat or an embedding alias (it has no method for a moderation one). */
 function servedHere(model: ResolvedModel): boolean {
   return model.type === "chat" || model.type === "embedding";
@@ -121,10 +137,12 @@ async function generate(
   const chat = parsed.chat;
   const resolved = geminiAlias(ctx, alias, ROUTE.modelType, stream);
   // A Gemini target gets the client's body as sent; what only it serves sends the request to one. Of the
-  // others, one whose parameter rules would refuse the chat form is left out for the model's others.
+  // others, one whose parameter rules would refuse the chat form is left out for the model's others, and one
+  // that takes no top_k gets none.
   const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
   const terms = geminiClientTerms(parsed);
-  const form: ChatForm = { chat, native: isGemini, strictError: strictRefusal, clientTerms: terms };
+  const withheld = topKWithheld(chat);
+  const form: ChatForm = { chat, native: isGemini, strictError: strictRefusal, clientTerms: terms, withheld };
   const model = paramServingTargets(
     servingTargets(resolved, parsed.tolerance, isGemini, strictRefusal),
     form,
@@ -132,7 +150,7 @@ async function generate(
   await admitChat(ctx, ROUTE.endpoint, model, chat);
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
   const clientTerms = (err: unknown) => inClientTerms(err, terms);
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms }, {
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms, withheld }, {
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",

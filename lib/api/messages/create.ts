@@ -10,10 +10,10 @@
  * (server tools, `container`, …) goes to the alias's native targets when it has some; a translated target
  * goes without what it cannot serve, and the answer lists it in `x-gateway-dropped` (a `strict` alias refuses
  * instead), after the client's `anthropic-beta` names, which no translated target gets (named, never refused).
- * `top_k` goes to native targets and OpenAI-compatible ones (vLLM, Ollama and others take it; OpenAI itself
- * answers its own 400). Of the translated targets, one whose parameter rules would refuse the chat
- * form (`disable_parallel_tool_use` on Gemini, `thinking` on a Bedrock model that is not Claude) is left out
- * for the alias's others, and what the answering one's provider drops is named too.
+ * `top_k` goes to native targets and the translated ones that take it (`takesTopK`: vLLM, Ollama and other
+ * OpenAI-compatible servers; not Azure or OpenAI's own API). Of the translated targets, one whose parameter
+ * rules would refuse the chat form (`disable_parallel_tool_use` on Gemini, `thinking` on a Bedrock model that
+ * is not Claude) is left out for the alias's others, and what the answering one's provider drops is named too.
  *
  * @module
  */

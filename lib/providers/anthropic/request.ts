@@ -6,9 +6,10 @@
  * alternate user/assistant (consecutive same-role turns are merged here). Parameters are sorted into four
  * groups so that nothing is lost silently:
  *
- * - translated: messages, max_tokens / max_completion_tokens, stop, temperature, top_p, tools, tool_choice,
- *   parallel_tool_calls, user, stream, reasoning_effort (→ `thinking`, see `../shared/thinking_budget.ts`),
- *   response_format json_object / json_schema (→ a forced tool, see `../shared/json_answer_tool.ts`);
+ * - translated: messages, max_tokens / max_completion_tokens, stop, temperature, top_p (left out and named
+ *   beside a temperature: see `../shared/claude_sampling.ts`), tools, tool_choice, parallel_tool_calls, user,
+ *   stream, reasoning_effort (→ `thinking`, see `../shared/thinking_budget.ts`), response_format json_object /
+ *   json_schema (→ a forced tool, see `../shared/json_answer_tool.ts`);
  * - not sent because they cannot change the answer: `stream_options`, `store`, `metadata` (OpenAI's
  *   dashboard tags), `service_tier`, `prediction`, `prompt_cache_key`, `safety_identifier`, `n: 1`,
  *   `logprobs: false`, `response_format: {type: "text"}`, `modalities: ["text"]`, zero penalties;
@@ -28,7 +29,11 @@ import {
   NO_EFFECT_PARAMS,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
-import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
+import {
+  claudeParamReason,
+  claudeSamplingDropped,
+  claudeTemperatureUnsupported,
+} from "../shared/claude_sampling.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
@@ -315,7 +320,9 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
   if (system !== undefined) body.system = system;
   if (typeof request.stop === "string") body.stop_sequences = [request.stop];
   else if (Array.isArray(request.stop)) body.stop_sequences = request.stop;
+  const withoutSampling = claudeSamplingDropped(request);
   for (const name of ["temperature", "top_p", ...PASS_THROUGH]) {
+    if (withoutSampling.includes(name)) continue;
     if (request[name] !== undefined && request[name] !== null) body[name] = request[name];
   }
   Object.assign(body, toolFields(request, messages, tools, answer, answerChoice));

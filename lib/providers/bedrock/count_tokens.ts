@@ -6,16 +6,25 @@
  *
  * @module
  */
-import type { JsonObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import { tokenCountField } from "../shared/token_count.ts";
 
 /** The Converse fields CountTokens takes. */
 const COUNTED = ["messages", "system", "toolConfig", "additionalModelRequestFields"] as const;
 
-/** The CountTokens body for a translated Converse request. */
+/**
+ * The CountTokens body for a translated Converse request. Claude's `top_k` is a sampling setting, not input:
+ * it is left out of `additionalModelRequestFields` (its `thinking` stays: it is counted).
+ */
 export function countTokensBody(converse: JsonObject): JsonObject {
   const counted: JsonObject = {};
   for (const key of COUNTED) if (converse[key] !== undefined) counted[key] = converse[key];
+  const additional = counted.additionalModelRequestFields;
+  if (isObject(additional) && additional.top_k !== undefined) {
+    const { top_k: _sampling, ...input } = additional;
+    if (Object.keys(input).length > 0) counted.additionalModelRequestFields = input;
+    else delete counted.additionalModelRequestFields;
+  }
   return { input: { converse: counted } };
 }
 

@@ -63,6 +63,14 @@ Deno.test("bedrock count-tokens: only the input parts of a Converse body are kep
     countTokensBody({ messages: [], inferenceConfig: { maxTokens: 5 }, toolConfig: { tools: [] } }),
     { input: { converse: { messages: [], toolConfig: { tools: [] } } } },
   );
+  // Claude's top_k is a sampling setting too; its thinking is counted.
+  assert.deepEqual(countTokensBody({ messages: [], additionalModelRequestFields: { top_k: 64 } }), {
+    input: { converse: { messages: [] } },
+  });
+  const thinking = { type: "enabled", budget_tokens: 2048 };
+  assert.deepEqual(countTokensBody({ messages: [], additionalModelRequestFields: { thinking, top_k: 64 } }), {
+    input: { converse: { messages: [], additionalModelRequestFields: { thinking } } },
+  });
 });
 
 Deno.test("bedrock count-tokens: the answer's inputTokens; anything else is a 502", () => {

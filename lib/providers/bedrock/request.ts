@@ -21,7 +21,11 @@ import {
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
-import { claudeParamReason, claudeTemperatureUnsupported } from "../shared/claude_sampling.ts";
+import {
+  claudeParamReason,
+  claudeSamplingDropped,
+  claudeTemperatureUnsupported,
+} from "../shared/claude_sampling.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
@@ -66,10 +70,16 @@ export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
 
 /**
  * The parameters the translation reads (`toConverseRequest`), and those it leaves out because they do not
- * change the answer (`user`: Converse has no end-user field). Any other (`top_k`, `verbosity`, next month's)
- * is unsupported: 400, or dropped and named with `unsupported_params: drop`.
+ * change the answer (`user`: Converse has no end-user field). Any other (`top_k` but on Claude, `verbosity`,
+ * next month's) is unsupported: 400, or dropped and named with `unsupported_params: drop`.
  */
 const BEDROCK_KNOWN: ReadonlySet<string> = new Set([...CORE_CHAT_PARAMS, ...NO_EFFECT_PARAMS]);
+
+/**
+ * Claude's on Bedrock: those, and `top_k`, which Converse has no field for but Claude takes through
+ * `additionalModelRequestFields` (as AWS's Converse examples for Claude send it).
+ */
+const BEDROCK_CLAUDE_KNOWN: ReadonlySet<string> = new Set([...BEDROCK_KNOWN, "top_k"]);
 
 /**
  * Claude on Bedrock, by model id, inference profile (`us.anthropic.claude-…`) or ARN ending in one. An
@@ -86,6 +96,7 @@ const BEDROCK_RULES: ParamRules = {
 };
 const BEDROCK_CLAUDE_RULES: ParamRules = {
   ...BEDROCK_RULES,
+  known: BEDROCK_CLAUDE_KNOWN,
   unsupported: {
     temperature: claudeTemperatureUnsupported,
     ...BEDROCK_UNSUPPORTED,
@@ -97,8 +108,8 @@ const BEDROCK_CLAUDE_RULES: ParamRules = {
 /**
  * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
  * Claude models take the `reasoning_effort` values Claude maps, but not beside what Claude refuses with thinking
- * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`), and no
- * `temperature` above 1 (`../shared/claude_sampling.ts`).
+ * on (a forced tool, a temperature other than 1, top_p under 0.95, top_k: see `thinkingExcludedBy`), take no
+ * `temperature` above 1 (`../shared/claude_sampling.ts`), and take `top_k` (`additionalModelRequestFields`).
  */
 export function bedrockParamRules(model: string): ParamRules {
   return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;
@@ -301,9 +312,9 @@ function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseM
 
 /**
  * The Converse / ConverseStream request body for an (already unsupported-filtered) OpenAI request to `model`
- * (the Bedrock model id, which decides whether `reasoning_effort` becomes Claude's thinking). A JSON
- * `response_format` that forces a tool call leaves thinking off: Claude refuses thinking with a forced tool
- * choice, and the format is what the client cannot do without.
+ * (the Bedrock model id, which decides whether `reasoning_effort` becomes Claude's thinking and `top_k` its
+ * `additionalModelRequestFields.top_k`). A JSON `response_format` that forces a tool call leaves thinking off:
+ * Claude refuses thinking with a forced tool choice, and the format is what the client cannot do without.
  */
 export function toConverseRequest(request: ChatRequest, model = ""): JsonObject {
   const converse = toConverseMessages(request.messages);
@@ -317,14 +328,18 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
   if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
   const thinking = answerChoice === "client" ? claudeThinkingFor(request, model, turns) : null;
+  const additional: JsonObject = {};
   if (thinking !== null) {
     inference.maxTokens = thinking.maxTokens;
-    body.additionalModelRequestFields = {
-      thinking: { type: "enabled", budget_tokens: thinking.budgetTokens },
-    };
+    additional.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
   }
+  // Claude's own sampling parameter; for other models the parameter rules left it out or refused it.
+  if (isClaudeModel(model) && typeof request.top_k === "number") additional.top_k = request.top_k;
+  if (Object.keys(additional).length > 0) body.additionalModelRequestFields = additional;
   if (typeof request.temperature === "number") inference.temperature = request.temperature;
-  if (typeof request.top_p === "number") inference.topP = request.top_p;
+  // Claude takes one of the two (`../shared/claude_sampling.ts`).
+  const claudeDrops = isClaudeModel(model) ? claudeSamplingDropped(request) : [];
+  if (typeof request.top_p === "number" && !claudeDrops.includes("top_p")) inference.topP = request.top_p;
   if (typeof request.stop === "string") inference.stopSequences = [request.stop];
   else if (Array.isArray(request.stop)) inference.stopSequences = request.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;

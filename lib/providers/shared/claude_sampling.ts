@@ -1,10 +1,23 @@
 /**
- * Claude's range for `temperature`, for Anthropic's Messages API and Claude on Bedrock alike: 0 to 1, where
- * OpenAI's goes to 2. Anthropic refuses a temperature above 1 with a 400 (its own OpenAI compatibility layer caps
- * it at 1 instead, which answers at a temperature the client did not ask for). So a temperature above 1 is a
- * value Claude cannot honour, under the one rule for those (`./unsupported_params.ts`): checked before routing,
- * so an alias's target that takes it (an OpenAI-compatible one) serves the request; refused by name when no
- * target does; left out and named under `unsupported_params: drop`. Never clamped.
+ * Claude's sampling rules, for Anthropic's Messages API and Claude on Bedrock alike.
+ *
+ * - `temperature` is 0 to 1, where OpenAI's goes to 2. Anthropic refuses a temperature above 1 with a 400 (its
+ *   own OpenAI compatibility layer caps it at 1 instead, which answers at a temperature the client did not ask
+ *   for). So a temperature above 1 is a value Claude cannot honour, under the one rule for those
+ *   (`./unsupported_params.ts`): checked before routing, so an alias's target that takes it (an
+ *   OpenAI-compatible one) serves the request; refused by name when no target does; left out and named under
+ *   `unsupported_params: drop`. Never clamped.
+ * - `temperature` and `top_p` are one control: Claude Sonnet 4.5, Haiku 4.5, Opus 4.1 and every later model
+ *   refuse both in one request ("`temperature` and `top_p` cannot both be specified for this model. Please use
+ *   only one."; Bedrock says the same), and Anthropic's advice for every model is to alter one of them. Clients
+ *   built for OpenAI or Gemini send both as a matter of course (Gemini CLI's defaults are `temperature: 1`,
+ *   `topP: 0.95`, in every request). So beside a temperature `top_p` is always left out, and named
+ *   ({@linkcode claudeSamplingDropped}), whatever the provider's `unsupported_params`: refusing it by default
+ *   would fail every request of such a client on every Claude alias, for a setting the user never chose, while
+ *   naming it in `x-gateway-dropped` keeps the change from being silent. Temperature is the one kept:
+ *   Anthropic's API reference keeps `top_p` for advanced use and says temperature is usually all one needs.
+ *   For every Claude model, not a list of the ones that refuse: a model id does not say its generation (an
+ *   inference profile, an ARN, a proxy's own names), and a list would fail at the next model.
  *
  * @module
  */
@@ -17,6 +30,16 @@ export const CLAUDE_MAX_TEMPERATURE = 1;
 /** For `applyUnsupportedRules`: a `temperature` above {@linkcode CLAUDE_MAX_TEMPERATURE}. */
 export function claudeTemperatureUnsupported(value: unknown): boolean {
   return typeof value === "number" && value > CLAUDE_MAX_TEMPERATURE;
+}
+
+/**
+ * The chat form's params a Claude target goes without for its sampling rules, beyond what `unsupported`
+ * (`dropped`, the params the parameter rules already leave out) took: `top_p` beside a `temperature`. Empty when
+ * the request sets at most one of them.
+ */
+export function claudeSamplingDropped(request: JsonObject, dropped: readonly string[] = []): string[] {
+  const sent = (param: string) => typeof request[param] === "number" && !dropped.includes(param);
+  return sent("temperature") && sent("top_p") ? ["top_p"] : [];
 }
 
 /**

@@ -1,12 +1,17 @@
 /**
- * Claude's temperature range (0 to 1) as a parameter rule, for Anthropic and Claude on Bedrock: a temperature
- * above 1 is refused by name (or dropped and named), never clamped.
+ * Claude's sampling rules, for Anthropic and Claude on Bedrock: a temperature above 1 is refused by name (or
+ * dropped and named), never clamped; beside a temperature, `top_p` (which Claude refuses with it) is left out
+ * and named, whatever the provider's `unsupported_params`.
  */
 import assert from "node:assert/strict";
+import { providerSchema } from "../../config/provider_schema.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
 import type { GatewayError } from "../../errors.ts";
-import type { JsonObject } from "../../openai/types.ts";
-import { ANTHROPIC_PARAM_RULES } from "../anthropic/request.ts";
-import { bedrockParamRules } from "../bedrock/request.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
+import { ANTHROPIC_PARAM_RULES, toAnthropicRequest } from "../anthropic/request.ts";
+import { bedrockParamRules, toConverseRequest } from "../bedrock/request.ts";
+import { chatParamsOn } from "../capabilities.ts";
+import { claudeSamplingDropped } from "./claude_sampling.ts";
 import { paramVerdict } from "./unsupported_params.ts";
 
 const CLAUDE_RULES = [ANTHROPIC_PARAM_RULES, bedrockParamRules("us.anthropic.claude-sonnet-4-20250514-v1:0")];
@@ -39,4 +44,53 @@ Deno.test("claude sampling: a temperature above 1 is refused by name on Anthropi
     const both = paramVerdict(request({ temperature: 1.5, reasoning_effort: "low" }), rules, "error");
     assert.equal(both !== null && "refusal" in both ? both.refusal.param : null, "temperature");
   }
+});
+
+/** A target of a provider entry of `type` (with `unsupported_params: mode`) naming `model`. */
+function target(type: "anthropic" | "bedrock", model: string, mode: "error" | "drop"): ResolvedTarget {
+  const raw = type === "anthropic"
+    ? { type, api_key: "k", unsupported_params: mode }
+    : { type, region: "us-east-1", access_key_id: "a", secret_access_key: "s", unsupported_params: mode };
+  return { provider: "p", model, providerConfig: providerSchema.parse(raw) } as ResolvedTarget;
+}
+
+const BEDROCK_CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+
+Deno.test("claude sampling: beside a temperature, top_p is left out and named on Claude, whatever unsupported_params", () => {
+  const both = request({ temperature: 1, top_p: 0.95 });
+  for (const mode of ["error", "drop"] as const) {
+    for (
+      const t of [target("anthropic", "claude-sonnet-4-5", mode), target("bedrock", BEDROCK_CLAUDE, mode)]
+    ) {
+      assert.deepEqual(chatParamsOn(t, both as ChatRequest), { dropped: ["top_p"] }, `${t.model} ${mode}`);
+      // Either alone is sent as asked.
+      assert.equal(chatParamsOn(t, request({ temperature: 0.3 }) as ChatRequest), null);
+      assert.equal(chatParamsOn(t, request({ top_p: 0.3 }) as ChatRequest), null);
+    }
+    // Other Bedrock models take both.
+    assert.equal(chatParamsOn(target("bedrock", "amazon.nova-pro-v1:0", mode), both as ChatRequest), null);
+  }
+  // A temperature Claude cannot take is refused by name, or dropped; then top_p is the one sent.
+  const hot = request({ temperature: 1.5, top_p: 0.9 }) as ChatRequest;
+  const refused = chatParamsOn(target("anthropic", "claude-sonnet-4-5", "error"), hot);
+  assert.equal(refused !== null && "refusal" in refused ? refused.refusal.param : null, "temperature");
+  assert.deepEqual(chatParamsOn(target("anthropic", "claude-sonnet-4-5", "drop"), hot), {
+    dropped: ["temperature"],
+  });
+  assert.deepEqual(claudeSamplingDropped(hot, ["temperature"]), []);
+});
+
+Deno.test("claude sampling: the Anthropic and Converse translations send the temperature alone beside top_p", () => {
+  const both = request({ temperature: 0.7, top_p: 0.9, top_k: 40 }) as ChatRequest;
+  const anthropic = toAnthropicRequest(both, { model: "claude-sonnet-4-5", defaultMaxTokens: 4096 });
+  assert.deepEqual([anthropic.temperature, anthropic.top_p, anthropic.top_k], [0.7, undefined, 40]);
+  const onlyTopP = toAnthropicRequest(request({ top_p: 0.9 }) as ChatRequest, {
+    model: "claude-sonnet-4-5",
+    defaultMaxTokens: 4096,
+  });
+  assert.equal(onlyTopP.top_p, 0.9);
+  const converse = (model: string) =>
+    toConverseRequest(request({ temperature: 0.7, top_p: 0.9 }) as ChatRequest, model);
+  assert.deepEqual(converse(BEDROCK_CLAUDE).inferenceConfig, { temperature: 0.7 });
+  assert.deepEqual(converse("amazon.nova-pro-v1:0").inferenceConfig, { temperature: 0.7, topP: 0.9 });
 });
