@@ -109,8 +109,8 @@ function isOpenAIsOwnApi(baseUrl: string): boolean {
  * What `target` does with a chat request's parameters, decided before routing from the same rules its adapter
  * applies: null when it serves every one (always for OpenAI-compatible targets, which get them as sent); the
  * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`), the
- * `top_p` Claude (Anthropic, Claude on Bedrock) goes without beside a `temperature` whatever the mode
- * (`shared/claude_sampling.ts`), and the prompt-caching markers (`cache_control` on a message or part) it would
+ * `top_p` Claude (Anthropic, Claude on Bedrock) goes without beside a `temperature`, and the `top_k` beside the
+ * thinking a `reasoning_effort` turns on, whatever the mode (`shared/claude_sampling.ts`), and the prompt-caching markers (`cache_control` on a message or part) it would
  * go without, by their paths: every one on Gemini and on Bedrock models other than Claude, those past the four
  * Anthropic and Claude on Bedrock take (`shared/cache_control.ts`). A client API routes only to targets without
  * a refusal, so an alias whose first target refuses a parameter is still served by one that takes it.

@@ -5,10 +5,12 @@
  * (recorded from Gemini CLI 0.61.0). The fakes refuse what the vendors refuse (`tests/helpers/vendor_refusals.ts`:
  * Claude takes `temperature` or `top_p`, not both; `fake_azure.ts`: Azure takes no `top_k`), so each 200 here is
  * one the CLI would not have got if the gateway sent the settings over as they are; what a target goes without
- * is named in `x-gateway-dropped` and the usage record's `dropped`, in the client's own terms.
+ * is named in `x-gateway-dropped` and the usage record's `dropped`, in the client's own terms. For a
+ * `gemini-2.5-…` model the CLI adds `thinkingBudget: 8192` (`thinkingLevel: "HIGH"` for `gemini-3…`), and Claude
+ * refuses any `top_k` with thinking on, as the fakes do: there `topK` goes and the thinking is sent.
  */
 import assert from "node:assert/strict";
-import { ApiError, type GenerateContentConfig, GoogleGenAI } from "@google/genai";
+import { ApiError, type GenerateContentConfig, GoogleGenAI, ThinkingLevel } from "@google/genai";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { FAKE_AZURE_ANSWER, FAKE_AZURE_KEY, type FakeAzure, startFakeAzure } from "../helpers/fake_azure.ts";
 import {
@@ -76,6 +78,9 @@ models:
   gem-claude: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
   gem-bedrock-claude: { type: chat, targets: [ { provider: br, model: "${BEDROCK_CLAUDE}" } ] }
   chat-unused: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
+  gemini-2.5-pro: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
+  gemini-2.5-pro-br: { type: chat, targets: [ { provider: br, model: "${BEDROCK_CLAUDE}" } ] }
+  gemini-2.5-pro-strict: { type: chat, strict: true, targets: [ { provider: claude, model: claude-ok } ] }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -207,5 +212,60 @@ Deno.test("gemini cli sampling: Gemini CLI's generationConfig is answered on Ope
         err instanceof ApiError && err.status === 400 && /generationConfig\.topK/.test(err.message),
     );
     assert.equal(fakes.azure.requests.length, before);
+  });
+});
+
+Deno.test("gemini cli sampling: a Claude alias named for the CLI's model thinks on its thinkingBudget, its topK named as dropped", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const ai = client(gw);
+    const converse = () => fakes.bedrock.requests.at(-1)!.body;
+    const cases: [string, string, () => Record<string, unknown>][] = [
+      ["gemini-2.5-pro", FAKE_CLAUDE_ANSWER, () => fakes.anthropic.requests.at(-1)!.body],
+      [
+        "gemini-2.5-pro-br",
+        FAKE_BEDROCK_ANSWER,
+        () => ({
+          ...converse().inferenceConfig as object,
+          ...converse().additionalModelRequestFields as object,
+        }),
+      ],
+    ];
+    const budget = { ...GEMINI_CLI, thinkingConfig: { includeThoughts: true, thinkingBudget: 8192 } };
+    // Gemini CLI's thinkingLevel for gemini-3 models: Claude's high budget.
+    const level = {
+      ...GEMINI_CLI,
+      thinkingConfig: { includeThoughts: true, thinkingLevel: ThinkingLevel.HIGH },
+    };
+    for (const stream of [false, true]) {
+      for (const [model, answer, sent] of cases) {
+        for (const [config, tokens] of [[budget, 8192], [level, 24576]] as const) {
+          const got = await generate(ai, model, config, stream);
+          assert.equal(got.text, answer, `${model} stream=${stream}`);
+          assert.equal(got.dropped, "generationConfig.topP,generationConfig.topK", model);
+          const body = sent();
+          assert.deepEqual(body.thinking, { type: "enabled", budget_tokens: tokens }, model);
+          assert.equal(body.top_k, undefined, model);
+          assert.equal(body.temperature, 1, model);
+        }
+      }
+    }
+    const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "gemini-2.5-pro-br");
+    assert.equal(line.dropped, "generationConfig.topP,generationConfig.topK");
+    // Without thinking, Claude gets the CLI's topK as before.
+    const plain = await generate(ai, "gemini-2.5-pro", GEMINI_CLI, false);
+    assert.equal(plain.dropped, "generationConfig.topP");
+    assert.equal(fakes.anthropic.requests.at(-1)!.body.top_k, 64);
+    // A strict alias refuses the drop, in Google's shape, naming the client's field, before calling Claude.
+    const before = fakes.anthropic.requests.length;
+    await assert.rejects(
+      ai.models.generateContent({
+        model: "gemini-2.5-pro-strict",
+        contents: "Hi",
+        config: { ...budget, topP: undefined },
+      }),
+      (err: unknown) =>
+        err instanceof ApiError && err.status === 400 && /generationConfig\.topK/.test(err.message),
+    );
+    assert.equal(fakes.anthropic.requests.length, before);
   });
 });

@@ -22,6 +22,20 @@ const blocks = (body: Body) => list(body.messages).flatMap((m) => list(m.content
 export const CLAUDE_SAMPLING_REFUSAL =
   "`temperature` and `top_p` cannot both be specified for this model. Please use only one.";
 
+/**
+ * What Claude says of a request that sets `top_k` with extended thinking enabled, on Anthropic's API and (after
+ * Bedrock's "The model returned the following errors: ") on Bedrock's.
+ */
+export const CLAUDE_THINKING_TOP_K_REFUSAL =
+  "`top_k` must be unset when thinking is enabled. Please consult our " +
+  "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking";
+
+/** Whether a Messages body (or Converse's `additionalModelRequestFields`) enables thinking beside a `top_k`. */
+function thinkingBesideTopK(fields: Body | undefined): boolean {
+  const thinking = fields?.thinking as { type?: unknown } | undefined;
+  return thinking?.type === "enabled" && fields?.top_k != null;
+}
+
 /** Whether a Messages body (or a Converse `inferenceConfig`) sets both of Claude's sampling controls. */
 function bothSampling(temperature: unknown, topP: unknown): boolean {
   return typeof temperature === "number" && typeof topP === "number";
@@ -41,6 +55,7 @@ export function claudeSamplingRefusal(body: Body): string | null {
  * - no messages (a request of a system prompt only).
  * - a `temperature` above 1 (Claude's range is 0 to 1).
  * - `temperature` beside `top_p` ({@linkcode CLAUDE_SAMPLING_REFUSAL}).
+ * - `top_k` with thinking enabled ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}).
  */
 export function anthropicRefusal(body: Body): string | null {
   if (list(body.messages).length === 0) return "messages: at least one message is required";
@@ -49,6 +64,7 @@ export function anthropicRefusal(body: Body): string | null {
   }
   const sampling = claudeSamplingRefusal(body);
   if (sampling !== null) return sampling;
+  if (thinkingBesideTopK(body)) return CLAUDE_THINKING_TOP_K_REFUSAL;
   const toolBlocks = blocks(body).some((b) => b.type === "tool_use" || b.type === "tool_result");
   if (toolBlocks && list(body.tools).length === 0) {
     return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
@@ -61,7 +77,8 @@ export function anthropicRefusal(body: Body): string | null {
  * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
  * - no messages (a request of a system prompt only).
  * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1, or beside
- *   `inferenceConfig.topP` ({@linkcode CLAUDE_SAMPLING_REFUSAL}).
+ *   `inferenceConfig.topP` ({@linkcode CLAUDE_SAMPLING_REFUSAL}), or `additionalModelRequestFields.top_k` beside
+ *   its `thinking` ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}).
  */
 export function converseRefusal(body: Body, modelId: string): string | null {
   const inference = body.inferenceConfig as { temperature?: unknown; topP?: unknown } | undefined;
@@ -71,6 +88,9 @@ export function converseRefusal(body: Body, modelId: string): string | null {
   }
   if (modelId.includes("anthropic.claude") && bothSampling(temperature, inference?.topP)) {
     return `The model returned the following errors: ${CLAUDE_SAMPLING_REFUSAL}`;
+  }
+  if (modelId.includes("anthropic.claude") && thinkingBesideTopK(body.additionalModelRequestFields as Body)) {
+    return `The model returned the following errors: ${CLAUDE_THINKING_TOP_K_REFUSAL}`;
   }
   if (list(body.messages).length === 0) {
     return "A conversation must start with a user message. Try again with a conversation that starts with a " +

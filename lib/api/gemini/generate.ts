@@ -88,7 +88,9 @@ const NOTHING: readonly string[] = [];
  * (`takesTopK`: Azure, OpenAI's own API, Bedrock models other than Claude), which would refuse it, and named
  * there as dropped: Gemini CLI sends `topK: 64` in every request, its own default, so refusing it, or keeping
  * the request from such a target, would fail the CLI on every such alias for a setting its user never chose.
- * Targets that take it (Claude, OpenAI-compatible servers) get it; a `strict` alias refuses the drop.
+ * Targets that take it (Claude, OpenAI-compatible servers) get it, but Claude not beside the thinking a
+ * `thinkingConfig` asks for (its parameter rules leave it out and name it then: `claude_sampling.ts`); a
+ * `strict` alias refuses the drop.
  */
 function topKWithheld(chat: ChatRequest): ((target: ResolvedTarget) => readonly string[]) | undefined {
   if (chat.top_k === undefined) return undefined;

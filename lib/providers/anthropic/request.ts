@@ -13,7 +13,8 @@
  * - not sent because they cannot change the answer: `stream_options`, `store`, `metadata` (OpenAI's
  *   dashboard tags), `service_tier`, `prediction`, `prompt_cache_key`, `safety_identifier`, `n: 1`,
  *   `logprobs: false`, `response_format: {type: "text"}`, `modalities: ["text"]`, zero penalties;
- * - Anthropic-native and passed through: `top_k`;
+ * - Anthropic-native and passed through: `top_k` (left out and named beside thinking, which Claude refuses it
+ *   with: `../shared/claude_sampling.ts`);
  * - unsupported (400 `unsupported_parameter`, or left out with `unsupported_params: drop`): see
  *   {@linkcode anthropicUnsupportedRules}.
  *
@@ -62,7 +63,8 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * - `response_format` types other than text, json_object and json_schema; `audio`, `modalities` other than
  *   text, `reasoning_effort` values other than none/minimal/low/medium/high, and any effort that would turn
  *   thinking on beside what Anthropic refuses with it (a forced tool, a temperature other than 1, top_p under
- *   0.95, top_k: see `thinkingExcludedBy`), `verbosity`, `web_search_options`, legacy `functions` / `function_call`.
+ *   0.95: see `thinkingExcludedBy`; a `top_k` is left out instead, see `../shared/claude_sampling.ts`),
+ *   `verbosity`, `web_search_options`, legacy `functions` / `function_call`.
  *
  * Any other parameter the gateway does not know is unsupported too (see {@linkcode ANTHROPIC_PARAM_RULES}),
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
@@ -322,7 +324,8 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
   else if (Array.isArray(request.stop)) body.stop_sequences = request.stop;
   const withoutSampling = claudeSamplingDropped(request);
   for (const name of ["temperature", "top_p", ...PASS_THROUGH]) {
-    if (withoutSampling.includes(name)) continue;
+    // Claude refuses top_k with thinking on: the thinking sent decides, whatever the request asked.
+    if (withoutSampling.includes(name) || (name === "top_k" && thinking !== null)) continue;
     if (request[name] !== undefined && request[name] !== null) body[name] = request[name];
   }
   Object.assign(body, toolFields(request, messages, tools, answer, answerChoice));

@@ -67,7 +67,6 @@ Deno.test("anthropic request: reasoning_effort beside a forced tool or changed s
     { tools: [WEATHER_TOOL], tool_choice: named },
     { temperature: 0.2 },
     { top_p: 0.9 },
-    { top_k: 5 },
   ];
   const drop = { ...CONFIG, unsupported_params: "drop" as const };
   for (const extra of excluding) {
@@ -95,6 +94,9 @@ Deno.test("anthropic request: reasoning_effort beside a forced tool or changed s
     top_p: 0.95,
   });
   assert.deepEqual(allowed.thinking, { type: "enabled", budget_tokens: 2048 });
+  // A top_k goes instead of the thinking (Claude refuses the two together; `claude_sampling.ts` names it).
+  const topK = translate({ ...base, top_k: 5 });
+  assert.deepEqual([topK.thinking, topK.top_k], [{ type: "enabled", budget_tokens: 2048 }, undefined]);
   // A forced answer tool leaves thinking off anyway: the client's temperature is no reason to refuse.
   const format = translate({ ...base, temperature: 0.2, response_format: { type: "json_object" } });
   assert.equal("thinking" in format, false);

@@ -108,8 +108,9 @@ const BEDROCK_CLAUDE_RULES: ParamRules = {
 /**
  * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
  * Claude models take the `reasoning_effort` values Claude maps, but not beside what Claude refuses with thinking
- * on (a forced tool, a temperature other than 1, top_p under 0.95, top_k: see `thinkingExcludedBy`), take no
- * `temperature` above 1 (`../shared/claude_sampling.ts`), and take `top_k` (`additionalModelRequestFields`).
+ * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`), take no
+ * `temperature` above 1 (`../shared/claude_sampling.ts`), and take `top_k` (`additionalModelRequestFields`)
+ * but beside thinking, where it is left out and named instead (`../shared/claude_sampling.ts`).
  */
 export function bedrockParamRules(model: string): ParamRules {
   return isClaudeModel(model) ? BEDROCK_CLAUDE_RULES : BEDROCK_RULES;
@@ -334,7 +335,10 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
     additional.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
   }
   // Claude's own sampling parameter; for other models the parameter rules left it out or refused it.
-  if (isClaudeModel(model) && typeof request.top_k === "number") additional.top_k = request.top_k;
+  // Claude refuses it with thinking on, where it is named as dropped (`../shared/claude_sampling.ts`).
+  if (isClaudeModel(model) && typeof request.top_k === "number" && thinking === null) {
+    additional.top_k = request.top_k;
+  }
   if (Object.keys(additional).length > 0) body.additionalModelRequestFields = additional;
   if (typeof request.temperature === "number") inference.temperature = request.temperature;
   // Claude takes one of the two (`../shared/claude_sampling.ts`).

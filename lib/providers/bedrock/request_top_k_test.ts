@@ -19,12 +19,12 @@ Deno.test("bedrock request: top_k reaches Claude through additionalModelRequestF
   const body = toConverseRequest(request, claude);
   assert.deepEqual(body.additionalModelRequestFields, { top_k: 64 });
   assert.deepEqual(body.inferenceConfig, { temperature: 0.5 });
-  // Beside thinking (which Claude refuses with top_k, so only when the effort's rule let it through).
+  // Not beside thinking, which Claude refuses it with (the parameter rules name it as dropped then).
   const thinking = toConverseRequest(
     req({ messages: request.messages, top_k: 64, reasoning_effort: "low" }),
     claude,
   );
-  assert.deepEqual(Object.keys(thinking.additionalModelRequestFields as JsonObject), ["thinking", "top_k"]);
+  assert.deepEqual(Object.keys(thinking.additionalModelRequestFields as JsonObject), ["thinking"]);
   // Converse has no field for it and the other models take none: refused by name, or dropped.
   assert.throws(
     () => applyUnsupportedRules(request, NOVA, "error"),

@@ -18,11 +18,20 @@
  *   Anthropic's API reference keeps `top_p` for advanced use and says temperature is usually all one needs.
  *   For every Claude model, not a list of the ones that refuse: a model id does not say its generation (an
  *   inference profile, an ARN, a proxy's own names), and a list would fail at the next model.
+ * - `top_k` and thinking do not go together: Claude refuses any `top_k` with extended thinking on ("`top_k` must
+ *   be unset when thinking is enabled"), on Anthropic's API and on Bedrock. When a request's
+ *   `reasoning_effort` turns thinking on (`claudeThinkingAsked`), `top_k` is left out and named, whatever the
+ *   mode and whatever client API it came from, and the thinking is honoured: thinking is what the client asked
+ *   for, and it changes the answer far more than a cut of the token choices does, which Claude cannot apply
+ *   while thinking anyway. Clients send `top_k` as a default of their own (Gemini CLI's `topK: 64` beside its
+ *   `thinkingBudget` or `thinkingLevel`, in every request), so refusing the effort instead failed every request
+ *   of such a client on a Claude alias. A `strict` alias still refuses the drop. (A forced tool, a temperature
+ *   other than 1 or a `top_p` under 0.95 keep thinking off instead: `thinking_budget.ts`.)
  *
  * @module
  */
 import type { JsonObject } from "../../openai/types.ts";
-import { claudeEffortReason } from "./thinking_budget.ts";
+import { claudeEffortReason, claudeThinkingAsked } from "./thinking_budget.ts";
 
 /** The highest `temperature` Claude takes. */
 export const CLAUDE_MAX_TEMPERATURE = 1;
@@ -34,12 +43,15 @@ export function claudeTemperatureUnsupported(value: unknown): boolean {
 
 /**
  * The chat form's params a Claude target goes without for its sampling rules, beyond what `unsupported`
- * (`dropped`, the params the parameter rules already leave out) took: `top_p` beside a `temperature`. Empty when
- * the request sets at most one of them.
+ * (`dropped`, the params the parameter rules already leave out) took: `top_p` beside a `temperature`, `top_k`
+ * beside the thinking a `reasoning_effort` turns on. Empty when the request has neither pair.
  */
 export function claudeSamplingDropped(request: JsonObject, dropped: readonly string[] = []): string[] {
   const sent = (param: string) => typeof request[param] === "number" && !dropped.includes(param);
-  return sent("temperature") && sent("top_p") ? ["top_p"] : [];
+  const out = sent("temperature") && sent("top_p") ? ["top_p"] : [];
+  const thinks = !dropped.includes("reasoning_effort") && claudeThinkingAsked(request);
+  if (request.top_k != null && !dropped.includes("top_k") && thinks) out.push("top_k");
+  return out;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Claude's sampling rules, for Anthropic and Claude on Bedrock: a temperature above 1 is refused by name (or
  * dropped and named), never clamped; beside a temperature, `top_p` (which Claude refuses with it) is left out
- * and named, whatever the provider's `unsupported_params`.
+ * and named, whatever the provider's `unsupported_params`; so is `top_k` beside the thinking a
+ * `reasoning_effort` turns on (Claude refuses the two together), and the thinking is sent.
  */
 import assert from "node:assert/strict";
 import { providerSchema } from "../../config/provider_schema.ts";
@@ -93,4 +94,42 @@ Deno.test("claude sampling: the Anthropic and Converse translations send the tem
     toConverseRequest(request({ temperature: 0.7, top_p: 0.9 }) as ChatRequest, model);
   assert.deepEqual(converse(BEDROCK_CLAUDE).inferenceConfig, { temperature: 0.7 });
   assert.deepEqual(converse("amazon.nova-pro-v1:0").inferenceConfig, { temperature: 0.7, topP: 0.9 });
+});
+
+Deno.test("claude sampling: beside the thinking a reasoning_effort turns on, top_k is left out and named, the thinking kept", () => {
+  const opts = { model: "claude-sonnet-4-5", defaultMaxTokens: 4096 };
+  const thinking = request({ temperature: 1, top_k: 64, reasoning_effort: "medium" }) as ChatRequest;
+  for (const mode of ["error", "drop"] as const) {
+    for (
+      const t of [target("anthropic", "claude-sonnet-4-5", mode), target("bedrock", BEDROCK_CLAUDE, mode)]
+    ) {
+      assert.deepEqual(chatParamsOn(t, thinking), { dropped: ["top_k"] }, `${t.model} ${mode}`);
+      // With top_p beside the temperature, both go; without thinking, top_k is Claude's to take.
+      const cli = request({
+        temperature: 1,
+        top_p: 0.95,
+        top_k: 64,
+        reasoning_effort: "high",
+      }) as ChatRequest;
+      assert.deepEqual(chatParamsOn(t, cli), { dropped: ["top_p", "top_k"] });
+      for (const effort of [undefined, "none"]) {
+        assert.equal(chatParamsOn(t, { ...thinking, reasoning_effort: effort }), null, `${effort}`);
+      }
+      // A temperature other than 1 keeps thinking off, as before: the effort goes, top_k stays.
+      const cool = { ...thinking, temperature: 0.3 };
+      const verdict = chatParamsOn(t, cool);
+      const param = verdict !== null && "refusal" in verdict ? verdict.refusal.param : verdict?.dropped;
+      assert.deepEqual(param, mode === "drop" ? ["reasoning_effort"] : "reasoning_effort");
+    }
+  }
+  const anthropic = toAnthropicRequest(thinking, opts);
+  assert.deepEqual([anthropic.thinking, anthropic.top_k], [
+    { type: "enabled", budget_tokens: 8192 },
+    undefined,
+  ]);
+  assert.equal(toAnthropicRequest({ ...thinking, reasoning_effort: "none" }, opts).top_k, 64);
+  const converse = toConverseRequest(thinking, BEDROCK_CLAUDE);
+  assert.deepEqual(converse.additionalModelRequestFields, {
+    thinking: { type: "enabled", budget_tokens: 8192 },
+  });
 });

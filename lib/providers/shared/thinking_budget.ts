@@ -35,17 +35,30 @@ const THINKING_MIN_TOP_P = 0.95;
 
 /**
  * What Claude refuses beside (manual) extended thinking, in Anthropic's extended-thinking docs ("feature
- * compatibility"), for the Messages API and for Claude on Bedrock alike: a `tool_choice` that forces a tool
- * (`"required"`, a named function), a `temperature` other than 1, a `top_p` under 0.95, any `top_k`. The first
- * such parameter of a chat request, or null.
+ * compatibility"), for the Messages API and for Claude on Bedrock alike, that keeps thinking off: a
+ * `tool_choice` that forces a tool (`"required"`, a named function), a `temperature` other than 1, a `top_p`
+ * under 0.95. The first such parameter of a chat request, or null. Claude refuses any `top_k` beside thinking
+ * too, but that one goes instead ({@linkcode claudeThinkingAsked}, `./claude_sampling.ts`).
  */
 export function thinkingExcludedBy(request: JsonObject): string | null {
   const choice = request.tool_choice;
   if (choice === "required" || (isObject(choice) && choice.type === "function")) return "tool_choice";
   if (typeof request.temperature === "number" && request.temperature !== 1) return "temperature";
   if (typeof request.top_p === "number" && request.top_p < THINKING_MIN_TOP_P) return "top_p";
-  if (request.top_k !== undefined && request.top_k !== null) return "top_k";
   return null;
+}
+
+/**
+ * Whether the translations turn Claude's thinking on for this chat request: an effort they map (not `none`),
+ * not left off ({@linkcode thinkingLeftOff}), and nothing beside it that keeps it off
+ * ({@linkcode thinkingExcludedBy}). A `top_k` is then left out (`./claude_sampling.ts`).
+ */
+export function claudeThinkingAsked(request: JsonObject): boolean {
+  const effort = request.reasoning_effort;
+  if (effort === "none" || typeof effort !== "string" || !Object.hasOwn(CLAUDE_THINKING_BUDGETS, effort)) {
+    return false;
+  }
+  return !thinkingLeftOff(request) && thinkingExcludedBy(request) === null;
 }
 
 /**
@@ -68,7 +81,8 @@ function thinkingLeftOff(request: JsonObject): boolean {
  * For `applyUnsupportedRules`: an effort this mapping does not know (`none` and the budget table are known), or
  * one that would turn thinking on beside what thinking excludes ({@linkcode thinkingExcludedBy}): Claude would
  * refuse the request, and it is `reasoning_effort` that goes (named as dropped, or refused), since the forced
- * tool and the sampling settings are what the client asked of the answer itself.
+ * tool, the temperature and the `top_p` are what the client asked of the answer itself. Not beside a `top_k`,
+ * which goes instead (`./claude_sampling.ts`).
  */
 export function claudeEffortUnsupported(effort: unknown, request?: JsonObject): boolean {
   if (effort === "none") return false;
@@ -88,9 +102,7 @@ export function claudeEffortReason(param: string, request: JsonObject): string |
     ? "a 'tool_choice' that forces a tool"
     : beside === "top_p"
     ? `'top_p' below ${THINKING_MIN_TOP_P}`
-    : beside === "temperature"
-    ? "a 'temperature' other than 1"
-    : "'top_k'";
+    : "a 'temperature' other than 1";
   return `beside ${what} (Claude cannot think then)`;
 }
 
