@@ -600,7 +600,25 @@ Deno.test("messages: a Claude-Code-like session through a translated target", as
     });
     assert.equal(raw.status, 200);
     assert.equal(raw.headers.get("x-gateway-dropped-thinking"), "1");
+    // Nor do its prompt-caching breakpoints (Gemini has none to set): named, as the chat API names them.
+    const markers = "system.1.cache_control,messages.0.content.0.cache_control";
+    assert.equal(raw.headers.get("x-gateway-dropped"), markers);
     await raw.body?.cancel();
+    const rows = await pollUsageRows<{ dropped: unknown }>(gw, (r) => r.length > 0, {
+      sql: "SELECT dropped FROM usage WHERE request_id = ?",
+      params: [raw.headers.get("request-id")],
+    });
+    assert.deepEqual(rows.map((r) => r.dropped), [markers]);
+    // A strict alias refuses to lose them, as it refuses every drop.
+    const strict = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "oa-strict", max_tokens: 100, system, messages: history }),
+    });
+    const refused = await strict.json();
+    assert.equal(strict.status, 400, JSON.stringify(refused));
+    assert.equal(refused.type, "error");
+    assert.match(refused.error.message, /system\.1\.cache_control/);
     const round1 = await session(history).finalMessage();
     assert.equal(round1.stop_reason, "tool_use");
     const call = round1.content.find((b) => b.type === "tool_use");

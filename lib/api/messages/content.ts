@@ -17,7 +17,9 @@
  * - An assistant turn's `text` → its content, `tool_use` → `tool_calls` (input as JSON arguments);
  *   `thinking` / `redacted_thinking` are dropped (counted in the notes): their signatures mean something only
  *   to Claude, and chat targets take no reasoning in their history.
- * - `cache_control` is checked and dropped: a caching hint, which changes no answer.
+ * - `cache_control` is checked and dropped, and named as dropped: a caching hint changes no answer, but it
+ *   changes what the request costs, which the client is told (the chat form names a marker a target goes
+ *   without the same way).
  *
  * Content only a Claude target can read (other block types, document sources, citations) and fields this
  * translation does not know are not refused here, since a native target passes the body through as sent: they
@@ -69,10 +71,21 @@ export function extraFields(
   }
 }
 
-/** Notes the fields of `block` outside `known` (and checks `cache_control`). */
+/** Notes the fields of `block` outside `known`, and its `cache_control` (checked), which no chat form carries. */
 function fields(block: JsonObject, known: string[], path: string, notes: ContentNotes): void {
   extraFields(block, new Set([...known, "type", "cache_control"]), path, notes);
-  checkCacheControl(block.cache_control, `${path}.cache_control`);
+  cacheMarker(block, path, notes.tolerance);
+}
+
+/**
+ * Checks `holder`'s `cache_control` (at `path`) and notes it as dropped: a translated target gets no prompt-caching
+ * marker (Anthropic's and Bedrock's Claude get the body natively), so the client is told its breakpoint was not
+ * applied, as the chat form's markers are named where a target goes without them.
+ */
+export function cacheMarker(holder: JsonObject, path: string, tolerance: Tolerance): void {
+  const at = path === "" ? "cache_control" : `${path}.cache_control`;
+  checkCacheControl(holder.cache_control, at);
+  if (holder.cache_control != null) tolerance.dropped.push(at);
 }
 
 /** A text block's text (`citations` are accepted: Anthropic's answers carry them back in history). */

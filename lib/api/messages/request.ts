@@ -25,18 +25,10 @@
 import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { type ContentNotes, systemText, turnMessages } from "./content.ts";
+import { cacheMarker, type ContentNotes, systemText, turnMessages } from "./content.ts";
 import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
 import { applyToolChanges } from "./tool_changes.ts";
-import {
-  arrayField,
-  booleanField,
-  checkCacheControl,
-  fieldError,
-  numberField,
-  stringField,
-  wrongType,
-} from "./validate.ts";
+import { arrayField, booleanField, fieldError, numberField, stringField, wrongType } from "./validate.ts";
 
 /** A validated Messages request (the contract with the native path, `lib/api/messages/create_native.ts`). */
 export interface MessagesRequest {
@@ -245,7 +237,7 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
   const chat: ChatRequest = { model, messages, max_completion_tokens: maxTokens };
   const stream = booleanField(body, "stream", "stream") ?? false;
   if (stream) chat.stream = true;
-  checkCacheControl(body.cache_control, "cache_control");
+  cacheMarker(body, "", notes.tolerance);
   const stops = arrayField(body, "stop_sequences", "stop_sequences") ?? [];
   stops.forEach((s, i) => {
     if (typeof s !== "string") throw wrongType(`stop_sequences.${i}`, "a valid string", s);

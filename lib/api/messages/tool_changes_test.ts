@@ -62,7 +62,9 @@ Deno.test("messages request: a system turn's tool changes become the chat reques
   ]);
   assert.deepEqual(parsed.chat.tools, [fn("mcp__gh__search"), fn("mcp__old__x")]);
   assert.deepEqual(parsed.chat.tool_choice, { type: "function", function: { name: "mcp__gh__search" } });
-  assert.deepEqual([parsed.tolerance.refusal, parsed.tolerance.dropped], [null, []]);
+  assert.deepEqual([parsed.tolerance.refusal, parsed.tolerance.dropped], [null, [
+    "messages.2.content.2.cache_control",
+  ]]);
   // Removing every tool leaves none to offer.
   const none = parse({
     tools: [{ name: "Read", input_schema: schema }],

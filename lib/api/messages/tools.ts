@@ -13,15 +13,8 @@
  */
 import { printable } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { type ContentNotes, extraFields } from "./content.ts";
-import {
-  booleanField,
-  checkCacheControl,
-  extraField,
-  fieldError,
-  stringField,
-  wrongType,
-} from "./validate.ts";
+import { cacheMarker, type ContentNotes, extraFields } from "./content.ts";
+import { booleanField, extraField, fieldError, stringField, wrongType } from "./validate.ts";
 
 const TOOL_FIELDS = new Set(["type", "name", "description", "input_schema", "cache_control", "strict"]);
 
@@ -38,7 +31,7 @@ export function translateTool(tool: unknown, path: string, notes: ContentNotes):
     return null;
   }
   extraFields(tool, TOOL_FIELDS, path, notes);
-  checkCacheControl(tool.cache_control, `${path}.cache_control`);
+  cacheMarker(tool, path, notes.tolerance);
   if (!isObject(tool.input_schema)) {
     throw wrongType(`${path}.input_schema`, "a valid dictionary", tool.input_schema);
   }
