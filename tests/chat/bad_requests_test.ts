@@ -1302,3 +1302,51 @@ async function accessLines(gw: TestGateway, want: number): Promise<number> {
   await new Promise((r) => setTimeout(r, 100));
   return gw.logs.filter(isAccess).length;
 }
+
+Deno.test("bad requests: an alias of the wrong kind is named against the path called, pointing to the client API's own endpoint", async () => {
+  const { send } = inProcess();
+  const cases: [string, Record<string, unknown>, string][] = [
+    [
+      CHAT,
+      { model: "embed-local", messages: USER },
+      "/v1/chat/completions; use /v1/embeddings",
+    ],
+    [
+      EMBED,
+      { model: "chat-echo", input: "a" },
+      "/v1/embeddings; use /v1/chat/completions",
+    ],
+    [
+      RESPONSES,
+      { model: "embed-local", input: "hi" },
+      "/v1/responses; use /v1/embeddings",
+    ],
+    [
+      "/v1/messages",
+      { model: "embed-local", max_tokens: 5, messages: USER },
+      "/v1/messages; use /v1/embeddings",
+    ],
+    [
+      "/v1beta/models/embed-local:generateContent",
+      { contents: [{ parts: [{ text: "hi" }] }] },
+      "/v1beta/models/embed-local:generateContent; use models/embed-local:embedContent",
+    ],
+    [
+      "/v1beta/models/chat-echo:embedContent",
+      { content: { parts: [{ text: "hi" }] } },
+      "/v1beta/models/chat-echo:embedContent; use models/chat-echo:generateContent",
+    ],
+  ];
+  for (const [path, body, where] of cases) {
+    const answer = await send(path, {
+      method: "POST",
+      headers: { authorization: AUTH, "content-type": JSON_CT, "anthropic-version": "2023-06-01" },
+      body: JSON.stringify(body),
+    });
+    const error = await answer.json();
+    assert.equal(answer.status, 400, `${path}: ${JSON.stringify(error)}`);
+    const message = String(error.error.message);
+    assert.ok(message.endsWith(`cannot be used with ${where}.`), `${path}: ${message}`);
+    assert.match(message, /is (a chat|an embedding) model/, path);
+  }
+});
