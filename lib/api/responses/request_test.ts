@@ -129,6 +129,10 @@ Deno.test("responses request: refusals name their param like OpenAI", () => {
     ],
     [{ model: "m", input: "x", max_output_tokens: 0 }, "max_output_tokens", "integer_below_min_value"],
     [{ model: "m", input: "x", top_p: 2 }, "top_p", "decimal_above_max_value"],
+    // An integer past 2^53 is an integer above the maximum (as on chat), not "an integer, but got an integer".
+    [{ model: "m", input: "x", max_output_tokens: 1e20 }, "max_output_tokens", "integer_above_max_value"],
+    [{ model: "m", input: "x", max_tool_calls: 2 ** 53 }, "max_tool_calls", "integer_above_max_value"],
+    [{ model: "m", input: "x", max_output_tokens: 16.5 }, "max_output_tokens", "invalid_type"],
     [{ model: "m", input: "x", stream: "yes" }, "stream", "invalid_type"],
     [{ model: "m", input: "x", stream_options: {} }, "stream_options", "invalid_value"],
     [

@@ -69,9 +69,11 @@ export function number(body: JsonObject, key: string, min: number, max: number |
   const v = body[key];
   if (v === undefined || v === null) return undefined;
   const kind = int ? "integer" : "decimal";
-  if (typeof v !== "number" || !Number.isFinite(v) || (int && !Number.isSafeInteger(v))) {
+  if (typeof v !== "number" || !Number.isFinite(v) || (int && !Number.isInteger(v))) {
     throw wrongType(key, `an ${kind === "integer" ? "integer" : "number"}`, v);
   }
+  // An integer past 2^53 is still an integer (and the chat API calls it one, above its maximum): a bound, not a type.
+  if (int) max = Math.min(max ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
   if (v < min) {
     throw invalidRequest(
       `Invalid '${key}': ${kind} below minimum value. Expected a value >= ${min}, but got ${v} instead.`,
