@@ -52,7 +52,7 @@ export function claudeSamplingRefusal(body: Body): string | null {
 /**
  * Anthropic's Messages API (`POST /v1/messages`): the error message of a refused request, or null.
  * - `tool_use` / `tool_result` blocks in a request without tools.
- * - no messages (a request of a system prompt only).
+ * - no messages (a request of a system prompt only), or a first turn that is not the user's.
  * - a `temperature` above 1 (Claude's range is 0 to 1).
  * - `temperature` beside `top_p` ({@linkcode CLAUDE_SAMPLING_REFUSAL}).
  * - `top_k` with thinking enabled ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}).
@@ -75,7 +75,7 @@ export function anthropicRefusal(body: Body): string | null {
 /**
  * Bedrock's Converse / ConverseStream: the ValidationException's message of a refused request, or null.
  * - `toolUse` / `toolResult` blocks in a request without a `toolConfig`.
- * - no messages (a request of a system prompt only).
+ * - no messages (a request of a system prompt only), or a first turn that is not the user's.
  * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1, or beside
  *   `inferenceConfig.topP` ({@linkcode CLAUDE_SAMPLING_REFUSAL}), or `additionalModelRequestFields.top_k` beside
  *   its `thinking` ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}).
@@ -92,7 +92,8 @@ export function converseRefusal(body: Body, modelId: string): string | null {
   if (modelId.includes("anthropic.claude") && thinkingBesideTopK(body.additionalModelRequestFields as Body)) {
     return `The model returned the following errors: ${CLAUDE_THINKING_TOP_K_REFUSAL}`;
   }
-  if (list(body.messages).length === 0) {
+  const first = list(body.messages)[0] as Body | undefined;
+  if (first === undefined || first.role !== "user") {
     return "A conversation must start with a user message. Try again with a conversation that starts with a " +
       "user message.";
   }

@@ -169,6 +169,29 @@ Deno.test("translated e2e: a request of a system message only is answered by eve
   });
 });
 
+Deno.test("translated e2e: a conversation that opens with the assistant's greeting is answered by every vendor", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    for (const [model, answer, sent] of targets(fakes)) {
+      // A chat UI's greeting: Converse refuses a first turn that is not the user's; OpenAI answers it.
+      const completion = await client.chat.completions.create({
+        model,
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "assistant", content: "Hi! How can I help?" },
+          { role: "user", content: "What is 2+2?" },
+        ],
+      });
+      assert.equal(completion.choices[0].message.content, answer, model);
+      const body = sent();
+      if (model === "chat-nova" || model === "chat-bedrock-claude") {
+        const turns = body.messages as { role: string; content: unknown[] }[];
+        assert.deepEqual(turns.map((t) => t.role), ["user", "assistant", "user"], model);
+        assert.deepEqual(turns[0].content, [{ text: "." }], model);
+      }
+    }
+  });
+});
+
 Deno.test("translated e2e: values that change nothing are served by Gemini and Bedrock, not refused", async () => {
   await withGateway(async (_gw, fakes, client) => {
     const bash = { type: "function" as const, function: { name: "bash", parameters: { type: "object" } } };

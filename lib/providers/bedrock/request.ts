@@ -228,12 +228,31 @@ function toolUseBlocks(message: ChatMessage, param: string): ConverseBlock[] {
 }
 
 /**
- * Converse's `system` list and turns for OpenAI `messages`. A request of system messages only (which OpenAI
- * answers) has them as its one user turn and no `system` (as for `anthropic`, see `toAnthropicMessages`).
+ * Whether Converse takes a tool result's `status` for `model`: AWS documents the field for Amazon Nova and
+ * Claude only, and other models (Writer's Palmyra among them) have refused a request carrying it.
+ */
+function takesToolResultStatus(model: string): boolean {
+  return isClaudeModel(model) || /(?:^|[./])amazon\.nova-/.test(model);
+}
+
+/**
+ * The user turn put before a conversation that opens with the assistant's (a chat UI's greeting): Converse
+ * refuses it ("A conversation must start with a user message"), which OpenAI, Gemini and the Messages API take.
+ * Not blank, since Converse refuses blank text too.
+ */
+export const CONVERSATION_START = ".";
+
+/**
+ * Converse's `system` list and turns for OpenAI `messages` to `model` (which decides whether a tool result
+ * carries its `status`). A request of system messages only (which OpenAI answers) has them as its one user turn
+ * and no `system` (as for `anthropic`, see `toAnthropicMessages`); one whose first turn is the assistant's gets
+ * {@linkcode CONVERSATION_START} as the user turn before it.
  */
 export function toConverseMessages(
   messages: ChatMessage[],
+  model = "",
 ): { system: ConverseBlock[]; turns: ConverseMessage[] } {
+  const status = takesToolResultStatus(model);
   const system: ConverseBlock[] = [];
   const turns: ConverseMessage[] = [];
   const push = (role: "user" | "assistant", content: ConverseBlock[]) => {
@@ -267,13 +286,12 @@ export function toConverseMessages(
       }
       case "tool": {
         const text = textParts(message.content, `${param}.content`, false);
-        const result = {
-          toolResult: {
-            toolUseId: String(message.tool_call_id),
-            content: text.length > 0 ? text : EMPTY_TOOL_RESULT,
-            status: "success",
-          },
+        const toolResult: JsonObject = {
+          toolUseId: String(message.tool_call_id),
+          content: text.length > 0 ? text : EMPTY_TOOL_RESULT,
         };
+        if (status) toolResult.status = "success";
+        const result = { toolResult };
         push("user", markLast([moveMarks(text, result)], message, param));
         break;
       }
@@ -288,6 +306,9 @@ export function toConverseMessages(
   // Only system messages: Converse refuses a request without turns, so the instructions are the user's turn.
   if (turns.length === 0 && system.length > 0) {
     return { system: [], turns: [{ role: "user", content: system }] };
+  }
+  if (turns[0]?.role === "assistant") {
+    turns.unshift({ role: "user", content: [{ text: CONVERSATION_START }] });
   }
   return { system, turns };
 }
@@ -318,7 +339,7 @@ function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseM
  * Claude refuses thinking with a forced tool choice, and the format is what the client cannot do without.
  */
 export function toConverseRequest(request: ChatRequest, model = ""): JsonObject {
-  const converse = toConverseMessages(request.messages);
+  const converse = toConverseMessages(request.messages, model);
   const { system, turns } = isClaudeModel(model) ? withCachePoints(converse) : converse;
   const answer = jsonAnswerTool(request.response_format, "Bedrock");
   const clientTools = Array.isArray(request.tools) && request.tools.length > 0;

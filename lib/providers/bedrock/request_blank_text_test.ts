@@ -26,7 +26,7 @@ Deno.test("bedrock request: blank text parts are left out; an empty tool result 
       { role: "assistant", content: [{ toolUse: { toolUseId: TOOL_USE_ID, name: "top_song", input: {} } }] },
       {
         role: "user",
-        content: [{ toolResult: { toolUseId: TOOL_USE_ID, content: [{ json: {} }], status: "success" } }],
+        content: [{ toolResult: { toolUseId: TOOL_USE_ID, content: [{ json: {} }] } }],
       },
     ],
     toolConfig: {
@@ -48,7 +48,7 @@ Deno.test("bedrock request: blank text parts are left out; an empty tool result 
     }, { role: "tool", tool_call_id: TOOL_USE_ID, content: "" }],
   }));
   assert.deepEqual((empty.messages as ConverseMessage[])[2].content, [
-    { toolResult: { toolUseId: TOOL_USE_ID, content: [{ json: {} }], status: "success" } },
+    { toolResult: { toolUseId: TOOL_USE_ID, content: [{ json: {} }] } },
   ]);
   // Text with words keeps its whitespace as sent.
   const kept = toConverseRequest(req({ messages: [{ role: "user", content: "  Hi\n" }] }));

@@ -56,30 +56,33 @@ Deno.test("bedrock request: system and developer messages alone are the user's t
 });
 
 Deno.test("bedrock request: AWS's top_song example, tool call and result over several turns", () => {
-  const body = toConverseRequest(req({
-    messages: [
-      { role: "user", content: "What is the most popular song on WZPZ?" },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          id: TOOL_USE_ID,
-          type: "function",
-          function: { name: "top_song", arguments: '{"sign":"WZPZ"}' },
-        }, { id: "tooluse_2", type: "function", function: { name: "top_song", arguments: "" } }],
-      },
-      {
-        role: "tool",
-        tool_call_id: TOOL_USE_ID,
-        content: '{"song":"Elemental Hotel","artist":"8 Storey Hike"}',
-      },
-      { role: "tool", tool_call_id: "tooluse_2", content: [{ type: "text", text: "unknown" }] },
-      { role: "user", content: "Thanks!" },
-      { role: "user", content: "And on WKRP?" },
-    ],
-    tools: [TOP_SONG_TOOL],
-    tool_choice: { type: "function", function: { name: "top_song" } },
-  }));
+  const body = toConverseRequest(
+    req({
+      messages: [
+        { role: "user", content: "What is the most popular song on WZPZ?" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: TOOL_USE_ID,
+            type: "function",
+            function: { name: "top_song", arguments: '{"sign":"WZPZ"}' },
+          }, { id: "tooluse_2", type: "function", function: { name: "top_song", arguments: "" } }],
+        },
+        {
+          role: "tool",
+          tool_call_id: TOOL_USE_ID,
+          content: '{"song":"Elemental Hotel","artist":"8 Storey Hike"}',
+        },
+        { role: "tool", tool_call_id: "tooluse_2", content: [{ type: "text", text: "unknown" }] },
+        { role: "user", content: "Thanks!" },
+        { role: "user", content: "And on WKRP?" },
+      ],
+      tools: [TOP_SONG_TOOL],
+      tool_choice: { type: "function", function: { name: "top_song" } },
+    }),
+    "us.amazon.nova-pro-v1:0",
+  );
   assert.deepEqual(body.messages, [
     { role: "user", content: [{ text: "What is the most popular song on WZPZ?" }] },
     {

@@ -4,9 +4,9 @@
  * with any input, and no tool choice (Converse has no "none"; `auto` is its default).
  */
 import assert from "node:assert/strict";
-import type { ChatRequest } from "../../openai/types.ts";
+import type { ChatMessage, ChatRequest } from "../../openai/types.ts";
 import { HISTORY_PLACEHOLDER_TOOL, HISTORY_TOOL_DESCRIPTION } from "../shared/history_tools.ts";
-import { toConverseRequest } from "./request.ts";
+import { type ConverseMessage, toConverseRequest } from "./request.ts";
 import { req, TOOL_USE_ID, TOP_SONG_TOOL } from "./request_test_helpers.ts";
 
 /** AWS's top_song exchange, then the ask for a summary, and no tools. */
@@ -66,4 +66,29 @@ Deno.test("bedrock request: no tool blocks, no toolConfig; the client's tools ar
   const own = toConverseRequest(req({ messages: COMPACTION, tools: [TOP_SONG_TOOL] }));
   const tools = (own.toolConfig as { tools: { toolSpec: { name: string; description?: string } }[] }).tools;
   assert.deepEqual(tools.map((t) => t.toolSpec.description), [TOP_SONG_TOOL.function.description]);
+});
+
+Deno.test("bedrock request: a tool result carries its status only to Nova and Claude, the models AWS documents it for", () => {
+  const messages: ChatMessage[] = [
+    { role: "user", content: "Top song?" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: TOOL_USE_ID, type: "function", function: { name: "top_song", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: TOOL_USE_ID, content: "Elemental Hotel" },
+  ];
+  const statusFor = (model: string) => {
+    const turns = toConverseRequest(req({ messages, tools: [TOP_SONG_TOOL] }), model)
+      .messages as ConverseMessage[];
+    const result = turns[2].content[0] as { toolResult: { status?: string } };
+    return result.toolResult.status;
+  };
+  assert.equal(statusFor("us.amazon.nova-pro-v1:0"), "success");
+  assert.equal(statusFor("anthropic.claude-3-7-sonnet-20250219-v1:0"), "success");
+  for (
+    const model of ["us.writer.palmyra-x5-v1:0", "meta.llama3-3-70b-instruct-v1:0", "openai.gpt-oss-120b-1:0"]
+  ) {
+    assert.equal(statusFor(model), undefined, model);
+  }
 });
