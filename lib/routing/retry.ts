@@ -4,7 +4,7 @@
  * @module
  */
 import type { RoutingConfig } from "../config/schema.ts";
-import { ClientGoneError, GatewayError } from "../errors.ts";
+import { ClientGoneError, CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../errors.ts";
 import type { Random } from "./plan.ts";
 
 /**
@@ -12,8 +12,9 @@ import type { Random } from "./plan.ts";
  * - `retry`: transient (connection failure, timeout, 408, 429, 5xx): the same target may be tried again, and
  *   then the next one; counts against the target's health.
  * - `next`: the target is misconfigured for this request (the upstream refused the gateway's credentials or
- *   does not know the model): no point retrying it, but another target may serve; counts against its health
- *   only as {@linkcode countsAgainstTarget} says.
+ *   does not know the model), or the prompt is over its model's context window (`context_length_exceeded`,
+ *   which an alias's next target, with a larger window, may serve): no point retrying it, but another target
+ *   may serve; counts against its health only as {@linkcode countsAgainstTarget} says.
  * - `final`: the client's own mistake (other 4xx) or the client left: answered as is, never retried.
  */
 export type FailureKind = "retry" | "next" | "final";
@@ -26,6 +27,7 @@ export function classifyFailure(err: unknown): FailureKind {
   // Errors from routing's callers (the alias itself unknown, a bad request) never get here: every 401, 403
   // or 404 seen here came from an upstream.
   if (status === 401 || status === 403 || status === 404) return "next";
+  if (err.code === CONTEXT_LENGTH_EXCEEDED) return "next";
   return "final";
 }
 
@@ -33,10 +35,12 @@ export function classifyFailure(err: unknown): FailureKind {
  * Whether a failed attempt counts against its target's health (towards `eject_after`). A 403 or 404 moves on
  * to the next target but does not count: it may be about what the request refers to (a cached content, a file,
  * an upstream's stored response), which a client chooses, and one client's requests must not eject a target
- * for every other client. A 401 is the gateway's own key.
+ * for every other client. A too-long prompt is the request's size, not the target's fault, likewise. A 401 is
+ * the gateway's own key.
  */
 export function countsAgainstTarget(err: unknown): boolean {
-  return !(err instanceof GatewayError && (err.status === 403 || err.status === 404));
+  if (!(err instanceof GatewayError)) return true;
+  return !(err.status === 403 || err.status === 404 || err.code === CONTEXT_LENGTH_EXCEEDED);
 }
 
 /**

@@ -44,6 +44,8 @@ export interface RawUpstream {
   url: string;
   /** The step for the next request; it is kept until replaced. */
   next: RawStep;
+  /** When set, the step for each request instead of `next` (targets of one alias answered differently). */
+  stepFor?: (request: RawRequest) => RawStep;
   requests: RawRequest[];
   /** One per answer begun with chunks, in order. */
   answers: RawAnswer[];
@@ -148,7 +150,7 @@ export function startRawUpstream(): RawUpstream {
       const request = await readRequest(conn);
       if (request === null) return;
       upstream.requests.push(request);
-      const step = upstream.next;
+      const step = upstream.stepFor?.(request) ?? upstream.next;
       const progress: RawAnswer = {
         sent: 0,
         total: (step.chunks ?? []).reduce((sum, part) => sum + bytes(part).length, 0),

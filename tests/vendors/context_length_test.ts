@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
 import { eventFrame, exceptionFrame } from "../helpers/fake_bedrock.ts";
-import { withMixedVendors } from "../helpers/mixed_vendors.ts";
+import { GEMINI_OK, json, withMixedVendors } from "../helpers/mixed_vendors.ts";
 import type { RawStep } from "../helpers/raw_upstream.ts";
 
 const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -311,4 +311,51 @@ Deno.test("context length: a stream that had started ends with each client API's
     assert.equal(geminiError?.status, "INVALID_ARGUMENT", gemini.text);
     assert.equal(geminiError?.code, 400);
   }, configFor);
+});
+
+/** An alias of a small-window target, then a larger one; one failure would eject a target that failed. */
+function fallbackConfig(url: string): string {
+  return configFor(url).replace("routing: {", "routing: { eject_after: 1,").replace(
+    "models:\n",
+    `models:
+  chat-ctx-fallback:
+    type: chat
+    targets:
+      - { provider: anthropic, model: claude-small-window, retries: 2 }
+      - { provider: gemini, model: gemini-2.5-pro, retries: 0 }
+`,
+  );
+}
+
+Deno.test("context length: a prompt too long for one target falls back to the alias's next, with a larger window", async () => {
+  await withMixedVendors(async (gw, up) => {
+    const tooLong = VENDORS.anthropic.step;
+    // The alias's first target (Claude, a small window) refuses the prompt; Gemini, next, takes it.
+    up.stepFor = (request) => request.path.includes("/v1/messages") ? tooLong : json(GEMINI_OK);
+    for (let i = 0; i < 3; i++) {
+      const answer = await post(gw, "/v1/chat/completions", {
+        model: "chat-ctx-fallback",
+        messages: [{ role: "user", content: "a long conversation" }],
+      });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.body.choices[0].message.content, "hi");
+    }
+    const paths = up.requests.map((r) => r.path.includes("/v1/messages") ? "claude" : "gemini");
+    // Claude is asked each time (not retried: the prompt would not shrink), and is never ejected for it.
+    assert.deepEqual(paths, ["claude", "gemini", "claude", "gemini", "claude", "gemini"]);
+    const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "chat-ctx-fallback");
+    assert.deepEqual(
+      (line.attempt_log as { outcome: string }[]).map((a) => a.outcome),
+      ["context_length_exceeded", "ok"],
+    );
+    // Too long for every target: the client gets the too-long error (its last target's), to compact on.
+    up.stepFor = (request) => request.path.includes("/v1/messages") ? tooLong : VENDORS.gemini.step;
+    const refused = await post(gw, "/v1/chat/completions", {
+      model: "chat-ctx-fallback",
+      messages: [{ role: "user", content: "a longer conversation" }],
+    });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.code, "context_length_exceeded");
+    assert.match(refused.body.error.message, VENDORS.gemini.says);
+  }, fallbackConfig);
 });
