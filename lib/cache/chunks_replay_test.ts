@@ -166,6 +166,7 @@ async function responsesEvents(completion: ChatCompletion) {
     frame: RESPONSE_FRAME,
     startedAt: performance.now(),
     countUsage: noCount,
+    maxOutput: 32 * 1024 * 1024,
     onEnd: (o) => end = o.end,
   });
   const events = parseSse(await new Response(body).text());

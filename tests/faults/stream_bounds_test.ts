@@ -133,3 +133,88 @@ ${TEST_TOKENS_YAML}`);
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("stream bounds: a translated Responses stream holds no more output than a whole answer may be (max_body_size), other streams go on", async () => {
+  const raw = startRawUpstream();
+  const dir = await Deno.makeTempDir();
+  // max_stream_size unset: a stream is otherwise bounded by its duration alone.
+  const gw = await startGateway(`
+server: { upstream_limits: { max_body_size: 256KiB } }
+usage: { sqlite: none, jsonl: "${dir}/usage.jsonl", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
+providers:
+  oai: { type: openai, base_url: "${raw.url}/v1", api_key: "sk-up" }
+models:
+  chat-oai: { type: chat, targets: [{ provider: oai, model: g, retries: 0 }] }
+${TEST_TOKENS_YAML}`);
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "g",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    }\n\n`;
+  // 1 MiB of text in 16 KiB events, then a clean end.
+  raw.next = {
+    headers: { "content-type": "text/event-stream" },
+    chunks: [
+      chunk({ role: "assistant", content: "" }),
+      ...Array(64).fill(chunk({ content: "y".repeat(16_384) })),
+      chunk({}, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const ask = async (path: string, body: unknown, id: string) => {
+    const res = await fetch(`${gw.url}${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        "content-type": "application/json",
+        "x-request-id": id,
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  let stopped = false;
+  try {
+    // Chat passes each event on and keeps none of it: the whole MiB reaches the client.
+    const chat = await ask(
+      "/v1/chat/completions",
+      { model: "chat-oai", stream: true, messages: [{ role: "user", content: "hi" }] },
+      "long-chat",
+    );
+    assert.equal(chat.status, 200);
+    assert.ok(chat.text.length > 1024 * 1024, `chat: ${chat.text.length} characters`);
+    assert.match(chat.text, /data: \[DONE\]\n\n$/);
+    // Responses builds the output its final event carries: past 256 KiB of it the stream fails.
+    const responses = await ask(
+      "/v1/responses",
+      { model: "chat-oai", stream: true, input: "hi" },
+      "long-responses",
+    );
+    assert.equal(responses.status, 200, "the answer had started");
+    assert.ok(responses.text.length < 768 * 1024, `responses: ${responses.text.length} characters`);
+    assert.match(
+      responses.text,
+      /event: error\ndata: {[^\n]*"code":"upstream_response_too_large"[^]*event: response.failed/,
+    );
+    assert.doesNotMatch(responses.text, /response\.completed/);
+    await gw.stop();
+    stopped = true;
+    const records = (await Deno.readTextFile(`${dir}/usage.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assert.equal(records.find((r) => r.request_id === "long-chat")?.status, 200);
+    assert.equal(
+      records.find((r) => r.request_id === "long-responses")?.error_code,
+      "upstream_response_too_large",
+    );
+  } finally {
+    if (!stopped) await gw.stop();
+    await raw.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

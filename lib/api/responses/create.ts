@@ -176,6 +176,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
         frame,
         countUsage: final.count,
         onFinal: (response) => store(response),
+        maxOutput: ctx.state.config.server.upstream_limits.max_body_size,
       }),
     usage: final.usage,
   });

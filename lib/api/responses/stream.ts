@@ -13,7 +13,7 @@
  */
 import { badGateway, type GatewayError } from "../../errors.ts";
 import { type ToolCallPiece, ToolCallStarts } from "../../openai/tool_call_starts.ts";
-import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
+import { encodeEvent, failureEvents, outputTooLarge, type ResponseEvent } from "./stream_events.ts";
 import { sentOutput } from "./failed_output.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
 import { CallEvents } from "./call_events.ts";
@@ -347,6 +347,8 @@ export function responsesStreamBody(
     countUsage: (texts: StreamTexts) => Promise<Usage>;
     /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
     onFinal?: (response: JsonObject) => void | Promise<void>;
+    /** Most output characters kept: the final event carries them all (see {@linkcode outputTooLarge}). */
+    maxOutput: number;
   },
 ): ReadableStream<Uint8Array> {
   const events = new ResponseEvents(options.frame);
@@ -371,6 +373,7 @@ export function responsesStreamBody(
     value(chunk) {
       const list = started ? events.chunk(chunk) : [...events.start(), ...events.chunk(chunk)];
       started = true;
+      if (events.texts.chars > options.maxOutput) throw outputTooLarge(options.maxOutput);
       return list.map(encodeEvent);
     },
     async finish() {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { GatewayError } from "../../errors.ts";
+import { badGateway, type GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 
 /** One stream event: its `type` and fields; `sequence_number` is added when it is emitted. */
@@ -39,6 +39,20 @@ export function failureEvents(
     { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
     { type: "response.failed", response: failedResponse({ code, message: body.message }) },
   ];
+}
+
+/**
+ * How a translated stream ends when the output it built passes `limit` characters (text, reasoning and
+ * arguments): its final event carries that output whole, as a whole answer does, so it is held to a whole
+ * answer's bound (`server.upstream_limits.max_body_size`). Without it an upstream streaming without end grew
+ * the process until it died (300 MB of output killed a Deno gateway, every tenant's requests with it).
+ */
+export function outputTooLarge(limit: number): GatewayError {
+  return badGateway(
+    `The upstream's answer is larger than the gateway's limit of ${limit} bytes for a Response ` +
+      "(server.upstream_limits.max_body_size).",
+    "upstream_response_too_large",
+  );
 }
 
 const encoder = new TextEncoder();
