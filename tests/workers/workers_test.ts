@@ -532,6 +532,17 @@ admin_tokens:
     );
     assert.deepEqual(after.map((a) => a.status), after.map(() => 429), "no worker serves it uncounted");
     assert.ok(workersOf(after) >= 2, "both workers answered");
+    // And every worker's /readyz says the reload failed, where, as a single process's does.
+    const ready = await Promise.all(Array.from({ length: 8 }, async () => {
+      const r = await fetch(`${gw.url}/readyz`, { headers: { connection: "close" } });
+      const body: { reload: { ok: boolean; issues: string[] } | null } = await r.json();
+      return { id: r.headers.get("x-request-id") ?? "", reload: body.reload };
+    }));
+    assert.ok(new Set(ready.map((r) => r.id.slice(0, 20))).size >= 2, "both workers answered /readyz");
+    for (const r of ready) {
+      assert.equal(r.reload?.ok, false, JSON.stringify(r.reload));
+      assert.deepEqual(r.reload?.issues, [`admin_api.tokens.${capped.json.id}.budget.cost`]);
+    }
   } finally {
     await gw.stop();
     await Deno.remove(dir, { recursive: true });
