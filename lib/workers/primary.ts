@@ -17,7 +17,7 @@ import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
-import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
+import { logReloadOutcome, type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
 import { restartRequired } from "../config/start_only.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -282,14 +282,6 @@ export async function startWorkers(
       ? resolveValidated(validation.validated, { source: path, env })
       : undefined;
     const refused = resolved?.ok && checkStored ? await checkStored(resolved.config) : [];
-    if (refused.length > 0) {
-      logger.error("config_reload_failed", {
-        config: path,
-        trigger,
-        kept: "previous config",
-        issues: refused.map((i) => ({ path: i.path, line: i.line ?? null, message: i.message })),
-      });
-    }
     // A reload the stored budgets refuse is asked of no worker (none swaps it in); each is told so below.
     const applied = refused.length > 0
       ? null
@@ -316,6 +308,8 @@ export async function startWorkers(
       }
     }
     lastStatus = status;
+    // Logged once here for every worker (theirs log no outcome), with the primary's view of it.
+    logReloadOutcome(logger, path, status, config);
     await tellWorkers(live(), status);
     return status;
   }
