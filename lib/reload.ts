@@ -69,6 +69,11 @@ export interface ReloaderOptions {
    * Must resolve, never reject.
    */
   checkStored?: (config: ResolvedConfig) => Promise<readonly ConfigIssue[]>;
+  /**
+   * Logs each outcome (`config_reloaded`, `config_reload_failed`; default true). A worker of `serve --workers N`
+   * does not: the primary logs the one outcome of every worker's reload, once.
+   */
+  logOutcome?: boolean;
 }
 
 /** A resolved config set up to serve, or the issues of what could not be set up. */
@@ -115,6 +120,30 @@ export function targetKeys(config: ResolvedConfig): string[] {
   return [...config.models.values()].flatMap((m) => m.targets.map((t) => t.key));
 }
 
+/** Logs a reload's outcome: `config_reloaded`, or `config_reload_failed` with every issue. */
+export function logReloadOutcome(
+  logger: Logger,
+  path: string,
+  status: ReloadStatus,
+  live: ResolvedConfig,
+): void {
+  if (status.ok) {
+    logger.info("config_reloaded", {
+      config: path,
+      trigger: status.trigger,
+      models: live.models.size,
+      restart_required: status.restart_required,
+    });
+  } else {
+    logger.error("config_reload_failed", {
+      config: path,
+      trigger: status.trigger,
+      kept: "previous config",
+      issues: status.issues.map((i) => ({ path: i.path, line: i.line ?? null, message: i.message })),
+    });
+  }
+}
+
 /** Creates the reloader for a config file. */
 export function createReloader(options: ReloaderOptions): Reloader {
   let state = options.initial;
@@ -149,21 +178,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
     const restart = result.ok ? restartRequired(started, state.config) : [];
     last = { ok: issues.length === 0, at, trigger, issues, restart_required: restart };
     if (last.ok) await options.onReload?.(state);
-    if (last.ok) {
-      options.logger.info("config_reloaded", {
-        config: options.path,
-        trigger,
-        models: state.config.models.size,
-        restart_required: restart,
-      });
-    } else {
-      options.logger.error("config_reload_failed", {
-        config: options.path,
-        trigger,
-        kept: "previous config",
-        issues: issues.map((i) => ({ path: i.path, line: i.line ?? null, message: i.message })),
-      });
-    }
+    if (options.logOutcome !== false) logReloadOutcome(options.logger, options.path, last, state.config);
     return last;
   }
 

@@ -72,3 +72,28 @@ Deno.test("reload: a valid file swaps the state whole; health carries over for t
   assert.ok(logger.lines.some((l) => l.msg === "config_reload_failed"));
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("reload: each outcome is logged once; a worker's reloader (logOutcome: false) leaves it to the primary", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1"));
+  const first = await loadConfigFile(path, {});
+  assert.ok(first.ok);
+  const initial = { config: first.config, providers: createProviders(first.config.providers) };
+  const logged = createMemoryLogger();
+  const quiet = createMemoryLogger();
+  const single = createReloader({ path, env: () => ({}), logger: logged, initial });
+  const worker = createReloader({ path, env: () => ({}), logger: quiet, initial, logOutcome: false });
+  const outcomes = (lines: readonly Record<string, unknown>[]) =>
+    lines.filter((l) => l.msg === "config_reloaded" || l.msg === "config_reload_failed").map((l) => l.msg);
+
+  assert.equal((await single.reload("test")).ok, true);
+  assert.equal((await worker.reload("test")).ok, true);
+  await Deno.writeTextFile(path, "providers: [\n");
+  assert.equal((await single.reload("test")).ok, false);
+  assert.equal((await worker.reload("test")).ok, false);
+  assert.deepEqual(outcomes(logged.lines), ["config_reloaded", "config_reload_failed"]);
+  assert.deepEqual(outcomes(quiet.lines), []);
+  assert.equal(worker.status()?.ok, false, "its status is kept all the same");
+  await Deno.remove(dir, { recursive: true });
+});

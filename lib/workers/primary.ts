@@ -17,7 +17,7 @@ import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
-import { type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
+import { logReloadOutcome, type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
 import { restartRequired } from "../config/start_only.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -27,6 +27,7 @@ import { storedBudgetCheck } from "../tokens/stored_budget_prices.ts";
 import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
 import { sumExpositions } from "./metrics_sum.ts";
 import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
+import { applyInWorkers, reloadOutcome, tellWorkers } from "./pool_reload.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
@@ -103,6 +104,8 @@ export async function startWorkers(
    * once, on every worker): a replacement starts knowing them rather than sending traffic to an ejected target.
    */
   const cooldowns = new Map<string, CooldownChange>();
+  /** The latest reload's outcome: a replacement worker's `/readyz` starts with it, as the others show it. */
+  let lastStatus: ReloadStatus | null = null;
   const inFlight = createInFlightBuffer(options.workers);
   const places = new SharedInFlight(inFlight, options.workers, options.workers);
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
@@ -120,6 +123,7 @@ export async function startWorkers(
     inFlight,
     workers: options.workers,
     cooldowns: [...cooldowns.values()],
+    reloadStatus: lastStatus,
   });
 
   /** Reads what worker `slot` has reported, into the ledger and the pipeline. */
@@ -248,7 +252,6 @@ export async function startWorkers(
     return sumExpositions(texts, metrics.render());
   }
 
-  let lastStatus: ReloadStatus | null = null;
   /** Reloads and replacements, one at a time. */
   let queue: Promise<unknown> = Promise.resolve();
   function inTurn<T>(fn: () => Promise<T>): Promise<T> {
@@ -260,7 +263,7 @@ export async function startWorkers(
 
   const checkStored = storedBudgetCheck(shared.tokens);
 
-  /** Validates the file once, then has every worker resolve and swap in the same result. */
+  /** Validates the file once, has every worker resolve and swap in the same result, then tells each the outcome. */
   async function attempt(trigger: string): Promise<ReloadStatus> {
     const env = runtime.env();
     const validation: ValidationResult = path === EMBEDDED_CONFIG_SOURCE
@@ -279,45 +282,12 @@ export async function startWorkers(
       ? resolveValidated(validation.validated, { source: path, env })
       : undefined;
     const refused = resolved?.ok && checkStored ? await checkStored(resolved.config) : [];
-    if (refused.length > 0) {
-      lastStatus = {
-        ok: false,
-        at: new Date().toISOString(),
-        trigger,
-        issues: refused,
-        restart_required: [],
-      };
-      logger.error("config_reload_failed", {
-        config: path,
-        trigger,
-        kept: "previous config",
-        issues: refused.map((i) => ({ path: i.path, line: i.line ?? null, message: i.message })),
-      });
-      return lastStatus;
-    }
-    const statuses = await Promise.all(
-      live().map(async (slot): Promise<ReloadStatus | null> => {
-        try {
-          return await slot.channel.call<ReloadStatus>("reload.apply", trigger, validation);
-        } catch (err) {
-          // A worker that died meanwhile is left out (its replacement starts on this reload's result); one still
-          // serving did not swap the config in, and the reload is not a success.
-          if (!slots.includes(slot)) return null;
-          const message = `a worker did not apply it: ${err instanceof Error ? err.message : String(err)}`;
-          const issues = [{ path: "", message }];
-          return { ok: false, at: new Date().toISOString(), trigger, issues, restart_required: [] };
-        }
-      }),
-    );
-    const failed = statuses.find((s) => s !== null && !s.ok);
-    let status: ReloadStatus = failed ?? statuses.find((s) => s !== null) ??
-      {
-        ok: validation.ok,
-        at: new Date().toISOString(),
-        trigger,
-        issues: validation.ok ? [] : validation.issues,
-        restart_required: [],
-      };
+    // A reload the stored budgets refuse is asked of no worker (none swaps it in); each is told so below.
+    const applied = refused.length > 0
+      ? null
+      : await applyInWorkers(live(), (slot) => slots.includes(slot), trigger, validation);
+    const issues = refused.length > 0 ? refused : validation.ok ? [] : validation.issues;
+    let status: ReloadStatus = applied ?? reloadOutcome(trigger, issues);
     // `resolved` is there when the file validated.
     if (status.ok && validation.ok && resolved !== undefined) {
       // The workers resolved it; the primary's own resolution fails only when no worker answered.
@@ -338,6 +308,9 @@ export async function startWorkers(
       }
     }
     lastStatus = status;
+    // Logged once here for every worker (theirs log no outcome), with the primary's view of it.
+    logReloadOutcome(logger, path, status, config);
+    await tellWorkers(live(), status);
     return status;
   }
   const reload = (trigger: string): Promise<ReloadStatus> => inTurn(() => attempt(trigger));

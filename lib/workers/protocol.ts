@@ -4,6 +4,7 @@
  * @module
  */
 import type { ValidatedConfig } from "../config/load.ts";
+import type { ReloadStatus } from "../reload.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { TokenStore } from "../tokens/types.ts";
 
@@ -32,6 +33,8 @@ export interface WorkerInit {
   readonly workers: number;
   /** The targets' cooldowns the other workers set and have not ended: a replacement knows what is ejected. */
   readonly cooldowns: readonly CooldownChange[];
+  /** The latest reload's outcome (null before any): what `/readyz` shows until the primary tells another. */
+  readonly reloadStatus: ReloadStatus | null;
 }
 
 /**

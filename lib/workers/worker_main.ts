@@ -11,7 +11,7 @@ import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "../policy/seed_budgets.ts";
 import { createProviders } from "../providers/registry.ts";
-import { createReloader, type Reloader } from "../reload.ts";
+import { createReloader, type Reloader, type ReloadStatus } from "../reload.ts";
 import { type CooldownChange, HealthRegistry } from "../routing/health.ts";
 import { currentRuntime } from "../runtime/mod.ts";
 import type { ServingThread } from "../serve.ts";
@@ -37,6 +37,11 @@ let metrics: GatewayMetrics | undefined;
 let health: HealthRegistry | undefined;
 /** Cooldowns the primary passed on before this worker's registry existed (it was starting). */
 const early: CooldownChange[] = [];
+/**
+ * The latest reload's outcome as the primary decided it, which `/readyz` shows: not this worker's reloader's, which
+ * knows neither a reload the primary refused before asking any worker nor the gateway's start (a replacement).
+ */
+let reloadStatus: ReloadStatus | null = null;
 /** The validation the primary sends with a reload, handed to this worker's reloader. */
 let pending: ValidationResult | undefined;
 let refreshTokens = (): Promise<void> => Promise.resolve();
@@ -44,6 +49,7 @@ let refreshTokens = (): Promise<void> => Promise.resolve();
 let flushLogs = () => {};
 
 async function init(params: WorkerInit): Promise<{ hostname: string; port: number }> {
+  reloadStatus = params.reloadStatus;
   const runtime = await currentRuntime();
   const env = runtime.env();
   const resolved = resolveValidated(params.validated, { source: params.source, env });
@@ -108,6 +114,8 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     logger,
     initial,
     health,
+    // The primary logs the outcome once for every worker.
+    logOutcome: false,
     // The primary validated the file once for every worker; each resolves the same result.
     validate: () =>
       Promise.resolve(pending ?? { ok: false, issues: [{ path: "", message: "no config sent" }] }),
@@ -119,7 +127,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     // `/admin/reload` on any worker reloads every worker, through the primary.
     reloader: {
       current: local.current,
-      status: local.status,
+      status: () => reloadStatus,
       reload: (trigger) => channel.call("reload", trigger),
     },
     logger,
@@ -153,6 +161,9 @@ channel.serve({
     } finally {
       pending = undefined;
     }
+  },
+  "reload.status": (status: ReloadStatus) => {
+    reloadStatus = status;
   },
   "metrics.render": () => metrics?.render() ?? "",
   "health.cooldown": (change: CooldownChange) => {

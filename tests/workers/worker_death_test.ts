@@ -249,3 +249,62 @@ admin_tokens:
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workers: a replacement worker's /readyz shows the last reload's outcome, told against the gateway's start", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const yaml = (server: string) => `
+usage: { sqlite: none }
+${server}
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
+`;
+  const later = "server: { connections: { header_timeout: 20s } }";
+  await Deno.writeTextFile(file, yaml(""));
+  const { gw, logs, url } = await startInProcess(file, false);
+  type Shown = { ok: boolean; errors: number; restart_required: string[] } | null;
+  /** `/readyz`'s `reload` on connections of their own until both workers answered, by worker. */
+  const shown = async () => {
+    const seen = new Map<string, Shown>();
+    const deadline = performance.now() + 15_000;
+    while (seen.size < 2) {
+      if (performance.now() > deadline) throw new Error("both workers to answer /readyz");
+      const r = await fetch(`${url}/readyz`, { headers: { connection: "close" } });
+      const body: { reload: Shown } = await r.json();
+      seen.set(r.headers.get("x-request-id")!.slice(0, 20), body.reload);
+    }
+    return [...seen.values()];
+  };
+  try {
+    // A start-only key changed (named until a restart), then a file that does not parse.
+    await Deno.writeTextFile(file, yaml(later));
+    assert.deepEqual((await gw.reloader.reload("admin")).restart_required, [
+      "server.connections.header_timeout",
+    ]);
+    await Deno.writeTextFile(file, "providers: [\n");
+    assert.equal((await gw.reloader.reload("admin")).ok, false);
+
+    gw.kill(0);
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    for (const reload of await shown()) {
+      assert.equal(reload?.ok, false, "the replacement shows the failed reload, as the other worker does");
+    }
+
+    // The replacement started on the changed key, but the gateway did not: it is still named on every worker.
+    await Deno.writeTextFile(file, yaml(later));
+    assert.equal((await gw.reloader.reload("admin")).ok, true);
+    for (const reload of await shown()) {
+      assert.deepEqual(reload?.restart_required, ["server.connections.header_timeout"]);
+    }
+  } finally {
+    await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

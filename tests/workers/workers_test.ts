@@ -223,6 +223,10 @@ Deno.test("workers: two workers admit no more than one process would (limits, bu
     assert.deepEqual(drained.map((a) => a.status), drained.map(() => 200), "drained, not cut");
     assert.ok(workersOf(drained) >= 2, "both workers drained requests");
     assert.equal(await exit, 0);
+    // The reload was logged once, not once per worker (the file's watch may have reloaded too: another trigger).
+    const reloadLines = gw.logs.filter((line) => line.includes('"msg":"config_reloaded"'));
+    const admin = reloadLines.filter((line) => JSON.parse(line).trigger === "admin");
+    assert.equal(admin.length, 1, reloadLines.join("\n"));
 
     // One usage record per request, each with the status the client saw.
     const rows = usageRows(dir);
@@ -499,6 +503,7 @@ admin_tokens:
 `;
   await Deno.writeTextFile(file, yaml(", price: { input: 1000000, output: 1000000 }"));
   const gw = await spawnReplica(file, ["--workers", "2"]);
+  let stopped = false;
   const call = async (path: string, body?: unknown) => {
     const r = await fetch(`${gw.url}${path}`, {
       method: "POST",
@@ -532,8 +537,24 @@ admin_tokens:
     );
     assert.deepEqual(after.map((a) => a.status), after.map(() => 429), "no worker serves it uncounted");
     assert.ok(workersOf(after) >= 2, "both workers answered");
+    // And every worker's /readyz says the reload failed, where, as a single process's does.
+    const ready = await Promise.all(Array.from({ length: 8 }, async () => {
+      const r = await fetch(`${gw.url}/readyz`, { headers: { connection: "close" } });
+      const body: { reload: { ok: boolean; issues: string[] } | null } = await r.json();
+      return { id: r.headers.get("x-request-id") ?? "", reload: body.reload };
+    }));
+    assert.ok(new Set(ready.map((r) => r.id.slice(0, 20))).size >= 2, "both workers answered /readyz");
+    for (const r of ready) {
+      assert.equal(r.reload?.ok, false, JSON.stringify(r.reload));
+      assert.deepEqual(r.reload?.issues, [`admin_api.tokens.${capped.json.id}.budget.cost`]);
+    }
+    stopped = true;
+    assert.equal(await gw.stop(), 0);
+    // Logged once, by the primary, the reload it refused.
+    const failed = gw.logs.filter((line) => line.includes('"msg":"config_reload_failed"'));
+    assert.equal(failed.filter((line) => JSON.parse(line).trigger === "admin").length, 1, failed.join("\n"));
   } finally {
-    await gw.stop();
+    if (!stopped) await gw.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });
