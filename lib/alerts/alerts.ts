@@ -19,7 +19,10 @@ import type { AlertsConfig } from "../config/alerts_schema.ts";
 import type { CounterStore } from "../policy/counter_store.ts";
 import { type AlertBody, type AlertType, createDelivery, type DeliveryState, hostOf } from "./delivery.ts";
 
-/** A budget's counter after a change, in the budget's unit. */
+/**
+ * A budget's settled spend after a request settled, in the budget's unit: what requests that ended really used,
+ * never the budget's counter, which also holds the estimates reserved by requests still running.
+ */
 export interface BudgetUsedEvent {
   readonly scope: "token" | "team" | "end_user";
   /** What people read: the token's, team's or end user's name. */
