@@ -84,7 +84,10 @@ export interface Alerts {
   ejected(event: EjectedEvent): void;
   /** The most recent alerts this replica sent, newest first (at most {@linkcode RECENT_MAX}). */
   recent(): AlertView[];
-  /** Stops: waits (bounded) for pending store calls, then for deliveries in flight. */
+  /**
+   * Stops: waits (bounded) for pending store calls, then sends the deliveries held, claimed already (bounded
+   * too; what is left at the deadline is reported through `onError`).
+   */
   close(): Promise<void>;
 }
 

@@ -7,6 +7,12 @@
  * {@linkcode MAX_BACKOFF_MS}; a 429's `Retry-After` within that cap is honoured). Any other answer is final:
  * a 4xx will not change by asking again. A job waiting for its retry holds no delivery slot.
  *
+ * Closing sends what is held rather than dropping it: every alert here was claimed in the counter store, so no
+ * other replica will send it. Queued jobs keep going out, and those waiting for a retry are tried at once (a
+ * retry that fails again is tried again at once, within its `retries`), until nothing is left or
+ * `closeTimeoutMs` runs out; then attempts in flight are aborted, and every job that did not go out is
+ * reported through `onError`, so an operator can tell which alerts were lost.
+ *
  * Memory is bounded: at most `maxQueue` jobs wait (queued or between attempts); past it the oldest is dropped
  * and counted, because an alert about the present is worth more than one about a minute ago, and a receiver
  * that is down must not grow the gateway. The target's `secret` only ever reaches the signature; failures are
@@ -56,8 +62,10 @@ export interface DeliveryOptions {
   readonly maxQueue?: number;
   /** Attempts in flight at most. Default 4. */
   readonly concurrency?: number;
-  /** How long `close` waits for attempts in flight before aborting them. Default 5 s. */
+  /** How long `close` keeps sending what is held before aborting what is in flight. Default 5 s. */
   readonly closeTimeoutMs?: number;
+  /** Tests: the timers behind backoff, attempt timeouts and `close`'s deadline. */
+  readonly timers?: DeliveryTimers;
   /** A job failed for good or was dropped; the message names the alert and the receiver's host only. */
   readonly onError?: (error: Error) => void;
 }
@@ -70,9 +78,23 @@ export interface Delivery {
   readonly dropped: number;
   /** Jobs queued or waiting for a retry. */
   readonly pending: number;
-  /** Stops retries and new attempts (their jobs end dropped); resolves once attempts in flight end. */
+  /**
+   * Refuses new jobs and sends the held ones (retries at once) until none is left or `closeTimeoutMs` runs
+   * out; then aborts attempts in flight and drops the rest, reporting each.
+   */
   close(): Promise<void>;
 }
+
+/** Timers as delivery uses them; the runtime's by default. */
+export interface DeliveryTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const RUNTIME_TIMERS: DeliveryTimers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 interface Job {
   readonly target: DeliveryTarget;
@@ -82,7 +104,7 @@ interface Job {
   attempts: number;
   error?: string;
   signature?: string;
-  timer?: ReturnType<typeof setTimeout>;
+  timer?: unknown;
 }
 
 /** How an attempt went: delivered, worth retrying (after at least `afterMs`), or final. */
@@ -113,13 +135,18 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
   const maxQueue = Math.max(1, options.maxQueue ?? 1_000);
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+  const timers = options.timers ?? RUNTIME_TIMERS;
   const onError = options.onError ?? (() => {});
   const queue: Job[] = [];
   const waiting = new Set<Job>();
   const running = new Set<Promise<void>>();
   const aborts = new Set<AbortController>();
   let dropped = 0;
+  /** Closing: no new jobs, retries at once. Stopped: past close's deadline, nothing more is attempted. */
   let closed = false;
+  let stopped = false;
+  /** Resolves `close` once nothing is held or in flight. */
+  let drained: (() => void) | undefined;
 
   /** What callers see of a job: live, and without the target (whose secret must go nowhere else). */
   function view(job: Job): DeliveryState {
@@ -145,7 +172,8 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
   }
 
   function drop(job: Job, why: string): void {
-    if (job.timer !== undefined) clearTimeout(job.timer);
+    if (job.timer !== undefined) timers.clear(job.timer);
+    job.timer = undefined;
     job.status = "dropped";
     job.error = why;
   }
@@ -166,7 +194,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     }
     const controller = new AbortController();
     aborts.add(controller);
-    const timer = setTimeout(() => controller.abort(), target.timeout);
+    const timer = timers.set(() => controller.abort(), target.timeout);
     try {
       const res = await send(target.url, {
         method: "POST",
@@ -185,10 +213,10 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     } catch {
       return {
         kind: "retry",
-        error: controller.signal.aborted ? (closed ? "closed" : "timeout") : "network error",
+        error: controller.signal.aborted ? (stopped ? "closed" : "timeout") : "network error",
       };
     } finally {
-      clearTimeout(timer);
+      timers.clear(timer);
       aborts.delete(controller);
     }
   }
@@ -202,15 +230,20 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
       return;
     }
     job.error = outcome.error;
-    if (outcome.kind === "final" || job.attempts > job.target.retries || closed) {
+    if (outcome.kind === "final" || job.attempts > job.target.retries || stopped) {
       job.status = "failed";
       report(job, `failed after ${job.attempts} attempt(s): ${outcome.error}`);
+      return;
+    }
+    // Closing: no backoff is waited for, the process is about to end; the retries left still bound it.
+    if (closed) {
+      queue.push(job);
       return;
     }
     const backoff = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (job.attempts - 1));
     const delay = Math.min(MAX_BACKOFF_MS, Math.max(backoff, outcome.afterMs ?? 0));
     waiting.add(job);
-    job.timer = setTimeout(() => {
+    job.timer = timers.set(() => {
       job.timer = undefined;
       waiting.delete(job);
       queue.unshift(job);
@@ -219,7 +252,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
   }
 
   function pump(): void {
-    while (!closed && running.size < concurrency && queue.length > 0) {
+    while (!stopped && running.size < concurrency && queue.length > 0) {
       const job = queue.shift()!;
       const p: Promise<void> = run(job).catch(() => {}).finally(() => {
         running.delete(p);
@@ -227,6 +260,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
       });
       running.add(p);
     }
+    if (drained && running.size === 0 && queue.length === 0 && waiting.size === 0) drained();
   }
 
   return {
@@ -240,6 +274,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
       };
       if (closed) {
         drop(job, "closed");
+        report(job, "dropped: delivery is closed");
         return view(job);
       }
       if (queue.length + waiting.size >= maxQueue) {
@@ -264,14 +299,24 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     async close() {
       if (closed) return;
       closed = true;
-      for (const job of [...queue, ...waiting]) drop(job, "closed");
-      queue.length = 0;
+      // Retries waiting for their backoff are tried now, behind what is queued.
+      for (const job of waiting) {
+        timers.clear(job.timer);
+        job.timer = undefined;
+        queue.push(job);
+      }
       waiting.clear();
-      if (running.size === 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<void>((resolve) => timer = setTimeout(resolve, closeTimeoutMs));
-      await Promise.race([Promise.all(running), timedOut]);
-      clearTimeout(timer);
+      const done = new Promise<void>((resolve) => drained = resolve);
+      let timer: unknown;
+      const timedOut = new Promise<void>((resolve) => timer = timers.set(resolve, closeTimeoutMs));
+      pump();
+      await Promise.race([done, timedOut]);
+      timers.clear(timer);
+      stopped = true;
+      for (const job of queue.splice(0)) {
+        drop(job, "closed");
+        report(job, `dropped: delivery closed before it was sent (${job.attempts} attempt(s) made)`);
+      }
       for (const controller of aborts) controller.abort();
       await Promise.all(running);
     },

@@ -1,10 +1,11 @@
 /**
  * The webhook sender against a real local receiver: the body and headers (a signature the receiver
  * verifies), retries after 5xx and 429 but not after other 4xx, an attempt's timeout against a receiver that
- * hangs (while `enqueue` returns at once), the queue's bound, and `close` stopping retries.
+ * hangs (while `enqueue` returns at once), the queue's bound, and `close` sending what it holds (retries at
+ * once) until its deadline, then reporting each job it could not send.
  */
 import assert from "node:assert/strict";
-import { type AlertBody, createDelivery, type DeliveryTarget } from "./delivery.ts";
+import { type AlertBody, createDelivery, type DeliveryTarget, type DeliveryTimers } from "./delivery.ts";
 
 interface Received {
   readonly headers: Headers;
@@ -192,20 +193,108 @@ Deno.test("delivery: past the queue's bound the oldest waiting job is dropped an
   }
 });
 
-Deno.test("delivery: close stops a retry waiting for its backoff and refuses new jobs", async () => {
-  const r = receiver(() => new Response(null, { status: 500 }));
-  const d = createDelivery({ backoffMs: 30_000 });
-  try {
-    const state = d.enqueue(target(r.url), alert());
-    await until(() => state.attempts === 1 && d.pending === 1, "the first attempt");
-    const started = performance.now();
-    await d.close();
-    assert.ok(performance.now() - started < 1_000);
-    assert.equal(state.status, "dropped");
-    assert.equal(d.enqueue(target(r.url), alert()).status, "dropped");
-    assert.equal(r.received.length, 1);
-  } finally {
-    await d.close();
-    await r.close();
-  }
+/** Timers under the test's control: `advance(ms)` fires, in order, every timer due by then. */
+function fakeTimers(): DeliveryTimers & { advance(ms: number): void; readonly armed: number } {
+  let now = 0;
+  let next = 0;
+  const due = new Map<number, { at: number; fn: () => void }>();
+  return {
+    set(fn, ms) {
+      due.set(++next, { at: now + ms, fn });
+      return next;
+    },
+    clear(handle) {
+      due.delete(handle as number);
+    },
+    advance(ms) {
+      const until = now + ms;
+      for (;;) {
+        const [id, first] = [...due].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
+        if (first === undefined || first.at > until) break;
+        due.delete(id!);
+        now = first.at;
+        first.fn();
+      }
+      now = until;
+    },
+    get armed() {
+      return due.size;
+    },
+  };
+}
+
+/** A `fetch` whose every call waits for the test to answer it (`answer(status)`, oldest first); aborts end it. */
+function heldFetch() {
+  const calls: { id: string; answer: (status: number) => void }[] = [];
+  const fetch: typeof globalThis.fetch = (_url, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const id = JSON.parse(String(init?.body)).id;
+      calls.push({ id, answer: (status) => resolve(new Response(null, { status })) });
+      init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
+    });
+  const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+  /** Answers the oldest unanswered call, then lets delivery go on. */
+  let answered = 0;
+  const answer = async (status: number) => {
+    calls[answered++].answer(status);
+    await flush();
+  };
+  return { calls, fetch, answer, flush };
+}
+
+Deno.test("delivery: close sends what is queued and the retries waiting for their backoff, then resolves", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const errors: Error[] = [];
+  const d = createDelivery({
+    fetch: f.fetch,
+    timers,
+    concurrency: 1,
+    backoffMs: 30_000,
+    onError: (e) => errors.push(e),
+  });
+  const a = d.enqueue(target("http://127.0.0.1:9/x"), alert("a"));
+  await f.flush();
+  await f.answer(500); // "a" waits 30 s for its retry
+  const b = d.enqueue(target("http://127.0.0.1:9/x"), alert("b"));
+  const c = d.enqueue(target("http://127.0.0.1:9/x"), alert("c"));
+  await f.flush();
+  let closed = false;
+  const closing = d.close().then(() => closed = true);
+  assert.equal(d.enqueue(target("http://127.0.0.1:9/x"), alert("late")).status, "dropped");
+  await f.answer(200); // "b"
+  await f.answer(200); // "c", then "a" at once, without its backoff
+  assert.equal(closed, false, "close waits for what it still holds");
+  await f.answer(200); // "a"
+  await closing;
+  assert.deepEqual(f.calls.map((x) => x.id), ["a", "b", "c", "a"]);
+  assert.deepEqual([a.status, b.status, c.status], ["delivered", "delivered", "delivered"]);
+  assert.deepEqual(errors.map((e) => e.message), ["alert late to 127.0.0.1:9 dropped: delivery is closed"]);
+});
+
+Deno.test("delivery: at close's deadline what is in flight is aborted and every job not sent is reported", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const errors: Error[] = [];
+  const d = createDelivery({
+    fetch: f.fetch,
+    timers,
+    concurrency: 1,
+    closeTimeoutMs: 5_000,
+    onError: (e) => errors.push(e),
+  });
+  const hung = d.enqueue(target("http://127.0.0.1:9/x", { timeout: 60_000 }), alert("hung"));
+  const queued = d.enqueue(target("http://127.0.0.1:9/x"), alert("queued"));
+  await f.flush();
+  const closing = d.close();
+  timers.advance(5_000);
+  await closing;
+  assert.deepEqual([hung.status, hung.error], ["failed", "closed"]);
+  assert.deepEqual([queued.status, queued.error], ["dropped", "closed"]);
+  assert.deepEqual(f.calls.map((x) => x.id), ["hung"]);
+  assert.deepEqual(errors.map((e) => e.message).sort(), [
+    "alert hung to 127.0.0.1:9 failed after 1 attempt(s): closed",
+    "alert queued to 127.0.0.1:9 dropped: delivery closed before it was sent (0 attempt(s) made)",
+  ]);
+  assert.equal(timers.armed, 0, "no timer left behind");
 });
