@@ -120,6 +120,23 @@ export function capKey(text: string): string {
   return text.length <= KEY_MAX ? text : `${text.slice(0, KEY_MAX - 17)}~${hash64(text)}`;
 }
 
+/**
+ * Where the claim on a budget's threshold lives: the counter (by the budget's counter key, capped) and its
+ * period. Seeding takes the claims of thresholds passed before a start here too (policy_hooks.ts).
+ */
+export function budgetClaim(
+  key: string,
+  percent: number,
+  periodId: string,
+): { counter: string; period: string } {
+  return { counter: `alert:budget:${capKey(key)}:${percent}`, period: capKey(periodId) };
+}
+
+/** When a budget's claim is forgotten: after its period, with room for a late settlement. */
+export function budgetClaimExpiry(periodEnd: number, now: number): number {
+  return Math.max(periodEnd, now) + CLAIM_GRACE_MS;
+}
+
 function alertId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return `alr_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
@@ -217,15 +234,13 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
 
   function budgetUsed(e: BudgetUsedEvent): void {
     if (thresholds.length === 0 || !(e.limit > 0) || !Number.isFinite(e.used)) return;
-    const key = capKey(e.key);
-    const periodId = capKey(e.period.id);
     for (const p of thresholds) {
       if (e.used < (e.limit * p) / 100) break; // not used / limit * 100: 0.29 / 1 * 100 < 29
-      const counter = `alert:budget:${key}:${p}`;
+      const { counter, period: periodId } = budgetClaim(e.key, p, e.period.id);
       count(
         counter,
         periodId,
-        Math.max(e.period.end, now()) + CLAIM_GRACE_MS,
+        budgetClaimExpiry(e.period.end, now()),
         `${counter}\n${periodId}`,
         (n) => {
           if (n !== 1) return;

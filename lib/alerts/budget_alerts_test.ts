@@ -173,3 +173,25 @@ Deno.test("budget alerts: after a restart, spend recorded before it counts towar
     await alerts.close();
   }
 });
+
+Deno.test("budget alerts: a restart does not post again the thresholds that spend recorded before it passed", async () => {
+  const { store, quiet } = tracked(createMemoryCounterStore());
+  const receiver = posts();
+  const config = alertsSchema.parse([{ url: "http://127.0.0.1:9/hook", budget_thresholds: [50, 80, 100] }]);
+  const identity = token({ budget: { tokens: 1000, period: "month" } });
+  // The run before posted 50 % and 80 %; its claims were in its memory. This one starts from 850 recorded.
+  await seedTokenBudgets([identity], recorded(850), store, createMemoryLogger(), alertSeeding(config, store));
+  const alerts = createAlerts(config, store, { fetch: receiver.fetch });
+  const engine = createPolicyEngine(store, alertHooks(alerts, config, store, () => {}));
+  try {
+    const req = { identity, endpoint: "chat" as const, model: model(), estimatedTokens: 10 };
+    await (await engine.admit(req)).settle({ tokens: 10, cost: 0 });
+    await quiet();
+    assert.equal(receiver.bodies.length, 0, "50 % and 80 % were posted before the restart");
+    await (await engine.admit(req)).settle({ tokens: 150, cost: 0 });
+    await quiet();
+    assert.deepEqual(receiver.bodies.map((b) => [b.threshold, b.used]), [[100, 1010]]);
+  } finally {
+    await alerts.close();
+  }
+});

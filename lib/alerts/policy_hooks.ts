@@ -13,7 +13,7 @@ import { budgetSpentKey, type OwnedBudgetCheck } from "../policy/budgets.ts";
 import type { CounterStore } from "../policy/counter_store.ts";
 import type { PolicyEngineOptions } from "../policy/engine.ts";
 import type { BudgetSeeded } from "../policy/seed_budgets.ts";
-import type { Alerts } from "./alerts.ts";
+import { type Alerts, budgetClaim, budgetClaimExpiry } from "./alerts.ts";
 
 /** Whether any receiver asked for budget alerts: only then is a budget's settled spend kept. */
 function budgetAlerts(config: AlertsConfig): boolean {
@@ -23,14 +23,35 @@ function budgetAlerts(config: AlertsConfig): boolean {
 /**
  * What budget alerts do as a budget is seeded from the usage store (at start, and when records reach it
  * later): raise the budget's settled spend to what was recorded, as its counter is raised, so that a restart
- * judges thresholds on the whole period's spend. Undefined without budget alerts: nothing to keep.
+ * judges thresholds on the whole period's spend; and take the claims of the thresholds that this recorded
+ * spend passed, since the run that spent it alerted them. Without Redis a claim lives in the process's memory
+ * and dies with it, so without this each restart would post every threshold of the period again.
+ *
+ * Only spend this process's settled spend did not hold yet counts (the counter is below what was recorded):
+ * on a replica joining a fleet whose shared spend is ahead, or after a reload, it holds it already, and its
+ * thresholds are left to the claims made as they were crossed. Undefined without budget alerts.
  */
-export function alertSeeding(config: AlertsConfig, counters: CounterStore): BudgetSeeded | undefined {
+export function alertSeeding(
+  config: AlertsConfig,
+  counters: CounterStore,
+  now: () => number = Date.now,
+): BudgetSeeded | undefined {
   if (!budgetAlerts(config)) return undefined;
+  const thresholds = [...new Set(config.flatMap((t) => t.budget_thresholds ?? []))];
   return async (b, used) => {
     if (!(used > 0)) return;
-    const { key, period, expiresAt } = b.check;
-    await counters.periodRaise(budgetSpentKey(key), period, used, expiresAt ?? b.period.end);
+    const { key, period, limit, expiresAt } = b.check;
+    const spent = budgetSpentKey(key);
+    const before = await counters.periodGet(spent, period);
+    if (before >= used) return;
+    await counters.periodRaise(spent, period, used, expiresAt ?? b.period.end);
+    for (const p of thresholds) {
+      const at = (limit * p) / 100;
+      if (before >= at || used < at) continue;
+      const claim = budgetClaim(key, p, b.period.id);
+      // Raised to 1, not added to: a claim already taken stays the one that was sent.
+      await counters.periodRaise(claim.counter, claim.period, 1, budgetClaimExpiry(b.period.end, now()));
+    }
   };
 }
 
