@@ -298,3 +298,90 @@ Deno.test("delivery: at close's deadline what is in flight is aborted and every 
   ]);
   assert.equal(timers.armed, 0, "no timer left behind");
 });
+
+Deno.test("delivery: a receiver that hangs holds two slots of its own, never another receiver's alerts", async () => {
+  const timers = fakeTimers();
+  const hung: string[] = [];
+  const fetch: typeof globalThis.fetch = (url, init) => {
+    const id = JSON.parse(String(init?.body)).id;
+    if (String(url).includes("hung")) {
+      hung.push(id);
+      return new Promise<Response>(() => {}); // until its timeout, which the test never lets come
+    }
+    return Promise.resolve(new Response(null, { status: 204 }));
+  };
+  const d = createDelivery({ fetch, timers });
+  const slow = target("http://127.0.0.1:9/hung", { timeout: 3_000 });
+  const fast = target("http://127.0.0.1:9/fast");
+  const toFast = [];
+  for (let i = 0; i < 8; i++) {
+    d.enqueue(slow, alert(`slow-${i}`));
+    toFast.push(d.enqueue(fast, alert(`fast-${i}`)));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(toFast.map((s) => s.status), Array(8).fill("delivered"));
+  assert.deepEqual(hung, ["slow-0", "slow-1"], "the hung receiver has two attempts in flight");
+  assert.equal(d.pending, 6, "its other six wait in its own queue");
+});
+
+Deno.test("delivery: receivers are served in turn, and a retry goes behind its receiver's other alerts", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const d = createDelivery({ fetch: f.fetch, timers, concurrency: 1, backoffMs: 1_000 });
+  const a = target("http://127.0.0.1:9/a");
+  const b = target("http://127.0.0.1:9/b");
+  for (const id of ["a1", "a2", "a3"]) d.enqueue(a, alert(id));
+  d.enqueue(b, alert("b1"));
+  await f.flush();
+  await f.answer(500); // a1 waits for its retry; b1 goes next, then a2
+  await f.answer(200); // b1
+  timers.advance(1_000); // a1 is due again: behind a3
+  await f.answer(200); // a2
+  await f.answer(200); // a3
+  await f.answer(200); // a1
+  assert.deepEqual(f.calls.map((c) => c.id), ["a1", "b1", "a2", "a3", "a1"]);
+  assert.equal(d.pending, 0);
+});
+
+Deno.test("delivery: past the bound, the receiver holding the most loses its oldest, not a quiet receiver", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const errors: Error[] = [];
+  const d = createDelivery({ fetch: f.fetch, timers, maxQueue: 4, onError: (e) => errors.push(e) });
+  const down = target("http://127.0.0.1:9/down");
+  const up = target("http://127.0.0.1:9/up");
+  const toDown = ["d1", "d2", "d3", "d4", "d5", "d6"].map((id) => d.enqueue(down, alert(id)));
+  const toUp = d.enqueue(up, alert("u1"));
+  await f.flush();
+  // d1 and d2 are in flight (two per receiver), u1 too; d3..d6 and nothing else held: u1 took no place.
+  assert.equal(toUp.status, "pending");
+  const more = d.enqueue(down, alert("d7"));
+  assert.deepEqual(toDown.map((s) => s.status), [
+    "pending",
+    "pending",
+    "dropped",
+    "pending",
+    "pending",
+    "pending",
+  ]);
+  assert.equal(more.status, "pending");
+  assert.deepEqual(errors.map((e) => e.message), ["alert d3 to 127.0.0.1:9 dropped: queue full"]);
+});
+
+Deno.test("delivery: past the bound, between receivers holding as many, the oldest alert goes", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const d = createDelivery({ fetch: f.fetch, timers, concurrency: 1, maxQueue: 2 });
+  const first = d.enqueue(target("http://127.0.0.1:9/one"), alert("one-1"));
+  const older = d.enqueue(target("http://127.0.0.1:9/one"), alert("one-2"));
+  const held = d.enqueue(target("http://127.0.0.1:9/two"), alert("two-1"));
+  const newest = d.enqueue(target("http://127.0.0.1:9/three"), alert("three-1"));
+  await f.flush();
+  // "one-1" is in flight; each receiver then holds one: the oldest of those, "one-2", made room.
+  assert.deepEqual([first, older, held, newest].map((s) => s.status), [
+    "pending",
+    "dropped",
+    "pending",
+    "pending",
+  ]);
+});
