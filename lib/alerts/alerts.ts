@@ -19,21 +19,34 @@ import type { AlertsConfig } from "../config/alerts_schema.ts";
 import type { CounterStore } from "../policy/counter_store.ts";
 import { type AlertBody, type AlertType, createDelivery, type DeliveryState, hostOf } from "./delivery.ts";
 
-/**
- * A budget's settled spend after a request settled, in the budget's unit: what requests that ended really used,
- * never the budget's counter, which also holds the estimates reserved by requests still running.
- */
-export interface BudgetUsedEvent {
+/** A budget in one period, as its alerts name it. */
+export interface BudgetRef {
   readonly scope: "token" | "team" | "end_user";
   /** What people read: the token's, team's or end user's name. */
   readonly name: string;
   /** The budget's counter key (stable across renames); part of the claim's key. */
   readonly key: string;
   readonly unit: "tokens" | "cost";
-  readonly used: number;
   readonly limit: number;
   /** The budget's period (lib/policy/budgets.ts `BudgetPeriod`): its id and exclusive end (epoch ms). */
   readonly period: { readonly id: string; readonly end: number };
+}
+
+/**
+ * A budget's settled spend after a request settled, in the budget's unit: what requests that ended really used,
+ * never the budget's counter, which also holds the estimates reserved by requests still running.
+ */
+export interface BudgetUsedEvent extends BudgetRef {
+  readonly used: number;
+}
+
+/**
+ * A request the budget denied: it counts as reaching 100 % (and every lower threshold), since admission denies
+ * once spend plus a request's estimate would pass the limit, so a budget that denies everything may never see
+ * its spend reach the limit. `spent` reads the settled spend, for the alert's `used`, only when one is sent.
+ */
+export interface BudgetDeniedEvent extends BudgetRef {
+  spent(): Promise<number>;
 }
 
 /** A request denied by a counted limit. */
@@ -76,8 +89,10 @@ export interface AlertsOptions {
 
 /** The alerts of one replica. */
 export interface Alerts {
-  /** After a budget's counter changed. Never blocks; never throws. */
+  /** After a budget's settled spend grew. Never blocks; never throws. */
   budgetUsed(event: BudgetUsedEvent): void;
+  /** A request was denied by its budget. Never blocks; never throws. */
+  budgetDenied(event: BudgetDeniedEvent): void;
   /** A request was denied by a counted limit. Never blocks; never throws. */
   denied(event: DeniedEvent): void;
   /** A target was ejected by outlier detection. Never blocks; never throws. */
@@ -204,7 +219,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     period: string,
     expiresAt: number,
     claim: string | undefined,
-    then: (n: number) => void,
+    then: (n: number) => void | Promise<void>,
   ): void {
     if (closing || (claim !== undefined && (claimed.has(claim) || asking.has(claim)))) return;
     if (pending.size >= PENDING_MAX) {
@@ -221,7 +236,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
       try {
         const n = await store.periodAdd(key, period, 1, expiresAt);
         if (claim !== undefined) remember(claim);
-        if (!closed) then(n);
+        if (!closed) await then(n);
       } catch (error) {
         report(`counter store failed for ${key}; alert skipped`, error);
       } finally {
@@ -232,24 +247,33 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     p.finally(() => pending.delete(p));
   }
 
-  function budgetUsed(e: BudgetUsedEvent): void {
-    if (thresholds.length === 0 || !(e.limit > 0) || !Number.isFinite(e.used)) return;
+  /**
+   * Claims each threshold, in ascending order, while `reached(percent)` holds, and posts those this replica
+   * claimed first, with `used()` as the spend.
+   */
+  function budgetThresholds(
+    e: BudgetRef,
+    reached: (percent: number) => boolean,
+    used: () => number | Promise<number>,
+  ): void {
+    if (thresholds.length === 0 || !(e.limit > 0)) return;
     for (const p of thresholds) {
-      if (e.used < (e.limit * p) / 100) break; // not used / limit * 100: 0.29 / 1 * 100 < 29
+      if (!reached(p)) break;
       const { counter, period: periodId } = budgetClaim(e.key, p, e.period.id);
       count(
         counter,
         periodId,
         budgetClaimExpiry(e.period.end, now()),
         `${counter}\n${periodId}`,
-        (n) => {
+        async (n) => {
           if (n !== 1) return;
+          const spent = await used();
           const to = targets.filter((r) => r.target.budget_thresholds?.includes(p));
           send("budget", {
             scope: e.scope,
             name: capKey(e.name),
             unit: e.unit,
-            used: e.used,
+            used: spent,
             limit: e.limit,
             threshold: p,
             period: { id: periodId, end: new Date(e.period.end).toISOString() },
@@ -257,6 +281,16 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
         },
       );
     }
+  }
+
+  function budgetUsed(e: BudgetUsedEvent): void {
+    if (!Number.isFinite(e.used)) return;
+    // Not used / limit * 100: 0.29 / 1 * 100 < 29.
+    budgetThresholds(e, (p) => e.used >= (e.limit * p) / 100, () => e.used);
+  }
+
+  function budgetDenied(e: BudgetDeniedEvent): void {
+    budgetThresholds(e, (p) => p <= 100, () => e.spent());
   }
 
   function denied(e: DeniedEvent): void {
@@ -320,6 +354,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
 
   return {
     budgetUsed: guarded(budgetUsed),
+    budgetDenied: guarded(budgetDenied),
     denied: guarded(denied),
     ejected: guarded(ejected),
     recent: () =>

@@ -195,3 +195,35 @@ Deno.test("budget alerts: a restart does not post again the thresholds that spen
     await alerts.close();
   }
 });
+
+Deno.test("budget alerts: a budget that starts denying posts its 100 % once, with the spend reached", async () => {
+  const c = clock();
+  const { store, quiet } = tracked(createMemoryCounterStore(c.now));
+  const receiver = posts();
+  const config = alertsSchema.parse([{ url: "http://127.0.0.1:9/hook", budget_thresholds: [80, 100] }]);
+  const alerts = createAlerts(config, store, { now: c.now, fetch: receiver.fetch });
+  const engine = createPolicyEngine(store, { now: c.now, ...alertHooks(alerts, config, store, () => {}) });
+  const identity = token({ budget: { tokens: 1000, period: "month" } });
+  const req = { identity, endpoint: "chat" as const, model: model(), estimatedTokens: 100 };
+  try {
+    // Each request reserves 100 and spends 95: the tenth (950 + 100 > 1000) and every later one are denied,
+    // so spend stops at 950 and never reaches the limit.
+    let denied = 0;
+    for (let i = 0; i < 15; i++) {
+      try {
+        await (await engine.admit(req)).settle({ tokens: 95, cost: 0 });
+      } catch {
+        denied++;
+      }
+      await quiet();
+    }
+    assert.equal(denied, 5);
+    assert.deepEqual(receiver.bodies.map((b) => [b.threshold, b.used, b.limit]), [[80, 855, 1000], [
+      100,
+      950,
+      1000,
+    ]]);
+  } finally {
+    await alerts.close();
+  }
+});

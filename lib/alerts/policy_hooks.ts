@@ -1,10 +1,10 @@
 /**
  * Where alerts attach to the policy engine: after a request's budgets settled (read each budget's settled
- * spend and let `budgetUsed` judge the thresholds) and at each denial by a counted limit. Thresholds are
- * judged on the settled spend, never on the budget's counter: that one also holds the estimates (prompt plus
- * `max_tokens`) reserved by requests still running, and would cross 80 % while 10 % is spent. Only the hooks
- * some receiver asked for are returned, so a gateway without budget alerts keeps no settled spend and never
- * reads a counter back after settling.
+ * spend and let `budgetUsed` judge the thresholds) and at each denial by a counted limit (a budget's denial
+ * also counts as its 100 %: `budgetDenied`). Thresholds are judged on the settled spend, never on the
+ * budget's counter: that one also holds the estimates (prompt plus `max_tokens`) reserved by requests still
+ * running, and would cross 80 % while 10 % is spent. Only the hooks some receiver asked for are returned, so
+ * a gateway without budget alerts keeps no settled spend and never reads a counter back after settling.
  *
  * @module
  */
@@ -80,8 +80,24 @@ export function alertHooks(
       }
     };
   }
-  if (config.some((a) => a.denials !== undefined)) {
-    hooks.onDenied = (denial, owner) => alerts.denied({ rule: denial.rule, owner });
+  const denials = config.some((a) => a.denials !== undefined);
+  const budgets = budgetAlerts(config);
+  if (denials || budgets) {
+    hooks.onDenied = (denial, owner, { budget: b }) => {
+      if (denials) alerts.denied({ rule: denial.rule, owner });
+      // A budget that denies may never see its spend reach the limit: the denial is its 100 %.
+      if (budgets && b) {
+        alerts.budgetDenied({
+          scope: b.owner.scope,
+          name: b.owner.name,
+          key: b.check.key,
+          unit: b.unit,
+          limit: b.check.limit,
+          period: { id: b.period.id, end: b.period.end },
+          spent: () => counters.periodGet(budgetSpentKey(b.check.key), b.check.period),
+        });
+      }
+    };
   }
   return hooks;
 }

@@ -1,6 +1,6 @@
 /**
  * The engine's hooks reach the alerts: each denial by a counted limit names its rule and owner; each settled
- * budget is read back and reported with its counter's value after the settlement. Only the hooks a receiver
+ * budget is read back and reported with its settled spend; a budget's denial is reported as such. Only the hooks a receiver
  * asked for are installed.
  */
 import assert from "node:assert/strict";
@@ -8,20 +8,22 @@ import type { AlertsConfig } from "../config/alerts_schema.ts";
 import { createMemoryCounterStore } from "../policy/counter_store.ts";
 import { createPolicyEngine } from "../policy/engine.ts";
 import { clock, denial, model, token } from "../policy/engine_test_helpers.ts";
-import type { Alerts, BudgetUsedEvent, DeniedEvent } from "./alerts.ts";
+import type { Alerts, BudgetDeniedEvent, BudgetUsedEvent, DeniedEvent } from "./alerts.ts";
 import { alertHooks } from "./policy_hooks.ts";
 
 function recording() {
   const budgets: BudgetUsedEvent[] = [];
   const denials: DeniedEvent[] = [];
+  const budgetDenials: BudgetDeniedEvent[] = [];
   const alerts: Alerts = {
     budgetUsed: (e) => budgets.push(e),
+    budgetDenied: (e) => budgetDenials.push(e),
     denied: (e) => denials.push(e),
     ejected: () => {},
     recent: () => [],
     close: () => Promise.resolve(),
   };
-  return { alerts, budgets, denials };
+  return { alerts, budgets, denials, budgetDenials };
 }
 
 const RECEIVER = { url: "http://127.0.0.1:9/x", ejections: false, timeout: 1000, retries: 0 };

@@ -72,8 +72,17 @@ export interface PolicyEngineOptions {
    * budget's counter holds the estimates of requests still running too, so it cannot say what was spent.
    */
   onBudgetSettled?: (budgets: readonly OwnedBudgetCheck[]) => void;
-  /** Called with every denial by a counted limit or budget (alerts count them). */
-  onDenied?: (denial: PolicyDenied, owner: string) => void;
+  /**
+   * Called with every denial by a counted limit or budget (alerts count them), with who was denied and, for a
+   * budget's denial, the budget.
+   */
+  onDenied?: (denial: PolicyDenied, owner: string, detail: DenialDetail) => void;
+}
+
+/** What {@linkcode PolicyEngineOptions.onDenied} is told besides the denial and its owner's name. */
+export interface DenialDetail {
+  /** The budget that denied, for a budget's denial. */
+  readonly budget?: OwnedBudgetCheck;
 }
 
 /** The 403 for an endpoint outside the token's `endpoints`. */
@@ -246,11 +255,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         if (failed >= 0 && failed < rates.length) {
           const wait = denialWaitMs(checks.slice(0, rates.length), reserved.results.slice(0, rates.length));
           denial = rateDenied(rates[failed], reserved.results[failed], wait, headers);
-          options.onDenied?.(denial, rates[failed].name);
+          options.onDenied?.(denial, rates[failed].name, {});
         } else if (failed >= rates.length) {
           const b = budgets[failed - rates.length];
           denial = ownerBudgetDenied(b.owner, reserved.results[failed], b.period, headers);
-          options.onDenied?.(denial, b.owner.name);
+          options.onDenied?.(denial, b.owner.name, { budget: b });
         }
         if (denial) throw denial;
         throw new GatewayError(500, "The gateway's policy store gave an inconsistent answer.", {
