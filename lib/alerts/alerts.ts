@@ -53,8 +53,13 @@ export interface BudgetDeniedEvent extends BudgetRef {
 export interface DeniedEvent {
   /** The rule that denied, e.g. "token.rpm", "team.budget". */
   readonly rule: string;
-  /** The token's, team's or alias's name. */
+  /** The token's, team's or alias's name, or the end user's label (its id cut short): what people read. */
   readonly owner: string;
+  /**
+   * Who was denied, by identity (the denying counter's key): what denials are counted by, so that two owners
+   * whose labels read the same (end users sharing a long id's start, a renamed token) are counted apart.
+   */
+  readonly key: string;
 }
 
 /** A target ejected by outlier detection. */
@@ -297,6 +302,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     if (denialWindows.length === 0) return;
     const rule = capKey(e.rule);
     const owner = capKey(e.owner);
+    const who = capKey(e.key);
     const t = now();
     for (const minutes of denialWindows) {
       const windowMs = minutes * 60_000;
@@ -304,7 +310,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
       const windowEnd = (windowId + 1) * windowMs;
       const group = targets.filter((r) => r.target.denials?.minutes === minutes);
       const last = Math.max(...group.map((r) => r.target.denials!.count)) + 1;
-      const counter = `alert:denials:${rule}:${owner}`;
+      const counter = `alert:denials:${rule}:${who}`;
       const period = `${minutes}m:${windowId}`;
       // Past the last count any receiver alerts at, nothing more can happen in this window: stop asking.
       const done = `${counter}\n${period}`;

@@ -83,8 +83,8 @@ export function alertHooks(
   const denials = config.some((a) => a.denials !== undefined);
   const budgets = budgetAlerts(config);
   if (denials || budgets) {
-    hooks.onDenied = (denial, owner, { budget: b }) => {
-      if (denials) alerts.denied({ rule: denial.rule, owner });
+    hooks.onDenied = (denial, owner, { key, budget: b }) => {
+      if (denials) alerts.denied({ rule: denial.rule, owner, key });
       // A budget that denies may never see its spend reach the limit: the denial is its 100 %.
       if (budgets && b) {
         alerts.budgetDenied({

@@ -81,6 +81,11 @@ export interface PolicyEngineOptions {
 
 /** What {@linkcode PolicyEngineOptions.onDenied} is told besides the denial and its owner's name. */
 export interface DenialDetail {
+  /**
+   * The key of the counter that denied: who was denied, by identity (a token's id, a user's key), never by
+   * the name in messages, which can be renamed or cut short (an end user's long id).
+   */
+  readonly key: string;
   /** The budget that denied, for a budget's denial. */
   readonly budget?: OwnedBudgetCheck;
 }
@@ -255,11 +260,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         if (failed >= 0 && failed < rates.length) {
           const wait = denialWaitMs(checks.slice(0, rates.length), reserved.results.slice(0, rates.length));
           denial = rateDenied(rates[failed], reserved.results[failed], wait, headers);
-          options.onDenied?.(denial, rates[failed].name, {});
+          options.onDenied?.(denial, rates[failed].name, { key: rates[failed].check.key });
         } else if (failed >= rates.length) {
           const b = budgets[failed - rates.length];
           denial = ownerBudgetDenied(b.owner, reserved.results[failed], b.period, headers);
-          options.onDenied?.(denial, b.owner.name, { budget: b });
+          options.onDenied?.(denial, b.owner.name, { key: b.check.key, budget: b });
         }
         if (denial) throw denial;
         throw new GatewayError(500, "The gateway's policy store gave an inconsistent answer.", {
