@@ -7,7 +7,7 @@
  * @module
  */
 import { createAlerts } from "./alerts/alerts.ts";
-import { alertHooks } from "./alerts/policy_hooks.ts";
+import { alertHooks, alertSeeding } from "./alerts/policy_hooks.ts";
 import { createConfiguredCache } from "./cache/create.ts";
 import type { PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
@@ -89,7 +89,9 @@ export async function openSharedState(
   }
   // Bound to the token directory below; the pipeline may replay a spill file before that, and reseeds then.
   let tokens: TokenDirectory | null = null;
-  const budgets = createBudgetSeeder({ store, counters, logger, config, stored: () => tokens });
+  // Budget alerts start their settled spend from what was recorded (the receivers are read at start, too).
+  const seeded = alertSeeding(config.alerts ?? [], counters);
+  const budgets = createBudgetSeeder({ store, counters, logger, config, stored: () => tokens, seeded });
   let pipeline: UsagePipeline | null = null;
   if (store !== null || usage.jsonl !== undefined) {
     pipeline = createUsagePipeline({
@@ -117,8 +119,8 @@ export async function openSharedState(
     store: database.tokens,
     logger,
     metrics,
-    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
-    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger),
+    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger, seeded),
+    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger, seeded),
   });
   await tokens?.refresh();
   return {

@@ -19,26 +19,47 @@ import type { AlertsConfig } from "../config/alerts_schema.ts";
 import type { CounterStore } from "../policy/counter_store.ts";
 import { type AlertBody, type AlertType, createDelivery, type DeliveryState, hostOf } from "./delivery.ts";
 
-/** A budget's counter after a change, in the budget's unit. */
-export interface BudgetUsedEvent {
+/** A budget in one period, as its alerts name it. */
+export interface BudgetRef {
   readonly scope: "token" | "team" | "end_user";
   /** What people read: the token's, team's or end user's name. */
   readonly name: string;
   /** The budget's counter key (stable across renames); part of the claim's key. */
   readonly key: string;
   readonly unit: "tokens" | "cost";
-  readonly used: number;
   readonly limit: number;
   /** The budget's period (lib/policy/budgets.ts `BudgetPeriod`): its id and exclusive end (epoch ms). */
   readonly period: { readonly id: string; readonly end: number };
+}
+
+/**
+ * A budget's settled spend after a request settled, in the budget's unit: what requests that ended really used,
+ * never the budget's counter, which also holds the estimates reserved by requests still running.
+ */
+export interface BudgetUsedEvent extends BudgetRef {
+  readonly used: number;
+}
+
+/**
+ * A request the budget denied: it counts as reaching 100 % (and every lower threshold), since admission denies
+ * once spend plus a request's estimate would pass the limit, so a budget that denies everything may never see
+ * its spend reach the limit. `spent` reads the settled spend, for the alert's `used`, only when one is sent.
+ */
+export interface BudgetDeniedEvent extends BudgetRef {
+  spent(): Promise<number>;
 }
 
 /** A request denied by a counted limit. */
 export interface DeniedEvent {
   /** The rule that denied, e.g. "token.rpm", "team.budget". */
   readonly rule: string;
-  /** The token's, team's or alias's name. */
+  /** The token's, team's or alias's name, or the end user's label (its id cut short): what people read. */
   readonly owner: string;
+  /**
+   * Who was denied, by identity (the denying counter's key): what denials are counted by, so that two owners
+   * whose labels read the same (end users sharing a long id's start, a renamed token) are counted apart.
+   */
+  readonly key: string;
 }
 
 /** A target ejected by outlier detection. */
@@ -73,15 +94,20 @@ export interface AlertsOptions {
 
 /** The alerts of one replica. */
 export interface Alerts {
-  /** After a budget's counter changed. Never blocks; never throws. */
+  /** After a budget's settled spend grew. Never blocks; never throws. */
   budgetUsed(event: BudgetUsedEvent): void;
+  /** A request was denied by its budget. Never blocks; never throws. */
+  budgetDenied(event: BudgetDeniedEvent): void;
   /** A request was denied by a counted limit. Never blocks; never throws. */
   denied(event: DeniedEvent): void;
   /** A target was ejected by outlier detection. Never blocks; never throws. */
   ejected(event: EjectedEvent): void;
   /** The most recent alerts this replica sent, newest first (at most {@linkcode RECENT_MAX}). */
   recent(): AlertView[];
-  /** Stops: waits (bounded) for pending store calls, then for deliveries in flight. */
+  /**
+   * Stops: waits (bounded) for pending store calls, then sends the deliveries held, claimed already (bounded
+   * too; what is left at the deadline is reported through `onError`).
+   */
   close(): Promise<void>;
 }
 
@@ -112,6 +138,23 @@ function hash64(text: string): string {
 /** `text`, or when longer than {@linkcode KEY_MAX} its start and a hash of the whole (still distinct). */
 export function capKey(text: string): string {
   return text.length <= KEY_MAX ? text : `${text.slice(0, KEY_MAX - 17)}~${hash64(text)}`;
+}
+
+/**
+ * Where the claim on a budget's threshold lives: the counter (by the budget's counter key, capped) and its
+ * period. Seeding takes the claims of thresholds passed before a start here too (policy_hooks.ts).
+ */
+export function budgetClaim(
+  key: string,
+  percent: number,
+  periodId: string,
+): { counter: string; period: string } {
+  return { counter: `alert:budget:${capKey(key)}:${percent}`, period: capKey(periodId) };
+}
+
+/** When a budget's claim is forgotten: after its period, with room for a late settlement. */
+export function budgetClaimExpiry(periodEnd: number, now: number): number {
+  return Math.max(periodEnd, now) + CLAIM_GRACE_MS;
 }
 
 function alertId(): string {
@@ -181,7 +224,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     period: string,
     expiresAt: number,
     claim: string | undefined,
-    then: (n: number) => void,
+    then: (n: number) => void | Promise<void>,
   ): void {
     if (closing || (claim !== undefined && (claimed.has(claim) || asking.has(claim)))) return;
     if (pending.size >= PENDING_MAX) {
@@ -198,7 +241,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
       try {
         const n = await store.periodAdd(key, period, 1, expiresAt);
         if (claim !== undefined) remember(claim);
-        if (!closed) then(n);
+        if (!closed) await then(n);
       } catch (error) {
         report(`counter store failed for ${key}; alert skipped`, error);
       } finally {
@@ -209,26 +252,33 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     p.finally(() => pending.delete(p));
   }
 
-  function budgetUsed(e: BudgetUsedEvent): void {
-    if (thresholds.length === 0 || !(e.limit > 0) || !Number.isFinite(e.used)) return;
-    const key = capKey(e.key);
-    const periodId = capKey(e.period.id);
+  /**
+   * Claims each threshold, in ascending order, while `reached(percent)` holds, and posts those this replica
+   * claimed first, with `used()` as the spend.
+   */
+  function budgetThresholds(
+    e: BudgetRef,
+    reached: (percent: number) => boolean,
+    used: () => number | Promise<number>,
+  ): void {
+    if (thresholds.length === 0 || !(e.limit > 0)) return;
     for (const p of thresholds) {
-      if (e.used < (e.limit * p) / 100) break; // not used / limit * 100: 0.29 / 1 * 100 < 29
-      const counter = `alert:budget:${key}:${p}`;
+      if (!reached(p)) break;
+      const { counter, period: periodId } = budgetClaim(e.key, p, e.period.id);
       count(
         counter,
         periodId,
-        Math.max(e.period.end, now()) + CLAIM_GRACE_MS,
+        budgetClaimExpiry(e.period.end, now()),
         `${counter}\n${periodId}`,
-        (n) => {
+        async (n) => {
           if (n !== 1) return;
+          const spent = await used();
           const to = targets.filter((r) => r.target.budget_thresholds?.includes(p));
           send("budget", {
             scope: e.scope,
             name: capKey(e.name),
             unit: e.unit,
-            used: e.used,
+            used: spent,
             limit: e.limit,
             threshold: p,
             period: { id: periodId, end: new Date(e.period.end).toISOString() },
@@ -238,10 +288,21 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     }
   }
 
+  function budgetUsed(e: BudgetUsedEvent): void {
+    if (!Number.isFinite(e.used)) return;
+    // Not used / limit * 100: 0.29 / 1 * 100 < 29.
+    budgetThresholds(e, (p) => e.used >= (e.limit * p) / 100, () => e.used);
+  }
+
+  function budgetDenied(e: BudgetDeniedEvent): void {
+    budgetThresholds(e, (p) => p <= 100, () => e.spent());
+  }
+
   function denied(e: DeniedEvent): void {
     if (denialWindows.length === 0) return;
     const rule = capKey(e.rule);
     const owner = capKey(e.owner);
+    const who = capKey(e.key);
     const t = now();
     for (const minutes of denialWindows) {
       const windowMs = minutes * 60_000;
@@ -249,7 +310,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
       const windowEnd = (windowId + 1) * windowMs;
       const group = targets.filter((r) => r.target.denials?.minutes === minutes);
       const last = Math.max(...group.map((r) => r.target.denials!.count)) + 1;
-      const counter = `alert:denials:${rule}:${owner}`;
+      const counter = `alert:denials:${rule}:${who}`;
       const period = `${minutes}m:${windowId}`;
       // Past the last count any receiver alerts at, nothing more can happen in this window: stop asking.
       const done = `${counter}\n${period}`;
@@ -299,6 +360,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
 
   return {
     budgetUsed: guarded(budgetUsed),
+    budgetDenied: guarded(budgetDenied),
     denied: guarded(denied),
     ejected: guarded(ejected),
     recent: () =>

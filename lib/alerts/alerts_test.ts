@@ -122,7 +122,9 @@ Deno.test("alerts: more than N denials in a window fire once across replicas; th
   const replicas = [createAlerts(config, store, options), createAlerts(config, store, options)];
   try {
     const deny = (n: number, owner = "web") => {
-      for (let i = 0; i < n; i++) replicas[i % 2].denied({ rule: "token.rpm", owner });
+      for (let i = 0; i < n; i++) {
+        replicas[i % 2].denied({ rule: "token.rpm", owner, key: `token:${owner}:rpm` });
+      }
     };
     deny(3, "other");
     deny(20);
@@ -215,10 +217,10 @@ Deno.test("alerts: recent() shows each alert's deliveries, newest first; long na
   const a = createAlerts(config, createMemoryCounterStore(), { backoffMs: 5 });
   try {
     const long = "o".repeat(10_000);
-    a.denied({ rule: "team.budget", owner: "web" });
-    a.denied({ rule: "team.budget", owner: "web" });
-    a.denied({ rule: "token.rpm", owner: long });
-    a.denied({ rule: "token.rpm", owner: long });
+    a.denied({ rule: "team.budget", owner: "web", key: "team:web:budget:cost" });
+    a.denied({ rule: "team.budget", owner: "web", key: "team:web:budget:cost" });
+    a.denied({ rule: "token.rpm", owner: long, key: `token:${long}:rpm` });
+    a.denied({ rule: "token.rpm", owner: long, key: `token:${long}:rpm` });
     await until(
       () =>
         a.recent().length === 2 && a.recent().every((v) => v.deliveries.every((d) => d.status !== "pending")),

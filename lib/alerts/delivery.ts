@@ -1,5 +1,5 @@
 /**
- * The webhook sender behind alerts: a bounded queue that never makes its caller wait.
+ * The webhook sender behind alerts: bounded queues that never make their caller wait.
  *
  * `enqueue` is synchronous: it serializes the body, appends a job and returns its live state. Delivery runs in
  * the background, a few at a time; each attempt is a `POST` bounded by the target's timeout, retried after a
@@ -7,15 +7,28 @@
  * {@linkcode MAX_BACKOFF_MS}; a 429's `Retry-After` within that cap is honoured). Any other answer is final:
  * a 4xx will not change by asking again. A job waiting for its retry holds no delivery slot.
  *
- * Memory is bounded: at most `maxQueue` jobs wait (queued or between attempts); past it the oldest is dropped
- * and counted, because an alert about the present is worth more than one about a minute ago, and a receiver
- * that is down must not grow the gateway. The target's `secret` only ever reaches the signature; failures are
+ * Each receiver (by URL) has its own queue and at most `perReceiver` of the `concurrency` slots: a receiver
+ * that is slow or down holds its own slots and its own queue, never another receiver's alerts. Free slots go
+ * round-robin between the receivers with work, and a job due for a retry goes to the back of its receiver's
+ * queue, so a receiver's failing alert does not hold back its other alerts either.
+ *
+ * Closing sends what is held rather than dropping it: every alert here was claimed in the counter store, so no
+ * other replica will send it. Queued jobs keep going out, and those waiting for a retry are tried at once (a
+ * retry that fails again is tried again at once, within its `retries`), until nothing is left or
+ * `closeTimeoutMs` runs out; then attempts in flight are aborted, and every job that did not go out is
+ * reported through `onError`, so an operator can tell which alerts were lost.
+ *
+ * Memory is bounded: at most `maxQueue` jobs wait (queued or between attempts) over all receivers; past it
+ * the oldest job of the receiver holding the most is dropped and counted, because an alert about the present
+ * is worth more than one about a minute ago, and a receiver that is down must neither grow the gateway nor
+ * push out the alerts of one that is up. The target's `secret` only ever reaches the signature; failures are
  * recorded as a category ("HTTP 500", "timeout"), never as the runtime's message, which names the URL (and a
  * receiver's URL may carry its key in the path or query).
  *
  * @module
  */
 import type { AlertTargetConfig } from "../config/alerts_schema.ts";
+import { Lanes } from "./lanes.ts";
 import { SIGNATURE_HEADER, signBody } from "./signature.ts";
 
 /** The header that carries the alert's id, so a receiver can deduplicate a retried delivery. */
@@ -54,10 +67,14 @@ export interface DeliveryOptions {
   readonly backoffMs?: number;
   /** Jobs held at most (queued or waiting for a retry). Default 1,000. */
   readonly maxQueue?: number;
-  /** Attempts in flight at most. Default 4. */
+  /** Attempts in flight at most, over all receivers. Default 4. */
   readonly concurrency?: number;
-  /** How long `close` waits for attempts in flight before aborting them. Default 5 s. */
+  /** Attempts in flight at most to one receiver. Default 2. */
+  readonly perReceiver?: number;
+  /** How long `close` keeps sending what is held before aborting what is in flight. Default 5 s. */
   readonly closeTimeoutMs?: number;
+  /** Tests: the timers behind backoff, attempt timeouts and `close`'s deadline. */
+  readonly timers?: DeliveryTimers;
   /** A job failed for good or was dropped; the message names the alert and the receiver's host only. */
   readonly onError?: (error: Error) => void;
 }
@@ -70,19 +87,35 @@ export interface Delivery {
   readonly dropped: number;
   /** Jobs queued or waiting for a retry. */
   readonly pending: number;
-  /** Stops retries and new attempts (their jobs end dropped); resolves once attempts in flight end. */
+  /**
+   * Refuses new jobs and sends the held ones (retries at once) until none is left or `closeTimeoutMs` runs
+   * out; then aborts attempts in flight and drops the rest, reporting each.
+   */
   close(): Promise<void>;
 }
 
+/** Timers as delivery uses them; the runtime's by default. */
+export interface DeliveryTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const RUNTIME_TIMERS: DeliveryTimers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 interface Job {
   readonly target: DeliveryTarget;
+  /** Order of arrival: the oldest job is the first dropped. */
+  readonly seq: number;
   readonly alertId: string;
   readonly body: string;
   status: DeliveryStatus;
   attempts: number;
   error?: string;
   signature?: string;
-  timer?: ReturnType<typeof setTimeout>;
+  timer?: unknown;
 }
 
 /** How an attempt went: delivered, worth retrying (after at least `afterMs`), or final. */
@@ -112,14 +145,24 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
   const backoffMs = options.backoffMs ?? 1_000;
   const maxQueue = Math.max(1, options.maxQueue ?? 1_000);
   const concurrency = Math.max(1, options.concurrency ?? 4);
+  const perReceiver = Math.max(1, Math.min(concurrency, options.perReceiver ?? 2));
   const closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+  const timers = options.timers ?? RUNTIME_TIMERS;
   const onError = options.onError ?? (() => {});
-  const queue: Job[] = [];
-  const waiting = new Set<Job>();
+  /**
+   * Jobs per receiver (by URL: the server that is slow or down, however many entries name it), queued or
+   * parked while they wait for a retry.
+   */
+  const lanes = new Lanes<string, Job>(concurrency, perReceiver);
+  let seq = 0;
   const running = new Set<Promise<void>>();
   const aborts = new Set<AbortController>();
   let dropped = 0;
+  /** Closing: no new jobs, retries at once. Stopped: past close's deadline, nothing more is attempted. */
   let closed = false;
+  let stopped = false;
+  /** Resolves `close` once nothing is held or in flight. */
+  let drained: (() => void) | undefined;
 
   /** What callers see of a job: live, and without the target (whose secret must go nowhere else). */
   function view(job: Job): DeliveryState {
@@ -145,7 +188,8 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
   }
 
   function drop(job: Job, why: string): void {
-    if (job.timer !== undefined) clearTimeout(job.timer);
+    if (job.timer !== undefined) timers.clear(job.timer);
+    job.timer = undefined;
     job.status = "dropped";
     job.error = why;
   }
@@ -166,7 +210,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     }
     const controller = new AbortController();
     aborts.add(controller);
-    const timer = setTimeout(() => controller.abort(), target.timeout);
+    const timer = timers.set(() => controller.abort(), target.timeout);
     try {
       const res = await send(target.url, {
         method: "POST",
@@ -185,10 +229,10 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     } catch {
       return {
         kind: "retry",
-        error: controller.signal.aborted ? (closed ? "closed" : "timeout") : "network error",
+        error: controller.signal.aborted ? (stopped ? "closed" : "timeout") : "network error",
       };
     } finally {
-      clearTimeout(timer);
+      timers.clear(timer);
       aborts.delete(controller);
     }
   }
@@ -202,37 +246,48 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
       return;
     }
     job.error = outcome.error;
-    if (outcome.kind === "final" || job.attempts > job.target.retries || closed) {
+    if (outcome.kind === "final" || job.attempts > job.target.retries || stopped) {
       job.status = "failed";
       report(job, `failed after ${job.attempts} attempt(s): ${outcome.error}`);
       return;
     }
+    // Closing: no backoff is waited for, the process is about to end; the retries left still bound it.
+    if (closed) {
+      lanes.queue(job.target.url, job);
+      return;
+    }
     const backoff = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (job.attempts - 1));
     const delay = Math.min(MAX_BACKOFF_MS, Math.max(backoff, outcome.afterMs ?? 0));
-    waiting.add(job);
-    job.timer = setTimeout(() => {
+    lanes.park(job.target.url, job);
+    job.timer = timers.set(() => {
       job.timer = undefined;
-      waiting.delete(job);
-      queue.unshift(job);
+      // Behind the receiver's other alerts: one that keeps failing does not hold them back.
+      lanes.unpark(job.target.url, job);
       pump();
     }, delay);
   }
 
+  /** Fills free slots, one job per receiver in turn, each receiver within its own share. */
   function pump(): void {
-    while (!closed && running.size < concurrency && queue.length > 0) {
-      const job = queue.shift()!;
-      const p: Promise<void> = run(job).catch(() => {}).finally(() => {
+    while (!stopped) {
+      const next = lanes.next();
+      if (next === undefined) break;
+      const { key, item } = next;
+      const p: Promise<void> = run(item).catch(() => {}).finally(() => {
         running.delete(p);
+        lanes.finished(key);
         pump();
       });
       running.add(p);
     }
+    if (drained && lanes.running === 0 && lanes.held === 0) drained();
   }
 
   return {
     enqueue(target, alert) {
       const job: Job = {
         target,
+        seq: seq++,
         alertId: alert.id,
         body: JSON.stringify(alert),
         status: "pending",
@@ -240,18 +295,16 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
       };
       if (closed) {
         drop(job, "closed");
+        report(job, "dropped: delivery is closed");
         return view(job);
       }
-      if (queue.length + waiting.size >= maxQueue) {
-        const oldest = queue.shift() ?? waiting.values().next().value;
-        if (oldest !== undefined) {
-          waiting.delete(oldest);
-          drop(oldest, "queue full");
-          dropped++;
-          report(oldest, "dropped: queue full");
-        }
+      lanes.queue(target.url, job);
+      if (lanes.held > maxQueue) {
+        const oldest = lanes.evict()!;
+        drop(oldest, "queue full");
+        dropped++;
+        report(oldest, "dropped: queue full");
       }
-      queue.push(job);
       pump();
       return view(job);
     },
@@ -259,19 +312,27 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
       return dropped;
     },
     get pending() {
-      return queue.length + waiting.size;
+      return lanes.held;
     },
     async close() {
       if (closed) return;
       closed = true;
-      for (const job of [...queue, ...waiting]) drop(job, "closed");
-      queue.length = 0;
-      waiting.clear();
-      if (running.size === 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<void>((resolve) => timer = setTimeout(resolve, closeTimeoutMs));
-      await Promise.race([Promise.all(running), timedOut]);
-      clearTimeout(timer);
+      // Retries waiting for their backoff are tried now, behind what their receiver has queued.
+      for (const job of lanes.unparkAll()) {
+        timers.clear(job.timer);
+        job.timer = undefined;
+      }
+      const done = new Promise<void>((resolve) => drained = resolve);
+      let timer: unknown;
+      const timedOut = new Promise<void>((resolve) => timer = timers.set(resolve, closeTimeoutMs));
+      pump();
+      await Promise.race([done, timedOut]);
+      timers.clear(timer);
+      stopped = true;
+      for (const job of lanes.takeQueued()) {
+        drop(job, "closed");
+        report(job, `dropped: delivery closed before it was sent (${job.attempts} attempt(s) made)`);
+      }
       for (const controller of aborts) controller.abort();
       await Promise.all(running);
     },

@@ -1,10 +1,11 @@
 /**
  * The webhook sender against a real local receiver: the body and headers (a signature the receiver
  * verifies), retries after 5xx and 429 but not after other 4xx, an attempt's timeout against a receiver that
- * hangs (while `enqueue` returns at once), the queue's bound, and `close` stopping retries.
+ * hangs (while `enqueue` returns at once), the queue's bound, and `close` sending what it holds (retries at
+ * once) until its deadline, then reporting each job it could not send.
  */
 import assert from "node:assert/strict";
-import { type AlertBody, createDelivery, type DeliveryTarget } from "./delivery.ts";
+import { type AlertBody, createDelivery, type DeliveryTarget, type DeliveryTimers } from "./delivery.ts";
 
 interface Received {
   readonly headers: Headers;
@@ -192,20 +193,195 @@ Deno.test("delivery: past the queue's bound the oldest waiting job is dropped an
   }
 });
 
-Deno.test("delivery: close stops a retry waiting for its backoff and refuses new jobs", async () => {
-  const r = receiver(() => new Response(null, { status: 500 }));
-  const d = createDelivery({ backoffMs: 30_000 });
-  try {
-    const state = d.enqueue(target(r.url), alert());
-    await until(() => state.attempts === 1 && d.pending === 1, "the first attempt");
-    const started = performance.now();
-    await d.close();
-    assert.ok(performance.now() - started < 1_000);
-    assert.equal(state.status, "dropped");
-    assert.equal(d.enqueue(target(r.url), alert()).status, "dropped");
-    assert.equal(r.received.length, 1);
-  } finally {
-    await d.close();
-    await r.close();
+/** Timers under the test's control: `advance(ms)` fires, in order, every timer due by then. */
+function fakeTimers(): DeliveryTimers & { advance(ms: number): void; readonly armed: number } {
+  let now = 0;
+  let next = 0;
+  const due = new Map<number, { at: number; fn: () => void }>();
+  return {
+    set(fn, ms) {
+      due.set(++next, { at: now + ms, fn });
+      return next;
+    },
+    clear(handle) {
+      due.delete(handle as number);
+    },
+    advance(ms) {
+      const until = now + ms;
+      for (;;) {
+        const [id, first] = [...due].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
+        if (first === undefined || first.at > until) break;
+        due.delete(id!);
+        now = first.at;
+        first.fn();
+      }
+      now = until;
+    },
+    get armed() {
+      return due.size;
+    },
+  };
+}
+
+/** A `fetch` whose every call waits for the test to answer it (`answer(status)`, oldest first); aborts end it. */
+function heldFetch() {
+  const calls: { id: string; answer: (status: number) => void }[] = [];
+  const fetch: typeof globalThis.fetch = (_url, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const id = JSON.parse(String(init?.body)).id;
+      calls.push({ id, answer: (status) => resolve(new Response(null, { status })) });
+      init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
+    });
+  const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+  /** Answers the oldest unanswered call, then lets delivery go on. */
+  let answered = 0;
+  const answer = async (status: number) => {
+    calls[answered++].answer(status);
+    await flush();
+  };
+  return { calls, fetch, answer, flush };
+}
+
+Deno.test("delivery: close sends what is queued and the retries waiting for their backoff, then resolves", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const errors: Error[] = [];
+  const d = createDelivery({
+    fetch: f.fetch,
+    timers,
+    concurrency: 1,
+    backoffMs: 30_000,
+    onError: (e) => errors.push(e),
+  });
+  const a = d.enqueue(target("http://127.0.0.1:9/x"), alert("a"));
+  await f.flush();
+  await f.answer(500); // "a" waits 30 s for its retry
+  const b = d.enqueue(target("http://127.0.0.1:9/x"), alert("b"));
+  const c = d.enqueue(target("http://127.0.0.1:9/x"), alert("c"));
+  await f.flush();
+  let closed = false;
+  const closing = d.close().then(() => closed = true);
+  assert.equal(d.enqueue(target("http://127.0.0.1:9/x"), alert("late")).status, "dropped");
+  await f.answer(200); // "b"
+  await f.answer(200); // "c", then "a" at once, without its backoff
+  assert.equal(closed, false, "close waits for what it still holds");
+  await f.answer(200); // "a"
+  await closing;
+  assert.deepEqual(f.calls.map((x) => x.id), ["a", "b", "c", "a"]);
+  assert.deepEqual([a.status, b.status, c.status], ["delivered", "delivered", "delivered"]);
+  assert.deepEqual(errors.map((e) => e.message), ["alert late to 127.0.0.1:9 dropped: delivery is closed"]);
+});
+
+Deno.test("delivery: at close's deadline what is in flight is aborted and every job not sent is reported", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const errors: Error[] = [];
+  const d = createDelivery({
+    fetch: f.fetch,
+    timers,
+    concurrency: 1,
+    closeTimeoutMs: 5_000,
+    onError: (e) => errors.push(e),
+  });
+  const hung = d.enqueue(target("http://127.0.0.1:9/x", { timeout: 60_000 }), alert("hung"));
+  const queued = d.enqueue(target("http://127.0.0.1:9/x"), alert("queued"));
+  await f.flush();
+  const closing = d.close();
+  timers.advance(5_000);
+  await closing;
+  assert.deepEqual([hung.status, hung.error], ["failed", "closed"]);
+  assert.deepEqual([queued.status, queued.error], ["dropped", "closed"]);
+  assert.deepEqual(f.calls.map((x) => x.id), ["hung"]);
+  assert.deepEqual(errors.map((e) => e.message).sort(), [
+    "alert hung to 127.0.0.1:9 failed after 1 attempt(s): closed",
+    "alert queued to 127.0.0.1:9 dropped: delivery closed before it was sent (0 attempt(s) made)",
+  ]);
+  assert.equal(timers.armed, 0, "no timer left behind");
+});
+
+Deno.test("delivery: a receiver that hangs holds two slots of its own, never another receiver's alerts", async () => {
+  const timers = fakeTimers();
+  const hung: string[] = [];
+  const fetch: typeof globalThis.fetch = (url, init) => {
+    const id = JSON.parse(String(init?.body)).id;
+    if (String(url).includes("hung")) {
+      hung.push(id);
+      return new Promise<Response>(() => {}); // until its timeout, which the test never lets come
+    }
+    return Promise.resolve(new Response(null, { status: 204 }));
+  };
+  const d = createDelivery({ fetch, timers });
+  const slow = target("http://127.0.0.1:9/hung", { timeout: 3_000 });
+  const fast = target("http://127.0.0.1:9/fast");
+  const toFast = [];
+  for (let i = 0; i < 8; i++) {
+    d.enqueue(slow, alert(`slow-${i}`));
+    toFast.push(d.enqueue(fast, alert(`fast-${i}`)));
   }
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(toFast.map((s) => s.status), Array(8).fill("delivered"));
+  assert.deepEqual(hung, ["slow-0", "slow-1"], "the hung receiver has two attempts in flight");
+  assert.equal(d.pending, 6, "its other six wait in its own queue");
+});
+
+Deno.test("delivery: receivers are served in turn, and a retry goes behind its receiver's other alerts", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const d = createDelivery({ fetch: f.fetch, timers, concurrency: 1, backoffMs: 1_000 });
+  const a = target("http://127.0.0.1:9/a");
+  const b = target("http://127.0.0.1:9/b");
+  for (const id of ["a1", "a2", "a3"]) d.enqueue(a, alert(id));
+  d.enqueue(b, alert("b1"));
+  await f.flush();
+  await f.answer(500); // a1 waits for its retry; b1 goes next, then a2
+  await f.answer(200); // b1
+  timers.advance(1_000); // a1 is due again: behind a3
+  await f.answer(200); // a2
+  await f.answer(200); // a3
+  await f.answer(200); // a1
+  assert.deepEqual(f.calls.map((c) => c.id), ["a1", "b1", "a2", "a3", "a1"]);
+  assert.equal(d.pending, 0);
+});
+
+Deno.test("delivery: past the bound, the receiver holding the most loses its oldest, not a quiet receiver", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const errors: Error[] = [];
+  const d = createDelivery({ fetch: f.fetch, timers, maxQueue: 4, onError: (e) => errors.push(e) });
+  const down = target("http://127.0.0.1:9/down");
+  const up = target("http://127.0.0.1:9/up");
+  const toDown = ["d1", "d2", "d3", "d4", "d5", "d6"].map((id) => d.enqueue(down, alert(id)));
+  const toUp = d.enqueue(up, alert("u1"));
+  await f.flush();
+  // d1 and d2 are in flight (two per receiver), u1 too; d3..d6 and nothing else held: u1 took no place.
+  assert.equal(toUp.status, "pending");
+  const more = d.enqueue(down, alert("d7"));
+  assert.deepEqual(toDown.map((s) => s.status), [
+    "pending",
+    "pending",
+    "dropped",
+    "pending",
+    "pending",
+    "pending",
+  ]);
+  assert.equal(more.status, "pending");
+  assert.deepEqual(errors.map((e) => e.message), ["alert d3 to 127.0.0.1:9 dropped: queue full"]);
+});
+
+Deno.test("delivery: past the bound, between receivers holding as many, the oldest alert goes", async () => {
+  const timers = fakeTimers();
+  const f = heldFetch();
+  const d = createDelivery({ fetch: f.fetch, timers, concurrency: 1, maxQueue: 2 });
+  const first = d.enqueue(target("http://127.0.0.1:9/one"), alert("one-1"));
+  const older = d.enqueue(target("http://127.0.0.1:9/one"), alert("one-2"));
+  const held = d.enqueue(target("http://127.0.0.1:9/two"), alert("two-1"));
+  const newest = d.enqueue(target("http://127.0.0.1:9/three"), alert("three-1"));
+  await f.flush();
+  // "one-1" is in flight; each receiver then holds one: the oldest of those, "one-2", made room.
+  assert.deepEqual([first, older, held, newest].map((s) => s.status), [
+    "pending",
+    "dropped",
+    "pending",
+    "pending",
+  ]);
 });

@@ -18,7 +18,7 @@ import type { Logger } from "../log.ts";
 import type { StoredTeam, StoredToken } from "../tokens/types.ts";
 import type { UsageStore } from "../usage/store.ts";
 import type { CounterStore } from "./counter_store.ts";
-import { seedBudgets, seedStoredTeamBudgets, seedTokenBudgets } from "./seed_budgets.ts";
+import { type BudgetSeeded, seedBudgets, seedStoredTeamBudgets, seedTokenBudgets } from "./seed_budgets.ts";
 
 /** The first wait before a failed seed is tried again; it doubles up to {@linkcode SEED_RETRY_MAX_MS}. */
 export const SEED_RETRY_MIN_MS = 1_000;
@@ -40,6 +40,8 @@ export interface BudgetSeederOptions {
   readonly config: ResolvedConfig;
   /** Null without a token store. Read at each seed, so it may be bound after the seeder is made. */
   readonly stored?: () => StoredOwners | null;
+  /** Told of each budget seeded (budget alerts start their settled spend from it). */
+  readonly seeded?: BudgetSeeded;
 }
 
 /** Seeds the budgets of the config's tokens and teams, and of the stored ones. */
@@ -59,7 +61,7 @@ export interface BudgetSeeder {
 
 /** Makes a {@linkcode BudgetSeeder}; seeds run one at a time. */
 export function createBudgetSeeder(options: BudgetSeederOptions): BudgetSeeder {
-  const { store, counters, logger } = options;
+  const { store, counters, logger, seeded } = options;
   let config = options.config;
   let chain: Promise<void> = Promise.resolve();
   let waiting: Promise<void> | null = null;
@@ -76,11 +78,11 @@ export function createBudgetSeeder(options: BudgetSeederOptions): BudgetSeeder {
     const log = pending > 0 ? quiet : logger;
     const stored = options.stored?.() ?? null;
     const tokens = stored?.tokens() ?? [];
-    const unseeded = await seedBudgets(config, store, counters, log);
+    const unseeded = await seedBudgets(config, store, counters, log, seeded);
     if (stored !== null) {
       const live = tokens.filter((t) => t.revoked_at === null);
-      unseeded.push(...await seedTokenBudgets(live, store, counters, log));
-      unseeded.push(...await seedStoredTeamBudgets(stored.teams(), store, counters, log));
+      unseeded.push(...await seedTokenBudgets(live, store, counters, log, seeded));
+      unseeded.push(...await seedStoredTeamBudgets(stored.teams(), store, counters, log, seeded));
     }
     settled(unseeded.length);
   };

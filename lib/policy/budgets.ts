@@ -145,6 +145,31 @@ export function reservedSettlement(
   return { key, period, amount, expiresAt: expiresAt ?? reserved.period.end + PERIOD_GRACE_MS };
 }
 
+/**
+ * The key of a budget's settled spend, kept beside its counter (whose key is `key`) only while something asks
+ * for it (budget alerts): the counter also holds the estimates reserved by requests still running, so it can
+ * stand far above what was spent; this one grows only as requests settle, by their real usage.
+ */
+export function budgetSpentKey(key: string): string {
+  return `${key}:spent`;
+}
+
+/** What settling adds to a budget's settled spend ({@linkcode budgetSpentKey}): its real usage; null for none. */
+export function spentSettlement(
+  reserved: OwnedBudgetCheck,
+  actual: { tokens: number; cost: number },
+): PeriodDelta | null {
+  const raw = reserved.unit === "tokens" ? actual.tokens : actual.cost;
+  if (!(Number.isFinite(raw) && raw > 0)) return null;
+  const { key, period, expiresAt } = reserved.check;
+  return {
+    key: budgetSpentKey(key),
+    period,
+    amount: raw,
+    expiresAt: expiresAt ?? reserved.period.end + PERIOD_GRACE_MS,
+  };
+}
+
 /** A request's estimated cost as budgets count it. */
 export interface BudgetEstimate {
   readonly tokens: number;

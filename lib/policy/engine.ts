@@ -18,10 +18,12 @@
 import { GatewayError } from "../errors.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import {
+  budgetSpentKey,
   type OwnedBudgetCheck,
   ownerBudgetCheck,
   ownerBudgetDenied,
   reservedSettlement,
+  spentSettlement,
   tokenBudgetOwners,
 } from "./budgets.ts";
 import { endUserBudgetOwner, endUserScopes, EndUserTracker, seenUsers } from "./end_users.ts";
@@ -64,12 +66,28 @@ export interface PolicyEngineOptions {
   /** Called with a store failure while settling (settling never throws); default: ignored. */
   onError?: (err: unknown) => void;
   /**
-   * Called after a request's budgets were settled, with each budget and its reservation (alerts watch the
-   * counters from here). Off the request path: the client has its answer by then.
+   * Called after a request's budgets were settled, with each budget its real usage was added to (alerts watch
+   * spend from here). Off the request path: the client has its answer by then. Setting it also makes the
+   * engine keep each budget's settled spend ({@linkcode budgetSpentKey}), added in the same settlement: the
+   * budget's counter holds the estimates of requests still running too, so it cannot say what was spent.
    */
   onBudgetSettled?: (budgets: readonly OwnedBudgetCheck[]) => void;
-  /** Called with every denial by a counted limit or budget (alerts count them). */
-  onDenied?: (denial: PolicyDenied, owner: string) => void;
+  /**
+   * Called with every denial by a counted limit or budget (alerts count them), with who was denied and, for a
+   * budget's denial, the budget.
+   */
+  onDenied?: (denial: PolicyDenied, owner: string, detail: DenialDetail) => void;
+}
+
+/** What {@linkcode PolicyEngineOptions.onDenied} is told besides the denial and its owner's name. */
+export interface DenialDetail {
+  /**
+   * The key of the counter that denied: who was denied, by identity (a token's id, a user's key), never by
+   * the name in messages, which can be renamed or cut short (an end user's long id).
+   */
+  readonly key: string;
+  /** The budget that denied, for a budget's denial. */
+  readonly budget?: OwnedBudgetCheck;
 }
 
 /** The 403 for an endpoint outside the token's `endpoints`. */
@@ -146,6 +164,17 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           }
         }
         const periods = budgets.flatMap((b) => reservedSettlement(b, { tokens, cost }) ?? []);
+        // The budgets whose settled spend grew, in the same call as their counters (counted once with them).
+        const spent: OwnedBudgetCheck[] = [];
+        if (options.onBudgetSettled) {
+          for (const b of budgets) {
+            const delta = spentSettlement(b, { tokens, cost });
+            if (delta) {
+              periods.push(delta);
+              spent.push(b);
+            }
+          }
+        }
         if (store.settle) {
           // One call (one round trip on a shared store) for all of it, named by the reservation it settles:
           // a shared store then gives back this admission's own slots, and sends it again in the background
@@ -161,7 +190,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           ];
           for (const r of await Promise.allSettled(ops)) if (r.status === "rejected") onError(r.reason);
         }
-        if (budgets.length > 0 && options.onBudgetSettled) options.onBudgetSettled(budgets);
+        if (spent.length > 0) options.onBudgetSettled!(spent);
       })().catch(onError);
       return settled;
     };
@@ -216,7 +245,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
       if (users.length > 0) {
         // Denied or not, the user was seen; those pushed out of `max_users` take their counters with them, as
         // the holder of the counters decides: this engine over its own store, else the store's owner.
-        const seen = seenUsers(users, checks);
+        // A user forgotten takes its settled spend with it too, when the engine keeps one.
+        const spentChecks: Check[] = options.onBudgetSettled
+          ? budgets.map((b) => ({ ...b.check, key: budgetSpentKey(b.check.key), amount: 0 }))
+          : [];
+        const seen = seenUsers(users, [...checks, ...spentChecks]);
         if (store.seen) store.seen(seen).catch(onError);
         else endUsers!.seen(store, seen, onError);
       }
@@ -227,11 +260,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         if (failed >= 0 && failed < rates.length) {
           const wait = denialWaitMs(checks.slice(0, rates.length), reserved.results.slice(0, rates.length));
           denial = rateDenied(rates[failed], reserved.results[failed], wait, headers);
-          options.onDenied?.(denial, rates[failed].name);
+          options.onDenied?.(denial, rates[failed].name, { key: rates[failed].check.key });
         } else if (failed >= rates.length) {
           const b = budgets[failed - rates.length];
           denial = ownerBudgetDenied(b.owner, reserved.results[failed], b.period, headers);
-          options.onDenied?.(denial, b.owner.name);
+          options.onDenied?.(denial, b.owner.name, { key: b.check.key, budget: b });
         }
         if (denial) throw denial;
         throw new GatewayError(500, "The gateway's policy store gave an inconsistent answer.", {

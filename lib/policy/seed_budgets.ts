@@ -14,8 +14,36 @@ import type { Logger } from "../log.ts";
 import { resolveStoredTeam } from "../tokens/resolve_stored.ts";
 import type { StoredTeam } from "../tokens/types.ts";
 import type { UsageStore } from "../usage/store.ts";
-import { budgetPeriod, seedBudget, seedOwnerBudget, teamBudgetOwner } from "./budgets.ts";
+import {
+  type BudgetOwner,
+  budgetPeriod,
+  type OwnedBudgetCheck,
+  ownerBudgetCheck,
+  seedOwnerBudget,
+  teamBudgetOwner,
+} from "./budgets.ts";
 import type { CounterStore } from "./counter_store.ts";
+
+/**
+ * Told of each budget seeded, with the spend the usage store recorded for it this period (settled spend, in
+ * the budget's unit), before the seed counts as done: budget alerts keep their own settled spend and claims
+ * (lib/alerts/policy_hooks.ts), and must start from what was spent before this process. A rejection fails
+ * the owner's seed, which is tried again.
+ */
+export type BudgetSeeded = (budget: OwnedBudgetCheck, used: number) => Promise<void>;
+
+/** Raises `owner`'s budget counter to the recorded spend `used`, then tells `seeded`. */
+async function seedOwner(
+  counters: CounterStore,
+  owner: BudgetOwner,
+  used: { tokens: number; cost: number },
+  now: number,
+  seeded: BudgetSeeded | undefined,
+): Promise<void> {
+  await seedOwnerBudget(counters, owner, used, now);
+  const owned = seeded && ownerBudgetCheck(owner, now);
+  if (owned) await seeded(owned, owned.unit === "tokens" ? used.tokens : used.cost);
+}
 
 function failed(logger: Logger, what: Record<string, string>, err: unknown): void {
   // A usage database or shared counter store that is down at start must not keep the gateway from serving:
@@ -33,12 +61,13 @@ export async function seedBudgets(
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
+  seeded?: BudgetSeeded,
 ): Promise<string[]> {
-  const unseeded = await seedTokenBudgets(config.tokens.values(), store, counters, logger);
+  const unseeded = await seedTokenBudgets(config.tokens.values(), store, counters, logger, seeded);
   if (store === null || !config.teams) return unseeded;
   const now = Date.now();
   for (const team of config.teams.values()) {
-    if (!await seedTeamBudget(team, store, counters, logger, now)) unseeded.push(team.id);
+    if (!await seedTeamBudget(team, store, counters, logger, now, seeded)) unseeded.push(team.id);
   }
   return unseeded;
 }
@@ -53,13 +82,15 @@ export async function seedStoredTeamBudgets(
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
+  seeded?: BudgetSeeded,
 ): Promise<string[]> {
   const unseeded: string[] = [];
   if (store === null) return unseeded;
   const now = Date.now();
   for (const team of teams) {
     if (team.budget === null || team.deleted_at !== null) continue;
-    if (!await seedTeamBudget(resolveStoredTeam(team), store, counters, logger, now)) unseeded.push(team.id);
+    const resolved = resolveStoredTeam(team);
+    if (!await seedTeamBudget(resolved, store, counters, logger, now, seeded)) unseeded.push(team.id);
   }
   return unseeded;
 }
@@ -76,12 +107,13 @@ async function seedTeamBudget(
   counters: CounterStore,
   logger: Logger,
   now: number,
+  seeded: BudgetSeeded | undefined,
 ): Promise<boolean> {
   if (team.budget === null) return true;
   const start = new Date(budgetPeriod(team.budget.period, now).start).toISOString();
   try {
     const used = await store.sumTeamSince(team.id, start);
-    await seedOwnerBudget(counters, teamBudgetOwner(team)!, used, now);
+    await seedOwner(counters, teamBudgetOwner(team)!, used, now, seeded);
     return true;
   } catch (err) {
     failed(logger, { team: team.name }, err);
@@ -95,6 +127,7 @@ export async function seedTokenBudgets(
   store: UsageStore | null,
   counters: CounterStore,
   logger: Logger,
+  seeded?: BudgetSeeded,
 ): Promise<string[]> {
   const unseeded: string[] = [];
   if (store === null) return unseeded;
@@ -104,7 +137,14 @@ export async function seedTokenBudgets(
     const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
     try {
       const used = await store.sumSince(token.id, start);
-      await seedBudget(counters, token.id, token.budget, used, now);
+      // Keyed like tokenBudgetOwner's (`token:<id>`), which the engine reserves against.
+      const owner: BudgetOwner = {
+        scope: "token",
+        name: token.name,
+        keyBase: `token:${token.id}`,
+        budget: token.budget,
+      };
+      await seedOwner(counters, owner, used, now, seeded);
     } catch (err) {
       failed(logger, { token: token.name }, err);
       unseeded.push(token.id);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { alertSeeding } from "../alerts/policy_hooks.ts";
 import { resolveValidated, type ValidationResult } from "../config/load.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
@@ -76,11 +77,13 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   const database = params.tokens === null
     ? null
     : remoteUsageDatabase(channel, params.tokens, () => channel.call("tokens.changed"));
+  // Budget alerts start their settled spend from what was recorded, as the primary's seeds do.
+  const seeded = alertSeeding(initial.config.alerts ?? [], counters);
   const tokens = database === null ? null : createTokenDirectory({
     store: database.tokens,
     logger,
-    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger),
-    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger),
+    seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger, seeded),
+    seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger, seeded),
   });
   await tokens?.refresh();
   if (tokens !== null) {

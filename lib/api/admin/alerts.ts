@@ -1,7 +1,9 @@
 /**
  * `GET /admin/alerts`: the alerts this replica sent most recently (newest first, at most 100), each with how
  * its delivery to every receiver went. Receivers show as their index in `alerts:` and their host only: a
- * webhook's path often carries its key. Empty when no `alerts:` are configured.
+ * webhook's path often carries its key. Empty when no `alerts:` are configured. `configured` says whether this
+ * process sends alerts: its receivers are those it started with (`alerts` is taken at start), so a reload
+ * that adds or removes them changes nothing here until a restart.
  *
  * @module
  */
@@ -13,7 +15,8 @@ export function handleAlerts(_request: ClientRequest, ctx: RequestContext): Resp
   const alerts = ctx.services.alerts;
   const body = {
     object: "list",
-    configured: (ctx.state.config.alerts?.length ?? 0) > 0,
+    // What runs, not the reloaded config's `alerts`: the receivers are fixed at start.
+    configured: alerts != null,
     data: alerts ? alerts.recent() : [],
   };
   return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
