@@ -26,6 +26,7 @@ import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@o
 import type { Counter } from "../metrics/registry.ts";
 import { GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
+import { fetchTransport, sendingThrough } from "./otlp_transport.ts";
 import { capturedJson } from "./captured_content.ts";
 import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
@@ -39,6 +40,9 @@ export interface Telemetry {
   /** Exports what is queued within `graceMs`, then drops the rest (counted) and stops. */
   shutdown(graceMs: number): Promise<void>;
 }
+
+/** How long past otlp.timeout the span queue waits for an export its transport should have ended already. */
+const EXPORT_BACKSTOP_MS = 1_000;
 
 /** Counts an exporter's failed exports as dropped (`signal="metrics"`), keeping its results. */
 function counting(exporter: PushMetricExporter, dropped: () => void): PushMetricExporter {
@@ -68,20 +72,29 @@ export function createTelemetry(options: {
     "telemetry.sdk.language": "webjs",
     "gateway.semconv.gen_ai": GENAI_SEMCONV_VERSION,
   });
-  const exporterOptions = {
+  const json = settings.protocol === "http/json";
+  const contentType = json ? "application/json" : "application/x-protobuf";
+  // The SDK's exporters serialize; the gateway's transport sends, each export ended by its deadline
+  // (otlp_transport.ts), and one at a time: a collector that is slow holds one connection, never a pile.
+  const traceTransport = fetchTransport({ url: settings.tracesUrl, headers: settings.headers, contentType });
+  const traceOptions = {
     url: settings.tracesUrl,
     headers: settings.headers,
     timeoutMillis: settings.timeoutMs,
+    concurrencyLimit: 1,
   };
-  const traceExporter = settings.protocol === "http/json"
-    ? new JsonTraceExporter(exporterOptions)
-    : new ProtoTraceExporter(exporterOptions);
+  const traceExporter = sendingThrough(
+    json ? new JsonTraceExporter(traceOptions) : new ProtoTraceExporter(traceOptions),
+    traceTransport,
+  );
   const queue = new BoundedSpanQueue({
     exporter: traceExporter,
     maxQueue: settings.maxQueue,
     maxBatch: 512,
     intervalMs: settings.intervalMs,
-    timeoutMs: settings.timeoutMs,
+    // The transport ends an export at otlp.timeout; the queue's own bound is only a backstop behind it, so
+    // the queue never gives up on an export (and starts the next) while that one is still being ended.
+    timeoutMs: settings.timeoutMs + EXPORT_BACKSTOP_MS,
     dropped: (n) => options.dropped.inc(["traces"], n),
   });
   const provider = new TracerProvider({
@@ -89,12 +102,21 @@ export function createTelemetry(options: {
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
     spanProcessors: [queue],
   });
-  // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both.
-  const metricOptions = { ...exporterOptions, url: settings.metricsUrl };
+  // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both. The
+  // reader gives up on an export when its transport ends it, so the next collection finds the exporter free.
+  const metricInterval = Math.max(settings.intervalMs, 1_000);
+  const metricTimeout = Math.min(settings.timeoutMs, metricInterval);
+  const metricTransport = fetchTransport({
+    url: settings.metricsUrl,
+    headers: settings.headers,
+    contentType,
+  });
+  const metricOptions = { ...traceOptions, url: settings.metricsUrl, timeoutMillis: metricTimeout };
   const metricExporter = counting(
-    settings.protocol === "http/json"
-      ? new JsonMetricExporter(metricOptions)
-      : new ProtoMetricExporter(metricOptions),
+    sendingThrough(
+      json ? new JsonMetricExporter(metricOptions) : new ProtoMetricExporter(metricOptions),
+      metricTransport,
+    ),
     () => options.dropped.inc(["metrics"]),
   );
   const meterProvider = new MeterProvider({
@@ -102,8 +124,8 @@ export function createTelemetry(options: {
     readers: [
       new PeriodicExportingMetricReader({
         exporter: metricExporter,
-        exportIntervalMillis: Math.max(settings.intervalMs, 1_000),
-        exportTimeoutMillis: Math.min(settings.timeoutMs, Math.max(settings.intervalMs, 1_000)),
+        exportIntervalMillis: metricInterval,
+        exportTimeoutMillis: metricTimeout,
       }),
     ],
   });
@@ -130,6 +152,9 @@ export function createTelemetry(options: {
       ]);
       clearTimeout(timer);
       queue.abandon();
+      // An export still under way when the grace is over is ended, not waited for (it would hold the process).
+      traceTransport.shutdown();
+      metricTransport.shutdown();
     },
   };
 }
