@@ -72,6 +72,23 @@ export interface TelemetryCore {
   ): void;
 }
 
+/** The most characters of an answer's id or model a span keeps (real ones are far shorter). */
+export const MAX_FACT = 256;
+/** The most finish reasons a span keeps (one per choice), and characters of each. */
+export const MAX_FINISH_REASONS = 16;
+export const MAX_FINISH_REASON = 64;
+
+/**
+ * `text` cut to `max` UTF-16 units, on a code point boundary. The scrubber runs on what is kept (at `end`):
+ * a secret within it is masked, and so is what is left of one cut at the end when the scrubber knows it as a
+ * run of that secret (secrets/scrubber.ts).
+ */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = text.charCodeAt(max - 1) >= 0xd800 && text.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max;
+  return text.slice(0, end);
+}
+
 /** What routing tells the trace about the target of an attempt. */
 export interface AttemptTarget {
   /** The provider entry's name in config. */
@@ -202,10 +219,15 @@ export class RequestTrace {
     usage?: unknown;
     tokens?: { cachedRead?: number; reasoning?: number };
   }): void {
-    if (typeof facts.id === "string" && this.#facts.id === undefined) this.#facts.id = facts.id;
-    if (typeof facts.model === "string") this.#facts.model = facts.model;
+    // The upstream's words, of any length it likes: cut here, so a span (and its queue) never holds more.
+    if (typeof facts.id === "string" && this.#facts.id === undefined) {
+      this.#facts.id = cut(facts.id, MAX_FACT);
+    }
+    if (typeof facts.model === "string") this.#facts.model = cut(facts.model, MAX_FACT);
     const reasons = facts.finishReasons?.filter((r): r is string => typeof r === "string");
-    if (reasons !== undefined && reasons.length > 0) this.#facts.finishReasons = reasons;
+    if (reasons !== undefined && reasons.length > 0) {
+      this.#facts.finishReasons = reasons.slice(0, MAX_FINISH_REASONS).map((r) => cut(r, MAX_FINISH_REASON));
+    }
     const usage = facts.usage as
       | {
         prompt_tokens_details?: { cached_tokens?: unknown };

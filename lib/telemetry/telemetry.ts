@@ -41,6 +41,9 @@ export interface Telemetry {
   shutdown(graceMs: number): Promise<void>;
 }
 
+/** How far above max_content_size the span attribute length limit is. */
+const ATTRIBUTE_MARGIN = 1_024;
+
 /** How long past otlp.timeout the span queue waits for an export its transport should have ended already. */
 const EXPORT_BACKSTOP_MS = 1_000;
 
@@ -99,6 +102,10 @@ export function createTelemetry(options: {
   });
   const provider = new TracerProvider({
     resource,
+    // A backstop for attributes nothing else bounds: captured messages are cut to max_content_size UTF-8
+    // bytes (as many characters at most) as valid JSON, and an answer's id, model and finish reasons far
+    // shorter (request_trace.ts); the SDK would cut a longer value blindly, so the limit stays above both.
+    spanLimits: { attributeValueLengthLimit: settings.maxContentSize + ATTRIBUTE_MARGIN },
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
     spanProcessors: [queue],
   });
