@@ -24,7 +24,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { Counter } from "../metrics/registry.ts";
-import { GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
+import { BUCKETS, GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
 import { fetchTransport, sendingThrough } from "./otlp_transport.ts";
 import { capturedJson } from "./captured_content.ts";
@@ -187,19 +187,23 @@ function genAiInstruments(
   const duration: Histogram = meter.createHistogram(names.metricDuration, {
     unit: "s",
     description: "Duration of GenAI operations through the gateway.",
+    advice: { explicitBucketBoundaries: BUCKETS.duration },
   });
   const tokens: Histogram = meter.createHistogram(names.metricTokens, {
     unit: "{token}",
     description: "Tokens per GenAI operation, by type.",
+    advice: { explicitBucketBoundaries: BUCKETS.tokens },
   });
   const firstChunk: Histogram = meter.createHistogram(names.metricFirstChunk, {
     unit: "s",
     description: "Time to the first chunk of a streamed GenAI answer.",
+    advice: { explicitBucketBoundaries: BUCKETS.firstChunk },
   });
   const perChunk: Histogram = meter.createHistogram(names.metricPerChunk, {
     unit: "s",
     description:
       "Time per output token after the first chunk of a streamed answer (tokens stand in for chunks).",
+    advice: { explicitBucketBoundaries: BUCKETS.perChunk },
   });
   return {
     record(record: TracedRecord, model: string | undefined, genAiProvider: string | undefined) {
