@@ -118,6 +118,9 @@ function routeAnswerOnce(
   request: RoutedRequest,
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  // The request's GenAI span starts before the cache is looked up: a hit is a GenAI operation too (the metrics
+  // count it), answered by the cache instead of an attempt.
+  ctx.trace?.startCall("chat", model.alias, request.chat);
   const settings = model.cache;
   const cache = ctx.services.cache;
   // Only a request whose text a guardrail changed, or whose answer one checks, is kept from the cache
@@ -149,7 +152,6 @@ function routeFresh(
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const terms = request.clientTerms ?? ((err: unknown) => err);
   const trace = ctx.trace;
-  trace?.startCall("chat", model.alias, request.chat);
   const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
     const call = upstreamCall(ctx, target);
     const sent = request.withheld === undefined

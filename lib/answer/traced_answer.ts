@@ -9,11 +9,15 @@ import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/
 import type { RequestTrace } from "../telemetry/request_trace.ts";
 import type { Peeked } from "./stream_body.ts";
 import { watchedReader } from "./watched_reader.ts";
-import type { NativeFacts } from "./routed.ts";
+import { completionTexts } from "./usage.ts";
+import type { ChatAnswer, NativeAnswer, NativeFacts } from "./routed.ts";
+
+/** What the functions here tell a trace: an answer's facts, and (when captured) its text. */
+export type AnswerTrace = Pick<RequestTrace, "noteResponse" | "captureOutput">;
 
 /** What a whole completion tells its trace: its id, model, finish reasons and (when captured) its text. */
 export function noteCompletion(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   completion: ChatCompletion,
   texts: (completion: ChatCompletion) => string[],
 ): void {
@@ -31,7 +35,7 @@ export function noteCompletion(
  * model, finish reasons, usage details); one more read per chunk, for traced requests only.
  */
 export function tracedChunks(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   stream: Peeked<ChatCompletionChunk>,
 ): Peeked<ChatCompletionChunk> {
   const note = (chunk: ChatCompletionChunk) => {
@@ -51,7 +55,7 @@ export function tracedChunks(
  * (when captured) its text, read by the client API's `facts`; without them, its `id` and `model` fields.
  */
 export function noteNativeAnswer(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   body: JsonObject,
   facts: (() => NativeFacts) | undefined,
 ): void {
@@ -70,7 +74,7 @@ export function noteNativeAnswer(
  * text is captured from what the client's body forwarded.
  */
 export function tracedEvents(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   stream: Peeked<JsonObject>,
   facts: (() => NativeFacts) | undefined,
 ): Peeked<JsonObject> {
@@ -82,4 +86,33 @@ export function tracedEvents(
   };
   note(stream.first);
   return { first: stream.first, rest: watchedReader(stream.rest, { value: note }) };
+}
+
+/**
+ * A cache hit's value, telling the request's trace what the cached answer says of itself (its id, model and
+ * finish reasons, and when captured its text) as a fresh answer would. Not its usage: that was the call that
+ * filled the entry, and this request spent nothing upstream.
+ */
+export function tracedHit<T extends ChatAnswer | NativeAnswer>(
+  trace: RequestTrace,
+  value: T,
+  facts: (() => NativeFacts) | undefined,
+): T {
+  const hit: AnswerTrace = {
+    noteResponse: ({ id, model, finishReasons }) => trace.noteResponse({ id, model, finishReasons }),
+    captureOutput: (texts) => trace.captureOutput(texts),
+  };
+  switch (value.kind) {
+    case "json":
+      noteCompletion(hit, value.body, completionTexts);
+      return value;
+    case "stream":
+      return { ...value, stream: tracedChunks(hit, value.stream) };
+    case "native":
+      noteNativeAnswer(hit, value.body, facts);
+      return value;
+    case "native_stream":
+      return { ...value, stream: tracedEvents(hit, value.stream, facts) };
+  }
+  return value;
 }

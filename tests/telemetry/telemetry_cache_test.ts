@@ -1,6 +1,8 @@
 /**
- * The spans of a cached alias's requests: the semantic cache's own embedding call stays out of the request's
- * GenAI span (which is the client's `chat <alias>` call, with its attempt under it).
+ * The spans of a cached alias's requests: a hit, exact or semantic, JSON or streamed, is a GenAI call like a
+ * fresh answer (its `chat <alias>` span says what the cached answer said of itself), with no attempt under it;
+ * and the semantic cache's own embedding call stays out of the request's GenAI span (which is the client's
+ * `chat <alias>` call, with its attempt under it).
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -39,8 +41,13 @@ tokens:
   }
 }
 
-/** Asks `model` under a trace of its own; the trace id. */
-async function ask(gw: TestGateway, model: string, stream = false): Promise<string> {
+/** Asks `model` under a trace of its own; the trace id and the answer's id as the client saw it. */
+async function ask(
+  gw: TestGateway,
+  model: string,
+  stream = false,
+  question = "What is the capital of France?",
+): Promise<{ traceId: string; id: string }> {
   const traceId = crypto.randomUUID().replaceAll("-", "");
   const res = await fetch(`${gw.baseURL}/chat/completions`, {
     method: "POST",
@@ -53,12 +60,13 @@ async function ask(gw: TestGateway, model: string, stream = false): Promise<stri
       model,
       stream,
       max_tokens: 50,
-      messages: [{ role: "user", content: "What is the capital of France?" }],
+      messages: [{ role: "user", content: question }],
     }),
   });
   assert.equal(res.status, 200);
-  await res.text();
-  return traceId;
+  const text = await res.text();
+  const first = stream ? text.slice("data: ".length, text.indexOf("\n")) : text;
+  return { traceId, id: JSON.parse(first).id };
 }
 
 /** The spans of a trace once its server span is in. */
@@ -72,7 +80,7 @@ async function traceOf(otlp: OtlpReceiver, traceId: string): Promise<DecodedSpan
 
 Deno.test("telemetry cache: a semantic lookup's embedding call does not take the request's GenAI span", async () => {
   await withCache(async (gw, otlp, upstream) => {
-    const traceId = await ask(gw, "similar");
+    const { traceId } = await ask(gw, "similar");
     const spans = await traceOf(otlp, traceId);
     const calls = spans.filter((s) => s.attributes["gen_ai.operation.name"] !== undefined);
     assert.deepEqual(calls.map((s) => s.name), ["chat similar"], "the client's call, and only it");
@@ -88,5 +96,38 @@ Deno.test("telemetry cache: a semantic lookup's embedding call does not take the
     const embedding = upstream.requests.find((r) => r.path.endsWith("/embeddings"));
     assert.ok(embedding, "the semantic lookup embedded the question");
     assert.ok(!(embedding.headers.get("traceparent") ?? "").includes(traceId));
+  });
+});
+
+Deno.test("telemetry cache: a hit has its GenAI span, saying what the cached answer said, and no attempt", async () => {
+  await withCache(async (gw, otlp, upstream) => {
+    await ask(gw, "exact");
+    await ask(gw, "similar");
+    const asked = upstream.requests.filter((r) => r.path.endsWith("/chat/completions")).length;
+    const hits = [
+      { model: "exact", stream: false, cache: "hit" },
+      { model: "exact", stream: true, cache: "hit" },
+      { model: "similar", stream: false, cache: "hit_semantic", question: "And the capital of France?" },
+    ];
+    for (const hit of hits) {
+      const { traceId, id } = await ask(gw, hit.model, hit.stream, hit.question);
+      const spans = await traceOf(otlp, traceId);
+      const what = `${hit.cache}, stream ${hit.stream}`;
+      assert.equal(spans.find((s) => s.name === "gateway")?.attributes["gateway.cache"], hit.cache, what);
+      const call = spans.find((s) => s.name === `chat ${hit.model}`);
+      assert.ok(call, `a GenAI span (${what}) in ${spans.map((s) => s.name)}`);
+      assert.equal(call.kind, "CLIENT");
+      assert.equal(call.attributes["gen_ai.operation.name"], "chat");
+      assert.equal(call.attributes["gen_ai.request.max_tokens"], 50);
+      assert.equal(call.attributes["gen_ai.provider.name"], "openai");
+      assert.equal(call.attributes["gen_ai.response.model"], "gpt-4o-mini");
+      assert.equal(call.attributes["gen_ai.response.id"], id, `the id the client got (${what})`);
+      assert.deepEqual(call.attributes["gen_ai.response.finish_reasons"], ["stop"]);
+      const output = JSON.parse(String(call.attributes["gen_ai.output.messages"]));
+      assert.equal(output[0].parts[0].content, "Hello from the fake upstream!");
+      assert.equal(spans.filter((s) => s.name === "POST").length, 0, `no attempt (${what})`);
+    }
+    const after = upstream.requests.filter((r) => r.path.endsWith("/chat/completions")).length;
+    assert.equal(after, asked, "every one of them a hit");
   });
 });
