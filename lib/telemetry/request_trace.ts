@@ -54,6 +54,12 @@ export interface TracedRecord {
   dropped?: string;
 }
 
+/** A request's GenAI call: its operation (`chat`, `embeddings`) and the alias it called. */
+export interface GenAiCall {
+  operation: string;
+  alias: string;
+}
+
 /** What every request's trace shares. */
 export interface TelemetryCore {
   readonly tracer: Tracer;
@@ -64,8 +70,12 @@ export interface TelemetryCore {
   scrub(text: string): string;
   /** Captured messages as the attribute's JSON: scrubbed, and cut to the size limit (captured_content.ts). */
   content(messages: readonly CapturedMessage[]): string;
-  /** `genAiProvider`: the answering upstream's `gen_ai.provider.name`. */
+  /**
+   * The GenAI metrics of a request that made a GenAI call (`call`: its operation and alias);
+   * `genAiProvider`: the answering upstream's `gen_ai.provider.name`.
+   */
   recordMetrics(
+    call: GenAiCall,
     record: TracedRecord,
     responseModel: string | undefined,
     genAiProvider: string | undefined,
@@ -114,6 +124,7 @@ export class RequestTrace {
   readonly #server: Span;
   readonly #gateway: Span;
   #call: Span | undefined;
+  #callOf: GenAiCall | undefined;
   /** The attempt that answered: open until the answer ends (a stream's last chunk). */
   #answering: Span | undefined;
   /** The `gen_ai.provider.name` of the last attempt, the one the access record names when all failed. */
@@ -157,6 +168,7 @@ export class RequestTrace {
     if (typeof max === "number") attributes[names.maxTokens] = max;
     if (typeof chat?.temperature === "number") attributes[names.temperature] = chat.temperature;
     if (typeof chat?.top_p === "number") attributes[names.topP] = chat.top_p;
+    this.#callOf = { operation, alias };
     this.#call = this.#core.tracer.startSpan(
       `${operation} ${alias}`,
       { kind: SpanKind.CLIENT, attributes },
@@ -319,7 +331,10 @@ export class RequestTrace {
     this.#call?.end();
     gateway.end();
     server.end();
-    this.#core.recordMetrics(record, this.#facts.model, genAiProvider);
+    // Only a GenAI call is a GenAI operation: a token count, or a request refused before its call, is none.
+    if (this.#callOf !== undefined) {
+      this.#core.recordMetrics(this.#callOf, record, this.#facts.model, genAiProvider);
+    }
   }
 }
 

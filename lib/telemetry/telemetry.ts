@@ -28,7 +28,7 @@ import { BUCKETS, GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv
 import { BoundedSpanQueue } from "./span_queue.ts";
 import { fetchTransport, sendingThrough } from "./otlp_transport.ts";
 import { capturedJson } from "./captured_content.ts";
-import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
+import { type GenAiCall, RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
 import type { ClientRequest } from "../runtime/types.ts";
 import { BoundedValues, ERROR_CODE_SHAPE } from "../metrics/bounded_values.ts";
@@ -145,7 +145,8 @@ export function createTelemetry(options: {
     captureContent: settings.captureContent,
     scrub: options.scrub,
     content: (messages) => capturedJson(messages, settings.maxContentSize, options.scrub),
-    recordMetrics: (record, model, genAiProvider) => instruments.record(record, model, genAiProvider),
+    recordMetrics: (call, record, model, genAiProvider) =>
+      instruments.record(call, record, model, genAiProvider),
   };
   return {
     settings,
@@ -172,8 +173,8 @@ const MAX_LABEL_VALUES = 50;
 const MODEL_SHAPE = /^[A-Za-z0-9_.:\/@-]{1,128}$/;
 
 /**
- * The GenAI client metrics (OTel conventions), recorded from each finished API request; `scrub` masks the
- * config's secrets in the attributes an upstream wrote.
+ * The GenAI client metrics (OTel conventions), recorded from each finished request that made a GenAI call, under
+ * that call's operation; `scrub` masks the config's secrets in the attributes an upstream wrote.
  */
 function genAiInstruments(
   meter: Meter,
@@ -206,11 +207,15 @@ function genAiInstruments(
     advice: { explicitBucketBoundaries: BUCKETS.perChunk },
   });
   return {
-    record(record: TracedRecord, model: string | undefined, genAiProvider: string | undefined) {
-      if (record.alias === undefined || record.endpoint === undefined) return;
+    record(
+      call: GenAiCall,
+      record: TracedRecord,
+      model: string | undefined,
+      genAiProvider: string | undefined,
+    ) {
       const attributes: Record<string, string> = {
-        [names.operation]: record.endpoint === "embeddings" ? "embeddings" : "chat",
-        [names.requestModel]: record.alias,
+        [names.operation]: call.operation,
+        [names.requestModel]: call.alias,
       };
       // The conventions' name of the vendor, and the config's name of the entry (bounded by the config).
       if (genAiProvider !== undefined) attributes[names.provider] = genAiProvider;
