@@ -30,11 +30,17 @@ import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import { logUnhandled } from "../log.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
-import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
+import {
+  captureJson,
+  noteCompletion,
+  noteNativeAnswer,
+  tracedChunks,
+  tracedEvents,
+} from "./traced_answer.ts";
 import { cachedRoute, noteCacheStatus } from "./cached_route.ts";
 import { streamedAnswer } from "../runtime/types.ts";
 import { guardedAnswer, receivedUsage } from "./guarded_answer.ts";
-import { type AnsweredRequest, completionTexts, type Reported, usageOf } from "./usage.ts";
+import { type AnsweredRequest, type Reported, usageOf } from "./usage.ts";
 import type {
   ChatAnswer,
   NativeAnswer,
@@ -101,6 +107,9 @@ export async function routeAnswer(
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const routed = await routeAnswerOnce(ctx, model, request, native);
   const value = routed.value;
+  // A whole answer is captured as the client gets it: after its output guardrails (an answer they withheld
+  // never gets here), fresh or from the cache. A stream's is captured from what its body forwarded.
+  if (ctx.trace?.capturing) captureJson(ctx.trace, value, native?.facts);
   if (value.kind === "stream" || value.kind === "native_stream") {
     ctx.abandon = () => {
       ctx.abandon = undefined;
@@ -161,7 +170,7 @@ function routeFresh(
       throw terms(err);
     });
     if (answer.kind === "json") {
-      if (trace) noteCompletion(trace, answer.body, completionTexts);
+      if (trace) noteCompletion(trace, answer.body);
       return answer;
     }
     const stream = await untilShown(target.provider, answer.chunks, CHAT_START);

@@ -252,6 +252,11 @@ export class RequestTrace {
     if (typeof reasoning === "number") this.#facts.reasoning = reasoning;
   }
 
+  /** Whether the answer's text is captured (capture on, the trace sampled, a GenAI call started). */
+  get capturing(): boolean {
+    return this.#call !== undefined && this.#core.captureContent && this.sampled;
+  }
+
   /** The answer's text, when content capture is on. */
   captureOutput(texts: readonly string[]): void {
     if (this.#call === undefined || !this.#core.captureContent || !this.sampled) return;
