@@ -24,6 +24,7 @@ import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./rou
 import { fillingNative, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
 import { watchedReader } from "./watched_reader.ts";
+import { tracedHit } from "./traced_answer.ts";
 
 /** What the usage record's `cache` says (and `x-cache`, in capitals: lib/http/middleware.ts). */
 export type CacheStatus = "hit" | "hit_semantic" | "miss" | "bypass";
@@ -89,6 +90,11 @@ function hitRouting(ctx: ClientContext, model: ResolvedModel, answer: CachedAnsw
     "age": String(Math.max(0, Math.floor((Date.now() - answer.storedAt) / 1000))),
   });
   return { target, lease: NO_LEASE, headers };
+}
+
+/** A hit's value as the request's trace sees it (telemetry on only): see tracedHit. */
+function traced<T extends ChatAnswer | NativeAnswer>(ctx: ClientContext, value: T, native?: NativeRoute): T {
+  return ctx.trace === undefined ? value : tracedHit(ctx.trace, value, native?.facts);
 }
 
 /** A chat-form hit's value: the completion with a fresh id and `created`, or the chunks it streams as. */
@@ -188,7 +194,9 @@ export async function cachedRoute(
     const value = nativeSpec
       ? nativeHitValue(nativeSpec, answer, request.asked)
       : answer.completion && chatHitValue(answer.completion, request.asked);
-    if (value !== undefined) return { value, ...hitRouting(ctx, model, answer, "hit") };
+    if (value !== undefined) {
+      return { value: traced(ctx, value, native), ...hitRouting(ctx, model, answer, "hit") };
+    }
   }
   let fill = lookup.kind === "miss" ? lookup.fill : abandoned;
   if (nativeSpec) {
@@ -200,7 +208,7 @@ export async function cachedRoute(
     if (semantic.kind === "hit" && semantic.answer.completion) {
       // The paraphrase's own key gets the answer too, so its identical requests (waiting on it) hit exactly.
       fill.write(semantic.answer);
-      const value = chatHitValue(structuredClone(semantic.answer.completion), request.asked);
+      const value = traced(ctx, chatHitValue(structuredClone(semantic.answer.completion), request.asked));
       const hit = { value, ...hitRouting(ctx, model, semantic.answer, "hit_semantic") };
       hit.headers.set("x-cache-similarity", semantic.similarity.toFixed(3));
       return hit;

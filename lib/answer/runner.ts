@@ -30,11 +30,17 @@ import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import { logUnhandled } from "../log.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
-import { noteCompletion, noteNativeAnswer, tracedChunks, tracedEvents } from "./traced_answer.ts";
+import {
+  captureJson,
+  noteCompletion,
+  noteNativeAnswer,
+  tracedChunks,
+  tracedEvents,
+} from "./traced_answer.ts";
 import { cachedRoute, noteCacheStatus } from "./cached_route.ts";
 import { streamedAnswer } from "../runtime/types.ts";
 import { guardedAnswer, receivedUsage } from "./guarded_answer.ts";
-import { type AnsweredRequest, completionTexts, type Reported, usageOf } from "./usage.ts";
+import { type AnsweredRequest, type Reported, usageOf } from "./usage.ts";
 import type {
   ChatAnswer,
   NativeAnswer,
@@ -101,6 +107,9 @@ export async function routeAnswer(
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const routed = await routeAnswerOnce(ctx, model, request, native);
   const value = routed.value;
+  // A whole answer is captured as the client gets it: after its output guardrails (an answer they withheld
+  // never gets here), fresh or from the cache. A stream's is captured from what its body forwarded.
+  if (ctx.trace?.capturing) captureJson(ctx.trace, value, native?.facts);
   if (value.kind === "stream" || value.kind === "native_stream") {
     ctx.abandon = () => {
       ctx.abandon = undefined;
@@ -118,6 +127,9 @@ function routeAnswerOnce(
   request: RoutedRequest,
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
+  // The request's GenAI span starts before the cache is looked up: a hit is a GenAI operation too (the metrics
+  // count it), answered by the cache instead of an attempt.
+  ctx.trace?.startCall("chat", model.alias, request.chat);
   const settings = model.cache;
   const cache = ctx.services.cache;
   // Only a request whose text a guardrail changed, or whose answer one checks, is kept from the cache
@@ -149,7 +161,6 @@ function routeFresh(
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const terms = request.clientTerms ?? ((err: unknown) => err);
   const trace = ctx.trace;
-  trace?.startCall("chat", model.alias, request.chat);
   const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
     const call = upstreamCall(ctx, target);
     const sent = request.withheld === undefined
@@ -159,7 +170,7 @@ function routeFresh(
       throw terms(err);
     });
     if (answer.kind === "json") {
-      if (trace) noteCompletion(trace, answer.body, completionTexts);
+      if (trace) noteCompletion(trace, answer.body);
       return answer;
     }
     const stream = await untilShown(target.provider, answer.chunks, CHAT_START);

@@ -51,6 +51,10 @@ async function embedOwn(
     admission: undefined,
     answeredBy: undefined,
     streamDone: undefined,
+    // The lookup is the gateway's own call, not the client's: in the request's trace it would take the
+    // request's GenAI span (one per request: `embeddings <alias>` in place of `chat <alias>`) and its attempts.
+    trace: undefined,
+    traceHeaders: undefined,
   };
   own.record.alias = model.alias;
   own.record.stream = false;

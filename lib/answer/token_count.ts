@@ -32,11 +32,19 @@ export async function answerTokenCount(
   // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
   if (model.targets.some(countsInputTokens)) {
     try {
-      const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider) => {
-        if (!countsInputTokens(target)) return null;
-        const call = upstreamCall(ctx, target);
-        return await provider.countInputTokens?.(await input(target), call) ?? null;
-      });
+      const routed = await routeRequest(
+        ctx,
+        model,
+        ctx.signal,
+        async (target, provider) => {
+          if (!countsInputTokens(target)) return null;
+          const call = upstreamCall(ctx, target);
+          return await provider.countInputTokens?.(await input(target), call) ?? null;
+        },
+        () => false,
+        // Counting asks no model to answer: traced as attempts, not as a GenAI call, and no GenAI metric.
+        null,
+      );
       exact = routed.value;
       headers = routed.headers;
     } catch (err) {

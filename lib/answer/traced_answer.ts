@@ -1,7 +1,8 @@
 /**
  * What a routed answer tells its request's trace (telemetry on only): a whole completion its id, model, finish
- * reasons, usage details and (when captured) text; a stream the same as its chunks pass. An answer passed
- * through in the client API's own wire format tells the same, read by that API's {@linkcode NativeFacts}.
+ * reasons and usage details as it arrives; a stream the same as its chunks pass. An answer passed through in
+ * the client API's own wire format tells the same, read by that API's {@linkcode NativeFacts}. A whole answer's
+ * text is captured only once it is the client's ({@linkcode captureJson}), after output guardrails.
  *
  * @module
  */
@@ -9,21 +10,20 @@ import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/
 import type { RequestTrace } from "../telemetry/request_trace.ts";
 import type { Peeked } from "./stream_body.ts";
 import { watchedReader } from "./watched_reader.ts";
-import type { NativeFacts } from "./routed.ts";
+import { completionTexts } from "./usage.ts";
+import type { ChatAnswer, NativeAnswer, NativeFacts } from "./routed.ts";
 
-/** What a whole completion tells its trace: its id, model, finish reasons and (when captured) its text. */
-export function noteCompletion(
-  trace: RequestTrace,
-  completion: ChatCompletion,
-  texts: (completion: ChatCompletion) => string[],
-): void {
+/** What the functions here tell a trace as an answer arrives: its facts (its text is captured apart). */
+export type AnswerTrace = Pick<RequestTrace, "noteResponse">;
+
+/** What a whole completion tells its trace: its id, model, finish reasons and usage details. */
+export function noteCompletion(trace: AnswerTrace, completion: ChatCompletion): void {
   trace.noteResponse({
     id: completion.id,
     model: completion.model,
     finishReasons: completion.choices.map((choice) => choice.finish_reason),
     usage: completion.usage,
   });
-  trace.captureOutput(texts(completion));
 }
 
 /**
@@ -31,7 +31,7 @@ export function noteCompletion(
  * model, finish reasons, usage details); one more read per chunk, for traced requests only.
  */
 export function tracedChunks(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   stream: Peeked<ChatCompletionChunk>,
 ): Peeked<ChatCompletionChunk> {
   const note = (chunk: ChatCompletionChunk) => {
@@ -47,11 +47,11 @@ export function tracedChunks(
 
 /**
  * What a whole answer passed through in the client API's own wire format tells its trace, as
- * {@linkcode noteCompletion} does for a translated one: its id, model, finish reasons, usage classes and
- * (when captured) its text, read by the client API's `facts`; without them, its `id` and `model` fields.
+ * {@linkcode noteCompletion} does for a translated one: its id, model, finish reasons and usage classes, read
+ * by the client API's `facts`; without them, its `id` and `model` fields.
  */
 export function noteNativeAnswer(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   body: JsonObject,
   facts: (() => NativeFacts) | undefined,
 ): void {
@@ -59,9 +59,23 @@ export function noteNativeAnswer(
     trace.noteResponse({ id: body.id, model: body.model });
     return;
   }
-  const found = facts().answer(body);
-  trace.noteResponse(found);
-  if (found.texts !== undefined) trace.captureOutput(found.texts);
+  trace.noteResponse(facts().answer(body));
+}
+
+/**
+ * The text of a whole answer (content capture on): the completion's texts, or a native answer's as its client
+ * API's `facts` read them. Called with the answer as its client gets it, once output guardrails let it through.
+ */
+export function captureJson(
+  trace: RequestTrace,
+  value: ChatAnswer | NativeAnswer,
+  facts: (() => NativeFacts) | undefined,
+): void {
+  if (value.kind === "json") trace.captureOutput(completionTexts(value.body));
+  else if (value.kind === "native") {
+    const texts = facts?.().answer(value.body).texts;
+    if (texts !== undefined) trace.captureOutput(texts);
+  }
 }
 
 /**
@@ -70,7 +84,7 @@ export function noteNativeAnswer(
  * text is captured from what the client's body forwarded.
  */
 export function tracedEvents(
-  trace: RequestTrace,
+  trace: AnswerTrace,
   stream: Peeked<JsonObject>,
   facts: (() => NativeFacts) | undefined,
 ): Peeked<JsonObject> {
@@ -82,4 +96,32 @@ export function tracedEvents(
   };
   note(stream.first);
   return { first: stream.first, rest: watchedReader(stream.rest, { value: note }) };
+}
+
+/**
+ * A cache hit's value, telling the request's trace what the cached answer says of itself (its id, model and
+ * finish reasons) as a fresh answer would. Not its usage: that was the call that
+ * filled the entry, and this request spent nothing upstream.
+ */
+export function tracedHit<T extends ChatAnswer | NativeAnswer>(
+  trace: RequestTrace,
+  value: T,
+  facts: (() => NativeFacts) | undefined,
+): T {
+  const hit: AnswerTrace = {
+    noteResponse: ({ id, model, finishReasons }) => trace.noteResponse({ id, model, finishReasons }),
+  };
+  switch (value.kind) {
+    case "json":
+      noteCompletion(hit, value.body);
+      return value;
+    case "stream":
+      return { ...value, stream: tracedChunks(hit, value.stream) };
+    case "native":
+      noteNativeAnswer(hit, value.body, facts);
+      return value;
+    case "native_stream":
+      return { ...value, stream: tracedEvents(hit, value.stream, facts) };
+  }
+  return value;
 }

@@ -34,7 +34,9 @@ export interface RoutedAnswer<T> {
 /**
  * Routes `attempt` over `model`'s targets for this request. The target's lease is released as soon as the
  * answer is in hand, unless `holdsLease(answer)` says the answer is still running (a stream the client reads):
- * then whoever serves it releases the lease when it ends.
+ * then whoever serves it releases the lease when it ends. `operation` is the GenAI call the request's trace
+ * shows the attempts under; null for a call that is none (a token count: no model is asked to answer), whose
+ * attempts go under the gateway's span and which no GenAI metric counts.
  */
 export async function routeRequest<T>(
   ctx: RequestContext,
@@ -42,6 +44,7 @@ export async function routeRequest<T>(
   signal: AbortSignal,
   attempt: (target: RoutedTarget, provider: Provider) => Promise<T>,
   holdsLease: (answer: T) => boolean = () => false,
+  operation: string | null = model.type === "embedding" ? "embeddings" : "chat",
 ): Promise<RoutedAnswer<T>> {
   const attempts: AttemptRecord[] = [];
   ctx.record.attempt_log = attempts;
@@ -59,7 +62,7 @@ export async function routeRequest<T>(
     }
   };
   const trace = ctx.trace;
-  trace?.startCall(model.type === "embedding" ? "embeddings" : "chat", model.alias);
+  if (operation !== null) trace?.startCall(operation, model.alias);
   try {
     const routed = await route(model, ctx.state.config.routing, ctx.routing, signal, attempts, (target) => {
       const provider = ctx.state.providers.get(target.provider);

@@ -54,6 +54,12 @@ export interface TracedRecord {
   dropped?: string;
 }
 
+/** A request's GenAI call: its operation (`chat`, `embeddings`) and the alias it called. */
+export interface GenAiCall {
+  operation: string;
+  alias: string;
+}
+
 /** What every request's trace shares. */
 export interface TelemetryCore {
   readonly tracer: Tracer;
@@ -64,12 +70,33 @@ export interface TelemetryCore {
   scrub(text: string): string;
   /** Captured messages as the attribute's JSON: scrubbed, and cut to the size limit (captured_content.ts). */
   content(messages: readonly CapturedMessage[]): string;
-  /** `genAiProvider`: the answering upstream's `gen_ai.provider.name`. */
+  /**
+   * The GenAI metrics of a request that made a GenAI call (`call`: its operation and alias);
+   * `genAiProvider`: the answering upstream's `gen_ai.provider.name`.
+   */
   recordMetrics(
+    call: GenAiCall,
     record: TracedRecord,
     responseModel: string | undefined,
     genAiProvider: string | undefined,
   ): void;
+}
+
+/** The most characters of an answer's id or model a span keeps (real ones are far shorter). */
+export const MAX_FACT = 256;
+/** The most finish reasons a span keeps (one per choice), and characters of each. */
+export const MAX_FINISH_REASONS = 16;
+export const MAX_FINISH_REASON = 64;
+
+/**
+ * `text` cut to `max` UTF-16 units, on a code point boundary. The scrubber runs on what is kept (at `end`):
+ * a secret within it is masked, and so is what is left of one cut at the end when the scrubber knows it as a
+ * run of that secret (secrets/scrubber.ts).
+ */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = text.charCodeAt(max - 1) >= 0xd800 && text.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max;
+  return text.slice(0, end);
 }
 
 /** What routing tells the trace about the target of an attempt. */
@@ -97,6 +124,7 @@ export class RequestTrace {
   readonly #server: Span;
   readonly #gateway: Span;
   #call: Span | undefined;
+  #callOf: GenAiCall | undefined;
   /** The attempt that answered: open until the answer ends (a stream's last chunk). */
   #answering: Span | undefined;
   /** The `gen_ai.provider.name` of the last attempt, the one the access record names when all failed. */
@@ -140,6 +168,7 @@ export class RequestTrace {
     if (typeof max === "number") attributes[names.maxTokens] = max;
     if (typeof chat?.temperature === "number") attributes[names.temperature] = chat.temperature;
     if (typeof chat?.top_p === "number") attributes[names.topP] = chat.top_p;
+    this.#callOf = { operation, alias };
     this.#call = this.#core.tracer.startSpan(
       `${operation} ${alias}`,
       { kind: SpanKind.CLIENT, attributes },
@@ -202,10 +231,15 @@ export class RequestTrace {
     usage?: unknown;
     tokens?: { cachedRead?: number; reasoning?: number };
   }): void {
-    if (typeof facts.id === "string" && this.#facts.id === undefined) this.#facts.id = facts.id;
-    if (typeof facts.model === "string") this.#facts.model = facts.model;
+    // The upstream's words, of any length it likes: cut here, so a span (and its queue) never holds more.
+    if (typeof facts.id === "string" && this.#facts.id === undefined) {
+      this.#facts.id = cut(facts.id, MAX_FACT);
+    }
+    if (typeof facts.model === "string") this.#facts.model = cut(facts.model, MAX_FACT);
     const reasons = facts.finishReasons?.filter((r): r is string => typeof r === "string");
-    if (reasons !== undefined && reasons.length > 0) this.#facts.finishReasons = reasons;
+    if (reasons !== undefined && reasons.length > 0) {
+      this.#facts.finishReasons = reasons.slice(0, MAX_FINISH_REASONS).map((r) => cut(r, MAX_FINISH_REASON));
+    }
     const usage = facts.usage as
       | {
         prompt_tokens_details?: { cached_tokens?: unknown };
@@ -216,6 +250,11 @@ export class RequestTrace {
     const reasoning = usage?.completion_tokens_details?.reasoning_tokens ?? facts.tokens?.reasoning;
     if (typeof cached === "number") this.#facts.cached = cached;
     if (typeof reasoning === "number") this.#facts.reasoning = reasoning;
+  }
+
+  /** Whether the answer's text is captured (capture on, the trace sampled, a GenAI call started). */
+  get capturing(): boolean {
+    return this.#call !== undefined && this.#core.captureContent && this.sampled;
   }
 
   /** The answer's text, when content capture is on. */
@@ -297,7 +336,10 @@ export class RequestTrace {
     this.#call?.end();
     gateway.end();
     server.end();
-    this.#core.recordMetrics(record, this.#facts.model, genAiProvider);
+    // Only a GenAI call is a GenAI operation: a token count, or a request refused before its call, is none.
+    if (this.#callOf !== undefined) {
+      this.#core.recordMetrics(this.#callOf, record, this.#facts.model, genAiProvider);
+    }
   }
 }
 

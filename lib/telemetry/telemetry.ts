@@ -24,10 +24,11 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { Counter } from "../metrics/registry.ts";
-import { GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
+import { BUCKETS, GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv.ts";
 import { BoundedSpanQueue } from "./span_queue.ts";
+import { fetchTransport, sendingThrough } from "./otlp_transport.ts";
 import { capturedJson } from "./captured_content.ts";
-import { RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
+import { type GenAiCall, RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
 import type { ClientRequest } from "../runtime/types.ts";
 import { BoundedValues, ERROR_CODE_SHAPE } from "../metrics/bounded_values.ts";
@@ -39,6 +40,12 @@ export interface Telemetry {
   /** Exports what is queued within `graceMs`, then drops the rest (counted) and stops. */
   shutdown(graceMs: number): Promise<void>;
 }
+
+/** How far above max_content_size the span attribute length limit is. */
+const ATTRIBUTE_MARGIN = 1_024;
+
+/** How long past otlp.timeout the span queue waits for an export its transport should have ended already. */
+const EXPORT_BACKSTOP_MS = 1_000;
 
 /** Counts an exporter's failed exports as dropped (`signal="metrics"`), keeping its results. */
 function counting(exporter: PushMetricExporter, dropped: () => void): PushMetricExporter {
@@ -68,33 +75,55 @@ export function createTelemetry(options: {
     "telemetry.sdk.language": "webjs",
     "gateway.semconv.gen_ai": GENAI_SEMCONV_VERSION,
   });
-  const exporterOptions = {
+  const json = settings.protocol === "http/json";
+  const contentType = json ? "application/json" : "application/x-protobuf";
+  // The SDK's exporters serialize; the gateway's transport sends, each export ended by its deadline
+  // (otlp_transport.ts), and one at a time: a collector that is slow holds one connection, never a pile.
+  const traceTransport = fetchTransport({ url: settings.tracesUrl, headers: settings.headers, contentType });
+  const traceOptions = {
     url: settings.tracesUrl,
     headers: settings.headers,
     timeoutMillis: settings.timeoutMs,
+    concurrencyLimit: 1,
   };
-  const traceExporter = settings.protocol === "http/json"
-    ? new JsonTraceExporter(exporterOptions)
-    : new ProtoTraceExporter(exporterOptions);
+  const traceExporter = sendingThrough(
+    json ? new JsonTraceExporter(traceOptions) : new ProtoTraceExporter(traceOptions),
+    traceTransport,
+  );
   const queue = new BoundedSpanQueue({
     exporter: traceExporter,
     maxQueue: settings.maxQueue,
     maxBatch: 512,
     intervalMs: settings.intervalMs,
-    timeoutMs: settings.timeoutMs,
+    // The transport ends an export at otlp.timeout; the queue's own bound is only a backstop behind it, so
+    // the queue never gives up on an export (and starts the next) while that one is still being ended.
+    timeoutMs: settings.timeoutMs + EXPORT_BACKSTOP_MS,
     dropped: (n) => options.dropped.inc(["traces"], n),
   });
   const provider = new TracerProvider({
     resource,
+    // A backstop for attributes nothing else bounds: captured messages are cut to max_content_size UTF-8
+    // bytes (as many characters at most) as valid JSON, and an answer's id, model and finish reasons far
+    // shorter (request_trace.ts); the SDK would cut a longer value blindly, so the limit stays above both.
+    spanLimits: { attributeValueLengthLimit: settings.maxContentSize + ATTRIBUTE_MARGIN },
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
     spanProcessors: [queue],
   });
-  // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both.
-  const metricOptions = { ...exporterOptions, url: settings.metricsUrl };
+  // Metrics speak the protocol traces speak: a collector (or backend) that takes only JSON takes both. The
+  // reader gives up on an export when its transport ends it, so the next collection finds the exporter free.
+  const metricInterval = Math.max(settings.intervalMs, 1_000);
+  const metricTimeout = Math.min(settings.timeoutMs, metricInterval);
+  const metricTransport = fetchTransport({
+    url: settings.metricsUrl,
+    headers: settings.headers,
+    contentType,
+  });
+  const metricOptions = { ...traceOptions, url: settings.metricsUrl, timeoutMillis: metricTimeout };
   const metricExporter = counting(
-    settings.protocol === "http/json"
-      ? new JsonMetricExporter(metricOptions)
-      : new ProtoMetricExporter(metricOptions),
+    sendingThrough(
+      json ? new JsonMetricExporter(metricOptions) : new ProtoMetricExporter(metricOptions),
+      metricTransport,
+    ),
     () => options.dropped.inc(["metrics"]),
   );
   const meterProvider = new MeterProvider({
@@ -102,8 +131,8 @@ export function createTelemetry(options: {
     readers: [
       new PeriodicExportingMetricReader({
         exporter: metricExporter,
-        exportIntervalMillis: Math.max(settings.intervalMs, 1_000),
-        exportTimeoutMillis: Math.min(settings.timeoutMs, Math.max(settings.intervalMs, 1_000)),
+        exportIntervalMillis: metricInterval,
+        exportTimeoutMillis: metricTimeout,
       }),
     ],
   });
@@ -116,7 +145,8 @@ export function createTelemetry(options: {
     captureContent: settings.captureContent,
     scrub: options.scrub,
     content: (messages) => capturedJson(messages, settings.maxContentSize, options.scrub),
-    recordMetrics: (record, model, genAiProvider) => instruments.record(record, model, genAiProvider),
+    recordMetrics: (call, record, model, genAiProvider) =>
+      instruments.record(call, record, model, genAiProvider),
   };
   return {
     settings,
@@ -130,6 +160,9 @@ export function createTelemetry(options: {
       ]);
       clearTimeout(timer);
       queue.abandon();
+      // An export still under way when the grace is over is ended, not waited for (it would hold the process).
+      traceTransport.shutdown();
+      metricTransport.shutdown();
     },
   };
 }
@@ -140,8 +173,8 @@ const MAX_LABEL_VALUES = 50;
 const MODEL_SHAPE = /^[A-Za-z0-9_.:\/@-]{1,128}$/;
 
 /**
- * The GenAI client metrics (OTel conventions), recorded from each finished API request; `scrub` masks the
- * config's secrets in the attributes an upstream wrote.
+ * The GenAI client metrics (OTel conventions), recorded from each finished request that made a GenAI call, under
+ * that call's operation; `scrub` masks the config's secrets in the attributes an upstream wrote.
  */
 function genAiInstruments(
   meter: Meter,
@@ -155,26 +188,34 @@ function genAiInstruments(
   const duration: Histogram = meter.createHistogram(names.metricDuration, {
     unit: "s",
     description: "Duration of GenAI operations through the gateway.",
+    advice: { explicitBucketBoundaries: BUCKETS.duration },
   });
   const tokens: Histogram = meter.createHistogram(names.metricTokens, {
     unit: "{token}",
     description: "Tokens per GenAI operation, by type.",
+    advice: { explicitBucketBoundaries: BUCKETS.tokens },
   });
   const firstChunk: Histogram = meter.createHistogram(names.metricFirstChunk, {
     unit: "s",
     description: "Time to the first chunk of a streamed GenAI answer.",
+    advice: { explicitBucketBoundaries: BUCKETS.firstChunk },
   });
   const perChunk: Histogram = meter.createHistogram(names.metricPerChunk, {
     unit: "s",
     description:
       "Time per output token after the first chunk of a streamed answer (tokens stand in for chunks).",
+    advice: { explicitBucketBoundaries: BUCKETS.perChunk },
   });
   return {
-    record(record: TracedRecord, model: string | undefined, genAiProvider: string | undefined) {
-      if (record.alias === undefined || record.endpoint === undefined) return;
+    record(
+      call: GenAiCall,
+      record: TracedRecord,
+      model: string | undefined,
+      genAiProvider: string | undefined,
+    ) {
       const attributes: Record<string, string> = {
-        [names.operation]: record.endpoint === "embeddings" ? "embeddings" : "chat",
-        [names.requestModel]: record.alias,
+        [names.operation]: call.operation,
+        [names.requestModel]: call.alias,
       };
       // The conventions' name of the vendor, and the config's name of the entry (bounded by the config).
       if (genAiProvider !== undefined) attributes[names.provider] = genAiProvider;

@@ -13,7 +13,8 @@
  *
  * `hang: true` reads and records each request, then never answers until {@linkcode OtlpReceiver.stop}
  * (which answers the held requests so the server can close); `status` answers every request with that
- * status, to test a failing collector.
+ * status, to test a failing collector; `trickle: true` answers 200 at once and then sends its body a byte at a
+ * time, never ending it, until {@linkcode OtlpReceiver.heal} (a collector that answers slowly, then recovers).
  *
  * @module
  */
@@ -115,6 +116,17 @@ export interface OtlpReceiverOptions {
   hang?: boolean;
   /** Answer every export with this status instead of 200. */
   status?: number;
+  /**
+   * Answer 200 at once, then trickle the body a byte every 50 ms, never ending it: only the client closing the
+   * connection (or stop()) ends such an answer. heal() makes later answers whole and immediate.
+   */
+  trickle?: boolean;
+}
+
+/** A trickled answer: to which path, and whether the client has closed it. */
+export interface TrickledAnswer {
+  path: string;
+  closed: boolean;
 }
 
 /** A running receiver. */
@@ -127,6 +139,10 @@ export interface OtlpReceiver {
   metrics(): DecodedMetric[];
   /** Every request received, decodable or not, in arrival order. */
   requests: ReceivedRequest[];
+  /** The answers a `trickle` receiver trickled, in arrival order. */
+  trickled: TrickledAnswer[];
+  /** A `trickle` receiver answers at once from now on (the ones already trickling go on). */
+  heal(): void;
   /**
    * Resolves with all spans once `until` holds (a predicate over all spans so far, or a minimum count);
    * rejects after `timeoutMs` (default 5000) with the span names seen, or when the receiver stops.
@@ -428,6 +444,10 @@ export function startOtlpReceiver(options: OtlpReceiverOptions = {}): OtlpReceiv
   const waiters = new Set<Waiter>();
   /** Held answers of a hanging receiver, released by stop(). */
   const held = new Set<PromiseWithResolvers<void>>();
+  const trickled: TrickledAnswer[] = [];
+  /** Ends the trickling answers still open (stop()). */
+  const trickling = new Set<() => void>();
+  let healed = false;
   let stopping: Promise<void> | undefined;
 
   function wait<T>(
@@ -514,6 +534,7 @@ export function startOtlpReceiver(options: OtlpReceiverOptions = {}): OtlpReceiv
       held.delete(release);
       return new Response(null, { status: 503 });
     }
+    if (options.trickle && !healed && !stopping) return trickleAnswer(path);
     // An empty Export*ServiceResponse: no bytes in protobuf (all fields default), `{}` in JSON.
     return encoding === "json"
       ? new Response("{}", { status: options.status ?? 200, headers: { "content-type": "application/json" } })
@@ -523,6 +544,37 @@ export function startOtlpReceiver(options: OtlpReceiverOptions = {}): OtlpReceiv
       });
   }
 
+  /** 200 at once, then a space every 50 ms until the client goes away (its cancel) or stop() ends it. */
+  function trickleAnswer(path: string): Response {
+    const answer: TrickledAnswer = { path, closed: false };
+    trickled.push(answer);
+    let timer: ReturnType<typeof setInterval> | undefined;
+    let end = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        timer = setInterval(() => {
+          try {
+            controller.enqueue(new Uint8Array([32]));
+          } catch { /* the stream is closing */ }
+        }, 50);
+        end = () => {
+          clearInterval(timer);
+          trickling.delete(end);
+          try {
+            controller.close();
+          } catch { /* already cancelled */ }
+        };
+        trickling.add(end);
+      },
+      cancel() {
+        clearInterval(timer);
+        trickling.delete(end);
+        answer.closed = true;
+      },
+    });
+    return new Response(body, { status: 200, headers: { "content-type": "application/x-protobuf" } });
+  }
+
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
 
   return {
@@ -530,6 +582,10 @@ export function startOtlpReceiver(options: OtlpReceiverOptions = {}): OtlpReceiv
     spans: () => [...spans],
     metrics: () => [...metrics],
     requests,
+    trickled,
+    heal() {
+      healed = true;
+    },
     waitForSpans: (until, timeoutMs = 5000) =>
       wait(spans, "spans", (s) => `${s.name} (${s.kind}, ${s.encoding})`, until, timeoutMs),
     waitForMetrics: (until, timeoutMs = 5000) =>
@@ -540,6 +596,7 @@ export function startOtlpReceiver(options: OtlpReceiverOptions = {}): OtlpReceiv
         // Deno's shutdown waits for in-flight handlers, so a hanging receiver answers its held requests
         // first (their clients have usually given up already; the answer then goes nowhere).
         for (const release of held) release.resolve();
+        for (const end of [...trickling]) end();
         await server.shutdown();
       })();
       return stopping;

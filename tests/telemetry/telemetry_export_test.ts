@@ -196,8 +196,21 @@ Deno.test("telemetry sampling: a ratio keeps its share of new traces; an incomin
   }
 });
 
+/** The GenAI metric conventions' ExplicitBucketBoundaries (the client metrics, and the server ones for chunks). */
+// deno-fmt-ignore
+const CONVENTION_BUCKETS: Record<string, number[]> = {
+  "gen_ai.client.operation.duration":
+    [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  "gen_ai.client.token.usage":
+    [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  "gen_ai.client.operation.time_to_first_chunk":
+    [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0],
+  "gen_ai.client.operation.time_per_output_chunk":
+    [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
+};
+
 for (const protocol of ["http/protobuf", "http/json"] as const) {
-  Deno.test(`telemetry metrics (${protocol}): the GenAI client metrics reach the collector over OTLP`, async () => {
+  Deno.test(`telemetry metrics (${protocol}): the GenAI client metrics reach the collector over OTLP, in the conventions' buckets`, async () => {
     const otlp = startOtlpReceiver();
     const gw = await startGateway(config(otlp.url, { otlp: `    protocol: ${protocol}` }));
     try {
@@ -207,6 +220,7 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
         "gen_ai.client.operation.duration",
         "gen_ai.client.token.usage",
         "gen_ai.client.operation.time_to_first_chunk",
+        "gen_ai.client.operation.time_per_output_chunk",
       ];
       const metrics = await otlp.waitForMetrics(
         (m) => want.every((name) => m.some((x) => x.name === name)),
@@ -222,6 +236,12 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
         "the conventions' kind of name",
       );
       assert.equal(echo?.attributes["gateway.provider"], "local", "the config's name of the entry");
+      // The boundaries the GenAI metric conventions advise, in seconds and tokens (the SDK's default, made for
+      // milliseconds, put every call of under 5 s into one bucket).
+      for (const [name, bounds] of Object.entries(CONVENTION_BUCKETS)) {
+        const points = metrics.find((m) => m.name === name)!.points;
+        for (const point of points) assert.deepEqual(point.explicitBounds, bounds, name);
+      }
       // Both signals speak the protocol the operator chose.
       await otlp.waitForSpans((spans) => spans.length > 0);
       const wanted = protocol === "http/json" ? "application/json" : "application/x-protobuf";

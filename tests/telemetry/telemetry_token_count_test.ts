@@ -1,0 +1,97 @@
+/**
+ * A token count (Messages `count_tokens`, Responses `input_tokens`, Gemini `:countTokens`) asks no model to
+ * answer: it is no GenAI operation, so no `gen_ai.client.operation.duration` point counts it and its trace has
+ * no GenAI span, whether the gateway counted or an upstream that counts did (then its attempt is traced).
+ */
+import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
+import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
+import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
+
+const HEADERS = {
+  authorization: `Bearer ${TEST_TOKEN}`,
+  "x-api-key": TEST_TOKEN,
+  "x-goog-api-key": TEST_TOKEN,
+  "anthropic-version": "2023-06-01",
+  "content-type": "application/json",
+};
+
+/** POSTs `body` to `path` under a trace of its own; the trace id. */
+async function post(gw: TestGateway, path: string, body: unknown): Promise<string> {
+  const traceId = crypto.randomUUID().replaceAll("-", "");
+  const res = await fetch(`${gw.url}${path}`, {
+    method: "POST",
+    headers: { ...HEADERS, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 200, `${path}: ${await res.clone().text()}`);
+  await res.text();
+  return traceId;
+}
+
+Deno.test("telemetry metrics: a token count is no GenAI operation, counted or asked of an upstream", async () => {
+  const anthropic = startFakeAnthropic();
+  const otlp = startOtlpReceiver();
+  const gw = await startGateway(`
+telemetry:
+  otlp: { endpoint: "${otlp.url}", interval: 50ms }
+providers:
+  local: { type: builtin }
+  claude: { type: anthropic, base_url: "${anthropic.baseURL}", api_key: "${FAKE_ANTHROPIC_KEY}" }
+models:
+  echo: { type: chat, targets: [{ provider: local, model: echo }] }
+  sonnet: { type: chat, targets: [{ provider: claude, model: claude-sonnet-4-5 }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+`);
+  try {
+    const messages = [{ role: "user", content: "Hi" }];
+    const counts = [
+      await post(gw, "/v1/messages/count_tokens", { model: "echo", messages }),
+      await post(gw, "/v1/responses/input_tokens", { model: "echo", input: "Hi" }),
+      await post(gw, "/v1beta/models/echo:countTokens", {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+      }),
+      await post(gw, "/v1/messages/count_tokens", { model: "sonnet", messages }),
+    ];
+    assert.ok(anthropic.requests.some((r) => r.path === "/v1/messages/count_tokens"), "the upstream counted");
+    const chat = await post(gw, "/v1/chat/completions", { model: "echo", messages });
+    // Metrics are recorded as each request ends: the export that carries the chat carries the counts too.
+    const isChat = (attributes: Record<string, unknown>) =>
+      attributes["gen_ai.provider.name"] === "gateway.builtin";
+    const metrics = await otlp.waitForMetrics(
+      (m) =>
+        m.some((x) =>
+          x.name === "gen_ai.client.operation.duration" && x.points.some((p) => isChat(p.attributes))
+        ),
+      15_000,
+    );
+    const duration = metrics.filter((m) => m.name === "gen_ai.client.operation.duration").at(-1)!;
+    assert.deepEqual(
+      duration.points.map((
+        p,
+      ) => [p.attributes["gen_ai.operation.name"], p.attributes["gen_ai.request.model"], p.count]),
+      [["chat", "echo", 1]],
+      "the chat completion, and only it",
+    );
+    assert.ok(isChat(duration.points[0].attributes));
+    const spans = await otlp.waitForSpans(
+      (s) => [...counts, chat].every((id) => s.some((x) => x.traceId === id && x.kind === "SERVER")),
+      10_000,
+    );
+    for (const traceId of counts) {
+      const mine = spans.filter((s) => s.traceId === traceId);
+      const calls = mine.filter((s) => s.attributes["gen_ai.operation.name"] !== undefined);
+      assert.deepEqual(calls.map((s) => s.name), [], `no GenAI span in ${mine.map((s) => s.name)}`);
+    }
+    const asked = spans.filter((s) => s.traceId === counts[3]);
+    const attempt = asked.find((s) => s.name === "POST" && s.kind === "CLIENT");
+    assert.ok(attempt, "the upstream's count is traced as an attempt");
+    assert.equal(attempt.parentSpanId, asked.find((s) => s.name === "gateway")?.spanId);
+  } finally {
+    await gw.stop();
+    await otlp.stop();
+    await anthropic.stop();
+  }
+});
