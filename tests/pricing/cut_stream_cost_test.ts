@@ -4,7 +4,9 @@
  * reads (and Anthropic's cache writes) before any output, so the broken stream's input costs what the finished
  * stream's does, whether it broke upstream or an output guardrail stopped it. Its output is the gateway's count
  * of what the client received. Without the classes a cut stream priced every cached token as uncached input (10×
- * a cache read's price).
+ * a cache read's price); without Gemini's count on a stream translated for another client API it was recorded
+ * at the gateway's estimate of the request text (a few tokens of a 100k prompt), so any client could cut its
+ * stream to pay almost nothing.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -254,6 +256,23 @@ Deno.test("cut stream cost: a Gemini stream that breaks on the Gemini API keeps 
     assertSameInput(rows, "gpro", "gemini", GEMINI_METADATA.promptTokenCount);
     const broken = rows.get("gpro-gemini-broken")!;
     // 10 × $1.25 + 100,000 × $0.125 per million.
+    assert.equal(micro(broken.cost_input), micro(10 * 1.25 / 1e6));
+    assert.equal(micro(broken.cost_cached), micro(100_000 * 0.125 / 1e6));
+  } finally {
+    await gw.stop();
+    await up.stop();
+  }
+});
+
+Deno.test("cut stream cost: a Gemini stream translated for chat, Responses or Messages that breaks is charged Gemini's prompt count", async () => {
+  const up = startRawUpstream();
+  const gw = await cutCostGateway(up);
+  try {
+    const apis = ["chat", "responses", "messages"];
+    const rows = await pairs(gw, up, "gpro", apis, geminiStream);
+    // Not the gateway's estimate of "Hi" (a few tokens): Gemini counted 100,010 before the stream broke.
+    for (const api of apis) assertSameInput(rows, "gpro", api, GEMINI_METADATA.promptTokenCount);
+    const broken = rows.get("gpro-chat-broken")!;
     assert.equal(micro(broken.cost_input), micro(10 * 1.25 / 1e6));
     assert.equal(micro(broken.cost_cached), micro(100_000 * 0.125 / 1e6));
   } finally {
