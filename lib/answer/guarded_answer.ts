@@ -16,6 +16,7 @@ import { watchedReader } from "./watched_reader.ts";
 import { StreamTexts } from "../usage/stream_texts.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import type { ChatCompletionChunk } from "../openai/types.ts";
+import type { ReportedPrompt } from "../openai/reported_prompt.ts";
 
 /**
  * A routed answer under the request's guardrails (lib/guardrails/output.ts): checked, and given back its masked
@@ -76,7 +77,7 @@ export async function guardedAnswer(
 export function receivedUsage(
   received: NonNullable<RequestGuardrails["received"]>,
   request: AnsweredRequest,
-  prompt?: number,
+  prompt?: ReportedPrompt,
 ) {
   const usage = received.usage;
   const reported = usage && tokenClassesOf(usage.prompt_tokens, usage.completion_tokens, usage);

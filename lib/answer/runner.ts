@@ -29,6 +29,7 @@ import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import { logUnhandled } from "../log.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
+import type { ReportedPrompt } from "../openai/reported_prompt.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import {
   captureJson,
@@ -281,10 +282,11 @@ export interface StreamWire<O extends StreamOutcome> {
   body: (ending: StreamEnding<O>) => ReadableStream<Uint8Array>;
   /**
    * The usage a stream ended with, when known without counting: the upstream's, or what the body counted
-   * already for its final event. Only `prompt`: the upstream's prompt count is known, the output is counted
-   * from what the client received. Undefined: the runner counts what was sent and received.
+   * already for its final event. Only the prompt (its classes, without `completion`): the upstream's prompt
+   * count is known, the output is counted from what the client received. Undefined: the runner counts what was
+   * sent and received.
    */
-  usage: (outcome: O) => TokenUsage | { prompt: number } | undefined;
+  usage: (outcome: O) => TokenUsage | ReportedPrompt | undefined;
 }
 
 /**
@@ -325,8 +327,9 @@ export async function answerStream<O extends StreamOutcome>(
       else {
         // Under output guardrails the upstream's words, some perhaps held back from the client, are what it spent.
         const received = ctx.guardrails?.received;
-        // Without usage from the stream's end, a prompt count the upstream reported on the way still stands.
-        const prompt = known?.prompt ?? end.reportedPrompt;
+        // Without usage from the stream's end, the prompt the upstream reported on the way (with its cache reads
+        // and writes) still stands.
+        const prompt = known ?? end.reportedPrompt;
         const usage = received
           ? receivedUsage(received, request, prompt)
           : usageOf(undefined, request, end.texts, prompt);

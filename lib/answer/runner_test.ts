@@ -26,8 +26,19 @@ Deno.test("runner: without usage, what was sent and received is counted and mark
 Deno.test("runner: a client API's own prompt count, or a prompt the upstream reported, is used for the prompt", async () => {
   const own = await usageOf(undefined, { chat, countPrompt: () => Promise.resolve(41) }, ["Four"]);
   assert.deepEqual(own, { prompt: 41, completion: await countTokens(["Four"]), estimated: true });
-  const known = await usageOf(undefined, { chat, countPrompt: () => Promise.resolve(41) }, ["Four"], 90);
-  assert.equal(known.prompt, 90);
+  const known = await usageOf(undefined, { chat, countPrompt: () => Promise.resolve(41) }, ["Four"], {
+    prompt: 90,
+    cachedRead: 80,
+    cacheWrite5m: 5,
+  });
+  // The reported prompt keeps its cache reads and writes, which are priced apart from its uncached input.
+  assert.deepEqual(known, {
+    prompt: 90,
+    cachedRead: 80,
+    cacheWrite5m: 5,
+    completion: await countTokens(["Four"]),
+    estimated: true,
+  });
 });
 
 Deno.test("runner: a failing prompt count falls back to the rough estimate, the output is still counted", async () => {

@@ -17,7 +17,7 @@ import { NO_SECRETS, type Scrubber } from "../secrets/scrubber.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { type BudgetGuard, BudgetStop } from "./budget_guard.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
-import { reportedPromptOf } from "../openai/reported_prompt.ts";
+import { type ReportedPrompt, reportedPromptOf } from "../openai/reported_prompt.ts";
 
 /** An upstream stream whose first value has already been read (routing committed to its target: stream_start.ts). */
 export interface Peeked<T> {
@@ -43,10 +43,11 @@ export interface StreamOutcome {
    */
   texts: StreamTexts;
   /**
-   * The prompt's token count the upstream reported before its usage at the end (lib/openai/reported_prompt.ts):
-   * what the record keeps for the prompt when the stream broke before that usage came.
+   * The prompt's tokens, by class, the upstream reported before its usage at the end
+   * (lib/openai/reported_prompt.ts): what the record keeps for the prompt when the stream broke before that
+   * usage came.
    */
-  reportedPrompt?: number;
+  reportedPrompt?: ReportedPrompt;
 }
 
 /** How a body ends, from the answer runner: who learns of the end, the lease to release, the secrets to scrub. */

@@ -11,6 +11,7 @@ import type { TokenUsage } from "../http/accounting.ts";
 import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
+import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
 
 /** Token counts as an upstream reported them. */
 export interface Reported extends TokenClasses {
@@ -49,22 +50,23 @@ export function completionReported(completion: ChatCompletion): Reported | undef
 }
 
 /**
- * Usage from what is known: `reported` when the upstream gave it, else the prompt (`prompt` when it is known,
- * counted as the request says otherwise) and the `texts` the client received, each falling back to the rough
- * estimate if the tokenizer fails.
+ * Usage from what is known: `reported` when the upstream gave it, else the prompt (`prompt` when the upstream
+ * reported it on the way, with its cache reads and writes; counted as the request says otherwise) and the
+ * `texts` the client received, each falling back to the rough estimate if the tokenizer fails.
  */
 export async function usageOf(
   reported: Reported | undefined,
   request: AnsweredRequest,
   texts: readonly string[] | StreamTexts,
-  prompt?: number,
+  prompt?: ReportedPrompt,
 ): Promise<TokenUsage> {
   if (reported) return { ...reported, estimated: false };
   const chatTexts = () => requestTexts(request.chat);
   const [input, completion] = await Promise.all([
-    prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
+    prompt?.prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
       .catch(() => roughTokenEstimate(chatTexts())),
     countTexts(texts),
   ]);
-  return { prompt: input, completion, estimated: true };
+  // The upstream's classes stay with its prompt: its cache reads and writes are priced apart from its input.
+  return { ...(prompt && promptClasses(prompt)), prompt: input, completion, estimated: true };
 }

@@ -55,6 +55,7 @@ import {
 } from "./stream.ts";
 import { answerTexts, clientAnswer, nativeGeminiBody, nativeUsage } from "./native.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { promptClasses } from "../../openai/reported_prompt.ts";
 
 const ROUTE = ROUTES.geminiModel;
 const JSON_TYPE = { "content-type": "application/json" };
@@ -224,13 +225,9 @@ async function answerNative(
   }, {
     body: (ending) => geminiNativeStreamBody(result.stream, { ...ending, alias, sse }),
     // Google's chunks carry the usage so far (early ones only the prompt): a stream that did not end keeps the
-    // prompt count, and its output is counted from what the client received.
+    // prompt count with its cached content (priced apart), and its output is counted from what the client received.
     usage: ({ usage, end }) =>
-      usage === undefined
-        ? undefined
-        : end === "ok"
-        ? { ...usage, estimated: false }
-        : { prompt: usage.prompt },
+      usage === undefined ? undefined : end === "ok" ? { ...usage, estimated: false } : promptClasses(usage),
   });
   if (!sse) answer.response.headers.set("content-type", "application/json; charset=utf-8");
   return answer;

@@ -21,6 +21,7 @@ import {
 import { GeminiChunks, type GeminiFrame } from "./response.ts";
 import { answerTexts, clientAnswer, nativeUsage } from "./native.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
+import type { TokenClasses } from "../../pricing/cost.ts";
 
 /** What the stream learnt by the time it ended. */
 export interface GeminiStreamOutcome extends StreamOutcome {
@@ -47,7 +48,7 @@ function framing(sse: boolean) {
 
 /** What a natively served stream learnt: the upstream's counts from its latest `usageMetadata`. */
 export interface GeminiNativeOutcome extends StreamOutcome {
-  usage?: { prompt: number; completion: number };
+  usage?: TokenClasses;
 }
 
 /**

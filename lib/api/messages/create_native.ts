@@ -30,6 +30,7 @@ import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 import { MESSAGES_START } from "./native_start.ts";
+import { promptClasses } from "../../openai/reported_prompt.ts";
 
 /**
  * Whether `target` is served natively (the capability table: an `anthropic` provider, or a Claude model or
@@ -122,7 +123,8 @@ export function nativeMessagesRoute(
 /**
  * The client's answer from a native target: the Message (or stream) with the alias as `model`, and usage from the
  * upstream's `usage` (cache writes and reads counted in the prompt), the gateway's count when it gave none. A
- * stream that broke keeps the upstream's prompt count; its output is what the client received.
+ * stream that broke keeps the upstream's prompt count, with its cache reads and writes (priced apart); its output
+ * is what the client received.
  */
 export async function answerNativeMessages(
   ctx: ClientContext,
@@ -149,6 +151,6 @@ export async function answerNativeMessages(
         ? undefined
         : end === "ok"
         ? { ...usageTokens(usage), estimated: false }
-        : { prompt: usageTokens(usage).prompt },
+        : promptClasses(usageTokens(usage)),
   });
 }

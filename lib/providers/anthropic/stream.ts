@@ -38,7 +38,7 @@ import {
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { withReportedPrompt } from "../../openai/reported_prompt.ts";
+import { promptOfUsage, withReportedPrompt } from "../../openai/reported_prompt.ts";
 
 /** Options for {@linkcode anthropicChunkTransformer}. */
 export interface anthropicChunkTransformerOptions {
@@ -96,9 +96,10 @@ export function anthropicChunkTransformer(
         identity = { id: completionId(message.id), created: options.created ?? nowSeconds(), model };
         reported = isObject(message.usage) ? { ...message.usage } : {};
         const start = makeChunk(identity, { role: "assistant", content: "" });
-        // The prompt is counted already: a stream that breaks before message_stop is recorded with it.
+        // The prompt is counted already: a stream that breaks before message_stop is recorded with it, and
+        // with its cache reads and writes, which are priced apart.
         const prompt = readAnthropicUsage({ output_tokens: 0, ...reported });
-        controller.enqueue(prompt ? withReportedPrompt(start, toOpenAIUsage(prompt).prompt_tokens) : start);
+        controller.enqueue(prompt ? withReportedPrompt(start, promptOfUsage(toOpenAIUsage(prompt))) : start);
         return;
       }
       if (identity === undefined) throw invalid(`'${String(type)}' before message_start`);

@@ -9,6 +9,10 @@
  * response, exactly one finish chunk, and last one usage-only chunk when the stream's `usageMetadata` has usable
  * counts (none: the gateway counts the tokens itself, as for an OpenAI stream without usage).
  *
+ * Gemini counts the prompt in every event's `usageMetadata`, long before the end: the first chunk emitted after
+ * a usable prompt count (and after any change to it) carries that prompt with its cached content
+ * (lib/openai/reported_prompt.ts), so a stream that breaks before its usage-only chunk is recorded with it.
+ *
  * @module
  */
 import { badGateway } from "../../errors.ts";
@@ -25,6 +29,7 @@ import { finishReasonFor, promptBlocked, readCandidateParts, usageFrom } from ".
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
+import { promptOfUsage, type ReportedPrompt, withReportedPrompt } from "../../openai/reported_prompt.ts";
 
 /** Options for {@linkcode geminiChunkTransformer}; the identity and id generator are injectable for tests. */
 export interface GeminiStreamOptions {
@@ -51,6 +56,21 @@ export function geminiChunkTransformer(
   let toolIndex = 0;
   let finishReason: string | null = null;
   let usageMetadata: unknown = undefined;
+  // The prompt counts last read from usageMetadata: Gemini repeats them in every event, so they are read into a
+  // prompt only when they change (once in a stream, as a rule).
+  let seen: PromptCounts | undefined;
+  // A prompt not yet carried on a chunk: the next chunk emitted carries it.
+  let due: ReportedPrompt | undefined;
+  const enqueue = (
+    controller: TransformStreamDefaultController<ChatCompletionChunk>,
+    chunk: ChatCompletionChunk,
+  ) => {
+    if (due !== undefined) {
+      withReportedPrompt(chunk, due);
+      due = undefined;
+    }
+    controller.enqueue(chunk);
+  };
 
   return {
     transform(event, controller) {
@@ -58,11 +78,26 @@ export function geminiChunkTransformer(
       if (Array.isArray(data) && data.length === 1) data = data[0];
       if (!isObject(data)) throw eventNotAnObject(provider);
       if (data.error !== undefined && data.error !== null) throw geminiStreamError(provider, data, secrets);
+      if (data.usageMetadata !== undefined) {
+        const metadata = usageMetadata = data.usageMetadata;
+        if (isObject(metadata) && !samePromptCounts(seen, metadata)) {
+          // Counts that are not counts carry nothing (the usage at the end is as untrusted): the prompt carried
+          // before, if any, stands, else the gateway counts it.
+          const usage = usageFrom(metadata);
+          if (usage !== undefined) {
+            seen = [
+              metadata.promptTokenCount,
+              metadata.toolUsePromptTokenCount,
+              metadata.cachedContentTokenCount,
+            ];
+            due = promptOfUsage(usage);
+          }
+        }
+      }
       if (!started) {
         started = true;
-        controller.enqueue(makeChunk(identity, { role: "assistant", content: "" }));
+        enqueue(controller, makeChunk(identity, { role: "assistant", content: "" }));
       }
-      if (data.usageMetadata !== undefined) usageMetadata = data.usageMetadata;
       if (promptBlocked(data)) {
         finishReason ??= "content_filter";
         return;
@@ -71,10 +106,12 @@ export function geminiChunkTransformer(
       const candidate: JsonObject | undefined = candidates[0];
       if (candidate === undefined) return;
       const { thoughts, texts, toolCalls } = readCandidateParts(candidate, newId);
-      for (const thought of thoughts) controller.enqueue(makeChunk(identity, { reasoning_content: thought }));
-      for (const text of texts) controller.enqueue(makeChunk(identity, { content: text }));
+      for (const thought of thoughts) {
+        enqueue(controller, makeChunk(identity, { reasoning_content: thought }));
+      }
+      for (const text of texts) enqueue(controller, makeChunk(identity, { content: text }));
       for (const call of toolCalls) {
-        controller.enqueue(makeChunk(identity, { tool_calls: [{ index: toolIndex++, ...call }] }));
+        enqueue(controller, makeChunk(identity, { tool_calls: [{ index: toolIndex++, ...call }] }));
       }
       if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
         finishReason = finishReasonFor(
@@ -91,11 +128,20 @@ export function geminiChunkTransformer(
       }
       // A finishReason seen before a later function call still has to say tool_calls.
       if (finishReason === "stop" && toolIndex > 0) finishReason = "tool_calls";
-      controller.enqueue(makeChunk(identity, {}, finishReason));
+      enqueue(controller, makeChunk(identity, {}, finishReason));
       const usage = usageFrom(usageMetadata);
       if (usage !== undefined) controller.enqueue(makeUsageChunk(identity, usage));
     },
   };
+}
+
+/** The fields of `usageMetadata` that make up the prompt's count and its cached part, as they came. */
+type PromptCounts = readonly [unknown, unknown, unknown];
+
+/** Whether `metadata` counts the prompt as `seen` did (three comparisons per event, nothing allocated). */
+function samePromptCounts(seen: PromptCounts | undefined, metadata: JsonObject): boolean {
+  return seen !== undefined && seen[0] === metadata.promptTokenCount &&
+    seen[1] === metadata.toolUsePromptTokenCount && seen[2] === metadata.cachedContentTokenCount;
 }
 
 /**

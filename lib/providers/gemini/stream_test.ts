@@ -10,6 +10,7 @@ import { sseParseTransformer } from "../../sse/parse.ts";
 import { geminiChunkTransformer } from "./stream.ts";
 import { runStages } from "../../../tests/helpers/run_stages.ts";
 import type { ChatCompletionChunk } from "../../openai/types.ts";
+import { reportedPromptOf } from "../../openai/reported_prompt.ts";
 
 const SIGNATURE = "AY89a18iOcFus5wr5bW5xN6zZ4aUiCyhgmg6HE2YjtYDV/dwZ5oZlZHeTmiUKv34qq0=";
 
@@ -229,4 +230,54 @@ Deno.test("gemini stream: thought parts → reasoning_content deltas, never cont
       completion_tokens_details: { reasoning_tokens: 40 },
     });
   }
+});
+
+Deno.test("gemini stream: the prompt Gemini counts on the way rides on the chunks, before the usage at the end", async () => {
+  const text = (t: string, meta: unknown, finishReason?: string) => ({
+    candidates: [{
+      content: { role: "model", parts: [{ text: t }] },
+      ...(finishReason ? { finishReason } : {}),
+    }],
+    usageMetadata: meta,
+  });
+  const first = { promptTokenCount: 1010, cachedContentTokenCount: 1000, candidatesTokenCount: 1 };
+  const got = await collect(translate([
+    new TextEncoder().encode(sse([
+      text("One", first),
+      // The same prompt again (Gemini repeats it in every event): nothing new to carry.
+      text("Two", { ...first, candidatesTokenCount: 2 }),
+      // An event without a chunk of its own: its prompt rides on the next chunk emitted.
+      { usageMetadata: { promptTokenCount: 1020, cachedContentTokenCount: 1000 } },
+      // Counts that are not counts carry nothing: the prompt carried before stands.
+      text("Three", { promptTokenCount: -1 }),
+      text(
+        "Four",
+        { promptTokenCount: 1020, cachedContentTokenCount: 1000, candidatesTokenCount: 4 },
+        "STOP",
+      ),
+    ])),
+  ]));
+  assert.deepEqual(
+    got.map((c) => (c.choices[0]?.delta as { content?: string } | undefined)?.content ?? null),
+    [
+      "",
+      "One",
+      "Two",
+      "Three",
+      "Four",
+      null,
+      null,
+    ],
+  );
+  assert.deepEqual(got.map(reportedPromptOf), [
+    // The first chunk, before any text: a stream cut after it is recorded with Gemini's count.
+    { prompt: 1010, cachedRead: 1000 },
+    undefined,
+    undefined,
+    { prompt: 1020, cachedRead: 1000 },
+    undefined,
+    undefined,
+    undefined,
+  ]);
+  assert.deepEqual(JSON.parse(JSON.stringify(got[0])), EXPECTED[0], "no client sees it");
 });
