@@ -72,6 +72,9 @@ export function createTelemetry(options: {
   if (settings === null) return null;
   const resource = resourceFromAttributes({
     "service.name": settings.serviceName,
+    // One per serving thread: with `serve --workers N` each worker exports its own running totals, and a
+    // collector told them apart by nothing else took N series for one, each overwriting the others.
+    "service.instance.id": crypto.randomUUID(),
     "telemetry.sdk.language": "webjs",
     "gateway.semconv.gen_ai": GENAI_SEMCONV_VERSION,
   });

@@ -12,6 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { type Gated, startGated } from "../helpers/gated_upstream.ts";
 import { type Replica, spawnReplica } from "../helpers/replica.ts";
+import { type DecodedMetric, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
 
 const SECRET = {
   rpm: "gw-workers-rpm-0123456789abcdef",
@@ -556,5 +557,41 @@ admin_tokens:
   } finally {
     if (!stopped) await gw.stop();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workers: each worker's GenAI metrics reach an OTLP collector as their own instance, which sum to the process's", async () => {
+  const otlp = startOtlpReceiver();
+  try {
+    await withTwoWorkers(
+      (yaml) =>
+        `${yaml}\ntelemetry: { otlp: { endpoint: "${otlp.url}", protocol: http/json, interval: 100ms } }\n`,
+      async (gw) => {
+        // Requests on connections of their own, until both workers have answered some.
+        const answers: Answer[] = [];
+        while (workersOf(answers) < 2 && answers.length < 200) answers.push(await send(gw.url, SECRET.free));
+        assert.equal(workersOf(answers), 2, "the kernel spread the requests over both workers");
+        assert.equal(answers.every((a) => a.status === 200), true);
+        // Each worker exports its running totals: told apart by service.instance.id, they add up to every call.
+        const countsOf = (metrics: DecodedMetric[]) => {
+          const latest = new Map<string, number>();
+          for (const metric of metrics) {
+            if (metric.name !== "gen_ai.client.operation.duration") continue;
+            const instance = String(metric.resource["service.instance.id"]);
+            latest.set(instance, metric.points.reduce((sum, p) => sum + (p.count ?? 0), 0));
+          }
+          return latest;
+        };
+        const metrics = await otlp.waitForMetrics((m) => {
+          const counts = countsOf(m);
+          return counts.size === 2 && [...counts.values()].reduce((a, b) => a + b, 0) === answers.length;
+        }, 15_000).catch(() => otlp.metrics());
+        const counts = countsOf(metrics);
+        assert.equal(counts.size, 2, `instances: ${JSON.stringify([...counts])}`);
+        assert.equal([...counts.values()].reduce((a, b) => a + b, 0), answers.length);
+      },
+    );
+  } finally {
+    await otlp.stop();
   }
 });
