@@ -54,6 +54,27 @@ export interface StoredResponse {
   response: JsonObject;
 }
 
+/** Where a native upstream holds a stored conversation whole: its provider, and its own id for the newest response. */
+export interface UpstreamChain {
+  provider: string;
+  id: string;
+}
+
+/** A stored conversation, as {@linkcode ResponsesStore.chain} rebuilds it. */
+export interface Conversation {
+  /** For each response from the first of the chain, its input items then its output items, oldest first. */
+  items: JsonObject[];
+  /**
+   * The provider and upstream id of the newest response when that upstream holds exactly this conversation, so
+   * that a later `previous_response_id` to that provider may name the id instead of resending `items`: the
+   * newest response was served natively (and has an upstream id), and the chain is whole back to its first
+   * response. A natively served response was sent either its predecessor's upstream id or the conversation
+   * rebuilt as input, so its upstream's chain holds every earlier response, and would still hold one deleted or
+   * pruned here (the client asked for it to be gone). null otherwise.
+   */
+  upstream: UpstreamChain | null;
+}
+
 /** A page request for `GET /v1/responses/{id}/input_items`, as the query string gives it. */
 export interface ItemsPage {
   /** An item id: the page starts after it, in the chosen order. */
@@ -96,14 +117,15 @@ export interface ResponsesStore {
   inputItems(id: string, owner: string, page: ItemsPage): Promise<ItemsList | null>;
   /**
    * The conversation up to and including response `id`, oldest first: for each response from the first of
-   * its `previous_response_id` chain, its input items then its output items. `null` when response `id` is
-   * missing or belongs to another owner. An earlier response that is missing (deleted, pruned, or another
-   * owner's) ends the chain there: the conversation is the responses after it (OpenAI's API, too, goes on
-   * without a deleted response), so a long conversation outlives the retention of its first turns. Rejects
-   * with a `UsageQueryError` naming `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass
-   * {@linkcode MAX_CHAIN_BYTES}: the walk stops there, whatever the chain's length.
+   * its `previous_response_id` chain, its input items then its output items, and whether an upstream holds it
+   * whole ({@linkcode Conversation.upstream}). `null` when response `id` is missing or belongs to another owner.
+   * An earlier response that is missing (deleted, pruned, or another owner's) ends the chain there: the
+   * conversation is the responses after it (OpenAI's API, too, goes on without a deleted response), so a long
+   * conversation outlives the retention of its first turns. Rejects with a `UsageQueryError` naming
+   * `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass {@linkcode MAX_CHAIN_BYTES}:
+   * the walk stops there, whatever the chain's length.
    */
-  chain(id: string, owner: string): Promise<JsonObject[] | null>;
+  chain(id: string, owner: string): Promise<Conversation | null>;
   /**
    * The items `ids` name (what `item_reference` inputs point at), in the same order: each an input or output
    * item of one of `owner`'s stored responses (of the one put last when several hold that id), or `null` when
@@ -292,7 +314,7 @@ export function buildChain(
   id: string,
   owner: string,
   lookup: (id: string, owner: string) => StoredResponse | null,
-): JsonObject[] | null {
+): Conversation | null {
   const links: StoredResponse[] = [];
   const seen = new Set<string>();
   let next: string | null = id;
@@ -313,7 +335,12 @@ export function buildChain(
     for (const item of links[i].input_items) items.push(item);
     for (const item of outputItems(links[i].response)) items.push(item);
   }
-  return items;
+  // `next` is null only when the walk reached the chain's first response: nothing of it is gone.
+  const newest = links[0];
+  const upstream = next === null && newest.native && typeof newest.upstream_id === "string"
+    ? { provider: newest.provider, id: newest.upstream_id }
+    : null;
+  return { items, upstream };
 }
 
 /** `beforeIso` as Unix seconds; throws `UsageQueryError` when it is not a time. */

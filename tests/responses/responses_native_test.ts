@@ -349,6 +349,32 @@ Deno.test("responses native: previous_response_id passes through to the same pro
   });
 });
 
+Deno.test("responses native: a deleted earlier response never reaches the upstream through its own chain", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    const first = await client.responses.create({ model: "chat-native", input: "My secret is 4711." });
+    const second = await client.responses.create({
+      model: "chat-native",
+      input: "Noted?",
+      previous_response_id: first.id,
+    });
+    assert.match(String(fakes.native.requests.at(-1)!.body.previous_response_id), /^resp_up\d+$/);
+    await client.responses.delete(first.id);
+    // The upstream's chain for `second` still holds the secret: the gateway resends what remains instead.
+    await client.responses.create({
+      model: "chat-native",
+      input: "What is my secret?",
+      previous_response_id: second.id,
+    });
+    const sent = fakes.native.requests.at(-1)!.body;
+    assert.equal(sent.previous_response_id, undefined, "the upstream's own chain is not named");
+    const texts = JSON.stringify(sent.input);
+    assert.ok(!texts.includes("4711"), "the deleted response is not sent");
+    for (const said of ["Noted?", NATIVE_ANSWER, "What is my secret?"]) {
+      assert.ok(texts.includes(said), `the rebuilt input holds ${said}`);
+    }
+  });
+});
+
 Deno.test("responses native: a length stop is incomplete; an upstream error or cut mid-stream makes the SDK raise", async () => {
   await withGateway(async (gw, _fakes, client) => {
     const short = await client.responses.create({ model: "chat-length", input: "Hi" });

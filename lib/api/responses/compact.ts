@@ -87,7 +87,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   // As for a create: native-only items narrow to native targets, and a target whose parameter rules would refuse
   // the summary request is left for the alias's others.
   const model = paramServingTargets(targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed), form);
-  const history = await withHistory(parsed, ctx);
+  const history = (await withHistory(parsed, ctx))?.items ?? [];
   const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
   await admitChat(ctx, ROUTE.endpoint, model, chat).catch((err) => {
     throw terms(err);

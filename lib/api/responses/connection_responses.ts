@@ -53,9 +53,9 @@ export function connectionResponses(shared: ResponsesStore, maxBytes: number): R
     },
     async remember(record) {
       const previous = record.previous_response_id;
-      const earlier = previous === null ? [] : await this.chain(previous, record.owner);
+      const earlier = previous === null ? { items: [] } : await this.chain(previous, record.owner);
       if (earlier === null) return;
-      const conversation = [...earlier, ...record.input_items, ...outputOf(record)];
+      const conversation = [...earlier.items, ...record.input_items, ...outputOf(record)];
       if (JSON.stringify(conversation).length > maxBytes) return;
       kept.delete(record.id);
       kept.set(record.id, {
@@ -75,7 +75,9 @@ export function connectionResponses(shared: ResponsesStore, maxBytes: number): R
     inputItems: (id, owner, page) => shared.inputItems(id, owner, page),
     async chain(id, owner) {
       const found = local(id, owner);
-      return found !== undefined ? structuredClone(found.conversation) : await shared.chain(id, owner);
+      // No upstream holds a kept one (`store: false` went upstream too): its conversation is always resent.
+      if (found !== undefined) return { items: structuredClone(found.conversation), upstream: null };
+      return await shared.chain(id, owner);
     },
     items: (ids, owner) => shared.items(ids, owner),
     prune: (beforeIso, limit) => shared.prune(beforeIso, limit),

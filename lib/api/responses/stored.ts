@@ -8,13 +8,12 @@
  */
 import { GatewayError, invalidRequest, printable } from "../../errors.ts";
 import { listedItem } from "./listed_items.ts";
-import type { ItemsPage } from "../../usage/responses_store.ts";
+import type { Conversation, ItemsPage } from "../../usage/responses_store.ts";
 import { UsageQueryError } from "../../usage/query.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
-import type { JsonObject } from "../../openai/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -48,13 +47,13 @@ function conversationTooLong(message: string): GatewayError {
  * continues it: the 404 when it is not found, the 400 when it is over what the gateway rebuilds (the store's
  * `MAX_CHAIN_BYTES`: a too-long context, named as such, never sent upstream).
  */
-export async function previousConversation(ctx: ClientContext, previous: string): Promise<JsonObject[]> {
-  const items = await ctx.services.responses.chain(previous, ctx.identity.id).catch((err: unknown) => {
+export async function previousConversation(ctx: ClientContext, previous: string): Promise<Conversation> {
+  const conversation = await ctx.services.responses.chain(previous, ctx.identity.id).catch((err: unknown) => {
     const tooLong = err instanceof UsageQueryError && err.param === "previous_response_id";
     throw tooLong ? conversationTooLong(err.message) : err;
   });
-  if (items === null) throw previousResponseNotFound(previous);
-  return items;
+  if (conversation === null) throw previousResponseNotFound(previous);
+  return conversation;
 }
 
 function json(body: unknown): Answer {
