@@ -7,6 +7,8 @@
  *   with the `get_weather` function tool, a `function_call`; with a `web_search` tool, a `web_search_call` item,
  *   then the answer; with a `json_schema` text format, {@linkcode NATIVE_JSON}; otherwise a `reasoning` item (with
  *   a summary) and {@linkcode NATIVE_ANSWER}. Usage {@linkcode NATIVE_USAGE}.
+ * - `resp-program`: a `program` item and its `program_output` (programmatic tool calling), then
+ *   {@linkcode NATIVE_ANSWER}.
  * - `resp-length`: a partial answer, `incomplete` with reason `max_output_tokens`.
  * - `resp-error`: streams `response.created`, a delta, then an `error` event (rate limit).
  * - `resp-cut`: streams `response.created`, a delta, then the connection is torn down.
@@ -188,6 +190,24 @@ function webSearch(): Planned {
   };
 }
 
+/** The `fingerprint` of `resp-program`'s program item: opaque, to be sent back as it is. */
+export const NATIVE_PROGRAM_FINGERPRINT = "fp-upstream-program-0001";
+
+/** A program the upstream ran (programmatic tool calling) and its output: items only a native upstream reads. */
+function program(): Planned[] {
+  const callId = upId("call");
+  const code = { id: upId("prog"), type: "program", call_id: callId, code: "return 1 + 1;" };
+  const ran = { ...code, fingerprint: NATIVE_PROGRAM_FINGERPRINT };
+  const output = {
+    id: upId("po"),
+    type: "program_output",
+    call_id: callId,
+    result: "2",
+    status: "completed",
+  };
+  return [{ item: ran, added: ran, middle: [] }, { item: output, added: output, middle: [] }];
+}
+
 /** The upstream's own compaction item: opaque state only this upstream can read back. */
 export const NATIVE_COMPACTION = "enc-upstream-compaction-0001";
 
@@ -267,7 +287,11 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
     }
     const id = upId("resp");
     fake.made.add(id);
-    const items = model === "resp-ok" ? plan(body) : [message(NATIVE_ANSWER)];
+    const items = model === "resp-ok"
+      ? plan(body)
+      : model === "resp-program"
+      ? [...program(), message(NATIVE_ANSWER)]
+      : [message(NATIVE_ANSWER)];
     const length = model === "resp-length";
     if (length) {
       const partial = message("Native hello", "incomplete");
