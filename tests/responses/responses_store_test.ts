@@ -15,6 +15,7 @@ import {
   withFakeGateway,
 } from "../helpers/gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -169,6 +170,50 @@ Deno.test("stored responses: GET answers the Response object; DELETE removes it"
       assert.ok(err instanceof OpenAI.NotFoundError);
       return true;
     });
+  });
+});
+
+Deno.test("stored responses: cancel is OpenAI's 400 for the caller's own response, the 404 for any other; one record each", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const mine = await client.responses.create({ model: "chat-fake", input: "Hi" });
+    await assert.rejects(client.responses.cancel(mine.id), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+      assert.deepEqual(err.error, {
+        message: "Cannot cancel a synchronous response.",
+        type: "invalid_request_error",
+        param: null,
+        code: null,
+      });
+      return true;
+    });
+    const send = async (method: string, path: string, token: string, requestId: string) => {
+      const res = await fetch(`${gw.baseURL}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "x-request-id": requestId },
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const cancel = (id: string, token: string, requestId: string) =>
+      send("POST", `/responses/${id}/cancel`, token, requestId);
+    assertNotFound(await cancel("resp_never", TEST_TOKEN, "cancel-unknown"), "resp_never", "unknown id");
+    assertNotFound(await cancel(mine.id, NARROW_TOKEN, "cancel-other"), mine.id, "another token's");
+    const own = await cancel(mine.id, TEST_TOKEN, "cancel-own");
+    assert.equal(own.status, 400);
+    assert.deepEqual(await client.responses.retrieve(mine.id), mine, "the response is as it was");
+    assert.equal(fake.requests.length, 1, "no upstream call");
+
+    // Records are written in order: once the last request's is there, every earlier one's is too.
+    assert.equal((await send("GET", `/responses/${mine.id}`, TEST_TOKEN, "last")).status, 200);
+    type Row = { request_id: string; endpoint: string; status: number };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.some((row) => row.request_id === "last"));
+    assert.equal(rows.length, 7, "create, four cancels and two GETs: one record each");
+    const byId = new Map(rows.map((row) => [row.request_id, row]));
+    for (
+      const [id, status] of [["cancel-unknown", 404], ["cancel-other", 404], ["cancel-own", 400]] as const
+    ) {
+      assert.equal(byId.get(id)?.status, status, id);
+      assert.equal(byId.get(id)?.endpoint, "responses", id);
+    }
   });
 });
 

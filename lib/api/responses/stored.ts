@@ -1,8 +1,9 @@
 /**
  * The stored-response routes: `GET /v1/responses/{id}` (the Response object as it was answered),
- * `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` (OpenAI's list object, paged). A
- * response is visible only to the token that created it: another token, an id that never existed, a deleted
- * or pruned response and a `store: false` one all get the same 404, so ids cannot be probed across tokens.
+ * `DELETE /v1/responses/{id}`, `GET /v1/responses/{id}/input_items` (OpenAI's list object, paged) and
+ * `POST /v1/responses/{id}/cancel`. A response is visible only to the token that created it: another token, an
+ * id that never existed, a deleted or pruned response and a `store: false` one all get the same 404, so ids
+ * cannot be probed across tokens.
  *
  * @module
  */
@@ -76,6 +77,21 @@ export async function handleStoredResponse(
   const stored = await store.get(id, owner);
   if (stored === null) throw responseNotFound(id);
   return json(stored.response);
+}
+
+/**
+ * `POST /v1/responses/{id}/cancel`: OpenAI cancels a response created with `background: true`. The gateway takes
+ * no background request, so every response it stored had finished before the client got its id: the caller's
+ * own is OpenAI's 400 for a response that was not created in the background, any other id the 404 of `GET`.
+ */
+export async function handleCancelResponse(
+  _request: ClientRequest,
+  ctx: ClientContext,
+  id: string,
+): Promise<Answer> {
+  await admit(ctx, ROUTES.responseCancel.endpoint, 0);
+  if (await ctx.services.responses.get(id, ctx.identity.id) === null) throw responseNotFound(id);
+  throw invalidRequest("Cannot cancel a synchronous response.");
 }
 
 /** The page a query string asks for; `limit` must be an integer (the store checks its range). */
