@@ -65,6 +65,12 @@ export interface Conversation {
   /** For each response from the first of the chain, its input items then its output items, oldest first. */
   items: JsonObject[];
   /**
+   * For each of `items`, the provider whose native target produced it (an output item of a response that
+   * provider served natively), else null (input items, a translated answer's output): a native target resent
+   * the conversation gets back the reasoning items it produced itself, never another model's encrypted state.
+   */
+  nativeBy: (string | null)[];
+  /**
    * The provider and upstream id of the newest response when that upstream holds exactly this conversation, so
    * that a later `previous_response_id` to that provider may name the id instead of resending `items`: the
    * newest response was served natively (and has an upstream id), and the chain is whole back to its first
@@ -331,16 +337,19 @@ export function buildChain(
     next = link.previous_response_id;
   }
   const items: JsonObject[] = [];
+  const nativeBy: (string | null)[] = [];
   for (let i = links.length - 1; i >= 0; i--) {
-    for (const item of links[i].input_items) items.push(item);
-    for (const item of outputItems(links[i].response)) items.push(item);
+    const link = links[i];
+    for (const item of link.input_items) items.push(item), nativeBy.push(null);
+    const producer = link.native ? link.provider : null;
+    for (const item of outputItems(link.response)) items.push(item), nativeBy.push(producer);
   }
   // `next` is null only when the walk reached the chain's first response: nothing of it is gone.
   const newest = links[0];
   const upstream = next === null && newest.native && typeof newest.upstream_id === "string"
     ? { provider: newest.provider, id: newest.upstream_id }
     : null;
-  return { items, upstream };
+  return { items, nativeBy, upstream };
 }
 
 /** `beforeIso` as Unix seconds; throws `UsageQueryError` when it is not a time. */

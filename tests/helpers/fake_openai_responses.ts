@@ -6,7 +6,8 @@
  * - `resp-ok`: answers by what the request holds: after a `function_call_output`, {@linkcode NATIVE_AFTER_TOOL};
  *   with the `get_weather` function tool, a `function_call`; with a `web_search` tool, a `web_search_call` item,
  *   then the answer; with a `json_schema` text format, {@linkcode NATIVE_JSON}; otherwise a `reasoning` item (with
- *   a summary) and {@linkcode NATIVE_ANSWER}. Usage {@linkcode NATIVE_USAGE}.
+ *   a summary, and {@linkcode NATIVE_ENCRYPTED} content when `include` asks for it) and
+ *   {@linkcode NATIVE_ANSWER}. Usage {@linkcode NATIVE_USAGE}.
  * - `resp-program`: a `program` item and its `program_output` (programmatic tool calling), then
  *   {@linkcode NATIVE_ANSWER}.
  * - `resp-length`: a partial answer, `incomplete` with reason `max_output_tokens`.
@@ -34,6 +35,8 @@ export const NATIVE_ANSWER = "Native hello from the Responses upstream!";
 export const NATIVE_AFTER_TOOL = "It is 21 degrees in Paris.";
 /** `resp-ok`'s answer under a json_schema format. */
 export const NATIVE_JSON = '{"greeting":"bonjour"}';
+/** What a reasoning item's `encrypted_content` starts with (then its id), when `include` asks for it. */
+export const NATIVE_ENCRYPTED = "enc-upstream-reasoning-";
 /** The usage `resp-ok` reports (input, output). */
 export const NATIVE_USAGE = { input: 31, output: 9, cached: 4, reasoning: 3 };
 
@@ -140,16 +143,18 @@ function message(text: string, status = "completed"): Planned {
   };
 }
 
-function reasoningItem(): Planned {
+/** A reasoning item, with its encrypted state when the request's `include` asks for it (as OpenAI's). */
+function reasoningItem(req: Json): Planned {
   const id = upId("rs");
   const summary = "Thinking about a greeting.";
   const at = { item_id: id, summary_index: 0 };
+  const include = Array.isArray(req.include) ? req.include : [];
   return {
     item: {
       id,
       type: "reasoning",
       summary: [{ type: "summary_text", text: summary }],
-      encrypted_content: null,
+      encrypted_content: include.includes("reasoning.encrypted_content") ? `${NATIVE_ENCRYPTED}${id}` : null,
     },
     added: { id, type: "reasoning", summary: [] },
     middle: [
@@ -238,7 +243,7 @@ function plan(req: Json): Planned[] {
   if (tools.some((t) => t.type === "web_search")) return [webSearch(), message(NATIVE_ANSWER)];
   const format = ((req.text ?? {}) as Json).format as Json | undefined;
   if (format?.type === "json_schema") return [message(NATIVE_JSON)];
-  return [reasoningItem(), message(NATIVE_ANSWER)];
+  return [reasoningItem(req), message(NATIVE_ANSWER)];
 }
 
 function errorJson(status: number, message: string, code: string | null, param: string | null = null) {

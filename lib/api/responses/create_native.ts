@@ -51,7 +51,10 @@ export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): Reso
 }
 
 /** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */
-type Continuation = { upstreamPrevious: string } | { history: JsonObject[] } | Record<never, never>;
+type Continuation =
+  | { upstreamPrevious: string }
+  | { history: Conversation; provider: string }
+  | Record<never, never>;
 
 /**
  * How routing calls a native target: the client's body passed through (target's model, the policy's output
@@ -69,7 +72,7 @@ export function nativeRoute(
     if (earlier === null) return {};
     const upstream = earlier.upstream;
     if (upstream !== null && upstream.provider === target.provider) return { upstreamPrevious: upstream.id };
-    return { history: earlier.items };
+    return { history: earlier, provider: target.provider };
   };
   return {
     speaks: isNativeTarget,

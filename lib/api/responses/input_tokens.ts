@@ -104,7 +104,8 @@ function nativeBody(
       model: target.model,
       maxOutputTokens: null,
       input: parsed.input,
-      history: earlier?.items,
+      history: earlier ?? undefined,
+      provider: target.provider,
     };
     return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);
   };
