@@ -128,8 +128,8 @@ export interface ResponsesStore {
    * An earlier response that is missing (deleted, pruned, or another owner's) ends the chain there: the
    * conversation is the responses after it (OpenAI's API, too, goes on without a deleted response), so a long
    * conversation outlives the retention of its first turns. Rejects with a `UsageQueryError` naming
-   * `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass {@linkcode MAX_CHAIN_BYTES}:
-   * the walk stops there, whatever the chain's length.
+   * `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass {@linkcode MAX_CHAIN_BYTES}
+   * or number more than {@linkcode MAX_CHAIN}: the walk stops there.
    */
   chain(id: string, owner: string): Promise<Conversation | null>;
   /**
@@ -150,8 +150,9 @@ export interface ResponsesStore {
 }
 
 /**
- * Longest `previous_response_id` chain followed. Ids are the gateway's own, so a cycle cannot be built from
- * outside; the bound only keeps a corrupted database from looping.
+ * Most responses a `previous_response_id` conversation rebuilds: a longer one is refused as too long
+ * ({@linkcode chainTooLong}), as one over {@linkcode MAX_CHAIN_BYTES} is. It bounds the walk (one lookup per
+ * response) whatever the responses' size. Ids are the gateway's own, so a cycle cannot be built from outside.
  */
 export const MAX_CHAIN = 10_000;
 
@@ -172,12 +173,16 @@ export function linkBytes(record: Pick<StoredResponse, "input_items" | "response
   return JSON.stringify(record.input_items).length + JSON.stringify(record.response).length;
 }
 
-/** The store's refusal of a conversation over {@linkcode MAX_CHAIN_BYTES}: the client's 400, naming the id. */
-export function chainTooLong(id: string): UsageQueryError {
+/**
+ * The store's refusal of a conversation over {@linkcode MAX_CHAIN_BYTES} (or, with `over` saying so, longer than
+ * {@linkcode MAX_CHAIN} responses): the client's 400, naming the id.
+ */
+export function chainTooLong(
+  id: string,
+  over = `over ${MAX_CHAIN_BYTES / 1024 / 1024} MiB`,
+): UsageQueryError {
   return new UsageQueryError(
-    `The conversation behind response '${printable(id)}' is over ${
-      MAX_CHAIN_BYTES / 1024 / 1024
-    } MiB, more ` +
+    `The conversation behind response '${printable(id)}' is ${over}, more ` +
       "than the gateway rebuilds for previous_response_id. Compact it (POST /v1/responses/compact) or send a " +
       "shorter conversation as input.",
     "previous_response_id",
@@ -312,9 +317,9 @@ export function findItem(
 /**
  * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
  * `previous_response_id` back to the first still there (and `owner`'s), then lays out each response's input
- * items and output items, oldest first. Null when response `id` is missing or not `owner`'s, or the chain is
- * longer than {@linkcode MAX_CHAIN} (or loops); throws {@linkcode chainTooLong} as soon as the links walked pass
- * {@linkcode MAX_CHAIN_BYTES}.
+ * items and output items, oldest first. Null when response `id` is missing or not `owner`'s (or the chain
+ * loops); throws {@linkcode chainTooLong} as soon as the links walked pass {@linkcode MAX_CHAIN_BYTES} or
+ * {@linkcode MAX_CHAIN}.
  */
 export function buildChain(
   id: string,
@@ -326,11 +331,13 @@ export function buildChain(
   let next: string | null = id;
   let bytes = 0;
   while (next !== null) {
-    if (seen.has(next) || links.length >= MAX_CHAIN) return null;
+    if (seen.has(next)) return null;
     seen.add(next);
     const link = lookup(next, owner);
     if (link === null && links.length === 0) return null;
     if (link === null) break; // an earlier response deleted or pruned: the conversation starts after it
+    // Too long, not missing: a 404 here told the client that a response it just got does not exist.
+    if (links.length === MAX_CHAIN) throw chainTooLong(id, `over ${MAX_CHAIN} responses long`);
     bytes += linkBytes(link);
     if (bytes > MAX_CHAIN_BYTES) throw chainTooLong(id);
     links.push(link);

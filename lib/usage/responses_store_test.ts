@@ -1,7 +1,8 @@
 /**
  * The `ResponsesStore` contract, run against each implementation: in memory, SQLite on the calling thread,
  * SQLite through the usage store's worker (the one the server uses), and PostgreSQL (a private schema of the
- * test database, dropped after). Retention's prune is in `responses_store_prune_test.ts`.
+ * test database, dropped after). Retention's prune is in `responses_store_prune_test.ts`, the longest chain in
+ * `responses_store_chain_test.ts`.
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../openai/types.ts";

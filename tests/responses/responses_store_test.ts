@@ -15,7 +15,9 @@ import {
   withFakeGateway,
 } from "../helpers/gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
-import { pollUsageRows } from "../helpers/usage_rows.ts";
+import { pollUsageRows, usageDbPath } from "../helpers/usage_rows.ts";
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { MAX_CHAIN } from "../../lib/usage/responses_store.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -494,6 +496,63 @@ Deno.test("stored responses: a conversation too long to rebuild is a 400 naming 
       200,
       "the response itself is kept",
     );
+  });
+});
+
+// Was BUG: past MAX_CHAIN responses the store answered "no such response", so a client got 404
+// previous_response_not_found for the response it had just been given.
+Deno.test("stored responses: a conversation of more than 10,000 responses is the too-long 400, not a 404", async () => {
+  await withGateway(async (gw, fake) => {
+    const first = await call(gw, "POST", "/responses", TEST_TOKEN, { model: "chat-fake", input: "Hi" });
+    assert.equal(first.status, 200);
+    // 10,000 more turns, written straight into the gateway's database: 10,000 requests would take minutes.
+    const db = new DatabaseSync(usageDbPath(gw));
+    try {
+      db.exec("PRAGMA busy_timeout = 10000");
+      const row = db.prepare("SELECT * FROM responses WHERE id = ?").get(String(first.body.id)) as
+        & Record<string, SQLInputValue>
+        & { id: string };
+      const insert = db.prepare(
+        `INSERT INTO responses (id, owner, environment, created_at, alias, provider, native, upstream_id,
+           previous_response_id, input_items, response) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?, '[]', ?)`,
+      );
+      db.exec("BEGIN IMMEDIATE");
+      for (let n = 1; n <= MAX_CHAIN; n++) {
+        const id = `resp_turn_${n}`;
+        const response = JSON.stringify({ id, object: "response", output: [] });
+        const previous = n === 1 ? row.id : `resp_turn_${n - 1}`;
+        insert.run(
+          id,
+          row.owner,
+          row.environment,
+          row.created_at,
+          row.alias,
+          row.provider,
+          previous,
+          response,
+        );
+      }
+      db.exec("COMMIT");
+    } finally {
+      db.close();
+    }
+    const last = `resp_turn_${MAX_CHAIN}`;
+    assert.equal((await call(gw, "GET", `/responses/${last}`)).status, 200, "the response exists");
+    const sent = fake.requests.length;
+    const refused = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "Go on.",
+      previous_response_id: last,
+    });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    const error = refused.body.error as Record<string, unknown>;
+    assert.deepEqual([error.type, error.code, error.param], [
+      "invalid_request_error",
+      "context_length_exceeded",
+      "previous_response_id",
+    ]);
+    assert.match(String(error.message), new RegExp(`'${last}' is over ${MAX_CHAIN} responses long`));
+    assert.equal(fake.requests.length, sent, "nothing went upstream");
   });
 });
 

@@ -46,7 +46,7 @@ function conversationTooLong(message: string): GatewayError {
 /**
  * The stored conversation up to response `previous` (the caller's), oldest first, as `previous_response_id`
  * continues it: the 404 when it is not found, the 400 when it is over what the gateway rebuilds (the store's
- * `MAX_CHAIN_BYTES`: a too-long context, named as such, never sent upstream).
+ * `MAX_CHAIN_BYTES` or `MAX_CHAIN`: a too-long context, named as such, never sent upstream).
  */
 export async function previousConversation(ctx: ClientContext, previous: string): Promise<Conversation> {
   const conversation = await ctx.services.responses.chain(previous, ctx.identity.id).catch((err: unknown) => {
