@@ -45,6 +45,7 @@ import { handshakeError } from "./http/websocket_handshake.ts";
 import { handleMessages, handleMessagesCountTokens } from "./api/messages/handlers.ts";
 import { handleGetModel, handleListModels } from "./api/models/handlers.ts";
 import {
+  handleCancelResponse,
   handleInputItems,
   handleResponses,
   handleResponsesCompact,
@@ -98,6 +99,7 @@ function routeHandlers(options: GatewayOptions): RouteHandlers {
     responsesCompact: handleResponsesCompact,
     response: handleStoredResponse,
     responseInputItems: handleInputItems,
+    responseCancel: handleCancelResponse,
     messages: handleMessages,
     messagesCountTokens: handleMessagesCountTokens,
     geminiModels: handleGeminiModels,

@@ -98,6 +98,13 @@ export const ROUTES = {
     auth: "client",
     endpoint: "responses",
   },
+  // Without it, `/v1/responses/{id}` took `resp_1/cancel` as an id and answered the SDK's cancel with a 405.
+  responseCancel: {
+    path: "/v1/responses/{id}/cancel",
+    methods: ["POST"],
+    auth: "client",
+    endpoint: "responses",
+  },
   messages: {
     path: "/v1/messages",
     methods: ["POST"],

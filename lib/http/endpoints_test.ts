@@ -49,6 +49,11 @@ Deno.test("endpoint table: a parameter in the middle of a path is one segment, m
   assert.equal(items?.id, "responseInputItems");
   assert.equal(items?.param, "resp_1");
   assert.equal(matchRoute("/v1/responses/resp%2F1/input_items")?.param, "resp/1");
+  assert.deepEqual(matchRoute("/v1/responses/resp_1/cancel"), {
+    id: "responseCancel",
+    spec: ROUTES.responseCancel,
+    param: "resp_1",
+  });
   // An id with a slash is not one segment: the rest is the id of the plain route (a 404 for no such response).
   assert.deepEqual(matchRoute("/v1/responses/a/b/input_items")?.param, "a/b/input_items");
   assert.equal(matchRoute("/v1/responses//input_items")?.id, "response");

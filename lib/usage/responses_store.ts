@@ -54,6 +54,33 @@ export interface StoredResponse {
   response: JsonObject;
 }
 
+/** Where a native upstream holds a stored conversation whole: its provider, and its own id for the newest response. */
+export interface UpstreamChain {
+  provider: string;
+  id: string;
+}
+
+/** A stored conversation, as {@linkcode ResponsesStore.chain} rebuilds it. */
+export interface Conversation {
+  /** For each response from the first of the chain, its input items then its output items, oldest first. */
+  items: JsonObject[];
+  /**
+   * For each of `items`, the provider whose native target produced it (an output item of a response that
+   * provider served natively), else null (input items, a translated answer's output): a native target resent
+   * the conversation gets back the reasoning items it produced itself, never another model's encrypted state.
+   */
+  nativeBy: (string | null)[];
+  /**
+   * The provider and upstream id of the newest response when that upstream holds exactly this conversation, so
+   * that a later `previous_response_id` to that provider may name the id instead of resending `items`: the
+   * newest response was served natively (and has an upstream id), and the chain is whole back to its first
+   * response. A natively served response was sent either its predecessor's upstream id or the conversation
+   * rebuilt as input, so its upstream's chain holds every earlier response, and would still hold one deleted or
+   * pruned here (the client asked for it to be gone). null otherwise.
+   */
+  upstream: UpstreamChain | null;
+}
+
 /** A page request for `GET /v1/responses/{id}/input_items`, as the query string gives it. */
 export interface ItemsPage {
   /** An item id: the page starts after it, in the chosen order. */
@@ -96,14 +123,15 @@ export interface ResponsesStore {
   inputItems(id: string, owner: string, page: ItemsPage): Promise<ItemsList | null>;
   /**
    * The conversation up to and including response `id`, oldest first: for each response from the first of
-   * its `previous_response_id` chain, its input items then its output items. `null` when response `id` is
-   * missing or belongs to another owner. An earlier response that is missing (deleted, pruned, or another
-   * owner's) ends the chain there: the conversation is the responses after it (OpenAI's API, too, goes on
-   * without a deleted response), so a long conversation outlives the retention of its first turns. Rejects
-   * with a `UsageQueryError` naming `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass
-   * {@linkcode MAX_CHAIN_BYTES}: the walk stops there, whatever the chain's length.
+   * its `previous_response_id` chain, its input items then its output items, and whether an upstream holds it
+   * whole ({@linkcode Conversation.upstream}). `null` when response `id` is missing or belongs to another owner.
+   * An earlier response that is missing (deleted, pruned, or another owner's) ends the chain there: the
+   * conversation is the responses after it (OpenAI's API, too, goes on without a deleted response), so a long
+   * conversation outlives the retention of its first turns. Rejects with a `UsageQueryError` naming
+   * `previous_response_id` ({@linkcode chainTooLong}) when the responses walked pass {@linkcode MAX_CHAIN_BYTES}
+   * or number more than {@linkcode MAX_CHAIN}: the walk stops there.
    */
-  chain(id: string, owner: string): Promise<JsonObject[] | null>;
+  chain(id: string, owner: string): Promise<Conversation | null>;
   /**
    * The items `ids` name (what `item_reference` inputs point at), in the same order: each an input or output
    * item of one of `owner`'s stored responses (of the one put last when several hold that id), or `null` when
@@ -122,8 +150,9 @@ export interface ResponsesStore {
 }
 
 /**
- * Longest `previous_response_id` chain followed. Ids are the gateway's own, so a cycle cannot be built from
- * outside; the bound only keeps a corrupted database from looping.
+ * Most responses a `previous_response_id` conversation rebuilds: a longer one is refused as too long
+ * ({@linkcode chainTooLong}), as one over {@linkcode MAX_CHAIN_BYTES} is. It bounds the walk (one lookup per
+ * response) whatever the responses' size. Ids are the gateway's own, so a cycle cannot be built from outside.
  */
 export const MAX_CHAIN = 10_000;
 
@@ -144,12 +173,16 @@ export function linkBytes(record: Pick<StoredResponse, "input_items" | "response
   return JSON.stringify(record.input_items).length + JSON.stringify(record.response).length;
 }
 
-/** The store's refusal of a conversation over {@linkcode MAX_CHAIN_BYTES}: the client's 400, naming the id. */
-export function chainTooLong(id: string): UsageQueryError {
+/**
+ * The store's refusal of a conversation over {@linkcode MAX_CHAIN_BYTES} (or, with `over` saying so, longer than
+ * {@linkcode MAX_CHAIN} responses): the client's 400, naming the id.
+ */
+export function chainTooLong(
+  id: string,
+  over = `over ${MAX_CHAIN_BYTES / 1024 / 1024} MiB`,
+): UsageQueryError {
   return new UsageQueryError(
-    `The conversation behind response '${printable(id)}' is over ${
-      MAX_CHAIN_BYTES / 1024 / 1024
-    } MiB, more ` +
+    `The conversation behind response '${printable(id)}' is ${over}, more ` +
       "than the gateway rebuilds for previous_response_id. Compact it (POST /v1/responses/compact) or send a " +
       "shorter conversation as input.",
     "previous_response_id",
@@ -284,36 +317,46 @@ export function findItem(
 /**
  * Rebuilds the conversation up to response `id` from `lookup` (one owned response by id, or null): walks
  * `previous_response_id` back to the first still there (and `owner`'s), then lays out each response's input
- * items and output items, oldest first. Null when response `id` is missing or not `owner`'s, or the chain is
- * longer than {@linkcode MAX_CHAIN} (or loops); throws {@linkcode chainTooLong} as soon as the links walked pass
- * {@linkcode MAX_CHAIN_BYTES}.
+ * items and output items, oldest first. Null when response `id` is missing or not `owner`'s (or the chain
+ * loops); throws {@linkcode chainTooLong} as soon as the links walked pass {@linkcode MAX_CHAIN_BYTES} or
+ * {@linkcode MAX_CHAIN}.
  */
 export function buildChain(
   id: string,
   owner: string,
   lookup: (id: string, owner: string) => StoredResponse | null,
-): JsonObject[] | null {
+): Conversation | null {
   const links: StoredResponse[] = [];
   const seen = new Set<string>();
   let next: string | null = id;
   let bytes = 0;
   while (next !== null) {
-    if (seen.has(next) || links.length >= MAX_CHAIN) return null;
+    if (seen.has(next)) return null;
     seen.add(next);
     const link = lookup(next, owner);
     if (link === null && links.length === 0) return null;
     if (link === null) break; // an earlier response deleted or pruned: the conversation starts after it
+    // Too long, not missing: a 404 here told the client that a response it just got does not exist.
+    if (links.length === MAX_CHAIN) throw chainTooLong(id, `over ${MAX_CHAIN} responses long`);
     bytes += linkBytes(link);
     if (bytes > MAX_CHAIN_BYTES) throw chainTooLong(id);
     links.push(link);
     next = link.previous_response_id;
   }
   const items: JsonObject[] = [];
+  const nativeBy: (string | null)[] = [];
   for (let i = links.length - 1; i >= 0; i--) {
-    for (const item of links[i].input_items) items.push(item);
-    for (const item of outputItems(links[i].response)) items.push(item);
+    const link = links[i];
+    for (const item of link.input_items) items.push(item), nativeBy.push(null);
+    const producer = link.native ? link.provider : null;
+    for (const item of outputItems(link.response)) items.push(item), nativeBy.push(producer);
   }
-  return items;
+  // `next` is null only when the walk reached the chain's first response: nothing of it is gone.
+  const newest = links[0];
+  const upstream = next === null && newest.native && typeof newest.upstream_id === "string"
+    ? { provider: newest.provider, id: newest.upstream_id }
+    : null;
+  return { items, nativeBy, upstream };
 }
 
 /** `beforeIso` as Unix seconds; throws `UsageQueryError` when it is not a time. */

@@ -137,8 +137,8 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
     },
     chain(id, owner) {
       try {
-        const items = buildChain(id, owner, owned);
-        return Promise.resolve(items === null ? null : structuredClone(items));
+        const conversation = buildChain(id, owner, owned);
+        return Promise.resolve(conversation === null ? null : structuredClone(conversation));
       } catch (e) {
         return Promise.reject(e); // a conversation too long to rebuild
       }

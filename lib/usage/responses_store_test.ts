@@ -1,7 +1,8 @@
 /**
  * The `ResponsesStore` contract, run against each implementation: in memory, SQLite on the calling thread,
  * SQLite through the usage store's worker (the one the server uses), and PostgreSQL (a private schema of the
- * test database, dropped after). Retention's prune is in `responses_store_prune_test.ts`.
+ * test database, dropped after). Retention's prune is in `responses_store_prune_test.ts`, the longest chain in
+ * `responses_store_chain_test.ts`.
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../openai/types.ts";
@@ -46,7 +47,10 @@ for (const [name, open] of RESPONSES_STORES) {
     assert.deepEqual(ids(got.input_items), ["resp_1_in"]);
     got.input_items.length = 0;
     (got.response.output as JsonObject[]).length = 0;
-    assert.deepEqual(await store.chain("resp_1", "alice").then(ids), ["resp_1_in", "resp_1_out"]);
+    assert.deepEqual(await store.chain("resp_1", "alice").then((c) => ids(c?.items)), [
+      "resp_1_in",
+      "resp_1_out",
+    ]);
     await close();
   });
 
@@ -171,7 +175,7 @@ for (const [name, open] of RESPONSES_STORES) {
     await store.put(
       response("resp_3", { previous_response_id: "resp_2", inputs: ["fco3"], outputs: ["a3"] }),
     );
-    assert.deepEqual(ids(await store.chain("resp_3", "alice")), [
+    assert.deepEqual(ids((await store.chain("resp_3", "alice"))?.items), [
       "sys",
       "u1",
       "rs1",
@@ -181,15 +185,22 @@ for (const [name, open] of RESPONSES_STORES) {
       "fco3",
       "a3",
     ]);
-    assert.deepEqual(ids(await store.chain("resp_2", "alice")), ["sys", "u1", "rs1", "a1", "u2", "fc2"]);
-    assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["sys", "u1", "rs1", "a1"]);
-    const chain = (await store.chain("resp_3", "alice"))!;
+    assert.deepEqual(ids((await store.chain("resp_2", "alice"))?.items), [
+      "sys",
+      "u1",
+      "rs1",
+      "a1",
+      "u2",
+      "fc2",
+    ]);
+    assert.deepEqual(ids((await store.chain("resp_1", "alice"))?.items), ["sys", "u1", "rs1", "a1"]);
+    const chain = (await store.chain("resp_3", "alice"))!.items;
     assert.deepEqual(chain[3], message("a1", "assistant", "answered a1"), "whole items");
     // A deleted (or pruned) earlier response ends the chain there, as OpenAI's: the later ones stay chainable.
     await store.delete("resp_1", "alice");
-    assert.deepEqual(ids(await store.chain("resp_3", "alice")), ["u2", "fc2", "fco3", "a3"]);
+    assert.deepEqual(ids((await store.chain("resp_3", "alice"))?.items), ["u2", "fc2", "fco3", "a3"]);
     await store.delete("resp_2", "alice");
-    assert.deepEqual(ids(await store.chain("resp_3", "alice")), ["fco3", "a3"]);
+    assert.deepEqual(ids((await store.chain("resp_3", "alice"))?.items), ["fco3", "a3"]);
     assert.deepEqual(ids((await store.get("resp_3", "alice"))?.input_items), ["fco3"]);
     await store.delete("resp_3", "alice");
     assert.equal(await store.chain("resp_3", "alice"), null, "the response itself is gone");
@@ -202,17 +213,17 @@ for (const [name, open] of RESPONSES_STORES) {
     await store.put(response("resp_2", { owner: "bob", previous_response_id: "resp_1" }));
     await store.put(response("resp_3", { previous_response_id: "resp_2" }));
     assert.deepEqual(
-      ids(await store.chain("resp_3", "alice")),
+      ids((await store.chain("resp_3", "alice"))?.items),
       ["resp_3_in", "resp_3_out"],
       "resp_2 is bob's",
     );
     assert.equal(await store.chain("resp_3", "bob"), null, "resp_3 is alice's");
     assert.deepEqual(
-      ids(await store.chain("resp_2", "bob")),
+      ids((await store.chain("resp_2", "bob"))?.items),
       ["resp_2_in", "resp_2_out"],
       "resp_1 is alice's",
     );
-    assert.deepEqual(ids(await store.chain("resp_1", "alice")), ["resp_1_in", "resp_1_out"]);
+    assert.deepEqual(ids((await store.chain("resp_1", "alice"))?.items), ["resp_1_in", "resp_1_out"]);
     await close();
   });
 
@@ -226,7 +237,7 @@ for (const [name, open] of RESPONSES_STORES) {
         input_items: [message(`resp_${n}_in`, "user", text)],
       });
     for (let n = 1; n <= 6; n++) await store.put(turn(n));
-    assert.equal((await store.chain("resp_4", "alice"))?.length, 8);
+    assert.equal((await store.chain("resp_4", "alice"))?.items.length, 8);
     for (const id of ["resp_5", "resp_6"]) {
       await assert.rejects(
         store.chain(id, "alice"),
@@ -244,6 +255,34 @@ for (const [name, open] of RESPONSES_STORES) {
     const { upstream_id: _, ...without } = response("resp_2");
     await store.put(without);
     assert.equal((await store.get("resp_2", "alice"))?.upstream_id, null, "absent is stored as null");
+    await close();
+  });
+
+  Deno.test(`${name} responses: an upstream holds a native chain only while it is whole`, async () => {
+    const { store, close } = await open();
+    const native = (id: string, previous: string | null, provider = "openai") =>
+      response(id, { native: true, provider, upstream_id: `up_${id}`, previous_response_id: previous });
+    await store.put(native("resp_1", null));
+    await store.put(native("resp_2", "resp_1"));
+    await store.put(response("resp_3", { previous_response_id: "resp_2" })); // translated
+    await store.put(native("resp_4", "resp_3", "azure"));
+    const upstream = async (id: string) => (await store.chain(id, "alice"))?.upstream;
+    assert.deepEqual(await upstream("resp_2"), { provider: "openai", id: "up_resp_2" });
+    assert.equal(await upstream("resp_3"), null, "a translated response is held by no upstream");
+    // Sent the rebuilt conversation, azure's upstream holds it all under its own id.
+    assert.deepEqual(await upstream("resp_4"), { provider: "azure", id: "up_resp_4" });
+    // The upstream's chains still hold resp_1 once it is deleted here: they are no longer the conversation.
+    assert.equal(await store.delete("resp_1", "alice"), true);
+    assert.equal(await upstream("resp_2"), null);
+    assert.equal(await upstream("resp_4"), null);
+    assert.deepEqual(ids((await store.chain("resp_4", "alice"))?.items), [
+      "resp_2_in",
+      "resp_2_out",
+      "resp_3_in",
+      "resp_3_out",
+      "resp_4_in",
+      "resp_4_out",
+    ]);
     await close();
   });
 

@@ -18,7 +18,7 @@ import {
   type StoreFailure,
 } from "./sqlite_worker_protocol.ts";
 import type { UsageDatabase } from "./store.ts";
-import type { ItemsList, StoredResponse } from "./responses_store.ts";
+import type { Conversation, ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
 import {
   type AuditPage,
@@ -203,7 +203,7 @@ export async function openSqliteWorkerStore(
         return await call({ method: "responses.inputItems", rid, owner, page }) as ItemsList | null;
       },
       async chain(rid, owner) {
-        return await call({ method: "responses.chain", rid, owner }) as JsonObject[] | null;
+        return await call({ method: "responses.chain", rid, owner }) as Conversation | null;
       },
       async items(ids, owner) {
         return await call({ method: "responses.items", ids, owner }) as (JsonObject | null)[];

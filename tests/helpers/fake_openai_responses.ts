@@ -6,7 +6,10 @@
  * - `resp-ok`: answers by what the request holds: after a `function_call_output`, {@linkcode NATIVE_AFTER_TOOL};
  *   with the `get_weather` function tool, a `function_call`; with a `web_search` tool, a `web_search_call` item,
  *   then the answer; with a `json_schema` text format, {@linkcode NATIVE_JSON}; otherwise a `reasoning` item (with
- *   a summary) and {@linkcode NATIVE_ANSWER}. Usage {@linkcode NATIVE_USAGE}.
+ *   a summary, and {@linkcode NATIVE_ENCRYPTED} content when `include` asks for it) and
+ *   {@linkcode NATIVE_ANSWER}. Usage {@linkcode NATIVE_USAGE}.
+ * - `resp-program`: a `program` item and its `program_output` (programmatic tool calling), then
+ *   {@linkcode NATIVE_ANSWER}.
  * - `resp-length`: a partial answer, `incomplete` with reason `max_output_tokens`.
  * - `resp-error`: streams `response.created`, a delta, then an `error` event (rate limit).
  * - `resp-cut`: streams `response.created`, a delta, then the connection is torn down.
@@ -32,6 +35,8 @@ export const NATIVE_ANSWER = "Native hello from the Responses upstream!";
 export const NATIVE_AFTER_TOOL = "It is 21 degrees in Paris.";
 /** `resp-ok`'s answer under a json_schema format. */
 export const NATIVE_JSON = '{"greeting":"bonjour"}';
+/** What a reasoning item's `encrypted_content` starts with (then its id), when `include` asks for it. */
+export const NATIVE_ENCRYPTED = "enc-upstream-reasoning-";
 /** The usage `resp-ok` reports (input, output). */
 export const NATIVE_USAGE = { input: 31, output: 9, cached: 4, reasoning: 3 };
 
@@ -138,16 +143,18 @@ function message(text: string, status = "completed"): Planned {
   };
 }
 
-function reasoningItem(): Planned {
+/** A reasoning item, with its encrypted state when the request's `include` asks for it (as OpenAI's). */
+function reasoningItem(req: Json): Planned {
   const id = upId("rs");
   const summary = "Thinking about a greeting.";
   const at = { item_id: id, summary_index: 0 };
+  const include = Array.isArray(req.include) ? req.include : [];
   return {
     item: {
       id,
       type: "reasoning",
       summary: [{ type: "summary_text", text: summary }],
-      encrypted_content: null,
+      encrypted_content: include.includes("reasoning.encrypted_content") ? `${NATIVE_ENCRYPTED}${id}` : null,
     },
     added: { id, type: "reasoning", summary: [] },
     middle: [
@@ -188,6 +195,24 @@ function webSearch(): Planned {
   };
 }
 
+/** The `fingerprint` of `resp-program`'s program item: opaque, to be sent back as it is. */
+export const NATIVE_PROGRAM_FINGERPRINT = "fp-upstream-program-0001";
+
+/** A program the upstream ran (programmatic tool calling) and its output: items only a native upstream reads. */
+function program(): Planned[] {
+  const callId = upId("call");
+  const code = { id: upId("prog"), type: "program", call_id: callId, code: "return 1 + 1;" };
+  const ran = { ...code, fingerprint: NATIVE_PROGRAM_FINGERPRINT };
+  const output = {
+    id: upId("po"),
+    type: "program_output",
+    call_id: callId,
+    result: "2",
+    status: "completed",
+  };
+  return [{ item: ran, added: ran, middle: [] }, { item: output, added: output, middle: [] }];
+}
+
 /** The upstream's own compaction item: opaque state only this upstream can read back. */
 export const NATIVE_COMPACTION = "enc-upstream-compaction-0001";
 
@@ -218,7 +243,7 @@ function plan(req: Json): Planned[] {
   if (tools.some((t) => t.type === "web_search")) return [webSearch(), message(NATIVE_ANSWER)];
   const format = ((req.text ?? {}) as Json).format as Json | undefined;
   if (format?.type === "json_schema") return [message(NATIVE_JSON)];
-  return [reasoningItem(), message(NATIVE_ANSWER)];
+  return [reasoningItem(req), message(NATIVE_ANSWER)];
 }
 
 function errorJson(status: number, message: string, code: string | null, param: string | null = null) {
@@ -267,7 +292,11 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
     }
     const id = upId("resp");
     fake.made.add(id);
-    const items = model === "resp-ok" ? plan(body) : [message(NATIVE_ANSWER)];
+    const items = model === "resp-ok"
+      ? plan(body)
+      : model === "resp-program"
+      ? [...program(), message(NATIVE_ANSWER)]
+      : [message(NATIVE_ANSWER)];
     const length = model === "resp-length";
     if (length) {
       const partial = message("Native hello", "incomplete");

@@ -20,6 +20,7 @@ import {
   NATIVE_ANSWER,
   NATIVE_JSON,
   NATIVE_KEY,
+  NATIVE_PROGRAM_FINGERPRINT,
   NATIVE_USAGE,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
@@ -55,6 +56,7 @@ providers:
   local: { type: builtin }
 models:
   chat-native: { type: chat, targets: [ { provider: native, model: resp-ok } ] }
+  chat-program: { type: chat, targets: [ { provider: native, model: resp-program } ] }
   chat-native-b: { type: chat, targets: [ { provider: native-b, model: resp-ok } ] }
   chat-translated: { type: chat, targets: [ { provider: chat, model: gpt-ok } ] }
   chat-mixed: { type: chat, targets: [ { provider: chat, model: gpt-ok }, { provider: native, model: resp-ok } ] }
@@ -346,6 +348,78 @@ Deno.test("responses native: previous_response_id passes through to the same pro
       assert.equal(res.status, 404, `${id} for ${token}`);
     }
     assert.equal(fakes.native.requests.length, count);
+  });
+});
+
+Deno.test("responses native: items of types only a native upstream reads (program) go back to it; a translated target goes without", async () => {
+  await withGateway(async (gw, fakes, client) => {
+    const ran = await client.responses.create({ model: "chat-program", input: "Add one and one." });
+    const types = ran.output.map((item) => item.type as string);
+    assert.deepEqual(types, ["program", "program_output", "message"]);
+    // The next turn on the same provider, then on another native one (rebuilt) and on a translated one.
+    const next = await raw(gw, { model: "chat-native", input: "And again?", previous_response_id: ran.id });
+    assert.equal(next.status, 200, await next.clone().text());
+    const again = (await next.json()) as { id: string };
+    assert.match(String(fakes.native.requests.at(-1)!.body.previous_response_id), /^resp_up\d+$/);
+    await client.responses.create({
+      model: "chat-native-b",
+      input: "Once more?",
+      previous_response_id: again.id,
+    });
+    const rebuilt = JSON.stringify(fakes.native.requests.at(-1)!.body.input);
+    assert.ok(rebuilt.includes(NATIVE_PROGRAM_FINGERPRINT), "another native upstream gets the program back");
+    const translated = await client.responses.create({
+      model: "chat-translated",
+      input: "Sum?",
+      previous_response_id: again.id,
+    });
+    assert.equal(translated.output_text, FAKE_ANSWER);
+    assert.ok(!JSON.stringify(fakes.chat.requests.at(-1)!.body).includes(NATIVE_PROGRAM_FINGERPRINT));
+
+    // Sent back as input (the client managing its own context): passed through as sent, to native targets only.
+    const input = [...ran.output, { role: "user", content: "Thanks." }, { type: "teleport", to: "mars" }];
+    const mixed = await raw(gw, { model: "chat-mixed", input });
+    assert.equal(mixed.status, 200);
+    assert.equal(mixed.headers.get("x-gateway-provider"), "native");
+    await mixed.body?.cancel();
+    assert.deepEqual(fakes.native.requests.at(-1)!.body.input, input);
+    const natives = fakes.native.requests.length;
+    for (
+      const [item, named] of [[ran.output[0], /'program'/], [{ type: "teleport" }, /'teleport'/]] as const
+    ) {
+      const res = await raw(gw, { model: "chat-translated", input: [{ role: "user", content: "Hi" }, item] });
+      assert.equal(res.status, 400);
+      const error = (await res.json()).error;
+      assert.equal(error.param, "input[1].type");
+      assert.match(error.message, named);
+    }
+    assert.equal(fakes.native.requests.length, natives);
+  });
+});
+
+Deno.test("responses native: a deleted earlier response never reaches the upstream through its own chain", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    const first = await client.responses.create({ model: "chat-native", input: "My secret is 4711." });
+    const second = await client.responses.create({
+      model: "chat-native",
+      input: "Noted?",
+      previous_response_id: first.id,
+    });
+    assert.match(String(fakes.native.requests.at(-1)!.body.previous_response_id), /^resp_up\d+$/);
+    await client.responses.delete(first.id);
+    // The upstream's chain for `second` still holds the secret: the gateway resends what remains instead.
+    await client.responses.create({
+      model: "chat-native",
+      input: "What is my secret?",
+      previous_response_id: second.id,
+    });
+    const sent = fakes.native.requests.at(-1)!.body;
+    assert.equal(sent.previous_response_id, undefined, "the upstream's own chain is not named");
+    const texts = JSON.stringify(sent.input);
+    assert.ok(!texts.includes("4711"), "the deleted response is not sent");
+    for (const said of ["Noted?", NATIVE_ANSWER, "What is my secret?"]) {
+      assert.ok(texts.includes(said), `the rebuilt input holds ${said}`);
+    }
   });
 });
 

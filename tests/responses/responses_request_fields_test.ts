@@ -258,7 +258,6 @@ const REFUSED: [string, Record<string, unknown>, string][] = [
   ["background", { background: true }, "background"],
   ["a field of the wrong type", { store: "yes" }, "store"],
   ["input of a wrong type", { input: 7 }, "input"],
-  ["an item of an unknown type", { input: [{ type: "teleport" }] }, "input[0].type"],
   ["instructions not a string", { instructions: 1 }, "instructions"],
   ["tools not an array", { tools: {} }, "tools"],
   ["a function tool without a name", { tools: [{ type: "function" }] }, "tools[0].name"],

@@ -15,6 +15,9 @@ import {
   withFakeGateway,
 } from "../helpers/gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
+import { pollUsageRows, usageDbPath } from "../helpers/usage_rows.ts";
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { MAX_CHAIN } from "../../lib/usage/responses_store.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `
@@ -169,6 +172,50 @@ Deno.test("stored responses: GET answers the Response object; DELETE removes it"
       assert.ok(err instanceof OpenAI.NotFoundError);
       return true;
     });
+  });
+});
+
+Deno.test("stored responses: cancel is OpenAI's 400 for the caller's own response, the 404 for any other; one record each", async () => {
+  await withGateway(async (gw, fake, client) => {
+    const mine = await client.responses.create({ model: "chat-fake", input: "Hi" });
+    await assert.rejects(client.responses.cancel(mine.id), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+      assert.deepEqual(err.error, {
+        message: "Cannot cancel a synchronous response.",
+        type: "invalid_request_error",
+        param: null,
+        code: null,
+      });
+      return true;
+    });
+    const send = async (method: string, path: string, token: string, requestId: string) => {
+      const res = await fetch(`${gw.baseURL}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "x-request-id": requestId },
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const cancel = (id: string, token: string, requestId: string) =>
+      send("POST", `/responses/${id}/cancel`, token, requestId);
+    assertNotFound(await cancel("resp_never", TEST_TOKEN, "cancel-unknown"), "resp_never", "unknown id");
+    assertNotFound(await cancel(mine.id, NARROW_TOKEN, "cancel-other"), mine.id, "another token's");
+    const own = await cancel(mine.id, TEST_TOKEN, "cancel-own");
+    assert.equal(own.status, 400);
+    assert.deepEqual(await client.responses.retrieve(mine.id), mine, "the response is as it was");
+    assert.equal(fake.requests.length, 1, "no upstream call");
+
+    // Records are written in order: once the last request's is there, every earlier one's is too.
+    assert.equal((await send("GET", `/responses/${mine.id}`, TEST_TOKEN, "last")).status, 200);
+    type Row = { request_id: string; endpoint: string; status: number };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.some((row) => row.request_id === "last"));
+    assert.equal(rows.length, 7, "create, four cancels and two GETs: one record each");
+    const byId = new Map(rows.map((row) => [row.request_id, row]));
+    for (
+      const [id, status] of [["cancel-unknown", 404], ["cancel-other", 404], ["cancel-own", 400]] as const
+    ) {
+      assert.equal(byId.get(id)?.status, status, id);
+      assert.equal(byId.get(id)?.endpoint, "responses", id);
+    }
   });
 });
 
@@ -449,6 +496,63 @@ Deno.test("stored responses: a conversation too long to rebuild is a 400 naming 
       200,
       "the response itself is kept",
     );
+  });
+});
+
+// Was BUG: past MAX_CHAIN responses the store answered "no such response", so a client got 404
+// previous_response_not_found for the response it had just been given.
+Deno.test("stored responses: a conversation of more than 10,000 responses is the too-long 400, not a 404", async () => {
+  await withGateway(async (gw, fake) => {
+    const first = await call(gw, "POST", "/responses", TEST_TOKEN, { model: "chat-fake", input: "Hi" });
+    assert.equal(first.status, 200);
+    // 10,000 more turns, written straight into the gateway's database: 10,000 requests would take minutes.
+    const db = new DatabaseSync(usageDbPath(gw));
+    try {
+      db.exec("PRAGMA busy_timeout = 10000");
+      const row = db.prepare("SELECT * FROM responses WHERE id = ?").get(String(first.body.id)) as
+        & Record<string, SQLInputValue>
+        & { id: string };
+      const insert = db.prepare(
+        `INSERT INTO responses (id, owner, environment, created_at, alias, provider, native, upstream_id,
+           previous_response_id, input_items, response) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?, '[]', ?)`,
+      );
+      db.exec("BEGIN IMMEDIATE");
+      for (let n = 1; n <= MAX_CHAIN; n++) {
+        const id = `resp_turn_${n}`;
+        const response = JSON.stringify({ id, object: "response", output: [] });
+        const previous = n === 1 ? row.id : `resp_turn_${n - 1}`;
+        insert.run(
+          id,
+          row.owner,
+          row.environment,
+          row.created_at,
+          row.alias,
+          row.provider,
+          previous,
+          response,
+        );
+      }
+      db.exec("COMMIT");
+    } finally {
+      db.close();
+    }
+    const last = `resp_turn_${MAX_CHAIN}`;
+    assert.equal((await call(gw, "GET", `/responses/${last}`)).status, 200, "the response exists");
+    const sent = fake.requests.length;
+    const refused = await call(gw, "POST", "/responses", TEST_TOKEN, {
+      model: "chat-fake",
+      input: "Go on.",
+      previous_response_id: last,
+    });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    const error = refused.body.error as Record<string, unknown>;
+    assert.deepEqual([error.type, error.code, error.param], [
+      "invalid_request_error",
+      "context_length_exceeded",
+      "previous_response_id",
+    ]);
+    assert.match(String(error.message), new RegExp(`'${last}' is over ${MAX_CHAIN} responses long`));
+    assert.equal(fake.requests.length, sent, "nothing went upstream");
   });
 });
 

@@ -12,6 +12,7 @@ import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import {
   type FakeNativeUpstream,
+  NATIVE_ENCRYPTED,
   NATIVE_KEY,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
@@ -37,10 +38,12 @@ server: { host: 127.0.0.1, port: 0 }
 providers:
   chat: { type: openai, base_url: "${chat.baseURL}", api_key: "${FAKE_KEY}" }
   native: { type: openai, base_url: "${native.baseURL}", api_key: "${NATIVE_KEY}", native_responses: true }
+  native-b: { type: openai, base_url: "${native.baseURL}", api_key: "${NATIVE_KEY}", native_responses: true }
 models:
   chat-ok: { type: chat, targets: [ { provider: chat, model: gpt-ok } ] }
   chat-hang: { type: chat, targets: [ { provider: chat, model: gpt-hang } ] }
   native-ok: { type: chat, targets: [ { provider: native, model: resp-ok } ] }
+  native-b-ok: { type: chat, targets: [ { provider: native-b, model: resp-ok } ] }
 tokens:
   - { name: ws, environment: test, sha256: ${hashToken(TOKEN)}, models: ["*"] }
   - { name: ws-rpm, environment: test, sha256: ${hashToken(LIMITED)}, models: ["*"], limits: { rpm: 2 } }
@@ -273,6 +276,48 @@ Deno.test("websocket: store:false responses chain within their connection only (
       } finally {
         client.close();
       }
+    }
+  });
+});
+
+// Was BUG: the next turn was resent without the reasoning the same provider's model had produced, though it was
+// asked for with include (Codex's turns, `store: false`): the model lost its own chain of thought every turn.
+Deno.test("websocket: store:false turns on a native target get their own reasoning back, another provider none", async () => {
+  await withSetup(async ({ gw, native }) => {
+    const client = await Client.open(gw, TOKEN);
+    try {
+      const turn = async (model: string, input: string, previous?: string) => {
+        client.send({
+          type: "response.create",
+          model,
+          store: false,
+          include: ["reasoning.encrypted_content"],
+          input,
+          ...(previous === undefined ? {} : { previous_response_id: previous }),
+        });
+        const events = await client.answer();
+        assert.equal(events.at(-1)!.type, "response.completed", JSON.stringify(events.at(-1)));
+        return { response: responseOf(events), sent: native.requests.at(-1)!.body };
+      };
+      const first = await turn("native-ok", "Plan the refactor.");
+      const output = first.response.output as Json[];
+      const reasoning = output.find((item) => item.type === "reasoning")!;
+      assert.ok(String(reasoning.encrypted_content).startsWith(NATIVE_ENCRYPTED));
+      const second = await turn("native-ok", "Go on.", String(first.response.id));
+      const resent = second.sent.input as Json[];
+      assert.equal(second.sent.previous_response_id, undefined, "nothing upstream holds a store:false turn");
+      assert.deepEqual(
+        resent.filter((item) => item.type === "reasoning"),
+        [{ type: "reasoning", summary: reasoning.summary, encrypted_content: reasoning.encrypted_content }],
+        "the model's own reasoning comes back with its encrypted content",
+      );
+      // The same conversation on another provider: its reasoning is another model's state, left out.
+      const third = await turn("native-b-ok", "And then?", String(second.response.id));
+      const items = third.sent.input as Json[];
+      assert.ok(items.some((item) => item.content === "Go on."), JSON.stringify(items));
+      assert.deepEqual(items.filter((item) => item.type === "reasoning"), []);
+    } finally {
+      client.close();
     }
   });
 });

@@ -87,7 +87,8 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   // As for a create: native-only items narrow to native targets, and a target whose parameter rules would refuse
   // the summary request is left for the alias's others.
   const model = paramServingTargets(targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed), form);
-  const history = await withHistory(parsed, ctx);
+  const earlier = await withHistory(parsed, ctx);
+  const history = earlier?.items ?? [];
   const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
   await admitChat(ctx, ROUTE.endpoint, model, chat).catch((err) => {
     throw terms(err);
@@ -95,7 +96,13 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = upstreamCall(ctx, target);
     if (isNativeTarget(target)) {
-      const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history };
+      const changes = {
+        model: target.model,
+        maxOutputTokens: null,
+        input: parsed.input,
+        history: earlier ?? undefined,
+        provider: target.provider,
+      };
       const native = redactNative(nativeRequestBody(body, changes), model.contentRules);
       const answer = await provider.compact?.(native, call);
       // The capability table said this target speaks Responses; an adapter without the method disagrees (a bug).

@@ -17,14 +17,14 @@
  * @module
  */
 import { isObject, type JsonObject } from "../../openai/types.ts";
-import type { ResponsesStore, StoredResponse } from "../../usage/responses_store.ts";
+import type { Conversation, ResponsesStore, StoredResponse } from "../../usage/responses_store.ts";
 
 /** How many of the connection's `store: false` responses are kept (the last ones). */
 const KEPT = 4;
 
 interface Kept {
   record: StoredResponse;
-  conversation: JsonObject[];
+  conversation: Pick<Conversation, "items" | "nativeBy">;
 }
 
 /** The output items of a stored Response object. */
@@ -48,15 +48,27 @@ export function connectionResponses(shared: ResponsesStore, maxBytes: number): R
       return shared.put({
         ...record,
         previous_response_id: null,
-        input_items: [...structuredClone(earlier.conversation), ...record.input_items],
+        input_items: [...structuredClone(earlier.conversation.items), ...record.input_items],
       });
     },
     async remember(record) {
       const previous = record.previous_response_id;
-      const earlier = previous === null ? [] : await this.chain(previous, record.owner);
+      const earlier = previous === null
+        ? { items: [], nativeBy: [] }
+        : await this.chain(previous, record.owner);
       if (earlier === null) return;
-      const conversation = [...earlier, ...record.input_items, ...outputOf(record)];
-      if (JSON.stringify(conversation).length > maxBytes) return;
+      const outputs = outputOf(record);
+      // Who wrote the output is kept apart from `native`, cleared below: its reasoning may go back to that provider.
+      const producer = record.native ? record.provider : null;
+      const conversation = {
+        items: [...earlier.items, ...record.input_items, ...outputs],
+        nativeBy: [
+          ...earlier.nativeBy,
+          ...record.input_items.map(() => null),
+          ...outputs.map(() => producer),
+        ],
+      };
+      if (JSON.stringify(conversation.items).length > maxBytes) return;
       kept.delete(record.id);
       kept.set(record.id, {
         // Nothing upstream holds it (`store: false` went upstream too): a native target gets the conversation.
@@ -75,7 +87,9 @@ export function connectionResponses(shared: ResponsesStore, maxBytes: number): R
     inputItems: (id, owner, page) => shared.inputItems(id, owner, page),
     async chain(id, owner) {
       const found = local(id, owner);
-      return found !== undefined ? structuredClone(found.conversation) : await shared.chain(id, owner);
+      // No upstream holds a kept one (`store: false` went upstream too): its conversation is always resent.
+      if (found !== undefined) return { ...structuredClone(found.conversation), upstream: null };
+      return await shared.chain(id, owner);
     },
     items: (ids, owner) => shared.items(ids, owner),
     prune: (beforeIso, limit) => shared.prune(beforeIso, limit),

@@ -40,25 +40,29 @@ import { answerNative, isNativeTarget, nativeRoute, targetsFor } from "./create_
 import { strictRefusal } from "./native_only.ts";
 import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import type { Conversation } from "../../usage/responses_store.ts";
 
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
  * `instructions`, which are not carried over from earlier responses, as in OpenAI's API). The same 404 for an
  * id that never existed, was not stored, or is another token's; a 400 for a conversation too long to rebuild
- * (`previousConversation`). Returns the earlier conversation's items (none
- * without a `previous_response_id`).
+ * (`previousConversation`). Returns the earlier conversation (null without a `previous_response_id`), which a
+ * native target gets as it is, read once.
  */
-export async function withHistory(parsed: ResponsesRequest, ctx: ClientContext): Promise<JsonObject[]> {
+export async function withHistory(
+  parsed: ResponsesRequest,
+  ctx: ClientContext,
+): Promise<Conversation | null> {
   const previous = parsed.params.previous_response_id;
-  if (previous === null) return [];
-  const items = await previousConversation(ctx, previous);
+  if (previous === null) return null;
+  const conversation = await previousConversation(ctx, previous);
   const messages = parsed.chat.messages;
   const at = parsed.params.instructions === null ? 0 : 1;
-  const history = historyMessages(items);
+  const history = historyMessages(conversation.items);
   messages.splice(at, 0, ...history);
   // An error found in the earlier conversation names the parameter that brought it in.
   parsed.messageParams.splice(at, 0, ...history.map(() => "previous_response_id"));
-  return items;
+  return conversation;
 }
 
 /**
@@ -119,7 +123,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are
   // none); of the others, those whose parameter rules would refuse the chat form are left out.
   const targets = paramServingTargets(targetsFor(model, parsed), form);
-  await withHistory(parsed, ctx);
+  const earlier = await withHistory(parsed, ctx);
   const stream = parsed.stream;
   await admitChat(ctx, ROUTES.responses.endpoint, model, chat).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
@@ -138,7 +142,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
     ctx,
     targets,
     { chat, asked: stream, clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)) },
-    nativeRoute(ctx, parsed, body, model),
+    nativeRoute(ctx, parsed, body, model, earlier),
   );
   const { value: result, target } = routed;
   const store = (response: JsonObject, upstreamId: string | null = null) =>

@@ -6,7 +6,9 @@
  * is carried into the passed-through body here.
  *
  * `previous_response_id` is passed through (as the upstream's own id) only when the earlier response was
- * served natively by the same provider; otherwise the stored conversation is sent as input items.
+ * served natively by the same provider and the conversation behind it is whole (`Conversation.upstream`: with an
+ * earlier response deleted or expired, the upstream's chain would still hold it); otherwise the stored
+ * conversation is sent as input items.
  *
  * @module
  */
@@ -29,10 +31,10 @@ import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
-import { previousConversation, previousResponseNotFound } from "./stored.ts";
 import { strictRefusal } from "./native_only.ts";
 import { servingTargets } from "../../http/tolerance.ts";
 import { RESPONSES_START } from "./native_start.ts";
+import type { Conversation } from "../../usage/responses_store.ts";
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
 export function isNativeTarget(target: ResolvedTarget): boolean {
@@ -49,29 +51,28 @@ export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): Reso
 }
 
 /** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */
-type Continuation = { upstreamPrevious: string } | { history: JsonObject[] } | Record<never, never>;
+type Continuation =
+  | { upstreamPrevious: string }
+  | { history: Conversation; provider: string }
+  | Record<never, never>;
 
 /**
  * How routing calls a native target: the client's body passed through (target's model, the policy's output
- * limit, the conversation behind `previous_response_id`, redactions); a whole answer must be a Response. The
- * stored response behind `previous_response_id` is read once, on the first native attempt.
+ * limit, the conversation behind `previous_response_id`, redactions); a whole answer must be a Response.
+ * `earlier` is the stored conversation behind `previous_response_id` (null without one), read before routing.
  */
 export function nativeRoute(
   ctx: ClientContext,
   parsed: ResponsesRequest,
   client: JsonObject,
   model: ResolvedModel,
+  earlier: Conversation | null,
 ): NativeRoute {
-  const previous = parsed.params.previous_response_id;
-  let stored: ReturnType<ClientContext["services"]["responses"]["get"]> | undefined;
-  const continuation = async (target: ResolvedTarget): Promise<Continuation> => {
-    if (previous === null) return {};
-    const earlier = await (stored ??= ctx.services.responses.get(previous, ctx.identity.id));
-    if (earlier === null) throw previousResponseNotFound(previous);
-    if (earlier.native && earlier.provider === target.provider && typeof earlier.upstream_id === "string") {
-      return { upstreamPrevious: earlier.upstream_id };
-    }
-    return { history: await previousConversation(ctx, previous) };
+  const continuation = (target: ResolvedTarget): Continuation => {
+    if (earlier === null) return {};
+    const upstream = earlier.upstream;
+    if (upstream !== null && upstream.provider === target.provider) return { upstreamPrevious: upstream.id };
+    return { history: earlier, provider: target.provider };
   };
   return {
     speaks: isNativeTarget,
@@ -88,7 +89,7 @@ export function nativeRoute(
           model: target.model,
           maxOutputTokens: typeof limit === "number" ? limit : null,
           input: parsed.input,
-          ...await continuation(target),
+          ...continuation(target),
         }),
         model.contentRules,
       );

@@ -2,8 +2,9 @@
  * A Responses request's `input` (a string, or items: messages, function and custom tool calls and their
  * outputs, reasoning, built-in tool items, item references) translated to the chat form's messages.
  * Consecutive calls become one assistant turn; a reasoning item's text becomes the `reasoning_content` of the assistant turn
- * after it (reasoning_item.ts); built-in items have no chat form and are left out (noted as native-only); each
- * message keeps the client's param its content came from, for errors found later.
+ * after it (reasoning_item.ts); built-in items, and items of a type the gateway does not know, have no chat form
+ * and are left out (noted as native-only); each message keeps the client's param its content came from, for
+ * errors found later.
  *
  * @module
  */
@@ -128,9 +129,9 @@ function messageContent(
 
 /**
  * Turns the items of `input` into chat messages, merging consecutive function calls into one turn. Built-in
- * tool items have no chat form: noted in `needs` for a request's own input, left out of a rebuilt history
- * (`needs` absent). Reasoning goes with the assistant turn that follows it (its message or its calls); reasoning
- * that no assistant turn follows before another message is left out.
+ * tool items, and items of a type the gateway does not know, have no chat form: noted in `needs` for a request's
+ * own input, left out of a rebuilt history (`needs` absent). Reasoning goes with the assistant turn that follows
+ * it (its message or its calls); reasoning that no assistant turn follows before another message is left out.
  */
 function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeeds, notes?: InputNotes): void {
   /** Images of the tool outputs just translated, sent after the last of them (chat tool messages take none). */
@@ -243,7 +244,7 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       notes?.references.push(id);
       return;
     }
-    throw badValue(`${param}.type`, type, [
+    const unknown = badValue(`${param}.type`, type, [
       "message",
       "function_call",
       "function_call_output",
@@ -251,13 +252,21 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       "custom_tool_call_output",
       "reasoning",
     ]);
+    if (typeof type !== "string") throw unknown;
+    // An item type the gateway does not know yet (OpenAI adds them: `program` came after this list was written)
+    // is a native target's to read, as sent (the tolerance rule, lib/http/tolerance.ts): the request goes to
+    // native targets, and is refused only when the alias has none, since a translated model would answer without
+    // it. A stored conversation leaves it out, as it leaves out built-in items: a native upstream wrote it, and
+    // refusing it would end every later turn of the conversation.
+    if (needs) needs.tolerance.refusal ??= unknown;
   });
 }
 
 /**
  * The chat messages of an earlier conversation (a stored chain's input and output items, oldest first), to
- * go before a request's own input when it names a `previous_response_id`. The items were accepted or
- * produced by the gateway, so they translate as input items do.
+ * go before a request's own input when it names a `previous_response_id`. The items were accepted by the
+ * gateway or produced by an upstream, so they translate as input items do, except that what has no chat form (a
+ * built-in item, a type the gateway does not know) is left out rather than noted or refused.
  */
 export function historyMessages(items: readonly JsonObject[]): ChatMessage[] {
   const messages: ChatMessage[] = [];

@@ -35,8 +35,8 @@ import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
-import { previousConversation } from "./stored.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import type { Conversation } from "../../usage/responses_store.ts";
 
 const ROUTE = ROUTES.responsesInputTokens;
 
@@ -90,14 +90,23 @@ function countFields(body: JsonObject): JsonObject {
 /**
  * The Responses body an upstream that counts Responses requests gets for `target`, built as
  * `POST /v1/responses` builds a native target's: the client's fields with the target's model, the stored
- * conversation as input items (read once) for a `previous_response_id`, and the alias's redactions.
+ * conversation (`earlier`, read before routing) as input items for a `previous_response_id`, and the alias's
+ * redactions.
  */
-function nativeBody(ctx: ClientContext, body: JsonObject, parsed: ResponsesRequest, model: ResolvedModel) {
-  const previous = parsed.params.previous_response_id;
-  let history: Promise<JsonObject[]> | undefined;
-  return async (target: ResolvedTarget): Promise<JsonObject> => {
-    const earlier = previous === null ? undefined : await (history ??= previousConversation(ctx, previous));
-    const changes = { model: target.model, maxOutputTokens: null, input: parsed.input, history: earlier };
+function nativeBody(
+  body: JsonObject,
+  parsed: ResponsesRequest,
+  model: ResolvedModel,
+  earlier: Conversation | null,
+) {
+  return (target: ResolvedTarget): JsonObject => {
+    const changes = {
+      model: target.model,
+      maxOutputTokens: null,
+      input: parsed.input,
+      history: earlier ?? undefined,
+      provider: target.provider,
+    };
     return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);
   };
 }
@@ -112,17 +121,17 @@ export async function handleResponsesInputTokens(
   const chat = parsed.chat;
   // Built-in tools narrow the targets to native ones (a 400 naming the param when there are none), as for a response.
   const model = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
-  await withHistory(parsed, ctx);
+  const earlier = await withHistory(parsed, ctx);
   // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
   await admit(ctx, ROUTE.endpoint, 0, model, chat).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
   });
 
-  const responses = nativeBody(ctx, body, parsed, model);
+  const responses = nativeBody(body, parsed, model, earlier);
   return await answerTokenCount(
     ctx,
     model,
-    async (target) => isNativeTarget(target) ? { chat, responses: await responses(target) } : { chat },
+    (target) => Promise.resolve(isNativeTarget(target) ? { chat, responses: responses(target) } : { chat }),
     () => estimateInputTokens(chat),
     (count) => ({ object: "response.input_tokens", input_tokens: count }),
   );

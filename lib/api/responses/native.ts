@@ -15,6 +15,7 @@ import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
 import { readableItem } from "./compaction_item.ts";
+import type { Conversation } from "../../usage/responses_store.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeChanges {
@@ -28,7 +29,9 @@ export interface NativeChanges {
    */
   upstreamPrevious?: string;
   /** Otherwise, with a `previous_response_id`, the stored conversation to put before the new input. */
-  history?: readonly JsonObject[];
+  history?: Pick<Conversation, "items" | "nativeBy">;
+  /** The target's provider: the reasoning items of `history` it produced itself go back to it. */
+  provider?: string;
   /**
    * The request's own input as items (a string input is one user message), with `item_reference`s replaced by
    * the stored items they name: what an array input is sent as, so any upstream can read it.
@@ -37,16 +40,25 @@ export interface NativeChanges {
 }
 
 /**
- * A stored conversation as input items for a native target other than the one that made it: reasoning items
- * are left out (they hold another model's encrypted state) and ids dropped (they are not this upstream's).
+ * A stored conversation as input items for a native target of `provider`. A reasoning item goes back only to the
+ * provider that produced it, and only with its `encrypted_content` (what `include:
+ * ["reasoning.encrypted_content"]` asks for: Codex's way with `store: false`): for another one it is another
+ * model's encrypted state, and without that content nothing of it can be read back. Ids are dropped: they are
+ * not this upstream's, or name items a `store: false` upstream never kept.
  */
-export function historyItems(items: readonly JsonObject[]): JsonObject[] {
+export function historyItems(
+  history: Pick<Conversation, "items" | "nativeBy">,
+  provider: string | undefined,
+): JsonObject[] {
   const out: JsonObject[] = [];
-  for (const item of items) {
-    if (item.type === "reasoning") continue;
+  history.items.forEach((item, i) => {
+    if (item.type === "reasoning") {
+      const own = provider !== undefined && history.nativeBy[i] === provider;
+      if (!own || typeof item.encrypted_content !== "string") return;
+    }
     const { id: _id, ...rest } = item;
     out.push(rest);
-  }
+  });
   return out;
 }
 
@@ -60,7 +72,7 @@ export function nativeRequestBody(client: JsonObject, changes: NativeChanges): J
   delete body.previous_response_id;
   if (changes.upstreamPrevious !== undefined) body.previous_response_id = changes.upstreamPrevious;
   else if (changes.history !== undefined) {
-    body.input = [...historyItems(changes.history).map(readableItem), ...input];
+    body.input = [...historyItems(changes.history, changes.provider).map(readableItem), ...input];
   }
   return body;
 }

@@ -37,6 +37,9 @@ export const NATIVE_ITEMS = new Set([
   "mcp_approval_request",
   "mcp_approval_response",
   "mcp_call",
+  // Programmatic tool calling: the program the upstream ran and its result (its `fingerprint` must come back).
+  "program",
+  "program_output",
 ]);
 
 /**

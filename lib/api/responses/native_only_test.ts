@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
+import { historyMessages } from "./input_items.ts";
 import { parseResponsesRequest } from "./request.ts";
 
 Deno.test("responses native-only: built-in tools, their items and tool choices are kept for native targets", () => {
@@ -38,4 +40,35 @@ Deno.test("responses native-only: built-in tools, their items and tool choices a
     input: [{ type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: true }],
   });
   assert.equal(approval.tolerance.refusal?.param, "input[0].type");
+});
+
+Deno.test("responses native-only: program items and items of unknown types are a native target's to read", () => {
+  const program = { type: "program", id: "prog_1", call_id: "c1", code: "1", fingerprint: "fp" };
+  const output = { type: "program_output", id: "po_1", call_id: "c1", result: "2", status: "completed" };
+  const unknown = { type: "teleport", to: "mars" };
+  // In the request's own input: native targets only; an alias without one refuses, naming the item.
+  const own = parseResponsesRequest({
+    model: "m",
+    input: [{ role: "user", content: "x" }, program, unknown],
+  });
+  assert.equal(own.tolerance.refusal?.param, "input[1].type");
+  assert.match(own.tolerance.refusal?.message ?? "", /'program'.*native_responses/);
+  assert.deepEqual(own.input.slice(1), [program, unknown], "kept as sent for the native target");
+  const alone = parseResponsesRequest({ model: "m", input: [{ role: "user", content: "x" }, unknown] });
+  assert.equal(alone.tolerance.refusal?.param, "input[1].type");
+  assert.match(alone.tolerance.refusal?.message ?? "", /Invalid value: 'teleport'/);
+  // A type that is not a string is still the request's own error.
+  assert.throws(
+    () => parseResponsesRequest({ model: "m", input: [{ type: 7 }] }),
+    (err) => err instanceof GatewayError && err.param === "input[0].type",
+  );
+  // In a stored conversation (a native upstream's output): left out for a translated target.
+  const history = historyMessages([
+    { type: "message", role: "user", content: "Add." },
+    program,
+    output,
+    unknown,
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "2", annotations: [] }] },
+  ]);
+  assert.deepEqual(history, [{ role: "user", content: "Add." }, { role: "assistant", content: "2" }]);
 });

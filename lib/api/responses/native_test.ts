@@ -38,11 +38,15 @@ Deno.test("native body: the client's fields kept, model, limit and previous id r
   const rebuilt = nativeRequestBody(client, {
     model: "gpt-up",
     maxOutputTokens: null,
-    history: [
-      { type: "message", role: "user", content: "Before", id: "msg_gw" },
-      { type: "reasoning", id: "rs_other", summary: [] },
-      { type: "message", id: "msg_1", role: "assistant", content: [{ type: "output_text", text: "Ok" }] },
-    ],
+    history: {
+      items: [
+        { type: "message", role: "user", content: "Before", id: "msg_gw" },
+        { type: "reasoning", id: "rs_other", summary: [], encrypted_content: "enc-other" },
+        { type: "message", id: "msg_1", role: "assistant", content: [{ type: "output_text", text: "Ok" }] },
+      ],
+      nativeBy: [null, "other", "other"],
+    },
+    provider: "up",
     input,
   });
   assert.equal("previous_response_id" in rebuilt, false);
@@ -64,6 +68,34 @@ Deno.test("native body: the client's fields kept, model, limit and previous id r
     nativeRequestBody(referencing, { model: "gpt-up", maxOutputTokens: null, input: [resolved] }).input,
     [resolved],
   );
+});
+
+Deno.test("native body: reasoning this provider produced goes back to it with its encrypted content", () => {
+  const reasoning = (id: string, encrypted?: string) => ({
+    type: "reasoning",
+    id,
+    summary: [],
+    ...(encrypted === undefined ? {} : { encrypted_content: encrypted }),
+  });
+  const history = {
+    items: [
+      reasoning("rs_1", "enc-1"),
+      reasoning("rs_2", "enc-2"),
+      reasoning("rs_3"),
+      reasoning("rs_4", "x"),
+    ],
+    nativeBy: ["up", "other", "up", null],
+  };
+  const input = [{ type: "message", role: "user", content: "Go on." }];
+  const body = nativeRequestBody({ model: "a", input }, {
+    model: "m",
+    maxOutputTokens: null,
+    history,
+    provider: "up",
+    input,
+  });
+  // Another provider's, one without its content (nothing to read back) and a client's are left out; ids too.
+  assert.deepEqual(body.input, [{ type: "reasoning", summary: [], encrypted_content: "enc-1" }, ...input]);
 });
 
 Deno.test("native answer: the gateway's id, the alias, the client's previous id, an error scrubbed", () => {

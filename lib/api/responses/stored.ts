@@ -1,20 +1,20 @@
 /**
  * The stored-response routes: `GET /v1/responses/{id}` (the Response object as it was answered),
- * `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` (OpenAI's list object, paged). A
- * response is visible only to the token that created it: another token, an id that never existed, a deleted
- * or pruned response and a `store: false` one all get the same 404, so ids cannot be probed across tokens.
+ * `DELETE /v1/responses/{id}`, `GET /v1/responses/{id}/input_items` (OpenAI's list object, paged) and
+ * `POST /v1/responses/{id}/cancel`. A response is visible only to the token that created it: another token, an
+ * id that never existed, a deleted or pruned response and a `store: false` one all get the same 404, so ids
+ * cannot be probed across tokens.
  *
  * @module
  */
 import { GatewayError, invalidRequest, printable } from "../../errors.ts";
 import { listedItem } from "./listed_items.ts";
-import type { ItemsPage } from "../../usage/responses_store.ts";
+import type { Conversation, ItemsPage } from "../../usage/responses_store.ts";
 import { UsageQueryError } from "../../usage/query.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
-import type { JsonObject } from "../../openai/types.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -46,15 +46,15 @@ function conversationTooLong(message: string): GatewayError {
 /**
  * The stored conversation up to response `previous` (the caller's), oldest first, as `previous_response_id`
  * continues it: the 404 when it is not found, the 400 when it is over what the gateway rebuilds (the store's
- * `MAX_CHAIN_BYTES`: a too-long context, named as such, never sent upstream).
+ * `MAX_CHAIN_BYTES` or `MAX_CHAIN`: a too-long context, named as such, never sent upstream).
  */
-export async function previousConversation(ctx: ClientContext, previous: string): Promise<JsonObject[]> {
-  const items = await ctx.services.responses.chain(previous, ctx.identity.id).catch((err: unknown) => {
+export async function previousConversation(ctx: ClientContext, previous: string): Promise<Conversation> {
+  const conversation = await ctx.services.responses.chain(previous, ctx.identity.id).catch((err: unknown) => {
     const tooLong = err instanceof UsageQueryError && err.param === "previous_response_id";
     throw tooLong ? conversationTooLong(err.message) : err;
   });
-  if (items === null) throw previousResponseNotFound(previous);
-  return items;
+  if (conversation === null) throw previousResponseNotFound(previous);
+  return conversation;
 }
 
 function json(body: unknown): Answer {
@@ -77,6 +77,21 @@ export async function handleStoredResponse(
   const stored = await store.get(id, owner);
   if (stored === null) throw responseNotFound(id);
   return json(stored.response);
+}
+
+/**
+ * `POST /v1/responses/{id}/cancel`: OpenAI cancels a response created with `background: true`. The gateway takes
+ * no background request, so every response it stored had finished before the client got its id: the caller's
+ * own is OpenAI's 400 for a response that was not created in the background, any other id the 404 of `GET`.
+ */
+export async function handleCancelResponse(
+  _request: ClientRequest,
+  ctx: ClientContext,
+  id: string,
+): Promise<Answer> {
+  await admit(ctx, ROUTES.responseCancel.endpoint, 0);
+  if (await ctx.services.responses.get(id, ctx.identity.id) === null) throw responseNotFound(id);
+  throw invalidRequest("Cannot cancel a synchronous response.");
 }
 
 /** The page a query string asks for; `limit` must be an integer (the store checks its range). */
