@@ -15,21 +15,21 @@
  */
 import { jsonResponse } from "./json_response.ts";
 import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
-import { CHAT_START, FIRST_VALUE, untilShown } from "./stream_start.ts";
+import { CHAT_START, FIRST_VALUE, heldPrompt, untilShown } from "./stream_start.ts";
 import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
-import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
+import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { chatWithout } from "../http/tolerance.ts";
 import type { Lease } from "../routing/health.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
-import type { Answer, Outcome, TokenUsage } from "../http/accounting.ts";
+import { type Answer, noteOutcome, type Outcome, type TokenUsage } from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
 import { logUnhandled } from "../log.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
-import type { ReportedPrompt } from "../openai/reported_prompt.ts";
+import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
 import { tokenClassesOf } from "../pricing/cost.ts";
 import {
   captureJson,
@@ -153,6 +153,20 @@ function routeAnswerOnce(
   return routeFresh(ctx, model, request, native);
 }
 
+/**
+ * Rethrows `err`, the failure of a stream held until it commits, after noting what it spent when the client left
+ * meanwhile: the prompt the upstream reported in what was held (Anthropic's `message_start`, with its cache
+ * reads and writes), as a stream cut after it committed keeps it; the client saw nothing, so no output.
+ */
+function spentWhileHeld(ctx: ClientContext, target: RoutedTarget, err: unknown): never {
+  const prompt = heldPrompt(err);
+  if (prompt !== undefined) {
+    ctx.answeredBy = target;
+    noteOutcome(ctx, { usage: { ...promptClasses(prompt), completion: 0, estimated: false } });
+  }
+  throw err;
+}
+
 /** {@linkcode routeAnswer} without the cache: every answer comes from a target. */
 function routeFresh(
   ctx: ClientContext,
@@ -162,7 +176,7 @@ function routeFresh(
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const terms = request.clientTerms ?? ((err: unknown) => err);
   const trace = ctx.trace;
-  const chat = async (target: ResolvedTarget, provider: Provider): Promise<ChatAnswer> => {
+  const chat = async (target: RoutedTarget, provider: Provider): Promise<ChatAnswer> => {
     const call = upstreamCall(ctx, target);
     const sent = request.withheld === undefined
       ? request.chat
@@ -174,15 +188,19 @@ function routeFresh(
       if (trace) noteCompletion(trace, answer.body);
       return answer;
     }
-    const stream = await untilShown(target.provider, answer.chunks, CHAT_START);
+    const stream = await untilShown(target.provider, answer.chunks, CHAT_START).catch((err) =>
+      spentWhileHeld(ctx, target, err)
+    );
     return { kind: "stream", stream: trace ? tracedChunks(trace, stream) : stream };
   };
-  const passThrough = async (route: NativeRoute, target: ResolvedTarget, provider: Provider) => {
+  const passThrough = async (route: NativeRoute, target: RoutedTarget, provider: Provider) => {
     const answer = await route.call(target, provider);
     // The table said this target speaks the API; an adapter without the method disagrees with it (a bug).
     if (answer === undefined) throw new GatewayError(500, `The provider does not speak this API.`);
     if (answer.kind === "stream") {
-      const stream = await untilShown(target.provider, answer.events, route.start ?? FIRST_VALUE);
+      const stream = await untilShown(target.provider, answer.events, route.start ?? FIRST_VALUE).catch((
+        err,
+      ) => spentWhileHeld(ctx, target, err));
       return {
         kind: "native_stream" as const,
         stream: trace ? tracedEvents(trace, stream, route.facts) : stream,

@@ -22,7 +22,8 @@
  *
  * @module
  */
-import { badGateway, type GatewayError } from "../errors.ts";
+import { badGateway, ClientGoneError, type GatewayError } from "../errors.ts";
+import { type ReportedPrompt, reportedPromptOf } from "../openai/reported_prompt.ts";
 import type { ChatCompletionChunk } from "../openai/types.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import type { Peeked } from "./stream_body.ts";
@@ -36,6 +37,23 @@ export interface StreamStart<T> {
    * retried and falls back), when it comes before the stream committed; undefined for any other value.
    */
   failure?(value: T, provider: string): GatewayError | undefined;
+  /**
+   * The prompt `value` reports the upstream counted (Anthropic's `message_start`), if any: what a client that
+   * leaves while the stream is held has still spent ({@linkcode heldPrompt}).
+   */
+  prompt?(value: T): ReportedPrompt | undefined;
+}
+
+/** The prompts the held values of streams the client left before they committed reported, by the error thrown. */
+const heldPrompts = new WeakMap<object, ReportedPrompt>();
+
+/**
+ * The prompt the upstream reported in the values held back while the client left (`err`, the failure
+ * {@linkcode untilShown} threw): the upstream counted it, and billed it, though the client saw nothing.
+ * Undefined for any other failure, or when no held value reported one.
+ */
+export function heldPrompt(err: unknown): ReportedPrompt | undefined {
+  return typeof err === "object" && err !== null ? heldPrompts.get(err) : undefined;
 }
 
 /** How much is held before a stream commits anyway (see the module documentation). */
@@ -96,6 +114,10 @@ export async function untilShown<T>(
     }
   } catch (err) {
     await reader.cancel().catch(() => {});
+    if (err instanceof ClientGoneError && start.prompt !== undefined) {
+      const prompt = held.map((value) => start.prompt!(value)).findLast((p) => p !== undefined);
+      if (prompt !== undefined) heldPrompts.set(err, prompt);
+    }
     throw err;
   } finally {
     clearTimeout(timer);
@@ -155,4 +177,4 @@ export function chunkShows(chunk: ChatCompletionChunk): boolean {
 }
 
 /** How a stream over the chat form commits: at its first chunk that {@linkcode chunkShows} something. */
-export const CHAT_START: StreamStart<ChatCompletionChunk> = { shows: chunkShows };
+export const CHAT_START: StreamStart<ChatCompletionChunk> = { shows: chunkShows, prompt: reportedPromptOf };

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { GatewayError } from "../errors.ts";
+import { ClientGoneError, GatewayError } from "../errors.ts";
+import { withReportedPrompt } from "../openai/reported_prompt.ts";
 import type { ChatCompletionChunk } from "../openai/types.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
-import { CHAT_START, chunkShows, type StreamStart, untilShown } from "./stream_start.ts";
+import { CHAT_START, chunkShows, heldPrompt, type StreamStart, untilShown } from "./stream_start.ts";
 
 function chunk(delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk {
   return {
@@ -137,4 +138,20 @@ Deno.test("stream start: cancelling the handed-on stream cancels the upstream", 
   const peeked = await untilShown("p", reader, CHAT_START);
   await peeked.rest.cancel();
   assert.equal(state.cancelled, true);
+});
+
+Deno.test("stream start: a client that leaves while the stream is held keeps the prompt the held values reported", async () => {
+  const started = withReportedPrompt(chunk({ role: "assistant", content: "" }), {
+    prompt: 1200,
+    cachedRead: 1000,
+  });
+  const gone = new ClientGoneError();
+  const { reader, state } = source([started], gone);
+  await assert.rejects(untilShown("p", reader, CHAT_START), (err) => err === gone);
+  assert.equal(state.cancelled, true);
+  assert.deepEqual(heldPrompt(gone), { prompt: 1200, cachedRead: 1000 });
+  // Any other failure is the attempt's, routing's to retry: it carries nothing.
+  const failed = new GatewayError(502, "cut");
+  await assert.rejects(untilShown("p", source([started], failed).reader, CHAT_START));
+  assert.equal(heldPrompt(failed), undefined);
 });

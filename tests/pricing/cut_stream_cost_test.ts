@@ -280,3 +280,55 @@ Deno.test("cut stream cost: a Gemini stream translated for chat, Responses or Me
     await up.stop();
   }
 });
+
+Deno.test("cut stream cost: a client that leaves while its stream is held (before anything showed) keeps the prompt message_start reported", async () => {
+  const up = startRawUpstream();
+  const gw = await cutCostGateway(up);
+  const release = Promise.withResolvers<void>();
+  try {
+    for (const [api, ask] of [["messages", CLIENT_APIS.messages], ["chat", CLIENT_APIS.chat]] as const) {
+      // message_start, then nothing: the gateway holds it (it shows the client nothing) until the next event.
+      up.next = {
+        ...sse([{
+          type: "message_start",
+          message: { id: "msg_1", type: "message", role: "assistant", content: [], usage: ANTHROPIC_USAGE },
+        }, { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "late" } }]),
+        hold: { at: 1, open: release.promise },
+      };
+      const answers = up.answers.length;
+      const { path, body } = ask("sonnet");
+      const leave = new AbortController();
+      const requestId = `held-${api}`;
+      const asked = fetch(`${gw.url}${path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${TEST_TOKEN}`,
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+          "x-request-id": requestId,
+        },
+        body: JSON.stringify(body),
+        signal: leave.signal,
+      }).catch(() => undefined);
+      // The client leaves once message_start is with the gateway, well inside the second it is held.
+      while (up.answers.length === answers || up.answers.at(-1)!.sent === 0) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      leave.abort();
+      await asked;
+      const [row] = await pollUsageRows<UsageRow>(gw, (rows) => rows.length === 1, {
+        sql: "SELECT * FROM usage WHERE request_id = ?",
+        params: [requestId],
+      });
+      assert.equal(row.prompt_tokens, ANTHROPIC_PROMPT, `${api}: the prompt the upstream counted`);
+      assert.equal(row.completion_tokens, 0, api);
+      assert.equal(micro(row.cost_cached), micro(100_000 * 0.3 / 1e6), `${api}: cache reads at their price`);
+      assert.equal(micro(row.cost_input), micro(10 * 3 / 1e6), api);
+      assert.ok(row.cost > 0, api);
+    }
+  } finally {
+    release.resolve();
+    await gw.stop();
+    await up.stop();
+  }
+});

@@ -10,6 +10,8 @@
  */
 import type { StreamStart } from "../../answer/stream_start.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { promptClasses, type ReportedPrompt } from "../../openai/reported_prompt.ts";
+import { readMessagesUsage, usageTokens } from "./native.ts";
 
 /** Whether a Messages stream event shows the client something of the answer. */
 export function messagesEventShows(event: JsonObject): boolean {
@@ -22,5 +24,15 @@ export function messagesEventShows(event: JsonObject): boolean {
   return true;
 }
 
-/** How a native Messages stream commits. */
-export const MESSAGES_START: StreamStart<JsonObject> = { shows: messagesEventShows };
+/** The prompt `message_start` reports (its input with the cache reads and writes, by class), if it is one. */
+function messageStartPrompt(event: JsonObject): ReportedPrompt | undefined {
+  if (event.type !== "message_start" || !isObject(event.message)) return undefined;
+  const usage = readMessagesUsage(event.message.usage);
+  return usage && promptClasses(usageTokens(usage));
+}
+
+/** How a native Messages stream commits, and what its held `message_start` says the prompt cost. */
+export const MESSAGES_START: StreamStart<JsonObject> = {
+  shows: messagesEventShows,
+  prompt: messageStartPrompt,
+};
