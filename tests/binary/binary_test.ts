@@ -254,6 +254,33 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "binary: SIGHUP with the embedded default config skips the reload and keeps serving; SIGTERM still drains",
+  ...binary,
+  async fn() {
+    // Unhandled, SIGHUP's default action ended the process at once (exit 129): no drain, usage records lost.
+    const dir = await Deno.makeTempDir();
+    try {
+      const gw = await spawnGateway(BIN!, ["serve", "--port", "0"], { cwd: dir });
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await chat(gw.url, DEV_TOKEN, { model: "chat-default" })).status, 200);
+      }
+      gw.child.kill("SIGHUP");
+      await waitForLog(
+        gw,
+        (l) => l.msg === "config_reload_skipped" && l.trigger === "signal",
+        "no skipped reload",
+      );
+      assert.equal((await chat(gw.url, DEV_TOKEN, { model: "chat-default" })).status, 200);
+      assert.equal(await gw.stop("SIGTERM"), 0);
+      assert.deepEqual(countRows(`${dir}/data/usage.sqlite`).rows, 4);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "binary: --config picks the file, --port overrides server.port, SIGHUP reloads, GATEWAY_CONFIG works",
   ...binary,
   async fn() {
