@@ -269,6 +269,17 @@ export async function runCli(
         runtime.writeStderr(`Invalid --workers: use a number from 1 to 256, or auto.\n`);
         return 2;
       }
+      // Installed before anything listens: a signal while the server or the workers start (worker 0 serves
+      // before the others listen) must not meet the runtime's default action, which ends the process at once and
+      // cuts what is in flight. It is remembered, and the drain runs once the start has resolved.
+      const stopAsked = new Promise<void>((asked) => {
+        runtime.onShutdownSignal((signal) => {
+          runtime.writeStdout(
+            JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
+          );
+          asked();
+        });
+      });
       let handle: ServeHandle;
       try {
         const start: StartOptions = {
@@ -294,21 +305,15 @@ export async function runCli(
         runtime.writeStderr(`${said}\n`);
         return 1;
       }
-      return await new Promise<number>((resolve) => {
-        runtime.onShutdownSignal(async (signal) => {
-          runtime.writeStdout(
-            JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
-          );
-          try {
-            // The grace period is the live config's, which a reload may have changed.
-            await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
-            resolve(0);
-          } catch (err) {
-            runtime.writeStderr(`Shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
-            resolve(1);
-          }
-        });
-      });
+      await stopAsked;
+      try {
+        // The grace period is the live config's, which a reload may have changed.
+        await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
+        return 0;
+      } catch (err) {
+        runtime.writeStderr(`Shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        return 1;
+      }
     }
   }
   runtime.writeStderr(`Unknown command: ${positionals.join(" ")}\n${USAGE}`);
