@@ -217,8 +217,9 @@ export async function runCli(
     case "prices": {
       // The same config as check and serve (--config, $GATEWAY_CONFIG, the shipped file): its catalog and aliases.
       const path = await configPath(values.config, env);
-      const configFile = path === EMBEDDED_CONFIG_SOURCE ? undefined : path;
-      return await runPricesCommand(runtime, { model: values.model, configPath: configFile, env });
+      // The single binary's compiled-in copy has no file: its text is read instead, as `check` and `serve` do.
+      const configText = path === EMBEDDED_CONFIG_SOURCE ? DEFAULT_CONFIG_TEXT : undefined;
+      return await runPricesCommand(runtime, { model: values.model, configPath: path, configText, env });
     }
     case "token": {
       if (positionals[1] !== "new") break;

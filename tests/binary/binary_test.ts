@@ -197,6 +197,23 @@ Deno.test({
 });
 
 Deno.test({
+  name: "binary: `prices --model ALIAS` from an empty directory shows the embedded default config's alias",
+  ...binary,
+  async fn() {
+    // The same config as `check` and `serve` read (docs/pricing.md): the compiled-in one, with its aliases.
+    const dir = await Deno.makeTempDir();
+    try {
+      const { code, stdout, stderr } = await run(BIN!, ["prices", "--model", "chat-default"], { cwd: dir });
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /^alias chat-default: 1 targets$/m);
+      assert.match(stdout, /^local\s+builtin\s+echo\s/m);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "binary: the working directory's .env and bunfig.toml are not read: its environment is the process's",
   ...binary,
   async fn() {
