@@ -217,8 +217,9 @@ export async function runCli(
     case "prices": {
       // The same config as check and serve (--config, $GATEWAY_CONFIG, the shipped file): its catalog and aliases.
       const path = await configPath(values.config, env);
-      const configFile = path === EMBEDDED_CONFIG_SOURCE ? undefined : path;
-      return await runPricesCommand(runtime, { model: values.model, configPath: configFile, env });
+      // The single binary's compiled-in copy has no file: its text is read instead, as `check` and `serve` do.
+      const configText = path === EMBEDDED_CONFIG_SOURCE ? DEFAULT_CONFIG_TEXT : undefined;
+      return await runPricesCommand(runtime, { model: values.model, configPath: path, configText, env });
     }
     case "token": {
       if (positionals[1] !== "new") break;
@@ -269,6 +270,17 @@ export async function runCli(
         runtime.writeStderr(`Invalid --workers: use a number from 1 to 256, or auto.\n`);
         return 2;
       }
+      // Installed before anything listens: a signal while the server or the workers start (worker 0 serves
+      // before the others listen) must not meet the runtime's default action, which ends the process at once and
+      // cuts what is in flight. It is remembered, and the drain runs once the start has resolved.
+      const stopAsked = new Promise<void>((asked) => {
+        runtime.onShutdownSignal((signal) => {
+          runtime.writeStdout(
+            JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
+          );
+          asked();
+        });
+      });
       let handle: ServeHandle;
       try {
         const start: StartOptions = {
@@ -294,21 +306,15 @@ export async function runCli(
         runtime.writeStderr(`${said}\n`);
         return 1;
       }
-      return await new Promise<number>((resolve) => {
-        runtime.onShutdownSignal(async (signal) => {
-          runtime.writeStdout(
-            JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
-          );
-          try {
-            // The grace period is the live config's, which a reload may have changed.
-            await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
-            resolve(0);
-          } catch (err) {
-            runtime.writeStderr(`Shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
-            resolve(1);
-          }
-        });
-      });
+      await stopAsked;
+      try {
+        // The grace period is the live config's, which a reload may have changed.
+        await handle.stop(handle.reloader.current().config.server.shutdown_timeout);
+        return 0;
+      } catch (err) {
+        runtime.writeStderr(`Shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        return 1;
+      }
     }
   }
   runtime.writeStderr(`Unknown command: ${positionals.join(" ")}\n${USAGE}`);

@@ -144,6 +144,30 @@ export function logReloadOutcome(
   }
 }
 
+/**
+ * A reload asked of the compiled-in default config (a single binary started without `--config` or
+ * `$GATEWAY_CONFIG`): there is no file to read again, so nothing changes and nothing was found wrong. Logged as
+ * `config_reload_skipped` (when `logger` is given), not kept as the latest reload (`/readyz` shows no failure for
+ * a config that is still the one serving), and answered to `POST /admin/reload` as not swapped in, saying why.
+ */
+export function embeddedReloadSkipped(logger: Logger | undefined, trigger: string): ReloadStatus {
+  const reason =
+    "the compiled-in default config has no file to read again; start with --config FILE to reload";
+  logger?.warn("config_reload_skipped", {
+    config: EMBEDDED_CONFIG_SOURCE,
+    trigger,
+    reason,
+    kept: "current config",
+  });
+  return {
+    ok: false,
+    at: new Date().toISOString(),
+    trigger,
+    issues: [{ path: "", message: reason }],
+    restart_required: [],
+  };
+}
+
 /** Creates the reloader for a config file. */
 export function createReloader(options: ReloaderOptions): Reloader {
   let state = options.initial;
@@ -154,17 +178,12 @@ export function createReloader(options: ReloaderOptions): Reloader {
   const validate = options.validate ?? validateConfigFile;
 
   async function attempt(trigger: string): Promise<ReloadStatus> {
+    if (options.path === EMBEDDED_CONFIG_SOURCE) {
+      return embeddedReloadSkipped(options.logOutcome === false ? undefined : options.logger, trigger);
+    }
     const at = new Date().toISOString();
     const env = options.env();
-    const validated: ValidationResult = options.path === EMBEDDED_CONFIG_SOURCE
-      ? {
-        ok: false,
-        issues: [{
-          path: "",
-          message: "the built-in default config cannot be reloaded; start with --config FILE",
-        }],
-      }
-      : await validate(options.path, env);
+    const validated = await validate(options.path, env);
     let result = resolveAndSetUp(validated, options.path, env);
     if (result.ok && options.checkStored) {
       const stored = await options.checkStored(result.state.config);

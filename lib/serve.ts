@@ -41,7 +41,10 @@ export interface ServeHandle {
 export interface StartOptions {
   port?: number;
   host?: string;
-  /** The config file to reload on SIGHUP and when it changes; without it, reloads re-read nothing. */
+  /**
+   * The config file to watch, and to reload on SIGHUP and when it changes; without it nothing is watched, and
+   * SIGHUP and `POST /admin/reload` reload the config's `source` (skipped for the compiled-in default).
+   */
   configPath?: string;
   /** Write each log line at once instead of in 10 ms bursts (tests that read the log right after a request). */
   unbufferedLogs?: boolean;
@@ -90,10 +93,14 @@ export function fileReloader(
 /**
  * Reloads on SIGHUP and when the file at `path` changes; returns a function that stops watching. A reload
  * that throws (a bug, not an invalid file: that is reported) must not become an unhandled rejection.
+ *
+ * SIGHUP is handled whether or not there is a file (`path` undefined: the compiled-in default config): without a
+ * handler its default action ends the process at once, with no drain and the usage records still queued lost.
+ * The reload of the compiled-in config is then skipped, and says so.
  */
 export function watchConfig(
   runtime: Runtime,
-  path: string,
+  path: string | undefined,
   reload: (trigger: string) => Promise<unknown>,
   logger: Logger,
 ): () => void {
@@ -105,7 +112,7 @@ export function watchConfig(
       })
     );
   runtime.onReloadSignal(() => void run("signal"));
-  return runtime.watchFile(path, () => void run("file"));
+  return path === undefined ? () => {} : runtime.watchFile(path, () => void run("file"));
 }
 
 /** Starts serving `state` from this thread; resolves once listening. */
@@ -142,9 +149,7 @@ export async function startServer(
       storedBudgetCheck(shared.tokens),
     );
     live = reloader.current;
-    const unwatch = options.configPath === undefined
-      ? () => {}
-      : watchConfig(runtime, options.configPath, (trigger) => reloader.reload(trigger), logger);
+    const unwatch = watchConfig(runtime, options.configPath, (trigger) => reloader.reload(trigger), logger);
     let serving: ServingThread;
     try {
       serving = await serveThread(runtime, { reloader, logger, health, services: thread.services, options });

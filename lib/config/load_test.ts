@@ -58,7 +58,7 @@ Deno.test("shipped config/gateway.yaml loads without issues and needs no environ
   assert.equal(config.models.get("embed-default")?.type, "embedding");
   assert.equal(config.models.get("embed-default")?.targets[0].model, "hash");
   const token = config.tokens.get(tokenSha256("gw-local-dev-token-change-me"));
-  assert.equal(token?.name, "local-dev");
+  assert.equal(token?.name, "dev-default");
   assert.equal(token?.environment, "development");
   assert.ok(token?.aliases.has("chat-default") && token.aliases.has("embed-default"));
   const withEnv = configOf(text, { GATEWAY_TOKEN: "a-token-from-the-environment" });

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { formatIssues, loadConfigFile } from "../config/load.ts";
+import { formatIssues, loadConfigFile, parseConfigText } from "../config/load.ts";
 import type { PriceConfig } from "../config/schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -31,6 +31,11 @@ export interface PricesCommandOptions {
   readonly model?: string;
   /** `--config`: the config whose aliases `--model` may name, and whose `pricing.catalog` is used. */
   readonly configPath?: string;
+  /**
+   * The config's text when it is no file (the single binary's compiled-in default, `configPath` then naming it
+   * `<default>`): read as `check` and `serve` read it, so its aliases are known here too.
+   */
+  readonly configText?: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Reads a catalog file (tests pass their own). */
   readonly readText?: (path: string) => Promise<string>;
@@ -40,7 +45,9 @@ export interface PricesCommandOptions {
 export async function runPricesCommand(out: Output, options: PricesCommandOptions): Promise<number> {
   let config: ResolvedConfig | undefined;
   if (options.configPath !== undefined) {
-    const loaded = await loadConfigFile(options.configPath, options.env);
+    const loaded = options.configText === undefined
+      ? await loadConfigFile(options.configPath, options.env)
+      : parseConfigText(options.configText, { source: options.configPath, env: options.env });
     if (!loaded.ok) {
       out.writeStderr(
         `Invalid config ${options.configPath}:\n${formatIssues(options.configPath, loaded.issues)}\n`,

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import type { ResolvedConfig } from "../config/types.ts";
-import { checkConfiguredCatalog, configuredCatalogPath } from "./prices_command.ts";
+import { DEFAULT_CONFIG_TEXT, EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
+import { checkConfiguredCatalog, configuredCatalogPath, runPricesCommand } from "./prices_command.ts";
 
 function capture() {
   const out = { stdout: "", stderr: "" };
@@ -72,4 +73,17 @@ Deno.test("prices command: the catalog path is read from pricing.catalog, whatev
   assert.equal(configuredCatalogPath(withCatalog(3)), undefined);
   assert.equal(configuredCatalogPath({ pricing: null } as unknown as ResolvedConfig), undefined);
   assert.equal(configuredCatalogPath({} as ResolvedConfig), undefined);
+});
+
+Deno.test("prices command: a config given as text (the binary's compiled-in default) has its aliases priced", async () => {
+  const { out, runtime } = capture();
+  const code = await runPricesCommand(runtime, {
+    model: "chat-default",
+    configPath: EMBEDDED_CONFIG_SOURCE,
+    configText: DEFAULT_CONFIG_TEXT,
+    env: {},
+  });
+  assert.equal(code, 0, out.stderr);
+  assert.match(out.stdout, /^alias chat-default: 1 targets$/m);
+  assert.match(out.stdout, /^local\s+builtin\s+echo\s+no price\s/m);
 });

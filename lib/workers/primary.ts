@@ -17,7 +17,13 @@ import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
-import { logReloadOutcome, type Reloader, type ReloadStatus, targetKeys } from "../reload.ts";
+import {
+  embeddedReloadSkipped,
+  logReloadOutcome,
+  type Reloader,
+  type ReloadStatus,
+  targetKeys,
+} from "../reload.ts";
 import { restartRequired } from "../config/start_only.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -265,16 +271,12 @@ export async function startWorkers(
 
   /** Validates the file once, has every worker resolve and swap in the same result, then tells each the outcome. */
   async function attempt(trigger: string): Promise<ReloadStatus> {
+    // Asked of no worker, and not their latest reload: the config they serve is the one there is.
+    if (path === EMBEDDED_CONFIG_SOURCE) return embeddedReloadSkipped(logger, trigger);
     const env = runtime.env();
-    const validation: ValidationResult = path === EMBEDDED_CONFIG_SOURCE
-      ? {
-        ok: false,
-        issues: [{
-          path: "",
-          message: "the built-in default config cannot be reloaded; start with --config FILE",
-        }],
-      }
-      : await validateConfigFileInWorker(path, env, { workerUrl: options.configWorker });
+    const validation: ValidationResult = await validateConfigFileInWorker(path, env, {
+      workerUrl: options.configWorker,
+    });
     // The stored tokens' and teams' money budgets (the primary holds the token directory) are checked before
     // any worker swaps the config in, as a single process does: one left without a price refuses the reload.
     // Resolved once here, for the stored budgets' check and, once every worker took it, the primary's own state.
@@ -338,9 +340,7 @@ export async function startWorkers(
     runtime: `${runtime.name} ${runtime.version}`,
     workers: options.workers,
   });
-  const unwatch = options.configPath === undefined
-    ? () => {}
-    : watchConfig(runtime, options.configPath, reload, logger);
+  const unwatch = watchConfig(runtime, options.configPath, reload, logger);
 
   async function stop(graceMs: number): Promise<void> {
     if (stopping) return;

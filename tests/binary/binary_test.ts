@@ -197,6 +197,23 @@ Deno.test({
 });
 
 Deno.test({
+  name: "binary: `prices --model ALIAS` from an empty directory shows the embedded default config's alias",
+  ...binary,
+  async fn() {
+    // The same config as `check` and `serve` read (docs/pricing.md): the compiled-in one, with its aliases.
+    const dir = await Deno.makeTempDir();
+    try {
+      const { code, stdout, stderr } = await run(BIN!, ["prices", "--model", "chat-default"], { cwd: dir });
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /^alias chat-default: 1 targets$/m);
+      assert.match(stdout, /^local\s+builtin\s+echo\s/m);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "binary: the working directory's .env and bunfig.toml are not read: its environment is the process's",
   ...binary,
   async fn() {
@@ -247,6 +264,33 @@ Deno.test({
       // The default config keeps usage in ./data/usage.sqlite, written by the store's worker thread (a second
       // entry point bundled into the binary); shutdown flushed both records.
       assert.deepEqual(countRows(`${dir}/data/usage.sqlite`).rows, 2);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "binary: SIGHUP with the embedded default config skips the reload and keeps serving; SIGTERM still drains",
+  ...binary,
+  async fn() {
+    // Unhandled, SIGHUP's default action ended the process at once (exit 129): no drain, usage records lost.
+    const dir = await Deno.makeTempDir();
+    try {
+      const gw = await spawnGateway(BIN!, ["serve", "--port", "0"], { cwd: dir });
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await chat(gw.url, DEV_TOKEN, { model: "chat-default" })).status, 200);
+      }
+      gw.child.kill("SIGHUP");
+      await waitForLog(
+        gw,
+        (l) => l.msg === "config_reload_skipped" && l.trigger === "signal",
+        "no skipped reload",
+      );
+      assert.equal((await chat(gw.url, DEV_TOKEN, { model: "chat-default" })).status, 200);
+      assert.equal(await gw.stop("SIGTERM"), 0);
+      assert.deepEqual(countRows(`${dir}/data/usage.sqlite`).rows, 4);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

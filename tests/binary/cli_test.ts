@@ -361,20 +361,48 @@ models: { chat-default: { type: chat, targets: [ { provider: local, model: echo 
   }
 });
 
-Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
-  // The task's own flags, with its relative paths (resolved from the repo root when the task runs) made
-  // absolute, except `data`, which goes to a temp dir so the test leaves the checkout alone. (`--allow-sys`
-  // names calls, not paths.)
-  const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
-  const tasks = JSON.parse(await Deno.readTextFile(`${root}/deno.json`)).tasks as Record<string, string>;
-  const dir = await Deno.makeTempDir();
+const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+
+/**
+ * `deno task start`'s own flags, with its relative paths (resolved from the repo root when the task runs) made
+ * absolute, except `data`, which goes to `dir` so the test leaves the checkout alone. (`--allow-sys` names
+ * calls, not paths.)
+ */
+async function startTaskFlags(dir: string): Promise<string[]> {
+  const tasks = JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`)).tasks as Record<string, string>;
   const flags = tasks.start.split(/\s+/).filter((f) => f.startsWith("--allow")).map((flag) => {
     const [name, list] = flag.split("=");
     if (list === undefined || name === "--allow-sys") return flag;
-    const paths = list.split(",").map((p) => (p === "data" ? `${dir}/data` : `${root}/${p}`));
+    const paths = list.split(",").map((p) => (p === "data" ? `${dir}/data` : `${ROOT}/${p}`));
     return `${name}=${paths.join(",")}`;
   });
   assert.ok(flags.some((f) => f.startsWith("--allow-read=")), `unexpected start task: ${tasks.start}`);
+  return flags;
+}
+
+Deno.test("`deno task start --config FILE` outside config/: refused, saying Deno may not read it and what to do", async () => {
+  // Deno's refusal (NotCapable) has no error code: the message said only "cannot read config file".
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/my.yaml`;
+    await Deno.copyFile(`${ROOT}/config/gateway.yaml`, file);
+    const flags = await startTaskFlags(dir);
+    for (const command of ["serve", "check"]) {
+      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, new RegExp(`^Invalid config ${file}:`));
+      assert.match(stderr, /cannot read config file \(Deno's permissions do not let it read this path/);
+      assert.match(stderr, /put the file in config\/, or run deno with --allow-read for it\)/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
+  const root = ROOT;
+  const dir = await Deno.makeTempDir();
+  const flags = await startTaskFlags(dir);
   const token = "gw-cli-test-token-permissions";
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, MAIN, "serve", "--config", `${root}/config/gateway.yaml`, "--port", "0"],

@@ -87,3 +87,26 @@ Deno.test("scrubber words: word-like provider keys leave the words of every erro
     await upstream.stop();
   }
 });
+
+Deno.test("scrubber words: the shipped config's development token is named in the access log, not masked", async () => {
+  // Its name was `local-dev`, two words of its default secret `gw-local-dev-token-change-me`: every access-log
+  // line said "token":"***".
+  const shipped = await Deno.readTextFile(new URL("../../config/gateway.yaml", import.meta.url));
+  const name = /^ {2}- name: (\S+)$/m.exec(shipped)?.[1];
+  assert.ok(name !== undefined, "no token in the shipped config");
+  const gw = await startGateway(shipped);
+  try {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer gw-local-dev-token-change-me", "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const line = await waitForLog(gw, (l) => l.msg === "request" && l.alias === "chat-default");
+    assert.equal(line.token, name);
+    assert.notEqual(line.token, MASK);
+  } finally {
+    await gw.stop();
+  }
+});
