@@ -281,8 +281,10 @@ export async function handleGeminiModel(
   ctx: ClientContext,
   param: string,
 ): Promise<Answer> {
-  const { alias, method } = aliasAndMethod(param, request.method === "GET", ctx);
-  if (request.method === "GET") {
+  // The server routes a HEAD as a GET (and advertises it in `Allow`): it must get the GET's status and headers.
+  const get = request.method === "GET" || request.method === "HEAD";
+  const { alias, method } = aliasAndMethod(param, get, ctx);
+  if (get) {
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);
     const model = ctx.state.config.models.get(alias);
