@@ -328,6 +328,13 @@ Deno.test("gemini sdk: models.list holds every alias the key may use; an alias w
     const ai = client(gw);
     const listed = new Map<string, string[] | undefined>();
     for await (const model of await ai.models.list()) listed.set(model.name!, model.supportedActions);
+    // The SDK's pager asks for pages of the size given and follows nextPageToken through the whole list.
+    const pager = await ai.models.list({ config: { pageSize: 2 } });
+    assert.equal(pager.page.length, 2);
+    assert.ok(pager.hasNextPage(), "more than one page of two");
+    const paged: string[] = [];
+    for await (const model of pager) paged.push(model.name!);
+    assert.deepEqual(paged, [...listed.keys()], "every alias once, in the list's order");
     assert.deepEqual(
       listed.get("models/emb"),
       ["embedContent", "batchEmbedContents"],
