@@ -274,6 +274,26 @@ Deno.test("gemini sdk: embedContent and batchEmbedContents over an embedding ali
       "two",
       "three",
     ]);
+    // Requests of one batch asking for other dimensionalities: one upstream call for each, none given another's.
+    const before = fakes.openai.requests.length;
+    const mixed = await fetch(`${gw.url}/v1beta/models/emb:batchEmbedContents`, {
+      method: "POST",
+      headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({
+        requests: [
+          { content: { parts: [{ text: "a" }] }, outputDimensionality: 2 },
+          { content: { parts: [{ text: "b" }] } },
+          { content: { parts: [{ text: "c" }] }, outputDimensionality: 2 },
+        ],
+      }),
+    });
+    const mixedBody = await mixed.json();
+    assert.equal(mixed.status, 200, JSON.stringify(mixedBody));
+    assert.deepEqual(mixedBody.embeddings.map((e: { values: number[] }) => e.values.length), [2, 8, 2]);
+    assert.deepEqual(
+      fakes.openai.requests.slice(before).map((r) => [r.body.input, r.body.dimensions]),
+      [[["a", "c"], 2], [["b"], undefined]],
+    );
     // A chat alias cannot embed, and an embedding alias cannot generate: Google's 400, not a 5xx.
     const wrong = await ai.models.embedContent({ model: "chat-ok", contents: "hello" }).then(
       () => null,
