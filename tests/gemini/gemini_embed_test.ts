@@ -79,3 +79,64 @@ Deno.test("gemini embed: each batch request gets its own outputDimensionality, i
   assert.equal(mine[0].prompt_tokens, 9);
   assert.equal(mine[0].tokens_estimated, false);
 });
+
+Deno.test("gemini embed: outputDimensionality as Google reads it: an integer, one in a string, or none", async () => {
+  const gw = inProcessGateway(CONFIG);
+  // proto3's JSON writes an int as a number or as a string of digits; Google takes both.
+  assert.equal((await alone(gw, "hello", 3)).length, 3);
+  const { status, json } = await post(
+    gw,
+    "embedContent",
+    embedRequest("hello", { outputDimensionality: "3" }),
+  );
+  assert.equal(status, 200, JSON.stringify(json));
+  assert.deepEqual((json.embedding as { values: number[] }).values, await alone(gw, "hello", 3));
+  const nulled = await post(gw, "embedContent", embedRequest("hello", { outputDimensionality: null }));
+  assert.equal((nulled.json.embedding as { values: number[] }).values.length, 256, "null is none");
+  const batch = await post(gw, "batchEmbedContents", {
+    requests: [
+      embedRequest("a", { output_dimensionality: "2" }),
+      embedRequest("b", { outputDimensionality: 4 }),
+    ],
+  });
+  assert.deepEqual(vectorsOf(batch.json).map((v) => v.length), [2, 4]);
+});
+
+Deno.test("gemini embed: an outputDimensionality that is no positive integer is Google's 400 naming it", async () => {
+  const gw = inProcessGateway(CONFIG);
+  for (const value of [-5, 0, 2.5, "abc", "-3", "2.5", "", true, [3], { n: 3 }, 2_147_483_648]) {
+    const label = JSON.stringify(value);
+    const one = await post(gw, "embedContent", embedRequest("hello", { outputDimensionality: value }));
+    assert.equal(one.status, 400, `${label}: ${JSON.stringify(one.json)}`);
+    const error = one.json.error as { status: string; message: string };
+    assert.equal(error.status, "INVALID_ARGUMENT", label);
+    assert.match(error.message, /'outputDimensionality'/, label);
+    const many = await post(gw, "batchEmbedContents", {
+      requests: [embedRequest("a"), embedRequest("b", { outputDimensionality: value })],
+    });
+    assert.equal(many.status, 400, label);
+    assert.match(
+      (many.json.error as { message: string }).message,
+      /'requests\[1\]\.outputDimensionality'/,
+      label,
+    );
+  }
+});
+
+Deno.test("gemini embed: a target's refusal of the dimensions names the Gemini field, not 'dimensions'", async () => {
+  const gw = inProcessGateway(CONFIG);
+  // The hash model makes at most 4096 dimensions: its refusal, in the client's terms.
+  const one = await post(gw, "embedContent", embedRequest("hello", { outputDimensionality: 5000 }));
+  assert.equal(one.status, 400);
+  const message = (one.json.error as { message: string }).message;
+  assert.match(message, /'outputDimensionality'.*4096/);
+  assert.doesNotMatch(message, /'dimensions'/);
+  const many = await post(gw, "batchEmbedContents", {
+    requests: [
+      embedRequest("a", { outputDimensionality: 2 }),
+      embedRequest("b", { outputDimensionality: 5000 }),
+    ],
+  });
+  assert.equal(many.status, 400);
+  assert.match((many.json.error as { message: string }).message, /'requests\[1\]\.outputDimensionality'/);
+});

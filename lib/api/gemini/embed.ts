@@ -1,22 +1,23 @@
 /**
  * `POST /v1beta/models/{alias}:embedContent` and `:batchEmbedContents` (Google's Gemini API) over any
  * embedding alias: each content's text parts, joined, are one input of the gateway's embeddings request
- * (`outputDimensionality` → `dimensions`, each request's own: a batch whose requests ask for different ones is
- * one call per dimensionality, all on the target routing picked; `taskType` and `title` are Google's to apply,
- * dropped and named in `x-gateway-dropped`), routed like `/v1/embeddings`, and answered as
- * `{"embedding": {"values"}}` or `{"embeddings": [{"values"}, …]}`. The call is admitted as an embeddings
- * request (the token's `embeddings` scope, the content rules on its input) and recorded under the endpoint
- * `gemini`. The body is read as Google reads it, proto field names included (normalize.ts).
+ * (`outputDimensionality` → `dimensions`, validated as Google reads it, each request's own: a batch whose
+ * requests ask for different ones is one call per dimensionality, all on the target routing picked; `taskType`
+ * and `title` are Google's to apply, dropped and named in `x-gateway-dropped`), routed like `/v1/embeddings`,
+ * and answered as `{"embedding": {"values"}}` or `{"embeddings": [{"values"}, …]}`. The call is admitted as an
+ * embeddings request (the token's `embeddings` scope, the content rules on its input) and recorded under the
+ * endpoint `gemini`. The body is read as Google reads it, proto field names included (normalize.ts).
  *
  * @module
  */
-import { GatewayError, invalidRequest } from "../../errors.ts";
+import { type ClientTerms, GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
 import { admit, type Answer, noteOutcome, type TokenUsage } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { embeddingServingTargets, noteDropped } from "../../http/tolerance.ts";
 import { geminiAlias } from "./alias.ts";
+import { bad } from "./fields.ts";
 import { normalizeGemini } from "./normalize.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
@@ -52,21 +53,57 @@ function contentText(request: JsonObject, path: string, dropped: string[]): stri
   return texts.join("\n");
 }
 
+/** Google's `outputDimensionality` is an int32: a larger value is none of the field's. */
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * A request's `outputDimensionality` as Google reads it (proto3 JSON: an integer, or one written as a string):
+ * undefined when absent or null; anything but a positive integer is Google's 400 naming `path`, before any
+ * target sees it (an OpenAI-compatible upstream would get a negative value as sent, a string would be lost).
+ */
+function dimensionsOf(value: unknown, path: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === "number"
+    ? value
+    : typeof value === "string" && /^\d+$/.test(value)
+    ? Number(value)
+    : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > INT32_MAX) throw bad(path, "expected a positive integer.");
+  return n;
+}
+
+/**
+ * A target's refusal of `dimensions` in the Gemini client's terms: the field it sent, at `path` (Google's error
+ * shape has no `param`, so the message names it).
+ */
+function dimensionsTerms(path: string): ClientTerms {
+  return (err) => {
+    if (err.status !== 400 || err.param !== "dimensions") return undefined;
+    const message = err.message.replace(/(['`])dimensions\1/g, `'${path}'`);
+    return {
+      param: path,
+      message: message.includes(`'${path}'`) ? message : `Invalid value at '${path}': ${message}`,
+    };
+  };
+}
+
 /** The requests asking for one `outputDimensionality` (undefined: the model's own): one embeddings call. */
 interface Group {
   dimensions: number | undefined;
   /** The positions of its requests in the client's list, in order. */
   at: number[];
+  /** Its refusals in the client's terms: the first of its requests' `outputDimensionality`. */
+  terms: ClientTerms;
 }
 
 /**
  * The requests' positions grouped by the dimensionality each asks for, in order of first appearance: Google's
  * `requests[i]` each carry their own, and an embeddings request has one `dimensions`, so each value is a call.
  */
-function byDimensions(dimensions: readonly (number | undefined)[]): Group[] {
+function byDimensions(dimensions: readonly (number | undefined)[], path: (i: number) => string): Group[] {
   const groups = new Map<number | undefined, Group>();
   dimensions.forEach((value, i) => {
-    const group = groups.get(value) ?? { dimensions: value, at: [] };
+    const group = groups.get(value) ?? { dimensions: value, at: [], terms: dimensionsTerms(path(i)) };
     group.at.push(i);
     groups.set(value, group);
   });
@@ -103,19 +140,21 @@ export async function geminiEmbed(
     });
   } else requests = [body];
   const input = requests.map((r, i) => contentText(r, batch ? `requests[${i}]` : "", dropped));
-  const groups = byDimensions(
-    requests.map((r) => typeof r.outputDimensionality === "number" ? r.outputDimensionality : undefined),
-  );
+  const path = (i: number) => batch ? `requests[${i}].outputDimensionality` : "outputDimensionality";
+  const groups = byDimensions(requests.map((r, i) => dimensionsOf(r.outputDimensionality, path(i))), path);
   // The whole input is admitted at once (the content rules may rewrite it in place, before any call reads it);
   // one dimensionality asked of all is the request's, as `/v1/embeddings` would carry it.
   const embed: EmbeddingRequest & { input: string[] } = { model: alias, input };
   if (groups.length === 1 && groups[0].dimensions !== undefined) embed.dimensions = groups[0].dimensions;
   // Only the targets that can serve every group: one target answers them all, so the client request has one
   // route and one usage record.
-  const model = groups.reduce(
-    (kept, group) => embeddingServingTargets(kept, groupRequest(alias, input, group)),
-    geminiAlias(ctx, alias, ROUTES.embeddings.modelType),
-  );
+  const model = groups.reduce((kept, group) => {
+    try {
+      return embeddingServingTargets(kept, groupRequest(alias, input, group));
+    } catch (err) {
+      throw inClientTerms(err, group.terms);
+    }
+  }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType));
   await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
   const { value: results, headers } = await routeRequest(
     ctx,
@@ -127,7 +166,11 @@ export async function geminiEmbed(
       const answers: EmbeddingResult[] = [];
       for (const group of groups) {
         const call = groups.length === 1 ? embed : groupRequest(alias, embed.input, group);
-        answers.push(await provider.embed(call, upstreamCall(ctx, target)));
+        try {
+          answers.push(await provider.embed(call, upstreamCall(ctx, target)));
+        } catch (err) {
+          throw inClientTerms(err, group.terms);
+        }
       }
       return answers;
     },
