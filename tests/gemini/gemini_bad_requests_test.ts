@@ -34,6 +34,7 @@ providers:
 models:
   chat-gpt: { type: chat, targets: [ { provider: up, model: gpt-ok } ] }
   gemini-ok: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
+  emb-gpt: { type: embedding, targets: [ { provider: up, model: emb-ok } ] }
 ${TEST_TOKENS_YAML}`;
 
 const USER = [{ role: "user", parts: [{ text: "hi" }] }];
@@ -196,6 +197,18 @@ const CASES: GeminiCase[] = [
     headers: { "x-goog-api-key": NARROW_TOKEN },
   }),
   call("GET", "GET of the list without a token", "", 401, { headers: NO_KEY }),
+  // An upstream would get a negative outputDimensionality as sent: Google's 400 before any target sees it.
+  post("outputDimensionality negative", "/emb-gpt:embedContent", 400, {
+    body: JSON.stringify({ content: { parts: [{ text: "hi" }] }, outputDimensionality: -5 }),
+  }),
+  post("a batch request's outputDimensionality not an integer", "/emb-gpt:batchEmbedContents", 400, {
+    body: JSON.stringify({
+      requests: [
+        { content: { parts: [{ text: "a" }] }, outputDimensionality: 2 },
+        { content: { parts: [{ text: "b" }] }, outputDimensionality: 2.5 },
+      ],
+    }),
+  }),
 ];
 
 function init(c: GeminiCase, wire: boolean): RequestInit & { duplex?: "half" } {

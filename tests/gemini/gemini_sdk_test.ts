@@ -60,6 +60,7 @@ models:
   br-ok: { type: chat, targets: [ { provider: br, model: "us.plain-model-v1:0" } ] }
   echo: { type: chat, targets: [ { provider: local, model: echo } ] }
   emb: { type: embedding, targets: [ { provider: oa, model: emb-ok } ] }
+  emb-fixed: { type: embedding, targets: [ { provider: oa, model: emb-fixed } ] }
   emb-local: { type: embedding, targets: [ { provider: local, model: hash } ] }
   emb-bedrock: { type: embedding, targets: [ { provider: br, model: amazon.titan-embed-text-v2:0 } ] }
   "llama3:8b": { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
@@ -274,6 +275,54 @@ Deno.test("gemini sdk: embedContent and batchEmbedContents over an embedding ali
       "two",
       "three",
     ]);
+    // Requests of one batch asking for other dimensionalities: one upstream call for each, none given another's.
+    const before = fakes.openai.requests.length;
+    const mixed = await fetch(`${gw.url}/v1beta/models/emb:batchEmbedContents`, {
+      method: "POST",
+      headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({
+        requests: [
+          { content: { parts: [{ text: "a" }] }, outputDimensionality: 2 },
+          { content: { parts: [{ text: "b" }] } },
+          { content: { parts: [{ text: "c" }] }, outputDimensionality: 2 },
+        ],
+      }),
+    });
+    const mixedBody = await mixed.json();
+    assert.equal(mixed.status, 200, JSON.stringify(mixedBody));
+    assert.deepEqual(mixedBody.embeddings.map((e: { values: number[] }) => e.values.length), [2, 8, 2]);
+    assert.deepEqual(
+      fakes.openai.requests.slice(before).map((r) => [r.body.input, r.body.dimensions]),
+      [[["a", "c"], 2], [["b"], undefined]],
+    );
+    // An outputDimensionality no target could take never reaches the upstream; a refusal of the upstream's
+    // names the field the client sent.
+    const refused = async (alias: string, requests: unknown[]) => {
+      const response = await fetch(`${gw.url}/v1beta/models/${alias}:batchEmbedContents`, {
+        method: "POST",
+        headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+        body: JSON.stringify({ requests }),
+      });
+      const body = await response.json();
+      assert.equal(response.status, 400, JSON.stringify(body));
+      assert.equal(body.error.status, "INVALID_ARGUMENT");
+      return body.error.message as string;
+    };
+    const sentBefore = fakes.openai.requests.length;
+    const negative = await refused("emb", [{
+      content: { parts: [{ text: "a" }] },
+      outputDimensionality: -5,
+    }]);
+    assert.match(negative, /'requests\[0\]\.outputDimensionality'/);
+    assert.equal(fakes.openai.requests.length, sentBefore, "the upstream got nothing");
+    const fixed = await refused("emb-fixed", [
+      { content: { parts: [{ text: "a" }] } },
+      { content: { parts: [{ text: "b" }] }, outputDimensionality: 3 },
+    ]);
+    assert.equal(
+      fixed,
+      "Invalid value at 'requests[1].outputDimensionality': This model does not support specifying dimensions.",
+    );
     // A chat alias cannot embed, and an embedding alias cannot generate: Google's 400, not a 5xx.
     const wrong = await ai.models.embedContent({ model: "chat-ok", contents: "hello" }).then(
       () => null,
@@ -328,6 +377,13 @@ Deno.test("gemini sdk: models.list holds every alias the key may use; an alias w
     const ai = client(gw);
     const listed = new Map<string, string[] | undefined>();
     for await (const model of await ai.models.list()) listed.set(model.name!, model.supportedActions);
+    // The SDK's pager asks for pages of the size given and follows nextPageToken through the whole list.
+    const pager = await ai.models.list({ config: { pageSize: 2 } });
+    assert.equal(pager.page.length, 2);
+    assert.ok(pager.hasNextPage(), "more than one page of two");
+    const paged: string[] = [];
+    for await (const model of pager) paged.push(model.name!);
+    assert.deepEqual(paged, [...listed.keys()], "every alias once, in the list's order");
     assert.deepEqual(
       listed.get("models/emb"),
       ["embedContent", "batchEmbedContents"],

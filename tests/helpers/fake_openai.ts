@@ -14,6 +14,7 @@
  * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
  * - `gpt-slow-headers`: answers after 0.6 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
  * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats.
+ * - `emb-fixed`: `emb-ok`'s 8 floats; a request giving `dimensions` is refused with a 400 naming it.
  *
  * @module
  */
@@ -138,6 +139,16 @@ export function startFakeOpenAI(): FakeUpstream {
       const inputs = Array.isArray(body.input) && typeof body.input[0] !== "number"
         ? body.input
         : [body.input];
+      if (model === "emb-fixed" && body.dimensions !== undefined) {
+        return errorJson(400, {
+          error: {
+            message: "This model does not support specifying dimensions.",
+            type: "invalid_request_error",
+            param: "dimensions",
+            code: null,
+          },
+        });
+      }
       const dims = typeof body.dimensions === "number" ? body.dimensions : 8;
       const data = inputs.map((_: unknown, index: number) => ({
         object: "embedding",

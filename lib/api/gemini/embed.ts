@@ -1,26 +1,29 @@
 /**
  * `POST /v1beta/models/{alias}:embedContent` and `:batchEmbedContents` (Google's Gemini API) over any
  * embedding alias: each content's text parts, joined, are one input of the gateway's embeddings request
- * (`outputDimensionality` → `dimensions`; `taskType` and `title` are Google's to apply, dropped and named in
- * `x-gateway-dropped`), routed like `/v1/embeddings`, and answered as `{"embedding": {"values"}}` or
- * `{"embeddings": [{"values"}, …]}`. The call is admitted as an embeddings request (the token's `embeddings`
- * scope, the content rules on its input) and recorded under the endpoint `gemini`. The body is read as Google
- * reads it, proto field names included (normalize.ts).
+ * (`outputDimensionality` → `dimensions`, validated as Google reads it, each request's own: a batch whose
+ * requests ask for different ones is one call per dimensionality, all on the target routing picked; `taskType`
+ * and `title` are Google's to apply, dropped and named in `x-gateway-dropped`), routed like `/v1/embeddings`,
+ * and answered as `{"embedding": {"values"}}` or `{"embeddings": [{"values"}, …]}`. The call is admitted as an
+ * embeddings request (the token's `embeddings` scope, the content rules on its input) and recorded under the
+ * endpoint `gemini`. The body is read as Google reads it, proto field names included (normalize.ts).
  *
  * @module
  */
-import { GatewayError, invalidRequest } from "../../errors.ts";
+import { type ClientTerms, GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
 import { admit, type Answer, noteOutcome, type TokenUsage } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { embeddingServingTargets, noteDropped } from "../../http/tolerance.ts";
 import { geminiAlias } from "./alias.ts";
+import { bad } from "./fields.ts";
 import { normalizeGemini } from "./normalize.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
-import { isObject, type JsonObject } from "../../openai/types.ts";
+import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
+import type { EmbeddingResult } from "../../providers/types.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 /** At most this many contents in one batch (Google's own limit). */
@@ -50,6 +53,70 @@ function contentText(request: JsonObject, path: string, dropped: string[]): stri
   return texts.join("\n");
 }
 
+/** Google's `outputDimensionality` is an int32: a larger value is none of the field's. */
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * A request's `outputDimensionality` as Google reads it (proto3 JSON: an integer, or one written as a string):
+ * undefined when absent or null; anything but a positive integer is Google's 400 naming `path`, before any
+ * target sees it (an OpenAI-compatible upstream would get a negative value as sent, a string would be lost).
+ */
+function dimensionsOf(value: unknown, path: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === "number"
+    ? value
+    : typeof value === "string" && /^\d+$/.test(value)
+    ? Number(value)
+    : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > INT32_MAX) throw bad(path, "expected a positive integer.");
+  return n;
+}
+
+/**
+ * A target's refusal of `dimensions` in the Gemini client's terms: the field it sent, at `path` (Google's error
+ * shape has no `param`, so the message names it).
+ */
+function dimensionsTerms(path: string): ClientTerms {
+  return (err) => {
+    if (err.status !== 400 || err.param !== "dimensions") return undefined;
+    const message = err.message.replace(/(['`])dimensions\1/g, `'${path}'`);
+    return {
+      param: path,
+      message: message.includes(`'${path}'`) ? message : `Invalid value at '${path}': ${message}`,
+    };
+  };
+}
+
+/** The requests asking for one `outputDimensionality` (undefined: the model's own): one embeddings call. */
+interface Group {
+  dimensions: number | undefined;
+  /** The positions of its requests in the client's list, in order. */
+  at: number[];
+  /** Its refusals in the client's terms: the first of its requests' `outputDimensionality`. */
+  terms: ClientTerms;
+}
+
+/**
+ * The requests' positions grouped by the dimensionality each asks for, in order of first appearance: Google's
+ * `requests[i]` each carry their own, and an embeddings request has one `dimensions`, so each value is a call.
+ */
+function byDimensions(dimensions: readonly (number | undefined)[], path: (i: number) => string): Group[] {
+  const groups = new Map<number | undefined, Group>();
+  dimensions.forEach((value, i) => {
+    const group = groups.get(value) ?? { dimensions: value, at: [], terms: dimensionsTerms(path(i)) };
+    group.at.push(i);
+    groups.set(value, group);
+  });
+  return [...groups.values()];
+}
+
+/** The embeddings request of `group`: its inputs, from `input` (as the policy left them), and its dimensions. */
+function groupRequest(alias: string, input: readonly string[], group: Group): EmbeddingRequest {
+  const embed: EmbeddingRequest = { model: alias, input: group.at.map((i) => input[i]) };
+  if (group.dimensions !== undefined) embed.dimensions = group.dimensions;
+  return embed;
+}
+
 /** Handles `:embedContent` (`batch` false) and `:batchEmbedContents` for an authenticated identity. */
 export async function geminiEmbed(
   request: ClientRequest,
@@ -73,27 +140,62 @@ export async function geminiEmbed(
     });
   } else requests = [body];
   const input = requests.map((r, i) => contentText(r, batch ? `requests[${i}]` : "", dropped));
-  const dimensions = requests[0].outputDimensionality;
-  const embed: JsonObject & { model: string; input: string[] } = { model: alias, input };
-  if (typeof dimensions === "number") embed.dimensions = dimensions;
-  const model = embeddingServingTargets(geminiAlias(ctx, alias, ROUTES.embeddings.modelType), embed);
+  const path = (i: number) => batch ? `requests[${i}].outputDimensionality` : "outputDimensionality";
+  const groups = byDimensions(requests.map((r, i) => dimensionsOf(r.outputDimensionality, path(i))), path);
+  // The whole input is admitted at once (the content rules may rewrite it in place, before any call reads it);
+  // one dimensionality asked of all is the request's, as `/v1/embeddings` would carry it.
+  const embed: EmbeddingRequest & { input: string[] } = { model: alias, input };
+  if (groups.length === 1 && groups[0].dimensions !== undefined) embed.dimensions = groups[0].dimensions;
+  // Only the targets that can serve every group: one target answers them all, so the client request has one
+  // route and one usage record.
+  const model = groups.reduce((kept, group) => {
+    try {
+      return embeddingServingTargets(kept, groupRequest(alias, input, group));
+    } catch (err) {
+      throw inClientTerms(err, group.terms);
+    }
+  }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType));
   await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
-  const { value: result, headers } = await routeRequest(
+  const { value: results, headers } = await routeRequest(
     ctx,
     model,
     ctx.signal,
-    (target, provider) => provider.embed(embed, upstreamCall(ctx, target)),
+    async (target, provider) => {
+      // One call after another on the attempt's target: a failed call fails the attempt, which routing may
+      // retry whole on another target.
+      const answers: EmbeddingResult[] = [];
+      for (const group of groups) {
+        const call = groups.length === 1 ? embed : groupRequest(alias, embed.input, group);
+        try {
+          answers.push(await provider.embed(call, upstreamCall(ctx, target)));
+        } catch (err) {
+          throw inClientTerms(err, group.terms);
+        }
+      }
+      return answers;
+    },
   );
-  const usage: TokenUsage = result.usage.prompt_tokens > 0
-    ? { prompt: result.usage.prompt_tokens, completion: 0, estimated: false }
-    : { prompt: await countTokens(input), completion: 0, estimated: true };
-  const vectors = [...result.data].sort((a, b) => a.index - b.index).map((item) => {
-    if (typeof item.embedding === "string") {
-      // Refused, but the upstream answered: its usage is the request's, recorded and charged.
-      noteOutcome(ctx, { usage });
-      throw new GatewayError(502, "The upstream answered base64 embeddings.");
-    }
-    return { values: item.embedding };
+  // Each call's tokens as it reported them, else counted: the sum is the client request's.
+  const counted = await Promise.all(results.map(async (result, g) => {
+    const reported = result.usage.prompt_tokens;
+    if (reported > 0) return { prompt: reported, estimated: false };
+    return { prompt: await countTokens(groups[g].at.map((i) => embed.input[i])), estimated: true };
+  }));
+  const usage: TokenUsage = {
+    prompt: counted.reduce((sum, c) => sum + c.prompt, 0),
+    completion: 0,
+    estimated: counted.some((c) => c.estimated),
+  };
+  const vectors: { values: number[] }[] = new Array(input.length);
+  results.forEach((result, g) => {
+    [...result.data].sort((a, b) => a.index - b.index).forEach((item, j) => {
+      if (typeof item.embedding === "string") {
+        // Refused, but the upstream answered: its usage is the request's, recorded and charged.
+        noteOutcome(ctx, { usage });
+        throw new GatewayError(502, "The upstream answered base64 embeddings.");
+      }
+      vectors[groups[g].at[j]] = { values: item.embedding };
+    });
   });
   noteDropped(ctx, headers, { refusal: null, native: [], dropped });
   const payload = batch ? { embeddings: vectors } : { embedding: vectors[0] };

@@ -1,6 +1,6 @@
 /**
- * Google's Gemini API (v1beta) for `@google/genai` and Gemini CLI: `GET /v1beta/models` and
- * `/v1beta/models/{alias}`, `POST /v1beta/models/{alias}:generateContent`, `:streamGenerateContent` (SSE with
+ * Google's Gemini API (v1beta) for `@google/genai` and Gemini CLI: `GET /v1beta/models/{alias}` (the list is
+ * models.ts's), `POST /v1beta/models/{alias}:generateContent`, `:streamGenerateContent` (SSE with
  * `alt=sse`, a streamed JSON array without it) and `:countTokens`. The request is translated to the chat form
  * (request.ts), on which policy runs as for every endpoint (endpoint name `gemini`), and routed over the alias's
  * targets: a `gemini` provider gets the client's body passed through (native.ts: thought signatures, cached
@@ -13,8 +13,8 @@
 import { geminiCacheSpec } from "./cache_spec.ts";
 import { geminiFacts } from "./native_facts.ts";
 import { GatewayError, inClientTerms } from "../../errors.ts";
-import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
-import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
+import { type ChatRequest, isObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { speaksNatively, takesTopK } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
@@ -46,6 +46,7 @@ import { normalizeGemini } from "./normalize.ts";
 import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
+import { modelObject, servedHere } from "./models.ts";
 import { completionToGemini, type GeminiFrame, refusalOf } from "./response.ts";
 import {
   type GeminiNativeOutcome,
@@ -96,33 +97,6 @@ const NOTHING: readonly string[] = [];
 function topKWithheld(chat: ChatRequest): ((target: ResolvedTarget) => readonly string[]) | undefined {
   if (chat.top_k === undefined) return undefined;
   return (target) => (takesTopK(target) ? NOTHING : TOP_K);
-}
-
-/** Whether the Gemini API shows `model`: a chat or an embedding alias (it has no method for a moderation one). */
-function servedHere(model: ResolvedModel): boolean {
-  return model.type === "chat" || model.type === "embedding";
-}
-
-/** An alias in Google's `Model` shape. */
-function modelObject(model: ResolvedModel): JsonObject {
-  return {
-    name: `models/${model.alias}`,
-    version: "gateway",
-    displayName: model.alias,
-    description: `An alias of the gateway, served by ${model.targets.map((t) => t.provider).join(", ")}.`,
-    supportedGenerationMethods: model.type === "chat"
-      ? ["generateContent", "streamGenerateContent", "countTokens"]
-      : ["embedContent", "batchEmbedContents"],
-  };
-}
-
-/** `GET /v1beta/models`: the chat and embedding aliases the key may use, each with its methods. */
-export async function handleGeminiModels(_request: ClientRequest, ctx: ClientContext): Promise<Answer> {
-  await admit(ctx, ROUTE.endpoint, 0);
-  const allowed = ctx.identity.aliases;
-  const models = [...ctx.state.config.models.values()].filter((m) => allowed.has(m.alias) && servedHere(m))
-    .map(modelObject);
-  return { response: new Response(JSON.stringify({ models }), { headers: JSON_TYPE }), outcome: {} };
 }
 
 /** `POST /v1beta/models/{alias}:generateContent` and `:streamGenerateContent`. */
@@ -281,8 +255,10 @@ export async function handleGeminiModel(
   ctx: ClientContext,
   param: string,
 ): Promise<Answer> {
-  const { alias, method } = aliasAndMethod(param, request.method === "GET", ctx);
-  if (request.method === "GET") {
+  // The server routes a HEAD as a GET (and advertises it in `Allow`): it must get the GET's status and headers.
+  const get = request.method === "GET" || request.method === "HEAD";
+  const { alias, method } = aliasAndMethod(param, get, ctx);
+  if (get) {
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);
     const model = ctx.state.config.models.get(alias);

@@ -3,4 +3,5 @@
  *
  * @module
  */
-export { handleGeminiModel, handleGeminiModels } from "./generate.ts";
+export { handleGeminiModel } from "./generate.ts";
+export { handleGeminiModels } from "./models.ts";
