@@ -59,6 +59,18 @@ function allowed(ending: string | undefined, settings: ResolvedAliasCache): bool
   return false;
 }
 
+/**
+ * Whether a stored native answer may still be served under the alias's settings now (a reload may have turned
+ * an opt-in off since it was written); an entry that is not native is left to {@linkcode nativeHitValue}.
+ */
+export function nativeAdmitted(
+  spec: NativeCacheSpec,
+  answer: CachedAnswer,
+  settings: ResolvedAliasCache,
+): boolean {
+  return answer.native === undefined || allowed(spec.ending(answer.native.values), settings);
+}
+
 /** A fresh id in the upstream's id's style (its prefix up to the last `_`, then random). */
 function freshId(old: string): string {
   const cut = old.lastIndexOf("_");

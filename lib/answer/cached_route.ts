@@ -17,11 +17,11 @@ import type { ClientContext } from "../http/context.ts";
 import type { Lease } from "../routing/health.ts";
 import { cacheControl } from "../cache/control.ts";
 import { cacheKey, type KeyScope } from "../cache/key.ts";
-import type { Fill, ResponseCache } from "../cache/response_cache.ts";
+import type { Admits, Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
 import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
-import { fillingNative, nativeHitValue, nativeKey } from "./cached_native.ts";
+import { fillingNative, nativeAdmitted, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
 import { watchedReader } from "./watched_reader.ts";
 import { tracedHit } from "./traced_answer.ts";
@@ -182,9 +182,14 @@ export async function cachedRoute(
   const key = nativeSpec
     ? nativeKey(scope, nativeSpec, request.asked, request.chat)
     : cacheKey(scope, request.chat);
+  // The alias's settings now decide whether an entry is served, not only whether it was written: a reload may
+  // have turned an opt-in (`cache_tool_calls`, …) off since, and the entry is then a miss.
+  const admits: Admits = nativeSpec
+    ? (answer) => nativeAdmitted(nativeSpec, answer, settings)
+    : (answer) => answer.completion === undefined || cacheable(answer.completion, request.chat, settings);
   const lookup = (!control.write && !control.read) || nativeSpec === null
     ? { kind: "bypass" as const }
-    : await cache.lookup(key, settings.ttlMs, control, ctx.signal);
+    : await cache.lookup(key, settings.ttlMs, control, ctx.signal, admits);
   if (lookup.kind === "bypass") {
     noteCacheStatus(ctx, "bypass");
     return route();
@@ -204,7 +209,7 @@ export async function cachedRoute(
     return fillingNative(await routeFilling(route, fill), nativeSpec, settings, fill, maxEntryBytes(ctx));
   }
   if (settings.semantic !== null && control.read) {
-    const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat, control);
+    const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat, control, admits);
     if (semantic.kind === "hit" && semantic.answer.completion) {
       // The paraphrase's own key gets the answer too, so its identical requests (waiting on it) hit exactly.
       fill.write(semantic.answer);

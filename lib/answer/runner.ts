@@ -18,7 +18,7 @@ import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
 import { CHAT_START, FIRST_VALUE, heldPrompt, untilShown } from "./stream_start.ts";
 import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
-import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
+import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { chatWithout } from "../http/tolerance.ts";
 import type { Lease } from "../routing/health.ts";

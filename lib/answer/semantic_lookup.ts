@@ -17,7 +17,7 @@ import type { ClientContext, RequestContext } from "../http/context.ts";
 import { routeRequest } from "../http/route_request.ts";
 import { decodeVector } from "../cache/vector.ts";
 import { type KeyScope, semanticParts } from "../cache/key.ts";
-import type { ResponseCache } from "../cache/response_cache.ts";
+import type { Admits, ResponseCache } from "../cache/response_cache.ts";
 import type { CacheControl } from "../cache/control.ts";
 import { unitVector } from "../cache/semantic_index.ts";
 import type { CachedAnswer } from "../cache/types.ts";
@@ -90,6 +90,7 @@ export async function semanticLookup(
   scope: KeyScope,
   chat: ChatRequest,
   control: CacheControl,
+  admits: Admits,
 ): Promise<SemanticOutcome> {
   const semantic = settings.semantic;
   if (semantic === null) return { kind: "none" };
@@ -103,9 +104,11 @@ export async function semanticLookup(
   const threshold = semanticThreshold(semantic.threshold, ctx.headers.get("x-cache-semantic-threshold"));
   const match = index.find(parts.context, vector, threshold);
   if (match !== undefined) {
-    const answer = await cache.read(match.key, control);
+    // Held to the alias's TTL and settings now, as an exact hit is (a reload may have changed them).
+    const answer = await cache.read(match.key, control, settings.ttlMs, admits);
     if (answer !== undefined) return { kind: "hit", answer, similarity: match.similarity };
-    // Gone, or older than this request accepts (then kept for others: only its own max-age refused it).
+    // Gone, or no longer served under the alias's settings, or older than this request accepts (then kept for
+    // others: only its own max-age refused it).
     if (control.maxAgeMs === null) index.forget(match.key);
   }
   return { kind: "miss", remember: (key) => index.add(parts.context, vector, key, settings.ttlMs) };

@@ -65,17 +65,38 @@ export interface ResponseCacheOptions {
   now?: () => number;
 }
 
+/** Whether a stored answer may still be served under the alias's settings now (its admission check). */
+export type Admits = (answer: CachedAnswer) => boolean;
+
+const ADMIT_ALL: Admits = () => true;
+
 /** The cache the runner uses. */
 export interface ResponseCache {
   readonly store: CacheStore;
   /** Whether the store answered its last call (for `/readyz`). */
   readonly ok: boolean;
-  lookup(key: string, ttlMs: number, control: CacheControl, signal: AbortSignal): Promise<Lookup>;
+  /**
+   * The entry under `key` for a request: a hit only while it is younger than `ttlMs` (the alias's TTL now, which
+   * a reload may have shortened since it was stored) and the request's `max-age`, and `admits` it (the alias's
+   * settings now would still keep it); any other entry is a miss, whose fill replaces it.
+   */
+  lookup(
+    key: string,
+    ttlMs: number,
+    control: CacheControl,
+    signal: AbortSignal,
+    admits?: Admits,
+  ): Promise<Lookup>;
   /**
    * The entry under `key`, if the store has one (a failing store has none) and, with `control`, it is young
-   * enough for the request's `max-age` (its token's `cache.max_age` included).
+   * enough for the request's `max-age` (its token's `cache.max_age` included) and `ttlMs`, and `admits` it.
    */
-  read(key: string, control?: CacheControl): Promise<CachedAnswer | undefined>;
+  read(
+    key: string,
+    control?: CacheControl,
+    ttlMs?: number,
+    admits?: Admits,
+  ): Promise<CachedAnswer | undefined>;
   /** The semantic index of `alias` in this replica (created on first use; `maxEntries` from its settings). */
   semanticIndex(alias: string, maxEntries: number): SemanticIndex;
   /** Asks the store whether it answers (`/readyz`); true when it does. */
@@ -162,8 +183,22 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     }
   }
 
-  const usable = (entry: CachedAnswer | undefined, control: CacheControl): entry is CachedAnswer =>
-    entry !== undefined && (control.maxAgeMs === null || now() - entry.storedAt <= control.maxAgeMs);
+  /**
+   * Whether an entry may answer: the alias's settings are checked here, on every hit, not only when the entry
+   * was written, as a reload may have changed them since (a shorter `ttl`, `cache_tool_calls` turned off)
+   * while the store still holds the entry for the lifetime it was written with.
+   */
+  const usable = (
+    entry: CachedAnswer | undefined,
+    control: CacheControl,
+    ttlMs: number,
+    admits: Admits,
+  ): entry is CachedAnswer => {
+    if (entry === undefined) return false;
+    const age = now() - entry.storedAt;
+    // `< ttlMs`, as a fill stores an entry only while some of its `ttlMs` is left.
+    return age < ttlMs && (control.maxAgeMs === null || age <= control.maxAgeMs) && admits(entry);
+  };
 
   /** Waits for a local flight, at most `lockWaitMs`, or until the client goes away. */
   function awaitFlight(flight: Promise<CachedAnswer | undefined>, signal: AbortSignal) {
@@ -222,6 +257,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     ttlMs: number,
     control: CacheControl,
     signal: AbortSignal,
+    admits: Admits = ADMIT_ALL,
   ): Promise<Lookup> {
     if (!control.read) return { kind: "miss", fill: fill(key, ttlMs, control.write, null) };
     let found: CachedAnswer | undefined;
@@ -230,13 +266,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     } catch {
       return { kind: "bypass" };
     }
-    if (usable(found, control)) return { kind: "hit", answer: found };
+    if (usable(found, control, ttlMs, admits)) return { kind: "hit", answer: found };
 
     const inFlight = flights.get(key);
     if (inFlight !== undefined) {
       const answer = await awaitFlight(inFlight, signal);
       // Every waiter gets its own copy: each answer is changed as it is rendered (a fresh id, its own frame).
-      if (usable(answer, control)) return { kind: "hit", answer: structuredClone(answer) };
+      if (usable(answer, control, ttlMs, admits)) return { kind: "hit", answer: structuredClone(answer) };
       return { kind: "miss", fill: fill(key, ttlMs, control.write, null) };
     }
 
@@ -255,7 +291,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     // (its fill wrote and unlocked in between): read once more before going upstream.
     const written = async (): Promise<Lookup | undefined> => {
       const answer = parseEntry(await call(() => store.get(key)));
-      if (!usable(answer, control)) return undefined;
+      if (!usable(answer, control, ttlMs, admits)) return undefined;
       land(key, flight, answer);
       return { kind: "hit", answer: structuredClone(answer) };
     };
@@ -293,9 +329,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return ok;
     },
     lookup,
-    read: (key, control) =>
+    read: (key, control, ttlMs = Infinity, admits = ADMIT_ALL) =>
       call(() => store.get(key)).then(parseEntry, () => undefined).then((entry) =>
-        control === undefined || usable(entry, control) ? entry : undefined
+        control === undefined || usable(entry, control, ttlMs, admits) ? entry : undefined
       ),
     semanticIndex(alias, maxEntries) {
       let index = indexes.get(alias);

@@ -69,6 +69,52 @@ Deno.test("response cache: max-age rejects an older entry, and the miss's fill r
   }
 });
 
+Deno.test("response cache: the TTL given at lookup (the alias's now, a reload shortened it) rejects an older entry", async () => {
+  const c = clock();
+  const { store, calls } = counting(memory(c.now));
+  const rc = createResponseCache({ store, lockWaitMs: 30_000, now: c.now });
+  try {
+    // Stored under `ttl: 1h`; the store would keep it for that hour.
+    miss(await rc.lookup("k", TTL, ANY, signal())).write(answer("old", c.now()));
+    await settle();
+    c.advance(4_000);
+    calls.clear();
+    assert.equal(hit(await rc.lookup("k", TTL, ANY, signal())).storedAt, 1_000_000, "under 1h: a hit");
+    assert.equal(calls.get("get"), 1, "a hit is one store read, nothing more");
+    // Reloaded to `ttl: 2s`: the 4-second-old entry is expired, for lookups and the semantic cache's reads.
+    const fill = miss(await rc.lookup("k", 2_000, ANY, signal()));
+    assert.equal(await rc.read("k", ANY, 2_000), undefined);
+    assert.equal((await rc.read("k", ANY, TTL))?.storedAt, 1_000_000);
+    fill.write(answer("new", c.now()));
+    await settle();
+    assert.equal(hit(await rc.lookup("k", 2_000, ANY, signal())).storedAt, 1_004_000, "the miss refilled it");
+    c.advance(2_000);
+    miss(await rc.lookup("k", 2_000, ANY, signal())).abandon();
+  } finally {
+    await rc.close();
+  }
+});
+
+Deno.test("response cache: an entry the alias's settings no longer admit is a miss, and its fill replaces it", async () => {
+  const c = clock();
+  const rc = cache({ now: c.now });
+  const text = (a: { completion?: { choices: { message?: unknown }[] } }) =>
+    (a.completion?.choices[0].message as { content: string }).content;
+  const notOld = (a: Parameters<typeof text>[0]) => text(a) !== "old";
+  try {
+    miss(await rc.lookup("k", TTL, ANY, signal())).write(answer("old", c.now()));
+    await settle();
+    assert.equal(text(hit(await rc.lookup("k", TTL, ANY, signal(), () => true))), "old");
+    const fill = miss(await rc.lookup("k", TTL, ANY, signal(), notOld));
+    assert.equal(await rc.read("k", ANY, TTL, notOld), undefined);
+    fill.write(answer("new", c.now()));
+    await settle();
+    assert.equal(text(hit(await rc.lookup("k", TTL, ANY, signal(), notOld))), "new");
+  } finally {
+    await rc.close();
+  }
+});
+
 Deno.test("response cache: no-cache misses without reading, and its write replaces the entry", async () => {
   const c = clock();
   const { store, calls } = counting(memory(c.now));
