@@ -134,8 +134,9 @@ export async function startServer(
     thread = await threadServices(config, logger, { env: runtime.env(), scrub }, localView(shared), metrics);
     const alerts = thread.services.alerts;
     if (alerts) health.onEjected = (event) => alerts.ejected(event);
-    const seed = (next: ResolvedConfig) => shared.budgets.seed(next);
-    await seed(config);
+    await shared.budgets.seed(config);
+    // Made here, before the reloader: a reload's seeds wait for the requests open at its swap.
+    const inFlight = new InFlightRequests();
     // Merging the stored tokens once now says at start which stored money budgets the config gives no price.
     shared.tokens?.apply(state);
     const reloader = fileReloader(
@@ -145,14 +146,21 @@ export async function startServer(
       logger,
       health,
       options.configWorker,
-      (next) => seed(next.config),
+      (next) => shared.budgets.reloaded(next.config, inFlight.whenOpenOver()),
       storedBudgetCheck(shared.tokens),
     );
     live = reloader.current;
     const unwatch = watchConfig(runtime, options.configPath, (trigger) => reloader.reload(trigger), logger);
     let serving: ServingThread;
     try {
-      serving = await serveThread(runtime, { reloader, logger, health, services: thread.services, options });
+      serving = await serveThread(runtime, {
+        reloader,
+        logger,
+        health,
+        services: thread.services,
+        options,
+        inFlight,
+      });
     } catch (err) {
       unwatch();
       throw err;

@@ -91,8 +91,16 @@ export async function openSharedState(
   let tokens: TokenDirectory | null = null;
   // Budget alerts start their settled spend from what was recorded (the receivers are read at start, too).
   const seeded = alertSeeding(config.alerts ?? [], counters);
-  const budgets = createBudgetSeeder({ store, counters, logger, config, stored: () => tokens, seeded });
   let pipeline: UsagePipeline | null = null;
+  const budgets = createBudgetSeeder({
+    store,
+    counters,
+    logger,
+    config,
+    stored: () => tokens,
+    seeded,
+    flush: async () => await pipeline?.flush(),
+  });
   if (store !== null || usage.jsonl !== undefined) {
     pipeline = createUsagePipeline({
       store,

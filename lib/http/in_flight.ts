@@ -43,6 +43,8 @@ export interface InFlightSubject {
 export class InFlightRequests {
   readonly #open = new Set<AbortController>();
   #idleWaiters: (() => void)[] = [];
+  /** Waits for the requests open at some moment (a reload's swap): those of them still open, and who waits. */
+  #watches: { left: Set<AbortController>; over: () => void }[] = [];
 
   /** How many requests are open. */
   get size(): number {
@@ -71,6 +73,7 @@ export class InFlightRequests {
         over = true;
         clientSignal.removeEventListener("abort", onClientGone);
         this.#open.delete(controller);
+        if (this.#watches.length > 0) this.#ended(controller);
         if (this.#open.size === 0) this.#wakeIdle();
       },
     };
@@ -96,6 +99,24 @@ export class InFlightRequests {
         resolve(false);
       }, ms);
       this.#idleWaiters.push(wake);
+    });
+  }
+
+  /**
+   * Resolves once every request open now has been reported (not waiting for those that start later, so
+   * steady traffic cannot hold it back); never, for one that never ends, so the caller bounds the wait.
+   */
+  whenOpenOver(): Promise<void> {
+    if (this.#open.size === 0) return Promise.resolve();
+    return new Promise((over) => this.#watches.push({ left: new Set(this.#open), over }));
+  }
+
+  #ended(controller: AbortController) {
+    this.#watches = this.#watches.filter((watch) => {
+      watch.left.delete(controller);
+      if (watch.left.size > 0) return true;
+      watch.over();
+      return false;
     });
   }
 

@@ -24,6 +24,11 @@ import { type BudgetSeeded, seedBudgets, seedStoredTeamBudgets, seedTokenBudgets
 export const SEED_RETRY_MIN_MS = 1_000;
 /** The longest wait between tries of a failed seed. */
 export const SEED_RETRY_MAX_MS = 30_000;
+/**
+ * How long a reload's second seed waits for the requests open at the swap: a stream that never ends must not
+ * keep the budget from counting those that did end (seeded then with what was recorded by that time).
+ */
+export const RESEED_AFTER_RELOAD_MAX_MS = 10 * 60_000;
 
 /** The tokens and teams made through the admin API as last loaded (the token directory's). */
 export interface StoredOwners {
@@ -42,6 +47,8 @@ export interface BudgetSeederOptions {
   readonly stored?: () => StoredOwners | null;
   /** Told of each budget seeded (budget alerts start their settled spend from it). */
   readonly seeded?: BudgetSeeded;
+  /** Stores the usage records still queued (the pipeline's flush), before a reload's seeds read the store. */
+  readonly flush?: () => Promise<void>;
 }
 
 /** Seeds the budgets of the config's tokens and teams, and of the stored ones. */
@@ -53,6 +60,13 @@ export interface BudgetSeeder {
    * counted (a spill file was replayed). Never rejects; a seed already waiting covers this call too.
    */
   reseed(): void;
+  /**
+   * A reload swapped `config` in: the records still queued are stored and `config` is seeded now, so a budget
+   * the reload added counts the requests already answered; once `over` resolves (the requests open at the swap
+   * have ended and handed over their records), or after {@linkcode RESEED_AFTER_RELOAD_MAX_MS}, they are
+   * stored and seeded again, since those requests were admitted without the budget and never reserved in it.
+   */
+  reloaded(config: ResolvedConfig, over: Promise<unknown>): Promise<void>;
   /** Resolves once the seeds started so far are over. */
   idle(): Promise<void>;
   /** Stops retrying a failed seed; resolves once the seed under way (if any) is over. */
@@ -70,6 +84,13 @@ export function createBudgetSeeder(options: BudgetSeederOptions): BudgetSeeder {
   let pending = 0;
   let retryMs = SEED_RETRY_MIN_MS;
   let retry: ReturnType<typeof setTimeout> | undefined;
+  /** The bounds of the reloads' second seeds still waiting for their requests, cleared at close. */
+  const later = new Set<ReturnType<typeof setTimeout>>();
+  const flush = () =>
+    (options.flush?.() ?? Promise.resolve()).catch((err) =>
+      // What could not be stored spills; the seed goes on with what the store has.
+      logger.warn("budget_seed_flush_failed", { error: err instanceof Error ? err.message : String(err) })
+    );
   // Each owner's failure is logged on the first try; a retry that fails again only says how many are left.
   const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -128,11 +149,34 @@ export function createBudgetSeeder(options: BudgetSeederOptions): BudgetSeeder {
     reseed() {
       void queue();
     },
+    async reloaded(next, over) {
+      await flush();
+      config = next;
+      await queue();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, RESEED_AFTER_RELOAD_MAX_MS);
+        later.add(timer);
+      });
+      // Seeding only raises a counter to what the store recorded, so this second seed never counts twice.
+      const ended = over.then(() => true, () => true);
+      void Promise.race([ended, bound.then(() => false)]).then(async (requestsEnded) => {
+        clearTimeout(timer);
+        later.delete(timer!);
+        if (closed) return;
+        await flush();
+        await queue();
+        // Said once the second seed is done: whether the requests open at the swap ended or the wait ran out.
+        logger.info("budget_reseeded_after_reload", { open_requests_ended: requestsEnded });
+      });
+    },
     idle: () => chain,
     close() {
       closed = true;
       clearTimeout(retry);
       retry = undefined;
+      for (const timer of later) clearTimeout(timer);
+      later.clear();
       return chain;
     },
   };

@@ -36,6 +36,7 @@ import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
 import { applyInWorkers, reloadOutcome, tellWorkers } from "./pool_reload.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
+import { OpenRequestsWatch } from "./open_watch.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
 import { createInFlightBuffer, SharedInFlight } from "./shared_in_flight.ts";
 import { reasonOf, StartError } from "../start_error.ts";
@@ -138,8 +139,11 @@ export async function startWorkers(
       slot.ledger.apply(JSON.parse(frame) as ReportBatch, (r) => shared.pipeline?.write(r));
     }
   };
+  const reloadWaits = new OpenRequestsWatch<Slot>();
   const reading = setInterval(() => {
-    for (const slot of live()) readReports(slot);
+    const slots = live();
+    for (const slot of slots) readReports(slot);
+    reloadWaits.check(slots);
   }, REPORT_READ_MS);
 
   async function spawn(index: number): Promise<void> {
@@ -306,7 +310,9 @@ export async function startWorkers(
         places.retain(keys);
         const kept = new Set(keys);
         for (const key of cooldowns.keys()) if (!kept.has(key)) cooldowns.delete(key);
-        await shared.budgets.seed(config);
+        // What the workers answered before the swap reaches the pipeline, and their open requests are known.
+        for (const slot of live()) readReports(slot);
+        await shared.budgets.reloaded(config, reloadWaits.whenOver(live()));
       }
     }
     lastStatus = status;
