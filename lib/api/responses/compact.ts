@@ -31,7 +31,7 @@ import { withHistory } from "./create.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { listedItem } from "./listed_items.ts";
-import { nativeRequestBody, nativeUsage, redactNative } from "./native.ts";
+import { nativeRequestBody, nativeUsage, redactNative, resentChanges } from "./native.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { newId, responseUsage } from "./response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
@@ -96,13 +96,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = upstreamCall(ctx, target);
     if (isNativeTarget(target)) {
-      const changes = {
-        model: target.model,
-        maxOutputTokens: null,
-        input: parsed.input,
-        history: earlier ?? undefined,
-        provider: target.provider,
-      };
+      const changes = resentChanges(target, parsed.input, earlier);
       const native = redactNative(nativeRequestBody(body, changes), model.contentRules);
       const answer = await provider.compact?.(native, call);
       // The capability table said this target speaks Responses; an adapter without the method disagrees (a bug).

@@ -22,7 +22,7 @@ import { inClientTerms, invalidRequest, printable } from "../../errors.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
-import { nativeRequestBody, redactNative } from "./native.ts";
+import { nativeRequestBody, redactNative, resentChanges } from "./native.ts";
 import { TOKEN_COUNTS_FIELDS } from "../../openai/token_counts.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
@@ -100,13 +100,7 @@ function nativeBody(
   earlier: Conversation | null,
 ) {
   return (target: ResolvedTarget): JsonObject => {
-    const changes = {
-      model: target.model,
-      maxOutputTokens: null,
-      input: parsed.input,
-      history: earlier ?? undefined,
-      provider: target.provider,
-    };
+    const changes = resentChanges(target, parsed.input, earlier);
     return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);
   };
 }

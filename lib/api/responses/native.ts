@@ -62,6 +62,25 @@ export function historyItems(
   return out;
 }
 
+/**
+ * The changes for a body that asks `target` about the conversation without answering it (a token count, a
+ * compaction): its model, no output limit, and the stored conversation `earlier` (if any) resent whole before
+ * `input`, never the upstream's own `previous_response_id`.
+ */
+export function resentChanges(
+  target: { model: string; provider: string },
+  input: readonly JsonObject[],
+  earlier: Conversation | null,
+): NativeChanges {
+  return {
+    model: target.model,
+    maxOutputTokens: null,
+    input,
+    history: earlier ?? undefined,
+    provider: target.provider,
+  };
+}
+
 /** The body sent to a native target: the client's with {@linkcode NativeChanges} applied. */
 export function nativeRequestBody(client: JsonObject, changes: NativeChanges): JsonObject {
   const body: JsonObject = { ...client, model: changes.model };
