@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { inProcessGateway } from "../helpers/in_process.ts";
 import { type RawStep, type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
@@ -93,10 +94,15 @@ function geminiStream(finished: boolean): RawStep {
 }
 
 async function cutCostGateway(up: RawUpstream): Promise<TestGateway> {
-  return await startGateway(`
+  return await startGateway(cutCostConfig(up.url));
+}
+
+/** The config of the gateway these tests run, its providers at `upstream`. */
+function cutCostConfig(upstream: string): string {
+  return `
 providers:
-  claude: { type: anthropic, base_url: "${up.url}", api_key: "sk-ant-key-abcdef0123456789" }
-  gem: { type: gemini, base_url: "${up.url}/v1beta", api_key: "AIzaSy-gem-key-abcdef0123456789" }
+  claude: { type: anthropic, base_url: "${upstream}", api_key: "sk-ant-key-abcdef0123456789" }
+  gem: { type: gemini, base_url: "${upstream}/v1beta", api_key: "AIzaSy-gem-key-abcdef0123456789" }
 models:
   sonnet:
     type: chat
@@ -124,7 +130,7 @@ guardrails:
   no-mail: { type: pii, entities: [EMAIL], phase: output }
 tokens:
   - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
-`);
+`;
 }
 
 /** A client API's streamed request for `alias`, as that API's path and body. */
@@ -281,54 +287,88 @@ Deno.test("cut stream cost: a Gemini stream translated for chat, Responses or Me
   }
 });
 
+/**
+ * An upstream `fetch` for an in-process gateway: it answers with `message_start` and then holds the body open
+ * until `release`. The body is pulled only when read (high-water mark 0), so the second pull, `pulledAgain`,
+ * says the gateway has parsed `message_start` and is holding it, the moment the client's leaving is tested at.
+ */
+function heldMessageStart(release: Promise<void>) {
+  let pulledAgain = Promise.withResolvers<void>();
+  const frame = `event: message_start\ndata: ${
+    JSON.stringify({
+      type: "message_start",
+      message: { id: "msg_1", type: "message", role: "assistant", content: [], usage: ANTHROPIC_USAGE },
+    })
+  }\n\n`;
+  // As a real fetch does, the request's signal aborting errors the body being read.
+  const fetch = (_url: string | URL | Request, init?: RequestInit) => {
+    let pulls = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        init?.signal?.addEventListener("abort", () => controller.error(init.signal!.reason), { once: true });
+      },
+      async pull(controller) {
+        if (++pulls === 1) return controller.enqueue(new TextEncoder().encode(frame));
+        pulledAgain.resolve();
+        await release;
+        controller.close();
+      },
+    }, { highWaterMark: 0 });
+    return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+  };
+  return {
+    fetch,
+    /** Resolves once the gateway read past `message_start`; renewed by `next()` for the following request. */
+    get pulledAgain() {
+      return pulledAgain.promise;
+    },
+    next: () => pulledAgain = Promise.withResolvers<void>(),
+  };
+}
+
+// In-process, with the upstream's body in the test's hands: over sockets the client's leaving could reach the
+// gateway before the upstream's message_start had (the upstream having written it says nothing of the gateway
+// having read it), and Bun's CI run recorded 0 tokens once.
 Deno.test("cut stream cost: a client that leaves while its stream is held (before anything showed) keeps the prompt message_start reported", async () => {
-  const up = startRawUpstream();
-  const gw = await cutCostGateway(up);
   const release = Promise.withResolvers<void>();
+  const upstream = heldMessageStart(release.promise);
+  const gw = inProcessGateway(
+    cutCostConfig("http://anthropic.test"),
+  );
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = upstream.fetch;
   try {
     for (const [api, ask] of [["messages", CLIENT_APIS.messages], ["chat", CLIENT_APIS.chat]] as const) {
-      // message_start, then nothing: the gateway holds it (it shows the client nothing) until the next event.
-      up.next = {
-        ...sse([{
-          type: "message_start",
-          message: { id: "msg_1", type: "message", role: "assistant", content: [], usage: ANTHROPIC_USAGE },
-        }, { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "late" } }]),
-        hold: { at: 1, open: release.promise },
-      };
-      const answers = up.answers.length;
+      upstream.next();
       const { path, body } = ask("sonnet");
       const leave = new AbortController();
-      const requestId = `held-${api}`;
-      const asked = fetch(`${gw.url}${path}`, {
+      const asked = gw.fetch(path, {
         method: "POST",
         headers: {
           authorization: `Bearer ${TEST_TOKEN}`,
           "content-type": "application/json",
           "anthropic-version": "2023-06-01",
-          "x-request-id": requestId,
         },
         body: JSON.stringify(body),
         signal: leave.signal,
-      }).catch(() => undefined);
-      // The client leaves once message_start is with the gateway, well inside the second it is held.
-      while (up.answers.length === answers || up.answers.at(-1)!.sent === 0) {
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      leave.abort();
-      await asked;
-      const [row] = await pollUsageRows<UsageRow>(gw, (rows) => rows.length === 1, {
-        sql: "SELECT * FROM usage WHERE request_id = ?",
-        params: [requestId],
       });
+      // The gateway holds message_start (it shows the client nothing) until the next event, or for a second.
+      await upstream.pulledAgain;
+      const records = gw.records.length;
+      leave.abort();
+      const res = await asked;
+      assert.equal(res.status, 499, `${api}: the client left`);
+      await res.body?.cancel();
+      while (gw.records.length === records) await new Promise((r) => setTimeout(r, 5));
+      const row = gw.records.at(-1)!;
       assert.equal(row.prompt_tokens, ANTHROPIC_PROMPT, `${api}: the prompt the upstream counted`);
       assert.equal(row.completion_tokens, 0, api);
-      assert.equal(micro(row.cost_cached), micro(100_000 * 0.3 / 1e6), `${api}: cache reads at their price`);
-      assert.equal(micro(row.cost_input), micro(10 * 3 / 1e6), api);
+      assert.equal(micro(row.cost_cached!), micro(100_000 * 0.3 / 1e6), `${api}: cache reads at their price`);
+      assert.equal(micro(row.cost_input!), micro(10 * 3 / 1e6), api);
       assert.ok(row.cost > 0, api);
     }
   } finally {
+    globalThis.fetch = realFetch;
     release.resolve();
-    await gw.stop();
-    await up.stop();
   }
 });
