@@ -34,11 +34,13 @@ export interface CostClasses {
   readonly cost_cache_write?: number;
   readonly cost_output?: number;
   readonly cost_reasoning?: number;
+  readonly cost_web_search?: number;
 }
 
 /**
  * The whole split of a cost, for a tooltip: "input 0.01 · cached 0.002 · cache writes 0 · output 0.03 ·
- * reasoning 0". Every class is shown, so the parts visibly add up to the cost next to it.
+ * reasoning 0". Every token class is shown, so the parts visibly add up to the cost next to it; web searches
+ * only when there were some (most requests run none).
  */
 export function formatCostClasses(c: CostClasses): string {
   const classes: [string, number | undefined][] = [
@@ -48,11 +50,13 @@ export function formatCostClasses(c: CostClasses): string {
     ["output", c.cost_output],
     ["reasoning", c.cost_reasoning],
   ];
+  if (c.cost_web_search) classes.push(["web search", c.cost_web_search]);
   return classes.map(([name, value]) => `${name} ${formatCost(value ?? 0)}`).join(" · ");
 }
 
 /**
- * The parts of a cost an operator acts on (prompt caching's reads and writes, reasoning), as one short line:
+ * The parts of a cost an operator acts on (prompt caching's reads and writes, reasoning, web searches), as one
+ * short line:
  * "of which cached 0.002 · reasoning 0.01", only the non-zero ones; "" when there are none (no caching or
  * reasoning, or records from before the split), so the line is left out rather than showing zeros.
  */
@@ -61,6 +65,7 @@ export function formatCostShares(c: CostClasses): string {
     ["cached", c.cost_cached],
     ["cache writes", c.cost_cache_write],
     ["reasoning", c.cost_reasoning],
+    ["web search", c.cost_web_search],
   ];
   const parts = shares.flatMap(([name, value]) => value ? [`${name} ${formatCost(value)}`] : []);
   return parts.length === 0 ? "" : `of which ${parts.join(" · ")}`;

@@ -127,4 +127,11 @@ Deno.test("a cost's split: every class in the tooltip, only the non-zero shares 
   assert.equal(formatCostShares(split), "of which cached 0.002 · reasoning 0.5");
   assert.equal(formatCostShares({ cost_input: 1, cost_output: 2, cost_cached: 0 }), "");
   assert.equal(formatCostClasses({}), "input 0 · cached 0 · cache writes 0 · output 0 · reasoning 0");
+  // Web searches, priced per search, show where a request ran some.
+  const searched = { ...split, cost_web_search: 0.02 };
+  assert.equal(
+    formatCostClasses(searched),
+    "input 0.01 · cached 0.002 · cache writes 0 · output 0.03 · reasoning 0.5 · web search 0.02",
+  );
+  assert.equal(formatCostShares(searched), "of which cached 0.002 · reasoning 0.5 · web search 0.02");
 });

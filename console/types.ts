@@ -74,6 +74,7 @@ export interface Totals {
   readonly cost_cache_write?: number;
   readonly cost_output?: number;
   readonly cost_reasoning?: number;
+  readonly cost_web_search?: number;
   readonly latency_ms: { p50: number | null; p90: number | null; p99: number | null };
 }
 
@@ -104,6 +105,7 @@ export interface UsageRecord {
   readonly cost_cache_write?: number;
   readonly cost_output?: number;
   readonly cost_reasoning?: number;
+  readonly cost_web_search?: number;
   readonly latency_ms: number;
   readonly error_code: string | null;
   /** The response cache's outcome (`hit`, `hit_semantic`, `miss`, `bypass`); null without a cache. */

@@ -159,6 +159,8 @@ const priceSchema = z.strictObject({
   /** Audio tokens of the prompt and of the completion, where priced apart from text (OpenAI's audio models). */
   audio_input: z.number().nonnegative().optional(),
   audio_output: z.number().nonnegative().optional(),
+  /** Per 1,000 web searches the upstream ran, as the vendors price them (not per million tokens). */
+  web_search_per_1k: z.number().nonnegative().optional(),
   long_context: z.strictObject({
     /** Prompt tokens above which the tier's rates apply to the whole request. */
     above: z.number().int().positive(),

@@ -221,6 +221,7 @@ export function usageRecordOf(ctx: RequestContext, time: string): UsageRecord {
     cost_cache_write: ctx.cost?.cacheWrite ?? 0,
     cost_output: ctx.cost?.output ?? 0,
     cost_reasoning: ctx.cost?.reasoning ?? 0,
+    cost_web_search: ctx.cost?.webSearch ?? 0,
     latency_ms: r.latency_ms ?? 0,
     ttft_ms: r.ttft_ms ?? null,
     attempts: r.attempts ?? 0,

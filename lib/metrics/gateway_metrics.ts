@@ -42,7 +42,7 @@ export const DURATION_BUCKETS: readonly number[] = [0.01, 0.02, 0.04, 0.08, 0.16
 export const TTFT_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
 /**
- * The token classes of `gateway_cost_by_class_total`'s `class` label, each with the usage record's column that
+ * The classes of `gateway_cost_by_class_total`'s `class` label (token classes, and web searches), each with the usage record's column that
  * holds its cost (lib/pricing/cost.ts's breakdown; the columns add up to `cost`).
  */
 export const COST_CLASSES = [
@@ -51,6 +51,7 @@ export const COST_CLASSES = [
   ["cache_write", "cost_cache_write"],
   ["output", "cost_output"],
   ["reasoning", "cost_reasoning"],
+  ["web_search", "cost_web_search"],
 ] as const satisfies readonly (readonly [string, keyof UsageRecord])[];
 
 /** The gateway's own error codes: always kept as label values, without using up the cap on others. */

@@ -53,6 +53,8 @@ const entrySchema = z.strictObject({
   cache_write_5m: rate.optional(),
   cache_write_1h: rate.optional(),
   reasoning: rate.optional(),
+  /** Per 1,000 web searches (the vendors' unit for them), not per million tokens. */
+  web_search_per_1k: rate.optional(),
   long_context: z.strictObject({
     /** Prompt tokens above which the tier's rates apply to the whole request. */
     above: z.number().int().positive(),
@@ -65,7 +67,16 @@ const entrySchema = z.strictObject({
     ctx.addIssue({ code: "custom", path: ["output"], message: 'missing required key "output"' });
   }
   if (entry.kind === "embedding") {
-    for (const key of ["output", "cached_input", "cache_write_5m", "cache_write_1h", "reasoning"] as const) {
+    for (
+      const key of [
+        "output",
+        "cached_input",
+        "cache_write_5m",
+        "cache_write_1h",
+        "reasoning",
+        "web_search_per_1k",
+      ] as const
+    ) {
       if (entry[key] !== undefined) {
         ctx.addIssue({ code: "custom", path: [key], message: "an embedding entry has an input price only" });
       }
@@ -112,6 +123,8 @@ export interface CatalogPrice {
   readonly cacheWrite5m?: number;
   readonly cacheWrite1h?: number;
   readonly reasoning?: number;
+  /** Per 1,000 web searches. */
+  readonly webSearchPer1k?: number;
   readonly longContext?: {
     readonly above: number;
     readonly input: number;
@@ -198,6 +211,7 @@ function priceOf(e: ParsedEntry): CatalogPrice {
     ...(e.cache_write_5m !== undefined ? { cacheWrite5m: e.cache_write_5m } : {}),
     ...(e.cache_write_1h !== undefined ? { cacheWrite1h: e.cache_write_1h } : {}),
     ...(e.reasoning !== undefined ? { reasoning: e.reasoning } : {}),
+    ...(e.web_search_per_1k !== undefined ? { webSearchPer1k: e.web_search_per_1k } : {}),
     ...(lc !== undefined
       ? {
         longContext: {
@@ -319,6 +333,7 @@ export function toTokenPrices(price: CatalogPrice): TokenPrices {
     ...(price.cacheWrite5m !== undefined ? { cache_write_5m: price.cacheWrite5m } : {}),
     ...(price.cacheWrite1h !== undefined ? { cache_write_1h: price.cacheWrite1h } : {}),
     ...(price.reasoning !== undefined ? { reasoning: price.reasoning } : {}),
+    ...(price.webSearchPer1k !== undefined ? { web_search_per_1k: price.webSearchPer1k } : {}),
     ...(lc !== undefined
       ? {
         long_context: {

@@ -21,6 +21,11 @@
  * of the uncached input and of the output other than reasoning; without them it is priced as text. Audio rates
  * are not tiered, and cached audio is cached input.
  *
+ * Web searches an upstream ran for the answer (Anthropic's `usage.server_tool_use.web_search_requests`, the
+ * Responses API's `web_search_call` items) are priced per search at `web_search_per_1k`, the vendors' unit
+ * (Anthropic: $10 per 1,000 searches; OpenAI: $10 or $25 per 1,000 calls by model), apart from tokens: what the
+ * search brought into the context is already in the prompt count. Without that price they cost nothing.
+ *
  * @module
  */
 
@@ -38,6 +43,8 @@ export interface TokenPrices {
   readonly audio_input?: number;
   /** Audio output tokens (within the completion), where priced apart from text. */
   readonly audio_output?: number;
+  /** Dollars per 1,000 web searches the upstream ran (not per million tokens: the vendors price them per call). */
+  readonly web_search_per_1k?: number;
   /** Rates above a prompt-size threshold (Gemini 2.5 Pro over 200k, Claude's 1M-context tier). */
   readonly long_context?: {
     readonly above: number;
@@ -60,6 +67,8 @@ export interface TokenClasses {
   audioInput?: number;
   /** Of the completion, audio tokens. */
   audioOutput?: number;
+  /** Web searches the upstream ran (a count of calls, not tokens). */
+  webSearches?: number;
 }
 
 /** A request's cost by class, in the price table's currency; `total` is their sum. */
@@ -70,6 +79,7 @@ export interface CostBreakdown {
   cacheWrite: number;
   output: number;
   reasoning: number;
+  webSearch: number;
 }
 
 export const ZERO_COST: Readonly<CostBreakdown> = Object.freeze({
@@ -79,6 +89,7 @@ export const ZERO_COST: Readonly<CostBreakdown> = Object.freeze({
   cacheWrite: 0,
   output: 0,
   reasoning: 0,
+  webSearch: 0,
 });
 
 const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
@@ -116,9 +127,13 @@ export function costOfUsage(prices: TokenPrices | null | undefined, usage: Token
     output: perMillion(completion - reasoning - audioOut, outputRate) +
       perMillion(audioOut, prices.audio_output ?? outputRate),
     reasoning: perMillion(reasoning, prices.reasoning ?? outputRate),
+    // Not tiered: a search costs the same whatever the prompt's size.
+    webSearch: (Math.floor(count(usage.webSearches)) * (prices.web_search_per_1k ?? 0)) / 1_000,
   };
   return {
-    total: breakdown.input + breakdown.cached + breakdown.cacheWrite + breakdown.output + breakdown.reasoning,
+    total: breakdown.input + breakdown.cached + breakdown.cacheWrite + breakdown.output +
+      breakdown.reasoning +
+      breakdown.webSearch,
     ...breakdown,
   };
 }

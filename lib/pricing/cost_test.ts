@@ -46,6 +46,30 @@ Deno.test("cost: Anthropic's cache writes, 5-minute and 1-hour, and reads (norma
   assert.equal(micro(cost.total), 300 + 1_500 + 13_500 + 4_500);
 });
 
+Deno.test("cost: web searches at their price per 1,000, apart from tokens and the long-context tier", () => {
+  const prices: TokenPrices = {
+    input: 3,
+    output: 15,
+    web_search_per_1k: 10,
+    long_context: { above: 200_000, input: 6, output: 22.5 },
+  };
+  const cost = costOfUsage(prices, { prompt: 1_000, completion: 100, webSearches: 3 });
+  assert.equal(micro(cost.webSearch), micro(0.03));
+  assert.equal(micro(cost.total), micro(0.03 + (1_000 * 3 + 100 * 15) / 1e6));
+  // Above the tier a search costs the same: the vendors price it per call.
+  assert.equal(
+    micro(costOfUsage(prices, { prompt: 300_000, completion: 0, webSearches: 1 }).webSearch),
+    10_000,
+  );
+  // Without a price for them (or with none run), searches cost nothing, and nonsense counts count as zero.
+  assert.equal(
+    costOfUsage({ input: 3, output: 15 }, { prompt: 1, completion: 1, webSearches: 5 }).webSearch,
+    0,
+  );
+  assert.equal(costOfUsage(prices, { prompt: 1, completion: 1, webSearches: -4 }).webSearch, 0);
+  assert.equal(costOfUsage(prices, { prompt: 1, completion: 1 }).webSearch, 0);
+});
+
 Deno.test("cost: fallbacks — cached → input, 1-hour write → 5-minute → input, reasoning → output", () => {
   const bare: TokenPrices = { input: 2, output: 8 };
   const cost = costOfUsage(bare, {

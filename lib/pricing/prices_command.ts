@@ -137,6 +137,7 @@ const HEADER = [
   "write 5m",
   "write 1h",
   "reasoning",
+  "search/1k",
   "long context",
 ];
 const TARGET_HEADER = ["target", "type", "model", "charged at", ...HEADER.slice(2)];
@@ -151,6 +152,8 @@ function rates(price: {
   readonly write5m?: number;
   readonly write1h?: number;
   readonly reasoning?: number;
+  /** Per 1,000 web searches. */
+  readonly search?: number;
   readonly long?: {
     readonly above: number;
     readonly input: number;
@@ -166,6 +169,7 @@ function rates(price: {
     num(price.write5m),
     num(price.write1h),
     num(price.reasoning),
+    num(price.search),
     long === undefined ? "-" : `>${long.above}: ${num(long.input)}/${num(long.output)}` +
       (long.cached === undefined ? "" : ` cached ${num(long.cached)}`),
   ];
@@ -180,6 +184,7 @@ function catalogRates(p: CatalogPrice): string[] {
     write5m: p.cacheWrite5m,
     write1h: p.cacheWrite1h,
     reasoning: p.reasoning,
+    search: p.webSearchPer1k,
     long: lc === undefined
       ? undefined
       : { above: lc.above, input: lc.input, output: lc.output, cached: lc.cachedInput },
@@ -195,6 +200,7 @@ function ownRates(p: PriceConfig): string[] {
     write5m: p.cache_write_5m,
     write1h: p.cache_write_1h,
     reasoning: p.reasoning,
+    search: p.web_search_per_1k,
     long: lc === undefined
       ? undefined
       : { above: lc.above, input: lc.input, output: lc.output, cached: lc.cached_input },

@@ -18,7 +18,7 @@ import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
 import { openPostgresStore } from "./postgres_store.ts";
 import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION, SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
-import { COST_CLASS_COLUMNS, type UsageTotals } from "./record.ts";
+import { COST_CLASS_COLUMNS_V10, type UsageTotals } from "./record.ts";
 import type { UsageDatabase } from "./store.ts";
 import { SQLITE_TOKENS_CACHE_SQL, SQLITE_TOKENS_SQL } from "../tokens/store_sqlite.ts";
 import { POSTGRES_TOKENS_CACHE_MIGRATION, POSTGRES_TOKENS_MIGRATION } from "../tokens/postgres_migration.ts";
@@ -32,7 +32,7 @@ import {
   TEST_DATABASE_URL,
 } from "../../tests/helpers/postgres.ts";
 
-type CostClass = typeof COST_CLASS_COLUMNS[number];
+type CostClass = typeof COST_CLASS_COLUMNS_V10[number];
 
 /** A record the schema-6 (SQLite) / schema-5 (PostgreSQL) gateway wrote: `dropped` was its newest column. */
 function droppedRow(bool: (b: boolean) => string): string {
@@ -91,8 +91,8 @@ Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with default
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
@@ -132,8 +132,11 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
+    assert.deepEqual(
+      versions.map((r) => Number(r.version)),
+      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
+    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage'
@@ -251,7 +254,10 @@ Deno.test("trace column migration: PostgreSQL schema 7 → 8 adds trace_id, keep
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.deepEqual(
+      versions.map((r) => Number(r.version)),
+      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
     const columns = await queryOnce(
       `SELECT data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'trace_id'`,
@@ -277,7 +283,7 @@ function tracedRow(bool: (b: boolean) => string): string {
 
 /** The old records read back with a zero split, everything else as written; a new record's split is summed. */
 async function assertCostClassesMigrated(db: UsageDatabase): Promise<void> {
-  const classes = (r: Partial<Pick<UsageTotals, CostClass>>) => COST_CLASS_COLUMNS.map((c) => r[c]);
+  const classes = (r: Partial<Pick<UsageTotals, CostClass>>) => COST_CLASS_COLUMNS_V10.map((c) => r[c]);
   const old = (await db.listRecords({})).data;
   assert.deepEqual(
     old.map((r) => [r.request_id, r.cost, r.trace_id, ...classes(r)]),
@@ -318,11 +324,11 @@ Deno.test("cost class migration: SQLite schema 9 → 10 adds the five columns wi
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
-      .filter((c) => (COST_CLASS_COLUMNS as readonly string[]).includes(String(c.name)))
+      .filter((c) => (COST_CLASS_COLUMNS_V10 as readonly string[]).includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
-    assert.deepEqual(columns, COST_CLASS_COLUMNS.map((c) => [c, "REAL", 1, "0"]));
+    assert.deepEqual(columns, COST_CLASS_COLUMNS_V10.map((c) => [c, "REAL", 1, "0"]));
     file.close();
     await Deno.remove(dir, { recursive: true });
   }
@@ -353,7 +359,10 @@ Deno.test("cost class migration: PostgreSQL schema 8 → 9 adds the five columns
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.deepEqual(
+      versions.map((r) => Number(r.version)),
+      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage' AND column_name LIKE 'cost\\_%'
@@ -361,8 +370,9 @@ Deno.test("cost class migration: PostgreSQL schema 8 → 9 adds the five columns
       [schema],
     );
     assert.deepEqual(
-      columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]),
-      COST_CLASS_COLUMNS.map((c) => [c, "double precision", "NO", "0"]),
+      columns.filter((c) => (COST_CLASS_COLUMNS_V10 as readonly string[]).includes(String(c.column_name)))
+        .map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]),
+      COST_CLASS_COLUMNS_V10.map((c) => [c, "double precision", "NO", "0"]),
     );
   } finally {
     await dropSchema(schema);

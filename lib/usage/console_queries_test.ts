@@ -99,6 +99,7 @@ function dataset(n: number, prefix = "r"): StoredUsageRecord[] {
       cost_cache_write: i % 5 === 0 ? (i % 11) / 983 : 0,
       cost_output: (i % 17) / 977,
       cost_reasoning: i % 2 === 0 ? (i % 19) / 971 : 0,
+      cost_web_search: i % 7 === 0 ? (i % 23) / 967 : 0,
     });
     // Mixed case and punctuation: the request log orders uids bytewise in both stores.
     return { ...record, uid: `${prefix}${pick(["", "A", "a", "_", "-"])}:${i.toString(36)}` };

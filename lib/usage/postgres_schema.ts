@@ -13,7 +13,7 @@
  * @module
  */
 import postgres from "postgres";
-import { type ColumnKind, COST_CLASS_COLUMNS, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
+import { type ColumnKind, COST_CLASS_COLUMNS_V10, USAGE_COLUMNS, USAGE_COLUMNS_V1 } from "./record.ts";
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import { POSTGRES_TEAM_IDENTITY_MIGRATION } from "./team_identity_migration.ts";
@@ -40,9 +40,10 @@ export type PostgresClient = postgres.Sql;
  * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`); 12: usage records' `guardrails`
  * (what the guardrails did to the request, as `json`); 13: tokens' `guardrails` (the names of the guardrails
  * attached to an issued token, as `json`); 14: usage records' `team_id` (the identity of the request's token's
- * team: `team_identity_migration.ts`).
+ * team: `team_identity_migration.ts`); 15: usage records' `cost_web_search` (what the web searches the upstream
+ * ran cost).
  */
-export const POSTGRES_SCHEMA_VERSION = 14;
+export const POSTGRES_SCHEMA_VERSION = 15;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -130,7 +131,12 @@ export const POSTGRES_MIGRATIONS: readonly (readonly [number, readonly string[]]
   [7, POSTGRES_TOKENS_CACHE_MIGRATION],
   [8, ["ALTER TABLE usage ADD COLUMN trace_id text"]],
   // Defaults, as for migration 6: a record from before the split reads as none (no rows rewritten).
-  [9, COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`)],
+  [
+    9,
+    COST_CLASS_COLUMNS_V10.map((c) =>
+      `ALTER TABLE usage ADD COLUMN ${c} double precision NOT NULL DEFAULT 0`
+    ),
+  ],
   // NULL for the records and tokens from before teams (none; no rows rewritten). The index serves `team=`
   // (with time), and keeps no entries for records of no team.
   [10, [
@@ -147,6 +153,8 @@ export const POSTGRES_MIGRATIONS: readonly (readonly [number, readonly string[]]
   [13, POSTGRES_TOKENS_GUARDRAILS_MIGRATION],
   // The records with a team get the identity of the team that had its name then; the others keep NULL.
   [14, POSTGRES_TEAM_IDENTITY_MIGRATION],
+  // A default, as for migration 9: a record from before it priced no search (no rows rewritten).
+  [15, ["ALTER TABLE usage ADD COLUMN cost_web_search double precision NOT NULL DEFAULT 0"]],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

@@ -78,6 +78,8 @@ function dataset(n: number): StoredUsageRecord[] {
       cost_cache_write: next(4) === 0 ? next(1_000) / 971 : 0,
       cost_output: next(1_000) / 967,
       cost_reasoning: next(2) === 0 ? next(1_000) / 953 : 0,
+      // Web searches (migration 15): a class of the cost like the others.
+      cost_web_search: next(5) === 0 ? next(1_000) / 947 : 0,
     });
     return { ...record, uid: `u${i}` };
   });
@@ -240,8 +242,11 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       Array.from({ length: 5 }, () => openPostgresStore({ url: TEST_DATABASE_URL, schema })),
     );
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
+    assert.deepEqual(
+      versions.map((r) => Number(r.version)),
+      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
+    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -250,7 +255,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(14\)/,
+      /schema version 99 is newer than this gateway's \(15\)/,
     );
   } finally {
     await dropSchema(schema);

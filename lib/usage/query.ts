@@ -65,6 +65,7 @@ const SUMS: Readonly<Record<SummedField, string>> = {
   cost_cache_write: "cost_cache_write",
   cost_output: "cost_output",
   cost_reasoning: "cost_reasoning",
+  cost_web_search: "cost_web_search",
 };
 
 const SUMMED = Object.keys(SUMS) as SummedField[];

@@ -47,6 +47,7 @@ Deno.test("query: totals over no records have every field, the cache's included,
     cost_cache_write: 0,
     cost_output: 0,
     cost_reasoning: 0,
+    cost_web_search: 0,
     latency_ms: { p50: null, p90: null, p99: null },
   });
 });

@@ -45,15 +45,17 @@ export interface UsageRecord {
   /** Money, in the price table's currency (0 when the target has no price). */
   cost: number;
   /**
-   * `cost` by token class (lib/pricing/cost.ts), which add up to it: uncached input, cached input reads,
-   * cache writes, output other than reasoning, and reasoning. Kept apart so an operator can see what prompt
-   * caching saves and what reasoning costs. Optional: records written before the split have 0 in each.
+   * `cost` by class (lib/pricing/cost.ts), which add up to it: uncached input, cached input reads, cache
+   * writes, output other than reasoning, reasoning, and the web searches the upstream ran. Kept apart so an
+   * operator can see what prompt caching saves and what reasoning and searching cost. Optional: records written
+   * before the split have 0 in each.
    */
   cost_input?: number;
   cost_cached?: number;
   cost_cache_write?: number;
   cost_output?: number;
   cost_reasoning?: number;
+  cost_web_search?: number;
   latency_ms: number;
   /** Time to the first streamed chunk, for streams. */
   ttft_ms: number | null;
@@ -165,16 +167,19 @@ export const CACHE_LOOKUPS = [...CACHE_HITS, "miss"] as const;
 /** How a stored column's value is coerced (both databases). */
 export type ColumnKind = "text" | "text?" | "int" | "real" | "real?" | "bool" | "json?";
 
-/**
- * The columns of `cost` by token class, the one list of them: both stores' migrations add them, and the
- * column list ends with them.
- */
-export const COST_CLASS_COLUMNS = [
+/** The columns of `cost` by token class that SQLite migration 10 / PostgreSQL migration 9 added. */
+export const COST_CLASS_COLUMNS_V10 = [
   "cost_input",
   "cost_cached",
   "cost_cache_write",
   "cost_output",
   "cost_reasoning",
+] as const satisfies readonly (keyof UsageRecord)[];
+
+/** The columns of `cost` by class, the one list of them: they add up to `cost`. */
+export const COST_CLASS_COLUMNS = [
+  ...COST_CLASS_COLUMNS_V10,
+  "cost_web_search",
 ] as const satisfies readonly (keyof UsageRecord)[];
 
 /** Every stored column of a record, in insert order, with how its value is coerced (the PostgreSQL store's too). */
@@ -210,7 +215,7 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   // Added by SQLite migration 9 / PostgreSQL migration 8.
   ["trace_id", "text?"],
   // Added by SQLite migration 10 / PostgreSQL migration 9 (default 0: older records have no split).
-  ...COST_CLASS_COLUMNS.map((name) => [name, "real"] as const),
+  ...COST_CLASS_COLUMNS_V10.map((name) => [name, "real"] as const),
   // Added by SQLite migration 11 / PostgreSQL migration 10 (NULL: older records, and tokens of no team).
   ["team", "text?"],
   // Added by SQLite migration 13 / PostgreSQL migration 12 (NULL: older records, and requests no guardrail
@@ -219,6 +224,8 @@ export const USAGE_COLUMNS: readonly (readonly [keyof UsageRecord & string, Colu
   // Added by SQLite migration 15 / PostgreSQL migration 14 (`team_identity_migration.ts`: older records with a
   // team get the identity of the team that had the name then).
   ["team_id", "text?"],
+  // Added by SQLite migration 16 / PostgreSQL migration 15 (default 0: older records priced no search).
+  ["cost_web_search", "real"],
 ];
 
 /** How many of {@linkcode USAGE_COLUMNS} the first migration created (later ones add the rest). */
@@ -344,12 +351,13 @@ export interface UsageTotals {
   /** Tokens and money the cache hits did not spend. */
   saved_tokens: number;
   saved_cost: number;
-  /** `cost` by token class (their sums; 0 for records written before the split). */
+  /** `cost` by class (their sums; 0 for records written before the split). */
   cost_input: number;
   cost_cached: number;
   cost_cache_write: number;
   cost_output: number;
   cost_reasoning: number;
+  cost_web_search: number;
   latency_ms: { p50: number | null; p90: number | null; p99: number | null };
 }
 

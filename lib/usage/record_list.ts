@@ -201,6 +201,7 @@ function recordOf(row: Record<string, unknown>): UsageRecord {
     cost_cache_write: num(row.cost_cache_write),
     cost_output: num(row.cost_output),
     cost_reasoning: num(row.cost_reasoning),
+    cost_web_search: num(row.cost_web_search),
     latency_ms: num(row.latency_ms),
     ttft_ms: row.ttft_ms === null || row.ttft_ms === undefined ? null : Number(row.ttft_ms),
     attempts: num(row.attempts),

@@ -19,7 +19,7 @@ import { storableText } from "./client_text.ts";
 import {
   boundedGuardrails,
   type ColumnKind,
-  COST_CLASS_COLUMNS,
+  COST_CLASS_COLUMNS_V10,
   type RecordListQuery,
   type RecordPage,
   USAGE_COLUMNS,
@@ -61,9 +61,10 @@ import { SQLITE_TEAM_IDENTITY_SQL } from "./team_identity_migration.ts";
  * `end_user_limits`, and usage records' `team` (the team of the request's token); 12: teams made through the
  * admin API (`teams`, `lib/tokens/store_sqlite.ts`); 13: usage records' `guardrails` (what the guardrails did to
  * the request, as JSON text); 14: tokens' `guardrails` (the names of the guardrails attached to an issued token);
- * 15: usage records' `team_id` (the identity of the request's token's team: `team_identity_migration.ts`).
+ * 15: usage records' `team_id` (the identity of the request's token's team: `team_identity_migration.ts`); 16:
+ * usage records' `cost_web_search` (what the web searches the upstream ran cost).
  */
-export const USAGE_SCHEMA_VERSION = 15;
+export const USAGE_SCHEMA_VERSION = 16;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -112,7 +113,9 @@ export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
   // Defaults, as for migration 7: a record from before the split reads as none, and the sums stay plain SUMs.
   [
     10,
-    COST_CLASS_COLUMNS.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join("\n"),
+    COST_CLASS_COLUMNS_V10.map((c) => `ALTER TABLE usage ADD COLUMN ${c} REAL NOT NULL DEFAULT 0;`).join(
+      "\n",
+    ),
   ],
   // NULL for the records and tokens from before teams (none). The index serves `team=` (with time), and keeps
   // no entries for records of no team.
@@ -131,6 +134,8 @@ export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
   [14, SQLITE_TOKENS_GUARDRAILS_SQL],
   // The records with a team get the identity of the team that had its name then; the others keep NULL.
   [15, SQLITE_TEAM_IDENTITY_SQL],
+  // A default, as for migration 10: a record from before it priced no search.
+  [16, "ALTER TABLE usage ADD COLUMN cost_web_search REAL NOT NULL DEFAULT 0;"],
 ];
 
 /**

@@ -38,6 +38,7 @@ export function makeRecord(i: number, overrides: Partial<UsageRecord> = {}): Usa
     cost_cache_write: 0,
     cost_output: 0,
     cost_reasoning: 0,
+    cost_web_search: 0,
     latency_ms: 100,
     ttft_ms: null,
     attempts: 1,

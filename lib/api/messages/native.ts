@@ -97,6 +97,8 @@ export interface MessagesUsage {
   /** Of the cache writes, those kept an hour (`cache_creation.ephemeral_1h_input_tokens`); the rest 5-minute. */
   cacheCreation1h: number;
   cacheRead: number;
+  /** Web searches Anthropic ran for the answer (`server_tool_use.web_search_requests`), priced per search. */
+  webSearches: number;
 }
 
 /**
@@ -107,12 +109,14 @@ export interface MessagesUsage {
 export function readMessagesUsage(usage: unknown, base?: MessagesUsage): MessagesUsage | undefined {
   const u = isObject(usage) ? usage : {};
   const split = isObject(u.cache_creation) ? u.cache_creation.ephemeral_1h_input_tokens : undefined;
+  const searches = isObject(u.server_tool_use) ? u.server_tool_use.web_search_requests : undefined;
   const read = readCounts((count) => ({
     input: count(u.input_tokens, base?.input),
     output: count(u.output_tokens, base?.output),
     cacheCreation: count(u.cache_creation_input_tokens, base?.cacheCreation ?? 0),
     cacheCreation1h: count(split, base?.cacheCreation1h ?? 0),
     cacheRead: count(u.cache_read_input_tokens, base?.cacheRead ?? 0),
+    webSearches: count(searches, base?.webSearches ?? 0),
   }));
   if (read === undefined || read.input === undefined || read.output === undefined) return undefined;
   return { ...read, input: read.input, output: read.output };
@@ -132,6 +136,7 @@ export function usageTokens(usage: MessagesUsage): TokenClasses {
     cachedRead: usage.cacheRead,
     cacheWrite5m: usage.cacheCreation - oneHour,
     cacheWrite1h: oneHour,
+    ...(usage.webSearches > 0 ? { webSearches: usage.webSearches } : {}),
   };
 }
 

@@ -85,6 +85,7 @@ Deno.test("messages native stream: every event forwarded as `event: <type>`, the
     cacheCreation: 40,
     cacheCreation1h: 0,
     cacheRead: 300,
+    webSearches: 0,
   });
   assert.deepEqual(outcome.texts.opening(), ["Hmm", "Hi"]);
   assert.equal(typeof outcome.firstChunkAt, "number");
@@ -183,5 +184,6 @@ Deno.test("messages native stream: a message_delta whose count is not a count le
     cacheCreation: 40,
     cacheCreation1h: 0,
     cacheRead: 300,
+    webSearches: 0,
   });
 });

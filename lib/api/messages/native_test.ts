@@ -116,7 +116,14 @@ Deno.test("messages native answer: the alias as model, the upstream's id and blo
 
 Deno.test("messages native usage: cache counts in the prompt; message_delta counts laid over message_start's", () => {
   const usage = readMessagesUsage(MESSAGE.usage)!;
-  assert.deepEqual(usage, { input: 10, output: 5, cacheCreation: 3, cacheCreation1h: 0, cacheRead: 100 });
+  assert.deepEqual(usage, {
+    input: 10,
+    output: 5,
+    cacheCreation: 3,
+    cacheCreation1h: 0,
+    cacheRead: 100,
+    webSearches: 0,
+  });
   assert.deepEqual(usageTokens(usage), {
     prompt: 113,
     completion: 5,
@@ -153,7 +160,38 @@ Deno.test("messages native usage: cache counts in the prompt; message_delta coun
     cacheCreation: 0,
     cacheCreation1h: 0,
     cacheRead: 0,
+    webSearches: 0,
   });
+});
+
+Deno.test("messages native usage: the web searches Anthropic ran, kept over later deltas and priced per search", () => {
+  const start = readMessagesUsage({
+    input_tokens: 10,
+    output_tokens: 1,
+    server_tool_use: { web_search_requests: 0, web_fetch_requests: 1 },
+  })!;
+  assert.equal(start.webSearches, 0);
+  // message_delta's usage is cumulative: its count of searches replaces message_start's.
+  const end = readMessagesUsage({ output_tokens: 80, server_tool_use: { web_search_requests: 3 } }, start)!;
+  assert.equal(end.webSearches, 3);
+  assert.equal(
+    readMessagesUsage({ output_tokens: 90 }, end)!.webSearches,
+    3,
+    "kept when a delta leaves it out",
+  );
+  assert.deepEqual(usageTokens(end), {
+    prompt: 10,
+    completion: 80,
+    cachedRead: 0,
+    cacheWrite5m: 0,
+    cacheWrite1h: 0,
+    webSearches: 3,
+  });
+  // A count that is not one makes the usage untrusted, as any other count does.
+  assert.equal(
+    readMessagesUsage({ input_tokens: 1, output_tokens: 2, server_tool_use: { web_search_requests: -2 } }),
+    undefined,
+  );
 });
 
 Deno.test("messages native texts: what a message and its stream deltas add, for counting without usage", () => {

@@ -157,8 +157,24 @@ export function nativeUsage(response: unknown): TokenClasses | undefined {
     const reasoningTokens = count(reasoning, undefined);
     if (cachedRead !== undefined) classes.cachedRead = cachedRead;
     if (reasoningTokens !== undefined) classes.reasoning = reasoningTokens;
+    const searches = webSearchCalls(response.output);
+    if (searches > 0) classes.webSearches = searches;
     return classes;
   });
+}
+
+/**
+ * The web searches a Response's output shows the upstream ran, priced per call (its usage has no count of
+ * them): its `web_search_call` items but those that failed, as Anthropic bills no failed search (OpenAI's
+ * pricing counts calls and says nothing of failed ones).
+ */
+function webSearchCalls(output: unknown): number {
+  if (!Array.isArray(output)) return 0;
+  let calls = 0;
+  for (const item of output) {
+    if (isObject(item) && item.type === "web_search_call" && item.status !== "failed") calls++;
+  }
+  return calls;
 }
 
 /** The texts of a Response's output (message text, refusals, call arguments), for counting its tokens. */

@@ -135,6 +135,21 @@ Deno.test("native answer: the gateway's id, the alias, the client's previous id,
   });
 });
 
+Deno.test("native usage: the web searches a Response's output shows, failed calls left out", () => {
+  const call = (status: string) => ({
+    type: "web_search_call",
+    id: "ws_1",
+    status,
+    action: { type: "search" },
+  });
+  const response = {
+    output: [call("completed"), call("completed"), call("failed"), { type: "message", content: [] }],
+    usage: { input_tokens: 9000, output_tokens: 300 },
+  };
+  assert.deepEqual(nativeUsage(response), { prompt: 9000, completion: 300, webSearches: 2 });
+  assert.deepEqual(nativeUsage({ ...response, output: [] }), { prompt: 9000, completion: 300 });
+});
+
 Deno.test("native usage and texts: read from the upstream, bounded to sane counts", () => {
   assert.deepEqual(nativeUsage({ usage: { input_tokens: 5, output_tokens: 2 } }), {
     prompt: 5,
