@@ -131,15 +131,18 @@ export function ownerBudgetCheck(
 
 /**
  * What settling adds to a reserved budget: the real usage in its unit minus the reservation, to the period it
- * was reserved in; null when nothing changes.
+ * was reserved in; null when nothing changes. `taken` is what the store really reserved when it differs from
+ * the check's amount (the local limiter of `fail_open` caps it at the replica's share): the correction must
+ * start from what the counter holds, or the counter would end below (or above) the real usage.
  */
 export function reservedSettlement(
   reserved: OwnedBudgetCheck,
   actual: { tokens: number; cost: number },
+  taken: number = reserved.check.amount ?? 0,
 ): PeriodDelta | null {
   const raw = reserved.unit === "tokens" ? actual.tokens : actual.cost;
   const used = Number.isFinite(raw) && raw > 0 ? raw : 0;
-  const amount = used - (reserved.check.amount ?? 0);
+  const amount = used - taken;
   if (amount === 0) return null;
   const { key, period, expiresAt } = reserved.check;
   return { key, period, amount, expiresAt: expiresAt ?? reserved.period.end + PERIOD_GRACE_MS };

@@ -100,6 +100,13 @@ export interface ReserveResult {
    */
   readonly store?: CounterStore;
   /**
+   * The checks as judged and taken, one per check asked, when they differ from those asked (the local
+   * limiter of `fail_open` judges each limit at the replica's share and caps each amount at it). Settling
+   * corrects by what was really taken, these amounts, not the estimates asked: else an amount cut down at
+   * admission would be refunded in full, or an actual usage above the cut never charged.
+   */
+  readonly checks?: readonly Check[];
+  /**
    * A shared store's name for this admission, given back in {@linkcode SettleOps.reservation}: what lets
    * it free this admission's own slots and send a settlement again without counting it twice.
    */

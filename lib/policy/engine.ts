@@ -127,13 +127,26 @@ function nonNegative(n: number): number {
 }
 
 /**
+ * What the store took for each check: the amounts of the checks as it judged them when it says (the local
+ * limiter of `fail_open` caps each at the replica's share), else those asked. Settling corrects from these.
+ */
+function takenAmounts(checks: readonly Check[], reserved: ReserveResult): number[] {
+  return checks.map((asked, i) => {
+    const c = reserved.checks?.[i] ?? asked;
+    return c.kind === "concurrency" ? 0 : c.amount ?? 0;
+  });
+}
+
+/**
  * Creates the policy engine over a counter store.
  *
  * Settling an admission releases its concurrency slots, corrects each TPM bucket by (actual − charged): a
  * refund when the request used less than its estimate, an extra charge when it used more — which may take the
  * bucket below zero, so that the next requests wait until it has refilled (the limit holds over time even
  * when estimates are low) — and corrects the token's budget by (actual − reserved) in the period the
- * request was admitted in (budgets.ts: the estimate is reserved at admission).
+ * request was admitted in (budgets.ts: the estimate is reserved at admission). "Charged" and "reserved" are
+ * what the store took ({@linkcode ReserveResult.checks}), which the local limiter of `fail_open` caps at the
+ * replica's share: correcting from the uncapped estimate would leave its counters short of the real usage.
  */
 export function createPolicyEngine(store: CounterStore, options: PolicyEngineOptions = {}): PolicyEngine {
   const now = options.now ?? Date.now;
@@ -146,6 +159,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     store: CounterStore,
     rates: readonly RateCheck[],
     budgets: readonly OwnedBudgetCheck[],
+    taken: readonly number[],
     reservation: string | undefined,
   ): Admission["settle"] {
     if (rates.length === 0 && budgets.length === 0) return settledAlready;
@@ -156,14 +170,17 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         const cost = nonNegative(actual.cost);
         const release: string[] = [];
         const adjust: SettleOps["adjust"][number][] = [];
-        for (const rc of rates) {
+        rates.forEach((rc, i) => {
           const check = rc.check;
+          // The bucket keeps its configured limit: a local store maps it to the replica's share itself.
           if (check.kind === "concurrency") release.push(check.key);
-          else if (rc.limitKind === "tpm" && tokens !== check.amount) {
-            adjust.push({ bucket: check, delta: tokens - check.amount });
+          else if (rc.limitKind === "tpm" && tokens !== taken[i]) {
+            adjust.push({ bucket: check, delta: tokens - taken[i] });
           }
-        }
-        const periods = budgets.flatMap((b) => reservedSettlement(b, { tokens, cost }) ?? []);
+        });
+        const periods = budgets.flatMap((b, j) =>
+          reservedSettlement(b, { tokens, cost }, taken[rates.length + j]) ?? []
+        );
         // The budgets whose settled spend grew, in the same call as their counters (counted once with them).
         const spent: OwnedBudgetCheck[] = [];
         if (options.onBudgetSettled) {
@@ -277,7 +294,13 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         outcome: modifiedBy.length > 0 ? "modify" : "allow",
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
         headers,
-        settle: settler(reserved.store ?? store, rates, budgets, reserved.reservation),
+        settle: settler(
+          reserved.store ?? store,
+          rates,
+          budgets,
+          takenAmounts(checks, reserved),
+          reserved.reservation,
+        ),
         stream: tokenBudget
           ? streamAllowance(
             token,

@@ -14,10 +14,12 @@
  * counted in `gateway_rate_limit_store_fallbacks_total`.
  *
  * An admission settles with the store that admitted it (`ReserveResult.store`): a request admitted locally
- * gives its slot back locally, even if Redis has returned meanwhile. Settling a Redis admission while Redis
- * is down fails (logged by the engine) and is sent again in the background for a while (the Redis store's
- * `SETTLE_RETRY_FOR_MS`); one Redis missed for longer is lost: its concurrency slots come back an hour after
- * they were taken, a bucket refills.
+ * gives its slot back locally, even if Redis has returned meanwhile, and corrects its TPM buckets and budgets
+ * there from what the local limiter took (`ReserveResult.checks`: each amount capped at the replica's share),
+ * so the local counters end up holding its real usage. Settling a Redis admission while Redis is down fails
+ * (logged by the engine) and is sent again in the background for a while (the Redis store's
+ * `SETTLE_RETRY_FOR_MS`), with the amounts Redis took; one Redis missed for longer is lost: its concurrency
+ * slots come back an hour after they were taken, a bucket refills.
  *
  * A `peek` (`/admin/explain`) reads the shared store like any call; while it is down, `fail_open` answers
  * from the local limiter (its share of each limit, marked `source: "local"`), and `fail_closed` throws the
@@ -168,8 +170,11 @@ export function createResilientCounterStore(
       if (done) return done.value;
       options.metrics?.fallbacks.inc([options.onFailure]);
       if (options.onFailure === "fail_closed") throw storeUnavailable();
-      const result = await memory.reserve(checks.map((c) => localShare(c, replicas)));
-      return { ...result, store: local };
+      // The checks as judged go back with the result: an amount capped at the share was all that was taken,
+      // and settling must correct from that (engine.ts), not from the estimate asked.
+      const judged = checks.map((c) => localShare(c, replicas));
+      const result = await memory.reserve(judged);
+      return { ...result, store: local, checks: judged };
     },
     adjust: (bucket, delta) => settleOp(() => shared.adjust(bucket, delta)),
     release: (key) => settleOp(() => shared.release(key)),

@@ -59,9 +59,13 @@ async function settleOn(store: CounterStore, ops: SettleOps): Promise<void> {
 
 /**
  * The counter store's methods for one worker, keeping its ledger of concurrency slots; the end users it saw
- * go to `endUsers`, the primary's one list for every worker.
+ * go to `endUsers`, the primary's one list for every worker. Exported for tests of the worker's side.
  */
-function counterMethods(counters: CounterStore, ledger: WorkerLedger, endUsers: EndUserTracker): Methods {
+export function counterMethods(
+  counters: CounterStore,
+  ledger: WorkerLedger,
+  endUsers: EndUserTracker,
+): Methods {
   const methods: Record<string, (...args: never[]) => unknown> = {};
   for (const name of COUNTER_METHODS) {
     const method = counters[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
@@ -80,8 +84,15 @@ function counterMethods(counters: CounterStore, ledger: WorkerLedger, endUsers: 
         if (check.kind === "concurrency") ledger.take(local ? LOCAL_SLOT + check.key : check.key);
       }
     }
-    // The shared store's name for the admission goes back with its settlement (its slots, its retries).
-    return { ok: result.ok, results: result.results, local, reservation: result.reservation };
+    // The shared store's name for the admission goes back with its settlement (its slots, its retries); the
+    // checks as the local limiter judged them, with what it took, are what the worker's engine settles from.
+    return {
+      ok: result.ok,
+      results: result.results,
+      local,
+      reservation: result.reservation,
+      checks: result.checks,
+    };
   };
   // What an admission the local limiter decided gives back, on that limiter.
   const onLocal = <T>(use: (store: CounterStore) => Promise<T>): Promise<T> =>

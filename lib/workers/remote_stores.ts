@@ -54,10 +54,15 @@ export function remoteCounterStore(channel: Channel): CounterStore {
     ...shared,
     seen: (users) => channel.call(SEEN_METHOD, users),
     async reserve(checks) {
-      const { ok, results, local: byLocal, reservation } = await channel.call<
+      const { ok, results, local: byLocal, reservation, checks: judged } = await channel.call<
         ReserveResult & { local?: boolean }
       >("counters.reserve", checks);
-      if (byLocal) return { ok, results, store: local };
+      // The local limiter's checks carry what it took (capped at the replica's share): settled from those.
+      if (byLocal) {
+        return judged === undefined
+          ? { ok, results, store: local }
+          : { ok, results, store: local, checks: judged };
+      }
       return reservation === undefined ? { ok, results } : { ok, results, reservation };
     },
   };
