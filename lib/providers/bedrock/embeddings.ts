@@ -15,6 +15,7 @@ import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
 import type { EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
+import { isFloat32Vector } from "../../encoding/float32_base64.ts";
 import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /** Which request/response shape a model id speaks. */
@@ -140,10 +141,6 @@ export function cohereBody(texts: string[], family: EmbeddingFamily, request: Em
   return body;
 }
 
-function isVector(value: unknown): value is number[] {
-  return Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === "number");
-}
-
 /** Cohere's vectors from either response shape: `embeddings: [[…]]` or `embeddings: {float: [[…]]}`. */
 export function cohereVectors(provider: string, json: JsonObject, expected: number): number[][] {
   const raw = json.embeddings;
@@ -152,7 +149,7 @@ export function cohereVectors(provider: string, json: JsonObject, expected: numb
     : (raw !== null && typeof raw === "object")
     ? (raw as JsonObject).float
     : undefined;
-  if (!Array.isArray(list) || list.length !== expected || !list.every(isVector)) {
+  if (!Array.isArray(list) || list.length !== expected || !list.every(isFloat32Vector)) {
     throw badGateway(
       `Provider "${provider}" returned malformed Cohere embeddings.`,
       "upstream_invalid_response",
@@ -204,7 +201,7 @@ export async function bedrockEmbed(
   if (family.kind === "titan") {
     const results = await mapLimit(texts, TITAN_CONCURRENCY, async (text) => {
       const { json, headers } = await invoke(titanBody(text, family, request.dimensions));
-      if (!isVector(json.embedding)) {
+      if (!isFloat32Vector(json.embedding)) {
         throw badGateway(
           `Provider "${provider}" returned a malformed Titan embedding.`,
           "upstream_invalid_response",
