@@ -12,7 +12,7 @@
  * @module
  */
 import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
-import type { EmbeddingResult } from "../types.ts";
+import type { EmbeddedPart, EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
 import { isFloat32Vector } from "../../encoding/float32_base64.ts";
@@ -158,6 +158,11 @@ export function cohereVectors(provider: string, json: JsonObject, expected: numb
   return list;
 }
 
+/**
+ * `fn` over `items`, `limit` at a time. After a failure no call starts, but the calls in flight are waited for
+ * before the first failure is thrown: each may answer, and be billed, and its `onEmbedded` must be told before
+ * the request's usage is recorded.
+ */
 async function mapLimit<T, R>(
   items: T[],
   limit: number,
@@ -177,7 +182,9 @@ async function mapLimit<T, R>(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failure = settled.find((s) => s.status === "rejected");
+  if (failure) throw failure.reason;
   return out;
 }
 
@@ -187,12 +194,16 @@ function headerCount(headers: Headers): number {
   return isTokenCount(value) ? value : 0;
 }
 
-/** Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. */
+/**
+ * Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. Each
+ * call that answers valid vectors is told to `onEmbedded` at once, so a failure of another leaves its tokens known.
+ */
 export async function bedrockEmbed(
   provider: string,
   modelId: string,
   request: EmbeddingRequest,
   invoke: InvokeJson,
+  onEmbedded?: (part: EmbeddedPart) => void,
 ): Promise<EmbeddingResult> {
   const refusal = bedrockEmbeddingRefusal(modelId, request);
   if (refusal !== null) throw refusal;
@@ -208,6 +219,7 @@ export async function bedrockEmbed(
         );
       }
       const tokens = isTokenCount(json.inputTextTokenCount) ? json.inputTextTokenCount : headerCount(headers);
+      onEmbedded?.({ texts: [text], tokens });
       return { vector: json.embedding, tokens };
     });
     const prompt = results.reduce((n, r) => n + r.tokens, 0);
@@ -220,7 +232,9 @@ export async function bedrockEmbed(
   for (let i = 0; i < texts.length; i += COHERE_BATCH) batches.push(texts.slice(i, i + COHERE_BATCH));
   const results = await mapLimit(batches, TITAN_CONCURRENCY, async (batch) => {
     const { json, headers } = await invoke(cohereBody(batch, family, request));
-    return { vectors: cohereVectors(provider, json, batch.length), tokens: headerCount(headers) };
+    const answered = { vectors: cohereVectors(provider, json, batch.length), tokens: headerCount(headers) };
+    onEmbedded?.({ texts: batch, tokens: answered.tokens });
+    return answered;
   });
   const vectors = results.flatMap((r) => r.vectors);
   const prompt = results.reduce((n, r) => n + r.tokens, 0);
