@@ -35,3 +35,17 @@ export function decodeFloat32Base64(text: string): number[] | null {
   for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
   return out;
 }
+
+/**
+ * Whether `value` is an embedding vector every client can be given: a non-empty array of numbers, each finite
+ * once stored as a float32. The one check of every provider's vectors (OpenAI-compatible, Bedrock, Gemini): a
+ * JSON number such as `1e400` parses to Infinity, which `JSON.stringify` would write as `null` for a float
+ * client; and a finite float64 beyond float32's range (|x| > 3.4028234663852886e38) would reach a base64
+ * client as ±Infinity. The docs promise one answer for both encodings, so either is the upstream's 502, not a
+ * vector one client gets and the other does not. (No embedding model computes beyond float32.)
+ */
+export function isFloat32Vector(value: unknown): value is number[] {
+  if (!Array.isArray(value) || value.length === 0) return false;
+  for (const n of value) if (typeof n !== "number" || !Number.isFinite(Math.fround(n))) return false;
+  return true;
+}

@@ -117,9 +117,24 @@ export interface TokenUsage extends TokenClasses {
   estimated: boolean;
 }
 
+/**
+ * Tokens an attempt that failed had spent all the same, and the target it ran on (whose price they cost): the
+ * calls of a split embeddings request that answered before another of its calls failed and routing retried.
+ */
+export interface SpentAttempt {
+  target: RoutedTarget;
+  usage: TokenUsage;
+}
+
 /** What a handler learnt about its request: the facts of the access and usage records only it knows. */
 export interface Outcome {
+  /** The answering attempt's tokens; on a failed request, none (zero) when only `spentBefore` spent any. */
   usage?: TokenUsage;
+  /**
+   * What failed attempts before the end had spent, each priced on its own target: added to `usage` in the
+   * request's one record (its tokens, cost and budgets), whether the request then succeeded or failed.
+   */
+  spentBefore?: readonly SpentAttempt[];
   /** Milliseconds to the first streamed chunk. */
   ttftMs?: number;
   /** Why a stream that had started ended badly (its status was already sent as 200). */
@@ -147,8 +162,12 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   if (outcome.errorCode !== undefined) record.error_code = outcome.errorCode;
   const usage = outcome.usage;
   if (usage === undefined) return;
-  record.tokens_estimated = usage.estimated;
-  const cost = costOf(ctx.answeredBy, usage);
+  const before = outcome.spentBefore ?? [];
+  record.tokens_estimated = usage.estimated || before.some((b) => b.usage.estimated);
+  const cost = before.reduce(
+    (sum, b) => addCosts(sum, costOf(b.target, b.usage)),
+    costOf(ctx.answeredBy, usage),
+  );
   if (servedFromCache(record)) {
     // A hit spent nothing: its tokens and cost are what it saved, so limits, budgets and spend stay unchanged.
     record.saved_tokens = usage.prompt + usage.completion;
@@ -156,10 +175,22 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
     record.prompt_tokens = record.completion_tokens = record.cost = 0;
     return;
   }
-  record.prompt_tokens = usage.prompt;
-  record.completion_tokens = usage.completion;
+  record.prompt_tokens = before.reduce((n, b) => n + b.usage.prompt, usage.prompt);
+  record.completion_tokens = before.reduce((n, b) => n + b.usage.completion, usage.completion);
   record.cost = cost.total;
   ctx.cost = cost;
+}
+
+/** Two costs' sum, class by class. */
+function addCosts(a: CostBreakdown, b: CostBreakdown): CostBreakdown {
+  return {
+    total: a.total + b.total,
+    input: a.input + b.input,
+    cached: a.cached + b.cached,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    output: a.output + b.output,
+    reasoning: a.reasoning + b.reasoning,
+  };
 }
 
 /**

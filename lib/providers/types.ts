@@ -24,6 +24,16 @@ export interface EmbeddingResult {
 }
 
 /**
+ * One upstream call of an embeddings request that answered with valid vectors: the texts it embedded and the
+ * tokens it reported for them (0: none reported, the gateway counts the texts). The vendor bills such a call
+ * whether or not the request's other calls succeed.
+ */
+export interface EmbeddedPart {
+  readonly texts: readonly string[];
+  readonly tokens: number;
+}
+
+/**
  * A moderation request (OpenAI's CreateModerationRequest), validated by the client API: `input` a string, an
  * array of strings, or an array of `text` / `image_url` parts; `model` already the target's when it reaches a
  * provider. Other fields the client sent travel with it.
@@ -53,6 +63,12 @@ export interface UpstreamCall {
    * one), sent upstream so a traced upstream joins the trace.
    */
   readonly traceHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Told of each upstream call of an embeddings attempt as it answers, by providers that split a request into
+   * several calls (Bedrock Titan, one per text; Cohere and Gemini batches). When a later call fails and routing
+   * retries, the earlier calls were billed all the same: the caller adds them to the request's one usage record.
+   */
+  readonly onEmbedded?: (part: EmbeddedPart) => void;
 }
 
 /**

@@ -14,6 +14,7 @@ import { admit, type Answer, type TokenUsage } from "../../http/accounting.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { parseEmbeddingRequest } from "../../http/request_schemas.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
+import { EmbeddingSpend } from "../../http/embedding_spend.ts";
 import { routeRequest } from "../../http/route_request.ts";
 import { answeredEmbedding, embeddingServingTargets, noteDropped } from "../../http/tolerance.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
@@ -45,12 +46,21 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
     model,
     embed,
   );
+  // Calls answered in attempts that then failed were billed: they join the record, answered or not.
+  const spend = new EmbeddingSpend();
   const { value: result, headers, target } = await routeRequest(
     ctx,
     model,
     ctx.signal,
-    (target, provider) => provider.embed(embed, upstreamCall(ctx, target)),
-  );
+    (target, provider) =>
+      spend.attempt(
+        target,
+        (onEmbedded) => provider.embed(embed, { ...upstreamCall(ctx, target), onEmbedded }),
+      ),
+  ).catch(async (err) => {
+    await spend.noteFailure(ctx);
+    throw err;
+  });
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {
     let embedding = item.embedding;
@@ -73,5 +83,8 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
   // What a translated target went without (`unsupported_params: drop`), in `x-gateway-dropped` and the record.
   noteDropped(ctx, headers, answeredEmbedding(target, embed));
   const payload = { object: "list", data, model: model.alias, usage: shown };
-  return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
+  return {
+    response: jsonResponse(JSON.stringify(payload), headers),
+    outcome: { usage, spentBefore: await spend.spent() },
+  };
 }

@@ -20,10 +20,11 @@ import { geminiAlias } from "./alias.ts";
 import { bad } from "./fields.ts";
 import { normalizeGemini } from "./normalize.ts";
 import { routeRequest } from "../../http/route_request.ts";
+import { EmbeddingSpend } from "../../http/embedding_spend.ts";
 import { jsonResponse } from "../../answer/json_response.ts";
 import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
-import type { EmbeddingResult } from "../../providers/types.ts";
+import type { EmbeddedPart, EmbeddingResult } from "../../providers/types.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 /** At most this many contents in one batch (Google's own limit). */
@@ -156,25 +157,42 @@ export async function geminiEmbed(
     }
   }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType));
   await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
+  // The calls a failed attempt had answered (an earlier group's, a batch's) were billed: they join the record.
+  const spend = new EmbeddingSpend();
   const { value: results, headers } = await routeRequest(
     ctx,
     model,
     ctx.signal,
-    async (target, provider) => {
-      // One call after another on the attempt's target: a failed call fails the attempt, which routing may
-      // retry whole on another target.
-      const answers: EmbeddingResult[] = [];
-      for (const group of groups) {
-        const call = groups.length === 1 ? embed : groupRequest(alias, embed.input, group);
-        try {
-          answers.push(await provider.embed(call, upstreamCall(ctx, target)));
-        } catch (err) {
-          throw inClientTerms(err, group.terms);
+    (target, provider) =>
+      spend.attempt(target, async (onEmbedded) => {
+        // One call after another on the attempt's target: a failed call fails the attempt, which routing may
+        // retry whole on another target.
+        const answers: EmbeddingResult[] = [];
+        for (const group of groups) {
+          const call = groups.length === 1 ? embed : groupRequest(alias, embed.input, group);
+          let told = false;
+          const tell = (part: EmbeddedPart) => {
+            told = true;
+            onEmbedded(part);
+          };
+          try {
+            const answer = await provider.embed(call, { ...upstreamCall(ctx, target), onEmbedded: tell });
+            // A provider that makes one call per request (OpenAI-compatible) tells nothing: the group is its call.
+            if (!told) {
+              onEmbedded({ texts: group.at.map((i) => embed.input[i]), tokens: answer.usage.prompt_tokens });
+            }
+            answers.push(answer);
+          } catch (err) {
+            throw inClientTerms(err, group.terms);
+          }
         }
-      }
-      return answers;
-    },
-  );
+        return answers;
+      }),
+  ).catch(async (err) => {
+    await spend.noteFailure(ctx);
+    throw err;
+  });
+  const spentBefore = await spend.spent();
   // Each call's tokens as it reported them, else counted: the sum is the client request's.
   const counted = await Promise.all(results.map(async (result, g) => {
     const reported = result.usage.prompt_tokens;
@@ -191,7 +209,7 @@ export async function geminiEmbed(
     [...result.data].sort((a, b) => a.index - b.index).forEach((item, j) => {
       if (typeof item.embedding === "string") {
         // Refused, but the upstream answered: its usage is the request's, recorded and charged.
-        noteOutcome(ctx, { usage });
+        noteOutcome(ctx, { usage, spentBefore });
         throw new GatewayError(502, "The upstream answered base64 embeddings.");
       }
       vectors[groups[g].at[j]] = { values: item.embedding };
@@ -199,5 +217,5 @@ export async function geminiEmbed(
   });
   noteDropped(ctx, headers, { refusal: null, native: [], dropped });
   const payload = batch ? { embeddings: vectors } : { embedding: vectors[0] };
-  return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage } };
+  return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage, spentBefore } };
 }

@@ -146,6 +146,7 @@ export function bedrockAdapter(
         call.target.model,
         embedding,
         (body) => send(request(call.target.model, "invoke", body)),
+        call.onEmbedded,
       ),
   };
 }

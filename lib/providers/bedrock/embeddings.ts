@@ -12,9 +12,10 @@
  * @module
  */
 import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
-import type { EmbeddingResult } from "../types.ts";
+import type { EmbeddedPart, EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest, JsonObject } from "../../openai/types.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
+import { isFloat32Vector } from "../../encoding/float32_base64.ts";
 import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /** Which request/response shape a model id speaks. */
@@ -140,10 +141,6 @@ export function cohereBody(texts: string[], family: EmbeddingFamily, request: Em
   return body;
 }
 
-function isVector(value: unknown): value is number[] {
-  return Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === "number");
-}
-
 /** Cohere's vectors from either response shape: `embeddings: [[…]]` or `embeddings: {float: [[…]]}`. */
 export function cohereVectors(provider: string, json: JsonObject, expected: number): number[][] {
   const raw = json.embeddings;
@@ -152,7 +149,7 @@ export function cohereVectors(provider: string, json: JsonObject, expected: numb
     : (raw !== null && typeof raw === "object")
     ? (raw as JsonObject).float
     : undefined;
-  if (!Array.isArray(list) || list.length !== expected || !list.every(isVector)) {
+  if (!Array.isArray(list) || list.length !== expected || !list.every(isFloat32Vector)) {
     throw badGateway(
       `Provider "${provider}" returned malformed Cohere embeddings.`,
       "upstream_invalid_response",
@@ -161,6 +158,11 @@ export function cohereVectors(provider: string, json: JsonObject, expected: numb
   return list;
 }
 
+/**
+ * `fn` over `items`, `limit` at a time. After a failure no call starts, but the calls in flight are waited for
+ * before the first failure is thrown: each may answer, and be billed, and its `onEmbedded` must be told before
+ * the request's usage is recorded.
+ */
 async function mapLimit<T, R>(
   items: T[],
   limit: number,
@@ -180,7 +182,9 @@ async function mapLimit<T, R>(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failure = settled.find((s) => s.status === "rejected");
+  if (failure) throw failure.reason;
   return out;
 }
 
@@ -190,12 +194,16 @@ function headerCount(headers: Headers): number {
   return isTokenCount(value) ? value : 0;
 }
 
-/** Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. */
+/**
+ * Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. Each
+ * call that answers valid vectors is told to `onEmbedded` at once, so a failure of another leaves its tokens known.
+ */
 export async function bedrockEmbed(
   provider: string,
   modelId: string,
   request: EmbeddingRequest,
   invoke: InvokeJson,
+  onEmbedded?: (part: EmbeddedPart) => void,
 ): Promise<EmbeddingResult> {
   const refusal = bedrockEmbeddingRefusal(modelId, request);
   if (refusal !== null) throw refusal;
@@ -204,13 +212,14 @@ export async function bedrockEmbed(
   if (family.kind === "titan") {
     const results = await mapLimit(texts, TITAN_CONCURRENCY, async (text) => {
       const { json, headers } = await invoke(titanBody(text, family, request.dimensions));
-      if (!isVector(json.embedding)) {
+      if (!isFloat32Vector(json.embedding)) {
         throw badGateway(
           `Provider "${provider}" returned a malformed Titan embedding.`,
           "upstream_invalid_response",
         );
       }
       const tokens = isTokenCount(json.inputTextTokenCount) ? json.inputTextTokenCount : headerCount(headers);
+      onEmbedded?.({ texts: [text], tokens });
       return { vector: json.embedding, tokens };
     });
     const prompt = results.reduce((n, r) => n + r.tokens, 0);
@@ -223,7 +232,9 @@ export async function bedrockEmbed(
   for (let i = 0; i < texts.length; i += COHERE_BATCH) batches.push(texts.slice(i, i + COHERE_BATCH));
   const results = await mapLimit(batches, TITAN_CONCURRENCY, async (batch) => {
     const { json, headers } = await invoke(cohereBody(batch, family, request));
-    return { vectors: cohereVectors(provider, json, batch.length), tokens: headerCount(headers) };
+    const answered = { vectors: cohereVectors(provider, json, batch.length), tokens: headerCount(headers) };
+    onEmbedded?.({ texts: batch, tokens: answered.tokens });
+    return answered;
   });
   const vectors = results.flatMap((r) => r.vectors);
   const prompt = results.reduce((n, r) => n + r.tokens, 0);

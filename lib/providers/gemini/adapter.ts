@@ -123,6 +123,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
         const { json: body } = await send(post(model, "embedContent", embedContentBody(texts[0], dims)));
         vectors.push(parseEmbedContent(provider, body));
         promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
+        call.onEmbedded?.({ texts, tokens: promptTokens });
       } else {
         for (let start = 0; start < texts.length; start += GEMINI_MAX_BATCH) {
           const batch = texts.slice(start, start + GEMINI_MAX_BATCH);
@@ -130,7 +131,10 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
             post(model, "batchEmbedContents", batchEmbedBody(modelPath(model), batch, dims)),
           );
           vectors.push(...parseBatchEmbed(provider, body, batch.length));
-          promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
+          const tokens = isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
+          promptTokens += tokens;
+          // Told at once: a later batch's failure leaves this one billed, and the request's record must say so.
+          call.onEmbedded?.({ texts: batch, tokens });
         }
       }
       // Gemini reports no token counts for embeddings (unless a future answer carries usageMetadata): 0.

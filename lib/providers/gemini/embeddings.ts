@@ -6,6 +6,7 @@
  */
 import { badGateway, type GatewayError, invalidRequest } from "../../errors.ts";
 import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { isFloat32Vector } from "../../encoding/float32_base64.ts";
 import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_params.ts";
 
 /**
@@ -62,7 +63,7 @@ export function batchEmbedBody(modelPath: string, texts: readonly string[], dime
 
 function vector(value: unknown): number[] | null {
   if (!isObject(value) || !Array.isArray(value.values)) return null;
-  return value.values.every((v) => typeof v === "number") ? value.values as number[] : null;
+  return isFloat32Vector(value.values) ? value.values : null;
 }
 
 function malformed(provider: string) {

@@ -10,7 +10,7 @@ import type { EmbeddingResult } from "../types.ts";
 import type { EmbeddingRequest } from "../../openai/types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
-import { decodeFloat32Base64 } from "../../encoding/float32_base64.ts";
+import { decodeFloat32Base64, isFloat32Vector } from "../../encoding/float32_base64.ts";
 
 /**
  * Whether a choice's `message` (or a chunk's `delta`) is what every client API reads: an object whose
@@ -79,15 +79,12 @@ function inputCount(input: EmbeddingRequest["input"]): number {
 }
 
 /**
- * A vector as an upstream may send it: finite numbers, or base64 (which some servers send whatever is asked) of
- * a whole, non-zero number of finite float32s. A string that is not (`"not base64!!"`, `""`, a cut float) is
+ * A vector as an upstream may send it: numbers finite as float32s ({@linkcode isFloat32Vector}), or base64
+ * (which some servers send whatever is asked) of a whole, non-zero number of finite float32s. A string that is not (`"not base64!!"`, `""`, a cut float) is
  * no vector: the answer's 502, never a float client's garbage or a base64 client's string passed on unchecked.
  */
 function isVector(value: unknown): boolean {
-  const vector = typeof value === "string" ? decodeFloat32Base64(value) : value;
-  if (!Array.isArray(vector) || vector.length === 0) return false;
-  for (const n of vector) if (typeof n !== "number" || !Number.isFinite(n)) return false;
-  return true;
+  return isFloat32Vector(typeof value === "string" ? decodeFloat32Base64(value) : value);
 }
 
 /**
