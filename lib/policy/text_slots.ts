@@ -3,7 +3,7 @@
  * it sits at: string message contents and text parts of array contents (any role: system prompts, tool
  * results), plain-text documents (`file` parts of `text/plain` data), what an earlier assistant turn said
  * besides its content (`reasoning_content`, `refusal`, refusal parts: each is sent back to the model as the
- * conversation's history), optionally assistant tool-call arguments, and the strings of an embeddings or
+ * conversation's history), optionally assistant tool-call arguments (a legacy `function_call`'s too), and the strings of an embeddings or
  * moderations `input` (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API
  * is read in its chat form, where its instructions are a system message and a Responses `reasoning` item's
  * text is the next assistant message's `reasoning_content`.
@@ -59,7 +59,17 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
       if (typeof said !== "string") continue;
       slots.push({ param: `messages[${i}].${field}`, text: said, write: (t) => message[field] = t });
     }
-    if (!toolArguments || !Array.isArray(message.tool_calls)) return;
+    if (!toolArguments) return;
+    // The deprecated single `function_call` is forwarded as a tool call is: one more call's arguments.
+    const legacy = isObject(message.function_call) ? message.function_call : undefined;
+    if (legacy !== undefined && typeof legacy.arguments === "string") {
+      slots.push({
+        param: `messages[${i}].function_call.arguments`,
+        text: legacy.arguments,
+        write: (t) => legacy.arguments = t,
+      });
+    }
+    if (!Array.isArray(message.tool_calls)) return;
     message.tool_calls.forEach((call: unknown, j) => {
       const fn = isObject(call) ? call.function : undefined;
       if (!isObject(fn) || typeof fn.arguments !== "string") return;
