@@ -35,6 +35,24 @@ const SAID: readonly { field: "content" | "reasoning_content" | "refusal"; lane:
   { field: "refusal", lane: "f" },
 ];
 
+/** The lane of a legacy `function_call`'s arguments (a stream's tool calls are `t<index>`). */
+const LEGACY_LANE = "l";
+
+/**
+ * The function objects of a message's (or a delta's) tool calls, each with its lane's letter: `t<index>` for
+ * `tool_calls[…].function`, `l` for the deprecated `function_call`, which an upstream still sends to a client
+ * that asked with `functions` (one call, no index) and which reaches the client as any tool call does.
+ */
+function callFunctions(message: JsonObject): [lane: string, fn: JsonObject][] {
+  const lanes: [string, JsonObject][] = [];
+  if (isObject(message.function_call)) lanes.push([LEGACY_LANE, message.function_call]);
+  for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+    const fn = isObject(call) ? call.function : undefined;
+    if (isObject(fn)) lanes.push([`t${(call as JsonObject).index ?? 0}`, fn]);
+  }
+  return lanes;
+}
+
 /** The texts of a stream chunk the checks read: what the model said and tool-call arguments. */
 export function chunkTexts(chunk: ChatCompletionChunk): string[] {
   const texts: string[] = [];
@@ -44,9 +62,8 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
     for (const { field } of SAID) {
       if (typeof delta[field] === "string" && delta[field] !== "") texts.push(delta[field] as string);
     }
-    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-      const fn = isObject(call) ? call.function : undefined;
-      if (isObject(fn) && typeof fn.arguments === "string") texts.push(fn.arguments);
+    for (const [, fn] of callFunctions(delta)) {
+      if (typeof fn.arguments === "string") texts.push(fn.arguments);
     }
   }
   return texts;
@@ -65,9 +82,8 @@ function completionSlots(completion: ChatCompletion): TextSlot[] {
       if (typeof message[field] !== "string") continue;
       slots.push({ param: "", text: message[field] as string, write: (t) => message[field] = t });
     }
-    for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
-      const fn = isObject(call) ? call.function : undefined;
-      if (!isObject(fn) || typeof fn.arguments !== "string") continue;
+    for (const [, fn] of callFunctions(message)) {
+      if (typeof fn.arguments !== "string") continue;
       slots.push({ param: "", text: fn.arguments, write: (t) => fn.arguments = t });
     }
   }
@@ -132,7 +148,7 @@ function builtinCheck(
   };
 }
 
-/** One lane of a stream (a choice's content, or one tool call's arguments) through the checks and unmasking. */
+/** One lane of a stream (a choice's content, or one tool call's arguments, a legacy function call's too) through the checks and unmasking. */
 interface Lane {
   push(text: string): Promise<string>;
   end(): Promise<string>;
@@ -223,11 +239,9 @@ export async function guardChunks(
           delta[field] = await lane(`${index}:${letter}`).push(delta[field] as string);
         }
       }
-      const calls = delta && Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
-      for (const call of calls) {
-        const fn = isObject(call) ? call.function : undefined;
-        if (!isObject(fn) || typeof fn.arguments !== "string") continue;
-        fn.arguments = await lane(`${index}:t${(call as JsonObject).index ?? 0}`).push(fn.arguments);
+      for (const [letter, fn] of delta ? callFunctions(delta) : []) {
+        if (typeof fn.arguments !== "string") continue;
+        fn.arguments = await lane(`${index}:${letter}`).push(fn.arguments);
       }
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         await flushChoice(index, choice as JsonObject);
@@ -248,6 +262,13 @@ export async function guardChunks(
       if (said !== undefined) {
         const held = delta[said.field];
         delta[said.field] = (typeof held === "string" ? held : "") + rest;
+        continue;
+      }
+      if (key.endsWith(`:${LEGACY_LANE}`)) {
+        const fn = isObject(delta.function_call)
+          ? delta.function_call
+          : (delta.function_call = {}) as JsonObject;
+        fn.arguments = (typeof fn.arguments === "string" ? fn.arguments : "") + rest;
         continue;
       }
       const toolIndex = Number(key.slice(key.indexOf(":t") + 2));

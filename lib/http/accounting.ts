@@ -14,7 +14,7 @@ import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import { type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
-import { checkInput, outcomeRules } from "../guardrails/request.ts";
+import { checkInput, outcomeRules, type RequestGuardrails } from "../guardrails/request.ts";
 
 /**
  * Asks the policy whether this request may go ahead (throws the denial otherwise) and keeps the admission
@@ -65,19 +65,31 @@ function refuseUncountedMoney(ctx: ClientContext, model: ResolvedModel): void {
   );
 }
 
-/** The input guardrails, after the counted limits admitted the request (a denial settles it with nothing used). */
+/**
+ * The input guardrails, after the counted limits admitted the request (a denial settles it with nothing used).
+ * Their rules are noted even when one stopped the request: a denial's rule is set again by the error boundary
+ * (with `deny`), but a `fail_closed` failure is a 503, no denial, and its `guardrail:<name>` would be lost. That
+ * failure keeps the outcome it had, as the output phase's does (`noteOutputGuardrails`); only a request that
+ * went on with masked or replaced text is `modify`.
+ */
 async function guardInput(
   ctx: ClientContext,
   endpoint: Endpoint,
   model: ResolvedModel | undefined,
   body: JsonObject | undefined,
 ): Promise<void> {
-  const state = await checkInput(endpoint, model, ctx.identity, body, ctx.signal, (s) => ctx.guardrails = s);
-  if (!state) return;
-  const { modified, rules } = outcomeRules(state.outcomes);
-  if (rules.length === 0) return;
-  if (modified) ctx.record.outcome = "modify";
-  ctx.record.rule = [ctx.record.rule, ...rules].filter(Boolean).join(",");
+  let state: RequestGuardrails | undefined;
+  let passed = false;
+  try {
+    await checkInput(endpoint, model, ctx.identity, body, ctx.signal, (s) => ctx.guardrails = state = s);
+    passed = true;
+  } finally {
+    const { modified, rules } = outcomeRules(state?.outcomes ?? []);
+    if (rules.length > 0) {
+      if (modified && passed) ctx.record.outcome = "modify";
+      ctx.record.rule = [ctx.record.rule, ...rules].filter(Boolean).join(",");
+    }
+  }
 }
 
 /**

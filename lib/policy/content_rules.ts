@@ -1,7 +1,8 @@
 /**
  * Content rules of an alias: deny a request whose text matches a pattern, or redact the matches before the
  * request goes upstream. Rules see every text the client sends to the model: string message contents and
- * the text parts of array contents (any role), or the strings of an embeddings `input`.
+ * the text parts of array contents (any role), what earlier assistant turns said besides their content
+ * (`reasoning_content`, refusals), or the strings of an embeddings `input`.
  *
  * Not covered, by design: token-id embeddings input (there is no text to match), tool-call arguments and
  * non-text parts (images, audio, files).

@@ -144,3 +144,38 @@ Deno.test("a rule compiled without the g flag still redacts every match", () => 
   applyContentRules("embeddings", body, [rule({ name: "e", regex: /\S+@\S+/ })]);
   assert.equal(body.input, "[REDACTED] and [REDACTED]");
 });
+
+Deno.test("an assistant turn's reasoning and refusals are read like its content: denied and redacted", () => {
+  const history = (assistant: JsonObject): JsonObject => ({
+    messages: [{ role: "user", content: "hi" }, { role: "assistant", ...assistant }, {
+      role: "user",
+      content: "go",
+    }],
+  });
+  const reasoning = deniedBy(() =>
+    applyContentRules("chat", history({ content: "ok", reasoning_content: "password: hunter2" }), [password])
+  );
+  assert.equal(reasoning.param, "messages[1].reasoning_content");
+  const part = deniedBy(() =>
+    applyContentRules("chat", history({ content: [{ type: "refusal", refusal: "password: hunter2" }] }), [
+      password,
+    ])
+  );
+  assert.equal(part.param, "messages[1].content[0].refusal");
+
+  const body = history({
+    content: [{ type: "refusal", refusal: "not to a@b.io" }],
+    reasoning_content: "mail a@b.io",
+    refusal: "no, a@b.io",
+  });
+  assert.deepEqual(applyContentRules("chat", body, [email]), {
+    outcome: "modify",
+    rules: ["alias.content:email"],
+  });
+  assert.deepEqual((body.messages as JsonObject[])[1], {
+    role: "assistant",
+    content: [{ type: "refusal", refusal: "not to <email>" }],
+    reasoning_content: "mail <email>",
+    refusal: "no, <email>",
+  });
+});

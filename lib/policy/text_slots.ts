@@ -1,9 +1,12 @@
 /**
  * The texts of a request a rule or guardrail reads and may rewrite in place, each with the request parameter
  * it sits at: string message contents and text parts of array contents (any role: system prompts, tool
- * results), plain-text documents (`file` parts of `text/plain` data), optionally assistant tool-call arguments, and the strings of an embeddings or moderations `input`
- * (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API is read in its chat
- * form, where its instructions are a system message.
+ * results), plain-text documents (`file` parts of `text/plain` data), what an earlier assistant turn said
+ * besides its content (`reasoning_content`, `refusal`, refusal parts: each is sent back to the model as the
+ * conversation's history), optionally assistant tool-call arguments (a legacy `function_call`'s too), and the strings of an embeddings or
+ * moderations `input` (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API
+ * is read in its chat form, where its instructions are a system message and a Responses `reasoning` item's
+ * text is the next assistant message's `reasoning_content`.
  *
  * @module
  */
@@ -36,13 +39,37 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
             text: part.text,
             write: (t) => part.text = t,
           });
+        } else if (part.type === "refusal" && typeof part.refusal === "string") {
+          // An assistant turn's refusal part, forwarded with the history like a text part.
+          slots.push({
+            param: `messages[${i}].content[${j}].refusal`,
+            text: part.refusal,
+            write: (t) => part.refusal = t,
+          });
         } else {
           const document = textDocumentSlot(part, `messages[${i}].content[${j}].file.file_data`);
           if (document !== undefined) slots.push(document);
         }
       });
     }
-    if (!toolArguments || !Array.isArray(message.tool_calls)) return;
+    // What an assistant turn said besides its content (the answer side's SAID fields, lib/guardrails/output.ts):
+    // a client re-sends it as history, and the model reads it as any other text of the conversation.
+    for (const field of ["reasoning_content", "refusal"] as const) {
+      const said = message[field];
+      if (typeof said !== "string") continue;
+      slots.push({ param: `messages[${i}].${field}`, text: said, write: (t) => message[field] = t });
+    }
+    if (!toolArguments) return;
+    // The deprecated single `function_call` is forwarded as a tool call is: one more call's arguments.
+    const legacy = isObject(message.function_call) ? message.function_call : undefined;
+    if (legacy !== undefined && typeof legacy.arguments === "string") {
+      slots.push({
+        param: `messages[${i}].function_call.arguments`,
+        text: legacy.arguments,
+        write: (t) => legacy.arguments = t,
+      });
+    }
+    if (!Array.isArray(message.tool_calls)) return;
     message.tool_calls.forEach((call: unknown, j) => {
       const fn = isObject(call) ? call.function : undefined;
       if (!isObject(fn) || typeof fn.arguments !== "string") return;
