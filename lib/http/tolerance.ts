@@ -205,12 +205,19 @@ function targetsThatCan<R>(
 /**
  * What `target`, the one that answered, went without: `tolerance` (what the request's translation found), the
  * chat form's params its client API withheld from it ({@linkcode ChatForm.withheld}) and those its provider
- * drops, named as the client sent them. `tolerance` itself when it got every param, or is native.
+ * drops, named as the client sent them. `tolerance` itself when it got every param, or is native. `mode` is
+ * the provider's `unsupported_params` unless given: a token count passes `drop`, the mode its vendor body is
+ * built in whatever the provider's.
  */
-export function answeredTolerance(target: ResolvedTarget, tolerance: Tolerance, form: ChatForm): Tolerance {
+export function answeredTolerance(
+  target: ResolvedTarget,
+  tolerance: Tolerance,
+  form: ChatForm,
+  mode?: "error" | "drop",
+): Tolerance {
   if (form.native?.(target) === true) return tolerance;
   const withheld = withheldOn(form, target);
-  const verdict = chatParamsOn(target, chatWithout(form.chat, withheld));
+  const verdict = chatParamsOn(target, chatWithout(form.chat, withheld), mode);
   const params = verdict !== null && "dropped" in verdict ? [...withheld, ...verdict.dropped] : withheld;
   if (params.length === 0) return tolerance;
   const dropped = params.map((param) => clientPath(param, form.clientTerms));

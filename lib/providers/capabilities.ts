@@ -113,11 +113,14 @@ function isOpenAIsOwnApi(baseUrl: string): boolean {
  * thinking a `reasoning_effort` turns on, whatever the mode (`shared/claude_sampling.ts`), and the prompt-caching markers (`cache_control` on a message or part) it would
  * go without, by their paths: every one on Gemini and on Bedrock models other than Claude, those past the four
  * Anthropic and Claude on Bedrock take (`shared/cache_control.ts`). A client API routes only to targets without
- * a refusal, so an alias whose first target refuses a parameter is still served by one that takes it.
+ * a refusal, so an alias whose first target refuses a parameter is still served by one that takes it. `mode`
+ * is the provider's `unsupported_params` unless given: a token count's body is built in `drop` mode whatever
+ * the provider's (what it leaves out does not change the input's count), and names what it dropped so.
  */
 export function chatParamsOn(
   target: ResolvedTarget,
   request: ChatRequest,
+  mode?: "error" | "drop",
 ): { refusal: GatewayError } | { dropped: string[] } | null {
   const config = target.providerConfig;
   let rules: ParamRules;
@@ -142,7 +145,7 @@ export function chatParamsOn(
     default:
       return null;
   }
-  const verdict = paramVerdict(request, rules, config.unsupported_params);
+  const verdict = paramVerdict(request, rules, mode ?? config.unsupported_params);
   if (verdict !== null && "refusal" in verdict) return verdict;
   const dropped = verdict?.dropped ?? [];
   const sampling = claude ? claudeSamplingDropped(request, dropped) : [];

@@ -114,7 +114,8 @@ export interface MessagesCall extends UpstreamCall {
 /**
  * What a vendor counts the input tokens of: the request in the chat form, and, where the client sent a Responses
  * request, its body as sent upstream (model already rewritten), for a vendor that counts Responses requests; where
- * the client sent an Anthropic Messages request, its body likewise, for a vendor that counts Messages requests.
+ * the client sent an Anthropic Messages request, its body likewise, for a vendor that counts Messages requests;
+ * a Gemini API request's likewise.
  */
 export interface TokenCountInput {
   readonly chat: ChatRequest;
@@ -123,6 +124,12 @@ export interface TokenCountInput {
   /** With `messages`: the client's `anthropic-version` and `anthropic-beta`, as on {@linkcode MessagesCall}. */
   readonly anthropicVersion?: string | null;
   readonly anthropicBeta?: string | null;
+  /**
+   * Where the client sent a Gemini API request, its `GenerateContentRequest` as a Gemini target would get it
+   * (`nativeGeminiBody`), for a vendor that counts those: its files by URI, `cachedContent` and built-in tools
+   * count too, which the chat form goes without.
+   */
+  readonly gemini?: JsonObject;
 }
 
 /**

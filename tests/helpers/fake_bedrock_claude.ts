@@ -2,7 +2,7 @@
  * Claude on the fake Bedrock runtime through InvokeModel (`/invoke`), InvokeModelWithResponseStream
  * (`/invoke-with-response-stream`) and CountTokens with `input.invokeModel`: the Anthropic Messages body with
  * `anthropic_version: "bedrock-2023-05-31"` (required), no `model` or `stream` (refused as extraneous keys, as
- * Bedrock does), and an `anthropic_beta` that names only betas Bedrock takes (the gateway's built-in list; any
+ * Bedrock does), a `max_tokens` above any `thinking.budget_tokens` (Claude's rule, CountTokens' too), and an `anthropic_beta` that names only betas Bedrock takes (the gateway's built-in list; any
  * other is Bedrock's `400 {"message":"invalid beta flag"}`), answered with Anthropic's Message, or an event
  * stream whose `chunk` frames carry `{"bytes": <base64 of one Anthropic event>}`; the `message_stop` event
  * carries Bedrock's invocation metrics.
@@ -54,6 +54,12 @@ function invalidBody(body: Record<string, unknown>): Response | null {
     }
   }
   if (typeof body.max_tokens !== "number") return validation("required key [max_tokens] not found");
+  // Claude's own rule, which InvokeModel (and CountTokens with an InvokeModel body) applies: the thinking budget
+  // is part of the output limit.
+  const budget = (body.thinking as { budget_tokens?: unknown } | undefined)?.budget_tokens;
+  if (typeof budget === "number" && body.max_tokens <= budget) {
+    return validation("`max_tokens` must be greater than `thinking.budget_tokens`");
+  }
   const messages = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : [];
   for (const message of messages) {
     for (const block of Array.isArray(message.content) ? message.content as Record<string, unknown>[] : []) {

@@ -27,6 +27,7 @@ import {
   noteDropped,
   paramServingTargets,
   servingTargets,
+  type Tolerance,
 } from "../../http/tolerance.ts";
 import {
   answerJson,
@@ -207,21 +208,73 @@ async function answerNative(
   return answer;
 }
 
-/** `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`). */
+/**
+ * `POST /v1beta/models/{alias}:countTokens` (`contents`, or a whole `generateContentRequest`), routed as
+ * {@linkcode generate} routes the request it counts: what only a Gemini target serves (a file by Google's URI,
+ * `cachedContent`, built-in tools) sends it to the alias's Gemini targets, and without one is Google's 400 as
+ * `generateContent` answers it; a `strict` alias refuses every drop. A Gemini target counts the body it would
+ * get (`nativeGeminiBody`), wrapped as Google's `generateContentRequest`, so those count too: Gemini CLI sizes
+ * its context by this count. Any other count is of the chat form, and names what that form, and the answering
+ * target's count, left out in `x-gateway-dropped` and the usage record, as an answer does.
+ */
 async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: string): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const outer = normalizeGemini(body, "CountTokensRequest");
   const inner = outer.generateContentRequest ?? outer;
   const parsed = parseGeminiRequest(inner, alias, false);
-  const model = geminiAlias(ctx, alias, ROUTE.modelType);
-  await admit(ctx, ROUTE.endpoint, 0, model, parsed.chat);
-  return await answerTokenCount(
+  const chat = parsed.chat;
+  const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
+  const form: ChatForm = {
+    chat,
+    native: isGemini,
+    strictError: strictRefusal,
+    clientTerms: geminiClientTerms(parsed),
+    withheld: topKWithheld(chat),
+  };
+  const serving = servingTargets(
+    geminiAlias(ctx, alias, ROUTE.modelType),
+    parsed.tolerance,
+    isGemini,
+    strictRefusal,
+  );
+  // A translated count drops what its vendor's count cannot take (its body is built in `drop` mode: the input's
+  // count does not change); a strict alias refuses every drop, so it is held to the targets generate would use.
+  const model = serving.strict ? paramServingTargets(serving, form) : serving;
+  await admit(ctx, ROUTE.endpoint, 0, model, chat);
+  const answer = await answerTokenCount(
     ctx,
     model,
-    () => Promise.resolve({ chat: parsed.chat }),
-    () => estimateInputTokens(parsed.chat),
+    (target) =>
+      Promise.resolve(
+        isGemini(target)
+          ? { chat, gemini: nativeGeminiBody(parsed.body, chat, model.contentRules) }
+          : { chat },
+      ),
+    () => estimateInputTokens(chat),
     (count) => ({ totalTokens: count }),
   );
+  const answeredBy = ctx.answeredBy;
+  const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
+  if (exact && isGemini(answeredBy)) return answer;
+  noteDropped(
+    ctx,
+    answer.response.headers,
+    exact
+      ? answeredTolerance(answeredBy, parsed.tolerance, form, "drop")
+      : estimatedTolerance(parsed.tolerance),
+  );
+  return answer;
+}
+
+/**
+ * What the gateway's own count of the chat form left out: what a translated target would go without, and what
+ * only a Gemini target serves (the refused file or `cachedContent`), when the alias's Gemini targets could not
+ * count it and the gateway estimated instead.
+ */
+function estimatedTolerance(tolerance: Tolerance): Tolerance {
+  const refused = tolerance.refusal?.param;
+  if (refused == null) return tolerance;
+  return { ...tolerance, native: [refused, ...tolerance.native] };
 }
 
 /** The methods a model answers on `POST /v1beta/models/{alias}:{method}`. */

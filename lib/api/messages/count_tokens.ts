@@ -14,7 +14,11 @@
  * field Anthropic's answer does not have; clients that read `input_tokens` only are unaffected), as do the
  * access log and usage record. A count not made from the client's own body names what it left out in
  * `x-gateway-dropped` (and `x-gateway-dropped-thinking`), as a Message would: every `anthropic-beta` name, then
- * the fields; one made from it names the beta names a Bedrock target left out, as a Message does.
+ * the fields, with those a translated target's count left out (its vendor body is built in `drop` mode whatever
+ * the provider's, since they do not change the input's count: `thinking` on Bedrock's Nova,
+ * `tool_choice.disable_parallel_tool_use` on Gemini); one made from it names the beta names a Bedrock target left
+ * out, as a Message does. A `strict` alias, which refuses every drop, is held to the targets whose parameter
+ * rules serve the chat form, as `/v1/messages` holds it (the 400 naming the field when none does).
  *
  * Like every count, it is a request for rate limits, scopes and content rules but consumes no tokens: its one
  * usage record has 0 prompt and 0 completion tokens.
@@ -23,13 +27,14 @@
  */
 import { nativeMessagesBody, redactMessages } from "./native.ts";
 import { MESSAGES_GENERATION_PARAMS } from "../../providers/count_tokens_fields.ts";
-import { parseMessagesRequest } from "./request.ts";
+import { messagesClientTerms, parseMessagesRequest } from "./request.ts";
 import { fieldError } from "./validate.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
 import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
-import { messagesTargets } from "./create.ts";
+import { messagesTargets, strictRefusal } from "./create.ts";
+import { answeredTolerance, type ChatForm, paramServingTargets } from "../../http/tolerance.ts";
 import { forwardedHeaders, isNativeMessagesTarget, noteMessagesDropped } from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
@@ -47,7 +52,17 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   const parsed = parseMessagesRequest({ ...body, max_tokens: Number.MAX_SAFE_INTEGER }, request.headers);
   const chat = parsed.chat;
   delete chat.max_completion_tokens;
-  const model = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
+  const form: ChatForm = {
+    chat,
+    native: isNativeMessagesTarget,
+    strictError: strictRefusal,
+    clientTerms: messagesClientTerms(parsed),
+  };
+  const serving = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
+  // A count drops what a translated target's count cannot take (its vendor body is built in `drop` mode): it
+  // does not change the input's count. A strict alias refuses every drop, so it is held to the targets a
+  // Message would go to, as /v1/messages holds it.
+  const model = serving.strict ? paramServingTargets(serving, form) : serving;
   await admit(ctx, ROUTE.endpoint, 0, model, chat);
 
   const forwarded = forwardedHeaders(parsed.version, parsed.betas);
@@ -62,15 +77,17 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
     () => estimateInputTokens(chat),
     (count) => ({ input_tokens: count }),
   );
-  // Counted from the chat form (a translated target's count, or the gateway's): what that form left out is named.
+  // Counted from the chat form (a translated target's count, or the gateway's): what that form left out is named,
+  // and what a translated target's count left out of it (its vendor body built in `drop` mode), as a Message
+  // names what its target's provider drops.
   const answeredBy = ctx.answeredBy;
-  const fromClientBody = answeredBy !== undefined && isNativeMessagesTarget(answeredBy) &&
-    !(await answer.outcome).usage?.estimated;
-  if (fromClientBody) {
+  const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
+  if (exact && isNativeMessagesTarget(answeredBy)) {
     noteMessagesDropped(ctx, answer.response.headers, answeredBy, parsed);
     return answer;
   }
-  noteMessagesDropped(ctx, answer.response.headers, null, parsed, parsed.tolerance);
+  const fields = exact ? answeredTolerance(answeredBy, parsed.tolerance, form, "drop") : parsed.tolerance;
+  noteMessagesDropped(ctx, answer.response.headers, null, parsed, fields);
   if (parsed.droppedThinking > 0) {
     answer.response.headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
   }

@@ -42,12 +42,24 @@ export function invokeMessagesBody(body: JsonObject, betas: readonly string[]): 
 }
 
 /**
+ * The `max_tokens` a count_tokens body is invoked with, which has none of its own: InvokeModel requires one, and
+ * Claude requires it above the thinking budget (`thinking.budget_tokens`, which is part of the output), else
+ * CountTokens refuses the body as InvokeModel would and the client gets an estimate instead of the count. The
+ * output limit does not change how many tokens the input is, so the least one Claude takes is sent.
+ */
+function countMaxTokens(body: JsonObject): number {
+  const thinking = body.thinking;
+  const budget = isObject(thinking) ? thinking.budget_tokens : undefined;
+  return typeof budget === "number" && Number.isFinite(budget) && budget >= 1 ? Math.floor(budget) + 1 : 1;
+}
+
+/**
  * The CountTokens body for a Messages body (a request's, or a count_tokens request's): the InvokeModel body,
- * base64-encoded as the JSON protocol has blobs.
+ * base64-encoded as the JSON protocol has blobs. A count_tokens request's body gets a `max_tokens`
+ * ({@linkcode countMaxTokens}); a request's keeps its own.
  */
 export function countMessagesBody(body: JsonObject, betas: readonly string[]): JsonObject {
-  // A count_tokens request has no `max_tokens`, which InvokeModel requires; it does not change the input's count.
-  const invoke = JSON.stringify(invokeMessagesBody({ max_tokens: 1, ...body }, betas));
+  const invoke = JSON.stringify(invokeMessagesBody({ max_tokens: countMaxTokens(body), ...body }, betas));
   return { input: { invokeModel: { body: Buffer.from(invoke, "utf8").toString("base64") } } };
 }
 

@@ -84,6 +84,15 @@ Deno.test("bedrock messages: CountTokens gets the InvokeModel body, base64, with
     max_tokens: 1,
     messages: [{ role: "user", content: "héllo" }],
   });
+  // With a thinking budget, one above it (Claude refuses a max_tokens not above the budget); a request's own kept.
+  const invoked = (body: JsonObject) => {
+    const input = countMessagesBody(body, []).input as { invokeModel: { body: string } };
+    return JSON.parse(Buffer.from(input.invokeModel.body, "base64").toString("utf8"));
+  };
+  const thinking = { type: "enabled", budget_tokens: 2048 };
+  assert.equal(invoked({ thinking, messages: [] }).max_tokens, 2049);
+  assert.equal(invoked({ thinking, max_tokens: 4096, messages: [] }).max_tokens, 4096);
+  assert.equal(invoked({ thinking: { type: "adaptive" }, messages: [] }).max_tokens, 1);
   const adapter = bedrockAdapter(CONFIG, {});
   const request = adapter.countTokensRequest!(
     { chat: { model: "a", messages: [] }, messages: BODY },

@@ -83,12 +83,14 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
         ? post(call.target.model, "streamGenerateContent", body, true)
         : post(call.target.model, "generateContent", body);
     },
-    // Unsupported parameters are dropped, not refused: they do not change what the input counts.
+    // A Gemini API request is counted as a Gemini target gets it, every part and `cachedContent` included; any
+    // other is translated first, its unsupported parameters dropped, not refused: they do not change what the
+    // input counts (the client API names them).
     countTokensRequest: (input, call) =>
       post(
         call.target.model,
         "countTokens",
-        countTokensBody(generateContentBody(input.chat, false, "drop"), call.target.model),
+        countTokensBody(input.gemini ?? generateContentBody(input.chat, false, "drop"), call.target.model),
       ),
     inputTokens: geminiInputTokens,
     // The Gemini API passed through: the client's body as it is, the target's model in the URL.

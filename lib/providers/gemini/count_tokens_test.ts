@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { GeminiProviderConfig } from "../../config/schema.ts";
 import type { ResolvedTarget } from "../../config/types.ts";
 import { GatewayError } from "../../errors.ts";
-import type { ChatRequest } from "../../openai/types.ts";
+import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import type { UpstreamCall } from "../types.ts";
 import { geminiAdapter } from "./adapter.ts";
 import { countTokensBody, geminiInputTokens } from "./count_tokens.ts";
@@ -21,13 +21,13 @@ const CONFIG = {
   unsupported_params: "error",
 } as unknown as GeminiProviderConfig;
 
-function countRequest(chat: ChatRequest, model = "gemini-2.5-flash") {
+function countRequest(chat: ChatRequest, model = "gemini-2.5-flash", gemini?: JsonObject) {
   const call: UpstreamCall = {
     target: { provider: "gem", model } as unknown as ResolvedTarget,
     signal: new AbortController().signal,
     requestId: "req_1",
   };
-  const request = geminiAdapter(CONFIG).countTokensRequest!({ chat }, call);
+  const request = geminiAdapter(CONFIG).countTokensRequest!({ chat, gemini }, call);
   assert.ok(request !== null);
   return { ...request, json: JSON.parse(request.body as string) };
 }
@@ -67,6 +67,22 @@ Deno.test("gemini countTokens: parameters Gemini cannot take are dropped, not re
   assert.deepEqual(countTokensBody({ contents: [] }, "models/x"), {
     generateContentRequest: { model: "models/x", contents: [] },
   });
+});
+
+Deno.test("gemini countTokens: a Gemini API request is counted as a Gemini target gets it, not from the chat form", () => {
+  const native = {
+    cachedContent: "cachedContents/abc",
+    contents: [{
+      role: "user",
+      parts: [{ text: "Sum up" }, { fileData: { mimeType: "application/pdf", fileUri: "files/xyz" } }],
+    }],
+  };
+  const request = countRequest(
+    { model: "alias", messages: [{ role: "user", content: "Sum up" }] },
+    undefined,
+    native,
+  );
+  assert.deepEqual(request.json, { generateContentRequest: { model: "models/gemini-2.5-flash", ...native } });
 });
 
 Deno.test("gemini countTokens: the answer's totalTokens; anything else is a 502", () => {
