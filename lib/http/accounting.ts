@@ -12,7 +12,7 @@ import { PolicyDenied } from "../policy/denied.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
-import { type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
+import { addCosts, type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
 import { checkInput, outcomeRules, type RequestGuardrails } from "../guardrails/request.ts";
 
@@ -191,18 +191,6 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   record.completion_tokens = before.reduce((n, b) => n + b.usage.completion, usage.completion);
   record.cost = cost.total;
   ctx.cost = cost;
-}
-
-/** Two costs' sum, class by class. */
-function addCosts(a: CostBreakdown, b: CostBreakdown): CostBreakdown {
-  return {
-    total: a.total + b.total,
-    input: a.input + b.input,
-    cached: a.cached + b.cached,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    output: a.output + b.output,
-    reasoning: a.reasoning + b.reasoning,
-  };
 }
 
 /**

@@ -138,6 +138,19 @@ export function costOfUsage(prices: TokenPrices | null | undefined, usage: Token
   };
 }
 
+/** Two costs' sum, class by class (a request's attempts that each spent: embeddings' billed sub-calls). */
+export function addCosts(a: CostBreakdown, b: CostBreakdown): CostBreakdown {
+  return {
+    total: a.total + b.total,
+    input: a.input + b.input,
+    cached: a.cached + b.cached,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    output: a.output + b.output,
+    reasoning: a.reasoning + b.reasoning,
+    webSearch: a.webSearch + b.webSearch,
+  };
+}
+
 /** The token classes a chat-form `usage` reports (its `*_details`), with the totals given. */
 export function tokenClassesOf(prompt: number, completion: number, usage: unknown): TokenClasses {
   const u = usage as
