@@ -421,6 +421,8 @@ const CASES: BadCase[] = [
       ["/admin/tokens?source=file", "source"],
       ["/admin/tokens?after=tok_000000000000000000000000", "after"],
       ["/admin/audit?after=aud_1", "after"],
+      // Well-formed but naming no entry: a 400 as for a token cursor, never an empty last page.
+      ["/admin/audit?after=aud_000000000000000000000000", "after"],
       ["/admin/audit?action=destroy", "action"],
       ["/admin/audit?from=yesterday", "from"],
       ["/admin/audit?limit=-1", "limit"],
