@@ -453,6 +453,10 @@ const CASES: BadCase[] = [
       ["/admin/usage?rule=a,b", "rule"],
       ["/admin/usage?rule=%00", "rule"],
       ["/admin/usage?outcome=maybe", "outcome"],
+      // A grouped report is a bounded page: 1–10000 groups, from a whole offset.
+      ["/admin/usage?group_by=minute&limit=0", "limit"],
+      ["/admin/usage?group_by=minute&limit=10001", "limit"],
+      ["/admin/usage?group_by=minute&offset=-1", "offset"],
     ] as const
   ).map(([path, param]): BadCase => ({
     name: `GET ${path}`,
