@@ -6,7 +6,7 @@
  * @module
  */
 import { queryString, type QueryValues } from "./query.ts";
-import type { ApiList } from "./types.ts";
+import type { ApiList, UsageReport } from "./types.ts";
 
 const STORAGE_KEY = "gateway.adminToken";
 
@@ -118,4 +118,23 @@ export async function getAll<T extends { id: string }>(
     after = page.data[page.data.length - 1].id;
   }
   return all;
+}
+
+/** Groups per `/admin/usage` page the console asks for: the most the API answers at once. */
+const USAGE_PAGE = 10_000;
+
+/**
+ * `GET /admin/usage` with every group, page after page (`offset`), up to `max` of them: the API answers at most
+ * a page of groups (bounded like every answer), and a breakdown sorted here by requests needs them all to
+ * show the true top rows. The totals are the first page's (every page has the same).
+ */
+export async function getUsage(query: QueryValues, max = 50_000): Promise<UsageReport> {
+  const first = await get<UsageReport>("/admin/usage", { ...query, limit: USAGE_PAGE });
+  const groups = [...first.groups];
+  let page = first;
+  while (page.has_more && page.next_offset !== null && groups.length < max) {
+    page = await get<UsageReport>("/admin/usage", { ...query, limit: USAGE_PAGE, offset: page.next_offset });
+    groups.push(...page.groups);
+  }
+  return { ...first, groups, has_more: page.has_more, next_offset: page.next_offset };
 }

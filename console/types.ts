@@ -80,7 +80,11 @@ export interface Totals {
 
 export interface UsageReport {
   readonly totals: Totals;
+  /** One page of the groups, in their keys' order. */
   readonly groups: (Totals & { key: Record<string, string | null> })[];
+  /** Whether groups remain after this page; `next_offset` is the next page's `offset`. */
+  readonly has_more: boolean;
+  readonly next_offset: number | null;
 }
 
 export interface UsageRecord {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { get, getAll } from "../api.ts";
+import { getAll, getUsage } from "../api.ts";
 import { chartFigure, COLORS } from "../charts.ts";
 import { type Child, definitions, h, link, replace, table } from "../dom.ts";
 import {
@@ -110,8 +110,8 @@ export const overviewView: View = async (root, _rest, params) => {
   let breakdowns: UsageReport[];
   try {
     [timeline, ...breakdowns] = await Promise.all([
-      get<UsageReport>("/admin/usage", { ...base, group_by: window.bucket }),
-      ...BREAKDOWNS.map(([key]) => get<UsageReport>("/admin/usage", { ...base, group_by: key })),
+      getUsage({ ...base, group_by: window.bucket }),
+      ...BREAKDOWNS.map(([key]) => getUsage({ ...base, group_by: key })),
     ]);
   } catch (err) {
     replace(body);

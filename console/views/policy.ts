@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { get } from "../api.ts";
+import { get, getUsage } from "../api.ts";
 import { chartFigure, COLORS } from "../charts.ts";
 import { h, link, replace, table, timeCell } from "../dom.ts";
 import { axisNumber, formatCount, formatTime } from "../format.ts";
@@ -32,10 +32,10 @@ export const policyView: View = async (root, _rest, params) => {
   let recent: ApiList<UsageRecord>;
   try {
     [denials, modifications, modifiedByRule, deniedByToken, recent] = await Promise.all([
-      get<UsageReport>("/admin/usage", { ...base, outcome: "deny", group_by: window.bucket }),
-      get<UsageReport>("/admin/usage", { ...base, outcome: "modify", group_by: window.bucket }),
-      get<UsageReport>("/admin/usage", { ...base, outcome: "modify", group_by: "rule" }),
-      get<UsageReport>("/admin/usage", { ...base, outcome: "deny", group_by: "token" }),
+      getUsage({ ...base, outcome: "deny", group_by: window.bucket }),
+      getUsage({ ...base, outcome: "modify", group_by: window.bucket }),
+      getUsage({ ...base, outcome: "modify", group_by: "rule" }),
+      getUsage({ ...base, outcome: "deny", group_by: "token" }),
       get<ApiList<UsageRecord>>("/admin/requests", { ...base, outcome: "deny", limit: 25 }),
     ]);
   } catch (err) {

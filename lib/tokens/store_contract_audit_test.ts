@@ -3,7 +3,7 @@
  * store_contract_test_helpers.ts.
  */
 import assert from "node:assert/strict";
-import type { AuditEntry, StoredToken } from "./types.ts";
+import { AuditCursorError, type AuditEntry, type StoredToken } from "./types.ts";
 import { contract, makeAudit, makeToken } from "./store_contract_test_helpers.ts";
 
 contract("the audit trail: newest first, filtered, paged", async ({ store }) => {
@@ -77,7 +77,12 @@ contract("the audit trail: newest first, filtered, paged", async ({ store }) => 
   const filtered = await store.audit({ limit: 1, token: "alpha", after: written[3].id });
   assert.deepEqual(ids(filtered), [written[2].id]);
   assert.equal(filtered.has_more, true);
-  assert.deepEqual(ids(await store.audit({ limit: 5, after: "aud_" + "f".repeat(24) })), []);
+  // A cursor naming no entry is refused, never an empty last page a paging script would take for the end.
+  await assert.rejects(store.audit({ limit: 5, after: "aud_" + "f".repeat(24) }), AuditCursorError);
+  await assert.rejects(
+    store.audit({ limit: 5, after: "aud_" + "f".repeat(24), token: "alpha" }),
+    AuditCursorError,
+  );
 });
 
 contract("equal times page by the order the entries were written", async ({ store }) => {

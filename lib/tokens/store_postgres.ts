@@ -10,8 +10,9 @@
  *   unique index on `name` and is a {@linkcode TokenNameTakenError}, however the replicas race. `putTeam` is
  *   the same transaction for a team (`teams_live_name`: {@linkcode TeamNameTakenError}), on the same version
  *   and channel, so replicas hear of a team's change as of a token's.
- * - A refused put (a taken name, a changed token) is answered from inside the call, not thrown through it: a
- *   call that throws may reset the pool (`isConnectionFailure`), which would fail every put queued behind it.
+ * - A refused put (a taken name, a changed token) or an audit cursor naming no entry is answered from inside
+ *   the call and thrown after it, never through it: a call that throws may reset the pool
+ *   (`isConnectionFailure`), which would fail every put queued behind it.
  * - `watch` keeps a connection of its own (the store's pool is replaced after a failed call, which would cut
  *   a `LISTEN` on it) and listens on that channel, taking only its own schema's notifications (fleets in
  *   other schemas of the database share the channel). When the connection is lost (the database restarted)
@@ -42,6 +43,7 @@ import {
 } from "./store_sql.ts";
 import { liveSecrets } from "./store_rules.ts";
 import {
+  AuditCursorError,
   type StoredTeam,
   type StoredToken,
   TeamGoneError,
@@ -282,17 +284,19 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
     async audit(query) {
       checkOpen();
       auditPageSql(query, null); // a bad filter throws here, before the call (a failed call resets the pool)
-      return await call("token audit", async (sql) => {
+      const page = await call("token audit", async (sql) => {
         let cursor: AuditCursor | null = null;
         if (query.after !== undefined) {
           const [row] = await sql.unsafe(numbered(AUDIT_CURSOR_SQL), [query.after]);
-          if (row === undefined) return { entries: [], has_more: false };
+          if (row === undefined) return null;
           cursor = { timeMs: Number(row.time_ms), seq: Number(row.seq) };
         }
         const { text, params, limit } = auditPageSql(query, cursor, "changes::text");
         const rows = [...await sql.unsafe(numbered(text), params)];
         return { entries: rows.slice(0, limit).map(auditOf), has_more: rows.length > limit };
       });
+      if (page === null) throw new AuditCursorError(query.after ?? "");
+      return page;
     },
     async watch(onChange) {
       checkOpen();

@@ -2,14 +2,21 @@
  * The rules every token store follows, so that memory, SQLite and PostgreSQL answer alike:
  *
  * - The audit trail is newest first by the entry's time, ties broken by the order the entries were appended
- *   (a later append is newer), and `after` (an entry id) continues with the entries older than that one. The
- *   SQL stores say the same in SQL (`store_sql.ts`); the memory store uses {@linkcode pageAudit}.
+ *   (a later append is newer), and `after` (an entry id) continues with the entries older than that one; one
+ *   naming no entry is an `AuditCursorError`, never an empty last page. The SQL stores say the same in SQL
+ *   (`store_sql.ts`); the memory store uses {@linkcode pageAudit}.
  * - A put drops every secret whose grace has ended (of any token), so hashes that can no longer
  *   authenticate are not kept.
  *
  * @module
  */
-import type { AuditEntry, AuditPage, AuditQuery, TokenSecret } from "./types.ts";
+import {
+  AuditCursorError,
+  type AuditEntry,
+  type AuditPage,
+  type AuditQuery,
+  type TokenSecret,
+} from "./types.ts";
 
 /** An audit entry with the position it was appended at, which breaks ties between equal times. */
 export interface SequencedAuditEntry {
@@ -40,7 +47,7 @@ export function pageAudit(entries: readonly SequencedAuditEntry[], query: AuditQ
   let cursor: SequencedAuditEntry | null = null;
   if (query.after !== undefined) {
     cursor = entries.find((e) => e.entry.id === query.after) ?? null;
-    if (cursor === null) return { entries: [], has_more: false };
+    if (cursor === null) throw new AuditCursorError(query.after);
   }
   const matching = entries.filter(({ entry, timeMs, seq }) =>
     (query.token === undefined || entry.token_id === query.token || entry.token_name === query.token) &&

@@ -38,6 +38,7 @@ import {
   tokenRow,
 } from "./store_sql.ts";
 import {
+  AuditCursorError,
   type StoredTeam,
   type StoredToken,
   TeamGoneError,
@@ -311,7 +312,7 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
         let cursor = null;
         if (query.after !== undefined) {
           const row = cursorStmt.get(query.after) as Record<string, unknown> | undefined;
-          if (row === undefined) return { entries: [], has_more: false };
+          if (row === undefined) throw new AuditCursorError(query.after);
           cursor = { timeMs: Number(row.time_ms), seq: Number(row.seq) };
         }
         const { text, params, limit } = auditPageSql(query, cursor);

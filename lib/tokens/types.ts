@@ -132,7 +132,7 @@ export interface AuditQuery {
   readonly to?: string;
   /** 1–1000. */
   readonly limit: number;
-  /** An entry id: return entries older than it (the next page). */
+  /** An entry id: return entries older than it (the next page); one naming no entry is an `AuditCursorError`. */
   readonly after?: string;
 }
 
@@ -140,6 +140,18 @@ export interface AuditQuery {
 export interface AuditPage {
   readonly entries: readonly AuditEntry[];
   readonly has_more: boolean;
+}
+
+/**
+ * An audit query's `after` names no entry of the trail (mistyped, or another deployment's): the admin API
+ * answers 400 naming `after`, as `GET /admin/tokens` does, rather than an empty last page a paging script
+ * would read as the trail's end.
+ */
+export class AuditCursorError extends Error {
+  constructor(readonly after: string) {
+    super(`'after' names no audit entry ('${after}').`);
+    this.name = "AuditCursorError";
+  }
 }
 
 /** Another live (not revoked) token already has this name; the admin API answers 409. */
@@ -235,7 +247,7 @@ export interface TokenStore {
    * checked in the same transaction.
    */
   putTeam(team: StoredTeam, audit: AuditEntry, basedOn?: string | null): Promise<void>;
-  /** The audit trail, newest first. */
+  /** The audit trail, newest first. Rejects with {@linkcode AuditCursorError} when `after` names no entry. */
   audit(query: AuditQuery): Promise<AuditPage>;
   /**
    * Calls `onChange` soon after any replica's `put` (PostgreSQL `LISTEN/NOTIFY`); absent where only this

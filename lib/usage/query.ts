@@ -25,6 +25,7 @@ import {
   type UsageTotals,
 } from "./record.ts";
 import { GROUP_EXPR, nearestRank, PERCENTILES, type SqlDialect, SQLITE_DIALECT } from "./sql_dialect.ts";
+import { type GroupPage, groupPageOf, keyRangeSql, type KeyTuple } from "./group_page.ts";
 
 /** A bad filter or group key in a usage query; the admin API answers it with 400. */
 export class UsageQueryError extends Error {
@@ -184,22 +185,23 @@ function totalsOf(
   };
 }
 
-/** Runs `q` through `all` (SQLite dialect) and assembles the report: overall totals plus one entry per group. */
+/** Runs `q` through `all` (SQLite dialect) and assembles the report: overall totals plus a page of groups. */
 export function runUsageQuery(q: UsageQuery, all: SqlAll): UsageReport {
   const where = whereOf(q, SQLITE_DIALECT);
   const keys = groupKeysOf(q.group_by);
-  const overall = aggregateSql([], where, SQLITE_DIALECT);
-  const totals = assemble([], overall.map((s) => all(s, where.params)))[0]?.totals ?? emptyTotals();
-  const groups = keys.length === 0 ? [] : assemble(
-    keys,
-    aggregateSql(keys, where, SQLITE_DIALECT).map((s) => all(s, where.params)),
-  ).map(({ key, totals }) => ({ ...totals, key }));
-  return { totals, groups };
+  const page = groupPageOf(q);
+  const run = ({ sql, params }: SqlQuery) => all(sql, params);
+  const totals = assemble([], aggregateSql([], where, SQLITE_DIALECT).map(run))[0]?.totals ?? emptyTotals();
+  if (keys.length === 0) return { totals, groups: [], has_more: false, next_offset: null };
+  const mainRows = run(groupsSql(keys, where, SQLITE_DIALECT, page));
+  const { rows, ...more } = pageOf(mainRows, page);
+  const denials = denialsSql(keys, where, SQLITE_DIALECT, rows);
+  return { totals, groups: groupsOf(keys, rows, denials === null ? [] : run(denials)), ...more };
 }
 
 /**
  * {@linkcode runUsageQuery} for a networked store: the same validation, SQL (in `dialect`) and assembly, with
- * the queries sent together.
+ * the overall totals' queries sent with the groups' (the page's denials follow: they are bounded by its keys).
  */
 export async function runUsageQueryAsync(
   q: UsageQuery,
@@ -208,43 +210,100 @@ export async function runUsageQueryAsync(
 ): Promise<UsageReport> {
   const where = whereOf(q, dialect);
   const keys = groupKeysOf(q.group_by);
-  const run = (k: UsageGroupKey[]) =>
-    Promise.all(aggregateSql(k, where, dialect).map((s) => all(s, where.params)));
-  const [overall, grouped] = await Promise.all([run([]), keys.length === 0 ? null : run(keys)]);
+  const page = groupPageOf(q);
+  const run = ({ sql, params }: SqlQuery) => all(sql, params);
+  const [overall, mainRows] = await Promise.all([
+    Promise.all(aggregateSql([], where, dialect).map(run)),
+    keys.length === 0 ? null : run(groupsSql(keys, where, dialect, page)),
+  ]);
   const totals = assemble([], overall)[0]?.totals ?? emptyTotals();
-  const groups = grouped === null
-    ? []
-    : assemble(keys, grouped).map(({ key, totals }) => ({ ...totals, key }));
-  return { totals, groups };
+  if (mainRows === null) return { totals, groups: [], has_more: false, next_offset: null };
+  const { rows, ...more } = pageOf(mainRows, page);
+  const denials = denialsSql(keys, where, dialect, rows);
+  return { totals, groups: groupsOf(keys, rows, denials === null ? [] : await run(denials)), ...more };
 }
 
 type Grouped = { key: Record<string, string | null>; totals: UsageTotals };
 
-/** The two grouped queries (totals with percentiles, denials by rule) of `keys`, joined on the key later. */
-function aggregateSql(
+/** One SELECT and its parameters. */
+type SqlQuery = { sql: string; params: SqlValue[] };
+
+/** The page's rows of the grouped query (asked for one more than the page, to tell whether groups remain). */
+function pageOf(
+  rows: Record<string, unknown>[],
+  { limit, offset }: GroupPage,
+): { rows: Record<string, unknown>[]; has_more: boolean; next_offset: number | null } {
+  const has_more = rows.length > limit;
+  return { rows: rows.slice(0, limit), has_more, next_offset: has_more ? offset + limit : null };
+}
+
+/** A page's groups as the report gives them: each group's totals with its key. */
+function groupsOf(
   keys: UsageGroupKey[],
-  where: { sql: string; params: SqlValue[] },
-  dialect: SqlDialect,
-): [string, string] {
+  mainRows: Record<string, unknown>[],
+  denialRows: Record<string, unknown>[],
+): UsageReport["groups"] {
+  return assemble(keys, [mainRows, denialRows]).map(({ key, totals }) => ({ ...totals, key }));
+}
+
+/** The aliases (`k0`, `k1`, …) of `keys` in the SELECT lists, and their SELECT terms. */
+function keyColumns(keys: UsageGroupKey[], dialect: SqlDialect) {
   const exprs = keys.map((k) => dialect.groupExpr[k]);
-  // Grouping by rule reads one row per rule of a record; otherwise the table itself.
-  const from = keys.includes("rule") ? dialect.ruleSource : "usage";
   const aliases = keys.map((_, i) => `k${i}`);
   const select = exprs.map((e, i) => `${e} AS ${aliases[i]}, `).join("");
-  const groupBy = keys.length ? ` GROUP BY ${aliases.join(", ")}` : "";
-  const orderBy = keys.length
-    ? ` ORDER BY ${aliases.map((a, i) => dialect.orderTerm(a, exprs[i])).join(", ")}`
-    : "";
+  // Grouping by rule reads one row per rule of a record; otherwise the table itself.
+  const from = keys.includes("rule") ? dialect.ruleSource : "usage";
+  return { exprs, aliases, select, from };
+}
 
+/**
+ * The totals query of `keys` (none: the overall totals) and its denials by rule; without keys both are one
+ * row each, so they need no page.
+ */
+function aggregateSql(keys: UsageGroupKey[], where: SqlQuery, dialect: SqlDialect): [SqlQuery, SqlQuery] {
+  const { select, aliases, from } = keyColumns(keys, dialect);
+  const groupBy = keys.length ? ` GROUP BY ${aliases.join(", ")}` : "";
   const sums = SUMMED.map((field) => `COALESCE(SUM(${SUMS[field]}), 0) AS ${field},\n       `).join("");
   const main = `SELECT ${select}COUNT(*) AS requests,
        ${sums}${dialect.percentiles} AS pcts
-     FROM ${from} WHERE ${where.sql}${groupBy}${orderBy}`;
-
+     FROM ${from} WHERE ${where.sql}${groupBy}`;
   const denials = `SELECT ${select}COALESCE(rule, 'unknown') AS rule, COUNT(*) AS n
      FROM ${from} WHERE ${where.sql} AND outcome = 'deny'
      GROUP BY ${[...aliases, "rule"].join(", ")}`;
-  return [main, denials];
+  return [{ sql: main, params: where.params }, { sql: denials, params: where.params }];
+}
+
+/**
+ * The grouped totals query of one page: the groups in their keys' order (total: the keys are the groups'),
+ * `limit + 1` of them from `offset` (the extra one only says whether more remain).
+ */
+function groupsSql(keys: UsageGroupKey[], where: SqlQuery, dialect: SqlDialect, page: GroupPage): SqlQuery {
+  const { exprs, aliases } = keyColumns(keys, dialect);
+  const [main] = aggregateSql(keys, where, dialect);
+  const orderBy = aliases.map((a, i) => dialect.orderTerm(a, exprs[i])).join(", ");
+  return {
+    sql: `${main.sql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
+    params: [...main.params, page.limit + 1, page.offset],
+  };
+}
+
+/**
+ * The denials by rule of the page's groups (`rows`, the page of {@linkcode groupsSql}), or null for an empty
+ * page. Its records are those between the page's first and last keys, so it reads no other groups' denials.
+ */
+function denialsSql(
+  keys: UsageGroupKey[],
+  where: SqlQuery,
+  dialect: SqlDialect,
+  rows: Record<string, unknown>[],
+): SqlQuery | null {
+  if (rows.length === 0) return null;
+  const { exprs, aliases } = keyColumns(keys, dialect);
+  const tuple = (row: Record<string, unknown>): KeyTuple =>
+    aliases.map((a) => row[a] === null || row[a] === undefined ? null : String(row[a]));
+  const range = keyRangeSql(exprs, tuple(rows[0]), tuple(rows[rows.length - 1]), dialect);
+  const [, denials] = aggregateSql(keys, { sql: `${where.sql} AND ${range.sql}`, params: [] }, dialect);
+  return { sql: denials.sql, params: [...where.params, ...range.params] };
 }
 
 /** Totals per distinct value of `keys` (one row for no keys) from the rows of {@linkcode aggregateSql}'s queries. */

@@ -275,6 +275,10 @@ export const USAGE_FILTER_COLUMNS = [
 /** Filters and grouping for usage queries (`GET /admin/usage`). */
 export interface UsageQuery extends UsageFilters {
   group_by?: UsageGroupKey[];
+  /** Groups per report, 1–10000 (default 1000): a grouped report is bounded (`group_page.ts`). */
+  limit?: number;
+  /** How many groups, in the groups' order, to skip: the previous page's `next_offset`. */
+  offset?: number;
 }
 
 /** Every key usage can be grouped by, the one list of them (the admin API's parser and the SQL read it). */
@@ -364,6 +368,13 @@ export interface UsageTotals {
 /** The answer to a usage query. */
 export interface UsageReport {
   totals: UsageTotals;
-  /** One entry per group (empty without `group_by`), each with its key values and totals. */
+  /**
+   * One entry per group (empty without `group_by`), each with its key values and totals: one page of them, in
+   * their keys' order.
+   */
   groups: (UsageTotals & { key: Record<string, string | null> })[];
+  /** Whether groups remain after this page. */
+  has_more: boolean;
+  /** The `offset` of the next page, or null on the last. */
+  next_offset: number | null;
 }

@@ -21,6 +21,7 @@ import type { UsageDatabase } from "./store.ts";
 import type { Conversation, ItemsList, StoredResponse } from "./responses_store.ts";
 import type { JsonObject } from "../openai/types.ts";
 import {
+  AuditCursorError,
   type AuditPage,
   TeamGoneError,
   TeamHasMembersError,
@@ -179,7 +180,15 @@ export async function openSqliteWorkerStore(
       }
     },
     async audit(query) {
-      return await tokenCall({ method: "tokens.audit", query }) as AuditPage;
+      try {
+        return await tokenCall({ method: "tokens.audit", query }) as AuditPage;
+      } catch (err) {
+        // As for `put`: an unknown cursor is the caller's 400, not the store's failure.
+        if (err instanceof Error && err.name === "AuditCursorError") {
+          throw new AuditCursorError(query.after ?? "");
+        }
+        throw err;
+      }
     },
     close() {
       tokensClosed = true;

@@ -421,6 +421,8 @@ const CASES: BadCase[] = [
       ["/admin/tokens?source=file", "source"],
       ["/admin/tokens?after=tok_000000000000000000000000", "after"],
       ["/admin/audit?after=aud_1", "after"],
+      // Well-formed but naming no entry: a 400 as for a token cursor, never an empty last page.
+      ["/admin/audit?after=aud_000000000000000000000000", "after"],
       ["/admin/audit?action=destroy", "action"],
       ["/admin/audit?from=yesterday", "from"],
       ["/admin/audit?limit=-1", "limit"],
@@ -451,6 +453,10 @@ const CASES: BadCase[] = [
       ["/admin/usage?rule=a,b", "rule"],
       ["/admin/usage?rule=%00", "rule"],
       ["/admin/usage?outcome=maybe", "outcome"],
+      // A grouped report is a bounded page: 1–10000 groups, from a whole offset.
+      ["/admin/usage?group_by=minute&limit=0", "limit"],
+      ["/admin/usage?group_by=minute&limit=10001", "limit"],
+      ["/admin/usage?group_by=minute&offset=-1", "offset"],
     ] as const
   ).map(([path, param]): BadCase => ({
     name: `GET ${path}`,

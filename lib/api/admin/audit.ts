@@ -5,7 +5,7 @@
  * @module
  */
 import { GatewayError, invalidRequest } from "../../errors.ts";
-import { AUDIT_ACTIONS, type AuditQuery } from "../../tokens/types.ts";
+import { AUDIT_ACTIONS, AuditCursorError, type AuditQuery } from "../../tokens/types.ts";
 import { isoParam, textParam } from "./operations.ts";
 import { directoryOf, intParam, json, oneOf } from "./tokens.ts";
 import type { RequestContext } from "../../http/context.ts";
@@ -31,6 +31,11 @@ export async function handleAudit(request: ClientRequest, ctx: RequestContext): 
   try {
     page = await directory.store.audit(query);
   } catch (err) {
+    // A cursor naming no entry is the caller's (as in `GET /admin/tokens`): an empty last page would tell a
+    // script paging with a mistyped or another deployment's cursor that the trail had ended.
+    if (err instanceof AuditCursorError) {
+      throw invalidRequest(`'after' names no audit entry ('${query.after}').`, "after", "invalid_value");
+    }
     throw new GatewayError(503, "The token store cannot be reached; the audit trail cannot be read now.", {
       type: "server_error",
       code: "token_store_unavailable",

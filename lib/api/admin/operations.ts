@@ -8,6 +8,7 @@ import type { ProviderConfig } from "../../config/schema.ts";
 import { isSecretPath, type PathSegment } from "../../config/interpolate.ts";
 import { GatewayError, invalidRequest, printable } from "../../errors.ts";
 import type { ReloadStatus } from "../../reload.ts";
+import { DEFAULT_GROUP_LIMIT, MAX_GROUP_LIMIT, MAX_GROUP_OFFSET } from "../../usage/group_page.ts";
 import { UsageQueryError } from "../../usage/query.ts";
 import {
   POLICY_OUTCOMES,
@@ -144,14 +145,34 @@ export function parseUsageQuery(url: string): UsageQuery {
     }
     query.group_by = keys as UsageQuery["group_by"];
   }
+  query.limit = wholeParam(params, "limit", 1, MAX_GROUP_LIMIT, DEFAULT_GROUP_LIMIT);
+  query.offset = wholeParam(params, "offset", 0, MAX_GROUP_OFFSET, 0);
   return query;
 }
 
+/** A whole-number parameter from `min` to `max` (digits only: no sign, exponent or fraction), or `fallback`. */
+function wholeParam(
+  params: URLSearchParams,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
+  const text = params.get(name);
+  if (text === null) return fallback;
+  const n = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= min && n <= max)) {
+    throw badParam(name, `'${name}' must be an integer from ${min} to ${max} (default ${fallback}).`);
+  }
+  return n;
+}
+
 /**
- * `GET /admin/usage?from=&to=&token=&token_id=&team=&team_id=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day`: totals
- * (requests, tokens, cost, denials by rule, errors, cache hits and lookups, what hits saved, latency
- * percentiles), overall and per group. Records still
- * queued are flushed first, so the answer includes every request finished before the query.
+ * `GET /admin/usage?from=&to=&token=&token_id=&team=&team_id=&environment=&alias=&provider=&upstream_model=&outcome=&rule=&group_by=alias,day&limit=&offset=`:
+ * totals (requests, tokens, cost, denials by rule, errors, cache hits and lookups, what hits saved, latency
+ * percentiles), overall and per group, a page of at most `limit` groups (`has_more`, `next_offset`): a minute
+ * grain over a year would otherwise be one answer of ~525k groups. Records still queued are flushed first, so
+ * the answer includes every request finished before the query.
  */
 export async function handleUsage(request: ClientRequest, ctx: RequestContext): Promise<Response> {
   const store = ctx.services.usageStore;
