@@ -56,6 +56,7 @@ const OLD: StoredToken = {
   max_tokens: null,
   cache: null,
   team: null,
+  team_id: null,
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -112,8 +113,8 @@ Deno.test("token cache column migration: SQLite schema 7 → 8 adds it, keeping 
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 17);
     const column = file.prepare("PRAGMA table_info(tokens)").all().find((c) => c.name === "cache");
     assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
     file.close();
@@ -150,8 +151,24 @@ Deno.test("token cache column migration: PostgreSQL schema 6 → 7 adds it, keep
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const columns = await queryOnce(
       `SELECT data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'tokens' AND column_name = 'cache'`,

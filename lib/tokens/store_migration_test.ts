@@ -33,6 +33,7 @@ const token: StoredToken = {
   max_tokens: null,
   cache: null,
   team: null,
+  team_id: null,
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -85,8 +86,8 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
     await db.close();
 
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [15]);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
+    assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [17]);
     const tables = file.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'token%'")
       .all().map((r) => String(r.name)).sort();
     assert.deepEqual(tables, ["token_audit", "token_secrets", "token_version", "tokens"]);
@@ -114,8 +115,24 @@ Deno.test("token store migration: a schema-2 PostgreSQL schema gains the token t
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const [index] = await queryOnce(
       "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'tokens_live_name'",
       [schema],

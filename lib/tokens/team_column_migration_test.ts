@@ -54,6 +54,7 @@ const OLD: StoredToken = {
   max_tokens: null,
   cache: false,
   team: null,
+  team_id: null,
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -120,8 +121,8 @@ Deno.test("team columns migration: SQLite schema 10 → 11 adds them, keeping th
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 17);
     const columnOf = (table: string, name: string) => {
       const c = file.prepare(`PRAGMA table_info(${table})`).all().find((c) => c.name === name);
       return [c?.type, c?.notnull, c?.dflt_value];
@@ -147,8 +148,24 @@ Deno.test("team columns migration: PostgreSQL schema 9 → 10 adds them, keeping
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const columns = await queryOnce(
       `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND column_name IN ('team', 'end_user_limits')

@@ -53,6 +53,7 @@ const OLD: StoredToken = {
   max_tokens: null,
   cache: null,
   team: "research",
+  team_id: "team_research",
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -115,8 +116,8 @@ Deno.test("stored teams migration: SQLite schema 11 → 12 adds the teams table,
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 17);
     assert.ok(file.prepare("SELECT 1 FROM sqlite_master WHERE name = 'teams_live_name'").get());
     file.close();
     await Deno.remove(dir, { recursive: true });
@@ -135,8 +136,24 @@ Deno.test("stored teams migration: PostgreSQL schema 10 → 11 adds the teams ta
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'teams' ORDER BY ordinal_position`,

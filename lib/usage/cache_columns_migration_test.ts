@@ -91,8 +91,8 @@ Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with default
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 17);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
@@ -132,8 +132,24 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage'
@@ -251,7 +267,23 @@ Deno.test("trace column migration: PostgreSQL schema 7 → 8 adds trace_id, keep
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const columns = await queryOnce(
       `SELECT data_type, is_nullable FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'trace_id'`,
@@ -318,7 +350,7 @@ Deno.test("cost class migration: SQLite schema 9 → 10 adds the five columns wi
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 17);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => (COST_CLASS_COLUMNS as readonly string[]).includes(String(c.name)))
       .map((c) => [c.name, c.type, c.notnull, c.dflt_value]);
@@ -353,7 +385,23 @@ Deno.test("cost class migration: PostgreSQL schema 8 → 9 adds the five columns
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage' AND column_name LIKE 'cost\\_%'

@@ -70,8 +70,8 @@ Deno.test("guardrails column migration: SQLite schema 12 → 13 adds it, keeping
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 15);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 15);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
+    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, 17);
     const column = file.prepare("PRAGMA table_info(usage)").all().find((c) => c.name === "guardrails");
     assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
     assert.equal(
@@ -95,8 +95,24 @@ Deno.test("guardrails column migration: PostgreSQL schema 11 → 12 adds it, kee
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 14);
-    assert.deepEqual(versions.map((r) => Number(r.version)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
+    assert.deepEqual(versions.map((r) => Number(r.version)), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+      9,
+      10,
+      11,
+      12,
+      13,
+      14,
+      16,
+    ]);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'guardrails'`,

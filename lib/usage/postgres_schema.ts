@@ -17,6 +17,7 @@ import { type ColumnKind, COST_CLASS_COLUMNS, USAGE_COLUMNS, USAGE_COLUMNS_V1 } 
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import { POSTGRES_TEAM_IDENTITY_MIGRATION } from "./team_identity_migration.ts";
+import { POSTGRES_TOKENS_TEAM_ID_MIGRATION } from "../tokens/team_id_migration.ts";
 import {
   POSTGRES_TEAMS_MIGRATION,
   POSTGRES_TOKENS_CACHE_MIGRATION,
@@ -40,9 +41,10 @@ export type PostgresClient = postgres.Sql;
  * teams made through the admin API (`teams`, `lib/tokens/store_postgres.ts`); 12: usage records' `guardrails`
  * (what the guardrails did to the request, as `json`); 13: tokens' `guardrails` (the names of the guardrails
  * attached to an issued token, as `json`); 14: usage records' `team_id` (the identity of the request's token's
- * team: `team_identity_migration.ts`).
+ * team: `team_identity_migration.ts`); 16: tokens' `team_id` (membership by the team's identity, not its
+ * reusable name: `lib/tokens/team_id_migration.ts`). 15 is another change's, made at the same time.
  */
-export const POSTGRES_SCHEMA_VERSION = 14;
+export const POSTGRES_SCHEMA_VERSION = 16;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -147,6 +149,8 @@ export const POSTGRES_MIGRATIONS: readonly (readonly [number, readonly string[]]
   [13, POSTGRES_TOKENS_GUARDRAILS_MIGRATION],
   // The records with a team get the identity of the team that had its name then; the others keep NULL.
   [14, POSTGRES_TEAM_IDENTITY_MIGRATION],
+  // Tokens with a team get the id of the team that has its name now; the others keep NULL.
+  [16, POSTGRES_TOKENS_TEAM_ID_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

@@ -47,6 +47,7 @@ import {
 } from "../tokens/store_sqlite.ts";
 import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
 import { SQLITE_TEAM_IDENTITY_SQL } from "./team_identity_migration.ts";
+import { SQLITE_TOKENS_TEAM_ID_SQL } from "../tokens/team_id_migration.ts";
 
 /**
  * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
@@ -61,9 +62,11 @@ import { SQLITE_TEAM_IDENTITY_SQL } from "./team_identity_migration.ts";
  * `end_user_limits`, and usage records' `team` (the team of the request's token); 12: teams made through the
  * admin API (`teams`, `lib/tokens/store_sqlite.ts`); 13: usage records' `guardrails` (what the guardrails did to
  * the request, as JSON text); 14: tokens' `guardrails` (the names of the guardrails attached to an issued token);
- * 15: usage records' `team_id` (the identity of the request's token's team: `team_identity_migration.ts`).
+ * 15: usage records' `team_id` (the identity of the request's token's team: `team_identity_migration.ts`); 17:
+ * tokens' `team_id` (membership by the team's identity, not its reusable name:
+ * `lib/tokens/team_id_migration.ts`). 16 is another change's, made at the same time.
  */
-export const USAGE_SCHEMA_VERSION = 15;
+export const USAGE_SCHEMA_VERSION = 17;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -131,6 +134,8 @@ export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
   [14, SQLITE_TOKENS_GUARDRAILS_SQL],
   // The records with a team get the identity of the team that had its name then; the others keep NULL.
   [15, SQLITE_TEAM_IDENTITY_SQL],
+  // Tokens with a team get the id of the team that has its name now; the others keep NULL.
+  [17, SQLITE_TOKENS_TEAM_ID_SQL],
 ];
 
 /**
