@@ -56,6 +56,7 @@ const OLD: StoredToken = {
   max_tokens: null,
   cache: null,
   team: null,
+  team_id: null,
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -112,7 +113,7 @@ Deno.test("token cache column migration: SQLite schema 7 → 8 adds it, keeping 
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const column = file.prepare("PRAGMA table_info(tokens)").all().find((c) => c.name === "cache");
     assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
@@ -150,7 +151,7 @@ Deno.test("token cache column migration: PostgreSQL schema 6 → 7 adds it, keep
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     assert.deepEqual(
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),

@@ -49,7 +49,8 @@ function team(name: string, fields: Partial<StoredTeam> = {}): StoredTeam {
   };
 }
 
-function token(name: string, teamName: string | null): StoredToken {
+/** A stored token in the team named `teamName`, by `teamId` (default: the config team of that name). */
+function token(name: string, teamName: string | null, teamId = teamName && `team_${teamName}`): StoredToken {
   return {
     id: `tok_${hex()}`,
     name,
@@ -62,6 +63,7 @@ function token(name: string, teamName: string | null): StoredToken {
     max_tokens: null,
     cache: null,
     team: teamName,
+    team_id: teamId,
     expires_at: null,
     disabled: false,
     created_at: TIME,
@@ -90,9 +92,11 @@ Deno.test("token directory: stored teams are merged before the tokens, which res
   const platform = team("platform");
   const shadowed = team("research", { limits: { rpm: 7 } });
   for (const t of [platform, shadowed]) await store.putTeam(t, audit(t));
-  const member = token("member", "platform");
+  const member = token("member", "platform", platform.id);
   const inConfigTeam = token("in-research", "research");
-  for (const t of [member, inConfigTeam]) await store.put(t, audit(t));
+  // A member of the stored team a config team shadows is served the config's team, as the name is.
+  const inShadowed = token("in-shadowed", "research", shadowed.id);
+  for (const t of [member, inConfigTeam, inShadowed]) await store.put(t, audit(t));
   const logger = createMemoryLogger();
   const directory = createTokenDirectory({ store, logger, pollMs: 60_000 });
   try {
@@ -114,6 +118,7 @@ Deno.test("token directory: stored teams are merged before the tokens, which res
     assert.equal(resolved?.team?.id, platform.id);
     assert.deepEqual([...resolved?.aliases ?? []], ["chat-a"], "narrowed by the stored team's models");
     assert.equal(served.tokens.get(hashToken("secret-of-in-research"))?.team?.id, "team_research");
+    assert.equal(served.tokens.get(hashToken("secret-of-in-shadowed"))?.team?.id, "team_research");
     directory.apply({ config: config() }); // applied again: logged once only
     const clashes = logger.lines.filter((l) => l.msg === "team_name_clash");
     assert.equal(clashes.length, 1);
@@ -121,7 +126,7 @@ Deno.test("token directory: stored teams are merged before the tokens, which res
 
     // Deleted: gone from the next load, and a member left in it (stored before the store refused to delete a
     // team with members) keeps its own rules only.
-    const moved = { ...member, team: null };
+    const moved = { ...member, team: null, team_id: null };
     await store.put(moved, audit(moved));
     await store.putTeam({ ...platform, deleted_at: TIME }, audit(platform));
     await store.put(member, audit(member));
@@ -129,6 +134,14 @@ Deno.test("token directory: stored teams are merged before the tokens, which res
     const after = directory.apply(state).config;
     assert.equal(after.teams?.has("platform"), false);
     assert.equal(after.tokens.get(hashToken("secret-of-member"))?.team, null);
+
+    // A team made later under the deleted one's name is another team: the old member does not join it.
+    const again = team("platform", { limits: { rpm: 2 } });
+    await store.putTeam(again, audit(again));
+    await directory.refresh();
+    const later = directory.apply(state).config;
+    assert.equal(later.teams?.get("platform")?.id, again.id);
+    assert.equal(later.tokens.get(hashToken("secret-of-member"))?.team, null, "not by the reused name");
   } finally {
     await directory.close();
   }
@@ -139,7 +152,7 @@ Deno.test("token directory: a stored team's budget is seeded once, with the toke
   const budgeted = team("budgeted", { budget: { tokens: 1000, period: "day" } });
   const free = team("free");
   for (const t of [budgeted, free]) await store.putTeam(t, audit(t));
-  const member = token("member", "budgeted");
+  const member = token("member", "budgeted", budgeted.id);
   await store.put(member, audit(member));
   const seeded: [string[], string[]][] = [];
   const directory = createTokenDirectory({

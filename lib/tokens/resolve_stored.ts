@@ -11,6 +11,7 @@ import { resolveTokenCache, withinTeam } from "../config/resolve.ts";
 import type { ResolvedConfig, ResolvedTeam, ResolvedToken } from "../config/types.ts";
 import { attached } from "../guardrails/resolve.ts";
 import type { ResolvedGuardrail } from "../guardrails/resolved.ts";
+import { teamOfToken, teamsById } from "./team_identity.ts";
 import type { StoredTeam, StoredToken, TokenSecret } from "./types.ts";
 
 /** The merged token map, and the stored tokens left out because a config token has their name. */
@@ -41,12 +42,12 @@ export function resolveStoredSecret(
   token: StoredToken,
   secret: TokenSecret,
   aliases: AliasIndex,
-  teams: ReadonlyMap<string, ResolvedTeam> = new Map(),
+  teamsById: ReadonlyMap<string, ResolvedTeam> = new Map(),
   guardrails: ReadonlyMap<string, ResolvedGuardrail> = new Map(),
 ): ResolvedToken {
-  // A team removed from the config since the token joined it: the token keeps its own rules only (the
-  // admin API refuses to put a token in a team that does not exist).
-  const team = token.team ? teams.get(token.team) ?? null : null;
+  // By the team's id, never its name: a team that left since the token joined it (deleted, or removed from the
+  // config) leaves the token with its own rules only, even once another team is made under that name.
+  const team = teamOfToken(token, teamsById);
   return Object.freeze({
     name: token.name,
     environment: token.environment,
@@ -91,8 +92,8 @@ export function resolveStoredTeam(team: StoredTeam): ResolvedTeam {
 
 /**
  * `config`'s teams plus the stored ones (not deleted: the store loads no others). A config team wins a name
- * clash: the stored team is left out (and returned in `clashes`), so its members join the config's team, as a
- * config token shadows a stored one. With nothing stored, the config's own map is returned as it is.
+ * clash: the stored team is left out (and returned in `clashes`), and its members are served the config's team
+ * (`teamsById`), as a config token shadows a stored one. With nothing stored, the config's own map is returned as it is.
  */
 export function mergeStoredTeams(config: ResolvedConfig, stored: readonly StoredTeam[]): MergedTeams {
   const base = config.teams ?? new Map<string, ResolvedTeam>();
@@ -113,9 +114,14 @@ export function mergeStoredTeams(config: ResolvedConfig, stored: readonly Stored
 /**
  * `config`'s tokens plus every live secret of the stored tokens that are not revoked. Config tokens win: a
  * stored token named like one of them is left out (and returned in `clashes`), and a hash already taken is
- * never overwritten.
+ * never overwritten. A stored token's team is found by id in `byId` (`teamsById` of the merged teams and the
+ * stored ones, so a shadowed stored team's members get the config's team).
  */
-export function mergeStoredTokens(config: ResolvedConfig, stored: readonly StoredToken[]): MergedTokens {
+export function mergeStoredTokens(
+  config: ResolvedConfig,
+  stored: readonly StoredToken[],
+  byId: ReadonlyMap<string, ResolvedTeam> = teamsById(config.teams),
+): MergedTokens {
   const tokens = new Map(config.tokens);
   const configNames = new Set<string>();
   for (const token of config.tokens.values()) if (token.source !== "api") configNames.add(token.name);
@@ -129,7 +135,7 @@ export function mergeStoredTokens(config: ResolvedConfig, stored: readonly Store
     }
     for (const secret of token.secrets) {
       if (tokens.has(secret.sha256)) continue;
-      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases, config.teams, config.guardrails));
+      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases, byId, config.guardrails));
     }
   }
   return { tokens, clashes };

@@ -141,7 +141,7 @@ contract(
   async ({ store }) => {
     const team = makeTeam({ name: "joinable" });
     await store.putTeam(team, teamAudit(team));
-    const member = makeToken({ name: "member-1", team: "joinable" });
+    const member = makeToken({ name: "member-1", team: "joinable", team_id: team.id });
     await store.put(member, makeAudit(member), undefined, team.id);
 
     // The delete is refused while a token that is not revoked names the team.
@@ -161,10 +161,30 @@ contract(
     const revoked = { ...member, revoked_at: "2026-11-24T09:30:00.000Z", secrets: [] };
     await store.put(revoked, makeAudit(revoked));
     await store.putTeam(deleted, teamAudit(deleted, { action: "delete" }), team.updated_at);
-    const late = makeToken({ name: "member-2", team: "joinable" });
+    const late = makeToken({ name: "member-2", team: "joinable", team_id: team.id });
     version = await store.version();
     await assert.rejects(store.put(late, makeAudit(late), undefined, team.id), TeamGoneError);
     assert.equal(await store.version(), version, "nothing written");
     assert.equal((await store.loadAll()).tokens.some((t) => t.name === "member-2"), false);
+  },
+);
+
+contract(
+  "teams: membership is by the team's id: a token of an earlier team of the name does not hold a new one",
+  async ({ store }) => {
+    // Joined the config's "reused" (id `team_reused`), which the file dropped since; then a team is made here
+    // under the name. The token is not the new team's member, so the new team can be deleted.
+    const old = makeToken({ name: "old-member", team: "reused", team_id: "team_reused" });
+    await store.put(old, makeAudit(old));
+    const team = makeTeam({ name: "reused" });
+    await store.putTeam(team, teamAudit(team));
+    const deleted: StoredTeam = {
+      ...team,
+      deleted_at: "2026-11-24T10:00:00.000Z",
+      updated_at: "2026-11-24T10:00:00.000Z",
+    };
+    await store.putTeam(deleted, teamAudit(deleted, { action: "delete" }), team.updated_at);
+    assert.deepEqual((await store.loadAll()).teams, []);
+    assert.equal((await store.loadAll()).tokens.find((t) => t.id === old.id)?.team_id, "team_reused");
   },
 );

@@ -35,6 +35,7 @@ contract(
       max_tokens: null,
       cache: false,
       team: null,
+      team_id: null,
       end_user_limits: null,
       guardrails: null,
       expires_at: null,
@@ -79,26 +80,43 @@ contract(
   "a token's team and end-user limits come back as put, are replaced and cleared; absent reads as null",
   async ({ store }) => {
     const member = makeToken({ name: "member" });
-    const loose = makeToken({ name: "loose", team: null, end_user_limits: { tpm: 1000, max_users: 10_000 } });
+    const loose = makeToken({
+      name: "loose",
+      team: null,
+      team_id: null,
+      end_user_limits: { tpm: 1000, max_users: 10_000 },
+    });
     // A row put without either field (as written before teams): none, and the stores all say so as null.
-    const { team: _t, end_user_limits: _l, guardrails: _g, ...old } = makeToken({ name: "old" });
+    const { team: _t, team_id: _i, end_user_limits: _l, guardrails: _g, ...old } = makeToken({ name: "old" });
     for (const token of [member, loose, old]) await store.put(token, makeAudit(token));
     const find = async (id: string) => (await store.loadAll()).tokens.find((t) => t.id === id)!;
     assert.equal((await find(member.id)).team, "platform");
     assert.deepEqual((await find(member.id)).end_user_limits, member.end_user_limits);
     assert.equal((await find(loose.id)).team, null);
     assert.deepEqual((await find(loose.id)).end_user_limits, { tpm: 1000, max_users: 10_000 });
-    assert.deepEqual(await find(old.id), { ...old, team: null, end_user_limits: null, guardrails: null });
+    assert.deepEqual(await find(old.id), {
+      ...old,
+      team: null,
+      team_id: null,
+      end_user_limits: null,
+      guardrails: null,
+    });
     // Replaced and cleared.
     const moved = {
       ...member,
       team: "research",
+      team_id: "tm_000000000000000000000042",
       end_user_limits: null,
       updated_at: "2026-11-24T11:00:00.000Z",
     };
     await store.put(moved, makeAudit(member), member.updated_at);
     assert.deepEqual(await find(member.id), moved);
-    const joined = { ...old, team: "platform", updated_at: "2026-11-24T11:00:00.000Z" };
+    const joined = {
+      ...old,
+      team: "platform",
+      team_id: "team_platform",
+      updated_at: "2026-11-24T11:00:00.000Z",
+    };
     await store.put(joined, makeAudit(joined), old.updated_at);
     assert.deepEqual(await find(old.id), { ...joined, end_user_limits: null, guardrails: null });
   },

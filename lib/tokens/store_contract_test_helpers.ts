@@ -98,6 +98,7 @@ export function makeToken(overrides: Partial<StoredToken> = {}): StoredToken {
     max_tokens: 2048,
     cache: { no_store: false, no_cache: true, max_age: 600_000 },
     team: "platform",
+    team_id: "team_platform",
     end_user_limits: {
       rpm: 10,
       budget: { tokens: 5000, period: "day" },

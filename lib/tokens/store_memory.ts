@@ -8,6 +8,7 @@
  * @module
  */
 import { isoToMs, liveSecrets, pageAudit, type SequencedAuditEntry } from "./store_rules.ts";
+import { tokenTeamId } from "./team_identity.ts";
 import {
   type StoredTeam,
   type StoredToken,
@@ -59,11 +60,12 @@ export function createMemoryTokenStore(): TokenStore {
           }
         }
         const now = Date.now();
-        // Rows always have `team`, `end_user_limits` and `guardrails` (null: none), as the SQL stores' columns
+        // Rows always have `team`, `team_id`, `end_user_limits` and `guardrails` (null: none), as the SQL stores' columns
         // give them back.
         const copy: StoredToken = {
           ...structuredClone(token),
           team: token.team ?? null,
+          team_id: token.team_id ?? null,
           end_user_limits: structuredClone(token.end_user_limits ?? null),
           guardrails: token.guardrails ? [...token.guardrails] : null,
         };
@@ -92,7 +94,11 @@ export function createMemoryTokenStore(): TokenStore {
             }
           }
         } else {
-          const members = [...tokens.values()].filter((t) => t.revoked_at === null && t.team === team.name);
+          // Members by the team's identity, as the SQL stores check `team_id`: a token of an earlier team of this
+          // name is not one.
+          const members = [...tokens.values()].filter((t) =>
+            t.revoked_at === null && tokenTeamId(t) === team.id
+          );
           if (members.length > 0) {
             return Promise.reject(new TeamHasMembersError(team.name, members.map((t) => t.name)));
           }

@@ -33,6 +33,7 @@ const token: StoredToken = {
   max_tokens: null,
   cache: null,
   team: null,
+  team_id: null,
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -85,7 +86,7 @@ Deno.test("token store migration: a schema-3 SQLite database gains the token tab
     await db.close();
 
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.deepEqual(file.prepare("SELECT version FROM usage_schema").all().map((r) => r.version), [
       USAGE_SCHEMA_VERSION,
     ]);
@@ -116,7 +117,7 @@ Deno.test("token store migration: a schema-2 PostgreSQL schema gains the token t
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     assert.deepEqual(
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),

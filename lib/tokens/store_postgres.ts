@@ -252,8 +252,8 @@ export function createPostgresTokenStore(call: PostgresCall, listen: TokenListen
             }
             if (team.deleted_at !== null) {
               const rows = await tx.unsafe(
-                "SELECT name FROM tokens WHERE team = $1 AND revoked_at IS NULL ORDER BY name LIMIT 6",
-                [team.name],
+                "SELECT name FROM tokens WHERE team_id = $1 AND revoked_at IS NULL ORDER BY name LIMIT 6",
+                [team.id],
               );
               if (rows.length > 0) {
                 members = rows.map((r) => String(r.name));

@@ -28,6 +28,7 @@ export const TOKEN_COLUMNS = [
   "max_tokens",
   "cache",
   "team",
+  "team_id",
   "end_user_limits",
   "guardrails",
   "expires_at",
@@ -65,6 +66,7 @@ export function tokenRow(token: StoredToken): TokenSqlValue[] {
     token.max_tokens,
     json(token.cache),
     token.team ?? null,
+    token.team_id ?? null,
     json(token.end_user_limits),
     json(token.guardrails),
     token.expires_at,
@@ -113,6 +115,8 @@ export function tokenOf(row: Record<string, unknown>, secretsJson: unknown): Sto
     cache: jsonOrNull<StoredToken["cache"]>(row.cache),
     // NULL in rows written before teams (migration 11 / 10 added the columns): no team, no end-user limits.
     team: textOrNull(row.team),
+    // NULL without a team; migration 17 / 16 gave the rows written before it their team's id.
+    team_id: textOrNull(row.team_id),
     end_user_limits: jsonOrNull<StoredToken["end_user_limits"]>(row.end_user_limits),
     // NULL in rows written before guardrails on issued tokens (migration 14 / 13 added the column): none.
     guardrails: jsonOrNull<string[]>(row.guardrails),

@@ -1,9 +1,8 @@
 /**
  * Tokens issued through the admin API in the SQLite usage database: four tables made by schema migration 4
  * (`lib/usage/sqlite_store.ts`; migration 8 added `tokens.cache`, 11 `tokens.team` and
- * `tokens.end_user_limits`, 12 the `teams` table of teams made through the admin API, 14 `tokens.guardrails`), on
- * the usage database's
- * connection, so the server reaches them through the usage store's worker (`tokens.*` calls) and the request
+ * `tokens.end_user_limits`, 12 the `teams` table of teams made through the admin API, 14 `tokens.guardrails`, 17
+ * `tokens.team_id`: `team_id_migration.ts`), on the usage database's connection, so the server reaches them through the usage store's worker (`tokens.*` calls) and the request
  * thread never waits on SQLite.
  *
  * - `tokens`: one row per token (lists and limits as JSON text); a partial unique index on `name` over the
@@ -153,7 +152,7 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
   const updatedAtStmt = db.prepare("SELECT updated_at FROM tokens WHERE id = ?");
   const teamLiveStmt = db.prepare("SELECT 1 AS live FROM teams WHERE id = ? AND deleted_at IS NULL");
   const membersStmt = db.prepare(
-    "SELECT name FROM tokens WHERE team = ? AND revoked_at IS NULL ORDER BY name LIMIT 6",
+    "SELECT name FROM tokens WHERE team_id = ? AND revoked_at IS NULL ORDER BY name LIMIT 6",
   );
   const clearSecretsStmt = db.prepare("DELETE FROM token_secrets WHERE token_id = ?");
   const pruneSecretsStmt = db.prepare(
@@ -253,7 +252,7 @@ export function createSqliteTokenStore(db: DatabaseSync, open: () => void): Toke
         throw new TeamNameTakenError(team.name);
       }
       if (team.deleted_at !== null) {
-        const members = (membersStmt.all(team.name) as Record<string, unknown>[]).map((r) => String(r.name));
+        const members = (membersStmt.all(team.id) as Record<string, unknown>[]).map((r) => String(r.name));
         if (members.length > 0) throw new TeamHasMembersError(team.name, members);
       }
       upsertTeamStmt.run(...row);

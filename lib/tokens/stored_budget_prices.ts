@@ -14,6 +14,7 @@ import { isPriced } from "../config/money_budgets.ts";
 import { withinTeam } from "../config/resolve.ts";
 import type { ConfigIssue, ResolvedConfig } from "../config/types.ts";
 import { mergeStoredTeams } from "./resolve_stored.ts";
+import { teamOfToken, teamsById } from "./team_identity.ts";
 import type { StoredTeam, StoredToken } from "./types.ts";
 
 /** One stored owner's money budget over aliases without a price. */
@@ -46,6 +47,7 @@ export function unpricedStoredBudgets(
   const unpriced = (aliases: Iterable<string>) =>
     [...aliases].filter((alias) => !isPriced(config.models.get(alias))).sort();
   const merged = mergeStoredTeams(config, teams).teams;
+  const byId = teamsById(merged, teams);
   const out: UnpricedStoredBudget[] = [];
   for (const team of teams) {
     if (team.deleted_at !== null || merged.get(team.name)?.id !== team.id) continue;
@@ -59,7 +61,7 @@ export function unpricedStoredBudgets(
   for (const token of config.tokens.values()) if (token.source !== "api") configNames.add(token.name);
   for (const token of tokens) {
     if (token.revoked_at !== null || configNames.has(token.name)) continue;
-    const team = token.team ? merged.get(token.team) : undefined;
+    const team = teamOfToken(token, byId) ?? undefined;
     const fields: UnpricedStoredBudget["field"][] = [];
     if (token.budget?.cost !== undefined) fields.push("budget");
     if (token.end_user_limits?.budget?.cost !== undefined) fields.push("end_user_limits.budget");

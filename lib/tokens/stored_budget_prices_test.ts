@@ -36,7 +36,14 @@ ${extra}`,
 
 /** A stored token with nothing that counts money but what `overrides` gives. */
 function token(overrides: Partial<StoredToken>): StoredToken {
-  return makeToken({ budget: null, end_user_limits: null, team: null, guardrails: null, ...overrides });
+  return makeToken({
+    budget: null,
+    end_user_limits: null,
+    team: null,
+    team_id: null,
+    guardrails: null,
+    ...overrides,
+  });
 }
 
 function team(overrides: Partial<StoredTeam>): StoredTeam {

@@ -54,6 +54,7 @@ const OLD: StoredToken = {
   max_tokens: null,
   cache: false,
   team: null,
+  team_id: null,
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -120,7 +121,7 @@ Deno.test("team columns migration: SQLite schema 10 → 11 adds them, keeping th
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const columnOf = (table: string, name: string) => {
       const c = file.prepare(`PRAGMA table_info(${table})`).all().find((c) => c.name === name);
@@ -147,7 +148,7 @@ Deno.test("team columns migration: PostgreSQL schema 9 → 10 adds them, keeping
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     assert.deepEqual(
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),

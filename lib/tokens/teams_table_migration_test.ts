@@ -53,6 +53,7 @@ const OLD: StoredToken = {
   max_tokens: null,
   cache: null,
   team: "research",
+  team_id: "team_research",
   end_user_limits: null,
   guardrails: null,
   expires_at: null,
@@ -115,7 +116,7 @@ Deno.test("stored teams migration: SQLite schema 11 → 12 adds the teams table,
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     assert.ok(file.prepare("SELECT 1 FROM sqlite_master WHERE name = 'teams_live_name'").get());
     file.close();
@@ -135,7 +136,7 @@ Deno.test("stored teams migration: PostgreSQL schema 10 → 11 adds the teams ta
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     assert.deepEqual(
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),

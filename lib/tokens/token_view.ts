@@ -6,7 +6,8 @@
  * @module
  */
 import type { TokenCacheConfig } from "../config/cache_schema.ts";
-import type { ResolvedToken, ResolvedTokenCache } from "../config/types.ts";
+import type { ResolvedTeam, ResolvedToken, ResolvedTokenCache } from "../config/types.ts";
+import { tokenTeamId } from "./team_identity.ts";
 import type { StoredToken } from "./types.ts";
 import type { TokenFields } from "./validate.ts";
 
@@ -30,8 +31,16 @@ function statusOf(
 /** A token as the admin API shows it. */
 export type TokenView = ReturnType<typeof storedView>;
 
-/** A token issued through the admin API. */
-export function storedView(t: StoredToken, now: number, shadowedByConfig = false) {
+/**
+ * A token issued through the admin API. `team` is the served team it is in (by its id: `teamOfToken`), or
+ * null: none, or the team it joined no longer exists (a team made since under the same name is another team).
+ */
+export function storedView(
+  t: StoredToken,
+  now: number,
+  shadowedByConfig = false,
+  team: ResolvedTeam | null = null,
+) {
   return {
     object: "gateway.token" as const,
     id: t.id,
@@ -50,8 +59,13 @@ export function storedView(t: StoredToken, now: number, shadowedByConfig = false
     budget: t.budget,
     max_tokens: t.max_tokens,
     cache: t.cache,
-    /** The team (of the config's `teams:`) it belongs to, or null. */
-    team: t.team ?? null,
+    /** The name of the team it is in now, or null (none, or its team no longer exists). */
+    team: team?.name ?? null,
+    /**
+     * The id of the team it joined (`tm_…` or `team_<name>`), kept when that team is gone so the API shows
+     * which one it was; null when it never joined one.
+     */
+    team_id: tokenTeamId(t),
     end_user_limits: t.end_user_limits ?? null,
     /** The names of the guardrails attached to it (of the config's `guardrails:`), or null. */
     guardrails: t.guardrails ? [...t.guardrails] : null,
@@ -97,6 +111,7 @@ export function configView(t: ResolvedToken, now: number): TokenView {
     max_tokens: t.maxTokens,
     cache: configCache(t.cache ?? null),
     team: t.team?.name ?? null,
+    team_id: t.team?.id ?? null,
     end_user_limits: t.endUserLimits ?? null,
     guardrails: t.guardrails && t.guardrails.length > 0 ? t.guardrails.map((g) => g.name) : null,
     expires_at: t.expiresAt === null ? null : new Date(t.expiresAt).toISOString(),
@@ -122,6 +137,7 @@ export function fieldsOf(t: StoredToken): TokenFields {
     max_tokens: t.max_tokens,
     cache: t.cache,
     team: t.team ?? null,
+    team_id: tokenTeamId(t),
     end_user_limits: t.end_user_limits ?? null,
     guardrails: t.guardrails ?? null,
     expires_at: t.expires_at,

@@ -39,10 +39,19 @@ export interface StoredToken {
    */
   readonly cache: TokenCacheConfig | null;
   /**
-   * The team (of the config's `teams:`) whose budget, limits and model scope it shares, or null. Absent in
-   * rows written before teams existed: none.
+   * The name the token's team had when the token joined it, or null. Kept for display and the audit trail
+   * only: membership is by {@linkcode StoredToken.team_id}, since a name is free again once its team leaves.
+   * Absent in rows written before teams existed: none.
    */
   readonly team?: string | null;
+  /**
+   * The identity of the team whose budget, limits and model scope it shares: `tm_…` for a team made through
+   * the admin API, `team_<name>` for a config team (see `ResolvedTeam.id`), or null. A team made later under
+   * the same name has another id, so it never inherits the token. Absent/null with a `team` only in rows
+   * written before ids were kept (the SQL stores' migration 17 / 16 fills them): read as the config team of
+   * that name, which is what the migration gives a name no stored team has (`tokenTeamId`).
+   */
+  readonly team_id?: string | null;
   /** Limits per end user of its application, as the config's `tokens[].end_user_limits`, or null/absent. */
   readonly end_user_limits?: EndUserLimitsConfig | null;
   /**
@@ -68,7 +77,7 @@ export interface StoredToken {
 
 /**
  * A team made through the admin API (`POST /admin/teams`), as stored: the config's `teams:` entry plus its
- * identity and history. Tokens join it by name (`StoredToken.team`), as they join a team of the config file.
+ * identity and history. Tokens join it by its id (`StoredToken.team_id`), never by its reusable name.
  */
 export interface StoredTeam {
   /**
@@ -233,7 +242,7 @@ export interface TokenStore {
    * PATCH, revoke, rotate) passes the `updated_at` of the token it read, and every write moves `updated_at`
    * forward, so no change is ever written over one it did not see. Without it the put is unconditional.
    *
-   * `joins`, when given, is the id of the stored team `token.team` names: the put writes only if that team is
+   * `joins`, when given, is the id of the stored team the token joins (`token.team_id`): the put writes only if that team is
    * not deleted, checked in the same transaction, and otherwise rejects with {@linkcode TeamGoneError}. With
    * `putTeam`'s member check, a token never joins a team a concurrent delete removed.
    */
@@ -243,8 +252,8 @@ export interface TokenStore {
    * bumps the version, in one transaction, then notifies other replicas, exactly as `put` does for a token.
    * Rejects with {@linkcode TeamNameTakenError} when another team that is not deleted has the same name, and,
    * with `basedOn`, is the same compare-and-set on `updated_at` as `put` ({@linkcode TokenChangedError}). A
-   * delete rejects with {@linkcode TeamHasMembersError} while a token that is not revoked names the team,
-   * checked in the same transaction.
+   * delete rejects with {@linkcode TeamHasMembersError} while a token that is not revoked has the team's id
+   * (`team_id`), checked in the same transaction.
    */
   putTeam(team: StoredTeam, audit: AuditEntry, basedOn?: string | null): Promise<void>;
   /** The audit trail, newest first. Rejects with {@linkcode AuditCursorError} when `after` names no entry. */

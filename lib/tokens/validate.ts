@@ -25,6 +25,7 @@ import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import type { StoredToken } from "./types.ts";
 import { badField, parse } from "./field_errors.ts";
+import { teamOfToken, teamsById } from "./team_identity.ts";
 
 /**
  * The fields of a token an admin sets (all but `name`, which never changes), as stored. `expires_at` is
@@ -48,6 +49,11 @@ export type TokenFields =
   & {
     /** The name of a team of the live config's `teams:`, or null. */
     readonly team: string | null;
+    /**
+     * That team's id (`tm_…` or `team_<name>`), or null: what membership is by, so a team made later under the
+     * name does not inherit the token.
+     */
+    readonly team_id: string | null;
     readonly end_user_limits: EndUserLimitsConfig | null;
     /** Names of guardrails of the live config's `guardrails:`, in order, or null (an empty list is null). */
     readonly guardrails: readonly string[] | null;
@@ -305,6 +311,7 @@ export function validateNewToken(
     max_tokens: input.max_tokens ?? null,
     cache: input.cache ?? null,
     team: team?.name ?? null,
+    team_id: team?.id ?? null,
     end_user_limits: endUserLimits,
     guardrails,
     expires_at: input.expires_at == null ? null : expiry(input.expires_at, now),
@@ -343,11 +350,12 @@ export function validatePatch(
       "end_user_limits.budget",
     );
   }
-  // A team named in the body must exist now; the one the token is in already may have left the config since
-  // (the token then keeps its own rules only), which does not block changing its other fields.
+  // A team named in the body must exist now; the one the token is in already (by id) may have left since (the
+  // token then keeps its own rules only, even if another team has the name now), which does not block changing
+  // its other fields.
   const team = input.team !== undefined
     ? teamOf(input.team, config)
-    : config.teams?.get(current.team ?? "") ?? null;
+    : teamOfToken(current, teamsById(config.teams));
   if (input.team !== undefined || input.models !== undefined) {
     checkTeamBudget(team, models, aliases, config, input.team !== undefined ? "team" : "models");
   }
@@ -360,7 +368,11 @@ export function validatePatch(
   if (input.budget !== undefined) patch.budget = input.budget;
   if (input.max_tokens !== undefined) patch.max_tokens = input.max_tokens;
   if (input.cache !== undefined) patch.cache = input.cache;
-  if (input.team !== undefined) patch.team = input.team;
+  if (input.team !== undefined) {
+    // Naming a team (again) joins the one that has the name now: its id is what the token keeps.
+    patch.team = team?.name ?? null;
+    patch.team_id = team?.id ?? null;
+  }
   if (input.end_user_limits !== undefined) patch.end_user_limits = input.end_user_limits;
   // Only the names given are checked: one the token has that left the config since does not block the rest.
   if (input.guardrails !== undefined) patch.guardrails = checkGuardrails(input.guardrails, config);

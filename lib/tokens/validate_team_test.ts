@@ -140,11 +140,13 @@ Deno.test("validate team and end_user_limits in a patch: set, cleared by null, l
   };
   assert.deepEqual(validatePatch({ team: "research", end_user_limits: { tpm: 1000 } }, current, c, NOW), {
     team: "research",
+    team_id: "team_research", // membership is by the team's id
     end_user_limits: { tpm: 1000, max_users: 10_000 },
   });
   const member: TokenFields = { ...current, team: "research", end_user_limits: { tpm: 1000, max_users: 5 } };
   assert.deepEqual(validatePatch({ team: null, end_user_limits: null }, member, c, NOW), {
     team: null,
+    team_id: null,
     end_user_limits: null,
   });
   assert.deepEqual(validatePatch({ disabled: true }, member, c, NOW), { disabled: true });

@@ -114,6 +114,7 @@ Deno.test("validate: a patch checks only what it changes, against the token as i
     max_tokens: null,
     cache: null,
     team: null,
+    team_id: null,
     end_user_limits: null,
     guardrails: null,
     expires_at: null,

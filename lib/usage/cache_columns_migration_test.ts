@@ -91,7 +91,7 @@ Deno.test("cache columns migration: SQLite schema 6 → 7 adds them with default
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const columns = file.prepare("PRAGMA table_info(usage)").all()
       .filter((c) => ["cache", "saved_tokens", "saved_cost"].includes(String(c.name)))
@@ -136,7 +136,7 @@ Deno.test("cache columns migration: PostgreSQL schema 5 → 6 adds them with def
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
     );
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     const columns = await queryOnce(
       `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
        WHERE table_schema = $1 AND table_name = 'usage'

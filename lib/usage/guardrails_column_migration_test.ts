@@ -70,7 +70,7 @@ Deno.test("guardrails column migration: SQLite schema 12 → 13 adds it, keeping
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const column = file.prepare("PRAGMA table_info(usage)").all().find((c) => c.name === "guardrails");
     assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
@@ -95,7 +95,7 @@ Deno.test("guardrails column migration: PostgreSQL schema 11 → 12 adds it, kee
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     assert.deepEqual(
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),

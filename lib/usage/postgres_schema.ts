@@ -17,6 +17,7 @@ import { type ColumnKind, COST_CLASS_COLUMNS_V10, USAGE_COLUMNS, USAGE_COLUMNS_V
 import { POSTGRES_USAGE_INDEXES } from "./usage_indexes.ts";
 import { POSTGRES_OWNERSHIP_MIGRATION } from "./ownership_migration.ts";
 import { POSTGRES_TEAM_IDENTITY_MIGRATION } from "./team_identity_migration.ts";
+import { POSTGRES_TOKENS_TEAM_ID_MIGRATION } from "../tokens/team_id_migration.ts";
 import {
   POSTGRES_TEAMS_MIGRATION,
   POSTGRES_TOKENS_CACHE_MIGRATION,
@@ -41,9 +42,10 @@ export type PostgresClient = postgres.Sql;
  * (what the guardrails did to the request, as `json`); 13: tokens' `guardrails` (the names of the guardrails
  * attached to an issued token, as `json`); 14: usage records' `team_id` (the identity of the request's token's
  * team: `team_identity_migration.ts`); 15: usage records' `cost_web_search` (what the web searches the upstream
- * ran cost).
+ * ran cost); 16: tokens' `team_id` (membership by the team's identity, not its reusable name:
+ * `lib/tokens/team_id_migration.ts`).
  */
-export const POSTGRES_SCHEMA_VERSION = 15;
+export const POSTGRES_SCHEMA_VERSION = 16;
 
 /** How to reach the database: `postgres` in the config. */
 export interface PostgresOptions {
@@ -155,6 +157,8 @@ export const POSTGRES_MIGRATIONS: readonly (readonly [number, readonly string[]]
   [14, POSTGRES_TEAM_IDENTITY_MIGRATION],
   // A default, as for migration 9: a record from before it priced no search (no rows rewritten).
   [15, ["ALTER TABLE usage ADD COLUMN cost_web_search double precision NOT NULL DEFAULT 0"]],
+  // Tokens with a team get the id of the team that has its name now; the others keep NULL.
+  [16, POSTGRES_TOKENS_TEAM_ID_MIGRATION],
 ];
 
 /** The database's schema is newer than this code's: never served against (it would misread the tables). */

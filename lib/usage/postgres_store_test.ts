@@ -246,7 +246,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
     );
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     // Every replica writes to and reads from the same tables.
     await Promise.all(stores.map((s, i) => s.insert([{ ...makeRecord(i), uid: `m${i}` }])));
     for (const s of stores) assert.equal((await s.query({})).totals.requests, 5);
@@ -255,7 +255,7 @@ Deno.test("postgres usage: replicas migrating at once end with one schema; a new
     await queryOnce(`INSERT INTO "${schema}".schema_versions (version) VALUES (99)`);
     await assert.rejects(
       openPostgresStore({ url: TEST_DATABASE_URL, schema }),
-      /schema version 99 is newer than this gateway's \(15\)/,
+      /schema version 99 is newer than this gateway's \(16\)/,
     );
   } finally {
     await dropSchema(schema);

@@ -47,6 +47,7 @@ import {
 } from "../tokens/store_sqlite.ts";
 import { SQLITE_OWNERSHIP_SQL } from "./ownership_migration.ts";
 import { SQLITE_TEAM_IDENTITY_SQL } from "./team_identity_migration.ts";
+import { SQLITE_TOKENS_TEAM_ID_SQL } from "../tokens/team_id_migration.ts";
 
 /**
  * The schema version this code writes; older databases are migrated, newer ones refused. 1: usage records;
@@ -62,9 +63,10 @@ import { SQLITE_TEAM_IDENTITY_SQL } from "./team_identity_migration.ts";
  * admin API (`teams`, `lib/tokens/store_sqlite.ts`); 13: usage records' `guardrails` (what the guardrails did to
  * the request, as JSON text); 14: tokens' `guardrails` (the names of the guardrails attached to an issued token);
  * 15: usage records' `team_id` (the identity of the request's token's team: `team_identity_migration.ts`); 16:
- * usage records' `cost_web_search` (what the web searches the upstream ran cost).
+ * usage records' `cost_web_search` (what the web searches the upstream ran cost); 17: tokens' `team_id`
+ * (membership by the team's identity, not its reusable name: `lib/tokens/team_id_migration.ts`).
  */
-export const USAGE_SCHEMA_VERSION = 16;
+export const USAGE_SCHEMA_VERSION = 17;
 
 const SQL_TYPE: Record<ColumnKind, string> = {
   "text": "TEXT NOT NULL",
@@ -136,6 +138,8 @@ export const SQLITE_MIGRATIONS: readonly (readonly [number, string])[] = [
   [15, SQLITE_TEAM_IDENTITY_SQL],
   // A default, as for migration 10: a record from before it priced no search.
   [16, "ALTER TABLE usage ADD COLUMN cost_web_search REAL NOT NULL DEFAULT 0;"],
+  // Tokens with a team get the id of the team that has its name now; the others keep NULL.
+  [17, SQLITE_TOKENS_TEAM_ID_SQL],
 ];
 
 /**

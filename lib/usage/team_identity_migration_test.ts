@@ -94,7 +94,7 @@ Deno.test("team identity migration: SQLite schema 14 → 15 attributes each reco
       await db.close();
     }
     const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 16);
+    assert.equal(USAGE_SCHEMA_VERSION, 17);
     assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
     const column = file.prepare("PRAGMA table_info(usage)").all().find((c) => c.name === "team_id");
     assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
@@ -120,7 +120,7 @@ Deno.test("team identity migration: PostgreSQL schema 13 → 14 attributes each 
       await db.close();
     }
     const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 15);
+    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
     assert.deepEqual(
       versions.map((r) => Number(r.version)),
       Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),

@@ -12,6 +12,7 @@
 import type { RequestContext } from "../../http/context.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import type { TokenDirectory } from "../../tokens/directory.ts";
+import { tokenTeamId } from "../../tokens/team_identity.ts";
 import type { StoredTeam } from "../../tokens/types.ts";
 import { type TeamFields, validateNewTeam, validateTeamPatch } from "../../tokens/validate_team.ts";
 import { conflict, writeTime } from "./token_writes.ts";
@@ -91,7 +92,7 @@ async function patchTeam(
   const given = await body(request, ctx);
   const find = () => findStored(ctx, directory, name);
   return await changeTeam(ctx, directory, name, find, (current) => {
-    const members = directory.tokens().filter((t) => t.revoked_at === null && t.team === current.name);
+    const members = directory.tokens().filter((t) => t.revoked_at === null && tokenTeamId(t) === current.id);
     const before = fieldsOf(current);
     const patch = validateTeamPatch(given, before, members, ctx.state.config);
     const changes: Record<string, { from: unknown; to: unknown }> = {};

@@ -13,6 +13,7 @@ import type { RequestContext } from "../../http/context.ts";
 import { ownerBudgetCheck, teamBudgetOwner } from "../../policy/budgets.ts";
 import type { TokenDirectory } from "../../tokens/directory.ts";
 import { resolveStoredTeam } from "../../tokens/resolve_stored.ts";
+import { teamOfToken, teamsById } from "../../tokens/team_identity.ts";
 import type { StoredTeam } from "../../tokens/types.ts";
 import { json } from "./tokens.ts";
 
@@ -57,8 +58,12 @@ export function liveTeams(ctx: RequestContext, directory: TokenDirectory | null)
   for (const token of config.tokens.values()) {
     if (token.source !== "api") add(token.team?.name, { id: token.id, name: token.name, source: "config" });
   }
+  // Issued tokens by their team's id, never its name: a team made under the name of one that left is another
+  // team and starts with none of its tokens (a shadowed stored team's are the file's team's, as served).
+  const byId = teamsById(byName, directory?.teams() ?? []);
   for (const token of directory?.tokens() ?? []) {
-    if (token.revoked_at === null) add(token.team, { id: token.id, name: token.name, source: "api" });
+    if (token.revoked_at !== null) continue;
+    add(teamOfToken(token, byId)?.name, { id: token.id, name: token.name, source: "api" });
   }
   for (const list of members.values()) list.sort((a, b) => a.name.localeCompare(b.name));
   return { byName, stored, members };

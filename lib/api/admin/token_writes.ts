@@ -27,6 +27,7 @@ import {
   TokenNameTakenError,
 } from "../../tokens/types.ts";
 import { badField } from "../../tokens/field_errors.ts";
+import { teamsById, tokenTeamId } from "../../tokens/team_identity.ts";
 import type { RequestContext } from "../../http/context.ts";
 
 /**
@@ -125,9 +126,11 @@ export async function write(
     token_name: token.name,
     changes,
   };
-  // A live token joining a stored team: the store writes it only if that team is still there (a delete of it
-  // may have been answered since this request validated the name).
-  const team = token.revoked_at === null && token.team ? ctx.state.config.teams?.get(token.team) : undefined;
+  // A live token in a stored team: the store writes it only if that team (by id) is still there (a delete of
+  // it may have been answered since this request validated the name). A token whose team is already gone is
+  // in none, and its other fields may still change.
+  const id = token.revoked_at === null ? tokenTeamId(token) : null;
+  const team = id === null ? undefined : teamsById(ctx.state.config.teams).get(id);
   try {
     await directory.store.put(token, entry, basedOn, team?.source === "api" ? team.id : undefined);
   } catch (err) {

@@ -16,6 +16,7 @@ import { hashToken } from "../../auth/authenticate.ts";
 import type { ResolvedToken } from "../../config/types.ts";
 import { GatewayError, printable } from "../../errors.ts";
 import type { TokenDirectory } from "../../tokens/directory.ts";
+import { teamOfToken, teamsById } from "../../tokens/team_identity.ts";
 import type { StoredToken, TokenSecret } from "../../tokens/types.ts";
 import {
   byNameThenId,
@@ -63,9 +64,23 @@ function configTokens(ctx: RequestContext): ResolvedToken[] {
   return [...byName.values()];
 }
 
-/** A stored token's view, marked when a config token has taken its name (it is then not served). */
-function viewOf(ctx: RequestContext, token: StoredToken, now: number, names = configNames(ctx)) {
-  return storedView(token, now, names.has(token.name));
+/**
+ * A stored token's view, marked when a config token has taken its name (it is then not served), with the team
+ * it is in by id (`byId`: the request's teams and the directory's stored ones; a list passes it once).
+ */
+function viewOf(
+  ctx: RequestContext,
+  token: StoredToken,
+  now: number,
+  names = configNames(ctx),
+  byId = servedTeamsById(ctx),
+) {
+  return storedView(token, now, names.has(token.name), teamOfToken(token, byId));
+}
+
+/** The teams served to this request, by id (shadowed stored teams included: see `teamsById`). */
+function servedTeamsById(ctx: RequestContext) {
+  return teamsById(ctx.state.config.teams, ctx.services.tokens?.teams() ?? []);
 }
 
 function configNames(ctx: RequestContext): Set<string> {
@@ -179,9 +194,10 @@ function listTokens(request: ClientRequest, ctx: RequestContext, directory: Toke
   const now = Date.now();
   const fromConfig = configTokens(ctx);
   const names = new Set(fromConfig.map((t) => t.name));
+  const byId = servedTeamsById(ctx);
   const all = [
     ...fromConfig.map((t) => configView(t, now)),
-    ...directory.tokens().map((t) => viewOf(ctx, t, now, names)),
+    ...directory.tokens().map((t) => viewOf(ctx, t, now, names, byId)),
   ].sort(byNameThenId);
   let cursor: TokenView | undefined;
   if (after !== null) {

@@ -62,11 +62,20 @@ Deno.test("admin tokens: team and end_user_limits are set, shown, cleared by nul
 
     const entries = (await gw.admin("GET", `/admin/audit?token=${id}`)).body.data as Json[];
     assert.deepEqual(entries.map((e) => [e.action, e.changes]).slice(0, 2), [
-      ["update", { team: { from: "platform", to: null }, end_user_limits: { from: limits, to: null } }],
-      ["update", { team: { from: "research", to: "platform" } }],
+      ["update", {
+        team: { from: "platform", to: null },
+        team_id: { from: "team_platform", to: null },
+        end_user_limits: { from: limits, to: null },
+      }],
+      // The team's id is what membership is by, so the trail records it beside the name.
+      ["update", {
+        team: { from: "research", to: "platform" },
+        team_id: { from: "team_research", to: "team_platform" },
+      }],
     ]);
     const create = entries[2].changes as Json;
     assert.equal(create.team, "research", "the create entry has them");
+    assert.equal(create.team_id, "team_research");
     assert.deepEqual(create.end_user_limits, limits);
   } finally {
     await gw.close();
