@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { UsageQueryError } from "./query.ts";
+import { UsageQueryError } from "./query_error.ts";
 import type { SqlDialect } from "./sql_dialect.ts";
 
 /** Groups per report when the query gives no `limit`: more than any console chart or breakdown needs. */

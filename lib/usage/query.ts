@@ -27,14 +27,9 @@ import {
 import { GROUP_EXPR, nearestRank, PERCENTILES, type SqlDialect, SQLITE_DIALECT } from "./sql_dialect.ts";
 import { type GroupPage, groupPageOf, keyRangeSql, type KeyTuple } from "./group_page.ts";
 
-/** A bad filter or group key in a usage query; the admin API answers it with 400. */
-export class UsageQueryError extends Error {
-  /** `param` names the offending query parameter. */
-  constructor(message: string, readonly param: string) {
-    super(message);
-    this.name = "UsageQueryError";
-  }
-}
+import { UsageQueryError } from "./query_error.ts";
+
+export { UsageQueryError };
 
 /** A value bound to a SQL parameter. */
 export type SqlValue = string | number | null;
