@@ -289,7 +289,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         });
       }
 
-      const tokenBudget = budgets.find((b) => b.owner.scope === "token");
+      // One reading of what the store took, for both settling and the stream's allowance: under fail_open
+      // both must start from the amount capped at the replica's share, not from the estimate asked.
+      const taken = takenAmounts(checks, reserved);
+      const tokenBudget = budgets.findIndex((b) => b.owner.scope === "token");
+      const tokenBudgetAt = rates.length + tokenBudget; // its place among `checks`, `taken` and the results
       return {
         outcome: modifiedBy.length > 0 ? "modify" : "allow",
         rule: modifiedBy.length > 0 ? modifiedBy.join(",") : null,
@@ -298,15 +302,11 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           reserved.store ?? store,
           rates,
           budgets,
-          takenAmounts(checks, reserved),
+          taken,
           reserved.reservation,
         ),
-        stream: tokenBudget
-          ? streamAllowance(
-            token,
-            tokenBudget.check,
-            reserved.results[rates.length + budgets.indexOf(tokenBudget)],
-          )
+        stream: tokenBudget >= 0
+          ? streamAllowance(token, taken[tokenBudgetAt], reserved.results[tokenBudgetAt])
           : null,
       };
     },

@@ -7,30 +7,34 @@
  * budget by at most what each was allowed beyond its own reservation; see docs/policies_and_usage.md,
  * "Stopping streams at the budget".
  *
+ * "What it reserved" is what the store took, the amount its settlement corrects from too (engine.ts,
+ * `takenAmounts`): the local limiter of `fail_open` caps a reservation at the replica's share, and allowing
+ * the uncapped estimate instead would let a stream run past that share before it is cut.
+ *
  * @module
  */
 import type { ResolvedToken } from "../config/types.ts";
 import { budgetUnit } from "./budgets.ts";
-import type { CheckResult, PeriodCheck } from "./counter_store.ts";
+import type { CheckResult } from "./counter_store.ts";
 
 /** What a stream of a token with `budget.stop_streams` may use, in the budget's unit. */
 export interface StreamAllowance {
   readonly unit: "tokens" | "cost";
-  /** The request's reservation plus what was left of the budget when it was admitted. */
+  /** The request's reservation (as taken) plus what was left of the budget when it was admitted. */
   readonly allowance: number;
 }
 
 /**
- * The allowance of an admitted request whose budget `check` passed with `result` (its counter after the
- * reservation); null when the token's budget does not stop streams.
+ * The allowance of an admitted request whose token budget check passed with `result` (its counter after the
+ * reservation), having had `taken` reserved by the store; null when the token's budget does not stop streams.
  */
 export function streamAllowance(
   token: ResolvedToken,
-  check: PeriodCheck | undefined,
+  taken: number | undefined,
   result: CheckResult | undefined,
 ): StreamAllowance | null {
-  if (!token.budget?.stop_streams || !check || !result) return null;
+  if (!token.budget?.stop_streams || taken === undefined || !result) return null;
   const u = budgetUnit(token.budget);
   if (!u) return null;
-  return { unit: u.unit, allowance: (check.amount ?? 0) + result.remaining };
+  return { unit: u.unit, allowance: taken + result.remaining };
 }

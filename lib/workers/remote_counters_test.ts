@@ -13,7 +13,8 @@ import { Channel, type MessagePortLike } from "./channel.ts";
 import { counterMethods, WorkerLedger } from "./primary_methods.ts";
 import { remoteCounterStore } from "./remote_stores.ts";
 
-Deno.test("workers, fail_open: a locally admitted request is settled on the primary's limiter from what it took", async () => {
+/** A primary whose shared store is down (fail_open over 4 replicas), served to a worker over a real channel. */
+function primaryDown() {
   const c = clock();
   const fail = () => Promise.reject(new Error("Command timed out"));
   const down: CounterStore = {
@@ -33,8 +34,17 @@ Deno.test("workers, fail_open: a locally admitted request is settled on the prim
   const { port1, port2 } = new MessageChannel();
   const worker = new Channel(port1 as unknown as MessagePortLike);
   const primary = new Channel(port2 as unknown as MessagePortLike);
+  primary.serve(counterMethods(counters, new WorkerLedger(), new EndUserTracker()));
+  const close = () => {
+    port1.close();
+    port2.close();
+  };
+  return { c, counters, worker, close };
+}
+
+Deno.test("workers, fail_open: a locally admitted request is settled on the primary's limiter from what it took", async () => {
+  const { c, counters, worker, close } = primaryDown();
   try {
-    primary.serve(counterMethods(counters, new WorkerLedger(), new EndUserTracker()));
     const engine = createPolicyEngine(remoteCounterStore(worker), { now: c.now });
     const identity = token({ limits: { tpm: 1000 }, budget: { tokens: 1000, period: "day" } });
     const body = { model: "chat-default", messages: [{ role: "user", content: "hi" }] };
@@ -49,7 +59,19 @@ Deno.test("workers, fail_open: a locally admitted request is settled on the prim
     assert.equal(peek.source, "local");
     assert.deepEqual(peek.results.map((r) => r.used), [600, 600]);
   } finally {
-    port1.close();
-    port2.close();
+    close();
+  }
+});
+
+Deno.test("workers, fail_open: a worker's stream under stop_streams is allowed what the primary's limiter took", async () => {
+  const { c, worker, close } = primaryDown();
+  try {
+    const engine = createPolicyEngine(remoteCounterStore(worker), { now: c.now });
+    const identity = token({ budget: { tokens: 1000, period: "day", stop_streams: true } });
+    // A share of 250: the 600 estimated is reserved as 250, and nothing is left after it, as in one process.
+    const a = await engine.admit({ identity, endpoint: "chat", model: model(), estimatedTokens: 600 });
+    assert.deepEqual(a.stream, { unit: "tokens", allowance: 250 });
+  } finally {
+    close();
   }
 });
