@@ -224,6 +224,17 @@ export function answeredTolerance(
   return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
 }
 
+/**
+ * What the gateway's own count of a chat form (a token count's estimate) left out: what a translated target would
+ * go without, and what only a native target serves (the refusal's field: a file by the vendor's id, Gemini's
+ * `cachedContent`), when the alias's native targets, the only ones such a request goes to, could not count it.
+ */
+export function estimatedTolerance(tolerance: Tolerance): Tolerance {
+  const refused = tolerance.refusal?.param;
+  if (refused == null) return tolerance;
+  return { ...tolerance, native: [refused, ...tolerance.native] };
+}
+
 /** The 400 of a `strict` alias whose target would go without `param` (chat completions' and embeddings'). */
 export function strictAliasRefusal(param: string): GatewayError {
   return invalidRequest(

@@ -24,10 +24,10 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import {
   answeredTolerance,
   type ChatForm,
+  estimatedTolerance,
   noteDropped,
   paramServingTargets,
   servingTargets,
-  type Tolerance,
 } from "../../http/tolerance.ts";
 import {
   answerJson,
@@ -264,17 +264,6 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
       : estimatedTolerance(parsed.tolerance),
   );
   return answer;
-}
-
-/**
- * What the gateway's own count of the chat form left out: what a translated target would go without, and what
- * only a Gemini target serves (the refused file or `cachedContent`), when the alias's Gemini targets could not
- * count it and the gateway estimated instead.
- */
-function estimatedTolerance(tolerance: Tolerance): Tolerance {
-  const refused = tolerance.refusal?.param;
-  if (refused == null) return tolerance;
-  return { ...tolerance, native: [refused, ...tolerance.native] };
 }
 
 /** The methods a model answers on `POST /v1beta/models/{alias}:{method}`. */

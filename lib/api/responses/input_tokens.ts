@@ -10,6 +10,15 @@
  * says so with `estimated: true` (a field OpenAI's schema does not have, so clients that read only
  * `input_tokens` are unaffected), as do the access log and the usage record (`tokens_estimated`).
  *
+ * A count not made from the client's own body names what it left out in `x-gateway-dropped` and the usage
+ * record's `dropped`, as `POST /v1/responses` names what a translated target went without, in the client's
+ * terms (`reasoning.effort`, not the chat form's `reasoning_effort`): what the request's translation left out
+ * (a built-in tool no target serves), and for an exact count from the chat form what the vendor's count left
+ * out of it (its body is built in `drop` mode whatever the provider's, since it does not change the input's
+ * count: `reasoning.effort` on Bedrock's Nova, `parallel_tool_calls: false` on Gemini). A `strict` alias, which
+ * refuses every drop, is held to the targets whose parameter rules serve the chat form, as `POST /v1/responses`
+ * holds it (the 400 naming the field when none does).
+ *
  * A count is a request like any other for rate limits (requests per minute, concurrency), endpoint and model
  * scopes and content rules, but it consumes no tokens: it is admitted with no token estimate, and its one usage
  * record has 0 prompt and 0 completion tokens and no cost, so token limits and budgets (whose spend is also
@@ -34,6 +43,14 @@ import { resolveAlias } from "../../http/resolve_alias.ts";
 import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
+import { strictRefusal } from "./native_only.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  estimatedTolerance,
+  noteDropped,
+  paramServingTargets,
+} from "../../http/tolerance.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
@@ -113,8 +130,18 @@ export async function handleResponsesInputTokens(
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const parsed = await parseCountRequest(body, ctx);
   const chat = parsed.chat;
+  const form: ChatForm = {
+    chat,
+    native: isNativeTarget,
+    strictError: strictRefusal,
+    clientTerms: responsesClientTerms(parsed),
+  };
   // Built-in tools narrow the targets to native ones (a 400 naming the param when there are none), as for a response.
-  const model = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
+  const serving = targetsFor(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
+  // A translated count drops what its vendor's count cannot take (its body is built in `drop` mode: the input's
+  // count does not change), so only a strict alias, which refuses every drop, is held to the targets
+  // POST /v1/responses would use.
+  const model = serving.strict ? paramServingTargets(serving, form) : serving;
   const earlier = await withHistory(parsed, ctx);
   // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
   await admit(ctx, ROUTE.endpoint, 0, model, chat).catch((err) => {
@@ -122,11 +149,24 @@ export async function handleResponsesInputTokens(
   });
 
   const responses = nativeBody(body, parsed, model, earlier);
-  return await answerTokenCount(
+  const answer = await answerTokenCount(
     ctx,
     model,
     (target) => Promise.resolve(isNativeTarget(target) ? { chat, responses: responses(target) } : { chat }),
     () => estimateInputTokens(chat),
     (count) => ({ object: "response.input_tokens", input_tokens: count }),
   );
+  // A native target counted the client's own body: nothing left out. Any other count is of the chat form, which
+  // names what it left out, and what the answering target's count left out of it, as a response would.
+  const answeredBy = ctx.answeredBy;
+  const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
+  if (exact && isNativeTarget(answeredBy)) return answer;
+  noteDropped(
+    ctx,
+    answer.response.headers,
+    exact
+      ? answeredTolerance(answeredBy, parsed.tolerance, form, "drop")
+      : estimatedTolerance(parsed.tolerance),
+  );
+  return answer;
 }
