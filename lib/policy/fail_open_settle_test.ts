@@ -145,3 +145,21 @@ Deno.test("fail_open: admitted on Redis, settled while it is down: settles on Re
   const sharedUsed = (await inner.peek([tpm, budget])).results.map((r) => Math.round(r.used));
   assert.deepEqual(sharedUsed, [600, 600]);
 });
+
+Deno.test("fail_open budget: a money budget's share is the exact fraction, not rounded to whole dollars", async () => {
+  const { store } = setup();
+  const dollars = (limit: number, amount: number): Check => ({
+    kind: "period",
+    key: "token:tok_money:budget:cost",
+    period: DAY,
+    limit,
+    amount,
+  });
+  // $1 a day over 4 replicas is $0.25 here: $0.20 passes, another $0.10 would pass $0.25.
+  assert.equal((await store.reserve([dollars(1, 0.2)])).ok, true);
+  assert.equal((await store.reserve([dollars(1, 0.1)])).ok, false, "rounded up to $1, it let 4× through");
+  // $10 over 4 is $2.50, not $2: $2.40 in all passes.
+  const ten = (amount: number): Check => ({ ...dollars(10, amount), key: "token:tok_ten:budget:cost" });
+  assert.equal((await store.reserve([ten(2)])).ok, true);
+  assert.equal((await store.reserve([ten(0.4)])).ok, true, "floored to $2, it refused what the share allows");
+});

@@ -76,20 +76,27 @@ export function storeUnavailable(): GatewayError {
   );
 }
 
-/** A limit divided among the expected replicas, for the local limiter (at least 1). */
-function share(limit: number, replicas: number): number {
-  return Math.max(1, Math.floor(limit / replicas));
+/**
+ * A limit divided among the expected replicas, for the local limiter: requests, tokens per minute and
+ * requests in flight in whole units (at least 1); a budget exactly, as it may be money ($10 over 4 replicas
+ * is $2.50 each, and $1 is $0.25, not the whole dollar on every replica).
+ */
+function share(limit: number, replicas: number, whole = true): number {
+  return whole ? Math.max(1, Math.floor(limit / replicas)) : limit / replicas;
 }
 
 /** A check with its limit divided among the expected replicas, for the local limiter. */
 function localShare(check: Check, replicas: number): Check {
-  const limit = share(check.limit, replicas);
-  if (check.kind === "bucket") return { ...check, limit, amount: Math.min(check.amount, limit) };
+  if (check.kind === "bucket") {
+    const limit = share(check.limit, replicas);
+    return { ...check, limit, amount: Math.min(check.amount, limit) };
+  }
   if (check.kind === "period") {
+    const limit = share(check.limit, replicas, false);
     const amount = check.amount ?? 0;
     return { ...check, limit, amount: Math.min(amount, limit) };
   }
-  return { ...check, limit };
+  return { ...check, limit: share(check.limit, replicas) };
 }
 
 /** Wraps `shared` with the failure behaviour of `options.onFailure`. */
