@@ -23,7 +23,10 @@ export interface PassthroughLog {
 
 /** Opens a WebSocket to `url` (http or https), resolving once open, rejecting if refused or closed first. */
 function connect(url: string, headers: Headers): Promise<WebSocket> {
-  const socket = new WebSocket(url.replace(/^http/, "ws"), { headers });
+  // Deno's and Bun's WebSocket take the handshake's headers as an option; the DOM's (and Node's) constructor
+  // type knows only subprotocols, and a check that loads Node's types for `node:` imports reads that one.
+  const options = { headers } as unknown as string[];
+  const socket = new WebSocket(url.replace(/^http/, "ws"), options);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       socket.close();

@@ -117,8 +117,11 @@ function chat(url: string, token: string, body: Record<string, unknown>, signal?
 /** Reads SSE `data:` payloads from a stream until it ends. */
 async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let buffered = "";
-  for await (const text of body.pipeThrough(new TextDecoderStream())) {
-    buffered += text;
+  // A TextDecoder over the chunks, not `pipeThrough(new TextDecoderStream())`: the two type libraries a check
+  // may load (Deno's, and Node's for `node:` imports) disagree on what that stream's writable side takes.
+  const decoder = new TextDecoder();
+  for await (const bytes of body) {
+    buffered += decoder.decode(bytes, { stream: true });
     let end;
     while ((end = buffered.indexOf("\n\n")) >= 0) {
       const event = buffered.slice(0, end);
