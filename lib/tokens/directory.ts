@@ -13,7 +13,6 @@ import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { mergeStoredTeams, mergeStoredTokens } from "./resolve_stored.ts";
-import { teamsById } from "./team_identity.ts";
 import { unpricedBudgetIssue, unpricedStoredBudgets } from "./stored_budget_prices.ts";
 import type { StoredTeam, StoredToken, TokenStore } from "./types.ts";
 
@@ -276,7 +275,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
           });
         }
         const config = teams === state.config.teams ? state.config : { ...state.config, teams };
-        const { tokens, clashes } = mergeStoredTokens(config, loaded, teamsById(teams, loadedTeams));
+        const { tokens, clashes } = mergeStoredTokens(config, loaded, loadedTeams);
         for (const token of clashes) {
           if (clashesLogged.has(token.id)) continue;
           clashesLogged.add(token.id);

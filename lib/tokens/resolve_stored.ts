@@ -2,7 +2,8 @@
  * Stored tokens as the request path sees them: each live secret of each token that is not revoked becomes a
  * {@linkcode ResolvedToken} keyed by the secret's hash, beside the config file's tokens. Done per config
  * (the aliases a token's patterns expand to are the live config's), and memoized by the directory, so the
- * request path still does one map lookup.
+ * request path still does one map lookup. `/admin/explain` resolves a revoked token (in no map) here too, in
+ * the same {@linkcode StoredTokenScope}, so it is explained with the team and guardrails the request path gives.
  *
  * @module
  */
@@ -35,19 +36,48 @@ function earlier(a: number | null, b: number | null): number | null {
 }
 
 /**
+ * What a stored token is resolved against: the served config's aliases, its teams by id and its guardrails.
+ * Required, never defaulted, by {@linkcode resolveStoredSecret}: a caller that left the teams out would get the
+ * token without its team (its limits, budget, model scope) and disagree with the request path unnoticed, as
+ * `/admin/explain` once did for revoked tokens.
+ */
+export interface StoredTokenScope {
+  readonly aliases: AliasIndex;
+  /** The served teams by id ({@linkcode teamsById}): where a token finds the team it joined. */
+  readonly teamsById: ReadonlyMap<string, ResolvedTeam>;
+  /** The config's guardrails by name, which a token attaches by name. */
+  readonly guardrails: ReadonlyMap<string, ResolvedGuardrail>;
+}
+
+/**
+ * The scope stored tokens are served in: `config` is the served one, whose `teams` are the file's and the stored
+ * ones merged ({@linkcode mergeStoredTeams}); `storedTeams` are the stored teams loaded, so the members of one a
+ * file team shadows get the file's team. The directory's merge and `/admin/explain` both build it here.
+ */
+export function storedTokenScope(
+  config: ResolvedConfig,
+  storedTeams: readonly StoredTeam[],
+): StoredTokenScope {
+  return {
+    aliases: indexAliases(config.models.keys()),
+    teamsById: teamsById(config.teams, storedTeams),
+    guardrails: config.guardrails ?? new Map(),
+  };
+}
+
+/**
  * One secret of `token` as an identity. A rotated-out secret stops at its grace end, or with the token if
  * that comes first, so `expiresAt` is the earlier of the two.
  */
 export function resolveStoredSecret(
   token: StoredToken,
   secret: TokenSecret,
-  aliases: AliasIndex,
-  teamsById: ReadonlyMap<string, ResolvedTeam> = new Map(),
-  guardrails: ReadonlyMap<string, ResolvedGuardrail> = new Map(),
+  scope: StoredTokenScope,
 ): ResolvedToken {
+  const { aliases, guardrails } = scope;
   // By the team's id, never its name: a team that left since the token joined it (deleted, or removed from the
   // config) leaves the token with its own rules only, even once another team is made under that name.
-  const team = teamOfToken(token, teamsById);
+  const team = teamOfToken(token, scope.teamsById);
   return Object.freeze({
     name: token.name,
     environment: token.environment,
@@ -114,18 +144,18 @@ export function mergeStoredTeams(config: ResolvedConfig, stored: readonly Stored
 /**
  * `config`'s tokens plus every live secret of the stored tokens that are not revoked. Config tokens win: a
  * stored token named like one of them is left out (and returned in `clashes`), and a hash already taken is
- * never overwritten. A stored token's team is found by id in `byId` (`teamsById` of the merged teams and the
- * stored ones, so a shadowed stored team's members get the config's team).
+ * never overwritten. `config`'s teams are the merged ones and `storedTeams` the stored teams loaded (see
+ * {@linkcode storedTokenScope}), so a shadowed stored team's members get the config's team.
  */
 export function mergeStoredTokens(
   config: ResolvedConfig,
   stored: readonly StoredToken[],
-  byId: ReadonlyMap<string, ResolvedTeam> = teamsById(config.teams),
+  storedTeams: readonly StoredTeam[] = [],
 ): MergedTokens {
   const tokens = new Map(config.tokens);
   const configNames = new Set<string>();
   for (const token of config.tokens.values()) if (token.source !== "api") configNames.add(token.name);
-  const aliases = indexAliases(config.models.keys());
+  const scope = storedTokenScope(config, storedTeams);
   const clashes: StoredToken[] = [];
   for (const token of stored) {
     if (token.revoked_at !== null) continue;
@@ -135,7 +165,7 @@ export function mergeStoredTokens(
     }
     for (const secret of token.secrets) {
       if (tokens.has(secret.sha256)) continue;
-      tokens.set(secret.sha256, resolveStoredSecret(token, secret, aliases, byId, config.guardrails));
+      tokens.set(secret.sha256, resolveStoredSecret(token, secret, scope));
     }
   }
   return { tokens, clashes };

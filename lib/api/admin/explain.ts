@@ -4,13 +4,12 @@
  *
  * @module
  */
-import { indexAliases } from "../../config/alias_patterns.ts";
 import { ENDPOINTS } from "../../config/schema.ts";
 import type { ResolvedToken } from "../../config/types.ts";
 import { GatewayError, printable } from "../../errors.ts";
 import { explain } from "../../policy/explain.ts";
 import { defaultEndpoint, MODEL_ENDPOINTS, type ModelEndpoint } from "../../policy/explanation.ts";
-import { resolveStoredSecret } from "../../tokens/resolve_stored.ts";
+import { resolveStoredSecret, storedTokenScope } from "../../tokens/resolve_stored.ts";
 import type { StoredToken } from "../../tokens/types.ts";
 import { badParam } from "./operations.ts";
 import type { RequestContext } from "../../http/context.ts";
@@ -49,18 +48,23 @@ export function tokenByName(tokens: Iterable<ResolvedToken>, name: string): Reso
   return found;
 }
 
-/** The token issued through the admin API under `name` that was revoked last, resolved as it was. */
+/**
+ * The token issued through the admin API under `name` that was revoked last, resolved as the request path
+ * resolves a stored token: the same function in the same scope (`ctx.state.config` is the served one, stored
+ * teams merged), so its team (the team's limits, budget, model scope) and guardrails are enforcement's.
+ */
 function lastRevoked(ctx: RequestContext, name: string): { token: ResolvedToken; at: string } | undefined {
+  const directory = ctx.services.tokens;
   let last: StoredToken | undefined;
-  for (const stored of ctx.services.tokens?.tokens() ?? []) {
+  for (const stored of directory?.tokens() ?? []) {
     if (stored.name !== name || stored.revoked_at === null) continue;
     if (last === undefined || stored.revoked_at > (last.revoked_at ?? "")) last = stored;
   }
   if (last === undefined || last.revoked_at === null) return undefined;
   // Its secrets are gone (revoking empties them); the identity is what explaining needs.
   const secret = { sha256: "", expires_at: null };
-  const token = resolveStoredSecret(last, secret, indexAliases(ctx.state.config.models.keys()));
-  return { token, at: last.revoked_at };
+  const scope = storedTokenScope(ctx.state.config, directory?.teams() ?? []);
+  return { token: resolveStoredSecret(last, secret, scope), at: last.revoked_at };
 }
 
 /** `GET /admin/explain`: 400 without `token` or `model`, 404 for an unknown one, else the explanation. */
@@ -78,6 +82,8 @@ export async function handleExplain(request: ClientRequest, ctx: RequestContext)
     );
   }
   const config = ctx.state.config;
+  // The request's served map (server.ts merges the directory's stored tokens into it), so a live token is the
+  // very identity the request path authenticates, resolved by the same function, team included.
   const live = tokenByName(config.tokens.values(), name);
   // A revoked token is in no token map, but "why does my token not work" is exactly when it is asked about.
   const revoked = live === undefined ? lastRevoked(ctx, name) : undefined;
