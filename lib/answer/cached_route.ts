@@ -43,9 +43,21 @@ export function keyScope(ctx: ClientContext, model: ResolvedModel, settings: Res
 }
 
 /**
+ * Whether a chat-form request asks for what an entry cannot replay, so it is answered fresh and its lookup
+ * bypassed: spoken output (`modalities` with `"audio"`, or `audio` settings). OpenAI answers it with
+ * `content: null` and `message.audio` (the sound, per voice and format, often megabytes); an entry keeps only
+ * the chat form's text (lib/cache/chunks.ts), so a hit would be a 200 with an empty answer.
+ */
+export function asksUncacheable(chat: ChatRequest): boolean {
+  const modalities = Array.isArray(chat.modalities) ? chat.modalities : [];
+  return modalities.includes("audio") || (chat.audio !== undefined && chat.audio !== null);
+}
+
+/**
  * Whether an answer may be cached under the alias's settings: a whole answer that ended normally, unless the
  * alias opts in to answers cut by length or a filter (`cache_incomplete`), ending in tool calls
- * (`cache_tool_calls`), or with several choices (`cache_n`).
+ * (`cache_tool_calls`), or with several choices (`cache_n`). Never one with `message.audio`, which an entry
+ * does not keep (see {@linkcode asksUncacheable}; this catches an upstream that speaks unasked).
  */
 export function cacheable(
   completion: ChatCompletion,
@@ -58,7 +70,10 @@ export function cacheable(
   if ((choices.length > 1 || (typeof chat.n === "number" && chat.n > 1)) && !settings.n) return false;
   for (const choice of choices) {
     const reason = choice.finish_reason;
-    const message = choice.message as { tool_calls?: unknown[]; function_call?: unknown } | undefined;
+    const message = choice.message as
+      | { tool_calls?: unknown[]; function_call?: unknown; audio?: unknown }
+      | undefined;
+    if (message?.audio !== undefined && message.audio !== null) return false;
     const calls = (message?.tool_calls?.length ?? 0) > 0 || message?.function_call !== undefined ||
       reason === "tool_calls" || reason === "function_call";
     if (calls) {
@@ -187,7 +202,9 @@ export async function cachedRoute(
   const admits: Admits = nativeSpec
     ? (answer) => nativeAdmitted(nativeSpec, answer, settings)
     : (answer) => answer.completion === undefined || cacheable(answer.completion, request.chat, settings);
-  const lookup = (!control.write && !control.read) || nativeSpec === null
+  // A native entry keeps the upstream's answer whole; a chat-form one cannot keep audio (asksUncacheable).
+  const uncacheable = nativeSpec === null || (nativeSpec === undefined && asksUncacheable(request.chat));
+  const lookup = (!control.write && !control.read) || uncacheable
     ? { kind: "bypass" as const }
     : await cache.lookup(key, settings.ttlMs, control, ctx.signal, admits);
   if (lookup.kind === "bypass") {

@@ -7,10 +7,14 @@
  *
  * Both directions go through one normal form ({@linkcode normaliseCompletion}): what a replay carries, and only
  * that. The cache stores the normal form, so `accumulate(completionChunks(c))` is `c` exactly and a hit looks
- * the same streamed or not. Left out, because a stream does not carry them back or no client API reads them
- * from a chat stream: `logprobs` (always `null`: the chunks would have to split them token by token, and a
- * cached answer's token probabilities are not a fresh sample's), `annotations`, `audio` and the legacy
- * `function_call`; every tool call is a `function` call.
+ * the same streamed or not. Kept beside the text and tool calls, because a chat client reads them on a miss
+ * (JSON or streamed: the chat API passes the upstream's fields through): a message's `annotations` (URL
+ * citations; a stream sends them as `delta.annotations`, replayed as one such delta after the content) and the
+ * top-level {@linkcode KEPT_TOP_LEVEL} fields (Perplexity's sources, on every chunk as Perplexity streams them).
+ * Left out: `logprobs` (always `null`: the chunks would have to split them token by token, and a cached
+ * answer's token probabilities are not a fresh sample's; a request asking for them is never cached) and
+ * `audio` (an answer carrying it is never cached: lib/answer/cached_route.ts); every tool call is a `function`
+ * call. An empty `annotations` array is no annotations, as a `null` refusal is no refusal.
  *
  * @module
  */
@@ -41,6 +45,8 @@ interface ChoiceParts {
   finish: string;
   /** vLLM's matched stop sequence (a string only); the Messages API turns it into `stop_sequence`. */
   stopReason?: string;
+  /** The message's `annotations`, when it has any. */
+  annotations?: JsonObject[];
 }
 
 /** The fields every chunk and the completion share. */
@@ -50,6 +56,30 @@ interface Frame {
   model: string;
   systemFingerprint?: string;
   serviceTier?: string;
+  /** The {@linkcode KEPT_TOP_LEVEL} fields the answer has. */
+  kept?: JsonObject;
+}
+
+/**
+ * Top-level fields of an upstream's answer outside OpenAI's schema that a chat client reads and that belong to
+ * the answer (not to one request or one chunk): Perplexity's `citations` and `search_results`, in its JSON
+ * answer and on every chunk of its stream. Others (per-chunk padding, a vendor's request ids) are not kept.
+ */
+export const KEPT_TOP_LEVEL = ["citations", "search_results"] as const;
+
+/** `source`'s {@linkcode KEPT_TOP_LEVEL} fields (copies), or undefined when it has none. */
+function keptFields(source: JsonObject): JsonObject | undefined {
+  let kept: JsonObject | undefined;
+  for (const key of KEPT_TOP_LEVEL) {
+    if (source[key] !== undefined && source[key] !== null) (kept ??= {})[key] = structuredClone(source[key]);
+  }
+  return kept;
+}
+
+/** A message's or delta's `annotations` (objects only), or undefined when it has none. */
+function annotationsOf(message: JsonObject): JsonObject[] | undefined {
+  const list = Array.isArray(message.annotations) ? message.annotations.filter(isObject) : [];
+  return list.length > 0 ? structuredClone(list) : undefined;
 }
 
 /** Replayed text pieces are at most this many UTF-16 units (a few tokens, as upstreams stream them); a piece prefers to end after a space. */
@@ -109,6 +139,8 @@ function choiceParts(choice: JsonObject, position: number): ChoiceParts {
     finish: stringOr(choice.finish_reason, "stop"),
   };
   if (typeof choice.stop_reason === "string") parts.stopReason = choice.stop_reason;
+  const annotations = annotationsOf(message);
+  if (annotations !== undefined) parts.annotations = annotations;
   return parts;
 }
 
@@ -123,6 +155,7 @@ function choiceObject(parts: ChoiceParts): JsonObject {
   };
   if (parts.reasoning !== "") message.reasoning_content = parts.reasoning;
   if (parts.refusal !== "") message.refusal = parts.refusal;
+  if (parts.annotations !== undefined) message.annotations = structuredClone(parts.annotations);
   if (parts.calls.length > 0) {
     message.tool_calls = parts.calls.map((call) => ({
       id: call.id,
@@ -139,6 +172,7 @@ function frameFields(frame: Frame): JsonObject {
   const fields: JsonObject = {};
   if (frame.systemFingerprint !== undefined) fields.system_fingerprint = frame.systemFingerprint;
   if (frame.serviceTier !== undefined) fields.service_tier = frame.serviceTier;
+  if (frame.kept !== undefined) Object.assign(fields, structuredClone(frame.kept));
   return fields;
 }
 
@@ -159,6 +193,8 @@ function frameOf(source: JsonObject, id: string, created: number): Frame {
   const frame: Frame = { id, created, model: stringOr(source.model, "") };
   if (typeof source.system_fingerprint === "string") frame.systemFingerprint = source.system_fingerprint;
   if (typeof source.service_tier === "string") frame.serviceTier = source.service_tier;
+  const kept = keptFields(source);
+  if (kept !== undefined) frame.kept = kept;
   return frame;
 }
 
@@ -212,6 +248,7 @@ export function completionChunks(
     for (const piece of splitText(parts.reasoning)) chunks.push(at({ reasoning_content: piece }));
     for (const piece of splitText(parts.content)) chunks.push(at({ content: piece }));
     for (const piece of splitText(parts.refusal)) chunks.push(at({ refusal: piece }));
+    if (parts.annotations !== undefined) chunks.push(at({ annotations: structuredClone(parts.annotations) }));
     parts.calls.forEach((call, index) => {
       const fn = { name: call.name, arguments: "" };
       chunks.push(at({ tool_calls: [{ index, id: call.id, type: "function", function: fn }] }));
@@ -233,6 +270,7 @@ interface OpenChoice {
   content: string[];
   reasoning: string[];
   refusal: string[];
+  annotations: JsonObject[];
   calls: Map<number, { id?: string; name?: string; arguments: string[] }>;
   finish?: string;
   stopReason?: string;
@@ -267,13 +305,16 @@ export class ChunkAccumulator {
     if (this.#frame.systemFingerprint === undefined && typeof chunk.system_fingerprint === "string") {
       this.#frame.systemFingerprint = chunk.system_fingerprint;
     }
+    // Perplexity repeats its sources on every chunk: the last ones seen are the answer's.
+    const kept = keptFields(chunk);
+    if (kept !== undefined) this.#frame.kept = { ...this.#frame.kept, ...kept };
     if (isObject(chunk.usage)) this.#usage = structuredClone(chunk.usage as Usage);
     for (const choice of chunk.choices) {
       if (!isObject(choice)) continue;
       const index = typeof choice.index === "number" ? choice.index : 0;
       let open = this.#choices.get(index);
       if (open === undefined) {
-        open = { content: [], reasoning: [], refusal: [], calls: new Map() };
+        open = { content: [], reasoning: [], refusal: [], annotations: [], calls: new Map() };
         this.#choices.set(index, open);
       }
       const delta = (isObject(choice.delta) ? choice.delta : {}) as JsonObject & ReasoningFields;
@@ -281,6 +322,7 @@ export class ChunkAccumulator {
       if (typeof delta.reasoning_content === "string") open.reasoning.push(delta.reasoning_content);
       if (typeof delta.content === "string") open.content.push(delta.content);
       if (typeof delta.refusal === "string") open.refusal.push(delta.refusal);
+      open.annotations.push(...(annotationsOf(delta) ?? []));
       const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
       calls.forEach((call, position) => {
         if (isObject(call)) addCall(open, call, position);
@@ -313,6 +355,7 @@ export class ChunkAccumulator {
         finish: open.finish,
       };
       if (open.stopReason !== undefined) parts.stopReason = open.stopReason;
+      if (open.annotations.length > 0) parts.annotations = open.annotations;
       choices.push(parts);
     }
     return buildCompletion(this.#frame, choices, this.#usage);

@@ -225,6 +225,47 @@ Deno.test("cache chunks: normal form keeps service_tier and vLLM's stop_reason, 
   });
 });
 
+Deno.test("cache chunks: annotations and Perplexity's citations round trip, JSON and streamed", () => {
+  const annotation = {
+    type: "url_citation",
+    url_citation: { url: "https://a.example", start_index: 0, end_index: 2 },
+  };
+  const sources = { citations: ["https://a.example"], search_results: [{ url: "https://a.example" }] };
+  const c = completion([choice({ content: "ok", annotations: [annotation] })], sources);
+  const normal = normaliseCompletion(c);
+  assert.deepEqual(normal.choices[0].message, {
+    role: "assistant",
+    content: "ok",
+    annotations: [annotation],
+  });
+  assert.deepEqual([normal.citations, normal.search_results], [sources.citations, sources.search_results]);
+  const chunks = assertRoundTrip(c);
+  assert.deepEqual(deltas(chunks).filter((d) => "annotations" in d), [{ annotations: [annotation] }]);
+  assert.ok(chunks.every((ch) => JSON.stringify(ch.citations) === JSON.stringify(sources.citations)));
+  // Annotations split over several deltas are joined in order; a vendor's other top-level fields are not kept.
+  const acc = new ChunkAccumulator();
+  const frame = {
+    id: "c",
+    object: "chat.completion.chunk" as const,
+    created: 1,
+    model: "m",
+    obfuscation: "xyz",
+  };
+  const at = (delta: JsonObject, finish: string | null = null) => ({
+    ...frame,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  acc.add(at({ role: "assistant", content: "ok", annotations: [annotation] }));
+  acc.add(at({ annotations: [{ ...annotation, type: "second" }] }));
+  acc.add(at({}, "stop"));
+  const added = acc.completion()!;
+  assert.equal(
+    (added.choices[0].message as JsonObject & { annotations: JsonObject[] }).annotations.length,
+    2,
+  );
+  assert.ok(!("obfuscation" in added));
+});
+
 Deno.test('cache chunks: an empty answer is one role chunk and one finish chunk; content stays ""', () => {
   const c = completion([choice({ content: "" }, "length")]);
   const chunks = assertRoundTrip(c);
