@@ -11,7 +11,12 @@
  * @module
  */
 import type { ResolvedAliasCache, ResolvedModel, RoutedTarget } from "../config/types.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../openai/types.ts";
+import {
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type ChatRequest,
+  isObject,
+} from "../openai/types.ts";
 import type { RoutedAnswer } from "../http/route_request.ts";
 import type { ClientContext } from "../http/context.ts";
 import type { Lease } from "../routing/health.ts";
@@ -74,6 +79,11 @@ export function cacheable(
       | { tool_calls?: unknown[]; function_call?: unknown; audio?: unknown }
       | undefined;
     if (message?.audio !== undefined && message.audio !== null) return false;
+    // An entry written before the legacy call was kept (lib/cache/chunks.ts) ends in `function_call` without
+    // it: not a whole answer, so it is a miss rather than a call-less hit.
+    if (reason === "function_call" && !isObject(message?.function_call) && !message?.tool_calls?.length) {
+      return false;
+    }
     const calls = (message?.tool_calls?.length ?? 0) > 0 || message?.function_call !== undefined ||
       reason === "tool_calls" || reason === "function_call";
     if (calls) {

@@ -109,6 +109,15 @@ Deno.test("cacheable: a spoken answer never is, nor is a request for one looked 
   assert.equal(asksUncacheable(CHAT), false);
 });
 
+Deno.test("cacheable: a legacy function_call is a tool call; one ending in function_call without it is not whole", () => {
+  const call = choice("function_call", { content: null, function_call: { name: "f", arguments: "{}" } });
+  assert.equal(cacheable(completion(call), CHAT, settings()), false);
+  assert.equal(cacheable(completion(call), CHAT, settings({ toolCalls: true })), true);
+  // What an entry written before the call was kept holds: never served.
+  const lost = choice("function_call", { content: "" });
+  assert.equal(cacheable(completion(lost), CHAT, settings({ toolCalls: true, incomplete: true })), false);
+});
+
 Deno.test("cacheable: an answer without choices never is", () => {
   assert.equal(
     cacheable(completion(), CHAT, settings({ incomplete: true, toolCalls: true, n: true })),

@@ -9,8 +9,10 @@
  * that. The cache stores the normal form, so `accumulate(completionChunks(c))` is `c` exactly and a hit looks
  * the same streamed or not. Kept beside the text and tool calls, because a chat client reads them on a miss
  * (JSON or streamed: the chat API passes the upstream's fields through): a message's `annotations` (URL
- * citations; a stream sends them as `delta.annotations`, replayed as one such delta after the content) and the
- * top-level {@linkcode KEPT_TOP_LEVEL} fields (Perplexity's sources, on every chunk as Perplexity streams them).
+ * citations; a stream sends them as `delta.annotations`, replayed as one such delta after the content), the
+ * legacy `function_call` (a client that sent `functions` reads its call there, not in `tool_calls`; streamed as
+ * OpenAI does, its name then its argument pieces) and the top-level {@linkcode KEPT_TOP_LEVEL} fields
+ * (Perplexity's sources, on every chunk as Perplexity streams them).
  * Left out: `logprobs` (always `null`: the chunks would have to split them token by token, and a cached
  * answer's token probabilities are not a fresh sample's; a request asking for them is never cached) and
  * `audio` (an answer carrying it is never cached: lib/answer/cached_route.ts); every tool call is a `function`
@@ -47,6 +49,8 @@ interface ChoiceParts {
   stopReason?: string;
   /** The message's `annotations`, when it has any. */
   annotations?: JsonObject[];
+  /** The legacy `function_call` (OpenAI's answer to `functions`), when the message has one. */
+  functionCall?: { name: string; arguments: string };
 }
 
 /** The fields every chunk and the completion share. */
@@ -141,6 +145,10 @@ function choiceParts(choice: JsonObject, position: number): ChoiceParts {
   if (typeof choice.stop_reason === "string") parts.stopReason = choice.stop_reason;
   const annotations = annotationsOf(message);
   if (annotations !== undefined) parts.annotations = annotations;
+  if (isObject(message.function_call)) {
+    const fn = message.function_call;
+    parts.functionCall = { name: stringOr(fn.name, ""), arguments: stringOr(fn.arguments, "") };
+  }
   return parts;
 }
 
@@ -151,7 +159,9 @@ function choiceParts(choice: JsonObject, position: number): ChoiceParts {
 function choiceObject(parts: ChoiceParts): JsonObject {
   const message: JsonObject = {
     role: parts.role,
-    content: parts.content === "" && (parts.calls.length > 0 || parts.refusal !== "") ? null : parts.content,
+    content: parts.content === "" && (parts.calls.length > 0 || parts.refusal !== "" || parts.functionCall)
+      ? null
+      : parts.content,
   };
   if (parts.reasoning !== "") message.reasoning_content = parts.reasoning;
   if (parts.refusal !== "") message.refusal = parts.refusal;
@@ -163,6 +173,7 @@ function choiceObject(parts: ChoiceParts): JsonObject {
       function: { name: call.name, arguments: call.arguments },
     }));
   }
+  if (parts.functionCall !== undefined) message.function_call = { ...parts.functionCall };
   const choice: JsonObject = { index: parts.index, message, logprobs: null, finish_reason: parts.finish };
   if (parts.stopReason !== undefined) choice.stop_reason = parts.stopReason;
   return choice;
@@ -256,6 +267,12 @@ export function completionChunks(
         chunks.push(at({ tool_calls: [{ index, function: { arguments: piece } }] }));
       }
     });
+    if (parts.functionCall !== undefined) {
+      chunks.push(at({ function_call: { name: parts.functionCall.name, arguments: "" } }));
+      for (const piece of splitText(parts.functionCall.arguments)) {
+        chunks.push(at({ function_call: { arguments: piece } }));
+      }
+    }
     const finish = at({}, parts.finish);
     if (parts.stopReason !== undefined) finish.choices[0].stop_reason = parts.stopReason;
     chunks.push(finish);
@@ -272,6 +289,7 @@ interface OpenChoice {
   refusal: string[];
   annotations: JsonObject[];
   calls: Map<number, { id?: string; name?: string; arguments: string[] }>;
+  functionCall?: { name?: string; arguments: string[] };
   finish?: string;
   stopReason?: string;
 }
@@ -285,6 +303,13 @@ function addCall(open: OpenChoice, call: JsonObject, position: number): void {
   }
   const fn = isObject(call.function) ? call.function : {};
   if (into.id === undefined && typeof call.id === "string" && call.id !== "") into.id = call.id;
+  if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
+  if (typeof fn.arguments === "string") into.arguments.push(fn.arguments);
+}
+
+/** A legacy `function_call` delta: the name of the first fragment that has one, the arguments in order. */
+function addFunctionCall(open: OpenChoice, fn: JsonObject): void {
+  const into = open.functionCall ??= { arguments: [] };
   if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
   if (typeof fn.arguments === "string") into.arguments.push(fn.arguments);
 }
@@ -327,6 +352,7 @@ export class ChunkAccumulator {
       calls.forEach((call, position) => {
         if (isObject(call)) addCall(open, call, position);
       });
+      if (isObject(delta.function_call)) addFunctionCall(open, delta.function_call);
       if (typeof choice.finish_reason === "string") open.finish = choice.finish_reason;
       if (typeof choice.stop_reason === "string") open.stopReason = choice.stop_reason;
     }
@@ -356,6 +382,12 @@ export class ChunkAccumulator {
       };
       if (open.stopReason !== undefined) parts.stopReason = open.stopReason;
       if (open.annotations.length > 0) parts.annotations = open.annotations;
+      if (open.functionCall !== undefined) {
+        parts.functionCall = {
+          name: open.functionCall.name ?? "",
+          arguments: open.functionCall.arguments.join(""),
+        };
+      }
       choices.push(parts);
     }
     return buildCompletion(this.#frame, choices, this.#usage);

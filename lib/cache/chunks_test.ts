@@ -266,6 +266,22 @@ Deno.test("cache chunks: annotations and Perplexity's citations round trip, JSON
   assert.ok(!("obfuscation" in added));
 });
 
+Deno.test("cache chunks: a legacy function_call round trips as OpenAI streams it, content null", () => {
+  const args = JSON.stringify({ query: "weather in Paris tomorrow", units: "metric" });
+  const c = completion([
+    choice({ content: null, function_call: { name: "lookup", arguments: args } }, "function_call"),
+  ]);
+  assert.deepEqual(normaliseCompletion(c).choices[0].message, {
+    role: "assistant",
+    content: null,
+    function_call: { name: "lookup", arguments: args },
+  });
+  const calls = deltas(assertRoundTrip(c)).filter((d) => "function_call" in d);
+  assert.deepEqual(calls[0], { function_call: { name: "lookup", arguments: "" } });
+  assert.ok(calls.length > 2, "the arguments in several pieces");
+  assert.equal(calls.map((d) => (d.function_call as JsonObject).arguments).join(""), args);
+});
+
 Deno.test('cache chunks: an empty answer is one role chunk and one finish chunk; content stays ""', () => {
   const c = completion([choice({ content: "" }, "length")]);
   const chunks = assertRoundTrip(c);

@@ -6,7 +6,8 @@
  *   keeps no audio, so every such request goes upstream, says `x-cache: BYPASS`, and gets its own audio;
  * - URL-citation `annotations` and Perplexity's top-level `citations` come back on a hit, JSON and streamed,
  *   whether a JSON or a streamed answer filled the entry;
- * - a legacy `function_call` answer cached under `cache_tool_calls` comes back with its call.
+ * - a legacy `function_call` answer cached under `cache_tool_calls` comes back with its call, JSON and
+ *   streamed.
  *
  * Each request leaves exactly one access record, with the cache's part in it.
  */
@@ -251,5 +252,39 @@ Deno.test("cache fidelity: annotations and top-level citations come back on a hi
     const all = [miss, hit, streamedHit, streamedMiss, jsonHit, streamedAgain];
     assert.deepEqual(all.map((a) => a.cache), ["MISS", "HIT", "HIT", "MISS", "HIT", "HIT"]);
     assert.deepEqual(await recordsOf(gw, all), ["miss", "hit", "hit", "miss", "hit", "hit"]);
+  });
+});
+
+Deno.test("cache fidelity: a legacy function_call cached under cache_tool_calls comes back with its call", async () => {
+  const fn = { name: "lookup", arguments: '{"q":1,"units":"metric"}' };
+  const script: Script = () => ({ message: { content: null, function_call: fn }, finish: "function_call" });
+  await withScripted("{ ttl: 10m, cache_tool_calls: true }", script, async (gw, up) => {
+    const functions = [{ name: "lookup", parameters: { type: "object" } }];
+    const question = { functions, messages: [{ role: "user", content: "Look it up" }] };
+    const miss = await ask(gw, question);
+    const hit = await ask(gw, question);
+    const streamedHit = await ask(gw, { ...question, stream: true });
+    assert.equal(up.calls.length, 1);
+    const missChoice = (miss.body.choices as Json[])[0];
+    assert.deepEqual(missChoice.message, { role: "assistant", content: null, function_call: fn });
+    assert.deepEqual((hit.body.choices as Json[])[0], missChoice);
+    assert.deepEqual(streamedMessage(streamedHit.chunks), {
+      content: "",
+      annotations: [],
+      function_call: fn,
+    });
+    const last = streamedHit.chunks.findLast((c) => (c.choices as Json[]).length > 0)!;
+    assert.equal((last.choices as Json[])[0].finish_reason, "function_call");
+
+    // Filled by a stream, hit as JSON: the same call.
+    const other = { functions, messages: [{ role: "user", content: "Look again" }] };
+    const streamedMiss = await ask(gw, { ...other, stream: true });
+    const jsonHit = await ask(gw, other);
+    assert.equal(up.calls.length, 2);
+    assert.deepEqual(streamedMessage(streamedMiss.chunks).function_call, fn);
+    assert.deepEqual((jsonHit.body.choices as Json[])[0], missChoice);
+
+    const all = [miss, hit, streamedHit, streamedMiss, jsonHit];
+    assert.deepEqual(await recordsOf(gw, all), ["miss", "hit", "hit", "miss", "hit"]);
   });
 });
