@@ -24,7 +24,8 @@ import { cacheControl } from "../cache/control.ts";
 import { cacheKey, type KeyScope } from "../cache/key.ts";
 import type { Admits, Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
-import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
+import { completionChunks, normaliseCompletion } from "../cache/chunks.ts";
+import { ChunkAccumulator } from "../cache/chunk_accumulator.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
 import { fillingNative, nativeAdmitted, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
@@ -143,12 +144,16 @@ function chatHitValue(completion: ChatCompletion, stream: boolean): ChatAnswer {
   return { kind: "stream", stream: { first: chunks[0], rest } };
 }
 
-/** Wraps a routed answer so that, once whole and cacheable, it fills the entry; otherwise the fill is abandoned. */
-function filling(
+/**
+ * Wraps a routed answer so that, once whole, cacheable and within `maxBytes` (`cache.max_entry_bytes`), it
+ * fills the entry; otherwise the fill is abandoned. Exported for its tests.
+ */
+export function filling(
   routed: RoutedAnswer<ChatAnswer | NativeAnswer>,
   chat: ChatRequest,
   settings: ResolvedAliasCache,
   fill: Fill,
+  maxBytes: number,
 ): RoutedAnswer<ChatAnswer | NativeAnswer> {
   const value = routed.value;
   const entry = (completion: ChatCompletion | undefined): CachedAnswer | undefined =>
@@ -167,18 +172,19 @@ function filling(
     end(fill.writes ? entry(value.body) : undefined);
     return routed;
   }
-  if (value.kind !== "stream") {
+  if (value.kind !== "stream" || !fill.writes) {
     fill.abandon();
     return routed;
   }
   // The chunks are added up as they pass (before the client's body presents them), and the entry is written
   // only when the upstream stream ended normally; a failure or a cancel (the client gone, a budget stop)
-  // abandons it.
-  const sum = new ChunkAccumulator();
+  // abandons it. The sum is bounded by the entry size: past it, it is dropped at once (the stream goes on to
+  // the client untouched) rather than held whole for the store to refuse, and the fill is abandoned at the end.
+  const sum = new ChunkAccumulator(maxBytes);
   sum.add(value.stream.first);
   const rest = watchedReader(value.stream.rest, {
     value: (chunk) => sum.add(chunk),
-    done: () => end(fill.writes ? entry(sum.completion()) : undefined),
+    done: () => end(sum.stopped ? undefined : entry(sum.completion())),
     failed: () => fill.abandon(),
   });
   return { ...routed, value: { kind: "stream", stream: { first: value.stream.first, rest } } };
@@ -248,7 +254,7 @@ export async function cachedRoute(
     if (semantic.kind === "miss") fill = remembering(fill, () => semantic.remember(key));
   }
   noteCacheStatus(ctx, "miss");
-  return filling(await routeFilling(route, fill), request.chat, settings, fill);
+  return filling(await routeFilling(route, fill), request.chat, settings, fill, maxEntryBytes(ctx));
 }
 
 /** The most bytes an entry may have (`cache.max_entry_bytes`). */

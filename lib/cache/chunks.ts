@@ -3,7 +3,7 @@
  * whatever filled it; a streamed hit is replayed as the chunks an OpenAI upstream would have sent for it (with
  * `stream_options.include_usage` on), so the chat, Messages and Responses stream bodies run exactly as they do
  * for a real upstream; and a streamed miss is added up, chunk by chunk as it passes, into the completion the
- * entry stores.
+ * entry stores (chunk_accumulator.ts, with the helpers exported here).
  *
  * Both directions go through one normal form ({@linkcode normaliseCompletion}): what a replay carries, and only
  * that. The cache stores the normal form, so `accumulate(completionChunks(c))` is `c` exactly and a hit looks
@@ -37,7 +37,7 @@ interface CallParts {
 }
 
 /** One choice in the normal form: what a replay carries and the accumulator adds up. */
-interface ChoiceParts {
+export interface ChoiceParts {
   index: number;
   role: string;
   content: string;
@@ -54,7 +54,7 @@ interface ChoiceParts {
 }
 
 /** The fields every chunk and the completion share. */
-interface Frame {
+export interface Frame {
   id: string;
   created: number;
   model: string;
@@ -72,7 +72,7 @@ interface Frame {
 export const KEPT_TOP_LEVEL = ["citations", "search_results"] as const;
 
 /** `source`'s {@linkcode KEPT_TOP_LEVEL} fields (copies), or undefined when it has none. */
-function keptFields(source: JsonObject): JsonObject | undefined {
+export function keptFields(source: JsonObject): JsonObject | undefined {
   let kept: JsonObject | undefined;
   for (const key of KEPT_TOP_LEVEL) {
     if (source[key] !== undefined && source[key] !== null) (kept ??= {})[key] = structuredClone(source[key]);
@@ -81,7 +81,7 @@ function keptFields(source: JsonObject): JsonObject | undefined {
 }
 
 /** A message's or delta's `annotations` (objects only), or undefined when it has none. */
-function annotationsOf(message: JsonObject): JsonObject[] | undefined {
+export function annotationsOf(message: JsonObject): JsonObject[] | undefined {
   const list = Array.isArray(message.annotations) ? message.annotations.filter(isObject) : [];
   return list.length > 0 ? structuredClone(list) : undefined;
 }
@@ -187,7 +187,11 @@ function frameFields(frame: Frame): JsonObject {
   return fields;
 }
 
-function buildCompletion(frame: Frame, choices: ChoiceParts[], usage: Usage | undefined): ChatCompletion {
+export function buildCompletion(
+  frame: Frame,
+  choices: ChoiceParts[],
+  usage: Usage | undefined,
+): ChatCompletion {
   const completion: ChatCompletion = {
     id: frame.id,
     object: "chat.completion",
@@ -200,7 +204,7 @@ function buildCompletion(frame: Frame, choices: ChoiceParts[], usage: Usage | un
   return completion;
 }
 
-function frameOf(source: JsonObject, id: string, created: number): Frame {
+export function frameOf(source: JsonObject, id: string, created: number): Frame {
   const frame: Frame = { id, created, model: stringOr(source.model, "") };
   if (typeof source.system_fingerprint === "string") frame.systemFingerprint = source.system_fingerprint;
   if (typeof source.service_tier === "string") frame.serviceTier = source.service_tier;
@@ -279,117 +283,4 @@ export function completionChunks(
   }
   if (usage !== undefined) chunks.push({ ...chunk([]), usage: structuredClone(usage) });
   return chunks;
-}
-
-/** A choice being added up from its deltas. */
-interface OpenChoice {
-  role?: string;
-  content: string[];
-  reasoning: string[];
-  refusal: string[];
-  annotations: JsonObject[];
-  calls: Map<number, { id?: string; name?: string; arguments: string[] }>;
-  functionCall?: { name?: string; arguments: string[] };
-  finish?: string;
-  stopReason?: string;
-}
-
-function addCall(open: OpenChoice, call: JsonObject, position: number): void {
-  const index = typeof call.index === "number" ? call.index : position;
-  let into = open.calls.get(index);
-  if (into === undefined) {
-    into = { arguments: [] };
-    open.calls.set(index, into);
-  }
-  const fn = isObject(call.function) ? call.function : {};
-  if (into.id === undefined && typeof call.id === "string" && call.id !== "") into.id = call.id;
-  if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
-  if (typeof fn.arguments === "string") into.arguments.push(fn.arguments);
-}
-
-/** A legacy `function_call` delta: the name of the first fragment that has one, the arguments in order. */
-function addFunctionCall(open: OpenChoice, fn: JsonObject): void {
-  const into = open.functionCall ??= { arguments: [] };
-  if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
-  if (typeof fn.arguments === "string") into.arguments.push(fn.arguments);
-}
-
-/**
- * Adds up a chat chunk stream as it passes, into the completion it amounts to. Feed it every chunk the
- * upstream sent, before a stream body presents them (the chat body renames `model` to the alias and drops the
- * usage chunk the client did not ask for). Tool calls are joined by their `index` (parallel calls may
- * interleave): the id and name of the first fragment that has them, the arguments in order.
- */
-export class ChunkAccumulator {
-  #frame: Frame | undefined;
-  #choices = new Map<number, OpenChoice>();
-  #usage: Usage | undefined;
-
-  add(chunk: ChatCompletionChunk): void {
-    this.#frame ??= frameOf(chunk, chunk.id, chunk.created);
-    if (this.#frame.systemFingerprint === undefined && typeof chunk.system_fingerprint === "string") {
-      this.#frame.systemFingerprint = chunk.system_fingerprint;
-    }
-    // Perplexity repeats its sources on every chunk: the last ones seen are the answer's.
-    const kept = keptFields(chunk);
-    if (kept !== undefined) this.#frame.kept = { ...this.#frame.kept, ...kept };
-    if (isObject(chunk.usage)) this.#usage = structuredClone(chunk.usage as Usage);
-    for (const choice of chunk.choices) {
-      if (!isObject(choice)) continue;
-      const index = typeof choice.index === "number" ? choice.index : 0;
-      let open = this.#choices.get(index);
-      if (open === undefined) {
-        open = { content: [], reasoning: [], refusal: [], annotations: [], calls: new Map() };
-        this.#choices.set(index, open);
-      }
-      const delta = (isObject(choice.delta) ? choice.delta : {}) as JsonObject & ReasoningFields;
-      if (open.role === undefined && typeof delta.role === "string") open.role = delta.role;
-      if (typeof delta.reasoning_content === "string") open.reasoning.push(delta.reasoning_content);
-      if (typeof delta.content === "string") open.content.push(delta.content);
-      if (typeof delta.refusal === "string") open.refusal.push(delta.refusal);
-      open.annotations.push(...(annotationsOf(delta) ?? []));
-      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
-      calls.forEach((call, position) => {
-        if (isObject(call)) addCall(open, call, position);
-      });
-      if (isObject(delta.function_call)) addFunctionCall(open, delta.function_call);
-      if (typeof choice.finish_reason === "string") open.finish = choice.finish_reason;
-      if (typeof choice.stop_reason === "string") open.stopReason = choice.stop_reason;
-    }
-  }
-
-  /**
-   * The whole completion, in the normal form ({@linkcode normaliseCompletion}); undefined while the stream is
-   * not a complete answer (no choice yet, or a choice without its `finish_reason`), which is never stored.
-   */
-  completion(): ChatCompletion | undefined {
-    if (this.#frame === undefined || this.#choices.size === 0) return undefined;
-    const choices: ChoiceParts[] = [];
-    for (const [index, open] of this.#choices) {
-      if (open.finish === undefined) return undefined;
-      const parts: ChoiceParts = {
-        index,
-        role: open.role ?? "assistant",
-        content: open.content.join(""),
-        reasoning: open.reasoning.join(""),
-        refusal: open.refusal.join(""),
-        calls: [...open.calls].sort(([a], [b]) => a - b).map(([, call]) => ({
-          id: call.id ?? "",
-          name: call.name ?? "",
-          arguments: call.arguments.join(""),
-        })),
-        finish: open.finish,
-      };
-      if (open.stopReason !== undefined) parts.stopReason = open.stopReason;
-      if (open.annotations.length > 0) parts.annotations = open.annotations;
-      if (open.functionCall !== undefined) {
-        parts.functionCall = {
-          name: open.functionCall.name ?? "",
-          arguments: open.functionCall.arguments.join(""),
-        };
-      }
-      choices.push(parts);
-    }
-    return buildCompletion(this.#frame, choices, this.#usage);
-  }
 }

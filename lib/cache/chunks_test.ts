@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
-import { ChunkAccumulator, completionChunks, normaliseCompletion, splitText } from "./chunks.ts";
+import { completionChunks, normaliseCompletion, splitText } from "./chunks.ts";
+import { ChunkAccumulator } from "./chunk_accumulator.ts";
 
 const USAGE = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 };
 
