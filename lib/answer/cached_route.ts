@@ -11,7 +11,12 @@
  * @module
  */
 import type { ResolvedAliasCache, ResolvedModel, RoutedTarget } from "../config/types.ts";
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../openai/types.ts";
+import {
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type ChatRequest,
+  isObject,
+} from "../openai/types.ts";
 import type { RoutedAnswer } from "../http/route_request.ts";
 import type { ClientContext } from "../http/context.ts";
 import type { Lease } from "../routing/health.ts";
@@ -19,7 +24,8 @@ import { cacheControl } from "../cache/control.ts";
 import { cacheKey, type KeyScope } from "../cache/key.ts";
 import type { Admits, Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
-import { ChunkAccumulator, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
+import { completionChunks, normaliseCompletion } from "../cache/chunks.ts";
+import { ChunkAccumulator } from "../cache/chunk_accumulator.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
 import { fillingNative, nativeAdmitted, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
@@ -43,9 +49,21 @@ export function keyScope(ctx: ClientContext, model: ResolvedModel, settings: Res
 }
 
 /**
+ * Whether a chat-form request asks for what an entry cannot replay, so it is answered fresh and its lookup
+ * bypassed: spoken output (`modalities` with `"audio"`, or `audio` settings). OpenAI answers it with
+ * `content: null` and `message.audio` (the sound, per voice and format, often megabytes); an entry keeps only
+ * the chat form's text (lib/cache/chunks.ts), so a hit would be a 200 with an empty answer.
+ */
+export function asksUncacheable(chat: ChatRequest): boolean {
+  const modalities = Array.isArray(chat.modalities) ? chat.modalities : [];
+  return modalities.includes("audio") || (chat.audio !== undefined && chat.audio !== null);
+}
+
+/**
  * Whether an answer may be cached under the alias's settings: a whole answer that ended normally, unless the
  * alias opts in to answers cut by length or a filter (`cache_incomplete`), ending in tool calls
- * (`cache_tool_calls`), or with several choices (`cache_n`).
+ * (`cache_tool_calls`), or with several choices (`cache_n`). Never one with `message.audio`, which an entry
+ * does not keep (see {@linkcode asksUncacheable}; this catches an upstream that speaks unasked).
  */
 export function cacheable(
   completion: ChatCompletion,
@@ -58,7 +76,15 @@ export function cacheable(
   if ((choices.length > 1 || (typeof chat.n === "number" && chat.n > 1)) && !settings.n) return false;
   for (const choice of choices) {
     const reason = choice.finish_reason;
-    const message = choice.message as { tool_calls?: unknown[]; function_call?: unknown } | undefined;
+    const message = choice.message as
+      | { tool_calls?: unknown[]; function_call?: unknown; audio?: unknown }
+      | undefined;
+    if (message?.audio !== undefined && message.audio !== null) return false;
+    // An entry written before the legacy call was kept (lib/cache/chunks.ts) ends in `function_call` without
+    // it: not a whole answer, so it is a miss rather than a call-less hit.
+    if (reason === "function_call" && !isObject(message?.function_call) && !message?.tool_calls?.length) {
+      return false;
+    }
     const calls = (message?.tool_calls?.length ?? 0) > 0 || message?.function_call !== undefined ||
       reason === "tool_calls" || reason === "function_call";
     if (calls) {
@@ -118,12 +144,16 @@ function chatHitValue(completion: ChatCompletion, stream: boolean): ChatAnswer {
   return { kind: "stream", stream: { first: chunks[0], rest } };
 }
 
-/** Wraps a routed answer so that, once whole and cacheable, it fills the entry; otherwise the fill is abandoned. */
-function filling(
+/**
+ * Wraps a routed answer so that, once whole, cacheable and within `maxBytes` (`cache.max_entry_bytes`), it
+ * fills the entry; otherwise the fill is abandoned. Exported for its tests.
+ */
+export function filling(
   routed: RoutedAnswer<ChatAnswer | NativeAnswer>,
   chat: ChatRequest,
   settings: ResolvedAliasCache,
   fill: Fill,
+  maxBytes: number,
 ): RoutedAnswer<ChatAnswer | NativeAnswer> {
   const value = routed.value;
   const entry = (completion: ChatCompletion | undefined): CachedAnswer | undefined =>
@@ -142,18 +172,19 @@ function filling(
     end(fill.writes ? entry(value.body) : undefined);
     return routed;
   }
-  if (value.kind !== "stream") {
+  if (value.kind !== "stream" || !fill.writes) {
     fill.abandon();
     return routed;
   }
   // The chunks are added up as they pass (before the client's body presents them), and the entry is written
   // only when the upstream stream ended normally; a failure or a cancel (the client gone, a budget stop)
-  // abandons it.
-  const sum = new ChunkAccumulator();
+  // abandons it. The sum is bounded by the entry size: past it, it is dropped at once (the stream goes on to
+  // the client untouched) rather than held whole for the store to refuse, and the fill is abandoned at the end.
+  const sum = new ChunkAccumulator(maxBytes);
   sum.add(value.stream.first);
   const rest = watchedReader(value.stream.rest, {
     value: (chunk) => sum.add(chunk),
-    done: () => end(fill.writes ? entry(sum.completion()) : undefined),
+    done: () => end(sum.stopped ? undefined : entry(sum.completion())),
     failed: () => fill.abandon(),
   });
   return { ...routed, value: { kind: "stream", stream: { first: value.stream.first, rest } } };
@@ -187,7 +218,9 @@ export async function cachedRoute(
   const admits: Admits = nativeSpec
     ? (answer) => nativeAdmitted(nativeSpec, answer, settings)
     : (answer) => answer.completion === undefined || cacheable(answer.completion, request.chat, settings);
-  const lookup = (!control.write && !control.read) || nativeSpec === null
+  // A native entry keeps the upstream's answer whole; a chat-form one cannot keep audio (asksUncacheable).
+  const uncacheable = nativeSpec === null || (nativeSpec === undefined && asksUncacheable(request.chat));
+  const lookup = (!control.write && !control.read) || uncacheable
     ? { kind: "bypass" as const }
     : await cache.lookup(key, settings.ttlMs, control, ctx.signal, admits);
   if (lookup.kind === "bypass") {
@@ -221,7 +254,7 @@ export async function cachedRoute(
     if (semantic.kind === "miss") fill = remembering(fill, () => semantic.remember(key));
   }
   noteCacheStatus(ctx, "miss");
-  return filling(await routeFilling(route, fill), request.chat, settings, fill);
+  return filling(await routeFilling(route, fill), request.chat, settings, fill, maxEntryBytes(ctx));
 }
 
 /** The most bytes an entry may have (`cache.max_entry_bytes`). */

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import type { ResolvedAliasCache, ResolvedModel } from "../config/types.ts";
 import type { ClientContext } from "../http/context.ts";
 import type { ChatCompletion, ChatRequest } from "../openai/types.ts";
-import { cacheable, keyScope } from "./cached_route.ts";
+import { asksUncacheable, cacheable, keyScope } from "./cached_route.ts";
 
 function settings(overrides: Partial<ResolvedAliasCache> = {}): ResolvedAliasCache {
   return {
@@ -89,6 +89,33 @@ Deno.test("cacheable: a request asking for logprobs never is", () => {
   const all = settings({ incomplete: true, toolCalls: true, n: true });
   assert.equal(cacheable(completion(choice("stop")), logprobs, all), false);
   assert.equal(cacheable(completion(choice("stop")), { ...CHAT, logprobs: false }, settings()), true);
+});
+
+Deno.test("cacheable: a spoken answer never is, nor is a request for one looked up", () => {
+  const all = settings({ incomplete: true, toolCalls: true, n: true });
+  const spoken = choice("stop", {
+    content: null,
+    audio: { id: "audio_1", data: "UklGRg==", transcript: "hi" },
+  });
+  assert.equal(cacheable(completion(spoken), CHAT, all), false);
+  assert.equal(
+    cacheable(completion(choice("stop", { audio: null })), CHAT, settings()),
+    true,
+    "audio: null is none",
+  );
+  assert.equal(asksUncacheable({ ...CHAT, modalities: ["text", "audio"] }), true);
+  assert.equal(asksUncacheable({ ...CHAT, audio: { voice: "alloy", format: "wav" } }), true);
+  assert.equal(asksUncacheable({ ...CHAT, modalities: ["text"] }), false);
+  assert.equal(asksUncacheable(CHAT), false);
+});
+
+Deno.test("cacheable: a legacy function_call is a tool call; one ending in function_call without it is not whole", () => {
+  const call = choice("function_call", { content: null, function_call: { name: "f", arguments: "{}" } });
+  assert.equal(cacheable(completion(call), CHAT, settings()), false);
+  assert.equal(cacheable(completion(call), CHAT, settings({ toolCalls: true })), true);
+  // What an entry written before the call was kept holds: never served.
+  const lost = choice("function_call", { content: "" });
+  assert.equal(cacheable(completion(lost), CHAT, settings({ toolCalls: true, incomplete: true })), false);
 });
 
 Deno.test("cacheable: an answer without choices never is", () => {

@@ -3,14 +3,20 @@
  * whatever filled it; a streamed hit is replayed as the chunks an OpenAI upstream would have sent for it (with
  * `stream_options.include_usage` on), so the chat, Messages and Responses stream bodies run exactly as they do
  * for a real upstream; and a streamed miss is added up, chunk by chunk as it passes, into the completion the
- * entry stores.
+ * entry stores (chunk_accumulator.ts, with the helpers exported here).
  *
  * Both directions go through one normal form ({@linkcode normaliseCompletion}): what a replay carries, and only
  * that. The cache stores the normal form, so `accumulate(completionChunks(c))` is `c` exactly and a hit looks
- * the same streamed or not. Left out, because a stream does not carry them back or no client API reads them
- * from a chat stream: `logprobs` (always `null`: the chunks would have to split them token by token, and a
- * cached answer's token probabilities are not a fresh sample's), `annotations`, `audio` and the legacy
- * `function_call`; every tool call is a `function` call.
+ * the same streamed or not. Kept beside the text and tool calls, because a chat client reads them on a miss
+ * (JSON or streamed: the chat API passes the upstream's fields through): a message's `annotations` (URL
+ * citations; a stream sends them as `delta.annotations`, replayed as one such delta after the content), the
+ * legacy `function_call` (a client that sent `functions` reads its call there, not in `tool_calls`; streamed as
+ * OpenAI does, its name then its argument pieces) and the top-level {@linkcode KEPT_TOP_LEVEL} fields
+ * (Perplexity's sources, on every chunk as Perplexity streams them).
+ * Left out: `logprobs` (always `null`: the chunks would have to split them token by token, and a cached
+ * answer's token probabilities are not a fresh sample's; a request asking for them is never cached) and
+ * `audio` (an answer carrying it is never cached: lib/answer/cached_route.ts); every tool call is a `function`
+ * call. An empty `annotations` array is no annotations, as a `null` refusal is no refusal.
  *
  * @module
  */
@@ -31,7 +37,7 @@ interface CallParts {
 }
 
 /** One choice in the normal form: what a replay carries and the accumulator adds up. */
-interface ChoiceParts {
+export interface ChoiceParts {
   index: number;
   role: string;
   content: string;
@@ -41,15 +47,43 @@ interface ChoiceParts {
   finish: string;
   /** vLLM's matched stop sequence (a string only); the Messages API turns it into `stop_sequence`. */
   stopReason?: string;
+  /** The message's `annotations`, when it has any. */
+  annotations?: JsonObject[];
+  /** The legacy `function_call` (OpenAI's answer to `functions`), when the message has one. */
+  functionCall?: { name: string; arguments: string };
 }
 
 /** The fields every chunk and the completion share. */
-interface Frame {
+export interface Frame {
   id: string;
   created: number;
   model: string;
   systemFingerprint?: string;
   serviceTier?: string;
+  /** The {@linkcode KEPT_TOP_LEVEL} fields the answer has. */
+  kept?: JsonObject;
+}
+
+/**
+ * Top-level fields of an upstream's answer outside OpenAI's schema that a chat client reads and that belong to
+ * the answer (not to one request or one chunk): Perplexity's `citations` and `search_results`, in its JSON
+ * answer and on every chunk of its stream. Others (per-chunk padding, a vendor's request ids) are not kept.
+ */
+export const KEPT_TOP_LEVEL = ["citations", "search_results"] as const;
+
+/** `source`'s {@linkcode KEPT_TOP_LEVEL} fields (copies), or undefined when it has none. */
+export function keptFields(source: JsonObject): JsonObject | undefined {
+  let kept: JsonObject | undefined;
+  for (const key of KEPT_TOP_LEVEL) {
+    if (source[key] !== undefined && source[key] !== null) (kept ??= {})[key] = structuredClone(source[key]);
+  }
+  return kept;
+}
+
+/** A message's or delta's `annotations` (objects only), or undefined when it has none. */
+export function annotationsOf(message: JsonObject): JsonObject[] | undefined {
+  const list = Array.isArray(message.annotations) ? message.annotations.filter(isObject) : [];
+  return list.length > 0 ? structuredClone(list) : undefined;
 }
 
 /** Replayed text pieces are at most this many UTF-16 units (a few tokens, as upstreams stream them); a piece prefers to end after a space. */
@@ -109,6 +143,12 @@ function choiceParts(choice: JsonObject, position: number): ChoiceParts {
     finish: stringOr(choice.finish_reason, "stop"),
   };
   if (typeof choice.stop_reason === "string") parts.stopReason = choice.stop_reason;
+  const annotations = annotationsOf(message);
+  if (annotations !== undefined) parts.annotations = annotations;
+  if (isObject(message.function_call)) {
+    const fn = message.function_call;
+    parts.functionCall = { name: stringOr(fn.name, ""), arguments: stringOr(fn.arguments, "") };
+  }
   return parts;
 }
 
@@ -119,10 +159,13 @@ function choiceParts(choice: JsonObject, position: number): ChoiceParts {
 function choiceObject(parts: ChoiceParts): JsonObject {
   const message: JsonObject = {
     role: parts.role,
-    content: parts.content === "" && (parts.calls.length > 0 || parts.refusal !== "") ? null : parts.content,
+    content: parts.content === "" && (parts.calls.length > 0 || parts.refusal !== "" || parts.functionCall)
+      ? null
+      : parts.content,
   };
   if (parts.reasoning !== "") message.reasoning_content = parts.reasoning;
   if (parts.refusal !== "") message.refusal = parts.refusal;
+  if (parts.annotations !== undefined) message.annotations = structuredClone(parts.annotations);
   if (parts.calls.length > 0) {
     message.tool_calls = parts.calls.map((call) => ({
       id: call.id,
@@ -130,6 +173,7 @@ function choiceObject(parts: ChoiceParts): JsonObject {
       function: { name: call.name, arguments: call.arguments },
     }));
   }
+  if (parts.functionCall !== undefined) message.function_call = { ...parts.functionCall };
   const choice: JsonObject = { index: parts.index, message, logprobs: null, finish_reason: parts.finish };
   if (parts.stopReason !== undefined) choice.stop_reason = parts.stopReason;
   return choice;
@@ -139,10 +183,15 @@ function frameFields(frame: Frame): JsonObject {
   const fields: JsonObject = {};
   if (frame.systemFingerprint !== undefined) fields.system_fingerprint = frame.systemFingerprint;
   if (frame.serviceTier !== undefined) fields.service_tier = frame.serviceTier;
+  if (frame.kept !== undefined) Object.assign(fields, structuredClone(frame.kept));
   return fields;
 }
 
-function buildCompletion(frame: Frame, choices: ChoiceParts[], usage: Usage | undefined): ChatCompletion {
+export function buildCompletion(
+  frame: Frame,
+  choices: ChoiceParts[],
+  usage: Usage | undefined,
+): ChatCompletion {
   const completion: ChatCompletion = {
     id: frame.id,
     object: "chat.completion",
@@ -155,10 +204,12 @@ function buildCompletion(frame: Frame, choices: ChoiceParts[], usage: Usage | un
   return completion;
 }
 
-function frameOf(source: JsonObject, id: string, created: number): Frame {
+export function frameOf(source: JsonObject, id: string, created: number): Frame {
   const frame: Frame = { id, created, model: stringOr(source.model, "") };
   if (typeof source.system_fingerprint === "string") frame.systemFingerprint = source.system_fingerprint;
   if (typeof source.service_tier === "string") frame.serviceTier = source.service_tier;
+  const kept = keptFields(source);
+  if (kept !== undefined) frame.kept = kept;
   return frame;
 }
 
@@ -212,6 +263,7 @@ export function completionChunks(
     for (const piece of splitText(parts.reasoning)) chunks.push(at({ reasoning_content: piece }));
     for (const piece of splitText(parts.content)) chunks.push(at({ content: piece }));
     for (const piece of splitText(parts.refusal)) chunks.push(at({ refusal: piece }));
+    if (parts.annotations !== undefined) chunks.push(at({ annotations: structuredClone(parts.annotations) }));
     parts.calls.forEach((call, index) => {
       const fn = { name: call.name, arguments: "" };
       chunks.push(at({ tool_calls: [{ index, id: call.id, type: "function", function: fn }] }));
@@ -219,102 +271,16 @@ export function completionChunks(
         chunks.push(at({ tool_calls: [{ index, function: { arguments: piece } }] }));
       }
     });
+    if (parts.functionCall !== undefined) {
+      chunks.push(at({ function_call: { name: parts.functionCall.name, arguments: "" } }));
+      for (const piece of splitText(parts.functionCall.arguments)) {
+        chunks.push(at({ function_call: { arguments: piece } }));
+      }
+    }
     const finish = at({}, parts.finish);
     if (parts.stopReason !== undefined) finish.choices[0].stop_reason = parts.stopReason;
     chunks.push(finish);
   }
   if (usage !== undefined) chunks.push({ ...chunk([]), usage: structuredClone(usage) });
   return chunks;
-}
-
-/** A choice being added up from its deltas. */
-interface OpenChoice {
-  role?: string;
-  content: string[];
-  reasoning: string[];
-  refusal: string[];
-  calls: Map<number, { id?: string; name?: string; arguments: string[] }>;
-  finish?: string;
-  stopReason?: string;
-}
-
-function addCall(open: OpenChoice, call: JsonObject, position: number): void {
-  const index = typeof call.index === "number" ? call.index : position;
-  let into = open.calls.get(index);
-  if (into === undefined) {
-    into = { arguments: [] };
-    open.calls.set(index, into);
-  }
-  const fn = isObject(call.function) ? call.function : {};
-  if (into.id === undefined && typeof call.id === "string" && call.id !== "") into.id = call.id;
-  if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
-  if (typeof fn.arguments === "string") into.arguments.push(fn.arguments);
-}
-
-/**
- * Adds up a chat chunk stream as it passes, into the completion it amounts to. Feed it every chunk the
- * upstream sent, before a stream body presents them (the chat body renames `model` to the alias and drops the
- * usage chunk the client did not ask for). Tool calls are joined by their `index` (parallel calls may
- * interleave): the id and name of the first fragment that has them, the arguments in order.
- */
-export class ChunkAccumulator {
-  #frame: Frame | undefined;
-  #choices = new Map<number, OpenChoice>();
-  #usage: Usage | undefined;
-
-  add(chunk: ChatCompletionChunk): void {
-    this.#frame ??= frameOf(chunk, chunk.id, chunk.created);
-    if (this.#frame.systemFingerprint === undefined && typeof chunk.system_fingerprint === "string") {
-      this.#frame.systemFingerprint = chunk.system_fingerprint;
-    }
-    if (isObject(chunk.usage)) this.#usage = structuredClone(chunk.usage as Usage);
-    for (const choice of chunk.choices) {
-      if (!isObject(choice)) continue;
-      const index = typeof choice.index === "number" ? choice.index : 0;
-      let open = this.#choices.get(index);
-      if (open === undefined) {
-        open = { content: [], reasoning: [], refusal: [], calls: new Map() };
-        this.#choices.set(index, open);
-      }
-      const delta = (isObject(choice.delta) ? choice.delta : {}) as JsonObject & ReasoningFields;
-      if (open.role === undefined && typeof delta.role === "string") open.role = delta.role;
-      if (typeof delta.reasoning_content === "string") open.reasoning.push(delta.reasoning_content);
-      if (typeof delta.content === "string") open.content.push(delta.content);
-      if (typeof delta.refusal === "string") open.refusal.push(delta.refusal);
-      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
-      calls.forEach((call, position) => {
-        if (isObject(call)) addCall(open, call, position);
-      });
-      if (typeof choice.finish_reason === "string") open.finish = choice.finish_reason;
-      if (typeof choice.stop_reason === "string") open.stopReason = choice.stop_reason;
-    }
-  }
-
-  /**
-   * The whole completion, in the normal form ({@linkcode normaliseCompletion}); undefined while the stream is
-   * not a complete answer (no choice yet, or a choice without its `finish_reason`), which is never stored.
-   */
-  completion(): ChatCompletion | undefined {
-    if (this.#frame === undefined || this.#choices.size === 0) return undefined;
-    const choices: ChoiceParts[] = [];
-    for (const [index, open] of this.#choices) {
-      if (open.finish === undefined) return undefined;
-      const parts: ChoiceParts = {
-        index,
-        role: open.role ?? "assistant",
-        content: open.content.join(""),
-        reasoning: open.reasoning.join(""),
-        refusal: open.refusal.join(""),
-        calls: [...open.calls].sort(([a], [b]) => a - b).map(([, call]) => ({
-          id: call.id ?? "",
-          name: call.name ?? "",
-          arguments: call.arguments.join(""),
-        })),
-        finish: open.finish,
-      };
-      if (open.stopReason !== undefined) parts.stopReason = open.stopReason;
-      choices.push(parts);
-    }
-    return buildCompletion(this.#frame, choices, this.#usage);
-  }
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
-import { ChunkAccumulator, completionChunks, normaliseCompletion, splitText } from "./chunks.ts";
+import { completionChunks, normaliseCompletion, splitText } from "./chunks.ts";
+import { ChunkAccumulator } from "./chunk_accumulator.ts";
 
 const USAGE = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 };
 
@@ -223,6 +224,63 @@ Deno.test("cache chunks: normal form keeps service_tier and vLLM's stop_reason, 
     finish_reason: "stop",
     stop_reason: "END",
   });
+});
+
+Deno.test("cache chunks: annotations and Perplexity's citations round trip, JSON and streamed", () => {
+  const annotation = {
+    type: "url_citation",
+    url_citation: { url: "https://a.example", start_index: 0, end_index: 2 },
+  };
+  const sources = { citations: ["https://a.example"], search_results: [{ url: "https://a.example" }] };
+  const c = completion([choice({ content: "ok", annotations: [annotation] })], sources);
+  const normal = normaliseCompletion(c);
+  assert.deepEqual(normal.choices[0].message, {
+    role: "assistant",
+    content: "ok",
+    annotations: [annotation],
+  });
+  assert.deepEqual([normal.citations, normal.search_results], [sources.citations, sources.search_results]);
+  const chunks = assertRoundTrip(c);
+  assert.deepEqual(deltas(chunks).filter((d) => "annotations" in d), [{ annotations: [annotation] }]);
+  assert.ok(chunks.every((ch) => JSON.stringify(ch.citations) === JSON.stringify(sources.citations)));
+  // Annotations split over several deltas are joined in order; a vendor's other top-level fields are not kept.
+  const acc = new ChunkAccumulator();
+  const frame = {
+    id: "c",
+    object: "chat.completion.chunk" as const,
+    created: 1,
+    model: "m",
+    obfuscation: "xyz",
+  };
+  const at = (delta: JsonObject, finish: string | null = null) => ({
+    ...frame,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  acc.add(at({ role: "assistant", content: "ok", annotations: [annotation] }));
+  acc.add(at({ annotations: [{ ...annotation, type: "second" }] }));
+  acc.add(at({}, "stop"));
+  const added = acc.completion()!;
+  assert.equal(
+    (added.choices[0].message as JsonObject & { annotations: JsonObject[] }).annotations.length,
+    2,
+  );
+  assert.ok(!("obfuscation" in added));
+});
+
+Deno.test("cache chunks: a legacy function_call round trips as OpenAI streams it, content null", () => {
+  const args = JSON.stringify({ query: "weather in Paris tomorrow", units: "metric" });
+  const c = completion([
+    choice({ content: null, function_call: { name: "lookup", arguments: args } }, "function_call"),
+  ]);
+  assert.deepEqual(normaliseCompletion(c).choices[0].message, {
+    role: "assistant",
+    content: null,
+    function_call: { name: "lookup", arguments: args },
+  });
+  const calls = deltas(assertRoundTrip(c)).filter((d) => "function_call" in d);
+  assert.deepEqual(calls[0], { function_call: { name: "lookup", arguments: "" } });
+  assert.ok(calls.length > 2, "the arguments in several pieces");
+  assert.equal(calls.map((d) => (d.function_call as JsonObject).arguments).join(""), args);
 });
 
 Deno.test('cache chunks: an empty answer is one role chunk and one finish chunk; content stays ""', () => {
