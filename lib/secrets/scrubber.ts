@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { addRange, mergeRanges } from "./ranges.ts";
 
 /** What a masked secret (or run of one) becomes. */
 export const MASK = "***";
@@ -30,8 +31,17 @@ export const MIN_LENGTH = 8;
 export interface Scrubber {
   /** `text` with every secret, and every run of {@linkcode RUN}+ characters of a long one, replaced by `***`. */
   scrub(text: string): string;
+  /**
+   * `text` cut to `max` characters and masked as {@linkcode Scrubber.scrub} masks the whole of it: a mask that
+   * starts before `max` is kept whole, so a secret straddling the cut is masked, and nothing after `max` is kept.
+   * Only `text[0, max + longest)` can matter, so a caller bounding its cost passes no more than that (an upstream
+   * error of megabytes is cut before it is scrubbed, not after).
+   */
+  scrubHead(text: string, max: number): string;
   /** True when `text` holds something {@linkcode Scrubber.scrub} would mask; false means it would return it as is. */
   test(text: string): boolean;
+  /** The length of the longest text masked as a whole: the margin past a cut that a straddling secret needs. */
+  readonly longest: number;
   /** How many distinct secrets it knows. */
   readonly size: number;
 }
@@ -107,7 +117,13 @@ interface Place {
 }
 
 /** A scrubber that knows no secret: it never changes anything. */
-export const NO_SECRETS: Scrubber = { scrub: (text) => text, test: () => false, size: 0 };
+export const NO_SECRETS: Scrubber = {
+  scrub: (text) => text,
+  scrubHead: (text, max) => text.slice(0, max),
+  test: () => false,
+  size: 0,
+  longest: 0,
+};
 
 /**
  * Builds a scrubber for `secrets` (duplicates, empty and too-short values are ignored). `minLength` lowers
@@ -229,11 +245,11 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
 
   /**
    * Finds every masked range of a run (a random-looking one, or a part of a plain-word secret it is in) in
-   * `text` and pushes it to `out` as [start, end) (or, without `out`, stops at the first): whether there was one.
+   * `text` and adds it to `out` ({@linkcode addRange}; without `out`, stops at the first): whether there was one.
    * A strided scan for pieces of runs, then, around a piece found, the run's own hash at each position that
    * could hold it; a miss costs a few integer operations per STRIDE characters and allocates nothing.
    */
-  const scanRuns = (text: string, out?: number[][]): boolean => {
+  const scanRuns = (text: string, out?: number[]): boolean => {
     if (grams.size === 0 || text.length < RUN) return false;
     let any = false;
     /**
@@ -265,7 +281,7 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
         const places = grams.get(text.slice(start, start + RUN));
         if (places === null) {
           if (out === undefined) return true;
-          out.push([start, start + RUN]);
+          addRange(out, start, start + RUN);
           any = true;
         } else if (places !== undefined) {
           compared ??= words.map(() => []);
@@ -282,7 +298,7 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
             pairs.push(alignment, agreed);
             if (from === to) continue;
             if (out === undefined) return true;
-            out.push([from, to]);
+            addRange(out, from, to);
             any = true;
           }
         }
@@ -291,28 +307,29 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     return any;
   };
 
-  /** Masked ranges as flat [start, end) pairs, in order and merged; empty when nothing matched. */
+  /**
+   * Masked ranges as flat [start, end) pairs, in order and merged as they are found ({@linkcode addRange}), so
+   * what is kept grows with the number of separate masks, not with the number of matches: empty when nothing
+   * matched.
+   */
   const ranges = (text: string): number[] => {
-    const found: number[][] = [];
-    scanRuns(text, found);
+    let out: number[] = [];
+    scanRuns(text, out);
     for (const secret of all) {
+      // One secret's occurrences come in order, so each is appended (or joined to the last) in constant time;
+      // the lists are then merged in one linear pass, not inserted one by one among the scan's.
+      const whole: number[] = [];
       for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
-        found.push([at, at + secret.length]);
+        addRange(whole, at, at + secret.length);
       }
-    }
-    const out: number[] = [];
-    if (found.length === 0) return out;
-    found.sort((a, b) => a[0] - b[0]);
-    for (const [start, end] of found) {
-      const last = out.length - 1;
-      if (last >= 0 && start <= out[last]) out[last] = Math.max(out[last], end);
-      else out.push(start, end);
+      out = mergeRanges(out, whole);
     }
     return out;
   };
 
   return {
     size: wholes.size,
+    longest: all[0].length,
     // Runs on every log line: no allocation unless a prefilter bit matches.
     test: (text) => scanRuns(text) || exact.some((secret) => text.includes(secret)),
     scrub(text) {
@@ -325,6 +342,16 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
         at = masked[i + 1];
       }
       return result + text.slice(at);
+    },
+    scrubHead(text, max) {
+      const masked = ranges(text);
+      let result = "";
+      let at = 0;
+      for (let i = 0; i < masked.length && masked[i] < max; i += 2) {
+        result += text.slice(at, masked[i]) + MASK;
+        at = masked[i + 1];
+      }
+      return at < max ? result + text.slice(at, max) : result;
     },
   };
 }

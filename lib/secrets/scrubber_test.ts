@@ -182,3 +182,19 @@ Deno.test("scrubber: a run is found wherever it starts, whatever its place again
   // A run at the very end of the text, its last piece cut short of a full stride.
   for (let pad = 0; pad < 8; pad++) assert.equal(s.test(`${"~".repeat(pad)}${KEY.slice(10, 18)}`), true);
 });
+
+Deno.test("scrubber: scrubHead keeps what is before the cut, masked as in the whole text", () => {
+  const s = createScrubber([KEY, "hunter22x"]);
+  assert.equal(s.longest, KEY.length);
+  // A text of the key repeated: one mask, however long the text.
+  assert.equal(s.scrubHead(KEY.repeat(1_000), 100), MASK);
+  // A secret that straddles the cut is masked whole, even one masked only whole (under 12 characters).
+  const before = "x".repeat(95);
+  assert.equal(s.scrubHead(`${before}hunter22x tail`, 100), `${before}${MASK}`);
+  assert.equal(s.scrubHead(`${before}${KEY} tail`, 100), `${before}${MASK}`);
+  // Nothing at or after the cut is kept, even when masks before it shortened the text: a secret cut short at
+  // the end of the part handed over (its first characters, no run of it) does not slip in behind them.
+  const head = `${"hunter22x".repeat(20)}hunter22`;
+  assert.equal(s.scrubHead(head, 180), MASK);
+  assert.equal(s.scrubHead("short text", 100), "short text");
+});
