@@ -11,11 +11,20 @@
  * pieces of runs, then a rolling hash around each piece found), so `test` costs a few integer operations per
  * four characters of text, however many long secrets there are, and allocates nothing when the text holds none.
  *
+ * Upstreams also quote a key transformed: lower- or upper-cased, or base64-encoded as it was sent
+ * (`Basic base64(user:key)`, a header dump of `base64("Bearer " + key)`). The scan folds ASCII letter case on
+ * both sides (the text and the runs), while which runs count is still decided on the secret as it is; the base64
+ * and base64url forms of each secret (forms.ts) are masked whole, as exact strings that `test` looks for too.
+ * Scrubbing is linear in the text for a given set of secrets: one scan, one `indexOf` pass per whole, ranges merged as they are found
+ * (ranges.ts). Secrets under {@linkcode PARTIAL_MIN} characters, and one that is a single plain word, are matched
+ * in their own case only: folding the whole text for them would cost every log line an allocated copy.
+ *
  * Values shorter than {@linkcode MIN_LENGTH} characters are not masked: they are flags and versions (`true`,
  * `v1`), not credentials, and masking them would mangle ordinary text.
  *
  * @module
  */
+import { encodedForms, foldCode, foldText } from "./forms.ts";
 import { addRange, mergeRanges } from "./ranges.ts";
 
 /** What a masked secret (or run of one) becomes. */
@@ -54,10 +63,10 @@ function bitOf(hash: number): number {
   return (hash ^ (hash >>> 16)) & (BITMAP_BITS - 1);
 }
 
-/** The rolling hash of `text[from, from + RUN)`. */
+/** The rolling hash of `text[from, from + RUN)`, case folded ({@linkcode foldCode}). */
 function hashAt(text: string, from: number): number {
   let h = 0;
-  for (let i = from; i < from + RUN; i++) h = (Math.imul(h, BASE) + text.charCodeAt(i)) >>> 0;
+  for (let i = from; i < from + RUN; i++) h = (Math.imul(h, BASE) + foldCode(text.charCodeAt(i))) >>> 0;
   return h;
 }
 
@@ -76,13 +85,15 @@ const DROP = (() => {
  */
 const STRIDE = 4;
 
-/** The hash of `text[from, from + STRIDE)`. */
+/** The hash of `text[from, from + STRIDE)`, case folded. */
 function pieceHashAt(text: string, from: number): number {
   return (Math.imul(
-    (Math.imul((Math.imul(text.charCodeAt(from), BASE) + text.charCodeAt(from + 1)) >>> 0, BASE) +
-      text.charCodeAt(from + 2)) >>> 0,
+    (Math.imul(
+      (Math.imul(foldCode(text.charCodeAt(from)), BASE) + foldCode(text.charCodeAt(from + 1))) >>> 0,
+      BASE,
+    ) + foldCode(text.charCodeAt(from + 2))) >>> 0,
     BASE,
-  ) + text.charCodeAt(from + 3)) >>> 0;
+  ) + foldCode(text.charCodeAt(from + 3))) >>> 0;
 }
 
 /**
@@ -139,12 +150,16 @@ export const NO_SECRETS: Scrubber = {
 export function createScrubber(secrets: Iterable<string>, options: { minLength?: number } = {}): Scrubber {
   const minLength = options.minLength ?? MIN_LENGTH;
   const wholes = new Set<string>();
+  /** Base64 and base64url forms ({@linkcode encodedForms}): masked whole only, never by runs. */
+  const encoded = new Set<string>();
   for (const secret of secrets) {
     if (secret.length < minLength) continue;
     wholes.add(secret);
     // As JSON text (a log line) has it, so `test` finds a secret with quotes or backslashes in a serialized line.
     const escaped = JSON.stringify(secret).slice(1, -1);
     if (escaped !== secret) wholes.add(escaped);
+    // A shorter form (of a secret of a few bytes) is too likely a piece of any base64 text to mask.
+    for (const form of encodedForms(secret)) if (form.length >= MIN_LENGTH) encoded.add(form);
   }
   if (wholes.size === 0) return NO_SECRETS;
   /**
@@ -167,12 +182,13 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
   const words: string[] = [];
   /**
    * Secrets that `test` looks for whole, as no run of theirs need be in the text where they are: those too short
-   * for runs, and the plain-word ones (they may stand inside a longer word, where no part of them counts).
+   * for runs, the plain-word ones (they may stand inside a longer word, where no part of them counts), and the
+   * encoded forms (a run of base64 is no run of the secret).
    */
-  const exact: string[] = [];
-  /** Every secret, longest first: `scrub` masks whole occurrences even where no run qualifies. */
-  const all = [...wholes].sort((a, b) => b.length - a.length);
-  for (const secret of all) {
+  const exact: string[] = [...encoded].filter((form) => !wholes.has(form));
+  /** Every secret and form, longest first: `scrub` masks whole occurrences even where no run qualifies. */
+  const all = [...wholes, ...exact].sort((a, b) => b.length - a.length);
+  for (const secret of wholes) {
     if (secret.length < PARTIAL_MIN) {
       exact.push(secret);
       continue;
@@ -182,7 +198,7 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     const qualified = runs.filter(looksRandom);
     if (qualified.length > 0) {
       for (const run of qualified) {
-        grams.set(run, null);
+        grams.set(foldText(run), null);
         mark(run);
       }
       continue;
@@ -195,9 +211,9 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
       let separated = false;
       for (let i = 0; i < RUN && !separated; i++) separated = !isWordCode(run.charCodeAt(i));
       if (!separated) return;
-      const places = grams.get(run);
+      const places = grams.get(foldText(run));
       if (places === null) return;
-      if (places === undefined) grams.set(run, [{ secret: index, offset }]);
+      if (places === undefined) grams.set(foldText(run), [{ secret: index, offset }]);
       else places.push({ secret: index, offset });
       mark(run);
     });
@@ -213,13 +229,18 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     const secret = words[place.secret];
     let from = start;
     let at = place.offset;
-    while (from > 0 && at > 0 && text.charCodeAt(from - 1) === secret.charCodeAt(at - 1)) {
+    while (
+      from > 0 && at > 0 && foldCode(text.charCodeAt(from - 1)) === foldCode(secret.charCodeAt(at - 1))
+    ) {
       from--;
       at--;
     }
     let to = start + RUN;
     let end = place.offset + RUN;
-    while (to < text.length && end < secret.length && text.charCodeAt(to) === secret.charCodeAt(end)) {
+    while (
+      to < text.length && end < secret.length &&
+      foldCode(text.charCodeAt(to)) === foldCode(secret.charCodeAt(end))
+    ) {
       to++;
       end++;
     }
@@ -271,14 +292,14 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
       const end = Math.min(at, last);
       for (let start = Math.max(next, at - (STRIDE - 1)); start <= end; start++) {
         h = rolled === start - 1
-          ? (Math.imul((h - Math.imul(text.charCodeAt(start - 1), DROP)) >>> 0, BASE) +
-            text.charCodeAt(start + RUN - 1)) >>> 0
+          ? (Math.imul((h - Math.imul(foldCode(text.charCodeAt(start - 1)), DROP)) >>> 0, BASE) +
+            foldCode(text.charCodeAt(start + RUN - 1))) >>> 0
           : hashAt(text, start);
         rolled = start;
         next = start + 1;
         const bit = bitOf(h);
         if ((bitmap[bit >>> 5] & (1 << (bit & 31))) === 0) continue;
-        const places = grams.get(text.slice(start, start + RUN));
+        const places = grams.get(foldText(text.slice(start, start + RUN)));
         if (places === null) {
           if (out === undefined) return true;
           addRange(out, start, start + RUN);
