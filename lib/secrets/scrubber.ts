@@ -11,11 +11,21 @@
  * pieces of runs, then a rolling hash around each piece found), so `test` costs a few integer operations per
  * four characters of text, however many long secrets there are, and allocates nothing when the text holds none.
  *
+ * Upstreams also quote a key transformed: lower- or upper-cased, or base64-encoded as it was sent
+ * (`Basic base64(user:key)`, a header dump of `base64("Bearer " + key)`). The scan folds ASCII letter case on
+ * both sides (the text and the runs), while which runs count is still decided on the secret as it is; the base64
+ * and base64url forms of each secret (forms.ts) are masked whole, as exact strings that `test` looks for too.
+ * Scrubbing is linear in the text for a given set of secrets: one scan, one `indexOf` pass per whole, ranges merged as they are found
+ * (ranges.ts). Secrets under {@linkcode PARTIAL_MIN} characters, and one that is a single plain word, are matched
+ * in their own case only: folding the whole text for them would cost every log line an allocated copy.
+ *
  * Values shorter than {@linkcode MIN_LENGTH} characters are not masked: they are flags and versions (`true`,
  * `v1`), not credentials, and masking them would mangle ordinary text.
  *
  * @module
  */
+import { encodedForms, foldCode, foldText } from "./forms.ts";
+import { addRange, mergeRanges } from "./ranges.ts";
 
 /** What a masked secret (or run of one) becomes. */
 export const MASK = "***";
@@ -30,8 +40,17 @@ export const MIN_LENGTH = 8;
 export interface Scrubber {
   /** `text` with every secret, and every run of {@linkcode RUN}+ characters of a long one, replaced by `***`. */
   scrub(text: string): string;
+  /**
+   * `text` cut to `max` characters and masked as {@linkcode Scrubber.scrub} masks the whole of it: a mask that
+   * starts before `max` is kept whole, so a secret straddling the cut is masked, and nothing after `max` is kept.
+   * Only `text[0, max + longest)` can matter, so a caller bounding its cost passes no more than that (an upstream
+   * error of megabytes is cut before it is scrubbed, not after).
+   */
+  scrubHead(text: string, max: number): string;
   /** True when `text` holds something {@linkcode Scrubber.scrub} would mask; false means it would return it as is. */
   test(text: string): boolean;
+  /** The length of the longest text masked as a whole: the margin past a cut that a straddling secret needs. */
+  readonly longest: number;
   /** How many distinct secrets it knows. */
   readonly size: number;
 }
@@ -44,10 +63,10 @@ function bitOf(hash: number): number {
   return (hash ^ (hash >>> 16)) & (BITMAP_BITS - 1);
 }
 
-/** The rolling hash of `text[from, from + RUN)`. */
+/** The rolling hash of `text[from, from + RUN)`, case folded ({@linkcode foldCode}). */
 function hashAt(text: string, from: number): number {
   let h = 0;
-  for (let i = from; i < from + RUN; i++) h = (Math.imul(h, BASE) + text.charCodeAt(i)) >>> 0;
+  for (let i = from; i < from + RUN; i++) h = (Math.imul(h, BASE) + foldCode(text.charCodeAt(i))) >>> 0;
   return h;
 }
 
@@ -66,13 +85,15 @@ const DROP = (() => {
  */
 const STRIDE = 4;
 
-/** The hash of `text[from, from + STRIDE)`. */
+/** The hash of `text[from, from + STRIDE)`, case folded. */
 function pieceHashAt(text: string, from: number): number {
   return (Math.imul(
-    (Math.imul((Math.imul(text.charCodeAt(from), BASE) + text.charCodeAt(from + 1)) >>> 0, BASE) +
-      text.charCodeAt(from + 2)) >>> 0,
+    (Math.imul(
+      (Math.imul(foldCode(text.charCodeAt(from)), BASE) + foldCode(text.charCodeAt(from + 1))) >>> 0,
+      BASE,
+    ) + foldCode(text.charCodeAt(from + 2))) >>> 0,
     BASE,
-  ) + text.charCodeAt(from + 3)) >>> 0;
+  ) + foldCode(text.charCodeAt(from + 3))) >>> 0;
 }
 
 /**
@@ -107,7 +128,13 @@ interface Place {
 }
 
 /** A scrubber that knows no secret: it never changes anything. */
-export const NO_SECRETS: Scrubber = { scrub: (text) => text, test: () => false, size: 0 };
+export const NO_SECRETS: Scrubber = {
+  scrub: (text) => text,
+  scrubHead: (text, max) => text.slice(0, max),
+  test: () => false,
+  size: 0,
+  longest: 0,
+};
 
 /**
  * Builds a scrubber for `secrets` (duplicates, empty and too-short values are ignored). `minLength` lowers
@@ -123,12 +150,16 @@ export const NO_SECRETS: Scrubber = { scrub: (text) => text, test: () => false, 
 export function createScrubber(secrets: Iterable<string>, options: { minLength?: number } = {}): Scrubber {
   const minLength = options.minLength ?? MIN_LENGTH;
   const wholes = new Set<string>();
+  /** Base64 and base64url forms ({@linkcode encodedForms}): masked whole only, never by runs. */
+  const encoded = new Set<string>();
   for (const secret of secrets) {
     if (secret.length < minLength) continue;
     wholes.add(secret);
     // As JSON text (a log line) has it, so `test` finds a secret with quotes or backslashes in a serialized line.
     const escaped = JSON.stringify(secret).slice(1, -1);
     if (escaped !== secret) wholes.add(escaped);
+    // A shorter form (of a secret of a few bytes) is too likely a piece of any base64 text to mask.
+    for (const form of encodedForms(secret)) if (form.length >= MIN_LENGTH) encoded.add(form);
   }
   if (wholes.size === 0) return NO_SECRETS;
   /**
@@ -151,12 +182,13 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
   const words: string[] = [];
   /**
    * Secrets that `test` looks for whole, as no run of theirs need be in the text where they are: those too short
-   * for runs, and the plain-word ones (they may stand inside a longer word, where no part of them counts).
+   * for runs, the plain-word ones (they may stand inside a longer word, where no part of them counts), and the
+   * encoded forms (a run of base64 is no run of the secret).
    */
-  const exact: string[] = [];
-  /** Every secret, longest first: `scrub` masks whole occurrences even where no run qualifies. */
-  const all = [...wholes].sort((a, b) => b.length - a.length);
-  for (const secret of all) {
+  const exact: string[] = [...encoded].filter((form) => !wholes.has(form));
+  /** Every secret and form, longest first: `scrub` masks whole occurrences even where no run qualifies. */
+  const all = [...wholes, ...exact].sort((a, b) => b.length - a.length);
+  for (const secret of wholes) {
     if (secret.length < PARTIAL_MIN) {
       exact.push(secret);
       continue;
@@ -166,7 +198,7 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     const qualified = runs.filter(looksRandom);
     if (qualified.length > 0) {
       for (const run of qualified) {
-        grams.set(run, null);
+        grams.set(foldText(run), null);
         mark(run);
       }
       continue;
@@ -179,9 +211,9 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
       let separated = false;
       for (let i = 0; i < RUN && !separated; i++) separated = !isWordCode(run.charCodeAt(i));
       if (!separated) return;
-      const places = grams.get(run);
+      const places = grams.get(foldText(run));
       if (places === null) return;
-      if (places === undefined) grams.set(run, [{ secret: index, offset }]);
+      if (places === undefined) grams.set(foldText(run), [{ secret: index, offset }]);
       else places.push({ secret: index, offset });
       mark(run);
     });
@@ -197,13 +229,18 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     const secret = words[place.secret];
     let from = start;
     let at = place.offset;
-    while (from > 0 && at > 0 && text.charCodeAt(from - 1) === secret.charCodeAt(at - 1)) {
+    while (
+      from > 0 && at > 0 && foldCode(text.charCodeAt(from - 1)) === foldCode(secret.charCodeAt(at - 1))
+    ) {
       from--;
       at--;
     }
     let to = start + RUN;
     let end = place.offset + RUN;
-    while (to < text.length && end < secret.length && text.charCodeAt(to) === secret.charCodeAt(end)) {
+    while (
+      to < text.length && end < secret.length &&
+      foldCode(text.charCodeAt(to)) === foldCode(secret.charCodeAt(end))
+    ) {
       to++;
       end++;
     }
@@ -229,11 +266,11 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
 
   /**
    * Finds every masked range of a run (a random-looking one, or a part of a plain-word secret it is in) in
-   * `text` and pushes it to `out` as [start, end) (or, without `out`, stops at the first): whether there was one.
+   * `text` and adds it to `out` ({@linkcode addRange}; without `out`, stops at the first): whether there was one.
    * A strided scan for pieces of runs, then, around a piece found, the run's own hash at each position that
    * could hold it; a miss costs a few integer operations per STRIDE characters and allocates nothing.
    */
-  const scanRuns = (text: string, out?: number[][]): boolean => {
+  const scanRuns = (text: string, out?: number[]): boolean => {
     if (grams.size === 0 || text.length < RUN) return false;
     let any = false;
     /**
@@ -255,17 +292,17 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
       const end = Math.min(at, last);
       for (let start = Math.max(next, at - (STRIDE - 1)); start <= end; start++) {
         h = rolled === start - 1
-          ? (Math.imul((h - Math.imul(text.charCodeAt(start - 1), DROP)) >>> 0, BASE) +
-            text.charCodeAt(start + RUN - 1)) >>> 0
+          ? (Math.imul((h - Math.imul(foldCode(text.charCodeAt(start - 1)), DROP)) >>> 0, BASE) +
+            foldCode(text.charCodeAt(start + RUN - 1))) >>> 0
           : hashAt(text, start);
         rolled = start;
         next = start + 1;
         const bit = bitOf(h);
         if ((bitmap[bit >>> 5] & (1 << (bit & 31))) === 0) continue;
-        const places = grams.get(text.slice(start, start + RUN));
+        const places = grams.get(foldText(text.slice(start, start + RUN)));
         if (places === null) {
           if (out === undefined) return true;
-          out.push([start, start + RUN]);
+          addRange(out, start, start + RUN);
           any = true;
         } else if (places !== undefined) {
           compared ??= words.map(() => []);
@@ -282,7 +319,7 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
             pairs.push(alignment, agreed);
             if (from === to) continue;
             if (out === undefined) return true;
-            out.push([from, to]);
+            addRange(out, from, to);
             any = true;
           }
         }
@@ -291,28 +328,29 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     return any;
   };
 
-  /** Masked ranges as flat [start, end) pairs, in order and merged; empty when nothing matched. */
+  /**
+   * Masked ranges as flat [start, end) pairs, in order and merged as they are found ({@linkcode addRange}), so
+   * what is kept grows with the number of separate masks, not with the number of matches: empty when nothing
+   * matched.
+   */
   const ranges = (text: string): number[] => {
-    const found: number[][] = [];
-    scanRuns(text, found);
+    let out: number[] = [];
+    scanRuns(text, out);
     for (const secret of all) {
+      // One secret's occurrences come in order, so each is appended (or joined to the last) in constant time;
+      // the lists are then merged in one linear pass, not inserted one by one among the scan's.
+      const whole: number[] = [];
       for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
-        found.push([at, at + secret.length]);
+        addRange(whole, at, at + secret.length);
       }
-    }
-    const out: number[] = [];
-    if (found.length === 0) return out;
-    found.sort((a, b) => a[0] - b[0]);
-    for (const [start, end] of found) {
-      const last = out.length - 1;
-      if (last >= 0 && start <= out[last]) out[last] = Math.max(out[last], end);
-      else out.push(start, end);
+      out = mergeRanges(out, whole);
     }
     return out;
   };
 
   return {
     size: wholes.size,
+    longest: all[0].length,
     // Runs on every log line: no allocation unless a prefilter bit matches.
     test: (text) => scanRuns(text) || exact.some((secret) => text.includes(secret)),
     scrub(text) {
@@ -325,6 +363,16 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
         at = masked[i + 1];
       }
       return result + text.slice(at);
+    },
+    scrubHead(text, max) {
+      const masked = ranges(text);
+      let result = "";
+      let at = 0;
+      for (let i = 0; i < masked.length && masked[i] < max; i += 2) {
+        result += text.slice(at, masked[i]) + MASK;
+        at = masked[i + 1];
+      }
+      return at < max ? result + text.slice(at, max) : result;
     },
   };
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createScrubber, MASK, scrubberOf } from "./scrubber.ts";
+import { encodedForms } from "./forms.ts";
 import { cpuTimed } from "../../tests/helpers/cpu_time.ts";
 
 const KEY = "sk-proj-Zq8LmN3vR7tY1wXa9BcDeFgH";
@@ -181,4 +182,47 @@ Deno.test("scrubber: a run is found wherever it starts, whatever its place again
   }
   // A run at the very end of the text, its last piece cut short of a full stride.
   for (let pad = 0; pad < 8; pad++) assert.equal(s.test(`${"~".repeat(pad)}${KEY.slice(10, 18)}`), true);
+});
+
+Deno.test("scrubber: scrubHead keeps what is before the cut, masked as in the whole text", () => {
+  const s = createScrubber([KEY, "hunter22x"]);
+  // The margin a cut needs: the longest text masked whole (here the key's base64 form, longer than the key).
+  assert.equal(s.longest, Math.max(KEY.length, ...encodedForms(KEY).map((form) => form.length)));
+  // A text of the key repeated: one mask, however long the text.
+  assert.equal(s.scrubHead(KEY.repeat(1_000), 100), MASK);
+  // A secret that straddles the cut is masked whole, even one masked only whole (under 12 characters).
+  const before = "x".repeat(95);
+  assert.equal(s.scrubHead(`${before}hunter22x tail`, 100), `${before}${MASK}`);
+  assert.equal(s.scrubHead(`${before}${KEY} tail`, 100), `${before}${MASK}`);
+  // Nothing at or after the cut is kept, even when masks before it shortened the text: a secret cut short at
+  // the end of the part handed over (its first characters, no run of it) does not slip in behind them.
+  const head = `${"hunter22x".repeat(20)}hunter22`;
+  assert.equal(s.scrubHead(head, 180), MASK);
+  assert.equal(s.scrubHead("short text", 100), "short text");
+});
+
+Deno.test("scrubber: a key quoted lower-cased or upper-cased is masked, whole or in part", () => {
+  const s = createScrubber([KEY]);
+  for (const form of [KEY.toLowerCase(), KEY.toUpperCase()]) {
+    assert.equal(s.test(`bad key ${form}.`), true, form);
+    // `sk-proj-` is no random run in any case: it stays, the rest goes.
+    assert.equal(s.scrub(`bad key ${form}.`), `bad key ${form.slice(0, 3)}${MASK}.`);
+    assert.equal(s.scrub(`…${form.slice(10, 20)}…`), `…${MASK}…`);
+  }
+  // Which runs count is still decided on the secret as it is: a plain-word run upper-cased is no run.
+  const words = createScrubber(["gw-disabled-token-0123456789abcdef"]);
+  assert.equal(words.scrub("TOKEN_DISABLED"), "TOKEN_DISABLED");
+  // Its random-looking runs (from the first with a digit) are masked in any case; the words before them stay.
+  assert.equal(words.scrub("X GW-DISABLED-TOKEN-0123456789ABCDEF X"), `X GW-DISABLED${MASK} X`);
+});
+
+Deno.test("scrubber: a word-like key in another case is masked as two or more of its words, never one", () => {
+  const s = createScrubber(["fake-upstream-key", "sk-no-key-required"]);
+  assert.equal(s.scrub("bad key FAKE-UPSTREAM-KEY."), `bad key ${MASK}.`);
+  assert.equal(s.scrub("Bearer SK-No-Key-Required"), `Bearer ${MASK}`);
+  assert.equal(s.test("FAKE-UPSTREAM"), true);
+  for (const text of ["UPSTREAM", "The Upstream Key Is Required", "API KEY REQUIRED"]) {
+    assert.equal(s.scrub(text), text);
+    assert.equal(s.test(text), false);
+  }
 });

@@ -15,8 +15,7 @@ import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
 import { isObject } from "../../openai/types.ts";
-import { scrubberOf } from "../../secrets/scrubber.ts";
-import { clip, retryHeadersOf, upstreamHttpError } from "../shared/upstream_error.ts";
+import { retryHeadersOf, scrubbedClip, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 
 /**
@@ -192,9 +191,12 @@ function validationFields(message: string | null): { code: string | null; param:
   return tooLong ? { code: CONTEXT_LENGTH_EXCEEDED, param: "messages" } : { code: null, param: null };
 }
 
-/** `message` with the provider's credentials masked, whole and quoted in part, and cut to a sane length. */
+/**
+ * `message` cut to a sane length, then the provider's credentials masked, whole and quoted in part: an error
+ * body or exception frame may be megabytes, and only what is kept is scrubbed (`scrubClip`).
+ */
 function scrub(message: string | null, secrets: readonly string[]): string | null {
-  return message === null ? null : clip(scrubberOf(secrets).scrub(message));
+  return scrubbedClip(message, secrets);
 }
 
 /**

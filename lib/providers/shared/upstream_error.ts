@@ -7,7 +7,7 @@
  */
 import { CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
 import { isObject } from "../../openai/types.ts";
-import { scrubberOf } from "../../secrets/scrubber.ts";
+import { type Scrubber, scrubberOf } from "../../secrets/scrubber.ts";
 
 /** The fields an upstream's error body yielded, before the gateway decides status and wording. */
 export interface ParsedUpstreamError {
@@ -97,11 +97,24 @@ export function retryHeadersOf(headers: Headers): Record<string, string> {
 /** Longest upstream message passed on; past it the message is cut (an upstream may send megabytes). */
 export const MAX_UPSTREAM_MESSAGE = 2_000;
 
-/** `text` cut to {@linkcode MAX_UPSTREAM_MESSAGE} characters. */
-export function clip(text: string | null): string | null {
-  return text === null || text.length <= MAX_UPSTREAM_MESSAGE
-    ? text
-    : `${text.slice(0, MAX_UPSTREAM_MESSAGE)}…`;
+/**
+ * `text` cut to {@linkcode MAX_UPSTREAM_MESSAGE} characters (`…` marks the cut) with the `scrubber`'s secrets
+ * masked. It is cut before it is scrubbed, not after: an error body may be megabytes (up to the upstream body
+ * limit; a stream's error event up to the event limit), and scrubbing all of it to keep 2,000 characters cost
+ * seconds of the event loop, which every other request on the process waited out. The scrubber is handed the
+ * kept part and a margin of its longest secret, so a secret that straddles the cut is still masked whole.
+ */
+export function scrubClip(text: string, scrubber: Scrubber): string {
+  const head = text.length > MAX_UPSTREAM_MESSAGE + scrubber.longest
+    ? text.slice(0, MAX_UPSTREAM_MESSAGE + scrubber.longest)
+    : text;
+  const kept = scrubber.scrubHead(head, MAX_UPSTREAM_MESSAGE);
+  return text.length > MAX_UPSTREAM_MESSAGE ? `${kept}…` : kept;
+}
+
+/** `text` with the provider's credentials `secrets` masked and cut as {@linkcode scrubClip} does. */
+export function scrubbedClip(text: string | null, secrets: readonly string[]): string | null {
+  return text === null ? null : scrubClip(text, scrubberOf(secrets));
 }
 
 /**
@@ -161,10 +174,9 @@ export function upstreamHttpError(
   });
 }
 
-/** The parsed fields with `secrets` masked in each, and each cut to {@linkcode MAX_UPSTREAM_MESSAGE}. */
+/** The parsed fields, each cut to {@linkcode MAX_UPSTREAM_MESSAGE} and then scrubbed of `secrets` ({@linkcode scrubClip}). */
 export function scrubFields(parsed: ParsedUpstreamError, secrets: readonly string[]): ParsedUpstreamError {
-  const scrubber = scrubberOf(secrets);
-  const clean = (value: string | null) => clip(value === null ? null : scrubber.scrub(value));
+  const clean = (value: string | null) => scrubbedClip(value, secrets);
   return {
     message: clean(parsed.message),
     type: clean(parsed.type),

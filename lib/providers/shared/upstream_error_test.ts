@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { MAX_UPSTREAM_MESSAGE, upstreamHttpError, upstreamStreamError } from "./upstream_error.ts";
+import { createScrubber, MASK, type Scrubber } from "../../secrets/scrubber.ts";
+import { MAX_UPSTREAM_MESSAGE, scrubClip, upstreamHttpError, upstreamStreamError } from "./upstream_error.ts";
 
 const KEY = "sk-proj-Xq7vB2mN9pL4kR8tW1zY6cJ3hG5d";
 
@@ -126,4 +127,55 @@ Deno.test("upstream errors: a 400 in OpenAI's words for a too-long prompt is con
   const streamed = upstreamStreamError("p", JSON.parse(openai));
   assert.equal(streamed.status, 400);
   assert.equal(streamed.code, "context_length_exceeded");
+});
+
+/** A scrubber that records the length of every text it is handed. */
+function spyOn(scrubber: Scrubber, seen: number[]): Scrubber {
+  return {
+    size: scrubber.size,
+    longest: scrubber.longest,
+    scrub: (text) => (seen.push(text.length), scrubber.scrub(text)),
+    scrubHead: (text, max) => (seen.push(text.length), scrubber.scrubHead(text, max)),
+    test: (text) => (seen.push(text.length), scrubber.test(text)),
+  };
+}
+
+Deno.test("upstream errors: a huge message is cut before it is scrubbed, with a margin for a secret on the cut", () => {
+  // An error body may be megabytes (max_body_size; a stream's error event up to its limit): scrubbing all of it
+  // to keep 2,000 characters stalled the event loop for seconds. The scrubber sees the kept part and a margin.
+  const seen: number[] = [];
+  const spy = spyOn(createScrubber([KEY]), seen);
+  const huge = KEY.repeat(Math.ceil(1_000_000 / KEY.length));
+  const clipped = scrubClip(huge, spy);
+  assert.ok(seen.length > 0 && seen.every((n) => n <= MAX_UPSTREAM_MESSAGE + spy.longest), `${seen}`);
+  // `…` says it was cut, though the mask left it short.
+  assert.equal(clipped, `${MASK}…`);
+  // A secret that straddles the cut is still masked whole; what is after the cut is not kept.
+  const before = "x".repeat(MAX_UPSTREAM_MESSAGE - 10);
+  assert.equal(scrubClip(`${before}${KEY}${"y".repeat(5_000)}`, spy), `${before}${MASK}…`);
+  const short = createScrubber(["hunter22x"]);
+  assert.equal(
+    scrubClip(`${"x".repeat(MAX_UPSTREAM_MESSAGE - 4)}hunter22x zz`, short),
+    `${"x".repeat(MAX_UPSTREAM_MESSAGE - 4)}${MASK}…`,
+  );
+  // A message within the limit is only scrubbed.
+  assert.equal(scrubClip(`bad ${KEY}`, spy), `bad ${MASK}`);
+});
+
+Deno.test("upstream errors: a megabyte body or stream event of the key is one mask, its fields cut", () => {
+  const message = KEY.repeat(Math.ceil(1_000_000 / KEY.length));
+  const http = upstreamHttpError(
+    "p",
+    400,
+    JSON.stringify({ error: { message, param: message } }),
+    new Headers(),
+    [
+      KEY,
+    ],
+  );
+  assert.equal(http.message, `${MASK}…`);
+  assert.equal(http.param, `${MASK}…`);
+  const streamed = upstreamStreamError("p", { error: { message, code: message } }, [KEY]);
+  assert.equal(streamed.message, `${MASK}…`);
+  assert.equal(streamed.code, `${MASK}…`);
 });
