@@ -83,7 +83,9 @@ export function resolveConfig(
   catalog: PriceCatalog = defaultCatalog(),
 ): ResolvedConfig {
   const providers = new Map<string, ProviderConfig>(Object.entries(cfg.providers));
-  const guardrails = resolveGuardrails(cfg.guardrails, providers, secrets.env);
+  // Built first: the guardrails scrub what their services answer with it.
+  const scrubber = createScrubber(configSecrets(cfg, secrets));
+  const guardrails = resolveGuardrails(cfg.guardrails, providers, secrets.env ?? {}, scrubber);
   const created = Math.floor(now / 1000);
   const limits = Object.freeze({
     maxBodyBytes: cfg.server.upstream_limits.max_body_size,
@@ -213,7 +215,7 @@ export function resolveConfig(
     guardrails,
     adminTokens,
     source,
-    scrubber: createScrubber(configSecrets(cfg, secrets)),
+    scrubber,
   });
 }
 

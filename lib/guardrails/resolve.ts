@@ -8,6 +8,7 @@
 import type { GuardrailConfig } from "../config/guardrails_schema.ts";
 import type { ProviderConfig } from "../config/schema.ts";
 import { ConfigSetupError } from "../config/setup_error.ts";
+import type { Scrubber } from "../secrets/scrubber.ts";
 import { createGuardrailService, type GuardrailServiceConfig, type ServiceDeps } from "./external/index.ts";
 import type { ResolvedGuardrail } from "./resolved.ts";
 import type { GuardrailPhase } from "./types.ts";
@@ -36,15 +37,19 @@ function serviceConfig(
   } as GuardrailServiceConfig;
 }
 
-/** Every guardrail of the config, by name. */
+/**
+ * Every guardrail of the config, by name. `scrubber` is the config's own (what an external service answers
+ * passes it before it is recorded or shown).
+ */
 export function resolveGuardrails(
   entries: Readonly<Record<string, GuardrailConfig>>,
   providers: ReadonlyMap<string, ProviderConfig>,
-  env: Readonly<Record<string, string | undefined>> = {},
+  env: Readonly<Record<string, string | undefined>>,
+  scrubber: Scrubber,
 ): ReadonlyMap<string, ResolvedGuardrail> {
   const out = new Map<string, ResolvedGuardrail>();
   for (const [name, entry] of Object.entries(entries)) {
-    const base = { name, phases: new Set(PHASES[entry.phase]), message: entry.message ?? null };
+    const base = { name, phases: new Set(PHASES[entry.phase]), message: entry.message ?? null, scrubber };
     if (entry.type === "pii") {
       out.set(
         name,

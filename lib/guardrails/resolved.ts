@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Scrubber } from "../secrets/scrubber.ts";
 import type { GuardrailPhase, GuardrailService } from "./types.ts";
 
 /** What a guardrail does with what it finds: refuse, replace it with typed placeholders, or only record it. */
@@ -24,6 +25,11 @@ export interface ResolvedGuardrail {
   readonly service: GuardrailService | null;
   readonly timeoutMs: number;
   readonly onFailure: "fail_open" | "fail_closed";
+  /**
+   * The config's scrubber: an external service's categories and reason are its own text, and one that quotes
+   * the credential it was sent must not put it in the usage record, the admin API or a client's error.
+   */
+  readonly scrubber: Scrubber;
 }
 
 /** How one guardrail went for one request and phase: the usage record's own shape (never the matched text). */

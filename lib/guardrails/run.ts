@@ -37,6 +37,22 @@ function typesOf(findings: readonly Finding[]): string[] {
 }
 
 /**
+ * An external service's categories as an outcome records them. The adapters have made each a short name
+ * (lib/guardrails/external/http.ts, `categoryName`), but a short name can still be a credential the service
+ * quotes back (`sk-…`, the `authorization` header it got): each passes the config's scrubber. `test` first, so
+ * the usual answer (`hate`, `SelfHarm`) costs a scan of a few characters and no allocation beyond the copy.
+ */
+function recordedTypes(g: ResolvedGuardrail, categories: readonly string[]): string[] {
+  const scrubber = g.scrubber;
+  return [...new Set(categories.map((c) => scrubber.test(c) ? scrubber.scrub(c) : c))].sort();
+}
+
+/** A deny's reason as a client's error shows it: the service's own text, so scrubbed like its categories. */
+function shownReason(g: ResolvedGuardrail, reason: string): string {
+  return g.scrubber.test(reason) ? g.scrubber.scrub(reason) : reason;
+}
+
+/**
  * The 400 for a request (or an answer) a guardrail refuses. A request's refusal names the parameter that held
  * what was found (`param`, as OpenAI's errors do); an answer's names none (`param: null`): the answer is no
  * parameter of the client's request.
@@ -132,14 +148,19 @@ async function external(
     case "deny":
       // `action: flag` records what the service would have refused, and lets it through.
       if (g.action === "flag") {
-        return { name: g.name, phase: req.phase, action: "flag", types: [...verdict.categories].sort() };
+        return {
+          name: g.name,
+          phase: req.phase,
+          action: "flag",
+          types: recordedTypes(g, verdict.categories),
+        };
       }
       throw new Stopped(
-        { name: g.name, phase: req.phase, action: "deny", types: [...verdict.categories].sort() },
-        guardrailDenied(g, req.phase, verdict.reason || "refused", null),
+        { name: g.name, phase: req.phase, action: "deny", types: recordedTypes(g, verdict.categories) },
+        guardrailDenied(g, req.phase, shownReason(g, verdict.reason) || "refused", null),
       );
     case "flag":
-      return { name: g.name, phase: req.phase, action: "flag", types: [...verdict.categories].sort() };
+      return { name: g.name, phase: req.phase, action: "flag", types: recordedTypes(g, verdict.categories) };
     case "replace": {
       if (verdict.texts.length !== slots.length) {
         const outcome: GuardrailOutcome = {
@@ -158,7 +179,12 @@ async function external(
         slot.text = verdict.texts[i];
         slot.write(slot.text);
       });
-      return { name: g.name, phase: req.phase, action: "replace", types: [...verdict.categories].sort() };
+      return {
+        name: g.name,
+        phase: req.phase,
+        action: "replace",
+        types: recordedTypes(g, verdict.categories),
+      };
     }
   }
 }

@@ -188,8 +188,15 @@ export function withIdentity(ctx: RequestContext, identity: ResolvedToken): Clie
 
 /**
  * The upstream call of `ctx`'s current attempt to `target`: the client's abort signal, the request id and the
- * attempt's trace-context headers (set by routing before each attempt, so it is read here, when the attempt starts).
+ * attempt's trace-context headers (set by routing before each attempt, so it is read here, when the attempt starts),
+ * and the config's scrubber for the answer's identifiers.
  */
 export function upstreamCall(ctx: RequestContext, target: ResolvedTarget): UpstreamCall {
-  return { target, signal: ctx.signal, requestId: ctx.requestId, traceHeaders: ctx.traceHeaders };
+  return {
+    target,
+    signal: ctx.signal,
+    requestId: ctx.requestId,
+    traceHeaders: ctx.traceHeaders,
+    scrubber: ctx.state.config.scrubber,
+  };
 }

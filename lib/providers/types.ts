@@ -5,6 +5,7 @@
  * @module
  */
 import type { ResolvedTarget } from "../config/types.ts";
+import type { Scrubber } from "../secrets/scrubber.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import type {
   ChatCompletion,
@@ -69,6 +70,12 @@ export interface UpstreamCall {
    * retries, the earlier calls were billed all the same: the caller adds them to the request's one usage record.
    */
   readonly onEmbedded?: (part: EmbeddedPart) => void;
+  /**
+   * The config's scrubber, for the identifiers of a success answer (its `id`, `model`, `system_fingerprint`, …;
+   * shared/answer_ids.ts), which an upstream may fill with the key it was sent. Always set on a client's
+   * request (`upstreamCall` in http/context.ts); absent only where no config is at hand (unit tests).
+   */
+  readonly scrubber?: Scrubber;
 }
 
 /**

@@ -154,12 +154,31 @@ export function safeToken(value: unknown, hidden: readonly string[]): string | n
   return value;
 }
 
+/** What a category name that is not a short name stands in for, in a verdict (see {@linkcode categoryName}). */
+export const UNNAMED_CATEGORY = "(unnamed)";
+
+/**
+ * A service's category name if it is a short name (`self-harm/intent`, `SelfHarm`, `CUSTOM_WORD`, a Bedrock
+ * topic such as `Investment advice`): at most 64 letters, digits, spaces and `_ . : / -`, starting with a letter
+ * or digit. Anything else becomes {@linkcode UNNAMED_CATEGORY}: categories are the service's own text and go
+ * to the usage record, the admin API, the console and a denial's message, and a service can put anything in
+ * them — the credential it was sent (quoted in an "unauthorized" category), a piece of the texts, megabytes.
+ * Kept as a placeholder rather than dropped, so a flag still records that the service named something. A
+ * secret that fits the shape is the config scrubber's to mask (lib/guardrails/run.ts).
+ */
+export function categoryName(value: string): string {
+  return /^[A-Za-z0-9][A-Za-z0-9 _.:/-]{0,63}$/.test(value) ? value : UNNAMED_CATEGORY;
+}
+
 /** A plain JSON object (not null, not an array), for narrowing parsed answers. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Deduplicated and sorted, as every verdict's `categories` is. */
+/**
+ * Deduplicated and sorted, each passed through {@linkcode categoryName}, as every verdict's `categories` is:
+ * every adapter makes its categories here, so none reaches a verdict (or the reason built from it) unchecked.
+ */
 export function sortedUnique(values: Iterable<string>): string[] {
-  return [...new Set(values)].sort();
+  return [...new Set(Array.from(values, categoryName))].sort();
 }

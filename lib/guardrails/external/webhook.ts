@@ -10,6 +10,10 @@
  * - `{ "action": "replace", "texts": string[] (as many as sent), "categories"?: string[] }`
  * - `{ "action": "flag", "categories": string[] }`
  *
+ * A category that is no short name becomes `(unnamed)` (`categoryName` in http.ts), and categories and the
+ * reason pass the config's scrubber before they are recorded or shown (run.ts): the receiver is the operator's,
+ * but it may quote the `headers` it was sent.
+ *
  * @module
  */
 import { SIGNATURE_HEADER, signBody } from "../../alerts/signature.ts";

@@ -169,3 +169,17 @@ Deno.test("webhook: aborting the signal stops the call", async () => {
     await fake.stop();
   }
 });
+
+Deno.test("webhook: a category that is no short name is recorded as (unnamed), never as the receiver wrote it", () => {
+  const verdict = parseWebhookAnswer(
+    {
+      action: "flag",
+      categories: ["self-harm/intent", "Investment advice", "x".repeat(65), "a\nb", "-lead"],
+    },
+    1,
+  );
+  assert.deepEqual(verdict, {
+    action: "flag",
+    categories: ["(unnamed)", "Investment advice", "self-harm/intent"],
+  });
+});

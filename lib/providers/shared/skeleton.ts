@@ -29,6 +29,7 @@ import type {
   TokenCountInput,
   UpstreamCall,
 } from "../types.ts";
+import { idScrubStage, scrubAnswerIds } from "./answer_ids.ts";
 import { parseJsonObject } from "./json.ts";
 import { sendUpstream, upstreamLimits, type UpstreamRequest, type UpstreamResponse } from "./transport.ts";
 
@@ -102,7 +103,21 @@ export interface ProviderAdapter {
   inputTokens?(json: JsonObject, provider: string): number;
 }
 
-/** The {@linkcode Provider} that runs `adapter` around the shared transport. */
+/**
+ * `chain` with the answer-id scrub as its last stage (shared/answer_ids.ts), when the call has a scrubber that
+ * knows a secret; `chain` itself otherwise, so a config without secrets adds no stage to any stream.
+ */
+function scrubbedStages<I, O extends object>(chain: Stages<I, O>, call: UpstreamCall): Stages<I, O> {
+  const scrubber = call.scrubber;
+  if (scrubber === undefined || scrubber.size === 0) return chain;
+  return { list: [...chain.list, idScrubStage<O>(scrubber) as SyncTransformer<unknown, unknown>] };
+}
+
+/**
+ * The {@linkcode Provider} that runs `adapter` around the shared transport. Every success answer it returns,
+ * whole or streamed, translated or passed through, has its identifiers scrubbed with the call's scrubber
+ * (answer_ids.ts): an upstream may echo its key there, and from here on every client API forwards them.
+ */
 export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   async function send(request: UpstreamRequest, call: UpstreamCall): Promise<UpstreamResponse> {
     const authorized = adapter.authorize(request);
@@ -114,17 +129,30 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     return res;
   }
 
+  /** A passed-through answer's JSON object, its identifiers scrubbed. */
+  const scrubbedJson = (text: string, call: UpstreamCall): JsonObject =>
+    scrubAnswerIds(parseJsonObject(call.target.provider, text), call.scrubber);
+
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
       const res = await send(adapter.chatRequest(request, call), call);
-      if (request.stream !== true) return { kind: "json", body: adapter.completion(await res.text(), call) };
-      return { kind: "stream", chunks: pullStages(res.body, adapter.streamStages(call)) };
+      if (request.stream !== true) {
+        return {
+          kind: "json",
+          body: scrubAnswerIds(adapter.completion(await res.text(), call), call.scrubber),
+        };
+      }
+      return {
+        kind: "stream",
+        chunks: pullStages(res.body, scrubbedStages(adapter.streamStages(call), call)),
+      };
     },
 
     async embed(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult> {
       return await adapter.embed(request, call, async (upstream) => {
         const res = await send(upstream, call);
-        return { json: parseJsonObject(call.target.provider, await res.text()), headers: res.headers };
+        const json = parseJsonObject(call.target.provider, await res.text());
+        return { json: scrubAnswerIds(json, call.scrubber), headers: res.headers };
       });
     },
   };
@@ -146,37 +174,37 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
       const res = await send(responsesRequest(body, call), call);
       if (body.stream !== true) {
-        return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
+        return { kind: "json", body: scrubbedJson(await res.text(), call) };
       }
-      return { kind: "stream", events: pullStages(res.body, responsesStages(call)) };
+      return { kind: "stream", events: pullStages(res.body, scrubbedStages(responsesStages(call), call)) };
     };
   }
   if (geminiRequest && geminiStages) {
     provider.gemini = async (body: JsonObject, stream: boolean, call: UpstreamCall) => {
       const res = await send(geminiRequest(body, stream, call), call);
-      if (!stream) return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
-      return { kind: "stream", events: pullStages(res.body, geminiStages(call)) };
+      if (!stream) return { kind: "json", body: scrubbedJson(await res.text(), call) };
+      return { kind: "stream", events: pullStages(res.body, scrubbedStages(geminiStages(call), call)) };
     };
   }
   if (compactRequest) {
     provider.compact = async (body: JsonObject, call: UpstreamCall): Promise<JsonObject> => {
       const res = await send(compactRequest(body, call), call);
-      return parseJsonObject(call.target.provider, await res.text());
+      return scrubbedJson(await res.text(), call);
     };
   }
   if (messagesRequest && messagesStages) {
     provider.messages = async (body: JsonObject, call: MessagesCall): Promise<NativeMessagesResult> => {
       const res = await send(messagesRequest(body, call), call);
       if (body.stream !== true) {
-        return { kind: "json", body: parseJsonObject(call.target.provider, await res.text()) };
+        return { kind: "json", body: scrubbedJson(await res.text(), call) };
       }
-      return { kind: "stream", events: pullStages(res.body, messagesStages(call)) };
+      return { kind: "stream", events: pullStages(res.body, scrubbedStages(messagesStages(call), call)) };
     };
   }
   if (moderationRequest && moderationResult) {
     provider.moderate = async (request: ModerationRequest, call: UpstreamCall): Promise<ModerationResult> => {
       const res = await send(moderationRequest(request, call), call);
-      return moderationResult(parseJsonObject(call.target.provider, await res.text()), call.target.provider);
+      return moderationResult(scrubbedJson(await res.text(), call), call.target.provider);
     };
   }
   if (countTokensRequest && inputTokens) {
