@@ -14,7 +14,8 @@
  * Upstreams also quote a key transformed: lower- or upper-cased, or base64-encoded as it was sent
  * (`Basic base64(user:key)`, a header dump of `base64("Bearer " + key)`). The scan folds ASCII letter case on
  * both sides (the text and the runs), while which runs count is still decided on the secret as it is; the base64
- * and base64url forms of each secret (forms.ts) are masked whole, as exact strings that `test` looks for too.
+ * and base64url forms of each secret (forms.ts) are masked whole; `test` finds them, and the other strings it
+ * looks for whole, with the same scan, by their first {@linkcode RUN} characters (wholes.ts).
  * Scrubbing is linear in the text for a given set of secrets: one scan, one `indexOf` pass per whole, ranges merged as they are found
  * (ranges.ts). Secrets under {@linkcode PARTIAL_MIN} characters, and one that is a single plain word, are matched
  * in their own case only: folding the whole text for them would cost every log line an allocated copy.
@@ -26,6 +27,8 @@
  */
 import { encodedForms, foldCode, foldText } from "./forms.ts";
 import { addRange, mergeRanges } from "./ranges.ts";
+import { indexWholes } from "./wholes.ts";
+import { boundaryAt, isWordCode, looksRandom } from "./words.ts";
 
 /** What a masked secret (or run of one) becomes. */
 export const MASK = "***";
@@ -96,31 +99,6 @@ function pieceHashAt(text: string, from: number): number {
   ) + foldCode(text.charCodeAt(from + 3))) >>> 0;
 }
 
-/**
- * Whether a run of a secret is distinctive enough to mask wherever it appears: it has a digit or mixed case
- * (`Xq7vB2mN`), as runs of generated keys almost always do. Runs of plain words (`disabled`, `Internal`) or a
- * public key prefix (`sk-proj-`) are not, and masking them would mangle the gateway's own messages
- * (`token_disabled`) for a token that happens to contain the word.
- */
-function looksRandom(run: string): boolean {
-  return /[0-9]|[a-z][A-Z]|[A-Z]{2}/.test(run);
-}
-
-/**
- * Whether a character is part of a word: an ASCII letter or digit, or any non-ASCII character. Everything else
- * (`-`, `_`, `.`, `/`, a space) separates words.
- */
-function isWordCode(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ||
-    code > 127;
-}
-
-/** Whether `text` has a word boundary before index `at`: at either end, or not between two word characters. */
-function boundaryAt(text: string, at: number): boolean {
-  return at === 0 || at === text.length || !isWordCode(text.charCodeAt(at - 1)) ||
-    !isWordCode(text.charCodeAt(at));
-}
-
 /** Where a run of a plain-word secret starts in it: `words[secret]`, at `offset`. */
 interface Place {
   readonly secret: number;
@@ -136,6 +114,18 @@ export const NO_SECRETS: Scrubber = {
   longest: 0,
 };
 
+/** How {@linkcode createScrubber} builds a scrubber. */
+export interface ScrubberOptions {
+  /** Values this long or longer count (default {@linkcode MIN_LENGTH}). */
+  minLength?: number;
+  /**
+   * Tests only: receives the run scan alone (runs and word parts, as `scrub` looks for them) and the strings
+   * `test` looks for whole, from which a test rebuilds `test` as it was before wholes.ts (the scan, then an
+   * `includes` of each string) as the oracle the faster `test` is checked against.
+   */
+  parts?: (scan: (text: string) => boolean, exact: readonly string[]) => void;
+}
+
 /**
  * Builds a scrubber for `secrets` (duplicates, empty and too-short values are ignored). `minLength` lowers
  * the threshold for callers that know exactly what their values are (a provider scrubbing its own key).
@@ -147,7 +137,7 @@ export const NO_SECRETS: Scrubber = {
  * words, joined as in the secret and standing as whole words in the text (`horse-battery` of
  * `correct-horse-battery-staple`), is masked, and only when it is at least {@linkcode RUN} characters long.
  */
-export function createScrubber(secrets: Iterable<string>, options: { minLength?: number } = {}): Scrubber {
+export function createScrubber(secrets: Iterable<string>, options: ScrubberOptions = {}): Scrubber {
   const minLength = options.minLength ?? MIN_LENGTH;
   const wholes = new Set<string>();
   /** Base64 and base64url forms ({@linkcode encodedForms}): masked whole only, never by runs. */
@@ -218,6 +208,8 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
       mark(run);
     });
   }
+  /** `exact` for `test`, found by the scan as runs are (`mark` its first RUN characters), not by `includes`. */
+  const whole = indexWholes(exact, RUN, mark);
 
   /**
    * The part of a plain-word secret that a run found at `start` belongs to: [from, to, agreed], where [from, to)
@@ -271,7 +263,7 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
    * could hold it; a miss costs a few integer operations per STRIDE characters and allocates nothing.
    */
   const scanRuns = (text: string, out?: number[]): boolean => {
-    if (grams.size === 0 || text.length < RUN) return false;
+    if (text.length < RUN || (grams.size === 0 && (out !== undefined || !whole.scanned))) return false;
     let any = false;
     /**
      * Per plain-word secret, [alignment, agreed] pairs (alignment: the text index of the secret's first
@@ -299,7 +291,10 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
         next = start + 1;
         const bit = bitOf(h);
         if ((bitmap[bit >>> 5] & (1 << (bit & 31))) === 0) continue;
-        const places = grams.get(foldText(text.slice(start, start + RUN)));
+        const key = foldText(text.slice(start, start + RUN));
+        // Only `test` asks (no `out`): `scrub` finds every whole string with `indexOf` (`all`).
+        if (out === undefined && whole.startsAt(text, start, key)) return true;
+        const places = grams.get(key);
         if (places === null) {
           if (out === undefined) return true;
           addRange(out, start, start + RUN);
@@ -348,11 +343,12 @@ export function createScrubber(secrets: Iterable<string>, options: { minLength?:
     return out;
   };
 
+  options.parts?.((text) => scanRuns(text, []), exact);
   return {
     size: wholes.size,
     longest: all[0].length,
     // Runs on every log line: no allocation unless a prefilter bit matches.
-    test: (text) => scanRuns(text) || exact.some((secret) => text.includes(secret)),
+    test: (text) => scanRuns(text) || whole.shortIn(text),
     scrub(text) {
       const masked = ranges(text);
       if (masked.length === 0) return text;
