@@ -168,6 +168,13 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
       pieces[piece >>> 5] |= 1 << (piece & 31);
     }
   };
+  /**
+   * Runs that look random only by their letter case (no digit: `GUARDRAI` of `AKIDFAKEGUARDRAIL…`), by folded
+   * form: matched in their own case only, as folded they are a plain word (`guardrail_unavailable`). Runs with
+   * a digit (`anyCase`) are matched in any case, an upstream's lower- or upper-cased quote of the key.
+   */
+  const caseOnly = new Map<string, Set<string>>();
+  const anyCase = new Set<string>();
   /** The long secrets with no random-looking run, indexed by `Place.secret`. */
   const words: string[] = [];
   /**
@@ -188,8 +195,13 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
     const qualified = runs.filter(looksRandom);
     if (qualified.length > 0) {
       for (const run of qualified) {
-        grams.set(foldText(run), null);
+        const folded = foldText(run);
+        grams.set(folded, null);
         mark(run);
+        if (/[0-9]/.test(run)) {
+          anyCase.add(folded);
+          caseOnly.delete(folded);
+        } else if (!anyCase.has(folded)) caseOnly.set(folded, (caseOnly.get(folded) ?? new Set()).add(run));
       }
       continue;
     }
@@ -296,6 +308,7 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
         if (out === undefined && whole.startsAt(text, start, key)) return true;
         const places = grams.get(key);
         if (places === null) {
+          if (caseOnly.get(key)?.has(text.slice(start, start + RUN)) === false) continue;
           if (out === undefined) return true;
           addRange(out, start, start + RUN);
           any = true;

@@ -226,3 +226,17 @@ Deno.test("scrubber: a word-like key in another case is masked as two or more of
     assert.equal(s.test(text), false);
   }
 });
+
+Deno.test("scrubber: a run that looks random only by its case is matched in its own case, never as a plain word", () => {
+  // `GUARDRAI` (of the key) looks random as written; folded it is the start of an ordinary word.
+  const scrubber = createScrubber(["AKIDFAKEGUARDRAIL001"]);
+  for (const plain of ["guardrail_unavailable", "the Guardrail said no"]) {
+    assert.equal(scrubber.test(plain), false, plain);
+    assert.equal(scrubber.scrub(plain), plain);
+  }
+  assert.equal(scrubber.scrub("key AKIDFAKEGUARDRAIL001"), "key ***");
+  assert.equal(scrubber.scrub("part GUARDRAIL"), "part ***", "in its own case, its runs still count");
+  // The runs with a digit are matched in any case: a lower-cased quote of the key is still masked.
+  const lower = scrubber.scrub("bad key akidfakeguardrail001");
+  assert.ok(!lower.includes("rail001"), lower);
+});
