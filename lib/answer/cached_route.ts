@@ -179,13 +179,25 @@ export function filling(
   // The chunks are added up as they pass (before the client's body presents them), and the entry is written
   // only when the upstream stream ended normally; a failure or a cancel (the client gone, a budget stop)
   // abandons it. The sum is bounded by the entry size: past it, it is dropped at once (the stream goes on to
-  // the client untouched) rather than held whole for the store to refuse, and the fill is abandoned at the end.
+  // the client untouched) rather than held whole for the store to refuse, and the fill is abandoned then, not
+  // at the stream's end: identical requests waiting on it (single-flight) go upstream at once instead of
+  // waiting out a long stream, or `lock_wait`, for an entry that will never be written.
   const sum = new ChunkAccumulator(maxBytes);
-  sum.add(value.stream.first);
+  const add = (chunk: ChatCompletionChunk) => {
+    if (sum.stopped) return;
+    sum.add(chunk);
+    if (sum.stopped) fill.abandon();
+  };
+  add(value.stream.first);
   const rest = watchedReader(value.stream.rest, {
-    value: (chunk) => sum.add(chunk),
-    done: () => end(sum.stopped ? undefined : entry(sum.completion())),
-    failed: () => fill.abandon(),
+    value: add,
+    // Past the bound the fill was abandoned already: a Fill ignores a second ending, but is not sent one.
+    done: () => {
+      if (!sum.stopped) end(entry(sum.completion()));
+    },
+    failed: () => {
+      if (!sum.stopped) fill.abandon();
+    },
   });
   return { ...routed, value: { kind: "stream", stream: { first: value.stream.first, rest } } };
 }
