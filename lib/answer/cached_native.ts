@@ -149,15 +149,20 @@ export function fillingNative(
     fill.abandon();
     return routed;
   }
-  // Copies as they pass, before the client's body changes them; given up once past the entry size.
+  // Copies as they pass, before the client's body changes them; given up once past the entry size, and the
+  // fill abandoned then (not at the stream's end), so identical requests waiting on it go upstream at once.
   let kept: JsonObject[] | undefined = [];
   let bytes = 0;
   const keep = (event: JsonObject) => {
     if (kept === undefined) return;
     const text = JSON.stringify(event);
     bytes += text.length;
-    if (bytes > maxBytes) kept = undefined;
-    else kept.push(JSON.parse(text));
+    if (bytes <= maxBytes) {
+      kept.push(JSON.parse(text));
+      return;
+    }
+    kept = undefined;
+    fill.abandon();
   };
   keep(value.stream.first);
   const rest = watchedReader(value.stream.rest, {
@@ -167,9 +172,14 @@ export function fillingNative(
       // answer is whole there, so it is written then, not when the upstream's end is read.
       if (kept !== undefined && spec.isFinal?.(event)) end(entry(kept, true));
     },
-    done: () => end(kept === undefined ? undefined : entry(kept, true)),
+    // Past the entry size the fill was abandoned already: a Fill ignores a second ending, but is not sent one.
+    done: () => {
+      if (kept !== undefined) end(entry(kept, true));
+    },
     // Before the final event (the client gone, a budget stop): not a whole answer. After it: written already.
-    failed: () => fill.abandon(),
+    failed: () => {
+      if (kept !== undefined) fill.abandon();
+    },
   });
   return { ...routed, value: { kind: "native_stream", stream: { first: value.stream.first, rest } } };
 }

@@ -49,14 +49,29 @@ export function keyScope(ctx: ClientContext, model: ResolvedModel, settings: Res
 }
 
 /**
+ * Whether a chat-form request asks for token log probabilities (`logprobs: true`, or `top_logprobs` above 0,
+ * which OpenAI takes only with it). An entry keeps none (lib/cache/chunks.ts: a cached answer's probabilities
+ * are not a fresh sample's), so such an answer is never stored, and a hit could only show `logprobs: null`.
+ * Only chat completions carry them into the chat form: Responses' `top_logprobs` and `include` are dropped on
+ * a translated target (so its answer has none either) and kept whole on a native one (cached_native.ts).
+ */
+function asksLogprobs(chat: ChatRequest): boolean {
+  return chat.logprobs === true || (typeof chat.top_logprobs === "number" && chat.top_logprobs > 0);
+}
+
+/**
  * Whether a chat-form request asks for what an entry cannot replay, so it is answered fresh and its lookup
- * bypassed: spoken output (`modalities` with `"audio"`, or `audio` settings). OpenAI answers it with
- * `content: null` and `message.audio` (the sound, per voice and format, often megabytes); an entry keeps only
- * the chat form's text (lib/cache/chunks.ts), so a hit would be a 200 with an empty answer.
+ * bypassed (`x-cache: BYPASS`, not a `MISS` that could never be written):
+ *
+ * - spoken output (`modalities` with `"audio"`, or `audio` settings). OpenAI answers it with `content: null`
+ *   and `message.audio` (the sound, per voice and format, often megabytes); an entry keeps only the chat form's
+ *   text (lib/cache/chunks.ts), so a hit would be a 200 with an empty answer;
+ * - log probabilities ({@linkcode asksLogprobs}).
  */
 export function asksUncacheable(chat: ChatRequest): boolean {
   const modalities = Array.isArray(chat.modalities) ? chat.modalities : [];
-  return modalities.includes("audio") || (chat.audio !== undefined && chat.audio !== null);
+  return modalities.includes("audio") || (chat.audio !== undefined && chat.audio !== null) ||
+    asksLogprobs(chat);
 }
 
 /**
@@ -71,8 +86,9 @@ export function cacheable(
   settings: ResolvedAliasCache,
 ): boolean {
   const choices = completion.choices;
-  // An entry keeps no logprobs (lib/cache/chunks.ts): a request that asks for them is answered fresh.
-  if (choices.length === 0 || chat.logprobs === true) return false;
+  // An entry keeps no logprobs (lib/cache/chunks.ts): a request that asks for them is answered fresh (such a
+  // request is bypassed before it gets here; this keeps a caller that skips that check from storing one).
+  if (choices.length === 0 || asksLogprobs(chat)) return false;
   if ((choices.length > 1 || (typeof chat.n === "number" && chat.n > 1)) && !settings.n) return false;
   for (const choice of choices) {
     const reason = choice.finish_reason;
@@ -179,13 +195,25 @@ export function filling(
   // The chunks are added up as they pass (before the client's body presents them), and the entry is written
   // only when the upstream stream ended normally; a failure or a cancel (the client gone, a budget stop)
   // abandons it. The sum is bounded by the entry size: past it, it is dropped at once (the stream goes on to
-  // the client untouched) rather than held whole for the store to refuse, and the fill is abandoned at the end.
+  // the client untouched) rather than held whole for the store to refuse, and the fill is abandoned then, not
+  // at the stream's end: identical requests waiting on it (single-flight) go upstream at once instead of
+  // waiting out a long stream, or `lock_wait`, for an entry that will never be written.
   const sum = new ChunkAccumulator(maxBytes);
-  sum.add(value.stream.first);
+  const add = (chunk: ChatCompletionChunk) => {
+    if (sum.stopped) return;
+    sum.add(chunk);
+    if (sum.stopped) fill.abandon();
+  };
+  add(value.stream.first);
   const rest = watchedReader(value.stream.rest, {
-    value: (chunk) => sum.add(chunk),
-    done: () => end(sum.stopped ? undefined : entry(sum.completion())),
-    failed: () => fill.abandon(),
+    value: add,
+    // Past the bound the fill was abandoned already: a Fill ignores a second ending, but is not sent one.
+    done: () => {
+      if (!sum.stopped) end(entry(sum.completion()));
+    },
+    failed: () => {
+      if (!sum.stopped) fill.abandon();
+    },
   });
   return { ...routed, value: { kind: "stream", stream: { first: value.stream.first, rest } } };
 }
@@ -218,7 +246,8 @@ export async function cachedRoute(
   const admits: Admits = nativeSpec
     ? (answer) => nativeAdmitted(nativeSpec, answer, settings)
     : (answer) => answer.completion === undefined || cacheable(answer.completion, request.chat, settings);
-  // A native entry keeps the upstream's answer whole; a chat-form one cannot keep audio (asksUncacheable).
+  // A native entry keeps the upstream's answer whole; a chat-form one cannot keep audio or logprobs
+  // (asksUncacheable).
   const uncacheable = nativeSpec === null || (nativeSpec === undefined && asksUncacheable(request.chat));
   const lookup = (!control.write && !control.read) || uncacheable
     ? { kind: "bypass" as const }

@@ -1,7 +1,8 @@
 /**
  * `filling` on a streamed chat-form miss: the client gets every chunk as the upstream sent it, and the entry is
  * written only for an answer within `cache.max_entry_bytes`; a longer one is abandoned (its waiters go
- * upstream), having been dropped from memory once it grew past the bound (lib/cache/chunk_accumulator.ts).
+ * upstream as soon as it passes the bound, not when it ends), having been dropped from memory then
+ * (lib/cache/chunk_accumulator.ts).
  */
 import assert from "node:assert/strict";
 import type { ResolvedAliasCache } from "../config/types.ts";
@@ -94,4 +95,16 @@ Deno.test("filling: a stream within max_entry_bytes is written whole", async () 
   assert.deepEqual([fill.written.length, fill.abandoned], [1, 0]);
   const message = fill.written[0].completion?.choices[0].message as { content: string };
   assert.equal(message.content.length, 15 * PIECE.length);
+});
+
+Deno.test("filling: a stream is abandoned as soon as it passes max_entry_bytes, not when it ends", async () => {
+  const fill = recordingFill();
+  const routed = filling(streamed(64), CHAT, SETTINGS, fill, 64 * 1024);
+  assert.equal(routed.value.kind, "stream");
+  if (routed.value.kind !== "stream") return;
+  // 16 pieces of 4 KiB fit in 64 KiB; the 17th passes the bound, with 47 pieces and the finish still to come.
+  for (let i = 0; i < 17; i++) assert.equal((await routed.value.stream.rest.read()).done, false);
+  assert.deepEqual([fill.written.length, fill.abandoned], [0, 1], "its waiters are let go mid-stream");
+  await drain(routed);
+  assert.deepEqual([fill.written.length, fill.abandoned], [0, 1], "and told once");
 });

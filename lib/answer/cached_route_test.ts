@@ -84,11 +84,15 @@ Deno.test("cacheable: several choices, or n > 1 asked, only with n", () => {
   assert.equal(cacheable(mixed, CHAT, settings({ n: true, incomplete: true })), true);
 });
 
-Deno.test("cacheable: a request asking for logprobs never is", () => {
+Deno.test("cacheable: a request asking for logprobs never is, nor is it looked up", () => {
   const logprobs: ChatRequest = { ...CHAT, logprobs: true, top_logprobs: 2 };
   const all = settings({ incomplete: true, toolCalls: true, n: true });
   assert.equal(cacheable(completion(choice("stop")), logprobs, all), false);
   assert.equal(cacheable(completion(choice("stop")), { ...CHAT, logprobs: false }, settings()), true);
+  assert.equal(asksUncacheable(logprobs), true);
+  assert.equal(asksUncacheable({ ...CHAT, logprobs: true }), true);
+  assert.equal(asksUncacheable({ ...CHAT, top_logprobs: 3 }), true);
+  assert.equal(asksUncacheable({ ...CHAT, logprobs: false, top_logprobs: 0 }), false);
 });
 
 Deno.test("cacheable: a spoken answer never is, nor is a request for one looked up", () => {

@@ -125,3 +125,28 @@ Deno.test("response cache: across replicas, an entry written between a lookup's 
     await two.close();
   }
 });
+
+Deno.test("response cache: across replicas, a fill abandoned twice leaves the next leader's lock alone", async () => {
+  const { store, calls } = counting(memory());
+  const one = createResponseCache({ store, lockWaitMs: 5_000 });
+  const two = createResponseCache({ store, lockWaitMs: 5_000 });
+  try {
+    // A streamed fill past max_entry_bytes abandons mid-stream, and its stream's end may say so again.
+    const first = miss(await one.lookup("k", TTL, ANY, signal()));
+    first.abandon();
+    await settle();
+    assert.equal(await store.locked("k"), false, "the lock is given back at the first abandon");
+    const next = miss(await two.lookup("k", TTL, ANY, signal()));
+    assert.equal(await store.locked("k"), true, "the next request leads, under its own lock");
+    first.abandon();
+    await settle();
+    assert.equal(await store.locked("k"), true, "the second abandon releases nothing");
+    assert.equal(calls.get("unlock"), 1);
+    next.abandon();
+    await settle();
+    assert.equal(await store.locked("k"), false);
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});

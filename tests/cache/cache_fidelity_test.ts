@@ -7,7 +7,9 @@
  * - URL-citation `annotations` and Perplexity's top-level `citations` come back on a hit, JSON and streamed,
  *   whether a JSON or a streamed answer filled the entry;
  * - a legacy `function_call` answer cached under `cache_tool_calls` comes back with its call, JSON and
- *   streamed.
+ *   streamed;
+ * - a chat request asking for `logprobs` (or `top_logprobs`) is never looked up (an entry keeps none): it goes
+ *   upstream and says `x-cache: BYPASS`; a Responses request's, dropped on a translated target, is cached.
  *
  * Each request leaves exactly one access record, with the cache's part in it.
  */
@@ -286,5 +288,60 @@ Deno.test("cache fidelity: a legacy function_call cached under cache_tool_calls 
 
     const all = [miss, hit, streamedHit, streamedMiss, jsonHit];
     assert.deepEqual(await recordsOf(gw, all), ["miss", "hit", "hit", "miss", "hit"]);
+  });
+});
+
+const HI = [{ role: "user", content: "Hi" }];
+
+/** A Responses request to the cached alias: what the client notices of the cache, and its request id. */
+async function askResponses(gw: TestGateway, request: Json): Promise<Asked> {
+  const res = await fetch(`${gw.baseURL}/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "cached", input: "Hi", ...request }),
+  });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  return {
+    cache: res.headers.get("x-cache"),
+    requestId: res.headers.get("x-request-id") ?? "",
+    body,
+    chunks: [],
+  };
+}
+
+Deno.test("cache fidelity: a chat request asking for logprobs is not looked up: x-cache BYPASS, recorded so", async () => {
+  await withScripted("{ ttl: 10m }", (n) => ({ message: { content: `answer ${n}` }, finish: "stop" }), async (
+    gw,
+    up,
+  ) => {
+    // An entry keeps no logprobs: each such request goes upstream, and says the cache had no part in it.
+    const asked = [
+      await ask(gw, { logprobs: true, messages: HI }),
+      await ask(gw, { logprobs: true, messages: HI }),
+      await ask(gw, { logprobs: true, top_logprobs: 2, stream: true, messages: HI }),
+      await ask(gw, { top_logprobs: 2, messages: HI }),
+    ];
+    assert.equal(up.calls.length, 4, "every one went upstream");
+    assert.deepEqual(asked.map((a) => a.cache), ["BYPASS", "BYPASS", "BYPASS", "BYPASS"]);
+    assert.deepEqual(await recordsOf(gw, asked), ["bypass", "bypass", "bypass", "bypass"]);
+
+    // `logprobs: false` asks for none: looked up and cached as usual.
+    const plain = [
+      await ask(gw, { logprobs: false, messages: HI }),
+      await ask(gw, { logprobs: false, messages: HI }),
+    ];
+    assert.deepEqual(plain.map((a) => a.cache), ["MISS", "HIT"]);
+    assert.deepEqual(await recordsOf(gw, plain), ["miss", "hit"]);
+
+    // Responses through a translated target: log probabilities are dropped (the chat form carries none), so a
+    // fresh answer has none either (`logprobs: []`) and a hit shows what it showed.
+    const wants = { top_logprobs: 2, include: ["message.output_text.logprobs"] };
+    const responses = [await askResponses(gw, wants), await askResponses(gw, wants)];
+    assert.deepEqual(responses.map((a) => a.cache), ["MISS", "HIT"]);
+    assert.deepEqual(await recordsOf(gw, responses), ["miss", "hit"]);
+    const text = (a: Asked) => (a.body.output as { content: Json[] }[])[0].content[0];
+    assert.deepEqual(text(responses[1]).logprobs, []);
+    assert.equal(text(responses[1]).text, text(responses[0]).text);
   });
 });
