@@ -57,7 +57,7 @@ const PROMPT_FILTER = [{
   prompt_index: 0,
   content_filter_results: { ...CHOICE_FILTER, jailbreak: { filtered: false, detected: false } },
 }];
-const ID = "chatcmpl-AzureFake0123456789";
+const ID = "chatcmpl-AzureFake9876543210";
 const CREATED = 1_736_407_895;
 const MODEL = "gpt-4o-2024-08-06";
 

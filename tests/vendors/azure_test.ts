@@ -124,7 +124,7 @@ for (const form of ["classic", "v1"] as const) {
         assert.ok(chunk.choices.length > 0, "no empty-choices chunk reaches the client");
         assert.equal(chunk.object, "chat.completion.chunk");
         assert.equal(chunk.model, "chat-az");
-        assert.equal(chunk.id, "chatcmpl-AzureFake0123456789");
+        assert.equal(chunk.id, "chatcmpl-AzureFake9876543210");
         assert.equal("usage" in chunk, false);
       }
       const first = chunks[0] as unknown as Annotated;
@@ -161,7 +161,7 @@ for (const form of ["classic", "v1"] as const) {
         tools: [WEATHER_TOOL],
       }).finalChatCompletion();
       assert.equal(final.model, "chat-az-tools");
-      assert.equal(final.id, "chatcmpl-AzureFake0123456789");
+      assert.equal(final.id, "chatcmpl-AzureFake9876543210");
       assert.equal(final.choices[0].finish_reason, "tool_calls");
       const call = final.choices[0].message.tool_calls?.[0];
       assert.ok(call && call.type === "function");
