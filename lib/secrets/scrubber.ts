@@ -28,7 +28,7 @@
 import { encodedForms, foldCode, foldText } from "./forms.ts";
 import { addRange, mergeRanges } from "./ranges.ts";
 import { indexWholes } from "./wholes.ts";
-import { boundaryAt, isWordCode, looksRandom } from "./words.ts";
+import { boundaryAt, isWordCode, looksRandom, noteRunCase } from "./words.ts";
 
 /** What a masked secret (or run of one) becomes. */
 export const MASK = "***";
@@ -198,10 +198,7 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
         const folded = foldText(run);
         grams.set(folded, null);
         mark(run);
-        if (/[0-9]/.test(run)) {
-          anyCase.add(folded);
-          caseOnly.delete(folded);
-        } else if (!anyCase.has(folded)) caseOnly.set(folded, (caseOnly.get(folded) ?? new Set()).add(run));
+        noteRunCase(run, folded, caseOnly, anyCase);
       }
       continue;
     }

@@ -29,3 +29,20 @@ export function boundaryAt(text: string, at: number): boolean {
   return at === 0 || at === text.length || !isWordCode(text.charCodeAt(at - 1)) ||
     !isWordCode(text.charCodeAt(at));
 }
+
+/**
+ * Notes whether `run` (a random-looking run of a secret, `folded` its case-folded form) is matched in any letter
+ * case (`anyCase`: it holds a digit, which no plain word does) or only as written (`caseOnly`, by folded form:
+ * it looks random only by its case, `GUARDRAI` of `AKIDFAKEGUARDRAIL…`, and folded it is a plain word).
+ */
+export function noteRunCase(
+  run: string,
+  folded: string,
+  caseOnly: Map<string, Set<string>>,
+  anyCase: Set<string>,
+): void {
+  if (/[0-9]/.test(run)) {
+    anyCase.add(folded);
+    caseOnly.delete(folded);
+  } else if (!anyCase.has(folded)) caseOnly.set(folded, (caseOnly.get(folded) ?? new Set()).add(run));
+}

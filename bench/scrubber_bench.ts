@@ -1,5 +1,5 @@
 /**
- * `deno bench lib/secrets/scrubber_bench.ts`: the cost of the scrubber's `test` on the texts it sees most, with
+ * `deno bench bench/scrubber_bench.ts`: the cost of the scrubber's `test` on the texts it sees most, with
  * the 12 secrets of a typical config (provider keys, gateway tokens, a short password). `test` runs on every log
  * line (lib/log.ts) and on an answer's identifiers (providers/shared/answer_ids.ts), and almost always finds
  * nothing there, so that miss is what is measured; a hit and a scrub are measured beside it for scale.
@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { createScrubber } from "./scrubber.ts";
+import { createScrubber } from "../lib/secrets/scrubber.ts";
 
 /** Secrets of the shapes a config holds: random keys of several lengths and prefixes, one short, one wordy. */
 const SECRETS = [
