@@ -29,6 +29,7 @@ import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/type
 import { type ClientTerms, GatewayError, inClientTerms, invalidRequest } from "../errors.ts";
 import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
 import { chatParamsOn, embeddingParamsOn } from "../providers/capabilities.ts";
+import type { Answer } from "./accounting.ts";
 import type { RequestContext } from "./context.ts";
 
 /** What a request's translation found that a translated target cannot take as sent. */
@@ -233,6 +234,30 @@ export function estimatedTolerance(tolerance: Tolerance): Tolerance {
   const refused = tolerance.refusal?.param;
   if (refused == null) return tolerance;
   return { ...tolerance, native: [refused, ...tolerance.native] };
+}
+
+/**
+ * Names what a token count left out (`x-gateway-dropped`, the record's `dropped`), as a generation's answer
+ * would: nothing when a target that speaks the client's API (`native`) counted the client's own body; when
+ * another target counted exactly, the chat form's drops and what that target's count body left out (built in
+ * drop mode: a count never refuses); when the gateway estimated, the request's own drops
+ * ({@linkcode estimatedTolerance}). One place for the Messages, Responses and Gemini counts.
+ */
+export async function noteCountDropped(
+  ctx: RequestContext,
+  answer: Answer,
+  tolerance: Tolerance,
+  form: ChatForm,
+  native: (target: ResolvedTarget) => boolean,
+): Promise<void> {
+  const answeredBy = ctx.answeredBy;
+  const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
+  if (exact && native(answeredBy)) return;
+  noteDropped(
+    ctx,
+    answer.response.headers,
+    exact ? answeredTolerance(answeredBy, tolerance, form, "drop") : estimatedTolerance(tolerance),
+  );
 }
 
 /** The 400 of a `strict` alias whose target would go without `param` (chat completions' and embeddings'). */

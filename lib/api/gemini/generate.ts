@@ -24,7 +24,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import {
   answeredTolerance,
   type ChatForm,
-  estimatedTolerance,
+  noteCountDropped,
   noteDropped,
   paramServingTargets,
   servingTargets,
@@ -253,16 +253,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     () => estimateInputTokens(chat),
     (count) => ({ totalTokens: count }),
   );
-  const answeredBy = ctx.answeredBy;
-  const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
-  if (exact && isGemini(answeredBy)) return answer;
-  noteDropped(
-    ctx,
-    answer.response.headers,
-    exact
-      ? answeredTolerance(answeredBy, parsed.tolerance, form, "drop")
-      : estimatedTolerance(parsed.tolerance),
-  );
+  await noteCountDropped(ctx, answer, parsed.tolerance, form, isGemini);
   return answer;
 }
 

@@ -44,13 +44,7 @@ import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { isNativeTarget, targetsFor } from "./create_native.ts";
 import { strictRefusal } from "./native_only.ts";
-import {
-  answeredTolerance,
-  type ChatForm,
-  estimatedTolerance,
-  noteDropped,
-  paramServingTargets,
-} from "../../http/tolerance.ts";
+import { type ChatForm, noteCountDropped, paramServingTargets } from "../../http/tolerance.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
@@ -158,15 +152,6 @@ export async function handleResponsesInputTokens(
   );
   // A native target counted the client's own body: nothing left out. Any other count is of the chat form, which
   // names what it left out, and what the answering target's count left out of it, as a response would.
-  const answeredBy = ctx.answeredBy;
-  const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
-  if (exact && isNativeTarget(answeredBy)) return answer;
-  noteDropped(
-    ctx,
-    answer.response.headers,
-    exact
-      ? answeredTolerance(answeredBy, parsed.tolerance, form, "drop")
-      : estimatedTolerance(parsed.tolerance),
-  );
+  await noteCountDropped(ctx, answer, parsed.tolerance, form, isNativeTarget);
   return answer;
 }
