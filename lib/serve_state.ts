@@ -11,7 +11,13 @@ import { alertHooks, alertSeeding } from "./alerts/policy_hooks.ts";
 import { createConfiguredCache } from "./cache/create.ts";
 import type { PostgresConfig } from "./config/schema.ts";
 import type { ResolvedConfig } from "./config/types.ts";
-import type { GatewayServices, UsageQueryable, UsageSink } from "./http/context.ts";
+import type {
+  CountersStatus,
+  GatewayServices,
+  StoresStatus,
+  UsageQueryable,
+  UsageSink,
+} from "./http/context.ts";
 import type { Logger } from "./log.ts";
 import type { GatewayMetrics } from "./metrics/gateway_metrics.ts";
 import { createMemoryCounterStore } from "./policy/counter_store.ts";
@@ -45,6 +51,8 @@ export interface SharedState {
    * spill file's records reach the store.
    */
   readonly budgets: BudgetSeeder;
+  /** What `/readyz` says about the counters and the usage database, from the state their components keep. */
+  stores(): StoresStatus;
   /** Stops retention and the token directory, flushes the pipeline, closes the store and the counters. */
   close(): Promise<void>;
 }
@@ -56,6 +64,8 @@ export interface SharedView {
   readonly usageStore: UsageQueryable | null;
   readonly responses: ResponsesStore;
   readonly tokens: TokenDirectory | null;
+  /** The shared stores' state for `/readyz`; absent in a worker, whose primary owns them. */
+  readonly stores?: () => StoresStatus;
 }
 
 /** Opens the counters, the usage database and pipeline, the stored responses and the token directory. */
@@ -65,7 +75,7 @@ export async function openSharedState(
   metrics: GatewayMetrics,
   usageWorker?: URL,
 ): Promise<SharedState> {
-  const { counters, closeCounters } = await createCounters(config, logger, metrics);
+  const { counters, closeCounters, countersStatus } = await createCounters(config, logger, metrics);
   const usage = config.usage;
   let store: UsageDatabase | null = null;
   if (config.postgres !== null) {
@@ -138,6 +148,17 @@ export async function openSharedState(
     responses,
     tokens,
     budgets,
+    stores: () => {
+      const health = pipeline?.health();
+      return {
+        counters: countersStatus(),
+        // The store's kind, never its URL or path (`/readyz` answers anyone who reaches the port).
+        usage: store === null || health === undefined ? null : {
+          store: config.postgres !== null ? "postgres" : "sqlite",
+          ...health,
+        },
+      };
+    },
     async close() {
       stopResponsesRetention();
       await budgets.close();
@@ -164,6 +185,7 @@ export function localView(shared: SharedState): SharedView {
       : null,
     responses: shared.responses,
     tokens: shared.tokens,
+    stores: () => shared.stores(),
   };
 }
 
@@ -204,6 +226,7 @@ export async function threadServices(
     responses: view.responses,
     metrics,
     tokens: view.tokens,
+    ...(view.stores === undefined ? {} : { stores: view.stores }),
     // Built at start whatever the aliases say, so a reload that caches an alias finds the store ready.
     cache: await createConfiguredCache(config, logger, metrics.cache),
     telemetry: await configuredTelemetry(config, outside, metrics, logger),
@@ -260,7 +283,12 @@ const REDIS_CONNECT_WAIT_MS = 2_000;
 async function createCounters(config: ResolvedConfig, logger: Logger, metrics: GatewayMetrics) {
   const redis = config.redis;
   if (redis === null) {
-    return { counters: createMemoryCounterStore() as CounterStore, closeCounters: async () => {} };
+    const memory: CountersStatus = { store: "memory", ok: true };
+    return {
+      counters: createMemoryCounterStore() as CounterStore,
+      closeCounters: async () => {},
+      countersStatus: () => memory,
+    };
   }
   // Loaded only here: ioredis costs the Bun binary 6–10 ms of start-up, and a gateway without Redis none.
   const { createRedisCounterStore } = await import("./policy/redis_counter_store.ts");
@@ -293,5 +321,14 @@ async function createCounters(config: ResolvedConfig, logger: Logger, metrics: G
       waited_ms: REDIS_CONNECT_WAIT_MS,
     });
   }
-  return { counters: counters as CounterStore, closeCounters: () => shared.close() };
+  return {
+    counters: counters as CounterStore,
+    closeCounters: () => shared.close(),
+    // Whether the last call reached Redis, as the resilient store already tracks it (no probe of its own).
+    countersStatus: (): CountersStatus => ({
+      store: "redis",
+      ok: counters.isUp(),
+      on_failure: redis.on_failure,
+    }),
+  };
 }

@@ -148,6 +148,9 @@ async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<
   };
   // Tokens issued through the admin API: whether they are current or served from the last load (fail static).
   const tokens = ctx.services.tokens?.status() ?? null;
+  // The counters (Redis) and the usage database as their components last saw them: facts, not readiness. Under
+  // `fail_open` the node keeps serving and a failed usage write spills, so neither changes the status code.
+  const stores = ctx.services.stores?.();
   const body = {
     status: "ready",
     config: ctx.state.config.source,
@@ -156,6 +159,8 @@ async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<
     tokens: tokens === null || tokens.error === null
       ? tokens
       : { ...tokens, error: ctx.state.config.scrubber.scrub(tokens.error) },
+    // Left out in a worker (`serve --workers N`), which does not own the stores.
+    ...(stores === undefined ? {} : { counters: stores.counters, usage: stores.usage }),
     reload: last === null ? null : {
       ok: last.ok,
       at: last.at,
@@ -302,6 +307,7 @@ export function gatewayServices(given: Partial<GatewayServices> = {}): GatewaySe
     telemetry: given.telemetry ?? null,
     alerts: given.alerts ?? null,
     ...(given.workerMetrics === undefined ? {} : { workerMetrics: given.workerMetrics }),
+    ...(given.stores === undefined ? {} : { stores: given.stores }),
   };
 }
 

@@ -108,6 +108,38 @@ export interface GatewayServices {
    * (then `/metrics` is `metrics.render()`).
    */
   readonly workerMetrics?: () => Promise<string>;
+  /**
+   * The shared counter and usage stores' state as their components last saw it, for `/readyz`: read from memory,
+   * never a call to Redis or the database. Absent in a worker (`serve --workers N`): the primary owns the stores,
+   * and asking it would make `/readyz` wait on another thread.
+   */
+  readonly stores?: () => StoresStatus;
+}
+
+/**
+ * The counters of limits and budgets: `ok` is whether the last call to Redis succeeded (true before any call, and
+ * always for `memory`); `on_failure` (Redis only) says what a request with a limit gets while it is false.
+ */
+export interface CountersStatus {
+  readonly store: "memory" | "redis";
+  readonly ok: boolean;
+  readonly on_failure?: "fail_open" | "fail_closed";
+}
+
+/**
+ * The usage database: `ok` is whether its last write succeeded (true before any); `spilling` whether records have
+ * gone to the spill file since it last took a batch (they are replayed once it takes them again).
+ */
+export interface UsageStoreStatus {
+  readonly store: "sqlite" | "postgres";
+  readonly ok: boolean;
+  readonly spilling: boolean;
+}
+
+/** What `/readyz` says about the shared stores; `usage` is null without a usage database. */
+export interface StoresStatus {
+  readonly counters: CountersStatus;
+  readonly usage: UsageStoreStatus | null;
 }
 
 /** The part of the usage store the admin API reads. */

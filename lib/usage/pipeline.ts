@@ -93,6 +93,11 @@ export interface UsagePipeline {
   /** Stops the timers and flushes everything; an unfinished replay stays on disk for the next start. */
   close(): Promise<void>;
   stats(): UsagePipelineStats;
+  /**
+   * For `/readyz`, from what the pipeline already knows (no call to the store): `ok` while the last insert did not
+   * fail; `spilling` once a record has gone to the spill file since the store last took a batch.
+   */
+  health(): { ok: boolean; spilling: boolean };
 }
 
 /** Starts the pipeline: timers, then (in the background) retention and a replay of any leftover spill file. */
@@ -133,6 +138,8 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
   /** Serializes every store call: one in flight at a time. Operations on it never reject. */
   let lane: Promise<void> = Promise.resolve();
   let pumpScheduled = false;
+  /** A record was spilled since the store last took a batch (`health()`). */
+  let spilledSinceStored = false;
   const counters = { stored: 0, failures: 0, invalid: 0 };
   /** The counters in the order `stats()` and the closing log line have always listed them. */
   const counts = () => ({
@@ -155,6 +162,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
   };
 
   function spillEntry(entry: UsageEntry): void {
+    spilledSinceStored = true;
     spill.append(entry);
   }
 
@@ -182,6 +190,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
   }
 
   function succeeded(): void {
+    spilledSinceStored = false;
     if (consecutiveFailures === 0) return;
     logger.info("usage_store_recovered", { failed_attempts: consecutiveFailures });
     consecutiveFailures = 0;
@@ -326,6 +335,10 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
         logger.info("usage_pipeline_closed", counts());
       })();
       return closing;
+    },
+
+    health() {
+      return { ok: consecutiveFailures === 0, spilling: spilledSinceStored };
     },
 
     stats() {
