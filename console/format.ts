@@ -168,6 +168,27 @@ export function formatTokenCache(
   return parts.length === 0 ? NONE : parts.join(" · ");
 }
 
+/**
+ * A shared store's state on `/readyz` (counters, usage database, response cache) in one line, "failing" when its
+ * last call failed:
+ * `{store: "redis", ok: false, on_failure: "fail_open"}` → "redis: failing (limited requests: fail_open)",
+ * `{store: "postgres", ok: true, spilling: true}` → "postgres: ok, spilling to file". Absent (a worker of
+ * `serve --workers N` does not report the stores) → "not reported"; null (not configured) → "none".
+ */
+export function formatStoreState(
+  state: { store: string; ok: boolean; on_failure?: string; spilling?: boolean } | null | undefined,
+): string {
+  if (state === undefined) return "not reported";
+  if (state === null) return "none";
+  const health = state.ok ? "ok" : "failing";
+  const notes: string[] = [];
+  if (state.spilling === true) notes.push("spilling to file");
+  const failure = !state.ok && state.on_failure !== undefined
+    ? ` (limited requests: ${state.on_failure})`
+    : "";
+  return `${state.store}: ${[health, ...notes].join(", ")}${failure}`;
+}
+
 /** Any JSON value, short, for the audit trail's changes: strings bare, null as "none", the rest as JSON. */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return "none";

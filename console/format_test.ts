@@ -12,6 +12,7 @@ import {
   formatLimits,
   formatMs,
   formatPercent,
+  formatStoreState,
   formatTime,
   formatTokenCache,
   formatValue,
@@ -57,6 +58,26 @@ Deno.test("formatLimits and formatBudget name each part", () => {
   assert.equal(formatBudget({ tokens: 1000000, period: "month" }), "1,000,000 tokens / month");
   assert.equal(formatBudget({ cost: 25, period: "day" }), "25.00 cost / day");
   assert.equal(formatBudget(null), NONE);
+});
+
+Deno.test("formatStoreState says which store, whether it answers, and what follows when it does not", () => {
+  assert.equal(formatStoreState({ store: "memory", ok: true }), "memory: ok");
+  assert.equal(
+    formatStoreState({ store: "redis", ok: false, on_failure: "fail_open" }),
+    "redis: failing (limited requests: fail_open)",
+  );
+  // on_failure is what limited requests get while Redis is away: not shown while it answers.
+  assert.equal(formatStoreState({ store: "redis", ok: true, on_failure: "fail_closed" }), "redis: ok");
+  assert.equal(
+    formatStoreState({ store: "postgres", ok: true, spilling: true }),
+    "postgres: ok, spilling to file",
+  );
+  assert.equal(
+    formatStoreState({ store: "sqlite", ok: false, spilling: true }),
+    "sqlite: failing, spilling to file",
+  );
+  assert.equal(formatStoreState(null), "none");
+  assert.equal(formatStoreState(undefined), "not reported");
 });
 
 Deno.test("formatTokenCache shows false as off and an object as its directives", () => {

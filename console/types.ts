@@ -199,6 +199,12 @@ export interface Readiness {
     loaded_at?: string | null;
     count?: number;
   };
+  /** The response cache's store, asked when `/readyz` is read; null without a cache. */
+  readonly cache?: { store: string; ok: boolean } | null;
+  /** Limits' and budgets' counters; absent in a worker of `serve --workers N`. */
+  readonly counters?: { store: string; ok: boolean; on_failure?: string };
+  /** The usage database; null without one, absent in a worker. */
+  readonly usage?: { store: string; ok: boolean; spilling: boolean } | null;
 }
 
 /** A member of a team: a config token or one issued through the admin API. */

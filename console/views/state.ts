@@ -1,13 +1,14 @@
 /// <reference lib="dom" />
 /**
  * Live state: every alias's targets with their health, the loaded config's source and the last reload's
- * result, the token store's state, and the live config (the API has already redacted its secrets).
+ * result, the state of the token store, the counters, the usage database and the response cache, and the live
+ * config (the API has already redacted its secrets).
  *
  * @module
  */
 import { get, request } from "../api.ts";
 import { type Child, definitions, h, replace, table } from "../dom.ts";
-import { formatCount, formatMs, formatTime, NONE } from "../format.ts";
+import { formatCount, formatMs, formatStoreState, formatTime, NONE } from "../format.ts";
 import type { AliasTargets, ApiList, Readiness } from "../types.ts";
 import { heading, loading, showError, type View } from "./common.ts";
 
@@ -74,6 +75,12 @@ export const stateView: View = async (root) => {
       (tokens.loaded_at ? ` at ${formatTime(tokens.loaded_at)}` : ""),
     ]);
   }
+  // The shared stores as this replica last saw them (facts, not readiness: `/readyz` stays 200 meanwhile).
+  entries.push(
+    ["Counters", formatStoreState(ready.counters)],
+    ["Usage database", formatStoreState(ready.usage)],
+    ["Response cache", formatStoreState(ready.cache)],
+  );
   replace(
     body,
     table(

@@ -286,6 +286,11 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     assert.match(fallback?.State ?? "", /^healthy\b/);
     await page.getByRole("heading", { level: 2, name: "Configuration", exact: true }).waitFor();
     await page.getByText("Last reload").first().waitFor();
+    // The shared stores as /readyz reports them: one node on the embedded defaults.
+    const facts = await page.locator('dl[aria-label="Configuration"]').innerText();
+    assert.match(facts, /Counters\s+memory: ok/);
+    assert.match(facts, /Usage database\s+(sqlite|postgres): ok/);
+    assert.match(facts, /Response cache\s+memory: ok/);
     await assertNothingSecret(page);
   });
 
