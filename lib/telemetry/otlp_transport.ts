@@ -86,7 +86,10 @@ async function exchange(
   const body = data as Uint8Array<ArrayBuffer>;
   let response: Response;
   try {
-    response = await fetch(url, { method: "POST", headers, body, signal });
+    // A redirect is not followed: it would carry the batch and the (secret) export headers to wherever the
+    // collector, or anything on its path, points (fetch drops only `authorization` across origins). A 3xx is a
+    // failed export, as a redirect is for the providers' and the alerts' transports.
+    response = await fetch(url, { method: "POST", headers, body, signal, redirect: "manual" });
   } catch (err) {
     return { status: "failure", error: asError(err) };
   }

@@ -122,6 +122,36 @@ Deno.test("otlp transport: a refusal and an unreachable collector are failures; 
   }
 });
 
+Deno.test("otlp transport: a redirect is a failed export; the batch and the secret headers never reach its target", async () => {
+  const elsewhere: Headers[] = [];
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    elsewhere.push(request.headers);
+    await request.arrayBuffer();
+    return new Response(null, { status: 200 });
+  });
+  // The configured collector (hostile, or anything on its path) points every export at another origin.
+  const collector = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    await request.arrayBuffer();
+    const location = `http://localhost:${other.addr.port}${new URL(request.url).pathname}`;
+    return new Response(null, { status: 307, headers: { location } });
+  });
+  try {
+    const transport = fetchTransport({
+      url: `http://127.0.0.1:${collector.addr.port}/v1/traces`,
+      headers: { "x-api-key": "otlp-backend-secret-5a4b3c2d1e" },
+      contentType: "application/x-protobuf",
+      deadline: () => new AbortController().signal,
+    });
+    const result = await transport.send(new Uint8Array([1, 2, 3]), 60_000);
+    assert.equal(result.status, "failure");
+    assert.match(String(result.error), /307/);
+    assert.equal(elsewhere.length, 0, "nothing is sent where the redirect points");
+  } finally {
+    await collector.shutdown();
+    await other.shutdown();
+  }
+});
+
 Deno.test("otlp transport: the SDK's exporter sends its serialized batch through it, one export at a time", async () => {
   const pending: PromiseWithResolvers<ExportResponse>[] = [];
   const sent: Uint8Array[] = [];
