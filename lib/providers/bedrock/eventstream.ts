@@ -15,7 +15,6 @@
 import { badGateway, type GatewayError } from "../../errors.ts";
 import { crc32 } from "./crc32.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
-import { concatBytes } from "../../streams/concat_bytes.ts";
 
 /** A header value, by wire type: bool (0/1), byte/short/int/long (2–5), bytes (6), string (7), timestamp (8), uuid (9). */
 export type EventStreamHeaderValue = boolean | number | bigint | string | Uint8Array | Date;
@@ -142,24 +141,41 @@ export interface EventStreamOptions {
 
 /**
  * Bytes → messages. Keeps at most one incomplete message (bounded by {@linkcode MAX_MESSAGE_BYTES}) between
- * reads; validates the prelude CRC before waiting for a body, so a corrupt length fails at once. Reads that
- * end inside a message are queued, not joined, until the whole message is there, so a large message arriving
- * in small reads is copied once rather than once per read.
+ * reads; validates the prelude CRC before waiting for a body, so a corrupt length fails at once. The bytes of an
+ * incomplete message are copied into one buffer of the length its prelude gives, never kept as the reads they
+ * came in: a message trickled a byte per read would otherwise hold one small array per byte (~500 times its
+ * size in memory), and a large message in small reads is still copied once, not once per read.
  */
 export function eventStreamTransformer(
   options: EventStreamOptions = {},
 ): SyncTransformer<Uint8Array, EventStreamMessage> {
   const limit = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
-  let queued: Uint8Array[] = [];
-  let queuedBytes = 0;
+  /** The incomplete message's bytes so far: `held[0, heldBytes)`, room for `wanted` once its prelude is read. */
+  let held = new Uint8Array(0);
+  let heldBytes = 0;
   /** Bytes needed before decoding can progress: a prelude, or the whole message whose prelude was read. */
   let wanted = 12;
+  /** Copies `bytes` after what is held, in a buffer with room for at least `wanted` bytes. */
+  function hold(bytes: Uint8Array): void {
+    const needed = heldBytes + bytes.length;
+    if (needed > held.length) {
+      const grown = new Uint8Array(Math.max(needed, wanted));
+      grown.set(held.subarray(0, heldBytes));
+      held = grown;
+    }
+    held.set(bytes, heldBytes);
+    heldBytes = needed;
+  }
   return {
     transform(chunk, controller) {
-      queued.push(chunk);
-      queuedBytes += chunk.length;
-      if (queuedBytes < wanted) return;
-      const pending = queued.length === 1 ? queued[0] : concatBytes(queued, queuedBytes);
+      let pending: Uint8Array;
+      if (heldBytes === 0 && chunk.length >= wanted) {
+        pending = chunk;
+      } else {
+        hold(chunk);
+        if (heldBytes < wanted) return;
+        pending = held.subarray(0, heldBytes);
+      }
       let at = 0;
       wanted = 12;
       while (pending.length - at >= 12) {
@@ -189,13 +205,15 @@ export function eventStreamTransformer(
         controller.enqueue({ headers, payload: message.slice(12 + headersLen, total - 4) });
         at += total;
       }
-      // Copy the remainder so a large upstream read is not kept alive by a small tail.
-      const rest = at === 0 ? pending : pending.slice(at);
-      queued = rest.length === 0 ? [] : [rest];
-      queuedBytes = rest.length;
+      // The remainder is copied into a buffer of its own (room for its whole message once its prelude is read),
+      // so neither a large upstream read nor the last message's buffer is kept alive by a small tail.
+      const rest = pending.subarray(at);
+      held = new Uint8Array(0);
+      heldBytes = 0;
+      if (rest.length > 0) hold(rest);
     },
     flush() {
-      if (queuedBytes > 0) throw corrupt(`the stream ended inside a message (${queuedBytes} bytes)`);
+      if (heldBytes > 0) throw corrupt(`the stream ended inside a message (${heldBytes} bytes)`);
     },
   };
 }

@@ -242,3 +242,31 @@ Deno.test("eventstream: a large message arriving in small reads is decoded witho
   assert.equal(messages[0].payload.length, payload.length);
   assert.ok(performance.now() - started < 1_500, `${performance.now() - started} ms`);
 });
+
+Deno.test("eventstream: the reads of an incomplete message are copied into its buffer, never kept", () => {
+  // A message trickled a byte per read used to be kept as its reads (one small array each: ~500 times its size
+  // in memory). A decoder that keeps a read it was given sees it change when its owner reuses it; one that
+  // copies it does not.
+  const decoder = eventStreamTransformer();
+  const out: EventStreamMessage[] = [];
+  const controller: TransformStreamDefaultController<EventStreamMessage> = {
+    desiredSize: 1,
+    enqueue: (m) => void out.push(m!),
+    error: (reason) => {
+      throw reason;
+    },
+    terminate: () => {},
+  };
+  const reused = new Uint8Array(1);
+  for (const byte of ALL) {
+    reused[0] = byte;
+    decoder.transform(reused, controller);
+  }
+  decoder.flush?.(controller);
+  assert.deepEqual(summary(out), [
+    ["messageStart", '{"role":"assistant"}'],
+    ["contentBlockDelta", '{"contentBlockIndex":0,"delta":{"text":"Hel"}}'],
+    ["contentBlockDelta", '{"contentBlockIndex":0,"delta":{"text":"lo ✓"}}'],
+    ["messageStop", '{"stopReason":"end_turn"}'],
+  ]);
+});

@@ -16,7 +16,7 @@ import type { SyncTransformer } from "../../streams/pull_through.ts";
 import { messagesEventTransformer } from "../anthropic/native.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
 import { isClaudeModel } from "./request.ts";
-import { bedrockStreamException } from "./response.ts";
+import { bedrockStreamError, bedrockStreamException } from "./response.ts";
 
 /** The Messages API version Bedrock's Claude models take in the body. */
 export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
@@ -92,8 +92,7 @@ export function chunkEvent(
     throw bedrockStreamException(provider, type, text, secrets);
   }
   if (messageType === "error") {
-    const code = String(message.headers[":error-code"] ?? "error");
-    throw badGateway(`Provider "${provider}" reported a stream error (${code}).`);
+    throw bedrockStreamError(provider, message.headers, secrets);
   }
   if (messageType !== "event" || message.headers[":event-type"] !== "chunk") return null;
   const payload = payloadJson(provider, message.payload);

@@ -298,3 +298,20 @@ export function bedrockStreamException(
       return badGateway(`Provider "${provider}" failed mid-stream (${named})${detail}`);
   }
 }
+
+/**
+ * The error for an error frame inside a stream (`:message-type: error`, with `:error-code` and `:error-message`
+ * headers): a 502 naming both, each cut and scrubbed as every upstream text is (a frame's header value can be
+ * 64 KiB, and it may quote the provider's key).
+ */
+export function bedrockStreamError(
+  provider: string,
+  headers: Readonly<Record<string, unknown>>,
+  secrets: readonly string[],
+): GatewayError {
+  const code = scrub(String(headers[":error-code"] ?? "error"), secrets);
+  const text = typeof headers[":error-message"] === "string"
+    ? scrub(headers[":error-message"], secrets)
+    : null;
+  return badGateway(`Provider "${provider}" reported a stream error (${code})${text ? `: ${text}` : "."}`);
+}

@@ -19,7 +19,7 @@
  */
 import { badGateway } from "../../errors.ts";
 import { type ChunkIdentity, makeChunk, makeUsageChunk, newCompletionId } from "../shared/chunks.ts";
-import { answerStopReason, bedrockStreamException, mapUsage } from "./response.ts";
+import { answerStopReason, bedrockStreamError, bedrockStreamException, mapUsage } from "./response.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import type { EventStreamMessage } from "./eventstream.ts";
 import { type ChatCompletionChunk, isObject, type JsonObject } from "../../openai/types.ts";
@@ -82,8 +82,7 @@ export function converseChunkTransformer(
         throw bedrockStreamException(provider, type, text, options.secrets ?? []);
       }
       if (messageType === "error") {
-        const code = String(message.headers[":error-code"] ?? "error");
-        throw badGateway(`Provider "${provider}" reported a stream error (${code}).`);
+        throw bedrockStreamError(provider, message.headers, options.secrets ?? []);
       }
       if (messageType !== "event") return;
       const event = parsePayload(provider, message);

@@ -146,6 +146,35 @@ Deno.test("bedrock stream: exception frames become mapped GatewayErrors", async 
   }
 });
 
+Deno.test("bedrock stream: an error frame's code and message are cut and scrubbed, as every upstream text", async () => {
+  const key = "AKIAFAKEBEDROCKKEY0123456789";
+  const frame: EventStreamMessage = {
+    headers: {
+      ":message-type": "error",
+      ":error-code": `${"E".repeat(60_000)} key=${key}`,
+      ":error-message": `model failed, key=${key}`,
+    },
+    payload: new Uint8Array(0),
+  };
+  const transformer = converseChunkTransformer({
+    provider: "aws",
+    model: "m",
+    identity: IDENTITY,
+    secrets: [key],
+  });
+  await assert.rejects(
+    Array.fromAsync(runStages([TEXT_STREAM[0], frame], transformer)),
+    (err: unknown) => {
+      assert.ok(err instanceof GatewayError && err.status === 502);
+      // Cut to the 2,000 characters every upstream text is cut to (the header may be 64 KiB), key masked.
+      assert.ok(err.message.length < 2_200, `${err.message.length} characters`);
+      assert.ok(!err.message.includes(key));
+      assert.match(err.message, /model failed, key=\*\*\*/);
+      return true;
+    },
+  );
+});
+
 Deno.test("bedrock stream: a stream cut before messageStop errors; reasoning → reasoning_content", async () => {
   await assert.rejects(
     run(TEXT_STREAM.slice(0, 3)),
