@@ -14,11 +14,13 @@ import { routeRequest } from "../http/route_request.ts";
 import { jsonResponse } from "./json_response.ts";
 import type { Answer } from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
+import { NoUpstreamCall } from "../routing/route.ts";
 
 /**
- * The answer of a token-counting endpoint: routed to a target that counts (the capability table) when the
- * alias has one, its count exact; otherwise, or when every count failed (each attempt is in the access log),
- * the gateway's count (`estimate`), marked `estimated: true`. A count consumes no tokens: its usage is 0.
+ * The answer of a token-counting endpoint: routed when the alias has a target that counts (the capability
+ * table), exact when the target routing picks counts; otherwise, or when every count failed (each attempt is in
+ * the access log), the gateway's count (`estimate`), marked `estimated: true`. A target that cannot count is
+ * not called, and is no attempt: no `x-gateway-provider`, nothing for its health. A count consumes no tokens.
  */
 export async function answerTokenCount(
   ctx: ClientContext,
@@ -29,7 +31,9 @@ export async function answerTokenCount(
 ): Promise<Answer> {
   let exact: number | null = null;
   let headers = new Headers();
-  // Routing only when some target can count: an attempt that counts nothing would tell health a false latency.
+  // Routing only when some target can count. The target routing picks decides: one that cannot count is asked
+  // nothing (`NoUpstreamCall`), and the gateway counts. That is no attempt on it: a count made here must not
+  // pass for its upstream's health (end its ejection, clear its failure streak, give it a ~0 ms latency).
   if (model.targets.some(countsInputTokens)) {
     try {
       const routed = await routeRequest(
@@ -37,18 +41,24 @@ export async function answerTokenCount(
         model,
         ctx.signal,
         async (target, provider) => {
-          if (!countsInputTokens(target)) return null;
-          const call = upstreamCall(ctx, target);
-          return await provider.countInputTokens?.(await input(target), call) ?? null;
+          const count = await provider.countInputTokens?.(await input(target), upstreamCall(ctx, target));
+          // The vendor counts, but not this request (a Messages or Gemini count on a native Responses upstream):
+          // its request was never sent.
+          if (count === undefined || count === null) throw new NoUpstreamCall();
+          return count;
         },
         () => false,
         // Counting asks no model to answer: traced as attempts, not as a GenAI call, and no GenAI metric.
         null,
+        countsInputTokens,
       );
       exact = routed.value;
       headers = routed.headers;
     } catch (err) {
-      if (err instanceof ClientGoneError || !(err instanceof GatewayError) || ctx.signal.aborted) throw err;
+      // Left to the gateway (no call made), or every count failed: the estimate. A client gone, or a bug, is not.
+      const estimates = err instanceof NoUpstreamCall ||
+        (err instanceof GatewayError && !(err instanceof ClientGoneError));
+      if (!estimates || ctx.signal.aborted) throw err;
     }
   }
   const estimated = exact === null;

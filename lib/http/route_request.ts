@@ -9,7 +9,7 @@ import { GatewayError } from "../errors.ts";
 import type { Provider } from "../providers/types.ts";
 import { genAiProviderName } from "../providers/capabilities.ts";
 import type { Lease } from "../routing/health.ts";
-import { type AttemptRecord, route } from "../routing/route.ts";
+import { type AttemptRecord, NoUpstreamCall, route } from "../routing/route.ts";
 import type { RequestContext } from "./context.ts";
 import type { AttemptTarget } from "../telemetry/request_trace.ts";
 
@@ -36,7 +36,9 @@ export interface RoutedAnswer<T> {
  * answer is in hand, unless `holdsLease(answer)` says the answer is still running (a stream the client reads):
  * then whoever serves it releases the lease when it ends. `operation` is the GenAI call the request's trace
  * shows the attempts under; null for a call that is none (a token count: no model is asked to answer), whose
- * attempts go under the gateway's span and which no GenAI metric counts.
+ * attempts go under the gateway's span and which no GenAI metric counts. `calls(target)` false says the request
+ * asks that target nothing (it cannot count tokens): when routing picks it, routing ends with
+ * {@linkcode NoUpstreamCall} before any attempt, so no attempt is recorded or traced and its health is untouched.
  */
 export async function routeRequest<T>(
   ctx: RequestContext,
@@ -45,6 +47,7 @@ export async function routeRequest<T>(
   attempt: (target: RoutedTarget, provider: Provider) => Promise<T>,
   holdsLease: (answer: T) => boolean = () => false,
   operation: string | null = model.type === "embedding" ? "embeddings" : "chat",
+  calls: (target: RoutedTarget) => boolean = () => true,
 ): Promise<RoutedAnswer<T>> {
   const attempts: AttemptRecord[] = [];
   ctx.record.attempt_log = attempts;
@@ -65,6 +68,7 @@ export async function routeRequest<T>(
   if (operation !== null) trace?.startCall(operation, model.alias);
   try {
     const routed = await route(model, ctx.state.config.routing, ctx.routing, signal, attempts, (target) => {
+      if (!calls(target)) throw new NoUpstreamCall();
       const provider = ctx.state.providers.get(target.provider);
       if (provider === undefined) {
         throw new GatewayError(500, "The gateway has no provider for this model.", {

@@ -41,6 +41,20 @@ export interface Routed<T> {
   lease: Lease;
 }
 
+/**
+ * Thrown by an attempt that asks its target nothing: the target routing picked cannot do what the request
+ * needs (a token count on a vendor without a counting endpoint), so the caller answers without an upstream.
+ * Routing ends there, but it is no attempt: nothing is recorded, and the target's health learns nothing from
+ * it. Health counts only what an upstream did: an answer made on the gateway would otherwise end an
+ * ejection (take the half-open probe), clear a failing target's streak and feed its latency a ~0 ms sample.
+ */
+export class NoUpstreamCall extends Error {
+  constructor() {
+    super("The attempt made no upstream call.");
+    this.name = "NoUpstreamCall";
+  }
+}
+
 function outcomeOf(err: unknown): string {
   if (err instanceof GatewayError) return err.code ?? String(err.status);
   return "internal_error";
@@ -80,7 +94,7 @@ function unavailableError(model: ResolvedModel, deps: RouteDeps): GatewayError {
 /**
  * Tries `attempt` on the alias's targets until one answers. `attempts` is filled as it goes, so the caller
  * can log every attempt even when all fail. Throws the last failure, or a 503 with `Retry-After` when no
- * target could even be tried.
+ * target could even be tried; an attempt's {@linkcode NoUpstreamCall} is thrown on at once, unrecorded.
  */
 export async function route<T>(
   model: ResolvedModel,
@@ -109,6 +123,11 @@ export async function route<T>(
         });
         return { value, target, lease };
       } catch (err) {
+        if (err instanceof NoUpstreamCall) {
+          // Neither a success nor a failure (nor, half-open, the probe): the slot is given back untouched.
+          lease.release();
+          throw err;
+        }
         const latency = performance.now() - started;
         attempts.push({
           provider: target.provider,

@@ -4,7 +4,7 @@ import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { GatewayError, invalidRequest } from "../errors.ts";
 import { HealthRegistry } from "./health.ts";
 import { orderTargets, seededRandom } from "./plan.ts";
-import { type AttemptRecord, route, type RouteDeps } from "./route.ts";
+import { type AttemptRecord, NoUpstreamCall, route, type RouteDeps } from "./route.ts";
 
 const SETTINGS: RoutingConfig = {
   backoff_base: 100,
@@ -233,6 +233,30 @@ Deno.test("health: a target failing eject_after times is skipped for the cooldow
   probed.lease.release();
   assert.deepEqual(calls, ["a", "b"]);
   assert.equal(d.health.snapshot().find((s) => s.provider === "a")?.state, "healthy");
+});
+
+Deno.test("route: an attempt that calls no upstream ends routing unrecorded, its target's health untouched", async () => {
+  const { deps: d, clock } = deps();
+  const model = alias("fallback", [target("a", { retries: 0 }), target("b")]);
+  const { attempt } = scripted({ a: [upstream(500), upstream(500), upstream(500)] });
+  for (let i = 0; i < 3; i++) await route(model, SETTINGS, d, signal, [], attempt);
+  clock.now += SETTINGS.eject_cooldown;
+  const halfOpen = d.health.snapshot().find((s) => s.provider === "a");
+  assert.equal(halfOpen?.state, "half_open");
+
+  const attempts: AttemptRecord[] = [];
+  const calls: string[] = [];
+  await assert.rejects(
+    route(model, SETTINGS, d, signal, attempts, (t) => {
+      calls.push(t.provider);
+      throw new NoUpstreamCall();
+    }),
+    NoUpstreamCall,
+  );
+  assert.deepEqual(calls, ["a"], "routing ends at the target it picked");
+  assert.deepEqual(attempts, [], "no attempt is recorded");
+  // Not the probe: still half-open, streak and latency as they were, its slot given back.
+  assert.deepEqual(d.health.snapshot().find((s) => s.provider === "a"), halfOpen);
 });
 
 Deno.test("health: a failed probe ejects again for a full cooldown", async () => {

@@ -8,6 +8,7 @@ import { parseConfigText } from "../../lib/config/load.ts";
 import type { GatewayState } from "../../lib/http/context.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
+import type { RouteDeps } from "../../lib/routing/route.ts";
 import { createGateway } from "../../lib/server.ts";
 import type { UsageRecord } from "../../lib/usage/record.ts";
 
@@ -19,8 +20,11 @@ export interface InProcessGateway {
   logs: Record<string, unknown>[];
 }
 
-/** A gateway serving `yaml` in-process. */
-export function inProcessGateway(yaml: string): InProcessGateway {
+/**
+ * A gateway serving `yaml` in-process; `routing` swaps in routing's dependencies (a health registry on a clock
+ * the test moves, to see a cooldown end without waiting for it).
+ */
+export function inProcessGateway(yaml: string, routing?: Partial<RouteDeps>): InProcessGateway {
   const result = parseConfigText(yaml, { source: "<test>", env: {} });
   if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
   const state: GatewayState = { config: result.config, providers: createProviders(result.config.providers) };
@@ -29,6 +33,7 @@ export function inProcessGateway(yaml: string): InProcessGateway {
   const handler = createGateway({
     state: () => state,
     logger,
+    ...(routing === undefined ? {} : { routing }),
     services: { usage: { write: (r) => records.push(r) } },
   });
   return {
