@@ -166,6 +166,38 @@ async function startIssues(config: ResolvedConfig) {
   return problem === null ? [] : [{ path: "usage.sqlite", message: problem }];
 }
 
+/** How many words each command takes, its name included: `token new` is two, every other one. */
+const COMMAND_WORDS: Readonly<Record<string, number>> = {
+  serve: 1,
+  check: 1,
+  prices: 1,
+  token: 2,
+  version: 1,
+};
+
+/** Commands that read a config file, so a stray word that looks like a path most likely meant `--config`. */
+const CONFIG_COMMANDS: ReadonlySet<string> = new Set(["serve", "check", "prices"]);
+
+/**
+ * The line refusing a word the command does not take, or null. Every command reads its file from `--config`
+ * only: `check my.yaml` (the way most linters take a file) must not check the shipped config instead and say
+ * it is valid, nor `serve my.yaml` serve it; so a stray word is an error naming it, with the likely fix.
+ */
+function strayWord(command: string, positionals: readonly string[]): string | null {
+  const takes = COMMAND_WORDS[command];
+  if (takes === undefined || positionals.length <= takes) return null;
+  const word = positionals[takes];
+  const hint = CONFIG_COMMANDS.has(command) && looksLikeConfigPath(word)
+    ? ` (did you mean --config ${word}?)`
+    : "";
+  return `Unexpected argument '${word}'${hint}`;
+}
+
+/** A word that names a file rather than a command: a YAML or JSON name, or a path. */
+function looksLikeConfigPath(word: string): boolean {
+  return /\.(ya?ml|json)$/i.test(word) || word.includes("/") || word.includes("\\");
+}
+
 /** Runs the command line; resolves to the exit code (`serve` resolves only after shutdown). */
 export async function runCli(
   runtime: Runtime,
@@ -185,6 +217,11 @@ export async function runCli(
   if (values.help) {
     runtime.writeStdout(USAGE);
     return 0;
+  }
+  const stray = strayWord(command, positionals);
+  if (stray !== null) {
+    runtime.writeStderr(`${stray}\n${USAGE}`);
+    return 2;
   }
   if (values.version || command === "version") {
     runtime.writeStdout(`gateway ${VERSION} (${runtime.name} ${runtime.version})\n`);
@@ -317,6 +354,8 @@ export async function runCli(
       }
     }
   }
-  runtime.writeStderr(`Unknown command: ${positionals.join(" ")}\n${USAGE}`);
+  // `gateway my.yaml`: a file where the command goes most likely meant `--config` (for `serve`, the default).
+  const hint = looksLikeConfigPath(command) ? ` (did you mean --config ${command}?)` : "";
+  runtime.writeStderr(`Unknown command: ${positionals.join(" ")}${hint}\n${USAGE}`);
   return 2;
 }

@@ -10,9 +10,12 @@
  *
  * Only string scalar values are interpolated, never mapping keys. A plain (unquoted) scalar that consists of
  * exactly one `${...}` and whose result looks like an integer, a decimal or `true`/`false` becomes that
- * number or boolean, so `port: ${PORT:-8080}` works; quote the scalar (`"${PORT}"`) to keep a string. Values
- * under secret keys (`token`, `api_key`, `sha256`, header values) always stay strings, and an unquoted
- * all-digit secret that YAML would read as a number is kept as the text written.
+ * number or boolean, so `port: ${PORT:-8080}` works, as `port: 8080` would; quoted (`"${PORT}"`) it stays a
+ * string. Where the key takes only text (`keepsText`, the loader's question to the schema: `owned_by`, a model
+ * name, an environment) the value stays the text it is, so `owned_by: ${OWNER}` with OWNER=007 is "007", not
+ * the number 7 that the schema would refuse. Values under secret keys (`token`, `api_key`, `sha256`, header
+ * values) always stay strings, and an unquoted all-digit secret that YAML would read as a number is kept as
+ * the text written.
  *
  * Issue messages name the variable, never its value. Each substitution is reported with where it went (the
  * value's path, the string it ended up in and its offset there), so that only values that went into a secret
@@ -156,11 +159,14 @@ export function interpolateString(
 
 /**
  * Interpolates every string scalar value of a parsed YAML document in place, walking the node tree so that
- * each issue gets the path of the value it came from. Anchored nodes are interpolated once, where defined.
+ * each issue gets the path of the value it came from. Anchored nodes are interpolated once, where defined
+ * (so `keepsText` is asked of that path). `keepsText` says which values take only text and are never retyped;
+ * without it every whole-expression plain scalar is.
  */
 export function interpolateDocument(
   doc: Document,
   env: Readonly<Record<string, string | undefined>>,
+  keepsText: (path: readonly PathSegment[]) => boolean = () => false,
 ): DocumentInterpolation {
   const issues: InterpolationIssue[] = [];
   const substitutions: Substitution[] = [];
@@ -182,7 +188,8 @@ export function interpolateDocument(
         substitutions.push({ value, path, into: result.value, start: result.offsets[k] })
       );
       for (const message of result.problems) issues.push({ path, message });
-      node.value = result.wholeExpression && node.type === Scalar.PLAIN && !isSecretPath(path)
+      node.value = result.wholeExpression && node.type === Scalar.PLAIN && !isSecretPath(path) &&
+          !keepsText(path)
         ? retype(result.value)
         : result.value;
     }

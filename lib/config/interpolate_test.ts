@@ -85,6 +85,12 @@ Deno.test("interpolateDocument: plain whole-expression numbers and booleans are 
   assert.equal(valueAt("token: 0123456789012345\n", {}, "token"), "0123456789012345");
 });
 
+Deno.test("interpolateDocument: a value whose key takes only text is never retyped", () => {
+  const doc = parseDocument("owned_by: ${P}\nport: ${P}\n");
+  interpolateDocument(doc, { P: "007" }, (path) => path[0] === "owned_by");
+  assert.deepEqual(doc.toJS(), { owned_by: "007", port: 7 });
+});
+
 Deno.test("interpolateDocument: issues carry the value's path; keys are not interpolated", () => {
   const doc = parseDocument("a:\n  - x: ${NOPE}\n  - ${ALSO}\n${KEY}: 1\n");
   const result = interpolateDocument(doc, { KEY: "k" });

@@ -9,7 +9,7 @@
 import type { Document } from "yaml";
 import { z } from "zod";
 import type { PathSegment } from "./interpolate.ts";
-import { configSchema } from "./schema.ts";
+import { schemasAt } from "./schema_at.ts";
 import type { ConfigIssue } from "./types.ts";
 
 /** A schema or interpolation finding at a path, before it is located on a line. */
@@ -155,45 +155,6 @@ function fromUnion(issue: z.core.$ZodIssueInvalidUnion, path: PathSegment[]): Pa
     return [{ path, message: `expected ${[...new Set(expected)].join(" or ")}` }];
   }
   return [{ path, message: "invalid value" }];
-}
-
-/**
- * The schemas a value at `path` is held to: every branch of a union, through `optional`, `default` and `pipe`
- * (a `transform`). A record's entries and a list's items are held to its value schema.
- */
-function schemasAt(path: readonly PathSegment[]): z.core.$ZodType[] {
-  let level = unwrapped([configSchema]);
-  for (const segment of path) {
-    if (level.length === 0) break;
-    level = unwrapped(level.flatMap((schema) => childAt(schema, segment)));
-  }
-  return level;
-}
-
-function unwrapped(schemas: readonly z.core.$ZodType[]): z.core.$ZodType[] {
-  const out: z.core.$ZodType[] = [];
-  const seen = new Set<z.core.$ZodType>();
-  const stack = [...schemas];
-  while (stack.length > 0) {
-    const schema = stack.pop()!;
-    if (seen.has(schema)) continue;
-    seen.add(schema);
-    if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) stack.push(schema.unwrap());
-    else if (schema instanceof z.ZodUnion) stack.push(...schema.options);
-    else if (schema instanceof z.ZodPipe) stack.push(schema.in, schema.out);
-    else out.push(schema);
-  }
-  return out;
-}
-
-function childAt(schema: z.core.$ZodType, segment: PathSegment): z.core.$ZodType[] {
-  if (schema instanceof z.ZodObject) {
-    const shape = schema.shape as Record<string, z.core.$ZodType>;
-    return typeof segment === "string" && Object.hasOwn(shape, segment) ? [shape[segment]] : [];
-  }
-  if (schema instanceof z.ZodRecord) return [schema.valueType];
-  if (schema instanceof z.ZodArray) return typeof segment === "number" ? [schema.element] : [];
-  return [];
 }
 
 /** The keys a mapping at `place` may have (of every provider type at `providers.NAME`), for suggestions. */

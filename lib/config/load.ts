@@ -30,6 +30,7 @@ import { createScrubber } from "../secrets/scrubber.ts";
 import { interpolateDocument, type PathSegment, type Substitution } from "./interpolate.ts";
 import { fromZod, type PathIssue, shownPath, suggestion, yamlIssues } from "./issue_messages.ts";
 import { resolveConfig } from "./resolve.ts";
+import { takesOnlyText } from "./schema_at.ts";
 import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
@@ -174,7 +175,8 @@ function parseText(
   const tree = inspectDocument(doc, lineAt);
   if (tree.issues.length > 0) return fail(tree.issues, secretsInSource(doc, text));
 
-  const interpolation = interpolateDocument(doc, env);
+  // A `${VAR}` that looks like a number stays text where the schema takes only text (`owned_by: ${OWNER}`).
+  const interpolation = interpolateDocument(doc, env, takesOnlyText);
   const data = toPlainData(doc, tree);
   const badPaths = new Set(interpolation.issues.map((issue) => issue.path.join(".")));
   const underBadPath = (issue: PathIssue): boolean => {

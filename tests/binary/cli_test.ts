@@ -212,6 +212,18 @@ models:
   await Deno.remove(file);
 });
 
+Deno.test("cli: check FILE without --config refuses the word, exit 2, instead of checking the shipped config", async () => {
+  const file = await tempConfig(`server: { port: "eighty" }\n`);
+  const { code, stdout, stderr } = await run(["check", file]);
+  assert.equal(code, 2);
+  assert.equal(stdout, "");
+  assert.ok(
+    stderr.startsWith(`Unexpected argument '${file}' (did you mean --config ${file}?)\nUsage:`),
+    stderr,
+  );
+  await Deno.remove(file);
+});
+
 Deno.test("cli: GATEWAY_CONFIG selects the config file; a missing file is reported", async () => {
   const { code, stderr } = await run(["check"], { GATEWAY_CONFIG: "/nonexistent/gateway.yaml" });
   assert.equal(code, 1);

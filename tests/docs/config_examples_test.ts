@@ -135,3 +135,17 @@ Deno.test("docs: every YAML config example with providers passes check once its 
   // configuration.md's and spend_control.md's whole files, endpoints.md's providers, providers.md's entries.
   assert.ok(checked >= 7, `only ${checked} config examples found in the docs`);
 });
+
+Deno.test("docs: the shipped config's example says what a second target does, as configuration.md does", () => {
+  // It said "today only the first target serves", which was false: a fallback target serves when the first
+  // fails. The shipped file is the one every operator copies, so it must agree with the reference.
+  const shipped = Deno.readTextFileSync(new URL("config/gateway.yaml", ROOT));
+  const reference = pages().get("docs/configuration.md") ?? "";
+  const said = /^\s*#\s+- provider: ollama\s+#\s*(.+)$/m.exec(shipped)?.[1];
+  const meant = /^\s+- \{ provider: ollama,[^\n]*# (.+)$/m.exec(reference)?.[1];
+  assert.ok(said !== undefined && meant !== undefined, "the second target's comment was not found");
+  assert.ok(
+    said.endsWith(meant),
+    `config/gateway.yaml says "${said}"; docs/configuration.md says "${meant}"`,
+  );
+});
