@@ -251,9 +251,8 @@ export function handleResponsesWebSocket(
       if (response.body === null || !type.startsWith("text/event-stream")) {
         return send(await errorOf(response));
       }
-      // A `response.completed` event holds the whole output: as big as an upstream answer may be, and the echo.
-      const maxEvent = server.upstream_limits.max_body_size + server.max_body_size;
-      await relaySse(response.body, send, signal, maxEvent);
+      // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
+      await relaySse(response.body, send, signal);
     },
     // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
     dropped(_data, error) {
