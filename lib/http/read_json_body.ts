@@ -44,6 +44,18 @@ function unparseable(detail: string): GatewayError {
   );
 }
 
+/**
+ * The 400 of a JSON text nested deeper than `max` levels (`server.max_json_depth`): a body's, or a WebSocket
+ * message's, which is checked the same way before it is parsed.
+ */
+export function jsonTooDeep(max: number): GatewayError {
+  return invalidRequest(
+    `The JSON body is nested too deeply: at most ${max} levels of nested arrays and objects are accepted.`,
+    null,
+    "json_too_deep",
+  );
+}
+
 /** A body not in full by the deadline: the client stalled, so its connection is not reused either. */
 function bodyTimeout(ms: number): GatewayError {
   const seconds = ms / 1000;
@@ -218,14 +230,7 @@ export async function readJsonBody(
   } catch {
     throw unparseable("(The request body is not valid UTF-8.)");
   }
-  if (jsonDepthExceeds(text, limits.max_json_depth)) {
-    throw invalidRequest(
-      `The JSON body is nested too deeply: at most ${limits.max_json_depth} levels of nested arrays and ` +
-        "objects are accepted.",
-      null,
-      "json_too_deep",
-    );
-  }
+  if (jsonDepthExceeds(text, limits.max_json_depth)) throw jsonTooDeep(limits.max_json_depth);
   let value: unknown;
   try {
     value = JSON.parse(text);

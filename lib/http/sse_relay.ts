@@ -13,15 +13,21 @@ import { pullThrough } from "../streams/pull_through.ts";
  * Sends the `data` of every event of `body` through `send`, which resolves when the client can take more.
  * Stops, cancelling `body` (which ends the request and its upstream call), when `signal` aborts; resolves once
  * the stream is over either way; rejects when the stream fails (the gateway's bodies tell their failures in
- * events, so that is a broken stream, as it would be over SSE). `maxEventBytes` bounds one event (the gateway's own output, so generous).
+ * events, so that is a broken stream, as it would be over SSE).
+ *
+ * An event is relayed whatever its size: `body` is the gateway's own answer, whose events it has already
+ * bounded (a translated stream by `upstream_limits.max_body_size` characters of output, a native one by
+ * `upstream_limits.max_event_size` per upstream event) and writes whole, one chunk each, and sends uncapped
+ * over SSE. A byte cap here only cut answers an SSE client gets whole: one of many CJK characters or escaped
+ * quotes, whose final events carry the whole text at up to 6 bytes a character.
  */
 export async function relaySse(
   body: ReadableStream<Uint8Array>,
   send: (text: string) => Promise<void>,
   signal: AbortSignal,
-  maxEventBytes?: number,
 ): Promise<void> {
-  const reader = pullThrough(body, sseParseTransformer({ maxEventBytes })).getReader();
+  const parse = sseParseTransformer({ maxEventBytes: Number.POSITIVE_INFINITY });
+  const reader = pullThrough(body, parse).getReader();
   const cancel = () => void reader.cancel(signal.reason).catch(() => {});
   if (signal.aborted) return cancel();
   signal.addEventListener("abort", cancel, { once: true });

@@ -18,6 +18,7 @@ import { armGates, FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
 import { startGateway, untilAdmitted, waitForLog } from "../helpers/gateway.ts";
 import { rawExchange } from "../helpers/raw_http.ts";
+import { startRawUpstream } from "../helpers/raw_upstream.ts";
 import { CLOSE, closeCode, type Frame, HANDSHAKE_KEY, RawWebSocket, TEXT } from "../helpers/raw_websocket.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
@@ -69,6 +70,87 @@ tokens:
     ws.close();
     await gw.stop();
     await upstream.stop();
+  }
+});
+
+/** A chat chunk of `content` as an SSE frame; the last one (`finish`) carries the usage. */
+function chatFrame(content: string | null, finish: string | null = null): string {
+  const chunk: Record<string, unknown> = {
+    id: "c1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }],
+  };
+  if (finish !== null) chunk.usage = { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+Deno.test("websocket limits: an answer whose final events are larger in bytes than the request and output limits is relayed whole, as over SSE", async () => {
+  // 50,000 characters, under upstream_limits.max_body_size (64 KiB of output), but its `response.completed`
+  // carries them as 150 KB of JSON (CJK is 3 bytes a character in UTF-8, a quote 2 and a control character 6):
+  // more than the 80 KiB the relay allowed an event, so the WebSocket was closed 1011 after the deltas.
+  const piece = '中文回答，"引用"\u0001'.repeat(125);
+  const raw = startRawUpstream();
+  raw.next = {
+    status: 200,
+    headers: { "content-type": "text/event-stream" },
+    chunks: [
+      ...Array.from({ length: 50 }, () => chatFrame(piece)),
+      chatFrame(null, "stop"),
+      "data: [DONE]\n\n",
+    ],
+  };
+  const gw = await startGateway(`
+server: { max_body_size: 16KiB, upstream_limits: { max_body_size: 64KiB } }
+providers:
+  chat: { type: openai, base_url: "${raw.url}/v1", api_key: sk-raw }
+models:
+  chat-big: { type: chat, targets: [{ provider: chat, model: m }] }
+tokens:
+  - { name: ws, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  const ws = await RawWebSocket.open(gw.url, "/v1/responses", {
+    authorization: `Bearer ${TOKEN}`,
+    "x-request-id": "ws-big",
+  });
+  try {
+    const sse = await fetch(`${gw.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-big", input: "hi", stream: true }),
+    });
+    const overSse = (await sse.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+      JSON.parse(l.slice(6))
+    );
+    assert.equal(overSse.at(-1).type, "response.completed", "answered whole over SSE");
+    const text = overSse.at(-1).response.output[0].content[0].text;
+    assert.equal(text, piece.repeat(50));
+    assert.ok(new TextEncoder().encode(JSON.stringify(text)).byteLength > 80 * 1024);
+
+    await ws.sendText(JSON.stringify({ type: "response.create", model: "chat-big", input: "hi" }));
+    const events: Record<string, unknown>[] = [];
+    while (events.at(-1)?.type !== "response.completed") {
+      const frame = await ws.next();
+      assert.ok(frame !== null && frame.opcode === TEXT, `the answer was cut after ${events.at(-1)?.type}`);
+      events.push(JSON.parse(new TextDecoder().decode(frame.payload)));
+    }
+    assert.deepEqual(events.map((e) => e.type), overSse.map((e) => e.type));
+    const completed = events.at(-1)!.response as { output: { content: { text: string }[] }[] };
+    assert.equal(completed.output[0].content[0].text, text);
+    const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 1, {
+      sql: "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-big.%'",
+      settleMs: 200,
+    });
+    assert.deepEqual(rows.map((r) => ({ ...r })), [{
+      request_id: "ws-big.1",
+      status: 200,
+      error_code: null,
+    }]);
+  } finally {
+    ws.close();
+    await gw.stop();
+    await raw.stop();
   }
 });
 

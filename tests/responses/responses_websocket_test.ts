@@ -5,7 +5,8 @@
  * over SSE, messages are answered in turn and chain with `previous_response_id`, a prewarm calls no upstream,
  * every message is a request of its own (usage record, rate limit), a bad token cannot open the socket,
  * closing it aborts the upstream call, a message that is not a `response.create` is answered with a 400
- * error event, and a message's `stream_id` is echoed on its events.
+ * error event (one nested deeper than `max_json_depth` with `json_too_deep`, as over HTTP), and a message's
+ * `stream_id` is echoed on its events.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -547,6 +548,52 @@ Deno.test("websocket: a message that is not JSON, or not a response.create, gets
     const wsLine = (l: Record<string, unknown>) =>
       l.msg === "request" && String(l.request_id).startsWith("ws-bad-test.");
     assert.equal((await waitForLogCount(gw, wsLine, 7)).length, 7, "one access-log line each");
+  });
+});
+
+Deno.test("websocket: a message nested deeper than max_json_depth gets the 400 json_too_deep error event, as over HTTP; recorded, and the socket stays open", async () => {
+  await withSetup(async ({ gw }) => {
+    const levels = 100_000;
+    // 200 KB, well under max_body_size: Bun's JSON.stringify overflowed its stack on it, and the gateway closed
+    // the connection with 1011, leaving the message no record and no log line.
+    const deep = '{"type":"response.create","model":"chat-ok","input":"hi","metadata":{"x":' +
+      "[".repeat(levels) + "]".repeat(levels) + "}}";
+    const client = await Client.open(gw, TOKEN, "ws-deep-test");
+    try {
+      client.send(deep);
+      const refused = await client.next();
+      assert.equal(refused.type, "error");
+      assert.equal(refused.status, 400);
+      const error = refused.error as Json;
+      assert.equal(error.type, "invalid_request_error");
+      assert.equal(error.code, "json_too_deep");
+      // The same body over HTTP gets the same error.
+      const http = await fetch(`${gw.url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: deep.replace('"type":"response.create",', ""),
+      });
+      assert.equal(http.status, 400);
+      assert.deepEqual((await http.json()).error, error);
+      // Still usable.
+      client.send({ type: "response.create", model: "chat-ok", input: "hi" });
+      assert.equal((await client.answer()).at(-1)!.type, "response.completed");
+      assert.equal(client.ws.readyState, WebSocket.OPEN);
+    } finally {
+      client.close();
+    }
+    type Row = { request_id: string; status: number; error_code: string | null };
+    const rows = await pollUsageRows<Row>(gw, (r) => r.length >= 2, {
+      sql:
+        "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-deep-test.%' ORDER BY request_id",
+      settleMs: 200,
+    });
+    assert.deepEqual(rows.map((r) => [r.request_id, r.status, r.error_code]), [
+      ["ws-deep-test.1", 400, "json_too_deep"],
+      ["ws-deep-test.2", 200, null],
+    ]);
+    const line = (l: Record<string, unknown>) => l.msg === "request" && l.request_id === "ws-deep-test.1";
+    assert.equal((await waitForLogCount(gw, line, 1)).length, 1, "its access-log line");
   });
 });
 

@@ -40,6 +40,8 @@ import {
   type MessageHandler,
   messageRequest,
 } from "../../http/frame_request.ts";
+import { jsonDepthExceeds } from "../../http/json_depth.ts";
+import { jsonTooDeep } from "../../http/read_json_body.ts";
 import { serialSession } from "../../http/serial_session.ts";
 import { relaySse } from "../../http/sse_relay.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
@@ -113,13 +115,19 @@ export type ParsedMessage =
   & ({ body: JsonObject; handler: MessageHandler } | { error: GatewayError })
   & { streamId?: string };
 
-/** Reads a client message: a `response.create` event becomes a streamed Responses body. */
-export function parseMessage(data: string | Uint8Array): ParsedMessage {
+/**
+ * Reads a client message: a `response.create` event becomes a streamed Responses body. Its nesting is bounded
+ * by `maxDepth` (`server.max_json_depth`) on the raw text before it is parsed, as a POST body's is: a message
+ * nested millions of levels deep would otherwise hold the event loop for seconds in parsing and writing it
+ * again (Deno), or overflow the stack (Bun).
+ */
+export function parseMessage(data: string | Uint8Array, maxDepth: number): ParsedMessage {
   if (typeof data !== "string") {
     return {
       error: invalid("Binary messages are not supported; send JSON events as text.", "invalid_message"),
     };
   }
+  if (jsonDepthExceeds(data, maxDepth)) return { error: jsonTooDeep(maxDepth) };
   let event: unknown;
   try {
     event = JSON.parse(data);
@@ -154,6 +162,35 @@ export function parseMessage(data: string | Uint8Array): ParsedMessage {
   // Over a WebSocket every answer is a stream, whatever the message says.
   body.stream = true;
   return { body, handler: generate === false ? handleResponsesPrewarm : handleResponses, ...lane };
+}
+
+/** What a message's request is made of: its body, its handler, and how its events reach the client. */
+interface MessageParts {
+  body: string;
+  handler: MessageHandler;
+  send: (text: string) => Promise<void>;
+}
+
+/**
+ * The request a message makes. A message that is no `response.create` is a request too, refused with its
+ * 400: recorded and logged once, as the same mistake in a POST would be. So is one whose reading fails in any
+ * other way: the failure is its request's (a 500, logged and recorded), not the connection's, which stays
+ * open; a message never ends without its record.
+ */
+function messageParts(
+  data: string | Uint8Array,
+  maxDepth: number,
+  sendText: (text: string) => Promise<void>,
+): MessageParts {
+  try {
+    const parsed = parseMessage(data, maxDepth);
+    const { streamId } = parsed;
+    const send = streamId === undefined ? sendText : (text: string) => sendText(withStreamId(text, streamId));
+    if ("error" in parsed) return { body: "", handler: refusal(parsed.error), send };
+    return { body: JSON.stringify(parsed.body), handler: parsed.handler, send };
+  } catch (error) {
+    return { body: "", handler: () => Promise.reject(error), send: sendText };
+  }
 }
 
 /** The signal of a dropped message's request: it is refused at once, and nothing of it is left to abort. */
@@ -207,25 +244,15 @@ export function handleResponsesWebSocket(
     },
     async answer(data, sendText, signal) {
       const n = ++count;
-      const parsed = parseMessage(data);
-      const { streamId } = parsed;
-      const send = streamId === undefined
-        ? sendText
-        : (text: string) => sendText(withStreamId(text, streamId));
-      // A message that is no `response.create` is a request too, refused with its 400: recorded and logged
-      // once, as the same mistake in a POST would be.
-      const [body, handler] = "error" in parsed
-        ? ["", refusal(parsed.error)]
-        : [JSON.stringify(parsed.body), parsed.handler];
+      const { body, handler, send } = messageParts(data, server.max_json_depth, sendText);
       const frameRequest = messageRequest(handshake, n, body, signal);
       const response = await dispatch(frameRequest, handler, { responses });
       const type = response.headers.get("content-type") ?? "";
       if (response.body === null || !type.startsWith("text/event-stream")) {
         return send(await errorOf(response));
       }
-      // A `response.completed` event holds the whole output: as big as an upstream answer may be, and the echo.
-      const maxEvent = server.upstream_limits.max_body_size + server.max_body_size;
-      await relaySse(response.body, send, signal, maxEvent);
+      // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
+      await relaySse(response.body, send, signal);
     },
     // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
     dropped(_data, error) {

@@ -1,20 +1,31 @@
 import assert from "node:assert/strict";
+import { cpuTimed } from "../../../tests/helpers/cpu_time.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
 import { durationLimitEvent, errorEvent, parseMessage, withStreamId } from "./websocket.ts";
 
+/** `server.max_json_depth`'s default. */
+const DEPTH = 64;
+
 Deno.test("parseMessage: a response.create becomes a streamed body; generate: false is a prewarm", () => {
   const create = parseMessage(
     JSON.stringify({ type: "response.create", model: "m", input: "hi", stream: false }),
+    DEPTH,
   );
   assert.ok("body" in create);
   assert.deepEqual(create.body, { model: "m", input: "hi", stream: true });
   assert.equal(create.handler, handleResponses);
-  const prewarm = parseMessage(JSON.stringify({ type: "response.create", model: "m", generate: false }));
+  const prewarm = parseMessage(
+    JSON.stringify({ type: "response.create", model: "m", generate: false }),
+    DEPTH,
+  );
   assert.ok("body" in prewarm);
   assert.deepEqual(prewarm.body, { model: "m", stream: true });
   assert.equal(prewarm.handler, handleResponsesPrewarm);
-  const generate = parseMessage(JSON.stringify({ type: "response.create", model: "m", generate: true }));
+  const generate = parseMessage(
+    JSON.stringify({ type: "response.create", model: "m", generate: true }),
+    DEPTH,
+  );
   assert.ok("body" in generate && generate.handler === handleResponses);
 });
 
@@ -34,13 +45,37 @@ Deno.test("parseMessage: anything else is a 400 naming what is wrong", () => {
     [new Uint8Array([123, 125]), "invalid_message", null],
   ];
   for (const [message, code, param] of cases) {
-    const parsed = parseMessage(message);
+    const parsed = parseMessage(message, DEPTH);
     assert.ok("error" in parsed, String(message));
     assert.equal(parsed.error.status, 400);
     assert.equal(parsed.error.type, "invalid_request_error");
     assert.equal(parsed.error.code, code, String(message));
     assert.equal(parsed.error.param, param, String(message));
   }
+});
+
+Deno.test("parseMessage: a message nested deeper than max_json_depth is refused before it is parsed, as a POST body is", () => {
+  // 4 MB nested 2,000,000 levels deep (under the default 4 MiB max_body_size): parsed and written again, it held
+  // the event loop for seconds on Deno and overflowed the stack on Bun.
+  const levels = 2_000_000;
+  const deep = '{"type":"response.create","model":"m","input":"hi","metadata":{"x":' +
+    "[".repeat(levels) + "]".repeat(levels) + "}}";
+  const [parsed, ms] = cpuTimed(() => parseMessage(deep, DEPTH));
+  assert.ok("error" in parsed, "refused");
+  assert.equal(parsed.error.status, 400);
+  assert.equal(parsed.error.type, "invalid_request_error");
+  assert.equal(parsed.error.code, "json_too_deep");
+  assert.match(parsed.error.message, /at most 64 levels/);
+  assert.ok(ms < 200, `took ${ms} ms`);
+  // As deep as allowed (the event, `metadata`, 62 arrays), it is read.
+  const nested = (n: number) => "[".repeat(n) + "]".repeat(n);
+  const atLimit = parseMessage(
+    `{"type":"response.create","model":"m","metadata":{"x":${nested(62)}}}`,
+    DEPTH,
+  );
+  assert.ok("body" in atLimit);
+  const over = parseMessage(`{"type":"response.create","model":"m","metadata":{"x":${nested(63)}}}`, DEPTH);
+  assert.ok("error" in over && over.error.code === "json_too_deep");
 });
 
 Deno.test("errorEvent: the HTTP status and OpenAI's error fields, with nulls for what is missing", () => {
@@ -54,16 +89,22 @@ Deno.test("errorEvent: the HTTP status and OpenAI's error fields, with nulls for
 Deno.test("parseMessage: stream_id is taken off the body and kept to echo, even on the message's refusal", () => {
   const longest = "a".repeat(256);
   for (const id of ["agent_1", "A.b-c_9", longest]) {
-    const parsed = parseMessage(JSON.stringify({ type: "response.create", stream_id: id, model: "m" }));
+    const parsed = parseMessage(
+      JSON.stringify({ type: "response.create", stream_id: id, model: "m" }),
+      DEPTH,
+    );
     assert.ok("body" in parsed);
     assert.deepEqual(parsed.body, { model: "m", stream: true });
     assert.equal(parsed.streamId, id);
   }
-  const refused = parseMessage(JSON.stringify({ type: "response.create", stream_id: "lane", generate: 1 }));
+  const refused = parseMessage(
+    JSON.stringify({ type: "response.create", stream_id: "lane", generate: 1 }),
+    DEPTH,
+  );
   assert.ok("error" in refused);
   assert.equal(refused.streamId, "lane");
   // An invalid one is not echoed.
-  assert.equal(parseMessage('{"type":"response.create","stream_id":"a b"}').streamId, undefined);
+  assert.equal(parseMessage('{"type":"response.create","stream_id":"a b"}', DEPTH).streamId, undefined);
 });
 
 Deno.test("withStreamId: added to the event's object, whatever its shape", () => {
