@@ -271,20 +271,33 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
     async drain(graceMs) {
       // The runtime stops accepting and waits for open requests; the gateway ends those still open when the
       // grace period is over, itself, so each is reported, and the runtime gets a moment more to send their
-      // endings before it closes whatever is left.
-      const closed = server.shutdown(graceMs + SHUTDOWN_CUT_MS);
+      // endings before it closes whatever is left. That moment counts from the cut, not from now: a thread held
+      // past the grace period (a first tokenizer load on a busy machine, say) would otherwise find the runtime's
+      // deadline already passed when it cuts, and the connections closed before the answers were written.
+      const started = performance.now();
+      let closeRest!: () => void;
+      const closed = server.shutdown(new Promise<void>((resolve) => closeRest = resolve));
+      let deadline: ReturnType<typeof setTimeout>;
       const tokenizer = tokenizerBeforeCut(inFlight, graceMs);
-      if (!await inFlight.whenIdle(graceMs)) {
+      if (await inFlight.whenIdle(graceMs)) {
+        // Nothing to cut; what is still being written gets the same moment as ever, from the start.
+        deadline = setTimeout(
+          closeRest,
+          Math.max(0, graceMs + SHUTDOWN_CUT_MS - (performance.now() - started)),
+        );
+      } else {
         // Loaded by now unless the grace period was shorter than the load: the cut waits for it (bounded), so
         // that counting the cut requests never holds back their answers.
         await within(tokenizer, SHUTDOWN_CUT_MS);
         const count = inFlight.abortAll(serverShuttingDown());
+        deadline = setTimeout(closeRest, SHUTDOWN_CUT_MS);
         logger.warn("shutdown_cut_requests", { count, grace_ms: graceMs });
         if (!await inFlight.whenIdle(SHUTDOWN_CUT_MS)) {
           logger.error("shutdown_unreported_requests", { count: inFlight.size });
         }
       }
       await closed;
+      clearTimeout(deadline);
     },
   };
 }

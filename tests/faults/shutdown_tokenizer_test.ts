@@ -4,6 +4,8 @@
  * tokenizer's first load blocks the thread about a second, and loaded inside the short window after the cut it
  * held back the 503s of the requests cut with the stream until their connections were closed, answerless. A
  * drain loads it while requests still drain, so it is loaded at the cut; one with nothing open never loads it.
+ * And a thread held past the grace period (that load on a busy machine, say) still gives the requests it cuts
+ * their window to answer: the runtime's deadline counts from the cut.
  *
  * In-process (the tokenizer's state is this thread's), over real sockets. This file must load the tokenizer in
  * no other way: each test module has its own isolate, so its state starts unloaded.
@@ -172,6 +174,34 @@ Deno.test("shutdown: the tokenizer is loaded before the cut, so the cut requests
     const cut = records.filter((r) => r.request_id === "cut-json");
     assert.equal(cut.length, 1, "one record for the cut request");
     assert.equal(cut[0].status, 503);
+  } finally {
+    await upstream.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("shutdown: a thread kept busy past the end of the grace period still answers the requests it cuts", async () => {
+  const upstream = startHangingUpstream();
+  const dir = await Deno.makeTempDir();
+  try {
+    const gw = await startGatewayHere(dir, config(dir, upstream.url), () => {});
+    // A client whose connection is closed before its answer gets an error instead: kept to be asserted below.
+    const json = chat(gw.url, false, "cut-late").catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = gw.stop(GRACE_MS);
+    // The thread is held (as by the tokenizer's first load on a busy machine) for longer than the grace period
+    // and the cut window together: when it is free again, the cut must still get its window to answer.
+    const until = performance.now() + GRACE_MS + 2_500;
+    while (performance.now() < until) { /* busy */ }
+    await stopped;
+    const answered = await json;
+    assert.ok(answered instanceof Response, `the cut request got no answer: ${answered}`);
+    assert.equal(answered.status, 503);
+    assert.equal((await answered.json()).error.code, "server_shutdown");
+    const records = (await Deno.readTextFile(`${dir}/usage.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assert.equal(records.filter((r) => r.request_id === "cut-late" && r.status === 503).length, 1);
   } finally {
     await upstream.stop();
     await Deno.remove(dir, { recursive: true });
