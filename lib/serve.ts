@@ -19,6 +19,7 @@ import { createGateway } from "./server.ts";
 import { localView, openSharedState, threadServices } from "./serve_state.ts";
 import { reasonOf, StartError } from "./start_error.ts";
 import { storedBudgetCheck } from "./tokens/stored_budget_prices.ts";
+import { loadTokenizer } from "./usage/estimate.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
@@ -28,6 +29,13 @@ export const VERSION = "0.1.0";
  * event, count their tokens, write their records) before the runtime closes their connections.
  */
 const SHUTDOWN_CUT_MS = 2_000;
+
+/**
+ * How long before the end of the grace period a drain with requests still open loads the tokenizer (see
+ * {@linkcode tokenizerBeforeCut}): more than its first load takes on a busy machine (about 1 s alone, up to 3 s
+ * with several workers on few cores), so it is ready by the cut.
+ */
+const TOKENIZER_LEAD_MS = 3_000;
 
 /** Everything a running `serve` exposes to its caller (tests drive and stop it through this). */
 export interface ServeHandle {
@@ -263,16 +271,52 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
     async drain(graceMs) {
       // The runtime stops accepting and waits for open requests; the gateway ends those still open when the
       // grace period is over, itself, so each is reported, and the runtime gets a moment more to send their
-      // endings before it closes whatever is left.
-      const closed = server.shutdown(graceMs + SHUTDOWN_CUT_MS);
-      if (!await inFlight.whenIdle(graceMs)) {
+      // endings before it closes whatever is left. That moment counts from the cut, not from now: a thread held
+      // past the grace period (a first tokenizer load on a busy machine, say) would otherwise find the runtime's
+      // deadline already passed when it cuts, and the connections closed before the answers were written.
+      const started = performance.now();
+      let closeRest!: () => void;
+      const closed = server.shutdown(new Promise<void>((resolve) => closeRest = resolve));
+      let deadline: ReturnType<typeof setTimeout>;
+      const tokenizer = tokenizerBeforeCut(inFlight, graceMs);
+      if (await inFlight.whenIdle(graceMs)) {
+        // Nothing to cut; what is still being written gets the same moment as ever, from the start.
+        deadline = setTimeout(
+          closeRest,
+          Math.max(0, graceMs + SHUTDOWN_CUT_MS - (performance.now() - started)),
+        );
+      } else {
+        // Loaded by now unless the grace period was shorter than the load: the cut waits for it (bounded), so
+        // that counting the cut requests never holds back their answers.
+        await within(tokenizer, SHUTDOWN_CUT_MS);
         const count = inFlight.abortAll(serverShuttingDown());
+        deadline = setTimeout(closeRest, SHUTDOWN_CUT_MS);
         logger.warn("shutdown_cut_requests", { count, grace_ms: graceMs });
         if (!await inFlight.whenIdle(SHUTDOWN_CUT_MS)) {
           logger.error("shutdown_unreported_requests", { count: inFlight.size });
         }
       }
       await closed;
+      clearTimeout(deadline);
     },
   };
+}
+
+/**
+ * Loads the tokenizer while requests still drain, when a cut looks likely: requests still open
+ * {@linkcode TOKENIZER_LEAD_MS} before the end of the grace period (at once, with a shorter one). Streams cut at
+ * shutdown have no usage from their upstream, so their tokens are counted, and the tokenizer's first load blocks
+ * the thread about a second: loaded inside the cut window, it held back the 503s of the requests cut with them
+ * until the runtime closed their connections, answerless. A drain that is over before then never loads it.
+ */
+async function tokenizerBeforeCut(inFlight: InFlightRequests, graceMs: number): Promise<void> {
+  if (await inFlight.whenIdle(Math.max(0, graceMs - TOKENIZER_LEAD_MS))) return;
+  await loadTokenizer();
+}
+
+/** Waits for `work`, but at most `ms`. */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => timer = setTimeout(resolve, ms))]);
+  clearTimeout(timer);
 }

@@ -117,11 +117,14 @@ function delay(ms: number): { promise: Promise<"timeout">; cancel(): void } {
 }
 
 /**
- * Graceful shutdown: stop accepting, let requests and streams in flight finish, and after `graceMs` close
- * whatever is still open (a cancelled response stream aborts its upstream request).
+ * Graceful shutdown: stop accepting, let requests and streams in flight finish, and at `until` (milliseconds
+ * from now, or once the promise resolves) close whatever is still open (a cancelled response stream aborts its
+ * upstream request).
  */
-export async function shutdownServer(server: BunServer, graceMs: number): Promise<void> {
-  const deadline = delay(graceMs);
+export async function shutdownServer(server: BunServer, until: number | Promise<void>): Promise<void> {
+  const deadline = typeof until === "number"
+    ? delay(until)
+    : { promise: until.then(() => "timeout" as const), cancel: () => {} };
   const drained = server.stop(false).then(() => "drained" as const);
   const outcome = await Promise.race([drained, deadline.promise]);
   deadline.cancel();
@@ -229,10 +232,10 @@ function serve(options: ServeOptions): Promise<RunningServer> {
   return Promise.resolve({
     hostname: server.hostname ?? options.hostname,
     port: server.port ?? options.port,
-    shutdown: (graceMs: number) => {
+    shutdown: (until: number | Promise<void>) => {
       closing = true;
       for (const session of sessions) session.shutdown();
-      return shutdownServer(server, graceMs);
+      return shutdownServer(server, until);
     },
   });
 }

@@ -297,7 +297,7 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
       resolve({
         hostname,
         port,
-        async shutdown(graceMs: number) {
+        async shutdown(until: number | Promise<void>) {
           closing = true;
           const closed = new Promise<void>((r) => server.close(() => r()));
           for (const socket of lingering) socket.destroy();
@@ -312,7 +312,9 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
           }
           webSockets.shutdown();
           let timer: ReturnType<typeof setTimeout> | undefined;
-          const deadline = new Promise<void>((r) => timer = setTimeout(r, graceMs));
+          const deadline = typeof until === "number"
+            ? new Promise<void>((r) => timer = setTimeout(r, until))
+            : until;
           const drained = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => idle = r);
           await Promise.race([drained.then(() => closed), deadline]);
           clearTimeout(timer);

@@ -9,8 +9,12 @@
 export interface RunningServer {
   readonly hostname: string;
   readonly port: number;
-  /** Stops accepting connections, lets in-flight requests and streams finish for up to `graceMs`. */
-  shutdown(graceMs: number): Promise<void>;
+  /**
+   * Stops accepting connections, lets in-flight requests and streams finish until `deadline` (milliseconds from
+   * now, or once the promise resolves: the gateway's drain says when, counted from the moment it cut what was
+   * still open), then closes whatever is left.
+   */
+  shutdown(deadline: number | Promise<void>): Promise<void>;
 }
 
 /**

@@ -52,6 +52,33 @@ export function roughTokenEstimate(texts: readonly string[]): number {
 }
 
 let tokenizer: Promise<(text: string) => number> | undefined;
+let tokenizerReady = false;
+
+/**
+ * The tokenizer's count function, loading it on first use. Evaluating its tables blocks the thread about a
+ * second (more on a busy machine): what must not wait that long loads it ahead with {@linkcode loadTokenizer}.
+ */
+function tokenizerCount(): Promise<(text: string) => number> {
+  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
+    tokenizerReady = true;
+    return m.countTokens;
+  });
+  return tokenizer;
+}
+
+/**
+ * Loads the tokenizer now, once, ahead of counts that must not pay for its load: a drain loads it while requests
+ * still drain, so that the requests it then cuts count theirs at once and their answers are not held back (see
+ * lib/serve.ts). Resolves once loaded, or once the load failed (counts then fall back as they always do).
+ */
+export function loadTokenizer(): Promise<void> {
+  return tokenizerCount().then(() => {}, () => {});
+}
+
+/** Whether the tokenizer is loaded in this thread (a count then costs no load). */
+export function tokenizerLoaded(): boolean {
+  return tokenizerReady;
+}
 
 /**
  * Longest piece of text the tokenizer gets at once. Its BPE is quadratic in the length of a run without
@@ -84,11 +111,11 @@ export function tokenizerPieces(text: string): string[] {
 
 /**
  * Counts tokens with the o200k_base encoding (GPT-4o's). The tokenizer's tables are loaded on first use so that
- * start-up stays fast; a gateway whose upstreams always report usage never loads them.
+ * start-up stays fast; a gateway whose upstreams always report usage never loads them (nor does a shutdown,
+ * unless it may cut requests: {@linkcode loadTokenizer}).
  */
 export async function countTokens(texts: readonly string[]): Promise<number> {
-  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => m.countTokens);
-  const count = await tokenizer;
+  const count = await tokenizerCount();
   let total = 0;
   for (const text of texts) {
     if (text.length <= PIECE) total += count(text);
