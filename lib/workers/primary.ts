@@ -346,7 +346,7 @@ export async function startWorkers(
     runtime: `${runtime.name} ${runtime.version}`,
     workers: options.workers,
   });
-  const unwatch = watchConfig(runtime, options.configPath, reload, logger);
+  const unwatch = watchConfig(runtime, options, reload, logger);
 
   async function stop(graceMs: number): Promise<void> {
     if (stopping) return;
