@@ -28,6 +28,7 @@ import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_comma
 import { setUpState } from "./reload.ts";
 import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
 import type { Runtime } from "./runtime/types.ts";
+import { holdReloadSignal } from "./runtime/held_reload_signal.ts";
 import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
 
 /**
@@ -310,14 +311,19 @@ export async function runCli(
       // Installed before anything listens: a signal while the server or the workers start (worker 0 serves
       // before the others listen) must not meet the runtime's default action, which ends the process at once and
       // cuts what is in flight. It is remembered, and the drain runs once the start has resolved.
+      let stopping = false;
       const stopAsked = new Promise<void>((asked) => {
         runtime.onShutdownSignal((signal) => {
+          stopping = true;
           runtime.writeStdout(
             JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutdown", signal }) + "\n",
           );
           asked();
         });
       });
+      // SIGHUP alike (its default action ends the process too): held during the start, its reload runs once the
+      // start is over.
+      const reloadSignal = holdReloadSignal(runtime);
       let handle: ServeHandle;
       try {
         const start: StartOptions = {
@@ -326,6 +332,7 @@ export async function runCli(
           host: values.host,
           // The embedded copy cannot change: there is no file to watch or reload.
           configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
+          reloadSignal: reloadSignal.listen,
         };
         handle = workers === 1
           ? await startServer(runtime, state, start)
@@ -343,6 +350,19 @@ export async function runCli(
         runtime.writeStderr(`${said}\n`);
         return 1;
       }
+      // A SIGHUP held during the start reloads now, unless a shutdown was asked meanwhile: that one goes first.
+      if (stopping && reloadSignal.held()) {
+        runtime.writeStdout(
+          JSON.stringify({
+            time: new Date().toISOString(),
+            level: "info",
+            msg: "config_reload_skipped",
+            trigger: "signal",
+            reason: "a shutdown was asked while the gateway started",
+          }) + "\n",
+        );
+      }
+      if (!stopping) reloadSignal.open();
       await stopAsked;
       try {
         // The grace period is the live config's, which a reload may have changed.

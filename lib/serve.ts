@@ -60,6 +60,11 @@ export interface StartOptions {
   usageWorker?: URL;
   /** The reload validation worker (`config/config_worker.ts`), when it must be found from the entry point. */
   configWorker?: URL;
+  /**
+   * Where the reloader takes its SIGHUPs, instead of installing its own handler: `serve` installs one before
+   * anything starts and holds a signal that comes during the start (runtime/held_reload_signal.ts).
+   */
+  reloadSignal?: (handler: () => void) => void;
 }
 
 /** The logger of a serving process or thread: JSON lines, masked with the live config's secrets. */
@@ -104,14 +109,16 @@ export function fileReloader(
  *
  * SIGHUP is handled whether or not there is a file (`path` undefined: the compiled-in default config): without a
  * handler its default action ends the process at once, with no drain and the usage records still queued lost.
- * The reload of the compiled-in config is then skipped, and says so.
+ * The reload of the compiled-in config is then skipped, and says so. The signal is taken from
+ * `options.reloadSignal` when given (`serve` heard it from before the start), else from the runtime.
  */
 export function watchConfig(
   runtime: Runtime,
-  path: string | undefined,
+  options: Pick<StartOptions, "configPath" | "reloadSignal">,
   reload: (trigger: string) => Promise<unknown>,
   logger: Logger,
 ): () => void {
+  const path = options.configPath;
   const run = (trigger: string) =>
     reload(trigger).catch((err) =>
       logger.error("config_reload_crashed", {
@@ -119,7 +126,8 @@ export function watchConfig(
         error: err instanceof Error ? err.message : String(err),
       })
     );
-  runtime.onReloadSignal(() => void run("signal"));
+  const onSignal = options.reloadSignal ?? ((handler: () => void) => runtime.onReloadSignal(handler));
+  onSignal(() => void run("signal"));
   return path === undefined ? () => {} : runtime.watchFile(path, () => void run("file"));
 }
 
@@ -158,7 +166,7 @@ export async function startServer(
       storedBudgetCheck(shared.tokens),
     );
     live = reloader.current;
-    const unwatch = watchConfig(runtime, options.configPath, (trigger) => reloader.reload(trigger), logger);
+    const unwatch = watchConfig(runtime, options, (trigger) => reloader.reload(trigger), logger);
     let serving: ServingThread;
     try {
       serving = await serveThread(runtime, {

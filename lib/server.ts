@@ -365,6 +365,7 @@ export function createGateway(options: GatewayOptions): EdgeHandler {
       record,
       signal: open.signal,
       reported: open.done,
+      described: open.described,
     };
     if (services.telemetry !== null) {
       ctx.trace = services.telemetry.startRequest(request, requestId);

@@ -48,6 +48,8 @@ async function embedOwn(
     startedAt: performance.now(),
     record: { request_id: requestId, method: "POST", path: "/v1/embeddings", endpoint: "embeddings" },
     identity: undefined,
+    // The lookup is not the client's request: the in-flight registry knows that one by the client's alias.
+    described: undefined,
     admission: undefined,
     answeredBy: undefined,
     streamDone: undefined,

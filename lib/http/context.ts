@@ -184,6 +184,8 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** Called once the request has been reported, to take it off the gateway's in-flight registry. */
   readonly reported: () => void;
+  /** Called once its alias and stream flag are in `record` (`resolveAlias`): see `InFlightRequest.described`. */
+  readonly described?: (tokenId: string | null) => void;
   identity?: ResolvedToken;
   /** The admin token that authenticated an `/admin` request (the audit trail's actor). */
   admin?: ResolvedAdminToken;

@@ -17,6 +17,11 @@ export interface InFlightRequest {
   readonly signal: AbortSignal;
   /** The request has been reported; idempotent. */
   done(): void;
+  /**
+   * Its alias and stream flag are on its subject now, and its token's id is `tokenId`: a registry that reports
+   * open requests elsewhere (a worker's, so the primary records them fully if the worker dies) passes them on.
+   */
+  described?(tokenId: string | null): void;
 }
 
 /** The error a request still open at the end of the shutdown grace period ends with. */
@@ -37,6 +42,8 @@ export interface InFlightSubject {
   readonly path: string;
   readonly token?: string | null;
   readonly environment?: string | null;
+  readonly alias?: string;
+  readonly stream?: boolean;
 }
 
 /** The open requests of one gateway. */

@@ -19,7 +19,8 @@ const openAIEndpoint: AliasEndpoint = (type) => pathFor(type);
 /**
  * The alias `name` if the request's token may use it and it serves `type`; throws 404 or 400 otherwise. Once
  * resolved, the alias and whether the client asked for a stream go into the request's record, so a request
- * refused from here on (by a target's capabilities, the policy, or the upstream) is recorded under its alias.
+ * refused from here on (by a target's capabilities, the policy, or the upstream) is recorded under its alias;
+ * the in-flight registry is told too (a worker's tells the primary, which records the request if the worker dies).
  * The 400 for an alias of the wrong kind names the path the client called and, by `endpointFor`, where the
  * alias is served in the client's own API (a Gemini client is pointed at `:embedContent`, not `/v1/embeddings`).
  */
@@ -42,6 +43,7 @@ export function resolveAlias(
   }
   ctx.record.alias = model.alias;
   ctx.record.stream = stream;
+  ctx.described?.(ctx.identity.id);
   return model;
 }
 

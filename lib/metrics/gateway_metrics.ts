@@ -75,6 +75,7 @@ export const KNOWN_ERROR_CODES: readonly string[] = [
   "no_target_available",
   "client_closed_request",
   "internal_error",
+  "worker_failed",
 ];
 
 /** Limits on label values that do not come from the config. */

@@ -72,3 +72,18 @@ export function sumExpositions(workers: readonly string[], primary = ""): string
   }
   return out.length === 0 ? "" : `${out.join("\n")}\n`;
 }
+
+/** The families of `text` whose samples only grow (counters, histograms, summaries), HELP and TYPE with them. */
+export function cumulativeFamilies(text: string): string {
+  const types = new Map<string, string>();
+  for (const match of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) types.set(match[1], match[2]);
+  const kept = (name: string) => ["counter", "histogram", "summary"].includes(types.get(name) ?? "");
+  const out: string[] = [];
+  let keep = false;
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    if (line.startsWith("# ")) keep = kept(line.split(" ", 3)[2]);
+    if (keep) out.push(line);
+  }
+  return out.length === 0 ? "" : `${out.join("\n")}\n`;
+}

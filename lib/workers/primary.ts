@@ -31,7 +31,7 @@ import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfi
 import { openSharedState } from "../serve_state.ts";
 import { storedBudgetCheck } from "../tokens/stored_budget_prices.ts";
 import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
-import { sumExpositions } from "./metrics_sum.ts";
+import { PoolMetrics } from "./pool_metrics.ts";
 import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
 import { applyInWorkers, reloadOutcome, tellWorkers } from "./pool_reload.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
@@ -220,6 +220,8 @@ export async function startWorkers(
     slots[index] = undefined;
     slot.worker.terminate();
     slot.channel.close(new Error(`worker ${index} died`));
+    // What it counted stays in /metrics (as of the last scrape it answered), so no counter goes down.
+    poolMetrics.retire(slot);
     // What it reported before it died is in the ring still: its records are written, its ends known.
     readReports(slot);
     const now = Date.now();
@@ -228,6 +230,8 @@ export async function startWorkers(
       const record = diedRecord(notice, now);
       if (record === null) continue;
       shared.pipeline?.write(record);
+      // Counted here: the worker that would have counted it is gone.
+      metrics.recordRequest(record);
       recorded++;
     }
     // The slots it held are given back, and its places on targets; its reservations of rates and budgets stay
@@ -255,12 +259,9 @@ export async function startWorkers(
     }, delay);
   }
 
-  async function summedMetrics(): Promise<string> {
-    const texts = await Promise.all(
-      live().map((s) => s.channel.call<string>("metrics.render").catch(() => "")),
-    );
-    return sumExpositions(texts, metrics.render());
-  }
+  const poolMetrics = new PoolMetrics<Slot>();
+  const summedMetrics = () =>
+    poolMetrics.sum(live, (s) => s.channel.call<string>("metrics.render").catch(() => ""), metrics.render());
 
   /** Reloads and replacements, one at a time. */
   let queue: Promise<unknown> = Promise.resolve();
@@ -346,7 +347,7 @@ export async function startWorkers(
     runtime: `${runtime.name} ${runtime.version}`,
     workers: options.workers,
   });
-  const unwatch = watchConfig(runtime, options.configPath, reload, logger);
+  const unwatch = watchConfig(runtime, options, reload, logger);
 
   async function stop(graceMs: number): Promise<void> {
     if (stopping) return;

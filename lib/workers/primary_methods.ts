@@ -38,9 +38,13 @@ export class WorkerLedger {
     else this.slots.set(key, held - 1);
   }
 
-  /** Applies one report: starts remembered, records written, ends forgotten. */
+  /** Applies one report: starts remembered (and what was learnt of them later), records written, ends forgotten. */
   apply(batch: ReportBatch, write: (record: UsageRecord) => void): void {
     for (const start of batch.starts) this.open.set(start.n, start);
+    for (const { n, ...learnt } of batch.described ?? []) {
+      const start = this.open.get(n);
+      if (start !== undefined) this.open.set(n, { ...start, ...learnt });
+    }
     for (const record of batch.records) write(record);
     for (const n of batch.ends) this.open.delete(n);
   }

@@ -26,11 +26,30 @@ export interface StartNotice {
   readonly environment: string | null;
   /** When it arrived, epoch ms. */
   readonly at: number;
+  /** What is known later (when its alias is resolved; {@linkcode Described}), once it is. */
+  readonly token_id?: string | null;
+  readonly alias?: string | null;
+  readonly stream?: boolean;
 }
 
-/** One message of reports: starts, then records, then ends (in that order, so a record never outlives its request). */
+/**
+ * What the worker learns of an open request after its start: its token's id, alias and stream flag, once its
+ * alias is resolved (the start notice goes out a microtask after the start, before the body is read).
+ */
+export interface Described {
+  readonly n: number;
+  readonly token_id: string | null;
+  readonly alias: string | null;
+  readonly stream: boolean;
+}
+
+/**
+ * One message of reports: starts, then what was learnt of open requests, then records, then ends (in that
+ * order, so a record never outlives its request).
+ */
 export interface ReportBatch {
   readonly starts: readonly StartNotice[];
+  readonly described?: readonly Described[];
   readonly records: readonly UsageRecord[];
   readonly ends: readonly number[];
 }
@@ -43,6 +62,7 @@ export class ReportOutbox implements UsageSink {
   readonly #channel: Channel;
   readonly #ring: ReportRing | null;
   #starts: { n: number; subject: InFlightSubject; at: number }[] = [];
+  #described: Described[] = [];
   #records: UsageRecord[] = [];
   #ends: number[] = [];
   #scheduled = false;
@@ -61,6 +81,17 @@ export class ReportOutbox implements UsageSink {
     return n;
   }
 
+  /** Request `n`'s alias and stream flag are on `subject` now, its token's id is `tokenId`. */
+  described(n: number, subject: InFlightSubject, tokenId: string | null): void {
+    this.#described.push({
+      n,
+      token_id: tokenId,
+      alias: subject.alias ?? null,
+      stream: subject.stream ?? false,
+    });
+    this.#schedule();
+  }
+
   ended(n: number): void {
     this.#ends.push(n);
     this.#schedule();
@@ -74,7 +105,10 @@ export class ReportOutbox implements UsageSink {
   /** Sends what is gathered now (before a flush of the primary's pipeline, and at shutdown). */
   send(): void {
     this.#scheduled = false;
-    if (this.#starts.length === 0 && this.#records.length === 0 && this.#ends.length === 0) return;
+    if (
+      this.#starts.length === 0 && this.#described.length === 0 && this.#records.length === 0 &&
+      this.#ends.length === 0
+    ) return;
     // Read at send time, a microtask after the start: the request has been authenticated by then, so the
     // notice names its token.
     const starts = this.#starts.map(({ n, subject, at }): StartNotice => ({
@@ -86,7 +120,14 @@ export class ReportOutbox implements UsageSink {
       environment: subject.environment ?? null,
       at,
     }));
-    const batch: ReportBatch = { starts, records: this.#records, ends: this.#ends };
+    const batch: ReportBatch = {
+      starts,
+      // Left out when empty: most batches have none.
+      ...(this.#described.length > 0 ? { described: this.#described } : {}),
+      records: this.#records,
+      ends: this.#ends,
+    };
+    this.#described = [];
     this.#starts = [];
     this.#records = [];
     this.#ends = [];
@@ -124,13 +165,17 @@ export class ReportingInFlight extends InFlightRequests {
         open.done();
         this.#outbox.ended(n);
       },
+      described: (tokenId) => {
+        if (!over) this.#outbox.described(n, subject, tokenId);
+      },
     };
   }
 }
 
 /**
  * The record of a request that was open in a worker when it died: failed (500, `worker_failed`) with what
- * its start told; only API requests have records, as in `finishRequest`.
+ * its start told, and its token's id, alias and stream flag once they were known; only API requests have
+ * records, as in `finishRequest`.
  */
 export function diedRecord(notice: StartNotice, now: number): UsageRecord | null {
   const endpoint = endpointOf(notice.path);
@@ -139,15 +184,15 @@ export function diedRecord(notice: StartNotice, now: number): UsageRecord | null
     time: new Date(notice.at).toISOString(),
     request_id: notice.request_id,
     token: notice.token,
-    token_id: null,
+    token_id: notice.token_id ?? null,
     team: null,
     team_id: null,
     environment: notice.environment,
-    alias: null,
+    alias: notice.alias ?? null,
     provider: null,
     upstream_model: null,
     endpoint,
-    stream: false,
+    stream: notice.stream ?? false,
     status: 500,
     outcome: "allow",
     rule: null,

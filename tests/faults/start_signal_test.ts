@@ -85,6 +85,92 @@ ${TEST_TOKENS_YAML}`,
   },
 });
 
+/**
+ * SIGHUP while `serve` starts (`workers` 1 and 2): sent at the first wait of the start, right after the shutdown
+ * handler is installed. A handler must be there (the default action ends the process, exit 129: with
+ * `--workers N` worker 0 already serves then), and the reload runs once, after the start (`listening`).
+ */
+async function sighupWhileStarting(workers: number): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(
+    file,
+    `providers: { local: { type: builtin } }
+models: { chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] } }
+usage: { sqlite: none }
+${TEST_TOKENS_YAML}`,
+  );
+  const logs: Record<string, unknown>[] = [];
+  const shutdownHandlers: ((signal: string) => void)[] = [];
+  const reloadHandlers: (() => void)[] = [];
+  const signalled = Promise.withResolvers<boolean>();
+  const runtime: Runtime = {
+    ...denoRuntime,
+    env: () => ({}),
+    onShutdownSignal: (handler) => {
+      shutdownHandlers.push(handler);
+      // The start begins right after this: the signal comes at its first wait.
+      queueMicrotask(() => {
+        signalled.resolve(reloadHandlers.length > 0);
+        for (const handler of reloadHandlers) handler();
+      });
+    },
+    onReloadSignal: (handler) => reloadHandlers.push(handler),
+    writeStdout: (text) => {
+      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+    },
+    writeStderr: () => {},
+  };
+  const args = [
+    "serve",
+    "--config",
+    file,
+    "--port",
+    "0",
+    "--host",
+    "127.0.0.1",
+    "--workers",
+    String(workers),
+  ];
+  const exit = runCli(runtime, args);
+  try {
+    assert.equal(
+      await signalled.promise,
+      true,
+      "no handler while starting: SIGHUP would end the process at once",
+    );
+    const deadline = Date.now() + 30_000;
+    while (!logs.some((l) => l.msg === "config_reloaded" || l.msg === "config_reload_failed")) {
+      assert.ok(Date.now() < deadline, "no reload after the start");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const msgs = logs.map((l) => l.msg).filter((m) =>
+      m === "listening" || String(m).startsWith("config_reload")
+    );
+    assert.deepEqual(msgs, ["listening", "config_reloaded"]);
+    assert.equal(logs.find((l) => l.msg === "config_reloaded")!.trigger, "signal");
+  } finally {
+    while (shutdownHandlers.length === 0) await new Promise((r) => setTimeout(r, 10));
+    shutdownHandlers[0]("SIGTERM");
+    assert.equal(await exit, 0);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: "serve: SIGHUP while the server is starting is held, and the reload runs once it listens",
+  ignore: BIN !== undefined,
+  fn: () => sighupWhileStarting(1),
+});
+
+Deno.test({
+  name: "serve --workers 2: SIGHUP while the workers start is held, and the reload runs once they all listen",
+  ignore: BIN !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () => sighupWhileStarting(2),
+});
+
 /** Reads SSE `data:` payloads from a stream until it ends. */
 async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let buffered = "";

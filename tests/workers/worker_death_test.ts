@@ -24,12 +24,12 @@ interface Outcome {
   id: string;
 }
 
-async function send(url: string, model = "chat-gated"): Promise<Outcome> {
+async function send(url: string, model = "chat-gated", stream = false): Promise<Outcome> {
   try {
     const r = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json", connection: "close" },
-      body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+      body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
     });
     await r.text();
     return { status: r.status, id: r.headers.get("x-request-id") ?? "" };
@@ -301,6 +301,115 @@ tokens:
     assert.equal((await gw.reloader.reload("admin")).ok, true);
     for (const reload of await shown()) {
       assert.deepEqual(reload?.restart_required, ["server.connections.header_timeout"]);
+    }
+  } finally {
+    await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** `gateway_requests_total` of a `/metrics` text, summed over the series whose labels include `match`. */
+function requestsTotal(text: string, match = ""): number {
+  return text.split("\n")
+    .filter((l) => l.startsWith("gateway_requests_total{") && l.includes(match))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+Deno.test("workers: /metrics keeps a dead worker's counts and counts the requests that failed with it", async () => {
+  const up = startGated();
+  up.release();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  const admin = "gw-death-admin-0123456789abcdef";
+  await Deno.writeTextFile(
+    file,
+    `
+usage: { sqlite: none }
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
+admin_tokens:
+  - { name: ops, token: ${admin} }
+`,
+  );
+  const { gw, logs, url } = await startInProcess(file, false);
+  const scrape = async () => {
+    const r = await fetch(`${url}/metrics`, {
+      headers: { authorization: `Bearer ${admin}`, connection: "close" },
+    });
+    assert.equal(r.status, 200);
+    return await r.text();
+  };
+  try {
+    const first = await Promise.all(Array.from({ length: 10 }, () => send(url)));
+    assert.deepEqual(first.map((o) => o.status), first.map(() => 200));
+    const before = requestsTotal(await scrape());
+    assert.ok(before >= 10, `${before} requests counted after 10 answered`);
+
+    // Twelve more held upstream over both workers; worker 0 dies with some of them open.
+    up.reset();
+    const second = Array.from({ length: 12 }, () => send(url));
+    await until(() => up.arrived === 22, "twelve held upstream");
+    gw.kill(0);
+    up.release();
+    const outcomes = await Promise.all(second);
+    const cut = outcomes.filter((o) => o.status === "reset").length;
+    assert.ok(cut >= 1, "some requests were on the killed worker");
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+
+    const after = await scrape();
+    // Nothing counted before is gone (Prometheus would read a reset), and each of the twelve is counted once:
+    // those answered by the worker that answered them, those cut by the primary, as failed.
+    assert.ok(
+      requestsTotal(after) >= before + 12,
+      `gateway_requests_total ${requestsTotal(after)}, was ${before} before 12 more requests`,
+    );
+    assert.equal(requestsTotal(after, 'status="500"'), cut, "the requests that failed with the worker");
+  } finally {
+    await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("workers: a stream open in a worker that dies is recorded as a stream, with its alias and token id", async () => {
+  const up = startGated();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(
+    file,
+    `
+usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
+providers:
+  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+tokens:
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
+`,
+  );
+  const { gw, logs, url } = await startInProcess(file, false);
+  try {
+    const streams = Array.from({ length: 8 }, () => send(url, "chat-gated", true));
+    await until(() => up.arrived === 8, "eight streams held upstream");
+    gw.kill(0);
+    up.release();
+    const cut = (await Promise.all(streams)).filter((o) => o.status === "reset").length;
+    assert.ok(cut >= 1, "some streams were on the killed worker");
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    await gw.stop(5_000);
+    const db = new DatabaseSync(`${dir}/usage.sqlite`, { readOnly: true });
+    const failed = db.prepare(
+      "SELECT stream, alias, token, token_id FROM usage WHERE error_code = 'worker_failed'",
+    ).all();
+    db.close();
+    assert.equal(failed.length, cut);
+    for (const row of failed) {
+      assert.deepEqual({ ...row }, { stream: 1, alias: "chat-gated", token: "conc", token_id: "cfg_conc" });
     }
   } finally {
     await gw.stop(1_000);
