@@ -16,6 +16,7 @@ import { createReloader, type Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";
 import type { RunningServer, Runtime } from "./runtime/types.ts";
 import { createGateway } from "./server.ts";
+import { warnFixedHeadDeadline } from "./head_deadline_warning.ts";
 import { localView, openSharedState, threadServices } from "./serve_state.ts";
 import { reasonOf, StartError } from "./start_error.ts";
 import { storedBudgetCheck } from "./tokens/stored_budget_prices.ts";
@@ -177,6 +178,7 @@ export async function startServer(
         options,
         inFlight,
       });
+      warnFixedHeadDeadline(runtime, config.server.connections.header_timeout, logger);
     } catch (err) {
       unwatch();
       throw err;

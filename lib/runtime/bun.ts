@@ -7,7 +7,13 @@
  */
 import { type FSWatcher, watch, writeSync } from "node:fs";
 import process from "node:process";
-import { asksToClose, idlePhases, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
+import {
+  asksToClose,
+  BUN_HEAD_DEADLINE_MS,
+  idlePhases,
+  saidLast,
+  withKeepAliveTimer,
+} from "./bun_connection.ts";
 import { type DirectoryWatch, watchResolvedFile } from "./file_watch.ts";
 import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
 import { originOf } from "./request_origin.ts";
@@ -278,6 +284,7 @@ export function writeAllSync(
 export const bunRuntime: Runtime = {
   name: "bun",
   version: bunGlobal()?.version ?? "unknown",
+  fixedHeadDeadlineMs: BUN_HEAD_DEADLINE_MS,
   // argv is [bun, script, ...args] when run from source and [binary, /$bunfs/..., ...args] when compiled.
   args: () => process.argv.slice(2),
   env: () => ({ ...process.env }),

@@ -14,19 +14,31 @@ function seconds(ms: number): number {
 
 /**
  * Bun closes a connection after `idleTimeout` seconds without bytes on its socket, even while the handler is
- * still working, and it has no deadline for a whole head or body. So the edge uses that one timer in phases:
+ * still working, and it has no deadline for a whole body. So the edge uses that one timer in phases:
  *
- * - until a request head is complete (a silent new connection, a stalled head): `header_timeout`, as Bun's
- *   `idleTimeout`. Bun resets it on every byte, so a head trickled faster than that is not bounded here.
+ * - until a connection's first request head is complete (a silent new connection, a stalled or trickled head):
+ *   not the edge's. Bun 1.4.5 closes such a connection, without an answer, about 10 s after it opened
+ *   ({@linkcode BUN_HEAD_DEADLINE_MS}), whatever `idleTimeout` says and however many bytes trickle in, and
+ *   `Bun.serve` surfaces neither the socket nor a partial head, so `header_timeout` cannot be applied there
+ *   (`serve` warns at start when it differs). `head` is still given as `idleTimeout`, the timer Bun starts a
+ *   request with, which the edge turns off at once.
  * - while a request is in progress: off (`server.timeout(request, 0)`). A non-stream completion can take
  *   minutes and a stream may be silent while the upstream thinks; both are bounded by the upstream timeouts.
  *   A stalled body is answered 408 after `body_timeout` by the body reader (lib/http/read_json_body.ts).
- * - once the answer is written: `keep_alive_timeout`, so idle keep-alive connections close.
+ * - once the answer is written: `keep_alive_timeout`, so idle keep-alive connections close (a later head that
+ *   stalls on that connection is closed by this timer too).
  */
 export interface IdlePhases {
   head: number;
   keepAlive: number;
 }
+
+/**
+ * Bun's own deadline for a connection's first request head (uWebSockets' fixed HTTP idle timeout of 10 s),
+ * which acts on Bun's 4-second tick: measured at about 12 s on Bun 1.4.5 for `idleTimeout` 1 to 60, a silent
+ * connection and a head trickled a byte every 200 ms alike.
+ */
+export const BUN_HEAD_DEADLINE_MS = 10_000;
 
 /** The idle timer settings, in Bun's whole seconds, for `limits`. */
 export function idlePhases(limits: ConnectionLimits): IdlePhases {

@@ -91,6 +91,13 @@ export interface ServeOptions {
 export interface Runtime {
   readonly name: "deno" | "bun";
   readonly version: string;
+  /**
+   * The runtime's own deadline for a connection's first request head, in milliseconds, where the edge cannot
+   * apply `header_timeout` (Bun: about 10 s from the connection's opening, whatever the setting, closed without
+   * an answer); absent where the edge applies `header_timeout` itself. `serve` warns at start when the two
+   * differ, since the configured value is then not what clients get.
+   */
+  readonly fixedHeadDeadlineMs?: number;
   args(): string[];
   env(): Record<string, string | undefined>;
   serve(options: ServeOptions): Promise<RunningServer>;

@@ -40,6 +40,7 @@ import { OpenRequestsWatch } from "./open_watch.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
 import { createInFlightBuffer, SharedInFlight } from "./shared_in_flight.ts";
 import { reasonOf, StartError } from "../start_error.ts";
+import { warnFixedHeadDeadline } from "../head_deadline_warning.ts";
 
 /** Options of {@linkcode startWorkers}. */
 export interface WorkersOptions extends StartOptions {
@@ -347,6 +348,7 @@ export async function startWorkers(
     runtime: `${runtime.name} ${runtime.version}`,
     workers: options.workers,
   });
+  warnFixedHeadDeadline(runtime, config.server.connections.header_timeout, logger);
   const unwatch = watchConfig(runtime, options, reload, logger);
 
   async function stop(graceMs: number): Promise<void> {
