@@ -11,6 +11,7 @@ import {
   asksToClose,
   BUN_HEAD_DEADLINE_MS,
   idlePhases,
+  leavesBodyUnread,
   saidLast,
   withKeepAliveTimer,
 } from "./bun_connection.ts";
@@ -209,10 +210,10 @@ function serve(options: ServeOptions): Promise<RunningServer> {
           headers: { "content-type": "application/json", "retry-after": "1", connection: "close" },
         });
       }
+      const contentLength = request.headers.get("content-length");
       server.timeout(request, 0);
-      const response = await options.handler(
-        request.url.startsWith("/") ? underOrigin(request, origin) : request,
-      );
+      const served = request.url.startsWith("/") ? underOrigin(request, origin) : request;
+      const response = await options.handler(served);
       // Only an answer made by acceptWebSocket (bodiless) has a session; `response.body` is not read to tell,
       // since reading it makes a stream of a finished body, which Bun then sends through that stream.
       const session = webSocketOf(response);
@@ -223,10 +224,12 @@ function serve(options: ServeOptions): Promise<RunningServer> {
           headers: { "content-type": "application/json" },
         });
       }
-      // Once shutting down, and when the request asked for it, the answer says it is its connection's last
-      // (Bun closes it after), as on node:http.
+      // Once shutting down, when the request asked for it, and when the answer leaves part of the body unread,
+      // the answer says it is its connection's last (Bun closes it after), as on node:http.
+      const last = closing || asksToClose(request) ||
+        leavesBodyUnread(served, contentLength, response.status);
       return withKeepAliveTimer(
-        closing || asksToClose(request) ? saidLast(response) : response,
+        last ? saidLast(response) : response,
         () => server.timeout(request, idle.keepAlive),
         limits.sendTimeoutMs,
       );

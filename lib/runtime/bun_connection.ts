@@ -91,6 +91,20 @@ export function withKeepAliveTimer(response: Response, restore: () => void, send
   });
 }
 
+/**
+ * Whether an answer leaves part of the request's body unread on its connection, so that it must be the
+ * connection's last: Bun would otherwise take the rest of an upload it was refused (a 413 on a declared 100 GB)
+ * until the keep-alive timer, and the next request on the connection would start inside it. A body the handler
+ * never began (a 401, or a 413 on its declared length) has `contentLength` (the request's `Content-Length`) or
+ * chunked framing; one it refused part-way is answered 413 (too large) or 408 (stalled). Node's server does the
+ * same on Deno (lib/runtime/node_http_edge.ts). A body the handler read, the common case, costs one check.
+ */
+export function leavesBodyUnread(request: Request, contentLength: string | null, status: number): boolean {
+  if (status === 413 || status === 408) return true;
+  if (request.bodyUsed) return false;
+  return (contentLength !== null && contentLength !== "0") || request.headers.has("transfer-encoding");
+}
+
 /** The request's `Connection` header names `close` (its list is case-insensitive, RFC 9110 §7.6.1). */
 export function asksToClose(request: Request): boolean {
   const connection = request.headers.get("connection");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { bunGlobal, bunRuntime, type BunServer, shutdownServer, writeAllSync } from "./bun.ts";
-import { asksToClose, idlePhases, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
+import { asksToClose, idlePhases, leavesBodyUnread, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
 import { currentRuntime } from "./mod.ts";
 import { streamedAnswer } from "./types.ts";
 
@@ -174,4 +174,19 @@ Deno.test("asksToClose: `close` anywhere in the Connection list, in any case; sa
   assert.equal(rebuilt.headers.get("location"), "http://gw/elsewhere");
   assert.equal(rebuilt.headers.get("connection"), "close");
   assert.equal(await rebuilt.text(), "");
+});
+
+Deno.test("bun edge: an answer that leaves the body unread is the connection's last; one after a read body is not", async () => {
+  const post = (headers: Record<string, string>, body?: string) =>
+    new Request("http://x/v1/chat/completions", { method: "POST", headers, body });
+  assert.equal(leavesBodyUnread(post({ "content-length": "100" }, "x"), "100", 401), true);
+  assert.equal(leavesBodyUnread(post({ "transfer-encoding": "chunked" }, "x"), null, 401), true);
+  assert.equal(leavesBodyUnread(new Request("http://x/v1/models"), null, 401), false);
+  assert.equal(leavesBodyUnread(post({}), "0", 401), false);
+  const read = post({ "content-length": "1" }, "x");
+  await read.text();
+  assert.equal(leavesBodyUnread(read, "1", 200), false);
+  // Refused part-way: too large, or stalled.
+  assert.equal(leavesBodyUnread(read, "1", 413), true);
+  assert.equal(leavesBodyUnread(read, "1", 408), true);
 });
