@@ -12,11 +12,12 @@ import {
   BUN_HEAD_DEADLINE_MS,
   idlePhases,
   leavesBodyUnread,
+  repeatsContentLength,
   saidLast,
   withKeepAliveTimer,
 } from "./bun_connection.ts";
 import { type DirectoryWatch, watchResolvedFile } from "./file_watch.ts";
-import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
+import { NOT_A_HANDSHAKE, NOT_VALID_HTTP } from "./raw_answers.ts";
 import { originOf } from "./request_origin.ts";
 import {
   DEFAULT_CONNECTION_LIMITS,
@@ -211,6 +212,12 @@ function serve(options: ServeOptions): Promise<RunningServer> {
         });
       }
       const contentLength = request.headers.get("content-length");
+      if (repeatsContentLength(contentLength)) {
+        return new Response(NOT_VALID_HTTP, {
+          status: 400,
+          headers: { "content-type": "application/json", connection: "close" },
+        });
+      }
       server.timeout(request, 0);
       const served = request.url.startsWith("/") ? underOrigin(request, origin) : request;
       const response = await options.handler(served);

@@ -105,6 +105,15 @@ export function leavesBodyUnread(request: Request, contentLength: string | null,
   return (contentLength !== null && contentLength !== "0") || request.headers.has("transfer-encoding");
 }
 
+/**
+ * Whether the request came with repeated `Content-Length` headers (Bun joins them with commas; a single one
+ * with a comma Bun's parser refuses itself). Node's parser refuses them on Deno, even when equal, and RFC 9112
+ * §6.3 lets a server refuse them: refused on Bun too, so both answer the same.
+ */
+export function repeatsContentLength(contentLength: string | null): boolean {
+  return contentLength !== null && contentLength.includes(",");
+}
+
 /** The request's `Connection` header names `close` (its list is case-insensitive, RFC 9110 §7.6.1). */
 export function asksToClose(request: Request): boolean {
   const connection = request.headers.get("connection");

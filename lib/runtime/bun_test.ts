@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { bunGlobal, bunRuntime, type BunServer, shutdownServer, writeAllSync } from "./bun.ts";
-import { asksToClose, idlePhases, leavesBodyUnread, saidLast, withKeepAliveTimer } from "./bun_connection.ts";
+import {
+  asksToClose,
+  idlePhases,
+  leavesBodyUnread,
+  repeatsContentLength,
+  saidLast,
+  withKeepAliveTimer,
+} from "./bun_connection.ts";
 import { currentRuntime } from "./mod.ts";
 import { streamedAnswer } from "./types.ts";
 
@@ -189,4 +196,10 @@ Deno.test("bun edge: an answer that leaves the body unread is the connection's l
   // Refused part-way: too large, or stalled.
   assert.equal(leavesBodyUnread(read, "1", 413), true);
   assert.equal(leavesBodyUnread(read, "1", 408), true);
+});
+
+Deno.test("bun edge: repeated Content-Length headers (joined with a comma) are told apart from one", () => {
+  assert.equal(repeatsContentLength("40, 40"), true);
+  assert.equal(repeatsContentLength("40"), false);
+  assert.equal(repeatsContentLength(null), false);
 });

@@ -42,10 +42,13 @@ export const HEADERS_TOO_LARGE = rawResponse(
   "431 Request Header Fields Too Large",
   errorBody("The request headers are too large.", "invalid_request_error", "request_headers_too_large"),
 );
-export const BAD_REQUEST = rawResponse(
-  "400 Bad Request",
-  errorBody("The request is not valid HTTP/1.1.", "invalid_request_error", "malformed_request"),
+/** Node's parser refuses such a request on Deno; the Bun edge refuses what Bun's parser lets through (`400`). */
+export const NOT_VALID_HTTP = errorBody(
+  "The request is not valid HTTP/1.1.",
+  "invalid_request_error",
+  "malformed_request",
 );
+export const BAD_REQUEST = rawResponse("400 Bad Request", NOT_VALID_HTTP);
 export const CONNECT_ELSEWHERE = rawResponse(
   "405 Method Not Allowed",
   errorBody(

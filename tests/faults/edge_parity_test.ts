@@ -1,6 +1,6 @@
 /**
  * What the two runtime edges answer alike where their HTTP servers differ: an answer given before the body was
- * read ends its connection and says so and a `header_timeout` the edge
+ * read ends its connection and says so, a repeated `Content-Length` is refused, and a `header_timeout` the edge
  * cannot apply (Bun bounds a first head itself) is said at start. Runs in-process on Deno and, with
  * `GATEWAY_BIN`, against the single binary (Bun).
  *
@@ -85,6 +85,26 @@ Deno.test("edge parity: an answer given before the body is read says Connection:
       assert.equal(lines[0].slice(9, 12), String(status), `${label}: ${lines[0]}`);
       assert.ok(lines.some((line) => /^connection: *close$/i.test(line)), `${label}: ${lines.join(" | ")}`);
     }
+  });
+});
+
+Deno.test("edge parity: repeated Content-Length headers, even equal, are refused with a 400 in OpenAI's shape", async () => {
+  await withGateway(async (gw) => {
+    const body = JSON.stringify({ model: "chat-echo", messages: [{ role: "user", content: "hi" }] });
+    const conn = await connect(gw.url);
+    await send(
+      conn,
+      post(
+        `authorization: Bearer ${TEST_TOKEN}\r\ncontent-length: ${body.length}\r\ncontent-length: ${body.length}\r\n`,
+      ) +
+        body,
+    );
+    const received = await readUntilClosed(conn, 15_000);
+    assert.match(received.text, /^HTTP\/1\.1 400 /);
+    assert.ok(received.closed, "the connection is closed after the answer");
+    const error = JSON.parse(received.text.slice(received.text.indexOf("\r\n\r\n") + 4)).error;
+    assert.equal(error.code, "malformed_request");
+    assert.equal(error.type, "invalid_request_error");
   });
 });
 
