@@ -19,6 +19,7 @@
  */
 import http from "node:http";
 import { originOf } from "./request_origin.ts";
+import { ClientGoneError } from "../errors.ts";
 import type { Socket } from "node:net";
 import { toRequest } from "./node_request.ts";
 import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
@@ -36,6 +37,7 @@ import {
   BAD_REQUEST,
   closeAnswered,
   CONNECT_ELSEWHERE,
+  EDGE_ENDS,
   HEADERS_TOO_LARGE,
   INVALID_REQUEST,
   LAST_RESORT,
@@ -232,14 +234,15 @@ export function serveNodeHttp(options: ServeOptions): Promise<RunningServer> {
       socket.destroy();
       return;
     }
-    const payload = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-      ? REQUEST_TIMEOUT
+    const [payload, end] = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [REQUEST_TIMEOUT, EDGE_ENDS.requestTimeout]
       : err.code === "HPE_HEADER_OVERFLOW"
-      ? HEADERS_TOO_LARGE
-      : BAD_REQUEST;
+      ? [HEADERS_TOO_LARGE, EDGE_ENDS.headersTooLarge]
+      : [BAD_REQUEST, EDGE_ENDS.malformed];
     answerAndClose(socket, payload, lingering);
-    // A handler still waiting for this body must stop, and not answer into the raw response written above.
-    request?.aborter.abort(new DOMException("The request body was not received in time.", "AbortError"));
+    // A handler still waiting for this body must stop, and not answer into the raw response written above. Its
+    // record says what the client got (the in-flight registry keeps a ClientGoneError's end), not a 499.
+    request?.aborter.abort(new ClientGoneError(end));
   });
 
   const origin = originOf(options.hostname);

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Socket } from "node:net";
+import type { ConnectionEnd } from "../errors.ts";
 
 /** An OpenAI-shaped error body. */
 function errorBody(message: string, type: string, code: string): string {
@@ -30,23 +31,36 @@ export const TOO_MANY_CONNECTIONS = rawResponse(
   ),
   "retry-after: 1\r\n",
 );
-export const REQUEST_TIMEOUT = rawResponse(
-  "408 Request Timeout",
-  errorBody(
-    "The request was not received in time; send the request head and body without pausing.",
-    "invalid_request_error",
-    "request_timeout",
-  ),
-);
-export const HEADERS_TOO_LARGE = rawResponse(
-  "431 Request Header Fields Too Large",
-  errorBody("The request headers are too large.", "invalid_request_error", "request_headers_too_large"),
-);
+/**
+ * What the edge's answers to a broken request say: the raw answer on the socket, and the end of a request whose
+ * handler was already running (its body still arriving), so its record says what the client got.
+ */
+export const EDGE_ENDS = {
+  requestTimeout: {
+    status: 408,
+    code: "request_timeout",
+    message: "The request was not received in time; send the request head and body without pausing.",
+  },
+  headersTooLarge: {
+    status: 431,
+    code: "request_headers_too_large",
+    message: "The request headers are too large.",
+  },
+  malformed: { status: 400, code: "malformed_request", message: "The request is not valid HTTP/1.1." },
+} as const satisfies Record<string, ConnectionEnd>;
+
+/** An edge end as a raw answer. */
+function endAnswer(status: string, end: ConnectionEnd): string {
+  return rawResponse(status, errorBody(end.message, "invalid_request_error", end.code));
+}
+
+export const REQUEST_TIMEOUT = endAnswer("408 Request Timeout", EDGE_ENDS.requestTimeout);
+export const HEADERS_TOO_LARGE = endAnswer("431 Request Header Fields Too Large", EDGE_ENDS.headersTooLarge);
 /** Node's parser refuses such a request on Deno; the Bun edge refuses what Bun's parser lets through (`400`). */
 export const NOT_VALID_HTTP = errorBody(
-  "The request is not valid HTTP/1.1.",
+  EDGE_ENDS.malformed.message,
   "invalid_request_error",
-  "malformed_request",
+  EDGE_ENDS.malformed.code,
 );
 export const BAD_REQUEST = rawResponse("400 Bad Request", NOT_VALID_HTTP);
 export const CONNECT_ELSEWHERE = rawResponse(

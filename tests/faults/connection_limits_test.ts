@@ -16,7 +16,9 @@ import {
   TEST_TOKENS_YAML,
   type TestGateway,
   untilAdmitted,
+  waitForLog,
 } from "../helpers/gateway.ts";
+import { pollUsageRows } from "../helpers/usage_rows.ts";
 import { connect, postJson, readResponse, readUntilClosed, send } from "../helpers/raw_http.ts";
 import { type SlowUpstream, startSlowUpstream } from "../helpers/slow_upstream.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
@@ -102,6 +104,45 @@ Deno.test("connection limits: a body that stops half-way is closed (or answered 
     assert.ok(received.after < ACTS_WITHIN, `closed after ${received.after} ms`);
     assertNothingOr408(received.text);
   });
+});
+
+Deno.test("connection limits: a body cut short by the edge's own deadline is recorded as what the client got", async () => {
+  const gw = await startGateway(`
+server: { connections: { header_timeout: 300ms, body_timeout: 300ms } }
+providers:
+  local: { type: builtin }
+models:
+  chat: { type: chat, targets: [{ provider: local, model: echo }] }
+  chat-a: { type: chat, targets: [{ provider: local, model: echo }] }
+${TEST_TOKENS_YAML}`);
+  try {
+    // A longer body_timeout by reload: a request then reads its body to that, while the edge's own deadline stays
+    // header_timeout + body_timeout as started (docs/configuration.md) and cuts the body first.
+    const yaml = await Deno.readTextFile(gw.configFile);
+    await Deno.writeTextFile(gw.configFile, yaml.replace("body_timeout: 300ms", "body_timeout: 30s"));
+    await waitForLog(gw, (line) => line.msg === "config_reloaded");
+    const conn = await connect(gw.url);
+    const body = JSON.stringify({ model: "chat", messages: [{ role: "user", content: "x".repeat(2_000) }] });
+    await send(
+      conn,
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_TOKEN}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 1_000)}`,
+    );
+    const received = await readUntilClosed(conn, 10_000);
+    assert.ok(received.closed, "the connection is closed");
+    assertNothingOr408(received.text);
+    // A closed connection without an answer is a client gone as far as the record can tell (499).
+    const got = received.text === "" ? 499 : 408;
+    if (!ON_BUN) assert.equal(got, 408, "node:http's deadline is answered 408");
+    const rows = await pollUsageRows<{ status: number; error_code: string | null }>(gw, (r) => r.length >= 1);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].status, got, "the record says what the client got");
+    if (got === 408) assert.equal(rows[0].error_code, "request_timeout");
+    const line = await waitForLog(gw, (l) => l.msg === "request");
+    assert.equal(line.status, got);
+  } finally {
+    await gw.stop();
+  }
 });
 
 Deno.test("connection limits: an idle keep-alive connection is closed after keep_alive_timeout", async () => {
