@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { anthropicErrorBody, CONTEXT_LENGTH_EXCEEDED, GatewayError, googleErrorBody } from "./errors.ts";
+import {
+  anthropicErrorBody,
+  CONTEXT_LENGTH_EXCEEDED,
+  GatewayError,
+  googleErrorBody,
+  scrubError,
+} from "./errors.ts";
+import { createScrubber } from "./secrets/scrubber.ts";
 
 const tooLong = (message: string) =>
   new GatewayError(400, message, {
@@ -50,4 +57,30 @@ Deno.test("errors: a too-long prompt is said in Anthropic's words on the Message
   // Any other error keeps its message.
   const other = new GatewayError(400, "max_tokens: 10000 > 4096", { type: "invalid_request_error" });
   assert.equal(anthropicErrorBody(other).error.message, "max_tokens: 10000 > 4096");
+});
+
+// An upstream may quote the gateway's own key back in its error; scrubError is the last step before that text
+// reaches a client, so each field the client sees must come out masked, with the rest of the error kept.
+Deno.test("errors: scrubError masks a secret quoted in the message, code and param, keeping status and headers", () => {
+  const key = "sk-upstream-Q2w3E4r5T6y7U8i9";
+  const scrubber = createScrubber([key]);
+  const raw = new GatewayError(401, `Incorrect API key provided: ${key}.`, {
+    type: "authentication_error",
+    code: `bad_key_${key}`,
+    param: key,
+    headers: { "retry-after": "3" },
+    anthropicType: "authentication_error",
+  });
+  const clean = scrubError(raw, scrubber);
+  assert.equal(clean.message, "Incorrect API key provided: ***.");
+  assert.equal(clean.code, "bad_key_***");
+  assert.equal(clean.param, "***");
+  assert.ok(!JSON.stringify(clean.toBody()).includes("Q2w3E4r5"), JSON.stringify(clean.toBody()));
+  assert.equal(clean.status, 401);
+  assert.equal(clean.type, "authentication_error");
+  assert.equal(clean.anthropicType, "authentication_error");
+  assert.deepEqual(clean.headers, { "retry-after": "3" });
+  // Nothing to mask: the same error back, untouched.
+  const plain = new GatewayError(502, "upstream said no");
+  assert.equal(scrubError(plain, scrubber), plain);
 });

@@ -86,3 +86,20 @@ Deno.test("log: scrubWith swaps the scrubber source of a running logger", () => 
   logger.info("x", { a: "sk-live-Q2w3E4r5T6y7U8i9O0pA" });
   assert.doesNotMatch(writes[1], /sk-live/);
 });
+
+// The line is only scrubbed when `test` finds a secret in the serialised fields, where `"` and `\` are escaped:
+// a short password with either (no random-looking run to find instead) must be known in its escaped form too.
+Deno.test("log: a short secret with a quote or a backslash, alone on its line, is masked", () => {
+  const quoted = 'pa"ss1234';
+  const slashed = "pa\\ss5678";
+  const writes: string[] = [];
+  const logger = createJsonLogger((text) => writes.push(text), {
+    scrubber: () => createScrubber([quoted, slashed]),
+  });
+  logger.info("x", { note: `x ${quoted}` });
+  logger.info("y", { note: `y ${slashed}` });
+  const [first, second] = writes.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(first.note, "x ***");
+  assert.equal(second.note, "y ***");
+  assert.ok(!writes.join("").includes("ss1234") && !writes.join("").includes("ss5678"), writes.join(""));
+});

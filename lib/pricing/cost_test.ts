@@ -129,6 +129,23 @@ Deno.test("cost: no price is no cost; nonsense counts count as zero; classes nev
   );
 });
 
+// The test above prices cached reads at the input rate, so an uncapped cached count nets out to the same
+// total there; with a cheaper cached rate it would go negative and credit the budget instead of charging it.
+Deno.test("cost: a vendor reporting more cached tokens than the prompt is charged the prompt as cached, never a credit", () => {
+  const cost = costOfUsage({ input: 3, output: 15, cached_input: 0.3 }, {
+    prompt: 100,
+    completion: 0,
+    cachedRead: 1_000,
+  });
+  for (const [field, value] of Object.entries(cost)) {
+    assert.ok(value >= 0, `${field} is ${value}, below zero`);
+  }
+  assert.equal(cost.input, 0, "all of the prompt was cached");
+  assert.equal(micro(cost.cached), micro(100 * 0.3 / 1e6));
+  assert.equal(cost.cacheWrite, 0);
+  assert.equal(micro(cost.total), micro(100 * 0.3 / 1e6));
+});
+
 Deno.test("cost: above a long-context threshold, cache reads and writes follow the tier's input (Sonnet 4 over 200K)", () => {
   // Anthropic: over 200K prompt tokens Sonnet 4 costs $6 input / $22.50 output, and the caching multipliers apply
   // on top: reads 0.1 × $6, 5-minute writes 1.25 × $6, 1-hour writes 2 × $6.

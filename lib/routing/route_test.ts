@@ -335,3 +335,40 @@ Deno.test("route: a client abort during backoff stops routing", async () => {
     (err: unknown) => err instanceof GatewayError && err.code === "u500",
   );
 });
+
+// A 401 is the gateway's own key at that target, wrong for every client alike: unlike a 403 or 404 it must
+// count towards ejection, or every request pays a dead target's round trip before failing over.
+Deno.test("route: an upstream 401 counts towards ejection; the next request goes straight to the fallback", async () => {
+  const { deps: d } = deps();
+  const model = alias("fallback", [target("a"), target("b")]);
+  const { calls, attempt } = scripted({ a: [new GatewayError(401, "provider key rejected")] });
+  await route(model, { ...SETTINGS, eject_after: 1 }, d, signal, [], attempt);
+  assert.deepEqual(calls, ["a", "b"]);
+  assert.equal(d.health.snapshot().find((s) => s.provider === "a")?.state, "ejected");
+  calls.length = 0;
+  const routed = await route(model, { ...SETTINGS, eject_after: 1 }, d, signal, [], attempt);
+  assert.equal(routed.value, "b answered");
+  assert.deepEqual(calls, ["b"], "the ejected target is not tried");
+});
+
+// Once the client is gone nobody reads the answer: a retry or a fallback would spend upstream calls (and money)
+// on it, and charge failures to targets' health.
+Deno.test("route: a client abort during an attempt ends routing there: no retry, no fallback, one attempt logged", async () => {
+  const { deps: d, sleeps } = deps();
+  const controller = new AbortController();
+  const calls: string[] = [];
+  const attempts: AttemptRecord[] = [];
+  const attempt = (t: RoutedTarget) => {
+    calls.push(t.provider);
+    controller.abort();
+    return Promise.reject(upstream(500));
+  };
+  await assert.rejects(
+    route(alias("fallback", [target("a"), target("b")]), SETTINGS, d, controller.signal, attempts, attempt),
+    (err: unknown) => err instanceof GatewayError && err.code === "u500",
+  );
+  assert.deepEqual(calls, ["a"]);
+  assert.deepEqual(attempts.map((a) => a.outcome), ["u500"]);
+  assert.deepEqual(sleeps, []);
+  assert.equal(d.health.snapshot().find((s) => s.provider === "a")?.consecutive_failures, 0, "not charged");
+});

@@ -231,6 +231,28 @@ Deno.test("pipeline: flush() stores what is queued, or spills it when the store 
   await t.cleanup();
 });
 
+// More than one batch queued and a store that rejects (not hangs): the final drain stops at the first failed
+// batch, so the batches behind it must be spilled too, or those requests vanish from billing.
+Deno.test("pipeline: flush() and close() on a failing store spill every queued batch, not just the first", async () => {
+  const t = await setup();
+  const store = controlledStore(createSqliteStore(t.dbPath));
+  store.failNext = 1_000;
+  const { pipeline } = pipelineOf(store, t.spillPath, { batchSize: 10, flushIntervalMs: 60_000 });
+  for (let i = 0; i < 50; i++) pipeline.write(makeRecord(i));
+  await pipeline.flush();
+  assert.equal(pipeline.stats().queued, 0, "flush() left records queued");
+  assert.equal(new Set(await spilledIds(t.spillPath)).size, 50);
+
+  for (let i = 50; i < 80; i++) pipeline.write(makeRecord(i));
+  await pipeline.close();
+  assert.equal(pipeline.stats().queued, 0, "close() left records queued");
+  const ids = await spilledIds(t.spillPath);
+  assert.equal(ids.length, 80);
+  assert.deepEqual(new Set(ids), new Set(Array.from({ length: 80 }, (_, i) => `req_${i}`)));
+  await store.close();
+  await t.cleanup();
+});
+
 Deno.test("pipeline: close() does not hang on a stuck store: it spills the batch in flight and the queue", async () => {
   const t = await setup();
   const inner = createSqliteStore(t.dbPath);

@@ -291,6 +291,85 @@ Deno.test("handler: disabled and expired tokens get 401 with their own codes", a
   ]);
 });
 
+// Anthropic's clients send the token as `x-api-key`, Google's as `x-goog-api-key` or `?key=`: a token an admin
+// disabled (say, leaked) or that expired must be as dead there as in `Authorization`, or it keeps spending.
+Deno.test("handler: disabled and expired tokens get 401 through x-api-key, x-goog-api-key and ?key=, never upstream", async () => {
+  let upstreamCalls = 0;
+  const { call, access } = setup((providers) => {
+    const real = providers.get("local")!;
+    providers.set("local", {
+      chat: (request, upstream) => {
+        upstreamCalls++;
+        return real.chat(request, upstream);
+      },
+      embed: (request, upstream) => {
+        upstreamCalls++;
+        return real.embed(request, upstream);
+      },
+    });
+  });
+  const messages = (key: string) =>
+    call("/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "chat-echo",
+        max_tokens: 20,
+        messages: [{ role: "user", content: "x" }],
+      }),
+    });
+  const gemini = (key: string, via: "header" | "query") =>
+    call(`/v1beta/models/chat-echo:generateContent${via === "query" ? `?key=${key}` : ""}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(via === "header" ? { "x-goog-api-key": key } : {}) },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "x" }] }] }),
+    });
+
+  // The same requests with a live token reach the provider: the counter sees what a refused token would spend.
+  for (const response of [await messages(TEST_TOKEN), await gemini(TEST_TOKEN, "header")]) {
+    assert.equal(response.status, 200, await response.clone().text());
+    await response.body?.cancel();
+  }
+  assert.equal(upstreamCalls, 2);
+  upstreamCalls = 0;
+
+  const anthropic = [
+    { response: await messages(DISABLED_TOKEN), token: DISABLED_TOKEN, says: /disabled/ },
+    { response: await messages(EXPIRED_TOKEN), token: EXPIRED_TOKEN, says: /expired/ },
+  ];
+  for (const { response, token, says } of anthropic) {
+    assert.equal(response.status, 401);
+    const text = await response.text();
+    assert.ok(!text.includes(token), "the token is never echoed");
+    const body = JSON.parse(text);
+    assert.equal(body.type, "error");
+    assert.equal(body.error.type, "authentication_error");
+    assert.match(body.error.message, says);
+  }
+  const google = [
+    { response: await gemini(EXPIRED_TOKEN, "header"), token: EXPIRED_TOKEN, says: /expired/ },
+    { response: await gemini(DISABLED_TOKEN, "query"), token: DISABLED_TOKEN, says: /disabled/ },
+    { response: await gemini(DISABLED_TOKEN, "header"), token: DISABLED_TOKEN, says: /disabled/ },
+  ];
+  for (const { response, token, says } of google) {
+    assert.equal(response.status, 401);
+    const text = await response.text();
+    assert.ok(!text.includes(token), "the token is never echoed");
+    const { error } = JSON.parse(text);
+    assert.equal(error.code, 401);
+    assert.equal(error.status, "UNAUTHENTICATED");
+    assert.match(error.message, says);
+  }
+  assert.equal(upstreamCalls, 0, "a refused token reaches no upstream");
+  assert.deepEqual(access().slice(-5).map((l) => l.error_code), [
+    "token_disabled",
+    "token_expired",
+    "token_expired",
+    "token_disabled",
+    "token_disabled",
+  ]);
+});
+
 Deno.test("handler: an unexpected exception in a provider is a generic 500 and an unhandled_error log line", async () => {
   const SECRET = "boom at /secret/path.ts:1";
   const throwing: Provider = {
