@@ -1,15 +1,18 @@
 /**
  * What clients send that the gateway must take calmly: JSON nested absurdly deep (refused cheaply, the
  * event loop free), a body that stops arriving (408 after `body_timeout`), null for optional parameters
- * (omitted, and never forwarded), and a base URL without `/v1` (a 404 that says so).
+ * (omitted, and never forwarded), a base URL without `/v1` (a 404 that says so), and compressed bodies
+ * (Codex's zstd; decoded, and passed on plain).
  */
 import assert from "node:assert/strict";
+import zlib from "node:zlib";
 import { parseConfigText } from "../../lib/config/load.ts";
 import type { GatewayState } from "../../lib/http/context.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
 import { createGateway } from "../../lib/server.ts";
 import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
+import { NATIVE_KEY, startFakeNativeResponses } from "../helpers/fake_openai_responses.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, waitForLog } from "../helpers/gateway.ts";
 
 const BODY_TIMEOUT_MS = 300;
@@ -316,5 +319,97 @@ Deno.test("client input: a body past the runtime's own limit (Bun's 128 MiB) mee
     } finally {
       await gw.stop();
     }
+  }
+});
+
+Deno.test("client input: compressed bodies are decoded (Codex's zstd /v1/responses, gzip chat), passed on plain; x-bogus is a 415 in each API's shape", async () => {
+  const fake = startFakeNativeResponses();
+  const gw = await startGateway(`
+server:
+  host: 127.0.0.1
+  port: 0
+providers:
+  local: { type: builtin }
+  native: { type: openai, base_url: "${fake.baseURL}", api_key: "${NATIVE_KEY}", native_responses: true }
+models:
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+  resp-native: { type: chat, targets: [ { provider: native, model: resp-plain } ] }
+${TEST_TOKENS_YAML}`);
+  try {
+    // As Codex sends it with ChatGPT sign-in: zstd at level 3, Content-Encoding: zstd, a bearer token.
+    const responses = { model: "resp-native", input: "Bonjour ✓", store: false };
+    const zstd = zlib.zstdCompressSync(encoder.encode(JSON.stringify(responses)), {
+      params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 },
+    });
+    const answered = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { ...AUTH, "content-encoding": "zstd" },
+      body: Uint8Array.from(zstd),
+    });
+    assert.equal(answered.status, 200, await answered.clone().text());
+    assert.equal(((await answered.json()) as { status: string }).status, "completed");
+    // The native passthrough sent the upstream plain JSON, without the client's Content-Encoding.
+    const upstream = fake.requests.at(-1)!;
+    assert.equal(upstream.path, "/v1/responses");
+    assert.equal(upstream.headers.get("content-encoding"), null);
+    assert.equal(upstream.body.input, "Bonjour ✓");
+
+    const chat = { model: "chat-echo", messages: [{ role: "user", content: "gzip ✓" }] };
+    const gzipped = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { ...AUTH, "content-encoding": "gzip" },
+      body: Uint8Array.from(zlib.gzipSync(encoder.encode(JSON.stringify(chat)))),
+    });
+    assert.equal(gzipped.status, 200, await gzipped.clone().text());
+    const completion = await gzipped.json() as { choices: { message: { content: string } }[] };
+    assert.match(completion.choices[0].message.content, /gzip ✓/);
+
+    // A coding the gateway does not know: 415 in OpenAI's shape, and in Anthropic's on /v1/messages.
+    const bogus = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { ...AUTH, "content-encoding": "x-bogus" },
+      body: JSON.stringify(chat),
+    });
+    assert.equal(bogus.status, 415);
+    const error = await errorOf(bogus);
+    assert.equal(error.type, "invalid_request_error");
+    assert.equal(error.code, "unsupported_content_encoding");
+    assert.match(error.message, /x-bogus/);
+    const messages = await fetch(`${gw.baseURL}/messages`, {
+      method: "POST",
+      headers: { ...AUTH, "anthropic-version": "2023-06-01", "content-encoding": "x-bogus" },
+      body: JSON.stringify({
+        model: "chat-echo",
+        max_tokens: 16,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
+    assert.equal(messages.status, 415);
+    const anthropic = await messages.json() as { type: string; error: { type: string; message: string } };
+    assert.equal(anthropic.type, "error");
+    assert.equal(anthropic.error.type, "invalid_request_error");
+    assert.match(anthropic.error.message, /x-bogus/);
+
+    // A corrupt zstd body is a 400 saying so.
+    const corrupt = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { ...AUTH, "content-encoding": "zstd" },
+      body: Uint8Array.from(zstd.subarray(0, zstd.byteLength - 3)),
+    });
+    assert.equal(corrupt.status, 400);
+    assert.equal((await errorOf(corrupt)).code, "invalid_body_encoding");
+
+    // Each refusal is reported once, with the status the client got.
+    await waitForLog(gw, (l) => l.msg === "request" && l.status === 400);
+    const refused = gw.logs.filter((l) => l.msg === "request" && (l.status === 415 || l.status === 400));
+    assert.deepEqual(refused.map((l) => [l.path, l.status]), [
+      ["/v1/chat/completions", 415],
+      ["/v1/messages", 415],
+      ["/v1/responses", 400],
+    ]);
+    assert.deepEqual(gw.logs.filter((l) => l.msg === "unhandled_error"), []);
+  } finally {
+    await gw.stop();
+    await fake.stop();
   }
 });
