@@ -116,11 +116,15 @@ models:
   chat-a: { type: chat, targets: [{ provider: local, model: echo }] }
 ${TEST_TOKENS_YAML}`);
   try {
-    // A longer body_timeout by reload: a request then reads its body to that, while the edge's own deadline stays
-    // header_timeout + body_timeout as started (docs/configuration.md) and cuts the body first.
-    const yaml = await Deno.readTextFile(gw.configFile);
-    await Deno.writeTextFile(gw.configFile, yaml.replace("body_timeout: 300ms", "body_timeout: 30s"));
-    await waitForLog(gw, (line) => line.msg === "config_reloaded");
+    // Deno: a longer body_timeout by reload: a request then reads its body to that, while node:http's own deadline
+    // stays header_timeout + body_timeout as started (docs/configuration.md) and cuts the body first. Bun's edge
+    // has no deadline of its own for a body (the handler's body_timeout is the one), so there the handler's 408
+    // is what the client gets, and what the record must say.
+    if (!ON_BUN) {
+      const yaml = await Deno.readTextFile(gw.configFile);
+      await Deno.writeTextFile(gw.configFile, yaml.replace("body_timeout: 300ms", "body_timeout: 30s"));
+      await waitForLog(gw, (line) => line.msg === "config_reloaded");
+    }
     const conn = await connect(gw.url);
     const body = JSON.stringify({ model: "chat", messages: [{ role: "user", content: "x".repeat(2_000) }] });
     await send(
@@ -133,7 +137,7 @@ ${TEST_TOKENS_YAML}`);
     assertNothingOr408(received.text);
     // A closed connection without an answer is a client gone as far as the record can tell (499).
     const got = received.text === "" ? 499 : 408;
-    if (!ON_BUN) assert.equal(got, 408, "node:http's deadline is answered 408");
+    assert.equal(got, 408, ON_BUN ? "the handler's body deadline is answered 408" : "node:http's deadline too");
     const rows = await pollUsageRows<{ status: number; error_code: string | null }>(gw, (r) => r.length >= 1);
     assert.equal(rows.length, 1);
     assert.equal(rows[0].status, got, "the record says what the client got");
