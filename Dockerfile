@@ -20,11 +20,12 @@ RUN bun install --frozen-lockfile --production
 COPY main.ts ./
 COPY lib ./lib
 COPY config ./config
-# The usage store's worker, the config reload worker and the serving worker (`--workers N`) are further entry
-# points: bundled into the binary beside main.ts, sharing their common code (--splitting). The binary reads no
-# .env or bunfig.toml from its working directory (the writable data volume): its environment is the process's.
+# The usage store's worker, the config reload worker, the serving worker (`--workers N`) and the token-count
+# worker are further entry points: bundled into the binary beside main.ts, sharing their common code
+# (--splitting). The binary reads no .env or bunfig.toml from its working directory (the writable data volume):
+# its environment is the process's.
 RUN bun build --compile --no-compile-autoload-dotenv --no-compile-autoload-bunfig --minify --sourcemap --bytecode --format=esm --splitting --outfile /out/gateway main.ts \
-  lib/usage/sqlite_worker.ts lib/config/config_worker.ts lib/workers/worker_main.ts \
+  lib/usage/sqlite_worker.ts lib/config/config_worker.ts lib/workers/worker_main.ts lib/usage/token_count_worker.ts \
   && mkdir -p /out/var/lib/gateway/data
 
 # Runtime stage: glibc and the C/C++ runtime libraries only (the binary needs libc, libm, libpthread, libdl).

@@ -14,5 +14,8 @@ if (import.meta.main) {
   const usageWorker = new URL("./lib/usage/sqlite_worker.ts", import.meta.url);
   const configWorker = new URL("./lib/config/config_worker.ts", import.meta.url);
   const serveWorker = new URL("./lib/workers/worker_main.ts", import.meta.url);
-  runtime.exit(await runCli(runtime, runtime.args(), { usageWorker, configWorker, serveWorker }));
+  const tokenWorker = new URL("./lib/usage/token_count_worker.ts", import.meta.url);
+  runtime.exit(
+    await runCli(runtime, runtime.args(), { usageWorker, configWorker, serveWorker, tokenWorker }),
+  );
 }

@@ -242,6 +242,7 @@ runtime.exit(await runCli(runtime, runtime.args(), {
   usageWorker: new URL("lib/usage/sqlite_worker.ts", root),
   configWorker: new URL("lib/config/config_worker.ts", root),
   serveWorker: new URL("lib/workers/worker_main.ts", root),
+  tokenWorker: new URL("lib/usage/token_count_worker.ts", root),
 }));
 `;
 

@@ -203,7 +203,7 @@ function looksLikeConfigPath(word: string): boolean {
 export async function runCli(
   runtime: Runtime,
   argv: string[],
-  options: Pick<StartOptions, "usageWorker" | "configWorker"> & { serveWorker?: URL } = {},
+  options: Pick<StartOptions, "usageWorker" | "configWorker" | "tokenWorker"> & { serveWorker?: URL } = {},
 ): Promise<number> {
   let parsed;
   try {

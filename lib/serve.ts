@@ -21,6 +21,7 @@ import { localView, openSharedState, threadServices } from "./serve_state.ts";
 import { reasonOf, StartError } from "./start_error.ts";
 import { storedBudgetCheck } from "./tokens/stored_budget_prices.ts";
 import { loadTokenizer } from "./usage/estimate.ts";
+import { tokenCounter } from "./usage/token_counter.ts";
 
 /** The gateway's version, printed by `version` and logged at start. */
 export const VERSION = "0.1.0";
@@ -32,9 +33,9 @@ export const VERSION = "0.1.0";
 const SHUTDOWN_CUT_MS = 2_000;
 
 /**
- * How long before the end of the grace period a drain with requests still open loads the tokenizer (see
- * {@linkcode tokenizerBeforeCut}): more than its first load takes on a busy machine (about 1 s alone, up to 3 s
- * with several workers on few cores), so it is ready by the cut.
+ * How long before the end of the grace period a drain with requests still open has the token-count worker load
+ * the tokenizer (see {@linkcode tokenizerBeforeCut}): more than its first load takes on a busy machine (about
+ * 1 s alone, up to 3 s with several workers on few cores), so it is ready by the cut.
  */
 const TOKENIZER_LEAD_MS = 3_000;
 
@@ -61,6 +62,8 @@ export interface StartOptions {
   usageWorker?: URL;
   /** The reload validation worker (`config/config_worker.ts`), when it must be found from the entry point. */
   configWorker?: URL;
+  /** The token-count worker (`usage/token_count_worker.ts`), when it must be found from the entry point. */
+  tokenWorker?: URL;
   /**
    * Where the reloader takes its SIGHUPs, instead of installing its own handler: `serve` installs one before
    * anything starts and holds a signal that comes during the start (runtime/held_reload_signal.ts).
@@ -275,6 +278,9 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
     runtime: `${runtime.name} ${runtime.version}`,
     ...parts.listening?.fields,
   });
+  // The thread's counts go through the token-count worker, started by the first of them and ended with the drain
+  // (once no other gateway of this thread counts through it: tests run several in one process).
+  const releaseCounter = tokenCounter.use({ workerUrl: options.tokenWorker, logger });
   return {
     server,
     inFlight,
@@ -282,8 +288,9 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
       // The runtime stops accepting and waits for open requests; the gateway ends those still open when the
       // grace period is over, itself, so each is reported, and the runtime gets a moment more to send their
       // endings before it closes whatever is left. That moment counts from the cut, not from now: a thread held
-      // past the grace period (a first tokenizer load on a busy machine, say) would otherwise find the runtime's
-      // deadline already passed when it cuts, and the connections closed before the answers were written.
+      // past the grace period (by a long synchronous task on a busy machine, say) would otherwise find the
+      // runtime's deadline already passed when it cuts, and the connections closed before the answers were
+      // written.
       const started = performance.now();
       let closeRest!: () => void;
       const closed = server.shutdown(new Promise<void>((resolve) => closeRest = resolve));
@@ -308,6 +315,8 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
       }
       await closed;
       clearTimeout(deadline);
+      // Every request is over, its tokens counted.
+      releaseCounter();
     },
   };
 }
@@ -315,9 +324,10 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
 /**
  * Loads the tokenizer while requests still drain, when a cut looks likely: requests still open
  * {@linkcode TOKENIZER_LEAD_MS} before the end of the grace period (at once, with a shorter one). Streams cut at
- * shutdown have no usage from their upstream, so their tokens are counted, and the tokenizer's first load blocks
- * the thread about a second: loaded inside the cut window, it held back the 503s of the requests cut with them
- * until the runtime closed their connections, answerless. A drain that is over before then never loads it.
+ * shutdown have no usage from their upstream, so their tokens are counted, and the tokenizer's first load takes
+ * about a second (in the token-count worker; it blocked the serving thread when it was loaded there, and held
+ * back the 503s of the requests cut with them until the runtime closed their connections, answerless): loaded
+ * ahead, their records are written within the cut window. A drain that is over before then never loads it.
  */
 async function tokenizerBeforeCut(inFlight: InFlightRequests, graceMs: number): Promise<void> {
   if (await inFlight.whenIdle(Math.max(0, graceMs - TOKENIZER_LEAD_MS))) return;

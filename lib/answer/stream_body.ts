@@ -181,6 +181,11 @@ export function clientStreamBody<T, O extends StreamOutcome>(
       }
       return value;
     }
+    if (reading === undefined) {
+      // Read no faster than the token-count worker counts what was received (a long answer's batches).
+      const behind = outcome.texts.caughtUp();
+      if (behind !== undefined) await behind;
+    }
     reading ??= stream.rest.read();
     let read: ReadableStreamReadResult<T> | typeof SILENT;
     if (idle === undefined) read = await reading;

@@ -5,6 +5,9 @@
  * @module
  */
 import type { ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
+import { tokenCounter } from "./token_counter.ts";
+
+export { tokenizerPieces } from "./tokenizer.ts";
 
 /** Every text a chat request or embeddings request sends to the model. */
 export function requestTexts(request: ChatRequest | EmbeddingRequest): string[] {
@@ -51,77 +54,33 @@ export function roughTokenEstimate(texts: readonly string[]): number {
   return Math.ceil(chars / 4) + 4 * texts.length;
 }
 
-let tokenizer: Promise<(text: string) => number> | undefined;
-let tokenizerReady = false;
-
-/**
- * The tokenizer's count function, loading it on first use. Evaluating its tables blocks the thread about a
- * second (more on a busy machine): what must not wait that long loads it ahead with {@linkcode loadTokenizer}.
- */
-function tokenizerCount(): Promise<(text: string) => number> {
-  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
-    tokenizerReady = true;
-    return m.countTokens;
-  });
-  return tokenizer;
-}
-
 /**
  * Loads the tokenizer now, once, ahead of counts that must not pay for its load: a drain loads it while requests
  * still drain, so that the requests it then cuts count theirs at once and their answers are not held back (see
- * lib/serve.ts). Resolves once loaded, or once the load failed (counts then fall back as they always do).
+ * lib/serve.ts). It loads in the token-count worker (`token_counter.ts`), which this starts if it is not running.
+ * Resolves once loaded, or once the load failed (counts then fall back as they always do); never rejects.
  */
 export function loadTokenizer(): Promise<void> {
-  return tokenizerCount().then(() => {}, () => {});
+  return tokenCounter.load();
 }
 
-/** Whether the tokenizer is loaded in this thread (a count then costs no load). */
+/** Whether the tokenizer is loaded where this thread counts (a count then costs no load). */
 export function tokenizerLoaded(): boolean {
-  return tokenizerReady;
+  return tokenCounter.loaded();
 }
 
 /**
- * Longest piece of text the tokenizer gets at once. Its BPE is quadratic in the length of a run without
- * spaces (64 K of one letter took 3 s, 1 MB minutes, all on the event loop), and a client chooses the text.
+ * Counts tokens with the o200k_base encoding (GPT-4o's), in a worker thread (`token_counter.ts`): neither the
+ * tokenizer's load nor its BPE holds the calling thread. The worker and its tables are loaded on first use so
+ * that start-up stays fast; a gateway whose upstreams always report usage never loads them (nor does a shutdown,
+ * unless it may cut requests: {@linkcode loadTokenizer}). Long texts are counted in pieces
+ * ({@linkcode tokenizerPieces}). When the worker fails the count (it died, or took far too long) the count is the
+ * {@linkcode roughTokenEstimate}.
  */
-const PIECE = 2_000;
-
-/**
- * `text` in pieces of at most {@linkcode PIECE} characters, cut before a space that follows a non-space (where
- * the tokenizer's own pre-tokens end, so the count is exact), or where there is none every `PIECE` characters
- * (a surrogate pair kept whole; a long run without spaces may then count a token more per piece).
- */
-export function tokenizerPieces(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  while (text.length - start > PIECE) {
-    let cut = text.lastIndexOf(" ", start + PIECE);
-    while (cut > start && /\s/.test(text[cut - 1])) cut = text.lastIndexOf(" ", cut - 1);
-    if (cut <= start) {
-      cut = start + PIECE;
-      const unit = text.charCodeAt(cut - 1);
-      if (unit >= 0xd800 && unit <= 0xdbff) cut--;
-    }
-    out.push(text.slice(start, cut));
-    start = cut;
-  }
-  out.push(text.slice(start));
-  return out;
-}
-
-/**
- * Counts tokens with the o200k_base encoding (GPT-4o's). The tokenizer's tables are loaded on first use so that
- * start-up stays fast; a gateway whose upstreams always report usage never loads them (nor does a shutdown,
- * unless it may cut requests: {@linkcode loadTokenizer}).
- */
-export async function countTokens(texts: readonly string[]): Promise<number> {
-  const count = await tokenizerCount();
-  let total = 0;
-  for (const text of texts) {
-    if (text.length <= PIECE) total += count(text);
-    else for (const piece of tokenizerPieces(text)) total += count(piece);
-  }
-  return total;
+export function countTokens(texts: readonly string[]): Promise<number> {
+  // Worked out now, so that nothing here holds the texts while the worker counts them (a stream's batches).
+  const rough = roughTokenEstimate(texts);
+  return tokenCounter.count(texts).then((count) => count ?? rough);
 }
 
 /** OpenAI's chat format adds about this many tokens around each message, and as many before the answer. */

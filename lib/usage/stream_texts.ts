@@ -9,21 +9,31 @@
  * An answer under {@linkcode FOLD_CHARS} (every ordinary one) is never folded: its cost per text is a push and
  * a length add, as a plain array's was. A longer one is tokenized as it streams even when the upstream reports
  * its usage at the end (which cannot be known before): about 25 ms of CPU per MiB of prose, 110 ms per MiB of
- * random words, instead of holding it all (`server.upstream_limits.max_stream_size` bounds how much).
+ * random words, in the token-count worker (`token_counter.ts`), instead of holding it all
+ * (`server.upstream_limits.max_stream_size` bounds how much). A batch is handed to the worker as it is folded;
+ * the stream body reads the upstream no faster than the worker counts ({@linkcode StreamTexts.caughtUp}), so the
+ * batches do not pile up in the worker's queue either.
  *
  * @module
  */
 import { countTokens, roughTokenEstimate } from "./estimate.ts";
 
 /**
- * Characters of text kept before they are folded into a count. One fold tokenizes this much at once on the
- * event loop (about 6 ms of English prose, 30 ms of random words, as measured here).
+ * Characters of text kept before they are folded into a count. One fold tokenizes this much at once in the
+ * token-count worker (about 6 ms of English prose, 30 ms of random words, as measured here).
  */
 export const FOLD_CHARS = 256 * 1024;
 
-/** `texts`' token count; the rough estimate when the tokenizer cannot be loaded. */
-async function counted(texts: readonly string[]): Promise<number> {
-  return await countTokens(texts).catch(() => roughTokenEstimate(texts));
+/** Batches a stream may have in the worker's hands before its body waits for them: one counted, one queued. */
+const BATCHES_AHEAD = 2;
+
+/**
+ * `texts`' token count; the rough estimate when the tokenizer cannot be loaded. The texts are not held while they
+ * are counted: the count is the token-count worker's, which has them.
+ */
+function counted(texts: readonly string[]): Promise<number> {
+  const rough = roughTokenEstimate(texts);
+  return countTokens(texts).catch(() => rough);
 }
 
 /** A streamed answer's texts, as {@linkcode push}ed one by one; see the module doc. */
@@ -37,6 +47,10 @@ export class StreamTexts {
   #folded: Promise<number> | undefined;
   /** The first folded batch, kept: the answer's opening. */
   #opening: readonly string[] | undefined;
+  /** Folded batches not counted yet. */
+  #counting = 0;
+  /** Resolved once fewer than {@linkcode BATCHES_AHEAD} batches are left to count. */
+  #behind: PromiseWithResolvers<void> | undefined;
 
   /** Adds a text the client received. */
   push(text: string): void {
@@ -51,10 +65,28 @@ export class StreamTexts {
     this.#foldedChars += this.#keptChars;
     this.#kept = [];
     this.#keptChars = 0;
-    // Chained, so the batches are counted in order and each is released once counted. The tokenizer is
-    // synchronous once loaded, so a batch is counted before the next upstream read: they do not pile up.
+    // Sent to the token-count worker at once, so this thread holds nothing of the batch (but the opening) while
+    // it is counted; the counts are summed, in whatever order they come.
+    this.#counting++;
+    const count = counted(batch).finally(() => {
+      if (--this.#counting < BATCHES_AHEAD) {
+        this.#behind?.resolve();
+        this.#behind = undefined;
+      }
+    });
     const before = this.#folded ?? Promise.resolve(0);
-    this.#folded = before.then(async (total) => total + await counted(batch));
+    this.#folded = before.then(async (total) => total + await count);
+  }
+
+  /**
+   * Undefined while the worker keeps up with the batches folded so far; else a promise resolved once it does.
+   * The stream body waits on it before it reads the upstream again (lib/answer/stream_body.ts): counting was
+   * the reading thread's own work, which held an upstream faster than it back, and now is another thread's.
+   */
+  caughtUp(): Promise<void> | undefined {
+    if (this.#counting < BATCHES_AHEAD) return undefined;
+    this.#behind ??= Promise.withResolvers<void>();
+    return this.#behind.promise;
   }
 
   /** Characters received in all, folded or kept (what a budget guard weighs). */

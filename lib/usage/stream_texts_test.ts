@@ -49,3 +49,16 @@ Deno.test("stream texts: a long answer is folded into its count as it goes, and 
   assert.equal(texts.chars, all.join("").length, "every character is weighed");
   assert.equal(await texts.count(), await countTokens(all), "the same count as the whole list's");
 });
+
+Deno.test("stream texts: a reader ahead of the token-count worker is told to wait until it catches up", async () => {
+  const texts = new StreamTexts();
+  const all = deltas(FOLD_CHARS * 3 + 10);
+  assert.equal(texts.caughtUp(), undefined, "nothing folded: nothing to wait for");
+  for (const text of all) texts.push(text);
+  // Three batches handed to the worker at once: the stream body would wait before it reads the upstream again.
+  const behind = texts.caughtUp();
+  assert.ok(behind instanceof Promise);
+  await behind;
+  assert.equal(texts.caughtUp(), undefined, "caught up: the body reads on");
+  assert.equal(await texts.count(), await countTokens(all));
+});

@@ -132,6 +132,7 @@ export async function startWorkers(
     workers: options.workers,
     cooldowns: [...cooldowns.values()],
     reloadStatus: lastStatus,
+    tokenWorker: options.tokenWorker?.href,
   });
 
   /** Reads what worker `slot` has reported, into the ledger and the pipeline. */

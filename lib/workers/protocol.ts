@@ -35,6 +35,8 @@ export interface WorkerInit {
   readonly cooldowns: readonly CooldownChange[];
   /** The latest reload's outcome (null before any): what `/readyz` shows until the primary tells another. */
   readonly reloadStatus: ReloadStatus | null;
+  /** The token-count worker's module (`StartOptions.tokenWorker`, as a URL's text); each worker starts its own. */
+  readonly tokenWorker?: string;
 }
 
 /**

@@ -136,7 +136,11 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     logger,
     health,
     services,
-    options: { host: params.host, port: params.port },
+    options: {
+      host: params.host,
+      port: params.port,
+      tokenWorker: params.tokenWorker === undefined ? undefined : new URL(params.tokenWorker),
+    },
     inFlight: new ReportingInFlight(sent),
     reusePort: true,
     maxConnections: params.maxConnections,

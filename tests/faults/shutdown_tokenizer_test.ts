@@ -7,8 +7,9 @@
  * And a thread held past the grace period (that load on a busy machine, say) still gives the requests it cuts
  * their window to answer: the runtime's deadline counts from the cut.
  *
- * In-process (the tokenizer's state is this thread's), over real sockets. This file must load the tokenizer in
- * no other way: each test module has its own isolate, so its state starts unloaded.
+ * In-process (the tokenizer's state is this thread's token-count worker's, which the gateway's stop ends), over
+ * real sockets. This file must load the tokenizer in no other way: each test module has its own isolate, so its
+ * state starts unloaded.
  *
  * @module
  */

@@ -9,6 +9,7 @@
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
 import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
 import { countTokens } from "../../lib/usage/estimate.ts";
+import { tokenCounter } from "../../lib/usage/token_counter.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --v8-flags=--expose-gc");
@@ -196,7 +197,7 @@ async function run(api: string, withUsage: boolean, id: string) {
   return { api, withUsage, status: res.status, bytes, deltas, retainedMiB: most / 2 ** 20 };
 }
 
-// The tokenizer's tables, loaded once per process on first use, are not a stream's memory.
+// The token-count worker and its tables, started on first use, are not a stream's memory.
 await countTokens(["warm up"]);
 const out = [];
 try {
@@ -216,5 +217,8 @@ try {
 } finally {
   await raw.stop();
   await Deno.remove(dir, { recursive: true });
+  // The counts made here, outside the gateway, started a token-count worker of their own: a Deno worker keeps
+  // the process alive until it is ended.
+  tokenCounter.stop();
 }
 console.log(JSON.stringify(out));
