@@ -137,7 +137,11 @@ ${TEST_TOKENS_YAML}`);
     assertNothingOr408(received.text);
     // A closed connection without an answer is a client gone as far as the record can tell (499).
     const got = received.text === "" ? 499 : 408;
-    assert.equal(got, 408, ON_BUN ? "the handler's body deadline is answered 408" : "node:http's deadline too");
+    assert.equal(
+      got,
+      408,
+      ON_BUN ? "the handler's body deadline is answered 408" : "node:http's deadline too",
+    );
     const rows = await pollUsageRows<{ status: number; error_code: string | null }>(gw, (r) => r.length >= 1);
     assert.equal(rows.length, 1);
     assert.equal(rows[0].status, got, "the record says what the client got");
