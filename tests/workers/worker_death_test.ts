@@ -71,8 +71,11 @@ async function startInProcess(file: string, watch: boolean) {
   return { gw, logs, url: `http://127.0.0.1:${gw.server.port}` };
 }
 
-Deno.test("workers: a killed worker is replaced, its open requests recorded as failed and its slots given back", async () => {
-  const up = startGated();
+/**
+ * A config file in a fresh directory: one alias on the gated upstream at `baseURL`, token `conc` (with `extra`
+ * appended to its entry), usage in SQLite there.
+ */
+async function gatedConfig(baseURL: string, extra = ""): Promise<{ dir: string; file: string }> {
   const dir = await Deno.makeTempDir();
   const file = `${dir}/gateway.yaml`;
   await Deno.writeTextFile(
@@ -80,13 +83,19 @@ Deno.test("workers: a killed worker is replaced, its open requests recorded as f
     `
 usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
 providers:
-  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
+  up: { type: openai, base_url: "${baseURL}", api_key: sk-gated-0123456789 }
 models:
   chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
 tokens:
-  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"], limits: { concurrent: 12 } }
+  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"]${extra} }
 `,
   );
+  return { dir, file };
+}
+
+Deno.test("workers: a killed worker is replaced, its open requests recorded as failed and its slots given back", async () => {
+  const up = startGated();
+  const { dir, file } = await gatedConfig(up.baseURL, ", limits: { concurrent: 12 }");
   const { gw, logs, url } = await startInProcess(file, true);
   try {
     // Twelve requests held upstream, spread over both workers; then worker 0 ends mid-request.
@@ -378,20 +387,7 @@ admin_tokens:
 
 Deno.test("workers: a stream open in a worker that dies is recorded as a stream, with its alias and token id", async () => {
   const up = startGated();
-  const dir = await Deno.makeTempDir();
-  const file = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(
-    file,
-    `
-usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
-providers:
-  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
-models:
-  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
-tokens:
-  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"] }
-`,
-  );
+  const { dir, file } = await gatedConfig(up.baseURL);
   const { gw, logs, url } = await startInProcess(file, false);
   try {
     const streams = Array.from({ length: 8 }, () => send(url, "chat-gated", true));
