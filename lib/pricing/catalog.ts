@@ -302,7 +302,29 @@ function indexOf(catalog: PriceCatalog): CatalogIndex {
   return index;
 }
 
-/** The catalog entry for an upstream model of a provider type: exact id first, then the longest pattern. */
+/**
+ * A Bedrock ARN: partition, region, account, resource type, resource id. Bedrock accepts an ARN wherever it
+ * takes a model id, and the catalog's patterns are anchored, so an ARN is looked up as the id it names.
+ */
+const BEDROCK_ARN = /^arn:aws[a-z-]*:bedrock:[^:]*:[^:]*:([a-z-]+)\/(.+)$/s;
+
+/**
+ * The id a Bedrock model string is priced as: itself, or what an ARN names. A foundation-model or (system)
+ * inference-profile ARN ends in the model or profile id (`global.anthropic.…`, `us.anthropic.…`), billed as
+ * that id. Any other ARN (an application inference profile, whose id is random and whose model is known only
+ * to AWS; a provisioned or custom model, billed by the hour) names no on-demand model: undefined, so such a
+ * target is unpriced unless the catalog lists its ARN exactly or the target has a `price:` of its own.
+ */
+function bedrockPricedId(model: string): string | undefined {
+  const arn = BEDROCK_ARN.exec(model);
+  if (arn === null) return model;
+  return arn[1] === "foundation-model" || arn[1] === "inference-profile" ? arn[2] : undefined;
+}
+
+/**
+ * The catalog entry for an upstream model of a provider type: exact id first, then the longest pattern. A
+ * Bedrock ARN is priced as the model or inference profile it names (see {@linkcode bedrockPricedId}).
+ */
 export function lookupEntry(
   catalog: PriceCatalog,
   providerType: string,
@@ -311,7 +333,13 @@ export function lookupEntry(
   const index = indexOf(catalog);
   const exact = index.exact.get(`${providerType}\u0000${model}`);
   if (exact !== undefined) return exact;
-  return index.patterns.find((p) => p.entry.provider === providerType && p.regex.test(model))?.entry;
+  const id = providerType === "bedrock" ? bedrockPricedId(model) : model;
+  if (id === undefined) return undefined;
+  if (id !== model) {
+    const named = index.exact.get(`${providerType}\u0000${id}`);
+    if (named !== undefined) return named;
+  }
+  return index.patterns.find((p) => p.entry.provider === providerType && p.regex.test(id))?.entry;
 }
 
 /** The price of an upstream model of a provider type, or undefined when the catalog has none. */

@@ -133,6 +133,42 @@ Deno.test("catalog: exact ids beat patterns, the longest pattern wins, and provi
   assert.equal(lookupPrice(own.catalog, "openai", "aXb"), undefined);
 });
 
+Deno.test("catalog: a Bedrock ARN is priced as the model or inference profile it names", () => {
+  const catalog = defaultCatalog();
+  const id = "global.anthropic.claude-sonnet-4-5-20250929-v1:0";
+  const profile = `arn:aws:bedrock:us-east-1:123456789012:inference-profile/${id}`;
+  // The global profile's ARN at the global (list) price, not the regional pattern's +10%.
+  assert.equal(lookupEntry(catalog, "bedrock", profile)?.model, lookupEntry(catalog, "bedrock", id)?.model);
+  assert.equal(lookupPrice(catalog, "bedrock", profile)?.input, 3);
+  const regional =
+    "arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-5-v1:0";
+  assert.equal(lookupPrice(catalog, "bedrock", regional)?.input, 3.3);
+  const foundation = "arn:aws-us-gov:bedrock:us-gov-west-1::foundation-model/anthropic.claude-haiku-4-5-v1:0";
+  assert.equal(lookupPrice(catalog, "bedrock", foundation)?.input, 1.1);
+  // An application inference profile's id names no model; nor does a provisioned model's: no catalog price.
+  const app = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6";
+  assert.equal(lookupEntry(catalog, "bedrock", app), undefined);
+  const custom = "arn:aws:bedrock:us-east-1:123456789012:custom-model/anthropic.claude-haiku-4-5-v1:0/x1y2";
+  assert.equal(lookupEntry(catalog, "bedrock", custom), undefined);
+  // An operator's catalog may still price an ARN by its exact text.
+  const own = parseCatalog(
+    catalogOf(
+      `  - { provider: bedrock, model: "${app}", source: ${SRC}, checked: 2026-01-01, input: 7, output: 7 }
+  - { provider: bedrock, model: "${id}", source: ${SRC}, checked: 2026-01-01, input: 8, output: 8 }
+`,
+    ),
+    "own.yaml",
+  );
+  assert.ok(own.ok);
+  assert.equal(lookupPrice(own.catalog, "bedrock", app)?.input, 7);
+  assert.equal(lookupPrice(own.catalog, "bedrock", profile)?.input, 8);
+  // An ARN is a Bedrock form only: another provider type's model string is looked up as it is.
+  assert.equal(
+    lookupEntry(catalog, "openai", `arn:aws:bedrock:us-east-1::foundation-model/gpt-4o`),
+    undefined,
+  );
+});
+
 Deno.test("catalog: a malformed catalog is refused, each issue with its path and line", () => {
   const badYaml = issuesOf(catalogOf(`  - { provider: openai, model: x, source: ${SRC}\n`));
   assert.ok(badYaml.some((i) => (i.line ?? 0) >= 5 && /^YAML/.test(i.message)), JSON.stringify(badYaml));
