@@ -169,6 +169,23 @@ Deno.test("catalog: a Bedrock ARN is priced as the model or inference profile it
   );
 });
 
+Deno.test("catalog: Bedrock's 1-hour cache writes on Haiku 4.5 cost 2x input, not the 5-minute 1.25x", () => {
+  const catalog = defaultCatalog();
+  const write1h = { prompt: 1_000_000, completion: 0, cacheWrite1h: 1_000_000 };
+  for (
+    const [model, dollars] of [
+      ["global.anthropic.claude-haiku-4-5-20251001-v1:0", 2],
+      ["us.anthropic.claude-haiku-4-5-20251001-v1:0", 2.2],
+      ["anthropic.claude-haiku-4-5-20251001-v1:0", 2.2],
+    ] as const
+  ) {
+    const price = lookupPrice(catalog, "bedrock", model)!;
+    const cost = costOfUsage(toTokenPrices(price), write1h).cacheWrite;
+    assert.ok(Math.abs(cost - dollars) < 1e-9, `${model}: $${cost}`);
+    assert.ok(Math.abs(cost - 2 * price.input) < 1e-9, model);
+  }
+});
+
 Deno.test("catalog: a malformed catalog is refused, each issue with its path and line", () => {
   const badYaml = issuesOf(catalogOf(`  - { provider: openai, model: x, source: ${SRC}\n`));
   assert.ok(badYaml.some((i) => (i.line ?? 0) >= 5 && /^YAML/.test(i.message)), JSON.stringify(badYaml));
