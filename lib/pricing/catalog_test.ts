@@ -186,6 +186,13 @@ Deno.test("catalog: Bedrock's 1-hour cache writes on Haiku 4.5 cost 2x input, no
   }
 });
 
+Deno.test("catalog: GPT-5 nano's cache hits cost its cached-input rate, a tenth of input", () => {
+  // OpenAI's model page: input $0.05, cached input $0.005, output $0.40 per million tokens.
+  const nano = lookupPrice(defaultCatalog(), "openai", "gpt-5-nano-2025-08-07")!;
+  const cost = costOfUsage(toTokenPrices(nano), { prompt: 1_000_000, completion: 0, cachedRead: 1_000_000 });
+  assert.ok(Math.abs(cost.cached - 0.005) < 1e-12, `$${cost.cached}`);
+});
+
 Deno.test("catalog: a malformed catalog is refused, each issue with its path and line", () => {
   const badYaml = issuesOf(catalogOf(`  - { provider: openai, model: x, source: ${SRC}\n`));
   assert.ok(badYaml.some((i) => (i.line ?? 0) >= 5 && /^YAML/.test(i.message)), JSON.stringify(badYaml));
