@@ -3,7 +3,7 @@
  * corrected to its real usage when it settles, so concurrent requests cannot overshoot a budget.
  */
 import assert from "node:assert/strict";
-import type { BudgetConfig } from "../config/schema.ts";
+import type { BudgetConfig, PriceConfig } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import { budgetKey } from "./budgets.ts";
 import { createMemoryCounterStore } from "./counter_store.ts";
@@ -12,7 +12,7 @@ import type { Admission, PolicyRequest } from "./types.ts";
 
 const DAY = "2026-11-22";
 
-function setup(budget: BudgetConfig, prices: { input: number; output: number }[] = []) {
+function setup(budget: BudgetConfig, prices: PriceConfig[] = []) {
   let t = Date.UTC(2026, 10, 22, 12);
   const now = () => t;
   const store = createMemoryCounterStore(now);
@@ -111,6 +111,19 @@ Deno.test("budget: a money budget reserves the estimate at the alias's dearest r
   await a.settle({ tokens: 100_000, cost: 0.5 });
   assert.equal(await store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 0.5);
   await engine.admit(req(30_000));
+});
+
+Deno.test("budget: the reservation rate counts a long-context tier's output, which settling may charge", async () => {
+  // Claude Sonnet 4's price: $3 / $15, and $6 / $22.50 for a request above 200K prompt tokens. A request's
+  // prompt size is not known at admission, so 22.5 per 1M is the dearest rate it may settle at.
+  const tiered = { input: 3, output: 15, long_context: { above: 200_000, input: 6, output: 22.5 } };
+  const { engine, req, store } = setup({ cost: 10, period: "month" }, [tiered]);
+  await engine.admit(req(100_000));
+  assert.equal(await store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 2.25);
+  // Reasoning priced apart from output is a rate the completion may be charged at too.
+  const reasoning = setup({ cost: 10, period: "month" }, [{ input: 1, output: 4, reasoning: 12 }]);
+  await reasoning.engine.admit(reasoning.req(100_000));
+  assert.equal(await reasoning.store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 1.2);
 });
 
 Deno.test("budget: a request settles against the period it was admitted in", async () => {

@@ -102,13 +102,24 @@ export function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDe
 
 /**
  * The rate (per million tokens) at which a money budget reserves a request's estimate: the dearest per-token
- * rate among the alias's targets (input or output), since the target and the prompt/output split are not
- * known yet. 0 when no target has a price.
+ * rate among the alias's targets (input or output, a long-context tier's too, and reasoning where priced
+ * apart), since the target, the prompt/output split and the prompt's size are not known yet; settling
+ * charges the tier's rates to a request above its threshold, so a reservation without them could be short.
+ * 0 when no target has a price.
  */
 export function reservationRate(model: ResolvedModel): number {
   let rate = 0;
-  for (const target of model.targets) {
-    if (target.price) rate = Math.max(rate, target.price.input, target.price.output);
+  for (const { price } of model.targets) {
+    if (!price) continue;
+    const tier = price.long_context;
+    rate = Math.max(
+      rate,
+      price.input,
+      price.output,
+      price.reasoning ?? 0,
+      tier?.input ?? 0,
+      tier?.output ?? 0,
+    );
   }
   return rate;
 }
