@@ -260,7 +260,7 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     notes.tolerance,
   );
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    translateToolChoice(body.tool_choice, chat, [...declared, ...defined], notes);
+    translateToolChoice(body.tool_choice, chat, [...declared, ...defined], notes, body.mcp_servers != null);
   }
   const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
   if (body.thinking !== undefined && body.thinking !== null) {

@@ -1,0 +1,99 @@
+/**
+ * Client fields of `POST /v1/messages` that Anthropic documents and the gateway once mishandled, end to end
+ * over real sockets, against one fake upstream speaking both Anthropic's Messages API (a Claude target, which
+ * gets the body as sent) and OpenAI's chat completions (a translated target): an MCP connector's toolset (no
+ * `name`) and a `tool_choice` naming one of its server's tools reach Anthropic, and a translated target goes
+ * without them, named in `x-gateway-dropped`.
+ */
+import assert from "node:assert/strict";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+
+type Json = Record<string, unknown>;
+
+const MESSAGE = {
+  id: "msg_1",
+  type: "message",
+  role: "assistant",
+  model: "claude-up",
+  content: [{ type: "text", text: "hi" }],
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  usage: { input_tokens: 5, output_tokens: 1 },
+};
+const COMPLETION = {
+  id: "c",
+  object: "chat.completion",
+  created: 1,
+  model: "up",
+  choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+};
+
+/** What the upstream received, by path. */
+interface Seen {
+  path: string;
+  body: Json;
+}
+
+async function withGateway(fn: (gw: TestGateway, seen: Seen[]) => Promise<void>): Promise<void> {
+  const seen: Seen[] = [];
+  const upstream = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    const path = new URL(req.url).pathname;
+    seen.push({ path, body: await req.json() });
+    return Response.json(path === "/v1/messages" ? MESSAGE : COMPLETION);
+  });
+  const url = `http://127.0.0.1:${upstream.addr.port}`;
+  const gw = await startGateway(`
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  oa: { type: openai, base_url: "${url}/v1", api_key: "k" }
+  claude: { type: anthropic, base_url: "${url}", api_key: "k" }
+models:
+  chat-translated: { type: chat, targets: [ { provider: oa, model: up } ] }
+  claude: { type: chat, targets: [ { provider: claude, model: claude-up } ] }
+${TEST_TOKENS_YAML}`);
+  try {
+    await fn(gw, seen);
+  } finally {
+    await gw.stop();
+    await upstream.shutdown();
+  }
+}
+
+async function post(gw: TestGateway, body: Json, headers: Record<string, string> = {}) {
+  const res = await fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": TEST_TOKEN,
+      "anthropic-version": "2023-06-01",
+      ...headers,
+    },
+    body: JSON.stringify({ max_tokens: 100, messages: [{ role: "user", content: "hi" }], ...body }),
+  });
+  return { status: res.status, dropped: res.headers.get("x-gateway-dropped"), text: await res.text() };
+}
+
+Deno.test("messages: an MCP connector's toolset and a choice of its tool reach Anthropic; a translated target goes without", async () => {
+  await withGateway(async (gw, seen) => {
+    const mcp = {
+      mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "example-mcp" }],
+      tools: [{ type: "mcp_toolset", mcp_server_name: "example-mcp" }],
+      tool_choice: { type: "tool", name: "search_docs" },
+    };
+    const beta = { "anthropic-beta": "mcp-client-2025-11-20" };
+    const native = await post(gw, { model: "claude", ...mcp }, beta);
+    assert.equal(native.status, 200, native.text);
+    assert.equal(seen.length, 1);
+    const { model: _, ...sent } = seen[0].body;
+    assert.deepEqual(sent, { max_tokens: 100, messages: [{ role: "user", content: "hi" }], ...mcp });
+
+    const translated = await post(gw, { model: "chat-translated", ...mcp }, beta);
+    assert.equal(translated.status, 200, translated.text);
+    assert.equal(translated.dropped, "anthropic-beta:mcp-client-2025-11-20,mcp_servers,tools.0,tool_choice");
+    const chat = seen[1].body;
+    assert.equal(seen[1].path, "/v1/chat/completions");
+    assert.equal(chat.tools, undefined);
+    assert.equal(chat.tool_choice, undefined);
+  });
+});
