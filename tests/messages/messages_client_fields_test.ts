@@ -3,7 +3,8 @@
  * over real sockets, against one fake upstream speaking both Anthropic's Messages API (a Claude target, which
  * gets the body as sent) and OpenAI's chat completions (a translated target): an MCP connector's toolset (no
  * `name`) and a `tool_choice` naming one of its server's tools reach Anthropic, and a translated target goes
- * without them, named in `x-gateway-dropped`.
+ * without them, named in `x-gateway-dropped`; an interleaved thinking budget above `max_tokens` reaches
+ * Anthropic as sent.
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
@@ -95,5 +96,21 @@ Deno.test("messages: an MCP connector's toolset and a choice of its tool reach A
     assert.equal(seen[1].path, "/v1/chat/completions");
     assert.equal(chat.tools, undefined);
     assert.equal(chat.tool_choice, undefined);
+  });
+});
+
+Deno.test("messages: with interleaved thinking a budget above max_tokens reaches Anthropic as sent", async () => {
+  await withGateway(async (gw, seen) => {
+    // Interleaved thinking's budget is the turn's, across its thinking blocks: it may exceed max_tokens.
+    const body = { max_tokens: 16000, thinking: { type: "enabled", budget_tokens: 31999 } };
+    const beta = { "anthropic-beta": "interleaved-thinking-2025-05-14" };
+    const native = await post(gw, { model: "claude", ...body }, beta);
+    assert.equal(native.status, 200, native.text);
+    assert.deepEqual(seen[0].body.thinking, body.thinking);
+    assert.equal(seen[0].body.max_tokens, 16000);
+    // On a translated target the budget picks an effort, as any other.
+    const translated = await post(gw, { model: "chat-translated", ...body }, beta);
+    assert.equal(translated.status, 200, translated.text);
+    assert.equal(seen[1].body.reasoning_effort, "high");
   });
 });

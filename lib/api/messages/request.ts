@@ -138,7 +138,13 @@ function outputConfig(value: unknown, chat: ChatRequest): string | undefined {
   return effort;
 }
 
-function thinking(value: unknown, maxTokens: number, effort: string | undefined, chat: ChatRequest): void {
+/**
+ * `thinking` in the chat form. A budget at or above `max_tokens` is not refused: with interleaved thinking (the
+ * `interleaved-thinking-2025-05-14` beta, or a model that interleaves by default) it is the whole turn's,
+ * across thinking blocks, and may exceed `max_tokens`. Whether it may is Anthropic's to judge on a Claude
+ * target; on a translated one the budget only picks an effort.
+ */
+function thinking(value: unknown, effort: string | undefined, chat: ChatRequest): void {
   if (!isObject(value)) throw wrongType("thinking", "an object", value);
   switch (value.type) {
     case "enabled": {
@@ -147,12 +153,6 @@ function thinking(value: unknown, maxTokens: number, effort: string | undefined,
         integer: true,
       });
       if (budget === undefined) throw fieldError("thinking.budget_tokens", "Field required");
-      if (budget >= maxTokens) {
-        throw fieldError(
-          "thinking.budget_tokens",
-          "`max_tokens` must be greater than `thinking.budget_tokens`.",
-        );
-      }
       chat.reasoning_effort = effort ?? effortForBudget(budget);
       return;
     }
@@ -264,7 +264,7 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
   }
   const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
   if (body.thinking !== undefined && body.thinking !== null) {
-    thinking(body.thinking, maxTokens, effort, chat);
+    thinking(body.thinking, effort, chat);
     // How Claude shows its thinking (`display: "omitted"`); a translated target's reasoning is shown as it comes.
     if (isObject(body.thinking) && body.thinking.display != null) {
       notes.tolerance.dropped.push("thinking.display");
