@@ -4,7 +4,7 @@
  * gets the body as sent) and OpenAI's chat completions (a translated target): an MCP connector's toolset (no
  * `name`) and a `tool_choice` naming one of its server's tools reach Anthropic, and a translated target goes
  * without them, named in `x-gateway-dropped`; an interleaved thinking budget above `max_tokens` reaches
- * Anthropic as sent.
+ * Anthropic as sent; a document's `context` reaches a translated target's model.
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
@@ -112,5 +112,26 @@ Deno.test("messages: with interleaved thinking a budget above max_tokens reaches
     const translated = await post(gw, { model: "chat-translated", ...body }, beta);
     assert.equal(translated.status, 200, translated.text);
     assert.equal(seen[1].body.reasoning_effort, "high");
+  });
+});
+
+Deno.test("messages: a document's context reaches a translated target's model", async () => {
+  await withGateway(async (gw, seen) => {
+    const document = {
+      type: "document",
+      source: { type: "text", media_type: "text/plain", data: "The grass is green." },
+      title: "Facts",
+      context: "Answer only in French.",
+    };
+    const content = [document, { type: "text", text: "What colour is the grass?" }];
+    const answer = await post(gw, { model: "chat-translated", messages: [{ role: "user", content }] });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.dropped, null);
+    const [message] = seen[0].body.messages as { content: Json[] }[];
+    assert.deepEqual(message.content[0], {
+      type: "text",
+      text: "Context of the document that follows (Facts): Answer only in French.",
+    });
+    assert.equal(message.content[1].type, "file");
   });
 });
