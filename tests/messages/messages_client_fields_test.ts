@@ -4,7 +4,9 @@
  * gets the body as sent) and OpenAI's chat completions (a translated target): an MCP connector's toolset (no
  * `name`) and a `tool_choice` naming one of its server's tools reach Anthropic, and a translated target goes
  * without them, named in `x-gateway-dropped`; an interleaved thinking budget above `max_tokens` reaches
- * Anthropic as sent; a document's `context` reaches a translated target's model.
+ * Anthropic as sent; a document's `context` reaches a translated target's model; `output_config`'s fields the
+ * translation does not know reach Anthropic, and are named as dropped on a translated target (refused by a
+ * `strict` alias).
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
@@ -51,6 +53,7 @@ providers:
   claude: { type: anthropic, base_url: "${url}", api_key: "k" }
 models:
   chat-translated: { type: chat, targets: [ { provider: oa, model: up } ] }
+  chat-strict: { type: chat, strict: true, targets: [ { provider: oa, model: up } ] }
   claude: { type: chat, targets: [ { provider: claude, model: claude-up } ] }
 ${TEST_TOKENS_YAML}`);
   try {
@@ -133,5 +136,25 @@ Deno.test("messages: a document's context reaches a translated target's model", 
       text: "Context of the document that follows (Facts): Answer only in French.",
     });
     assert.equal(message.content[1].type, "file");
+  });
+});
+
+Deno.test("messages: output_config's unknown fields reach Anthropic and are named as dropped on a translated target", async () => {
+  await withGateway(async (gw, seen) => {
+    const output_config = { effort: "medium", task_budget: { type: "tokens", total: 400000 } };
+    const native = await post(gw, { model: "claude", output_config });
+    assert.equal(native.status, 200, native.text);
+    assert.deepEqual(seen[0].body.output_config, output_config);
+    assert.equal(native.dropped, null);
+
+    const translated = await post(gw, { model: "chat-translated", output_config });
+    assert.equal(translated.status, 200, translated.text);
+    assert.equal(translated.dropped, "output_config.task_budget");
+    assert.equal(seen[1].body.reasoning_effort, "medium");
+    // A strict alias refuses every drop, naming the field; no upstream is called.
+    const strict = await post(gw, { model: "chat-strict", output_config });
+    assert.equal(strict.status, 400);
+    assert.match(JSON.parse(strict.text).error.message, /^output_config\.task_budget: /);
+    assert.equal(seen.length, 2);
   });
 });

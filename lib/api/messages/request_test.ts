@@ -179,6 +179,14 @@ Deno.test("messages request: sampling, stops, thinking budgets, output_config an
     type: "json_schema",
     json_schema: { name: "output", schema: { type: "object" }, strict: true },
   });
+  assert.deepEqual(adaptive.tolerance.dropped, []);
+  // output_config's fields the translation does not know are named as dropped, as unknown parameters are.
+  const budgeted = parse({
+    messages: [{ role: "user", content: "hi" }],
+    output_config: { effort: "medium", task_budget: { type: "tokens", total: 400_000 } },
+  });
+  assert.equal(budgeted.chat.reasoning_effort, "medium");
+  assert.deepEqual(budgeted.tolerance.dropped, ["output_config.task_budget"]);
 });
 
 Deno.test("messages request: tool_choice any, tool and none", () => {
