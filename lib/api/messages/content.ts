@@ -7,7 +7,8 @@
  *   blocks; its `tool_addition` / `tool_removal` blocks are noted for the chat request's tools (tool_changes.ts).
  * - A user turn's `text` and `image` blocks → a user message's parts (`image_url`: a data URL for base64, the
  *   URL itself for a url source); `document` blocks with a base64 or plain-text source → `file` parts (a
- *   target that takes no files refuses them with its own 400). A base64 source's `media_type` must be one
+ *   target that takes no files refuses them with its own 400; the `title` is the filename), each after a text
+ *   part of its `context`, if any, which Anthropic's model reads too. A base64 source's `media_type` must be one
  *   Anthropic takes (JPEG, PNG, GIF, WebP images; PDF documents), as Anthropic refuses others with a 400.
  * - `tool_result` blocks → `tool` messages (first, as Anthropic requires them first in their turn), content a
  *   string or the result's text blocks joined (a `tool_reference`, tool search's answer, as text naming the
@@ -128,29 +129,39 @@ function imagePart(block: JsonObject, path: string, notes: ContentNotes): JsonOb
   return null;
 }
 
-/** A `document` block as a `file` part (base64 or plain text), or null for what only Claude serves. */
-function documentPart(block: JsonObject, path: string, notes: ContentNotes): JsonObject | null {
+/**
+ * A `document` block as a `file` part (base64 or plain text), after a text part of its `context` when it has
+ * one (Anthropic passes a document's context to the model, so a translated target's model reads it too, just
+ * before the file it is about); no parts for what only Claude serves.
+ */
+function documentParts(block: JsonObject, path: string, notes: ContentNotes): JsonObject[] {
   fields(block, ["source", "title", "context", "citations"], path, notes);
   const source = block.source;
   if (!isObject(source)) throw wrongType(`${path}.source`, "an object", source);
   if (isObject(block.citations) && block.citations.enabled === true) {
     claudeOnly(notes, `${path}.citations`, "Citations");
   }
-  const filename = stringField(block, "title", `${path}.title`) ?? "document";
+  const title = stringField(block, "title", `${path}.title`);
+  const context = stringField(block, "context", `${path}.context`);
+  const filename = title ?? "document";
+  let file: JsonObject;
   if (source.type === "base64") {
     const media = mediaType(source, path, DOCUMENT_TYPES);
     const data = stringField(source, "data", `${path}.source.data`, true)!;
-    return { type: "file", file: { filename, file_data: `data:${media};base64,${data}` } };
-  }
-  if (source.type === "text") {
+    file = { type: "file", file: { filename, file_data: `data:${media};base64,${data}` } };
+  } else if (source.type === "text") {
     const data = stringField(source, "data", `${path}.source.data`, true)!;
-    return {
+    file = {
       type: "file",
       file: { filename, file_data: `data:text/plain;base64,${encodeUtf8Base64(data)}` },
     };
+  } else {
+    claudeOnly(notes, `${path}.source.type`, `A document source of type '${String(source.type)}'`);
+    return [];
   }
-  claudeOnly(notes, `${path}.source.type`, `A document source of type '${String(source.type)}'`);
-  return null;
+  if (context === undefined) return [file];
+  const about = title === undefined ? "the document that follows" : `the document that follows (${title})`;
+  return [{ type: "text", text: `Context of ${about}: ${context}` }, file];
 }
 
 /**
@@ -180,13 +191,13 @@ function toolResult(
     content.forEach((part, k) => {
       const at = `${path}.content.${k}`;
       if (!isObject(part)) throw wrongType(at, "an object", part);
-      let translated: JsonObject | null = null;
       if (part.type === "text") texts.push(textOf(part, at, notes));
-      else if (part.type === "image") translated = imagePart(part, at, notes);
-      else if (part.type === "document") translated = documentPart(part, at, notes);
+      else if (part.type === "image") {
+        const image = imagePart(part, at, notes);
+        if (image !== null) media.push(image);
+      } else if (part.type === "document") media.push(...documentParts(part, at, notes));
       else if (part.type === "tool_reference") texts.push(toolReferenceText(part, at, notes));
       else claudeOnly(notes, `${at}.type`, `A tool result block of type '${String(part.type)}'`);
-      if (translated !== null) media.push(translated);
     });
   } else if (content !== undefined && content !== null) {
     throw wrongType(`${path}.content`, "a valid string or a list of blocks", content);
@@ -282,7 +293,7 @@ export function turnMessages(
         part = imagePart(block, at, notes);
         break;
       case "document":
-        part = documentPart(block, at, notes);
+        parts.push(...documentParts(block, at, notes));
         break;
       case "tool_result": {
         const result = toolResult(block, at, notes);

@@ -48,7 +48,7 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const refused = MESSAGES_GENERATION_PARAMS.find((key) => key in body);
   if (refused !== undefined) throw fieldError(refused, "Extra inputs are not permitted");
-  // The request parser wants the output limit a count does not have: one no thinking budget reaches.
+  // The request parser wants an output limit, which a count does not have.
   const parsed = parseMessagesRequest({ ...body, max_tokens: Number.MAX_SAFE_INTEGER }, request.headers);
   const chat = parsed.chat;
   delete chat.max_completion_tokens;

@@ -18,14 +18,15 @@
  *   (`x-gateway-dropped`): what only Claude serves (`container`, `mcp_servers`; Claude targets are preferred
  *   for them), `context_management` edits other than clearing thinking (a translated target never gets the
  *   history's thinking, so `clear_thinking_…` is applied already), parameters that do not change the answer
- *   (`speed`, `inference_geo`, …), and parameters this translation does not know.
+ *   (`speed`, `inference_geo`, …), and parameters this translation does not know (`output_config`'s too, as
+ *   `output_config.task_budget`).
  *
  * @module
  */
 import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { cacheMarker, type ContentNotes, systemText, turnMessages } from "./content.ts";
+import { cacheMarker, type ContentNotes, extraFields, systemText, turnMessages } from "./content.ts";
 import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
 import { applyToolChanges } from "./tool_changes.ts";
 import { arrayField, booleanField, fieldError, numberField, stringField, wrongType } from "./validate.ts";
@@ -115,8 +116,16 @@ const EFFORTS: Readonly<Record<string, string>> = {
   max: "high",
 };
 
-function outputConfig(value: unknown, chat: ChatRequest): string | undefined {
+/** The `output_config` fields translated to the chat form. */
+const OUTPUT_CONFIG_FIELDS = new Set(["effort", "format"]);
+
+/**
+ * `output_config` in the chat form: `effort` (returned) and `format`. Its other fields (`task_budget`, …) are
+ * named as dropped, as unknown parameters are: a native target gets them as sent, a translated one goes without.
+ */
+function outputConfig(value: unknown, chat: ChatRequest, notes: ContentNotes): string | undefined {
   if (!isObject(value)) throw wrongType("output_config", "an object", value);
+  extraFields(value, OUTPUT_CONFIG_FIELDS, "output_config", notes);
   let effort: string | undefined;
   const given = stringField(value, "effort", "output_config.effort");
   if (given !== undefined) {
@@ -138,7 +147,13 @@ function outputConfig(value: unknown, chat: ChatRequest): string | undefined {
   return effort;
 }
 
-function thinking(value: unknown, maxTokens: number, effort: string | undefined, chat: ChatRequest): void {
+/**
+ * `thinking` in the chat form. A budget at or above `max_tokens` is not refused: with interleaved thinking (the
+ * `interleaved-thinking-2025-05-14` beta, or a model that interleaves by default) it is the whole turn's,
+ * across thinking blocks, and may exceed `max_tokens`. Whether it may is Anthropic's to judge on a Claude
+ * target; on a translated one the budget only picks an effort.
+ */
+function thinking(value: unknown, effort: string | undefined, chat: ChatRequest): void {
   if (!isObject(value)) throw wrongType("thinking", "an object", value);
   switch (value.type) {
     case "enabled": {
@@ -147,12 +162,6 @@ function thinking(value: unknown, maxTokens: number, effort: string | undefined,
         integer: true,
       });
       if (budget === undefined) throw fieldError("thinking.budget_tokens", "Field required");
-      if (budget >= maxTokens) {
-        throw fieldError(
-          "thinking.budget_tokens",
-          "`max_tokens` must be greater than `thinking.budget_tokens`.",
-        );
-      }
       chat.reasoning_effort = effort ?? effortForBudget(budget);
       return;
     }
@@ -260,11 +269,11 @@ export function parseMessagesRequest(input: unknown, headers: Headers): Messages
     notes.tolerance,
   );
   if (body.tool_choice !== undefined && body.tool_choice !== null) {
-    translateToolChoice(body.tool_choice, chat, [...declared, ...defined], notes);
+    translateToolChoice(body.tool_choice, chat, [...declared, ...defined], notes, body.mcp_servers != null);
   }
-  const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat);
+  const effort = body.output_config == null ? undefined : outputConfig(body.output_config, chat, notes);
   if (body.thinking !== undefined && body.thinking !== null) {
-    thinking(body.thinking, maxTokens, effort, chat);
+    thinking(body.thinking, effort, chat);
     // How Claude shows its thinking (`display: "omitted"`); a translated target's reasoning is shown as it comes.
     if (isObject(body.thinking) && body.thinking.display != null) {
       notes.tolerance.dropped.push("thinking.display");

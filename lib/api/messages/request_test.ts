@@ -179,6 +179,14 @@ Deno.test("messages request: sampling, stops, thinking budgets, output_config an
     type: "json_schema",
     json_schema: { name: "output", schema: { type: "object" }, strict: true },
   });
+  assert.deepEqual(adaptive.tolerance.dropped, []);
+  // output_config's fields the translation does not know are named as dropped, as unknown parameters are.
+  const budgeted = parse({
+    messages: [{ role: "user", content: "hi" }],
+    output_config: { effort: "medium", task_budget: { type: "tokens", total: 400_000 } },
+  });
+  assert.equal(budgeted.chat.reasoning_effort, "medium");
+  assert.deepEqual(budgeted.tolerance.dropped, ["output_config.task_budget"]);
 });
 
 Deno.test("messages request: tool_choice any, tool and none", () => {
@@ -224,7 +232,12 @@ Deno.test("messages request: client mistakes are Anthropic's 400s naming the fie
     { messages, thinking: { type: "enabled", budget_tokens: 500 } },
     /budget_tokens: Input should be greater/,
   );
-  refused({ messages, thinking: { type: "enabled", budget_tokens: 2000 } }, /max_tokens` must be greater/);
+  // A budget above max_tokens is not a mistake with interleaved thinking (the turn's budget across thinking
+  // blocks): Anthropic judges it on a Claude target; on a translated one it picks an effort.
+  assert.equal(
+    parse({ messages, thinking: { type: "enabled", budget_tokens: 2000 } }).chat.reasoning_effort,
+    "low",
+  );
   refused({ messages, tool_choice: { type: "sometimes" } }, /tool_choice\.type/);
   refused({ messages, system: [{ type: "image" }] }, /system\.0\.type/);
   refused({ messages, stop_sequences: [1] }, /stop_sequences\.0/);

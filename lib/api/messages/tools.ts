@@ -3,11 +3,13 @@
  *
  * - A custom tool (`{name, description?, input_schema, cache_control?, strict?}`, `type` absent or
  *   `"custom"`) → a function tool with `input_schema` as its `parameters`.
- * - Anthropic's server and client tools (`web_search_…`, `bash_…`, `text_editor_…`, `computer_…`, …) run at
- *   Anthropic: noted as what only a Claude target serves.
+ * - Anthropic's server and client tools (`web_search_…`, `bash_…`, `text_editor_…`, `computer_…`, an MCP
+ *   connector's `mcp_toolset`, …) run at Anthropic: noted as what only a Claude target serves, their fields
+ *   Anthropic's to judge (an `mcp_toolset` has no `name`).
  * - `tool_choice`: `auto` → `"auto"`, `any` → `"required"`, `tool` → the named function (one of the request's
- *   tools, else a 400), `none` → `"none"`; `disable_parallel_tool_use: true` → `parallel_tool_calls: false`. A
- *   choice that forces a tool the translation did not keep (a server tool) becomes `auto`, noted as dropped.
+ *   tools, else a 400, unless the request has MCP servers, whose tools only Anthropic knows), `none` →
+ *   `"none"`; `disable_parallel_tool_use: true` → `parallel_tool_calls: false`. A choice that forces a tool the
+ *   translation did not keep (a server tool, an MCP server's tool) becomes `auto`, noted as dropped.
  *
  * @module
  */
@@ -24,12 +26,14 @@ const TOOL_FIELDS = new Set(["type", "name", "description", "input_schema", "cac
  */
 export function translateTool(tool: unknown, path: string, notes: ContentNotes): JsonObject | null {
   if (!isObject(tool)) throw wrongType(path, "an object", tool);
-  const name = stringField(tool, "name", `${path}.name`, true)!;
   if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
-    // A server tool (web search, code execution, …) runs at Anthropic: only a Claude target serves it.
+    // A server tool (web search, code execution, an MCP toolset, …) runs at Anthropic: only a Claude target
+    // serves it, and its fields are Anthropic's to judge (an MCP toolset has no `name`; a native target gets
+    // the body as sent).
     notes.tolerance.native.push(`${path}`);
     return null;
   }
+  const name = stringField(tool, "name", `${path}.name`, true)!;
   extraFields(tool, TOOL_FIELDS, path, notes);
   cacheMarker(tool, path, notes.tolerance);
   if (!isObject(tool.input_schema)) {
@@ -57,15 +61,19 @@ export function translateTools(tools: unknown[], chat: ChatRequest, notes: Conte
  * Sets `chat.tool_choice` (and `parallel_tool_calls`) from the Messages `tool_choice`, against the tools the
  * translation kept (`chat.tools`). A `tool` choice must name one of `declared` (the names in the request's
  * `tools`), as Anthropic requires: a translated target would otherwise ignore the choice or refuse it in its own
- * terms. A choice the kept tools cannot honour (a `tool` naming a server tool a translated target goes
- * without; `any` when no tool is left) becomes the default, `auto`, and is noted as dropped; with no tool left
- * no choice is sent at all (OpenAI-compatible targets refuse a `tool_choice` without `tools`).
+ * terms. Not when `mcpServers` (the request has `mcp_servers`): their tools, which the choice may name, are
+ * listed only by the servers, at Anthropic, so a native target gets the choice as sent and Anthropic judges it.
+ * A choice the kept tools cannot honour (a `tool` naming a server tool or an MCP server's tool, which a
+ * translated target goes without; `any` when no tool is left) becomes the default, `auto`, and is noted as
+ * dropped; with no tool left no choice is sent at all (OpenAI-compatible targets refuse a `tool_choice`
+ * without `tools`).
  */
 export function translateToolChoice(
   choice: unknown,
   chat: ChatRequest,
   declared: readonly unknown[],
   notes: ContentNotes,
+  mcpServers = false,
 ): void {
   if (!isObject(choice)) throw wrongType("tool_choice", "an object", choice);
   const extra = extraField(choice, new Set(["type", "name", "disable_parallel_tool_use"]), "tool_choice");
@@ -87,7 +95,7 @@ export function translateToolChoice(
       break;
     case "tool": {
       const name = stringField(choice, "name", "tool_choice.name", true)!;
-      if (!declared.includes(name)) {
+      if (!mcpServers && !declared.includes(name)) {
         throw fieldError(
           "tool_choice.name",
           `The tool '${printable(name)}' is not one of the request's tools.`,

@@ -1,0 +1,55 @@
+/** A Messages request's content blocks in the chat form, as the request parser reads them (content.ts). */
+import assert from "node:assert/strict";
+import { GatewayError } from "../../errors.ts";
+import { parseMessagesRequest } from "./request.ts";
+
+function parse(body: Record<string, unknown>) {
+  return parseMessagesRequest({ model: "claude-alias", max_tokens: 100, ...body }, new Headers());
+}
+
+function refused(body: Record<string, unknown>, fragment: RegExp): void {
+  assert.throws(() => parse(body), (err: unknown) => {
+    assert.ok(err instanceof GatewayError);
+    assert.equal(err.status, 400);
+    assert.match(err.message, fragment);
+    return true;
+  });
+}
+
+Deno.test("messages request: a document's context reaches a translated target's model, before the document", () => {
+  // Anthropic: a document's title and context are passed to the model (not cited from).
+  const doc = (context: unknown, title?: string) => ({
+    type: "document",
+    source: { type: "text", media_type: "text/plain", data: "The grass is green." },
+    context,
+    ...(title === undefined ? {} : { title }),
+  });
+  const file = (filename: string) => ({
+    type: "file",
+    file: { filename, file_data: `data:text/plain;base64,${btoa("The grass is green.")}` },
+  });
+  const parsed = parse({
+    messages: [
+      { role: "user", content: [doc("Answer in French.", "Facts"), { type: "text", text: "Colour?" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "read", input: {} }] },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "t1", content: [doc("From the wiki.")] }],
+      },
+    ],
+  });
+  const [user, , , followUp] = parsed.chat.messages;
+  assert.deepEqual(user.content, [
+    { type: "text", text: "Context of the document that follows (Facts): Answer in French." },
+    file("Facts"),
+    { type: "text", text: "Colour?" },
+  ]);
+  assert.deepEqual((followUp.content as unknown[]).slice(1), [
+    { type: "text", text: "Context of the document that follows: From the wiki." },
+    file("document"),
+  ]);
+  assert.deepEqual(parsed.tolerance.dropped, []);
+  const plain = parse({ messages: [{ role: "user", content: [doc(null, "Facts")] }] });
+  assert.deepEqual(plain.chat.messages[0].content, [file("Facts")]);
+  refused({ messages: [{ role: "user", content: [doc(7)] }] }, /^messages\.0\.content\.0\.context: /);
+});

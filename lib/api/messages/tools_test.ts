@@ -1,0 +1,43 @@
+/** A Messages request's `tools` and `tool_choice`, as the request parser reads them (tools.ts). */
+import assert from "node:assert/strict";
+import { GatewayError } from "../../errors.ts";
+import { parseMessagesRequest } from "./request.ts";
+
+function parse(body: Record<string, unknown>) {
+  return parseMessagesRequest({ model: "claude-alias", max_tokens: 100, ...body }, new Headers());
+}
+
+function refused(body: Record<string, unknown>, fragment: RegExp): void {
+  assert.throws(() => parse(body), (err: unknown) => {
+    assert.ok(err instanceof GatewayError);
+    assert.equal(err.status, 400);
+    assert.match(err.message, fragment);
+    return true;
+  });
+}
+
+Deno.test("messages request: an MCP connector's toolset and a choice of its tool are Anthropic's to judge", () => {
+  // platform.claude.com/docs/en/agents-and-tools/mcp-connector (mcp-client-2025-11-20): a toolset has no `name`.
+  const body = {
+    messages: [{ role: "user", content: "hi" }],
+    mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "example-mcp" }],
+    tools: [
+      { type: "mcp_toolset", mcp_server_name: "example-mcp", default_config: { enabled: true } },
+      { name: "f", input_schema: { type: "object" } },
+    ],
+    // A tool the server lists: only Anthropic knows its name.
+    tool_choice: { type: "tool", name: "search_docs" },
+  };
+  const parsed = parse(body);
+  // Claude targets preferred; a translated one goes without the toolset, and the choice of its tool.
+  assert.deepEqual(parsed.tolerance.native, ["mcp_servers", "tools.0"]);
+  assert.deepEqual(parsed.tolerance.dropped, ["tool_choice"]);
+  assert.equal(parsed.tolerance.refusal, null);
+  assert.deepEqual(parsed.chat.tools, [{
+    type: "function",
+    function: { name: "f", parameters: { type: "object" } },
+  }]);
+  assert.equal(parsed.chat.tool_choice, "auto");
+  // Without MCP servers an undeclared name is still the 400 it is at Anthropic.
+  refused({ ...body, mcp_servers: undefined }, /^tool_choice\.name: .*'search_docs'/);
+});
