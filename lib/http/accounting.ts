@@ -93,9 +93,9 @@ async function guardInput(
 }
 
 /**
- * Admits a request that runs on the chat form (chat completions, Responses, Messages), its tokens estimated as
- * its prompt plus the output limit of the final body (the policy's max_tokens ceiling may have lowered what the
- * client asked for).
+ * Admits a request that runs on the chat form (chat completions, Responses, Messages, Gemini), its tokens
+ * estimated by {@linkcode chatTokenEstimate} on the final body (the policy's max_tokens ceiling may have lowered
+ * or set what the client asked for).
  */
 export function admitChat(
   ctx: ClientContext,
@@ -104,11 +104,23 @@ export function admitChat(
   chat: ChatRequest,
 ): Promise<void> {
   const prompt = roughTokenEstimate(requestTexts(chat));
-  const estimate = (final: JsonObject | undefined) => {
-    const requested = final?.max_completion_tokens ?? final?.max_tokens;
-    return prompt + (typeof requested === "number" ? requested : 0);
-  };
-  return admit(ctx, endpoint, estimate, model, chat);
+  return admit(ctx, endpoint, (final) => chatTokenEstimate(prompt, final), model, chat);
+}
+
+/**
+ * A chat-form request's token estimate, which budgets reserve, TPM charges up front and money budgets price:
+ * its prompt plus the most it may generate. The output limit is per choice, and chat's `n` asks for that many
+ * choices (the other APIs ask for one: Gemini's `candidateCount` above 1 is refused, Responses and Messages
+ * have none), so the output part is the limit times `n`; counting one choice would let concurrent requests
+ * with `n` overshoot a budget n-fold. Without an output limit only the prompt is counted
+ * (docs/spend_control.md: a token's `max_tokens` ceiling sets one on every request).
+ */
+export function chatTokenEstimate(prompt: number, body: JsonObject | undefined): number {
+  const requested = body?.max_completion_tokens ?? body?.max_tokens;
+  const perChoice = typeof requested === "number" && requested > 0 ? requested : 0;
+  const n = body?.n;
+  const choices = typeof n === "number" && Number.isInteger(n) && n > 1 ? n : 1;
+  return prompt + perChoice * choices;
 }
 
 /**

@@ -3,9 +3,10 @@
  * of a team (shared by its member tokens) or of an end user of an application.
  *
  * A request reserves its estimated cost before it is admitted (the prompt estimate plus the requested
- * maximum output, in tokens, or priced at the alias's dearest target rate) and is admitted only if the
- * period's total with the reservation stays within the cap; when it settles (answered, failed, a stream
- * ended or abandoned), the difference between its real usage and the reservation is added. So concurrent
+ * maximum output for each choice, in tokens, or priced at the alias's dearest target rate:
+ * lib/http/accounting.ts `chatTokenEstimate`) and is admitted only if the period's total with the
+ * reservation stays within the cap; when it settles (answered, failed, a stream ended or abandoned), the
+ * difference between its real usage and the reservation is added. So concurrent
  * requests, on one replica or a fleet sharing a Redis store, never overshoot a budget by more than their
  * estimates' error. A reservation is capped at the whole budget, so a request estimated above it can still
  * run on an untouched budget. A request with no estimate (e.g. `/v1/models`) reserves nothing and is

@@ -163,8 +163,9 @@ export interface CounterStore {
 
 /** An end user a request was judged for (denied or not), for {@linkcode CounterStore.seen}. */
 export interface SeenUser {
-  /** `alias:<name>` or `token:<id>`. */
+  /** The block whose `max_users` list the user is in: `alias:<name>` or `token:<id>`. */
   readonly owner: string;
+  /** The user within that list: its counters' key base (an alias's users are told apart by their token too). */
   readonly userKey: string;
   /** The owner's `max_users`. */
   readonly maxUsers: number;

@@ -32,12 +32,19 @@ const MAX_KEPT_ID = 64;
 
 /** One `end_user_limits` block that applies to a request, and the user it is judged for. */
 export interface EndUserScope {
-  /** Whose block: the alias's (shared by every token using it) or the token's. */
+  /** Whose block: the alias's (applied to every token using it) or the token's. */
   readonly kind: "alias" | "token";
   /** The alias's name or the token's name, for messages. */
   readonly ownerName: string;
-  /** The counter owner: `alias:<name>` or `token:<id>` (a token's identity, never its reusable name). */
+  /**
+   * The counter owner: `alias:<name>:token:<id>` or `token:<id>`. An alias's block holds each token's users
+   * apart: a user id is the client's to choose, so two applications (tokens) may both have a user "1", and
+   * keyed by the alias alone one application could spend, or deliberately exhaust, the other's user's
+   * limits. A token is named by its identity, never its reusable name.
+   */
   readonly owner: string;
+  /** The block whose `max_users` list the user is in: `alias:<name>` or `token:<id>` (see {@linkcode seenUsers}). */
+  readonly block: string;
   readonly limits: EndUserLimitsConfig;
   /** The user, as the request names it. */
   readonly user: string;
@@ -79,12 +86,26 @@ export function endUserScopes(
   headers: Headers | undefined,
 ): EndUserScope[] {
   const out: EndUserScope[] = [];
-  const add = (kind: "alias" | "token", ownerName: string, owner: string, limits: EndUserLimitsConfig) => {
+  const add = (
+    kind: "alias" | "token",
+    ownerName: string,
+    block: string,
+    owner: string,
+    limits: EndUserLimitsConfig,
+  ) => {
     const user = endUserOf(limits, body, headers);
-    if (user !== undefined) out.push({ kind, ownerName, owner, limits, user, userKey: userKeyOf(user) });
+    if (user !== undefined) {
+      out.push({ kind, ownerName, owner, block, limits, user, userKey: userKeyOf(user) });
+    }
   };
-  if (model?.endUserLimits) add("alias", model.alias, `alias:${model.alias}`, model.endUserLimits);
-  if (token.endUserLimits) add("token", token.name, `token:${token.id}`, token.endUserLimits);
+  if (model?.endUserLimits) {
+    const block = `alias:${model.alias}`;
+    add("alias", model.alias, block, `${block}:token:${token.id}`, model.endUserLimits);
+  }
+  if (token.endUserLimits) {
+    const block = `token:${token.id}`;
+    add("token", token.name, block, block, token.endUserLimits);
+  }
   return out;
 }
 
@@ -111,13 +132,18 @@ export function endUserLabel(scope: EndUserScope): string {
   return `user ${JSON.stringify(shown)} of ${scope.kind === "token" ? "token" : "model"} ${scope.ownerName}`;
 }
 
-/** What `scopes`' users are seen with: each with its own counters among `checks`. */
+/**
+ * What `scopes`' users are seen with: each with its own counters among `checks`, in its block's list. A user is
+ * named there by its counters' key base, which tells an alias's users of different tokens apart; the list is
+ * the block's, so an alias's `max_users` bounds the users of all its tokens together, and memory stays
+ * bounded by the config (aliases and tokens with a block), not by how many tokens use an alias.
+ */
 export function seenUsers(scopes: readonly EndUserScope[], checks: readonly Check[]): SeenUser[] {
   return scopes.map((u) => {
     const base = `${endUserKeyBase(u)}:`;
     return {
-      owner: u.owner,
-      userKey: u.userKey,
+      owner: u.block,
+      userKey: endUserKeyBase(u),
       maxUsers: u.limits.max_users,
       checks: checks.filter((c) => c.key.startsWith(base)),
     };
@@ -125,8 +151,9 @@ export function seenUsers(scopes: readonly EndUserScope[], checks: readonly Chec
 }
 
 /**
- * The users seen per scope owner, least recently seen first (a Map keeps insertion order; a user seen again is
- * moved to the end). Bounded per owner by its `max_users`; owners are bounded by the config (aliases, tokens).
+ * The users seen per block (`alias:<name>`, `token:<id>`), least recently seen first (a Map keeps insertion
+ * order; a user seen again is moved to the end). Bounded per block by its `max_users`; blocks are bounded by the
+ * config (aliases, tokens).
  * Kept by the holder of the counters (see the module's doc), which forgets on its store what {@linkcode seen}
  * pushes out.
  */

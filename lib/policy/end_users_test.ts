@@ -4,13 +4,18 @@
  * recently seen, and keep the limits of the most recent users exact.
  */
 import assert from "node:assert/strict";
+import { Redis } from "ioredis";
 import type { EndUserLimitsConfig } from "../config/schema.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import type { ResolvedToken } from "../config/types.ts";
+import { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import { createRedisCounterStore } from "./redis_counter_store.ts";
 import { createPolicyEngine } from "./engine.ts";
 import { clock, denial, model, token } from "./engine_test_helpers.ts";
 import { endUserOf, userKeyOf } from "./end_users.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
 
 function limits(over: Partial<EndUserLimitsConfig> = {}): EndUserLimitsConfig {
   return { rpm: 1, max_users: 10_000, ...over };
@@ -139,4 +144,76 @@ Deno.test("end users: a replica forgetting a user under max_users leaves the sha
   // "v" has used its 3 a minute across the replicas, whichever list forgot it.
   assert.equal((await denial(b.admit(req("v")))).rule, "end_user.rpm");
   assert.equal((await denial(a.admit(req("v")))).rule, "end_user.rpm");
+});
+
+/** Requests of one user id ("1") on one alias whose block limits each user, from two tokens (applications). */
+function twoTenants(endUserLimits: EndUserLimitsConfig, store: CounterStore, now: () => number) {
+  const engine = createPolicyEngine(store, { now });
+  const alias = model({ endUserLimits });
+  // Same name, two identities: a token revoked and issued again is another application, not the same one.
+  const a = token({ id: "tok_tenant_a", name: "app" });
+  const b = token({ id: "tok_tenant_b", name: "app" });
+  const req = (identity: ResolvedToken, user = "1"): PolicyRequest => ({
+    identity,
+    endpoint: "chat",
+    model: alias,
+    body: { model: "chat-default", messages: [{ role: "user", content: "hi" }], user },
+    estimatedTokens: 10,
+  });
+  return { engine, a, b, req };
+}
+
+/** One tenant exhausts its user "1" (rpm and budget); the other tenant's user "1" is untouched. */
+async function assertTenantsApart(store: CounterStore, now: () => number) {
+  const { engine, a, b, req } = twoTenants(
+    limits({ rpm: 2, budget: { tokens: 100, period: "day" } }),
+    store,
+    now,
+  );
+  await (await engine.admit(req(a))).settle({ tokens: 100, cost: 0 });
+  assert.equal((await denial(engine.admit(req(a)))).rule, "end_user.budget");
+  await (await engine.admit(req(b))).settle({ tokens: 10, cost: 0 });
+  await (await engine.admit(req(b))).settle({ tokens: 10, cost: 0 });
+  assert.equal((await denial(engine.admit(req(b)))).rule, "end_user.rpm", "b's own user keeps its own limit");
+  return { engine, a, b, req };
+}
+
+Deno.test("end users: an alias's block keeps each token's users apart, by the token's identity", async () => {
+  const c = clock();
+  await assertTenantsApart(createMemoryCounterStore(c.now), c.now);
+});
+
+Deno.test("end users: on Redis too, an alias's users are keyed by the token's id and the user", async () => {
+  const c = clock();
+  const keyPrefix = `test:${crypto.randomUUID()}:`;
+  const store = createRedisCounterStore({ url: REDIS_URL, keyPrefix, timeoutMs: 1_000, clock: c.now });
+  const redis = new Redis(REDIS_URL, { lazyConnect: true });
+  try {
+    assert.equal(await store.whenReady(5_000), true, "Redis at 127.0.0.1:6379 must be running (.ci/run)");
+    await assertTenantsApart(store, c.now);
+    const keys = (await redis.keys(`${keyPrefix}*`)).map((k) => k.slice(keyPrefix.length)).sort();
+    for (const id of ["tok_tenant_a", "tok_tenant_b"]) {
+      assert.ok(keys.includes(`{limits}:end_user:alias:chat-default:token:${id}:1:rpm`), keys.join("\n"));
+    }
+    assert.ok(keys.every((k) => !k.includes("alias:chat-default:1:")), keys.join("\n"));
+    if (keys.length > 0) await redis.del(...keys.map((k) => keyPrefix + k));
+  } finally {
+    await store.close();
+    redis.disconnect();
+  }
+});
+
+Deno.test("end users: an alias's max_users bounds the users of all its tokens together", async () => {
+  const c = clock();
+  const store = createMemoryCounterStore(c.now);
+  const { engine, a, b, req } = twoTenants(limits({ rpm: 1, max_users: 2 }), store, c.now);
+  await engine.admit(req(a, "1"));
+  await engine.admit(req(b, "1"));
+  assert.equal(engine.endUsers!.size("alias:chat-default"), 2);
+  await engine.admit(req(b, "2"));
+  assert.equal(engine.endUsers!.size("alias:chat-default"), 2, "the block's list stays within max_users");
+  assert.equal(engine.endUsers!.size(), 2);
+  // The least recently seen (a's "1") was forgotten with its counters; b's "1" is still held to its limit.
+  await engine.admit(req(a, "1"));
+  assert.equal((await denial(engine.admit(req(b, "2")))).rule, "end_user.rpm");
 });

@@ -1,8 +1,10 @@
 /**
  * A token's ceiling on completion length: `max_tokens` / `max_completion_tokens` above it are lowered to it,
- * and a chat request that gives neither gets `max_completion_tokens` set to it, so no request can ask for more:
+ * and a chat request that gives neither gets `max_completion_tokens` set to it, so no choice can ask for more:
  * OpenAI's current field, which every translated provider reads too, where OpenAI's reasoning models refuse the
  * deprecated `max_tokens` (a capped token's every request would be a 400 naming a field its client never sent).
+ * Like the fields, the ceiling is per choice: a chat request of `n` choices may use, and reserves against its
+ * budgets, `n` times it.
  *
  * @module
  */

@@ -127,7 +127,8 @@ export function rateChecks(
   for (const user of endUsers) {
     const { rpm, tpm } = user.limits;
     if (rpm === undefined && tpm === undefined) continue;
-    // rateKey adds the scope: `end_user:<alias:name | token:id>:<user>:rpm`, beside endUserKeyBase's budget.
+    // rateKey adds the scope: `end_user:<alias:name:token:id | token:id>:<user>:rpm`, beside endUserKeyBase's
+    // budget.
     const owner = `${user.owner}:${user.userKey}`;
     scopes.push(scoped("end_user", endUserLabel(user), owner, { rpm, tpm }, estimatedTokens));
   }
