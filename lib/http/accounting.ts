@@ -9,6 +9,7 @@ import { isPriced, moneyBudgetRules } from "../config/money_budgets.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import { PolicyDenied } from "../policy/denied.ts";
+import type { NativeText } from "../policy/content_rules.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
@@ -26,6 +27,7 @@ export async function admit(
   estimatedTokens: number | ((body: JsonObject | undefined) => number),
   model?: ResolvedModel,
   body?: JsonObject,
+  nativeTexts?: readonly NativeText[],
 ): Promise<void> {
   if (model !== undefined) refuseUncountedMoney(ctx, model);
   const admission = await ctx.services.policy.admit({
@@ -33,6 +35,7 @@ export async function admit(
     endpoint,
     model,
     body,
+    nativeTexts,
     estimatedTokens,
     headers: ctx.headers,
   });
@@ -95,20 +98,22 @@ async function guardInput(
 /**
  * Admits a request that runs on the chat form (chat completions, Responses, Messages), its tokens estimated as
  * its prompt plus the output limit of the final body (the policy's max_tokens ceiling may have lowered what the
- * client asked for).
+ * client asked for). `nativeTexts`: the client's body's texts as the alias's native targets would read them
+ * (`PolicyRequest.nativeTexts`).
  */
 export function admitChat(
   ctx: ClientContext,
   endpoint: Endpoint,
   model: ResolvedModel,
   chat: ChatRequest,
+  nativeTexts?: readonly NativeText[],
 ): Promise<void> {
   const prompt = roughTokenEstimate(requestTexts(chat));
   const estimate = (final: JsonObject | undefined) => {
     const requested = final?.max_completion_tokens ?? final?.max_tokens;
     return prompt + (typeof requested === "number" ? requested : 0);
   };
-  return admit(ctx, endpoint, estimate, model, chat);
+  return admit(ctx, endpoint, estimate, model, chat, nativeTexts);
 }
 
 /**
