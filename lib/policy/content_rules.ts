@@ -71,6 +71,18 @@ export function redactedBody(
 export type NativeText = Pick<TextSlot, "param" | "text">;
 
 /**
+ * The texts `slotsOf` finds in a client's `body`, for `PolicyRequest.nativeTexts`, when `native`: an alias with
+ * no target speaking the client's API natively sends only the chat form, whose texts the policy reads anyway.
+ */
+export function nativeTextsOf(
+  body: JsonObject,
+  slotsOf: (body: JsonObject) => readonly TextSlot[],
+  native: boolean,
+): NativeText[] | undefined {
+  return native ? slotsOf(body).map(({ param, text }) => ({ param, text })) : undefined;
+}
+
+/**
  * Applies an alias's content rules to a request body, in place.
  *
  * Deny rules are judged first, in config order, on the text as the client sent it (so no redaction can hide
