@@ -9,6 +9,7 @@ import { isPriced, moneyBudgetRules } from "../config/money_budgets.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import { PolicyDenied } from "../policy/denied.ts";
+import type { NativeText } from "../policy/content_rules.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
@@ -26,6 +27,7 @@ export async function admit(
   estimatedTokens: number | ((body: JsonObject | undefined) => number),
   model?: ResolvedModel,
   body?: JsonObject,
+  nativeTexts?: readonly NativeText[],
 ): Promise<void> {
   if (model !== undefined) refuseUncountedMoney(ctx, model);
   const admission = await ctx.services.policy.admit({
@@ -33,6 +35,7 @@ export async function admit(
     endpoint,
     model,
     body,
+    nativeTexts,
     estimatedTokens,
     headers: ctx.headers,
   });
@@ -95,16 +98,18 @@ async function guardInput(
 /**
  * Admits a request that runs on the chat form (chat completions, Responses, Messages, Gemini), its tokens
  * estimated by {@linkcode chatTokenEstimate} on the final body (the policy's max_tokens ceiling may have lowered
- * or set what the client asked for).
+ * or set what the client asked for). `nativeTexts`: the client's body's texts as the alias's native targets
+ * would read them (`PolicyRequest.nativeTexts`).
  */
 export function admitChat(
   ctx: ClientContext,
   endpoint: Endpoint,
   model: ResolvedModel,
   chat: ChatRequest,
+  nativeTexts?: readonly NativeText[],
 ): Promise<void> {
   const prompt = roughTokenEstimate(requestTexts(chat));
-  return admit(ctx, endpoint, (final) => chatTokenEstimate(prompt, final), model, chat);
+  return admit(ctx, endpoint, (final) => chatTokenEstimate(prompt, final), model, chat, nativeTexts);
 }
 
 /**

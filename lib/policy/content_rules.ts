@@ -1,18 +1,20 @@
 /**
  * Content rules of an alias: deny a request whose text matches a pattern, or redact the matches before the
  * request goes upstream. Rules see every text the client sends to the model: string message contents and
- * the text parts of array contents (any role), what earlier assistant turns said besides their content
- * (`reasoning_content`, refusals), or the strings of an embeddings `input`.
+ * the text parts of array contents (any role), plain-text documents, what earlier assistant turns said besides
+ * their content (`reasoning_content`, refusals), or the strings of an embeddings `input`; for a body passed
+ * through to a native target, the same texts where that API keeps them (each API's `native_texts.ts`), and
+ * those only a native target reads.
  *
  * Not covered, by design: token-id embeddings input (there is no text to match), tool-call arguments and
- * non-text parts (images, audio, files).
+ * non-text parts (images, audio, files other than plain text).
  *
  * @module
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { textSlots } from "./text_slots.ts";
+import { type TextSlot, textSlots } from "./text_slots.ts";
 import { PolicyDenied } from "./denied.ts";
 
 /** What the content rules did to a request that they did not deny. */
@@ -42,6 +44,45 @@ export function redactText(text: string, rules: readonly ResolvedContentRule[]):
 }
 
 /**
+ * `body` (a request passed through to a native target) with every redact rule applied to the texts
+ * `slotsOf` finds in it, as {@linkcode applyContentRules} applied them to its chat form. The body is not
+ * changed: its items are the client's, stored with the response and sent again to the next target on a
+ * fallback, and a second redaction is not always the first's (a replacement may match again). When a text
+ * changes, a copy is changed and returned; otherwise `body` itself.
+ */
+export function redactedBody(
+  body: JsonObject,
+  slotsOf: (body: JsonObject) => readonly TextSlot[],
+  rules: readonly ResolvedContentRule[],
+): JsonObject {
+  if (!rules.some((r) => r.action === "redact")) return body;
+  const slots = slotsOf(body);
+  const redacted = slots.map((slot) => redactText(slot.text, rules));
+  if (slots.every((slot, i) => slot.text === redacted[i])) return body;
+  const copy = structuredClone(body);
+  // The same description over the copy finds the same texts in the same order.
+  slotsOf(copy).forEach((slot, i) => {
+    if (redacted[i] !== slot.text) slot.write(redacted[i]);
+  });
+  return copy;
+}
+
+/** A text a native target reads, as the content rules judge it: read only (the native body is redacted apart). */
+export type NativeText = Pick<TextSlot, "param" | "text">;
+
+/**
+ * The texts `slotsOf` finds in a client's `body`, for `PolicyRequest.nativeTexts`, when `native`: an alias with
+ * no target speaking the client's API natively sends only the chat form, whose texts the policy reads anyway.
+ */
+export function nativeTextsOf(
+  body: JsonObject,
+  slotsOf: (body: JsonObject) => readonly TextSlot[],
+  native: boolean,
+): NativeText[] | undefined {
+  return native ? slotsOf(body).map(({ param, text }) => ({ param, text })) : undefined;
+}
+
+/**
  * Applies an alias's content rules to a request body, in place.
  *
  * Deny rules are judged first, in config order, on the text as the client sent it (so no redaction can hide
@@ -49,19 +90,26 @@ export function redactText(text: string, rules: readonly ResolvedContentRule[]):
  * `invalid_request_error`, code `content_policy_violation`, `param` naming the first text it matched in —
  * with the rule's message or a generic one. The matched text is never echoed. Then every redact rule, in
  * order, replaces all its matches with its `replacement`, taken literally (`$1` is not expanded).
+ *
+ * `native` are the texts of the client's body as a native target would read it (a Responses reasoning item no
+ * assistant turn follows, a plain-text file only a native target reads, have no chat form): deny rules judge
+ * them after the chat form's, and a redact rule that matches one modifies the request (the native body is
+ * redacted when it is built, {@linkcode redactedBody}).
  */
 export function applyContentRules(
   endpoint: Endpoint,
   body: JsonObject | undefined,
   rules: readonly ResolvedContentRule[],
+  native: readonly NativeText[] = [],
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
   // A Responses, Messages or Gemini request reaches the policy in the chat form.
   const slots = textSlots(endpoint, body);
-  if (slots.length === 0) return { outcome: "allow" };
+  if (slots.length === 0 && native.length === 0) return { outcome: "allow" };
   for (const rule of rules) {
     if (rule.action !== "deny") continue;
-    const hit = slots.find((slot) => slot.text.search(rule.regex) !== -1);
+    const hit = slots.find((slot) => slot.text.search(rule.regex) !== -1) ??
+      native.find((text) => text.text.search(rule.regex) !== -1);
     if (!hit) continue;
     const message = rule.message ?? `This request was rejected by the content policy (rule ${rule.name}).`;
     throw new PolicyDenied(400, message, contentRuleName(rule), {
@@ -74,7 +122,7 @@ export function applyContentRules(
   for (const rule of rules) {
     if (rule.action !== "redact") continue;
     const regex = globalRegex(rule.regex);
-    let any = false;
+    let any = native.some((text) => text.text.search(regex) !== -1);
     for (const slot of slots) {
       if (slot.text.search(regex) === -1) continue;
       any = true;

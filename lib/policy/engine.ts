@@ -237,7 +237,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
 
       const modifiedBy: string[] = [];
       if (model && body) {
-        const decision = applyContentRules(endpoint, body, model.contentRules);
+        const decision = applyContentRules(endpoint, body, model.contentRules, req.nativeTexts);
         if (decision.outcome === "modify") modifiedBy.push(...decision.rules);
       }
       if (

@@ -86,19 +86,40 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
 /** A `data:` URL of plain text (Anthropic's text documents become one), its base64 payload after the comma. */
 const TEXT_DATA_URL = /^data:text\/plain(?:;charset=utf-8)?;base64,/i;
 
+/** A media type of plain text, as {@linkcode TEXT_DATA_URL} takes it (a Gemini `inlineData` part's `mimeType`). */
+export const TEXT_MEDIA_TYPE = /^text\/plain(?:;charset=utf-8)?$/i;
+
+/** `holder[key]` as a slot when it is a string. */
+export function stringSlot(holder: JsonObject, key: string, param: string): TextSlot | undefined {
+  const text = holder[key];
+  if (typeof text !== "string") return undefined;
+  return { param, text, write: (t) => holder[key] = t };
+}
+
 /**
- * A `file` part holding a plain-text document (`data:text/plain;base64,…`), as a slot of its decoded text: the
- * model reads it as it reads a message, so rules and guardrails read it too. Written back encoded the same way.
+ * `holder[key]` as a slot of the text it encodes when it is a plain-text `data:` URL (`data:text/plain;base64,…`),
+ * or, with `bare`, plain base64 of UTF-8 text: the model reads a plain-text document as it reads a message, so
+ * rules and guardrails read it too. Written back encoded the same way.
  */
-function textDocumentSlot(part: JsonObject, param: string): TextSlot | undefined {
-  const file = part.type === "file" && isObject(part.file) ? part.file : undefined;
-  const data = file?.file_data;
-  if (file === undefined || typeof data !== "string") return undefined;
-  const prefix = TEXT_DATA_URL.exec(data)?.[0];
+export function encodedTextSlot(
+  holder: JsonObject,
+  key: string,
+  param: string,
+  bare = false,
+): TextSlot | undefined {
+  const data = holder[key];
+  if (typeof data !== "string") return undefined;
+  const prefix = bare ? "" : TEXT_DATA_URL.exec(data)?.[0];
   if (prefix === undefined) return undefined;
   const text = decodeUtf8Base64(data.slice(prefix.length));
   if (text === null) return undefined;
-  return { param, text, write: (t) => file.file_data = `${prefix}${encodeUtf8Base64(t)}` };
+  return { param, text, write: (t) => holder[key] = `${prefix}${encodeUtf8Base64(t)}` };
+}
+
+/** A `file` part holding a plain-text document (`data:text/plain;base64,…`), as a slot of its decoded text. */
+function textDocumentSlot(part: JsonObject, param: string): TextSlot | undefined {
+  const file = part.type === "file" && isObject(part.file) ? part.file : undefined;
+  return file === undefined ? undefined : encodedTextSlot(file, "file_data", param);
 }
 
 function inputSlots(body: JsonObject): TextSlot[] {

@@ -8,6 +8,7 @@ import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import type { PolicyOutcome } from "../usage/record.ts";
 import type { StreamAllowance } from "./stream_allowance.ts";
+import type { NativeText } from "./content_rules.ts";
 
 /** What a request asks for, as the policy sees it. */
 export interface PolicyRequest {
@@ -20,6 +21,11 @@ export interface PolicyRequest {
    * server passes a body it owns).
    */
   body?: JsonObject;
+  /**
+   * The texts of the client's body as a native target of the alias would read them, when it has one: content
+   * rules judge them beside the chat form's (some have no chat form), never writing them.
+   */
+  nativeTexts?: readonly NativeText[];
   /**
    * Tokens this request is expected to use (prompt estimate + requested maximum), charged up front for TPM.
    * As a function it is called with the body after content rules and the max_tokens ceiling have changed

@@ -18,6 +18,8 @@ import { type ChatRequest, isObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { speaksNatively, takesTopK } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
+import { nativeTextsOf } from "../../policy/content_rules.ts";
+import { geminiTexts } from "./native_texts.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
@@ -125,7 +127,14 @@ async function generate(
     servingTargets(resolved, parsed.tolerance, isGemini, strictRefusal),
     form,
   );
-  await admitChat(ctx, ROUTE.endpoint, model, chat);
+  // What only a Gemini target reads (a model turn's thoughts, its plain-text files) is judged too.
+  await admitChat(
+    ctx,
+    ROUTE.endpoint,
+    model,
+    chat,
+    nativeTextsOf(parsed.body, geminiTexts, model.targets.some(isGemini)),
+  );
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
   const clientTerms = (err: unknown) => inClientTerms(err, terms);
   const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms, withheld }, {
@@ -240,7 +249,14 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
   // A translated count drops what its vendor's count cannot take (its body is built in `drop` mode: the input's
   // count does not change); a strict alias refuses every drop, so it is held to the targets generate would use.
   const model = serving.strict ? paramServingTargets(serving, form) : serving;
-  await admit(ctx, ROUTE.endpoint, 0, model, chat);
+  await admit(
+    ctx,
+    ROUTE.endpoint,
+    0,
+    model,
+    chat,
+    nativeTextsOf(parsed.body, geminiTexts, model.targets.some(isGemini)),
+  );
   const answer = await answerTokenCount(
     ctx,
     model,

@@ -2,9 +2,9 @@
  * A Gemini API request passed through to a `gemini` provider, and its answer passed back: pure rewriting only.
  * Upstream-bound, the client's body, normalised as the gateway read it (normalize.ts), keeps every field and
  * part it sent (thought signatures, `cachedContent`, built-in tools, safety settings) with the output limit the
- * policy set and the content rules' redactions in its texts and function responses; the target's model goes in
- * the URL. Client-bound, each
- * `GenerateContentResponse` shows the alias as `modelVersion`; everything else is the upstream's.
+ * policy set and the content rules' redactions in its texts, plain-text files and function responses; the
+ * target's model goes in the URL. Client-bound, each `GenerateContentResponse` shows the alias as
+ * `modelVersion`; everything else is the upstream's.
  *
  * @module
  */
@@ -12,51 +12,14 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
-import { redactText } from "../../policy/content_rules.ts";
-
-/**
- * A `functionResponse.response` redacted as the policy redacted it in the chat form, where it is the tool
- * message's content `JSON.stringify(response)`: the rules run over that JSON text, so keys, numbers and matches
- * across values are caught there as here. The redacted text parsed back is sent; when a replacement broke the
- * JSON (a quote in it, a match across a value's end), the text the translated model reads goes as the
- * function's `output`, the key Google's docs name for it, so nothing a rule matched reaches the upstream.
- */
-function redactResponse(response: unknown, rules: readonly ResolvedContentRule[]): unknown {
-  const sent = JSON.stringify(response ?? {});
-  const redacted = redactText(sent, rules);
-  if (redacted === sent) return response;
-  try {
-    const parsed: unknown = JSON.parse(redacted);
-    if (isObject(parsed)) return parsed;
-  } catch {
-    // Not JSON any more: sent as text below.
-  }
-  return { output: redacted };
-}
-
-/**
- * The texts and function responses of a content's parts redacted; other parts as they are. Every text a Gemini
- * target may read is redacted, a thought's too: a user turn's is text the policy judged, a model turn's (left
- * out of the chat form) is the client's to send back, and a match in it must not reach the upstream either.
- */
-function redactParts(content: unknown, rules: readonly ResolvedContentRule[]): unknown {
-  if (!isObject(content) || !Array.isArray(content.parts)) return content;
-  const parts = content.parts.map((part) => {
-    if (!isObject(part)) return part;
-    if (typeof part.text === "string") return { ...part, text: redactText(part.text, rules) };
-    if (isObject(part.functionResponse)) {
-      const call = part.functionResponse;
-      const response = redactResponse(call.response, rules);
-      return response === call.response ? part : { ...part, functionResponse: { ...call, response } };
-    }
-    return part;
-  });
-  return { ...content, parts };
-}
+import { redactedBody } from "../../policy/content_rules.ts";
+import { geminiTexts } from "./native_texts.ts";
 
 /**
  * The body a Gemini target gets: the client's, with the policy's output limit (the token's ceiling may have
- * lowered or set `maxOutputTokens`) and the alias's redactions (deny rules were judged on the chat form).
+ * lowered or set `maxOutputTokens`) and the alias's redactions in every text it reads (native_texts.ts: thoughts,
+ * plain-text `inlineData` and function responses too; deny rules were judged on the chat form, and on the texts
+ * only a Gemini target reads).
  */
 export function nativeGeminiBody(
   client: JsonObject,
@@ -70,12 +33,7 @@ export function nativeGeminiBody(
   if (typeof limit === "number" && limit !== config.maxOutputTokens) {
     body.generationConfig = { ...config, maxOutputTokens: limit };
   }
-  if (!rules.some((r) => r.action === "redact")) return body;
-  if (Array.isArray(body.contents)) body.contents = body.contents.map((c) => redactParts(c, rules));
-  if (body.systemInstruction !== undefined) {
-    body.systemInstruction = redactParts(body.systemInstruction, rules);
-  }
-  return body;
+  return redactedBody(body, geminiTexts, rules);
 }
 
 /** An upstream answer (or chunk) as the client's: the alias as `modelVersion`. */

@@ -3,7 +3,9 @@
  * translated path (a chat client of a Gemini target), whichever API the client spoke.
  */
 import assert from "node:assert/strict";
-import { nativeUsage } from "./native.ts";
+import { nativeGeminiBody, nativeUsage } from "./native.ts";
+import type { ResolvedContentRule } from "../../config/types.ts";
+import type { JsonObject } from "../../openai/types.ts";
 import { costOfUsage, tokenClassesOf } from "../../pricing/cost.ts";
 import { usageFrom } from "../../providers/gemini/response.ts";
 
@@ -45,4 +47,54 @@ Deno.test("gemini native usage: a count that is not a count makes the usage untr
     }
   }
   assert.deepEqual(nativeUsage({ promptTokenCount: 10 }), { prompt: 10, completion: 0 });
+});
+
+const SSN = {
+  name: "ssn",
+  action: "redact",
+  regex: /\d{3}-\d{2}-\d{4}/,
+  replacement: "[SSN]",
+  message: null,
+} as unknown as ResolvedContentRule;
+
+Deno.test("gemini native redaction: texts, thoughts, plain-text inlineData, function responses, on a copy", () => {
+  const client: JsonObject = {
+    systemInstruction: {
+      parts: [{ text: "111-22-3333" }, { inlineData: { mimeType: "text/plain", data: btoa("111-22-3333") } }],
+    },
+    contents: [
+      {
+        role: "model",
+        parts: [{ text: "111-22-3333", thought: true }, {
+          functionCall: { name: "f", args: { s: "111-22-3333" } },
+        }],
+      },
+      {
+        role: "user",
+        parts: [
+          { functionResponse: { name: "f", response: { ssn: "111-22-3333" } } },
+          { inlineData: { mimeType: "image/png", data: btoa("111-22-3333") } },
+        ],
+      },
+    ],
+  };
+  const before = structuredClone(client);
+  const out = nativeGeminiBody(client, { model: "m", messages: [] }, [SSN]);
+  assert.deepEqual(client, before, "the client's body is not changed");
+  const system = (out.systemInstruction as JsonObject).parts as JsonObject[];
+  assert.equal(system[0].text, "[SSN]");
+  assert.equal(atob((system[1].inlineData as JsonObject).data as string), "[SSN]");
+  const [model, user] = (out.contents as JsonObject[]).map((c) => c.parts as JsonObject[]);
+  assert.equal(model[0].text, "[SSN]");
+  assert.deepEqual(
+    model[1].functionCall,
+    { name: "f", args: { s: "111-22-3333" } },
+    "call arguments are not judged",
+  );
+  assert.deepEqual(user[0].functionResponse, { name: "f", response: { ssn: "[SSN]" } });
+  assert.equal(
+    atob((user[1].inlineData as JsonObject).data as string),
+    "111-22-3333",
+    "an image is not text",
+  );
 });

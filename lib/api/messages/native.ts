@@ -2,9 +2,9 @@
  * An Anthropic Messages request passed through to an upstream that speaks the Messages API (Anthropic, Claude on
  * Bedrock), and its answer passed back: pure rewriting only. Upstream-bound, the client's body keeps every field
  * and block it sent (thinking blocks and their signatures, `cache_control`, documents, beta fields) with the
- * target's model, the output limit the policy set, and the content rules' redactions in its texts. Client-bound,
- * the Message (whole, or in `message_start`) shows the alias as `model`; its `msg_` id and everything else are the
- * upstream's.
+ * target's model, the output limit the policy set, and the content rules' redactions in its texts (documents'
+ * too). Client-bound, the Message (whole, or in `message_start`) shows the alias as `model`; its `msg_` id and
+ * everything else are the upstream's.
  *
  * Nothing here steers the upstream URL or headers: the body is the only thing the client's request shapes.
  *
@@ -14,7 +14,8 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
-import { redactText } from "../../policy/content_rules.ts";
+import { redactedBody } from "../../policy/content_rules.ts";
+import { messagesTexts } from "./native_texts.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeMessagesChanges {
@@ -44,38 +45,14 @@ export function nativeMessagesBody(client: JsonObject, changes: NativeMessagesCh
   return body;
 }
 
-/** A `text` block (or a list of blocks, or a string) with its texts redacted; other blocks as they are. */
-function redactContent(content: unknown, apply: (text: string) => string): unknown {
-  if (typeof content === "string") return apply(content);
-  if (!Array.isArray(content)) return content;
-  return content.map((block) => {
-    if (!isObject(block)) return block;
-    if (block.type === "text" && typeof block.text === "string") return { ...block, text: apply(block.text) };
-    if (block.type === "tool_result" && block.content !== undefined) {
-      return { ...block, content: redactContent(block.content, apply) };
-    }
-    return block;
-  });
-}
-
 /**
- * Applies an alias's redact rules to the texts of a native Messages body, as the policy applied them to the
- * request's chat form (deny rules were already judged there): the `system` prompt, string contents, `text` blocks
- * and tool results' texts. Thinking blocks are left alone (their signature covers their text; the upstream
- * refuses a changed one), as are images and documents. Returns the body, changed in place.
+ * A native Messages body with an alias's redact rules applied to its texts (native_texts.ts: the system prompt,
+ * text blocks, tool results, text documents), as the policy applied them to the request's chat form (deny rules
+ * were judged there, and on the texts only a native target reads): the body itself when nothing matched, else a
+ * redacted copy. Thinking blocks are left alone: their signature covers their text.
  */
 export function redactMessages(body: JsonObject, rules: readonly ResolvedContentRule[]): JsonObject {
-  if (!rules.some((r) => r.action === "redact")) return body;
-  const apply = (text: string) => redactText(text, rules);
-  if (body.system !== undefined) body.system = redactContent(body.system, apply);
-  if (Array.isArray(body.messages)) {
-    body.messages = body.messages.map((message) =>
-      isObject(message) && message.content !== undefined
-        ? { ...message, content: redactContent(message.content, apply) }
-        : message
-    );
-  }
-  return body;
+  return redactedBody(body, messagesTexts, rules);
 }
 
 /** An upstream Message as the client's: the alias as `model`, everything else (id included) the upstream's. */

@@ -91,6 +91,32 @@ Deno.test("messages native redaction: system, string and text blocks, tool resul
   );
 });
 
+Deno.test("messages native redaction: documents' texts, in turns and tool results, on a copy", () => {
+  const doc = (source: JsonObject) => ({ type: "document", source });
+  const body: JsonObject = {
+    messages: [{
+      role: "user",
+      content: [
+        doc({ type: "text", media_type: "text/plain", data: "a@b.co" }),
+        doc({ type: "base64", media_type: "text/plain", data: btoa("a@b.co") }),
+        doc({ type: "base64", media_type: "application/pdf", data: btoa("a@b.co") }),
+        doc({ type: "content", content: [{ type: "text", text: "a@b.co" }] }),
+        { type: "tool_result", tool_use_id: "t", content: [doc({ type: "text", data: "a@b.co" })] },
+      ],
+    }],
+  };
+  const before = structuredClone(body);
+  const out = redactMessages(body, [rule(/[a-z]@[a-z.]+/, "[EMAIL]")]);
+  assert.deepEqual(body, before, "the client's body is not changed");
+  const blocks = (out.messages as JsonObject[])[0].content as JsonObject[];
+  const source = (i: number) => blocks[i].source as JsonObject;
+  assert.equal(source(0).data, "[EMAIL]");
+  assert.equal(atob(source(1).data as string), "[EMAIL]");
+  assert.equal(atob(source(2).data as string), "a@b.co", "a PDF is not text");
+  assert.deepEqual(source(3).content, [{ type: "text", text: "[EMAIL]" }]);
+  assert.deepEqual(blocks[4].content, [doc({ type: "text", data: "[EMAIL]" })]);
+});
+
 const MESSAGE: JsonObject = {
   id: "msg_up_1",
   type: "message",

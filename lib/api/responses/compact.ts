@@ -28,7 +28,7 @@ import { responsesClientTerms } from "./client_terms.ts";
 import { strictRefusal } from "./native_only.ts";
 import { compactionItem } from "./compaction_item.ts";
 import { withHistory } from "./create.ts";
-import { isNativeTarget, targetsFor } from "./create_native.ts";
+import { isNativeTarget, nativeTexts, targetsFor } from "./create_native.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { listedItem } from "./listed_items.ts";
 import { nativeRequestBody, nativeUsage, redactNative, resentChanges } from "./native.ts";
@@ -90,7 +90,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const earlier = await withHistory(parsed, ctx);
   const history = earlier?.items ?? [];
   const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
-  await admitChat(ctx, ROUTE.endpoint, model, chat).catch((err) => {
+  await admitChat(ctx, ROUTE.endpoint, model, chat, nativeTexts(model, parsed, earlier)).catch((err) => {
     throw terms(err);
   });
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {

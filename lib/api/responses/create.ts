@@ -36,7 +36,7 @@ import { resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { answerNative, isNativeTarget, nativeRoute, targetsFor } from "./create_native.ts";
+import { answerNative, isNativeTarget, nativeRoute, nativeTexts, targetsFor } from "./create_native.ts";
 import { strictRefusal } from "./native_only.ts";
 import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
@@ -125,9 +125,12 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const targets = paramServingTargets(targetsFor(model, parsed), form);
   const earlier = await withHistory(parsed, ctx);
   const stream = parsed.stream;
-  await admitChat(ctx, ROUTES.responses.endpoint, model, chat).catch((err) => {
-    throw inClientTerms(err, responsesClientTerms(parsed));
-  });
+  // What only a native target reads (a reasoning item no assistant turn follows, a plain-text file) is judged too.
+  await admitChat(ctx, ROUTES.responses.endpoint, model, chat, nativeTexts(targets, parsed, earlier)).catch(
+    (err) => {
+      throw inClientTerms(err, responsesClientTerms(parsed));
+    },
+  );
   // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.
   const limit = chat.max_completion_tokens ?? chat.max_tokens;
   const frame: ResponseFrame = {

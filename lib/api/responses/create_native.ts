@@ -35,6 +35,8 @@ import { strictRefusal } from "./native_only.ts";
 import { servingTargets } from "../../http/tolerance.ts";
 import { RESPONSES_START } from "./native_start.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
+import type { NativeText } from "../../policy/content_rules.ts";
+import { nativeRequestTexts } from "./native_texts.ts";
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
 export function isNativeTarget(target: ResolvedTarget): boolean {
@@ -48,6 +50,19 @@ export function isNativeTarget(target: ResolvedTarget): boolean {
  */
 export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): ResolvedModel {
   return servingTargets(model, parsed.tolerance, isNativeTarget, strictRefusal);
+}
+
+/**
+ * The texts a native target of `model` reads in this request, for the content rules (native_texts.ts); none when
+ * the alias has no native target, whose texts are all in the chat form.
+ */
+export function nativeTexts(
+  model: ResolvedModel,
+  parsed: ResponsesRequest,
+  earlier: Conversation | null,
+): NativeText[] | undefined {
+  if (!model.targets.some(isNativeTarget)) return undefined;
+  return nativeRequestTexts(parsed, earlier?.items);
 }
 
 /** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */

@@ -42,7 +42,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
-import { isNativeTarget, targetsFor } from "./create_native.ts";
+import { isNativeTarget, nativeTexts, targetsFor } from "./create_native.ts";
 import { strictRefusal } from "./native_only.ts";
 import { type ChatForm, noteCountDropped, paramServingTargets } from "../../http/tolerance.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
@@ -138,7 +138,7 @@ export async function handleResponsesInputTokens(
   const model = serving.strict ? paramServingTargets(serving, form) : serving;
   const earlier = await withHistory(parsed, ctx);
   // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
-  await admit(ctx, ROUTE.endpoint, 0, model, chat).catch((err) => {
+  await admit(ctx, ROUTE.endpoint, 0, model, chat, nativeTexts(model, parsed, earlier)).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
   });
 

@@ -16,6 +16,8 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
 import { readableItem } from "./compaction_item.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
+import { redactedBody } from "../../policy/content_rules.ts";
+import { responsesTexts } from "./native_texts.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeChanges {
@@ -204,34 +206,10 @@ export function eventText(event: JsonObject): string | undefined {
 }
 
 /**
- * Applies an alias's redact rules to the texts of a native body, as the policy applied them to the request's
- * chat form (deny rules were already judged there): `instructions`, a string input, message contents and their
- * `input_text` parts. Returns the body, changed in place.
+ * A native body with an alias's redact rules applied to its texts (native_texts.ts), as the policy applied them
+ * to the request's chat form (deny rules were already judged there, and on the texts only a native target
+ * reads): the body itself when nothing matched, else a redacted copy.
  */
 export function redactNative(body: JsonObject, rules: readonly ResolvedContentRule[]): JsonObject {
-  const redact = rules.filter((r) => r.action === "redact");
-  if (redact.length === 0) return body;
-  const apply = (text: string) => {
-    for (const rule of redact) {
-      const regex = rule.regex.global ? rule.regex : new RegExp(rule.regex.source, `${rule.regex.flags}g`);
-      text = text.replace(regex, () => rule.replacement);
-    }
-    return text;
-  };
-  if (typeof body.instructions === "string") body.instructions = apply(body.instructions);
-  if (typeof body.input === "string") body.input = apply(body.input);
-  else if (Array.isArray(body.input)) {
-    body.input = body.input.map((item) => {
-      if (!isObject(item) || (item.type !== undefined && item.type !== "message")) return item;
-      if (typeof item.content === "string") return { ...item, content: apply(item.content) };
-      if (!Array.isArray(item.content)) return item;
-      const content = item.content.map((part) =>
-        isObject(part) && part.type === "input_text" && typeof part.text === "string"
-          ? { ...part, text: apply(part.text) }
-          : part
-      );
-      return { ...item, content };
-    });
-  }
-  return body;
+  return redactedBody(body, responsesTexts, rules);
 }

@@ -211,7 +211,7 @@ Deno.test("native redaction: redact rules apply to instructions, string input an
   assert.equal(body.instructions, "card [card]");
   const input = body.input as JsonObject[];
   assert.deepEqual(input[0].content, [{ type: "input_text", text: "[card] and [card]" }]);
-  assert.equal(input[1].output, "1234-5678", "tool outputs are not message text");
+  assert.equal(input[1].output, "[card]", "a tool output is judged in the chat form, as a tool message");
   assert.equal(input[2].content, "never [card]", "deny rules were judged on the chat form already");
   assert.deepEqual(redactNative({ input: "1234-5678" }, rules).input, "[card]");
 });

@@ -1,0 +1,66 @@
+/**
+ * Where the texts of a Gemini `generateContent` body live, for a body passed through to a `gemini` provider: the
+ * texts the content rules read in the request's chat form (lib/policy/text_slots.ts), where the Gemini API keeps
+ * them, and those only a Gemini target reads. One description serves the native body's redaction and the deny
+ * rules' reading of what has no chat form:
+ *
+ * - a part's `text`, in `systemInstruction` and in every turn, a thought's too (a model turn's thoughts are left
+ *   out of the chat form, yet the upstream reads them);
+ * - an `inlineData` part of plain text (`text/plain`), its base64 decoded, as the chat form reads it as a
+ *   plain-text document;
+ * - a `functionResponse.response`, as the chat form's tool message holds it: its JSON text
+ *   ({@linkcode responseSlot}).
+ *
+ * Left alone, as in the chat form: `functionCall.args` (tool-call arguments), images and other files.
+ *
+ * @module
+ */
+import { isObject, type JsonObject } from "../../openai/types.ts";
+import { encodedTextSlot, stringSlot, TEXT_MEDIA_TYPE, type TextSlot } from "../../policy/text_slots.ts";
+
+/**
+ * A function response as the chat form's tool message reads it, `JSON.stringify(response)`: the rules run over
+ * that JSON text, so keys, numbers and matches across values are caught here as there. A redacted text is
+ * parsed back; when a replacement broke the JSON (a quote in it, a match across a value's end), the text the
+ * translated model reads goes as the function's `output`, the key Google's docs name for it, so nothing a rule
+ * matched reaches the upstream.
+ */
+function responseSlot(call: JsonObject, param: string): TextSlot {
+  const write = (text: string) => {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (isObject(parsed)) return void (call.response = parsed);
+    } catch {
+      // Not JSON any more: sent as text below.
+    }
+    call.response = { output: text };
+  };
+  return { param, text: JSON.stringify(call.response ?? {}), write };
+}
+
+function partSlots(content: unknown, at: string, out: (TextSlot | undefined)[]): void {
+  if (!isObject(content) || !Array.isArray(content.parts)) return;
+  content.parts.forEach((part, j) => {
+    if (!isObject(part)) return;
+    const path = `${at}.parts[${j}]`;
+    if (typeof part.text === "string") out.push(stringSlot(part, "text", `${path}.text`));
+    else if (isObject(part.functionResponse)) {
+      out.push(responseSlot(part.functionResponse, `${path}.functionResponse`));
+    } else if (isObject(part.inlineData)) {
+      const data = part.inlineData;
+      if (typeof data.mimeType === "string" && TEXT_MEDIA_TYPE.test(data.mimeType)) {
+        out.push(encodedTextSlot(data, "data", `${path}.inlineData.data`, true));
+      }
+    }
+  });
+}
+
+/** The texts of a Gemini body (the client's, normalised, or the one a Gemini target gets), each at its param. */
+export function geminiTexts(body: JsonObject): TextSlot[] {
+  const out: (TextSlot | undefined)[] = [];
+  partSlots(body.systemInstruction, "systemInstruction", out);
+  if (Array.isArray(body.contents)) {
+    body.contents.forEach((content, i) => partSlots(content, `contents[${i}]`, out));
+  }
+  return out.filter((slot) => slot !== undefined);
+}
