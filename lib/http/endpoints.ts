@@ -21,6 +21,13 @@ export interface RouteSpec {
    * matched before a parameter route that would take the whole rest.
    */
   readonly path: string;
+  /**
+   * A parameter that takes the rest of the path may end in `/` (`/v1/models/org/`): only an alias name may
+   * (`ALIAS_PATTERN` allows it). No other parameter (an id, a team's or an asset's name) ever does, so there a
+   * trailing `/` is the route's own path mistyped, answered 404 `unknown_url` naming the path meant, as on a
+   * fixed path, rather than the parameter's not-found (docs/admin_api.md: admin routes take no trailing `/`).
+   */
+  readonly paramMayEndInSlash?: true;
   readonly methods: readonly string[];
   /** The credential, or a function of the config for routes whose protection is configured. */
   readonly auth: RouteAuth | ((config: ResolvedConfig) => RouteAuth);
@@ -132,6 +139,7 @@ export const ROUTES = {
   },
   geminiModel: {
     path: "/v1beta/models/{model}",
+    paramMayEndInSlash: true,
     methods: ["GET", "POST"],
     auth: "client",
     endpoint: "gemini",
@@ -148,6 +156,7 @@ export const ROUTES = {
   },
   model: {
     path: "/v1/models/{id}",
+    paramMayEndInSlash: true,
     methods: ["GET"],
     auth: "client",
     endpoint: "models",
@@ -234,7 +243,10 @@ export function matchRoute(path: string): RouteMatch | undefined {
   if (found !== undefined) return found;
   for (const { prefix, suffix, id, spec } of prefixed) {
     if (!path.startsWith(prefix) || path.length <= prefix.length + suffix.length) continue;
-    if (suffix === "") return { id, spec, param: decodeParam(path.slice(prefix.length)) };
+    if (suffix === "") {
+      if (path.endsWith("/") && spec.paramMayEndInSlash !== true) continue;
+      return { id, spec, param: decodeParam(path.slice(prefix.length)) };
+    }
     if (!path.endsWith(suffix)) continue;
     const param = path.slice(prefix.length, path.length - suffix.length);
     if (!param.includes("/")) return { id, spec, param: decodeParam(param) };

@@ -102,3 +102,29 @@ Deno.test("endpoint table: every admin route is in the admin namespace, which is
     assert.equal(isAdminPath(path), false, path);
   }
 });
+
+Deno.test("endpoint table: a trailing / after a parameter is no route, but where the parameter is an alias's name", () => {
+  // Every parameter route of the table, with a value whose path ends in `/`: only an alias name may end so.
+  const cases: [path: string, served: string | undefined][] = [
+    ["/admin/tokens/tok_1/", undefined],
+    ["/admin/tokens/tok_1/rotate/", undefined],
+    ["/admin/teams/platform/", undefined],
+    ["/v1/responses/resp_1/", undefined],
+    ["/v1/responses/resp_1/input_items/", undefined],
+    ["/v1/responses/resp_1/cancel/", undefined],
+    ["/console/app.js/", undefined],
+    ["/v1/models/org/", "model"],
+    ["/v1beta/models/org/", "geminiModel"],
+  ];
+  const parameterRoutes = (Object.entries(ROUTES) as [string, RouteSpec][]).filter(([, s]) =>
+    s.path.includes("{")
+  );
+  for (const [id, spec] of parameterRoutes) {
+    const prefix = spec.path.slice(0, spec.path.indexOf("{"));
+    assert.ok(cases.some(([path]) => path.startsWith(prefix)), `route ${id} has a case`);
+  }
+  for (const [path, served] of cases) assert.equal(matchRoute(path)?.id, served, path);
+  assert.equal(matchRoute("/v1/models/org/")?.param, "org/");
+  assert.equal(matchRoute("/admin/tokens/tok_1")?.param, "tok_1");
+  assert.equal(matchRoute("/admin/tokens/tok_1/rotate")?.id, "tokenRotate");
+});

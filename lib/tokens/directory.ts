@@ -12,6 +12,7 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
+import { createBudgetSeeds, servedRows } from "./budget_seeds.ts";
 import { mergeStoredTeams, mergeStoredTokens } from "./resolve_stored.ts";
 import { unpricedBudgetIssue, unpricedStoredBudgets } from "./stored_budget_prices.ts";
 import type { StoredTeam, StoredToken, TokenStore } from "./types.ts";
@@ -58,17 +59,18 @@ export interface TokenDirectoryOptions {
   /** How often the store's version is checked, in ms (the safety net under `watch`). */
   readonly pollMs?: number;
   /**
-   * Called with the stored tokens whose budget (by name, unit and period) this process has not seeded yet,
-   * before they are served, so their counters start from the usage already recorded (as config tokens' do).
-   * Resolves to the ids of those whose seed failed (nothing: none): they are served meanwhile and offered again
-   * (see {@linkcode SEED_RETRY_MAX_MS}) until seeded. Must not reject.
+   * Called with a stored token whose budget (by id, unit and period) this process has not seeded yet, so its
+   * counter starts from the usage already recorded (as config tokens' do), a few at a time
+   * (`SEED_CONCURRENCY`). The budget is not served until the first call for it is over (`budget_seeds.ts`);
+   * the token's other changes are. Resolves to the ids of those whose seed failed (nothing: none): they are
+   * served meanwhile and offered again (see {@linkcode SEED_RETRY_MAX_MS}) until seeded. Must not reject.
    */
   readonly seedBudgets?: (tokens: readonly StoredToken[]) => Promise<readonly string[] | void>;
   /**
-   * Called with the stored teams whose budget (by id, unit and period) this process has not seeded yet, and
-   * every stored token loaded with them, before they are served, so a team's counter starts from its recorded
-   * usage, as a config team's does. Resolves to the ids of those whose seed failed, offered again as tokens'
-   * are. Must not reject.
+   * Called with a stored team whose budget (by id, unit and period) this process has not seeded yet, and every
+   * stored token loaded with it, so a team's counter starts from its recorded usage, as a config team's does;
+   * its budget waits as a token's does. Resolves to the ids of those whose seed failed, offered again as
+   * tokens' are. Must not reject.
    */
   readonly seedTeamBudgets?: (
     teams: readonly StoredTeam[],
@@ -76,17 +78,10 @@ export interface TokenDirectoryOptions {
   ) => Promise<readonly string[] | void>;
 }
 
-/** The longest wait before a failed budget seed is offered again; the first wait is one poll. */
-export const SEED_RETRY_MAX_MS = 30_000;
+export { SEED_RETRY_MAX_MS } from "./budget_seeds.ts";
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function budgetSeedKey(owner: StoredToken | StoredTeam): string | null {
-  const budget = owner.budget;
-  if (budget === null) return null;
-  return `${owner.id}\u0000${budget.tokens === undefined ? "cost" : "tokens"}\u0000${budget.period}`;
 }
 
 /** Loads the store's tokens now and keeps them current until `close()`. */
@@ -95,6 +90,8 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
   const pollMs = options.pollMs ?? 1_000;
   let loaded: readonly StoredToken[] = [];
   let loadedTeams: readonly StoredTeam[] = [];
+  /** What `apply` merges: `loaded`, but for budgets waiting for their first seed (`servedRows`). */
+  let served: { tokens: readonly StoredToken[]; teams: readonly StoredTeam[] } = { tokens: [], teams: [] };
   let version = -1;
   /** Bumped whenever `loaded` is replaced: what `apply`'s memo is keyed on beside the state. */
   let generation = 0;
@@ -103,12 +100,12 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
   let loadedAt: string | null = null;
   let count = 0;
   let closed = false;
-  /** Budgets seeded (see `budgetSeedKey`); one whose seed failed is not, and is offered again. */
-  const seeded = new Set<string>();
-  /** Whether a seed failed, and when it is offered again (the wait doubles while it keeps failing). */
-  let seedFailed = false;
-  let seedRetryAt = 0;
-  let seedRetryMs = pollMs;
+  const serve = () => {
+    served = servedRows(loaded, loadedTeams, served, seeds.pending);
+    generation++;
+  };
+  // A budget's first seed over (seeded or failed): what waited for it is served.
+  const seeds = createBudgetSeeds(options, pollMs, serve);
   const clashesLogged = new Set<string>();
   let memo: { state: unknown; generation: number; result: unknown } | null = null;
   /**
@@ -156,79 +153,47 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     up?.set([], 1);
   };
 
-  /** Marks `fresh` seeded but for the ids in `failed`; returns whether any failed. */
-  const markSeeded = (fresh: readonly (StoredToken | StoredTeam)[], failed: readonly string[] | void) => {
-    const unseeded = new Set(failed ?? []);
-    for (const owner of fresh) if (!unseeded.has(owner.id)) seeded.add(budgetSeedKey(owner)!);
-    return unseeded.size > 0;
-  };
-  const seedNew = async (tokens: readonly StoredToken[]): Promise<boolean> => {
-    if (options.seedBudgets === undefined) return false;
-    const fresh = tokens.filter((token) => {
-      const key = token.revoked_at === null ? budgetSeedKey(token) : null;
-      return key !== null && !seeded.has(key);
-    });
-    return fresh.length > 0 && markSeeded(fresh, await options.seedBudgets(fresh));
-  };
-  const seedNewTeams = async (
-    teams: readonly StoredTeam[],
-    tokens: readonly StoredToken[],
-  ): Promise<boolean> => {
-    if (options.seedTeamBudgets === undefined) return false;
-    const fresh = teams.filter((team) => {
-      const key = budgetSeedKey(team);
-      return key !== null && !seeded.has(key);
-    });
-    return fresh.length > 0 && markSeeded(fresh, await options.seedTeamBudgets(fresh, tokens));
-  };
-  /** Seeds what is not seeded yet; a failure is offered again after a wait that doubles up to the cap. */
-  const seedUnseeded = async (tokens: readonly StoredToken[], teams: readonly StoredTeam[]) => {
-    const tokensFailed = await seedNew(tokens);
-    const teamsFailed = await seedNewTeams(teams, tokens);
-    seedFailed = tokensFailed || teamsFailed;
-    if (!seedFailed) seedRetryMs = pollMs;
-    else {
-      seedRetryAt = Date.now() + seedRetryMs;
-      seedRetryMs = Math.min(SEED_RETRY_MAX_MS, seedRetryMs * 2);
-    }
-  };
-
-  const loadOnce = async () => {
-    if (closed) return;
+  /**
+   * Loads the store and serves what it holds at once, seeds apart: resolves to the seeds that what was loaded
+   * waits for. Not awaited by the next load, so a revoke is served however long the seeds of others take.
+   */
+  const loadOnce = async (): Promise<{ seeding: Promise<void> }> => {
+    if (closed) return { seeding: Promise.resolve() };
     try {
       const result = await store.loadAll();
       if (result.version !== version) {
-        // A store written before teams were stored (or a test's) may answer without them: none.
-        const teams = result.teams ?? [];
-        await seedUnseeded(result.tokens, teams);
         loaded = result.tokens;
-        loadedTeams = teams;
+        // A store written before teams were stored (or a test's) may answer without them: none.
+        loadedTeams = result.teams ?? [];
         version = result.version;
-        generation++;
+        serve();
         count = loaded.filter((t) => t.revoked_at === null).length;
         loadedGauge?.set([], count);
-      } else if (seedFailed && Date.now() >= seedRetryAt) {
-        await seedUnseeded(loaded, loadedTeams);
       }
       loadedAt = new Date().toISOString();
       succeeded();
+      return { seeding: seeds.start(loaded, loadedTeams) };
     } catch (err) {
       failed(err);
+      return { seeding: Promise.resolve() };
     }
   };
 
   // Loads run one at a time. A caller gets a load that starts after its call (so it sees every write made
-  // before it), shared with the other callers that came while that load was still waiting its turn.
-  let queue: Promise<void> = Promise.resolve();
+  // before it), shared with the other callers that came while that load was still waiting its turn; it
+  // resolves once the first seeds of the budgets that load found pending are over, so the replica that made a
+  // token answers once it serves it. The next load waits for the load only.
+  let queue: Promise<unknown> = Promise.resolve();
   let waiting: Promise<void> | null = null;
   const refresh = (): Promise<void> => {
     if (waiting !== null) return waiting;
-    const next = queue.then(() => {
+    const loading = queue.then(() => {
       waiting = null;
       return loadOnce();
     });
+    queue = loading;
+    const next = loading.then(({ seeding }) => seeding);
     waiting = next;
-    queue = next;
     return next;
   };
 
@@ -238,7 +203,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     timer = undefined;
     try {
       const current = await store.version();
-      if (current !== version || !ok || (seedFailed && Date.now() >= seedRetryAt)) await refresh();
+      if (current !== version || !ok || seeds.retryDue()) await refresh();
     } catch (err) {
       failed(err);
     }
@@ -262,9 +227,9 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     apply<S extends { readonly config: ResolvedConfig }>(state: S): S {
       if (memo !== null && memo.state === state && memo.generation === generation) return memo.result as S;
       let result = state;
-      if (loaded.length > 0 || loadedTeams.length > 0) {
+      if (served.tokens.length > 0 || served.teams.length > 0) {
         // Teams first: a stored token resolves its team from the merged map.
-        const { teams, clashes: teamClashes } = mergeStoredTeams(state.config, loadedTeams);
+        const { teams, clashes: teamClashes } = mergeStoredTeams(state.config, served.teams);
         for (const team of teamClashes) {
           if (clashesLogged.has(team.id)) continue;
           clashesLogged.add(team.id);
@@ -275,7 +240,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
           });
         }
         const config = teams === state.config.teams ? state.config : { ...state.config, teams };
-        const { tokens, clashes } = mergeStoredTokens(config, loaded, loadedTeams);
+        const { tokens, clashes } = mergeStoredTokens(config, served.tokens, served.teams);
         for (const token of clashes) {
           if (clashesLogged.has(token.id)) continue;
           clashesLogged.add(token.id);
@@ -303,6 +268,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
       await watching;
       await (unwatch as (() => Promise<void>) | null)?.();
       await queue;
+      await seeds.idle();
     },
   };
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ProviderConfig } from "../../config/schema.ts";
+import type { ResolvedToken } from "../../config/types.ts";
 import { isSecretPath, type PathSegment } from "../../config/interpolate.ts";
 import { GatewayError, invalidRequest, printable } from "../../errors.ts";
 import type { ReloadStatus } from "../../reload.ts";
@@ -216,8 +217,25 @@ function redactProvider(config: ProviderConfig): Record<string, unknown> {
 }
 
 /**
+ * Each token once. The served map is keyed by secret, so a token issued through the admin API has one entry
+ * per live secret (a rotated-out one until its grace end, with that end as its expiry, even once it passed:
+ * the map is rebuilt only on a change). The token's own expiry is its latest entry's (its current secret's).
+ */
+function eachTokenOnce(tokens: Iterable<ResolvedToken>): ResolvedToken[] {
+  const byId = new Map<string, ResolvedToken>();
+  for (const token of tokens) {
+    const seen = byId.get(token.id);
+    const later = seen !== undefined && seen.expiresAt !== null &&
+      (token.expiresAt === null || token.expiresAt > seen.expiresAt);
+    if (seen === undefined || later) byId.set(token.id, token);
+  }
+  return [...byId.values()];
+}
+
+/**
  * `GET /admin/config`: the live, resolved config (defaults filled in) with every secret redacted: provider
- * keys and credentials, provider header values, and token hashes.
+ * keys and credentials, provider header values, and token hashes. `tokens` are those served, each once: the
+ * file's and those issued through the admin API (not revoked), with the token's own `expires_at`.
  */
 export function handleConfig(_request: ClientRequest, ctx: RequestContext): Response {
   const config = ctx.state.config;
@@ -251,7 +269,7 @@ export function handleConfig(_request: ClientRequest, ctx: RequestContext): Resp
         timeouts: t.timeouts,
       })),
     }])),
-    tokens: [...config.tokens.values()].map((t) => ({
+    tokens: eachTokenOnce(config.tokens.values()).map((t) => ({
       name: t.name,
       environment: t.environment,
       sha256: REDACTED,

@@ -336,3 +336,34 @@ Deno.test("admin tokens: a config reload that takes a stored token's name shadow
     await tokens.close();
   }
 });
+
+Deno.test("admin tokens: a trailing / on a token's or a team's path is unknown_url naming the path meant", async () => {
+  const g = setup();
+  try {
+    const created = await g.admin("POST", "/admin/tokens", { name: "ci-bot", models: ["chat-a"] });
+    const id = created.body.id as string;
+    const team = await g.admin("POST", "/admin/teams", { name: "platform" });
+    assert.equal(team.status, 201, JSON.stringify(team.body));
+    for (
+      const [method, path] of [
+        ["GET", `/admin/tokens/${id}/`],
+        ["DELETE", `/admin/tokens/${id}/`],
+        ["POST", `/admin/tokens/${id}/rotate/`],
+        ["GET", "/admin/teams/platform/"],
+      ]
+    ) {
+      const answer = await g.admin(method, path);
+      assert.equal(answer.status, 404, path);
+      const error = errorOf(answer.body);
+      assert.equal(error.code, "unknown_url", path);
+      assert.match(String(error.message), new RegExp(`Did you mean ${path.slice(0, -1)}\\?`), path);
+    }
+    assert.equal(
+      (await g.admin("GET", `/admin/tokens/${id}`)).body.revoked_at,
+      null,
+      "the DELETE changed nothing",
+    );
+  } finally {
+    await g.close();
+  }
+});
