@@ -71,6 +71,18 @@ export function redactedBody(
 export type NativeText = Pick<TextSlot, "param" | "text">;
 
 /**
+ * Whether the native texts of a request to `model` are worth reading: it has content rules to judge them and a
+ * target that would read the client's body natively. Without rules nothing walks the body (a feature that is
+ * not configured costs nothing per request).
+ */
+export function hasNativeRules<T>(
+  model: { readonly contentRules: readonly unknown[]; readonly targets: readonly T[] },
+  isNative: (target: T) => boolean,
+): boolean {
+  return model.contentRules.length > 0 && model.targets.some(isNative);
+}
+
+/**
  * The texts `slotsOf` finds in a client's `body`, for `PolicyRequest.nativeTexts`, when `native`: an alias with
  * no target speaking the client's API natively sends only the chat form, whose texts the policy reads anyway.
  */

@@ -18,7 +18,7 @@ import { type ChatRequest, isObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { speaksNatively, takesTopK } from "../../providers/capabilities.ts";
 import { admit, admitChat, type Answer } from "../../http/accounting.ts";
-import { nativeTextsOf } from "../../policy/content_rules.ts";
+import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
@@ -133,7 +133,7 @@ async function generate(
     ROUTE.endpoint,
     model,
     chat,
-    nativeTextsOf(parsed.body, geminiTexts, model.targets.some(isGemini)),
+    nativeTextsOf(parsed.body, geminiTexts, hasNativeRules(model, isGemini)),
   );
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
   const clientTerms = (err: unknown) => inClientTerms(err, terms);
@@ -255,7 +255,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     0,
     model,
     chat,
-    nativeTextsOf(parsed.body, geminiTexts, model.targets.some(isGemini)),
+    nativeTextsOf(parsed.body, geminiTexts, hasNativeRules(model, isGemini)),
   );
   const answer = await answerTokenCount(
     ctx,

@@ -26,7 +26,7 @@
  * @module
  */
 import { nativeMessagesBody, redactMessages } from "./native.ts";
-import { nativeTextsOf } from "../../policy/content_rules.ts";
+import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import { MESSAGES_GENERATION_PARAMS } from "../../providers/count_tokens_fields.ts";
 import { messagesClientTerms, parseMessagesRequest } from "./request.ts";
@@ -65,7 +65,7 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   // does not change the input's count. A strict alias refuses every drop, so it is held to the targets a
   // Message would go to, as /v1/messages holds it.
   const model = serving.strict ? paramServingTargets(serving, form) : serving;
-  const native = nativeTextsOf(body, messagesTexts, model.targets.some(isNativeMessagesTarget));
+  const native = nativeTextsOf(body, messagesTexts, hasNativeRules(model, isNativeMessagesTarget));
   await admit(ctx, ROUTE.endpoint, 0, model, chat, native);
 
   const forwarded = forwardedHeaders(parsed.version, parsed.betas);

@@ -32,7 +32,7 @@ import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { admitChat, type Answer, noteOutcome } from "../../http/accounting.ts";
-import { nativeTextsOf } from "../../policy/content_rules.ts";
+import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
@@ -106,7 +106,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   );
   const stream = parsed.stream;
   // What only a Claude target reads (a document of content blocks) is judged too, when one may get the body.
-  const native = nativeTextsOf(parsed.body, messagesTexts, model.targets.some(isNativeMessagesTarget));
+  const native = nativeTextsOf(parsed.body, messagesTexts, hasNativeRules(model, isNativeMessagesTarget));
   await admitChat(ctx, ROUTE.endpoint, model, chat, native);
   const routed = await routeAnswer(
     ctx,

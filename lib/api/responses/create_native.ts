@@ -35,7 +35,7 @@ import { strictRefusal } from "./native_only.ts";
 import { servingTargets } from "../../http/tolerance.ts";
 import { RESPONSES_START } from "./native_start.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
-import type { NativeText } from "../../policy/content_rules.ts";
+import { hasNativeRules, type NativeText } from "../../policy/content_rules.ts";
 import { nativeRequestTexts } from "./native_texts.ts";
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
@@ -61,7 +61,7 @@ export function nativeTexts(
   parsed: ResponsesRequest,
   earlier: Conversation | null,
 ): NativeText[] | undefined {
-  if (!model.targets.some(isNativeTarget)) return undefined;
+  if (!hasNativeRules(model, isNativeTarget)) return undefined;
   return nativeRequestTexts(parsed, earlier?.items);
 }
 
