@@ -70,10 +70,22 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
 }
 
 /**
- * The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments. Their
- * `param` is empty: an answer's text is no parameter of the request, so its refusal names none (run.ts).
+ * The request's masked values as they go back into tool-call arguments. Arguments are JSON text and a
+ * placeholder the model wrote there stands inside a JSON string, so its value goes back escaped as in one
+ * (`JSON.stringify(value)` without its quotes): a PEM key's newlines as `\n`, a quote as `\"`. Put back raw,
+ * they would break the JSON the client parses (Responses' `arguments`, Messages' `tool_use` input too: all
+ * render from these arguments). Plain text (content, reasoning, refusal) gets the raw value.
  */
-function completionSlots(completion: ChatCompletion): TextSlot[] {
+function jsonEscaped(masks: ReadonlyMap<string, string>): Map<string, string> {
+  return new Map([...masks].map(([placeholder, value]) => [placeholder, JSON.stringify(value).slice(1, -1)]));
+}
+
+/**
+ * The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments (those
+ * also added to `args`, when given). Their `param` is empty: an answer's text is no parameter of the request,
+ * so its refusal names none (run.ts).
+ */
+function completionSlots(completion: ChatCompletion, args?: Set<TextSlot>): TextSlot[] {
   const slots: TextSlot[] = [];
   for (const choice of completion.choices) {
     const message = isObject(choice) ? choice.message : undefined;
@@ -84,7 +96,9 @@ function completionSlots(completion: ChatCompletion): TextSlot[] {
     }
     for (const [, fn] of callFunctions(message)) {
       if (typeof fn.arguments !== "string") continue;
-      slots.push({ param: "", text: fn.arguments, write: (t) => fn.arguments = t });
+      const slot: TextSlot = { param: "", text: fn.arguments, write: (t) => fn.arguments = t };
+      slots.push(slot);
+      args?.add(slot);
     }
   }
   return slots;
@@ -96,7 +110,8 @@ export async function guardCompletion(
   state: RequestGuardrails,
   req: Omit<GuardrailRequest, "phase" | "masker">,
 ): Promise<void> {
-  const slots = completionSlots(completion);
+  const args = new Set<TextSlot>();
+  const slots = completionSlots(completion, args);
   // Only the request's own placeholders come back: taken before the output guardrails mask through the same
   // masker, whose values the client must not get back.
   const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
@@ -110,8 +125,9 @@ export async function guardCompletion(
   }
   if (requestMasks === undefined) return;
   const unmasker = createUnmasker(requestMasks);
+  const argsUnmasker = createUnmasker(jsonEscaped(requestMasks));
   for (const slot of slots) {
-    const text = unmasker.unmaskText(slot.text);
+    const text = (args.has(slot) ? argsUnmasker : unmasker).unmaskText(slot.text);
     if (text !== slot.text) slot.write(text);
   }
 }
@@ -215,6 +231,7 @@ export async function guardChunks(
   // The request's placeholders as they stand before any output guardrail masks through the same masker: a
   // lane opened later must not give back what an earlier lane's output check masked.
   const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
+  const argsMasks = requestMasks && jsonEscaped(requestMasks);
   const noted = new Map<string, Set<string>>();
   const onDeny = (g: ResolvedGuardrail): never => {
     const types = [...(noted.get(g.name) ?? [])].sort();
@@ -224,7 +241,10 @@ export async function guardChunks(
   const lanes = new Map<string, Lane>();
   const lane = (key: string) => {
     let l = lanes.get(key);
-    if (!l) lanes.set(key, l = laneOf(state, full, onDeny, noted, requestMasks));
+    if (l) return l;
+    // A tool call's arguments (`t<index>`, legacy `l`) get the values back JSON-escaped; the said lanes raw.
+    const said = SAID.some((s) => key.endsWith(`:${s.lane}`));
+    lanes.set(key, l = laneOf(state, full, onDeny, noted, said ? requestMasks : argsMasks));
     return l;
   };
   let last: ChatCompletionChunk = stream.first;
