@@ -3,7 +3,8 @@
  * Messages, Gemini): a whole completion is checked at once; a stream is checked lane by lane (each choice's
  * content, each tool call's arguments) as it flows. Built-in recognizers run on a sliding window
  * (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a value
- * split across chunks is whole when checked, at a cost of at most `window` characters of delay. An external
+ * split across chunks is whole when checked, at a cost of at most `window` characters of delay; a longer value
+ * (a private key) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external
  * service is asked per segment of `window` characters (one call each, awaited before the segment is
  * released). Masked values of the request come back last (mask.ts), after the checks read what the model
  * said. A denial ends the stream with the API's error event (the reader fails with the 400), never a clean end.
@@ -13,16 +14,24 @@
 import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import { isObject } from "../openai/types.ts";
 import type { TextSlot } from "../policy/text_slots.ts";
-import { createHoldback, type Holdback, type Replacement } from "./holdback.ts";
+import { type CheckResult, createHoldback, type Holdback, type Replacement } from "./holdback.ts";
 import { createUnmasker, type Unmasker } from "./mask.ts";
-import { findPii } from "./pii/index.ts";
+import { findPii, findUnfinished } from "./pii/index.ts";
 import type { RequestGuardrails } from "./request.ts";
 import type { ResolvedGuardrail } from "./resolved.ts";
+import type { LongValues } from "./types.ts";
 import { guardrailDenied, type GuardrailRequest, runGuardrails } from "./run.ts";
 import type { Peeked } from "../answer/stream_body.ts";
 
 /** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
 export const OUTPUT_WINDOW = 256;
+
+/**
+ * Characters a built-in check holds a long value for (a private key, a JWT: holdback.ts) until it ends, so it is
+ * checked whole; a longer one is refused or masked through its end without being seen whole. 16 KiB holds an
+ * RSA-8192 PEM key (about 6.5 KiB) and any JWT a header carries; it bounds a lane's held text (UTF-16 code units).
+ */
+export const OUTPUT_CAP = 16 * 1024;
 
 /**
  * The fields of a chat message (and of a stream's delta) that carry what the model says in text, besides its
@@ -132,35 +141,73 @@ export async function guardCompletion(
   }
 }
 
-/** Built-in guardrails as one synchronous window check: a denial, or the masks to apply; flags are noted. */
+/**
+ * Built-in guardrails as one synchronous window check: a denial, or the masks to apply; flags are noted. A
+ * value that may run on past the end of the text (a private key before its END line, a JWT still arriving) is
+ * reported `open`, so the hold-back keeps it until it ends and it is checked whole, as in a JSON answer. One
+ * longer than `cap` is refused under `deny` and masked under `mask`: its part so far becomes one placeholder,
+ * and what continues it (the next texts' start, as the hold-back released all of this one) is dropped up to its
+ * end, so the client never gets a piece of it; under `flag` it is noted and let through.
+ */
 function builtinCheck(
   guardrails: readonly ResolvedGuardrail[],
   state: RequestGuardrails,
   noted: Map<string, Set<string>>,
+  cap: number,
 ) {
-  return (text: string) => {
+  /** A value masked at the cap whose rest the next text starts with (dropped through its end). */
+  let cut: LongValues | undefined;
+  const placeholder = (value: string, type: string) =>
+    state.masker.mask(value, [{ type, start: 0, end: value.length }]);
+  return (text: string, final: boolean): CheckResult => {
     const replace: Replacement[] = [];
+    let from = 0;
+    if (cut !== undefined) {
+      const rest = cut.rest(text);
+      from = rest.ended || !final ? rest.end : text.length;
+      if (rest.ended) cut = undefined;
+    }
+    let open: number | undefined;
+    let cutAt = Infinity;
     for (const g of guardrails) {
-      const findings = findPii(text, g.pii ?? undefined);
-      if (findings.length === 0) continue;
-      const types = noted.get(g.name) ?? new Set<string>();
-      noted.set(g.name, types);
-      for (const f of findings) types.add(f.type);
+      const types = g.pii ?? undefined;
+      const found = final ? undefined : findUnfinished(text, types); // at the end, a value is as it stands
+      const unfinished = found !== undefined && found.start >= from ? found : undefined;
+      const over = unfinished !== undefined && text.length - unfinished.start > cap;
+      // A finding inside a value still open waits with it (no placeholder minted for a part of it).
+      const findings = findPii(text, types).filter((f) =>
+        f.start >= from && (unfinished === undefined || over || f.start < unfinished.start)
+      );
+      if (unfinished !== undefined && !over) open = Math.min(open ?? Infinity, unfinished.start);
+      if (findings.length === 0 && !over) continue;
+      const seen = noted.get(g.name) ?? new Set<string>();
+      noted.set(g.name, seen);
+      for (const f of findings) seen.add(f.type);
+      if (over) seen.add(unfinished.type);
       if (g.action === "deny") {
-        return { ok: false as const, reason: g.name, categories: [...types].sort() };
+        return { ok: false as const, reason: g.name, categories: [...seen].sort() };
       }
-      if (g.action === "mask") {
-        for (const f of findings) {
-          const masked = state.masker.mask(text.slice(f.start, f.end), [{
-            type: f.type,
-            start: 0,
-            end: f.end - f.start,
-          }]);
-          replace.push({ start: f.start, end: f.end, with: masked });
-        }
+      if (g.action !== "mask") continue;
+      for (const f of findings) {
+        replace.push({ start: f.start, end: f.end, with: placeholder(text.slice(f.start, f.end), f.type) });
+      }
+      if (over && unfinished.start < cutAt) {
+        const value = text.slice(unfinished.start);
+        replace.push({
+          start: unfinished.start,
+          end: text.length,
+          with: placeholder(value, unfinished.type),
+        });
+        cut = unfinished.long;
+        cutAt = unfinished.start;
       }
     }
-    return { ok: true as const, replace };
+    return {
+      ok: true as const,
+      replace,
+      ...(open === undefined ? {} : { open }),
+      ...(from > 0 ? { drop: from } : {}),
+    };
   };
 }
 
@@ -180,7 +227,11 @@ function laneOf(
   const builtins = state.output.filter((g) => !g.service);
   const externals = state.output.filter((g) => g.service);
   const holdback: Holdback | null = builtins.length > 0
-    ? createHoldback({ window: OUTPUT_WINDOW, check: builtinCheck(builtins, state, noted) })
+    ? createHoldback({
+      window: OUTPUT_WINDOW,
+      cap: OUTPUT_CAP,
+      check: builtinCheck(builtins, state, noted, OUTPUT_CAP),
+    })
     : null;
   const unmasker: Unmasker | null = requestMasks ? createUnmasker(requestMasks) : null;
   let segment = "";
