@@ -4,7 +4,7 @@
  * content, each tool call's arguments) as it flows. Built-in recognizers run on a sliding window
  * (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a value
  * split across chunks is whole when checked, at a cost of at most `window` characters of delay; a longer value
- * (a private key) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external
+ * (a private key, a JWT) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external
  * service is asked per segment of `window` characters (one call each, awaited before the segment is
  * released). Masked values of the request come back last (mask.ts), after the checks read what the model
  * said. A denial ends the stream with the API's error event (the reader fails with the 400), never a clean end.
@@ -29,7 +29,8 @@ export const OUTPUT_WINDOW = 256;
 /**
  * Characters a built-in check holds a long value for (a private key, a JWT: holdback.ts) until it ends, so it is
  * checked whole; a longer one is refused or masked through its end without being seen whole. 16 KiB holds an
- * RSA-8192 PEM key (about 6.5 KiB) and any JWT a header carries; it bounds a lane's held text (UTF-16 code units).
+ * RSA-8192 PEM key (about 6.5 KiB) and a JWT that fits an 8 KiB HTTP header; it bounds a lane's held text
+ * (UTF-16 code units).
  */
 export const OUTPUT_CAP = 16 * 1024;
 

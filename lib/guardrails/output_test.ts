@@ -134,3 +134,42 @@ Deno.test("output stream: a private key past the cap is masked through its END l
   assert.ok(denied.denied);
   assert.deepEqual(leaked(denied.pieces, lines), []);
 });
+
+const b64u = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+
+/** A JWT of about `length` characters (its payload padded): real ones are often longer than the window. */
+function longJwt(length: number): string {
+  const header = b64u(JSON.stringify({ alg: "RS256", typ: "JWT" }));
+  const payload = b64u(JSON.stringify({ sub: "user-1", pad: "p".repeat(Math.max(0, length * 0.75 - 120)) }));
+  return `${header}.${payload}.${"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c".repeat(2)}`;
+}
+
+Deno.test("output stream: a JWT longer than the window is refused under deny, as the JSON answer is", async () => {
+  const token = longJwt(600);
+  assert.ok(token.length > 512);
+  for (const size of [1, 20, 300]) {
+    const got = await stream(`Your token is ${token} - keep it safe.`, size, "deny", ["JWT"]);
+    assert.ok(got.denied, `size ${size}`);
+    assert.ok(!got.text.includes("eyJ"), `size ${size}: ${got.text}`);
+  }
+});
+
+Deno.test("output stream: a JWT longer than the window is masked whole, the text after it flows", async () => {
+  const token = longJwt(2000);
+  for (const size of [4, 64, 3000]) {
+    const got = await stream(`A: ${token}, B: ${token}.`, size, "mask", ["JWT"]);
+    assert.equal(got.text, "A: <JWT_1>, B: <JWT_1>.", `size ${size}`);
+  }
+});
+
+Deno.test("output stream: a JWT-like run past the cap is masked or refused, never released in pieces", async () => {
+  const token = longJwt(OUTPUT_CAP + 3000);
+  const text = `go ${token} done`;
+  const signature = token.slice(token.lastIndexOf(".") + 1);
+  const masked = await stream(text, 100, "mask", ["JWT"]);
+  assert.equal(masked.text, "go <JWT_1> done");
+  assert.ok(!masked.pieces.some((p) => signature.includes(p.trim()) && p.trim().length >= 6));
+  const denied = await stream(text, 100, "deny", ["JWT"]);
+  assert.ok(denied.denied);
+  assert.ok(!denied.text.includes("eyJ"));
+});

@@ -116,3 +116,47 @@ Deno.test("long values: a private key under deny refuses the stream, as the JSON
     assert.deepEqual(lines.filter((l) => text.includes(l)), []);
   });
 });
+
+const b64u = (s: string) => btoa(s).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+/** A JWT of 410 characters, as identity providers issue them: longer than the window. */
+const JWT = [
+  b64u(JSON.stringify({ alg: "RS256", typ: "JWT", kid: "key-2024-01" })),
+  b64u(JSON.stringify({
+    sub: "user-1234567890",
+    name: "Alice Example",
+    email_verified: true,
+    iss: "https://auth.example.com/",
+    aud: "api://default",
+    scp: ["openid", "profile", "email", "offline_access"],
+    iat: 1700000000,
+    exp: 1700003600,
+  })),
+  "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5cSflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+].join(".");
+const SIGNATURE = JWT.slice(JWT.lastIndexOf(".") + 1);
+
+Deno.test("long values: a JWT longer than the window under deny refuses the stream, as the JSON answer", async () => {
+  assert(JWT.length > 256);
+  await withGateway(async (gw, up) => {
+    up.answer = () => ({ content: pieces(`Your token is ${JWT} - keep it safe.`, 20) });
+    const whole = await post(gw, "deny-jwt", false);
+    assert.equal(whole.status, 400);
+    assert.equal((await whole.json()).error.code, "content_policy_violation");
+    const { text, done, error } = await streamed(await post(gw, "deny-jwt", true));
+    assert(error && !done, "the stream ends with an error event, not [DONE]");
+    assert(!text.includes(JWT.slice(0, 20)) && !text.includes(SIGNATURE.slice(0, 20)), text);
+  });
+});
+
+Deno.test("long values: a JWT longer than the window under mask is one placeholder, as in the JSON answer", async () => {
+  await withGateway(async (gw, up) => {
+    const answer = `Your token is ${JWT} - keep it safe.`;
+    up.answer = () => ({ content: [answer] });
+    const whole = await (await post(gw, "mask-jwt", false)).json();
+    assert.equal(whole.choices[0].message.content, "Your token is <JWT_1> - keep it safe.");
+    up.answer = () => ({ content: pieces(answer, 20) });
+    const { text, done } = await streamed(await post(gw, "mask-jwt", true));
+    assert(done);
+    assert.equal(text, "Your token is <JWT_1> - keep it safe.");
+  });
+});
