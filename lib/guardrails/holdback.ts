@@ -16,10 +16,24 @@
  * last release point, so a finding at its very start has no left context (a recognizer that wants a word
  * boundary before a match sees the start of text): that can mask more, never less.
  *
+ * Values longer than the window. A private key or a long JWT can run for kilobytes: its start would be
+ * released before its end arrived, and what follows (base64 lines without the BEGIN line, a JWT's signature)
+ * means nothing to a check on its own. So a check may say that a value starting at `open` may not be finished
+ * at the end of its text: nothing from there on is released (a replacement starting there waits too) until a
+ * later check sees it end, as long as it is at most `cap` characters long. A check that reports `open` must
+ * deal with a value longer than `cap` itself (deny it, or mask it through the end of the text — then all of
+ * the text is released and the next check's text starts right where it was cut — and `drop` the value's
+ * continuation from the start of the next texts until it ends, which removes it at once, however short the
+ * text); the hold-back never holds more than `cap` for it, whatever the check says. While
+ * a value is held open, the hold-back checks again only once `window` more characters came (or at the end),
+ * so a long value is not re-read for every small chunk.
+ *
  * Costs. Latency: text is delayed by at most `window` characters; it is released as soon as later text pushes
  * it out of the window, or at the end. Memory: the held text is at most `window` characters between pushes,
  * so a check sees at most `window` + the chunk just pushed. Time: each push checks that much again, so a
- * recognizer's linear cost is paid about (`window` / chunk size) times per character.
+ * recognizer's linear cost is paid about (`window` / chunk size) times per character. An open value raises
+ * these to `cap`: held text up to `cap` + `window` + a chunk, delayed until the value ends, and checked about
+ * (`cap` / `window`) times per character.
  *
  * @module
  */
@@ -33,8 +47,17 @@ export interface Replacement {
 
 /** What an output check decides about a text. */
 export type CheckResult =
-  /** Pass, with these spans replaced (masking); none means as is. */
-  | { readonly ok: true; readonly replace?: readonly Replacement[] }
+  /**
+   * Pass, with these spans replaced (masking); none means as is. `open`: a value starts at this offset that
+   * may continue past the end of the text (held from there; see the module's doc). `drop`: the text's first
+   * `drop` characters are removed now, never released (the rest of a value masked at the cap).
+   */
+  | {
+    readonly ok: true;
+    readonly replace?: readonly Replacement[];
+    readonly open?: number;
+    readonly drop?: number;
+  }
   /** Stop the answer: `reason` for the client; `categories` (never the matched text) for the policy outcome. */
   | { readonly ok: false; readonly reason: string; readonly categories: readonly string[] };
 
@@ -53,8 +76,17 @@ export interface HoldbackStep {
 export interface HoldbackOptions {
   /** Characters (UTF-16 code units) held back: the longest deny word or value the check sees whole. */
   readonly window: number;
-  /** Pure and synchronous; sees the unreleased text. Thrown errors reach the caller of `push`/`end`. */
-  readonly check: (text: string) => CheckResult;
+  /**
+   * Most characters a value the check reports `open` is held for (default: `window`, which holds nothing
+   * longer). Past it `open` is ignored: the check must have masked or denied such a value itself.
+   */
+  readonly cap?: number;
+  /**
+   * Synchronous; sees the unreleased text, once per step, and whether the answer ended (`final`: no value is
+   * open any more, all of the text is released). Pure, unless it reports values `open`: then it may keep what
+   * it masked at the cap, as the next text continues it. Thrown errors reach the caller of `push`/`end`.
+   */
+  readonly check: (text: string, final: boolean) => CheckResult;
 }
 
 /** One answer's hold-back. Not shared across answers. */
@@ -63,7 +95,7 @@ export interface Holdback {
   push(chunk: string): HoldbackStep;
   /** The answer ended: checks and releases the held rest. Calling `push` or `end` after it throws. */
   end(): HoldbackStep;
-  /** Characters held now (at most `window` between calls). */
+  /** Characters held now (at most `window` between calls, `cap` + `window` + a chunk while a value is open). */
   readonly held: number;
 }
 
@@ -102,32 +134,50 @@ function releaseUpTo(
   return { released: out + text.slice(from, end), end };
 }
 
-/** A hold-back of `window` characters in front of `check`. Throws a `RangeError` for a bad `window`. */
+/** A hold-back of `window` characters in front of `check`. Throws a `RangeError` for a bad `window` or `cap`. */
 export function createHoldback(options: HoldbackOptions): Holdback {
-  const { window, check } = options;
+  const { window, check, cap = window } = options;
   if (!Number.isSafeInteger(window) || window < 0) {
     throw new RangeError(`window must be a non-negative integer, not ${window}`);
+  }
+  // At least the window: then a value past the cap starts before the release point, and a replacement of it
+  // through the end of the text is applied and releases all of it (what a check that masks at the cap needs).
+  if (!Number.isSafeInteger(cap) || cap < window) {
+    throw new RangeError(`cap must be an integer no less than the window, not ${cap}`);
   }
   let held = "";
   let denied: Denial | undefined;
   let ended = false;
+  /** While a value is held open: the held length when last checked (the next check waits for `window` more). */
+  let openChecked = -1;
 
   /** Checks `text` (the held text and what just came) and releases all of it but the last `window` characters. */
   const step = (text: string, final: boolean): HoldbackStep => {
-    const result = check(text);
+    const result = check(text, final);
     if (!result.ok) {
       denied = { reason: result.reason, categories: [...result.categories] };
       held = "";
       return { release: "", denied };
     }
     let upTo = final ? text.length : Math.max(0, text.length - window);
+    const open = result.open;
+    const holding = !final && open !== undefined && Number.isInteger(open) && open >= 0 &&
+      open <= text.length && text.length - open <= cap;
+    if (holding) upTo = Math.min(upTo, open);
+    let replace = result.replace;
+    const drop = result.drop;
+    if (drop !== undefined && Number.isInteger(drop) && drop > 0 && drop <= text.length) {
+      replace = [{ start: 0, end: drop, with: "" }, ...(replace ?? [])];
+      upTo = Math.max(upTo, drop);
+    }
     // Never between the halves of a surrogate pair: a chunk ending in half a character would be mangled when
     // encoded on its own. Releasing the pair whole is safe: no finding starts at its second half.
     if (upTo > 0 && upTo < text.length && isHigh(text.charCodeAt(upTo - 1)) && isLow(text.charCodeAt(upTo))) {
       upTo += 1;
     }
-    const { released, end } = releaseUpTo(text, upTo, result.replace);
+    const { released, end } = releaseUpTo(text, upTo, replace);
     held = text.slice(end);
+    openChecked = holding ? held.length : -1;
     return { release: released };
   };
 
@@ -136,6 +186,11 @@ export function createHoldback(options: HoldbackOptions): Holdback {
       if (ended) throw new Error("holdback: push after end");
       if (denied) return { release: "", denied };
       if (chunk === "") return { release: "" };
+      // A value held open only ends in later text: wait for `window` more before reading it all again.
+      if (openChecked !== -1 && held.length + chunk.length - openChecked < window) {
+        held += chunk;
+        return { release: "" };
+      }
       return step(held + chunk, false);
     },
     end() {

@@ -207,3 +207,93 @@ Deno.test("holdback: the window must be a non-negative integer", () => {
     assert.throws(() => createHoldback({ window, check }), RangeError);
   }
 });
+
+/**
+ * A check for long values: `[[…]]` is a value, masked whole as `<V>`; an `[[` without its `]]` is open from
+ * there (masked through the end of the text, as a private key without its END line is).
+ */
+function bracketCheck(text: string): CheckResult {
+  const replace = [...text.matchAll(/\[\[[^\]]*\]\]/g)].map((m) => ({
+    start: m.index,
+    end: m.index + m[0].length,
+    with: "<V>",
+  }));
+  const last = text.lastIndexOf("[[");
+  if (last === -1 || text.indexOf("]]", last) !== -1) return { ok: true, replace };
+  return { ok: true, replace: [...replace, { start: last, end: text.length, with: "<V>" }], open: last };
+}
+
+Deno.test("holdback: a value reported open is held past the window until it ends, then masked whole", () => {
+  const value = `[[${"x".repeat(100)}]]`;
+  const text = `before ${value} after the value, and some more text.`;
+  for (const size of [1, 7, 30]) {
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+    const hb = createHoldback({ window: 8, cap: 200, check: bracketCheck });
+    let released = "";
+    for (const chunk of chunks) {
+      const step = hb.push(chunk);
+      assert.ok(
+        !step.release.includes("x"),
+        `a piece of the value went out: ${JSON.stringify(step.release)}`,
+      );
+      released += step.release;
+      assert.ok(hb.held <= 200 + 8 + size, `held ${hb.held}`);
+    }
+    released += hb.end().release;
+    assert.equal(released, "before <V> after the value, and some more text.");
+  }
+});
+
+Deno.test("holdback: a check while a value is open waits for `window` more characters", () => {
+  let checks = 0;
+  const hb = createHoldback({
+    window: 10,
+    cap: 1000,
+    check: (text) => {
+      checks++;
+      return bracketCheck(text);
+    },
+  });
+  assert.deepEqual(hb.push("ab [[xy"), { release: "" });
+  assert.equal(checks, 1);
+  for (let i = 0; i < 9; i++) assert.deepEqual(hb.push("z"), { release: "" });
+  assert.equal(checks, 1, "9 characters came: no check yet");
+  assert.deepEqual(hb.push("]] and then text"), { release: "ab <V> and" });
+  assert.equal(checks, 2);
+  assert.deepEqual(hb.end(), { release: " then text" });
+});
+
+Deno.test("holdback: past the cap an open value is no longer held (the check masks it), and held stays bounded", () => {
+  const hb = createHoldback({ window: 4, cap: 20, check: bracketCheck });
+  assert.deepEqual(hb.push("ok [["), { release: "o" });
+  assert.deepEqual(hb.push("y".repeat(10)), { release: "k " });
+  // 22 characters from the `[[`: more than the cap, so the check's mask through the end is released.
+  assert.deepEqual(hb.push("y".repeat(10)), { release: "<V>" });
+  assert.equal(hb.held, 0);
+  assert.throws(() => createHoldback({ window: 4, cap: -1, check: bracketCheck }), RangeError);
+});
+
+Deno.test("holdback: without a cap an open value is held no longer than the window", () => {
+  const hb = createHoldback({ window: 4, check: bracketCheck });
+  // The open value (from offset 3) is 9 characters long, past the default cap of 4: released as masked.
+  assert.deepEqual(hb.push("ok [[yyyyyyy"), { release: "ok <V>" });
+});
+
+Deno.test("holdback: `drop` removes the text's start at once, however short the text", () => {
+  let dropping = true;
+  const hb = createHoldback({
+    window: 10,
+    check: (text) => {
+      if (!dropping) return { ok: true };
+      const end = text.indexOf("|");
+      if (end !== -1) dropping = false;
+      return { ok: true, drop: end === -1 ? text.length : end + 1 };
+    },
+  });
+  assert.deepEqual(hb.push("rest of"), { release: "" });
+  assert.equal(hb.held, 0);
+  assert.deepEqual(hb.push(" it| then"), { release: "" });
+  assert.equal(hb.held, 5);
+  assert.deepEqual(hb.end(), { release: " then" });
+});

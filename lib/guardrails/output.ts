@@ -3,7 +3,8 @@
  * Messages, Gemini): a whole completion is checked at once; a stream is checked lane by lane (each choice's
  * content, each tool call's arguments) as it flows. Built-in recognizers run on a sliding window
  * (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a value
- * split across chunks is whole when checked, at a cost of at most `window` characters of delay. An external
+ * split across chunks is whole when checked, at a cost of at most `window` characters of delay; a longer value
+ * (a private key, a JWT) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external
  * service is asked per segment of `window` characters (one call each, awaited before the segment is
  * released). Masked values of the request come back last (mask.ts), after the checks read what the model
  * said. A denial ends the stream with the API's error event (the reader fails with the 400), never a clean end.
@@ -13,16 +14,25 @@
 import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import { isObject } from "../openai/types.ts";
 import type { TextSlot } from "../policy/text_slots.ts";
-import { createHoldback, type Holdback, type Replacement } from "./holdback.ts";
+import { type CheckResult, createHoldback, type Holdback, type Replacement } from "./holdback.ts";
 import { createUnmasker, type Unmasker } from "./mask.ts";
-import { findPii } from "./pii/index.ts";
+import { findPii, findUnfinished } from "./pii/index.ts";
 import type { RequestGuardrails } from "./request.ts";
 import type { ResolvedGuardrail } from "./resolved.ts";
+import type { LongValues } from "./types.ts";
 import { guardrailDenied, type GuardrailRequest, runGuardrails } from "./run.ts";
 import type { Peeked } from "../answer/stream_body.ts";
 
 /** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
 export const OUTPUT_WINDOW = 256;
+
+/**
+ * Characters a built-in check holds a long value for (a private key, a JWT: holdback.ts) until it ends, so it is
+ * checked whole; a longer one is refused or masked through its end without being seen whole. 16 KiB holds an
+ * RSA-8192 PEM key (about 6.5 KiB) and a JWT that fits an 8 KiB HTTP header; it bounds a lane's held text
+ * (UTF-16 code units).
+ */
+export const OUTPUT_CAP = 16 * 1024;
 
 /**
  * The fields of a chat message (and of a stream's delta) that carry what the model says in text, besides its
@@ -70,10 +80,22 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
 }
 
 /**
- * The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments. Their
- * `param` is empty: an answer's text is no parameter of the request, so its refusal names none (run.ts).
+ * The request's masked values as they go back into tool-call arguments. Arguments are JSON text and a
+ * placeholder the model wrote there stands inside a JSON string, so its value goes back escaped as in one
+ * (`JSON.stringify(value)` without its quotes): a PEM key's newlines as `\n`, a quote as `\"`. Put back raw,
+ * they would break the JSON the client parses (Responses' `arguments`, Messages' `tool_use` input too: all
+ * render from these arguments). Plain text (content, reasoning, refusal) gets the raw value.
  */
-function completionSlots(completion: ChatCompletion): TextSlot[] {
+function jsonEscaped(masks: ReadonlyMap<string, string>): Map<string, string> {
+  return new Map([...masks].map(([placeholder, value]) => [placeholder, JSON.stringify(value).slice(1, -1)]));
+}
+
+/**
+ * The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments (those
+ * also added to `args`, when given). Their `param` is empty: an answer's text is no parameter of the request,
+ * so its refusal names none (run.ts).
+ */
+function completionSlots(completion: ChatCompletion, args?: Set<TextSlot>): TextSlot[] {
   const slots: TextSlot[] = [];
   for (const choice of completion.choices) {
     const message = isObject(choice) ? choice.message : undefined;
@@ -84,7 +106,9 @@ function completionSlots(completion: ChatCompletion): TextSlot[] {
     }
     for (const [, fn] of callFunctions(message)) {
       if (typeof fn.arguments !== "string") continue;
-      slots.push({ param: "", text: fn.arguments, write: (t) => fn.arguments = t });
+      const slot: TextSlot = { param: "", text: fn.arguments, write: (t) => fn.arguments = t };
+      slots.push(slot);
+      args?.add(slot);
     }
   }
   return slots;
@@ -96,7 +120,8 @@ export async function guardCompletion(
   state: RequestGuardrails,
   req: Omit<GuardrailRequest, "phase" | "masker">,
 ): Promise<void> {
-  const slots = completionSlots(completion);
+  const args = new Set<TextSlot>();
+  const slots = completionSlots(completion, args);
   // Only the request's own placeholders come back: taken before the output guardrails mask through the same
   // masker, whose values the client must not get back.
   const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
@@ -110,41 +135,80 @@ export async function guardCompletion(
   }
   if (requestMasks === undefined) return;
   const unmasker = createUnmasker(requestMasks);
+  const argsUnmasker = createUnmasker(jsonEscaped(requestMasks));
   for (const slot of slots) {
-    const text = unmasker.unmaskText(slot.text);
+    const text = (args.has(slot) ? argsUnmasker : unmasker).unmaskText(slot.text);
     if (text !== slot.text) slot.write(text);
   }
 }
 
-/** Built-in guardrails as one synchronous window check: a denial, or the masks to apply; flags are noted. */
+/**
+ * Built-in guardrails as one synchronous window check: a denial, or the masks to apply; flags are noted. A
+ * value that may run on past the end of the text (a private key before its END line, a JWT still arriving) is
+ * reported `open`, so the hold-back keeps it until it ends and it is checked whole, as in a JSON answer. One
+ * longer than `cap` is refused under `deny` and masked under `mask`: its part so far becomes one placeholder,
+ * and what continues it (the next texts' start, as the hold-back released all of this one) is dropped up to its
+ * end, so the client never gets a piece of it; under `flag` it is noted and let through.
+ */
 function builtinCheck(
   guardrails: readonly ResolvedGuardrail[],
   state: RequestGuardrails,
   noted: Map<string, Set<string>>,
+  cap: number,
 ) {
-  return (text: string) => {
+  /** A value masked at the cap whose rest the next text starts with (dropped through its end). */
+  let cut: LongValues | undefined;
+  const placeholder = (value: string, type: string) =>
+    state.masker.mask(value, [{ type, start: 0, end: value.length }]);
+  return (text: string, final: boolean): CheckResult => {
     const replace: Replacement[] = [];
+    let from = 0;
+    if (cut !== undefined) {
+      const rest = cut.rest(text);
+      from = rest.ended || !final ? rest.end : text.length;
+      if (rest.ended) cut = undefined;
+    }
+    let open: number | undefined;
+    let cutAt = Infinity;
     for (const g of guardrails) {
-      const findings = findPii(text, g.pii ?? undefined);
-      if (findings.length === 0) continue;
-      const types = noted.get(g.name) ?? new Set<string>();
-      noted.set(g.name, types);
-      for (const f of findings) types.add(f.type);
+      const types = g.pii ?? undefined;
+      const found = final ? undefined : findUnfinished(text, types); // at the end, a value is as it stands
+      const unfinished = found !== undefined && found.start >= from ? found : undefined;
+      const over = unfinished !== undefined && text.length - unfinished.start > cap;
+      // A finding inside a value still open waits with it (no placeholder minted for a part of it).
+      const findings = findPii(text, types).filter((f) =>
+        f.start >= from && (unfinished === undefined || over || f.start < unfinished.start)
+      );
+      if (unfinished !== undefined && !over) open = Math.min(open ?? Infinity, unfinished.start);
+      if (findings.length === 0 && !over) continue;
+      const seen = noted.get(g.name) ?? new Set<string>();
+      noted.set(g.name, seen);
+      for (const f of findings) seen.add(f.type);
+      if (over) seen.add(unfinished.type);
       if (g.action === "deny") {
-        return { ok: false as const, reason: g.name, categories: [...types].sort() };
+        return { ok: false as const, reason: g.name, categories: [...seen].sort() };
       }
-      if (g.action === "mask") {
-        for (const f of findings) {
-          const masked = state.masker.mask(text.slice(f.start, f.end), [{
-            type: f.type,
-            start: 0,
-            end: f.end - f.start,
-          }]);
-          replace.push({ start: f.start, end: f.end, with: masked });
-        }
+      if (g.action !== "mask") continue;
+      for (const f of findings) {
+        replace.push({ start: f.start, end: f.end, with: placeholder(text.slice(f.start, f.end), f.type) });
+      }
+      if (over && unfinished.start < cutAt) {
+        const value = text.slice(unfinished.start);
+        replace.push({
+          start: unfinished.start,
+          end: text.length,
+          with: placeholder(value, unfinished.type),
+        });
+        cut = unfinished.long;
+        cutAt = unfinished.start;
       }
     }
-    return { ok: true as const, replace };
+    return {
+      ok: true as const,
+      replace,
+      ...(open === undefined ? {} : { open }),
+      ...(from > 0 ? { drop: from } : {}),
+    };
   };
 }
 
@@ -164,7 +228,11 @@ function laneOf(
   const builtins = state.output.filter((g) => !g.service);
   const externals = state.output.filter((g) => g.service);
   const holdback: Holdback | null = builtins.length > 0
-    ? createHoldback({ window: OUTPUT_WINDOW, check: builtinCheck(builtins, state, noted) })
+    ? createHoldback({
+      window: OUTPUT_WINDOW,
+      cap: OUTPUT_CAP,
+      check: builtinCheck(builtins, state, noted, OUTPUT_CAP),
+    })
     : null;
   const unmasker: Unmasker | null = requestMasks ? createUnmasker(requestMasks) : null;
   let segment = "";
@@ -215,6 +283,7 @@ export async function guardChunks(
   // The request's placeholders as they stand before any output guardrail masks through the same masker: a
   // lane opened later must not give back what an earlier lane's output check masked.
   const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
+  const argsMasks = requestMasks && jsonEscaped(requestMasks);
   const noted = new Map<string, Set<string>>();
   const onDeny = (g: ResolvedGuardrail): never => {
     const types = [...(noted.get(g.name) ?? [])].sort();
@@ -224,7 +293,10 @@ export async function guardChunks(
   const lanes = new Map<string, Lane>();
   const lane = (key: string) => {
     let l = lanes.get(key);
-    if (!l) lanes.set(key, l = laneOf(state, full, onDeny, noted, requestMasks));
+    if (l) return l;
+    // A tool call's arguments (`t<index>`, legacy `l`) get the values back JSON-escaped; the said lanes raw.
+    const said = SAID.some((s) => key.endsWith(`:${s.lane}`));
+    lanes.set(key, l = laneOf(state, full, onDeny, noted, said ? requestMasks : argsMasks));
     return l;
   };
   let last: ChatCompletionChunk = stream.first;

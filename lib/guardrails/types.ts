@@ -24,6 +24,27 @@ export interface Recognizer {
   /** Upper-case type name, used in placeholders (`<EMAIL_1>`) and policy outcomes (`EMAIL`). */
   readonly type: string;
   find(text: string): Finding[];
+  /** For a recognizer whose values can be longer than a stream's window (a private key, a JWT). */
+  readonly long?: LongValues;
+}
+
+/**
+ * How a stream, whose text arrives in pieces (holdback.ts), sees a value longer than its window whole: it holds
+ * the text from where such a value begins until the value ends (up to a cap), and past the cap it masks or
+ * refuses the value and what continues it.
+ */
+export interface LongValues {
+  /**
+   * Where a value begins that the end of `text` may leave unfinished — more text could complete it, or extend
+   * it past where `find` would end it — or -1.
+   */
+  unfinished(text: string): number;
+  /**
+   * `text` continues a value cut at the cap: `ended` with the value's `end` in it, or, while its end has not
+   * come, `end` the characters sure to be the value (a tail that may start its end marker, `-----END PRIV`,
+   * left out to be read again with more text).
+   */
+  rest(text: string): { readonly end: number; readonly ended: boolean };
 }
 
 /** What a guardrail service decided about a list of texts. */

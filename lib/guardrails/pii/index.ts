@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { Finding, Recognizer } from "../types.ts";
+import type { Finding, LongValues, Recognizer } from "../types.ts";
 import { card } from "./card.ts";
 import { email } from "./email.ts";
 import { iban } from "./iban.ts";
@@ -57,21 +57,51 @@ export const RECOGNIZERS: ReadonlyMap<string, Recognizer> = new Map(ALL.map((r) 
 
 const RANK: ReadonlyMap<string, number> = new Map(PII_TYPES.map((t, i) => [t, i]));
 
+/** A value a stream's text may have cut: where it starts, its type, and what finds where its rest ends. */
+export interface UnfinishedValue {
+  readonly start: number;
+  readonly type: string;
+  readonly long: LongValues;
+}
+
+/** The recognizers of the given types (all built-in ones when omitted); an unknown type throws. */
+function recognizersOf(types: readonly string[] | undefined): readonly Recognizer[] {
+  if (types === undefined) return ALL;
+  return [
+    ...new Set(types.map((t) => {
+      const r = RECOGNIZERS.get(t);
+      if (r === undefined) throw new RangeError(`unknown PII type: ${t}`);
+      return r;
+    })),
+  ];
+}
+
 /**
  * Every finding of the given types (all built-in types when omitted) in `text`, sorted by start, with no two
  * overlapping (see the module's rule). An unknown type name is a programming error (configs are validated
  * against {@link PII_TYPES}), so it throws a `RangeError` rather than silently finding nothing.
  */
 export function findPii(text: string, types?: readonly string[]): Finding[] {
-  const recognizers = types === undefined ? ALL : types.map((t) => {
-    const r = RECOGNIZERS.get(t);
-    if (r === undefined) throw new RangeError(`unknown PII type: ${t}`);
-    return r;
-  });
   const all: Finding[] = [];
-  for (const r of new Set(recognizers)) all.push(...r.find(text));
+  for (const r of recognizersOf(types)) all.push(...r.find(text));
   if (all.length <= 1) return all;
   return resolveOverlaps(all);
+}
+
+/**
+ * For a stream: the earliest value of the given types (all when omitted) that the end of `text` may leave
+ * unfinished (`Recognizer.long`), with what finds where its rest ends; none when no value is.
+ */
+export function findUnfinished(text: string, types?: readonly string[]): UnfinishedValue | undefined {
+  let found: UnfinishedValue | undefined;
+  for (const r of recognizersOf(types)) {
+    if (r.long === undefined) continue;
+    const start = r.long.unfinished(text);
+    if (start !== -1 && (found === undefined || start < found.start)) {
+      found = { start, type: r.type, long: r.long };
+    }
+  }
+  return found;
 }
 
 /** Keeps the longest (then most specific) of overlapping findings; the rest sorted by start. */

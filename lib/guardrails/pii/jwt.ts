@@ -8,6 +8,12 @@
  * JWT). Five-segment JWE tokens are not matched. Anything inside a JWT (an e-mail in its payload's text) is
  * part of the one JWT finding; the index resolves such overlaps.
  *
+ * On a stream (holdback.ts) a JWT can be longer than the window (real ones often are): `long.unfinished`
+ * reports a run starting with `eyJ` that reaches the end of the text and can still become a JWT (fewer than
+ * three dots, a header that decodes, if it is complete), so the stream holds it until a character outside the
+ * alphabet ends it and checks it whole; `long.rest` finds that end in the text that continues a run cut at the
+ * stream's cap.
+ *
  * Cost: each character is read once by the run scan (a run starts only where the previous character is
  * outside the alphabet), and only three-segment runs are decoded, each once.
  *
@@ -73,5 +79,40 @@ function find(text: string): Finding[] {
   return out;
 }
 
+/** The end of the run of JWT characters starting at `from`. */
+function runEnd(text: string, from: number): number {
+  let end = from;
+  while (end < text.length && isJwtChar(text.charCodeAt(end))) end++;
+  return end;
+}
+
+/** Where a run that reaches the end of `text` and may still grow into a JWT begins, or -1. */
+function unfinished(text: string): number {
+  for (let i = text.indexOf("eyJ"); i !== -1; i = text.indexOf("eyJ", i + 1)) {
+    if (i > 0 && isJwtChar(text.charCodeAt(i - 1))) continue;
+    const end = runEnd(text, i);
+    if (end < text.length) {
+      i = end - 1;
+      continue;
+    }
+    const run = text.slice(i);
+    const parts = run.split(".");
+    // Three dots only if the last is a sentence's full stop (the next character may still end the token).
+    if (parts.length > 4 || (parts.length === 4 && parts[3] !== "")) return -1;
+    if (parts.length > 1) {
+      const header = decodeObject(parts[0]);
+      if (header === null || typeof header.alg !== "string") return -1;
+    }
+    return i;
+  }
+  return -1;
+}
+
+/** Where the run of JWT characters that `text` continues ends; all of `text` while none ends it. */
+function rest(text: string): { end: number; ended: boolean } {
+  const end = runEnd(text, 0);
+  return { end, ended: end < text.length };
+}
+
 /** The JWT recognizer. */
-export const jwt: Recognizer = { type: "JWT", find };
+export const jwt: Recognizer = { type: "JWT", find, long: { unfinished, rest } };

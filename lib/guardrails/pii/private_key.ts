@@ -11,6 +11,11 @@
  * document that only names the header (`the file starts with -----BEGIN PRIVATE KEY-----`) or shows a
  * placeholder body (`...`) is not a key, and would otherwise be masked to the end of the text.
  *
+ * On a stream (holdback.ts) a key is longer than the window: `long.unfinished` reports a BEGIN line whose END
+ * has not come yet (with key material, or too little text after it to tell), so the stream holds the key until
+ * its END line and masks it whole; `long.rest` finds the END line in the text that continues a key cut at the
+ * stream's cap.
+ *
  * Cost: the label is bounded (40 characters), the material check reads at most a few hundred characters, and
  * the END search resumes where the last one stopped; once no END is found the match runs to the end and the
  * scan stops.
@@ -32,14 +37,24 @@ function isBase64(c: string): boolean {
   return /[A-Za-z0-9+/=]/.test(c);
 }
 
-/** Whether key material follows the BEGIN line ending at `from`. */
-function hasMaterial(text: string, from: number): boolean {
+/** A header line the text's end may have cut: a name, perhaps its `: ` and some of its value. */
+const HEADER_START = /^[A-Za-z][A-Za-z0-9-]*(?::(?: .*)?)?$/;
+
+/**
+ * Whether key material follows the BEGIN line ending at `from`: `"yes"`, `"no"`, or `"short"` when the text
+ * ends before that is known (fewer than 64 base64 characters yet, or in what may be a header line).
+ */
+function material(text: string, from: number): "yes" | "no" | "short" {
   let p = from;
+  let cutHeader = false;
   for (let h = 0; h < MAX_HEADERS; h++) {
     while (p < text.length && /\s/.test(text[p])) p++;
     const head = text.slice(p, p + MAX_HEADER_LINE + 1);
     const lineEnd = head.indexOf("\n");
-    if (lineEnd === -1) break;
+    if (lineEnd === -1) {
+      cutHeader = p + head.length === text.length && HEADER_START.test(head);
+      break;
+    }
     const line = head.slice(0, lineEnd);
     if (!/^[A-Za-z][A-Za-z0-9-]*: /.test(line)) break;
     p += line.length;
@@ -48,9 +63,9 @@ function hasMaterial(text: string, from: number): boolean {
   for (; p < text.length && count < MIN_MATERIAL; p++) {
     const c = text[p];
     if (isBase64(c)) count++;
-    else if (!/\s/.test(c)) return false;
+    else if (!/\s/.test(c)) return cutHeader ? "short" : "no";
   }
-  return count >= MIN_MATERIAL;
+  return count >= MIN_MATERIAL ? "yes" : "short";
 }
 
 function find(text: string): Finding[] {
@@ -60,7 +75,7 @@ function find(text: string): Finding[] {
   for (let m = begin.exec(text); m !== null; m = begin.exec(text)) {
     const start = m.index;
     const afterBegin = start + m[0].length;
-    if (!hasMaterial(text, afterBegin)) continue;
+    if (material(text, afterBegin) !== "yes") continue;
     end.lastIndex = afterBegin;
     const e = end.exec(text);
     if (e === null) {
@@ -74,5 +89,32 @@ function find(text: string): Finding[] {
   return out;
 }
 
+/** Where a key begins whose END line is not in `text` (with material, or too little text to tell), or -1. */
+function unfinished(text: string): number {
+  const begin = new RegExp(BEGIN.source, "g");
+  const end = new RegExp(END.source, "g");
+  for (let m = begin.exec(text); m !== null; m = begin.exec(text)) {
+    const afterBegin = m.index + m[0].length;
+    if (material(text, afterBegin) === "no") continue;
+    end.lastIndex = afterBegin;
+    const e = end.exec(text);
+    if (e === null) return m.index;
+    begin.lastIndex = e.index + e[0].length;
+  }
+  return -1;
+}
+
+/** What may be the start of an END line at the end of a text (`-`, `-----EN`, `-----END RSA PRIV`…). */
+const END_START = /-{1,5}(?:E(?:N(?:D(?: [A-Z0-9 ]{0,110}-{0,4})?)?)?)?$/;
+
+/** Through the END line in `text`, which continues a key; before it comes, all but what may start it. */
+function rest(text: string): { end: number; ended: boolean } {
+  const e = new RegExp(END.source, "g").exec(text);
+  if (e !== null) return { end: e.index + e[0].length, ended: true };
+  const tail = text.slice(-130); // longer than any END line, so the search is bounded
+  const partial = END_START.exec(tail);
+  return { end: partial === null ? text.length : text.length - tail.length + partial.index, ended: false };
+}
+
 /** The PRIVATE_KEY recognizer. */
-export const privateKey: Recognizer = { type: "PRIVATE_KEY", find };
+export const privateKey: Recognizer = { type: "PRIVATE_KEY", find, long: { unfinished, rest } };
