@@ -88,6 +88,20 @@ export function canonicalTime(value: string, param = "time"): string {
   return new Date(ms).toISOString();
 }
 
+/**
+ * The SELECT of a budget's seed: what the records whose `column` is the first parameter spent from the second (a
+ * time) on, as `tokens` and `cost` (read by {@linkcode spendOf}); the same sums as `/admin/usage`'s.
+ */
+export function spendSql(column: "token_id" | "team_id", dialect: SqlDialect): string {
+  return `SELECT ${dialect.sum("prompt_tokens + completion_tokens")} AS tokens, ${dialect.sum("cost")} AS cost
+     FROM usage WHERE ${column} = ? AND time >= ?`;
+}
+
+/** A budget's seed from the row of {@linkcode spendSql} (none: nothing spent). */
+export function spendOf(row: Record<string, unknown> | undefined): { tokens: number; cost: number } {
+  return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+}
+
 /** A retention batch's size: a positive whole number (anything else would delete nothing, or everything). */
 export function batchLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1) {
@@ -258,7 +272,7 @@ function keyColumns(keys: UsageGroupKey[], dialect: SqlDialect) {
 function aggregateSql(keys: UsageGroupKey[], where: SqlQuery, dialect: SqlDialect): [SqlQuery, SqlQuery] {
   const { select, aliases, from } = keyColumns(keys, dialect);
   const groupBy = keys.length ? ` GROUP BY ${aliases.join(", ")}` : "";
-  const sums = SUMMED.map((field) => `COALESCE(SUM(${SUMS[field]}), 0) AS ${field},\n       `).join("");
+  const sums = SUMMED.map((field) => `${dialect.sum(SUMS[field])} AS ${field},\n       `).join("");
   const main = `SELECT ${select}COUNT(*) AS requests,
        ${sums}${dialect.percentiles} AS pcts
      FROM ${from} WHERE ${where.sql}${groupBy}`;

@@ -58,6 +58,13 @@ export interface SqlDialect {
   bytewise(expr: string): string;
   /** The aggregate of the latencies' p50, p90 and p99 (nearest-rank), read back by `percentilesOf`. */
   percentiles: string;
+  /**
+   * The sum of `expr` over the rows (0 for none), never failing; of integers, read back with `Number`, the exact
+   * sum rounded once to a double in both databases (exact below 2^53). A record's counts are accepted up to
+   * 2^53 - 1, so a thousand of them pass SQLite's 64-bit range, where its `SUM` throws "integer overflow"
+   * (failing `/admin/usage` and a budget's seed); and `node:sqlite` throws on reading an integer past 2^53.
+   */
+  sum(expr: string): string;
 }
 
 /**
@@ -81,6 +88,9 @@ export const SQLITE_DIALECT: SqlDialect = {
        WHERE json_extract(g.value, '$.name') = ?)`,
   bytewise: (expr) => expr,
   percentiles: `${SQLITE_PERCENTILES_FN}(latency_ms)`,
+  // TOTAL adds integers exactly in 64 bits and, past them, goes on as a compensated floating-point sum instead
+  // of throwing; its double is the exact sum rounded once, as `Number` rounds PostgreSQL's exact numeric.
+  sum: (expr) => `TOTAL(${expr})`,
 };
 
 /**
@@ -105,6 +115,8 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // The first value whose cumulative share reaches p: the value at rank ⌈p·n⌉, nearest-rank as in SQLite.
   // As JSON: the client does not fetch the database's array types (see connectPostgres), and JSON it parses.
   percentiles: "to_json(percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms))",
+  // The sum of a bigint is an exact numeric (text to the client), which cannot overflow.
+  sum: (expr) => `COALESCE(SUM(${expr}), 0)`,
 };
 
 /** The part of `node:sqlite`'s `DatabaseSync` that registers an aggregate (in Deno and Bun alike). */
