@@ -91,3 +91,54 @@ Deno.test("sums of ordinary counts stay exact integers in both stores", async (t
     assert.equal((await db.sumSince("cfg_nobody", SINCE)).tokens, 0, name);
   });
 });
+
+Deno.test("money sums are the same number from both stores: 10,000 × $0.001 is $10, in totals, groups and seeds", async (t) => {
+  const records = Array.from(
+    { length: 10_000 },
+    (_, i) => makeRecord(i, { cost: 0.001, cost_input: 0.001, saved_cost: 0.001, team_id: "tm_a" }),
+  );
+  await onBothStores(t, records, async (db, name) => {
+    const { totals, groups, token, team } = await sumsOf(db);
+    assert.deepEqual([totals.cost, totals.cost_input, totals.saved_cost], [10, 10, 10], name);
+    assert.deepEqual(groups.map((g) => g.cost), [10], name);
+    assert.equal(token.cost, 10, name);
+    assert.equal(team.cost, 10, name);
+  });
+});
+
+Deno.test("money sums of realistic prices are the double nearest their exact decimal, in both stores", async (t) => {
+  // Prices per million tokens as the catalog gives them (at most 3 decimals): each cost is a whole number of
+  // nanodollars, priced in doubles as the gateway prices it.
+  const prices = [[2.5, 10], [0.075, 0.3], [1.25, 5], [0.15, 0.6], [3, 15]];
+  let nanos = 0n;
+  let seed = 11;
+  const next = (k: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % k;
+  const records = Array.from({ length: 3_000 }, (_, i) => {
+    const [input, output] = prices[next(prices.length)];
+    const [prompt, completion] = [next(200_000), next(8_000)];
+    nanos += BigInt(prompt * Math.round(input * 1_000) + completion * Math.round(output * 1_000));
+    return makeRecord(i, { cost: (prompt * input + completion * output) / 1e6 });
+  });
+  const exact = Number(nanos) / 1e9;
+  await onBothStores(t, records, async (db, name) => {
+    const { totals, token } = await sumsOf(db);
+    assert.equal(totals.cost, exact, name);
+    assert.equal(token.cost, exact, name);
+  });
+});
+
+Deno.test("a record's absurd cost counts as at most 2^63 - 1 picodollars, either sign, and fails neither store", async (t) => {
+  const records = [
+    makeRecord(0, { cost: 1e300, team_id: "tm_a" }),
+    makeRecord(1, { cost: 0.5, team_id: "tm_a" }),
+    makeRecord(2, { cost: -1e300 }),
+  ];
+  const most = 2n ** 63n - 1n;
+  await onBothStores(t, records, async (db, name) => {
+    const { totals, team } = await sumsOf(db);
+    assert.equal(totals.cost, Number(most + 500_000_000_000n - 2n ** 63n) / 1e12, name);
+    assert.equal(team.cost, Number(most + 500_000_000_000n) / 1e12, name);
+    assert.equal((await db.query({ to: "2025-01-01T00:00:01Z" })).totals.cost, Number(most) / 1e12, name);
+    assert.equal((await db.query({ from: "2025-01-01T00:00:02Z" })).totals.cost, -(2 ** 63) / 1e12, name);
+  });
+});
