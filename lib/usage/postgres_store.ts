@@ -14,7 +14,15 @@
 import { GatewayError } from "../errors.ts";
 import type { RecordListQuery, RecordPage, UsageQuery, UsageReport } from "./record.ts";
 import { runListRecordsAsync } from "./record_list.ts";
-import { batchLimit, canonicalTime, runUsageQueryAsync, type SqlValue, UsageQueryError } from "./query.ts";
+import {
+  batchLimit,
+  canonicalTime,
+  runUsageQueryAsync,
+  spendOf,
+  spendSql,
+  type SqlValue,
+  UsageQueryError,
+} from "./query.ts";
 import { POSTGRES_DIALECT } from "./sql_dialect.ts";
 import {
   isConnectionFailure,
@@ -132,12 +140,11 @@ export function createPostgresStore(
   /** What the records whose `column` is `value` spent since `sinceIso`: a token's or a team's budget seed. */
   const spendSince = (column: "token_id" | "team_id", value: string, sinceIso: string) =>
     call("budget sum", async (sql) => {
-      const [row] = await sql.unsafe(
-        `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-         FROM usage WHERE ${column} = $1 AND time >= $2`,
-        [value, canonicalTime(sinceIso, "since")],
-      );
-      return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      const [row] = await sql.unsafe(numbered(spendSql(column, POSTGRES_DIALECT)), [
+        value,
+        canonicalTime(sinceIso, "since"),
+      ]);
+      return spendOf(row);
     });
 
   const tokens = createPostgresTokenStore(call, {

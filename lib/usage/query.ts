@@ -15,6 +15,7 @@
 import {
   CACHE_HITS,
   CACHE_LOOKUPS,
+  COST_CLASS_COLUMNS,
   POLICY_OUTCOMES,
   type PolicyOutcome,
   USAGE_FILTER_COLUMNS,
@@ -24,7 +25,14 @@ import {
   type UsageReport,
   type UsageTotals,
 } from "./record.ts";
-import { GROUP_EXPR, nearestRank, PERCENTILES, type SqlDialect, SQLITE_DIALECT } from "./sql_dialect.ts";
+import {
+  GROUP_EXPR,
+  moneyOf,
+  nearestRank,
+  PERCENTILES,
+  type SqlDialect,
+  SQLITE_DIALECT,
+} from "./sql_dialect.ts";
 import { type GroupPage, groupPageOf, keyRangeSql, type KeyTuple } from "./group_page.ts";
 
 import { UsageQueryError } from "./query_error.ts";
@@ -66,10 +74,20 @@ const SUMS: Readonly<Record<SummedField, string>> = {
 
 const SUMMED = Object.keys(SUMS) as SummedField[];
 
+/** The summed fields that are money: summed as whole units (`SqlDialect.money`), so both stores agree. */
+const MONEY: ReadonlySet<SummedField> = new Set(["cost", "saved_cost", ...COST_CLASS_COLUMNS]);
+
+/** The sum of a summed field, in `dialect`. */
+const sumSql = (field: SummedField, dialect: SqlDialect) =>
+  dialect.sum(MONEY.has(field) ? dialect.money(SUMS[field]) : SUMS[field]);
+
 /** The summed fields of one row of the main query (column per field, by its name), or all zero. */
 function sumsOf(row: Record<string, unknown> | null): Record<SummedField, number> {
   const sums = {} as Record<SummedField, number>;
-  for (const field of SUMMED) sums[field] = row === null ? 0 : Number(row[field] ?? 0);
+  for (const field of SUMMED) {
+    const value = row === null ? 0 : row[field];
+    sums[field] = MONEY.has(field) ? moneyOf(value) : Number(value ?? 0);
+  }
   return sums;
 }
 
@@ -86,6 +104,21 @@ export function canonicalTime(value: string, param = "time"): string {
     throw new UsageQueryError(`${param} must be an ISO 8601 time`, param);
   }
   return new Date(ms).toISOString();
+}
+
+/**
+ * The SELECT of a budget's seed: what the records whose `column` is the first parameter spent from the second (a
+ * time) on, as `tokens` and `cost` (read by {@linkcode spendOf}); the same sums as `/admin/usage`'s.
+ */
+export function spendSql(column: "token_id" | "team_id", dialect: SqlDialect): string {
+  const tokens = dialect.sum("prompt_tokens + completion_tokens");
+  const cost = sumSql("cost", dialect);
+  return `SELECT ${tokens} AS tokens, ${cost} AS cost FROM usage WHERE ${column} = ? AND time >= ?`;
+}
+
+/** A budget's seed from the row of {@linkcode spendSql} (none: nothing spent). */
+export function spendOf(row: Record<string, unknown> | undefined): { tokens: number; cost: number } {
+  return { tokens: Number(row?.tokens ?? 0), cost: moneyOf(row?.cost) };
 }
 
 /** A retention batch's size: a positive whole number (anything else would delete nothing, or everything). */
@@ -258,7 +291,7 @@ function keyColumns(keys: UsageGroupKey[], dialect: SqlDialect) {
 function aggregateSql(keys: UsageGroupKey[], where: SqlQuery, dialect: SqlDialect): [SqlQuery, SqlQuery] {
   const { select, aliases, from } = keyColumns(keys, dialect);
   const groupBy = keys.length ? ` GROUP BY ${aliases.join(", ")}` : "";
-  const sums = SUMMED.map((field) => `COALESCE(SUM(${SUMS[field]}), 0) AS ${field},\n       `).join("");
+  const sums = SUMMED.map((field) => `${sumSql(field, dialect)} AS ${field},\n       `).join("");
   const main = `SELECT ${select}COUNT(*) AS requests,
        ${sums}${dialect.percentiles} AS pcts
      FROM ${from} WHERE ${where.sql}${groupBy}`;

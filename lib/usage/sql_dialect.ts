@@ -58,6 +58,37 @@ export interface SqlDialect {
   bytewise(expr: string): string;
   /** The aggregate of the latencies' p50, p90 and p99 (nearest-rank), read back by `percentilesOf`. */
   percentiles: string;
+  /**
+   * The sum of `expr` over the rows (0 for none), never failing; of integers, read back with `Number`, the exact
+   * sum rounded once to a double in both databases (exact below 2^53). A record's counts are accepted up to
+   * 2^53 - 1, so a thousand of them pass SQLite's 64-bit range, where its `SUM` throws "integer overflow"
+   * (failing `/admin/usage` and a budget's seed); and `node:sqlite` throws on reading an integer past 2^53.
+   */
+  sum(expr: string): string;
+  /**
+   * A money column of a record in whole picodollars, for {@linkcode SqlDialect.sum}: `trunc(amount × 10^12 +
+   * 0.5)` in doubles (the nearest; a negative amount, which the gateway never writes, is up to one more), and
+   * past 64-bit integers the nearest end of them, as SQLite's CAST saturates. {@linkcode moneyOf} reads the sum
+   * back, and says why.
+   */
+  money(column: string): string;
+}
+
+/**
+ * A sum of {@linkcode SqlDialect.money} (picodollars: 10^-12 of the price table's currency) as the amount it
+ * stands for. Money is summed as whole picodollars, not as the doubles the records hold, because a sum of
+ * doubles depends on its order and method: PostgreSQL's `sum(double precision)` adds in scan order (10,000 ×
+ * $0.001 gives 9.999999999999897), SQLite's is compensated (10), so a $10 budget was seeded as reached by one
+ * store and not by the other. Integers add exactly in both (see {@linkcode SqlDialect.sum}), and a record's
+ * picodollars are the same IEEE operations in both, so the two stores answer the very same number, and a sum
+ * of amounts of few decimals comes out as the double nearest its exact decimal. A record loses at most half a
+ * picodollar (the catalog's prices have at most 3 decimals per million tokens, 9 per token; a price with up to
+ * 6 is kept exactly), and counts for at most about 9.2 million (2^63 - 1 picodollars): no request costs that,
+ * only absurd counts the gateway accepts (up to 2^53 - 1) can.
+ */
+export function moneyOf(units: unknown): number {
+  // Dividing by 1e12 (exact) rather than multiplying by 1e-12 (inexact): the double nearest the exact decimal.
+  return Number(units ?? 0) / 1e12;
 }
 
 /**
@@ -81,6 +112,12 @@ export const SQLITE_DIALECT: SqlDialect = {
        WHERE json_extract(g.value, '$.name') = ?)`,
   bytewise: (expr) => expr,
   percentiles: `${SQLITE_PERCENTILES_FN}(latency_ms)`,
+  // TOTAL adds integers exactly in 64 bits and, past them, goes on as a compensated floating-point sum instead
+  // of throwing; its double is the exact sum rounded once, as `Number` rounds PostgreSQL's exact numeric.
+  sum: (expr) => `TOTAL(${expr})`,
+  // The cast truncates, and saturates past 64 bits (as an overflowing product, Infinity): one operation per
+  // column less than a clamp, for a query that sums eight of them over every record it reads.
+  money: (c) => `CAST(${c} * 1e12 + 0.5 AS INTEGER)`,
 };
 
 /**
@@ -105,6 +142,17 @@ export const POSTGRES_DIALECT: SqlDialect = {
   // The first value whose cumulative share reaches p: the value at rank ⌈p·n⌉, nearest-rank as in SQLite.
   // As JSON: the client does not fetch the database's array types (see connectPostgres), and JSON it parses.
   percentiles: "to_json(percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY latency_ms))",
+  // The sum of a bigint is an exact numeric (text to the client), which cannot overflow.
+  sum: (expr) => `COALESCE(SUM(${expr}), 0)`,
+  // SQLite's picodollars exactly: the same double operations (float8 constants: a numeric one would make the
+  // product numeric), then its cast's truncation and saturation (a cast to bigint would round half to even, and
+  // fail past 64 bits). The clamp at 10 million, past which SQLite's product saturates too, keeps the product
+  // finite, which PostgreSQL would otherwise refuse.
+  money: (c) => {
+    const x = `(GREATEST(LEAST(${c}, float8 '1e7'), float8 '-1e7') * float8 '1e12' + float8 '0.5')`;
+    return `CASE WHEN ${x} >= float8 '9223372036854775808' THEN 9223372036854775807
+       ELSE CAST(trunc(GREATEST(${x}, float8 '-9223372036854775808')) AS bigint) END`;
+  },
 };
 
 /** The part of `node:sqlite`'s `DatabaseSync` that registers an aggregate (in Deno and Bun alike). */

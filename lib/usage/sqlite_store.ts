@@ -27,8 +27,8 @@ import {
   type UsageQuery,
   type UsageReport,
 } from "./record.ts";
-import { batchLimit, canonicalTime, runUsageQuery, type SqlValue } from "./query.ts";
-import { registerSqliteFunctions } from "./sql_dialect.ts";
+import { batchLimit, canonicalTime, runUsageQuery, spendOf, spendSql, type SqlValue } from "./query.ts";
+import { registerSqliteFunctions, SQLITE_DIALECT } from "./sql_dialect.ts";
 import { runListRecords } from "./record_list.ts";
 import { SQLITE_USAGE_INDEXES } from "./usage_indexes.ts";
 import { type StoredUsageRecord, uidOf, type UsageDatabase } from "./store.ts";
@@ -202,14 +202,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     }
     for (; i < end; i++) insertStmt.run(...usageRow(records[i]));
   };
-  const sumStmt = db.prepare(
-    `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-     FROM usage WHERE token_id = ? AND time >= ?`,
-  );
-  const teamSumStmt = db.prepare(
-    `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens, COALESCE(SUM(cost), 0) AS cost
-     FROM usage WHERE team_id = ? AND time >= ?`,
-  );
+  const sumStmt = db.prepare(spendSql("token_id", SQLITE_DIALECT));
+  const teamSumStmt = db.prepare(spendSql("team_id", SQLITE_DIALECT));
   const deleteStmt = db.prepare(
     "DELETE FROM usage WHERE rowid IN (SELECT rowid FROM usage WHERE time < ? LIMIT ?)",
   );
@@ -221,8 +215,9 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
   const spendSince = (stmt: typeof sumStmt, value: string, sinceIso: string) =>
     run(() => {
       open();
-      const row = stmt.get(value, canonicalTime(sinceIso, "since")) as Record<string, unknown> | undefined;
-      return { tokens: Number(row?.tokens ?? 0), cost: Number(row?.cost ?? 0) };
+      return spendOf(
+        stmt.get(value, canonicalTime(sinceIso, "since")) as Record<string, unknown> | undefined,
+      );
     });
 
   return {
