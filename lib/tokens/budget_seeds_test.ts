@@ -12,7 +12,8 @@ import { createMemoryLogger } from "../log.ts";
 import { SEED_CONCURRENCY, servedRows } from "./budget_seeds.ts";
 import { createTokenDirectory } from "./directory.ts";
 import { createMemoryTokenStore } from "./store_memory.ts";
-import type { AuditEntry, StoredTeam, StoredToken } from "./types.ts";
+import { creationAudit, storedTeam, storedToken } from "./stored_rows_test_helpers.ts";
+import type { StoredTeam, StoredToken } from "./types.ts";
 
 const CONFIG = `
 providers:
@@ -26,59 +27,6 @@ function state(): { config: ResolvedConfig } {
   const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
   if (!result.ok) throw new Error(JSON.stringify(result.issues));
   return { config: result.config };
-}
-
-let seq = 0;
-function stored(name: string, fields: Partial<StoredToken> = {}): StoredToken {
-  return {
-    id: `tok_${(++seq).toString(16).padStart(24, "0")}`,
-    name,
-    environment: "test",
-    description: null,
-    models: ["chat-*"],
-    endpoints: null,
-    limits: null,
-    budget: null,
-    max_tokens: null,
-    cache: null,
-    expires_at: null,
-    disabled: false,
-    created_at: "2026-11-24T09:00:00.000Z",
-    updated_at: "2026-11-24T09:00:00.000Z",
-    created_by: "ops",
-    revoked_at: null,
-    rotated_at: null,
-    secrets: [{ sha256: hashToken(`secret-of-${name}`), expires_at: null }],
-    ...fields,
-  };
-}
-
-function team(name: string, fields: Partial<StoredTeam> = {}): StoredTeam {
-  return {
-    id: `tm_${(++seq).toString(16).padStart(24, "0")}`,
-    name,
-    description: null,
-    budget: null,
-    limits: null,
-    models: null,
-    created_at: "2026-11-24T09:00:00.000Z",
-    updated_at: "2026-11-24T09:00:00.000Z",
-    created_by: "ops",
-    deleted_at: null,
-    ...fields,
-  };
-}
-
-function audit(token: StoredToken): AuditEntry {
-  return {
-    id: `aud_${(++seq).toString(16).padStart(24, "0")}`,
-    time: new Date().toISOString(),
-    actor: "ops",
-    action: "create",
-    token_id: token.id,
-    token_name: token.name,
-    changes: {},
-  };
 }
 
 /** A promise resolved from outside. */
@@ -114,19 +62,22 @@ Deno.test("budget seeds: a revoke is served while a new token's first seed is un
   });
   const s = state();
   try {
-    const victim = stored("victim");
-    await store.put(victim, audit(victim));
+    const victim = storedToken("victim");
+    await store.put(victim, creationAudit(victim));
     await directory.refresh();
     assert.ok(served(directory.apply(s), "victim"));
 
-    const fresh = stored("fresh", { budget: DAY_TOKENS });
-    await store.put(fresh, audit(fresh));
+    const fresh = storedToken("fresh", { budget: DAY_TOKENS });
+    await store.put(fresh, creationAudit(fresh));
     const created = directory.refresh(); // the slow seed of `fresh` starts and stays under way
     assert.ok(await within(2_000, () => seedOf.has("fresh")));
     assert.equal(served(directory.apply(s), "fresh"), undefined, "not served before its budget is seeded");
 
     const revokedAt = "2026-11-24T10:00:00.000Z";
-    await store.put({ ...victim, revoked_at: revokedAt, updated_at: revokedAt, secrets: [] }, audit(victim));
+    await store.put(
+      { ...victim, revoked_at: revokedAt, updated_at: revokedAt, secrets: [] },
+      creationAudit(victim),
+    );
     const revoked = directory.refresh();
     assert.ok(
       await within(2_000, () => served(directory.apply(s), "victim") === undefined),
@@ -156,15 +107,18 @@ Deno.test("budget seeds: a failed seed is served and retried in the background, 
   });
   const s = state();
   try {
-    const budgeted = stored("budgeted", { budget: DAY_TOKENS });
-    const victim = stored("victim");
-    for (const t of [budgeted, victim]) await store.put(t, audit(t));
+    const budgeted = storedToken("budgeted", { budget: DAY_TOKENS });
+    const victim = storedToken("victim");
+    for (const t of [budgeted, victim]) await store.put(t, creationAudit(t));
     await directory.refresh();
     assert.equal(calls, 1);
     assert.ok(served(directory.apply(s), "budgeted"), "a failed seed is served meanwhile");
 
     const revokedAt = "2026-11-24T10:00:00.000Z";
-    await store.put({ ...victim, revoked_at: revokedAt, updated_at: revokedAt, secrets: [] }, audit(victim));
+    await store.put(
+      { ...victim, revoked_at: revokedAt, updated_at: revokedAt, secrets: [] },
+      creationAudit(victim),
+    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const answered = await Promise.race([
       directory.refresh().then(() => true),
@@ -192,8 +146,8 @@ Deno.test("budget seeds: a changed budget waits for its seed, the rest of the ch
   });
   const s = state();
   try {
-    const token = stored("changing", { budget: DAY_TOKENS });
-    await store.put(token, audit(token));
+    const token = storedToken("changing", { budget: DAY_TOKENS });
+    await store.put(token, creationAudit(token));
     await directory.refresh();
     const monthCost = { cost: 5, period: "month" as const };
     await store.put({
@@ -201,7 +155,7 @@ Deno.test("budget seeds: a changed budget waits for its seed, the rest of the ch
       models: ["chat-a"],
       budget: monthCost,
       updated_at: "2026-11-24T10:00:00.000Z",
-    }, audit(token));
+    }, creationAudit(token));
     const changed = directory.refresh();
     assert.ok(await within(2_000, () => calls === 2), "the new budget's seed is under way");
     const during = served(directory.apply(s), "changing");
@@ -235,8 +189,8 @@ Deno.test("budget seeds: new budgets are seeded a few at a time, not one after a
   });
   try {
     for (let i = 0; i < SEED_CONCURRENCY * 3; i++) {
-      const t = stored(`budgeted-${i}`, { budget: DAY_TOKENS });
-      await store.put(t, audit(t));
+      const t = storedToken(`budgeted-${i}`, { budget: DAY_TOKENS });
+      await store.put(t, creationAudit(t));
     }
     const loaded = directory.refresh();
     assert.ok(await within(2_000, () => most >= SEED_CONCURRENCY), `seeds run side by side (${most})`);
@@ -251,10 +205,10 @@ Deno.test("budget seeds: new budgets are seeded a few at a time, not one after a
 });
 
 Deno.test("budget seeds: a token joining a team whose budget waits keeps its team meanwhile; a new one waits", () => {
-  const before = team("old-team");
-  const fresh = team("new-team", { budget: DAY_TOKENS });
-  const mover = stored("mover", { team: before.name, team_id: before.id });
-  const newcomer = stored("newcomer", { team: fresh.name, team_id: fresh.id });
+  const before = storedTeam("old-team");
+  const fresh = storedTeam("new-team", { budget: DAY_TOKENS });
+  const mover = storedToken("mover", { team: before.name, team_id: before.id });
+  const newcomer = storedToken("newcomer", { team: fresh.name, team_id: fresh.id });
   const pending = (owner: StoredToken | StoredTeam) => owner.id === fresh.id;
   const moved = { ...mover, team: fresh.name, team_id: fresh.id };
   const view = servedRows([moved, newcomer], [before, fresh], { tokens: [mover], teams: [before] }, pending);

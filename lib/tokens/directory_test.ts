@@ -11,6 +11,7 @@ import { createMemoryLogger } from "../log.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { createTokenDirectory } from "./directory.ts";
 import { createMemoryTokenStore } from "./store_memory.ts";
+import { creationAudit, storedToken } from "./stored_rows_test_helpers.ts";
 import type { AuditEntry, StoredTeam, StoredToken, TokenStore } from "./types.ts";
 
 const CONFIG = `
@@ -28,44 +29,6 @@ function config(): ResolvedConfig {
   const result = parseConfigText(CONFIG, { source: "<test>", env: {} });
   if (!result.ok) throw new Error(JSON.stringify(result.issues));
   return result.config;
-}
-
-let seq = 0;
-function stored(name: string, fields: Partial<StoredToken> = {}): StoredToken {
-  const id = `tok_${(++seq).toString(16).padStart(24, "0")}`;
-  return {
-    id,
-    name,
-    environment: "test",
-    description: null,
-    models: ["chat-*"],
-    endpoints: null,
-    limits: null,
-    budget: null,
-    max_tokens: null,
-    cache: null,
-    expires_at: null,
-    disabled: false,
-    created_at: "2026-11-24T09:00:00.000Z",
-    updated_at: "2026-11-24T09:00:00.000Z",
-    created_by: "ops",
-    revoked_at: null,
-    rotated_at: null,
-    secrets: [{ sha256: hashToken(`secret-of-${name}`), expires_at: null }],
-    ...fields,
-  };
-}
-
-function audit(token: StoredToken): AuditEntry {
-  return {
-    id: `aud_${(++seq).toString(16).padStart(24, "0")}`,
-    time: new Date().toISOString(),
-    actor: "ops",
-    action: "create",
-    token_id: token.id,
-    token_name: token.name,
-    changes: {},
-  };
 }
 
 /** A memory store that can be made to fail, as a database that went away. */
@@ -89,14 +52,14 @@ function flakyStore(): TokenStore & { down: boolean } {
 
 Deno.test("directory: stored tokens join the config's, memoized per state and load", async () => {
   const store = createMemoryTokenStore();
-  const ci = stored("ci-bot", { models: ["chat-*"], endpoints: ["chat"], max_tokens: 100 });
-  await store.put(ci, audit(ci));
-  const off = stored("cache-off", { cache: false });
-  await store.put(off, audit(off));
-  const aged = stored("cache-aged", { cache: { no_store: false, no_cache: true, max_age: 60_000 } });
-  await store.put(aged, audit(aged));
-  const gone = stored("gone", { revoked_at: "2026-11-24T09:05:00.000Z" });
-  await store.put(gone, audit(gone));
+  const ci = storedToken("ci-bot", { models: ["chat-*"], endpoints: ["chat"], max_tokens: 100 });
+  await store.put(ci, creationAudit(ci));
+  const off = storedToken("cache-off", { cache: false });
+  await store.put(off, creationAudit(off));
+  const aged = storedToken("cache-aged", { cache: { no_store: false, no_cache: true, max_age: 60_000 } });
+  await store.put(aged, creationAudit(aged));
+  const gone = storedToken("gone", { revoked_at: "2026-11-24T09:05:00.000Z" });
+  await store.put(gone, creationAudit(gone));
   const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
   try {
     await directory.refresh();
@@ -120,8 +83,8 @@ Deno.test("directory: stored tokens join the config's, memoized per state and lo
     assert.equal(state.config.tokens.size, 1, "the config itself is not changed");
     assert.equal(directory.status().count, 3);
 
-    const later = stored("later");
-    await store.put(later, audit(later));
+    const later = storedToken("later");
+    await store.put(later, creationAudit(later));
     assert.equal(directory.apply(state), applied, "nothing new until the store is read again");
     await directory.refresh();
     const next = directory.apply(state);
@@ -136,7 +99,7 @@ Deno.test("directory: a rotated-out secret works until its grace end, capped by 
   const store = createMemoryTokenStore();
   const now = Date.now();
   const tokenEnd = new Date(now + 60_000).toISOString();
-  const t = stored("rotated", {
+  const t = storedToken("rotated", {
     expires_at: tokenEnd,
     secrets: [
       { sha256: hashToken("new"), expires_at: null },
@@ -144,7 +107,7 @@ Deno.test("directory: a rotated-out secret works until its grace end, capped by 
       { sha256: hashToken("older"), expires_at: new Date(now + 3_600_000).toISOString() },
     ],
   });
-  await store.put(t, audit(t));
+  await store.put(t, creationAudit(t));
   const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
   try {
     await directory.refresh();
@@ -159,8 +122,8 @@ Deno.test("directory: a rotated-out secret works until its grace end, capped by 
 
 Deno.test("directory: a config token wins a name clash, logged once", async () => {
   const store = createMemoryTokenStore();
-  const clash = stored("from-file");
-  await store.put(clash, audit(clash));
+  const clash = storedToken("from-file");
+  await store.put(clash, creationAudit(clash));
   const logger = createMemoryLogger();
   const directory = createTokenDirectory({ store, logger, pollMs: 60_000 });
   try {
@@ -177,8 +140,8 @@ Deno.test("directory: a config token wins a name clash, logged once", async () =
 
 Deno.test("directory: fail static while the store is down, one log line per change of state", async () => {
   const store = flakyStore();
-  const t = stored("kept");
-  await store.put(t, audit(t));
+  const t = storedToken("kept");
+  await store.put(t, creationAudit(t));
   const logger = createMemoryLogger();
   const metrics = new GatewayMetrics();
   const directory = createTokenDirectory({ store, logger, metrics, pollMs: 20 });
@@ -233,8 +196,8 @@ Deno.test("directory: a change made elsewhere arrives by the version check, and 
   try {
     await polled.refresh();
     await listening.refresh();
-    const t = stored("elsewhere");
-    await store.put(t, audit(t)); // another replica's write: nobody here calls refresh()
+    const t = storedToken("elsewhere");
+    await store.put(t, creationAudit(t)); // another replica's write: nobody here calls refresh()
     const deadline = Date.now() + 1_000;
     while (polled.status().count === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     assert.equal(polled.status().count, 1, "the version check found it");
@@ -266,8 +229,8 @@ Deno.test("directory: a stored token whose budget seed failed is seeded again un
     },
   });
   try {
-    const a = stored("budgeted", { budget: { tokens: 1000, period: "day" } });
-    await store.put(a, audit(a));
+    const a = storedToken("budgeted", { budget: { tokens: 1000, period: "day" } });
+    await store.put(a, creationAudit(a));
     await directory.refresh();
     assert.deepEqual(offered, ["budgeted"]);
     assert.equal(directory.status().count, 1, "served meanwhile");
@@ -296,15 +259,15 @@ Deno.test("directory: budgets of stored tokens are seeded once, when they first 
     },
   });
   try {
-    const a = stored("budgeted", { budget: { tokens: 1000, period: "day" } });
-    await store.put(a, audit(a));
-    const b = stored("unbudgeted");
-    await store.put(b, audit(b));
+    const a = storedToken("budgeted", { budget: { tokens: 1000, period: "day" } });
+    await store.put(a, creationAudit(a));
+    const b = storedToken("unbudgeted");
+    await store.put(b, creationAudit(b));
     await directory.refresh();
-    await store.put({ ...a, disabled: true }, audit(a));
+    await store.put({ ...a, disabled: true }, creationAudit(a));
     await directory.refresh();
     assert.deepEqual(seededNames, ["budgeted"]);
-    await store.put({ ...a, budget: { cost: 5, period: "month" } }, audit(a));
+    await store.put({ ...a, budget: { cost: 5, period: "month" } }, creationAudit(a));
     await directory.refresh();
     assert.deepEqual(seededNames, ["budgeted", "budgeted"], "a budget in another unit is seeded afresh");
   } finally {

@@ -1,20 +1,6 @@
 /** A Messages request's content blocks in the chat form, as the request parser reads them (content.ts). */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../errors.ts";
-import { parseMessagesRequest } from "./request.ts";
-
-function parse(body: Record<string, unknown>) {
-  return parseMessagesRequest({ model: "claude-alias", max_tokens: 100, ...body }, new Headers());
-}
-
-function refused(body: Record<string, unknown>, fragment: RegExp): void {
-  assert.throws(() => parse(body), (err: unknown) => {
-    assert.ok(err instanceof GatewayError);
-    assert.equal(err.status, 400);
-    assert.match(err.message, fragment);
-    return true;
-  });
-}
+import { parse, refused } from "./parse_test_helpers.ts";
 
 Deno.test("messages request: a document's context reaches a translated target's model, before the document", () => {
   // Anthropic: a document's title and context are passed to the model (not cited from).

@@ -1,21 +1,7 @@
 import assert from "node:assert/strict";
+import { parse, refused } from "./parse_test_helpers.ts";
 import { badGateway, GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
 import { effortForBudget, messagesClientTerms, parseMessagesRequest } from "./request.ts";
-
-const NO_HEADERS = new Headers();
-
-function parse(body: Record<string, unknown>, headers = NO_HEADERS) {
-  return parseMessagesRequest({ model: "claude-alias", max_tokens: 100, ...body }, headers);
-}
-
-function refused(body: Record<string, unknown>, fragment: RegExp): void {
-  assert.throws(() => parse(body), (err: unknown) => {
-    assert.ok(err instanceof GatewayError);
-    assert.equal(err.status, 400);
-    assert.match(err.message, fragment);
-    return true;
-  });
-}
 
 Deno.test("messages request: a Claude-Code-like conversation in the chat form, params in step", () => {
   const parsed = parse({
@@ -211,7 +197,7 @@ Deno.test("messages request: tool_choice any, tool and none", () => {
 Deno.test("messages request: client mistakes are Anthropic's 400s naming the field", () => {
   const messages = [{ role: "user", content: "hi" }];
   assert.throws(
-    () => parseMessagesRequest({ model: "m", messages }, NO_HEADERS),
+    () => parseMessagesRequest({ model: "m", messages }, new Headers()),
     /max_tokens: Field required/,
   );
   refused({ messages, max_tokens: 0 }, /max_tokens: Input should be greater than or equal to 1/);

@@ -1,19 +1,6 @@
 import assert from "node:assert/strict";
+import { parse, refused } from "./parse_test_helpers.ts";
 import { GatewayError } from "../../errors.ts";
-import { parseMessagesRequest } from "./request.ts";
-
-function parse(body: Record<string, unknown>) {
-  return parseMessagesRequest({ model: "claude-alias", max_tokens: 100, ...body }, new Headers());
-}
-
-function refused(body: Record<string, unknown>, fragment: RegExp): void {
-  assert.throws(() => parse(body), (err: unknown) => {
-    assert.ok(err instanceof GatewayError);
-    assert.equal(err.status, 400);
-    assert.match(err.message, fragment);
-    return true;
-  });
-}
 
 Deno.test("messages request: a system turn's tool changes become the chat request's tools, in order", () => {
   const schema = { type: "object", properties: { q: { type: "string" } } };

@@ -1,20 +1,6 @@
 /** A Messages request's `tools` and `tool_choice`, as the request parser reads them (tools.ts). */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../errors.ts";
-import { parseMessagesRequest } from "./request.ts";
-
-function parse(body: Record<string, unknown>) {
-  return parseMessagesRequest({ model: "claude-alias", max_tokens: 100, ...body }, new Headers());
-}
-
-function refused(body: Record<string, unknown>, fragment: RegExp): void {
-  assert.throws(() => parse(body), (err: unknown) => {
-    assert.ok(err instanceof GatewayError);
-    assert.equal(err.status, 400);
-    assert.match(err.message, fragment);
-    return true;
-  });
-}
+import { parse, refused } from "./parse_test_helpers.ts";
 
 Deno.test("messages request: an MCP connector's toolset and a choice of its tool are Anthropic's to judge", () => {
   // platform.claude.com/docs/en/agents-and-tools/mcp-connector (mcp-client-2025-11-20): a toolset has no `name`.
