@@ -7,6 +7,7 @@
  * @module
  */
 import type { Scrubber } from "./secrets/scrubber.ts";
+import { parseScrubbed } from "./secrets/scrub_json.ts";
 import { isoNow } from "./timers/iso_now.ts";
 
 /** A log field value: what JSON can carry. */
@@ -59,8 +60,8 @@ const LOG_FLUSH_LINES = 256;
  * warnings and errors are written at once, and `flush()` writes the rest (the server calls it on shutdown).
  *
  * With a `scrubber`, each serialized line is scanned once (a linear pass that allocates nothing when it finds
- * nothing); a line that holds a secret, whole or in part, is serialized again with every string value scrubbed,
- * so the mask never breaks the JSON.
+ * nothing); a line that holds a secret, whole or in part, is serialized again with every string scrubbed, keys
+ * as well as values, so the mask never breaks the JSON.
  */
 export function createJsonLogger(
   write: (text: string) => void,
@@ -85,10 +86,10 @@ export function createJsonLogger(
     let rest = fields === undefined ? "{}" : JSON.stringify(fields);
     const secrets = scrubber?.();
     if (secrets !== undefined && secrets.size > 0 && (secrets.test(rest) || secrets.test(msg))) {
-      const clean = (_key: string, value: unknown) =>
-        typeof value === "string" ? secrets.scrub(value) : value;
       head = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(secrets.scrub(msg))}`;
-      rest = JSON.stringify(fields ?? {}, clean);
+      // From the line as serialized, keys scrubbed too (a field keyed by what an upstream sent): only lines
+      // that hold a secret pay for the parse.
+      rest = JSON.stringify(parseScrubbed(rest, (text) => secrets.scrub(text)));
     }
     const line = rest.length > 2 ? `${head},${rest.slice(1)}\n` : `${head}}\n`;
     if (!options.buffered || level !== "info") {

@@ -77,6 +77,19 @@ Deno.test("log: every secret of the scrubber is masked in every line, whole or i
   assert.equal(JSON.parse(writes.at(-1)!).a, "nothing to hide");
 });
 
+Deno.test("log: a secret in a field's key is masked too, and the line stays JSON", () => {
+  const key = "sk-live-Q2w3E4r5T6y7U8i9O0pA";
+  const writes: string[] = [];
+  const logger = createJsonLogger((text) => writes.push(text), { scrubber: () => createScrubber([key]) });
+  // An upstream's detail keyed by what it refused, passed on as a field.
+  logger.warn("upstream_detail", { detail: { [key]: "invalid", [`x-${key}`]: [{ [key]: 1 }] }, status: 401 });
+  const out = writes.join("");
+  assert.ok(!out.includes(key.slice(2, 10)) && !out.includes(key.slice(-8)), out);
+  const line = JSON.parse(out);
+  assert.deepEqual(line.detail, { "***": "invalid", "x-***": [{ "***": 1 }] });
+  assert.equal(line.status, 401);
+});
+
 Deno.test("log: scrubWith swaps the scrubber source of a running logger", () => {
   const writes: string[] = [];
   const logger = createJsonLogger((text) => writes.push(text));

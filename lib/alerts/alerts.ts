@@ -43,7 +43,8 @@ export interface BudgetUsedEvent extends BudgetRef {
 /**
  * A request the budget denied: it counts as reaching 100 % (and every lower threshold), since admission denies
  * once spend plus a request's estimate would pass the limit, so a budget that denies everything may never see
- * its spend reach the limit. `spent` reads the settled spend, for the alert's `used`, only when one is sent.
+ * its spend reach the limit. `spent` reads the settled spend, for the alert's `used`: once per event, before
+ * claiming, and only while a threshold is not yet known here to be claimed.
  */
 export interface BudgetDeniedEvent extends BudgetRef {
   spent(): Promise<number>;
@@ -218,6 +219,8 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
   /**
    * Adds 1 to a period counter in the store without waiting, then hands the new count to `then`. A claim
    * (`claim` set) already known, or being asked about, is not asked again; a failed call skips the alert.
+   * `before` runs first, and its failure skips the alert without counting: whatever the alert needs that can
+   * fail is read there, since a claim taken for an alert that then cannot be built is lost for the fleet.
    */
   function count(
     key: string,
@@ -225,6 +228,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     expiresAt: number,
     claim: string | undefined,
     then: (n: number) => void | Promise<void>,
+    before?: () => Promise<void>,
   ): void {
     if (closing || (claim !== undefined && (claimed.has(claim) || asking.has(claim)))) return;
     if (pending.size >= PENDING_MAX) {
@@ -239,6 +243,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     if (claim !== undefined) asking.add(claim);
     const p = (async () => {
       try {
+        await before?.();
         const n = await store.periodAdd(key, period, 1, expiresAt);
         if (claim !== undefined) remember(claim);
         if (!closed) await then(n);
@@ -254,7 +259,9 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
 
   /**
    * Claims each threshold, in ascending order, while `reached(percent)` holds, and posts those this replica
-   * claimed first, with `used()` as the spend.
+   * claimed first, with `used()` as the spend. The spend is read before claiming (once for all thresholds):
+   * read after, a store error would leave a claim taken and no alert sent, the threshold lost for the whole
+   * fleet for the period; read before, it skips the event and a later one claims the threshold.
    */
   function budgetThresholds(
     e: BudgetRef,
@@ -262,6 +269,9 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
     used: () => number | Promise<number>,
   ): void {
     if (thresholds.length === 0 || !(e.limit > 0)) return;
+    let reading: Promise<number> | undefined;
+    let spent = 0;
+    const readSpend = async () => void (spent = await (reading ??= Promise.resolve().then(used)));
     for (const p of thresholds) {
       if (!reached(p)) break;
       const { counter, period: periodId } = budgetClaim(e.key, p, e.period.id);
@@ -270,9 +280,8 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
         periodId,
         budgetClaimExpiry(e.period.end, now()),
         `${counter}\n${periodId}`,
-        async (n) => {
+        (n) => {
           if (n !== 1) return;
-          const spent = await used();
           const to = targets.filter((r) => r.target.budget_thresholds?.includes(p));
           send("budget", {
             scope: e.scope,
@@ -284,6 +293,7 @@ export function createAlerts(config: AlertsConfig, store: CounterStore, options:
             period: { id: periodId, end: new Date(e.period.end).toISOString() },
           }, to);
         },
+        readSpend,
       );
     }
   }

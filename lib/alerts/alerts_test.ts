@@ -204,6 +204,32 @@ Deno.test("alerts: a failing store sends nothing and reports; a later success st
   }
 });
 
+Deno.test("alerts: a budget's spend that cannot be read takes no claim: a later denial, on any replica, fires", async () => {
+  const store = createMemoryCounterStore();
+  const config = alertsSchema.parse([{ url: "http://alerts.example/hook", budget_thresholds: [100] }]);
+  const bodies: Body[] = [];
+  const fetch: typeof globalThis.fetch = (_url, init) => {
+    bodies.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(new Response(null, { status: 204 }));
+  };
+  const errors: Error[] = [];
+  const replicas = [0, 1].map(() => createAlerts(config, store, { fetch, onError: (e) => errors.push(e) }));
+  const denied = (spent: () => Promise<number>) => ({ ...budget(0), spent });
+  try {
+    replicas[0].budgetDenied(denied(() => Promise.reject(new Error("store down"))));
+    await until(() => errors.length === 1, "the store error");
+    assert.match(errors[0].message, /counter store failed/);
+    // Another replica, then the first, see the next denial: the threshold was not lost with the failed read.
+    replicas[1].budgetDenied(denied(() => Promise.resolve(101)));
+    await until(() => bodies.length === 1, "the alert");
+    replicas[0].budgetDenied(denied(() => Promise.resolve(102)));
+    await Promise.all(replicas.map((a) => a.close()));
+    assert.deepEqual(bodies.map((b) => [b.threshold, b.used]), [[100, 101]], "sent once, as always");
+  } finally {
+    await Promise.all(replicas.map((a) => a.close()));
+  }
+});
+
 Deno.test("alerts: recent() shows each alert's deliveries, newest first; long names are capped", async () => {
   const r = receiver();
   const failing = Deno.serve(

@@ -7,10 +7,15 @@
  * {@linkcode MAX_BACKOFF_MS}; a 429's `Retry-After` within that cap is honoured). Any other answer is final:
  * a 4xx will not change by asking again. A job waiting for its retry holds no delivery slot.
  *
- * Each receiver (by URL) has its own queue and at most `perReceiver` of the `concurrency` slots: a receiver
- * that is slow or down holds its own slots and its own queue, never another receiver's alerts. Free slots go
- * round-robin between the receivers with work, and a job due for a retry goes to the back of its receiver's
- * queue, so a receiver's failing alert does not hold back its other alerts either.
+ * Each receiver has its own queue and at most `perReceiver` of the `concurrency` slots, and a receiver with an
+ * attempt in flight never takes the last free slot: that one is kept for a receiver with none (see
+ * {@linkcode Lanes}). So a receiver that is slow or down holds its own slots and its own queue, never another
+ * receiver's alerts, until so many are stuck at once that each holds a slot: with the defaults (4 slots, 2 per
+ * receiver) it takes three, two never can. A receiver is an origin (scheme, host and port), not a URL: the
+ * server is what is slow or down, and several entries often name one (two Slack webhooks are two paths on
+ * hooks.slack.com). Free slots go round-robin between the receivers with work, and a job due for a retry goes
+ * to the back of its receiver's queue, so a receiver's failing alert does not hold back its other alerts
+ * either.
  *
  * Closing sends what is held rather than dropping it: every alert here was claimed in the counter store, so no
  * other replica will send it. Queued jobs keep going out, and those waiting for a retry are tried at once (a
@@ -107,6 +112,8 @@ const RUNTIME_TIMERS: DeliveryTimers = {
 
 interface Job {
   readonly target: DeliveryTarget;
+  /** The receiver, as the lane's key: the target's origin. */
+  readonly receiver: string;
   /** Order of arrival: the oldest job is the first dropped. */
   readonly seq: number;
   readonly alertId: string;
@@ -133,6 +140,19 @@ export function hostOf(url: string): string {
   }
 }
 
+/**
+ * The receiver a URL names, for its lane: its origin, so that every entry naming one server shares that
+ * server's slots. The URL itself if it has none (config only admits http and https, which always do).
+ */
+function receiverOf(url: string): string {
+  try {
+    const { origin } = new URL(url);
+    return origin === "null" ? url : origin;
+  } catch {
+    return url;
+  }
+}
+
 /** `Retry-After` in seconds as ms, or undefined (an HTTP date is not worth parsing for a capped backoff). */
 function retryAfterMs(value: string | null): number | undefined {
   if (value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
@@ -150,7 +170,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
   const timers = options.timers ?? RUNTIME_TIMERS;
   const onError = options.onError ?? (() => {});
   /**
-   * Jobs per receiver (by URL: the server that is slow or down, however many entries name it), queued or
+   * Jobs per receiver (by origin: the server that is slow or down, however many entries name it), queued or
    * parked while they wait for a retry.
    */
   const lanes = new Lanes<string, Job>(concurrency, perReceiver);
@@ -253,16 +273,16 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     }
     // Closing: no backoff is waited for, the process is about to end; the retries left still bound it.
     if (closed) {
-      lanes.queue(job.target.url, job);
+      lanes.queue(job.receiver, job);
       return;
     }
     const backoff = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (job.attempts - 1));
     const delay = Math.min(MAX_BACKOFF_MS, Math.max(backoff, outcome.afterMs ?? 0));
-    lanes.park(job.target.url, job);
+    lanes.park(job.receiver, job);
     job.timer = timers.set(() => {
       job.timer = undefined;
       // Behind the receiver's other alerts: one that keeps failing does not hold them back.
-      lanes.unpark(job.target.url, job);
+      lanes.unpark(job.receiver, job);
       pump();
     }, delay);
   }
@@ -287,6 +307,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
     enqueue(target, alert) {
       const job: Job = {
         target,
+        receiver: receiverOf(target.url),
         seq: seq++,
         alertId: alert.id,
         body: JSON.stringify(alert),
@@ -298,7 +319,7 @@ export function createDelivery(options: DeliveryOptions = {}): Delivery {
         report(job, "dropped: delivery is closed");
         return view(job);
       }
-      lanes.queue(target.url, job);
+      lanes.queue(job.receiver, job);
       if (lanes.held > maxQueue) {
         const oldest = lanes.evict()!;
         drop(oldest, "queue full");

@@ -5,6 +5,13 @@
  * parked (waiting for a retry) count as held but are not handed out until unparked, at the back of their
  * key's queue. A key is forgotten as soon as it has nothing held or running, so keys cost nothing idle.
  *
+ * The last free slot is kept for a key with nothing running: a key already running may take a further slot
+ * only while another stays free. Items running cannot be taken back, so without this a few stuck keys, each
+ * within its `perKey`, could fill every slot and make a key with work of its own wait for their timeouts. With
+ * it, when every slot is taken the last one went to a key starting its first item, so filling `concurrency`
+ * slots takes `k` keys with `(k - 1) * perKey + 1 >= concurrency`: with 4 slots and 2 per key, three stuck
+ * keys, never two. The price: the last slot stays idle while only keys already running have work.
+ *
  * @module
  */
 
@@ -84,13 +91,18 @@ export class Lanes<K, T extends { readonly seq: number }> {
     return out;
   }
 
-  /** The next item to run, from the next key in turn with one queued and a free share; or undefined. */
+  /**
+   * The next item to run, from the next key in turn with one queued and a free share (the last free slot only
+   * for a key with nothing running); or undefined.
+   */
   next(): { key: K; item: T } | undefined {
     if (this.#running >= this.concurrency) return undefined;
     for (let passed = 0; passed < this.#order.length; passed++) {
       const lane = this.#order.shift()!;
       this.#order.push(lane);
       if (lane.queue.length === 0 || lane.running >= this.perKey) continue;
+      // The last free slot is for a key with nothing running (see the module documentation).
+      if (lane.running > 0 && this.#running + 1 >= this.concurrency) continue;
       lane.running++;
       this.#running++;
       this.#held--;

@@ -8,9 +8,10 @@
  * error message costs little, while a missed credential leaks silently. `sha256` is skipped: a token's hash is
  * not a credential and never leaves the gateway.
  *
- * Beyond the file's own values: the AWS environment credentials a Bedrock provider falls back to, and every
- * `${VAR}` value substituted into part of a secret (`Bearer ${PROXY_TOKEN}`, the password of a `redis.url`), so
- * it is masked on its own too, even when shorter than a run. Only a value that went into a secret counts, not
+ * Beyond the file's own values: the AWS environment credentials a Bedrock provider falls back to, the values
+ * of `OTEL_EXPORTER_OTLP_HEADERS` when the file gives the collector no headers (telemetry then sends those),
+ * and every `${VAR}` value substituted into part of a secret (`Bearer ${PROXY_TOKEN}`, the password of a
+ * `redis.url`), so it is masked on its own too, even when shorter than a run. Only a value that went into a secret counts, not
  * one that merely occurs in a secret: `base_url: http://${UPSTREAM_HOST}:8000/v1` with `upstream` next to
  * `api_key: fake-upstream-key` must not make the word `upstream` a secret, nor a `redis.url` host variable.
  * Whether the string a value went into is a secret is decided on the config itself, by the walk below, so
@@ -21,12 +22,13 @@
  */
 import { isSecretPath, type PathSegment, type Substitution } from "./interpolate.ts";
 import type { ConfigOutput } from "./schema.ts";
+import { parseOtlpHeaders } from "./telemetry_schema.ts";
 
 /** What the loader knows beyond the parsed config. */
 export interface SecretSources {
   /** Every `${VAR}` substitution into the file, with the string it went into. */
   readonly substitutions?: readonly Substitution[];
-  /** The environment the config was read with (for AWS credentials Bedrock falls back to). */
+  /** The environment the config was read with (AWS credentials Bedrock falls back to, OTLP headers). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -108,6 +110,15 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
     for (const name of AWS_ENV) {
       const value = env[name];
       if (value !== undefined && value !== "") secrets.push(value);
+    }
+  }
+
+  // The collector's headers from the environment, which telemetry sends when the file has none
+  // (telemetry/settings.ts): secrets as the file's are. The only headers variable read: the per-signal
+  // OTEL_EXPORTER_OTLP_{TRACES,METRICS}_HEADERS are not, the gateway's own transport sends the exports.
+  if (cfg.telemetry?.otlp.headers === undefined) {
+    for (const value of Object.values(parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS))) {
+      if (value !== "") secrets.push(value);
     }
   }
 

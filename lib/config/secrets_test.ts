@@ -80,6 +80,31 @@ Deno.test("config secrets: AWS environment credentials only count when a Bedrock
   assert.deepEqual(secrets.sort(), ["AKIACONFIG0123", "cfg/secret/0123456789"]);
 });
 
+Deno.test("config secrets: OTEL_EXPORTER_OTLP_HEADERS values are masked when telemetry sends them", () => {
+  const yaml = (headers: string) => `
+providers:
+  local: { type: builtin }
+models:
+  chat: { type: chat, targets: [{ provider: local, model: echo }] }
+telemetry:
+  otlp: { endpoint: "http://127.0.0.1:4318"${headers} }
+`;
+  const env = {
+    OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20otlp-Zk8qW3nR7vT2pL9x, x-team=obs-Qm4Hd7",
+  };
+  const fromEnv = parseConfigText(yaml(""), { source: "t.yaml", env });
+  assert.ok(fromEnv.ok, JSON.stringify(!fromEnv.ok && fromEnv.issues));
+  // Decoded, as telemetry sends them: the whole value and, as the scrubber masks runs, the key within it.
+  for (const secret of ["Bearer otlp-Zk8qW3nR7vT2pL9x", "otlp-Zk8qW3nR7vT2pL9x", "obs-Qm4Hd7"]) {
+    assert.equal(fromEnv.config.scrubber.scrub(`«${secret}»`), "«***»", secret);
+  }
+  // With headers in the file, the variable is not sent, so not a secret (the file's value is).
+  const fromFile = parseConfigText(yaml(`, headers: { x-key: file-Hd83kLq0 }`), { source: "t.yaml", env });
+  assert.ok(fromFile.ok, JSON.stringify(!fromFile.ok && fromFile.issues));
+  assert.equal(fromFile.config.scrubber.scrub("«file-Hd83kLq0»"), "«***»");
+  assert.equal(fromFile.config.scrubber.scrub("«obs-Qm4Hd7»"), "«obs-Qm4Hd7»");
+});
+
 Deno.test("config secrets: a ${VAR} value used only outside secret fields is never a secret", () => {
   const yaml = `
 providers:

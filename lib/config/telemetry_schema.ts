@@ -25,6 +25,23 @@ export function isCollectorUrl(url: string): boolean {
   }
 }
 
+/**
+ * `OTEL_EXPORTER_OTLP_HEADERS`: `key=value` pairs, comma-separated, values percent-encoded. Here, beside the
+ * file's `headers`, because both read it: telemetry/settings.ts for what is sent, config/secrets.ts for what
+ * is masked, so the two can never disagree on a value.
+ */
+export function parseOtlpHeaders(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    try {
+      out[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch { /* a malformed pair is skipped, as the SDKs do */ }
+  }
+  return out;
+}
+
 const otlpSchema = z.strictObject({
   /**
    * The collector's base URL (`/v1/traces` and `/v1/metrics` are added); the `OTEL_EXPORTER_OTLP_*ENDPOINT`

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isCollectorUrl, type TelemetryConfig } from "../config/telemetry_schema.ts";
+import { isCollectorUrl, parseOtlpHeaders, type TelemetryConfig } from "../config/telemetry_schema.ts";
 
 /**
  * An `OTEL_EXPORTER_OTLP_*ENDPOINT` variable the gateway will not use: thrown at start (and by `check`) so the
@@ -56,19 +56,6 @@ export interface TelemetrySettings {
   semconvOptIn: string | undefined;
 }
 
-/** `OTEL_EXPORTER_OTLP_HEADERS`: `key=value` pairs, comma-separated, values percent-encoded. */
-function parseHeaders(text: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (text ?? "").split(",")) {
-    const at = pair.indexOf("=");
-    if (at <= 0) continue;
-    try {
-      out[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
-    } catch { /* a malformed pair is skipped, as the SDKs do */ }
-  }
-  return out;
-}
-
 /**
  * The export settings from the file's block and the environment (the OpenTelemetry variables fill in whatever
  * the block leaves out; without a block, `OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal endpoint turns export
@@ -94,7 +81,7 @@ export function telemetrySettings(
     tracesUrl: traces ?? `${root}/v1/traces`,
     metricsUrl: metrics ?? `${root}/v1/metrics`,
     protocol: config?.otlp.protocol ?? envProtocol,
-    headers: config?.otlp.headers ?? parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
+    headers: config?.otlp.headers ?? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
     sampleRatio: config?.otlp.sample_ratio ??
       (ratioSampler && samplerArg >= 0 && samplerArg <= 1 ? samplerArg : 1),
     timeoutMs: config?.otlp.timeout ?? 10_000,

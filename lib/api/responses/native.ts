@@ -18,6 +18,7 @@ import { readableItem } from "./compaction_item.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { responsesTexts } from "./native_texts.ts";
+import { parseScrubbed } from "../../secrets/scrub_json.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeChanges {
@@ -122,13 +123,13 @@ export function clientResponse(upstream: JsonObject, frame: NativeFrame): JsonOb
 }
 
 /**
- * `error` with every string in it scrubbed: an upstream that quotes a credential may put it in any field of
- * its error (the code, the param, one of its own), not only in the message, and the code goes on into the usage
- * record and the metrics. Through JSON, as the logger does, so a mask never breaks a value; an upstream error is
- * small and rare.
+ * `error` with every string in it scrubbed, keys too: an upstream that quotes a credential may put it in any
+ * field of its error (the code, the param, one of its own, a key of its own), not only in the message, and the
+ * code goes on into the usage record and the metrics. Through JSON, as the logger does, so a mask never breaks
+ * a value; an upstream error is small and rare.
  */
 function scrubbedError(error: JsonObject, scrub: (text: string) => string): JsonObject {
-  return JSON.parse(JSON.stringify(error), (_key, value) => typeof value === "string" ? scrub(value) : value);
+  return parseScrubbed(JSON.stringify(error), scrub) as JsonObject;
 }
 
 /** An upstream stream event as the client's: its Response rewritten, numbered `sequence`. */

@@ -110,6 +110,7 @@ Deno.test("native answer: the gateway's id, the alias, the client's previous id,
       message: "bad key sk-secret",
       param: "sk-secret",
       echoed: ["Bearer sk-secret"],
+      "sk-secret": { "x-sk-secret": "refused" },
     },
     output: [{ id: "msg_up", type: "message", content: [{ type: "output_text", text: "Hi" }] }],
   };
@@ -123,7 +124,8 @@ Deno.test("native answer: the gateway's id, the alias, the client's previous id,
     message: "bad key [redacted]",
     param: "[redacted]",
     echoed: ["Bearer [redacted]"],
-  }, "every string of the error, not only its message");
+    "[redacted]": { "x-[redacted]": "refused" },
+  }, "every string of the error, keys too, not only its message");
   assert.deepEqual(out.output, upstream.output, "items keep the upstream's ids (later turns name them)");
   const event = clientEvent({ type: "response.created", sequence_number: 7, response: upstream }, FRAME, 0);
   assert.equal(event.sequence_number, 0);
