@@ -145,9 +145,17 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
   );
 }
 
-/** User or tool content as Anthropic blocks; images allowed, empty text dropped (Anthropic rejects it). */
+/**
+ * Whether `text` can be a text block: Anthropic refuses one that is empty or only whitespace ("text content
+ * blocks must contain non-whitespace text"), so a history with an assistant turn of "\n" would fail whole.
+ * Such text says nothing to the model; leaving it out (a turn left with no blocks is left out too, and its
+ * neighbours merge) is what Converse needs as well (`../bedrock/request.ts`).
+ */
+const hasText = (text: string): boolean => text.trim() !== "";
+
+/** User or tool content as Anthropic blocks; images allowed, blank text dropped ({@linkcode hasText}). */
 function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
-  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  if (typeof content === "string") return hasText(content) ? [{ type: "text", text: content }] : [];
   if (!Array.isArray(content)) return [];
   const blocks: AnthropicBlock[] = [];
   content.forEach((part, j) => {
@@ -155,7 +163,7 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
     if (!isObject(part)) return;
     if (part.type === "text" || part.type === "refusal") {
       const text = part.type === "text" ? part.text : part.refusal;
-      if (typeof text === "string" && text !== "") {
+      if (typeof text === "string" && hasText(text)) {
         blocks.push(markBlock({ type: "text", text }, part, `${p}.cache_control`));
       }
     } else if (part.type === "image_url") {
