@@ -39,6 +39,7 @@ import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { toAnthropicTools, toolFields } from "./tool_config.ts";
+import { vendorMediaType } from "../shared/media_type.ts";
 
 /** Parameters the translation reads. */
 const TRANSLATED = new Set([...CORE_CHAT_PARAMS, "parallel_tool_calls"]);
@@ -135,7 +136,7 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
   }
   const data = DATA_URL.exec(url);
   if (data) {
-    return { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } };
+    return { type: "image", source: { type: "base64", media_type: vendorMediaType(data[1]), data: data[2] } };
   }
   if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
   throw invalidRequest(
