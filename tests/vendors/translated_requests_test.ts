@@ -250,6 +250,42 @@ Deno.test("translated e2e: a temperature above Claude's 1 is served by an alias'
   });
 });
 
+Deno.test("translated e2e: a blank stop sequence (Claude refuses it) is served by an alias's target that takes it, else a 400 naming stop", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "one line" }];
+    const claudeCalls = () => fakes.anthropic.requests.length + fakes.bedrock.requests.length;
+    const before = claudeCalls();
+    for (const model of ["mixed-claude", "mixed-bedrock-claude"]) {
+      const { data, response } = await client.chat.completions.create({ model, messages, stop: ["\n"] })
+        .withResponse();
+      assert.equal(data.choices[0].message.content, FAKE_ANSWER, model);
+      assert.equal(response.headers.get("x-gateway-provider"), "oai", model);
+      assert.deepEqual(fakes.openai.requests.at(-1)!.body.stop, ["\n"], model);
+    }
+    // No target of the alias takes it: OpenAI's 400 shape naming `stop` (not Anthropic's `stop_sequences`),
+    // before any upstream call.
+    for (const model of ["chat-claude", "chat-bedrock-claude"]) {
+      await assert.rejects(
+        client.chat.completions.create({ model, messages, stop: " " }),
+        (err: unknown) =>
+          err instanceof OpenAI.BadRequestError && err.param === "stop" &&
+          err.code === "unsupported_parameter" && /whitespace-only/.test(err.message),
+        model,
+      );
+    }
+    assert.equal(claudeCalls(), before);
+    // A sequence with something besides whitespace reaches Claude as sent.
+    const { data } = await client.chat.completions.create({
+      model: "mixed-claude",
+      messages,
+      stop: ["\nEND"],
+    })
+      .withResponse();
+    assert.equal(data.choices[0].message.content, FAKE_CLAUDE_ANSWER);
+    assert.deepEqual(fakes.anthropic.requests.at(-1)!.body.stop_sequences, ["\nEND"]);
+  });
+});
+
 Deno.test("translated e2e: Claude gets temperature alone beside top_p (it refuses both), top_p named as dropped", async () => {
   await withGateway(async (gw, fakes, client) => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "a poem" }];

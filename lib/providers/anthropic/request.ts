@@ -35,6 +35,7 @@ import {
   claudeSamplingDropped,
   claudeTemperatureUnsupported,
 } from "../shared/claude_sampling.ts";
+import { claudeStopUnsupported } from "../shared/claude_stop.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
@@ -58,6 +59,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * "OpenAI SDK compatibility" page, which lists these as ignored — the gateway refuses instead of ignoring:
  *
  * - `temperature` above 1: Claude's range is 0 to 1 (`../shared/claude_sampling.ts`);
+ * - a `stop` sequence that is empty or only whitespace, which Claude refuses (`../shared/claude_stop.ts`);
  * - `n` > 1: one answer per request; `logprobs` / `top_logprobs`: no token probabilities;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
@@ -72,6 +74,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  */
 export const anthropicUnsupportedRules: UnsupportedRules = {
   temperature: claudeTemperatureUnsupported,
+  stop: claudeStopUnsupported,
   n: (v) => v !== 1,
   logprobs: (v) => v !== false,
   top_logprobs: nonZero,
