@@ -24,6 +24,7 @@ import { geminiParamRules } from "./gemini/request.ts";
 import { type ParamRules, paramVerdict } from "./shared/unsupported_params.ts";
 import { claudeSamplingDropped } from "./shared/claude_sampling.ts";
 import { cacheControlPaths } from "./shared/cache_control.ts";
+import { messageNamesDropped } from "./shared/message_names.ts";
 import { anthropicCacheDropped } from "./anthropic/cache_dropped.ts";
 import { bedrockCacheDropped } from "./bedrock/cache_dropped.ts";
 import { bedrockEmbeddingRefusal, bedrockEmbeddingRules } from "./bedrock/embeddings.ts";
@@ -110,7 +111,9 @@ function isOpenAIsOwnApi(baseUrl: string): boolean {
  * applies: null when it serves every one (always for OpenAI-compatible targets, which get them as sent); the
  * 400 naming the first one it refuses; or the ones it would go without (`unsupported_params: drop`), the
  * `top_p` Claude (Anthropic, Claude on Bedrock) goes without beside a `temperature`, and the `top_k` beside the
- * thinking a `reasoning_effort` turns on, whatever the mode (`shared/claude_sampling.ts`), and the prompt-caching markers (`cache_control` on a message or part) it would
+ * thinking a `reasoning_effort` turns on, whatever the mode (`shared/claude_sampling.ts`), the participant names
+ * (`messages[i].name`) none of them has a field for, whatever the mode (`shared/message_names.ts`), and the
+ * prompt-caching markers (`cache_control` on a message or part) it would
  * go without, by their paths: every one on Gemini and on Bedrock models other than Claude, those past the four
  * Anthropic and Claude on Bedrock take (`shared/cache_control.ts`). A client API routes only to targets without
  * a refusal, so an alias whose first target refuses a parameter is still served by one that takes it. `mode`
@@ -149,8 +152,10 @@ export function chatParamsOn(
   if (verdict !== null && "refusal" in verdict) return verdict;
   const dropped = verdict?.dropped ?? [];
   const sampling = claude ? claudeSamplingDropped(request, dropped) : [];
-  if (markers.length === 0 && sampling.length === 0) return verdict;
-  return { dropped: [...dropped, ...sampling, ...markers] };
+  // Every translated vendor goes without participant names (`shared/message_names.ts`).
+  const names = messageNamesDropped(request.messages);
+  if (markers.length === 0 && sampling.length === 0 && names.length === 0) return verdict;
+  return { dropped: [...dropped, ...sampling, ...names, ...markers] };
 }
 
 /**

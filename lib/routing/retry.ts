@@ -11,8 +11,9 @@ import type { Random } from "./plan.ts";
  * What a failed attempt means for routing:
  * - `retry`: transient (connection failure, timeout, 408, 429, 5xx): the same target may be tried again, and
  *   then the next one; counts against the target's health.
- * - `next`: the target is misconfigured for this request (the upstream refused the gateway's credentials or
- *   does not know the model), or the prompt is over its model's context window (`context_length_exceeded`,
+ * - `next`: the target is misconfigured for this request (the upstream refused the gateway's credentials,
+ *   refused the operator's account for its billing — Anthropic's 402 `billing_error`, OpenRouter's, DeepSeek's
+ *   and Mistral's 402 for credits or a spend limit —, or does not know the model), or the prompt is over its model's context window (`context_length_exceeded`,
  *   which an alias's next target, with a larger window, may serve): no point retrying it, but another target
  *   may serve; counts against its health only as {@linkcode countsAgainstTarget} says.
  * - `final`: the client's own mistake (other 4xx) or the client left: answered as is, never retried.
@@ -24,9 +25,10 @@ export function classifyFailure(err: unknown): FailureKind {
   if (!(err instanceof GatewayError) || err instanceof ClientGoneError) return "final";
   const status = err.status;
   if (status === 408 || status === 429 || status >= 500) return "retry";
-  // Errors from routing's callers (the alias itself unknown, a bad request) never get here: every 401, 403
-  // or 404 seen here came from an upstream.
-  if (status === 401 || status === 403 || status === 404) return "next";
+  // Errors from routing's callers (the alias itself unknown, a bad request) never get here: every 401, 402,
+  // 403 or 404 seen here came from an upstream. A 402 is the operator's account, not the client's request: as
+  // with a rejected key, another target (another account, another vendor) may serve it.
+  if (status === 401 || status === 402 || status === 403 || status === 404) return "next";
   if (err.code === CONTEXT_LENGTH_EXCEEDED) return "next";
   return "final";
 }

@@ -152,13 +152,23 @@ Deno.test("route: backoff grows exponentially with jitter and stops at backoff_m
   );
 });
 
-Deno.test("route: an upstream auth failure moves to the next target without retrying the same one", async () => {
-  const { deps: d, sleeps } = deps();
-  const { calls, attempt } = scripted({ a: [new GatewayError(401, "provider key rejected")] });
-  const routed = await route(alias("fallback", [target("a"), target("b")]), SETTINGS, d, signal, [], attempt);
-  assert.equal(routed.value, "b answered");
-  assert.deepEqual(calls, ["a", "b"]);
-  assert.deepEqual(sleeps, []);
+Deno.test("route: an upstream auth or billing failure moves to the next target without retrying the same one", async () => {
+  // 402: Anthropic's `billing_error` (the operator's account), which another target's account may not have.
+  for (const status of [401, 402]) {
+    const { deps: d, sleeps } = deps();
+    const { calls, attempt } = scripted({ a: [new GatewayError(status, "provider account refused")] });
+    const routed = await route(
+      alias("fallback", [target("a"), target("b")]),
+      SETTINGS,
+      d,
+      signal,
+      [],
+      attempt,
+    );
+    assert.equal(routed.value, "b answered", String(status));
+    assert.deepEqual(calls, ["a", "b"], String(status));
+    assert.deepEqual(sleeps, []);
+  }
 });
 
 Deno.test("route: when every attempt fails, the last failure is returned", async () => {

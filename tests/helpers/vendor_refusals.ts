@@ -36,6 +36,14 @@ function thinkingBesideTopK(fields: Body | undefined): boolean {
   return thinking?.type === "enabled" && fields?.top_k != null;
 }
 
+/** What Claude says of a stop sequence that is empty or only whitespace, on Anthropic's API and Bedrock's. */
+export const CLAUDE_BLANK_STOP_REFUSAL = "stop_sequences: each stop sequence must contain non-whitespace";
+
+/** Whether a Messages body's `stop_sequences` (or Converse's `stopSequences`) holds a blank one. */
+function blankStop(sequences: unknown): boolean {
+  return Array.isArray(sequences) && sequences.some((s) => typeof s === "string" && s.trim() === "");
+}
+
 /** Whether a Messages body (or a Converse `inferenceConfig`) sets both of Claude's sampling controls. */
 function bothSampling(temperature: unknown, topP: unknown): boolean {
   return typeof temperature === "number" && typeof topP === "number";
@@ -56,9 +64,11 @@ export function claudeSamplingRefusal(body: Body): string | null {
  * - a `temperature` above 1 (Claude's range is 0 to 1).
  * - `temperature` beside `top_p` ({@linkcode CLAUDE_SAMPLING_REFUSAL}).
  * - `top_k` with thinking enabled ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}).
+ * - a stop sequence that is empty or only whitespace ({@linkcode CLAUDE_BLANK_STOP_REFUSAL}).
  */
 export function anthropicRefusal(body: Body): string | null {
   if (list(body.messages).length === 0) return "messages: at least one message is required";
+  if (blankStop(body.stop_sequences)) return CLAUDE_BLANK_STOP_REFUSAL;
   if (typeof body.temperature === "number" && body.temperature > 1) {
     return "temperature: Input should be less than or equal to 1";
   }
@@ -78,11 +88,17 @@ export function anthropicRefusal(body: Body): string | null {
  * - no messages (a request of a system prompt only), or a first turn that is not the user's.
  * - on a Claude model (`modelId` naming `anthropic.claude`), `inferenceConfig.temperature` above 1, or beside
  *   `inferenceConfig.topP` ({@linkcode CLAUDE_SAMPLING_REFUSAL}), or `additionalModelRequestFields.top_k` beside
- *   its `thinking` ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}).
+ *   its `thinking` ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}), or a blank `inferenceConfig.stopSequences` entry
+ *   ({@linkcode CLAUDE_BLANK_STOP_REFUSAL}).
  */
 export function converseRefusal(body: Body, modelId: string): string | null {
-  const inference = body.inferenceConfig as { temperature?: unknown; topP?: unknown } | undefined;
+  const inference = body.inferenceConfig as
+    | { temperature?: unknown; topP?: unknown; stopSequences?: unknown }
+    | undefined;
   const temperature = inference?.temperature;
+  if (modelId.includes("anthropic.claude") && blankStop(inference?.stopSequences)) {
+    return `The model returned the following errors: ${CLAUDE_BLANK_STOP_REFUSAL}`;
+  }
   if (modelId.includes("anthropic.claude") && typeof temperature === "number" && temperature > 1) {
     return "The model returned the following errors: temperature: range: 0..1";
   }

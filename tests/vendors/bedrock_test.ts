@@ -103,7 +103,8 @@ Deno.test("bedrock e2e: chat.completions.create, non-stream, signed and translat
       messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello?" }],
       max_tokens: 50,
       temperature: 0.2,
-      stop: ["\n\n"],
+      // Claude refuses a blank stop sequence (`lib/providers/shared/claude_stop.ts`): one with text is sent.
+      stop: ["\n\nQ:"],
     });
     assert.equal(completion.object, "chat.completion");
     assert.equal(completion.model, "chat-claude");
@@ -119,7 +120,7 @@ Deno.test("bedrock e2e: chat.completions.create, non-stream, signed and translat
     assert.deepEqual(req.body, {
       messages: [{ role: "user", content: [{ text: "Hello?" }] }],
       system: [{ text: "Be brief." }],
-      inferenceConfig: { maxTokens: 50, temperature: 0.2, stopSequences: ["\n\n"] },
+      inferenceConfig: { maxTokens: 50, temperature: 0.2, stopSequences: ["\n\nQ:"] },
     });
   });
 });

@@ -72,6 +72,10 @@ ${alias("chat-gem3", "gem", "gem-3-ok")}
 ${alias("chat-nova", "aws", NOVA)}
 ${alias("chat-bedrock-claude", "aws", CLAUDE)}
   mixed-claude: { type: chat, targets: [{ provider: claude, model: claude-ok }, { provider: oai, model: gpt-ok }] }
+  strict-mixed-claude:
+    type: chat
+    strict: true
+    targets: [{ provider: claude, model: claude-ok }, { provider: oai, model: gpt-ok }]
   mixed-bedrock-claude:
     type: chat
     targets: [{ provider: aws, model: "${CLAUDE}" }, { provider: oai, model: gpt-ok }]
@@ -247,6 +251,70 @@ Deno.test("translated e2e: a temperature above Claude's 1 is served by an alias'
     const warm = await client.chat.completions.create({ model: "mixed-claude", messages, temperature: 1 });
     assert.equal(warm.choices[0].message.content, FAKE_CLAUDE_ANSWER);
     assert.equal(fakes.anthropic.requests.at(-1)!.body.temperature, 1);
+  });
+});
+
+Deno.test("translated e2e: participant names (messages[].name) a vendor has no field for are named as dropped", async () => {
+  await withGateway(async (gw, fakes, client) => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: "user", name: "alice", content: "My favourite colour is red." },
+      { role: "user", name: "bob", content: "What is my favourite colour?" },
+    ];
+    for (const [model, answer] of targets(fakes)) {
+      const { data, response } = await client.chat.completions.create({ model, messages }).withResponse();
+      assert.equal(data.choices[0].message.content, answer, model);
+      assert.equal(response.headers.get("x-gateway-dropped"), "messages[0].name,messages[1].name", model);
+      const line = await waitForLog(
+        gw,
+        (l) => l.msg === "request" && l.request_id === response.headers.get("x-request-id"),
+      );
+      assert.equal(line.dropped, "messages[0].name,messages[1].name", model);
+    }
+    // A strict alias refuses the drop: its target that takes names (OpenAI-compatible) answers, with them.
+    const { data, response } = await client.chat.completions.create({
+      model: "strict-mixed-claude",
+      messages,
+    })
+      .withResponse();
+    assert.equal(data.choices[0].message.content, FAKE_ANSWER);
+    assert.equal(response.headers.get("x-gateway-dropped"), null);
+    assert.deepEqual(fakes.openai.requests.at(-1)!.body.messages, messages);
+  });
+});
+
+Deno.test("translated e2e: a blank stop sequence (Claude refuses it) is served by an alias's target that takes it, else a 400 naming stop", async () => {
+  await withGateway(async (_gw, fakes, client) => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "one line" }];
+    const claudeCalls = () => fakes.anthropic.requests.length + fakes.bedrock.requests.length;
+    const before = claudeCalls();
+    for (const model of ["mixed-claude", "mixed-bedrock-claude"]) {
+      const { data, response } = await client.chat.completions.create({ model, messages, stop: ["\n"] })
+        .withResponse();
+      assert.equal(data.choices[0].message.content, FAKE_ANSWER, model);
+      assert.equal(response.headers.get("x-gateway-provider"), "oai", model);
+      assert.deepEqual(fakes.openai.requests.at(-1)!.body.stop, ["\n"], model);
+    }
+    // No target of the alias takes it: OpenAI's 400 shape naming `stop` (not Anthropic's `stop_sequences`),
+    // before any upstream call.
+    for (const model of ["chat-claude", "chat-bedrock-claude"]) {
+      await assert.rejects(
+        client.chat.completions.create({ model, messages, stop: " " }),
+        (err: unknown) =>
+          err instanceof OpenAI.BadRequestError && err.param === "stop" &&
+          err.code === "unsupported_parameter" && /whitespace-only/.test(err.message),
+        model,
+      );
+    }
+    assert.equal(claudeCalls(), before);
+    // A sequence with something besides whitespace reaches Claude as sent.
+    const { data } = await client.chat.completions.create({
+      model: "mixed-claude",
+      messages,
+      stop: ["\nEND"],
+    })
+      .withResponse();
+    assert.equal(data.choices[0].message.content, FAKE_CLAUDE_ANSWER);
+    assert.deepEqual(fakes.anthropic.requests.at(-1)!.body.stop_sequences, ["\nEND"]);
   });
 });
 

@@ -20,7 +20,8 @@ export function systemBlocks(message: JsonObject, param: string): Block[] {
   const parts = typeof content === "string" ? [{ text: content }] : Array.isArray(content) ? content : [];
   const blocks: Block[] = [];
   parts.forEach((part, j) => {
-    if (!isObject(part) || typeof part.text !== "string" || part.text === "") return;
+    // Anthropic refuses a blank text block (`hasText` in ./request.ts): a blank part says nothing, so none is made.
+    if (!isObject(part) || typeof part.text !== "string" || part.text.trim() === "") return;
     blocks.push(markBlock({ type: "text", text: part.text }, part, `${param}.content[${j}].cache_control`));
   });
   return markLast(blocks, message, param);

@@ -35,10 +35,12 @@ import {
   claudeSamplingDropped,
   claudeTemperatureUnsupported,
 } from "../shared/claude_sampling.ts";
+import { claudeStopUnsupported } from "../shared/claude_stop.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { toAnthropicTools, toolFields } from "./tool_config.ts";
+import { vendorMediaType } from "../shared/media_type.ts";
 
 /** Parameters the translation reads. */
 const TRANSLATED = new Set([...CORE_CHAT_PARAMS, "parallel_tool_calls"]);
@@ -57,6 +59,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  * "OpenAI SDK compatibility" page, which lists these as ignored — the gateway refuses instead of ignoring:
  *
  * - `temperature` above 1: Claude's range is 0 to 1 (`../shared/claude_sampling.ts`);
+ * - a `stop` sequence that is empty or only whitespace, which Claude refuses (`../shared/claude_stop.ts`);
  * - `n` > 1: one answer per request; `logprobs` / `top_logprobs`: no token probabilities;
  * - `presence_penalty`, `frequency_penalty`, `logit_bias`: no such sampling controls;
  * - `seed`: no deterministic sampling (best effort even at OpenAI, but refusing keeps the rule uniform);
@@ -71,6 +74,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  */
 export const anthropicUnsupportedRules: UnsupportedRules = {
   temperature: claudeTemperatureUnsupported,
+  stop: claudeStopUnsupported,
   n: (v) => v !== 1,
   logprobs: (v) => v !== false,
   top_logprobs: nonZero,
@@ -135,7 +139,7 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
   }
   const data = DATA_URL.exec(url);
   if (data) {
-    return { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } };
+    return { type: "image", source: { type: "base64", media_type: vendorMediaType(data[1]), data: data[2] } };
   }
   if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
   throw invalidRequest(
@@ -145,9 +149,17 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
   );
 }
 
-/** User or tool content as Anthropic blocks; images allowed, empty text dropped (Anthropic rejects it). */
+/**
+ * Whether `text` can be a text block: Anthropic refuses one that is empty or only whitespace ("text content
+ * blocks must contain non-whitespace text"), so a history with an assistant turn of "\n" would fail whole.
+ * Such text says nothing to the model; leaving it out (a turn left with no blocks is left out too, and its
+ * neighbours merge) is what Converse needs as well (`../bedrock/request.ts`).
+ */
+const hasText = (text: string): boolean => text.trim() !== "";
+
+/** User or tool content as Anthropic blocks; images allowed, blank text dropped ({@linkcode hasText}). */
 function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
-  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  if (typeof content === "string") return hasText(content) ? [{ type: "text", text: content }] : [];
   if (!Array.isArray(content)) return [];
   const blocks: AnthropicBlock[] = [];
   content.forEach((part, j) => {
@@ -155,7 +167,7 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
     if (!isObject(part)) return;
     if (part.type === "text" || part.type === "refusal") {
       const text = part.type === "text" ? part.text : part.refusal;
-      if (typeof text === "string" && text !== "") {
+      if (typeof text === "string" && hasText(text)) {
         blocks.push(markBlock({ type: "text", text }, part, `${p}.cache_control`));
       }
     } else if (part.type === "image_url") {

@@ -205,12 +205,15 @@ const CASES: Case[] = [
     },
   },
   {
+    // `image/jpg` (which Anthropic refuses) is sent as `image/jpeg`.
     name: "images: data URL → base64 source, https URL → url source (vision guide)",
     request: {
       messages: [{
         role: "user",
         content: [
           { type: "image_url", image_url: { url: "data:image/jpeg;base64,/9j/4AAQSkZJRg==" } },
+          { type: "image_url", image_url: { url: "data:image/jpg;base64,/9j/4AAQ" } },
+          { type: "image_url", image_url: { url: "data:IMAGE/PNG;base64,iVBORw0KGgo=" } },
           { type: "image_url", image_url: { url: "https://upload.wikimedia.org/ant.jpg", detail: "high" } },
           { type: "text", text: "Describe these images." },
         ],
@@ -223,6 +226,8 @@ const CASES: Case[] = [
         role: "user",
         content: [
           { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/4AAQSkZJRg==" } },
+          { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/4AAQ" } },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
           { type: "image", source: { type: "url", url: "https://upload.wikimedia.org/ant.jpg" } },
           { type: "text", text: "Describe these images." },
         ],

@@ -26,6 +26,7 @@ import {
   claudeSamplingDropped,
   claudeTemperatureUnsupported,
 } from "../shared/claude_sampling.ts";
+import { claudeStopUnsupported } from "../shared/claude_stop.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
@@ -99,6 +100,7 @@ const BEDROCK_CLAUDE_RULES: ParamRules = {
   known: BEDROCK_CLAUDE_KNOWN,
   unsupported: {
     temperature: claudeTemperatureUnsupported,
+    stop: claudeStopUnsupported,
     ...BEDROCK_UNSUPPORTED,
     reasoning_effort: claudeEffortUnsupported,
   },
@@ -109,7 +111,7 @@ const BEDROCK_CLAUDE_RULES: ParamRules = {
  * What Converse's translation does with a chat request's parameters for `model`: {@linkcode BEDROCK_UNSUPPORTED};
  * Claude models take the `reasoning_effort` values Claude maps, but not beside what Claude refuses with thinking
  * on (a forced tool, a temperature other than 1, top_p under 0.95: see `thinkingExcludedBy`), take no
- * `temperature` above 1 (`../shared/claude_sampling.ts`), and take `top_k` (`additionalModelRequestFields`)
+ * `temperature` above 1 (`../shared/claude_sampling.ts`) nor a blank `stop` sequence (`../shared/claude_stop.ts`), and take `top_k` (`additionalModelRequestFields`)
  * but beside thinking, where it is left out and named instead (`../shared/claude_sampling.ts`).
  */
 export function bedrockParamRules(model: string): ParamRules {

@@ -15,16 +15,26 @@ import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
 import { isObject } from "../../openai/types.ts";
-import { retryHeadersOf, scrubbedClip, upstreamHttpError } from "../shared/upstream_error.ts";
+import { retryHeadersOf, scrubbedClip, unusableOutput, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
+
+/** What the malformed stop reasons say the model produced: output nobody can use. */
+const MALFORMED: Readonly<Record<string, string>> = {
+  malformed_tool_use: "tool call",
+  malformed_model_output: "answer",
+};
 
 /**
  * Converse `stopReason` → OpenAI `finish_reason`. Documented values (MessageStopEvent): end_turn, tool_use,
  * max_tokens, stop_sequence, guardrail_intervened, content_filtered, malformed_model_output,
- * malformed_tool_use, model_context_window_exceeded. OpenAI has nothing for the malformed ones, so they (and
- * unknown future values) end as "stop".
+ * malformed_tool_use, model_context_window_exceeded. The malformed ones throw the 502 Gemini's malformed
+ * function call does (`unusableOutput`): OpenAI has no finish reason for them, and a "stop" with the broken
+ * output left out would read as the final answer. Unknown future values end as "stop".
  */
-export function mapStopReason(reason: unknown): string {
+export function mapStopReason(provider: string, reason: unknown): string {
+  if (typeof reason === "string" && Object.hasOwn(MALFORMED, reason)) {
+    throw unusableOutput(provider, MALFORMED[reason], reason);
+  }
   switch (reason) {
     case "tool_use":
       return "tool_calls";
@@ -43,8 +53,8 @@ export function mapStopReason(reason: unknown): string {
  * {@linkcode mapStopReason} for a turn in which `onlyAnswer` says whether the answer tool
  * (`../shared/json_answer_tool.ts`) was used and no tool of the client's: that turn has answered: `stop`.
  */
-export function answerStopReason(reason: unknown, onlyAnswer: boolean): string {
-  return reason === "tool_use" && onlyAnswer ? "stop" : mapStopReason(reason);
+export function answerStopReason(provider: string, reason: unknown, onlyAnswer: boolean): string {
+  return reason === "tool_use" && onlyAnswer ? "stop" : mapStopReason(provider, reason);
 }
 
 /**
@@ -139,7 +149,7 @@ export function fromConverseResponse(provider: string, body: unknown, model: str
       index: 0,
       message: reply,
       logprobs: null,
-      finish_reason: answerStopReason(body.stopReason, answered && reply.tool_calls === undefined),
+      finish_reason: answerStopReason(provider, body.stopReason, answered && reply.tool_calls === undefined),
     }],
   };
   const usage = mapUsage(body.usage);

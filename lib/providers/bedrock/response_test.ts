@@ -82,11 +82,26 @@ Deno.test("bedrock response: every documented stop reason", () => {
     ["tool_use", "tool_calls"],
     ["guardrail_intervened", "content_filter"],
     ["content_filtered", "content_filter"],
-    ["malformed_model_output", "stop"],
-    ["malformed_tool_use", "stop"],
     ["something_new", "stop"],
   ];
-  for (const [reason, finish] of table) assert.equal(mapStopReason(reason), finish, reason);
+  for (const [reason, finish] of table) assert.equal(mapStopReason("aws", reason), finish, reason);
+});
+
+Deno.test("bedrock response: a malformed tool use or output is a 502, as Gemini's malformed call, not a stop", () => {
+  for (const [reason, what] of [["malformed_tool_use", "tool call"], ["malformed_model_output", "answer"]]) {
+    const body = {
+      ...TEXT_RESPONSE,
+      output: { message: { role: "assistant", content: [] } },
+      stopReason: reason,
+    };
+    assert.throws(() => fromConverseResponse("aws", body, "m"), (err: unknown) => {
+      assert.ok(err instanceof GatewayError);
+      assert.equal(err.status, 502);
+      assert.equal(err.code, "upstream_malformed_function_call");
+      assert.equal(err.message, `Provider "aws" produced an unusable ${what} (${reason}).`);
+      return true;
+    }, reason);
+  }
 });
 
 Deno.test("bedrock response: usage with prompt caching", () => {

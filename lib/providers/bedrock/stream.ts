@@ -8,7 +8,7 @@
  *   (answer tool)       → the reserved tool of a `response_format` (`../shared/json_answer_tool.ts`): its
  *                         input fragments are text content, and it is not a tool call
  *   messageStop         → the finish chunk with the mapped finish_reason (`stop` when only the answer tool
- *                         was called)
+ *                         was called); a malformed tool use or output errors the stream (a 502)
  *   metadata            → one usage-only chunk (the server drops it unless the client asked for usage), when
  *                         its usage has counts (none: the gateway counts the tokens itself)
  *   exception frames    → the stream errors with a GatewayError, so the client gets an OpenAI error event
@@ -161,7 +161,11 @@ export function converseChunkTransformer(
           start(controller);
           stopped = true;
           controller.enqueue(
-            makeChunk(identity, {}, answerStopReason(event.stopReason, answered && clientTools === 0)),
+            makeChunk(
+              identity,
+              {},
+              answerStopReason(provider, event.stopReason, answered && clientTools === 0),
+            ),
           );
           break;
         case "metadata":

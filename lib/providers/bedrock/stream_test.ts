@@ -194,6 +194,23 @@ Deno.test("bedrock stream: a stream cut before messageStop errors; reasoning →
   ]);
 });
 
+Deno.test("bedrock stream: a malformed tool use or output errors the stream (a 502), never a clean stop", async () => {
+  for (const reason of ["malformed_tool_use", "malformed_model_output"]) {
+    await assert.rejects(
+      run([
+        ev("messageStart", { role: "assistant" }),
+        ev("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Let me check." } }),
+        ev("messageStop", { stopReason: reason }),
+      ]),
+      (err: unknown) =>
+        err instanceof GatewayError && err.status === 502 &&
+        err.code === "upstream_malformed_function_call" &&
+        err.message.includes(`(${reason})`),
+      reason,
+    );
+  }
+});
+
 Deno.test("bedrock stream: binary frames split across reads, through the decoder", async () => {
   const frames = [
     eventFrame("messageStart", { role: "assistant" }),

@@ -8,6 +8,7 @@
  */
 import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
+import { vendorMediaType } from "../shared/media_type.ts";
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 
 const IMAGE_EXTENSIONS: Record<string, string> = {
@@ -32,7 +33,7 @@ export function urlPart(url: string, param: string): GeminiPart {
     if (!data[2].split(";").includes("base64")) {
       throw invalidRequest("Only base64 `data:` URLs are supported for Gemini models.", param);
     }
-    return { inlineData: { mimeType: data[1], data: data[3] } };
+    return { inlineData: { mimeType: vendorMediaType(data[1]), data: data[3] } };
   }
   if (/^https?:\/\//i.test(url)) {
     let path: string;

@@ -160,6 +160,8 @@ const CASES: { name: string; request: ChatRequest; expected: JsonObject }[] = [
         content: [
           { type: "text", text: "Caption these." },
           { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          // Gemini refuses `image/jpg` ("Unsupported MIME type"): sent as `image/jpeg`.
+          { type: "image_url", image_url: { url: "data:image/jpg;base64,/9j/4AAQ" } },
           { type: "image_url", image_url: { url: "https://example.com/cat.JPG?size=large", detail: "low" } },
           { type: "image_url", image_url: { url: "https://example.com/image" } },
         ],
@@ -171,6 +173,7 @@ const CASES: { name: string; request: ChatRequest; expected: JsonObject }[] = [
         parts: [
           { text: "Caption these." },
           { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } },
+          { inlineData: { mimeType: "image/jpeg", data: "/9j/4AAQ" } },
           { fileData: { fileUri: "https://example.com/cat.JPG?size=large", mimeType: "image/jpeg" } },
           { fileData: { fileUri: "https://example.com/image" } },
         ],

@@ -9,6 +9,7 @@ import { badGateway } from "../../errors.ts";
 import { makeUsage, newCompletionId, newToolCallId } from "../shared/chunks.ts";
 import { toolCallIdFor } from "./types.ts";
 import { notAJsonObject } from "../shared/json.ts";
+import { unusableOutput } from "../shared/upstream_error.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
@@ -70,8 +71,7 @@ export function readCandidateParts(
  * - SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, LANGUAGE and the IMAGE_* variants →
  *   `content_filter` (the model declined to produce the content);
  * - MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS → thrown 502
- *   `upstream_malformed_function_call`: no OpenAI finish reason says "the tool call is unusable", and a
- *   `stop` with empty content would read as a final answer; a 5xx lets SDKs retry;
+ *   `upstream_malformed_function_call` (`unusableOutput`, which says why);
  * - OTHER, FINISH_REASON_UNSPECIFIED and values unknown today → `stop`.
  */
 export function finishReasonFor(
@@ -82,15 +82,7 @@ export function finishReasonFor(
 ): string {
   const value = typeof reason === "string" ? reason : "STOP";
   const finish = geminiFinishReason(value, hasToolCalls);
-  if (finish === "broken_call") {
-    const detail = typeof finishMessage === "string" && finishMessage !== ""
-      ? `: ${finishMessage.slice(0, 300)}`
-      : ".";
-    throw badGateway(
-      `Provider "${provider}" produced an unusable function call (${value})${detail}`,
-      "upstream_malformed_function_call",
-    );
-  }
+  if (finish === "broken_call") throw unusableOutput(provider, "function call", value, finishMessage);
   return finish;
 }
 

@@ -32,6 +32,7 @@
  */
 import type { JsonObject } from "../../openai/types.ts";
 import { claudeEffortReason, claudeThinkingAsked } from "./thinking_budget.ts";
+import { CLAUDE_STOP_REASON } from "./claude_stop.ts";
 
 /** The highest `temperature` Claude takes. */
 export const CLAUDE_MAX_TEMPERATURE = 1;
@@ -55,12 +56,13 @@ export function claudeSamplingDropped(request: JsonObject, dropped: readonly str
 }
 
 /**
- * For `ParamRules.reason` of the Claude vendors: a temperature is refused for its range; `reasoning_effort` for
- * what it is beside (`claudeEffortReason`).
+ * For `ParamRules.reason` of the Claude vendors: a temperature is refused for its range; a `stop` for its blank
+ * sequence (`./claude_stop.ts`); `reasoning_effort` for what it is beside (`claudeEffortReason`).
  */
 export function claudeParamReason(param: string, request: JsonObject): string | null {
   if (param === "temperature") {
     return `above ${CLAUDE_MAX_TEMPERATURE} (Claude takes 0 to ${CLAUDE_MAX_TEMPERATURE})`;
   }
+  if (param === "stop") return CLAUDE_STOP_REASON;
   return claudeEffortReason(param, request);
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
+import { badGateway, CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
 import { isObject } from "../../openai/types.ts";
 import { type Scrubber, scrubberOf } from "../../secrets/scrubber.ts";
 
@@ -238,4 +238,24 @@ export function upstreamStreamError(
     type: clean.type ?? "server_error",
     code: clean.code ?? "upstream_error",
   });
+}
+
+/**
+ * The 502 `upstream_malformed_function_call` for an answer the model ended with output nobody can use (`what`, by
+ * the vendor's `reason`, and its own words `detail` when it gave some): Gemini's MALFORMED_FUNCTION_CALL and
+ * kin, Bedrock's `malformed_tool_use` and `malformed_model_output`. No OpenAI finish reason says it, and a `stop`
+ * with empty content would read as a final answer; a 5xx lets SDKs retry, and routing try again or fall back
+ * (before a stream commits).
+ */
+export function unusableOutput(
+  provider: string,
+  what: string,
+  reason: string,
+  detail?: unknown,
+): GatewayError {
+  const said = typeof detail === "string" && detail !== "" ? `: ${detail.slice(0, 300)}` : ".";
+  return badGateway(
+    `Provider "${provider}" produced an unusable ${what} (${reason})${said}`,
+    "upstream_malformed_function_call",
+  );
 }
