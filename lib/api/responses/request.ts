@@ -18,6 +18,7 @@ import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { responseFormat, textVerbosity } from "./text_format.ts";
 import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
+import { applyAllowedTools } from "./allowed_tools.ts";
 import { badValue, boolean, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
@@ -286,14 +287,18 @@ export function parseResponsesRequest(
     tools = translated.echo;
     if (translated.chat.length > 0) chat.tools = translated.chat;
   }
-  if (parallel !== undefined && chat.tools !== undefined) chat.parallel_tool_calls = parallel;
   let toolChoice: unknown = "auto";
   if (body.tool_choice != null) {
-    const choice = chatToolChoice(body.tool_choice, needs);
-    if (choice !== undefined) chat.tool_choice = choice;
+    if (isObject(body.tool_choice) && body.tool_choice.type === "allowed_tools") {
+      applyAllowedTools(chat, body.tool_choice, body.tools, needs);
+    } else {
+      const choice = chatToolChoice(body.tool_choice, needs);
+      if (choice !== undefined) chat.tool_choice = choice;
+    }
     toolChoice = body.tool_choice;
     checkForcedCall(body.tool_choice, body.tools, chat.tools !== undefined, needs);
   }
+  if (parallel !== undefined && chat.tools !== undefined) chat.parallel_tool_calls = parallel;
   let format: JsonObject = { type: "text" };
   let verbosity: string | undefined;
   if (body.text != null) {

@@ -120,7 +120,10 @@ function functionTool(tool: JsonObject, param: string): { fn: JsonObject; echoed
   return { fn, echoed };
 }
 
-/** `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. */
+/**
+ * `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. (An `allowed_tools`
+ * choice also changes the chat tools: allowed_tools.ts.)
+ */
 export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
   if (typeof choice === "string") {
     if (!["none", "auto", "required"].includes(choice)) {
