@@ -126,7 +126,7 @@ const SERVICE_TIERS = ["auto", "default", "flex", "scale", "priority", "fast", "
 /** The spec's `prompt_cache_retention` values. */
 const CACHE_RETENTIONS = ["in_memory", "24h"];
 /** The spec's `IncludeEnum` values. */
-const INCLUDABLE = [
+export const INCLUDABLE = [
   "file_search_call.results",
   "web_search_call.results",
   "web_search_call.action.sources",
