@@ -14,7 +14,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type InputNotes, requestInput } from "./input_items.ts";
-import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";
+import { nativeFields, type NativeNeeds } from "./native_only.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { responseFormat, textVerbosity } from "./text_format.ts";
 import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
@@ -107,6 +107,8 @@ const KNOWN = new Set([
   "prompt",
   "conversation",
   "context_management",
+  "moderation",
+  "prompt_cache_options",
 ]);
 
 /** Known parameters the gateway does not serve yet, with the reason given to the client. */
@@ -143,25 +145,6 @@ function oneOf(body: JsonObject, key: string, param: string, values: readonly st
   if (value === undefined) return null;
   if (!values.includes(value)) throw badValue(param, value, values);
   return value;
-}
-
-/**
- * Top-level parameters only a native target can honour, noted in `needs`: a `prompt` template lives upstream
- * (under the provider's account), and log probabilities are not carried through the chat form (a
- * `top_logprobs` of 0 asks for none, so every target serves it).
- */
-function nativeFields(body: JsonObject, needs: NativeNeeds): void {
-  if (body.prompt != null) {
-    if (!isObject(body.prompt)) throw wrongType("prompt", "an object", body.prompt);
-    if (string(body.prompt, "id", "prompt.id", true) === "") {
-      throw invalidRequest("Invalid 'prompt.id': empty string.", "prompt.id", "invalid_value");
-    }
-    needNative(needs, "A prompt template ('prompt')", "prompt");
-  }
-  const topLogprobs = number(body, "top_logprobs", 0, 20, true);
-  if (topLogprobs !== undefined && topLogprobs > 0) {
-    preferNative(needs, "top_logprobs");
-  }
 }
 
 function metadata(value: unknown): Record<string, string> {
@@ -224,8 +207,6 @@ export function parseResponsesRequest(
   }
 
   const messages: ChatMessage[] = [];
-  // Compaction settings are applied upstream: a native target applies them, a translated one goes without.
-  if (body.context_management != null) preferNative(needs, "context_management");
   const notes: InputNotes = { paths: [], references: [] };
   const instructions = string(body, "instructions", "instructions");
   if (instructions !== undefined) {
