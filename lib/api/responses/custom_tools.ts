@@ -12,6 +12,7 @@
  */
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { customInput } from "./custom_input.ts";
+import { clientCall } from "./namespaces.ts";
 import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /** The one parameter that carries a custom tool's input in the chat form. */
@@ -55,18 +56,22 @@ export function customFunction(tool: JsonObject, name: string, param: string): J
   };
 }
 
-/** Whether the request's tools (as the Response echoes them) declare a custom tool named `name`. */
-export function isCustomTool(tools: readonly JsonObject[], name: string): boolean {
-  return tools.some((tool) => tool.type === "custom" && tool.name === name);
+/**
+ * Whether the chat function `chatName` stands for a custom tool of the request's tools (as the Response echoes
+ * them): a top-level one, or one inside a namespace by its flat name.
+ */
+export function isCustomTool(tools: readonly JsonObject[], chatName: string): boolean {
+  return clientCall(tools, chatName).custom;
 }
 
-/** A `custom_tool_call` output item from the chat call's arguments. */
+/** A `custom_tool_call` output item from the chat call's arguments; `name` is the client's, with its namespace. */
 export function customCallItem(
   id: string,
   status: string,
   call: { call_id: string; name: string; arguments: string },
+  namespace?: string,
 ): JsonObject {
-  return {
+  const item: JsonObject = {
     id,
     type: "custom_tool_call",
     status,
@@ -74,6 +79,8 @@ export function customCallItem(
     name: call.name,
     input: customInput(call.arguments),
   };
+  if (namespace !== undefined) item.namespace = namespace;
+  return item;
 }
 
 /** A `custom_tool_call` input item's input, as the arguments of the chat call that stands for it. */

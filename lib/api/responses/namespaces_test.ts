@@ -112,3 +112,88 @@ Deno.test("responses namespaces: a call in the history goes by its flat name, a 
   assert.deepEqual([done.name, done.namespace], ["close_agent", "multi_agent_v1"]);
   assert.equal(argsDone.name, "close_agent");
 });
+
+/** A namespace holding a custom tool (the spec's NamespaceToolParam holds function and custom tools). */
+const WITH_CUSTOM = [{
+  type: "namespace",
+  name: "fs",
+  description: "Files.",
+  tools: [
+    { type: "function", name: "read", parameters: { type: "object" } },
+    { type: "custom", name: "apply_patch", description: "Apply a patch." },
+  ],
+}];
+
+Deno.test("responses namespaces: a custom tool inside a namespace reaches a chat target and its call comes back custom", () => {
+  const parsed = parseResponsesRequest({ model: "a", input: "Patch it.", tools: WITH_CUSTOM });
+  const fns = (parsed.chat.tools as { function: JsonObject }[]).map((t) => t.function);
+  assert.deepEqual(fns.map((fn) => fn.name), ["fs__read", "fs__apply_patch"]);
+  assert.ok(String(fns[1].description).startsWith("Apply a patch."));
+  assert.deepEqual(
+    fns[1].parameters,
+    (parseResponsesRequest({
+      model: "a",
+      input: "x",
+      tools: [{ type: "custom", name: "apply_patch" }],
+    }).chat.tools as { function: JsonObject }[])[0].function.parameters,
+    "the same one string parameter",
+  );
+  assert.deepEqual(parsed.tolerance, { refusal: null, native: [], dropped: [] });
+
+  const args = JSON.stringify({ input: "*** Begin Patch" });
+  const frame = frameOf(parsed);
+  const response = completionToResponse(
+    {
+      id: "x",
+      object: "chat.completion",
+      created: 1,
+      model: "u",
+      choices: [{
+        index: 0,
+        finish_reason: "tool_calls",
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "c1",
+            type: "function",
+            function: { name: "fs__apply_patch", arguments: args },
+          }],
+        },
+      }],
+    },
+    frame,
+    { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  );
+  const item = (response.output as JsonObject[])[0];
+  assert.deepEqual(
+    [item.type, item.name, item.namespace, item.input],
+    ["custom_tool_call", "apply_patch", "fs", "*** Begin Patch"],
+  );
+
+  const events = new ResponseEvents(frame);
+  const chunk = (delta: JsonObject, finish: string | null = null): ChatCompletionChunk => ({
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "u",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const all = [
+    ...events.start(),
+    ...events.chunk(chunk({
+      tool_calls: [{ index: 0, id: "c2", type: "function", function: { name: "fs__apply_patch" } }],
+    })),
+    ...events.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] })),
+    ...events.chunk(chunk({}, "tool_calls")),
+    ...events.finish({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }),
+  ] as JsonObject[];
+  const done = all.find((e) => e.type === "response.output_item.done")!.item as JsonObject;
+  assert.deepEqual(
+    [done.type, done.name, done.namespace, done.input],
+    ["custom_tool_call", "apply_patch", "fs", "*** Begin Patch"],
+  );
+  const inputDone = all.find((e) => e.type === "response.custom_tool_call_input.done");
+  assert.equal(inputDone?.input, "*** Begin Patch");
+  assert.ok(!all.some((e) => String(e.type).startsWith("response.function_call_arguments")));
+});

@@ -10,6 +10,8 @@
  */
 import { type GatewayError, invalidRequest } from "../../errors.ts";
 import type { Tolerance } from "../../http/tolerance.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
+import { number, string, wrongType } from "./validate.ts";
 
 /**
  * Input item types of built-in tools (OpenAI's `Item` union, beyond messages, function and custom tool calls
@@ -79,4 +81,38 @@ export function strictRefusal(param: string): GatewayError {
     param,
     "unsupported_parameter",
   );
+}
+
+/**
+ * Top-level parameters only a native target can honour, noted in `needs`. Compaction settings
+ * (`context_management`) and prompt-cache options are applied upstream and do not change the answer: a
+ * translated target goes without them. A `prompt` template lives upstream (under the provider's account), and
+ * moderation (`block` mode withholds what it flags) is run by OpenAI: a translated target would answer without
+ * the template, or unmoderated, so without a native target they are refused. Log probabilities are not
+ * carried through the chat form (a `top_logprobs` of 0 asks for none, so every target serves it).
+ */
+export function nativeFields(body: JsonObject, needs: NativeNeeds): void {
+  if (body.context_management != null) preferNative(needs, "context_management");
+  if (body.prompt != null) {
+    if (!isObject(body.prompt)) throw wrongType("prompt", "an object", body.prompt);
+    if (string(body.prompt, "id", "prompt.id", true) === "") {
+      throw invalidRequest("Invalid 'prompt.id': empty string.", "prompt.id", "invalid_value");
+    }
+    needNative(needs, "A prompt template ('prompt')", "prompt");
+  }
+  if (body.moderation != null) {
+    if (!isObject(body.moderation)) throw wrongType("moderation", "an object", body.moderation);
+    string(body.moderation, "model", "moderation.model", true);
+    needNative(needs, "Moderation ('moderation')", "moderation");
+  }
+  if (body.prompt_cache_options != null) {
+    if (!isObject(body.prompt_cache_options)) {
+      throw wrongType("prompt_cache_options", "an object", body.prompt_cache_options);
+    }
+    preferNative(needs, "prompt_cache_options");
+  }
+  const topLogprobs = number(body, "top_logprobs", 0, 20, true);
+  if (topLogprobs !== undefined && topLogprobs > 0) {
+    preferNative(needs, "top_logprobs");
+  }
 }

@@ -72,3 +72,35 @@ Deno.test("responses native-only: program items and items of unknown types are a
   ]);
   assert.deepEqual(history, [{ role: "user", content: "Add." }, { role: "assistant", content: "2" }]);
 });
+
+Deno.test("responses native-only: moderation and prompt_cache_options are the spec's, judged rather than unknown", () => {
+  // Moderation in `block` mode withholds what it flags: a translated target would answer unmoderated.
+  const moderated = parseResponsesRequest({
+    model: "m",
+    input: "x",
+    moderation: { model: "omni-moderation-latest", policy: { output: { mode: "block" } } },
+  });
+  assert.deepEqual(moderated.tolerance.dropped, [], "not an unknown parameter");
+  const error = moderated.tolerance.refusal;
+  assert.ok(error);
+  assert.deepEqual([error.status, error.param, error.code], [400, "moderation", "unsupported_value"]);
+  // Cache options change no answer: a native target applies them, a translated one goes without.
+  const cached = parseResponsesRequest({
+    model: "m",
+    input: "x",
+    prompt_cache_options: { ttl: "30m", mode: "explicit" },
+  });
+  assert.deepEqual(cached.tolerance, { refusal: null, native: ["prompt_cache_options"], dropped: [] });
+  for (
+    const [fields, param] of [
+      [{ moderation: "on" }, "moderation"],
+      [{ moderation: {} }, "moderation.model"],
+      [{ prompt_cache_options: "30m" }, "prompt_cache_options"],
+    ] as const
+  ) {
+    assert.throws(() => parseResponsesRequest({ model: "m", input: "x", ...fields }), (err: GatewayError) => {
+      assert.deepEqual([err.status, err.param], [400, param]);
+      return true;
+    });
+  }
+});

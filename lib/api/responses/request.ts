@@ -14,10 +14,11 @@
 import { invalidRequest } from "../../errors.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { type InputNotes, requestInput } from "./input_items.ts";
-import { type NativeNeeds, needNative, preferNative } from "./native_only.ts";
+import { nativeFields, type NativeNeeds } from "./native_only.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { responseFormat, textVerbosity } from "./text_format.ts";
 import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
+import { applyAllowedTools } from "./allowed_tools.ts";
 import { badValue, boolean, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
@@ -106,6 +107,8 @@ const KNOWN = new Set([
   "prompt",
   "conversation",
   "context_management",
+  "moderation",
+  "prompt_cache_options",
 ]);
 
 /** Known parameters the gateway does not serve yet, with the reason given to the client. */
@@ -125,7 +128,7 @@ const SERVICE_TIERS = ["auto", "default", "flex", "scale", "priority", "fast", "
 /** The spec's `prompt_cache_retention` values. */
 const CACHE_RETENTIONS = ["in_memory", "24h"];
 /** The spec's `IncludeEnum` values. */
-const INCLUDABLE = [
+export const INCLUDABLE = [
   "file_search_call.results",
   "web_search_call.results",
   "web_search_call.action.sources",
@@ -142,25 +145,6 @@ function oneOf(body: JsonObject, key: string, param: string, values: readonly st
   if (value === undefined) return null;
   if (!values.includes(value)) throw badValue(param, value, values);
   return value;
-}
-
-/**
- * Top-level parameters only a native target can honour, noted in `needs`: a `prompt` template lives upstream
- * (under the provider's account), and log probabilities are not carried through the chat form (a
- * `top_logprobs` of 0 asks for none, so every target serves it).
- */
-function nativeFields(body: JsonObject, needs: NativeNeeds): void {
-  if (body.prompt != null) {
-    if (!isObject(body.prompt)) throw wrongType("prompt", "an object", body.prompt);
-    if (string(body.prompt, "id", "prompt.id", true) === "") {
-      throw invalidRequest("Invalid 'prompt.id': empty string.", "prompt.id", "invalid_value");
-    }
-    needNative(needs, "A prompt template ('prompt')", "prompt");
-  }
-  const topLogprobs = number(body, "top_logprobs", 0, 20, true);
-  if (topLogprobs !== undefined && topLogprobs > 0) {
-    preferNative(needs, "top_logprobs");
-  }
 }
 
 function metadata(value: unknown): Record<string, string> {
@@ -223,8 +207,6 @@ export function parseResponsesRequest(
   }
 
   const messages: ChatMessage[] = [];
-  // Compaction settings are applied upstream: a native target applies them, a translated one goes without.
-  if (body.context_management != null) preferNative(needs, "context_management");
   const notes: InputNotes = { paths: [], references: [] };
   const instructions = string(body, "instructions", "instructions");
   if (instructions !== undefined) {
@@ -286,14 +268,18 @@ export function parseResponsesRequest(
     tools = translated.echo;
     if (translated.chat.length > 0) chat.tools = translated.chat;
   }
-  if (parallel !== undefined && chat.tools !== undefined) chat.parallel_tool_calls = parallel;
   let toolChoice: unknown = "auto";
   if (body.tool_choice != null) {
-    const choice = chatToolChoice(body.tool_choice, needs);
-    if (choice !== undefined) chat.tool_choice = choice;
+    if (isObject(body.tool_choice) && body.tool_choice.type === "allowed_tools") {
+      applyAllowedTools(chat, body.tool_choice, body.tools, needs);
+    } else {
+      const choice = chatToolChoice(body.tool_choice, needs);
+      if (choice !== undefined) chat.tool_choice = choice;
+    }
     toolChoice = body.tool_choice;
     checkForcedCall(body.tool_choice, body.tools, chat.tools !== undefined, needs);
   }
+  if (parallel !== undefined && chat.tools !== undefined) chat.parallel_tool_calls = parallel;
   let format: JsonObject = { type: "text" };
   let verbosity: string | undefined;
   if (body.text != null) {

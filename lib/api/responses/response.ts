@@ -7,7 +7,7 @@
  * @module
  */
 import { clientCall } from "./namespaces.ts";
-import { customCallItem, isCustomTool } from "./custom_tools.ts";
+import { customCallItem } from "./custom_tools.ts";
 import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
 import type { ResponseParams } from "./request.ts";
 import { tokenClassesOf } from "../../pricing/cost.ts";
@@ -81,9 +81,9 @@ export function functionCallItem(
   call: { call_id: string; name: string; arguments: string },
   tools: readonly JsonObject[] = [],
 ): JsonObject {
-  if (isCustomTool(tools, call.name)) return customCallItem(id, status, call);
-  // A function of a namespace tool was called by its flat chat name: the client gets its name and namespace.
-  const { name, namespace } = clientCall(tools, call.name);
+  // A tool of a namespace tool was called by its flat chat name: the client gets its name and namespace.
+  const { name, namespace, custom } = clientCall(tools, call.name);
+  if (custom) return customCallItem(id, status, { ...call, name }, namespace);
   const item: JsonObject = {
     id,
     type: "function_call",

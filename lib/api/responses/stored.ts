@@ -1,5 +1,6 @@
 /**
- * The stored-response routes: `GET /v1/responses/{id}` (the Response object as it was answered),
+ * The stored-response routes: `GET /v1/responses/{id}` (the Response object as it was answered, or with
+ * `stream=true` replayed as its events: replay.ts),
  * `DELETE /v1/responses/{id}`, `GET /v1/responses/{id}/input_items` (OpenAI's list object, paged) and
  * `POST /v1/responses/{id}/cancel`. A response is visible only to the token that created it: another token, an
  * id that never existed, a deleted or pruned response and a `store: false` one all get the same 404, so ids
@@ -15,6 +16,11 @@ import { admit, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { SSE_HEADERS } from "../../answer/runner.ts";
+import { INCLUDABLE } from "./request.ts";
+import { replayEvents } from "./replay.ts";
+import { encodeEvent } from "./stream_events.ts";
+import { badValue, wrongType } from "./validate.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -74,9 +80,54 @@ export async function handleStoredResponse(
     if (!await store.delete(id, owner)) throw responseNotFound(id);
     return json({ id, object: "response", deleted: true });
   }
+  const query = retrieveQuery(new URL(request.url));
   const stored = await store.get(id, owner);
   if (stored === null) throw responseNotFound(id);
-  return json(stored.response);
+  if (!query.stream) return json(stored.response);
+  const frames = replayEvents(stored.response, query.startingAfter).map(encodeEvent);
+  const body = new Uint8Array(frames.reduce((n, frame) => n + frame.byteLength, 0));
+  frames.reduce((at, frame) => (body.set(frame, at), at + frame.byteLength), 0);
+  return { response: new Response(body, { headers: SSE_HEADERS }), outcome: {} };
+}
+
+/** A query boolean (`true` or `false`, as the `openai` SDKs send it), refused otherwise. */
+function queryBoolean(q: URLSearchParams, key: string): boolean | undefined {
+  const value = q.get(key);
+  if (value === null || value === "") return undefined;
+  if (value !== "true" && value !== "false") throw badValue(key, value, ["true", "false"]);
+  return value === "true";
+}
+
+/**
+ * The query of `GET /v1/responses/{id}` (the spec's `stream`, `starting_after`, `include`,
+ * `include_obfuscation`), each refused with a 400 naming it when it is not what the spec takes. `include` comes
+ * as `include[]=…` from the `openai` SDK, or repeated `include=…`; what a response includes was settled when it
+ * was made (a native target's encrypted reasoning is in it, a translated one never had any), so the stored
+ * Response is answered as it is.
+ */
+function retrieveQuery(url: URL): { stream: boolean; startingAfter?: number } {
+  const q = url.searchParams;
+  const stream = queryBoolean(q, "stream") ?? false;
+  // Obfuscation pads deltas against side channels on a live stream; a replay of stored events adds none.
+  queryBoolean(q, "include_obfuscation");
+  const after = q.get("starting_after");
+  let startingAfter: number | undefined;
+  if (after !== null && after !== "") {
+    if (!/^\d{1,15}$/.test(after)) throw wrongType("starting_after", "an integer", after);
+    if (!stream) {
+      throw invalidRequest(
+        "The 'starting_after' parameter is only allowed when 'stream' is enabled.",
+        "starting_after",
+        "invalid_value",
+      );
+    }
+    startingAfter = Number(after);
+  }
+  const include = [...q.entries()].filter(([key]) => /^include(\[\d*\])?$/.test(key)).map(([, v]) => v);
+  include.forEach((value, i) => {
+    if (!INCLUDABLE.includes(value)) throw badValue(`include[${i}]`, value, INCLUDABLE);
+  });
+  return { stream, startingAfter };
 }
 
 /**

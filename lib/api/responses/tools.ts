@@ -68,8 +68,9 @@ function toolName(tool: JsonObject, param: string): string {
 }
 
 /**
- * A namespace's function tools in the chat form, each named `<namespace>__<name>` (namespaces.ts); anything
- * else inside it is a native target's to run, as a built-in tool is.
+ * A namespace's function and custom tools (what the spec lets a namespace hold) in the chat form, each named
+ * `<namespace>__<name>` (namespaces.ts); anything else inside it is a native target's to run, as a built-in
+ * tool is.
  */
 function namespaceTools(tool: JsonObject, param: string, needs: NativeNeeds): JsonObject[] {
   const namespace = toolName(tool, param);
@@ -78,8 +79,11 @@ function namespaceTools(tool: JsonObject, param: string, needs: NativeNeeds): Js
   tool.tools.forEach((inner, j) => {
     const at = `${param}.tools[${j}]`;
     if (!isObject(inner)) throw wrongType(at, "an object", inner);
-    if (inner.type !== "function") return preferNative(needs, at);
-    const { fn } = functionTool(inner, at);
+    if (inner.type !== "function" && inner.type !== "custom") return preferNative(needs, at);
+    // A custom tool is run by the client like a function (custom_tools.ts), so a namespace does not change that.
+    const fn = inner.type === "custom"
+      ? customFunction(inner, toolName(inner, at), at)
+      : functionTool(inner, at).fn;
     fn.name = flatName(namespace, fn.name as string);
     if ((fn.name as string).length > 64) {
       throw invalidRequest(
@@ -120,7 +124,10 @@ function functionTool(tool: JsonObject, param: string): { fn: JsonObject; echoed
   return { fn, echoed };
 }
 
-/** `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. */
+/**
+ * `tool_choice` in the chat form; a built-in tool's choice is noted in `needs` and has none. (An `allowed_tools`
+ * choice also changes the chat tools: allowed_tools.ts.)
+ */
 export function chatToolChoice(choice: unknown, needs: NativeNeeds): unknown {
   if (typeof choice === "string") {
     if (!["none", "auto", "required"].includes(choice)) {
