@@ -1,6 +1,6 @@
 /**
  * The checks every part of a Gemini request's translation makes of the client's JSON, each failing with Google's
- * 400 naming the field, and Google's schema types in JSON Schema's terms.
+ * 400 naming the field, and its numbers as proto3 JSON writes them.
  *
  * @module
  */
@@ -37,14 +37,22 @@ export function num(value: unknown, path: string): number | undefined {
   return value;
 }
 
-/** Google's OpenAPI-style schema types (`STRING`, `OBJECT`) in JSON Schema's lower case, recursively. */
-export function lowerTypes(schema: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "type" && typeof value === "string") out.type = value.toLowerCase();
-    else if (Array.isArray(value)) out[key] = value.map((v) => isObject(v) ? lowerTypes(v) : v);
-    else if (isObject(value)) out[key] = lowerTypes(value);
-    else out[key] = value;
-  }
-  return out;
+/** A number as proto3 JSON writes one in a string: decimal, with an optional fraction and exponent. */
+const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** The floats proto3 JSON writes as words. */
+const SPECIAL: ReadonlyMap<string, number> = new Map([["NaN", NaN], ["Infinity", Infinity], [
+  "-Infinity",
+  -Infinity,
+]]);
+
+/**
+ * `value` as proto3 JSON reads a number: a JSON number, or a string holding one (`"256"`, `"0.5"`, `"1e3"`, and
+ * for floats `"NaN"`, `"Infinity"`, `"-Infinity"`); undefined for anything else.
+ */
+export function protoNumber(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  if (typeof value !== "string") return undefined;
+  if (DECIMAL.test(value)) return Number(value);
+  return SPECIAL.get(value);
 }

@@ -6,7 +6,8 @@
  */
 import type { Tolerance } from "../../http/tolerance.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { bad, list, lowerTypes, num, object, text } from "./fields.ts";
+import { bad, list, num, object, text } from "./fields.ts";
+import { jsonSchemaOf } from "./schema.ts";
 
 /** The client's fields that became `reasoning_effort` and `response_format`, when it sent them. */
 export interface GenerationParams {
@@ -47,10 +48,12 @@ function responseFormat(
     ? "text/plain"
     : text(config.responseMimeType, "generationConfig.responseMimeType");
   const schemaKey = config.responseJsonSchema != null ? "responseJsonSchema" : "responseSchema";
-  const schema = config[schemaKey];
+  const given = config[schemaKey];
+  // A JSON Schema goes as the client wrote it; Google's own Schema is made one (schema.ts).
+  const schema = isObject(given) && schemaKey === "responseSchema" ? jsonSchemaOf(given) : given;
   if (mime === "application/json") {
     chat.response_format = isObject(schema)
-      ? { type: "json_schema", json_schema: { name: "response", schema: lowerTypes(schema) } }
+      ? { type: "json_schema", json_schema: { name: "response", schema } }
       : { type: "json_object" };
     params.format = `generationConfig.${isObject(schema) ? schemaKey : "responseMimeType"}`;
     return;

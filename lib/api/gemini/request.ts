@@ -11,8 +11,8 @@
  *   user message; a model turn's thought parts (`thought: true`, `thoughtSignature`) are its own state, left
  *   out; a user turn's text is text, whatever its `thought` flag. Any other part (a model turn's images, files
  *   and code execution too) is served by a Gemini target only, refused elsewhere.
- * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters` or
- *   `parametersJsonSchema`); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
+ * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters`, Google's
+ *   Schema, as JSON Schema: schema.ts; or `parametersJsonSchema` as written); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
  *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does
  *   not know is its 400).
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
@@ -27,9 +27,10 @@
 import { invalidRequest } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { bad, list, lowerTypes, object, text } from "./fields.ts";
+import { bad, list, object, text } from "./fields.ts";
 import { generation, type GenerationParams } from "./generation_config.ts";
 import { normalizeGemini } from "./normalize.ts";
+import { jsonSchemaOf } from "./schema.ts";
 
 /** A validated Gemini request. */
 export interface GeminiRequest {
@@ -238,8 +239,12 @@ function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, 
       const declaration = object(d, at);
       const fn: JsonObject = { name: text(declaration.name, `${at}.name`) };
       if (typeof declaration.description === "string") fn.description = declaration.description;
-      const parameters = declaration.parametersJsonSchema ?? declaration.parameters;
-      if (parameters !== undefined) fn.parameters = lowerTypes(object(parameters, `${at}.parameters`));
+      // A JSON Schema goes as the client wrote it; Google's own Schema is made one (schema.ts).
+      if (declaration.parametersJsonSchema != null) {
+        fn.parameters = object(declaration.parametersJsonSchema, `${at}.parametersJsonSchema`);
+      } else if (declaration.parameters != null) {
+        fn.parameters = jsonSchemaOf(object(declaration.parameters, `${at}.parameters`));
+      }
       const chatTool = { type: "function", function: fn };
       paths.set(chatTool, at);
       out.push(chatTool);
