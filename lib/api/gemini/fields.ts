@@ -30,11 +30,32 @@ export function text(value: unknown, path: string): string {
   return value;
 }
 
-/** `value` as a finite number (undefined when absent), else Google's 400 naming `path`. */
+/**
+ * `value`, a float field, as a finite number (undefined when absent): a number, or one written as a string as
+ * proto3 JSON allows (`"0.5"`), as Google reads it. Anything else is Google's 400 naming `path`, and so is
+ * `"NaN"` or `"Infinity"`: valid proto3 JSON, but no setting Google takes, and no JSON number a target could get.
+ */
 export function num(value: unknown, path: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value)) throw bad(path, "expected a number.");
-  return value;
+  const n = protoNumber(value);
+  if (n === undefined) throw bad(path, "expected a number.");
+  if (!Number.isFinite(n)) throw bad(path, "expected a finite number.");
+  return n;
+}
+
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * `value`, an int32 field, as {@linkcode num} reads it, which must be integral (`"256"`, or `256.0` as proto3
+ * JSON reads an integer) and within int32, as Google requires; else Google's 400 naming `path`.
+ */
+export function int(value: unknown, path: string): number | undefined {
+  const n = num(value, path);
+  if (n !== undefined && (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX)) {
+    throw bad(path, "expected an integer.");
+  }
+  return n;
 }
 
 /** A number as proto3 JSON writes one in a string: decimal, with an optional fraction and exponent. */

@@ -11,15 +11,16 @@
  *   user message; a model turn's thought parts (`thought: true`, `thoughtSignature`) are its own state, left
  *   out; a user turn's text is text, whatever its `thought` flag. Any other part (a model turn's images, files
  *   and code execution too) is served by a Gemini target only, refused elsewhere.
- * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters`, Google's
- *   Schema, as JSON Schema: schema.ts; or `parametersJsonSchema` as written); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
- *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does
- *   not know is its 400).
+ * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters`,
+ *   Google's Schema, as JSON Schema: schema.ts; or `parametersJsonSchema` as written); built-in tools
+ *   (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a Gemini target, dropped for another;
+ *   `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does not know is its 400).
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
- *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
- *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
- *   enum) → `reasoning_effort` (generation_config.ts). What a chat target cannot take (`safetySettings`,
- *   `responseModalities`, a `text/x.enum` response, non-text system parts, …) is dropped.
+ *   seed, presence/frequency penalties (numbers, or strings of them as proto3 JSON writes them),
+ *   `responseMimeType: application/json` with `responseSchema` or `responseJsonSchema` → `response_format`,
+ *   `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's enum) → `reasoning_effort`
+ *   (generation_config.ts). What a chat target cannot take (`safetySettings`, `responseModalities`, a
+ *   `text/x.enum` response, non-text system parts, …) is dropped.
  * - `cachedContent` names content cached at Google: only a Gemini target can read it (refused elsewhere).
  *
  * @module
