@@ -1,6 +1,6 @@
 /**
  * The checks every part of a Gemini request's translation makes of the client's JSON, each failing with Google's
- * 400 naming the field, and Google's schema types in JSON Schema's terms.
+ * 400 naming the field, and its numbers as proto3 JSON writes them.
  *
  * @module
  */
@@ -30,21 +30,50 @@ export function text(value: unknown, path: string): string {
   return value;
 }
 
-/** `value` as a finite number (undefined when absent), else Google's 400 naming `path`. */
+/**
+ * `value`, a float field, as a finite number (undefined when absent): a number, or one written as a string as
+ * proto3 JSON allows (`"0.5"`), as Google reads it. Anything else is Google's 400 naming `path`, and so is
+ * `"NaN"` or `"Infinity"`: valid proto3 JSON, but no setting Google takes, and no JSON number a target could get.
+ */
 export function num(value: unknown, path: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value)) throw bad(path, "expected a number.");
-  return value;
+  const n = protoNumber(value);
+  if (n === undefined) throw bad(path, "expected a number.");
+  if (!Number.isFinite(n)) throw bad(path, "expected a finite number.");
+  return n;
 }
 
-/** Google's OpenAPI-style schema types (`STRING`, `OBJECT`) in JSON Schema's lower case, recursively. */
-export function lowerTypes(schema: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "type" && typeof value === "string") out.type = value.toLowerCase();
-    else if (Array.isArray(value)) out[key] = value.map((v) => isObject(v) ? lowerTypes(v) : v);
-    else if (isObject(value)) out[key] = lowerTypes(value);
-    else out[key] = value;
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * `value`, an int32 field, as {@linkcode num} reads it, which must be integral (`"256"`, or `256.0` as proto3
+ * JSON reads an integer) and within int32, as Google requires; else Google's 400 naming `path`.
+ */
+export function int(value: unknown, path: string): number | undefined {
+  const n = num(value, path);
+  if (n !== undefined && (!Number.isInteger(n) || n < INT32_MIN || n > INT32_MAX)) {
+    throw bad(path, "expected an integer.");
   }
-  return out;
+  return n;
+}
+
+/** A number as proto3 JSON writes one in a string: decimal, with an optional fraction and exponent. */
+const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** The floats proto3 JSON writes as words. */
+const SPECIAL: ReadonlyMap<string, number> = new Map([["NaN", NaN], ["Infinity", Infinity], [
+  "-Infinity",
+  -Infinity,
+]]);
+
+/**
+ * `value` as proto3 JSON reads a number: a JSON number, or a string holding one (`"256"`, `"0.5"`, `"1e3"`, and
+ * for floats `"NaN"`, `"Infinity"`, `"-Infinity"`); undefined for anything else.
+ */
+export function protoNumber(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  if (typeof value !== "string") return undefined;
+  if (DECIMAL.test(value)) return Number(value);
+  return SPECIAL.get(value);
 }

@@ -6,7 +6,8 @@
  */
 import type { Tolerance } from "../../http/tolerance.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { bad, list, lowerTypes, num, object, text } from "./fields.ts";
+import { bad, int, list, num, object, text } from "./fields.ts";
+import { jsonSchemaOf } from "./schema.ts";
 
 /** The client's fields that became `reasoning_effort` and `response_format`, when it sent them. */
 export interface GenerationParams {
@@ -47,10 +48,12 @@ function responseFormat(
     ? "text/plain"
     : text(config.responseMimeType, "generationConfig.responseMimeType");
   const schemaKey = config.responseJsonSchema != null ? "responseJsonSchema" : "responseSchema";
-  const schema = config[schemaKey];
+  const given = config[schemaKey];
+  // A JSON Schema goes as the client wrote it; Google's own Schema is made one (schema.ts).
+  const schema = isObject(given) && schemaKey === "responseSchema" ? jsonSchemaOf(given) : given;
   if (mime === "application/json") {
     chat.response_format = isObject(schema)
-      ? { type: "json_schema", json_schema: { name: "response", schema: lowerTypes(schema) } }
+      ? { type: "json_schema", json_schema: { name: "response", schema } }
       : { type: "json_object" };
     params.format = `generationConfig.${isObject(schema) ? schemaKey : "responseMimeType"}`;
     return;
@@ -84,7 +87,8 @@ const THINKING_LEVELS: Readonly<Record<string, string | null>> = {
  */
 function applyThinking(value: unknown, chat: ChatRequest, params: GenerationParams): void {
   if (!isObject(value)) return;
-  const { thinkingBudget, thinkingLevel } = value;
+  const { thinkingLevel } = value;
+  const thinkingBudget = int(value.thinkingBudget, "generationConfig.thinkingConfig.thinkingBudget");
   if (thinkingLevel != null) {
     const path = "generationConfig.thinkingConfig.thinkingLevel";
     const level = typeof thinkingLevel === "string"
@@ -95,7 +99,7 @@ function applyThinking(value: unknown, chat: ChatRequest, params: GenerationPara
       chat.reasoning_effort = level;
       params.reasoning = path;
     }
-  } else if (typeof thinkingBudget === "number" && thinkingBudget > 0) {
+  } else if (thinkingBudget !== undefined && thinkingBudget > 0) {
     chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
     params.reasoning = "generationConfig.thinkingConfig.thinkingBudget";
   }
@@ -112,18 +116,19 @@ export function generation(
   for (const key of Object.keys(config)) {
     if (!GENERATION.has(key) && config[key] != null) tolerance.dropped.push(`generationConfig.${key}`);
   }
-  const set = (key: string, to: keyof ChatRequest) => {
-    const n = num(config[key], `generationConfig.${key}`);
+  // Numbers as Google reads them, strings of them too (proto3 JSON): the chat form gets the numbers.
+  const set = (key: string, to: keyof ChatRequest, read: typeof num) => {
+    const n = read(config[key], `generationConfig.${key}`);
     if (n !== undefined) (chat as Record<string, unknown>)[to] = n;
   };
-  set("temperature", "temperature");
-  set("topP", "top_p");
-  set("topK", "top_k");
-  set("maxOutputTokens", "max_completion_tokens");
-  set("seed", "seed");
-  set("presencePenalty", "presence_penalty");
-  set("frequencyPenalty", "frequency_penalty");
-  const candidates = num(config.candidateCount, "generationConfig.candidateCount");
+  set("temperature", "temperature", num);
+  set("topP", "top_p", num);
+  set("topK", "top_k", int);
+  set("maxOutputTokens", "max_completion_tokens", int);
+  set("seed", "seed", int);
+  set("presencePenalty", "presence_penalty", num);
+  set("frequencyPenalty", "frequency_penalty", num);
+  const candidates = int(config.candidateCount, "generationConfig.candidateCount");
   if (candidates !== undefined && candidates !== 1) {
     throw bad("generationConfig.candidateCount", "only 1 candidate is supported by this gateway.");
   }

@@ -98,3 +98,28 @@ Deno.test("gemini native redaction: texts, thoughts, plain-text inlineData, func
     "an image is not text",
   );
 });
+
+Deno.test("gemini native redaction: a function response's plain-text media, as the chat form reads them", () => {
+  const out = nativeGeminiBody(
+    {
+      contents: [{
+        role: "user",
+        parts: [{
+          functionResponse: {
+            name: "read_file",
+            response: { output: "1 file" },
+            parts: [
+              { inlineData: { mimeType: "text/plain", data: btoa("111-22-3333") } },
+              { inlineData: { mimeType: "image/png", data: btoa("111-22-3333") } },
+            ],
+          },
+        }],
+      }],
+    },
+    { model: "m", messages: [] },
+    [SSN],
+  );
+  const media = ((((out.contents as JsonObject[])[0].parts as JsonObject[])[0].functionResponse as JsonObject)
+    .parts as JsonObject[]).map((part) => atob((part.inlineData as JsonObject).data as string));
+  assert.deepEqual(media, ["[SSN]", "111-22-3333"]);
+});

@@ -9,7 +9,7 @@
  * - an `inlineData` part of plain text (`text/plain`), its base64 decoded, as the chat form reads it as a
  *   plain-text document;
  * - a `functionResponse.response`, as the chat form's tool message holds it: its JSON text
- *   ({@linkcode responseSlot}).
+ *   ({@linkcode responseSlot}); and a plain-text `inlineData` of its `parts`, as above.
  *
  * Left alone, as in the chat form: `functionCall.args` (tool-call arguments), images and other files.
  *
@@ -38,6 +38,14 @@ function responseSlot(call: JsonObject, param: string): TextSlot {
   return { param, text: JSON.stringify(call.response ?? {}), write };
 }
 
+/** A part's `inlineData` of plain text, at `path` (the part's), as its decoded text. */
+function inlineSlot(part: JsonObject, path: string, out: (TextSlot | undefined)[]): void {
+  const data = part.inlineData;
+  if (isObject(data) && typeof data.mimeType === "string" && TEXT_MEDIA_TYPE.test(data.mimeType)) {
+    out.push(encodedTextSlot(data, "data", `${path}.inlineData.data`, true));
+  }
+}
+
 function partSlots(content: unknown, at: string, out: (TextSlot | undefined)[]): void {
   if (!isObject(content) || !Array.isArray(content.parts)) return;
   content.parts.forEach((part, j) => {
@@ -45,13 +53,15 @@ function partSlots(content: unknown, at: string, out: (TextSlot | undefined)[]):
     const path = `${at}.parts[${j}]`;
     if (typeof part.text === "string") out.push(stringSlot(part, "text", `${path}.text`));
     else if (isObject(part.functionResponse)) {
-      out.push(responseSlot(part.functionResponse, `${path}.functionResponse`));
-    } else if (isObject(part.inlineData)) {
-      const data = part.inlineData;
-      if (typeof data.mimeType === "string" && TEXT_MEDIA_TYPE.test(data.mimeType)) {
-        out.push(encodedTextSlot(data, "data", `${path}.inlineData.data`, true));
+      const response = part.functionResponse;
+      out.push(responseSlot(response, `${path}.functionResponse`));
+      // Its media, which the chat form sends after the result: a plain-text file among them is read there too.
+      if (Array.isArray(response.parts)) {
+        response.parts.forEach((media, k) => {
+          if (isObject(media)) inlineSlot(media, `${path}.functionResponse.parts[${k}]`, out);
+        });
       }
-    }
+    } else inlineSlot(part, path, out);
   });
 }
 

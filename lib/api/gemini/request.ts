@@ -7,18 +7,20 @@
  * - `contents` (roles `user` and `model`): `text` parts; `inlineData` images as data URLs and other inline
  *   files as `file` parts; `fileData` images by URL; `functionCall` parts as tool calls (their `id`, else one
  *   made from the turn and part); `functionResponse` parts as tool messages, each answering a call of the model
- *   turn before it ({@linkcode OpenCalls}: by `id`, else by name);
- *   a model turn's thought parts (`thought: true`, `thoughtSignature`) are its own state, left out; a user
- *   turn's text is text, whatever its `thought` flag.
- * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters` or
- *   `parametersJsonSchema`); built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a
- *   Gemini target, dropped for another; `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does
- *   not know is its 400).
+ *   turn before it ({@linkcode OpenCalls}: by `id`, else by name), the media of their `parts` after them in a
+ *   user message; a model turn's thought parts (`thought: true`, `thoughtSignature`) are its own state, left
+ *   out; a user turn's text is text, whatever its `thought` flag. Any other part (a model turn's images, files
+ *   and code execution too) is served by a Gemini target only, refused elsewhere.
+ * - `systemInstruction` → a system message; `tools[].functionDeclarations` → function tools (`parameters`,
+ *   Google's Schema, as JSON Schema: schema.ts; or `parametersJsonSchema` as written); built-in tools
+ *   (`googleSearch`, `codeExecution`, `urlContext`, …) are served by a Gemini target, dropped for another;
+ *   `toolConfig.functionCallingConfig` → `tool_choice` (a mode Google does not know is its 400).
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount (1 only),
- *   seed, presence/frequency penalties, `responseMimeType: application/json` with `responseSchema` or
- *   `responseJsonSchema` → `response_format`, `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's
- *   enum) → `reasoning_effort` (generation_config.ts). What a chat target cannot take (`safetySettings`,
- *   `responseModalities`, a `text/x.enum` response, non-text system parts, …) is dropped.
+ *   seed, presence/frequency penalties (numbers, or strings of them as proto3 JSON writes them),
+ *   `responseMimeType: application/json` with `responseSchema` or `responseJsonSchema` → `response_format`,
+ *   `thinkingConfig` (`thinkingBudget`, `thinkingLevel` of Google's enum) → `reasoning_effort`
+ *   (generation_config.ts). What a chat target cannot take (`safetySettings`, `responseModalities`, a
+ *   `text/x.enum` response, non-text system parts, …) is dropped.
  * - `cachedContent` names content cached at Google: only a Gemini target can read it (refused elsewhere).
  *
  * @module
@@ -26,9 +28,10 @@
 import { invalidRequest } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
-import { bad, list, lowerTypes, object, text } from "./fields.ts";
+import { bad, list, object, text } from "./fields.ts";
 import { generation, type GenerationParams } from "./generation_config.ts";
 import { normalizeGemini } from "./normalize.ts";
+import { jsonSchemaOf } from "./schema.ts";
 
 /** A validated Gemini request. */
 export interface GeminiRequest {
@@ -53,11 +56,24 @@ export interface GeminiParams extends GenerationParams {
 
 const IMAGE = /^image\//;
 
-/** One part of a user turn as a chat content part, or null for a part the translation leaves out. */
-function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObject | null {
-  // A user's text flagged as a thought is still text the client sends: a Gemini target gets it, so the policy
-  // reads it, and a translated target too.
-  if (typeof part.text === "string") return { type: "text", text: part.text };
+/**
+ * Notes a part only a Gemini target serves: the request goes to the alias's Gemini targets, or is refused
+ * without one, since a translated target would answer without what the part holds.
+ */
+function geminiOnly(tolerance: Tolerance, path: string): null {
+  tolerance.refusal ??= invalidRequest(
+    `'${path}' is a part only Gemini targets serve, and this model's target is not one.`,
+    path,
+    "unsupported_value",
+  );
+  return null;
+}
+
+/**
+ * A part's media (`inlineData`, `fileData`) as a chat content part: what a user turn and a function response's
+ * `parts` hold. Anything else, or a file a chat target cannot read, is Gemini's alone ({@linkcode geminiOnly}).
+ */
+function mediaPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObject | null {
   if (isObject(part.inlineData)) {
     const mime = text(part.inlineData.mimeType, `${path}.inlineData.mimeType`);
     const data = text(part.inlineData.data, `${path}.inlineData.data`);
@@ -78,13 +94,24 @@ function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObj
     );
     return null;
   }
-  tolerance.refusal ??= invalidRequest(
-    `'${path}' is a part only Gemini targets serve, and this model's target is not one.`,
-    path,
-    "unsupported_value",
-  );
-  return null;
+  return geminiOnly(tolerance, path);
 }
+
+/** One part of a user turn as a chat content part, or null for a part the translation leaves out. */
+function userPart(part: JsonObject, path: string, tolerance: Tolerance): JsonObject | null {
+  // A user's text flagged as a thought is still text the client sends: a Gemini target gets it, so the policy
+  // reads it, and a translated target too.
+  if (typeof part.text === "string") return { type: "text", text: part.text };
+  return mediaPart(part, path, tolerance);
+}
+
+/**
+ * What a model turn's part holds besides its text and calls that the model must read in its history: its own
+ * images and files, and the code the `codeExecution` tool ran with its result. A chat assistant message holds
+ * text and calls only, so only a Gemini target serves these (text made of them would be words the model never
+ * wrote); a thought part (an interim image too) is the model's own state, left out as its thought text is.
+ */
+const MODEL_MEDIA = ["inlineData", "fileData", "executableCode", "codeExecutionResult"];
 
 /**
  * The calls of the latest model turn that made some, not answered yet: each name's in the order they were made,
@@ -136,7 +163,9 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
       parts.forEach((p, j) => {
         const part = object(p, `${path}.parts[${j}]`);
         if (typeof part.text === "string" && part.thought !== true) texts.push(part.text);
-        else if (isObject(part.functionCall)) {
+        else if (part.thought !== true && MODEL_MEDIA.some((key) => part[key] != null)) {
+          geminiOnly(tolerance, `${path}.parts[${j}]`);
+        } else if (isObject(part.functionCall)) {
           const call = part.functionCall;
           const name = text(call.name, `${path}.parts[${j}].functionCall.name`);
           const id = typeof call.id === "string" ? call.id : `call_${i}_${j}`;
@@ -157,6 +186,7 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
       return;
     }
     const userParts: JsonObject[] = [];
+    const returned: JsonObject[] = [];
     parts.forEach((p, j) => {
       const at = `${path}.parts[${j}]`;
       const part = object(p, at);
@@ -166,11 +196,23 @@ function messagesOf(contents: unknown[], tolerance: Tolerance, paths: string[]):
         const id = open.answer(name, typeof response.id === "string" ? response.id : undefined);
         out.push({ role: "tool", tool_call_id: id, content: JSON.stringify(response.response ?? {}) });
         paths.push(`${at}.functionResponse`);
+        // A multimodal response's media (Gemini CLI's `read_file` of an image): a chat tool message carries
+        // text only, so they follow the results in a user message, as the Messages API sends a tool result's.
+        const media = list(response.parts ?? [], `${at}.functionResponse.parts`);
+        media.forEach((m, k) => {
+          const where = `${at}.functionResponse.parts[${k}]`;
+          const translated = mediaPart(object(m, where), where, tolerance);
+          if (translated !== null) returned.push(translated);
+        });
         return;
       }
       const translated = userPart(part, at, tolerance);
       if (translated !== null) userParts.push(translated);
     });
+    if (returned.length > 0) {
+      out.push({ role: "user", content: [{ type: "text", text: "(returned by the tool)" }, ...returned] });
+      paths.push(path);
+    }
     if (userParts.length === 0) return;
     const onlyText = userParts.every((p) => p.type === "text");
     out.push({
@@ -198,8 +240,12 @@ function toolsOf(tools: unknown[], tolerance: Tolerance, paths: Map<JsonObject, 
       const declaration = object(d, at);
       const fn: JsonObject = { name: text(declaration.name, `${at}.name`) };
       if (typeof declaration.description === "string") fn.description = declaration.description;
-      const parameters = declaration.parametersJsonSchema ?? declaration.parameters;
-      if (parameters !== undefined) fn.parameters = lowerTypes(object(parameters, `${at}.parameters`));
+      // A JSON Schema goes as the client wrote it; Google's own Schema is made one (schema.ts).
+      if (declaration.parametersJsonSchema != null) {
+        fn.parameters = object(declaration.parametersJsonSchema, `${at}.parametersJsonSchema`);
+      } else if (declaration.parameters != null) {
+        fn.parameters = jsonSchemaOf(object(declaration.parameters, `${at}.parameters`));
+      }
       const chatTool = { type: "function", function: fn };
       paths.set(chatTool, at);
       out.push(chatTool);
