@@ -1168,13 +1168,6 @@ const ANTHROPIC_CASES: AnthropicCase[] = [
     type: BAD,
   },
   {
-    name: "messages: thinking budget not under max_tokens",
-    path: MESSAGES,
-    body: msg({ max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 2000 } }),
-    status: 400,
-    type: BAD,
-  },
-  {
     name: "messages: top_k on a builtin target",
     path: MESSAGES,
     body: msg({ top_k: 5 }),
