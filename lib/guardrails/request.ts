@@ -9,7 +9,8 @@ import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject, Usage } from "../openai/types.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
-import { textSlots } from "../policy/text_slots.ts";
+import { isTokenInput, textSlots } from "../policy/text_slots.ts";
+import { tokenInputUnreadable } from "../policy/denied.ts";
 import { createMasker, type Masker } from "./mask.ts";
 import { type GuardrailOutcome, guardrailsFor, type ResolvedGuardrail } from "./resolved.ts";
 import { guardrailRule, runGuardrails } from "./run.ts";
@@ -67,6 +68,10 @@ export async function checkInput(
     ? []
     : guardrailsFor("output", model?.guardrails, token.guardrails);
   if (input.length === 0 && output.length === 0) return undefined;
+  // Token ids are no text a check could read: refused, not passed unchecked (text_slots.ts says why).
+  if (input.length > 0 && isTokenInput(endpoint, body)) {
+    throw tokenInputUnreadable(guardrailRule(input[0].name), `guardrail ${input[0].name}`);
+  }
   const slots = input.length > 0 ? textSlots(endpoint, body, { toolArguments: true }) : [];
   const state: RequestGuardrails = {
     // Told every text up front, so no placeholder it issues is one the client already wrote.

@@ -6,16 +6,17 @@
  * through to a native target, the same texts where that API keeps them (each API's `native_texts.ts`), and
  * those only a native target reads.
  *
- * Not covered, by design: token-id embeddings input (there is no text to match), tool-call arguments and
- * non-text parts (images, audio, files other than plain text).
+ * Token-id embeddings input has no text to match, so an alias with rules refuses it (400
+ * `token_input_not_checkable`) rather than let a denied text through as ids. Not covered, by design: tool-call
+ * arguments and non-text parts (images, audio, files other than plain text).
  *
  * @module
  */
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { type TextSlot, textSlots } from "./text_slots.ts";
-import { PolicyDenied } from "./denied.ts";
+import { isTokenInput, type TextSlot, textSlots } from "./text_slots.ts";
+import { PolicyDenied, tokenInputUnreadable } from "./denied.ts";
 
 /** What the content rules did to a request that they did not deny. */
 export type ContentDecision =
@@ -115,6 +116,9 @@ export function applyContentRules(
   native: readonly NativeText[] = [],
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
+  if (isTokenInput(endpoint, body)) {
+    throw tokenInputUnreadable(contentRuleName(rules[0]), "the content rules");
+  }
   // A Responses, Messages or Gemini request reaches the policy in the chat form.
   const slots = textSlots(endpoint, body);
   if (slots.length === 0 && native.length === 0) return { outcome: "allow" };

@@ -105,7 +105,7 @@ Deno.test("redact: every match in string contents and text parts, in place, repl
   ]);
 });
 
-Deno.test("redact: embeddings input as a string or a list of strings; token ids are left alone", () => {
+Deno.test("redact: embeddings input as a string or a list of strings", () => {
   const one: JsonObject = { input: "reach me at x@y.org" };
   assert.equal(applyContentRules("embeddings", one, [email]).outcome, "modify");
   assert.equal(one.input, "reach me at <email>");
@@ -119,8 +119,22 @@ Deno.test("redact: embeddings input as a string or a list of strings; token ids 
     deniedBy(() => applyContentRules("embeddings", { input: ["a", "password=1"] }, [password])).param,
     "input[1]",
   );
-  const ids: JsonObject = { input: [1, 2, 3] };
-  assert.deepEqual(applyContentRules("embeddings", ids, [email, password]), { outcome: "allow" });
+});
+
+Deno.test("token-id embeddings input: refused (400 naming input) by any rule, deny or redact; accepted without rules", () => {
+  for (const input of [[1, 2, 3], [[1, 2], [3]]]) {
+    for (const rules of [[password], [email, password]]) {
+      const denied = deniedBy(() => applyContentRules("embeddings", { input }, rules));
+      assert.equal(denied.status, 400);
+      assert.equal(denied.type, "invalid_request_error");
+      assert.equal(denied.code, "token_input_not_checkable");
+      assert.equal(denied.param, "input");
+      assert.equal(denied.rule, `alias.content:${rules[0].name}`);
+    }
+    const body: JsonObject = { input };
+    assert.deepEqual(applyContentRules("embeddings", body, []), { outcome: "allow" });
+    assert.deepEqual(body.input, input);
+  }
 });
 
 Deno.test("no match, no rules or no body: allow, body untouched; regex state does not leak between calls", () => {

@@ -21,3 +21,17 @@ export class PolicyDenied extends GatewayError {
     return new PolicyDenied(this.status, message, this.rule, this.initWith(param));
   }
 }
+
+/**
+ * The 400 for token-id embeddings input on an alias whose content rules or input guardrails read its input
+ * (`by` says which, `rule` names the first for the record): the gateway cannot judge ids, and passing them
+ * unread would let any text past a deny rule by tokenizing it first.
+ */
+export function tokenInputUnreadable(rule: string, by: string): PolicyDenied {
+  return new PolicyDenied(
+    400,
+    `The input is token ids, which ${by} cannot read: send it as text.`,
+    rule,
+    { type: "invalid_request_error", code: "token_input_not_checkable", param: "input" },
+  );
+}

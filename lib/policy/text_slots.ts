@@ -141,6 +141,19 @@ function inputSlots(body: JsonObject): TextSlot[] {
   return slots;
 }
 
+/**
+ * Whether `body` is an embeddings request whose `input` is token ids (`int[]` or `int[][]`, what LangChain sends
+ * by default): text that no rule or guardrail can read. They are not turned back into text: the encoding the
+ * client tokenized with is unknown (ids of one decode to other words in another), and the tokenizer runs in a
+ * worker, a cost no alias without rules should pay. So an alias that reads its input refuses them
+ * ({@linkcode tokenInputUnreadable}). Moderations take text only.
+ */
+export function isTokenInput(endpoint: Endpoint, body: JsonObject | undefined): boolean {
+  const input = body?.input;
+  return endpoint === "embeddings" && Array.isArray(input) && input.length > 0 &&
+    typeof input[0] !== "string";
+}
+
 /** The text slots of `body` for `endpoint` (none for endpoints without text, such as `models`). */
 export function textSlots(
   endpoint: Endpoint,

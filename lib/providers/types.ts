@@ -22,6 +22,12 @@ import type {
 export interface EmbeddingResult {
   data: { index: number; embedding: number[] | string }[];
   usage: { prompt_tokens: number; total_tokens: number };
+  /**
+   * The vectors are not unit length: Gemini's when `dimensions` cut them below the model's full size (Google
+   * normalises the full size only and leaves the rest to the caller). OpenAI's clients score by dot product on
+   * the unit vectors OpenAI answers, so its client API normalises these; Gemini's passes them on as Google's.
+   */
+  unnormalized?: boolean;
 }
 
 /**

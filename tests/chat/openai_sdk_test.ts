@@ -175,6 +175,7 @@ Deno.test("sdk: the strict chat.completions.stream helper accepts the gateway's 
 Deno.test("sdk: embeddings.create with the default (base64) and with float encoding", async () => {
   await withGateway(async (_gw, fake, client) => {
     const viaBase64 = await client.embeddings.create({ model: "embed-fake", input: ["a", "b"] });
+    assert.equal(fake.requests.at(-1)!.body.encoding_format, "base64");
     assert.equal(viaBase64.model, "embed-fake");
     assert.equal(viaBase64.data.length, 2);
     // The fake's vectors are exact in float32, so the base64 round trip must reproduce them exactly.
@@ -189,6 +190,7 @@ Deno.test("sdk: embeddings.create with the default (base64) and with float encod
     });
     assert.deepEqual(viaFloat.data[0].embedding, [0.125, 0.1875, 0.25, 0.3125]);
     assert.equal(fake.requests.at(-1)!.body.dimensions, 4);
+    assert.equal(fake.requests.at(-1)!.body.encoding_format, "float");
 
     const local64 = await client.embeddings.create({
       model: "embed-local",

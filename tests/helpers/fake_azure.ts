@@ -14,13 +14,15 @@
  * - `gpt-4o-tools`: a `get_weather` tool call, streamed in argument fragments.
  * - `gpt-4o-filtered`: the content filter's 400 with `innererror`.
  * - `gpt-4o-429`: 429 with `retry-after: 1`.  `gpt-4o-503`: 503.  Unknown deployments: 404 DeploymentNotFound.
- * - `text-embedding-3-small`: embeddings of `dimensions` (default 8) floats exact in float32.
+ * - `text-embedding-3-small`: embeddings of `dimensions` (default 8) floats exact in float32, as base64 float32s
+ *   when asked (like Azure).
  *
  * Like Azure (and OpenAI's own API), a chat request with a parameter OpenAI's chat completions do not have
  * (`top_k`) gets the 400 "Unrecognized request argument supplied: top_k".
  *
  * @module
  */
+import { encodeFloat32Base64 } from "../../lib/encoding/float32_base64.ts";
 
 /** The key the fake expects in the `api-key` header. */
 export const FAKE_AZURE_KEY = "azure-fake-key-0123456789abcdef";
@@ -185,11 +187,14 @@ function embeddings(body: Record<string, unknown>) {
   const input = body.input;
   const inputs = Array.isArray(input) && typeof input[0] !== "number" ? input : [input];
   const dims = typeof body.dimensions === "number" ? body.dimensions : 8;
-  const data = inputs.map((_, index) => ({
-    object: "embedding",
-    index,
-    embedding: Array.from({ length: dims }, (_, i) => (index + 1) * 0.125 + i * 0.0625),
-  }));
+  const data = inputs.map((_, index) => {
+    const vector = Array.from({ length: dims }, (_, i) => (index + 1) * 0.125 + i * 0.0625);
+    return {
+      object: "embedding",
+      index,
+      embedding: body.encoding_format === "base64" ? encodeFloat32Base64(vector) : vector,
+    };
+  });
   return Response.json({
     object: "list",
     data,

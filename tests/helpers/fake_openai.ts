@@ -13,11 +13,13 @@
  *   the answer), then {@linkcode FAKE_ANSWER}; usage counts {@linkcode FAKE_REASONING_TOKENS} reasoning tokens.
  * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
  * - `gpt-slow-headers`: answers after 0.6 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
- * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats.
+ * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats, as base64 float32s when asked (like
+ *   OpenAI).
  * - `emb-fixed`: `emb-ok`'s 8 floats; a request giving `dimensions` is refused with a 400 naming it.
  *
  * @module
  */
+import { encodeFloat32Base64 } from "../../lib/encoding/float32_base64.ts";
 
 /** The refusal `gpt-refuse` answers with. */
 export const FAKE_REFUSAL = "I'm sorry, I cannot help with that.";
@@ -150,11 +152,11 @@ export function startFakeOpenAI(): FakeUpstream {
         });
       }
       const dims = typeof body.dimensions === "number" ? body.dimensions : 8;
-      const data = inputs.map((_: unknown, index: number) => ({
-        object: "embedding",
-        index,
-        embedding: Array.from({ length: dims }, (_, i) => (index + 1) * 0.125 + i * 0.0625),
-      }));
+      const data = inputs.map((_: unknown, index: number) => {
+        const vector = Array.from({ length: dims }, (_, i) => (index + 1) * 0.125 + i * 0.0625);
+        const embedding = body.encoding_format === "base64" ? encodeFloat32Base64(vector) : vector;
+        return { object: "embedding", index, embedding };
+      });
       return Response.json({ object: "list", data, model, usage: { prompt_tokens: 5, total_tokens: 5 } });
     }
     if (url.pathname !== "/v1/chat/completions") {

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/embeddings`: validate, resolve the alias, call the provider, and answer in OpenAI's shape with
  * the encoding the client asked for. The openai SDKs ask for base64 by default and decode it as
- * little-endian float32, so both encodings are converted here whatever the upstream returned.
+ * little-endian float32, so both encodings are converted here whatever the upstream returned. Vectors a
+ * provider says are not unit length (Gemini's cut by `dimensions`) are normalised: OpenAI's are unit vectors.
  *
  * @module
  */
@@ -29,6 +30,18 @@ function notAVector(): never {
     "The upstream returned a base64 embedding that is not a vector.",
     "upstream_invalid_response",
   );
+}
+
+/**
+ * `vector` scaled to unit length (L2), for a provider's cut vectors (`EmbeddingResult.unnormalized`):
+ * OpenAI's clients take a dot product for the cosine. Scaled by its largest value first, so no square overflows
+ * (a float32 vector may hold 3e38). A zero vector has no direction and stays zero.
+ */
+function unitLength(vector: readonly number[]): number[] {
+  const largest = vector.reduce((max, v) => Math.max(max, Math.abs(v)), 0);
+  if (largest === 0) return [...vector];
+  const norm = Math.sqrt(vector.reduce((sum, v) => sum + (v / largest) ** 2, 0));
+  return vector.map((v) => v / largest / norm);
 }
 
 /** Handles one embeddings request for an authenticated identity. */
@@ -64,6 +77,7 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
   const base64 = embed.encoding_format === "base64";
   const data = result.data.map((item) => {
     let embedding = item.embedding;
+    if (result.unnormalized && typeof embedding !== "string") embedding = unitLength(embedding);
     if (base64 && typeof embedding !== "string") embedding = encodeFloat32Base64(embedding);
     if (!base64 && typeof embedding === "string") embedding = decodeFloat32Base64(embedding) ?? notAVector();
     return { object: "embedding", index: item.index, embedding };

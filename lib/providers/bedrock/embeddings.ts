@@ -195,6 +195,14 @@ function headerCount(headers: Headers): number {
 }
 
 /**
+ * The request's tokens from its calls' counts, or 0 (none: the gateway counts every text, marked estimated) when
+ * a call reported none. A sum over the calls that did would charge the others' texts nothing.
+ */
+function promptTokens(calls: readonly { tokens: number }[]): number {
+  return calls.some((c) => c.tokens === 0) ? 0 : calls.reduce((n, c) => n + c.tokens, 0);
+}
+
+/**
  * Embeds `request` with the model `modelId` through `invoke`; throws 400s for what the family cannot do. Each
  * call that answers valid vectors is told to `onEmbedded` at once, so a failure of another leaves its tokens known.
  */
@@ -222,7 +230,7 @@ export async function bedrockEmbed(
       onEmbedded?.({ texts: [text], tokens });
       return { vector: json.embedding, tokens };
     });
-    const prompt = results.reduce((n, r) => n + r.tokens, 0);
+    const prompt = promptTokens(results);
     return {
       data: results.map((r, index) => ({ index, embedding: r.vector })),
       usage: { prompt_tokens: prompt, total_tokens: prompt },
@@ -237,7 +245,7 @@ export async function bedrockEmbed(
     return answered;
   });
   const vectors = results.flatMap((r) => r.vectors);
-  const prompt = results.reduce((n, r) => n + r.tokens, 0);
+  const prompt = promptTokens(results);
   return {
     data: vectors.map((embedding, index) => ({ index, embedding })),
     usage: { prompt_tokens: prompt, total_tokens: prompt },

@@ -71,6 +71,33 @@ Deno.test("bedrock embeddings: Titan v2, one call per input, bounded concurrency
   assert.deepEqual(result.usage, { prompt_tokens: 20, total_tokens: 20 });
 });
 
+Deno.test("bedrock embeddings: a call that reports no count leaves the request's to the gateway, not charged 0", async () => {
+  // Titan: the count in the body, else the header; here the second text's call has neither.
+  const titan = recorder((body) => ({
+    embedding: [1, 0],
+    ...(body.inputText === "counted" ? { inputTextTokenCount: 3 } : {}),
+  }));
+  const told: number[] = [];
+  const result = await bedrockEmbed(
+    "aws",
+    "amazon.titan-embed-text-v2:0",
+    embedReq({ input: ["counted", "uncounted"] }),
+    titan.invoke,
+    (part) => told.push(part.tokens),
+  );
+  assert.deepEqual(result.usage, { prompt_tokens: 0, total_tokens: 0 });
+  assert.deepEqual(told.toSorted(), [0, 3]);
+  // Cohere: batches of 96, the second without its header.
+  let calls = 0;
+  const cohere: InvokeJson = (body) => {
+    const headers = new Headers(calls++ === 0 ? { "x-amzn-bedrock-input-token-count": "5" } : {});
+    return Promise.resolve({ json: { embeddings: (body.texts as string[]).map(() => [1]) }, headers });
+  };
+  const inputs = Array.from({ length: COHERE_BATCH + 1 }, (_, i) => String(i));
+  const batched = await bedrockEmbed("aws", "cohere.embed-english-v3", embedReq({ input: inputs }), cohere);
+  assert.deepEqual(batched.usage, { prompt_tokens: 0, total_tokens: 0 });
+});
+
 Deno.test("bedrock embeddings: Titan v1 takes inputText only", async () => {
   const rec = recorder(() => ({ embedding: [1], inputTextTokenCount: 1 }));
   await bedrockEmbed("aws", "amazon.titan-embed-text-v1", embedReq({ input: "hi" }), rec.invoke);

@@ -139,10 +139,14 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
           call.onEmbedded?.({ texts: batch, tokens });
         }
       }
-      // Gemini reports no token counts for embeddings (unless a future answer carries usageMetadata): 0.
+      // Gemini reports no token counts for embeddings (unless a future answer carries usageMetadata): 0. An
+      // `outputDimensionality` gives a cut vector Google does not normalise (only the full size is: "for other
+      // dimensions … you need to normalize", ai.google.dev/gemini-api/docs/embeddings); the full size asked by
+      // name is unit already, and normalising it again changes nothing.
       return {
         data: vectors.map((embedding, index) => ({ index, embedding })),
         usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+        ...(dims === undefined ? {} : { unnormalized: true }),
       };
     },
   };

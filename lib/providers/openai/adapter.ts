@@ -39,7 +39,7 @@ function endpoint(config: OpenAIProviderConfig, path: string): string {
   return config.base_url.replace(/\/+$/, "") + path;
 }
 
-/** Embeddings from an OpenAI-shaped endpoint (OpenAI's own, Azure's): one call, floats asked for. */
+/** Embeddings from an OpenAI-shaped endpoint (OpenAI's own, Azure's): one call, in the client's encoding. */
 export async function openAIShapedEmbed(
   url: string,
   headers: Record<string, string>,

@@ -15,7 +15,14 @@ export function toUpstreamChatBody(request: ChatRequest, model: string, streamUs
   return body;
 }
 
-/** The embeddings body sent upstream; floats are requested because every compatible server supports them. */
+/**
+ * The embeddings body sent upstream, in the client's encoding. Base64 because a base64 answer is well under half
+ * the size of float JSON, so a large batch (1000 inputs × 3072 dimensions: 16 MB against 38 MB) stays within
+ * `upstream_limits.max_body_size`, and every server the openai SDKs talk to takes it (they ask for it by
+ * default); one that answers floats anyway is converted. A float client (or one naming none) gets floats asked
+ * for, so its numbers are the upstream's own as printed (decoding base64 would give each float32's longer
+ * float64 spelling instead, `0.05000000074505806` for `0.05`).
+ */
 export function toUpstreamEmbeddingBody(request: EmbeddingRequest, model: string): JsonObject {
-  return { ...request, model, encoding_format: "float" };
+  return { ...request, model, encoding_format: request.encoding_format === "base64" ? "base64" : "float" };
 }
