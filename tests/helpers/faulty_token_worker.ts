@@ -1,12 +1,15 @@
 /**
  * Test fixture: the token-count worker, except that a count holding the text `crash-the-worker` kills it with an
  * uncaught error (the way a bug or a native fault would; the counts sent after it are never answered), and one
- * holding `hang-the-worker` is never answered.
+ * holding `hang-the-worker` is never answered. A count of a text that contains `announce-the-count` is answered as
+ * usual, and announced when it begins on the `BroadcastChannel` {@linkcode COUNT_ANNOUNCED} (so a test can see
+ * when the gateway started counting, without timing it).
  *
  * @module
  */
 import "../../lib/usage/token_count_worker.ts";
 import type { TokenCountAsk } from "../../lib/usage/token_counter.ts";
+import { COUNT_ANNOUNCED } from "./count_announced.ts";
 
 const scope = globalThis as unknown as { onmessage: ((event: MessageEvent<TokenCountAsk>) => void) | null };
 const real = scope.onmessage!;
@@ -22,5 +25,10 @@ scope.onmessage = (event) => {
     return;
   }
   if (texts.includes("hang-the-worker")) return;
+  if (texts.some((text) => text.includes("announce-the-count"))) {
+    const channel = new BroadcastChannel(COUNT_ANNOUNCED);
+    channel.postMessage("begun");
+    channel.close();
+  }
   real(event);
 };

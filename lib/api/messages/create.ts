@@ -108,6 +108,12 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   // What only a Claude target reads (a document of content blocks) is judged too, when one may get the body.
   const native = nativeTextsOf(parsed.body, messagesTexts, hasNativeRules(model, isNativeMessagesTarget));
   await admitChat(ctx, ROUTE.endpoint, model, chat, native);
+  // A translated stream's message_start carries the prompt's tokens before the upstream reports them (chat
+  // upstreams do at the end): counted while the upstream is asked, so the client's first byte does not wait
+  // for a count begun only once the upstream's first content is in (the count worker may be busy or loading).
+  const promptCount = stream && model.targets.some((t) => !isNativeMessagesTarget(t))
+    ? estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat)))
+    : undefined;
   const routed = await routeAnswer(
     ctx,
     model,
@@ -146,9 +152,8 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     });
   }
 
-  // message_start carries the input tokens before the upstream reports them (chat upstreams do at the end).
   const inputTokens = stream
-    ? await estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat)))
+    ? await (promptCount ?? estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat))))
     : 0;
   const final = finalEventUsage(() => Promise.resolve(inputTokens));
   const answered = { chat, asked: stream, countPrompt: () => Promise.resolve(inputTokens) };
