@@ -32,7 +32,9 @@
  *   400 ValidationException "The text field in the ContentBlock object at messages.N.content.M is blank".
  * - any Converse request whose shape Bedrock refuses (`vendor_refusals.ts`: tool blocks without a `toolConfig`,
  *   …): its 400 ValidationException.
- * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count.
+ * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count, nor can an inference
+ *   profile (`us.…`, or its ARN: AWS's ValidationException), but its foundation model can; a `…profilecount…`
+ *   profile counts and its foundation model cannot.
  * - `…anthropic.claude…` through `invoke` / `invoke-with-response-stream` (and `count-tokens` with
  *   `input.invokeModel`): the Anthropic Messages API, in `fake_bedrock_claude.ts`.
  *
@@ -489,13 +491,21 @@ function textLength(value: unknown): number {
   return typeof o.text === "string" ? o.text.length : textLength(o.content);
 }
 
+/** A cross-region inference profile id, or an inference-profile ARN ending in one. */
+const FAKE_PROFILE_ID =
+  /^(?:arn:aws[\w-]*:bedrock:[\w-]*:\d*:inference-profile\/)?(?:us|us-gov|eu|apac|jp|au|ca|global)\./;
+
 /**
  * CountTokens for the Converse form (`{input: {converse: {messages, system?, toolConfig?}}}`):
  * {@linkcode FAKE_BEDROCK_COUNT_BASE} plus the characters of its messages and system blocks. A model id with
  * `nocount` gets AWS's answer for a model that cannot count.
  */
 function countTokens(modelId: string, body: Record<string, unknown>): Response {
-  if (modelId.includes("nocount")) {
+  // As most public reports have it, a cross-region inference profile (or its ARN) cannot count, its foundation
+  // model can; a `…profilecount…` model is the other way round (litellm #34272 reports some).
+  const profile = FAKE_PROFILE_ID.test(modelId);
+  const refused = modelId.includes("profilecount") ? !profile : profile;
+  if (modelId.includes("nocount") || refused) {
     return awsError(400, "ValidationException", "The provided model doesn't support counting tokens.");
   }
   const input = body.input as

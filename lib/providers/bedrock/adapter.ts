@@ -19,11 +19,11 @@ import { eventStreamTransformer } from "./eventstream.ts";
 import { stages } from "../../streams/pull_through.ts";
 import { signRequest } from "../../aws/sigv4.ts";
 import { type BedrockAction, bedrockUrl, resolveBedrockSettings } from "./settings.ts";
-import { bedrockInputTokens, countTokensBody } from "./count_tokens.ts";
+import { bedrockInputTokens, countModelIds, countTokensBody } from "./count_tokens.ts";
 import { countMessagesBody, invokeChunkTransformer, invokeMessagesBody, servesMessages } from "./messages.ts";
 import { bedrockBetas } from "./betas.ts";
 import { upstreamLimits, type UpstreamRequest } from "../shared/transport.ts";
-import type { Provider } from "../types.ts";
+import type { Provider, TokenCountInput, UpstreamCall } from "../types.ts";
 import type { ChatRequest, JsonObject } from "../../openai/types.ts";
 import { applyUnsupportedRules } from "../shared/unsupported_params.ts";
 import { parseJsonObject } from "../shared/json.ts";
@@ -80,6 +80,20 @@ export function bedrockAdapter(
   const converseBody = (chat: ChatRequest, mode: "error" | "drop", model = "") =>
     toConverseRequest(applyUnsupportedRules(chat, bedrockParamRules(model), mode), model);
 
+  /**
+   * The CountTokens request for `input`, sent to `model`. A Messages request to a Claude model is counted as it
+   * would be invoked; anything else in its Converse form. Unsupported parameters are dropped, not refused: they
+   * do not change what the input counts.
+   */
+  const countRequest = (input: TokenCountInput, call: UpstreamCall, model: string) =>
+    request(
+      model,
+      "count-tokens",
+      input.messages !== undefined && servesMessages(call.target.model)
+        ? countMessagesBody(input.messages, bedrockBetas(config, input.anthropicBeta ?? null).forwarded)
+        : countTokensBody(converseBody(input.chat, "drop", call.target.model)),
+    );
+
   return {
     chatRequest(chat, call) {
       const body = converseBody(chat, config.unsupported_params, call.target.model);
@@ -101,16 +115,12 @@ export function bedrockAdapter(
         }),
         invokeChunkTransformer(call.target.provider, secrets),
       ),
-    // A Messages request to a Claude model is counted as it would be invoked; anything else in its Converse form.
-    // Unsupported parameters are dropped, not refused: they do not change what the input counts.
-    countTokensRequest: (input, call) =>
-      request(
-        call.target.model,
-        "count-tokens",
-        input.messages !== undefined && servesMessages(call.target.model)
-          ? countMessagesBody(input.messages, bedrockBetas(config, input.anthropicBeta ?? null).forwarded)
-          : countTokensBody(converseBody(input.chat, "drop", call.target.model)),
-      ),
+    // An inference profile is counted as its foundation model, then, after a 400, as the profile (`countModelIds`).
+    countTokensRequest: (input, call) => countRequest(input, call, countModelIds(call.target.model)[0]),
+    countTokensFallback(input, call) {
+      const model = countModelIds(call.target.model)[1];
+      return model === undefined ? null : countRequest(input, call, model);
+    },
     inputTokens: bedrockInputTokens,
     async authorize(upstream) {
       const signed = await signRequest({

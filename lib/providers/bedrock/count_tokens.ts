@@ -28,6 +28,27 @@ export function countTokensBody(converse: JsonObject): JsonObject {
   return { input: { converse: counted } };
 }
 
+/**
+ * A cross-region inference profile id (`us.anthropic.claude-…`), or an inference-profile ARN ending in one, and
+ * the foundation model id it names. AWS's geographic prefixes; an application inference profile ARN names no
+ * model, so it has none.
+ */
+const PROFILE_ID =
+  /^(?:arn:aws[\w-]*:bedrock:[\w-]*:\d*:inference-profile\/)?(?:us|us-gov|eu|apac|jp|au|ca|global)\.([\w-]+\.[^/]+)$/;
+
+/**
+ * The model ids to count with, in order: for an inference profile, its foundation model first, then the profile
+ * as configured; any other id alone. CountTokens takes "the unique identifier or ARN of the foundation model",
+ * and public reports show it refusing profile ids for Claude ("The provided model doesn't support counting
+ * tokens.") while counting the bare id; one report has the opposite for some models, hence the second try.
+ * Newer Claude models are invoked through profiles only, so without this nearly every Claude-on-Bedrock count
+ * would be the gateway's estimate.
+ */
+export function countModelIds(model: string): readonly string[] {
+  const foundation = PROFILE_ID.exec(model)?.[1];
+  return foundation === undefined ? [model] : [foundation, model];
+}
+
 /** The count in Bedrock's answer; a 502 for an answer without one. */
 export function bedrockInputTokens(json: JsonObject, provider: string): number {
   return tokenCountField(json, "inputTokens", provider);

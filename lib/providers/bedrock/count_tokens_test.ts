@@ -9,7 +9,7 @@ import type { ResolvedTarget } from "../../config/types.ts";
 import { GatewayError } from "../../errors.ts";
 import type { UpstreamCall } from "../types.ts";
 import { bedrockAdapter } from "./adapter.ts";
-import { bedrockInputTokens, countTokensBody } from "./count_tokens.ts";
+import { bedrockInputTokens, countModelIds, countTokensBody } from "./count_tokens.ts";
 
 const CONFIG: BedrockProviderConfig = {
   type: "bedrock",
@@ -81,5 +81,33 @@ Deno.test("bedrock count-tokens: the answer's inputTokens; anything else is a 50
       assert.equal(err.status, 502);
       return true;
     });
+  }
+});
+
+Deno.test("bedrock count-tokens: an inference profile is counted as its foundation model, then as configured", () => {
+  const adapter = bedrockAdapter(CONFIG, {});
+  const chat = { model: "alias", messages: [{ role: "user" as const, content: "Hi" }] };
+  const at = (model: string) => ({ ...CALL, target: { ...CALL.target, model } });
+  for (
+    const [model, foundation] of [
+      ["us.amazon.nova-pro-v1:0", "amazon.nova-pro-v1:0"],
+      ["us-gov.anthropic.claude-3-5-sonnet-20240620-v1:0", "anthropic.claude-3-5-sonnet-20240620-v1:0"],
+      [
+        "arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.meta.llama3-2-3b-instruct-v1:0",
+        "meta.llama3-2-3b-instruct-v1:0",
+      ],
+    ]
+  ) {
+    assert.deepEqual(countModelIds(model), [foundation, model]);
+    const first = adapter.countTokensRequest!({ chat }, at(model))!;
+    assert.ok(first.url.endsWith(`/model/${encodeURIComponent(foundation)}/count-tokens`), first.url);
+    const second = adapter.countTokensFallback!({ chat }, at(model))!;
+    assert.ok(second.url.endsWith(`/model/${encodeURIComponent(model)}/count-tokens`), second.url);
+    assert.equal(second.body, first.body);
+  }
+  // A foundation model id, and an application inference profile (which names no model), have one form.
+  for (const model of [MODEL, "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"]) {
+    assert.deepEqual(countModelIds(model), [model]);
+    assert.equal(adapter.countTokensFallback!({ chat }, at(model)), null);
   }
 });

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { GatewayError } from "../../errors.ts";
+import { GatewayError } from "../../errors.ts";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -99,6 +99,11 @@ export interface ProviderAdapter {
    * `null` for a request it cannot count. With {@linkcode inputTokens}, it makes `countInputTokens`.
    */
   countTokensRequest?(input: TokenCountInput, call: UpstreamCall): UpstreamRequest | null;
+  /**
+   * The one other counting request to send when the first is refused as invalid (a 400), or `null` for none:
+   * for a vendor whose counting endpoint takes only some forms of a model id, and which form differs by model.
+   */
+  countTokensFallback?(input: TokenCountInput, call: UpstreamCall): UpstreamRequest | null;
   /** The count in the counting endpoint's answer; a 502 `GatewayError` for an answer without one. */
   inputTokens?(json: JsonObject, provider: string): number;
 }
@@ -166,6 +171,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     messagesRequest,
     messagesStages,
     countTokensRequest,
+    countTokensFallback,
     inputTokens,
     moderationRequest,
     moderationResult,
@@ -214,7 +220,17 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     ): Promise<number | null> => {
       const request = countTokensRequest(input, call);
       if (request === null) return null;
-      const res = await send(request, call);
+      let res: UpstreamResponse;
+      try {
+        res = await send(request, call);
+      } catch (err) {
+        // At most two calls: the fallback is asked only after a 400, and its own failure is the answer.
+        const again = err instanceof GatewayError && err.status === 400
+          ? countTokensFallback?.(input, call) ?? null
+          : null;
+        if (again === null) throw err;
+        res = await send(again, call);
+      }
       return inputTokens(parseJsonObject(call.target.provider, await res.text()), call.target.provider);
     };
   }
