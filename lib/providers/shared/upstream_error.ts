@@ -75,18 +75,27 @@ function saysTooLong(type: string | null, message: string | null): boolean {
   return type === "exceed_context_size_error" || /maximum context length is \d+ tokens/i.test(message ?? "");
 }
 
-/** Upstream headers worth passing on with an error: when to retry. */
-const RETRY_HEADERS = ["retry-after", "retry-after-ms"];
+/**
+ * Upstream headers worth passing on with an error: when to retry, and whether to. Anthropic's and OpenAI's SDKs
+ * obey `x-should-retry` before anything else (an Anthropic `x-should-retry: false` on a 429 would otherwise be
+ * retried by every SDK client, up to its `maxRetries`).
+ */
+const RETRY_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];
 
 /**
- * The retry headers of an upstream answer that are well-formed (a number, or an HTTP date for `retry-after`):
- * header values are upstream text too, and anything else in them is passed to no one.
+ * The retry headers of an upstream answer that are well-formed (a number, or an HTTP date for `retry-after`;
+ * exactly `true` or `false` for `x-should-retry`, the only values the SDKs act on): header values are upstream
+ * text too, and anything else in them is passed to no one.
  */
 export function retryHeadersOf(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of RETRY_HEADERS) {
     const value = headers.get(name)?.trim();
     if (value === undefined || value.length > 64) continue;
+    if (name === "x-should-retry") {
+      if (value === "true" || value === "false") out[name] = value;
+      continue;
+    }
     const date = name === "retry-after" &&
       /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value);
     if (/^\d+(\.\d+)?$/.test(value) || date) out[name] = value;

@@ -42,6 +42,20 @@ Deno.test("upstream errors: only well-formed retry headers pass, and huge messag
   assert.equal(new Headers(dated.headers).get("retry-after"), "Wed, 21 Oct 2015 07:28:00 GMT");
 });
 
+Deno.test("upstream errors: a well-formed x-should-retry passes with the error, anything else does not", () => {
+  const shouldRetry = (status: number, value: string) =>
+    new Headers(upstreamHttpError("p", status, "", new Headers({ "x-should-retry": value })).headers)
+      .get("x-should-retry");
+  // The SDKs obey it before the status: a 429 the upstream says not to retry is not retried, and the reverse.
+  assert.equal(shouldRetry(429, "false"), "false");
+  assert.equal(shouldRetry(400, "true"), "true");
+  assert.equal(shouldRetry(529, "false"), "false");
+  assert.equal(shouldRetry(500, " true "), "true");
+  for (const value of ["False", "0", "no", `false ${KEY}`]) {
+    assert.equal(shouldRetry(429, value), null, value);
+  }
+});
+
 Deno.test("upstream errors: a stream's error event that says which HTTP error it is maps as that answer", () => {
   const cases: [unknown, number, string | null][] = [
     // OpenAI's chat stream, and a Responses `error` event's fields as the native stage passes them.
