@@ -89,7 +89,7 @@ export function chunkEvent(
     const payload = payloadJson(provider, message.payload);
     const text = isObject(payload) && typeof payload.message === "string" ? payload.message : null;
     const type = String(message.headers[":exception-type"] ?? "unknownException");
-    throw bedrockStreamException(provider, type, text, secrets);
+    throw bedrockStreamException(provider, type, text, secrets, payload);
   }
   if (messageType === "error") {
     throw bedrockStreamError(provider, message.headers, secrets);

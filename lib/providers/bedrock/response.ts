@@ -273,21 +273,55 @@ function retryHeaders(headers: Headers): Record<string, string> {
 }
 
 /**
- * The error for an exception frame inside a ConverseStream (`:exception-type` header, `{"message"}` payload):
- * throttling (and a service quota exceeded, which ConverseStream does not list but InvokeModel's HTTP errors do)
- * 429, service unavailable 503, validation 400 (`context_length_exceeded` when the prompt is too long),
- * anything else (internal, model stream error …) 502.
+ * The status a `modelStreamErrorException` says the model failed with (its payload's `originalStatusCode`, as
+ * AWS documents it), when it is one mapped like the HTTP answer: 429, or an overload (503, Claude's 529).
+ */
+function originalStatus(payload: unknown): 429 | 503 | null {
+  const code = isObject(payload) ? payload.originalStatusCode : undefined;
+  if (code === 429) return 429;
+  return code === 503 || code === 529 ? 503 : null;
+}
+
+/**
+ * The error for an exception frame inside a ConverseStream or InvokeModelWithResponseStream (`:exception-type`
+ * header, `{"message"}` payload): throttling (and a service quota exceeded, which ConverseStream does not list
+ * but InvokeModel's HTTP errors do) 429, service unavailable 503, validation 400 (`context_length_exceeded` when
+ * the prompt is too long), a model timeout 504, anything else (internal, model stream error …) 502. A model
+ * stream error whose `originalStatusCode` (in `payload`) is a rate limit or an overload is mapped as that HTTP
+ * answer is: Bedrock relays Claude's mid-stream overload so, and its client should back off, not see an API error.
  */
 export function bedrockStreamException(
   provider: string,
   exceptionType: string,
   message: string | null,
   secrets: readonly string[],
+  payload: unknown = undefined,
 ): GatewayError {
   const clean = scrub(message, secrets);
   const detail = clean ? `: ${clean}` : "";
   const named = scrub(exceptionType, secrets);
+  const original = exceptionType === "modelStreamErrorException" ? originalStatus(payload) : null;
+  // The model's own words when Bedrock relays them (Claude's "Overloaded"), else Bedrock's.
+  const said =
+    isObject(payload) && typeof payload.originalMessage === "string" && payload.originalMessage !== ""
+      ? scrub(payload.originalMessage, secrets)
+      : clean;
+  const originalMessage = said ? `: ${said}` : ".";
+  if (original === 429) {
+    return new GatewayError(429, `Provider "${provider}" model rate-limited the stream${originalMessage}`, {
+      type: "rate_limit_error",
+      code: "rate_limit_exceeded",
+    });
+  }
+  if (original === 503) {
+    return new GatewayError(503, `Provider "${provider}" model is overloaded${originalMessage}`, {
+      type: "server_error",
+      code: "upstream_overloaded",
+    });
+  }
   switch (exceptionType) {
+    case "modelTimeoutException":
+      return gatewayTimeout(`Provider "${provider}" model timed out mid-stream${detail || "."}`);
     case "throttlingException":
     case "serviceQuotaExceededException":
       return new GatewayError(429, `Provider "${provider}" throttled the stream${detail}`, {

@@ -278,6 +278,34 @@ Deno.test("bedrock errors: stream exception frames", () => {
   }
 });
 
+Deno.test("bedrock errors: a model stream error's originalStatusCode, and a model timeout, map as HTTP answers", () => {
+  const table: [string, unknown, number, string][] = [
+    [
+      "modelStreamErrorException",
+      { originalStatusCode: 529, originalMessage: `Overloaded ${SECRET}` },
+      503,
+      "server_error",
+    ],
+    ["modelStreamErrorException", { originalStatusCode: 503 }, 503, "server_error"],
+    ["modelStreamErrorException", { originalStatusCode: 429 }, 429, "rate_limit_error"],
+    ["modelStreamErrorException", { originalStatusCode: 500 }, 502, "server_error"],
+    ["modelStreamErrorException", { originalStatusCode: "529" }, 502, "server_error"],
+    // Only a model stream error carries the model's status.
+    ["internalServerException", { originalStatusCode: 529 }, 502, "server_error"],
+    ["modelTimeoutException", {}, 504, "timeout_error"],
+  ];
+  for (const [type, payload, status, errorType] of table) {
+    const err = bedrockStreamException("aws", type, "Model stream error", [SECRET], payload);
+    assert.equal(err.status, status, `${type} ${JSON.stringify(payload)}`);
+    assert.equal(err.type, errorType, type);
+    assert.doesNotMatch(err.message, /wJalr/);
+  }
+  assert.equal(
+    bedrockStreamException("aws", "modelStreamErrorException", null, [], { originalStatusCode: 529 }).code,
+    "upstream_overloaded",
+  );
+});
+
 Deno.test("bedrock response: reasoningContent blocks → reasoning_content; signature and redacted reasoning left out", () => {
   // The Converse answer shape of Claude with thinking on (ContentBlock.reasoningContent, ReasoningContentBlock).
   const completion = fromConverseResponse("aws", {

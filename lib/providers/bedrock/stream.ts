@@ -79,7 +79,7 @@ export function converseChunkTransformer(
         const payload = parsePayload(provider, message);
         const type = String(message.headers[":exception-type"] ?? "unknownException");
         const text = typeof payload.message === "string" ? payload.message : null;
-        throw bedrockStreamException(provider, type, text, options.secrets ?? []);
+        throw bedrockStreamException(provider, type, text, options.secrets ?? [], payload);
       }
       if (messageType === "error") {
         throw bedrockStreamError(provider, message.headers, options.secrets ?? []);
