@@ -43,11 +43,23 @@ const contentPart = z.looseObject({ type: z.string().min(1) });
 const partsOrText = z.union([z.string(), z.array(contentPart).min(1)]);
 const textOnly = z.union([z.string(), z.array(textPart).min(1)]);
 
-const toolCall = z.looseObject({
-  id: z.string().min(1),
-  type: z.literal("function"),
-  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
-});
+/**
+ * An assistant turn's tool call, of either kind OpenAI answers with (ChatCompletionMessageToolCalls): a function
+ * call, or a custom (freeform) tool's call, whose input is raw text. A client sends back the turn the model
+ * answered, so both must be taken as history.
+ */
+const toolCall = z.discriminatedUnion("type", [
+  z.looseObject({
+    id: z.string().min(1),
+    type: z.literal("function"),
+    function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+  }),
+  z.looseObject({
+    id: z.string().min(1),
+    type: z.literal("custom"),
+    custom: z.looseObject({ name: z.string().min(1), input: z.string() }),
+  }),
+]);
 
 const message = z.discriminatedUnion("role", [
   z.looseObject({ role: z.literal("system"), content: textOnly, name: z.string().optional() }),

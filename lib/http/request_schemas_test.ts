@@ -278,3 +278,34 @@ Deno.test("null means omitted for every optional embeddings parameter", async ()
     assert.ok(!(name in parsed), name);
   }
 });
+
+Deno.test("a custom tool's call in an assistant turn is history as a function call is, held to its shape", () => {
+  const custom = { id: "call_1", type: "custom", custom: { name: "grep", input: "TODO" } };
+  const turn = (call: unknown) => ({
+    model: "m",
+    messages: [{ role: "user", content: "find TODOs" }, {
+      role: "assistant",
+      content: null,
+      tool_calls: [call],
+    }],
+  });
+  assert.deepEqual(parseChatRequest(turn(custom)).messages[1], turn(custom).messages[1]);
+  const refused: [unknown, string, string][] = [
+    [{ ...custom, custom: { name: "grep" } }, "custom.input", "missing_required_parameter"],
+    [{ ...custom, custom: { name: "", input: "x" } }, "custom.name", "invalid_value"],
+    [
+      { id: "call_1", type: "custom", function: { name: "f", arguments: "{}" } },
+      "custom",
+      "missing_required_parameter",
+    ],
+    [{ ...custom, type: "mcp" }, "type", "invalid_value"],
+  ];
+  for (const [call, param, code] of refused) {
+    assert.throws(
+      () => parseChatRequest(turn(call)),
+      (err: GatewayError) =>
+        err.status === 400 && err.param === `messages[1].tool_calls[0].${param}` && err.code === code,
+      param,
+    );
+  }
+});

@@ -3,7 +3,7 @@
  * it sits at: string message contents and text parts of array contents (any role: system prompts, tool
  * results), plain-text documents (`file` parts of `text/plain` data), what an earlier assistant turn said
  * besides its content (`reasoning_content`, `refusal`, refusal parts: each is sent back to the model as the
- * conversation's history), optionally assistant tool-call arguments (a legacy `function_call`'s too), and the strings of an embeddings or
+ * conversation's history), optionally assistant tool-call arguments (a legacy `function_call`'s too, a custom tool call's input), and the strings of an embeddings or
  * moderations `input` (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API
  * is read in its chat form, where its instructions are a system message and a Responses `reasoning` item's
  * text is the next assistant message's `reasoning_content`.
@@ -72,12 +72,22 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
     if (!Array.isArray(message.tool_calls)) return;
     message.tool_calls.forEach((call: unknown, j) => {
       const fn = isObject(call) ? call.function : undefined;
-      if (!isObject(fn) || typeof fn.arguments !== "string") return;
-      slots.push({
-        param: `messages[${i}].tool_calls[${j}].function.arguments`,
-        text: fn.arguments,
-        write: (t) => fn.arguments = t,
-      });
+      if (isObject(fn) && typeof fn.arguments === "string") {
+        slots.push({
+          param: `messages[${i}].tool_calls[${j}].function.arguments`,
+          text: fn.arguments,
+          write: (t) => fn.arguments = t,
+        });
+      }
+      // A custom tool's call carries its input as raw text where a function call has its arguments.
+      const custom = isObject(call) ? call.custom : undefined;
+      if (isObject(custom) && typeof custom.input === "string") {
+        slots.push({
+          param: `messages[${i}].tool_calls[${j}].custom.input`,
+          text: custom.input,
+          write: (t) => custom.input = t,
+        });
+      }
     });
   });
   return slots;

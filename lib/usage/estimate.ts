@@ -24,6 +24,9 @@ export function requestTexts(request: ChatRequest | EmbeddingRequest): string[] 
         for (const call of message.tool_calls as (JsonObject | null)[]) {
           const fn = call?.function as JsonObject | undefined;
           if (typeof fn?.arguments === "string") out.push(fn.arguments);
+          // A custom tool's call: its raw-text input is what the model reads in place of arguments.
+          const custom = call?.custom as JsonObject | undefined;
+          if (typeof custom?.input === "string") out.push(custom.input);
         }
       }
     }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { countTokens as wholeCount } from "gpt-tokenizer/encoding/o200k_base";
-import { countTokens, tokenizerPieces } from "./estimate.ts";
+import { countTokens, requestTexts, tokenizerPieces } from "./estimate.ts";
 
 Deno.test("countTokens: a long text of words counts exactly as the whole text does, in pieces", async () => {
   const text = "The quick brown fox, it's said,  jumps over 12345 lazy dogs.\n\n\tAgain: ".repeat(2_000) +
@@ -22,4 +22,19 @@ Deno.test("countTokens: 1 MB without a space is counted quickly, not in minutes"
   const astral = "😀".repeat(5_000);
   assert.equal(tokenizerPieces(astral).join(""), astral);
   for (const piece of tokenizerPieces(astral)) assert.ok(piece.isWellFormed());
+});
+
+Deno.test("requestTexts: a custom tool's call in the history counts its input", () => {
+  const texts = requestTexts({
+    model: "m",
+    messages: [{
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "call_0", type: "function", function: { name: "ls", arguments: "{}" } },
+        { id: "call_1", type: "custom", custom: { name: "grep", input: "TODO" } },
+      ],
+    }],
+  });
+  assert.deepEqual(texts, ["{}", "TODO"]);
 });

@@ -40,6 +40,7 @@ import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { placeCacheControl, systemBlocks } from "./cache_control.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { toAnthropicTools, toolFields } from "./tool_config.ts";
+import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 import { vendorMediaType } from "../shared/media_type.ts";
 
 /** Parameters the translation reads. */
@@ -186,6 +187,7 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
 /** Assistant `tool_calls` as `tool_use` blocks; arguments must be a JSON object. */
 function toolUseBlocks(toolCalls: unknown, i: number): AnthropicBlock[] {
   if (!Array.isArray(toolCalls)) return [];
+  refuseNonFunctionCalls(toolCalls, `messages[${i}]`, "Anthropic");
   return toolCalls.map((call, j) => {
     const param = `messages[${i}].tool_calls[${j}].function.arguments`;
     const fn = isObject(call) && isObject(call.function) ? call.function : {};

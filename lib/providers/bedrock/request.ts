@@ -31,6 +31,7 @@ import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../sh
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
 import { toToolConfig } from "./tool_config.ts";
+import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -205,6 +206,7 @@ function textParts(content: unknown, param: string, allowImages: boolean): Conve
 function toolUseBlocks(message: ChatMessage, param: string): ConverseBlock[] {
   const calls = message.tool_calls;
   if (!Array.isArray(calls)) return [];
+  refuseNonFunctionCalls(calls, param, "Bedrock");
   return calls.map((call, j) => {
     const fn = isObject(call) && isObject(call.function) ? call.function : {};
     const args = typeof fn.arguments === "string" ? fn.arguments : "";

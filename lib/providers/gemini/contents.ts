@@ -9,6 +9,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
 import { vendorMediaType } from "../shared/media_type.ts";
+import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 
 const IMAGE_EXTENSIONS: Record<string, string> = {
@@ -126,6 +127,7 @@ function parseArguments(text: string, param: string): JsonObject {
 function assistantParts(message: ChatMessage, i: number): GeminiPart[] {
   const parts = contentParts(message.content, `messages[${i}].content`).filter((p) => p.text !== "");
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  refuseNonFunctionCalls(calls, `messages[${i}]`, "Gemini");
   calls.forEach((call, j) => {
     if (!isObject(call) || !isObject(call.function)) return;
     const fn = call.function;

@@ -13,7 +13,8 @@
  *
  * @module
  */
-import type { JsonObject } from "../../openai/types.ts";
+import { invalidRequest } from "../../errors.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /** One tool declared for the history's sake. */
 export interface HistoryTool {
@@ -41,4 +42,23 @@ export function historyTools(names: Iterable<string>): HistoryTool[] {
   const unique = [...new Set([...names].filter((name) => TOOL_NAME.test(name)))];
   if (unique.length === 0) unique.push(HISTORY_PLACEHOLDER_TOOL);
   return unique.map((name) => ({ name, description: HISTORY_TOOL_DESCRIPTION, schema: { type: "object" } }));
+}
+
+/**
+ * Refuses an assistant turn's tool call that is not a function call (a custom tool's call, `{type: "custom",
+ * custom: {name, input}}`) for a vendor with function tools only. These adapters refuse a custom tool in `tools`,
+ * so its call in the history is refused alike (400 at the call's `type`): read as a function call it would go
+ * upstream as a call of a tool named "undefined", or be left out of the history without a word.
+ */
+/** `at` is the message's param: `messages[1]`. */
+export function refuseNonFunctionCalls(toolCalls: unknown, at: string, vendor: string): void {
+  if (!Array.isArray(toolCalls)) return;
+  toolCalls.forEach((call, j) => {
+    if (!isObject(call) || call.type === "function") return;
+    throw invalidRequest(
+      `Tool calls of type '${String(call.type)}' are not supported by ${vendor} models.`,
+      `${at}.tool_calls[${j}].type`,
+      "unsupported_parameter",
+    );
+  });
 }
