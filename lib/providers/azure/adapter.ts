@@ -67,7 +67,7 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
     httpError: (provider, status, text, headers) =>
       upstreamHttpError(provider, status, azureErrorFields(status, text), headers, secrets),
     completion: (text, call) =>
-      chatCompletionFrom(call.target.provider, parseJsonObject(call.target.provider, text)),
+      chatCompletionFrom(call.target.provider, parseJsonObject(call.target.provider, text), secrets),
     streamStages: (call) =>
       stages(
         sseEvents(call),

@@ -69,7 +69,7 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
     httpError: (provider, status, text, headers) =>
       upstreamHttpError(provider, status, text, headers, secrets),
     completion: (text, call) =>
-      chatCompletionFrom(call.target.provider, parseJsonObject(call.target.provider, text)),
+      chatCompletionFrom(call.target.provider, parseJsonObject(call.target.provider, text), secrets),
     streamStages: (call) =>
       stages(
         sseEvents(call),

@@ -11,6 +11,7 @@ import type { EmbeddingRequest } from "../../openai/types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
 import { decodeFloat32Base64, isFloat32Vector } from "../../encoding/float32_base64.ts";
+import { upstreamStreamError } from "../shared/upstream_error.ts";
 
 /**
  * Whether a choice's `message` (or a chunk's `delta`) is what every client API reads: an object whose
@@ -29,9 +30,22 @@ export function isReadableMessage(value: unknown): value is JsonObject {
  * that {@linkcode isReadableMessage} (what every client API reads); the rest passes on, with a message's
  * `reasoning` as `reasoning_content` (see `reasoning.ts`), and `usage` dropped when its counts are not counts
  * (see {@linkcode withTrustedUsage}).
+ *
+ * A 200 whose body is an `{"error": …}` without `choices` is the upstream's error, not a malformed completion:
+ * OpenRouter answers so once the model has started (a rate limit as `{"error": {"code": 429, …}}`), as it sends
+ * the same error as an event inside a 200 stream. It is mapped as that event is ({@linkcode upstreamStreamError},
+ * `secrets` scrubbed), so the client gets the upstream's status and words and routing retries, falls back and
+ * counts it against the target's health as it would the HTTP answer with that status.
  */
-export function chatCompletionFrom(provider: string, body: JsonObject): ChatCompletion {
+export function chatCompletionFrom(
+  provider: string,
+  body: JsonObject,
+  secrets: readonly string[] = [],
+): ChatCompletion {
   const choices = body.choices;
+  if (choices === undefined && body.error !== undefined && body.error !== null) {
+    throw upstreamStreamError(provider, body, secrets);
+  }
   if (!Array.isArray(choices) || !choices.every((c) => isObject(c) && isReadableMessage(c.message))) {
     throw badGateway(
       `Provider "${provider}" returned a completion without valid choices.`,

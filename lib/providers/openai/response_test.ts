@@ -1,5 +1,9 @@
-/** OpenAI-shaped completions: the usage passed on to the client and the records is only counts that are counts. */
+/**
+ * OpenAI-shaped completions: the usage passed on to the client and the records is only counts that are counts,
+ * and an `{"error": …}` answered with a 200 is the upstream's error.
+ */
 import assert from "node:assert/strict";
+import type { GatewayError } from "../../errors.ts";
 import { chatCompletionFrom } from "./response.ts";
 
 const completion = (usage: unknown) => ({
@@ -43,4 +47,37 @@ Deno.test("openai response: usage whose prompt or completion count is not a coun
     const usage = { prompt_tokens: bad, completion_tokens: 10, total_tokens: 110 };
     assert.equal(chatCompletionFrom("oai", completion(usage)).usage, undefined, String(bad));
   }
+});
+
+Deno.test("openai response: a 200 with an error body and no choices is the upstream's error, as its stream event is", () => {
+  const SECRET = "sk-or-secret-0123456789abcdef";
+  const cases: [unknown, number, string, string][] = [
+    // OpenRouter's rate limit once the model has started: its status, its words, OpenAI's code.
+    [
+      { code: 429, message: "Rate limit exceeded: free-models-per-min" },
+      429,
+      "rate_limit_exceeded",
+      "Rate limit",
+    ],
+    [{ code: 400, message: "Bad input" }, 400, "", "Bad input"],
+    [{ type: "rate_limit_error", message: "slow down" }, 429, "rate_limit_exceeded", "slow down"],
+    // A status-less error: the upstream's words in a 502, which routing retries.
+    [{ message: `boom with ${SECRET}` }, 502, "upstream_error", "boom with"],
+  ];
+  for (const [error, status, code, words] of cases) {
+    assert.throws(() => chatCompletionFrom("or", { error } as never, [SECRET]), (err: GatewayError) => {
+      assert.equal(err.status, status, JSON.stringify(error));
+      assert.equal(err.code ?? "", code, JSON.stringify(error));
+      assert.ok(err.message.includes(words), err.message);
+      assert.ok(!err.message.includes(SECRET), err.message);
+      return true;
+    });
+  }
+  // Without an error, or beside choices, it is what it was: a malformed answer, or a completion.
+  assert.throws(
+    () => chatCompletionFrom("or", { error: null }),
+    (err: GatewayError) => err.status === 502 && err.code === "upstream_invalid_response",
+  );
+  const both = { ...completion(undefined), error: { code: 429, message: "x" } };
+  assert.equal(chatCompletionFrom("or", both).choices.length, 1);
 });

@@ -1,0 +1,62 @@
+/**
+ * An OpenAI-compatible upstream that answers a non-streamed request with HTTP 200 and an `{"error": …}` body
+ * (OpenRouter, once the model has started): the client gets the upstream's status and words, as for the same
+ * error sent as an event in a 200 stream, and routing retries it and falls back to the alias's next target as
+ * it would an HTTP 429, instead of a generic 502 "without valid choices".
+ */
+import assert from "node:assert/strict";
+import { FAKE_KEY } from "../helpers/fake_openai.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+
+const json = (body: unknown): RawStep => ({
+  status: 200,
+  headers: { "content-type": "application/json" },
+  chunks: ["\n\n" + JSON.stringify(body)],
+});
+const RATE_LIMITED = json({
+  error: { code: 429, message: "Rate limit exceeded: free-models-per-min", metadata: { provider_name: "x" } },
+});
+const ANSWER = json({
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "m-second",
+  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Hi" } }],
+});
+
+Deno.test("a 200 with an error body is the upstream's 429, retried, then served by the next target", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-one: { type: chat, targets: [ { provider: or, model: m-first, retries: 1 } ] }
+  chat-two: { type: chat, targets: [ { provider: or, model: m-first, retries: 0 }, { provider: or, model: m-second } ] }
+${TEST_TOKENS_YAML}`);
+  upstream.stepFor = (request) => request.body.includes('"m-first"') ? RATE_LIMITED : ANSWER;
+  const post = (model: string) =>
+    fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+    });
+  try {
+    const limited = await post("chat-one");
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get("x-gateway-attempts"), "2");
+    const body = await limited.json();
+    assert.equal(body.error.message, "Rate limit exceeded: free-models-per-min");
+    assert.equal(body.error.type, "rate_limit_error");
+    assert.equal(body.error.code, "rate_limit_exceeded");
+
+    const served = await post("chat-two");
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get("x-gateway-model"), "m-second");
+    assert.equal((await served.json()).choices[0].message.content, "Hi");
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});
