@@ -24,7 +24,7 @@ import { cacheControl } from "../cache/control.ts";
 import { cacheKey, type KeyScope } from "../cache/key.ts";
 import type { Admits, Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
-import { completionChunks, normaliseCompletion } from "../cache/chunks.ts";
+import { CACHED_CALL_TYPES, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
 import { ChunkAccumulator } from "../cache/chunk_accumulator.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
 import { fillingNative, nativeAdmitted, nativeHitValue, nativeKey } from "./cached_native.ts";
@@ -75,10 +75,25 @@ export function asksUncacheable(chat: ChatRequest): boolean {
 }
 
 /**
+ * Whether an entry replays `call` as it came: a function or custom tool's call (lib/cache/chunks.ts) with a name.
+ * A call of another type would be replayed as neither; a nameless one is no call a client can run (an entry
+ * written before custom calls were kept holds each as a function call with an empty name: it is a miss now).
+ */
+function replayableCall(call: unknown): boolean {
+  if (!isObject(call)) return false;
+  // A call without a type is a function call, as an entry replays it (some servers leave `type` out).
+  const type = call.type ?? "function";
+  if (typeof type !== "string" || !CACHED_CALL_TYPES.includes(type)) return false;
+  const named = type === "custom" ? call.custom : call.function;
+  return isObject(named) && typeof named.name === "string" && named.name !== "";
+}
+
+/**
  * Whether an answer may be cached under the alias's settings: a whole answer that ended normally, unless the
  * alias opts in to answers cut by length or a filter (`cache_incomplete`), ending in tool calls
- * (`cache_tool_calls`), or with several choices (`cache_n`). Never one with `message.audio`, which an entry
- * does not keep (see {@linkcode asksUncacheable}; this catches an upstream that speaks unasked).
+ * (`cache_tool_calls`; only calls an entry replays as they came, {@linkcode replayableCall}), or with several
+ * choices (`cache_n`). Never one with `message.audio`, which an entry does not keep (see
+ * {@linkcode asksUncacheable}; this catches an upstream that speaks unasked).
  */
 export function cacheable(
   completion: ChatCompletion,
@@ -104,7 +119,7 @@ export function cacheable(
     const calls = (message?.tool_calls?.length ?? 0) > 0 || message?.function_call !== undefined ||
       reason === "tool_calls" || reason === "function_call";
     if (calls) {
-      if (!settings.toolCalls) return false;
+      if (!settings.toolCalls || !(message?.tool_calls ?? []).every(replayableCall)) return false;
     } else if (reason !== "stop" && !settings.incomplete) return false;
   }
   return true;

@@ -70,6 +70,24 @@ Deno.test("cacheable: answers ending in tool calls only with toolCalls", () => {
   }
 });
 
+Deno.test("cacheable: with toolCalls, calls an entry replays as they came, custom ones too; no others", () => {
+  const custom = { id: "call_2", type: "custom", custom: { name: "grep", input: "TODO" } };
+  const ok = (calls: unknown[]) =>
+    cacheable(
+      completion(choice("tool_calls", { content: null, tool_calls: calls })),
+      CHAT,
+      settings({ toolCalls: true }),
+    );
+  assert.equal(ok([custom]), true);
+  assert.equal(ok([TOOL_CALL, custom]), true);
+  // Some servers leave a function call's `type` out.
+  assert.equal(ok([{ id: "call_1", function: { name: "f", arguments: "{}" } }]), true);
+  // A type an entry cannot replay; a nameless call (an entry written before custom calls were kept: a miss now).
+  assert.equal(ok([{ id: "call_3", type: "mcp", mcp: { name: "x" } }]), false);
+  assert.equal(ok([{ id: "call_1", type: "function", function: { name: "", arguments: "" } }]), false);
+  assert.equal(ok([{ ...custom, custom: { input: "TODO" } }]), false);
+});
+
 Deno.test("cacheable: several choices, or n > 1 asked, only with n", () => {
   const two = completion(choice("stop"), choice("stop", {}, 1));
   assert.equal(cacheable(two, CHAT, settings()), false);

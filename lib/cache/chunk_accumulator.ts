@@ -29,13 +29,16 @@ interface OpenChoice {
   reasoning: string[];
   refusal: string[];
   annotations: JsonObject[];
-  calls: Map<number, { id?: string; name?: string; arguments: string[] }>;
+  calls: Map<number, { id?: string; type?: string; name?: string; arguments: string[] }>;
   functionCall?: { name?: string; arguments: string[] };
   finish?: string;
   stopReason?: string;
 }
 
-/** Adds a tool call fragment to its call; the text it added (arguments). */
+/**
+ * Adds a tool call fragment to its call; the text it added (arguments, or a custom tool's input: its fragments
+ * carry `custom: {name, input}` where a function call's carry `function: {name, arguments}`).
+ */
 function addCall(open: OpenChoice, call: JsonObject, position: number): number {
   const index = typeof call.index === "number" ? call.index : position;
   let into = open.calls.get(index);
@@ -43,12 +46,19 @@ function addCall(open: OpenChoice, call: JsonObject, position: number): number {
     into = { arguments: [] };
     open.calls.set(index, into);
   }
-  const fn = isObject(call.function) ? call.function : {};
+  if (into.type === undefined) {
+    if (typeof call.type === "string" && call.type !== "") into.type = call.type;
+    else if (isObject(call.custom) && !isObject(call.function)) into.type = "custom";
+  }
+  const custom = into.type === "custom";
+  const part = custom ? call.custom : call.function;
+  const fn = isObject(part) ? part : {};
+  const text = custom ? fn.input : fn.arguments;
   if (into.id === undefined && typeof call.id === "string" && call.id !== "") into.id = call.id;
   if (into.name === undefined && typeof fn.name === "string" && fn.name !== "") into.name = fn.name;
-  if (typeof fn.arguments !== "string") return 0;
-  into.arguments.push(fn.arguments);
-  return fn.arguments.length;
+  if (typeof text !== "string") return 0;
+  into.arguments.push(text);
+  return text.length;
 }
 
 /** A legacy `function_call` delta: the name of the first fragment that has one, the arguments in order. */
@@ -169,6 +179,7 @@ export class ChunkAccumulator {
         refusal: open.refusal.join(""),
         calls: [...open.calls].sort(([a], [b]) => a - b).map(([, call]) => ({
           id: call.id ?? "",
+          type: call.type ?? "function",
           name: call.name ?? "",
           arguments: call.arguments.join(""),
         })),

@@ -15,8 +15,12 @@
  * (Perplexity's sources, on every chunk as Perplexity streams them).
  * Left out: `logprobs` (always `null`: the chunks would have to split them token by token, and a cached
  * answer's token probabilities are not a fresh sample's; a request asking for them is never cached) and
- * `audio` (an answer carrying it is never cached: lib/answer/cached_route.ts); every tool call is a `function`
- * call. An empty `annotations` array is no annotations, as a `null` refusal is no refusal.
+ * `audio` (an answer carrying it is never cached: lib/answer/cached_route.ts). A tool call is a `function` call
+ * or a custom (freeform) tool's call, `{type: "custom", custom: {name, input}}`, kept as such: a client that
+ * declared a custom tool reads its call there (a call of any other type is never cached). A custom call is
+ * replayed as one delta of the whole call: OpenAI's chunk schema documents function deltas only, and one whole
+ * delta reads the same to a client that adds pieces up as to one that does not. An empty `annotations` array is
+ * no annotations, as a `null` refusal is no refusal.
  *
  * @module
  */
@@ -30,11 +34,16 @@ import type {
 import { isObject } from "../openai/types.ts";
 
 /** One tool call of a choice, in the normal form. */
-interface CallParts {
+export interface CallParts {
   id: string;
+  /** `function`, or `custom` for a custom tool's call (its name and input in `name` and `arguments`). */
+  type: string;
   name: string;
   arguments: string;
 }
+
+/** The tool call types an entry keeps and replays as they came. */
+export const CACHED_CALL_TYPES: readonly string[] = ["function", "custom"];
 
 /** One choice in the normal form: what a replay carries and the accumulator adds up. */
 export interface ChoiceParts {
@@ -132,9 +141,20 @@ function choiceParts(choice: JsonObject, position: number): ChoiceParts {
     reasoning: stringOr(message.reasoning_content, ""),
     refusal: stringOr(message.refusal, ""),
     calls: calls.map((call) => {
+      const type = stringOr(call.type, "function");
+      if (type === "custom") {
+        const custom = isObject(call.custom) ? call.custom : {};
+        return {
+          id: stringOr(call.id, ""),
+          type,
+          name: stringOr(custom.name, ""),
+          arguments: stringOr(custom.input, ""),
+        };
+      }
       const fn = isObject(call.function) ? call.function : {};
       return {
         id: stringOr(call.id, ""),
+        type,
         name: stringOr(fn.name, ""),
         arguments: stringOr(fn.arguments, ""),
       };
@@ -167,11 +187,11 @@ function choiceObject(parts: ChoiceParts): JsonObject {
   if (parts.refusal !== "") message.refusal = parts.refusal;
   if (parts.annotations !== undefined) message.annotations = structuredClone(parts.annotations);
   if (parts.calls.length > 0) {
-    message.tool_calls = parts.calls.map((call) => ({
-      id: call.id,
-      type: "function",
-      function: { name: call.name, arguments: call.arguments },
-    }));
+    message.tool_calls = parts.calls.map((call) =>
+      call.type === "custom"
+        ? { id: call.id, type: call.type, custom: { name: call.name, input: call.arguments } }
+        : { id: call.id, type: call.type, function: { name: call.name, arguments: call.arguments } }
+    );
   }
   if (parts.functionCall !== undefined) message.function_call = { ...parts.functionCall };
   const choice: JsonObject = { index: parts.index, message, logprobs: null, finish_reason: parts.finish };
@@ -229,7 +249,8 @@ export function normaliseCompletion(completion: ChatCompletion): ChatCompletion 
  * The chunks an OpenAI upstream would have streamed for `completion` with `stream_options.include_usage` on,
  * under `frame`'s id and `created` (a hit's own). Per choice, in index order: the role chunk
  * (`{role: "assistant", content: ""}`, as OpenAI starts), the reasoning pieces, the content pieces, the refusal
- * pieces, each tool call (its id and name with empty arguments, then the argument pieces), then an empty delta
+ * pieces, each tool call (its id and name with empty arguments, then the argument pieces; a custom tool's call
+ * whole, in one delta), then an empty delta
  * with the choice's `finish_reason`. Last, when the completion has usage, the usage chunk with `choices: []`;
  * the chunks before it carry `usage: null` then, as OpenAI's do. Choices are not interleaved: the Messages and
  * Responses stream bodies read only `choices[0]` of each chunk, so they must only be given one-choice answers.
@@ -265,8 +286,13 @@ export function completionChunks(
     for (const piece of splitText(parts.refusal)) chunks.push(at({ refusal: piece }));
     if (parts.annotations !== undefined) chunks.push(at({ annotations: structuredClone(parts.annotations) }));
     parts.calls.forEach((call, index) => {
+      if (call.type === "custom") {
+        const custom = { name: call.name, input: call.arguments };
+        chunks.push(at({ tool_calls: [{ index, id: call.id, type: call.type, custom }] }));
+        return;
+      }
       const fn = { name: call.name, arguments: "" };
-      chunks.push(at({ tool_calls: [{ index, id: call.id, type: "function", function: fn }] }));
+      chunks.push(at({ tool_calls: [{ index, id: call.id, type: call.type, function: fn }] }));
       for (const piece of splitText(call.arguments)) {
         chunks.push(at({ tool_calls: [{ index, function: { arguments: piece } }] }));
       }
