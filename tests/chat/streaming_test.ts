@@ -190,7 +190,8 @@ Deno.test("upstream: errors arrive in OpenAI's shape with the right status, and 
     const cases: [string, number, string, string | null][] = [
       ["chat-400", 400, "invalid_request_error", "temperature"],
       ["chat-401", 401, "invalid_request_error", null],
-      ["chat-429", 429, "rate_limit_error", null],
+      // OpenAI's own 429 type (which limit was reached: `requests` here) passes as the upstream sent it.
+      ["chat-429", 429, "requests", null],
       ["chat-500", 502, "server_error", null],
       ["chat-vllm", 400, "invalid_request_error", null],
     ];

@@ -47,8 +47,16 @@ export function parseUpstreamErrorBody(text: string): ParsedUpstreamError {
   return { message, type: stringOrNull(inner.type), code, param: stringOrNull(inner.param) };
 }
 
+/**
+ * OpenAI's own types of a 429 (docs: "Rate limit reached … on tokens per min"): which limit was reached. Passed
+ * on as sent, so a client that reads them can tell a token limit from a request limit; only on a 429, where
+ * OpenAI uses them.
+ */
+const OPENAI_RATE_LIMIT_TYPES = ["tokens", "requests"];
+
 /** Maps vendor error types (vLLM's Python exception names and the like) onto OpenAI's vocabulary. */
 function openaiType(status: number, type: string | null): string {
+  if (status === 429 && type !== null && OPENAI_RATE_LIMIT_TYPES.includes(type)) return type;
   const known = [
     "invalid_request_error",
     "authentication_error",

@@ -83,7 +83,9 @@ Deno.test("upstream errors: a stream's error event that says which HTTP error it
     const err = upstreamStreamError("p", data);
     assert.deepEqual([err.status, err.code], [status, code], JSON.stringify(data));
     if (status === 429) {
-      assert.equal(err.type === "rate_limit_error" || err.type === "insufficient_quota", true);
+      // OpenAI's own `tokens` type (which limit was reached) and `insufficient_quota` pass; others say rate limit.
+      const sent = (data as { error: { type?: string } }).error.type;
+      assert.equal(err.type, sent === "tokens" || sent === "insufficient_quota" ? sent : "rate_limit_error");
     }
   }
   // The key is still masked on the mapped path.
@@ -192,4 +194,22 @@ Deno.test("upstream errors: a megabyte body or stream event of the key is one ma
   const streamed = upstreamStreamError("p", { error: { message, code: message } }, [KEY]);
   assert.equal(streamed.message, `${MASK}…`);
   assert.equal(streamed.code, `${MASK}…`);
+});
+
+Deno.test("upstream errors: OpenAI's 429 types, tokens and requests, pass as sent; on another status they do not", () => {
+  const body = (type: string) =>
+    JSON.stringify({
+      error: {
+        message: "Rate limit reached for gpt-4o on tokens per min (TPM)",
+        type,
+        param: null,
+        code: "rate_limit_exceeded",
+      },
+    });
+  for (const type of ["tokens", "requests"]) {
+    const err = upstreamHttpError("p", 429, body(type), new Headers());
+    assert.deepEqual([err.status, err.type, err.code], [429, type, "rate_limit_exceeded"]);
+    assert.equal(upstreamHttpError("p", 400, body(type), new Headers()).type, "invalid_request_error");
+  }
+  assert.equal(upstreamHttpError("p", 429, body("Throttled"), new Headers()).type, "rate_limit_error");
 });
