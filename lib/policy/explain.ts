@@ -166,9 +166,12 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
     );
   }
 
-  // Counted limits: the smallest request (one request, one token) against what is left now.
+  // Counted limits: the smallest request (one request, one token) against what is left now. A budget is judged
+  // for that token as the engine would reserve it: a money budget with less left than one token's reservation
+  // denies every request, so it must not read as allowed (judged for nothing, any remainder above 0 passed).
   const rates = rateChecks(token, model, 1);
-  const budgets = tokenBudgetOwners(token).flatMap((o) => ownerBudgetCheck(o, now) ?? []);
+  const smallest = { tokens: 1, cost: reservationRate(model) / 1_000_000 };
+  const budgets = tokenBudgetOwners(token).flatMap((o) => ownerBudgetCheck(o, now, smallest) ?? []);
   const counted: Check[] = rates.map((rc) => rc.check);
   for (const b of budgets) counted.push(b.check);
   const { peek, source } = await readCounters(input.counters, counted);

@@ -171,6 +171,19 @@ Deno.test("explain: a spent budget is token.budget; a money budget reserves at t
   assert.equal(e.budget?.period_id, "2026-11-24");
 });
 
+Deno.test("explain: a money budget with less left than one token's reservation denies, as every request is", async () => {
+  // spender: a cost budget of 0.01 a day; chat-main reserves at 4 per million tokens, so one token takes 0.000004.
+  const s = setup();
+  await (await s.admit("spender", "chat-main", 100)).settle({ tokens: 100, cost: 0.01 - 0.000001 });
+  const e = await s.explainFor("spender", "chat-main");
+  await assert.rejects(() => s.admit("spender", "chat-main", 1), (err: unknown) => {
+    assert.equal((err as { rule?: string }).rule, "token.budget");
+    return true;
+  });
+  assert.equal(e.allowed, false, "explain agrees with enforcement");
+  assert.equal(e.denied_by?.rule, "token.budget");
+});
+
 Deno.test("explain: an ejected target shows ejected until when; with every target ejected, model.targets denies", async () => {
   const s = setup();
   const model = s.config.models.get("chat-main")!;
