@@ -15,6 +15,7 @@ import type {
   RoutedTarget,
 } from "../config/types.ts";
 import type { Logger } from "../log.ts";
+import type { GenAiOperation } from "./endpoints.ts";
 import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import type { PolicyEngine } from "../policy/engine.ts";
 import type { Admission } from "../policy/types.ts";
@@ -176,6 +177,12 @@ export interface RequestContext {
    * text was changed, or its answer is checked). Absent: no guardrail applies.
    */
   guardrails?: RequestGuardrails;
+  /**
+   * The GenAI operation the request asks of a model, which `/metrics` counts it under: its route's
+   * (`genAiOperationOf`, set on arrival for API requests), or null from a handler that learns it asks none (a
+   * prewarm). Kept off `record`: the access-log line has its path already, and each field costs every request.
+   */
+  operation?: GenAiOperation | null;
   readonly record: AccessRecord;
   /**
    * Aborts when the client goes away or the gateway ends the request at shutdown; what handlers pass upstream

@@ -9,6 +9,21 @@
 import { type Endpoint, ENDPOINTS, type ModelType } from "../config/schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 
+/** A GenAI operation (`gen_ai.operation.name`) a request may ask of a model. */
+export type GenAiOperation = "chat" | "embeddings";
+
+/**
+ * The methods a model answers on `POST /v1beta/models/{alias}:{method}`, each with the GenAI operation it asks
+ * for: its one list (the Gemini handler reads the method names here). A count asks no model to answer: none.
+ */
+export const GEMINI_METHODS: Readonly<Record<string, GenAiOperation | null>> = {
+  generateContent: "chat",
+  streamGenerateContent: "chat",
+  countTokens: null,
+  embedContent: "embeddings",
+  batchEmbedContents: "embeddings",
+};
+
 /** Which credential a route needs: a client token, an admin token, or none. */
 export type RouteAuth = "client" | "admin" | "none";
 
@@ -50,6 +65,13 @@ export interface RouteSpec {
    * Without that header the route is OpenAI's, byte for byte.
    */
   readonly sharedWith?: "anthropic";
+  /**
+   * The GenAI operation a `POST` on the route asks of a model, which the GenAI histograms of `/metrics` count
+   * it under ({@linkcode genAiOperationOf}), or the operation of each `:{method}` for the Gemini route, which
+   * serves several. Absent where no model is asked to answer: a token count, a listing, a stored response, a
+   * moderation (no GenAI operation of the conventions).
+   */
+  readonly operation?: GenAiOperation | Readonly<Record<string, GenAiOperation | null>>;
 }
 
 /** Every route, by the name its handler is bound to. */
@@ -60,6 +82,7 @@ export const ROUTES = {
     auth: "client",
     endpoint: "chat",
     modelType: "chat",
+    operation: "chat",
   },
   embeddings: {
     path: "/v1/embeddings",
@@ -67,6 +90,7 @@ export const ROUTES = {
     auth: "client",
     endpoint: "embeddings",
     modelType: "embedding",
+    operation: "embeddings",
   },
   moderations: {
     path: "/v1/moderations",
@@ -81,6 +105,7 @@ export const ROUTES = {
     auth: "client",
     endpoint: "responses",
     modelType: "chat",
+    operation: "chat",
   },
   // An exact path, so it is matched before `/v1/responses/{id}` (exact paths come first); other methods get 405.
   responsesInputTokens: {
@@ -97,6 +122,7 @@ export const ROUTES = {
     auth: "client",
     endpoint: "responses",
     modelType: "chat",
+    operation: "chat",
   },
   response: { path: "/v1/responses/{id}", methods: ["GET", "DELETE"], auth: "client", endpoint: "responses" },
   responseInputItems: {
@@ -119,6 +145,7 @@ export const ROUTES = {
     endpoint: "messages",
     modelType: "chat",
     dialect: "anthropic",
+    operation: "chat",
   },
   messagesCountTokens: {
     path: "/v1/messages/count_tokens",
@@ -129,7 +156,7 @@ export const ROUTES = {
     dialect: "anthropic",
   },
   // Google's Gemini API (v1beta): the model list, and one route for `{alias}` and `{alias}:{method}`
-  // (generateContent, streamGenerateContent, countTokens), which its handler tells apart.
+  // (GEMINI_METHODS), which its handler tells apart.
   geminiModels: {
     path: "/v1beta/models",
     methods: ["GET"],
@@ -145,6 +172,7 @@ export const ROUTES = {
     endpoint: "gemini",
     modelType: "chat",
     dialect: "google",
+    operation: GEMINI_METHODS,
   },
   // OpenAI's and Anthropic's Models API share these paths (`sharedWith`).
   models: {
@@ -305,6 +333,26 @@ export function endpointOf(path: string): string | null {
     if (path.startsWith(prefix)) return spec.endpoint ?? OTHER_ENDPOINT;
   }
   return OTHER_ENDPOINT;
+}
+
+/**
+ * The GenAI operation a request asks of a model, by its route ({@linkcode RouteSpec.operation}): `chat` for a
+ * generation, `embeddings` for an embedding, on any client API; null for anything else (a token count, a model
+ * listing, a stored response, another method, a path no route serves). Decided from the method and path alone,
+ * so it is known before the request is authenticated or read (a refused or failed request has one) and in the
+ * primary of `serve --workers N` for a request a dying worker left open. A handler that learns its request asks
+ * nothing after all (a WebSocket prewarm) says so on its context.
+ */
+export function genAiOperationOf(method: string, path: string): GenAiOperation | null {
+  if (method !== "POST") return null;
+  const match = matchRoute(path);
+  if (match === undefined) return null;
+  const operation = match.spec.operation;
+  if (operation === undefined || typeof operation === "string") return operation ?? null;
+  // As the Gemini handler splits it: the method follows the last ':' (an alias may hold ':', `llama3:8b`).
+  const colon = match.param.lastIndexOf(":");
+  const name = match.param.slice(colon + 1);
+  return colon >= 0 && Object.hasOwn(operation, name) ? operation[name] : null;
 }
 
 /** The path of the route serving models of `type` (for the message that points a client to it). */

@@ -3,6 +3,7 @@ import { ENDPOINTS } from "../config/schema.ts";
 import {
   dialectOf,
   endpointOf,
+  genAiOperationOf,
   isAdminPath,
   matchRoute,
   pathFor,
@@ -127,4 +128,45 @@ Deno.test("endpoint table: a trailing / after a parameter is no route, but where
   assert.equal(matchRoute("/v1/models/org/")?.param, "org/");
   assert.equal(matchRoute("/admin/tokens/tok_1")?.param, "tok_1");
   assert.equal(matchRoute("/admin/tokens/tok_1/rotate")?.id, "tokenRotate");
+});
+
+Deno.test("genAiOperationOf: a generation is chat and an embedding embeddings on every API; anything else none", () => {
+  const cases: [string, string, string | null][] = [
+    ["POST", "/v1/chat/completions", "chat"],
+    ["POST", "/v1/responses", "chat"],
+    ["POST", "/v1/responses/compact", "chat"],
+    ["POST", "/v1/messages", "chat"],
+    ["POST", "/v1beta/models/gem:generateContent", "chat"],
+    ["POST", "/v1beta/models/gem:streamGenerateContent", "chat"],
+    // An alias may hold ':' (the method is after the last one), and the client may percent-encode it.
+    ["POST", "/v1beta/models/llama3:8b:generateContent", "chat"],
+    ["POST", "/v1beta/models/gem%3AgenerateContent", "chat"],
+    ["POST", "/v1/embeddings", "embeddings"],
+    ["POST", "/v1beta/models/emb:embedContent", "embeddings"],
+    ["POST", "/v1beta/models/emb:batchEmbedContents", "embeddings"],
+    // Token counts ask no model to answer; nor do listings, stored responses or moderations.
+    ["POST", "/v1/responses/input_tokens", null],
+    ["POST", "/v1/messages/count_tokens", null],
+    ["POST", "/v1beta/models/gem:countTokens", null],
+    ["POST", "/v1/responses/resp_1/cancel", null],
+    ["POST", "/v1/moderations", null],
+    ["GET", "/v1/responses/resp_1", null],
+    ["GET", "/v1/models", null],
+    ["GET", "/v1beta/models", null],
+    ["GET", "/v1beta/models/gem", null],
+    // A Gemini model read with GET is no generation, whatever its name ends in.
+    ["GET", "/v1beta/models/gem:generateContent", null],
+    ["GET", "/v1/chat/completions", null],
+    // Not a method of the route: an alias without a method (a 404), an unknown or inherited name.
+    ["POST", "/v1beta/models/generateContent", null],
+    ["POST", "/v1beta/models/gem:", null],
+    ["POST", "/v1beta/models/gem:predict", null],
+    ["POST", "/v1beta/models/gem:constructor", null],
+    ["POST", "/v1beta/models/gem:__proto__", null],
+    ["POST", "/v1/nothing", null],
+    ["POST", "/admin/reload", null],
+  ];
+  for (const [method, path, operation] of cases) {
+    assert.equal(genAiOperationOf(method, path), operation, `${method} ${path}`);
+  }
 });

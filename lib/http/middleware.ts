@@ -20,7 +20,7 @@ import { isoNow } from "../timers/iso_now.ts";
 import { logUnhandled } from "../log.ts";
 import type { Middleware } from "./compose.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
-import { dialectOf, endpointOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
+import { dialectOf, endpointOf, genAiOperationOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
 import { webSocketOf } from "../runtime/types.ts";
 
 const SWITCHING_PROTOCOLS = 101;
@@ -94,7 +94,10 @@ const X_CACHE: Readonly<Record<string, string>> = {
  */
 export const finishRequest: Middleware = async (_request, ctx, next) => {
   const arrived = isoNow();
-  ctx.record.endpoint = endpointOf(ctx.record.path) ?? undefined;
+  const endpoint = endpointOf(ctx.record.path);
+  ctx.record.endpoint = endpoint ?? undefined;
+  // Known from the route before anything can fail, so a refused or failed request is counted under it too.
+  if (endpoint !== null) ctx.operation = genAiOperationOf(ctx.record.method, ctx.record.path);
   const response = await next();
   // A routed stream no body took (the request failed between routing and its answer): ended here, once.
   ctx.abandon?.();
@@ -133,7 +136,7 @@ export const finishRequest: Middleware = async (_request, ctx, next) => {
     if (record.endpoint !== undefined) {
       const usage = usageRecordOf(ctx, arrived);
       ctx.services.usage?.write(usage);
-      ctx.services.metrics.recordRequest(usage);
+      ctx.services.metrics.recordRequest(usage, ctx.operation ?? null);
       for (const attempt of record.attempt_log ?? []) ctx.services.metrics.recordAttempt(attempt);
     }
     ctx.logger.info("request", record);

@@ -20,7 +20,7 @@
  * @module
  */
 import type { AttemptRecord } from "../routing/route.ts";
-import { ENDPOINT_LABELS } from "../http/endpoints.ts";
+import { ENDPOINT_LABELS, type GenAiOperation } from "../http/endpoints.ts";
 import { POLICY_OUTCOMES, type UsageRecord } from "../usage/record.ts";
 import { BoundedValues, ERROR_CODE_SHAPE, OTHER } from "./bounded_values.ts";
 import { CacheMetrics } from "./cache_metrics.ts";
@@ -94,11 +94,13 @@ export interface GatewayMetricsOptions {
 const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_LABELS);
 const OUTCOMES: ReadonlySet<string> = new Set(POLICY_OUTCOMES);
 
-/** `gen_ai.operation.name` for the endpoints that are GenAI operations; the others get no gen_ai_* metrics. */
-function operationName(endpoint: string): "chat" | "embeddings" | null {
-  // A Responses request is a chat operation in the GenAI conventions.
-  if (endpoint === "chat" || endpoint === "responses") return "chat";
-  return endpoint === "embeddings" ? "embeddings" : null;
+/**
+ * The operation of a record whose caller names none: the one every request of its endpoint asks, for the
+ * endpoints that serve a single one (the semantic cache's own embedding call records `embeddings`). Any other
+ * endpoint serves requests that ask no model too (a token count, a stored response), so only its route can tell.
+ */
+function endpointOperation(endpoint: string): GenAiOperation | null {
+  return endpoint === "chat" ? "chat" : endpoint === "embeddings" ? "embeddings" : null;
 }
 
 function statusLabel(status: number): string {
@@ -249,8 +251,13 @@ export class GatewayMetrics {
     return code === null || code === "" ? "" : this.#errorCodes.get(code);
   }
 
-  /** Counts one finished API request; `record` is the one written to the usage store. */
-  recordRequest(record: UsageRecord): void {
+  /**
+   * Counts one finished API request; `record` is the one written to the usage store, `operation` the GenAI
+   * operation it asked of a model (`genAiOperationOf` of its route, lib/http/endpoints.ts), which the gen_ai_*
+   * histograms count it under; null for one that asked none. Passed beside the record, not in it: the route
+   * tells it (Gemini's one route serves generations, embeddings and counts), the record's endpoint does not.
+   */
+  recordRequest(record: UsageRecord, operation = endpointOperation(record.endpoint)): void {
     const alias = record.alias === null ? "" : this.#aliases.get(record.alias);
     const provider = record.provider === null ? "" : this.#providers.get(record.provider);
     const endpoint = ENDPOINTS.has(record.endpoint) ? record.endpoint : "other";
@@ -278,7 +285,6 @@ export class GatewayMetrics {
       if (part > 0) this.costByClass.inc([alias, provider, label], part);
     }
 
-    const operation = operationName(endpoint);
     if (operation === null) return;
     // Token usage only when the upstream (or the estimator) reported some: OTel says not to report otherwise.
     if (input + output > 0) {

@@ -217,6 +217,40 @@ Deno.test("recordRequest/recordAttempt: /metrics parses and its counters match t
   assert.deepEqual(s.get("gateway_streams_in_flight"), [{ labels: {}, value: 0 }]);
 });
 
+Deno.test("recordRequest: the gen_ai histograms count the operation passed, else the endpoint's only one", () => {
+  const metrics = new GatewayMetrics();
+  const ops = () =>
+    sumBy(samplesOf(metrics.render()), "gen_ai_client_operation_duration_seconds_count", [
+      "gen_ai_operation_name",
+    ]);
+  // Gemini's and Messages' records: the endpoint does not say, the route did.
+  metrics.recordRequest(record({ endpoint: "gemini" }), "embeddings");
+  metrics.recordRequest(record({ endpoint: "messages" }), "chat");
+  metrics.recordRequest(record({ endpoint: "responses", stream: true, ttft_ms: 40 }), "chat");
+  // A token count, a stored response or a prewarm: none, on whatever endpoint.
+  metrics.recordRequest(record({ endpoint: "responses" }), null);
+  metrics.recordRequest(record({ endpoint: "chat" }), null);
+  metrics.recordRequest(record({ endpoint: "gemini" }));
+  metrics.recordRequest(record({ endpoint: "messages" }));
+  // Not told (the semantic cache's own embedding call): the one operation of `embeddings` (and of `chat`).
+  metrics.recordRequest(record({ endpoint: "embeddings" }));
+  metrics.recordRequest(record({ endpoint: "chat" }));
+  assert.deepEqual(sorted(ops()), sorted(new Map([["chat", 3], ["embeddings", 2]])));
+  const text = metrics.render();
+  const usage = sumBy(samplesOf(text), "gen_ai_client_token_usage_count", [
+    "gen_ai_operation_name",
+    "gen_ai_token_type",
+  ]);
+  assert.deepEqual(
+    sorted(usage),
+    sorted(new Map([["chat|input", 3], ["chat|output", 3], ["embeddings|input", 2]])),
+  );
+  const ttft = sumBy(samplesOf(text), "gen_ai_server_time_to_first_token_seconds_count", [
+    "gen_ai_operation_name",
+  ]);
+  assert.deepEqual(sorted(ttft), sorted(new Map([["chat", 1]])));
+});
+
 Deno.test("cost by class: each usage-record cost column is a class of gateway_cost_by_class_total", () => {
   const metrics = new GatewayMetrics();
   // Cache reads and writes, output and reasoning; no uncached input (an all-cached prompt).

@@ -15,6 +15,7 @@ import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
 import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
+import { genAiOperationOf } from "../http/endpoints.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import {
@@ -232,8 +233,9 @@ export async function startWorkers(
       const record = diedRecord(notice, now);
       if (record === null) continue;
       shared.pipeline?.write(record);
-      // Counted here: the worker that would have counted it is gone.
-      metrics.recordRequest(record);
+      // Counted here: the worker that would have counted it is gone. Its GenAI operation is its route's, from
+      // the path and method its start told (a prewarm, which asks nothing, cannot be told apart here).
+      metrics.recordRequest(record, genAiOperationOf(notice.method, notice.path));
       recorded++;
     }
     // The slots it held are given back, and its places on targets; its reservations of rates and budgets stay

@@ -413,3 +413,56 @@ Deno.test("workers: a stream open in a worker that dies is recorded as a stream,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("workers: a Messages request cut by a dying worker is a failed chat operation in /metrics", async () => {
+  const up = startGated();
+  const { dir, file } = await gatedConfig(up.baseURL);
+  await Deno.writeTextFile(file, `${await Deno.readTextFile(file)}server: { public_metrics: true }\n`);
+  const { gw, logs, url } = await startInProcess(file, false);
+  const message = async (): Promise<Outcome> => {
+    try {
+      const r = await fetch(`${url}/v1/messages`, {
+        method: "POST",
+        headers: {
+          "x-api-key": SECRET,
+          "anthropic-version": "2023-06-01",
+          "content-type": "application/json",
+          connection: "close",
+        },
+        body: JSON.stringify({
+          model: "chat-gated",
+          max_tokens: 16,
+          messages: [{ role: "user", content: "hi" }],
+        }),
+      });
+      await r.text();
+      return { status: r.status, id: "" };
+    } catch {
+      return { status: "reset", id: "" };
+    }
+  };
+  try {
+    const held = Array.from({ length: 8 }, message);
+    await until(() => up.arrived === 8, "eight held upstream");
+    gw.kill(0);
+    up.release();
+    const cut = (await Promise.all(held)).filter((o) => o.status === "reset").length;
+    assert.ok(cut >= 1, "some requests were on the killed worker");
+    await until(() => logs.some((l) => l.msg === "worker_restarted"), "the replacement");
+    // The primary counts them: its GenAI operation is told by the path its start notice carried.
+    const text = await (await fetch(`${url}/metrics`, { headers: { connection: "close" } })).text();
+    const failed = text.split("\n").filter((l) =>
+      l.startsWith("gen_ai_client_operation_duration_seconds_count{") &&
+      l.includes('gen_ai_operation_name="chat"') && l.includes('error_type="worker_failed"')
+    );
+    assert.equal(
+      failed.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0),
+      cut,
+      failed.join("\n"),
+    );
+  } finally {
+    await gw.stop(1_000);
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

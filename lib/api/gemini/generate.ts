@@ -21,7 +21,7 @@ import { admit, admitChat, type Answer } from "../../http/accounting.ts";
 import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
-import { ROUTES } from "../../http/endpoints.ts";
+import { GEMINI_METHODS, ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import {
   answeredTolerance,
@@ -273,14 +273,8 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
   return answer;
 }
 
-/** The methods a model answers on `POST /v1beta/models/{alias}:{method}`. */
-const METHODS = new Set([
-  "generateContent",
-  "streamGenerateContent",
-  "countTokens",
-  "embedContent",
-  "batchEmbedContents",
-]);
+/** The methods a model answers on `POST /v1beta/models/{alias}:{method}` (the endpoint table's one list). */
+const METHODS: ReadonlySet<string> = new Set(Object.keys(GEMINI_METHODS));
 
 /**
  * `{param}` as alias and method. An alias may hold ':' (`llama3:8b`), so a method is split off only at a last

@@ -27,6 +27,8 @@ export const PREWARM_PROVIDER = "";
 
 /** Handles a prewarm for an authenticated identity: the two events of an empty Response, as a stream. */
 export async function handleResponsesPrewarm(request: ClientRequest, ctx: ClientContext): Promise<Answer> {
+  // Its route is a generation's, but a prewarm asks no model to answer: no GenAI operation for `/metrics`.
+  ctx.operation = null;
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const parsed = await resolveItemReferences(body, parseResponsesRequest(body), ctx);
   const model = resolveAlias(ctx, parsed.chat.model, ROUTES.responses.modelType, true);
