@@ -93,7 +93,8 @@ export interface NativeCacheSpec {
   body: JsonObject;
   /**
    * What else goes upstream with the body and changes the answer (the Messages API's forwarded
-   * `anthropic-version` and `anthropic-beta`): keyed with it.
+   * `anthropic-version` and `anthropic-beta`), or what the answer is good for (whether a Responses upstream kept
+   * it to be continued from): keyed with it.
    */
   keyed?: JsonObject;
   /**

@@ -4,6 +4,11 @@
  * `response.completed`), incomplete when it says so. The client gets the gateway's own `resp_…` id on a hit as
  * on a fresh answer, and the upstream's id is kept as it was (a continuation passes it back upstream).
  *
+ * Whether the upstream was asked to keep the answer (`store`, on unless `false`) is keyed: a hit stored under
+ * its new id names the upstream's id for a later `previous_response_id`, which works only where the upstream
+ * kept that response. An entry filled with `store: false` serves only `store: false` requests (which the gateway
+ * does not store for chaining by upstream id), so every stored hit names a response its upstream holds.
+ *
  * @module
  */
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
@@ -30,6 +35,7 @@ export function responsesCacheSpec(body: JsonObject): NativeCacheSpec {
   return {
     api: "responses",
     body,
+    keyed: { store: body.store !== false },
     isFinal: (event) => typeof event.type === "string" && FINAL_EVENTS.has(event.type),
     ending(values) {
       if (values.length === 1 && values[0].object === "response") return endingOf(values[0]);
