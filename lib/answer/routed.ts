@@ -110,6 +110,12 @@ export interface NativeCacheSpec {
    * continuations).
    */
   idOf?: (first: JsonObject) => unknown;
+  /**
+   * One stored value as a replay made at `now` (epoch ms) shows it: the times it says the answer was made (and
+   * finished) at set to `now`, as a translated hit's `created` is; absent when the API's answers carry no time
+   * (Messages). The value was parsed for this replay alone, so it may be changed in place.
+   */
+  restamp?: (value: JsonObject, now: number) => JsonObject;
 }
 
 /** The request as routing sees it: its chat form, whether the client asked for a stream, its client terms. */

@@ -63,3 +63,40 @@ Deno.test("cache native Responses: a stored hit is continued from, whatever stor
     await stop();
   }
 });
+
+/** The `data:` payloads of an SSE body that are JSON objects. */
+function events(text: string): Record<string, unknown>[] {
+  return text.split("\n").filter((line) => line.startsWith("data: ") && line !== "data: [DONE]")
+    .map((line) => JSON.parse(line.slice(6)));
+}
+
+Deno.test("cache native Responses: a hit was created now, in its JSON and in every response.* event", async () => {
+  const { post, stop } = await nativeGateway();
+  try {
+    // The fake upstream's answers say they were made at 1_700_000_000 (2023): a hit is made after this.
+    const before = Math.floor(Date.now() / 1000);
+    for (const stream of [false, true]) {
+      const body = { model: "resp", input: `When? ${stream}`, stream };
+      const miss = await post(body);
+      assert.equal(miss.headers.get("x-cache"), "MISS");
+      await miss.text();
+      const hit = await post(body);
+      assert.equal(hit.headers.get("x-cache"), "HIT");
+      const responses = stream
+        ? events(await hit.text()).map((event) => event.response).filter((r) => r !== undefined)
+        : [await hit.json()];
+      assert.ok(responses.length >= (stream ? 2 : 1), `stream ${stream}: Responses shown`);
+      for (const response of responses as Record<string, unknown>[]) {
+        assert.ok(
+          Number(response.created_at) >= before,
+          `stream ${stream}: created_at ${response.created_at}`,
+        );
+        if (response.completed_at !== null && response.completed_at !== undefined) {
+          assert.ok(Number(response.completed_at) >= before, `completed_at ${response.completed_at}`);
+        }
+      }
+    }
+  } finally {
+    await stop();
+  }
+});
