@@ -5,9 +5,10 @@
  *
  * The embedding call is the gateway's own: the text passes the embedding alias's content rules and input
  * guardrails first (a redaction applies, a refusal means no lookup), as a `/v1/embeddings` request's does; it
- * goes through routing like any embeddings request (retries, fallback, health) and leaves a usage record of its
- * own (request id `<id>.semantic`, no token, so no client's budget or limits pay for it). A refused or failed
- * call only means no semantic hit, and is logged (`semantic_lookup_failed`).
+ * goes through routing like any embeddings request (retries, fallback, health) within the lookup's own deadline
+ * (`semantic.timeout`), and leaves a usage record of its own (request id `<id>.semantic`, no token, so no
+ * client's budget or limits pay for it). A refused, failed or late call only means no semantic hit, and is
+ * logged (`semantic_lookup_failed`).
  *
  * @module
  */
@@ -38,6 +39,9 @@ export function semanticThreshold(configured: number, header: string | null): nu
   if (header === null || !/^\s*(0(\.\d+)?|1(\.0+)?)\s*$/.test(header)) return configured;
   return Math.max(configured, Number(header));
 }
+
+/** The code a lookup past its deadline is recorded under (its usage record, the log). */
+const TIMED_OUT = "semantic_lookup_timeout";
 
 /**
  * What the embedding alias's own admission makes of the text, as `/v1/embeddings` would: its content rules (a
@@ -75,11 +79,17 @@ async function admittedText(
   return body.input;
 }
 
-/** Embeds `text` through `model` as the gateway's own request, recorded under `<request id>.semantic`. */
+/**
+ * Embeds `text` through `model` as the gateway's own request, recorded under `<request id>.semantic`, within
+ * `timeoutMs` (checks included): past it the call is aborted and there is no vector, so a slow embedding
+ * upstream (or its retries and fallbacks, which a target's own timeouts would allow minutes) never holds the
+ * client's request, nor the identical requests waiting on its fill, for longer.
+ */
 async function embedOwn(
   ctx: ClientContext,
   model: ResolvedModel,
   text: string,
+  timeoutMs: number,
 ): Promise<number[] | undefined> {
   const arrived = new Date().toISOString();
   const requestId = `${ctx.requestId}.semantic`;
@@ -102,7 +112,8 @@ async function embedOwn(
   };
   own.record.alias = model.alias;
   own.record.stream = false;
-  const signal = ctx.signal;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, deadline]);
   let vector: number[] | undefined;
   try {
     const input = await admittedText(own, ctx.identity, model, text, signal);
@@ -118,9 +129,14 @@ async function embedOwn(
       usage: { prompt: routed.value.usage.prompt_tokens, completion: 0, estimated: false },
     });
   } catch (err) {
-    own.record.status = err instanceof GatewayError ? err.status : 500;
-    own.record.error_code = err instanceof GatewayError ? err.code ?? err.type : "internal_error";
-    if (err instanceof PolicyDenied) {
+    const late = deadline.aborted && !ctx.signal.aborted;
+    own.record.status = late ? 504 : err instanceof GatewayError ? err.status : 500;
+    own.record.error_code = late
+      ? TIMED_OUT
+      : err instanceof GatewayError
+      ? err.code ?? err.type
+      : "internal_error";
+    if (err instanceof PolicyDenied && !late) {
       own.record.outcome = "deny";
       own.record.rule = [own.record.rule, err.rule].filter(Boolean).join(",");
     }
@@ -157,7 +173,7 @@ export async function semanticLookup(
   const parts = semanticParts(scope, chat);
   const model = ctx.state.config.models.get(semantic.embeddings);
   if (parts === undefined || model === undefined || model.type !== "embedding") return { kind: "none" };
-  const embedded = await embedOwn(ctx, model, parts.text);
+  const embedded = await embedOwn(ctx, model, parts.text, semantic.timeoutMs);
   const vector = embedded === undefined ? undefined : unitVector(embedded);
   if (vector === undefined) return { kind: "none" };
   const index = cache.semanticIndex(scope.alias, semantic.maxEntries);

@@ -1,7 +1,9 @@
 /**
  * The semantic lookup's embedding call, over real sockets: the text it embeds meets the embedding alias's
  * content rules and input guardrails as a `/v1/embeddings` request's does (a redaction goes upstream redacted; a
- * refusal means no lookup, recorded on the lookup's own record and logged, never the client's error).
+ * refusal means no lookup, recorded on the lookup's own record and logged, never the client's error), and it
+ * has a deadline of its own (`semantic.timeout`), past which the embedding call is aborted and the request goes
+ * on as an exact miss.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -137,5 +139,26 @@ Deno.test("cache semantic: a deny rule or guardrail of the embedding alias means
       await gw.stop();
       await up.stop();
     }
+  }
+});
+
+Deno.test("cache semantic: an embedding slower than semantic.timeout is aborted there, and the request misses", async () => {
+  const up = startUpstream();
+  // The target's own timeouts would let the call run 10 s; the lookup's deadline is 200 ms.
+  const gw = await gateway(
+    up,
+    "{ type: embedding, targets: [{ provider: up, model: hang, timeouts: { first_byte: 10s } }] }",
+    ", timeout: 200ms",
+  );
+  try {
+    assert.equal(await ask(gw, "what is the capital of france"), "MISS");
+    await up.aborted;
+    const record = await lookupRecord(gw);
+    assert.equal(record.status, 504);
+    assert.equal(record.error_code, "semantic_lookup_timeout");
+    await waitForLog(gw, (line) => line.msg === "semantic_lookup_failed" && line.status === 504);
+  } finally {
+    await gw.stop();
+    await up.stop();
   }
 });
