@@ -5,7 +5,8 @@
  * its shape (JSON or stream), and the answer is kept as the upstream gave it: the body, or every stream event.
  * A hit goes to the same client API's native renderer as a fresh answer would, so it is framed, scrubbed and
  * stored exactly the same way; only the upstream's answer id is replaced with a fresh one where the client sees
- * it (`msg_…`, Gemini's `responseId`).
+ * it (`msg_…`, Gemini's `responseId`), and the times the answer says it was made at are now (Responses'
+ * `created_at`).
  *
  * @module
  */
@@ -105,7 +106,8 @@ export function nativeHitValue(
   ) {
     return undefined;
   }
-  const values = freshValues(spec, native.values);
+  const now = Date.now();
+  const values = freshValues(spec, native.values).map((value) => spec.restamp?.(value, now) ?? value);
   if (!stream) return { kind: "native", body: values[0] };
   const rest = new ReadableStream<JsonObject>({
     start(controller) {

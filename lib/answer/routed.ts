@@ -93,7 +93,8 @@ export interface NativeCacheSpec {
   body: JsonObject;
   /**
    * What else goes upstream with the body and changes the answer (the Messages API's forwarded
-   * `anthropic-version` and `anthropic-beta`): keyed with it.
+   * `anthropic-version` and `anthropic-beta`), or what the answer is good for (whether a Responses upstream kept
+   * it to be continued from): keyed with it.
    */
   keyed?: JsonObject;
   /**
@@ -109,6 +110,12 @@ export interface NativeCacheSpec {
    * continuations).
    */
   idOf?: (first: JsonObject) => unknown;
+  /**
+   * One stored value as a replay made at `now` (epoch ms) shows it: the times it says the answer was made (and
+   * finished) at set to `now`, as a translated hit's `created` is; absent when the API's answers carry no time
+   * (Messages). The value was parsed for this replay alone, so it may be changed in place.
+   */
+  restamp?: (value: JsonObject, now: number) => JsonObject;
 }
 
 /** The request as routing sees it: its chat form, whether the client asked for a stream, its client terms. */

@@ -44,7 +44,7 @@ models:
   assert.equal(a.semantic, null);
   const b = config.models.get("b")!.cache!;
   assert.equal(b.ttlMs, 600_000);
-  assert.deepEqual(b.semantic, { embeddings: "e", threshold: 0.9, maxEntries: 10_000 });
+  assert.deepEqual(b.semantic, { embeddings: "e", threshold: 0.9, maxEntries: 10_000, timeoutMs: 1_000 });
   assert.equal(config.models.get("plain")!.cache, null);
 });
 

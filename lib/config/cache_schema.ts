@@ -37,6 +37,12 @@ const semanticSchema = z.strictObject({
   threshold: z.number().min(0).max(1).default(0.95),
   /** Most entries the index keeps per replica (oldest go first). */
   max_entries: z.number().int().min(1).max(1_000_000).default(10_000),
+  /**
+   * How long the lookup waits for its embedding (the embedding alias's checks, retries and fallbacks included)
+   * before it is a miss: it runs before every exact miss goes upstream, so a slow embedding upstream must not
+   * hold the request for the target's own timeouts.
+   */
+  timeout: timerDuration.refine((ms) => ms > 0, "must be above 0").default(1_000),
 });
 
 /** What an alias caches; absent: the alias is not cached and its answers carry no `x-cache`. */

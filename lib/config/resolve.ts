@@ -286,6 +286,7 @@ function resolveAliasCache(
       embeddings: cache.semantic.embeddings,
       threshold: cache.semantic.threshold,
       maxEntries: cache.semantic.max_entries,
+      timeoutMs: cache.semantic.timeout,
     }),
   });
 }

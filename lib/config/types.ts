@@ -147,7 +147,13 @@ export interface ResolvedAliasCache {
    */
   readonly version: string;
   readonly semantic:
-    | { readonly embeddings: string; readonly threshold: number; readonly maxEntries: number }
+    | {
+      readonly embeddings: string;
+      readonly threshold: number;
+      readonly maxEntries: number;
+      /** How long the lookup waits for its embedding before it is a miss. */
+      readonly timeoutMs: number;
+    }
     | null;
 }
 

@@ -21,8 +21,8 @@
  *
  * `POST /v1/responses/compact` answers any model with the input's user messages and one `compaction` item.
  *
- * Every request is recorded (`requests`), and every response it made is kept so `previous_response_id` can be
- * checked: an unknown one is a 400 as OpenAI answers.
+ * Every request is recorded (`requests`), and every response it made is kept (but one asked for with `store:
+ * false`, as OpenAI keeps none) so `previous_response_id` can be checked: an unknown one is a 400 as OpenAI answers.
  *
  * @module
  */
@@ -52,7 +52,7 @@ export interface FakeNativeUpstream {
   /** Base URL including `/v1`. */
   baseURL: string;
   requests: NativeRequest[];
-  /** Ids of the responses it made. */
+  /** Ids of the responses it made and kept (not those of `store: false` requests). */
   made: Set<string>;
   /** Resolved by the test to let a `resp-held` stream go on; replace it before each use. */
   release: PromiseWithResolvers<void>;
@@ -291,7 +291,8 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
       );
     }
     const id = upId("resp");
-    fake.made.add(id);
+    // As OpenAI: a response made with `store: false` cannot be continued from by its id.
+    if (body.store !== false) fake.made.add(id);
     const items = model === "resp-ok"
       ? plan(body)
       : model === "resp-program"

@@ -1,7 +1,7 @@
 /**
  * How the response cache keeps a Gemini answer passed through to a Gemini target (lib/answer/cached_native.ts):
  * keyed on the client's body, whole when its candidate has a finish reason (a stream: its last chunk with one),
- * and replayed with a fresh `responseId`.
+ * and replayed with a fresh `responseId` (and a `createTime`, where the upstream wrote one, of the hit's time).
  *
  * @module
  */
@@ -33,5 +33,10 @@ export function geminiCacheSpec(body: JsonObject): NativeCacheSpec {
       return reason === "STOP" ? "complete" : "incomplete";
     },
     idOf: (first) => first.responseId,
+    // Vertex AI's responses say when the request reached the server (the Gemini API's do not): a hit's is now.
+    restamp(value, now) {
+      if (typeof value.createTime === "string") value.createTime = new Date(now).toISOString();
+      return value;
+    },
   };
 }

@@ -2,7 +2,13 @@
  * How the response cache keeps a Responses answer passed through to a `native_responses` target
  * (lib/answer/cached_native.ts): keyed on the client's body, whole when the Response completed (a stream: with
  * `response.completed`), incomplete when it says so. The client gets the gateway's own `resp_…` id on a hit as
- * on a fresh answer, and the upstream's id is kept as it was (a continuation passes it back upstream).
+ * on a fresh answer, and the upstream's id is kept as it was (a continuation passes it back upstream); the
+ * Response's `created_at` (and `completed_at`) on a hit are the hit's time.
+ *
+ * Whether the upstream was asked to keep the answer (`store`, on unless `false`) is keyed: a hit stored under
+ * its new id names the upstream's id for a later `previous_response_id`, which works only where the upstream
+ * kept that response. An entry filled with `store: false` serves only `store: false` requests (which the gateway
+ * does not store for chaining by upstream id), so every stored hit names a response its upstream holds.
  *
  * @module
  */
@@ -25,11 +31,22 @@ function endingOf(response: unknown): NativeEnding | undefined {
     : "complete";
 }
 
+/**
+ * A Response object as a replay at `now` (epoch ms) shows it: created (and, once done, completed) now, in Unix
+ * seconds as the upstream wrote them; a time it left out stays out.
+ */
+function restampResponse(response: JsonObject, now: number): void {
+  const seconds = Math.floor(now / 1000);
+  if (typeof response.created_at === "number") response.created_at = seconds;
+  if (typeof response.completed_at === "number") response.completed_at = seconds;
+}
+
 /** The cache spec of a Responses request whose client body is `body`. */
 export function responsesCacheSpec(body: JsonObject): NativeCacheSpec {
   return {
     api: "responses",
     body,
+    keyed: { store: body.store !== false },
     isFinal: (event) => typeof event.type === "string" && FINAL_EVENTS.has(event.type),
     ending(values) {
       if (values.length === 1 && values[0].object === "response") return endingOf(values[0]);
@@ -37,6 +54,12 @@ export function responsesCacheSpec(body: JsonObject): NativeCacheSpec {
       return last?.type === "response.completed" || last?.type === "response.incomplete"
         ? endingOf(last.response)
         : undefined;
+    },
+    // A whole Response, or the one inside a `response.*` event (every event that carries one shows it).
+    restamp(value, now) {
+      if (value.object === "response") restampResponse(value, now);
+      else if (isObject(value.response)) restampResponse(value.response, now);
+      return value;
     },
   };
 }

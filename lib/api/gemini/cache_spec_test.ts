@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { nativeHitValue } from "../../answer/cached_native.ts";
+import type { CachedAnswer } from "../../cache/types.ts";
+import { geminiCacheSpec } from "./cache_spec.ts";
+
+const OLD = "2024-01-02T03:04:05.678Z";
+
+function entry(stream: boolean): CachedAnswer {
+  const chunk = (text: string, done: boolean) => ({
+    candidates: [{
+      content: { role: "model", parts: [{ text }] },
+      ...(done ? { finishReason: "STOP" } : {}),
+    }],
+    responseId: "resp-upstream-1234",
+    createTime: OLD,
+  });
+  return {
+    v: 1,
+    native: {
+      api: "gemini",
+      stream,
+      values: stream ? [chunk("Hel", false), chunk("lo", true)] : [chunk("Hi", true)],
+    },
+    storedAt: 0,
+    provider: "gem",
+    model: "gem-ok",
+  };
+}
+
+Deno.test("gemini cache: a hit's createTime (Vertex AI writes one) is the hit's, in every chunk", () => {
+  const before = Date.now();
+  const json = nativeHitValue(geminiCacheSpec({}), entry(false), false);
+  assert.equal(json?.kind, "native");
+  const time = json?.kind === "native" ? Date.parse(String(json.body.createTime)) : NaN;
+  assert.ok(time >= before, `createTime ${time}`);
+  const streamed = nativeHitValue(geminiCacheSpec({}), entry(true), true);
+  assert.equal(streamed?.kind, "native_stream");
+  if (streamed?.kind !== "native_stream") return;
+  assert.ok(Date.parse(String(streamed.stream.first.createTime)) >= before);
+  return streamed.stream.rest.read().then(({ value }) => {
+    assert.ok(Date.parse(String(value?.createTime)) >= before);
+  });
+});
+
+Deno.test("gemini cache: a Gemini API answer without createTime gets none on a hit", () => {
+  const answer = entry(false);
+  delete answer.native!.values[0].createTime;
+  const hit = nativeHitValue(geminiCacheSpec({}), answer, false);
+  assert.ok(hit?.kind === "native" && !("createTime" in hit.body));
+});
