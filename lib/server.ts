@@ -6,7 +6,7 @@
  * @module
  */
 import { authenticate, authenticateAdmin } from "./auth/authenticate.ts";
-import { GatewayError } from "./errors.ts";
+import { GatewayError, printable } from "./errors.ts";
 import type { ClientConnection, ClientRequest, EdgeHandler } from "./runtime/types.ts";
 import { handleChatCompletions } from "./api/chat/handlers.ts";
 import {
@@ -217,11 +217,15 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
         if (refused !== null) throw refused;
         return webSocket(request, withIdentity(ctx, identity), dispatch);
       }
-      throw new GatewayError(405, `Method ${request.method} is not allowed for ${path}.`, {
-        type: "invalid_request_error",
-        code: "method_not_allowed",
-        headers: { allow: (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ") },
-      });
+      throw new GatewayError(
+        405,
+        `Method ${printable(request.method)} is not allowed for ${printable(path)}.`,
+        {
+          type: "invalid_request_error",
+          code: "method_not_allowed",
+          headers: { allow: (methods.includes("GET") ? [...methods, "HEAD"] : methods).join(", ") },
+        },
+      );
     }
     const auth = authOf(match.spec, ctx.state.config);
     if (auth === "none") return (handle as RouteHandler)(request, ctx, match.param);

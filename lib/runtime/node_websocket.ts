@@ -13,7 +13,7 @@ import { STATUS_CODES } from "node:http";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer } from "ws";
-import { NOT_A_HANDSHAKE } from "./raw_answers.ts";
+import { INVALID_REQUEST, LAST_RESORT, NOT_A_HANDSHAKE } from "./raw_answers.ts";
 import {
   type ClientRequest,
   type EdgeHandler,
@@ -142,15 +142,23 @@ export function serveWebSockets(
       sockets.delete(socket);
       aborter.abort(new DOMException("The client closed the connection.", "AbortError"));
     });
+    let request: ClientRequest;
+    try {
+      request = toRequest(req);
+    } catch {
+      // A request target that is no path or URL (`*`, `ftp://…`), or a header value the Fetch API refuses: the
+      // client's mistake, the 400 the same request gets without `Upgrade` (node_http_edge.ts), not a 500.
+      const answer = new Response(INVALID_REQUEST, {
+        status: 400,
+        headers: { "content-type": "application/json" },
+      });
+      return void writeRaw(socket, answer).catch(() => socket.destroy());
+    }
     let response: Response;
     try {
-      response = await handler(toRequest(req), { signal: aborter.signal });
+      response = await handler(request, { signal: aborter.signal });
     } catch {
-      response = Response.json({
-        error: { message: "The gateway had an internal error.", type: "server_error" },
-      }, {
-        status: 500,
-      });
+      response = new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } });
     }
     const session = webSocketOf(response);
     if (socket.destroyed) {

@@ -177,3 +177,42 @@ Deno.test("request target: TRACE and CONNECT get the 405 of their path, in OpenA
     await gw.stop();
   }
 });
+
+Deno.test("request target: a 405 names the path cut to 100 characters, not the whole of a long one", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const long = "A".repeat(12_000);
+    for (const [method, path] of [["PUT", `/v1/models/${long}`], ["DELETE", `/v1beta/models/${long}`]]) {
+      const answer = await exchange(
+        gw,
+        `${method} ${path} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TOKEN}\r\nconnection: close\r\n\r\n`,
+      );
+      assert.equal(answer.status, 405, answer.body.slice(0, 200));
+      assert.ok(answer.body.length < 1_000, `${method}: a ${answer.body.length}-byte answer echoes the path`);
+    }
+  } finally {
+    await gw.stop();
+  }
+});
+
+Deno.test("request target: a WebSocket handshake whose target is no path is the 400 of the same request without Upgrade", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    for (const target of ["*", "ftp://elsewhere.example/v1/responses"]) {
+      const head = (upgrade: boolean) =>
+        `GET ${target} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${TOKEN}\r\n` +
+        (upgrade
+          ? "upgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\n" +
+            "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+          : "connection: close\r\n") +
+        "\r\n";
+      const plain = await exchange(gw, head(false));
+      const upgrade = await exchange(gw, head(true));
+      assert.ok(plain.status >= 400 && plain.status < 500, `${target} plain: ${plain.status} ${plain.body}`);
+      assert.equal(upgrade.status, plain.status, `${target} upgrade: ${upgrade.status} ${upgrade.body}`);
+      assert.equal(typeof JSON.parse(upgrade.body).error.message, "string");
+    }
+  } finally {
+    await gw.stop();
+  }
+});
