@@ -209,8 +209,8 @@ Deno.test("request target: a WebSocket handshake whose target is no path is the 
       const plain = await exchange(gw, head(false));
       const upgrade = await exchange(gw, head(true));
       assert.ok(plain.status >= 400 && plain.status < 500, `${target} plain: ${plain.status} ${plain.body}`);
-      assert.equal(upgrade.status, plain.status, `${target} upgrade: ${upgrade.status} ${upgrade.body}`);
-      assert.equal(typeof JSON.parse(upgrade.body).error.message, "string");
+      // The very answer: on Deno the edge's JSON 400, on Bun its HTTP parser's bare 400.
+      assert.deepEqual([upgrade.status, upgrade.body], [plain.status, plain.body], `${target} upgrade`);
     }
   } finally {
     await gw.stop();
