@@ -16,6 +16,7 @@ import {
   saidLast,
   withKeepAliveTimer,
 } from "./bun_connection.ts";
+import { lingeringBody } from "./bun_linger.ts";
 import { type DirectoryWatch, watchResolvedFile } from "./file_watch.ts";
 import { NOT_A_HANDSHAKE, NOT_VALID_HTTP } from "./raw_answers.ts";
 import { originOf } from "./request_origin.ts";
@@ -187,6 +188,12 @@ function underOrigin(request: Request, origin: string): Request {
   return new Request(origin + request.url, request);
 }
 
+/** `request` reading `body` instead of its own. */
+function withBody(request: Request, body: ReadableStream<Uint8Array>): Request {
+  const { method, headers, signal } = request;
+  return new Request(request.url, { method, headers, signal, body, duplex: "half" } as RequestInit);
+}
+
 function serve(options: ServeOptions): Promise<RunningServer> {
   const limits = options.limits ?? DEFAULT_CONNECTION_LIMITS;
   const origin = originOf(options.hostname);
@@ -219,7 +226,11 @@ function serve(options: ServeOptions): Promise<RunningServer> {
         });
       }
       server.timeout(request, 0);
-      const served = request.url.startsWith("/") ? underOrigin(request, origin) : request;
+      const target = request.url.startsWith("/") ? underOrigin(request, origin) : request;
+      // A chunked body (rare: clients send Content-Length) can be drained once answered (lib/runtime/bun_linger.ts).
+      const chunked = contentLength === null && request.headers.has("transfer-encoding") ? target.body : null;
+      const lingering = chunked === null ? undefined : lingeringBody(chunked);
+      const served = lingering === undefined ? target : withBody(target, lingering.body);
       const response = await options.handler(served);
       // Only an answer made by acceptWebSocket (bodiless) has a session; `response.body` is not read to tell,
       // since reading it makes a stream of a finished body, which Bun then sends through that stream.
@@ -235,6 +246,13 @@ function serve(options: ServeOptions): Promise<RunningServer> {
       // the answer says it is its connection's last (Bun closes it after), as on node:http.
       const last = closing || asksToClose(request) ||
         leavesBodyUnread(served, contentLength, response.status);
+      // Lingers before the answer, not after: Bun closes the socket once the answer is written. Not on a 408: its
+      // client has stopped sending.
+      if (lingering !== undefined) {
+        await lingering.settle(
+          response.status !== 408 && leavesBodyUnread(served, contentLength, response.status),
+        );
+      }
       return withKeepAliveTimer(
         last ? saidLast(response) : response,
         () => server.timeout(request, idle.keepAlive),
