@@ -34,6 +34,20 @@ export function classifyFailure(err: unknown): FailureKind {
 }
 
 /**
+ * Whether the upstream said its error is not worth retrying (`x-should-retry: false`, kept only when well-formed,
+ * lib/providers/shared/upstream_error.ts): Anthropic sends it on a 429 a retry cannot fix soon (a spend limit).
+ * Another attempt on that target would only spend an upstream call and the backoff before the client gets the
+ * error, so its retries are skipped. It speaks for that upstream's account only: whether the alias's next target
+ * (another account, another vendor) is tried stays as {@linkcode classifyFailure} says for the status. An
+ * `x-should-retry: true` is not followed: what the gateway retries stays its own rules (a 409 or 400 the upstream
+ * marks retryable is still answered at once, and the client's SDK, which gets the header, may retry it).
+ */
+export function upstreamForbidsRetry(err: unknown): boolean {
+  if (!(err instanceof GatewayError) || err.headers === undefined) return false;
+  return new Headers(err.headers).get("x-should-retry") === "false";
+}
+
+/**
  * Whether a failed attempt counts against its target's health (towards `eject_after`). A 403 or 404 moves on
  * to the next target but does not count: it may be about what the request refers to (a cached content, a file,
  * an upstream's stored response), which a client chooses, and one client's requests must not eject a target

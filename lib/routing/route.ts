@@ -1,7 +1,7 @@
 /**
  * Runs one request against an alias's targets: in strategy order, skipping ejected and saturated targets,
- * retrying transient failures with backoff (or the upstream's `Retry-After`), then falling back to the next
- * target. An attempt counts as answered once its first byte is in hand (for streams, once the stream commits:
+ * retrying transient failures with backoff (or the upstream's `Retry-After`; none when it says
+ * `x-should-retry: false`), then falling back to the next target. An attempt counts as answered once its first byte is in hand (for streams, once the stream commits:
  * its first chunk that shows the client something, lib/answer/stream_start.ts), so a fallback never happens
  * after anything has reached the client.
  *
@@ -12,7 +12,7 @@ import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { ClientGoneError, GatewayError, printable } from "../errors.ts";
 import type { HealthRegistry, Lease } from "./health.ts";
 import { orderTargets, type Random } from "./plan.ts";
-import { classifyFailure, countsAgainstTarget, retryDelay } from "./retry.ts";
+import { classifyFailure, countsAgainstTarget, retryDelay, upstreamForbidsRetry } from "./retry.ts";
 
 /** What routing needs from its surroundings; tests pass a seeded random source and a fake clock. */
 export interface RouteDeps {
@@ -143,7 +143,7 @@ export async function route<T>(
         if (countsAgainstTarget(err)) lease.failed();
         lease.release();
         lastError = err;
-        if (kind === "next" || retry >= target.retries) break;
+        if (kind === "next" || retry >= target.retries || upstreamForbidsRetry(err)) break;
         const delay = retryDelay(err, retry, settings, deps.random);
         if (delay === null) break;
         await deps.sleep(delay, signal);

@@ -1,79 +1,9 @@
 import assert from "node:assert/strict";
-import type { RoutingConfig, Strategy } from "../config/schema.ts";
-import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
+import type { RoutedTarget } from "../config/types.ts";
 import { GatewayError, invalidRequest } from "../errors.ts";
-import { HealthRegistry } from "./health.ts";
 import { orderTargets, seededRandom } from "./plan.ts";
-import { type AttemptRecord, NoUpstreamCall, route, type RouteDeps } from "./route.ts";
-
-const SETTINGS: RoutingConfig = {
-  backoff_base: 100,
-  backoff_max: 2_000,
-  retry_after_max: 5_000,
-  eject_after: 3,
-  eject_cooldown: 30_000,
-};
-
-function target(name: string, extra: Partial<RoutedTarget> = {}): RoutedTarget {
-  return {
-    provider: name,
-    providerConfig: { type: "builtin" },
-    model: `${name}-model`,
-    timeouts: { firstByteMs: 1000, idleMs: 1000, totalMs: 1000 },
-    key: `${name}-key`,
-    weight: 1,
-    maxInFlight: null,
-    retries: 1,
-    price: null,
-    ...extra,
-  };
-}
-
-function alias(strategy: Strategy, targets: RoutedTarget[]): ResolvedModel {
-  return {
-    alias: "chat-x",
-    type: "chat",
-    strategy,
-    targets,
-    ownedBy: "t",
-    created: 0,
-    limits: null,
-    contentRules: [],
-    strict: false,
-  };
-}
-
-/** Deterministic surroundings: a seeded random source, a clock the test moves, sleeps that only record. */
-function deps(seed = 1) {
-  const clock = { now: 1_000_000 };
-  const sleeps: number[] = [];
-  const d: RouteDeps = {
-    health: new HealthRegistry(() => clock.now),
-    random: seededRandom(seed),
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
-    now: () => clock.now,
-  };
-  return { deps: d, clock, sleeps };
-}
-
-const upstream = (status: number, headers?: HeadersInit) =>
-  new GatewayError(status === 500 ? 502 : status, `upstream ${status}`, { code: `u${status}`, headers });
-
-/** An attempt function scripted per provider: each call takes the next outcome ("ok" or an error). */
-function scripted(script: Record<string, (string | GatewayError)[]>) {
-  const calls: string[] = [];
-  const attempt = (t: RoutedTarget) => {
-    calls.push(t.provider);
-    const next = script[t.provider]?.shift() ?? "ok";
-    return next === "ok" ? Promise.resolve(`${t.provider} answered`) : Promise.reject(next);
-  };
-  return { calls, attempt };
-}
-
-const signal = new AbortController().signal;
+import { type AttemptRecord, NoUpstreamCall, route } from "./route.ts";
+import { alias, deps, scripted, SETTINGS, signal, target, upstream } from "./route_test_helpers.ts";
 
 Deno.test("route: fallback retries a 5xx once on the same target, then falls back to the next", async () => {
   const { deps: d, sleeps } = deps();

@@ -3,7 +3,8 @@
  * it before anything else ("If the server explicitly says whether or not to retry, obey"), else retries 408,
  * 409, 429 and 5xx; OpenAI's SDK reads it the same way. Anthropic sends `x-should-retry: false` on errors a retry
  * cannot fix (a spend limit's 429): dropped, every SDK client retried it up to its `maxRetries`. The header
- * belongs to the error it came with: an error the gateway makes itself carries only what it sets.
+ * belongs to the error it came with: an error the gateway makes itself carries only what it sets. The gateway's
+ * own routing obeys a `false` as well: the target is not asked again.
  */
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -40,6 +41,7 @@ providers:
 models:
   chat-openai: { type: chat, targets: [ { provider: oa, model: up, retries: 0 } ] }
   claude: { type: chat, targets: [ { provider: claude, model: claude-up, retries: 0 } ] }
+  claude-retries: { type: chat, targets: [ { provider: claude, model: claude-up, retries: 2 } ] }
 ${TEST_TOKENS_YAML}`);
   try {
     await fn(gw, () => calls);
@@ -83,4 +85,20 @@ Deno.test("x-should-retry: an upstream that sends none gets none added, and the 
     assert.equal(err.headers?.get("x-should-retry"), null);
     assert.equal(calls(), 2);
   });
+});
+
+// The gateway's own retries obey it too: a retry on the same upstream account would spend a call and a backoff
+// on an error the upstream said a retry cannot fix.
+Deno.test("x-should-retry: false stops the gateway's own retries on the target; without it they run", async () => {
+  for (const [shouldRetry, upstreamCalls] of [["false", 1], [null, 3]] as const) {
+    await withGateway(shouldRetry, async (gw, calls) => {
+      const client = new Anthropic({ apiKey: TEST_TOKEN, baseURL: gw.url, maxRetries: 0 });
+      const err = await client.messages.create({ model: "claude-retries", ...MESSAGE }).then(
+        () => null,
+        (e) => e,
+      );
+      assert.ok(err instanceof Anthropic.RateLimitError, String(err));
+      assert.equal(calls(), upstreamCalls, `x-should-retry: ${shouldRetry}`);
+    });
+  }
 });
