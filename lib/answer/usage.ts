@@ -27,17 +27,27 @@ export interface AnsweredRequest {
   countPrompt?: () => Promise<number>;
 }
 
-/** The texts of a completion's choices (content and tool-call arguments), for counting its tokens. */
+/** A tool call as an answer (a message, or a stream's delta) carries it, read for counting its tokens. */
+export type AnsweredCall = { function?: { arguments?: unknown }; custom?: { input?: unknown } };
+
+/**
+ * The text a tool call adds to the answer: a function call's arguments, or a custom (freeform) tool's call
+ * input, the raw text the model wrote in their place (it is output tokens as arguments are).
+ */
+export function callText(call: AnsweredCall | null | undefined): string | undefined {
+  const text = call?.function?.arguments ?? call?.custom?.input;
+  return typeof text === "string" ? text : undefined;
+}
+
+/** The texts of a completion's choices (content and tool calls' arguments or input), for counting its tokens. */
 export function completionTexts(completion: ChatCompletion): string[] {
   const out: string[] = [];
   for (const choice of completion.choices) {
-    const message = choice.message as {
-      content?: unknown;
-      tool_calls?: { function?: { arguments?: unknown } }[];
-    };
+    const message = choice.message as { content?: unknown; tool_calls?: AnsweredCall[] };
     if (typeof message?.content === "string") out.push(message.content);
     for (const call of message?.tool_calls ?? []) {
-      if (typeof call.function?.arguments === "string") out.push(call.function.arguments);
+      const text = callText(call);
+      if (text !== undefined) out.push(text);
     }
   }
   return out;

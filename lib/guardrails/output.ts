@@ -1,13 +1,13 @@
 /**
  * Guardrails on the answer, in the chat form every translated client API renders from (chat, Responses,
  * Messages, Gemini): a whole completion is checked at once; a stream is checked lane by lane (each choice's
- * content, each tool call's arguments) as it flows. Built-in recognizers run on a sliding window
- * (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a value
- * split across chunks is whole when checked, at a cost of at most `window` characters of delay; a longer value
- * (a private key, a JWT) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external
- * service is asked per segment of `window` characters (one call each, awaited before the segment is
- * released). Masked values of the request come back last (mask.ts), after the checks read what the model
- * said. A denial ends the stream with the API's error event (the reader fails with the 400), never a clean end.
+ * content, each tool call's arguments or custom input) as it flows. Built-in recognizers run on a sliding
+ * window (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a
+ * value split across chunks is whole when checked, at a cost of at most `window` characters of delay; a longer
+ * value (a private key, a JWT) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external service is asked
+ * per segment of `window` characters (one call each, awaited before the segment is released). Masked values
+ * of the request come back last (mask.ts), after the checks read what the model said. A denial ends the stream
+ * with the API's error event (the reader fails with the 400), never a clean end.
  *
  * @module
  */
@@ -22,6 +22,7 @@ import type { ResolvedGuardrail } from "./resolved.ts";
 import type { LongValues } from "./types.ts";
 import { guardrailDenied, type GuardrailRequest, runGuardrails } from "./run.ts";
 import type { Peeked } from "../answer/stream_body.ts";
+import { callTexts, jsonEscaped, putBackCallText } from "./call_texts.ts";
 
 /** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
 export const OUTPUT_WINDOW = 256;
@@ -45,25 +46,7 @@ const SAID: readonly { field: "content" | "reasoning_content" | "refusal"; lane:
   { field: "refusal", lane: "f" },
 ];
 
-/** The lane of a legacy `function_call`'s arguments (a stream's tool calls are `t<index>`). */
-const LEGACY_LANE = "l";
-
-/**
- * The function objects of a message's (or a delta's) tool calls, each with its lane's letter: `t<index>` for
- * `tool_calls[…].function`, `l` for the deprecated `function_call`, which an upstream still sends to a client
- * that asked with `functions` (one call, no index) and which reaches the client as any tool call does.
- */
-function callFunctions(message: JsonObject): [lane: string, fn: JsonObject][] {
-  const lanes: [string, JsonObject][] = [];
-  if (isObject(message.function_call)) lanes.push([LEGACY_LANE, message.function_call]);
-  for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
-    const fn = isObject(call) ? call.function : undefined;
-    if (isObject(fn)) lanes.push([`t${(call as JsonObject).index ?? 0}`, fn]);
-  }
-  return lanes;
-}
-
-/** The texts of a stream chunk the checks read: what the model said and tool-call arguments. */
+/** The texts of a stream chunk the checks read: what the model said and its tool calls' texts. */
 export function chunkTexts(chunk: ChatCompletionChunk): string[] {
   const texts: string[] = [];
   for (const choice of chunk.choices) {
@@ -72,28 +55,15 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
     for (const { field } of SAID) {
       if (typeof delta[field] === "string" && delta[field] !== "") texts.push(delta[field] as string);
     }
-    for (const [, fn] of callFunctions(delta)) {
-      if (typeof fn.arguments === "string") texts.push(fn.arguments);
-    }
+    for (const call of callTexts(delta)) texts.push(call.text);
   }
   return texts;
 }
 
 /**
- * The request's masked values as they go back into tool-call arguments. Arguments are JSON text and a
- * placeholder the model wrote there stands inside a JSON string, so its value goes back escaped as in one
- * (`JSON.stringify(value)` without its quotes): a PEM key's newlines as `\n`, a quote as `\"`. Put back raw,
- * they would break the JSON the client parses (Responses' `arguments`, Messages' `tool_use` input too: all
- * render from these arguments). Plain text (content, reasoning, refusal) gets the raw value.
- */
-function jsonEscaped(masks: ReadonlyMap<string, string>): Map<string, string> {
-  return new Map([...masks].map(([placeholder, value]) => [placeholder, JSON.stringify(value).slice(1, -1)]));
-}
-
-/**
- * The texts of a completion's choices as slots: content, reasoning, refusal and tool-call arguments (those
- * also added to `args`, when given). Their `param` is empty: an answer's text is no parameter of the request,
- * so its refusal names none (run.ts).
+ * The texts of a completion's choices as slots: content, reasoning, refusal and tool calls' texts (those that
+ * are JSON, arguments, also added to `args`, when given). Their `param` is empty: an answer's text is no
+ * parameter of the request, so its refusal names none (run.ts).
  */
 function completionSlots(completion: ChatCompletion, args?: Set<TextSlot>): TextSlot[] {
   const slots: TextSlot[] = [];
@@ -104,11 +74,10 @@ function completionSlots(completion: ChatCompletion, args?: Set<TextSlot>): Text
       if (typeof message[field] !== "string") continue;
       slots.push({ param: "", text: message[field] as string, write: (t) => message[field] = t });
     }
-    for (const [, fn] of callFunctions(message)) {
-      if (typeof fn.arguments !== "string") continue;
-      const slot: TextSlot = { param: "", text: fn.arguments, write: (t) => fn.arguments = t };
+    for (const call of callTexts(message)) {
+      const slot: TextSlot = { param: "", text: call.text, write: call.write };
       slots.push(slot);
-      args?.add(slot);
+      if (call.json) args?.add(slot);
     }
   }
   return slots;
@@ -212,7 +181,7 @@ function builtinCheck(
   };
 }
 
-/** One lane of a stream (a choice's content, or one tool call's arguments, a legacy function call's too) through the checks and unmasking. */
+/** One lane of a stream (a choice's content, or one tool call's text, a legacy function call's too) through the checks and unmasking. */
 interface Lane {
   push(text: string): Promise<string>;
   end(): Promise<string>;
@@ -291,12 +260,12 @@ export async function guardChunks(
     throw guardrailDenied(g, "output", `it contains ${types.join(", ") || "what it refuses"}`, null);
   };
   const lanes = new Map<string, Lane>();
-  const lane = (key: string) => {
+  const lane = (key: string, json = false) => {
     let l = lanes.get(key);
     if (l) return l;
-    // A tool call's arguments (`t<index>`, legacy `l`) get the values back JSON-escaped; the said lanes raw.
-    const said = SAID.some((s) => key.endsWith(`:${s.lane}`));
-    lanes.set(key, l = laneOf(state, full, onDeny, noted, said ? requestMasks : argsMasks));
+    // JSON text (a tool call's arguments) gets the values back escaped; what the model said, and a custom
+    // call's free-text input, raw.
+    lanes.set(key, l = laneOf(state, full, onDeny, noted, json ? argsMasks : requestMasks));
     return l;
   };
   let last: ChatCompletionChunk = stream.first;
@@ -311,9 +280,8 @@ export async function guardChunks(
           delta[field] = await lane(`${index}:${letter}`).push(delta[field] as string);
         }
       }
-      for (const [letter, fn] of delta ? callFunctions(delta) : []) {
-        if (typeof fn.arguments !== "string") continue;
-        fn.arguments = await lane(`${index}:${letter}`).push(fn.arguments);
+      for (const call of delta ? callTexts(delta) : []) {
+        call.write(await lane(`${index}:${call.lane}`, call.json).push(call.text));
       }
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         await flushChoice(index, choice as JsonObject);
@@ -336,16 +304,7 @@ export async function guardChunks(
         delta[said.field] = (typeof held === "string" ? held : "") + rest;
         continue;
       }
-      if (key.endsWith(`:${LEGACY_LANE}`)) {
-        const fn = isObject(delta.function_call)
-          ? delta.function_call
-          : (delta.function_call = {}) as JsonObject;
-        fn.arguments = (typeof fn.arguments === "string" ? fn.arguments : "") + rest;
-        continue;
-      }
-      const toolIndex = Number(key.slice(key.indexOf(":t") + 2));
-      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls : (delta.tool_calls = []) as unknown[];
-      calls.push({ index: toolIndex, function: { arguments: rest } });
+      putBackCallText(delta, key.slice(key.indexOf(":") + 1), rest);
     }
   }
 

@@ -60,3 +60,46 @@ ${TEST_TOKENS_YAML}`);
     await upstream.stop();
   }
 });
+
+Deno.test("embeddings: a 200 with an error body is the upstream's 429 in its words (key scrubbed), retried, then served by the next target", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-e-one: { type: embedding, targets: [ { provider: or, model: e-first, retries: 1 } ] }
+  chat-e-two: { type: embedding, targets: [ { provider: or, model: e-first, retries: 0 }, { provider: or, model: e-second } ] }
+${TEST_TOKENS_YAML}`);
+  const limited = json({ error: { code: 429, message: `Rate limit exceeded for key ${FAKE_KEY}` } });
+  const vectors = json({
+    object: "list",
+    model: "e-second",
+    data: [{ object: "embedding", index: 0, embedding: [0.5, 0.25] }],
+    usage: { prompt_tokens: 1, total_tokens: 1 },
+  });
+  upstream.stepFor = (request) => request.body.includes('"e-first"') ? limited : vectors;
+  const post = (model: string) =>
+    fetch(`${gw.baseURL}/embeddings`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, input: "hi" }),
+    });
+  try {
+    const res = await post("chat-e-one");
+    assert.equal(res.status, 429);
+    assert.equal(res.headers.get("x-gateway-attempts"), "2");
+    const body = await res.json();
+    assert.match(body.error.message, /^Rate limit exceeded for key/);
+    assert(!JSON.stringify(body).includes(FAKE_KEY), JSON.stringify(body));
+    assert.equal(body.error.type, "rate_limit_error");
+    assert.equal(body.error.code, "rate_limit_exceeded");
+
+    const served = await post("chat-e-two");
+    assert.equal(served.status, 200);
+    assert.deepEqual((await served.json()).data[0].embedding, [0.5, 0.25]);
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});

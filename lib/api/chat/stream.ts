@@ -7,6 +7,7 @@
 import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
 import { doneEvent, encodeJsonEvent } from "../../sse/serialize.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
+import { type AnsweredCall, callText } from "../../answer/usage.ts";
 import {
   clientStreamBody,
   eachValue,
@@ -23,13 +24,11 @@ export interface ChatStreamOutcome extends StreamOutcome {
 
 function collectTexts(chunk: ChatCompletionChunk, into: StreamTexts) {
   for (const choice of chunk.choices) {
-    const delta = choice.delta as {
-      content?: unknown;
-      tool_calls?: { function?: { arguments?: unknown } }[];
-    };
+    const delta = choice.delta as { content?: unknown; tool_calls?: AnsweredCall[] };
     if (typeof delta?.content === "string" && delta.content !== "") into.push(delta.content);
     for (const call of delta?.tool_calls ?? []) {
-      if (typeof call.function?.arguments === "string") into.push(call.function.arguments);
+      const text = callText(call);
+      if (text !== undefined) into.push(text);
     }
   }
 }

@@ -81,6 +81,7 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
         request,
         call,
         send,
+        secrets,
       ),
   };
   if (!config.native_responses) return adapter;

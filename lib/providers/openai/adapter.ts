@@ -39,20 +39,24 @@ function endpoint(config: OpenAIProviderConfig, path: string): string {
   return config.base_url.replace(/\/+$/, "") + path;
 }
 
-/** Embeddings from an OpenAI-shaped endpoint (OpenAI's own, Azure's): one call, in the client's encoding. */
+/**
+ * Embeddings from an OpenAI-shaped endpoint (OpenAI's own, Azure's): one call, in the client's encoding; the
+ * upstream's error answered with a 200 is scrubbed of `secrets`.
+ */
 export async function openAIShapedEmbed(
   url: string,
   headers: Record<string, string>,
   request: EmbeddingRequest,
   call: UpstreamCall,
   send: SendJson,
+  secrets: readonly string[],
 ): Promise<EmbeddingResult> {
   const { json } = await send({
     url,
     headers,
     body: JSON.stringify(toUpstreamEmbeddingBody(request, call.target.model)),
   });
-  return embeddingResultFrom(call.target.provider, json, request);
+  return embeddingResultFrom(call.target.provider, json, request, secrets);
 }
 
 /** The adapter for one `type: openai` config entry. */
@@ -82,6 +86,7 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
         request,
         call,
         send,
+        secrets,
       ),
     moderationRequest: (request, call) => ({
       url: endpoint(config, "/moderations"),

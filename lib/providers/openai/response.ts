@@ -26,16 +26,33 @@ export function isReadableMessage(value: unknown): value is JsonObject {
 }
 
 /**
+ * Throws the upstream's error when a 200's JSON `body` is an `{"error": …}` in place of the answer (`answered`
+ * false: no `choices`, no `data`, no Response). OpenRouter answers so once the model has started (a rate limit
+ * as `{"error": {"code": 429, …}}`), as it sends the same error as an event inside a 200 stream. It is mapped as
+ * that event is ({@linkcode upstreamStreamError}, `secrets` scrubbed), so the client gets the upstream's status
+ * and words and routing retries, falls back and counts it against the target's health as it would the HTTP
+ * answer with that status; an error naming no status is a 502 in its words. A body that is the answer is left
+ * alone, whatever its `error` field says (a Response carries `error: null`, or the error of a failed response).
+ */
+export function throwErrorBody(
+  provider: string,
+  body: JsonObject,
+  answered: boolean,
+  secrets: readonly string[],
+): void {
+  if (!answered && body.error !== undefined && body.error !== null) {
+    throw upstreamStreamError(provider, body, secrets);
+  }
+}
+
+/**
  * Validates an OpenAI-shaped non-stream completion: it must have `choices`, each an object with a `message`
  * that {@linkcode isReadableMessage} (what every client API reads); the rest passes on, with a message's
  * `reasoning` as `reasoning_content` (see `reasoning.ts`), and `usage` dropped when its counts are not counts
  * (see {@linkcode withTrustedUsage}).
  *
- * A 200 whose body is an `{"error": …}` without `choices` is the upstream's error, not a malformed completion:
- * OpenRouter answers so once the model has started (a rate limit as `{"error": {"code": 429, …}}`), as it sends
- * the same error as an event inside a 200 stream. It is mapped as that event is ({@linkcode upstreamStreamError},
- * `secrets` scrubbed), so the client gets the upstream's status and words and routing retries, falls back and
- * counts it against the target's health as it would the HTTP answer with that status.
+ * A 200 whose body is an `{"error": …}` without `choices` is the upstream's error, not a malformed completion
+ * ({@linkcode throwErrorBody}).
  */
 export function chatCompletionFrom(
   provider: string,
@@ -43,9 +60,7 @@ export function chatCompletionFrom(
   secrets: readonly string[] = [],
 ): ChatCompletion {
   const choices = body.choices;
-  if (choices === undefined && body.error !== undefined && body.error !== null) {
-    throw upstreamStreamError(provider, body, secrets);
-  }
+  throwErrorBody(provider, body, choices !== undefined, secrets);
   if (!Array.isArray(choices) || !choices.every((c) => isObject(c) && isReadableMessage(c.message))) {
     throw badGateway(
       `Provider "${provider}" returned a completion without valid choices.`,
@@ -104,15 +119,18 @@ function isVector(value: unknown): boolean {
 /**
  * Validates an OpenAI-shaped embeddings answer to `request` and keeps what the server needs (vectors and
  * usage): one vector of numbers per input, indexed 0…n−1 each once, put in index order (a server that batches
- * may answer out of order). Anything else is the upstream's 502: never fewer vectors, or a vector of strings,
- * passed on as a 200.
+ * may answer out of order). An `{"error": …}` without `data` is the upstream's error ({@linkcode throwErrorBody},
+ * `secrets` scrubbed); anything else is the upstream's 502: never fewer vectors, or a vector of strings, passed
+ * on as a 200.
  */
 export function embeddingResultFrom(
   provider: string,
   body: JsonObject,
   request: EmbeddingRequest,
+  secrets: readonly string[] = [],
 ): EmbeddingResult {
   const data = body.data;
+  throwErrorBody(provider, body, data !== undefined, secrets);
   const expected = inputCount(request.input);
   const valid = Array.isArray(data) && data.length === expected &&
     data.every((d) =>

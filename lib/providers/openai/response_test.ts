@@ -1,10 +1,10 @@
 /**
  * OpenAI-shaped completions: the usage passed on to the client and the records is only counts that are counts,
- * and an `{"error": …}` answered with a 200 is the upstream's error.
+ * and an `{"error": …}` answered with a 200 is the upstream's error (embeddings' too).
  */
 import assert from "node:assert/strict";
 import type { GatewayError } from "../../errors.ts";
-import { chatCompletionFrom } from "./response.ts";
+import { chatCompletionFrom, embeddingResultFrom } from "./response.ts";
 
 const completion = (usage: unknown) => ({
   id: "chatcmpl-x",
@@ -80,4 +80,24 @@ Deno.test("openai response: a 200 with an error body and no choices is the upstr
   );
   const both = { ...completion(undefined), error: { code: 429, message: "x" } };
   assert.equal(chatCompletionFrom("or", both).choices.length, 1);
+});
+
+Deno.test("openai response: embeddings answered with a 200 and an error body without data are the upstream's error", () => {
+  const SECRET = "sk-or-secret-0123456789abcdef";
+  const request = { model: "e", input: "hi" };
+  const error = { code: 429, message: `Rate limit exceeded for ${SECRET}` };
+  assert.throws(() => embeddingResultFrom("or", { error }, request, [SECRET]), (err: GatewayError) => {
+    assert.equal(err.status, 429);
+    assert.equal(err.code, "rate_limit_exceeded");
+    assert.ok(err.message.startsWith("Rate limit exceeded for"), err.message);
+    assert.ok(!err.message.includes(SECRET), err.message);
+    return true;
+  });
+  // Without an error it is a malformed answer; beside data, the vectors are read as sent.
+  assert.throws(
+    () => embeddingResultFrom("or", { error: null }, request),
+    (err: GatewayError) => err.status === 502 && err.code === "upstream_invalid_response",
+  );
+  const both = { data: [{ index: 0, embedding: [0.5] }], error };
+  assert.deepEqual(embeddingResultFrom("or", both, request).data, [{ index: 0, embedding: [0.5] }]);
 });

@@ -14,6 +14,7 @@ import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
+import { throwErrorBody } from "./response.ts";
 import type { TokenCountInput, UpstreamCall } from "../types.ts";
 
 /** The events that end a Responses stream; a stream that stops before one of them was cut short. */
@@ -113,14 +114,21 @@ export function inputTokensOf(json: JsonObject, provider: string): number {
 export type NativeResponsesFunctions = Required<
   Pick<
     ProviderAdapter,
-    "responsesRequest" | "responsesStages" | "compactRequest" | "countTokensRequest" | "inputTokens"
+    | "responsesRequest"
+    | "responsesStages"
+    | "responsesJson"
+    | "compactRequest"
+    | "countTokensRequest"
+    | "inputTokens"
   >
 >;
 
 /**
  * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
  * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
- * input tokens counted by the upstream, and compactions passed through. The upstreams differ only in where
+ * input tokens counted by the upstream, and compactions passed through. A whole answer that is no Response but an
+ * `{"error": …}` answered with a 200 is the upstream's error ({@linkcode throwErrorBody}), as for chat; any other
+ * body is left for the runner's check (a 502 for what is no Response). The upstreams differ only in where
  * (`url` of `responses`, `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes.
  */
 export function nativeResponsesAdapter(
@@ -136,6 +144,10 @@ export function nativeResponsesAdapter(
     }),
     responsesStages: (call) =>
       stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets)),
+    responsesJson: (json, call) => {
+      throwErrorBody(call.target.provider, json, isResponseObject(json), secrets);
+      return json;
+    },
     compactRequest: (body, call) => ({
       url: url("responses/compact"),
       headers: headers(call, false),

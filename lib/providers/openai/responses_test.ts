@@ -146,3 +146,29 @@ Deno.test("openai native responses: a final event whose response is not a Respon
     assert.equal((await events(`${created}event: ${type}\ndata: ${good}\n\n`)).length, 2, type);
   }
 });
+
+Deno.test("openai native responses: a whole answer that is an error body, not a Response, is the upstream's error", () => {
+  const adapter = openAIAdapter(openai({ native_responses: true }));
+  const c = call(openai({ native_responses: true }));
+  const read = adapter.responsesJson!;
+  assert.throws(
+    () => read({ error: { code: 429, message: "Rate limit exceeded with sk-secret-1" } }, c),
+    (err: GatewayError) => {
+      assert.equal(err.status, 429);
+      assert.equal(err.code, "rate_limit_exceeded");
+      assert.ok(!err.message.includes("sk-secret-1"), err.message);
+      return true;
+    },
+  );
+  // A Response is the answer whatever its `error` says (a failed response carries its own); anything else
+  // without an error is left for the runner's check.
+  const failed = {
+    object: "response",
+    status: "failed",
+    output: [],
+    error: { code: "server_error", message: "x" },
+  };
+  assert.equal(read(failed, c), failed);
+  const odd = { object: "list" };
+  assert.equal(read(odd, c), odd);
+});

@@ -68,6 +68,11 @@ export interface ProviderAdapter {
   /** The stages a native Responses stream goes through, from bytes to event objects. */
   responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
+   * A native Responses whole answer's JSON (its identifiers scrubbed) as the client API gets it to check; throws
+   * the upstream's error when the body is one answered with a 200. Without it, the body passes on as read.
+   */
+  responsesJson?(json: JsonObject, call: UpstreamCall): JsonObject;
+  /**
    * Only for an upstream that speaks the Responses API: the request passing a compaction body through
    * (`POST {base}/responses/compact`), without credentials. It makes the provider's `compact` method.
    */
@@ -165,6 +170,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   const {
     responsesRequest,
     responsesStages,
+    responsesJson,
     compactRequest,
     geminiRequest,
     geminiStages,
@@ -180,7 +186,8 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
       const res = await send(responsesRequest(body, call), call);
       if (body.stream !== true) {
-        return { kind: "json", body: scrubbedJson(await res.text(), call) };
+        const json = scrubbedJson(await res.text(), call);
+        return { kind: "json", body: responsesJson ? responsesJson(json, call) : json };
       }
       return { kind: "stream", events: pullStages(res.body, scrubbedStages(responsesStages(call), call)) };
     };

@@ -1,0 +1,73 @@
+/**
+ * A native Responses upstream (`native_responses: true`) that answers a non-streamed request with HTTP 200 and an
+ * `{"error": …}` body in place of a Response (as OpenRouter does once the model has started): the client gets
+ * the upstream's status and words (its key scrubbed), and routing retries it and falls back to the alias's next
+ * target as it would the HTTP 429, as for chat (tests/chat/json_error_in_200_test.ts), instead of a generic 502
+ * "something other than a Response object".
+ */
+import assert from "node:assert/strict";
+import { FAKE_KEY } from "../helpers/fake_openai.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+
+const json = (body: unknown): RawStep => ({
+  status: 200,
+  headers: { "content-type": "application/json" },
+  chunks: [JSON.stringify(body)],
+});
+const RATE_LIMITED = json({ error: { code: 429, message: `Rate limit exceeded for key ${FAKE_KEY}` } });
+const ANSWER = json({
+  id: "resp_up_1",
+  object: "response",
+  created_at: 1,
+  status: "completed",
+  error: null,
+  model: "r-second",
+  output: [{
+    type: "message",
+    id: "msg_1",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: "Hi", annotations: [] }],
+  }],
+  usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+});
+
+Deno.test("native responses: a 200 with an error body is the upstream's 429, retried, then served by the next target", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}", native_responses: true }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-r-one: { type: chat, targets: [ { provider: or, model: r-first, retries: 1 } ] }
+  chat-r-two: { type: chat, targets: [ { provider: or, model: r-first, retries: 0 }, { provider: or, model: r-second } ] }
+${TEST_TOKENS_YAML}`);
+  upstream.stepFor = (request) => request.body.includes('"r-first"') ? RATE_LIMITED : ANSWER;
+  const post = (model: string) =>
+    fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, input: "hi", store: false }),
+    });
+  try {
+    const limited = await post("chat-r-one");
+    const body = await limited.json();
+    assert.equal(limited.status, 429, JSON.stringify(body));
+    assert.equal(limited.headers.get("x-gateway-attempts"), "2");
+    assert.match(body.error.message, /^Rate limit exceeded for key/);
+    assert(!JSON.stringify(body).includes(FAKE_KEY), JSON.stringify(body));
+    assert.equal(body.error.type, "rate_limit_error");
+    assert.equal(body.error.code, "rate_limit_exceeded");
+    assert(upstream.requests.every((r) => r.path === "/v1/responses"), "the native endpoint was asked");
+
+    const served = await post("chat-r-two");
+    const answer = await served.json();
+    assert.equal(served.status, 200, JSON.stringify(answer));
+    assert.equal(served.headers.get("x-gateway-model"), "r-second");
+    assert.equal(answer.output[0].content[0].text, "Hi");
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});
