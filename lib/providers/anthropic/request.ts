@@ -329,10 +329,12 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
     typeof clientMax === "number" ? clientMax : undefined,
     request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
     options.defaultMaxTokens,
+    options.model,
   );
   if (thinking !== null) maxTokens = thinking.maxTokens;
   const body: JsonObject = { model: options.model, max_tokens: maxTokens, messages };
-  if (thinking !== null) body.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
+  if (thinking !== null) body.thinking = thinking.thinking;
+  if (thinking?.outputConfig !== undefined) body.output_config = thinking.outputConfig;
   if (system !== undefined) body.system = system;
   if (typeof request.stop === "string") body.stop_sequences = [request.stop];
   else if (Array.isArray(request.stop)) body.stop_sequences = request.stop;

@@ -1,6 +1,8 @@
 /** OpenAI `reasoning_effort` → Anthropic extended thinking. */
 import assert from "node:assert/strict";
 import { assertGatewayError, CONFIG, MODEL, translate, WEATHER_TOOL } from "./request_test_helpers.ts";
+import { buildAnthropicBody } from "./adapter.ts";
+import type { ChatRequest } from "../../openai/types.ts";
 
 Deno.test("anthropic request: reasoning_effort → thinking budget; max_tokens leaves the default answer room", () => {
   const base = { messages: [{ role: "user", content: "Hi" }] };
@@ -101,4 +103,20 @@ Deno.test("anthropic request: reasoning_effort beside a forced tool or changed s
   const format = translate({ ...base, temperature: 0.2, response_format: { type: "json_object" } });
   assert.equal("thinking" in format, false);
   assert.equal(format.temperature, 0.2);
+});
+
+Deno.test("anthropic request: reasoning_effort on Claude 4.7 and later → adaptive thinking with output_config.effort", () => {
+  const request = { model: "alias", messages: [{ role: "user", content: "Hi" }], reasoning_effort: "medium" };
+  const body = buildAnthropicBody(CONFIG, request as ChatRequest, "claude-opus-4-7");
+  assert.deepEqual(body.thinking, { type: "adaptive" });
+  assert.deepEqual(body.output_config, { effort: "medium" });
+  assert.equal(body.max_tokens, 4096 + 8192);
+  const bounded = buildAnthropicBody(
+    CONFIG,
+    { ...request, max_tokens: 800 } as ChatRequest,
+    "claude-opus-4-7",
+  );
+  assert.deepEqual([bounded.max_tokens, bounded.thinking], [800, { type: "adaptive" }]);
+  // Older models keep manual thinking and no output_config.
+  assert.equal("output_config" in translate({ ...request }), false);
 });

@@ -333,6 +333,7 @@ function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseM
     typeof clientMax === "number" ? clientMax : undefined,
     request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
     CLAUDE_DEFAULT_ANSWER_TOKENS,
+    model,
   );
 }
 
@@ -357,7 +358,8 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
   const additional: JsonObject = {};
   if (thinking !== null) {
     inference.maxTokens = thinking.maxTokens;
-    additional.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
+    additional.thinking = thinking.thinking;
+    if (thinking.outputConfig !== undefined) additional.output_config = thinking.outputConfig;
   }
   // Claude's own sampling parameter; for other models the parameter rules left it out or refused it.
   // Claude refuses it with thinking on, where it is named as dropped (`../shared/claude_sampling.ts`).

@@ -1,6 +1,7 @@
 /**
- * OpenAI's `reasoning_effort` as Claude's extended thinking (`thinking: {type: "enabled", budget_tokens}`), one
- * rule for Anthropic's API and for Claude on Bedrock (`additionalModelRequestFields.thinking`).
+ * OpenAI's `reasoning_effort` as Claude's extended thinking (`thinking: {type: "enabled", budget_tokens}`, or on
+ * Claude 4.7 and later `thinking: {type: "adaptive"}` with `output_config: {effort}`), one rule for Anthropic's
+ * API and for Claude on Bedrock (`additionalModelRequestFields.thinking` / `.output_config`).
  *
  * OpenAI's `max_completion_tokens` bounds reasoning and answer together, and so does Claude's `max_tokens`
  * (thinking counts against it), so a client's limit is kept as it is and the budget fits under it. Without a
@@ -106,27 +107,72 @@ export function claudeEffortReason(param: string, request: JsonObject): string |
   return `beside ${what} (Claude cannot think then)`;
 }
 
-/** What to send for an effort: the thinking budget and the `max_tokens` that goes with it. */
+/**
+ * Whether `model` (an Anthropic model id, or a Bedrock model id / inference profile such as
+ * `us.anthropic.claude-opus-4-7-v1:0`) takes only adaptive thinking. Anthropic's extended-thinking docs: "Claude
+ * 4.7 and later models do not support it [`thinking.type: "enabled"` with `budget_tokens`] and reject requests
+ * that use it, returning a 400 error"; Bedrock's adaptive-thinking page says the same of Claude Mythos Preview.
+ * The one rule: a Claude model whose version (the number after the family name, `claude-opus-4-7`, or before
+ * it in older ids, `claude-3-7-sonnet`) is 4.7 or later, or Claude Mythos. A date after the major version
+ * (`claude-opus-4-20250514`) is not a minor version.
+ */
+export function claudeAdaptiveOnly(model: string): boolean {
+  if (/(?:^|[./:-])claude-mythos(?:$|[-:@.])/i.test(model)) return true;
+  const version = /(?:^|[./:-])claude-(?:[a-z]+-)?(\d+)(?:[-.](\d{1,2}))?(?=$|[-:@.])/i.exec(model);
+  if (version === null) return false;
+  const major = Number(version[1]);
+  const minor = version[2] === undefined ? 0 : Number(version[2]);
+  return major > 4 || (major === 4 && minor >= 7);
+}
+
+/**
+ * `output_config.effort` per `reasoning_effort` for adaptive thinking. Anthropic's levels are `low`, `medium`,
+ * `high` (its default) and `max` (not on every model), so OpenAI's `minimal` is the lowest there is, `low`.
+ */
+const CLAUDE_ADAPTIVE_EFFORTS: Readonly<Record<string, string>> = {
+  minimal: "low",
+  low: "low",
+  medium: "medium",
+  high: "high",
+};
+
+/**
+ * What to send for an effort: the `thinking` field, the `output_config` beside it (adaptive thinking only), and
+ * the `max_tokens` that goes with them.
+ */
 export interface ClaudeThinking {
-  budgetTokens: number;
+  thinking: JsonObject;
+  outputConfig?: JsonObject;
   maxTokens: number;
 }
 
 /**
- * The thinking settings for `effort` (already checked with {@linkcode claudeEffortUnsupported}), or `null` when
- * nothing is to be sent (`none`, or no effort). `clientMax` is the client's `max_completion_tokens` /
- * `max_tokens` (named by `maxParam`), `defaultAnswer` the answer allowance used when the client set none. A
- * client limit that leaves no room for Claude's smallest budget is a 400 naming that limit.
+ * The thinking settings for `effort` (already checked with {@linkcode claudeEffortUnsupported}) on `model`, or
+ * `null` when nothing is to be sent (`none`, or no effort). `clientMax` is the client's
+ * `max_completion_tokens` / `max_tokens` (named by `maxParam`), `defaultAnswer` the answer allowance used when
+ * the client set none. Manual thinking (`budget_tokens`): a client limit that leaves no room for Claude's
+ * smallest budget is a 400 naming that limit. Adaptive thinking ({@linkcode claudeAdaptiveOnly}) has no budget
+ * to fit, so a client limit is sent as it is; without one the effort's budget is still added to the default
+ * allowance, since thinking counts against `max_tokens` there too.
  */
 export function claudeThinking(
   effort: unknown,
   clientMax: number | undefined,
   maxParam: string,
   defaultAnswer: number,
+  model: string,
 ): ClaudeThinking | null {
   if (typeof effort !== "string" || !Object.hasOwn(CLAUDE_THINKING_BUDGETS, effort)) return null;
   const budget = CLAUDE_THINKING_BUDGETS[effort];
-  if (clientMax === undefined) return { budgetTokens: budget, maxTokens: defaultAnswer + budget };
+  if (claudeAdaptiveOnly(model)) {
+    return {
+      thinking: { type: "adaptive" },
+      outputConfig: { effort: CLAUDE_ADAPTIVE_EFFORTS[effort] },
+      maxTokens: clientMax ?? defaultAnswer + budget,
+    };
+  }
+  const manual = (budgetTokens: number) => ({ type: "enabled", budget_tokens: budgetTokens });
+  if (clientMax === undefined) return { thinking: manual(budget), maxTokens: defaultAnswer + budget };
   if (clientMax <= CLAUDE_MIN_BUDGET) {
     throw invalidRequest(
       `'${maxParam}' must be above ${CLAUDE_MIN_BUDGET} with 'reasoning_effort' on Claude models: thinking ` +
@@ -134,5 +180,5 @@ export function claudeThinking(
       maxParam,
     );
   }
-  return { budgetTokens: Math.min(budget, clientMax - 1), maxTokens: clientMax };
+  return { thinking: manual(Math.min(budget, clientMax - 1)), maxTokens: clientMax };
 }
