@@ -295,10 +295,13 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
 }
 
 /**
- * True when the last assistant turn calls tools. With thinking on, Anthropic requires that turn to start with
- * the thinking block it came with, signature and all, which OpenAI clients never send back.
+ * True when the history leaves thinking off: the last assistant turn calls tools, or the conversation ends with
+ * an assistant turn (a prefill to continue). With thinking on, Anthropic requires either turn to start with a
+ * thinking block ("a final assistant message must start with a thinking block"), signature and all, which
+ * OpenAI clients never send back.
  */
-export function lastAssistantCallsTools(messages: readonly AnthropicMessage[]): boolean {
+export function historyLeavesThinkingOff(messages: readonly AnthropicMessage[]): boolean {
+  if (messages.at(-1)?.role === "assistant") return true;
   const last = messages.findLast((m) => m.role === "assistant");
   return Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_use");
 }
@@ -310,7 +313,9 @@ export function lastAssistantCallsTools(messages: readonly AnthropicMessage[]): 
  *
  * `reasoning_effort` turns on extended thinking, except while a tool loop is under way (the last assistant
  * turn calls tools): Anthropic would refuse that turn without its signed thinking block, and its own advice is
- * to leave thinking off then, so that step is answered without thinking and the loop keeps working. Nor is it
+ * to leave thinking off then, so that step is answered without thinking and the loop keeps working. The same
+ * for a conversation that ends with an assistant turn (a prefill), which Anthropic refuses with thinking on
+ * unless it starts with a thinking block. Nor is it
  * turned on when a `response_format` forces a tool call: Anthropic refuses thinking with a forced tool choice,
  * and the format is what the client cannot do without. An effort beside the client's own forced tool or
  * sampling settings never gets here: the parameter rules refuse or drop it first (`claudeEffortUnsupported`).
@@ -324,7 +329,7 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
   const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, tools.length > 0);
   const clientMax = request.max_completion_tokens ?? request.max_tokens;
   let maxTokens = clientMax ?? options.defaultMaxTokens;
-  const thinking = lastAssistantCallsTools(messages) || answerChoice !== "client" ? null : claudeThinking(
+  const thinking = historyLeavesThinkingOff(messages) || answerChoice !== "client" ? null : claudeThinking(
     request.reasoning_effort,
     typeof clientMax === "number" ? clientMax : undefined,
     request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",

@@ -120,3 +120,17 @@ Deno.test("anthropic request: reasoning_effort on Claude 4.7 and later → adapt
   // Older models keep manual thinking and no output_config.
   assert.equal("output_config" in translate({ ...request }), false);
 });
+
+Deno.test("anthropic request: no thinking beside a final assistant message (a prefill), manual or adaptive", () => {
+  const prefill = [{ role: "user", content: "Write a haiku" }, { role: "assistant", content: "Autumn" }];
+  const manual = translate({ messages: prefill, reasoning_effort: "low" });
+  assert.equal("thinking" in manual, false);
+  assert.equal(manual.max_tokens, 4096);
+  const request = { model: "alias", messages: prefill, reasoning_effort: "high" } as ChatRequest;
+  const adaptive = buildAnthropicBody(CONFIG, request, "claude-opus-4-7");
+  assert.equal("thinking" in adaptive, false);
+  assert.equal("output_config" in adaptive, false);
+  // Thinking is off anyway, so nothing beside it is refused: the temperature is sent as asked.
+  const warm = translate({ messages: prefill, reasoning_effort: "low", temperature: 0.2 });
+  assert.deepEqual(["thinking" in warm, warm.temperature], [false, 0.2]);
+});

@@ -320,11 +320,12 @@ export function toConverseMessages(
 /**
  * Claude's extended thinking for `reasoning_effort` (`additionalModelRequestFields.thinking`), as for the
  * `anthropic` provider: not for other models, and not while a tool loop is under way (the last assistant turn
- * uses tools), because Claude then requires that turn's signed thinking block, which OpenAI clients never send
- * back.
+ * uses tools), nor after a final assistant turn (a prefill), because Claude then requires that turn to start
+ * with a signed thinking block, which OpenAI clients never send back.
  */
 function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseMessage[]) {
   if (!isClaudeModel(model)) return null;
+  if (turns.at(-1)?.role === "assistant") return null;
   const last = turns.findLast((t) => t.role === "assistant");
   if (last?.content.some((b) => "toolUse" in b)) return null;
   const clientMax = request.max_completion_tokens ?? request.max_tokens;

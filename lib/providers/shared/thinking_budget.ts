@@ -64,12 +64,16 @@ export function claudeThinkingAsked(request: JsonObject): boolean {
 
 /**
  * Whether the translations leave thinking off for this request whatever its effort: while a tool loop is under
- * way (the last assistant turn calls tools, and Claude would need that turn's signed thinking block back), and
+ * way (the last assistant turn calls tools, and Claude would need that turn's signed thinking block back) or
+ * when the conversation ends with an assistant message (a prefill, which Claude then wants begun with a signed
+ * thinking block), and
  * when a JSON `response_format` is served by forcing the answer tool (`./json_answer_tool.ts`), since the
  * format is what the client cannot do without. Both are documented in docs/providers.md.
  */
 function thinkingLeftOff(request: JsonObject): boolean {
   const messages = Array.isArray(request.messages) ? request.messages : [];
+  const final = messages.at(-1);
+  if (isObject(final) && final.role === "assistant") return true;
   const last = messages.findLast((m) => isObject(m) && m.role === "assistant");
   if (isObject(last) && Array.isArray(last.tool_calls) && last.tool_calls.length > 0) return true;
   const format = request.response_format;
