@@ -134,3 +134,14 @@ Deno.test("anthropic request: no thinking beside a final assistant message (a pr
   const warm = translate({ messages: prefill, reasoning_effort: "low", temperature: 0.2 });
   assert.deepEqual(["thinking" in warm, warm.temperature], [false, 0.2]);
 });
+
+Deno.test("anthropic request: a top_p under 0.95 beside a temperature of 1 does not keep thinking off (it is not sent)", () => {
+  const body = translate({
+    messages: [{ role: "user", content: "Hi" }],
+    reasoning_effort: "low",
+    temperature: 1,
+    top_p: 0.9,
+  });
+  assert.deepEqual(body.thinking, { type: "enabled", budget_tokens: 2048 });
+  assert.deepEqual([body.temperature, "top_p" in body], [1, false]);
+});

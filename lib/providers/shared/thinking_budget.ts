@@ -38,14 +38,17 @@ const THINKING_MIN_TOP_P = 0.95;
  * What Claude refuses beside (manual) extended thinking, in Anthropic's extended-thinking docs ("feature
  * compatibility"), for the Messages API and for Claude on Bedrock alike, that keeps thinking off: a
  * `tool_choice` that forces a tool (`"required"`, a named function), a `temperature` other than 1, a `top_p`
- * under 0.95. The first such parameter of a chat request, or null. Claude refuses any `top_k` beside thinking
+ * under 0.95 (unless a temperature is sent too, which leaves `top_p` out). The first such parameter of a chat request, or null. Claude refuses any `top_k` beside thinking
  * too, but that one goes instead ({@linkcode claudeThinkingAsked}, `./claude_sampling.ts`).
  */
 export function thinkingExcludedBy(request: JsonObject): string | null {
   const choice = request.tool_choice;
   if (choice === "required" || (isObject(choice) && choice.type === "function")) return "tool_choice";
   if (typeof request.temperature === "number" && request.temperature !== 1) return "temperature";
-  if (typeof request.top_p === "number" && request.top_p < THINKING_MIN_TOP_P) return "top_p";
+  // Beside a temperature Claude gets no top_p at all (`./claude_sampling.ts` leaves it out), so it excludes
+  // nothing then: the parameters are judged as they will be sent.
+  const topPSent = typeof request.top_p === "number" && typeof request.temperature !== "number";
+  if (topPSent && Number(request.top_p) < THINKING_MIN_TOP_P) return "top_p";
   return null;
 }
 
