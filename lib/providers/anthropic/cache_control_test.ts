@@ -122,3 +122,41 @@ Deno.test("anthropic cache_control: the client's other fields pass; past four, t
   ]);
   assert.deepEqual(anthropicCacheDropped(messages), ["messages[2].cache_control"]);
 });
+
+/** opencode's agent step through @ai-sdk/openai-compatible: the assistant turn's marker is on its tool call. */
+const TOOL_STEP: JsonObject[] = [
+  { role: "user", content: "Read a.ts" },
+  {
+    role: "assistant",
+    content: "",
+    tool_calls: [{
+      id: "c1",
+      type: "function",
+      function: { name: "read", arguments: "{}" },
+      cache_control: EPHEMERAL,
+    }],
+  },
+  { role: "tool", tool_call_id: "c1", content: "export const a = 1;", cache_control: EPHEMERAL },
+];
+
+Deno.test("anthropic cache_control: a tool call's marker is sent on its tool_use block", () => {
+  const body = translate({ messages: TOOL_STEP });
+  const turns = body.messages as { content: JsonObject[] }[];
+  assert.deepEqual(turns[1].content, [
+    { type: "tool_use", id: "c1", name: "read", input: {}, cache_control: EPHEMERAL },
+  ]);
+  assert.deepEqual(anthropicCacheDropped(TOOL_STEP), []);
+});
+
+Deno.test("anthropic cache_control: tool call markers count toward the four, and the ones cut are named", () => {
+  const messages: JsonObject[] = [
+    { role: "system", content: "S.", cache_control: EPHEMERAL },
+    { role: "user", content: "U.", cache_control: EPHEMERAL },
+    ...TOOL_STEP.slice(1),
+    { role: "user", content: "More.", cache_control: EPHEMERAL },
+  ];
+  const body = translate({ messages });
+  const turns = body.messages as { content: JsonObject[] | string }[];
+  assert.equal((turns[1].content as JsonObject[])[0].cache_control, undefined);
+  assert.deepEqual(anthropicCacheDropped(messages), ["messages[2].tool_calls[0].cache_control"]);
+});

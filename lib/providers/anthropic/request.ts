@@ -184,7 +184,7 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
   return blocks;
 }
 
-/** Assistant `tool_calls` as `tool_use` blocks; arguments must be a JSON object. */
+/** Assistant `tool_calls` as `tool_use` blocks, with their markers; arguments must be a JSON object. */
 function toolUseBlocks(toolCalls: unknown, i: number): AnthropicBlock[] {
   if (!Array.isArray(toolCalls)) return [];
   refuseNonFunctionCalls(toolCalls, `messages[${i}]`, "Anthropic");
@@ -201,7 +201,14 @@ function toolUseBlocks(toolCalls: unknown, i: number): AnthropicBlock[] {
     if (!isObject(input)) {
       throw invalidRequest(`Invalid '${param}': expected a JSON object.`, param, "invalid_tool_arguments");
     }
-    return { type: "tool_use", id: String(isObject(call) ? call.id : ""), name: String(fn.name), input };
+    const block = {
+      type: "tool_use",
+      id: String(isObject(call) ? call.id : ""),
+      name: String(fn.name),
+      input,
+    };
+    // Anthropic caches up to a tool_use block too; the call's marker is the one opencode's agent steps carry.
+    return markBlock(block, call, `messages[${i}].tool_calls[${j}].cache_control`);
   });
 }
 

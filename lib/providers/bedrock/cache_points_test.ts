@@ -86,3 +86,27 @@ Deno.test("bedrock cache points: past four, the first two and the last two", () 
     "messages[3].cache_control",
   ]);
 });
+
+Deno.test("bedrock cache points: a tool call's marker becomes a cachePoint after its toolUse, or is named", () => {
+  const messages: ChatMessage[] = [
+    { role: "user", content: "Weather?" },
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{
+        id: TOOL_USE_ID,
+        type: "function",
+        function: { name: "top_song", arguments: "{}" },
+        cache_control: EPHEMERAL,
+      }],
+    },
+    { role: "tool", tool_call_id: TOOL_USE_ID, content: "Elemental Hotel" },
+  ];
+  const body = toConverseRequest(req({ messages }), CLAUDE);
+  assert.deepEqual((body.messages as { content: unknown[] }[])[1].content, [
+    { toolUse: { toolUseId: TOOL_USE_ID, name: "top_song", input: {} } },
+    POINT,
+  ]);
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, messages), []);
+  assert.deepEqual(bedrockCacheDropped(NOVA, messages), ["messages[1].tool_calls[0].cache_control"]);
+});

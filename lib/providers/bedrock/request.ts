@@ -227,7 +227,8 @@ function toolUseBlocks(message: ChatMessage, param: string): ConverseBlock[] {
         `${param}.tool_calls[${j}].function.arguments`,
       );
     }
-    return { toolUse: { toolUseId: String((call as JsonObject).id), name: String(fn.name), input } };
+    const block = { toolUse: { toolUseId: String((call as JsonObject).id), name: String(fn.name), input } };
+    return markBlock(block, call, `${param}.tool_calls[${j}].cache_control`); // a cachePoint follows it
   });
 }
 

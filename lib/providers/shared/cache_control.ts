@@ -4,7 +4,8 @@
  *
  * Clients of Claude behind an OpenAI-compatible API mark their prompts as Anthropic's API takes them:
  * `cache_control: {type: "ephemeral", ttl?: "5m" | "1h"}` on a message (opencode for a model named "claude",
- * on its system messages and last turns) or on one of its content parts (LiteLLM and OpenRouter callers).
+ * on its system messages and last turns), on one of its content parts (LiteLLM and OpenRouter callers), or on
+ * an assistant's tool call (opencode through @ai-sdk/openai-compatible, on a turn that ends with one).
  * Without them nothing is cached, and a long agent session pays full input price on every turn where cache
  * reads cost about a tenth of it.
  *
@@ -127,19 +128,22 @@ export function settleMarks(blocks: readonly object[]): CacheMark[] {
 }
 
 /**
- * Every `cache_control` a chat request's messages carry, on a message or a content part, as client paths (a
- * null one is no marker).
+ * Every `cache_control` a chat request's messages carry, on a message, a content part or an assistant's tool
+ * call (where @ai-sdk/openai-compatible puts opencode's when a turn ends with one), as client paths (a null one
+ * is no marker).
  */
 export function cacheControlPaths(messages: readonly JsonObject[]): string[] {
   const paths: string[] = [];
   messages.forEach((m, i) => {
     if (m.cache_control != null) paths.push(`messages[${i}].cache_control`);
-    if (!Array.isArray(m.content)) return;
-    m.content.forEach((part, j) => {
-      if (isObject(part) && part.cache_control != null) {
-        paths.push(`messages[${i}].content[${j}].cache_control`);
-      }
-    });
+    for (const [key, list] of [["content", m.content], ["tool_calls", m.tool_calls]] as const) {
+      if (!Array.isArray(list)) continue;
+      list.forEach((item, j) => {
+        if (isObject(item) && item.cache_control != null) {
+          paths.push(`messages[${i}].${key}[${j}].cache_control`);
+        }
+      });
+    }
   });
   return paths;
 }

@@ -97,3 +97,25 @@ Deno.test("cache_control: every marker of a chat request, on a message or a part
     ],
   );
 });
+
+Deno.test("cache_control: a marker on an assistant's tool call is named by its path", () => {
+  assert.deepEqual(
+    cacheControlPaths([
+      { role: "user", content: "Read a.ts" },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "read", arguments: "{}" } },
+          {
+            id: "c2",
+            type: "function",
+            function: { name: "read", arguments: "{}" },
+            cache_control: EPHEMERAL,
+          },
+        ],
+      },
+    ]),
+    ["messages[1].tool_calls[1].cache_control"],
+  );
+});
