@@ -40,9 +40,12 @@ function quoted(items: readonly string[]): string {
   return items.map((i) => `"${i}"`).join(", ");
 }
 
-function targetView(target: RoutedTarget, h: TargetHealthSnapshot | undefined): ExplainTarget {
+function targetView(
+  target: RoutedTarget,
+  h: TargetHealthSnapshot | undefined,
+  inFlight: number,
+): ExplainTarget {
   const state = h?.state ?? "healthy";
-  const inFlight = h?.in_flight ?? 0;
   const saturated = target.maxInFlight !== null && inFlight >= target.maxInFlight;
   return {
     provider: target.provider,
@@ -223,8 +226,8 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
   }
 
   // Routing.
-  const health = new Map(input.health.map((h) => [h.key, h]));
-  const targets = model.targets.map((t) => targetView(t, health.get(t.key)));
+  const health = new Map(input.health.snapshot().map((h) => [h.key, h]));
+  const targets = model.targets.map((t) => targetView(t, health.get(t.key), input.health.inFlight(t)));
   const available = targets.filter((t) => t.available).length;
   judge(
     "model.targets",

@@ -91,7 +91,7 @@ export function setup(store: CounterStore = createMemoryCounterStore(() => T0)):
         endpoint: endpoint ?? (model.type === "embedding" ? "embeddings" : "chat"),
         config,
         counters: engine.counters,
-        health: health.snapshot(),
+        health,
         now: engine.now!(),
       });
       assert.ok(explanation);

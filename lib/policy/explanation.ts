@@ -13,7 +13,7 @@ import type {
   PriceConfig,
 } from "../config/schema.ts";
 import type { ResolvedConfig, ResolvedModel, ResolvedToken } from "../config/types.ts";
-import type { TargetHealthSnapshot } from "../routing/health.ts";
+import type { HealthRegistry, TargetHealthSnapshot } from "../routing/health.ts";
 import type { CounterStore } from "./counter_store.ts";
 
 /** The endpoints that call a model, with the alias type each needs (defined beside the endpoint names). */
@@ -38,8 +38,11 @@ export interface ExplainInput {
   readonly config: Pick<ResolvedConfig, "models">;
   /** The policy engine's counters; without them (or without `peek`) limits show no numbers. */
   readonly counters: Pick<CounterStore, "peek"> | undefined;
-  /** Routing's health of every target it knows (`HealthRegistry.snapshot()`). */
-  readonly health: readonly TargetHealthSnapshot[];
+  /**
+   * Routing's health registry: every target's state, and its places taken (across every worker when they share
+   * `max_in_flight`, so saturation is judged as the next request's `acquire` would judge it).
+   */
+  readonly health: Pick<HealthRegistry, "snapshot" | "inFlight">;
   /** The engine's clock (epoch ms): the budget period and expiry are judged at this instant. */
   readonly now: number;
   /** When a token issued through the admin API was revoked (ISO): it then authenticates nowhere. */

@@ -81,7 +81,11 @@ export class HealthRegistry {
    * Where `max_in_flight` is counted when several workers serve one gateway (`lib/workers/shared_in_flight.ts`):
    * the places are taken across all of them. Absent in a single process, which counts its own.
    */
-  sharedInFlight?: { take(key: string, max: number): boolean; give(key: string): void };
+  sharedInFlight?: {
+    take(key: string, max: number): boolean;
+    give(key: string): void;
+    taken(key: string): number;
+  };
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
@@ -109,6 +113,15 @@ export class HealthRegistry {
   /** Recent latency of a target, or null before its first success. */
   latency(target: RoutedTarget): number | null {
     return this.#states.get(target.key)?.latencyEwma ?? null;
+  }
+
+  /**
+   * The places `target` has taken now: across every worker when they share its `max_in_flight`, else this
+   * process's (a snapshot's `in_flight` is always this process's own).
+   */
+  inFlight(target: Pick<RoutedTarget, "key" | "maxInFlight">): number {
+    const shared = target.maxInFlight === null ? undefined : this.sharedInFlight;
+    return shared?.taken(target.key) ?? this.#states.get(target.key)?.inFlight ?? 0;
   }
 
   /** When an ejected target's cooldown ends (epoch ms), or 0. */

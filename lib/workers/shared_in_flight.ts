@@ -122,6 +122,17 @@ export class SharedInFlight {
     Atomics.sub(this.#counts, slot, 1);
   }
 
+  /**
+   * The places taken on the target `key` across every worker now (for `/admin/targets` and `/admin/explain`):
+   * a read, which never claims a counter for a key not taken anywhere yet.
+   */
+  taken(key: string): number {
+    const local = this.#local.get(key);
+    if (local !== undefined) return local;
+    const slot = this.#find(key);
+    return slot < 0 ? 0 : Math.max(0, Atomics.load(this.#counts, slot));
+  }
+
   /** Gives back every place worker `worker` held (it died), and clears its row for its replacement. */
   release(worker: number): void {
     if (worker < 0 || worker >= this.#workers) return;
@@ -181,6 +192,19 @@ export class SharedInFlight {
       Atomics.store(this.#tail, LOCK, 0);
       Atomics.notify(this.#tail, LOCK);
     }
+  }
+
+  /** The target's slot if it has one, without claiming: −1 when none. */
+  #find(key: string): number {
+    const [a, b] = hashOf(key);
+    const start = (a >>> 0) % SLOTS;
+    for (let i = 0; i < SLOTS; i++) {
+      const slot = (start + i) % SLOTS;
+      const first = Atomics.load(this.#keys, slot * KEY_WORDS);
+      if (first === 0) return -1;
+      if (first === a && Atomics.load(this.#keys, slot * KEY_WORDS + 1) === b) return slot;
+    }
+    return -1;
   }
 
   /** The target's slot: found by its hash, or claimed; −1 when the table is full. */

@@ -93,3 +93,19 @@ Deno.test("shared in-flight: after a reload the primary frees the counters of ta
   assert.ok(w0.take(last, 1));
   assert.equal(w1.take(last, 1), false);
 });
+
+Deno.test("shared in-flight: taken reads the places of every worker and claims no counter", () => {
+  const buffer = createInFlightBuffer(2);
+  const w0 = new SharedInFlight(buffer, 2, 0);
+  const w1 = new SharedInFlight(buffer, 2, 1);
+  assert.equal(w1.taken("never|taken|{}"), 0);
+  assert.ok(w0.take("a|m|{}", 5));
+  assert.ok(w0.take("a|m|{}", 5));
+  assert.ok(w1.take("a|m|{}", 5));
+  assert.equal(w1.taken("a|m|{}"), 3);
+  assert.equal(w0.taken("a|m|{}"), 3);
+  w0.give("a|m|{}");
+  assert.equal(w1.taken("a|m|{}"), 2);
+  // A read claimed nothing: the primary frees only counters of targets no longer configured, and finds none.
+  assert.equal(new SharedInFlight(buffer, 2, 2).retain(["a|m|{}"]), 0);
+});

@@ -102,7 +102,7 @@ export async function handleExplain(request: ClientRequest, ctx: RequestContext)
     endpoint: endpointParam ?? defaultEndpoint(model.type),
     config,
     counters: policy.counters,
-    health: ctx.routing.health.snapshot(),
+    health: ctx.routing.health,
     now: (policy.now ?? Date.now)(),
     revokedAt: revoked?.at,
   });

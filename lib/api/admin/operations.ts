@@ -41,7 +41,7 @@ export function handleTargets(_request: ClientRequest, ctx: RequestContext): Res
         max_in_flight: target.maxInFlight,
         retries: target.retries,
         state: h?.state ?? "healthy",
-        in_flight: h?.in_flight ?? 0,
+        in_flight: ctx.routing.health.inFlight(target),
         consecutive_failures: h?.consecutive_failures ?? 0,
         ejected_until: h?.ejected_until ?? null,
         latency_ewma_ms: h?.latency_ewma_ms ?? null,
