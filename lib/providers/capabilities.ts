@@ -113,7 +113,7 @@ function isOpenAIsOwnApi(baseUrl: string): boolean {
  * `top_p` Claude (Anthropic, Claude on Bedrock) goes without beside a `temperature`, and the `top_k` beside the
  * thinking a `reasoning_effort` turns on, whatever the mode (`shared/claude_sampling.ts`), the participant names
  * (`messages[i].name`) none of them has a field for, whatever the mode (`shared/message_names.ts`), and the
- * prompt-caching markers (`cache_control` on a message or part) it would
+ * prompt-caching markers (`cache_control` on a message, a part, a tool call or a tool definition) it would
  * go without, by their paths: every one on Gemini and on Bedrock models other than Claude, those past the four
  * Anthropic and Claude on Bedrock take (`shared/cache_control.ts`). A client API routes only to targets without
  * a refusal, so an alias whose first target refuses a parameter is still served by one that takes it. `mode`
@@ -132,17 +132,17 @@ export function chatParamsOn(
   switch (config.type) {
     case "anthropic":
       rules = ANTHROPIC_PARAM_RULES;
-      markers = anthropicCacheDropped(request.messages);
+      markers = anthropicCacheDropped(request);
       claude = true;
       break;
     case "gemini":
       rules = geminiParamRules(request.stream === true);
-      markers = cacheControlPaths(request.messages);
+      markers = cacheControlPaths(request);
       claude = false;
       break;
     case "bedrock":
       rules = bedrockParamRules(target.model);
-      markers = bedrockCacheDropped(target.model, request.messages);
+      markers = bedrockCacheDropped(target.model, request);
       claude = isClaudeModel(target.model);
       break;
     default:

@@ -1,7 +1,8 @@
 /**
  * End to end with the official `openai` SDK: the Anthropic prompt-caching markers that clients of Claude send
  * through an OpenAI-compatible API (`cache_control` on a message, as opencode does for a model named "claude",
- * or on a content part, as LiteLLM and OpenRouter callers do) reach a Claude target as Anthropic's API and
+ * on a content part, as LiteLLM and OpenRouter callers do, or on a tool definition, as nanobot does) reach a
+ * Claude target as Anthropic's API and
  * Bedrock's Converse take them, the upstream's cache reads come back as `cached_tokens`, more than the four a
  * request may carry still go out (with four, naming the rest in `x-gateway-dropped`), and a target with no such
  * markers names them all.
@@ -285,5 +286,63 @@ ${TEST_TOKENS_YAML}`;
       "messages[0].cache_control,messages[1].content[0].cache_control",
     );
     assert.doesNotMatch(JSON.stringify(fake.requests.at(-1)!.body), /cache_control/);
+  });
+});
+
+/** nanobot's tools: the last one marked, as LiteLLM takes `cache_control` on a tool definition. */
+const MARKED_TOOLS = [
+  { type: "function", function: { name: "read", parameters: { type: "object" } } },
+  { type: "function", function: { name: "exec", parameters: { type: "object" } }, cache_control: EPHEMERAL },
+] as unknown as OpenAI.ChatCompletionTool[];
+
+/** OPENCODE_MESSAGES' four and the tool's make five: the tool's comes first, the second system one is cut. */
+const TOOL_DROPPED = "messages[1].cache_control";
+
+Deno.test("cache_control e2e: a tool definition's marker reaches Anthropic first of the four, and what is cut is named", async () => {
+  await withFakeGateway(startFakeAnthropic, anthropicConfig, async (gw, fake, client) => {
+    const { response } = await client.chat.completions.create({
+      model: "chat-claude",
+      messages: OPENCODE_MESSAGES,
+      tools: MARKED_TOOLS,
+    }).withResponse();
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("x-gateway-dropped"), TOOL_DROPPED);
+    const body = fake.requests.at(-1)!.body;
+    assert.deepEqual(body.tools, [
+      { name: "read", input_schema: { type: "object" } },
+      { name: "exec", input_schema: { type: "object" }, cache_control: EPHEMERAL },
+    ]);
+    assert.deepEqual(body.system, [
+      { type: "text", text: "You are opencode, an interactive CLI agent.", cache_control: EPHEMERAL },
+      { type: "text", text: "Project instructions from AGENTS.md." },
+    ]);
+    const line = await waitForLog(gw, (l) => typeof l.dropped === "string");
+    assert.equal(line.dropped, TOOL_DROPPED);
+  });
+});
+
+Deno.test("cache_control e2e: on Claude on Bedrock a tool definition's marker is a cachePoint after its toolSpec; Nova names it", async () => {
+  await withFakeGateway(startFakeBedrock, bedrockConfig, async (_gw, fake, client) => {
+    const { response } = await client.chat.completions.create({
+      model: "chat-claude-bedrock",
+      messages: OPENCODE_MESSAGES,
+      tools: MARKED_TOOLS,
+    }).withResponse();
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("x-gateway-dropped"), TOOL_DROPPED);
+    const body = fake.requests.at(-1)!.body;
+    assert.deepEqual((body.toolConfig as { tools: unknown[] }).tools.slice(1), [
+      { toolSpec: { name: "exec", inputSchema: { json: { type: "object" } } } },
+      { cachePoint: { type: "default" } },
+    ]);
+
+    const nova = await client.chat.completions.create({
+      model: "chat-nova",
+      messages: [{ role: "user", content: "Hi" }],
+      tools: MARKED_TOOLS,
+    }).withResponse();
+    assert.equal(nova.response.status, 200);
+    assert.equal(nova.response.headers.get("x-gateway-dropped"), "tools[1].cache_control");
+    assert.doesNotMatch(JSON.stringify(fake.requests.at(-1)!.body), /cachePoint|cache_control/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The chat form's prompt-caching markers on an Anthropic request (see `../shared/cache_control.ts`): the
- * translation notes them on the blocks it makes, and {@linkcode placeCacheControl} writes the ones sent as each
- * block's `cache_control`, in Anthropic's order (system, then messages).
+ * translation notes them on the tools and blocks it makes, and {@linkcode placeCacheControl} writes the ones sent
+ * as their `cache_control`, settled in Anthropic's prefix order: tools, system, then messages.
  *
  * @module
  */
@@ -36,20 +36,22 @@ function controlOf(block: object): JsonObject | undefined {
 }
 
 /**
- * Settles the marks of `system` (the system messages' text blocks) and `turns` (each turn's blocks, in their
- * final order) and writes the sent ones as `cache_control`. Whether the system prompt is sent as blocks: only
- * when one of them carries a marker (the joined text otherwise, as before markers were read).
+ * Settles the marks of `tools` (the client's tool definitions, every one of which the request sends), `system`
+ * (the system messages' text blocks) and `turns` (each turn's blocks, in their final order) together, as
+ * Anthropic counts them, and writes the sent ones as `cache_control`. Whether the system prompt is sent as
+ * blocks: only when one of them carries a marker (the joined text otherwise, as before markers were read).
  */
-export function placeCacheControl(system: readonly Block[], turns: readonly (readonly Block[])[]): boolean {
-  const all = [...system, ...turns.flat()];
+export function placeCacheControl(
+  tools: readonly JsonObject[],
+  system: readonly Block[],
+  turns: readonly (readonly Block[])[],
+): boolean {
+  const all: JsonObject[] = [...tools, ...system, ...turns.flat()];
   if (!all.some((b) => markOf(b) !== undefined)) return false;
   settleMarks(all);
-  let systemMarked = false;
   for (const block of all) {
     const control = controlOf(block);
-    if (control === undefined) continue;
-    block.cache_control = control;
-    systemMarked ||= system.includes(block);
+    if (control !== undefined) block.cache_control = control;
   }
-  return systemMarked;
+  return system.some((b) => b.cache_control !== undefined);
 }

@@ -77,7 +77,7 @@ Deno.test("anthropic cache_control: part markers stay on their blocks, message m
       content: [{ type: "tool_result", tool_use_id: "t1", content: "A cat.", cache_control: EPHEMERAL }],
     },
   ]);
-  assert.deepEqual(anthropicCacheDropped(messages), []);
+  assert.deepEqual(anthropicCacheDropped({ messages }), []);
 });
 
 Deno.test("anthropic cache_control: a marker with no block to carry it, or of another type, is named", () => {
@@ -93,7 +93,7 @@ Deno.test("anthropic cache_control: a marker with no block to carry it, or of an
   const body = translate({ messages });
   assert.equal(body.system, "Be brief.");
   assert.doesNotMatch(JSON.stringify(body), /cache_control/);
-  assert.deepEqual(anthropicCacheDropped(messages), [
+  assert.deepEqual(anthropicCacheDropped({ messages }), [
     "messages[0].content[0].cache_control",
     "messages[1].cache_control",
     "messages[2].cache_control",
@@ -120,7 +120,7 @@ Deno.test("anthropic cache_control: the client's other fields pass; past four, t
     { role: "user", content: [{ type: "text", text: "U1", cache_control: EPHEMERAL }] },
     { role: "assistant", content: [{ type: "text", text: "A1", cache_control: scoped }] },
   ]);
-  assert.deepEqual(anthropicCacheDropped(messages), ["messages[2].cache_control"]);
+  assert.deepEqual(anthropicCacheDropped({ messages }), ["messages[2].cache_control"]);
 });
 
 /** opencode's agent step through @ai-sdk/openai-compatible: the assistant turn's marker is on its tool call. */
@@ -145,7 +145,7 @@ Deno.test("anthropic cache_control: a tool call's marker is sent on its tool_use
   assert.deepEqual(turns[1].content, [
     { type: "tool_use", id: "c1", name: "read", input: {}, cache_control: EPHEMERAL },
   ]);
-  assert.deepEqual(anthropicCacheDropped(TOOL_STEP), []);
+  assert.deepEqual(anthropicCacheDropped({ messages: TOOL_STEP }), []);
 });
 
 Deno.test("anthropic cache_control: tool call markers count toward the four, and the ones cut are named", () => {
@@ -158,5 +158,52 @@ Deno.test("anthropic cache_control: tool call markers count toward the four, and
   const body = translate({ messages });
   const turns = body.messages as { content: JsonObject[] | string }[];
   assert.equal((turns[1].content as JsonObject[])[0].cache_control, undefined);
-  assert.deepEqual(anthropicCacheDropped(messages), ["messages[2].tool_calls[0].cache_control"]);
+  assert.deepEqual(anthropicCacheDropped({ messages }), ["messages[2].tool_calls[0].cache_control"]);
+});
+
+/** A tool declaration marked as LiteLLM takes it, and nanobot sends it: on the last tool. */
+const MARKED_TOOLS: JsonObject[] = [
+  { type: "function", function: { name: "read", parameters: { type: "object" } } },
+  { type: "function", function: { name: "write", parameters: { type: "object" } }, cache_control: EPHEMERAL },
+];
+
+Deno.test("anthropic cache_control: a tool definition's marker is sent on that tool", () => {
+  const request = { messages: [{ role: "user", content: "Hi" }], tools: MARKED_TOOLS };
+  const body = translate(request);
+  assert.deepEqual(body.tools, [
+    { name: "read", input_schema: { type: "object" } },
+    { name: "write", input_schema: { type: "object" }, cache_control: EPHEMERAL },
+  ]);
+  assert.deepEqual(anthropicCacheDropped(request), []);
+});
+
+Deno.test("anthropic cache_control: tool markers come first in the four (tools, system, messages), and are named when cut", () => {
+  const tools = MARKED_TOOLS.map((t) => ({ ...t, cache_control: { type: "ephemeral", ttl: "5m" } }));
+  const messages: JsonObject[] = [
+    { role: "user", content: "U1", cache_control: EPHEMERAL },
+    { role: "system", content: "S.", cache_control: { type: "ephemeral", ttl: "1h" } },
+    { role: "assistant", content: "A1", cache_control: EPHEMERAL },
+    { role: "user", content: "U2", cache_control: EPHEMERAL },
+  ];
+  const body = translate({ messages, tools });
+  // Six markers: the tools' two are the first two, so the system's and the first user turn's are cut.
+  assert.deepEqual((body.tools as JsonObject[]).map((t) => t.cache_control), [
+    { type: "ephemeral", ttl: "5m" },
+    { type: "ephemeral", ttl: "5m" },
+  ]);
+  assert.equal(body.system, "S.");
+  assert.deepEqual(body.messages, [
+    { role: "user", content: "U1" },
+    { role: "assistant", content: [{ type: "text", text: "A1", cache_control: EPHEMERAL }] },
+    { role: "user", content: [{ type: "text", text: "U2", cache_control: EPHEMERAL }] },
+  ]);
+  assert.deepEqual(anthropicCacheDropped({ messages, tools }), [
+    "messages[0].cache_control",
+    "messages[1].cache_control",
+  ]);
+  // A 1h tool marker after a 5m one is sent without its ttl, and named.
+  const hour = [tools[0], { ...tools[1], cache_control: { type: "ephemeral", ttl: "1h" } }];
+  const one = { messages: [{ role: "user", content: "Hi" }], tools: hour };
+  assert.deepEqual((translate(one).tools as JsonObject[])[1].cache_control, EPHEMERAL);
+  assert.deepEqual(anthropicCacheDropped(one), ["tools[1].cache_control.ttl"]);
 });

@@ -229,10 +229,11 @@ function pushTurn(
  * hoisted into `system` (joined with a newline, as Anthropic's own compatibility layer does; as text blocks when
  * one carries a prompt-caching marker); tool results are moved to the front of their user turn, where Anthropic
  * requires them. The client's `cache_control` markers go onto the blocks made of their parts and messages
- * (`./cache_control.ts`). System messages alone (OpenAI answers them) are the one user turn, not also the
+ * (`./cache_control.ts`), settled with those of `tools` (the request's, `./tool_config.ts`), which come before
+ * them in Anthropic's prefix. System messages alone (OpenAI answers them) are the one user turn, not also the
  * system prompt: the client said them once.
  */
-export function toAnthropicMessages(messages: readonly JsonObject[]): {
+export function toAnthropicMessages(messages: readonly JsonObject[], tools: readonly JsonObject[] = []): {
   system: string | AnthropicBlock[] | undefined;
   messages: AnthropicMessage[];
 } {
@@ -291,7 +292,7 @@ export function toAnthropicMessages(messages: readonly JsonObject[]): {
       ? [...blocks.filter((b) => b.type === "tool_result"), ...blocks.filter((b) => b.type !== "tool_result")]
       : blocks
   );
-  const systemMarked = placeCacheControl(systemAsBlocks, ordered);
+  const systemMarked = placeCacheControl(tools, systemAsBlocks, ordered);
   const out: AnthropicMessage[] = turns.map(({ role }, t) => {
     const blocks = ordered[t];
     const plain = blocks.length === 1 && blocks[0].type === "text" && blocks[0].cache_control === undefined;
@@ -330,8 +331,8 @@ export function historyLeavesThinkingOff(messages: readonly AnthropicMessage[]):
  * Tools and the tool choice are `./tool_config.ts`, which declares a history's tools when the client sent none.
  */
 export function toAnthropicRequest(request: ChatRequest, options: AnthropicRequestOptions): JsonObject {
-  const { system, messages } = toAnthropicMessages(request.messages);
   const tools = toAnthropicTools(request.tools) ?? [];
+  const { system, messages } = toAnthropicMessages(request.messages, tools);
   const answer = jsonAnswerTool(request.response_format, "Anthropic");
   const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, tools.length > 0);
   const clientMax = request.max_completion_tokens ?? request.max_tokens;

@@ -17,13 +17,18 @@ import {
   refuseReservedToolName,
 } from "../shared/json_answer_tool.ts";
 import { historyTools } from "../shared/history_tools.ts";
+import { markBlock } from "../shared/cache_control.ts";
 
 /** The part of an Anthropic turn read here: its content. */
 interface Turn {
   content: string | readonly JsonObject[];
 }
 
-/** OpenAI function tools as Anthropic tools; other tool types, and the reserved answer tool's name, are refused. */
+/**
+ * OpenAI function tools as Anthropic tools; other tool types, and the reserved answer tool's name, are refused.
+ * A tool's prompt-caching marker (`tools[i].cache_control`) is noted on the tool made of it
+ * (`../shared/cache_control.ts`), and written there if it is sent.
+ */
 export function toAnthropicTools(tools: unknown): JsonObject[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   refuseReservedToolName(tools, "Anthropic");
@@ -41,7 +46,7 @@ export function toAnthropicTools(tools: unknown): JsonObject[] | undefined {
       input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
     };
     if (typeof fn.description === "string") out.description = fn.description;
-    return out;
+    return markBlock(out, tool, `tools[${i}].cache_control`);
   });
 }
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { toConverseRequest } from "./request.ts";
 import { bedrockCacheDropped } from "./cache_dropped.ts";
-import { req, TOOL_USE_ID } from "./request_test_helpers.ts";
+import { req, TOOL_USE_ID, TOP_SONG_TOOL } from "./request_test_helpers.ts";
 import type { ChatMessage } from "../../openai/types.ts";
 
 const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -46,13 +46,15 @@ Deno.test("bedrock cache points: Claude gets a cachePoint after each marked bloc
     },
   ]);
   // A cachePoint has no `scope`: named, the rest of that marker sent.
-  assert.deepEqual(bedrockCacheDropped(CLAUDE, MESSAGES), ["messages[4].cache_control.scope"]);
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, req({ messages: MESSAGES })), [
+    "messages[4].cache_control.scope",
+  ]);
 });
 
 Deno.test("bedrock cache points: another model gets none, and every marker is named", () => {
   const body = toConverseRequest(req({ messages: MESSAGES }), NOVA);
   assert.doesNotMatch(JSON.stringify(body), /cachePoint|cache_control/);
-  assert.deepEqual(bedrockCacheDropped(NOVA, MESSAGES), [
+  assert.deepEqual(bedrockCacheDropped(NOVA, req({ messages: MESSAGES })), [
     "messages[0].cache_control",
     "messages[1].content[0].cache_control",
     "messages[3].cache_control",
@@ -81,7 +83,7 @@ Deno.test("bedrock cache points: past four, the first two and the last two", () 
       ],
     ],
   );
-  assert.deepEqual(bedrockCacheDropped(CLAUDE, messages), [
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, req({ messages })), [
     "messages[2].cache_control",
     "messages[3].cache_control",
   ]);
@@ -107,6 +109,55 @@ Deno.test("bedrock cache points: a tool call's marker becomes a cachePoint after
     { toolUse: { toolUseId: TOOL_USE_ID, name: "top_song", input: {} } },
     POINT,
   ]);
-  assert.deepEqual(bedrockCacheDropped(CLAUDE, messages), []);
-  assert.deepEqual(bedrockCacheDropped(NOVA, messages), ["messages[1].tool_calls[0].cache_control"]);
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, req({ messages })), []);
+  assert.deepEqual(bedrockCacheDropped(NOVA, req({ messages })), ["messages[1].tool_calls[0].cache_control"]);
+});
+
+/** The tool list LiteLLM takes a marker on, and nanobot marks: the last tool, here with a one-hour ttl. */
+const MARKED_TOOLS = [
+  TOP_SONG_TOOL,
+  {
+    type: "function",
+    function: { name: "weather", parameters: { type: "object" } },
+    cache_control: { type: "ephemeral", ttl: "1h" },
+  },
+];
+
+Deno.test("bedrock cache points: a tool definition's marker becomes a cachePoint after its toolSpec, first in the four", () => {
+  const messages: ChatMessage[] = [
+    { role: "system", content: "Be brief.", cache_control: EPHEMERAL },
+    ...["a", "b", "c", "d"].map((text, i): ChatMessage => ({
+      role: i % 2 === 0 ? "user" : "assistant",
+      content: text,
+      cache_control: EPHEMERAL,
+    })),
+  ];
+  const request = req({ messages, tools: MARKED_TOOLS });
+  const body = toConverseRequest(request, CLAUDE);
+  const tools = (body.toolConfig as { tools: unknown[] }).tools;
+  assert.deepEqual(tools.slice(1), [
+    { toolSpec: { name: "weather", inputSchema: { json: { type: "object" } } } },
+    { cachePoint: { type: "default", ttl: "1h" } },
+  ]);
+  // Six markers in Bedrock's order (tools, system, turns): the tool's and the system's, then the last two.
+  assert.deepEqual(body.system, [{ text: "Be brief." }, POINT]);
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, request), [
+    "messages[1].cache_control",
+    "messages[2].cache_control",
+  ]);
+  assert.deepEqual(bedrockCacheDropped(NOVA, request), [
+    ...messages.map((_, i) => `messages[${i}].cache_control`),
+    "tools[1].cache_control",
+  ]);
+  assert.doesNotMatch(JSON.stringify(toConverseRequest(request, NOVA)), /cachePoint/);
+});
+
+Deno.test("bedrock cache points: a marked tool that is not sent (tool_choice none, no tool history) is named", () => {
+  const request = req({
+    messages: [{ role: "user", content: "Hi" }],
+    tools: MARKED_TOOLS,
+    tool_choice: "none",
+  });
+  assert.equal(toConverseRequest(request, CLAUDE).toolConfig, undefined);
+  assert.deepEqual(bedrockCacheDropped(CLAUDE, request), ["tools[1].cache_control"]);
 });

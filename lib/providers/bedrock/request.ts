@@ -30,7 +30,7 @@ import { claudeStopUnsupported } from "../shared/claude_stop.ts";
 import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../shared/json_answer_tool.ts";
 import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
-import { toToolConfig } from "./tool_config.ts";
+import { type ToolConfig, toToolConfig } from "./tool_config.ts";
 import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 
 /** One Converse content block, as sent. */
@@ -340,17 +340,31 @@ function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseM
 }
 
 /**
+ * The input of a Converse request to `model`: its `system`, turns and `toolConfig` (`./tool_config.ts`), with a
+ * Claude model's prompt-caching markers as `cachePoint` blocks settled over all three (`./cache_points.ts`), and
+ * how a JSON `response_format`'s answer tool goes with the client's tools. One source for the request and for
+ * the markers it leaves out (`./cache_dropped.ts`).
+ */
+export function converseInput(request: ChatRequest, model: string) {
+  const converse = toConverseMessages(request.messages, model);
+  const answer = jsonAnswerTool(request.response_format, "Bedrock");
+  const clientTools = Array.isArray(request.tools) && request.tools.length > 0;
+  const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, clientTools);
+  const toolConfig = toToolConfig(request, converse.turns, answer, answerChoice);
+  const input = { ...converse, tools: toolConfig?.tools ?? [] };
+  const { system, turns, tools } = isClaudeModel(model) ? withCachePoints(input) : input;
+  const config: ToolConfig | undefined = toolConfig && { ...toolConfig, tools };
+  return { system, turns, toolConfig: config, answerChoice };
+}
+
+/**
  * The Converse / ConverseStream request body for an (already unsupported-filtered) OpenAI request to `model`
  * (the Bedrock model id, which decides whether `reasoning_effort` becomes Claude's thinking and `top_k` its
  * `additionalModelRequestFields.top_k`). A JSON `response_format` that forces a tool call leaves thinking off:
  * Claude refuses thinking with a forced tool choice, and the format is what the client cannot do without.
  */
 export function toConverseRequest(request: ChatRequest, model = ""): JsonObject {
-  const converse = toConverseMessages(request.messages, model);
-  const { system, turns } = isClaudeModel(model) ? withCachePoints(converse) : converse;
-  const answer = jsonAnswerTool(request.response_format, "Bedrock");
-  const clientTools = Array.isArray(request.tools) && request.tools.length > 0;
-  const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, clientTools);
+  const { system, turns, toolConfig, answerChoice } = converseInput(request, model);
   const body: JsonObject = { messages: turns };
   if (system.length > 0) body.system = system;
   const inference: JsonObject = {};
@@ -376,7 +390,6 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
   if (typeof request.stop === "string") inference.stopSequences = [request.stop];
   else if (Array.isArray(request.stop)) inference.stopSequences = request.stop;
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference;
-  const toolConfig = toToolConfig(request, turns, answer, answerChoice);
   if (toolConfig) body.toolConfig = toolConfig;
   return body;
 }

@@ -16,6 +16,13 @@ import {
   refuseReservedToolName,
 } from "../shared/json_answer_tool.ts";
 import { historyTools } from "../shared/history_tools.ts";
+import { markBlock } from "../shared/cache_control.ts";
+
+/** A Converse `toolConfig`: its tool entries (`toolSpec`s, and the `cachePoint`s after marked ones) and choice. */
+export interface ToolConfig extends JsonObject {
+  tools: JsonObject[];
+  toolChoice?: JsonObject;
+}
 
 /** The part of a Converse turn read here: its content blocks. */
 interface Turn {
@@ -56,7 +63,7 @@ export function toToolConfig(
   turns: readonly Turn[],
   answer: JsonAnswerTool | null = null,
   answerChoice: JsonAnswerChoice = "client",
-): JsonObject | undefined {
+): ToolConfig | undefined {
   const tools = Array.isArray(request.tools) ? request.tools : [];
   refuseReservedToolName(tools, "Bedrock");
   const choice = request.tool_choice;
@@ -73,7 +80,8 @@ export function toToolConfig(
       inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} } },
     };
     if (typeof fn.description === "string" && fn.description !== "") spec.description = fn.description;
-    return { toolSpec: spec };
+    // Its prompt-caching marker, noted for `./cache_points.ts` (a `cachePoint` after it, when it is sent).
+    return markBlock({ toolSpec: spec }, tool, `tools[${i}].cache_control`);
   });
   if (answer !== null && answerChoice !== "client") {
     const answerSpec = {
@@ -89,7 +97,7 @@ export function toToolConfig(
   }
   if (specs.length === 0) return hasToolBlocks(turns) ? { tools: historySpecs(turns) } : undefined;
   if (choice === "none") return hasToolBlocks(turns) ? { tools: specs } : undefined;
-  const config: JsonObject = { tools: specs };
+  const config: ToolConfig = { tools: specs };
   if (choice === "required") config.toolChoice = { any: {} };
   else if (choice === "auto" || choice === undefined || choice === null) config.toolChoice = { auto: {} };
   else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === "string") {

@@ -4,15 +4,18 @@
  *
  * Clients of Claude behind an OpenAI-compatible API mark their prompts as Anthropic's API takes them:
  * `cache_control: {type: "ephemeral", ttl?: "5m" | "1h"}` on a message (opencode for a model named "claude",
- * on its system messages and last turns), on one of its content parts (LiteLLM and OpenRouter callers), or on
- * an assistant's tool call (opencode through @ai-sdk/openai-compatible, on a turn that ends with one).
- * Without them nothing is cached, and a long agent session pays full input price on every turn where cache
- * reads cost about a tenth of it.
+ * on its system messages and last turns), on one of its content parts (LiteLLM and OpenRouter callers), on an
+ * assistant's tool call (opencode through @ai-sdk/openai-compatible, on a turn that ends with one), or on a tool
+ * definition (`tools[i].cache_control`, which LiteLLM takes and nanobot puts on its last tool: the tools open a
+ * Claude prompt, and an agent's long tool list is what every one of its requests repeats). Without them nothing
+ * is cached, and a long agent session pays full input price on every turn where cache reads cost about a tenth
+ * of it.
  *
  * A vendor's translation notes a marker on the block it makes of the part ({@linkcode markBlock}), or of the
  * message's last block ({@linkcode markLast}); the marks are kept beside the blocks, never in them, so blocks
  * can be moved, merged and reordered freely, and a block the request never sends takes its mark with it. Once
- * the request's blocks are in their final order, {@linkcode settleMarks} decides which marks are sent:
+ * the request's blocks are in their final order (the vendors' prefix order: tools, system, messages; the request
+ * is settled whole, so a tool's marker counts with the others), {@linkcode settleMarks} decides which are sent:
  *
  * - At most {@linkcode MAX_BREAKPOINTS} (Anthropic refuses a request with more: "A maximum of 4 blocks with
  *   cache_control may be provided"; Bedrock documents the same limit for Claude). Past it the first two and the
@@ -25,8 +28,9 @@
  *   messages to the front can make a client's order one they refuse.
  *
  * What was not sent is named for `x-gateway-dropped` ({@linkcode cacheControlDropped}), as the client wrote it
- * (`messages[1].cache_control`, `messages[1].content[0].cache_control`, `…cache_control.ttl`). A target with no
- * such markers (Gemini, Bedrock models other than Claude) names them all ({@linkcode cacheControlPaths}).
+ * (`messages[1].cache_control`, `messages[1].content[0].cache_control`, `tools[3].cache_control`,
+ * `…cache_control.ttl`). A target with no such markers (Gemini, Bedrock models other than Claude) names them all
+ * ({@linkcode cacheControlPaths}).
  *
  * @module
  */
@@ -127,12 +131,20 @@ export function settleMarks(blocks: readonly object[]): CacheMark[] {
   return kept;
 }
 
+/** The parts of a chat request that carry prompt-caching markers, and those that decide which tools are sent. */
+export interface MarkedRequest {
+  readonly messages: readonly JsonObject[];
+  readonly tools?: unknown;
+  readonly tool_choice?: unknown;
+  readonly response_format?: unknown;
+}
+
 /**
- * Every `cache_control` a chat request's messages carry, on a message, a content part or an assistant's tool
- * call (where @ai-sdk/openai-compatible puts opencode's when a turn ends with one), as client paths (a null one
- * is no marker).
+ * Every `cache_control` a chat request carries, on a message, a content part, an assistant's tool call (where
+ * @ai-sdk/openai-compatible puts opencode's when a turn ends with one) or a tool definition (`tools[i]`), as
+ * client paths (a null one is no marker): the messages' in order, then the tools'.
  */
-export function cacheControlPaths(messages: readonly JsonObject[]): string[] {
+export function cacheControlPaths({ messages, tools }: MarkedRequest): string[] {
   const paths: string[] = [];
   messages.forEach((m, i) => {
     if (m.cache_control != null) paths.push(`messages[${i}].cache_control`);
@@ -145,6 +157,11 @@ export function cacheControlPaths(messages: readonly JsonObject[]): string[] {
       });
     }
   });
+  if (Array.isArray(tools)) {
+    tools.forEach((tool, i) => {
+      if (isObject(tool) && tool.cache_control != null) paths.push(`tools[${i}].cache_control`);
+    });
+  }
   return paths;
 }
 
@@ -165,25 +182,36 @@ export function cacheControlDropped(paths: readonly string[], blocks: readonly o
   return [...paths.filter((p) => !sent.has(p)), ...fields];
 }
 
-const VERDICTS = new WeakMap<readonly JsonObject[], Map<string, string[]>>();
+/** A verdict and the request fields it was reached for, besides the messages that key it. */
+interface Verdict {
+  readonly inputs: readonly unknown[];
+  readonly dropped: string[];
+}
+
+const VERDICTS = new WeakMap<readonly JsonObject[], Map<string, Verdict>>();
+
+/** The fields besides `messages` a verdict depends on: the tools, and what decides whether they are sent. */
+const inputsOf = (r: MarkedRequest): unknown[] => [r.tools, r.tool_choice, r.response_format];
 
 /**
- * `compute`'s answer for `messages` under `key` (a vendor's form), computed once per request: routing asks it
+ * `compute`'s answer for `request` under `key` (a vendor's form), computed once per request: routing asks it
  * for every target before routing and again for the one that answered. Nothing is computed or kept for a
- * request without markers.
+ * request without markers. Kept by the request's messages, and computed again for other tools (a client API may
+ * withhold a parameter from one target, and hands that target a copy of the request without it).
  */
 export function droppedOnce(
-  messages: readonly JsonObject[],
+  request: MarkedRequest,
   key: string,
   compute: (paths: string[]) => string[],
 ): string[] {
-  let byKey = VERDICTS.get(messages);
+  let byKey = VERDICTS.get(request.messages);
+  const inputs = inputsOf(request);
   const known = byKey?.get(key);
-  if (known !== undefined) return known;
-  const paths = cacheControlPaths(messages);
+  if (known !== undefined && known.inputs.every((v, i) => v === inputs[i])) return known.dropped;
+  const paths = cacheControlPaths(request);
   if (paths.length === 0) return paths;
   const dropped = compute(paths);
-  if (byKey === undefined) VERDICTS.set(messages, byKey = new Map());
-  byKey.set(key, dropped);
+  if (byKey === undefined) VERDICTS.set(request.messages, byKey = new Map());
+  byKey.set(key, { inputs, dropped });
   return dropped;
 }

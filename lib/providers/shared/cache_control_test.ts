@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   cacheControlDropped,
   cacheControlPaths,
+  droppedOnce,
   markBlock,
   markLast,
   markOf,
@@ -81,15 +82,21 @@ Deno.test("cache_control: a tool result takes its content's markers", () => {
 
 Deno.test("cache_control: every marker of a chat request, on a message or a part, by its client path (null is none)", () => {
   assert.deepEqual(
-    cacheControlPaths([
-      { role: "system", content: "s", cache_control: EPHEMERAL },
-      {
-        role: "user",
-        content: [{ type: "text", text: "a" }, { type: "text", text: "b", cache_control: {} }],
-      },
-      { role: "assistant", content: "c" },
-      { role: "user", content: [{ type: "text", text: "d", cache_control: EPHEMERAL }], cache_control: null },
-    ]),
+    cacheControlPaths({
+      messages: [
+        { role: "system", content: "s", cache_control: EPHEMERAL },
+        {
+          role: "user",
+          content: [{ type: "text", text: "a" }, { type: "text", text: "b", cache_control: {} }],
+        },
+        { role: "assistant", content: "c" },
+        {
+          role: "user",
+          content: [{ type: "text", text: "d", cache_control: EPHEMERAL }],
+          cache_control: null,
+        },
+      ],
+    }),
     [
       "messages[0].cache_control",
       "messages[1].content[1].cache_control",
@@ -100,22 +107,50 @@ Deno.test("cache_control: every marker of a chat request, on a message or a part
 
 Deno.test("cache_control: a marker on an assistant's tool call is named by its path", () => {
   assert.deepEqual(
-    cacheControlPaths([
-      { role: "user", content: "Read a.ts" },
-      {
-        role: "assistant",
-        content: "",
-        tool_calls: [
-          { id: "c1", type: "function", function: { name: "read", arguments: "{}" } },
-          {
-            id: "c2",
-            type: "function",
-            function: { name: "read", arguments: "{}" },
-            cache_control: EPHEMERAL,
-          },
-        ],
-      },
-    ]),
+    cacheControlPaths({
+      messages: [
+        { role: "user", content: "Read a.ts" },
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "read", arguments: "{}" } },
+            {
+              id: "c2",
+              type: "function",
+              function: { name: "read", arguments: "{}" },
+              cache_control: EPHEMERAL,
+            },
+          ],
+        },
+      ],
+    }),
     ["messages[1].tool_calls[1].cache_control"],
   );
+});
+
+Deno.test("cache_control: a tool definition's marker is named by its path, after the messages'", () => {
+  assert.deepEqual(
+    cacheControlPaths({
+      messages: [{ role: "user", content: "Hi", cache_control: EPHEMERAL }],
+      tools: [
+        { type: "function", function: { name: "a" }, cache_control: EPHEMERAL },
+        { type: "function", function: { name: "b" } },
+        { type: "function", function: { name: "c" }, cache_control: null },
+      ],
+    }),
+    ["messages[0].cache_control", "tools[0].cache_control"],
+  );
+});
+
+Deno.test("cache_control: a verdict is kept for the request's messages, and computed again for other tools", () => {
+  const messages = [{ role: "user", content: "Hi" }];
+  const marked = [{ type: "function", function: { name: "a" }, cache_control: EPHEMERAL }];
+  let computed = 0;
+  const compute = (paths: string[]) => (computed++, paths);
+  assert.deepEqual(droppedOnce({ messages }, "v", compute), []);
+  assert.deepEqual(droppedOnce({ messages, tools: marked }, "v", compute), ["tools[0].cache_control"]);
+  assert.deepEqual(droppedOnce({ messages, tools: marked }, "v", compute), ["tools[0].cache_control"]);
+  assert.equal(computed, 1);
+  assert.deepEqual(droppedOnce({ messages, tools: [] }, "v", compute), []);
 });
