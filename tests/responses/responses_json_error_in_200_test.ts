@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { FAKE_KEY } from "../helpers/fake_openai.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
 import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { usageRows } from "../helpers/usage_rows.ts";
 
 const json = (body: unknown): RawStep => ({
   status: 200,
@@ -66,6 +67,57 @@ ${TEST_TOKENS_YAML}`);
     assert.equal(served.status, 200, JSON.stringify(answer));
     assert.equal(served.headers.get("x-gateway-model"), "r-second");
     assert.equal(answer.output[0].content[0].text, "Hi");
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});
+
+Deno.test("native responses compact: a 200 with an error body is the upstream's 429 (key scrubbed), retried, recorded as failed, then served by the next target", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}", native_responses: true }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-c-one: { type: chat, targets: [ { provider: or, model: c-first, retries: 1 } ] }
+  chat-c-two: { type: chat, targets: [ { provider: or, model: c-first, retries: 0 }, { provider: or, model: c-second } ] }
+${TEST_TOKENS_YAML}`);
+  const compaction = json({
+    id: "resp_cmp_1",
+    object: "response.compaction",
+    created_at: 1,
+    output: [{ type: "compaction", id: "cmp_1", encrypted_content: "opaque" }],
+    usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+  });
+  upstream.stepFor = (request) => request.body.includes('"c-first"') ? RATE_LIMITED : compaction;
+  const post = (model: string) =>
+    fetch(`${gw.baseURL}/responses/compact`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, input: "hi" }),
+    });
+  try {
+    const limited = await post("chat-c-one");
+    const body = await limited.json();
+    assert.equal(limited.status, 429, JSON.stringify(body));
+    assert.equal(limited.headers.get("x-gateway-attempts"), "2");
+    assert.match(body.error.message, /^Rate limit exceeded for key/);
+    assert(!JSON.stringify(body).includes(FAKE_KEY), JSON.stringify(body));
+    assert.equal(body.error.type, "rate_limit_error");
+    assert.equal(body.error.code, "rate_limit_exceeded");
+    assert(
+      upstream.requests.every((r) => r.path === "/v1/responses/compact"),
+      "the native endpoint was asked",
+    );
+    const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 1);
+    assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [[429, "rate_limit_exceeded"]]);
+
+    const served = await post("chat-c-two");
+    const answer = await served.json();
+    assert.equal(served.status, 200, JSON.stringify(answer));
+    assert.equal(served.headers.get("x-gateway-model"), "c-second");
+    assert.equal(answer.object, "response.compaction");
   } finally {
     await gw.stop();
     await upstream.stop();

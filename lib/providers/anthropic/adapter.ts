@@ -13,7 +13,7 @@ import type { AnthropicProviderConfig } from "../../config/schema.ts";
 import { badGateway, invalidRequest } from "../../errors.ts";
 import { stages } from "../../streams/pull_through.ts";
 import { ANTHROPIC_PARAM_RULES, toAnthropicRequest } from "./request.ts";
-import { anthropicHttpError, toChatCompletion } from "./response.ts";
+import { anthropicHttpError, throwAnthropicErrorBody, toChatCompletion } from "./response.ts";
 import { anthropicChunkTransformer } from "./stream.ts";
 import { anthropicInputTokens, countTokensBody, countTokensUrl } from "./count_tokens.ts";
 import { anthropicEventTransformer, nativeMessagesHeaders } from "./native.ts";
@@ -60,16 +60,22 @@ export function buildAnthropicBody(
   return toAnthropicRequest(supported, { model, defaultMaxTokens: config.default_max_tokens });
 }
 
-/** Parses a whole answer; what is not a message is reported by `toChatCompletion`. */
-function parseJson(provider: string, text: string): unknown {
+/**
+ * Parses a whole answer; Anthropic's error body in its place is the upstream's error (`secrets` scrubbed), and
+ * what is not a message is reported by `toChatCompletion`.
+ */
+function parseJson(provider: string, text: string, secrets: readonly string[]): unknown {
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch {
     throw badGateway(
       `Provider "${provider}" returned a body that is not JSON.`,
       "upstream_invalid_response",
     );
   }
+  throwAnthropicErrorBody(provider, json, secrets);
+  return json;
 }
 
 /** The adapter for one `type: anthropic` config entry. */
@@ -87,7 +93,7 @@ export function anthropicAdapter(config: AnthropicProviderConfig): ProviderAdapt
     completion: (text, call) =>
       toChatCompletion(
         call.target.provider,
-        parseJson(call.target.provider, text),
+        parseJson(call.target.provider, text, secrets),
         call.target.model,
         Math.floor(Date.now() / 1000),
       ),
@@ -104,6 +110,7 @@ export function anthropicAdapter(config: AnthropicProviderConfig): ProviderAdapt
     }),
     messagesStages: (call) =>
       stages(sseEvents(call), anthropicEventTransformer(call.target.provider, secrets)),
+    nativeErrorBody: (json, call) => throwAnthropicErrorBody(call.target.provider, json, secrets),
     // A Messages request is counted as sent, exactly; another is translated first. Unsupported parameters are
     // dropped, not refused: they do not change what the input counts.
     countTokensRequest: (input, call) => ({

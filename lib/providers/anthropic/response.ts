@@ -11,7 +11,7 @@ import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
-import { type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
+import { isErrorBody, type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import { anthropicFinishReason } from "../finish_reasons.ts";
 
@@ -253,4 +253,18 @@ export function anthropicStreamError(
     secrets,
   );
   return withAnthropicType(error, anthropicErrorType(data));
+}
+
+/**
+ * Throws the upstream's error when a 200's JSON `body` is Anthropic's error body (`{"type": "error", "error":
+ * {"type", "message"}}`) in place of a Message ({@linkcode isErrorBody}: no `content`, not `type: "message"`), as a
+ * proxy in Anthropic's format may answer. It is mapped as the same `error` event inside a stream is
+ * ({@linkcode anthropicStreamError}, `secrets` scrubbed): a `rate_limit_error` is the client's 429 with Anthropic's
+ * type, retried and fallen back from as the HTTP one.
+ */
+export function throwAnthropicErrorBody(provider: string, body: unknown, secrets: readonly string[]): void {
+  if (!isObject(body)) return;
+  if (isErrorBody(body, body.type === "message" || body.content !== undefined)) {
+    throw anthropicStreamError(provider, body, secrets);
+  }
 }

@@ -17,7 +17,7 @@ import {
   parseBatchEmbed,
   parseEmbedContent,
 } from "./embeddings.ts";
-import { geminiHttpError } from "./error.ts";
+import { geminiHttpError, throwGeminiErrorBody } from "./error.ts";
 import { geminiParamRules, toGeminiRequest } from "./request.ts";
 import { toChatCompletion } from "./response.ts";
 import { geminiChunkTransformer, geminiPassthroughTransformer } from "./stream.ts";
@@ -71,6 +71,15 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
     body: JSON.stringify(body),
   });
 
+  /** Throws the upstream's error when a `generateContent` answer with a 200 is Google's error body. */
+  const throwIfError = (json: JsonObject, provider: string) =>
+    throwGeminiErrorBody(
+      provider,
+      json,
+      json.candidates !== undefined || json.promptFeedback !== undefined,
+      secrets,
+    );
+
   /** The `GenerateContentRequest` for a chat request, unsupported parameters refused or dropped (`mode`). */
   const generateContentBody = (request: ChatRequest, stream: boolean, mode: "error" | "drop") =>
     toGeminiRequest(applyUnsupportedRules(request, geminiParamRules(stream), mode));
@@ -100,13 +109,14 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
         : post(call.target.model, "generateContent", body),
     geminiStages: (call) =>
       stages(sseEvents(call), geminiPassthroughTransformer(call.target.provider, secrets)),
+    nativeErrorBody: (json, call) => throwIfError(json, call.target.provider),
     authorize: keyHeader("x-goog-api-key", config.api_key),
     httpError: (provider, status, text, headers) => geminiHttpError(provider, status, text, headers, secrets),
-    completion: (text, call) =>
-      toChatCompletion(parseJsonObject(call.target.provider, text), {
-        provider: call.target.provider,
-        model: call.target.model,
-      }),
+    completion: (text, call) => {
+      const json = parseJsonObject(call.target.provider, text);
+      throwIfError(json, call.target.provider);
+      return toChatCompletion(json, { provider: call.target.provider, model: call.target.model });
+    },
     streamStages: (call) =>
       stages(
         sseEvents(call),
@@ -123,6 +133,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
       let promptTokens = 0;
       if (texts.length === 1) {
         const { json: body } = await send(post(model, "embedContent", embedContentBody(texts[0], dims)));
+        throwGeminiErrorBody(provider, body, body.embedding !== undefined, secrets);
         vectors.push(parseEmbedContent(provider, body));
         promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
         call.onEmbedded?.({ texts, tokens: promptTokens });
@@ -132,6 +143,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
           const { json: body } = await send(
             post(model, "batchEmbedContents", batchEmbedBody(modelPath(model), batch, dims)),
           );
+          throwGeminiErrorBody(provider, body, body.embeddings !== undefined, secrets);
           vectors.push(...parseBatchEmbed(provider, body, batch.length));
           const tokens = isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
           promptTokens += tokens;

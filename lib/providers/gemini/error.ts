@@ -9,6 +9,7 @@
 import { CONTEXT_LENGTH_EXCEEDED, type GatewayError } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import {
+  isErrorBody,
   mapsAsHttpError,
   type ParsedUpstreamError,
   upstreamHttpError,
@@ -169,4 +170,19 @@ export function geminiStreamError(
   return upstreamStreamError(provider, {
     error: { message: error.message, type: "server_error", code: error.status?.toLowerCase() ?? null },
   }, secrets);
+}
+
+/**
+ * Throws the upstream's error when a 200's JSON `body` is Google's error body in place of the answer
+ * ({@linkcode isErrorBody}; `answered` false: no candidates or prompt feedback, no embedding, no count), as a proxy
+ * in Google's format may answer. It is mapped as the same error inside a 200 stream is ({@linkcode geminiStreamError},
+ * `secrets` scrubbed): a 429 RESOURCE_EXHAUSTED is the client's 429, retried and fallen back from as the HTTP one.
+ */
+export function throwGeminiErrorBody(
+  provider: string,
+  body: JsonObject,
+  answered: boolean,
+  secrets: readonly string[],
+): void {
+  if (isErrorBody(body, answered)) throw geminiStreamError(provider, body, secrets);
 }

@@ -11,7 +11,7 @@ import type { EmbeddingRequest } from "../../openai/types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
 import { decodeFloat32Base64, isFloat32Vector } from "../../encoding/float32_base64.ts";
-import { upstreamStreamError } from "../shared/upstream_error.ts";
+import { isErrorBody, upstreamStreamError } from "../shared/upstream_error.ts";
 
 /**
  * Whether a choice's `message` (or a chunk's `delta`) is what every client API reads: an object whose
@@ -26,13 +26,12 @@ export function isReadableMessage(value: unknown): value is JsonObject {
 }
 
 /**
- * Throws the upstream's error when a 200's JSON `body` is an `{"error": …}` in place of the answer (`answered`
- * false: no `choices`, no `data`, no Response). OpenRouter answers so once the model has started (a rate limit
- * as `{"error": {"code": 429, …}}`), as it sends the same error as an event inside a 200 stream. It is mapped as
- * that event is ({@linkcode upstreamStreamError}, `secrets` scrubbed), so the client gets the upstream's status
- * and words and routing retries, falls back and counts it against the target's health as it would the HTTP
- * answer with that status; an error naming no status is a 502 in its words. A body that is the answer is left
- * alone, whatever its `error` field says (a Response carries `error: null`, or the error of a failed response).
+ * Throws the upstream's error when a 200's JSON `body` is an `{"error": …}` in place of the answer
+ * ({@linkcode isErrorBody}; `answered` false: no `choices`, no `data`, no `output`). OpenRouter answers so once the
+ * model has started (a rate limit as `{"error": {"code": 429, …}}`), as it sends the same error as an event
+ * inside a 200 stream. It is mapped as that event is ({@linkcode upstreamStreamError}, `secrets` scrubbed), so the
+ * client gets the upstream's status and words and routing retries, falls back and counts it against the target's
+ * health as it would the HTTP answer with that status; an error naming no status is a 502 in its words.
  */
 export function throwErrorBody(
   provider: string,
@@ -40,9 +39,7 @@ export function throwErrorBody(
   answered: boolean,
   secrets: readonly string[],
 ): void {
-  if (!answered && body.error !== undefined && body.error !== null) {
-    throw upstreamStreamError(provider, body, secrets);
-  }
+  if (isErrorBody(body, answered)) throw upstreamStreamError(provider, body, secrets);
 }
 
 /**

@@ -116,7 +116,7 @@ export type NativeResponsesFunctions = Required<
     ProviderAdapter,
     | "responsesRequest"
     | "responsesStages"
-    | "responsesJson"
+    | "nativeErrorBody"
     | "compactRequest"
     | "countTokensRequest"
     | "inputTokens"
@@ -126,9 +126,10 @@ export type NativeResponsesFunctions = Required<
 /**
  * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
  * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
- * input tokens counted by the upstream, and compactions passed through. A whole answer that is no Response but an
- * `{"error": …}` answered with a 200 is the upstream's error ({@linkcode throwErrorBody}), as for chat; any other
- * body is left for the runner's check (a 502 for what is no Response). The upstreams differ only in where
+ * input tokens counted by the upstream, and compactions passed through. A whole answer (a Response, a compaction)
+ * that is instead an `{"error": …}` without `output`, answered with a 200, is the upstream's error
+ * ({@linkcode throwErrorBody}), as for chat; any other body is left for the client API's check (a 502 for what is
+ * no Response, or no compaction). The upstreams differ only in where
  * (`url` of `responses`, `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes.
  */
 export function nativeResponsesAdapter(
@@ -144,10 +145,9 @@ export function nativeResponsesAdapter(
     }),
     responsesStages: (call) =>
       stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets)),
-    responsesJson: (json, call) => {
-      throwErrorBody(call.target.provider, json, isResponseObject(json), secrets);
-      return json;
-    },
+    // A Response and a compaction each carry `output`: a body without it and with an error is the upstream's.
+    nativeErrorBody: (json, call) =>
+      throwErrorBody(call.target.provider, json, json.output !== undefined, secrets),
     compactRequest: (body, call) => ({
       url: url("responses/compact"),
       headers: headers(call, false),

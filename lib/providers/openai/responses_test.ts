@@ -147,12 +147,16 @@ Deno.test("openai native responses: a final event whose response is not a Respon
   }
 });
 
-Deno.test("openai native responses: a whole answer that is an error body, not a Response, is the upstream's error", () => {
+Deno.test("openai native responses: a whole answer that is an error body, not a Response or compaction, is the upstream's error", () => {
   const adapter = openAIAdapter(openai({ native_responses: true }));
   const c = call(openai({ native_responses: true }));
-  const read = adapter.responsesJson!;
+  const check = adapter.nativeErrorBody!;
+  const read = (json: Record<string, unknown>) => {
+    check(json, c);
+    return json;
+  };
   assert.throws(
-    () => read({ error: { code: 429, message: "Rate limit exceeded with sk-secret-1" } }, c),
+    () => read({ error: { code: 429, message: "Rate limit exceeded with sk-secret-1" } }),
     (err: GatewayError) => {
       assert.equal(err.status, 429);
       assert.equal(err.code, "rate_limit_exceeded");
@@ -160,15 +164,17 @@ Deno.test("openai native responses: a whole answer that is an error body, not a 
       return true;
     },
   );
-  // A Response is the answer whatever its `error` says (a failed response carries its own); anything else
-  // without an error is left for the runner's check.
+  // A Response is the answer whatever its `error` says (a failed response carries its own), and so is a
+  // compaction; anything else without an error is left for the client API's check.
   const failed = {
     object: "response",
     status: "failed",
     output: [],
     error: { code: "server_error", message: "x" },
   };
-  assert.equal(read(failed, c), failed);
+  assert.equal(read(failed), failed);
+  const compaction = { object: "response.compaction", output: [], error: null };
+  assert.equal(read(compaction), compaction);
   const odd = { object: "list" };
-  assert.equal(read(odd, c), odd);
+  assert.equal(read(odd), odd);
 });

@@ -68,10 +68,12 @@ export interface ProviderAdapter {
   /** The stages a native Responses stream goes through, from bytes to event objects. */
   responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
-   * A native Responses whole answer's JSON (its identifiers scrubbed) as the client API gets it to check; throws
-   * the upstream's error when the body is one answered with a 200. Without it, the body passes on as read.
+   * Throws the upstream's error when a passed-through whole answer (a Response or compaction, a
+   * GenerateContentResponse, a Message) is instead the vendor's error body answered with a 200 (`isErrorBody`,
+   * shared/upstream_error.ts), mapped as the vendor's error inside a 200 stream is, its secrets scrubbed; returns
+   * for any other body, which the client API checks. Without it, every body passes on as read.
    */
-  responsesJson?(json: JsonObject, call: UpstreamCall): JsonObject;
+  nativeErrorBody?(json: JsonObject, call: UpstreamCall): void;
   /**
    * Only for an upstream that speaks the Responses API: the request passing a compaction body through
    * (`POST {base}/responses/compact`), without credentials. It makes the provider's `compact` method.
@@ -139,9 +141,16 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     return res;
   }
 
-  /** A passed-through answer's JSON object, its identifiers scrubbed. */
+  /** A moderation answer's JSON object, its identifiers scrubbed. */
   const scrubbedJson = (text: string, call: UpstreamCall): JsonObject =>
     scrubAnswerIds(parseJsonObject(call.target.provider, text), call.scrubber);
+
+  /** A passed-through whole answer's JSON object, unless it is the upstream's error (`nativeErrorBody`). */
+  const nativeJson = (text: string, call: UpstreamCall): JsonObject => {
+    const json = parseJsonObject(call.target.provider, text);
+    adapter.nativeErrorBody?.(json, call);
+    return scrubAnswerIds(json, call.scrubber);
+  };
 
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
@@ -170,7 +179,6 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   const {
     responsesRequest,
     responsesStages,
-    responsesJson,
     compactRequest,
     geminiRequest,
     geminiStages,
@@ -186,8 +194,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
       const res = await send(responsesRequest(body, call), call);
       if (body.stream !== true) {
-        const json = scrubbedJson(await res.text(), call);
-        return { kind: "json", body: responsesJson ? responsesJson(json, call) : json };
+        return { kind: "json", body: nativeJson(await res.text(), call) };
       }
       return { kind: "stream", events: pullStages(res.body, scrubbedStages(responsesStages(call), call)) };
     };
@@ -195,21 +202,21 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   if (geminiRequest && geminiStages) {
     provider.gemini = async (body: JsonObject, stream: boolean, call: UpstreamCall) => {
       const res = await send(geminiRequest(body, stream, call), call);
-      if (!stream) return { kind: "json", body: scrubbedJson(await res.text(), call) };
+      if (!stream) return { kind: "json", body: nativeJson(await res.text(), call) };
       return { kind: "stream", events: pullStages(res.body, scrubbedStages(geminiStages(call), call)) };
     };
   }
   if (compactRequest) {
     provider.compact = async (body: JsonObject, call: UpstreamCall): Promise<JsonObject> => {
       const res = await send(compactRequest(body, call), call);
-      return scrubbedJson(await res.text(), call);
+      return nativeJson(await res.text(), call);
     };
   }
   if (messagesRequest && messagesStages) {
     provider.messages = async (body: JsonObject, call: MessagesCall): Promise<NativeMessagesResult> => {
       const res = await send(messagesRequest(body, call), call);
       if (body.stream !== true) {
-        return { kind: "json", body: scrubbedJson(await res.text(), call) };
+        return { kind: "json", body: nativeJson(await res.text(), call) };
       }
       return { kind: "stream", events: pullStages(res.body, scrubbedStages(messagesStages(call), call)) };
     };

@@ -6,7 +6,7 @@
  * @module
  */
 import { badGateway, CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
-import { isObject } from "../../openai/types.ts";
+import { isObject, type JsonObject } from "../../openai/types.ts";
 import { type Scrubber, scrubberOf } from "../../secrets/scrubber.ts";
 
 /** The fields an upstream's error body yielded, before the gateway decides status and wording. */
@@ -228,6 +228,19 @@ function statusOfStreamError(data: unknown): number | null {
  */
 export function mapsAsHttpError(status: number): boolean {
   return status < 500 || status === 503 || status === 529;
+}
+
+/**
+ * Whether a 200's JSON `body` is the upstream's error in place of its answer: an `error` that is not null, and none
+ * of the answer's fields (`answered` false). Proxies and servers answer so (OpenRouter once the model has started,
+ * LiteLLM, vLLM), each in its vendor's error format, and every one keeps the error under `error`: OpenAI's
+ * `{"error": {…}}`, Google's `{"error": {"code", "message", "status"}}`, Anthropic's `{"type": "error", "error":
+ * {"type", "message"}}`. A body that is the answer is left alone, whatever its `error` says (a Response carries
+ * `error: null`, or the error of a failed response). The one rule for every vendor; each maps the error as it
+ * maps the same error sent inside a 200 stream, so routing retries, falls back and counts it as that status.
+ */
+export function isErrorBody(body: JsonObject, answered: boolean): boolean {
+  return !answered && body.error !== undefined && body.error !== null;
 }
 
 /**
