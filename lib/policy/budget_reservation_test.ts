@@ -126,6 +126,27 @@ Deno.test("budget: the reservation rate counts a long-context tier's output, whi
   assert.equal(await reasoning.store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 1.2);
 });
 
+Deno.test("budget: the reservation rate counts audio and cache-write rates, not the per-call web search", async () => {
+  // gpt-4o-audio-preview's price: text $2.50 / $10, audio $40 in / $80 out per 1M. A completion of audio
+  // tokens settles at 80, so two such requests at once must not both fit a budget that holds one.
+  const audio = setup({ cost: 10, period: "month" }, [{
+    input: 2.5,
+    output: 10,
+    audio_input: 40,
+    audio_output: 80,
+  }]);
+  await audio.engine.admit(audio.req(100_000));
+  assert.equal(await audio.store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 8);
+  // A cache write above every other rate (a made-up price; settling charges it on written prompt tokens).
+  const write = setup({ cost: 10, period: "month" }, [{ input: 1, output: 2, cache_write_1h: 5 }]);
+  await write.engine.admit(write.req(100_000));
+  assert.equal(await write.store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 0.5);
+  // $25 per 1,000 searches is per call: it is not a per-token rate.
+  const search = setup({ cost: 10, period: "month" }, [{ input: 1, output: 2, web_search_per_1k: 25 }]);
+  await search.engine.admit(search.req(100_000));
+  assert.equal(await search.store.periodGet(budgetKey("tok_svc", "cost"), "2026-11"), 0.2);
+});
+
 Deno.test("budget: a request settles against the period it was admitted in", async () => {
   const { engine, req, store, setTime } = setup({ tokens: 1000, period: "day" });
   setTime(Date.UTC(2026, 10, 22, 23, 59, 59));

@@ -102,24 +102,20 @@ export function endpointDenied(token: ResolvedToken, endpoint: string): PolicyDe
 
 /**
  * The rate (per million tokens) at which a money budget reserves a request's estimate: the dearest per-token
- * rate among the alias's targets (input or output, a long-context tier's too, and reasoning where priced
- * apart), since the target, the prompt/output split and the prompt's size are not known yet; settling
- * charges the tier's rates to a request above its threshold, so a reservation without them could be short.
- * 0 when no target has a price.
+ * rate among the alias's targets — every rate settling may charge a token at (input, output, cache writes,
+ * reasoning and audio where priced apart, a long-context tier's), since the target, the split of the tokens
+ * into those classes and the prompt's size are not known yet; a reservation at any lower rate could be short
+ * (1,000 audio tokens at gpt-4o-audio's $80/M reserved at its $10/M text output let two requests spend six
+ * times a budget). Web searches are priced per call, not per token, and are not in it. 0 when no target has a
+ * price.
  */
 export function reservationRate(model: ResolvedModel): number {
   let rate = 0;
   for (const { price } of model.targets) {
     if (!price) continue;
-    const tier = price.long_context;
-    rate = Math.max(
-      rate,
-      price.input,
-      price.output,
-      price.reasoning ?? 0,
-      tier?.input ?? 0,
-      tier?.output ?? 0,
-    );
+    const { web_search_per_1k: _perCall, long_context: tier, ...perToken } = price;
+    for (const r of Object.values(perToken)) if (r !== undefined && r > rate) rate = r;
+    if (tier) rate = Math.max(rate, tier.input, tier.output, tier.cached_input ?? 0);
   }
   return rate;
 }
