@@ -22,7 +22,8 @@
  * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
  * bounds the wait, the idle time, the unread output and the connection's duration). Closing the socket aborts
  * the answer in progress; the messages still waiting are refused unanswered, each recorded with why (its
- * connection's end).
+ * connection's end). An answer's record waits for its events to be sent (`awaitingDelivery`): its stream ends
+ * when its last events are queued, and a client gone before they were sent did not get `response.completed`.
  *
  * A connection lasts at most `server.connections.websocket_max_duration` (60 minutes, as OpenAI's), however
  * often its client sends. Then the client gets OpenAI's error event for it ({@linkcode durationLimitEvent}:
@@ -32,9 +33,10 @@
  * @module
  */
 import { acceptWebSocket, type ClientRequest, MAX_WEBSOCKET_MESSAGE_BYTES } from "../../runtime/types.ts";
-import { CLIENT_CAUSED_ENDS, GatewayError } from "../../errors.ts";
+import { CLIENT_CAUSED_ENDS, ClientGoneError, GatewayError } from "../../errors.ts";
 import type { ClientContext } from "../../http/context.ts";
 import {
+  awaitingDelivery,
   handshakeOf,
   type MessageDispatch,
   type MessageHandler,
@@ -201,6 +203,11 @@ function refusal(error: GatewayError): MessageHandler {
   return () => Promise.reject(error);
 }
 
+/** Why a message's relay was stopped: the reason its connection ended with (serial_session.ts aborts with one). */
+function cutShort(signal: AbortSignal): GatewayError {
+  return signal.reason instanceof GatewayError ? signal.reason : new ClientGoneError();
+}
+
 /** The error event of a request that was answered with a JSON error instead of a stream. */
 async function errorOf(response: Response): Promise<string> {
   const body: unknown = await response.json().catch(() => null);
@@ -246,13 +253,22 @@ export function handleResponsesWebSocket(
       const n = ++count;
       const { body, handler, send } = messageParts(data, server.max_json_depth, sendText);
       const frameRequest = messageRequest(handshake, n, body, signal);
-      const response = await dispatch(frameRequest, handler, { responses });
-      const type = response.headers.get("content-type") ?? "";
-      if (response.body === null || !type.startsWith("text/event-stream")) {
-        return send(await errorOf(response));
+      // The message's record waits for its events to be sent, and says so when the connection ended first.
+      const delivery = Promise.withResolvers<GatewayError | undefined>();
+      try {
+        const response = await dispatch(frameRequest, awaitingDelivery(handler, delivery.promise), {
+          responses,
+        });
+        const type = response.headers.get("content-type") ?? "";
+        if (response.body === null || !type.startsWith("text/event-stream")) {
+          return await send(await errorOf(response));
+        }
+        // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
+        const whole = await relaySse(response.body, send, signal);
+        if (!whole) delivery.resolve(cutShort(signal));
+      } finally {
+        delivery.resolve(undefined);
       }
-      // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
-      await relaySse(response.body, send, signal);
     },
     // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
     dropped(_data, error) {
