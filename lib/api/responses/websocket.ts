@@ -3,7 +3,8 @@
  * mode"). The handshake is authenticated like any request (a bad token is refused with the usual 401 before
  * upgrading). The client then sends `{"type": "response.create", ...}` text messages, each with the fields of
  * a `POST /v1/responses` body (`stream` is implied); each is answered, in turn, with exactly the events that
- * body gets over SSE, one JSON text message per event, or with one error event:
+ * body gets over SSE, one JSON text message per event (a failure mid-stream's `error` event in the WebSocket
+ * mode's form: {@linkcode asWebSocketEvent}), or with one error event:
  * `{"type": "error", "status": <HTTP status>, "error": {"type", "code", "message", "param"}}`.
  * A message that is not a `response.create` is a request too, answered with its 400 error event.
  *
@@ -50,6 +51,7 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
 import { connectionResponses } from "./connection_responses.ts";
+import { failureCode } from "./stream_events.ts";
 import { MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
 
 /** Messages that may wait while one is answered; one more closes the connection (1008). */
@@ -69,6 +71,39 @@ export function errorEvent(status: number, error: JsonObject): string {
       message: error.message ?? "",
       param: error.param ?? null,
     },
+  });
+}
+
+/** How a response stream's `error` event begins, as its SSE body writes it (`encodeEvent`: `type` first). */
+const STREAM_ERROR = '{"type":"error",';
+
+/**
+ * A response stream's event as the WebSocket mode sends it: the same as over SSE but for the `error` event of
+ * a failure mid-stream, whose fields SSE carries flat (`code`, `message`, `param`: the spec's
+ * `ResponseErrorEvent`) and the WebSocket mode in an `error` object (`ResponseWsError`, like the error event of
+ * a request refused before its stream: {@linkcode errorEvent}), beside the stream's `sequence_number` and
+ * without a `status` (the response failed, not the request: Codex reads an error event with a status as the
+ * request's HTTP failure). The flat fields stay, for the clients that read the SSE form. The object's `type` is
+ * the failure's class, as the `response.failed` that follows names it (stream_events.ts); its `code` is the
+ * failure's own.
+ */
+export function asWebSocketEvent(event: string): string {
+  if (!event.startsWith(STREAM_ERROR)) return event;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(event);
+  } catch {
+    return event;
+  }
+  if (!isObject(parsed) || typeof parsed.message !== "string" || parsed.error !== undefined) return event;
+  const { type, sequence_number, code = null, message, param = null } = parsed;
+  return JSON.stringify({
+    type,
+    sequence_number,
+    error: { type: failureCode(code), code, message, param },
+    code,
+    message,
+    param,
   });
 }
 
@@ -264,7 +299,7 @@ export function handleResponsesWebSocket(
           return await send(await errorOf(response));
         }
         // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
-        const whole = await relaySse(response.body, send, signal);
+        const whole = await relaySse(response.body, (event) => send(asWebSocketEvent(event)), signal);
         if (!whole) delivery.resolve(cutShort(signal));
       } finally {
         delivery.resolve(undefined);
