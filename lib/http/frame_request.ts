@@ -7,7 +7,8 @@
  *
  * @module
  */
-import type { Answer } from "./accounting.ts";
+import type { GatewayError } from "../errors.ts";
+import type { Answer, Outcome } from "./accounting.ts";
 import type { ClientContext, GatewayServices } from "./context.ts";
 import type { ClientRequest } from "../runtime/types.ts";
 
@@ -25,6 +26,31 @@ export type MessageDispatch = (
   handler: MessageHandler,
   services?: Partial<GatewayServices>,
 ) => Promise<Response>;
+
+/**
+ * `handler`, whose streamed answer is settled only once its events were sent: `delivered` resolves when the
+ * message's relay is over, with why the connection ended first when it did (its abort reason). A stream's body
+ * ends when its last events are queued, before the relay has sent them to the socket; a record written then
+ * would call an answer whose client left without its final events (`response.completed`) clean. The answer
+ * keeps its own failure when it had one; otherwise its record says why the connection ended, as a stream's
+ * whose HTTP client went away does (`client_closed_request`, or the gateway's own reason for closing). An
+ * answer known at once (a JSON error, sent as one message) is settled as it is.
+ */
+export function awaitingDelivery(
+  handler: MessageHandler,
+  delivered: Promise<GatewayError | undefined>,
+): MessageHandler {
+  return async (request, ctx) => {
+    const answer = await handler(request, ctx);
+    if (!(answer.outcome instanceof Promise)) return answer;
+    const outcome = Promise.all([answer.outcome, delivered]).then(([outcome, cut]): Outcome =>
+      cut === undefined || outcome.errorCode !== undefined
+        ? outcome
+        : { ...outcome, errorCode: cut.code ?? "client_closed_request" }
+    );
+    return { response: answer.response, outcome };
+  };
+}
 
 /** Headers of the handshake that describe the connection or its body, not the client: never copied. */
 const CONNECTION_HEADERS = [

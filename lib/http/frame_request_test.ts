@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { handshakeOf, messageRequest, messageRequestId } from "./frame_request.ts";
+import { ClientGoneError, type GatewayError } from "../errors.ts";
+import type { Outcome } from "./accounting.ts";
+import type { ClientContext } from "./context.ts";
+import {
+  awaitingDelivery,
+  handshakeOf,
+  type MessageHandler,
+  messageRequest,
+  messageRequestId,
+} from "./frame_request.ts";
 
 Deno.test("messageRequest: a POST of the message with the handshake's client headers, not its connection's", async () => {
   const handshake = handshakeOf(
@@ -37,4 +46,45 @@ Deno.test("messageRequestId: stays within the 128 characters of a request id", (
   const id = messageRequestId(handshake, 12);
   assert.equal(id.length, 128);
   assert.ok(id.endsWith(".12"));
+});
+
+/** A handler answering a stream whose body has ended with `ended`. */
+function streamed(ended: Outcome): MessageHandler {
+  return () => Promise.resolve({ response: new Response("data: {}\n\n"), outcome: Promise.resolve(ended) });
+}
+
+const CTX = {} as ClientContext;
+const REQUEST = new Request("http://gw.test/v1/responses", { method: "POST" });
+
+Deno.test("awaitingDelivery: a stream's outcome is settled only once its events were sent", async () => {
+  const delivery = Promise.withResolvers<GatewayError | undefined>();
+  const answer = await awaitingDelivery(streamed({ ttftMs: 5 }), delivery.promise)(REQUEST, CTX);
+  let settled = false;
+  const outcome = (answer.outcome as Promise<Outcome>).then((o) => (settled = true, o));
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(settled, false, "the body has ended, its events are not sent yet");
+  delivery.resolve(undefined);
+  assert.deepEqual(await outcome, { ttftMs: 5 });
+});
+
+Deno.test("awaitingDelivery: a clean stream whose connection ended first says why; a failed one keeps its failure", async () => {
+  const gone = new ClientGoneError();
+  const clean = await awaitingDelivery(streamed({}), Promise.resolve(gone))(REQUEST, CTX);
+  assert.equal((await clean.outcome).errorCode, "client_closed_request");
+  const limited = new ClientGoneError({ status: 429, code: "websocket_queue_full", message: "full" });
+  const cut = await awaitingDelivery(streamed({}), Promise.resolve(limited))(REQUEST, CTX);
+  assert.equal((await cut.outcome).errorCode, "websocket_queue_full");
+  const failed = await awaitingDelivery(streamed({ errorCode: "upstream_error" }), Promise.resolve(gone))(
+    REQUEST,
+    CTX,
+  );
+  assert.equal((await failed.outcome).errorCode, "upstream_error");
+});
+
+Deno.test("awaitingDelivery: an answer known at once is not held", async () => {
+  const json: MessageHandler = () =>
+    Promise.resolve({ response: Response.json({}), outcome: { errorCode: "invalid_json" } });
+  const never = new Promise<GatewayError | undefined>(() => {});
+  const answer = await awaitingDelivery(json, never)(REQUEST, CTX);
+  assert.deepEqual(answer.outcome, { errorCode: "invalid_json" });
 });

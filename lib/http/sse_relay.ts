@@ -12,8 +12,10 @@ import { pullThrough } from "../streams/pull_through.ts";
 /**
  * Sends the `data` of every event of `body` through `send`, which resolves when the client can take more.
  * Stops, cancelling `body` (which ends the request and its upstream call), when `signal` aborts; resolves once
- * the stream is over either way; rejects when the stream fails (the gateway's bodies tell their failures in
- * events, so that is a broken stream, as it would be over SSE).
+ * the stream is over either way: `true` when every event was sent, `false` when `signal` stopped it first (the
+ * body may have ended before its last events were sent: they wait here, not in the body); rejects when the
+ * stream fails (the gateway's bodies tell their failures in events, so that is a broken stream, as it would be
+ * over SSE).
  *
  * An event is relayed whatever its size: `body` is the gateway's own answer, whose events it has already
  * bounded (a translated stream by `upstream_limits.max_body_size` characters of output, a native one by
@@ -25,16 +27,21 @@ export async function relaySse(
   body: ReadableStream<Uint8Array>,
   send: (text: string) => Promise<void>,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   const parse = sseParseTransformer({ maxEventBytes: Number.POSITIVE_INFINITY });
   const reader = pullThrough(body, parse).getReader();
   const cancel = () => void reader.cancel(signal.reason).catch(() => {});
-  if (signal.aborted) return cancel();
+  if (signal.aborted) {
+    cancel();
+    return false;
+  }
   signal.addEventListener("abort", cancel, { once: true });
   try {
     while (true) {
       const { done, value } = await reader.read();
-      if (done || signal.aborted) return;
+      // An abort during the last `send` ends the relay here too: that event's delivery was cut short.
+      if (signal.aborted) return false;
+      if (done) return true;
       if (value.data === "[DONE]") continue;
       await send(value.data);
     }

@@ -15,7 +15,7 @@ function body(chunks: string[], onCancel?: () => void): ReadableStream<Uint8Arra
 
 Deno.test("relaySse: each event's data is one message; comments and [DONE] are not relayed", async () => {
   const sent: string[] = [];
-  await relaySse(
+  const whole = await relaySse(
     body([
       ": keep-alive\n\n",
       'event: a\ndata: {"type":"a"}\n\n',
@@ -27,6 +27,7 @@ Deno.test("relaySse: each event's data is one message; comments and [DONE] are n
     new AbortController().signal,
   );
   assert.deepEqual(sent, ['{"type":"a"}', '{"type":"b"}']);
+  assert.equal(whole, true, "every event was sent");
 });
 
 Deno.test("relaySse: an abort cancels the body and ends the relay", async () => {
@@ -38,7 +39,7 @@ Deno.test("relaySse: an abort cancels the body and ends the relay", async () => 
     aborter.abort();
     return Promise.resolve();
   }, aborter.signal);
-  await relay;
+  assert.equal(await relay, false, "stopped before the stream's end");
   assert.deepEqual(sent, ["1"]);
   assert.equal(cancelled, true);
 });
@@ -48,4 +49,17 @@ Deno.test("relaySse: a failing stream rejects", async () => {
     pull: (controller) => controller.error(new Error("broken")),
   });
   await assert.rejects(relaySse(failing, () => Promise.resolve(), new AbortController().signal), /broken/);
+});
+
+Deno.test("relaySse: a body that ended before its last events were sent is not whole when the abort comes first", async () => {
+  const aborter = new AbortController();
+  const sent: string[] = [];
+  // Both events are in the body, which has ended; the client is gone while the first is being sent.
+  const whole = await relaySse(body(["data: 1\n\ndata: 2\n\n"]), (text) => {
+    sent.push(text);
+    aborter.abort();
+    return Promise.resolve();
+  }, aborter.signal);
+  assert.equal(whole, false);
+  assert.deepEqual(sent, ["1"]);
 });

@@ -23,6 +23,11 @@ const ERROR_CODES = new Set([
   "context_length_exceeded",
 ]);
 
+/** What a failed Response's `error.code` says of a failure whose error has `code`: one of the spec's, else `server_error`. */
+export function failureCode(code: unknown): string {
+  return typeof code === "string" && ERROR_CODES.has(code) ? code : "server_error";
+}
+
 /**
  * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an
  * `error` event with the gateway's error, then `response.failed` carrying the Response that `failedResponse`
@@ -34,7 +39,7 @@ export function failureEvents(
   failedResponse: (error: JsonObject) => JsonObject,
 ): ResponseEvent[] {
   const body = error.toBody().error;
-  const code = body.code !== null && ERROR_CODES.has(body.code) ? body.code : "server_error";
+  const code = failureCode(body.code);
   return [
     { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
     { type: "response.failed", response: failedResponse({ code, message: body.message }) },

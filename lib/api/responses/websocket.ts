@@ -3,7 +3,8 @@
  * mode"). The handshake is authenticated like any request (a bad token is refused with the usual 401 before
  * upgrading). The client then sends `{"type": "response.create", ...}` text messages, each with the fields of
  * a `POST /v1/responses` body (`stream` is implied); each is answered, in turn, with exactly the events that
- * body gets over SSE, one JSON text message per event, or with one error event:
+ * body gets over SSE, one JSON text message per event (a failure mid-stream's `error` event in the WebSocket
+ * mode's form: {@linkcode asWebSocketEvent}), or with one error event:
  * `{"type": "error", "status": <HTTP status>, "error": {"type", "code", "message", "param"}}`.
  * A message that is not a `response.create` is a request too, answered with its 400 error event.
  *
@@ -22,7 +23,8 @@
  * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
  * bounds the wait, the idle time, the unread output and the connection's duration). Closing the socket aborts
  * the answer in progress; the messages still waiting are refused unanswered, each recorded with why (its
- * connection's end).
+ * connection's end). An answer's record waits for its events to be sent (`awaitingDelivery`): its stream ends
+ * when its last events are queued, and a client gone before they were sent did not get `response.completed`.
  *
  * A connection lasts at most `server.connections.websocket_max_duration` (60 minutes, as OpenAI's), however
  * often its client sends. Then the client gets OpenAI's error event for it ({@linkcode durationLimitEvent}:
@@ -32,9 +34,10 @@
  * @module
  */
 import { acceptWebSocket, type ClientRequest, MAX_WEBSOCKET_MESSAGE_BYTES } from "../../runtime/types.ts";
-import { CLIENT_CAUSED_ENDS, GatewayError } from "../../errors.ts";
+import { CLIENT_CAUSED_ENDS, ClientGoneError, GatewayError } from "../../errors.ts";
 import type { ClientContext } from "../../http/context.ts";
 import {
+  awaitingDelivery,
   handshakeOf,
   type MessageDispatch,
   type MessageHandler,
@@ -48,6 +51,7 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
 import { connectionResponses } from "./connection_responses.ts";
+import { failureCode } from "./stream_events.ts";
 import { MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
 
 /** Messages that may wait while one is answered; one more closes the connection (1008). */
@@ -67,6 +71,39 @@ export function errorEvent(status: number, error: JsonObject): string {
       message: error.message ?? "",
       param: error.param ?? null,
     },
+  });
+}
+
+/** How a response stream's `error` event begins, as its SSE body writes it (`encodeEvent`: `type` first). */
+const STREAM_ERROR = '{"type":"error",';
+
+/**
+ * A response stream's event as the WebSocket mode sends it: the same as over SSE but for the `error` event of
+ * a failure mid-stream, whose fields SSE carries flat (`code`, `message`, `param`: the spec's
+ * `ResponseErrorEvent`) and the WebSocket mode in an `error` object (`ResponseWsError`, like the error event of
+ * a request refused before its stream: {@linkcode errorEvent}), beside the stream's `sequence_number` and
+ * without a `status` (the response failed, not the request: Codex reads an error event with a status as the
+ * request's HTTP failure). The flat fields stay, for the clients that read the SSE form. The object's `type` is
+ * the failure's class, as the `response.failed` that follows names it (stream_events.ts); its `code` is the
+ * failure's own.
+ */
+export function asWebSocketEvent(event: string): string {
+  if (!event.startsWith(STREAM_ERROR)) return event;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(event);
+  } catch {
+    return event;
+  }
+  if (!isObject(parsed) || typeof parsed.message !== "string" || parsed.error !== undefined) return event;
+  const { type, sequence_number, code = null, message, param = null } = parsed;
+  return JSON.stringify({
+    type,
+    sequence_number,
+    error: { type: failureCode(code), code, message, param },
+    code,
+    message,
+    param,
   });
 }
 
@@ -201,6 +238,11 @@ function refusal(error: GatewayError): MessageHandler {
   return () => Promise.reject(error);
 }
 
+/** Why a message's relay was stopped: the reason its connection ended with (serial_session.ts aborts with one). */
+function cutShort(signal: AbortSignal): GatewayError {
+  return signal.reason instanceof GatewayError ? signal.reason : new ClientGoneError();
+}
+
 /** The error event of a request that was answered with a JSON error instead of a stream. */
 async function errorOf(response: Response): Promise<string> {
   const body: unknown = await response.json().catch(() => null);
@@ -246,13 +288,22 @@ export function handleResponsesWebSocket(
       const n = ++count;
       const { body, handler, send } = messageParts(data, server.max_json_depth, sendText);
       const frameRequest = messageRequest(handshake, n, body, signal);
-      const response = await dispatch(frameRequest, handler, { responses });
-      const type = response.headers.get("content-type") ?? "";
-      if (response.body === null || !type.startsWith("text/event-stream")) {
-        return send(await errorOf(response));
+      // The message's record waits for its events to be sent, and says so when the connection ended first.
+      const delivery = Promise.withResolvers<GatewayError | undefined>();
+      try {
+        const response = await dispatch(frameRequest, awaitingDelivery(handler, delivery.promise), {
+          responses,
+        });
+        const type = response.headers.get("content-type") ?? "";
+        if (response.body === null || !type.startsWith("text/event-stream")) {
+          return await send(await errorOf(response));
+        }
+        // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
+        const whole = await relaySse(response.body, (event) => send(asWebSocketEvent(event)), signal);
+        if (!whole) delivery.resolve(cutShort(signal));
+      } finally {
+        delivery.resolve(undefined);
       }
-      // Every event as SSE sends it, however big: a `response.completed` holds the whole output.
-      await relaySse(response.body, send, signal);
     },
     // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
     dropped(_data, error) {

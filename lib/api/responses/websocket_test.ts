@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { cpuTimed } from "../../../tests/helpers/cpu_time.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
-import { durationLimitEvent, errorEvent, parseMessage, withStreamId } from "./websocket.ts";
+import { asWebSocketEvent, durationLimitEvent, errorEvent, parseMessage, withStreamId } from "./websocket.ts";
 
 /** `server.max_json_depth`'s default. */
 const DEPTH = 64;
@@ -130,4 +130,28 @@ Deno.test("durationLimitEvent: OpenAI's error event for a connection that lasted
   assert.match(message(90_000), /\(90 seconds\)/);
   assert.match(message(1_000), /\(1 second\)/);
   assert.match(message(1_500), /\(1500 milliseconds\)/);
+});
+
+Deno.test("asWebSocketEvent: a stream's error event gets its error object, as the WebSocket mode's; other events pass as they are", () => {
+  const flat = '{"type":"error","code":"upstream_error","message":"gone","param":null,"sequence_number":5}';
+  assert.deepEqual(JSON.parse(asWebSocketEvent(flat)), {
+    type: "error",
+    sequence_number: 5,
+    error: { type: "server_error", code: "upstream_error", message: "gone", param: null },
+    code: "upstream_error",
+    message: "gone",
+    param: null,
+  });
+  const limited =
+    '{"type":"error","code":"rate_limit_exceeded","message":"slow","param":null,"sequence_number":2}';
+  assert.equal(JSON.parse(asWebSocketEvent(limited)).error.type, "rate_limit_exceeded");
+  for (
+    const event of [
+      '{"type":"response.output_text.delta","delta":"{\\"type\\":\\"error\\"","sequence_number":3}',
+      '{"type":"response.failed","response":{"status":"failed"},"sequence_number":6}',
+      errorEvent(429, { type: "requests", message: "slow down" }),
+    ]
+  ) {
+    assert.equal(asWebSocketEvent(event), event);
+  }
 });
