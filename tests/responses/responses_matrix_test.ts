@@ -365,6 +365,10 @@ for (const target of TARGETS) {
         const events = parseSse(await raw.text());
         const failed = checkEvents(schemas, events);
         assert.deepEqual(events.slice(-2).map((e) => e.type), ["error", "response.failed"]);
+        // The spec's flat fields, and the `error` object OpenAI's live API nests them in (what SDKs such as
+        // openai-python raise on): the same failure in both.
+        const { code, message, param, error } = events.at(-2)!;
+        assert.deepEqual(error, { type: "server_error", code, message, param });
         assert.equal(failed.status, "failed");
         expected.streams++;
       });

@@ -13,7 +13,7 @@
  * @module
  */
 import { isObject, type JsonObject } from "../../openai/types.ts";
-import type { ResponseEvent } from "./stream_events.ts";
+import { type ResponseEvent, streamErrorEvent } from "./stream_events.ts";
 
 /** The stored status's final event; a response stored unfinished ends as OpenAI's `response.failed` would not. */
 const ENDS: Readonly<Record<string, string>> = {
@@ -129,12 +129,7 @@ export function replayEvents(response: JsonObject, startingAfter?: number): Resp
     ...output.flatMap((item, i) => itemEvents(item, i)),
   ];
   if (end === "response.failed" && isObject(response.error)) {
-    events.push({
-      type: "error",
-      code: response.error.code ?? null,
-      message: response.error.message,
-      param: null,
-    });
+    events.push(streamErrorEvent(response.error.code, response.error.message));
   }
   events.push({ type: end, response });
   return events

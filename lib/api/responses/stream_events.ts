@@ -29,6 +29,17 @@ export function failureCode(code: unknown): string {
 }
 
 /**
+ * A stream's `error` event, in both of its forms at once: the spec's `ResponseErrorEvent` carries `code`,
+ * `message` and `param` flat, while OpenAI's live API (and its WebSocket mode's `ResponseWsError`) nests them in
+ * an `error` object whose `type` is the failure's class (openai-dotnet#881 shows the live form); SDKs read one
+ * or the other (openai-python raises its APIError only on the nested one), so each finds what it reads.
+ */
+export function streamErrorEvent(code: unknown, message: unknown, param: unknown = null): ResponseEvent {
+  const flat = { code: code ?? null, message, param: param ?? null };
+  return { type: "error", error: { type: failureCode(code), ...flat }, ...flat };
+}
+
+/**
  * The two events that end a stream after a failure, without sequence numbers (the caller numbers them): an
  * `error` event with the gateway's error, then `response.failed` carrying the Response that `failedResponse`
  * builds around its `ResponseError` (`code` one of the spec's codes, else `server_error`). Shared by the
@@ -41,7 +52,7 @@ export function failureEvents(
   const body = error.toBody().error;
   const code = failureCode(body.code);
   return [
-    { type: "error", code: body.code ?? null, message: body.message, param: body.param ?? null },
+    streamErrorEvent(body.code, body.message, body.param),
     { type: "response.failed", response: failedResponse({ code, message: body.message }) },
   ];
 }

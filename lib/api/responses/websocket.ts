@@ -51,7 +51,7 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { handleResponses } from "./create.ts";
 import { handleResponsesPrewarm } from "./prewarm.ts";
 import { connectionResponses } from "./connection_responses.ts";
-import { failureCode } from "./stream_events.ts";
+import { streamErrorEvent } from "./stream_events.ts";
 import { MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
 
 /** Messages that may wait while one is answered; one more closes the connection (1008). */
@@ -78,14 +78,12 @@ export function errorEvent(status: number, error: JsonObject): string {
 const STREAM_ERROR = '{"type":"error",';
 
 /**
- * A response stream's event as the WebSocket mode sends it: the same as over SSE but for the `error` event of
- * a failure mid-stream, whose fields SSE carries flat (`code`, `message`, `param`: the spec's
- * `ResponseErrorEvent`) and the WebSocket mode in an `error` object (`ResponseWsError`, like the error event of
- * a request refused before its stream: {@linkcode errorEvent}), beside the stream's `sequence_number` and
- * without a `status` (the response failed, not the request: Codex reads an error event with a status as the
- * request's HTTP failure). The flat fields stay, for the clients that read the SSE form. The object's `type` is
- * the failure's class, as the `response.failed` that follows names it (stream_events.ts); its `code` is the
- * failure's own.
+ * A response stream's event as the WebSocket mode sends it: as over SSE, but an `error` event carried flat
+ * (`code`, `message`, `param`: the spec's `ResponseErrorEvent`, as an OpenAI-compatible upstream passed
+ * through natively may send it) gets the `error` object too (`ResponseWsError`, like the error event of a
+ * request refused before its stream: {@linkcode errorEvent}; the gateway's own failure events carry both
+ * already: `streamErrorEvent`), beside the stream's `sequence_number` and without a `status` (the response
+ * failed, not the request: Codex reads an error event with a status as the request's HTTP failure).
  */
 export function asWebSocketEvent(event: string): string {
   if (!event.startsWith(STREAM_ERROR)) return event;
@@ -96,15 +94,9 @@ export function asWebSocketEvent(event: string): string {
     return event;
   }
   if (!isObject(parsed) || typeof parsed.message !== "string" || parsed.error !== undefined) return event;
-  const { type, sequence_number, code = null, message, param = null } = parsed;
-  return JSON.stringify({
-    type,
-    sequence_number,
-    error: { type: failureCode(code), code, message, param },
-    code,
-    message,
-    param,
-  });
+  const { sequence_number, code, message, param } = parsed;
+  const { type, ...rest } = streamErrorEvent(code, message, param);
+  return JSON.stringify({ type, sequence_number, ...rest });
 }
 
 /** How a duration reads in the limit's message: OpenAI's says "(60 minutes)". */
