@@ -48,8 +48,6 @@ export async function answerTokenCount(
           return count;
         },
         () => false,
-        // Counting asks no model to answer: traced as attempts, not as a GenAI call, and no GenAI metric.
-        null,
         countsInputTokens,
       );
       exact = routed.value;
