@@ -1,7 +1,9 @@
 /**
  * A token count (Messages `count_tokens`, Responses `input_tokens`, Gemini `:countTokens`) asks no model to
  * answer: it is no GenAI operation, so no `gen_ai.client.operation.duration` point counts it and its trace has
- * no GenAI span, whether the gateway counted or an upstream that counts did (then its attempt is traced). A
+ * no GenAI span, whether the gateway counted or an upstream that counts did (then its attempt is traced); a
+ * target that counts only another API's requests (a native Responses upstream asked for a Messages or Gemini
+ * count) is asked nothing, and no attempt span says otherwise. A
  * moderation asks a model, and is its own operation (`moderations`, its route's), never a chat: its span, its
  * OTLP metrics and the Prometheus histograms say so alike.
  */
@@ -150,5 +152,48 @@ tokens:
     await gw.stop();
     await otlp.stop();
     await moderation.stop();
+  }
+});
+
+Deno.test("telemetry: a Messages or Gemini count on a native Responses target leaves no attempt span", async () => {
+  const otlp = startOtlpReceiver();
+  // Never called: a native Responses upstream counts only a Responses request, so the gateway counts these.
+  const gw = await startGateway(`
+telemetry:
+  otlp: { endpoint: "${otlp.url}", interval: 50ms }
+providers:
+  native: { type: openai, base_url: "http://127.0.0.1:1/v1", api_key: sk-native-never-called-0001, native_responses: true }
+models:
+  gpt: { type: chat, targets: [{ provider: native, model: gpt-5 }] }
+tokens:
+  - { name: one, sha256: ${hashToken(TEST_TOKEN)}, models: ["*"] }
+`);
+  try {
+    const counts = [
+      await post(gw, "/v1/messages/count_tokens", {
+        model: "gpt",
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+      await post(gw, "/v1beta/models/gpt:countTokens", {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+      }),
+    ];
+    const spans = await otlp.waitForSpans(
+      (s) => counts.every((id) => s.some((x) => x.traceId === id && x.kind === "SERVER")),
+      10_000,
+    );
+    for (const traceId of counts) {
+      const mine = spans.filter((s) => s.traceId === traceId);
+      // The server's span and the gateway's, neither failed: no attempt, no GenAI span.
+      const shown = mine.map((x) => [x.kind, x.status.code]).sort();
+      assert.deepEqual(
+        shown,
+        [["INTERNAL", "UNSET"], ["SERVER", "UNSET"]],
+        mine.map((x) => x.name).join(", "),
+      );
+    }
+  } finally {
+    await gw.stop();
+    await otlp.stop();
   }
 });

@@ -260,6 +260,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
   const answer = await answerTokenCount(
     ctx,
     model,
+    "gemini",
     (target) =>
       Promise.resolve(
         isGemini(target)
