@@ -129,8 +129,8 @@ function routeAnswerOnce(
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   // The request's GenAI span starts before the cache is looked up: a hit is a GenAI operation too (the metrics
-  // count it), answered by the cache instead of an attempt.
-  ctx.trace?.startCall("chat", model.alias, request.chat);
+  // count it), answered by the cache instead of an attempt. Its operation is its route's (`chat`: a generation).
+  if (ctx.operation) ctx.trace?.startCall(ctx.operation, model.alias, request.chat);
   const settings = model.cache;
   const cache = ctx.services.cache;
   // Only a request whose text a guardrail changed, or whose answer one checks, is kept from the cache

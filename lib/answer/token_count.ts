@@ -7,7 +7,7 @@
  */
 import { ClientGoneError, GatewayError } from "../errors.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { countsInputTokens } from "../providers/capabilities.ts";
+import { type CountingApi, countsInputTokens } from "../providers/capabilities.ts";
 import type { TokenCountInput } from "../providers/types.ts";
 import type { ResolvedModel, ResolvedTarget } from "../config/types.ts";
 import { routeRequest } from "../http/route_request.ts";
@@ -19,12 +19,14 @@ import { NoUpstreamCall } from "../routing/route.ts";
 /**
  * The answer of a token-counting endpoint: routed when the alias has a target that counts (the capability
  * table), exact when the target routing picks counts; otherwise, or when every count failed (each attempt is in
- * the access log), the gateway's count (`estimate`), marked `estimated: true`. A target that cannot count is
- * not called, and is no attempt: no `x-gateway-provider`, nothing for its health. A count consumes no tokens.
+ * the access log), the gateway's count (`estimate`), marked `estimated: true`. A target that cannot count a
+ * request of the client's `api` is not called, and is no attempt: no `x-gateway-provider`, nothing for its
+ * health, no attempt span. A count consumes no tokens.
  */
 export async function answerTokenCount(
   ctx: ClientContext,
   model: ResolvedModel,
+  api: CountingApi,
   input: (target: ResolvedTarget) => Promise<TokenCountInput>,
   estimate: () => Promise<number>,
   render: (count: number) => JsonObject,
@@ -34,7 +36,8 @@ export async function answerTokenCount(
   // Routing only when some target can count. The target routing picks decides: one that cannot count is asked
   // nothing (`NoUpstreamCall`), and the gateway counts. That is no attempt on it: a count made here must not
   // pass for its upstream's health (end its ejection, clear its failure streak, give it a ~0 ms latency).
-  if (model.targets.some(countsInputTokens)) {
+  const counts = (target: ResolvedTarget) => countsInputTokens(target, api);
+  if (model.targets.some(counts)) {
     try {
       const routed = await routeRequest(
         ctx,
@@ -42,15 +45,13 @@ export async function answerTokenCount(
         ctx.signal,
         async (target, provider) => {
           const count = await provider.countInputTokens?.(await input(target), upstreamCall(ctx, target));
-          // The vendor counts, but not this request (a Messages or Gemini count on a native Responses upstream):
-          // its request was never sent.
+          // An adapter with nothing to send for this request (the capability table said it would have): its
+          // request was never sent. Not expected: `counts` leaves such a target to the gateway before routing.
           if (count === undefined || count === null) throw new NoUpstreamCall();
           return count;
         },
         () => false,
-        // Counting asks no model to answer: traced as attempts, not as a GenAI call, and no GenAI metric.
-        null,
-        countsInputTokens,
+        counts,
       );
       exact = routed.value;
       headers = routed.headers;

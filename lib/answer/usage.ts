@@ -12,6 +12,7 @@ import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate
 import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
+import { pushSaidTexts } from "../openai/said_fields.ts";
 
 /** Token counts as an upstream reported them. */
 export interface Reported extends TokenClasses {
@@ -39,12 +40,15 @@ export function callText(call: AnsweredCall | null | undefined): string | undefi
   return typeof text === "string" ? text : undefined;
 }
 
-/** The texts of a completion's choices (content and tool calls' arguments or input), for counting its tokens. */
+/**
+ * The texts of a completion's choices, for counting its tokens: what the model said (content, reasoning,
+ * refusal: `SAID_FIELDS`) and its tool calls' arguments or input.
+ */
 export function completionTexts(completion: ChatCompletion): string[] {
   const out: string[] = [];
   for (const choice of completion.choices) {
-    const message = choice.message as { content?: unknown; tool_calls?: AnsweredCall[] };
-    if (typeof message?.content === "string") out.push(message.content);
+    const message = choice.message as { tool_calls?: AnsweredCall[] } | undefined;
+    pushSaidTexts(message, out);
     for (const call of message?.tool_calls ?? []) {
       const text = callText(call);
       if (text !== undefined) out.push(text);

@@ -39,7 +39,8 @@ export interface ProviderCapabilities {
   readonly gemini: boolean;
   /**
    * Has a vendor endpoint that counts a request's input tokens exactly (the gateway estimates otherwise):
-   * `when_configured` means the Responses API's own counting endpoint, so only with `native_responses: true`.
+   * `when_configured` means the Responses API's own counting endpoint, so only with `native_responses: true`,
+   * and only a Responses request's count (`countsInputTokens`).
    */
   readonly countTokens: "never" | "always" | "when_configured";
   /**

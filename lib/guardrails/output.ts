@@ -13,6 +13,7 @@
  */
 import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/types.ts";
 import { isObject } from "../openai/types.ts";
+import { pushSaidTexts, SAID_FIELDS, type SaidField } from "../openai/said_fields.ts";
 import type { TextSlot } from "../policy/text_slots.ts";
 import { type CheckResult, createHoldback, type Holdback, type Replacement } from "./holdback.ts";
 import { createUnmasker, type Unmasker } from "./mask.ts";
@@ -36,15 +37,14 @@ export const OUTPUT_WINDOW = 256;
 export const OUTPUT_CAP = 16 * 1024;
 
 /**
- * The fields of a chat message (and of a stream's delta) that carry what the model says in text, besides its
- * tool calls: each reaches the client in every client API (reasoning as Responses' summaries, Anthropic's
- * thinking, Gemini's thoughts), so each is checked. The lane key's letter tells a stream's lanes apart.
+ * The fields that carry what the model says in text (`SAID_FIELDS`, the one list), each with its stream lane's
+ * letter, which tells a stream's lanes apart. Each reaches the client in every client API, so each is checked.
  */
-const SAID: readonly { field: "content" | "reasoning_content" | "refusal"; lane: string }[] = [
-  { field: "content", lane: "c" },
-  { field: "reasoning_content", lane: "r" },
-  { field: "refusal", lane: "f" },
-];
+const LANE_LETTERS: Record<SaidField, string> = { content: "c", reasoning_content: "r", refusal: "f" };
+const SAID: readonly { field: SaidField; lane: string }[] = SAID_FIELDS.map((field) => ({
+  field,
+  lane: LANE_LETTERS[field],
+}));
 
 /** The texts of a stream chunk the checks read: what the model said and its tool calls' texts. */
 export function chunkTexts(chunk: ChatCompletionChunk): string[] {
@@ -52,9 +52,7 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
   for (const choice of chunk.choices) {
     const delta = isObject(choice) && isObject(choice.delta) ? choice.delta : undefined;
     if (!delta) continue;
-    for (const { field } of SAID) {
-      if (typeof delta[field] === "string" && delta[field] !== "") texts.push(delta[field] as string);
-    }
+    pushSaidTexts(delta, texts);
     for (const call of callTexts(delta)) texts.push(call.text);
   }
   return texts;

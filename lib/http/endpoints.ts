@@ -9,8 +9,13 @@
 import { type Endpoint, ENDPOINTS, type ModelType } from "../config/schema.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 
-/** A GenAI operation (`gen_ai.operation.name`) a request may ask of a model. */
-export type GenAiOperation = "chat" | "embeddings";
+/**
+ * A GenAI operation (`gen_ai.operation.name`) a request may ask of a model: the conventions' `chat` and
+ * `embeddings`, and `moderations`, a value of the gateway's own (the conventions name none for classifying a
+ * text, and allow a custom value where none of theirs applies), named as `embeddings` is: after OpenAI's
+ * endpoint, which is the gateway's endpoint name too.
+ */
+export type GenAiOperation = "chat" | "embeddings" | "moderations";
 
 /**
  * The methods a model answers on `POST /v1beta/models/{alias}:{method}`, each with the GenAI operation it asks
@@ -68,8 +73,8 @@ export interface RouteSpec {
   /**
    * The GenAI operation a `POST` on the route asks of a model, which the GenAI histograms of `/metrics` count
    * it under ({@linkcode genAiOperationOf}), or the operation of each `:{method}` for the Gemini route, which
-   * serves several. Absent where no model is asked to answer: a token count, a listing, a stored response, a
-   * moderation (no GenAI operation of the conventions).
+   * serves several. Absent where no model is asked to answer: a token count, a listing, a stored response. The
+   * one source of the operation a request's trace (its GenAI span) and its metrics name.
    */
   readonly operation?: GenAiOperation | Readonly<Record<string, GenAiOperation | null>>;
 }
@@ -98,6 +103,7 @@ export const ROUTES = {
     auth: "client",
     endpoint: "moderations",
     modelType: "moderation",
+    operation: "moderations",
   },
   responses: {
     path: "/v1/responses",
@@ -337,8 +343,8 @@ export function endpointOf(path: string): string | null {
 
 /**
  * The GenAI operation a request asks of a model, by its route ({@linkcode RouteSpec.operation}): `chat` for a
- * generation, `embeddings` for an embedding, on any client API; null for anything else (a token count, a model
- * listing, a stored response, another method, a path no route serves). Decided from the method and path alone,
+ * generation, `embeddings` for an embedding, on any client API, `moderations` for a moderation; null for
+ * anything else (a token count, a model listing, a stored response, another method, a path no route serves). Decided from the method and path alone,
  * so it is known before the request is authenticated or read (a refused or failed request has one) and in the
  * primary of `serve --workers N` for a request a dying worker left open. A handler that learns its request asks
  * nothing after all (a WebSocket prewarm) says so on its context.

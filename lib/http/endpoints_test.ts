@@ -130,7 +130,7 @@ Deno.test("endpoint table: a trailing / after a parameter is no route, but where
   assert.equal(matchRoute("/admin/tokens/tok_1/rotate")?.id, "tokenRotate");
 });
 
-Deno.test("genAiOperationOf: a generation is chat and an embedding embeddings on every API; anything else none", () => {
+Deno.test("genAiOperationOf: a generation is chat, an embedding embeddings on every API, a moderation moderations; anything else none", () => {
   const cases: [string, string, string | null][] = [
     ["POST", "/v1/chat/completions", "chat"],
     ["POST", "/v1/responses", "chat"],
@@ -144,12 +144,12 @@ Deno.test("genAiOperationOf: a generation is chat and an embedding embeddings on
     ["POST", "/v1/embeddings", "embeddings"],
     ["POST", "/v1beta/models/emb:embedContent", "embeddings"],
     ["POST", "/v1beta/models/emb:batchEmbedContents", "embeddings"],
-    // Token counts ask no model to answer; nor do listings, stored responses or moderations.
+    ["POST", "/v1/moderations", "moderations"],
+    // Token counts ask no model to answer; nor do listings or stored responses.
     ["POST", "/v1/responses/input_tokens", null],
     ["POST", "/v1/messages/count_tokens", null],
     ["POST", "/v1beta/models/gem:countTokens", null],
     ["POST", "/v1/responses/resp_1/cancel", null],
-    ["POST", "/v1/moderations", null],
     ["GET", "/v1/responses/resp_1", null],
     ["GET", "/v1/models", null],
     ["GET", "/v1beta/models", null],

@@ -34,9 +34,10 @@ export interface RoutedAnswer<T> {
 /**
  * Routes `attempt` over `model`'s targets for this request. The target's lease is released as soon as the
  * answer is in hand, unless `holdsLease(answer)` says the answer is still running (a stream the client reads):
- * then whoever serves it releases the lease when it ends. `operation` is the GenAI call the request's trace
- * shows the attempts under; null for a call that is none (a token count: no model is asked to answer), whose
- * attempts go under the gateway's span and which no GenAI metric counts. `calls(target)` false says the request
+ * then whoever serves it releases the lease when it ends. The request's GenAI operation (`ctx.operation`, its
+ * route's) is the GenAI call its trace shows the attempts under; a request that asks none (a token count: no
+ * model is asked to answer) has its attempts under the gateway's span, and no GenAI metric counts it. Never
+ * guessed from the alias's type: a moderation alias is no chat. `calls(target)` false says the request
  * asks that target nothing (it cannot count tokens): when routing picks it, routing ends with
  * {@linkcode NoUpstreamCall} before any attempt, so no attempt is recorded or traced and its health is untouched.
  */
@@ -46,7 +47,6 @@ export async function routeRequest<T>(
   signal: AbortSignal,
   attempt: (target: RoutedTarget, provider: Provider) => Promise<T>,
   holdsLease: (answer: T) => boolean = () => false,
-  operation: string | null = model.type === "embedding" ? "embeddings" : "chat",
   calls: (target: RoutedTarget) => boolean = () => true,
 ): Promise<RoutedAnswer<T>> {
   const attempts: AttemptRecord[] = [];
@@ -65,7 +65,7 @@ export async function routeRequest<T>(
     }
   };
   const trace = ctx.trace;
-  if (operation !== null) trace?.startCall(operation, model.alias);
+  if (ctx.operation) trace?.startCall(ctx.operation, model.alias);
   try {
     const routed = await route(model, ctx.state.config.routing, ctx.routing, signal, attempts, (target) => {
       if (!calls(target)) throw new NoUpstreamCall();

@@ -64,13 +64,19 @@ function nativeResponsesOn(target: ResolvedTarget): boolean {
   return "native_responses" in config && config.native_responses;
 }
 
+/** A client API with a token-counting endpoint: Responses' `input_tokens`, Messages' and Gemini's counts. */
+export type CountingApi = "responses" | "messages" | "gemini";
+
 /**
- * Whether `target`'s vendor counts input tokens exactly (its provider has `countInputTokens`, which may still
- * answer null for a request it cannot count).
+ * Whether `target`'s vendor counts exactly the input tokens of a count the client sent through `api` (its
+ * provider has `countInputTokens`). `when_configured` is the Responses API's own counting endpoint, which counts
+ * a Responses request only: a Messages or Gemini count is the gateway's there, decided before routing, so no
+ * attempt is made (nor traced) on a target that would have nothing to send.
  */
-export function countsInputTokens(target: ResolvedTarget): boolean {
+export function countsInputTokens(target: ResolvedTarget, api: CountingApi): boolean {
   const counts = PROVIDER_CAPABILITIES[target.providerConfig.type].countTokens;
-  return counts === "always" || (counts === "when_configured" && nativeResponsesOn(target));
+  return counts === "always" ||
+    (counts === "when_configured" && api === "responses" && nativeResponsesOn(target));
 }
 
 /**

@@ -51,9 +51,15 @@ Deno.test("capabilities: every row matches what that type's adapter implements",
       assert.equal(typeof provider.messages === "function", row.messages !== "never", `${type} messages`);
       assert.equal(typeof provider.gemini === "function", row.gemini, `${type} gemini`);
       assert.equal(speaksNatively(t, "gemini"), row.gemini, `${type} gemini`);
-      assert.equal(typeof provider.countInputTokens === "function", countsInputTokens(t), `${type} counting`);
+      assert.equal(
+        typeof provider.countInputTokens === "function",
+        countsInputTokens(t, "responses"),
+        `${type} counting`,
+      );
       if (row.countTokens !== "when_configured") {
-        assert.equal(countsInputTokens(t), row.countTokens === "always");
+        for (const api of ["responses", "messages", "gemini"] as const) {
+          assert.equal(countsInputTokens(t, api), row.countTokens === "always", `${type} counting ${api}`);
+        }
       }
       // The row, for a model its type does not narrow (Claude on Bedrock takes top_k: below).
       assert.equal(takesTopK(target(config, "m")), row.topK, `${type} top_k`);
@@ -78,8 +84,11 @@ Deno.test("capabilities: native passthrough per target (native_responses, Claude
   );
   assert.equal(speaksNatively(target(entry("bedrock", false), "amazon.nova-pro-v1:0"), "messages"), false);
   assert.equal(speaksNatively(target(entry("openai", true), "claude-sonnet-4-5"), "messages"), false);
-  assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5")), true);
-  assert.equal(countsInputTokens(target(entry("openai", false), "gpt-5")), false);
+  assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5"), "responses"), true);
+  // Its counting endpoint is the Responses API's: another API's count is the gateway's.
+  assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5"), "messages"), false);
+  assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5"), "gemini"), false);
+  assert.equal(countsInputTokens(target(entry("openai", false), "gpt-5"), "responses"), false);
   assert.equal(takesTopK(target(entry("openai", false), "llama")), true);
   assert.equal(takesTopK(target(entry("gemini", false), "gemini-2.5-pro")), false);
 });

@@ -50,7 +50,7 @@ import { geminiClientTerms } from "./client_terms.ts";
 import { forbidden, geminiAlias } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
 import { modelObject, servedHere } from "./models.ts";
-import { completionToGemini, type GeminiFrame, refusalOf } from "./response.ts";
+import { completionToGemini, type GeminiFrame } from "./response.ts";
 import {
   type GeminiNativeOutcome,
   geminiNativeStreamBody,
@@ -163,7 +163,7 @@ async function generate(
     return await answerJson(routed.headers, { chat }, {
       reported: completionReported(completion),
       // A refusal is text the model wrote and the client got: counted as its content would be.
-      texts: () => completionTexts(completion).concat(refusalOf(completion) ?? []),
+      texts: () => completionTexts(completion),
       render: (usage) => completionToGemini(completion, frame, shownUsage(completion, usage)),
     });
   }
@@ -260,6 +260,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
   const answer = await answerTokenCount(
     ctx,
     model,
+    "gemini",
     (target) =>
       Promise.resolve(
         isGemini(target)

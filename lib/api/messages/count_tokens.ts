@@ -72,6 +72,7 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   const answer = await answerTokenCount(
     ctx,
     model,
+    "messages",
     (target) => {
       if (!isNativeMessagesTarget(target)) return Promise.resolve({ chat });
       const messages = nativeMessagesBody(body, { model: target.model, maxTokens: null });

@@ -146,6 +146,7 @@ export async function handleResponsesInputTokens(
   const answer = await answerTokenCount(
     ctx,
     model,
+    "responses",
     (target) => Promise.resolve(isNativeTarget(target) ? { chat, responses: responses(target) } : { chat }),
     () => estimateInputTokens(chat),
     (count) => ({ object: "response.input_tokens", input_tokens: count }),

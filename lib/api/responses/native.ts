@@ -180,13 +180,19 @@ function webSearchCalls(output: unknown): number {
   return calls;
 }
 
-/** The texts of a Response's output (message text, refusals, call arguments), for counting its tokens. */
+/**
+ * The texts of a Response's output (message text, refusals, reasoning and its summaries, call arguments), for
+ * counting its tokens: reasoning is output the model wrote, as the stream's {@linkcode eventText} counts it too.
+ */
 export function outputTexts(response: JsonObject): string[] {
   const out: string[] = [];
   const items = Array.isArray(response.output) ? response.output : [];
   for (const item of items) {
     if (!isObject(item)) continue;
     if (typeof item.arguments === "string") out.push(item.arguments);
+    for (const part of Array.isArray(item.summary) ? item.summary : []) {
+      if (isObject(part) && typeof part.text === "string") out.push(part.text);
+    }
     for (const part of Array.isArray(item.content) ? item.content : []) {
       if (!isObject(part)) continue;
       if (typeof part.text === "string") out.push(part.text);
@@ -196,14 +202,21 @@ export function outputTexts(response: JsonObject): string[] {
   return out;
 }
 
-/** The text a stream event adds (a text, refusal or arguments delta), for counting when no usage comes. */
+/** The events whose `delta` is text the model wrote, counted when no usage comes. */
+const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
+  "response.output_text.delta",
+  "response.refusal.delta",
+  "response.reasoning_text.delta",
+  "response.reasoning_summary_text.delta",
+  "response.function_call_arguments.delta",
+]);
+
+/**
+ * The text a stream event adds (a text, refusal, reasoning, reasoning summary or arguments delta), for counting
+ * when no usage comes: what {@linkcode outputTexts} counts of a whole Response.
+ */
 export function eventText(event: JsonObject): string | undefined {
-  const type = event.type;
-  if (
-    type === "response.output_text.delta" || type === "response.refusal.delta" ||
-    type === "response.function_call_arguments.delta"
-  ) return typeof event.delta === "string" ? event.delta : undefined;
-  return undefined;
+  return TEXT_DELTAS.has(event.type) && typeof event.delta === "string" ? event.delta : undefined;
 }
 
 /**

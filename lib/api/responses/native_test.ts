@@ -189,11 +189,18 @@ Deno.test("native usage and texts: read from the upstream, bounded to sane count
         { type: "message", content: [{ type: "output_text", text: "a" }, { type: "refusal", refusal: "b" }] },
         { type: "function_call", arguments: "{}" },
         { type: "web_search_call" },
+        {
+          type: "reasoning",
+          summary: [{ type: "summary_text", text: "s" }],
+          content: [{ type: "reasoning_text", text: "r" }],
+        },
       ],
     }),
-    ["a", "b", "{}"],
+    ["a", "b", "{}", "s", "r"],
   );
   assert.equal(eventText({ type: "response.function_call_arguments.delta", delta: "{" }), "{");
+  assert.equal(eventText({ type: "response.reasoning_summary_text.delta", delta: "s" }), "s");
+  assert.equal(eventText({ type: "response.reasoning_text.delta", delta: "r" }), "r");
   assert.equal(eventText({ type: "response.created" }), undefined);
 });
 
