@@ -8,6 +8,7 @@
  * @module
  */
 import type { Scrubber } from "./secrets/scrubber.ts";
+import { parseScrubbed } from "./secrets/scrub_json.ts";
 
 /** OpenAI's error `type` values that the gateway emits. */
 export type ErrorType =
@@ -45,7 +46,15 @@ export interface GatewayErrorInit {
    * kept so a client of `/v1/messages` learns the upstream's own type rather than one guessed from the status.
    */
   anthropicType?: string | null;
+  /**
+   * The `error.details` an Anthropic upstream gave (`{"error_code":"image_dimensions_too_large",…}`), bounded and
+   * scrubbed: passed on in Anthropic's error shape, since its SDK picks the error's class by status and `error_code`.
+   */
+  anthropicDetails?: AnthropicErrorDetails | null;
 }
+
+/** An Anthropic error's `details`: an object of the upstream's own fields. */
+export type AnthropicErrorDetails = { readonly [field: string]: unknown };
 
 /**
  * An error that already knows its HTTP status and OpenAI error fields. Its message is shown to the client,
@@ -58,6 +67,7 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: HeadersInit | undefined;
   readonly anthropicType: string | null;
+  readonly anthropicDetails: AnthropicErrorDetails | null;
 
   constructor(status: number, message: string, init: GatewayErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -68,6 +78,7 @@ export class GatewayError extends Error {
     this.param = init.param ?? null;
     this.headers = init.headers;
     this.anthropicType = init.anthropicType ?? null;
+    this.anthropicDetails = init.anthropicDetails ?? null;
   }
 
   /** The OpenAI `ErrorResponse` body for this error. */
@@ -92,6 +103,7 @@ export class GatewayError extends Error {
       headers: this.headers,
       cause: this.cause,
       anthropicType: this.anthropicType,
+      anthropicDetails: this.anthropicDetails,
     };
   }
 }
@@ -207,13 +219,15 @@ export function gatewayTimeout(message: string): GatewayError {
 }
 
 /**
- * `err` with every secret the scrubber knows masked in each field the client sees (message, type, param, code):
- * the last step before an error that may carry upstream text leaves the gateway. Returns `err` itself when there
- * is nothing to mask, so the common case allocates nothing.
+ * `err` with every secret the scrubber knows masked in each field the client sees (message, type, param, code,
+ * and every string and key of `anthropicDetails`, through JSON as the logger does): the last step before an error
+ * that may carry upstream text leaves the gateway. Returns `err` itself when there is nothing to mask and no
+ * details, so the common case allocates nothing.
  */
 export function scrubError(err: GatewayError, scrubber: Scrubber): GatewayError {
   const fields = [err.message, err.type, err.param, err.code];
-  if (!fields.some((field) => field !== null && scrubber.test(field))) return err;
+  const details = err.anthropicDetails;
+  if (details === null && !fields.some((field) => field !== null && scrubber.test(field))) return err;
   const clean = (field: string | null) => field === null ? null : scrubber.scrub(field);
   return new GatewayError(err.status, scrubber.scrub(err.message), {
     type: scrubber.scrub(err.type),
@@ -221,6 +235,8 @@ export function scrubError(err: GatewayError, scrubber: Scrubber): GatewayError 
     param: clean(err.param),
     headers: err.headers,
     anthropicType: err.anthropicType,
+    anthropicDetails: details &&
+      parseScrubbed(JSON.stringify(details), (text) => scrubber.scrub(text)) as AnthropicErrorDetails,
   });
 }
 
@@ -239,7 +255,7 @@ export function printable(text: string): string {
  * replaces any the error had). The headers go straight into the response's own list: a `Headers` built first
  * and given as the init is copied once more, entry by entry.
  */
-function jsonError(text: string, status: number, extra: HeadersInit | undefined): Response {
+export function jsonError(text: string, status: number, extra: HeadersInit | undefined): Response {
   const response = new Response(text, { status });
   const headers = response.headers;
   if (extra !== undefined) {
@@ -318,10 +334,10 @@ export function anthropicErrorType(err: GatewayError): string {
   return ANTHROPIC_TYPES[err.status] ?? (err.status >= 500 ? "api_error" : "invalid_request_error");
 }
 
-/** The body of an Anthropic error: `{"type":"error","error":{"type","message"},"request_id"}`. */
+/** The body of an Anthropic error: `{"type":"error","error":{"type","message","details"?},"request_id"}`. */
 export interface AnthropicErrorBody {
   type: "error";
-  error: { type: string; message: string };
+  error: { type: string; message: string; details?: AnthropicErrorDetails };
   request_id?: string;
 }
 
@@ -331,6 +347,7 @@ export function anthropicErrorBody(err: GatewayError, requestId?: string): Anthr
     type: "error",
     error: { type: anthropicErrorType(err), message: anthropicMessage(err) },
   };
+  if (err.anthropicDetails !== null) body.error.details = err.anthropicDetails;
   if (requestId !== undefined) body.request_id = requestId;
   return body;
 }
@@ -343,41 +360,6 @@ export function anthropicErrorResponse(err: GatewayError, requestId: string): Re
   const body = anthropicErrorBody(err, requestId);
   const status = body.error.type === "overloaded_error" ? 529 : err.status;
   return jsonError(JSON.stringify(body), status, err.headers);
-}
-
-/** Google's canonical status names by HTTP status, as the Gemini API answers them. */
-const GOOGLE_STATUS: Readonly<Record<number, string>> = {
-  400: "INVALID_ARGUMENT",
-  401: "UNAUTHENTICATED",
-  403: "PERMISSION_DENIED",
-  404: "NOT_FOUND",
-  405: "UNIMPLEMENTED",
-  408: "DEADLINE_EXCEEDED",
-  409: "ABORTED",
-  413: "INVALID_ARGUMENT",
-  429: "RESOURCE_EXHAUSTED",
-  499: "CANCELLED",
-  500: "INTERNAL",
-  501: "UNIMPLEMENTED",
-  502: "UNAVAILABLE",
-  503: "UNAVAILABLE",
-  504: "DEADLINE_EXCEEDED",
-};
-
-/** The body of a Google API error: `{"error":{"code","message","status"}}`. */
-export interface GoogleErrorBody {
-  error: { code: number; message: string; status: string };
-}
-
-/** `err` in Google's error shape (the Gemini API's routes answer every error this way, streams' last chunk too). */
-export function googleErrorBody(err: GatewayError): GoogleErrorBody {
-  const status = GOOGLE_STATUS[err.status] ?? (err.status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT");
-  return { error: { code: err.status, message: err.message, status } };
-}
-
-/** Serialises `err` in Google's shape with its status: the error boundary's answer on the Gemini API's routes. */
-export function googleErrorResponse(err: GatewayError): Response {
-  return jsonError(JSON.stringify(googleErrorBody(err)), err.status, err.headers);
 }
 
 /**

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  anthropicErrorBody,
-  CONTEXT_LENGTH_EXCEEDED,
-  GatewayError,
-  googleErrorBody,
-  scrubError,
-} from "./errors.ts";
+import { anthropicErrorBody, CONTEXT_LENGTH_EXCEEDED, GatewayError, scrubError } from "./errors.ts";
+import { googleErrorBody } from "./google_errors.ts";
 import { createScrubber } from "./secrets/scrubber.ts";
 
 const tooLong = (message: string) =>

@@ -31,6 +31,13 @@ export interface ProviderCapabilities {
    */
   readonly responses: "never" | "when_configured";
   /**
+   * Where it speaks the Responses API: takes the client's opt-in to a beta of it (the `openai-beta` header and
+   * `?beta=true`, as the openai SDK's `client.beta.responses` sends them), which is then passed on as sent.
+   * OpenAI's own API does; Azure OpenAI is not known to (its Responses API documents no such header), so there
+   * the opt-in is named as dropped, as on a translated target.
+   */
+  readonly openaiBeta: boolean;
+  /**
    * Speaks Anthropic's Messages API, so `/v1/messages` is passed through instead of translated: with every
    * model, or only with Claude models (Bedrock, where the same entry also serves Nova, Llama, …).
    */
@@ -62,6 +69,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     serves: ["chat", "embedding"],
     gemini: false,
     responses: "never",
+    openaiBeta: false,
     messages: "never",
     countTokens: "never",
     topK: false,
@@ -71,6 +79,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     serves: ["chat", "embedding", "moderation"],
     gemini: false,
     responses: "when_configured",
+    openaiBeta: true,
     messages: "never",
     countTokens: "when_configured",
     topK: true,
@@ -80,6 +89,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     serves: ["chat"],
     gemini: false,
     responses: "never",
+    openaiBeta: false,
     messages: "always",
     countTokens: "always",
     topK: true,
@@ -89,6 +99,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     serves: ["chat", "embedding"],
     gemini: true,
     responses: "never",
+    openaiBeta: false,
     messages: "never",
     countTokens: "always",
     topK: false,
@@ -98,6 +109,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     serves: ["chat", "embedding"],
     gemini: false,
     responses: "when_configured",
+    openaiBeta: false,
     messages: "never",
     countTokens: "when_configured",
     topK: false,
@@ -107,6 +119,7 @@ export const PROVIDER_CAPABILITIES: Readonly<Record<ProviderType, ProviderCapabi
     serves: ["chat", "embedding"],
     gemini: false,
     responses: "never",
+    openaiBeta: false,
     messages: "claude_models",
     countTokens: "always",
     topK: false,

@@ -10,10 +10,10 @@ import {
   anthropicErrorResponse,
   errorResponse,
   GatewayError,
-  googleErrorResponse,
   scrubError,
   toGatewayError,
 } from "../errors.ts";
+import { googleErrorResponse } from "../google_errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
 import { genAiProviderName } from "../providers/capabilities.ts";
 import { isoNow } from "../timers/iso_now.ts";

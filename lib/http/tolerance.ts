@@ -59,7 +59,7 @@ const MORE = "...";
 
 /** A path as the header and the record show it: client text, so only plain characters, and bounded. */
 function shown(path: string): string {
-  const plain = path.replace(/[^A-Za-z0-9_.\[\]:-]/g, "?");
+  const plain = path.replace(/[^A-Za-z0-9_.\[\]:=-]/g, "?");
   return plain.length <= MAX_PATH_LENGTH ? plain : `${plain.slice(0, MAX_PATH_LENGTH - MORE.length)}${MORE}`;
 }
 
@@ -96,11 +96,18 @@ export function servingTargets(
 
 /**
  * Tells the client (`x-gateway-dropped`, comma-separated field paths) and the usage record what the translated
- * target that answered did not get. Nothing for a native target, which got the body as sent.
+ * target that answered did not get. Nothing for a native target, which got the body as sent. `headerNames` are
+ * the values of a request header the target went without (`openai-beta:<name>`): named first, so a long list of
+ * field paths cut to the header's bound never hides them, and outside the `Tolerance`, so no alias refuses one.
  */
-export function noteDropped(ctx: RequestContext, headers: Headers, tolerance: Tolerance): void {
-  if (tolerance.native.length === 0 && tolerance.dropped.length === 0) return;
-  const paths = droppedPaths(tolerance);
+export function noteDropped(
+  ctx: RequestContext,
+  headers: Headers,
+  tolerance: Tolerance,
+  headerNames: readonly string[] = [],
+): void {
+  if (headerNames.length === 0 && tolerance.native.length === 0 && tolerance.dropped.length === 0) return;
+  const paths = droppedPaths({ ...tolerance, native: [...headerNames, ...tolerance.native] });
   if (paths.length === 0) return;
   headers.set("x-gateway-dropped", paths.join(","));
   ctx.record.dropped = paths.join(",");
@@ -241,7 +248,9 @@ export function estimatedTolerance(tolerance: Tolerance): Tolerance {
  * would: nothing when a target that speaks the client's API (`native`) counted the client's own body; when
  * another target counted exactly, the chat form's drops and what that target's count body left out (built in
  * drop mode: a count never refuses); when the gateway estimated, the request's own drops
- * ({@linkcode estimatedTolerance}). One place for the Messages, Responses and Gemini counts.
+ * ({@linkcode estimatedTolerance}). `headerNames` gives what the counting target (null: the gateway) went
+ * without of a request header, named first ({@linkcode noteDropped}). One place for the Messages, Responses and
+ * Gemini counts.
  */
 export async function noteCountDropped(
   ctx: RequestContext,
@@ -249,14 +258,17 @@ export async function noteCountDropped(
   tolerance: Tolerance,
   form: ChatForm,
   native: (target: ResolvedTarget) => boolean,
+  headerNames: (countedBy: ResolvedTarget | null) => readonly string[] = () => [],
 ): Promise<void> {
   const answeredBy = ctx.answeredBy;
   const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
-  if (exact && native(answeredBy)) return;
+  const headers = answer.response.headers;
+  if (exact && native(answeredBy)) return noteDropped(ctx, headers, newTolerance(), headerNames(answeredBy));
   noteDropped(
     ctx,
-    answer.response.headers,
+    headers,
     exact ? answeredTolerance(answeredBy, tolerance, form, "drop") : estimatedTolerance(tolerance),
+    headerNames(exact ? answeredBy : null),
   );
 }
 

@@ -229,3 +229,19 @@ export function anthropicBetaPaths(anthropicBeta: string | null): string[] {
 function droppedBetaPath(name: string): string {
   return `anthropic-beta:${name}`;
 }
+
+/**
+ * The client's `openai-beta` names (`openaiBeta`, as forwarded) that `target`, the target that answered a
+ * Responses request (null: none did, the gateway counted), went without, as `x-gateway-dropped` names them
+ * (`openai-beta:<name>`, each once): none on a target that speaks the Responses API and takes the opt-in (the
+ * table's {@linkcode ProviderCapabilities.openaiBeta}); every one elsewhere (a translated target's chat form has
+ * no betas; Azure is not known to take them).
+ */
+export function openaiBetasDropped(target: ResolvedTarget | null, openaiBeta: string | null): string[] {
+  if (openaiBeta === null) return [];
+  const takes = target !== null && speaksNatively(target, "responses") &&
+    PROVIDER_CAPABILITIES[target.providerConfig.type].openaiBeta;
+  if (takes) return [];
+  const names = openaiBeta.split(",").map((name) => name.trim()).filter((name) => name !== "");
+  return [...new Set(names)].map((name) => `openai-beta:${name}`);
+}

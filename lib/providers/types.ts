@@ -125,6 +125,23 @@ export interface MessagesCall extends UpstreamCall {
 }
 
 /**
+ * The client's opt-in to a beta of OpenAI's Responses API, as the openai SDK's `client.beta.responses` sends it:
+ * the `openai-beta` header (comma-separated names, `responses_multi_agent=v1`; null when not sent, or not a
+ * well-formed value) and the `?beta=true` of the beta resource's URL (`query`). A provider whose upstream takes
+ * it (the capability table's `openaiBeta`) sends both as the client sent them.
+ */
+export interface OpenAIBeta {
+  readonly header: string | null;
+  readonly query: boolean;
+}
+
+/** One upstream call of a Responses request passed through: the client's beta opt-in travels with it. */
+export interface ResponsesCall extends UpstreamCall {
+  /** Null when the client opted in to no beta. */
+  readonly openaiBeta: OpenAIBeta | null;
+}
+
+/**
  * What a vendor counts the input tokens of: the request in the chat form, and, where the client sent a Responses
  * request, its body as sent upstream (model already rewritten), for a vendor that counts Responses requests; where
  * the client sent an Anthropic Messages request, its body likewise, for a vendor that counts Messages requests;
@@ -137,6 +154,8 @@ export interface TokenCountInput {
   /** With `messages`: the client's `anthropic-version` and `anthropic-beta`, as on {@linkcode MessagesCall}. */
   readonly anthropicVersion?: string | null;
   readonly anthropicBeta?: string | null;
+  /** With `responses`: the client's beta opt-in, as on {@linkcode ResponsesCall}. */
+  readonly openaiBeta?: OpenAIBeta | null;
   /**
    * Where the client sent a Gemini API request, its `GenerateContentRequest` as a Gemini target would get it
    * (`nativeGeminiBody`), for a vendor that counts those: its files by URI, `cachedContent` and built-in tools
@@ -157,13 +176,13 @@ export interface Provider {
    * Passes a Responses request (model already the target's) through to an upstream that speaks the Responses
    * API (`POST {base}/responses`). Present only for providers configured with `native_responses: true`.
    */
-  responses?(body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult>;
+  responses?(body: JsonObject, call: ResponsesCall): Promise<NativeResponsesResult>;
   /**
    * Passes a compaction request (`POST /v1/responses/compact`, model already the target's) through to an
    * upstream that speaks the Responses API; its answer is the upstream's compacted object. Present with
    * `responses`.
    */
-  compact?(body: JsonObject, call: UpstreamCall): Promise<JsonObject>;
+  compact?(body: JsonObject, call: ResponsesCall): Promise<JsonObject>;
   /**
    * Passes a Gemini API `generateContent` body through to an upstream that speaks Google's Gemini API (the
    * target's model goes in the URL; `stream` picks `:streamGenerateContent?alt=sse`): its

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { googleErrorBody } from "../../errors.ts";
+import { googleErrorBody } from "../../google_errors.ts";
 import type { ChatCompletionChunk, JsonObject, Usage } from "../../openai/types.ts";
 import {
   clientStreamBody,

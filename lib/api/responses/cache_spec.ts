@@ -14,6 +14,7 @@
  */
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import type { OpenAIBeta } from "../../providers/types.ts";
 
 /** The events that end a Responses stream. */
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
@@ -41,12 +42,16 @@ function restampResponse(response: JsonObject, now: number): void {
   if (typeof response.completed_at === "number") response.completed_at = seconds;
 }
 
-/** The cache spec of a Responses request whose client body is `body`. */
-export function responsesCacheSpec(body: JsonObject): NativeCacheSpec {
+/**
+ * The cache spec of a Responses request whose client body is `body`, sent with `openaiBeta` (its `openai-beta`
+ * names, which turn on a beta and so change the answer, are keyed when sent; a key without them is as before).
+ */
+export function responsesCacheSpec(body: JsonObject, openaiBeta: OpenAIBeta | null = null): NativeCacheSpec {
+  const store = body.store !== false;
   return {
     api: "responses",
     body,
-    keyed: { store: body.store !== false },
+    keyed: openaiBeta?.header ? { store, beta: openaiBeta.header } : { store },
     isFinal: (event) => typeof event.type === "string" && FINAL_EVENTS.has(event.type),
     ending(values) {
       if (values.length === 1 && values[0].object === "response") return endingOf(values[0]);

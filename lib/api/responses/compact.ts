@@ -22,7 +22,13 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  newTolerance,
+  noteDropped,
+  paramServingTargets,
+} from "../../http/tolerance.ts";
 import { answerJson, completionReported, completionTexts, usageOf } from "../../answer/runner.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { strictRefusal } from "./native_only.ts";
@@ -35,6 +41,7 @@ import { nativeRequestBody, nativeUsage, redactNative, resentChanges } from "./n
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { newId, responseUsage } from "./response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
 import { withItemIds } from "../../usage/responses_store.ts";
 
 const ROUTE = ROUTES.responsesCompact;
@@ -90,11 +97,12 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const earlier = await withHistory(parsed, ctx);
   const history = earlier?.items ?? [];
   const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
+  const beta = openAIBetaOf(request);
   await admitChat(ctx, ROUTE.endpoint, model, chat, nativeTexts(model, parsed, earlier)).catch((err) => {
     throw terms(err);
   });
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
-    const call = upstreamCall(ctx, target);
+    const call = { ...upstreamCall(ctx, target), openaiBeta: beta };
     if (isNativeTarget(target)) {
       const changes = resentChanges(target, parsed.input, earlier);
       const native = redactNative(nativeRequestBody(body, changes), model.contentRules);
@@ -122,13 +130,19 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const id = newId("resp_");
   if (result.kind === "native") {
     const upstream = result.body;
+    noteDropped(ctx, routed.headers, newTolerance(), betasDropped(routed.target, beta));
     return await answerJson(routed.headers, { chat }, {
       reported: nativeUsage(upstream),
       texts: () => [],
       render: () => ({ ...upstream, id }),
     });
   }
-  noteDropped(ctx, routed.headers, answeredTolerance(routed.target, parsed.tolerance, form));
+  noteDropped(
+    ctx,
+    routed.headers,
+    answeredTolerance(routed.target, parsed.tolerance, form),
+    betasDropped(routed.target, beta),
+  );
   const completion = result.completion;
   const message = completion.choices[0]?.message as { content?: unknown } | undefined;
   const summary = typeof message?.content === "string" ? message.content : "";

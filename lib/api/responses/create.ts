@@ -38,8 +38,15 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { answerNative, isNativeTarget, nativeRoute, nativeTexts, targetsFor } from "./create_native.ts";
 import { strictRefusal } from "./native_only.ts";
-import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  newTolerance,
+  noteDropped,
+  paramServingTargets,
+} from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
 
 /**
@@ -125,6 +132,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const targets = paramServingTargets(targetsFor(model, parsed), form);
   const earlier = await withHistory(parsed, ctx);
   const stream = parsed.stream;
+  const beta = openAIBetaOf(request);
   // What only a native target reads (a reasoning item no assistant turn follows, a plain-text file) is judged too.
   await admitChat(ctx, ROUTES.responses.endpoint, model, chat, nativeTexts(targets, parsed, earlier)).catch(
     (err) => {
@@ -145,16 +153,23 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
     ctx,
     targets,
     { chat, asked: stream, clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)) },
-    nativeRoute(ctx, parsed, body, model, earlier),
+    nativeRoute(ctx, parsed, body, model, earlier, beta),
   );
   const { value: result, target } = routed;
   const store = (response: JsonObject, upstreamId: string | null = null) =>
     storeResponse(ctx, parsed, target.provider, response, frame.createdAt, upstreamId);
   if (isNativeAnswer(result)) {
+    // A native target that does not take the beta opt-in (Azure) is told of it as a translated one is.
+    noteDropped(ctx, routed.headers, newTolerance(), betasDropped(target, beta));
     return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }
-  // Translated: the answer says which fields the target went without.
-  noteDropped(ctx, routed.headers, answeredTolerance(target, parsed.tolerance, form));
+  // Translated: the answer says which fields (and beta names) the target went without.
+  noteDropped(
+    ctx,
+    routed.headers,
+    answeredTolerance(target, parsed.tolerance, form),
+    betasDropped(target, beta),
+  );
 
   if (result.kind === "json") {
     const completion = result.body;

@@ -15,6 +15,7 @@
 import { responsesCacheSpec } from "./cache_spec.ts";
 import { RESPONSES_FACTS } from "./native_facts.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
+import type { OpenAIBeta } from "../../providers/types.ts";
 import {
   clientResponse,
   type NativeFrame,
@@ -73,8 +74,9 @@ type Continuation =
 
 /**
  * How routing calls a native target: the client's body passed through (target's model, the policy's output
- * limit, the conversation behind `previous_response_id`, redactions); a whole answer must be a Response.
- * `earlier` is the stored conversation behind `previous_response_id` (null without one), read before routing.
+ * limit, the conversation behind `previous_response_id`, redactions) with its beta opt-in (`openaiBeta`,
+ * openai_beta.ts); a whole answer must be a Response. `earlier` is the stored conversation behind
+ * `previous_response_id` (null without one), read before routing.
  */
 export function nativeRoute(
   ctx: ClientContext,
@@ -82,6 +84,7 @@ export function nativeRoute(
   client: JsonObject,
   model: ResolvedModel,
   earlier: Conversation | null,
+  openaiBeta: OpenAIBeta | null,
 ): NativeRoute {
   const continuation = (target: ResolvedTarget): Continuation => {
     if (earlier === null) return {};
@@ -94,7 +97,7 @@ export function nativeRoute(
     valid: isResponseObject,
     what: "a Response object",
     start: RESPONSES_START,
-    cache: () => responsesCacheSpec(client),
+    cache: () => responsesCacheSpec(client, openaiBeta),
     facts: () => RESPONSES_FACTS,
     async call(target, provider) {
       // The policy may have lowered (or set) the output limit on the chat form; the upstream gets the one that applies.
@@ -108,7 +111,7 @@ export function nativeRoute(
         }),
         model.contentRules,
       );
-      return await provider.responses?.(body, upstreamCall(ctx, target));
+      return await provider.responses?.(body, { ...upstreamCall(ctx, target), openaiBeta });
     },
   };
 }

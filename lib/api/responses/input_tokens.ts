@@ -48,6 +48,7 @@ import { type ChatForm, noteCountDropped, paramServingTargets } from "../../http
 import { answerTokenCount } from "../../answer/runner.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
+import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
 
 const ROUTE = ROUTES.responsesInputTokens;
 
@@ -143,16 +144,25 @@ export async function handleResponsesInputTokens(
   });
 
   const responses = nativeBody(body, parsed, model, earlier);
+  const openaiBeta = openAIBetaOf(request);
   const answer = await answerTokenCount(
     ctx,
     model,
     "responses",
-    (target) => Promise.resolve(isNativeTarget(target) ? { chat, responses: responses(target) } : { chat }),
+    (target) =>
+      Promise.resolve(isNativeTarget(target) ? { chat, responses: responses(target), openaiBeta } : { chat }),
     () => estimateInputTokens(chat),
     (count) => ({ object: "response.input_tokens", input_tokens: count }),
   );
   // A native target counted the client's own body: nothing left out. Any other count is of the chat form, which
   // names what it left out, and what the answering target's count left out of it, as a response would.
-  await noteCountDropped(ctx, answer, parsed.tolerance, form, isNativeTarget);
+  await noteCountDropped(
+    ctx,
+    answer,
+    parsed.tolerance,
+    form,
+    isNativeTarget,
+    (by) => betasDropped(by, openaiBeta),
+  );
   return answer;
 }

@@ -6,12 +6,26 @@
  *
  * @module
  */
-import { ANTHROPIC_TOO_LONG, badGateway, CONTEXT_LENGTH_EXCEEDED, GatewayError } from "../../errors.ts";
+import {
+  ANTHROPIC_TOO_LONG,
+  type AnthropicErrorDetails,
+  badGateway,
+  CONTEXT_LENGTH_EXCEEDED,
+  GatewayError,
+} from "../../errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
-import { isErrorBody, type ParsedUpstreamError, upstreamHttpError } from "../shared/upstream_error.ts";
+import {
+  isErrorBody,
+  MAX_UPSTREAM_MESSAGE,
+  type ParsedUpstreamError,
+  scrubbedClip,
+  upstreamHttpError,
+} from "../shared/upstream_error.ts";
+import { parseScrubbed } from "../../secrets/scrub_json.ts";
+import { scrubberOf } from "../../secrets/scrubber.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
 import { anthropicFinishReason } from "../finish_reasons.ts";
 
@@ -191,7 +205,8 @@ export function parseAnthropicError(body: unknown, status: number): ParsedUpstre
 
 /**
  * The client-facing error for an Anthropic non-2xx answer: 401/403 reworded (the key never leaks), other 4xx
- * passed on (429 with `retry-after`), 529 → 503 `upstream_overloaded`, other 5xx → 502.
+ * passed on (429 with `retry-after`), 529 → 503 `upstream_overloaded`, other 5xx → 502. All but 401/403 keep
+ * the upstream's Anthropic error type and `details` for a client of the Messages API.
  */
 export function anthropicHttpError(
   provider: string,
@@ -200,9 +215,40 @@ export function anthropicHttpError(
   headers: Headers,
   secrets: readonly string[],
 ): GatewayError {
-  const error = upstreamHttpError(provider, status, parseAnthropicError(body, status), headers, secrets);
-  // The gateway's own credentials were refused: the client's error is the gateway's, not the upstream's type.
-  return status === 401 || status === 403 ? error : withAnthropicType(error, anthropicErrorType(body));
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  const error = upstreamHttpError(provider, status, parseAnthropicError(json, status), headers, secrets);
+  // The gateway's own credentials were refused: the client's error is the gateway's, not the upstream's type
+  // nor its details (which would be about the gateway's key).
+  if (status === 401 || status === 403) return error;
+  return withAnthropicType(error, anthropicErrorType(json), anthropicErrorDetails(json, secrets));
+}
+
+/**
+ * The `error.details` of an Anthropic error body (`{"error_code":"image_dimensions_too_large","max_dimension":…}`),
+ * from whose `error_code` Anthropic's SDKs pick the error's class (`ImageDimensionsTooLargeError` for
+ * `400 image_dimensions_too_large`) and which they expose as `details`; null when there is none. Bounded as
+ * every upstream text is: details whose JSON is over {@linkcode MAX_UPSTREAM_MESSAGE} characters keep only
+ * their `error_code`, itself cut (a cut JSON text would be no object); then every string and key of what is kept
+ * is scrubbed of `secrets`, as the message is (cut first, then scrubbed: the scrub's cost stays bounded).
+ */
+export function anthropicErrorDetails(
+  body: unknown,
+  secrets: readonly string[],
+): AnthropicErrorDetails | null {
+  const details = isObject(body) && isObject(body.error) ? body.error.details : undefined;
+  if (!isObject(details)) return null;
+  const text = JSON.stringify(details);
+  if (text.length <= MAX_UPSTREAM_MESSAGE) {
+    const scrubber = scrubberOf(secrets);
+    return parseScrubbed(text, (value) => scrubber.scrub(value)) as AnthropicErrorDetails;
+  }
+  const code = typeof details.error_code === "string" ? scrubbedClip(details.error_code, secrets) : null;
+  return code === null ? null : { error_code: code };
 }
 
 /** The documented Anthropic error type in an error body (text or parsed), or null for anything else. */
@@ -220,17 +266,23 @@ export function anthropicErrorType(body: unknown): string | null {
 }
 
 /**
- * `error` carrying Anthropic's own error `type`, for a client of the Messages API (which gets the upstream's
- * `overloaded_error`, not a type guessed from the gateway's status); `error` itself when there is none.
+ * `error` carrying Anthropic's own error `type` and `details`, for a client of the Messages API (which gets the
+ * upstream's `overloaded_error`, not a type guessed from the gateway's status, and the `error_code` its SDK
+ * types the error by); `error` itself when there is neither.
  */
-export function withAnthropicType(error: GatewayError, type: string | null): GatewayError {
-  if (type === null) return error;
+export function withAnthropicType(
+  error: GatewayError,
+  type: string | null,
+  details: AnthropicErrorDetails | null = null,
+): GatewayError {
+  if (type === null && details === null) return error;
   return new GatewayError(error.status, error.message, {
     type: error.type,
     code: error.code,
     param: error.param,
     headers: error.headers,
     anthropicType: type,
+    anthropicDetails: details,
   });
 }
 
@@ -252,7 +304,7 @@ export function anthropicStreamError(
     new Headers(),
     secrets,
   );
-  return withAnthropicType(error, anthropicErrorType(data));
+  return withAnthropicType(error, anthropicErrorType(data), anthropicErrorDetails(data, secrets));
 }
 
 /**

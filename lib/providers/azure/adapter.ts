@@ -16,6 +16,7 @@
  * @module
  */
 import type { AzureProviderConfig } from "../../config/schema.ts";
+import { PROVIDER_CAPABILITIES } from "../../config/provider_capabilities.ts";
 import { openAIShapedEmbed } from "../openai/adapter.ts";
 import { toUpstreamChatBody } from "../openai/request.ts";
 import { chatCompletionFrom } from "../openai/response.ts";
@@ -90,6 +91,7 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
     (path) => azureResponsesUrl(addressing, path),
     (call, stream) => unkeyedHeaders(config, call.requestId, stream),
     secrets,
+    PROVIDER_CAPABILITIES.azure.openaiBeta,
   );
   return { ...adapter, ...native };
 }

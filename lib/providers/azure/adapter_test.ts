@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { azureAdapter, azureHeaders } from "./adapter.ts";
 import { type AzureProviderConfig, configSchema } from "../../config/schema.ts";
 import type { ResolvedTarget } from "../../config/types.ts";
-import type { UpstreamCall } from "../types.ts";
+import type { ResponsesCall } from "../types.ts";
 
 const RES = "https://contoso.openai.azure.com";
 import { toUpstreamChatBody } from "../openai/request.ts";
@@ -40,10 +40,12 @@ Deno.test("azure native responses: only with native_responses; v1 and classic UR
       providers: { az: { type: "azure", api_key: "azure-key", ...extra } },
       models: {},
     }).providers.az as AzureProviderConfig;
-  const callFor = (c: AzureProviderConfig): UpstreamCall => ({
+  // The client's beta opt-in is not passed to Azure, which is not known to take it (the capability table).
+  const callFor = (c: AzureProviderConfig): ResponsesCall => ({
     target: { provider: "az", providerConfig: c, model: "my-deployment" } as unknown as ResolvedTarget,
     signal: new AbortController().signal,
     requestId: "req_9",
+    openaiBeta: { header: "responses_multi_agent=v1", query: true },
   });
   const off = config({ base_url: `${RES}/openai/v1` });
   assert.equal(azureAdapter(off).responsesRequest, undefined);
@@ -69,6 +71,7 @@ Deno.test("azure native responses: only with native_responses; v1 and classic UR
     const body = { model: "my-deployment", input: "hi" };
     const request = adapter.responsesRequest!(body, callFor(c));
     assert.equal(request.url, url);
+    assert.equal(request.headers["openai-beta"], undefined);
     assert.equal(request.headers.accept, "application/json");
     assert.deepEqual(JSON.parse(String(request.body)), body);
     assert.equal((adapter.authorize(request) as typeof request).headers["api-key"], "azure-key");

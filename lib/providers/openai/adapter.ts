@@ -6,6 +6,7 @@
  * @module
  */
 import type { OpenAIProviderConfig } from "../../config/schema.ts";
+import { PROVIDER_CAPABILITIES } from "../../config/provider_capabilities.ts";
 import type { UpstreamRequest } from "../shared/transport.ts";
 import type { EmbeddingResult, Provider, UpstreamCall } from "../types.ts";
 import type { EmbeddingRequest } from "../../openai/types.ts";
@@ -101,6 +102,7 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
     (path) => endpoint(config, `/${path}`),
     (call, stream) => requestHeaders(config, call, stream),
     secrets,
+    PROVIDER_CAPABILITIES.openai.openaiBeta,
   );
   return { ...adapter, ...native };
 }

@@ -15,7 +15,7 @@ import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
 import { throwErrorBody } from "./response.ts";
-import type { TokenCountInput, UpstreamCall } from "../types.ts";
+import type { OpenAIBeta, TokenCountInput, UpstreamCall } from "../types.ts";
 
 /** The events that end a Responses stream; a stream that stops before one of them was cut short. */
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
@@ -123,24 +123,59 @@ export type NativeResponsesFunctions = Required<
   >
 >;
 
+/** The header of a beta opt-in; an operator's `headers` may spell it in any case. */
+const BETA = "openai-beta";
+
+/** The names in an `openai-beta` value (comma-separated), trimmed, empty ones left out. */
+function betaNames(value: string): string[] {
+  return value.split(",").map((name) => name.trim()).filter((name) => name !== "");
+}
+
+/**
+ * `headers` with the client's beta opt-in (`beta.header`) added to the operator's own `openai-beta` names, each
+ * once: `headers` itself without one.
+ */
+function withBetaHeader(headers: Record<string, string>, beta: OpenAIBeta | null): Record<string, string> {
+  if (beta === null || beta.header === null) return headers;
+  const out: Record<string, string> = {};
+  const names: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() === BETA) names.push(...betaNames(value));
+    else out[name] = value;
+  }
+  for (const name of betaNames(beta.header)) if (!names.includes(name)) names.push(name);
+  out[BETA] = names.join(",");
+  return out;
+}
+
+/** `url` with the `beta=true` of the beta resource when the client's request had it. */
+function withBetaQuery(url: string, beta: OpenAIBeta | null): string {
+  if (beta === null || !beta.query) return url;
+  return `${url}${url.includes("?") ? "&" : "?"}beta=true`;
+}
+
 /**
  * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
  * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
  * input tokens counted by the upstream, and compactions passed through. A whole answer (a Response, a compaction)
  * that is instead an `{"error": …}` without `output`, answered with a 200, is the upstream's error
  * ({@linkcode throwErrorBody}), as for chat; any other body is left for the client API's check (a 502 for what is
- * no Response, or no compaction). The upstreams differ only in where
- * (`url` of `responses`, `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes.
+ * no Response, or no compaction). The upstreams differ only in where (`url` of `responses`,
+ * `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes,
+ * and in whether the client's beta opt-in goes too (`forwardsBeta`: the capability table's `openaiBeta`), as
+ * the client sent it: its `openai-beta` names, and its `?beta=true`.
  */
 export function nativeResponsesAdapter(
   url: (path: "responses" | "responses/input_tokens" | "responses/compact") => string,
   headers: (call: UpstreamCall, stream: boolean) => Record<string, string>,
   secrets: readonly string[],
+  forwardsBeta = false,
 ): NativeResponsesFunctions {
+  const beta = (opted: OpenAIBeta | null | undefined) => forwardsBeta ? opted ?? null : null;
   return {
     responsesRequest: (body, call) => ({
-      url: url("responses"),
-      headers: headers(call, body.stream === true),
+      url: withBetaQuery(url("responses"), beta(call.openaiBeta)),
+      headers: withBetaHeader(headers(call, body.stream === true), beta(call.openaiBeta)),
       body: JSON.stringify(body),
     }),
     responsesStages: (call) =>
@@ -149,16 +184,16 @@ export function nativeResponsesAdapter(
     nativeErrorBody: (json, call) =>
       throwErrorBody(call.target.provider, json, json.output !== undefined, secrets),
     compactRequest: (body, call) => ({
-      url: url("responses/compact"),
-      headers: headers(call, false),
+      url: withBetaQuery(url("responses/compact"), beta(call.openaiBeta)),
+      headers: withBetaHeader(headers(call, false), beta(call.openaiBeta)),
       body: JSON.stringify(body),
     }),
     countTokensRequest: (input, call) => {
       const body = countTokensBody(input);
       if (body === null) return null;
       return {
-        url: url("responses/input_tokens"),
-        headers: headers(call, false),
+        url: withBetaQuery(url("responses/input_tokens"), beta(input.openaiBeta)),
+        headers: withBetaHeader(headers(call, false), beta(input.openaiBeta)),
         body: JSON.stringify(body),
       };
     },

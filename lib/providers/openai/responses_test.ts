@@ -6,7 +6,7 @@ import type { JsonObject } from "../../openai/types.ts";
 import { sseParseTransformer } from "../../sse/parse.ts";
 import { runStages } from "../../../tests/helpers/run_stages.ts";
 import type { ResolvedTarget } from "../../config/types.ts";
-import type { UpstreamCall } from "../types.ts";
+import type { OpenAIBeta, ResponsesCall } from "../types.ts";
 import { openAIAdapter } from "./adapter.ts";
 import { countTokensBody, inputTokensOf, responsesEventTransformer } from "./responses.ts";
 
@@ -20,10 +20,11 @@ function openai(extra: Record<string, unknown>): OpenAIProviderConfig {
   return parsed.providers.p as OpenAIProviderConfig;
 }
 
-const call = (config: OpenAIProviderConfig): UpstreamCall => ({
+const call = (config: OpenAIProviderConfig, openaiBeta: OpenAIBeta | null = null): ResponsesCall => ({
   target: { provider: "p", providerConfig: config, model: "gpt-up" } as unknown as ResolvedTarget,
   signal: new AbortController().signal,
   requestId: "req_1",
+  openaiBeta,
 });
 
 /** A recorded-shape OpenAI Responses stream (event lines, sequence numbers), as the bytes arrive. */
@@ -71,6 +72,42 @@ Deno.test("openai native responses: only with native_responses, to {base}/respon
   assert.deepEqual(JSON.parse(String(request.body)), body);
   assert.equal(adapter.authorize(request), request);
   assert.equal(request.headers.authorization, "Bearer sk-secret-1");
+});
+
+Deno.test("openai native responses: the client's beta opt-in goes as sent, its names after the operator's", () => {
+  const config = openai({
+    native_responses: true,
+    headers: { "OpenAI-Beta": "ops_beta=v2, responses_multi_agent=v1" },
+  });
+  const adapter = openAIAdapter(config);
+  const beta = { header: "responses_multi_agent=v1,new_beta=v1", query: true };
+  const body = { model: "gpt-up", input: "hi" };
+  for (
+    const [request, path] of [
+      [adapter.responsesRequest!(body, call(config, beta)), "responses"],
+      [adapter.compactRequest!(body, call(config, beta)), "responses/compact"],
+      [
+        adapter.countTokensRequest!(
+          { chat: { model: "a", messages: [] }, responses: body, openaiBeta: beta },
+          call(config),
+        )!,
+        "responses/input_tokens",
+      ],
+    ] as const
+  ) {
+    assert.equal(request.url, `https://api.example.com/v1/${path}?beta=true`);
+    assert.equal(request.headers["openai-beta"], "ops_beta=v2,responses_multi_agent=v1,new_beta=v1");
+    assert.equal("OpenAI-Beta" in request.headers, false, "one header, not two spellings of it");
+  }
+  const plain = adapter.responsesRequest!(body, call(config, { header: null, query: true }));
+  assert.equal(plain.url, "https://api.example.com/v1/responses?beta=true");
+  assert.equal(
+    plain.headers["OpenAI-Beta"],
+    "ops_beta=v2, responses_multi_agent=v1",
+    "the operator's as set",
+  );
+  const none = adapter.responsesRequest!(body, call(config));
+  assert.equal(none.url, "https://api.example.com/v1/responses");
 });
 
 Deno.test("openai native responses: the event stage gives each event's object, at every split", async () => {

@@ -26,6 +26,7 @@ import type {
   NativeMessagesResult,
   NativeResponsesResult,
   Provider,
+  ResponsesCall,
   TokenCountInput,
   UpstreamCall,
 } from "../types.ts";
@@ -64,7 +65,7 @@ export interface ProviderAdapter {
    * (`body.stream` says which kind), without credentials. With {@linkcode responsesStages}, it makes the
    * provider's `responses` method.
    */
-  responsesRequest?(body: JsonObject, call: UpstreamCall): UpstreamRequest;
+  responsesRequest?(body: JsonObject, call: ResponsesCall): UpstreamRequest;
   /** The stages a native Responses stream goes through, from bytes to event objects. */
   responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
@@ -78,7 +79,7 @@ export interface ProviderAdapter {
    * Only for an upstream that speaks the Responses API: the request passing a compaction body through
    * (`POST {base}/responses/compact`), without credentials. It makes the provider's `compact` method.
    */
-  compactRequest?(body: JsonObject, call: UpstreamCall): UpstreamRequest;
+  compactRequest?(body: JsonObject, call: ResponsesCall): UpstreamRequest;
   /**
    * Only for an upstream that speaks Google's Gemini API: the request passing a `generateContent` body through
    * (streamed or not), without credentials. With {@linkcode geminiStages}, it makes the provider's `gemini`.
@@ -191,7 +192,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     moderationResult,
   } = adapter;
   if (responsesRequest && responsesStages) {
-    provider.responses = async (body: JsonObject, call: UpstreamCall): Promise<NativeResponsesResult> => {
+    provider.responses = async (body: JsonObject, call: ResponsesCall): Promise<NativeResponsesResult> => {
       const res = await send(responsesRequest(body, call), call);
       if (body.stream !== true) {
         return { kind: "json", body: nativeJson(await res.text(), call) };
@@ -207,7 +208,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     };
   }
   if (compactRequest) {
-    provider.compact = async (body: JsonObject, call: UpstreamCall): Promise<JsonObject> => {
+    provider.compact = async (body: JsonObject, call: ResponsesCall): Promise<JsonObject> => {
       const res = await send(compactRequest(body, call), call);
       return nativeJson(await res.text(), call);
     };
