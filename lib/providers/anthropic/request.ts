@@ -42,6 +42,7 @@ import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../sh
 import { toAnthropicTools, toolFields } from "./tool_config.ts";
 import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 import { vendorMediaType } from "../shared/media_type.ts";
+import { claudeHistoryLeavesThinkingOff, hasText, partText } from "../shared/claude_history.ts";
 
 /** Parameters the translation reads. */
 const TRANSLATED = new Set([...CORE_CHAT_PARAMS, "parallel_tool_calls"]);
@@ -151,14 +152,9 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
 }
 
 /**
- * Whether `text` can be a text block: Anthropic refuses one that is empty or only whitespace ("text content
- * blocks must contain non-whitespace text"), so a history with an assistant turn of "\n" would fail whole.
- * Such text says nothing to the model; leaving it out (a turn left with no blocks is left out too, and its
- * neighbours merge) is what Converse needs as well (`../bedrock/request.ts`).
+ * User or tool content as Anthropic blocks; images allowed, blank text dropped (`hasText`: one rule with Converse
+ * and with the thinking decision, `../shared/claude_history.ts`).
  */
-const hasText = (text: string): boolean => text.trim() !== "";
-
-/** User or tool content as Anthropic blocks; images allowed, blank text dropped ({@linkcode hasText}). */
 function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
   if (typeof content === "string") return hasText(content) ? [{ type: "text", text: content }] : [];
   if (!Array.isArray(content)) return [];
@@ -167,7 +163,7 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
     const p = `${param}[${j}]`;
     if (!isObject(part)) return;
     if (part.type === "text" || part.type === "refusal") {
-      const text = part.type === "text" ? part.text : part.refusal;
+      const text = partText(part);
       if (typeof text === "string" && hasText(text)) {
         blocks.push(markBlock({ type: "text", text }, part, `${p}.cache_control`));
       }
@@ -303,18 +299,6 @@ export function toAnthropicMessages(messages: readonly JsonObject[], tools: read
 }
 
 /**
- * True when the history leaves thinking off: the last assistant turn calls tools, or the conversation ends with
- * an assistant turn (a prefill to continue). With thinking on, Anthropic requires either turn to start with a
- * thinking block ("a final assistant message must start with a thinking block"), signature and all, which
- * OpenAI clients never send back.
- */
-export function historyLeavesThinkingOff(messages: readonly AnthropicMessage[]): boolean {
-  if (messages.at(-1)?.role === "assistant") return true;
-  const last = messages.findLast((m) => m.role === "assistant");
-  return Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_use");
-}
-
-/**
  * The Anthropic Messages request body for an OpenAI chat request whose unsupported parameters were already
  * handled (see {@linkcode anthropicUnsupportedRules}). Throws a 400 `GatewayError` naming the parameter for
  * content Anthropic cannot take (audio/file parts, non-function tools, invalid tool-call arguments).
@@ -323,7 +307,9 @@ export function historyLeavesThinkingOff(messages: readonly AnthropicMessage[]):
  * turn calls tools): Anthropic would refuse that turn without its signed thinking block, and its own advice is
  * to leave thinking off then, so that step is answered without thinking and the loop keeps working. The same
  * for a conversation that ends with an assistant turn (a prefill), which Anthropic refuses with thinking on
- * unless it starts with a thinking block. Nor is it
+ * unless it starts with a thinking block. Both are judged on the turns sent, by the one rule the parameter rules
+ * use too (`../shared/claude_history.ts`): a blank turn left out or a system message moved into `system` does
+ * not count. Nor is it
  * turned on when a `response_format` forces a tool call: Anthropic refuses thinking with a forced tool choice,
  * and the format is what the client cannot do without. An effort beside the client's own forced tool or
  * sampling settings never gets here: the parameter rules refuse or drop it first (`claudeEffortUnsupported`).
@@ -337,13 +323,15 @@ export function toAnthropicRequest(request: ChatRequest, options: AnthropicReque
   const answerChoice = answer === null ? "client" : jsonAnswerChoice(request.tool_choice, tools.length > 0);
   const clientMax = request.max_completion_tokens ?? request.max_tokens;
   let maxTokens = clientMax ?? options.defaultMaxTokens;
-  const thinking = historyLeavesThinkingOff(messages) || answerChoice !== "client" ? null : claudeThinking(
-    request.reasoning_effort,
-    typeof clientMax === "number" ? clientMax : undefined,
-    request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
-    options.defaultMaxTokens,
-    options.model,
-  );
+  const thinking = claudeHistoryLeavesThinkingOff(request.messages) || answerChoice !== "client"
+    ? null
+    : claudeThinking(
+      request.reasoning_effort,
+      typeof clientMax === "number" ? clientMax : undefined,
+      request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
+      options.defaultMaxTokens,
+      options.model,
+    );
   if (thinking !== null) maxTokens = thinking.maxTokens;
   const body: JsonObject = { model: options.model, max_tokens: maxTokens, messages };
   if (thinking !== null) body.thinking = thinking.thinking;

@@ -32,6 +32,7 @@ import { markBlock, markLast, moveMarks } from "../shared/cache_control.ts";
 import { withCachePoints } from "./cache_points.ts";
 import { type ToolConfig, toToolConfig } from "./tool_config.ts";
 import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
+import { claudeHistoryLeavesThinkingOff, hasText, partText } from "../shared/claude_history.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -162,9 +163,6 @@ export function imageBlock(url: string, param: string): ConverseBlock {
   return { image: { format, source: { bytes: data } } };
 }
 
-/** Converse refuses a blank text block (empty or whitespace only); such a part tells the model nothing. */
-const hasText = (text: string): boolean => text.trim() !== "";
-
 /**
  * The content of a tool result that has no text: Converse requires some content and refuses blank text, so an
  * empty result is an empty JSON object (a `json` ToolResultContentBlock, the form of AWS's own tool-use example),
@@ -180,10 +178,9 @@ function textParts(content: unknown, param: string, allowImages: boolean): Conve
   content.forEach((part, j) => {
     const partParam = `${param}[${j}]`;
     if (!isObject(part)) throw invalidRequest("Each content part must be an object.", partParam);
-    if (
-      (part.type === "text" || part.type === "refusal") && typeof (part.text ?? part.refusal) === "string"
-    ) {
-      const text = String(part.text ?? part.refusal);
+    const text = partText(part);
+    if (typeof text === "string") {
+      // Converse refuses blank text, as Anthropic does (`hasText`).
       if (hasText(text)) blocks.push(markBlock({ text }, part, `${partParam}.cache_control`));
     } else if (part.type === "image_url" && allowImages) {
       const image = part.image_url;
@@ -322,13 +319,11 @@ export function toConverseMessages(
  * Claude's extended thinking for `reasoning_effort` (`additionalModelRequestFields.thinking`), as for the
  * `anthropic` provider: not for other models, and not while a tool loop is under way (the last assistant turn
  * uses tools), nor after a final assistant turn (a prefill), because Claude then requires that turn to start
- * with a signed thinking block, which OpenAI clients never send back.
+ * with a signed thinking block, which OpenAI clients never send back. Judged on the turns sent, by the one rule
+ * the parameter rules use too (`../shared/claude_history.ts`).
  */
-function claudeThinkingFor(request: ChatRequest, model: string, turns: ConverseMessage[]) {
-  if (!isClaudeModel(model)) return null;
-  if (turns.at(-1)?.role === "assistant") return null;
-  const last = turns.findLast((t) => t.role === "assistant");
-  if (last?.content.some((b) => "toolUse" in b)) return null;
+function claudeThinkingFor(request: ChatRequest, model: string) {
+  if (!isClaudeModel(model) || claudeHistoryLeavesThinkingOff(request.messages)) return null;
   const clientMax = request.max_completion_tokens ?? request.max_tokens;
   return claudeThinking(
     request.reasoning_effort,
@@ -370,7 +365,7 @@ export function toConverseRequest(request: ChatRequest, model = ""): JsonObject 
   const inference: JsonObject = {};
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
   if (typeof maxTokens === "number") inference.maxTokens = maxTokens;
-  const thinking = answerChoice === "client" ? claudeThinkingFor(request, model, turns) : null;
+  const thinking = answerChoice === "client" ? claudeThinkingFor(request, model) : null;
   const additional: JsonObject = {};
   if (thinking !== null) {
     inference.maxTokens = thinking.maxTokens;

@@ -13,6 +13,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { jsonAnswerChoice } from "./json_answer_tool.ts";
+import { claudeHistoryLeavesThinkingOff } from "./claude_history.ts";
 
 /**
  * Thinking budgets per effort, in tokens. `minimal` is Claude's smallest budget (1,024); `low`, `medium` and
@@ -66,19 +67,14 @@ export function claudeThinkingAsked(request: JsonObject): boolean {
 }
 
 /**
- * Whether the translations leave thinking off for this request whatever its effort: while a tool loop is under
- * way (the last assistant turn calls tools, and Claude would need that turn's signed thinking block back) or
- * when the conversation ends with an assistant message (a prefill, which Claude then wants begun with a signed
- * thinking block), and
- * when a JSON `response_format` is served by forcing the answer tool (`./json_answer_tool.ts`), since the
- * format is what the client cannot do without. Both are documented in docs/providers.md.
+ * Whether the translations leave thinking off for this request whatever its effort: when the history does, as
+ * its turns are sent (`./claude_history.ts`: a tool loop under way, or a final assistant turn, a prefill, each
+ * of which Claude would want begun with a signed thinking block), and when a JSON `response_format` is served by
+ * forcing the answer tool (`./json_answer_tool.ts`), since the format is what the client cannot do without.
+ * Both are documented in docs/providers.md.
  */
 function thinkingLeftOff(request: JsonObject): boolean {
-  const messages = Array.isArray(request.messages) ? request.messages : [];
-  const final = messages.at(-1);
-  if (isObject(final) && final.role === "assistant") return true;
-  const last = messages.findLast((m) => isObject(m) && m.role === "assistant");
-  if (isObject(last) && Array.isArray(last.tool_calls) && last.tool_calls.length > 0) return true;
+  if (claudeHistoryLeavesThinkingOff(Array.isArray(request.messages) ? request.messages : [])) return true;
   const format = request.response_format;
   if (!isObject(format) || (format.type !== "json_object" && format.type !== "json_schema")) return false;
   const tools = Array.isArray(request.tools) && request.tools.length > 0;
