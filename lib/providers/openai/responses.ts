@@ -14,7 +14,6 @@ import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
-import { throwErrorBody } from "./response.ts";
 import type { TokenCountInput, UpstreamCall } from "../types.ts";
 
 /** The events that end a Responses stream; a stream that stops before one of them was cut short. */
@@ -116,7 +115,6 @@ export type NativeResponsesFunctions = Required<
     ProviderAdapter,
     | "responsesRequest"
     | "responsesStages"
-    | "nativeErrorBody"
     | "compactRequest"
     | "countTokensRequest"
     | "inputTokens"
@@ -127,9 +125,9 @@ export type NativeResponsesFunctions = Required<
  * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
  * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
  * input tokens counted by the upstream, and compactions passed through. A whole answer (a Response, a compaction)
- * that is instead an `{"error": …}` without `output`, answered with a 200, is the upstream's error
- * ({@linkcode throwErrorBody}), as for chat; any other body is left for the client API's check (a 502 for what is
- * no Response, or no compaction). The upstreams differ only in where
+ * that is instead an `{"error": …}` without `output`, answered with a 200, is the upstream's error by the adapter's
+ * `errorBody` (`openAIErrorBody`, response.ts), as for chat; any other body is left for the client API's check (a
+ * 502 for what is no Response, or no compaction). The upstreams differ only in where
  * (`url` of `responses`, `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes.
  */
 export function nativeResponsesAdapter(
@@ -145,9 +143,6 @@ export function nativeResponsesAdapter(
     }),
     responsesStages: (call) =>
       stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets)),
-    // A Response and a compaction each carry `output`: a body without it and with an error is the upstream's.
-    nativeErrorBody: (json, call) =>
-      throwErrorBody(call.target.provider, json, json.output !== undefined, secrets),
     compactRequest: (body, call) => ({
       url: url("responses/compact"),
       headers: headers(call, false),
