@@ -2,12 +2,15 @@
  * An OpenAI-compatible upstream that answers a non-streamed request with HTTP 200 and an `{"error": …}` body
  * (OpenRouter, once the model has started): the client gets the upstream's status and words, as for the same
  * error sent as an event in a 200 stream, and routing retries it and falls back to the alias's next target as
- * it would an HTTP 429, instead of a generic 502 "without valid choices".
+ * it would an HTTP 429, instead of a generic 502 "without valid choices". A stream request answered so (a 200
+ * `application/json` body in place of the event stream), of an `openai` or `azure` upstream, likewise, instead of
+ * a 502 "ended the stream before it was complete".
  */
 import assert from "node:assert/strict";
 import { FAKE_KEY } from "../helpers/fake_openai.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
 import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { usageRows } from "../helpers/usage_rows.ts";
 
 const json = (body: unknown): RawStep => ({
   status: 200,
@@ -103,3 +106,84 @@ ${TEST_TOKENS_YAML}`);
     await upstream.stop();
   }
 });
+
+/** A chat completion stream in OpenAI's SSE, from `model`, saying "Hi". */
+const SSE_ANSWER: RawStep = {
+  status: 200,
+  headers: { "content-type": "text/event-stream" },
+  chunks: [
+    `data: ${
+      JSON.stringify({
+        id: "chatcmpl-2",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m-second",
+        choices: [{ index: 0, delta: { role: "assistant", content: "Hi" }, finish_reason: null }],
+      })
+    }\n\n`,
+    `data: ${
+      JSON.stringify({
+        id: "chatcmpl-2",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m-second",
+        choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+      })
+    }\n\ndata: [DONE]\n\n`,
+  ],
+};
+
+for (const type of ["openai", "azure"]) {
+  Deno.test(`${type}: a stream answered with a 200 JSON error body is the upstream's 429, retried, recorded, then served by the next target`, async () => {
+    const upstream = startRawUpstream();
+    const base = type === "azure" ? `${upstream.url}/openai/v1` : `${upstream.url}/v1`;
+    const gw = await startGateway(`
+providers:
+  up: { type: ${type}, base_url: "${base}", api_key: "${FAKE_KEY}" }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-one: { type: chat, targets: [ { provider: up, model: m-first, retries: 1 } ] }
+  chat-two: { type: chat, targets: [ { provider: up, model: m-first, retries: 0 }, { provider: up, model: m-second } ] }
+  chat-odd: { type: chat, targets: [ { provider: up, model: m-odd, retries: 0 } ] }
+${TEST_TOKENS_YAML}`);
+    upstream.stepFor = (request) =>
+      request.body.includes('"m-first"')
+        ? RATE_LIMITED
+        : request.body.includes('"m-odd"')
+        ? ANSWER
+        : SSE_ANSWER;
+    const post = (model: string) =>
+      fetch(`${gw.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+    try {
+      // Nothing was sent yet: the client gets the HTTP error and its JSON body, as for an HTTP 429.
+      const limited = await post("chat-one");
+      const body = await limited.json();
+      assert.equal(limited.status, 429, JSON.stringify(body));
+      assert.equal(limited.headers.get("x-gateway-attempts"), "2");
+      assert.equal(body.error.message, "Rate limit exceeded: free-models-per-min");
+      assert.equal(body.error.code, "rate_limit_exceeded");
+      const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 1);
+      assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [[429, "rate_limit_exceeded"]]);
+
+      const served = await post("chat-two");
+      assert.equal(served.status, 200);
+      assert.equal(served.headers.get("x-gateway-model"), "m-second");
+      const text = await served.text();
+      assert.match(text, /"content":"Hi"/);
+      assert.match(text, /data: \[DONE\]/);
+
+      // A JSON body that is not an error is still no stream: the 502 it was before.
+      const odd = await post("chat-odd");
+      const oddBody = await odd.json();
+      assert.equal(odd.status, 502, JSON.stringify(oddBody));
+      assert.match(oddBody.error.message, /ended the stream before it was complete/);
+    } finally {
+      await gw.stop();
+      await upstream.stop();
+    }
+  });
+}

@@ -5,6 +5,8 @@
  * next target as it would the HTTP 429, and the usage record says the request failed — for generateContent passed
  * through, embedContent, and a chat completion translated to Gemini — instead of a generic 502 "something other
  * than a GenerateContentResponse" or "malformed embeddings" (as for OpenAI's format: tests/chat/json_error_in_200_test.ts).
+ * A stream request answered with such a JSON body in place of its event stream likewise (passed through and
+ * translated), instead of a 502 "ended the stream before it was complete".
  */
 import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
@@ -94,6 +96,63 @@ ${TEST_TOKENS_YAML}`);
       method: "POST",
       headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({ model: "chat-g-one", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const chatBody = await chat.json();
+    assert.equal(chat.status, 429, JSON.stringify(chatBody));
+    assert.equal(chatBody.error.code, "rate_limit_exceeded");
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});
+
+Deno.test("gemini stream, native and translated: a 200 JSON error body is the upstream's 429 in Google's shape, retried, recorded as failed, then served by the next target", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  gem: { type: gemini, base_url: "${upstream.url}/v1beta", api_key: "${KEY}" }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-g-one: { type: chat, targets: [ { provider: gem, model: g-first, retries: 1 } ] }
+  chat-g-two: { type: chat, targets: [ { provider: gem, model: g-first, retries: 0 }, { provider: gem, model: g-second } ] }
+${TEST_TOKENS_YAML}`);
+  const sse: RawStep = {
+    status: 200,
+    headers: { "content-type": "text/event-stream" },
+    chunks: [`data: ${JSON.stringify(JSON.parse(ANSWER.chunks![0] as string))}\n\n`],
+  };
+  upstream.stepFor = (request) => request.path.includes("-first:") ? EXHAUSTED : sse;
+  const stream = (model: string) =>
+    fetch(`${gw.url}/v1beta/models/${model}:streamGenerateContent?alt=sse`, {
+      method: "POST",
+      headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+    });
+  try {
+    // Nothing was sent yet: the HTTP error and Google's error body, as for an HTTP 429.
+    const limited = await stream("chat-g-one");
+    const body = await limited.json();
+    assert.equal(limited.status, 429, JSON.stringify(body));
+    assert.equal(limited.headers.get("x-gateway-attempts"), "2");
+    assert.equal(body.error.status, "RESOURCE_EXHAUSTED");
+    assert(!JSON.stringify(body).includes(KEY), JSON.stringify(body));
+    const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 1);
+    assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [[429, "rate_limit_exceeded"]]);
+
+    const served = await stream("chat-g-two");
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get("x-gateway-model"), "g-second");
+    assert.match(await served.text(), /"text":"Hi"/);
+
+    // A chat completion stream translated to the same upstream.
+    const chat = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "chat-g-one",
+        stream: true,
+        messages: [{ role: "user", content: "hi" }],
+      }),
     });
     const chatBody = await chat.json();
     assert.equal(chat.status, 429, JSON.stringify(chatBody));

@@ -4,6 +4,8 @@
  * the upstream's status and words (its key scrubbed), and routing retries it and falls back to the alias's next
  * target as it would the HTTP 429, as for chat (tests/chat/json_error_in_200_test.ts), instead of a generic 502
  * "something other than a Response object".
+ * A stream request answered with such a JSON body in place of its event stream likewise (passed through and
+ * translated), instead of a 502 "ended the stream before it was complete".
  */
 import assert from "node:assert/strict";
 import { FAKE_KEY } from "../helpers/fake_openai.ts";
@@ -118,6 +120,50 @@ ${TEST_TOKENS_YAML}`);
     assert.equal(served.status, 200, JSON.stringify(answer));
     assert.equal(served.headers.get("x-gateway-model"), "c-second");
     assert.equal(answer.object, "response.compaction");
+  } finally {
+    await gw.stop();
+    await upstream.stop();
+  }
+});
+
+Deno.test("responses stream, native and translated: a 200 JSON error body is the upstream's 429 (key scrubbed), retried, recorded as failed", async () => {
+  const upstream = startRawUpstream();
+  const gw = await startGateway(`
+providers:
+  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}", native_responses: true }
+  plain: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
+routing: { backoff_base: 5ms, backoff_max: 10ms }
+models:
+  chat-native: { type: chat, targets: [ { provider: or, model: r-first, retries: 1 } ] }
+  chat-translated: { type: chat, targets: [ { provider: plain, model: r-first, retries: 1 } ] }
+${TEST_TOKENS_YAML}`);
+  upstream.next = RATE_LIMITED;
+  const post = (model: string) =>
+    fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, input: "hi", store: false, stream: true }),
+    });
+  try {
+    for (
+      const [model, path] of [["chat-native", "/v1/responses"], ["chat-translated", "/v1/chat/completions"]]
+    ) {
+      const asked = upstream.requests.length;
+      // Nothing was sent yet: the HTTP error and its JSON body, as for an HTTP 429.
+      const limited = await post(model);
+      const body = await limited.json();
+      assert.equal(limited.status, 429, `${model}: ${JSON.stringify(body)}`);
+      assert.equal(limited.headers.get("x-gateway-attempts"), "2");
+      assert.match(body.error.message, /^Rate limit exceeded for key/);
+      assert(!JSON.stringify(body).includes(FAKE_KEY), JSON.stringify(body));
+      assert.equal(body.error.code, "rate_limit_exceeded");
+      assert(upstream.requests.slice(asked).every((r) => r.path === path), `${model} asked ${path}`);
+    }
+    const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 2);
+    assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [
+      [429, "rate_limit_exceeded"],
+      [429, "rate_limit_exceeded"],
+    ]);
   } finally {
     await gw.stop();
     await upstream.stop();

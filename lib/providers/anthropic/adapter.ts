@@ -110,7 +110,7 @@ export function anthropicAdapter(config: AnthropicProviderConfig): ProviderAdapt
     }),
     messagesStages: (call) =>
       stages(sseEvents(call), anthropicEventTransformer(call.target.provider, secrets)),
-    nativeErrorBody: (json, call) => throwAnthropicErrorBody(call.target.provider, json, secrets),
+    errorBody: (json, call) => throwAnthropicErrorBody(call.target.provider, json, secrets),
     // A Messages request is counted as sent, exactly; another is translated first. Unsupported parameters are
     // dropped, not refused: they do not change what the input counts.
     countTokensRequest: (input, call) => ({

@@ -19,7 +19,7 @@ import type { AzureProviderConfig } from "../../config/schema.ts";
 import { PROVIDER_CAPABILITIES } from "../../config/provider_capabilities.ts";
 import { openAIShapedEmbed } from "../openai/adapter.ts";
 import { toUpstreamChatBody } from "../openai/request.ts";
-import { chatCompletionFrom } from "../openai/response.ts";
+import { chatCompletionFrom, openAIErrorBody } from "../openai/response.ts";
 import { openAIChunkTransformer } from "../openai/stream.ts";
 import type { Provider } from "../types.ts";
 import { upstreamHttpError } from "../shared/upstream_error.ts";
@@ -75,6 +75,7 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
         openAIChunkTransformer(call.target.provider, secrets),
         azureChunkTransformer(),
       ),
+    errorBody: openAIErrorBody(secrets),
     embed: (request, call, send) =>
       openAIShapedEmbed(
         azureUrl(addressing, call.target.model, "embeddings"),

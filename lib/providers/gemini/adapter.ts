@@ -109,7 +109,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
         : post(call.target.model, "generateContent", body),
     geminiStages: (call) =>
       stages(sseEvents(call), geminiPassthroughTransformer(call.target.provider, secrets)),
-    nativeErrorBody: (json, call) => throwIfError(json, call.target.provider),
+    errorBody: (json, call) => throwIfError(json, call.target.provider),
     authorize: keyHeader("x-goog-api-key", config.api_key),
     httpError: (provider, status, text, headers) => geminiHttpError(provider, status, text, headers, secrets),
     completion: (text, call) => {

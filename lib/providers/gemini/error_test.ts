@@ -34,16 +34,16 @@ const limited = (err: GatewayError) => {
 
 Deno.test("gemini: a 200 with Google's error body in place of the answer is the upstream's error", async () => {
   const adapter = geminiAdapter(config);
-  assert.throws(() => adapter.nativeErrorBody!(EXHAUSTED, call), limited);
+  assert.throws(() => adapter.errorBody!(EXHAUSTED, call), limited);
   assert.throws(() => adapter.completion(JSON.stringify(EXHAUSTED), call), limited);
   const send = () => Promise.resolve({ json: structuredClone(EXHAUSTED), headers: new Headers() });
   await assert.rejects(adapter.embed({ model: "e", input: "hi" }, call, send), limited);
   // A status-less error is a 502 in its words; an answer is left alone, whatever its `error` says.
   assert.throws(
-    () => adapter.nativeErrorBody!({ error: { message: "odd" } }, call),
+    () => adapter.errorBody!({ error: { message: "odd" } }, call),
     (err: GatewayError) => err.status === 502 && err.message === "odd",
   );
-  adapter.nativeErrorBody!({ candidates: [], error: EXHAUSTED.error }, call);
-  adapter.nativeErrorBody!({ promptFeedback: { blockReason: "SAFETY" }, error: EXHAUSTED.error }, call);
-  adapter.nativeErrorBody!({ error: null }, call);
+  adapter.errorBody!({ candidates: [], error: EXHAUSTED.error }, call);
+  adapter.errorBody!({ promptFeedback: { blockReason: "SAFETY" }, error: EXHAUSTED.error }, call);
+  adapter.errorBody!({ error: null }, call);
 });

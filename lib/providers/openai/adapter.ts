@@ -21,7 +21,7 @@ import {
   sseEvents,
 } from "../shared/skeleton.ts";
 import { toUpstreamChatBody, toUpstreamEmbeddingBody } from "./request.ts";
-import { chatCompletionFrom, embeddingResultFrom } from "./response.ts";
+import { chatCompletionFrom, embeddingResultFrom, openAIErrorBody } from "./response.ts";
 import { openAIChunkTransformer } from "./stream.ts";
 import { nativeResponsesAdapter } from "./responses.ts";
 import { moderationResultFrom, toUpstreamModerationBody } from "./moderations.ts";
@@ -80,6 +80,7 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
         sseEvents(call),
         openAIChunkTransformer(call.target.provider, secrets),
       ),
+    errorBody: openAIErrorBody(secrets),
     embed: (request, call, send) =>
       openAIShapedEmbed(
         endpoint(config, "/embeddings"),

@@ -6,7 +6,7 @@
  */
 import { badGateway } from "../../errors.ts";
 import { type ChatCompletion, isObject, type JsonObject } from "../../openai/types.ts";
-import type { EmbeddingResult } from "../types.ts";
+import type { EmbeddingResult, UpstreamCall } from "../types.ts";
 import type { EmbeddingRequest } from "../../openai/types.ts";
 import { needsReasoningFix, normalizeReasoning } from "./reasoning.ts";
 import { isTokenCount } from "../../openai/usage_counts.ts";
@@ -40,6 +40,21 @@ export function throwErrorBody(
   secrets: readonly string[],
 ): void {
   if (isErrorBody(body, answered)) throw upstreamStreamError(provider, body, secrets);
+}
+
+/**
+ * The `errorBody` hook (shared/skeleton.ts) of an OpenAI-shaped upstream (OpenAI-compatible, Azure): a body with
+ * `choices` (a chat completion) or `output` (a Response, a compaction) is an answer; any other with an error is the
+ * upstream's ({@linkcode throwErrorBody}), for a passed-through whole answer and for a stream answered as JSON.
+ */
+export function openAIErrorBody(secrets: readonly string[]): (json: JsonObject, call: UpstreamCall) => void {
+  return (json, call) =>
+    throwErrorBody(
+      call.target.provider,
+      json,
+      json.choices !== undefined || json.output !== undefined,
+      secrets,
+    );
 }
 
 /**

@@ -14,7 +14,6 @@ import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import { type ProviderAdapter, sseEvents } from "../shared/skeleton.ts";
 import { eventNotAnObject, parseEventJson } from "../shared/json.ts";
 import { upstreamStreamError } from "../shared/upstream_error.ts";
-import { throwErrorBody } from "./response.ts";
 import type { OpenAIBeta, TokenCountInput, UpstreamCall } from "../types.ts";
 
 /** The events that end a Responses stream; a stream that stops before one of them was cut short. */
@@ -116,7 +115,6 @@ export type NativeResponsesFunctions = Required<
     ProviderAdapter,
     | "responsesRequest"
     | "responsesStages"
-    | "nativeErrorBody"
     | "compactRequest"
     | "countTokensRequest"
     | "inputTokens"
@@ -158,9 +156,9 @@ function withBetaQuery(url: string, beta: OpenAIBeta | null): string {
  * The native Responses functions of an adapter whose upstream speaks OpenAI's Responses API itself (OpenAI,
  * Azure; `native_responses: true`): the client's body passed through, its events read and validated, and its
  * input tokens counted by the upstream, and compactions passed through. A whole answer (a Response, a compaction)
- * that is instead an `{"error": …}` without `output`, answered with a 200, is the upstream's error
- * ({@linkcode throwErrorBody}), as for chat; any other body is left for the client API's check (a 502 for what is
- * no Response, or no compaction). The upstreams differ only in where (`url` of `responses`,
+ * that is instead an `{"error": …}` without `output`, answered with a 200, is the upstream's error by the adapter's
+ * `errorBody` (`openAIErrorBody`, response.ts), as for chat; any other body is left for the client API's check (a
+ * 502 for what is no Response, or no compaction). The upstreams differ only in where (`url` of `responses`,
  * `responses/input_tokens` or `responses/compact`) and with which headers (without credentials) a request goes,
  * and in whether the client's beta opt-in goes too (`forwardsBeta`: the capability table's `openaiBeta`), as
  * the client sent it: its `openai-beta` names, and its `?beta=true`.
@@ -180,9 +178,6 @@ export function nativeResponsesAdapter(
     }),
     responsesStages: (call) =>
       stages(sseEvents(call), responsesEventTransformer(call.target.provider, secrets)),
-    // A Response and a compaction each carry `output`: a body without it and with an error is the upstream's.
-    nativeErrorBody: (json, call) =>
-      throwErrorBody(call.target.provider, json, json.output !== undefined, secrets),
     compactRequest: (body, call) => ({
       url: withBetaQuery(url("responses/compact"), beta(call.openaiBeta)),
       headers: withBetaHeader(headers(call, false), beta(call.openaiBeta)),

@@ -187,7 +187,7 @@ Deno.test("openai native responses: a final event whose response is not a Respon
 Deno.test("openai native responses: a whole answer that is an error body, not a Response or compaction, is the upstream's error", () => {
   const adapter = openAIAdapter(openai({ native_responses: true }));
   const c = call(openai({ native_responses: true }));
-  const check = adapter.nativeErrorBody!;
+  const check = adapter.errorBody!;
   const read = (json: Record<string, unknown>) => {
     check(json, c);
     return json;

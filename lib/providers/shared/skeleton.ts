@@ -8,12 +8,13 @@
  * @module
  */
 import { GatewayError } from "../../errors.ts";
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  EmbeddingRequest,
-  JsonObject,
+import {
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type ChatRequest,
+  type EmbeddingRequest,
+  isObject,
+  type JsonObject,
 } from "../../openai/types.ts";
 import { type SseEvent, sseParseTransformer } from "../../sse/parse.ts";
 import { pullStages, type Stages, type SyncTransformer } from "../../streams/pull_through.ts";
@@ -69,12 +70,13 @@ export interface ProviderAdapter {
   /** The stages a native Responses stream goes through, from bytes to event objects. */
   responsesStages?(call: UpstreamCall): Stages<Uint8Array, JsonObject>;
   /**
-   * Throws the upstream's error when a passed-through whole answer (a Response or compaction, a
-   * GenerateContentResponse, a Message) is instead the vendor's error body answered with a 200 (`isErrorBody`,
-   * shared/upstream_error.ts), mapped as the vendor's error inside a 200 stream is, its secrets scrubbed; returns
-   * for any other body, which the client API checks. Without it, every body passes on as read.
+   * Throws the upstream's error when a 200's JSON body is the vendor's error body instead of the answer
+   * (`isErrorBody`, shared/upstream_error.ts), mapped as the vendor's error inside a 200 stream is, its secrets
+   * scrubbed; returns for any other body. Applied to a passed-through whole answer (a Response or compaction, a
+   * GenerateContentResponse, a Message; any other body is the client API's to check) and to a JSON body answering
+   * any stream request. Without it, every body passes on as read.
    */
-  nativeErrorBody?(json: JsonObject, call: UpstreamCall): void;
+  errorBody?(json: JsonObject, call: UpstreamCall): void;
   /**
    * Only for an upstream that speaks the Responses API: the request passing a compaction body through
    * (`POST {base}/responses/compact`), without credentials. It makes the provider's `compact` method.
@@ -132,30 +134,52 @@ function scrubbedStages<I, O extends object>(chain: Stages<I, O>, call: Upstream
  * (answer_ids.ts): an upstream may echo its key there, and from here on every client API forwards them.
  */
 export function providerFromAdapter(adapter: ProviderAdapter): Provider {
-  async function send(request: UpstreamRequest, call: UpstreamCall): Promise<UpstreamResponse> {
+  /** Sends `request`; a non-2xx answer is thrown, and so is a JSON error body answering a `stream` request. */
+  async function send(
+    request: UpstreamRequest,
+    call: UpstreamCall,
+    stream = false,
+  ): Promise<UpstreamResponse> {
     const authorized = adapter.authorize(request);
     const res = await sendUpstream(authorized instanceof Promise ? await authorized : authorized, call);
     if (res.status < 200 || res.status >= 300) {
       const text = await res.text().catch(() => "");
       throw adapter.httpError(call.target.provider, res.status, text, res.headers);
     }
-    return res;
+    return stream && adapter.errorBody !== undefined && isJsonType(res.headers.get("content-type"))
+      ? await jsonForStream(res, call)
+      : res;
+  }
+
+  /**
+   * A 200 JSON answer to a stream request. Proxies, vLLM, LiteLLM and OpenRouter answer a stream so when it fails
+   * before its first event (a rate limit): the body is read whole, within `server.upstream_limits.max_body_size`
+   * as any JSON answer, and when it is the vendor's error (`errorBody`) that is thrown as for a whole answer, so
+   * routing retries and falls back by its status and the client, sent nothing yet, gets that error. Any other body
+   * goes on to the stream stages as read, which fail on it as before. An event stream costs one header check.
+   */
+  async function jsonForStream(res: UpstreamResponse, call: UpstreamCall): Promise<UpstreamResponse> {
+    const text = await res.text();
+    const json = parsedObject(text);
+    if (json !== undefined) adapter.errorBody?.(json, call);
+    const body = new Blob([text]).stream().getReader();
+    return { status: res.status, headers: res.headers, body, text: () => Promise.resolve(text) };
   }
 
   /** A moderation answer's JSON object, its identifiers scrubbed. */
   const scrubbedJson = (text: string, call: UpstreamCall): JsonObject =>
     scrubAnswerIds(parseJsonObject(call.target.provider, text), call.scrubber);
 
-  /** A passed-through whole answer's JSON object, unless it is the upstream's error (`nativeErrorBody`). */
+  /** A passed-through whole answer's JSON object, unless it is the upstream's error (`errorBody`). */
   const nativeJson = (text: string, call: UpstreamCall): JsonObject => {
     const json = parseJsonObject(call.target.provider, text);
-    adapter.nativeErrorBody?.(json, call);
+    adapter.errorBody?.(json, call);
     return scrubAnswerIds(json, call.scrubber);
   };
 
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
-      const res = await send(adapter.chatRequest(request, call), call);
+      const res = await send(adapter.chatRequest(request, call), call, request.stream === true);
       if (request.stream !== true) {
         return {
           kind: "json",
@@ -193,7 +217,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   } = adapter;
   if (responsesRequest && responsesStages) {
     provider.responses = async (body: JsonObject, call: ResponsesCall): Promise<NativeResponsesResult> => {
-      const res = await send(responsesRequest(body, call), call);
+      const res = await send(responsesRequest(body, call), call, body.stream === true);
       if (body.stream !== true) {
         return { kind: "json", body: nativeJson(await res.text(), call) };
       }
@@ -202,7 +226,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   }
   if (geminiRequest && geminiStages) {
     provider.gemini = async (body: JsonObject, stream: boolean, call: UpstreamCall) => {
-      const res = await send(geminiRequest(body, stream, call), call);
+      const res = await send(geminiRequest(body, stream, call), call, stream);
       if (!stream) return { kind: "json", body: nativeJson(await res.text(), call) };
       return { kind: "stream", events: pullStages(res.body, scrubbedStages(geminiStages(call), call)) };
     };
@@ -215,7 +239,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   }
   if (messagesRequest && messagesStages) {
     provider.messages = async (body: JsonObject, call: MessagesCall): Promise<NativeMessagesResult> => {
-      const res = await send(messagesRequest(body, call), call);
+      const res = await send(messagesRequest(body, call), call, body.stream === true);
       if (body.stream !== true) {
         return { kind: "json", body: nativeJson(await res.text(), call) };
       }
@@ -250,6 +274,21 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     };
   }
   return provider;
+}
+
+/** Whether a `content-type` is JSON (`application/json`, `application/problem+json`, with or without parameters). */
+function isJsonType(type: string | null): boolean {
+  return type !== null && /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(type);
+}
+
+/** `text` parsed, when it is a JSON object. */
+function parsedObject(text: string): JsonObject | undefined {
+  try {
+    const json: unknown = JSON.parse(text);
+    return isObject(json) ? json : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -217,6 +217,49 @@ Deno.test("skeleton: a stream runs through the adapter's stages, and a stage's e
   }
 });
 
+Deno.test("skeleton: a JSON answer to a stream request that is the vendor's error body is that error; another goes to the stages", async () => {
+  const up = upstream((req) =>
+    new Response('{"error":"busy"}', {
+      headers: { "content-type": new URL(req.url).searchParams.get("type")! },
+    })
+  );
+  const busy: ProviderAdapter["errorBody"] = (json) => {
+    if (json.error === "busy") throw new GatewayError(429, "busy", { code: "rate_limit_exceeded" });
+  };
+  /** A provider whose upstream answers with content type `type`, checked by `errorBody`. */
+  const answering = (type: string, errorBody: ProviderAdapter["errorBody"]) => {
+    const adapter = fakeAdapter(up.url);
+    return providerFromAdapter({
+      ...adapter,
+      chatRequest: (r, c) => ({
+        ...adapter.chatRequest(r, c),
+        url: `${up.url}/?type=${encodeURIComponent(type)}`,
+      }),
+      errorBody,
+    });
+  };
+  try {
+    for (const type of ["application/json", "application/json; charset=utf-8", "application/problem+json"]) {
+      await assert.rejects(answering(type, busy).chat(chat(true), callFor()), { status: 429 }, type);
+    }
+    // Not JSON (an event stream, ndjson), no check (an adapter without one), or a body the check lets pass:
+    // the stages read it as they always did.
+    const passes: [string, ProviderAdapter["errorBody"]][] = [
+      ["text/event-stream", busy],
+      ["application/x-ndjson", busy],
+      ["application/json", undefined],
+      ["application/json", () => {}],
+    ];
+    for (const [type, errorBody] of passes) {
+      const result = await answering(type, errorBody).chat(chat(true), callFor());
+      const chunks = result.kind === "stream" ? await readAll(result.chunks) : [];
+      assert.deepEqual(chunks.map(content), ['{"error":"busy"}'], type);
+    }
+  } finally {
+    await up.stop();
+  }
+});
+
 Deno.test("skeleton: an asynchronous authorize step (signing) is awaited before sending", async () => {
   const up = upstream(() => new Response("ok"));
   try {
