@@ -84,6 +84,12 @@ Deno.test("response cache: the TTL given at lookup (the alias's now, a reload sh
     // Reloaded to `ttl: 2s`: the 4-second-old entry is expired, for lookups and the semantic cache's reads.
     const fill = miss(await rc.lookup("k", 2_000, ANY, signal()));
     assert.equal(await rc.read("k", ANY, 2_000), undefined);
+    assert.equal(
+      await rc.read("k", ANY, 4_000),
+      undefined,
+      "exactly the TTL old: expired, as the store expires it",
+    );
+    assert.equal((await rc.read("k", ANY, 4_001))?.storedAt, 1_000_000);
     assert.equal((await rc.read("k", ANY, TTL))?.storedAt, 1_000_000);
     fill.write(answer("new", c.now()));
     await settle();
@@ -169,9 +175,13 @@ Deno.test("response cache: a lookup of a key in flight waits and gets its answer
     const third = rc.lookup("k", TTL, ANY, signal());
     assert.ok(await pending(second), "the second waits");
     assert.ok(await pending(third), "so does a third");
-    first.write(answer("shared", c.now()));
-    assert.equal(hit(await second).storedAt, 1_000_000);
-    assert.equal(hit(await third).storedAt, 1_000_000);
+    const written = answer("shared", c.now());
+    first.write(written);
+    const [two, three] = [hit(await second), hit(await third)];
+    assert.deepEqual([two.storedAt, three.storedAt], [1_000_000, 1_000_000]);
+    // Each answer is rendered in place for its own client (a fresh id): one client's never shows in another's.
+    two.completion!.id = "chatcmpl-second";
+    assert.deepEqual([three.completion?.id, written.completion?.id], ["chatcmpl-1", "chatcmpl-1"]);
     assert.equal(calls.get("lock"), 1, "only the first took the fill lock");
     await settle();
     assert.equal(calls.get("unlock"), 1);

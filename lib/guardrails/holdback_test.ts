@@ -274,6 +274,23 @@ Deno.test("holdback: past the cap an open value is no longer held (the check mas
   assert.throws(() => createHoldback({ window: 4, cap: -1, check: bracketCheck }), RangeError);
 });
 
+Deno.test("holdback: an open value of exactly the cap is still held, and masked whole when it ends", () => {
+  const hb = createHoldback({ window: 4, cap: 20, check: bracketCheck });
+  assert.deepEqual(hb.push("ok [["), { release: "o" });
+  // 20 characters from the `[[`: at the cap, not past it, so none of the value goes out yet.
+  assert.deepEqual(hb.push("y".repeat(18)), { release: "k " });
+  assert.deepEqual(hb.push("]] end"), { release: "<V>" });
+  assert.deepEqual(hb.end(), { release: " end" });
+});
+
+Deno.test("holdback: once `window` characters came after an open value, the value that ended goes out", () => {
+  const hb = createHoldback({ window: 10, cap: 1000, check: bracketCheck });
+  assert.deepEqual(hb.push("ab [[xy"), { release: "" });
+  // Exactly `window` more characters: checked again now, not one chunk later.
+  assert.deepEqual(hb.push("]]12345678"), { release: "ab <V>" });
+  assert.deepEqual(hb.end(), { release: "12345678" });
+});
+
 Deno.test("holdback: without a cap an open value is held no longer than the window", () => {
   const hb = createHoldback({ window: 4, check: bracketCheck });
   // The open value (from offset 3) is 9 characters long, past the default cap of 4: released as masked.

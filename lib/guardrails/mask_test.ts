@@ -60,6 +60,12 @@ Deno.test("mask: overlapping, empty and out-of-range findings are skipped, in an
   assert.equal(masker.mask(text, findings), "a<A_1>ef<B_1>ij");
 });
 
+Deno.test("mask: findings that touch are both masked", () => {
+  const masker = createMasker();
+  const text = "bob@example.com+4912345678 done";
+  assert.equal(masker.mask(text, find(text)), "<EMAIL_1><PHONE_1> done");
+});
+
 Deno.test("mask: a type is made placeholder-safe", () => {
   const masker = createMasker();
   assert.equal(masker.mask("x", [{ type: "credit card<>", start: 0, end: 1 }]), "<CREDIT_CARD___1>");

@@ -115,6 +115,7 @@ Deno.test("concurrency: limit slots, released ones are reusable, counters at zer
   assert.equal((await store.reserve([slot])).ok, true);
   await store.release(slot.key);
   await store.release(slot.key);
+  assert.equal(store.size(), 0, "the last slot given back drops the counter");
   await store.release(slot.key); // an extra release does not go negative
   assert.equal(store.size(), 0);
   assert.equal((await store.reserve([slot])).results[0].used, 1);

@@ -53,6 +53,12 @@ Deno.test("scrubber: secrets of 8 to 11 characters are masked whole only", () =>
   assert.equal(s.scrub("pw hunter22"), "pw hunter22");
 });
 
+Deno.test("scrubber: from 12 characters a secret's runs are masked too", () => {
+  const s = createScrubber(["Xq7vB2mNpQ4z"]);
+  assert.equal(s.scrub("key Xq7vB2mN… rejected"), `key ${MASK}… rejected`);
+  assert.equal(s.test("key …vB2mNpQ4z"), true);
+});
+
 Deno.test("scrubber: several secrets and overlapping matches merge into one mask", () => {
   const other = "AKIAIOSFODNN7EXAMPLE";
   const s = createScrubber([KEY, other, "shortone"]);
@@ -199,6 +205,8 @@ Deno.test("scrubber: scrubHead keeps what is before the cut, masked as in the wh
   const head = `${"hunter22x".repeat(20)}hunter22`;
   assert.equal(s.scrubHead(head, 180), MASK);
   assert.equal(s.scrubHead("short text", 100), "short text");
+  // A secret that starts at the cut is after it: not kept, not even as a mask.
+  assert.equal(s.scrubHead(`${"x".repeat(100)}hunter22x`, 100), "x".repeat(100));
 });
 
 Deno.test("scrubber: a key quoted lower-cased or upper-cased is masked, whole or in part", () => {

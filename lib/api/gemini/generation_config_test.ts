@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
+import { effortForBudget } from "../messages/request.ts";
 import { parseGeminiRequest } from "./request.ts";
 
 const parse = (generationConfig: JsonObject) =>
@@ -63,5 +64,17 @@ Deno.test("gemini generationConfig: what is no number, no integer or no finite o
     assert.throws(() => parse(config), (e: unknown) => {
       return e instanceof GatewayError && e.status === 400 && e.param === param && message.test(e.message);
     }, JSON.stringify(config));
+  }
+});
+
+Deno.test("gemini generationConfig: a thinkingBudget is the effort the Messages API gives the same budget_tokens", () => {
+  // The boundaries sit midway (on a log scale) between the efforts' budgets: 2,048 / 8,192 / 24,576.
+  const cases: [number, string][] = [[1, "low"], [4095, "low"], [4096, "medium"], [14_188, "medium"], [
+    14_189,
+    "high",
+  ], [100_000, "high"]];
+  for (const [budget, effort] of cases) {
+    const { chat } = parse({ thinkingConfig: { thinkingBudget: budget } });
+    assert.deepEqual([chat.reasoning_effort, effortForBudget(budget)], [effort, effort], String(budget));
   }
 });

@@ -145,3 +145,12 @@ Deno.test("anthropic request: a top_p under 0.95 beside a temperature of 1 does 
   assert.deepEqual(body.thinking, { type: "enabled", budget_tokens: 2048 });
   assert.deepEqual([body.temperature, "top_p" in body], [1, false]);
 });
+
+Deno.test("anthropic request: a top_p of exactly 0.95 (Claude's least beside thinking) keeps thinking on and is sent", () => {
+  const body = translate({
+    messages: [{ role: "user", content: "Hi" }],
+    reasoning_effort: "low",
+    top_p: 0.95,
+  });
+  assert.deepEqual([body.thinking, body.top_p], [{ type: "enabled", budget_tokens: 2048 }, 0.95]);
+});

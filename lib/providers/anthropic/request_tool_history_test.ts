@@ -62,6 +62,23 @@ Deno.test("anthropic request: only tool results (their calls cut) declare a plac
   assert.deepEqual(body.tool_choice, { type: "none" });
 });
 
+Deno.test("anthropic request: a history tool with a name of 64 characters (the longest a tool takes) is declared by it", () => {
+  const name = "t".repeat(64);
+  const body = translate({
+    messages: [
+      { role: "user", content: "go" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "toolu_1", type: "function", function: { name, arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "toolu_1", content: "done" },
+      { role: "user", content: "Summarize." },
+    ],
+  });
+  assert.deepEqual(body.tools, [declared(name)]);
+});
+
 Deno.test("anthropic request: no tool blocks, no tools; the client's tools are sent as they are", () => {
   const plain = translate({ messages: [{ role: "user", content: "Hi" }] });
   assert.equal("tools" in plain, false);
