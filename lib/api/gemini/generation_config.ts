@@ -6,6 +6,7 @@
  */
 import type { Tolerance } from "../../http/tolerance.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { effortForBudget } from "../../openai/effort_for_budget.ts";
 import { bad, int, list, num, object, text } from "./fields.ts";
 import { jsonSchemaOf } from "./schema.ts";
 
@@ -100,7 +101,7 @@ function applyThinking(value: unknown, chat: ChatRequest, params: GenerationPara
       params.reasoning = path;
     }
   } else if (thinkingBudget !== undefined && thinkingBudget > 0) {
-    chat.reasoning_effort = thinkingBudget < 4096 ? "low" : thinkingBudget < 14_189 ? "medium" : "high";
+    chat.reasoning_effort = effortForBudget(thinkingBudget);
     params.reasoning = "generationConfig.thinkingConfig.thinkingBudget";
   }
 }

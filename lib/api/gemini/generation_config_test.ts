@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import { effortForBudget } from "../messages/request.ts";
+import { effortForBudget } from "../../openai/effort_for_budget.ts";
 import { parseGeminiRequest } from "./request.ts";
 
 const parse = (generationConfig: JsonObject) =>

@@ -26,6 +26,7 @@
 import type { ClientTerms } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { effortForBudget } from "../../openai/effort_for_budget.ts";
 import { cacheMarker, type ContentNotes, extraFields, systemText, turnMessages } from "./content.ts";
 import { translateTool, translateToolChoice, translateTools } from "./tools.ts";
 import { applyToolChanges } from "./tool_changes.ts";
@@ -94,18 +95,6 @@ function contextManagement(value: unknown, tolerance: Tolerance): void {
     if (typeof type === "string" && type.startsWith("clear_thinking")) return;
     tolerance.dropped.push(`context_management.edits.${i}`);
   });
-}
-
-/**
- * The `reasoning_effort` for a thinking budget: the effort whose budget (in the gateway's table for Claude,
- * low 2,048 / medium 8,192 / high 24,576 tokens) is nearest on a log scale, so a budget maps back to the effort
- * that would give it. Claude Code's "think" (4,000), "think hard" (10,000) and "ultrathink" (31,999) come out
- * low, medium and high.
- */
-export function effortForBudget(budget: number): "low" | "medium" | "high" {
-  if (budget < 4096) return "low";
-  if (budget < 14_189) return "medium";
-  return "high";
 }
 
 const EFFORTS: Readonly<Record<string, string>> = {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parse, refused } from "./parse_test_helpers.ts";
 import { badGateway, GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
-import { effortForBudget, messagesClientTerms, parseMessagesRequest } from "./request.ts";
+import { messagesClientTerms, parseMessagesRequest } from "./request.ts";
+import { effortForBudget } from "../../openai/effort_for_budget.ts";
 
 Deno.test("messages request: a Claude-Code-like conversation in the chat form, params in step", () => {
   const parsed = parse({
