@@ -108,25 +108,26 @@ Deno.test("fail_open budget: a reservation capped at the share is settled to the
   assert.equal(await other.local(other.budget), 150);
 });
 
-Deno.test("fail_open: admitted locally, settled after Redis is back: settled locally with what was taken", async () => {
+Deno.test("fail_open: admitted locally, settled after Redis is back: its budget spend goes on to the shared store", async () => {
   const { state, inner, store, engine, errors, req, tpm, budget, local } = setup({
     limits: { tpm: 1000 },
     budget: true,
   });
-  const a = await engine.admit(req(600));
+  const a = await engine.admit(req(600)); // locally: 250 of the bucket and of the budget (the share)
   state.down = false;
-  // An admission on the shared store marks it up again; its own settlement stays there.
+  // An admission on the shared store marks it up again, and the 250 reserved locally is handed over.
   const s = await engine.admit(req(600));
   assert.equal(store.isUp(), true);
-  await a.settle({ tokens: 600, cost: 0 });
+  await a.settle({ tokens: 600, cost: 0 }); // its correction (+350) follows at once
   await s.settle({ tokens: 100, cost: 0 });
   assert.deepEqual(errors, []);
-  // The shared store holds only the request it admitted, charged 600 up front (no share), settled to 100.
+  // The shared bucket holds only the request it admitted (a bucket refills; it is not handed over); the
+  // shared budget holds both requests' real usage, 600 + 100.
   const sharedUsed = (await inner.peek([tpm, budget])).results.map((r) => Math.round(r.used));
-  assert.deepEqual(sharedUsed, [100, 100]);
+  assert.deepEqual(sharedUsed, [100, 700]);
   state.down = true;
   assert.equal(await local(tpm), 600);
-  assert.equal(await local(budget), 600);
+  assert.equal(await local(budget), 0, "what was handed over is no longer counted locally");
 });
 
 Deno.test("fail_open: admitted on Redis, settled while it is down: settles on Redis with its own amounts", async () => {
@@ -162,4 +163,25 @@ Deno.test("fail_open budget: a money budget's share is the exact fraction, not r
   const ten = (amount: number): Check => ({ ...dollars(10, amount), key: "token:tok_ten:budget:cost" });
   assert.equal((await store.reserve([ten(2)])).ok, true);
   assert.equal((await store.reserve([ten(0.4)])).ok, true, "floored to $2, it refused what the share allows");
+});
+
+Deno.test("fail_open budget: the local share is of what the budget had left when last read, not of all of it", async () => {
+  const { state, engine, req, budget, local } = setup({ budget: true });
+  state.down = false;
+  await (await engine.admit(req(900))).settle({ tokens: 900, cost: 0 }); // 100 left: 25 per replica
+  state.down = true;
+  await (await engine.admit(req(20))).settle({ tokens: 20, cost: 0 });
+  assert.equal((await denial(engine.admit(req(10)))).rule, "token.budget", "20 + 10 is past a share of 25");
+  assert.equal(await local(budget), 20);
+});
+
+Deno.test("fail_open budget: a seed after an outage does not count twice what this replica has not handed over", async () => {
+  const { state, inner, store, engine, req, budget } = setup({ budget: true });
+  await (await engine.admit(req(100))).settle({ tokens: 100, cost: 0 }); // locally, owed to the shared budget
+  state.down = false;
+  // The usage store recorded those 100 (and 50 spent elsewhere): a seed raises the counter to 150 before
+  // this replica has handed its 100 over, which it does right after.
+  await store.periodRaise(budget.key, DAY, 150, Date.UTC(2026, 10, 23, 1));
+  assert.equal(await inner.periodGet(budget.key, DAY), 150);
+  assert.equal((await store.reserve([{ ...budget, amount: 0 }])).results[0].used, 150);
 });

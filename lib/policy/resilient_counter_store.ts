@@ -19,7 +19,27 @@
  * so the local counters end up holding its real usage. Settling a Redis admission while Redis is down fails
  * (logged by the engine) and is sent again in the background for a while (the Redis store's
  * `SETTLE_RETRY_FOR_MS`), with the amounts Redis took; one Redis missed for longer is lost: its concurrency
- * slots come back an hour after they were taken, a bucket refills.
+ * slots come back an hour after they were taken, a bucket refills. Those settlements never reach the local
+ * limiter, so nothing below counts them twice.
+ *
+ * Budgets spent locally are the fleet's spend: every amount the local limiter reserves in a budget's period
+ * counter, and every correction or settled spend added to one locally, is owed to the shared counter
+ * (outage_ledger.ts) and handed over when Redis answers again: right after the first call Redis answers
+ * after an outage (that one call is judged without it), and, while Redis is up, as soon as a local admission
+ * still running at the recovery settles. Each hand-over is one settlement named by a reservation of its own:
+ * the shared store sends it again while Redis does not answer and counts it once, so it is never sent twice
+ * from here (one Redis misses for longer than that is lost, as any settlement). The local counters then keep
+ * only what is still owed. Buckets and concurrency slots are not handed over: a bucket refills within its
+ * window, a slot is given back where it was taken. The local share of a budget starts from what it had left
+ * when last read (÷ the expected replicas), so a budget nearly spent before an outage is not granted a fresh
+ * share during it.
+ *
+ * Handing the outage's spend over adds it; a budget seed (budget_seeder.ts) raises a counter to the spend
+ * the usage store recorded, which may already count it. Adding after raising would count it twice, so a
+ * raise here is lowered by what this replica still owes that counter (it adds that later), after any
+ * hand-over under way. The gateway does not re-seed at recovery: with the usage store in PostgreSQL, a
+ * replica's seed would count the other replicas' outage spend before they hand it over. A replica that
+ * stops during an outage takes what it owes with it (its own seed, when it starts again, may raise to it).
  *
  * A `peek` (`/admin/explain`) reads the shared store like any call; while it is down, `fail_open` answers
  * from the local limiter (its share of each limit, marked `source: "local"`), and `fail_closed` throws the
@@ -30,8 +50,16 @@
 import { GatewayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Counter, Gauge } from "../metrics/registry.ts";
+import { randomHex } from "../encoding/random_hex.ts";
 import { redisErrorText } from "../redis/errors.ts";
-import { type Check, type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import {
+  type Check,
+  type CheckResult,
+  type CounterStore,
+  createMemoryCounterStore,
+  type PeriodDelta,
+} from "./counter_store.ts";
+import { createOutageLedger } from "./outage_ledger.ts";
 
 /** What happens to decisions while the shared store cannot be reached. */
 export type OnFailure = "fail_closed" | "fail_open";
@@ -85,14 +113,17 @@ function share(limit: number, replicas: number, whole = true): number {
   return whole ? Math.max(1, Math.floor(limit / replicas)) : limit / replicas;
 }
 
-/** A check with its limit divided among the expected replicas, for the local limiter. */
-function localShare(check: Check, replicas: number): Check {
+/**
+ * A check with its limit divided among the expected replicas, for the local limiter; a budget's share is of
+ * what it had `left` when last read, when that is known and smaller.
+ */
+function localShare(check: Check, replicas: number, left?: number): Check {
   if (check.kind === "bucket") {
     const limit = share(check.limit, replicas);
     return { ...check, limit, amount: Math.min(check.amount, limit) };
   }
   if (check.kind === "period") {
-    const limit = share(check.limit, replicas, false);
+    const limit = share(Math.min(check.limit, left ?? Infinity), replicas, false);
     const amount = check.amount ?? 0;
     return { ...check, limit, amount: Math.min(amount, limit) };
   }
@@ -108,15 +139,80 @@ export function createResilientCounterStore(
   const probeIntervalMs = options.probeIntervalMs ?? 500;
   const replicas = Math.max(1, Math.floor(options.expectedReplicas));
   const memory = createMemoryCounterStore(now);
+  const ledger = createOutageLedger(now);
   // What settles a local admission: the engine names buckets by their configured limit, the local limiter
-  // keeps them at the replica's share.
+  // keeps them at the replica's share. What it adds to a period counter is owed to the shared one, and
+  // handed over at once when Redis is up (an admission still running when Redis came back).
   const local: CounterStore = {
     ...memory,
     adjust: (bucket, delta) => memory.adjust({ ...bucket, limit: share(bucket.limit, replicas) }, delta),
+    async periodAdd(key, period, amount, expiresAt) {
+      const value = await memory.periodAdd(key, period, amount, expiresAt);
+      ledger.owe({ key, period, amount, expiresAt });
+      if (up) await handOver().catch(markDown);
+      return value;
+    },
   };
   let up = true;
   let nextProbe = 0;
   options.metrics?.up.set([], 1);
+
+  /** A check as the local limiter judges it. */
+  const judged = (check: Check) =>
+    localShare(check, replicas, check.kind === "period" ? ledger.left(check) : undefined);
+
+  /**
+   * Notes what the shared store said each budget had left; before the call is over, so that the hand-over
+   * it may bring (markUp) is taken from what it read.
+   */
+  async function read<T extends { results: readonly CheckResult[] }>(
+    checks: readonly Check[],
+    answer: Promise<T>,
+  ): Promise<T> {
+    const value = await answer;
+    ledger.read(checks, value.results);
+    return value;
+  }
+
+  /** The hand-over under way (one at a time, in order), which a raise waits for. */
+  let handing: Promise<void> = Promise.resolve();
+
+  /**
+   * Hands what the local limiter spent over to the shared counters, once (see the module's doc); rejects
+   * when the shared store failed. What was handed over leaves the local counters and what was last read.
+   */
+  function handOver(): Promise<void> {
+    const run = handing.catch(() => {}).then(sendOwed);
+    handing = run;
+    return run;
+  }
+
+  async function sendOwed(): Promise<void> {
+    const owed = ledger.take();
+    if (owed.length === 0) return;
+    if (shared.settle) {
+      // Never sent twice from here: unanswered, the shared store sends it again and counts it once. The local
+      // counters keep it until it is answered (after a failure, for good: counted high rather than twice).
+      await shared.settle({ release: [], adjust: [], periods: owed, reservation: randomHex(12) });
+      forgetLocally(owed);
+      return;
+    }
+    for (const [i, d] of owed.entries()) {
+      try {
+        await shared.periodAdd(d.key, d.period, d.amount, d.expiresAt);
+      } catch (err) {
+        for (const left of owed.slice(i)) ledger.owe(left);
+        throw err;
+      }
+      forgetLocally([d]);
+    }
+  }
+
+  /** Takes what was handed over out of the local counters: they keep only what is still owed. */
+  function forgetLocally(deltas: readonly PeriodDelta[]): void {
+    for (const d of deltas) void memory.periodAdd(d.key, d.period, -d.amount, d.expiresAt);
+    ledger.handedOver(deltas);
+  }
 
   function markDown(err: unknown): void {
     nextProbe = now() + probeIntervalMs;
@@ -130,11 +226,17 @@ export function createResilientCounterStore(
     });
   }
 
-  function markUp(): void {
+  /**
+   * Marks the store up after a call it answered; coming back from down, hands the local spend over (resolves
+   * once that is done or failed). Not before that call: a hand-over Redis never answers stays with the shared
+   * store's retries, so one per failed probe would leave the local limiter forgetting what it spent.
+   */
+  function markUp(): Promise<void> | undefined {
     if (up) return;
     up = true;
     options.metrics?.up.set([], 1);
     options.logger?.info("rate_limit_store_up", { on_failure: options.onFailure });
+    return handOver().catch(markDown);
   }
 
   /** Whether this call should go to the shared store: always while up, one per interval while down. */
@@ -151,7 +253,7 @@ export function createResilientCounterStore(
     if (!tryShared()) return undefined;
     try {
       const value = await op();
-      markUp();
+      await markUp();
       return { value };
     } catch (err) {
       markDown(err);
@@ -163,7 +265,7 @@ export function createResilientCounterStore(
   async function settleOp<T>(op: () => Promise<T>): Promise<T> {
     try {
       const value = await op();
-      markUp();
+      await markUp();
       return value;
     } catch (err) {
       markDown(err);
@@ -173,35 +275,51 @@ export function createResilientCounterStore(
 
   return {
     async reserve(checks) {
-      const done = await attempt(() => shared.reserve(checks));
+      const done = await attempt(() => read(checks, shared.reserve(checks)));
       if (done) return done.value;
       options.metrics?.fallbacks.inc([options.onFailure]);
       if (options.onFailure === "fail_closed") throw storeUnavailable();
       // The checks as judged go back with the result: an amount capped at the share was all that was taken,
       // and settling must correct from that (engine.ts), not from the estimate asked.
-      const judged = checks.map((c) => localShare(c, replicas));
-      const result = await memory.reserve(judged);
-      return { ...result, store: local, checks: judged };
+      const asJudged = checks.map(judged);
+      const result = await memory.reserve(asJudged);
+      if (result.ok) {
+        // Every budget's check says when its counter expires (budgets.ts), as the shared store needs.
+        for (const c of asJudged) {
+          if (c.kind === "period" && c.amount && c.expiresAt !== undefined) {
+            ledger.owe({ key: c.key, period: c.period, amount: c.amount, expiresAt: c.expiresAt });
+          }
+        }
+      }
+      return { ...result, store: local, checks: asJudged };
     },
     adjust: (bucket, delta) => settleOp(() => shared.adjust(bucket, delta)),
     release: (key) => settleOp(() => shared.release(key)),
     periodGet: (key, period) => settleOp(() => shared.periodGet(key, period)),
     periodAdd: (key, period, amount, expiresAt) =>
       settleOp(() => shared.periodAdd(key, period, amount, expiresAt)),
+    // Raised to a recorded spend that may count what this replica still owes: less that, which it adds later.
     periodRaise: (key, period, value, expiresAt) =>
-      settleOp(() => shared.periodRaise(key, period, value, expiresAt)),
+      settleOp(async () => {
+        await handing.catch(() => {});
+        return await shared.periodRaise(key, period, value - ledger.owedTo(key, period), expiresAt);
+      }),
     settle: shared.settle && ((ops) => settleOp(() => shared.settle!(ops))),
     // Only the local limiter's copies (the counters decided while the shared store was away): the shared
     // keys expire by their own TTL. A replica's list of recent end users saw only its own traffic; deleting
     // the shared keys of a user fallen out of it would wipe the counters of a user active on another replica.
-    forget: (checks) => memory.forget(checks.map((c) => localShare(c, replicas))),
+    // What they still owe the shared counters stays owed.
+    forget: (checks) => {
+      ledger.forget(checks);
+      return memory.forget(checks);
+    },
     peek: shared.peek && (async (checks) => {
-      const done = await attempt(() => shared.peek!(checks));
+      const done = await attempt(() => read(checks, shared.peek!(checks)));
       if (done) return done.value;
       if (options.onFailure === "fail_closed") throw storeUnavailable();
-      const judged = checks.map((c) => localShare(c, replicas));
-      const fallback = await memory.peek(judged);
-      return { results: fallback.results, source: "local", checks: judged };
+      const asJudged = checks.map(judged);
+      const fallback = await memory.peek(asJudged);
+      return { results: fallback.results, source: "local", checks: asJudged };
     }),
     isUp: () => up,
   };
