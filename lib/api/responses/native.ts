@@ -181,8 +181,9 @@ function webSearchCalls(output: unknown): number {
 }
 
 /**
- * The texts of a Response's output (message text, refusals, reasoning and its summaries, call arguments), for
- * counting its tokens: reasoning is output the model wrote, as the stream's {@linkcode eventText} counts it too.
+ * The texts of a Response's output (message text, refusals, reasoning and its summaries, call arguments, a custom
+ * tool call's input), for counting its tokens: reasoning and a custom call's raw-text input are output the model
+ * wrote, as a call's arguments are, and the stream's {@linkcode eventText} counts them too.
  */
 export function outputTexts(response: JsonObject): string[] {
   const out: string[] = [];
@@ -190,6 +191,7 @@ export function outputTexts(response: JsonObject): string[] {
   for (const item of items) {
     if (!isObject(item)) continue;
     if (typeof item.arguments === "string") out.push(item.arguments);
+    if (item.type === "custom_tool_call" && typeof item.input === "string") out.push(item.input);
     for (const part of Array.isArray(item.summary) ? item.summary : []) {
       if (isObject(part) && typeof part.text === "string") out.push(part.text);
     }
@@ -209,10 +211,12 @@ const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
   "response.reasoning_text.delta",
   "response.reasoning_summary_text.delta",
   "response.function_call_arguments.delta",
+  "response.custom_tool_call_input.delta",
 ]);
 
 /**
- * The text a stream event adds (a text, refusal, reasoning, reasoning summary or arguments delta), for counting
+ * The text a stream event adds (a text, refusal, reasoning, reasoning summary, arguments or custom call input
+ * delta), for counting
  * when no usage comes: what {@linkcode outputTexts} counts of a whole Response.
  */
 export function eventText(event: JsonObject): string | undefined {
