@@ -1,8 +1,9 @@
 /**
- * A native Responses target that reports no usage has its answer counted by the gateway (`tokens_estimated`): a
- * custom (freeform) tool's call (`custom_tool_call` and its `input`; streamed as
- * `response.custom_tool_call_input.delta`) is output the model wrote, counted as a message's text is, in a JSON
- * answer and in a stream, never left out as if the answer had said nothing.
+ * A native Responses target that reports no usage has its answer counted by the gateway (`tokens_estimated`):
+ * what the model wrote in a call is output, counted as a message's text is, in a JSON answer and in a stream,
+ * never left out as if the answer had said nothing: a custom (freeform) tool's call `input`
+ * (`response.custom_tool_call_input.delta`), the `code` of a code interpreter call
+ * (`response.code_interpreter_call_code.delta`) and an MCP call's `arguments` (`response.mcp_call_arguments.delta`).
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -13,17 +14,42 @@ import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.t
 const TOKEN = "gw-native-custom-usage-0123456789";
 const TEXT = "*** Begin Patch\n*** Update File: src/main.ts\n-const a = 1;\n+const a = 2;\n*** End Patch";
 
-/** Where the upstream says {@linkcode TEXT}: as a message's text, or as a custom tool call's input. */
-type Kind = "message" | "custom_tool_call";
+/** The output item the upstream says {@linkcode TEXT} in, with the event that streams its text. */
+const ITEMS = {
+  message: {
+    item: (text: string) => ({
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text }],
+    }),
+    delta: { type: "response.output_text.delta", content_index: 0 },
+  },
+  custom_tool_call: {
+    item: (input: string) => ({ type: "custom_tool_call", call_id: "call_1", name: "apply_patch", input }),
+    delta: { type: "response.custom_tool_call_input.delta" },
+  },
+  code_interpreter_call: {
+    item: (code: string) => ({ type: "code_interpreter_call", container_id: "cntr_1", code, outputs: null }),
+    delta: { type: "response.code_interpreter_call_code.delta" },
+  },
+  mcp_call: {
+    item: (args: string) => ({
+      type: "mcp_call",
+      server_label: "fs",
+      name: "patch",
+      arguments: args,
+      output: null,
+    }),
+    delta: { type: "response.mcp_call_arguments.delta" },
+  },
+};
+type Kind = keyof typeof ITEMS;
 
 /** A Responses upstream answering {@linkcode TEXT} as `kind`, without any usage. */
 function startUpstream(kind: Kind) {
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
     const body = await request.json() as JsonObject;
-    const item = (text: string) =>
-      kind === "message"
-        ? { id: "msg_1", type: "message", role: "assistant", content: [{ type: "output_text", text }] }
-        : { id: "ctc_1", type: "custom_tool_call", call_id: "call_1", name: "apply_patch", input: text };
+    const item = (text: string) => ({ id: "item_1", ...ITEMS[kind].item(text) });
     const response = (output: unknown[], status: string) => ({
       id: "resp_u",
       object: "response",
@@ -33,11 +59,12 @@ function startUpstream(kind: Kind) {
       output,
     });
     if (body.stream !== true) return Response.json(response([item(TEXT)], "completed"));
-    const at = { item_id: kind === "message" ? "msg_1" : "ctc_1", output_index: 0 };
-    const delta = (text: string) =>
-      kind === "message"
-        ? { type: "response.output_text.delta", ...at, content_index: 0, delta: text }
-        : { type: "response.custom_tool_call_input.delta", ...at, delta: text };
+    const delta = (text: string) => ({
+      ...ITEMS[kind].delta,
+      item_id: "item_1",
+      output_index: 0,
+      delta: text,
+    });
     const events = [
       { type: "response.created", response: response([], "in_progress") },
       { type: "response.output_item.added", output_index: 0, item: item("") },
@@ -95,17 +122,19 @@ async function recordOf(kind: Kind, stream: boolean): Promise<UsageRecord> {
 }
 
 for (const stream of [false, true]) {
-  Deno.test(
-    `native custom call usage: without the upstream's usage, a custom tool call's input is counted as text is (${
-      stream ? "stream" : "JSON"
-    })`,
-    async () => {
-      const call = await recordOf("custom_tool_call", stream);
-      const message = await recordOf("message", stream);
-      assert.equal(call.tokens_estimated, true);
-      assert.equal(message.tokens_estimated, true);
-      assert(message.completion_tokens > 10, JSON.stringify(message));
-      assert.equal(call.completion_tokens, message.completion_tokens, JSON.stringify(call));
-    },
-  );
+  for (const kind of ["custom_tool_call", "code_interpreter_call", "mcp_call"] as const) {
+    Deno.test(
+      `native responses usage: without the upstream's usage, a ${kind}'s text is counted as a message's is (${
+        stream ? "stream" : "JSON"
+      })`,
+      async () => {
+        const call = await recordOf(kind, stream);
+        const message = await recordOf("message", stream);
+        assert.equal(call.tokens_estimated, true);
+        assert.equal(message.tokens_estimated, true);
+        assert(message.completion_tokens > 10, JSON.stringify(message));
+        assert.equal(call.completion_tokens, message.completion_tokens, JSON.stringify(call));
+      },
+    );
+  }
 }
