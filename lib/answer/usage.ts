@@ -8,7 +8,7 @@
  */
 import { type ChatCompletion, type ChatRequest, isObject } from "../openai/types.ts";
 import type { TokenUsage } from "../http/accounting.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { estimateInputTokens, promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
@@ -25,7 +25,10 @@ export interface Reported extends TokenClasses {
 export interface AnsweredRequest {
   /** The request's chat form (policy ran on it; the stream budget estimates its prompt from it). */
   chat: ChatRequest;
-  /** The prompt's tokens as this client API counts them; by default the chat form's texts. */
+  /**
+   * The prompt's tokens as this client API counts them; by default the gateway's own count of the chat form
+   * (`estimateInputTokens`: its messages, tool definitions and response schema), whatever the client API.
+   */
   countPrompt?: () => Promise<number>;
 }
 
@@ -67,10 +70,9 @@ export async function usageOf(
   prompt?: ReportedPrompt,
 ): Promise<TokenUsage> {
   if (reported) return { ...reported, estimated: false };
-  const chatTexts = () => requestTexts(request.chat);
   const [input, completion] = await Promise.all([
-    prompt?.prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
-      .catch(() => roughTokenEstimate(chatTexts())),
+    prompt?.prompt ?? (request.countPrompt ?? (() => estimateInputTokens(request.chat)))()
+      .catch(() => roughTokenEstimate(promptTexts(request.chat))),
     countTexts(texts),
   ]);
   // The upstream's classes stay with its prompt: its cache reads and writes are priced apart from its input.
