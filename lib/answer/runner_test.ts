@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { StreamTexts } from "../usage/stream_texts.ts";
 import { GatewayError } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
-import { countTokens } from "../usage/estimate.ts";
+import { countTokens, estimateInputTokens } from "../usage/estimate.ts";
 import { answerJson, streamEnding, usageOf } from "./runner.ts";
 
 const chat: ChatRequest = { model: "m", messages: [{ role: "user", content: "How many tokens is this?" }] };
@@ -17,7 +17,8 @@ Deno.test("runner: the upstream's usage is taken as it is, not estimated", async
 
 Deno.test("runner: without usage, what was sent and received is counted and marked estimated", async () => {
   assert.deepEqual(await usageOf(undefined, { chat }, ["Four", " tokens."]), {
-    prompt: await countTokens(["How many tokens is this?"]),
+    // The gateway's own count of the request, as every client API's: its texts and the chat format's framing.
+    prompt: await estimateInputTokens(chat),
     completion: await countTokens(["Four", " tokens."]),
     estimated: true,
   });
@@ -87,6 +88,6 @@ Deno.test("runner: a JSON answer is rendered with the usage found, stored before
   assert.equal(answer.response.headers.get("x-gateway-provider"), "p");
   assert.deepEqual(await answer.response.json(), { text: "Four tokens.", tokens: completion });
   assert.deepEqual(answer.outcome, {
-    usage: { prompt: await countTokens(["How many tokens is this?"]), completion, estimated: true },
+    usage: { prompt: await estimateInputTokens(chat), completion, estimated: true },
   });
 });

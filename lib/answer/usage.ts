@@ -6,13 +6,14 @@
  *
  * @module
  */
-import type { ChatCompletion, ChatRequest } from "../openai/types.ts";
+import { type ChatCompletion, type ChatRequest, isObject } from "../openai/types.ts";
 import type { TokenUsage } from "../http/accounting.ts";
-import { countTokens, requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { estimateInputTokens, promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
 import { pushSaidTexts } from "../openai/said_fields.ts";
+import { callTexts } from "../guardrails/call_texts.ts";
 
 /** Token counts as an upstream reported them. */
 export interface Reported extends TokenClasses {
@@ -24,36 +25,30 @@ export interface Reported extends TokenClasses {
 export interface AnsweredRequest {
   /** The request's chat form (policy ran on it; the stream budget estimates its prompt from it). */
   chat: ChatRequest;
-  /** The prompt's tokens as this client API counts them; by default the chat form's texts. */
+  /**
+   * The prompt's tokens as this client API counts them; by default the gateway's own count of the chat form
+   * (`estimateInputTokens`: its messages, tool definitions and response schema), whatever the client API.
+   */
   countPrompt?: () => Promise<number>;
 }
 
-/** A tool call as an answer (a message, or a stream's delta) carries it, read for counting its tokens. */
-export type AnsweredCall = { function?: { arguments?: unknown }; custom?: { input?: unknown } };
-
 /**
- * The text a tool call adds to the answer: a function call's arguments, or a custom (freeform) tool's call
- * input, the raw text the model wrote in their place (it is output tokens as arguments are).
+ * Adds to `out` the texts of an answer's message, or of a stream's delta (as the upstream sent it: untrusted),
+ * for counting its tokens: what the model said (`SAID_FIELDS`: content, reasoning, refusal) and its tool calls'
+ * texts, read where the output guardrails read them (`callTexts`: a function call's arguments, a custom tool's
+ * call input, a legacy `function_call`'s arguments). Each is output the model wrote; one left out would be
+ * recorded, and settled against token limits and budgets, as nothing.
  */
-export function callText(call: AnsweredCall | null | undefined): string | undefined {
-  const text = call?.function?.arguments ?? call?.custom?.input;
-  return typeof text === "string" ? text : undefined;
+export function pushAnswerTexts(message: unknown, out: { push(text: string): void }): void {
+  if (!isObject(message)) return;
+  pushSaidTexts(message, out);
+  for (const call of callTexts(message)) out.push(call.text);
 }
 
-/**
- * The texts of a completion's choices, for counting its tokens: what the model said (content, reasoning,
- * refusal: `SAID_FIELDS`) and its tool calls' arguments or input.
- */
+/** The texts of a completion's choices, for counting its tokens ({@linkcode pushAnswerTexts}). */
 export function completionTexts(completion: ChatCompletion): string[] {
   const out: string[] = [];
-  for (const choice of completion.choices) {
-    const message = choice.message as { tool_calls?: AnsweredCall[] } | undefined;
-    pushSaidTexts(message, out);
-    for (const call of message?.tool_calls ?? []) {
-      const text = callText(call);
-      if (text !== undefined) out.push(text);
-    }
-  }
+  for (const choice of completion.choices) pushAnswerTexts(choice.message, out);
   return out;
 }
 
@@ -75,10 +70,9 @@ export async function usageOf(
   prompt?: ReportedPrompt,
 ): Promise<TokenUsage> {
   if (reported) return { ...reported, estimated: false };
-  const chatTexts = () => requestTexts(request.chat);
   const [input, completion] = await Promise.all([
-    prompt?.prompt ?? (request.countPrompt ?? (() => countTokens(chatTexts())))()
-      .catch(() => roughTokenEstimate(chatTexts())),
+    prompt?.prompt ?? (request.countPrompt ?? (() => estimateInputTokens(request.chat)))()
+      .catch(() => roughTokenEstimate(promptTexts(request.chat))),
     countTexts(texts),
   ]);
   // The upstream's classes stay with its prompt: its cache reads and writes are priced apart from its input.

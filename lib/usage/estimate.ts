@@ -19,6 +19,9 @@ export function requestTexts(request: ChatRequest | EmbeddingRequest): string[] 
       else if (Array.isArray(content)) {
         for (const part of content as JsonObject[]) if (typeof part?.text === "string") out.push(part.text);
       }
+      // A legacy `function_call` (a client that sends `functions`) is a call the model reads back as a tool call.
+      const legacy = message.function_call as JsonObject | null | undefined;
+      if (typeof legacy?.arguments === "string") out.push(legacy.arguments);
       if (Array.isArray(message.tool_calls)) {
         // Checked only on assistant messages: elsewhere they are whatever the client sent (null included).
         for (const call of message.tool_calls as (JsonObject | null)[]) {
@@ -90,14 +93,24 @@ export function countTokens(texts: readonly string[]): Promise<number> {
 const TOKENS_PER_MESSAGE = 3;
 
 /**
- * The gateway's own count of a chat request's input: the o200k_base tokenizer over every text the model reads
- * (messages, tool definitions, a response JSON schema) plus the chat format's per-message framing. Images and
- * files are not counted.
+ * Every text of a chat request the model reads: its messages' ({@linkcode requestTexts}), its tool definitions
+ * (the legacy `functions` too; a custom tool's grammar within its definition) and a response JSON schema.
  */
-export async function estimateInputTokens(chat: ChatRequest): Promise<number> {
+export function promptTexts(chat: ChatRequest): string[] {
   const texts = requestTexts(chat);
-  if (Array.isArray(chat.tools)) { for (const tool of chat.tools) texts.push(JSON.stringify(tool)); }
+  for (const tools of [chat.tools, chat.functions]) {
+    if (Array.isArray(tools)) { for (const tool of tools) texts.push(JSON.stringify(tool)); }
+  }
   const format = chat.response_format as JsonObject | undefined;
   if (format?.type === "json_schema") texts.push(JSON.stringify(format.json_schema));
-  return await countTokens(texts) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
+  return texts;
+}
+
+/**
+ * The gateway's own count of a chat request's input, for every client API (the usage of an answer whose upstream
+ * reported none, a count endpoint without a vendor count): the o200k_base tokenizer over {@linkcode promptTexts}
+ * plus the chat format's per-message framing. Images and files are not counted.
+ */
+export async function estimateInputTokens(chat: ChatRequest): Promise<number> {
+  return await countTokens(promptTexts(chat)) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
 }

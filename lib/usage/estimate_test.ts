@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { countTokens as wholeCount } from "gpt-tokenizer/encoding/o200k_base";
-import { countTokens, requestTexts, tokenizerPieces } from "./estimate.ts";
+import { countTokens, promptTexts, requestTexts, tokenizerPieces } from "./estimate.ts";
 
 Deno.test("countTokens: a long text of words counts exactly as the whole text does, in pieces", async () => {
   const text = "The quick brown fox, it's said,  jumps over 12345 lazy dogs.\n\n\tAgain: ".repeat(2_000) +
@@ -37,4 +37,33 @@ Deno.test("requestTexts: a custom tool's call in the history counts its input", 
     }],
   });
   assert.deepEqual(texts, ["{}", "TODO"]);
+});
+
+Deno.test("promptTexts: the messages' texts, a legacy function_call's arguments, tool and function definitions", () => {
+  const tool = {
+    type: "custom",
+    custom: { name: "math", format: { type: "grammar", grammar: { definition: "g" } } },
+  };
+  const fn = { name: "get_weather", parameters: { type: "object" } };
+  const texts = promptTexts({
+    model: "m",
+    messages: [
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: null,
+        function_call: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+      },
+    ],
+    tools: [tool],
+    functions: [fn],
+    response_format: { type: "json_schema", json_schema: { name: "s" } },
+  });
+  assert.deepEqual(texts, [
+    "hi",
+    '{"city":"Oslo"}',
+    JSON.stringify(tool),
+    JSON.stringify(fn),
+    JSON.stringify({ name: "s" }),
+  ]);
 });

@@ -137,7 +137,9 @@ Deno.test("tokenizer thread: the serving thread never runs the tokenizer, and th
       const all = await records(dir);
       const stream = all.find((r) => r.request_id === "stream-1")!;
       assert.equal(stream.tokens_estimated, true);
-      assert.equal(stream.prompt_tokens, count([PROMPT]));
+      // The gateway's own prompt count (estimateInputTokens): the texts, and the chat format's 3 tokens around
+      // each message and before the answer.
+      assert.equal(stream.prompt_tokens, count([PROMPT]) + 3 * 2);
       assert.equal(stream.completion_tokens, count(["", ...WORDS]));
       assert.equal(all.find((r) => r.request_id === "embed-1")!.prompt_tokens, embedded);
     } finally {

@@ -7,8 +7,7 @@
 import type { ChatCompletionChunk, Usage } from "../../openai/types.ts";
 import { doneEvent, encodeJsonEvent } from "../../sse/serialize.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
-import { pushSaidTexts } from "../../openai/said_fields.ts";
-import { type AnsweredCall, callText } from "../../answer/usage.ts";
+import { pushAnswerTexts } from "../../answer/usage.ts";
 import {
   clientStreamBody,
   eachValue,
@@ -23,16 +22,9 @@ export interface ChatStreamOutcome extends StreamOutcome {
   chunks: number;
 }
 
-/** Keeps a chunk's texts to count: what the model said (content, reasoning, refusal) and tool calls' texts. */
+/** Keeps a chunk's texts to count: what the model said and its tool calls' texts (`pushAnswerTexts`). */
 function collectTexts(chunk: ChatCompletionChunk, into: StreamTexts) {
-  for (const choice of chunk.choices) {
-    const delta = choice.delta as { tool_calls?: AnsweredCall[] } | undefined;
-    pushSaidTexts(delta, into);
-    for (const call of delta?.tool_calls ?? []) {
-      const text = callText(call);
-      if (text !== undefined) into.push(text);
-    }
-  }
+  for (const choice of chunk.choices) pushAnswerTexts(choice.delta, into);
 }
 
 /**

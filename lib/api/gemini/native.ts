@@ -64,15 +64,21 @@ export function nativeUsage(metadata: unknown): TokenClasses | undefined {
   });
 }
 
-/** The texts of an answer's parts (thoughts included), for counting when no usage came. */
+/**
+ * The texts of an answer's parts, for counting when no usage came: what the model wrote, its text (thoughts
+ * included), a function call's args and the code it wrote for code execution (`executableCode`). A
+ * `codeExecutionResult` is the tool's output, not the model's.
+ */
 export function answerTexts(answer: JsonObject): string[] {
   const out: string[] = [];
   for (const candidate of Array.isArray(answer.candidates) ? answer.candidates : []) {
     const content = isObject(candidate) ? candidate.content : undefined;
     for (const part of isObject(content) && Array.isArray(content.parts) ? content.parts : []) {
-      if (isObject(part) && typeof part.text === "string") out.push(part.text);
-      if (isObject(part) && isObject(part.functionCall)) {
-        out.push(JSON.stringify(part.functionCall.args ?? {}));
+      if (!isObject(part)) continue;
+      if (typeof part.text === "string") out.push(part.text);
+      if (isObject(part.functionCall)) out.push(JSON.stringify(part.functionCall.args ?? {}));
+      if (isObject(part.executableCode) && typeof part.executableCode.code === "string") {
+        out.push(part.executableCode.code);
       }
     }
   }

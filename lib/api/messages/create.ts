@@ -30,7 +30,7 @@ import { messagesClientTerms, type MessagesRequest, parseMessagesRequest } from 
 import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
-import { estimateInputTokens, requestTexts, roughTokenEstimate } from "../../usage/estimate.ts";
+import { estimateInputTokens, promptTexts, roughTokenEstimate } from "../../usage/estimate.ts";
 import { admitChat, type Answer, noteOutcome } from "../../http/accounting.ts";
 import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
@@ -112,7 +112,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   // upstreams do at the end): counted while the upstream is asked, so the client's first byte does not wait
   // for a count begun only once the upstream's first content is in (the count worker may be busy or loading).
   const promptCount = stream && model.targets.some((t) => !isNativeMessagesTarget(t))
-    ? estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat)))
+    ? estimateInputTokens(chat).catch(() => roughTokenEstimate(promptTexts(chat)))
     : undefined;
   const routed = await routeAnswer(
     ctx,
@@ -137,7 +137,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
 
   if (result.kind === "json") {
     const completion = result.body;
-    return await answerJson(headers, { chat, countPrompt: () => estimateInputTokens(chat) }, {
+    return await answerJson(headers, { chat }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
       render: (usage) => {
@@ -153,7 +153,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   }
 
   const inputTokens = stream
-    ? await (promptCount ?? estimateInputTokens(chat).catch(() => roughTokenEstimate(requestTexts(chat))))
+    ? await (promptCount ?? estimateInputTokens(chat).catch(() => roughTokenEstimate(promptTexts(chat))))
     : 0;
   const final = finalEventUsage(() => Promise.resolve(inputTokens));
   const answered = { chat, asked: stream, countPrompt: () => Promise.resolve(inputTokens) };

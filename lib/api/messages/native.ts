@@ -117,14 +117,21 @@ export function usageTokens(usage: MessagesUsage): TokenClasses {
   };
 }
 
-/** The texts of a Message's content (text, thinking, tool input), for counting its tokens without usage. */
+/**
+ * The blocks whose `input` the model wrote: a client tool's call, a server tool's (a web search's query, a code
+ * execution's code) and an MCP connector's. A stream sends each input as `input_json_delta`s, which
+ * {@linkcode eventText} counts whatever the block; a whole Message counts the same.
+ */
+const CALL_BLOCKS: ReadonlySet<unknown> = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
+
+/** The texts of a Message's content (text, thinking, tool calls' input), for counting its tokens without usage. */
 export function messageTexts(message: JsonObject): string[] {
   const out: string[] = [];
   for (const block of Array.isArray(message.content) ? message.content : []) {
     if (!isObject(block)) continue;
     if (typeof block.text === "string") out.push(block.text);
     if (typeof block.thinking === "string") out.push(block.thinking);
-    if (block.type === "tool_use" && block.input !== undefined) out.push(JSON.stringify(block.input));
+    if (CALL_BLOCKS.has(block.type) && block.input !== undefined) out.push(JSON.stringify(block.input));
   }
   return out;
 }

@@ -18,7 +18,7 @@ import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody, type ResponsesStreamOutcome } from "./stream.ts";
 import type { JsonObject } from "../../openai/types.ts";
-import { countTokens, requestTexts } from "../../usage/estimate.ts";
+import { estimateInputTokens } from "../../usage/estimate.ts";
 import {
   answerJson,
   answerStream,
@@ -187,7 +187,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   }
 
   // The usage counted for the final event when the upstream sent none, reused for the record.
-  const final = finalEventUsage(() => countTokens(requestTexts(chat)));
+  const final = finalEventUsage(() => estimateInputTokens(chat));
   return await answerStream<ResponsesStreamOutcome>(ctx, { ...routed, value: result.stream }, {
     chat,
     asked: stream,

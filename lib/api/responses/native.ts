@@ -181,8 +181,19 @@ function webSearchCalls(output: unknown): number {
 }
 
 /**
- * The texts of a Response's output (message text, refusals, reasoning and its summaries, call arguments), for
- * counting its tokens: reasoning is output the model wrote, as the stream's {@linkcode eventText} counts it too.
+ * The field of an output item, by its type, that holds raw text the model wrote for a call (besides a call's
+ * `arguments`, which any item may have: a function's, an MCP server's): a custom tool call's `input`, the `code`
+ * a code interpreter runs.
+ */
+const CALL_TEXT_FIELD: ReadonlyMap<unknown, string> = new Map([
+  ["custom_tool_call", "input"],
+  ["code_interpreter_call", "code"],
+]);
+
+/**
+ * The texts of a Response's output (message text, refusals, reasoning and its summaries, calls' arguments, input
+ * or code), for counting its tokens: reasoning and a call's text are output the model wrote, and the stream's
+ * {@linkcode eventText} counts them too.
  */
 export function outputTexts(response: JsonObject): string[] {
   const out: string[] = [];
@@ -190,6 +201,8 @@ export function outputTexts(response: JsonObject): string[] {
   for (const item of items) {
     if (!isObject(item)) continue;
     if (typeof item.arguments === "string") out.push(item.arguments);
+    const field = CALL_TEXT_FIELD.get(item.type);
+    if (field !== undefined && typeof item[field] === "string") out.push(item[field] as string);
     for (const part of Array.isArray(item.summary) ? item.summary : []) {
       if (isObject(part) && typeof part.text === "string") out.push(part.text);
     }
@@ -209,10 +222,14 @@ const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
   "response.reasoning_text.delta",
   "response.reasoning_summary_text.delta",
   "response.function_call_arguments.delta",
+  "response.mcp_call_arguments.delta",
+  "response.custom_tool_call_input.delta",
+  "response.code_interpreter_call_code.delta",
 ]);
 
 /**
- * The text a stream event adds (a text, refusal, reasoning, reasoning summary or arguments delta), for counting
+ * The text a stream event adds (a text, refusal, reasoning, reasoning summary, or a call's arguments, input or
+ * code delta), for counting
  * when no usage comes: what {@linkcode outputTexts} counts of a whole Response.
  */
 export function eventText(event: JsonObject): string | undefined {

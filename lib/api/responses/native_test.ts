@@ -188,6 +188,8 @@ Deno.test("native usage and texts: read from the upstream, bounded to sane count
       output: [
         { type: "message", content: [{ type: "output_text", text: "a" }, { type: "refusal", refusal: "b" }] },
         { type: "function_call", arguments: "{}" },
+        { type: "custom_tool_call", input: "patch" },
+        { type: "code_interpreter_call", code: "print(1)" },
         { type: "web_search_call" },
         {
           type: "reasoning",
@@ -196,9 +198,12 @@ Deno.test("native usage and texts: read from the upstream, bounded to sane count
         },
       ],
     }),
-    ["a", "b", "{}", "s", "r"],
+    ["a", "b", "{}", "patch", "print(1)", "s", "r"],
   );
   assert.equal(eventText({ type: "response.function_call_arguments.delta", delta: "{" }), "{");
+  assert.equal(eventText({ type: "response.custom_tool_call_input.delta", delta: "p" }), "p");
+  assert.equal(eventText({ type: "response.code_interpreter_call_code.delta", delta: "c" }), "c");
+  assert.equal(eventText({ type: "response.mcp_call_arguments.delta", delta: "{" }), "{");
   assert.equal(eventText({ type: "response.reasoning_summary_text.delta", delta: "s" }), "s");
   assert.equal(eventText({ type: "response.reasoning_text.delta", delta: "r" }), "r");
   assert.equal(eventText({ type: "response.created" }), undefined);
