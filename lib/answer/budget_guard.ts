@@ -19,7 +19,7 @@ import type { ClientContext } from "../http/context.ts";
 import { servedFromCache } from "../http/accounting.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { budgetPeriod } from "../policy/budgets.ts";
-import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 
 /** The usage record's `error_code` of a stream the budget stopped (the client sees `insufficient_quota`). */
 export const BUDGET_STOP_CODE = "budget_exceeded_mid_stream";
@@ -101,7 +101,7 @@ export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): Budget
   const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();
   return createBudgetGuard({
     allowance: allowed.allowance,
-    promptTokens: roughTokenEstimate(requestTexts(chat)),
+    promptTokens: roughTokenEstimate(promptTexts(chat)),
     inputWeight: money ? (price?.input ?? 0) / 1_000_000 : 1,
     outputWeight: money ? (price?.output ?? 0) / 1_000_000 : 1,
     message: `You exceeded your current quota: token ${ctx.identity.name} reached its budget per ` +

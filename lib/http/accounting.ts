@@ -11,7 +11,7 @@ import { printable } from "../errors.ts";
 import { PolicyDenied } from "../policy/denied.ts";
 import type { NativeText } from "../policy/content_rules.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
-import { requestTexts, roughTokenEstimate } from "../usage/estimate.ts";
+import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import { addCosts, type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
@@ -108,7 +108,7 @@ export function admitChat(
   chat: ChatRequest,
   nativeTexts?: readonly NativeText[],
 ): Promise<void> {
-  const prompt = roughTokenEstimate(requestTexts(chat));
+  const prompt = roughTokenEstimate(promptTexts(chat));
   return admit(ctx, endpoint, (final) => chatTokenEstimate(prompt, final), model, chat, nativeTexts);
 }
 
