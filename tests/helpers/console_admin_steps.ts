@@ -153,6 +153,35 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     },
   );
 
+  await view(
+    "bidi controls in descriptions show as code points, not as reordered text",
+    "a6-bidi",
+    async () => {
+      // A right-to-left override makes "nimda" draw as "admin" when the browser obeys it.
+      const spoof = 'owned by "\u202Enimda" \u2066x\u2069\u200B';
+      await admin(url, "POST", "/admin/teams", { name: "bidi-team", description: spoof });
+      const token = await admin(url, "POST", "/admin/tokens", {
+        name: "bidi-token",
+        models: ["chat-default"],
+        description: spoof,
+      });
+      const shown = 'owned by "⟨U+202E⟩nimda" ⟨U+2066⟩x⟨U+2069⟩⟨U+200B⟩';
+      await page.goto(`${url}/console#/teams/bidi-team`);
+      const team = page.getByRole("region", { name: "bidi-team", exact: true });
+      assert.equal(await team.locator(".note").innerText(), shown);
+      await page.goto(`${url}/console#/tokens/${token.id}`);
+      await heading(page, "bidi-token").waitFor();
+      const details = await page.getByText(shown, { exact: true }).count();
+      assert.equal(details, 1, "the token's description, marked");
+      const text = await page.locator("body").innerText();
+      assert.doesNotMatch(
+        text,
+        /[\u202A-\u202E\u2066-\u2069\u200B-\u200F]/,
+        "no bidi or zero-width character",
+      );
+    },
+  );
+
   await step("the console threw no script error", () => assert.deepEqual(scriptErrors, []));
 }
 
