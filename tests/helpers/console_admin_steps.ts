@@ -182,6 +182,65 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     },
   );
 
+  await view(
+    "explain shows money budgets as money, the team's budget too, without float noise",
+    "a7-explain-money",
+    async () => {
+      await admin(url, "POST", "/admin/teams", {
+        name: "thrifty",
+        budget: { cost: 1, period: "day" },
+        models: ["chat-default"],
+      });
+      const token = await admin(url, "POST", "/admin/tokens", {
+        name: "thrifty-bot",
+        models: ["chat-default"],
+        budget: { cost: 5, period: "day" },
+        team: "thrifty",
+      });
+      // chat-default is priced (0.001 a prompt token, 0.002 an answer token): a call costs a few thousandths.
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "chat-default",
+            messages: [{ role: "user", content: "hello budget" }],
+          }),
+        });
+        assert.equal(res.status, 200);
+        await res.body?.cancel();
+      }
+      // A request's spend is settled after its answer: the page is opened once both budgets hold the same.
+      type Used = { budget?: { used: number | null }; team_budget?: { used: number | null } };
+      await waitUntil(
+        "the requests' spend in both budgets",
+        async () => await admin(url, "GET", "/admin/explain?token=thrifty-bot&model=chat-default") as Used,
+        (x) => (x.budget?.used ?? 0) > 0 && x.team_budget?.used === x.budget?.used,
+      );
+      await page.goto(`${url}/console#/explain?token=thrifty-bot&model=chat-default`);
+      const budgets = page.getByLabel("Budget and ceilings", { exact: true });
+      await budgets.waitFor();
+      const rows = Object.fromEntries(
+        (await budgets.locator("div").allInnerTexts()).map((t) => t.split("\n").map((p) => p.trim())),
+      );
+      // Money as the Teams view writes it: three significant digits below 1, two decimals above.
+      assert.match(rows.Budget, /^token\.budget: 0\.0*[1-9]\d{0,2} of 5\.00 cost this day \(4\.9\d left\)$/);
+      assert.match(
+        rows["Team budget"],
+        /^team\.budget: 0\.0*[1-9]\d{0,2} of 1\.00 cost this day \(0\.9\d{0,2} left\)$/,
+      );
+      const checks = await waitForRows(page, "Checks", (rows) => rows.length > 0);
+      for (const rule of ["token.budget", "team.budget"]) {
+        const detail = checks.find((r) => r.Rule === rule)?.Detail ?? "";
+        assert.match(
+          detail,
+          /^0\.0*[1-9]\d{0,5} of [15] cost used in \d{4}-\d{2}-\d{2}, [0-4]\.9\d{0,5} left$/,
+          rule,
+        );
+      }
+    },
+  );
+
   await step("the console threw no script error", () => assert.deepEqual(scriptErrors, []));
 }
 
