@@ -150,6 +150,24 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       assert.match(await usage.innerText(), /Requests\s+1\b/);
       const recent = await waitForRows(page, "Recent requests", (rows) => rows.length > 0);
       assert.equal(recent.length, 1, "only the new token's request");
+
+      // Its links lead to its own usage too, not to everything ever recorded under the name.
+      await page.getByRole("link", { name: "Request log", exact: true }).click();
+      await heading(page, "Requests").waitFor();
+      const log = await waitForRows(page, "Request log", (rows) => rows.length > 0);
+      assert.equal(log.length, 1, "the request log of the new token alone");
+      await page.goBack();
+      await heading(page, "reissued").waitFor();
+      await page.getByRole("link", { name: "Usage in the overview", exact: true }).click();
+      await heading(page, "Overview").waitFor();
+      const summary = page.getByLabel("Summary", { exact: true });
+      await summary.waitFor();
+      assert.match(await summary.innerText(), /Requests\s+1\b/, "the overview of the new token alone");
+      // The filter is named so it can be removed like any other.
+      await page.getByRole("group", { name: "Filters" }).getByRole("button", {
+        name: /^Remove filter token_id: tok_/,
+      })
+        .waitFor();
     },
   );
 
