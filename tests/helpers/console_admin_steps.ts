@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { launchBrowser, type TestBrowser } from "./browser.ts";
 import { heading, openView, signIn, step, tableByCaption, waitForRows, waitUntil } from "./console_page.ts";
-import { ADMIN_TOKEN } from "./console_fixture.ts";
+import { ADMIN_TOKEN, SECRET_PROMPT, WEB_APP_TOKEN } from "./console_fixture.ts";
 
 /** An admin API call that must succeed; answers its JSON. */
 async function admin(
@@ -256,6 +256,40 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
           rule,
         );
       }
+    },
+  );
+
+  await view(
+    "a policy row's request log keeps the policy view's time window",
+    "a8-policy-window",
+    async () => {
+      // The test seeded web-app's same denial three days ago; this one is now.
+      const denied = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${WEB_APP_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: SECRET_PROMPT }] }),
+      });
+      assert.equal(denied.status, 400);
+      await denied.body?.cancel();
+      await waitUntil(
+        "both denials in the usage records",
+        async () =>
+          ((await admin(url, "GET", "/admin/requests?rule=alias.content:secrets")).data as unknown[]).length,
+        (n) => n === 2,
+      );
+      await openView(page, "Policy");
+      const byRule = await waitForRows(page, "Denials by rule", (rows) => rows.length > 0);
+      assert.deepEqual(
+        byRule.map((r) => [r.Rule, r.Denied]),
+        [["alias.content:secrets", "1"]],
+        "last 24 hours",
+      );
+      await tableByCaption(page, "Denials by rule").getByRole("link", { name: "Requests", exact: true })
+        .click();
+      await heading(page, "Requests").waitFor();
+      const log = await waitForRows(page, "Request log", (rows) => rows.length > 0);
+      assert.equal(log.length, 1, "the denial of the last 24 hours, as the policy view counted");
+      assert.equal(log[0].Rule, "alias.content:secrets");
     },
   );
 
