@@ -51,7 +51,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "console: what operators make through the admin API (teams in the audit trail, a rotation, a re-issued name)",
+    "console: what operators make through the admin API (audit trail, rotation, re-issued name, explain, odd text)",
   ignore: skipBrowserTests(),
   async fn(t) {
     if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);

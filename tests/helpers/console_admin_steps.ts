@@ -1,8 +1,10 @@
 /**
  * The console's pages about what operators make through the admin API, run by tests/admin/console_browser_test.ts
  * in a process of its own (see helpers/browser_process.ts for why): the script makes teams and tokens through
- * the API of the gateway at `CONSOLE_URL`, then Chromium checks what the console shows of them. Each step is
- * reported to the test, and a screenshot of each view goes to `CONSOLE_SHOTS`.
+ * the API of the gateway at `CONSOLE_URL` (and a few requests through it), then Chromium checks what the
+ * console shows of them: the audit trail, a rotation, a re-issued name's usage and links, bidi controls and
+ * long unbroken text, explain's money budgets, and a policy row's time window (over a denial the test seeded
+ * three days back). Each step is reported to the test, and a screenshot of each view goes to `CONSOLE_SHOTS`.
  *
  * @module
  */
@@ -292,6 +294,31 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       assert.equal(log[0].Rule, "alias.content:secrets");
     },
   );
+
+  await view("long unbroken text wraps inside the page's width", "a9-long-text", async () => {
+    const long = "Z".repeat(500);
+    await admin(url, "POST", "/admin/teams", { name: "long-description", description: long });
+    // The page's own width at the browser's 1280 px: wider means a horizontal scroll bar for every view.
+    type Box = { scrollWidth: number; clientWidth: number };
+    const overflow = () =>
+      page.locator("html").evaluate((el) =>
+        (el as unknown as Box).scrollWidth - (el as unknown as Box).clientWidth
+      );
+    const views: [string, () => Promise<void>][] = [
+      ["teams", () => page.getByRole("region", { name: "long-description", exact: true }).waitFor()],
+      [`teams/${long}`, () => page.getByRole("status").waitFor()],
+      [`overview?token=${long}`, () => page.getByRole("group", { name: "Filters" }).waitFor()],
+      [`requests?environment=${long}`, () => page.getByText("Also filtered by").waitFor()],
+    ];
+    const wide: string[] = [];
+    for (const [route, shown] of views) {
+      await page.goto(`${url}/console#/${route}`);
+      await shown();
+      const excess = await overflow();
+      if (excess > 0) wide.push(`${route.slice(0, 30)}…: ${excess} px too wide`);
+    }
+    assert.deepEqual(wide, []);
+  });
 
   await step("the console threw no script error", () => assert.deepEqual(scriptErrors, []));
 }
