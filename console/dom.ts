@@ -1,11 +1,14 @@
 /// <reference lib="dom" />
 /**
  * A tiny element builder: every value goes into the page as a text node or a property, never as HTML, so
- * names, messages and anything else from the API cannot inject markup. Also the few widgets every view uses
- * (tables, definition lists, alerts, dialogs).
+ * names, messages and anything else from the API cannot inject markup; and with the characters a browser
+ * obeys instead of drawing (bidi overrides, zero-width characters) marked visibly (`visible_text.ts`), so such
+ * a value cannot disguise itself or the text around it. Also the few widgets every view uses (tables,
+ * definition lists, alerts, dialogs).
  *
  * @module
  */
+import { visibleText } from "./visible_text.ts";
 
 /** A child: text (escaped by construction), an element, or nothing. */
 export type Child = Node | string | number | null | undefined | false;
@@ -13,7 +16,16 @@ export type Child = Node | string | number | null | undefined | false;
 /** Attributes and properties: `on*` functions become listeners; `class`, `for`, `aria-*`, `data-*` attributes. */
 export type Attrs = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
 
-/** `h("a", {href: "#/x"}, "text")`. A `false`/null/undefined attribute is left out; `true` sets it empty. */
+/**
+ * Attributes kept exactly as given: a form control's `value` is what a filter sends back to the API, and an
+ * `href` is percent-encoded already. Every other attribute (`title`, `aria-label`, …) is read by people.
+ */
+const VERBATIM = new Set(["value", "href"]);
+
+/**
+ * `h("a", {href: "#/x"}, "text")`. A `false`/null/undefined attribute is left out; `true` sets it empty. Text
+ * and attributes people read go through {@linkcode visibleText}.
+ */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Attrs = {},
@@ -24,17 +36,20 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     if (value === null || value === undefined || value === false) continue;
     if (typeof value === "function") el.addEventListener(name.slice(2), value);
     else if (name === "value" && "value" in el) (el as HTMLInputElement).value = String(value);
-    else el.setAttribute(name, value === true ? "" : String(value));
+    else if (value === true) el.setAttribute(name, "");
+    else el.setAttribute(name, VERBATIM.has(name) ? String(value) : visibleText(String(value)));
   }
   append(el, ...children);
   return el;
 }
 
-/** Appends children as nodes; strings and numbers as text. */
+/** Appends children as nodes; strings and numbers as text, hidden characters marked ({@linkcode visibleText}). */
 export function append(parent: Node, ...children: (Child | Child[])[]): void {
   for (const child of children.flat()) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+    parent.appendChild(
+      typeof child === "object" ? child : document.createTextNode(visibleText(String(child))),
+    );
   }
 }
 

@@ -1,13 +1,13 @@
 /**
- * How the teams and alerts views write a budget's spend, an alert and its deliveries, as one line each. Pure
- * functions (no DOM), unit-tested beside. An alert's fields come from the API as JSON of several shapes (and
- * hold names from requests and operators), so each is read defensively: a field of the wrong type shows as
- * "—" rather than breaking the row.
+ * How the teams, alerts and explain views write a budget's spend, an alert and its deliveries, as one line
+ * each. Pure functions (no DOM), unit-tested beside. An alert's fields come from the API as JSON of several
+ * shapes (and hold names from requests and operators), so each is read defensively: a field of the wrong type
+ * shows as "—" rather than breaking the row.
  *
  * @module
  */
 import { formatCost, formatCount, formatPercent, formatTime, formatValue, NONE } from "./format.ts";
-import type { Alert, AlertDelivery, Spend } from "./types.ts";
+import type { Alert, AlertDelivery, ExplainBudget, Spend } from "./types.ts";
 
 /** An amount in a budget's unit: tokens as a count, cost as money. */
 function amount(unit: string, value: number | null | undefined): string {
@@ -36,6 +36,17 @@ export function formatSpend(spend: Pick<Spend, "unit" | "used" | "limit">): stri
 /** A budget period: "2026-11, resets 2026-12-01 00:00:00 UTC". */
 export function formatPeriod(spend: Pick<Spend, "period_id" | "resets_at">): string {
   return `${spend.period_id}, resets ${formatTime(spend.resets_at)}`;
+}
+
+/**
+ * A budget as explain shows it: "token.budget: 0.027 of 5.00 cost this day (4.97 left)", "team.budget: 600
+ * of 1,000 tokens this month (400 left, stops streams)".
+ */
+export function formatBudgetUse(budget: ExplainBudget): string {
+  const { unit } = budget;
+  const streams = budget.stop_streams ? ", stops streams" : "";
+  return `${budget.rule}: ${amount(unit, budget.used)} of ${amount(unit, budget.limit)} ${unitWord(unit)} ` +
+    `this ${budget.period} (${amount(unit, budget.remaining)} left${streams})`;
 }
 
 /** A text field of an alert; anything else as short JSON ("—" when absent). */

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { NONE } from "./format.ts";
-import { alertSummary, formatDelivery, formatPeriod, formatSpend, spendRatio } from "./spend_format.ts";
+import {
+  alertSummary,
+  formatBudgetUse,
+  formatDelivery,
+  formatPeriod,
+  formatSpend,
+  spendRatio,
+} from "./spend_format.ts";
 
 Deno.test("formatSpend: used / limit in the budget's unit with the share spent", () => {
   assert.equal(formatSpend({ unit: "tokens", used: 600, limit: 1000 }), "600 / 1,000 tokens (60%)");
@@ -121,5 +128,40 @@ Deno.test("formatDelivery: host, receiver index, status, attempts and the last e
   assert.equal(
     formatDelivery({ target: 1, host: "h", status: "pending", attempts: 0 }),
     "h (#1): pending, 0 attempts",
+  );
+});
+
+Deno.test("formatBudgetUse: explain's budget line, money as money and tokens as counts", () => {
+  const cost = { rule: "token.budget", unit: "cost", period: "day", limit: 5, used: 0.02700000000000001 };
+  assert.equal(
+    formatBudgetUse({ ...cost, remaining: 4.973 }),
+    "token.budget: 0.027 of 5.00 cost this day (4.97 left)",
+  );
+  assert.equal(
+    formatBudgetUse({
+      rule: "team.budget",
+      unit: "cost",
+      period: "day",
+      limit: 0.02,
+      used: 0.009000000000000005,
+      remaining: 0.010999999999999996,
+      stop_streams: true,
+    }),
+    "team.budget: 0.009 of 0.02 cost this day (0.011 left, stops streams)",
+  );
+  assert.equal(
+    formatBudgetUse({
+      rule: "token.budget",
+      unit: "tokens",
+      period: "month",
+      limit: 1000,
+      used: 600,
+      remaining: 400,
+    }),
+    "token.budget: 600 of 1,000 tokens this month (400 left)",
+  );
+  assert.equal(
+    formatBudgetUse({ ...cost, used: null, remaining: null }),
+    `token.budget: ${NONE} of 5.00 cost this day (${NONE} left)`,
   );
 });

@@ -164,6 +164,17 @@ export interface AuditEntry {
   readonly changes: Record<string, unknown>;
 }
 
+/** A budget as `/admin/explain` reads it; `used` and `remaining` are null when its counters cannot be read. */
+export interface ExplainBudget {
+  readonly rule: string;
+  readonly period: string;
+  readonly unit: string;
+  readonly limit: number;
+  readonly used: number | null;
+  readonly remaining: number | null;
+  readonly stop_streams?: boolean;
+}
+
 export interface Explanation {
   readonly token: { name: string; id: string; source: string; environment: string; status: string };
   readonly model: string;
@@ -173,15 +184,9 @@ export interface Explanation {
   readonly checks: { rule: string; ok: boolean | null; detail?: string | null }[];
   readonly targets: TargetState[];
   readonly limits: { rule: string; limit: number; used: number | null; remaining: number | null }[];
-  readonly budget: {
-    rule: string;
-    period: string;
-    unit: string;
-    limit: number;
-    used: number | null;
-    remaining: number | null;
-    stop_streams?: boolean;
-  } | null;
+  readonly budget: ExplainBudget | null;
+  /** The budget of the token's team, judged with the token's own (absent from gateways before teams). */
+  readonly team_budget?: ExplainBudget | null;
   readonly max_tokens: number | null;
   readonly content_rules: { rule: string; action: string; pattern: string; flags?: string }[];
   readonly strategy?: string;

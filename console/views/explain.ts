@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 /**
  * Explain: what a request from a token for an alias would meet now — allowed or the rule that denies it, the
- * checks in order, the targets with their health, every limit and budget with what is left, the max_tokens
- * ceiling and the content rules. For the "it doesn't work" conversation.
+ * checks in order, the targets with their health, every limit with what is left, the token's budget and its
+ * team's (money as money), the max_tokens ceiling and the content rules. For the "it doesn't work"
+ * conversation.
  *
  * @module
  */
@@ -10,7 +11,8 @@ import { get, getAll } from "../api.ts";
 import { definitions, field, h, replace, table } from "../dom.ts";
 import { formatCost, formatCount, formatMs, NONE } from "../format.ts";
 import { routeHash } from "../query.ts";
-import type { AliasTargets, ApiList, Explanation, Token } from "../types.ts";
+import { formatBudgetUse } from "../spend_format.ts";
+import type { AliasTargets, ApiList, ExplainBudget, Explanation, Token } from "../types.ts";
 import { untilText } from "./state.ts";
 import { heading, showError, type View } from "./common.ts";
 
@@ -55,19 +57,13 @@ function result(x: Explanation): HTMLElement[] {
     x.limits.map((l) => [l.rule, formatCount(l.limit), formatCount(l.used), formatCount(l.remaining)]),
     "No limits apply.",
   );
-  const budget = x.budget;
+  const budgetText = (budget: ExplainBudget | null | undefined) =>
+    budget === null || budget === undefined ? "none" : formatBudgetUse(budget);
   const rest = definitions(
     [
       ["Strategy", x.strategy ?? NONE],
-      [
-        "Budget",
-        budget === null
-          ? "none"
-          : `${budget.rule}: ${formatCount(budget.used)} of ${
-            formatCount(budget.limit)
-          } ${budget.unit} this ${budget.period}` +
-            ` (${formatCount(budget.remaining)} left${budget.stop_streams ? ", stops streams" : ""})`,
-      ],
+      ["Budget", budgetText(x.budget)],
+      ["Team budget", budgetText(x.team_budget)],
       ["Max tokens", x.max_tokens === null ? "no ceiling" : formatCount(x.max_tokens)],
     ],
     "Budget and ceilings",

@@ -3,7 +3,8 @@
  * Overview: requests, tokens, cost, error rate and latency over a time range, as charts and totals, and
  * breakdowns by token, environment, alias, provider and upstream model, each with the response cache's hit
  * rate and the money its hits saved (an operator judges a cache per alias, and its benefit per token).
- * Following a row's value filters the whole view by it (drill-down); filters stack and show as chips.
+ * Following a row's value filters the whole view by it (drill-down); filters stack and show as chips. A
+ * token's page filters by its id (`token_id`), which has no breakdown of its own.
  *
  * @module
  */
@@ -42,6 +43,12 @@ export const BREAKDOWNS: readonly [string, string][] = [
   ["upstream_model", "By upstream model"],
 ];
 
+/**
+ * Filters that narrow the view without a breakdown of their own: `token_id` (one token, from its page: the
+ * usage API groups by name, and a name can have been another, revoked token's).
+ */
+const FILTER_ONLY = ["token_id"] as const;
+
 const ROWS_SHOWN = 50;
 
 function errorRate(totals: Totals): number {
@@ -70,7 +77,9 @@ export function summary(totals: Totals): HTMLElement {
 export const overviewView: View = async (root, _rest, params) => {
   const range = rangeOf(params.range);
   const filters: Record<string, string> = {};
-  for (const [key] of BREAKDOWNS) if (params[key]) filters[key] = params[key];
+  for (const key of [...BREAKDOWNS.map(([key]) => key), ...FILTER_ONLY]) {
+    if (params[key]) filters[key] = params[key];
+  }
   const go = (values: Record<string, string>) => location.hash = routeHash("overview", { range, ...values });
 
   const chips = Object.entries(filters).map(([key, value]) => {

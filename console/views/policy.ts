@@ -57,7 +57,9 @@ export const policyView: View = async (root, _rest, params) => {
     axisNumber,
   );
 
-  const requestsFor = (values: Record<string, string>) => link(routeHash("requests", values), "Requests");
+  // The log of a row's requests over the same window the row counts, not over every record kept.
+  const requestsFor = (values: Record<string, string>) =>
+    link(routeHash("requests", { ...values, ...base }), "Requests");
   const byRule = Object.entries(denials.totals.denials).sort((a, b) => b[1] - a[1]).map(([rule, count]) => [
     rule,
     formatCount(count),

@@ -23,8 +23,11 @@ import type { ApiList, GuardrailOutcome, UsageRecord } from "../types.ts";
 import { heading, loading, showError, type View } from "./common.ts";
 
 const PAGE = 50;
-/** Filters that come from the address only (a drill-down from another view), kept across "Apply". */
-const PASSED_ON = ["environment", "provider", "upstream_model", "rule", "from", "to"] as const;
+/**
+ * Filters that come from the address only (a drill-down from another view), kept across "Apply": a token's
+ * page passes its `token_id` (one token, not every token that had its name), the policy view its window.
+ */
+const PASSED_ON = ["token_id", "environment", "provider", "upstream_model", "rule", "from", "to"] as const;
 
 /**
  * A trace id's cell: the short id (whole in its tooltip) and a "Copy" button for the whole id. Without

@@ -260,9 +260,10 @@ export const tokenPageView: View = async (root, id) => {
       {},
       link(routeHash("explain", { token: token.name }), "Explain"),
       " · ",
-      link(routeHash("overview", { range: "30d", token: token.name }), "Usage in the overview"),
+      // By id, as the usage below: a revoked token's name is free for a new one, whose usage is its own.
+      link(routeHash("overview", { range: "30d", token_id: token.id }), "Usage in the overview"),
       " · ",
-      link(routeHash("requests", { token: token.name }), "Request log"),
+      link(routeHash("requests", { token_id: token.id }), "Request log"),
     ),
     details(token),
     usage,

@@ -190,8 +190,13 @@ export function budgetCheck(
   return owner ? ownerBudgetCheck(owner, now, estimate) : null;
 }
 
-function amount(n: number): string {
-  return String(Number(n.toPrecision(6)));
+/**
+ * A budget's amount as the gateway's texts say it: a whole number (a token count) as it is, money to six
+ * significant digits, so a sum of costs shows as 0.009, not as the double 0.009000000000000005 it adds up
+ * to. The denial message and `/admin/explain`'s check say amounts alike.
+ */
+export function budgetAmount(n: number): string {
+  return String(Number.isInteger(n) ? n : Number(n.toPrecision(6)));
 }
 
 /**
@@ -216,10 +221,10 @@ export function ownerBudgetDenied(
 ): PolicyDenied {
   const budget = owner.budget;
   const u = budgetUnit(budget)!;
-  const what = u.unit === "tokens" ? `${amount(u.limit)} tokens` : `a cost of ${amount(u.limit)}`;
+  const what = u.unit === "tokens" ? `${budgetAmount(u.limit)} tokens` : `a cost of ${budgetAmount(u.limit)}`;
   const whose = owner.scope === "end_user" ? owner.name : `${owner.scope} ${owner.name}`;
   const message = `You exceeded your current quota: ${whose} has a budget of ${what} per ` +
-    `${budget.period} (UTC) and has used ${amount(result.used)} in ${period.id}. ` +
+    `${budget.period} (UTC) and has used ${budgetAmount(result.used)} in ${period.id}. ` +
     `The budget resets at ${new Date(period.end).toISOString()}.`;
   return new PolicyDenied(429, message, `${owner.scope}.budget`, {
     type: "insufficient_quota",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ResolvedToken } from "../config/types.ts";
-import { budgetCheck, budgetKey, budgetPeriod, chargeBudget, seedBudget } from "./budgets.ts";
+import { budgetAmount, budgetCheck, budgetKey, budgetPeriod, chargeBudget, seedBudget } from "./budgets.ts";
 import { createMemoryCounterStore } from "./counter_store.ts";
 
 Deno.test("budgetPeriod: UTC days and months with their bounds", () => {
@@ -58,4 +58,12 @@ Deno.test("seedBudget counts in the budget's unit and only ever raises", async (
   assert.equal(await seedBudget(store, "svc", budget, { tokens: 40, cost: 9 }, t), 40);
   assert.equal(await seedBudget(store, "svc", budget, { tokens: 10, cost: 9 }, t), 40);
   assert.equal(await store.periodGet("token:svc:budget:tokens", "2026-11-22"), 40);
+});
+
+Deno.test("budgetAmount: token counts whole, money without the noise of summed doubles", () => {
+  assert.equal(budgetAmount(1_234_567), "1234567");
+  assert.equal(budgetAmount(0.009000000000000005), "0.009");
+  assert.equal(budgetAmount(0.010999999999999996), "0.011");
+  assert.equal(budgetAmount(4.973), "4.973");
+  assert.equal(budgetAmount(0.02), "0.02");
 });

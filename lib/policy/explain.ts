@@ -18,7 +18,7 @@
 import type { RoutedTarget } from "../config/types.ts";
 import { GatewayError } from "../errors.ts";
 import type { TargetHealthSnapshot } from "../routing/health.ts";
-import { ownerBudgetCheck, ownerBudgetDenied, tokenBudgetOwners } from "./budgets.ts";
+import { budgetAmount, ownerBudgetCheck, ownerBudgetDenied, tokenBudgetOwners } from "./budgets.ts";
 import type { Check } from "./counter_store.ts";
 import { endpointDenied, reservationRate } from "./engine.ts";
 import { type Judge, judgeRate, limitView, readCounters, storeWord } from "./explain_counters.ts";
@@ -193,7 +193,9 @@ export async function explain(input: ExplainInput): Promise<Explanation | null> 
       rule,
       r ? r.ok : null,
       r
-        ? `${r.used} of ${limit} ${unit} used in ${budget.period.id}, ${r.remaining} left`
+        ? `${budgetAmount(r.used)} of ${budgetAmount(limit)} ${unit} used in ${budget.period.id}, ${
+          budgetAmount(r.remaining)
+        } left`
         : `not readable (${storeWord(source)})`,
       r ? () => ownerBudgetDenied(owner, r, budget.period, {}) : undefined,
     );

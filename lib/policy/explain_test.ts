@@ -212,3 +212,14 @@ Deno.test("explain: an alias is explained for the endpoint of its type by defaul
   assert.equal(defaultEndpoint("embedding"), "embeddings");
   assert.equal(defaultEndpoint("moderation"), "moderations");
 });
+
+Deno.test("explain: a money budget's check says its amounts as money, without float noise", async () => {
+  // spender: a cost budget of 0.01 a day. Three requests of 0.003 add up to 0.009000000000000001 as doubles.
+  const s = setup();
+  for (let i = 0; i < 3; i++) {
+    await (await s.admit("spender", "chat-main", 1)).settle({ tokens: 1, cost: 0.003 });
+  }
+  const e = await s.explainFor("spender", "chat-main");
+  const check = e.checks.find((c) => c.rule === "token.budget");
+  assert.equal(check?.detail, "0.009 of 0.01 cost used in 2026-11-24, 0.001 left");
+});

@@ -21,6 +21,7 @@ import {
 } from "../helpers/browser_process.ts";
 import { seedRequests, seedSpend, startConsoleGateway } from "../helpers/console_seed.ts";
 import { ADMIN_TOKEN } from "../helpers/console_fixture.ts";
+import { makeRecord } from "../helpers/usage.ts";
 import { waitForUsage } from "../helpers/usage_rows.ts";
 
 Deno.test({
@@ -50,14 +51,29 @@ Deno.test({
 
 Deno.test({
   name:
-    "console: what operators make through the admin API (teams in the audit trail, a rotation, a re-issued name)",
+    "console: what operators make through the admin API (audit trail, rotation, re-issued name, explain, odd text)",
   ignore: skipBrowserTests(),
   async fn(t) {
     if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
     const shots = screenshotDir(Deno.env.get("GATEWAY_BIN") ? "console-admin-binary" : "console-admin");
     await Deno.remove(shots, { recursive: true }).catch(() => {});
     await Deno.mkdir(shots, { recursive: true });
-    const { gw, stop } = await startConsoleGateway();
+    // web-app's content-rule denial of three days ago: outside the policy view's last 24 hours.
+    const old = makeRecord(0, {
+      time: new Date(Date.now() - 3 * 86_400_000).toISOString(),
+      token: "web-app",
+      token_id: "cfg_web-app",
+      environment: "production",
+      provider: null,
+      upstream_model: null,
+      status: 400,
+      outcome: "deny",
+      rule: "alias.content:secrets",
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cost: 0,
+    });
+    const { gw, stop } = await startConsoleGateway({ records: [{ ...old, uid: "old-denial" }] });
     try {
       await runBrowserScript(t, new URL("../helpers/console_admin_steps.ts", import.meta.url), {
         CONSOLE_URL: gw.url,

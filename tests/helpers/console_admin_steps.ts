@@ -1,15 +1,17 @@
 /**
  * The console's pages about what operators make through the admin API, run by tests/admin/console_browser_test.ts
  * in a process of its own (see helpers/browser_process.ts for why): the script makes teams and tokens through
- * the API of the gateway at `CONSOLE_URL`, then Chromium checks what the console shows of them. Each step is
- * reported to the test, and a screenshot of each view goes to `CONSOLE_SHOTS`.
+ * the API of the gateway at `CONSOLE_URL` (and a few requests through it), then Chromium checks what the
+ * console shows of them: the audit trail, a rotation, a re-issued name's usage and links, bidi controls and
+ * long unbroken text, explain's money budgets, and a policy row's time window (over a denial the test seeded
+ * three days back). Each step is reported to the test, and a screenshot of each view goes to `CONSOLE_SHOTS`.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { launchBrowser, type TestBrowser } from "./browser.ts";
 import { heading, openView, signIn, step, tableByCaption, waitForRows, waitUntil } from "./console_page.ts";
-import { ADMIN_TOKEN } from "./console_fixture.ts";
+import { ADMIN_TOKEN, SECRET_PROMPT, WEB_APP_TOKEN } from "./console_fixture.ts";
 
 /** An admin API call that must succeed; answers its JSON. */
 async function admin(
@@ -150,8 +152,173 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       assert.match(await usage.innerText(), /Requests\s+1\b/);
       const recent = await waitForRows(page, "Recent requests", (rows) => rows.length > 0);
       assert.equal(recent.length, 1, "only the new token's request");
+
+      // Its links lead to its own usage too, not to everything ever recorded under the name.
+      await page.getByRole("link", { name: "Request log", exact: true }).click();
+      await heading(page, "Requests").waitFor();
+      const log = await waitForRows(page, "Request log", (rows) => rows.length > 0);
+      assert.equal(log.length, 1, "the request log of the new token alone");
+      await page.goBack();
+      await heading(page, "reissued").waitFor();
+      await page.getByRole("link", { name: "Usage in the overview", exact: true }).click();
+      await heading(page, "Overview").waitFor();
+      const summary = page.getByLabel("Summary", { exact: true });
+      await summary.waitFor();
+      assert.match(await summary.innerText(), /Requests\s+1\b/, "the overview of the new token alone");
+      // The filter is named so it can be removed like any other.
+      await page.getByRole("group", { name: "Filters" }).getByRole("button", {
+        name: /^Remove filter token_id: tok_/,
+      })
+        .waitFor();
     },
   );
+
+  await view(
+    "bidi controls in descriptions show as code points, not as reordered text",
+    "a6-bidi",
+    async () => {
+      // A right-to-left override makes "nimda" draw as "admin" when the browser obeys it.
+      const spoof = 'owned by "\u202Enimda" \u2066x\u2069\u200B';
+      await admin(url, "POST", "/admin/teams", { name: "bidi-team", description: spoof });
+      const token = await admin(url, "POST", "/admin/tokens", {
+        name: "bidi-token",
+        models: ["chat-default"],
+        description: spoof,
+      });
+      const shown = 'owned by "⟨U+202E⟩nimda" ⟨U+2066⟩x⟨U+2069⟩⟨U+200B⟩';
+      await page.goto(`${url}/console#/teams/bidi-team`);
+      const team = page.getByRole("region", { name: "bidi-team", exact: true });
+      assert.equal(await team.locator(".note").innerText(), shown);
+      await page.goto(`${url}/console#/tokens/${token.id}`);
+      await heading(page, "bidi-token").waitFor();
+      const details = await page.getByText(shown, { exact: true }).count();
+      assert.equal(details, 1, "the token's description, marked");
+      const text = await page.locator("body").innerText();
+      assert.doesNotMatch(
+        text,
+        /[\u202A-\u202E\u2066-\u2069\u200B-\u200F]/,
+        "no bidi or zero-width character",
+      );
+    },
+  );
+
+  await view(
+    "explain shows money budgets as money, the team's budget too, without float noise",
+    "a7-explain-money",
+    async () => {
+      await admin(url, "POST", "/admin/teams", {
+        name: "thrifty",
+        budget: { cost: 1, period: "day" },
+        models: ["chat-default"],
+      });
+      const token = await admin(url, "POST", "/admin/tokens", {
+        name: "thrifty-bot",
+        models: ["chat-default"],
+        budget: { cost: 5, period: "day" },
+        team: "thrifty",
+      });
+      // chat-default is priced (0.001 a prompt token, 0.002 an answer token): a call costs a few thousandths.
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "chat-default",
+            messages: [{ role: "user", content: "hello budget" }],
+          }),
+        });
+        assert.equal(res.status, 200);
+        await res.body?.cancel();
+      }
+      // A request's spend is settled after its answer: the page is opened once both budgets hold the same.
+      type Used = { budget?: { used: number | null }; team_budget?: { used: number | null } };
+      await waitUntil(
+        "the requests' spend in both budgets",
+        async () => await admin(url, "GET", "/admin/explain?token=thrifty-bot&model=chat-default") as Used,
+        (x) => (x.budget?.used ?? 0) > 0 && x.team_budget?.used === x.budget?.used,
+      );
+      await page.goto(`${url}/console#/explain?token=thrifty-bot&model=chat-default`);
+      const budgets = page.getByLabel("Budget and ceilings", { exact: true });
+      await budgets.waitFor();
+      const rows = Object.fromEntries(
+        (await budgets.locator("div").allInnerTexts()).map((t) => t.split("\n").map((p) => p.trim())),
+      );
+      // Money as the Teams view writes it: three significant digits below 1, two decimals above.
+      assert.match(rows.Budget, /^token\.budget: 0\.0*[1-9]\d{0,2} of 5\.00 cost this day \(4\.9\d left\)$/);
+      assert.match(
+        rows["Team budget"],
+        /^team\.budget: 0\.0*[1-9]\d{0,2} of 1\.00 cost this day \(0\.9\d{0,2} left\)$/,
+      );
+      const checks = await waitForRows(page, "Checks", (rows) => rows.length > 0);
+      for (const rule of ["token.budget", "team.budget"]) {
+        const detail = checks.find((r) => r.Rule === rule)?.Detail ?? "";
+        assert.match(
+          detail,
+          /^0\.0*[1-9]\d{0,5} of [15] cost used in \d{4}-\d{2}-\d{2}, [0-4]\.9\d{0,5} left$/,
+          rule,
+        );
+      }
+    },
+  );
+
+  await view(
+    "a policy row's request log keeps the policy view's time window",
+    "a8-policy-window",
+    async () => {
+      // The test seeded web-app's same denial three days ago; this one is now.
+      const denied = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${WEB_APP_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: SECRET_PROMPT }] }),
+      });
+      assert.equal(denied.status, 400);
+      await denied.body?.cancel();
+      await waitUntil(
+        "both denials in the usage records",
+        async () =>
+          ((await admin(url, "GET", "/admin/requests?rule=alias.content:secrets")).data as unknown[]).length,
+        (n) => n === 2,
+      );
+      await openView(page, "Policy");
+      const byRule = await waitForRows(page, "Denials by rule", (rows) => rows.length > 0);
+      assert.deepEqual(
+        byRule.map((r) => [r.Rule, r.Denied]),
+        [["alias.content:secrets", "1"]],
+        "last 24 hours",
+      );
+      await tableByCaption(page, "Denials by rule").getByRole("link", { name: "Requests", exact: true })
+        .click();
+      await heading(page, "Requests").waitFor();
+      const log = await waitForRows(page, "Request log", (rows) => rows.length > 0);
+      assert.equal(log.length, 1, "the denial of the last 24 hours, as the policy view counted");
+      assert.equal(log[0].Rule, "alias.content:secrets");
+    },
+  );
+
+  await view("long unbroken text wraps inside the page's width", "a9-long-text", async () => {
+    const long = "Z".repeat(500);
+    await admin(url, "POST", "/admin/teams", { name: "long-description", description: long });
+    // The page's own width at the browser's 1280 px: wider means a horizontal scroll bar for every view.
+    type Box = { scrollWidth: number; clientWidth: number };
+    const overflow = () =>
+      page.locator("html").evaluate((el) =>
+        (el as unknown as Box).scrollWidth - (el as unknown as Box).clientWidth
+      );
+    const views: [string, () => Promise<void>][] = [
+      ["teams", () => page.getByRole("region", { name: "long-description", exact: true }).waitFor()],
+      [`teams/${long}`, () => page.getByRole("status").waitFor()],
+      [`overview?token=${long}`, () => page.getByRole("group", { name: "Filters" }).waitFor()],
+      [`requests?environment=${long}`, () => page.getByText("Also filtered by").waitFor()],
+    ];
+    const wide: string[] = [];
+    for (const [route, shown] of views) {
+      await page.goto(`${url}/console#/${route}`);
+      await shown();
+      const excess = await overflow();
+      if (excess > 0) wide.push(`${route.slice(0, 30)}…: ${excess} px too wide`);
+    }
+    assert.deepEqual(wide, []);
+  });
 
   await step("the console threw no script error", () => assert.deepEqual(scriptErrors, []));
 }

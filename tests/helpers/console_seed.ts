@@ -8,6 +8,8 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
+import { createSqliteStore } from "../../lib/usage/sqlite_store.ts";
+import type { StoredUsageRecord } from "../../lib/usage/store.ts";
 import { startGateway, type TestGateway } from "./gateway.ts";
 import {
   ADMIN_TOKEN,
@@ -157,20 +159,37 @@ export interface ConsoleGateway {
 }
 
 /**
+ * A usage database holding `records` (written before the gateway opens it, as records of days before would
+ * be), and the config's `usage:` section for it; "" and nothing written when there are none.
+ */
+async function usageWith(records: readonly StoredUsageRecord[], dir: string): Promise<string> {
+  if (records.length === 0) return "";
+  const store = createSqliteStore(`${dir}/usage.sqlite`);
+  await store.insert(records);
+  await store.close();
+  return `usage: { sqlite: "${dir}/usage.sqlite", spill: "${dir}/spill.jsonl", flush_interval: 50ms }\n`;
+}
+
+/**
  * Starts the gateway of {@linkcode consoleConfig}; `admin: false` leaves out the admin token, `spend: true`
- * adds the `payments` team and an alert receiver.
+ * adds the `payments` team and an alert receiver, `records` are in its usage database from the start.
  */
 export async function startConsoleGateway(
-  options: { admin?: boolean; spend?: boolean } = {},
+  options: { admin?: boolean; spend?: boolean; records?: readonly StoredUsageRecord[] } = {},
 ): Promise<ConsoleGateway> {
   const failing = startFailingUpstream();
   const receiver = options.spend ? startAlertReceiver() : null;
+  const dir = await Deno.makeTempDir({ prefix: "console-usage-" });
   let gw: TestGateway;
   try {
-    gw = await startGateway(consoleConfig(failing, { admin: options.admin, alertUrl: receiver?.url }));
+    const usage = await usageWith(options.records ?? [], dir);
+    gw = await startGateway(
+      consoleConfig(failing, { admin: options.admin, alertUrl: receiver?.url }) + usage,
+    );
   } catch (err) {
     await failing.stop();
     await receiver?.stop();
+    await Deno.remove(dir, { recursive: true });
     throw err;
   }
   return {
@@ -181,6 +200,7 @@ export async function startConsoleGateway(
       await gw.stop();
       await failing.stop();
       await receiver?.stop();
+      await Deno.remove(dir, { recursive: true });
     },
   };
 }
