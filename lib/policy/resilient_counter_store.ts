@@ -208,9 +208,18 @@ export function createResilientCounterStore(
     }
   }
 
-  /** Takes what was handed over out of the local counters: they keep only what is still owed. */
+  /**
+   * Takes what was handed over out of the local counters, which keep only what is still owed: each is set to
+   * what its counter owes now (never below zero), not lowered by the amount handed over. A refund settled
+   * locally after its reservation was handed over finds the local counter at zero, where it stays (the
+   * memory store never goes below zero); lowering by the refund handed over would raise it by the refund.
+   */
   function forgetLocally(deltas: readonly PeriodDelta[]): void {
-    for (const d of deltas) void memory.periodAdd(d.key, d.period, -d.amount, d.expiresAt);
+    for (const d of deltas) {
+      const owes = ledger.owedTo(d.key, d.period);
+      void memory.forget([{ kind: "period", key: d.key, period: d.period, limit: 0 }]);
+      if (owes > 0) void memory.periodAdd(d.key, d.period, owes, d.expiresAt);
+    }
     ledger.handedOver(deltas);
   }
 
