@@ -14,6 +14,7 @@ import {
 } from "./counter_store.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
 import { clock, model, token } from "./engine_test_helpers.ts";
+import { HANDOVER_BATCH_MAX } from "./outage_ledger.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
 
@@ -143,4 +144,64 @@ Deno.test("fail_open: a refund settled while its reservation is being handed ove
   assert.equal(await inner.periodGet(budget.key, DAY), 20);
   assert.equal(await spend(10), true);
   assert.equal(await spendOutage(), 370);
+});
+
+/** End users' budget counters, one per user, each reserving 7 locally. */
+const userBudget = (i: number, expiresAt: number): PeriodCheck => ({
+  kind: "period",
+  key: `end_user:token:t:u${i}:budget:tokens`,
+  period: DAY,
+  limit: 1000,
+  amount: 7,
+  expiresAt,
+});
+
+Deno.test("fail_open: an outage's spend over more counters than one batch is handed over in bounded batches", async () => {
+  const { c, inner, state, store, recover, warnings } = setup();
+  const users = 2 * HANDOVER_BATCH_MAX + 500;
+  state.down = true;
+  for (let i = 0; i < users; i++) {
+    assert.equal((await store.reserve([userBudget(i, c.now() + 3_600_000)])).ok, true);
+  }
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.deepEqual(state.settles.map((s) => s.periods.length), [HANDOVER_BATCH_MAX, HANDOVER_BATCH_MAX, 500]);
+  assert.equal(
+    new Set(state.settles.map((s) => s.reservation)).size,
+    3,
+    "each batch counted once on its own",
+  );
+  for (const i of [0, HANDOVER_BATCH_MAX, users - 1]) {
+    assert.equal(await inner.periodGet(userBudget(i, 0).key, DAY), 7);
+  }
+  assert.deepEqual(warnings.map(([msg]) => msg), ["rate_limit_store_down"]);
+});
+
+Deno.test("fail_open: a batch that fails leaves the rest owed for the next recovery, every counter added once", async () => {
+  const { c, inner, state, store, recover } = setup();
+  const users = 2 * HANDOVER_BATCH_MAX + 500;
+  state.down = true;
+  for (let i = 0; i < users; i++) await store.reserve([userBudget(i, c.now() + 3_600_000)]);
+  // The second batch is applied but its answer is lost: the store is down again, the third batch unsent.
+  state.loseAnswerOf.add(2);
+  await recover();
+  assert.equal(store.isUp(), false);
+  assert.equal(state.settles.length, 2);
+  assert.equal(await inner.periodGet(userBudget(users - 1, 0).key, DAY), 0);
+  // The next recovery sends the third batch; the second is not sent again under another name.
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.deepEqual(state.settles.map((s) => s.periods.length), [HANDOVER_BATCH_MAX, HANDOVER_BATCH_MAX, 500]);
+  for (let i = 0; i < users; i++) assert.equal(await inner.periodGet(userBudget(i, 0).key, DAY), 7);
+});
+
+Deno.test("fail_open: what is owed to a budget whose period has expired is dropped and logged, not sent", async () => {
+  const { c, state, store, recover, warnings } = setup();
+  state.down = true;
+  await store.reserve([userBudget(1, c.now() + 1_000)]);
+  await store.reserve([userBudget(2, c.now() + 3_600_000)]);
+  c.advance(1_000);
+  await recover();
+  assert.deepEqual(state.settles.map((s) => s.periods.map((p) => p.key)), [[userBudget(2, 0).key]]);
+  assert.deepEqual(warnings.at(-1), ["rate_limit_store_handover_dropped", { counters: 1 }]);
 });
