@@ -115,3 +115,48 @@ Deno.test("fail_open: the spend of a Redis outage reaches the shared budget once
     await proxy.close();
   }
 });
+
+Deno.test("fail_open: an outage's spend over 50,000 end users' budgets reaches Redis, the store stays up", async () => {
+  const c = clock();
+  const keyPrefix = `test:${crypto.randomUUID()}:`;
+  const proxy = startTcpProxy(6379);
+  const direct = createRedisCounterStore({ url: "redis://127.0.0.1:6379", keyPrefix, timeoutMs: 2_000 });
+  const shared = createRedisCounterStore({
+    url: `redis://127.0.0.1:${proxy.port}`,
+    keyPrefix,
+    timeoutMs: 2_000,
+    clock: c.now,
+  });
+  // The test's clock stands still: after the first failure, no call tries Redis until it is moved on.
+  const store = createResilientCounterStore(shared, {
+    onFailure: "fail_open",
+    expectedReplicas: 1,
+    now: c.now,
+  });
+  const expiresAt = c.now() + 3_600_000;
+  const user = (i: number) => ({
+    kind: "period" as const,
+    key: `end_user:token:t:u${i}:budget:tokens`,
+    period: DAY,
+    limit: 1000,
+    amount: 7,
+    expiresAt,
+  });
+  try {
+    for (const s of [direct, shared]) assert.equal(await s.whenReady(5_000), true, "Redis must run");
+    proxy.down();
+    for (let i = 0; i < 50_000; i++) assert.equal((await store.reserve([user(i)])).ok, true);
+    assert.equal(store.isUp(), false);
+    proxy.up();
+    assert.equal(await shared.whenReady(5_000), true);
+    c.advance(500); // the probe interval
+    // One settlement of it all would pass 150,000 arguments to one call: more than a call takes.
+    assert.equal((await store.peek!([user(0)])).source, "store");
+    assert.equal(store.isUp(), true, "the hand-over went through");
+    for (const i of [0, 25_000, 49_999]) assert.equal(await direct.periodGet(user(i).key, DAY), 7);
+  } finally {
+    await shared.close();
+    await direct.close();
+    await proxy.close();
+  }
+});

@@ -7,7 +7,12 @@
  *   spend is the fleet's too: every amount a local admission reserved in a period counter, and every
  *   correction or settled spend added to one locally, is owed to the shared counter and handed over once
  *   Redis answers again. Without it the shared budget would not know what was spent during an outage, and the
- *   fleet could spend the whole budget again after it.
+ *   fleet could spend the whole budget again after it. It is taken in batches of at most
+ *   {@linkcode HANDOVER_BATCH_MAX} counters: one settlement of every counter an outage touched (end users'
+ *   budgets: one or two per user) would be unbounded, and a shared store's call has its limits (a Redis
+ *   script's arguments). What a batch does not take stays owed. Bounded by {@linkcode OWED_COUNTERS_MAX}
+ *   counters: an amount owed to a counter beyond them, or to one whose period has expired (the shared
+ *   counter expires with it), is dropped and counted ({@linkcode OutageLedger.dropped}).
  * - **What was left.** The local limiter's share of a budget starts from what the budget had left when last
  *   read (÷ the expected replicas), not from the whole budget's share: a budget nearly spent before an outage
  *   stays nearly spent during it. Only what this replica read is known; a budget it never read starts from
@@ -20,14 +25,31 @@ import type { Check, CheckResult, PeriodCheck, PeriodDelta } from "./counter_sto
 /** How many budgets' last remaining amounts are remembered (the least recently read are forgotten first). */
 export const REMEMBERED_BUDGETS_MAX = 10_000;
 
+/** How many period counters one hand-over settlement adds to at most. */
+export const HANDOVER_BATCH_MAX = 1_000;
+
+/**
+ * How many period counters can be owed at once (a few hundred bytes each): an outage long enough for more
+ * distinct budgets than that on one replica is not handed over whole.
+ */
+export const OWED_COUNTERS_MAX = 100_000;
+
 /** The books of one resilient store. */
 export interface OutageLedger {
-  /** Adds to what is owed to a period counter (negative: a refund settled locally). */
-  owe(delta: PeriodDelta): void;
+  /**
+   * Adds to what is owed to a period counter (negative: a refund settled locally); false when dropped (its
+   * period has expired, or {@linkcode OWED_COUNTERS_MAX} other counters are owed already).
+   */
+  owe(delta: PeriodDelta): boolean;
   /** What is owed to one period counter (0 when nothing). */
   owedTo(key: string, period: string): number;
-  /** Everything owed (amounts other than zero), which is no longer owed once taken. */
-  take(): PeriodDelta[];
+  /**
+   * Up to `max` counters' amounts owed (other than zero, of periods not yet expired), the longest owed first;
+   * no longer owed once taken. Empty when nothing is owed.
+   */
+  take(max: number): PeriodDelta[];
+  /** How many counters' amounts were dropped since last asked (see {@linkcode owe}). */
+  dropped(): number;
   /** Remembers what each period check of a shared store's answer had left. */
   read(checks: readonly Check[], results: readonly CheckResult[]): void;
   /** What `check`'s counter had left when last read, less what was handed over since; undefined if unknown. */
@@ -40,26 +62,60 @@ export interface OutageLedger {
 
 const id = (key: string, period: string) => `${key}\u0000${period}`;
 
-/** Makes an empty {@linkcode OutageLedger}; `now` tells when a remembered budget's period counter expired. */
-export function createOutageLedger(now: () => number): OutageLedger {
+/**
+ * Makes an empty {@linkcode OutageLedger}; `now` tells when a period counter expired. `maxOwed` (tests only)
+ * replaces {@linkcode OWED_COUNTERS_MAX}.
+ */
+export function createOutageLedger(now: () => number, maxOwed = OWED_COUNTERS_MAX): OutageLedger {
   const owed = new Map<string, { -readonly [K in keyof PeriodDelta]: PeriodDelta[K] }>();
   const lefts = new Map<string, { left: number; expiresAt: number }>();
+  let dropped = 0;
+
+  /** Forgets what is owed to counters whose period has expired; counted as dropped. */
+  function sweep(t: number): void {
+    for (const [k, d] of owed) {
+      if (d.expiresAt <= t) {
+        owed.delete(k);
+        dropped++;
+      }
+    }
+  }
+
   return {
     owe(delta) {
-      if (!Number.isFinite(delta.amount) || delta.amount === 0) return;
+      if (!Number.isFinite(delta.amount) || delta.amount === 0) return true;
+      const t = now();
       const k = id(delta.key, delta.period);
       const entry = owed.get(k);
-      if (!entry) owed.set(k, { ...delta });
-      else {
+      if (entry) {
         entry.amount += delta.amount;
         entry.expiresAt = Math.max(entry.expiresAt, delta.expiresAt);
+        return true;
       }
+      if (owed.size >= maxOwed) sweep(t);
+      if (delta.expiresAt <= t || owed.size >= maxOwed) {
+        dropped++;
+        return false;
+      }
+      owed.set(k, { ...delta });
+      return true;
     },
     owedTo: (key, period) => owed.get(id(key, period))?.amount ?? 0,
-    take() {
-      const all = [...owed.values()].filter((d) => d.amount !== 0);
-      owed.clear();
-      return all;
+    take(max) {
+      const t = now();
+      const batch: PeriodDelta[] = [];
+      for (const [k, d] of owed) {
+        if (batch.length >= max) break;
+        owed.delete(k);
+        if (d.expiresAt <= t) dropped++;
+        else if (d.amount !== 0) batch.push(d);
+      }
+      return batch;
+    },
+    dropped() {
+      const n = dropped;
+      dropped = 0;
+      return n;
     },
     read(checks, results) {
       checks.forEach((check, i) => {

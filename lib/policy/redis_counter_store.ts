@@ -106,7 +106,8 @@ interface Scripts {
   gwAdjust: Script;
   gwRelease: Script;
   gwPeriod: Script;
-  gwSettle: Script;
+  /** Called with its arguments as one array (the client flattens it): see `sendSettle`. */
+  gwSettle: (args: readonly (string | number)[]) => Promise<unknown>;
   gwPeek: Script;
 }
 
@@ -189,6 +190,14 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
   const retries = new Set<ReturnType<typeof setTimeout>>();
 
   /**
+   * Runs the settle script. Its arguments go as one array, which the client flattens: spread into the call,
+   * a settlement of tens of thousands of counters would exceed the engine's argument limit. Never throws
+   * synchronously: a throw would escape a retry's timer and end the process.
+   */
+  const sendSettle = (args: readonly (string | number)[]) =>
+    Promise.resolve().then(() => scripts.gwSettle(args));
+
+  /**
    * Sends a settlement whose reply never came again until Redis answers one, with growing waits, for
    * {@linkcode SETTLE_RETRY_FOR_MS}. Its script does nothing when the reservation is already settled.
    */
@@ -199,7 +208,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       if (closed || Date.now() + wait >= until) return;
       const timer = setTimeout(() => {
         retries.delete(timer);
-        if (!closed) scripts.gwSettle(...args).catch(again);
+        if (!closed) sendSettle(args).catch(again);
       }, wait);
       retries.add(timer);
       wait = Math.min(wait * 2, SETTLE_RETRY_MAX_WAIT_MS);
@@ -282,7 +291,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Redi
       for (const a of adjust) args.push(a.bucket.limit, a.bucket.windowMs, a.delta);
       for (const p of periods) args.push(p.amount, p.expiresAt);
       try {
-        await scripts.gwSettle(...args);
+        await sendSettle(args);
       } catch (err) {
         // Sent again only when it can count once (named by its reservation); the caller still hears of it.
         if (id !== "") settleLater(args);

@@ -321,3 +321,19 @@ Deno.test("redis store: a refund never takes a period counter below zero (one re
     assert.equal(await redis.periodGet("end_user:t:a:budget", "d"), 0);
   });
 });
+
+Deno.test("redis store: a settlement of 50,000 counters is one script, not an argument list too long to call", async () => {
+  await withStores(async ({ redis }) => {
+    const periods = Array.from({ length: 50_000 }, (_, i) => ({
+      key: `end_user:t:u${i}:budget:tokens`,
+      period: "d",
+      amount: 7,
+      expiresAt: FAR,
+    }));
+    // Three arguments a counter: spread into one call, past the engine's limit on a call's arguments.
+    await redis.settle!({ release: [], adjust: [], periods, reservation: "a".repeat(24) });
+    for (const i of [0, 49_999]) {
+      assert.equal(await redis.periodGet(`end_user:t:u${i}:budget:tokens`, "d"), 7);
+    }
+  });
+});

@@ -26,10 +26,12 @@
  * counter, and every correction or settled spend added to one locally, is owed to the shared counter
  * (outage_ledger.ts) and handed over when Redis answers again: right after the first call Redis answers
  * after an outage (that one call is judged without it), and, while Redis is up, as soon as a local admission
- * still running at the recovery settles. Each hand-over is one settlement named by a reservation of its own:
- * the shared store sends it again while Redis does not answer and counts it once, so it is never sent twice
- * from here (one Redis misses for longer than that is lost, as any settlement). The local counters then keep
- * only what is still owed. Buckets and concurrency slots are not handed over: a bucket refills within its
+ * still running at the recovery settles. A hand-over is sent in batches of at most `HANDOVER_BATCH_MAX`
+ * counters (an outage's end users can be tens of thousands), each one settlement named by a reservation of
+ * its own: the shared store sends it again while Redis does not answer and counts it once, so it is never
+ * sent twice from here (one Redis misses for longer than that is lost, as any settlement). A batch that fails
+ * marks the store down; the batches not sent yet stay owed, for the next recovery. The local counters then
+ * keep only what is still owed. Buckets and concurrency slots are not handed over: a bucket refills within its
  * window, a slot is given back where it was taken. The local share of a budget starts from what it had left
  * when last read (÷ the expected replicas), so a budget nearly spent before an outage is not granted a fresh
  * share during it.
@@ -59,7 +61,7 @@ import {
   createMemoryCounterStore,
   type PeriodDelta,
 } from "./counter_store.ts";
-import { createOutageLedger } from "./outage_ledger.ts";
+import { createOutageLedger, HANDOVER_BATCH_MAX } from "./outage_ledger.ts";
 
 /** What happens to decisions while the shared store cannot be reached. */
 export type OnFailure = "fail_closed" | "fail_open";
@@ -187,30 +189,59 @@ export function createResilientCounterStore(
     return run;
   }
 
+  /** Hands over all that is owed, batch by batch; then logs how many counters' amounts were dropped. */
   async function sendOwed(): Promise<void> {
-    const owed = ledger.take();
-    if (owed.length === 0) return;
+    try {
+      for (;;) {
+        const batch = ledger.take(HANDOVER_BATCH_MAX);
+        if (batch.length === 0) return;
+        await sendBatch(batch);
+      }
+    } finally {
+      const dropped = ledger.dropped();
+      if (dropped > 0) options.logger?.warn("rate_limit_store_handover_dropped", { counters: dropped });
+    }
+  }
+
+  /**
+   * Adds one batch to the shared counters; what the ledger has not taken yet stays owed when it fails. With
+   * `settle`, the batch is one settlement named by a reservation of its own, which the shared store sends
+   * again while Redis does not answer and counts once: never sent twice from here (a new name would count
+   * it twice had the first been applied with its answer lost), it is the shared store's from then on,
+   * answered or not, and leaves the local books as if handed over.
+   */
+  async function sendBatch(batch: readonly PeriodDelta[]): Promise<void> {
     if (shared.settle) {
-      // Never sent twice from here: unanswered, the shared store sends it again and counts it once. The local
-      // counters keep it until it is answered (after a failure, for good: counted high rather than twice).
-      await shared.settle({ release: [], adjust: [], periods: owed, reservation: randomHex(12) });
-      forgetLocally(owed);
+      try {
+        await shared.settle({ release: [], adjust: [], periods: batch, reservation: randomHex(12) });
+      } finally {
+        forgetLocally(batch);
+      }
       return;
     }
-    for (const [i, d] of owed.entries()) {
+    for (const [i, d] of batch.entries()) {
       try {
         await shared.periodAdd(d.key, d.period, d.amount, d.expiresAt);
       } catch (err) {
-        for (const left of owed.slice(i)) ledger.owe(left);
+        for (const left of batch.slice(i)) ledger.owe(left);
         throw err;
       }
       forgetLocally([d]);
     }
   }
 
-  /** Takes what was handed over out of the local counters: they keep only what is still owed. */
+  /**
+   * Takes what was handed over out of the local counters, which keep only what is still owed: each is set to
+   * what its counter owes now (never below zero), not lowered by the amount handed over. A refund settled
+   * locally after its reservation was handed over finds the local counter at zero, where it stays (the
+   * memory store never goes below zero); lowering by the refund handed over would raise it by the refund.
+   */
   function forgetLocally(deltas: readonly PeriodDelta[]): void {
-    for (const d of deltas) void memory.periodAdd(d.key, d.period, -d.amount, d.expiresAt);
+    for (const d of deltas) {
+      const owes = ledger.owedTo(d.key, d.period);
+      void memory.forget([{ kind: "period", key: d.key, period: d.period, limit: 0 }]);
+      if (owes > 0) void memory.periodAdd(d.key, d.period, owes, d.expiresAt);
+    }
     ledger.handedOver(deltas);
   }
 
