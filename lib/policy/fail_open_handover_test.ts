@@ -205,3 +205,27 @@ Deno.test("fail_open: what is owed to a budget whose period has expired is dropp
   assert.deepEqual(state.settles.map((s) => s.periods.map((p) => p.key)), [[userBudget(2, 0).key]]);
   assert.deepEqual(warnings.at(-1), ["rate_limit_store_handover_dropped", { counters: 1 }]);
 });
+
+Deno.test("fail_open: a hand-over that fails keeps the outage's spend in the local limiter while Redis is away", async () => {
+  const { state, store, spendOutage } = setup();
+  // Away from the start: this replica never read the budget, so its local counter is all it knows of the spend.
+  assert.equal(await spendOutage(), BUDGET);
+  // Redis answers one call (of another counter: this budget's amount left stays unknown), then is away again
+  // while the hand-over is under way: the settlement fails.
+  let open!: () => void;
+  state.gate = new Promise((resolve) => open = resolve);
+  state.down = false;
+  const recovered = store.peek!([{
+    kind: "period",
+    key: "token:other:budget:tokens",
+    period: DAY,
+    limit: 1,
+  }]);
+  while (state.settles.length === 0) await new Promise((r) => setTimeout(r, 0));
+  state.down = true;
+  open();
+  state.gate = undefined;
+  await recovered;
+  // The outage goes on, and the budget was spent whole in it: nothing more is spendable.
+  assert.equal(await spendOutage(), 0);
+});

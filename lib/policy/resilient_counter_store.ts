@@ -207,16 +207,16 @@ export function createResilientCounterStore(
    * Adds one batch to the shared counters; what the ledger has not taken yet stays owed when it fails. With
    * `settle`, the batch is one settlement named by a reservation of its own, which the shared store sends
    * again while Redis does not answer and counts once: never sent twice from here (a new name would count
-   * it twice had the first been applied with its answer lost), it is the shared store's from then on,
-   * answered or not, and leaves the local books as if handed over.
+   * it twice had the first been applied with its answer lost), it is the shared store's from then on. Only an
+   * answered one leaves the local counters: one that failed stays counted there, as spent, while the outage
+   * goes on (forgotten, the local limiter would grant the outage's spend again before Redis is back), counted
+   * high rather than lost: the shared store's retry may add it there too, and the local counters keep it
+   * until their period ends.
    */
   async function sendBatch(batch: readonly PeriodDelta[]): Promise<void> {
     if (shared.settle) {
-      try {
-        await shared.settle({ release: [], adjust: [], periods: batch, reservation: randomHex(12) });
-      } finally {
-        forgetLocally(batch);
-      }
+      await shared.settle({ release: [], adjust: [], periods: batch, reservation: randomHex(12) });
+      forgetLocally(batch);
       return;
     }
     for (const [i, d] of batch.entries()) {
