@@ -43,6 +43,17 @@ export function model(over: Partial<ResolvedModel> = {}): ResolvedModel {
   };
 }
 
+/** A chat request of `identity` on the default alias, estimated at `estimatedTokens`. */
+export function chatRequest(identity: ResolvedToken, estimatedTokens: number): PolicyRequest {
+  return {
+    identity,
+    endpoint: "chat",
+    model: model(),
+    body: { model: "chat-default", messages: [{ role: "user", content: "hi" }] },
+    estimatedTokens,
+  };
+}
+
 export function setup(
   opts: { limits?: LimitsConfig; aliasLimits?: LimitsConfig; budget?: BudgetConfig } = {},
 ) {

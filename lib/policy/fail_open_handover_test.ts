@@ -12,8 +12,9 @@ import {
   type PeriodCheck,
   type SettleOps,
 } from "./counter_store.ts";
+import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
-import { clock, model, token } from "./engine_test_helpers.ts";
+import { chatRequest, clock, token } from "./engine_test_helpers.ts";
 import { HANDOVER_BATCH_MAX } from "./outage_ledger.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
@@ -34,16 +35,9 @@ function setup() {
     loseAnswerOf: new Set<number>(),
   };
   const settled = new Set<string>();
-  const guard = <T>(op: () => Promise<T>): Promise<T> =>
-    state.down ? Promise.reject(new Error("Command timed out")) : op();
+  const { store: switched, guard } = switchableStore(inner, state);
   const shared: CounterStore = {
-    reserve: (x) => guard(() => inner.reserve(x)),
-    adjust: (b, d) => guard(() => inner.adjust(b, d)),
-    release: (k) => guard(() => inner.release(k)),
-    periodGet: (k, p) => guard(() => inner.periodGet(k, p)),
-    periodAdd: (k, p, a, e) => guard(() => inner.periodAdd(k, p, a, e)),
-    periodRaise: (k, p, v, e) => guard(() => inner.periodRaise(k, p, v, e)),
-    peek: (x) => guard(() => inner.peek(x)),
+    ...switched,
     async settle(ops) {
       state.settles.push(ops);
       const n = state.settles.length;
@@ -80,13 +74,7 @@ function setup() {
     limit: BUDGET,
   };
   const engine = createPolicyEngine(store, { now: c.now });
-  const req = (estimatedTokens: number): PolicyRequest => ({
-    identity,
-    endpoint: "chat",
-    model: model(),
-    body: { model: "chat-default", messages: [{ role: "user", content: "hi" }] },
-    estimatedTokens,
-  });
+  const req = (estimatedTokens: number): PolicyRequest => chatRequest(identity, estimatedTokens);
   /** Whether `tokens` are admitted; an admitted request is settled at once with what it estimated. */
   const spend = async (tokens: number): Promise<boolean> => {
     try {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { startTcpProxy } from "../../tests/helpers/tcp_proxy.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
-import { clock, model, token } from "./engine_test_helpers.ts";
+import { chatRequest, clock, token } from "./engine_test_helpers.ts";
 import { createRedisCounterStore, type RedisCounterStore } from "./redis_counter_store.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
@@ -18,13 +18,7 @@ const identity = token({ budget: { tokens: BUDGET, period: "day" } });
 const budgetKey = `token:${identity.id}:budget:tokens`;
 const DAY = "2026-11-22"; // the helpers' clock
 
-const req = (estimatedTokens: number): PolicyRequest => ({
-  identity,
-  endpoint: "chat",
-  model: model(),
-  body: { model: "chat-default", messages: [{ role: "user", content: "hi" }] },
-  estimatedTokens,
-});
+const req = (estimatedTokens: number): PolicyRequest => chatRequest(identity, estimatedTokens);
 
 /** Whether an admission of `tokens` passes; an admitted one is settled at once with what it estimated. */
 async function spend(engine: ReturnType<typeof createPolicyEngine>, tokens: number): Promise<boolean> {

@@ -7,9 +7,10 @@
  */
 import assert from "node:assert/strict";
 import type { LimitsConfig } from "../config/schema.ts";
-import { type Check, type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import { type Check, createMemoryCounterStore } from "./counter_store.ts";
+import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine } from "./engine.ts";
-import { clock, denial, model, token } from "./engine_test_helpers.ts";
+import { chatRequest, clock, denial, token } from "./engine_test_helpers.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
 
@@ -21,17 +22,7 @@ function setup(opts: { limits?: LimitsConfig; budget?: boolean } = {}) {
   const inner = createMemoryCounterStore(c.now);
   const state = { down: true };
   // Every call fails while `down`, as a Redis call that timed out.
-  const guard = <T>(op: () => Promise<T>): Promise<T> =>
-    state.down ? Promise.reject(new Error("Command timed out")) : op();
-  const shared: CounterStore = {
-    reserve: (x) => guard(() => inner.reserve(x)),
-    adjust: (b, d) => guard(() => inner.adjust(b, d)),
-    release: (k) => guard(() => inner.release(k)),
-    periodGet: (k, p) => guard(() => inner.periodGet(k, p)),
-    periodAdd: (k, p, a, e) => guard(() => inner.periodAdd(k, p, a, e)),
-    periodRaise: (k, p, v, e) => guard(() => inner.periodRaise(k, p, v, e)),
-    peek: (x) => guard(() => inner.peek(x)),
-  };
+  const shared = switchableStore(inner, state).store;
   const store = createResilientCounterStore(shared, {
     onFailure: "fail_open",
     expectedReplicas: 4,
@@ -45,13 +36,7 @@ function setup(opts: { limits?: LimitsConfig; budget?: boolean } = {}) {
     limits: opts.limits ?? null,
     budget: opts.budget ? { tokens: 1000, period: "day" } : null,
   });
-  const req = (estimatedTokens: number): PolicyRequest => ({
-    identity,
-    endpoint: "chat",
-    model: model(),
-    body: { model: "chat-default", messages: [{ role: "user", content: "hi" }] },
-    estimatedTokens,
-  });
+  const req = (estimatedTokens: number): PolicyRequest => chatRequest(identity, estimatedTokens);
   const tpm: Check = {
     kind: "bucket",
     key: `token:${identity.id}:tpm`,

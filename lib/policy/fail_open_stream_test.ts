@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import type { BudgetConfig } from "../config/schema.ts";
 import type { RoutedTarget } from "../config/types.ts";
 import { BudgetStop, createBudgetGuard } from "../answer/budget_guard.ts";
-import { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./counter_store.ts";
+import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine } from "./engine.ts";
 import { clock, model, token } from "./engine_test_helpers.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
@@ -20,17 +21,7 @@ function setup(budget: BudgetConfig) {
   const inner = createMemoryCounterStore(c.now);
   const state = { down: true };
   // Every call fails while `down`, as a Redis call that timed out.
-  const guard = <T>(op: () => Promise<T>): Promise<T> =>
-    state.down ? Promise.reject(new Error("Command timed out")) : op();
-  const shared: CounterStore = {
-    reserve: (x) => guard(() => inner.reserve(x)),
-    adjust: (b, d) => guard(() => inner.adjust(b, d)),
-    release: (k) => guard(() => inner.release(k)),
-    periodGet: (k, p) => guard(() => inner.periodGet(k, p)),
-    periodAdd: (k, p, a, e) => guard(() => inner.periodAdd(k, p, a, e)),
-    periodRaise: (k, p, v, e) => guard(() => inner.periodRaise(k, p, v, e)),
-    peek: (x) => guard(() => inner.peek(x)),
-  };
+  const shared = switchableStore(inner, state).store;
   const store = createResilientCounterStore(shared, {
     onFailure: "fail_open",
     expectedReplicas: 4,

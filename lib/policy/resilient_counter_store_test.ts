@@ -2,26 +2,14 @@ import assert from "node:assert/strict";
 import type { Logger } from "../log.ts";
 import { GatewayError } from "../errors.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { type BucketCheck, type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import { type BucketCheck, createMemoryCounterStore } from "./counter_store.ts";
+import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createResilientCounterStore, type OnFailure } from "./resilient_counter_store.ts";
 
 /** A shared store that can be switched off: every call then fails, as a Redis call that timed out. */
 function switchable(now: () => number) {
-  const inner = createMemoryCounterStore(now);
   const state = { down: false, calls: 0 };
-  const guard = <T>(op: () => Promise<T>): Promise<T> => {
-    state.calls++;
-    return state.down ? Promise.reject(new Error("Command timed out")) : op();
-  };
-  const store: CounterStore = {
-    reserve: (c) => guard(() => inner.reserve(c)),
-    adjust: (b, d) => guard(() => inner.adjust(b, d)),
-    release: (k) => guard(() => inner.release(k)),
-    periodGet: (k, p) => guard(() => inner.periodGet(k, p)),
-    periodAdd: (k, p, a, e) => guard(() => inner.periodAdd(k, p, a, e)),
-    periodRaise: (k, p, v, e) => guard(() => inner.periodRaise(k, p, v, e)),
-  };
-  return { store, state };
+  return { store: switchableStore(createMemoryCounterStore(now), state).store, state };
 }
 
 function setup(onFailure: OnFailure, expectedReplicas = 3) {
