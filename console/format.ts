@@ -122,6 +122,31 @@ export function shortTraceId(traceId: string): string {
 }
 
 /**
+ * A token id as the overview's rows show it beside a shared name: `tok_` and its first 8 hex digits, then "…";
+ * a shorter id (a config token's `cfg_<name>`) whole.
+ */
+export function shortTokenId(id: string): string {
+  return id.length > 13 ? `${id.slice(0, 12)}…` : id;
+}
+
+/**
+ * The names of rows of usage by token (`group_by=token_id`: each row one token, with the name its records
+ * carry): the name alone, or where rows share a name (a token revoked and its name issued again) the name and
+ * the short id ("reissued · tok_01234567…"), so no two rows read alike; a row without a name, its short id.
+ */
+export function tokenRowNames(rows: readonly { token_id: string; token: string | null }[]): string[] {
+  const count = new Map<string, number>();
+  for (const { token } of rows) if (token !== null) count.set(token, (count.get(token) ?? 0) + 1);
+  return rows.map(({ token_id, token }) =>
+    token === null
+      ? shortTokenId(token_id)
+      : (count.get(token) ?? 0) > 1
+      ? `${token} · ${shortTokenId(token_id)}`
+      : token
+  );
+}
+
+/**
  * One guardrail outcome of a usage record as the request log shows it: "pii: input mask (email, phone)", with
  * the error of a failed check after a dash. Names and types only: records never hold the matched text.
  */

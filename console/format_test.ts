@@ -17,7 +17,9 @@ import {
   formatTokenCache,
   formatValue,
   NONE,
+  shortTokenId,
   shortTraceId,
+  tokenRowNames,
 } from "./format.ts";
 
 Deno.test("formatCount groups thousands and shows missing values as a dash", () => {
@@ -155,4 +157,18 @@ Deno.test("a cost's split: every class in the tooltip, only the non-zero shares 
     "input 0.01 · cached 0.002 · cache writes 0 · output 0.03 · reasoning 0.5 · web search 0.02",
   );
   assert.equal(formatCostShares(searched), "of which cached 0.002 · reasoning 0.5 · web search 0.02");
+});
+
+Deno.test("tokenRowNames: a row per token, its name, and the short id where two rows share a name", () => {
+  assert.equal(shortTokenId("tok_0123456789abcdef01234567"), "tok_01234567…");
+  assert.equal(shortTokenId("cfg_ci-bot"), "cfg_ci-bot");
+  assert.deepEqual(
+    tokenRowNames([
+      { token_id: "tok_0123456789abcdef01234567", token: "reissued" },
+      { token_id: "cfg_ci-bot", token: "ci-bot" },
+      { token_id: "tok_fedcba9876543210fedcba98", token: "reissued" },
+      { token_id: "tok_aaaaaaaaaaaaaaaaaaaaaaaa", token: null },
+    ]),
+    ["reissued · tok_01234567…", "ci-bot", "reissued · tok_fedcba98…", "tok_aaaaaaaa…"],
+  );
 });

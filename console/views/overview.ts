@@ -3,8 +3,9 @@
  * Overview: requests, tokens, cost, error rate and latency over a time range, as charts and totals, and
  * breakdowns by token, environment, alias, provider and upstream model, each with the response cache's hit
  * rate and the money its hits saved (an operator judges a cache per alias, and its benefit per token).
- * Following a row's value filters the whole view by it (drill-down); filters stack and show as chips. A
- * token's page filters by its id (`token_id`), which has no breakdown of its own.
+ * Following a row's value filters the whole view by it (drill-down); filters stack and show as chips. Usage
+ * is broken down by token by the token's id (`token_id`), never by its name: a name can pass from a revoked
+ * token to a new one, and each is its own row, with its own page.
  *
  * @module
  */
@@ -19,6 +20,7 @@ import {
   formatHitRate,
   formatMs,
   formatPercent,
+  tokenRowNames,
 } from "../format.ts";
 import { routeHash } from "../query.ts";
 import { rangeOf, rangeWindow, toSeries } from "../range.ts";
@@ -36,7 +38,7 @@ import {
 
 /** The dimensions an overview can be filtered and broken down by: query name and table caption. */
 export const BREAKDOWNS: readonly [string, string][] = [
-  ["token", "By token"],
+  ["token_id", "By token"],
   ["environment", "By environment"],
   ["alias", "By alias"],
   ["provider", "By provider"],
@@ -44,10 +46,10 @@ export const BREAKDOWNS: readonly [string, string][] = [
 ];
 
 /**
- * Filters that narrow the view without a breakdown of their own: `token_id` (one token, from its page: the
- * usage API groups by name, and a name can have been another, revoked token's).
+ * Filters that narrow the view without a breakdown of their own: `token`, a name (every token that had it: the
+ * policy view's links).
  */
-const FILTER_ONLY = ["token_id"] as const;
+const FILTER_ONLY = ["token"] as const;
 
 const ROWS_SHOWN = 50;
 
@@ -72,6 +74,22 @@ export function summary(totals: Totals): HTMLElement {
     ["p50 latency", formatMs(totals.latency_ms.p50)],
     ["p99 latency", formatMs(totals.latency_ms.p99)],
   ], "Summary");
+}
+
+/** The names of the token rows by id (their groups' `key.token`; with the short id where names repeat). */
+function tokenNamesOf(groups: UsageReport["groups"]): Map<string, string> {
+  const rows = groups.flatMap(({ key }) =>
+    key.token_id === null || key.token_id === undefined
+      ? []
+      : [{ token_id: key.token_id, token: key.token ?? null }]
+  );
+  const names = tokenRowNames(rows);
+  return new Map(rows.map((row, i) => [row.token_id, names[i]]));
+}
+
+/** A token row's first cell: its drill-down link, and "(revoked)" after it for a revoked token. */
+function tokenCell(name: HTMLElement, isRevoked: boolean): Child {
+  return isRevoked ? h("span", {}, name, " ", h("span", { class: "muted" }, "(revoked)")) : name;
 }
 
 export const overviewView: View = async (root, _rest, params) => {
@@ -127,9 +145,9 @@ export const overviewView: View = async (root, _rest, params) => {
     showError(body, err);
     return;
   }
-  // Token ids for the "Details" links; the overview still works if the token API is unavailable.
-  const tokens = await getAll<Token>("/admin/tokens", {}).catch(() => [] as Token[]);
-  const tokenIds = new Map(tokens.map((t) => [t.name, t.id]));
+  // Revoked tokens are marked on their rows; the overview still works if the token API is unavailable.
+  const revoked = await getAll<Token>("/admin/tokens", { status: "revoked" }).catch(() => [] as Token[]);
+  const revokedIds = new Set(revoked.map((t) => t.id));
 
   const series = toSeries(timeline.groups, window);
   const count = axisNumber;
@@ -191,12 +209,18 @@ export const overviewView: View = async (root, _rest, params) => {
       "p50",
       "p99",
     ];
-    if (key === "token") columns.push("Details");
+    const isToken = key === "token_id";
+    if (isToken) columns.push("Details");
+    const tokenNames = isToken ? tokenNamesOf(groups) : new Map<string, string>();
     const rows = shown.map((group) => {
       const value = group.key[key];
-      const first: Child = value === null || value === undefined
-        ? h("span", { class: "muted" }, "(none)")
-        : link(routeHash("overview", { range, ...filters, [key]: value }), value);
+      let first: Child = h("span", { class: "muted" }, "(none)");
+      if (value !== null && value !== undefined) {
+        const drill = routeHash("overview", { range, ...filters, [key]: value });
+        first = isToken
+          ? tokenCell(link(drill, tokenNames.get(value) ?? value, { title: value }), revokedIds.has(value))
+          : link(drill, value);
+      }
       const cells: Child[] = [
         first,
         formatCount(group.requests),
@@ -209,10 +233,9 @@ export const overviewView: View = async (root, _rest, params) => {
         formatMs(group.latency_ms.p50),
         formatMs(group.latency_ms.p99),
       ];
-      if (key === "token") {
-        const id = value === null || value === undefined ? undefined : tokenIds.get(value);
+      if (isToken) {
         cells.push(
-          id === undefined ? "" : link(routeHash("tokens", {}, id), "Details"),
+          value === null || value === undefined ? "" : link(routeHash("tokens", {}, value), "Details"),
         );
       }
       return cells;

@@ -91,7 +91,16 @@ Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same recor
   await sqlite.insert(records);
   await withStore(async (pg) => {
     await pg.insert(records);
-    const keys: UsageGroupKey[] = ["token", "environment", "alias", "provider", "outcome", "hour", "day"];
+    const keys: UsageGroupKey[] = [
+      "token",
+      "token_id",
+      "environment",
+      "alias",
+      "provider",
+      "outcome",
+      "hour",
+      "day",
+    ];
     const queries: UsageQuery[] = [
       {},
       { from: new Date(T0 + 5 * HOUR).toISOString(), to: new Date(T0 + 30 * HOUR).toISOString() },
@@ -101,6 +110,7 @@ Deno.test("postgres usage: /admin/usage answers equal SQLite's on the same recor
       { token: "nobody", group_by: ["token"] },
       ...keys.map((k) => ({ group_by: [k] })),
       { group_by: ["token", "alias", "hour"] },
+      { outcome: "deny", group_by: ["token_id", "hour"] },
       { from: "2025-01-02T00:00:00+02:00", group_by: ["day", "provider"] },
     ];
     for (const q of queries) {

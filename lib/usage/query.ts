@@ -34,6 +34,7 @@ import {
   SQLITE_DIALECT,
 } from "./sql_dialect.ts";
 import { type GroupPage, groupPageOf, keyRangeSql, type KeyTuple } from "./group_page.ts";
+import { labelColumns, labelsOf } from "./group_labels.ts";
 
 import { UsageQueryError } from "./query_error.ts";
 
@@ -292,7 +293,7 @@ function aggregateSql(keys: UsageGroupKey[], where: SqlQuery, dialect: SqlDialec
   const { select, aliases, from } = keyColumns(keys, dialect);
   const groupBy = keys.length ? ` GROUP BY ${aliases.join(", ")}` : "";
   const sums = SUMMED.map((field) => `${sumSql(field, dialect)} AS ${field},\n       `).join("");
-  const main = `SELECT ${select}COUNT(*) AS requests,
+  const main = `SELECT ${select}${labelColumns(keys, dialect)}COUNT(*) AS requests,
        ${sums}${dialect.percentiles} AS pcts
      FROM ${from} WHERE ${where.sql}${groupBy}`;
   const denials = `SELECT ${select}COALESCE(rule, 'unknown') AS rule, COUNT(*) AS n
@@ -352,10 +353,9 @@ function assemble(
   return mainRows.map((row) => {
     const [p50, p90, p99] = percentilesOf(row.pcts);
     const key: Record<string, string | null> = {};
-    keys.forEach((name, i) => {
-      const v = row[aliases[i]];
-      key[name] = v === null || v === undefined ? null : String(v);
-    });
+    const text = (v: unknown) => v === null || v === undefined ? null : String(v);
+    keys.forEach((name, i) => key[name] = text(row[aliases[i]]));
+    for (const { name, alias } of labelsOf(keys)) key[name] = text(row[alias]);
     return {
       key,
       totals: totalsOf(Number(row.requests), sumsOf(row), denials.get(keyOf(row)) ?? {}, { p50, p90, p99 }),

@@ -284,6 +284,7 @@ export interface UsageQuery extends UsageFilters {
 /** Every key usage can be grouped by, the one list of them (the admin API's parser and the SQL read it). */
 export const USAGE_GROUP_KEYS = [
   "token",
+  "token_id",
   "team",
   "team_id",
   "environment",
@@ -303,6 +304,18 @@ export const USAGE_GROUP_KEYS = [
  * modified by two rules counts in both), so the groups' requests may add up to more than the totals.
  */
 export type UsageGroupKey = typeof USAGE_GROUP_KEYS[number];
+
+/**
+ * The name an identity's group says beside its key: a `token_id` group's key also has `token`, the name its
+ * records carry, so a reader can show the group by name without a second lookup (a revoked token's name may be
+ * no live token's). The group stays the identity's: a token revoked and its name issued again are two groups
+ * of one name. A token's name never changes, so its records carry one (should they carry several, the greatest
+ * by bytes, alike in both stores); records without an identity (unauthenticated) say none. Each key's label
+ * is a name no other key's label has.
+ */
+export const USAGE_GROUP_LABELS: Readonly<Partial<Record<UsageGroupKey, UsageGroupKey>>> = {
+  token_id: "token",
+};
 
 /** A status filter of the request log: one code (`429`) or a class (`4xx`: 400-499). */
 export type StatusFilter = { code: number } | { class: number };

@@ -18,6 +18,7 @@ export const PERCENTILES = [50, 90, 99] as const;
  */
 export const GROUP_EXPR: Readonly<Record<UsageGroupKey, string>> = {
   token: "token",
+  token_id: "token_id",
   team: "team",
   team_id: "team_id",
   environment: "environment",

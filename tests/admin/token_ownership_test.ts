@@ -278,6 +278,13 @@ Deno.test("token ownership: token_id filters usage and the request log to one to
     assert.equal(await usage(`token_id=${reissued.id}`), 1);
     assert.equal(await usage(`token_id=${old.id}&group_by=token`), 3);
     assert.equal(await usage("token=svc-reused"), 4);
+    // Grouped by identity: a group per token, each with its own count and the name its records carry.
+    const { json: grouped } = await ok(gw, ADMIN, "GET", "/admin/usage?token=svc-reused&group_by=token_id");
+    const groups = grouped.groups as { key: Record<string, string | null>; requests: number }[];
+    assert.deepEqual(
+      Object.fromEntries(groups.map((g) => [g.key.token_id, [g.key.token, g.requests]])),
+      { [old.id]: ["svc-reused", 3], [reissued.id]: ["svc-reused", 1] },
+    );
     const bad = await call(gw, ADMIN, "GET", "/admin/usage?token_id=a%00b");
     assert.equal(bad.status, 400);
     assert.equal((bad.json.error as { param: string }).param, "token_id");

@@ -125,7 +125,7 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
   );
 
   await view(
-    "a re-issued name's token page shows its own usage, not its predecessor's",
+    "a re-issued name's token page shows its own usage, not its predecessor's; the overview a row per token",
     "a5-reissued",
     async () => {
       const chat = (secret: unknown) =>
@@ -170,6 +170,24 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
         name: /^Remove filter token_id: tok_/,
       })
         .waitFor();
+
+      // Unfiltered, "By token" has a row per token, not per name: each its own count and its own page.
+      await page.getByRole("button", { name: "Clear filters", exact: true }).click();
+      const short = (id: unknown) => `${String(id).slice(0, 12)}…`;
+      const named = await waitForRows(
+        page,
+        "By token",
+        (rows) => rows.filter((r) => r.Value.startsWith("reissued")).length >= 2,
+      );
+      assert.deepEqual(
+        named.filter((r) => r.Value.startsWith("reissued")).map((r) => [r.Value, r.Requests]).sort(),
+        [[`reissued · ${short(fresh.id)}`, "1"], [`reissued · ${short(old.id)} (revoked)`, "3"]].sort(),
+      );
+      const oldRow = tableByCaption(page, "By token").getByRole("row").filter({ hasText: short(old.id) });
+      await oldRow.getByRole("link", { name: "Details", exact: true }).click();
+      await heading(page, "reissued").waitFor();
+      assert.match(page.url(), new RegExp(`#/tokens/${old.id}$`));
+      await page.getByText(/^This token was revoked at /).waitFor();
     },
   );
 

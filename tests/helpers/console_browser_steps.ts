@@ -187,9 +187,10 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
     "06-overview-ci-bot",
     async () => {
       await tableByCaption(page, "By token").getByRole("link", { name: "ci-bot", exact: true }).click();
-      await page.getByText("token: ci-bot", { exact: true }).waitFor();
+      // By the token's id (a config token's is `cfg_<name>`), not by its name.
+      await page.getByText("token_id: cfg_ci-bot", { exact: true }).waitFor();
       await page.getByRole("button", { name: "Clear filters", exact: true }).waitFor();
-      assert.match(page.url(), /[#?&].*token=ci-bot/);
+      assert.match(page.url(), /[#?&].*token_id=cfg_ci-bot/);
       const byToken = await waitForRows(page, "By token", (rows) => rows.length === 1);
       assert.ok(hasValue(byToken[0], "ci-bot"));
       const byEnvironment = await waitForRows(page, "By environment", (rows) => rows.length === 1);
@@ -201,7 +202,11 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
   await view("overview: Clear filters shows every token again", "06b-overview-cleared", async () => {
     await page.getByRole("button", { name: "Clear filters", exact: true }).click();
     await waitForRows(page, "By token", (rows) => rows.length >= 2);
-    assert.equal(await page.getByText("token: ci-bot", { exact: true }).count(), 0, "the chip is gone");
+    assert.equal(
+      await page.getByText("token_id: cfg_ci-bot", { exact: true }).count(),
+      0,
+      "the chip is gone",
+    );
   });
 
   await view(
