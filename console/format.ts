@@ -233,3 +233,14 @@ export function changeLines(changes: Record<string, unknown>): string[] {
     return `${key}: ${formatValue(value)}`;
   });
 }
+
+/** The names of the token rows by id (their groups' `key.token`; with the short id where names repeat). */
+export function tokenNamesOf(groups: readonly { key: Record<string, string | null> }[]): Map<string, string> {
+  const rows = groups.flatMap(({ key }) =>
+    key.token_id === null || key.token_id === undefined
+      ? []
+      : [{ token_id: key.token_id, token: key.token ?? null }]
+  );
+  const names = tokenRowNames(rows);
+  return new Map(rows.map((row, i) => [row.token_id, names[i]]));
+}

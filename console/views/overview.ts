@@ -20,7 +20,7 @@ import {
   formatHitRate,
   formatMs,
   formatPercent,
-  tokenRowNames,
+  tokenNamesOf,
 } from "../format.ts";
 import { routeHash } from "../query.ts";
 import { rangeOf, rangeWindow, toSeries } from "../range.ts";
@@ -74,17 +74,6 @@ export function summary(totals: Totals): HTMLElement {
     ["p50 latency", formatMs(totals.latency_ms.p50)],
     ["p99 latency", formatMs(totals.latency_ms.p99)],
   ], "Summary");
-}
-
-/** The names of the token rows by id (their groups' `key.token`; with the short id where names repeat). */
-function tokenNamesOf(groups: UsageReport["groups"]): Map<string, string> {
-  const rows = groups.flatMap(({ key }) =>
-    key.token_id === null || key.token_id === undefined
-      ? []
-      : [{ token_id: key.token_id, token: key.token ?? null }]
-  );
-  const names = tokenRowNames(rows);
-  return new Map(rows.map((row, i) => [row.token_id, names[i]]));
 }
 
 /** A token row's first cell: its drill-down link, and "(revoked)" after it for a revoked token. */

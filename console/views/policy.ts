@@ -8,7 +8,7 @@
 import { get, getUsage } from "../api.ts";
 import { chartFigure, COLORS } from "../charts.ts";
 import { h, link, replace, table, timeCell } from "../dom.ts";
-import { axisNumber, formatCount, formatTime } from "../format.ts";
+import { axisNumber, formatCount, formatTime, tokenNamesOf } from "../format.ts";
 import { routeHash } from "../query.ts";
 import { rangeOf, rangeWindow, toSeries } from "../range.ts";
 import type { ApiList, UsageRecord, UsageReport } from "../types.ts";
@@ -35,7 +35,7 @@ export const policyView: View = async (root, _rest, params) => {
       getUsage({ ...base, outcome: "deny", group_by: window.bucket }),
       getUsage({ ...base, outcome: "modify", group_by: window.bucket }),
       getUsage({ ...base, outcome: "modify", group_by: "rule" }),
-      getUsage({ ...base, outcome: "deny", group_by: "token" }),
+      getUsage({ ...base, outcome: "deny", group_by: "token_id" }),
       get<ApiList<UsageRecord>>("/admin/requests", { ...base, outcome: "deny", limit: 25 }),
     ]);
   } catch (err) {
@@ -70,10 +70,12 @@ export const policyView: View = async (root, _rest, params) => {
     formatCount(g.requests),
     g.key.rule ? requestsFor({ outcome: "modify", rule: g.key.rule }) : "",
   ]);
+  // By token id, not name: a token revoked and its name issued again are two rows (names told apart by id).
+  const names = tokenNamesOf(deniedByToken.groups);
   const byToken = [...deniedByToken.groups].sort((a, b) => b.requests - a.requests).map((g) => [
-    g.key.token === null || g.key.token === undefined
+    g.key.token_id === null || g.key.token_id === undefined
       ? h("span", { class: "muted" }, "(unauthenticated)")
-      : link(routeHash("overview", { range, token: g.key.token }), g.key.token),
+      : link(routeHash("overview", { range, token_id: g.key.token_id }), names.get(g.key.token_id)!),
     formatCount(g.requests),
     Object.entries(g.denials).sort((a, b) => b[1] - a[1]).map(([rule, n]) => `${rule} (${n})`).join(", "),
   ]);

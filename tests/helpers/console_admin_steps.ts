@@ -134,10 +134,19 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
           headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
           body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
         }).then((r) => r.json());
-      const old = await admin(url, "POST", "/admin/tokens", { name: "reissued", models: ["chat-default"] });
+      // Its third request is denied (its rpm), for the policy view's denials by token.
+      const old = await admin(url, "POST", "/admin/tokens", {
+        name: "reissued",
+        models: ["chat-default"],
+        limits: { rpm: 2 },
+      });
       for (let i = 0; i < 3; i++) await chat(old.token);
       await admin(url, "DELETE", `/admin/tokens/${old.id}`);
-      const fresh = await admin(url, "POST", "/admin/tokens", { name: "reissued", models: ["chat-default"] });
+      const fresh = await admin(url, "POST", "/admin/tokens", {
+        name: "reissued",
+        models: ["chat-default"],
+        limits: { rpm: 1 },
+      });
       await chat(fresh.token);
       // Records are written off the request path: the page is opened once all four are in.
       await waitUntil(
@@ -188,6 +197,25 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       await heading(page, "reissued").waitFor();
       assert.match(page.url(), new RegExp(`#/tokens/${old.id}$`));
       await page.getByText(/^This token was revoked at /).waitFor();
+
+      // The policy view's denials by token are per token as well: the new token's denial is not the old one's.
+      await chat(fresh.token); // its second in the minute: denied
+      await waitUntil(
+        "the two denials under the name",
+        async () =>
+          ((await admin(url, "GET", "/admin/requests?token=reissued&outcome=deny")).data as unknown[]).length,
+        (n) => n === 2,
+      );
+      await page.goto(`${url}/console#/policy`);
+      const denied = await waitForRows(
+        page,
+        "Denials by token",
+        (rows) => rows.filter((r) => r.Token.startsWith("reissued")).length >= 2,
+      );
+      assert.deepEqual(
+        denied.filter((r) => r.Token.startsWith("reissued")).map((r) => [r.Token, r.Denied]).sort(),
+        [[`reissued · ${short(fresh.id)}`, "1"], [`reissued · ${short(old.id)}`, "1"]].sort(),
+      );
     },
   );
 
@@ -300,12 +328,14 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       await openView(page, "Policy");
       const byRule = await waitForRows(page, "Denials by rule", (rows) => rows.length > 0);
       assert.deepEqual(
-        byRule.map((r) => [r.Rule, r.Denied]),
+        byRule.filter((r) => r.Rule === "alias.content:secrets").map((r) => [r.Rule, r.Denied]),
         [["alias.content:secrets", "1"]],
         "last 24 hours",
       );
-      await tableByCaption(page, "Denials by rule").getByRole("link", { name: "Requests", exact: true })
-        .click();
+      await tableByCaption(page, "Denials by rule").getByRole("row").filter({
+        hasText: "alias.content:secrets",
+      })
+        .getByRole("link", { name: "Requests", exact: true }).click();
       await heading(page, "Requests").waitFor();
       const log = await waitForRows(page, "Request log", (rows) => rows.length > 0);
       assert.equal(log.length, 1, "the denial of the last 24 hours, as the policy view counted");
