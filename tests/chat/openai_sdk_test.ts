@@ -5,13 +5,8 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import {
-  NARROW_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  waitForLogCount,
-  withFakeGateway,
-} from "../helpers/gateway.ts";
+import { NARROW_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLogCount } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 function configFor(fake: FakeUpstream): string {
   return `

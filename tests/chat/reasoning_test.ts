@@ -28,7 +28,8 @@ import {
   FAKE_REGION,
   startFakeBedrock,
 } from "../helpers/fake_bedrock.ts";
-import { TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { startFakes } from "../helpers/fakes.ts";
 
 const VLLM_REASONING = "Two and two make four, café ☕.";

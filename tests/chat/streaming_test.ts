@@ -15,6 +15,7 @@ import {
   waitForLog,
   waitForLogCount,
 } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 function configFor(fake: FakeUpstream, extra = ""): string {
   return `
@@ -37,15 +38,8 @@ ${extra}
 ${TEST_TOKENS_YAML}`;
 }
 
-async function withGateway(fn: (gw: TestGateway, fake: FakeUpstream) => Promise<void>) {
-  const fake = startFakeOpenAI();
-  const gw = await startGateway(configFor(fake));
-  try {
-    await fn(gw, fake);
-  } finally {
-    await gw.stop();
-    await fake.stop();
-  }
+function withGateway(fn: (gw: TestGateway, fake: FakeUpstream) => Promise<void>) {
+  return withFakeGateway(startFakeOpenAI, configFor, fn);
 }
 
 function chatRequest(gw: TestGateway, model: string, stream: boolean, signal?: AbortSignal) {

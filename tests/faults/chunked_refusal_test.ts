@@ -8,7 +8,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 import { connect, send } from "../helpers/raw_http.ts";
 
 const CONFIG = `
@@ -19,13 +20,8 @@ providers:
   echo: { type: openai, base_url: "http://127.0.0.1:9/v1", api_key: sk-test-unused }
 ${TEST_TOKENS_YAML}`;
 
-async function withGateway(fn: (gw: TestGateway) => Promise<void>) {
-  const gw = await startGateway(CONFIG);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.stop();
-  }
+function withGateway(fn: (gw: TestGateway) => Promise<void>) {
+  return withTestGateway(() => ({ fakes: undefined, config: CONFIG }), fn);
 }
 
 /** `bytes` as a chunked upload, in 4 KiB reads (fetch frames a stream body with chunked encoding). */

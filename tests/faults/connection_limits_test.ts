@@ -22,6 +22,7 @@ import { pollUsageRows } from "../helpers/usage_rows.ts";
 import { connect, postJson, readResponse, readUntilClosed, send } from "../helpers/raw_http.ts";
 import { type SlowUpstream, startSlowUpstream } from "../helpers/slow_upstream.ts";
 import { startFloodUpstream } from "../helpers/flood_upstream.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,22 +37,21 @@ const ON_BUN = Boolean(Deno.env.get("GATEWAY_BIN"));
  */
 const ACTS_WITHIN = ON_BUN ? 6_000 : 2_500;
 
-async function withGateway(fn: (gw: TestGateway, upstream: SlowUpstream) => Promise<void>) {
-  const upstream = await startSlowUpstream();
-  const gw = await startGateway(`
+function withGateway(fn: (gw: TestGateway, upstream: SlowUpstream) => Promise<void>) {
+  return withTestGateway(async () => {
+    const upstream = await startSlowUpstream();
+    return {
+      fakes: upstream,
+      config: `
 server: { connections: ${LIMITS}, timeouts: { first_byte: 20s, idle: 20s } }
 providers:
   slow: { type: openai, base_url: "${upstream.baseURL}", api_key: sk-test-slow-upstream }
 models:
   chat-think: { type: chat, targets: [{ provider: slow, model: slow-1500 }] }
   chat-pause: { type: chat, targets: [{ provider: slow, model: pause-1500 }] }
-${TEST_TOKENS_YAML}`);
-  try {
-    await fn(gw, upstream);
-  } finally {
-    await gw.stop();
-    await upstream.stop();
-  }
+${TEST_TOKENS_YAML}`,
+    };
+  }, fn);
 }
 
 const AUTH = { authorization: `Bearer ${TEST_TOKEN}` };

@@ -11,8 +11,9 @@ import assert from "node:assert/strict";
 import { HealthRegistry } from "../../lib/routing/health.ts";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import type { InProcessGateway } from "../helpers/in_process.ts";
 import { startRawUpstream } from "../helpers/raw_upstream.ts";
+import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 const HEADERS = {
   authorization: `Bearer ${TEST_TOKEN}`,
@@ -44,24 +45,25 @@ function counts(alias: string, responsesToo = true): { path: string; body: unkno
  * upstream answering 500), then one that counts (Anthropic); `chat-solo` has only the first, so the gateway
  * counts its requests without routing: the estimate a count of `chat-mixed` should give too.
  */
-async function withGateway(
+function withGateway(
   brokenExtra: string,
   run: (
     gw: InProcessGateway,
     t: { brokenCalls: () => number; broken: () => Record<string, unknown>; advance: (ms: number) => void },
   ) => Promise<void>,
 ): Promise<void> {
-  const broken = startRawUpstream();
-  broken.next = {
-    status: 500,
-    headers: { "content-type": "application/json" },
-    chunks: [JSON.stringify({ error: { message: "down", type: "server_error" } })],
-  };
-  const claude = startFakeAnthropic();
-  let now = Date.UTC(2026, 0, 1);
-  const health = new HealthRegistry(() => now);
-  const gw = inProcessGateway(
-    `
+  return withInProcessGateway(() => {
+    const broken = startRawUpstream();
+    broken.next = {
+      status: 500,
+      headers: { "content-type": "application/json" },
+      chunks: [JSON.stringify({ error: { message: "down", type: "server_error" } })],
+    };
+    const claude = startFakeAnthropic();
+    let now = Date.UTC(2026, 0, 1);
+    const health = new HealthRegistry(() => now);
+    return {
+      config: `
 routing: { backoff_base: 1ms, backoff_max: 2ms, eject_after: 2, eject_cooldown: ${COOLDOWN_MS}ms }
 providers:
   broken: { type: openai, base_url: "${broken.url}/v1"${brokenExtra} }
@@ -72,25 +74,25 @@ models:
     targets: [ { provider: broken, model: m, retries: 0 }, { provider: claude, model: claude-sonnet-4-5 } ]
   chat-solo: { type: chat, targets: [ { provider: broken, model: m, retries: 0 } ] }
 ${TEST_TOKENS_YAML}`,
-    { health, now: () => now },
-  );
-  try {
-    await run(gw, {
-      brokenCalls: () => broken.requests.length,
-      broken: () => {
-        const state = health.snapshot().find((s) => s.provider === "broken");
-        assert.ok(state, "routing knows the broken target");
-        const { state: s, consecutive_failures, successes, latency_ewma_ms } = state;
-        return { state: s, consecutive_failures, successes, latency_ewma_ms };
+      routing: { health, now: () => now },
+      fakes: {
+        brokenCalls: () => broken.requests.length,
+        broken: () => {
+          const state = health.snapshot().find((s) => s.provider === "broken");
+          assert.ok(state, "routing knows the broken target");
+          const { state: s, consecutive_failures, successes, latency_ewma_ms } = state;
+          return { state: s, consecutive_failures, successes, latency_ewma_ms };
+        },
+        advance: (ms: number) => {
+          now += ms;
+        },
       },
-      advance: (ms) => {
-        now += ms;
+      stop: async () => {
+        await broken.stop();
+        await claude.stop();
       },
-    });
-  } finally {
-    await broken.stop();
-    await claude.stop();
-  }
+    };
+  }, run);
 }
 
 /** POSTs `body` to `path`; the status, answer and the provider header. */

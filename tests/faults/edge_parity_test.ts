@@ -7,14 +7,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  startGateway,
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  waitForLog,
-} from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
 import { connect, readUntilClosed, send } from "../helpers/raw_http.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 /** The suite runs against the single binary (Bun) when GATEWAY_BIN is set. */
 const ON_BUN = Boolean(Deno.env.get("GATEWAY_BIN"));
@@ -33,13 +28,8 @@ providers:
   echo: { type: openai, base_url: "http://127.0.0.1:9/v1", api_key: sk-test-unused }
 ${TEST_TOKENS_YAML}`;
 
-async function withGateway(fn: (gw: TestGateway) => Promise<void>) {
-  const gw = await startGateway(CONFIG);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.stop();
-  }
+function withGateway(fn: (gw: TestGateway) => Promise<void>) {
+  return withTestGateway(() => ({ fakes: undefined, config: CONFIG }), fn);
 }
 
 /** The status line and the header lines of an answer. */

@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 /** Headers a hostile or confused client may send, hoping they reach the upstream. */
 const CLIENT_HEADERS: Record<string, string> = {

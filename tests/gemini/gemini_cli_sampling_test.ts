@@ -27,13 +27,8 @@ import {
   startFakeBedrock,
 } from "../helpers/fake_bedrock.ts";
 import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
-import {
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  waitForLog,
-  withFakeGateway,
-} from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 type Fakes = FakeSet<
   { openai: FakeUpstream; azure: FakeAzure; anthropic: FakeAnthropic; bedrock: FakeBedrock }

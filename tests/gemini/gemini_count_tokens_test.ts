@@ -8,9 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import type { InProcessGateway } from "../helpers/in_process.ts";
 import { json } from "../helpers/mixed_vendors.ts";
 import { type RawStep, type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 const FILE = {
   mimeType: "application/pdf",
@@ -67,14 +68,12 @@ async function count(gw: InProcessGateway, alias: string, body: unknown) {
   return { status: response.status, dropped: response.headers.get("x-gateway-dropped"), answer };
 }
 
-async function withGateway(fn: (gw: InProcessGateway, up: RawUpstream) => Promise<void>) {
-  const up = startRawUpstream();
-  up.stepFor = countAnswer;
-  try {
-    await fn(inProcessGateway(configFor(up)), up);
-  } finally {
-    await up.stop();
-  }
+function withGateway(fn: (gw: InProcessGateway, up: RawUpstream) => Promise<void>) {
+  return withInProcessGateway(() => {
+    const up = startRawUpstream();
+    up.stepFor = countAnswer;
+    return { fakes: up, config: configFor(up) };
+  }, fn);
 }
 
 Deno.test("gemini countTokens: a Gemini target counts the body it would get, file and cachedContent included", async () => {

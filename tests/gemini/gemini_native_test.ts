@@ -15,7 +15,8 @@ import {
   GEMINI_ANSWER,
   startFakeGemini,
 } from "../helpers/fake_gemini.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 

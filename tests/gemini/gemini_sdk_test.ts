@@ -21,7 +21,8 @@ import {
   type FakeAnthropic,
   startFakeAnthropic,
 } from "../helpers/fake_anthropic.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import {
   FAKE_AWS,
   FAKE_BEDROCK_ANSWER,

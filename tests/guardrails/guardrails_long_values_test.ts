@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { type ScriptedChat, startScriptedChat } from "../helpers/scripted_chat.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 const TOKEN = "gw-guardrails-long-values-0123456789";
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -26,9 +27,8 @@ function pieces(text: string, size: number): string[] {
   return out;
 }
 
-async function withGateway(fn: (gw: TestGateway, up: ScriptedChat) => Promise<void>) {
-  const up = startScriptedChat();
-  const gw = await startGateway(`
+function withGateway(fn: (gw: TestGateway, up: ScriptedChat) => Promise<void>) {
+  return withFakeGateway(startScriptedChat, (up) => `
 providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-scripted-0123456789 }
 guardrails:
@@ -43,13 +43,7 @@ models:
   deny-jwt: { type: chat, targets: [ { provider: up, model: m, retries: 0 } ], guardrails: [deny-jwt] }
 tokens:
   - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
-`);
-  try {
-    await fn(gw, up);
-  } finally {
-    await gw.stop();
-    await up.stop();
-  }
+`, fn);
 }
 
 function post(gw: TestGateway, model: string, stream: boolean): Promise<Response> {

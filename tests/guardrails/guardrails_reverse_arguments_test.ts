@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import type { JsonObject } from "../../lib/openai/types.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { type ScriptedChat, startScriptedChat } from "../helpers/scripted_chat.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 const TOKEN = "gw-guardrails-reverse-args-0123456789";
 const LINES = Array.from({ length: 4 }, (_, i) => {
@@ -23,9 +24,8 @@ function placeholder(body: JsonObject): string {
   return /<PRIVATE_KEY_\d+>/.exec(messages.at(-1)!.content)?.[0] ?? "<none>";
 }
 
-async function withGateway(fn: (gw: TestGateway, up: ScriptedChat) => Promise<void>) {
-  const up = startScriptedChat();
-  const gw = await startGateway(`
+function withGateway(fn: (gw: TestGateway, up: ScriptedChat) => Promise<void>) {
+  return withFakeGateway(startScriptedChat, (up) => `
 providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-scripted-0123456789 }
 guardrails:
@@ -34,13 +34,7 @@ models:
   chat: { type: chat, targets: [ { provider: up, model: scripted, retries: 0 } ], guardrails: [hide-keys] }
 tokens:
   - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
-`);
-  try {
-    await fn(gw, up);
-  } finally {
-    await gw.stop();
-    await up.stop();
-  }
+`, fn);
 }
 
 function post(gw: TestGateway, path: string, body: JsonObject): Promise<Response> {

@@ -7,8 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { type ScriptedChat, startScriptedChat } from "../helpers/scripted_chat.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 const TOKEN = "gw-guardrails-token-0123456789abcdef";
 const EMAIL = "alice.smith@example.com";
@@ -64,15 +65,8 @@ function chatStreamText(sse: string): { text: string; done: boolean; error: unkn
   return { text, done: sse.includes("data: [DONE]"), error };
 }
 
-async function withGateway(fn: (gw: TestGateway, up: ScriptedChat) => Promise<void>) {
-  const up = startScriptedChat();
-  const gw = await startGateway(config(up));
-  try {
-    await fn(gw, up);
-  } finally {
-    await gw.stop();
-    await up.stop();
-  }
+function withGateway(fn: (gw: TestGateway, up: ScriptedChat) => Promise<void>) {
+  return withFakeGateway(startScriptedChat, config, fn);
 }
 
 /** The upstream answers by quoting the placeholder it was sent, split into two chunks at `at`. */

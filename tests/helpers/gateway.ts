@@ -4,7 +4,6 @@
  *
  * @module
  */
-import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startServer } from "../../lib/serve.ts";
 import { loadConfigFile } from "../../lib/config/load.ts";
@@ -115,27 +114,6 @@ export async function untilAdmitted(gw: TestGateway, secret: string, ms = 20_000
 /** A fake upstream a test starts and must stop again. */
 export interface Stoppable {
   stop(): Promise<void>;
-}
-
-/**
- * Runs `fn` with a fresh fake upstream, a gateway configured for it and an openai SDK client that does not
- * retry (so every status reaches the test), and stops both whatever happens.
- */
-export async function withFakeGateway<F extends Stoppable>(
-  startFake: () => F,
-  configFor: (fake: F) => string,
-  fn: (gw: TestGateway, fake: F, client: OpenAI) => Promise<void>,
-  env: Record<string, string> = {},
-): Promise<void> {
-  const fake = startFake();
-  const gw = await startGateway(configFor(fake), env);
-  const client = new OpenAI({ apiKey: TEST_TOKEN, baseURL: gw.baseURL, maxRetries: 0 });
-  try {
-    await fn(gw, fake, client);
-  } finally {
-    await gw.stop();
-    await fake.stop();
-  }
 }
 
 /**

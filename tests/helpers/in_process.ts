@@ -49,3 +49,14 @@ export function inProcessGateway(yaml: string, routing?: Partial<RouteDeps>): In
     logs: logger.lines,
   };
 }
+
+/**
+ * A `fetch` for an SDK client's options that answers every request through `gw`, by its path and query (the
+ * client's base URL is `http://gateway.test`, or any origin).
+ */
+export function fetchThrough(gw: InProcessGateway): typeof fetch {
+  return ((input: string | URL | Request, init?: RequestInit) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    return gw.fetch(url.pathname + url.search, init);
+  }) as typeof fetch;
+}

@@ -8,8 +8,9 @@
  *
  * @module
  */
-import { startGateway, TEST_TOKENS_YAML, type TestGateway } from "./gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway } from "./gateway.ts";
 import { type RawStep, type RawUpstream, startRawUpstream } from "./raw_upstream.ts";
+import { withTestGateway } from "./with_gateway.ts";
 
 /**
  * The config: `provider` names a vendor (`anthropic`, `gemini`, `bedrock`: a model that is not Claude) and
@@ -90,16 +91,12 @@ export function json(body: unknown): RawStep {
  * Runs `fn` against a gateway with the mixed aliases (or the aliases `config` makes for the upstream's URL) over
  * a fresh raw upstream, and stops both.
  */
-export async function withMixedVendors(
+export function withMixedVendors(
   fn: (gw: TestGateway, up: RawUpstream) => Promise<void>,
   config: (url: string) => string = configFor,
-) {
-  const up = startRawUpstream();
-  const gw = await startGateway(config(up.url));
-  try {
-    await fn(gw, up);
-  } finally {
-    await gw.stop(1000);
-    await up.stop();
-  }
+): Promise<void> {
+  return withTestGateway(() => {
+    const up = startRawUpstream();
+    return { fakes: up, config: config(up.url), graceMs: 1000 };
+  }, fn);
 }

@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 const T = {
   all: "gw-models-all-token-0123456789abcdef",
@@ -35,13 +36,8 @@ tokens:
   - { name: narrow, environment: test, sha256: ${hashToken(T.narrow)}, models: ["claude-sonnet-gw", "embed"] }
 `;
 
-async function withGateway(fn: (gw: TestGateway) => Promise<void>) {
-  const gw = await startGateway(CONFIG);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.stop();
-  }
+function withGateway(fn: (gw: TestGateway) => Promise<void>) {
+  return withTestGateway(() => ({ fakes: undefined, config: CONFIG }), fn);
 }
 
 /** A client sending the token as `x-api-key` only, as Claude Code does with `ANTHROPIC_API_KEY`. */

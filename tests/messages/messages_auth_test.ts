@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 const T = {
   all: "gw-msg-all-token-0123456789abcdef",
@@ -41,13 +42,8 @@ tokens:
   - { name: ceiling, environment: test, sha256: ${hashToken(T.ceiling)}, models: ["*"], max_tokens: 3 }
 `;
 
-async function withGateway(fn: (gw: TestGateway) => Promise<void>) {
-  const gw = await startGateway(CONFIG);
-  try {
-    await fn(gw);
-  } finally {
-    await gw.stop();
-  }
+function withGateway(fn: (gw: TestGateway) => Promise<void>) {
+  return withTestGateway(() => ({ fakes: undefined, config: CONFIG }), fn);
 }
 
 const PARAMS = {

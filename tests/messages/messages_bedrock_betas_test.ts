@@ -10,7 +10,8 @@ import { Buffer } from "node:buffer";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_AWS, FAKE_REGION, type FakeBedrock, startFakeBedrock } from "../helpers/fake_bedrock.ts";
 import { FAKE_BEDROCK_CLAUDE_ANSWER } from "../helpers/fake_bedrock_claude.ts";
-import { startGateway, TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 /** The `anthropic-beta` of the Claude Code release the agent tests record (tests/agents/recorded/). */
@@ -57,15 +58,8 @@ tokens:
 `;
 }
 
-async function withGateway(fn: (gw: TestGateway, bedrock: FakeBedrock) => Promise<void>) {
-  const bedrock = startFakeBedrock();
-  const gw = await startGateway(configFor(bedrock));
-  try {
-    await fn(gw, bedrock);
-  } finally {
-    await gw.stop();
-    await bedrock.stop();
-  }
+function withGateway(fn: (gw: TestGateway, bedrock: FakeBedrock) => Promise<void>) {
+  return withFakeGateway(startFakeBedrock, configFor, fn);
 }
 
 function post(gw: TestGateway, path: string, betas: string, body: Record<string, unknown>) {

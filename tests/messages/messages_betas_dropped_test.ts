@@ -9,9 +9,10 @@ import assert from "node:assert/strict";
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
 import { FAKE_GEMINI_KEY, startFakeGemini } from "../helpers/fake_gemini.ts";
 import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { type Fakes, startFakes } from "../helpers/fakes.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 /** Betas Claude Code sends (one of them twice, as a client merging its own list with the user's may). */
 const BETAS =
@@ -49,19 +50,10 @@ models:
 ${TEST_TOKENS_YAML}`;
 }
 
-async function withGateway(fn: (gw: TestGateway, fakes: Upstreams) => Promise<void>): Promise<void> {
-  const fakes = startFakes({
-    openai: startFakeOpenAI,
-    gemini: startFakeGemini,
-    anthropic: startFakeAnthropic,
-  });
-  const gw = await startGateway(config(fakes));
-  try {
-    await fn(gw, fakes);
-  } finally {
-    await gw.stop();
-    await fakes.stop();
-  }
+function withGateway(fn: (gw: TestGateway, fakes: Upstreams) => Promise<void>): Promise<void> {
+  const start = () =>
+    startFakes({ openai: startFakeOpenAI, gemini: startFakeGemini, anthropic: startFakeAnthropic });
+  return withFakeGateway(start, config, fn);
 }
 
 function post(gw: TestGateway, path: string, body: Record<string, unknown>): Promise<Response> {

@@ -9,7 +9,8 @@
  * `strict` alias).
  */
 import assert from "node:assert/strict";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 type Json = Record<string, unknown>;
 
@@ -38,15 +39,18 @@ interface Seen {
   body: Json;
 }
 
-async function withGateway(fn: (gw: TestGateway, seen: Seen[]) => Promise<void>): Promise<void> {
-  const seen: Seen[] = [];
-  const upstream = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
-    const path = new URL(req.url).pathname;
-    seen.push({ path, body: await req.json() });
-    return Response.json(path === "/v1/messages" ? MESSAGE : COMPLETION);
-  });
-  const url = `http://127.0.0.1:${upstream.addr.port}`;
-  const gw = await startGateway(`
+function withGateway(fn: (gw: TestGateway, seen: Seen[]) => Promise<void>): Promise<void> {
+  return withTestGateway(() => {
+    const seen: Seen[] = [];
+    const upstream = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+      const path = new URL(req.url).pathname;
+      seen.push({ path, body: await req.json() });
+      return Response.json(path === "/v1/messages" ? MESSAGE : COMPLETION);
+    });
+    const url = `http://127.0.0.1:${upstream.addr.port}`;
+    return {
+      fakes: seen,
+      config: `
 server: { host: 127.0.0.1, port: 0 }
 providers:
   oa: { type: openai, base_url: "${url}/v1", api_key: "k" }
@@ -55,13 +59,10 @@ models:
   chat-translated: { type: chat, targets: [ { provider: oa, model: up } ] }
   chat-strict: { type: chat, strict: true, targets: [ { provider: oa, model: up } ] }
   claude: { type: chat, targets: [ { provider: claude, model: claude-up } ] }
-${TEST_TOKENS_YAML}`);
-  try {
-    await fn(gw, seen);
-  } finally {
-    await gw.stop();
-    await upstream.shutdown();
-  }
+${TEST_TOKENS_YAML}`,
+      stop: () => upstream.shutdown(),
+    };
+  }, fn);
 }
 
 async function post(gw: TestGateway, body: Json, headers: Record<string, string> = {}) {

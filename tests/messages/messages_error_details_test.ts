@@ -9,8 +9,9 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import { fetchThrough, type InProcessGateway } from "../helpers/in_process.ts";
 import { type RawStep, type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 const ANT_KEY = "sk-ant-key-abcdef0123456789";
 const OTHER_KEY = "sk-other-key-fedcba9876543210";
@@ -25,30 +26,29 @@ function jsonStep(status: number, body: unknown): RawStep {
   return { status, headers: { "content-type": "application/json" }, chunks: [JSON.stringify(body)] };
 }
 
-async function withGateway(fn: (gw: InProcessGateway, up: RawUpstream, sdk: Anthropic) => Promise<void>) {
-  const up = startRawUpstream();
-  const gw = inProcessGateway(`
+function withGateway(fn: (gw: InProcessGateway, up: RawUpstream, sdk: Anthropic) => Promise<void>) {
+  return withInProcessGateway(() => {
+    const up = startRawUpstream();
+    return {
+      fakes: up,
+      config: `
 providers:
   ant: { type: anthropic, base_url: "${up.url}", api_key: "${ANT_KEY}" }
   other: { type: openai, base_url: "${up.url}/v1", api_key: "${OTHER_KEY}" }
 models:
   chat-claude: { type: chat, targets: [ { provider: ant, model: claude-sonnet-4-5, retries: 0 } ] }
   chat-other: { type: chat, targets: [ { provider: other, model: gpt-x, retries: 0 } ] }
-${TEST_TOKENS_YAML}`);
-  const sdk = new Anthropic({
-    apiKey: TEST_TOKEN,
-    baseURL: "http://gateway.test",
-    maxRetries: 0,
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      return gw.fetch(url.pathname + url.search, init);
-    }) as typeof fetch,
+${TEST_TOKENS_YAML}`,
+    };
+  }, (gw, up) => {
+    const sdk = new Anthropic({
+      apiKey: TEST_TOKEN,
+      baseURL: "http://gateway.test",
+      maxRetries: 0,
+      fetch: fetchThrough(gw),
+    });
+    return fn(gw, up, sdk);
   });
-  try {
-    await fn(gw, up, sdk);
-  } finally {
-    await up.stop();
-  }
 }
 
 const MESSAGE = {

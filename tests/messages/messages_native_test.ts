@@ -29,9 +29,10 @@ import {
   FAKE_BEDROCK_CLAUDE_THINKING,
   FAKE_BEDROCK_INVOKE_COUNT_BASE,
 } from "../helpers/fake_bedrock_claude.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { usageRows } from "../helpers/usage_rows.ts";
 import { startFakes } from "../helpers/fakes.ts";
+import { anthropicClient, withTestGateway } from "../helpers/with_gateway.ts";
 
 const BEDROCK_CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 const CEILING_TOKEN = "gw-ceiling-token-0123456789abcdef";
@@ -75,16 +76,11 @@ ${TEST_TOKENS_YAML}  - { name: ceiling, environment: test, sha256: ${
 `;
 }
 
-async function withGateway(fn: (gw: TestGateway, fakes: Fakes, client: Anthropic) => Promise<void>) {
-  const fakes = startFakes({ anthropic: startFakeAnthropic, bedrock: startFakeBedrock });
-  const gw = await startGateway(configFor(fakes));
-  const client = new Anthropic({ apiKey: TEST_TOKEN, baseURL: gw.url, maxRetries: 0 });
-  try {
-    await fn(gw, fakes, client);
-  } finally {
-    await gw.stop();
-    await fakes.stop();
-  }
+function withGateway(fn: (gw: TestGateway, fakes: Fakes, client: Anthropic) => Promise<void>) {
+  return withTestGateway(() => {
+    const fakes = startFakes({ anthropic: startFakeAnthropic, bedrock: startFakeBedrock });
+    return { fakes, config: configFor(fakes) };
+  }, (gw, fakes) => fn(gw, fakes, anthropicClient(gw)));
 }
 
 const SYSTEM: Anthropic.TextBlockParam[] = [

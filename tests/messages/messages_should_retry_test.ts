@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 /** The upstream's 429, with `x-should-retry` when `shouldRetry` is set; Anthropic's or OpenAI's body by path. */
 function refusal(path: string, shouldRetry: string | null): Response {
@@ -21,18 +22,21 @@ function refusal(path: string, shouldRetry: string | null): Response {
   return new Response(JSON.stringify(body), { status: 429, headers });
 }
 
-async function withGateway(
+function withGateway(
   shouldRetry: string | null,
   fn: (gw: TestGateway, calls: () => number) => Promise<void>,
 ): Promise<void> {
-  let calls = 0;
-  const upstream = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
-    calls++;
-    await req.body?.cancel();
-    return refusal(new URL(req.url).pathname, shouldRetry);
-  });
-  const url = `http://127.0.0.1:${upstream.addr.port}`;
-  const gw = await startGateway(`
+  return withTestGateway(() => {
+    let calls = 0;
+    const upstream = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+      calls++;
+      await req.body?.cancel();
+      return refusal(new URL(req.url).pathname, shouldRetry);
+    });
+    const url = `http://127.0.0.1:${upstream.addr.port}`;
+    return {
+      fakes: () => calls,
+      config: `
 server: { host: 127.0.0.1, port: 0 }
 routing: { eject_after: 1000 }
 providers:
@@ -42,13 +46,10 @@ models:
   chat-openai: { type: chat, targets: [ { provider: oa, model: up, retries: 0 } ] }
   claude: { type: chat, targets: [ { provider: claude, model: claude-up, retries: 0 } ] }
   claude-retries: { type: chat, targets: [ { provider: claude, model: claude-up, retries: 2 } ] }
-${TEST_TOKENS_YAML}`);
-  try {
-    await fn(gw, () => calls);
-  } finally {
-    await gw.stop();
-    await upstream.shutdown();
-  }
+${TEST_TOKENS_YAML}`,
+      stop: () => upstream.shutdown(),
+    };
+  }, fn);
 }
 
 const MESSAGE = { max_tokens: 16, messages: [{ role: "user" as const, content: "Hi" }] };

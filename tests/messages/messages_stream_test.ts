@@ -25,21 +25,25 @@ import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from "../helpers/fake_anthropi
 import { FAKE_AWS, FAKE_REGION, startFakeBedrock } from "../helpers/fake_bedrock.ts";
 import { FAKE_GEMINI_KEY, startFakeGemini } from "../helpers/fake_gemini.ts";
 import { FAKE_KEY, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { runStages } from "../helpers/run_stages.ts";
 import { startFakes } from "../helpers/fakes.ts";
+import { anthropicClient, withTestGateway } from "../helpers/with_gateway.ts";
 
 type Json = Record<string, unknown>;
 
-async function withGateway(fn: (gw: TestGateway, client: Anthropic) => Promise<void>): Promise<void> {
-  const fakes = startFakes({
-    openai: startFakeOpenAI,
-    gemini: startFakeGemini,
-    bedrock: startFakeBedrock,
-    anthropic: startFakeAnthropic,
-  });
-  const { openai, gemini, bedrock, anthropic } = fakes;
-  const gw = await startGateway(`
+function withGateway(fn: (gw: TestGateway, client: Anthropic) => Promise<void>): Promise<void> {
+  return withTestGateway(() => {
+    const fakes = startFakes({
+      openai: startFakeOpenAI,
+      gemini: startFakeGemini,
+      bedrock: startFakeBedrock,
+      anthropic: startFakeAnthropic,
+    });
+    const { openai, gemini, bedrock, anthropic } = fakes;
+    return {
+      fakes,
+      config: `
 server: { host: 127.0.0.1, port: 0 }
 providers:
   local: { type: builtin }
@@ -68,14 +72,9 @@ models:
   br-tools: { type: chat, targets: [ { provider: br, model: "us.tools-model-v1:0" } ] }
   br-cut: { type: chat, targets: [ { provider: br, model: "us.midstream-model-v1:0" } ] }
   claude-cut: { type: chat, targets: [ { provider: claude, model: claude-midstream-error } ] }
-${TEST_TOKENS_YAML}`);
-  const client = new Anthropic({ apiKey: TEST_TOKEN, baseURL: gw.url, maxRetries: 0 });
-  try {
-    await fn(gw, client);
-  } finally {
-    await gw.stop();
-    await fakes.stop();
-  }
+${TEST_TOKENS_YAML}`,
+    };
+  }, (gw) => fn(gw, anthropicClient(gw)));
 }
 
 /** The frames of an Anthropic event stream, each `event: <type>` with the same type in its data. */

@@ -36,6 +36,7 @@ import {
 import { startFakes } from "../helpers/fakes.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 import { type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { anthropicClient, withTestGateway } from "../helpers/with_gateway.ts";
 
 interface Fakes {
   openai: FakeUpstream;
@@ -72,16 +73,11 @@ models:
 ${TEST_TOKENS_YAML}`;
 }
 
-async function withGateway(fn: (gw: TestGateway, client: Anthropic, fakes: Fakes) => Promise<void>) {
-  const fakes = startFakes({ openai: startFakeOpenAI, gemini: startFakeGemini, bedrock: startFakeBedrock });
-  const gw = await startGateway(config(fakes));
-  const client = new Anthropic({ apiKey: TEST_TOKEN, baseURL: gw.url, maxRetries: 0 });
-  try {
-    await fn(gw, client, fakes);
-  } finally {
-    await gw.stop();
-    await fakes.stop();
-  }
+function withGateway(fn: (gw: TestGateway, client: Anthropic, fakes: Fakes) => Promise<void>) {
+  return withTestGateway(() => {
+    const fakes = startFakes({ openai: startFakeOpenAI, gemini: startFakeGemini, bedrock: startFakeBedrock });
+    return { fakes, config: config(fakes) };
+  }, (gw, fakes) => fn(gw, anthropicClient(gw), fakes));
 }
 
 /** One vendor behind the gateway: its aliases, what it answers, and the tool call it makes. */

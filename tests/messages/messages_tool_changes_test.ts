@@ -8,17 +8,19 @@
 import assert from "node:assert/strict";
 import { FAKE_ANTHROPIC_KEY, type FakeAnthropic, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
 import { FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { startFakes } from "../helpers/fakes.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 interface Fakes {
   anthropic: FakeAnthropic;
   openai: FakeUpstream;
 }
 
-async function withGateway(fn: (gw: TestGateway, fakes: Fakes) => Promise<void>) {
-  const fakes = startFakes({ anthropic: startFakeAnthropic, openai: startFakeOpenAI });
-  const gw = await startGateway(`
+function withGateway(fn: (gw: TestGateway, fakes: Fakes) => Promise<void>) {
+  return withFakeGateway(
+    () => startFakes({ anthropic: startFakeAnthropic, openai: startFakeOpenAI }),
+    (fakes) => `
 server: { host: 127.0.0.1, port: 0 }
 providers:
   an: { type: anthropic, base_url: "${fakes.anthropic.baseURL}", api_key: "${FAKE_ANTHROPIC_KEY}" }
@@ -26,13 +28,9 @@ providers:
 models:
   chat-claude: { type: chat, targets: [ { provider: an, model: claude-ok } ] }
   oa-ok: { type: chat, targets: [ { provider: oa, model: gpt-ok } ] }
-${TEST_TOKENS_YAML}`);
-  try {
-    await fn(gw, fakes);
-  } finally {
-    await gw.stop();
-    await fakes.stop();
-  }
+${TEST_TOKENS_YAML}`,
+    fn,
+  );
 }
 
 const BETAS = "claude-code-20250219,mid-conversation-tool-changes-2026-07-01";

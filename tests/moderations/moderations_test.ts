@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { FAKE_MODERATION_KEY, type FakeModeration, startFakeModeration } from "../helpers/fake_guardrails.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 
 const CHAT_ONLY_TOKEN = "gw-chat-only-token-0123456789abcdef";

@@ -6,9 +6,10 @@ import assert from "node:assert/strict";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault_upstream.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { pollUsageRows, waitForUsage } from "../helpers/usage_rows.ts";
 import { waitFor } from "../helpers/usage.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 const ADMIN = "gw-admin-token-policy-0123456789";
 const T = {
@@ -51,15 +52,8 @@ admin_tokens:
 `;
 }
 
-async function withGateway(fn: (gw: TestGateway, up: FaultUpstream) => Promise<void>) {
-  const up = startFaultUpstream("up");
-  const gw = await startGateway(config(up));
-  try {
-    await fn(gw, up);
-  } finally {
-    await gw.stop();
-    await up.stop();
-  }
+function withGateway(fn: (gw: TestGateway, up: FaultUpstream) => Promise<void>) {
+  return withFakeGateway(() => startFaultUpstream("up"), config, fn);
 }
 
 let nextId = 0;

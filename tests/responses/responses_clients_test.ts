@@ -18,13 +18,8 @@ import { generateText, type ModelMessage, stepCountIs, streamText, tool } from "
 import OpenAI from "openai";
 import { z } from "zod";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import {
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  waitForLog,
-  withFakeGateway,
-} from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 // The Agents SDK exports traces to OpenAI by default: these tests must not touch the network.
 setTracingDisabled(true);
@@ -41,7 +36,7 @@ ${TEST_TOKENS_YAML}`;
 }
 
 function withGateway(fn: (gw: TestGateway, fake: FakeUpstream) => Promise<void>) {
-  return withFakeGateway(startFakeOpenAI, configFor, (gw, fake) => fn(gw, fake));
+  return withFakeGateway(startFakeOpenAI, configFor, fn);
 }
 
 /** The access-log paths of the requests the gateway served for `alias`. */

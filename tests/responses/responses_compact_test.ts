@@ -13,7 +13,8 @@ import {
   NATIVE_USAGE,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { pollUsageRows } from "../helpers/usage_rows.ts";

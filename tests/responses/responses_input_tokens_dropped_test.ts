@@ -9,9 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import type { InProcessGateway } from "../helpers/in_process.ts";
 import { json } from "../helpers/mixed_vendors.ts";
 import { type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 const TOOLS = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: {} } }];
 const SERIAL_TOOLS = { tools: TOOLS, parallel_tool_calls: false };
@@ -49,13 +50,11 @@ function count(gw: InProcessGateway, body: Record<string, unknown>) {
   });
 }
 
-async function withGateway(fn: (gw: InProcessGateway, up: RawUpstream) => Promise<void>) {
-  const up = startRawUpstream();
-  try {
-    await fn(inProcessGateway(configFor(up)), up);
-  } finally {
-    await up.stop();
-  }
+function withGateway(fn: (gw: InProcessGateway, up: RawUpstream) => Promise<void>) {
+  return withInProcessGateway(() => {
+    const up = startRawUpstream();
+    return { fakes: up, config: configFor(up) };
+  }, fn);
 }
 
 Deno.test("input_tokens: what a translated target's count left out is named, header and record", async () => {

@@ -31,10 +31,11 @@ import {
   startFakeGemini,
 } from "../helpers/fake_gemini.ts";
 import { FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { usageRows } from "../helpers/usage_rows.ts";
 import { startFakes } from "../helpers/fakes.ts";
+import { openaiClient, withTestGateway } from "../helpers/with_gateway.ts";
 
 const schemas = await loadOpenApiSchemas();
 
@@ -136,25 +137,17 @@ interface Ctx {
   client: (token?: string) => OpenAI;
 }
 
-async function withGateway(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
-  const fakes = startFakes<Fakes>({
-    anthropic: startFakeAnthropic,
-    gemini: startFakeGemini,
-    bedrock: startFakeBedrock,
-    openai: startFakeOpenAI,
-    native: startNativeCounter,
-  });
-  const gw = await startGateway(config(fakes));
-  try {
-    await fn({
-      gw,
-      fakes,
-      client: (token = T.main) => new OpenAI({ apiKey: token, baseURL: gw.baseURL, maxRetries: 0 }),
+function withGateway(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
+  return withTestGateway(() => {
+    const fakes = startFakes<Fakes>({
+      anthropic: startFakeAnthropic,
+      gemini: startFakeGemini,
+      bedrock: startFakeBedrock,
+      openai: startFakeOpenAI,
+      native: startNativeCounter,
     });
-  } finally {
-    await gw.stop();
-    await fakes.stop();
-  }
+    return { fakes, config: config(fakes) };
+  }, (gw, fakes) => fn({ gw, fakes, client: (token = T.main) => openaiClient(gw, token) }));
 }
 
 /** The count answer as sent, `estimated` included (the SDK's type does not name it, the object keeps it). */

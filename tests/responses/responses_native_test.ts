@@ -31,8 +31,8 @@ import {
   TEST_TOKENS_YAML,
   type TestGateway,
   waitForLog,
-  withFakeGateway,
 } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { checkEvents, checkResponse, parseSse, type WireEvent } from "../helpers/responses_conformance.ts";
 import { usageRows } from "../helpers/usage_rows.ts";

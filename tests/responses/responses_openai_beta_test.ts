@@ -9,9 +9,10 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import { fetchThrough, type InProcessGateway } from "../helpers/in_process.ts";
 import { ANTHROPIC_OK, json } from "../helpers/mixed_vendors.ts";
 import { type RawRequest, type RawUpstream, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 const BETA = "responses_multi_agent=v1";
 const MULTI_AGENT = { enabled: true, max_concurrent_subagents: 2 };
@@ -39,17 +40,20 @@ const COMPACTION = {
   usage: RESPONSE.usage,
 };
 
-async function withGateway(fn: (gw: InProcessGateway, up: RawUpstream, sdk: OpenAI) => Promise<void>) {
-  const up = startRawUpstream();
-  up.stepFor = (request) =>
-    request.path.includes("/ant/")
-      ? json(ANTHROPIC_OK)
-      : request.path.includes("/responses/compact")
-      ? json(COMPACTION)
-      : request.path.includes("/responses/input_tokens")
-      ? json({ object: "response.input_tokens", input_tokens: 7 })
-      : json(RESPONSE);
-  const gw = inProcessGateway(`
+function withGateway(fn: (gw: InProcessGateway, up: RawUpstream, sdk: OpenAI) => Promise<void>) {
+  return withInProcessGateway(() => {
+    const up = startRawUpstream();
+    up.stepFor = (request) =>
+      request.path.includes("/ant/")
+        ? json(ANTHROPIC_OK)
+        : request.path.includes("/responses/compact")
+        ? json(COMPACTION)
+        : request.path.includes("/responses/input_tokens")
+        ? json({ object: "response.input_tokens", input_tokens: 7 })
+        : json(RESPONSE);
+    return {
+      fakes: up,
+      config: `
 providers:
   oai: { type: openai, base_url: "${up.url}/oai/v1", api_key: "sk-upstream-key-abcdef0123456789", native_responses: true }
   az: { type: azure, base_url: "${up.url}/az/openai/v1", api_key: "azure-key-abcdef0123456789", native_responses: true }
@@ -58,21 +62,17 @@ models:
   chat-oai: { type: chat, targets: [ { provider: oai, model: gpt-up, retries: 0 } ] }
   chat-azure: { type: chat, targets: [ { provider: az, model: my-deployment, retries: 0 } ] }
   chat-claude: { type: chat, targets: [ { provider: ant, model: claude-sonnet-4-5, retries: 0 } ] }
-${TEST_TOKENS_YAML}`);
-  const sdk = new OpenAI({
-    apiKey: TEST_TOKEN,
-    baseURL: "http://gateway.test/v1",
-    maxRetries: 0,
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      return gw.fetch(url.pathname + url.search, init);
-    }) as typeof fetch,
+${TEST_TOKENS_YAML}`,
+    };
+  }, (gw, up) => {
+    const sdk = new OpenAI({
+      apiKey: TEST_TOKEN,
+      baseURL: "http://gateway.test/v1",
+      maxRetries: 0,
+      fetch: fetchThrough(gw),
+    });
+    return fn(gw, up, sdk);
   });
-  try {
-    await fn(gw, up, sdk);
-  } finally {
-    await up.stop();
-  }
 }
 
 /** The one upstream request a call made. */

@@ -4,8 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { usageRows } from "../helpers/usage_rows.ts";
+import { withTestGateway } from "../helpers/with_gateway.ts";
 
 const T = {
   main: "gw-main-token-0123456789abcdef",
@@ -40,13 +41,8 @@ ${token("ceiling-20", T.ceiling, ", max_tokens: 20")}
 `;
 }
 
-async function withGateway(fn: (gw: TestGateway) => Promise<void>) {
-  const gw = await startGateway(config());
-  try {
-    await fn(gw);
-  } finally {
-    await gw.stop();
-  }
+function withGateway(fn: (gw: TestGateway) => Promise<void>) {
+  return withTestGateway(() => ({ fakes: undefined, config: config() }), fn);
 }
 
 let nextId = 0;

@@ -13,7 +13,8 @@ import {
   NATIVE_KEY,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { checkEvents, checkResponse, parseSse } from "../helpers/responses_conformance.ts";
 import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
@@ -35,7 +36,7 @@ models:
 ${TEST_TOKENS_YAML}`;
 
 function withGateway(fn: (gw: TestGateway, fakes: Fakes) => Promise<void>) {
-  return withFakeGateway(startAll, config, (gw, fakes) => fn(gw, fakes));
+  return withFakeGateway(startAll, config, fn);
 }
 
 async function post(gw: TestGateway, body: unknown): Promise<Response> {

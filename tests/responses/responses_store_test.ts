@@ -7,13 +7,8 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import {
-  NARROW_TOKEN,
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  withFakeGateway,
-} from "../helpers/gateway.ts";
+import { NARROW_TOKEN, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { pollUsageRows, usageDbPath } from "../helpers/usage_rows.ts";
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";

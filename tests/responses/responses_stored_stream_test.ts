@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { ResponsesWire } from "../helpers/responses_conformance.ts";
 

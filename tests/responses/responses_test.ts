@@ -17,13 +17,8 @@ import {
   type FakeUpstream,
   startFakeOpenAI,
 } from "../helpers/fake_openai.ts";
-import {
-  TEST_TOKEN,
-  TEST_TOKENS_YAML,
-  type TestGateway,
-  waitForLog,
-  withFakeGateway,
-} from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import {
   checkEvents,

@@ -32,7 +32,8 @@ import {
   GEMINI_ANSWER,
   startFakeGemini,
 } from "../helpers/fake_gemini.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
 import { ResponsesWire } from "../helpers/responses_conformance.ts";
 

@@ -10,9 +10,9 @@
  *   off, so nothing is refused and the temperature is sent.
  */
 import assert from "node:assert/strict";
-import { inProcessGateway } from "../helpers/in_process.ts";
 import { startRawUpstream } from "../helpers/raw_upstream.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 const ANSWER = JSON.stringify({
   id: "msg_1",
@@ -24,33 +24,35 @@ const ANSWER = JSON.stringify({
   usage: { input_tokens: 3, output_tokens: 1 },
 });
 
-async function withGateway(
+function withGateway(
   fn: (
     post: (model: string, body: Record<string, unknown>) => Promise<Response>,
     sent: () => unknown[],
   ) => Promise<void>,
 ) {
-  const up = startRawUpstream();
-  up.next = { status: 200, headers: { "content-type": "application/json" }, chunks: [ANSWER] };
-  const gw = inProcessGateway(`
+  return withInProcessGateway(() => {
+    const up = startRawUpstream();
+    up.next = { status: 200, headers: { "content-type": "application/json" }, chunks: [ANSWER] };
+    return {
+      fakes: up,
+      config: `
 providers:
   ant: { type: anthropic, base_url: "${up.url}", api_key: "sk-ant-fake-upstream-0123456789" }
   ant-drop: { type: anthropic, base_url: "${up.url}", api_key: "sk-ant-fake-upstream-0123456789", unsupported_params: drop }
 models:
   chat-claude: { type: chat, targets: [{ provider: ant, model: claude-sonnet-4-5, retries: 0 }] }
   chat-drop: { type: chat, targets: [{ provider: ant-drop, model: claude-sonnet-4-5, retries: 0 }] }
-${TEST_TOKENS_YAML}`);
-  const post = (model: string, body: Record<string, unknown>) =>
-    gw.fetch("/v1/chat/completions", {
-      method: "POST",
-      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ model, ...body }),
-    });
-  try {
-    await fn(post, () => up.requests.map((r) => JSON.parse(r.body)));
-  } finally {
-    await up.stop();
-  }
+${TEST_TOKENS_YAML}`,
+    };
+  }, (gw, up) => {
+    const post = (model: string, body: Record<string, unknown>) =>
+      gw.fetch("/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, ...body }),
+      });
+    return fn(post, () => up.requests.map((r) => JSON.parse(r.body)));
+  });
 }
 
 const BLANK_PREFILLS = [

@@ -10,7 +10,8 @@ import {
   type FakeAnthropic,
   startFakeAnthropic,
 } from "../helpers/fake_anthropic.ts";
-import { TEST_TOKENS_YAML, type TestGateway, waitForLog, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { z } from "zod";
 

@@ -14,7 +14,8 @@ import {
   type FakeBedrock,
   startFakeBedrock,
 } from "../helpers/fake_bedrock.ts";
-import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { z } from "zod";
 

@@ -23,7 +23,8 @@ import {
   startFakeBedrock,
 } from "../helpers/fake_bedrock.ts";
 import { FAKE_GEMINI_KEY, type FakeGemini, startFakeGemini } from "../helpers/fake_gemini.ts";
-import { TEST_TOKENS_YAML, waitForLog, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKENS_YAML, waitForLog } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 /** The marker opencode and Anthropic's clients send. */
 const EPHEMERAL = { type: "ephemeral" };

@@ -12,7 +12,8 @@ import {
   GEMINI_ANSWER,
   startFakeGemini,
 } from "../helpers/fake_gemini.ts";
-import { TEST_TOKENS_YAML, type TestGateway, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 function configFor(fake: FakeGemini): string {
   const chat = (alias: string, model: string, provider = "gem") =>

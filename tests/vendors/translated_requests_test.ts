@@ -20,7 +20,8 @@ import {
 } from "../helpers/fake_bedrock.ts";
 import { FAKE_GEMINI_KEY, type FakeGemini, GEMINI_ANSWER, startFakeGemini } from "../helpers/fake_gemini.ts";
 import { FAKE_ANSWER, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
-import { TEST_TOKENS_YAML, type TestGateway, waitForLog, withFakeGateway } from "../helpers/gateway.ts";
+import { TEST_TOKENS_YAML, type TestGateway, waitForLog } from "../helpers/gateway.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 const CLAUDE = "anthropic.claude-3-7-sonnet-20250219-v1:0";
 const NOVA = "amazon.nova-pro-v1:0";
