@@ -66,6 +66,21 @@ function workersOf(answers: Answer[]): number {
   return new Set(answers.map((a) => a.id.slice(0, 20))).size;
 }
 
+/**
+ * Batches of answers until two workers are among them (at most `rounds` batches): the kernel spreads
+ * connections over the workers by a hash of their ports, so one batch of eight may all land on one now and then.
+ */
+async function fromBothWorkers<T extends { id: string }>(
+  batch: () => Promise<T[]>,
+  rounds = 8,
+): Promise<T[]> {
+  const answers: T[] = [];
+  for (let i = 0; i < rounds && new Set(answers.map((a) => a.id.slice(0, 20))).size < 2; i++) {
+    answers.push(...await batch());
+  }
+  return answers;
+}
+
 async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = performance.now() + 15_000;
   while (!await cond()) {
@@ -533,17 +548,19 @@ admin_tokens:
       reload.json.issues.map((i: { path: string }) => i.path),
       [`admin_api.tokens.${capped.json.id}.budget.cost`],
     );
-    const after = await Promise.all(
-      Array.from({ length: 8 }, () => send(gw.url, capped.json.token, "chat-echo")),
+    const after = await fromBothWorkers(() =>
+      Promise.all(Array.from({ length: 8 }, () => send(gw.url, capped.json.token, "chat-echo")))
     );
     assert.deepEqual(after.map((a) => a.status), after.map(() => 429), "no worker serves it uncounted");
     assert.ok(workersOf(after) >= 2, "both workers answered");
     // And every worker's /readyz says the reload failed, where, as a single process's does.
-    const ready = await Promise.all(Array.from({ length: 8 }, async () => {
-      const r = await fetch(`${gw.url}/readyz`, { headers: { connection: "close" } });
-      const body: { reload: { ok: boolean; issues: string[] } | null } = await r.json();
-      return { id: r.headers.get("x-request-id") ?? "", reload: body.reload };
-    }));
+    const ready = await fromBothWorkers(() =>
+      Promise.all(Array.from({ length: 8 }, async () => {
+        const r = await fetch(`${gw.url}/readyz`, { headers: { connection: "close" } });
+        const body: { reload: { ok: boolean; issues: string[] } | null } = await r.json();
+        return { id: r.headers.get("x-request-id") ?? "", reload: body.reload };
+      }))
+    );
     assert.ok(new Set(ready.map((r) => r.id.slice(0, 20))).size >= 2, "both workers answered /readyz");
     for (const r of ready) {
       assert.equal(r.reload?.ok, false, JSON.stringify(r.reload));
