@@ -36,10 +36,11 @@ async function withStores(
   ) => Promise<void>,
   keyPrefix = prefix(),
   start?: number,
+  timeoutMs = 1_000,
 ) {
   const c = clock(start);
   const memory = createMemoryCounterStore(c.now);
-  const redis = createRedisCounterStore({ url: REDIS_URL, keyPrefix, timeoutMs: 1_000, clock: c.now });
+  const redis = createRedisCounterStore({ url: REDIS_URL, keyPrefix, timeoutMs, clock: c.now });
   try {
     assert.equal(await redis.whenReady(5_000), true, "Redis at 127.0.0.1:6379 must be running (.ci/run)");
     await fn({ memory, redis, c });
@@ -323,17 +324,24 @@ Deno.test("redis store: a refund never takes a period counter below zero (one re
 });
 
 Deno.test("redis store: a settlement of 50,000 counters is one script, not an argument list too long to call", async () => {
-  await withStores(async ({ redis }) => {
-    const periods = Array.from({ length: 50_000 }, (_, i) => ({
-      key: `end_user:t:u${i}:budget:tokens`,
-      period: "d",
-      amount: 7,
-      expiresAt: FAR,
-    }));
-    // Three arguments a counter: spread into one call, past the engine's limit on a call's arguments.
-    await redis.settle!({ release: [], adjust: [], periods, reservation: "a".repeat(24) });
-    for (const i of [0, 49_999]) {
-      assert.equal(await redis.periodGet(`end_user:t:u${i}:budget:tokens`, "d"), 7);
-    }
-  });
+  await withStores(
+    async ({ redis }) => {
+      const periods = Array.from({ length: 50_000 }, (_, i) => ({
+        key: `end_user:t:u${i}:budget:tokens`,
+        period: "d",
+        amount: 7,
+        expiresAt: FAR,
+      }));
+      // Three arguments a counter: spread into one call, past the engine's limit on a call's arguments.
+      await redis.settle!({ release: [], adjust: [], periods, reservation: "a".repeat(24) });
+      for (const i of [0, 49_999]) {
+        assert.equal(await redis.periodGet(`end_user:t:u${i}:budget:tokens`, "d"), 7);
+      }
+      // Redis runs a script of 50,000 counters in well under a second alone, not always within 1 s on a loaded CI
+      // machine: the bound here is the argument list, not Redis's speed.
+    },
+    prefix(),
+    undefined,
+    30_000,
+  );
 });
