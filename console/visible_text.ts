@@ -11,11 +11,13 @@
 /**
  * What is marked: format characters (Unicode category Cf: the bidi embeddings, overrides, isolates and marks,
  * zero-width spaces and joiners, the byte order mark, the soft hyphen, tag characters), the line and paragraph
- * separators (a paragraph break resets the bidi order), and control characters; tab, line feed and carriage
- * return stay, as layout. A zero-width joiner inside an emoji sequence is marked too: an operator reading
- * an audit must see every character that was sent.
+ * separators (a paragraph break resets the bidi order), control characters, and every other default-ignorable
+ * code point (characters a font draws as nothing: variation selectors, the combining grapheme joiner, the Hangul
+ * fillers), which would make `alice` and `alice\uFE0F` look the same; tab, line feed and carriage return stay,
+ * as layout. A zero-width joiner inside an emoji sequence is marked too: an operator reading an audit must see
+ * every character that was sent.
  */
-const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\p{Cc}]/gu;
+const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\p{Cc}\p{Default_Ignorable_Code_Point}]/gu;
 const LAYOUT = new Set(["\t", "\n", "\r"]);
 
 /** `text` with each hidden character as `⟨U+XXXX⟩`: `"\u202Enimda"` → "⟨U+202E⟩nimda". */

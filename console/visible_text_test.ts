@@ -55,3 +55,18 @@ Deno.test("visibleText: ordinary text, right-to-left scripts, spaces and line br
     ]
   ) assert.equal(visibleText(text), text);
 });
+
+Deno.test("visibleText: characters drawn as nothing (default-ignorable) are marked, so two ids never look alike", () => {
+  // Each renders "alice" exactly as the plain id does; the console must tell them apart.
+  for (
+    const [c, hex] of [
+      ["\u034F", "034F"], // combining grapheme joiner
+      ["\uFE0F", "FE0F"], // variation selector-16
+      ["\uFE00", "FE00"], // variation selector-1
+      ["\u115F", "115F"], // Hangul choseong filler
+      ["\u3164", "3164"], // Hangul filler
+      ["\u17B4", "17B4"], // Khmer vowel inherent aq
+      ["\u{E0100}", "E0100"], // variation selector-17
+    ]
+  ) assert.equal(visibleText(`alice${c}`), `alice⟨U+${hex}⟩`, `U+${hex}`);
+});

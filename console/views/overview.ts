@@ -46,8 +46,9 @@ export const BREAKDOWNS: readonly [string, string][] = [
 ];
 
 /**
- * Filters that narrow the view without a breakdown of their own: `token`, a name (every token that had it: the
- * policy view's links).
+ * Filters that narrow the view without a breakdown of their own: `token`, a name (every token that had it). No
+ * console link makes it any more (they filter by `token_id`), but an operator's bookmark or typed address still
+ * works.
  */
 const FILTER_ONLY = ["token"] as const;
 
