@@ -9,14 +9,17 @@
 import assert from "node:assert/strict";
 import { FAKE_KEY } from "../helpers/fake_openai.ts";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
-import { usageRows } from "../helpers/usage_rows.ts";
+import {
+  assertRecordedRateLimited,
+  assertRefused,
+  assertStreamServed,
+  chatStream,
+  withUpstreamGateway,
+} from "../helpers/json_error_in_200.ts";
+import { jsonStep, type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
 
-const json = (body: unknown): RawStep => ({
-  status: 200,
-  headers: { "content-type": "application/json" },
-  chunks: ["\n\n" + JSON.stringify(body)],
-});
+/** OpenRouter's 200 JSON body, after the blank lines it keeps the connection open with. */
+const json = (body: unknown): RawStep => jsonStep(body, { lead: "\n\n" });
 const RATE_LIMITED = json({
   error: { code: 429, message: "Rate limit exceeded: free-models-per-min", metadata: { provider_name: "x" } },
 });
@@ -134,56 +137,39 @@ const SSE_ANSWER: RawStep = {
 };
 
 for (const type of ["openai", "azure"]) {
-  Deno.test(`${type}: a stream answered with a 200 JSON error body is the upstream's 429, retried, recorded, then served by the next target`, async () => {
-    const upstream = startRawUpstream();
-    const base = type === "azure" ? `${upstream.url}/openai/v1` : `${upstream.url}/v1`;
-    const gw = await startGateway(`
+  Deno.test(`${type}: a stream answered with a 200 JSON error body is the upstream's 429, retried, recorded, then served by the next target`, () =>
+    withUpstreamGateway(
+      (url) => `
 providers:
-  up: { type: ${type}, base_url: "${base}", api_key: "${FAKE_KEY}" }
-routing: { backoff_base: 5ms, backoff_max: 10ms }
+  up: { type: ${type}, base_url: "${
+        type === "azure" ? `${url}/openai/v1` : `${url}/v1`
+      }", api_key: "${FAKE_KEY}" }
 models:
   chat-one: { type: chat, targets: [ { provider: up, model: m-first, retries: 1 } ] }
   chat-two: { type: chat, targets: [ { provider: up, model: m-first, retries: 0 }, { provider: up, model: m-second } ] }
-  chat-odd: { type: chat, targets: [ { provider: up, model: m-odd, retries: 0 } ] }
-${TEST_TOKENS_YAML}`);
-    upstream.stepFor = (request) =>
-      request.body.includes('"m-first"')
-        ? RATE_LIMITED
-        : request.body.includes('"m-odd"')
-        ? ANSWER
-        : SSE_ANSWER;
-    const post = (model: string) =>
-      fetch(`${gw.baseURL}/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
-      });
-    try {
-      // Nothing was sent yet: the client gets the HTTP error and its JSON body, as for an HTTP 429.
-      const limited = await post("chat-one");
-      const body = await limited.json();
-      assert.equal(limited.status, 429, JSON.stringify(body));
-      assert.equal(limited.headers.get("x-gateway-attempts"), "2");
-      assert.equal(body.error.message, "Rate limit exceeded: free-models-per-min");
-      assert.equal(body.error.code, "rate_limit_exceeded");
-      const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 1);
-      assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [[429, "rate_limit_exceeded"]]);
+  chat-odd: { type: chat, targets: [ { provider: up, model: m-odd, retries: 0 } ] }`,
+      (request) =>
+        request.body.includes('"m-first"')
+          ? RATE_LIMITED
+          : request.body.includes('"m-odd"')
+          ? ANSWER
+          : SSE_ANSWER,
+      async (gw) => {
+        // Nothing was sent yet: the client gets the HTTP error and its JSON body, as for an HTTP 429.
+        const limited = await assertRefused(await chatStream(gw, "chat-one"), { key: FAKE_KEY });
+        assert.equal(limited.error.message, "Rate limit exceeded: free-models-per-min");
+        assert.equal(limited.error.code, "rate_limit_exceeded");
+        await assertRecordedRateLimited(gw, 1);
 
-      const served = await post("chat-two");
-      assert.equal(served.status, 200);
-      assert.equal(served.headers.get("x-gateway-model"), "m-second");
-      const text = await served.text();
-      assert.match(text, /"content":"Hi"/);
-      assert.match(text, /data: \[DONE\]/);
+        const served = await assertStreamServed(await chatStream(gw, "chat-two"), "m-second");
+        assert.match(served, /"content":"Hi"/);
+        assert.match(served, /data: \[DONE\]/);
 
-      // A JSON body that is not an error is still no stream: the 502 it was before.
-      const odd = await post("chat-odd");
-      const oddBody = await odd.json();
-      assert.equal(odd.status, 502, JSON.stringify(oddBody));
-      assert.match(oddBody.error.message, /ended the stream before it was complete/);
-    } finally {
-      await gw.stop();
-      await upstream.stop();
-    }
-  });
+        // A JSON body that is not an error is still no stream: the 502 it was before.
+        const odd = await chatStream(gw, "chat-odd");
+        const oddBody = await odd.json();
+        assert.equal(odd.status, 502, JSON.stringify(oddBody));
+        assert.match(oddBody.error.message, /ended the stream before it was complete/);
+      },
+    ));
 }

@@ -9,24 +9,30 @@
  * translated), instead of a 502 "ended the stream before it was complete".
  */
 import assert from "node:assert/strict";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  assertRecordedRateLimited,
+  assertRefused,
+  assertStreamServed,
+  chatStream,
+  withUpstreamGateway,
+} from "../helpers/json_error_in_200.ts";
+import { dataEvents, jsonStep, type RawStep, sseStep, startRawUpstream } from "../helpers/raw_upstream.ts";
 import { usageRows } from "../helpers/usage_rows.ts";
 
 const KEY = "AIzaSyFAKE-gemini-200-key-0123456789";
-const json = (body: unknown): RawStep => ({
-  status: 200,
-  headers: { "content-type": "application/json; charset=UTF-8" },
-  chunks: [JSON.stringify(body)],
-});
+/** Google's 200 JSON body, in its content type. */
+const json = (body: unknown): RawStep => jsonStep(body, { contentType: "application/json; charset=UTF-8" });
 const EXHAUSTED = json({
   error: { code: 429, message: `Resource has been exhausted (key ${KEY}).`, status: "RESOURCE_EXHAUSTED" },
 });
-const ANSWER = json({
+/** A GenerateContentResponse from `g-second` saying "Hi". */
+const GENERATED = {
   candidates: [{ content: { role: "model", parts: [{ text: "Hi" }] }, finishReason: "STOP", index: 0 }],
   usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
   modelVersion: "g-second",
-});
+};
+const ANSWER = json(GENERATED);
 const EMBEDDING = json({ embedding: { values: [0.5, 0.25] } });
 
 Deno.test("gemini: a 200 with Google's error body is the upstream's 429 in Google's shape, retried, recorded as failed, then served by the next target", async () => {
@@ -106,59 +112,35 @@ ${TEST_TOKENS_YAML}`);
   }
 });
 
-Deno.test("gemini stream, native and translated: a 200 JSON error body is the upstream's 429 in Google's shape, retried, recorded as failed, then served by the next target", async () => {
-  const upstream = startRawUpstream();
-  const gw = await startGateway(`
+Deno.test("gemini stream, native and translated: a 200 JSON error body is the upstream's 429 in Google's shape, retried, recorded as failed, then served by the next target", () =>
+  withUpstreamGateway(
+    (url) => `
 providers:
-  gem: { type: gemini, base_url: "${upstream.url}/v1beta", api_key: "${KEY}" }
-routing: { backoff_base: 5ms, backoff_max: 10ms }
+  gem: { type: gemini, base_url: "${url}/v1beta", api_key: "${KEY}" }
 models:
   chat-g-one: { type: chat, targets: [ { provider: gem, model: g-first, retries: 1 } ] }
-  chat-g-two: { type: chat, targets: [ { provider: gem, model: g-first, retries: 0 }, { provider: gem, model: g-second } ] }
-${TEST_TOKENS_YAML}`);
-  const sse: RawStep = {
-    status: 200,
-    headers: { "content-type": "text/event-stream" },
-    chunks: [`data: ${JSON.stringify(JSON.parse(ANSWER.chunks![0] as string))}\n\n`],
-  };
-  upstream.stepFor = (request) => request.path.includes("-first:") ? EXHAUSTED : sse;
-  const stream = (model: string) =>
-    fetch(`${gw.url}/v1beta/models/${model}:streamGenerateContent?alt=sse`, {
-      method: "POST",
-      headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
-      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
-    });
-  try {
-    // Nothing was sent yet: the HTTP error and Google's error body, as for an HTTP 429.
-    const limited = await stream("chat-g-one");
-    const body = await limited.json();
-    assert.equal(limited.status, 429, JSON.stringify(body));
-    assert.equal(limited.headers.get("x-gateway-attempts"), "2");
-    assert.equal(body.error.status, "RESOURCE_EXHAUSTED");
-    assert(!JSON.stringify(body).includes(KEY), JSON.stringify(body));
-    const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 1);
-    assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [[429, "rate_limit_exceeded"]]);
+  chat-g-two: { type: chat, targets: [ { provider: gem, model: g-first, retries: 0 }, { provider: gem, model: g-second } ] }`,
+    (request) => request.path.includes("-first:") ? EXHAUSTED : sseStep(dataEvents([GENERATED])),
+    async (gw) => {
+      // Nothing was sent yet: the HTTP error and Google's error body, as for an HTTP 429.
+      const limited = await assertRefused(await generateStream(gw, "chat-g-one"), { key: KEY });
+      assert.equal(limited.error.status, "RESOURCE_EXHAUSTED");
+      await assertRecordedRateLimited(gw, 1);
 
-    const served = await stream("chat-g-two");
-    assert.equal(served.status, 200);
-    assert.equal(served.headers.get("x-gateway-model"), "g-second");
-    assert.match(await served.text(), /"text":"Hi"/);
+      const served = await assertStreamServed(await generateStream(gw, "chat-g-two"), "g-second");
+      assert.match(served, /"text":"Hi"/);
 
-    // A chat completion stream translated to the same upstream.
-    const chat = await fetch(`${gw.baseURL}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "chat-g-one",
-        stream: true,
-        messages: [{ role: "user", content: "hi" }],
-      }),
-    });
-    const chatBody = await chat.json();
-    assert.equal(chat.status, 429, JSON.stringify(chatBody));
-    assert.equal(chatBody.error.code, "rate_limit_exceeded");
-  } finally {
-    await gw.stop();
-    await upstream.stop();
-  }
-});
+      // A chat completion stream translated to the same upstream.
+      const chat = await assertRefused(await chatStream(gw, "chat-g-one"), { key: KEY });
+      assert.equal(chat.error.code, "rate_limit_exceeded");
+    },
+  ));
+
+/** A Gemini streamGenerateContent request (SSE) for `model`. */
+function generateStream(gw: TestGateway, model: string): Promise<Response> {
+  return fetch(`${gw.url}/v1beta/models/${model}:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+  });
+}

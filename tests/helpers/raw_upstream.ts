@@ -20,6 +20,32 @@ export interface RawStep {
   hold?: { at: number; open: Promise<unknown> };
 }
 
+/**
+ * A 200 whose body is `body` as JSON. `lead` goes before it (OpenRouter sends blank lines to keep a connection
+ * open before its body); `contentType` is the vendor's.
+ */
+export function jsonStep(
+  body: unknown,
+  { lead = "", contentType = "application/json" }: { lead?: string; contentType?: string } = {},
+): RawStep {
+  return { status: 200, headers: { "content-type": contentType }, chunks: [lead + JSON.stringify(body)] };
+}
+
+/** A 200 event stream of `sse`'s text, in one chunk. */
+export function sseStep(sse: string): RawStep {
+  return { status: 200, headers: { "content-type": "text/event-stream" }, chunks: [sse] };
+}
+
+/** An event stream's text whose events are each one `data:` line (OpenAI's chat completions, Gemini's). */
+export function dataEvents(events: readonly unknown[], done = false): string {
+  return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + (done ? "data: [DONE]\n\n" : "");
+}
+
+/** An event stream's text whose events are named by their `type` (Anthropic's Messages, OpenAI's Responses). */
+export function typedEvents<E extends { type: string }>(events: readonly E[]): string {
+  return events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+}
+
 /** How far one answer got. */
 export interface RawAnswer {
   /** Bytes of the step's chunks written so far (chunk framing not counted). */

@@ -9,15 +9,15 @@
  */
 import assert from "node:assert/strict";
 import { FAKE_KEY } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  assertRecordedRateLimited,
+  assertRefused,
+  withUpstreamGateway,
+} from "../helpers/json_error_in_200.ts";
+import { jsonStep as json, startRawUpstream } from "../helpers/raw_upstream.ts";
 import { usageRows } from "../helpers/usage_rows.ts";
 
-const json = (body: unknown): RawStep => ({
-  status: 200,
-  headers: { "content-type": "application/json" },
-  chunks: [JSON.stringify(body)],
-});
 const RATE_LIMITED = json({ error: { code: 429, message: `Rate limit exceeded for key ${FAKE_KEY}` } });
 const ANSWER = json({
   id: "resp_up_1",
@@ -126,46 +126,36 @@ ${TEST_TOKENS_YAML}`);
   }
 });
 
-Deno.test("responses stream, native and translated: a 200 JSON error body is the upstream's 429 (key scrubbed), retried, recorded as failed", async () => {
-  const upstream = startRawUpstream();
-  const gw = await startGateway(`
+Deno.test("responses stream, native and translated: a 200 JSON error body is the upstream's 429 (key scrubbed), retried, recorded as failed", () =>
+  withUpstreamGateway(
+    (url) => `
 providers:
-  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}", native_responses: true }
-  plain: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
-routing: { backoff_base: 5ms, backoff_max: 10ms }
+  or: { type: openai, base_url: "${url}/v1", api_key: "${FAKE_KEY}", native_responses: true }
+  plain: { type: openai, base_url: "${url}/v1", api_key: "${FAKE_KEY}" }
 models:
   chat-native: { type: chat, targets: [ { provider: or, model: r-first, retries: 1 } ] }
-  chat-translated: { type: chat, targets: [ { provider: plain, model: r-first, retries: 1 } ] }
-${TEST_TOKENS_YAML}`);
-  upstream.next = RATE_LIMITED;
-  const post = (model: string) =>
-    fetch(`${gw.baseURL}/responses`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ model, input: "hi", store: false, stream: true }),
-    });
-  try {
-    for (
-      const [model, path] of [["chat-native", "/v1/responses"], ["chat-translated", "/v1/chat/completions"]]
-    ) {
-      const asked = upstream.requests.length;
-      // Nothing was sent yet: the HTTP error and its JSON body, as for an HTTP 429.
-      const limited = await post(model);
-      const body = await limited.json();
-      assert.equal(limited.status, 429, `${model}: ${JSON.stringify(body)}`);
-      assert.equal(limited.headers.get("x-gateway-attempts"), "2");
-      assert.match(body.error.message, /^Rate limit exceeded for key/);
-      assert(!JSON.stringify(body).includes(FAKE_KEY), JSON.stringify(body));
-      assert.equal(body.error.code, "rate_limit_exceeded");
-      assert(upstream.requests.slice(asked).every((r) => r.path === path), `${model} asked ${path}`);
-    }
-    const rows = await usageRows<{ status: number; error_code: string | null }>(gw, 2);
-    assert.deepEqual(rows.map((r) => [r.status, r.error_code]), [
-      [429, "rate_limit_exceeded"],
-      [429, "rate_limit_exceeded"],
-    ]);
-  } finally {
-    await gw.stop();
-    await upstream.stop();
-  }
-});
+  chat-translated: { type: chat, targets: [ { provider: plain, model: r-first, retries: 1 } ] }`,
+    () => RATE_LIMITED,
+    async (gw, upstream) => {
+      for (
+        const [model, path] of [["chat-native", "/v1/responses"], ["chat-translated", "/v1/chat/completions"]]
+      ) {
+        const asked = upstream.requests.length;
+        // Nothing was sent yet: the HTTP error and its JSON body, as for an HTTP 429.
+        const limited = await assertRefused(await responsesStream(gw, model), { key: FAKE_KEY });
+        assert.match(limited.error.message, /^Rate limit exceeded for key/);
+        assert.equal(limited.error.code, "rate_limit_exceeded");
+        assert(upstream.requests.slice(asked).every((r) => r.path === path), `${model} asked ${path}`);
+      }
+      await assertRecordedRateLimited(gw, 2);
+    },
+  ));
+
+/** A Responses stream request for `model`. */
+function responsesStream(gw: TestGateway, model: string): Promise<Response> {
+  return fetch(`${gw.baseURL}/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, input: "hi", store: false, stream: true }),
+  });
+}

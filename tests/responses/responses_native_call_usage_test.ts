@@ -5,13 +5,9 @@
  * (`response.custom_tool_call_input.delta`), the `code` of a code interpreter call
  * (`response.code_interpreter_call_code.delta`) and an MCP call's `arguments` (`response.mcp_call_arguments.delta`).
  */
-import assert from "node:assert/strict";
-import { hashToken } from "../../lib/auth/authenticate.ts";
-import type { JsonObject } from "../../lib/openai/types.ts";
-import type { UsageRecord } from "../../lib/usage/record.ts";
-import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import { assertCountedAlike, type OwnCountCase } from "../helpers/own_count.ts";
+import { jsonStep, sseStep, typedEvents } from "../helpers/raw_upstream.ts";
 
-const TOKEN = "gw-native-custom-usage-0123456789";
 const TEXT = "*** Begin Patch\n*** Update File: src/main.ts\n-const a = 1;\n+const a = 2;\n*** End Patch";
 
 /** The output item the upstream says {@linkcode TEXT} in, with the event that streams its text. */
@@ -45,10 +41,11 @@ const ITEMS = {
 };
 type Kind = keyof typeof ITEMS;
 
-/** A Responses upstream answering {@linkcode TEXT} as `kind`, without any usage. */
-function startUpstream(kind: Kind) {
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
-    const body = await request.json() as JsonObject;
+/** A Responses upstream answering {@linkcode TEXT} as a kind, without any usage. */
+const RESPONSES: OwnCountCase<Kind> = {
+  provider: (url) =>
+    `{ type: openai, base_url: "${url}/v1", api_key: sk-scripted-0123456789, native_responses: true }`,
+  answer(kind, stream) {
     const item = (text: string) => ({ id: "item_1", ...ITEMS[kind].item(text) });
     const response = (output: unknown[], status: string) => ({
       id: "resp_u",
@@ -58,7 +55,7 @@ function startUpstream(kind: Kind) {
       status,
       output,
     });
-    if (body.stream !== true) return Response.json(response([item(TEXT)], "completed"));
+    if (!stream) return jsonStep(response([item(TEXT)], "completed"));
     const delta = (text: string) => ({
       ...ITEMS[kind].delta,
       item_id: "item_1",
@@ -73,53 +70,21 @@ function startUpstream(kind: Kind) {
       { type: "response.output_item.done", output_index: 0, item: item(TEXT) },
       { type: "response.completed", response: response([item(TEXT)], "completed") },
     ];
-    const sse = events.map((e, i) =>
-      `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: i })}\n\n`
-    );
-    return new Response(sse.join(""), { headers: { "content-type": "text/event-stream" } });
-  });
-  return { baseURL: `http://127.0.0.1:${server.addr.port}/v1`, stop: () => server.shutdown() };
-}
-
-function gateway(baseURL: string): InProcessGateway {
-  return inProcessGateway(`
-providers:
-  up: { type: openai, base_url: "${baseURL}", api_key: sk-scripted-0123456789, native_responses: true }
-models:
-  chat: { type: chat, targets: [ { provider: up, model: m, retries: 0 } ] }
-tokens:
-  - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
-`);
-}
-
-/** The usage record of one request answered as `kind`, JSON or streamed (its record is written as it ends). */
-async function recordOf(kind: Kind, stream: boolean): Promise<UsageRecord> {
-  const up = startUpstream(kind);
-  try {
-    const gw = gateway(up.baseURL);
-    const res = await gw.fetch("/v1/responses", {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "chat",
-        stream,
-        store: false,
-        tools: [{ type: "custom", name: "apply_patch" }],
-        input: "patch",
-      }),
-    });
-    const text = await res.text();
-    assert.equal(res.status, 200, text);
-    assert(text.includes("End Patch"), text);
-    for (let waited = 0; gw.records.length === 0 && waited < 5000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    assert.equal(gw.records.length, 1);
-    return gw.records[0];
-  } finally {
-    await up.stop();
-  }
-}
+    return sseStep(typedEvents(events.map((e, i) => ({ ...e, sequence_number: i }))));
+  },
+  request: ({ stream, alias, token }) => ({
+    path: "/v1/responses",
+    headers: { authorization: `Bearer ${token}` },
+    body: {
+      model: alias,
+      stream,
+      store: false,
+      tools: [{ type: "custom", name: "apply_patch" }],
+      input: "patch",
+    },
+  }),
+  shows: "End Patch",
+};
 
 for (const stream of [false, true]) {
   for (const kind of ["custom_tool_call", "code_interpreter_call", "mcp_call"] as const) {
@@ -127,14 +92,7 @@ for (const stream of [false, true]) {
       `native responses usage: without the upstream's usage, a ${kind}'s text is counted as a message's is (${
         stream ? "stream" : "JSON"
       })`,
-      async () => {
-        const call = await recordOf(kind, stream);
-        const message = await recordOf("message", stream);
-        assert.equal(call.tokens_estimated, true);
-        assert.equal(message.tokens_estimated, true);
-        assert(message.completion_tokens > 10, JSON.stringify(message));
-        assert.equal(call.completion_tokens, message.completion_tokens, JSON.stringify(call));
-      },
+      () => assertCountedAlike(RESPONSES, kind, "message", stream),
     );
   }
 }
