@@ -130,20 +130,33 @@ export function shortTokenId(id: string): string {
 }
 
 /**
- * The names of rows of usage by token (`group_by=token_id`: each row one token, with the name its records
- * carry): the name alone, or where rows share a name (a token revoked and its name issued again) the name and
- * the short id ("reissued · tok_01234567…"), so no two rows read alike; a row without a name, its short id.
+ * A team id as the overview's rows show it beside a shared name: `tm_` and its first 8 hex digits, then "…";
+ * a config team's `team_<name>` whole (its name is the row's already).
  */
-export function tokenRowNames(rows: readonly { token_id: string; token: string | null }[]): string[] {
+export function shortTeamId(id: string): string {
+  return id.startsWith("tm_") && id.length > 12 ? `${id.slice(0, 11)}…` : id;
+}
+
+/**
+ * The names of rows of usage by identity (`group_by=token_id` or `team_id`: each row one token or team, with
+ * the name its records carry): the name alone, or where rows share a name (a token revoked and its name issued
+ * again, a team deleted and one made under its name) the name and the short id ("reissued · tok_01234567…"), so
+ * no two rows read alike; a row without a name, its short id.
+ */
+function identityRowNames(
+  rows: readonly { id: string; name: string | null }[],
+  short: (id: string) => string,
+): string[] {
   const count = new Map<string, number>();
-  for (const { token } of rows) if (token !== null) count.set(token, (count.get(token) ?? 0) + 1);
-  return rows.map(({ token_id, token }) =>
-    token === null
-      ? shortTokenId(token_id)
-      : (count.get(token) ?? 0) > 1
-      ? `${token} · ${shortTokenId(token_id)}`
-      : token
+  for (const { name } of rows) if (name !== null) count.set(name, (count.get(name) ?? 0) + 1);
+  return rows.map(({ id, name }) =>
+    name === null ? short(id) : (count.get(name) ?? 0) > 1 ? `${name} · ${short(id)}` : name
   );
+}
+
+/** {@linkcode identityRowNames} of rows of usage by token (`group_by=token_id`). */
+export function tokenRowNames(rows: readonly { token_id: string; token: string | null }[]): string[] {
+  return identityRowNames(rows.map((r) => ({ id: r.token_id, name: r.token })), shortTokenId);
 }
 
 /**
@@ -234,13 +247,34 @@ export function changeLines(changes: Record<string, unknown>): string[] {
   });
 }
 
+/**
+ * The names of the rows of a usage breakdown by `idKey` (`token_id`, `team_id`) by id: their groups' label
+ * (`nameKey`: `key.token`, `key.team`), with the short id where names repeat, the short id where there is none.
+ */
+function namesOf(
+  groups: readonly { key: Record<string, string | null> }[],
+  idKey: string,
+  nameKey: string,
+  short: (id: string) => string,
+): Map<string, string> {
+  const rows = groups.flatMap(({ key }) => {
+    const id = key[idKey];
+    return id === null || id === undefined ? [] : [{ id, name: key[nameKey] ?? null }];
+  });
+  const names = identityRowNames(rows, short);
+  return new Map(rows.map((row, i) => [row.id, names[i]]));
+}
+
 /** The names of the token rows by id (their groups' `key.token`; with the short id where names repeat). */
 export function tokenNamesOf(groups: readonly { key: Record<string, string | null> }[]): Map<string, string> {
-  const rows = groups.flatMap(({ key }) =>
-    key.token_id === null || key.token_id === undefined
-      ? []
-      : [{ token_id: key.token_id, token: key.token ?? null }]
-  );
-  const names = tokenRowNames(rows);
-  return new Map(rows.map((row, i) => [row.token_id, names[i]]));
+  return namesOf(groups, "token_id", "token", shortTokenId);
+}
+
+/**
+ * The names of the team rows by id (their groups' `key.team`, the name the team's records carry, so a team
+ * deleted or removed from the config file since is still named; with the short id where names repeat, and
+ * where the records name none).
+ */
+export function teamNamesOf(groups: readonly { key: Record<string, string | null> }[]): Map<string, string> {
+  return namesOf(groups, "team_id", "team", shortTeamId);
 }

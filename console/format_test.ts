@@ -17,8 +17,10 @@ import {
   formatTokenCache,
   formatValue,
   NONE,
+  shortTeamId,
   shortTokenId,
   shortTraceId,
+  teamNamesOf,
   tokenRowNames,
 } from "./format.ts";
 
@@ -171,4 +173,24 @@ Deno.test("tokenRowNames: a row per token, its name, and the short id where two 
     ]),
     ["reissued · tok_01234567…", "ci-bot", "reissued · tok_fedcba98…", "tok_aaaaaaaa…"],
   );
+});
+
+Deno.test("teamNamesOf: a row per team by its name, the short id where two share one, the id where none is said", () => {
+  assert.equal(shortTeamId("tm_0123456789abcdef01234567"), "tm_01234567…");
+  assert.equal(shortTeamId("team_payments"), "team_payments");
+  const names = teamNamesOf([
+    { key: { team_id: null, team: null } },
+    { key: { team_id: "team_payments", team: "payments" } },
+    // A team deleted and one made under its name: two rows of one name.
+    { key: { team_id: "tm_0123456789abcdef01234567", team: "growth" } },
+    { key: { team_id: "tm_fedcba9876543210fedcba98", team: "growth" } },
+    // Records that name no team (a gateway before names were reported): the id, whole.
+    { key: { team_id: "team_legacy" } },
+  ]);
+  assert.deepEqual([...names], [
+    ["team_payments", "payments"],
+    ["tm_0123456789abcdef01234567", "growth · tm_01234567…"],
+    ["tm_fedcba9876543210fedcba98", "growth · tm_fedcba98…"],
+    ["team_legacy", "team_legacy"],
+  ]);
 });

@@ -1,11 +1,12 @@
 /// <reference lib="dom" />
 /**
  * Overview: requests, tokens, cost, error rate and latency over a time range, as charts and totals, and
- * breakdowns by token, environment, alias, provider and upstream model, each with the response cache's hit
- * rate and the money its hits saved (an operator judges a cache per alias, and its benefit per token).
+ * breakdowns by token, team, environment, alias, provider and upstream model, each with the response cache's
+ * hit rate and the money its hits saved (an operator judges a cache per alias, and its benefit per token).
  * Following a row's value filters the whole view by it (drill-down); filters stack and show as chips. Usage
  * is broken down by token by the token's id (`token_id`), never by its name: a name can pass from a revoked
- * token to a new one, and each is its own row, with its own page.
+ * token to a new one, and each is its own row, with its own page. Teams likewise by `team_id` (a deleted
+ * team's name can pass to a new team), each row named by the name its records carry.
  *
  * @module
  */
@@ -20,6 +21,7 @@ import {
   formatHitRate,
   formatMs,
   formatPercent,
+  teamNamesOf,
   tokenNamesOf,
 } from "../format.ts";
 import { routeHash } from "../query.ts";
@@ -39,6 +41,7 @@ import {
 /** The dimensions an overview can be filtered and broken down by: query name and table caption. */
 export const BREAKDOWNS: readonly [string, string][] = [
   ["token_id", "By token"],
+  ["team_id", "By team"],
   ["environment", "By environment"],
   ["alias", "By alias"],
   ["provider", "By provider"],
@@ -201,15 +204,17 @@ export const overviewView: View = async (root, _rest, params) => {
     ];
     const isToken = key === "token_id";
     if (isToken) columns.push("Details");
-    const tokenNames = isToken ? tokenNamesOf(groups) : new Map<string, string>();
+    // Tokens and teams by id, each row named (not the bare id an operator would have to look up).
+    const names = isToken ? tokenNamesOf(groups) : key === "team_id" ? teamNamesOf(groups) : null;
     const rows = shown.map((group) => {
       const value = group.key[key];
       let first: Child = h("span", { class: "muted" }, "(none)");
       if (value !== null && value !== undefined) {
         const drill = routeHash("overview", { range, ...filters, [key]: value });
-        first = isToken
-          ? tokenCell(link(drill, tokenNames.get(value) ?? value, { title: value }), revokedIds.has(value))
-          : link(drill, value);
+        const named = names === null
+          ? link(drill, value)
+          : link(drill, names.get(value) ?? value, { title: value });
+        first = isToken ? tokenCell(named, revokedIds.has(value)) : named;
       }
       const cells: Child[] = [
         first,

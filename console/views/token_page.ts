@@ -2,39 +2,25 @@
 /**
  * One token's page: its settings, disable/enable, rotate (with a grace period, the new secret shown once),
  * revoke, an edit form, its usage over the last 30 days and its recent requests. Config tokens are read-only
- * (the API refuses changes to them), so they get no edit controls.
+ * (the API refuses changes to them), so they get no edit controls. A token the API no longer knows but whose
+ * usage is recorded (a config token removed from the file) gets the page of `token_activity.ts`.
  *
  * @module
  */
 import { get, request } from "../api.ts";
-import {
-  alertBox,
-  type Child,
-  definitions,
-  field,
-  h,
-  link,
-  openDialog,
-  replace,
-  table,
-  timeCell,
-} from "../dom.ts";
-import {
-  formatBudget,
-  formatCost,
-  formatCount,
-  formatHitRate,
-  formatLimits,
-  formatMs,
-  formatTime,
-  formatTokenCache,
-  NONE,
-} from "../format.ts";
+import { alertBox, type Child, definitions, field, h, link, openDialog, replace } from "../dom.ts";
+import { formatBudget, formatCount, formatLimits, formatTime, formatTokenCache, NONE } from "../format.ts";
 import { routeHash } from "../query.ts";
-import { rangeWindow } from "../range.ts";
 import { FormError, formValuesOf, patchBody } from "../token_body.ts";
-import type { ApiList, Token, UsageRecord, UsageReport } from "../types.ts";
-import { costCell, costSummary, heading, loading, messageOf, showError, type View } from "./common.ts";
+import type { Token } from "../types.ts";
+import { heading, loading, messageOf, showError, type View } from "./common.ts";
+import {
+  activityLinks,
+  activitySections,
+  fillActivity,
+  goneTokenPage,
+  isTokenNotFound,
+} from "./token_activity.ts";
 import { secretPanel, tokenFormFields } from "./token_form.ts";
 
 function details(token: Token): HTMLElement {
@@ -198,6 +184,7 @@ export const tokenPageView: View = async (root, id) => {
   try {
     token = await get<Token>(`/admin/tokens/${encodeURIComponent(id)}`);
   } catch (err) {
+    if (isTokenNotFound(err)) return await goneTokenPage(root, id, err);
     replace(root, heading("Token"), link("#/tokens", "All tokens"));
     showError(root, err);
     return;
@@ -237,13 +224,8 @@ export const tokenPageView: View = async (root, id) => {
     : token.status === "revoked"
     ? h("p", { class: "note" }, `This token was revoked at ${formatTime(token.revoked_at)}.`)
     : null;
-  const usage = h(
-    "section",
-    { "aria-labelledby": "usage-heading" },
-    h("h2", { id: "usage-heading" }, "Usage, last 30 days"),
-    loading(),
-  );
-  const recent = h("section", {}, loading());
+  const sections = activitySections();
+  const [overview, log] = activityLinks(token.id);
   replace(
     root,
     h("p", { class: "crumbs" }, link("#/tokens", "Tokens"), " / ", token.name),
@@ -261,53 +243,14 @@ export const tokenPageView: View = async (root, id) => {
       link(routeHash("explain", { token: token.name }), "Explain"),
       " · ",
       // By id, as the usage below: a revoked token's name is free for a new one, whose usage is its own.
-      link(routeHash("overview", { range: "30d", token_id: token.id }), "Usage in the overview"),
+      overview,
       " · ",
-      link(routeHash("requests", { token_id: token.id }), "Request log"),
+      log,
     ),
     details(token),
-    usage,
-    recent,
+    sections.usage,
+    sections.recent,
     editable ? editForm(token, rerender) : null,
   );
-
-  const window = rangeWindow("30d", Date.now());
-  // By id, never by name: a revoked token's name is free for a new token, whose page must not show its usage.
-  const [report, requests] = await Promise.allSettled([
-    get<UsageReport>("/admin/usage", { from: window.from, to: window.to, token_id: token.id }),
-    get<ApiList<UsageRecord>>("/admin/requests", { token_id: token.id, limit: 20 }),
-  ]);
-  usage.lastElementChild?.remove();
-  if (report.status === "fulfilled") {
-    const t = report.value.totals;
-    usage.appendChild(definitions([
-      ["Requests", formatCount(t.requests)],
-      ["Tokens", formatCount(t.total_tokens)],
-      ["Cost", costSummary(t)],
-      ["Cache hit rate", formatHitRate(t)],
-      ["Saved by cache", formatCost(t.saved_cost)],
-      ["Errors", formatCount(t.errors)],
-      ["Denied", formatCount(Object.values(t.denials).reduce((a, b) => a + b, 0))],
-      ["p50 latency", formatMs(t.latency_ms.p50)],
-    ], "Usage"));
-  } else showError(usage, report.reason);
-  replace(recent);
-  if (requests.status === "fulfilled") {
-    recent.appendChild(table(
-      "Recent requests",
-      ["Time", "Alias", "Model", "Status", "Outcome", "Rule", "Tokens", "Cost", "Latency"],
-      requests.value.data.map((r) => [
-        timeCell(r.time, formatTime(r.time)),
-        r.alias ?? "",
-        r.upstream_model ?? "",
-        String(r.status),
-        r.outcome,
-        r.rule ?? "",
-        formatCount(r.prompt_tokens + r.completion_tokens),
-        costCell(r),
-        formatMs(r.latency_ms),
-      ]),
-      "No requests yet.",
-    ));
-  } else showError(recent, requests.reason);
+  await fillActivity(sections, token.id);
 };

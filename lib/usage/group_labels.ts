@@ -1,6 +1,6 @@
 /**
  * The labels a usage report's groups say beside their keys ({@linkcode USAGE_GROUP_LABELS}: a `token_id`
- * group's `token`), as SQL for both stores: an aggregate over the group's records, never a key, so the groups,
+ * group's `token`, a `team_id` group's `team`), as SQL for both stores: an aggregate over the group's records, never a key, so the groups,
  * their order and their pages stay the keys'.
  *
  * @module

@@ -306,15 +306,18 @@ export const USAGE_GROUP_KEYS = [
 export type UsageGroupKey = typeof USAGE_GROUP_KEYS[number];
 
 /**
- * The name an identity's group says beside its key: a `token_id` group's key also has `token`, the name its
- * records carry, so a reader can show the group by name without a second lookup (a revoked token's name may be
- * no live token's). The group stays the identity's: a token revoked and its name issued again are two groups
- * of one name. A token's name never changes, so its records carry one (should they carry several, the greatest
- * by bytes, alike in both stores); records without an identity (unauthenticated) say none. Each key's label
- * is a name no other key's label has.
+ * The name an identity's group says beside its key: a `token_id` group's key also has `token`, and a `team_id`
+ * group's `team`, the name its records carry, so a reader can show the group by name without a second lookup
+ * (a revoked token's or a deleted team's name may be no live one's, and a token or team removed from the config
+ * file is in no lookup at all). The group stays the identity's: a token revoked and its name issued again are
+ * two groups of one name, as are a team deleted and one made under its name. Neither a token's name nor a
+ * team's ever changes, so their records carry one (should they carry several, the greatest by bytes, alike in
+ * both stores); records without an identity (unauthenticated, no team) say none. Each key's label is a name no
+ * other key's label has.
  */
 export const USAGE_GROUP_LABELS: Readonly<Partial<Record<UsageGroupKey, UsageGroupKey>>> = {
   token_id: "token",
+  team_id: "team",
 };
 
 /** A status filter of the request log: one code (`429`) or a class (`4xx`: 400-499). */

@@ -46,12 +46,24 @@ async function assertTeams(db: UsageDatabase): Promise<void> {
     cost: 0.25,
   });
   assert.deepEqual(await db.sumTeamSince("platform", "2025-01-01T00:00:00.000Z"), { tokens: 0, cost: 0 });
+  // Each identity's group also says the name its records carry (`team`), as a token's group does; the record
+  // whose writer knew no identity is the group of none, and names none.
   const byId = await db.query({ team: "platform", group_by: ["team_id"] });
-  assert.deepEqual(byId.groups.map((g) => [g.key.team_id, g.requests, g.cost]), [
-    [null, 1, 0.125],
-    ["tm_aaa", 1, 0.5],
-    ["tm_bbb", 1, 0.5],
+  assert.deepEqual(byId.groups.map((g) => [g.key, g.requests, g.cost]), [
+    [{ team_id: null, team: null }, 1, 0.125],
+    [{ team_id: "tm_aaa", team: "platform" }, 1, 0.5],
+    [{ team_id: "tm_bbb", team: "platform" }, 1, 0.5],
   ]);
+  const everyId = await db.query({ group_by: ["team_id", "day"] });
+  assert.deepEqual(everyId.groups.map((g) => [g.key, g.requests]), [
+    [{ team_id: null, day: "2025-01-01", team: null }, 3],
+    [{ team_id: "team_research", day: "2025-01-01", team: "research" }, 1],
+    [{ team_id: "tm_aaa", day: "2025-01-01", team: "platform" }, 1],
+    [{ team_id: "tm_bbb", day: "2025-01-01", team: "platform" }, 1],
+  ]);
+  // Asked for as a key too, the name is that key's, once.
+  const both = await db.query({ team_id: "team_research", group_by: ["team", "team_id"] });
+  assert.deepEqual(both.groups.map((g) => g.key), [{ team: "research", team_id: "team_research" }]);
   await assert.rejects(
     db.query({ team_id: 7 as unknown as string }),
     (e) => e instanceof UsageQueryError && e.param === "team_id",

@@ -8,7 +8,9 @@
  * denials with their rules, the ejected target in live state, the team's spend and members, the alerts sent
  * and their deliveries, and a token created in the console working with the SDK until it is revoked there. A
  * screenshot of every view is saved under `test-results/console/` (`console-binary/` when run against the
- * single binary, `GATEWAY_BIN`).
+ * single binary, `GATEWAY_BIN`). A second session checks what operators make through the admin API
+ * (helpers/console_admin_steps.ts), a third the usage of a token and a team gone from the config file
+ * (helpers/console_gone_steps.ts).
  *
  * Off CI the test is skipped when /usr/bin/chromium is missing; with `CI=true` it runs and fails instead.
  */
@@ -20,7 +22,7 @@ import {
   skipBrowserTests,
 } from "../helpers/browser_process.ts";
 import { seedRequests, seedSpend, startConsoleGateway } from "../helpers/console_seed.ts";
-import { ADMIN_TOKEN } from "../helpers/console_fixture.ts";
+import { ADMIN_TOKEN, GONE_TEAM_ID } from "../helpers/console_fixture.ts";
 import { makeRecord } from "../helpers/usage.ts";
 import { waitForUsage } from "../helpers/usage_rows.ts";
 
@@ -76,6 +78,48 @@ Deno.test({
     const { gw, stop } = await startConsoleGateway({ records: [{ ...old, uid: "old-denial" }] });
     try {
       await runBrowserScript(t, new URL("../helpers/console_admin_steps.ts", import.meta.url), {
+        CONSOLE_URL: gw.url,
+        CONSOLE_SHOTS: shots,
+      });
+    } finally {
+      await stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "console: usage of a token and a team that are gone from the config file (names, Details, marked text)",
+  ignore: skipBrowserTests(),
+  async fn(t) {
+    if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
+    const shots = screenshotDir(Deno.env.get("GATEWAY_BIN") ? "console-gone-binary" : "console-gone");
+    await Deno.remove(shots, { recursive: true }).catch(() => {});
+    await Deno.mkdir(shots, { recursive: true });
+    // An hour ago, in the overview's last 24 hours: two requests of `retired-bot`, a token of the config file
+    // (team `sunset`, of the file too) that has since been removed from it with its team; and one of web-app
+    // in a team made through the admin API whose name holds a right-to-left override and markup (the
+    // gateway's team names never do; the console must show any a record holds as text, visibly).
+    const at = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const retired = (i: number) =>
+      makeRecord(i, {
+        time: at(60 + i),
+        token: "retired-bot",
+        token_id: "cfg_retired-bot",
+        team: "sunset",
+        team_id: GONE_TEAM_ID,
+      });
+    const odd = makeRecord(3, {
+      time: at(30),
+      token: "web-app",
+      token_id: "cfg_web-app",
+      team: "\u202Elanruoj<b>x</b>",
+      team_id: "tm_0123456789abcdef01234567",
+    });
+    const records = [retired(1), retired(2), odd].map((r) => ({ ...r, uid: `gone-${r.request_id}` }));
+    const { gw, stop } = await startConsoleGateway({ records });
+    try {
+      await runBrowserScript(t, new URL("../helpers/console_gone_steps.ts", import.meta.url), {
         CONSOLE_URL: gw.url,
         CONSOLE_SHOTS: shots,
       });

@@ -38,7 +38,7 @@ import {
 } from "./console_fixture.ts";
 
 const CHARTS = ["Requests", "Tokens", "Cost", "Error rate", "Latency"];
-const BREAKDOWNS = ["By token", "By environment", "By alias", "By provider", "By upstream model"];
+const BREAKDOWNS = ["By token", "By team", "By environment", "By alias", "By provider", "By upstream model"];
 
 /**
  * Text the console must never show: client secrets, their hashes, an upstream key, prompt text, the alert

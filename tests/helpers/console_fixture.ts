@@ -15,6 +15,12 @@ export const WEB_APP_TOKEN = "gw-console-web-app-0123456789abcdef";
 export const PAYMENTS_API_TOKEN = "gw-console-payments-api-0123456789abcdef";
 export const PAYMENTS_BATCH_TOKEN = "gw-console-payments-batch-0123456789abcdef";
 
+/**
+ * The id of a config team whose records the "gone" browser test seeds, though the config has no such team (it
+ * was removed from the file): its records still name it, `sunset`.
+ */
+export const GONE_TEAM_ID = "team_sunset";
+
 /** The alert receiver's signing secret and the key in its path: neither may ever reach the console. */
 export const ALERT_SECRET = "whsec-console-0123456789abcdef";
 export const ALERT_HOOK_PATH = "/hooks/console-hook-key-0123456789";
