@@ -3,43 +3,96 @@
  * what the model wrote in a call is output, counted as a message's text is, in a JSON answer and in a stream,
  * never left out as if the answer had said nothing: a custom (freeform) tool's call `input`
  * (`response.custom_tool_call_input.delta`), the `code` of a code interpreter call
- * (`response.code_interpreter_call_code.delta`) and an MCP call's `arguments` (`response.mcp_call_arguments.delta`).
+ * (`response.code_interpreter_call_code.delta`), an MCP call's `arguments` (`response.mcp_call_arguments.delta`),
+ * an apply_patch call's `operation.diff` (`response.apply_patch_call_operation_diff.delta`), a shell call's
+ * `action.commands` (`response.shell_call_command.delta`) and a local shell call's `action.command` (no event
+ * streams it: the item arrives whole).
  */
+import type { JsonObject } from "../../lib/openai/types.ts";
 import { assertCountedAlike, type OwnCountCase } from "../helpers/own_count.ts";
 import { jsonStep, sseStep, typedEvents } from "../helpers/raw_upstream.ts";
 
 const TEXT = "*** Begin Patch\n*** Update File: src/main.ts\n-const a = 1;\n+const a = 2;\n*** End Patch";
 
-/** The output item the upstream says {@linkcode TEXT} in, with the event that streams its text. */
-const ITEMS = {
-  message: {
-    item: (text: string) => ({
-      type: "message",
-      role: "assistant",
-      content: [{ type: "output_text", text }],
-    }),
-    delta: { type: "response.output_text.delta", content_index: 0 },
-  },
+type Kind =
+  | "message"
+  | "message_whole"
+  | "custom_tool_call"
+  | "code_interpreter_call"
+  | "mcp_call"
+  | "apply_patch_call"
+  | "shell_call"
+  | "local_shell_call";
+
+const message = (text: string) => ({
+  type: "message",
+  role: "assistant",
+  content: [{ type: "output_text", text }],
+});
+const messageDelta = (text: string) => ({
+  type: "response.output_text.delta",
+  item_id: "item_1",
+  content_index: 0,
+  delta: text,
+});
+
+/**
+ * The output item the upstream says {@linkcode TEXT} in, with the event that streams a piece of its text (none:
+ * the item arrives whole) and whether it streams it whole, in one piece. The tokenizer counts each streamed
+ * piece on its own, so a call is compared with a message streamed in the same pieces.
+ */
+const ITEMS: Record<
+  Kind,
+  { item: (text: string) => JsonObject; delta?: (text: string) => JsonObject; whole?: true }
+> = {
+  message: { item: message, delta: messageDelta },
+  message_whole: { item: message, delta: messageDelta, whole: true },
   custom_tool_call: {
-    item: (input: string) => ({ type: "custom_tool_call", call_id: "call_1", name: "apply_patch", input }),
-    delta: { type: "response.custom_tool_call_input.delta" },
+    item: (input) => ({ type: "custom_tool_call", call_id: "call_1", name: "apply_patch", input }),
+    delta: (text) => ({ type: "response.custom_tool_call_input.delta", item_id: "item_1", delta: text }),
   },
   code_interpreter_call: {
-    item: (code: string) => ({ type: "code_interpreter_call", container_id: "cntr_1", code, outputs: null }),
-    delta: { type: "response.code_interpreter_call_code.delta" },
+    item: (code) => ({ type: "code_interpreter_call", container_id: "cntr_1", code, outputs: null }),
+    delta: (text) => ({ type: "response.code_interpreter_call_code.delta", item_id: "item_1", delta: text }),
   },
   mcp_call: {
-    item: (args: string) => ({
-      type: "mcp_call",
-      server_label: "fs",
-      name: "patch",
-      arguments: args,
-      output: null,
+    item: (args) => ({ type: "mcp_call", server_label: "fs", name: "patch", arguments: args, output: null }),
+    delta: (text) => ({ type: "response.mcp_call_arguments.delta", item_id: "item_1", delta: text }),
+  },
+  apply_patch_call: {
+    item: (diff) => ({
+      type: "apply_patch_call",
+      call_id: "call_1",
+      status: "completed",
+      operation: { type: "update_file", path: "src/main.ts", diff },
     }),
-    delta: { type: "response.mcp_call_arguments.delta" },
+    delta: (text) => ({
+      type: "response.apply_patch_call_operation_diff.delta",
+      item_id: "item_1",
+      delta: text,
+    }),
+  },
+  shell_call: {
+    item: (command) => ({
+      type: "shell_call",
+      call_id: "call_1",
+      action: { commands: command === "" ? [] : [command], timeout_ms: null, max_output_length: null },
+      status: "completed",
+      environment: null,
+    }),
+    // Named by its output_index only, as OpenAI's shell command events are.
+    delta: (text) => ({ type: "response.shell_call_command.delta", command_index: 0, delta: text }),
+  },
+  local_shell_call: {
+    item: (command) => ({
+      type: "local_shell_call",
+      call_id: "call_1",
+      action: { type: "exec", command: [command], env: {} },
+      status: "completed",
+    }),
+    whole: true,
   },
 };
-type Kind = keyof typeof ITEMS;
 
 /** A Responses upstream answering {@linkcode TEXT} as a kind, without any usage. */
 const RESPONSES: OwnCountCase<Kind> = {
@@ -56,17 +109,15 @@ const RESPONSES: OwnCountCase<Kind> = {
       output,
     });
     if (!stream) return jsonStep(response([item(TEXT)], "completed"));
-    const delta = (text: string) => ({
-      ...ITEMS[kind].delta,
-      item_id: "item_1",
-      output_index: 0,
-      delta: text,
-    });
+    const { delta, whole } = ITEMS[kind];
+    const pieces = whole ? [TEXT] : [TEXT.slice(0, 20), TEXT.slice(20)];
+    const deltas = delta === undefined
+      ? []
+      : pieces.map((text) => ({ type: "", ...delta(text), output_index: 0 }));
     const events = [
       { type: "response.created", response: response([], "in_progress") },
-      { type: "response.output_item.added", output_index: 0, item: item("") },
-      delta(TEXT.slice(0, 20)),
-      delta(TEXT.slice(20)),
+      { type: "response.output_item.added", output_index: 0, item: item(delta === undefined ? TEXT : "") },
+      ...deltas,
       { type: "response.output_item.done", output_index: 0, item: item(TEXT) },
       { type: "response.completed", response: response([item(TEXT)], "completed") },
     ];
@@ -87,12 +138,20 @@ const RESPONSES: OwnCountCase<Kind> = {
 };
 
 for (const stream of [false, true]) {
-  for (const kind of ["custom_tool_call", "code_interpreter_call", "mcp_call"] as const) {
+  const calls = [
+    "custom_tool_call",
+    "code_interpreter_call",
+    "mcp_call",
+    "apply_patch_call",
+    "shell_call",
+    "local_shell_call",
+  ] as const;
+  for (const kind of calls) {
     Deno.test(
       `native responses usage: without the upstream's usage, a ${kind}'s text is counted as a message's is (${
         stream ? "stream" : "JSON"
       })`,
-      () => assertCountedAlike(RESPONSES, kind, "message", stream),
+      () => assertCountedAlike(RESPONSES, kind, ITEMS[kind].whole ? "message_whole" : "message", stream),
     );
   }
 }

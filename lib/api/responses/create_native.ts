@@ -16,14 +16,8 @@ import { responsesCacheSpec } from "./cache_spec.ts";
 import { RESPONSES_FACTS } from "./native_facts.ts";
 import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import type { OpenAIBeta } from "../../providers/types.ts";
-import {
-  clientResponse,
-  type NativeFrame,
-  nativeRequestBody,
-  nativeUsage,
-  outputTexts,
-  redactNative,
-} from "./native.ts";
+import { clientResponse, type NativeFrame, nativeRequestBody, nativeUsage, redactNative } from "./native.ts";
+import { outputTexts } from "./output_texts.ts";
 import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
 import type { ResponsesRequest } from "./request.ts";
 import { isResponseObject, type JsonObject } from "../../openai/types.ts";

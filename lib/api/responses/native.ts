@@ -181,62 +181,6 @@ function webSearchCalls(output: unknown): number {
 }
 
 /**
- * The field of an output item, by its type, that holds raw text the model wrote for a call (besides a call's
- * `arguments`, which any item may have: a function's, an MCP server's): a custom tool call's `input`, the `code`
- * a code interpreter runs.
- */
-const CALL_TEXT_FIELD: ReadonlyMap<unknown, string> = new Map([
-  ["custom_tool_call", "input"],
-  ["code_interpreter_call", "code"],
-]);
-
-/**
- * The texts of a Response's output (message text, refusals, reasoning and its summaries, calls' arguments, input
- * or code), for counting its tokens: reasoning and a call's text are output the model wrote, and the stream's
- * {@linkcode eventText} counts them too.
- */
-export function outputTexts(response: JsonObject): string[] {
-  const out: string[] = [];
-  const items = Array.isArray(response.output) ? response.output : [];
-  for (const item of items) {
-    if (!isObject(item)) continue;
-    if (typeof item.arguments === "string") out.push(item.arguments);
-    const field = CALL_TEXT_FIELD.get(item.type);
-    if (field !== undefined && typeof item[field] === "string") out.push(item[field] as string);
-    for (const part of Array.isArray(item.summary) ? item.summary : []) {
-      if (isObject(part) && typeof part.text === "string") out.push(part.text);
-    }
-    for (const part of Array.isArray(item.content) ? item.content : []) {
-      if (!isObject(part)) continue;
-      if (typeof part.text === "string") out.push(part.text);
-      if (typeof part.refusal === "string") out.push(part.refusal);
-    }
-  }
-  return out;
-}
-
-/** The events whose `delta` is text the model wrote, counted when no usage comes. */
-const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
-  "response.output_text.delta",
-  "response.refusal.delta",
-  "response.reasoning_text.delta",
-  "response.reasoning_summary_text.delta",
-  "response.function_call_arguments.delta",
-  "response.mcp_call_arguments.delta",
-  "response.custom_tool_call_input.delta",
-  "response.code_interpreter_call_code.delta",
-]);
-
-/**
- * The text a stream event adds (a text, refusal, reasoning, reasoning summary, or a call's arguments, input or
- * code delta), for counting
- * when no usage comes: what {@linkcode outputTexts} counts of a whole Response.
- */
-export function eventText(event: JsonObject): string | undefined {
-  return TEXT_DELTAS.has(event.type) && typeof event.delta === "string" ? event.delta : undefined;
-}
-
-/**
  * A native body with an alias's redact rules applied to its texts (native_texts.ts), as the policy applied them
  * to the request's chat form (deny rules were already judged there, and on the texts only a native target
  * reads): the body itself when nothing matched, else a redacted copy.

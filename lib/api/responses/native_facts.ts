@@ -8,7 +8,8 @@
  */
 import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
-import { nativeUsage, outputTexts } from "./native.ts";
+import { nativeUsage } from "./native.ts";
+import { outputTexts } from "./output_texts.ts";
 
 /** Output items that are calls for the client to run (a chat answer's `tool_calls`). */
 const CLIENT_CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "computer_call"]);

@@ -16,7 +16,8 @@ import {
   type StreamEnding,
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
-import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
+import { clientEvent, clientResponse, type NativeFrame, nativeUsage } from "./native.ts";
+import { StreamOutputTexts } from "./output_texts.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
 
@@ -49,6 +50,7 @@ export function nativeStreamBody(
 ): ReadableStream<Uint8Array> {
   const { frame } = options;
   const outcome: NativeStreamOutcome = { end: "ok", texts: new StreamTexts() };
+  const written = new StreamOutputTexts();
   let sequence = 0;
   /** The latest Response the client saw, which `response.failed` continues. */
   let snapshot: JsonObject = clientResponse({
@@ -72,8 +74,7 @@ export function nativeStreamBody(
         // The provider's stages end the stream only after a final event, which closed it already.
         throw new GatewayError(502, "The upstream stream ended before its final event.");
       }
-      const text = eventText(event);
-      if (text !== undefined) outcome.texts.push(text);
+      for (const text of written.read(event)) outcome.texts.push(text);
       const type = event.type;
       if (typeof type === "string" && FINAL.has(type)) {
         outcome.usage = nativeUsage(event.response);

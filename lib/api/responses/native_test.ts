@@ -5,11 +5,9 @@ import type { JsonObject } from "../../openai/types.ts";
 import {
   clientEvent,
   clientResponse,
-  eventText,
   type NativeFrame,
   nativeRequestBody,
   nativeUsage,
-  outputTexts,
   redactNative,
 } from "./native.ts";
 import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
@@ -152,7 +150,7 @@ Deno.test("native usage: the web searches a Response's output shows, failed call
   assert.deepEqual(nativeUsage({ ...response, output: [] }), { prompt: 9000, completion: 300 });
 });
 
-Deno.test("native usage and texts: read from the upstream, bounded to sane counts", () => {
+Deno.test("native usage: read from the upstream, bounded to sane counts", () => {
   assert.deepEqual(nativeUsage({ usage: { input_tokens: 5, output_tokens: 2 } }), {
     prompt: 5,
     completion: 2,
@@ -183,30 +181,6 @@ Deno.test("native usage and texts: read from the upstream, bounded to sane count
     nativeUsage({ usage: { ...details, output_tokens_details: { reasoning_tokens: "10" } } }),
     undefined,
   );
-  assert.deepEqual(
-    outputTexts({
-      output: [
-        { type: "message", content: [{ type: "output_text", text: "a" }, { type: "refusal", refusal: "b" }] },
-        { type: "function_call", arguments: "{}" },
-        { type: "custom_tool_call", input: "patch" },
-        { type: "code_interpreter_call", code: "print(1)" },
-        { type: "web_search_call" },
-        {
-          type: "reasoning",
-          summary: [{ type: "summary_text", text: "s" }],
-          content: [{ type: "reasoning_text", text: "r" }],
-        },
-      ],
-    }),
-    ["a", "b", "{}", "patch", "print(1)", "s", "r"],
-  );
-  assert.equal(eventText({ type: "response.function_call_arguments.delta", delta: "{" }), "{");
-  assert.equal(eventText({ type: "response.custom_tool_call_input.delta", delta: "p" }), "p");
-  assert.equal(eventText({ type: "response.code_interpreter_call_code.delta", delta: "c" }), "c");
-  assert.equal(eventText({ type: "response.mcp_call_arguments.delta", delta: "{" }), "{");
-  assert.equal(eventText({ type: "response.reasoning_summary_text.delta", delta: "s" }), "s");
-  assert.equal(eventText({ type: "response.reasoning_text.delta", delta: "r" }), "r");
-  assert.equal(eventText({ type: "response.created" }), undefined);
 });
 
 Deno.test("native redaction: redact rules apply to instructions, string input and text parts", () => {

@@ -1,0 +1,124 @@
+/**
+ * What the model wrote in a native Responses answer, for the gateway's own count of its output tokens when the
+ * upstream reports no usage (`tokens_estimated`): of a whole Response ({@linkcode outputTexts}) and of a stream,
+ * event by event ({@linkcode StreamOutputTexts}). The same items count the same either way: text a delta event
+ * streams is counted from its deltas, and an item whose text no delta streamed is counted whole from its
+ * `response.output_item.done`, by the very reader a whole Response's items go through.
+ *
+ * Counted: message text and refusals, reasoning and its summaries, and every call's text the model wrote (a
+ * function's, an MCP call's and an MCP approval request's `arguments`, a custom tool call's `input`, the
+ * `code` of a code interpreter call or of a program, an apply_patch call's `operation.diff`, a shell call's
+ * `action.commands`, a local shell call's `action.command`, the text a computer call types, a web or file
+ * search's queries). Left out: what is not text the model wrote (an image generation's base64 `result` and
+ * partial images, a search's results and sources, a tool list, a call's output), a computer call's pointer
+ * and key actions (coordinates and key names), a web search's page actions (a URL from its results, a
+ * pattern to find in it), a tool search call's `arguments` (the spec gives them no type), and audio
+ * transcripts (no Response field holds them, so only a stream could count them).
+ *
+ * @module
+ */
+import { isObject, type JsonObject } from "../../openai/types.ts";
+
+/**
+ * Where an output item, by its type, keeps text the model wrote: each a path of fields to a string or an
+ * array of strings (OpenAI's OpenAPI spec names them; `operation.diff` is nested, `commands` a list).
+ */
+const ITEM_TEXTS: ReadonlyMap<unknown, readonly (readonly string[])[]> = new Map([
+  ["function_call", [["arguments"]]],
+  ["mcp_call", [["arguments"]]],
+  ["mcp_approval_request", [["arguments"]]],
+  ["custom_tool_call", [["input"]]],
+  ["code_interpreter_call", [["code"]]],
+  ["program", [["code"]]],
+  ["apply_patch_call", [["operation", "diff"]]],
+  ["shell_call", [["action", "commands"]]],
+  ["local_shell_call", [["action", "command"]]],
+  ["file_search_call", [["queries"]]],
+]);
+
+/** The events whose `delta` is text the model wrote: a field of {@linkcode ITEM_TEXTS}, a message's or reasoning. */
+const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
+  "response.output_text.delta",
+  "response.refusal.delta",
+  "response.reasoning_text.delta",
+  "response.reasoning_summary_text.delta",
+  "response.function_call_arguments.delta",
+  "response.mcp_call_arguments.delta",
+  "response.custom_tool_call_input.delta",
+  "response.code_interpreter_call_code.delta",
+  "response.apply_patch_call_operation_diff.delta",
+  "response.shell_call_command.delta",
+]);
+
+/** The strings at `path` in `value`: a string there, or the strings of an array there. */
+function textsAt(value: unknown, path: readonly string[]): string[] {
+  let at = value;
+  for (const key of path) at = isObject(at) ? at[key] : undefined;
+  if (typeof at === "string") return [at];
+  return Array.isArray(at) ? at.filter((text): text is string => typeof text === "string") : [];
+}
+
+/** The texts a computer call types (its `type` actions'): its other actions are coordinates and key names. */
+function typedTexts(item: JsonObject): string[] {
+  const actions = [item.action, ...(Array.isArray(item.actions) ? item.actions : [])];
+  return actions.flatMap((action) =>
+    isObject(action) && action.type === "type" && typeof action.text === "string" ? [action.text] : []
+  );
+}
+
+/** A web search's queries: its `queries`, else the one (deprecated) `query` they replace. */
+function searchQueries(item: JsonObject): string[] {
+  if (!isObject(item.action) || item.action.type !== "search") return [];
+  const queries = textsAt(item.action, ["queries"]);
+  return queries.length > 0 ? queries : textsAt(item.action, ["query"]);
+}
+
+/** The texts the model wrote in one output item (untrusted: anything not text is skipped). */
+function itemTexts(item: unknown): string[] {
+  if (!isObject(item)) return [];
+  const out = (ITEM_TEXTS.get(item.type) ?? []).flatMap((path) => textsAt(item, path));
+  if (item.type === "computer_call") out.push(...typedTexts(item));
+  if (item.type === "web_search_call") out.push(...searchQueries(item));
+  for (const part of Array.isArray(item.summary) ? item.summary : []) {
+    if (isObject(part) && typeof part.text === "string") out.push(part.text);
+  }
+  for (const part of Array.isArray(item.content) ? item.content : []) {
+    if (!isObject(part)) continue;
+    if (typeof part.text === "string") out.push(part.text);
+    if (typeof part.refusal === "string") out.push(part.refusal);
+  }
+  return out;
+}
+
+/** The texts the model wrote in a Response's output, for counting its tokens: see the module doc. */
+export function outputTexts(response: JsonObject): string[] {
+  return (Array.isArray(response.output) ? response.output : []).flatMap(itemTexts);
+}
+
+/**
+ * The texts of a stream, event by event, counted when no usage comes: what {@linkcode outputTexts} counts of the
+ * whole Response. A delta of {@linkcode TEXT_DELTAS} adds its text as it comes, as does a shell command's
+ * opening text (`response.shell_call_command.added`, which its deltas append to); an item none of whose text
+ * was streamed so (a local shell call's command, a program, an MCP approval request, a computer call, a
+ * search: no delta event carries theirs) adds its texts whole from its `response.output_item.done`, never twice.
+ */
+export class StreamOutputTexts {
+  /** The `output_index`es, and `item_id`s, that a delta has streamed text of. */
+  #streamed = new Set<unknown>();
+
+  /** The texts `event` adds. */
+  read(event: JsonObject): string[] {
+    const added = event.type === "response.shell_call_command.added";
+    if (TEXT_DELTAS.has(event.type) || added) {
+      this.#streamed.add(event.output_index);
+      if (typeof event.item_id === "string") this.#streamed.add(event.item_id);
+      const text = added ? event.command : event.delta;
+      return typeof text === "string" && (text !== "" || !added) ? [text] : [];
+    }
+    if (event.type !== "response.output_item.done" || !isObject(event.item)) return [];
+    const id = event.item.id;
+    const streamed = this.#streamed.has(event.output_index) ||
+      (typeof id === "string" && this.#streamed.has(id));
+    return streamed ? [] : itemTexts(event.item);
+  }
+}
