@@ -39,3 +39,41 @@ Deno.test("outage ledger: at most so many counters owed; the rest and expired pe
   assert.equal(ledger.dropped(), 1);
   assert.deepEqual(ledger.take(10).map((d) => [d.key, d.amount]), [["b", 2], ["c", 1]]);
 });
+
+Deno.test("outage ledger: a refund takes back what was owed or handed over to its counter, no more", () => {
+  const c = clock();
+  const ledger = createOutageLedger(c.now, 1);
+  const at = (key: string, amount: number) => ({ key, period: "p", amount, expiresAt: c.now() + HOUR });
+  // Reserved 300, handed over; the request used 10: its refund of 290 is owed in full, after the hand-over.
+  ledger.owe(at("a", 300));
+  assert.deepEqual(ledger.take(10).map((d) => d.amount), [300]);
+  ledger.owe(at("a", -290));
+  assert.deepEqual(ledger.take(10).map((d) => d.amount), [-290]);
+  // Of the 10 that stay added, a later refund takes 10 at most.
+  ledger.owe(at("a", -50));
+  assert.equal(ledger.owedTo("a", "p"), -10);
+  ledger.take(10);
+  // Reserved 500 while the ledger is full: dropped, so its later refund of 490 is owed nothing.
+  ledger.owe(at("b", 7));
+  assert.equal(ledger.owe(at("c", 500)), false);
+  ledger.take(10);
+  ledger.owe(at("c", -490));
+  assert.equal(ledger.owedTo("c", "p"), 0);
+  assert.deepEqual(ledger.take(10), []);
+});
+
+Deno.test("outage ledger: a hand-over that failed (maybe never applied) backs no refund", () => {
+  const c = clock();
+  const ledger = createOutageLedger(c.now);
+  const at = (amount: number) => ({ key: "a", period: "p", amount, expiresAt: c.now() + HOUR });
+  ledger.owe(at(300));
+  const batch = ledger.take(10);
+  // A refund settled while the hand-over is under way may take what is being handed over...
+  ledger.owe(at(-290));
+  assert.equal(ledger.owedTo("a", "p"), -290);
+  // ...until that hand-over fails: the shared counter may never get the 300, so it owes no refund of them.
+  ledger.failed(batch);
+  assert.equal(ledger.owedTo("a", "p"), 0);
+  ledger.owe(at(-5));
+  assert.deepEqual(ledger.take(10), []);
+});
