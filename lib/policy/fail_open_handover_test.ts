@@ -1,8 +1,9 @@
 /**
  * Handing a `fail_open` outage's budget spend over to the shared counters, against a shared store in memory
  * that can be switched off, hold a settlement back or lose its answer: what the local limiter keeps
- * afterwards (only what is still owed, never a refund turned into spend) and how a large hand-over is sent
- * (in bounded batches, each counted once; what a failed one leaves unsent goes at the next recovery).
+ * afterwards (only what is still owed, never a refund turned into spend), how a large hand-over is sent
+ * (in bounded batches, each counted once; what a failed one leaves unsent goes at the next recovery), and
+ * that a refund never takes from the shared counter a reservation it never got.
  */
 import assert from "node:assert/strict";
 import type { Logger } from "../log.ts";
@@ -15,7 +16,7 @@ import {
 import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
 import { chatRequest, clock, token } from "./engine_test_helpers.ts";
-import { HANDOVER_BATCH_MAX } from "./outage_ledger.ts";
+import { HANDOVER_BATCH_MAX, OWED_COUNTERS_MAX } from "./outage_ledger.ts";
 import { createResilientCounterStore } from "./resilient_counter_store.ts";
 import type { PolicyRequest } from "./types.ts";
 
@@ -216,4 +217,50 @@ Deno.test("fail_open: a hand-over that fails keeps the outage's spend in the loc
   await recovered;
   // The outage goes on, and the budget was spent whole in it: nothing more is spendable.
   assert.equal(await spendOutage(), 0);
+});
+
+/** Waits until the shared store has been asked `n` settlements. */
+async function settlesAsked(state: { settles: unknown[] }, n: number): Promise<void> {
+  while (state.settles.length < n) await new Promise((r) => setTimeout(r, 0));
+}
+
+Deno.test("fail_open: the refund of a reservation the full ledger did not owe takes no real shared spend", async () => {
+  const { c, inner, state, store, engine, req, spend, recover, budget } = setup();
+  assert.equal(await spend(300), true); // on the shared store: 300 spent, 100 left
+  state.down = true;
+  // As many end users' counters owed as the ledger holds (1,000 per call, for speed).
+  for (let i = 0; i < OWED_COUNTERS_MAX; i += 1_000) {
+    const users = Array.from({ length: 1_000 }, (_, j) => userBudget(i + j, c.now() + 3_600_000));
+    assert.equal((await store.reserve(users)).ok, true);
+  }
+  const running = await engine.admit(req(100)); // reserved locally: the ledger is full, not owed
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.equal(await inner.periodGet(budget.key, DAY), 300);
+  // It used 10: its refund of 90 is of a reservation the shared budget never got.
+  await running.settle({ tokens: 10, cost: 0 });
+  assert.equal(await inner.periodGet(budget.key, DAY), 300, "the spend made before the outage stays");
+});
+
+Deno.test("fail_open: the refund of a reservation whose hand-over failed takes no real shared spend", async () => {
+  const { inner, state, store, engine, req, spend, recover, budget } = setup();
+  assert.equal(await spend(300), true);
+  state.down = true;
+  const running = await engine.admit(req(100)); // reserved locally, owed
+  // Redis answers one call, then is away while the hand-over is under way: the settlement fails, and is
+  // never applied (the shared store's retries ran out).
+  let open!: () => void;
+  state.gate = new Promise((resolve) => open = resolve);
+  const recovered = recover();
+  await settlesAsked(state, 1);
+  state.down = true;
+  open();
+  state.gate = undefined;
+  await recovered;
+  assert.equal(store.isUp(), false);
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.equal(await inner.periodGet(budget.key, DAY), 300);
+  await running.settle({ tokens: 10, cost: 0 });
+  assert.equal(await inner.periodGet(budget.key, DAY), 300, "the spend made before the outage stays");
 });

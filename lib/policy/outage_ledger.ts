@@ -13,6 +13,14 @@
  *   script's arguments). What a batch does not take stays owed. Bounded by {@linkcode OWED_COUNTERS_MAX}
  *   counters: an amount owed to a counter beyond them, or to one whose period has expired (the shared
  *   counter expires with it), is dropped and counted ({@linkcode OutageLedger.dropped}).
+ * - **No refund of what was never added.** A refund (a request settled below its reservation) takes back
+ *   from a shared counter at most what this replica owes it or has handed over to it, net of the refunds
+ *   before. A reservation the shared counter never got (dropped above, or in a hand-over that failed, which
+ *   the shared store's retries may never add) has nothing to give back there: subtracting it would erase
+ *   spend the counter really holds (made before the outage, or by other replicas), which the fleet could
+ *   then spend again. When in doubt the counter is left high, not low: a failed hand-over backs no refund
+ *   even if a retry added it after all, and what was handed over is remembered for the last
+ *   {@linkcode OWED_COUNTERS_MAX} counters only (a refund to one forgotten takes back what is still owed).
  * - **What was left.** The local limiter's share of a budget starts from what the budget had left when last
  *   read (÷ the expected replicas), not from the whole budget's share: a budget nearly spent before an outage
  *   stays nearly spent during it. Only what this replica read is known; a budget it never read starts from
@@ -37,17 +45,26 @@ export const OWED_COUNTERS_MAX = 100_000;
 /** The books of one resilient store. */
 export interface OutageLedger {
   /**
-   * Adds to what is owed to a period counter (negative: a refund settled locally); false when dropped (its
-   * period has expired, or {@linkcode OWED_COUNTERS_MAX} other counters are owed already).
+   * Adds to what is owed to a period counter (negative: a refund settled locally, of at most what is owed
+   * and handed over to it: see the module's doc); false when dropped (its period has expired, or
+   * {@linkcode OWED_COUNTERS_MAX} other counters are owed already).
    */
   owe(delta: PeriodDelta): boolean;
   /** What is owed to one period counter (0 when nothing). */
   owedTo(key: string, period: string): number;
   /**
    * Up to `max` counters' amounts owed (other than zero, of periods not yet expired), the longest owed first;
-   * no longer owed once taken. Empty when nothing is owed.
+   * no longer owed once taken, but handed over (a later refund may take them back).
    */
   take(max: number): PeriodDelta[];
+  /**
+   * Taken amounts whose hand-over failed, which the shared counter may never get (a shared store's retry
+   * may still add them): they no longer back a refund, and a refund owed since is cut to what is left to
+   * back it. A refund among them counts as given back, as it may have been.
+   */
+  failed(deltas: readonly PeriodDelta[]): void;
+  /** Taken amounts not sent at all: owed again. */
+  unsent(deltas: readonly PeriodDelta[]): void;
   /** How many counters' amounts were dropped since last asked (see {@linkcode owe}). */
   dropped(): number;
   /** Remembers what each period check of a shared store's answer had left. */
@@ -62,44 +79,91 @@ export interface OutageLedger {
 
 const id = (key: string, period: string) => `${key}\u0000${period}`;
 
-/**
- * Makes an empty {@linkcode OutageLedger}; `now` tells when a period counter expired. `maxOwed` (tests only)
- * replaces {@linkcode OWED_COUNTERS_MAX}.
- */
-export function createOutageLedger(now: () => number, maxOwed = OWED_COUNTERS_MAX): OutageLedger {
+/** Options of {@linkcode createOutageLedger}, for tests. */
+export interface OutageLedgerOptions {
+  /** Replaces {@linkcode OWED_COUNTERS_MAX}. */
+  readonly maxOwed?: number;
+  /** Told how many owed counters each walk for expired periods visits. */
+  readonly onSweep?: (visited: number) => void;
+}
+
+/** Makes an empty {@linkcode OutageLedger}; `now` tells when a period counter expired. */
+export function createOutageLedger(now: () => number, options: OutageLedgerOptions = {}): OutageLedger {
+  const maxOwed = options.maxOwed ?? OWED_COUNTERS_MAX;
   const owed = new Map<string, { -readonly [K in keyof PeriodDelta]: PeriodDelta[K] }>();
+  /**
+   * What was taken for each counter, net of the refunds taken (in flight or answered), while above zero: with
+   * what is owed, what a refund may take back. The least recently handed over are forgotten first.
+   */
+  const handed = new Map<string, { amount: number; expiresAt: number }>();
   const lefts = new Map<string, { left: number; expiresAt: number }>();
   let dropped = 0;
 
+  /** What was handed over to a counter, net (0 when nothing, forgotten, or its period expired). */
+  function handedTo(k: string, t: number): number {
+    const entry = handed.get(k);
+    return entry && entry.expiresAt > t ? entry.amount : 0;
+  }
+
+  /** Adds `amount` to what was handed over to `d`'s counter, kept while above zero, as the most recent. */
+  function hand(k: string, d: PeriodDelta, amount: number, t: number): void {
+    const entry = handed.get(k);
+    const net = handedTo(k, t) + amount;
+    handed.delete(k);
+    if (net <= 0) return;
+    handed.set(k, { amount: net, expiresAt: Math.max(entry?.expiresAt ?? 0, d.expiresAt) });
+    if (handed.size > maxOwed) handed.delete(handed.keys().next().value!);
+  }
+
+  /**
+   * No owed counter's period ends before this: a bound kept as counters are owed (an owed counter's end
+   * only moves later), exact after each sweep. A full ledger sweeps for every new counter owed, on a local
+   * admission's path; walking its 100,000 counters each time took most of a millisecond, capping a replica
+   * near a thousand requests a second for the rest of an outage. Until this time a walk would free nothing,
+   * so none is made: a full ledger walks about once each time a period owed to ends (budgets' days and
+   * months, a handful per outage), freeing the places of all the counters it ended.
+   */
+  let sweepAt = Infinity;
+
   /** Forgets what is owed to counters whose period has expired; counted as dropped. */
   function sweep(t: number): void {
+    if (t < sweepAt) return;
+    options.onSweep?.(owed.size);
+    sweepAt = Infinity;
     for (const [k, d] of owed) {
       if (d.expiresAt <= t) {
         owed.delete(k);
         dropped++;
-      }
+      } else sweepAt = Math.min(sweepAt, d.expiresAt);
     }
   }
 
-  return {
-    owe(delta) {
-      if (!Number.isFinite(delta.amount) || delta.amount === 0) return true;
-      const t = now();
-      const k = id(delta.key, delta.period);
-      const entry = owed.get(k);
-      if (entry) {
-        entry.amount += delta.amount;
-        entry.expiresAt = Math.max(entry.expiresAt, delta.expiresAt);
-        return true;
-      }
-      if (owed.size >= maxOwed) sweep(t);
-      if (delta.expiresAt <= t || owed.size >= maxOwed) {
-        dropped++;
-        return false;
-      }
-      owed.set(k, { ...delta });
+  /** See {@linkcode OutageLedger.owe}. */
+  function owe(delta: PeriodDelta): boolean {
+    if (!Number.isFinite(delta.amount) || delta.amount === 0) return true;
+    const t = now();
+    const k = id(delta.key, delta.period);
+    const entry = owed.get(k);
+    // A refund takes back at most what is owed and handed over (see the module's doc).
+    const amount = Math.max(delta.amount, -((entry?.amount ?? 0) + handedTo(k, t)));
+    if (amount === 0) return true;
+    if (entry) {
+      entry.amount += amount;
+      entry.expiresAt = Math.max(entry.expiresAt, delta.expiresAt);
       return true;
-    },
+    }
+    if (owed.size >= maxOwed) sweep(t);
+    if (delta.expiresAt <= t || owed.size >= maxOwed) {
+      dropped++;
+      return false;
+    }
+    owed.set(k, { ...delta, amount });
+    sweepAt = Math.min(sweepAt, delta.expiresAt);
+    return true;
+  }
+
+  return {
+    owe,
     owedTo: (key, period) => owed.get(id(key, period))?.amount ?? 0,
     take(max) {
       const t = now();
@@ -108,9 +172,28 @@ export function createOutageLedger(now: () => number, maxOwed = OWED_COUNTERS_MA
         if (batch.length >= max) break;
         owed.delete(k);
         if (d.expiresAt <= t) dropped++;
-        else if (d.amount !== 0) batch.push(d);
+        else if (d.amount !== 0) {
+          batch.push(d);
+          hand(k, d, d.amount, t);
+        }
       }
       return batch;
+    },
+    failed(deltas) {
+      const t = now();
+      for (const d of deltas) {
+        const k = id(d.key, d.period);
+        if (d.amount > 0) hand(k, d, -d.amount, t);
+        const entry = owed.get(k);
+        if (entry) entry.amount = Math.max(entry.amount, 0 - handedTo(k, t)); // 0 -: never -0
+      }
+    },
+    unsent(deltas) {
+      const t = now();
+      for (const d of deltas) {
+        hand(id(d.key, d.period), d, -d.amount, t);
+        owe(d);
+      }
     },
     dropped() {
       const n = dropped;

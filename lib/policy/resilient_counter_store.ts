@@ -31,10 +31,12 @@
  * its own: the shared store sends it again while Redis does not answer and counts it once, so it is never
  * sent twice from here (one Redis misses for longer than that is lost, as any settlement). A batch that fails
  * marks the store down; the batches not sent yet stay owed, for the next recovery. The local counters then
- * keep only what is still owed. Buckets and concurrency slots are not handed over: a bucket refills within its
- * window, a slot is given back where it was taken. The local share of a budget starts from what it had left
- * when last read (÷ the expected replicas), so a budget nearly spent before an outage is not granted a fresh
- * share during it.
+ * keep only what is still owed. A refund settled locally is handed over only up to what this replica owes
+ * or has handed over to its counter: one of a reservation the shared counter never got (the ledger was full,
+ * or its hand-over failed) would erase spend made before the outage. Buckets and concurrency slots are not
+ * handed over: a bucket refills within its window, a slot is given back where it was taken. The local share
+ * of a budget starts from what it had left when last read (÷ the expected replicas), so a budget nearly spent
+ * before an outage is not granted a fresh share during it.
  *
  * Handing the outage's spend over adds it; a budget seed (budget_seeder.ts) raises a counter to the spend
  * the usage store recorded, which may already count it. Adding after raising would count it twice, so a
@@ -211,11 +213,17 @@ export function createResilientCounterStore(
    * answered one leaves the local counters: one that failed stays counted there, as spent, while the outage
    * goes on (forgotten, the local limiter would grant the outage's spend again before Redis is back), counted
    * high rather than lost: the shared store's retry may add it there too, and the local counters keep it
-   * until their period ends.
+   * until their period ends; no later refund takes it back from the shared counter (`ledger.failed`).
    */
   async function sendBatch(batch: readonly PeriodDelta[]): Promise<void> {
     if (shared.settle) {
-      await shared.settle({ release: [], adjust: [], periods: batch, reservation: randomHex(12) });
+      try {
+        await shared.settle({ release: [], adjust: [], periods: batch, reservation: randomHex(12) });
+      } catch (err) {
+        // Maybe never added: no refund settled later takes it back from the shared counter (outage_ledger.ts).
+        ledger.failed(batch);
+        throw err;
+      }
       forgetLocally(batch);
       return;
     }
@@ -223,7 +231,7 @@ export function createResilientCounterStore(
       try {
         await shared.periodAdd(d.key, d.period, d.amount, d.expiresAt);
       } catch (err) {
-        for (const left of batch.slice(i)) ledger.owe(left);
+        ledger.unsent(batch.slice(i));
         throw err;
       }
       forgetLocally([d]);
