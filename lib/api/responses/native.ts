@@ -14,6 +14,7 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
+import { pushText, type TextSink } from "../../openai/said_fields.ts";
 import { readableItem } from "./compaction_item.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
@@ -234,6 +235,18 @@ const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
  */
 export function eventText(event: JsonObject): string | undefined {
   return TEXT_DELTAS.has(event.type) && typeof event.delta === "string" ? event.delta : undefined;
+}
+
+/** Of {@linkcode TEXT_DELTAS}, the reasoning's. */
+const REASONING_DELTAS: ReadonlySet<unknown> = new Set([
+  "response.reasoning_text.delta",
+  "response.reasoning_summary_text.delta",
+]);
+
+/** Adds to `out` the text a stream event adds ({@linkcode eventText}): a reasoning delta's as reasoning. */
+export function pushEventText(event: JsonObject, out: TextSink): void {
+  const text = eventText(event);
+  if (text !== undefined) pushText(out, text, REASONING_DELTAS.has(event.type));
 }
 
 /**

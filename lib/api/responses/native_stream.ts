@@ -16,7 +16,7 @@ import {
   type StreamEnding,
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
-import { clientEvent, clientResponse, eventText, type NativeFrame, nativeUsage } from "./native.ts";
+import { clientEvent, clientResponse, type NativeFrame, nativeUsage, pushEventText } from "./native.ts";
 import { encodeEvent, failureEvents, type ResponseEvent } from "./stream_events.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
 
@@ -72,8 +72,7 @@ export function nativeStreamBody(
         // The provider's stages end the stream only after a final event, which closed it already.
         throw new GatewayError(502, "The upstream stream ended before its final event.");
       }
-      const text = eventText(event);
-      if (text !== undefined) outcome.texts.push(text);
+      pushEventText(event, outcome.texts);
       const type = event.type;
       if (typeof type === "string" && FINAL.has(type)) {
         outcome.usage = nativeUsage(event.response);
