@@ -12,7 +12,7 @@ import { estimateInputTokens, promptTexts, roughTokenEstimate } from "../usage/e
 import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
-import { pushSaidTexts } from "../openai/said_fields.ts";
+import { pushSaidTexts, type TextSink } from "../openai/said_fields.ts";
 import { callTexts } from "../guardrails/call_texts.ts";
 
 /** Token counts as an upstream reported them. */
@@ -39,7 +39,7 @@ export interface AnsweredRequest {
  * call input, a legacy `function_call`'s arguments). Each is output the model wrote; one left out would be
  * recorded, and settled against token limits and budgets, as nothing.
  */
-export function pushAnswerTexts(message: unknown, out: { push(text: string): void }): void {
+export function pushAnswerTexts(message: unknown, out: TextSink): void {
   if (!isObject(message)) return;
   pushSaidTexts(message, out);
   for (const call of callTexts(message)) out.push(call.text);

@@ -17,14 +17,29 @@ export const SAID_FIELDS = ["content", "reasoning_content", "refusal"] as const;
 export type SaidField = typeof SAID_FIELDS[number];
 
 /**
- * Adds to `out` each non-empty text `fields` (a message or a delta, as an upstream sent it: untrusted) says in
- * one of {@linkcode SAID_FIELDS}, in the list's order.
+ * Where an answer's texts are added to be counted: a plain list, or a stream's texts (lib/usage/stream_texts.ts),
+ * which keep its reasoning apart too, for a stream budget that weighs reasoning at a rate of its own.
  */
-export function pushSaidTexts(fields: unknown, out: { push(text: string): void }): void {
+export interface TextSink {
+  push(text: string): void;
+  pushReasoning?(text: string): void;
+}
+
+/** Adds `text` to `out`, as reasoning when it is and `out` keeps reasoning apart. */
+export function pushText(out: TextSink, text: string, reasoning: boolean): void {
+  if (reasoning && out.pushReasoning) out.pushReasoning(text);
+  else out.push(text);
+}
+
+/**
+ * Adds to `out` each non-empty text `fields` (a message or a delta, as an upstream sent it: untrusted) says in
+ * one of {@linkcode SAID_FIELDS}, in the list's order; `reasoning_content` as reasoning.
+ */
+export function pushSaidTexts(fields: unknown, out: TextSink): void {
   if (typeof fields !== "object" || fields === null) return;
   const said = fields as Partial<Record<SaidField, unknown>>;
   for (const field of SAID_FIELDS) {
     const text = said[field];
-    if (typeof text === "string" && text !== "") out.push(text);
+    if (typeof text === "string" && text !== "") pushText(out, text, field === "reasoning_content");
   }
 }

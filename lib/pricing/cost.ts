@@ -94,22 +94,54 @@ export const ZERO_COST: Readonly<CostBreakdown> = Object.freeze({
 
 const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
 
+/**
+ * The rates (per million tokens) a request whose prompt is `prompt` tokens is charged at, class by class: the
+ * long-context tier's above its threshold, each class's fallback where it has no rate of its own (see the module
+ * doc). The one rule for which rate applies: settling ({@linkcode costOfUsage}) and the stream budget's weights
+ * (lib/answer/budget_guard.ts, from the prompt's estimate) both read it.
+ */
+export interface TokenRates {
+  readonly input: number;
+  readonly cachedInput: number;
+  readonly cacheWrite5m: number;
+  readonly cacheWrite1h: number;
+  readonly output: number;
+  /** The reasoning rate where priced apart, else the output rate in force. */
+  readonly reasoning: number;
+  /** The audio rates where priced apart, else the text rates in force (audio is not tiered). */
+  readonly audioInput: number;
+  readonly audioOutput: number;
+}
+
+/** {@linkcode TokenRates} of `prices` for a prompt of `prompt` tokens. */
+export function ratesAt(prices: TokenPrices, prompt: number): TokenRates {
+  const tier = prices.long_context !== undefined && count(prompt) > prices.long_context.above
+    ? prices.long_context
+    : undefined;
+  const input = tier?.input ?? prices.input;
+  const output = tier?.output ?? prices.output;
+  // The cache rates are shares of the input rate in force: the tier scales them as it scales input.
+  const scale = tier === undefined || prices.input === 0 ? 1 : tier.input / prices.input;
+  const scaled = (rate: number | undefined) => (rate === undefined ? undefined : rate * scale);
+  const cacheWrite5m = scaled(prices.cache_write_5m) ?? input;
+  return {
+    input,
+    cachedInput: tier?.cached_input ?? scaled(prices.cached_input) ?? input,
+    cacheWrite5m,
+    cacheWrite1h: scaled(prices.cache_write_1h) ?? cacheWrite5m,
+    output,
+    reasoning: prices.reasoning ?? output,
+    audioInput: prices.audio_input ?? input,
+    audioOutput: prices.audio_output ?? output,
+  };
+}
+
 /** The cost of `usage` at `prices` (see the module doc for the arithmetic). */
 export function costOfUsage(prices: TokenPrices | null | undefined, usage: TokenClasses): CostBreakdown {
   if (!prices) return { ...ZERO_COST };
   const prompt = count(usage.prompt);
   const completion = count(usage.completion);
-  const tier = prices.long_context !== undefined && prompt > prices.long_context.above
-    ? prices.long_context
-    : undefined;
-  const inputRate = tier?.input ?? prices.input;
-  const outputRate = tier?.output ?? prices.output;
-  // The cache rates are shares of the input rate in force: the tier scales them as it scales input.
-  const scale = tier === undefined || prices.input === 0 ? 1 : tier.input / prices.input;
-  const scaled = (rate: number | undefined) => (rate === undefined ? undefined : rate * scale);
-  const cachedRate = tier?.cached_input ?? scaled(prices.cached_input) ?? inputRate;
-  const write5mRate = scaled(prices.cache_write_5m) ?? inputRate;
-  const write1hRate = scaled(prices.cache_write_1h) ?? write5mRate;
+  const rates = ratesAt(prices, prompt);
   const cached = Math.min(count(usage.cachedRead), prompt);
   const write5m = Math.min(count(usage.cacheWrite5m), prompt - cached);
   const write1h = Math.min(count(usage.cacheWrite1h), prompt - cached - write5m);
@@ -121,12 +153,12 @@ export function costOfUsage(prices: TokenPrices | null | undefined, usage: Token
     : Math.min(count(usage.audioOutput), completion - reasoning);
   const perMillion = (tokens: number, rate: number) => (tokens * rate) / 1_000_000;
   const breakdown = {
-    input: perMillion(uncached - audioIn, inputRate) + perMillion(audioIn, prices.audio_input ?? inputRate),
-    cached: perMillion(cached, cachedRate),
-    cacheWrite: perMillion(write5m, write5mRate) + perMillion(write1h, write1hRate),
-    output: perMillion(completion - reasoning - audioOut, outputRate) +
-      perMillion(audioOut, prices.audio_output ?? outputRate),
-    reasoning: perMillion(reasoning, prices.reasoning ?? outputRate),
+    input: perMillion(uncached - audioIn, rates.input) + perMillion(audioIn, rates.audioInput),
+    cached: perMillion(cached, rates.cachedInput),
+    cacheWrite: perMillion(write5m, rates.cacheWrite5m) + perMillion(write1h, rates.cacheWrite1h),
+    output: perMillion(completion - reasoning - audioOut, rates.output) +
+      perMillion(audioOut, rates.audioOutput),
+    reasoning: perMillion(reasoning, rates.reasoning),
     // Not tiered: a search costs the same whatever the prompt's size.
     webSearch: (Math.floor(count(usage.webSearches)) * (prices.web_search_per_1k ?? 0)) / 1_000,
   };

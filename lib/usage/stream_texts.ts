@@ -43,6 +43,8 @@ export class StreamTexts {
   #keptChars = 0;
   /** Characters of the folded texts. */
   #foldedChars = 0;
+  /** Characters of the reasoning texts among all received, folded or kept. */
+  #reasoningChars = 0;
   /** The folded texts' tokens, counted one batch after the other. */
   #folded: Promise<number> | undefined;
   /** The first folded batch, kept: the answer's opening. */
@@ -57,6 +59,16 @@ export class StreamTexts {
     this.#kept.push(text);
     this.#keptChars += text.length;
     if (this.#keptChars > FOLD_CHARS) this.#fold();
+  }
+
+  /**
+   * Adds a reasoning text the client received (a thinking, thought or reasoning summary delta): counted as every
+   * text is, and its characters kept apart as well, so a stream budget weighs it at a reasoning rate priced
+   * apart from output (lib/answer/budget_guard.ts).
+   */
+  pushReasoning(text: string): void {
+    this.#reasoningChars += text.length;
+    this.push(text);
   }
 
   #fold(): void {
@@ -92,6 +104,11 @@ export class StreamTexts {
   /** Characters received in all, folded or kept (what a budget guard weighs). */
   get chars(): number {
     return this.#foldedChars + this.#keptChars;
+  }
+
+  /** Characters of the reasoning texts among {@linkcode chars} ({@linkcode pushReasoning}). */
+  get reasoningChars(): number {
+    return this.#reasoningChars;
   }
 
   /**

@@ -12,6 +12,7 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
+import { pushText, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
 
@@ -71,16 +72,21 @@ export function nativeUsage(metadata: unknown): TokenClasses | undefined {
  */
 export function answerTexts(answer: JsonObject): string[] {
   const out: string[] = [];
+  pushAnswerParts(answer, out);
+  return out;
+}
+
+/** Adds to `out` the texts of an answer's parts ({@linkcode answerTexts}): a thought's as reasoning. */
+export function pushAnswerParts(answer: JsonObject, out: TextSink): void {
   for (const candidate of Array.isArray(answer.candidates) ? answer.candidates : []) {
     const content = isObject(candidate) ? candidate.content : undefined;
     for (const part of isObject(content) && Array.isArray(content.parts) ? content.parts : []) {
       if (!isObject(part)) continue;
-      if (typeof part.text === "string") out.push(part.text);
+      if (typeof part.text === "string") pushText(out, part.text, part.thought === true);
       if (isObject(part.functionCall)) out.push(JSON.stringify(part.functionCall.args ?? {}));
       if (isObject(part.executableCode) && typeof part.executableCode.code === "string") {
         out.push(part.executableCode.code);
       }
     }
   }
-  return out;
 }

@@ -132,7 +132,7 @@ export class GeminiChunks {
     const delta = (choice.delta ?? {}) as JsonObject;
     const parts: JsonObject[] = [];
     if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
-      this.texts.push(delta.reasoning_content);
+      this.texts.pushReasoning(delta.reasoning_content);
       if (this.frame.thoughts) parts.push({ text: delta.reasoning_content, thought: true });
     }
     if (typeof delta.content === "string" && delta.content !== "") {

@@ -19,7 +19,7 @@ import {
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
 import { GeminiChunks, type GeminiFrame } from "./response.ts";
-import { answerTexts, clientAnswer, nativeUsage } from "./native.ts";
+import { clientAnswer, nativeUsage, pushAnswerParts } from "./native.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
 import type { TokenClasses } from "../../pricing/cost.ts";
 
@@ -64,7 +64,7 @@ export function geminiNativeStreamBody(
   return clientStreamBody(stream, outcome, options, {
     pull: eachValue({
       value(chunk) {
-        for (const text of answerTexts(chunk)) outcome.texts.push(text);
+        pushAnswerParts(chunk, outcome.texts);
         outcome.usage = nativeUsage(chunk.usageMetadata) ?? outcome.usage;
         return [frame.encode(clientAnswer(chunk, options.alias))];
       },

@@ -14,6 +14,7 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
+import { pushText, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 
@@ -138,8 +139,16 @@ export function messageTexts(message: JsonObject): string[] {
 
 /** The text a stream event adds (a text, thinking or tool input delta), for counting when no usage comes. */
 export function eventText(event: JsonObject): string | undefined {
-  if (event.type !== "content_block_delta" || !isObject(event.delta)) return undefined;
+  let found: string | undefined;
+  pushEventText(event, { push: (text) => found = text });
+  return found;
+}
+
+/** Adds to `out` the text a stream event adds ({@linkcode eventText}): a thinking delta's as reasoning. */
+export function pushEventText(event: JsonObject, out: TextSink): void {
+  if (event.type !== "content_block_delta" || !isObject(event.delta)) return;
   const { text, thinking, partial_json: json } = event.delta;
-  const out = typeof text === "string" ? text : typeof thinking === "string" ? thinking : json;
-  return typeof out === "string" ? out : undefined;
+  if (typeof text === "string") out.push(text);
+  else if (typeof thinking === "string") pushText(out, thinking, true);
+  else if (typeof json === "string") out.push(json);
 }

@@ -18,7 +18,7 @@ import {
   type StreamEnding,
   type StreamOutcome,
 } from "../../answer/stream_body.ts";
-import { clientMessageEvent, eventText, type MessagesUsage, readMessagesUsage } from "./native.ts";
+import { clientMessageEvent, type MessagesUsage, pushEventText, readMessagesUsage } from "./native.ts";
 import { encodeMessagesEvent, errorEvent, type MessagesEvent, PING } from "./sse.ts";
 import { PING_INTERVAL_MS } from "./stream.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
@@ -54,8 +54,7 @@ export function nativeMessagesStreamBody(
       const event = await next();
       // The provider's stages end the stream only after `message_stop`, which closed it already.
       if (event === undefined) throw new GatewayError(502, "The upstream stream ended before message_stop.");
-      const text = eventText(event);
-      if (text !== undefined) outcome.texts.push(text);
+      pushEventText(event, outcome.texts);
       if (event.type === "message_start" || event.type === "message_delta") {
         const usage = event.type === "message_start"
           ? (event.message as JsonObject | undefined)?.usage

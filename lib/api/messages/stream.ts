@@ -15,6 +15,7 @@
 import type { ChatCompletionChunk, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { concatBytes } from "../../streams/concat_bytes.ts";
 import { StreamTexts } from "../../usage/stream_texts.ts";
+import { pushText } from "../../openai/said_fields.ts";
 import {
   clientStreamBody,
   eachValue,
@@ -163,7 +164,7 @@ export class MessageEvents {
 
   /** One piece of content as it arrives: a delta of the open block, held back, or a new block. */
   #piece(piece: BlockPiece, text: string, out: MessagesEvent[]): void {
-    if (text !== "") this.texts.push(text);
+    if (text !== "") pushText(this.texts, text, piece.type === "thinking");
     const open = this.#open;
     if (open !== undefined && open.type === piece.type && open.call === piece.call) {
       this.#emit(open, text, out);

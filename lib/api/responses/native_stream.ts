@@ -74,7 +74,7 @@ export function nativeStreamBody(
         // The provider's stages end the stream only after a final event, which closed it already.
         throw new GatewayError(502, "The upstream stream ended before its final event.");
       }
-      for (const text of written.read(event)) outcome.texts.push(text);
+      written.push(event, outcome.texts);
       const type = event.type;
       if (typeof type === "string" && FINAL.has(type)) {
         outcome.usage = nativeUsage(event.response);

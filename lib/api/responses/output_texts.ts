@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { pushText, type TextSink } from "../../openai/said_fields.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /**
@@ -48,6 +49,12 @@ const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
   "response.code_interpreter_call_code.delta",
   "response.apply_patch_call_operation_diff.delta",
   "response.shell_call_command.delta",
+]);
+
+/** Of {@linkcode TEXT_DELTAS}, the reasoning's: weighed at a reasoning rate where one is priced apart. */
+const REASONING_DELTAS: ReadonlySet<unknown> = new Set([
+  "response.reasoning_text.delta",
+  "response.reasoning_summary_text.delta",
 ]);
 
 /** The strings at `path` in `value`: a string there, or the strings of an array there. */
@@ -120,5 +127,14 @@ export class StreamOutputTexts {
     const streamed = this.#streamed.has(event.output_index) ||
       (typeof id === "string" && this.#streamed.has(id));
     return streamed ? [] : itemTexts(event.item);
+  }
+
+  /** Adds to `out` the texts `event` adds ({@linkcode read}): a reasoning delta's, or a reasoning item's, as reasoning. */
+  push(event: JsonObject, out: TextSink): void {
+    const texts = this.read(event);
+    if (texts.length === 0) return;
+    const reasoning = REASONING_DELTAS.has(event.type) ||
+      (event.type === "response.output_item.done" && isObject(event.item) && event.item.type === "reasoning");
+    for (const text of texts) pushText(out, text, reasoning);
   }
 }

@@ -308,3 +308,30 @@ Deno.test("own output count: an item an upstream sends whole, without deltas, is
     ["streamed", '{"a":1}'],
   );
 });
+
+Deno.test("own output count: a stream's reasoning, by delta or by a whole reasoning item, is pushed as reasoning", () => {
+  const texts: string[] = [];
+  const reasoning: string[] = [];
+  const out = {
+    push: (text: string) => texts.push(text),
+    pushReasoning: (text: string) => reasoning.push(text),
+  };
+  const written = new StreamOutputTexts();
+  written.push({
+    type: "response.reasoning_summary_text.delta",
+    output_index: 0,
+    item_id: "rs_1",
+    delta: "think",
+  }, out);
+  written.push(
+    { type: "response.output_text.delta", output_index: 1, item_id: "msg_1", delta: "answer" },
+    out,
+  );
+  // A reasoning item no delta streamed arrives whole: its summary is reasoning too.
+  written.push({
+    type: "response.output_item.done",
+    output_index: 2,
+    item: { id: "rs_2", type: "reasoning", summary: [{ type: "summary_text", text: "more" }] },
+  }, out);
+  assert.deepEqual({ texts, reasoning }, { texts: ["answer"], reasoning: ["think", "more"] });
+});

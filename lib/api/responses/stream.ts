@@ -140,7 +140,7 @@ export class ResponseEvents {
       this.#emit({ type: "response.reasoning_summary_part.added", ...at(open), part: summaryText("") }, out);
     }
     open.text += delta;
-    this.texts.push(delta);
+    this.texts.pushReasoning(delta);
     this.#emit({ type: "response.reasoning_summary_text.delta", ...at(open), delta }, out);
   }
 
