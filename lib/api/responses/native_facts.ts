@@ -11,8 +11,18 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { nativeUsage } from "./native.ts";
 import { outputTexts } from "./output_texts.ts";
 
-/** Output items that are calls for the client to run (a chat answer's `tool_calls`). */
-const CLIENT_CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "computer_call"]);
+/**
+ * Output items that are calls for the client to run (a chat answer's `tool_calls`): the shell and apply_patch
+ * tools' calls too, which the client's harness runs (Codex does), unlike a hosted tool's.
+ */
+const CLIENT_CALLS = new Set([
+  "function_call",
+  "custom_tool_call",
+  "local_shell_call",
+  "shell_call",
+  "apply_patch_call",
+  "computer_call",
+]);
 
 /**
  * How a Response ended as a chat `finish_reason`: completed is `stop` (`tool_calls` when it asks the client to
