@@ -203,7 +203,9 @@ export const overviewView: View = async (root, _rest, params) => {
       "p99",
     ];
     const isToken = key === "token_id";
-    if (isToken) columns.push("Details");
+    // The link to a token's page comes second, beside its name: a half-width table at a laptop's width scrolls,
+    // and as its last column the link was out of sight.
+    if (isToken) columns.splice(1, 0, "Details");
     // Tokens and teams by id, each row named (not the bare id an operator would have to look up).
     const names = isToken ? tokenNamesOf(groups) : key === "team_id" ? teamNamesOf(groups) : null;
     const rows = shown.map((group) => {
@@ -218,6 +220,9 @@ export const overviewView: View = async (root, _rest, params) => {
       }
       const cells: Child[] = [
         first,
+        ...(isToken
+          ? [value === null || value === undefined ? "" : link(routeHash("tokens", {}, value), "Details")]
+          : []),
         formatCount(group.requests),
         formatCount(group.total_tokens),
         costCell(group),
@@ -228,11 +233,6 @@ export const overviewView: View = async (root, _rest, params) => {
         formatMs(group.latency_ms.p50),
         formatMs(group.latency_ms.p99),
       ];
-      if (isToken) {
-        cells.push(
-          value === null || value === undefined ? "" : link(routeHash("tokens", {}, value), "Details"),
-        );
-      }
       return cells;
     });
     return h(

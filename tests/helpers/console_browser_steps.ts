@@ -216,7 +216,17 @@ async function session(url: string, shots: string, browser: TestBrowser): Promis
       const row = tableByCaption(page, "By token").getByRole("row").filter({
         has: page.getByRole("link", { name: "ci-bot", exact: true }),
       });
-      await row.getByRole("link", { name: "Details", exact: true }).click();
+      const details = row.getByRole("link", { name: "Details", exact: true });
+      // In sight as the page opens, not past the table's scroll edge (a half-width table at 1280 px).
+      const [shown, frame] = await Promise.all([
+        details.boundingBox(),
+        tableByCaption(page, "By token").locator("xpath=..").boundingBox(),
+      ]);
+      assert.ok(
+        shown && frame && shown.x + shown.width <= frame.x + frame.width,
+        JSON.stringify({ shown, frame }),
+      );
+      await details.click();
       await heading(page, "ci-bot").waitFor();
       await page.getByText("Defined in the config file (read-only)").waitFor();
       assert.equal(await page.getByRole("button", { name: "Revoke", exact: true }).count(), 0);
