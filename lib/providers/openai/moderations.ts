@@ -2,7 +2,9 @@
  * OpenAI's moderations endpoint (`POST {base}/moderations`, CreateModerationRequest / CreateModerationResponse in
  * OpenAI's OpenAPI description): the request is the client's with the target's model, and the answer is checked
  * for what the gateway passes on (an array of results, each with a boolean `flagged` and `categories` and
- * `category_scores` objects); everything else in a result reaches the client as sent.
+ * `category_scores` objects); everything else in a result reaches the client as sent. A 200 whose body is an
+ * `{"error": …}` without `results` (OpenRouter's, LiteLLM's rate limit) never gets here: the adapter's `errorBody`
+ * hook (`openAIErrorBody`, response.ts) throws it first as the upstream's error, a 429 in its words.
  *
  * @module
  */

@@ -44,15 +44,17 @@ export function throwErrorBody(
 
 /**
  * The `errorBody` hook (shared/skeleton.ts) of an OpenAI-shaped upstream (OpenAI-compatible, Azure): a body with
- * `choices` (a chat completion) or `output` (a Response, a compaction) is an answer; any other with an error is the
- * upstream's ({@linkcode throwErrorBody}), for a passed-through whole answer and for a stream answered as JSON.
+ * `choices` (a chat completion), `output` (a Response, a compaction), `results` (a moderation) or `input_tokens` (a
+ * token count) is an answer; any other with an error is the upstream's ({@linkcode throwErrorBody}), for a
+ * passed-through whole answer, a moderation, a count and a stream answered as JSON.
  */
 export function openAIErrorBody(secrets: readonly string[]): (json: JsonObject, call: UpstreamCall) => void {
   return (json, call) =>
     throwErrorBody(
       call.target.provider,
       json,
-      json.choices !== undefined || json.output !== undefined,
+      json.choices !== undefined || json.output !== undefined || json.results !== undefined ||
+        json.input_tokens !== undefined,
       secrets,
     );
 }

@@ -4,7 +4,9 @@
  */
 import assert from "node:assert/strict";
 import type { GatewayError } from "../../errors.ts";
-import { chatCompletionFrom, embeddingResultFrom } from "./response.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
+import type { UpstreamCall } from "../types.ts";
+import { chatCompletionFrom, embeddingResultFrom, openAIErrorBody } from "./response.ts";
 
 const completion = (usage: unknown) => ({
   id: "chatcmpl-x",
@@ -100,4 +102,20 @@ Deno.test("openai response: embeddings answered with a 200 and an error body wit
   );
   const both = { data: [{ index: 0, embedding: [0.5] }], error };
   assert.deepEqual(embeddingResultFrom("or", both, request).data, [{ index: 0, embedding: [0.5] }]);
+});
+
+Deno.test("openai response: the errorBody hook leaves every answer alone (a completion, a Response, a moderation, a count) and throws an error body", () => {
+  const SECRET = "sk-or-secret-0123456789abcdef";
+  const call = { target: { provider: "or" } as ResolvedTarget } as UpstreamCall;
+  const check = openAIErrorBody([SECRET]);
+  const error = { code: 429, message: `Rate limit exceeded for ${SECRET}` };
+  assert.throws(() => check({ error }, call), (err: GatewayError) => {
+    assert.equal(err.status, 429);
+    assert.ok(!err.message.includes(SECRET), err.message);
+    return true;
+  });
+  // The answer's own fields make it the answer, whatever its `error` says: each reader checks it after.
+  for (const field of ["choices", "output", "results", "input_tokens"]) {
+    check({ [field]: field === "input_tokens" ? 3 : [], error }, call);
+  }
 });

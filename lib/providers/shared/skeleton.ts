@@ -73,8 +73,9 @@ export interface ProviderAdapter {
    * Throws the upstream's error when a 200's JSON body is the vendor's error body instead of the answer
    * (`isErrorBody`, shared/upstream_error.ts), mapped as the vendor's error inside a 200 stream is, its secrets
    * scrubbed; returns for any other body. Applied to a passed-through whole answer (a Response or compaction, a
-   * GenerateContentResponse, a Message; any other body is the client API's to check) and to a JSON body answering
-   * any stream request. Without it, every body passes on as read.
+   * GenerateContentResponse, a Message, a moderation, a token count; any other body is the client API's or the
+   * adapter's reader's to check) and to a JSON body answering any stream request. Without it, every body passes on
+   * as read.
    */
   errorBody?(json: JsonObject, call: UpstreamCall): void;
   /**
@@ -166,16 +167,19 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     return { status: res.status, headers: res.headers, body, text: () => Promise.resolve(text) };
   }
 
-  /** A moderation answer's JSON object, its identifiers scrubbed. */
-  const scrubbedJson = (text: string, call: UpstreamCall): JsonObject =>
-    scrubAnswerIds(parseJsonObject(call.target.provider, text), call.scrubber);
-
-  /** A passed-through whole answer's JSON object, unless it is the upstream's error (`errorBody`). */
-  const nativeJson = (text: string, call: UpstreamCall): JsonObject => {
+  /**
+   * A whole answer's JSON object, unless it is the upstream's error (`errorBody`): a 200 `{"error": {"code": 429,
+   * …}}` is thrown as that 429, in the upstream's words, before the adapter's reader would call it malformed (a 502).
+   */
+  const answerJson = (text: string, call: UpstreamCall): JsonObject => {
     const json = parseJsonObject(call.target.provider, text);
     adapter.errorBody?.(json, call);
-    return scrubAnswerIds(json, call.scrubber);
+    return json;
   };
+
+  /** A passed-through whole answer's JSON object ({@linkcode answerJson}), its identifiers scrubbed. */
+  const nativeJson = (text: string, call: UpstreamCall): JsonObject =>
+    scrubAnswerIds(answerJson(text, call), call.scrubber);
 
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
@@ -249,7 +253,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   if (moderationRequest && moderationResult) {
     provider.moderate = async (request: ModerationRequest, call: UpstreamCall): Promise<ModerationResult> => {
       const res = await send(moderationRequest(request, call), call);
-      return moderationResult(scrubbedJson(await res.text(), call), call.target.provider);
+      return moderationResult(nativeJson(await res.text(), call), call.target.provider);
     };
   }
   if (countTokensRequest && inputTokens) {
@@ -270,7 +274,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
         if (again === null) throw err;
         res = await send(again, call);
       }
-      return inputTokens(parseJsonObject(call.target.provider, await res.text()), call.target.provider);
+      return inputTokens(answerJson(await res.text(), call), call.target.provider);
     };
   }
   return provider;

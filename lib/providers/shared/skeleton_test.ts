@@ -7,7 +7,7 @@ import type { ResolvedTarget } from "../../config/types.ts";
 import { badGateway, ClientGoneError, GatewayError } from "../../errors.ts";
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from "../../openai/types.ts";
 import { stages, type SyncTransformer } from "../../streams/pull_through.ts";
-import type { UpstreamCall } from "../types.ts";
+import type { TokenCountInput, UpstreamCall } from "../types.ts";
 import { keyHeader, type ProviderAdapter, providerFromAdapter } from "./skeleton.ts";
 import type { ChunkSource } from "../../streams/pull_through.ts";
 
@@ -255,6 +255,48 @@ Deno.test("skeleton: a JSON answer to a stream request that is the vendor's erro
       const chunks = result.kind === "stream" ? await readAll(result.chunks) : [];
       assert.deepEqual(chunks.map(content), ['{"error":"busy"}'], type);
     }
+  } finally {
+    await up.stop();
+  }
+});
+
+Deno.test("skeleton: a moderation or a token count answered with the vendor's error body is that error, before the reader", async () => {
+  const up = upstream((req) =>
+    Response.json(new URL(req.url).pathname === "/busy" ? { error: "busy" } : { results: [], count: 7 })
+  );
+  const read: string[] = [];
+  /** A provider asking `path` for moderations and counts, whose adapter's `errorBody` throws on `"busy"`. */
+  const asking = (path: string) =>
+    providerFromAdapter({
+      ...fakeAdapter(up.url),
+      errorBody: (json) => {
+        if (json.error === "busy") throw new GatewayError(429, "busy", { code: "rate_limit_exceeded" });
+      },
+      moderationRequest: () => ({ url: `${up.url}${path}`, headers: {}, body: "{}" }),
+      moderationResult: (json) => {
+        read.push("moderation");
+        return { id: null, results: json.results as [] };
+      },
+      countTokensRequest: () => ({ url: `${up.url}${path}`, headers: {}, body: "{}" }),
+      inputTokens: (json) => {
+        read.push("count");
+        return json.count as number;
+      },
+    });
+  const input: TokenCountInput = { chat: chat(false) };
+  try {
+    const busy = asking("/busy");
+    await assert.rejects(busy.moderate!({ model: "m", input: "hi" }, callFor()), {
+      status: 429,
+      message: "busy",
+    });
+    await assert.rejects(busy.countInputTokens!(input, callFor()), { status: 429, message: "busy" });
+    assert.deepEqual(read, [], "the error body never reaches the adapter's reader (its 502)");
+
+    const fine = asking("/fine");
+    assert.deepEqual(await fine.moderate!({ model: "m", input: "hi" }, callFor()), { id: null, results: [] });
+    assert.equal(await fine.countInputTokens!(input, callFor()), 7);
+    assert.deepEqual(read, ["moderation", "count"]);
   } finally {
     await up.stop();
   }
