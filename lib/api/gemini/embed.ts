@@ -155,7 +155,7 @@ export async function geminiEmbed(
     } catch (err) {
       throw inClientTerms(err, group.terms);
     }
-  }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType));
+  }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType, batch ? "batchEmbedContents" : "embedContent"));
   await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
   // The calls a failed attempt had answered (an earlier group's, a batch's) were billed: they join the record.
   const spend = new EmbeddingSpend();
