@@ -14,11 +14,11 @@
  *
  * @module
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError, type QuotaReset } from "../errors.ts";
 import type { ClientContext } from "../http/context.ts";
 import { servedFromCache } from "../http/accounting.ts";
 import type { ChatRequest } from "../openai/types.ts";
-import { budgetPeriod } from "../policy/budgets.ts";
+import { budgetPeriod, budgetUnit } from "../policy/budgets.ts";
 import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 
 /** The usage record's `error_code` of a stream the budget stopped (the client sees `insufficient_quota`). */
@@ -29,8 +29,8 @@ export const BUDGET_STOP_CODE = "budget_exceeded_mid_stream";
  * request says; on the Messages API `rate_limit_error`, as that denial is too).
  */
 export class BudgetStop extends GatewayError {
-  constructor(message: string) {
-    super(429, message, { type: "insufficient_quota", code: "insufficient_quota" });
+  constructor(message: string, quota: QuotaReset | null = null) {
+    super(429, message, { type: "insufficient_quota", code: "insufficient_quota", quota });
   }
 }
 
@@ -51,6 +51,8 @@ export interface BudgetGuardOptions {
   outputWeight: number;
   /** The client's message when the stream is stopped. */
   message: string;
+  /** The budget, for the error shapes that say when it resets (Google's). */
+  quota?: QuotaReset;
 }
 
 /** One stream's check; keeps the characters it last weighed. */
@@ -76,7 +78,7 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       seen = chars;
       outputTokens = Math.ceil(chars / 4);
       if (fixed + outputTokens * options.outputWeight > options.allowance + EPSILON) {
-        throw new BudgetStop(options.message);
+        throw new BudgetStop(options.message, options.quota);
       }
     },
     get outputTokens() {
@@ -98,7 +100,9 @@ export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): Budget
   if (servedFromCache(ctx.record)) return undefined;
   const price = ctx.answeredBy?.price;
   const money = allowed.unit === "cost";
-  const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();
+  const period = budgetPeriod(budget.period, Date.now());
+  const resets = new Date(period.end).toISOString();
+  const unit = budgetUnit(budget);
   return createBudgetGuard({
     allowance: allowed.allowance,
     promptTokens: roughTokenEstimate(promptTexts(chat)),
@@ -106,5 +110,8 @@ export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): Budget
     outputWeight: money ? (price?.output ?? 0) / 1_000_000 : 1,
     message: `You exceeded your current quota: token ${ctx.identity.name} reached its budget per ` +
       `${budget.period} (UTC) during this answer, so the gateway stopped it. The budget resets at ${resets}.`,
+    quota: unit === null
+      ? undefined
+      : { scope: "token", ...unit, period: budget.period, resetsAt: period.end },
   });
 }

@@ -51,3 +51,18 @@ Deno.test("budget guard: the record's error code tells a budget stop from other 
   assert.equal(streamErrorCode(new GatewayError(502, "x", { code: "upstream_error" })), "upstream_error");
   assert.equal(streamErrorCode(undefined), "stream_error");
 });
+
+Deno.test("budget guard: a stop carries its budget, for the error shapes that say when it resets", () => {
+  const quota = { scope: "token", unit: "tokens", limit: 10, period: "day", resetsAt: 86_400_000 } as const;
+  const guard = createBudgetGuard({
+    allowance: 1,
+    promptTokens: 0,
+    inputWeight: 1,
+    outputWeight: 1,
+    message: "stopped",
+    quota,
+  });
+  const texts = new StreamTexts();
+  texts.push("a".repeat(40));
+  assert.throws(() => guard.check(texts), (err: unknown) => err instanceof BudgetStop && err.quota === quota);
+});
