@@ -51,10 +51,27 @@ export interface GatewayErrorInit {
    * scrubbed: passed on in Anthropic's error shape, since its SDK picks the error's class by status and `error_code`.
    */
   anthropicDetails?: AnthropicErrorDetails | null;
+  /**
+   * The `error.details` a Google upstream gave (`google.rpc.RetryInfo`, `QuotaFailure`, …), bounded and scrubbed:
+   * passed on in Google's error shape, since Gemini CLI decides by them whether and when to retry.
+   */
+  googleDetails?: readonly GoogleErrorDetail[] | null;
+  /** The spent quota (a budget) that refuses the request until its period ends, for the shapes that say so. */
+  quota?: QuotaReset | null;
 }
 
 /** An Anthropic error's `details`: an object of the upstream's own fields. */
 export type AnthropicErrorDetails = { readonly [field: string]: unknown };
+/** One of a Google error's `details`: a `google.rpc` message named by its `@type`. */
+export type GoogleErrorDetail = { readonly "@type": string; readonly [field: string]: unknown };
+/** A spent budget: whose (`token`, `team`, `end_user`), of what, per which period, reset when (epoch ms). */
+export type QuotaReset = {
+  readonly scope: string;
+  readonly unit: "tokens" | "cost";
+  readonly limit: number;
+  readonly period: "day" | "month";
+  readonly resetsAt: number;
+};
 
 /**
  * An error that already knows its HTTP status and OpenAI error fields. Its message is shown to the client,
@@ -68,6 +85,8 @@ export class GatewayError extends Error {
   readonly headers: HeadersInit | undefined;
   readonly anthropicType: string | null;
   readonly anthropicDetails: AnthropicErrorDetails | null;
+  readonly googleDetails: readonly GoogleErrorDetail[] | null;
+  readonly quota: QuotaReset | null;
 
   constructor(status: number, message: string, init: GatewayErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -79,6 +98,8 @@ export class GatewayError extends Error {
     this.headers = init.headers;
     this.anthropicType = init.anthropicType ?? null;
     this.anthropicDetails = init.anthropicDetails ?? null;
+    this.googleDetails = init.googleDetails ?? null;
+    this.quota = init.quota ?? null;
   }
 
   /** The OpenAI `ErrorResponse` body for this error. */
@@ -104,6 +125,8 @@ export class GatewayError extends Error {
       cause: this.cause,
       anthropicType: this.anthropicType,
       anthropicDetails: this.anthropicDetails,
+      googleDetails: this.googleDetails,
+      quota: this.quota,
     };
   }
 }
@@ -220,23 +243,25 @@ export function gatewayTimeout(message: string): GatewayError {
 
 /**
  * `err` with every secret the scrubber knows masked in each field the client sees (message, type, param, code,
- * and every string and key of `anthropicDetails`, through JSON as the logger does): the last step before an error
- * that may carry upstream text leaves the gateway. Returns `err` itself when there is nothing to mask and no
- * details, so the common case allocates nothing.
+ * and every string and key of `anthropicDetails` and `googleDetails`, through JSON as the logger does): the last
+ * step before an error that may carry upstream text leaves the gateway. Returns `err` itself when there is
+ * nothing to mask and no details, so the common case allocates nothing.
  */
 export function scrubError(err: GatewayError, scrubber: Scrubber): GatewayError {
   const fields = [err.message, err.type, err.param, err.code];
-  const details = err.anthropicDetails;
-  if (details === null && !fields.some((field) => field !== null && scrubber.test(field))) return err;
+  const { anthropicDetails, googleDetails } = err;
+  if (!anthropicDetails && !googleDetails && !fields.some((f) => f !== null && scrubber.test(f))) return err;
   const clean = (field: string | null) => field === null ? null : scrubber.scrub(field);
+  const json = <T>(value: T): T => parseScrubbed(JSON.stringify(value), (text) => scrubber.scrub(text)) as T;
   return new GatewayError(err.status, scrubber.scrub(err.message), {
     type: scrubber.scrub(err.type),
     code: clean(err.code),
     param: clean(err.param),
     headers: err.headers,
     anthropicType: err.anthropicType,
-    anthropicDetails: details &&
-      parseScrubbed(JSON.stringify(details), (text) => scrubber.scrub(text)) as AnthropicErrorDetails,
+    anthropicDetails: anthropicDetails && json(anthropicDetails),
+    googleDetails: googleDetails && json(googleDetails),
+    quota: err.quota,
   });
 }
 

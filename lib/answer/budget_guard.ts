@@ -17,11 +17,11 @@
  *
  * @module
  */
-import { GatewayError } from "../errors.ts";
+import { GatewayError, type QuotaReset } from "../errors.ts";
 import type { ClientContext } from "../http/context.ts";
 import { servedFromCache } from "../http/accounting.ts";
 import type { ChatRequest } from "../openai/types.ts";
-import { budgetPeriod } from "../policy/budgets.ts";
+import { budgetPeriod, budgetUnit } from "../policy/budgets.ts";
 import { ratesAt } from "../pricing/cost.ts";
 import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 
@@ -33,8 +33,8 @@ export const BUDGET_STOP_CODE = "budget_exceeded_mid_stream";
  * request says; on the Messages API `rate_limit_error`, as that denial is too).
  */
 export class BudgetStop extends GatewayError {
-  constructor(message: string) {
-    super(429, message, { type: "insufficient_quota", code: "insufficient_quota" });
+  constructor(message: string, quota: QuotaReset | null = null) {
+    super(429, message, { type: "insufficient_quota", code: "insufficient_quota", quota });
   }
 }
 
@@ -57,6 +57,8 @@ export interface BudgetGuardOptions {
   reasoningWeight?: number;
   /** The client's message when the stream is stopped. */
   message: string;
+  /** The budget, for the error shapes that say when it resets (Google's). */
+  quota?: QuotaReset;
 }
 
 /** One stream's check; keeps the characters it last weighed. */
@@ -90,7 +92,7 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       const said = Math.ceil((chars - reasoningChars) / 4);
       outputTokens = said + reasoning;
       if (fixed + said * options.outputWeight + reasoning * reasoningWeight > options.allowance + EPSILON) {
-        throw new BudgetStop(options.message);
+        throw new BudgetStop(options.message, options.quota);
       }
     },
     get outputTokens() {
@@ -116,7 +118,9 @@ export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): Budget
   const promptTokens = roughTokenEstimate(promptTexts(chat));
   // Per million tokens; found once here, so each chunk's check is a few multiplications.
   const rates = allowed.unit === "cost" ? (price ? ratesAt(price, promptTokens) : NO_RATES) : undefined;
-  const resets = new Date(budgetPeriod(budget.period, Date.now()).end).toISOString();
+  const period = budgetPeriod(budget.period, Date.now());
+  const resets = new Date(period.end).toISOString();
+  const unit = budgetUnit(budget);
   return createBudgetGuard({
     allowance: allowed.allowance,
     promptTokens,
@@ -125,5 +129,8 @@ export function streamBudgetGuard(ctx: ClientContext, chat: ChatRequest): Budget
     reasoningWeight: rates ? rates.reasoning / 1_000_000 : 1,
     message: `You exceeded your current quota: token ${ctx.identity.name} reached its budget per ` +
       `${budget.period} (UTC) during this answer, so the gateway stopped it. The budget resets at ${resets}.`,
+    quota: unit === null
+      ? undefined
+      : { scope: "token", ...unit, period: budget.period, resetsAt: period.end },
   });
 }

@@ -166,3 +166,18 @@ Deno.test("stop_streams: reasoning text is weighed at a reasoning rate priced ap
   assert.equal(both.sent, 23);
   assert.ok(settled(300, 2_000) <= allowance && settled(400, 2_000) > allowance);
 });
+
+Deno.test("budget guard: a stop carries its budget, for the error shapes that say when it resets", () => {
+  const quota = { scope: "token", unit: "tokens", limit: 10, period: "day", resetsAt: 86_400_000 } as const;
+  const guard = createBudgetGuard({
+    allowance: 1,
+    promptTokens: 0,
+    inputWeight: 1,
+    outputWeight: 1,
+    message: "stopped",
+    quota,
+  });
+  const texts = new StreamTexts();
+  texts.push("a".repeat(40));
+  assert.throws(() => guard.check(texts), (err: unknown) => err instanceof BudgetStop && err.quota === quota);
+});

@@ -201,7 +201,8 @@ export function budgetAmount(n: number): string {
 
 /**
  * OpenAI's 429 `insufficient_quota` for an exhausted budget. `x-should-retry: false` stops the OpenAI SDKs
- * from retrying a request that cannot succeed before the period ends; the message says when that is.
+ * from retrying a request that cannot succeed before the period ends; the message says when that is, and its
+ * `quota` tells Google's shape (lib/google_errors.ts) to say it as Google's clients read it.
  */
 export function budgetDenied(
   token: ResolvedToken,
@@ -230,6 +231,8 @@ export function ownerBudgetDenied(
     type: "insufficient_quota",
     code: "insufficient_quota",
     headers: { ...headers, "x-should-retry": "false" },
+    // Google's clients learn it from the error's details (a QuotaFailure of the period, its reset).
+    quota: { scope: owner.scope, unit: u.unit, limit: u.limit, period: budget.period, resetsAt: period.end },
   });
 }
 

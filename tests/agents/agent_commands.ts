@@ -31,6 +31,10 @@ export interface AgentOptions {
    * fails, saying "Falling back from WebSockets to HTTPS transport" on stderr).
    */
   websocket?: boolean;
+  /** Gemini CLI only: the token it sends (TEST_TOKEN by default). */
+  token?: string;
+  /** Gemini CLI only: its `maxAttempts` for a failed request (1 by default: no retries). */
+  maxAttempts?: number;
 }
 
 /** The command line and environment of `agent` for `alias`, after writing its config files under `home`. */
@@ -118,7 +122,7 @@ ${options.websocket ? "supports_websockets = true\n" : ""}`,
       },
     };
   }
-  if (agent === "gemini") return await geminiCommand(alias, gw, home);
+  if (agent === "gemini") return await geminiCommand(alias, gw, home, options);
   const config = `${home}/opencode.json`;
   const model = alias === "opencode-openai" ? "gw-openai/opencode-openai" : "gw-anthropic/opencode-anthropic";
   await Deno.writeTextFile(
@@ -184,12 +188,14 @@ ${options.websocket ? "supports_websockets = true\n" : ""}`,
  * `x-goog-api-key`). The auth type must be `gemini-api-key` in settings: with only `GOOGLE_GEMINI_BASE_URL` set,
  * 0.61.0 picks its `gateway` auth type, which its own startup check then refuses ("Invalid auth method
  * selected.", exit 41). Its settings file also stops telemetry, usage statistics, update checks, folder trust and
- * IDE prompts, and the retries of a failed request (one attempt, as the other agents run without retries).
+ * IDE prompts, and the retries of a failed request (one attempt, as the other agents run without retries, unless
+ * `options.maxAttempts` says more).
  */
 async function geminiCommand(
   alias: string,
   gw: Endpoint,
   home: string,
+  options: AgentOptions,
 ): Promise<{ bin: string; args: string[]; env: Record<string, string> }> {
   const dir = `${home}/.gemini`;
   await Deno.mkdir(dir, { recursive: true });
@@ -203,7 +209,7 @@ async function geminiCommand(
           enableAutoUpdate: false,
           enableAutoUpdateNotification: false,
           checkpointing: { enabled: false },
-          maxAttempts: 1,
+          maxAttempts: options.maxAttempts ?? 1,
           retryFetchErrors: false,
         },
         privacy: { usageStatisticsEnabled: false },
@@ -222,7 +228,7 @@ async function geminiCommand(
     env: {
       HOME: home,
       GOOGLE_GEMINI_BASE_URL: gw.url,
-      GEMINI_API_KEY: TEST_TOKEN,
+      GEMINI_API_KEY: options.token ?? TEST_TOKEN,
       GEMINI_CLI_NO_RELAUNCH: "true",
       TMPDIR: `${home}/tmp`,
     },

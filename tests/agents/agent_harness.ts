@@ -6,6 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
 import { type Agent, agentCommand, type AgentOptions } from "./agent_commands.ts";
 import { type ProxiedRequest, type RecordingProxy, startRecordingProxy } from "./recording_proxy.ts";
@@ -45,6 +46,10 @@ if (SKIP) {
   );
 }
 
+/** A token whose daily budget is one token: its first answer spends it (gemini_cli_test.ts). */
+export const BUDGET_TOKEN = "gw-agent-budget-0123456789abcdef";
+const BUDGET_HASH = hashToken(BUDGET_TOKEN);
+
 /** The gateway config: every alias the agents use, over the one scripted upstream. */
 export function gatewayConfig(up: ScriptedUpstream): string {
   return `
@@ -64,7 +69,9 @@ models:
   gemini-translated: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] }
   gemini-claude: { type: chat, targets: [ { provider: anthropic, model: claude-sonnet-4-5 } ] }
   chat-unused: { type: chat, targets: [ { provider: openai, model: gpt-fake-chat } ] } # TEST_TOKENS_YAML's narrow token needs a chat-* alias
-${TEST_TOKENS_YAML}`;
+${TEST_TOKENS_YAML}
+  - { name: agent-budget, sha256: ${BUDGET_HASH}, models: ["*"], budget: { tokens: 1, period: day } }
+`;
 }
 
 /** What an agent run gave. */
@@ -182,6 +189,12 @@ export interface RunContext {
   proxy: RecordingProxy;
 }
 
+/** How a run is set up beyond its agent's options. */
+export interface RunOptions extends AgentOptions {
+  /** Asked of the gateway before the agent starts (a budget spent). */
+  before?: (gw: TestGateway) => Promise<void>;
+}
+
 /**
  * One run of `agent` on `alias` (mode `cut` tears the main answers down mid-stream); `direct` points the agent
  * at the scripted upstream itself, not the gateway (the control runs); `options` set the agent up further.
@@ -192,7 +205,7 @@ export async function withAgentRun(
   mode: "normal" | "cut",
   direct: boolean,
   check: (ctx: RunContext) => Promise<void>,
-  options: AgentOptions = {},
+  options: RunOptions = {},
 ): Promise<void> {
   const root = await Deno.realPath(
     await Deno.makeTempDir({ prefix: `agent-${agent}-` }),
@@ -206,6 +219,7 @@ export async function withAgentRun(
   // The agent talks to the gateway (or, in control runs, the upstream) through a recording proxy.
   const proxy = startRecordingProxy(direct ? up.url : gw.url);
   try {
+    await options.before?.(gw);
     const { bin, args, env } = await agentCommand(
       agent,
       alias,

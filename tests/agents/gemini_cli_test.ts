@@ -6,7 +6,8 @@
  * Claude refuses the CLI's `temperature` beside its `topP`, so the gateway sends the temperature alone and names
  * `generationConfig.topP` dropped): the CLI must write `hello.txt` with its own `write_file` tool, print the final answer and exit 0 without a single error answer, and the gateway must keep
  * usage records of what it served. A cut test checks that a stream torn down mid-way makes the CLI fail or report
- * an error (its control: torn down straight at the CLI, it exits 1).
+ * an error (its control: torn down straight at the CLI, it exits 1). A spent budget test checks that the CLI, its
+ * retries on, stops at the first 429 (the gateway's QuotaFailure of a day), not retrying what cannot pass today.
  * How the CLI is started is in agent_commands.ts (`geminiCommand`), the run and its checks in agent_harness.ts.
  *
  * @module
@@ -15,6 +16,7 @@ import assert from "node:assert/strict";
 import { pollUsageRows } from "../helpers/usage_rows.ts";
 import {
   assertCompleted,
+  BUDGET_TOKEN,
   CUT_TIMEOUT_MS,
   describe,
   type RunContext,
@@ -127,5 +129,39 @@ Deno.test({
       await assertCut(ctx);
       // The gateway ends a broken stream with Google's error chunk and a cut connection: the CLI fails.
       assert.notEqual(ctx.run.code, 0, describe(ctx.run, ctx.proxy));
+    }),
+});
+
+// Gemini CLI retries a 429 on its own backoff (5 s, 10 s, … up to `maxAttempts`) unless its details say not to: a
+// `QuotaFailure` whose quota id names a day, or a `RetryInfo` over 300 s. A spent daily budget says both.
+Deno.test({
+  name: "gemini stops at the first 429 of a spent budget, its retries on",
+  ignore: SKIP,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () =>
+    withAgentRun("gemini", "gemini-native", "normal", false, async ({ run, gw, up, proxy }) => {
+      const why = describe(run, proxy);
+      assert.ok(!run.timedOut, why);
+      assert.notEqual(run.code, 0, why);
+      const denied = proxy.requests.filter((r) => r.status === 429);
+      assert.equal(denied.length, 1, `the CLI asked again for what its budget cannot allow today\n${why}`);
+      assert.match(denied[0].error ?? "", /TokenBudgetPerDay/, why);
+      assert.equal(up.requests.length, 1, "only the request that spent the budget reached the upstream");
+      // The gateway recorded the one denial, by the budget.
+      const rows = await pollUsageRows<UsageRow>(gw, (r) => r.some((row) => row.status === 429));
+      assert.deepEqual(rows.filter((r) => r.status === 429).map((r) => r.outcome), ["deny"]);
+    }, {
+      token: BUDGET_TOKEN,
+      maxAttempts: 3,
+      before: async (gw) => {
+        // One answer spends the budget of one token.
+        const spent = await fetch(`${gw.url}/v1beta/models/gemini-native:generateContent`, {
+          method: "POST",
+          headers: { "x-goog-api-key": BUDGET_TOKEN, "content-type": "application/json" },
+          body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+        });
+        assert.equal(spent.status, 200, await spent.text());
+      },
     }),
 });

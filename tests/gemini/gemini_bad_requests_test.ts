@@ -133,9 +133,9 @@ const CALLER_MISTAKES:
       name: "a model the key may not use",
       alias: "gemini-ok",
       headers: { "x-goog-api-key": NARROW_TOKEN },
-      status: 403,
+      status: 404,
     },
-    { name: "a model that does not exist", alias: "gemini-99", status: 403 },
+    { name: "a model that does not exist", alias: "gemini-99", status: 404 },
   ];
 
 const METHODS = [
@@ -192,8 +192,8 @@ const CASES: GeminiCase[] = [
   post("POST of the model list", "", 405),
   call("DELETE", "DELETE of a model", "/chat-gpt", 405),
   call("GET", "GET with a method suffix", "/chat-gpt:generateContent", 404),
-  call("GET", "GET of a model that does not exist", "/gemini-99", 403),
-  call("GET", "GET of a model the key may not use", "/gemini-ok", 403, {
+  call("GET", "GET of a model that does not exist", "/gemini-99", 404),
+  call("GET", "GET of a model the key may not use", "/gemini-ok", 404, {
     headers: { "x-goog-api-key": NARROW_TOKEN },
   }),
   call("GET", "GET of the list without a token", "", 401, { headers: NO_KEY }),

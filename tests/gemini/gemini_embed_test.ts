@@ -1,11 +1,15 @@
 /**
  * Google's `:embedContent` and `:batchEmbedContents` in-process over the builtin `hash` model, whose vectors
  * are as long as the `dimensions` it is given: each of a batch's requests gets the `outputDimensionality` it
- * asked for, whatever the others asked, in one client request with one usage record.
+ * asked for, whatever the others asked, in one client request with one usage record. Over a fake Gemini upstream:
+ * Google's own `taskType` and `title` reach a Gemini target, each request's as sent.
  */
 import assert from "node:assert/strict";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
 import { type InProcessGateway, inProcessGateway } from "../helpers/in_process.ts";
+import { GoogleGenAI } from "@google/genai";
+import { FAKE_GEMINI_KEY, startFakeGemini } from "../helpers/fake_gemini.ts";
+import { withFakeGateway } from "../helpers/with_gateway.ts";
 
 const CONFIG = `
 server: { host: 127.0.0.1, port: 0 }
@@ -139,4 +143,64 @@ Deno.test("gemini embed: a target's refusal of the dimensions names the Gemini f
   });
   assert.equal(many.status, 400);
   assert.match((many.json.error as { message: string }).message, /'requests\[1\]\.outputDimensionality'/);
+});
+
+Deno.test("gemini embed: a Gemini target gets each request's taskType and title; another is told it went without", async () => {
+  await withFakeGateway(startFakeGemini, (fake) => `
+server: { host: 127.0.0.1, port: 0 }
+providers:
+  gem: { type: gemini, base_url: "${fake.baseURL}", api_key: "${FAKE_GEMINI_KEY}" }
+  local: { type: builtin }
+models:
+  gemini-emb: { type: embedding, targets: [ { provider: gem, model: gemini-embedding-001 } ] }
+  emb: { type: embedding, targets: [ { provider: local, model: hash } ] }
+  chat-echo: { type: chat, targets: [ { provider: local, model: echo } ] }
+${TEST_TOKENS_YAML}`, async (gw, fake) => {
+    const ai = new GoogleGenAI({
+      apiKey: TEST_TOKEN,
+      apiVersion: "v1beta",
+      httpOptions: { baseUrl: gw.url },
+    });
+    await ai.models.embedContent({
+      model: "gemini-emb",
+      contents: ["what is the capital of France?"],
+      config: { taskType: "RETRIEVAL_QUERY" },
+    });
+    // The SDK sends Google's batch of one (the gateway's call to the target: `embedContent`).
+    assert.deepEqual(fake.requests.at(-1)!.body, {
+      content: { parts: [{ text: "what is the capital of France?" }] },
+      taskType: "RETRIEVAL_QUERY",
+    });
+    // A batch: each request's own, with its own dimensionality too.
+    const documents = [
+      embedRequest("Paris is the capital of France.", { taskType: "RETRIEVAL_DOCUMENT", title: "France" }),
+      embedRequest("Berlin is the capital of Germany.", { taskType: "RETRIEVAL_DOCUMENT", title: "Germany" }),
+      embedRequest("capitals", { task_type: "CLUSTERING", outputDimensionality: 4 }),
+    ];
+    const post = (alias: string) =>
+      fetch(`${gw.url}/v1beta/models/${alias}:batchEmbedContents`, {
+        method: "POST",
+        headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+        body: JSON.stringify({ requests: documents }),
+      });
+    const native = await post("gemini-emb");
+    assert.equal(native.status, 200, await native.clone().text());
+    assert.equal(native.headers.get("x-gateway-dropped"), null);
+    await native.body?.cancel();
+    // One call per dimensionality: a batch of the two documents, then the third alone.
+    const [both, third] = fake.requests.slice(-2).map((r) => r.body as Record<string, unknown>);
+    const fields = (r: Record<string, unknown>) => [r.taskType, r.title];
+    assert.deepEqual((both.requests as Record<string, unknown>[]).map(fields), [
+      ["RETRIEVAL_DOCUMENT", "France"],
+      ["RETRIEVAL_DOCUMENT", "Germany"],
+    ]);
+    assert.deepEqual(fields(third), ["CLUSTERING", undefined]);
+    const other = await post("emb");
+    assert.equal(other.status, 200);
+    assert.equal(
+      other.headers.get("x-gateway-dropped"),
+      "requests[0].taskType,requests[0].title,requests[1].taskType,requests[1].title,requests[2].taskType",
+    );
+    await other.body?.cancel();
+  });
 });

@@ -82,3 +82,41 @@ Deno.test("gemini parts: a function response's image reaches a translated target
     assert.deepEqual(image?.source, { type: "base64", media_type: "image/png", data: PNG });
   });
 });
+
+Deno.test("gemini parts: a prompt of a Files API file alone reaches a Gemini target, and is a 400 without one", async () => {
+  await withMixedVendors(async (gw, up) => {
+    const file = {
+      fileData: {
+        mimeType: "application/pdf",
+        fileUri: "https://generativelanguage.googleapis.com/v1beta/files/abc123",
+      },
+    };
+    const body = {
+      systemInstruction: { parts: [{ text: "Summarise the document." }] },
+      contents: [{ role: "user", parts: [file] }],
+    };
+    up.stepFor = (request) => json(request.path.endsWith(":countTokens") ? { totalTokens: 259 } : GEMINI_OK);
+    const call = (alias: string, method: string) =>
+      fetch(`${gw.url}/v1beta/models/${alias}:${method}`, {
+        method: "POST",
+        headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const answer = await call("chat-mixed-gemini", "generateContent");
+    assert.equal(answer.status, 200, await answer.clone().text());
+    assert.equal(answer.headers.get("x-gateway-provider"), "gemini");
+    assert.equal((await answer.json()).candidates[0].content.parts[0].text, "hi");
+    assert.deepEqual(JSON.parse(up.requests.at(-1)!.body).contents, body.contents, "the file as sent");
+    const count = await call("chat-mixed-gemini", "countTokens");
+    assert.deepEqual([count.status, await count.json()], [200, { totalTokens: 259 }]);
+    // Without a Gemini target, the refusal names the part it could not serve, not an empty prompt.
+    const before = up.requests.length;
+    const refused = await call("chat-translated", "generateContent");
+    assert.equal(refused.status, 400);
+    assert.match(
+      (await refused.json()).error.message,
+      /'contents\[0\]\.parts\[0\]\.fileData' is served only by Gemini/,
+    );
+    assert.equal(up.requests.length, before);
+  });
+});

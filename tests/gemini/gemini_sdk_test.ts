@@ -2,7 +2,7 @@
  * Google's Gemini API (v1beta) end to end with the official `@google/genai` SDK against a gateway on a real
  * socket: generateContent and generateContentStream over OpenAI-compatible, Anthropic, Bedrock and builtin
  * targets (translated), embedContent and batchEmbedContents, a function-call round trip, countTokens, the key in `x-goog-api-key` or `?key=`, Google's
- * error shape for a wrong key and a forbidden model, a mid-stream failure the SDK raises on, the JSON-array
+ * error shape for a wrong key and an unknown model (Google's 404), a mid-stream failure the SDK raises on, the JSON-array
  * stream without `alt=sse`, and one usage record per request under the endpoint `gemini`.
  */
 import assert from "node:assert/strict";
@@ -172,10 +172,17 @@ Deno.test("gemini sdk: countTokens; keys in x-goog-api-key or ?key=; Google's er
       .then(() => null, (e) => e);
     assert.ok(wrong instanceof ApiError, String(wrong));
     assert.equal(wrong.status, 401);
-    const forbidden = await ai.models.generateContent({ model: "no-such-model", contents: "Hi" })
+    // Google's 404 in its words: Gemini CLI takes it for a model not found (its model-fallback path).
+    const unknown = await ai.models.generateContent({ model: "no-such-model", contents: "Hi" })
       .then(() => null, (e) => e);
-    assert.ok(forbidden instanceof ApiError);
-    assert.equal(forbidden.status, 403);
+    assert.ok(unknown instanceof ApiError);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(JSON.parse(unknown.message).error, {
+      code: 404,
+      message: "models/no-such-model is not found for API version v1beta, or is not supported for " +
+        "generateContent. Call ListModels to see the list of available models and their supported methods.",
+      status: "NOT_FOUND",
+    });
 
     const byQuery = await fetch(`${gw.url}/v1beta/models/chat-ok:generateContent?key=${TEST_TOKEN}`, {
       method: "POST",
@@ -206,7 +213,7 @@ Deno.test("gemini sdk: countTokens; keys in x-goog-api-key or ?key=; Google's er
     assert.deepEqual(rows.map((r) => [r.endpoint, r.status]), [
       ["gemini", 200],
       ["gemini", 401],
-      ["gemini", 403],
+      ["gemini", 404],
       ["gemini", 200],
       ["gemini", 400],
       ["gemini", 200],
@@ -395,7 +402,7 @@ Deno.test("gemini sdk: models.list holds every alias the key may use; an alias w
     const moderation = await fetch(`${gw.url}/v1beta/models/mod`, {
       headers: { "x-goog-api-key": TEST_TOKEN },
     });
-    assert.equal(moderation.status, 403);
+    assert.equal(moderation.status, 404);
     await moderation.body?.cancel();
     assert.deepEqual(listed.get("models/llama3:8b"), [
       "generateContent",

@@ -3,7 +3,8 @@
  * embedding alias: each content's text parts, joined, are one input of the gateway's embeddings request
  * (`outputDimensionality` → `dimensions`, validated as Google reads it, each request's own: a batch whose
  * requests ask for different ones is one call per dimensionality, all on the target routing picked; `taskType`
- * and `title` are Google's to apply, dropped and named in `x-gateway-dropped`), routed like `/v1/embeddings`,
+ * and `title` are Google's to apply: a Gemini target gets each request's as sent, any other goes without them,
+ * named in `x-gateway-dropped`), routed like `/v1/embeddings`,
  * and answered as `{"embedding": {"values"}}` or `{"embeddings": [{"values"}, …]}`. The call is admitted as an
  * embeddings request (the token's `embeddings` scope, the content rules on its input) and recorded under the
  * endpoint `gemini`. The body is read as Google reads it, proto field names included (normalize.ts).
@@ -25,13 +26,29 @@ import { jsonResponse } from "../../answer/json_response.ts";
 import { type EmbeddingRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { countTokens, roughTokenEstimate } from "../../usage/estimate.ts";
 import type { EmbeddedPart, EmbeddingResult } from "../../providers/types.ts";
+import { speaksNatively } from "../../providers/capabilities.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 
 /** At most this many contents in one batch (Google's own limit). */
 const MAX_BATCH = 100;
 
-/** One embed request's text, and what of it the translation drops. */
-function contentText(request: JsonObject, path: string, dropped: string[]): string {
+/** The fields of an embed request only a Gemini target reads (Google's to apply), carried to it as sent. */
+const GOOGLE_ONLY = ["taskType", "title"];
+
+/** An embed request's {@linkcode GOOGLE_ONLY} fields, each named in `native` (with `path`) for another target. */
+function googleFields(request: JsonObject, path: string, native: string[]): JsonObject {
+  const fields: JsonObject = {};
+  for (const key of GOOGLE_ONLY) {
+    if (request[key] == null) continue;
+    fields[key] = request[key];
+    native.push(path === "" ? key : `${path}.${key}`);
+  }
+  return fields;
+}
+
+/** One embed request's text. */
+function contentText(request: JsonObject, path: string): string {
   const content = request.content;
   if (!isObject(content) || !Array.isArray(content.parts)) {
     throw invalidRequest(
@@ -48,9 +65,6 @@ function contentText(request: JsonObject, path: string, dropped: string[]): stri
     }
     return part.text;
   });
-  for (const key of ["taskType", "title"]) {
-    if (request[key] != null) dropped.push(path === "" ? key : `${path}.${key}`);
-  }
   return texts.join("\n");
 }
 
@@ -111,10 +125,19 @@ function byDimensions(dimensions: readonly (number | undefined)[], path: (i: num
   return [...groups.values()];
 }
 
-/** The embeddings request of `group`: its inputs, from `input` (as the policy left them), and its dimensions. */
-function groupRequest(alias: string, input: readonly string[], group: Group): EmbeddingRequest {
+/**
+ * The embeddings request of `group`: its inputs, from `input` (as the policy left them), and its dimensions;
+ * with `fields` (each input's {@linkcode GOOGLE_ONLY} fields, for a Gemini target), theirs too.
+ */
+function groupRequest(
+  alias: string,
+  input: readonly string[],
+  group: Group,
+  fields?: readonly JsonObject[],
+): EmbeddingRequest {
   const embed: EmbeddingRequest = { model: alias, input: group.at.map((i) => input[i]) };
   if (group.dimensions !== undefined) embed.dimensions = group.dimensions;
+  if (fields !== undefined) embed.gemini_fields = group.at.map((i) => fields[i]);
   return embed;
 }
 
@@ -127,7 +150,7 @@ export async function geminiEmbed(
 ): Promise<Answer> {
   const sent = await readJsonBody(request, ctx.state.config.server, ctx.signal);
   const body = normalizeGemini(sent, batch ? "BatchEmbedContentsRequest" : "EmbedContentRequest");
-  const dropped: string[] = [];
+  const native: string[] = [];
   let requests: JsonObject[];
   if (batch) {
     if (!Array.isArray(body.requests) || body.requests.length === 0 || body.requests.length > MAX_BATCH) {
@@ -140,7 +163,8 @@ export async function geminiEmbed(
       return r;
     });
   } else requests = [body];
-  const input = requests.map((r, i) => contentText(r, batch ? `requests[${i}]` : "", dropped));
+  const input = requests.map((r, i) => contentText(r, batch ? `requests[${i}]` : ""));
+  const fields = requests.map((r, i) => googleFields(r, batch ? `requests[${i}]` : "", native));
   const path = (i: number) => batch ? `requests[${i}].outputDimensionality` : "outputDimensionality";
   const groups = byDimensions(requests.map((r, i) => dimensionsOf(r.outputDimensionality, path(i))), path);
   // The whole input is admitted at once (the content rules may rewrite it in place, before any call reads it);
@@ -155,21 +179,26 @@ export async function geminiEmbed(
     } catch (err) {
       throw inClientTerms(err, group.terms);
     }
-  }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType));
+  }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType, batch ? "batchEmbedContents" : "embedContent"));
   await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
   // The calls a failed attempt had answered (an earlier group's, a batch's) were billed: they join the record.
   const spend = new EmbeddingSpend();
-  const { value: results, headers } = await routeRequest(
+  const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
+  const carried = native.length > 0 ? fields : undefined;
+  const { value: results, headers, target: answered } = await routeRequest(
     ctx,
     model,
     ctx.signal,
     (target, provider) =>
       spend.attempt(target, async (onEmbedded) => {
         // One call after another on the attempt's target: a failed call fails the attempt, which routing may
-        // retry whole on another target.
+        // retry whole on another target. A Gemini target gets Google's own fields too.
+        const own = isGemini(target) ? carried : undefined;
         const answers: EmbeddingResult[] = [];
         for (const group of groups) {
-          const call = groups.length === 1 ? embed : groupRequest(alias, embed.input, group);
+          const call = groups.length === 1 && own === undefined
+            ? embed
+            : groupRequest(alias, embed.input, group, own);
           let told = false;
           const tell = (part: EmbeddedPart) => {
             told = true;
@@ -215,7 +244,8 @@ export async function geminiEmbed(
       vectors[groups[g].at[j]] = { values: item.embedding };
     });
   });
-  noteDropped(ctx, headers, { refusal: null, native: [], dropped });
+  // A Gemini target got every field as sent; any other went without Google's own.
+  noteDropped(ctx, headers, { refusal: null, native: isGemini(answered) ? [] : native, dropped: [] });
   const payload = batch ? { embeddings: vectors } : { embedding: vectors[0] };
   return { response: jsonResponse(JSON.stringify(payload), headers), outcome: { usage, spentBefore } };
 }

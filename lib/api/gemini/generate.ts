@@ -47,7 +47,7 @@ import { estimateInputTokens } from "../../usage/estimate.ts";
 import { parseGeminiRequest } from "./request.ts";
 import { normalizeGemini } from "./normalize.ts";
 import { geminiClientTerms } from "./client_terms.ts";
-import { forbidden, geminiAlias } from "./alias.ts";
+import { geminiAlias, modelNotFound } from "./alias.ts";
 import { geminiEmbed } from "./embed.ts";
 import { modelObject, servedHere } from "./models.ts";
 import { completionToGemini, type GeminiFrame } from "./response.ts";
@@ -115,7 +115,13 @@ async function generate(
     stream,
   );
   const chat = parsed.chat;
-  const resolved = geminiAlias(ctx, alias, ROUTE.modelType, stream);
+  const resolved = geminiAlias(
+    ctx,
+    alias,
+    ROUTE.modelType,
+    stream ? "streamGenerateContent" : "generateContent",
+    stream,
+  );
   // A Gemini target gets the client's body as sent; what only it serves sends the request to one. Of the
   // others, one whose parameter rules would refuse the chat form is left out for the model's others, and one
   // that takes no top_k gets none.
@@ -241,7 +247,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     withheld: topKWithheld(chat),
   };
   const serving = servingTargets(
-    geminiAlias(ctx, alias, ROUTE.modelType),
+    geminiAlias(ctx, alias, ROUTE.modelType, "countTokens"),
     parsed.tolerance,
     isGemini,
     strictRefusal,
@@ -292,7 +298,7 @@ function aliasAndMethod(param: string, get: boolean, ctx: ClientContext): { alia
 
 /**
  * `/v1beta/models/{param}`: `GET` of a model, or `POST` of one of its methods (`{alias}:{method}`). A model the
- * key may not use is Google's 403, as for a method of it.
+ * key may not use is Google's 404, as one that does not exist, as for a method of it.
  */
 export async function handleGeminiModel(
   request: ClientRequest,
@@ -306,7 +312,9 @@ export async function handleGeminiModel(
     if (method !== "") throw notFound(new URL(request.url).pathname);
     await admit(ctx, ROUTE.endpoint, 0);
     const model = ctx.state.config.models.get(alias);
-    if (model === undefined || !ctx.identity.aliases.has(alias) || !servedHere(model)) throw forbidden(alias);
+    if (model === undefined || !ctx.identity.aliases.has(alias) || !servedHere(model)) {
+      throw modelNotFound(alias);
+    }
     return {
       response: new Response(JSON.stringify(modelObject(model)), { headers: JSON_TYPE }),
       outcome: {},

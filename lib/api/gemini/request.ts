@@ -292,6 +292,13 @@ function applyToolChoice(config: unknown, chat: ChatRequest): void {
   } else chat.tool_choice = "auto";
 }
 
+/** Whether a content (an object: `messagesOf` checked it) holds a part with anything in it. */
+function hasPart(content: unknown): boolean {
+  const parts = (content as JsonObject).parts;
+  const all = Array.isArray(parts) ? parts : [];
+  return all.some((part) => isObject(part) && Object.values(part).some((value) => value != null));
+}
+
 /** The top-level fields the translation reads; any other is the tolerance rule's. */
 const KNOWN = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"]);
 
@@ -332,7 +339,16 @@ export function parseGeminiRequest(input: unknown, alias: string, stream: boolea
   }
   const contents = list(body.contents ?? [], "contents");
   messages.push(...messagesOf(contents, tolerance, params.messages));
-  if (!messages.some((m) => m.role !== "system")) throw bad("contents", "must hold at least one content.");
+  // Judged on the client's own contents: a prompt of parts only Gemini serves (a Files API upload, a gs:// or
+  // YouTube URI) translates to no chat message, yet a Gemini target serves it; any other target cannot.
+  if (!contents.some(hasPart)) throw bad("contents", "must hold at least one content.");
+  if (!messages.some((m) => m.role !== "system")) {
+    tolerance.refusal ??= invalidRequest(
+      "'contents' holds only parts Gemini targets serve, and this model's target is not one.",
+      "contents",
+      "unsupported_value",
+    );
+  }
   const chat: ChatRequest = { model: alias, messages };
   if (stream) chat.stream = true;
   const toolPaths = new Map<JsonObject, string>();

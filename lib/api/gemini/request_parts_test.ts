@@ -119,3 +119,28 @@ Deno.test("gemini request: a function response's media follow the results, as a 
       e.param === "contents[2].parts[0].functionResponse.parts[0].inlineData.mimeType",
   );
 });
+
+Deno.test("gemini request: contents of parts only Gemini serves are a prompt; contents of empty parts are none", () => {
+  const file = { fileData: { mimeType: "video/mp4", fileUri: "gs://bucket/clip.mp4" } };
+  const { chat, tolerance } = parseGeminiRequest(
+    { contents: [{ role: "user", parts: [file] }] },
+    "alias",
+    false,
+  );
+  assert.deepEqual(chat.messages, []);
+  assert.equal(tolerance.refusal?.param, "contents[0].parts[0].fileData");
+  // A model turn's thought alone: nothing a translated target could be sent, for Google to judge.
+  const thought = parseGeminiRequest(
+    { contents: [{ role: "model", parts: [{ thought: true, text: "Hmm." }] }] },
+    "alias",
+    false,
+  );
+  assert.equal(thought.tolerance.refusal?.param, "contents");
+  for (const parts of [[], [{}], [{ text: null }]]) {
+    assert.throws(
+      () => parseGeminiRequest({ contents: [{ role: "user", parts }] }, "alias", false),
+      (e: unknown) => e instanceof GatewayError && /must hold at least one content/.test(e.message),
+      JSON.stringify(parts),
+    );
+  }
+});

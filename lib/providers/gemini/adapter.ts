@@ -13,6 +13,7 @@ import {
   batchEmbedBody,
   embedContentBody,
   embeddingTexts,
+  embedFieldsOf,
   GEMINI_MAX_BATCH,
   parseBatchEmbed,
   parseEmbedContent,
@@ -129,10 +130,13 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
       const texts = embeddingTexts(request);
       if (texts.length === 0) throw invalidRequest("`input` must not be empty.", "input");
       const dims = request.dimensions;
+      const fields = embedFieldsOf(request, texts.length);
       const vectors: number[][] = [];
       let promptTokens = 0;
       if (texts.length === 1) {
-        const { json: body } = await send(post(model, "embedContent", embedContentBody(texts[0], dims)));
+        const { json: body } = await send(
+          post(model, "embedContent", embedContentBody(texts[0], dims, fields[0])),
+        );
         throwGeminiErrorBody(provider, body, body.embedding !== undefined, secrets);
         vectors.push(parseEmbedContent(provider, body));
         promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
@@ -140,8 +144,9 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
       } else {
         for (let start = 0; start < texts.length; start += GEMINI_MAX_BATCH) {
           const batch = texts.slice(start, start + GEMINI_MAX_BATCH);
+          const own = fields.slice(start, start + GEMINI_MAX_BATCH);
           const { json: body } = await send(
-            post(model, "batchEmbedContents", batchEmbedBody(modelPath(model), batch, dims)),
+            post(model, "batchEmbedContents", batchEmbedBody(modelPath(model), batch, dims, own)),
           );
           throwGeminiErrorBody(provider, body, body.embeddings !== undefined, secrets);
           vectors.push(...parseBatchEmbed(provider, body, batch.length));

@@ -16,15 +16,34 @@ import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_pa
 export const GEMINI_MAX_BATCH = 100;
 
 /**
- * What Gemini's embeddings translation reads of a request: nothing beyond the core (`dimensions` →
- * `outputDimensionality`). Any other field (`input_type`, `task_type`, next month's) reaches no Gemini
- * request: refused, or under `unsupported_params: drop` left out and named, as on chat.
+ * What Gemini's embeddings translation reads of a request: the core (`dimensions` → `outputDimensionality`) and
+ * Google's own per-input fields (`gemini_fields`: `taskType`, `title`). Any other field (`input_type`,
+ * `task_type`, next month's) reaches no Gemini request: refused, or under `unsupported_params: drop` left out
+ * and named, as on chat.
  */
 export const GEMINI_EMBEDDING_RULES: ParamRules = {
   vendor: "Gemini embedding",
   unsupported: {},
-  known: new Set(CORE_EMBEDDING_PARAMS),
+  known: new Set([...CORE_EMBEDDING_PARAMS, "gemini_fields"]),
 };
+
+/** The fields of Google's `EmbedContentRequest` a Gemini target gets as sent, beside its content. */
+export const GEMINI_EMBED_FIELDS: readonly string[] = ["taskType", "title"];
+
+/**
+ * Each input's own Google fields ({@linkcode GEMINI_EMBED_FIELDS}) of `request.gemini_fields`, by position: only
+ * those names, each as sent; `{}` for an input without (or for anything that is no object).
+ */
+export function embedFieldsOf(request: EmbeddingRequest, count: number): JsonObject[] {
+  const sent = Array.isArray(request.gemini_fields) ? request.gemini_fields : [];
+  return Array.from({ length: count }, (_, i) => {
+    const fields: JsonObject = {};
+    const entry = sent[i];
+    if (!isObject(entry)) return fields;
+    for (const name of GEMINI_EMBED_FIELDS) if (entry[name] != null) fields[name] = entry[name];
+    return fields;
+  });
+}
 
 /**
  * Why Gemini cannot embed `request`, or null when it can: token-id inputs (number[] / number[][]) have no Gemini
@@ -49,16 +68,32 @@ export function embeddingTexts(request: EmbeddingRequest): string[] {
   return typeof input === "string" ? [input] : input as string[];
 }
 
-/** `embedContent` body for one text (the model is in the URL); `dimensions` → `outputDimensionality`. */
-export function embedContentBody(text: string, dimensions?: number): JsonObject {
-  const body: JsonObject = { content: { parts: [{ text }] } };
+/**
+ * `embedContent` body for one text (the model is in the URL); `dimensions` → `outputDimensionality`; `fields`
+ * (its `taskType`, `title`: {@linkcode embedFieldsOf}) as sent.
+ */
+export function embedContentBody(text: string, dimensions?: number, fields: JsonObject = {}): JsonObject {
+  const body: JsonObject = { content: { parts: [{ text }] }, ...fields };
   if (dimensions !== undefined) body.outputDimensionality = dimensions;
   return body;
 }
 
-/** `batchEmbedContents` body: one request per text, each naming the model (`models/<m>`). */
-export function batchEmbedBody(modelPath: string, texts: readonly string[], dimensions?: number): JsonObject {
-  return { requests: texts.map((text) => ({ model: modelPath, ...embedContentBody(text, dimensions) })) };
+/**
+ * `batchEmbedContents` body: one request per text, each naming the model (`models/<m>`), with its own `fields`
+ * (by position, as {@linkcode embedFieldsOf} gives them).
+ */
+export function batchEmbedBody(
+  modelPath: string,
+  texts: readonly string[],
+  dimensions?: number,
+  fields: readonly JsonObject[] = [],
+): JsonObject {
+  return {
+    requests: texts.map((text, i) => ({
+      model: modelPath,
+      ...embedContentBody(text, dimensions, fields[i]),
+    })),
+  };
 }
 
 function vector(value: unknown): number[] | null {

@@ -8,6 +8,7 @@ import {
   batchEmbedBody,
   embedContentBody,
   embeddingTexts,
+  embedFieldsOf,
   parseBatchEmbed,
   parseEmbedContent,
 } from "./embeddings.ts";
@@ -27,6 +28,26 @@ Deno.test("gemini embeddings: request bodies, dimensions → outputDimensionalit
       { model: "models/gemini-embedding-001", content: { parts: [{ text: "b" }] } },
     ],
   });
+});
+
+Deno.test("gemini embeddings: each input's taskType and title go with it; nothing else of gemini_fields", () => {
+  const request: EmbeddingRequest = {
+    ...req(["a", "b", "c"]),
+    gemini_fields: [{ taskType: "RETRIEVAL_DOCUMENT", title: "A", content: "no" }, {}, { taskType: null }],
+  };
+  const fields = embedFieldsOf(request, 3);
+  assert.deepEqual(fields, [{ taskType: "RETRIEVAL_DOCUMENT", title: "A" }, {}, {}]);
+  assert.deepEqual(embedFieldsOf(req("x"), 1), [{}]);
+  assert.deepEqual(embedContentBody("a", 8, fields[0]), {
+    content: { parts: [{ text: "a" }] },
+    taskType: "RETRIEVAL_DOCUMENT",
+    title: "A",
+    outputDimensionality: 8,
+  });
+  assert.deepEqual(batchEmbedBody("models/m", ["a", "b"], undefined, fields).requests, [
+    { model: "models/m", content: { parts: [{ text: "a" }] }, taskType: "RETRIEVAL_DOCUMENT", title: "A" },
+    { model: "models/m", content: { parts: [{ text: "b" }] } },
+  ]);
 });
 
 Deno.test("gemini embeddings: texts; token-id input → 400 naming input", () => {

@@ -2,15 +2,19 @@
  * Google API errors → OpenAI errors. Google's body is `{"error":{"code","message","status","details":[…]}}`
  * (sometimes wrapped in a one-element array); this module reads it, fixes the statuses Google uses
  * differently (an invalid key is a 400 `API_KEY_INVALID`, not a 401), turns `RetryInfo.retryDelay` into a
- * `retry-after` header, and leaves wording, scrubbing and 5xx policy to `upstreamHttpError`.
+ * `retry-after` header, keeps the `details` (bounded, scrubbed) for a client of Google's own shape, and leaves
+ * wording, scrubbing and 5xx policy to `upstreamHttpError`.
  *
  * @module
  */
-import { CONTEXT_LENGTH_EXCEEDED, type GatewayError } from "../../errors.ts";
+import { CONTEXT_LENGTH_EXCEEDED, GatewayError, type GoogleErrorDetail } from "../../errors.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { parseScrubbed } from "../../secrets/scrub_json.ts";
+import { scrubberOf } from "../../secrets/scrubber.ts";
 import {
   isErrorBody,
   mapsAsHttpError,
+  MAX_UPSTREAM_MESSAGE,
   type ParsedUpstreamError,
   upstreamHttpError,
   upstreamStreamError,
@@ -27,6 +31,8 @@ export interface GoogleError {
   retryDelay: string | null;
   /** The HTTP status Google put in `code` (429, 500, …), when it is one. */
   code: number | null;
+  /** Every detail with a `@type`, as sent. */
+  details: GoogleErrorDetail[];
 }
 
 function str(value: unknown): string | null {
@@ -35,7 +41,14 @@ function str(value: unknown): string | null {
 
 /** Reads Google's error object (the value of `error`). */
 export function readGoogleError(error: unknown): GoogleError {
-  const out: GoogleError = { message: null, status: null, reason: null, retryDelay: null, code: null };
+  const out: GoogleError = {
+    message: null,
+    status: null,
+    reason: null,
+    retryDelay: null,
+    code: null,
+    details: [],
+  };
   if (!isObject(error)) return out;
   out.message = str(error.message);
   out.status = str(error.status);
@@ -44,6 +57,7 @@ export function readGoogleError(error: unknown): GoogleError {
   for (const detail of Array.isArray(error.details) ? error.details : []) {
     if (!isObject(detail)) continue;
     const type = String(detail["@type"] ?? "");
+    if (typeof detail["@type"] === "string") out.details.push(detail as GoogleErrorDetail);
     if (type.endsWith("google.rpc.ErrorInfo")) out.reason ??= str(detail.reason);
     if (type.endsWith("google.rpc.RetryInfo")) out.retryDelay ??= str(detail.retryDelay);
   }
@@ -125,7 +139,48 @@ function googleError(
     pass = new Headers(headers);
     pass.set("retry-after", retryAfter);
   }
-  return upstreamHttpError(provider, effective, toParsed(effective, error), pass, secrets);
+  const mapped = upstreamHttpError(provider, effective, toParsed(effective, error), pass, secrets);
+  // The gateway's own credentials refused: its reworded error is the gateway's, not the details of its key.
+  const details = effective === 401 || effective === 403 ? null : keptDetails(error.details, secrets);
+  if (details === null) return mapped;
+  return new GatewayError(mapped.status, mapped.message, {
+    type: mapped.type,
+    code: mapped.code,
+    param: mapped.param,
+    headers: mapped.headers,
+    googleDetails: details,
+  });
+}
+
+/** Which details are kept first when not all fit: what Google's clients decide a retry by. */
+const FIRST = ["google.rpc.RetryInfo", "google.rpc.QuotaFailure", "google.rpc.ErrorInfo"];
+
+/**
+ * The `details` passed on to a client of Google's shape, bounded as every upstream text is: whole, while their
+ * JSON is at most {@linkcode MAX_UPSTREAM_MESSAGE} characters; else as many as fit, those of {@linkcode FIRST}
+ * taken first, in the order sent. Every string and key of what is kept is scrubbed of `secrets` (cut first,
+ * then scrubbed: the scrub's cost stays bounded). Null for none.
+ */
+export function keptDetails(
+  details: readonly GoogleErrorDetail[],
+  secrets: readonly string[],
+): GoogleErrorDetail[] | null {
+  const rank = (detail: GoogleErrorDetail) => {
+    const at = FIRST.findIndex((type) => detail["@type"].endsWith(type));
+    return at < 0 ? FIRST.length : at;
+  };
+  const sizes = details.map((detail) => JSON.stringify(detail).length + 1);
+  const kept = new Set<number>();
+  let room = MAX_UPSTREAM_MESSAGE;
+  for (const i of [...details.keys()].sort((a, b) => rank(details[a]) - rank(details[b]))) {
+    if (sizes[i] > room) continue;
+    kept.add(i);
+    room -= sizes[i];
+  }
+  if (kept.size === 0) return null;
+  const scrubber = scrubberOf(secrets);
+  const text = JSON.stringify(details.filter((_, i) => kept.has(i)));
+  return parseScrubbed(text, (value) => scrubber.scrub(value)) as GoogleErrorDetail[];
 }
 
 /**

@@ -339,6 +339,7 @@ Deno.test("gemini error: parse reads status, reason and retry delay", () => {
     reason: "API_KEY_INVALID",
     retryDelay: null,
     code: 400,
+    details: API_KEY_INVALID.error.details,
   });
   assert.deepEqual(parseGoogleErrorBody("not json"), {
     message: null,
@@ -346,6 +347,7 @@ Deno.test("gemini error: parse reads status, reason and retry delay", () => {
     reason: null,
     retryDelay: null,
     code: null,
+    details: [],
   });
 });
 
