@@ -14,7 +14,7 @@
  * @module
  */
 import { jsonResponse } from "./json_response.ts";
-import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
+import { badGateway, GatewayError } from "../errors.ts";
 import { CHAT_START, FIRST_VALUE, heldPrompt, untilShown } from "./stream_start.ts";
 import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
@@ -279,13 +279,18 @@ export interface JsonWire {
   beforeSend?: (body: unknown) => Promise<void>;
 }
 
-/** The client's JSON answer: usage found, the body rendered (and stored), 200 with the routing headers. */
+/**
+ * The client's JSON answer: usage found, the body rendered (and stored), 200 with the routing headers. `signal`
+ * is the request's: a count of the answer's usage ends with it (the rough estimate), and the answer, made after
+ * its request ended, is not sent (the error boundary answers why it ended, with this usage in its record).
+ */
 export async function answerJson(
   headers: Headers,
-  request: AnsweredRequest,
+  request: AnsweredRequest & { signal: AbortSignal },
   wire: JsonWire,
 ): Promise<Answer> {
-  const usage = await usageOf(wire.reported, request, wire.reported ? [] : wire.texts());
+  const texts = wire.reported ? [] : wire.texts();
+  const usage = await usageOf(wire.reported, request, texts, undefined, request.signal);
   const body = wire.render(usage);
   await wire.beforeSend?.(body);
   return { response: jsonResponse(JSON.stringify(body), headers), outcome: { usage } };
@@ -335,6 +340,7 @@ export async function answerStream<O extends StreamOutcome>(
     budget: streamBudgetGuard(ctx, request.chat),
     startedAt: ctx.startedAt,
     onUnexpected: (err) => logUnhandled(ctx.logger, ctx.requestId, err),
+    signal: ctx.signal,
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();
@@ -364,14 +370,14 @@ export async function answerStream<O extends StreamOutcome>(
 
 /**
  * What every stream's outcome holds however its usage is found: why it ended badly (its error's code, or
- * `client_closed_request` when the client went away, unless the gateway ended its connection and said why) and
- * its time to first chunk.
+ * `client_closed_request` when its body was cancelled, unless the gateway said why: it ended the connection
+ * itself, or shutdown had ended the request) and its time to first chunk.
  */
 export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode"> {
   const errorCode = end.end === "error"
     ? streamErrorCode(end.error)
     : end.end === "cancelled"
-    ? (end.error instanceof ClientGoneError ? end.error.code : null) ?? "client_closed_request"
+    ? end.error?.code ?? "client_closed_request"
     : undefined;
   return { ttftMs: end.firstChunkAt, errorCode };
 }

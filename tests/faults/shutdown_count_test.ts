@@ -215,3 +215,37 @@ Deno.test("shutdown while a finished stream's usage is counted: it is reported w
     }
   });
 });
+
+Deno.test("shutdown while a JSON answer's usage is counted: the client gets the 503 its record says, with the answer's tokens", async () => {
+  await withCountingGateway(answerWithoutUsage(false), async (gw) => {
+    const count = countBegun();
+    try {
+      const answered = fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${TEST_TOKEN}`,
+          "content-type": "application/json",
+          "x-request-id": "json-counting",
+        },
+        body: JSON.stringify({ model: "chat-a", messages: [{ role: "user", content: HELD }] }),
+      }).catch((err: unknown) => err);
+      // The upstream has answered (the usage is counted after its answer): only the count is left.
+      await count.begun;
+      await gw.stop(GRACE_MS);
+
+      const response = await answered;
+      assert.ok(response instanceof Response, `the client got no answer: ${response}`);
+      assert.equal(response.status, 503);
+      assert.equal((await response.json()).error.code, "server_shutdown");
+      const records = (await gw.records()).filter((r) => r.request_id === "json-counting");
+      assert.equal(records.length, 1, "one record for the request");
+      assert.equal(records[0].status, 503);
+      assert.equal(records[0].error_code, "server_shutdown");
+      // What the upstream's answer spent is kept, counted roughly.
+      assert.equal(records[0].tokens_estimated, true);
+      assert.ok((records[0].prompt_tokens as number) > 0 && (records[0].completion_tokens as number) > 0);
+    } finally {
+      count.close();
+    }
+  });
+});

@@ -140,7 +140,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
 
   if (result.kind === "json") {
     const completion = result.body;
-    return await answerJson(headers, { chat }, {
+    return await answerJson(headers, { chat, signal: ctx.signal }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
       render: (usage) => {
