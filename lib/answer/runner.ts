@@ -14,7 +14,7 @@
  * @module
  */
 import { jsonResponse } from "./json_response.ts";
-import { badGateway, GatewayError } from "../errors.ts";
+import { badGateway, ClientGoneError, GatewayError } from "../errors.ts";
 import { CHAT_START, FIRST_VALUE, heldPrompt, untilShown } from "./stream_start.ts";
 import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
@@ -23,7 +23,13 @@ import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { chatWithout } from "../http/tolerance.ts";
 import type { Lease } from "../routing/health.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
-import { type Answer, noteOutcome, type Outcome, type TokenUsage } from "../http/accounting.ts";
+import {
+  type Answer,
+  noteOutcome,
+  noteSpentAttempt,
+  type Outcome,
+  type TokenUsage,
+} from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
@@ -154,15 +160,21 @@ function routeAnswerOnce(
 }
 
 /**
- * Rethrows `err`, the failure of a stream held until it commits, after noting what it spent when the client left
- * meanwhile: the prompt the upstream reported in what was held (Anthropic's `message_start`, with its cache
- * reads and writes), as a stream cut after it committed keeps it; the client saw nothing, so no output.
+ * Rethrows `err`, the failure of a stream held until it commits, after noting what it spent: the prompt the
+ * upstream reported in what was held (Anthropic's `message_start`, with its cache reads and writes), as a stream
+ * cut after it committed keeps it; the client saw nothing, so no output. When the client left meanwhile it is
+ * the request's usage on this target; after any other failure (a stall to the idle timeout, a connection cut,
+ * an error event) it is this attempt's spend, added to whatever the request ends with (a retry, a fallback, or
+ * the failure), as routing goes on.
  */
 function spentWhileHeld(ctx: ClientContext, target: RoutedTarget, err: unknown): never {
   const prompt = heldPrompt(err);
   if (prompt !== undefined) {
-    ctx.answeredBy = target;
-    noteOutcome(ctx, { usage: { ...promptClasses(prompt), completion: 0, estimated: false } });
+    const usage = { ...promptClasses(prompt), completion: 0, estimated: false };
+    if (err instanceof ClientGoneError) {
+      ctx.answeredBy = target;
+      noteOutcome(ctx, { usage });
+    } else noteSpentAttempt(ctx, { target, usage });
   }
   throw err;
 }
