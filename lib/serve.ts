@@ -33,6 +33,12 @@ export const VERSION = "0.1.0";
 const SHUTDOWN_CUT_MS = 2_000;
 
 /**
+ * How long requests still open after the cut window get once their waiting token counts were given up (the rough
+ * estimate, at once): enough for them to write their records, which is all that is left for them to do.
+ */
+const SHUTDOWN_SETTLE_MS = 500;
+
+/**
  * How long before the end of the grace period a drain with requests still open has the token-count worker load
  * the tokenizer (see {@linkcode tokenizerBeforeCut}): more than its first load takes on a busy machine (about
  * 1 s alone, up to 3 s with several workers on few cores), so it is ready by the cut.
@@ -309,8 +315,15 @@ export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Pr
         const count = inFlight.abortAll(serverShuttingDown());
         deadline = setTimeout(closeRest, SHUTDOWN_CUT_MS);
         logger.warn("shutdown_cut_requests", { count, grace_ms: graceMs });
+        // Still open after the cut window: requests whose record waits on a count the token-count worker has not
+        // answered (its tokenizer still loading, or busy). Released now, not once the connections are closed, the
+        // counter ends the worker and those counts are the rough estimate at once, so each such request is
+        // reported before the usage pipeline closes; a moment more lets them.
         if (!await inFlight.whenIdle(SHUTDOWN_CUT_MS)) {
-          logger.error("shutdown_unreported_requests", { count: inFlight.size });
+          releaseCounter();
+          if (!await inFlight.whenIdle(SHUTDOWN_SETTLE_MS)) {
+            logger.error("shutdown_unreported_requests", { count: inFlight.size });
+          }
         }
       }
       await closed;

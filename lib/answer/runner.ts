@@ -23,7 +23,13 @@ import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
 import { chatWithout } from "../http/tolerance.ts";
 import type { Lease } from "../routing/health.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
-import { type Answer, noteOutcome, type Outcome, type TokenUsage } from "../http/accounting.ts";
+import {
+  type Answer,
+  noteOutcome,
+  noteSpentAttempt,
+  type Outcome,
+  type TokenUsage,
+} from "../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../http/context.ts";
 import { streamBudgetGuard, streamErrorCode } from "./budget_guard.ts";
 import type { StreamEnding, StreamOutcome } from "./stream_body.ts";
@@ -154,15 +160,21 @@ function routeAnswerOnce(
 }
 
 /**
- * Rethrows `err`, the failure of a stream held until it commits, after noting what it spent when the client left
- * meanwhile: the prompt the upstream reported in what was held (Anthropic's `message_start`, with its cache
- * reads and writes), as a stream cut after it committed keeps it; the client saw nothing, so no output.
+ * Rethrows `err`, the failure of a stream held until it commits, after noting what it spent: the prompt the
+ * upstream reported in what was held (Anthropic's `message_start`, with its cache reads and writes), as a stream
+ * cut after it committed keeps it; the client saw nothing, so no output. When the client left meanwhile it is
+ * the request's usage on this target; after any other failure (a stall to the idle timeout, a connection cut,
+ * an error event) it is this attempt's spend, added to whatever the request ends with (a retry, a fallback, or
+ * the failure), as routing goes on.
  */
 function spentWhileHeld(ctx: ClientContext, target: RoutedTarget, err: unknown): never {
   const prompt = heldPrompt(err);
   if (prompt !== undefined) {
-    ctx.answeredBy = target;
-    noteOutcome(ctx, { usage: { ...promptClasses(prompt), completion: 0, estimated: false } });
+    const usage = { ...promptClasses(prompt), completion: 0, estimated: false };
+    if (err instanceof ClientGoneError) {
+      ctx.answeredBy = target;
+      noteOutcome(ctx, { usage });
+    } else noteSpentAttempt(ctx, { target, usage });
   }
   throw err;
 }
@@ -279,13 +291,18 @@ export interface JsonWire {
   beforeSend?: (body: unknown) => Promise<void>;
 }
 
-/** The client's JSON answer: usage found, the body rendered (and stored), 200 with the routing headers. */
+/**
+ * The client's JSON answer: usage found, the body rendered (and stored), 200 with the routing headers. `signal`
+ * is the request's: a count of the answer's usage ends with it (the rough estimate), and the answer, made after
+ * its request ended, is not sent (the error boundary answers why it ended, with this usage in its record).
+ */
 export async function answerJson(
   headers: Headers,
-  request: AnsweredRequest,
+  request: AnsweredRequest & { signal: AbortSignal },
   wire: JsonWire,
 ): Promise<Answer> {
-  const usage = await usageOf(wire.reported, request, wire.reported ? [] : wire.texts());
+  const texts = wire.reported ? [] : wire.texts();
+  const usage = await usageOf(wire.reported, request, texts, undefined, request.signal);
   const body = wire.render(usage);
   await wire.beforeSend?.(body);
   return { response: jsonResponse(JSON.stringify(body), headers), outcome: { usage } };
@@ -335,6 +352,7 @@ export async function answerStream<O extends StreamOutcome>(
     budget: streamBudgetGuard(ctx, request.chat),
     startedAt: ctx.startedAt,
     onUnexpected: (err) => logUnhandled(ctx.logger, ctx.requestId, err),
+    signal: ctx.signal,
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();
@@ -364,14 +382,14 @@ export async function answerStream<O extends StreamOutcome>(
 
 /**
  * What every stream's outcome holds however its usage is found: why it ended badly (its error's code, or
- * `client_closed_request` when the client went away, unless the gateway ended its connection and said why) and
- * its time to first chunk.
+ * `client_closed_request` when its body was cancelled, unless the gateway said why: it ended the connection
+ * itself, or shutdown had ended the request) and its time to first chunk.
  */
 export function streamEnding(end: StreamOutcome): Pick<Outcome, "ttftMs" | "errorCode"> {
   const errorCode = end.end === "error"
     ? streamErrorCode(end.error)
     : end.end === "cancelled"
-    ? (end.error instanceof ClientGoneError ? end.error.code : null) ?? "client_closed_request"
+    ? end.error?.code ?? "client_closed_request"
     : undefined;
   return { ttftMs: end.firstChunkAt, errorCode };
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { StreamTexts } from "../usage/stream_texts.ts";
 import { GatewayError } from "../errors.ts";
+import { serverShuttingDown } from "../http/in_flight.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import { countTokens, estimateInputTokens } from "../usage/estimate.ts";
 import { answerJson, streamEnding, usageOf } from "./runner.ts";
@@ -62,15 +63,16 @@ Deno.test("runner: why a stream ended badly is its error code, with the time to 
       streamEnding({ end: "error", error: failed, texts: new StreamTexts() }),
       streamEnding({ end: "error", texts: new StreamTexts() }),
       streamEnding({ end: "cancelled", texts: new StreamTexts() }),
+      streamEnding({ end: "cancelled", error: serverShuttingDown(), texts: new StreamTexts() }),
     ].map((e) => e.errorCode),
-    ["upstream_error", "stream_error", "client_closed_request"],
+    ["upstream_error", "stream_error", "client_closed_request", "server_shutdown"],
   );
 });
 
 Deno.test("runner: a JSON answer is rendered with the usage found, stored before it is sent", async () => {
   const steps: string[] = [];
   const headers = new Headers({ "x-gateway-provider": "p" });
-  const answer = await answerJson(headers, { chat }, {
+  const answer = await answerJson(headers, { chat, signal: new AbortController().signal }, {
     reported: undefined,
     texts: () => ["Four tokens."],
     render: (usage) => {

@@ -25,7 +25,10 @@ export interface Peeked<T> {
   rest: ChunkSource<T>;
 }
 
-/** How a stream ended: "ok" after its clean end, "error" after an error event, "cancelled" when the client went away. */
+/**
+ * How a stream ended: "ok" after its clean end, "error" after an error event, "cancelled" when its body was
+ * cancelled (the client went away, or its connection was closed; `error` then says why, when known).
+ */
 export type StreamEnd = "ok" | "error" | "cancelled";
 
 /** What every stream learnt by the time it ended, for the access log and usage records. */
@@ -72,6 +75,12 @@ export interface StreamEnding<O extends StreamOutcome> {
    * gets its generic `internal_error` event: the runner logs it, as the error boundary logs one outside a stream.
    */
   onUnexpected?: (err: unknown) => void;
+  /**
+   * The request's signal: when it ended (shutdown, its client gone) before the body was cancelled, the cancel is
+   * recorded for why it ended, not for the edge's reason (a connection the runtime closed after shutdown's cut
+   * reads there as a client gone).
+   */
+  signal?: AbortSignal;
 }
 
 /** What one API's body does with the upstream's values; see {@linkcode clientStreamBody}. */
@@ -254,8 +263,12 @@ export function clientStreamBody<T, O extends StreamOutcome>(
       }
     },
     async cancel(reason) {
-      // A connection the gateway ended itself says why; the outcome keeps it for the record.
-      if (reason instanceof ClientGoneError && outcome.error === undefined) outcome.error = reason;
+      // Why the request ended, when it had (shutdown's 503 `server_shutdown`, its client gone); else a connection
+      // the gateway ended itself says why. The outcome keeps it for the record.
+      const signal = ending.signal;
+      const ended = signal?.aborted && signal.reason instanceof GatewayError ? signal.reason : undefined;
+      const why = ended ?? (reason instanceof ClientGoneError ? reason : undefined);
+      if (why !== undefined && outcome.error === undefined) outcome.error = why;
       end("cancelled");
       await stream.rest.cancel(reason).catch(() => {});
     },

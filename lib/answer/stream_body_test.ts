@@ -39,6 +39,7 @@ function lineBody(
   calls: string[],
   scrubber?: ReturnType<typeof createScrubber>,
   startedAt?: number,
+  signal?: AbortSignal,
 ) {
   const outcome: StreamOutcome = { end: "ok", texts: new StreamTexts() };
   const ends: StreamOutcome[] = [];
@@ -50,6 +51,7 @@ function lineBody(
     lease: lease(calls),
     scrubber,
     startedAt,
+    signal,
   }, {
     async pull(controller, next, end) {
       const value = await next();
@@ -138,6 +140,23 @@ Deno.test("client body: cancelling the body cancels the upstream and reports onc
   assert.equal(state.cancelled, true);
   assert.deepEqual(calls, ["beforeEnd", "release", "onEnd"]);
   assert.deepEqual(ends.map((e) => e.end), ["cancelled"]);
+});
+
+Deno.test("client body: cancelled after shutdown ended its request, the outcome says so, not a client gone", async () => {
+  // The runtime closes the connections shutdown's cut left open: the edge cancels the body as if its client left.
+  const shutdown = new AbortController();
+  shutdown.abort(new GatewayError(503, "shutting down", { type: "server_error", code: "server_shutdown" }));
+  const { stream } = upstream(["a", "b"]);
+  const { body, ends } = lineBody(stream, [], undefined, undefined, shutdown.signal);
+  await body.cancel(new ClientGoneError());
+  assert.equal(ends[0].end, "cancelled");
+  assert.equal(ends[0].error?.code, "server_shutdown");
+
+  // A request still running when its body was cancelled: the edge's reason, as before.
+  const running = new AbortController();
+  const gone = lineBody(upstream(["a", "b"]).stream, [], undefined, undefined, running.signal);
+  await gone.body.cancel(new ClientGoneError());
+  assert.equal(gone.ends[0].error?.code, "client_closed_request");
 });
 
 Deno.test("client body: the time to the first chunk is measured once, from the request's start to the first pull, for every API", async () => {

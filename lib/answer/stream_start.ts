@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { badGateway, ClientGoneError, type GatewayError } from "../errors.ts";
+import { badGateway, type GatewayError } from "../errors.ts";
 import { type ReportedPrompt, reportedPromptOf } from "../openai/reported_prompt.ts";
 import type { ChatCompletionChunk } from "../openai/types.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
@@ -38,19 +38,19 @@ export interface StreamStart<T> {
    */
   failure?(value: T, provider: string): GatewayError | undefined;
   /**
-   * The prompt `value` reports the upstream counted (Anthropic's `message_start`), if any: what a client that
-   * leaves while the stream is held has still spent ({@linkcode heldPrompt}).
+   * The prompt `value` reports the upstream counted (Anthropic's `message_start`), if any: what a stream that
+   * fails while it is held (its client gone, a stall, a cut) has still spent ({@linkcode heldPrompt}).
    */
   prompt?(value: T): ReportedPrompt | undefined;
 }
 
-/** The prompts the held values of streams the client left before they committed reported, by the error thrown. */
+/** The prompts the held values of streams that failed before they committed reported, by the error thrown. */
 const heldPrompts = new WeakMap<object, ReportedPrompt>();
 
 /**
- * The prompt the upstream reported in the values held back while the client left (`err`, the failure
- * {@linkcode untilShown} threw): the upstream counted it, and billed it, though the client saw nothing.
- * Undefined for any other failure, or when no held value reported one.
+ * The prompt the upstream reported in the values held back before the stream failed with `err` (the failure
+ * {@linkcode untilShown} threw: the client gone, or the attempt's failure, which routing may retry): the
+ * upstream counted it, and billed it, though the client saw nothing. Undefined when no held value reported one.
  */
 export function heldPrompt(err: unknown): ReportedPrompt | undefined {
   return typeof err === "object" && err !== null ? heldPrompts.get(err) : undefined;
@@ -114,7 +114,7 @@ export async function untilShown<T>(
     }
   } catch (err) {
     await reader.cancel().catch(() => {});
-    if (err instanceof ClientGoneError && start.prompt !== undefined) {
+    if (typeof err === "object" && err !== null && start.prompt !== undefined) {
       const prompt = held.map((value) => start.prompt!(value)).findLast((p) => p !== undefined);
       if (prompt !== undefined) heldPrompts.set(err, prompt);
     }

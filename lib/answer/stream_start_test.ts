@@ -140,7 +140,7 @@ Deno.test("stream start: cancelling the handed-on stream cancels the upstream", 
   assert.equal(state.cancelled, true);
 });
 
-Deno.test("stream start: a client that leaves while the stream is held keeps the prompt the held values reported", async () => {
+Deno.test("stream start: a stream that fails while it is held keeps the prompt the held values reported", async () => {
   const started = withReportedPrompt(chunk({ role: "assistant", content: "" }), {
     prompt: 1200,
     cachedRead: 1000,
@@ -150,8 +150,13 @@ Deno.test("stream start: a client that leaves while the stream is held keeps the
   await assert.rejects(untilShown("p", reader, CHAT_START), (err) => err === gone);
   assert.equal(state.cancelled, true);
   assert.deepEqual(heldPrompt(gone), { prompt: 1200, cachedRead: 1000 });
-  // Any other failure is the attempt's, routing's to retry: it carries nothing.
+  // Any other failure is the attempt's, routing's to retry: the upstream counted (and billed) the prompt all
+  // the same.
   const failed = new GatewayError(502, "cut");
   await assert.rejects(untilShown("p", source([started], failed).reader, CHAT_START));
-  assert.equal(heldPrompt(failed), undefined);
+  assert.deepEqual(heldPrompt(failed), { prompt: 1200, cachedRead: 1000 });
+  // Nothing held reported a prompt: nothing is kept.
+  const bare = new GatewayError(502, "cut");
+  await assert.rejects(untilShown("p", source([chunk({ role: "assistant" })], bare).reader, CHAT_START));
+  assert.equal(heldPrompt(bare), undefined);
 });

@@ -71,19 +71,22 @@ export function completionReported(completion: ChatCompletion): Reported | undef
 /**
  * Usage from what is known: `reported` when the upstream gave it, else the prompt (`prompt` when the upstream
  * reported it on the way, with its cache reads and writes; counted as the request says otherwise) and the
- * `texts` the client received, each falling back to the rough estimate if the tokenizer fails.
+ * `texts` the client received, each falling back to the rough estimate if the tokenizer fails. `ended`: the
+ * request's signal, for a whole answer counted before it is sent: once the request ended (its client gone,
+ * shutdown) the gateway's counts are the rough estimate at once, not a wait on a slow tokenizer past its end.
  */
 export async function usageOf(
   reported: Reported | undefined,
   request: AnsweredRequest,
   texts: readonly string[] | StreamTexts,
   prompt?: ReportedPrompt,
+  ended?: AbortSignal,
 ): Promise<TokenUsage> {
   if (reported) return { ...reported, estimated: false };
   const [input, completion] = await Promise.all([
-    prompt?.prompt ?? (request.countPrompt ?? (() => estimateInputTokens(request.chat)))()
+    prompt?.prompt ?? (request.countPrompt ?? (() => estimateInputTokens(request.chat, ended)))()
       .catch(() => roughTokenEstimate(promptTexts(request.chat))),
-    countTexts(texts),
+    countTexts(texts, ended),
   ]);
   // The upstream's classes stay with its prompt: its cache reads and writes are priced apart from its input.
   return { ...(prompt && promptClasses(prompt)), prompt: input, completion, estimated: true };

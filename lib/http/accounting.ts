@@ -184,6 +184,22 @@ export function servedFromCache(record: { cache?: string }): boolean {
   return record.cache === "hit" || record.cache === "hit_semantic";
 }
 
+/** What failed attempts of a request spent that no handler's outcome carries ({@linkcode noteSpentAttempt}). */
+const spentAttempts = new WeakMap<RequestContext, SpentAttempt[]>();
+
+/**
+ * Notes what a failed attempt of `ctx` spent although routing went on from it (retried, fell back) or the request
+ * failed with it: a stream that failed before it committed, after its upstream had reported the prompt it counted
+ * (Anthropic's `message_start`), and billed. In the record at once, and added to whatever outcome the request
+ * ends with, as `Outcome.spentBefore` is.
+ */
+export function noteSpentAttempt(ctx: RequestContext, spent: SpentAttempt): void {
+  const list = spentAttempts.get(ctx);
+  if (list === undefined) spentAttempts.set(ctx, [spent]);
+  else list.push(spent);
+  noteOutcome(ctx, { usage: { prompt: 0, completion: 0, estimated: false } });
+}
+
 /** Writes a handler's outcome into the access record: the one writer of these facts, usage cost included. */
 export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   const record = ctx.record;
@@ -191,7 +207,8 @@ export function noteOutcome(ctx: RequestContext, outcome: Outcome): void {
   if (outcome.errorCode !== undefined) record.error_code = outcome.errorCode;
   const usage = outcome.usage;
   if (usage === undefined) return;
-  const before = outcome.spentBefore ?? [];
+  const failed = spentAttempts.get(ctx);
+  const before = failed === undefined ? outcome.spentBefore ?? [] : [...outcome.spentBefore ?? [], ...failed];
   record.tokens_estimated = usage.estimated || before.some((b) => b.usage.estimated);
   const cost = before.reduce(
     (sum, b) => addCosts(sum, costOf(b.target, b.usage)),

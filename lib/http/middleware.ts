@@ -19,6 +19,7 @@ import { genAiProviderName } from "../providers/capabilities.ts";
 import { isoNow } from "../timers/iso_now.ts";
 import { logUnhandled } from "../log.ts";
 import type { Middleware } from "./compose.ts";
+import type { RequestContext } from "./context.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
 import { dialectOf, endpointOf, genAiOperationOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
 import { webSocketOf } from "../runtime/types.ts";
@@ -32,36 +33,54 @@ const METRICS_PATH = ROUTES.metrics.path;
  * Turns any failure into an error response in the shape of the request's API (OpenAI's, or Anthropic's on the
  * Messages API's routes and on `/v1/models` asked with `anthropic-version`, or Google's); unexpected ones are logged (without the request's
  * content) and answered with a generic 500. A policy denial is noted as the request's outcome.
+ *
+ * An answer made after its request ended (its client went away, or shutdown ended it: `ctx.signal`'s reason),
+ * say once the gateway's own token count came in, is not sent either: its body is cancelled and the request
+ * answered and recorded as that end says (499, 503 `server_shutdown`), as a request ended while its upstream was
+ * asked is, with what the answer spent kept in its record. Sent as it was, it would be recorded a 200 its client
+ * never got (the connection closed), or the client of a cut request would get a 200 while the gateway said it
+ * ended it.
  */
 export const errorBoundary: Middleware = async (_request, ctx, next) => {
+  let response: Response;
   try {
-    return await next();
+    response = await next();
   } catch (err) {
-    if (!(err instanceof GatewayError)) logUnhandled(ctx.logger, ctx.requestId, err);
-    if (err instanceof PolicyDenied) {
-      ctx.record.outcome = "deny";
-      ctx.record.rule = err.rule;
-    }
-    // Upstream text (a provider's error message, code or param) may quote a secret of the config: masked here,
-    // before the client, the usage record or the access log sees it. A request whose client went away (499) or
-    // that shutdown ended (503) failed for that reason, whatever the step it was on made of it (a body whose
-    // connection closed mid-upload reads as unreadable, a client's 400).
-    const aborted = ctx.signal.aborted && ctx.signal.reason instanceof GatewayError;
-    const error = scrubError(toGatewayError(aborted ? ctx.signal.reason : err), ctx.state.config.scrubber);
-    ctx.record.error_code = error.code ?? error.type;
-    // The route table says which API's error shape a route speaks.
-    const dialect = dialectOf(ctx.record.path, ctx.headers);
-    const response = dialect === "anthropic"
-      ? anthropicErrorResponse(error, ctx.requestId)
-      : dialect === "google"
-      ? googleErrorResponse(error)
-      : errorResponse(error);
-    if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
-    if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
-    if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
-    return response;
+    return errorAnswer(ctx, err);
   }
+  const ended = ctx.signal.aborted && ctx.signal.reason instanceof GatewayError;
+  // An accepted WebSocket handshake is the edge's to answer (the session ends its own requests).
+  if (!ended || webSocketOf(response) !== undefined) return response;
+  response.body?.cancel(ctx.signal.reason).catch(() => {});
+  return errorAnswer(ctx, ctx.signal.reason);
 };
+
+/** The error response for `err`, in the shape of the request's API; see {@linkcode errorBoundary}. */
+function errorAnswer(ctx: RequestContext, err: unknown): Response {
+  if (!(err instanceof GatewayError)) logUnhandled(ctx.logger, ctx.requestId, err);
+  if (err instanceof PolicyDenied) {
+    ctx.record.outcome = "deny";
+    ctx.record.rule = err.rule;
+  }
+  // Upstream text (a provider's error message, code or param) may quote a secret of the config: masked here,
+  // before the client, the usage record or the access log sees it. A request whose client went away (499) or
+  // that shutdown ended (503) failed for that reason, whatever the step it was on made of it (a body whose
+  // connection closed mid-upload reads as unreadable, a client's 400).
+  const aborted = ctx.signal.aborted && ctx.signal.reason instanceof GatewayError;
+  const error = scrubError(toGatewayError(aborted ? ctx.signal.reason : err), ctx.state.config.scrubber);
+  ctx.record.error_code = error.code ?? error.type;
+  // The route table says which API's error shape a route speaks.
+  const dialect = dialectOf(ctx.record.path, ctx.headers);
+  const response = dialect === "anthropic"
+    ? anthropicErrorResponse(error, ctx.requestId)
+    : dialect === "google"
+    ? googleErrorResponse(error)
+    : errorResponse(error);
+  if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
+  if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
+  if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
+  return response;
+}
 
 /**
  * `Cache-Control: no-store` on an answer under `/admin` (and of `/metrics`), called by {@linkcode finishRequest}

@@ -82,11 +82,29 @@ export function tokenizerLoaded(): boolean {
  * unless it may cut requests: {@linkcode loadTokenizer}). Long texts are counted in pieces
  * ({@linkcode tokenizerPieces}). When the worker fails the count (it died, or took far too long) the count is the
  * {@linkcode roughTokenEstimate}.
+ *
+ * `ended`: the signal of a request that waits for this count before it answers. Once it aborts (the client went
+ * away, or shutdown ended the request) the count is the rough estimate at once: a count that waits for a
+ * tokenizer still loading or busy (seconds) must not keep a request past its end, answerless and unreported.
  */
-export function countTokens(texts: readonly string[]): Promise<number> {
+export function countTokens(texts: readonly string[], ended?: AbortSignal): Promise<number> {
   // Worked out now, so that nothing here holds the texts while the worker counts them (a stream's batches).
   const rough = roughTokenEstimate(texts);
-  return tokenCounter.count(texts).then((count) => count ?? rough);
+  const count = tokenCounter.count(texts).then((count) => count ?? rough);
+  return ended === undefined ? count : orWhenEnded(count, ended, rough);
+}
+
+/** `work`'s value, or `fallback` as soon as `ended` aborts (at once if it has). */
+function orWhenEnded<T>(work: Promise<T>, ended: AbortSignal, fallback: T): Promise<T> {
+  if (ended.aborted) {
+    work.catch(() => {});
+    return Promise.resolve(fallback);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onEnd = () => resolve(fallback);
+    ended.addEventListener("abort", onEnd, { once: true });
+    work.then(resolve, reject).finally(() => ended.removeEventListener("abort", onEnd));
+  });
 }
 
 /** OpenAI's chat format adds about this many tokens around each message, and as many before the answer. */
@@ -109,8 +127,9 @@ export function promptTexts(chat: ChatRequest): string[] {
 /**
  * The gateway's own count of a chat request's input, for every client API (the usage of an answer whose upstream
  * reported none, a count endpoint without a vendor count): the o200k_base tokenizer over {@linkcode promptTexts}
- * plus the chat format's per-message framing. Images and files are not counted.
+ * plus the chat format's per-message framing. Images and files are not counted. `ended`: as for
+ * {@linkcode countTokens}, the texts' rough estimate once the request it answers ended.
  */
-export async function estimateInputTokens(chat: ChatRequest): Promise<number> {
-  return await countTokens(promptTexts(chat)) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
+export async function estimateInputTokens(chat: ChatRequest, ended?: AbortSignal): Promise<number> {
+  return await countTokens(promptTexts(chat), ended) + TOKENS_PER_MESSAGE * (chat.messages.length + 1);
 }

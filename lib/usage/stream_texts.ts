@@ -30,12 +30,13 @@ export const FOLD_CHARS = 256 * 1024;
 const BATCHES_AHEAD = 2;
 
 /**
- * `texts`' token count; the rough estimate when the tokenizer cannot be loaded. The texts are not held while they
- * are counted: the count is the token-count worker's, which has them.
+ * `texts`' token count; the rough estimate when the tokenizer cannot be loaded, or once `ended` aborts
+ * (`countTokens`). The texts are not held while they are counted: the count is the token-count worker's, which
+ * has them.
  */
-function counted(texts: readonly string[]): Promise<number> {
+function counted(texts: readonly string[], ended?: AbortSignal): Promise<number> {
   const rough = roughTokenEstimate(texts);
-  return countTokens(texts).catch(() => rough);
+  return countTokens(texts, ended).catch(() => rough);
 }
 
 /** A streamed answer's texts, as {@linkcode push}ed one by one; see the module doc. */
@@ -151,7 +152,11 @@ export class StreamTexts implements TextSink {
   }
 }
 
-/** The tokens of `texts`, a stream's or a whole answer's list; the rough estimate if the tokenizer fails. */
-export function countTexts(texts: readonly string[] | StreamTexts): Promise<number> {
-  return texts instanceof StreamTexts ? texts.count() : counted(texts);
+/**
+ * The tokens of `texts`, a stream's or a whole answer's list; the rough estimate if the tokenizer fails. A whole
+ * answer's, counted before it is sent, is the rough estimate too once `ended` (its request's signal) aborts; a
+ * stream's is counted for its record after it ended, however it ended.
+ */
+export function countTexts(texts: readonly string[] | StreamTexts, ended?: AbortSignal): Promise<number> {
+  return texts instanceof StreamTexts ? texts.count() : counted(texts, ended);
 }

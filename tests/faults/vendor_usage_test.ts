@@ -116,6 +116,9 @@ ${
     ["openai", ...Object.keys(VENDORS)].map((v) => `  chat-${v}: { type: chat, targets: [${target(v)}] }`)
       .join("\n")
   }
+  chat-anthropic-retried: { type: chat, targets: [${
+    target("anthropic").replace("retries: 0", "retries: 1")
+  }] }
 ${TEST_TOKENS_YAML}
 usage: { sqlite: none, jsonl: "${dir}/usage.jsonl", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
 `);
@@ -326,6 +329,57 @@ Deno.test("vendor usage: a stream that breaks after Anthropic counted the prompt
       );
       assert.equal(record.tokens_estimated, true);
     }
+  } finally {
+    if (!stopped) await gw.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("vendor usage: a stream that fails before it commits after Anthropic counted the prompt is retried; that prompt is in the record", async () => {
+  const up = startRawUpstream();
+  const dir = await Deno.makeTempDir();
+  const gw = await vendorGateway(up, dir);
+  const messageStart = {
+    type: "message_start",
+    message: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      content: [],
+      usage: { input_tokens: 300, cache_read_input_tokens: 20, output_tokens: 1 },
+    },
+  };
+  // The first attempt: message_start (the prompt counted: 320 tokens, 20 from the cache), then the connection
+  // cut before anything the client would see; the retry answers whole.
+  const attempts: RawStep[] = [
+    { ...sse([messageStart]), reset: "after-first-chunk" },
+    sse([
+      messageStart,
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: TEXT } },
+      { type: "content_block_stop", index: 0 },
+      { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 12 } },
+      { type: "message_stop" },
+    ]),
+  ];
+  let stopped = false;
+  try {
+    up.stepFor = () => attempts.shift() ?? attempts[0];
+    // (`stepFor` answers each attempt; the step `ask` sets is the fallback once they are used up.)
+    const answered = await ask(gw, up, "retried-chat", "chat-anthropic-retried", attempts[1], true);
+    assert.equal(answered.status, 200);
+    // The client sees the answer's own usage.
+    assert.equal((answered.usage as { prompt_tokens: number }).prompt_tokens, 320);
+    await gw.stop();
+    stopped = true;
+    const record = (await recordsIn(dir)).get("retried-chat");
+    assert.ok(record !== undefined);
+    assert.equal(record.status, 200);
+    // Both attempts' prompts: the upstream counted, and billed, the failed one's too.
+    assert.equal(record.prompt_tokens, 640, JSON.stringify(record));
+    assert.equal(record.completion_tokens, 12);
+    assert.equal(record.tokens_estimated, false);
   } finally {
     if (!stopped) await gw.stop();
     await up.stop();

@@ -3,7 +3,9 @@
  * uncaught error (the way a bug or a native fault would; the counts sent after it are never answered), and one
  * holding `hang-the-worker` is never answered. A count of a text that contains `announce-the-count` is answered as
  * usual, and announced when it begins on the `BroadcastChannel` {@linkcode COUNT_ANNOUNCED} (so a test can see
- * when the gateway started counting, without timing it).
+ * when the gateway started counting, without timing it). A count of a text that contains `hold-the-count` is
+ * announced alike and then held, never answered: a tokenizer still loading or busy for as long as the test needs
+ * (until the gateway's counter ends the worker, or the count's own bound).
  *
  * @module
  */
@@ -25,10 +27,11 @@ scope.onmessage = (event) => {
     return;
   }
   if (texts.includes("hang-the-worker")) return;
-  if (texts.some((text) => text.includes("announce-the-count"))) {
+  const held = texts.some((text) => text.includes("hold-the-count"));
+  if (held || texts.some((text) => text.includes("announce-the-count"))) {
     const channel = new BroadcastChannel(COUNT_ANNOUNCED);
     channel.postMessage("begun");
     channel.close();
   }
-  real(event);
+  if (!held) real(event);
 };

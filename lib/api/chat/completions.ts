@@ -52,7 +52,7 @@ export async function handleChatCompletions(request: ClientRequest, ctx: ClientC
   if (result.kind === "json") {
     const completion = result.body;
     completion.model = model.alias;
-    return await answerJson(routed.headers, { chat }, {
+    return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
       render: () => completion,

@@ -85,7 +85,7 @@ export async function handleEmbeddings(request: ClientRequest, ctx: ClientContex
   const usage: TokenUsage = result.usage.prompt_tokens > 0
     ? { prompt: result.usage.prompt_tokens, completion: 0, estimated: false }
     : {
-      prompt: (await countTokens(requestTexts(embed))) + tokenIdCount(embed),
+      prompt: (await countTokens(requestTexts(embed), ctx.signal)) + tokenIdCount(embed),
       completion: 0,
       estimated: true,
     };

@@ -226,7 +226,10 @@ export async function geminiEmbed(
   const counted = await Promise.all(results.map(async (result, g) => {
     const reported = result.usage.prompt_tokens;
     if (reported > 0) return { prompt: reported, estimated: false };
-    return { prompt: await countTokens(groups[g].at.map((i) => embed.input[i])), estimated: true };
+    return {
+      prompt: await countTokens(groups[g].at.map((i) => embed.input[i]), ctx.signal),
+      estimated: true,
+    };
   }));
   const usage: TokenUsage = {
     prompt: counted.reduce((sum, c) => sum + c.prompt, 0),

@@ -166,7 +166,7 @@ async function generate(
   };
   if (result.kind === "json") {
     const completion = result.body;
-    return await answerJson(routed.headers, { chat }, {
+    return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: completionReported(completion),
       // A refusal is text the model wrote and the client got: counted as its content would be.
       texts: () => completionTexts(completion),
@@ -203,7 +203,7 @@ async function answerNative(
   const result = routed.value;
   if (result.kind === "native") {
     const upstream = result.body;
-    return await answerJson(routed.headers, { chat }, {
+    return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: nativeUsage(upstream.usageMetadata),
       texts: () => answerTexts(upstream),
       render: () => clientAnswer(upstream, alias),
@@ -273,7 +273,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
           ? { chat, gemini: nativeGeminiBody(parsed.body, chat, model.contentRules) }
           : { chat },
       ),
-    () => estimateInputTokens(chat),
+    () => estimateInputTokens(chat, ctx.signal),
     (count) => ({ totalTokens: count }),
   );
   await noteCountDropped(ctx, answer, parsed.tolerance, form, isGemini);

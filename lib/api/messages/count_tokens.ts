@@ -78,7 +78,7 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
       const messages = nativeMessagesBody(body, { model: target.model, maxTokens: null });
       return Promise.resolve({ chat, messages: redactMessages(messages, model.contentRules), ...forwarded });
     },
-    () => estimateInputTokens(chat),
+    () => estimateInputTokens(chat, ctx.signal),
     (count) => ({ input_tokens: count }),
   );
   // Counted from the chat form (a translated target's count, or the gateway's): what that form left out is named,

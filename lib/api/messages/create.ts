@@ -111,8 +111,11 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   // A translated stream's message_start carries the prompt's tokens before the upstream reports them (chat
   // upstreams do at the end): counted while the upstream is asked, so the client's first byte does not wait
   // for a count begun only once the upstream's first content is in (the count worker may be busy or loading).
+  // The wait ends with the request (its client gone, shutdown): see below.
+  const countPrompt = () =>
+    estimateInputTokens(chat, ctx.signal).catch(() => roughTokenEstimate(promptTexts(chat)));
   const promptCount = stream && model.targets.some((t) => !isNativeMessagesTarget(t))
-    ? estimateInputTokens(chat).catch(() => roughTokenEstimate(promptTexts(chat)))
+    ? countPrompt()
     : undefined;
   const routed = await routeAnswer(
     ctx,
@@ -137,7 +140,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
 
   if (result.kind === "json") {
     const completion = result.body;
-    return await answerJson(headers, { chat }, {
+    return await answerJson(headers, { chat, signal: ctx.signal }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
       render: (usage) => {
@@ -152,9 +155,11 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     });
   }
 
-  const inputTokens = stream
-    ? await (promptCount ?? estimateInputTokens(chat).catch(() => roughTokenEstimate(promptTexts(chat))))
-    : 0;
+  const inputTokens = stream ? await (promptCount ?? countPrompt()) : 0;
+  // Ended while the prompt was counted (the tokenizer loading or busy): no body is built. It would be a stream
+  // nobody reads, never ended nor reported (shutdown closes the connection); the request ends as its signal says
+  // instead (499 for a client gone, 503 server_shutdown), the routed stream cancelled with it (ctx.abandon).
+  if (ctx.signal.aborted) throw ctx.signal.reason;
   const final = finalEventUsage(() => Promise.resolve(inputTokens));
   const answered = { chat, asked: stream, countPrompt: () => Promise.resolve(inputTokens) };
   return await answerStream<MessagesStreamOutcome>(ctx, { ...routed, value: result.stream }, answered, {

@@ -138,7 +138,7 @@ export async function answerNativeMessages(
   if (result.kind === "native") {
     const upstream = result.body;
     const reported = readMessagesUsage(upstream.usage);
-    return await answerJson(routed.headers, request, {
+    return await answerJson(routed.headers, { ...request, signal: ctx.signal }, {
       reported: reported && usageTokens(reported),
       texts: () => messageTexts(upstream),
       render: () => clientMessage(upstream, alias),

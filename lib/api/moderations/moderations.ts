@@ -46,7 +46,7 @@ export async function handleModerations(request: ClientRequest, ctx: ClientConte
     return answer;
   });
   // After admission: the texts as sent upstream (a content rule or guardrail may have redacted them).
-  const prompt = await countTokens(moderationTexts(moderation));
+  const prompt = await countTokens(moderationTexts(moderation), ctx.signal);
   const payload = { id: result.id ?? moderationId(), model: model.alias, results: result.results };
   let text = JSON.stringify(payload);
   // The results are the upstream's own JSON: nothing of the config's secrets reaches the client through them.

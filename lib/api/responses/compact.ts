@@ -131,7 +131,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   if (result.kind === "native") {
     const upstream = result.body;
     noteDropped(ctx, routed.headers, newTolerance(), betasDropped(routed.target, beta));
-    return await answerJson(routed.headers, { chat }, {
+    return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: nativeUsage(upstream),
       texts: () => [],
       render: () => ({ ...upstream, id }),
@@ -151,7 +151,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
     noteOutcome(ctx, { usage: await usageOf(completionReported(completion), { chat }, []) });
     throw badGateway(`Provider "${routed.target.provider}" answered the compaction with no summary.`);
   }
-  return await answerJson(routed.headers, { chat }, {
+  return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
     reported: completionReported(completion),
     texts: () => completionTexts(completion),
     render: (usage) => ({

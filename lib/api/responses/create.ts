@@ -174,7 +174,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
 
   if (result.kind === "json") {
     const completion = result.body;
-    return await answerJson(routed.headers, { chat }, {
+    return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: completionReported(completion),
       texts: () => completionTexts(completion),
       render: (usage) =>

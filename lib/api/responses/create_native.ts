@@ -132,7 +132,7 @@ export async function answerNative(
   const request = { chat: parsed.chat, asked: parsed.stream };
   if (result.kind === "native") {
     const upstream = result.body;
-    return await answerJson(routed.headers, request, {
+    return await answerJson(routed.headers, { ...request, signal: ctx.signal }, {
       reported: nativeUsage(upstream),
       texts: () => outputTexts(upstream),
       render: () => clientResponse(upstream, frame),

@@ -151,7 +151,7 @@ export async function handleResponsesInputTokens(
     "responses",
     (target) =>
       Promise.resolve(isNativeTarget(target) ? { chat, responses: responses(target), openaiBeta } : { chat }),
-    () => estimateInputTokens(chat),
+    () => estimateInputTokens(chat, ctx.signal),
     (count) => ({ object: "response.input_tokens", input_tokens: count }),
   );
   // A native target counted the client's own body: nothing left out. Any other count is of the chat form, which
