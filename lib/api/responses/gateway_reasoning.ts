@@ -10,9 +10,11 @@
  * next input (`store: false`), so a conversation that moved from a translated target to a native one (an alias's
  * fallback, or a switch of model mid-session) could not go on. A native target gets the input without them, and
  * the answer names each (`input[3]`) in `x-gateway-dropped` and the usage record: named, never refused (not even
- * by a `strict` alias), since no native target could read one. A stored conversation resent for a
- * `previous_response_id` leaves them out already (native.ts `historyItems`: only a native target's own
- * reasoning goes back to it).
+ * by a `strict` alias), since no native target could read one. Under `store: false` nothing is kept upstream, so
+ * no reasoning item without `encrypted_content` can be looked up, whoever made it (the gateway, before its ids
+ * were told apart; a client that did not ask for the content): such items are left out and named alike. A
+ * stored conversation resent for a `previous_response_id` leaves them out already (native.ts `historyItems`:
+ * only a native target's own reasoning goes back to it).
  *
  * @module
  */
@@ -33,11 +35,20 @@ export function isGatewayReasoning(item: unknown): boolean {
     item.id.startsWith(PREFIX);
 }
 
-/** The paths (`input[3]`) of the gateway's reasoning items in a request's input, which a native target goes without. */
-export function gatewayReasoningPaths(input: readonly JsonObject[]): string[] {
+/**
+ * Whether a native target could not read `item` back: a reasoning item the gateway made, or, under `store: false`
+ * (`stored` false), any reasoning item without `encrypted_content`.
+ */
+export function unreadableReasoning(item: unknown, stored: boolean): boolean {
+  if (isGatewayReasoning(item)) return true;
+  return !stored && isObject(item) && item.type === "reasoning" && typeof item.encrypted_content !== "string";
+}
+
+/** The paths (`input[3]`) of the reasoning items in a request's input a native target goes without. */
+export function unreadableReasoningPaths(input: readonly JsonObject[], stored: boolean): string[] {
   const paths: string[] = [];
   input.forEach((item, i) => {
-    if (isGatewayReasoning(item)) paths.push(`input[${i}]`);
+    if (unreadableReasoning(item, stored)) paths.push(`input[${i}]`);
   });
   return paths;
 }

@@ -11,7 +11,7 @@ import {
   redactNative,
 } from "./native.ts";
 import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
-import { gatewayReasoningId, gatewayReasoningPaths } from "./gateway_reasoning.ts";
+import { gatewayReasoningId, unreadableReasoningPaths } from "./gateway_reasoning.ts";
 
 const FRAME: NativeFrame = {
   id: "resp_gw",
@@ -112,13 +112,21 @@ Deno.test("native body: the reasoning items the gateway made are left out of a n
     upstream,
   ];
   assert.match(String(own.id), /^rs_gw_[0-9a-f]{48}$/);
-  assert.deepEqual(gatewayReasoningPaths(input), ["input[1]"]);
-  const body = nativeRequestBody({ model: "a", input, store: false }, {
+  assert.deepEqual(unreadableReasoningPaths(input, true), ["input[1]"]);
+  const body = nativeRequestBody({ model: "a", input }, { model: "m", maxOutputTokens: null, input });
+  assert.deepEqual(body.input, [input[0], input[2], input[3], upstream]);
+  // Under `store: false` the upstream keeps nothing: no reasoning item without its encrypted content can be looked
+  // up, whoever made it; one the upstream may hold (`store` on) goes as sent.
+  const unmarked = { type: "reasoning", id: "rs_0e46c1c7", summary: [], encrypted_content: null };
+  const later = [...input, unmarked];
+  assert.deepEqual(unreadableReasoningPaths(later, false), ["input[1]", "input[5]"]);
+  assert.deepEqual(unreadableReasoningPaths(later, true), ["input[1]"]);
+  const notStored = nativeRequestBody({ model: "a", input: later, store: false }, {
     model: "m",
     maxOutputTokens: null,
-    input,
+    input: later,
   });
-  assert.deepEqual(body.input, [input[0], input[2], input[3], upstream]);
+  assert.deepEqual(notStored.input, [input[0], input[2], input[3], upstream]);
 });
 
 Deno.test("native answer: the gateway's id, the alias, the client's previous id, an error scrubbed", () => {
