@@ -7,6 +7,7 @@
  * @module
  */
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, JsonObject } from "../openai/types.ts";
+import type { SaidTexts } from "../openai/said_fields.ts";
 import type { NativeResponsesResult, Provider } from "../providers/types.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { Peeked } from "./stream_body.ts";
@@ -78,8 +79,8 @@ export interface NativeAnswerFacts {
   finishReasons?: string[];
   /** Its usage's classes: the cached input read, the reasoning output. */
   tokens?: { cachedRead?: number; reasoning?: number };
-  /** A whole answer's texts, for content capture. */
-  texts?: string[];
+  /** A whole answer's texts, for content capture: its answer, and its reasoning apart. */
+  said?: SaidTexts;
 }
 
 /** How a whole answer in a client API's own wire format ended, for the response cache. */

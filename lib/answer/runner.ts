@@ -338,7 +338,7 @@ export async function answerStream<O extends StreamOutcome>(
     onEnd(end) {
       // A stream stops being open when its body ends, which can come before its usage is counted.
       ctx.services.metrics.streamEnded();
-      ctx.trace?.captureOutput(end.texts.opening());
+      ctx.trace?.captureOutput(end.texts.said());
       const ending = streamEnding(end);
       const known = wire.usage(end);
       if (known && "completion" in known) settle({ ...ending, usage: known });

@@ -10,7 +10,7 @@ import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/
 import type { RequestTrace } from "../telemetry/request_trace.ts";
 import type { Peeked } from "./stream_body.ts";
 import { watchedReader } from "./watched_reader.ts";
-import { completionTexts } from "./usage.ts";
+import { completionSaid } from "./usage.ts";
 import type { ChatAnswer, NativeAnswer, NativeFacts } from "./routed.ts";
 
 /** What the functions here tell a trace as an answer arrives: its facts (its text is captured apart). */
@@ -63,18 +63,19 @@ export function noteNativeAnswer(
 }
 
 /**
- * The text of a whole answer (content capture on): the completion's texts, or a native answer's as its client
- * API's `facts` read them. Called with the answer as its client gets it, once output guardrails let it through.
+ * The text of a whole answer (content capture on): the completion's ({@linkcode completionSaid}: its answer, and
+ * its reasoning apart), or a native answer's as its client API's `facts` read them, as a stream of the same
+ * answer gives them. Called with the answer as its client gets it, once output guardrails let it through.
  */
 export function captureJson(
   trace: RequestTrace,
   value: ChatAnswer | NativeAnswer,
   facts: (() => NativeFacts) | undefined,
 ): void {
-  if (value.kind === "json") trace.captureOutput(completionTexts(value.body));
+  if (value.kind === "json") trace.captureOutput(completionSaid(value.body));
   else if (value.kind === "native") {
-    const texts = facts?.().answer(value.body).texts;
-    if (texts !== undefined) trace.captureOutput(texts);
+    const said = facts?.().answer(value.body).said;
+    if (said !== undefined) trace.captureOutput(said);
   }
 }
 

@@ -12,7 +12,7 @@ import { estimateInputTokens, promptTexts, roughTokenEstimate } from "../usage/e
 import { countTexts, type StreamTexts } from "../usage/stream_texts.ts";
 import { type TokenClasses, tokenClassesOf } from "../pricing/cost.ts";
 import { promptClasses, type ReportedPrompt } from "../openai/reported_prompt.ts";
-import { pushSaidTexts, type TextSink } from "../openai/said_fields.ts";
+import { pushSaidTexts, type SaidTexts, saidTextsOf, type TextSink } from "../openai/said_fields.ts";
 import { callTexts } from "../guardrails/call_texts.ts";
 
 /** Token counts as an upstream reported them. */
@@ -50,6 +50,16 @@ export function completionTexts(completion: ChatCompletion): string[] {
   const out: string[] = [];
   for (const choice of completion.choices) pushAnswerTexts(choice.message, out);
   return out;
+}
+
+/**
+ * A completion's texts as content capture shows them ({@linkcode pushAnswerTexts}, its reasoning apart from its
+ * answer), as a stream of it gives them.
+ */
+export function completionSaid(completion: ChatCompletion): SaidTexts {
+  return saidTextsOf((sink) => {
+    for (const choice of completion.choices) pushAnswerTexts(choice.message, sink);
+  });
 }
 
 /** A chat completion's reported usage in the runner's terms. */

@@ -72,6 +72,12 @@ export interface RoutedTarget extends ResolvedTarget {
   readonly price: PriceConfig | null;
   /** Where `price` came from: the target's own `price:`, or the price catalog (absent: own, or none). */
   readonly priceFrom?: "config" | "catalog";
+  /**
+   * Tried only after every target of the request's alias without it, each group in the strategy's order: a
+   * translated target a request falls back to when it uses what the alias's native targets serve better (a
+   * built-in tool), set per request by `servingTargets` (lib/http/tolerance.ts). Absent on configured targets.
+   */
+  readonly fallbackOnly?: boolean;
 }
 
 /** A compiled content rule of an alias. */

@@ -9,8 +9,9 @@
  *   dropping it would silently change what the client relies on.
  *
  * What a native target serves better than a translated one (a built-in tool, a server tool's result in the
- * history) sends the request to the alias's native targets when it has some; without one it is dropped like
- * the rest. An alias with `strict: true` refuses every drop instead.
+ * history) sends the request to the alias's native targets first when it has some, its translated ones
+ * following as fallbacks; on a translated target it is dropped like the rest. An alias with `strict: true`
+ * refuses every drop instead, so it sends such a request to its native targets only.
  *
  * A client API fills a {@linkcode Tolerance} while it translates a request; {@linkcode servingTargets} picks the
  * targets from it, and {@linkcode noteDropped} tells the client and the record what a translated target did
@@ -72,9 +73,11 @@ export function droppedPaths(tolerance: Tolerance): string[] {
 }
 
 /**
- * The alias's targets that may serve the request: only its native ones when the request holds a refusal, uses
- * what native targets serve better, or would lose a field on a `strict` alias; all of them otherwise. When the
- * alias has no native target, the refusal (or, for a strict alias, `strictError` of the first dropped path)
+ * The alias's targets that may serve the request: only its native ones when the request holds a refusal or
+ * would lose a field on a `strict` alias; when it uses what native targets serve better, its native ones first
+ * and the others after them, as fallbacks that go without it (marked `fallbackOnly`, which routing tries after
+ * every other whatever the strategy, so a healthy native target always answers); all of them otherwise. When
+ * the alias has no native target, the refusal (or, for a strict alias, `strictError` of the first dropped path)
  * is thrown.
  */
 export function servingTargets(
@@ -84,14 +87,20 @@ export function servingTargets(
   strictError: (path: string) => GatewayError,
 ): ResolvedModel {
   const strictPath = model.strict ? (tolerance.native[0] ?? tolerance.dropped[0]) : undefined;
-  const wantsNative = tolerance.refusal !== null || tolerance.native.length > 0 || strictPath !== undefined;
-  if (!wantsNative) return model;
+  const nativeOnly = tolerance.refusal !== null || strictPath !== undefined;
+  if (!nativeOnly && tolerance.native.length === 0) return model;
   const targets = model.targets.filter(speaks);
   if (targets.length === model.targets.length) return model;
-  if (targets.length > 0) return { ...model, targets };
-  if (tolerance.refusal !== null) throw tolerance.refusal;
-  if (strictPath !== undefined) throw strictError(strictPath);
-  return model;
+  if (targets.length === 0) {
+    if (tolerance.refusal !== null) throw tolerance.refusal;
+    if (strictPath !== undefined) throw strictError(strictPath);
+    return model;
+  }
+  if (nativeOnly) return { ...model, targets };
+  // Dropping what native targets serve better is allowed (it is what an alias without one does): the others
+  // still answer when every native target fails, and name what they went without (`noteDropped`).
+  const fallbacks = model.targets.filter((t) => !speaks(t)).map((t) => ({ ...t, fallbackOnly: true }));
+  return { ...model, targets: [...targets, ...fallbacks] };
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
+import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
 import { type ClientTerms, GatewayError, invalidRequest } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
 import {
@@ -9,6 +9,7 @@ import {
   droppedPaths,
   newTolerance,
   paramServingTargets,
+  servingTargets,
 } from "./tolerance.ts";
 
 Deno.test("dropped paths: client text shown plain and bounded, so the x-gateway-dropped header always takes it", () => {
@@ -59,4 +60,38 @@ Deno.test("withheld params: a target that cannot take them gets the chat form wi
     () => paramServingTargets(model([refuses], true), form),
     (err: unknown) => err instanceof GatewayError && err.param === "generationConfig.topK",
   );
+});
+
+Deno.test("serving targets: what native targets serve better goes to them first, the others after as fallbacks", () => {
+  const native = { provider: "resp", model: "gpt", providerConfig: { type: "openai" } } as RoutedTarget;
+  const chat = { provider: "claude", model: "sonnet", providerConfig: { type: "anthropic" } } as RoutedTarget;
+  const model = (targets: RoutedTarget[], strict = false) =>
+    ({ alias: "a", strict, targets }) as unknown as ResolvedModel;
+  const speaks = (t: ResolvedTarget) => t === native;
+  const strictError = (path: string) => invalidRequest(`strict: ${path}`, path);
+  const builtIn = newTolerance();
+  builtIn.native.push("tools[1]");
+
+  // Translated first in the config: the native one still comes first, the translated one marked a fallback.
+  const served = servingTargets(model([chat, native]), builtIn, speaks, strictError);
+  assert.deepEqual(served.targets, [native, { ...chat, fallbackOnly: true }]);
+  assert.equal(chat.fallbackOnly, undefined, "the configured target is left as it is");
+  // Nothing native needed, or no native target: the alias as it is.
+  const plain = model([chat, native]);
+  assert.equal(servingTargets(plain, newTolerance(), speaks, strictError), plain);
+  const translated = model([chat]);
+  assert.equal(servingTargets(translated, builtIn, speaks, strictError), translated);
+
+  // A strict alias refuses the drop: native targets only, and the 400 without one.
+  assert.deepEqual(servingTargets(model([chat, native], true), builtIn, speaks, strictError).targets, [
+    native,
+  ]);
+  assert.throws(
+    () => servingTargets(model([chat], true), builtIn, speaks, strictError),
+    (err: unknown) => err instanceof GatewayError && err.param === "tools[1]",
+  );
+  // What the model must read: native targets only too.
+  const refused = newTolerance();
+  refused.refusal = invalidRequest("a file by id", "input[0]");
+  assert.deepEqual(servingTargets(model([chat, native]), refused, speaks, strictError).targets, [native]);
 });

@@ -1,6 +1,7 @@
 /**
  * Where the chat form keeps what the model says in text, besides its tool calls: one list for every reader of
- * an answer's words (its own token count when the upstream reports no usage, the output guardrails).
+ * an answer's words (its own token count when the upstream reports no usage, the output guardrails, content
+ * capture, which keeps the reasoning apart from the answer).
  *
  * @module
  */
@@ -17,8 +18,11 @@ export const SAID_FIELDS = ["content", "reasoning_content", "refusal"] as const;
 export type SaidField = typeof SAID_FIELDS[number];
 
 /**
- * Where an answer's texts are added to be counted: a plain list, or a stream's texts (lib/usage/stream_texts.ts),
- * which keep its reasoning apart too, for a stream budget that weighs reasoning at a rate of its own.
+ * Where an answer's texts are added: a plain list (a count, a guardrail check) gets every text through `push`;
+ * a sink that keeps the reasoning apart gets it through `pushReasoning` — a stream's texts
+ * (lib/usage/stream_texts.ts), for a stream budget that weighs reasoning at a rate of its own and for content
+ * capture, and a whole answer's {@linkcode saidTextsOf}, for content capture. The one place a reader of an
+ * answer says which of its texts are reasoning.
  */
 export interface TextSink {
   push(text: string): void;
@@ -29,6 +33,24 @@ export interface TextSink {
 export function pushText(out: TextSink, text: string, reasoning: boolean): void {
   if (reasoning && out.pushReasoning) out.pushReasoning(text);
   else out.push(text);
+}
+
+/**
+ * An answer's texts as content capture shows them (`gen_ai.output.messages`): the answer (`text`: content,
+ * refusal, tool calls' texts) and, apart, the reasoning the model wrote before it, each in the order written.
+ * Glued together they would read as one answer that starts with the model's thinking.
+ */
+export interface SaidTexts {
+  readonly text: readonly string[];
+  readonly reasoning: readonly string[];
+}
+
+/** The {@linkcode SaidTexts} a reader `walk` finds in a whole answer, given a sink that keeps the two apart. */
+export function saidTextsOf(walk: (sink: TextSink) => void): SaidTexts {
+  const text: string[] = [];
+  const reasoning: string[] = [];
+  walk({ push: (piece) => text.push(piece), pushReasoning: (piece) => reasoning.push(piece) });
+  return { text, reasoning };
 }
 
 /**

@@ -44,17 +44,41 @@ function latencyOrder(targets: readonly RoutedTarget[], random: Random, latency:
   return [...pair, ...rest.sort((x, y) => cost(x) - cost(y))];
 }
 
-/** Every target of `model`, in the order this request should try them. */
-export function orderTargets(model: ResolvedModel, random: Random, latency: LatencyOf): RoutedTarget[] {
-  if (model.targets.length === 1) return [model.targets[0]];
-  switch (model.strategy) {
+/** `targets` in the order the strategy tries them. */
+function strategyOrder(
+  strategy: ResolvedModel["strategy"],
+  targets: readonly RoutedTarget[],
+  random: Random,
+  latency: LatencyOf,
+): RoutedTarget[] {
+  if (targets.length === 1) return [targets[0]];
+  switch (strategy) {
     case "fallback":
-      return [...model.targets];
+      return [...targets];
     case "weighted":
-      return weightedOrder(model.targets, random);
+      return weightedOrder(targets, random);
     case "latency":
-      return latencyOrder(model.targets, random, latency);
+      return latencyOrder(targets, random, latency);
   }
+}
+
+/**
+ * Every target of `model`, in the order this request should try them: by the alias's strategy, the targets
+ * marked {@linkcode RoutedTarget.fallbackOnly} after all the others (so a weight or a latency never puts one
+ * of them first).
+ */
+export function orderTargets(model: ResolvedModel, random: Random, latency: LatencyOf): RoutedTarget[] {
+  const targets = model.targets;
+  if (targets.length === 1) return [targets[0]];
+  if (!targets.some((t) => t.fallbackOnly === true)) {
+    return strategyOrder(model.strategy, targets, random, latency);
+  }
+  const first = targets.filter((t) => t.fallbackOnly !== true);
+  const then = targets.filter((t) => t.fallbackOnly === true);
+  return [
+    ...(first.length === 0 ? [] : strategyOrder(model.strategy, first, random, latency)),
+    ...strategyOrder(model.strategy, then, random, latency),
+  ];
 }
 
 /** A small, fast, seedable generator (mulberry32), for tests and reproducible runs. */

@@ -10,7 +10,10 @@
  */
 import { utf8Length } from "../encoding/utf8_length.ts";
 
-/** One part of a message: `text` with its `content`, or another type whose content is kept whole or left out. */
+/**
+ * One part of a message: `text` or `reasoning` with its `content` (cut to fit), or another type whose content is
+ * kept whole or left out.
+ */
 export interface CapturedPart {
   readonly type: string;
   readonly content?: unknown;
@@ -22,6 +25,9 @@ export interface CapturedMessage {
   readonly role: string;
   readonly parts: readonly CapturedPart[];
 }
+
+/** The part types whose `content` is text, cut where the budget ends: the answer's text, the model's reasoning. */
+const CUT_TYPES: ReadonlySet<string> = new Set(["text", "reasoning"]);
 
 /** `,"truncated":true`: what marking the last part kept may add, so the budget keeps room for it. */
 const MARK_BYTES = 17;
@@ -55,7 +61,7 @@ export function capturedJson(
         used += cost;
         continue;
       }
-      const cut = typeof part.content === "string" && part.type === "text"
+      const cut = typeof part.content === "string" && CUT_TYPES.has(part.type)
         ? cutToFit(
           part.content,
           (content) => utf8Length(JSON.stringify({ ...part, content, truncated: true })) + comma,

@@ -54,3 +54,18 @@ Deno.test("captured content: every string is scrubbed before it is measured and 
   assert.ok(!json.includes(secret), json);
   assert.ok(json.includes("key ***"));
 });
+
+Deno.test("captured content: a long reasoning part after the answer is cut like a text, the answer kept whole", () => {
+  const answer = "Hi there.";
+  const messages: CapturedMessage[] = [{
+    role: "assistant",
+    parts: [{ type: "text", content: answer }, { type: "reasoning", content: "Let me think. ".repeat(200) }],
+  }];
+  const json = capturedJson(messages, 300, noScrub);
+  assert.ok(bytes(json) <= 300, `${bytes(json)} bytes`);
+  const [message] = JSON.parse(json) as { parts: { type: string; content: string; truncated?: boolean }[] }[];
+  assert.deepEqual(message.parts[0], { type: "text", content: answer });
+  assert.equal(message.parts[1].type, "reasoning");
+  assert.ok(message.parts[1].content.startsWith("Let me think."), message.parts[1].content);
+  assert.equal(message.parts[1].truncated, true);
+});

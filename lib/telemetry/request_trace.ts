@@ -27,7 +27,8 @@ import type { ChatRequest } from "../openai/types.ts";
 import { GATEWAY } from "./semconv.ts";
 import type { semconvNames } from "./semconv.ts";
 import type { ClientRequest } from "../runtime/types.ts";
-import type { CapturedMessage } from "./captured_content.ts";
+import type { CapturedMessage, CapturedPart } from "./captured_content.ts";
+import type { SaidTexts } from "../openai/said_fields.ts";
 
 /**
  * What the spans read of a request's access record when it is over (the record's own fields; declared here so
@@ -257,10 +258,17 @@ export class RequestTrace {
     return this.#call !== undefined && this.#core.captureContent && this.sampled;
   }
 
-  /** The answer's text, when content capture is on. */
-  captureOutput(texts: readonly string[]): void {
+  /**
+   * The answer's text, when content capture is on: one `text` part, then, when the model wrote some, a
+   * `reasoning` part with its reasoning (the GenAI conventions' part types for output messages). The answer comes
+   * first, though the model wrote it last: the attribute is cut at `max_content_size` in part order, and a long
+   * reasoning must not push the answer out of it.
+   */
+  captureOutput(said: SaidTexts): void {
     if (this.#call === undefined || !this.#core.captureContent || !this.sampled) return;
-    const message = [{ role: "assistant", parts: [{ type: "text", content: texts.join("") }] }];
+    const parts: CapturedPart[] = [{ type: "text", content: said.text.join("") }];
+    if (said.reasoning.length > 0) parts.push({ type: "reasoning", content: said.reasoning.join("") });
+    const message = [{ role: "assistant", parts }];
     this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(message));
   }
 

@@ -4,7 +4,8 @@
  * {@linkcode FOLD_CHARS} characters they are counted with the tokenizer and dropped, only their count kept.
  * The tokenizer counts each text on its own and sums (`countTokens`), so counting them in batches gives the
  * very same total: the count stays exact however long the answer. The first batch is kept as the answer's
- * opening, for a trace's captured output, which is cut far shorter (`telemetry.max_content_size`).
+ * opening, for a trace's captured output, which is cut far shorter (`telemetry.max_content_size`), and which
+ * shows the reasoning apart from the answer's text (`pushReasoning`).
  *
  * An answer under {@linkcode FOLD_CHARS} (every ordinary one) is never folded: its cost per text is a push and
  * a length add, as a plain array's was. A longer one is tokenized as it streams even when the upstream reports
@@ -17,6 +18,7 @@
  * @module
  */
 import { countTokens, roughTokenEstimate } from "./estimate.ts";
+import type { SaidTexts, TextSink } from "../openai/said_fields.ts";
 
 /**
  * Characters of text kept before they are folded into a count. One fold tokenizes this much at once in the
@@ -37,9 +39,11 @@ function counted(texts: readonly string[]): Promise<number> {
 }
 
 /** A streamed answer's texts, as {@linkcode push}ed one by one; see the module doc. */
-export class StreamTexts {
+export class StreamTexts implements TextSink {
   /** Texts not yet folded. */
   #kept: string[] = [];
+  /** Where in {@linkcode #kept} the reasoning is: counted as any text, captured apart ({@linkcode said}). */
+  #keptReasoning = new Set<number>();
   #keptChars = 0;
   /** Characters of the folded texts. */
   #foldedChars = 0;
@@ -47,14 +51,15 @@ export class StreamTexts {
   #reasoningChars = 0;
   /** The folded texts' tokens, counted one batch after the other. */
   #folded: Promise<number> | undefined;
-  /** The first folded batch, kept: the answer's opening. */
+  /** The first folded batch, kept: the answer's opening, and where its reasoning is. */
   #opening: readonly string[] | undefined;
+  #openingReasoning: ReadonlySet<number> | undefined;
   /** Folded batches not counted yet. */
   #counting = 0;
   /** Resolved once fewer than {@linkcode BATCHES_AHEAD} batches are left to count. */
   #behind: PromiseWithResolvers<void> | undefined;
 
-  /** Adds a text the client received. */
+  /** Adds a text the client received: the answer's (its content, refusal, tool calls' texts). */
   push(text: string): void {
     this.#kept.push(text);
     this.#keptChars += text.length;
@@ -63,17 +68,23 @@ export class StreamTexts {
 
   /**
    * Adds a reasoning text the client received (a thinking, thought or reasoning summary delta): counted as every
-   * text is, and its characters kept apart as well, so a stream budget weighs it at a reasoning rate priced
-   * apart from output (lib/answer/budget_guard.ts).
+   * text is, and known as reasoning to every reader of the texts: its characters kept apart, so a stream budget
+   * weighs it at a reasoning rate priced apart from output (lib/answer/budget_guard.ts), and its place, so
+   * content capture shows it apart from the answer ({@linkcode said}).
    */
   pushReasoning(text: string): void {
     this.#reasoningChars += text.length;
+    this.#keptReasoning.add(this.#kept.length);
     this.push(text);
   }
 
   #fold(): void {
     const batch = this.#kept;
-    this.#opening ??= batch;
+    if (this.#opening === undefined) {
+      this.#opening = batch;
+      this.#openingReasoning = this.#keptReasoning;
+    }
+    if (this.#keptReasoning.size > 0) this.#keptReasoning = new Set();
     this.#foldedChars += this.#keptChars;
     this.#kept = [];
     this.#keptChars = 0;
@@ -117,6 +128,20 @@ export class StreamTexts {
    */
   opening(): readonly string[] {
     return this.#opening ?? this.#kept;
+  }
+
+  /**
+   * The {@linkcode opening} as content capture shows it: the answer's texts, and its reasoning apart, each in the
+   * order received, as a whole answer's (`completionSaid`) are.
+   */
+  said(): SaidTexts {
+    const texts = this.opening();
+    const reasoningAt = this.#opening === undefined ? this.#keptReasoning : this.#openingReasoning!;
+    if (reasoningAt.size === 0) return { text: texts, reasoning: [] };
+    const text: string[] = [];
+    const reasoning: string[] = [];
+    texts.forEach((piece, i) => (reasoningAt.has(i) ? reasoning : text).push(piece));
+    return { text, reasoning };
   }
 
   /** The tokens of every text received: the folded ones' count plus the kept ones counted now. */

@@ -62,3 +62,44 @@ Deno.test("stream texts: a reader ahead of the token-count worker is told to wai
   assert.equal(texts.caughtUp(), undefined, "caught up: the body reads on");
   assert.equal(await texts.count(), await countTokens(all));
 });
+
+Deno.test("stream texts: reasoning is counted as any text, and told apart from the answer for capture", async () => {
+  const texts = new StreamTexts();
+  texts.pushReasoning("The user greets me; ");
+  texts.pushReasoning("answer briefly.");
+  texts.push("Hi ");
+  texts.push("there.");
+  assert.deepEqual(texts.said(), {
+    text: ["Hi ", "there."],
+    reasoning: ["The user greets me; ", "answer briefly."],
+  });
+  assert.equal(
+    texts.reasoningChars,
+    "The user greets me; answer briefly.".length,
+    "the budget's reasoning too",
+  );
+  const all = ["The user greets me; ", "answer briefly.", "Hi ", "there."];
+  assert.deepEqual(texts.opening(), all);
+  assert.equal(await texts.count(), await countTokens(all));
+
+  const plain = new StreamTexts();
+  plain.push("Hi");
+  assert.deepEqual(plain.said(), { text: ["Hi"], reasoning: [] });
+});
+
+Deno.test("stream texts: past the first fold, the opening keeps its reasoning apart; later reasoning does not shift it", async () => {
+  const texts = new StreamTexts();
+  const thinking = deltas(FOLD_CHARS + 50);
+  for (const text of thinking) texts.pushReasoning(text);
+  texts.push("Answer.");
+  for (const text of deltas(FOLD_CHARS + 50)) texts.pushReasoning(text);
+  const said = texts.said();
+  assert.deepEqual(said.text, [], "the answer came after the opening");
+  assert.deepEqual(said.reasoning, texts.opening());
+  assert.deepEqual(said.reasoning, thinking.slice(0, said.reasoning.length));
+  assert.equal(
+    await texts.count(),
+    await countTokens([...thinking, "Answer.", ...deltas(FOLD_CHARS + 50)]),
+    "every text counted once",
+  );
+});

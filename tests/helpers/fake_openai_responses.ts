@@ -37,6 +37,8 @@ export const NATIVE_ANSWER = "Native hello from the Responses upstream!";
 export const NATIVE_AFTER_TOOL = "It is 21 degrees in Paris.";
 /** `resp-ok`'s answer under a json_schema format. */
 export const NATIVE_JSON = '{"greeting":"bonjour"}';
+/** The summary of `resp-ok`'s reasoning item. */
+export const NATIVE_SUMMARY = "Thinking about a greeting.";
 /** What a reasoning item's `encrypted_content` starts with (then its id), when `include` asks for it. */
 export const NATIVE_ENCRYPTED = "enc-upstream-reasoning-";
 /** The usage `resp-ok` reports (input, output). */
@@ -148,7 +150,7 @@ function message(text: string, status = "completed"): Planned {
 /** A reasoning item, with its encrypted state when the request's `include` asks for it (as OpenAI's). */
 function reasoningItem(req: Json): Planned {
   const id = upId("rs");
-  const summary = "Thinking about a greeting.";
+  const summary = NATIVE_SUMMARY;
   const at = { item_id: id, summary_index: 0 };
   const include = Array.isArray(req.include) ? req.include : [];
   return {

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { TEST_TOKEN, type TestGateway, waitForLog } from "../helpers/gateway.ts";
-import { GEMINI_OK, json, OPENAI_OK, withMixedVendors } from "../helpers/mixed_vendors.ts";
+import { ANTHROPIC_OK, GEMINI_OK, json, OPENAI_OK, withMixedVendors } from "../helpers/mixed_vendors.ts";
 
 async function post(gw: TestGateway, body: Record<string, unknown>) {
   const response = await fetch(`${gw.baseURL}/responses`, {
@@ -92,9 +92,9 @@ Deno.test("responses tolerance: a compaction too skips the target that refuses i
 Deno.test("responses tolerance: text.verbosity and prompt_cache_retention reach the target as chat fields, whose rules decide; truncation auto is named as dropped", async () => {
   await withMixedVendors(async (gw, up) => {
     up.next = json(OPENAI_OK);
-    // Claude has no verbosity: its target is skipped for the OpenAI one, which gets both fields.
+    // An OpenAI target gets both fields.
     const served = await post(gw, {
-      model: "chat-mixed-anthropic",
+      model: "chat-strict-geminidrop",
       text: { verbosity: "low" },
       prompt_cache_retention: "24h",
     });
@@ -105,17 +105,20 @@ Deno.test("responses tolerance: text.verbosity and prompt_cache_retention reach 
     const sent = JSON.parse(up.requests.at(-1)!.body);
     assert.equal(sent.verbosity, "low");
     assert.equal(sent.prompt_cache_retention, "24h");
-    // No target takes it: the 400 names the client's field.
-    const before = up.requests.length;
-    const refused = await post(gw, { model: "chat-translated", text: { verbosity: "low" } });
-    assert.equal(refused.status, 400);
-    assert.equal(refused.body.error.param, "text.verbosity");
-    assert.equal(up.requests.length, before);
-    // A dropping target goes without it, and says so.
-    up.next = json(GEMINI_OK);
-    const dropped = await post(gw, { model: "chat-only-geminidrop", text: { verbosity: "high" } });
-    assert.equal(dropped.status, 200, JSON.stringify(dropped.body));
-    assert.equal(dropped.headers.get("x-gateway-dropped"), "text.verbosity");
+    // Claude has no verbosity: a style hint, its target goes without it and says so (no `drop` needed).
+    up.next = json(ANTHROPIC_OK);
+    const claude = await post(gw, {
+      model: "chat-mixed-anthropic",
+      text: { verbosity: "low" },
+      prompt_cache_retention: "24h",
+    });
+    assert.equal(claude.status, 200, JSON.stringify(claude.body));
+    assert.equal(claude.headers.get("x-gateway-provider"), "anthropic");
+    assert.equal(claude.headers.get("x-gateway-dropped"), "text.verbosity");
+    assert.equal(claude.body.text.verbosity, "low");
+    const toClaude = JSON.parse(up.requests.at(-1)!.body);
+    assert.equal(toClaude.verbosity, undefined);
+    assert.equal(toClaude.prompt_cache_retention, undefined);
     // truncation "auto" has no chat form: named as dropped, and a strict alias refuses it.
     up.next = json(OPENAI_OK);
     const truncated = await post(gw, { model: "chat-mixed-anthropic", truncation: "auto" });

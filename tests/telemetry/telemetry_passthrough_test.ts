@@ -15,6 +15,7 @@ import {
 } from "../helpers/fake_anthropic.ts";
 import {
   FAKE_GEMINI_KEY,
+  FAKE_GEMINI_THOUGHT,
   FAKE_GEMINI_THOUGHT_TOKENS,
   GEMINI_ANSWER,
   startFakeGemini,
@@ -22,6 +23,7 @@ import {
 import {
   NATIVE_ANSWER,
   NATIVE_KEY,
+  NATIVE_SUMMARY,
   NATIVE_USAGE,
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
@@ -112,13 +114,16 @@ async function traced(
   return { status: res.status, text, call };
 }
 
-/** The text of the captured output messages. */
-function output(call: DecodedSpan): string {
+/** The content of the captured output messages' parts of `type`: `text` (the answer) or `reasoning`. */
+function output(call: DecodedSpan, type = "text"): string {
   const captured = call.attributes["gen_ai.output.messages"];
   assert.equal(typeof captured, "string", `gen_ai.output.messages in ${JSON.stringify(call.attributes)}`);
-  const messages = JSON.parse(String(captured)) as { role: string; parts: { content: string }[] }[];
+  const messages = JSON.parse(String(captured)) as {
+    role: string;
+    parts: { type: string; content: string }[];
+  }[];
   assert.equal(messages[0].role, "assistant");
-  return messages.flatMap((m) => m.parts.map((p) => p.content)).join("");
+  return messages.flatMap((m) => m.parts.filter((p) => p.type === type).map((p) => p.content)).join("");
 }
 
 const MESSAGES = { authorization: `Bearer ${TEST_TOKEN}`, "anthropic-version": "2023-06-01" };
@@ -179,8 +184,9 @@ Deno.test("telemetry, native Responses: a stream's span has the upstream's id, f
     const id = span.attributes["gen_ai.response.id"];
     assert.ok(up.native.made.has(String(id)), `${id}: the upstream's Response id`);
     assert.deepEqual(span.attributes["gen_ai.response.finish_reasons"], ["stop"]);
-    // After its reasoning summary, which is output the model wrote (counted as such when no usage comes).
-    assert.ok(output(span).endsWith(NATIVE_ANSWER), output(span));
+    // The answer's text; its reasoning summary, output the model wrote too, in a part of its own.
+    assert.equal(output(span), NATIVE_ANSWER);
+    assert.equal(output(span, "reasoning"), NATIVE_SUMMARY);
     assert.equal(span.attributes[CACHE_READ], NATIVE_USAGE.cached);
     assert.equal(span.attributes[REASONING], NATIVE_USAGE.reasoning);
     const cut = await call("/v1/responses", headers, { model: "resp-length", input: "Hi", stream: true });
@@ -201,7 +207,8 @@ Deno.test("telemetry, native Gemini: a stream's span has its id, finish reason, 
     assert.equal(status, 200, text);
     assert.equal(span.attributes["gen_ai.response.id"], "fakeResponseId");
     assert.deepEqual(span.attributes["gen_ai.response.finish_reasons"], ["stop"]);
-    assert.ok(output(span).endsWith(GEMINI_ANSWER), output(span));
+    assert.equal(output(span), GEMINI_ANSWER);
+    assert.equal(output(span, "reasoning"), FAKE_GEMINI_THOUGHT);
     assert.equal(span.attributes[REASONING], FAKE_GEMINI_THOUGHT_TOKENS);
     const tools = await call("/v1beta/models/gem-tools:streamGenerateContent?alt=sse", headers, { contents });
     assert.equal(tools.status, 200, tools.text);

@@ -12,7 +12,7 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
-import { pushText, type TextSink } from "../../openai/said_fields.ts";
+import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
 
@@ -76,7 +76,15 @@ export function answerTexts(answer: JsonObject): string[] {
   return out;
 }
 
-/** Adds to `out` the texts of an answer's parts ({@linkcode answerTexts}): a thought's as reasoning. */
+/** An answer's texts as content capture shows them: its thoughts apart from its answer, whole or streamed. */
+export function answerSaid(answer: JsonObject): SaidTexts {
+  return saidTextsOf((sink) => pushAnswerParts(answer, sink));
+}
+
+/**
+ * Adds to `out` the texts of an answer's parts ({@linkcode answerTexts}; an answer, or one chunk of a stream): a
+ * thought's (`thought: true`) as reasoning.
+ */
 export function pushAnswerParts(answer: JsonObject, out: TextSink): void {
   for (const candidate of Array.isArray(answer.candidates) ? answer.candidates : []) {
     const content = isObject(candidate) ? candidate.content : undefined;

@@ -9,7 +9,7 @@
  */
 import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
-import { answerTexts, nativeUsage } from "./native.ts";
+import { answerSaid, nativeUsage } from "./native.ts";
 import { geminiFinishReason } from "../../providers/finish_reasons.ts";
 
 /**
@@ -58,5 +58,5 @@ export function geminiFacts(): NativeFacts {
       tokens: usage && { cachedRead: usage.cachedRead, reasoning: usage.reasoning },
     };
   };
-  return { answer: (body) => ({ ...facts(body), texts: answerTexts(body) }), event: facts };
+  return { answer: (body) => ({ ...facts(body), said: answerSaid(body) }), event: facts };
 }

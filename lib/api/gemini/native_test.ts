@@ -3,7 +3,8 @@
  * translated path (a chat client of a Gemini target), whichever API the client spoke.
  */
 import assert from "node:assert/strict";
-import { nativeGeminiBody, nativeUsage } from "./native.ts";
+import { answerSaid, answerTexts, nativeGeminiBody, nativeUsage, pushAnswerParts } from "./native.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import { costOfUsage, tokenClassesOf } from "../../pricing/cost.ts";
@@ -122,4 +123,21 @@ Deno.test("gemini native redaction: a function response's plain-text media, as t
   const media = ((((out.contents as JsonObject[])[0].parts as JsonObject[])[0].functionResponse as JsonObject)
     .parts as JsonObject[]).map((part) => atob((part.inlineData as JsonObject).data as string));
   assert.deepEqual(media, ["[SSN]", "111-22-3333"]);
+});
+
+Deno.test("gemini native texts: thoughts counted as any text, captured apart from the answer, whole or streamed alike", () => {
+  const part = (p: JsonObject) => ({ candidates: [{ content: { role: "model", parts: [p] }, index: 0 }] });
+  const chunks = [
+    part({ text: "Planning.", thought: true }),
+    part({ text: "Hello" }),
+    part({ functionCall: { name: "f", args: { a: 1 } } }),
+  ];
+  const whole = {
+    candidates: [{ content: { role: "model", parts: chunks.map((c) => c.candidates[0].content.parts[0]) } }],
+  };
+  assert.deepEqual(answerTexts(whole), ["Planning.", "Hello", '{"a":1}']);
+  assert.deepEqual(answerSaid(whole), { text: ["Hello", '{"a":1}'], reasoning: ["Planning."] });
+  const streamed = new StreamTexts();
+  for (const chunk of chunks) pushAnswerParts(chunk, streamed);
+  assert.deepEqual(streamed.said(), answerSaid(whole));
 });

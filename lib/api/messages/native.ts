@@ -17,7 +17,7 @@ import type { TokenClasses } from "../../pricing/cost.ts";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
-import { pushText, type TextSink } from "../../openai/said_fields.ts";
+import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import { withoutUnsignedThinking } from "./unsigned_thinking.ts";
@@ -134,13 +134,26 @@ const CALL_BLOCKS: ReadonlySet<unknown> = new Set(["tool_use", "server_tool_use"
 /** The texts of a Message's content (text, thinking, tool calls' input), for counting its tokens without usage. */
 export function messageTexts(message: JsonObject): string[] {
   const out: string[] = [];
+  pushMessageTexts(message, out);
+  return out;
+}
+
+/**
+ * A Message's texts as content capture shows them: its thinking apart from its answer, as
+ * {@linkcode pushEventText} tells a stream's apart.
+ */
+export function messageSaid(message: JsonObject): SaidTexts {
+  return saidTextsOf((sink) => pushMessageTexts(message, sink));
+}
+
+/** Adds to `out` the texts of a Message's content ({@linkcode messageTexts}): a thinking block's as reasoning. */
+function pushMessageTexts(message: JsonObject, out: TextSink): void {
   for (const block of Array.isArray(message.content) ? message.content : []) {
     if (!isObject(block)) continue;
     if (typeof block.text === "string") out.push(block.text);
-    if (typeof block.thinking === "string") out.push(block.thinking);
+    if (typeof block.thinking === "string") pushText(out, block.thinking, true);
     if (CALL_BLOCKS.has(block.type) && block.input !== undefined) out.push(JSON.stringify(block.input));
   }
-  return out;
 }
 
 /** The text a stream event adds (a text, thinking or tool input delta), for counting when no usage comes. */

@@ -8,7 +8,7 @@
  */
 import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
-import { messageTexts } from "./native.ts";
+import { messageSaid } from "./native.ts";
 import { anthropicFinishReason } from "../../providers/finish_reasons.ts";
 
 /** The finish reasons a stop reason gives, none when there is none yet. */
@@ -34,7 +34,7 @@ function messageFacts(message: JsonObject): NativeAnswerFacts {
 
 /** The facts of Messages answers. */
 export const MESSAGES_FACTS: NativeFacts = {
-  answer: (body) => ({ ...messageFacts(body), texts: messageTexts(body) }),
+  answer: (body) => ({ ...messageFacts(body), said: messageSaid(body) }),
   event(event) {
     if (event.type === "message_start" && isObject(event.message)) return messageFacts(event.message);
     if (event.type !== "message_delta") return undefined;

@@ -88,6 +88,7 @@ Deno.test("messages native stream: every event forwarded as `event: <type>`, the
     webSearches: 0,
   });
   assert.deepEqual(outcome.texts.opening(), ["Hmm", "Hi"]);
+  assert.deepEqual(outcome.texts.said(), { text: ["Hi"], reasoning: ["Hmm"] }, "thinking captured apart");
   assert.equal(typeof outcome.firstChunkAt, "number");
 });
 

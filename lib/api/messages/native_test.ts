@@ -2,12 +2,15 @@
 import assert from "node:assert/strict";
 import type { ResolvedContentRule } from "../../config/types.ts";
 import type { JsonObject } from "../../openai/types.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
 import {
   clientMessage,
   clientMessageEvent,
   eventText,
+  messageSaid,
   messageTexts,
   nativeMessagesBody,
+  pushEventText,
   readMessagesUsage,
   redactMessages,
   usageTokens,
@@ -222,6 +225,18 @@ Deno.test("messages native usage: the web searches Anthropic ran, kept over late
 
 Deno.test("messages native texts: what a message and its stream deltas add, for counting without usage", () => {
   assert.deepEqual(messageTexts(MESSAGE), ["Hmm", "Hello", '{"a":1}']);
+  // For capture, the thinking apart from the answer, whole or streamed alike.
+  assert.deepEqual(messageSaid(MESSAGE), { text: ["Hello", '{"a":1}'], reasoning: ["Hmm"] });
+  const streamed = new StreamTexts();
+  for (
+    const d of [
+      { type: "thinking_delta", thinking: "Hmm" },
+      { type: "signature_delta", signature: "s" },
+      { type: "text_delta", text: "Hello" },
+      { type: "input_json_delta", partial_json: '{"a":1}' },
+    ]
+  ) pushEventText({ type: "content_block_delta", index: 0, delta: d }, streamed);
+  assert.deepEqual(streamed.said(), messageSaid(MESSAGE));
   const delta = (d: JsonObject) => eventText({ type: "content_block_delta", index: 0, delta: d });
   assert.equal(delta({ type: "text_delta", text: "a" }), "a");
   assert.equal(delta({ type: "thinking_delta", thinking: "b" }), "b");

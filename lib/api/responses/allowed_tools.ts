@@ -31,6 +31,8 @@ function chatNames(tools: unknown): Map<string, string[]> {
       if (inner.type !== "function" && inner.type !== "custom") continue;
       const flat = flatName(tool.name, inner.name);
       add(`${tool.name}/${inner.name}`, flat);
+      // A tool of the default namespace (`functions`) is a top-level one to the model: named by its name too.
+      if (flat === inner.name) add(inner.name, flat);
       add(`${tool.name}/`, flat);
     }
   }

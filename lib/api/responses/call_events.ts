@@ -24,8 +24,8 @@ interface Call {
 export class CallEvents {
   readonly #inputs = new Map<string, CustomInputReader>();
 
-  /** The request's tools, as the Response echoes them. */
-  constructor(private readonly tools: readonly JsonObject[]) {}
+  /** The tools the model may call, as the client declared them (its calls are named from them). */
+  constructor(readonly tools: readonly JsonObject[]) {}
 
   /** A fragment of `call`'s arguments (already added to them): its delta, if it shows anything yet. */
   delta(call: Call, fragment: string): ResponseEvent[] {

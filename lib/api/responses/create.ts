@@ -149,6 +149,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
     params: typeof limit === "number" && limit !== parsed.params.max_output_tokens
       ? { ...parsed.params, max_output_tokens: limit }
       : parsed.params,
+    callable: parsed.callable,
   };
   const routed = await routeAnswer(
     ctx,

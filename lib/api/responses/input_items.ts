@@ -230,6 +230,9 @@ function inputMessages(items: unknown[], into: ChatMessage[], needs?: NativeNeed
       push({ role: "user", content: summaryText(summary) }, param);
       return;
     }
+    // Tools the client declares in its input (Codex's code mode), not a turn: translated beside `tools`
+    // (additional_tools.ts); a rebuilt history leaves them out, as each request declares its own tools.
+    if (type === "additional_tools") return;
     if (typeof type === "string" && NATIVE_ITEMS.has(type)) {
       if (needs) needNative(needs, `The input item '${type}'`, `${param}.type`);
       return;

@@ -9,7 +9,7 @@
 import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { nativeUsage } from "./native.ts";
-import { outputTexts } from "./output_texts.ts";
+import { outputSaid } from "./output_texts.ts";
 
 /**
  * Output items that are calls for the client to run (a chat answer's `tool_calls`): the shell and apply_patch
@@ -56,6 +56,6 @@ function responseFacts(response: JsonObject): NativeAnswerFacts {
 
 /** The facts of Responses answers. */
 export const RESPONSES_FACTS: NativeFacts = {
-  answer: (body) => ({ ...responseFacts(body), texts: outputTexts(body) }),
+  answer: (body) => ({ ...responseFacts(body), said: outputSaid(body) }),
   event: (event) => isObject(event.response) ? responseFacts(event.response) : undefined,
 };

@@ -25,7 +25,6 @@ export const NATIVE_ITEMS = new Set([
   "web_search_call",
   "tool_search_call",
   "tool_search_output",
-  "additional_tools",
   "compaction",
   "image_generation_call",
   "code_interpreter_call",

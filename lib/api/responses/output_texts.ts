@@ -15,9 +15,13 @@
  * pattern to find in it), a tool search call's `arguments` (the spec gives them no type), and audio
  * transcripts (no Response field holds them, so only a stream could count them).
  *
+ * Reasoning (a reasoning item's summaries and text, their deltas) is pushed as reasoning ({@linkcode TextSink}):
+ * the stream budget weighs it at its own rate, and content capture shows it apart from the answer
+ * ({@linkcode outputSaid}, a stream's `StreamTexts.said`).
+ *
  * @module
  */
-import { pushText, type TextSink } from "../../openai/said_fields.ts";
+import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../openai/said_fields.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 
 /**
@@ -51,7 +55,10 @@ const TEXT_DELTAS: ReadonlySet<unknown> = new Set([
   "response.shell_call_command.delta",
 ]);
 
-/** Of {@linkcode TEXT_DELTAS}, the reasoning's: weighed at a reasoning rate where one is priced apart. */
+/**
+ * Of {@linkcode TEXT_DELTAS}, the reasoning's: weighed at a reasoning rate where one is priced apart, and captured
+ * apart from the answer.
+ */
 const REASONING_DELTAS: ReadonlySet<unknown> = new Set([
   "response.reasoning_text.delta",
   "response.reasoning_summary_text.delta",
@@ -80,26 +87,45 @@ function searchQueries(item: JsonObject): string[] {
   return queries.length > 0 ? queries : textsAt(item.action, ["query"]);
 }
 
-/** The texts the model wrote in one output item (untrusted: anything not text is skipped). */
-function itemTexts(item: unknown): string[] {
-  if (!isObject(item)) return [];
-  const out = (ITEM_TEXTS.get(item.type) ?? []).flatMap((path) => textsAt(item, path));
-  if (item.type === "computer_call") out.push(...typedTexts(item));
-  if (item.type === "web_search_call") out.push(...searchQueries(item));
+/**
+ * Adds to `out` the texts the model wrote in one output item (untrusted: anything not text is skipped): a
+ * reasoning item's (its summaries and reasoning text) as reasoning.
+ */
+function pushItemTexts(item: unknown, out: TextSink): void {
+  if (!isObject(item)) return;
+  const reasoning = item.type === "reasoning";
+  const calls = (ITEM_TEXTS.get(item.type) ?? []).flatMap((path) => textsAt(item, path));
+  if (item.type === "computer_call") calls.push(...typedTexts(item));
+  if (item.type === "web_search_call") calls.push(...searchQueries(item));
+  for (const text of calls) out.push(text);
   for (const part of Array.isArray(item.summary) ? item.summary : []) {
-    if (isObject(part) && typeof part.text === "string") out.push(part.text);
+    if (isObject(part) && typeof part.text === "string") pushText(out, part.text, reasoning);
   }
   for (const part of Array.isArray(item.content) ? item.content : []) {
     if (!isObject(part)) continue;
-    if (typeof part.text === "string") out.push(part.text);
+    if (typeof part.text === "string") pushText(out, part.text, reasoning);
     if (typeof part.refusal === "string") out.push(part.refusal);
   }
-  return out;
+}
+
+/** Adds to `out` the texts the model wrote in a Response's output ({@linkcode pushItemTexts}, item by item). */
+function pushResponseTexts(response: JsonObject, out: TextSink): void {
+  for (const item of Array.isArray(response.output) ? response.output : []) pushItemTexts(item, out);
 }
 
 /** The texts the model wrote in a Response's output, for counting its tokens: see the module doc. */
 export function outputTexts(response: JsonObject): string[] {
-  return (Array.isArray(response.output) ? response.output : []).flatMap(itemTexts);
+  const out: string[] = [];
+  pushResponseTexts(response, out);
+  return out;
+}
+
+/**
+ * A Response's output texts as content capture shows them: its reasoning apart from its answer, as
+ * {@linkcode StreamOutputTexts} tells a stream's apart.
+ */
+export function outputSaid(response: JsonObject): SaidTexts {
+  return saidTextsOf((sink) => pushResponseTexts(response, sink));
 }
 
 /**
@@ -113,28 +139,32 @@ export class StreamOutputTexts {
   /** The `output_index`es, and `item_id`s, that a delta has streamed text of. */
   #streamed = new Set<unknown>();
 
-  /** The texts `event` adds. */
+  /** The texts `event` adds ({@linkcode push}), reasoning or not. */
   read(event: JsonObject): string[] {
+    const out: string[] = [];
+    this.push(event, out);
+    return out;
+  }
+
+  /**
+   * Adds to `out` the texts `event` adds: a reasoning delta's ({@linkcode REASONING_DELTAS}), or a whole
+   * reasoning item's, as reasoning.
+   */
+  push(event: JsonObject, out: TextSink): void {
     const added = event.type === "response.shell_call_command.added";
     if (TEXT_DELTAS.has(event.type) || added) {
       this.#streamed.add(event.output_index);
       if (typeof event.item_id === "string") this.#streamed.add(event.item_id);
       const text = added ? event.command : event.delta;
-      return typeof text === "string" && (text !== "" || !added) ? [text] : [];
+      if (typeof text === "string" && (text !== "" || !added)) {
+        pushText(out, text, REASONING_DELTAS.has(event.type));
+      }
+      return;
     }
-    if (event.type !== "response.output_item.done" || !isObject(event.item)) return [];
+    if (event.type !== "response.output_item.done" || !isObject(event.item)) return;
     const id = event.item.id;
     const streamed = this.#streamed.has(event.output_index) ||
       (typeof id === "string" && this.#streamed.has(id));
-    return streamed ? [] : itemTexts(event.item);
-  }
-
-  /** Adds to `out` the texts `event` adds ({@linkcode read}): a reasoning delta's, or a reasoning item's, as reasoning. */
-  push(event: JsonObject, out: TextSink): void {
-    const texts = this.read(event);
-    if (texts.length === 0) return;
-    const reasoning = REASONING_DELTAS.has(event.type) ||
-      (event.type === "response.output_item.done" && isObject(event.item) && event.item.type === "reasoning");
-    for (const text of texts) pushText(out, text, reasoning);
+    if (!streamed) pushItemTexts(event.item, out);
   }
 }

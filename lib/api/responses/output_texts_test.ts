@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../openai/types.ts";
-import { outputTexts, StreamOutputTexts } from "./output_texts.ts";
+import { StreamTexts } from "../../usage/stream_texts.ts";
+import { outputSaid, outputTexts, StreamOutputTexts } from "./output_texts.ts";
 
 const DIFF = '@@ function main() {\n+  console.log("hi");\n }';
 
@@ -334,4 +335,44 @@ Deno.test("own output count: a stream's reasoning, by delta or by a whole reason
     item: { id: "rs_2", type: "reasoning", summary: [{ type: "summary_text", text: "more" }] },
   }, out);
   assert.deepEqual({ texts, reasoning }, { texts: ["answer"], reasoning: ["think", "more"] });
+});
+
+Deno.test("content capture: a Response's reasoning apart from its answer, whole or streamed alike", () => {
+  const reasoning = {
+    id: "rs_1",
+    type: "reasoning",
+    summary: [{ type: "summary_text", text: "s" }],
+    content: [{ type: "reasoning_text", text: "r" }],
+  };
+  const message = {
+    id: "msg_1",
+    type: "message",
+    content: [{ type: "output_text", text: "a" }, { type: "refusal", refusal: "b" }],
+  };
+  const call = { id: "fc_1", type: "function_call", arguments: "{}" };
+  const response = { output: [reasoning, message, call] };
+  assert.deepEqual(outputSaid(response), { text: ["a", "b", "{}"], reasoning: ["s", "r"] });
+  assert.deepEqual(outputTexts(response), ["s", "r", "a", "b", "{}"], "counted all the same");
+
+  const at = (output_index: number, item_id: string) => ({ output_index, item_id });
+  const deltas = [
+    { type: "response.reasoning_summary_text.delta", ...at(0, "rs_1"), delta: "s" },
+    { type: "response.reasoning_text.delta", ...at(0, "rs_1"), delta: "r" },
+    { type: "response.output_item.done", output_index: 0, item: reasoning },
+    { type: "response.output_text.delta", ...at(1, "msg_1"), delta: "a" },
+    { type: "response.refusal.delta", ...at(1, "msg_1"), delta: "b" },
+    { type: "response.output_item.done", output_index: 1, item: message },
+    { type: "response.function_call_arguments.delta", ...at(2, "fc_1"), delta: "{}" },
+    { type: "response.output_item.done", output_index: 2, item: call },
+    { type: "response.created" },
+  ];
+  // Reasoning no delta streamed comes whole from its output_item.done, and is reasoning all the same.
+  const whole = [{ type: "response.output_item.done", output_index: 0, item: reasoning }, ...deltas.slice(3)];
+  for (const events of [deltas, whole]) {
+    const texts = new StreamTexts();
+    const written = new StreamOutputTexts();
+    for (const event of events) written.push(event, texts);
+    assert.deepEqual(texts.said(), outputSaid(response));
+    assert.equal(texts.reasoningChars, 2, "the budget weighs the same texts as reasoning");
+  }
 });

@@ -19,6 +19,7 @@ import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { responseFormat, textVerbosity } from "./text_format.ts";
 import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
 import { applyAllowedTools } from "./allowed_tools.ts";
+import { addAdditionalTools } from "./additional_tools.ts";
 import { badValue, boolean, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
@@ -69,6 +70,11 @@ export interface ResponsesRequest {
    * chat form name it (`clientParam` in client_terms.ts). Whoever inserts chat messages inserts their params here.
    */
   messageParams: string[];
+  /**
+   * Every tool the model may call, as the client declared it: `params.tools`, then the tools of the input's
+   * `additional_tools` items (additional_tools.ts). Its calls are named from these.
+   */
+  callable: JsonObject[];
 }
 
 /**
@@ -268,16 +274,18 @@ export function parseResponsesRequest(
     tools = translated.echo;
     if (translated.chat.length > 0) chat.tools = translated.chat;
   }
+  // Tools the input adds (Codex's code mode) join them; the model's calls are named from all of them.
+  const callable = addAdditionalTools(input, chat, tools, needs);
   let toolChoice: unknown = "auto";
   if (body.tool_choice != null) {
     if (isObject(body.tool_choice) && body.tool_choice.type === "allowed_tools") {
-      applyAllowedTools(chat, body.tool_choice, body.tools, needs);
+      applyAllowedTools(chat, body.tool_choice, callable, needs);
     } else {
       const choice = chatToolChoice(body.tool_choice, needs);
       if (choice !== undefined) chat.tool_choice = choice;
     }
     toolChoice = body.tool_choice;
-    checkForcedCall(body.tool_choice, body.tools, chat.tools !== undefined, needs);
+    checkForcedCall(body.tool_choice, callable, chat.tools !== undefined, needs);
   }
   if (parallel !== undefined && chat.tools !== undefined) chat.parallel_tool_calls = parallel;
   let format: JsonObject = { type: "text" };
@@ -371,5 +379,6 @@ export function parseResponsesRequest(
     tolerance: needs.tolerance,
     references: notes.references,
     messageParams: notes.paths,
+    callable,
   };
 }

@@ -104,6 +104,8 @@ export interface ResponseFrame {
   createdAt: number;
   alias: string;
   params: ResponseParams;
+  /** The tools the model may call, when the input added some (`ResponsesRequest.callable`); else `params.tools`. */
+  callable?: readonly JsonObject[];
 }
 
 /** A Response object: the frame, its state, and its output so far. */
@@ -202,7 +204,7 @@ export function completionToResponse(
   const choice = (completion.choices[0] ?? {}) as JsonObject;
   const message = (choice.message ?? {}) as JsonObject;
   const end = endOf(choice.finish_reason);
-  const output = outputItems(message, end.status === "incomplete", frame.params.tools);
+  const output = outputItems(message, end.status === "incomplete", frame.callable ?? frame.params.tools);
   return responseObject(frame, {
     status: end.status,
     output,

@@ -91,7 +91,7 @@ export class ResponseEvents {
   readonly texts = new StreamTexts();
 
   constructor(private readonly frame: ResponseFrame) {
-    this.#args = new CallEvents(frame.params.tools);
+    this.#args = new CallEvents(frame.callable ?? frame.params.tools);
   }
 
   #emit(event: ResponseEvent, out: ResponseEvent[]): void {
@@ -183,7 +183,7 @@ export class ResponseEvents {
   /** Every open function call done, in the order they started, each with its `status`. */
   #closeCalls(out: ResponseEvent[], status: (call: OpenCall) => string): void {
     for (const call of this.#calls) {
-      const item = functionCallItem(call.id, status(call), call, this.frame.params.tools);
+      const item = functionCallItem(call.id, status(call), call, this.#args.tools);
       for (const event of this.#args.done(call, item)) this.#emit(event, out);
       this.#done(call.index, item, out);
     }
@@ -240,7 +240,7 @@ export class ResponseEvents {
       };
       open = {
         ...started,
-        index: this.#add(functionCallItem(id, "in_progress", started, this.frame.params.tools), out),
+        index: this.#add(functionCallItem(id, "in_progress", started, this.#args.tools), out),
       };
       this.#calls.push(open);
       this.#callOf.set(piece.call, open);

@@ -17,14 +17,19 @@ import { badValue, missing, string, wrongType } from "./validate.ts";
 
 /**
  * Function (and custom) tools in the chat form. A built-in tool has none: it is noted in `needs` (a native
- * target takes it as sent) and echoed as given, as a custom tool is.
+ * target takes it as sent) and echoed as given, as a custom tool is. `at` is the client's param of the list
+ * (`tools`, or an `additional_tools` input item's: additional_tools.ts).
  */
-export function chatTools(tools: unknown, needs: NativeNeeds): { chat: JsonObject[]; echo: JsonObject[] } {
-  if (!Array.isArray(tools)) throw wrongType("tools", "an array", tools);
+export function chatTools(
+  tools: unknown,
+  needs: NativeNeeds,
+  at = "tools",
+): { chat: JsonObject[]; echo: JsonObject[] } {
+  if (!Array.isArray(tools)) throw wrongType(at, "an array", tools);
   const chat: JsonObject[] = [];
   const echo: JsonObject[] = [];
   tools.forEach((tool, i) => {
-    const param = `tools[${i}]`;
+    const param = `${at}[${i}]`;
     if (!isObject(tool)) throw wrongType(param, "an object", tool);
     if (tool.type === "namespace") {
       chat.push(...namespaceTools(tool, param, needs));

@@ -15,6 +15,8 @@
  *   `logprobs: false`, `response_format: {type: "text"}`, `modalities: ["text"]`, zero penalties;
  * - Anthropic-native and passed through: `top_k` (left out and named beside thinking, which Claude refuses it
  *   with: `../shared/claude_sampling.ts`);
+ * - left out and named whatever `unsupported_params`: the style hint `verbosity`, which Claude has no control
+ *   for (`STYLE_HINTS`);
  * - unsupported (400 `unsupported_parameter`, or left out with `unsupported_params: drop`): see
  *   {@linkcode anthropicUnsupportedRules}.
  *
@@ -28,6 +30,7 @@ import {
   CORE_CHAT_PARAMS,
   LEGACY_FUNCTION_RULES,
   NO_EFFECT_PARAMS,
+  STYLE_HINTS,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
 import {
@@ -69,7 +72,7 @@ const nonZero = (v: unknown) => typeof v !== "number" || v !== 0;
  *   text, `reasoning_effort` values other than none/minimal/low/medium/high, and any effort that would turn
  *   thinking on beside what Anthropic refuses with it (a forced tool, a temperature other than 1, top_p under
  *   0.95: see `thinkingExcludedBy`; a `top_k` is left out instead, see `../shared/claude_sampling.ts`),
- *   `verbosity`, `web_search_options`, legacy `functions` / `function_call`.
+ *   `web_search_options`, legacy `functions` / `function_call`.
  *
  * Any other parameter the gateway does not know is unsupported too (see {@linkcode ANTHROPIC_PARAM_RULES}),
  * because Anthropic rejects unknown fields and dropping them unannounced could change the answer.
@@ -88,7 +91,6 @@ export const anthropicUnsupportedRules: UnsupportedRules = {
   audio: always,
   modalities: (v) => !Array.isArray(v) || v.some((m) => m !== "text"),
   reasoning_effort: claudeEffortUnsupported,
-  verbosity: always,
   web_search_options: always,
   ...LEGACY_FUNCTION_RULES,
 };
@@ -101,6 +103,7 @@ export const ANTHROPIC_PARAM_RULES: ParamRules = {
   vendor: "Anthropic",
   unsupported: anthropicUnsupportedRules,
   known: new Set([...TRANSLATED, ...NO_EFFECT, ...PASS_THROUGH]),
+  hints: STYLE_HINTS,
   reason: claudeParamReason,
 };
 

@@ -18,6 +18,7 @@ import {
   NO_EFFECT_PARAMS,
   parallelCallsOffUnsupported,
   type ParamRules,
+  STYLE_HINTS,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
 import { claudeEffortUnsupported, claudeThinking } from "../shared/thinking_budget.ts";
@@ -73,8 +74,9 @@ export const BEDROCK_UNSUPPORTED: UnsupportedRules = {
 
 /**
  * The parameters the translation reads (`toConverseRequest`), and those it leaves out because they do not
- * change the answer (`user`: Converse has no end-user field). Any other (`top_k` but on Claude, `verbosity`,
- * next month's) is unsupported: 400, or dropped and named with `unsupported_params: drop`.
+ * change the answer (`user`: Converse has no end-user field). The style hint `verbosity`, which Converse has no
+ * control for, is left out and named in either mode (`STYLE_HINTS`). Any other (`top_k` but on Claude, next
+ * month's) is unsupported: 400, or dropped and named with `unsupported_params: drop`.
  */
 const BEDROCK_KNOWN: ReadonlySet<string> = new Set([...CORE_CHAT_PARAMS, ...NO_EFFECT_PARAMS]);
 
@@ -96,6 +98,7 @@ const BEDROCK_RULES: ParamRules = {
   vendor: "Bedrock",
   unsupported: BEDROCK_UNSUPPORTED,
   known: BEDROCK_KNOWN,
+  hints: STYLE_HINTS,
 };
 const BEDROCK_CLAUDE_RULES: ParamRules = {
   ...BEDROCK_RULES,

@@ -15,6 +15,7 @@ import {
   NO_EFFECT_PARAMS,
   parallelCallsOffUnsupported,
   type ParamRules,
+  STYLE_HINTS,
   type UnsupportedRules,
 } from "../shared/unsupported_params.ts";
 
@@ -50,8 +51,9 @@ function geminiUnsupportedRules(stream: boolean): UnsupportedRules {
 
 /**
  * The parameters the translation reads (`toGeminiRequest`), and those it leaves out because they do not change
- * the answer (`user`: Gemini has no end-user field). Any other (`top_k`, `verbosity`, next month's) is
- * unsupported: 400, or dropped and named with `unsupported_params: drop`.
+ * the answer (`user`: Gemini has no end-user field). The style hint `verbosity`, which Gemini has no control
+ * for, is left out and named in either mode (`STYLE_HINTS`). Any other (`top_k`, next month's) is unsupported:
+ * 400, or dropped and named with `unsupported_params: drop`.
  */
 const GEMINI_KNOWN: ReadonlySet<string> = new Set([
   ...CORE_CHAT_PARAMS,
@@ -68,6 +70,7 @@ const GEMINI_RULES: ParamRules = {
   vendor: "Gemini",
   unsupported: geminiUnsupportedRules(false),
   known: GEMINI_KNOWN,
+  hints: STYLE_HINTS,
 };
 const GEMINI_STREAM_RULES: ParamRules = { ...GEMINI_RULES, unsupported: geminiUnsupportedRules(true) };
 

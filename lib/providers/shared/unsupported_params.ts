@@ -1,7 +1,8 @@
 /**
  * One rule for OpenAI parameters a vendor cannot honour, known ones and ones the translation does not know: by
  * default the client gets a 400 naming the parameter; a provider configured with `unsupported_params: drop`
- * leaves it out instead, and the client API names it in `x-gateway-dropped`. Never silent.
+ * leaves it out instead, and the client API names it in `x-gateway-dropped`. Never silent. A style hint the
+ * vendor has no control for ({@linkcode STYLE_HINTS}) is left out and named in either mode, never refused.
  *
  * The rule is a pure check ({@linkcode unsupportedParams}) as well as the step an adapter runs
  * ({@linkcode applyUnsupportedRules}), so that a client API can ask before routing which of an alias's targets
@@ -30,6 +31,11 @@ export interface ParamRules {
    * parameter in neither list is unsupported: the translation would lose it without a word.
    */
   readonly known: ReadonlySet<string>;
+  /**
+   * Style hints the vendor has no control for ({@linkcode STYLE_HINTS}): left out and named whatever the mode.
+   * Absent: none (every parameter is in `unsupported` or `known`).
+   */
+  readonly hints?: ReadonlySet<string>;
   /**
    * Why a parameter is refused in this request, when its value alone does not say (it is fine on its own, but
    * not beside another one): the 400's message adds it. Absent or null: the value is the reason.
@@ -87,6 +93,17 @@ export const NO_EFFECT_PARAMS: readonly string[] = [
 ];
 
 /**
+ * Style hints: OpenAI parameters that ask for a manner of answer, not for a different answer (`verbosity`: how
+ * long and how detailed, `low` to `high`). A vendor with no such control (Anthropic, Gemini, Bedrock) goes
+ * without them and they are named in `x-gateway-dropped` and the usage record's `dropped`, whatever its
+ * `unsupported_params`: they are what a client sends as a default of its own (Codex sends `text.verbosity` for
+ * every GPT-5.5 and later model name it knows, in every request), and refusing one would fail such a client on
+ * every translated alias for a hint whose loss changes how the answer is put, not what the client relies on.
+ * A `strict` alias refuses the drop, as every drop.
+ */
+export const STYLE_HINTS: ReadonlySet<string> = new Set(["verbosity"]);
+
+/**
  * `parallel_tool_calls: false` for a vendor with no switch to forbid parallel tool calls: what it cannot honour
  * only when the model may call the client's tools (some tools, and a `tool_choice` other than `"none"`).
  * Without them it changes nothing (a client may send it as a setting of every request, tools or not).
@@ -119,10 +136,21 @@ export function unsupportedParams(request: JsonObject, rules: ParamRules): strin
     (found ??= []).push(param);
   }
   for (const param in request) {
-    if (rules.known.has(param) || Object.hasOwn(rules.unsupported, param)) continue;
+    if (rules.known.has(param) || Object.hasOwn(rules.unsupported, param) || rules.hints?.has(param)) {
+      continue;
+    }
     const value = request[param];
     if (value === undefined || value === null) continue;
     (found ??= []).push(param);
+  }
+  return found;
+}
+
+/** The style hints of `request` that `rules` leaves out ({@linkcode ParamRules.hints}), or null for none. */
+function hintsIn(request: JsonObject, rules: ParamRules): string[] | null {
+  let found: string[] | null = null;
+  for (const param of rules.hints ?? []) {
+    if (request[param] != null) (found ??= []).push(param);
   }
   return found;
 }
@@ -156,7 +184,7 @@ export function unsupportedParameter(
 /**
  * What a target with `rules` in `mode` does with `request`: null when it serves every parameter; the 400
  * naming the first one it refuses (`mode` error, and legacy functions in any mode); or the parameters it goes
- * without (`mode` drop).
+ * without (`mode` drop; and in either mode the style hints it has no control for, after the others).
  */
 export function paramVerdict(
   request: JsonObject,
@@ -164,11 +192,13 @@ export function paramVerdict(
   mode: "error" | "drop",
 ): { refusal: GatewayError } | { dropped: string[] } | null {
   const params = unsupportedParams(request, rules);
-  if (params === null) return null;
+  const hints = rules.hints === undefined ? null : hintsIn(request, rules);
+  if (params === null) return hints === null ? null : { dropped: hints };
   const refused = mode === "error" ? params[0] : params.find((p) => Object.hasOwn(LEGACY_FUNCTION_RULES, p));
-  return refused === undefined
-    ? { dropped: params }
-    : { refusal: unsupportedParameter(refused, rules.vendor, rules.reason?.(refused, request) ?? null) };
+  if (refused !== undefined) {
+    return { refusal: unsupportedParameter(refused, rules.vendor, rules.reason?.(refused, request) ?? null) };
+  }
+  return { dropped: hints === null ? params : [...params, ...hints] };
 }
 
 /**
