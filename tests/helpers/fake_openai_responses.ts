@@ -23,6 +23,8 @@
  *
  * Every request is recorded (`requests`), and every response it made is kept (but one asked for with `store:
  * false`, as OpenAI keeps none) so `previous_response_id` can be checked: an unknown one is a 400 as OpenAI answers.
+ * As OpenAI, a `store: false` request whose input holds a `reasoning` item without `encrypted_content` is a 404
+ * (the item can only be looked up by its id, and nothing is kept).
  *
  * @module
  */
@@ -255,6 +257,13 @@ function errorJson(status: number, message: string, code: string | null, param: 
   });
 }
 
+/** The id of the input's first reasoning item without encrypted content, which a `store: false` request cannot name. */
+function unreadableReasoning(input: unknown): string | undefined {
+  if (!Array.isArray(input)) return undefined;
+  const item = input.find((i) => i?.type === "reasoning" && typeof i.encrypted_content !== "string");
+  return item === undefined ? undefined : String(item.id);
+}
+
 /** Starts the fake on a free loopback port. */
 export function startFakeNativeResponses(): FakeNativeUpstream {
   const fake: FakeNativeUpstream = {
@@ -281,6 +290,16 @@ export function startFakeNativeResponses(): FakeNativeUpstream {
         `Previous response with id '${previous}' not found.`,
         "previous_response_not_found",
         "previous_response_id",
+      );
+    }
+    const lost = body.store === false ? unreadableReasoning(body.input) : undefined;
+    if (lost !== undefined) {
+      return errorJson(
+        404,
+        `Item with id '${lost}' not found. Items are not persisted when \`store\` is set to false. Try again ` +
+          "with `store` set to true, or remove this item from your input.",
+        null,
+        "input",
       );
     }
     const model = String(body.model);

@@ -15,9 +15,16 @@
  *   tool); a result's images follow in a user message of their own (chat
  *   tool messages carry no images); `is_error: true` prefixes the text with `Error: ` (the chat form has no
  *   flag for it).
- * - An assistant turn's `text` → its content, `tool_use` → `tool_calls` (input as JSON arguments);
- *   `thinking` / `redacted_thinking` are dropped (counted in the notes): their signatures mean something only
- *   to Claude, and chat targets take no reasoning in their history.
+ * - An assistant turn's `text` → its content, `tool_use` → `tool_calls` (input as JSON arguments); its
+ *   `thinking` blocks' text → its `reasoning_content` (joined by a blank line), as the Responses translation
+ *   carries a `reasoning` item back: DeepSeek's thinking mode and Kimi K2 refuse a tool loop's next turn
+ *   without the reasoning of the turn that called the tools, and a Messages client sends it back only as a
+ *   thinking block (the gateway shows a chat upstream's reasoning as one). Claude's own thinking text goes too:
+ *   it is what the model reasoned, readable, and shown to the client already; a fallback from Claude to such a
+ *   target needs it as much. The blocks themselves are dropped (counted in the notes): a signature means
+ *   something only to Claude, and a `redacted_thinking` block (encrypted) or a thinking block with no text
+ *   (`display: "omitted"`) holds nothing a chat target can read. Vendor adapters that build their own bodies
+ *   (Gemini, Bedrock) never read `reasoning_content`.
  * - `cache_control` is checked and dropped, and named as dropped: a caching hint changes no answer, but it
  *   changes what the request costs, which the client is told (the chat form names a marker a target goes
  *   without the same way).
@@ -330,6 +337,7 @@ function assistantMessage(
 ): void {
   const texts: string[] = [];
   const calls: JsonObject[] = [];
+  const reasoning: string[] = [];
   blocks.forEach((block, j) => {
     const at = `${path}.content.${j}`;
     if (!isObject(block)) throw wrongType(at, "an object", block);
@@ -345,10 +353,12 @@ function assistantMessage(
         calls.push({ id, type: "function", function: { name, arguments: JSON.stringify(block.input) } });
         break;
       }
-      case "thinking":
-        stringField(block, "thinking", `${at}.thinking`, true);
+      case "thinking": {
+        const thought = stringField(block, "thinking", `${at}.thinking`, true)!;
+        if (thought !== "") reasoning.push(thought);
         notes.droppedThinking++;
         break;
+      }
       case "redacted_thinking":
         stringField(block, "data", `${at}.data`, true);
         notes.droppedThinking++;
@@ -361,6 +371,7 @@ function assistantMessage(
   if (texts.length === 0 && calls.length === 0) return;
   const message: ChatMessage = { role: "assistant", content: texts.length > 0 ? texts.join("") : null };
   if (calls.length > 0) message.tool_calls = calls;
+  if (reasoning.length > 0) message.reasoning_content = reasoning.join("\n\n");
   out.push(message);
   params.push(`${path}.content`);
 }

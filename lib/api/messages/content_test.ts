@@ -39,3 +39,55 @@ Deno.test("messages request: a document's context reaches a translated target's 
   assert.deepEqual(plain.chat.messages[0].content, [file("Facts")]);
   refused({ messages: [{ role: "user", content: [doc(7)] }] }, /^messages\.0\.content\.0\.context: /);
 });
+
+Deno.test("messages request: an assistant turn's thinking text goes back as its reasoning_content", () => {
+  const call = (id: string) => ({ type: "tool_use", id, name: "write", input: { path: "a" } });
+  const result = (id: string) => ({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: id, content: "ok" }],
+  });
+  const parsed = parse({
+    messages: [
+      { role: "user", content: "Write it." },
+      // As the gateway showed a chat upstream's reasoning (no Claude signature), and as Claude signs its own.
+      {
+        role: "assistant",
+        content: [{ type: "thinking", thinking: "Call the tool.", signature: "" }, call("t1")],
+      },
+      result("t1"),
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "It worked.", signature: "EqQBsigned" },
+          { type: "text", text: "Next." },
+          { type: "thinking", thinking: "Once more.", signature: "EqQBsigned2" },
+          call("t2"),
+        ],
+      },
+      result("t2"),
+      // Encrypted thinking, and thinking whose text Claude left out (`display: "omitted"`): nothing to read.
+      {
+        role: "assistant",
+        content: [
+          { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" },
+          { type: "thinking", thinking: "", signature: "EqQBsigned3" },
+          call("t3"),
+        ],
+      },
+      result("t3"),
+      // Thinking alone gives a chat target no turn.
+      { role: "assistant", content: [{ type: "thinking", thinking: "Hmm.", signature: "" }] },
+      { role: "user", content: "Go on." },
+    ],
+    tools: [{ name: "write", input_schema: { type: "object" } }],
+  });
+  const assistants = parsed.chat.messages.filter((m) => m.role === "assistant");
+  assert.deepEqual(assistants.map((m) => m.reasoning_content), [
+    "Call the tool.",
+    "It worked.\n\nOnce more.",
+    undefined,
+  ]);
+  assert.equal(assistants[1].content, "Next.");
+  // No block reaches a translated target as a block: each is counted for `x-gateway-dropped-thinking`.
+  assert.equal(parsed.droppedThinking, 6);
+});

@@ -127,7 +127,8 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   if (isNativeAnswer(result)) {
     return await answerNativeMessages(ctx, parsed, { ...routed, value: result }, model.alias);
   }
-  // Translated: the history's thinking blocks did not reach the target; the answer says how many were left out,
+  // Translated: the history's thinking blocks did not reach the target as blocks (their text went as
+  // `reasoning_content`, which OpenAI-compatible upstreams read); the answer says how many were left out,
   // and which of the client's betas (all: the chat form has none) and fields the target went without.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
   noteMessagesDropped(ctx, headers, target, parsed, answeredTolerance(target, parsed.tolerance, form));

@@ -22,6 +22,7 @@ import {
   usageTokens,
 } from "./native.ts";
 import { nativeMessagesStreamBody, type NativeMessagesStreamOutcome } from "./native_stream.ts";
+import { withoutUnsignedThinking } from "./unsigned_thinking.ts";
 import type { MessagesRequest } from "./request.ts";
 import { anthropicBetaPaths, anthropicBetasDropped, speaksNatively } from "../../providers/capabilities.ts";
 import { noteDropped, type Tolerance } from "../../http/tolerance.ts";
@@ -65,8 +66,9 @@ export function forwardedHeaders(
  * Names what the request's target went without, in `x-gateway-dropped` and the usage record's `dropped`: the
  * client's betas it left out (`answeredBy`, the target that answered: none on Anthropic, those Bedrock does not
  * take on Claude there, every one on a translated target; all of them when `answeredBy` is null, for a count the
- * gateway made from the chat form), then the body's fields `fields` names (what a translated target or the chat
- * form did not get; none for a native target, which got the body as sent). The betas come first: Claude Code
+ * gateway made from the chat form), then what a native target went without of the body (the thinking blocks the
+ * gateway made, unsigned_thinking.ts), then the body's fields `fields` names (what a translated target or the
+ * chat form did not get; none for a native target). The betas come first: Claude Code
  * sends them on every request, and a long list of field paths, cut to the header's bound, must not hide them.
  * Nothing when it went without nothing. The betas are named, never refused: a `strict` alias is held to the
  * body's fields only (lib/http/tolerance.ts `servingTargets`), since a translated target has no beta to serve.
@@ -80,10 +82,14 @@ export function noteMessagesDropped(
 ): void {
   const beta = forwardedHeaders(parsed.version, parsed.betas).anthropicBeta;
   const betas = answeredBy === null ? anthropicBetaPaths(beta) : anthropicBetasDropped(answeredBy, beta);
+  // A native target went without the thinking the gateway made itself (and with it, maybe, thinking).
+  const unsigned = answeredBy !== null && isNativeMessagesTarget(answeredBy)
+    ? withoutUnsignedThinking(parsed.body).dropped
+    : [];
   noteDropped(ctx, headers, {
     refusal: null,
     native: [],
-    dropped: [...betas, ...(fields?.native ?? []), ...(fields?.dropped ?? [])],
+    dropped: [...betas, ...unsigned, ...(fields?.native ?? []), ...(fields?.dropped ?? [])],
   });
 }
 

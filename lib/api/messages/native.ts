@@ -6,6 +6,9 @@
  * too). Client-bound, the Message (whole, or in `message_start`) shows the alias as `model`; its `msg_` id and
  * everything else are the upstream's.
  *
+ * The thinking blocks the gateway made itself (an empty `signature`) are the one thing left out
+ * (unsigned_thinking.ts).
+ *
  * Nothing here steers the upstream URL or headers: the body is the only thing the client's request shapes.
  *
  * @module
@@ -17,6 +20,7 @@ import { readCounts } from "../../openai/usage_counts.ts";
 import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
+import { withoutUnsignedThinking } from "./unsigned_thinking.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeMessagesChanges {
@@ -27,16 +31,18 @@ export interface NativeMessagesChanges {
 }
 
 /**
- * The body sent to a native target: the client's with {@linkcode NativeMessagesChanges} applied. A thinking
- * budget that the lowered limit no longer leaves room for is lowered with it (Anthropic requires
- * `budget_tokens < max_tokens`), never below Anthropic's minimum of 1,024, where the upstream's 400 stands.
+ * The body sent to a native target: the client's with {@linkcode NativeMessagesChanges} applied, without the
+ * thinking blocks the gateway made, which no Claude takes back (unsigned_thinking.ts: named by
+ * `noteMessagesDropped`). A thinking budget that the lowered limit no longer leaves room for is lowered with it
+ * (Anthropic requires `budget_tokens < max_tokens`), never below Anthropic's minimum of 1,024, where the
+ * upstream's 400 stands.
  */
 export function nativeMessagesBody(client: JsonObject, changes: NativeMessagesChanges): JsonObject {
-  const body: JsonObject = { ...client, model: changes.model };
+  const body: JsonObject = { ...withoutUnsignedThinking(client).body, model: changes.model };
   const limit = changes.maxTokens;
   if (limit === null || typeof client.max_tokens !== "number" || limit >= client.max_tokens) return body;
   body.max_tokens = limit;
-  const thinking = client.thinking;
+  const thinking = body.thinking;
   if (
     isObject(thinking) && thinking.type === "enabled" && typeof thinking.budget_tokens === "number" &&
     thinking.budget_tokens >= limit

@@ -47,7 +47,10 @@ export interface MessagesRequest {
   messageParams: string[];
   /** What a translated target does not get of the request (lib/http/tolerance.ts). */
   tolerance: Tolerance;
-  /** Thinking blocks in the history, which translated targets do not get. */
+  /**
+   * Thinking blocks in the history, which translated targets do not get as blocks (a thinking block's text goes
+   * as its turn's `reasoning_content`, content.ts; its signature, and a redacted block, go nowhere).
+   */
   droppedThinking: number;
   /** `stop_sequences` as sent (empty when none), to tell which one stopped the answer. */
   stopSequences: string[];

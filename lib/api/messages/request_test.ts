@@ -39,6 +39,7 @@ Deno.test("messages request: a Claude-Code-like conversation in the chat form, p
     {
       role: "assistant",
       content: "Running ls.",
+      reasoning_content: "I should run ls.",
       tool_calls: [{
         id: "toolu_1",
         type: "function",

@@ -22,19 +22,13 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import {
-  answeredTolerance,
-  type ChatForm,
-  newTolerance,
-  noteDropped,
-  paramServingTargets,
-} from "../../http/tolerance.ts";
+import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
 import { answerJson, completionReported, completionTexts, usageOf } from "../../answer/runner.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { strictRefusal } from "./native_only.ts";
 import { compactionItem } from "./compaction_item.ts";
 import { withHistory } from "./create.ts";
-import { isNativeTarget, nativeTexts, targetsFor } from "./create_native.ts";
+import { isNativeTarget, nativeDropped, nativeTexts, targetsFor } from "./create_native.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { listedItem } from "./listed_items.ts";
 import { nativeRequestBody, nativeUsage, redactNative, resentChanges } from "./native.ts";
@@ -130,7 +124,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const id = newId("resp_");
   if (result.kind === "native") {
     const upstream = result.body;
-    noteDropped(ctx, routed.headers, newTolerance(), betasDropped(routed.target, beta));
+    noteDropped(ctx, routed.headers, nativeDropped(parsed), betasDropped(routed.target, beta));
     return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: nativeUsage(upstream),
       texts: () => [],

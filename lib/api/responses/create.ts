@@ -36,15 +36,16 @@ import { resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import { answerNative, isNativeTarget, nativeRoute, nativeTexts, targetsFor } from "./create_native.ts";
-import { strictRefusal } from "./native_only.ts";
 import {
-  answeredTolerance,
-  type ChatForm,
-  newTolerance,
-  noteDropped,
-  paramServingTargets,
-} from "../../http/tolerance.ts";
+  answerNative,
+  isNativeTarget,
+  nativeDropped,
+  nativeRoute,
+  nativeTexts,
+  targetsFor,
+} from "./create_native.ts";
+import { strictRefusal } from "./native_only.ts";
+import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
@@ -160,8 +161,9 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const store = (response: JsonObject, upstreamId: string | null = null) =>
     storeResponse(ctx, parsed, target.provider, response, frame.createdAt, upstreamId);
   if (isNativeAnswer(result)) {
-    // A native target that does not take the beta opt-in (Azure) is told of it as a translated one is.
-    noteDropped(ctx, routed.headers, newTolerance(), betasDropped(target, beta));
+    // A native target that does not take the beta opt-in (Azure) is told of it as a translated one is, and of
+    // the gateway's own reasoning items it went without.
+    noteDropped(ctx, routed.headers, nativeDropped(parsed), betasDropped(target, beta));
     return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }
   // Translated: the answer says which fields (and beta names) the target went without.

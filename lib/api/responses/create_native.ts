@@ -27,7 +27,8 @@ import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
 import { strictRefusal } from "./native_only.ts";
-import { servingTargets } from "../../http/tolerance.ts";
+import { newTolerance, servingTargets, type Tolerance } from "../../http/tolerance.ts";
+import { unreadableReasoningPaths } from "./gateway_reasoning.ts";
 import { RESPONSES_START } from "./native_start.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
 import { hasNativeRules, type NativeText } from "../../policy/content_rules.ts";
@@ -58,6 +59,14 @@ export function nativeTexts(
 ): NativeText[] | undefined {
   if (!hasNativeRules(model, isNativeTarget)) return undefined;
   return nativeRequestTexts(parsed, earlier?.items);
+}
+
+/**
+ * What a native target went without of the request (lib/http/tolerance.ts): the reasoning items it could not
+ * look up (gateway_reasoning.ts: the gateway's own, and under `store: false` any without encrypted content).
+ */
+export function nativeDropped(parsed: ResponsesRequest): Tolerance {
+  return { ...newTolerance(), dropped: unreadableReasoningPaths(parsed.input, parsed.params.store) };
 }
 
 /** How an earlier response continues on a native target: its upstream id, or the conversation to resend. */

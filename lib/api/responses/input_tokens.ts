@@ -42,7 +42,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { withHistory } from "./create.ts";
 import { resolveItemReferences } from "./item_references.ts";
-import { isNativeTarget, nativeTexts, targetsFor } from "./create_native.ts";
+import { isNativeTarget, nativeDropped, nativeTexts, targetsFor } from "./create_native.ts";
 import { strictRefusal } from "./native_only.ts";
 import { type ChatForm, noteCountDropped, paramServingTargets } from "../../http/tolerance.ts";
 import { answerTokenCount } from "../../answer/runner.ts";
@@ -162,7 +162,13 @@ export async function handleResponsesInputTokens(
     parsed.tolerance,
     form,
     isNativeTarget,
-    (by) => betasDropped(by, openaiBeta),
+    // A native count went without the gateway's own reasoning items, as a response would.
+    (
+      by,
+    ) => [
+      ...betasDropped(by, openaiBeta),
+      ...(by !== null && isNativeTarget(by) ? nativeDropped(parsed).dropped : []),
+    ],
   );
   return answer;
 }

@@ -15,6 +15,7 @@ import type { ResolvedContentRule } from "../../config/types.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
 import { readableItem } from "./compaction_item.ts";
+import { unreadableReasoning } from "./gateway_reasoning.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { responsesTexts } from "./native_texts.ts";
@@ -84,12 +85,18 @@ export function resentChanges(
   };
 }
 
-/** The body sent to a native target: the client's with {@linkcode NativeChanges} applied. */
+/**
+ * The body sent to a native target: the client's with {@linkcode NativeChanges} applied, without the reasoning
+ * items it could not read back (gateway_reasoning.ts: the handler names them).
+ */
 export function nativeRequestBody(client: JsonObject, changes: NativeChanges): JsonObject {
   const body: JsonObject = { ...client, model: changes.model };
   if (changes.maxOutputTokens !== null) body.max_output_tokens = changes.maxOutputTokens;
   // The gateway's own compaction items are the gateway's to read: the upstream gets their summary as a message.
-  const input = changes.input.map(readableItem);
+  // Its own reasoning items, and any without encrypted content under `store: false`, no native upstream can look
+  // up (gateway_reasoning.ts): left out.
+  const stored = client.store !== false;
+  const input = changes.input.filter((item) => !unreadableReasoning(item, stored)).map(readableItem);
   if (Array.isArray(client.input)) body.input = input;
   delete body.previous_response_id;
   if (changes.upstreamPrevious !== undefined) body.previous_response_id = changes.upstreamPrevious;

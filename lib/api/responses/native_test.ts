@@ -11,6 +11,7 @@ import {
   redactNative,
 } from "./native.ts";
 import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
+import { gatewayReasoningId, unreadableReasoningPaths } from "./gateway_reasoning.ts";
 
 const FRAME: NativeFrame = {
   id: "resp_gw",
@@ -94,6 +95,38 @@ Deno.test("native body: reasoning this provider produced goes back to it with it
   });
   // Another provider's, one without its content (nothing to read back) and a client's are left out; ids too.
   assert.deepEqual(body.input, [{ type: "reasoning", summary: [], encrypted_content: "enc-1" }, ...input]);
+});
+
+Deno.test("native body: the reasoning items the gateway made are left out of a native target's input", () => {
+  const own = {
+    type: "reasoning",
+    id: gatewayReasoningId(),
+    summary: [{ type: "summary_text", text: "Call it." }],
+  };
+  const upstream = { type: "reasoning", id: "rs_68af1c5b", summary: [], encrypted_content: "enc-1" };
+  const input: JsonObject[] = [
+    { type: "message", role: "user", content: "Hi" },
+    own,
+    { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+    { type: "function_call_output", call_id: "c1", output: "ok" },
+    upstream,
+  ];
+  assert.match(String(own.id), /^rs_gw_[0-9a-f]{48}$/);
+  assert.deepEqual(unreadableReasoningPaths(input, true), ["input[1]"]);
+  const body = nativeRequestBody({ model: "a", input }, { model: "m", maxOutputTokens: null, input });
+  assert.deepEqual(body.input, [input[0], input[2], input[3], upstream]);
+  // Under `store: false` the upstream keeps nothing: no reasoning item without its encrypted content can be looked
+  // up, whoever made it; one the upstream may hold (`store` on) goes as sent.
+  const unmarked = { type: "reasoning", id: "rs_0e46c1c7", summary: [], encrypted_content: null };
+  const later = [...input, unmarked];
+  assert.deepEqual(unreadableReasoningPaths(later, false), ["input[1]", "input[5]"]);
+  assert.deepEqual(unreadableReasoningPaths(later, true), ["input[1]"]);
+  const notStored = nativeRequestBody({ model: "a", input: later, store: false }, {
+    model: "m",
+    maxOutputTokens: null,
+    input: later,
+  });
+  assert.deepEqual(notStored.input, [input[0], input[2], input[3], upstream]);
 });
 
 Deno.test("native answer: the gateway's id, the alias, the client's previous id, an error scrubbed", () => {

@@ -11,6 +11,7 @@ import { customCallItem } from "./custom_tools.ts";
 import type { ChatCompletion, JsonObject, Usage } from "../../openai/types.ts";
 import type { ResponseParams } from "./request.ts";
 import { tokenClassesOf } from "../../pricing/cost.ts";
+import { gatewayReasoningId } from "./gateway_reasoning.ts";
 
 /** `resp_`, `msg_`, `fc_` … followed by 48 random hex digits, like OpenAI's ids. */
 export function newId(prefix: string): string {
@@ -65,7 +66,7 @@ export function summaryText(text: string): JsonObject {
 /**
  * A `reasoning` output item. The chat form's `reasoning_content` (how DeepSeek, vLLM and the gateway's own
  * providers carry upstream reasoning) becomes its summary: the Responses API's readable form of reasoning,
- * and the one its clients show.
+ * and the one its clients show. The gateway's own have ids it knows again (gateway_reasoning.ts).
  */
 export function reasoningItem(id: string, status: string, summary: JsonObject[]): JsonObject {
   return { id, type: "reasoning", status, summary };
@@ -167,7 +168,7 @@ export function responseObject(
 function outputItems(message: JsonObject, incomplete: boolean, tools: readonly JsonObject[]): JsonObject[] {
   const out: JsonObject[] = [];
   if (typeof message.reasoning_content === "string" && message.reasoning_content !== "") {
-    out.push(reasoningItem(newId("rs_"), "completed", [summaryText(message.reasoning_content)]));
+    out.push(reasoningItem(gatewayReasoningId(), "completed", [summaryText(message.reasoning_content)]));
   }
   const content: JsonObject[] = [];
   if (typeof message.content === "string" && message.content !== "") {

@@ -107,7 +107,7 @@ Deno.test("responses response: reasoning_content is a reasoning item with a summ
   schemas?.assert("Response", r);
   const output = r.output as Record<string, unknown>[];
   assert.deepEqual(output.map((i) => i.type), ["reasoning", "message"]);
-  assert.match(String(output[0].id), /^rs_[0-9a-f]{48}$/);
+  assert.match(String(output[0].id), /^rs_gw_[0-9a-f]{48}$/);
   assert.deepEqual(output[0].summary, [{ type: "summary_text", text: "The user greets; greet back." }]);
   assert.equal(output[0].status, "completed");
   assert.deepEqual(r.usage && (r.usage as { output_tokens_details: unknown }).output_tokens_details, {

@@ -37,6 +37,7 @@ import {
   responseUsage,
   summaryText,
 } from "./response.ts";
+import { gatewayReasoningId } from "./gateway_reasoning.ts";
 
 /** The assistant message being streamed: its content parts (text, or the model's refusal), the last open. */
 interface OpenText {
@@ -134,7 +135,7 @@ export class ResponseEvents {
     let open = this.#reasoning;
     const at = (o: OpenReasoning) => ({ item_id: o.id, output_index: o.index, summary_index: 0 });
     if (open === undefined) {
-      const id = newId("rs_");
+      const id = gatewayReasoningId();
       open = { index: this.#add(reasoningItem(id, "in_progress", []), out), id, text: "" };
       this.#reasoning = open;
       this.#emit({ type: "response.reasoning_summary_part.added", ...at(open), part: summaryText("") }, out);

@@ -220,7 +220,7 @@ Deno.test("responses stream: reasoning_content deltas are a reasoning item's sum
   const output = done.output as Record<string, unknown>[];
   assert.deepEqual(output.map((i) => i.type), ["reasoning", "message"]);
   assert.deepEqual(all[2].item, { id: output[0].id, type: "reasoning", status: "in_progress", summary: [] });
-  assert.match(String(output[0].id), /^rs_[0-9a-f]{48}$/);
+  assert.match(String(output[0].id), /^rs_gw_[0-9a-f]{48}$/);
   assert.deepEqual(output[0].summary, [{ type: "summary_text", text: "Thinking." }]);
   assert.deepEqual((done.usage as { output_tokens_details: unknown }).output_tokens_details, {
     reasoning_tokens: 7,
