@@ -62,6 +62,9 @@ export class StreamTexts implements TextSink {
 
   /** Adds a text the client received: the answer's (its content, refusal, tool calls' texts). */
   push(text: string): void {
+    // An empty text counts nothing, and adds no characters towards a fold: kept, a stream of empty deltas
+    // would grow this list without bound.
+    if (text === "") return;
     this.#kept.push(text);
     this.#keptChars += text.length;
     if (this.#keptChars > FOLD_CHARS) this.#fold();
@@ -74,6 +77,7 @@ export class StreamTexts implements TextSink {
    * content capture shows it apart from the answer ({@linkcode said}).
    */
   pushReasoning(text: string): void {
+    if (text === "") return;
     this.#reasoningChars += text.length;
     this.#keptReasoning.add(this.#kept.length);
     this.push(text);

@@ -103,3 +103,18 @@ Deno.test("stream texts: past the first fold, the opening keeps its reasoning ap
     "every text counted once",
   );
 });
+
+Deno.test("stream texts: empty texts keep nothing, so a stream of empty deltas holds no memory", () => {
+  const texts = new StreamTexts();
+  for (let i = 0; i < 10_000; i++) {
+    texts.push("");
+    texts.pushReasoning("");
+  }
+  texts.push("a");
+  texts.pushReasoning("b");
+  // Only what was said is kept (an upstream sending empty deltas for ten minutes would otherwise grow the list
+  // without ever folding it: empty texts add no characters towards a fold).
+  assert.deepEqual(texts.opening(), ["a", "b"]);
+  assert.equal(texts.chars, 2);
+  assert.equal(texts.reasoningChars, 1);
+});

@@ -136,7 +136,12 @@ export function outputSaid(response: JsonObject): SaidTexts {
  * search: no delta event carries theirs) adds its texts whole from its `response.output_item.done`, never twice.
  */
 export class StreamOutputTexts {
-  /** The `output_index`es, and `item_id`s, that a delta has streamed text of. */
+  /**
+   * The `output_index`es, and `item_id`s, that a delta has streamed text of: only short ones, and at most
+   * {@linkcode STREAMED_KEPT} of them, as the upstream names them (a stream of deltas each naming a new
+   * kilobyte-long id would otherwise keep every id for the stream's life). Past the cap an item's text may be
+   * counted twice, from its deltas and whole: more, never less.
+   */
   #streamed = new Set<unknown>();
 
   /** The texts `event` adds ({@linkcode push}), reasoning or not. */
@@ -153,8 +158,8 @@ export class StreamOutputTexts {
   push(event: JsonObject, out: TextSink): void {
     const added = event.type === "response.shell_call_command.added";
     if (TEXT_DELTAS.has(event.type) || added) {
-      this.#streamed.add(event.output_index);
-      if (typeof event.item_id === "string") this.#streamed.add(event.item_id);
+      this.#note(event.output_index);
+      this.#note(event.item_id);
       const text = added ? event.command : event.delta;
       if (typeof text === "string" && (text !== "" || !added)) {
         pushText(out, text, REASONING_DELTAS.has(event.type));
@@ -167,4 +172,15 @@ export class StreamOutputTexts {
       (typeof id === "string" && this.#streamed.has(id));
     if (!streamed) pushItemTexts(event.item, out);
   }
+
+  /** Keeps `key` among {@linkcode #streamed} when it is an index or a short id and the set has room. */
+  #note(key: unknown): void {
+    const short = typeof key === "number" || (typeof key === "string" && key.length <= STREAMED_KEY_CHARS);
+    if (short && this.#streamed.size < STREAMED_KEPT) this.#streamed.add(key);
+  }
 }
+
+/** How many output indexes and item ids a stream keeps ({@linkcode StreamOutputTexts}); answers have a few. */
+const STREAMED_KEPT = 1_024;
+/** The longest item id kept: OpenAI's are about 50 characters. */
+const STREAMED_KEY_CHARS = 256;

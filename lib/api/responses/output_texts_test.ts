@@ -376,3 +376,24 @@ Deno.test("content capture: a Response's reasoning apart from its answer, whole 
     assert.equal(texts.reasoningChars, 2, "the budget weighs the same texts as reasoning");
   }
 });
+
+Deno.test("own output count: a stream keeps few and short item ids, whatever the upstream names", () => {
+  const written = new StreamOutputTexts();
+  const texts: string[] = [];
+  const out = { push: (text: string) => texts.push(text) };
+  // A delta naming a kilobyte-long id is not kept by its id, and ids past the cap are not kept at all: the item
+  // that arrives whole is then counted whole (more, never less), and nothing grows with the stream.
+  written.push({ type: "response.output_text.delta", item_id: "m".repeat(2_000), delta: "a" }, out);
+  written.push({ type: "response.output_item.done", item: { id: "m".repeat(2_000), ...message("a") } }, out);
+  for (let i = 0; i < 5_000; i++) {
+    written.push({ type: "response.output_text.delta", item_id: `msg_${i}`, delta: "" }, out);
+  }
+  written.push({ type: "response.output_item.done", item: { id: "msg_4999", ...message("z") } }, out);
+  // Under the cap an id keeps an item from being counted twice.
+  written.push({ type: "response.output_item.done", item: { id: "msg_3", ...message("y") } }, out);
+  assert.deepEqual(texts.filter((t) => t !== ""), ["a", "a", "z"]);
+});
+
+function message(text: string): JsonObject {
+  return { type: "message", content: [{ type: "output_text", text }] };
+}
