@@ -2,7 +2,7 @@
  * Embeddings as upstreams give them: arrays of numbers, or base64 of little-endian float32 bytes.
  */
 import assert from "node:assert/strict";
-import { decodeVector } from "./vector.ts";
+import { decodeVector, MAX_VECTOR_DIMENSIONS } from "./vector.ts";
 import { encodeFloat32Base64 } from "../encoding/float32_base64.ts";
 
 Deno.test("vector: an array of numbers is itself", () => {
@@ -46,4 +46,15 @@ Deno.test("vector: garbage is undefined", () => {
   ) {
     assert.equal(decodeVector(garbage), undefined, JSON.stringify(garbage));
   }
+});
+
+Deno.test("vector: an embedding past MAX_VECTOR_DIMENSIONS is none, in either form, so no cache entry holds it", () => {
+  const most = new Array(MAX_VECTOR_DIMENSIONS).fill(0.5);
+  assert.equal(decodeVector(most)?.length, MAX_VECTOR_DIMENSIONS);
+  assert.equal(decodeVector(encodeFloat32Base64(most))?.length, MAX_VECTOR_DIMENSIONS);
+  const past = new Array(MAX_VECTOR_DIMENSIONS + 1).fill(0.5);
+  assert.equal(decodeVector(past), undefined);
+  assert.equal(decodeVector(encodeFloat32Base64(past)), undefined);
+  // An upstream's million-dimension answer (megabytes per indexed turn).
+  assert.equal(decodeVector(encodeFloat32Base64(new Array(1_000_000).fill(1))), undefined);
 });
