@@ -363,7 +363,10 @@ export function createMemoryCounterStore(
       // Never below zero: a refund settled into a counter recreated since (an end user forgotten under
       // `max_users` while its request ran) would otherwise leave credit beyond the budget.
       const value = Math.max(0, periodValue(k, t) + (Number.isFinite(amount) ? amount : 0));
-      periods.set(k, { value, expiresAt });
+      // A zero is no entry (it reads as 0 all the same): such a refund would otherwise leave one entry per end
+      // user forgotten, kept until its period ends, however many `max_users` allows.
+      if (value === 0) periods.delete(k);
+      else periods.set(k, { value, expiresAt });
       return Promise.resolve(value);
     },
     periodRaise(key, period, value, expiresAt) {

@@ -217,3 +217,20 @@ Deno.test("end users: an alias's max_users bounds the users of all its tokens to
   await engine.admit(req(a, "1"));
   assert.equal((await denial(engine.admit(req(b, "2")))).rule, "end_user.rpm");
 });
+
+Deno.test("end users: a user forgotten while its requests run leaves no budget counter behind when they settle", async () => {
+  // Budgets reserve at admission and settle later: with 200 requests in flight over max_users 100, each settles
+  // after its user was forgotten (its counters with it). The refund that settles it must not recreate one.
+  const { engine, store, req } = engineWith(
+    limits({ rpm: undefined, max_users: 100, budget: { tokens: 1_000_000, period: "month" } }),
+    "token",
+  );
+  const running: { settle: (used: { tokens: number; cost: number }) => Promise<void> }[] = [];
+  for (let i = 0; i < 2_000; i++) {
+    running.push(await engine.admit(req(`invented-${i}`, { estimatedTokens: 20 })));
+    if (running.length > 200) await running.shift()!.settle({ tokens: 10, cost: 0 });
+  }
+  for (const admission of running) await admission.settle({ tokens: 10, cost: 0 });
+  assert.equal(engine.endUsers!.size(), 100);
+  assert.ok(store.size() <= 100, `counters bounded with the users: ${store.size()}`);
+});
