@@ -85,11 +85,4 @@ export interface EmbeddingRequest extends JsonObject {
   encoding_format?: "float" | "base64";
   dimensions?: number;
   user?: string;
-  /**
-   * Not OpenAI's: per input, in order, the fields of Google's `EmbedContentRequest` that have no OpenAI form
-   * (`taskType`, `title`), as a Gemini API client sent them (`{}` for an input without). The Gemini API's embed
-   * handler sets it on the request of a Gemini target only, whose adapter sends each input's with it; any other
-   * target goes without them, and the client is told so.
-   */
-  gemini_fields?: JsonObject[];
 }

@@ -85,6 +85,21 @@ export interface UpstreamCall {
 }
 
 /**
+ * One upstream call of an embeddings request. Beside the call, not in the request: every field of an
+ * {@linkcode EmbeddingRequest} may be a client's (`/v1/embeddings` passes its body on as sent), so what the
+ * gateway carries for a target must be where no client's JSON can put it.
+ */
+export interface EmbeddingCall extends UpstreamCall {
+  /**
+   * Per input, in order, the fields of Google's `EmbedContentRequest` that have no OpenAI form (`taskType`,
+   * `title`), as a Gemini API client sent them (`{}` for an input without). The Gemini API's embed handler sets
+   * it for a Gemini target only, whose adapter sends each input's with it; any other target goes without them,
+   * and the client is told so.
+   */
+  readonly geminiFields?: readonly JsonObject[];
+}
+
+/**
  * A chat answer: a whole completion, or a stream of chunks, read by one reader (see `ChunkSource`). Its read
  * rejects with a `GatewayError` when the upstream fails mid-way, and cancelling it aborts the upstream request.
  */
@@ -171,7 +186,7 @@ export interface TokenCountInput {
  */
 export interface Provider {
   chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult>;
-  embed(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult>;
+  embed(request: EmbeddingRequest, call: EmbeddingCall): Promise<EmbeddingResult>;
   /**
    * Passes a Responses request (model already the target's) through to an upstream that speaks the Responses
    * API (`POST {base}/responses`). Present only for providers configured with `native_responses: true`.

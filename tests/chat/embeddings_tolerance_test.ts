@@ -177,3 +177,34 @@ Deno.test("embeddings tolerance: an OpenAI-compatible target gets every field; a
     }
   });
 });
+
+/**
+ * What the Gemini API's `:embedContent` carries to a Gemini target beside its texts (`taskType`, `title`) is no
+ * field of an OpenAI embeddings request: a `/v1/embeddings` body naming `gemini_fields` (the name the gateway
+ * carried them under inside the request once) is a field like any other Gemini does not read, and none of it
+ * reaches Google.
+ */
+const CARRIER = {
+  input: "what is a cat?",
+  gemini_fields: [{ taskType: "RETRIEVAL_QUERY", title: "Cats" }],
+};
+
+Deno.test("embeddings tolerance: a body's gemini_fields is a field Gemini does not read, never its taskType or title", async () => {
+  await withGateway(async (gw, up) => {
+    // Gemini would answer; under `unsupported_params: error` (the default) it is never asked.
+    up.next = json({ embedding: { values: [0.5, 0.25] } });
+    const before = up.requests.length;
+    const refused = await post(gw, "/v1/embeddings", { model: "emb-gemini", ...CARRIER });
+    assert.equal(up.requests.length, before, `Gemini was sent ${up.requests.at(-1)?.body}`);
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.param, "gemini_fields");
+    assert.equal(refused.body.error.code, "unsupported_parameter");
+    // `unsupported_params: drop`: only the text reaches Gemini, and the answer names what it went without.
+    const dropped = await post(gw, "/v1/embeddings", { model: "emb-geminidrop", ...CARRIER });
+    assert.equal(dropped.status, 200, JSON.stringify(dropped.body));
+    assert.equal(dropped.headers.get("x-gateway-dropped"), "gemini_fields");
+    assert.deepEqual(JSON.parse(up.requests.at(-1)!.body), {
+      content: { parts: [{ text: "what is a cat?" }] },
+    });
+  });
+});

@@ -125,19 +125,10 @@ function byDimensions(dimensions: readonly (number | undefined)[], path: (i: num
   return [...groups.values()];
 }
 
-/**
- * The embeddings request of `group`: its inputs, from `input` (as the policy left them), and its dimensions;
- * with `fields` (each input's {@linkcode GOOGLE_ONLY} fields, for a Gemini target), theirs too.
- */
-function groupRequest(
-  alias: string,
-  input: readonly string[],
-  group: Group,
-  fields?: readonly JsonObject[],
-): EmbeddingRequest {
+/** The embeddings request of `group`: its inputs, from `input` (as the policy left them), and its dimensions. */
+function groupRequest(alias: string, input: readonly string[], group: Group): EmbeddingRequest {
   const embed: EmbeddingRequest = { model: alias, input: group.at.map((i) => input[i]) };
   if (group.dimensions !== undefined) embed.dimensions = group.dimensions;
-  if (fields !== undefined) embed.gemini_fields = group.at.map((i) => fields[i]);
   return embed;
 }
 
@@ -192,20 +183,24 @@ export async function geminiEmbed(
     (target, provider) =>
       spend.attempt(target, async (onEmbedded) => {
         // One call after another on the attempt's target: a failed call fails the attempt, which routing may
-        // retry whole on another target. A Gemini target gets Google's own fields too.
+        // retry whole on another target. A Gemini target gets Google's own fields too, beside the request
+        // (`EmbeddingCall.geminiFields`), where no client's body reaches.
         const own = isGemini(target) ? carried : undefined;
         const answers: EmbeddingResult[] = [];
         for (const group of groups) {
-          const call = groups.length === 1 && own === undefined
-            ? embed
-            : groupRequest(alias, embed.input, group, own);
+          const request = groups.length === 1 ? embed : groupRequest(alias, embed.input, group);
+          const geminiFields = own === undefined ? undefined : group.at.map((i) => own[i]);
           let told = false;
           const tell = (part: EmbeddedPart) => {
             told = true;
             onEmbedded(part);
           };
           try {
-            const answer = await provider.embed(call, { ...upstreamCall(ctx, target), onEmbedded: tell });
+            const answer = await provider.embed(request, {
+              ...upstreamCall(ctx, target),
+              onEmbedded: tell,
+              geminiFields,
+            });
             // A provider that makes one call per request (OpenAI-compatible) tells nothing: the group is its call.
             if (!told) {
               onEmbedded({ texts: group.at.map((i) => embed.input[i]), tokens: answer.usage.prompt_tokens });

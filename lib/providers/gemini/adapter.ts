@@ -130,7 +130,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
       const texts = embeddingTexts(request);
       if (texts.length === 0) throw invalidRequest("`input` must not be empty.", "input");
       const dims = request.dimensions;
-      const fields = embedFieldsOf(request, texts.length);
+      const fields = embedFieldsOf(call.geminiFields, texts.length);
       const vectors: number[][] = [];
       let promptTokens = 0;
       if (texts.length === 1) {

@@ -16,29 +16,29 @@ import { CORE_EMBEDDING_PARAMS, type ParamRules } from "../shared/unsupported_pa
 export const GEMINI_MAX_BATCH = 100;
 
 /**
- * What Gemini's embeddings translation reads of a request: the core (`dimensions` → `outputDimensionality`) and
- * Google's own per-input fields (`gemini_fields`: `taskType`, `title`). Any other field (`input_type`,
- * `task_type`, next month's) reaches no Gemini request: refused, or under `unsupported_params: drop` left out
- * and named, as on chat.
+ * What Gemini's embeddings translation reads of a request: the core (`dimensions` → `outputDimensionality`).
+ * Any other field (`input_type`, `task_type`, next month's) reaches no Gemini request: refused, or under
+ * `unsupported_params: drop` left out and named, as on chat. Google's own per-input fields (`taskType`, `title`)
+ * come beside the request, from the Gemini API only (`EmbeddingCall.geminiFields`): no body can set them.
  */
 export const GEMINI_EMBEDDING_RULES: ParamRules = {
   vendor: "Gemini embedding",
   unsupported: {},
-  known: new Set([...CORE_EMBEDDING_PARAMS, "gemini_fields"]),
+  known: new Set(CORE_EMBEDDING_PARAMS),
 };
 
 /** The fields of Google's `EmbedContentRequest` a Gemini target gets as sent, beside its content. */
 export const GEMINI_EMBED_FIELDS: readonly string[] = ["taskType", "title"];
 
 /**
- * Each input's own Google fields ({@linkcode GEMINI_EMBED_FIELDS}) of `request.gemini_fields`, by position: only
- * those names, each as sent; `{}` for an input without (or for anything that is no object).
+ * Each of `count` inputs' own Google fields ({@linkcode GEMINI_EMBED_FIELDS}) of `sent` (an embedding call's
+ * `geminiFields`), by position: only those names, each as sent; `{}` for an input without (or for anything that
+ * is no object).
  */
-export function embedFieldsOf(request: EmbeddingRequest, count: number): JsonObject[] {
-  const sent = Array.isArray(request.gemini_fields) ? request.gemini_fields : [];
+export function embedFieldsOf(sent: readonly JsonObject[] | undefined, count: number): JsonObject[] {
   return Array.from({ length: count }, (_, i) => {
     const fields: JsonObject = {};
-    const entry = sent[i];
+    const entry = sent?.[i];
     if (!isObject(entry)) return fields;
     for (const name of GEMINI_EMBED_FIELDS) if (entry[name] != null) fields[name] = entry[name];
     return fields;

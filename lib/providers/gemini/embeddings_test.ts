@@ -30,14 +30,11 @@ Deno.test("gemini embeddings: request bodies, dimensions → outputDimensionalit
   });
 });
 
-Deno.test("gemini embeddings: each input's taskType and title go with it; nothing else of gemini_fields", () => {
-  const request: EmbeddingRequest = {
-    ...req(["a", "b", "c"]),
-    gemini_fields: [{ taskType: "RETRIEVAL_DOCUMENT", title: "A", content: "no" }, {}, { taskType: null }],
-  };
-  const fields = embedFieldsOf(request, 3);
+Deno.test("gemini embeddings: each input's taskType and title go with it; nothing else of the call's geminiFields", () => {
+  const sent = [{ taskType: "RETRIEVAL_DOCUMENT", title: "A", content: "no" }, {}, { taskType: null }];
+  const fields = embedFieldsOf(sent, 3);
   assert.deepEqual(fields, [{ taskType: "RETRIEVAL_DOCUMENT", title: "A" }, {}, {}]);
-  assert.deepEqual(embedFieldsOf(req("x"), 1), [{}]);
+  assert.deepEqual(embedFieldsOf(undefined, 1), [{}]);
   assert.deepEqual(embedContentBody("a", 8, fields[0]), {
     content: { parts: [{ text: "a" }] },
     taskType: "RETRIEVAL_DOCUMENT",

@@ -20,6 +20,7 @@ import { type SseEvent, sseParseTransformer } from "../../sse/parse.ts";
 import { pullStages, type Stages, type SyncTransformer } from "../../streams/pull_through.ts";
 import type {
   ChatResult,
+  EmbeddingCall,
   EmbeddingResult,
   MessagesCall,
   ModerationRequest,
@@ -60,7 +61,7 @@ export interface ProviderAdapter {
   /** The stages a streamed body goes through, from bytes to chunks. */
   streamStages(call: UpstreamCall): Stages<Uint8Array, ChatCompletionChunk>;
   /** Embeddings, making the upstream calls (one or several) through `send`. */
-  embed(request: EmbeddingRequest, call: UpstreamCall, send: SendJson): Promise<EmbeddingResult>;
+  embed(request: EmbeddingRequest, call: EmbeddingCall, send: SendJson): Promise<EmbeddingResult>;
   /**
    * Only for an upstream that speaks the Responses API: the request passing a Responses body through
    * (`body.stream` says which kind), without credentials. With {@linkcode responsesStages}, it makes the
@@ -196,7 +197,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
       };
     },
 
-    async embed(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult> {
+    async embed(request: EmbeddingRequest, call: EmbeddingCall): Promise<EmbeddingResult> {
       return await adapter.embed(request, call, async (upstream) => {
         const res = await send(upstream, call);
         const json = parseJsonObject(call.target.provider, await res.text());
