@@ -43,9 +43,9 @@ export function withUpstreamGateway(
 }
 
 /**
- * Asserts that a stream request whose upstream answered a 200 with its error got that error over HTTP, as an HTTP
- * 429 would be (nothing of a stream was sent yet): status 429 after `attempts` attempts, a JSON error body without
- * the upstream's `key`. Returns the body, for the client API's own shape.
+ * Asserts that a request whose upstream answered a 200 with its error got that error over HTTP, as an HTTP 429
+ * would be (a stream request too: nothing of its stream was sent yet): status 429 after `attempts` attempts, a
+ * JSON error body without the upstream's `key`. Returns the body, for the client API's own shape.
  */
 export async function assertRefused(
   res: Response,

@@ -6,88 +6,71 @@
  */
 import assert from "node:assert/strict";
 import { FAKE_KEY } from "../helpers/fake_openai.ts";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
-import { type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
+import { TEST_TOKEN, type TestGateway } from "../helpers/gateway.ts";
+import { assertRefused, withUpstreamGateway } from "../helpers/json_error_in_200.ts";
+import { jsonStep as json, type RawStep } from "../helpers/raw_upstream.ts";
 
-const json = (body: unknown): RawStep => ({
-  status: 200,
-  headers: { "content-type": "application/json" },
-  chunks: [JSON.stringify(body)],
-});
 const RESULT = {
   flagged: false,
   categories: { violence: false },
   category_scores: { violence: 0.01 },
 };
 
-Deno.test("moderations: a 200 with an error body is the upstream's 429 in its words (key scrubbed), retried, then served by the next target", async () => {
-  const upstream = startRawUpstream();
-  const gw = await startGateway(`
+/** A moderation request for `model`. */
+function moderate(gw: TestGateway, model: string): Promise<Response> {
+  return fetch(`${gw.baseURL}/moderations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model, input: "hi" }),
+  });
+}
+
+const LIMITED = json({
+  error: { code: 429, message: `Rate limit exceeded: free-models-per-min (key ${FAKE_KEY})` },
+});
+const ANSWER = json({ id: "modr-1", model: "mod-second", results: [RESULT] });
+
+Deno.test("moderations: a 200 with an error body is the upstream's 429 in its words (key scrubbed), retried, then served by the next target", () =>
+  withUpstreamGateway(
+    (url) => `
 providers:
-  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
-routing: { backoff_base: 5ms, backoff_max: 10ms }
+  or: { type: openai, base_url: "${url}/v1", api_key: "${FAKE_KEY}" }
 models:
   chat-mod-one: { type: moderation, targets: [ { provider: or, model: mod-first, retries: 1 } ] }
-  chat-mod-two: { type: moderation, targets: [ { provider: or, model: mod-first, retries: 0 }, { provider: or, model: mod-second } ] }
-${TEST_TOKENS_YAML}`);
-  const limited = json({
-    error: { code: 429, message: `Rate limit exceeded: free-models-per-min (key ${FAKE_KEY})` },
-  });
-  const answer = json({ id: "modr-1", model: "mod-second", results: [RESULT] });
-  upstream.stepFor = (request) => request.body.includes('"mod-first"') ? limited : answer;
-  const post = (model: string) =>
-    fetch(`${gw.baseURL}/moderations`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ model, input: "hi" }),
-    });
-  try {
-    const res = await post("chat-mod-one");
-    const body = await res.json();
-    assert.equal(res.status, 429, JSON.stringify(body));
-    assert.equal(res.headers.get("x-gateway-attempts"), "2");
-    assert.match(body.error.message, /^Rate limit exceeded: free-models-per-min \(key /);
-    assert(!JSON.stringify(body).includes(FAKE_KEY), JSON.stringify(body));
-    assert.equal(body.error.type, "rate_limit_error");
-    assert.equal(body.error.code, "rate_limit_exceeded");
+  chat-mod-two: { type: moderation, targets: [ { provider: or, model: mod-first, retries: 0 }, { provider: or, model: mod-second } ] }`,
+    (request) => request.body.includes('"mod-first"') ? LIMITED : ANSWER,
+    async (gw) => {
+      const body = await assertRefused(await moderate(gw, "chat-mod-one"), { key: FAKE_KEY });
+      assert.match(body.error.message, /^Rate limit exceeded: free-models-per-min \(key /);
+      assert.equal(body.error.type, "rate_limit_error");
+      assert.equal(body.error.code, "rate_limit_exceeded");
 
-    const served = await post("chat-mod-two");
-    assert.equal(served.status, 200);
-    assert.equal(served.headers.get("x-gateway-model"), "mod-second");
-    assert.deepEqual((await served.json()).results, [RESULT]);
-  } finally {
-    await gw.stop();
-    await upstream.stop();
-  }
-});
+      const served = await moderate(gw, "chat-mod-two");
+      assert.equal(served.status, 200);
+      assert.equal(served.headers.get("x-gateway-model"), "mod-second");
+      assert.deepEqual((await served.json()).results, [RESULT]);
+    },
+  ));
 
-Deno.test("moderations: a 200 error body naming no status is a 502 in the upstream's words; a body with results is the answer", async () => {
-  const upstream = startRawUpstream();
-  const gw = await startGateway(`
+Deno.test("moderations: a 200 error body naming no status is a 502 in the upstream's words; a body with results is the answer", () => {
+  let step: RawStep = json({ error: { message: "The moderation backend is down." } });
+  return withUpstreamGateway(
+    (url) => `
 providers:
-  or: { type: openai, base_url: "${upstream.url}/v1", api_key: "${FAKE_KEY}" }
+  or: { type: openai, base_url: "${url}/v1", api_key: "${FAKE_KEY}" }
 models:
-  chat-mod-one: { type: moderation, targets: [ { provider: or, model: mod-first, retries: 0 } ] }
-${TEST_TOKENS_YAML}`);
-  const post = () =>
-    fetch(`${gw.baseURL}/moderations`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "chat-mod-one", input: "hi" }),
-    });
-  try {
-    upstream.next = json({ error: { message: "The moderation backend is down." } });
-    const failed = await post();
-    assert.equal(failed.status, 502);
-    assert.equal((await failed.json()).error.message, "The moderation backend is down.");
+  chat-mod-one: { type: moderation, targets: [ { provider: or, model: mod-first, retries: 0 } ] }`,
+    () => step,
+    async (gw) => {
+      const failed = await moderate(gw, "chat-mod-one");
+      assert.equal(failed.status, 502);
+      assert.equal((await failed.json()).error.message, "The moderation backend is down.");
 
-    // The answer's fields make it the answer, whatever else it carries.
-    upstream.next = json({ id: "modr-2", results: [RESULT], error: { message: "a warning" } });
-    const served = await post();
-    assert.equal(served.status, 200);
-    assert.deepEqual((await served.json()).results, [RESULT]);
-  } finally {
-    await gw.stop();
-    await upstream.stop();
-  }
+      // The answer's fields make it the answer, whatever else it carries.
+      step = json({ id: "modr-2", results: [RESULT], error: { message: "a warning" } });
+      const served = await moderate(gw, "chat-mod-one");
+      assert.equal(served.status, 200);
+      assert.deepEqual((await served.json()).results, [RESULT]);
+    },
+  );
 });
