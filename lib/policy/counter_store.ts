@@ -108,7 +108,10 @@ export interface ReserveResult {
   readonly checks?: readonly Check[];
   /**
    * A shared store's name for this admission, given back in {@linkcode SettleOps.reservation}: what lets
-   * it free this admission's own slots and send a settlement again without counting it twice.
+   * it free this admission's own slots and send a settlement again without counting it twice. The local
+   * limiter of `fail_open` ({@linkcode store}) names one whose budget reservations it keeps books of (what
+   * each got onto the shared counters, which is all its refund may take back); it is settled by that name
+   * even when there is nothing to correct, so that it forgets them.
    */
   readonly reservation?: string;
 }

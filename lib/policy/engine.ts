@@ -168,6 +168,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     budgets: readonly OwnedBudgetCheck[],
     taken: readonly number[],
     reservation: string | undefined,
+    named: boolean,
   ): Admission["settle"] {
     if (rates.length === 0 && budgets.length === 0) return settledAlready;
     let settled: Promise<void> | undefined;
@@ -203,7 +204,9 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           // One call (one round trip on a shared store) for all of it, named by the reservation it settles:
           // a shared store then gives back this admission's own slots, and sends it again in the background
           // while Redis does not answer, counting it once (redis_counter_store.ts).
-          if (release.length + adjust.length + periods.length > 0) {
+          // A store other than the engine's that named the admission (the local limiter of `fail_open`) is
+          // told even of nothing to correct: it forgets the books it keeps of the admission then.
+          if (release.length + adjust.length + periods.length > 0 || named) {
             await store.settle({ release, adjust, periods, ...(reservation ? { reservation } : {}) });
           }
         } else {
@@ -311,6 +314,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           budgets,
           taken,
           reserved.reservation,
+          reserved.store !== undefined && reserved.reservation !== undefined,
         ),
         stream: tokenBudget >= 0
           ? streamAllowance(token, taken[tokenBudgetAt], reserved.results[tokenBudgetAt])

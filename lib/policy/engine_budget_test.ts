@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { seedBudget } from "./engine.ts";
-import { denial, header, setup } from "./engine_test_helpers.ts";
+import { type CounterStore, createMemoryCounterStore, type SettleOps } from "./counter_store.ts";
+import { createPolicyEngine, seedBudget } from "./engine.ts";
+import { chatRequest, clock, denial, header, setup, token } from "./engine_test_helpers.ts";
 
 Deno.test("token budget 1000 tokens a day: admits while used < budget, then 429 insufficient_quota; a new UTC day resets", async () => {
   const { c, engine, req } = setup({ budget: { tokens: 1000, period: "day" } });
@@ -59,4 +60,32 @@ Deno.test("seedBudget raises the counter to stored usage and never double counts
   );
   await (await engine.admit(req())).settle({ tokens: 100, cost: 0 });
   await denial(engine.admit(req()));
+});
+
+Deno.test("settling exactly what was reserved: sent to the store that named it elsewhere, not to the shared one", async () => {
+  const c = clock();
+  const inner = createMemoryCounterStore(c.now);
+  const sent: [string, SettleOps][] = [];
+  const settles = (where: string) => (ops: SettleOps) => {
+    sent.push([where, ops]);
+    return Promise.resolve();
+  };
+  // A local limiter (fail_open) keeps books of each budget reservation it names until it is settled.
+  const local: CounterStore = { ...inner, settle: settles("local") };
+  let away = false;
+  const shared: CounterStore = {
+    ...inner,
+    settle: settles("shared"),
+    async reserve(checks) {
+      const taken = await inner.reserve(checks);
+      return away ? { ...taken, store: local, reservation: "local:1" } : { ...taken, reservation: "r1" };
+    },
+  };
+  const engine = createPolicyEngine(shared, { now: c.now });
+  const req = chatRequest(token({ budget: { tokens: 1000, period: "day" } }), 100);
+  await (await engine.admit(req)).settle({ tokens: 100, cost: 0 });
+  assert.deepEqual(sent, [], "nothing to correct: no call to the shared store");
+  away = true;
+  await (await engine.admit(req)).settle({ tokens: 100, cost: 0 });
+  assert.deepEqual(sent, [["local", { release: [], adjust: [], periods: [], reservation: "local:1" }]]);
 });

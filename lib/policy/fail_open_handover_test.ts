@@ -242,25 +242,80 @@ Deno.test("fail_open: the refund of a reservation the full ledger did not owe ta
   assert.equal(await inner.periodGet(budget.key, DAY), 300, "the spend made before the outage stays");
 });
 
-Deno.test("fail_open: the refund of a reservation whose hand-over failed takes no real shared spend", async () => {
-  const { inner, state, store, engine, req, spend, recover, budget } = setup();
-  assert.equal(await spend(300), true);
-  state.down = true;
-  const running = await engine.admit(req(100)); // reserved locally, owed
-  // Redis answers one call, then is away while the hand-over is under way: the settlement fails, and is
-  // never applied (the shared store's retries ran out).
+/**
+ * Brings the shared store back for one call whose hand-over then fails: Redis is away again while it is under
+ * way, and (as after the shared store's retries ran out) it is never applied.
+ */
+async function failedRecovery(s: ReturnType<typeof setup>): Promise<void> {
+  const { state, store, recover } = s;
   let open!: () => void;
   state.gate = new Promise((resolve) => open = resolve);
+  const asked = state.settles.length;
   const recovered = recover();
-  await settlesAsked(state, 1);
+  await settlesAsked(state, asked + 1);
   state.down = true;
   open();
   state.gate = undefined;
   await recovered;
   assert.equal(store.isUp(), false);
+}
+
+Deno.test("fail_open: the refund of a reservation whose hand-over failed takes no real shared spend", async () => {
+  const s = setup();
+  const { inner, store, engine, req, spend, recover, budget } = s;
+  assert.equal(await spend(300), true);
+  s.state.down = true;
+  const running = await engine.admit(req(100)); // reserved locally, owed
+  await failedRecovery(s);
   await recover();
   assert.equal(store.isUp(), true);
   assert.equal(await inner.periodGet(budget.key, DAY), 300);
   await running.settle({ tokens: 10, cost: 0 });
   assert.equal(await inner.periodGet(budget.key, DAY), 300, "the spend made before the outage stays");
+});
+
+Deno.test("fail_open: the refund of a reservation whose hand-over failed takes no other request's outage spend", async () => {
+  const s = setup();
+  const { inner, store, engine, req, spend, recover, budget } = s;
+  assert.equal(await spend(200), true); // on the shared store
+  s.state.down = true;
+  const running = await engine.admit(req(100)); // reserved locally
+  await failedRecovery(s); // its 100 never added
+  assert.equal(await spend(50), true); // another request, the same budget, spent locally in the same outage
+  await running.settle({ tokens: 10, cost: 0 }); // a refund of 90 the shared counter never got
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.equal(await inner.periodGet(budget.key, DAY), 250, "the 200 before and the other request's 50");
+});
+
+Deno.test("fail_open: the refund of a reservation whose hand-over failed takes back no earlier outage's spend", async () => {
+  const s = setup();
+  const { inner, state, store, engine, req, spend, recover, budget } = s;
+  assert.equal(await spend(200), true);
+  state.down = true;
+  assert.equal(await spend(50), true); // the first outage's 50, spent locally
+  await recover();
+  assert.equal(await inner.periodGet(budget.key, DAY), 250);
+  state.down = true; // a second outage
+  const running = await engine.admit(req(100));
+  await failedRecovery(s); // its 100 never added
+  await running.settle({ tokens: 0, cost: 0 });
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.equal(await inner.periodGet(budget.key, DAY), 250, "the first outage's 50 stays");
+});
+
+Deno.test("fail_open: each refund takes back its own reservation, whether still owed or handed over", async () => {
+  const { inner, state, store, engine, req, spend, recover, budget } = setup();
+  assert.equal(await spend(150), true);
+  state.down = true;
+  const owed = await engine.admit(req(100));
+  const handed = await engine.admit(req(100));
+  assert.equal(await spend(50), true);
+  await owed.settle({ tokens: 10, cost: 0 }); // settled while Redis is away: its 100 is owed as 10
+  await recover();
+  assert.equal(store.isUp(), true);
+  assert.equal(await inner.periodGet(budget.key, DAY), 150 + 10 + 100 + 50);
+  await handed.settle({ tokens: 30, cost: 0 }); // after the hand-over: its refund of 70 follows on
+  assert.equal(await inner.periodGet(budget.key, DAY), 150 + 10 + 30 + 50);
 });

@@ -1,7 +1,7 @@
 /**
  * The books the resilient store (resilient_counter_store.ts) keeps for its `fail_open` local limiter's
- * budgets: what the local limiter spent that the shared counters have not got yet, and what each budget had
- * left when the shared store last answered for it.
+ * budgets: what the local limiter spent that the shared counters have not got yet, what each local
+ * reservation got onto them, and what each budget had left when the shared store last answered for it.
  *
  * - **Owed spend.** While Redis is away each replica admits and settles against its local limiter, and that
  *   spend is the fleet's too: every amount a local admission reserved in a period counter, and every
@@ -13,14 +13,21 @@
  *   script's arguments). What a batch does not take stays owed. Bounded by {@linkcode OWED_COUNTERS_MAX}
  *   counters: an amount owed to a counter beyond them, or to one whose period has expired (the shared
  *   counter expires with it), is dropped and counted ({@linkcode OutageLedger.dropped}).
- * - **No refund of what was never added.** A refund (a request settled below its reservation) takes back
- *   from a shared counter at most what this replica owes it or has handed over to it, net of the refunds
- *   before. A reservation the shared counter never got (dropped above, or in a hand-over that failed, which
- *   the shared store's retries may never add) has nothing to give back there: subtracting it would erase
- *   spend the counter really holds (made before the outage, or by other replicas), which the fleet could
- *   then spend again. When in doubt the counter is left high, not low: a failed hand-over backs no refund
- *   even if a retry added it after all, and what was handed over is remembered for the last
- *   {@linkcode OWED_COUNTERS_MAX} counters only (a refund to one forgotten takes back what is still owed).
+ * - **A refund takes back only its own reservation.** A refund (a request settled below its reservation)
+ *   takes back from a shared counter at most what that request's own reservation got onto it, or still owes
+ *   it: each local reservation is remembered with the owed amount (a "lot": one counter's owed spend from
+ *   when it is first owed until its hand-over is answered) it joined, and a lot says where it went (still
+ *   owed, being handed over, on the shared counter, or lost). A reservation the shared counter never got
+ *   (dropped above, or in a hand-over that failed, which the shared store's retries may never add) has
+ *   nothing to give back there: subtracting it would erase spend the counter really holds (made before the
+ *   outage, by other requests during it, or by other replicas), which the fleet could then spend again. A
+ *   counter's total is no measure of that: another request's spend, or a past outage's hand-over, is not this
+ *   reservation's to give back. When in doubt the counter is left high, not low: a failed hand-over backs no
+ *   refund even if a retry added it after all, a refund settled while its reservation's hand-over is under
+ *   way waits for its answer (owed if it succeeded, dropped if it failed), and a refund naming no
+ *   reservation, or one forgotten, takes nothing back. The last {@linkcode RESERVATIONS_MAX} local
+ *   reservations not yet settled are remembered (one settled is forgotten; so is the oldest beyond them,
+ *   whose refund then stays in the shared counter).
  * - **What was left.** The local limiter's share of a budget starts from what the budget had left when last
  *   read (÷ the expected replicas), not from the whole budget's share: a budget nearly spent before an outage
  *   stays nearly spent during it. Only what this replica read is known; a budget it never read starts from
@@ -42,39 +49,88 @@ export const HANDOVER_BATCH_MAX = 1_000;
  */
 export const OWED_COUNTERS_MAX = 100_000;
 
+/**
+ * How many local reservations not yet settled are remembered with what they got onto the shared counters (a
+ * few hundred bytes each): far more requests than one replica runs at once. One settled is forgotten; beyond
+ * them the oldest is (a request that never settled, or one running that long), and its refund then takes
+ * nothing back from the shared counter.
+ */
+export const RESERVATIONS_MAX = 100_000;
+
 /** The books of one resilient store. */
 export interface OutageLedger {
   /**
-   * Adds to what is owed to a period counter (negative: a refund settled locally, of at most what is owed
-   * and handed over to it: see the module's doc); false when dropped (its period has expired, or
-   * {@linkcode OWED_COUNTERS_MAX} other counters are owed already).
+   * Adds spend to what is owed to a period counter: a correction or a settled spend, no reservation's. A
+   * refund (negative) here names no reservation, so it takes nothing back from the shared counter. False
+   * when dropped (its period has expired, or {@linkcode OWED_COUNTERS_MAX} other counters are owed already).
    */
   owe(delta: PeriodDelta): boolean;
+  /**
+   * A local admission's reservation, named `reservation`: its amounts owed as {@linkcode owe}, and remembered
+   * as what its refund may take back (see the module's doc). False when none was owed (nothing to remember).
+   */
+  reserve(reservation: string, deltas: readonly PeriodDelta[]): boolean;
+  /**
+   * Settles a local admission: its spend beyond the reservation is owed, and a refund takes back at most what
+   * that reservation got onto the shared counter or still owes it; the reservation is forgotten.
+   */
+  settle(reservation: string | undefined, deltas: readonly PeriodDelta[]): void;
   /** What is owed to one period counter (0 when nothing). */
   owedTo(key: string, period: string): number;
   /**
    * Up to `max` counters' amounts owed (other than zero, of periods not yet expired), the longest owed first;
-   * no longer owed once taken, but handed over (a later refund may take them back).
+   * no longer owed once taken. Each is told back as {@linkcode handedOver}, {@linkcode failed} or
+   * {@linkcode unsent}.
    */
   take(max: number): PeriodDelta[];
   /**
-   * Taken amounts whose hand-over failed, which the shared counter may never get (a shared store's retry
-   * may still add them): they no longer back a refund, and a refund owed since is cut to what is left to
-   * back it. A refund among them counts as given back, as it may have been.
+   * Taken amounts whose hand-over failed, which the shared counter may never get (a shared store's retry may
+   * still add them): they back no refund, and a refund settled while they were sent is dropped. A refund
+   * among them counts as given back, as it may have been.
    */
   failed(deltas: readonly PeriodDelta[]): void;
   /** Taken amounts not sent at all: owed again. */
   unsent(deltas: readonly PeriodDelta[]): void;
+  /**
+   * Taken amounts the shared counters got: they back their reservations' refunds (those settled meanwhile
+   * are owed now), and what was last read of those counters no longer counts them as left.
+   */
+  handedOver(deltas: readonly PeriodDelta[]): void;
   /** How many counters' amounts were dropped since last asked (see {@linkcode owe}). */
   dropped(): number;
   /** Remembers what each period check of a shared store's answer had left. */
   read(checks: readonly Check[], results: readonly CheckResult[]): void;
   /** What `check`'s counter had left when last read, less what was handed over since; undefined if unknown. */
   left(check: PeriodCheck): number | undefined;
-  /** Spend handed over to the shared counters: what was last read of them no longer counts it as left. */
-  handedOver(deltas: readonly PeriodDelta[]): void;
   /** Forgets what was read of `checks` (an end user forgotten under `max_users`); what is owed stays owed. */
   forget(checks: readonly Check[]): void;
+}
+
+/**
+ * One counter's owed spend from when it is first owed until its hand-over is answered: where it went is
+ * where the reservations in it went.
+ */
+interface Lot {
+  readonly key: string;
+  readonly period: string;
+  amount: number;
+  expiresAt: number;
+  /**
+   * `owed`: not taken yet; `sending`: taken, its hand-over not answered; `handed`: its net amount is on the
+   * shared counter; `lost`: dropped, or its hand-over failed (maybe never added).
+   */
+  state: "owed" | "sending" | "handed" | "lost";
+  /** While `sending`: its reservations' refunds (negative) settled meanwhile, owed once it is handed over. */
+  waiting: number;
+  /** Owed again inside another lot (not sent, its counter owed since): where its reservations are now. */
+  into?: Lot;
+}
+
+/** What one reservation put into a counter's lot, which its refund may take back. */
+interface Share {
+  readonly k: string;
+  readonly lot: Lot;
+  amount: number;
 }
 
 const id = (key: string, period: string) => `${key}\u0000${period}`;
@@ -83,6 +139,8 @@ const id = (key: string, period: string) => `${key}\u0000${period}`;
 export interface OutageLedgerOptions {
   /** Replaces {@linkcode OWED_COUNTERS_MAX}. */
   readonly maxOwed?: number;
+  /** Replaces {@linkcode RESERVATIONS_MAX}. */
+  readonly maxReservations?: number;
   /** Told how many owed counters each walk for expired periods visits. */
   readonly onSweep?: (visited: number) => void;
 }
@@ -90,30 +148,14 @@ export interface OutageLedgerOptions {
 /** Makes an empty {@linkcode OutageLedger}; `now` tells when a period counter expired. */
 export function createOutageLedger(now: () => number, options: OutageLedgerOptions = {}): OutageLedger {
   const maxOwed = options.maxOwed ?? OWED_COUNTERS_MAX;
-  const owed = new Map<string, { -readonly [K in keyof PeriodDelta]: PeriodDelta[K] }>();
-  /**
-   * What was taken for each counter, net of the refunds taken (in flight or answered), while above zero: with
-   * what is owed, what a refund may take back. The least recently handed over are forgotten first.
-   */
-  const handed = new Map<string, { amount: number; expiresAt: number }>();
+  const maxReservations = options.maxReservations ?? RESERVATIONS_MAX;
+  const owed = new Map<string, Lot>();
+  /** The lot each taken amount is of, until it is told back. */
+  const taken = new WeakMap<PeriodDelta, Lot>();
+  /** What each local reservation not yet settled put into which lot; the oldest first. */
+  const reservations = new Map<string, Share[]>();
   const lefts = new Map<string, { left: number; expiresAt: number }>();
   let dropped = 0;
-
-  /** What was handed over to a counter, net (0 when nothing, forgotten, or its period expired). */
-  function handedTo(k: string, t: number): number {
-    const entry = handed.get(k);
-    return entry && entry.expiresAt > t ? entry.amount : 0;
-  }
-
-  /** Adds `amount` to what was handed over to `d`'s counter, kept while above zero, as the most recent. */
-  function hand(k: string, d: PeriodDelta, amount: number, t: number): void {
-    const entry = handed.get(k);
-    const net = handedTo(k, t) + amount;
-    handed.delete(k);
-    if (net <= 0) return;
-    handed.set(k, { amount: net, expiresAt: Math.max(entry?.expiresAt ?? 0, d.expiresAt) });
-    if (handed.size > maxOwed) handed.delete(handed.keys().next().value!);
-  }
 
   /**
    * No owed counter's period ends before this: a bound kept as counters are owed (an owed counter's end
@@ -130,69 +172,162 @@ export function createOutageLedger(now: () => number, options: OutageLedgerOptio
     if (t < sweepAt) return;
     options.onSweep?.(owed.size);
     sweepAt = Infinity;
-    for (const [k, d] of owed) {
-      if (d.expiresAt <= t) {
+    for (const [k, lot] of owed) {
+      if (lot.expiresAt <= t) {
         owed.delete(k);
+        lot.state = "lost";
         dropped++;
-      } else sweepAt = Math.min(sweepAt, d.expiresAt);
+      } else sweepAt = Math.min(sweepAt, lot.expiresAt);
     }
   }
 
-  /** See {@linkcode OutageLedger.owe}. */
-  function owe(delta: PeriodDelta): boolean {
-    if (!Number.isFinite(delta.amount) || delta.amount === 0) return true;
-    const t = now();
-    const k = id(delta.key, delta.period);
-    const entry = owed.get(k);
-    // A refund takes back at most what is owed and handed over (see the module's doc).
-    const amount = Math.max(delta.amount, -((entry?.amount ?? 0) + handedTo(k, t)));
-    if (amount === 0) return true;
-    if (entry) {
-      entry.amount += amount;
-      entry.expiresAt = Math.max(entry.expiresAt, delta.expiresAt);
-      return true;
-    }
+  /** Owes `lot` (not owed yet) as its counter's: false, and lost, when dropped. */
+  function place(k: string, lot: Lot, t: number): boolean {
     if (owed.size >= maxOwed) sweep(t);
-    if (delta.expiresAt <= t || owed.size >= maxOwed) {
+    if (lot.expiresAt <= t || owed.size >= maxOwed) {
+      lot.state = "lost";
       dropped++;
       return false;
     }
-    owed.set(k, { ...delta, amount });
-    sweepAt = Math.min(sweepAt, delta.expiresAt);
+    lot.state = "owed";
+    owed.set(k, lot);
+    sweepAt = Math.min(sweepAt, lot.expiresAt);
     return true;
+  }
+
+  /** Adds `amount` to what is owed to `d`'s counter; the lot it is in, undefined when dropped. */
+  function add(k: string, d: PeriodDelta, amount: number): Lot | undefined {
+    const lot = owed.get(k);
+    if (lot) {
+      lot.amount += amount;
+      lot.expiresAt = Math.max(lot.expiresAt, d.expiresAt);
+      return lot;
+    }
+    const fresh: Lot = {
+      key: d.key,
+      period: d.period,
+      amount,
+      expiresAt: d.expiresAt,
+      state: "owed",
+      waiting: 0,
+    };
+    return place(k, fresh, now()) ? fresh : undefined;
+  }
+
+  /** Gives back up to `refund` (> 0) of what `share`'s reservation put into its lot, wherever that went. */
+  function giveBack(share: Share, d: PeriodDelta, refund: number): void {
+    const back = Math.min(refund, share.amount);
+    if (!(back > 0)) return;
+    share.amount -= back;
+    let lot = share.lot;
+    while (lot.into) lot = lot.into;
+    if (lot.state === "owed") lot.amount -= back; // not handed over yet: owed less
+    else if (lot.state === "sending") lot.waiting -= back; // owed once the shared counter has it
+    else if (lot.state === "handed") add(id(d.key, d.period), d, -back);
+    // lost: the shared counter may never have got it, so there is nothing of it to give back
+  }
+
+  const finite = (d: PeriodDelta) => Number.isFinite(d.amount) && d.amount !== 0;
+
+  function owe(delta: PeriodDelta): boolean {
+    if (!finite(delta) || delta.amount < 0) return true;
+    return add(id(delta.key, delta.period), delta, delta.amount) !== undefined;
   }
 
   return {
     owe,
+    reserve(reservation, deltas) {
+      const shares: Share[] = [];
+      for (const d of deltas) {
+        if (!finite(d) || d.amount < 0) continue;
+        const k = id(d.key, d.period);
+        const lot = add(k, d, d.amount);
+        if (lot) shares.push({ k, lot, amount: d.amount });
+      }
+      if (shares.length === 0) return false;
+      reservations.set(reservation, shares);
+      if (reservations.size > maxReservations) reservations.delete(reservations.keys().next().value!);
+      return true;
+    },
+    settle(reservation, deltas) {
+      const shares = reservation === undefined ? undefined : reservations.get(reservation);
+      if (shares) reservations.delete(reservation!);
+      for (const d of deltas) {
+        if (!finite(d)) continue;
+        if (d.amount > 0) {
+          owe(d);
+          continue;
+        }
+        const k = id(d.key, d.period);
+        let refund = -d.amount;
+        for (const share of shares ?? []) {
+          if (share.k !== k) continue;
+          const before = share.amount;
+          giveBack(share, d, refund);
+          refund -= before - share.amount;
+        }
+      }
+    },
     owedTo: (key, period) => owed.get(id(key, period))?.amount ?? 0,
     take(max) {
       const t = now();
       const batch: PeriodDelta[] = [];
-      for (const [k, d] of owed) {
+      for (const [k, lot] of owed) {
         if (batch.length >= max) break;
         owed.delete(k);
-        if (d.expiresAt <= t) dropped++;
-        else if (d.amount !== 0) {
+        if (lot.expiresAt <= t) {
+          lot.state = "lost";
+          dropped++;
+        } else if (lot.amount === 0) {
+          lot.state = "handed"; // what its reservations added and what refunds took back net out
+        } else {
+          lot.state = "sending";
+          const d: PeriodDelta = {
+            key: lot.key,
+            period: lot.period,
+            amount: lot.amount,
+            expiresAt: lot.expiresAt,
+          };
+          taken.set(d, lot);
           batch.push(d);
-          hand(k, d, d.amount, t);
         }
       }
       return batch;
     },
     failed(deltas) {
-      const t = now();
       for (const d of deltas) {
-        const k = id(d.key, d.period);
-        if (d.amount > 0) hand(k, d, -d.amount, t);
-        const entry = owed.get(k);
-        if (entry) entry.amount = Math.max(entry.amount, 0 - handedTo(k, t)); // 0 -: never -0
+        const lot = taken.get(d);
+        if (lot?.state !== "sending") continue;
+        lot.state = "lost";
+        lot.waiting = 0;
       }
     },
     unsent(deltas) {
       const t = now();
       for (const d of deltas) {
-        hand(id(d.key, d.period), d, -d.amount, t);
-        owe(d);
+        const lot = taken.get(d);
+        if (lot?.state !== "sending") continue;
+        const k = id(d.key, d.period);
+        lot.amount += lot.waiting;
+        lot.waiting = 0;
+        const since = owed.get(k);
+        if (since) {
+          since.amount += lot.amount;
+          since.expiresAt = Math.max(since.expiresAt, lot.expiresAt);
+          lot.into = since;
+        } else place(k, lot, t);
+      }
+    },
+    handedOver(deltas) {
+      for (const d of deltas) {
+        const lot = taken.get(d);
+        if (lot?.state === "sending") {
+          lot.state = "handed";
+          if (lot.waiting !== 0) add(id(d.key, d.period), d, lot.waiting);
+          lot.waiting = 0;
+        }
+        const entry = lefts.get(id(d.key, d.period));
+        if (entry) entry.left = Math.max(0, entry.left - d.amount);
       }
     },
     dropped() {
@@ -218,12 +353,6 @@ export function createOutageLedger(now: () => number, options: OutageLedgerOptio
       if (entry.expiresAt > now()) return entry.left;
       lefts.delete(k);
       return undefined;
-    },
-    handedOver(deltas) {
-      for (const d of deltas) {
-        const entry = lefts.get(id(d.key, d.period));
-        if (entry) entry.left = Math.max(0, entry.left - d.amount);
-      }
     },
     forget(checks) {
       for (const c of checks) if (c.kind === "period") lefts.delete(id(c.key, c.period));

@@ -31,12 +31,14 @@
  * its own: the shared store sends it again while Redis does not answer and counts it once, so it is never
  * sent twice from here (one Redis misses for longer than that is lost, as any settlement). A batch that fails
  * marks the store down; the batches not sent yet stay owed, for the next recovery. The local counters then
- * keep only what is still owed. A refund settled locally is handed over only up to what this replica owes
- * or has handed over to its counter: one of a reservation the shared counter never got (the ledger was full,
- * or its hand-over failed) would erase spend made before the outage. Buckets and concurrency slots are not
- * handed over: a bucket refills within its window, a slot is given back where it was taken. The local share
- * of a budget starts from what it had left when last read (÷ the expected replicas), so a budget nearly spent
- * before an outage is not granted a fresh share during it.
+ * keep only what is still owed. A local admission is named (`ReserveResult.reservation`, `local:<n>`) and
+ * settled by that name: its refund is handed over only up to what its own reservation got onto the shared
+ * counter or still owes it, never another request's spend or an earlier outage's hand-over; the refund of a
+ * reservation the shared counter never got (the ledger was full, or its hand-over failed) would erase spend
+ * made before the outage or by other requests. Buckets and concurrency slots are not handed over: a bucket
+ * refills within its window, a slot is given back where it was taken. The local share of a budget starts
+ * from what it had left when last read (÷ the expected replicas), so a budget nearly spent before an outage
+ * is not granted a fresh share during it.
  *
  * Handing the outage's spend over adds it; a budget seed (budget_seeder.ts) raises a counter to the spend
  * the usage store recorded, which may already count it. Adding after raising would count it twice, so a
@@ -144,19 +146,32 @@ export function createResilientCounterStore(
   const replicas = Math.max(1, Math.floor(options.expectedReplicas));
   const memory = createMemoryCounterStore(now);
   const ledger = createOutageLedger(now);
-  // What settles a local admission: the engine names buckets by their configured limit, the local limiter
-  // keeps them at the replica's share. What it adds to a period counter is owed to the shared one, and
-  // handed over at once when Redis is up (an admission still running when Redis came back).
+  /** The engine names buckets by their configured limit; the local limiter, at the replica's share. */
+  const adjustLocally: CounterStore["adjust"] = (bucket, delta) =>
+    memory.adjust({ ...bucket, limit: share(bucket.limit, replicas) }, delta);
+  // What settles a local admission. What it adds to a period counter is owed to the shared one, a refund only
+  // of what its own reservation got there (`settle`, named by the reservation: outage_ledger.ts), and handed
+  // over at once when Redis is up (an admission still running when Redis came back).
   const local: CounterStore = {
     ...memory,
-    adjust: (bucket, delta) => memory.adjust({ ...bucket, limit: share(bucket.limit, replicas) }, delta),
+    adjust: adjustLocally,
     async periodAdd(key, period, amount, expiresAt) {
       const value = await memory.periodAdd(key, period, amount, expiresAt);
+      // No reservation named: spend is owed, a refund takes nothing back from the shared counter.
       ledger.owe({ key, period, amount, expiresAt });
       if (up) await handOver().catch(markDown);
       return value;
     },
+    async settle(ops) {
+      for (const key of ops.release) await memory.release(key);
+      for (const a of ops.adjust) await adjustLocally(a.bucket, a.delta);
+      for (const p of ops.periods) await memory.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+      ledger.settle(ops.reservation, ops.periods);
+      if (up && ops.periods.length > 0) await handOver().catch(markDown);
+    },
   };
+  /** The last local reservation's number: a local admission's name (`local:<n>`), unique in this process. */
+  let localReservations = 0;
   let up = true;
   let nextProbe = 0;
   options.metrics?.up.set([], 1);
@@ -245,12 +260,13 @@ export function createResilientCounterStore(
    * memory store never goes below zero); lowering by the refund handed over would raise it by the refund.
    */
   function forgetLocally(deltas: readonly PeriodDelta[]): void {
+    // First: the refunds settled while these were handed over are owed from now on.
+    ledger.handedOver(deltas);
     for (const d of deltas) {
       const owes = ledger.owedTo(d.key, d.period);
       void memory.forget([{ kind: "period", key: d.key, period: d.period, limit: 0 }]);
       if (owes > 0) void memory.periodAdd(d.key, d.period, owes, d.expiresAt);
     }
-    ledger.handedOver(deltas);
   }
 
   function markDown(err: unknown): void {
@@ -322,15 +338,19 @@ export function createResilientCounterStore(
       // and settling must correct from that (engine.ts), not from the estimate asked.
       const asJudged = checks.map(judged);
       const result = await memory.reserve(asJudged);
-      if (result.ok) {
-        // Every budget's check says when its counter expires (budgets.ts), as the shared store needs.
-        for (const c of asJudged) {
-          if (c.kind === "period" && c.amount && c.expiresAt !== undefined) {
-            ledger.owe({ key: c.key, period: c.period, amount: c.amount, expiresAt: c.expiresAt });
-          }
+      if (!result.ok) return { ...result, store: local, checks: asJudged };
+      // Every budget's check says when its counter expires (budgets.ts), as the shared store needs.
+      const owed: PeriodDelta[] = [];
+      for (const c of asJudged) {
+        if (c.kind === "period" && c.amount && c.expiresAt !== undefined) {
+          owed.push({ key: c.key, period: c.period, amount: c.amount, expiresAt: c.expiresAt });
         }
       }
-      return { ...result, store: local, checks: asJudged };
+      // Named when the ledger remembers what it owes, so that its refund takes back only that.
+      const reservation = `local:${++localReservations}`;
+      return ledger.reserve(reservation, owed)
+        ? { ...result, store: local, checks: asJudged, reservation }
+        : { ...result, store: local, checks: asJudged };
     },
     adjust: (bucket, delta) => settleOp(() => shared.adjust(bucket, delta)),
     release: (key) => settleOp(() => shared.release(key)),

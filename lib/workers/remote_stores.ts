@@ -57,11 +57,16 @@ export function remoteCounterStore(channel: Channel): CounterStore {
       const { ok, results, local: byLocal, reservation, checks: judged } = await channel.call<
         ReserveResult & { local?: boolean }
       >("counters.reserve", checks);
-      // The local limiter's checks carry what it took (capped at the replica's share): settled from those.
+      // The local limiter's checks carry what it took (capped at the replica's share): settled from those,
+      // named by its name for the admission (what its refund may take back from the shared counters).
       if (byLocal) {
-        return judged === undefined
-          ? { ok, results, store: local }
-          : { ok, results, store: local, checks: judged };
+        return {
+          ok,
+          results,
+          store: local,
+          ...(judged === undefined ? {} : { checks: judged }),
+          ...(reservation === undefined ? {} : { reservation }),
+        };
       }
       return reservation === undefined ? { ok, results } : { ok, results, reservation };
     },
