@@ -30,6 +30,7 @@ providers:
 models:
   gemini-ok: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
   gemini-tools: { type: chat, targets: [ { provider: gem, model: gem-tools } ] }
+  gemini-3: { type: chat, targets: [ { provider: gem, model: gem-3-ok } ] }
   gemini-broken: { type: chat, targets: [ { provider: gem, model: gem-midstream-error } ] }
   chat-unused: { type: chat, targets: [ { provider: gem, model: gem-ok } ] }
   gemini-emb: { type: embedding, targets: [ { provider: gem, model: text-embedding-004 } ] }
@@ -114,6 +115,48 @@ Deno.test("gemini native: the client's body passes through to a gemini provider;
       ["gemini", 0],
       ["gemini", 0],
     ]);
+  });
+});
+
+Deno.test("gemini native: a function call another vendor made goes to Gemini 3 with the signature Google documents for it", async () => {
+  // Gemini CLI's history of an alias whose earlier turn a non-Gemini target answered (a fallback, or the
+  // alias moved): its calls carry no thought signature, which Gemini 3 refuses in the current turn.
+  await withFakeGateway(startFakeGemini, configFor, async (gw, fake) => {
+    const ai = new GoogleGenAI({
+      apiKey: TEST_TOKEN,
+      apiVersion: "v1beta",
+      httpOptions: { baseUrl: gw.url },
+    });
+    const call = (city: string) => ({ functionCall: { name: "get_weather", args: { city } } });
+    const answer = await ai.models.generateContent({
+      model: "gemini-3",
+      contents: [
+        { role: "user", parts: [{ text: "Weather in two cities?" }] },
+        { role: "model", parts: [{ text: "Checking." }, call("Paris"), call("Rome")] },
+        {
+          role: "user",
+          parts: [
+            { functionResponse: { name: "get_weather", response: { temp: 21 } } },
+            { functionResponse: { name: "get_weather", response: { temp: 25 } } },
+          ],
+        },
+        { role: "model", parts: [{ ...call("Oslo"), thoughtSignature: FAKE_SIGNATURE }] },
+        { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { temp: 3 } } }] },
+      ],
+    });
+    assert.equal(answer.text, GEMINI_ANSWER);
+    type Part = { thoughtSignature?: string; functionCall?: unknown };
+    const sent = fake.requests.at(-1)!.body.contents as { parts: Part[] }[];
+    assert.deepEqual(sent[1].parts.map((p) => p.thoughtSignature), [
+      undefined,
+      "skip_thought_signature_validator",
+      undefined,
+    ], "the first call of the turn carries it (parallel calls carry one signature, on the first)");
+    assert.equal(
+      sent[3].parts[0].thoughtSignature,
+      FAKE_SIGNATURE,
+      "a call Gemini signed keeps its signature",
+    );
   });
 });
 

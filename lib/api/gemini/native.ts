@@ -15,12 +15,14 @@ import { readCounts } from "../../openai/usage_counts.ts";
 import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
+import { FOREIGN_CALL_SIGNATURE } from "../../providers/gemini/contents.ts";
 
 /**
  * The body a Gemini target gets: the client's, with the policy's output limit (the token's ceiling may have
  * lowered or set `maxOutputTokens`) and the alias's redactions in every text it reads (native_texts.ts: thoughts,
  * plain-text `inlineData` and function responses too; deny rules were judged on the chat form, and on the texts
- * only a Gemini target reads).
+ * only a Gemini target reads), and a model turn's first function call that has no thought signature signed as
+ * one another vendor made ({@linkcode signedFirstCalls}).
  */
 export function nativeGeminiBody(
   client: JsonObject,
@@ -29,12 +31,32 @@ export function nativeGeminiBody(
 ): JsonObject {
   const body: JsonObject = { ...client };
   delete body.model;
+  if (Array.isArray(client.contents)) body.contents = signedFirstCalls(client.contents);
   const limit = chat.max_completion_tokens;
   const config = isObject(client.generationConfig) ? client.generationConfig : {};
   if (typeof limit === "number" && limit !== config.maxOutputTokens) {
     body.generationConfig = { ...config, maxOutputTokens: limit };
   }
   return redactedBody(body, geminiTexts, rules);
+}
+
+/**
+ * `contents` with each model turn's first function call that has no thought signature given
+ * {@linkcode FOREIGN_CALL_SIGNATURE}, as the translated path gives it (lib/providers/gemini/contents.ts): a Gemini
+ * client's history holds such calls when a non-Gemini target answered an earlier turn of its alias (a fallback,
+ * or the alias moved), since only Gemini signs its calls, and Gemini 3 refuses the current turn's unsigned call
+ * with a 400. A turn that needs nothing is the client's own object, so a signed history is not copied.
+ */
+function signedFirstCalls(contents: readonly unknown[]): unknown[] {
+  return contents.map((content) => {
+    if (!isObject(content) || content.role !== "model" || !Array.isArray(content.parts)) return content;
+    const at = content.parts.findIndex((part) => isObject(part) && isObject(part.functionCall));
+    const first = content.parts[at];
+    if (!isObject(first) || typeof first.thoughtSignature === "string") return content;
+    const parts = content.parts.slice();
+    parts[at] = { ...first, thoughtSignature: FOREIGN_CALL_SIGNATURE };
+    return { ...content, parts };
+  });
 }
 
 /** An upstream answer (or chunk) as the client's: the alias as `modelVersion`. */
