@@ -7,18 +7,12 @@
  */
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { callsFunction } from "./function_calls.ts";
 
 /** The first candidate of a GenerateContentResponse. */
 function candidate(value: JsonObject): JsonObject | undefined {
   const first = Array.isArray(value.candidates) ? value.candidates[0] : undefined;
   return isObject(first) ? first : undefined;
-}
-
-/** Whether a value's candidate asks the client to call a function. */
-function callsFunction(value: JsonObject): boolean {
-  const content = candidate(value)?.content;
-  const parts = isObject(content) && Array.isArray(content.parts) ? content.parts : [];
-  return parts.some((part) => isObject(part) && isObject(part.functionCall));
 }
 
 /** The cache spec of a Gemini request whose client body is `body`. */
@@ -29,7 +23,7 @@ export function geminiCacheSpec(body: JsonObject): NativeCacheSpec {
     ending(values): NativeEnding | undefined {
       const reason = values.map((v) => candidate(v)?.finishReason).findLast((r) => typeof r === "string");
       if (reason === undefined) return undefined;
-      if (values.some(callsFunction)) return "tool_calls";
+      if (values.some((value) => callsFunction(candidate(value)))) return "tool_calls";
       return reason === "STOP" ? "complete" : "incomplete";
     },
     idOf: (first) => first.responseId,

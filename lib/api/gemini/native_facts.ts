@@ -11,6 +11,7 @@ import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { answerSaid, nativeUsage } from "./native.ts";
 import { geminiFinishReason } from "../../providers/finish_reasons.ts";
+import { callsFunction } from "./function_calls.ts";
 
 /**
  * A candidate's `finishReason` as the `gemini` provider reports it for a translated answer, but an unusable
@@ -24,13 +25,6 @@ function chatFinishReason(reason: string, calledFunction: boolean): string {
 /** The candidates of a GenerateContentResponse. */
 function candidatesOf(value: JsonObject): JsonObject[] {
   return Array.isArray(value.candidates) ? value.candidates.filter(isObject) : [];
-}
-
-/** Whether a candidate's content holds a function call. */
-function callsFunction(candidate: JsonObject): boolean {
-  const content = candidate.content;
-  const parts = isObject(content) && Array.isArray(content.parts) ? content.parts : [];
-  return parts.some((part) => isObject(part) && isObject(part.functionCall));
 }
 
 /**

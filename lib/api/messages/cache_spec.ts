@@ -7,12 +7,17 @@
  */
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { anthropicFinishReason } from "../../providers/finish_reasons.ts";
 
-/** How a stop reason ended the answer: tool calls, a cut (length, refusal, a paused server tool), or whole. */
+/**
+ * How a stop reason ended the answer: in tool calls (`tool_use`, read through the one table of Anthropic's stop
+ * reasons, lib/providers/finish_reasons.ts, as a traced answer's finish reason is), a cut (length, refusal, a
+ * paused server tool), or whole.
+ */
 function endingOf(stopReason: unknown): NativeEnding | undefined {
   if (stopReason === "end_turn" || stopReason === "stop_sequence") return "complete";
-  if (stopReason === "tool_use") return "tool_calls";
-  return typeof stopReason === "string" ? "incomplete" : undefined;
+  if (typeof stopReason !== "string") return undefined;
+  return anthropicFinishReason(stopReason) === "tool_calls" ? "tool_calls" : "incomplete";
 }
 
 /**

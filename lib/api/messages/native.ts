@@ -21,6 +21,7 @@ import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../open
 import { redactedBody } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import { withoutUnsignedThinking } from "./unsigned_thinking.ts";
+import { isCallBlock } from "./call_blocks.ts";
 
 /** How the body a native target gets differs from the client's. */
 export interface NativeMessagesChanges {
@@ -124,13 +125,6 @@ export function usageTokens(usage: MessagesUsage): TokenClasses {
   };
 }
 
-/**
- * The blocks whose `input` the model wrote: a client tool's call, a server tool's (a web search's query, a code
- * execution's code) and an MCP connector's. A stream sends each input as `input_json_delta`s, which
- * {@linkcode eventText} counts whatever the block; a whole Message counts the same.
- */
-const CALL_BLOCKS: ReadonlySet<unknown> = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
-
 /** The texts of a Message's content (text, thinking, tool calls' input), for counting its tokens without usage. */
 export function messageTexts(message: JsonObject): string[] {
   const out: string[] = [];
@@ -152,7 +146,9 @@ function pushMessageTexts(message: JsonObject, out: TextSink): void {
     if (!isObject(block)) continue;
     if (typeof block.text === "string") out.push(block.text);
     if (typeof block.thinking === "string") pushText(out, block.thinking, true);
-    if (CALL_BLOCKS.has(block.type) && block.input !== undefined) out.push(JSON.stringify(block.input));
+    // A call's input the model wrote (a client tool's arguments, a web search's query, a code execution's code),
+    // as a stream's `input_json_delta`s are counted whatever the block.
+    if (isCallBlock(block) && block.input !== undefined) out.push(JSON.stringify(block.input));
   }
 }
 

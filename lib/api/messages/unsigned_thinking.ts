@@ -22,6 +22,7 @@
  * @module
  */
 import { isObject, type JsonObject } from "../../openai/types.ts";
+import { isCallBlock } from "./call_blocks.ts";
 
 /** A body without its unsigned thinking, and the client's paths of what it lost. */
 export interface WithoutUnsigned {
@@ -35,10 +36,7 @@ const unsigned = (block: unknown): boolean =>
   (typeof block.signature !== "string" || block.signature === "");
 
 /** Whether a turn's blocks call tools (client, server or MCP tools). */
-const callsTools = (blocks: readonly unknown[]): boolean =>
-  blocks.some((b) =>
-    isObject(b) && (b.type === "tool_use" || b.type === "server_tool_use" || b.type === "mcp_tool_use")
-  );
+const callsTools = (blocks: readonly unknown[]): boolean => blocks.some(isCallBlock);
 
 const startsWithThinking = (blocks: readonly unknown[]): boolean =>
   isObject(blocks[0]) && (blocks[0].type === "thinking" || blocks[0].type === "redacted_thinking");

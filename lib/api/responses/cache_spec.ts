@@ -15,21 +15,28 @@
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import type { OpenAIBeta } from "../../providers/types.ts";
+import { callsClient, isClientCall } from "./client_calls.ts";
 
 /** The events that end a Responses stream. */
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
-/** Output items that are calls for the client to run. */
-const CLIENT_CALLS = new Set(["function_call", "custom_tool_call", "local_shell_call", "computer_call"]);
+/** The stream events that carry one output item whole (`item`), as it starts and as it ends. */
+const ITEM_EVENTS: ReadonlySet<unknown> = new Set([
+  "response.output_item.added",
+  "response.output_item.done",
+]);
 
-function endingOf(response: unknown): NativeEnding | undefined {
+/**
+ * How a Response ended: `tool_calls` when it hands the client a call to run (client_calls.ts: the same list a
+ * traced answer's finish reason reads), in its output or in any item a stream's events carried (an upstream
+ * whose final event leaves a streamed item out of its `output` still handed the client that call).
+ */
+function endingOf(response: unknown, events: readonly JsonObject[] = []): NativeEnding | undefined {
   if (!isObject(response)) return undefined;
   if (response.status === "incomplete") return "incomplete";
   if (response.status !== "completed") return undefined;
-  const output = Array.isArray(response.output) ? response.output : [];
-  return output.some((item) => isObject(item) && CLIENT_CALLS.has(String(item.type)))
-    ? "tool_calls"
-    : "complete";
+  const streamed = events.some((event) => ITEM_EVENTS.has(event.type) && isClientCall(event.item));
+  return streamed || callsClient(response) ? "tool_calls" : "complete";
 }
 
 /**
@@ -57,7 +64,7 @@ export function responsesCacheSpec(body: JsonObject, openaiBeta: OpenAIBeta | nu
       if (values.length === 1 && values[0].object === "response") return endingOf(values[0]);
       const last = values.at(-1);
       return last?.type === "response.completed" || last?.type === "response.incomplete"
-        ? endingOf(last.response)
+        ? endingOf(last.response, values)
         : undefined;
     },
     // A whole Response, or the one inside a `response.*` event (every event that carries one shows it).

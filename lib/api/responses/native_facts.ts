@@ -10,32 +10,15 @@ import type { NativeAnswerFacts, NativeFacts } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { nativeUsage } from "./native.ts";
 import { outputSaid } from "./output_texts.ts";
-
-/**
- * Output items that are calls for the client to run (a chat answer's `tool_calls`): the shell and apply_patch
- * tools' calls too, which the client's harness runs (Codex does), unlike a hosted tool's.
- */
-const CLIENT_CALLS = new Set([
-  "function_call",
-  "custom_tool_call",
-  "local_shell_call",
-  "shell_call",
-  "apply_patch_call",
-  "computer_call",
-]);
+import { callsClient } from "./client_calls.ts";
 
 /**
  * How a Response ended as a chat `finish_reason`: completed is `stop` (`tool_calls` when it asks the client to
- * run a call); incomplete for the output limit is `length`, for the content filter `content_filter`; a Response
- * not yet ended, or failed, has none.
+ * run a call, client_calls.ts); incomplete for the output limit is `length`, for the content filter
+ * `content_filter`; a Response not yet ended, or failed, has none.
  */
 export function responseFinishReason(response: JsonObject): string | undefined {
-  if (response.status === "completed") {
-    const output = Array.isArray(response.output) ? response.output : [];
-    return output.some((item) => isObject(item) && CLIENT_CALLS.has(String(item.type)))
-      ? "tool_calls"
-      : "stop";
-  }
+  if (response.status === "completed") return callsClient(response) ? "tool_calls" : "stop";
   if (response.status !== "incomplete") return undefined;
   const reason = isObject(response.incomplete_details) ? response.incomplete_details.reason : undefined;
   if (reason === "max_output_tokens") return "length";
