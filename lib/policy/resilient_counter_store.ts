@@ -150,8 +150,10 @@ export function createResilientCounterStore(
   const local: CounterStore = {
     ...memory,
     adjust: (bucket, delta) => memory.adjust({ ...bucket, limit: share(bucket.limit, replicas) }, delta),
-    async periodAdd(key, period, amount, expiresAt) {
-      const value = await memory.periodAdd(key, period, amount, expiresAt);
+    // Owed whether or not the local counter still holds its reservation (`heldIn`: an end user forgotten
+    // here, whose shared counters no replica forgets).
+    async periodAdd(key, period, amount, expiresAt, heldIn) {
+      const value = await memory.periodAdd(key, period, amount, expiresAt, heldIn);
       ledger.owe({ key, period, amount, expiresAt });
       if (up) await handOver().catch(markDown);
       return value;
