@@ -107,11 +107,10 @@ export interface ReserveResult {
    */
   readonly checks?: readonly Check[];
   /**
-   * A shared store's name for this admission, given back in {@linkcode SettleOps.reservation}: what lets
-   * it free this admission's own slots and send a settlement again without counting it twice. The local
-   * limiter of `fail_open` ({@linkcode store}) names one whose budget reservations it keeps books of (what
-   * each got onto the shared counters, which is all its refund may take back); it is settled by that name
-   * even when there is nothing to correct, so that it forgets them.
+   * A shared store's name for this admission, given back in {@linkcode SettleOps.reservation}: it frees this
+   * admission's own slots and sends a settlement again without counting it twice. `fail_open`'s local limiter
+   * ({@linkcode store}) keeps books of what each named reservation got onto the shared counters (all its refund
+   * may take back), so it is settled by that name even with nothing to correct, to forget them.
    */
   readonly reservation?: string;
 }
@@ -132,11 +131,9 @@ export interface CounterStore {
   release(key: string): Promise<void>;
   /** The value of a period counter (0 when absent). */
   periodGet(key: string, period: string): Promise<number>;
-  /**
-   * Adds to a period counter (never below zero), which is forgotten after `expiresAt` (epoch ms); returns the
-   * new value.
-   */
-  periodAdd(key: string, period: string, amount: number, expiresAt: number): Promise<number>;
+  /** Adds to a period counter (never below zero), forgotten after `expiresAt` (epoch ms); returns the new
+   * value. With `heldIn` ({@linkcode PeriodDelta.heldIn}), only while that counter exists. */
+  periodAdd(key: string, period: string, amount: number, expiresAt: number, heldIn?: string): Promise<number>;
   /** Raises a period counter to at least `value` (never lowers it); returns the new value. */
   periodRaise(key: string, period: string, value: number, expiresAt: number): Promise<number>;
   /**
@@ -207,6 +204,12 @@ export interface PeriodDelta {
   readonly period: string;
   readonly amount: number;
   readonly expiresAt: number;
+  /**
+   * The counter (same period) holding the reservation this settles: added only while that exists, so the
+   * requests of an end user forgotten under `max_users` ({@linkcode CounterStore.forget}) bring none of its
+   * counters back as they settle. A store that never forgets a counter (a shared one) may ignore it.
+   */
+  readonly heldIn?: string;
 }
 
 /** Options of {@linkcode createMemoryCounterStore}. */
@@ -359,15 +362,15 @@ export function createMemoryCounterStore(
       sweep(t);
       return Promise.resolve(periodValue(periodKey(key, period), t));
     },
-    periodAdd(key, period, amount, expiresAt) {
+    periodAdd(key, period, amount, expiresAt, heldIn) {
       const t = now();
       sweep(t);
       const k = periodKey(key, period);
-      // Never below zero: a refund settled into a counter recreated since (an end user forgotten under
-      // `max_users` while its request ran) would otherwise leave credit beyond the budget.
+      // Its reservation went with its end user (forgotten): adding would only bring a counter back.
+      if (heldIn && !periods.has(periodKey(heldIn, period))) return Promise.resolve(periodValue(k, t));
+      // Never below zero (a refund settled into a counter made afresh since its user was forgotten would
+      // leave credit beyond the budget); a zero is no entry (it reads as 0 all the same).
       const value = Math.max(0, periodValue(k, t) + (Number.isFinite(amount) ? amount : 0));
-      // A zero is no entry (it reads as 0 all the same): such a refund would otherwise leave one entry per end
-      // user forgotten, kept until its period ends, however many `max_users` allows.
       if (value === 0) periods.delete(k);
       else periods.set(k, { value, expiresAt });
       return Promise.resolve(value);

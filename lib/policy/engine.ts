@@ -28,7 +28,7 @@ import {
 } from "./budgets.ts";
 import { endUserBudgetOwner, endUserScopes, EndUserTracker, seenUsers } from "./end_users.ts";
 import { applyContentRules } from "./content_rules.ts";
-import type { Check, CounterStore, ReserveResult, SettleOps } from "./counter_store.ts";
+import type { Check, CounterStore, PeriodDelta, ReserveResult, SettleOps } from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 import { isChatFormEndpoint } from "../config/schema.ts";
@@ -186,20 +186,30 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
             adjust.push({ bucket: check, delta: tokens - taken[i] });
           }
         });
-        const periods = budgets.flatMap((b, j) =>
-          reservedSettlement(b, { tokens, cost }, taken[rates.length + j]) ?? []
+        // An end user forgotten under `max_users` takes its counters with it, and the reservations of its
+        // requests still running: what settles one is added only while its budget's counter exists (`heldIn`),
+        // else each forgotten user's settlement would bring its counters back until the period ends, past the
+        // bound. A user still tracked has it (its reservation took > 0): settled as before. The settled spend
+        // goes first, judged before the correction (a refund to zero leaves no counter).
+        const heldIn = budgets.map((b, j) =>
+          b.owner.scope === "end_user" && taken[rates.length + j] > 0 ? { heldIn: b.check.key } : {}
         );
+        const periods: PeriodDelta[] = [];
         // The budgets whose settled spend grew, in the same call as their counters (counted once with them).
         const spent: OwnedBudgetCheck[] = [];
         if (options.onBudgetSettled) {
-          for (const b of budgets) {
+          budgets.forEach((b, j) => {
             const delta = spentSettlement(b, { tokens, cost });
             if (delta) {
-              periods.push(delta);
+              periods.push({ ...delta, ...heldIn[j] });
               spent.push(b);
             }
-          }
+          });
         }
+        budgets.forEach((b, j) => {
+          const delta = reservedSettlement(b, { tokens, cost }, taken[rates.length + j]);
+          if (delta) periods.push({ ...delta, ...heldIn[j] });
+        });
         if (store.settle) {
           // One call (one round trip on a shared store) for all of it, named by the reservation it settles:
           // a shared store then gives back this admission's own slots, and sends it again in the background
@@ -213,7 +223,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           const ops: Promise<unknown>[] = [
             ...release.map((key) => store.release(key)),
             ...adjust.map((a) => store.adjust(a.bucket, a.delta)),
-            ...periods.map((p) => store.periodAdd(p.key, p.period, p.amount, p.expiresAt)),
+            ...periods.map((p) => store.periodAdd(p.key, p.period, p.amount, p.expiresAt, p.heldIn)),
           ];
           for (const r of await Promise.allSettled(ops)) if (r.status === "rejected") onError(r.reason);
         }

@@ -155,8 +155,10 @@ export function createResilientCounterStore(
   const local: CounterStore = {
     ...memory,
     adjust: adjustLocally,
-    async periodAdd(key, period, amount, expiresAt) {
-      const value = await memory.periodAdd(key, period, amount, expiresAt);
+    // Owed whether or not the local counter still holds its reservation (`heldIn`: an end user forgotten
+    // here, whose shared counters no replica forgets).
+    async periodAdd(key, period, amount, expiresAt, heldIn) {
+      const value = await memory.periodAdd(key, period, amount, expiresAt, heldIn);
       // No reservation named: spend is owed, a refund takes nothing back from the shared counter.
       ledger.owe({ key, period, amount, expiresAt });
       if (up) await handOver().catch(markDown);
@@ -165,7 +167,7 @@ export function createResilientCounterStore(
     async settle(ops) {
       for (const key of ops.release) await memory.release(key);
       for (const a of ops.adjust) await adjustLocally(a.bucket, a.delta);
-      for (const p of ops.periods) await memory.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+      for (const p of ops.periods) await memory.periodAdd(p.key, p.period, p.amount, p.expiresAt, p.heldIn);
       ledger.settle(ops.reservation, ops.periods);
       if (up && ops.periods.length > 0) await handOver().catch(markDown);
     },

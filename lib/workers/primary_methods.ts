@@ -58,7 +58,7 @@ async function settleOn(store: CounterStore, ops: SettleOps): Promise<void> {
   if (store.settle) return await store.settle(ops);
   for (const key of ops.release) await store.release(key);
   for (const { bucket, delta } of ops.adjust) await store.adjust(bucket, delta);
-  for (const p of ops.periods) await store.periodAdd(p.key, p.period, p.amount, p.expiresAt);
+  for (const p of ops.periods) await store.periodAdd(p.key, p.period, p.amount, p.expiresAt, p.heldIn);
 }
 
 /**

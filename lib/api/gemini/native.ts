@@ -15,7 +15,7 @@ import { readCounts } from "../../openai/usage_counts.ts";
 import { pushText, type SaidTexts, saidTextsOf, type TextSink } from "../../openai/said_fields.ts";
 import { redactedBody } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
-import { FOREIGN_CALL_SIGNATURE } from "../../providers/gemini/contents.ts";
+import { FOREIGN_CALL_SIGNATURE } from "../../providers/thought_signatures.ts";
 
 /**
  * The body a Gemini target gets: the client's, with the policy's output limit (the token's ceiling may have

@@ -10,6 +10,7 @@ import { invalidRequest } from "../../errors.ts";
 import { type GeminiContent, type GeminiPart, signatureFromToolCallId } from "./types.ts";
 import { vendorMediaType } from "../shared/media_type.ts";
 import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
+import { FOREIGN_CALL_SIGNATURE } from "../thought_signatures.ts";
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 
 const IMAGE_EXTENSIONS: Record<string, string> = {
@@ -157,15 +158,6 @@ function functionResponse(name: string, text: string): GeminiPart {
   } catch { /* plain text result */ }
   return { functionResponse: { name, response } };
 }
-
-/**
- * The thought signature Google documents for a function call the model did not make itself (a call another
- * vendor made, or one whose signature was lost), which tells Gemini to skip the check: Gemini 3 refuses a model
- * turn whose first function call comes back without a signature ("Function call is missing a
- * thought_signature"), and only a call the gateway minted from a Gemini answer carries one
- * (`signatureFromToolCallId`). https://ai.google.dev/gemini-api/docs/thought-signatures
- */
-export const FOREIGN_CALL_SIGNATURE = "skip_thought_signature_validator";
 
 /**
  * Gives the first function call of each model turn {@linkcode FOREIGN_CALL_SIGNATURE} when it has no signature

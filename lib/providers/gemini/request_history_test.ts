@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { ChatRequest } from "../../openai/types.ts";
-import { FOREIGN_CALL_SIGNATURE } from "./contents.ts";
+import { FOREIGN_CALL_SIGNATURE } from "../thought_signatures.ts";
 import { toGeminiRequest } from "./request.ts";
 import { type GeminiPart, toolCallIdFor } from "./types.ts";
 
