@@ -9,7 +9,7 @@ import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject, Usage } from "../openai/types.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
-import { isTokenInput, textSlots } from "../policy/text_slots.ts";
+import { isTokenInput, type TextSlot, textSlots } from "../policy/text_slots.ts";
 import { tokenInputUnreadable } from "../policy/denied.ts";
 import { createMasker, type Masker } from "./mask.ts";
 import { type GuardrailOutcome, guardrailsFor, type ResolvedGuardrail } from "./resolved.ts";
@@ -52,7 +52,8 @@ export function outcomeRules(outcomes: readonly GuardrailOutcome[]): { modified:
 /**
  * Runs the input guardrails of `model` and `token` on `body` (in place), keeping the request's guardrail state
  * with `keep` first (so a refusal's outcome is recorded too). Nothing when none apply. Throws a denial (400)
- * or a `fail_closed` failure (503).
+ * or a `fail_closed` failure (503). `carried`: texts the request carries to its targets beside `body` (a Gemini
+ * embed request's titles), checked after the body's and written back in place as they are.
  */
 export async function checkInput(
   endpoint: Endpoint,
@@ -61,6 +62,7 @@ export async function checkInput(
   body: JsonObject | undefined,
   signal: AbortSignal,
   keep: (state: RequestGuardrails) => void,
+  carried: readonly TextSlot[] = [],
 ): Promise<RequestGuardrails | undefined> {
   const input = guardrailsFor("input", model?.guardrails, token.guardrails);
   // Embeddings and moderations answer with no text a model said: nothing to check on the way out.
@@ -72,7 +74,7 @@ export async function checkInput(
   if (input.length > 0 && isTokenInput(endpoint, body)) {
     throw tokenInputUnreadable(guardrailRule(input[0].name), `guardrail ${input[0].name}`);
   }
-  const slots = input.length > 0 ? textSlots(endpoint, body, { toolArguments: true }) : [];
+  const slots = input.length > 0 ? [...textSlots(endpoint, body, { toolArguments: true }), ...carried] : [];
   const state: RequestGuardrails = {
     // Told every text up front, so no placeholder it issues is one the client already wrote.
     masker: createMasker(slots.map((s) => s.text)),

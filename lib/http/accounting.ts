@@ -10,6 +10,7 @@ import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import { PolicyDenied } from "../policy/denied.ts";
 import type { NativeText } from "../policy/content_rules.ts";
+import type { TextSlot } from "../policy/text_slots.ts";
 import type { ChatRequest, JsonObject } from "../openai/types.ts";
 import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
@@ -20,6 +21,8 @@ import { checkInput, outcomeRules, type RequestGuardrails } from "../guardrails/
 /**
  * Asks the policy whether this request may go ahead (throws the denial otherwise) and keeps the admission
  * on the context so that it is settled and its `x-ratelimit-*` headers are sent, whatever happens next.
+ * `carriedTexts`: what the request carries to its targets beside `body` (`PolicyRequest.carriedTexts`), judged
+ * and rewritten in place with the body's texts, by the content rules and the input guardrails alike.
  */
 export async function admit(
   ctx: ClientContext,
@@ -28,6 +31,7 @@ export async function admit(
   model?: ResolvedModel,
   body?: JsonObject,
   nativeTexts?: readonly NativeText[],
+  carriedTexts?: readonly TextSlot[],
 ): Promise<void> {
   if (model !== undefined) refuseUncountedMoney(ctx, model);
   const admission = await ctx.services.policy.admit({
@@ -36,13 +40,16 @@ export async function admit(
     model,
     body,
     nativeTexts,
+    carriedTexts,
     estimatedTokens,
     headers: ctx.headers,
   });
   ctx.admission = admission;
   ctx.record.outcome = admission.outcome;
   ctx.record.rule = admission.rule;
-  if (model?.guardrails || ctx.identity.guardrails) await guardInput(ctx, endpoint, model, body);
+  if (model?.guardrails || ctx.identity.guardrails) {
+    await guardInput(ctx, endpoint, model, body, carriedTexts);
+  }
 }
 
 /**
@@ -80,11 +87,20 @@ async function guardInput(
   endpoint: Endpoint,
   model: ResolvedModel | undefined,
   body: JsonObject | undefined,
+  carried: readonly TextSlot[] | undefined,
 ): Promise<void> {
   let state: RequestGuardrails | undefined;
   let passed = false;
   try {
-    await checkInput(endpoint, model, ctx.identity, body, ctx.signal, (s) => ctx.guardrails = state = s);
+    await checkInput(
+      endpoint,
+      model,
+      ctx.identity,
+      body,
+      ctx.signal,
+      (s) => ctx.guardrails = state = s,
+      carried,
+    );
     passed = true;
   } finally {
     const { modified, rules } = outcomeRules(state?.outcomes ?? []);

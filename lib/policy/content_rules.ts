@@ -2,9 +2,9 @@
  * Content rules of an alias: deny a request whose text matches a pattern, or redact the matches before the
  * request goes upstream. Rules see every text the client sends to the model: string message contents and
  * the text parts of array contents (any role), plain-text documents, what earlier assistant turns said besides
- * their content (`reasoning_content`, refusals), or the strings of an embeddings `input`; for a body passed
- * through to a native target, the same texts where that API keeps them (each API's `native_texts.ts`), and
- * those only a native target reads.
+ * their content (`reasoning_content`, refusals), or the strings of an embeddings `input` (and the `title`s a Gemini
+ * embed request carries to a Gemini target beside it); for a body passed through to a native target, the same
+ * texts where that API keeps them (each API's `native_texts.ts`), and those only a native target reads.
  *
  * Token-id embeddings input has no text to match, so an alias with rules refuses it (400
  * `token_input_not_checkable`) rather than let a denied text through as ids. Not covered, by design: tool-call
@@ -107,20 +107,23 @@ export function nativeTextsOf(
  * `native` are the texts of the client's body as a native target would read it (a Responses reasoning item no
  * assistant turn follows, a plain-text file only a native target reads, have no chat form): deny rules judge
  * them after the chat form's, and a redact rule that matches one modifies the request (the native body is
- * redacted when it is built, {@linkcode redactedBody}).
+ * redacted when it is built, {@linkcode redactedBody}). `carried` are texts the request carries beside its body
+ * (`PolicyRequest.carriedTexts`): judged and redacted in place as the body's own.
  */
 export function applyContentRules(
   endpoint: Endpoint,
   body: JsonObject | undefined,
   rules: readonly ResolvedContentRule[],
   native: readonly NativeText[] = [],
+  carried: readonly TextSlot[] = [],
 ): ContentDecision {
   if (!body || rules.length === 0) return { outcome: "allow" };
   if (isTokenInput(endpoint, body)) {
     throw tokenInputUnreadable(contentRuleName(rules[0]), "the content rules");
   }
-  // A Responses, Messages or Gemini request reaches the policy in the chat form.
-  const slots = textSlots(endpoint, body);
+  // A Responses, Messages or Gemini request reaches the policy in the chat form; what it carries beside it is
+  // read after its body's texts, and rewritten as they are.
+  const slots = carried.length === 0 ? textSlots(endpoint, body) : [...textSlots(endpoint, body), ...carried];
   if (slots.length === 0 && native.length === 0) return { outcome: "allow" };
   for (const rule of rules) {
     if (rule.action !== "deny") continue;

@@ -3,6 +3,7 @@ import type { ResolvedContentRule } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import { applyContentRules } from "./content_rules.ts";
 import { PolicyDenied } from "./denied.ts";
+import { stringSlot } from "./text_slots.ts";
 
 function rule(
   over: Partial<ResolvedContentRule> & Pick<ResolvedContentRule, "name" | "regex">,
@@ -119,6 +120,26 @@ Deno.test("redact: embeddings input as a string or a list of strings", () => {
     deniedBy(() => applyContentRules("embeddings", { input: ["a", "password=1"] }, [password])).param,
     "input[1]",
   );
+});
+
+Deno.test("texts carried beside the body (a Gemini embed title) are denied and redacted in place as the body's", () => {
+  const fields: JsonObject = { title: "call x@y.org" };
+  const carried = [stringSlot(fields, "title", "requests[1].title")!];
+  const body: JsonObject = { input: ["fine"] };
+  assert.deepEqual(applyContentRules("embeddings", body, [email, password], [], carried), {
+    outcome: "modify",
+    rules: ["alias.content:email"],
+  });
+  assert.equal(fields.title, "call <email>");
+  assert.deepEqual(body.input, ["fine"]);
+  const denied: JsonObject = { title: "password=1" };
+  const err = deniedBy(() =>
+    applyContentRules("embeddings", { input: "fine" }, [password], [], [
+      stringSlot(denied, "title", "title")!,
+    ])
+  );
+  assert.equal(err.param, "title");
+  assert.equal(denied.title, "password=1", "a denial changes nothing");
 });
 
 Deno.test("token-id embeddings input: refused (400 naming input) by any rule, deny or redact; accepted without rules", () => {

@@ -246,7 +246,13 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
 
       const modifiedBy: string[] = [];
       if (model && body) {
-        const decision = applyContentRules(endpoint, body, model.contentRules, req.nativeTexts);
+        const decision = applyContentRules(
+          endpoint,
+          body,
+          model.contentRules,
+          req.nativeTexts,
+          req.carriedTexts,
+        );
         if (decision.outcome === "modify") modifiedBy.push(...decision.rules);
       }
       if (

@@ -9,6 +9,7 @@ import type { JsonObject } from "../openai/types.ts";
 import type { PolicyOutcome } from "../usage/record.ts";
 import type { StreamAllowance } from "./stream_allowance.ts";
 import type { NativeText } from "./content_rules.ts";
+import type { TextSlot } from "./text_slots.ts";
 
 /** What a request asks for, as the policy sees it. */
 export interface PolicyRequest {
@@ -26,6 +27,12 @@ export interface PolicyRequest {
    * rules judge them beside the chat form's (some have no chat form), never writing them.
    */
   nativeTexts?: readonly NativeText[];
+  /**
+   * Texts the request carries to its targets beside its body, which no field of the body holds (a Gemini embed
+   * request's `title`s, sent to a Gemini target only): the content rules judge and redact them in place, with the
+   * body's own texts and exactly as those.
+   */
+  carriedTexts?: readonly TextSlot[];
   /**
    * Tokens this request is expected to use (prompt estimate + requested maximum), charged up front for TPM.
    * As a function it is called with the body after content rules and the max_tokens ceiling have changed

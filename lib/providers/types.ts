@@ -31,8 +31,9 @@ export interface EmbeddingResult {
 }
 
 /**
- * One upstream call of an embeddings request that answered with valid vectors: the texts it embedded and the
- * tokens it reported for them (0: none reported, the gateway counts the texts). The vendor bills such a call
+ * One upstream call of an embeddings request that answered with valid vectors: the texts it had the model read
+ * (those it embedded, and a Gemini `title` sent beside one) and the tokens it reported for them (0: none
+ * reported, the gateway counts the texts). The vendor bills such a call
  * whether or not the request's other calls succeed.
  */
 export interface EmbeddedPart {
@@ -92,9 +93,9 @@ export interface UpstreamCall {
 export interface EmbeddingCall extends UpstreamCall {
   /**
    * Per input, in order, the fields of Google's `EmbedContentRequest` that have no OpenAI form (`taskType`,
-   * `title`), as a Gemini API client sent them (`{}` for an input without). The Gemini API's embed handler sets
-   * it for a Gemini target only, whose adapter sends each input's with it; any other target goes without them,
-   * and the client is told so.
+   * `title`), as a Gemini API client sent them (`{}` for an input without), a title as the alias's content rules
+   * and input guardrails left it. The Gemini API's embed handler sets it for a Gemini target only, whose adapter
+   * sends each input's with it; any other target goes without them, and the client is told so.
    */
   readonly geminiFields?: readonly JsonObject[];
 }

@@ -3,11 +3,12 @@
  * embedding alias: each content's text parts, joined, are one input of the gateway's embeddings request
  * (`outputDimensionality` → `dimensions`, validated as Google reads it, each request's own: a batch whose
  * requests ask for different ones is one call per dimensionality, all on the target routing picked; `taskType`
- * and `title` are Google's to apply: a Gemini target gets each request's as sent, any other goes without them,
- * named in `x-gateway-dropped`), routed like `/v1/embeddings`,
- * and answered as `{"embedding": {"values"}}` or `{"embeddings": [{"values"}, …]}`. The call is admitted as an
- * embeddings request (the token's `embeddings` scope, the content rules on its input) and recorded under the
- * endpoint `gemini`. The body is read as Google reads it, proto field names included (normalize.ts).
+ * and `title` are Google's to apply: a Gemini target gets each request's (a title as the policy left it), any
+ * other goes without them, named in `x-gateway-dropped`), routed like `/v1/embeddings`, and answered as
+ * `{"embedding": {"values"}}` or `{"embeddings": [{"values"}, …]}`. The call is admitted as an embeddings
+ * request (the token's `embeddings` scope, the content rules and input guardrails on its input, and on each
+ * `title` when the alias has a Gemini target, the one that reads it) and recorded under the endpoint `gemini`.
+ * The body is read as Google reads it, proto field names included (normalize.ts).
  *
  * @module
  */
@@ -29,22 +30,44 @@ import type { EmbeddedPart, EmbeddingResult } from "../../providers/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
 import type { ResolvedTarget } from "../../config/types.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import { stringSlot, type TextSlot } from "../../policy/text_slots.ts";
 
 /** At most this many contents in one batch (Google's own limit). */
 const MAX_BATCH = 100;
 
-/** The fields of an embed request only a Gemini target reads (Google's to apply), carried to it as sent. */
+/**
+ * The fields of an embed request only a Gemini target reads (Google's to apply), carried to it as sent; a `title`
+ * as the content rules and input guardrails left it ({@linkcode titleSlots}).
+ */
 const GOOGLE_ONLY = ["taskType", "title"];
 
-/** An embed request's {@linkcode GOOGLE_ONLY} fields, each named in `native` (with `path`) for another target. */
+/**
+ * An embed request's {@linkcode GOOGLE_ONLY} fields, each named in `native` (with `path`) for another target. A
+ * `title` is text the model reads, judged by the content rules and guardrails: a string, as Google takes it, else
+ * Google's 400 naming it (a number or an object would reach the model unread by them).
+ */
 function googleFields(request: JsonObject, path: string, native: string[]): JsonObject {
   const fields: JsonObject = {};
   for (const key of GOOGLE_ONLY) {
     if (request[key] == null) continue;
+    const at = path === "" ? key : `${path}.${key}`;
+    if (key === "title" && typeof request[key] !== "string") throw bad(at, "expected a string.");
     fields[key] = request[key];
-    native.push(path === "" ? key : `${path}.${key}`);
+    native.push(at);
   }
   return fields;
+}
+
+/**
+ * The `title`s of `fields` (each request's Google fields, by position) as texts the policy reads and rewrites in
+ * place (`PolicyRequest.carriedTexts`), each at its request's `path`: what a Gemini target is sent is then the
+ * title as the content rules redacted it and the guardrails masked it, as its content is.
+ */
+function titleSlots(fields: readonly JsonObject[], path: (i: number) => string): TextSlot[] {
+  return fields.flatMap((own, i) => {
+    const slot = stringSlot(own, "title", path(i) === "" ? "title" : `${path(i)}.title`);
+    return slot === undefined ? [] : [slot];
+  });
 }
 
 /** One embed request's text. */
@@ -132,6 +155,20 @@ function groupRequest(alias: string, input: readonly string[], group: Group): Em
   return embed;
 }
 
+/**
+ * The texts a call of `group` had a model read: its inputs (from `input`, as the policy left them), then the
+ * string `title` of each of its requests' `own` fields, when the call carried them (a Gemini target's).
+ */
+function textsOf(group: Group, input: readonly string[], own: readonly JsonObject[] | undefined): string[] {
+  const texts = group.at.map((i) => input[i]);
+  if (own === undefined) return texts;
+  for (const i of group.at) {
+    const title = own[i]?.title;
+    if (typeof title === "string") texts.push(title);
+  }
+  return texts;
+}
+
 /** Handles `:embedContent` (`batch` false) and `:batchEmbedContents` for an authenticated identity. */
 export async function geminiEmbed(
   request: ClientRequest,
@@ -154,8 +191,9 @@ export async function geminiEmbed(
       return r;
     });
   } else requests = [body];
-  const input = requests.map((r, i) => contentText(r, batch ? `requests[${i}]` : ""));
-  const fields = requests.map((r, i) => googleFields(r, batch ? `requests[${i}]` : "", native));
+  const at = (i: number) => batch ? `requests[${i}]` : "";
+  const input = requests.map((r, i) => contentText(r, at(i)));
+  const fields = requests.map((r, i) => googleFields(r, at(i), native));
   const path = (i: number) => batch ? `requests[${i}].outputDimensionality` : "outputDimensionality";
   const groups = byDimensions(requests.map((r, i) => dimensionsOf(r.outputDimensionality, path(i))), path);
   // The whole input is admitted at once (the content rules may rewrite it in place, before any call reads it);
@@ -171,10 +209,14 @@ export async function geminiEmbed(
       throw inClientTerms(err, group.terms);
     }
   }, geminiAlias(ctx, alias, ROUTES.embeddings.modelType, batch ? "batchEmbedContents" : "embedContent"));
-  await admit(ctx, ROUTES.embeddings.endpoint, roughTokenEstimate(input), model, embed);
+  const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
+  // The titles a Gemini target would read are judged, and counted, with the input; an alias without one never
+  // sends them anywhere.
+  const titles = model.targets.some(isGemini) ? titleSlots(fields, at) : [];
+  const estimate = roughTokenEstimate([...input, ...titles.map((slot) => slot.text)]);
+  await admit(ctx, ROUTES.embeddings.endpoint, estimate, model, embed, undefined, titles);
   // The calls a failed attempt had answered (an earlier group's, a batch's) were billed: they join the record.
   const spend = new EmbeddingSpend();
-  const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
   const carried = native.length > 0 ? fields : undefined;
   const { value: results, headers, target: answered } = await routeRequest(
     ctx,
@@ -203,7 +245,7 @@ export async function geminiEmbed(
             });
             // A provider that makes one call per request (OpenAI-compatible) tells nothing: the group is its call.
             if (!told) {
-              onEmbedded({ texts: group.at.map((i) => embed.input[i]), tokens: answer.usage.prompt_tokens });
+              onEmbedded({ texts: textsOf(group, embed.input, own), tokens: answer.usage.prompt_tokens });
             }
             answers.push(answer);
           } catch (err) {
@@ -217,14 +259,13 @@ export async function geminiEmbed(
     throw err;
   });
   const spentBefore = await spend.spent();
-  // Each call's tokens as it reported them, else counted: the sum is the client request's.
+  // Each call's tokens as it reported them, else counted (the titles a Gemini target read too): the sum is the
+  // client request's.
+  const read = isGemini(answered) ? carried : undefined;
   const counted = await Promise.all(results.map(async (result, g) => {
     const reported = result.usage.prompt_tokens;
     if (reported > 0) return { prompt: reported, estimated: false };
-    return {
-      prompt: await countTokens(groups[g].at.map((i) => embed.input[i]), ctx.signal),
-      estimated: true,
-    };
+    return { prompt: await countTokens(textsOf(groups[g], embed.input, read), ctx.signal), estimated: true };
   }));
   const usage: TokenUsage = {
     prompt: counted.reduce((sum, c) => sum + c.prompt, 0),

@@ -17,6 +17,7 @@ import {
   GEMINI_MAX_BATCH,
   parseBatchEmbed,
   parseEmbedContent,
+  readTexts,
 } from "./embeddings.ts";
 import { geminiHttpError, throwGeminiErrorBody } from "./error.ts";
 import { geminiParamRules, toGeminiRequest } from "./request.ts";
@@ -140,7 +141,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
         throwGeminiErrorBody(provider, body, body.embedding !== undefined, secrets);
         vectors.push(parseEmbedContent(provider, body));
         promptTokens += isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
-        call.onEmbedded?.({ texts, tokens: promptTokens });
+        call.onEmbedded?.({ texts: readTexts(texts, fields), tokens: promptTokens });
       } else {
         for (let start = 0; start < texts.length; start += GEMINI_MAX_BATCH) {
           const batch = texts.slice(start, start + GEMINI_MAX_BATCH);
@@ -153,7 +154,7 @@ export function geminiAdapter(config: GeminiProviderConfig): ProviderAdapter {
           const tokens = isObject(body.usageMetadata) ? count(body.usageMetadata, "promptTokenCount") : 0;
           promptTokens += tokens;
           // Told at once: a later batch's failure leaves this one billed, and the request's record must say so.
-          call.onEmbedded?.({ texts: batch, tokens });
+          call.onEmbedded?.({ texts: readTexts(batch, own), tokens });
         }
       }
       // Gemini reports no token counts for embeddings (unless a future answer carries usageMetadata): 0. An

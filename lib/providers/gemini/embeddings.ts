@@ -46,6 +46,16 @@ export function embedFieldsOf(sent: readonly JsonObject[] | undefined, count: nu
 }
 
 /**
+ * What one call with `texts` and their `fields` ({@linkcode embedFieldsOf}) has the model read, for the gateway's
+ * own count when Gemini reports none: each text, then each string `title` sent beside one (Google reads the title
+ * with a document's text).
+ */
+export function readTexts(texts: readonly string[], fields: readonly JsonObject[]): string[] {
+  const titles = fields.flatMap((own) => typeof own.title === "string" ? [own.title] : []);
+  return titles.length === 0 ? [...texts] : [...texts, ...titles];
+}
+
+/**
  * Why Gemini cannot embed `request`, or null when it can: token-id inputs (number[] / number[][]) have no Gemini
  * form (400 naming `input`). Asked before routing too (`embeddingParamsOn`), so an alias's other targets serve
  * what Gemini cannot.

@@ -11,6 +11,7 @@ import {
   embedFieldsOf,
   parseBatchEmbed,
   parseEmbedContent,
+  readTexts,
 } from "./embeddings.ts";
 import type { EmbeddingRequest } from "../../openai/types.ts";
 
@@ -45,6 +46,13 @@ Deno.test("gemini embeddings: each input's taskType and title go with it; nothin
     { model: "models/m", content: { parts: [{ text: "a" }] }, taskType: "RETRIEVAL_DOCUMENT", title: "A" },
     { model: "models/m", content: { parts: [{ text: "b" }] } },
   ]);
+});
+
+Deno.test("gemini embeddings: what a call has the model read, for the gateway's own count: its texts, then their titles", () => {
+  const fields = embedFieldsOf([{ taskType: "RETRIEVAL_DOCUMENT", title: "A" }, {}, { title: "C" }], 3);
+  assert.deepEqual(readTexts(["a", "b", "c"], fields), ["a", "b", "c", "A", "C"]);
+  assert.deepEqual(readTexts(["a"], [{ taskType: "CLUSTERING" }]), ["a"]);
+  assert.deepEqual(readTexts(["a"], []), ["a"]);
 });
 
 Deno.test("gemini embeddings: texts; token-id input → 400 naming input", () => {
