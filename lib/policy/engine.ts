@@ -28,7 +28,14 @@ import {
 } from "./budgets.ts";
 import { endUserBudgetOwner, endUserScopes, EndUserTracker, seenUsers } from "./end_users.ts";
 import { applyContentRules } from "./content_rules.ts";
-import type { Check, CounterStore, ReserveResult, SettleOps } from "./counter_store.ts";
+import type {
+  Check,
+  CounterStore,
+  PeriodCheck,
+  ReserveResult,
+  SeenUser,
+  SettleOps,
+} from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 import { isChatFormEndpoint } from "../config/schema.ts";
@@ -77,6 +84,13 @@ export interface PolicyEngineOptions {
    * budget's denial, the budget.
    */
   onDenied?: (denial: PolicyDenied, owner: string, detail: DenialDetail) => void;
+  /**
+   * The counters that what these hooks feed keeps beside a budget (alerts' threshold claims, per budget and
+   * percent: lib/alerts/policy_hooks.ts). An end user forgotten under `max_users` takes them along with its
+   * budget's counter: a client inventing a user per request would otherwise leave each one's claims in the
+   * counter store until the period ends, however few users `max_users` tracks.
+   */
+  budgetCompanions?: (budget: PeriodCheck) => readonly Check[];
 }
 
 /** What {@linkcode PolicyEngineOptions.onDenied} is told besides the denial and its owner's name. */
@@ -145,6 +159,22 @@ function takenAmounts(checks: readonly Check[], reserved: ReserveResult): number
 }
 
 /**
+ * What a budget's counter takes along when its end user is forgotten: the budget's settled spend when the
+ * engine keeps one ({@linkcode PolicyEngineOptions.onBudgetSettled}), and the hooks' companions. Undefined
+ * when neither is kept.
+ */
+function budgetCompanions(options: PolicyEngineOptions): ((budget: PeriodCheck) => Check[]) | undefined {
+  const spent = options.onBudgetSettled !== undefined;
+  const beside = options.budgetCompanions;
+  if (!spent && !beside) return undefined;
+  return (budget) => {
+    const out: Check[] = spent ? [{ ...budget, key: budgetSpentKey(budget.key), amount: 0 }] : [];
+    if (beside) out.push(...beside(budget));
+    return out;
+  };
+}
+
+/**
  * Creates the policy engine over a counter store.
  *
  * Settling an admission releases its concurrency slots, corrects each TPM bucket by (actual − charged): a
@@ -168,11 +198,16 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     budgets: readonly OwnedBudgetCheck[],
     taken: readonly number[],
     reservation: string | undefined,
+    seen: readonly SeenUser[] | undefined,
   ): Admission["settle"] {
     if (rates.length === 0 && budgets.length === 0) return settledAlready;
     let settled: Promise<void> | undefined;
     return (actual) => {
       settled ??= (async () => {
+        // The request's end users are seen again as it ends, before its settlement writes their counters (and
+        // alerts claim their thresholds): `max_users` others may have pushed them out while it ran, and what
+        // the settlement wrote for a user no longer tracked would stay until its period ended.
+        if (seen) noteSeen(seen);
         const tokens = nonNegative(actual.tokens);
         const cost = nonNegative(actual.cost);
         const release: string[] = [];
@@ -220,8 +255,15 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     };
   }
 
+  const companions = budgetCompanions(options);
   // A store that forwards to the counters' owner (`seen`) has the list kept there.
   const endUsers = store.seen ? undefined : new EndUserTracker();
+
+  /** Marks end users seen where their list is kept: this engine's (its own store), else the store's owner. */
+  function noteSeen(seen: readonly SeenUser[]): void {
+    if (store.seen) store.seen(seen).catch(onError);
+    else endUsers!.seen(store, seen, onError);
+  }
 
   return {
     counters: store,
@@ -266,16 +308,13 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         : await store.reserve(checks);
       const headers = rateLimitHeaders(rateStates(rates, reserved.results));
 
+      let seen: SeenUser[] | undefined;
       if (users.length > 0) {
         // Denied or not, the user was seen; those pushed out of `max_users` take their counters with them, as
         // the holder of the counters decides: this engine over its own store, else the store's owner.
-        // A user forgotten takes its settled spend with it too, when the engine keeps one.
-        const spentChecks: Check[] = options.onBudgetSettled
-          ? budgets.map((b) => ({ ...b.check, key: budgetSpentKey(b.check.key), amount: 0 }))
-          : [];
-        const seen = seenUsers(users, [...checks, ...spentChecks]);
-        if (store.seen) store.seen(seen).catch(onError);
-        else endUsers!.seen(store, seen, onError);
+        // A user forgotten takes along what is kept beside its budget (its settled spend, alerts' claims).
+        seen = seenUsers(users, checks, companions);
+        noteSeen(seen);
       }
 
       if (!reserved.ok) {
@@ -311,6 +350,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           budgets,
           taken,
           reserved.reservation,
+          seen,
         ),
         stream: tokenBudget >= 0
           ? streamAllowance(token, taken[tokenBudgetAt], reserved.results[tokenBudgetAt])
