@@ -35,6 +35,7 @@ function tracked(store: CounterStore) {
     periodAdd: wrap(store.periodAdd),
     periodRaise: wrap(store.periodRaise),
     ...(store.settle ? { settle: wrap(store.settle) } : {}),
+    ...(store.forget ? { forget: wrap(store.forget) } : {}),
   };
   /** Every call done, and what they led to run (a post is started on a resolved call, in microtasks). */
   const quiet = async () => {
@@ -132,6 +133,70 @@ Deno.test("budget alerts: an end user forgotten under max_users takes its settle
     }
     // Two users kept, each with its budget's counter and its settled spend.
     assert.equal(store.size(), 4);
+  } finally {
+    await alerts.close();
+  }
+});
+
+Deno.test("budget alerts: an end user forgotten under max_users takes its thresholds' claims along", async () => {
+  // A client inventing a user per request: each crosses 50 % and 80 % of its own budget, and is alerted once.
+  const c = clock();
+  const memory = createMemoryCounterStore(c.now);
+  const { store, quiet } = tracked(memory);
+  const receiver = posts();
+  const config = alertsSchema.parse([{ url: "http://127.0.0.1:9/hook", budget_thresholds: [50, 80] }]);
+  const alerts = createAlerts(config, store, { now: c.now, fetch: receiver.fetch });
+  const engine = createPolicyEngine(store, { now: c.now, ...alertHooks(alerts, config, store, () => {}) });
+  const identity = token({ endUserLimits: { max_users: 2, budget: { tokens: 1000, period: "day" } } });
+  try {
+    for (let i = 0; i < 50; i++) {
+      const body = { model: "chat-default", messages: [], user: `user-${i}` };
+      const a = await engine.admit({ identity, endpoint: "chat", model: model(), body, estimatedTokens: 10 });
+      await a.settle({ tokens: 900, cost: 0 });
+      await quiet();
+    }
+    assert.equal(receiver.bodies.length, 100, "every user's 50 % and 80 %, once each");
+    // Two users kept, each with its budget's counter, its settled spend and its two claims: not one claim
+    // per threshold for every user ever invented, kept until the period ends.
+    assert.equal(memory.size(), 2 * 4);
+  } finally {
+    await alerts.close();
+  }
+});
+
+Deno.test("budget alerts: users forgotten while their requests run stay bounded once those settle and alert", async () => {
+  // 200 requests in flight over max_users 100: each user is pushed out before its request ends. Its
+  // settlement must then write none of its counters (spend above the estimate, its settled spend) nor claims:
+  // the user's reservation went with it, so the request settles for nobody (the token's budget counts it), and
+  // no threshold of a budget the gateway no longer keeps is crossed.
+  const c = clock();
+  const memory = createMemoryCounterStore(c.now);
+  const { store, quiet } = tracked(memory);
+  const receiver = posts();
+  const config = alertsSchema.parse([{ url: "http://127.0.0.1:9/hook", budget_thresholds: [80] }]);
+  const alerts = createAlerts(config, store, { now: c.now, fetch: receiver.fetch });
+  const engine = createPolicyEngine(store, { now: c.now, ...alertHooks(alerts, config, store, () => {}) });
+  const identity = token({ endUserLimits: { max_users: 100, budget: { tokens: 1000, period: "day" } } });
+  const running: { settle: (used: { tokens: number; cost: number }) => Promise<void> }[] = [];
+  const settleOldest = async () => {
+    await running.shift()!.settle({ tokens: 900, cost: 0 });
+    await quiet();
+  };
+  try {
+    for (let i = 0; i < 1_000; i++) {
+      const body = { model: "chat-default", messages: [], user: `user-${i}` };
+      running.push(
+        await engine.admit({ identity, endpoint: "chat", model: model(), body, estimatedTokens: 10 }),
+      );
+      if (running.length > 200) await settleOldest();
+    }
+    while (running.length > 0) await settleOldest();
+    // Only the last 100 users are still tracked when their requests settle: each alerts once, the others none.
+    assert.equal(receiver.bodies.length, 100, "no alert for a user forgotten before its request settled");
+    assert.equal(engine.endUsers!.size(), 100);
+    // At most the users tracked, each with its budget's counter, its settled spend and its claim; not those
+    // of the 900 others, kept until the period ends.
+    assert.ok(memory.size() <= 100 * 3, `counters and claims bounded with the users: ${memory.size()}`);
   } finally {
     await alerts.close();
   }

@@ -61,9 +61,17 @@ export function alertHooks(
   config: AlertsConfig,
   counters: CounterStore,
   onError: (err: unknown) => void,
-): Pick<PolicyEngineOptions, "onBudgetSettled" | "onDenied"> {
-  const hooks: Pick<PolicyEngineOptions, "onBudgetSettled" | "onDenied"> = {};
+): Pick<PolicyEngineOptions, "onBudgetSettled" | "onDenied" | "budgetCompanions"> {
+  const hooks: Pick<PolicyEngineOptions, "onBudgetSettled" | "onDenied" | "budgetCompanions"> = {};
   if (budgetAlerts(config)) {
+    const thresholds = [...new Set(config.flatMap((t) => t.budget_thresholds ?? []))];
+    // A budget's claims go with its end user when `max_users` forgets it (the memory store; Redis keys expire
+    // at the period's end), as its budget's counter does: a user that comes back starts its budget afresh.
+    hooks.budgetCompanions = (budget) =>
+      thresholds.map((p) => {
+        const claim = budgetClaim(budget.key, p, budget.period);
+        return { kind: "period", key: claim.counter, period: claim.period, limit: 0 };
+      });
     hooks.onBudgetSettled = (budgets: readonly OwnedBudgetCheck[]) => {
       for (const b of budgets) {
         counters.periodGet(budgetSpentKey(b.check.key), b.check.period).then((used) =>

@@ -24,6 +24,7 @@ import type { LongValues } from "./types.ts";
 import { guardrailDenied, type GuardrailRequest, runGuardrails } from "./run.ts";
 import type { Peeked } from "../answer/stream_body.ts";
 import { callTexts, jsonEscaped, putBackCallText } from "./call_texts.ts";
+import { badGateway } from "../errors.ts";
 
 /** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
 export const OUTPUT_WINDOW = 256;
@@ -35,6 +36,16 @@ export const OUTPUT_WINDOW = 256;
  * (UTF-16 code units).
  */
 export const OUTPUT_CAP = 16 * 1024;
+
+/**
+ * Lanes a stream may have open at once (each choice's said fields and tool calls, until its choice
+ * finishes). Each holds up to a window of text, a hold-back and an unmasker (about 1.5 KB at rest); without
+ * a bound, an upstream sending deltas for ever-new choice (or tool call) indexes grew them with the stream
+ * until `timeouts.total`. 1,024 is well past what the largest real answer opens (OpenAI's `n` is at most 128,
+ * with three said fields each and a few tool calls): an upstream past it is malformed, and the stream ends
+ * with the API's error event, as for other upstream faults.
+ */
+export const OUTPUT_LANES_MAX = 1_024;
 
 /**
  * The fields that carry what the model says in text (`SAID_FIELDS`, the one list), each with its stream lane's
@@ -257,13 +268,23 @@ export async function guardChunks(
     state.outcomes.push({ name: g.name, phase: "output", action: "deny", types });
     throw guardrailDenied(g, "output", `it contains ${types.join(", ") || "what it refuses"}`, null);
   };
-  const lanes = new Map<string, Lane>();
-  const lane = (key: string, json = false) => {
-    let l = lanes.get(key);
+  /** The open lanes by choice index, then by the lane's letter(s) (`SAID`'s, or call_texts.ts's). */
+  const lanes = new Map<number, Map<string, Lane>>();
+  let open = 0;
+  const lane = (index: number, key: string, json = false) => {
+    let choice = lanes.get(index);
+    let l = choice?.get(key);
     if (l) return l;
+    if (open >= OUTPUT_LANES_MAX) {
+      throw badGateway(
+        `The provider's stream opened more than ${OUTPUT_LANES_MAX} texts (choices and tool calls) at once.`,
+      );
+    }
+    if (choice === undefined) lanes.set(index, choice = new Map());
     // JSON text (a tool call's arguments) gets the values back escaped; what the model said, and a custom
     // call's free-text input, raw.
-    lanes.set(key, l = laneOf(state, full, onDeny, noted, json ? argsMasks : requestMasks));
+    choice.set(key, l = laneOf(state, full, onDeny, noted, json ? argsMasks : requestMasks));
+    open++;
     return l;
   };
   let last: ChatCompletionChunk = stream.first;
@@ -275,11 +296,11 @@ export async function guardChunks(
       const delta = isObject(choice.delta) ? choice.delta : undefined;
       for (const { field, lane: letter } of SAID) {
         if (delta && typeof delta[field] === "string") {
-          delta[field] = await lane(`${index}:${letter}`).push(delta[field] as string);
+          delta[field] = await lane(index, letter).push(delta[field] as string);
         }
       }
       for (const call of delta ? callTexts(delta) : []) {
-        call.write(await lane(`${index}:${call.lane}`, call.json).push(call.text));
+        call.write(await lane(index, call.lane, call.json).push(call.text));
       }
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         await flushChoice(index, choice as JsonObject);
@@ -288,30 +309,34 @@ export async function guardChunks(
     return chunk;
   }
 
-  /** Ends every lane of choice `index`, adding what they held to `choice`'s delta. */
+  /**
+   * Ends every lane of choice `index`, adding what they held to `choice`'s delta. Only its own lanes: an
+   * upstream finishing n choices one by one made n walks of every open lane when they were one map.
+   */
   async function flushChoice(index: number, choice: JsonObject): Promise<void> {
-    for (const [key, l] of [...lanes]) {
-      if (!key.startsWith(`${index}:`)) continue;
-      lanes.delete(key);
+    const ending = lanes.get(index);
+    if (ending === undefined) return;
+    lanes.delete(index);
+    open -= ending.size;
+    for (const [key, l] of ending) {
       const rest = await l.end();
       if (rest === "") continue;
       const delta = isObject(choice.delta) ? choice.delta : (choice.delta = {}) as JsonObject;
-      const said = SAID.find((s) => key.endsWith(`:${s.lane}`));
+      const said = SAID.find((s) => s.lane === key);
       if (said !== undefined) {
         const held = delta[said.field];
         delta[said.field] = (typeof held === "string" ? held : "") + rest;
         continue;
       }
-      putBackCallText(delta, key.slice(key.indexOf(":") + 1), rest);
+      putBackCallText(delta, key, rest);
     }
   }
 
   /** What is still held once the upstream ended without finishing a choice: one chunk of its own. */
   async function leftover(): Promise<ChatCompletionChunk | undefined> {
     if (lanes.size === 0) return undefined;
-    const indexes = new Set([...lanes.keys()].map((k) => Number(k.split(":")[0])));
     const choices: JsonObject[] = [];
-    for (const index of indexes) {
+    for (const index of [...lanes.keys()]) {
       const choice: JsonObject = { index, delta: {}, finish_reason: null };
       await flushChoice(index, choice);
       choices.push(choice);

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { type ChatCompletionChunk, isObject } from "../openai/types.ts";
 import { NO_SECRETS } from "../secrets/scrubber.ts";
 import { createMasker } from "./mask.ts";
-import { guardChunks, OUTPUT_CAP } from "./output.ts";
+import { guardChunks, OUTPUT_CAP, OUTPUT_LANES_MAX } from "./output.ts";
+import { GatewayError } from "../errors.ts";
 import type { RequestGuardrails } from "./request.ts";
 import type { GuardrailAction, ResolvedGuardrail } from "./resolved.ts";
 
@@ -172,4 +173,90 @@ Deno.test("output stream: a JWT-like run past the cap is masked or refused, neve
   const denied = await stream(text, 100, "deny", ["JWT"]);
   assert.ok(denied.denied);
   assert.ok(!denied.text.includes("eyJ"));
+});
+
+/** `chunks` through a mask guardrail on emails: the chunks the client gets, and the error that ended them. */
+async function guarded(
+  chunks: ChatCompletionChunk[],
+): Promise<{ out: ChatCompletionChunk[]; error?: unknown }> {
+  const state: RequestGuardrails = {
+    masker: createMasker(),
+    outcomes: [],
+    output: [guardrail("mask", ["EMAIL"])],
+    reverse: false,
+    chatOnly: true,
+  };
+  let next = 1;
+  const source = {
+    read: () =>
+      Promise.resolve(
+        next < chunks.length
+          ? { done: false as const, value: chunks[next++] }
+          : { done: true as const, value: undefined },
+      ),
+    cancel: () => Promise.resolve(),
+  };
+  const out: ChatCompletionChunk[] = [];
+  try {
+    const g = await guardChunks({ first: chunks[0], rest: source }, state, {
+      alias: "a",
+      token: "t",
+      signal: new AbortController().signal,
+    });
+    out.push(g.first);
+    for (let r = await g.rest.read(); !r.done; r = await g.rest.read()) out.push(r.value);
+  } catch (error) {
+    return { out, error };
+  }
+  return { out };
+}
+
+function choiceChunk(index: number, delta: Record<string, unknown>, finish: string | null = null) {
+  return { ...chunk(null), choices: [{ index, delta, finish_reason: finish }] } as ChatCompletionChunk;
+}
+
+/** What the client read of choice `index`: its content and each tool call's arguments, joined. */
+function readChoice(out: readonly ChatCompletionChunk[], index: number) {
+  let content = "";
+  const args: string[] = [];
+  for (const c of out) {
+    for (const choice of c.choices) {
+      if (choice.index !== index || !isObject(choice.delta)) continue;
+      if (typeof choice.delta.content === "string") content += choice.delta.content;
+      for (const call of Array.isArray(choice.delta.tool_calls) ? choice.delta.tool_calls : []) {
+        const i = call.index ?? 0;
+        args[i] = (args[i] ?? "") + (call.function?.arguments ?? "");
+      }
+    }
+  }
+  return { content, args };
+}
+
+Deno.test("output stream: each choice's lanes end with it, content and tool calls, one choice left to the end", async () => {
+  const call = (i: number, args: string) => ({ tool_calls: [{ index: i, function: { arguments: args } }] });
+  const { out, error } = await guarded([
+    choiceChunk(0, { content: "mail bob@exa" }),
+    choiceChunk(1, call(0, '{"to":"ann@exa')),
+    choiceChunk(1, call(1, '{"cc":"joe@')),
+    choiceChunk(0, { content: "mple.com now" }, "stop"),
+    choiceChunk(1, call(0, 'mple.org"}')),
+    choiceChunk(1, call(1, 'example.net"}')),
+  ]);
+  assert.equal(error, undefined);
+  assert.deepEqual(readChoice(out, 0), { content: "mail <EMAIL_1> now", args: [] });
+  assert.deepEqual(readChoice(out, 1), { content: "", args: ['{"to":"<EMAIL_2>"}', '{"cc":"<EMAIL_3>"}'] });
+  // Choice 1 never finished: what its lanes held came in a chunk of its own, after the upstream's last.
+  assert.equal(out.length, 7);
+});
+
+Deno.test("output stream: an upstream opening ever more choices ends with a 502 at the lanes' bound", async () => {
+  const chunks = [chunk("")];
+  for (let i = 0; i <= OUTPUT_LANES_MAX; i++) chunks.push(choiceChunk(i, { content: "hello" }));
+  const { out, error } = await guarded(chunks);
+  assert.ok(error instanceof GatewayError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(error.message, /more than 1024 texts/);
+  // The first chunk, then every choice under the bound went through: a real answer (n ≤ 128, a few lanes
+  // each) never meets it.
+  assert.equal(out.length, 1 + OUTPUT_LANES_MAX);
 });

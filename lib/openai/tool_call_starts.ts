@@ -11,7 +11,8 @@
  * chunk after the name is not missed. A delta whose id differs from the one its `index` named is another call
  * (Ollama gives every call index 0). At the end, a named call still waiting starts (without an id: the client
  * API makes one up); a call that never got a name is the upstream's fault, which the client API reports as the
- * stream's error.
+ * stream's error. What waits is bounded ({@linkcode UNNAMED_ARGS_MAX}, {@linkcode WAITING_CALLS_MAX}): past
+ * it, {@linkcode ToolCallStarts.holdsTooMuch} tells the client API to end the stream with that error at once.
  *
  * @module
  */
@@ -27,11 +28,29 @@ export interface ToolCallPiece {
   arguments: string;
 }
 
+/**
+ * Characters of arguments held, over all calls, for calls that have no name yet. A server that names a call
+ * late does so in the chunk after its first or sends a fragment first (a few characters); without a bound, an
+ * upstream streaming arguments and never a name had the gateway hold them all until `timeouts.total` (100 MB
+ * of arguments, 100 MB of heap). Such a call fails the stream at its end anyway (no client can run it), so
+ * past 64 Ki characters it fails at once; a legitimate upstream never comes near.
+ */
+export const UNNAMED_ARGS_MAX = 64 * 1024;
+
+/**
+ * Calls waiting at once to be shown (no name yet, or a name and neither id nor arguments). Each is a few
+ * objects; an upstream sending deltas for ever-new indexes and no name grew them with the stream. No answer
+ * holds a thousand calls unnamed: past it the stream fails, as for {@linkcode UNNAMED_ARGS_MAX}.
+ */
+export const WAITING_CALLS_MAX = 1_024;
+
 interface Tracked {
   call: number;
   id: string | undefined;
   name: string | undefined;
   parts: string[];
+  /** Characters in `parts`. */
+  held: number;
   started: boolean;
 }
 
@@ -43,6 +62,9 @@ function nonEmpty(value: unknown): string | undefined {
 export class ToolCallStarts {
   #byIndex = new Map<number, Tracked>();
   #calls: Tracked[] = [];
+  /** Calls not started, and the characters of arguments they hold. */
+  #waiting = 0;
+  #held = 0;
 
   /** A chat tool call delta as what to show of it: null while its call waits for a name. */
   delta(delta: JsonObject): ToolCallPiece | null {
@@ -52,23 +74,47 @@ export class ToolCallStarts {
     const args = typeof fn.arguments === "string" ? fn.arguments : "";
     let tracked = this.#byIndex.get(index);
     if (tracked === undefined || (id !== undefined && tracked.id !== undefined && id !== tracked.id)) {
-      tracked = { call: this.#calls.length, id: undefined, name: undefined, parts: [], started: false };
+      tracked = {
+        call: this.#calls.length,
+        id: undefined,
+        name: undefined,
+        parts: [],
+        held: 0,
+        started: false,
+      };
       this.#byIndex.set(index, tracked);
       this.#calls.push(tracked);
+      this.#waiting++;
     }
     if (tracked.started) return { call: tracked.call, arguments: args };
     tracked.id ??= id;
     tracked.name ??= nonEmpty(fn.name);
-    if (args !== "") tracked.parts.push(args);
+    if (args !== "" && !this.holdsTooMuch) {
+      tracked.parts.push(args);
+      tracked.held += args.length;
+      this.#held += args.length;
+    }
     if (tracked.name === undefined || (tracked.id === undefined && tracked.parts.length === 0)) return null;
-    return ToolCallStarts.#start(tracked);
+    return this.#start(tracked);
   }
 
-  static #start(tracked: Tracked): ToolCallPiece {
+  #start(tracked: Tracked): ToolCallPiece {
     tracked.started = true;
+    this.#waiting--;
+    this.#held -= tracked.held;
     const args = tracked.parts.join("");
     tracked.parts = [];
+    tracked.held = 0;
     return { call: tracked.call, start: { id: tracked.id, name: tracked.name! }, arguments: args };
+  }
+
+  /**
+   * Whether the calls waiting for a name hold more than the bounds allow ({@linkcode UNNAMED_ARGS_MAX},
+   * {@linkcode WAITING_CALLS_MAX}): the upstream is malformed, and the stream should end with its error now
+   * (nothing more is held meanwhile). Asked when a delta showed nothing.
+   */
+  get holdsTooMuch(): boolean {
+    return this.#held > UNNAMED_ARGS_MAX || this.#waiting > WAITING_CALLS_MAX;
   }
 
   /** Whether a call has started: the answer holds a tool call. */
@@ -83,6 +129,6 @@ export class ToolCallStarts {
 
   /** At the stream's end: the named calls still waiting, started now in the order they began. */
   end(): ToolCallPiece[] {
-    return this.#calls.filter((t) => !t.started && t.name !== undefined).map(ToolCallStarts.#start);
+    return this.#calls.filter((t) => !t.started && t.name !== undefined).map((t) => this.#start(t));
   }
 }

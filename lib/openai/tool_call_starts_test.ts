@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "./types.ts";
-import { type ToolCallPiece, ToolCallStarts } from "./tool_call_starts.ts";
+import {
+  type ToolCallPiece,
+  ToolCallStarts,
+  UNNAMED_ARGS_MAX,
+  WAITING_CALLS_MAX,
+} from "./tool_call_starts.ts";
 
 /** What each delta shows. */
 function pieces(starts: ToolCallStarts, ...deltas: JsonObject[]): (ToolCallPiece | null)[] {
@@ -102,4 +107,35 @@ Deno.test("tool call starts: another id at the same index is another call (Ollam
       { call: 1, arguments: "" },
     ],
   );
+});
+
+Deno.test("tool call starts: what waits for a name is bounded; a name coming within it starts the call whole", () => {
+  // Arguments for one call that has no name: held up to the bound, then the upstream is malformed.
+  const fragment = "x".repeat(1_000);
+  const endless = new ToolCallStarts();
+  let over = -1;
+  for (let i = 0; i < 100 && over < 0; i++) {
+    assert.equal(endless.delta({ index: 0, ...fn({ arguments: fragment }) }), null);
+    if (endless.holdsTooMuch) over = i;
+  }
+  assert.equal(over, Math.floor(UNNAMED_ARGS_MAX / fragment.length), "past the bound, not before");
+
+  // Calls at ever-new indexes, none named.
+  const many = new ToolCallStarts();
+  for (let i = 0; i < WAITING_CALLS_MAX; i++) many.delta({ index: i, ...fn({ arguments: "" }) });
+  assert.equal(many.holdsTooMuch, false);
+  many.delta({ index: WAITING_CALLS_MAX, ...fn({ arguments: "" }) });
+  assert.equal(many.holdsTooMuch, true);
+
+  // Just under the bound, a late name starts the call with every fragment held, and frees the bound.
+  const late = new ToolCallStarts();
+  const held = "y".repeat(UNNAMED_ARGS_MAX);
+  assert.equal(late.delta({ index: 0, ...fn({ arguments: held }) }), null);
+  assert.deepEqual(late.delta({ index: 0, id: "c1", ...fn({ name: "f" }) }), {
+    call: 0,
+    start: { id: "c1", name: "f" },
+    arguments: held,
+  });
+  assert.equal(late.delta({ index: 1, ...fn({ arguments: held }) }), null);
+  assert.equal(late.holdsTooMuch, false, "the first call's arguments no longer count");
 });

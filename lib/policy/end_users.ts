@@ -8,8 +8,11 @@
  * they do not authenticate them.
  *
  * A client can invent users, so the users tracked per alias or token are bounded (`max_users`): the least
- * recently seen is forgotten first, together with its counters ({@linkcode CounterStore.forget}), and starts
- * afresh if it returns. The most recent users' counters are never touched by that, so their limits stay exact.
+ * recently seen is forgotten first, together with its counters ({@linkcode CounterStore.forget}) and what is
+ * kept beside its budgets (the settled spend, alerts' claims), and starts afresh if it returns. A user is
+ * seen when its request is admitted and again when it settles, before the settlement writes its counters:
+ * else a user pushed out while its request ran would have them written afresh, kept until the period ended.
+ * The most recent users' counters are never touched by that, so their limits stay exact.
  *
  * Only whoever holds the counters keeps that list and forgets: one list per set of counters, so no list that
  * saw only part of the traffic drops the counters of a user active elsewhere. A single process's engine keeps
@@ -25,7 +28,7 @@ import type { EndUserLimitsConfig } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
 import type { BudgetOwner } from "./budgets.ts";
-import type { Check, CounterStore, SeenUser } from "./counter_store.ts";
+import type { Check, CounterStore, PeriodCheck, SeenUser } from "./counter_store.ts";
 
 /** Longest user id kept as written in a counter key; longer ones are hashed (a key stays short). */
 const MAX_KEPT_ID = 64;
@@ -133,19 +136,27 @@ export function endUserLabel(scope: EndUserScope): string {
 }
 
 /**
- * What `scopes`' users are seen with: each with its own counters among `checks`, in its block's list. A user is
- * named there by its counters' key base, which tells an alias's users of different tokens apart; the list is
- * the block's, so an alias's `max_users` bounds the users of all its tokens together, and memory stays
- * bounded by the config (aliases and tokens with a block), not by how many tokens use an alias.
+ * What `scopes`' users are seen with: each with its own counters among `checks` (and what `companions` says
+ * is kept beside each of its budgets), in its block's list. A user is named there by its counters' key base,
+ * which tells an alias's users of different tokens apart; the list is the block's, so an alias's `max_users`
+ * bounds the users of all its tokens together, and memory stays bounded by the config (aliases and tokens
+ * with a block), not by how many tokens use an alias.
  */
-export function seenUsers(scopes: readonly EndUserScope[], checks: readonly Check[]): SeenUser[] {
+export function seenUsers(
+  scopes: readonly EndUserScope[],
+  checks: readonly Check[],
+  companions?: (budget: PeriodCheck) => readonly Check[],
+): SeenUser[] {
   return scopes.map((u) => {
     const base = `${endUserKeyBase(u)}:`;
+    const own = checks.filter((c) => c.key.startsWith(base));
     return {
       owner: u.block,
       userKey: endUserKeyBase(u),
       maxUsers: u.limits.max_users,
-      checks: checks.filter((c) => c.key.startsWith(base)),
+      // A user's period counters are its budgets: what is kept beside them goes with the user too, whatever
+      // its key (an alert's claim is not under the user's key base).
+      checks: companions ? own.flatMap((c) => c.kind === "period" ? [c, ...companions(c)] : [c]) : own,
     };
   });
 }

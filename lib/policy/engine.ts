@@ -28,7 +28,15 @@ import {
 } from "./budgets.ts";
 import { endUserBudgetOwner, endUserScopes, EndUserTracker, seenUsers } from "./end_users.ts";
 import { applyContentRules } from "./content_rules.ts";
-import type { Check, CounterStore, PeriodDelta, ReserveResult, SettleOps } from "./counter_store.ts";
+import type {
+  Check,
+  CounterStore,
+  PeriodCheck,
+  PeriodDelta,
+  ReserveResult,
+  SeenUser,
+  SettleOps,
+} from "./counter_store.ts";
 import { PolicyDenied } from "./denied.ts";
 import { applyMaxTokensCeiling } from "./max_tokens.ts";
 import { isChatFormEndpoint } from "../config/schema.ts";
@@ -77,6 +85,13 @@ export interface PolicyEngineOptions {
    * budget's denial, the budget.
    */
   onDenied?: (denial: PolicyDenied, owner: string, detail: DenialDetail) => void;
+  /**
+   * The counters that what these hooks feed keeps beside a budget (alerts' threshold claims, per budget and
+   * percent: lib/alerts/policy_hooks.ts). An end user forgotten under `max_users` takes them along with its
+   * budget's counter: a client inventing a user per request would otherwise leave each one's claims in the
+   * counter store until the period ends, however few users `max_users` tracks.
+   */
+  budgetCompanions?: (budget: PeriodCheck) => readonly Check[];
 }
 
 /** What {@linkcode PolicyEngineOptions.onDenied} is told besides the denial and its owner's name. */
@@ -142,6 +157,22 @@ function takenAmounts(checks: readonly Check[], reserved: ReserveResult): number
     const c = reserved.checks?.[i] ?? asked;
     return c.kind === "concurrency" ? 0 : c.amount ?? 0;
   });
+}
+
+/**
+ * What a budget's counter takes along when its end user is forgotten: the budget's settled spend when the
+ * engine keeps one ({@linkcode PolicyEngineOptions.onBudgetSettled}), and the hooks' companions. Undefined
+ * when neither is kept.
+ */
+function budgetCompanions(options: PolicyEngineOptions): ((budget: PeriodCheck) => Check[]) | undefined {
+  const spent = options.onBudgetSettled !== undefined;
+  const beside = options.budgetCompanions;
+  if (!spent && !beside) return undefined;
+  return (budget) => {
+    const out: Check[] = spent ? [{ ...budget, key: budgetSpentKey(budget.key), amount: 0 }] : [];
+    if (beside) out.push(...beside(budget));
+    return out;
+  };
 }
 
 /**
@@ -233,8 +264,15 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     };
   }
 
+  const companions = budgetCompanions(options);
   // A store that forwards to the counters' owner (`seen`) has the list kept there.
   const endUsers = store.seen ? undefined : new EndUserTracker();
+
+  /** Marks end users seen where their list is kept: this engine's (its own store), else the store's owner. */
+  function noteSeen(seen: readonly SeenUser[]): void {
+    if (store.seen) store.seen(seen).catch(onError);
+    else endUsers!.seen(store, seen, onError);
+  }
 
   return {
     counters: store,
@@ -288,13 +326,8 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
       if (users.length > 0) {
         // Denied or not, the user was seen; those pushed out of `max_users` take their counters with them, as
         // the holder of the counters decides: this engine over its own store, else the store's owner.
-        // A user forgotten takes its settled spend with it too, when the engine keeps one.
-        const spentChecks: Check[] = options.onBudgetSettled
-          ? budgets.map((b) => ({ ...b.check, key: budgetSpentKey(b.check.key), amount: 0 }))
-          : [];
-        const seen = seenUsers(users, [...checks, ...spentChecks]);
-        if (store.seen) store.seen(seen).catch(onError);
-        else endUsers!.seen(store, seen, onError);
+        // A user forgotten takes along what is kept beside its budget (its settled spend, alerts' claims).
+        noteSeen(seenUsers(users, checks, companions));
       }
 
       if (!reserved.ok) {

@@ -187,7 +187,12 @@ export class MessageEvents {
 
   /** What a tool call delta shows: nothing while the call has no name, then its block (ToolCallStarts). */
   #toolPiece(call: ToolCallPiece | null, out: MessagesEvent[]): void {
-    if (call === null) return;
+    if (call === null) {
+      if (!this.#calls.holdsTooMuch) return;
+      throw badGateway(
+        `Provider "${this.frame.provider}" sent tool calls without a name past what is held for them.`,
+      );
+    }
     const piece: BlockPiece = { type: "tool_use", call: call.call };
     if (call.start !== undefined) {
       piece.id = call.start.id;

@@ -49,3 +49,22 @@ Deno.test("messages stream: arguments that are not one JSON object end a finishe
     );
   }
 });
+
+Deno.test("messages stream: arguments for a call that gets no name end the stream once past the bound, not at its end", () => {
+  const events = new MessageEvents(FRAME);
+  events.start(1);
+  const nameless = chunk({ tool_calls: [{ index: 0, function: { arguments: "x".repeat(1_000) } }] });
+  let failed: unknown;
+  let sent = 0;
+  for (; sent < 1_000 && failed === undefined; sent++) {
+    try {
+      events.chunk(structuredClone(nameless));
+    } catch (err) {
+      failed = err;
+    }
+  }
+  assert.ok(failed instanceof GatewayError, "the stream failed before the upstream ended");
+  assert.equal(failed.status, 502);
+  assert.match(failed.message, /Provider "up" sent tool calls without a name/);
+  assert.ok(sent <= 70, `failed after ${sent} KB of arguments held`);
+});

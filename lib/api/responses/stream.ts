@@ -226,7 +226,10 @@ export class ResponseEvents {
    * then its arguments.
    */
   #toolPiece(piece: ToolCallPiece | null, out: ResponseEvent[]): void {
-    if (piece === null) return;
+    if (piece === null) {
+      if (!this.#starts.holdsTooMuch) return;
+      throw badGateway("The provider sent tool calls without a name past what is held for them.");
+    }
     let open = this.#callOf.get(piece.call);
     if (piece.start !== undefined) {
       this.#closeReasoning(out, "completed");
