@@ -20,6 +20,15 @@ export const timeoutsSchema = z.strictObject({
   total: timerDuration.optional(),
 });
 
+/**
+ * How an assistant turn's reasoning in the history (a chat client's `reasoning_content`, a Responses `reasoning`
+ * item's text, a Messages `thinking` block's) goes to an OpenAI-compatible upstream. Vendors disagree: DeepSeek's
+ * thinking mode and Kimi K2 refuse a tool loop's next turn without it as `reasoning_content` (the default),
+ * OpenRouter reads it as `reasoning`, and Groq and Cerebras refuse an assistant turn carrying it (`drop`: not
+ * sent; like `stream_usage`, for upstreams that reject it). Applied in `lib/providers/openai/reasoning_history.ts`.
+ */
+const reasoningHistory = z.enum(["reasoning_content", "reasoning", "drop"]).default("reasoning_content");
+
 const builtinProvider = z.strictObject({ type: z.literal("builtin") });
 
 const openaiProvider = z.strictObject({
@@ -34,6 +43,7 @@ const openaiProvider = z.strictObject({
    * extra chunk is removed again when the client did not ask for it. Turn off for upstreams that reject it.
    */
   stream_usage: z.boolean().default(true),
+  reasoning_history: reasoningHistory,
   /**
    * The upstream speaks OpenAI's Responses API (`POST {base_url}/responses`): `/v1/responses` requests routed to
    * it are passed through (model rewritten, policy applied) instead of translated to chat, so built-in tools and
@@ -84,6 +94,7 @@ const azureProvider = z.strictObject({
   /** Required for the classic `/openai/deployments/{deployment}/…?api-version=` form. */
   api_version: z.string().min(1).optional(),
   stream_usage: z.boolean().default(true),
+  reasoning_history: reasoningHistory,
   /** As for `type: openai`: the resource's Responses API (`/openai/v1/responses`, or `/openai/responses`). */
   native_responses: z.boolean().default(false),
   ...vendorCommon,
@@ -128,5 +139,7 @@ export type ProviderConfig = z.output<typeof providerSchema>;
 export type OpenAIProviderConfig = z.output<typeof openaiProvider>;
 export type AnthropicProviderConfig = z.output<typeof anthropicProvider>;
 export type GeminiProviderConfig = z.output<typeof geminiProvider>;
+/** How a provider sends the history's reasoning: {@linkcode reasoningHistory}. */
+export type ReasoningHistory = z.output<typeof reasoningHistory>;
 export type AzureProviderConfig = z.output<typeof azureProvider>;
 export type BedrockProviderConfig = z.output<typeof bedrockProvider>;

@@ -47,6 +47,7 @@ export {
   type OpenAIProviderConfig,
   type ProviderConfig,
   providerSchema,
+  type ReasoningHistory,
   type Timeouts,
   timeoutsSchema,
 } from "./provider_schema.ts";

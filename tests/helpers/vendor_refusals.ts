@@ -1,7 +1,8 @@
 /**
  * What the vendors refuse in the shape of a request that OpenAI's chat completions accept, for the fakes
- * (`fake_anthropic.ts`, `fake_bedrock.ts`, `fake_gemini.ts`) to refuse the same way, with the vendors' own
- * words, so that a test of what a client sends through the gateway fails where the real vendor would.
+ * (`fake_anthropic.ts`, `fake_bedrock.ts`, `fake_gemini.ts`, and the OpenAI-compatible ones of Groq and of a
+ * thinking Kimi K2 that tests script on a raw upstream) to refuse the same way, with the vendors' own words, so
+ * that a test of what a client sends through the gateway fails where the real vendor would.
  *
  * @module
  */
@@ -147,4 +148,39 @@ export function geminiRefusal(model: string, body: Body): string | null {
     }
   }
   return null;
+}
+
+/** An assistant turn of a chat completions body, with its index in `messages`. */
+const assistantTurns = (body: Body) =>
+  list(body.messages).map((m, i) => [i, m] as const).filter(([, m]) => m.role === "assistant");
+
+/**
+ * Groq's OpenAI-compatible chat completions (and Cerebras', whose schema is as strict): an assistant turn that
+ * carries reasoning back, `reasoning_content` (what DeepSeek's clients and a gateway that shows reasoning as
+ * such send) or `reasoning` (Groq's own name for it in answers), is refused with its 400's message, or null.
+ */
+export function groqRefusal(body: Body): string | null {
+  for (const [i, turn] of assistantTurns(body)) {
+    const field = ["reasoning_content", "reasoning"].find((name) => name in turn);
+    if (field !== undefined) {
+      return `'messages.${i}' : for 'role:assistant' the following must be satisfied` +
+        `[('messages.${i}' : property '${field}' is unsupported)]`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Kimi K2 in thinking mode (and DeepSeek's thinking mode, in its own words): a tool-calling assistant turn
+ * without its `reasoning_content` is refused with this 400's message, or null.
+ */
+export function thinkingToolTurnRefusal(body: Body): string | null {
+  const missing = assistantTurns(body).find(([, turn]) =>
+    Array.isArray(turn.tool_calls) && typeof turn.reasoning_content !== "string"
+  );
+  return missing === undefined
+    ? null
+    : `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${
+      missing[0]
+    }`;
 }

@@ -17,6 +17,7 @@ import type { InProcessGateway } from "../helpers/in_process.ts";
 import { type RawRequest, type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
 import { FAKE_CLAUDE_SIGNATURE, type FakeAnthropic, startFakeAnthropic } from "../helpers/fake_anthropic.ts";
 import { json } from "../helpers/mixed_vendors.ts";
+import { thinkingToolTurnRefusal } from "../helpers/vendor_refusals.ts";
 import { withInProcessGateway } from "../helpers/with_gateway.ts";
 
 type Json = Record<string, unknown>;
@@ -62,13 +63,10 @@ function kimi(request: RawRequest, down: boolean): RawStep {
       chunks: [JSON.stringify({ error: { message: "server overloaded", type: "server_error" } })],
     };
   }
-  const messages = (JSON.parse(request.body).messages ?? []) as Json[];
-  const missing = messages.findIndex((m) =>
-    m.role === "assistant" && Array.isArray(m.tool_calls) && typeof m.reasoning_content !== "string"
-  );
-  if (missing >= 0) {
-    const message =
-      `thinking is enabled but reasoning_content is missing in assistant tool call message at index ${missing}`;
+  const body = JSON.parse(request.body) as Json;
+  const messages = (body.messages ?? []) as Json[];
+  const message = thinkingToolTurnRefusal(body);
+  if (message !== null) {
     return {
       status: 400,
       headers: { "content-type": "application/json" },

@@ -62,7 +62,7 @@ export function azureAdapter(config: AzureProviderConfig): ProviderAdapter {
       url: azureUrl(addressing, call.target.model, "chat/completions"),
       headers: unkeyedHeaders(config, call.requestId, request.stream === true),
       // Classic Azure ignores `model` (the path picks the deployment); v1 needs it. Sent in both forms.
-      body: JSON.stringify(toUpstreamChatBody(request, call.target.model, config.stream_usage)),
+      body: JSON.stringify(toUpstreamChatBody(request, call.target.model, config)),
     }),
     authorize: keyHeader("api-key", config.api_key),
     httpError: (provider, status, text, headers) =>

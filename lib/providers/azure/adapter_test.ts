@@ -25,13 +25,20 @@ Deno.test("azure request: api-key header, deployment as model, stream usage aske
     messages: [{ role: "user", content: "hi" }],
     stream: true,
   };
-  assert.deepEqual(toUpstreamChatBody(request, "gpt-4o", true), {
-    model: "gpt-4o",
-    messages: [{ role: "user", content: "hi" }],
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  assert.equal(toUpstreamChatBody(request, "gpt-4o", false).stream_options, undefined);
+  assert.deepEqual(
+    toUpstreamChatBody(request, "gpt-4o", { stream_usage: true, reasoning_history: "reasoning_content" }),
+    {
+      model: "gpt-4o",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    },
+  );
+  assert.equal(
+    toUpstreamChatBody(request, "gpt-4o", { stream_usage: false, reasoning_history: "reasoning_content" })
+      .stream_options,
+    undefined,
+  );
 });
 
 Deno.test("azure native responses: only with native_responses; v1 and classic URLs, deployment as model", () => {

@@ -68,7 +68,7 @@ export function openAIAdapter(config: OpenAIProviderConfig): ProviderAdapter {
     chatRequest: (request, call) => ({
       url: endpoint(config, "/chat/completions"),
       headers: requestHeaders(config, call, request.stream === true),
-      body: JSON.stringify(toUpstreamChatBody(request, call.target.model, config.stream_usage)),
+      body: JSON.stringify(toUpstreamChatBody(request, call.target.model, config)),
     }),
     authorize: config.api_key ? keyHeader("authorization", `Bearer ${config.api_key}`) : noKey,
     httpError: (provider, status, text, headers) =>

@@ -4,12 +4,22 @@
  *
  * @module
  */
+import type { OpenAIProviderConfig } from "../../config/schema.ts";
 import type { ChatRequest, EmbeddingRequest, JsonObject } from "../../openai/types.ts";
+import { withReasoningHistory } from "./reasoning_history.ts";
 
-/** The chat body sent upstream: the client's body with the upstream model, plus usage on streams. */
-export function toUpstreamChatBody(request: ChatRequest, model: string, streamUsage: boolean): JsonObject {
-  const body: JsonObject = { ...request, model };
-  if (request.stream === true && streamUsage) {
+/** What of a provider's entry shapes its chat bodies (`type: openai` and `type: azure` both have it). */
+export type ChatBodyConfig = Pick<OpenAIProviderConfig, "stream_usage" | "reasoning_history">;
+
+/**
+ * The chat body sent upstream: the client's body with the upstream model, plus usage on streams
+ * (`stream_usage`), and the history's reasoning in the name the upstream takes, or left out
+ * (`reasoning_history`: `reasoning_history.ts`).
+ */
+export function toUpstreamChatBody(request: ChatRequest, model: string, config: ChatBodyConfig): JsonObject {
+  const messages = withReasoningHistory(request.messages, config.reasoning_history);
+  const body: JsonObject = { ...request, model, messages };
+  if (request.stream === true && config.stream_usage) {
     body.stream_options = { ...(request.stream_options ?? {}), include_usage: true };
   }
   return body;
