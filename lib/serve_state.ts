@@ -20,7 +20,7 @@ import type {
 } from "./http/context.ts";
 import type { Logger } from "./log.ts";
 import type { GatewayMetrics } from "./metrics/gateway_metrics.ts";
-import { createMemoryCounterStore } from "./policy/counter_store.ts";
+import { createMemoryCounterStore } from "./policy/memory_counter_store.ts";
 import { type CounterStore, createPolicyEngine } from "./policy/engine.ts";
 import { createResilientCounterStore } from "./policy/resilient_counter_store.ts";
 import { type BudgetSeeder, createBudgetSeeder } from "./policy/budget_seeder.ts";

@@ -58,7 +58,7 @@ import { unknownUrl } from "./http/unknown_url.ts";
 import { handleGeminiModel, handleGeminiModels } from "./api/gemini/handlers.ts";
 import type { Logger } from "./log.ts";
 import { GatewayMetrics } from "./metrics/gateway_metrics.ts";
-import { createMemoryCounterStore } from "./policy/counter_store.ts";
+import { createMemoryCounterStore } from "./policy/memory_counter_store.ts";
 import { createPolicyEngine } from "./policy/engine.ts";
 import type { Reloader } from "./reload.ts";
 import { HealthRegistry } from "./routing/health.ts";

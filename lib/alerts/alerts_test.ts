@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { alertsSchema } from "../config/alerts_schema.ts";
-import { type CounterStore, createMemoryCounterStore } from "../policy/counter_store.ts";
+import type { CounterStore } from "../policy/counter_store.ts";
+import { createMemoryCounterStore } from "../policy/memory_counter_store.ts";
 import { createRedisCounterStore, type RedisCounterStore } from "../policy/redis_counter_store.ts";
 import { type Alerts, type BudgetUsedEvent, createAlerts } from "./alerts.ts";
 

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { alertsSchema } from "../config/alerts_schema.ts";
-import { type CounterStore, createMemoryCounterStore } from "../policy/counter_store.ts";
+import type { CounterStore } from "../policy/counter_store.ts";
+import { createMemoryCounterStore } from "../policy/memory_counter_store.ts";
 import { createPolicyEngine } from "../policy/engine.ts";
 import { clock, model, token } from "../policy/engine_test_helpers.ts";
 import { createRedisCounterStore } from "../policy/redis_counter_store.ts";

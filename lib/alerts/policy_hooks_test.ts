@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { AlertsConfig } from "../config/alerts_schema.ts";
-import { createMemoryCounterStore } from "../policy/counter_store.ts";
+import { createMemoryCounterStore } from "../policy/memory_counter_store.ts";
 import { createPolicyEngine } from "../policy/engine.ts";
 import { clock, denial, model, token } from "../policy/engine_test_helpers.ts";
 import type { Alerts, BudgetDeniedEvent, BudgetUsedEvent, DeniedEvent } from "./alerts.ts";

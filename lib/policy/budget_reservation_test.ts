@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import type { BudgetConfig, PriceConfig } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import { budgetKey } from "./budgets.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
 import type { Admission, PolicyRequest } from "./types.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ResolvedToken } from "../config/types.ts";
 import { budgetAmount, budgetCheck, budgetKey, budgetPeriod, chargeBudget, seedBudget } from "./budgets.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 
 Deno.test("budgetPeriod: UTC days and months with their bounds", () => {
   const t = Date.UTC(2026, 10, 22, 23, 59, 59, 999);

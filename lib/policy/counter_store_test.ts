@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  type BucketCheck,
-  bucketLevel,
-  createMemoryCounterStore,
-  msUntilAvailable,
-  msUntilFull,
-} from "./counter_store.ts";
+import { type BucketCheck, bucketLevel, msUntilAvailable, msUntilFull } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 
 function clock(start = Date.UTC(2026, 10, 22, 12)) {
   let t = start;

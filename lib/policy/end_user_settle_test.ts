@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import type { EndUserLimitsConfig } from "../config/schema.ts";
-import { type Check, type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import type { Check, CounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createPolicyEngine, type PolicyEngine } from "./engine.ts";
 import { clock, denial, model, token } from "./engine_test_helpers.ts";
 import { createRedisCounterStore } from "./redis_counter_store.ts";

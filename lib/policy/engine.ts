@@ -47,7 +47,8 @@ import type { Admission, PolicyRequest } from "./types.ts";
 
 export { PolicyDenied } from "./denied.ts";
 export { budgetPeriod, seedBudget } from "./budgets.ts";
-export { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+export type { CounterStore } from "./counter_store.ts";
+export { createMemoryCounterStore } from "./memory_counter_store.ts";
 
 /** Admits requests; shared by every request and kept across config reloads (the counters live in the store). */
 export interface PolicyEngine {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type CounterStore, createMemoryCounterStore, type SettleOps } from "./counter_store.ts";
+import type { CounterStore, SettleOps } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createPolicyEngine, seedBudget } from "./engine.ts";
 import { chatRequest, clock, denial, header, setup, token } from "./engine_test_helpers.ts";
 

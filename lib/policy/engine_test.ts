@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Endpoint } from "../config/schema.ts";
 import type { ResolvedContentRule } from "../config/types.ts";
 import type { JsonObject } from "../openai/types.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createPolicyEngine } from "./engine.ts";
 import { clock, denial, fire, header, model, setup, token } from "./engine_test_helpers.ts";
 

@@ -1,7 +1,7 @@
 /** Helpers shared by the policy engine tests. */
 import type { BudgetConfig, LimitsConfig } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
 import type { Admission, PolicyRequest } from "./types.ts";
 

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
-import { type CounterStore, createMemoryCounterStore } from "./counter_store.ts";
+import type { CounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import type { Explanation } from "./explanation.ts";
 import { createRedisCounterStore } from "./redis_counter_store.ts";
 import { createResilientCounterStore, type OnFailure } from "./resilient_counter_store.ts";

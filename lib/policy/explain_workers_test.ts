@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { parseConfigText } from "../config/load.ts";
 import { HealthRegistry } from "../routing/health.ts";
 import { createInFlightBuffer, SharedInFlight } from "../workers/shared_in_flight.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { explain } from "./explain.ts";
 
 const T0 = Date.UTC(2026, 10, 24, 12);

@@ -7,12 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { Logger } from "../log.ts";
-import {
-  type CounterStore,
-  createMemoryCounterStore,
-  type PeriodCheck,
-  type SettleOps,
-} from "./counter_store.ts";
+import type { CounterStore, PeriodCheck, SettleOps } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine, PolicyDenied } from "./engine.ts";
 import { chatRequest, clock, token } from "./engine_test_helpers.ts";

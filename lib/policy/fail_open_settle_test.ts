@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { LimitsConfig } from "../config/schema.ts";
-import { type Check, createMemoryCounterStore } from "./counter_store.ts";
+import type { Check } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine } from "./engine.ts";
 import { chatRequest, clock, denial, token } from "./engine_test_helpers.ts";

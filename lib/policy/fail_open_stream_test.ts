@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { BudgetConfig } from "../config/schema.ts";
 import type { RoutedTarget } from "../config/types.ts";
 import { BudgetStop, createBudgetGuard } from "../answer/budget_guard.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createPolicyEngine } from "./engine.ts";
 import { clock, model, token } from "./engine_test_helpers.ts";

@@ -5,13 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
-import {
-  type BucketCheck,
-  type Check,
-  type CounterStore,
-  createMemoryCounterStore,
-  type ReserveResult,
-} from "./counter_store.ts";
+import type { BucketCheck, Check, CounterStore, ReserveResult } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import {
   createRedisCounterStore,
   type RedisCounterStore,

@@ -58,13 +58,8 @@ import type { Logger } from "../log.ts";
 import type { Counter, Gauge } from "../metrics/registry.ts";
 import { randomHex } from "../encoding/random_hex.ts";
 import { redisErrorText } from "../redis/errors.ts";
-import {
-  type Check,
-  type CheckResult,
-  type CounterStore,
-  createMemoryCounterStore,
-  type PeriodDelta,
-} from "./counter_store.ts";
+import type { Check, CheckResult, CounterStore, PeriodDelta } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createOutageLedger, HANDOVER_BATCH_MAX } from "./outage_ledger.ts";
 
 /** What happens to decisions while the shared store cannot be reached. */

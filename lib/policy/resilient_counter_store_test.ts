@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import type { Logger } from "../log.ts";
 import { GatewayError } from "../errors.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
-import { type BucketCheck, createMemoryCounterStore } from "./counter_store.ts";
+import type { BucketCheck } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { switchableStore } from "./switchable_store_test_helpers.ts";
 import { createResilientCounterStore, type OnFailure } from "./resilient_counter_store.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { BudgetConfig } from "../config/schema.ts";
 import type { ResolvedModel, ResolvedToken } from "../config/types.ts";
-import { createMemoryCounterStore } from "./counter_store.ts";
+import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createPolicyEngine } from "./engine.ts";
 
 function token(budget: BudgetConfig | null): ResolvedToken {

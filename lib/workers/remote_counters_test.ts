@@ -5,12 +5,8 @@
  * counter), as in one process.
  */
 import assert from "node:assert/strict";
-import {
-  type Check,
-  type CounterStore,
-  createMemoryCounterStore,
-  type PeriodCheck,
-} from "../policy/counter_store.ts";
+import type { Check, CounterStore, PeriodCheck } from "../policy/counter_store.ts";
+import { createMemoryCounterStore } from "../policy/memory_counter_store.ts";
 import { createPolicyEngine } from "../policy/engine.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import { clock, model, token } from "../policy/engine_test_helpers.ts";

@@ -4,7 +4,7 @@
  * bringing its counters back, as in one process, and a user still tracked holds what it really used.
  */
 import assert from "node:assert/strict";
-import { createMemoryCounterStore } from "../policy/counter_store.ts";
+import { createMemoryCounterStore } from "../policy/memory_counter_store.ts";
 import { createPolicyEngine } from "../policy/engine.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import { clock, model, token } from "../policy/engine_test_helpers.ts";

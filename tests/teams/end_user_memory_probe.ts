@@ -3,7 +3,7 @@
  * users through a policy engine with `max_users` and prints, as JSON, the heap after a full collection at the
  * start and after each step, so the test measures what is retained rather than what is not yet collected.
  */
-import { createMemoryCounterStore } from "../../lib/policy/counter_store.ts";
+import { createMemoryCounterStore } from "../../lib/policy/memory_counter_store.ts";
 import { createPolicyEngine } from "../../lib/policy/engine.ts";
 import { model, token } from "../../lib/policy/engine_test_helpers.ts";
 

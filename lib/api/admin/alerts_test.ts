@@ -10,7 +10,7 @@ import { alertsSchema } from "../../config/alerts_schema.ts";
 import { parseConfigText } from "../../config/load.ts";
 import type { GatewayState } from "../../http/context.ts";
 import { createMemoryLogger } from "../../log.ts";
-import { createMemoryCounterStore } from "../../policy/counter_store.ts";
+import { createMemoryCounterStore } from "../../policy/memory_counter_store.ts";
 import { createProviders } from "../../providers/registry.ts";
 import { createGateway } from "../../server.ts";
 
