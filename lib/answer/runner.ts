@@ -139,9 +139,10 @@ function routeAnswerOnce(
   if (ctx.operation) ctx.trace?.startCall(ctx.operation, model.alias, request.chat);
   const settings = model.cache;
   const cache = ctx.services.cache;
-  // Only a request whose text a guardrail changed, or whose answer one checks, is kept from the cache
-  // (guarded_answer.ts); one its guardrails only read and let through is cached like any other.
-  if (ctx.guardrails?.chatOnly) {
+  // Only a request whose text a guardrail changed (in its chat form, or only where a native target reads it), or
+  // whose answer one checks, is kept from the cache (guarded_answer.ts); one its guardrails only read and let
+  // through is cached like any other.
+  if (ctx.guardrails?.chatOnly || ctx.guardrails?.nativeRewrites) {
     if (settings && cache) noteCacheStatus(ctx, "bypass");
     return guardedAnswer(ctx, ctx.guardrails, request, routeFresh(ctx, model, request, native));
   }

@@ -6,7 +6,7 @@
  */
 import type { Endpoint } from "../config/schema.ts";
 import { isPriced, moneyBudgetRules } from "../config/money_budgets.ts";
-import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
+import type { ResolvedModel, ResolvedTarget, ResolvedToken, RoutedTarget } from "../config/types.ts";
 import { printable } from "../errors.ts";
 import { PolicyDenied } from "../policy/denied.ts";
 import type { NativeText } from "../policy/content_rules.ts";
@@ -16,13 +16,21 @@ import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import { addCosts, type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
-import { checkInput, outcomeRules, type RequestGuardrails } from "../guardrails/request.ts";
+import {
+  checkInput,
+  hasInputGuardrails,
+  outcomeRules,
+  type RequestGuardrails,
+} from "../guardrails/request.ts";
 
 /**
  * Asks the policy whether this request may go ahead (throws the denial otherwise) and keeps the admission
  * on the context so that it is settled and its `x-ratelimit-*` headers are sent, whatever happens next.
  * `carriedTexts`: what the request carries to its targets beside `body` (`PolicyRequest.carriedTexts`), judged
  * and rewritten in place with the body's texts, by the content rules and the input guardrails alike.
+ * `nativeTexts`: the texts of the client's body a native target reads ({@linkcode readsNativeTexts}), judged by
+ * both too; the native body is rewritten as they left them when it is built (`redactedBody`, with the
+ * guardrails' `nativeRewrites`).
  */
 export async function admit(
   ctx: ClientContext,
@@ -48,8 +56,22 @@ export async function admit(
   ctx.record.outcome = admission.outcome;
   ctx.record.rule = admission.rule;
   if (model?.guardrails || ctx.identity.guardrails) {
-    await guardInput(ctx, endpoint, model, body, carriedTexts);
+    await guardInput(ctx, endpoint, model, body, carriedTexts, nativeTexts);
   }
+}
+
+/**
+ * Whether the texts a native target of `model` reads in a request are worth reading, for {@linkcode admit}'s
+ * `nativeTexts` (each client API's `native_texts.ts`): something judges them (the alias's content rules, an input
+ * guardrail of the alias or the token) and a target reads the client's body natively (`isNative`). Otherwise
+ * nothing walks the body: a feature that is not configured costs nothing per request.
+ */
+export function readsNativeTexts<T extends ResolvedTarget>(
+  model: Pick<ResolvedModel, "contentRules" | "guardrails"> & { readonly targets: readonly T[] },
+  token: Pick<ResolvedToken, "guardrails">,
+  isNative: (target: T) => boolean,
+): boolean {
+  return (model.contentRules.length > 0 || hasInputGuardrails(model, token)) && model.targets.some(isNative);
 }
 
 /**
@@ -88,6 +110,7 @@ async function guardInput(
   model: ResolvedModel | undefined,
   body: JsonObject | undefined,
   carried: readonly TextSlot[] | undefined,
+  native: readonly NativeText[] | undefined,
 ): Promise<void> {
   let state: RequestGuardrails | undefined;
   let passed = false;
@@ -100,6 +123,7 @@ async function guardInput(
       ctx.signal,
       (s) => ctx.guardrails = state = s,
       carried,
+      native,
     );
     passed = true;
   } finally {

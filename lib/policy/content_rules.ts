@@ -46,19 +46,24 @@ export function redactText(text: string, rules: readonly ResolvedContentRule[]):
 
 /**
  * `body` (a request passed through to a native target) with every redact rule applied to the texts
- * `slotsOf` finds in it, as {@linkcode applyContentRules} applied them to its chat form. The body is not
- * changed: its items are the client's, stored with the response and sent again to the next target on a
- * fallback, and a second redaction is not always the first's (a replacement may match again). When a text
- * changes, a copy is changed and returned; otherwise `body` itself.
+ * `slotsOf` finds in it, as {@linkcode applyContentRules} applied them to its chat form, then what the input
+ * guardrails made of each (`guarded`: a text as redacted → as they left it, `RequestGuardrails.nativeRewrites`).
+ * The body is not changed: its items are the client's, stored with the response and sent again to the next
+ * target on a fallback, and a second redaction is not always the first's (a replacement may match again). When
+ * a text changes, a copy is changed and returned; otherwise `body` itself.
  */
 export function redactedBody(
   body: JsonObject,
   slotsOf: (body: JsonObject) => readonly TextSlot[],
   rules: readonly ResolvedContentRule[],
+  guarded?: ReadonlyMap<string, string>,
 ): JsonObject {
-  if (!rules.some((r) => r.action === "redact")) return body;
+  if (guarded === undefined && !rules.some((r) => r.action === "redact")) return body;
   const slots = slotsOf(body);
-  const redacted = slots.map((slot) => redactText(slot.text, rules));
+  const redacted = slots.map((slot) => {
+    const text = redactText(slot.text, rules);
+    return guarded?.get(text) ?? text;
+  });
   if (slots.every((slot, i) => slot.text === redacted[i])) return body;
   const copy = structuredClone(body);
   // The same description over the copy finds the same texts in the same order.
@@ -72,20 +77,9 @@ export function redactedBody(
 export type NativeText = Pick<TextSlot, "param" | "text">;
 
 /**
- * Whether the native texts of a request to `model` are worth reading: it has content rules to judge them and a
- * target that would read the client's body natively. Without rules nothing walks the body (a feature that is
- * not configured costs nothing per request).
- */
-export function hasNativeRules<T>(
-  model: { readonly contentRules: readonly unknown[]; readonly targets: readonly T[] },
-  isNative: (target: T) => boolean,
-): boolean {
-  return model.contentRules.length > 0 && model.targets.some(isNative);
-}
-
-/**
- * The texts `slotsOf` finds in a client's `body`, for `PolicyRequest.nativeTexts`, when `native`: an alias with
- * no target speaking the client's API natively sends only the chat form, whose texts the policy reads anyway.
+ * The texts `slotsOf` finds in a client's `body`, for `PolicyRequest.nativeTexts`, when `native` (something judges
+ * them and the alias has a target that reads the body natively: `readsNativeTexts` in lib/http/accounting.ts):
+ * an alias with no such target sends only the chat form, whose texts the policy reads anyway.
  */
 export function nativeTextsOf(
   body: JsonObject,

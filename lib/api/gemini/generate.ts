@@ -17,8 +17,8 @@ import type { ResolvedTarget } from "../../config/types.ts";
 import { type ChatRequest, isObject } from "../../openai/types.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { speaksNatively, takesTopK } from "../../providers/capabilities.ts";
-import { admit, admitChat, type Answer } from "../../http/accounting.ts";
-import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
+import { admit, admitChat, type Answer, readsNativeTexts } from "../../http/accounting.ts";
+import { nativeTextsOf } from "../../policy/content_rules.ts";
 import { geminiTexts } from "./native_texts.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import { GEMINI_METHODS, ROUTES } from "../../http/endpoints.ts";
@@ -139,7 +139,7 @@ async function generate(
     ROUTE.endpoint,
     model,
     chat,
-    nativeTextsOf(parsed.body, geminiTexts, hasNativeRules(model, isGemini)),
+    nativeTextsOf(parsed.body, geminiTexts, readsNativeTexts(model, ctx.identity, isGemini)),
   );
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
   const clientTerms = (err: unknown) => inClientTerms(err, terms);
@@ -151,7 +151,7 @@ async function generate(
     facts: geminiFacts,
     call: (target, provider) =>
       provider.gemini?.(
-        nativeGeminiBody(parsed.body, chat, model.contentRules),
+        nativeGeminiBody(parsed.body, chat, model.contentRules, ctx.guardrails?.nativeRewrites),
         stream,
         upstreamCall(ctx, target),
       ) ?? Promise.resolve(undefined),
@@ -261,7 +261,7 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     0,
     model,
     chat,
-    nativeTextsOf(parsed.body, geminiTexts, hasNativeRules(model, isGemini)),
+    nativeTextsOf(parsed.body, geminiTexts, readsNativeTexts(model, ctx.identity, isGemini)),
   );
   const answer = await answerTokenCount(
     ctx,
@@ -270,7 +270,10 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     (target) =>
       Promise.resolve(
         isGemini(target)
-          ? { chat, gemini: nativeGeminiBody(parsed.body, chat, model.contentRules) }
+          ? {
+            chat,
+            gemini: nativeGeminiBody(parsed.body, chat, model.contentRules, ctx.guardrails?.nativeRewrites),
+          }
           : { chat },
       ),
     () => estimateInputTokens(chat, ctx.signal),

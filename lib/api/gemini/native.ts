@@ -21,13 +21,15 @@ import { FOREIGN_CALL_SIGNATURE } from "../../providers/thought_signatures.ts";
  * The body a Gemini target gets: the client's, with the policy's output limit (the token's ceiling may have
  * lowered or set `maxOutputTokens`) and the alias's redactions in every text it reads (native_texts.ts: thoughts,
  * plain-text `inlineData` and function responses too; deny rules were judged on the chat form, and on the texts
- * only a Gemini target reads), and a model turn's first function call that has no thought signature signed as
+ * only a Gemini target reads), each then as the input guardrails left it (`guarded`:
+ * `RequestGuardrails.nativeRewrites`), and a model turn's first function call that has no thought signature signed as
  * one another vendor made ({@linkcode signedFirstCalls}).
  */
 export function nativeGeminiBody(
   client: JsonObject,
   chat: ChatRequest,
   rules: readonly ResolvedContentRule[],
+  guarded?: ReadonlyMap<string, string>,
 ): JsonObject {
   const body: JsonObject = { ...client };
   delete body.model;
@@ -37,7 +39,7 @@ export function nativeGeminiBody(
   if (typeof limit === "number" && limit !== config.maxOutputTokens) {
     body.generationConfig = { ...config, maxOutputTokens: limit };
   }
-  return redactedBody(body, geminiTexts, rules);
+  return redactedBody(body, geminiTexts, rules, guarded);
 }
 
 /**

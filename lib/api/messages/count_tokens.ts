@@ -26,13 +26,13 @@
  * @module
  */
 import { nativeMessagesBody, redactMessages } from "./native.ts";
-import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
+import { nativeTextsOf } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import { MESSAGES_GENERATION_PARAMS } from "../../providers/count_tokens_fields.ts";
 import { messagesClientTerms, parseMessagesRequest } from "./request.ts";
 import { fieldError } from "./validate.ts";
 import { estimateInputTokens } from "../../usage/estimate.ts";
-import { admit, type Answer } from "../../http/accounting.ts";
+import { admit, type Answer, readsNativeTexts } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { messagesTargets, strictRefusal } from "./create.ts";
@@ -65,7 +65,11 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   // does not change the input's count. A strict alias refuses every drop, so it is held to the targets a
   // Message would go to, as /v1/messages holds it.
   const model = serving.strict ? paramServingTargets(serving, form) : serving;
-  const native = nativeTextsOf(body, messagesTexts, hasNativeRules(model, isNativeMessagesTarget));
+  const native = nativeTextsOf(
+    body,
+    messagesTexts,
+    readsNativeTexts(model, ctx.identity, isNativeMessagesTarget),
+  );
   await admit(ctx, ROUTE.endpoint, 0, model, chat, native);
 
   const forwarded = forwardedHeaders(parsed.version, parsed.betas);
@@ -76,7 +80,11 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
     (target) => {
       if (!isNativeMessagesTarget(target)) return Promise.resolve({ chat });
       const messages = nativeMessagesBody(body, { model: target.model, maxTokens: null });
-      return Promise.resolve({ chat, messages: redactMessages(messages, model.contentRules), ...forwarded });
+      return Promise.resolve({
+        chat,
+        messages: redactMessages(messages, model.contentRules, ctx.guardrails?.nativeRewrites),
+        ...forwarded,
+      });
     },
     () => estimateInputTokens(chat, ctx.signal),
     (count) => ({ input_tokens: count }),

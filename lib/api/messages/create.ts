@@ -31,8 +31,8 @@ import { completionToMessage, type MessageFrame, newId } from "./response.ts";
 import { messagesStreamBody, type MessagesStreamOutcome } from "./stream.ts";
 import { takesTopK } from "../../providers/capabilities.ts";
 import { estimateInputTokens, promptTexts, roughTokenEstimate } from "../../usage/estimate.ts";
-import { admitChat, type Answer, noteOutcome } from "../../http/accounting.ts";
-import { hasNativeRules, nativeTextsOf } from "../../policy/content_rules.ts";
+import { admitChat, type Answer, noteOutcome, readsNativeTexts } from "../../http/accounting.ts";
+import { nativeTextsOf } from "../../policy/content_rules.ts";
 import { messagesTexts } from "./native_texts.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
@@ -106,7 +106,11 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   );
   const stream = parsed.stream;
   // What only a Claude target reads (a document of content blocks) is judged too, when one may get the body.
-  const native = nativeTextsOf(parsed.body, messagesTexts, hasNativeRules(model, isNativeMessagesTarget));
+  const native = nativeTextsOf(
+    parsed.body,
+    messagesTexts,
+    readsNativeTexts(model, ctx.identity, isNativeMessagesTarget),
+  );
   await admitChat(ctx, ROUTE.endpoint, model, chat, native);
   // A translated stream's message_start carries the prompt's tokens before the upstream reports them (chat
   // upstreams do at the end): counted while the upstream is asked, so the client's first byte does not wait

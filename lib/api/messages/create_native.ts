@@ -119,6 +119,7 @@ export function nativeMessagesRoute(
           maxTokens: typeof limit === "number" ? limit : null,
         }),
         model.contentRules,
+        ctx.guardrails?.nativeRewrites,
       );
       const call = { ...upstreamCall(ctx, target), ...headers };
       return provider.messages?.(body, call) ?? Promise.resolve(undefined);

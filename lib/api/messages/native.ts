@@ -56,11 +56,16 @@ export function nativeMessagesBody(client: JsonObject, changes: NativeMessagesCh
 /**
  * A native Messages body with an alias's redact rules applied to its texts (native_texts.ts: the system prompt,
  * text blocks, tool results, text documents), as the policy applied them to the request's chat form (deny rules
- * were judged there, and on the texts only a native target reads): the body itself when nothing matched, else a
- * redacted copy. Thinking blocks are left alone: their signature covers their text.
+ * were judged there, and on the texts only a native target reads), each then as the input guardrails left it
+ * (`guarded`: `RequestGuardrails.nativeRewrites`): the body itself when nothing changed, else a rewritten copy.
+ * Thinking blocks are left alone: their signature covers their text.
  */
-export function redactMessages(body: JsonObject, rules: readonly ResolvedContentRule[]): JsonObject {
-  return redactedBody(body, messagesTexts, rules);
+export function redactMessages(
+  body: JsonObject,
+  rules: readonly ResolvedContentRule[],
+  guarded?: ReadonlyMap<string, string>,
+): JsonObject {
+  return redactedBody(body, messagesTexts, rules, guarded);
 }
 
 /** An upstream Message as the client's: the alias as `model`, everything else (id included) the upstream's. */

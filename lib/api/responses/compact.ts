@@ -92,14 +92,18 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const history = earlier?.items ?? [];
   const terms = (err: unknown) => inClientTerms(err, responsesClientTerms(parsed));
   const beta = openAIBetaOf(request);
-  await admitChat(ctx, ROUTE.endpoint, model, chat, nativeTexts(model, parsed, earlier)).catch((err) => {
+  await admitChat(ctx, ROUTE.endpoint, model, chat, nativeTexts(ctx, model, parsed, earlier)).catch((err) => {
     throw terms(err);
   });
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = { ...upstreamCall(ctx, target), openaiBeta: beta };
     if (isNativeTarget(target)) {
       const changes = resentChanges(target, parsed.input, earlier);
-      const native = redactNative(nativeRequestBody(body, changes), model.contentRules);
+      const native = redactNative(
+        nativeRequestBody(body, changes),
+        model.contentRules,
+        ctx.guardrails?.nativeRewrites,
+      );
       const answer = await provider.compact?.(native, call);
       // The capability table said this target speaks Responses; an adapter without the method disagrees (a bug).
       if (answer === undefined) throw new GatewayError(500, "The provider does not compact Responses.");

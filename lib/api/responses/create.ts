@@ -135,11 +135,10 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const stream = parsed.stream;
   const beta = openAIBetaOf(request);
   // What only a native target reads (a reasoning item no assistant turn follows, a plain-text file) is judged too.
-  await admitChat(ctx, ROUTES.responses.endpoint, model, chat, nativeTexts(targets, parsed, earlier)).catch(
-    (err) => {
-      throw inClientTerms(err, responsesClientTerms(parsed));
-    },
-  );
+  const native = nativeTexts(ctx, targets, parsed, earlier);
+  await admitChat(ctx, ROUTES.responses.endpoint, model, chat, native).catch((err) => {
+    throw inClientTerms(err, responsesClientTerms(parsed));
+  });
   // The policy may have lowered (or set) the output limit: the Response echoes the one that applied.
   const limit = chat.max_completion_tokens ?? chat.max_tokens;
   const frame: ResponseFrame = {

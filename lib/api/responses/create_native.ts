@@ -22,7 +22,7 @@ import { nativeStreamBody, type NativeStreamOutcome } from "./native_stream.ts";
 import type { ResponsesRequest } from "./request.ts";
 import { isResponseObject, type JsonObject } from "../../openai/types.ts";
 import { speaksNatively } from "../../providers/capabilities.ts";
-import type { Answer } from "../../http/accounting.ts";
+import { type Answer, readsNativeTexts } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
 import type { RoutedAnswer } from "../../http/route_request.ts";
 import { answerJson, answerStream, type NativeAnswer, type NativeRoute } from "../../answer/runner.ts";
@@ -31,7 +31,7 @@ import { newTolerance, servingTargets, type Tolerance } from "../../http/toleran
 import { unreadableReasoningPaths } from "./gateway_reasoning.ts";
 import { RESPONSES_START } from "./native_start.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
-import { hasNativeRules, type NativeText } from "../../policy/content_rules.ts";
+import type { NativeText } from "../../policy/content_rules.ts";
 import { nativeRequestTexts } from "./native_texts.ts";
 
 /** Whether `target` speaks the Responses API itself (the capability table; `native_responses: true`). */
@@ -49,15 +49,17 @@ export function targetsFor(model: ResolvedModel, parsed: ResponsesRequest): Reso
 }
 
 /**
- * The texts a native target of `model` reads in this request, for the content rules (native_texts.ts); none when
- * the alias has no native target, whose texts are all in the chat form.
+ * The texts a native target of `model` reads in this request, for the content rules and the input guardrails
+ * (native_texts.ts); none when the alias has no native target, whose texts are all in the chat form, or nothing
+ * judges them.
  */
 export function nativeTexts(
+  ctx: ClientContext,
   model: ResolvedModel,
   parsed: ResponsesRequest,
   earlier: Conversation | null,
 ): NativeText[] | undefined {
-  if (!hasNativeRules(model, isNativeTarget)) return undefined;
+  if (!readsNativeTexts(model, ctx.identity, isNativeTarget)) return undefined;
   return nativeRequestTexts(parsed, earlier?.items);
 }
 
@@ -113,6 +115,7 @@ export function nativeRoute(
           ...continuation(target),
         }),
         model.contentRules,
+        ctx.guardrails?.nativeRewrites,
       );
       return await provider.responses?.(body, { ...upstreamCall(ctx, target), openaiBeta });
     },

@@ -110,10 +110,11 @@ function nativeBody(
   parsed: ResponsesRequest,
   model: ResolvedModel,
   earlier: Conversation | null,
+  guarded: ReadonlyMap<string, string> | undefined,
 ) {
   return (target: ResolvedTarget): JsonObject => {
     const changes = resentChanges(target, parsed.input, earlier);
-    return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules);
+    return redactNative(nativeRequestBody(countFields(body), changes), model.contentRules, guarded);
   };
 }
 
@@ -139,11 +140,11 @@ export async function handleResponsesInputTokens(
   const model = serving.strict ? paramServingTargets(serving, form) : serving;
   const earlier = await withHistory(parsed, ctx);
   // Rate limits, scopes and content rules apply; no tokens are charged (see the module's note).
-  await admit(ctx, ROUTE.endpoint, 0, model, chat, nativeTexts(model, parsed, earlier)).catch((err) => {
+  await admit(ctx, ROUTE.endpoint, 0, model, chat, nativeTexts(ctx, model, parsed, earlier)).catch((err) => {
     throw inClientTerms(err, responsesClientTerms(parsed));
   });
 
-  const responses = nativeBody(body, parsed, model, earlier);
+  const responses = nativeBody(body, parsed, model, earlier, ctx.guardrails?.nativeRewrites);
   const openaiBeta = openAIBetaOf(request);
   const answer = await answerTokenCount(
     ctx,

@@ -190,8 +190,13 @@ function webSearchCalls(output: unknown): number {
 /**
  * A native body with an alias's redact rules applied to its texts (native_texts.ts), as the policy applied them
  * to the request's chat form (deny rules were already judged there, and on the texts only a native target
- * reads): the body itself when nothing matched, else a redacted copy.
+ * reads), each then as the input guardrails left it (`guarded`: `RequestGuardrails.nativeRewrites`): the body
+ * itself when nothing changed, else a rewritten copy.
  */
-export function redactNative(body: JsonObject, rules: readonly ResolvedContentRule[]): JsonObject {
-  return redactedBody(body, responsesTexts, rules);
+export function redactNative(
+  body: JsonObject,
+  rules: readonly ResolvedContentRule[],
+  guarded?: ReadonlyMap<string, string>,
+): JsonObject {
+  return redactedBody(body, responsesTexts, rules, guarded);
 }
