@@ -411,6 +411,37 @@ Deno.test("`deno task start --config FILE` outside config/: refused, saying Deno
   }
 });
 
+Deno.test("a pricing.catalog outside what `deno task start` may read: check and serve under its permissions refuse it alike, naming the path and the fix", async () => {
+  // The start said "cannot read price catalog" and nothing more, while check run with --allow-read passed.
+  const dir = await Deno.makeTempDir();
+  try {
+    const catalog = `${dir}/prices.yaml`;
+    await Deno.copyFile(`${ROOT}/lib/pricing/catalog.yaml`, catalog);
+    await Deno.mkdir(`${dir}/data`);
+    const file = `${dir}/data/gateway.yaml`;
+    await Deno.writeTextFile(
+      file,
+      `${SERVABLE}usage: { sqlite: none }\npricing: { catalog: "${catalog}" }\n`,
+    );
+    const flags = await startTaskFlags(dir);
+    for (const command of ["serve", "check"]) {
+      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
+      assert.equal(code, 1, stderr);
+      assert.equal(
+        stderr,
+        `Invalid config ${file}:\n${file}:4: pricing.catalog: ${catalog}: (document): cannot read price catalog ` +
+          "(Deno's permissions do not let it read this path: `deno task start` reads only config/ and data/; " +
+          "put the catalog in config/, or run deno with --allow-read for it)\n",
+      );
+    }
+    // With read access to it, as the message says, the same file is valid.
+    const allowed = await run(["check", "--config", file]);
+    assert.equal(allowed.code, 0, allowed.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
   const root = ROOT;
   const dir = await Deno.makeTempDir();
