@@ -17,18 +17,16 @@ import {
   validateConfigText,
   type ValidatedConfig,
 } from "./config/load.ts";
-import { isListenHost, LISTEN_HOST_RULE } from "./config/listen_host.ts";
 import { tokenSchema } from "./config/schema.ts";
-import type { ResolvedConfig } from "./config/types.ts";
 import { StartError } from "./start_error.ts";
-import { sqliteLocationProblem } from "./usage/sqlite_location.ts";
+import { startIssues } from "./start_checks.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
 import { setUpState } from "./reload.ts";
-import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
 import type { Runtime } from "./runtime/types.ts";
 import { holdReloadSignal } from "./runtime/held_reload_signal.ts";
+import { hostOverride, portOverride, workerCount } from "./serve_flags.ts";
 import { type ServeHandle, type StartOptions, startServer, VERSION } from "./serve.ts";
 
 /**
@@ -38,7 +36,7 @@ import { type ServeHandle, type StartOptions, startServer, VERSION } from "./ser
 export const DEFAULT_CONFIG = new URL("../config/gateway.yaml", import.meta.url);
 
 const USAGE = `Usage: gateway [serve] [--config FILE] [--port N] [--host H] [--workers N|auto]
-       gateway check [--config FILE]
+       gateway check [--config FILE] [--port N] [--host H] [--workers N|auto]
        gateway prices [--model MODEL_OR_ALIAS] [--config FILE]
        gateway token new [--name NAME] [--environment ENV]
        gateway version
@@ -81,10 +79,8 @@ async function configPath(
 }
 
 /**
- * Loads, validates and sets up a config: the schema and cross-checks, the OTLP endpoint variables, then each
- * provider's own setup (credentials found, …). With the port (`portOverride`) and the usage database's place
- * (`startIssues`), `check` refuses what `serve` would refuse before it listens; what it cannot see is a port
- * already taken.
+ * Loads, validates and sets up a config: the schema and cross-checks, then each provider's own setup (credentials
+ * found, …). {@linkcode prepare} adds the flags and the start checks (`start_checks.ts`).
  */
 async function load(runtime: Runtime, path: string): Promise<GatewayState | null> {
   const env = runtime.env();
@@ -100,23 +96,7 @@ async function load(runtime: Runtime, path: string): Promise<GatewayState | null
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, setUp.issues)}\n`);
     return null;
   }
-  try {
-    // The OTEL_EXPORTER_OTLP_*ENDPOINT variables are held to the file's rule here, so `check` refuses them too.
-    telemetrySettings(result.config.telemetry, env);
-  } catch (err) {
-    if (!(err instanceof TelemetrySetupError)) throw err;
-    const issue = { path: "telemetry", message: err.message };
-    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, [issue])}\n`);
-    return null;
-  }
   return setUp.state;
-}
-
-/** `--workers` / `server.workers`: a count from 1 to 256, or `auto` (one per core); null when invalid. */
-function workerCount(given: string | number): number | null {
-  if (given === "auto") return Math.max(1, navigator.hardwareConcurrency ?? 1);
-  const n = Number(given);
-  return Number.isInteger(n) && n >= 1 && n <= 256 ? n : null;
 }
 
 /**
@@ -134,37 +114,52 @@ async function validatedAgain(
   return result.validated;
 }
 
-function parsePort(text: string | undefined): number | null | undefined {
-  if (text === undefined || text === "") return undefined;
-  const port = Number(text);
-  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null;
+/** What `check` and `serve` found before serving: the config set up, and the flags as `serve` takes them. */
+interface Prepared {
+  readonly path: string;
+  readonly state: GatewayState;
+  readonly port: number | undefined;
+  readonly host: string | undefined;
+  readonly workers: number;
 }
 
 /**
- * The port `serve` listens on instead of `server.port` (`--port`, else `$PORT`), or the line that refuses it:
- * `check` and `serve` read it alike, so `check` refuses the `$PORT` that `serve` would.
+ * `check` and `serve` up to serving, one way: the flags (`--port` or `$PORT`, `--host`, `--workers`), the config
+ * ({@linkcode load}), then the start checks (`start_checks.ts`: the OTLP endpoint variables, and the usage files'
+ * places, a directory that is a file, a file that is a directory, a directory not writable), asked without writing
+ * anything, so `check` refuses what `serve` would and `serve` refuses it before it listens instead of losing the
+ * records. What neither can see is a port already taken. The exit code when refused: `flagCode` for a flag, 1 for the config.
  */
-function portOverride(
-  flag: string | undefined,
-  env: Record<string, string | undefined>,
-): { ok: true; port: number | undefined } | { ok: false; message: string } {
-  const port = parsePort(flag ?? env.PORT);
-  if (port !== null) return { ok: true, port };
-  const from = flag !== undefined ? "--port" : "$PORT";
-  return {
-    ok: false,
-    message: `Invalid port ${JSON.stringify(flag ?? env.PORT)} (${from}): use a number from 0 to 65535.`,
-  };
-}
-
-/**
- * What `serve` would find at start that the config's own checks cannot: the usage database's place (its
- * directory a file, or not writable). Asked without writing anything: `check` creates nothing.
- */
-async function startIssues(config: ResolvedConfig) {
-  const sqlite = config.postgres === null ? config.usage.sqlite : "none";
-  const problem = sqlite === "none" ? null : await sqliteLocationProblem(sqlite);
-  return problem === null ? [] : [{ path: "usage.sqlite", message: problem }];
+async function prepare(
+  runtime: Runtime,
+  flags: { config?: string; port?: string; host?: string; workers?: string },
+  flagCode: number,
+): Promise<Prepared | number> {
+  const env = runtime.env();
+  const port = portOverride(flags.port, env);
+  if (!port.ok) {
+    runtime.writeStderr(`${port.message}\n`);
+    return flagCode;
+  }
+  const host = hostOverride(flags.host);
+  if (!host.ok) {
+    runtime.writeStderr(`${host.message}\n`);
+    return flagCode;
+  }
+  const path = await configPath(flags.config, env);
+  const state = await load(runtime, path);
+  if (state === null) return 1;
+  const workers = workerCount(flags.workers ?? state.config.server.workers);
+  if (!workers.ok) {
+    runtime.writeStderr(`${workers.message}\n`);
+    return flagCode;
+  }
+  const issues = await startIssues(state.config, env);
+  if (issues.length > 0) {
+    runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, issues)}\n`);
+    return 1;
+  }
+  return { path, state, port: port.value, host: host.value, workers: workers.value };
 }
 
 /** How many words each command takes, its name included: `token new` is two, every other one. */
@@ -230,20 +225,10 @@ export async function runCli(
   }
   switch (command) {
     case "check": {
-      const path = await configPath(values.config, env);
-      const state = await load(runtime, path);
-      if (state === null) return 1;
-      const config = state.config;
-      const port = portOverride(values.port, env);
-      if (!port.ok) {
-        runtime.writeStderr(`${port.message}\n`);
-        return 1;
-      }
-      const issues = await startIssues(config);
-      if (issues.length > 0) {
-        runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, issues)}\n`);
-        return 1;
-      }
+      // Every refusal is exit 1 here, the flags' too: `check` says whether `serve` would start.
+      const prepared = await prepare(runtime, values, 1);
+      if (typeof prepared === "number") return prepared;
+      const { path, state: { config } } = prepared;
       // The operator's price catalog (`pricing.catalog`) is part of the config: a malformed one fails check.
       if (!(await checkConfiguredCatalog(runtime, config))) return 1;
       runtime.writeStdout(
@@ -290,24 +275,9 @@ export async function runCli(
       return 0;
     }
     case "serve": {
-      const override = portOverride(values.port, env);
-      if (!override.ok) {
-        runtime.writeStderr(`${override.message}\n`);
-        return 2;
-      }
-      const port = override.port;
-      if (values.host !== undefined && !isListenHost(values.host)) {
-        runtime.writeStderr(`Invalid --host: ${LISTEN_HOST_RULE}.\n`);
-        return 2;
-      }
-      const path = await configPath(values.config, env);
-      const state = await load(runtime, path);
-      if (state === null) return 1;
-      const workers = workerCount(values.workers ?? state.config.server.workers);
-      if (workers === null) {
-        runtime.writeStderr(`Invalid --workers: use a number from 1 to 256, or auto.\n`);
-        return 2;
-      }
+      const prepared = await prepare(runtime, values, 2);
+      if (typeof prepared === "number") return prepared;
+      const { path, state, port, host, workers } = prepared;
       // Installed before anything listens: a signal while the server or the workers start (worker 0 serves
       // before the others listen) must not meet the runtime's default action, which ends the process at once and
       // cuts what is in flight. It is remembered, and the drain runs once the start has resolved.
@@ -329,7 +299,7 @@ export async function runCli(
         const start: StartOptions = {
           ...options,
           port,
-          host: values.host,
+          host,
           // The embedded copy cannot change: there is no file to watch or reload.
           configPath: path === EMBEDDED_CONFIG_SOURCE ? undefined : path,
           reloadSignal: reloadSignal.listen,

@@ -16,10 +16,13 @@ models: { chat-a: { type: chat, targets: [ { provider: local, model: echo } ] } 
 usage: { sqlite: none }
 `;
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  argv: string[],
+  config = VALID,
+): Promise<{ code: number; stdout: string; stderr: string; file: string }> {
   const dir = await Deno.makeTempDir();
   const file = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(file, VALID);
+  await Deno.writeTextFile(file, config);
   let stdout = "";
   let stderr = "";
   const runtime: Runtime = {
@@ -32,7 +35,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
     writeStderr: (text) => void (stderr += text),
   };
   try {
-    return { code: await runCli(runtime, argv), stdout, stderr };
+    return { code: await runCli(runtime, argv), stdout, stderr, file };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -89,4 +92,59 @@ Deno.test("cli: the commands' own words are still taken", async () => {
   assert.equal(token.code, 0, token.stderr);
   assert.match(token.stdout, /name: "web"/);
   assert.equal((await cli(["--help", "stray"])).code, 0);
+});
+
+Deno.test("cli: check takes --host and --workers as serve does: refused with serve's line (exit 1; serve's 2)", async () => {
+  // check ignored both and said valid; serve refused them.
+  for (
+    const [flags, line] of [
+      [["--host", "bad_host!"], /^Invalid --host: must be an IP address or a host name/],
+      [["--workers", "0"], /^Invalid --workers: use a number from 1 to 256, or auto\.\n$/],
+      [["--workers", "many"], /^Invalid --workers: use a number from 1 to 256, or auto\.\n$/],
+      [["--port", "70000"], /^Invalid port "70000" \(--port\): use a number from 0 to 65535\.\n$/],
+    ] as const
+  ) {
+    const checked = await cli(["check", ...flags]);
+    assert.equal(checked.code, 1, flags.join(" "));
+    assert.match(checked.stderr, line, flags.join(" "));
+    assert.equal(checked.stdout, "", "not said valid");
+    const served = await cli(["serve", ...flags]);
+    assert.equal(served.code, 2, flags.join(" "));
+    assert.equal(served.stderr, checked.stderr, flags.join(" "));
+  }
+  const valid = await cli(["check", "--host", "localhost", "--workers", "auto", "--port", "0"]);
+  assert.equal(valid.code, 0, valid.stderr);
+  assert.match(valid.stdout, /is valid/);
+});
+
+Deno.test("cli: check and serve refuse a usage.jsonl or usage.spill that cannot be written, before serving", async () => {
+  // Neither was checked: check said valid, serve started, and every record meant for them was lost; a spill path
+  // naming a directory had that directory renamed by the replay.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/afile`, "");
+    await Deno.mkdir(`${dir}/adir`);
+    const config = VALID.replace(
+      "usage: { sqlite: none }",
+      `usage: { sqlite: ":memory:", jsonl: "${dir}/afile/u.jsonl", spill: "${dir}/adir" }`,
+    );
+    const checked = await cli(["check"], config);
+    assert.equal(checked.code, 1);
+    assert.match(checked.stderr, /: usage\.jsonl: .*afile is a file, not a directory: the JSONL copy/);
+    assert.match(checked.stderr, /: usage\.spill: .*adir is a directory, not a spill file/);
+    // serve says the same and stops there (the test's runtime would refuse to listen: it is never asked).
+    const served = await cli(["serve", "--port", "0"], config);
+    assert.equal(served.code, 1);
+    assert.equal(
+      served.stderr.replaceAll(served.file, "FILE"),
+      checked.stderr.replaceAll(checked.file, "FILE"),
+    );
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
+      ["adir", "afile"],
+      "nothing renamed",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -3,7 +3,9 @@
  * provider setup) before anything changes; if it is invalid, the gateway keeps serving the old one and says
  * so in the log and on `/readyz`. A valid one replaces the old in one assignment: requests that already
  * started keep the state they took, new requests get the new one. Keys taken only at start that it changes
- * are named (`restart_required`), in the log and on `/readyz`.
+ * are named (`restart_required`), in the log and on `/readyz`; one that `check` and the next start would refuse (a
+ * usage file that cannot be written where it says) refuses the reload, so a reload that says ok means the next
+ * restart works (`start_checks.ts`).
  *
  * Reading, parsing and validating the file is the slow part (seconds for a multi-megabyte file), so the
  * server hands it to `validate`, which runs it in a worker thread; only the resolution of the validated data,
@@ -21,6 +23,7 @@ import type { GatewayState } from "./http/context.ts";
 import type { Logger } from "./log.ts";
 import { createProviders, type Env, ProviderSetupError } from "./providers/registry.ts";
 import type { HealthRegistry } from "./routing/health.ts";
+import { startOnlyIssues } from "./start_checks.ts";
 
 /** The outcome of the latest reload attempt, shown on `/readyz` and `/admin/reload`. */
 export interface ReloadStatus {
@@ -69,6 +72,12 @@ export interface ReloaderOptions {
    * Must resolve, never reject.
    */
   checkStored?: (config: ResolvedConfig) => Promise<readonly ConfigIssue[]>;
+  /**
+   * Runs the start checks of the start-only keys a reload changes (`start_checks.ts`: a usage file that cannot be
+   * written where it says) against the config the gateway started with (default true). A worker of
+   * `serve --workers N` does not: the primary ran them before asking it.
+   */
+  startChecks?: boolean;
   /**
    * Logs each outcome (`config_reloaded`, `config_reload_failed`; default true). A worker of `serve --workers N`
    * does not: the primary logs the one outcome of every worker's reload, once.
@@ -188,6 +197,10 @@ export function createReloader(options: ReloaderOptions): Reloader {
     if (result.ok && options.checkStored) {
       const stored = await options.checkStored(result.state.config);
       if (stored.length > 0) result = { ok: false, issues: stored };
+    }
+    if (result.ok && options.startChecks !== false) {
+      const refused = await startOnlyIssues(started, result.state.config, env);
+      if (refused.length > 0) result = { ok: false, issues: refused };
     }
     const issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
     if (result.ok) {

@@ -97,3 +97,79 @@ Deno.test("reload: each outcome is logged once; a worker's reloader (logOutcome:
   assert.equal(worker.status()?.ok, false, "its status is kept all the same");
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("reload: a usage change the next start would refuse (usage.sqlite under a file) is refused; the old config serves", async () => {
+  // It answered ok with restart_required: ["usage"], check refused the file, and the restart failed on mkdir.
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/gateway.yaml`;
+    await Deno.writeTextFile(`${dir}/afile`, "");
+    await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1") + "usage: { sqlite: none }\n");
+    const first = await loadConfigFile(path, {});
+    assert.ok(first.ok);
+    const initial = { config: first.config, providers: createProviders(first.config.providers) };
+    const logger = createMemoryLogger();
+    const reloader = createReloader({ path, env: () => ({}), logger, initial });
+
+    await Deno.writeTextFile(
+      path,
+      yaml("http://127.0.0.1:1/v1", "m2") + `usage: { sqlite: "${dir}/afile/x.sqlite" }\n`,
+    );
+    const refused = await reloader.reload("test");
+    assert.equal(refused.ok, false);
+    assert.deepEqual(refused.issues, [{
+      path: "usage.sqlite",
+      message: `${dir}/afile is a file, not a directory: the usage database cannot go in it`,
+    }]);
+    assert.deepEqual(refused.restart_required, []);
+    assert.equal(reloader.current(), initial, "the old config still serves (its model m1)");
+    assert.ok(logger.lines.some((l) => l.msg === "config_reload_failed"));
+
+    // A place the next start can use is a reload that needs a restart, as before; nothing is made for it yet.
+    await Deno.writeTextFile(
+      path,
+      yaml("http://127.0.0.1:1/v1", "m2") +
+        `usage: { sqlite: "${dir}/new/x.sqlite", jsonl: "${dir}/u.jsonl" }\n`,
+    );
+    const taken = await reloader.reload("test");
+    assert.equal(taken.ok, true, JSON.stringify(taken.issues));
+    assert.deepEqual(taken.restart_required, ["usage"]);
+    assert.equal(reloader.current().config.models.get("chat-a")!.targets[0].model, "m2");
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["afile", "gateway.yaml"]);
+
+    // A worker's reloader leaves these checks to the primary, which ran them before asking it.
+    const worker = createReloader({ path, env: () => ({}), logger, initial, startChecks: false });
+    await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1") + `usage: { spill: "${dir}/afile/s" }\n`);
+    assert.equal((await worker.reload("test")).ok, true);
+    assert.equal((await reloader.reload("test")).ok, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reload: a telemetry block that would read an OTLP endpoint variable the start refuses is refused", async () => {
+  // A block without an endpoint reads OTEL_EXPORTER_OTLP_ENDPOINT, which serve refuses with credentials in it:
+  // the reload answered ok (restart_required: ["telemetry"]) and the restart failed.
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/gateway.yaml`;
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "https://user:pw@collector.example" };
+    await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1"));
+    const first = await loadConfigFile(path, env);
+    assert.ok(first.ok);
+    const initial = { config: first.config, providers: createProviders(first.config.providers) };
+    const reloader = createReloader({ path, env: () => env, logger: createMemoryLogger(), initial });
+    await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1") + "telemetry: { service_name: gw }\n");
+    const refused = await reloader.reload("test");
+    assert.equal(refused.ok, false);
+    assert.deepEqual(refused.issues.map((i) => i.path), ["telemetry"]);
+    assert.match(
+      refused.issues[0].message,
+      /^OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL/,
+    );
+    assert.doesNotMatch(refused.issues[0].message, /pw/);
+    assert.equal(reloader.current(), initial);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

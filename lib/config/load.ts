@@ -35,6 +35,7 @@ import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
 import type { ConfigIssue, LoadResult } from "./types.ts";
 import { recordField, stringField } from "./raw_access.ts";
+import { readFailure } from "./read_failure.ts";
 import { ConfigSetupError } from "./setup_error.ts";
 import { secretsInData, secretsInSource, substitutedSecrets } from "./message_secrets.ts";
 import { inspectDocument, toPlainData } from "./yaml_tree.ts";
@@ -272,32 +273,13 @@ export async function readConfigFile(path: string): Promise<ReadResult> {
       await handle.close();
     }
   } catch (err) {
-    return { ok: false, issues: [{ path: "", message: `cannot read config file${readFailure(err)}` }] };
+    return {
+      ok: false,
+      issues: [{ path: "", message: `cannot read config file${readFailure(err, "the file")}` }],
+    };
   }
   if (length > MAX_CONFIG_BYTES) return { ok: false, issues: [tooLarge()] };
   return { ok: true, text: new TextDecoder().decode(buffer.subarray(0, length)) };
-}
-
-/**
- * Why a config file could not be read, as ` (reason)`, or nothing when unknown. Deno's own refusal of a path
- * its permissions leave out (`NotCapable`; `PermissionDenied` when denied at a prompt) has no `code`, and is
- * the usual one: `deno task start` may read `config/` and `data/` only.
- */
-function readFailure(err: unknown): string {
-  const name = err instanceof Error ? err.name : "";
-  if (name === "NotCapable" || name === "PermissionDenied") {
-    return " (Deno's permissions do not let it read this path: `deno task start` reads only config/ and data/; " +
-      "put the file in config/, or run deno with --allow-read for it)";
-  }
-  const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
-  const reason = code === "ENOENT"
-    ? "file not found"
-    : code === "EACCES"
-    ? "permission denied"
-    : code === "EISDIR"
-    ? "is a directory"
-    : code;
-  return reason ? ` (${reason})` : "";
 }
 
 /** Reads, parses, validates and resolves a config file. */

@@ -16,6 +16,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import type { PathSegment } from "../config/interpolate.ts";
 import { fromZod, yamlIssues } from "../config/issue_messages.ts";
+import { readFailure } from "../config/read_failure.ts";
 import type { ConfigIssue } from "../config/types.ts";
 import { inspectDocument, toPlainData } from "../config/yaml_tree.ts";
 import type { TokenPrices } from "./cost.ts";
@@ -263,11 +264,9 @@ export async function checkCatalogFile(
   try {
     text = await readText(path);
   } catch (err) {
-    const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
-    const reason = code === "ENOENT" ? "file not found" : code === "EACCES" ? "permission denied" : code;
     return {
       ok: false,
-      issues: [{ path: "", message: `cannot read price catalog${reason ? ` (${reason})` : ""}` }],
+      issues: [{ path: "", message: `cannot read price catalog${readFailure(err, "the catalog")}` }],
     };
   }
   return parseCatalog(text, path);

@@ -286,6 +286,29 @@ Deno.test("catalog: checkCatalogFile reads through the given reader and reports 
   assert.match(missing.issues[0].message, /cannot read price catalog \(file not found\)/);
 });
 
+Deno.test("catalog: a catalog Deno's permissions leave out says so and what to do, not just 'cannot read'", async () => {
+  // `deno task start` reads only config/, data/ and lib/: a catalog elsewhere failed the start with
+  // "cannot read price catalog" and nothing more, though `check` (often run with -A) had read it.
+  const notCapable = Object.assign(new Error('Requires read access to "/srv/prices.yaml"'), {
+    name: "NotCapable",
+  });
+  const refused = await checkCatalogFile("/srv/prices.yaml", () => Promise.reject(notCapable));
+  assert.ok(!refused.ok);
+  assert.equal(
+    refused.issues[0].message,
+    "cannot read price catalog (Deno's permissions do not let it read this path: `deno task start` reads only " +
+      "config/ and data/; put the catalog in config/, or run deno with --allow-read for it)",
+  );
+  const dir = await Deno.makeTempDir();
+  try {
+    const asDir = await checkCatalogFile(dir);
+    assert.ok(!asDir.ok);
+    assert.match(asDir.issues[0].message, /cannot read price catalog \(is a directory\)/);
+  } finally {
+    await Deno.remove(dir);
+  }
+});
+
 Deno.test("catalog: a catalog price feeds the cost arithmetic", () => {
   const price = lookupPrice(defaultCatalog(), "gemini", "gemini-2.5-pro");
   assert.ok(price);

@@ -140,6 +140,15 @@ Deno.test("retention: without a retention period only the (no-op) start run is s
   await store.close();
 });
 
+Deno.test("retention: `retention: 0` keeps every record (what docs/configuration.md says it means)", async () => {
+  const store = await storeWithAges(4000, 1);
+  const logger = createMemoryLogger();
+  await runRetention({ store, retentionMs: 0, now: () => now, logger });
+  assert.equal((await store.query({})).totals.requests, 2);
+  assert.deepEqual(logger.lines, []);
+  await store.close();
+});
+
 async function responsesWithAges(...agesInDays: number[]): Promise<ResponsesStore> {
   const store = createSqliteStore(":memory:").responses;
   for (const [i, age] of agesInDays.entries()) {

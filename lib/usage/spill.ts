@@ -8,6 +8,9 @@
  * next replay starts with it; batches already inserted are ignored by the store (UNIQUE `uid`), so the worst
  * case is a duplicate insert attempt, never a lost record.
  *
+ * A spill path (or its `.replaying` name) that is a directory is refused, never renamed or removed: the replay
+ * fails, says so, and leaves it as it is (`check` and `serve` refuse such a `usage.spill` before it gets here).
+ *
  * @module
  */
 import { open, rename, stat, unlink } from "node:fs/promises";
@@ -55,7 +58,7 @@ export class SpillFile {
 
   /** The file a replay reads from. */
   get replayingPath(): string {
-    return `${this.#path}.replaying`;
+    return replayingPathOf(this.#path);
   }
 
   /** Records spilled but not yet written to disk. */
@@ -80,7 +83,7 @@ export class SpillFile {
 
   /** True when there is something to replay on disk (the spill file or a leftover `.replaying`). */
   async hasData(): Promise<boolean> {
-    return (await sizeOf(this.replayingPath)) !== null || ((await sizeOf(this.#path)) ?? 0) > 0;
+    return (await fileSize(this.replayingPath)) !== null || ((await fileSize(this.#path)) ?? 0) > 0;
   }
 
   /**
@@ -89,8 +92,8 @@ export class SpillFile {
    */
   openReplay(): Promise<SpillReader | null> {
     return this.#appender.exclusive(async () => {
-      if ((await sizeOf(this.replayingPath)) !== null) return await this.#reader(this.replayingPath);
-      const size = await sizeOf(this.#path);
+      if ((await fileSize(this.replayingPath)) !== null) return await this.#reader(this.replayingPath);
+      const size = await fileSize(this.#path);
       if (size === null) return null;
       if (size === 0) {
         await unlink(this.#path).catch(() => {});
@@ -173,10 +176,20 @@ export class SpillFile {
   }
 }
 
-/** The file's size, or null when it does not exist. */
-async function sizeOf(path: string): Promise<number | null> {
+/** Where a replay reads the spill file at `path` from: the name it is renamed to. */
+export function replayingPathOf(path: string): string {
+  return `${path}.replaying`;
+}
+
+/**
+ * The file's size, or null when it does not exist. A directory is refused (thrown), so that nothing renames,
+ * reads or deletes it as a spill file.
+ */
+async function fileSize(path: string): Promise<number | null> {
   try {
-    return (await stat(path)).size;
+    const found = await stat(path);
+    if (found.isDirectory()) throw new Error(`${path} is a directory, not a spill file: it is left as it is`);
+    return found.size;
   } catch (e) {
     if ((e as { code?: string }).code === "ENOENT") return null;
     throw e;

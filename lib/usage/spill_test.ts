@@ -112,3 +112,29 @@ Deno.test("spill: an empty spill file is removed, not replayed", async () => {
   await spill.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("spill: a spill path that is a directory is refused by the replay and left as it is, never renamed", async () => {
+  // It was renamed to `<dir>.replaying`, contents and all, on the first replay after start.
+  const dir = await Deno.makeTempDir();
+  const stat = (path: string) =>
+    Deno.stat(path).then((s) => s.isDirectory ? "directory" : "file", () => null);
+  try {
+    await Deno.mkdir(`${dir}/adir`);
+    await Deno.writeTextFile(`${dir}/adir/keep.txt`, "mine");
+    const spill = new SpillFile(`${dir}/adir`, createMemoryLogger());
+    await assert.rejects(spill.openReplay(), /adir is a directory, not a spill file/);
+    assert.equal(await stat(`${dir}/adir`), "directory");
+    assert.equal(await Deno.readTextFile(`${dir}/adir/keep.txt`), "mine");
+    assert.equal(await stat(`${dir}/adir.replaying`), null, "nothing renamed");
+    await spill.close();
+
+    // A directory under the replay's name is not read or deleted either.
+    await Deno.mkdir(`${dir}/other.jsonl.replaying`);
+    const other = new SpillFile(`${dir}/other.jsonl`, createMemoryLogger());
+    await assert.rejects(other.openReplay(), /other\.jsonl\.replaying is a directory, not a spill file/);
+    assert.equal(await stat(`${dir}/other.jsonl.replaying`), "directory");
+    await other.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -25,6 +25,7 @@ import {
   type ReloadStatus,
   targetKeys,
 } from "../reload.ts";
+import { startOnlyIssues } from "../start_checks.ts";
 import { restartRequired } from "../config/start_only.ts";
 import type { CooldownChange } from "../routing/health.ts";
 import type { Runtime } from "../runtime/types.ts";
@@ -292,8 +293,12 @@ export async function startWorkers(
     const resolved = validation.ok
       ? resolveValidated(validation.validated, { source: path, env })
       : undefined;
-    const refused = resolved?.ok && checkStored ? await checkStored(resolved.config) : [];
-    // A reload the stored budgets refuse is asked of no worker (none swaps it in); each is told so below.
+    const stored = resolved?.ok && checkStored ? await checkStored(resolved.config) : [];
+    // What the next start would refuse of a start-only key it changes (a usage file's place), as a single process.
+    const refused = stored.length > 0 || !resolved?.ok
+      ? stored
+      : await startOnlyIssues(state.config, resolved.config, env);
+    // A reload these refuse is asked of no worker (none swaps it in); each is told so below.
     const applied = refused.length > 0
       ? null
       : await applyInWorkers(live(), (slot) => slots.includes(slot), trigger, validation);

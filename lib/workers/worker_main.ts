@@ -117,8 +117,9 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     logger,
     initial,
     health,
-    // The primary logs the outcome once for every worker.
+    // The primary logs the outcome once for every worker, and ran the start-only checks before asking any.
     logOutcome: false,
+    startChecks: false,
     // The primary validated the file once for every worker; each resolves the same result.
     validate: () =>
       Promise.resolve(pending ?? { ok: false, issues: [{ path: "", message: "no config sent" }] }),

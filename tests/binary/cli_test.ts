@@ -119,7 +119,7 @@ Deno.test("cli: check refuses the $PORT serve would refuse, naming it", async ()
   await Deno.remove(file);
 });
 
-Deno.test("cli: check refuses a usage.sqlite whose directory is a file; serve names the usage database, not the listen address", async () => {
+Deno.test("cli: check refuses a usage.sqlite whose directory is a file; serve refuses it alike before it opens anything", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/afile`, "");
   const file = await tempConfig(`${SERVABLE}usage: { sqlite: "${dir}/afile/usage.sqlite" }\n`);
@@ -131,8 +131,8 @@ Deno.test("cli: check refuses a usage.sqlite whose directory is a file; serve na
   );
   const served = await run(["serve", "--config", file, "--port", "0"], {}, [...PERMISSIONS, "--allow-write"]);
   assert.equal(served.code, 1);
-  assert.match(served.stderr, new RegExp(`^Cannot open the usage database ${dir}/afile/usage\\.sqlite: `));
-  assert.doesNotMatch(served.stderr, /listen|Cannot serve on/);
+  // Not the raw `EEXIST … mkdir` of opening it, nor the listen address.
+  assert.equal(served.stderr, checked.stderr);
 
   // A directory still to be made is fine, and check makes nothing.
   await Deno.writeTextFile(file, `${SERVABLE}usage: { sqlite: "${dir}/new/usage.sqlite" }\n`);
@@ -406,6 +406,37 @@ Deno.test("`deno task start --config FILE` outside config/: refused, saying Deno
       assert.match(stderr, /cannot read config file \(Deno's permissions do not let it read this path/);
       assert.match(stderr, /put the file in config\/, or run deno with --allow-read for it\)/);
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a pricing.catalog outside what `deno task start` may read: check and serve under its permissions refuse it alike, naming the path and the fix", async () => {
+  // The start said "cannot read price catalog" and nothing more, while check run with --allow-read passed.
+  const dir = await Deno.makeTempDir();
+  try {
+    const catalog = `${dir}/prices.yaml`;
+    await Deno.copyFile(`${ROOT}/lib/pricing/catalog.yaml`, catalog);
+    await Deno.mkdir(`${dir}/data`);
+    const file = `${dir}/data/gateway.yaml`;
+    await Deno.writeTextFile(
+      file,
+      `${SERVABLE}usage: { sqlite: none }\npricing: { catalog: "${catalog}" }\n`,
+    );
+    const flags = await startTaskFlags(dir);
+    for (const command of ["serve", "check"]) {
+      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
+      assert.equal(code, 1, stderr);
+      assert.equal(
+        stderr,
+        `Invalid config ${file}:\n${file}:4: pricing.catalog: ${catalog}: (document): cannot read price catalog ` +
+          "(Deno's permissions do not let it read this path: `deno task start` reads only config/ and data/; " +
+          "put the catalog in config/, or run deno with --allow-read for it)\n",
+      );
+    }
+    // With read access to it, as the message says, the same file is valid.
+    const allowed = await run(["check", "--config", file]);
+    assert.equal(allowed.code, 0, allowed.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

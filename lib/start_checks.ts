@@ -1,0 +1,50 @@
+/**
+ * What `serve` refuses at start that the config's own checks cannot see, because it depends on the machine or the
+ * environment rather than the file: an `OTEL_EXPORTER_OTLP_*ENDPOINT` variable the telemetry block would read and
+ * cannot use, and a usage file (database, JSONL copy, spill file) that cannot be written where it says. `check`
+ * and `serve` (before it listens) run all of it; a reload runs it for the start-only keys it changes, so a reload
+ * that says ok means the restart it asks for will start (one used to answer ok with `restart_required: ["usage"]`
+ * for a `usage.sqlite` under a regular file, and the restart failed on `mkdir`).
+ *
+ * @module
+ */
+import type { ConfigIssue, ResolvedConfig } from "./config/types.ts";
+import { restartRequired } from "./config/start_only.ts";
+import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
+import { usageLocationIssues } from "./usage/usage_locations.ts";
+
+/**
+ * Every start issue of `config`; with `keys` (start-only keys, `config/start_only.ts`), only those of the checks
+ * that read them. Writes nothing.
+ */
+export async function startIssues(
+  config: ResolvedConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  keys?: readonly string[],
+): Promise<ConfigIssue[]> {
+  const asked = (key: string) => keys === undefined || keys.includes(key);
+  const issues: ConfigIssue[] = [];
+  if (asked("telemetry")) {
+    try {
+      telemetrySettings(config.telemetry, env);
+    } catch (err) {
+      if (!(err instanceof TelemetrySetupError)) throw err;
+      issues.push({ path: "telemetry", message: err.message });
+    }
+  }
+  if (asked("usage") || asked("postgres")) issues.push(...await usageLocationIssues(config));
+  return issues;
+}
+
+/**
+ * The start issues of `next` for the start-only keys it changes from `started` (what the gateway started with):
+ * what refuses a reload, as an invalid file's issues do, the previous config kept.
+ */
+export function startOnlyIssues(
+  started: ResolvedConfig,
+  next: ResolvedConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<ConfigIssue[]> {
+  const changed = restartRequired(started, next);
+  return changed.length === 0 ? Promise.resolve([]) : startIssues(next, env, changed);
+}

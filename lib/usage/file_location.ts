@@ -1,0 +1,89 @@
+/**
+ * Whether a file the gateway writes can be at a path, found without writing anything: what `check`, `serve`
+ * before it listens and a reload of a start-only key ask of the usage database (`sqlite_location.ts`), the JSONL
+ * copy and the spill file (`usage_locations.ts`). Serving creates the file's directory (and those above it) and
+ * the file, so the nearest directory that exists must be writable, nothing on the way may be a file, and an
+ * existing file must be a writable file, not a directory.
+ *
+ * Writability is asked of the system (`access`), never tried. Where the runtime cannot say (Deno answers from the
+ * mode bits, and needs `--allow-sys=uid` for it; the root user writes past them), nothing is claimed: the check
+ * refuses only what it knows `serve` would fail on.
+ *
+ * @module
+ */
+import { accessSync, constants } from "node:fs";
+import { stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import process from "node:process";
+
+/** How the problems of one kind of file are worded. */
+export interface FileWords {
+  /** What the path should be: `a database file`, `a spill file`. */
+  readonly file: string;
+  /** The file as the object of a sentence: `the usage database`, `the spill file`. */
+  readonly name: string;
+  /** Said after a directory that is not writable: ` (the database and its -wal and -shm files go there)`. */
+  readonly dirNote?: string;
+}
+
+/** Why the file cannot be at `path` (a sentence for `usage.<key>: …`), or null when it can. */
+export async function fileLocationProblem(path: string, words: FileWords): Promise<string | null> {
+  const file = await kindOf(path);
+  if (file === "directory") return `${path} is a directory, not ${words.file}`;
+  if (file === "file" && denied(path, constants.R_OK | constants.W_OK)) {
+    return `${path} is not writable by this user`;
+  }
+  const dir = dirname(resolve(path));
+  let existing = dir;
+  for (let kind = await kindOf(existing); kind !== "directory"; kind = await kindOf(existing)) {
+    if (kind === "file") {
+      return existing === dir
+        ? `${dir} is a file, not a directory: ${words.name} cannot go in it`
+        : `${existing} is a file, so the directory ${dir} cannot be created for ${words.name}`;
+    }
+    const parent = dirname(existing);
+    if (parent === existing) return null;
+    existing = parent;
+  }
+  if (denied(existing, constants.W_OK | constants.X_OK)) {
+    return existing === dir
+      ? `the directory ${dir} is not writable by this user${words.dirNote ?? ""}`
+      : `the directory ${dir} cannot be created: ${existing} is not writable by this user`;
+  }
+  return null;
+}
+
+/** "directory", "file" (anything else that exists), or "missing" (also when it cannot be looked at). */
+export async function kindOf(path: string): Promise<"directory" | "file" | "missing"> {
+  try {
+    return (await stat(path)).isDirectory() ? "directory" : "file";
+  } catch {
+    // ENOTDIR too: a file on the way, which the walk up finds.
+    return "missing";
+  }
+}
+
+/**
+ * True only when the system says the access is denied; false when it allows it or cannot say. The synchronous
+ * call, because Deno's promise form throws its permission error (no `--allow-sys=uid`) past the promise.
+ */
+function denied(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return false;
+  } catch (err) {
+    const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "";
+    if (code === "EROFS") return true;
+    if (code !== "EACCES" && code !== "EPERM") return false;
+    return !isRoot();
+  }
+}
+
+/** The root user writes past the mode bits (Deno's `access` reads only those); false when it cannot be told. */
+function isRoot(): boolean {
+  try {
+    return process.getuid?.() === 0;
+  } catch {
+    return false;
+  }
+}
