@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { duration } from "./units_schema.ts";
+import { headerCredential } from "./header_map.ts";
 import { PII_TYPES } from "../guardrails/pii/index.ts";
 import {
   azureContentSafetyGuardrailSchema,
@@ -58,7 +59,7 @@ export const guardrailSchema = z.discriminatedUnion("type", [
   openaiModerationGuardrailSchema.extend({
     ...external,
     /** The key; or name an `openai` provider of `providers:` to use its key and base URL. */
-    api_key: z.string().min(1).optional(),
+    api_key: headerCredential.min(1).optional(),
     provider: z.string().min(1).optional(),
   }),
   bedrockGuardrailSchema.extend(external),

@@ -187,3 +187,38 @@ Deno.test("hostile: an alias or a tag written where a secret goes is not echoed 
     assert.ok(found.every((i) => i.line !== undefined), printed);
   }
 });
+
+Deno.test("hostile: a __proto__ name is refused wherever it is written, never an entry that vanishes", () => {
+  const text = [
+    "providers:", // 1
+    "  local: { type: builtin }", // 2
+    "  __proto__: { type: builtin }", // 3
+    "models:", // 4
+    "  chat: { type: chat, targets: [{ provider: local, model: echo }] }", // 5
+    "  __proto__: { type: chat, targets: [{ provider: nowhere, model: echo }], typo_key: 1 }", // 6
+    "teams:", // 7
+    "  __proto__: { limits: { rpm: 1 }, bogus: 2 }", // 8
+    "guardrails:", // 9
+    "  __proto__: { type: pii }", // 10
+    "server: { __proto__: { port: 1 } }", // 11
+    "", // 12
+  ].join("\n");
+  const found = issues(text);
+  assert.deepEqual(found.map((i) => [i.path, i.line]), [
+    ["providers.__proto__", 3],
+    ["models.__proto__", 6],
+    ["teams.__proto__", 8],
+    ["guardrails.__proto__", 10],
+    ["server.__proto__", 11],
+  ]);
+  for (const issue of found) {
+    assert.match(issue.message, /^"__proto__" cannot be a name or key \(JavaScript's/);
+  }
+  // A token's name is a value, not a key: refused by the schema alike, as the admin API's tokens are.
+  const token = `${BASE}tokens: [{ name: __proto__, sha256: ${"a".repeat(64)}, models: ["*"] }]\n`;
+  assert.deepEqual(issues(token).map((i) => [i.path, i.line]), [["tokens.0.name", 4]]);
+  // Other names of Object.prototype are ordinary names.
+  const ordinary = "providers: { constructor: { type: builtin } }\nmodels:\n" +
+    "  toString: { type: chat, targets: [{ provider: constructor, model: echo }] }\n";
+  assert.ok(parse(ordinary).ok);
+});

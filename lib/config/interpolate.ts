@@ -49,6 +49,8 @@ export interface StringInterpolation {
   readonly offsets: readonly number[];
   /** Problems, without a path; they never contain a substituted value. */
   readonly problems: readonly string[];
+  /** Each variable that gave nothing: `X is empty` (`${X}`), `X is unset or empty` (`${X:-}`). */
+  readonly empty: readonly string[];
 }
 
 /** One non-empty string substituted into a config value, and where it went. */
@@ -68,6 +70,14 @@ export interface DocumentInterpolation {
   readonly issues: readonly InterpolationIssue[];
   /** Every substitution with where it went, for telling values that went into secrets from the rest. */
   readonly substitutions: readonly Substitution[];
+  /**
+   * The values that came out empty because their variables gave nothing, with those variables (as
+   * {@linkcode StringInterpolation.empty} says them): an issue there ("must not be empty") names them.
+   */
+  readonly emptied: readonly {
+    readonly path: readonly PathSegment[];
+    readonly variables: readonly string[];
+  }[];
 }
 
 const EXPRESSION = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
@@ -98,6 +108,7 @@ export function interpolateString(
   const substituted: string[] = [];
   const offsets: number[] = [];
   const problems: string[] = [];
+  const empty: string[] = [];
   let i = 0;
   while (i < text.length) {
     const dollar = text.indexOf("$", i);
@@ -141,7 +152,7 @@ export function interpolateString(
       if (fallback !== "") {
         substituted.push(fallback);
         offsets.push(out.length);
-      }
+      } else empty.push(`${name} is unset or empty`);
       out += fallback;
     } else if (value === undefined) {
       problems.push(`environment variable ${name} is not set (use \${${name}:-default} to give a default)`);
@@ -149,12 +160,12 @@ export function interpolateString(
       if (value !== "") {
         substituted.push(value);
         offsets.push(out.length);
-      }
+      } else empty.push(`${name} is empty`);
       out += value;
     }
   }
   const wholeExpression = expressions === 1 && /^\$\{[^}]*\}$/.test(text);
-  return { value: out, changed, wholeExpression, substituted, offsets, problems };
+  return { value: out, changed, wholeExpression, substituted, offsets, problems, empty };
 }
 
 /**
@@ -170,6 +181,7 @@ export function interpolateDocument(
 ): DocumentInterpolation {
   const issues: InterpolationIssue[] = [];
   const substitutions: Substitution[] = [];
+  const emptied: { path: readonly PathSegment[]; variables: readonly string[] }[] = [];
   const walk = (node: unknown, path: PathSegment[]): void => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -188,6 +200,7 @@ export function interpolateDocument(
         substitutions.push({ value, path, into: result.value, start: result.offsets[k] })
       );
       for (const message of result.problems) issues.push({ path, message });
+      if (result.value === "" && result.empty.length > 0) emptied.push({ path, variables: result.empty });
       node.value = result.wholeExpression && node.type === Scalar.PLAIN && !isSecretPath(path) &&
           !keepsText(path)
         ? retype(result.value)
@@ -195,7 +208,7 @@ export function interpolateDocument(
     }
   };
   walk(doc.contents as Node | null, []);
-  return { issues, substitutions };
+  return { issues, substitutions, emptied };
 }
 
 /**

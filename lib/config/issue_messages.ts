@@ -39,6 +39,13 @@ const FLOW_VARIABLE = /[{[][^#]*?(?<!["'])\$\{/;
 const FLOW_VARIABLE_HINT = ' (inside { } or [ ], quote a ${VAR}: "${VAR}")';
 
 /**
+ * A second document in the file (after a `---`), in words an operator acts on: the library's own message tells
+ * a programmer to call another function.
+ */
+const MULTIPLE_DOCUMENTS =
+  "YAML: the file must be one YAML document; a second one starts here (remove the ---)";
+
+/**
  * YAML errors and warnings (an unknown `!tag` is a warning, and a mistake), one per line, capped, because
  * one broken line makes the parser report every token after it. An error on a line with an unquoted `${VAR}`
  * in a flow collection says how to fix it ({@linkcode FLOW_VARIABLE}); the line itself is never quoted.
@@ -63,7 +70,10 @@ export function yamlIssues(
       dropped++;
       continue;
     }
-    byLine.set(line, { path: "", line, message: `${yamlMessage(err.message)}${hint(line)}` });
+    const message = err.code === "MULTIPLE_DOCS"
+      ? MULTIPLE_DOCUMENTS
+      : `${yamlMessage(err.message)}${hint(line)}`;
+    byLine.set(line, { path: "", line, message });
   }
   const issues = [...byLine.values()];
   if (dropped > 0) {
@@ -84,6 +94,24 @@ function yamlMessage(message: string): string {
   // The library catches its own stack overflow on absurdly deep nesting and reports it as an error.
   if (/Maximum call stack/i.test(first)) return "YAML: nested too deeply";
   return `YAML: ${first}`;
+}
+
+/**
+ * `issues`, each naming the variables its value came out empty from, when it did (`${AN_KEY}` with AN_KEY set
+ * to ""): "must not be empty" alone sends the operator to the file, where the value is not.
+ */
+export function withEmptyVariables(
+  issues: readonly PathIssue[],
+  emptied: readonly { readonly path: readonly PathSegment[]; readonly variables: readonly string[] }[],
+): PathIssue[] {
+  if (emptied.length === 0) return [...issues];
+  const from = new Map(emptied.map((e) => [e.path.join("."), e.variables.join(", ")]));
+  return issues.map((issue) => {
+    const variables = from.get(issue.path.join("."));
+    return variables === undefined
+      ? issue
+      : { ...issue, message: `${issue.message} (environment variable ${variables})` };
+  });
 }
 
 /** Rewrites one zod issue into path issues with operator-friendly messages that never echo input. */
@@ -132,10 +160,21 @@ function boundMessage(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig):
     if (small && bound === 1) return "must not be empty";
     return `must have ${small ? "at least" : "at most"} ${bound} items`;
   }
-  if (issue.origin === "string") return `must be ${small ? "at least" : "at most"} ${bound} characters long`;
+  if (issue.origin === "string") {
+    if (small && bound === 1) return "must not be empty";
+    return `must be ${small ? "at least" : "at most"} ${bound} characters long`;
+  }
   const inclusive = issue.inclusive !== false;
   const words = small ? (inclusive ? "at least" : "greater than") : (inclusive ? "at most" : "less than");
   return `must be ${words} ${bound}`;
+}
+
+/**
+ * True when a union's branch refused the value for its kind, not its content: a wrong type, or not the one
+ * literal it takes (`"catalog"`, `false`). Any other finding means the value is of the branch's kind.
+ */
+function refusedKind(branch: readonly z.core.$ZodIssue[]): boolean {
+  return branch.some((i) => i.path.length === 0 && (i.code === "invalid_type" || i.code === "invalid_value"));
 }
 
 function fromUnion(issue: z.core.$ZodIssueInvalidUnion, path: PathSegment[]): PathIssue[] {
@@ -143,13 +182,18 @@ function fromUnion(issue: z.core.$ZodIssueInvalidUnion, path: PathSegment[]): Pa
     const options = issue.options.map((o) => JSON.stringify(o)).join(", ");
     return [{ path, message: `${issue.discriminator} must be one of ${options}` }];
   }
-  // A branch that got past the type check is the one the operator meant; report its findings.
-  const meant = issue.errors.filter((branch) => branch.some((i) => i.code !== "invalid_type"));
+  // A branch of the value's kind is the one the operator meant; report its findings: `price: { input: "0.5" }`
+  // is a price with a text for a number, not a misspelt `catalog`.
+  const meant = issue.errors.filter((branch) => !refusedKind(branch));
   if (meant.length === 1) return meant[0].flatMap((i) => fromZod(i, path));
   // A message given to the union in the schema beats anything generic.
   if (issue.message !== "Invalid input") return [{ path, message: issue.message }];
   const expected = issue.errors.flatMap((branch) =>
-    branch.flatMap((i) => (i.code === "invalid_type" && i.path.length === 0 ? [i.expected] : []))
+    branch.flatMap((i) => {
+      if (i.path.length > 0) return [];
+      if (i.code === "invalid_type") return [i.expected];
+      return i.code === "invalid_value" ? i.values.map((v) => JSON.stringify(v)) : [];
+    })
   );
   if (meant.length === 0 && expected.length > 0) {
     return [{ path, message: `expected ${[...new Set(expected)].join(" or ")}` }];

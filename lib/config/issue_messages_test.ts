@@ -120,3 +120,73 @@ Deno.test("a ${VAR} unquoted inside { } or [ ] is a YAML error that says to quot
   const other = issuesOf(doc("providers: { local: { type: builtin }", "models: {}"));
   assert.ok(other.every((i) => !i.message.includes("quote a ${VAR}")), formatIssues("test.yaml", other));
 });
+
+Deno.test("unions: the branch of the value's kind speaks, not a literal it was never meant to be", () => {
+  const issues = issuesOf(doc(
+    "providers: { local: { type: builtin } }", // 1
+    "models:", // 2
+    "  chat:", // 3
+    "    type: chat", // 4
+    "    targets:", // 5
+    '      - { provider: local, model: echo, price: { input: "0.5", output: 2 } }', // 6
+    "      - { provider: local, model: echo, price: { input: .inf, output: 2 } }", // 7
+    "      - { provider: local, model: echo, price: { input: 1, outptu: 2 } }", // 8
+    "      - { provider: local, model: echo, price: catalgo }", // 9
+    "tokens:", // 10
+    '  - { name: t, sha256: "' + "a".repeat(64) + '", models: ["*"], cache: true }', // 11
+  ));
+  expectIssue(issues, "models.chat.targets.0.price.input", 6, /^expected number, received string$/);
+  expectIssue(issues, "models.chat.targets.1.price.input", 7, /^expected number, received Infinity$/);
+  expectIssue(
+    issues,
+    "models.chat.targets.2.price.outptu",
+    8,
+    /^unknown key "outptu" \(did you mean "output"\?\)$/,
+  );
+  expectIssue(issues, "models.chat.targets.2.price.output", 8, /^missing required key "output"$/);
+  expectIssue(issues, "models.chat.targets.3.price", 9, /^expected object or "catalog"$/);
+  expectIssue(issues, "tokens.0.cache", 11, /^expected false or object$/);
+  assert.ok(!issues.some((i) => i.path === "models.chat.targets.0.price"), formatIssues("test.yaml", issues));
+});
+
+Deno.test("an empty ${VAR} is named in the issue of the value it left empty", () => {
+  const issues = issuesOf(
+    doc(
+      "providers:", // 1
+      '  an: { type: anthropic, api_key: "${AN_KEY}" }', // 2
+      '  br: { type: bedrock, region: us-east-1, access_key_id: "${AWS_ID:-}", secret_access_key: s }', // 3
+      "models: {}", // 4
+      'tokens: [{ name: t, token: "${TOK}", models: ["*"] }]', // 5
+    ),
+    { AN_KEY: "", TOK: "" },
+  );
+  expectIssue(
+    issues,
+    "providers.an.api_key",
+    2,
+    /^must not be empty \(environment variable AN_KEY is empty\)$/,
+  );
+  expectIssue(
+    issues,
+    "providers.br.access_key_id",
+    3,
+    /^must not be empty \(environment variable AWS_ID is unset or empty\)$/,
+  );
+  expectIssue(
+    issues,
+    "tokens.0.token",
+    5,
+    /^must be at least 16 characters \(environment variable TOK is empty\)$/,
+  );
+});
+
+Deno.test("a file of several YAML documents is told it must be one, in the words of a config file", () => {
+  const issues = issuesOf(doc("providers: { local: { type: builtin } }", "models: {}", "---", "tokens: []"));
+  expectIssue(
+    issues,
+    "",
+    3,
+    /^YAML: the file must be one YAML document; a second one starts here \(remove the ---\)$/,
+  );
+  assert.ok(!formatIssues("test.yaml", issues).includes("parseAllDocuments"));
+});

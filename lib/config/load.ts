@@ -28,7 +28,14 @@ import { open } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { createScrubber } from "../secrets/scrubber.ts";
 import { interpolateDocument, type PathSegment, type Substitution } from "./interpolate.ts";
-import { fromZod, type PathIssue, shownPath, suggestion, yamlIssues } from "./issue_messages.ts";
+import {
+  fromZod,
+  type PathIssue,
+  shownPath,
+  suggestion,
+  withEmptyVariables,
+  yamlIssues,
+} from "./issue_messages.ts";
 import { resolveConfig } from "./resolve.ts";
 import { takesOnlyText } from "./schema_at.ts";
 import { type ConfigOutput, configSchema } from "./schema.ts";
@@ -191,7 +198,10 @@ function parseText(
   };
   const secrets = secretsInData(data);
   const parsed = configSchema.safeParse(data);
-  const schemaIssues = parsed.success ? [] : parsed.error.issues.flatMap((issue) => fromZod(issue, []));
+  const schemaIssues = withEmptyVariables(
+    parsed.success ? [] : parsed.error.issues.flatMap((issue) => fromZod(issue, [])),
+    interpolation.emptied,
+  );
   return {
     data: parsed.success ? parsed.data : data,
     output: parsed.success ? parsed.data : undefined,

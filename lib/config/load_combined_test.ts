@@ -119,8 +119,8 @@ Deno.test("combined: a path the schema reports gets no second, cross-section iss
     "6 tokens.0.models.0",
     "6 tokens.0.expires_at",
   ]);
-  expectMessage(issues, "models.a.targets.0.provider", /at least 1 characters/);
-  expectMessage(issues, "tokens.0.models.0", /at least 1 characters/);
+  expectMessage(issues, "models.a.targets.0.provider", /^must not be empty$/);
+  expectMessage(issues, "tokens.0.models.0", /^must not be empty$/);
   expectMessage(issues, "tokens.0.expires_at", /ISO 8601/);
 });
 

@@ -7,17 +7,22 @@
  * @module
  */
 import { z } from "zod";
-import { headerMap } from "./header_map.ts";
-import { timerDuration } from "./units_schema.ts";
+import { awsAccessKeyId, headerCredential, headerMap } from "./header_map.ts";
+import { positiveTimeout } from "./units_schema.ts";
+
+/** An upstream call's deadline: above 0, which would end every call (or stream) at once. */
+export const upstreamTimeout = positiveTimeout("0 would time out every upstream call at once");
+/** A stream's silence deadline: above 0, which would cut every stream after its first chunk. */
+export const upstreamIdleTimeout = positiveTimeout("0 would cut every stream after its first chunk");
 
 /** Upstream timeouts; each may be overridden per provider and per target. */
 export const timeoutsSchema = z.strictObject({
   /** Until the upstream's response headers (and so its first byte) arrive. */
-  first_byte: timerDuration.optional(),
+  first_byte: upstreamTimeout.optional(),
   /** Longest silence between two chunks of a streamed answer. */
-  idle: timerDuration.optional(),
+  idle: upstreamIdleTimeout.optional(),
   /** The whole upstream call, stream included. */
-  total: timerDuration.optional(),
+  total: upstreamTimeout.optional(),
 });
 
 /**
@@ -34,7 +39,7 @@ const builtinProvider = z.strictObject({ type: z.literal("builtin") });
 const openaiProvider = z.strictObject({
   type: z.literal("openai"),
   base_url: z.url({ protocol: /^https?$/ }),
-  api_key: z.string().optional(),
+  api_key: headerCredential.optional(),
   /** Extra headers sent upstream (OpenAI-Organization, a proxy's auth, …). */
   headers: headerMap.default({}),
   timeouts: timeoutsSchema.default({}),
@@ -68,7 +73,7 @@ const anthropicProvider = z.strictObject({
   type: z.literal("anthropic"),
   /** The API root; `/v1/messages` is appended. */
   base_url: z.url({ protocol: /^https?$/ }).default("https://api.anthropic.com"),
-  api_key: z.string().min(1),
+  api_key: headerCredential.min(1),
   anthropic_version: z.string().min(1).default("2023-06-01"),
   /** `max_tokens` is required by Anthropic; used when the client gives neither max_tokens nor max_completion_tokens. */
   default_max_tokens: z.number().int().min(1).default(4096),
@@ -79,7 +84,7 @@ const geminiProvider = z.strictObject({
   type: z.literal("gemini"),
   /** The API root including the version; `/models/{model}:generateContent` etc. are appended. */
   base_url: z.url({ protocol: /^https?$/ }).default("https://generativelanguage.googleapis.com/v1beta"),
-  api_key: z.string().min(1),
+  api_key: headerCredential.min(1),
   ...vendorCommon,
 });
 
@@ -90,7 +95,7 @@ const azureProvider = z.strictObject({
    * `api_version`), or the v1 API root `https://{resource}.openai.azure.com/openai/v1`.
    */
   base_url: z.url({ protocol: /^https?$/ }),
-  api_key: z.string().min(1),
+  api_key: headerCredential.min(1),
   /** Required for the classic `/openai/deployments/{deployment}/…?api-version=` form. */
   api_version: z.string().min(1).optional(),
   stream_usage: z.boolean().default(true),
@@ -107,9 +112,9 @@ const bedrockProvider = z.strictObject({
   /** Overrides `https://bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, proxies, test fakes). */
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   /** Credentials; each falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN. */
-  access_key_id: z.string().min(1).optional(),
+  access_key_id: awsAccessKeyId.min(1).optional(),
   secret_access_key: z.string().min(1).optional(),
-  session_token: z.string().min(1).optional(),
+  session_token: headerCredential.min(1).optional(),
   /**
    * The `anthropic-beta` names forwarded to Claude (InvokeModel's `anthropic_beta`); a client's other names are
    * left out and named in `x-gateway-dropped`, since Bedrock refuses a request naming one it does not take.

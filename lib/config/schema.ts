@@ -12,8 +12,9 @@
  * @module
  */
 import { z } from "zod";
-import { providerSchema, timeoutsSchema } from "./provider_schema.ts";
-import { byteSize, duration, timerDuration } from "./units_schema.ts";
+import { providerSchema, timeoutsSchema, upstreamIdleTimeout, upstreamTimeout } from "./provider_schema.ts";
+import { byteSize, duration, positiveTimeout, timerDuration } from "./units_schema.ts";
+import { unreservedName } from "./reserved_names.ts";
 import { aliasCacheSchema, cacheStoreSchema, tokenCacheSchema } from "./cache_schema.ts";
 import { telemetrySchema } from "./telemetry_schema.ts";
 import { alertsSchema } from "./alerts_schema.ts";
@@ -66,6 +67,13 @@ export const ENDPOINTS = [
   "moderations",
 ] as const;
 
+/**
+ * A client connection's deadline: above 0. None of them has an "off": `header_timeout: 0` left a request head
+ * without its own deadline on Deno, `body_timeout: 0` would answer every body 408 and `send_timeout: 0` end
+ * every stream a client reads a little late, so 0 is refused rather than meaning something different per key.
+ */
+const connectionTimeout = positiveTimeout("a connection limit cannot be turned off");
+
 const serverSchema = z.strictObject({
   host: z.string().min(1).refine(isListenHost, LISTEN_HOST_RULE).default("127.0.0.1"),
   port: z.number().int().min(0).max(65535).default(8080),
@@ -80,9 +88,9 @@ const serverSchema = z.strictObject({
   /** Serve `/metrics` without a token (for scrapers on a trusted network); otherwise it needs an admin token. */
   public_metrics: z.boolean().default(false),
   timeouts: z.strictObject({
-    first_byte: timerDuration.default(60_000),
-    idle: timerDuration.default(60_000),
-    total: timerDuration.default(600_000),
+    first_byte: upstreamTimeout.default(60_000),
+    idle: upstreamIdleTimeout.default(60_000),
+    total: upstreamTimeout.default(600_000),
   }).default({ first_byte: 60_000, idle: 60_000, total: 600_000 }),
   /**
    * Deepest nesting of arrays and objects accepted in a client's JSON body. OpenAI's own request shapes are a
@@ -106,17 +114,17 @@ const serverSchema = z.strictObject({
    */
   connections: z.strictObject({
     /** Until the whole request head (request line and headers) has arrived. */
-    header_timeout: timerDuration.default(10_000),
+    header_timeout: connectionTimeout.default(10_000),
     /** Until the whole request body has arrived, counted from the end of the head. */
-    body_timeout: timerDuration.default(60_000),
+    body_timeout: connectionTimeout.default(60_000),
     /** How long an idle keep-alive connection is kept open between requests. */
-    keep_alive_timeout: timerDuration.default(65_000),
+    keep_alive_timeout: connectionTimeout.default(65_000),
     /**
      * How long a client may take none of an answer's bytes (its connection's buffers full) before it is
      * disconnected: a client that stops reading must not hold its stream, its upstream call and its
      * concurrency slots for as long as it keeps the socket open.
      */
-    send_timeout: timerDuration.default(60_000),
+    send_timeout: connectionTimeout.default(60_000),
     /** Open client connections at most; past it a new connection is refused with a 503. */
     max_connections: z.number().int().min(1).default(8192),
     /**
@@ -234,7 +242,7 @@ const modelSchema = z.strictObject({
 
 /** A client token of the config file; the admin API checks tokens it issues with the same fields. */
 export const tokenSchema = z.strictObject({
-  name: z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -"),
+  name: unreservedName(z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -")),
   environment: z.string().min(1).default("default"),
   /** Lower-case hex SHA-256 of the token; the token itself never needs to be in the file. */
   sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex characters").optional(),
@@ -276,7 +284,7 @@ const routingSchema = z.strictObject({
 });
 
 const adminTokenSchema = z.strictObject({
-  name: z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -"),
+  name: unreservedName(z.string().min(1).regex(/^[A-Za-z0-9._:@-]+$/, "use letters, digits and . _ : @ -")),
   environment: z.string().min(1).default("default"),
   sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex characters").optional(),
   token: z.string().min(16, "must be at least 16 characters").optional(),

@@ -38,8 +38,23 @@ function withUnit(units: Record<string, number>, what: string) {
 
 /** A size in bytes: a number, or a string with a unit ("4MiB", "512kb"). */
 export const byteSize = withUnit(UNITS_BYTES, "size");
-/** A duration in milliseconds: a number, or a string with a unit ("30s", "250ms", "2m"). */
-export const duration = withUnit(UNITS_MS, "duration");
+
+/** Any duration as written, before a bound: each exported kind below holds it to its own. */
+const anyDuration = withUnit(UNITS_MS, "duration");
+
+/**
+ * The longest duration any key takes, 36,500 days (about 100 years). Without a bound `usage.retention:
+ * 200000000d` passed `check` and then every retention run failed on an invalid date (never deleting), and an
+ * alias's `cache.ttl: 200000000000d` made every Redis write fail (`PX` must fit in 64 bits), both logged
+ * without the key's name. A century is longer than any retention or TTL meant, and far inside both limits.
+ */
+export const MAX_DURATION_MS = 36_500 * 86_400_000;
+
+/** A duration in milliseconds: a number, or a string with a unit ("30s", "250ms", "2m"); at most 36500d. */
+export const duration = anyDuration.refine(
+  (ms) => ms <= MAX_DURATION_MS,
+  "must be at most 36500d (about 100 years)",
+);
 
 /**
  * The longest delay a timer keeps, 2³¹−1 ms (about 24.8 days): a longer one fires at once in every runtime, so a
@@ -48,7 +63,16 @@ export const duration = withUnit(UNITS_MS, "duration");
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /** A duration a timer waits for (a timeout, an interval, a backoff): at most {@linkcode MAX_TIMER_MS}. */
-export const timerDuration = duration.refine(
+export const timerDuration = anyDuration.refine(
   (ms) => ms <= MAX_TIMER_MS,
   "must be at most 24d (the longest a timer waits)",
 );
+
+/**
+ * A timeout that has no "off", refused at 0 with `why`, as the Redis, guardrail, alert and telemetry timeouts
+ * are: an upstream call with `first_byte: 0` or `total: 0` was a 504 every time and `idle: 0` cut each stream
+ * after its first chunk, all after `check` had said the file was valid.
+ */
+export function positiveTimeout(why: string) {
+  return timerDuration.refine((ms) => ms > 0, `must be above 0 (${why})`);
+}

@@ -13,11 +13,13 @@
  *
  * Mapping keys must be plain values (a list as a key is a mistake), and a key given twice is reported here,
  * at its second line: the library's duplicate check compares each key with every earlier one, which is
- * quadratic in the size of a mapping.
+ * quadratic in the size of a mapping. A key `__proto__` is reported too (reserved_names.ts): the schema would
+ * drop the entry without a word.
  *
  * @module
  */
 import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Scalar } from "yaml";
+import { RESERVED_NAME, RESERVED_NAME_MESSAGE } from "./reserved_names.ts";
 
 /** Deepest nesting accepted. Config files are about six levels deep; this leaves ample room. */
 export const MAX_DEPTH = 64;
@@ -213,6 +215,7 @@ export function inspectDocument(doc: Document, lineAt: (offset: number) => numbe
           continue;
         }
         seen.add(name);
+        if (name === RESERVED_NAME) report(at, pair.key, RESERVED_NAME_MESSAGE);
         const keyLine = lineOf(pair.key);
         if (keyLine !== undefined) lines.set(at, keyLine);
         if (value !== null) {
@@ -243,7 +246,8 @@ function checkMerge(
  * The document as plain data (objects, arrays, scalars), after {@linkcode inspectDocument} found no issue.
  * An alias shares its target's value, like the YAML library does, so the result is acyclic and its expanded
  * size is the bounded one counted there. Merge keys add the keys a mapping does not set itself; the first
- * merged mapping wins over later ones. A `__proto__` key is an ordinary key.
+ * merged mapping wins over later ones. A `__proto__` key (refused by {@linkcode inspectDocument}, but a caller
+ * may convert anyway) is an ordinary own key, never the object's prototype.
  */
 export function toPlainData(doc: Document, index: TreeIndex): unknown {
   const memo = new Map<Node, unknown>();

@@ -10,7 +10,7 @@
  * @module
  */
 import { z } from "zod";
-import { headerMap } from "../../config/header_map.ts";
+import { awsAccessKeyId, headerCredential, headerMap } from "../../config/header_map.ts";
 
 /** The harm categories Azure AI Content Safety scores. */
 export const AZURE_CATEGORIES = ["Hate", "SelfHarm", "Sexual", "Violence"] as const;
@@ -36,7 +36,7 @@ export const openaiModerationGuardrailSchema = z.strictObject({
   /** The API's base URL, `/moderations` appended; default `https://api.openai.com/v1`. */
   base_url: httpUrl.optional(),
   /** Sent as `Authorization: Bearer …`. */
-  api_key: z.string().min(1),
+  api_key: headerCredential.min(1),
   /** The moderation model; default `omni-moderation-latest`. */
   model: z.string().min(1).optional(),
   /** Category (`violence`, `harassment/threatening`, …) → score in [0, 1] that catches a text, flagged or not. */
@@ -62,9 +62,9 @@ export const bedrockGuardrailSchema = z.strictObject({
   /** Overrides `https://bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, proxies, test fakes). */
   endpoint: httpUrl.optional(),
   /** Credentials; each falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN. */
-  access_key_id: z.string().min(1).optional(),
+  access_key_id: awsAccessKeyId.min(1).optional(),
   secret_access_key: z.string().min(1).optional(),
-  session_token: z.string().min(1).optional(),
+  session_token: headerCredential.min(1).optional(),
 });
 
 /** Azure AI Content Safety's `text:analyze`. */
@@ -73,7 +73,7 @@ export const azureContentSafetyGuardrailSchema = z.strictObject({
   /** The resource's endpoint, `https://<resource>.cognitiveservices.azure.com`. */
   endpoint: httpUrl,
   /** One of the resource's keys, sent as `Ocp-Apim-Subscription-Key`. */
-  api_key: z.string().min(1),
+  api_key: headerCredential.min(1),
   /** The categories asked about; all four when absent. */
   categories: z.array(z.enum(AZURE_CATEGORIES)).min(1).optional(),
   /** Severity (0, 2, 4, 6) at or above which a text is caught; default 4. */
