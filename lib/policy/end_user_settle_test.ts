@@ -151,3 +151,21 @@ Deno.test("end users, on Redis: users forgotten by a replica still settle exactl
     redis.disconnect();
   }
 });
+
+Deno.test("end users: a user forgotten while its request ran, then back, keeps the spend of the request it was tracked for", async () => {
+  const c = clock();
+  const store = createMemoryCounterStore(c.now);
+  const engine = createPolicyEngine(store, { now: c.now });
+  const req = request(limits({ max_users: 2 }));
+  const first = await engine.admit(req("alice", 100));
+  for (const user of ["x1", "x2"]) await (await engine.admit(req(user, 10))).settle({ tokens: 10, cost: 0 });
+  const back = await engine.admit(req("alice", 100));
+  // The first request ends having used nothing: its refund meets the counter the second one made afresh.
+  await first.settle({ tokens: 0, cost: 0 });
+  await back.settle({ tokens: 150, cost: 0 });
+  // Never below zero: the refund takes the second request's reservation, never more; its overrun is kept.
+  assert.ok(
+    await store.periodGet(budgetKey("alice"), DAY) >= 50,
+    "the returning user's budget counts its use",
+  );
+});

@@ -10,9 +10,9 @@
  * A client can invent users, so the users tracked per alias or token are bounded (`max_users`): the least
  * recently seen is forgotten first, together with its counters ({@linkcode CounterStore.forget}) and what is
  * kept beside its budgets (the settled spend, alerts' claims), and starts afresh if it returns. A user is
- * seen when its request is admitted and again when it settles, before the settlement writes its counters:
- * else a user pushed out while its request ran would have them written afresh, kept until the period ended.
- * The most recent users' counters are never touched by that, so their limits stay exact.
+ * seen when its request is admitted; a request that settles after its user was pushed out writes none of the
+ * user's budget counters (`PeriodDelta.heldIn`: its reservation went with them), else they would be written
+ * afresh, kept until the period ended. The most recent users' counters are never touched by that, so their limits stay exact.
  *
  * Only whoever holds the counters keeps that list and forgets: one list per set of counters, so no list that
  * saw only part of the traffic drops the counters of a user active elsewhere. A single process's engine keeps

@@ -222,7 +222,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
         // requests still running: what settles one is added only while its budget's counter exists (`heldIn`),
         // else each forgotten user's settlement would bring its counters back until the period ends, past the
         // bound. A user still tracked has it (its reservation took > 0): settled as before. The settled spend
-        // goes first, judged before the correction (a refund to zero leaves no counter).
+        // goes first, judged before the correction.
         const heldIn = budgets.map((b, j) =>
           b.owner.scope === "end_user" && taken[rates.length + j] > 0 ? { heldIn: b.check.key } : {}
         );

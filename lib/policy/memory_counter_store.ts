@@ -172,10 +172,10 @@ export function createMemoryCounterStore(
       // Its reservation went with its end user (forgotten): adding would only bring a counter back.
       if (heldIn && !periods.has(periodKey(heldIn, period))) return Promise.resolve(periodValue(k, t));
       // Never below zero (a refund settled into a counter made afresh since its user was forgotten would
-      // leave credit beyond the budget); a zero is no entry (it reads as 0 all the same).
+      // leave credit beyond the budget). A counter refunded to zero is kept: it still holds the reservations
+      // settled into it later (`heldIn` asks whether it exists), as a returning user's counter does.
       const value = Math.max(0, periodValue(k, t) + (Number.isFinite(amount) ? amount : 0));
-      if (value === 0) periods.delete(k);
-      else periods.set(k, { value, expiresAt });
+      periods.set(k, { value, expiresAt });
       return Promise.resolve(value);
     },
     periodRaise(key, period, value, expiresAt) {
