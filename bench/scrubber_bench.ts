@@ -1,8 +1,8 @@
 /**
  * `deno bench bench/scrubber_bench.ts`: the cost of the scrubber's `test` on the texts it sees most, with
  * the 12 secrets of a typical config (provider keys, gateway tokens, a short password). `test` runs on every log
- * line (lib/log.ts) and on an answer's identifiers (providers/shared/answer_ids.ts), and almost always finds
- * nothing there, so that miss is what is measured; a hit and a scrub are measured beside it for scale.
+ * line (lib/log.ts) and on the fields an answer says of itself (providers/shared/answer_fields.ts), and almost
+ * always finds nothing there, so that miss is what is measured; a hit and a scrub are measured beside it for scale.
  *
  * Speed is measured here, never in a timed test: a shared machine makes wall-clock bounds flaky.
  *

@@ -155,9 +155,7 @@ export async function startServer(
   const shared = await openSharedState(config, logger, metrics, options.usageWorker);
   let thread: Awaited<ReturnType<typeof threadServices>> | undefined;
   try {
-    // The live config's scrubber: a reload may bring new secrets, and spans must mask those too.
-    const scrub = (text: string) => live().config.scrubber.scrub(text);
-    thread = await threadServices(config, logger, { env: runtime.env(), scrub }, localView(shared), metrics);
+    thread = await threadServices(config, logger, { env: runtime.env() }, localView(shared), metrics);
     const alerts = thread.services.alerts;
     if (alerts) health.onEjected = (event) => alerts.ejected(event);
     await shared.budgets.seed(config);

@@ -203,7 +203,7 @@ export interface ThreadServices {
 export async function threadServices(
   config: ResolvedConfig,
   logger: Logger,
-  outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
+  outside: { env: Readonly<Record<string, string | undefined>> },
   view: SharedView,
   metrics: GatewayMetrics,
 ): Promise<ThreadServices> {

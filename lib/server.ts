@@ -372,7 +372,8 @@ export function createGateway(options: GatewayOptions): EdgeHandler {
       described: open.described,
     };
     if (services.telemetry !== null) {
-      ctx.trace = services.telemetry.startRequest(request, requestId);
+      // The spans mask the secrets of the config this request runs under, as its errors and records do.
+      ctx.trace = services.telemetry.startRequest(request, requestId, ctx.state.config.scrubber);
       record.trace_id = ctx.trace.traceId;
     }
     const response = await chain(request, ctx);

@@ -78,8 +78,8 @@ export interface UpstreamCall {
    */
   readonly onEmbedded?: (part: EmbeddedPart) => void;
   /**
-   * The config's scrubber, for the identifiers of a success answer (its `id`, `model`, `system_fingerprint`, …;
-   * shared/answer_ids.ts), which an upstream may fill with the key it was sent. Always set on a client's
+   * The config's scrubber, for what a success answer says of itself (its `id`, `model`, `finish_reason`, tool
+   * call ids, …; shared/answer_fields.ts), which an upstream may fill with the key it was sent. Always set on a client's
    * request (`upstreamCall` in http/context.ts); absent only where no config is at hand (unit tests).
    */
   readonly scrubber?: Scrubber;

@@ -16,7 +16,7 @@ import type { Telemetry } from "./telemetry.ts";
  */
 export async function configuredTelemetry(
   config: ResolvedConfig,
-  outside: { env: Readonly<Record<string, string | undefined>>; scrub: (text: string) => string },
+  outside: { env: Readonly<Record<string, string | undefined>> },
   metrics: GatewayMetrics,
   logger: Logger,
 ): Promise<Telemetry | null> {
@@ -35,5 +35,5 @@ export async function configuredTelemetry(
     capture_content: settings.captureContent,
   });
   const { createTelemetry } = await import("./telemetry.ts");
-  return createTelemetry({ settings, scrub: outside.scrub, dropped });
+  return createTelemetry({ settings, dropped });
 }

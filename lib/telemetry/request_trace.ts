@@ -8,7 +8,8 @@
  * Everything but the attempts' outcomes is set when the request is reported (`end`), from its access record:
  * for a stream that is after its last chunk was forwarded, so the spans cover the whole answer. A stream cut by
  * the client or the upstream ends its spans with status ERROR and `error.type` naming which. Attribute values
- * that come from outside (error codes, captured text) pass the config's secret scrubber.
+ * that come from outside (error codes, captured text) pass the secret scrubber of the config the request
+ * started with, as its errors and records do: a reload while it runs leaves the secrets it was sent with masked.
  *
  * @module
  */
@@ -61,25 +62,27 @@ export interface GenAiCall {
   alias: string;
 }
 
+/** Masks a config's secrets in text bound for a span or a metric (the config's `Scrubber`). */
+export type SpanScrubber = { scrub(text: string): string };
+
 /** What every request's trace shares. */
 export interface TelemetryCore {
   readonly tracer: Tracer;
   readonly propagator: TextMapPropagator;
   readonly names: ReturnType<typeof semconvNames>;
   readonly captureContent: boolean;
-  /** Masks the config's secrets in text bound for a span. */
-  scrub(text: string): string;
-  /** Captured messages as the attribute's JSON: scrubbed, and cut to the size limit (captured_content.ts). */
-  content(messages: readonly CapturedMessage[]): string;
+  /** Captured messages as the attribute's JSON: scrubbed by `scrubber`, cut to the size limit (captured_content.ts). */
+  content(messages: readonly CapturedMessage[], scrubber: SpanScrubber): string;
   /**
    * The GenAI metrics of a request that made a GenAI call (`call`: its operation and alias);
-   * `genAiProvider`: the answering upstream's `gen_ai.provider.name`.
+   * `genAiProvider`: the answering upstream's `gen_ai.provider.name`; `scrubber`: the request's.
    */
   recordMetrics(
     call: GenAiCall,
     record: TracedRecord,
     responseModel: string | undefined,
     genAiProvider: string | undefined,
+    scrubber: SpanScrubber,
   ): void;
 }
 
@@ -121,6 +124,8 @@ const getter = {
 export class RequestTrace {
   readonly traceId: string;
   readonly #core: TelemetryCore;
+  /** The scrubber of the config the request started with. */
+  readonly #scrubber: SpanScrubber;
   readonly #method: string;
   readonly #server: Span;
   readonly #gateway: Span;
@@ -132,8 +137,9 @@ export class RequestTrace {
   #attemptedVendor: string | undefined;
   #facts: { id?: string; model?: string; finishReasons?: string[]; cached?: number; reasoning?: number } = {};
 
-  constructor(core: TelemetryCore, request: ClientRequest, requestId: string) {
+  constructor(core: TelemetryCore, request: ClientRequest, requestId: string, scrubber: SpanScrubber) {
     this.#core = core;
+    this.#scrubber = scrubber;
     this.#method = request.method;
     const parent = core.propagator.extract(ROOT_CONTEXT, request.headers, getter);
     const names = core.names;
@@ -176,7 +182,7 @@ export class RequestTrace {
       this.#under(this.#gateway),
     );
     if (chat !== undefined && this.#core.captureContent && this.sampled) {
-      this.#call.setAttribute(names.inputMessages, this.#core.content(inputMessages(chat)));
+      this.#call.setAttribute(names.inputMessages, this.#core.content(inputMessages(chat), this.#scrubber));
     }
   }
 
@@ -212,8 +218,8 @@ export class RequestTrace {
       return value;
     } catch (err) {
       const code = errorCode(err);
-      span.setAttribute(names.errorType, this.#core.scrub(code));
-      span.setAttribute(GATEWAY.attemptOutcome, this.#core.scrub(code));
+      span.setAttribute(names.errorType, this.#scrubber.scrub(code));
+      span.setAttribute(GATEWAY.attemptOutcome, this.#scrubber.scrub(code));
       span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
       throw err;
@@ -269,7 +275,7 @@ export class RequestTrace {
     const parts: CapturedPart[] = [{ type: "text", content: said.text.join("") }];
     if (said.reasoning.length > 0) parts.push({ type: "reasoning", content: said.reasoning.join("") });
     const message = [{ role: "assistant", parts }];
-    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(message));
+    this.#call.setAttribute(this.#core.names.outputMessages, this.#core.content(message, this.#scrubber));
   }
 
   /**
@@ -280,7 +286,7 @@ export class RequestTrace {
     const names = this.#core.names;
     const genAiProvider = answeredBy ?? this.#attemptedVendor;
     const failed = record.error_code !== undefined && record.error_code !== null;
-    const errorType = failed ? this.#core.scrub(String(record.error_code)) : undefined;
+    const errorType = failed ? this.#scrubber.scrub(String(record.error_code)) : undefined;
     const status = record.status ?? 0;
     if (this.#call !== undefined) {
       const call = this.#call;
@@ -288,10 +294,11 @@ export class RequestTrace {
       if (record.provider !== undefined) call.setAttribute(GATEWAY.provider, record.provider);
       const model = this.#facts.model ?? record.upstream_model;
       // The id, the model and the finish reasons are the upstream's words: an upstream may quote a key in any.
-      if (model !== undefined) call.setAttribute(names.responseModel, this.#core.scrub(model));
-      if (this.#facts.id !== undefined) call.setAttribute(names.responseId, this.#core.scrub(this.#facts.id));
+      const scrubber = this.#scrubber;
+      if (model !== undefined) call.setAttribute(names.responseModel, scrubber.scrub(model));
+      if (this.#facts.id !== undefined) call.setAttribute(names.responseId, scrubber.scrub(this.#facts.id));
       if (this.#facts.finishReasons) {
-        call.setAttribute(names.finishReasons, this.#facts.finishReasons.map((r) => this.#core.scrub(r)));
+        call.setAttribute(names.finishReasons, this.#facts.finishReasons.map((r) => scrubber.scrub(r)));
       }
       if (record.prompt_tokens !== undefined) call.setAttribute(names.inputTokens, record.prompt_tokens);
       if (record.completion_tokens !== undefined) {
@@ -346,7 +353,7 @@ export class RequestTrace {
     server.end();
     // Only a GenAI call is a GenAI operation: a token count, or a request refused before its call, is none.
     if (this.#callOf !== undefined) {
-      this.#core.recordMetrics(this.#callOf, record, this.#facts.model, genAiProvider);
+      this.#core.recordMetrics(this.#callOf, record, this.#facts.model, genAiProvider, this.#scrubber);
     }
   }
 }

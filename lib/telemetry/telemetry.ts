@@ -28,7 +28,13 @@ import { BUCKETS, GATEWAY, GENAI_SEMCONV_VERSION, semconvNames } from "./semconv
 import { BoundedSpanQueue } from "./span_queue.ts";
 import { fetchTransport, sendingThrough } from "./otlp_transport.ts";
 import { capturedJson } from "./captured_content.ts";
-import { type GenAiCall, RequestTrace, type TelemetryCore, type TracedRecord } from "./request_trace.ts";
+import {
+  type GenAiCall,
+  RequestTrace,
+  type SpanScrubber,
+  type TelemetryCore,
+  type TracedRecord,
+} from "./request_trace.ts";
 import type { TelemetrySettings } from "./settings.ts";
 import type { ClientRequest } from "../runtime/types.ts";
 import { BoundedValues, ERROR_CODE_SHAPE } from "../metrics/bounded_values.ts";
@@ -36,7 +42,11 @@ import { BoundedValues, ERROR_CODE_SHAPE } from "../metrics/bounded_values.ts";
 /** The process's telemetry. */
 export interface Telemetry {
   readonly settings: TelemetrySettings;
-  startRequest(request: ClientRequest, requestId: string): RequestTrace;
+  /**
+   * The spans of one request; `scrubber`: that of the config it started with, which masks what an upstream
+   * wrote into them (a reload while it runs brings another).
+   */
+  startRequest(request: ClientRequest, requestId: string, scrubber: SpanScrubber): RequestTrace;
   /** Exports what is queued within `graceMs`, then drops the rest (counted) and stops. */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -65,7 +75,6 @@ function counting(exporter: PushMetricExporter, dropped: () => void): PushMetric
 /** Sets telemetry up; null when it is off (see settings.ts). */
 export function createTelemetry(options: {
   settings: TelemetrySettings | null;
-  scrub: (text: string) => string;
   dropped: Counter<readonly ["signal"]>;
 }): Telemetry | null {
   const settings = options.settings;
@@ -140,20 +149,20 @@ export function createTelemetry(options: {
     ],
   });
   const names = semconvNames(settings.semconvOptIn);
-  const instruments = genAiInstruments(meterProvider.getMeter("model-gateway"), names, options.scrub);
+  const instruments = genAiInstruments(meterProvider.getMeter("model-gateway"), names);
   const core: TelemetryCore = {
     tracer: provider.getTracer("model-gateway"),
     propagator: new W3CTraceContextPropagator(),
     names,
     captureContent: settings.captureContent,
-    scrub: options.scrub,
-    content: (messages) => capturedJson(messages, settings.maxContentSize, options.scrub),
-    recordMetrics: (call, record, model, genAiProvider) =>
-      instruments.record(call, record, model, genAiProvider),
+    content: (messages, scrubber) =>
+      capturedJson(messages, settings.maxContentSize, (t) => scrubber.scrub(t)),
+    recordMetrics: (call, record, model, genAiProvider, scrubber) =>
+      instruments.record(call, record, model, genAiProvider, scrubber),
   };
   return {
     settings,
-    startRequest: (request, requestId) => new RequestTrace(core, request, requestId),
+    startRequest: (request, requestId, scrubber) => new RequestTrace(core, request, requestId, scrubber),
     async shutdown(graceMs) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<void>((resolve) => timer = setTimeout(resolve, graceMs));
@@ -177,13 +186,9 @@ const MODEL_SHAPE = /^[A-Za-z0-9_.:\/@-]{1,128}$/;
 
 /**
  * The GenAI client metrics (OTel conventions), recorded from each finished request that made a GenAI call, under
- * that call's operation; `scrub` masks the config's secrets in the attributes an upstream wrote.
+ * that call's operation; the request's scrubber masks its config's secrets in the attributes an upstream wrote.
  */
-function genAiInstruments(
-  meter: Meter,
-  names: ReturnType<typeof semconvNames>,
-  scrub: (text: string) => string,
-) {
+function genAiInstruments(meter: Meter, names: ReturnType<typeof semconvNames>) {
   // The answer's model and an error code are an upstream's words: bounded as the Prometheus labels are, so an
   // upstream naming a new model (or error) per answer cannot grow the series without limit.
   const models = new BoundedValues(MAX_LABEL_VALUES, [], MODEL_SHAPE);
@@ -215,6 +220,7 @@ function genAiInstruments(
       record: TracedRecord,
       model: string | undefined,
       genAiProvider: string | undefined,
+      scrubber: SpanScrubber,
     ) {
       const attributes: Record<string, string> = {
         [names.operation]: call.operation,
@@ -225,9 +231,11 @@ function genAiInstruments(
       if (record.provider !== undefined) attributes[GATEWAY.provider] = record.provider;
       // The answer's model and an error code may be an upstream's words, which may quote a key.
       const responseModel = model ?? record.upstream_model;
-      if (responseModel !== undefined) attributes[names.responseModel] = models.get(scrub(responseModel));
+      if (responseModel !== undefined) {
+        attributes[names.responseModel] = models.get(scrubber.scrub(responseModel));
+      }
       const withError = record.error_code
-        ? { ...attributes, [names.errorType]: errorTypes.get(scrub(String(record.error_code))) }
+        ? { ...attributes, [names.errorType]: errorTypes.get(scrubber.scrub(String(record.error_code))) }
         : attributes;
       if (record.latency_ms !== undefined) duration.record(record.latency_ms / 1000, withError);
       if ((record.prompt_tokens ?? 0) > 0) {

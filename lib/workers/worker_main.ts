@@ -107,8 +107,7 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     tokens,
   };
   metrics = new GatewayMetrics();
-  const scrub = (text: string) => live().config.scrubber.scrub(text);
-  thread = await threadServices(initial.config, logger, { env, scrub }, view, metrics);
+  thread = await threadServices(initial.config, logger, { env }, view, metrics);
   const alerts = thread.services.alerts;
   if (alerts) health.onEjected = (event) => alerts.ejected(event);
   const local = createReloader({

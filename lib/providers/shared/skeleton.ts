@@ -32,7 +32,7 @@ import type {
   TokenCountInput,
   UpstreamCall,
 } from "../types.ts";
-import { idScrubStage, scrubAnswerIds } from "./answer_ids.ts";
+import { fieldScrubStage, scrubAnswerFields } from "./answer_fields.ts";
 import { parseJsonObject } from "./json.ts";
 import { sendUpstream, upstreamLimits, type UpstreamRequest, type UpstreamResponse } from "./transport.ts";
 
@@ -121,19 +121,20 @@ export interface ProviderAdapter {
 }
 
 /**
- * `chain` with the answer-id scrub as its last stage (shared/answer_ids.ts), when the call has a scrubber that
+ * `chain` with the answer-field scrub as its last stage (shared/answer_fields.ts), when the call has a scrubber that
  * knows a secret; `chain` itself otherwise, so a config without secrets adds no stage to any stream.
  */
 function scrubbedStages<I, O extends object>(chain: Stages<I, O>, call: UpstreamCall): Stages<I, O> {
   const scrubber = call.scrubber;
   if (scrubber === undefined || scrubber.size === 0) return chain;
-  return { list: [...chain.list, idScrubStage<O>(scrubber) as SyncTransformer<unknown, unknown>] };
+  return { list: [...chain.list, fieldScrubStage<O>(scrubber) as SyncTransformer<unknown, unknown>] };
 }
 
 /**
  * The {@linkcode Provider} that runs `adapter` around the shared transport. Every success answer it returns,
- * whole or streamed, translated or passed through, has its identifiers scrubbed with the call's scrubber
- * (answer_ids.ts): an upstream may echo its key there, and from here on every client API forwards them.
+ * whole or streamed, translated or passed through, has what it says of itself (ids, finish reasons, tiers, event
+ * types; not its content) scrubbed with the call's scrubber (answer_fields.ts): an upstream may echo its key there,
+ * and from here on every client API forwards them.
  */
 export function providerFromAdapter(adapter: ProviderAdapter): Provider {
   /** Sends `request`; a non-2xx answer is thrown, and so is a JSON error body answering a `stream` request. */
@@ -178,9 +179,9 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     return json;
   };
 
-  /** A passed-through whole answer's JSON object ({@linkcode answerJson}), its identifiers scrubbed. */
+  /** A passed-through whole answer's JSON object ({@linkcode answerJson}), its fields scrubbed (answer_fields.ts). */
   const nativeJson = (text: string, call: UpstreamCall): JsonObject =>
-    scrubAnswerIds(answerJson(text, call), call.scrubber);
+    scrubAnswerFields(answerJson(text, call), call.scrubber);
 
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
@@ -188,7 +189,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
       if (request.stream !== true) {
         return {
           kind: "json",
-          body: scrubAnswerIds(adapter.completion(await res.text(), call), call.scrubber),
+          body: scrubAnswerFields(adapter.completion(await res.text(), call), call.scrubber),
         };
       }
       return {
@@ -201,7 +202,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
       return await adapter.embed(request, call, async (upstream) => {
         const res = await send(upstream, call);
         const json = parseJsonObject(call.target.provider, await res.text());
-        return { json: scrubAnswerIds(json, call.scrubber), headers: res.headers };
+        return { json: scrubAnswerFields(json, call.scrubber), headers: res.headers };
       });
     },
   };

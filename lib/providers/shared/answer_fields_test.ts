@@ -1,0 +1,256 @@
+import assert from "node:assert/strict";
+import { createScrubber, type Scrubber } from "../../secrets/scrubber.ts";
+import type { JsonObject } from "../../openai/types.ts";
+import { fieldScrub, scrubAnswerFields } from "./answer_fields.ts";
+
+const KEY = "sk-proj-Xq7vB2mNp4Lk9TzR8wYc3FhJ6dGs1AeU";
+/** Any 8-character run of the key is a leak. */
+const PIECE = KEY.slice(8, 20);
+const scrubber = createScrubber([KEY]);
+
+/** The paths of `value` whose strings still hold a run of the key. */
+function leaks(value: unknown, at = ""): string[] {
+  if (typeof value === "string") return value.includes(PIECE) ? [at] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => leaks(item, `${at}[${i}]`));
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).flatMap(([k, v]) => leaks(v, at === "" ? k : `${at}.${k}`));
+  }
+  return [];
+}
+
+/** A scrubber counting its `test` calls. */
+function counting(): { scrubber: Scrubber; tests: () => number } {
+  let tests = 0;
+  return { scrubber: { ...scrubber, test: (t) => (tests++, scrubber.test(t)) }, tests: () => tests };
+}
+
+Deno.test("answer fields: identifiers are scrubbed where each API keeps them; the content is left as the model said it", () => {
+  const chunk = scrubAnswerFields({
+    id: `chatcmpl-${KEY}`,
+    model: `m-${KEY}`,
+    system_fingerprint: `fp_${KEY}`,
+    choices: [{ index: 0, delta: { content: `the key is ${KEY}` } }],
+  }, scrubber);
+  assert.deepEqual(chunk, {
+    id: "chatcmpl-***",
+    model: "m-***",
+    system_fingerprint: "fp_***",
+    choices: [{ index: 0, delta: { content: `the key is ${KEY}` } }],
+  });
+  const event = scrubAnswerFields({
+    type: "response.completed",
+    response: { id: `resp_${KEY}`, output: [{ id: `msg_${KEY}`, type: "message" }] },
+  }, scrubber);
+  assert.deepEqual(leaks(event), []);
+  const start = scrubAnswerFields(
+    { type: "message_start", message: { id: `msg_${KEY}`, model: "claude" } },
+    scrubber,
+  );
+  assert.deepEqual(start, { type: "message_start", message: { id: "msg_***", model: "claude" } });
+  const gemini = scrubAnswerFields({ responseId: KEY, modelVersion: "gem" }, scrubber);
+  assert.deepEqual(gemini, { responseId: "***", modelVersion: "gem" });
+});
+
+Deno.test("answer fields: a chat completion's finish reason, service tier, usage and tool call ids are scrubbed, its content is not", () => {
+  const said = {
+    content: `text ${KEY}`,
+    reasoning_content: `thought ${KEY}`,
+    refusal: `no ${KEY}`,
+    annotations: [{ type: "url_citation", url_citation: { url: `https://x/${KEY}` } }],
+  };
+  const call = { name: `tool_${KEY}`, arguments: `{"k":"${KEY}"}` };
+  const completion = scrubAnswerFields({
+    id: "c1",
+    object: "chat.completion",
+    model: "m",
+    service_tier: KEY,
+    provider: KEY,
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        ...said,
+        tool_calls: [{ id: `call_${KEY}`, type: "function", function: call }],
+      },
+      finish_reason: KEY,
+      stop_reason: KEY,
+      logprobs: { content: [{ token: KEY, logprob: -1, bytes: [1] }] },
+    }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, note: KEY, details: { tier: [KEY] } },
+  }, scrubber);
+  assert.deepEqual(leaks(completion).sort(), [
+    "choices[0].logprobs.content[0].token",
+    "choices[0].message.annotations[0].url_citation.url",
+    "choices[0].message.content",
+    "choices[0].message.reasoning_content",
+    "choices[0].message.refusal",
+    "choices[0].message.tool_calls[0].function.arguments",
+    "choices[0].message.tool_calls[0].function.name",
+  ]);
+  assert.equal(completion.choices[0].message.tool_calls[0].id, "call_***");
+  assert.equal(completion.choices[0].finish_reason, "***");
+  const chunk = scrubAnswerFields({
+    id: "c1",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${KEY}`, function: call }] } }],
+  }, scrubber);
+  assert.deepEqual(leaks(chunk).sort(), [
+    "choices[0].delta.tool_calls[0].function.arguments",
+    "choices[0].delta.tool_calls[0].function.name",
+  ]);
+});
+
+Deno.test("answer fields: a Messages answer's stop reason, container, usage, tool_use ids and event types are scrubbed, its content is not", () => {
+  const message = scrubAnswerFields({
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "claude",
+    content: [
+      { type: "text", text: `text ${KEY}`, citations: [{ cited_text: KEY }] },
+      { type: "thinking", thinking: KEY, signature: KEY },
+      { type: "tool_use", id: `toolu_${KEY}`, name: "f", input: { k: KEY } },
+      { type: "web_search_tool_result", tool_use_id: `srvtoolu_${KEY}`, content: [{ type: KEY, url: "u" }] },
+    ],
+    stop_reason: KEY,
+    stop_sequence: KEY,
+    container: { id: KEY, expires_at: "2025-01-01T00:00:00Z" },
+    usage: { input_tokens: 1, output_tokens: 1, service_tier: KEY },
+  }, scrubber);
+  assert.deepEqual(leaks(message).sort(), [
+    "content[0].citations[0].cited_text",
+    "content[0].text",
+    "content[1].signature",
+    "content[1].thinking",
+    "content[2].input.k",
+  ]);
+  assert.equal(message.content[2].id, "toolu_***");
+  const scrub = fieldScrub(scrubber);
+  const events: JsonObject[] = [
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "tool_use", id: `toolu_${KEY}`, input: {} },
+    },
+    { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: KEY } },
+    {
+      type: "message_delta",
+      delta: { stop_reason: KEY, stop_sequence: null, container: { id: KEY } },
+      usage: { service_tier: KEY },
+    },
+    { type: "message_stop", "amazon-bedrock-invocationMetrics": { inputTokenCount: 1, note: KEY } },
+    { type: `ping_${KEY}`, note: KEY, nested: { deeper: [KEY] } },
+  ];
+  for (const event of events) scrub(event);
+  assert.deepEqual(leaks(events), ["[1].delta.partial_json"]);
+  assert.deepEqual(events[4], { type: "ping_***", note: "***", nested: { deeper: ["***"] } });
+});
+
+Deno.test("answer fields: a Response's incomplete reason, tier, user, usage, call ids and event types are scrubbed, its content is not", () => {
+  const response = {
+    id: "resp_1",
+    object: "response",
+    status: "incomplete",
+    model: "m",
+    output: [
+      {
+        id: "fc_1",
+        type: "function_call",
+        status: "completed",
+        call_id: `call_${KEY}`,
+        name: "f",
+        arguments: KEY,
+      },
+      {
+        id: "rs_1",
+        type: "reasoning",
+        encrypted_content: KEY,
+        summary: [{ type: "summary_text", text: KEY }],
+      },
+      {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: KEY, logprobs: [] }],
+      },
+    ],
+    incomplete_details: { reason: KEY },
+    service_tier: KEY,
+    user: KEY,
+    metadata: { note: KEY },
+    usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, note: KEY },
+  };
+  const content = [
+    "output[0].arguments",
+    "output[1].encrypted_content",
+    "output[1].summary[0].text",
+    "output[2].content[0].text",
+  ];
+  const whole = scrubAnswerFields(structuredClone(response), scrubber);
+  assert.deepEqual(leaks(whole).sort(), content);
+  assert.equal(whole.output[0].call_id, "call_***");
+  const scrub = fieldScrub(scrubber);
+  const events: JsonObject[] = [
+    { type: "response.created", response: structuredClone(response) },
+    {
+      type: "response.output_item.added",
+      item: { type: "function_call", call_id: `call_${KEY}`, arguments: "" },
+    },
+    { type: "response.function_call_arguments.delta", item_id: "fc_1", delta: KEY, obfuscation: KEY },
+    { type: `response.${KEY}`, sequence_number: 3, detail: { note: KEY } },
+  ];
+  for (const event of events) scrub(event);
+  assert.deepEqual(leaks(events).sort(), [...content.map((at) => `[0].response.${at}`), "[2].delta"]);
+  assert.deepEqual(events[3], { type: "response.***", sequence_number: 3, detail: { note: "***" } });
+});
+
+Deno.test("answer fields: a Gemini answer's finish reason and message, safety ratings, prompt feedback and call ids are scrubbed, its content is not", () => {
+  const answer = scrubAnswerFields({
+    candidates: [{
+      content: {
+        role: "model",
+        parts: [{ text: KEY }, { functionCall: { id: KEY, name: "f", args: { k: KEY } } }, {
+          thoughtSignature: KEY,
+        }],
+      },
+      finishReason: KEY,
+      finishMessage: `because ${KEY}`,
+      safetyRatings: [{ category: KEY, probability: KEY }],
+      citationMetadata: { citationSources: [{ uri: KEY }] },
+      index: 0,
+    }],
+    promptFeedback: { blockReason: KEY, safetyRatings: [{ category: KEY }] },
+    usageMetadata: { promptTokenCount: 1, promptTokensDetails: [{ modality: KEY, tokenCount: 1 }] },
+    modelVersion: "gem",
+    responseId: "r",
+  }, scrubber);
+  assert.deepEqual(leaks(answer).sort(), [
+    "candidates[0].citationMetadata.citationSources[0].uri",
+    "candidates[0].content.parts[0].text",
+    "candidates[0].content.parts[1].functionCall.args.k",
+    "candidates[0].content.parts[2].thoughtSignature",
+  ]);
+});
+
+Deno.test("answer fields: a stream's repeated clean values are tested once, and nothing is asked without a secret", () => {
+  const { scrubber: counted, tests } = counting();
+  const scrub = fieldScrub(counted);
+  for (let i = 0; i < 100; i++) {
+    scrub({
+      id: "chatcmpl-1",
+      model: "m",
+      service_tier: "default",
+      choices: [{ index: 0, delta: { content: `word ${i}` }, finish_reason: "length" }],
+    } as JsonObject);
+  }
+  assert.equal(tests(), 4, "id, model, service_tier and finish_reason, once each");
+  // An Anthropic stream: the event's type and its delta's type are kept apart, so neither is tested again.
+  const before = tests();
+  for (let i = 0; i < 100; i++) {
+    scrub({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: `word ${i}` } });
+  }
+  assert.equal(tests() - before, 2);
+  const none = { id: `x-${KEY}`, finish_reason: KEY };
+  assert.equal(scrubAnswerFields(none, createScrubber([])).id, `x-${KEY}`);
+  assert.equal(scrubAnswerFields(none, undefined).finish_reason, KEY);
+});
