@@ -33,7 +33,10 @@ export function withReasoningHistory(messages: ChatMessage[], mode: ReasoningHis
     const { reasoning_content: own, reasoning, ...rest } = message;
     const text = reasoning ?? own;
     out ??= [...messages];
-    out[i] = mode === "reasoning" && text !== undefined ? { ...rest, reasoning: text } : rest;
+    // A null (a client echoing an answer that had none) is no reasoning: not sent as `reasoning: null`.
+    out[i] = mode === "reasoning" && text !== undefined && text !== null
+      ? { ...rest, reasoning: text }
+      : rest;
   });
   return out ?? messages;
 }

@@ -65,3 +65,12 @@ Deno.test("reasoning history: drop sends no assistant turn's reasoning, and leav
   });
   assert.equal(body.messages, user);
 });
+
+Deno.test("reasoning history: reasoning sends no reasoning for a turn whose reasoning_content is null", () => {
+  const body = toUpstreamChatBody(
+    { model: "a", messages: [{ role: "assistant", content: "x", reasoning_content: null }] },
+    "m",
+    { stream_usage: true, reasoning_history: "reasoning" },
+  );
+  assert.deepEqual(body.messages, [{ role: "assistant", content: "x" }]);
+});
