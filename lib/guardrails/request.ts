@@ -35,11 +35,19 @@ export interface RequestGuardrails {
   nativeRewrites?: ReadonlyMap<string, string>;
   /**
    * Serve over the chat form, never pass the client's body through natively: a text of the request's chat form
-   * was changed (the native body is not known to carry every such change: native_slots.ts), the answer is
-   * checked (checks read the chat form's chunks), or gets masked values back. A request whose guardrails changed
-   * only texts a native target alone reads is passed through, with `nativeRewrites`.
+   * was changed in a way the native body cannot carry exactly (native_slots.ts: a tool call's arguments, a text
+   * the chat form joined from several), the answer is checked (checks read the chat form's chunks), or gets
+   * masked values back (reversed in the chat form's chunks). A request whose guardrails changed texts the native
+   * body holds is passed through, with `nativeRewrites`.
    */
   chatOnly: boolean;
+  /**
+   * When `chatOnly` and the alias has a native target: the params of the client's texts that the chat form holds
+   * nowhere (a Responses reasoning item no assistant turn follows, a plain-text file, a Messages document of
+   * content blocks, a Gemini thought), which a native target served over it goes without: named in
+   * `x-gateway-dropped` (`ChatForm.chatLoses`).
+   */
+  chatLoses?: readonly string[];
   /**
    * What the upstream sent of a streamed answer the output phase reads, before any of it was held back or
    * masked: its texts and its usage, when it reported some. The upstream spent it whether or not the client got
@@ -48,13 +56,16 @@ export interface RequestGuardrails {
   received?: { texts: StreamTexts; usage?: Usage };
 }
 
-/** Whether a request of `token` to `model` has input guardrails (the alias's or the token's). */
-export function hasInputGuardrails(
+/**
+ * Whether a request of `token` to `model` has guardrails (the alias's or the token's): an input one, which reads
+ * the texts a native target reads, or an output one, which makes the request go over the chat form, whose losses
+ * those texts name (`RequestGuardrails.chatLoses`).
+ */
+export function hasGuardrails(
   model: Pick<ResolvedModel, "guardrails"> | undefined,
   token: Pick<ResolvedToken, "guardrails">,
 ): boolean {
-  const input = (list: readonly ResolvedGuardrail[] | undefined) => list?.some((g) => g.phases.has("input"));
-  return input(model?.guardrails) === true || input(token.guardrails) === true;
+  return (model?.guardrails?.length ?? 0) > 0 || (token.guardrails?.length ?? 0) > 0;
 }
 
 /** The policy outcome and rules the outcomes add to a request's record. */
@@ -97,12 +108,16 @@ export async function checkInput(
   if (input.length > 0 && isTokenInput(endpoint, body)) {
     throw tokenInputUnreadable(guardrailRule(input[0].name), `guardrail ${input[0].name}`);
   }
-  const chat = input.length > 0 ? [...textSlots(endpoint, body, { toolArguments: true }), ...carried] : [];
+  // A native target's texts are read for the input checks, or, under output checks alone, to name what the chat
+  // form they make the request go over leaves out.
+  const chat = input.length > 0 || native.length > 0
+    ? [...textSlots(endpoint, body, { toolArguments: true }), ...carried]
+    : [];
   // What only a native target reads has no chat slot: judged beside them, rewritten where the native body is built.
-  const natives = input.length > 0 && native.length > 0
-    ? nativeSlots(native, model?.contentRules ?? [], chat)
+  const natives = native.length > 0
+    ? nativeSlots(native, model?.contentRules ?? [], chat, endpoint)
     : undefined;
-  const slots = natives === undefined ? chat : [...chat, ...natives.slots];
+  const slots = input.length === 0 ? [] : natives === undefined ? chat : [...chat, ...natives.slots];
   const state: RequestGuardrails = {
     // Told every text up front, so no placeholder it issues is one the client already wrote.
     masker: createMasker(slots.map((s) => s.text)),
@@ -124,14 +139,15 @@ export async function checkInput(
     const changes = natives?.changes();
     state.nativeRewrites = changes?.rewrites;
     for (const o of state.outcomes) {
-      // What a native target alone reads is rewritten where its body is built; any other change needs the chat form.
+      // A change the native body holds is made where it is built; one it cannot carry needs the chat form.
       const changed = o.action === "mask" || o.action === "replace";
-      if (changed && (changes?.rewrites === undefined || changes.chatChanged)) state.chatOnly = true;
+      if (changed && (changes?.rewrites === undefined || changes.unplaced)) state.chatOnly = true;
       if (o.action === "mask" && input.find((g) => g.name === o.name)?.reverse) {
         state.reverse = true;
         state.chatOnly = true;
       }
     }
   }
+  if (state.chatOnly && natives !== undefined) state.chatLoses = natives.lost();
   return state;
 }

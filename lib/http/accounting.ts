@@ -16,12 +16,7 @@ import { promptTexts, roughTokenEstimate } from "../usage/estimate.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import { addCosts, type CostBreakdown, costOfUsage, type TokenClasses } from "../pricing/cost.ts";
 import type { ClientContext, RequestContext } from "./context.ts";
-import {
-  checkInput,
-  hasInputGuardrails,
-  outcomeRules,
-  type RequestGuardrails,
-} from "../guardrails/request.ts";
+import { checkInput, hasGuardrails, outcomeRules, type RequestGuardrails } from "../guardrails/request.ts";
 
 /**
  * Asks the policy whether this request may go ahead (throws the denial otherwise) and keeps the admission
@@ -63,15 +58,17 @@ export async function admit(
 /**
  * Whether the texts a native target of `model` reads in a request are worth reading, for {@linkcode admit}'s
  * `nativeTexts` (each client API's `native_texts.ts`): something judges them (the alias's content rules, an input
- * guardrail of the alias or the token) and a target reads the client's body natively (`isNative`). Otherwise
- * nothing walks the body: a feature that is not configured costs nothing per request.
+ * guardrail of the alias or the token) or may make the request go over the chat form, which then names those it
+ * holds nowhere (an output guardrail: `RequestGuardrails.chatLoses`), and a target reads the client's body
+ * natively (`isNative`). Otherwise nothing walks the body: a feature that is not configured costs nothing per
+ * request.
  */
 export function readsNativeTexts<T extends ResolvedTarget>(
   model: Pick<ResolvedModel, "contentRules" | "guardrails"> & { readonly targets: readonly T[] },
   token: Pick<ResolvedToken, "guardrails">,
   isNative: (target: T) => boolean,
 ): boolean {
-  return (model.contentRules.length > 0 || hasInputGuardrails(model, token)) && model.targets.some(isNative);
+  return (model.contentRules.length > 0 || hasGuardrails(model, token)) && model.targets.some(isNative);
 }
 
 /**

@@ -21,7 +21,7 @@ Deno.test("chatTokenEstimate: without an output limit only the prompt counts, wh
   assert.equal(chatTokenEstimate(10, { max_tokens: null, n: 4 }), 10);
 });
 
-Deno.test("readsNativeTexts: only when something judges them (content rules, an input guardrail) and a target is native", () => {
+Deno.test("readsNativeTexts: only when something judges them (content rules, a guardrail) and a target is native", () => {
   const native = { provider: "claude" } as ResolvedTarget;
   const other = { provider: "openai" } as ResolvedTarget;
   const isNative = (target: ResolvedTarget) => target === native;
@@ -35,7 +35,8 @@ Deno.test("readsNativeTexts: only when something judges them (content rules, an 
   });
   // Nothing configured: nothing is walked.
   assert.equal(readsNativeTexts(model(), none, isNative), false);
-  assert.equal(readsNativeTexts(model({ guardrails: [guard("output")] }), none, isNative), false);
+  // An output guardrail sends the request over the chat form: the native texts name what that form leaves out.
+  assert.equal(readsNativeTexts(model({ guardrails: [guard("output")] }), none, isNative), true);
   assert.equal(readsNativeTexts(model({ contentRules: [rule] }), none, isNative), true);
   assert.equal(readsNativeTexts(model({ guardrails: [guard("input")] }), none, isNative), true);
   assert.equal(readsNativeTexts(model(), { guardrails: [guard("input")] }, isNative), true);

@@ -140,6 +140,12 @@ export interface ChatForm {
    * terms, when it answers; a `strict` alias refuses them as every drop. Absent: nothing is withheld.
    */
   withheld?: (target: ResolvedTarget) => readonly string[];
+  /**
+   * What a native target served over the chat form (the request's guardrails made it go so:
+   * `RequestGuardrails.chatOnly`) goes without beside the tolerance's fields: the client's paths that form holds
+   * nowhere (`RequestGuardrails.chatLoses`, and what the client API knows it leaves out). Absent: nothing more.
+   */
+  chatLoses?: () => readonly string[];
 }
 
 /**
@@ -220,11 +226,12 @@ function targetsThatCan<R>(
 }
 
 /**
- * What `target`, the one that answered, went without: `tolerance` (what the request's translation found), the
- * chat form's params its client API withheld from it ({@linkcode ChatForm.withheld}) and those its provider
- * drops, named as the client sent them. `tolerance` itself when it got every param, or is native. `mode` is
- * the provider's `unsupported_params` unless given: a token count passes `drop`, the mode its vendor body is
- * built in whatever the provider's.
+ * What `target`, the one that answered the chat form, went without: `tolerance` (what the request's translation
+ * found), the chat form's params its client API withheld from it ({@linkcode ChatForm.withheld}) and those its
+ * provider drops, named as the client sent them; `tolerance` itself when it got every param. A native target
+ * answers the chat form only when the request's guardrails made it go so: it went without what only it serves
+ * ({@linkcode nativeOverChat}). `mode` is the provider's `unsupported_params` unless given: a token count passes
+ * `drop`, the mode its vendor body is built in whatever the provider's.
  */
 export function answeredTolerance(
   target: ResolvedTarget,
@@ -232,13 +239,26 @@ export function answeredTolerance(
   form: ChatForm,
   mode?: "error" | "drop",
 ): Tolerance {
-  if (form.native?.(target) === true) return tolerance;
+  if (form.native?.(target) === true) return nativeOverChat(tolerance, form);
   const withheld = withheldOn(form, target);
   const verdict = chatParamsOn(target, chatWithout(form.chat, withheld), mode);
   const params = verdict !== null && "dropped" in verdict ? [...withheld, ...verdict.dropped] : withheld;
   if (params.length === 0) return tolerance;
   const dropped = params.map((param) => clientPath(param, form.clientTerms));
   return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
+}
+
+/**
+ * What a native target went without of the chat form it was sent instead of the client's body: the tolerance's
+ * fields, what the client must have a native target read (the refusal's field, which routing kept the request to
+ * native targets for) and {@linkcode ChatForm.chatLoses}, each once, named as what only a native target serves.
+ */
+function nativeOverChat(tolerance: Tolerance, form: ChatForm): Tolerance {
+  const refused = tolerance.refusal?.param;
+  const lost = [...(refused == null ? [] : [refused]), ...(form.chatLoses?.() ?? [])];
+  const known = new Set([...tolerance.native, ...tolerance.dropped]);
+  const added = [...new Set(lost)].filter((path) => !known.has(path));
+  return added.length === 0 ? tolerance : { ...tolerance, native: [...tolerance.native, ...added] };
 }
 
 /**

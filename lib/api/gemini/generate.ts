@@ -128,7 +128,15 @@ async function generate(
   const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
   const terms = geminiClientTerms(parsed);
   const withheld = topKWithheld(chat);
-  const form: ChatForm = { chat, native: isGemini, strictError: strictRefusal, clientTerms: terms, withheld };
+  const form: ChatForm = {
+    chat,
+    native: isGemini,
+    strictError: strictRefusal,
+    clientTerms: terms,
+    withheld,
+    // A Gemini target its guardrails served the chat form: the texts that form holds nowhere (its thoughts).
+    chatLoses: () => ctx.guardrails?.chatLoses ?? [],
+  };
   const model = paramServingTargets(
     servingTargets(resolved, parsed.tolerance, isGemini, strictRefusal),
     form,

@@ -99,6 +99,8 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
     native: isNativeMessagesTarget,
     strictError: strictRefusal,
     clientTerms: messagesClientTerms(parsed),
+    // A Claude target its guardrails served the chat form: the texts that form holds nowhere (its documents).
+    chatLoses: () => ctx.guardrails?.chatLoses ?? [],
   };
   const model = paramServingTargets(
     messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType, parsed.stream), parsed),

@@ -14,6 +14,7 @@
 import { inClientTerms } from "../../errors.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { historyMessages } from "./input_items.ts";
+import { encryptedReasoningPaths } from "./reasoning_item.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody, type ResponsesStreamOutcome } from "./stream.ts";
@@ -127,6 +128,8 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
     native: isNativeTarget,
     strictError: strictRefusal,
     clientTerms: responsesClientTerms(parsed),
+    // A native target its guardrails served the chat form: the texts that form holds nowhere, the items' state.
+    chatLoses: () => [...(ctx.guardrails?.chatLoses ?? []), ...encryptedReasoningPaths(parsed.input)],
   };
   // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are
   // none); of the others, those whose parameter rules would refuse the chat form are left out.

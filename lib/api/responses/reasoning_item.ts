@@ -42,3 +42,19 @@ export function addReasoning(message: JsonObject, text: string): void {
   const had = message.reasoning_content;
   message.reasoning_content = typeof had === "string" && had !== "" ? `${had}\n\n${text}` : text;
 }
+
+/**
+ * The `encrypted_content` of each reasoning item of `input` (`input[3].encrypted_content`): the upstream's own
+ * state of its reasoning, which a native target reads back and the chat form has no place for (only an item's
+ * readable text goes, as `reasoning_content`). Named when a native target is served the chat form instead of
+ * the client's body (its guardrails made the request go so: `ChatForm.chatLoses`).
+ */
+export function encryptedReasoningPaths(input: readonly JsonObject[]): string[] {
+  const paths: string[] = [];
+  input.forEach((item, i) => {
+    if (item.type === "reasoning" && typeof item.encrypted_content === "string") {
+      paths.push(`input[${i}].encrypted_content`);
+    }
+  });
+  return paths;
+}

@@ -45,6 +45,7 @@ import { answerFormatUnsupported, jsonAnswerChoice, jsonAnswerTool } from "../sh
 import { toAnthropicTools, toolFields } from "./tool_config.ts";
 import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 import { vendorMediaType } from "../shared/media_type.ts";
+import { decodeUtf8Base64 } from "../../encoding/utf8_base64.ts";
 import { claudeHistoryLeavesThinkingOff, hasText, partText } from "../shared/claude_history.ts";
 
 /** Parameters the translation reads. */
@@ -155,7 +156,34 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
 }
 
 /**
- * User or tool content as Anthropic blocks; images allowed, blank text dropped (`hasText`: one rule with Converse
+ * An OpenAI `file` part as an Anthropic `document` block, the way the Messages API's own documents become file
+ * parts (lib/api/messages/content.ts), so a Messages request served over the chat form reaches Claude with its
+ * documents: a plain-text file as a `text` source of its decoded text, a PDF as a `base64` one, its `filename`
+ * as the title. Claude takes no other inline file, and a file by id is another vendor's upload: refused.
+ */
+function documentBlock(part: JsonObject, param: string): AnthropicBlock {
+  const file = isObject(part.file) ? part.file : {};
+  const data = typeof file.file_data === "string" ? DATA_URL.exec(file.file_data) : null;
+  const media = data === null ? undefined : vendorMediaType(data[1]);
+  const text = media === "text/plain" ? decodeUtf8Base64(data![2]) : null;
+  const source = text !== null
+    ? { type: "text", media_type: "text/plain", data: text }
+    : media === "application/pdf"
+    ? { type: "base64", media_type: media, data: data![2] }
+    : undefined;
+  if (source === undefined) {
+    throw invalidRequest(
+      "Anthropic models take a file part only inline (`file_data`), as a PDF or plain text (UTF-8).",
+      `${param}.file`,
+      "unsupported_parameter",
+    );
+  }
+  const title = typeof file.filename === "string" && file.filename !== "" ? { title: file.filename } : {};
+  return { type: "document", source, ...title };
+}
+
+/**
+ * User or tool content as Anthropic blocks; images and documents allowed, blank text dropped (`hasText`: one rule with Converse
  * and with the thinking decision, `../shared/claude_history.ts`).
  */
 function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
@@ -172,6 +200,8 @@ function contentBlocks(content: unknown, param: string): AnthropicBlock[] {
       }
     } else if (part.type === "image_url") {
       blocks.push(markBlock(imageBlock(part, p), part, `${p}.cache_control`));
+    } else if (part.type === "file") {
+      blocks.push(markBlock(documentBlock(part, p), part, `${p}.cache_control`));
     } else {
       throw invalidRequest(
         `The content part type '${String(part.type)}' is not supported by Anthropic models.`,
