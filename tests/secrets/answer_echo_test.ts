@@ -6,8 +6,7 @@
  * plays every vendor, answering by path with the key of the header it got.
  */
 import assert from "node:assert/strict";
-import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway } from "../helpers/gateway.ts";
+import { startEchoGateway } from "./echo_gateway.ts";
 import { type RawRequest, type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
 
 const TOKEN = "gw-answer-echo-0123456789abcdef";
@@ -139,20 +138,7 @@ function answer(req: RawRequest): RawStep {
 Deno.test("answer echo: an upstream's ids quoting its key never reach a client, JSON or stream, translated or native", async () => {
   const up = startRawUpstream();
   up.stepFor = answer;
-  const gw = await startGateway(`
-providers:
-  oa: { type: openai, base_url: "${up.url}/v1", api_key: ${KEY} }
-  native: { type: openai, base_url: "${up.url}/v1", api_key: ${KEY}, native_responses: true }
-  claude: { type: anthropic, base_url: "${up.url}/v1", api_key: ${KEY} }
-  gem: { type: gemini, base_url: "${up.url}/v1beta", api_key: ${KEY} }
-models:
-  oa: { type: chat, targets: [ { provider: oa, model: m, retries: 0 } ] }
-  native: { type: chat, targets: [ { provider: native, model: m, retries: 0 } ] }
-  claude: { type: chat, targets: [ { provider: claude, model: claude-x, retries: 0 } ] }
-  gem: { type: chat, targets: [ { provider: gem, model: gem-x, retries: 0 } ] }
-tokens:
-  - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
-`);
+  const gw = await startEchoGateway(up.url, KEY, TOKEN);
   const auth = { authorization: `Bearer ${TOKEN}`, "x-api-key": TOKEN, "x-goog-api-key": TOKEN };
   const calls: [string, string, (stream: boolean) => unknown][] = [];
   const chatBody = (model: string) => (stream: boolean) => ({

@@ -7,8 +7,7 @@
  * upstream plays every vendor, answering by path with the key of the header it got.
  */
 import assert from "node:assert/strict";
-import { hashToken } from "../../lib/auth/authenticate.ts";
-import { startGateway } from "../helpers/gateway.ts";
+import { startEchoGateway } from "./echo_gateway.ts";
 import {
   dataEvents,
   jsonStep,
@@ -174,20 +173,7 @@ async function overWebSocket(url: string, body: unknown): Promise<string> {
 Deno.test("answer fields echo: an upstream quoting its key in finish reasons, tiers, usage, tool call ids or event types never hands it to a client", async () => {
   const up = startRawUpstream();
   up.stepFor = answer;
-  const gw = await startGateway(`
-providers:
-  oa: { type: openai, base_url: "${up.url}/v1", api_key: ${KEY} }
-  native: { type: openai, base_url: "${up.url}/v1", api_key: ${KEY}, native_responses: true }
-  claude: { type: anthropic, base_url: "${up.url}/v1", api_key: ${KEY} }
-  gem: { type: gemini, base_url: "${up.url}/v1beta", api_key: ${KEY} }
-models:
-  oa: { type: chat, targets: [ { provider: oa, model: m, retries: 0 } ] }
-  native: { type: chat, targets: [ { provider: native, model: m, retries: 0 } ] }
-  claude: { type: chat, targets: [ { provider: claude, model: claude-x, retries: 0 } ] }
-  gem: { type: chat, targets: [ { provider: gem, model: gem-x, retries: 0 } ] }
-tokens:
-  - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
-`);
+  const gw = await startEchoGateway(up.url, KEY, TOKEN);
   const headers = {
     authorization: `Bearer ${TOKEN}`,
     "x-api-key": TOKEN,
