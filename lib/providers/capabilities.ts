@@ -14,8 +14,8 @@ import {
 } from "../config/provider_capabilities.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { GatewayError } from "../errors.ts";
-import type { ChatRequest, EmbeddingRequest } from "../openai/types.ts";
-import { servesMessages } from "./bedrock/messages.ts";
+import type { ChatRequest, EmbeddingRequest, JsonObject } from "../openai/types.ts";
+import { servesMessages, versionReplaced } from "./bedrock/messages.ts";
 import { bedrockBetas } from "./bedrock/betas.ts";
 import { splitBetas } from "./anthropic/native.ts";
 import { ANTHROPIC_PARAM_RULES } from "./anthropic/request.ts";
@@ -200,17 +200,33 @@ export function embeddingParamsOn(
 }
 
 /**
- * The client's `anthropic-beta` names (`anthropicBeta`, as forwarded) that `target`, the target that answered a
- * Messages request, leaves out, as `x-gateway-dropped` names them (`anthropic-beta:<name>`): none on Anthropic,
- * which gets them all; on Claude on Bedrock the ones its entry's list does not take (Bedrock refuses a request
- * naming any other); every one on a translated target, whose chat form has no betas.
+ * The client's beta names that `target`, the target that answered a Messages request, leaves out, as
+ * `x-gateway-dropped` names them (`anthropic-beta:<name>`): those of `anthropicBeta` (its `anthropic-beta`, as
+ * forwarded), and on Claude on Bedrock those of the body's `anthropic_beta` too (`body`, InvokeModel's own field,
+ * held to the same list). None on Anthropic, which gets them all (the body as sent); on Claude on Bedrock the ones
+ * its entry's list does not take (Bedrock refuses a request naming any other); every header name on a translated
+ * target, whose chat form has no betas (the body's field is named there as a field the chat form goes without).
  */
-export function anthropicBetasDropped(target: ResolvedTarget, anthropicBeta: string | null): string[] {
-  if (anthropicBeta === null) return [];
+export function anthropicBetasDropped(
+  target: ResolvedTarget,
+  anthropicBeta: string | null,
+  body: JsonObject = {},
+): string[] {
   if (!speaksNatively(target, "messages")) return anthropicBetaPaths(anthropicBeta);
   const config = target.providerConfig;
   if (config.type !== "bedrock") return [];
-  return bedrockBetas(config, anthropicBeta).dropped.map(droppedBetaPath);
+  return bedrockBetas(config, anthropicBeta, body.anthropic_beta).dropped.map(droppedBetaPath);
+}
+
+/**
+ * `["anthropic_version"]` when `target`, the target that answered a Messages request, went without the body's
+ * own `anthropic_version` (`body`): Claude on Bedrock, which gets the version Bedrock takes whatever the body
+ * says. Nothing elsewhere: Anthropic gets the body as sent, and a translated target's chat form names it as a
+ * field it goes without.
+ */
+export function anthropicVersionDropped(target: ResolvedTarget, body: JsonObject): string[] {
+  const bedrock = speaksNatively(target, "messages") && target.providerConfig.type === "bedrock";
+  return bedrock && versionReplaced(body) ? ["anthropic_version"] : [];
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ResolvedTarget } from "../config/types.ts";
 import {
   anthropicBetaPaths,
   anthropicBetasDropped,
+  anthropicVersionDropped,
   capabilitiesOf,
   countsInputTokens,
   embeddingParamsOn,
@@ -138,6 +139,27 @@ Deno.test("capabilities: the betas a native Messages target leaves out, named fo
     const parsed = providerSchema.safeParse({ type: "bedrock", region: "us-east-1", anthropic_betas: bad });
     assert.equal(parsed.success, false, JSON.stringify(bad));
   }
+});
+
+Deno.test("capabilities: Claude on Bedrock names the body's unlisted betas and the version it replaced", () => {
+  const claude = target(entry("bedrock", false), "us.anthropic.claude-sonnet-4-5-20250929-v1:0");
+  const body = {
+    anthropic_version: "something",
+    anthropic_beta: ["not-allowed-beta", "claude-code-20250219"],
+  };
+  assert.deepEqual(anthropicBetasDropped(claude, "claude-code-20250219", body), [
+    "anthropic-beta:claude-code-20250219",
+    "anthropic-beta:not-allowed-beta",
+  ]);
+  assert.deepEqual(anthropicVersionDropped(claude, body), ["anthropic_version"]);
+  assert.deepEqual(anthropicVersionDropped(claude, { anthropic_version: "bedrock-2023-05-31" }), []);
+  // Anthropic gets the body as sent; a translated target's chat form names the fields as fields.
+  const anthropic = target(entry("anthropic", false), "claude-sonnet-4-5");
+  assert.deepEqual(anthropicBetasDropped(anthropic, null, body), []);
+  assert.deepEqual(anthropicVersionDropped(anthropic, body), []);
+  const nova = target(entry("bedrock", false), "amazon.nova-pro-v1:0");
+  assert.deepEqual(anthropicBetasDropped(nova, null, body), []);
+  assert.deepEqual(anthropicVersionDropped(nova, body), []);
 });
 
 Deno.test("capabilities: a translated Messages target leaves out every beta, each named once", () => {

@@ -24,7 +24,12 @@ import {
 import { nativeMessagesStreamBody, type NativeMessagesStreamOutcome } from "./native_stream.ts";
 import { withoutUnsignedThinking } from "./unsigned_thinking.ts";
 import type { MessagesRequest } from "./request.ts";
-import { anthropicBetaPaths, anthropicBetasDropped, speaksNatively } from "../../providers/capabilities.ts";
+import {
+  anthropicBetaPaths,
+  anthropicBetasDropped,
+  anthropicVersionDropped,
+  speaksNatively,
+} from "../../providers/capabilities.ts";
 import { noteDropped, type Tolerance } from "../../http/tolerance.ts";
 import type { Answer } from "../../http/accounting.ts";
 import { type ClientContext, upstreamCall } from "../../http/context.ts";
@@ -65,8 +70,9 @@ export function forwardedHeaders(
 /**
  * Names what the request's target went without, in `x-gateway-dropped` and the usage record's `dropped`: the
  * client's betas it left out (`answeredBy`, the target that answered: none on Anthropic, those Bedrock does not
- * take on Claude there, every one on a translated target; all of them when `answeredBy` is null, for a count the
- * gateway made from the chat form), then what a native target went without of the body (the thinking blocks the
+ * take on Claude there, of the header and of the body's `anthropic_beta`, and the body's `anthropic_version` that
+ * Bedrock's replaced; every header name on a translated target; all of them when `answeredBy` is null, for a
+ * count the gateway made from the chat form), then what a native target went without of the body (the thinking blocks the
  * gateway made, unsigned_thinking.ts), then the body's fields `fields` names (what a translated target or the
  * chat form did not get; none for a native target). The betas come first: Claude Code
  * sends them on every request, and a long list of field paths, cut to the header's bound, must not hide them.
@@ -81,7 +87,10 @@ export function noteMessagesDropped(
   fields: Tolerance | null = null,
 ): void {
   const beta = forwardedHeaders(parsed.version, parsed.betas).anthropicBeta;
-  const betas = answeredBy === null ? anthropicBetaPaths(beta) : anthropicBetasDropped(answeredBy, beta);
+  const betas = answeredBy === null ? anthropicBetaPaths(beta) : [
+    ...anthropicBetasDropped(answeredBy, beta, parsed.body),
+    ...anthropicVersionDropped(answeredBy, parsed.body),
+  ];
   // A native target went without the thinking the gateway made itself (and with it, maybe, thinking).
   const unsigned = answeredBy !== null && isNativeMessagesTarget(answeredBy)
     ? withoutUnsignedThinking(parsed.body).dropped

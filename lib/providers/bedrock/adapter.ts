@@ -80,6 +80,10 @@ export function bedrockAdapter(
   const converseBody = (chat: ChatRequest, mode: "error" | "drop", model = "") =>
     toConverseRequest(applyUnsupportedRules(chat, bedrockParamRules(model), mode), model);
 
+  /** The betas of `anthropicBeta` (the client's header) and of the body's `anthropic_beta` that go to Bedrock. */
+  const forwardedBetas = (body: JsonObject, anthropicBeta: string | null) =>
+    bedrockBetas(config, anthropicBeta, body.anthropic_beta).forwarded;
+
   /**
    * The CountTokens request for `input`, sent to `model`. A Messages request to a Claude model is counted as it
    * would be invoked; anything else in its Converse form. Unsupported parameters are dropped, not refused: they
@@ -90,7 +94,7 @@ export function bedrockAdapter(
       model,
       "count-tokens",
       input.messages !== undefined && servesMessages(call.target.model)
-        ? countMessagesBody(input.messages, bedrockBetas(config, input.anthropicBeta ?? null).forwarded)
+        ? countMessagesBody(input.messages, forwardedBetas(input.messages, input.anthropicBeta ?? null))
         : countTokensBody(converseBody(input.chat, "drop", call.target.model)),
     );
 
@@ -100,12 +104,13 @@ export function bedrockAdapter(
       return request(call.target.model, chat.stream === true ? "converse-stream" : "converse", body);
     },
     // Claude models take a Messages request itself (InvokeModel); callers pass only those (`servesMessages`).
-    // Only the betas Bedrock takes go along: it refuses the whole request for any other.
+    // Only the betas the entry's list takes go along (the header's and the body's): Bedrock refuses the whole
+    // request for any it does not take, and the operator's list is the operator's.
     messagesRequest: (body, call) =>
       request(
         call.target.model,
         body.stream === true ? "invoke-with-response-stream" : "invoke",
-        invokeMessagesBody(body, bedrockBetas(config, call.anthropicBeta).forwarded),
+        invokeMessagesBody(body, forwardedBetas(body, call.anthropicBeta)),
       ),
     messagesStages: (call) =>
       stages(

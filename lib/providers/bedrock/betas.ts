@@ -4,7 +4,9 @@
  * flag"}`), and Anthropic's clients send betas that mean something only to Anthropic's own API (Claude Code
  * always sends `claude-code-20250219`, and `prompt-caching-scope-…`, `oauth-…` and the like), so forwarding
  * every name the client sent failed every such request. A name Bedrock does not take cannot change Bedrock's
- * answer, so it is left out and named in `x-gateway-dropped` (as `anthropic-beta:<name>`) instead.
+ * answer, so it is left out and named in `x-gateway-dropped` (as `anthropic-beta:<name>`) instead. A Messages
+ * body may carry InvokeModel's `anthropic_beta` itself; its names are held to the same list, merged with the
+ * header's, so a client cannot pass the operator's `anthropic_betas` through the body.
  *
  * @module
  */
@@ -54,7 +56,7 @@ const BEDROCK_BETA_NAMES: Readonly<Record<string, string>> = {
   "advanced-tool-use-2025-11-20": "tool-search-tool-2025-10-19",
 };
 
-/** The names a client's `anthropic-beta` value holds, split by what a Bedrock entry does with them. */
+/** The names a client's betas hold (header and body), split by what a Bedrock entry does with them. */
 export interface BedrockBetas {
   /** Sent as `anthropic_beta`, in the client's order, each once. */
   forwarded: string[];
@@ -63,17 +65,40 @@ export interface BedrockBetas {
 }
 
 /**
- * `anthropicBeta` (the client's header value, or null) split for the entry `config`: the names on its
- * `anthropic_betas` list (the built-in {@linkcode BEDROCK_ANTHROPIC_BETAS} when it sets none) are forwarded,
- * under Bedrock's name where it has its own, the rest dropped.
+ * What a client's body `anthropic_beta` holds (InvokeModel's own field, which a Messages body may carry as the
+ * AnthropicBedrock SDK sends it): `names`, a list's string entries or a string's comma-separated names; and
+ * `others`, any other entry (or value) shown as its JSON, which is never sent, only named as dropped.
  */
-export function bedrockBetas(config: BedrockProviderConfig, anthropicBeta: string | null): BedrockBetas {
+function bodyBetaNames(value: unknown): { names: string[]; others: string[] } {
+  if (value === undefined || value === null) return { names: [], others: [] };
+  if (typeof value === "string") return { names: splitBetas(value), others: [] };
+  const out = { names: [] as string[], others: [] as string[] };
+  for (const entry of Array.isArray(value) ? value : [value]) {
+    if (typeof entry !== "string") out.others.push(JSON.stringify(entry));
+    else if (entry.trim() !== "") out.names.push(entry.trim());
+  }
+  return out;
+}
+
+/**
+ * The client's betas split for the entry `config`: `anthropicBeta` (its header value, or null), then the names of
+ * `bodyBeta` (its body's `anthropic_beta`, if any), which obey the same list, since either reaches Bedrock as the
+ * same field. The names on the entry's `anthropic_betas` list (the built-in {@linkcode BEDROCK_ANTHROPIC_BETAS}
+ * when it sets none) are forwarded, under Bedrock's name where it has its own, the rest dropped.
+ */
+export function bedrockBetas(
+  config: BedrockProviderConfig,
+  anthropicBeta: string | null,
+  bodyBeta?: unknown,
+): BedrockBetas {
   const accepted = config.anthropic_betas ?? BEDROCK_ANTHROPIC_BETAS;
   const out: BedrockBetas = { forwarded: [], dropped: [] };
-  for (const sent of splitBetas(anthropicBeta ?? "")) {
+  const body = bodyBetaNames(bodyBeta);
+  for (const sent of [...splitBetas(anthropicBeta ?? ""), ...body.names]) {
     const renamed = Object.hasOwn(BEDROCK_BETA_NAMES, sent) ? BEDROCK_BETA_NAMES[sent] : sent;
     const [list, name] = accepted.includes(renamed) ? [out.forwarded, renamed] : [out.dropped, sent];
     if (!list.includes(name)) list.push(name);
   }
+  for (const other of body.others) if (!out.dropped.includes(other)) out.dropped.push(other);
   return out;
 }

@@ -37,3 +37,27 @@ Deno.test("bedrock betas: Claude Code's tool-search beta goes to Bedrock under B
     "tool-search-tool-2025-10-19",
   ]);
 });
+
+Deno.test("bedrock betas: the body's anthropic_beta is held to the entry's list, merged after the header's", () => {
+  const own = {
+    type: "bedrock",
+    region: "us-east-1",
+    anthropic_betas: ["interleaved-thinking-2025-05-14", "effort-2025-11-24"],
+  } as BedrockProviderConfig;
+  const body = ["effort-2025-11-24", "not-allowed-beta", " interleaved-thinking-2025-05-14 ", "x,y", ""];
+  assert.deepEqual(bedrockBetas(own, "interleaved-thinking-2025-05-14,claude-code-20250219", body), {
+    forwarded: ["interleaved-thinking-2025-05-14", "effort-2025-11-24"],
+    dropped: ["claude-code-20250219", "not-allowed-beta", "x,y"],
+  });
+  // A string holds comma-separated names, as the header does; an entry that is not a string is never sent.
+  assert.deepEqual(bedrockBetas(own, null, "effort-2025-11-24, nope"), {
+    forwarded: ["effort-2025-11-24"],
+    dropped: ["nope"],
+  });
+  assert.deepEqual(bedrockBetas(own, null, ["effort-2025-11-24", 7, { a: 1 }, 7]), {
+    forwarded: ["effort-2025-11-24"],
+    dropped: ["7", '{"a":1}'],
+  });
+  assert.deepEqual(bedrockBetas(own, null, true), { forwarded: [], dropped: ["true"] });
+  assert.deepEqual(bedrockBetas(own, null, null), { forwarded: [], dropped: [] });
+});

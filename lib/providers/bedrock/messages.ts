@@ -1,8 +1,9 @@
 /**
  * Anthropic's Messages API passed through to Claude on Bedrock: InvokeModel (`/model/{id}/invoke`) and
  * InvokeModelWithResponseStream (`/invoke-with-response-stream`) take the Anthropic body itself, with the model
- * in the path instead of the body, `anthropic_version: "bedrock-2023-05-31"` and the client's betas that Bedrock
- * takes as `anthropic_beta` (the others are left out: `betas.ts`). The whole answer is Anthropic's Message
+ * in the path instead of the body, `anthropic_version: "bedrock-2023-05-31"` (the gateway's, whatever the body
+ * says) and the client's betas that Bedrock takes as `anthropic_beta` (the header's and the body's, held to the
+ * same list; the others are left out: `betas.ts`). The whole answer is Anthropic's Message
  * object; the stream is AWS event-stream frames whose `chunk` events carry `{"bytes": <base64 of one Anthropic
  * event's JSON>}`, and whose exception frames are Bedrock's (mapped as for ConverseStream). CountTokens counts
  * the same body (`input.invokeModel.body`, base64).
@@ -31,14 +32,27 @@ export function servesMessages(model: string): boolean {
 
 /**
  * The InvokeModel body for a Messages body: everything the client sent but `model` (in the path) and `stream`
- * (the action says it), the Bedrock version, and `betas` (the client's `anthropic-beta` names Bedrock takes:
- * `bedrockBetas(…).forwarded`, see `betas.ts`) as `anthropic_beta`.
+ * (the action says it), the Bedrock version, and `betas` (the client's names Bedrock takes, from its
+ * `anthropic-beta` and its body's `anthropic_beta`: `bedrockBetas(…).forwarded`, see `betas.ts`) as
+ * `anthropic_beta`. The body's own `anthropic_version` and `anthropic_beta` are InvokeModel's fields, which the
+ * gateway owns: sent as the client wrote them, they would replace the version Bedrock takes (a 400) or pass
+ * names past the entry's `anthropic_betas`.
  */
 export function invokeMessagesBody(body: JsonObject, betas: readonly string[]): JsonObject {
-  const { model: _model, stream: _stream, ...rest } = body;
+  const { model: _model, stream: _stream, anthropic_version: _version, anthropic_beta: _betas, ...rest } =
+    body;
   const out: JsonObject = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest };
   if (betas.length > 0) out.anthropic_beta = [...betas];
   return out;
+}
+
+/**
+ * Whether a Messages body's own `anthropic_version` is one Bedrock does not get ({@linkcode invokeMessagesBody}
+ * sends its own): the client is told it went without it, as `x-gateway-dropped` names a field.
+ */
+export function versionReplaced(body: JsonObject): boolean {
+  const version = body.anthropic_version;
+  return version !== undefined && version !== null && version !== BEDROCK_ANTHROPIC_VERSION;
 }
 
 /**

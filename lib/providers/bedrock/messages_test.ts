@@ -17,7 +17,13 @@ import type { MessagesCall } from "../types.ts";
 import { bedrockAdapter } from "./adapter.ts";
 import { eventStreamTransformer } from "./eventstream.ts";
 import { bedrockBetas } from "./betas.ts";
-import { countMessagesBody, invokeChunkTransformer, invokeMessagesBody, servesMessages } from "./messages.ts";
+import {
+  countMessagesBody,
+  invokeChunkTransformer,
+  invokeMessagesBody,
+  servesMessages,
+  versionReplaced,
+} from "./messages.ts";
 
 const CONFIG: BedrockProviderConfig = {
   type: "bedrock",
@@ -74,6 +80,30 @@ Deno.test("bedrock messages: the body without model and stream, with Bedrock's v
   assert.match(whole.url, /\/invoke$/);
   assert.equal(whole.headers.accept, "application/json");
   assert.equal("anthropic_beta" in JSON.parse(String(whole.body)), false);
+});
+
+Deno.test("bedrock messages: the body's anthropic_version and anthropic_beta do not replace the gateway's", () => {
+  const body = { ...BODY, anthropic_version: "something", anthropic_beta: ["not-allowed-beta"] };
+  const invoked = invokeMessagesBody(body, []);
+  assert.equal(invoked.anthropic_version, "bedrock-2023-05-31");
+  assert.equal("anthropic_beta" in invoked, false);
+  assert.equal(versionReplaced(body), true);
+  assert.equal(versionReplaced({ ...BODY, anthropic_version: "bedrock-2023-05-31" }), false);
+  assert.equal(versionReplaced(BODY), false);
+  // Through the adapter: the header's and the body's names the entry takes, each once, header's first.
+  const adapter = bedrockAdapter({
+    ...CONFIG,
+    anthropic_betas: ["effort-2025-11-24", "context-1m-2025-08-07"],
+  }, {});
+  const merged = {
+    ...body,
+    anthropic_beta: ["context-1m-2025-08-07", "effort-2025-11-24", "not-allowed-beta"],
+  };
+  const sent = JSON.parse(
+    String(adapter.messagesRequest!(merged, call("effort-2025-11-24,oauth-2025-04-20")).body),
+  );
+  assert.deepEqual(sent.anthropic_beta, ["effort-2025-11-24", "context-1m-2025-08-07"]);
+  assert.equal(sent.anthropic_version, "bedrock-2023-05-31");
 });
 
 Deno.test("bedrock messages: CountTokens gets the InvokeModel body, base64, with a max_tokens when it had none", () => {
