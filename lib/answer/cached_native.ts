@@ -17,7 +17,8 @@ import type { RoutedAnswer } from "../http/route_request.ts";
 import { keyedRequest, keyOf, type KeyScope } from "../cache/key.ts";
 import type { Fill } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
-import type { ChatAnswer, NativeAnswer, NativeCacheSpec } from "./routed.ts";
+import { askedChoices, optedIn } from "../cache/opt_ins.ts";
+import type { ChatAnswer, NativeAnswer, NativeCacheSpec, NativeEnding } from "./routed.ts";
 import { watchedReader } from "./watched_reader.ts";
 
 /** Fields of a client body that do not change the answer (as for the chat form, cache/key.ts). */
@@ -52,12 +53,13 @@ export function nativeKey(
   });
 }
 
-/** Whether a native answer that ended so may be cached under the alias's settings. */
-function allowed(ending: string | undefined, settings: ResolvedAliasCache): boolean {
-  if (ending === "complete") return true;
-  if (ending === "incomplete") return settings.incomplete;
-  if (ending === "tool_calls") return settings.toolCalls;
-  return false;
+/**
+ * Whether a native answer that ended so (undefined: not whole) may be cached under the alias's settings, by
+ * the one rule a chat-form answer is judged by too (lib/cache/opt_ins.ts); `asked` is how many choices the
+ * request asked for (its chat form's `n`).
+ */
+function allowed(endings: NativeEnding | undefined, asked: number, settings: ResolvedAliasCache): boolean {
+  return endings !== undefined && optedIn(endings, asked, settings);
 }
 
 /**
@@ -67,9 +69,11 @@ function allowed(ending: string | undefined, settings: ResolvedAliasCache): bool
 export function nativeAdmitted(
   spec: NativeCacheSpec,
   answer: CachedAnswer,
+  chat: ChatRequest,
   settings: ResolvedAliasCache,
 ): boolean {
-  return answer.native === undefined || allowed(spec.ending(answer.native.values), settings);
+  return answer.native === undefined ||
+    allowed(spec.ending(answer.native.values), askedChoices(chat), settings);
 }
 
 /** A fresh id in the upstream's id's style (its prefix up to the last `_`, then random). */
@@ -119,21 +123,24 @@ export function nativeHitValue(
 }
 
 /**
- * Wraps a routed native answer so that, once whole and cacheable, it fills the entry: a body at once; a stream's
- * events as they pass, written when the upstream stream ended normally and within the entry size (a failure, a
- * cancel or an answer over `maxBytes` abandons it). A chat-form answer (a fallback to a translated target)
- * is not cached under a native key.
+ * Wraps a routed native answer so that, once whole and cacheable (`chat`, the request's chat form, says how
+ * many choices it asked for), it fills the entry: a body at once; a stream's events as they pass, written when
+ * the upstream stream ended normally and within the entry size (a failure, a cancel or an answer over
+ * `maxBytes` abandons it). A chat-form answer (a fallback to a translated target) is not cached under a native
+ * key.
  */
 export function fillingNative(
   routed: RoutedAnswer<ChatAnswer | NativeAnswer>,
   spec: NativeCacheSpec,
+  chat: ChatRequest,
   settings: ResolvedAliasCache,
   fill: Fill,
   maxBytes: number,
 ): RoutedAnswer<ChatAnswer | NativeAnswer> {
   const value = routed.value;
+  const asked = askedChoices(chat);
   const entry = (values: JsonObject[], stream: boolean): CachedAnswer | undefined =>
-    allowed(spec.ending(values), settings)
+    allowed(spec.ending(values), asked, settings)
       ? {
         v: 1,
         native: { api: spec.api, stream, values },

@@ -26,6 +26,7 @@ import type { Admits, Fill, ResponseCache } from "../cache/response_cache.ts";
 import type { CachedAnswer } from "../cache/types.ts";
 import { CACHED_CALL_TYPES, completionChunks, normaliseCompletion } from "../cache/chunks.ts";
 import { ChunkAccumulator } from "../cache/chunk_accumulator.ts";
+import { askedChoices, type ChoiceEnding, cutOff, optedIn } from "../cache/opt_ins.ts";
 import type { ChatAnswer, NativeAnswer, NativeRoute, RoutedRequest } from "./routed.ts";
 import { fillingNative, nativeAdmitted, nativeHitValue, nativeKey } from "./cached_native.ts";
 import { semanticLookup } from "./semantic_lookup.ts";
@@ -89,23 +90,22 @@ function replayableCall(call: unknown): boolean {
 }
 
 /**
- * Whether an answer may be cached under the alias's settings: a whole answer that ended normally, unless the
- * alias opts in to answers cut by length or a filter (`cache_incomplete`), ending in tool calls
- * (`cache_tool_calls`; only calls an entry replays as they came, {@linkcode replayableCall}), or with several
- * choices (`cache_n`). Never one with `message.audio`, which an entry does not keep (see
- * {@linkcode asksUncacheable}; this catches an upstream that speaks unasked).
+ * Whether an answer may be cached under the alias's settings: each choice's ending judged by the one rule of
+ * the opt-ins (lib/cache/opt_ins.ts: tool calls under `cache_tool_calls`, a cut under `cache_incomplete`, both
+ * under both, several choices under `cache_n`), as a native answer's is. Never one with a call an entry would
+ * not replay as it came ({@linkcode replayableCall}), nor one with `message.audio`, which an entry does not
+ * keep (see {@linkcode asksUncacheable}; this catches an upstream that speaks unasked).
  */
 export function cacheable(
   completion: ChatCompletion,
   chat: ChatRequest,
   settings: ResolvedAliasCache,
 ): boolean {
-  const choices = completion.choices;
   // An entry keeps no logprobs (lib/cache/chunks.ts): a request that asks for them is answered fresh (such a
   // request is bypassed before it gets here; this keeps a caller that skips that check from storing one).
-  if (choices.length === 0 || asksLogprobs(chat)) return false;
-  if ((choices.length > 1 || (typeof chat.n === "number" && chat.n > 1)) && !settings.n) return false;
-  for (const choice of choices) {
+  if (asksLogprobs(chat)) return false;
+  const endings: ChoiceEnding[] = [];
+  for (const choice of completion.choices) {
     const reason = choice.finish_reason;
     const message = choice.message as
       | { tool_calls?: unknown[]; function_call?: unknown; audio?: unknown }
@@ -118,11 +118,10 @@ export function cacheable(
     }
     const calls = (message?.tool_calls?.length ?? 0) > 0 || message?.function_call !== undefined ||
       reason === "tool_calls" || reason === "function_call";
-    if (calls) {
-      if (!settings.toolCalls || !(message?.tool_calls ?? []).every(replayableCall)) return false;
-    } else if (reason !== "stop" && !settings.incomplete) return false;
+    if (calls && !(message?.tool_calls ?? []).every(replayableCall)) return false;
+    endings.push({ calls, cut: cutOff(reason) });
   }
-  return true;
+  return optedIn(endings, askedChoices(chat), settings);
 }
 
 /** Notes the cache's part in the access record, which `finishRequest` shows as `x-cache`, errors included. */
@@ -259,7 +258,7 @@ export async function cachedRoute(
   // The alias's settings now decide whether an entry is served, not only whether it was written: a reload may
   // have turned an opt-in (`cache_tool_calls`, …) off since, and the entry is then a miss.
   const admits: Admits = nativeSpec
-    ? (answer) => nativeAdmitted(nativeSpec, answer, settings)
+    ? (answer) => nativeAdmitted(nativeSpec, answer, request.chat, settings)
     : (answer) => answer.completion === undefined || cacheable(answer.completion, request.chat, settings);
   // A native entry keeps the upstream's answer whole; a chat-form one cannot keep audio or logprobs
   // (asksUncacheable).
@@ -283,7 +282,14 @@ export async function cachedRoute(
   let fill = lookup.kind === "miss" ? lookup.fill : abandoned;
   if (nativeSpec) {
     noteCacheStatus(ctx, "miss");
-    return fillingNative(await routeFilling(route, fill), nativeSpec, settings, fill, maxEntryBytes(ctx));
+    return fillingNative(
+      await routeFilling(route, fill),
+      nativeSpec,
+      request.chat,
+      settings,
+      fill,
+      maxEntryBytes(ctx),
+    );
   }
   if (settings.semantic !== null && control.read) {
     const semantic = await semanticLookup(ctx, settings, cache, scope, request.chat, control, admits);

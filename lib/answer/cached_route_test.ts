@@ -70,6 +70,18 @@ Deno.test("cacheable: answers ending in tool calls only with toolCalls", () => {
   }
 });
 
+// A choice cut off in the middle of its tool calls is both: it needs both opt-ins (lib/cache/opt_ins.ts), as a
+// native answer cut off in its calls does on every client API.
+Deno.test("cacheable: an answer cut off in its tool calls only with both toolCalls and incomplete", () => {
+  for (const finish of ["length", "content_filter", null]) {
+    const cut = completion(choice(finish, { content: null, tool_calls: [TOOL_CALL] }));
+    assert.equal(cacheable(cut, CHAT, settings()), false, String(finish));
+    assert.equal(cacheable(cut, CHAT, settings({ toolCalls: true })), false, `${finish}, toolCalls alone`);
+    assert.equal(cacheable(cut, CHAT, settings({ incomplete: true })), false, `${finish}, incomplete alone`);
+    assert.equal(cacheable(cut, CHAT, settings({ toolCalls: true, incomplete: true })), true, String(finish));
+  }
+});
+
 Deno.test("cacheable: with toolCalls, calls an entry replays as they came, custom ones too; no others", () => {
   const custom = { id: "call_2", type: "custom", custom: { name: "grep", input: "TODO" } };
   const ok = (calls: unknown[]) =>

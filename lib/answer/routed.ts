@@ -12,6 +12,7 @@ import type { NativeResponsesResult, Provider } from "../providers/types.ts";
 import type { ResolvedTarget } from "../config/types.ts";
 import type { Peeked } from "./stream_body.ts";
 import type { StreamStart } from "./stream_start.ts";
+import type { ChoiceEnding } from "../cache/opt_ins.ts";
 
 /** A target's answer over the chat form: a whole completion, or a stream whose first chunk is in hand. */
 export type ChatAnswer =
@@ -83,8 +84,12 @@ export interface NativeAnswerFacts {
   said?: SaidTexts;
 }
 
-/** How a whole answer in a client API's own wire format ended, for the response cache. */
-export type NativeEnding = "complete" | "incomplete" | "tool_calls";
+/**
+ * How a whole answer in a client API's own wire format ended, for the response cache: one entry per choice
+ * (a Gemini candidate; Responses and Messages answers have one), judged by the cache's one rule of its opt-ins
+ * (lib/cache/opt_ins.ts) as a chat-form answer's choices are.
+ */
+export type NativeEnding = readonly ChoiceEnding[];
 
 /** What the response cache needs of a client API to cache its passed-through answers (cached_native.ts). */
 export interface NativeCacheSpec {
@@ -99,8 +104,9 @@ export interface NativeCacheSpec {
    */
   keyed?: JsonObject;
   /**
-   * How the answer ended, from its values in order (the one body, or every stream event); undefined when they
-   * do not make a whole answer (a stream without its final event).
+   * How the answer ended, choice by choice, from its values in order (the one body, or every stream event):
+   * whether each hands the client a call to run, and whether it was cut off; undefined when they do not make a
+   * whole answer (a stream without its final event).
    */
   ending: (values: readonly JsonObject[]) => NativeEnding | undefined;
   /** Whether a stream event is the stream's last (its body may stop reading there). */

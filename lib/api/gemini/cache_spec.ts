@@ -9,10 +9,31 @@ import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { callsFunction } from "./function_calls.ts";
 
-/** The first candidate of a GenerateContentResponse. */
-function candidate(value: JsonObject): JsonObject | undefined {
-  const first = Array.isArray(value.candidates) ? value.candidates[0] : undefined;
-  return isObject(first) ? first : undefined;
+/** The candidates of a GenerateContentResponse (or of one chunk of its stream). */
+function candidates(value: JsonObject): JsonObject[] {
+  return Array.isArray(value.candidates) ? value.candidates.filter(isObject) : [];
+}
+
+/**
+ * How each candidate ended, in the order of their `index`: whether it called a function in any chunk, and
+ * whether its last finish reason is not `STOP` (a cut: MAX_TOKENS, a filter, …). Undefined while a candidate
+ * has no finish reason yet (a stream without its last chunk). Several candidates need `cache_n`, as a chat
+ * answer's several choices do (lib/cache/opt_ins.ts).
+ */
+function endingOf(values: readonly JsonObject[]): NativeEnding | undefined {
+  const seen = new Map<number, { reason?: unknown; calls: boolean }>();
+  for (const value of values) {
+    for (const [position, candidate] of candidates(value).entries()) {
+      const index = typeof candidate.index === "number" ? candidate.index : position;
+      const known = seen.get(index) ?? { calls: false };
+      if (typeof candidate.finishReason === "string") known.reason = candidate.finishReason;
+      known.calls ||= callsFunction(candidate);
+      seen.set(index, known);
+    }
+  }
+  const ended = [...seen.entries()].sort(([a], [b]) => a - b).map(([, candidate]) => candidate);
+  if (ended.length === 0 || ended.some((candidate) => candidate.reason === undefined)) return undefined;
+  return ended.map((candidate) => ({ calls: candidate.calls, cut: candidate.reason !== "STOP" }));
 }
 
 /** The cache spec of a Gemini request whose client body is `body`. */
@@ -20,12 +41,7 @@ export function geminiCacheSpec(body: JsonObject): NativeCacheSpec {
   return {
     api: "gemini",
     body,
-    ending(values): NativeEnding | undefined {
-      const reason = values.map((v) => candidate(v)?.finishReason).findLast((r) => typeof r === "string");
-      if (reason === undefined) return undefined;
-      if (values.some((value) => callsFunction(candidate(value)))) return "tool_calls";
-      return reason === "STOP" ? "complete" : "incomplete";
-    },
+    ending: endingOf,
     idOf: (first) => first.responseId,
     // Vertex AI's responses say when the request reached the server (the Gemini API's do not): a hit's is now.
     restamp(value, now) {

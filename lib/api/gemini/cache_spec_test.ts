@@ -48,3 +48,36 @@ Deno.test("gemini cache: a Gemini API answer without createTime gets none on a h
   const hit = nativeHitValue(geminiCacheSpec({}), answer, false);
   assert.ok(hit?.kind === "native" && !("createTime" in hit.body));
 });
+
+// Each candidate's ending, for the cache's one rule of its opt-ins (lib/cache/opt_ins.ts): a function call cut
+// off by MAX_TOKENS is both; two candidates are two choices (`cache_n`); a stream is judged by every chunk.
+Deno.test("gemini cache spec: how each candidate ended", () => {
+  const spec = geminiCacheSpec({});
+  const call = { functionCall: { name: "f", args: {} } };
+  const body = (...candidates: unknown[]) => ({ candidates });
+  const candidate = (parts: unknown[], finishReason?: string, index?: number) => ({
+    content: { role: "model", parts },
+    ...(finishReason ? { finishReason } : {}),
+    ...(index === undefined ? {} : { index }),
+  });
+  assert.deepEqual(spec.ending([body(candidate([{ text: "hi" }], "STOP"))]), [{ calls: false, cut: false }]);
+  assert.deepEqual(spec.ending([body(candidate([call], "STOP"))]), [{ calls: true, cut: false }]);
+  assert.deepEqual(spec.ending([body(candidate([{ text: "h" }], "MAX_TOKENS"))]), [{
+    calls: false,
+    cut: true,
+  }]);
+  assert.deepEqual(spec.ending([body(candidate([call], "MAX_TOKENS"))]), [{ calls: true, cut: true }]);
+  assert.deepEqual(
+    spec.ending([body(candidate([{ text: "a" }], "STOP", 0), candidate([call], "SAFETY", 1))]),
+    [{ calls: false, cut: false }, { calls: true, cut: true }],
+  );
+  // Streamed: the call in one chunk, the finish reason in a later one; a candidate not yet ended: not whole.
+  const chunks = [body(candidate([call])), body(candidate([{ text: "" }], "STOP"))];
+  assert.deepEqual(spec.ending(chunks), [{ calls: true, cut: false }]);
+  assert.equal(
+    spec.ending([body(candidate([{ text: "a" }], "STOP", 0), candidate([{ text: "b" }], undefined, 1))]),
+    undefined,
+  );
+  assert.equal(spec.ending([chunks[0]]), undefined);
+  assert.equal(spec.ending([{ promptFeedback: { blockReason: "SAFETY" } }]), undefined);
+});

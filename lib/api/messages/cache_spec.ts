@@ -10,14 +10,23 @@ import { isObject, type JsonObject } from "../../openai/types.ts";
 import { anthropicFinishReason } from "../../providers/finish_reasons.ts";
 
 /**
- * How a stop reason ended the answer: in tool calls (`tool_use`, read through the one table of Anthropic's stop
- * reasons, lib/providers/finish_reasons.ts, as a traced answer's finish reason is), a cut (length, refusal, a
- * paused server tool), or whole.
+ * How a message with stop reason `stopReason` ended: whole (`end_turn`, `stop_sequence`), in tool calls
+ * (`tool_use`, read through the one table of Anthropic's stop reasons, lib/providers/finish_reasons.ts, as a
+ * traced answer's finish reason is), or cut (length, refusal, a paused server tool). A message that holds a
+ * client tool's call (`tool_use`) calls the client whatever it stopped with: one cut off by `max_tokens` in
+ * the middle of its calls is both, and needs both opt-ins (lib/cache/opt_ins.ts).
  */
-function endingOf(stopReason: unknown): NativeEnding | undefined {
-  if (stopReason === "end_turn" || stopReason === "stop_sequence") return "complete";
+function endingOf(stopReason: unknown, blocks: readonly unknown[]): NativeEnding | undefined {
   if (typeof stopReason !== "string") return undefined;
-  return anthropicFinishReason(stopReason) === "tool_calls" ? "tool_calls" : "incomplete";
+  const whole = stopReason === "end_turn" || stopReason === "stop_sequence";
+  const toolUse = anthropicFinishReason(stopReason) === "tool_calls";
+  const calls = toolUse || blocks.some((block) => isObject(block) && block.type === "tool_use");
+  return [{ calls, cut: !whole && !toolUse }];
+}
+
+/** The content blocks a message stream started (`content_block_start`). */
+function streamedBlocks(values: readonly JsonObject[]): unknown[] {
+  return values.filter((v) => v.type === "content_block_start").map((v) => v.content_block);
 }
 
 /**
@@ -33,10 +42,13 @@ export function messagesCacheSpec(
     body,
     keyed: { version: headers.anthropicVersion, beta: headers.anthropicBeta },
     ending(values) {
-      if (values.length === 1 && values[0].type === "message") return endingOf(values[0].stop_reason);
+      if (values.length === 1 && values[0].type === "message") {
+        const content = values[0].content;
+        return endingOf(values[0].stop_reason, Array.isArray(content) ? content : []);
+      }
       if (values.at(-1)?.type !== "message_stop") return undefined;
       const delta = values.findLast((v) => v.type === "message_delta")?.delta;
-      return isObject(delta) ? endingOf(delta.stop_reason) : undefined;
+      return isObject(delta) ? endingOf(delta.stop_reason, streamedBlocks(values)) : undefined;
     },
     isFinal: (event) => event.type === "message_stop",
     idOf: (first) => first.type === "message_start" && isObject(first.message) ? first.message.id : first.id,

@@ -27,16 +27,17 @@ const ITEM_EVENTS: ReadonlySet<unknown> = new Set([
 ]);
 
 /**
- * How a Response ended: `tool_calls` when it hands the client a call to run (client_calls.ts: the same list a
- * traced answer's finish reason reads), in its output or in any item a stream's events carried (an upstream
- * whose final event leaves a streamed item out of its `output` still handed the client that call).
+ * How a Response ended: cut off when it says `incomplete`, whole when `completed`; and whether it hands the
+ * client a call to run (client_calls.ts: the same list a traced answer's finish reason reads), in its output or
+ * in any item a stream's events carried (an upstream whose final event leaves a streamed item out of its
+ * `output` still handed the client that call). One cut off in the middle of its calls is both, and needs both
+ * opt-ins (lib/cache/opt_ins.ts).
  */
 function endingOf(response: unknown, events: readonly JsonObject[] = []): NativeEnding | undefined {
   if (!isObject(response)) return undefined;
-  if (response.status === "incomplete") return "incomplete";
-  if (response.status !== "completed") return undefined;
+  if (response.status !== "completed" && response.status !== "incomplete") return undefined;
   const streamed = events.some((event) => ITEM_EVENTS.has(event.type) && isClientCall(event.item));
-  return streamed || callsClient(response) ? "tool_calls" : "complete";
+  return [{ calls: streamed || callsClient(response), cut: response.status === "incomplete" }];
 }
 
 /**

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { responsesCacheSpec } from "./cache_spec.ts";
 
+/** A whole answer's one choice: handing the client a call, or not; neither cut off. */
+const CALLS = [{ calls: true, cut: false }];
+const WHOLE = [{ calls: false, cut: false }];
+
 // The opt-in to a beta changes the answer (it turns the beta's fields on): an answer made with it is kept apart
 // from one made without, and a request without it keeps the key it had before the opt-in was keyed.
 Deno.test("responses cache spec: the openai-beta names are keyed when sent", () => {
@@ -35,21 +39,21 @@ Deno.test("responses cache spec: an answer ending in any call for the client end
       status: "completed",
       output: [message, { ...call, status: "completed" }],
     };
-    assert.equal(spec.ending([response]), "tool_calls", `${call.type}, whole`);
+    assert.deepEqual(spec.ending([response]), CALLS, `${call.type}, whole`);
     const events = [
       { type: "response.created", response: { ...response, status: "in_progress", output: [] } },
       { type: "response.output_item.done", output_index: 0, item: message },
       { type: "response.output_item.added", output_index: 1, item: { ...call, status: "in_progress" } },
       { type: "response.output_item.done", output_index: 1, item: { ...call, status: "completed" } },
     ];
-    assert.equal(
+    assert.deepEqual(
       spec.ending([...events, { type: "response.completed", response }]),
-      "tool_calls",
+      CALLS,
       `${call.type}, streamed`,
     );
-    assert.equal(
+    assert.deepEqual(
       spec.ending([...events, { type: "response.completed", response: { ...response, output: [] } }]),
-      "tool_calls",
+      CALLS,
       `${call.type}, streamed, left out of the final output`,
     );
   }
@@ -67,6 +71,26 @@ Deno.test("responses cache spec: an answer ending in any call for the client end
     { type: "tool_search_call", id: "ts_2", execution: "server", arguments: {} },
   ];
   const whole = { object: "response", status: "completed", output: hosted };
-  assert.equal(spec.ending([whole]), "complete");
-  assert.equal(spec.ending([{ type: "response.completed", response: whole }]), "complete");
+  assert.deepEqual(spec.ending([whole]), WHOLE);
+  assert.deepEqual(spec.ending([{ type: "response.completed", response: whole }]), WHOLE);
+});
+
+// A Response cut off (`incomplete`) in the middle of its calls still hands the client a call: it is both, kept
+// only under both opt-ins (lib/cache/opt_ins.ts), as a chat-form answer cut off in its tool calls is.
+Deno.test("responses cache spec: an incomplete answer is cut off, and calls the client when it holds a call", () => {
+  const spec = responsesCacheSpec({ model: "m", input: "hi" });
+  const call = { type: "function_call", id: "fc_1", call_id: "c1", name: "f", arguments: "{}" };
+  const text = { type: "message", role: "assistant", content: [{ type: "output_text", text: "par" }] };
+  const cut = (output: unknown[]) => ({ object: "response", status: "incomplete", output });
+  assert.deepEqual(spec.ending([cut([text])]), [{ calls: false, cut: true }]);
+  assert.deepEqual(spec.ending([cut([text, call])]), [{ calls: true, cut: true }]);
+  assert.deepEqual(
+    spec.ending([
+      { type: "response.output_item.added", output_index: 0, item: call },
+      { type: "response.incomplete", response: cut([]) },
+    ]),
+    [{ calls: true, cut: true }],
+  );
+  // Not ended: no verdict.
+  assert.equal(spec.ending([{ object: "response", status: "in_progress", output: [] }]), undefined);
 });
