@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { formatIssues, parseConfigText } from "./load.ts";
+import { setUpState } from "../reload.ts";
 
 const SECRET = "sk-pasted\u2014key-0123456789";
 
@@ -83,4 +84,48 @@ Deno.test("header credential: a guardrail service's api_key and AWS credentials 
       'access_key_id: "AKIA EXAMPLE", secret_access_key: "s" }',
   );
   assert.match(check(aws) ?? "", /guardrails\.g\.access_key_id: must have no spaces or line breaks/);
+});
+
+/** What `check` prints for `text` once its providers and guardrails are set up under `env`, or null. */
+function checkSetUp(text: string, env: Record<string, string>): string | null {
+  const result = parseConfigText(text, { source: "test.yaml", env });
+  if (!result.ok) return formatIssues("test.yaml", result.issues);
+  const setUp = setUpState(result.config, env);
+  return setUp.ok ? null : formatIssues("test.yaml", setUp.issues);
+}
+
+Deno.test("header credential: AWS_* variables a Bedrock provider or guardrail falls back to are held to the same rules, named, never printed", () => {
+  // They were taken as they were: an AWS_ACCESS_KEY_ID ending in a line break (a `$(cat file)`), or a session
+  // token with a pasted em dash, passed check and made every call a 502 with nothing sent; an AWS_REGION with a
+  // `/` or `@` went into the host name of every call.
+  const provider = providerWith("{ type: bedrock }");
+  const guardrail = `${providerWith("{ type: builtin }").replace("model: m", "model: echo")}guardrails:\n` +
+    '  g: { type: bedrock, guardrail_identifier: abc123, guardrail_version: "1" }\n';
+  const good = {
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
+    AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+  };
+  for (const [text, at] of [[provider, "providers.up"], [guardrail, "guardrails.g"]]) {
+    assert.equal(checkSetUp(text, good), null, at);
+    assert.equal(checkSetUp(text, { ...good, AWS_SESSION_TOKEN: "FwoGZXIvYXdzEtoken\n" }), null, at);
+    const bad: [Record<string, string>, RegExp][] = [
+      [
+        { AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE\n" },
+        /AWS_ACCESS_KEY_ID must have no spaces or line breaks/,
+      ],
+      [{ AWS_SESSION_TOKEN: "FwoGZXIvYXdzE\u2014token" }, /AWS_SESSION_TOKEN must be Latin-1 text/],
+      [{ AWS_REGION: "us-east-1.evil.example/x" }, /AWS_REGION must be an AWS region such as us-east-1/],
+      [{ AWS_REGION: "", AWS_DEFAULT_REGION: "EU WEST" }, /AWS_DEFAULT_REGION must be an AWS region/],
+    ];
+    for (const [vars, message] of bad) {
+      const printed = checkSetUp(text, { ...good, ...vars });
+      assert.ok(printed !== null, `${at}: ${JSON.stringify(vars)} passed`);
+      assert.match(printed, new RegExp(`^test\\.yaml(:\\d+)?: ${at.replace(".", "\\.")}: `), printed);
+      assert.match(printed, message);
+      for (const value of Object.values(vars)) {
+        if (value.length > 4) assert.ok(!printed.includes(value.trim()), printed);
+      }
+    }
+  }
 });

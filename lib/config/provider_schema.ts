@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { awsAccessKeyId, headerCredential, headerMap } from "./header_map.ts";
 import { positiveTimeout } from "./units_schema.ts";
+import { AWS_REGION_MESSAGE, AWS_REGION_PATTERN } from "../aws/identity.ts";
 
 /** An upstream call's deadline: above 0, which would end every call (or stream) at once. */
 export const upstreamTimeout = positiveTimeout("0 would time out every upstream call at once");
@@ -108,7 +109,7 @@ const azureProvider = z.strictObject({
 const bedrockProvider = z.strictObject({
   type: z.literal("bedrock"),
   /** AWS region; falls back to AWS_REGION / AWS_DEFAULT_REGION. */
-  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, "must be an AWS region such as us-east-1").optional(),
+  region: z.string().regex(AWS_REGION_PATTERN, AWS_REGION_MESSAGE).optional(),
   /** Overrides `https://bedrock-runtime.{region}.amazonaws.com` (VPC endpoints, proxies, test fakes). */
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   /** Credentials; each falls back to AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN. */

@@ -42,9 +42,11 @@ export async function usageLocationIssues(config: ResolvedConfig): Promise<Confi
 
 /** Why the spill file cannot be at `path`: as any file, and its replay's name must not be a directory either. */
 async function spillLocationProblem(path: string): Promise<string | null> {
-  const problem = await fileLocationProblem(path, { file: "a spill file", name: "the spill file" });
-  if (problem !== null) return problem;
   const replaying = replayingPathOf(path);
+  const problem = await fileLocationProblem(path, { file: "a spill file", name: "the spill file" }, [
+    replaying,
+  ]);
+  if (problem !== null) return problem;
   return await kindOf(replaying) === "directory"
     ? `${replaying} is a directory: a replay reads the spill file under that name`
     : null;

@@ -4,27 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { countRows } from "../helpers/usage.ts";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
-
-async function run(args: string[], env: Record<string, string> = {}, permissions = PERMISSIONS) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...permissions, MAIN, ...args],
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
-
-async function tempConfig(yaml: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(file, yaml);
-  return file;
-}
+import { MAIN, PERMISSIONS, run, SERVABLE, tempConfig } from "./cli_helpers.ts";
 
 Deno.test("cli: check passes the shipped config and exits 0", async () => {
   const { code, stdout } = await run(["check"]);
@@ -85,10 +65,6 @@ models:
     await Deno.remove(file);
   }
 });
-
-const SERVABLE = `providers: { local: { type: builtin } }
-models: { chat-default: { type: chat, targets: [ { provider: local, model: echo } ] } }
-`;
 
 Deno.test("cli: check refuses a server.host with a port, as serve does, with the same message", async () => {
   const file = await tempConfig(`${SERVABLE}server: { host: "0.0.0.0:8080" }\nusage: { sqlite: none }\n`);
@@ -371,120 +347,4 @@ models: { chat-default: { type: chat, targets: [ { provider: local, model: echo 
     blocker.close();
     await Deno.remove(file);
   }
-});
-
-const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
-
-/**
- * `deno task start`'s own flags, with its relative paths (resolved from the repo root when the task runs) made
- * absolute, except `data`, which goes to `dir` so the test leaves the checkout alone. (`--allow-sys` names
- * calls, not paths.)
- */
-async function startTaskFlags(dir: string): Promise<string[]> {
-  const tasks = JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`)).tasks as Record<string, string>;
-  const flags = tasks.start.split(/\s+/).filter((f) => f.startsWith("--allow")).map((flag) => {
-    const [name, list] = flag.split("=");
-    if (list === undefined || name === "--allow-sys") return flag;
-    const paths = list.split(",").map((p) => (p === "data" ? `${dir}/data` : `${ROOT}/${p}`));
-    return `${name}=${paths.join(",")}`;
-  });
-  assert.ok(flags.some((f) => f.startsWith("--allow-read=")), `unexpected start task: ${tasks.start}`);
-  return flags;
-}
-
-Deno.test("`deno task start --config FILE` outside config/: refused, saying Deno may not read it and what to do", async () => {
-  // Deno's refusal (NotCapable) has no error code: the message said only "cannot read config file".
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = `${dir}/my.yaml`;
-    await Deno.copyFile(`${ROOT}/config/gateway.yaml`, file);
-    const flags = await startTaskFlags(dir);
-    for (const command of ["serve", "check"]) {
-      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
-      assert.equal(code, 1, stderr);
-      assert.match(stderr, new RegExp(`^Invalid config ${file}:`));
-      assert.match(stderr, /cannot read config file \(Deno's permissions do not let it read this path/);
-      assert.match(stderr, /put the file in config\/, or run deno with --allow-read for it\)/);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("a pricing.catalog outside what `deno task start` may read: check and serve under its permissions refuse it alike, naming the path and the fix", async () => {
-  // The start said "cannot read price catalog" and nothing more, while check run with --allow-read passed.
-  const dir = await Deno.makeTempDir();
-  try {
-    const catalog = `${dir}/prices.yaml`;
-    await Deno.copyFile(`${ROOT}/lib/pricing/catalog.yaml`, catalog);
-    await Deno.mkdir(`${dir}/data`);
-    const file = `${dir}/data/gateway.yaml`;
-    await Deno.writeTextFile(
-      file,
-      `${SERVABLE}usage: { sqlite: none }\npricing: { catalog: "${catalog}" }\n`,
-    );
-    const flags = await startTaskFlags(dir);
-    for (const command of ["serve", "check"]) {
-      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
-      assert.equal(code, 1, stderr);
-      assert.equal(
-        stderr,
-        `Invalid config ${file}:\n${file}:4: pricing.catalog: ${catalog}: (document): cannot read price catalog ` +
-          "(Deno's permissions do not let it read this path: `deno task start` reads only config/ and data/; " +
-          "put the catalog in config/, or run deno with --allow-read for it)\n",
-      );
-    }
-    // With read access to it, as the message says, the same file is valid.
-    const allowed = await run(["check", "--config", file]);
-    assert.equal(allowed.code, 0, allowed.stderr);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
-  const root = ROOT;
-  const dir = await Deno.makeTempDir();
-  const flags = await startTaskFlags(dir);
-  const token = "gw-cli-test-token-permissions";
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, MAIN, "serve", "--config", `${root}/config/gateway.yaml`, "--port", "0"],
-    cwd: dir,
-    env: { GATEWAY_TOKEN: token },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const output = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  try {
-    while (!text.includes('"msg":"listening"')) {
-      const { done, value } = await output.read();
-      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
-      text += value;
-    }
-    const url = JSON.parse(text.split("\n").find((l) => l.includes('"msg":"listening"'))!).url;
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
-    });
-    assert.equal(response.status, 200, await response.text());
-    // A reload validates in the config worker, which these permissions must let start.
-    child.kill("SIGHUP");
-    while (!/"msg":"config_reload(ed|_failed)"/.test(text)) {
-      const { done, value } = await output.read();
-      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
-      text += value;
-    }
-    assert.match(text, /"msg":"config_reloaded"/);
-    assert.doesNotMatch(text, /config_worker_unavailable/);
-  } finally {
-    child.kill("SIGTERM");
-    await output.cancel();
-  }
-  assert.equal((await child.status).code, 0);
-  await child.stderr.cancel();
-  // The worker stored the request's usage record, flushed at shutdown.
-  assert.equal(countRows(`${dir}/data/usage.sqlite`).rows, 1);
-  await Deno.remove(dir, { recursive: true });
 });

@@ -18,6 +18,7 @@
  * @module
  */
 import { type AwsCredentials, signRequest, uriEncode } from "../../aws/sigv4.ts";
+import { resolveAwsIdentity } from "../../aws/identity.ts";
 import type { GuardrailInput, GuardrailService, Verdict } from "../types.ts";
 import { isRecord, malformed, postJson, type ServiceDeps, sortedUnique } from "./http.ts";
 
@@ -42,38 +43,20 @@ interface Resolved {
   readonly credentials: AwsCredentials;
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value !== undefined && value.trim() !== "" ? value : undefined;
-}
-
 /**
- * Region, URL and credentials, each falling back to the AWS environment variables as the Bedrock provider's
- * do; an environment session token is used only with the environment's key pair, so a key pair written in
- * config is never mixed with another identity's token. Throws an Error naming what is missing (never a value).
+ * Region, URL and credentials, the region and credentials falling back to the AWS environment variables as the
+ * Bedrock provider's do (`aws/identity.ts`). Throws an Error naming what is missing (never a value).
  */
 export function resolveBedrockGuardrail(
   config: BedrockGuardrailConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Resolved {
-  const region = config.region ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION);
-  if (region === undefined) {
-    throw new Error("bedrock guardrail: no AWS region: set `region`, or AWS_REGION / AWS_DEFAULT_REGION");
-  }
-  const fromConfig = config.access_key_id !== undefined || config.secret_access_key !== undefined;
-  const accessKeyId = config.access_key_id ?? nonEmpty(env.AWS_ACCESS_KEY_ID);
-  const secretAccessKey = config.secret_access_key ?? nonEmpty(env.AWS_SECRET_ACCESS_KEY);
-  if (accessKeyId === undefined || secretAccessKey === undefined) {
-    throw new Error(
-      "bedrock guardrail: no AWS credentials: set `access_key_id` and `secret_access_key`, or " +
-        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment",
-    );
-  }
-  const sessionToken = config.session_token ?? (fromConfig ? undefined : nonEmpty(env.AWS_SESSION_TOKEN));
+  const { region, credentials } = resolveAwsIdentity(config, env, "guardrail");
   const base = (config.endpoint ?? `https://bedrock-runtime.${region}.amazonaws.com`).replace(/\/+$/, "");
   // Percent-encoded once on the wire (an ARN's `:` and `/`); the signer encodes the canonical path again.
   const url = `${base}/guardrail/${uriEncode(config.guardrail_identifier)}/version/` +
     `${uriEncode(config.guardrail_version)}/apply`;
-  return { region, url, credentials: { accessKeyId, secretAccessKey, sessionToken } };
+  return { region, url, credentials };
 }
 
 /** A guardrail service that applies a Bedrock guardrail. Throws at once when region or credentials are missing. */

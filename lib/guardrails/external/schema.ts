@@ -11,12 +11,13 @@
  */
 import { z } from "zod";
 import { awsAccessKeyId, headerCredential, headerMap } from "../../config/header_map.ts";
+import { AWS_REGION_MESSAGE, AWS_REGION_PATTERN } from "../../aws/identity.ts";
 
 /** The harm categories Azure AI Content Safety scores. */
 export const AZURE_CATEGORIES = ["Hate", "SelfHarm", "Sexual", "Violence"] as const;
 
 const httpUrl = z.url({ protocol: /^https?$/ });
-const awsRegion = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, "must be an AWS region such as us-east-1");
+const awsRegion = z.string().regex(AWS_REGION_PATTERN, AWS_REGION_MESSAGE);
 const azureSeverity = z.number().int().min(0).max(7);
 
 /** The gateway's own contract: the texts POSTed as JSON, one of four actions back. */

@@ -1,0 +1,22 @@
+/**
+ * What the runtime's own permissions leave out for a file the gateway will write. Deno runs with an allow-list
+ * (`deno task start` reads config/, data/ and lib/, and writes data/ only); a usage file elsewhere is refused on
+ * first use, which the system's access check cannot see (it answers from the mode bits), so `check` passed and
+ * `serve` listened while every record meant for the file was lost. Bun and the single binary have no such list.
+ *
+ * @module
+ */
+
+/**
+ * What Deno's permissions do not grant for `path` (relative to the working directory): `"read and write"`,
+ * `"read"` or `"write"`; null when both are granted, or on another runtime.
+ */
+export function accessLeftOut(path: string): string | null {
+  const deno = (globalThis as { Deno?: typeof Deno }).Deno;
+  if (deno === undefined) return null;
+  // Asked, never requested: a prompt (an operator's terminal without the flag) counts as not granted.
+  const missing = (["read", "write"] as const).filter((name) =>
+    deno.permissions.querySync({ name, path }).state !== "granted"
+  );
+  return missing.length === 0 ? null : missing.join(" and ");
+}

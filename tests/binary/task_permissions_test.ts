@@ -1,0 +1,168 @@
+/**
+ * `deno task start`'s permissions (read config/, data/, lib/; write data/): what they leave out is refused by
+ * `check` and `serve` alike, before serving, with the path and the fix; what they include is enough to serve.
+ */
+import assert from "node:assert/strict";
+import { countRows } from "../helpers/usage.ts";
+import { MAIN, ROOT, run, SERVABLE, startTaskFlags } from "./cli_helpers.ts";
+
+Deno.test("`deno task start --config FILE` outside config/: refused, saying Deno may not read it and what to do", async () => {
+  // Deno's refusal (NotCapable) has no error code: the message said only "cannot read config file".
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/my.yaml`;
+    await Deno.copyFile(`${ROOT}/config/gateway.yaml`, file);
+    const flags = await startTaskFlags(dir);
+    for (const command of ["serve", "check"]) {
+      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, new RegExp(`^Invalid config ${file}:`));
+      assert.match(stderr, /cannot read config file \(Deno's permissions do not let it read this path/);
+      assert.match(stderr, /put the file in config\/, or run deno with --allow-read for it\)/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a pricing.catalog outside what `deno task start` may read: check and serve under its permissions refuse it alike, naming the path and the fix", async () => {
+  // The start said "cannot read price catalog" and nothing more, while check run with --allow-read passed.
+  const dir = await Deno.makeTempDir();
+  try {
+    const catalog = `${dir}/prices.yaml`;
+    await Deno.copyFile(`${ROOT}/lib/pricing/catalog.yaml`, catalog);
+    await Deno.mkdir(`${dir}/data`);
+    const file = `${dir}/data/gateway.yaml`;
+    await Deno.writeTextFile(
+      file,
+      `${SERVABLE}usage: { sqlite: none }\npricing: { catalog: "${catalog}" }\n`,
+    );
+    const flags = await startTaskFlags(dir);
+    for (const command of ["serve", "check"]) {
+      const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
+      assert.equal(code, 1, stderr);
+      assert.equal(
+        stderr,
+        `Invalid config ${file}:\n${file}:4: pricing.catalog: ${catalog}: (document): cannot read price catalog ` +
+          "(Deno's permissions do not let it read this path: `deno task start` reads only config/ and data/; " +
+          "put the catalog in config/, or run deno with --allow-read for it)\n",
+      );
+    }
+    // With read access to it, as the message says, the same file is valid.
+    const allowed = await run(["check", "--config", file]);
+    assert.equal(allowed.code, 0, allowed.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`deno task start`'s permissions are enough to serve, including the usage store's worker", async () => {
+  const root = ROOT;
+  const dir = await Deno.makeTempDir();
+  const flags = await startTaskFlags(dir);
+  const token = "gw-cli-test-token-permissions";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, MAIN, "serve", "--config", `${root}/config/gateway.yaml`, "--port", "0"],
+    cwd: dir,
+    env: { GATEWAY_TOKEN: token },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  try {
+    while (!text.includes('"msg":"listening"')) {
+      const { done, value } = await output.read();
+      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
+      text += value;
+    }
+    const url = JSON.parse(text.split("\n").find((l) => l.includes('"msg":"listening"'))!).url;
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+    });
+    assert.equal(response.status, 200, await response.text());
+    // A reload validates in the config worker, which these permissions must let start.
+    child.kill("SIGHUP");
+    while (!/"msg":"config_reload(ed|_failed)"/.test(text)) {
+      const { done, value } = await output.read();
+      if (done) throw new Error(`gateway exited: ${await new Response(child.stderr).text()}`);
+      text += value;
+    }
+    assert.match(text, /"msg":"config_reloaded"/);
+    assert.doesNotMatch(text, /config_worker_unavailable/);
+  } finally {
+    child.kill("SIGTERM");
+    await output.cancel();
+  }
+  assert.equal((await child.status).code, 0);
+  await child.stderr.cancel();
+  // The worker stored the request's usage record, flushed at shutdown.
+  assert.equal(countRows(`${dir}/data/usage.sqlite`).rows, 1);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("usage files outside what `deno task start` may write: check and serve under its permissions refuse each, naming the path and the fix", async () => {
+  // They passed both: `serve` listened, and every record meant for them was lost (the database's worker failed,
+  // the JSONL copy and the spill file counted usage_jsonl_lost / usage_spill_lost).
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/data`);
+    await Deno.mkdir(`${dir}/logs`);
+    const flags = await startTaskFlags(dir);
+    const cases: [string, string, string][] = [
+      [
+        "usage.sqlite",
+        `usage: { sqlite: "${dir}/logs/usage.sqlite", spill: "${dir}/data/usage.spill" }`,
+        "the usage database",
+      ],
+      [
+        "usage.jsonl",
+        `usage: { sqlite: none, jsonl: "${dir}/logs/usage.jsonl", spill: "${dir}/data/usage.spill" }`,
+        "the JSONL copy of the usage records",
+      ],
+      [
+        "usage.spill",
+        `usage: { sqlite: "${dir}/data/usage.sqlite", spill: "${dir}/logs/usage.spill" }`,
+        "the spill file",
+      ],
+    ];
+    for (const [key, usage, name] of cases) {
+      const file = `${dir}/data/gateway.yaml`;
+      await Deno.writeTextFile(file, `${SERVABLE}${usage}\n`);
+      const path = `${dir}/logs/${key}`;
+      for (const command of ["check", "serve"]) {
+        const { code, stderr } = await run([command, "--config", file, "--port", "0"], {}, flags);
+        assert.equal(code, 1, `${command} ${key}: ${stderr}`);
+        assert.equal(
+          stderr,
+          `Invalid config ${file}:\n${file}: ${key}: Deno's permissions do not let the gateway read and write ${path}: ` +
+            "`deno task start` writes only under data/; put " + name +
+            " under data/, or run deno with --allow-read and --allow-write for it\n",
+          `${command} ${key}`,
+        );
+      }
+      // Under data/, as the message says, the same usage block is valid.
+      await Deno.writeTextFile(file, `${SERVABLE}${usage.replaceAll(`${dir}/logs/`, `${dir}/data/`)}\n`);
+      const moved = await run(["check", "--config", file], {}, flags);
+      assert.equal(moved.code, 0, `${key}: ${moved.stderr}`);
+    }
+    assert.deepEqual([...Deno.readDirSync(`${dir}/logs`)], [], "check and serve wrote nothing there");
+    // config/ may be read, not written: only what is left out is named.
+    const file = `${dir}/data/gateway.yaml`;
+    const inConfig = `${ROOT}/config/usage-permission-test.jsonl`;
+    await Deno.writeTextFile(
+      file,
+      `${SERVABLE}usage: { sqlite: none, jsonl: "${inConfig}", spill: "${dir}/data/s" }\n`,
+    );
+    const checked = await run(["check", "--config", file], {}, flags);
+    assert.equal(checked.code, 1);
+    assert.match(
+      checked.stderr,
+      new RegExp(`usage\\.jsonl: Deno's permissions do not let the gateway write ${inConfig}: `),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
