@@ -21,7 +21,9 @@ import { NoUpstreamCall } from "../routing/route.ts";
  * table), exact when the target routing picks counts; otherwise, or when every count failed (each attempt is in
  * the access log), the gateway's count (`estimate`), marked `estimated: true`. A target that cannot count a
  * request of the client's `api` is not called, and is no attempt: no `x-gateway-provider`, nothing for its
- * health, no attempt span. A count consumes no tokens.
+ * health, no attempt span. A count consumes no tokens. `input` gives the client's own body for a target that
+ * speaks its API; when the request's input guardrails changed a text that body cannot carry
+ * (`RequestGuardrails.unplaced`), only its chat form is sent, so no vendor counts a text a guardrail masked.
  */
 export async function answerTokenCount(
   ctx: ClientContext,
@@ -33,10 +35,14 @@ export async function answerTokenCount(
 ): Promise<Answer> {
   let exact: number | null = null;
   let headers = new Headers();
+  // An input guardrail changed a text the client's body cannot carry: that body goes to no vendor, which
+  // counts the chat form instead, as the request itself would be served over it (and the Responses API's
+  // own counting endpoint, which counts only a Responses body, leaves the count to the gateway).
+  const chatFormOnly = ctx.guardrails?.unplaced === true;
   // Routing only when some target can count. The target routing picks decides: one that cannot count is asked
   // nothing (`NoUpstreamCall`), and the gateway counts. That is no attempt on it: a count made here must not
   // pass for its upstream's health (end its ejection, clear its failure streak, give it a ~0 ms latency).
-  const counts = (target: ResolvedTarget) => countsInputTokens(target, api);
+  const counts = (target: ResolvedTarget) => countsInputTokens(target, api, chatFormOnly);
   if (model.targets.some(counts)) {
     try {
       const routed = await routeRequest(
@@ -44,7 +50,11 @@ export async function answerTokenCount(
         model,
         ctx.signal,
         async (target, provider) => {
-          const count = await provider.countInputTokens?.(await input(target), upstreamCall(ctx, target));
+          const sent = await input(target);
+          const count = await provider.countInputTokens?.(
+            chatFormOnly ? { chat: sent.chat } : sent,
+            upstreamCall(ctx, target),
+          );
           // An adapter with nothing to send for this request (the capability table said it would have): its
           // request was never sent. Not expected: `counts` leaves such a target to the gateway before routing.
           if (count === undefined || count === null) throw new NoUpstreamCall();

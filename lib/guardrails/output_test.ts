@@ -52,6 +52,7 @@ async function stream(
     output: [guardrail(action, pii)],
     reverse: false,
     chatOnly: true,
+    unplaced: false,
   };
   let next = 1;
   const source = {
@@ -185,6 +186,7 @@ async function guarded(
     output: [guardrail("mask", ["EMAIL"])],
     reverse: false,
     chatOnly: true,
+    unplaced: false,
   };
   let next = 1;
   const source = {

@@ -42,6 +42,15 @@ export interface RequestGuardrails {
    */
   chatOnly: boolean;
   /**
+   * An input guardrail changed a text the native body cannot carry (native_slots.ts), so the client's body,
+   * even with `nativeRewrites`, still holds that text as the client sent it: it goes to no upstream, neither
+   * to a native target (`chatOnly` is set too) nor to a vendor's token count or compaction, which count or
+   * compact the chat form instead (lib/answer/token_count.ts, lib/api/responses/compact.ts). Unlike
+   * `chatOnly` it says nothing of the answer (checked, or given masked values back), which a count does not
+   * have.
+   */
+  unplaced: boolean;
+  /**
    * When `chatOnly` and the alias has a native target: the params of the client's texts that the chat form holds
    * nowhere (a Responses reasoning item no assistant turn follows, a plain-text file, a Messages document of
    * content blocks, a Gemini thought), which a native target served over it goes without: named in
@@ -125,6 +134,7 @@ export async function checkInput(
     output,
     reverse: false,
     chatOnly: output.length > 0,
+    unplaced: false,
   };
   keep(state);
   if (input.length > 0) {
@@ -141,7 +151,10 @@ export async function checkInput(
     for (const o of state.outcomes) {
       // A change the native body holds is made where it is built; one it cannot carry needs the chat form.
       const changed = o.action === "mask" || o.action === "replace";
-      if (changed && (changes?.rewrites === undefined || changes.unplaced)) state.chatOnly = true;
+      if (changed && (changes?.rewrites === undefined || changes.unplaced)) {
+        state.unplaced = true;
+        state.chatOnly = true;
+      }
       if (o.action === "mask" && input.find((g) => g.name === o.name)?.reverse) {
         state.reverse = true;
         state.chatOnly = true;

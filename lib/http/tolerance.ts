@@ -275,11 +275,13 @@ export function estimatedTolerance(tolerance: Tolerance): Tolerance {
 /**
  * Names what a token count left out (`x-gateway-dropped`, the record's `dropped`), as a generation's answer
  * would: nothing when a target that speaks the client's API (`native`) counted the client's own body; when
- * another target counted exactly, the chat form's drops and what that target's count body left out (built in
- * drop mode: a count never refuses); when the gateway estimated, the request's own drops
+ * another target counted exactly, or that one counted the chat form (the request's input guardrails changed
+ * a text the client's body cannot carry: `RequestGuardrails.unplaced`, where `form.chatLoses` names what that
+ * form holds nowhere), the chat form's drops and what that target's count body left out (built in drop mode:
+ * a count never refuses); when the gateway estimated, the request's own drops
  * ({@linkcode estimatedTolerance}). `headerNames` gives what the counting target (null: the gateway) went
- * without of a request header, named first ({@linkcode noteDropped}). One place for the Messages, Responses and
- * Gemini counts.
+ * without of a request header, named first ({@linkcode noteDropped}). One place for the Responses and Gemini
+ * counts.
  */
 export async function noteCountDropped(
   ctx: RequestContext,
@@ -292,7 +294,9 @@ export async function noteCountDropped(
   const answeredBy = ctx.answeredBy;
   const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
   const headers = answer.response.headers;
-  if (exact && native(answeredBy)) return noteDropped(ctx, headers, newTolerance(), headerNames(answeredBy));
+  if (exact && native(answeredBy) && ctx.guardrails?.unplaced !== true) {
+    return noteDropped(ctx, headers, newTolerance(), headerNames(answeredBy));
+  }
   noteDropped(
     ctx,
     headers,

@@ -71,12 +71,14 @@ export type CountingApi = "responses" | "messages" | "gemini";
  * Whether `target`'s vendor counts exactly the input tokens of a count the client sent through `api` (its
  * provider has `countInputTokens`). `when_configured` is the Responses API's own counting endpoint, which counts
  * a Responses request only: a Messages or Gemini count is the gateway's there, decided before routing, so no
- * attempt is made (nor traced) on a target that would have nothing to send.
+ * attempt is made (nor traced) on a target that would have nothing to send. `chatFormOnly`: the client's
+ * body may not be sent (an input guardrail changed a text it cannot carry), only the chat form, which that
+ * endpoint cannot count either; an `always` vendor counts it.
  */
-export function countsInputTokens(target: ResolvedTarget, api: CountingApi): boolean {
+export function countsInputTokens(target: ResolvedTarget, api: CountingApi, chatFormOnly = false): boolean {
   const counts = PROVIDER_CAPABILITIES[target.providerConfig.type].countTokens;
   return counts === "always" ||
-    (counts === "when_configured" && api === "responses" && nativeResponsesOn(target));
+    (counts === "when_configured" && api === "responses" && !chatFormOnly && nativeResponsesOn(target));
 }
 
 /**

@@ -90,6 +90,13 @@ Deno.test("capabilities: native passthrough per target (native_responses, Claude
   assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5"), "messages"), false);
   assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5"), "gemini"), false);
   assert.equal(countsInputTokens(target(entry("openai", false), "gpt-5"), "responses"), false);
+  // Only the chat form may be counted (a guardrail's change the client's body cannot carry): that endpoint cannot.
+  assert.equal(countsInputTokens(target(entry("openai", true), "gpt-5"), "responses", true), false);
+  assert.equal(
+    countsInputTokens(target(entry("anthropic", false), "claude-sonnet-4-5"), "messages", true),
+    true,
+  );
+  assert.equal(countsInputTokens(target(entry("gemini", false), "gemini-2.5-pro"), "gemini", true), true);
   assert.equal(takesTopK(target(entry("openai", false), "llama")), true);
   assert.equal(takesTopK(target(entry("gemini", false), "gemini-2.5-pro")), false);
 });

@@ -237,8 +237,10 @@ async function answerNative(
  * `cachedContent`, built-in tools) sends it to the alias's Gemini targets, and without one is Google's 400 as
  * `generateContent` answers it; a `strict` alias refuses every drop. A Gemini target counts the body it would
  * get (`nativeGeminiBody`), wrapped as Google's `generateContentRequest`, so those count too: Gemini CLI sizes
- * its context by this count. Any other count is of the chat form, and names what that form, and the answering
- * target's count, left out in `x-gateway-dropped` and the usage record, as an answer does.
+ * its context by this count, unless an input guardrail changed a text that body cannot carry: the chat form is
+ * counted then, as generate serves it (lib/answer/token_count.ts). Any other count is of the chat form, and
+ * names what that form, and the answering target's count, left out in `x-gateway-dropped` and the usage
+ * record, as an answer does.
  */
 async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: string): Promise<Answer> {
   const body = await readJsonBody(request, ctx.state.config.server, ctx.signal);
@@ -253,6 +255,8 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     strictError: strictRefusal,
     clientTerms: geminiClientTerms(parsed),
     withheld: topKWithheld(chat),
+    // What the chat form holds nowhere, when a Gemini target counted it (the guardrails held the body back).
+    chatLoses: () => ctx.guardrails?.chatLoses ?? [],
   };
   const serving = servingTargets(
     geminiAlias(ctx, alias, ROUTE.modelType, "countTokens"),

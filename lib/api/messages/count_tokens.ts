@@ -8,17 +8,19 @@
  * The alias is resolved under the token's scopes, and the target picked by routing (Claude targets preferred
  * for what only Claude serves, as for a Message). A target whose vendor counts (the capability table's
  * `countTokens`) gives the exact count: an Anthropic target from the client's own body, every field included
- * (model rewritten, redactions applied, the client's `anthropic-version` and `anthropic-beta` forwarded as for
- * `/v1/messages`), others from the chat form. Otherwise the gateway's tokenizer counts the chat form
- * (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and the answer says so with `estimated: true` (a
- * field Anthropic's answer does not have; clients that read `input_tokens` only are unaffected), as do the
- * access log and usage record. A count not made from the client's own body names what it left out in
- * `x-gateway-dropped` (and `x-gateway-dropped-thinking`), as a Message would: every `anthropic-beta` name, then
- * the fields, with those a translated target's count left out (its vendor body is built in `drop` mode whatever
- * the provider's, since they do not change the input's count: `thinking` on Bedrock's Nova,
- * `tool_choice.disable_parallel_tool_use` on Gemini); one made from it names the beta names a Bedrock target left
- * out, as a Message does. A `strict` alias, which refuses every drop, is held to the targets whose parameter
- * rules serve the chat form, as `/v1/messages` holds it (the 400 naming the field when none does).
+ * (model rewritten, redactions applied, the client's `anthropic-version` and `anthropic-beta` forwarded as
+ * for `/v1/messages`; the chat form instead when an input guardrail changed a text that body cannot carry, as
+ * `/v1/messages` then serves it: lib/answer/token_count.ts), others from the chat form. Otherwise the
+ * gateway's tokenizer counts the chat form (`estimateInputTokens`, as for `/v1/responses/input_tokens`) and
+ * the answer says so with `estimated: true` (a field Anthropic's answer does not have; clients that read
+ * `input_tokens` only are unaffected), as do the access log and usage record. A count not made from the
+ * client's own body names what it left out in `x-gateway-dropped` (and `x-gateway-dropped-thinking`), as a
+ * Message would: every `anthropic-beta` name, then the fields, with those a translated target's count left
+ * out (its vendor body is built in `drop` mode whatever the provider's, since they do not change the input's
+ * count: `thinking` on Bedrock's Nova, `tool_choice.disable_parallel_tool_use` on Gemini); one made from it
+ * names the beta names a Bedrock target left out, as a Message does. A `strict` alias, which refuses every
+ * drop, is held to the targets whose parameter rules serve the chat form, as `/v1/messages` holds it (the 400
+ * naming the field when none does).
  *
  * Like every count, it is a request for rate limits, scopes and content rules but consumes no tokens: its one
  * usage record has 0 prompt and 0 completion tokens.
@@ -59,6 +61,8 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
     native: isNativeMessagesTarget,
     strictError: strictRefusal,
     clientTerms: messagesClientTerms(parsed),
+    // What the chat form holds nowhere, when a Claude target counted it (the guardrails held the body back).
+    chatLoses: () => ctx.guardrails?.chatLoses ?? [],
   };
   const serving = messagesTargets(resolveAlias(ctx, chat.model, ROUTE.modelType), parsed);
   // A count drops what a translated target's count cannot take (its vendor body is built in `drop` mode): it
@@ -94,7 +98,7 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   // names what its target's provider drops.
   const answeredBy = ctx.answeredBy;
   const exact = answeredBy !== undefined && !(await answer.outcome).usage?.estimated;
-  if (exact && isNativeMessagesTarget(answeredBy)) {
+  if (exact && isNativeMessagesTarget(answeredBy) && ctx.guardrails?.unplaced !== true) {
     noteMessagesDropped(ctx, answer.response.headers, answeredBy, parsed);
     return answer;
   }

@@ -8,6 +8,11 @@
  * `compaction` item holds state only that upstream can read. A translated target is asked, through the alias
  * itself, to summarise the conversation; the answer keeps the conversation's user messages and adds one
  * gateway-made `compaction` item with the summary (compaction_item.ts), which any target reads back later.
+ * A native target is asked so too when an input guardrail changed a text the client's body cannot carry
+ * (`RequestGuardrails.unplaced`): that body, which still holds the text as sent, goes nowhere, as
+ * `POST /v1/responses` serves such a request over the chat form; the client still gets a compaction it can
+ * send back (Codex, which compacts when its context fills, would otherwise be stuck), and `x-gateway-dropped`
+ * names what the chat form went without.
  *
  * Policy, limits and budgets apply as to a response (endpoint `responses`); one usage record, with the tokens
  * the compaction took. Nothing is stored.
@@ -27,6 +32,7 @@ import { answerJson, completionReported, completionTexts, usageOf } from "../../
 import { responsesClientTerms } from "./client_terms.ts";
 import { strictRefusal } from "./native_only.ts";
 import { compactionItem } from "./compaction_item.ts";
+import { encryptedReasoningPaths } from "./reasoning_item.ts";
 import { withHistory } from "./create.ts";
 import { isNativeTarget, nativeDropped, nativeTexts, targetsFor } from "./create_native.ts";
 import { resolveItemReferences } from "./item_references.ts";
@@ -84,6 +90,8 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
     native: isNativeTarget,
     strictError: strictRefusal,
     clientTerms: responsesClientTerms(parsed),
+    // A native target its guardrails served the chat form: the texts that form holds nowhere, the items' state.
+    chatLoses: () => [...(ctx.guardrails?.chatLoses ?? []), ...encryptedReasoningPaths(parsed.input)],
   };
   // As for a create: native-only items narrow to native targets, and a target whose parameter rules would refuse
   // the summary request is left for the alias's others.
@@ -97,7 +105,8 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   });
   const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = { ...upstreamCall(ctx, target), openaiBeta: beta };
-    if (isNativeTarget(target)) {
+    // The client's body only where it holds every change the input guardrails made.
+    if (isNativeTarget(target) && ctx.guardrails?.unplaced !== true) {
       const changes = resentChanges(target, parsed.input, earlier);
       const native = redactNative(
         nativeRequestBody(body, changes),
