@@ -31,7 +31,8 @@
  * - any Converse request with a blank text block (empty or whitespace only, in a turn or a tool result): AWS's
  *   400 ValidationException "The text field in the ContentBlock object at messages.N.content.M is blank".
  * - any Converse request whose shape Bedrock refuses (`vendor_refusals.ts`: tool blocks without a `toolConfig`,
- *   …): its 400 ValidationException.
+ *   a document's name of characters Bedrock does not take or taken twice, a document without a text block
+ *   beside it, …): its 400 ValidationException.
  * - `count-tokens`: a deterministic count (see `countTokens`); `…nocount…` cannot count, nor can an inference
  *   profile (`us.…`, or its ARN: AWS's ValidationException), but its foundation model can; a `…profilecount…`
  *   profile counts and its foundation model cannot.

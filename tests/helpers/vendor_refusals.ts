@@ -91,6 +91,7 @@ export function anthropicRefusal(body: Body): string | null {
  *   `inferenceConfig.topP` ({@linkcode CLAUDE_SAMPLING_REFUSAL}), or `additionalModelRequestFields.top_k` beside
  *   its `thinking` ({@linkcode CLAUDE_THINKING_TOP_K_REFUSAL}), or a blank `inferenceConfig.stopSequences` entry
  *   ({@linkcode CLAUDE_BLANK_STOP_REFUSAL}).
+ * - a `document` block Bedrock refuses: see {@linkcode converseDocumentRefusal}.
  */
 export function converseRefusal(body: Body, modelId: string): string | null {
   const inference = body.inferenceConfig as
@@ -117,6 +118,41 @@ export function converseRefusal(body: Body, modelId: string): string | null {
   const toolBlocks = blocks(body).some((b) => "toolUse" in b || "toolResult" in b);
   if (toolBlocks && body.toolConfig === undefined) {
     return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";
+  }
+  const documents = converseDocumentRefusal(body);
+  if (documents !== null) return documents;
+  return null;
+}
+
+/** A Converse document name as AWS's DocumentBlock reference allows it: its characters, one space at a time. */
+const DOCUMENT_NAME = /^[A-Za-z0-9()[\]-]+(?: [A-Za-z0-9()[\]-]+)*$/;
+
+/**
+ * What Bedrock's Converse says of the `document` blocks of a body's turns, in its own words, or null:
+ * - a name with a character the DocumentBlock reference does not list (a filename's dot, an underscore,
+ *   non-ASCII letters), two whitespace characters in a row, or more than 200 characters;
+ * - two documents of one name anywhere in the request;
+ * - a message with a document and no `text` block.
+ */
+export function converseDocumentRefusal(body: Body): string | null {
+  const names = new Set<string>();
+  for (const message of list(body.messages)) {
+    const content = list(message.content);
+    const documents = content.flatMap((b) => list([b.document]));
+    for (const { name } of documents) {
+      if (typeof name !== "string" || name.length > 200 || !DOCUMENT_NAME.test(name.trim())) {
+        return "The document file name can only contain alphanumeric characters, whitespace characters, " +
+          "hyphens, parentheses, and square brackets. The name can't contain more than one consecutive " +
+          "whitespace character. Check that the file name conforms to these restrictions and retry your request.";
+      }
+      if (names.has(name)) {
+        return "Messages can't contain duplicate document names. Rename the document and retry your request.";
+      }
+      names.add(name);
+    }
+    if (documents.length > 0 && !content.some((b) => typeof b.text === "string")) {
+      return "A text block must be included when using documents.";
+    }
   }
   return null;
 }

@@ -541,7 +541,8 @@ Deno.test("messages: what a translated target cannot honour is a clear 400, not 
         content: [{ type: "document", source: { type: "url", url: "https://example.com/a.pdf" } }],
       }],
     }, /served only by Claude/);
-    // A target's own refusal names what the client sent: thinking (its reasoning_effort), a document's turn.
+    // A target's own refusal names what the client sent: thinking (its reasoning_effort), an image's turn (Converse
+    // fetches no URL; its documents it serves: tests/vendors/bedrock_documents_test.ts).
     const bedrockCalls = fakes.bedrock.requests.length;
     await refusal(
       { model: "br-ok", max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2000 }, messages },
@@ -552,9 +553,9 @@ Deno.test("messages: what a translated target cannot honour is a clear 400, not 
       max_tokens: 50,
       messages: [{
         role: "user",
-        content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "notes" } }],
+        content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }],
       }],
-    }, /^messages\.0\.content: .*'file'/);
+    }, /^messages\.0\.content: .*cannot fetch images/);
     assert.equal(fakes.bedrock.requests.length, bedrockCalls);
     // An OpenAI-compatible target takes top_k (vLLM, Ollama), so it is sent.
     await client.messages.create({ model: "oa-ok", max_tokens: 50, messages, ...topK });

@@ -4,8 +4,8 @@
  * Converse has one top-level `system` list and strictly alternating user/assistant turns, so system and
  * developer messages are collected (in order) into `system`, tool results become `toolResult` blocks in a
  * user turn, and consecutive turns of the same role are merged. Images must be inline bytes: `data:` URLs are
- * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them). Tools and the tool choice are
- * `./tool_config.ts`.
+ * decoded to base64 bytes, remote URLs are refused (Converse cannot fetch them). Files are `document` blocks
+ * (`./documents.ts`). Tools and the tool choice are `./tool_config.ts`.
  *
  * @module
  */
@@ -34,6 +34,7 @@ import { withCachePoints } from "./cache_points.ts";
 import { type ToolConfig, toToolConfig } from "./tool_config.ts";
 import { refuseNonFunctionCalls } from "../shared/history_tools.ts";
 import { claudeHistoryLeavesThinkingOff, hasText, partText } from "../shared/claude_history.ts";
+import { base64DataUrl, documentBlock, DocumentNames, isBase64Bytes, withDocumentText } from "./documents.ts";
 
 /** One Converse content block, as sent. */
 export type ConverseBlock = JsonObject;
@@ -139,8 +140,8 @@ const IMAGE_FORMATS: Record<string, string> = {
 
 /** `data:image/png;base64,…` → an image block; anything else is a 400 naming `param`. */
 export function imageBlock(url: string, param: string): ConverseBlock {
-  const m = /^data:([^;,]+)((?:;[^;,]+)*?);base64,(.*)$/s.exec(url);
-  if (!m) {
+  const inline = base64DataUrl(url);
+  if (!inline) {
     if (/^https?:/i.test(url)) {
       throw invalidRequest(
         "Bedrock models cannot fetch images from URLs; send the image inline as a base64 `data:` URL.",
@@ -150,20 +151,17 @@ export function imageBlock(url: string, param: string): ConverseBlock {
     }
     throw invalidRequest("The image URL must be a base64 `data:` URL (data:image/png;base64,…).", param);
   }
-  const format = IMAGE_FORMATS[m[1].toLowerCase()];
+  const format = IMAGE_FORMATS[inline.type.toLowerCase()];
   if (!format) {
     throw invalidRequest(
-      `Image type '${m[1]}' is not supported by Bedrock; use PNG, JPEG, GIF or WebP.`,
+      `Image type '${inline.type}' is not supported by Bedrock; use PNG, JPEG, GIF or WebP.`,
       param,
       "unsupported_image_type",
     );
   }
-  const data = m[3].replace(/\s+/g, "");
-  if (data === "" || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
-    throw invalidRequest("The image data is not valid base64.", param);
-  }
+  if (!isBase64Bytes(inline.data)) throw invalidRequest("The image data is not valid base64.", param);
   // Converse's JSON protocol carries blobs as base64 strings.
-  return { image: { format, source: { bytes: data } } };
+  return { image: { format, source: { bytes: inline.data } } };
 }
 
 /**
@@ -173,7 +171,11 @@ export function imageBlock(url: string, param: string): ConverseBlock {
  */
 const EMPTY_TOOL_RESULT: ConverseBlock[] = [{ json: {} }];
 
-function textParts(content: unknown, param: string, allowImages: boolean): ConverseBlock[] {
+/**
+ * Content as Converse blocks: text (blank text left out), and with `documents`, the request's document names
+ * (a user turn, where Converse takes media), images and files too.
+ */
+function textParts(content: unknown, param: string, documents?: DocumentNames): ConverseBlock[] {
   if (typeof content === "string") return hasText(content) ? [{ text: content }] : [];
   if (content === null || content === undefined) return [];
   if (!Array.isArray(content)) throw invalidRequest("Message content must be a string or an array.", param);
@@ -185,13 +187,15 @@ function textParts(content: unknown, param: string, allowImages: boolean): Conve
     if (typeof text === "string") {
       // Converse refuses blank text, as Anthropic does (`hasText`).
       if (hasText(text)) blocks.push(markBlock({ text }, part, `${partParam}.cache_control`));
-    } else if (part.type === "image_url" && allowImages) {
+    } else if (part.type === "image_url" && documents !== undefined) {
       const image = part.image_url;
       const url = isObject(image) ? image.url : image;
       if (typeof url !== "string") {
         throw invalidRequest("image_url.url must be a string.", `${partParam}.image_url`);
       }
       blocks.push(markBlock(imageBlock(url, `${partParam}.image_url`), part, `${partParam}.cache_control`));
+    } else if (part.type === "file" && documents !== undefined) {
+      blocks.push(markBlock(documentBlock(part, partParam, documents), part, `${partParam}.cache_control`));
     } else {
       throw invalidRequest(
         `Content parts of type '${String(part.type)}' are not supported by Bedrock models here.`,
@@ -251,13 +255,16 @@ export const CONVERSATION_START = ".";
  * Converse's `system` list and turns for OpenAI `messages` to `model` (which decides whether a tool result
  * carries its `status`). A request of system messages only (which OpenAI answers) has them as its one user turn
  * and no `system` (as for `anthropic`, see `toAnthropicMessages`); one whose first turn is the assistant's gets
- * {@linkcode CONVERSATION_START} as the user turn before it.
+ * {@linkcode CONVERSATION_START} as the user turn before it. A user turn's files are documents named uniquely
+ * over the whole request, and a turn of documents without text gets the text Converse requires beside them
+ * (`./documents.ts`).
  */
 export function toConverseMessages(
   messages: ChatMessage[],
   model = "",
 ): { system: ConverseBlock[]; turns: ConverseMessage[] } {
   const status = takesToolResultStatus(model);
+  const documents = new DocumentNames();
   const system: ConverseBlock[] = [];
   const turns: ConverseMessage[] = [];
   const push = (role: "user" | "assistant", content: ConverseBlock[]) => {
@@ -279,18 +286,18 @@ export function toConverseMessages(
     switch (message.role) {
       case "system":
       case "developer":
-        system.push(...markLast(textParts(message.content, `${param}.content`, false), message, param));
+        system.push(...markLast(textParts(message.content, `${param}.content`), message, param));
         break;
       case "user":
-        push("user", markLast(textParts(message.content, `${param}.content`, true), message, param));
+        push("user", markLast(textParts(message.content, `${param}.content`, documents), message, param));
         break;
       case "assistant": {
-        const text = textParts(message.content, `${param}.content`, false);
+        const text = textParts(message.content, `${param}.content`);
         push("assistant", markLast([...text, ...toolUseBlocks(message, param)], message, param));
         break;
       }
       case "tool": {
-        const text = textParts(message.content, `${param}.content`, false);
+        const text = textParts(message.content, `${param}.content`);
         const toolResult: JsonObject = {
           toolUseId: String(message.tool_call_id),
           content: text.length > 0 ? text : EMPTY_TOOL_RESULT,
@@ -315,7 +322,7 @@ export function toConverseMessages(
   if (turns[0]?.role === "assistant") {
     turns.unshift({ role: "user", content: [{ text: CONVERSATION_START }] });
   }
-  return { system, turns };
+  return { system, turns: withDocumentText(turns) };
 }
 
 /**
