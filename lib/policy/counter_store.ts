@@ -86,6 +86,13 @@ export interface CheckResult {
   readonly resetMs: number;
   /** For a failed bucket check, milliseconds until `amount` is available; otherwise 0. */
   readonly retryAfterMs: number;
+  /**
+   * Which counter a taking check took from, on a store that forgets counters (the memory store numbers each
+   * one it makes): its settlement names it ({@linkcode BucketRef.generation}, {@linkcode HeldIn}), so a
+   * refund goes back to that counter only, never to one made afresh after it was forgotten (an end user
+   * pushed out of `max_users` and back). Absent on a store that never forgets (a shared one).
+   */
+  readonly generation?: number;
 }
 
 /** The answer to {@linkcode CounterStore.reserve}: one result per check, in order. */
@@ -114,8 +121,13 @@ export interface ReserveResult {
   readonly reservation?: string;
 }
 
-/** A bucket as {@linkcode CounterStore.adjust} names it. */
-export type BucketRef = Pick<BucketCheck, "key" | "limit" | "windowMs">;
+/**
+ * A bucket as {@linkcode CounterStore.adjust} names it; with the {@linkcode CheckResult.generation} of the
+ * reservation it corrects, a refund (negative delta) is given back only to that bucket: one made afresh since
+ * (its user forgotten, or it refilled whole) holds another request's take, which the refund would cancel.
+ * Usage beyond the reservation (positive) is charged to the bucket as it is.
+ */
+export type BucketRef = Pick<BucketCheck, "key" | "limit" | "windowMs"> & { readonly generation?: number };
 
 /** The counters the policy engine needs. Every method is atomic on its own. */
 export interface CounterStore {
@@ -132,7 +144,7 @@ export interface CounterStore {
   periodGet(key: string, period: string): Promise<number>;
   /** Adds to a period counter (never below zero), forgotten after `expiresAt` (epoch ms); returns the new
    * value. With `heldIn` ({@linkcode PeriodDelta.heldIn}), only while that counter exists. */
-  periodAdd(key: string, period: string, amount: number, expiresAt: number, heldIn?: string): Promise<number>;
+  periodAdd(key: string, period: string, amount: number, expiresAt: number, heldIn?: HeldIn): Promise<number>;
   /** Raises a period counter to at least `value` (never lowers it); returns the new value. */
   periodRaise(key: string, period: string, value: number, expiresAt: number): Promise<number>;
   /**
@@ -208,5 +220,17 @@ export interface PeriodDelta {
    * requests of an end user forgotten under `max_users` ({@linkcode CounterStore.forget}) bring none of its
    * counters back as they settle. A store that never forgets a counter (a shared one) may ignore it.
    */
-  readonly heldIn?: string;
+  readonly heldIn?: HeldIn;
+}
+
+/**
+ * The counter a reservation was taken on, for {@linkcode PeriodDelta.heldIn}: its key and, where the store
+ * numbered it, its {@linkcode CheckResult.generation}. A settlement is added only while that counter exists;
+ * a refund (negative) only while it is that very counter: one made afresh since (the user forgotten and back)
+ * holds the returning requests' reservations, which the refund would cancel. Spend beyond the reservation is
+ * added to it as it is (the user really used it).
+ */
+export interface HeldIn {
+  readonly key: string;
+  readonly generation?: number;
 }

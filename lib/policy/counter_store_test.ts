@@ -51,7 +51,10 @@ Deno.test("bucket: a burst of exactly the limit, then one every window/limit", a
   assert.equal((await store.reserve([rpm(20)])).ok, false);
   c.advance(60_000);
   const full = await store.reserve([rpm(20)]);
-  assert.deepEqual(full.results[0], { ok: true, used: 1, remaining: 19, resetMs: 3_000, retryAfterMs: 0 });
+  // A bucket made afresh (the one before refilled whole and went): numbered anew.
+  const { generation, ...result } = full.results[0];
+  assert.deepEqual(result, { ok: true, used: 1, remaining: 19, resetMs: 3_000, retryAfterMs: 0 });
+  assert.notEqual(generation, one.results[0].generation);
 });
 
 Deno.test("reserve is all or nothing", async () => {
@@ -153,4 +156,40 @@ Deno.test("idle keys expire: buckets are dropped once full again", async () => {
   await store.reserve([rpm(10, 3)]);
   await store.adjust(rpm(10), -3);
   assert.equal(store.size(), 0);
+});
+
+Deno.test("generations: a refund goes back only to the counter its reservation took from; spend beyond it counts", async () => {
+  const c = clock();
+  const store = createMemoryCounterStore(c.now);
+  const budget = {
+    kind: "period",
+    key: "end_user:t:u:budget:tokens",
+    period: "2026-11-22",
+    limit: 100,
+  } as const;
+  const tpm = rpm(100, 80, "end_user:t:u:tpm");
+  const first = await store.reserve([tpm, { ...budget, amount: 80 }]);
+  await store.forget([tpm, budget]); // the user forgotten under max_users, then back
+  const back = await store.reserve([tpm, { ...budget, amount: 80 }]);
+  assert.notEqual(back.results[1].generation, first.results[1].generation);
+  const heldIn = (r: typeof first) => ({ key: budget.key, generation: r.results[1].generation });
+  // The first request's refund is of counters gone: the returning request's reservations stay.
+  await store.adjust({ ...tpm, generation: first.results[0].generation }, -80);
+  await store.periodAdd(budget.key, budget.period, -80, Infinity, heldIn(first));
+  assert.equal((await store.peek([tpm])).results[0].used, 80);
+  assert.equal(await store.periodGet(budget.key, budget.period), 80);
+  // What it used beyond its reservation is spend: counted on the counters the user has now.
+  await store.adjust({ ...tpm, generation: first.results[0].generation }, 5);
+  await store.periodAdd(budget.key, budget.period, 5, Infinity, heldIn(first));
+  assert.equal((await store.peek([tpm])).results[0].used, 85);
+  assert.equal(await store.periodGet(budget.key, budget.period), 85);
+  // The returning request's own refund is given back.
+  await store.adjust({ ...tpm, generation: back.results[0].generation }, -30);
+  await store.periodAdd(budget.key, budget.period, -30, Infinity, heldIn(back));
+  assert.equal((await store.peek([tpm])).results[0].used, 55);
+  assert.equal(await store.periodGet(budget.key, budget.period), 55);
+  // Set to what a hand-over left owed, a counter stays the one its reservations were taken on.
+  store.periodSet(budget.key, budget.period, 0, Infinity);
+  await store.periodAdd(budget.key, budget.period, 7, Infinity, heldIn(back));
+  assert.equal(await store.periodGet(budget.key, budget.period), 7);
 });

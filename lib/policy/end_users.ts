@@ -12,7 +12,10 @@
  * kept beside its budgets (the settled spend, alerts' claims), and starts afresh if it returns. A user is
  * seen when its request is admitted; a request that settles after its user was pushed out writes none of the
  * user's budget counters (`PeriodDelta.heldIn`: its reservation went with them), else they would be written
- * afresh, kept until the period ended. The most recent users' counters are never touched by that, so their limits stay exact.
+ * afresh, kept until the period ended. If the user is back meanwhile, its counters are new ones (numbered
+ * apart: `CheckResult.generation`), and such a request's refund is not given to them: it would cancel the
+ * returning requests' reservations. The most recent users' counters are never touched by that, so their
+ * limits stay exact.
  *
  * Only whoever holds the counters keeps that list and forgets: one list per set of counters, so no list that
  * saw only part of the traffic drops the counters of a user active elsewhere. A single process's engine keeps

@@ -199,6 +199,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
     rates: readonly RateCheck[],
     budgets: readonly OwnedBudgetCheck[],
     taken: readonly number[],
+    generations: readonly (number | undefined)[],
     reservation: string | undefined,
     named: boolean,
   ): Admission["settle"] {
@@ -215,17 +216,28 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           // The bucket keeps its configured limit: a local store maps it to the replica's share itself.
           if (check.kind === "concurrency") release.push(check.key);
           else if (rc.limitKind === "tpm" && tokens !== taken[i]) {
-            adjust.push({ bucket: check, delta: tokens - taken[i] });
+            // Named by the bucket it took from, where the store numbers them: a refund goes back only there.
+            const g = generations[i];
+            adjust.push({
+              bucket: g === undefined ? check : { ...check, generation: g },
+              delta: tokens - taken[i],
+            });
           }
         });
         // An end user forgotten under `max_users` takes its counters with it, and the reservations of its
         // requests still running: what settles one is added only while its budget's counter exists (`heldIn`),
         // else each forgotten user's settlement would bring its counters back until the period ends, past the
-        // bound. A user still tracked has it (its reservation took > 0): settled as before. The settled spend
-        // goes first, judged before the correction.
-        const heldIn = budgets.map((b, j) =>
-          b.owner.scope === "end_user" && taken[rates.length + j] > 0 ? { heldIn: b.check.key } : {}
-        );
+        // bound. A user still tracked has it (its reservation took > 0): settled as before. A refund goes back
+        // only to the very counter reserved on (its generation), not one made afresh as the user came back.
+        // The settled spend goes first, judged before the correction.
+        const heldIn = budgets.map((b, j) => {
+          const at = rates.length + j;
+          if (b.owner.scope !== "end_user" || !(taken[at] > 0)) return {};
+          const generation = generations[at];
+          return {
+            heldIn: generation === undefined ? { key: b.check.key } : { key: b.check.key, generation },
+          };
+        });
         const periods: PeriodDelta[] = [];
         // The budgets whose settled spend grew, in the same call as their counters (counted once with them).
         const spent: OwnedBudgetCheck[] = [];
@@ -363,6 +375,7 @@ export function createPolicyEngine(store: CounterStore, options: PolicyEngineOpt
           rates,
           budgets,
           taken,
+          reserved.results.map((r) => r.generation),
           reserved.reservation,
           reserved.store !== undefined && reserved.reservation !== undefined,
         ),

@@ -29,23 +29,45 @@ function counted(ok: boolean, used: number, limit: number): CheckResult {
 interface Expiring<T> {
   value: T;
   expiresAt: number;
+  /** Which counter this is ({@linkcode CheckResult.generation}): numbered when made, kept while it lives. */
+  generation: number;
+}
+
+/** The memory store: a {@linkcode CounterStore} with `peek` and `forget`, and its own calls. */
+export type MemoryCounterStore = CounterStore & Required<Pick<CounterStore, "peek" | "forget">> & MemoryCalls;
+
+/** The memory store's own calls, beside the {@linkcode CounterStore} it is. */
+interface MemoryCalls {
+  /** How many counters it holds. */
+  readonly size: () => number;
+  /**
+   * Sets a period counter to `value` (at least 0) and `expiresAt`, keeping the counter it is (its
+   * generation), so the reservations it holds still settle into it; makes none for 0. `fail_open`'s local
+   * limiter keeps what a hand-over left owed so: forgetting and making the counter again would drop the
+   * settlements of the requests still running on it (an end user's are added only to the counter they
+   * reserved on).
+   */
+  readonly periodSet: (key: string, period: string, value: number, expiresAt: number) => void;
 }
 
 /**
  * The embedded store of a single node: plain maps, atomic because JavaScript runs each call to completion.
  * Memory stays bounded: buckets are dropped once full again (indistinguishable from absent), concurrency
  * counters at zero, and period counters after their expiry; expired keys are swept on use, at most once per
- * `sweepIntervalMs`.
+ * `sweepIntervalMs`. Each bucket and period counter is numbered when made ({@linkcode CheckResult.generation}):
+ * a refund settled with the number of the counter its reservation took from is given back only to that one.
  */
 export function createMemoryCounterStore(
   now: () => number = Date.now,
   options: MemoryCounterStoreOptions = {},
-): CounterStore & Required<Pick<CounterStore, "peek" | "forget">> & { readonly size: () => number } {
+): MemoryCounterStore {
   const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
   const buckets = new Map<string, Expiring<BucketState>>();
   const inFlight = new Map<string, number>();
   const periods = new Map<string, Expiring<number>>();
   let lastSweep = now();
+  /** The last counter's number: each bucket or period counter made takes the next. */
+  let generations = 0;
 
   function sweep(t: number): void {
     if (t - lastSweep < sweepIntervalMs) return;
@@ -63,10 +85,20 @@ export function createMemoryCounterStore(
     return entry?.value;
   }
 
+  /** Sets a bucket not expired at `t` (bucketState was asked first), keeping its number; full, it goes. */
   function setBucket(key: string, level: number, limit: number, windowMs: number, t: number): void {
     const full = msUntilFull(level, limit, windowMs);
     if (full === 0) buckets.delete(key);
-    else buckets.set(key, { value: { level, at: t }, expiresAt: t + full });
+    else {
+      const generation = buckets.get(key)?.generation ?? ++generations;
+      buckets.set(key, { value: { level, at: t }, expiresAt: t + full, generation });
+    }
+  }
+
+  /** Sets a period counter not expired at the time (periodValue was asked first), keeping its number. */
+  function setPeriod(k: string, value: number, expiresAt: number): void {
+    const generation = periods.get(k)?.generation ?? ++generations;
+    periods.set(k, { value, expiresAt, generation });
   }
 
   function periodKey(key: string, period: string): string {
@@ -119,6 +151,7 @@ export function createMemoryCounterStore(
           remaining: Math.max(0, Math.floor(level + EPSILON)),
           resetMs: msUntilFull(level, check.limit, check.windowMs),
           retryAfterMs: 0,
+          generation: buckets.get(check.key)!.generation,
         };
       }
       case "concurrency": {
@@ -131,8 +164,8 @@ export function createMemoryCounterStore(
         if (!(amount > 0)) return evaluate(check, t);
         const k = periodKey(check.key, check.period);
         const used = periodValue(k, t) + amount;
-        periods.set(k, { value: used, expiresAt: check.expiresAt ?? periods.get(k)?.expiresAt ?? Infinity });
-        return counted(true, used, check.limit);
+        setPeriod(k, used, check.expiresAt ?? periods.get(k)?.expiresAt ?? Infinity);
+        return { ...counted(true, used, check.limit), generation: periods.get(k)!.generation };
       }
     }
   }
@@ -149,8 +182,15 @@ export function createMemoryCounterStore(
       const t = now();
       sweep(t);
       if (delta !== 0 && Number.isFinite(delta)) {
-        const level = bucketLevel(bucketState(bucket.key, t), bucket.limit, bucket.windowMs, t) - delta;
-        setBucket(bucket.key, Math.min(bucket.limit, level), bucket.limit, bucket.windowMs, t);
+        const state = bucketState(bucket.key, t);
+        // A refund of a bucket gone since (refilled whole, or its user forgotten) would cancel the take of the
+        // one made afresh: the bucket it was taken from has given it back by refilling.
+        const other = bucket.generation !== undefined &&
+          buckets.get(bucket.key)?.generation !== bucket.generation;
+        if (delta > 0 || !other) {
+          const level = bucketLevel(state, bucket.limit, bucket.windowMs, t) - delta;
+          setBucket(bucket.key, Math.min(bucket.limit, level), bucket.limit, bucket.windowMs, t);
+        }
       }
       return Promise.resolve();
     },
@@ -169,13 +209,20 @@ export function createMemoryCounterStore(
       const t = now();
       sweep(t);
       const k = periodKey(key, period);
-      // Its reservation went with its end user (forgotten): adding would only bring a counter back.
-      if (heldIn && !periods.has(periodKey(heldIn, period))) return Promise.resolve(periodValue(k, t));
-      // Never below zero (a refund settled into a counter made afresh since its user was forgotten would
-      // leave credit beyond the budget). A counter refunded to zero is kept: it still holds the reservations
-      // settled into it later (`heldIn` asks whether it exists), as a returning user's counter does.
+      const held = heldIn && periods.get(periodKey(heldIn.key, period));
+      // Its reservation went with its end user (forgotten): adding would only bring a counter back. A refund
+      // goes back only to the counter it was reserved on: one made afresh since its user was forgotten holds
+      // the reservations of the user's requests since, which it would cancel (budget given away).
+      if (
+        heldIn &&
+        (!held || amount < 0 && heldIn.generation !== undefined && held.generation !== heldIn.generation)
+      ) {
+        return Promise.resolve(periodValue(k, t));
+      }
+      // Never below zero. A counter refunded to zero is kept: it still holds the reservations settled into it
+      // later (`heldIn` asks whether it exists), as a returning user's counter does.
       const value = Math.max(0, periodValue(k, t) + (Number.isFinite(amount) ? amount : 0));
-      periods.set(k, { value, expiresAt });
+      setPeriod(k, value, expiresAt);
       return Promise.resolve(value);
     },
     periodRaise(key, period, value, expiresAt) {
@@ -183,8 +230,14 @@ export function createMemoryCounterStore(
       sweep(t);
       const k = periodKey(key, period);
       const next = Math.max(periodValue(k, t), Number.isFinite(value) ? value : 0);
-      periods.set(k, { value: next, expiresAt });
+      setPeriod(k, next, expiresAt);
       return Promise.resolve(next);
+    },
+    periodSet(key, period, value, expiresAt) {
+      const k = periodKey(key, period);
+      const next = Math.max(0, Number.isFinite(value) ? value : 0);
+      periodValue(k, now()); // one expired is gone, not kept
+      if (next > 0 || periods.has(k)) setPeriod(k, next, expiresAt);
     },
     peek(checks) {
       const t = now();

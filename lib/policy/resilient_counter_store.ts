@@ -255,15 +255,14 @@ export function createResilientCounterStore(
    * what its counter owes now (never below zero), not lowered by the amount handed over. A refund settled
    * locally after its reservation was handed over finds the local counter at zero, where it stays (the
    * memory store never goes below zero); lowering by the refund handed over would raise it by the refund.
+   * The counter itself stays (at zero when nothing is owed): the local admissions still running hold their
+   * reservations in it, and an end user's settle only into the counter they reserved on (`heldIn`). Forgotten
+   * and made again, it would lose what they use beyond their reservations as a second outage follows.
    */
   function forgetLocally(deltas: readonly PeriodDelta[]): void {
     // First: the refunds settled while these were handed over are owed from now on.
     ledger.handedOver(deltas);
-    for (const d of deltas) {
-      const owes = ledger.owedTo(d.key, d.period);
-      void memory.forget([{ kind: "period", key: d.key, period: d.period, limit: 0 }]);
-      if (owes > 0) void memory.periodAdd(d.key, d.period, owes, d.expiresAt);
-    }
+    for (const d of deltas) memory.periodSet(d.key, d.period, ledger.owedTo(d.key, d.period), d.expiresAt);
   }
 
   function markDown(err: unknown): void {
