@@ -2,26 +2,33 @@
  * What an upstream's success answer says of itself, scrubbed of the config's secrets before any client API sees
  * it: its identifiers (`id`, `model`, `system_fingerprint`, a tool call's id), why it ended (`finish_reason`,
  * `stop_reason`, `finishReason`, `finishMessage`), how it was served (`service_tier`, `usage`, `container`), an
- * event's `type`. An upstream that echoes the credential it was sent in any of them (a misconfigured proxy, a
- * fake, a hostile server) would otherwise hand the gateway's key to every client, whole or in a stream's every
- * chunk, and on into stored Responses; the same id and finish reasons are scrubbed out of spans too
- * (telemetry/request_trace.ts). Run once per answer in the provider skeleton (skeleton.ts), so the translated
- * paths (a chat completion, then Responses, Messages or Gemini built from it) and the native passthroughs
- * (Responses, Messages, Gemini bodies and events, compaction, moderation, embeddings) all get clean fields.
+ * event's `type`, and what it repeats of the request it answers (a Response's `instructions`, `tools`, `text`,
+ * `metadata` and the other settings; a Messages answer's `context_management`). An upstream that echoes the
+ * credential it was sent in any of them (a misconfigured proxy, a fake, a hostile server) would otherwise hand
+ * the gateway's key to every client, whole or in a stream's every chunk, and on into stored Responses; the same
+ * id and finish reasons are scrubbed out of spans too (telemetry/request_trace.ts). Run once per answer in the
+ * provider skeleton (skeleton.ts), so the translated paths (a chat completion, then Responses, Messages or
+ * Gemini built from it) and the native passthroughs (Responses, Messages, Gemini bodies and events, compaction,
+ * moderation, embeddings) all get clean fields.
  *
- * Only the fields listed in {@linkcode WHERE} are looked at, where each API keeps them. The model's content
- * (message text, tool arguments and names, reasoning, `encrypted_content`, logprobs, citations, media) is left
- * alone: it is the answer itself, which the gateway does not rewrite (SECURITY.md, "Not promised"), and
- * scanning it would put the scrubber on every byte of every stream. One rule reaches past the list: an event
- * whose `type` holds a secret is no event any API defines, so every string in it is scrubbed (that costs
- * nothing until an upstream does it).
+ * Only the fields listed in {@linkcode WHERE} are looked at, where each API keeps them. A whole Response is
+ * looked at as the Response an event wraps is (its own place, not the answer's): its settings are listed only
+ * there, since an event's own `text` is the model's (`response.output_text.done`). The model's content (message
+ * text, tool arguments and names, reasoning, `encrypted_content`, logprobs, citations, media) is left alone: it
+ * is the answer itself, which the gateway does not rewrite (SECURITY.md, "Not promised"), and scanning it would
+ * put the scrubber on every byte of every stream. One rule reaches past the list: an event whose `type` holds a
+ * secret is no event any API defines, so every string in it is scrubbed (that costs nothing until an upstream
+ * does it).
  *
  * Cost: on a stream this runs per chunk. It reads the chunk's own keys and those of the few objects listed under
  * them (a chunk of text is two or three small objects), calls the scrubber's `test` (a scan of a few integer
  * operations per four characters, no allocation) only on a listed string that differs from the clean value last
  * seen in its place (a stream repeats one `id`, `model`, `service_tier`, `finish_reason` or event `type` in
- * chunk after chunk: each is tested once per change), and `scrub` only on a hit. A whole answer keeps no such
- * memory.
+ * chunk after chunk: each is tested once per change), and `scrub` only on a hit. A field of strings (`usage`, a
+ * Response's settings) has every string and key in it tested, at any depth, in place: a Response's settings
+ * come only in the few events that wrap a whole Response (`response.created`, `.in_progress`, the final one),
+ * never in a delta, and a setting that is one string repeated (`instructions`) is tested once. A whole answer
+ * keeps no such memory.
  *
  * @module
  */
@@ -33,8 +40,14 @@ import type { SyncTransformer } from "../../streams/pull_through.ts";
 interface Place {
   /** Strings that say something of the answer: each tested, masked on a hit. */
   readonly scrub?: readonly string[];
-  /** Small objects (or arrays) of such strings, no content in them: every string in them, at any depth. */
+  /** Small objects (or arrays) of such strings, no content in them: every string and key in them, at any depth. */
   readonly leaves?: readonly string[];
+  /**
+   * What the request asked for and the answer repeats (instructions, tool declarations, formats, metadata): the
+   * client's words, not the model's, so no content. Looked at as `leaves` are: the field itself when it is a
+   * string, else every string and key in it, at any depth (a tool's parameter schema nests as deep as it likes).
+   */
+  readonly settings?: readonly string[];
   /** The objects, or arrays of objects, the answer wraps: each looked at by its own entry of WHERE. */
   readonly within?: readonly string[];
 }
@@ -50,14 +63,45 @@ const CONTENT: Place = {
 const ITEM: Place = { scrub: ["id", "type", "status", "role", "call_id"], within: ["content"] };
 
 /**
+ * The request settings a Response repeats (OpenAI's Response object): the instructions (a string, or the input
+ * items of a prompt template), the tools declared (descriptions, parameter schemas), the tool choice, the text
+ * format and its schema, reasoning, the prompt template and its variables, metadata (its keys too), the end
+ * user's ids, the cache key and retention, truncation. Its numbers and flags are listed as well: a string an
+ * upstream puts there costs one test, and none is looked at when it is a number.
+ */
+const RESPONSE_SETTINGS: readonly string[] = [
+  "instructions",
+  "tools",
+  "tool_choice",
+  "text",
+  "reasoning",
+  "prompt",
+  "metadata",
+  "user",
+  "safety_identifier",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "truncation",
+  "max_output_tokens",
+  "max_tool_calls",
+  "temperature",
+  "top_p",
+  "top_logprobs",
+  "parallel_tool_calls",
+  "background",
+  "store",
+];
+
+/**
  * Where each API keeps the fields of a success answer that are not the model's content, by the field that holds
- * the object ("" is the answer or event itself). A field name means the same in every API that uses it, so one
- * table serves all; an object is looked at only under a name listed here, never found by searching.
+ * the object ("" is the answer or event itself, but a whole Response: "response"). A field name means the same
+ * in every API that uses it, so one table serves all; an object is looked at only under a name listed here,
+ * never found by searching.
  */
 const WHERE: Readonly<Record<string, Place>> = {
   "": {
     scrub: [
-      // Chat completions and chunks; Responses objects and events; Anthropic messages and events.
+      // Chat completions and chunks; Responses events and compactions; Anthropic messages and events.
       "id",
       "object",
       "type",
@@ -65,9 +109,6 @@ const WHERE: Readonly<Record<string, Place>> = {
       "system_fingerprint",
       "service_tier",
       "status",
-      "user",
-      "safety_identifier",
-      "prompt_cache_key",
       "role",
       "stop_reason",
       "stop_sequence",
@@ -79,20 +120,13 @@ const WHERE: Readonly<Record<string, Place>> = {
       "responseId",
       "modelVersion",
     ],
-    // Bedrock adds its invocation metrics to a Messages stream's last event; `metadata` is a Response's.
-    leaves: [
-      "usage",
-      "incomplete_details",
-      "metadata",
-      "container",
-      "amazon-bedrock-invocationMetrics",
-      "usageMetadata",
-      "promptFeedback",
-    ],
+    // Bedrock adds its invocation metrics to a Messages stream's last event.
+    leaves: ["usage", "container", "amazon-bedrock-invocationMetrics", "usageMetadata", "promptFeedback"],
+    // A Messages answer's context edits (a stream's in `message_delta`), which its request asked for.
+    settings: ["context_management"],
     within: [
       "choices",
       "output",
-      "conversation",
       "content",
       // The object an event wraps: Anthropic's `message_start`, `content_block_start`, `*_delta`; a Responses
       // event's `response`, `item`, `part`.
@@ -111,6 +145,7 @@ const WHERE: Readonly<Record<string, Place>> = {
   message: {
     scrub: ["id", "type", "role", "model", "stop_reason", "stop_sequence"],
     leaves: ["usage", "container"],
+    settings: ["context_management"],
     within: ["content", "tool_calls", "audio"],
   },
   // A chat chunk's delta; Anthropic's content_block_delta (`type`) and message_delta (why it stopped, its
@@ -124,19 +159,12 @@ const WHERE: Readonly<Record<string, Place>> = {
   audio: { scrub: ["id"] },
   content: CONTENT,
   content_block: CONTENT,
-  // Responses: a Response in an event, its output items, a content part, a conversation.
+  // Responses: a Response, whole or in an event (how it was billed: `billing`); its output items, a content
+  // part, a conversation.
   response: {
-    scrub: [
-      "id",
-      "object",
-      "model",
-      "status",
-      "service_tier",
-      "user",
-      "safety_identifier",
-      "prompt_cache_key",
-    ],
-    leaves: ["usage", "incomplete_details", "metadata"],
+    scrub: ["id", "object", "model", "status", "service_tier"],
+    leaves: ["usage", "incomplete_details", "billing"],
+    settings: RESPONSE_SETTINGS,
     within: ["output", "conversation"],
   },
   output: ITEM,
@@ -163,11 +191,11 @@ interface Field {
 /** One {@linkcode Place}, compiled: its fields by name. */
 type Node = Map<string, Field>;
 
-/** How deep the walk goes: the deepest listed place is four objects down (a Gemini part's `functionCall`). */
+/** How deep the walk of places goes: the deepest listed place is four objects down (a Gemini part's `functionCall`). */
 const MAX_DEPTH = 8;
 
 /** {@linkcode WHERE} compiled once: a node per place, a memory slot per field that holds strings. */
-const { top: TOP, slots: SLOTS, topType: TOP_TYPE } = (() => {
+const { top: TOP, response: RESPONSE, slots: SLOTS, topType: TOP_TYPE } = (() => {
   const nodes = new Map<string, Node>();
   for (const name of Object.keys(WHERE)) nodes.set(name, new Map());
   let slots = 0;
@@ -179,6 +207,7 @@ const { top: TOP, slots: SLOTS, topType: TOP_TYPE } = (() => {
     };
     for (const field of place.scrub ?? []) add(field, { kind: SCRUB, slot: slots++ });
     for (const field of place.leaves ?? []) add(field, { kind: LEAVES, slot: slots++ });
+    for (const field of place.settings ?? []) add(field, { kind: LEAVES, slot: slots++ });
     for (const field of place.within ?? []) {
       const next = nodes.get(field);
       if (next === undefined) {
@@ -188,7 +217,7 @@ const { top: TOP, slots: SLOTS, topType: TOP_TYPE } = (() => {
     }
   }
   const top = nodes.get("")!;
-  return { top, slots, topType: top.get("type")!.slot };
+  return { top, response: nodes.get("response")!, slots, topType: top.get("type")!.slot };
 })();
 /** The slot of every string of an event of no defined type. */
 const EVERY = SLOTS;
@@ -206,12 +235,12 @@ class FieldWalk {
     this.#clean = remember ? new Array(SLOTS + 1) : undefined;
   }
 
-  /** Scrubs `answer` in place. */
-  run(answer: JsonObject): void {
-    this.#walk(answer, TOP, 0);
+  /** Scrubs `answer` in place, looked at as the place `start` (the answer's, or a Response's). */
+  run(answer: JsonObject, start: Node = TOP): void {
+    this.#walk(answer, start, 0);
     if (!this.#unknown) return;
     this.#unknown = false;
-    this.#leaves(answer, EVERY, 0);
+    this.#leaves(answer, EVERY);
   }
 
   /** `value` if clean (remembered in `slot`), else masked. */
@@ -233,35 +262,65 @@ class FieldWalk {
       const value = object[key];
       if (field.kind === SCRUB) {
         if (typeof value === "string") object[key] = this.#checked(value, field.slot);
+      } else if (field.kind === LEAVES) {
+        if (typeof value === "string") object[key] = this.#checked(value, field.slot);
+        else if (typeof value === "object" && value !== null) this.#leaves(value as JsonObject, field.slot);
       } else if (typeof value === "object" && value !== null && depth < MAX_DEPTH) {
-        if (field.kind === LEAVES) this.#leaves(value as JsonObject, field.slot, depth + 1);
-        else if (!Array.isArray(value)) this.#walk(value as JsonObject, field.node!, depth + 1);
+        if (!Array.isArray(value)) this.#walk(value as JsonObject, field.node!, depth + 1);
         else for (const item of value) if (isObject(item)) this.#walk(item, field.node!, depth + 1);
       }
     }
   }
 
-  /** Every string in `value` (an object or array), at any depth up to the bound, checked against `slot`. */
-  #leaves(value: JsonObject | unknown[], slot: number, depth: number): void {
-    if (depth > MAX_DEPTH) return;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        const item = value[i];
-        if (typeof item === "string") value[i] = this.#checked(item, slot);
-        else if (typeof item === "object" && item !== null) this.#leaves(item as JsonObject, slot, depth + 1);
+  /**
+   * Every string in `value` (an object or array) and every key of an object in it, at any depth, checked against
+   * `slot` and masked in place; a key that holds a secret is replaced by its mask (a later key that masks alike
+   * keeps its value, as a duplicate key in JSON text does: a mask never leaves the secret). Without recursion, so
+   * an upstream's deepest nesting is walked to its end and never overflows the stack.
+   */
+  #leaves(value: JsonObject | unknown[], slot: number): void {
+    const pending: (JsonObject | unknown[])[] = [value];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      if (Array.isArray(next)) {
+        for (let i = 0; i < next.length; i++) {
+          const item = next[i];
+          if (typeof item === "string") next[i] = this.#checked(item, slot);
+          else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
+        }
+        continue;
       }
-      return;
+      let masked: string[] | undefined;
+      for (const key in next) {
+        const item = next[key];
+        if (typeof item === "string") next[key] = this.#checked(item, slot);
+        else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
+        if (this.#checked(key, slot) !== key) (masked ??= []).push(key);
+      }
+      if (masked !== undefined) this.#maskKeys(next, masked);
     }
-    for (const key in value) {
-      const item = value[key];
-      if (typeof item === "string") value[key] = this.#checked(item, slot);
-      else if (typeof item === "object" && item !== null) this.#leaves(item as JsonObject, slot, depth + 1);
+  }
+
+  /** `object` with each of `keys` (each holding a secret) replaced by its mask, its value kept. */
+  #maskKeys(object: JsonObject, keys: readonly string[]): void {
+    for (const key of keys) {
+      const item = object[key];
+      delete object[key];
+      // A defined property, so a mask can never set the prototype whatever it reads.
+      Object.defineProperty(object, this.#scrubber.scrub(key), {
+        value: item,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
   }
 }
 
 /** Scrubs an answer's fields in place; one per answer or stream (a stream's remembers the clean values seen). */
 export type FieldScrub = (answer: JsonObject) => void;
+
+/** What a whole answer is: a Response (`"response"`: a native Responses answer), or any other (`"answer"`). */
+export type AnswerKind = "answer" | "response";
 
 /**
  * A {@linkcode FieldScrub} for `scrubber` that keeps, per place, the last value that tested clean, so a stream's
@@ -272,10 +331,17 @@ export function fieldScrub(scrubber: Scrubber): FieldScrub {
   return (answer) => walk.run(answer);
 }
 
-/** `answer` with its fields scrubbed in place (a whole answer: one call). */
-export function scrubAnswerFields<T extends object>(answer: T, scrubber: Scrubber | undefined): T {
+/**
+ * `answer` with its fields scrubbed in place (a whole answer: one call); `kind` says whether it is a Response,
+ * whose settings are looked at where only a Response has them.
+ */
+export function scrubAnswerFields<T extends object>(
+  answer: T,
+  scrubber: Scrubber | undefined,
+  kind: AnswerKind = "answer",
+): T {
   if (scrubber !== undefined && scrubber.size > 0) {
-    new FieldWalk(scrubber, false).run(answer as unknown as JsonObject);
+    new FieldWalk(scrubber, false).run(answer as unknown as JsonObject, kind === "response" ? RESPONSE : TOP);
   }
   return answer;
 }

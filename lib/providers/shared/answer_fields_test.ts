@@ -186,7 +186,7 @@ Deno.test("answer fields: a Response's incomplete reason, tier, user, usage, cal
     "output[1].summary[0].text",
     "output[2].content[0].text",
   ];
-  const whole = scrubAnswerFields(structuredClone(response), scrubber);
+  const whole = scrubAnswerFields(structuredClone(response), scrubber, "response");
   assert.deepEqual(leaks(whole).sort(), content);
   assert.equal(whole.output[0].call_id, "call_***");
   const scrub = fieldScrub(scrubber);
@@ -253,4 +253,77 @@ Deno.test("answer fields: a stream's repeated clean values are tested once, and 
   const none = { id: `x-${KEY}`, finish_reason: KEY };
   assert.equal(scrubAnswerFields(none, createScrubber([])).id, `x-${KEY}`);
   assert.equal(scrubAnswerFields(none, undefined).finish_reason, KEY);
+});
+
+Deno.test("answer fields: the settings a Response repeats are scrubbed at any depth, keys too, whole or in an event; an event's own text is the model's", () => {
+  // A tool's parameter schema holding the key in a property name and a description, `depth` objects down.
+  const schema = (depth: number): JsonObject => {
+    let inner: JsonObject = { type: "object", properties: { [KEY]: { type: "string", description: KEY } } };
+    for (let i = 0; i < depth; i++) {
+      inner = { type: "object", properties: { a: { type: "array", items: inner } } };
+    }
+    return inner;
+  };
+  const settings = {
+    instructions: [{ type: "message", role: "developer", content: [{ type: "input_text", text: KEY }] }],
+    metadata: { [KEY]: "v", note: KEY },
+    tools: [{ type: "function", name: "f", description: KEY, parameters: schema(40) }],
+    tool_choice: { type: "function", name: KEY },
+    text: { format: { type: "json_schema", name: KEY, schema: schema(2) }, verbosity: KEY },
+    reasoning: { effort: KEY, summary: KEY },
+    prompt: { id: KEY, variables: { who: KEY } },
+    user: KEY,
+    prompt_cache_key: KEY,
+    safety_identifier: KEY,
+    truncation: KEY,
+    billing: { payer: KEY },
+    temperature: 1,
+  };
+  const response = {
+    id: "resp_1",
+    object: "response",
+    status: "completed",
+    model: "m",
+    output: [],
+    ...settings,
+  };
+  const whole = scrubAnswerFields(structuredClone(response), scrubber, "response");
+  assert.deepEqual(leaks(whole), []);
+  assert.ok(!JSON.stringify(whole).includes(PIECE), "no key of it holds the key");
+  assert.deepEqual(whole.metadata, { note: "***", "***": "v" });
+  assert.equal(whole.temperature, 1);
+  const scrub = fieldScrub(scrubber);
+  const events: JsonObject[] = [
+    { type: "response.created", response: structuredClone(response) },
+    { type: "response.output_text.done", item_id: "msg_1", text: `the key is ${KEY}` },
+    { type: "response.completed", response: structuredClone(response) },
+  ];
+  for (const event of events) scrub(event);
+  assert.deepEqual(leaks(events), ["[1].text"]);
+  assert.ok(!JSON.stringify([events[0], events[2]]).includes(PIECE));
+  // A Messages answer repeats its request's context editing: scrubbed as well, its text not.
+  const message = scrubAnswerFields({
+    type: "message",
+    content: [{ type: "text", text: KEY }],
+    context_management: { applied_edits: [{ type: KEY }] },
+  }, scrubber);
+  assert.deepEqual(leaks(message), ["content[0].text"]);
+});
+
+Deno.test("answer fields: a Response's settings repeated in a stream are tested once each, and a clean one is left as it was", () => {
+  const { scrubber: counted, tests } = counting();
+  const scrub = fieldScrub(counted);
+  const instructions = "You are a coding agent. ".repeat(400);
+  const tools = [{ type: "function", name: "f", parameters: { type: "object", properties: { a: {} } } }];
+  const response = () => ({ id: "resp_1", object: "response", model: "m", output: [], instructions, tools });
+  const created = { type: "response.created", response: response() };
+  scrub(created);
+  const first = tests();
+  scrub({ type: "response.in_progress", response: response() });
+  scrub({ type: "response.completed", response: response() });
+  // Each later event tests its own type and the tools' nine keys and strings (type, "function", name, "f",
+  // parameters, type, "object", properties, a); the Response's id, object, model and its long instructions,
+  // unchanged, are not tested again.
+  assert.equal(tests() - first, 2 * (1 + 9));
+  assert.deepEqual(created.response, response());
 });

@@ -32,7 +32,7 @@ import type {
   TokenCountInput,
   UpstreamCall,
 } from "../types.ts";
-import { fieldScrubStage, scrubAnswerFields } from "./answer_fields.ts";
+import { type AnswerKind, fieldScrubStage, scrubAnswerFields } from "./answer_fields.ts";
 import { parseJsonObject } from "./json.ts";
 import { sendUpstream, upstreamLimits, type UpstreamRequest, type UpstreamResponse } from "./transport.ts";
 
@@ -179,9 +179,12 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     return json;
   };
 
-  /** A passed-through whole answer's JSON object ({@linkcode answerJson}), its fields scrubbed (answer_fields.ts). */
-  const nativeJson = (text: string, call: UpstreamCall): JsonObject =>
-    scrubAnswerFields(answerJson(text, call), call.scrubber);
+  /**
+   * A passed-through whole answer's JSON object ({@linkcode answerJson}), its fields scrubbed (answer_fields.ts):
+   * a Response's (`kind`) with the settings it repeats of its request.
+   */
+  const nativeJson = (text: string, call: UpstreamCall, kind: AnswerKind = "answer"): JsonObject =>
+    scrubAnswerFields(answerJson(text, call), call.scrubber, kind);
 
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
@@ -225,7 +228,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     provider.responses = async (body: JsonObject, call: ResponsesCall): Promise<NativeResponsesResult> => {
       const res = await send(responsesRequest(body, call), call, body.stream === true);
       if (body.stream !== true) {
-        return { kind: "json", body: nativeJson(await res.text(), call) };
+        return { kind: "json", body: nativeJson(await res.text(), call, "response") };
       }
       return { kind: "stream", events: pullStages(res.body, scrubbedStages(responsesStages(call), call)) };
     };
