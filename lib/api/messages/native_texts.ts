@@ -4,13 +4,19 @@
  * Messages API keeps them, and those only a native target reads. One description serves the native body's
  * redaction and the deny rules' reading of what has no chat form:
  *
- * - `system` (a string, or its text blocks), a turn's string content and its `text` blocks (any role);
- * - a `document`'s text: a `text` source's `data`, a base64 source of `text/plain` decoded, a `content` source's
- *   string or text blocks (only a Claude target reads the last);
- * - a `tool_result`'s content: a string, or its text and document blocks.
+ * - `system` (a string, or its blocks), a turn's string content, and its blocks' texts by their type
+ *   ({@linkcode BLOCK_TEXTS}, the one list of them; any role):
+ *   - a `text` block's text;
+ *   - a `document`'s text: a `text` source's `data`, a base64 source of `text/plain` decoded, a `content`
+ *     source's string or text blocks (only a Claude target reads the last); then its `title` and its `context`,
+ *     which Claude reads with it;
+ *   - a `search_result`'s `title` and its content's text blocks (only a Claude target reads one);
+ *   - a `tool_result`'s content, and an MCP connector's `mcp_tool_result`'s: a string, or its blocks, read as a
+ *     turn's (texts, documents, search results).
  *
- * Left alone, as in the chat form: tool-use input, images, PDFs, and thinking blocks (their signature covers
- * their text, and the upstream refuses a changed one).
+ * Left alone, as in the chat form: tool-use input, images, PDFs, a search result's `source` (a URL or an
+ * identifier, as a document's or an image's is), thinking blocks (their signature covers their text, and the
+ * upstream refuses a changed one), and what Anthropic's own server tools ran and returned.
  *
  * @module
  */
@@ -21,16 +27,38 @@ type Slots = (TextSlot | undefined)[];
 
 function documentSlots(block: JsonObject, at: string, out: Slots): void {
   const source = block.source;
-  if (!isObject(source)) return;
-  if (source.type === "text") out.push(stringSlot(source, "data", `${at}.source.data`));
-  else if (source.type === "base64" && typeof source.media_type === "string") {
-    if (TEXT_MEDIA_TYPE.test(source.media_type)) {
-      out.push(encodedTextSlot(source, "data", `${at}.source.data`, true));
-    }
-  } else if (source.type === "content") contentSlots(source, "content", `${at}.source.content`, out);
+  if (isObject(source)) {
+    if (source.type === "text") out.push(stringSlot(source, "data", `${at}.source.data`));
+    else if (source.type === "base64" && typeof source.media_type === "string") {
+      if (TEXT_MEDIA_TYPE.test(source.media_type)) {
+        out.push(encodedTextSlot(source, "data", `${at}.source.data`, true));
+      }
+    } else if (source.type === "content") contentSlots(source, "content", `${at}.source.content`, out);
+  }
+  out.push(stringSlot(block, "title", `${at}.title`), stringSlot(block, "context", `${at}.context`));
 }
 
-/** `holder[key]`: a string, or blocks whose texts, documents and tool results are read. */
+/** A block's content, as a turn's: a string, or blocks whose texts are read ({@linkcode BLOCK_TEXTS}). */
+function blockContent(block: JsonObject, at: string, out: Slots): void {
+  contentSlots(block, "content", `${at}.content`, out);
+}
+
+/**
+ * Where a content block, by its `type`, keeps the texts a native target reads (see the module doc). The one list
+ * of them: a block type not here has none.
+ */
+const BLOCK_TEXTS: ReadonlyMap<unknown, (block: JsonObject, at: string, out: Slots) => void> = new Map([
+  ["text", (block: JsonObject, at: string, out: Slots) => out.push(stringSlot(block, "text", `${at}.text`))],
+  ["document", documentSlots],
+  ["search_result", (block: JsonObject, at: string, out: Slots) => {
+    out.push(stringSlot(block, "title", `${at}.title`));
+    blockContent(block, at, out);
+  }],
+  ["tool_result", blockContent],
+  ["mcp_tool_result", blockContent],
+]);
+
+/** `holder[key]`: a string, or blocks whose texts are read ({@linkcode BLOCK_TEXTS}). */
 function contentSlots(holder: JsonObject, key: string, at: string, out: Slots): void {
   const content = holder[key];
   if (typeof content === "string") {
@@ -39,11 +67,7 @@ function contentSlots(holder: JsonObject, key: string, at: string, out: Slots): 
   }
   if (!Array.isArray(content)) return;
   content.forEach((block, j) => {
-    if (!isObject(block)) return;
-    const path = `${at}.${j}`;
-    if (block.type === "text") out.push(stringSlot(block, "text", `${path}.text`));
-    else if (block.type === "document") documentSlots(block, path, out);
-    else if (block.type === "tool_result") contentSlots(block, "content", `${path}.content`, out);
+    if (isObject(block)) BLOCK_TEXTS.get(block.type)?.(block, `${at}.${j}`, out);
   });
 }
 

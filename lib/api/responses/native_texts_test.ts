@@ -41,6 +41,71 @@ Deno.test("native texts: every text item, tool output, reasoning part and plain-
   ]);
 });
 
+Deno.test("native texts: the built-in tools' items, each text a native target reads at its param", () => {
+  const body = {
+    input: [
+      { type: "local_shell_call_output", id: "ls", output: "a" },
+      {
+        type: "shell_call_output",
+        call_id: "s",
+        output: [
+          { stdout: "b", stderr: "c", outcome: { type: "exit", exit_code: 0 } },
+          { stdout: "d", stderr: "", outcome: { type: "timeout" } },
+        ],
+      },
+      { type: "apply_patch_call_output", call_id: "p", status: "failed", output: "e" },
+      { type: "mcp_call", id: "m1", server_label: "x", name: "n", arguments: '{"q":"args"}', output: "f" },
+      { type: "mcp_call", id: "m2", server_label: "x", name: "n", arguments: "{}", error: "g" },
+      {
+        type: "mcp_call",
+        id: "m3",
+        server_label: "x",
+        name: "n",
+        arguments: "{}",
+        error: { type: "http_error", code: 500, message: "h" },
+      },
+      {
+        type: "mcp_call",
+        id: "m4",
+        server_label: "x",
+        name: "n",
+        arguments: "{}",
+        error: { type: "mcp_tool_execution_error", content: [{ type: "text", text: "i" }] },
+      },
+      {
+        type: "mcp_list_tools",
+        id: "l",
+        server_label: "x",
+        tools: [{ name: "t", description: "no" }],
+        error: "j",
+      },
+      { type: "mcp_approval_response", approval_request_id: "r", approve: false, reason: "k" },
+      { type: "custom_tool_call_output", call_id: "c", output: "l" },
+      {
+        type: "computer_call_output",
+        call_id: "cc",
+        output: { type: "computer_screenshot", image_url: "https://x" },
+      },
+      { type: "shell_call", call_id: "s", action: { commands: ["ls"] } },
+    ],
+  };
+  assert.deepEqual(responsesTexts(body).map(({ param, text }) => [param, text]), [
+    ["input[0].output", "a"],
+    ["input[1].output[0].stdout", "b"],
+    ["input[1].output[0].stderr", "c"],
+    ["input[1].output[1].stdout", "d"],
+    ["input[1].output[1].stderr", ""],
+    ["input[2].output", "e"],
+    ["input[3].output", "f"],
+    ["input[4].error", "g"],
+    ["input[5].error.message", "h"],
+    ["input[6].error.content[0].text", "i"],
+    ["input[7].error", "j"],
+    ["input[8].reason", "k"],
+    ["input[9].output", "l"],
+  ]);
+});
+
 Deno.test("native redaction: a redacted copy, the client's body untouched; the body itself when nothing matched", () => {
   const client: JsonObject = {
     input: [
