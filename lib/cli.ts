@@ -20,6 +20,7 @@ import {
 import { tokenSchema } from "./config/schema.ts";
 import { StartError } from "./start_error.ts";
 import { startIssues } from "./start_checks.ts";
+import { usagePermissionIssues } from "./usage/usage_locations.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
@@ -128,13 +129,17 @@ interface Prepared {
  * ({@linkcode load}), then the start checks (`start_checks.ts`: the OTLP endpoint variables, and the usage files'
  * places, a directory that is a file, a file that is a directory, a directory not writable), asked without writing
  * anything, so `check` refuses what `serve` would and `serve` refuses it before it listens instead of losing the
- * records. What neither can see is a port already taken. The exit code when refused: `flagCode` for a flag, 1 for the config.
+ * records; and, for `serve`, a usage file Deno's permissions leave out (`check` only notes it: it is often run
+ * with other permissions than `serve`). What neither can see is a port already taken. The exit code when
+ * refused: 1 for the config; for a flag, 1 for `check` and 2 for `serve`.
  */
 async function prepare(
   runtime: Runtime,
   flags: { config?: string; port?: string; host?: string; workers?: string },
-  flagCode: number,
+  command: "check" | "serve",
 ): Promise<Prepared | number> {
+  // Every refusal is exit 1 for `check` (it says whether `serve` would start); `serve` exits 2 for a flag.
+  const flagCode = command === "check" ? 1 : 2;
   const env = runtime.env();
   const port = portOverride(flags.port, env);
   if (!port.ok) {
@@ -154,10 +159,17 @@ async function prepare(
     runtime.writeStderr(`${workers.message}\n`);
     return flagCode;
   }
-  const issues = await startIssues(state.config, env);
+  const checking = command === "check";
+  const issues = await startIssues(state.config, env, undefined, !checking);
   if (issues.length > 0) {
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, issues)}\n`);
     return 1;
+  }
+  const notes = checking ? usagePermissionIssues(state.config) : [];
+  if (notes.length > 0) {
+    runtime.writeStderr(
+      `Note: serve run with this check's permissions would refuse to start:\n${formatIssues(path, notes)}\n`,
+    );
   }
   return { path, state, port: port.value, host: host.value, workers: workers.value };
 }
@@ -226,7 +238,7 @@ export async function runCli(
   switch (command) {
     case "check": {
       // Every refusal is exit 1 here, the flags' too: `check` says whether `serve` would start.
-      const prepared = await prepare(runtime, values, 1);
+      const prepared = await prepare(runtime, values, "check");
       if (typeof prepared === "number") return prepared;
       const { path, state: { config } } = prepared;
       // The operator's price catalog (`pricing.catalog`) is part of the config: a malformed one fails check.
@@ -275,7 +287,7 @@ export async function runCli(
       return 0;
     }
     case "serve": {
-      const prepared = await prepare(runtime, values, 2);
+      const prepared = await prepare(runtime, values, "serve");
       if (typeof prepared === "number") return prepared;
       const { path, state, port, host, workers } = prepared;
       // Installed before anything listens: a signal while the server or the workers start (worker 0 serves

@@ -11,16 +11,19 @@
 import type { ConfigIssue, ResolvedConfig } from "./config/types.ts";
 import { restartRequired } from "./config/start_only.ts";
 import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
-import { usageLocationIssues } from "./usage/usage_locations.ts";
+import { usageLocationIssues, usagePermissionIssues } from "./usage/usage_locations.ts";
 
 /**
  * Every start issue of `config`; with `keys` (start-only keys, `config/start_only.ts`), only those of the checks
- * that read them. Writes nothing.
+ * that read them. Writes nothing. `permissions: false` leaves out the usage files Deno's permissions leave out:
+ * `check` is often run with fewer permissions than `serve` (a validator in CI may read only), so it says those
+ * as a note rather than refusing a config that `serve` under its own flags starts with.
  */
 export async function startIssues(
   config: ResolvedConfig,
   env: Readonly<Record<string, string | undefined>>,
   keys?: readonly string[],
+  permissions = true,
 ): Promise<ConfigIssue[]> {
   const asked = (key: string) => keys === undefined || keys.includes(key);
   const issues: ConfigIssue[] = [];
@@ -32,7 +35,10 @@ export async function startIssues(
       issues.push({ path: "telemetry", message: err.message });
     }
   }
-  if (asked("usage") || asked("postgres")) issues.push(...await usageLocationIssues(config));
+  if (asked("usage") || asked("postgres")) {
+    issues.push(...await usageLocationIssues(config));
+    if (permissions) issues.push(...usagePermissionIssues(config));
+  }
   return issues;
 }
 

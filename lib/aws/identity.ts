@@ -11,8 +11,8 @@
 import { awsAccessKeyId, headerCredential } from "../config/header_map.ts";
 import type { AwsCredentials } from "./sigv4.ts";
 
-/** An AWS region name (`us-east-1`, `eu-central-2`, `us-gov-west-1`). */
-export const AWS_REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+/** An AWS region name (`us-east-1`, `eu-central-2`, `us-gov-west-1`, the European Sovereign Cloud's `eusc-de-east-1`). */
+export const AWS_REGION_PATTERN = /^[a-z]{2,4}(-[a-z]+)+-\d+$/;
 /** What a value that is not a region is told. */
 export const AWS_REGION_MESSAGE = "must be an AWS region such as us-east-1";
 

@@ -108,6 +108,8 @@ Deno.test("header credential: AWS_* variables a Bedrock provider or guardrail fa
   };
   for (const [text, at] of [[provider, "providers.up"], [guardrail, "guardrails.g"]]) {
     assert.equal(checkSetUp(text, good), null, at);
+    // A region's first part may be longer than two letters: the European Sovereign Cloud's.
+    assert.equal(checkSetUp(text, { ...good, AWS_REGION: "eusc-de-east-1" }), null, at);
     assert.equal(checkSetUp(text, { ...good, AWS_SESSION_TOKEN: "FwoGZXIvYXdzEtoken\n" }), null, at);
     const bad: [Record<string, string>, RegExp][] = [
       [

@@ -15,7 +15,6 @@ import { accessSync, constants } from "node:fs";
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import process from "node:process";
-import { accessLeftOut } from "../runtime/path_permission.ts";
 
 /** How the problems of one kind of file are worded. */
 export interface FileWords {
@@ -27,23 +26,8 @@ export interface FileWords {
   readonly dirNote?: string;
 }
 
-/**
- * Why the file cannot be at `path` (a sentence for `usage.<key>: …`), or null when it can. `companions` are the
- * files written beside it (SQLite's `-wal` and `-shm`, the spill file's replay name), which Deno's permissions
- * must cover too.
- */
-export async function fileLocationProblem(
-  path: string,
-  words: FileWords,
-  companions: readonly string[] = [],
-): Promise<string | null> {
-  for (const file of [path, ...companions]) {
-    const leftOut = accessLeftOut(file);
-    if (leftOut !== null) {
-      return `Deno's permissions do not let the gateway ${leftOut} ${file}: \`deno task start\` writes only under ` +
-        `data/; put ${words.name} under data/, or run deno with --allow-read and --allow-write for it`;
-    }
-  }
+/** Why the file cannot be at `path` (a sentence for `usage.<key>: …`), or null when it can. */
+export async function fileLocationProblem(path: string, words: FileWords): Promise<string | null> {
   const file = await kindOf(path);
   if (file === "directory") return `${path} is a directory, not ${words.file}`;
   if (file === "file" && denied(path, constants.R_OK | constants.W_OK)) {

@@ -14,5 +14,5 @@ export function sqliteLocationProblem(path: string): Promise<string | null> {
     file: "a database file",
     name: "the usage database",
     dirNote: " (the database and its -wal and -shm files go there)",
-  }, [`${path}-wal`, `${path}-shm`]);
+  });
 }

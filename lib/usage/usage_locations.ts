@@ -15,6 +15,7 @@ import type { ConfigIssue, ResolvedConfig } from "../config/types.ts";
 import { fileLocationProblem, kindOf } from "./file_location.ts";
 import { replayingPathOf } from "./spill.ts";
 import { sqliteLocationProblem } from "./sqlite_location.ts";
+import { accessLeftOut } from "../runtime/path_permission.ts";
 
 /** Every usage file of `config` that cannot be where it says, as issues at its key. Writes nothing. */
 export async function usageLocationIssues(config: ResolvedConfig): Promise<ConfigIssue[]> {
@@ -42,12 +43,44 @@ export async function usageLocationIssues(config: ResolvedConfig): Promise<Confi
 
 /** Why the spill file cannot be at `path`: as any file, and its replay's name must not be a directory either. */
 async function spillLocationProblem(path: string): Promise<string | null> {
-  const replaying = replayingPathOf(path);
-  const problem = await fileLocationProblem(path, { file: "a spill file", name: "the spill file" }, [
-    replaying,
-  ]);
+  const problem = await fileLocationProblem(path, { file: "a spill file", name: "the spill file" });
   if (problem !== null) return problem;
+  const replaying = replayingPathOf(path);
   return await kindOf(replaying) === "directory"
     ? `${replaying} is a directory: a replay reads the spill file under that name`
     : null;
+}
+
+/**
+ * The usage files of `config` that Deno's permissions leave out, as issues at their keys: each file and what is
+ * written beside it (SQLite's `-wal` and `-shm`, the spill file's replay name). The system's access check cannot
+ * see Deno's allow-list and Deno's refusal of `stat` looks like a missing path, so a file outside it passed every
+ * other check and every record meant for it was lost. None on Bun.
+ */
+export function usagePermissionIssues(config: ResolvedConfig): ConfigIssue[] {
+  const usage = config.usage;
+  const files: [string, string[]][] = [];
+  const sqlite = config.postgres === null ? usage.sqlite : "none";
+  if (sqlite !== "none" && sqlite !== ":memory:" && !sqlite.startsWith("file:")) {
+    files.push(["usage.sqlite", [sqlite, `${sqlite}-wal`, `${sqlite}-shm`]]);
+  }
+  if (usage.jsonl !== undefined) files.push(["usage.jsonl", [usage.jsonl]]);
+  if (sqlite !== "none" || config.postgres !== null || usage.jsonl !== undefined) {
+    files.push(["usage.spill", [usage.spill, replayingPathOf(usage.spill)]]);
+  }
+  const issues: ConfigIssue[] = [];
+  for (const [key, paths] of files) {
+    for (const path of paths) {
+      const leftOut = accessLeftOut(path);
+      if (leftOut === null) continue;
+      issues.push({
+        path: key,
+        message:
+          `Deno's permissions do not let the gateway ${leftOut} ${path}: run deno with --allow-read and ` +
+          "--allow-write for it (`deno task start` has them for data/ only)",
+      });
+      break;
+    }
+  }
+  return issues;
 }

@@ -8,11 +8,8 @@ import assert from "node:assert/strict";
 
 /** The entry point, run from source. */
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-/**
- * What most tests run with. Write access too: `check` refuses usage files Deno would not let `serve` write, and
- * the tests that say `check` writes nothing look for what it would have made.
- */
-export const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-write"];
+/** What most tests run with: no write access, as a validator in CI may run `check`. */
+export const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
 
 /** `main.ts ARGS` as a process under `permissions`; its exit code and output. */
 export async function run(args: string[], env: Record<string, string> = {}, permissions = PERMISSIONS) {

@@ -128,7 +128,11 @@ Deno.test("cli: check and serve refuse an OTLP endpoint variable with a password
     checked.stderr,
     /: telemetry: OTEL_EXPORTER_OTLP_ENDPOINT must be an http:\/\/ or https:\/\/ URL without credentials/,
   );
-  const served = await run(["serve", "--config", file, "--port", "0"], env);
+  // serve with write access, as it needs for the usage database (without it, that is refused too).
+  const served = await run(["serve", "--config", file, "--port", "0"], env, [
+    ...PERMISSIONS,
+    "--allow-write",
+  ]);
   assert.equal(served.code, 1);
   assert.equal(served.stderr, checked.stderr);
   for (const out of [checked.stdout, checked.stderr, served.stdout, served.stderr]) {
@@ -182,7 +186,11 @@ models:
   assert.equal(checked.stdout, "");
   assert.match(checked.stderr, /: guardrails\.bg: bedrock guardrail: no AWS region/);
   assert.doesNotMatch(checked.stderr, /\s+at /);
-  const served = await run(["serve", "--config", file, "--port", "0"], env);
+  // serve with write access, as it needs for the usage database (without it, that is refused too).
+  const served = await run(["serve", "--config", file, "--port", "0"], env, [
+    ...PERMISSIONS,
+    "--allow-write",
+  ]);
   assert.equal(served.code, 1);
   assert.equal(served.stderr, checked.stderr);
   await Deno.remove(file);
