@@ -219,6 +219,9 @@ const { top: TOP, response: RESPONSE, slots: SLOTS, topType: TOP_TYPE } = (() =>
   const top = nodes.get("")!;
   return { top, response: nodes.get("response")!, slots, topType: top.get("type")!.slot };
 })();
+/** How many short clean strings of `leaves` fields a stream remembers, and how long each may be. */
+const CLEAN_SHORT_MAX = 256;
+const CLEAN_SHORT_LENGTH = 64;
 /** The slot of every string of an event of no defined type. */
 const EVERY = SLOTS;
 
@@ -227,12 +230,20 @@ class FieldWalk {
   readonly #scrubber: Scrubber;
   /** The last value of each slot that tested clean (a stream's), or none kept (a whole answer's). */
   readonly #clean: (string | undefined)[] | undefined;
+  /**
+   * The short strings of `leaves` fields that tested clean (a stream's): keys and names such a field repeats in
+   * every chunk (`usageMetadata`'s `promptTokenCount`, a safety rating's `HARM_CATEGORY_…`), which one last value
+   * per slot never matches, so each is tested once per stream. Bounded: {@linkcode CLEAN_SHORT_MAX} strings of
+   * at most {@linkcode CLEAN_SHORT_LENGTH} characters.
+   */
+  readonly #cleanShort: Set<string> | undefined;
   /** Set when the answer's own `type` held a secret: no defined event, so all of it is scrubbed. */
   #unknown = false;
 
   constructor(scrubber: Scrubber, remember: boolean) {
     this.#scrubber = scrubber;
     this.#clean = remember ? new Array(SLOTS + 1) : undefined;
+    this.#cleanShort = remember ? new Set() : undefined;
   }
 
   /** Scrubs `answer` in place, looked at as the place `start` (the answer's, or a Response's). */
@@ -252,6 +263,19 @@ class FieldWalk {
       return this.#scrubber.scrub(value);
     }
     if (clean !== undefined) clean[slot] = value;
+    return value;
+  }
+
+  /**
+   * `value` (a key or string inside a `leaves` field) if clean, else masked; a short clean one remembered for the
+   * rest of the stream, a longer one as in {@linkcode FieldWalk.#checked}.
+   */
+  #checkedLeaf(value: string, slot: number): string {
+    const short = this.#cleanShort;
+    if (short === undefined || value.length > CLEAN_SHORT_LENGTH) return this.#checked(value, slot);
+    if (short.has(value)) return value;
+    if (this.#scrubber.test(value)) return this.#scrubber.scrub(value);
+    if (short.size < CLEAN_SHORT_MAX) short.add(value);
     return value;
   }
 
@@ -284,7 +308,7 @@ class FieldWalk {
       if (Array.isArray(next)) {
         for (let i = 0; i < next.length; i++) {
           const item = next[i];
-          if (typeof item === "string") next[i] = this.#checked(item, slot);
+          if (typeof item === "string") next[i] = this.#checkedLeaf(item, slot);
           else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
         }
         continue;
@@ -292,9 +316,9 @@ class FieldWalk {
       let masked: string[] | undefined;
       for (const key in next) {
         const item = next[key];
-        if (typeof item === "string") next[key] = this.#checked(item, slot);
+        if (typeof item === "string") next[key] = this.#checkedLeaf(item, slot);
         else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
-        if (this.#checked(key, slot) !== key) (masked ??= []).push(key);
+        if (this.#checkedLeaf(key, slot) !== key) (masked ??= []).push(key);
       }
       if (masked !== undefined) this.#maskKeys(next, masked);
     }
