@@ -7,6 +7,9 @@
  *   guide (input in JSON fragments).
  * - `claude-midstream-error`: streams some text, then an `overloaded_error` event.
  * - `claude-length`: `claude-ok`'s answer cut by the token limit (`stop_reason: "max_tokens"`).
+ * - `claude-pause`: a turn Anthropic's server-side tool loop paused (`stop_reason: "pause_turn"`): a text
+ *   block, a web search and its results ({@linkcode PAUSED_BLOCKS}), and no answer yet; the client is to send
+ *   it back to continue. Streamed with each block whole in its `content_block_start`.
  * - `claude-429` (with `retry-after: 7`), `claude-529`, `claude-500`, `claude-400`: error answers.
  * - any answering model, asked for `thinking: {type: "enabled", budget_tokens}`: a thinking block
  *   ({@linkcode FAKE_CLAUDE_THINKING}, signed) and a redacted_thinking block come first, streamed as
@@ -167,6 +170,17 @@ function message(model: string, content: unknown[], stopReason: string, usage: R
   };
 }
 
+/** The content of `claude-pause`'s paused turn: it said it would search, searched, and paused there. */
+export const PAUSED_BLOCKS = [
+  { type: "text", text: "Let me search for that." },
+  { type: "server_tool_use", id: "srvtoolu_fake01", name: "web_search", input: { query: "fake news" } },
+  {
+    type: "web_search_tool_result",
+    tool_use_id: "srvtoolu_fake01",
+    content: [{ type: "web_search_result", url: "https://example.com/", title: "Example", page_age: null }],
+  },
+] as const;
+
 /** The thinking and redacted_thinking blocks that open an answer with thinking on. */
 const THINKING_BLOCKS = [
   { type: "thinking", thinking: FAKE_CLAUDE_THINKING, signature: FAKE_CLAUDE_SIGNATURE },
@@ -268,6 +282,14 @@ function streamEvents(model: string, thinking = false, cache?: ReturnType<typeof
       );
     }
     out.push(event("content_block_stop", { index: ix(1) }), ...end("tool_use", 89));
+  } else if (model === "claude-pause") {
+    PAUSED_BLOCKS.forEach((block, index) => {
+      out.push(
+        event("content_block_start", { index: ix(index), content_block: block }),
+        event("content_block_stop", { index: ix(index) }),
+      );
+    });
+    out.push(...end("pause_turn", 40));
   } else if (model === "claude-midstream-error") {
     out.push(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
     out.push(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Partial" } }));
@@ -439,6 +461,11 @@ export function startFakeAnthropic(): FakeAnthropic {
         "tool_use",
         { input_tokens: 472, output_tokens: 89 },
       ));
+    }
+    if (model === "claude-pause") {
+      return Response.json(
+        message(model, [...PAUSED_BLOCKS], "pause_turn", { input_tokens: 20, output_tokens: 40 }),
+      );
     }
     return Response.json(
       message(

@@ -8,6 +8,7 @@
  * - `gem-tools`: a `get_weather` functionCall carrying {@linkcode FAKE_SIGNATURE}; once the request holds a
  *   functionResponse, a text answer instead.
  * - `gem-length` / `gem-safety`: `gem-ok`'s answer ending with `finishReason` `MAX_TOKENS` / `SAFETY`.
+ * - `gem-finish-<REASON>`: `gem-ok`'s answer ending with `finishReason` `<REASON>` (`gem-finish-OTHER`, …).
  * - `gem-json`: answers {@linkcode GEMINI_JSON} (a JSON document, as under `responseMimeType: application/json`).
  * - `gem-429` / `gem-503` / `gem-500`: Google error bodies (429 with `RetryInfo.retryDelay` "7s").
  * - `gem-midstream-error`: one text event (with the prompt's usage only, as early chunks have), then an
@@ -238,7 +239,13 @@ export function startFakeGemini(): FakeGemini {
       ? GEMINI_JSON
       : GEMINI_ANSWER;
     const usage = { promptTokenCount: 11, candidatesTokenCount: 7, totalTokenCount: 18 };
-    const stop = model === "gem-length" ? "MAX_TOKENS" : model === "gem-safety" ? "SAFETY" : "STOP";
+    const stop = model === "gem-length"
+      ? "MAX_TOKENS"
+      : model === "gem-safety"
+      ? "SAFETY"
+      : model.startsWith("gem-finish-")
+      ? model.slice("gem-finish-".length)
+      : "STOP";
     const config = body.generationConfig as { thinkingConfig?: { includeThoughts?: unknown } } | undefined;
     const thoughts = config?.thinkingConfig?.includeThoughts === true;
     if (!stream) {

@@ -8,6 +8,8 @@
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { callsFunction } from "./function_calls.ts";
+import { geminiFinishReason } from "../../providers/finish_reasons.ts";
+import { type ChoiceEnding, cutOff } from "../../cache/opt_ins.ts";
 
 /** The candidates of a GenerateContentResponse (or of one chunk of its stream). */
 function candidates(value: JsonObject): JsonObject[] {
@@ -16,12 +18,14 @@ function candidates(value: JsonObject): JsonObject[] {
 
 /**
  * How each candidate ended, in the order of their `index`: whether it called a function in any chunk, and
- * whether its last finish reason is not `STOP` (a cut: MAX_TOKENS, a filter, …). Undefined while a candidate
- * has no finish reason yet (a stream without its last chunk). Several candidates need `cache_n`, as a chat
- * answer's several choices do (lib/cache/opt_ins.ts).
+ * whether its last finish reason cut it off, read through the one table of Gemini's finish reasons
+ * (lib/providers/finish_reasons.ts) as the translated path reads the same answer (`cutOff`: every reason but
+ * `STOP`, so MAX_TOKENS, a filter, OTHER, an unusable call, …). Undefined while a candidate has no finish
+ * reason yet (a stream without its last chunk). Several candidates need `cache_n`, as a chat answer's several
+ * choices do (lib/cache/opt_ins.ts).
  */
 function endingOf(values: readonly JsonObject[]): NativeEnding | undefined {
-  const seen = new Map<number, { reason?: unknown; calls: boolean }>();
+  const seen = new Map<number, { reason?: string; calls: boolean }>();
   for (const value of values) {
     for (const [position, candidate] of candidates(value).entries()) {
       const index = typeof candidate.index === "number" ? candidate.index : position;
@@ -32,8 +36,12 @@ function endingOf(values: readonly JsonObject[]): NativeEnding | undefined {
     }
   }
   const ended = [...seen.entries()].sort(([a], [b]) => a - b).map(([, candidate]) => candidate);
-  if (ended.length === 0 || ended.some((candidate) => candidate.reason === undefined)) return undefined;
-  return ended.map((candidate) => ({ calls: candidate.calls, cut: candidate.reason !== "STOP" }));
+  const endings: ChoiceEnding[] = [];
+  for (const { reason, calls } of ended) {
+    if (reason === undefined) return undefined;
+    endings.push({ calls, cut: cutOff(geminiFinishReason(reason, calls)) });
+  }
+  return endings.length === 0 ? undefined : endings;
 }
 
 /** The cache spec of a Gemini request whose client body is `body`. */

@@ -67,6 +67,22 @@ Deno.test("gemini cache spec: how each candidate ended", () => {
     cut: true,
   }]);
   assert.deepEqual(spec.ending([body(candidate([call], "MAX_TOKENS"))]), [{ calls: true, cut: true }]);
+  // Every reason but STOP cut the candidate off, as the translated path reads it (lib/providers/finish_reasons.ts).
+  for (
+    const reason of [
+      "OTHER",
+      "FINISH_REASON_UNSPECIFIED",
+      "SAFETY",
+      "MALFORMED_FUNCTION_CALL",
+      "SOMETHING_NEW",
+    ]
+  ) {
+    assert.deepEqual(
+      spec.ending([body(candidate([{ text: "h" }], reason))]),
+      [{ calls: false, cut: true }],
+      reason,
+    );
+  }
   assert.deepEqual(
     spec.ending([body(candidate([{ text: "a" }], "STOP", 0), candidate([call], "SAFETY", 1))]),
     [{ calls: false, cut: false }, { calls: true, cut: true }],

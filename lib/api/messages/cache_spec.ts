@@ -8,20 +8,22 @@
 import type { NativeCacheSpec, NativeEnding } from "../../answer/runner.ts";
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import { anthropicFinishReason } from "../../providers/finish_reasons.ts";
+import { cutOff } from "../../cache/opt_ins.ts";
 
 /**
- * How a message with stop reason `stopReason` ended: whole (`end_turn`, `stop_sequence`), in tool calls
- * (`tool_use`, read through the one table of Anthropic's stop reasons, lib/providers/finish_reasons.ts, as a
- * traced answer's finish reason is), or cut (length, refusal, a paused server tool). A message that holds a
- * client tool's call (`tool_use`) calls the client whatever it stopped with: one cut off by `max_tokens` in
- * the middle of its calls is both, and needs both opt-ins (lib/cache/opt_ins.ts).
+ * How a message with stop reason `stopReason` ended, read through the one table of Anthropic's stop reasons
+ * (lib/providers/finish_reasons.ts) as the translated path reads the same answer: whole (`end_turn`,
+ * `stop_sequence`), in tool calls (`tool_use`), or cut off (`cutOff`: the limits, a refusal, a paused server
+ * tool's `pause_turn`, a reason unknown today). A message that holds a client tool's call (`tool_use`) calls
+ * the client whatever it stopped with: one cut off by `max_tokens` in the middle of its calls is both, and
+ * needs both opt-ins (lib/cache/opt_ins.ts).
  */
 function endingOf(stopReason: unknown, blocks: readonly unknown[]): NativeEnding | undefined {
   if (typeof stopReason !== "string") return undefined;
-  const whole = stopReason === "end_turn" || stopReason === "stop_sequence";
-  const toolUse = anthropicFinishReason(stopReason) === "tool_calls";
-  const calls = toolUse || blocks.some((block) => isObject(block) && block.type === "tool_use");
-  return [{ calls, cut: !whole && !toolUse }];
+  const finish = anthropicFinishReason(stopReason);
+  const calls = finish === "tool_calls" ||
+    blocks.some((block) => isObject(block) && block.type === "tool_use");
+  return [{ calls, cut: cutOff(finish) }];
 }
 
 /** The content blocks a message stream started (`content_block_start`). */

@@ -34,6 +34,11 @@ Deno.test("messages cache spec: whole, a call, a cut, or both, JSON and streamed
     ["max_tokens", [TEXT], { calls: false, cut: true }],
     ["refusal", [TEXT], { calls: false, cut: true }],
     ["max_tokens", [TEXT, TOOL], { calls: true, cut: true }],
+    ["model_context_window_exceeded", [TEXT], { calls: false, cut: true }],
+    // A paused server-tool turn is not finished (sent back, it goes on), nor is a reason unknown today: as the
+    // translated path reads them (`length`, lib/providers/finish_reasons.ts).
+    ["pause_turn", [TEXT], { calls: false, cut: true }],
+    ["something_new", [TEXT], { calls: false, cut: true }],
   ];
   for (const [stop, content, expected] of cases) {
     const name = `${stop} with ${content.length} blocks`;

@@ -92,15 +92,18 @@ Deno.test("anthropic response: tool_use blocks → tool_calls with JSON-string a
   assert.equal((only.choices[0].message as { content: unknown }).content, null);
 });
 
+// Only `end_turn` and `stop_sequence` finished: a paused server-tool turn (sent back, it goes on) and a reason
+// unknown today are `length`, never a `stop` that passes an unfinished turn for the answer.
 Deno.test("anthropic response: every stop reason → finish_reason", () => {
   const table: [string | null, string][] = [
     ["end_turn", "stop"],
     ["stop_sequence", "stop"],
-    ["pause_turn", "stop"],
+    ["pause_turn", "length"],
     ["max_tokens", "length"],
     ["model_context_window_exceeded", "length"],
     ["tool_use", "tool_calls"],
     ["refusal", "content_filter"],
+    ["something_new", "length"],
     [null, "stop"],
   ];
   for (const [reason, finish] of table) {

@@ -65,14 +65,15 @@ export function readCandidateParts(
 }
 
 /**
- * OpenAI `finish_reason` for a Gemini `finishReason`:
- * - STOP → `stop`, or `tool_calls` when the candidate has function calls (Gemini reports STOP for them);
+ * OpenAI `finish_reason` for a Gemini `finishReason`, by the one table (`geminiFinishReason`,
+ * ../finish_reasons.ts):
+ * - STOP → `stop`, or `tool_calls` when the candidate has function calls (Gemini reports STOP for them); no
+ *   finish reason at all reads as STOP;
  * - MAX_TOKENS → `length`;
- * - SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, LANGUAGE and the IMAGE_* variants →
- *   `content_filter` (the model declined to produce the content);
  * - MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS → thrown 502
  *   `upstream_malformed_function_call` (`unusableOutput`, which says why);
- * - OTHER, FINISH_REASON_UNSPECIFIED and values unknown today → `stop`.
+ * - every other reason (the filters, OTHER, FINISH_REASON_UNSPECIFIED, values unknown today) →
+ *   `content_filter`: the candidate did not end whole.
  */
 export function finishReasonFor(
   provider: string,

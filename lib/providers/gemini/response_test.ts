@@ -134,9 +134,13 @@ Deno.test("gemini response: every finish reason", () => {
     ["SPII", false, "content_filter"],
     ["LANGUAGE", false, "content_filter"],
     ["IMAGE_SAFETY", false, "content_filter"],
-    ["OTHER", false, "stop"],
-    ["FINISH_REASON_UNSPECIFIED", false, "stop"],
-    ["SOMETHING_NEW", false, "stop"],
+    ["IMAGE_OTHER", false, "content_filter"],
+    ["NO_IMAGE", false, "content_filter"],
+    // Every reason but STOP and MAX_TOKENS ended the candidate before the model finished, calls or not.
+    ["OTHER", false, "content_filter"],
+    ["OTHER", true, "content_filter"],
+    ["FINISH_REASON_UNSPECIFIED", false, "content_filter"],
+    ["SOMETHING_NEW", false, "content_filter"],
   ];
   for (const [reason, tools, expected] of table) {
     assert.equal(finishReasonFor("gem", reason, tools), expected, String(reason));
