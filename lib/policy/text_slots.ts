@@ -1,18 +1,21 @@
 /**
  * The texts of a request a rule or guardrail reads and may rewrite in place, each with the request parameter
  * it sits at: string message contents and text parts of array contents (any role: system prompts, tool
- * results), plain-text documents (`file` parts of `text/plain` data), what an earlier assistant turn said
+ * results), plain-text documents (`file` parts of `text/plain` data), every file's name as the client wrote it
+ * (`file.filename`: a Messages document's `title` in the chat form), what an earlier assistant turn said
  * besides its content (`reasoning_content`, `refusal`, refusal parts: each is sent back to the model as the
- * conversation's history), optionally assistant tool-call arguments (a legacy `function_call`'s too, a custom tool call's input), and the strings of an embeddings or
- * moderations `input` (a moderation's `text` parts too). A request of the Responses, Messages or Gemini API
- * is read in its chat form, where its instructions are a system message and a Responses `reasoning` item's
- * text is the next assistant message's `reasoning_content`.
+ * conversation's history), optionally assistant tool-call arguments (a legacy `function_call`'s too, a custom
+ * tool call's input), and the strings of an embeddings or moderations `input` (a moderation's `text` parts
+ * too). A request of the Responses, Messages or Gemini API is read in its chat form, where its instructions
+ * are a system message and a Responses `reasoning` item's text is the next assistant message's
+ * `reasoning_content`.
  *
  * @module
  */
 import { type Endpoint, isChatFormEndpoint } from "../config/schema.ts";
 import { isObject, type JsonObject } from "../openai/types.ts";
 import { decodeUtf8Base64, encodeUtf8Base64 } from "../encoding/utf8_base64.ts";
+import { hasPlaceholderName } from "../openai/placeholder_filenames.ts";
 
 /** One text of a request, with the request parameter it sits at and a way to replace it in place. */
 export interface TextSlot {
@@ -46,10 +49,7 @@ function chatSlots(body: JsonObject, toolArguments: boolean): TextSlot[] {
             text: part.refusal,
             write: (t) => part.refusal = t,
           });
-        } else {
-          const document = textDocumentSlot(part, `messages[${i}].content[${j}].file.file_data`);
-          if (document !== undefined) slots.push(document);
-        }
+        } else slots.push(...fileSlots(part, `messages[${i}].content[${j}].file`));
       });
     }
     // What an assistant turn said besides its content (the answer side's SAID fields, lib/guardrails/output.ts):
@@ -126,10 +126,18 @@ export function encodedTextSlot(
   return { param, text, write: (t) => holder[key] = `${prefix}${encodeUtf8Base64(t)}` };
 }
 
-/** A `file` part holding a plain-text document (`data:text/plain;base64,…`), as a slot of its decoded text. */
-function textDocumentSlot(part: JsonObject, param: string): TextSlot | undefined {
+/**
+ * A `file` part's texts, at `param` (its `file`'s): a plain-text document's (`data:text/plain;base64,…`) decoded
+ * text, and the file's name, which the model reads with it (OpenAI passes it on, Anthropic shows it as the
+ * document's title), whatever the file holds. A name the gateway gave a file the client sent unnamed is no text
+ * of the client's (lib/openai/placeholder_filenames.ts).
+ */
+function fileSlots(part: JsonObject, param: string): TextSlot[] {
   const file = part.type === "file" && isObject(part.file) ? part.file : undefined;
-  return file === undefined ? undefined : encodedTextSlot(file, "file_data", param);
+  if (file === undefined) return [];
+  const slots = [encodedTextSlot(file, "file_data", `${param}.file_data`)];
+  if (!hasPlaceholderName(file)) slots.push(stringSlot(file, "filename", `${param}.filename`));
+  return slots.filter((slot) => slot !== undefined);
 }
 
 function inputSlots(body: JsonObject): TextSlot[] {

@@ -11,7 +11,10 @@
  * - a `functionResponse.response`, as the chat form's tool message holds it: its JSON text
  *   ({@linkcode responseSlot}); and a plain-text `inlineData` of its `parts`, as above.
  *
- * Left alone, as in the chat form: `functionCall.args` (tool-call arguments), images and other files.
+ * Left alone, as in the chat form: `functionCall.args` (tool-call arguments), images and other files. A file has
+ * no name here: the Gemini API's `Blob` and `FileData` hold none (the `displayName` of Google's SDK types is
+ * Vertex AI's, which those SDKs refuse to send to the Gemini API), so the chat form's `file` is named by the
+ * gateway, a name no rule judges (lib/openai/placeholder_filenames.ts).
  *
  * @module
  */

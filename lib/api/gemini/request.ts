@@ -28,6 +28,7 @@
 import { invalidRequest } from "../../errors.ts";
 import { newTolerance, type Tolerance } from "../../http/tolerance.ts";
 import { type ChatMessage, type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { placeholderNamed } from "../../openai/placeholder_filenames.ts";
 import { bad, list, object, text } from "./fields.ts";
 import { generation, type GenerationParams } from "./generation_config.ts";
 import { normalizeGemini } from "./normalize.ts";
@@ -80,7 +81,8 @@ function mediaPart(part: JsonObject, path: string, tolerance: Tolerance): JsonOb
     const url = `data:${mime};base64,${data}`;
     return IMAGE.test(mime)
       ? { type: "image_url", image_url: { url } }
-      : { type: "file", file: { filename: "file", file_data: url } };
+      // Gemini's API names no file: the chat form's name is the gateway's, no text a rule judges.
+      : { type: "file", file: placeholderNamed({ filename: "file", file_data: url }) };
   }
   if (isObject(part.fileData)) {
     const uri = text(part.fileData.fileUri, `${path}.fileData.fileUri`);

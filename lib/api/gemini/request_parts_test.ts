@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors.ts";
+import { hasPlaceholderName } from "../../openai/placeholder_filenames.ts";
+import { isObject } from "../../openai/types.ts";
 import { parseGeminiRequest } from "./request.ts";
 
 const PNG = "iVBORw0KGgo=";
@@ -85,6 +87,10 @@ Deno.test("gemini request: a function response's media follow the results, as a 
     "contents[2]",
     "contents[2]",
   ]);
+  // Gemini names no file: the chat form's name is the gateway's, which no rule judges.
+  const media = chat.messages[3].content;
+  const file = Array.isArray(media) ? media[2].file : undefined;
+  assert.ok(isObject(file) && hasPlaceholderName(file));
   // A file by Google's URI only Google reads: the rule of a user turn's file.
   const google = parseGeminiRequest(
     {

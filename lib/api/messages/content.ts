@@ -39,6 +39,7 @@
  */
 import { type ChatMessage, isObject, type JsonObject } from "../../openai/types.ts";
 import { encodeUtf8Base64 } from "../../encoding/utf8_base64.ts";
+import { placeholderNamed } from "../../openai/placeholder_filenames.ts";
 import type { Tolerance } from "../../http/tolerance.ts";
 import { readToolChange, type ToolChange } from "./tool_changes.ts";
 import {
@@ -150,18 +151,22 @@ function documentParts(block: JsonObject, path: string, notes: ContentNotes): Js
   }
   const title = stringField(block, "title", `${path}.title`);
   const context = stringField(block, "context", `${path}.context`);
-  const filename = title ?? "document";
+  // The title is the file's name, judged as the client's text; an untitled document gets one of the gateway's,
+  // which is not (lib/openai/placeholder_filenames.ts).
+  const named = (fileData: string): JsonObject => ({
+    type: "file",
+    file: title === undefined
+      ? placeholderNamed({ filename: "document", file_data: fileData })
+      : { filename: title, file_data: fileData },
+  });
   let file: JsonObject;
   if (source.type === "base64") {
     const media = mediaType(source, path, DOCUMENT_TYPES);
     const data = stringField(source, "data", `${path}.source.data`, true)!;
-    file = { type: "file", file: { filename, file_data: `data:${media};base64,${data}` } };
+    file = named(`data:${media};base64,${data}`);
   } else if (source.type === "text") {
     const data = stringField(source, "data", `${path}.source.data`, true)!;
-    file = {
-      type: "file",
-      file: { filename, file_data: `data:text/plain;base64,${encodeUtf8Base64(data)}` },
-    };
+    file = named(`data:text/plain;base64,${encodeUtf8Base64(data)}`);
   } else {
     claudeOnly(notes, `${path}.source.type`, `A document source of type '${String(source.type)}'`);
     return [];

@@ -1,5 +1,7 @@
 /** A Messages request's content blocks in the chat form, as the request parser reads them (content.ts). */
 import assert from "node:assert/strict";
+import type { JsonObject } from "../../openai/types.ts";
+import { hasPlaceholderName } from "../../openai/placeholder_filenames.ts";
 import { parse, refused } from "./parse_test_helpers.ts";
 
 Deno.test("messages request: a document's context reaches a translated target's model, before the document", () => {
@@ -38,6 +40,20 @@ Deno.test("messages request: a document's context reaches a translated target's 
   const plain = parse({ messages: [{ role: "user", content: [doc(null, "Facts")] }] });
   assert.deepEqual(plain.chat.messages[0].content, [file("Facts")]);
   refused({ messages: [{ role: "user", content: [doc(7)] }] }, /^messages\.0\.content\.0\.context: /);
+});
+
+Deno.test("messages request: a document's title is its file's name, the client's; an untitled one's name is the gateway's", () => {
+  const doc = (title?: string) => ({
+    type: "document",
+    source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" },
+    ...(title === undefined ? {} : { title }),
+  });
+  const parsed = parse({ messages: [{ role: "user", content: [doc("document"), doc()] }] });
+  const files = (parsed.chat.messages[0].content as JsonObject[]).map((part) => part.file as JsonObject);
+  assert.deepEqual(files.map((file) => [file.filename, hasPlaceholderName(file)]), [
+    ["document", false],
+    ["document", true],
+  ]);
 });
 
 Deno.test("messages request: an assistant turn's thinking text goes back as its reasoning_content", () => {

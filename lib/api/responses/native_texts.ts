@@ -6,8 +6,9 @@
  *
  * - `instructions`, a string `input`;
  * - each input item's texts, by its type ({@linkcode ITEM_TEXTS}, the one list of them): a message's string
- *   content, and its parts' texts: `input_text`, `output_text` (an assistant's history), `refusal`, and the
- *   decoded text of an `input_file` of plain text (`data:text/plain;base64,…`); a function or custom tool call's
+ *   content, and its parts' texts: `input_text`, `output_text` (an assistant's history), `refusal`, the
+ *   decoded text of an `input_file` of plain text (`data:text/plain;base64,…`) and every `input_file`'s
+ *   `filename`, which the model reads with the file whatever it holds; a function or custom tool call's
  *   output (a string, or parts as a message's); a `reasoning` item's `summary_text` and `reasoning_text` parts
  *   (the chat form keeps one of them, on the assistant turn that follows, and none when no assistant turn
  *   follows, yet a native target reads them all); and what only a native target reads of the built-in tools'
@@ -18,7 +19,7 @@
  *
  * Left alone, as in the chat form: tool-call arguments (a shell call's commands, a patch's diff, an MCP call's
  * `arguments` among them), tool declarations (an MCP tool list's `tools`), images (a computer call's output is a
- * screenshot), files that are not plain text, what the upstream itself ran and returned (a code interpreter's
+ * screenshot), the content of files that are not plain text, what the upstream itself ran and returned (a code interpreter's
  * logs, a program's result, a computer call's pending safety checks) and opaque state (`encrypted_content`: the
  * upstream's, unreadable, and refused if changed).
  *
@@ -39,7 +40,12 @@ function partSlots(parts: unknown[], param: string, out: Slots): void {
     if (typeof part.type === "string" && TEXT_PARTS.has(part.type)) {
       out.push(stringSlot(part, "text", `${at}.text`));
     } else if (part.type === "refusal") out.push(stringSlot(part, "refusal", `${at}.refusal`));
-    else if (part.type === "input_file") out.push(encodedTextSlot(part, "file_data", `${at}.file_data`));
+    else if (part.type === "input_file") {
+      out.push(
+        encodedTextSlot(part, "file_data", `${at}.file_data`),
+        stringSlot(part, "filename", `${at}.filename`),
+      );
+    }
   });
 }
 

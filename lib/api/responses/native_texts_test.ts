@@ -41,6 +41,40 @@ Deno.test("native texts: every text item, tool output, reasoning part and plain-
   ]);
 });
 
+Deno.test("native texts: a file's name, whatever the file holds, in a message and in a tool's output; written back in place", () => {
+  const pdf = { type: "input_file", filename: "b.pdf", file_data: "data:application/pdf;base64,Zg==" };
+  const body = {
+    input: [
+      {
+        role: "user",
+        content: [
+          { type: "input_file", filename: "a.txt", file_data: "data:text/plain;base64,Zg==" },
+          pdf,
+          { type: "input_file", file_id: "file-1" },
+        ],
+      },
+      {
+        type: "function_call_output",
+        call_id: "c",
+        output: [{ type: "input_file", filename: "c.pdf", file_id: "f" }],
+      },
+    ],
+  };
+  const slots = responsesTexts(body);
+  assert.deepEqual(slots.map(({ param, text }) => [param, text]), [
+    ["input[0].content[0].file_data", "f"],
+    ["input[0].content[0].filename", "a.txt"],
+    ["input[0].content[1].filename", "b.pdf"],
+    ["input[1].output[0].filename", "c.pdf"],
+  ]);
+  slots[2].write("[name].pdf");
+  assert.deepEqual(pdf, {
+    type: "input_file",
+    filename: "[name].pdf",
+    file_data: "data:application/pdf;base64,Zg==",
+  });
+});
+
 Deno.test("native texts: the built-in tools' items, each text a native target reads at its param", () => {
   const body = {
     input: [
