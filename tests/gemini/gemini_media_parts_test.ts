@@ -120,3 +120,21 @@ Deno.test("gemini parts: a prompt of a Files API file alone reaches a Gemini tar
     assert.equal(up.requests.length, before);
   });
 });
+
+Deno.test("gemini parts: an inline PDF reaches a Claude target as a document with no title the client never wrote", async () => {
+  // The Gemini API names no file; the chat form calls it `file`, which Claude was shown as the document's title.
+  await withMixedVendors(async (gw, up) => {
+    up.next = json(ANTHROPIC_OK);
+    const answer = await generate(gw, "chat-only-anthropic", [{
+      role: "user",
+      parts: [{ text: "Summarise this" }, { inlineData: { mimeType: "application/pdf", data: "JVBERi0xLjQK" } }],
+    }]);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const sent = JSON.parse(up.requests.at(-1)!.body);
+    const document = sent.messages[0].content.find((block: { type: string }) => block.type === "document");
+    assert.deepEqual(document, {
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: "JVBERi0xLjQK" },
+    });
+  });
+});

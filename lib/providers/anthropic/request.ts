@@ -24,6 +24,7 @@
  */
 import { invalidRequest } from "../../errors.ts";
 import { type ChatRequest, isObject, type JsonObject } from "../../openai/types.ts";
+import { hasPlaceholderName } from "../../openai/placeholder_filenames.ts";
 import type { ParamRules, UnsupportedRules } from "../shared/unsupported_params.ts";
 import {
   always,
@@ -159,7 +160,7 @@ function imageBlock(part: JsonObject, param: string): AnthropicBlock {
  * An OpenAI `file` part as an Anthropic `document` block, the way the Messages API's own documents become file
  * parts (lib/api/messages/content.ts), so a Messages request served over the chat form reaches Claude with its
  * documents: a plain-text file as a `text` source of its decoded text, a PDF as a `base64` one, its `filename`
- * as the title. Claude takes no other inline file, and a file by id is another vendor's upload: refused.
+ * (when the client wrote it) as the title. Claude takes no other inline file, and a file by id is another vendor's upload: refused.
  */
 function documentBlock(part: JsonObject, param: string): AnthropicBlock {
   const file = isObject(part.file) ? part.file : {};
@@ -178,7 +179,9 @@ function documentBlock(part: JsonObject, param: string): AnthropicBlock {
       "unsupported_parameter",
     );
   }
-  const title = typeof file.filename === "string" && file.filename !== "" ? { title: file.filename } : {};
+  // A name the gateway wrote for a file the client named nowhere (a Gemini file's `file`) is no title of its.
+  const named = typeof file.filename === "string" && file.filename !== "" && !hasPlaceholderName(file);
+  const title = named ? { title: file.filename } : {};
   return { type: "document", source, ...title };
 }
 
