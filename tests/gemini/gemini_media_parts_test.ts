@@ -127,7 +127,9 @@ Deno.test("gemini parts: an inline PDF reaches a Claude target as a document wit
     up.next = json(ANTHROPIC_OK);
     const answer = await generate(gw, "chat-only-anthropic", [{
       role: "user",
-      parts: [{ text: "Summarise this" }, { inlineData: { mimeType: "application/pdf", data: "JVBERi0xLjQK" } }],
+      parts: [{ text: "Summarise this" }, {
+        inlineData: { mimeType: "application/pdf", data: "JVBERi0xLjQK" },
+      }],
     }]);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     const sent = JSON.parse(up.requests.at(-1)!.body);
