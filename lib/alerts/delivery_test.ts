@@ -134,9 +134,9 @@ Deno.test("delivery: enqueue never waits for a receiver that hangs; each attempt
   });
   const d = createDelivery({ backoffMs: 5 });
   try {
-    const started = performance.now();
+    // The receiver answers only once `release()` runs, in `finally`: reaching the next line is enqueue returning
+    // without its answer, whatever a clock would say, and the alert is still on its way.
     const state = d.enqueue(target(r.url, { timeout: 100, retries: 2 }), alert());
-    assert.ok(performance.now() - started < 50, "enqueue returned at once");
     assert.equal(state.status, "pending");
     await until(() => state.status === "failed", "the attempts to time out");
     assert.deepEqual([state.attempts, state.error], [3, "timeout"]);

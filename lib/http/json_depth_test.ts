@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { jsonDepthExceeds } from "./json_depth.ts";
-import { cpuTimed } from "../../tests/helpers/cpu_time.ts";
 
 /** The nesting depth of a parsed value, the slow and obvious way (test values are shallow enough). */
 function depthOf(value: unknown): number {
@@ -23,13 +22,11 @@ Deno.test("json depth: counts arrays and objects, not brackets inside strings", 
   assert.equal(jsonDepthExceeds(tricky, 1), true);
 });
 
-Deno.test("json depth: a 600 KB body nested 100k levels deep is caught in milliseconds", () => {
+Deno.test("json depth: a 600 KB body nested 300k levels deep is caught; one of many brackets, none deep, is not", () => {
+  // What this costs is counted in json_depth_work_test.ts.
   const deep = "[".repeat(300_000) + "]".repeat(300_000);
   const mixed = '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000);
-  const [caught, ms] = cpuTimed(() => [jsonDepthExceeds(deep, 64), jsonDepthExceeds(mixed, 64)]);
-  assert.deepEqual(caught, [true, true]);
-  assert.ok(ms < 50, `took ${ms} ms`);
-  // Many brackets, none deep: walked in full, still refused by nothing.
+  assert.deepEqual([jsonDepthExceeds(deep, 64), jsonDepthExceeds(mixed, 64)], [true, true]);
   const wide = JSON.stringify(Array.from({ length: 50_000 }, (_, i) => ({ i, s: "[{" })));
   assert.equal(jsonDepthExceeds(wide, 2), false);
 });

@@ -5,7 +5,13 @@
  * (A shortened `ttl` applying to older entries is lib/cache/response_cache_test.ts's, with an injected clock.)
  */
 import assert from "node:assert/strict";
-import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import {
+  reloadWith,
+  startGateway,
+  TEST_TOKEN,
+  TEST_TOKENS_YAML,
+  type TestGateway,
+} from "../helpers/gateway.ts";
 import { type CacheUpstream, startCacheUpstream } from "./cache_upstream.ts";
 
 function config(up: CacheUpstream, optIn: boolean): string {
@@ -31,17 +37,6 @@ async function ask(gw: TestGateway, model: string): Promise<{ cache: string | nu
   return { cache: res.headers.get("x-cache"), said: message.tool_calls?.[0]?.id ?? message.content };
 }
 
-async function reload(gw: TestGateway, yaml: string): Promise<void> {
-  const reloads = () => gw.logs.filter((l) => l.msg === "config_reloaded").length;
-  const before = reloads();
-  await Deno.writeTextFile(gw.configFile, yaml);
-  const deadline = Date.now() + 10_000;
-  while (reloads() === before) {
-    if (Date.now() > deadline) throw new Error("no reload");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 Deno.test("cache reload: turning cache_tool_calls or cache_incomplete off stops replaying entries stored under it", async () => {
   const up = startCacheUpstream();
   const gw = await startGateway(config(up, true));
@@ -56,7 +51,7 @@ Deno.test("cache reload: turning cache_tool_calls or cache_incomplete off stops 
     assert.deepEqual(await ask(gw, "chat-length"), { cache: "HIT", said: "answer 2: clean up" });
     assert.equal(up.calls.length, 2);
 
-    await reload(gw, config(up, false));
+    await reloadWith(gw, config(up, false));
     // The stored tool call is not re-issued to the agent: the upstream decides afresh, and nothing is kept.
     assert.deepEqual(await ask(gw, "chat-tools"), { cache: "MISS", said: "call_3" });
     assert.deepEqual(await ask(gw, "chat-tools"), { cache: "MISS", said: "call_4" });
@@ -64,7 +59,7 @@ Deno.test("cache reload: turning cache_tool_calls or cache_incomplete off stops 
     assert.equal(up.calls.length, 5);
 
     // Opted in again: the answers are cached again (the fresh ones replaced nothing, so the first are back).
-    await reload(gw, config(up, true));
+    await reloadWith(gw, config(up, true));
     assert.equal((await ask(gw, "chat-tools")).cache, "HIT");
   } finally {
     await gw.stop();

@@ -35,13 +35,66 @@ export interface TestGateway {
   baseURL: string;
   /** Access-log and other JSON lines the gateway wrote to stdout. */
   logs: Record<string, unknown>[];
-  /** The config file it serves; writing it reloads the gateway. */
+  /** The config file it serves; writing it reloads the gateway (see {@linkcode reloadWith}). */
   configFile: string;
+  /**
+   * The first log line matching `match` that the gateway writes after this call, as it arrives: a test waits
+   * for the event itself, not for a clock. `failAfterMs` (default 60 s) only turns an event that never comes
+   * into a failure rather than a hung suite; nothing healthy comes near it.
+   */
+  nextLog(
+    match: (line: Record<string, unknown>) => boolean,
+    failAfterMs?: number,
+  ): Promise<Record<string, unknown>>;
   /**
    * Shuts the gateway down gracefully: in-process with `graceMs` (default 5 s) of grace, the binary by SIGTERM
    * (its config's `server.shutdown_timeout`).
    */
   stop(graceMs?: number): Promise<void>;
+}
+
+/** A gateway's log lines as they arrive, and the tests waiting for one of them ({@linkcode TestGateway.nextLog}). */
+function logBook():
+  & { lines: Record<string, unknown>[]; push(line: Record<string, unknown>): void }
+  & Pick<
+    TestGateway,
+    "nextLog"
+  > {
+  const lines: Record<string, unknown>[] = [];
+  const waiters = new Set<(line: Record<string, unknown>) => void>();
+  return {
+    lines,
+    push(line) {
+      lines.push(line);
+      for (const waiter of [...waiters]) waiter(line);
+    },
+    nextLog(match, failAfterMs = 60_000) {
+      const found = Promise.withResolvers<Record<string, unknown>>();
+      const waiter = (line: Record<string, unknown>) => {
+        if (!match(line)) return;
+        waiters.delete(waiter);
+        clearTimeout(backstop);
+        found.resolve(line);
+      };
+      const backstop = setTimeout(() => {
+        waiters.delete(waiter);
+        found.reject(new Error(`no matching log line in ${failAfterMs} ms`));
+      }, failAfterMs);
+      waiters.add(waiter);
+      return found.promise;
+    },
+  };
+}
+
+/**
+ * Writes `yaml` to the gateway's config file and resolves once the reload that starts has been applied (its
+ * `config_reloaded` line); a reload that fails rejects with its log line.
+ */
+export async function reloadWith(gw: TestGateway, yaml: string): Promise<void> {
+  const outcome = gw.nextLog((l) => l.msg === "config_reloaded" || l.msg === "config_reload_failed");
+  await Deno.writeTextFile(gw.configFile, yaml);
+  const line = await outcome;
+  if (line.msg !== "config_reloaded") throw new Error(`the reload failed: ${JSON.stringify(line)}`);
 }
 
 /** Keeps a test's usage database and spill file in its own temp dir unless the config says where. */
@@ -146,14 +199,14 @@ async function startInProcess(
   const configFile = await layout(dir, withTempUsage(yaml, dir));
   const result = await loadConfigFile(configFile, env);
   if (!result.ok) throw new Error(`test config invalid: ${JSON.stringify(result.issues)}`);
-  const logs: Record<string, unknown>[] = [];
+  const book = logBook();
   const runtime: Runtime = {
     ...denoRuntime,
     env: () => env,
     // Several gateways share this test process: reload them through their files, not a process signal.
     onReloadSignal: () => {},
     writeStdout: (text) => {
-      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+      for (const line of text.split("\n")) if (line.trim()) book.push(JSON.parse(line));
     },
   };
   const state = { config: result.config, providers: createProviders(result.config.providers, env) };
@@ -167,7 +220,8 @@ async function startInProcess(
   return {
     url,
     baseURL: `${url}/v1`,
-    logs,
+    logs: book.lines,
+    nextLog: book.nextLog,
     configFile,
     async stop(graceMs = 5_000) {
       await handle.stop(graceMs);
@@ -191,7 +245,7 @@ async function startBinary(
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
-  const logs: Record<string, unknown>[] = [];
+  const book = logBook();
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
   let url: string | undefined;
@@ -206,7 +260,7 @@ async function startBinary(
         buffered = buffered.slice(nl + 1);
         if (!line.trim()) continue;
         const record = JSON.parse(line);
-        logs.push(record);
+        book.push(record);
         if (record.msg === "listening") url = String(record.url);
       }
     }
@@ -219,7 +273,8 @@ async function startBinary(
   return {
     url,
     baseURL: `${url}/v1`,
-    logs,
+    logs: book.lines,
+    nextLog: book.nextLog,
     configFile,
     async stop() {
       child.kill("SIGTERM");

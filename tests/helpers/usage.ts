@@ -66,11 +66,14 @@ export interface ControlledStore extends UsageStore {
   release(): void;
   /** Insert calls made, failed ones included. */
   calls: number;
+  /** Settles once no insert is in flight (each in flight settled, whether it stored or failed). */
+  idle(): Promise<void>;
 }
 
 /** Wraps `inner` so tests can make it slow, failing or blocked. */
 export function controlledStore(inner: UsageStore): ControlledStore {
   let gate: { promise: Promise<void>; resolve: () => void } | null = null;
+  const inFlight = new Set<Promise<void>>();
   const store: ControlledStore = {
     delayMs: 0,
     failNext: 0,
@@ -85,15 +88,24 @@ export function controlledStore(inner: UsageStore): ControlledStore {
       gate?.resolve();
       gate = null;
     },
-    async insert(records: readonly StoredUsageRecord[]) {
+    insert(records: readonly StoredUsageRecord[]) {
       store.calls++;
-      if (gate) await gate.promise;
-      if (store.delayMs > 0) await new Promise((r) => setTimeout(r, store.delayMs));
-      if (store.failNext > 0) {
-        store.failNext--;
-        throw new Error("store unavailable");
-      }
-      await inner.insert(records);
+      const insert = (async () => {
+        if (gate) await gate.promise;
+        if (store.delayMs > 0) await new Promise((r) => setTimeout(r, store.delayMs));
+        if (store.failNext > 0) {
+          store.failNext--;
+          throw new Error("store unavailable");
+        }
+        await inner.insert(records);
+      })();
+      const settled = insert.then(() => {}, () => {});
+      inFlight.add(settled);
+      settled.then(() => inFlight.delete(settled));
+      return insert;
+    },
+    async idle() {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
     query: (q) => inner.query(q),
     listRecords: (q) => inner.listRecords(q),
@@ -130,6 +142,23 @@ export async function readJsonl<T = StoredUsageRecord>(path: string): Promise<T[
     return [];
   }
   return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as T);
+}
+
+/**
+ * The lines of a JSONL file another task may be appending to, up to its last newline: a line without its
+ * newline yet is still being written (a reader can see a write's first part before its rest), so it is left
+ * for a later read rather than parsed as a torn record. Empty when the file does not exist.
+ */
+export async function readWrittenJsonl<T = StoredUsageRecord>(path: string): Promise<T[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return [];
+  }
+  return text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter((l) => l.trim() !== "").map((l) =>
+    JSON.parse(l) as T
+  );
 }
 
 /** Whether a file exists. */

@@ -6,8 +6,10 @@
  * now runs while the upstream is asked.
  *
  * Seen without timing: the token-count worker announces the count as it begins (tests/helpers/
- * faulty_token_worker.ts), and the upstream holds its first content until that announcement (at most 5 s). The
- * count must have begun while the upstream still held its answer.
+ * faulty_token_worker.ts). When the upstream receives the request, the gateway must already have asked for the
+ * count; the upstream then holds its first content until the worker announces it, which it will, however long a
+ * loaded machine takes. A gateway that had not asked yet would wait for that content before asking, and the
+ * two would wait for each other: the upstream answers it at once instead, and the test fails.
  *
  * @module
  */
@@ -34,27 +36,35 @@ Deno.test("messages, translated stream: the prompt is counted while the upstream
   const releaseCounter = tokenCounter.use({ workerUrl: WORKER });
   const upstream = startRawUpstream();
   const channel = new BroadcastChannel(COUNT_ANNOUNCED);
-  let announced = false;
+  // The gateway's requests for a count, seen on its side (it runs in this process) as they are made.
+  const count = tokenCounter.count;
+  let asked = false;
+  tokenCounter.count = function (texts) {
+    if (texts.some((text) => text.includes("announce-the-count"))) asked = true;
+    return count.call(this, texts);
+  };
   let heldAnswer = true;
   let countBegunWhileHeld = false;
   const begun = new Promise<void>((resolve) => {
     channel.onmessage = () => {
-      announced = true;
       if (heldAnswer) countBegunWhileHeld = true;
       resolve();
     };
   });
-  let bound: ReturnType<typeof setTimeout> | undefined;
-  const open = Promise.race([begun, new Promise<void>((resolve) => bound = setTimeout(resolve, 5_000))])
-    .then(() => heldAnswer = false);
-  upstream.next = {
+  let askedBeforeUpstream: boolean | undefined;
+  const step = {
     headers: { "content-type": "text/event-stream" },
     chunks: [
       sse({ role: "assistant", content: "Counted early." }),
       sse({}, "stop"),
       "data: [DONE]\n\n",
     ],
-    hold: { at: 0, open },
+  };
+  upstream.stepFor = () => {
+    askedBeforeUpstream = asked;
+    // Asked: the worker's announcement is on its way. Not asked: nothing would come, so nothing is held.
+    const open = (asked ? begun : Promise.resolve()).then(() => heldAnswer = false);
+    return { ...step, hold: { at: 0, open } };
   };
   const gateway = await startGateway(`
 providers:
@@ -82,10 +92,15 @@ ${TEST_TOKENS_YAML}`);
     assert.match(text, /event: message_start/);
     assert.match(text, /Counted early\./);
     assert.match(text, /event: message_stop/);
-    assert.ok(announced, "the gateway counted the prompt");
+    assert.equal(
+      askedBeforeUpstream,
+      true,
+      "the gateway asked for the count only after the upstream's first content",
+    );
+    await begun;
     assert.ok(countBegunWhileHeld, "the count began only after the upstream's first content");
   } finally {
-    clearTimeout(bound);
+    tokenCounter.count = count;
     channel.close();
     await gateway.stop();
     await upstream.stop();

@@ -1,7 +1,7 @@
 /**
  * Acceptance 1 of issue 27: each built-in recognizer finds its true matches (recall ≥ 95%, exact span) and
- * stays silent on look-alikes (false positives ≤ 2%), measured on the corpus and printed as a table; each scans
- * a megabyte of hostile near-matches in linear time; findPii resolves overlaps.
+ * stays silent on look-alikes (false positives ≤ 2%), measured on the corpus and printed as a table; findPii
+ * resolves overlaps. That each works in linear time is counted in linear_work_test.ts.
  */
 
 import assert from "node:assert/strict";
@@ -81,52 +81,6 @@ Deno.test("pii corpus: recall ≥ 95% and false positives ≤ 2% per recognizer"
     assert.ok(s.recallAll >= 0.95, `${s.type}: recall through findPii ${pct(s.recallAll)}`);
     assert.ok(s.fpRate <= 0.02, `${s.type}: FP ${pct(s.fpRate)}:\n${s.falsePositives.join("\n")}`);
   }
-});
-
-/** A megabyte of near-matches of each type: a backtracking blow-up would take seconds to hours. */
-const HOSTILE: Readonly<Record<string, string>> = {
-  EMAIL: "a.".repeat(40) + "a@b.c-" + "x@".repeat(20),
-  PHONE: "+1 (415) 555-2671-1 ",
-  CREDIT_CARD: "4111 1111 1111 111",
-  IBAN: "DE89 3704 0044 0532 013",
-  US_SSN: "123-45-678 ",
-  IP_ADDRESS: "1.2.3.4.5:ff::ff::",
-  OPENAI_API_KEY: "sk-aaaaaaaaaaaaaaaaaaa!",
-  ANTHROPIC_API_KEY: "sk-ant-apiapiapiapiapiapi03",
-  GOOGLE_API_KEY: "AIzaSyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
-  AWS_ACCESS_KEY_ID: "AKIAAAAAAAAAAAAAAAAAAAAA",
-  AWS_SECRET_ACCESS_KEY: "aws_secret_access_key Ab1/Ab1/Ab1/Ab1/Ab1/Ab1/Ab1/Ab1/Ab1/Ab1/",
-  GITHUB_TOKEN: "ghp_ghp_ghp_ghp_",
-  SLACK_TOKEN: "xoxb-xoxb-xoxb-",
-  JWT: "eyJeyJ.eyJ.",
-  PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n",
-};
-
-/** Runs that would defeat a naive pattern: one unbroken token, no separators at all. */
-const RUNS = ["1", "a", "a.", "1.", "1-", "1 ", "A1", "eyJ", "sk-", "@a", "::"];
-
-Deno.test("pii: each recognizer scans 1 MB of hostile near-matches in linear time", () => {
-  const MB = 1 << 20;
-  for (const type of PII_TYPES) {
-    const recognizer = RECOGNIZERS.get(type)!;
-    const inputs = [HOSTILE[type], ...RUNS].map((unit) => unit.repeat(Math.ceil(MB / unit.length)));
-    for (const input of inputs) {
-      const t0 = performance.now();
-      recognizer.find(input);
-      const ms = performance.now() - t0;
-      assert.ok(ms < 1000, `${type} took ${ms.toFixed(0)} ms on ${JSON.stringify(input.slice(0, 40))}…`);
-    }
-  }
-});
-
-Deno.test("pii: findPii over 1 MB of mixed text with every type on is fast", () => {
-  const sample = Object.values(CORPORA).flatMap((c) => c.matches.slice(0, 2).map((m) => m.text)).join("\n");
-  const text = sample.repeat(Math.ceil((1 << 20) / sample.length));
-  const t0 = performance.now();
-  const found = findPii(text);
-  const ms = performance.now() - t0;
-  assert.ok(found.length > 1000);
-  assert.ok(ms < 3000, `findPii took ${ms.toFixed(0)} ms`);
 });
 
 const spans = (text: string, types?: readonly string[]) =>
