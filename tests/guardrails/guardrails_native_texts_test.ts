@@ -8,7 +8,14 @@
  * form), and the vendors' token counts too. A fake webhook guardrail denies `DENYMARK` and replaces `MASKMARK`.
  */
 import assert from "node:assert/strict";
-import { type FakeWebhook, startFakeWebhook } from "../helpers/fake_guardrails.ts";
+import {
+  DENY_MARK as DENY,
+  type FakeWebhook,
+  markerVerdict,
+  MASK_MARK as MASK,
+  MASKED_MARK as MASKED,
+  startFakeWebhook,
+} from "../helpers/fake_guardrails.ts";
 import {
   type FakeNativeUpstream,
   NATIVE_KEY,
@@ -22,23 +29,11 @@ import type { InProcessGateway } from "../helpers/in_process.ts";
 import { withInProcessGateway, withTestGateway } from "../helpers/with_gateway.ts";
 import { decodeUtf8Base64, encodeUtf8Base64 } from "../../lib/encoding/utf8_base64.ts";
 
-const DENY = "DENYMARK";
-const MASK = "MASKMARK";
-const MASKED = "[GONE]";
-
 interface Fakes {
   hook: FakeWebhook;
   responses: FakeNativeUpstream;
   claude: FakeAnthropic;
   gemini: FakeGemini;
-}
-
-/** The webhook's verdict on the texts it is sent: deny {@linkcode DENY}, replace {@linkcode MASK}. */
-function verdict(body: unknown): unknown {
-  const texts = (body as { texts: string[] }).texts;
-  if (texts.some((t) => t.includes(DENY))) return { action: "deny", reason: "marker" };
-  if (!texts.some((t) => t.includes(MASK))) return { action: "allow" };
-  return { action: "replace", texts: texts.map((t) => t.replaceAll(MASK, MASKED)) };
 }
 
 /** The fakes, and a config with an alias (cached) on each native target under the webhook guardrail. */
@@ -49,7 +44,7 @@ function setup() {
     claude: startFakeAnthropic,
     gemini: startFakeGemini,
   });
-  fakes.hook.answer = verdict;
+  fakes.hook.answer = markerVerdict;
   return {
     fakes,
     config: `

@@ -9,7 +9,14 @@
  * webhook guardrail denies `DENYMARK` and replaces `MASKMARK`; a content rule denies `RULEMARK`.
  */
 import assert from "node:assert/strict";
-import { type FakeWebhook, startFakeWebhook } from "../helpers/fake_guardrails.ts";
+import {
+  DENY_MARK as DENY,
+  type FakeWebhook,
+  markerVerdict,
+  MASK_MARK as MASK,
+  MASKED_MARK as MASKED,
+  startFakeWebhook,
+} from "../helpers/fake_guardrails.ts";
 import {
   type FakeNativeUpstream,
   NATIVE_KEY,
@@ -22,23 +29,12 @@ import type { InProcessGateway } from "../helpers/in_process.ts";
 import { withInProcessGateway } from "../helpers/with_gateway.ts";
 import { decodeUtf8Base64 } from "../../lib/encoding/utf8_base64.ts";
 
-const DENY = "DENYMARK";
-const MASK = "MASKMARK";
-const MASKED = "[GONE]";
 const RULE = "RULEMARK";
 
 interface Fakes {
   hook: FakeWebhook;
   responses: FakeNativeUpstream;
   claude: FakeAnthropic;
-}
-
-/** The webhook's verdict on the texts it is sent: deny {@linkcode DENY}, replace {@linkcode MASK}. */
-function verdict(body: unknown): unknown {
-  const texts = (body as { texts: string[] }).texts;
-  if (texts.some((t) => t.includes(DENY))) return { action: "deny", reason: "marker" };
-  if (!texts.some((t) => t.includes(MASK))) return { action: "allow" };
-  return { action: "replace", texts: texts.map((t) => t.replaceAll(MASK, MASKED)) };
 }
 
 /** An alias under the webhook guardrail and one under a deny rule, on each native target. */
@@ -48,7 +44,7 @@ function setup() {
     responses: startFakeNativeResponses,
     claude: startFakeAnthropic,
   });
-  fakes.hook.answer = verdict;
+  fakes.hook.answer = markerVerdict;
   return {
     fakes,
     config: `

@@ -137,6 +137,20 @@ export function startFakeWebhook(options: { secret?: string } = {}): FakeWebhook
   return fake;
 }
 
+/** Markers a test writes into a text for {@linkcode markerVerdict}: refuse the request, or have it replaced. */
+export const DENY_MARK = "DENYMARK";
+export const MASK_MARK = "MASKMARK";
+/** What {@linkcode markerVerdict} replaces {@linkcode MASK_MARK} with. */
+export const MASKED_MARK = "[GONE]";
+
+/** A webhook fake's verdict on the texts it is sent: deny {@linkcode DENY_MARK}, replace {@linkcode MASK_MARK}. */
+export function markerVerdict(body: unknown): unknown {
+  const texts = (body as { texts: string[] }).texts;
+  if (texts.some((t) => t.includes(DENY_MARK))) return { action: "deny", reason: "marker" };
+  if (!texts.some((t) => t.includes(MASK_MARK))) return { action: "allow" };
+  return { action: "replace", texts: texts.map((t) => t.replaceAll(MASK_MARK, MASKED_MARK)) };
+}
+
 /** The key the moderation fake accepts. */
 export const FAKE_MODERATION_KEY = "sk-fake-moderation-key-0123456789";
 const MODERATION_CATEGORIES =
