@@ -58,6 +58,8 @@ export interface WorkersHandle extends ServeHandle {
   started(): number;
   /** Ends worker `index` at once, as a crash does (no drain); it is replaced like a worker that died. */
   kill(index: number): void;
+  /** The requests open on worker `index` as the primary knows them (their start notices read, not yet ended). */
+  open(index: number): number;
 }
 
 interface Slot {
@@ -383,5 +385,6 @@ export async function startWorkers(
       const slot = slots[index];
       if (slot !== undefined) died(index, slot, "killed");
     },
+    open: (index) => slots[index]?.ledger.open.size ?? 0,
   };
 }
