@@ -3,26 +3,7 @@
  * rates and source, and an alias's targets with the price each is charged at.
  */
 import assert from "node:assert/strict";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
-
-async function run(args: string[], env: Record<string, string> = {}) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, MAIN, ...args],
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
-
-async function tempFile(text: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".yaml" });
-  await Deno.writeTextFile(file, text);
-  return file;
-}
+import { run, tempConfig as tempFile } from "./cli_helpers.ts";
 
 Deno.test("cli: prices prints the catalog's date and every entry", async () => {
   const { code, stdout, stderr } = await run(["prices"]);
