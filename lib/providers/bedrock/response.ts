@@ -17,6 +17,7 @@ import { readCounts } from "../../openai/usage_counts.ts";
 import { isObject } from "../../openai/types.ts";
 import { retryHeadersOf, scrubbedClip, unusableOutput, upstreamHttpError } from "../shared/upstream_error.ts";
 import { isJsonAnswer } from "../shared/json_answer_tool.ts";
+import { converseFinishReason } from "../finish_reasons.ts";
 
 /** What the malformed stop reasons say the model produced: output nobody can use. */
 const MALFORMED: Readonly<Record<string, string>> = {
@@ -25,28 +26,15 @@ const MALFORMED: Readonly<Record<string, string>> = {
 };
 
 /**
- * Converse `stopReason` → OpenAI `finish_reason`. Documented values (MessageStopEvent): end_turn, tool_use,
- * max_tokens, stop_sequence, guardrail_intervened, content_filtered, malformed_model_output,
- * malformed_tool_use, model_context_window_exceeded. The malformed ones throw the 502 Gemini's malformed
- * function call does (`unusableOutput`): OpenAI has no finish reason for them, and a "stop" with the broken
- * output left out would read as the final answer. Unknown future values end as "stop".
+ * Converse `stopReason` → OpenAI `finish_reason` (the one table, lib/providers/finish_reasons.ts). The
+ * malformed reasons throw the 502 Gemini's malformed function call does (`unusableOutput`): OpenAI has no
+ * finish reason for them, and a "stop" with the broken output left out would read as the final answer.
  */
 export function mapStopReason(provider: string, reason: unknown): string {
   if (typeof reason === "string" && Object.hasOwn(MALFORMED, reason)) {
     throw unusableOutput(provider, MALFORMED[reason], reason);
   }
-  switch (reason) {
-    case "tool_use":
-      return "tool_calls";
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "guardrail_intervened":
-    case "content_filtered":
-      return "content_filter";
-    default:
-      return "stop";
-  }
+  return converseFinishReason(reason);
 }
 
 /**
