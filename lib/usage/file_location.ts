@@ -12,8 +12,8 @@
  * @module
  */
 import { accessSync, constants } from "node:fs";
-import { stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { realpath, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 
 /** How the problems of one kind of file are worded. */
@@ -60,6 +60,37 @@ export async function kindOf(path: string): Promise<"directory" | "file" | "miss
   } catch {
     // ENOTDIR too: a file on the way, which the walk up finds.
     return "missing";
+  }
+}
+
+/**
+ * Whether `a` and `b` name one file: the same path once each is made absolute and the links on its way that exist
+ * are followed (a file still to be made too), or, where both exist, one file under two names (a hard link).
+ */
+export async function sameFile(a: string, b: string): Promise<boolean> {
+  if (resolve(a) === resolve(b)) return true;
+  if (await canonicalPath(a) === await canonicalPath(b)) return true;
+  try {
+    const [one, other] = await Promise.all([stat(a), stat(b)]);
+    return one.dev === other.dev && one.ino === other.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** `path` absolute, with the links of its nearest part that exists followed (the rest appended as written). */
+async function canonicalPath(path: string): Promise<string> {
+  let existing = resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return join(await realpath(existing), ...rest);
+    } catch {
+      const parent = dirname(existing);
+      if (parent === existing) return resolve(path);
+      rest.unshift(basename(existing));
+      existing = parent;
+    }
   }
 }
 

@@ -7,12 +7,14 @@
  *
  * Only the JSONL and spill paths used to go unchecked: `check` passed, `serve` started, and every record meant for
  * them was lost (`usage_spill_lost`, `usage_jsonl_lost`); a spill path naming a directory had that directory
- * renamed by the replay.
+ * renamed by the replay. Nor was it checked that the keys name different files: a JSONL copy in the spill file
+ * was renamed and deleted by the next start's replay (the archive gone, and later records written to the deleted
+ * file), and JSON lines appended to the database file broke the database.
  *
  * @module
  */
 import type { ConfigIssue, ResolvedConfig } from "../config/types.ts";
-import { fileLocationProblem, kindOf } from "./file_location.ts";
+import { fileLocationProblem, kindOf, sameFile } from "./file_location.ts";
 import { replayingPathOf } from "./spill.ts";
 import { sqliteLocationProblem } from "./sqlite_location.ts";
 import { accessLeftOut } from "../runtime/path_permission.ts";
@@ -38,6 +40,68 @@ export async function usageLocationIssues(config: ResolvedConfig): Promise<Confi
     const problem = await spillLocationProblem(usage.spill);
     if (problem !== null) issues.push({ path: "usage.spill", message: problem });
   }
+  issues.push(...await sharedFileIssues(writtenFiles(config)));
+  return issues;
+}
+
+/** A file the usage pipeline writes: the path, and what it is when not the file its key names. */
+interface WrittenFile {
+  readonly path: string;
+  /** `-wal file`, `replay name`: what it is of the key's file; absent for the key's own file. */
+  readonly beside?: string;
+}
+
+/**
+ * The files the usage pipeline of `config` writes, under the key that names each: the database with the `-wal`
+ * and `-shm` files SQLite keeps beside it, the JSONL copy, the spill file and its replay name.
+ */
+function writtenFiles(config: ResolvedConfig): [string, WrittenFile[]][] {
+  const usage = config.usage;
+  const files: [string, WrittenFile[]][] = [];
+  const sqlite = config.postgres === null ? usage.sqlite : "none";
+  if (sqlite !== "none" && sqlite !== ":memory:" && !sqlite.startsWith("file:")) {
+    files.push(["usage.sqlite", [
+      { path: sqlite },
+      { path: `${sqlite}-wal`, beside: "-wal file" },
+      { path: `${sqlite}-shm`, beside: "-shm file" },
+    ]]);
+  }
+  if (usage.jsonl !== undefined) files.push(["usage.jsonl", [{ path: usage.jsonl }]]);
+  // The pipeline runs (and may spill) with a database or a JSONL copy; with neither, nothing is written.
+  if (sqlite !== "none" || config.postgres !== null || usage.jsonl !== undefined) {
+    files.push(["usage.spill", [
+      { path: usage.spill },
+      { path: replayingPathOf(usage.spill), beside: "replay name" },
+    ]]);
+  }
+  return files;
+}
+
+/** `file` of `key` in a sentence: `usage.jsonl (/x/u.jsonl)`, `usage.sqlite's -wal file (/x/u.sqlite-wal)`. */
+function named(key: string, file: WrittenFile): string {
+  return `${key}${file.beside === undefined ? "" : `'s ${file.beside}`} (${file.path})`;
+}
+
+/** An issue at the later key for each file two keys would both write ({@linkcode sameFile}: links too). */
+async function sharedFileIssues(files: readonly [string, WrittenFile[]][]): Promise<ConfigIssue[]> {
+  const issues: ConfigIssue[] = [];
+  for (let later = 1; later < files.length; later++) {
+    const [key, own] = files[later];
+    search: for (const [earlierKey, earlier] of files.slice(0, later)) {
+      for (const file of own) {
+        for (const other of earlier) {
+          if (!await sameFile(file.path, other.path)) continue;
+          issues.push({
+            path: key,
+            message:
+              `${named(key, file)} and ${named(earlierKey, other)} are one file: each usage file must be a ` +
+              "file of its own",
+          });
+          break search;
+        }
+      }
+    }
+  }
   return issues;
 }
 
@@ -58,19 +122,9 @@ async function spillLocationProblem(path: string): Promise<string | null> {
  * other check and every record meant for it was lost. None on Bun.
  */
 export function usagePermissionIssues(config: ResolvedConfig): ConfigIssue[] {
-  const usage = config.usage;
-  const files: [string, string[]][] = [];
-  const sqlite = config.postgres === null ? usage.sqlite : "none";
-  if (sqlite !== "none" && sqlite !== ":memory:" && !sqlite.startsWith("file:")) {
-    files.push(["usage.sqlite", [sqlite, `${sqlite}-wal`, `${sqlite}-shm`]]);
-  }
-  if (usage.jsonl !== undefined) files.push(["usage.jsonl", [usage.jsonl]]);
-  if (sqlite !== "none" || config.postgres !== null || usage.jsonl !== undefined) {
-    files.push(["usage.spill", [usage.spill, replayingPathOf(usage.spill)]]);
-  }
   const issues: ConfigIssue[] = [];
-  for (const [key, paths] of files) {
-    for (const path of paths) {
+  for (const [key, written] of writtenFiles(config)) {
+    for (const { path } of written) {
       const leftOut = accessLeftOut(path);
       if (leftOut === null) continue;
       issues.push({

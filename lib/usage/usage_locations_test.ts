@@ -79,3 +79,73 @@ Deno.test("usage locations: paths still to be made are fine and nothing is made;
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("usage locations: two keys naming one file is an issue at the later key, through links too", async () => {
+  // A JSONL copy in the spill file was renamed and deleted by the next start's replay; JSON lines appended to
+  // the database file broke the database. Both passed every check before.
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.deepEqual(
+      await usageLocationIssues(
+        config(`{ sqlite: "${dir}/u.sqlite", jsonl: "${dir}/s.jsonl", spill: "${dir}/s.jsonl" }`),
+      ),
+      [{
+        path: "usage.spill",
+        message:
+          `usage.spill (${dir}/s.jsonl) and usage.jsonl (${dir}/s.jsonl) are one file: each usage file must ` +
+          "be a file of its own",
+      }],
+    );
+    assert.deepEqual(
+      await usageLocationIssues(config(`{ sqlite: "${dir}/u.sqlite", jsonl: "${dir}/./u.sqlite" }`)),
+      [{
+        path: "usage.jsonl",
+        message:
+          `usage.jsonl (${dir}/./u.sqlite) and usage.sqlite (${dir}/u.sqlite) are one file: each usage file must ` +
+          "be a file of its own",
+      }],
+    );
+    // SQLite's own files beside the database, and the name a replay gives the spill file, count too.
+    assert.deepEqual(
+      await usageLocationIssues(
+        config(
+          `{ sqlite: "${dir}/u.sqlite", jsonl: "${dir}/s.jsonl.replaying", spill: "${dir}/u.sqlite-wal" }`,
+        ),
+      ),
+      [{
+        path: "usage.spill",
+        message:
+          `usage.spill (${dir}/u.sqlite-wal) and usage.sqlite's -wal file (${dir}/u.sqlite-wal) are one file: ` +
+          "each usage file must be a file of its own",
+      }],
+    );
+    // A directory link to where a file is still to be made, and a hard link to an existing one.
+    await Deno.mkdir(`${dir}/real`);
+    await Deno.symlink(`${dir}/real`, `${dir}/link`);
+    assert.deepEqual(
+      (await usageLocationIssues(
+        config(`{ sqlite: none, jsonl: "${dir}/real/u.jsonl", spill: "${dir}/link/u.jsonl" }`),
+      ))
+        .map((issue) => issue.path),
+      ["usage.spill"],
+    );
+    await Deno.writeTextFile(`${dir}/real/copy.jsonl`, "");
+    await Deno.link(`${dir}/real/copy.jsonl`, `${dir}/other.jsonl`);
+    assert.deepEqual(
+      (await usageLocationIssues(
+        config(`{ sqlite: none, jsonl: "${dir}/real/copy.jsonl", spill: "${dir}/other.jsonl" }`),
+      ))
+        .map((issue) => issue.path),
+      ["usage.spill"],
+    );
+    // Different files beside one another are fine.
+    assert.deepEqual(
+      await usageLocationIssues(
+        config(`{ sqlite: "${dir}/u.sqlite", jsonl: "${dir}/u.jsonl", spill: "${dir}/s.jsonl" }`),
+      ),
+      [],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
