@@ -15,6 +15,7 @@
  */
 import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, parse, resolve } from "node:path";
+import { mayLookAt } from "./path_permission.ts";
 
 /**
  * Watches one directory, not recursively, and calls `onEvent` on any change of an entry in it; returns a
@@ -49,7 +50,10 @@ function components(path: string): string[] {
 /** The deepest directory of `path` (itself or an ancestor) that exists: where its creation would show. */
 function existingAncestor(path: string): string {
   let dir = path;
-  while (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true && dirname(dir) !== dir) {
+  while (
+    mayLookAt(dir) && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true &&
+    dirname(dir) !== dir
+  ) {
     dir = dirname(dir);
   }
   return dir;
@@ -76,6 +80,13 @@ export function resolveLinks(path: string): Resolution {
       continue;
     }
     const next = join(current, name);
+    // A directory Deno's permissions keep the gateway from looking at (those above `config/` under `deno task
+    // start`) is taken as it is written: looking would ask the operator's terminal, and the gateway could not
+    // watch it anyway.
+    if (!mayLookAt(next) && pending.length > 0) {
+      current = next;
+      continue;
+    }
     let link: string | undefined;
     try {
       const entry = lstatSync(next, { throwIfNoEntry: false });

@@ -20,3 +20,14 @@ export function accessLeftOut(path: string): string | null {
   );
   return missing.length === 0 ? null : missing.join(" and ");
 }
+
+/**
+ * Whether the gateway may look at `path` without asking: always on another runtime; on Deno, when read access to
+ * it is granted. Deno asks the operator's terminal for each path a call touches outside `--allow-read` (a
+ * prompt that stopped `deno task start` on a fresh checkout, whose location checks looked at the directory
+ * above `data/`), so a check that only wants to know answers "cannot tell" for such a path instead.
+ */
+export function mayLookAt(path: string): boolean {
+  const deno = (globalThis as { Deno?: typeof Deno }).Deno;
+  return deno === undefined || deno.permissions.querySync({ name: "read", path }).state === "granted";
+}

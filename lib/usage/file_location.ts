@@ -15,6 +15,7 @@ import { accessSync, constants } from "node:fs";
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
+import { mayLookAt } from "../runtime/path_permission.ts";
 
 /** How the problems of one kind of file are worded. */
 export interface FileWords {
@@ -29,6 +30,7 @@ export interface FileWords {
 /** Why the file cannot be at `path` (a sentence for `usage.<key>: …`), or null when it can. */
 export async function fileLocationProblem(path: string, words: FileWords): Promise<string | null> {
   const file = await kindOf(path);
+  if (file === "unknown") return null;
   if (file === "directory") return `${path} is a directory, not ${words.file}`;
   if (file === "file" && denied(path, constants.R_OK | constants.W_OK)) {
     return `${path} is not writable by this user`;
@@ -36,6 +38,8 @@ export async function fileLocationProblem(path: string, words: FileWords): Promi
   const dir = dirname(resolve(path));
   let existing = dir;
   for (let kind = await kindOf(existing); kind !== "directory"; kind = await kindOf(existing)) {
+    // A directory Deno's permissions do not let the gateway look at: nothing is claimed.
+    if (kind === "unknown") return null;
     if (kind === "file") {
       return existing === dir
         ? `${dir} is a file, not a directory: ${words.name} cannot go in it`
@@ -53,8 +57,12 @@ export async function fileLocationProblem(path: string, words: FileWords): Promi
   return null;
 }
 
-/** "directory", "file" (anything else that exists), or "missing" (also when it cannot be looked at). */
-export async function kindOf(path: string): Promise<"directory" | "file" | "missing"> {
+/**
+ * "directory", "file" (anything else that exists), "missing" (also when it cannot be looked at), or "unknown"
+ * when Deno's permissions do not let the gateway look at it ({@linkcode mayLookAt}: looking would prompt).
+ */
+export async function kindOf(path: string): Promise<"directory" | "file" | "missing" | "unknown"> {
+  if (!mayLookAt(path)) return "unknown";
   try {
     return (await stat(path)).isDirectory() ? "directory" : "file";
   } catch {
@@ -70,6 +78,7 @@ export async function kindOf(path: string): Promise<"directory" | "file" | "miss
 export async function sameFile(a: string, b: string): Promise<boolean> {
   if (resolve(a) === resolve(b)) return true;
   if (await canonicalPath(a) === await canonicalPath(b)) return true;
+  if (!mayLookAt(a) || !mayLookAt(b)) return false;
   try {
     const [one, other] = await Promise.all([stat(a), stat(b)]);
     return one.dev === other.dev && one.ino === other.ino;
@@ -83,6 +92,7 @@ async function canonicalPath(path: string): Promise<string> {
   let existing = resolve(path);
   const rest: string[] = [];
   for (;;) {
+    if (!mayLookAt(existing)) return join(existing, ...rest);
     try {
       return join(await realpath(existing), ...rest);
     } catch {

@@ -12,8 +12,9 @@
  *
  * @module
  */
-import { appendFile, mkdir, open } from "node:fs/promises";
+import { appendFile, open } from "node:fs/promises";
 import { dirname } from "node:path";
+import { makeDirectories } from "./make_directories.ts";
 import type { Logger } from "../log.ts";
 
 /** How a `JsonlAppender` is set up. */
@@ -166,7 +167,7 @@ export class JsonlAppender<T> {
     }
     try {
       if (!this.#dirReady) {
-        await mkdir(dirname(this.#path), { recursive: true });
+        await makeDirectories(dirname(this.#path));
         this.#dirReady = true;
       }
       if (this.#tailUnknown) {

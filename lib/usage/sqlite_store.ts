@@ -11,8 +11,8 @@
  * @module
  */
 import { setImmediate } from "node:timers";
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { makeDirectoriesSync } from "./make_directories.ts";
 import { DatabaseSync } from "node:sqlite";
 import { rollback, run } from "./sqlite_calls.ts";
 import { storableText } from "./client_text.ts";
@@ -174,7 +174,7 @@ export interface SqliteStoreOptions {
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): UsageDatabase {
   const slice = Math.max(1, options.rowsPerTransaction ?? INSERT_SLICE);
-  if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:" && !path.startsWith("file:")) makeDirectoriesSync(dirname(path));
   const db = new DatabaseSync(path);
   try {
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");

@@ -159,3 +159,93 @@ Deno.test("usage files outside what `deno task start` may write: serve under its
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * `main.ts ARGS` under `flags` on a terminal (`script` gives it one), as an operator runs `deno task start`:
+ * Deno then asks the terminal about every path a call touches outside the allow-list, and waits for the answer.
+ * Returns the process (the `script` around it), its output so far and Deno's own pid.
+ */
+function onTerminal(flags: string[], args: string[], cwd: string, env: Record<string, string>) {
+  const command = ["exec", Deno.execPath(), "run", ...flags, MAIN, ...args].map((word) => `'${word}'`).join(
+    " ",
+  );
+  const child = new Deno.Command("script", {
+    args: ["-qefc", command.replace("'exec'", "exec"), "/dev/null"],
+    cwd,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const seen = { text: "" };
+  /** Reads until `pattern` shows; fails at once on a permission prompt, which would wait for an answer. */
+  const until = async (pattern: RegExp) => {
+    while (!pattern.test(seen.text)) {
+      assert.doesNotMatch(seen.text, /Deno requests/, "Deno asked the terminal for a permission");
+      const { done, value } = await output.read();
+      if (done) throw new Error(`exited before ${pattern}: ${seen.text}`);
+      seen.text += value;
+    }
+    assert.doesNotMatch(seen.text, /Deno requests/, "Deno asked the terminal for a permission");
+  };
+  return { child, output, seen, until };
+}
+
+Deno.test("`deno task start` on a terminal, first start of a fresh checkout: nothing is asked, it serves, reloads and stops", async () => {
+  // Its location checks, the usage database's directory and the config watch looked at the directories above
+  // data/ and config/, and Deno stopped the start with a prompt for read access to the working directory.
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(`${dir}/config`);
+  const config = `${dir}/config/gateway.yaml`;
+  await Deno.writeTextFile(config, await Deno.readTextFile(`${ROOT}/config/gateway.yaml`));
+  const flags = (await startTaskFlags(dir)).map((flag) =>
+    flag.startsWith("--allow-read=") ? `${flag},${dir}/config` : flag
+  );
+  const env = { GATEWAY_TOKEN: "gw-cli-test-token-terminal", PATH: Deno.env.get("PATH") ?? "" };
+
+  const check = onTerminal(flags, ["check", "--config", config], dir, env);
+  await check.until(/is valid/);
+  assert.equal((await check.child.status).code, 0);
+  await check.output.cancel();
+  await check.child.stderr.cancel();
+
+  const serve = onTerminal(flags, ["serve", "--config", config, "--port", "0"], dir, env);
+  try {
+    await serve.until(/"msg":"listening"[^\n]*\n/);
+    const url = JSON.parse(serve.seen.text.split("\n").find((l) => l.includes('"msg":"listening"'))!).url;
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${env.GATEWAY_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat-default", messages: [{ role: "user", content: "hi" }] }),
+    });
+    assert.equal(response.status, 200, await response.text());
+    // The config watch sees an edit, and the reload checks the usage files again.
+    await Deno.writeTextFile(config, `${await Deno.readTextFile(config)}\n# edited\n`);
+    await serve.until(/"msg":"config_reload(ed|_failed)"/);
+    assert.match(serve.seen.text, /"msg":"config_reloaded"/);
+    const deno = Number(
+      new TextDecoder().decode(
+        (await new Deno.Command("pgrep", { args: ["-P", String(serve.child.pid)], stdout: "piped" }).output())
+          .stdout,
+      ).trim(),
+    );
+    Deno.kill(deno, "SIGTERM");
+    await serve.until(/"msg":"shutdown"/);
+    // Shutting down (the usage flush, the store's worker) asks nothing either: the process ends by itself.
+    for (let read = await serve.output.read(); !read.done; read = await serve.output.read()) {
+      serve.seen.text += read.value;
+    }
+    assert.doesNotMatch(serve.seen.text, /Deno requests/);
+    assert.equal((await serve.child.status).code, 0);
+  } finally {
+    try {
+      serve.child.kill("SIGKILL");
+    } catch { /* ended */ }
+    await serve.output.cancel();
+    await serve.child.stderr.cancel();
+    await serve.child.status;
+  }
+  assert.equal(countRows(`${dir}/data/usage.sqlite`).rows, 1);
+  await Deno.remove(dir, { recursive: true });
+});
