@@ -44,10 +44,10 @@ export interface RequestGuardrails {
   /**
    * An input guardrail changed a text the native body cannot carry (native_slots.ts), so the client's body,
    * even with `nativeRewrites`, still holds that text as the client sent it: it goes to no upstream, neither
-   * to a native target (`chatOnly` is set too) nor to a vendor's token count or compaction, which count or
-   * compact the chat form instead (lib/answer/token_count.ts, lib/api/responses/compact.ts). Unlike
-   * `chatOnly` it says nothing of the answer (checked, or given masked values back), which a count does not
-   * have.
+   * to a native target (`chatOnly` is set too) nor to a vendor's token count, which counts the chat form
+   * instead (lib/answer/token_count.ts). Unlike `chatOnly` it says nothing of the answer (checked, or given
+   * masked values back), which a count does not have; a compaction has one, and follows `chatOnly`
+   * (lib/api/responses/compact.ts).
    */
   unplaced: boolean;
   /**

@@ -25,10 +25,11 @@ export const MASK = "MASKMARK";
 export const MASKED = "[GONE]";
 
 /**
- * One OpenAI upstream that speaks both forms, as OpenAI does: `/v1/responses` answered by the native fake, the
- * chat completions a request served over the chat form sends by the chat fake.
+ * One OpenAI upstream that speaks both forms, as OpenAI does: `/v1/responses` (and `/v1/responses/compact`)
+ * answered by the native fake, the chat completions a request served over the chat form sends by the chat fake
+ * (`chat`: any OpenAI-compatible chat upstream, sent {@linkcode FAKE_KEY}).
  */
-function startOpenAIBoth(native: FakeNativeUpstream, chat: FakeUpstream) {
+export function startOpenAIBoth(native: FakeNativeUpstream, chat: { baseURL: string }) {
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
     const path = new URL(request.url).pathname;
     const [base, key] = path.startsWith("/v1/responses")

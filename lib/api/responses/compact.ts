@@ -8,14 +8,24 @@
  * `compaction` item holds state only that upstream can read. A translated target is asked, through the alias
  * itself, to summarise the conversation; the answer keeps the conversation's user messages and adds one
  * gateway-made `compaction` item with the summary (compaction_item.ts), which any target reads back later.
- * A native target is asked so too when an input guardrail changed a text the client's body cannot carry
- * (`RequestGuardrails.unplaced`): that body, which still holds the text as sent, goes nowhere, as
- * `POST /v1/responses` serves such a request over the chat form; the client still gets a compaction it can
- * send back (Codex, which compacts when its context fills, would otherwise be stuck), and `x-gateway-dropped`
- * names what the chat form went without.
+ * A native target is asked so too whenever `POST /v1/responses` would serve the request over the chat form
+ * (`RequestGuardrails.chatOnly`): when an input guardrail changed a text the client's body cannot carry (that
+ * body, which still holds the text as sent, goes nowhere), and when the answer is checked by an output guardrail
+ * or gets masked values back (`reverse`), since a native compaction's summary is encrypted, so the gateway could
+ * neither read it nor put a value back in it. The client still gets a compaction it can send back (Codex, which
+ * compacts when its context fills, would otherwise be stuck), and `x-gateway-dropped` names what the chat form
+ * went without.
+ *
+ * The summary is an answer like any other (lib/answer/guarded_answer.ts): output guardrails read it, a denial is
+ * the 400 a Responses answer gets (recorded with what the upstream spent), a mask or replacement changes the
+ * summary the `compaction` item holds, and `reverse` gives back the values the input guardrails masked. The user
+ * messages it keeps are the client's own input as the client sent it (as a stored response's input items are):
+ * not checked as an answer (the input guardrails judged them), and never a placeholder the client would send
+ * back as its own text. A compaction passed through (no output guardrail, no `reverse`) is returned as the
+ * upstream made it: nothing of it is checked, and the user messages it kept are as that upstream was sent them.
  *
  * Policy, limits and budgets apply as to a response (endpoint `responses`); one usage record, with the tokens
- * the compaction took. Nothing is stored.
+ * the compaction took and the guardrails' outcomes. Nothing is stored.
  *
  * @module
  */
@@ -43,6 +53,7 @@ import { newId, responseUsage } from "./response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
 import { withItemIds } from "../../usage/responses_store.ts";
+import { guardedAnswer } from "../../answer/guarded_answer.ts";
 
 const ROUTE = ROUTES.responsesCompact;
 
@@ -52,8 +63,11 @@ const INSTRUCTION = "Compact the conversation above into a summary that lets you
   "open questions and the next steps. Keep names, paths, numbers and identifiers exact. Answer with the " +
   "summary only.";
 
-/** A routed compaction: the native target's own object, or the translated target's summary. */
-type Compaction = { kind: "native"; body: JsonObject } | { kind: "summary"; completion: ChatCompletion };
+/**
+ * A routed compaction, as the answer runner's shapes (so the output guardrails take it as any answer): the native
+ * target's own `response.compaction` object, or the translated target's summary as a completion.
+ */
+type Compaction = { kind: "native"; body: JsonObject } | { kind: "json"; body: ChatCompletion };
 
 /** The compaction fields of a body as a Responses request (a compaction neither streams nor is stored). */
 function requestFields(body: JsonObject): JsonObject {
@@ -103,10 +117,12 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   await admitChat(ctx, ROUTE.endpoint, model, chat, nativeTexts(ctx, model, parsed, earlier)).catch((err) => {
     throw terms(err);
   });
-  const routed = await routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
+  const routing = routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = { ...upstreamCall(ctx, target), openaiBeta: beta };
-    // The client's body only where it holds every change the input guardrails made.
-    if (isNativeTarget(target) && ctx.guardrails?.unplaced !== true) {
+    // The client's body only where it holds every change the input guardrails made, and where nothing of the
+    // answer is checked or given masked values back (`chatOnly`: those read the summary, which only the chat form
+    // gives as text; a native compaction's summary is encrypted), as a generation is served.
+    if (isNativeTarget(target) && ctx.guardrails?.chatOnly !== true) {
       const changes = resentChanges(target, parsed.input, earlier);
       const native = redactNative(
         nativeRequestBody(body, changes),
@@ -131,9 +147,14 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
       await answer.chunks.cancel();
       throw new GatewayError(502, `Provider "${target.provider}" streamed an answer that was not asked for.`);
     }
-    return { kind: "summary", completion: answer.body };
+    return answer;
   });
-  const result = routed.value;
+  // The summary through the output guardrails and given back its masked values, as any answer: a denial is the
+  // 400 a Responses answer gets, recorded with what the upstream spent.
+  const state = ctx.guardrails;
+  const routed = state ? await guardedAnswer(ctx, state, { chat }, routing) : await routing;
+  // Checked in place: the guardrails give back the kind of answer they were given.
+  const result = routed.value as Compaction;
   const id = newId("resp_");
   if (result.kind === "native") {
     const upstream = result.body;
@@ -150,7 +171,7 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
     answeredTolerance(routed.target, parsed.tolerance, form),
     betasDropped(routed.target, beta),
   );
-  const completion = result.completion;
+  const completion = result.body;
   const message = completion.choices[0]?.message as { content?: unknown } | undefined;
   const summary = typeof message?.content === "string" ? message.content : "";
   if (summary.trim() === "") {
