@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway } from "../helpers/gateway.ts";
 import { type RawRequest, type RawStep, startRawUpstream } from "../helpers/raw_upstream.ts";
-import { pollUsageRows } from "../helpers/usage_rows.ts";
+import { usageRows } from "../helpers/usage_rows.ts";
 
 const TOKEN = "gw-guard-echo-0123456789abcdef";
 const ADMIN = "gw-guard-echo-admin-0123456789abcdef";
@@ -116,11 +116,13 @@ admin_tokens:
       assert.equal(res.status, status, `${model}: ${text}`);
       answers.push(text);
     }
-    const rows = await pollUsageRows<{ guardrails: string | null }>(gw, (r) => r.length >= 6);
-    const stored = rows.map((r) => r.guardrails ?? "").join("\n");
+    // Read first: `/admin/requests` stores the records still queued (each queued before its JSON answer was
+    // sent) before it reads, so the database holds all six after it, read once.
     const admin =
       await (await fetch(`${gw.url}/admin/requests`, { headers: { authorization: `Bearer ${ADMIN}` } }))
         .text();
+    const rows = await usageRows<{ guardrails: string | null }>(gw, 6, { tries: 1 });
+    const stored = rows.map((r) => r.guardrails ?? "").join("\n");
     const logs = JSON.stringify(gw.logs);
     for (const [where, text] of Object.entries({ stored, admin, logs, answers: answers.join("\n") })) {
       for (const secret of SECRETS) {

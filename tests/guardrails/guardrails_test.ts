@@ -290,16 +290,13 @@ Deno.test("guardrails: every outcome is in the usage record by guardrail, action
       model: "chat-guarded",
       messages: [{ role: "user", content: `Charge ${CARD}` }],
     })).body?.cancel();
+    // Both were JSON answers, whose records are queued before they are sent; `/admin/requests` stores what is
+    // queued before it reads, so one call finds them.
     const records = async (guardrail: string) => {
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const r = await fetch(`${gw.url}/admin/requests?guardrail=${guardrail}`, {
-          headers: { authorization: `Bearer ${ADMIN}` },
-        });
-        const data = (await r.json()).data as Record<string, unknown>[];
-        if (data.length > 0 || Date.now() > deadline) return data;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const r = await fetch(`${gw.url}/admin/requests?guardrail=${guardrail}`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
+      return (await r.json()).data as Record<string, unknown>[];
     };
     const [masked] = await records("mask-emails");
     assert.equal(masked.outcome, "modify");

@@ -104,6 +104,26 @@ function withTempUsage(yaml: string, dir: string): string {
 }
 
 /**
+ * The `n`th log line (1-based) matching `match`: at once when it was written already, else as it arrives
+ * ({@linkcode TestGateway.nextLog}, whose backstop only turns a line that never comes into a failure). For a line
+ * that may come well after the response it describes: a stream's usage record is written once its usage is
+ * known, which can wait for the token-count worker's first tokenizer load (seconds on a busy machine), and a
+ * gateway binary writes its log in bursts. The lines written so far are read and the waiter registered in one
+ * synchronous step, so no line falls between them.
+ */
+export function nthLog(
+  gw: Pick<TestGateway, "logs" | "nextLog">,
+  match: (line: Record<string, unknown>) => boolean,
+  n: number,
+): Promise<Record<string, unknown>> {
+  let seen = 0;
+  for (const line of gw.logs) {
+    if (match(line) && ++seen === n) return Promise.resolve(line);
+  }
+  return gw.nextLog((line) => match(line) && ++seen === n);
+}
+
+/**
  * Waits for a log line matching `match` (a gateway binary writes its log in short bursts, so a line may arrive a
  * moment after the response it describes).
  */
