@@ -16,6 +16,11 @@
 export function addRange(out: number[], start: number, end: number): void {
   let i = out.length;
   while (i > 0 && out[i - 2] > start) i -= 2;
+  if (i === out.length && (i === 0 || start > out[i - 1])) {
+    // After every pair, as the scan finds most: appended (a splice at the end costs many times a push).
+    out.push(start, end);
+    return;
+  }
   if (i > 0 && start <= out[i - 1]) {
     i -= 2;
     out[i + 1] = Math.max(out[i + 1], end);

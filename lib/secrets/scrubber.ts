@@ -8,16 +8,19 @@
  * words (`fake-upstream-key`, `sk-no-key-required`, as local upstreams are given) has no such run: of it, only
  * two or more of its whole words as they stand in it are masked, never one word (`upstream`) on its own. Runs are
  * found with the set of the secret's {@linkcode RUN}-character substrings and one linear scan (a strided look for
- * pieces of runs, then a rolling hash around each piece found), so `test` costs a few integer operations per
- * four characters of text, however many long secrets there are, and allocates nothing when the text holds none.
+ * pieces of runs, then a rolling hash around each piece found, looked up in a table by hash: run_table.ts), so
+ * `test` costs a few integer operations per four characters of text, however many long secrets there are, and
+ * allocates nothing, whether the text holds a secret or not.
  *
  * Upstreams also quote a key transformed: lower- or upper-cased, or base64-encoded as it was sent
  * (`Basic base64(user:key)`, a header dump of `base64("Bearer " + key)`). The scan folds ASCII letter case on
  * both sides (the text and the runs), while which runs count is still decided on the secret as it is; the base64
- * and base64url forms of each secret (forms.ts) are masked whole; `test` finds them, and the other strings it
- * looks for whole, with the same scan, by their first {@linkcode RUN} characters (wholes.ts).
- * Scrubbing is linear in the text for a given set of secrets: one scan, one `indexOf` pass per whole, ranges merged as they are found
- * (ranges.ts). Secrets under {@linkcode PARTIAL_MIN} characters, and one that is a single plain word, are matched
+ * and base64url forms of each secret (forms.ts) are masked whole; the same scan finds them, and every other
+ * string masked whole, by their first {@linkcode RUN} characters (wholes.ts). Scrubbing is linear in the text,
+ * with a constant that grows neither with the number of secrets nor with how much of the text is secret (the key
+ * repeated costs a few steps a character: scrubber_work_test.ts): one scan, ranges merged as they are found
+ * (ranges.ts), and one `indexOf` pass only for each string shorter than a run (a provider's own key of 4 to 7
+ * characters). Secrets under {@linkcode PARTIAL_MIN} characters, and one that is a single plain word, are matched
  * in their own case only: folding the whole text for them would cost every log line an allocated copy.
  *
  * Values shorter than {@linkcode MIN_LENGTH} characters are not masked: they are flags and versions (`true`,
@@ -25,15 +28,26 @@
  *
  * @module
  */
-import { encodedForms, foldCode, foldText } from "./forms.ts";
+import { encodedForms, foldCode } from "./forms.ts";
 import { addRange, mergeRanges } from "./ranges.ts";
+import {
+  bitOf,
+  hasBit,
+  hashAt,
+  longestAt,
+  pieceHashAt,
+  type Place,
+  rollHash,
+  RUN,
+  RunTable,
+  STRIDE,
+} from "./run_table.ts";
 import { indexWholes } from "./wholes.ts";
 import { boundaryAt, isWordCode, looksRandom, noteRunCase } from "./words.ts";
 
 /** What a masked secret (or run of one) becomes. */
 export const MASK = "***";
-/** Shortest run of a long secret's characters that is masked. */
-export const RUN = 8;
+export { RUN };
 /** Secrets at least this long have their runs masked too; shorter ones only as a whole. */
 export const PARTIAL_MIN = 12;
 /** Shorter values are never treated as secrets. */
@@ -56,53 +70,6 @@ export interface Scrubber {
   readonly longest: number;
   /** How many distinct secrets it knows. */
   readonly size: number;
-}
-
-const BASE = 0x01000193;
-/** Bits of the prefilter bitmap: a hash hit costs a substring and a set lookup, a miss nothing. */
-const BITMAP_BITS = 1 << 16;
-
-function bitOf(hash: number): number {
-  return (hash ^ (hash >>> 16)) & (BITMAP_BITS - 1);
-}
-
-/** The rolling hash of `text[from, from + RUN)`, case folded ({@linkcode foldCode}). */
-function hashAt(text: string, from: number): number {
-  let h = 0;
-  for (let i = from; i < from + RUN; i++) h = (Math.imul(h, BASE) + foldCode(text.charCodeAt(i))) >>> 0;
-  return h;
-}
-
-/** `BASE ** (RUN - 1)` mod 2^32, to drop the leading character from the rolling hash. */
-const DROP = (() => {
-  let p = 1;
-  for (let i = 0; i < RUN - 1; i++) p = Math.imul(p, BASE) >>> 0;
-  return p;
-})();
-
-/**
- * The scan looks at every {@linkcode STRIDE}th position only, for a {@linkcode STRIDE}-character piece of a run:
- * a run of {@linkcode RUN} (≥ 2 × STRIDE − 1) characters anywhere in a text holds, at offset 0 to STRIDE − 1 of
- * it, a whole piece that starts at a multiple of STRIDE, so no run is missed; only around a piece that is one is
- * each position checked for a whole run, as before. A log line is read in a quarter of the steps.
- */
-const STRIDE = 4;
-
-/** The hash of `text[from, from + STRIDE)`, case folded. */
-function pieceHashAt(text: string, from: number): number {
-  return (Math.imul(
-    (Math.imul(
-      (Math.imul(foldCode(text.charCodeAt(from)), BASE) + foldCode(text.charCodeAt(from + 1))) >>> 0,
-      BASE,
-    ) + foldCode(text.charCodeAt(from + 2))) >>> 0,
-    BASE,
-  ) + foldCode(text.charCodeAt(from + 3))) >>> 0;
-}
-
-/** Where a run of a plain-word secret starts in it: `words[secret]`, at `offset`. */
-interface Place {
-  readonly secret: number;
-  readonly offset: number;
 }
 
 /** A scrubber that knows no secret: it never changes anything. */
@@ -152,22 +119,8 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
     for (const form of encodedForms(secret)) if (form.length >= MIN_LENGTH) encoded.add(form);
   }
   if (wholes.size === 0) return NO_SECRETS;
-  /**
-   * Every run the scan looks for: `null` for a random-looking run (masked as it is), else where it is in the
-   * plain-word secrets (masked only as part of whole words, see `wordPiece`).
-   */
-  const grams = new Map<string, Place[] | null>();
-  const bitmap = new Uint32Array(BITMAP_BITS / 32);
-  /** The same for every piece of STRIDE characters of a run: what the strided scan looks for first. */
-  const pieces = new Uint32Array(BITMAP_BITS / 32);
-  const mark = (run: string) => {
-    const bit = bitOf(hashAt(run, 0));
-    bitmap[bit >>> 5] |= 1 << (bit & 31);
-    for (let i = 0; i < STRIDE; i++) {
-      const piece = bitOf(pieceHashAt(run, i));
-      pieces[piece >>> 5] |= 1 << (piece & 31);
-    }
-  };
+  /** Every run and every head of a whole string the scan looks for, by hash (run_table.ts). */
+  const table = new RunTable();
   /**
    * Runs that look random only by their letter case (no digit: `GUARDRAI` of `AKIDFAKEGUARDRAIL…`), by folded
    * form: matched in their own case only, as folded they are a plain word (`guardrail_unavailable`). Runs with
@@ -178,9 +131,10 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
   /** The long secrets with no random-looking run, indexed by `Place.secret`. */
   const words: string[] = [];
   /**
-   * Secrets that `test` looks for whole, as no run of theirs need be in the text where they are: those too short
+   * Secrets that `test` must find whole, as no run of theirs need be in the text where they are: those too short
    * for runs, the plain-word ones (they may stand inside a longer word, where no part of them counts), and the
-   * encoded forms (a run of base64 is no run of the secret).
+   * encoded forms (a run of base64 is no run of the secret). The scan finds them among `all`; this list is the
+   * oracle's (`parts`).
    */
   const exact: string[] = [...encoded].filter((form) => !wholes.has(form));
   /** Every secret and form, longest first: `scrub` masks whole occurrences even where no run qualifies. */
@@ -195,10 +149,9 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
     const qualified = runs.filter(looksRandom);
     if (qualified.length > 0) {
       for (const run of qualified) {
-        const folded = foldText(run);
-        grams.set(folded, null);
-        mark(run);
-        noteRunCase(run, folded, caseOnly, anyCase);
+        const entry = table.entry(run);
+        entry.places = null;
+        noteRunCase(run, entry.folded, caseOnly, anyCase);
       }
       continue;
     }
@@ -210,15 +163,17 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
       let separated = false;
       for (let i = 0; i < RUN && !separated; i++) separated = !isWordCode(run.charCodeAt(i));
       if (!separated) return;
-      const places = grams.get(foldText(run));
-      if (places === null) return;
-      if (places === undefined) grams.set(foldText(run), [{ secret: index, offset }]);
-      else places.push({ secret: index, offset });
-      mark(run);
+      const entry = table.entry(run);
+      if (entry.places !== null) (entry.places ??= []).push({ secret: index, offset });
     });
   }
-  /** `exact` for `test`, found by the scan as runs are (`mark` its first RUN characters), not by `includes`. */
-  const whole = indexWholes(exact, RUN, mark);
+  for (const [folded, cases] of caseOnly) table.entry(folded).cases = [...cases];
+  /**
+   * Every string masked whole, found by the scan at its head (wholes.ts); only those shorter than a run with
+   * `includes` and `indexOf`. `test` finds those of `all` that are not in `exact` by their runs anyway.
+   */
+  const whole = indexWholes(all, RUN);
+  for (const strings of whole.byHead.values()) table.entry(strings[0].slice(0, RUN)).wholes = strings;
 
   /**
    * The part of a plain-word secret that a run found at `start` belongs to: [from, to, agreed], where [from, to)
@@ -266,13 +221,15 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
   };
 
   /**
-   * Finds every masked range of a run (a random-looking one, or a part of a plain-word secret it is in) in
-   * `text` and adds it to `out` ({@linkcode addRange}; without `out`, stops at the first): whether there was one.
-   * A strided scan for pieces of runs, then, around a piece found, the run's own hash at each position that
-   * could hold it; a miss costs a few integer operations per STRIDE characters and allocates nothing.
+   * Finds every masked range of a run (a random-looking one, or a part of a plain-word secret it is in) and,
+   * unless `runsOnly`, of a string masked whole in `text` and adds it to `out` ({@linkcode addRange}; without
+   * `out`, stops at the first): whether there was one. A strided scan for pieces of runs and heads, then, around
+   * a piece found, the run hash at each position that could hold one, and the table's entry where the bitmap
+   * has it (run_table.ts): a miss costs a few integer operations per STRIDE characters, a find a few more per
+   * character, and neither allocates.
    */
-  const scanRuns = (text: string, out?: number[]): boolean => {
-    if (text.length < RUN || (grams.size === 0 && (out !== undefined || !whole.scanned))) return false;
+  const scanRuns = (text: string, out?: number[], runsOnly = false): boolean => {
+    if (text.length < RUN || table.size === 0) return false;
     let any = false;
     /**
      * Per plain-word secret, [alignment, agreed] pairs (alignment: the text index of the secret's first
@@ -287,25 +244,27 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
     let h = 0;
     let rolled = -2;
     for (let at = 0; at + STRIDE <= text.length; at += STRIDE) {
-      const piece = bitOf(pieceHashAt(text, at));
-      if ((pieces[piece >>> 5] & (1 << (piece & 31))) === 0) continue;
+      if (!hasBit(table.pieces, bitOf(pieceHashAt(text, at)))) continue;
       // A run holding this piece at offset 0 to STRIDE - 1 starts up to STRIDE - 1 before it.
       const end = Math.min(at, last);
       for (let start = Math.max(next, at - (STRIDE - 1)); start <= end; start++) {
-        h = rolled === start - 1
-          ? (Math.imul((h - Math.imul(foldCode(text.charCodeAt(start - 1)), DROP)) >>> 0, BASE) +
-            foldCode(text.charCodeAt(start + RUN - 1))) >>> 0
-          : hashAt(text, start);
+        h = rolled === start - 1 ? rollHash(text, start, h) : hashAt(text, start);
         rolled = start;
         next = start + 1;
-        const bit = bitOf(h);
-        if ((bitmap[bit >>> 5] & (1 << (bit & 31))) === 0) continue;
-        const key = foldText(text.slice(start, start + RUN));
-        // Only `test` asks (no `out`): `scrub` finds every whole string with `indexOf` (`all`).
-        if (out === undefined && whole.startsAt(text, start, key)) return true;
-        const places = grams.get(key);
+        if (!hasBit(table.bitmap, bitOf(h))) continue;
+        const entry = table.at(text, start, h);
+        if (entry === undefined) continue;
+        if (entry.wholes !== undefined && !runsOnly) {
+          const length = longestAt(text, start, entry.wholes);
+          if (length > 0) {
+            if (out === undefined) return true;
+            addRange(out, start, start + length);
+            any = true;
+          }
+        }
+        const places = entry.places;
         if (places === null) {
-          if (caseOnly.get(key)?.has(text.slice(start, start + RUN)) === false) continue;
+          if (entry.cases !== undefined && longestAt(text, start, entry.cases) === 0) continue;
           if (out === undefined) return true;
           addRange(out, start, start + RUN);
           any = true;
@@ -341,24 +300,25 @@ export function createScrubber(secrets: Iterable<string>, options: ScrubberOptio
   const ranges = (text: string): number[] => {
     let out: number[] = [];
     scanRuns(text, out);
-    for (const secret of all) {
-      // One secret's occurrences come in order, so each is appended (or joined to the last) in constant time;
+    for (const secret of whole.short) {
+      // One string's occurrences come in order, so each is appended (or joined to the last) in constant time;
       // the lists are then merged in one linear pass, not inserted one by one among the scan's.
-      const whole: number[] = [];
+      const found: number[] = [];
       for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
-        addRange(whole, at, at + secret.length);
+        addRange(found, at, at + secret.length);
       }
-      out = mergeRanges(out, whole);
+      out = mergeRanges(out, found);
     }
     return out;
   };
 
-  options.parts?.((text) => scanRuns(text, []), exact);
+  const short = whole.short;
+  options.parts?.((text) => scanRuns(text, [], true), exact);
   return {
     size: wholes.size,
     longest: all[0].length,
     // Runs on every log line: no allocation unless a prefilter bit matches.
-    test: (text) => scanRuns(text) || whole.shortIn(text),
+    test: (text) => scanRuns(text) || (short.length > 0 && short.some((string) => text.includes(string))),
     scrub(text) {
       const masked = ranges(text);
       if (masked.length === 0) return text;

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { createScrubber, MASK, scrubberOf } from "./scrubber.ts";
 import { encodedForms } from "./forms.ts";
-import { cpuTimed } from "../../tests/helpers/cpu_time.ts";
 
 const KEY = "sk-proj-Zq8LmN3vR7tY1wXa9BcDeFgH";
 
@@ -73,14 +72,6 @@ Deno.test("scrubber: finds a secret with JSON-escaped characters in a serialized
   assert.equal(s.scrub(`x ${secret} y`), `x ${MASK} y`);
 });
 
-Deno.test("scrubber: linear in the text: a megabyte of near-misses is scanned quickly", () => {
-  const s = createScrubber([KEY, "a".repeat(40)]);
-  const text = "aaaaaaa-".repeat(128 * 1024);
-  const [scrubbed, ms] = cpuTimed(() => s.scrub(text));
-  assert.equal(scrubbed, text);
-  assert.ok(ms < 1_000, `${ms} ms`);
-});
-
 Deno.test("scrubberOf: a provider's own short credentials count from 4 characters, built once per list", () => {
   const list = ["abcd", KEY];
   assert.equal(scrubberOf(list), scrubberOf(list));
@@ -150,13 +141,6 @@ Deno.test("scrubber: random-looking runs of a key with words in it are still mas
   // "ired-Xq7" is the first run with a digit: the plain words before it stay.
   assert.equal(s.scrub("key required-Xq7v…"), `key requ${MASK}…`);
   assert.equal(s.scrub("…B2mN9pL4"), `…${MASK}`);
-});
-
-Deno.test("scrubber: linear in the text: a megabyte of a word-like key's words is scanned quickly", () => {
-  const s = createScrubber(["fake-upstream-key", "correct-horse-battery-staple"]);
-  const text = "xfake-upstream-keyx horse-battery-stapl ".repeat(26 * 1024);
-  const [, ms] = cpuTimed(() => [s.scrub(text), s.test(text)]);
-  assert.ok(ms < 1_000, `${ms} ms`);
 });
 
 Deno.test("scrubber: `test` finds a plain-word secret inside a longer word, where `scrub` masks it whole", () => {

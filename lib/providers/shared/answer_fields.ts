@@ -28,12 +28,15 @@
  * Response's settings) has every string and key in it tested, at any depth, in place: a Response's settings
  * come only in the few events that wrap a whole Response (`response.created`, `.in_progress`, the final one),
  * never in a delta, and a setting that is one string repeated (`instructions`) is tested once. A whole answer
- * keeps no such memory.
+ * keeps no such memory; one passed through as sent is walked only when its text may hold a secret
+ * ({@linkcode scrubAnswerFields}). Whatever an upstream puts in the fields (half a million keys, the key in each),
+ * the walk costs in proportion to them, a few steps a key and a character (answer_fields_work_test.ts).
  *
  * @module
  */
 import { isObject, type JsonObject } from "../../openai/types.ts";
 import type { Scrubber } from "../../secrets/scrubber.ts";
+import { jsonMayHold } from "../../secrets/scrub_json.ts";
 import type { SyncTransformer } from "../../streams/pull_through.ts";
 
 /** What is looked at in one object of an answer, named in {@linkcode WHERE} by the field that holds it. */
@@ -238,10 +241,11 @@ class FieldWalk {
    */
   readonly #cleanShort: Set<string> | undefined;
   /** Set when the answer's own `type` held a secret: no defined event, so all of it is scrubbed. */
-  #unknown = false;
+  #unknown: boolean;
 
   constructor(scrubber: Scrubber, remember: boolean) {
     this.#scrubber = scrubber;
+    this.#unknown = false;
     this.#clean = remember ? new Array(SLOTS + 1) : undefined;
     this.#cleanShort = remember ? new Set() : undefined;
   }
@@ -308,37 +312,44 @@ class FieldWalk {
       if (Array.isArray(next)) {
         for (let i = 0; i < next.length; i++) {
           const item = next[i];
-          if (typeof item === "string") next[i] = this.#checkedLeaf(item, slot);
-          else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
+          if (typeof item === "string") {
+            const checked = this.#checkedLeaf(item, slot);
+            if (checked !== item) next[i] = checked;
+          } else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
         }
         continue;
       }
       let masked: string[] | undefined;
       for (const key in next) {
         const item = next[key];
-        if (typeof item === "string") next[key] = this.#checkedLeaf(item, slot);
-        else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
-        if (this.#checkedLeaf(key, slot) !== key) (masked ??= []).push(key);
+        // Written back only when masked: a store into an object of many keys costs more than the check.
+        if (typeof item === "string") {
+          const checked = this.#checkedLeaf(item, slot);
+          if (checked !== item) next[key] = checked;
+        } else if (typeof item === "object" && item !== null) pending.push(item as JsonObject);
+        const mask = this.#checkedLeaf(key, slot);
+        if (mask !== key) (masked ??= []).push(key, mask);
       }
-      if (masked !== undefined) this.#maskKeys(next, masked);
-    }
-  }
-
-  /** `object` with each of `keys` (each holding a secret) replaced by its mask, its value kept. */
-  #maskKeys(object: JsonObject, keys: readonly string[]): void {
-    for (const key of keys) {
-      const item = object[key];
-      delete object[key];
-      // A defined property, so a mask can never set the prototype whatever it reads.
-      Object.defineProperty(object, this.#scrubber.scrub(key), {
-        value: item,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      if (masked !== undefined) maskKeys(next, masked);
     }
   }
 }
+
+/** `object` with each key of `masked` (pairs: a key that holds a secret, its mask) replaced by its mask. */
+function maskKeys(object: JsonObject, masked: readonly string[]): void {
+  for (let i = 0; i < masked.length; i += 2) {
+    const key = masked[i];
+    const mask = masked[i + 1];
+    const item = object[key];
+    delete object[key];
+    // A mask holds MASK, so it is never `__proto__` (whose assignment would set the prototype): defined if it were.
+    if (mask === "__proto__") Object.defineProperty(object, mask, { ...DATA, value: item });
+    else object[mask] = item;
+  }
+}
+
+/** A plain data property's attributes, as an assignment makes one. */
+const DATA = { enumerable: true, writable: true, configurable: true } as const;
 
 /** Scrubs an answer's fields in place; one per answer or stream (a stream's remembers the clean values seen). */
 export type FieldScrub = (answer: JsonObject) => void;
@@ -357,14 +368,21 @@ export function fieldScrub(scrubber: Scrubber): FieldScrub {
 
 /**
  * `answer` with its fields scrubbed in place (a whole answer: one call); `kind` says whether it is a Response,
- * whose settings are looked at where only a Response has them.
+ * whose settings are looked at where only a Response has them. `text` is the JSON text `answer` was parsed from,
+ * when it is exactly that: when it has no escape and the scrubber finds nothing in it (scrub_json.ts
+ * `jsonMayHold`), no string or key of the answer holds anything to mask and the walk is skipped, so such a clean
+ * answer costs one scan of its text however many keys it has. Any other answer is walked, at a cost in
+ * proportion to the fields walked (a few steps per key and per character, however much of them is secret).
  */
 export function scrubAnswerFields<T extends object>(
   answer: T,
   scrubber: Scrubber | undefined,
   kind: AnswerKind = "answer",
+  text?: string,
 ): T {
-  if (scrubber !== undefined && scrubber.size > 0) {
+  if (
+    scrubber !== undefined && scrubber.size > 0 && (text === undefined || jsonMayHold(text, scrubber))
+  ) {
     new FieldWalk(scrubber, false).run(answer as unknown as JsonObject, kind === "response" ? RESPONSE : TOP);
   }
   return answer;

@@ -350,3 +350,20 @@ Deno.test("answer fields: a Gemini stream's usage and safety ratings are tested 
   scrub(hostile);
   assert.ok(!JSON.stringify(hostile).includes(KEY), JSON.stringify(hostile));
 });
+
+Deno.test("answer fields: an answer passed through as its text is masked when the text hides the key in escapes", () => {
+  const escaped = [...KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
+  for (
+    const text of [
+      `{"id":"resp_1","object":"response","metadata":{"note":"${escaped}"},"output":[]}`,
+      `{"id":"resp_1","object":"response","metadata":{"${escaped}":"v"},"output":[]}`,
+      `{"id":"resp_1","object":"response","metadata":{"note":"by ${KEY}"},"output":[]}`,
+    ]
+  ) {
+    const answer = scrubAnswerFields(JSON.parse(text), scrubber, "response", text);
+    assert.deepEqual(leaks(answer), [], text);
+    assert.ok(!Object.keys(answer.metadata).some((key) => key.includes(PIECE)), text);
+  }
+  const clean = `{"id":"resp_1","object":"response","metadata":{"note":"fine"},"output":[]}`;
+  assert.deepEqual(scrubAnswerFields(JSON.parse(clean), scrubber, "response", clean), JSON.parse(clean));
+});

@@ -184,7 +184,7 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
    * a Response's (`kind`) with the settings it repeats of its request.
    */
   const nativeJson = (text: string, call: UpstreamCall, kind: AnswerKind = "answer"): JsonObject =>
-    scrubAnswerFields(answerJson(text, call), call.scrubber, kind);
+    scrubAnswerFields(answerJson(text, call), call.scrubber, kind, text);
 
   const provider: Provider = {
     async chat(request: ChatRequest, call: UpstreamCall): Promise<ChatResult> {
@@ -204,8 +204,9 @@ export function providerFromAdapter(adapter: ProviderAdapter): Provider {
     async embed(request: EmbeddingRequest, call: EmbeddingCall): Promise<EmbeddingResult> {
       return await adapter.embed(request, call, async (upstream) => {
         const res = await send(upstream, call);
-        const json = parseJsonObject(call.target.provider, await res.text());
-        return { json: scrubAnswerFields(json, call.scrubber), headers: res.headers };
+        const text = await res.text();
+        const json = parseJsonObject(call.target.provider, text);
+        return { json: scrubAnswerFields(json, call.scrubber, "answer", text), headers: res.headers };
       });
     },
   };
