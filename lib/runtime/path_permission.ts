@@ -31,3 +31,17 @@ export function mayLookAt(path: string): boolean {
   const deno = (globalThis as { Deno?: typeof Deno }).Deno;
   return deno === undefined || deno.permissions.querySync({ name: "read", path }).state === "granted";
 }
+
+/**
+ * Whether the system may be asked if this user can write a path (Node's `access`) without a prompt: always on
+ * another runtime; on Deno, when `--allow-sys` grants `uid` and `gid`, which its `access` reads (`deno task
+ * start` grants both). Without them Deno asked the operator's terminal on every start once `data/` existed;
+ * off a terminal it refused, and the check said nothing.
+ */
+export function mayAskAccess(): boolean {
+  const deno = (globalThis as { Deno?: typeof Deno }).Deno;
+  return deno === undefined ||
+    (["uid", "gid"] as const).every((kind) =>
+      deno.permissions.querySync({ name: "sys", kind }).state === "granted"
+    );
+}

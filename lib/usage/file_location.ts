@@ -15,7 +15,7 @@ import { accessSync, constants } from "node:fs";
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
-import { mayLookAt } from "../runtime/path_permission.ts";
+import { mayAskAccess, mayLookAt } from "../runtime/path_permission.ts";
 
 /** How the problems of one kind of file are worded. */
 export interface FileWords {
@@ -105,10 +105,12 @@ async function canonicalPath(path: string): Promise<string> {
 }
 
 /**
- * True only when the system says the access is denied; false when it allows it or cannot say. The synchronous
- * call, because Deno's promise form throws its permission error (no `--allow-sys=uid`) past the promise.
+ * True only when the system says the access is denied; false when it allows it or cannot say (on Deno without
+ * `--allow-sys=uid,gid`, where asking would prompt: {@linkcode mayAskAccess}). The synchronous call, because
+ * Deno's promise form throws its permission error past the promise.
  */
 function denied(path: string, mode: number): boolean {
+  if (!mayAskAccess()) return false;
   try {
     accessSync(path, mode);
     return false;

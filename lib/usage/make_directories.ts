@@ -8,10 +8,14 @@
  * the gateway stopped until answered. This walks up only as far as a directory that exists, one `mkdir` at a time,
  * touching nothing outside the path it makes.
  *
+ * As `mkdir -p`, it fails when something on the way is not a directory: a file (ENOTDIR, or EEXIST for the
+ * directory itself), or a link that leads nowhere (a volume not mounted: `mkdir` says EEXIST for the link and
+ * ENOENT below it, which a retry would meet forever).
+ *
  * @module
  */
-import { mkdirSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdirSync, statSync } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /** The system error's code (`ENOENT`, `EEXIST`), if it has one. */
@@ -25,11 +29,15 @@ export async function makeDirectories(dir: string): Promise<void> {
     await mkdir(dir);
   } catch (err) {
     const code = codeOf(err);
-    if (code === "EEXIST") return;
+    // Something is there: fine if it is a directory (or a link to one); `stat` fails for a dangling link.
+    if (code === "EEXIST" && (await stat(dir)).isDirectory()) return;
     const parent = dirname(dir);
     if (code !== "ENOENT" || parent === dir) throw err;
     await makeDirectories(parent);
-    await makeDirectories(dir);
+    await mkdir(dir).catch(async (again) => {
+      // Made meanwhile by another writer: fine as above.
+      if (codeOf(again) !== "EEXIST" || !(await stat(dir)).isDirectory()) throw again;
+    });
   }
 }
 
@@ -39,10 +47,14 @@ export function makeDirectoriesSync(dir: string): void {
     mkdirSync(dir);
   } catch (err) {
     const code = codeOf(err);
-    if (code === "EEXIST") return;
+    if (code === "EEXIST" && statSync(dir).isDirectory()) return;
     const parent = dirname(dir);
     if (code !== "ENOENT" || parent === dir) throw err;
     makeDirectoriesSync(parent);
-    makeDirectoriesSync(dir);
+    try {
+      mkdirSync(dir);
+    } catch (again) {
+      if (codeOf(again) !== "EEXIST" || !statSync(dir).isDirectory()) throw again;
+    }
   }
 }

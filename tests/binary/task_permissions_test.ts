@@ -192,7 +192,7 @@ function onTerminal(flags: string[], args: string[], cwd: string, env: Record<st
   return { child, output, seen, until };
 }
 
-Deno.test("`deno task start` on a terminal, first start of a fresh checkout: nothing is asked, it serves, reloads and stops", async () => {
+Deno.test("`deno task start` on a terminal, the first start of a fresh checkout and those after: nothing is asked, it serves, reloads and stops", async () => {
   // Its location checks, the usage database's directory and the config watch looked at the directories above
   // data/ and config/, and Deno stopped the start with a prompt for read access to the working directory.
   const dir = await Deno.makeTempDir();
@@ -247,5 +247,26 @@ Deno.test("`deno task start` on a terminal, first start of a fresh checkout: not
     await serve.child.status;
   }
   assert.equal(countRows(`${dir}/data/usage.sqlite`).rows, 1);
+
+  // Every start after the first, data/ and the database there: whether this user may write them is asked of the
+  // system (which on Deno reads the user's ids, asked on the terminal without `--allow-sys=uid,gid`; the task
+  // grants them, and a deno run without them is not asked, nor prompted).
+  for (
+    const [what, sys] of [["the task's flags", undefined], [
+      "no uid or gid",
+      "--allow-sys=setPriority",
+    ]] as const
+  ) {
+    const again = onTerminal(
+      flags.map((flag) => (sys !== undefined && flag.startsWith("--allow-sys") ? sys : flag)),
+      ["check", "--config", config],
+      dir,
+      env,
+    );
+    await again.until(/is valid/);
+    assert.equal((await again.child.status).code, 0, what);
+    await again.output.cancel();
+    await again.child.stderr.cancel();
+  }
   await Deno.remove(dir, { recursive: true });
 });
