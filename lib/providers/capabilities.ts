@@ -249,11 +249,13 @@ function droppedBetaPath(name: string): string {
 }
 
 /**
- * The client's `openai-beta` names (`openaiBeta`, as forwarded) that `target`, the target that answered a
- * Responses request (null: none did, the gateway counted), went without, as `x-gateway-dropped` names them
- * (`openai-beta:<name>`, each once): none on a target that speaks the Responses API and takes the opt-in (the
- * table's {@linkcode ProviderCapabilities.openaiBeta}); every one elsewhere (a translated target's chat form has
- * no betas; Azure is not known to take them).
+ * The client's `openai-beta` names (`openaiBeta`, as forwarded) that a Responses request went without, as
+ * `x-gateway-dropped` names them (`openai-beta:<name>`, each once). `target` is the target the client's
+ * Responses body was sent to, with the opt-in: none on one whose row takes it (the table's
+ * {@linkcode ProviderCapabilities.openaiBeta}), every one on another (Azure is not known to take them). Every one
+ * when no target was sent that body (`target` null, or one that speaks no Responses API): the chat form has no
+ * betas, whichever target it went to (a translated one, or a native one the request's guardrails served so), and
+ * a count the gateway made reached none.
  */
 export function openaiBetasDropped(target: ResolvedTarget | null, openaiBeta: string | null): string[] {
   if (openaiBeta === null) return [];

@@ -78,17 +78,24 @@ function withGateway(fn: (gw: TestGateway, fakes: Fakes) => Promise<void>): Prom
   return withTestGateway(setup, fn);
 }
 
-async function compact(
+async function post(
   gw: TestGateway,
+  path: string,
   model: string,
   input: unknown[],
-): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${gw.baseURL}/responses/compact`, {
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Json; dropped: string[] }> {
+  const res = await fetch(`${gw.baseURL}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, input }),
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model, input, store: false }),
   });
-  return { status: res.status, json: await res.json() };
+  const dropped = (res.headers.get("x-gateway-dropped") ?? "").split(",").filter((p) => p !== "");
+  return { status: res.status, json: await res.json(), dropped };
+}
+
+function compact(gw: TestGateway, model: string, input: unknown[], headers: Record<string, string> = {}) {
+  return post(gw, "/responses/compact", model, input, headers);
 }
 
 /** A conversation as Codex sends it to be compacted. */
@@ -214,5 +221,52 @@ Deno.test("guardrails compact: an input mask without reverse keeps a native targ
     assert.equal(sent.length, 1);
     assert.ok(!JSON.stringify(sent[0].body).includes(EMAIL), JSON.stringify(sent[0].body));
     assert.equal(fakes.chat.seen.length, 0);
+  });
+});
+
+Deno.test("guardrails compact: a native compaction the chat form cannot read is kept for the next native call", async () => {
+  await withGateway(async (gw, fakes) => {
+    // #1: nothing to mask, so the native target compacts itself: its encrypted item holds the early turns.
+    const first = await compact(gw, "chat-native-back", CONVERSATION);
+    assert.equal(first.status, 200, JSON.stringify(first.json));
+    const earlier = first.json.output as Json[];
+    const native = earlier.at(-1)!;
+    assert.equal(native.encrypted_content, NATIVE_COMPACTION);
+    // #2: a masked address sends it over the chat form, whose summary is written without the native item.
+    fakes.chat.answer = () => ({ content: ["The user wants a mail sent."] });
+    const input = [...earlier, { role: "user", content: `Mail ${EMAIL}.` }];
+    const second = await compact(gw, "chat-native-back", input);
+    assert.equal(second.status, 200, JSON.stringify(second.json));
+    assert.ok(second.dropped.includes(`input[${earlier.length - 1}].type`), second.dropped.join());
+    // The native item stays, unchanged and where the conversation had it, before the gateway's summary.
+    const output = second.json.output as Json[];
+    assert.deepEqual(output.slice(0, -1).map((item) => item.type === "compaction" ? item : item.role), [
+      "user",
+      "user",
+      native,
+      "user",
+    ]);
+    assert.equal(summaryOf(second.json), "The user wants a mail sent.");
+    // The next natively served call reads the early turns' state back.
+    const next = await post(gw, "/responses", "chat-native-masked", [
+      ...output,
+      { role: "user", content: "Go on." },
+    ]);
+    assert.equal(next.status, 200, JSON.stringify(next.json));
+    const sent = fakes.native.requests.at(-1)!;
+    assert.equal(sent.path, "/v1/responses");
+    assert.deepEqual((sent.body.input as Json[]).find((item) => item.type === "compaction"), native);
+  });
+});
+
+Deno.test("guardrails compact: a native target served the chat form names the client's openai-beta as dropped", async () => {
+  await withGateway(async (gw) => {
+    const beta = { "openai-beta": "some_beta=v1" };
+    const compacted = await compact(gw, "chat-native-out", CONVERSATION, beta);
+    assert.equal(compacted.status, 200, JSON.stringify(compacted.json));
+    assert.deepEqual(compacted.dropped, ["openai-beta:some_beta=v1"]);
+    const created = await post(gw, "/responses", "chat-native-out", CONVERSATION, beta);
+    assert.equal(created.status, 200, JSON.stringify(created.json));
+    assert.deepEqual(created.dropped, ["openai-beta:some_beta=v1"]);
   });
 });

@@ -14,6 +14,7 @@ import {
   startFakeNativeResponses,
 } from "../helpers/fake_openai_responses.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML, type TestGateway } from "../helpers/gateway.ts";
+import { hashToken } from "../../lib/auth/authenticate.ts";
 import { withFakeGateway } from "../helpers/with_gateway.ts";
 import { type Fakes as FakeSet, startFakes } from "../helpers/fakes.ts";
 import { loadOpenApiSchemas } from "../helpers/openapi_schema.ts";
@@ -23,6 +24,15 @@ const schemas = await loadOpenApiSchemas();
 
 type Fakes = FakeSet<{ native: FakeNativeUpstream; chat: FakeUpstream }>;
 type Json = Record<string, unknown>;
+
+/** A token whose policy caps every answer at 77 output tokens. */
+const CAPPED_TOKEN = "gw-capped-token-0123456789abcdef";
+const CAPPED_YAML = `  - name: capped
+    environment: test
+    sha256: ${hashToken(CAPPED_TOKEN)}
+    models: ["*"]
+    max_tokens: 77
+`;
 
 const startAll = (): Fakes => startFakes({ native: startFakeNativeResponses, chat: startFakeOpenAI });
 
@@ -36,13 +46,18 @@ models:
   chat-native: { type: chat, targets: [ { provider: native, model: resp-ok } ] }
   chat-translated: { type: chat, targets: [ { provider: chat, model: gpt-ok } ] }
   chat-refusing: { type: chat, targets: [ { provider: chat, model: gpt-refuse } ] }
-${TEST_TOKENS_YAML}`;
+${TEST_TOKENS_YAML}${CAPPED_YAML}`;
 }
 
-async function post(gw: TestGateway, path: string, body: unknown): Promise<{ status: number; json: Json }> {
+async function post(
+  gw: TestGateway,
+  path: string,
+  body: unknown,
+  token = TEST_TOKEN,
+): Promise<{ status: number; json: Json }> {
   const res = await fetch(`${gw.baseURL}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TEST_TOKEN}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };
@@ -201,5 +216,29 @@ Deno.test("responses compact: an upstream that answers with no summary is a 502,
     assert.equal(row.status, 502);
     // The fake's usage: 11 prompt and 7 completion tokens, as it reported them.
     assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.tokens_estimated], [11, 7, 0]);
+  });
+});
+
+Deno.test("responses compact: the token's max_tokens ceiling limits the summary as it limits a response", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const created = await post(
+      gw,
+      "/responses",
+      { model: "chat-translated", input: CONVERSATION },
+      CAPPED_TOKEN,
+    );
+    assert.equal(created.status, 200, JSON.stringify(created.json));
+    assert.equal(fakes.chat.requests.at(-1)!.body.max_completion_tokens, 77);
+    const { status, json } = await post(
+      gw,
+      "/responses/compact",
+      { model: "chat-translated", input: CONVERSATION },
+      CAPPED_TOKEN,
+    );
+    assert.equal(status, 200, JSON.stringify(json));
+    // The summary request is the one the upstream got: the ceiling the budget reserved for is on it.
+    const asked = fakes.chat.requests.at(-1)!.body;
+    assert.match(JSON.stringify(asked.messages), /Compact the conversation above/);
+    assert.equal(asked.max_completion_tokens, 77);
   });
 });

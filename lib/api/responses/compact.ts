@@ -14,7 +14,8 @@
  * or gets masked values back (`reverse`), since a native compaction's summary is encrypted, so the gateway could
  * neither read it nor put a value back in it. The client still gets a compaction it can send back (Codex, which
  * compacts when its context fills, would otherwise be stuck), and `x-gateway-dropped` names what the chat form
- * went without.
+ * went without. Of that, an earlier compaction's own (encrypted) item is kept in the answer as it was sent, since
+ * the client's next history is the answer's `output` and nothing else holds those turns (`keptItems`).
  *
  * The summary is an answer like any other (lib/answer/guarded_answer.ts): output guardrails read it, a denial is
  * the 400 a Responses answer gets (recorded with what the upstream spent), a mask or replacement changes the
@@ -37,21 +38,22 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
+import { type ChatForm, paramServingTargets } from "../../http/tolerance.ts";
 import { answerJson, completionReported, completionTexts, usageOf } from "../../answer/runner.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { strictRefusal } from "./native_only.ts";
-import { compactionItem } from "./compaction_item.ts";
+import { compactionItem, isUpstreamCompaction, upstreamCompactionPaths } from "./compaction_item.ts";
 import { encryptedReasoningPaths } from "./reasoning_item.ts";
 import { withHistory } from "./create.ts";
-import { isNativeTarget, nativeDropped, nativeTexts, targetsFor } from "./create_native.ts";
+import { isNativeTarget, nativeTexts, targetsFor } from "./create_native.ts";
 import { resolveItemReferences } from "./item_references.ts";
 import { listedItem } from "./listed_items.ts";
 import { nativeRequestBody, nativeUsage, redactNative, resentChanges } from "./native.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { newId, responseUsage } from "./response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
-import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
+import { openAIBetaOf } from "./openai_beta.ts";
+import { noteResponsesDropped } from "./dropped.ts";
 import { withItemIds } from "../../usage/responses_store.ts";
 import { guardedAnswer } from "../../answer/guarded_answer.ts";
 
@@ -82,16 +84,35 @@ function summaryRequest(chat: ChatRequest): ChatRequest {
   return { ...rest, messages: [...chat.messages, { role: "user", content: INSTRUCTION }] };
 }
 
+/** Whether `item` is one of the user's messages (a message without a type is one). */
+function isUserMessage(item: JsonObject): boolean {
+  return item.role === "user" && (item.type === undefined || item.type === "message");
+}
+
 /**
- * The conversation's user messages, as OpenAI's compaction keeps them: in the shape of the spec's `ItemField`
- * (what `CompactResource.output` holds), each with an id (the stored one, else a fresh `msg_…`), `status`
- * and its content as `input_text` parts, as the client's SDK parses them, not as the client sent them.
+ * What the gateway's compaction keeps of the conversation, in the conversation's order, before its own
+ * `compaction` item. The user messages, as OpenAI's compaction keeps them: in the shape of the spec's `ItemField`
+ * (what `CompactResource.output` holds), each with an id (the stored one, else a fresh `msg_…`), `status` and its
+ * content as `input_text` parts, as the client's SDK parses them, not as the client sent them.
+ *
+ * And, when a native target answered over the chat form (`native`), an upstream's own `compaction` items
+ * unchanged: the state of turns that upstream compacted earlier, which the chat form cannot read, so the summary
+ * is written without it (`x-gateway-dropped` names it). The client replaces its history with this output (Codex
+ * does), so an item left out would be gone for good; kept, the next call a native target is sent as the client's
+ * body reads it back. A translated target's compaction keeps none: only a stored conversation brings one to it (a
+ * request's own is refused there), and that alias could not read it back either. Reasoning items are not kept
+ * (nor does OpenAI's compaction keep them): each belongs to the assistant turn it preceded, which the compaction
+ * replaces, an upstream may refuse one sent without that turn, and the compacted conversation would grow by
+ * every one of them at each compaction.
  */
-function userMessages(parsed: ResponsesRequest, history: readonly JsonObject[]): JsonObject[] {
-  const kept = [...history, ...parsed.input]
-    .filter((item) => item.role === "user" && (item.type === undefined || item.type === "message"))
-    .map((item) => ({ ...item, type: "message" }));
-  return withItemIds(kept).map(listedItem);
+function keptItems(parsed: ResponsesRequest, history: readonly JsonObject[], native: boolean): JsonObject[] {
+  const kept = [...history, ...parsed.input].filter((item) =>
+    isUserMessage(item) || (native && isUpstreamCompaction(item))
+  );
+  const messages = withItemIds(kept.filter(isUserMessage).map((item) => ({ ...item, type: "message" })))
+    .map(listedItem);
+  let next = 0;
+  return kept.map((item) => isUserMessage(item) ? messages[next++] : item);
 }
 
 /** Handles one compaction request for an authenticated identity. */
@@ -105,7 +126,11 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
     strictError: strictRefusal,
     clientTerms: responsesClientTerms(parsed),
     // A native target its guardrails served the chat form: the texts that form holds nowhere, the items' state.
-    chatLoses: () => [...(ctx.guardrails?.chatLoses ?? []), ...encryptedReasoningPaths(parsed.input)],
+    chatLoses: () => [
+      ...(ctx.guardrails?.chatLoses ?? []),
+      ...encryptedReasoningPaths(parsed.input),
+      ...upstreamCompactionPaths(parsed.input),
+    ],
   };
   // As for a create: native-only items narrow to native targets, and a target whose parameter rules would refuse
   // the summary request is left for the alias's others.
@@ -117,6 +142,9 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   await admitChat(ctx, ROUTE.endpoint, model, chat, nativeTexts(ctx, model, parsed, earlier)).catch((err) => {
     throw terms(err);
   });
+  // Asked as admitted: with the output limit the policy lowered or set (the token's `max_tokens` ceiling, which
+  // its budgets reserved for) and the texts the input guardrails changed.
+  form.chat = summaryRequest(chat);
   const routing = routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = { ...upstreamCall(ctx, target), openaiBeta: beta };
     // The client's body only where it holds every change the input guardrails made, and where nothing of the
@@ -158,19 +186,14 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   const id = newId("resp_");
   if (result.kind === "native") {
     const upstream = result.body;
-    noteDropped(ctx, routed.headers, nativeDropped(parsed), betasDropped(routed.target, beta));
+    noteResponsesDropped(ctx, routed.headers, routed.target, parsed, beta, null);
     return await answerJson(routed.headers, { chat, signal: ctx.signal }, {
       reported: nativeUsage(upstream),
       texts: () => [],
       render: () => ({ ...upstream, id }),
     });
   }
-  noteDropped(
-    ctx,
-    routed.headers,
-    answeredTolerance(routed.target, parsed.tolerance, form),
-    betasDropped(routed.target, beta),
-  );
+  noteResponsesDropped(ctx, routed.headers, routed.target, parsed, beta, form);
   const completion = result.body;
   const message = completion.choices[0]?.message as { content?: unknown } | undefined;
   const summary = typeof message?.content === "string" ? message.content : "";
@@ -186,7 +209,10 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
       id,
       object: "response.compaction",
       created_at: Math.floor(Date.now() / 1000),
-      output: [...userMessages(parsed, history), compactionItem(newId("cmp_"), summary)],
+      output: [
+        ...keptItems(parsed, history, isNativeTarget(routed.target)),
+        compactionItem(newId("cmp_"), summary),
+      ],
       usage: responseUsage(
         completion.usage ?? {
           prompt_tokens: usage.prompt,

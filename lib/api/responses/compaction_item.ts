@@ -46,6 +46,28 @@ export function gatewaySummary(item: unknown): string | null {
   return fromBase64Url(content.slice(MARK.length));
 }
 
+/**
+ * Whether `item` is an upstream's own `compaction` item (its `encrypted_content` opaque state only that upstream
+ * reads back), not one the gateway made.
+ */
+export function isUpstreamCompaction(item: JsonObject): boolean {
+  const content = item.encrypted_content;
+  return item.type === "compaction" && !(typeof content === "string" && content.startsWith(MARK));
+}
+
+/**
+ * Where each upstream `compaction` item of `input` is (`input[2].type`, as its native-only note names it): state
+ * the chat form cannot read, named when a native target is served that form instead of the client's body
+ * (`ChatForm.chatLoses`), each of them, not only the first native-only item the request holds.
+ */
+export function upstreamCompactionPaths(input: readonly JsonObject[]): string[] {
+  const paths: string[] = [];
+  input.forEach((item, i) => {
+    if (isUpstreamCompaction(item)) paths.push(`input[${i}].type`);
+  });
+  return paths;
+}
+
 /** The summary as the text a model reads back. */
 export function summaryText(summary: string): string {
   return INTRODUCTION + summary;

@@ -15,6 +15,7 @@ import { inClientTerms } from "../../errors.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { historyMessages } from "./input_items.ts";
 import { encryptedReasoningPaths } from "./reasoning_item.ts";
+import { upstreamCompactionPaths } from "./compaction_item.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { completionToResponse, newId, type ResponseFrame } from "./response.ts";
 import { responsesStreamBody, type ResponsesStreamOutcome } from "./stream.ts";
@@ -37,18 +38,12 @@ import { resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
-import {
-  answerNative,
-  isNativeTarget,
-  nativeDropped,
-  nativeRoute,
-  nativeTexts,
-  targetsFor,
-} from "./create_native.ts";
+import { answerNative, isNativeTarget, nativeRoute, nativeTexts, targetsFor } from "./create_native.ts";
 import { strictRefusal } from "./native_only.ts";
-import { answeredTolerance, type ChatForm, noteDropped, paramServingTargets } from "../../http/tolerance.ts";
+import { type ChatForm, paramServingTargets } from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
-import { betasDropped, openAIBetaOf } from "./openai_beta.ts";
+import { openAIBetaOf } from "./openai_beta.ts";
+import { noteResponsesDropped } from "./dropped.ts";
 import type { Conversation } from "../../usage/responses_store.ts";
 
 /**
@@ -129,7 +124,11 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
     strictError: strictRefusal,
     clientTerms: responsesClientTerms(parsed),
     // A native target its guardrails served the chat form: the texts that form holds nowhere, the items' state.
-    chatLoses: () => [...(ctx.guardrails?.chatLoses ?? []), ...encryptedReasoningPaths(parsed.input)],
+    chatLoses: () => [
+      ...(ctx.guardrails?.chatLoses ?? []),
+      ...encryptedReasoningPaths(parsed.input),
+      ...upstreamCompactionPaths(parsed.input),
+    ],
   };
   // Built-in tools and their items narrow the targets to native ones (a 400 naming the param when there are
   // none); of the others, those whose parameter rules would refuse the chat form are left out.
@@ -165,16 +164,11 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   if (isNativeAnswer(result)) {
     // A native target that does not take the beta opt-in (Azure) is told of it as a translated one is, and of
     // the gateway's own reasoning items it went without.
-    noteDropped(ctx, routed.headers, nativeDropped(parsed), betasDropped(target, beta));
+    noteResponsesDropped(ctx, routed.headers, target, parsed, beta, null);
     return await answerNative(ctx, parsed, { ...routed, value: result }, frame, store);
   }
-  // Translated: the answer says which fields (and beta names) the target went without.
-  noteDropped(
-    ctx,
-    routed.headers,
-    answeredTolerance(target, parsed.tolerance, form),
-    betasDropped(target, beta),
-  );
+  // Over the chat form: the answer says which fields (and beta names: all) the target went without.
+  noteResponsesDropped(ctx, routed.headers, target, parsed, beta, form);
 
   if (result.kind === "json") {
     const completion = result.body;

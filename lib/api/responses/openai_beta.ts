@@ -29,7 +29,11 @@ export function openAIBetaOf(request: ClientRequest): OpenAIBeta | null {
   return header === null && !query ? null : { header, query };
 }
 
-/** The `openai-beta` names `target` went without (null: none answered), as `noteDropped` takes them. */
-export function betasDropped(target: ResolvedTarget | null, beta: OpenAIBeta | null): string[] {
-  return openaiBetasDropped(target, beta?.header ?? null);
+/**
+ * The `openai-beta` names the request went without, as `noteDropped` takes them: `bodyTo` is the target that was
+ * sent the client's Responses body, null when none was (an answer over the chat form, whichever target gave it:
+ * that form carries no betas; a count the gateway made).
+ */
+export function betasDropped(bodyTo: ResolvedTarget | null, beta: OpenAIBeta | null): string[] {
+  return openaiBetasDropped(bodyTo, beta?.header ?? null);
 }
