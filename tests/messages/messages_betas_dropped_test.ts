@@ -47,6 +47,9 @@ models:
   oa-strict: { type: chat, strict: true, targets: [ { provider: oa, model: gpt-ok } ] }
   gm-ok: { type: chat, targets: [ { provider: gm, model: gem-ok } ] }
   claude-ok: { type: chat, targets: [ { provider: claude, model: claude-ok } ] }
+  claude-checked: { type: chat, targets: [ { provider: claude, model: claude-ok } ], guardrails: [answers] }
+guardrails:
+  answers: { type: pii, entities: [CREDIT_CARD], action: deny, phase: output }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -144,5 +147,24 @@ Deno.test("messages betas: a native target (Anthropic) gets every beta, and noth
     assert.equal((await counted.json()).estimated, undefined, "Anthropic counted it");
     assert.equal(counted.headers.get("x-gateway-dropped"), null);
     assert.equal(await recordDropped(gw, counted), null);
+  });
+});
+
+Deno.test("messages betas: a native target served the chat form (its answer is checked) names every beta it went without", async () => {
+  // An output guardrail reads the chat form's answer, so Anthropic is sent that form, which has no betas: it
+  // went without each, though it takes them all when sent the client's body.
+  await withGateway(async (gw, fakes) => {
+    for (const stream of [false, true]) {
+      const answer = await post(gw, "/v1/messages", { model: "claude-checked", max_tokens: 64, stream });
+      assert.equal(answer.status, 200, await answer.clone().text());
+      await answer.text();
+      assert.equal(
+        fakes.anthropic.requests.at(-1)!.headers.get("anthropic-beta"),
+        null,
+        "the chat form has none",
+      );
+      assert.equal(answer.headers.get("x-gateway-dropped"), NAMED, `stream: ${stream}`);
+      assert.equal(await recordDropped(gw, answer), NAMED, `stream: ${stream}`);
+    }
   });
 });

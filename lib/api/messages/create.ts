@@ -135,9 +135,10 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   }
   // Translated: the history's thinking blocks did not reach the target as blocks (their text went as
   // `reasoning_content`, which OpenAI-compatible upstreams read); the answer says how many were left out,
-  // and which of the client's betas (all: the chat form has none) and fields the target went without.
+  // and which of the client's betas (all: the chat form has none, whatever the target, a native one sent it by
+  // the request's guardrails too) and fields the target went without.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
-  noteMessagesDropped(ctx, headers, target, parsed, answeredTolerance(target, parsed.tolerance, form));
+  noteMessagesDropped(ctx, headers, null, parsed, answeredTolerance(target, parsed.tolerance, form));
   const frame: MessageFrame = {
     id: newId("msg_"),
     alias: model.alias,

@@ -71,9 +71,10 @@ export function forwardedHeaders(
  * Names what the request's target went without, in `x-gateway-dropped` and the usage record's `dropped`: the
  * client's betas it left out (`answeredBy`, the target that answered: none on Anthropic, those Bedrock does not
  * take on Claude there, of the header and of the body's `anthropic_beta`, and the body's `anthropic_version` that
- * Bedrock's replaced; every header name on a translated target; all of them when `answeredBy` is null, for a
- * count the gateway made from the chat form), then what a native target went without of the body (the thinking blocks the
- * gateway made, unsigned_thinking.ts), then the body's fields `fields` names (what a translated target or the
+ * Bedrock's replaced; every header name on a translated target; all of them when `answeredBy` is null, for what
+ * was made from the chat form: a count the gateway made, or an answer any target gave to that form, a native
+ * one too when the request's guardrails sent it so), then what a native target went without of the body (the
+ * thinking blocks the gateway made, unsigned_thinking.ts), then the body's fields `fields` names (what a translated target or the
  * chat form did not get; none for a native target). The betas come first: Claude Code
  * sends them on every request, and a long list of field paths, cut to the header's bound, must not hide them.
  * Nothing when it went without nothing. The betas are named, never refused: a `strict` alias is held to the
