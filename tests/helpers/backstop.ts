@@ -14,11 +14,19 @@
 /** How long a test waits for an event before it fails saying which. */
 export const BACKSTOP_MS = 30_000;
 
-/** `promise`, or a rejection naming `what` once `ms` passed without it settling. */
+/** The failure of an awaited event that never came; a test expecting a rejection tells it from the one it expects. */
+export class BackstopError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what}: not within the ${ms} ms backstop`);
+    this.name = "BackstopError";
+  }
+}
+
+/** `promise`, or a {@linkcode BackstopError} naming `what` once `ms` passed without it settling. */
 export function backstop<T>(promise: Promise<T>, what: string, ms = BACKSTOP_MS): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within the ${ms} ms backstop`)), ms);
+    timer = setTimeout(() => reject(new BackstopError(what, ms)), ms);
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
@@ -34,7 +42,7 @@ export async function eventually(
 ): Promise<number> {
   const started = performance.now();
   while (!await check()) {
-    if (performance.now() - started > ms) throw new Error(`${what}: not within the ${ms} ms backstop`);
+    if (performance.now() - started > ms) throw new BackstopError(what, ms);
     await new Promise((r) => setTimeout(r, everyMs));
   }
   return performance.now() - started;
