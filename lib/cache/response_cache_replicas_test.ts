@@ -17,6 +17,7 @@ import {
   signal,
   TTL,
 } from "./response_cache_test_helpers.ts";
+import { backstop } from "../../tests/helpers/backstop.ts";
 
 Deno.test("response cache: across replicas, a waiter polls the shared store and hits once the first writes", async () => {
   const { store, calls } = counting(memory());
@@ -43,23 +44,43 @@ Deno.test("response cache: across replicas, a waiter polls the shared store and 
 });
 
 Deno.test("response cache: across replicas, an abandoned fill lets the waiter go on as a miss", async () => {
-  const store = memory();
-  const one = createResponseCache({ store, lockWaitMs: 5_000 });
-  const two = createResponseCache({ store, lockWaitMs: 5_000 });
+  // "At once" is counted in the waiter's polls of the store, not in milliseconds: each poll starts with a read
+  // (`get`), and the poll after the abandon finds the lock gone and ends the wait. Its other way out,
+  // lockWaitMs, is ten minutes here, so it cannot pass for the abandon; a waiter still polling three polls
+  // after the abandon is the regression, and fails at once rather than after lockWaitMs.
+  let polls = 0;
+  let afterAbandon: number | undefined;
+  const waiting = Promise.withResolvers<void>();
+  const stillWaiting = Promise.withResolvers<"still waiting">();
+  const { store } = counting(memory(), (name) => {
+    if (name === "locked") waiting.resolve();
+    if (name === "get" && afterAbandon !== undefined && ++polls - afterAbandon >= 3) {
+      stillWaiting.resolve("still waiting");
+    }
+  });
+  const one = createResponseCache({ store, lockWaitMs: 600_000 });
+  const two = createResponseCache({ store, lockWaitMs: 600_000 });
+  const client = new AbortController();
   try {
     const first = miss(await one.lookup("k", TTL, ANY, signal()));
-    const second = two.lookup("k", TTL, ANY, signal());
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    assert.ok(await pending(second));
-    const started = performance.now();
+    polls = 0;
+    const second = two.lookup("k", TTL, ANY, client.signal);
+    await backstop(waiting.promise, "the second replica polls the first one's lock");
+    assert.ok(await pending(second), "the second replica waits for the first's fill");
+    afterAbandon = polls;
     first.abandon();
-    const fill = miss(await second);
-    assert.ok(performance.now() - started < 1_000, "at once, not after lockWaitMs");
+    const outcome = await backstop(Promise.race([second, stillWaiting.promise]), "the waiter goes on");
+    if (outcome === "still waiting") {
+      client.abort();
+      assert.fail("the waiter still polls the store three polls after the fill it waited for was abandoned");
+    }
+    const fill = miss(outcome);
     assert.equal(await store.get("k"), undefined);
     fill.write(answer("from two", Date.now()));
     await settle();
     assert.equal((await one.read("k"))?.completion?.choices.length, 1, "the second replica's fill is shared");
   } finally {
+    client.abort();
     await one.close();
     await two.close();
   }

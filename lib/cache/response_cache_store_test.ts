@@ -17,6 +17,7 @@ import {
   signal,
   TTL,
 } from "./response_cache_test_helpers.ts";
+import { backstop } from "../../tests/helpers/backstop.ts";
 
 /** A store that rejects every call while `down.value` is true, and delegates to a memory store otherwise. */
 function flaky(down: { value: boolean }, only?: ReadonlySet<string>): CacheStore {
@@ -181,9 +182,8 @@ Deno.test("response cache: a store slower than the timeout is bypassed, not wait
   const seen = events();
   const rc = createResponseCache({ store: hanging, lockWaitMs: 30_000, timeoutMs: 50, events: seen.sink });
   try {
-    const started = performance.now();
-    assert.deepEqual(await rc.lookup("k", TTL, ANY, signal()), { kind: "bypass" });
-    assert.ok(performance.now() - started < 5_000, "bounded by the timeout, not by the store");
+    // The store never answers: the lookup ends only by the timeout, whose failure it reports.
+    assert.deepEqual(await backstop(rc.lookup("k", TTL, ANY, signal()), "the lookup"), { kind: "bypass" });
     assert.equal(rc.ok, false);
     assert.match(String(seen.failed[0]), /longer than 50 ms/);
   } finally {

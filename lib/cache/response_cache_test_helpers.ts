@@ -34,10 +34,16 @@ export function answer(text: string, storedAt: number): CachedAnswer {
 export const memory = (now?: () => number) =>
   createMemoryCacheStore({ maxEntries: 100, maxBytes: 1_000_000, maxEntryBytes: 100_000, now, shared: true });
 
-/** Counts each store call by method name. */
-export function counting(store: CacheStore): { store: CacheStore; calls: Map<string, number> } {
+/** Counts each store call by method name; `onCall` hears of each as it is made. */
+export function counting(
+  store: CacheStore,
+  onCall: (name: string) => void = () => {},
+): { store: CacheStore; calls: Map<string, number> } {
   const calls = new Map<string, number>();
-  const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
+  const count = (name: string) => {
+    calls.set(name, (calls.get(name) ?? 0) + 1);
+    onCall(name);
+  };
   return {
     calls,
     store: {

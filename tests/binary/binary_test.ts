@@ -13,6 +13,7 @@ import { countRows } from "../helpers/usage.ts";
 import { resolve } from "node:path";
 import { armGates, FAKE_KEY, type FakeUpstream, startFakeOpenAI } from "../helpers/fake_openai.ts";
 import { TEST_TOKEN, TEST_TOKENS_YAML } from "../helpers/gateway.ts";
+import { backstop } from "../helpers/backstop.ts";
 
 const RAW_BIN = Deno.env.get("GATEWAY_BIN");
 /** Absolute, since the tests run it from other working directories. */
@@ -131,21 +132,21 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => timer = setTimeout(() => reject(new Error(what)), ms));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Waits up to 5 s for a log line matching `match` (they arrive over a pipe). */
+/** Waits for a log line matching `match` (they arrive over a pipe); fails saying `what` at the backstop. */
 function waitForLog(gw: GatewayProcess, match: (l: Record<string, unknown>) => boolean, what: string) {
-  return withTimeout(
+  return backstop(
     (async () => {
       while (!gw.logs.some(match)) await new Promise((r) => setTimeout(r, 10));
     })(),
-    5_000,
     what,
   );
+}
+
+/** Ends a gateway a failed test left running; nothing when it has exited. */
+function killLeftover(gw: GatewayProcess | undefined): void {
+  try {
+    gw?.child.kill("SIGKILL");
+  } catch { /* it has exited */ }
 }
 
 function fakeConfig(fake: FakeUpstream, server = ""): string {
@@ -154,7 +155,7 @@ providers:
   fake: { type: openai, base_url: "${fake.baseURL}", api_key: "${FAKE_KEY}" }
 models:
   chat-gated: { type: chat, targets: [ { provider: fake, model: gpt-gated } ] }
-  chat-hang: { type: chat, targets: [ { provider: fake, model: gpt-hang } ] }
+  chat-hang: { type: chat, targets: [ { provider: fake, model: gpt-hang, timeouts: { idle: 10m } } ] }
   chat-ok: { type: chat, targets: [ { provider: fake, model: gpt-ok } ] }
 usage: { sqlite: none }
 ${TEST_TOKENS_YAML}`;
@@ -380,9 +381,11 @@ Deno.test({
   async fn() {
     const fake = startFakeOpenAI();
     const dir = await Deno.makeTempDir();
+    let gw: GatewayProcess | undefined;
     try {
-      await Deno.writeTextFile(`${dir}/gateway.yaml`, fakeConfig(fake, "server: { shutdown_timeout: 10s }"));
-      const gw = await spawnGateway(BIN!, ["serve", "--config", `${dir}/gateway.yaml`, "--port", "0"]);
+      // Ten minutes of grace: the exit can only follow the stream's end, never the grace period's.
+      await Deno.writeTextFile(`${dir}/gateway.yaml`, fakeConfig(fake, "server: { shutdown_timeout: 10m }"));
+      gw = await spawnGateway(BIN!, ["serve", "--config", `${dir}/gateway.yaml`, "--port", "0"]);
       armGates(fake, 3);
       fake.gates[0].resolve();
       const res = await chat(gw.url, TEST_TOKEN, { model: "chat-gated", stream: true });
@@ -398,8 +401,9 @@ Deno.test({
       for await (const data of events) rest.push(data);
       assert.equal(rest.at(-1), "[DONE]");
       assert.ok(rest.some((d) => d.includes("c2 ")));
-      assert.equal(await withTimeout(exited, 5_000, "did not exit after the stream"), 0);
+      assert.equal(await backstop(exited, "the exit once the stream in flight finished"), 0);
     } finally {
+      killLeftover(gw);
       await fake.stop();
       await Deno.remove(dir, { recursive: true });
     }
@@ -412,20 +416,23 @@ Deno.test({
   async fn() {
     const fake = startFakeOpenAI();
     const dir = await Deno.makeTempDir();
+    let gw: GatewayProcess | undefined;
     try {
       await Deno.writeTextFile(
         `${dir}/gateway.yaml`,
         fakeConfig(fake, "server: { shutdown_timeout: 300ms }"),
       );
-      const gw = await spawnGateway(BIN!, ["serve", "--config", `${dir}/gateway.yaml`, "--port", "0"]);
+      gw = await spawnGateway(BIN!, ["serve", "--config", `${dir}/gateway.yaml`, "--port", "0"]);
       const res = await chat(gw.url, TEST_TOKEN, { model: "chat-hang", stream: true });
       const events = sseData(res.body!);
       await events.next();
       assert.match((await events.next()).value!, /waiting/);
-      const started = performance.now();
-      assert.equal(await withTimeout(gw.stop("SIGTERM"), 5_000, "did not exit after the deadline"), 0);
-      assert.ok(performance.now() - started < 3_000);
-      await withTimeout(fake.aborted.promise, 2_000, "upstream was not aborted");
+      // The upstream is silent from here on and chat-hang's idle timeout is ten minutes: only the end of the
+      // 300 ms grace period can end the stream, and the log line of the cut says it was that one.
+      assert.equal(await backstop(gw.stop("SIGTERM"), "the exit after the grace period"), 0);
+      const cut = gw.logs.find((l) => l.msg === "shutdown_cut_requests");
+      assert.deepEqual([cut?.count, cut?.grace_ms], [1, 300], JSON.stringify(cut));
+      await backstop(fake.aborted.promise, "the upstream request of the cut stream aborted");
       const rest: string[] = [];
       try {
         for await (const data of events) rest.push(data);
@@ -434,6 +441,7 @@ Deno.test({
       }
       assert.ok(!rest.includes("[DONE]"));
     } finally {
+      killLeftover(gw);
       await fake.stop();
       await Deno.remove(dir, { recursive: true });
     }
@@ -504,10 +512,10 @@ Deno.test({
       const events = sseData(stream.body!);
       await events.next();
       assert.match((await events.next()).value!, /waiting/);
-      const abortedAt = performance.now();
+      // The upstream is silent from here on and chat-hang's idle timeout is ten minutes: nothing but the client's
+      // abort can end the upstream request within the backstop.
       abort.abort();
-      await withTimeout(fake.aborted.promise, 2_000, "upstream was not aborted");
-      assert.ok(performance.now() - abortedAt < 1_000);
+      await backstop(fake.aborted.promise, "the upstream request aborted with the client's");
       assert.equal(await gw.stop("SIGTERM"), 0);
       gw = undefined;
     } finally {

@@ -1,8 +1,9 @@
 /**
  * A client that gives up before the first byte of the answer (a non-stream call with a slow upstream, an SDK
- * timeout, a stream whose first chunk is late) must stop the upstream call within a second and leave exactly
- * one usage record and one access-log line saying `client_closed_request` (499), not a 200 charged for an
- * answer nobody read. Request bodies of 1 KB and more: `Deno.serve` missed exactly these. Runs in-process on
+ * timeout, a stream whose first chunk is late) must stop the upstream call and leave exactly one usage record
+ * and one access-log line saying `client_closed_request` (499), not a 200 charged for an answer nobody read.
+ * The upstream would answer ten minutes on, and the gateway's own timeouts are longer: only the client leaving
+ * can end its call within the backstop (tests/helpers/backstop.ts). Request bodies of 1 KB and more: `Deno.serve` missed exactly these. Runs in-process on
  * Deno and, with `GATEWAY_BIN`, against the single binary.
  *
  * @module
@@ -11,6 +12,7 @@ import assert from "node:assert/strict";
 import { startGateway, TEST_TOKEN, TEST_TOKENS_YAML, waitForLog } from "../helpers/gateway.ts";
 import { connect, postJson, send } from "../helpers/raw_http.ts";
 import { startSlowUpstream } from "../helpers/slow_upstream.ts";
+import { BACKSTOP_MS, eventually } from "../helpers/backstop.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,11 +32,11 @@ for (const stream of [false, true]) {
     const dir = await Deno.makeTempDir();
     const usageFile = `${dir}/usage.jsonl`;
     const gw = await startGateway(`
-server: { timeouts: { first_byte: 20s, idle: 20s } }
+server: { timeouts: { first_byte: 20m, idle: 20m } }
 providers:
   slow: { type: openai, base_url: "${upstream.baseURL}", api_key: sk-test-slow-upstream }
 models:
-  chat-slow: { type: chat, targets: [{ provider: slow, model: slow-5000 }] }
+  chat-slow: { type: chat, targets: [{ provider: slow, model: slow-600000 }] }
 usage: { sqlite: none, jsonl: "${usageFile}", spill: "${dir}/spill.jsonl", flush_interval: 20ms }
 ${TEST_TOKENS_YAML}`);
     try {
@@ -47,18 +49,20 @@ ${TEST_TOKENS_YAML}`);
       }, { authorization: `Bearer ${TEST_TOKEN}`, "x-request-id": requestId });
       assert.ok(request.length > 1_024);
       assert.ok(await send(conn, request));
-      assert.ok(await waitFor(() => upstream.received() === 1, 3_000), "the call reached the upstream");
+      await eventually("the call reaches the upstream", () => upstream.received() === 1);
       await sleep(200);
-      const closedAt = performance.now();
       conn.close();
 
-      assert.ok(
-        await waitFor(() => upstream.aborts.length === 1, 1_000),
-        "the upstream request is aborted within a second of the client leaving",
+      await eventually(
+        "the upstream request aborted once the client left",
+        () => upstream.aborts.length === 1,
       );
-      assert.ok(upstream.aborts[0] - closedAt < 1_000);
 
-      const line = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === requestId, 3_000);
+      const line = await waitForLog(
+        gw,
+        (l) => l.msg === "request" && l.request_id === requestId,
+        BACKSTOP_MS,
+      );
       assert.equal(line.error_code, "client_closed_request");
       assert.equal(line.status, 499);
       await sleep(200);
@@ -75,7 +79,7 @@ ${TEST_TOKENS_YAML}`);
           records = [];
         }
         return records.length > 0;
-      }, 3_000);
+      }, BACKSTOP_MS);
       assert.equal(records.length, 1, "exactly one usage record");
       assert.equal(records[0].error_code, "client_closed_request");
       assert.equal(records[0].status, 499);

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGateway, type TestGateway, waitForLog } from "../helpers/gateway.ts";
 import { freePort, startRedis, stopRedis } from "../helpers/redis_server.ts";
+import { backstop, eventually } from "../helpers/backstop.ts";
 
 const TOKEN = "gw-redis-fault-0123456789abcdef";
 const UNLIMITED = "gw-redis-free-0123456789abcdef";
@@ -67,16 +68,22 @@ async function storeUp(gw: TestGateway): Promise<number> {
   return Number(line.split(" ")[1]);
 }
 
+/** Runs a `redis-cli` command against the test's own Redis; its answer. */
+async function redisCli(port: number, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("redis-cli", { args: ["-p", String(port), ...args], stdout: "piped" })
+    .output();
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
 const count = (gw: TestGateway, msg: string) => gw.logs.filter((l) => l.msg === msg).length;
 
 /** Waits until the gateway decides by Redis again (one probe per half second). */
 async function untilUp(gw: TestGateway): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (count(gw, "rate_limit_store_up") === 0) {
-    if (performance.now() > deadline) throw new Error("the gateway did not notice Redis was back");
+  await eventually("the gateway notices Redis is back", async () => {
+    if (count(gw, "rate_limit_store_up") > 0) return true;
     await chat(gw, PROBE);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return false;
+  }, { everyMs: 100 });
 }
 
 Deno.test("Redis stopped mid-run: fail_closed 503s, fail_open limits locally, both recover without restart", async () => {
@@ -138,21 +145,20 @@ Deno.test("a slow Redis (past the per-call timeout) counts as down, and answerin
   const gw = await startGateway(config(port, `test:${crypto.randomUUID()}:`, "fail_closed", 1));
   try {
     assert.equal((await chat(gw)).status, 200);
-    // Redis stops answering for a while: calls time out after 100 ms. CLIENT PAUSE answers once the pause is in
-    // effect, so the request below is sent while Redis is paused, however slowly redis-cli starts (an earlier
-    // form slept 100 ms after spawning a DEBUG SLEEP and hoped it had begun).
-    const paused = await new Deno.Command("redis-cli", {
-      args: ["-p", String(port), "CLIENT", "PAUSE", "1500", "ALL"],
-      stdout: "piped",
-    }).output();
-    assert.equal(new TextDecoder().decode(paused.stdout).trim(), "OK");
-    const started = performance.now();
-    const a = await chat(gw);
+    // Redis stops answering the gateway's scripts for ten minutes (CLIENT PAUSE WRITE holds every command that
+    // may write, which a script is, and answers once the pause is in effect, so the request below is sent while
+    // Redis is paused). The 503 within the backstop is the 100 ms per-call timeout's: Redis's own answer would
+    // come after the pause, ten minutes on.
+    assert.equal(await redisCli(port, "CLIENT", "PAUSE", "600000", "WRITE"), "OK");
+    const a = await backstop(chat(gw), "the limited request refused while Redis is paused");
     assert.equal(a.status, 503);
-    assert.ok(performance.now() - started < 1_000, "refused after the timeout, not after Redis's pause");
+    // Redis answers again (a WRITE pause leaves the CLIENT command free), and the gateway notices.
+    assert.equal(await redisCli(port, "CLIENT", "UNPAUSE"), "OK");
     await untilUp(gw);
     assert.equal(count(gw, "rate_limit_store_down"), 1);
   } finally {
+    // A test that failed during the pause leaves it on: ended first, nothing waits on Redis to stop.
+    await redisCli(port, "CLIENT", "UNPAUSE");
     await gw.stop();
     await stopRedis(redis);
   }
@@ -164,20 +170,20 @@ Deno.test("a reservation Redis ran after the gateway gave up on it is given back
   const gw = await startGateway(config(port, `test:${crypto.randomUUID()}:`, "fail_closed", 1));
   try {
     assert.equal((await chat(gw, SINGLE)).status, 200);
-    // Paused, Redis queues the reserve script and runs it when the pause ends, long after the gateway's 100 ms:
-    // the request is refused (503), and the concurrency slot the script then takes must not stay taken.
-    const paused = await new Deno.Command("redis-cli", {
-      args: ["-p", String(port), "CLIENT", "PAUSE", "600", "ALL"],
-      stdout: "piped",
-    }).output();
-    assert.equal(new TextDecoder().decode(paused.stdout).trim(), "OK");
-    assert.equal((await chat(gw, SINGLE)).status, 503);
+    // Paused, Redis queues the reserve script and runs it when the test ends the pause, long after the gateway's
+    // 100 ms: the request is refused (503), and the concurrency slot the script then takes must not stay taken.
+    // The pause is ten minutes, ended by the test: however slowly the request is sent, Redis is still paused.
+    assert.equal(await redisCli(port, "CLIENT", "PAUSE", "600000", "WRITE"), "OK");
+    assert.equal((await backstop(chat(gw, SINGLE), "the request refused while Redis is paused")).status, 503);
+    assert.equal(await redisCli(port, "CLIENT", "UNPAUSE"), "OK");
     await untilUp(gw);
     // One slot (concurrent: 1): each request after the pause is admitted, none refused as token.concurrent.
     const after = [];
     for (let i = 0; i < 3; i++) after.push(await chat(gw, SINGLE));
     assert.deepEqual(after.map((a) => a.status), [200, 200, 200], JSON.stringify(after.map((a) => a.body)));
   } finally {
+    // A test that failed during the pause leaves it on: ended first, nothing waits on Redis to stop.
+    await redisCli(port, "CLIENT", "UNPAUSE");
     await gw.stop();
     await stopRedis(redis);
   }

@@ -11,7 +11,8 @@
  * - `gpt-json`: answers {@linkcode FAKE_JSON} (a JSON document, as under a `json_schema` format), whole or streamed.
  * - `gpt-reasoning`: reasoning as `reasoning_content` ({@linkcode FAKE_REASONING}, streamed in fragments before
  *   the answer), then {@linkcode FAKE_ANSWER}; usage counts {@linkcode FAKE_REASONING_TOKENS} reasoning tokens.
- * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`).
+ * - `gpt-hang`: one chunk, then silence until the client aborts (noted in `aborted`), or the fake stops: a
+ *   gateway that never aborts it (the regression its tests look for) fails its test, not the fake's stop.
  * - `gpt-slow-headers`: answers after 0.6 s.  `gpt-400` / `gpt-401` / `gpt-429` / `gpt-500` / `vllm-400`: errors.
  * - `emb-ok`: embeddings of `dimensions` (default 8) deterministic floats, as base64 float32s when asked (like
  *   OpenAI).
@@ -94,6 +95,7 @@ function reasoningUsage() {
 
 /** Starts the fake on a free loopback port. */
 export function startFakeOpenAI(): FakeUpstream {
+  const stopping = Promise.withResolvers<void>();
   const fake: FakeUpstream = {
     baseURL: "",
     requests: [],
@@ -101,7 +103,10 @@ export function startFakeOpenAI(): FakeUpstream {
     chunkSent: [],
     gates: [],
     aborted: Promise.withResolvers<void>(),
-    stop: () => server.shutdown(),
+    stop: () => {
+      stopping.resolve();
+      return server.shutdown();
+    },
   };
   const streamOf = (request: Request, producer: (push: (b: Uint8Array) => void) => Promise<void>) => {
     request.signal.addEventListener("abort", () => fake.aborted.resolve(), { once: true });
@@ -256,7 +261,10 @@ export function startFakeOpenAI(): FakeUpstream {
         throw new Error("connection torn down by the fake");
       } else if (model === "gpt-hang") {
         push(sse(chunk(model, { content: "waiting" }, null, usageExtra)));
-        await new Promise<void>((resolve) => request.signal.addEventListener("abort", () => resolve()));
+        const aborted = new Promise<void>((resolve) =>
+          request.signal.addEventListener("abort", () => resolve())
+        );
+        await Promise.race([aborted, stopping.promise]);
         return;
       } else if (model === "gpt-tools") {
         push(sse(chunk(
