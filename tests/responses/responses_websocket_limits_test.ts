@@ -477,6 +477,9 @@ tokens:
     assert.equal(response.status, "completed");
     assert.equal(response.output[0].content[0].text, "c0 c1 ");
     assert.equal(events.filter((e) => e.type === "response.created").length, 0, "no second answer began");
+    // The refused message's record is written as its refusal settles, which a loaded machine (the Bun binary's
+    // run in CI) can put seconds after the close: awaited as its access-log line, then read from the store.
+    await waitForLog(gw, (l) => l.msg === "request" && l.request_id === "ws-finishing.2");
     const rows = await pollUsageRows<UsageRow>(gw, (r) => r.length >= 2, {
       sql:
         "SELECT request_id, status, error_code FROM usage WHERE request_id LIKE 'ws-finishing.%' ORDER BY request_id",
