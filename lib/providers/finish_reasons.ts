@@ -64,27 +64,15 @@ export function geminiFinishReason(reason: string, calledFunction: boolean): str
 /**
  * Bedrock Converse `stopReason` → `finish_reason`, for the reasons that leave a usable answer (the documented
  * `malformed_tool_use` and `malformed_model_output` do not: the Bedrock provider answers them with a 502 before
- * asking this): `end_turn` and `stop_sequence` finished (`stop`), `tool_use` hands the client calls
- * (`tool_calls`), `max_tokens` and `model_context_window_exceeded` hit a limit (`length`), `guardrail_intervened`
- * and `content_filtered` withheld the output (`content_filter`). A reason unknown today is read as Anthropic's
- * table reads one (Converse mostly fronts Claude, whose newer reasons, such as `pause_turn`, did not finish):
- * `length`, never `stop`, so neither the client nor the response cache takes a cut-off turn as whole. No stop
- * reason at all → `stop`.
+ * asking this). Converse names Claude's reasons as Anthropic does (`end_turn`, `stop_sequence`, `tool_use`,
+ * `max_tokens`, `model_context_window_exceeded`) and adds its own two for withheld output
+ * (`guardrail_intervened`, `content_filtered`: `content_filter`); the rest is read as Anthropic's table reads it,
+ * a reason unknown today included (Converse mostly fronts Claude, whose newer reasons, such as `pause_turn`, did
+ * not finish): `length`, never `stop`, so neither the client nor the response cache takes a cut-off turn as whole.
+ * No stop reason at all → `stop`.
  */
 export function converseFinishReason(stopReason: unknown): string {
-  switch (stopReason) {
-    case "end_turn":
-    case "stop_sequence":
-      return "stop";
-    case "tool_use":
-      return "tool_calls";
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "guardrail_intervened":
-    case "content_filtered":
-      return "content_filter";
-    default:
-      return typeof stopReason === "string" ? "length" : "stop";
-  }
+  return stopReason === "guardrail_intervened" || stopReason === "content_filtered"
+    ? "content_filter"
+    : anthropicFinishReason(stopReason);
 }
