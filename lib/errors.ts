@@ -109,18 +109,28 @@ export class GatewayError extends Error {
 
   /**
    * This error pointing at another `param`, with another message, all else kept: how {@linkcode inClientTerms}
-   * renames it. A subclass with fields of its own overrides it to keep its class and them.
+   * renames it.
    */
   withParam(param: string, message: string): GatewayError {
-    return new GatewayError(this.status, message, this.initWith(param));
+    return this.remade(message, { ...this.init(), param });
   }
 
-  /** The fields this error was built with, `param` replaced: what a copy made by `withParam` is built from. */
-  protected initWith(param: string): GatewayErrorInit {
+  /**
+   * A copy of this error with `message` and `init`: how {@linkcode GatewayError.withParam} and
+   * {@linkcode scrubError} remake it. A subclass with a constructor or fields of its own overrides it to keep its
+   * class and them, since what happens next is decided by class (a budget's stop is recorded as one, a policy
+   * denial with its rule).
+   */
+  remade(message: string, init: GatewayErrorInit): GatewayError {
+    return new GatewayError(this.status, message, init);
+  }
+
+  /** The fields this error was built with: what a copy is built from. */
+  protected init(): GatewayErrorInit {
     return {
       type: this.type,
       code: this.code,
-      param,
+      param: this.param,
       headers: this.headers,
       cause: this.cause,
       anthropicType: this.anthropicType,
@@ -183,6 +193,11 @@ export class ClientGoneError extends GatewayError {
       type: "invalid_request_error",
       code: end?.code ?? "client_closed_request",
     });
+  }
+
+  /** Remade (masked) still as the client's leaving, which retries and stream endings tell apart by class. */
+  override remade(message: string, init: GatewayErrorInit): ClientGoneError {
+    return new ClientGoneError({ status: this.status, code: init.code ?? "client_closed_request", message });
   }
 }
 
@@ -253,11 +268,13 @@ export function scrubError(err: GatewayError, scrubber: Scrubber): GatewayError 
   if (!anthropicDetails && !googleDetails && !fields.some((f) => f !== null && scrubber.test(f))) return err;
   const clean = (field: string | null) => field === null ? null : scrubber.scrub(field);
   const json = <T>(value: T): T => parseScrubbed(JSON.stringify(value), (text) => scrubber.scrub(text)) as T;
-  return new GatewayError(err.status, scrubber.scrub(err.message), {
+  // Remade in its own class: a budget's stop or a policy denial masked is still one (its record says so).
+  return err.remade(scrubber.scrub(err.message), {
     type: scrubber.scrub(err.type),
     code: clean(err.code),
     param: clean(err.param),
     headers: err.headers,
+    cause: err.cause,
     anthropicType: err.anthropicType,
     anthropicDetails: anthropicDetails && json(anthropicDetails),
     googleDetails: googleDetails && json(googleDetails),

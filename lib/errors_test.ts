@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { anthropicErrorBody, CONTEXT_LENGTH_EXCEEDED, GatewayError, scrubError } from "./errors.ts";
+import {
+  anthropicErrorBody,
+  ClientGoneError,
+  CONTEXT_LENGTH_EXCEEDED,
+  GatewayError,
+  scrubError,
+} from "./errors.ts";
 import { googleErrorBody } from "./google_errors.ts";
 import { createScrubber } from "./secrets/scrubber.ts";
 
@@ -78,4 +84,16 @@ Deno.test("errors: scrubError masks a secret quoted in the message, code and par
   // Nothing to mask: the same error back, untouched.
   const plain = new GatewayError(502, "upstream said no");
   assert.equal(scrubError(plain, scrubber), plain);
+});
+
+// What happens after an error is masked is decided by its class: a client gone is not the target's failure.
+Deno.test("errors: scrubError keeps the error's class (a client gone stays one)", () => {
+  const key = "sk-upstream-Q2w3E4r5T6y7U8i9";
+  const scrubber = createScrubber([key]);
+  const gone = scrubError(
+    new ClientGoneError({ status: 1008, code: "policy", message: `bye ${key}` }),
+    scrubber,
+  );
+  assert.ok(gone instanceof ClientGoneError);
+  assert.deepEqual([gone.status, gone.code, gone.message], [1008, "policy", "bye ***"]);
 });

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { GatewayError, type QuotaReset } from "../errors.ts";
+import { GatewayError, type GatewayErrorInit, type QuotaReset } from "../errors.ts";
 import type { ClientContext } from "../http/context.ts";
 import { servedFromCache } from "../http/accounting.ts";
 import type { ChatRequest } from "../openai/types.ts";
@@ -35,6 +35,11 @@ export const BUDGET_STOP_CODE = "budget_exceeded_mid_stream";
 export class BudgetStop extends GatewayError {
   constructor(message: string, quota: QuotaReset | null = null) {
     super(429, message, { type: "insufficient_quota", code: "insufficient_quota", quota });
+  }
+
+  /** Masked (`scrubError`: the message names the token), still the budget's stop. */
+  override remade(message: string, init: GatewayErrorInit): BudgetStop {
+    return new BudgetStop(message, init.quota ?? null);
   }
 }
 

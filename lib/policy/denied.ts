@@ -16,9 +16,9 @@ export class PolicyDenied extends GatewayError {
     this.rule = rule;
   }
 
-  /** A renamed denial is still a denial, by the same rule (the usage record names it). */
-  override withParam(param: string, message: string): PolicyDenied {
-    return new PolicyDenied(this.status, message, this.rule, this.initWith(param));
+  /** A renamed or masked denial is still a denial, by the same rule (the usage record names it). */
+  override remade(message: string, init: GatewayErrorInit): PolicyDenied {
+    return new PolicyDenied(this.status, message, this.rule, init);
   }
 }
 

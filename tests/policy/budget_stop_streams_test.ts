@@ -490,3 +490,27 @@ Deno.test("budget.stop_streams: a stream the budget stopped is not its target's 
     await fake.stop();
   }
 });
+
+Deno.test("budget.stop_streams: a stop whose message the scrubber masked is still recorded as budget_exceeded_mid_stream", async () => {
+  const fake = await startFakeStreams();
+  // The stop's message names the token, and this name holds eight characters of the upstream key: the message
+  // the client gets is masked, and the masked copy of the error must still be the budget's stop.
+  const name = "stop-0123456789";
+  const token = "gw-masked-name-stop-token-0123456789abcdef";
+  const gw = await startGateway(
+    `${config(fake)}  - { name: ${name}, environment: test, sha256: ${hashToken(token)}, models: ["*"], ` +
+      `budget: { tokens: ${BUDGET}, period: day, stop_streams: true } }\n`,
+  );
+  try {
+    const chatId = `stop-streams-masked-chat-${++nextId}`;
+    const seen = await chatCase(gw, token, chatId);
+    assert.ok(seen.error instanceof OpenAI.APIError, String(seen.error));
+    assert.equal(seen.error.code, "insufficient_quota");
+    assert.match(seen.error.message, /\*\*\*/, "the message the client got was masked");
+    assert.doesNotMatch(seen.error.message, /0123456789/);
+    assert.equal((await usageRow(gw, chatId)).error_code, "budget_exceeded_mid_stream");
+  } finally {
+    await gw.stop();
+    await fake.stop();
+  }
+});
