@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  anthropicErrorBody,
-  ClientGoneError,
-  CONTEXT_LENGTH_EXCEEDED,
-  GatewayError,
-  scrubError,
-} from "./errors.ts";
+import { ClientGoneError, CONTEXT_LENGTH_EXCEEDED, GatewayError, scrubError } from "./errors.ts";
+import { anthropicErrorBody } from "./anthropic_errors.ts";
 import { googleErrorBody } from "./google_errors.ts";
 import { createScrubber } from "./secrets/scrubber.ts";
 

@@ -1,6 +1,6 @@
 /**
  * Google's error shape, `{"error":{"code","message","status","details"?}}`: how the Gemini API's routes answer
- * every error, a failed stream's last chunk too. Beside lib/errors.ts, which has the OpenAI and Anthropic shapes.
+ * every error, a failed stream's last chunk too. Beside lib/errors.ts (OpenAI's shape) and lib/anthropic_errors.ts.
  *
  * `details` say what Google's clients act on: Gemini CLI (`classifyGoogleError`) retries a 429 or 503 after a
  * `google.rpc.RetryInfo`'s `retryDelay` (up to 300 s; a longer one it does not retry), and stops at once on a

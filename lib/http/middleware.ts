@@ -6,13 +6,8 @@
  *
  * @module
  */
-import {
-  anthropicErrorResponse,
-  errorResponse,
-  GatewayError,
-  scrubError,
-  toGatewayError,
-} from "../errors.ts";
+import { errorResponse, GatewayError, scrubError, toGatewayError } from "../errors.ts";
+import { anthropicErrorResponse } from "../anthropic_errors.ts";
 import { googleErrorResponse } from "../google_errors.ts";
 import { PolicyDenied } from "../policy/engine.ts";
 import { genAiProviderName } from "../providers/capabilities.ts";

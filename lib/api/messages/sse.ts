@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { anthropicErrorBody, type GatewayError } from "../../errors.ts";
+import type { GatewayError } from "../../errors.ts";
+import { anthropicErrorBody } from "../../anthropic_errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 
 /** One Messages stream event: its `type` and fields. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { anthropicErrorResponse, badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
+import { badGateway, GatewayError, gatewayTimeout } from "../../errors.ts";
+import { anthropicErrorResponse } from "../../anthropic_errors.ts";
 import { encodeMessagesEvent, errorEvent } from "./sse.ts";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);

@@ -7,12 +7,12 @@
  * @module
  */
 import {
-  ANTHROPIC_TOO_LONG,
   type AnthropicErrorDetails,
   badGateway,
   CONTEXT_LENGTH_EXCEEDED,
   GatewayError,
 } from "../../errors.ts";
+import { ANTHROPIC_TOO_LONG } from "../../anthropic_errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { isObject } from "../../openai/types.ts";

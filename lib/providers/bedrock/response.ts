@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  ANTHROPIC_TOO_LONG,
-  badGateway,
-  CONTEXT_LENGTH_EXCEEDED,
-  GatewayError,
-  gatewayTimeout,
-} from "../../errors.ts";
+import { badGateway, CONTEXT_LENGTH_EXCEEDED, GatewayError, gatewayTimeout } from "../../errors.ts";
+import { ANTHROPIC_TOO_LONG } from "../../anthropic_errors.ts";
 import { makeUsage, newCompletionId } from "../shared/chunks.ts";
 import type { ChatCompletion, JsonObject, ReasoningFields, Usage } from "../../openai/types.ts";
 import { readCounts } from "../../openai/usage_counts.ts";
