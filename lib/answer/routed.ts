@@ -13,6 +13,7 @@ import type { ResolvedTarget } from "../config/types.ts";
 import type { Peeked } from "./stream_body.ts";
 import type { StreamStart } from "./stream_start.ts";
 import type { ChoiceEnding } from "../cache/opt_ins.ts";
+import type { ChatForm } from "../http/tolerance.ts";
 
 /** A target's answer over the chat form: a whole completion, or a stream whose first chunk is in hand. */
 export type ChatAnswer =
@@ -135,8 +136,11 @@ export interface RoutedRequest {
    */
   clientTerms?: (err: unknown) => unknown;
   /**
-   * The chat form's params a translated `target` does not get (`ChatForm.withheld`, lib/http/tolerance.ts:
-   * the Gemini API's `top_k` on a target that takes none); absent: every target gets the whole chat form.
+   * The chat form as the client API judged its targets by before admission (lib/http/tolerance.ts): the params
+   * a `target` sent it does not get (`ChatForm.withheld`: the Gemini API's `top_k` on a target that takes none),
+   * and the rules the runner judges the targets that speak the client API by when the request's guardrails send
+   * them that form too (`chatFormServingTargets`). Absent: every target gets the whole chat form, and none is
+   * judged again.
    */
-  withheld?: (target: ResolvedTarget) => readonly string[];
+  form?: ChatForm;
 }

@@ -20,7 +20,7 @@ import type { ChatCompletion, Usage } from "../openai/types.ts";
 import type { Provider } from "../providers/types.ts";
 import type { ResolvedModel, RoutedTarget } from "../config/types.ts";
 import { type RoutedAnswer, routeRequest } from "../http/route_request.ts";
-import { chatWithout } from "../http/tolerance.ts";
+import { chatFormServingTargets, chatWithout } from "../http/tolerance.ts";
 import type { Lease } from "../routing/health.ts";
 import type { StreamTexts } from "../usage/stream_texts.ts";
 import {
@@ -91,9 +91,11 @@ export function isNativeAnswer(answer: ChatAnswer | NativeAnswer): answer is Nat
 
 /**
  * Routes a request over `model`'s targets: a target that speaks the client API natively (`native`) gets its
- * passed-through body, every other one the chat form. A stream is held until it commits, at its first value
- * that shows the client something (stream_start.ts; until then routing may still retry or fall back); a stream
- * the client reads holds its target's lease until it ends.
+ * passed-through body, every other one the chat form. When the request's guardrails send every target the chat
+ * form (`RequestGuardrails.chatOnly`), the native ones are judged by its parameter rules first, as the client
+ * API judged the others before admission (`chatFormServingTargets`, `request.form`). A stream is held until it
+ * commits, at its first value that shows the client something (stream_start.ts; until then routing may still
+ * retry or fall back); a stream the client reads holds its target's lease until it ends.
  */
 export function routeAnswer(
   ctx: ClientContext,
@@ -112,7 +114,8 @@ export async function routeAnswer(
   request: RoutedRequest,
   native?: NativeRoute,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
-  const routed = await routeAnswerOnce(ctx, model, request, native);
+  const served = chatFormServingTargets(ctx, model, request.form);
+  const routed = await routeAnswerOnce(ctx, served, request, native);
   const value = routed.value;
   // A whole answer is captured as the client gets it: after its output guardrails (an answer they withheld
   // never gets here), fresh or from the cache. A stream's is captured from what its body forwarded.
@@ -191,9 +194,8 @@ function routeFresh(
   const trace = ctx.trace;
   const chat = async (target: RoutedTarget, provider: Provider): Promise<ChatAnswer> => {
     const call = upstreamCall(ctx, target);
-    const sent = request.withheld === undefined
-      ? request.chat
-      : chatWithout(request.chat, request.withheld(target));
+    const withheld = request.form?.withheld;
+    const sent = withheld === undefined ? request.chat : chatWithout(request.chat, withheld(target));
     const answer = await provider.chat(sent, call).catch((err) => {
       throw terms(err);
     });

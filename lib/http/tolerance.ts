@@ -22,7 +22,9 @@
  * Gemini has no switch for. Every client API that routes a chat form asks them before routing
  * ({@linkcode paramServingTargets}), so a target that would refuse is left out for the alias's others instead of
  * ending the request with its 400 inside routing (which treats a 400 as final), and what the answering target's
- * provider drops (`unsupported_params: drop`) is named like the rest ({@linkcode answeredTolerance}).
+ * provider drops (`unsupported_params: drop`) is named like the rest ({@linkcode answeredTolerance}). A native
+ * target the request's guardrails send the chat form is judged by the same rules once they decided so
+ * ({@linkcode chatFormServingTargets}).
  *
  * @module
  */
@@ -126,7 +128,11 @@ export function noteDropped(
 export interface ChatForm {
   /** What a translated target gets. */
   chat: ChatRequest;
-  /** Whether `target` gets the client's own body instead (its rules do not judge the chat form); none on chat. */
+  /**
+   * Whether `target` speaks the client API, so it gets the client's own body instead and its rules do not judge
+   * the chat form; none on chat. Unless the request's guardrails send it the chat form after all
+   * (`RequestGuardrails.chatOnly`, known once admitted): {@linkcode chatFormServingTargets} judges it then.
+   */
   native?: (target: ResolvedTarget) => boolean;
   /** The client API's 400 of a `strict` alias whose target would go without the client's field `path`. */
   strictError: (path: string) => GatewayError;
@@ -199,6 +205,26 @@ export function paramServingTargets(model: ResolvedModel, form: ChatForm): Resol
 }
 
 /**
+ * `model` as it is routed once the request is admitted. When the request's guardrails send every target the
+ * chat form (`RequestGuardrails.chatOnly`: an output check or a `reverse` mask reads the answer, or an input
+ * guardrail changed a text the client's body cannot carry; decided at admission, after
+ * {@linkcode paramServingTargets} ran), the targets that speak the client API get that form too, so they are
+ * judged by its parameter rules as a translated target is: one that would refuse it is left out for the alias's
+ * others, on a `strict` alias one that would drop a param too, and when none is left the first one's refusal is
+ * thrown in the client's terms, before any upstream is called. `model` itself for every other request, which
+ * pays one property check. One rule for every client API that routes a chat form beside a native body (the
+ * answer runner's `routeAnswer`, and Responses compaction, which routes its own).
+ */
+export function chatFormServingTargets(
+  ctx: RequestContext,
+  model: ResolvedModel,
+  form: ChatForm | undefined,
+): ResolvedModel {
+  if (ctx.guardrails?.chatOnly !== true || form?.native === undefined) return model;
+  return paramServingTargets(model, { ...form, native: undefined });
+}
+
+/**
  * `model` with only the targets `cannot` finds no reason against (`model` itself when all pass, so nothing is
  * allocated on the common path), or the first target's reason when none passes. `request` is handed to
  * `cannot` so that callers pass module functions, not a closure made per request.
@@ -230,8 +256,10 @@ function targetsThatCan<R>(
  * found), the chat form's params its client API withheld from it ({@linkcode ChatForm.withheld}) and those its
  * provider drops, named as the client sent them; `tolerance` itself when it got every param. A native target
  * answers the chat form only when the request's guardrails made it go so: it went without what only it serves
- * ({@linkcode nativeOverChat}). `mode` is the provider's `unsupported_params` unless given: a token count passes
- * `drop`, the mode its vendor body is built in whatever the provider's.
+ * ({@linkcode nativeOverChat}), and, as a translated target, what its client API withheld from that form and
+ * what its provider dropped of it ({@linkcode chatFormServingTargets} judged it by the same rules). `mode` is the
+ * provider's `unsupported_params` unless given: a token count passes `drop`, the mode its vendor body is built in
+ * whatever the provider's.
  */
 export function answeredTolerance(
   target: ResolvedTarget,
@@ -239,13 +267,13 @@ export function answeredTolerance(
   form: ChatForm,
   mode?: "error" | "drop",
 ): Tolerance {
-  if (form.native?.(target) === true) return nativeOverChat(tolerance, form);
+  const went = form.native?.(target) === true ? nativeOverChat(tolerance, form) : tolerance;
   const withheld = withheldOn(form, target);
   const verdict = chatParamsOn(target, chatWithout(form.chat, withheld), mode);
   const params = verdict !== null && "dropped" in verdict ? [...withheld, ...verdict.dropped] : withheld;
-  if (params.length === 0) return tolerance;
+  if (params.length === 0) return went;
   const dropped = params.map((param) => clientPath(param, form.clientTerms));
-  return { ...tolerance, dropped: [...tolerance.dropped, ...dropped] };
+  return { ...went, dropped: [...went.dropped, ...dropped] };
 }
 
 /**

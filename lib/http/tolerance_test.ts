@@ -2,9 +2,11 @@ import assert from "node:assert/strict";
 import type { ResolvedModel, ResolvedTarget, RoutedTarget } from "../config/types.ts";
 import { type ClientTerms, GatewayError, invalidRequest } from "../errors.ts";
 import type { ChatRequest } from "../openai/types.ts";
+import type { RequestContext } from "./context.ts";
 import {
   answeredTolerance,
   type ChatForm,
+  chatFormServingTargets,
   chatWithout,
   droppedPaths,
   newTolerance,
@@ -94,4 +96,57 @@ Deno.test("serving targets: what native targets serve better goes to them first,
   const refused = newTolerance();
   refused.refusal = invalidRequest("a file by id", "input[0]");
   assert.deepEqual(servingTargets(model([chat, native]), refused, speaks, strictError).targets, [native]);
+});
+
+Deno.test("chat-form serving targets: a native target the guardrails send the chat form is judged by its rules", () => {
+  const chat = { model: "m", messages: [{ role: "user", content: "hi" }], seed: 7 } as ChatRequest;
+  // Claude's chat translation has no seed: refused under `error`, dropped and named under `drop`.
+  const claude = {
+    provider: "claude",
+    model: "c",
+    providerConfig: { type: "anthropic", unsupported_params: "error" },
+  } as RoutedTarget;
+  const claudeDrop = {
+    provider: "claude-drop",
+    model: "c",
+    providerConfig: { type: "anthropic", unsupported_params: "drop" },
+  } as RoutedTarget;
+  const openai = { provider: "oa", model: "g", providerConfig: { type: "openai" } } as RoutedTarget;
+  const model = (targets: RoutedTarget[]) =>
+    ({ alias: "a", strict: false, targets }) as unknown as ResolvedModel;
+  const form: ChatForm = {
+    chat,
+    native: (t) => t !== openai,
+    strictError: (path) => invalidRequest(`strict: ${path}`, path),
+    chatLoses: () => ["messages[0].content[1]"],
+  };
+  const ctx = (chatOnly: boolean | undefined) =>
+    ({ guardrails: chatOnly === undefined ? undefined : { chatOnly } }) as unknown as RequestContext;
+  const alias = model([claude, openai]);
+
+  // Passed through (no guardrails, or none that need the chat form): the native target is not judged by it.
+  assert.equal(chatFormServingTargets(ctx(undefined), alias, form), alias);
+  assert.equal(chatFormServingTargets(ctx(false), alias, form), alias);
+  assert.equal(
+    chatFormServingTargets(ctx(true), alias, undefined),
+    alias,
+    "no chat form given: nothing judged",
+  );
+  assert.equal(
+    chatFormServingTargets(ctx(true), alias, { ...form, native: undefined }),
+    alias,
+    "chat: none native",
+  );
+  // Sent the chat form: left out for the alias's other target, and the 400 when it is the only one.
+  assert.deepEqual(chatFormServingTargets(ctx(true), alias, form).targets, [openai]);
+  assert.throws(
+    () => chatFormServingTargets(ctx(true), model([claude]), form),
+    (err: unknown) => err instanceof GatewayError && err.param === "seed",
+  );
+  // A native target that drops it serves, and names it beside what the chat form holds nowhere.
+  const dropping = model([claudeDrop, openai]);
+  assert.equal(chatFormServingTargets(ctx(true), dropping, form), dropping);
+  const answered = answeredTolerance(claudeDrop, newTolerance(), form);
+  assert.deepEqual(answered.native, ["messages[0].content[1]"]);
+  assert.deepEqual(answered.dropped, ["seed"]);
 });

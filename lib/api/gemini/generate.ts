@@ -127,13 +127,12 @@ async function generate(
   // that takes no top_k gets none.
   const isGemini = (target: ResolvedTarget) => speaksNatively(target, "gemini");
   const terms = geminiClientTerms(parsed);
-  const withheld = topKWithheld(chat);
   const form: ChatForm = {
     chat,
     native: isGemini,
     strictError: strictRefusal,
     clientTerms: terms,
-    withheld,
+    withheld: topKWithheld(chat),
     // A Gemini target its guardrails served the chat form: the texts that form holds nowhere (its thoughts).
     chatLoses: () => ctx.guardrails?.chatLoses ?? [],
   };
@@ -151,7 +150,7 @@ async function generate(
   );
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
   const clientTerms = (err: unknown) => inClientTerms(err, terms);
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms, withheld }, {
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms, form }, {
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",

@@ -126,7 +126,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   const routed = await routeAnswer(
     ctx,
     model,
-    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, messagesClientTerms(parsed)) },
+    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, messagesClientTerms(parsed)), form },
     nativeMessagesRoute(ctx, parsed, model),
   );
   const { value: result, target, headers } = routed;

@@ -38,7 +38,7 @@ import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
 import { routeRequest } from "../../http/route_request.ts";
-import { type ChatForm, paramServingTargets } from "../../http/tolerance.ts";
+import { type ChatForm, chatFormServingTargets, paramServingTargets } from "../../http/tolerance.ts";
 import { answerJson, completionReported, completionTexts, usageOf } from "../../answer/runner.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { strictRefusal } from "./native_only.ts";
@@ -145,7 +145,9 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   // Asked as admitted: with the output limit the policy lowered or set (the token's `max_tokens` ceiling, which
   // its budgets reserved for) and the texts the input guardrails changed.
   form.chat = summaryRequest(chat);
-  const routing = routeRequest(ctx, model, ctx.signal, async (target, provider): Promise<Compaction> => {
+  // Guardrails that send a native target the summary request judge it by that request's rules, as generation does.
+  const served = chatFormServingTargets(ctx, model, form);
+  const routing = routeRequest(ctx, served, ctx.signal, async (target, provider): Promise<Compaction> => {
     const call = { ...upstreamCall(ctx, target), openaiBeta: beta };
     // The client's body only where it holds every change the input guardrails made, and where nothing of the
     // answer is checked or given masked values back (`chatOnly`: those read the summary, which only the chat form

@@ -155,7 +155,7 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const routed = await routeAnswer(
     ctx,
     targets,
-    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)) },
+    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)), form },
     nativeRoute(ctx, parsed, body, model, earlier, beta),
   );
   const { value: result, target } = routed;
