@@ -9,20 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { createSqliteStore, USAGE_SCHEMA_VERSION } from "../usage/sqlite_store.ts";
-import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
-import { openPostgresStore } from "../usage/postgres_store.ts";
-import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
 import type { UsageDatabase } from "../usage/store.ts";
-import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
 import {
-  dropSchema,
-  postgresOrSkip,
-  queryOnce,
-  randomSchema,
-  TEST_DATABASE_URL,
-} from "../../tests/helpers/postgres.ts";
+  migratePostgres,
+  migrateSqlite,
+  postgresColumns,
+  sqliteColumn,
+} from "../../tests/helpers/migration_cases.ts";
 import type { StoredToken } from "./types.ts";
 import { makeAudit } from "./store_contract_test_helpers.ts";
 
@@ -90,56 +83,29 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
 }
 
 Deno.test("token guardrails migration: SQLite schema 13 → 14 adds the column, keeping the tokens", async () => {
-  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
-    const dir = await Deno.makeTempDir({ prefix: "token-guardrails-migrate-" });
-    const path = `${dir}/usage.sqlite`;
-    const old = sqliteAt(path, 13);
-    for (const statement of oldTokenRows((b) => (b ? "1" : "0"))) old.exec(statement);
-    old.close();
-
-    const db = await open(path);
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 17);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
-    const column = file.prepare("PRAGMA table_info(tokens)").all().find((c) => c.name === "guardrails");
-    assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
-    assert.equal(file.prepare("SELECT guardrails FROM tokens").get()?.guardrails, null);
-    file.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await migrateSqlite({
+    from: 13,
+    rows: oldTokenRows((b) => (b ? "1" : "0")),
+    check: assertMigrated,
+    inspect(file) {
+      assert.deepEqual(sqliteColumn(file, "tokens", "guardrails"), ["TEXT", 0, null]);
+      assert.equal(file.prepare("SELECT guardrails FROM tokens").get()?.guardrails, null);
+    },
+  });
 });
 
 Deno.test("token guardrails migration: PostgreSQL schema 12 → 13 adds the column, keeping the tokens", async (t) => {
-  if (!await postgresOrSkip(t)) return;
-  const schema = randomSchema("tokguardmig");
-  try {
-    await postgresAt(schema, 12, oldTokenRows((b) => String(b)));
-    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
-    assert.deepEqual(
-      versions.map((r) => Number(r.version)),
-      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
-    );
-    const columns = await queryOnce(
-      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
-       WHERE table_schema = $1 AND table_name = 'tokens' AND column_name = 'guardrails'`,
-      [schema],
-    );
-    assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]), [
-      ["guardrails", "json", "YES", null],
-    ]);
-  } finally {
-    await dropSchema(schema);
-  }
+  await migratePostgres(t, {
+    from: 12,
+    rows: oldTokenRows((b) => String(b)),
+    check: assertMigrated,
+    inspect: async (schema) =>
+      assert.deepEqual(await postgresColumns(schema, ["tokens.guardrails"]), [[
+        "tokens",
+        "guardrails",
+        "json",
+        "YES",
+        null,
+      ]]),
+  });
 });

@@ -9,21 +9,14 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
-import { DatabaseSync } from "node:sqlite";
-import { createSqliteStore, USAGE_SCHEMA_VERSION } from "../usage/sqlite_store.ts";
-import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
-import { openPostgresStore } from "../usage/postgres_store.ts";
-import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
+import {
+  migratePostgres,
+  migrateSqlite,
+  postgresColumns,
+  sqliteColumn,
+} from "../../tests/helpers/migration_cases.ts";
 import type { UsageDatabase } from "../usage/store.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
-import {
-  dropSchema,
-  postgresOrSkip,
-  queryOnce,
-  randomSchema,
-  TEST_DATABASE_URL,
-} from "../../tests/helpers/postgres.ts";
 import type { StoredToken } from "./types.ts";
 import { makeAudit } from "./store_contract_test_helpers.ts";
 
@@ -107,64 +100,32 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
 }
 
 Deno.test("team columns migration: SQLite schema 10 → 11 adds them, keeping the tokens and records", async () => {
-  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
-    const dir = await Deno.makeTempDir({ prefix: "team-migrate-" });
-    const path = `${dir}/usage.sqlite`;
-    const old = sqliteAt(path, 10);
-    for (const statement of oldTokenRows((b) => (b ? "1" : "0"))) old.exec(statement);
-    old.close();
-
-    const db = await open(path);
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 17);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
-    const columnOf = (table: string, name: string) => {
-      const c = file.prepare(`PRAGMA table_info(${table})`).all().find((c) => c.name === name);
-      return [c?.type, c?.notnull, c?.dflt_value];
-    };
-    assert.deepEqual(columnOf("tokens", "team"), ["TEXT", 0, null]);
-    assert.deepEqual(columnOf("tokens", "end_user_limits"), ["TEXT", 0, null]);
-    assert.deepEqual(columnOf("usage", "team"), ["TEXT", 0, null]);
-    assert.ok(file.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_team_time'").get());
-    file.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await migrateSqlite({
+    from: 10,
+    rows: oldTokenRows((b) => (b ? "1" : "0")),
+    check: assertMigrated,
+    inspect(file) {
+      assert.deepEqual(sqliteColumn(file, "tokens", "team"), ["TEXT", 0, null]);
+      assert.deepEqual(sqliteColumn(file, "tokens", "end_user_limits"), ["TEXT", 0, null]);
+      assert.deepEqual(sqliteColumn(file, "usage", "team"), ["TEXT", 0, null]);
+      assert.ok(file.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_team_time'").get());
+    },
+  });
 });
 
 Deno.test("team columns migration: PostgreSQL schema 9 → 10 adds them, keeping the tokens and records", async (t) => {
-  if (!await postgresOrSkip(t)) return;
-  const schema = randomSchema("teammig");
-  try {
-    await postgresAt(schema, 9, oldTokenRows((b) => String(b)));
-    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
-    assert.deepEqual(
-      versions.map((r) => Number(r.version)),
-      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
-    );
-    const columns = await queryOnce(
-      `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
-       WHERE table_schema = $1 AND column_name IN ('team', 'end_user_limits')
-       ORDER BY table_name, column_name`,
-      [schema],
-    );
-    assert.deepEqual(columns.map((c) => [c.table_name, c.column_name, c.data_type, c.is_nullable]), [
-      ["tokens", "end_user_limits", "json", "YES"],
-      ["tokens", "team", "text", "YES"],
-      ["usage", "team", "text", "YES"],
-    ]);
-  } finally {
-    await dropSchema(schema);
-  }
+  await migratePostgres(t, {
+    from: 9,
+    rows: oldTokenRows((b) => String(b)),
+    check: assertMigrated,
+    inspect: async (schema) =>
+      assert.deepEqual(
+        await postgresColumns(schema, ["tokens.team", "tokens.end_user_limits", "usage.team"]),
+        [
+          ["tokens", "end_user_limits", "json", "YES", null],
+          ["tokens", "team", "text", "YES", null],
+          ["usage", "team", "text", "YES", null],
+        ],
+      ),
+  });
 });

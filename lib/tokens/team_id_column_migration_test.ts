@@ -9,12 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { createSqliteStore } from "../usage/sqlite_store.ts";
-import { openPostgresStore } from "../usage/postgres_store.ts";
+import {
+  migratePostgres,
+  migrateSqlite,
+  SQLITE_OPENERS,
+  sqliteColumn,
+} from "../../tests/helpers/migration_cases.ts";
 import type { UsageDatabase } from "../usage/store.ts";
-import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
-import { dropSchema, postgresOrSkip, randomSchema, TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
 import { makeAudit } from "./store_contract_test_helpers.ts";
 
 const T = (h: number) => `2026-12-01T${String(h).padStart(2, "0")}:00:00.000Z`;
@@ -68,36 +69,15 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
 }
 
 Deno.test("token team id migration: SQLite schema 15 → 17 gives each token its team's id", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "token-team-id-migrate-" });
-  const path = `${dir}/usage.sqlite`;
-  const old = sqliteAt(path, 15);
-  for (const statement of oldRows((b) => (b ? "1" : "0"))) old.exec(statement);
-  old.close();
-  const db = createSqliteStore(path);
-  try {
-    await assertMigrated(db);
-  } finally {
-    await db.close();
-  }
-  const file = new DatabaseSync(path);
-  const column = file.prepare("PRAGMA table_info(tokens)").all().find((c) => c.name === "team_id");
-  assert.deepEqual([column?.type, column?.notnull], ["TEXT", 0]);
-  file.close();
-  await Deno.remove(dir, { recursive: true });
+  await migrateSqlite({
+    from: 15,
+    rows: oldRows((b) => (b ? "1" : "0")),
+    check: assertMigrated,
+    openers: [SQLITE_OPENERS[0]],
+    inspect: (file) => assert.deepEqual(sqliteColumn(file, "tokens", "team_id").slice(0, 2), ["TEXT", 0]),
+  });
 });
 
 Deno.test("token team id migration: PostgreSQL schema 14 → 16 gives each token its team's id", async (t) => {
-  if (!await postgresOrSkip(t)) return;
-  const schema = randomSchema("tokteamidmig");
-  try {
-    await postgresAt(schema, 14, oldRows((b) => String(b)));
-    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-  } finally {
-    await dropSchema(schema);
-  }
+  await migratePostgres(t, { from: 14, rows: oldRows((b) => String(b)), check: assertMigrated });
 });

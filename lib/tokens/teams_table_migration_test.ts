@@ -9,20 +9,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
-import { DatabaseSync } from "node:sqlite";
-import { createSqliteStore, USAGE_SCHEMA_VERSION } from "../usage/sqlite_store.ts";
-import { openSqliteWorkerStore } from "../usage/sqlite_worker_store.ts";
-import { openPostgresStore } from "../usage/postgres_store.ts";
-import { POSTGRES_SCHEMA_VERSION } from "../usage/postgres_schema.ts";
+import { migratePostgres, migrateSqlite } from "../../tests/helpers/migration_cases.ts";
+import { queryOnce } from "../../tests/helpers/postgres.ts";
 import type { UsageDatabase } from "../usage/store.ts";
-import {
-  dropSchema,
-  postgresOrSkip,
-  queryOnce,
-  randomSchema,
-  TEST_DATABASE_URL,
-} from "../../tests/helpers/postgres.ts";
 import { type StoredTeam, type StoredToken, TeamNameTakenError } from "./types.ts";
 
 const TIME = "2026-11-24T09:00:00.000Z";
@@ -102,63 +91,38 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
 }
 
 Deno.test("stored teams migration: SQLite schema 11 → 12 adds the teams table, keeping the tokens", async () => {
-  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
-    const dir = await Deno.makeTempDir({ prefix: "teams-migrate-" });
-    const path = `${dir}/usage.sqlite`;
-    const old = sqliteAt(path, 11);
-    for (const statement of oldTokenRows((b) => (b ? "1" : "0"))) old.exec(statement);
-    old.close();
-
-    const db = await open(path);
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 17);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
-    assert.ok(file.prepare("SELECT 1 FROM sqlite_master WHERE name = 'teams_live_name'").get());
-    file.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await migrateSqlite({
+    from: 11,
+    rows: oldTokenRows((b) => (b ? "1" : "0")),
+    check: assertMigrated,
+    inspect: (file) =>
+      assert.ok(file.prepare("SELECT 1 FROM sqlite_master WHERE name = 'teams_live_name'").get()),
+  });
 });
 
 Deno.test("stored teams migration: PostgreSQL schema 10 → 11 adds the teams table, keeping the tokens", async (t) => {
-  if (!await postgresOrSkip(t)) return;
-  const schema = randomSchema("teamsmig");
-  try {
-    await postgresAt(schema, 10, oldTokenRows((b) => String(b)));
-    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
-    assert.deepEqual(
-      versions.map((r) => Number(r.version)),
-      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
-    );
-    const columns = await queryOnce(
-      `SELECT column_name, data_type, is_nullable FROM information_schema.columns
-       WHERE table_schema = $1 AND table_name = 'teams' ORDER BY ordinal_position`,
-      [schema],
-    );
-    assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable]), [
-      ["id", "text", "NO"],
-      ["name", "text", "NO"],
-      ["description", "text", "YES"],
-      ["budget", "json", "YES"],
-      ["limits", "json", "YES"],
-      ["models", "json", "YES"],
-      ["created_at", "text", "NO"],
-      ["updated_at", "text", "NO"],
-      ["created_by", "text", "NO"],
-      ["deleted_at", "text", "YES"],
-    ]);
-  } finally {
-    await dropSchema(schema);
-  }
+  await migratePostgres(t, {
+    from: 10,
+    rows: oldTokenRows((b) => String(b)),
+    check: assertMigrated,
+    async inspect(schema) {
+      const columns = await queryOnce(
+        `SELECT column_name, data_type, is_nullable FROM information_schema.columns
+         WHERE table_schema = $1 AND table_name = 'teams' ORDER BY ordinal_position`,
+        [schema],
+      );
+      assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable]), [
+        ["id", "text", "NO"],
+        ["name", "text", "NO"],
+        ["description", "text", "YES"],
+        ["budget", "json", "YES"],
+        ["limits", "json", "YES"],
+        ["models", "json", "YES"],
+        ["created_at", "text", "NO"],
+        ["updated_at", "text", "NO"],
+        ["created_by", "text", "NO"],
+        ["deleted_at", "text", "YES"],
+      ]);
+    },
+  });
 });

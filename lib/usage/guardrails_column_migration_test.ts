@@ -9,22 +9,15 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
-import { DatabaseSync } from "node:sqlite";
-import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
-import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
-import { openPostgresStore } from "./postgres_store.ts";
-import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
+import {
+  migratePostgres,
+  migrateSqlite,
+  postgresColumns,
+  sqliteColumn,
+} from "../../tests/helpers/migration_cases.ts";
 import type { GuardrailOutcome } from "./record.ts";
 import type { UsageDatabase } from "./store.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
-import {
-  dropSchema,
-  postgresOrSkip,
-  queryOnce,
-  randomSchema,
-  TEST_DATABASE_URL,
-} from "../../tests/helpers/postgres.ts";
 
 const OUTCOMES: GuardrailOutcome[] = [{ name: "pii", phase: "input", action: "mask", types: ["email"] }];
 
@@ -56,59 +49,32 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
 }
 
 Deno.test("guardrails column migration: SQLite schema 12 → 13 adds it, keeping the records", async () => {
-  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
-    const dir = await Deno.makeTempDir({ prefix: "guardrails-migrate-" });
-    const path = `${dir}/usage.sqlite`;
-    const old = sqliteAt(path, 12);
-    old.exec(teamRow((b) => (b ? "1" : "0")));
-    old.close();
-
-    const db = await open(path);
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 17);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
-    const column = file.prepare("PRAGMA table_info(usage)").all().find((c) => c.name === "guardrails");
-    assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
-    assert.equal(
-      file.prepare("SELECT guardrails FROM usage WHERE uid = 'u_new'").get()?.guardrails,
-      JSON.stringify(OUTCOMES),
-    );
-    file.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await migrateSqlite({
+    from: 12,
+    rows: [teamRow((b) => (b ? "1" : "0"))],
+    check: assertMigrated,
+    inspect(file) {
+      assert.deepEqual(sqliteColumn(file, "usage", "guardrails"), ["TEXT", 0, null]);
+      assert.equal(
+        file.prepare("SELECT guardrails FROM usage WHERE uid = 'u_new'").get()?.guardrails,
+        JSON.stringify(OUTCOMES),
+      );
+    },
+  });
 });
 
 Deno.test("guardrails column migration: PostgreSQL schema 11 → 12 adds it, keeping the records", async (t) => {
-  if (!await postgresOrSkip(t)) return;
-  const schema = randomSchema("guardmig");
-  try {
-    await postgresAt(schema, 11, [teamRow((b) => String(b))]);
-    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
-    assert.deepEqual(
-      versions.map((r) => Number(r.version)),
-      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
-    );
-    const columns = await queryOnce(
-      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
-       WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'guardrails'`,
-      [schema],
-    );
-    assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]), [
-      ["guardrails", "json", "YES", null],
-    ]);
-  } finally {
-    await dropSchema(schema);
-  }
+  await migratePostgres(t, {
+    from: 11,
+    rows: [teamRow((b) => String(b))],
+    check: assertMigrated,
+    inspect: async (schema) =>
+      assert.deepEqual(await postgresColumns(schema, ["usage.guardrails"]), [[
+        "usage",
+        "guardrails",
+        "json",
+        "YES",
+        null,
+      ]]),
+  });
 });

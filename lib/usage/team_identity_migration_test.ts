@@ -9,19 +9,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { postgresAt, sqliteAt } from "../../tests/helpers/old_databases.ts";
 import {
-  dropSchema,
-  postgresOrSkip,
-  queryOnce,
-  randomSchema,
-  TEST_DATABASE_URL,
-} from "../../tests/helpers/postgres.ts";
-import { openPostgresStore } from "./postgres_store.ts";
-import { POSTGRES_SCHEMA_VERSION } from "./postgres_schema.ts";
-import { createSqliteStore, USAGE_SCHEMA_VERSION } from "./sqlite_store.ts";
-import { openSqliteWorkerStore } from "./sqlite_worker_store.ts";
+  migratePostgres,
+  migrateSqlite,
+  postgresColumns,
+  sqliteColumn,
+} from "../../tests/helpers/migration_cases.ts";
 import type { UsageDatabase } from "./store.ts";
 
 /**
@@ -80,60 +73,33 @@ async function assertMigrated(db: UsageDatabase): Promise<void> {
 }
 
 Deno.test("team identity migration: SQLite schema 14 → 15 attributes each record to the team of its time", async () => {
-  for (const open of [(p: string) => Promise.resolve(createSqliteStore(p)), openSqliteWorkerStore]) {
-    const dir = await Deno.makeTempDir({ prefix: "team-id-migrate-" });
-    const path = `${dir}/usage.sqlite`;
-    const old = sqliteAt(path, 14);
-    for (const statement of rows((b) => (b ? "1" : "0"))) old.exec(statement);
-    old.close();
-
-    const db = await open(path);
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const file = new DatabaseSync(path);
-    assert.equal(USAGE_SCHEMA_VERSION, 17);
-    assert.equal(file.prepare("SELECT version FROM usage_schema").get()?.version, USAGE_SCHEMA_VERSION);
-    const column = file.prepare("PRAGMA table_info(usage)").all().find((c) => c.name === "team_id");
-    assert.deepEqual([column?.type, column?.notnull, column?.dflt_value], ["TEXT", 0, null]);
-    const index = file.prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'usage_team_id_time'",
-    )
-      .get();
-    assert.equal(index?.name, "usage_team_id_time");
-    file.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await migrateSqlite({
+    from: 14,
+    rows: rows((b) => (b ? "1" : "0")),
+    check: assertMigrated,
+    inspect(file) {
+      assert.deepEqual(sqliteColumn(file, "usage", "team_id"), ["TEXT", 0, null]);
+      const index = file.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'usage_team_id_time'",
+      )
+        .get();
+      assert.equal(index?.name, "usage_team_id_time");
+    },
+  });
 });
 
 Deno.test("team identity migration: PostgreSQL schema 13 → 14 attributes each record to the team of its time", async (t) => {
-  if (!await postgresOrSkip(t)) return;
-  const schema = randomSchema("teamidmig");
-  try {
-    await postgresAt(schema, 13, rows((b) => String(b)));
-    const db = await openPostgresStore({ url: TEST_DATABASE_URL, schema, timeoutMs: 5_000 });
-    try {
-      await assertMigrated(db);
-    } finally {
-      await db.close();
-    }
-    const versions = await queryOnce(`SELECT version FROM "${schema}".schema_versions ORDER BY version`);
-    assert.equal(POSTGRES_SCHEMA_VERSION, 16);
-    assert.deepEqual(
-      versions.map((r) => Number(r.version)),
-      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
-    );
-    const columns = await queryOnce(
-      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
-       WHERE table_schema = $1 AND table_name = 'usage' AND column_name = 'team_id'`,
-      [schema],
-    );
-    assert.deepEqual(columns.map((c) => [c.column_name, c.data_type, c.is_nullable, c.column_default]), [
-      ["team_id", "text", "YES", null],
-    ]);
-  } finally {
-    await dropSchema(schema);
-  }
+  await migratePostgres(t, {
+    from: 13,
+    rows: rows((b) => String(b)),
+    check: assertMigrated,
+    inspect: async (schema) =>
+      assert.deepEqual(await postgresColumns(schema, ["usage.team_id"]), [[
+        "usage",
+        "team_id",
+        "text",
+        "YES",
+        null,
+      ]]),
+  });
 });
