@@ -19,8 +19,7 @@ import {
 } from "./config/load.ts";
 import { tokenSchema } from "./config/schema.ts";
 import { StartError } from "./start_error.ts";
-import { startIssues } from "./start_checks.ts";
-import { usagePermissionIssues } from "./usage/usage_locations.ts";
+import { permissionNotes, startIssues } from "./start_checks.ts";
 import { startWorkers } from "./workers/primary.ts";
 import type { GatewayState } from "./http/context.ts";
 import { checkConfiguredCatalog, runPricesCommand } from "./pricing/prices_command.ts";
@@ -165,7 +164,7 @@ async function prepare(
     runtime.writeStderr(`Invalid config ${path}:\n${formatIssues(path, issues)}\n`);
     return 1;
   }
-  const notes = checking ? usagePermissionIssues(state.config) : [];
+  const notes = checking ? permissionNotes(state.config) : [];
   if (notes.length > 0) {
     runtime.writeStderr(
       `Note: serve run with this check's permissions would refuse to start:\n${formatIssues(path, notes)}\n`,

@@ -119,6 +119,7 @@ Deno.test("reload: a usage change the next start would refuse (usage.sqlite unde
     assert.equal(refused.ok, false);
     assert.deepEqual(refused.issues, [{
       path: "usage.sqlite",
+      line: 5,
       message: `${dir}/afile is a file, not a directory: the usage database cannot go in it`,
     }]);
     assert.deepEqual(refused.restart_required, []);

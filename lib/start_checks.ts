@@ -4,12 +4,13 @@
  * cannot use, and a usage file (database, JSONL copy, spill file) that cannot be written where it says. `check`
  * and `serve` (before it listens) run all of it; a reload runs it for the start-only keys it changes, so a reload
  * that says ok means the restart it asks for will start (one used to answer ok with `restart_required: ["usage"]`
- * for a `usage.sqlite` under a regular file, and the restart failed on `mkdir`).
+ * for a `usage.sqlite` under a regular file, and the restart failed on `mkdir`). Each issue is at its key's line
+ * in the file, as the loader's own issues are (`config/start_only.ts`).
  *
  * @module
  */
 import type { ConfigIssue, ResolvedConfig } from "./config/types.ts";
-import { restartRequired } from "./config/start_only.ts";
+import { restartRequired, startOnlyLine } from "./config/start_only.ts";
 import { telemetrySettings, TelemetrySetupError } from "./telemetry/settings.ts";
 import { usageLocationIssues, usagePermissionIssues } from "./usage/usage_locations.ts";
 
@@ -39,7 +40,23 @@ export async function startIssues(
     issues.push(...await usageLocationIssues(config));
     if (permissions) issues.push(...usagePermissionIssues(config));
   }
-  return issues;
+  return atTheirLines(config, issues);
+}
+
+/**
+ * What `check` notes rather than refuses (it is often run with other permissions than `serve`): the usage files
+ * Deno's permissions leave out, which `serve` under this check's permissions refuses.
+ */
+export function permissionNotes(config: ResolvedConfig): ConfigIssue[] {
+  return atTheirLines(config, usagePermissionIssues(config));
+}
+
+/** `issues` at their line in the file, as the loader's issues are (`startOnlyLine`). */
+function atTheirLines(config: ResolvedConfig, issues: readonly ConfigIssue[]): ConfigIssue[] {
+  return issues.map((issue) => {
+    const line = startOnlyLine(config, issue.path);
+    return line === undefined ? issue : { ...issue, line };
+  });
 }
 
 /**

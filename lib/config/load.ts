@@ -37,6 +37,7 @@ import {
   yamlIssues,
 } from "./issue_messages.ts";
 import { resolveConfig } from "./resolve.ts";
+import { startOnlyLines } from "./start_only.ts";
 import { takesOnlyText } from "./schema_at.ts";
 import { type ConfigOutput, configSchema } from "./schema.ts";
 import { checkConfig } from "./semantic_checks.ts";
@@ -77,6 +78,8 @@ export interface ValidatedConfig {
   readonly substitutions: readonly Substitution[];
   /** The operator's price catalog (`pricing.catalog`), as the checks read it; absent: the built-in one. */
   readonly catalog?: PriceCatalog;
+  /** The lines of the start-only keys (`startOnlyLines`), for what is checked at start: `ResolvedConfig.lines`. */
+  readonly lines?: Readonly<Record<string, number>>;
 }
 
 /** The outcome of {@linkcode validateConfigText}. */
@@ -234,7 +237,11 @@ function crossCheck(parsed: ParsedText, catalog: CatalogChoice): ValidationResul
   if (parsed.output === undefined || issues.length > 0) return fail(issues, parsed.secrets);
   // The built-in catalog is part of the program; only an operator's travels with the data.
   const operators = catalog.catalog.source === BUILTIN_CATALOG_SOURCE ? {} : { catalog: catalog.catalog };
-  return { ok: true, validated: { data: parsed.output, substitutions: parsed.substitutions, ...operators } };
+  const lines = startOnlyLines(parsed.lines);
+  return {
+    ok: true,
+    validated: { data: parsed.output, substitutions: parsed.substitutions, ...operators, lines },
+  };
 }
 
 /**
@@ -245,13 +252,12 @@ function crossCheck(parsed: ParsedText, catalog: CatalogChoice): ValidationResul
  */
 export function resolveValidated(parsed: ValidatedConfig, options: ParseOptions): LoadResult {
   try {
-    return {
-      ok: true,
-      config: resolveConfig(parsed.data, options.source, undefined, {
-        substitutions: parsed.substitutions,
-        env: options.env,
-      }, parsed.catalog ?? options.catalog),
-    };
+    const config = resolveConfig(parsed.data, options.source, undefined, {
+      substitutions: parsed.substitutions,
+      env: options.env,
+    }, parsed.catalog ?? options.catalog);
+    const lines = parsed.lines;
+    return { ok: true, config: lines === undefined ? config : Object.freeze({ ...config, lines }) };
   } catch (err) {
     if (!(err instanceof ConfigSetupError)) throw err;
     return { ok: false, issues: [{ path: err.path, message: err.message }] };

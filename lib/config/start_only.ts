@@ -62,3 +62,29 @@ function sameValue(a: unknown, b: unknown): boolean {
     Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])
   );
 }
+
+/**
+ * The lines of `lines` (every path of a file, dot-joined: `yaml_tree.ts`) at a start-only key or under one: what a
+ * config keeps (`ResolvedConfig.lines`) so the issues found at start, which read the resolved config rather than
+ * the file (`start_checks.ts`: a usage file's place, a telemetry variable), carry their line as the file's own do.
+ */
+export function startOnlyLines(lines: ReadonlyMap<string, number>): Record<string, number> {
+  const kept: Record<string, number> = {};
+  for (const [path, line] of lines) {
+    if (START_ONLY_KEYS.some((key) => path === key || path.startsWith(`${key}.`))) kept[path] = line;
+  }
+  return kept;
+}
+
+/**
+ * The line of the deepest key on the dotted `path` that `config`'s file has (a key left at its default points at
+ * its section, as the loader's issues do), or undefined: not in the file, or a config built without one.
+ */
+export function startOnlyLine(config: ResolvedConfig, path: string): number | undefined {
+  const lines = config.lines;
+  if (lines === undefined) return undefined;
+  for (let at = path; at !== ""; at = at.includes(".") ? at.slice(0, at.lastIndexOf(".")) : "") {
+    if (Object.hasOwn(lines, at)) return lines[at];
+  }
+  return undefined;
+}

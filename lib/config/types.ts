@@ -265,6 +265,11 @@ export interface ResolvedConfig {
   /** Where the config came from (a path, or "<default>"), for messages. */
   readonly source: string;
   /**
+   * The line in that file of each start-only key and what it holds (`config/start_only.ts`), for the issues found
+   * at start, which read this config rather than the file; absent in configs built by hand.
+   */
+  readonly lines?: Readonly<Record<string, number>>;
+  /**
    * Masks every secret of this config (provider keys and header values, AWS credentials, plain tokens, `${VAR}`
    * secrets) in text that came from an upstream, before it reaches a client or a log. Swapped with the config.
    */

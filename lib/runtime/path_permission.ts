@@ -45,3 +45,21 @@ export function mayAskAccess(): boolean {
       deno.permissions.querySync({ name: "sys", kind }).state === "granted"
     );
 }
+
+/** Every kind of permission Deno has: all of them granted (`-A`) is what lets paths through as written. */
+const DENO_PERMISSIONS = ["read", "write", "net", "env", "sys", "run", "ffi", "import"] as const;
+
+/**
+ * Whether the runtime hands a path to the system as written: always on Bun; on Deno (2.9) only with every
+ * permission granted (`-A`). Under any narrower grant (`deno task start`, the compiled binary) Deno checks each
+ * path against its permissions and hands the system the path it checked instead: made absolute from the working
+ * directory, `.` and `..` dropped as text. So there `data/link/../u.jsonl` is `data/u.jsonl` whatever `link`
+ * leads to (the system would take the directory above the link's target), for every file opened and directory
+ * made; and `node:sqlite` is handed a name starting `file:` as such a path too, so SQLite never reads it as a
+ * URI (`file:data/u.sqlite` is the file `u.sqlite` in a directory named `file:data`). Asked, never requested.
+ */
+export function pathsAsWritten(): boolean {
+  const deno = (globalThis as { Deno?: typeof Deno }).Deno;
+  return deno === undefined ||
+    DENO_PERMISSIONS.every((name) => deno.permissions.querySync({ name }).state === "granted");
+}

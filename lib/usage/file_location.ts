@@ -12,10 +12,11 @@
  * @module
  */
 import { accessSync, constants } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import process from "node:process";
 import { mayAskAccess, mayLookAt } from "../runtime/path_permission.ts";
+import { handedPath, placeOf } from "./system_path.ts";
 
 /** How the problems of one kind of file are worded. */
 export interface FileWords {
@@ -35,7 +36,8 @@ export async function fileLocationProblem(path: string, words: FileWords): Promi
   if (file === "file" && denied(path, constants.R_OK | constants.W_OK)) {
     return `${path} is not writable by this user`;
   }
-  const dir = dirname(resolve(path));
+  // As the runtime hands it on: with `..` kept, the system takes `link/..` as above the link's target.
+  const dir = dirname(handedPath(path));
   let existing = dir;
   for (let kind = await kindOf(existing); kind !== "directory"; kind = await kindOf(existing)) {
     // A directory Deno's permissions do not let the gateway look at: nothing is claimed.
@@ -72,35 +74,19 @@ export async function kindOf(path: string): Promise<"directory" | "file" | "miss
 }
 
 /**
- * Whether `a` and `b` name one file: the same path once each is made absolute and the links on its way that exist
- * are followed (a file still to be made too), or, where both exist, one file under two names (a hard link).
+ * Whether `a` and `b` name one file: the same place once each is followed as the gateway's writes reach it
+ * ({@linkcode placeOf}: links, and `..` where the runtime hands it on; a file still to be made too), or, where
+ * both exist, one file under two names (a hard link). Two names that differ only in case on a file system that
+ * ignores case (macOS, Windows) are one file only once both exist.
  */
 export async function sameFile(a: string, b: string): Promise<boolean> {
-  if (resolve(a) === resolve(b)) return true;
-  if (await canonicalPath(a) === await canonicalPath(b)) return true;
+  if (await placeOf(a) === await placeOf(b)) return true;
   if (!mayLookAt(a) || !mayLookAt(b)) return false;
   try {
     const [one, other] = await Promise.all([stat(a), stat(b)]);
     return one.dev === other.dev && one.ino === other.ino;
   } catch {
     return false;
-  }
-}
-
-/** `path` absolute, with the links of its nearest part that exists followed (the rest appended as written). */
-async function canonicalPath(path: string): Promise<string> {
-  let existing = resolve(path);
-  const rest: string[] = [];
-  for (;;) {
-    if (!mayLookAt(existing)) return join(existing, ...rest);
-    try {
-      return join(await realpath(existing), ...rest);
-    } catch {
-      const parent = dirname(existing);
-      if (parent === existing) return resolve(path);
-      rest.unshift(basename(existing));
-      existing = parent;
-    }
   }
 }
 

@@ -72,3 +72,38 @@ Deno.test({
     }
   },
 });
+
+Deno.test("sqlite location: a SQLite URI is checked at the file it opens, and refused where SQLite would not open it or only to read", async () => {
+  // `file:` names were not checked at all: check passed and serve failed, or opened a database it cannot write.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/afile`, "");
+    assert.equal(
+      await sqliteLocationProblem(`file:${dir}/afile/usage.sqlite?mode=rwc`),
+      `${dir}/afile is a file, not a directory: the usage database cannot go in it`,
+    );
+    assert.equal(await sqliteLocationProblem(`file:${dir}/new/usage.sqlite?cache=shared`), null);
+    assert.equal(await exists(`${dir}/new`), false, "check creates nothing");
+    assert.equal(
+      await sqliteLocationProblem(`file://db.example${dir}/usage.sqlite`),
+      `file://db.example${dir}/usage.sqlite names the host db.example: SQLite opens a file: URI with no host ` +
+        "or localhost only (file:///absolute/path or file:relative/path)",
+    );
+    assert.equal(
+      await sqliteLocationProblem(`file:${dir}/usage.sqlite?mode=ro`),
+      `file:${dir}/usage.sqlite?mode=ro opens the database read-only (mode=ro): the gateway writes its records there`,
+    );
+    assert.equal(
+      await sqliteLocationProblem(`file:${dir}/usage.sqlite?mode=rw`),
+      `${dir}/usage.sqlite does not exist, and file:${dir}/usage.sqlite?mode=rw (mode=rw) opens an existing ` +
+        "database only",
+    );
+    await Deno.writeTextFile(`${dir}/usage.sqlite`, "");
+    assert.equal(await sqliteLocationProblem(`file:${dir}/usage.sqlite?mode=rw`), null);
+    for (const memory of ["file::memory:", "file:x.db?mode=memory", "file:x.db?vfs=memdb"]) {
+      assert.equal(await sqliteLocationProblem(memory), null, memory);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -13,6 +13,7 @@
 import { setImmediate } from "node:timers";
 import { dirname } from "node:path";
 import { makeDirectoriesSync } from "./make_directories.ts";
+import { sqliteFileOf } from "./sqlite_file_name.ts";
 import { DatabaseSync } from "node:sqlite";
 import { rollback, run } from "./sqlite_calls.ts";
 import { storableText } from "./client_text.ts";
@@ -167,14 +168,16 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * Opens (creating it and its parent directories if needed) the SQLite usage store at `path`; `:memory:`
- * gives a private in-memory database for tests. Throws when the file cannot be opened or was written by a
- * newer schema version. The calls run on the calling thread; the server uses it from a worker
- * (`openSqliteWorkerStore`). Its `responses` are the stored responses in the same file.
+ * Opens (creating it and its parent directories if needed) the SQLite usage store at `path` (a path, or a SQLite
+ * URI: `sqlite_file_name.ts`); `:memory:` gives a private in-memory database for tests. Throws when the file
+ * cannot be opened or was written by a newer schema version. The calls run on the calling thread; the server uses
+ * it from a worker (`openSqliteWorkerStore`). Its `responses` are the stored responses in the same file.
  */
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): UsageDatabase {
   const slice = Math.max(1, options.rowsPerTransaction ?? INSERT_SLICE);
-  if (path !== ":memory:" && !path.startsWith("file:")) makeDirectoriesSync(dirname(path));
+  // The directory of the file the name opens (a SQLite URI's path too), as the location check expects.
+  const file = sqliteFileOf(path);
+  if (file.kind === "file" && !file.mustExist) makeDirectoriesSync(dirname(file.path));
   const db = new DatabaseSync(path);
   try {
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");

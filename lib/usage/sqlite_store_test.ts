@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createSqliteStore } from "./sqlite_store.ts";
+import { pathsAsWritten } from "../runtime/path_permission.ts";
 import { UsageQueryError } from "./query.ts";
 import { makeRecord } from "../../tests/helpers/usage.ts";
 import type { PolicyOutcome, UsageGroupKey, UsageRecord } from "./record.ts";
@@ -360,4 +361,22 @@ Deno.test("sqlite store: sumTeamSince sums what was recorded under a team's iden
   );
   assert.deepEqual(await store.sumTeamSince("nobody", at(0)), { tokens: 0, cost: 0 });
   await store.close();
+});
+
+Deno.test({
+  name: "sqlite store: a SQLite URI's directories are made, as for a path",
+  // Where the runtime reads URIs: Deno with every permission (`deno test -A`), not `deno task test`'s.
+  ignore: !pathsAsWritten(),
+  fn: async () => {
+    // They were not for a `file:` name: the open failed on a directory the location check said would be made.
+    const dir = await Deno.makeTempDir();
+    try {
+      const store = createSqliteStore(`file:${dir}/a/b/usage.sqlite?mode=rwc`);
+      await store.insert([makeRecord(1)]);
+      await store.close();
+      assert.ok((await Deno.stat(`${dir}/a/b/usage.sqlite`)).isFile);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

@@ -9,7 +9,9 @@
  * them was lost (`usage_spill_lost`, `usage_jsonl_lost`); a spill path naming a directory had that directory
  * renamed by the replay. Nor was it checked that the keys name different files: a JSONL copy in the spill file
  * was renamed and deleted by the next start's replay (the archive gone, and later records written to the deleted
- * file), and JSON lines appended to the database file broke the database.
+ * file), and JSON lines appended to the database file broke the database. A path is followed as the system follows
+ * it (`system_path.ts`: `link/..` is above the link's target), and a SQLite URI for `usage.sqlite` (`file:…`) is
+ * taken at the file it opens (`sqlite_file_name.ts`); both used to be compared as text, or left out.
  *
  * @module
  */
@@ -17,7 +19,8 @@ import type { ConfigIssue, ResolvedConfig } from "../config/types.ts";
 import { fileLocationProblem, kindOf, sameFile } from "./file_location.ts";
 import { replayingPathOf } from "./spill.ts";
 import { sqliteLocationProblem } from "./sqlite_location.ts";
-import { accessLeftOut } from "../runtime/path_permission.ts";
+import { isSqliteUri, sqliteFileOf } from "./sqlite_file_name.ts";
+import { accessLeftOut, pathsAsWritten } from "../runtime/path_permission.ts";
 
 /** Every usage file of `config` that cannot be where it says, as issues at its key. Writes nothing. */
 export async function usageLocationIssues(config: ResolvedConfig): Promise<ConfigIssue[]> {
@@ -59,11 +62,14 @@ function writtenFiles(config: ResolvedConfig): [string, WrittenFile[]][] {
   const usage = config.usage;
   const files: [string, WrittenFile[]][] = [];
   const sqlite = config.postgres === null ? usage.sqlite : "none";
-  if (sqlite !== "none" && sqlite !== ":memory:" && !sqlite.startsWith("file:")) {
+  // A SQLite URI (`file:…`) by the file it opens; SQLite names the -wal and -shm files after that file.
+  const database = sqlite === "none" ? null : sqliteFileOf(sqlite);
+  if (database?.kind === "file") {
+    const path = database.path;
     files.push(["usage.sqlite", [
-      { path: sqlite },
-      { path: `${sqlite}-wal`, beside: "-wal file" },
-      { path: `${sqlite}-shm`, beside: "-shm file" },
+      { path },
+      { path: `${path}-wal`, beside: "-wal file" },
+      { path: `${path}-shm`, beside: "-shm file" },
     ]]);
   }
   if (usage.jsonl !== undefined) files.push(["usage.jsonl", [{ path: usage.jsonl }]]);
@@ -119,11 +125,17 @@ async function spillLocationProblem(path: string): Promise<string | null> {
  * The usage files of `config` that Deno's permissions leave out, as issues at their keys: each file and what is
  * written beside it (SQLite's `-wal` and `-shm`, the spill file's replay name). The system's access check cannot
  * see Deno's allow-list and Deno's refusal of `stat` looks like a missing path, so a file outside it passed every
- * other check and every record meant for it was lost. None on Bun.
+ * other check and every record meant for it was lost. And a SQLite URI (`file:…`) for `usage.sqlite` where Deno
+ * does not read it as one. None on Bun.
  */
 export function usagePermissionIssues(config: ResolvedConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  const sqlite = config.postgres === null ? config.usage.sqlite : "none";
+  const uriUnread = isSqliteUri(sqlite) && !pathsAsWritten();
+  if (uriUnread) issues.push(uriOnDenoIssue(sqlite));
   for (const [key, written] of writtenFiles(config)) {
+    // The file such a URI names is not the one Deno would open: said once, above.
+    if (key === "usage.sqlite" && uriUnread) continue;
     for (const { path } of written) {
       const leftOut = accessLeftOut(path);
       if (leftOut === null) continue;
@@ -137,4 +149,20 @@ export function usagePermissionIssues(config: ResolvedConfig): ConfigIssue[] {
     }
   }
   return issues;
+}
+
+/**
+ * The issue of a SQLite URI (`file:…`) where Deno does not read it as one (`pathsAsWritten`: without every
+ * permission): the database would be another file, named after the whole URI, or refused by the permissions
+ * (`deno task start`: it is not under data/). Says the path to give instead, when there is one.
+ */
+function uriOnDenoIssue(name: string): ConfigIssue {
+  const file = sqliteFileOf(name);
+  const instead = file.kind === "file" ? ` (${file.path})` : file.kind === "memory" ? " (:memory:)" : "";
+  return {
+    path: "usage.sqlite",
+    message: `Deno reads a SQLite URI (file:…) only with every permission granted (-A); under these ` +
+      `permissions it takes ${name} as a file name in the working directory: give usage.sqlite as a path` +
+      instead,
+  };
 }

@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import { parseConfigText } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import { usageLocationIssues } from "./usage_locations.ts";
+import { makeDirectories } from "./make_directories.ts";
+import { pathsAsWritten } from "../runtime/path_permission.ts";
+import { appendFile, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
 
 function config(usage: string): ResolvedConfig {
   const loaded = parseConfigText(
@@ -145,6 +149,113 @@ Deno.test("usage locations: two keys naming one file is an issue at the later ke
       ),
       [],
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("usage locations: through `link/..`, two keys are refused as one file exactly when the gateway's writes through them reach one file", async () => {
+  // `link/..` was dropped as text before the link was followed: on Bun and under `-A`, where the system follows
+  // the link first, the JSONL copy written into the spill file through such a path passed (and was renamed and
+  // deleted by the next replay), and two different files beside one another were refused as one. (Deno under
+  // narrower permissions drops `..` as text itself before the system sees the path: pathsAsWritten.)
+  const dir = await Deno.makeTempDir();
+  try {
+    /** `a` and `b` written as the usage files are (their directories made, then appended to): one file? */
+    const written = async (a: string, b: string) => {
+      for (const [path, text] of [[a, "a"], [b, "b"]]) {
+        await makeDirectories(dirname(path));
+        await appendFile(path, text);
+      }
+      return await readFile(a, "utf8") === "ab";
+    };
+    const cases = [[`real/u.jsonl`, `link/../u.jsonl`], [`u.jsonl`, `link/../u.jsonl`]];
+    const shared: boolean[] = [];
+    for (const [index, [jsonl, spill]] of cases.entries()) {
+      const at = `${dir}/${index}`;
+      await Deno.mkdir(`${at}/real/sub`, { recursive: true });
+      await Deno.symlink(`${at}/real/sub`, `${at}/link`);
+      const issues = await usageLocationIssues(
+        config(`{ sqlite: none, jsonl: "${at}/${jsonl}", spill: "${at}/${spill}" }`),
+      );
+      const one = await written(`${at}/${jsonl}`, `${at}/${spill}`);
+      shared.push(one);
+      assert.deepEqual(
+        issues,
+        one
+          ? [{
+            path: "usage.spill",
+            message:
+              `usage.spill (${at}/${spill}) and usage.jsonl (${at}/${jsonl}) are one file: each usage ` +
+              "file must be a file of its own",
+          }]
+          : [],
+        `${jsonl} and ${spill}`,
+      );
+    }
+    // The system follows `link` before `..`, unless Deno dropped `..` first.
+    assert.deepEqual(shared, pathsAsWritten() ? [true, false] : [false, true]);
+
+    // Where the file goes is checked there too: `real/x` is a file, `x` nothing.
+    const at = `${dir}/location`;
+    await Deno.mkdir(`${at}/real/sub`, { recursive: true });
+    await Deno.symlink(`${at}/real/sub`, `${at}/link`);
+    await Deno.writeTextFile(`${at}/real/x`, "");
+    const issues = await usageLocationIssues(config(`{ sqlite: none, jsonl: "${at}/link/../x/u.jsonl" }`));
+    const refused = await written(`${at}/link/../x/u.jsonl`, `${at}/other.jsonl`).then(
+      () => false,
+      () => true,
+    );
+    assert.equal(refused, pathsAsWritten());
+    assert.deepEqual(
+      issues,
+      refused
+        ? [{
+          path: "usage.jsonl",
+          message:
+            `${at}/link/../x is a file, not a directory: the JSONL copy of the usage records cannot go in it`,
+        }]
+        : [],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("usage locations: a SQLite URI for usage.sqlite is the file it opens, checked as a path is; memory ones write none", async () => {
+  // `file:` names were left out: the database could be the JSONL copy's file (JSON lines appended to it), under
+  // a regular file, or a directory, and check passed.
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.deepEqual(
+      await usageLocationIssues(config(`{ sqlite: "file:${dir}/u.db?mode=rwc", jsonl: "${dir}/u.db" }`)),
+      [{
+        path: "usage.jsonl",
+        message:
+          `usage.jsonl (${dir}/u.db) and usage.sqlite (${dir}/u.db) are one file: each usage file must be a ` +
+          "file of its own",
+      }],
+    );
+    assert.deepEqual(
+      (await usageLocationIssues(
+        config(`{ sqlite: "file://localhost${dir}/u.db", spill: "${dir}/u.db-wal" }`),
+      ))
+        .map((issue) => issue.path),
+      ["usage.spill"],
+    );
+    await Deno.writeTextFile(`${dir}/afile`, "");
+    assert.deepEqual(await usageLocationIssues(config(`{ sqlite: "file:${dir}/afile/u.db" }`)), [{
+      path: "usage.sqlite",
+      message: `${dir}/afile is a file, not a directory: the usage database cannot go in it`,
+    }]);
+    // In memory: no file, whatever the other keys say.
+    for (const memory of ["file::memory:", `file:${dir}/u.db?mode=memory`]) {
+      assert.deepEqual(
+        await usageLocationIssues(config(`{ sqlite: "${memory}", jsonl: "${dir}/u.db", spill: "${dir}/s" }`)),
+        [],
+        memory,
+      );
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

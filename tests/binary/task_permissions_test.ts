@@ -123,7 +123,7 @@ Deno.test("usage files outside what `deno task start` may write: serve under its
     for (const [key, usage] of cases) {
       await Deno.writeTextFile(file, `${SERVABLE}${usage}\n`);
       const issue =
-        `${file}: ${key}: Deno's permissions do not let the gateway read and write ${dir}/logs/${key}: ` +
+        `${file}:3: ${key}: Deno's permissions do not let the gateway read and write ${dir}/logs/${key}: ` +
         "run deno with --allow-read and --allow-write for it (`deno task start` has them for data/ only)\n";
       const served = await run(["serve", "--config", file, "--port", "0"], {}, flags);
       assert.equal(served.code, 1, `serve ${key}: ${served.stderr}`);
@@ -155,6 +155,42 @@ Deno.test("usage files outside what `deno task start` may write: serve under its
       served.stderr,
       new RegExp(`usage\\.jsonl: Deno's permissions do not let the gateway write ${inConfig}: `),
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a SQLite URI for usage.sqlite under `deno task start`'s permissions: serve refuses it before it listens, saying Deno does not read it and the path to give; check notes it", async () => {
+  // Deno reads a `file:` name as a SQLite URI only with every permission granted; under the task's it took the
+  // whole name as a path, outside data/, and the start failed on opening the database after check said valid.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/data`);
+    const flags = await startTaskFlags(dir);
+    const file = `${dir}/data/gateway.yaml`;
+    const uri = `file:${dir}/data/usage.sqlite?mode=rwc`;
+    await Deno.writeTextFile(
+      file,
+      `${SERVABLE}usage:\n  sqlite: "${uri}"\n  spill: "${dir}/data/usage.spill"\n`,
+    );
+    const issue =
+      `${file}:4: usage.sqlite: Deno reads a SQLite URI (file:…) only with every permission granted ` +
+      `(-A); under these permissions it takes ${uri} as a file name in the working directory: give ` +
+      `usage.sqlite as a path (${dir}/data/usage.sqlite)\n`;
+    const served = await run(["serve", "--config", file, "--port", "0"], {}, flags);
+    assert.equal(served.code, 1, served.stderr);
+    assert.equal(served.stderr, `Invalid config ${file}:\n${issue}`);
+    const checked = await run(["check", "--config", file], {}, flags);
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.equal(
+      checked.stderr,
+      `Note: serve run with this check's permissions would refuse to start:\n${issue}`,
+    );
+    // With every permission Deno reads the URI: nothing to say.
+    const everything = await run(["check", "--config", file], {}, ["-A"]);
+    assert.equal(everything.code, 0, everything.stderr);
+    assert.equal(everything.stderr, "");
+    assert.deepEqual([...Deno.readDirSync(`${dir}/data`)].map((entry) => entry.name), ["gateway.yaml"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -44,6 +44,7 @@ for (const workers of [[], ["--workers", "2"]]) {
       assert.equal(refused.body.ok, false);
       assert.deepEqual(refused.body.issues, [{
         path: "usage.sqlite",
+        line: 1,
         message: `${dir}/afile is a file, not a directory: the usage database cannot go in it`,
       }]);
       const ready = await (await fetch(`${gw.url}/readyz`, { headers: { connection: "close" } })).json();

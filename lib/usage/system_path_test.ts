@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { resolve } from "node:path";
+import process from "node:process";
+import { handedPath } from "./system_path.ts";
+import { pathsAsWritten } from "../runtime/path_permission.ts";
+
+/**
+ * Under a Deno run with `flags`, each of `paths` (relative to `dir`, its working directory) asked of `placeOf`,
+ * then written as serve writes a usage file (its directories made, the path appended to): what was found at the
+ * place, which is the path's own text when `placeOf` said where the write went. A run of its own, so both ways
+ * Deno hands paths on (`pathsAsWritten`) are seen whatever permissions the tests run with.
+ */
+async function placedUnder(
+  flags: string[],
+  dir: string,
+  paths: string[],
+): Promise<{ asWritten: boolean; places: Record<string, { place: string; found: string | null }> }> {
+  const module = (name: string) => JSON.stringify(new URL(name, import.meta.url).href);
+  await Deno.writeTextFile(
+    `${dir}/place.ts`,
+    `import { appendFile, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { placeOf } from ${module("./system_path.ts")};
+import { makeDirectories } from ${module("./make_directories.ts")};
+import { pathsAsWritten } from ${module("../runtime/path_permission.ts")};
+const places = {};
+for (const path of ${JSON.stringify(paths)}) {
+  const place = await placeOf(path);
+  await makeDirectories(dirname(path));
+  await appendFile(path, path);
+  places[path] = { place, found: await readFile(place, "utf8").catch(() => null) };
+}
+console.log(JSON.stringify({ asWritten: pathsAsWritten(), places }));
+`,
+  );
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-lock", ...flags, `${dir}/place.ts`],
+    cwd: dir,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout));
+}
+
+Deno.test("system path: placeOf is where the gateway's write through the path goes, `link/..` included, however the runtime hands paths on", async () => {
+  // `resolve` dropped `link/..` as text: where the system follows the link first, the place was the directory
+  // beside the link, not the one above its target.
+  for (const [flags, asWritten] of [[["-A"], true], [["--allow-read", "--allow-write"], false]] as const) {
+    const dir = await Deno.realPath(await Deno.makeTempDir());
+    try {
+      await Deno.mkdir(`${dir}/real/sub`, { recursive: true });
+      await Deno.symlink(`${dir}/real/sub`, `${dir}/link`);
+      await Deno.symlink("link/../sub", `${dir}/relative`);
+      const paths = [
+        "link/../a.jsonl",
+        `${dir}/link/./../new/b.jsonl`,
+        `${dir}//link/../sub/c.jsonl`,
+        "relative/../d.jsonl",
+        // Names still to be made: serve makes them (none a link), so `..` among them is the name before.
+        "new/../e.jsonl",
+        `${dir}/link/new/a/../../f.jsonl`,
+      ];
+      const run = await placedUnder([...flags], dir, paths);
+      assert.equal(run.asWritten, asWritten);
+      for (const path of paths) assert.equal(run.places[path].found, path, `${flags}: ${path}`);
+      // Above the link's target where the system sees `..`; beside the link where Deno dropped it first.
+      assert.equal(run.places["link/../a.jsonl"].place, asWritten ? `${dir}/real/a.jsonl` : `${dir}/a.jsonl`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
+
+Deno.test("system path: handedPath is absolute, without `.` or doubled separators, `..` kept only where the runtime hands it on", () => {
+  const asWritten = pathsAsWritten();
+  assert.equal(handedPath("/a/./b//../c/"), asWritten ? "/a/b/../c" : "/a/c");
+  assert.equal(
+    handedPath("data/link/../u.jsonl"),
+    asWritten ? `${process.cwd()}/data/link/../u.jsonl` : resolve("data/u.jsonl"),
+  );
+  assert.equal(handedPath("/"), "/");
+  assert.equal(handedPath("."), process.cwd());
+});
