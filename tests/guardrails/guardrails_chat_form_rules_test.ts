@@ -49,6 +49,7 @@ models:
   chat-claude-checked: { type: chat, targets: [${claude}, ${oa}], guardrails: [answers] }
   chat-claude-only-checked: { type: chat, targets: [${claude}], guardrails: [answers] }
   chat-claude-masked: { type: chat, targets: [${claude}, ${oa}], guardrails: [contacts-back] }
+  chat-claude-strict-checked: { type: chat, strict: true, targets: [${claude}], guardrails: [answers] }
 ${TEST_TOKENS_YAML}`;
 }
 
@@ -200,5 +201,48 @@ Deno.test("chat-form rules: a Claude target sent the chat form is skipped when i
         assert.equal(fakes.claude.requests.length, claudeCalls, "Claude is not called with what it refuses");
       }
     }
+  });
+});
+
+Deno.test("chat-form rules: a strict alias's count is refused where its generation is (Gemini's topK, Claude's top_p)", async () => {
+  await withGateway(async (gw, fakes) => {
+    const contents = [{ role: "user", parts: [{ text: "hi" }] }];
+    const generationConfig = { temperature: 1, topP: 0.95, topK: 64 };
+    const geminiCalls = fakes.gemini.requests.length;
+    const gemini = await fetch(`${gw.url}/v1beta/models/chat-gem-strict-checked:countTokens`, {
+      method: "POST",
+      headers: { "x-goog-api-key": TEST_TOKEN, "content-type": "application/json" },
+      body: JSON.stringify({
+        generateContentRequest: { model: "models/chat-gem-strict-checked", contents, generationConfig },
+      }),
+    });
+    const geminiText = await gemini.text();
+    assert.equal(gemini.status, 400, geminiText);
+    assert.equal(JSON.parse(geminiText).error.status, "INVALID_ARGUMENT");
+    assert.match(geminiText, /generationConfig\.topK/);
+    assert.equal(fakes.gemini.requests.length, geminiCalls, "no upstream counted it");
+
+    const claudeCalls = fakes.claude.requests.length;
+    const claude = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: {
+        "x-api-key": TEST_TOKEN,
+        "anthropic-version": "2023-06-01",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        model: "chat-claude-strict-checked",
+        messages: [{ role: "user", content: "Hello" }],
+      }),
+    });
+    // Counted: the count of a Message with no sampling params goes where the Message would.
+    assert.equal(claude.status, 200, await claude.text());
+    const generation = await messages(gw, {
+      model: "chat-claude-strict-checked",
+      temperature: 0.5,
+      top_p: 0.9,
+    });
+    assert.equal(generation.status, 400, generation.text);
+    assert.equal(fakes.claude.requests.length, claudeCalls + 1, "the strict generation called no upstream");
   });
 });

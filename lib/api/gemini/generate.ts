@@ -26,6 +26,7 @@ import { readJsonBody } from "../../http/read_json_body.ts";
 import {
   answeredTolerance,
   type ChatForm,
+  chatFormServingTargets,
   noteCountDropped,
   noteDropped,
   paramServingTargets,
@@ -274,16 +275,19 @@ async function countTokensOf(request: ClientRequest, ctx: ClientContext, alias: 
     chat,
     nativeTextsOf(parsed.body, geminiTexts, readsNativeTexts(model, ctx.identity, isGemini)),
   );
+  // A strict alias's count goes only where its request would: once the guardrails send the chat form (known now,
+  // admitted), Gemini targets are judged by that form's rules as generate judges them.
+  const counted = serving.strict ? chatFormServingTargets(ctx, model, form) : model;
   const answer = await answerTokenCount(
     ctx,
-    model,
+    counted,
     "gemini",
     (target) =>
       Promise.resolve(
         isGemini(target)
           ? {
             chat,
-            gemini: nativeGeminiBody(parsed.body, chat, model.contentRules, ctx.guardrails?.nativeRewrites),
+            gemini: nativeGeminiBody(parsed.body, chat, counted.contentRules, ctx.guardrails?.nativeRewrites),
           }
           : { chat },
       ),

@@ -38,7 +38,12 @@ import { admit, type Answer, readsNativeTexts } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { messagesTargets, strictRefusal } from "./create.ts";
-import { answeredTolerance, type ChatForm, paramServingTargets } from "../../http/tolerance.ts";
+import {
+  answeredTolerance,
+  type ChatForm,
+  chatFormServingTargets,
+  paramServingTargets,
+} from "../../http/tolerance.ts";
 import { forwardedHeaders, isNativeMessagesTarget, noteMessagesDropped } from "./create_native.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
@@ -77,9 +82,11 @@ export async function handleMessagesCountTokens(request: ClientRequest, ctx: Cli
   await admit(ctx, ROUTE.endpoint, 0, model, chat, native);
 
   const forwarded = forwardedHeaders(parsed.version, parsed.betas);
+  // As the Message would go once the guardrails send the chat form (known now, admitted): judged by its rules.
+  const counted = serving.strict ? chatFormServingTargets(ctx, model, form) : model;
   const answer = await answerTokenCount(
     ctx,
-    model,
+    counted,
     "messages",
     (target) => {
       if (!isNativeMessagesTarget(target)) return Promise.resolve({ chat });
