@@ -103,9 +103,12 @@ export function configSecrets(cfg: ConfigOutput, sources: SecretSources = {}): s
   if (postgresPassword !== "") secrets.push(postgresPassword);
 
   const env = sources.env ?? {};
-  const bedrockFromEnv = Object.values(cfg.providers).some((p) =>
-    p.type === "bedrock" && (p.access_key_id === undefined || p.secret_access_key === undefined)
-  );
+  // Whatever falls back to the environment's AWS identity (lib/aws/identity.ts): a Bedrock provider or a Bedrock
+  // guardrail without a key pair of its own.
+  const pairless = (entry: { type: string; access_key_id?: string; secret_access_key?: string }) =>
+    entry.type === "bedrock" && (entry.access_key_id === undefined || entry.secret_access_key === undefined);
+  const bedrockFromEnv = Object.values(cfg.providers).some(pairless) ||
+    Object.values(cfg.guardrails ?? {}).some(pairless);
   if (bedrockFromEnv) {
     for (const name of AWS_ENV) {
       const value = env[name];

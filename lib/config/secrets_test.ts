@@ -80,6 +80,36 @@ Deno.test("config secrets: AWS environment credentials only count when a Bedrock
   assert.deepEqual(secrets.sort(), ["AKIACONFIG0123", "cfg/secret/0123456789"]);
 });
 
+// A Bedrock guardrail falls back to the environment's credentials as a Bedrock provider does
+// (lib/aws/identity.ts): a service that quotes them back must find them masked, with no Bedrock provider at all.
+Deno.test("config secrets: AWS environment credentials count when a Bedrock guardrail falls back to them", () => {
+  const guardrail = {
+    type: "bedrock",
+    guardrail_identifier: "gid",
+    guardrail_version: "1",
+    region: "us-east-1",
+  };
+  const parse = (bed: Record<string, unknown>) =>
+    configSchema.parse({
+      providers: { local: { type: "builtin" } },
+      guardrails: { bed },
+      models: {
+        chat: { type: "chat", targets: [{ provider: "local", model: "echo" }], guardrails: ["bed"] },
+      },
+    });
+  assert.deepEqual(
+    configSecrets(parse(guardrail), { env: ENV }).sort(),
+    [ENV.AWS_ACCESS_KEY_ID, ENV.AWS_SECRET_ACCESS_KEY, ENV.AWS_SESSION_TOKEN].sort(),
+  );
+  // Its own key pair written in the config: the environment's is not its identity, so not a secret of it.
+  const own = parse({
+    ...guardrail,
+    access_key_id: "AKIACONFIG0123",
+    secret_access_key: "cfg/secret/0123456789",
+  });
+  assert.deepEqual(configSecrets(own, { env: ENV }).sort(), ["AKIACONFIG0123", "cfg/secret/0123456789"]);
+});
+
 Deno.test("config secrets: OTEL_EXPORTER_OTLP_HEADERS values are masked when telemetry sends them", () => {
   const yaml = (headers: string) => `
 providers:
