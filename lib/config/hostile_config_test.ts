@@ -42,8 +42,8 @@ Deno.test("hostile: an alias bomb (billion laughs) is one issue at the alias tha
     const [name, prev] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
     lines.push(`${name}: &${name} [${`*${prev}, `.repeat(8)}*${prev}]`);
   }
-  const [found, ms] = cpuTimed(() => issues(`${BASE}lols:\n${lines.map((l) => `  ${l}`).join("\n")}\n`));
-  assert.ok(ms < 1_000, `${Math.round(ms)} ms`);
+  // What refusing it costs is counted in hostile_config_work_test.ts.
+  const found = issues(`${BASE}lols:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
   assert.equal(found.length, 1);
   assert.match(found[0].path, /^lols\.[a-i]\.\d$/);
   assert.match(found[0].message, /aliases expand to more than 250000 values \(an alias bomb\?\)/);

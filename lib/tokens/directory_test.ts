@@ -13,6 +13,13 @@ import { createTokenDirectory } from "./directory.ts";
 import { createMemoryTokenStore } from "./store_memory.ts";
 import { creationAudit, storedToken } from "./stored_rows_test_helpers.ts";
 import type { AuditEntry, StoredTeam, StoredToken, TokenStore } from "./types.ts";
+import { eventually } from "../../tests/helpers/backstop.ts";
+
+/**
+ * A poll interval no test waits out: a directory given it loads only when told to (`refresh()`, its watch),
+ * so what it loads shows what told it, never a version check that came by chance.
+ */
+const NEVER_POLLS_MS = 600_000;
 
 const CONFIG = `
 providers:
@@ -31,17 +38,27 @@ function config(): ResolvedConfig {
   return result.config;
 }
 
-/** A memory store that can be made to fail, as a database that went away. */
-function flakyStore(): TokenStore & { down: boolean } {
+/**
+ * A memory store that can be made to fail, as a database that went away; `failedChecks` counts the version
+ * checks it failed.
+ */
+function flakyStore(): TokenStore & { down: boolean; readonly failedChecks: number } {
   const inner = createMemoryTokenStore();
   const guard = <T>(
     f: () => Promise<T>,
   ) => (store.down ? Promise.reject(new Error("connection refused")) : f());
+  let failedChecks = 0;
   const store = {
     down: false,
+    get failedChecks() {
+      return failedChecks;
+    },
     kind: inner.kind,
     loadAll: () => guard(() => inner.loadAll()),
-    version: () => guard(() => inner.version()),
+    version: () => {
+      if (store.down) failedChecks++;
+      return guard(() => inner.version());
+    },
     put: (t: StoredToken, a: AuditEntry) => guard(() => inner.put(t, a)),
     putTeam: (t: StoredTeam, a: AuditEntry) => guard(() => inner.putTeam(t, a)),
     audit: inner.audit,
@@ -60,7 +77,7 @@ Deno.test("directory: stored tokens join the config's, memoized per state and lo
   await store.put(aged, creationAudit(aged));
   const gone = storedToken("gone", { revoked_at: "2026-11-24T09:05:00.000Z" });
   await store.put(gone, creationAudit(gone));
-  const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
+  const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: NEVER_POLLS_MS });
   try {
     await directory.refresh();
     const state = { config: config() };
@@ -108,7 +125,7 @@ Deno.test("directory: a rotated-out secret works until its grace end, capped by 
     ],
   });
   await store.put(t, creationAudit(t));
-  const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 60_000 });
+  const directory = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: NEVER_POLLS_MS });
   try {
     await directory.refresh();
     const tokens = directory.apply({ config: config() }).config.tokens;
@@ -125,7 +142,7 @@ Deno.test("directory: a config token wins a name clash, logged once", async () =
   const clash = storedToken("from-file");
   await store.put(clash, creationAudit(clash));
   const logger = createMemoryLogger();
-  const directory = createTokenDirectory({ store, logger, pollMs: 60_000 });
+  const directory = createTokenDirectory({ store, logger, pollMs: NEVER_POLLS_MS });
   try {
     await directory.refresh();
     directory.apply({ config: config() });
@@ -152,7 +169,8 @@ Deno.test("directory: fail static while the store is down, one log line per chan
     const loadedAt = directory.status().loaded_at;
     store.down = true;
     await directory.refresh();
-    await new Promise((r) => setTimeout(r, 100)); // several failed version checks
+    // Several failed version checks, counted as they happen.
+    await eventually("three failed version checks", () => store.failedChecks >= 3);
     const status = directory.status();
     assert.equal(status.ok, false);
     assert.equal(status.error, "connection refused");
@@ -166,9 +184,7 @@ Deno.test("directory: fail static while the store is down, one log line per chan
     assert.equal(logger.lines.filter((l) => l.msg === "token_store_unreachable").length, 1);
 
     store.down = false;
-    const deadline = Date.now() + 2_000;
-    while (!directory.status().ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(directory.status().ok, true, "recovers by itself");
+    await eventually("the directory recovers by itself", () => directory.status().ok);
     assert.match(metrics.render(), /^gateway_token_store_up 1$/m);
     assert.equal(logger.lines.filter((l) => l.msg === "token_store_recovered").length, 1);
   } finally {
@@ -192,26 +208,73 @@ Deno.test("directory: a change made elsewhere arrives by the version check, and 
     },
   };
   const polled = createTokenDirectory({ store, logger: createMemoryLogger(), pollMs: 30 });
-  const listening = createTokenDirectory({ store: watched, logger: createMemoryLogger(), pollMs: 60_000 });
+  const listening = createTokenDirectory({
+    store: watched,
+    logger: createMemoryLogger(),
+    pollMs: NEVER_POLLS_MS,
+  });
   try {
     await polled.refresh();
     await listening.refresh();
     const t = storedToken("elsewhere");
     await store.put(t, creationAudit(t)); // another replica's write: nobody here calls refresh()
-    const deadline = Date.now() + 1_000;
-    while (polled.status().count === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    assert.equal(polled.status().count, 1, "the version check found it");
-    assert.equal(listening.status().count, 0);
+    await eventually("the version check finds it", () => polled.status().count === 1);
+    assert.equal(listening.status().count, 0, "not loaded before the notification");
     notify();
-    while (listening.status().count === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    assert.equal(listening.status().count, 1, "the notification loaded it");
+    await eventually("the notification loads it", () => listening.status().count === 1);
   } finally {
     await polled.close();
     await listening.close();
   }
   assert.equal(unwatched, true, "close stops watching");
+});
+
+/**
+ * Catches `setTimeout` rather than scheduling: each call's delay and callback go to `onArm` (nothing runs by
+ * itself), so a test reads the interval that reaches the timer instead of waiting it out. Returns the undo.
+ */
+function catchTimers(onArm: (ms: number, fire: () => void) => void): () => void {
+  const real = globalThis.setTimeout;
+  const caught = (fire: () => void, ms?: number) => {
+    onArm(ms ?? 0, fire);
+    return 0;
+  };
+  globalThis.setTimeout = caught as unknown as typeof setTimeout;
+  return () => globalThis.setTimeout = real;
+}
+
+Deno.test("directory: without pollMs, the store's version is checked every second (the documented safety net under watch)", async () => {
+  const store = createMemoryTokenStore();
+  let checks = 0;
+  const counted: TokenStore = { ...store, version: () => (checks++, store.version()) };
+  const armed: { ms: number; fire: () => void }[] = [];
+  const arm = (ms: number, fire: () => void) => armed.push({ ms, fire });
+  let release = catchTimers(arm);
+  let directory;
+  try {
+    directory = createTokenDirectory({ store: counted, logger: createMemoryLogger() });
+  } finally {
+    release();
+  }
+  try {
+    await directory.refresh();
+    assert.deepEqual(armed.map((a) => a.ms), [1_000], "the first check is armed a second away");
+    assert.equal(checks, 0, "and not made before");
+    // Its timer fires: one check, and the next armed a second after it (within the check's promise chain,
+    // so the timers stay caught until then).
+    const rearmed = Promise.withResolvers<void>();
+    release = catchTimers((ms, fire) => (arm(ms, fire), rearmed.resolve()));
+    try {
+      armed[0].fire();
+      await rearmed.promise;
+    } finally {
+      release();
+    }
+    assert.equal(checks, 1, "one version check");
+    assert.deepEqual(armed.map((a) => a.ms), [1_000, 1_000], "the next check a second later");
+  } finally {
+    await directory.close();
+  }
 });
 
 Deno.test("directory: a stored token whose budget seed failed is seeded again until it succeeds, then not again", async () => {
@@ -235,8 +298,7 @@ Deno.test("directory: a stored token whose budget seed failed is seeded again un
     assert.deepEqual(offered, ["budgeted"]);
     assert.equal(directory.status().count, 1, "served meanwhile");
     failing = false;
-    const deadline = Date.now() + 5_000;
-    while (offered.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await eventually("the failed seed is offered again", () => offered.length >= 2);
     assert.deepEqual(offered, ["budgeted", "budgeted"], "offered again without any change to the store");
     await directory.refresh();
     await directory.refresh();
@@ -252,7 +314,7 @@ Deno.test("directory: budgets of stored tokens are seeded once, when they first 
   const directory = createTokenDirectory({
     store,
     logger: createMemoryLogger(),
-    pollMs: 60_000,
+    pollMs: NEVER_POLLS_MS,
     seedBudgets: (tokens) => {
       seededNames.push(...tokens.map((t) => t.name));
       return Promise.resolve();

@@ -2,20 +2,15 @@
  * The token store contract, run alike against every store: memory; SQLite through the usage database's
  * worker, in a temp dir; PostgreSQL in a schema of its own, dropped after. The SQL stores run in CI always;
  * off CI (`CI` unset) they skip only when their service cannot be reached. The stores and `contract` are in
- * store_contract_test_helpers.ts; the audit trail's part of the contract is in store_contract_audit_test.ts.
+ * store_contract_test_helpers.ts; the audit trail's part of the contract is in store_contract_audit_test.ts,
+ * and what PostgreSQL's `watch` hears in store_postgres_watch_test.ts.
  */
 import assert from "node:assert/strict";
 import { TEST_DATABASE_URL } from "../../tests/helpers/postgres.ts";
 import postgres from "postgres";
 import { isConnectionFailure } from "../usage/postgres_schema.ts";
 import { type StoredToken, TokenChangedError, TokenNameTakenError } from "./types.ts";
-import {
-  contract,
-  makeAudit,
-  makeToken,
-  MAY_SKIP,
-  openPostgresSubject,
-} from "./store_contract_test_helpers.ts";
+import { contract, makeAudit, makeToken, MAY_SKIP } from "./store_contract_test_helpers.ts";
 
 contract(
   "put then loadAll gives back every field, and callers cannot change stored rows",
@@ -235,46 +230,6 @@ contract("a second live token with a taken name is refused; revoked, the name is
 contract("close is idempotent", async ({ store }) => {
   await store.close();
   await store.close();
-});
-
-Deno.test("token store (postgres): a put on one replica reaches another replica's watch within a second", async (t) => {
-  const subject = await openPostgresSubject();
-  if (subject === null) {
-    await t.step({ name: "postgres unreachable (not CI): skipped", ignore: true, fn: () => {} });
-    return;
-  }
-  try {
-    const other = await subject.second!();
-    let heard = 0;
-    let wake = () => {};
-    const stop = await other.watch!(() => {
-      heard++;
-      wake();
-    });
-    const token = makeToken({ name: "watched" });
-    const started = Date.now();
-    const arrived = new Promise<void>((resolve) => wake = resolve);
-    await subject.store.put(token, makeAudit(token));
-    await Promise.race([arrived, new Promise((r) => setTimeout(r, 1_000))]);
-    assert.equal(heard, 1, `heard ${heard} notifications ${Date.now() - started} ms after the put`);
-    assert.deepEqual((await other.loadAll()).tokens.map((x) => x.id), [token.id]);
-    // A fleet in another schema of the same database notifies on the same channel: not heard here.
-    const elsewhere = await openPostgresSubject();
-    try {
-      const stranger = makeToken({ name: "elsewhere" });
-      await elsewhere!.store.put(stranger, makeAudit(stranger));
-      await new Promise((r) => setTimeout(r, 300));
-      assert.equal(heard, 1, "a change in another schema is not this fleet's");
-    } finally {
-      await elsewhere!.dispose();
-    }
-    await stop();
-    await subject.store.put({ ...token, disabled: true }, makeAudit(token, { action: "update" }));
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(heard, 1, "stopped listeners hear nothing");
-  } finally {
-    await subject.dispose();
-  }
 });
 
 contract(

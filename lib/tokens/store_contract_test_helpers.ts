@@ -15,6 +15,8 @@ export interface Subject {
   store: TokenStore;
   /** A second handle on the same data (another connection), where the store has one. */
   second?: () => Promise<TokenStore>;
+  /** The PostgreSQL schema the store is in (its notifications' payload), where it has one. */
+  schema?: string;
   dispose(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export async function openPostgresSubject(): Promise<Subject | null> {
   const others: { close(): Promise<void> }[] = [];
   return {
     store: db.tokens,
+    schema,
     second: async () => {
       const other = await open();
       others.push(other);

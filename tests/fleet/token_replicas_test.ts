@@ -10,9 +10,14 @@
  *   are 409 `token_changed_concurrently`;
  * - 12 creates of one name at once, spread over both: one 201, eleven 409 `token_name_taken`.
  *
- * A change is awaited as it arrives (tests/helpers/backstop.ts); how soon it arrives (the documented 2 s: the
- * `LISTEN/NOTIFY` at once, the version check every second) is the directory's, held by its own tests
- * (lib/tokens/directory_test.ts) rather than by a clock on a loaded machine.
+ * Issue 15's propagation again, with the notifications lost: a replica that cannot listen (its listening
+ * connections cut by a proxy in front of the database, named by their `application_name`) still refuses a token
+ * revoked on the other, by its version check alone.
+ *
+ * A change is awaited as it arrives (tests/helpers/backstop.ts), never slept for; how soon it arrives (the
+ * documented 2 s) is held where each path is made, rather than by a clock on a loaded machine: a notification is
+ * heard as it is sent, with no timer on its way (lib/tokens/store_contract_test.ts, directory_test.ts), and the
+ * version check is armed a second apart (directory_test.ts reads the interval where it reaches the timer).
  *
  * The outage test's database is a private PostgreSQL server of this test (`helpers/private_postgres.ts`), so
  * stopping it disturbs no one. The gateways are separate processes: `GATEWAY_BIN` when set (CI's Bun binary), else
@@ -25,6 +30,7 @@ import { startPrivatePostgres } from "../helpers/private_postgres.ts";
 import { type Replica, spawnReplica } from "../helpers/replica.ts";
 import { adminCall, checkOneCreate, checkSerialRotations, race } from "../helpers/token_races.ts";
 import { eventually } from "../helpers/backstop.ts";
+import { startTcpProxy } from "../helpers/tcp_proxy.ts";
 
 const ADMIN = "gw-tok-replica-admin-0123456789abcdef";
 const FILE_TOKEN = "gw-tok-replica-file-0123456789abcdef";
@@ -233,3 +239,53 @@ Deno.test("token replicas (issue 20): 12 creates of one name at once over two re
     }
   });
 });
+
+Deno.test("token replicas: with its notifications lost, a replica refuses a token revoked on the other by its version check alone", async () => {
+  const schema = randomSchema("gw_token_deaf");
+  const dir = await Deno.makeTempDir();
+  const database = new URL(TEST_DATABASE_URL);
+  // B reaches the database through a proxy that cuts every connection that would listen for notifications.
+  const listening = new TextEncoder().encode("gateway-tokens-listen");
+  const proxy = startTcpProxy(Number(database.port || 5432), database.hostname, {
+    cutAtFirst: (first) => includes(first, listening),
+  });
+  const throughProxy = new URL(TEST_DATABASE_URL);
+  throughProxy.hostname = "127.0.0.1";
+  throughProxy.port = String(proxy.port);
+  const replicas: Replica[] = [];
+  try {
+    for (const [name, url] of [["a", TEST_DATABASE_URL], ["b", throughProxy.href]]) {
+      await Deno.mkdir(`${dir}/${name}`);
+      await Deno.writeTextFile(`${dir}/${name}.yaml`, config(url, `${dir}/${name}`, schema));
+    }
+    replicas.push(await spawnReplica(`${dir}/a.yaml`));
+    replicas.push(await spawnReplica(`${dir}/b.yaml`));
+    const [a, b] = replicas;
+    await eventually("B's attempt to listen is cut", () => proxy.cutAtFirst > 0);
+
+    const issued = await adminJson(a, "POST", "/admin/tokens", { name: "deaf", models: ["chat-echo"] });
+    await eventually("B accepts a token issued on A", async () => await chatStatus(b, issued.token) === 200);
+    await adminJson(a, "DELETE", `/admin/tokens/${issued.id}`);
+    assert.equal(await chatStatus(a, issued.token), 401, "refused at once where it was revoked");
+    const took = await eventually(
+      "B refuses a token revoked on A",
+      async () => await chatStatus(b, issued.token) === 401,
+    );
+    console.log(`revoke reached the deaf replica after ${took.toFixed(0)} ms`); // not a bound
+    assert.ok(proxy.cutAtFirst > 0, "B never listened");
+  } finally {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await proxy.close();
+    await dropSchema(schema);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Whether `bytes` holds `part` anywhere. */
+function includes(bytes: Uint8Array, part: Uint8Array): boolean {
+  outer: for (let i = 0; i + part.length <= bytes.length; i++) {
+    for (let j = 0; j < part.length; j++) if (bytes[i + j] !== part[j]) continue outer;
+    return true;
+  }
+  return false;
+}

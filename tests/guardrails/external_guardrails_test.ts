@@ -1,6 +1,7 @@
 /**
  * External guardrails through the gateway (issue 27, acceptance 4 and 5): a service that does not answer is
- * given up on at the guardrail's timeout (its record says `timeout`, which only that timeout sets), and it or a
+ * given up on at the guardrail's timeout (its record says `timeout`, which only that timeout sets; that it is the
+ * configured timeout and not the default is shown by the order of two timers, not by a clock), and it or a
  * failing one lets the request through under `fail_open` and refuses it with a clear 503 under `fail_closed`;
  * neither puts the request's text in the logs. The moderation adapter reached through a configured `openai`
  * provider refuses a flagged request; the Bedrock adapter's masking replaces a text before the upstream sees it
@@ -9,6 +10,8 @@
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { nthLog, startGateway, type TestGateway } from "../helpers/gateway.ts";
+import { inProcessGateway } from "../helpers/in_process.ts";
+import { backstop, eventually } from "../helpers/backstop.ts";
 import { type ScriptedChat, startScriptedChat } from "../helpers/scripted_chat.ts";
 import {
   FAKE_GUARDRAIL_AWS,
@@ -129,6 +132,51 @@ Deno.test("external guardrails: a service that does not answer is given up at th
     assert.ok(!logs.includes("12345-confidential"), "the request's text is in no log line");
     assert.match(logs, /guardrail:hook-open/, "the fail-open request's record names the guardrail");
   });
+});
+
+/**
+ * A configured `timeout` is the one the call is given up at, not the 2 s default, shown by the order of two
+ * timers in one event loop rather than by a clock. The gateway runs in this process; the service holds the call
+ * and answers "allow" one second after the call reached it. The guardrail's deadline was armed before the call
+ * left, so a 300 ms one falls before that answer (timers fire in the order of their deadlines, however loaded the
+ * machine) and the request fails open with `timeout`; the 2 s default would fall after it, and the service's
+ * answer would pass the request with no timeout.
+ */
+Deno.test("external guardrails: the configured timeout, not the 2 s default, ends a call the service holds", async () => {
+  const hook = startFakeWebhook();
+  const answer = Promise.withResolvers<void>();
+  hook.faults.holdUntil = answer.promise;
+  const gw = inProcessGateway(`
+providers:
+  local: { type: builtin }
+guardrails:
+  hook-short: { type: webhook, url: "${hook.url}/check", timeout: 300ms, on_failure: fail_open }
+models:
+  guarded: { type: chat, targets: [ { provider: local, model: echo } ], guardrails: [hook-short] }
+tokens:
+  - { name: app, sha256: ${hashToken(TOKEN)}, models: ["*"] }
+`);
+  try {
+    const asked = gw.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "guarded", messages: [{ role: "user", content: "hello" }] }),
+    });
+    await eventually("the guardrail service has the call", () => hook.calls.length === 1);
+    await new Promise((r) => setTimeout(r, 1_000));
+    answer.resolve();
+    const response = await backstop(asked, "the guarded request's answer");
+    assert.equal(response.status, 200, await response.clone().text());
+    await response.body?.cancel();
+    assert.deepEqual(
+      gw.records.map((r) => r.guardrails),
+      [[{ name: "hook-short", phase: "input", action: "error", error: "timeout" }]],
+      "given up at the configured 300 ms, before the service answered",
+    );
+  } finally {
+    answer.resolve();
+    await hook.stop();
+  }
 });
 
 Deno.test("external guardrails: webhook deny and replace, moderation through a provider, Bedrock masking", async () => {

@@ -14,8 +14,8 @@
  *   10,000-character limit; severities by word ({@linkcode AZURE_WORDS}), blocklist `banned` matches
  *   "contraband".
  *
- * Every fake records its calls with credential headers redacted, and obeys `faults`: a delay (cut short when
- * the client goes away) and a failure status whose vendor error body echoes the texts, so a test can prove an
+ * Every fake records its calls with credential headers redacted, and obeys `faults`: a delay or a hold until the
+ * test releases it (either cut short when the client goes away) and a failure status whose vendor error body echoes the texts, so a test can prove an
  * adapter's error never repeats them.
  *
  * @module
@@ -27,6 +27,11 @@ import { sha256Hex, signatureFromParts } from "../../lib/aws/sigv4.ts";
 export interface FakeFaults {
   /** Milliseconds to wait before answering. */
   delayMs: number;
+  /**
+   * Answer only once this settles (cut short, as the delay, when the client goes away or the fake stops): a
+   * service that answers when the test says so.
+   */
+  holdUntil: Promise<unknown> | null;
   /** Answer with this status and the vendor's error body instead. */
   failStatus: number | null;
 }
@@ -68,10 +73,18 @@ function delay(ms: number, signals: AbortSignal[]): Promise<void> {
   });
 }
 
+/** Waits for `until` to settle, or less when any of `signals` aborts. */
+function held(until: Promise<unknown>, signals: AbortSignal[]): Promise<void> {
+  return new Promise((resolve) => {
+    until.then(() => resolve(), () => resolve());
+    for (const signal of signals) signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
 /** A fake from a handler and the error body its vendor sends (given the texts the call carried). */
 function serveFake(handler: Handler, errorBody: (status: number, text: string) => Response) {
   const calls: RecordedCall[] = [];
-  const faults: FakeFaults = { delayMs: 0, failStatus: null };
+  const faults: FakeFaults = { delayMs: 0, holdUntil: null, failStatus: null };
   let inFlight = 0;
   const stats = { maxInFlight: 0 };
   const stopping = new AbortController();
@@ -90,6 +103,7 @@ function serveFake(handler: Handler, errorBody: (status: number, text: string) =
       calls.push({ path: url.pathname, query: url.search, headers, body });
       // Not only the request's signal: Deno does not always notice an aborted client, and stop() must not wait.
       if (faults.delayMs > 0) await delay(faults.delayMs, [req.signal, stopping.signal]);
+      if (faults.holdUntil !== null) await held(faults.holdUntil, [req.signal, stopping.signal]);
       if (faults.failStatus !== null) return errorBody(faults.failStatus, text);
       return await handler(req, body, text, url);
     } finally {

@@ -19,6 +19,7 @@
  * @module
  */
 import otlpRoot from "@opentelemetry/otlp-transformer/build/src/generated/root.js";
+import { BACKSTOP_MS } from "./backstop.ts";
 
 /** An attribute value as OTLP's `AnyValue` carries it (`intValue` as a number; `bytesValue` as bytes). */
 export type AttributeValue =
@@ -145,7 +146,8 @@ export interface OtlpReceiver {
   heal(): void;
   /**
    * Resolves with all spans once `until` holds (a predicate over all spans so far, or a minimum count);
-   * rejects after `timeoutMs` (default 5000) with the span names seen, or when the receiver stops.
+   * rejects after `timeoutMs` (default {@linkcode BACKSTOP_MS}: a backstop, never a timing claim) with the span
+   * names seen, or when the receiver stops.
    */
   waitForSpans(
     until: number | ((spans: DecodedSpan[]) => boolean),
@@ -586,9 +588,9 @@ export function startOtlpReceiver(options: OtlpReceiverOptions = {}): OtlpReceiv
     heal() {
       healed = true;
     },
-    waitForSpans: (until, timeoutMs = 5000) =>
+    waitForSpans: (until, timeoutMs = BACKSTOP_MS) =>
       wait(spans, "spans", (s) => `${s.name} (${s.kind}, ${s.encoding})`, until, timeoutMs),
-    waitForMetrics: (until, timeoutMs = 5000) =>
+    waitForMetrics: (until, timeoutMs = BACKSTOP_MS) =>
       wait(metrics, "metrics", (m) => `${m.name} (${m.kind}, ${m.encoding})`, until, timeoutMs),
     stop() {
       stopping ??= (async () => {

@@ -9,6 +9,8 @@
 /** A running proxy; `port` forwards to the target. */
 export interface TcpProxy {
   readonly port: number;
+  /** Connections cut at their first bytes by {@linkcode ProxyOptions.cutAtFirst}. */
+  readonly cutAtFirst: number;
   /** Cuts every open connection and refuses new ones, until {@linkcode TcpProxy.up}. */
   down(): void;
   /** Accepts connections again. */
@@ -19,12 +21,26 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/** Options of {@linkcode startTcpProxy}. */
+export interface ProxyOptions {
+  /**
+   * Cuts a connection whose client's first bytes (the first read: a protocol's opening message, such as
+   * PostgreSQL's startup message naming its `application_name`) this holds for, before they reach the server.
+   */
+  cutAtFirst?: (first: Uint8Array) => boolean;
+}
+
 /** Starts a proxy on a free port of 127.0.0.1 to `targetPort` on `targetHost`. */
-export function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"): TcpProxy {
+export function startTcpProxy(
+  targetPort: number,
+  targetHost = "127.0.0.1",
+  options: ProxyOptions = {},
+): TcpProxy {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const conns = new Set<Deno.Conn>();
   const loops = new Set<Promise<void>>();
   let refusing = false;
+  let cutCount = 0;
 
   const closeQuietly = (conn: Deno.Conn) => {
     conns.delete(conn);
@@ -38,13 +54,24 @@ export function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"): Tcp
     for (const conn of [...conns]) closeQuietly(conn);
   };
 
-  const copy = async (from: Deno.Conn, to: Deno.Conn, delayed: boolean) => {
+  const copy = async (
+    from: Deno.Conn,
+    to: Deno.Conn,
+    delayed: boolean,
+    cut?: (first: Uint8Array) => boolean,
+  ) => {
     const buf = new Uint8Array(65_536);
+    let first = true;
     try {
       while (true) {
         const n = await from.read(buf);
         if (n === null) break;
         const data = buf.slice(0, n);
+        if (first && cut?.(data)) {
+          cutCount++;
+          break;
+        }
+        first = false;
         if (delayed && proxy.delayMs > 0) await new Promise((r) => setTimeout(r, proxy.delayMs));
         for (let off = 0; off < data.length;) off += await to.write(data.subarray(off));
       }
@@ -75,7 +102,7 @@ export function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"): Tcp
         }
         conns.add(client);
         conns.add(server);
-        track(copy(client, server, false));
+        track(copy(client, server, false, options.cutAtFirst));
         track(copy(server, client, true));
       }
     } catch {
@@ -86,6 +113,9 @@ export function startTcpProxy(targetPort: number, targetHost = "127.0.0.1"): Tcp
 
   const proxy: TcpProxy = {
     port: (listener.addr as Deno.NetAddr).port,
+    get cutAtFirst() {
+      return cutCount;
+    },
     delayMs: 0,
     down() {
       refusing = true;

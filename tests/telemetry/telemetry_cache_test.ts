@@ -73,7 +73,6 @@ async function ask(
 async function traceOf(otlp: OtlpReceiver, traceId: string): Promise<DecodedSpan[]> {
   const spans = await otlp.waitForSpans(
     (s) => s.some((x) => x.traceId === traceId && x.kind === "SERVER"),
-    10_000,
   );
   return spans.filter((s) => s.traceId === traceId);
 }

@@ -108,9 +108,9 @@ async function traced(
   });
   const text = await res.text();
   const isNew = (s: DecodedSpan) => s.kind === "SERVER" && !before.has(s.traceId);
-  const server = (await otlp.waitForSpans((spans) => spans.some(isNew), 10_000)).find(isNew)!;
+  const server = (await otlp.waitForSpans((spans) => spans.some(isNew))).find(isNew)!;
   const isCall = (s: DecodedSpan) => s.traceId === server.traceId && s.name.startsWith("chat ");
-  const call = (await otlp.waitForSpans((spans) => spans.some(isCall), 10_000)).find(isCall)!;
+  const call = (await otlp.waitForSpans((spans) => spans.some(isCall))).find(isCall)!;
   return { status: res.status, text, call };
 }
 

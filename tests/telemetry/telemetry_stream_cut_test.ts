@@ -44,7 +44,7 @@ tokens:
     await upstream.aborted.promise;
 
     const done = (s: DecodedSpan[], alias: string) => s.some((x) => x.name === `chat ${alias}`);
-    const spans = await otlp.waitForSpans((s) => done(s, "cut") && done(s, "hang"), 10_000);
+    const spans = await otlp.waitForSpans((s) => done(s, "cut") && done(s, "hang"));
     const call = (alias: string) => spans.find((s) => s.name === `chat ${alias}`)!;
     const server = (alias: string) =>
       spans.find((s) => s.kind === "SERVER" && s.traceId === call(alias).traceId)!;

@@ -180,7 +180,6 @@ Deno.test("bedrock: a throttled call throws without the texts or the keys", () =
 
 Deno.test("bedrock: aborting the signal stops the call", () =>
   withFake(async (fake) => {
-    fake.faults.delayMs = 10_000;
     const service = createBedrockGuardrail(config(fake));
-    await abortStops((signal) => service.check(input(["slow"]), signal));
+    await abortStops(fake, (signal) => service.check(input(["slow"]), signal));
   }));

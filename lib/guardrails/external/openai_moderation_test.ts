@@ -124,7 +124,6 @@ Deno.test("openai_moderation: a 500 whose body echoes the texts throws without t
 
 Deno.test("openai_moderation: aborting the signal stops the call", () =>
   withFake(async (fake, base_url) => {
-    fake.faults.delayMs = 10_000;
     const service = createOpenAIModerationGuardrail({ base_url, api_key: FAKE_MODERATION_KEY });
-    await abortStops((signal) => service.check(input(["slow"]), signal));
+    await abortStops(fake, (signal) => service.check(input(["slow"]), signal));
   }));

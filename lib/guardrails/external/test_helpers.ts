@@ -1,11 +1,13 @@
 /**
  * What the adapters' tests share: an input to check, and the two properties every adapter must keep on
- * failure (its error hides the texts and credentials; an aborted signal ends the call at once).
+ * failure (its error hides the texts and credentials; an aborted signal ends the call, without its answer).
  *
  * @module
  */
 import assert from "node:assert/strict";
 import type { GuardrailInput, GuardrailPhase } from "../types.ts";
+import { backstop, eventually } from "../../../tests/helpers/backstop.ts";
+import type { FakeService } from "../../../tests/helpers/fake_guardrails.ts";
 
 /** An input of `texts`, for alias `chat` and token `team-a`. */
 export function input(texts: readonly string[], phase: GuardrailPhase = "input"): GuardrailInput {
@@ -29,18 +31,29 @@ export async function rejectsWithout(promise: Promise<unknown>, hidden: readonly
 }
 
 /**
- * Asserts that aborting the signal 50 ms into a call (that the service would answer only after seconds)
- * rejects with the signal's reason well before the service answers.
+ * How long a fake holds each call in {@linkcode abortStops}: ten minutes, far past the backstop, so a call that
+ * waits for the service's answer instead of its signal fails at the backstop rather than passing late.
  */
-export async function abortStops(call: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+const HELD_MS = 600_000;
+
+/**
+ * Asserts that aborting the signal ends a call the service is holding: `fake` holds every call (its `stop()`
+ * ends the hold), the signal is aborted once the service has the call, and the call must then reject with the
+ * signal's reason. Awaited as it happens; the backstop only turns a call that never ends into a failure.
+ */
+export async function abortStops(
+  fake: FakeService,
+  call: (signal: AbortSignal) => Promise<unknown>,
+): Promise<void> {
+  fake.faults.delayMs = HELD_MS;
   const controller = new AbortController();
   const reason = new Error("guardrail timed out");
-  const started = Date.now();
-  const timer = setTimeout(() => controller.abort(reason), 50);
-  try {
-    await assert.rejects(call(controller.signal), (e) => e === reason);
-  } finally {
-    clearTimeout(timer);
-  }
-  assert.ok(Date.now() - started < 2000, "the call ended when the signal aborted");
+  const ended = call(controller.signal).then(
+    () => assert.fail("the call ended without an error"),
+    (error: unknown) => error,
+  );
+  await eventually("the service has the call", () => fake.calls.length > 0);
+  controller.abort(reason);
+  const error = await backstop(ended, "the call ends when its signal aborts");
+  assert.equal(error, reason, "the call rejects with the signal's reason");
 }

@@ -162,9 +162,8 @@ Deno.test("webhook: an unreachable service throws naming only its host", async (
 Deno.test("webhook: aborting the signal stops the call", async () => {
   const fake = startFakeWebhook();
   try {
-    fake.faults.delayMs = 10_000;
     const service = createWebhookGuardrail({ url: fake.url });
-    await abortStops((signal) => service.check(input(["slow"]), signal));
+    await abortStops(fake, (signal) => service.check(input(["slow"]), signal));
   } finally {
     await fake.stop();
   }
