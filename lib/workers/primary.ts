@@ -120,13 +120,17 @@ export async function startWorkers(
   let lastStatus: ReloadStatus | null = null;
   const inFlight = createInFlightBuffer(options.workers);
   const places = new SharedInFlight(inFlight, options.workers, options.workers);
+  // A worker is built from the config the gateway started with, then given the latest reload's as a reload: a
+  // replacement ends in the state of its siblings, the keys read only at start (`config/start_only.ts`) as at the
+  // start, the others as the reload left them.
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
     index,
-    validated: current,
-    source: config.source,
+    validated,
+    reloaded: current === validated ? null : current,
+    source: state.config.source,
     host: options.host,
     port,
-    maxConnections: Math.max(1, Math.ceil(config.server.connections.max_connections / options.workers)),
+    maxConnections: Math.max(1, Math.ceil(state.config.server.connections.max_connections / options.workers)),
     unbufferedLogs: options.unbufferedLogs,
     usage: shared.pipeline !== null,
     usageStore: shared.pipeline !== null && shared.store !== null,
@@ -313,7 +317,7 @@ export async function startWorkers(
       else {
         current = validation.validated;
         config = resolved.config;
-        // Told against what the primary and the first workers started with (a replacement worker started later).
+        // Told against the gateway's start, which every worker (a replacement too) took the start-only keys from.
         status = { ...status, restart_required: restartRequired(state.config, config) };
         primaryState = { config, providers: primaryState.providers };
         // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)

@@ -7,7 +7,7 @@
  * @module
  */
 import { alertSeeding } from "../alerts/policy_hooks.ts";
-import { resolveValidated, type ValidationResult } from "../config/load.ts";
+import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "../policy/seed_budgets.ts";
@@ -125,6 +125,9 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
   });
   reloader = local;
   live = local.current;
+  // A replacement, after a reload: built as its siblings were (above, from the gateway's start), it takes the latest
+  // reload as they did, through its reloader, before it serves a request.
+  if (params.reloaded !== null) await catchUp(params.index, params.reloaded);
   const services = { ...thread.services, workerMetrics: () => channel.call<string>("metrics") };
   serving = await serveThread(runtime, {
     // `/admin/reload` on any worker reloads every worker, through the primary.
@@ -144,9 +147,24 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     inFlight: new ReportingInFlight(sent),
     reusePort: true,
     maxConnections: params.maxConnections,
+    started: initial.config,
     listening: { msg: "worker_listening", fields: { worker: params.index } },
   });
   return { hostname: serving.server.hostname, port: serving.server.port };
+}
+
+/** Applies `reloaded` as a reload; a worker that cannot does not start (it would serve a config no sibling does). */
+async function catchUp(index: number, reloaded: ValidatedConfig): Promise<void> {
+  pending = { ok: true, validated: reloaded };
+  try {
+    const status = await reloader!.reload("replacement");
+    if (!status.ok) {
+      const issues = status.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+      throw new Error(`worker ${index}: the latest reloaded config did not apply (${issues})`);
+    }
+  } finally {
+    pending = undefined;
+  }
 }
 
 async function stop(graceMs: number): Promise<void> {
