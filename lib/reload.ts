@@ -9,7 +9,8 @@
  *
  * Reading, parsing and validating the file is the slow part (seconds for a multi-megabyte file), so the
  * server hands it to `validate`, which runs it in a worker thread; only the resolution of the validated data,
- * a quick linear step, and the provider setup run on the serving thread.
+ * a quick linear step, and the provider setup run on the serving thread. The workers of `serve --workers N`
+ * take a reload in two phases ({@linkcode StagedReloader}), so that it is swapped in by all of them or by none.
  *
  * @module
  */
@@ -177,22 +178,53 @@ export function embeddedReloadSkipped(logger: Logger | undefined, trigger: strin
   };
 }
 
+/**
+ * A reloader whose reload can also be taken in two phases, as the workers of `serve --workers N` take one together
+ * (`workers/pool_reload.ts`): {@linkcode StagedReloader.prepare} sets a validated config up beside the live one,
+ * which may fail; {@linkcode StagedReloader.commit} swaps it in, which cannot; {@linkcode StagedReloader.discard}
+ * forgets it. So a reload that one worker cannot set up is swapped in by none.
+ */
+export interface StagedReloader extends Reloader {
+  /**
+   * Resolves `validation` and sets it up (its providers, and the checks this reloader runs), keeping the result
+   * without swapping it in: the status says whether it can be committed. One prepared reload at a time (a new one
+   * replaces it); in turn with `reload`.
+   */
+  prepare(trigger: string, validation: ValidationResult): Promise<ReloadStatus>;
+  /**
+   * Swaps the prepared state in as a successful `reload` does (the live state, the health of targets gone, the
+   * latest status), without `onReload` and the outcome's log line: whoever runs the two phases does what follows
+   * the swap. Nothing in it can fail; false when nothing is prepared.
+   */
+  commit(): boolean;
+  /** Forgets the prepared state, if any. */
+  discard(): void;
+}
+
+/** A config set up and checked, ready to be swapped in, or the failed status of one that is not. */
+type SetUp =
+  | { readonly status: ReloadStatus & { ok: true }; readonly state: GatewayState }
+  | { readonly status: ReloadStatus; readonly state?: undefined };
+
 /** Creates the reloader for a config file. */
-export function createReloader(options: ReloaderOptions): Reloader {
+export function createReloader(options: ReloaderOptions): StagedReloader {
   let state = options.initial;
   /** What the gateway started with: what a start-only key's change is told against. */
   const started = options.initial.config;
   let last: ReloadStatus | null = null;
   let queue: Promise<unknown> = Promise.resolve();
   const validate = options.validate ?? validateConfigFile;
+  /** The reload {@linkcode StagedReloader.prepare} set up, until it is committed or discarded. */
+  let prepared: SetUp | undefined;
 
-  async function attempt(trigger: string): Promise<ReloadStatus> {
-    if (options.path === EMBEDDED_CONFIG_SOURCE) {
-      return embeddedReloadSkipped(options.logOutcome === false ? undefined : options.logger, trigger);
-    }
-    const at = new Date().toISOString();
-    const env = options.env();
-    const validated = await validate(options.path, env);
+  function inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const next = queue.then(fn);
+    queue = next.catch(() => {});
+    return next;
+  }
+
+  /** Sets `validated` up and runs the checks; nothing is swapped in. */
+  async function setUp(trigger: string, at: string, validated: ValidationResult, env: Env): Promise<SetUp> {
     let result = resolveAndSetUp(validated, options.path, env);
     if (result.ok && options.checkStored) {
       const stored = await options.checkStored(result.state.config);
@@ -202,25 +234,57 @@ export function createReloader(options: ReloaderOptions): Reloader {
       const refused = await startOnlyIssues(started, result.state.config, env);
       if (refused.length > 0) result = { ok: false, issues: refused };
     }
-    const issues: readonly ConfigIssue[] = result.ok ? [] : result.issues;
-    if (result.ok) {
-      state = result.state;
+    if (!result.ok) {
+      return { status: { ok: false, at, trigger, issues: result.issues, restart_required: [] } };
+    }
+    const restart = restartRequired(started, result.state.config);
+    return { status: { ok: true, at, trigger, issues: [], restart_required: restart }, state: result.state };
+  }
+
+  /** Makes `set` the outcome: its state swapped in when it has one, its status the latest. */
+  function take(set: SetUp): void {
+    if (set.state !== undefined) {
+      state = set.state;
       options.health?.retain(new Set(targetKeys(state.config)));
     }
-    const restart = result.ok ? restartRequired(started, state.config) : [];
-    last = { ok: issues.length === 0, at, trigger, issues, restart_required: restart };
-    if (last.ok) await options.onReload?.(state);
-    if (options.logOutcome !== false) logReloadOutcome(options.logger, options.path, last, state.config);
-    return last;
+    last = set.status;
+  }
+
+  async function attempt(trigger: string): Promise<ReloadStatus> {
+    if (options.path === EMBEDDED_CONFIG_SOURCE) {
+      return embeddedReloadSkipped(options.logOutcome === false ? undefined : options.logger, trigger);
+    }
+    const at = new Date().toISOString();
+    const env = options.env();
+    const set = await setUp(trigger, at, await validate(options.path, env), env);
+    take(set);
+    if (set.status.ok) await options.onReload?.(state);
+    if (options.logOutcome !== false) {
+      logReloadOutcome(options.logger, options.path, set.status, state.config);
+    }
+    return set.status;
   }
 
   return {
     current: () => state,
     status: () => last,
-    reload(trigger) {
-      const next = queue.then(() => attempt(trigger));
-      queue = next.catch(() => {});
-      return next;
+    reload: (trigger) => inTurn(() => attempt(trigger)),
+    prepare: (trigger, validation) =>
+      inTurn(async () => {
+        prepared = undefined;
+        const set = await setUp(trigger, new Date().toISOString(), validation, options.env());
+        if (set.state !== undefined) prepared = set;
+        else take(set);
+        return set.status;
+      }),
+    commit() {
+      if (prepared === undefined) return false;
+      take(prepared);
+      prepared = undefined;
+      return true;
+    },
+    discard() {
+      prepared = undefined;
     },
   };
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { validateConfigFile } from "./config/config_worker_client.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { createMemoryLogger } from "./log.ts";
 import { createProviders } from "./providers/registry.ts";
@@ -173,4 +174,38 @@ Deno.test("reload: a telemetry block that would read an OTLP endpoint variable t
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("reload: in two phases, a prepared config serves nothing until committed, and a discarded one never", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(path, yaml("http://127.0.0.1:1/v1"));
+  const first = await loadConfigFile(path, {});
+  assert.ok(first.ok);
+  const initial = { config: first.config, providers: createProviders(first.config.providers) };
+  const reloader = createReloader({ path, env: () => ({}), logger: createMemoryLogger(), initial });
+  const missing = await validateConfigFile(`${dir}/missing.yaml`, {});
+  assert.equal(missing.ok, false);
+  await Deno.writeTextFile(`${dir}/next.yaml`, yaml("http://127.0.0.1:1/v1", "m2"));
+  const validation = await validateConfigFile(`${dir}/next.yaml`, {});
+
+  // A validation that failed prepares nothing: there is nothing to commit.
+  assert.equal((await reloader.prepare("test", missing)).ok, false);
+  assert.equal(reloader.commit(), false);
+  assert.equal(reloader.current(), initial);
+
+  // Prepared, then discarded: never served.
+  assert.equal((await reloader.prepare("test", validation)).ok, true);
+  assert.equal(reloader.current(), initial, "prepared, not swapped in");
+  reloader.discard();
+  assert.equal(reloader.commit(), false, "nothing left to commit");
+  assert.equal(reloader.current(), initial);
+
+  // Prepared, then committed: served, once.
+  assert.equal((await reloader.prepare("test", validation)).ok, true);
+  assert.equal(reloader.commit(), true);
+  assert.equal(reloader.current().config.models.get("chat-a")!.targets[0].model, "m2");
+  assert.equal(reloader.status()?.ok, true);
+  assert.equal(reloader.commit(), false, "committed once");
+  await Deno.remove(dir, { recursive: true });
 });

@@ -236,6 +236,12 @@ export interface ServeThreadParts {
   /** The connection cap of this thread (workers share `server.connections.max_connections`). */
   readonly maxConnections?: number;
   /**
+   * The config the gateway started with, whose keys read only at start the listener takes (its address, its
+   * connections' timeouts): a worker that replaces a dead one serves the latest reload's config but listens as its
+   * siblings do. Default: the reloader's current config (a thread that starts with the gateway).
+   */
+  readonly started?: ResolvedConfig;
+  /**
    * The log line said once listening (`listening`, with its URL); a worker says `worker_listening` with its
    * number, and the primary the one `listening` once every worker listens.
    */
@@ -245,7 +251,7 @@ export interface ServeThreadParts {
 /** Binds the fetch handler to the runtime's server; resolves once listening. */
 export async function serveThread(runtime: Runtime, parts: ServeThreadParts): Promise<ServingThread> {
   const { reloader, logger, options } = parts;
-  const config = reloader.current().config;
+  const config = parts.started ?? reloader.current().config;
   const inFlight = parts.inFlight ?? new InFlightRequests();
   const handler = createGateway({
     state: reloader.current,

@@ -39,7 +39,7 @@ import { handleEmbeddings } from "./api/embeddings/handlers.ts";
 import { handleModerations } from "./api/moderations/handlers.ts";
 import { handleConsole, handleConsoleAsset } from "./console/serve_console.ts";
 import { authOf, dialectOf, matchRoute, routeDialect, type RouteId, type ROUTES } from "./http/endpoints.ts";
-import { InFlightRequests } from "./http/in_flight.ts";
+import { InFlightRequests, type InFlightSubject } from "./http/in_flight.ts";
 import { errorBoundary, finishRequest } from "./http/middleware.ts";
 import { handshakeError } from "./http/websocket_handshake.ts";
 import { handleMessages, handleMessagesCountTokens } from "./api/messages/handlers.ts";
@@ -338,11 +338,14 @@ function messageChain(handler: MessageHandler): Handler {
 /** The gateway's fetch handler. */
 export function createGateway(options: GatewayOptions): EdgeHandler {
   const messageChains = new Map<MessageHandler, Handler>();
-  const dispatch: MessageDispatch = (request, handler, overrides) => {
-    let chain = messageChains.get(handler);
-    if (chain === undefined) messageChains.set(handler, chain = messageChain(handler));
-    return serve(request, chain, overrides);
-  };
+  const dispatch: MessageDispatch = Object.assign(
+    (request: ClientRequest, handler: MessageHandler, overrides?: Partial<GatewayServices>) => {
+      let chain = messageChains.get(handler);
+      if (chain === undefined) messageChains.set(handler, chain = messageChain(handler));
+      return serve(request, chain, overrides);
+    },
+    { waiting: (subject: InFlightSubject) => inFlight.waiting(subject) },
+  );
   const chain = compose([finishRequest, errorBoundary], router(options, dispatch));
   const routing = routeDeps(options.routing);
   const services = gatewayServices(options.services);

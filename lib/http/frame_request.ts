@@ -10,6 +10,7 @@
 import type { GatewayError } from "../errors.ts";
 import type { Answer, Outcome } from "./accounting.ts";
 import type { ClientContext, GatewayServices } from "./context.ts";
+import type { InFlightSubject } from "./in_flight.ts";
 import type { ClientRequest } from "../runtime/types.ts";
 
 /** A client route's handler, as a message's request is answered by it. */
@@ -19,13 +20,17 @@ export type MessageHandler = (request: ClientRequest, ctx: ClientContext) => Pro
  * Runs a message's request through the gateway's normal request handling (its own request id, the in-flight
  * registry, authentication, the error boundary, one report when it is over) with `handler` as its route's
  * handler; given by the server to a route that accepts a WebSocket. `services` replaces some of the gateway's
- * services for this request (a connection's own view of the responses store).
+ * services for this request (a connection's own view of the responses store). The request is registered in
+ * flight before the call returns.
  */
-export type MessageDispatch = (
-  request: ClientRequest,
-  handler: MessageHandler,
-  services?: Partial<GatewayServices>,
-) => Promise<Response>;
+export interface MessageDispatch {
+  (request: ClientRequest, handler: MessageHandler, services?: Partial<GatewayServices>): Promise<Response>;
+  /**
+   * Tells the in-flight registry of a message that waits its turn (`InFlightRequests.waiting`); the call it
+   * returns is made once the message's request is dispatched, in the same turn, or dropped.
+   */
+  waiting(subject: InFlightSubject): () => void;
+}
 
 /**
  * `handler`, whose streamed answer is settled only once its events were sent: `delivered` resolves when the

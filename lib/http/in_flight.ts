@@ -86,6 +86,17 @@ export class InFlightRequests {
     };
   }
 
+  /**
+   * A request known before it starts: a WebSocket message waiting its turn behind another on its connection
+   * (`subject` as far as its handshake tells). Nothing of it runs yet, so there is nothing here to abort or wait
+   * for: its connection's end drops it, and that is its record. A registry that reports open requests elsewhere (a
+   * worker's) reports it from now, so that it is recorded even if its thread dies before its turn. Returns the
+   * call that says it waits no more (idempotent), made once its request started (or was dropped).
+   */
+  waiting(_subject: InFlightSubject): () => void {
+    return () => {};
+  }
+
   /** Aborts every open request with `reason`; returns how many there were. */
   abortAll(reason: GatewayError): number {
     const count = this.#open.size;

@@ -36,8 +36,8 @@ export const HIGH_WATER_BYTES = 1024 * 1024;
 /** How often a waiting sender looks whether the client has read (the edges have no drain event in common). */
 const DRAIN_POLL_MS = 10;
 
-/** Options of {@linkcode serialSession}. */
-export interface SerialSessionOptions {
+/** Options of {@linkcode serialSession}; `M` is what a message is while it waits its turn (`received`). */
+export interface SerialSessionOptions<M = string | Uint8Array> {
   maxMessageBytes: number;
   maxQueued: number;
   idleTimeoutMs: number;
@@ -52,12 +52,18 @@ export interface SerialSessionOptions {
   /** Told when `maxDurationMs` is reached, and whether an answer is in progress (to be let finish). */
   onMaxDuration?(answering: boolean): void;
   /**
+   * Each message as it arrives, in order, before it waits its turn: what `answer` or `dropped` is given for it. A
+   * session whose messages are requests numbers each here and tells the gateway of it at once, so that one still
+   * waiting when its thread dies is known (and recorded) all the same.
+   */
+  received(message: string | Uint8Array): M;
+  /**
    * Answers one message through `send` (which resolves when the client can take more); resolves when the
    * answer is complete. `signal` aborts when the connection ends, whichever side closes it. A rejection closes
    * the connection (1011).
    */
   answer(
-    message: string | Uint8Array,
+    message: M,
     send: (text: string) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void>;
@@ -65,7 +71,7 @@ export interface SerialSessionOptions {
    * A message dropped unanswered (the connection ended before its turn, or it was one too many), with the
    * error that ends it: it is a request all the same, to be recorded. Nothing can be sent for it.
    */
-  dropped(message: string | Uint8Array, error: GatewayError): void;
+  dropped(message: M, error: GatewayError): void;
 }
 
 /** A reason the session closes a connection itself. */
@@ -105,7 +111,7 @@ export const CLOSE = {
 } as const satisfies Record<string, Closing>;
 
 /** A session answering messages in turn with `options.answer`. */
-export function serialSession(options: SerialSessionOptions): WebSocketSession {
+export function serialSession<M>(options: SerialSessionOptions<M>): WebSocketSession {
   let peer: WebSocketPeer | null = null;
   let closed = false;
   let draining = false;
@@ -113,7 +119,7 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
   /** The connection has lasted its time: it ends once the answer in progress does. */
   let expired = false;
   let current: AbortController | null = null;
-  const queue: (string | Uint8Array)[] = [];
+  const queue: M[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   /** The duration limit's timer, then its grace's. */
   let lifetime: ReturnType<typeof setTimeout> | undefined;
@@ -196,11 +202,11 @@ export function serialSession(options: SerialSessionOptions): WebSocketSession {
     message(data) {
       if (closed) return;
       // Not answered, but recorded: every message the client sent leaves its usage record.
-      if (draining) return options.dropped(data, serverShuttingDown());
+      if (draining) return options.dropped(options.received(data), serverShuttingDown());
       const full = queue.length >= options.maxQueued;
       clearTimeout(timer);
       // One too many is dropped with those waiting, after them.
-      queue.push(data);
+      queue.push(options.received(data));
       if (full) return close(CLOSE.queueFull);
       if (!busy) void next();
     },

@@ -44,6 +44,7 @@ function session(answer: SerialSessionOptions["answer"], extra: Partial<SerialSe
     maxDurationMs: 60_000,
     durationGraceMs: 60_000,
     durationEvent: DURATION_EVENT,
+    received: (message) => message,
     answer,
     dropped: () => {},
     ...extra,
@@ -339,4 +340,41 @@ Deno.test("serialSession: an answer still going after the grace is ended, then t
   assert.deepEqual(sent, ["start a", DURATION_EVENT]);
   assert.deepEqual(closes, [frame(CLOSE.maxDuration)]);
   s.closed(1000, "");
+});
+
+Deno.test("serialSession: each message is received as it arrives, in order, before its turn; answer and dropped get that", async () => {
+  const received: string[] = [];
+  const answered: string[] = [];
+  const dropped: string[] = [];
+  const gate = Promise.withResolvers<void>();
+  const s = serialSession<string>({
+    maxMessageBytes: 100,
+    maxQueued: 2,
+    idleTimeoutMs: 60_000,
+    sendTimeoutMs: 60_000,
+    maxDurationMs: 60_000,
+    durationGraceMs: 60_000,
+    durationEvent: DURATION_EVENT,
+    received: (message) => {
+      received.push(String(message));
+      return `#${received.length} ${message}`;
+    },
+    answer: async (message) => {
+      answered.push(message);
+      await gate.promise;
+    },
+    dropped: (message) => void dropped.push(message),
+  });
+  s.open(fakePeer().peer);
+  s.message("a");
+  s.message("b");
+  s.message("c");
+  // All three known at once, though only the first is being answered.
+  assert.deepEqual(received, ["a", "b", "c"]);
+  await tick();
+  assert.deepEqual(answered, ["#1 a"]);
+  s.shutdown();
+  s.message("late");
+  assert.deepEqual(dropped, ["#2 b", "#3 c", "#4 late"]);
+  gate.resolve();
 });

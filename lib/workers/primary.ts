@@ -35,7 +35,7 @@ import { storedBudgetCheck } from "../tokens/stored_budget_prices.ts";
 import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
 import { PoolMetrics } from "./pool_metrics.ts";
 import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
-import { applyInWorkers, reloadOutcome, tellWorkers } from "./pool_reload.ts";
+import { finishInWorkers, prepareInWorkers, reloadOutcome, tellWorkers } from "./pool_reload.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
 import { diedRecord, type ReportBatch } from "./report.ts";
 import { OpenRequestsWatch } from "./open_watch.ts";
@@ -120,13 +120,17 @@ export async function startWorkers(
   let lastStatus: ReloadStatus | null = null;
   const inFlight = createInFlightBuffer(options.workers);
   const places = new SharedInFlight(inFlight, options.workers, options.workers);
+  // A worker is built from the config the gateway started with, then given the latest reload's as a reload: a
+  // replacement ends in the state of its siblings, the keys read only at start (`config/start_only.ts`) as at the
+  // start, the others as the reload left them.
   const initOf = (index: number, reports: SharedArrayBuffer): WorkerInit => ({
     index,
-    validated: current,
-    source: config.source,
+    validated,
+    reloaded: current === validated ? null : current,
+    source: state.config.source,
     host: options.host,
     port,
-    maxConnections: Math.max(1, Math.ceil(config.server.connections.max_connections / options.workers)),
+    maxConnections: Math.max(1, Math.ceil(state.config.server.connections.max_connections / options.workers)),
     unbufferedLogs: options.unbufferedLogs,
     usage: shared.pipeline !== null,
     usageStore: shared.pipeline !== null && shared.store !== null,
@@ -281,7 +285,10 @@ export async function startWorkers(
 
   const checkStored = storedBudgetCheck(shared.tokens);
 
-  /** Validates the file once, has every worker resolve and swap in the same result, then tells each the outcome. */
+  /**
+   * Validates the file once, has every worker set the same result up and, once all did, swap it in (all or none:
+   * pool_reload.ts), then tells each the outcome.
+   */
   async function attempt(trigger: string): Promise<ReloadStatus> {
     // Asked of no worker, and not their latest reload: the config they serve is the one there is.
     if (path === EMBEDDED_CONFIG_SOURCE) return embeddedReloadSkipped(logger, trigger);
@@ -300,32 +307,33 @@ export async function startWorkers(
     const refused = stored.length > 0 || !resolved?.ok
       ? stored
       : await startOnlyIssues(state.config, resolved.config, env);
-    // A reload these refuse is asked of no worker (none swaps it in); each is told so below.
-    const applied = refused.length > 0
-      ? null
-      : await applyInWorkers(live(), (slot) => slots.includes(slot), trigger, validation);
+    // A reload that did not validate, or these refuse, is asked of no worker (none sets it up); each is told so below.
+    const asked = validation.ok && refused.length === 0;
+    const serving = (slot: Slot) => slots.includes(slot);
+    const prepared = asked ? await prepareInWorkers(live(), serving, trigger, validation) : null;
     const issues = refused.length > 0 ? refused : validation.ok ? [] : validation.issues;
-    let status: ReloadStatus = applied ?? reloadOutcome(trigger, issues);
-    // `resolved` is there when the file validated.
-    if (status.ok && validation.ok && resolved !== undefined) {
-      // The workers resolved it; the primary's own resolution fails only when no worker answered.
-      if (!resolved.ok) status = { ...status, ok: false, issues: resolved.issues };
-      else {
-        current = validation.validated;
-        config = resolved.config;
-        // Told against what the primary and the first workers started with (a replacement worker started later).
-        status = { ...status, restart_required: restartRequired(state.config, config) };
-        primaryState = { config, providers: primaryState.providers };
-        // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)
-        // are freed for the next, once nobody holds them, and their cooldowns forgotten.
-        const keys = targetKeys(config);
-        places.retain(keys);
-        const kept = new Set(keys);
-        for (const key of cooldowns.keys()) if (!kept.has(key)) cooldowns.delete(key);
-        // What the workers answered before the swap reaches the pipeline, and their open requests are known.
-        for (const slot of live()) readReports(slot);
-        await shared.budgets.reloaded(config, reloadWaits.whenOver(live()));
-      }
+    let status: ReloadStatus = prepared ?? reloadOutcome(trigger, issues);
+    // The workers resolved it; the primary's own resolution fails only when no worker answered.
+    if (status.ok && resolved?.ok === false) status = { ...status, ok: false, issues: resolved.issues };
+    // Every worker set it up: all swap it in. Otherwise each forgets it, and every worker keeps the old config. A
+    // worker whose swap did not answer while it serves is replaced, in the state decided here.
+    const broken = (slot: Slot) => died(slots.indexOf(slot), slot, "reload_swap_failed");
+    if (asked) await finishInWorkers(live(), serving, status.ok, broken);
+    if (status.ok && validation.ok && resolved?.ok) {
+      current = validation.validated;
+      config = resolved.config;
+      // Told against the gateway's start, which every worker (a replacement too) took the start-only keys from.
+      status = { ...status, restart_required: restartRequired(state.config, config) };
+      primaryState = { config, providers: primaryState.providers };
+      // Every worker serves the new targets now: the places of those gone (a rotated key is a new target)
+      // are freed for the next, once nobody holds them, and their cooldowns forgotten.
+      const keys = targetKeys(config);
+      places.retain(keys);
+      const kept = new Set(keys);
+      for (const key of cooldowns.keys()) if (!kept.has(key)) cooldowns.delete(key);
+      // What the workers answered before the swap reaches the pipeline, and their open requests are known.
+      for (const slot of live()) readReports(slot);
+      await shared.budgets.reloaded(config, reloadWaits.whenOver(live()));
     }
     lastStatus = status;
     // Logged once here for every worker (theirs log no outcome), with the primary's view of it.

@@ -12,12 +12,20 @@ import type { TokenStore } from "../tokens/types.ts";
 export interface WorkerInit {
   /** 0 … N−1; a replacement takes the number of the worker it replaces. */
   readonly index: number;
-  /** The config the primary serves (validated once, resolved by each worker). */
+  /**
+   * The config the gateway started with (validated once, resolved by each worker): what the worker is built from,
+   * as every worker was, so a replacement takes the keys read only at start from the start, as its siblings did.
+   */
   readonly validated: ValidatedConfig;
+  /**
+   * The config of the latest reload that succeeded, or null before any: a replacement applies it as a reload, the
+   * way its siblings took it, before it listens.
+   */
+  readonly reloaded: ValidatedConfig | null;
   readonly source: string;
   readonly host?: string;
   readonly port: number;
-  /** This worker's share of `server.connections.max_connections`. */
+  /** This worker's share of `server.connections.max_connections` (the gateway's start's). */
   readonly maxConnections: number;
   readonly unbufferedLogs?: boolean;
   /** The primary has a usage pipeline (records are sent to it) … */

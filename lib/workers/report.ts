@@ -170,6 +170,21 @@ export class ReportingInFlight extends InFlightRequests {
       },
     };
   }
+
+  /**
+   * The primary hears of a waiting message as of a request's start, and of its end once its own request started.
+   * Told in the same turn as that start (as the WebSocket session does), both go in one report: the primary knows
+   * the message open throughout, and once, never as none or as two.
+   */
+  override waiting(subject: InFlightSubject): () => void {
+    const n = this.#outbox.started(subject);
+    let over = false;
+    return () => {
+      if (over) return;
+      over = true;
+      this.#outbox.ended(n);
+    };
+  }
 }
 
 /**

@@ -7,12 +7,12 @@
  * @module
  */
 import { alertSeeding } from "../alerts/policy_hooks.ts";
-import { resolveValidated, type ValidationResult } from "../config/load.ts";
+import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
 import type { GatewayState } from "../http/context.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "../policy/seed_budgets.ts";
 import { createProviders } from "../providers/registry.ts";
-import { createReloader, type Reloader, type ReloadStatus } from "../reload.ts";
+import { createReloader, type ReloadStatus, type StagedReloader } from "../reload.ts";
 import { type CooldownChange, HealthRegistry } from "../routing/health.ts";
 import { currentRuntime } from "../runtime/mod.ts";
 import type { ServingThread } from "../serve.ts";
@@ -31,7 +31,7 @@ const channel = new Channel(globalThis as unknown as MessagePortLike);
 
 let serving: ServingThread | undefined;
 let thread: ThreadServices | undefined;
-let reloader: Reloader | undefined;
+let reloader: StagedReloader | undefined;
 let closeTokens = () => Promise.resolve();
 let outbox: ReportOutbox | undefined;
 let metrics: GatewayMetrics | undefined;
@@ -43,8 +43,6 @@ const early: CooldownChange[] = [];
  * knows neither a reload the primary refused before asking any worker nor the gateway's start (a replacement).
  */
 let reloadStatus: ReloadStatus | null = null;
-/** The validation the primary sends with a reload, handed to this worker's reloader. */
-let pending: ValidationResult | undefined;
 let refreshTokens = (): Promise<void> => Promise.resolve();
 /** Writes the log lines still buffered (the logger's short batching), before the primary ends this thread. */
 let flushLogs = () => {};
@@ -119,12 +117,15 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     // The primary logs the outcome once for every worker, and ran the start-only checks before asking any.
     logOutcome: false,
     startChecks: false,
-    // The primary validated the file once for every worker; each resolves the same result.
-    validate: () =>
-      Promise.resolve(pending ?? { ok: false, issues: [{ path: "", message: "no config sent" }] }),
+    // Never asked: the primary validates the file once and hands every worker the result, in two phases
+    // (`reload.prepare`, then `reload.commit` or `reload.discard`: pool_reload.ts).
+    validate: () => Promise.resolve({ ok: false, issues: [{ path: "", message: "no config sent" }] }),
   });
   reloader = local;
   live = local.current;
+  // A replacement, after a reload: built as its siblings were (above, from the gateway's start), it takes the latest
+  // reload as they did, through its reloader, before it serves a request.
+  if (params.reloaded !== null) await catchUp(params.index, params.reloaded);
   const services = { ...thread.services, workerMetrics: () => channel.call<string>("metrics") };
   serving = await serveThread(runtime, {
     // `/admin/reload` on any worker reloads every worker, through the primary.
@@ -144,9 +145,19 @@ async function init(params: WorkerInit): Promise<{ hostname: string; port: numbe
     inFlight: new ReportingInFlight(sent),
     reusePort: true,
     maxConnections: params.maxConnections,
+    started: initial.config,
     listening: { msg: "worker_listening", fields: { worker: params.index } },
   });
   return { hostname: serving.server.hostname, port: serving.server.port };
+}
+
+/** Applies `reloaded` as a reload; a worker that cannot does not start (it would serve a config no sibling does). */
+async function catchUp(index: number, reloaded: ValidatedConfig): Promise<void> {
+  const status = await reloader!.prepare("replacement", { ok: true, validated: reloaded });
+  if (!status.ok || !reloader!.commit()) {
+    const issues = status.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+    throw new Error(`worker ${index}: the latest reloaded config did not apply (${issues})`);
+  }
 }
 
 async function stop(graceMs: number): Promise<void> {
@@ -161,14 +172,10 @@ async function stop(graceMs: number): Promise<void> {
 channel.serve({
   init,
   stop,
-  "reload.apply": async (trigger: string, validation: ValidationResult) => {
-    pending = validation;
-    try {
-      return await reloader!.reload(trigger);
-    } finally {
-      pending = undefined;
-    }
-  },
+  // A reload in two phases: every worker sets the config up, then all swap it in, or none does.
+  "reload.prepare": (trigger: string, validation: ValidationResult) => reloader!.prepare(trigger, validation),
+  "reload.commit": () => reloader!.commit(),
+  "reload.discard": () => reloader!.discard(),
   "reload.status": (status: ReloadStatus) => {
     reloadStatus = status;
   },

@@ -9,13 +9,8 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { hashToken } from "../../lib/auth/authenticate.ts";
-import { validateConfigFile } from "../../lib/config/config_worker_client.ts";
-import { loadConfigFile } from "../../lib/config/load.ts";
-import { createProviders } from "../../lib/providers/registry.ts";
-import { denoRuntime } from "../../lib/runtime/deno.ts";
-import type { Runtime } from "../../lib/runtime/types.ts";
-import { startWorkers, type WorkersHandle } from "../../lib/workers/primary.ts";
 import { startGated } from "../helpers/gated_upstream.ts";
+import { startPool, until, workerHolding } from "../helpers/worker_pool.ts";
 
 const SECRET = "gw-death-conc-0123456789abcdef";
 
@@ -36,48 +31,6 @@ async function send(url: string, model = "chat-gated", stream = false): Promise<
   } catch {
     return { status: "reset", id: "" };
   }
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 15_000;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Two workers around a primary in this process, serving `file` (watched for changes when `watch`). */
-async function startInProcess(file: string, watch: boolean) {
-  const loaded = await loadConfigFile(file, {});
-  const validated = await validateConfigFile(file, {});
-  assert.ok(loaded.ok && validated.ok);
-  const logs: Record<string, unknown>[] = [];
-  const runtime: Runtime = {
-    ...denoRuntime,
-    env: () => ({}),
-    onReloadSignal: () => {},
-    writeStdout: (text) => {
-      for (const line of text.split("\n")) if (line.trim()) logs.push(JSON.parse(line));
-    },
-  };
-  const state = { config: loaded.config, providers: createProviders(loaded.config.providers, {}) };
-  const gw = await startWorkers(runtime, state, validated.validated, {
-    port: 0,
-    host: "127.0.0.1",
-    configPath: watch ? file : undefined,
-    unbufferedLogs: true,
-    workers: 2,
-  });
-  return { gw, logs, url: `http://127.0.0.1:${gw.server.port}` };
-}
-
-/**
- * The number of a worker holding some of `held` requests, once the primary knows where each is: the kernel
- * spreads connections over the workers' sockets by a hash, so every one may land on the same worker.
- */
-async function workerHolding(gw: WorkersHandle, held: number): Promise<number> {
-  await until(() => gw.open(0) + gw.open(1) === held, `the primary knows the ${held} held requests`);
-  return gw.open(0) > 0 ? 0 : 1;
 }
 
 /**
@@ -105,7 +58,7 @@ tokens:
 Deno.test("workers: a killed worker is replaced, its open requests recorded as failed and its slots given back", async () => {
   const up = startGated();
   const { dir, file } = await gatedConfig(up.baseURL, ", limits: { concurrent: 12 }");
-  const { gw, logs, url } = await startInProcess(file, true);
+  const { gw, logs, url } = await startPool(file, { watch: true });
   try {
     // Twelve requests held upstream, spread over the workers; then one holding some ends mid-request.
     const first = Array.from({ length: 12 }, () => send(url));
@@ -177,7 +130,7 @@ tokens:
 `;
   await Deno.writeTextFile(file, yaml(""));
   // Not watched: the reload asked below is the only one (a reload is read from the file all the same).
-  const { gw, logs, url } = await startInProcess(file, false);
+  const { gw, logs, url } = await startPool(file);
   try {
     await Deno.writeTextFile(
       file,
@@ -230,7 +183,7 @@ admin_tokens:
   - { name: ops, token: ${admin} }
 `,
   );
-  const { gw, logs, url } = await startInProcess(file, false);
+  const { gw, logs, url } = await startPool(file);
   /** The bad target's state as each of `n` connections' workers sees it, by worker. */
   const states = async (n: number) => {
     const seen = new Map<string, string>();
@@ -285,7 +238,7 @@ tokens:
 `;
   const later = "server: { connections: { header_timeout: 20s } }";
   await Deno.writeTextFile(file, yaml(""));
-  const { gw, logs, url } = await startInProcess(file, false);
+  const { gw, logs, url } = await startPool(file);
   type Shown = { ok: boolean; errors: number; restart_required: string[] } | null;
   /** `/readyz`'s `reload` on connections of their own until both workers answered, by worker. */
   const shown = async () => {
@@ -314,7 +267,8 @@ tokens:
       assert.equal(reload?.ok, false, "the replacement shows the failed reload, as the other worker does");
     }
 
-    // The replacement started on the changed key, but the gateway did not: it is still named on every worker.
+    // The changed key is in effect on no worker, the replacement neither (it took it from the gateway's start):
+    // it is still named on every worker.
     await Deno.writeTextFile(file, yaml(later));
     assert.equal((await gw.reloader.reload("admin")).ok, true);
     for (const reload of await shown()) {
@@ -354,7 +308,7 @@ admin_tokens:
   - { name: ops, token: ${admin} }
 `,
   );
-  const { gw, logs, url } = await startInProcess(file, false);
+  const { gw, logs, url } = await startPool(file);
   const scrape = async () => {
     const r = await fetch(`${url}/metrics`, {
       headers: { authorization: `Bearer ${admin}`, connection: "close" },
@@ -397,7 +351,7 @@ admin_tokens:
 Deno.test("workers: a stream open in a worker that dies is recorded as a stream, with its alias and token id", async () => {
   const up = startGated();
   const { dir, file } = await gatedConfig(up.baseURL);
-  const { gw, logs, url } = await startInProcess(file, false);
+  const { gw, logs, url } = await startPool(file);
   try {
     const streams = Array.from({ length: 8 }, () => send(url, "chat-gated", true));
     await until(() => up.arrived === 8, "eight streams held upstream");
@@ -427,7 +381,7 @@ Deno.test("workers: a Messages request cut by a dying worker is a failed chat op
   const up = startGated();
   const { dir, file } = await gatedConfig(up.baseURL);
   await Deno.writeTextFile(file, `${await Deno.readTextFile(file)}server: { public_metrics: true }\n`);
-  const { gw, logs, url } = await startInProcess(file, false);
+  const { gw, logs, url } = await startPool(file);
   const message = async (): Promise<Outcome> => {
     try {
       const r = await fetch(`${url}/v1/messages`, {

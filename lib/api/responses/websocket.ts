@@ -23,8 +23,10 @@
  * Messages are answered one at a time; one sent while another is answered waits (lib/http/serial_session.ts
  * bounds the wait, the idle time, the unread output and the connection's duration). Closing the socket aborts
  * the answer in progress; the messages still waiting are refused unanswered, each recorded with why (its
- * connection's end). An answer's record waits for its events to be sent (`awaitingDelivery`): its stream ends
- * when its last events are queued, and a client gone before they were sent did not get `response.completed`.
+ * connection's end). A message is numbered, and known to the in-flight registry, from its arrival
+ * (`MessageDispatch.waiting`), so a worker of `serve --workers N` that dies with it waiting has it recorded too.
+ * An answer's record waits for its events to be sent (`awaitingDelivery`): its stream ends when its last events
+ * are queued, and a client gone before they were sent did not get `response.completed`.
  *
  * A connection lasts at most `server.connections.websocket_max_duration` (60 minutes, as OpenAI's), however
  * often its client sends. Then the client gets OpenAI's error event for it ({@linkcode durationLimitEvent}:
@@ -42,6 +44,7 @@ import {
   type MessageDispatch,
   type MessageHandler,
   messageRequest,
+  messageRequestId,
 } from "../../http/frame_request.ts";
 import { jsonDepthExceeds } from "../../http/json_depth.ts";
 import { jsonTooDeep } from "../../http/read_json_body.ts";
@@ -244,6 +247,13 @@ async function errorOf(response: Response): Promise<string> {
   return errorEvent(response.status, error);
 }
 
+/** A message as it waits its turn: its data, its number on the connection, and the call that ends its waiting. */
+interface Waiting {
+  readonly data: string | Uint8Array;
+  readonly n: number;
+  readonly started: () => void;
+}
+
 /** Accepts a WebSocket on `/v1/responses` for an authenticated handshake. */
 export function handleResponsesWebSocket(
   request: ClientRequest,
@@ -276,16 +286,29 @@ export function handleResponsesWebSocket(
         answering,
       });
     },
-    async answer(data, sendText, signal) {
+    // Numbered as it arrives, and known to the gateway from then on (not from its turn): a worker of
+    // `serve --workers N` that dies with it waiting has it recorded as failed, as its message in progress.
+    received(data): Waiting {
       const n = ++count;
-      const { body, handler, send } = messageParts(data, server.max_json_depth, sendText);
-      const frameRequest = messageRequest(handshake, n, body, signal);
+      const started = dispatch.waiting({
+        request_id: messageRequestId(handshake, n),
+        method: "POST",
+        path: ctx.record.path,
+        token: ctx.record.token ?? null,
+        environment: ctx.record.environment ?? null,
+      });
+      return { data, n, started };
+    },
+    async answer({ data, n, started }, sendText, signal) {
       // The message's record waits for its events to be sent, and says so when the connection ended first.
       const delivery = Promise.withResolvers<GatewayError | undefined>();
       try {
-        const response = await dispatch(frameRequest, awaitingDelivery(handler, delivery.promise), {
-          responses,
-        });
+        const { body, handler, send } = messageParts(data, server.max_json_depth, sendText);
+        const frameRequest = messageRequest(handshake, n, body, signal);
+        const answered = dispatch(frameRequest, awaitingDelivery(handler, delivery.promise), { responses });
+        // Registered in flight by now, in this turn: it waits no more.
+        started();
+        const response = await answered;
         const type = response.headers.get("content-type") ?? "";
         if (response.body === null || !type.startsWith("text/event-stream")) {
           return await send(await errorOf(response));
@@ -294,13 +317,15 @@ export function handleResponsesWebSocket(
         const whole = await relaySse(response.body, (event) => send(asWebSocketEvent(event)), signal);
         if (!whole) delivery.resolve(cutShort(signal));
       } finally {
+        started();
         delivery.resolve(undefined);
       }
     },
     // A message the connection's end left unanswered is a request refused with why: recorded and logged once.
-    dropped(_data, error) {
-      const frameRequest = messageRequest(handshake, ++count, "", NOT_ABORTED);
+    dropped({ n, started }, error) {
+      const frameRequest = messageRequest(handshake, n, "", NOT_ABORTED);
       void dispatch(frameRequest, refusal(error), { responses }).then((r) => r.body?.cancel(), () => {});
+      started();
     },
   });
   return acceptWebSocket(session);
