@@ -134,6 +134,20 @@ function releaseUpTo(
   return { released: out + text.slice(from, end), end };
 }
 
+/**
+ * Where a check's text of `length` characters is released up to: all of it when the answer ended (`final`),
+ * else all but the last `window` characters, and nothing from a value held `open` (one within the cap). A
+ * replacement starting before it is applied in this step; one starting at or after it waits for the next check,
+ * which may find it otherwise. So a check that notes what it found (output_lane.ts) notes only what starts
+ * before it: what the client's text is made of. (A `drop`, or a surrogate pair it would split, moves the
+ * release point on, past no finding.)
+ */
+export function releasePoint(length: number, window: number, final: boolean, open?: number): number {
+  if (final) return length;
+  const upTo = Math.max(0, length - window);
+  return open === undefined ? upTo : Math.min(upTo, open);
+}
+
 /** A hold-back of `window` characters in front of `check`. Throws a `RangeError` for a bad `window` or `cap`. */
 export function createHoldback(options: HoldbackOptions): Holdback {
   const { window, check, cap = window } = options;
@@ -159,11 +173,10 @@ export function createHoldback(options: HoldbackOptions): Holdback {
       held = "";
       return { release: "", denied };
     }
-    let upTo = final ? text.length : Math.max(0, text.length - window);
     const open = result.open;
     const holding = !final && open !== undefined && Number.isInteger(open) && open >= 0 &&
       open <= text.length && text.length - open <= cap;
-    if (holding) upTo = Math.min(upTo, open);
+    let upTo = releasePoint(text.length, window, final, holding ? open : undefined);
     let replace = result.replace;
     const drop = result.drop;
     if (drop !== undefined && Number.isInteger(drop) && drop > 0 && drop <= text.length) {

@@ -1,13 +1,14 @@
 /**
  * Guardrails on the answer, in the chat form every translated client API renders from (chat, Responses,
  * Messages, Gemini): a whole completion is checked at once; a stream is checked lane by lane (each choice's
- * content, each tool call's arguments or custom input) as it flows. Built-in recognizers run on a sliding
- * window (holdback.ts): the client sees text only after a check saw it with `window` characters after it, so a
- * value split across chunks is whole when checked, at a cost of at most `window` characters of delay; a longer
- * value (a private key, a JWT) is held until it ends, up to {@linkcode OUTPUT_CAP}. An external service is asked
- * per segment of `window` characters (one call each, awaited before the segment is released). Masked values
- * of the request come back last (mask.ts), after the checks read what the model said. A denial ends the stream
- * with the API's error event (the reader fails with the 400), never a clean end.
+ * content, each tool call's arguments or custom input) as it flows, through the guardrails in the alias's order
+ * as a completion is (output_lane.ts): built-in recognizers on a sliding window (holdback.ts), so the client
+ * sees text only after a check saw it with `window` characters after it, a longer value (a private key, a JWT)
+ * held until it ends, up to {@linkcode OUTPUT_CAP}; an external service asked per segment of `window`
+ * characters of what the guardrails before it released (one call each, awaited before the segment goes on).
+ * Masked values of the request come back last (mask.ts), after the checks read what the model said. A denial
+ * ends the stream with the API's error event (the reader fails with the 400), never a clean end. A stream's
+ * outcomes are one per guardrail, as a completion's (stream_outcomes.ts).
  *
  * @module
  */
@@ -15,13 +16,11 @@ import type { ChatCompletion, ChatCompletionChunk, JsonObject } from "../openai/
 import { isObject } from "../openai/types.ts";
 import { pushSaidTexts, SAID_FIELDS, type SaidField } from "../openai/said_fields.ts";
 import type { TextSlot } from "../policy/text_slots.ts";
-import { type CheckResult, createHoldback, type Holdback, type Replacement } from "./holdback.ts";
-import { createUnmasker, type Unmasker } from "./mask.ts";
-import { findPii, findUnfinished } from "./pii/index.ts";
+import { createUnmasker } from "./mask.ts";
 import type { RequestGuardrails } from "./request.ts";
-import type { ResolvedGuardrail } from "./resolved.ts";
-import type { LongValues } from "./types.ts";
 import { guardrailDenied, type GuardrailRequest, runGuardrails } from "./run.ts";
+import { type Lane, laneOf, type LaneSetup } from "./output_lane.ts";
+import { streamOutcomes } from "./stream_outcomes.ts";
 import type { Peeked } from "../answer/stream_body.ts";
 import { callTexts, jsonEscaped, putBackCallText } from "./call_texts.ts";
 import { badGateway } from "../errors.ts";
@@ -121,132 +120,6 @@ export async function guardCompletion(
 }
 
 /**
- * Built-in guardrails as one synchronous window check: a denial, or the masks to apply; flags are noted. A
- * value that may run on past the end of the text (a private key before its END line, a JWT still arriving) is
- * reported `open`, so the hold-back keeps it until it ends and it is checked whole, as in a JSON answer. One
- * longer than `cap` is refused under `deny` and masked under `mask`: its part so far becomes one placeholder,
- * and what continues it (the next texts' start, as the hold-back released all of this one) is dropped up to its
- * end, so the client never gets a piece of it; under `flag` it is noted and let through.
- */
-function builtinCheck(
-  guardrails: readonly ResolvedGuardrail[],
-  state: RequestGuardrails,
-  noted: Map<string, Set<string>>,
-  cap: number,
-) {
-  /** A value masked at the cap whose rest the next text starts with (dropped through its end). */
-  let cut: LongValues | undefined;
-  const placeholder = (value: string, type: string) =>
-    state.masker.mask(value, [{ type, start: 0, end: value.length }]);
-  return (text: string, final: boolean): CheckResult => {
-    const replace: Replacement[] = [];
-    let from = 0;
-    if (cut !== undefined) {
-      const rest = cut.rest(text);
-      from = rest.ended || !final ? rest.end : text.length;
-      if (rest.ended) cut = undefined;
-    }
-    let open: number | undefined;
-    let cutAt = Infinity;
-    for (const g of guardrails) {
-      const types = g.pii ?? undefined;
-      const found = final ? undefined : findUnfinished(text, types); // at the end, a value is as it stands
-      const unfinished = found !== undefined && found.start >= from ? found : undefined;
-      const over = unfinished !== undefined && text.length - unfinished.start > cap;
-      // A finding inside a value still open waits with it (no placeholder minted for a part of it).
-      const findings = findPii(text, types).filter((f) =>
-        f.start >= from && (unfinished === undefined || over || f.start < unfinished.start)
-      );
-      if (unfinished !== undefined && !over) open = Math.min(open ?? Infinity, unfinished.start);
-      if (findings.length === 0 && !over) continue;
-      const seen = noted.get(g.name) ?? new Set<string>();
-      noted.set(g.name, seen);
-      for (const f of findings) seen.add(f.type);
-      if (over) seen.add(unfinished.type);
-      if (g.action === "deny") {
-        return { ok: false as const, reason: g.name, categories: [...seen].sort() };
-      }
-      if (g.action !== "mask") continue;
-      for (const f of findings) {
-        replace.push({ start: f.start, end: f.end, with: placeholder(text.slice(f.start, f.end), f.type) });
-      }
-      if (over && unfinished.start < cutAt) {
-        const value = text.slice(unfinished.start);
-        replace.push({
-          start: unfinished.start,
-          end: text.length,
-          with: placeholder(value, unfinished.type),
-        });
-        cut = unfinished.long;
-        cutAt = unfinished.start;
-      }
-    }
-    return {
-      ok: true as const,
-      replace,
-      ...(open === undefined ? {} : { open }),
-      ...(from > 0 ? { drop: from } : {}),
-    };
-  };
-}
-
-/** One lane of a stream (a choice's content, or one tool call's text, a legacy function call's too) through the checks and unmasking. */
-interface Lane {
-  push(text: string): Promise<string>;
-  end(): Promise<string>;
-}
-
-function laneOf(
-  state: RequestGuardrails,
-  req: GuardrailRequest,
-  onDeny: (g: ResolvedGuardrail) => never,
-  noted: Map<string, Set<string>>,
-  requestMasks: ReadonlyMap<string, string> | undefined,
-): Lane {
-  const builtins = state.output.filter((g) => !g.service);
-  const externals = state.output.filter((g) => g.service);
-  const holdback: Holdback | null = builtins.length > 0
-    ? createHoldback({
-      window: OUTPUT_WINDOW,
-      cap: OUTPUT_CAP,
-      check: builtinCheck(builtins, state, noted, OUTPUT_CAP),
-    })
-    : null;
-  const unmasker: Unmasker | null = requestMasks ? createUnmasker(requestMasks) : null;
-  let segment = "";
-
-  const denied = (step: { denied?: { reason: string } }) => {
-    if (!step.denied) return;
-    onDeny(builtins.find((g) => g.name === step.denied!.reason) ?? builtins[0]);
-  };
-  /** External checks on a segment (awaited), then the built-in window, then unmasking. */
-  const pass = async (text: string, last: boolean): Promise<string> => {
-    if (externals.length > 0) {
-      segment += text;
-      if (!last && segment.length < OUTPUT_WINDOW) return "";
-      const slot: TextSlot = { param: "", text: segment, write: (t) => slot.text = t };
-      await runGuardrails(externals, [slot], req, state.outcomes);
-      text = slot.text;
-      segment = "";
-    }
-    let out = text;
-    if (holdback) {
-      const step = holdback.push(text);
-      denied(step);
-      out = step.release;
-      if (last) {
-        const tail = holdback.end();
-        denied(tail);
-        out += tail.release;
-      }
-    }
-    if (!unmasker) return out;
-    return unmasker.push(out) + (last ? unmasker.end() : "");
-  };
-  return { push: (text) => pass(text, false), end: () => pass("", true) };
-}
-
-/**
  * `stream` with the request's output guardrails and unmasking applied, lane by lane. Held text is given out in
  * the chunk that finishes its choice (or a chunk of its own at the end); a denial fails the reader with the
  * 400 (its outcome is in `state.outcomes` for the record). A denial in the first chunk rejects before the
@@ -262,11 +135,17 @@ export async function guardChunks(
   // lane opened later must not give back what an earlier lane's output check masked.
   const requestMasks = state.reverse ? new Map(state.masker.mapping()) : undefined;
   const argsMasks = requestMasks && jsonEscaped(requestMasks);
-  const noted = new Map<string, Set<string>>();
-  const onDeny = (g: ResolvedGuardrail): never => {
-    const types = [...(noted.get(g.name) ?? [])].sort();
-    state.outcomes.push({ name: g.name, phase: "output", action: "deny", types });
-    throw guardrailDenied(g, "output", `it contains ${types.join(", ") || "what it refuses"}`, null);
+  const outcomes = streamOutcomes(state.output, state.outcomes);
+  const setup: LaneSetup = {
+    guardrails: state.output,
+    req: full,
+    outcomes,
+    onDeny: (g, types): never => {
+      outcomes.note({ name: g.name, phase: "output", action: "deny", types: [...types] });
+      throw guardrailDenied(g, "output", `it contains ${types.join(", ") || "what it refuses"}`, null);
+    },
+    window: OUTPUT_WINDOW,
+    cap: OUTPUT_CAP,
   };
   /** The open lanes by choice index, then by the lane's letter(s) (`SAID`'s, or call_texts.ts's). */
   const lanes = new Map<number, Map<string, Lane>>();
@@ -283,7 +162,7 @@ export async function guardChunks(
     if (choice === undefined) lanes.set(index, choice = new Map());
     // JSON text (a tool call's arguments) gets the values back escaped; what the model said, and a custom
     // call's free-text input, raw.
-    choice.set(key, l = laneOf(state, full, onDeny, noted, json ? argsMasks : requestMasks));
+    choice.set(key, l = laneOf(setup, json ? argsMasks : requestMasks));
     open++;
     return l;
   };
