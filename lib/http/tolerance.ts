@@ -105,6 +105,9 @@ export function servingTargets(
   return { ...model, targets: [...targets, ...fallbacks] };
 }
 
+/** No paths: what a request without guardrails' withheld params reads, allocated once. */
+const NONE: readonly string[] = [];
+
 /**
  * Tells the client (`x-gateway-dropped`, comma-separated field paths) and the usage record what the translated
  * target that answered did not get. Nothing for a native target, which got the body as sent. `headerNames` are
@@ -121,7 +124,7 @@ export function noteDropped(
   tolerance: Tolerance,
   headerNames: readonly string[] = [],
 ): void {
-  const withheld = ctx.guardrails?.withheld ?? [];
+  const withheld = ctx.guardrails?.withheld ?? NONE;
   if (
     headerNames.length === 0 && tolerance.native.length === 0 && tolerance.dropped.length === 0 &&
     withheld.length === 0
