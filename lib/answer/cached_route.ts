@@ -32,6 +32,7 @@ import { fillingNative, nativeAdmitted, nativeHitValue, nativeKey } from "./cach
 import { semanticLookup } from "./semantic_lookup.ts";
 import { watchedReader } from "./watched_reader.ts";
 import { tracedHit } from "./traced_answer.ts";
+import { asksAudio, asksLogprobs } from "../openai/said_fields.ts";
 
 /** What the usage record's `cache` says (and `x-cache`, in capitals: lib/http/middleware.ts). */
 export type CacheStatus = "hit" | "hit_semantic" | "miss" | "bypass";
@@ -50,29 +51,20 @@ export function keyScope(ctx: ClientContext, model: ResolvedModel, settings: Res
 }
 
 /**
- * Whether a chat-form request asks for token log probabilities (`logprobs: true`, or `top_logprobs` above 0,
- * which OpenAI takes only with it). An entry keeps none (lib/cache/chunks.ts: a cached answer's probabilities
- * are not a fresh sample's), so such an answer is never stored, and a hit could only show `logprobs: null`.
- * Only chat completions carry them into the chat form: Responses' `top_logprobs` and `include` are dropped on
- * a translated target (so its answer has none either) and kept whole on a native one (cached_native.ts).
- */
-function asksLogprobs(chat: ChatRequest): boolean {
-  return chat.logprobs === true || (typeof chat.top_logprobs === "number" && chat.top_logprobs > 0);
-}
-
-/**
  * Whether a chat-form request asks for what an entry cannot replay, so it is answered fresh and its lookup
  * bypassed (`x-cache: BYPASS`, not a `MISS` that could never be written):
  *
  * - spoken output (`modalities` with `"audio"`, or `audio` settings). OpenAI answers it with `content: null`
  *   and `message.audio` (the sound, per voice and format, often megabytes); an entry keeps only the chat form's
  *   text (lib/cache/chunks.ts), so a hit would be a 200 with an empty answer;
- * - log probabilities ({@linkcode asksLogprobs}).
+ * - log probabilities ({@linkcode asksLogprobs}): an entry keeps none (lib/cache/chunks.ts: a cached answer's
+ *   probabilities are not a fresh sample's), so such an answer is never stored, and a hit could only show
+ *   `logprobs: null`. Only chat completions carry them into the chat form: Responses' `top_logprobs` and
+ *   `include` are dropped on a translated target (so its answer has none either) and kept whole on a native one
+ *   (cached_native.ts).
  */
 export function asksUncacheable(chat: ChatRequest): boolean {
-  const modalities = Array.isArray(chat.modalities) ? chat.modalities : [];
-  return modalities.includes("audio") || (chat.audio !== undefined && chat.audio !== null) ||
-    asksLogprobs(chat);
+  return asksAudio(chat) !== null || asksLogprobs(chat);
 }
 
 /**

@@ -9,6 +9,7 @@ import type { RoutedAnswer } from "../http/route_request.ts";
 import type { ClientContext } from "../http/context.ts";
 import { noteOutcome } from "../http/accounting.ts";
 import { chunkTexts, guardChunks, guardCompletion } from "../guardrails/output.ts";
+import { dropUnread, unreadDropped } from "../guardrails/unread_output.ts";
 import type { RequestGuardrails } from "../guardrails/request.ts";
 import type { ChatAnswer, NativeAnswer } from "./routed.ts";
 import { type AnsweredRequest, completionReported, completionTexts, usageOf } from "./usage.ts";
@@ -21,7 +22,8 @@ import type { ReportedPrompt } from "../openai/reported_prompt.ts";
 /**
  * A routed answer under the request's guardrails (lib/guardrails/output.ts): checked, and given back its masked
  * values, in the chat form (a request under guardrails is never passed through natively when its answer is
- * checked). Not served from, nor written to, the response cache: an entry holds an answer as it was checked
+ * checked). A checked answer goes without what no check reads (log probabilities, audio:
+ * lib/guardrails/unread_output.ts), which the request did not ask for, should the upstream send it anyway. Not served from, nor written to, the response cache: an entry holds an answer as it was checked
  * then, and a masked request's placeholders are its own. A stream refused at its first chunk is cancelled and
  * its target's lease released before the 400 goes out.
  *
@@ -39,7 +41,10 @@ export async function guardedAnswer(
   const value = routed.value;
   if (state.output.length === 0 && !state.reverse) return routed;
   const req = { alias: ctx.record.alias ?? "", token: ctx.identity.name, signal: ctx.signal };
+  // Checked: the answer loses what no check reads (log probabilities, audio), should the upstream send it unasked.
+  const checked = state.output.length > 0;
   if (value.kind === "json") {
+    if (checked) dropUnread(value.body);
     // Read before the checks mask the completion in place: the upstream's own words are what it was paid for.
     const reported = completionReported(value.body);
     const texts = reported ? [] : completionTexts(value.body);
@@ -58,8 +63,11 @@ export async function guardedAnswer(
     if (chunk.usage) received.usage = chunk.usage;
     for (const text of chunkTexts(chunk)) received.texts.push(text);
   };
+  if (checked) dropUnread(value.stream.first);
   receive(value.stream.first);
-  const rest = watchedReader(value.stream.rest, { value: receive });
+  const rest = watchedReader(checked ? unreadDropped(value.stream.rest) : value.stream.rest, {
+    value: receive,
+  });
   try {
     return {
       ...routed,

@@ -16,6 +16,7 @@ import { createMasker, type Masker } from "./mask.ts";
 import { nativeSlots } from "./native_slots.ts";
 import { type GuardrailOutcome, guardrailsFor, type ResolvedGuardrail } from "./resolved.ts";
 import { guardrailRule, runGuardrails } from "./run.ts";
+import { withholdUnread } from "./unread_output.ts";
 
 /** A request's guardrail state (`RequestContext.guardrails`). */
 export interface RequestGuardrails {
@@ -58,6 +59,12 @@ export interface RequestGuardrails {
    */
   chatLoses?: readonly string[];
   /**
+   * The chat form's params the output checks kept from the upstream, since they ask for what no check reads
+   * (unread_output.ts: `logprobs`, `top_logprobs`): named in `x-gateway-dropped` and the usage record's
+   * `dropped` with whatever else the answering target went without (`noteDropped`). Absent when none.
+   */
+  withheld?: readonly string[];
+  /**
    * What the upstream sent of a streamed answer the output phase reads, before any of it was held back or
    * masked: its texts and its usage, when it reported some. The upstream spent it whether or not the client got
    * it, so a stream the checks withheld (or that ended while text was held) is counted from this.
@@ -95,7 +102,9 @@ export function outcomeRules(outcomes: readonly GuardrailOutcome[]): { modified:
  * or a `fail_closed` failure (503). `carried`: texts the request carries to its targets beside `body` (a Gemini
  * embed request's titles), checked after the body's and written back in place as they are. `native`: the texts
  * of the client's body a native target of the alias reads (`PolicyRequest.nativeTexts`), checked after those
- * (the ones no chat text holds), what the guardrails made of them kept as `nativeRewrites`.
+ * (the ones no chat text holds), what the guardrails made of them kept as `nativeRewrites`. Under output
+ * guardrails, `body` (the chat form, for a generation) first loses what the answer would say where no output
+ * check reads it (unread_output.ts: log probabilities, kept as `withheld`), or is refused for asking for speech.
  */
 export async function checkInput(
   endpoint: Endpoint,
@@ -117,6 +126,8 @@ export async function checkInput(
   if (input.length > 0 && isTokenInput(endpoint, body)) {
     throw tokenInputUnreadable(guardrailRule(input[0].name), `guardrail ${input[0].name}`);
   }
+  // What the answer would say where no output check reads it is not asked for (or, speech, refused).
+  const withheld = output.length > 0 && body !== undefined ? withholdUnread(body, output) : [];
   // A native target's texts are read for the input checks, or, under output checks alone, to name what the chat
   // form they make the request go over leaves out.
   const chat = input.length > 0 || native.length > 0
@@ -135,6 +146,7 @@ export async function checkInput(
     reverse: false,
     chatOnly: output.length > 0,
     unplaced: false,
+    ...(withheld.length > 0 ? { withheld } : {}),
   };
   keep(state);
   if (input.length > 0) {

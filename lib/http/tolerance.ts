@@ -105,11 +105,18 @@ export function servingTargets(
   return { ...model, targets: [...targets, ...fallbacks] };
 }
 
+/** No paths: what a request without guardrails' withheld params reads, allocated once. */
+const NONE: readonly string[] = [];
+
 /**
  * Tells the client (`x-gateway-dropped`, comma-separated field paths) and the usage record what the translated
  * target that answered did not get. Nothing for a native target, which got the body as sent. `headerNames` are
  * the values of a request header the target went without (`openai-beta:<name>`): named first, so a long list of
  * field paths cut to the header's bound never hides them, and outside the `Tolerance`, so no alias refuses one.
+ * What the request's output guardrails kept from every target (`RequestGuardrails.withheld`: log probabilities,
+ * which no check reads) is named last, here for every client API, by the chat form's names (chat completions'
+ * own: no other API asks for them in that form). Outside the `Tolerance` too: the alias's guardrails keep them,
+ * not a target, so a `strict` alias does not refuse them.
  */
 export function noteDropped(
   ctx: RequestContext,
@@ -117,8 +124,16 @@ export function noteDropped(
   tolerance: Tolerance,
   headerNames: readonly string[] = [],
 ): void {
-  if (headerNames.length === 0 && tolerance.native.length === 0 && tolerance.dropped.length === 0) return;
-  const paths = droppedPaths({ ...tolerance, native: [...headerNames, ...tolerance.native] });
+  const withheld = ctx.guardrails?.withheld ?? NONE;
+  if (
+    headerNames.length === 0 && tolerance.native.length === 0 && tolerance.dropped.length === 0 &&
+    withheld.length === 0
+  ) return;
+  const paths = droppedPaths({
+    ...tolerance,
+    native: [...headerNames, ...tolerance.native],
+    dropped: [...tolerance.dropped, ...withheld],
+  });
   if (paths.length === 0) return;
   headers.set("x-gateway-dropped", paths.join(","));
   ctx.record.dropped = paths.join(",");

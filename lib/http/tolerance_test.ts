@@ -10,6 +10,7 @@ import {
   chatWithout,
   droppedPaths,
   newTolerance,
+  noteDropped,
   paramServingTargets,
   servingTargets,
 } from "./tolerance.ts";
@@ -149,4 +150,31 @@ Deno.test("chat-form serving targets: a native target the guardrails send the ch
   const answered = answeredTolerance(claudeDrop, newTolerance(), form);
   assert.deepEqual(answered.native, ["messages[0].content[1]"]);
   assert.deepEqual(answered.dropped, ["seed"]);
+});
+
+Deno.test("noting drops: what the output guardrails withheld is named after the target's own drops", () => {
+  const ctx = (withheld?: string[]) =>
+    ({ record: {}, guardrails: withheld && { withheld } }) as unknown as RequestContext;
+  const tolerance = { ...newTolerance(), dropped: ["seed"] };
+
+  const guarded = ctx(["logprobs", "top_logprobs"]);
+  const headers = new Headers();
+  noteDropped(guarded, headers, tolerance);
+  assert.equal(headers.get("x-gateway-dropped"), "seed,logprobs,top_logprobs");
+  assert.equal(guarded.record.dropped, "seed,logprobs,top_logprobs");
+
+  // A target that got everything else: the withheld params alone.
+  const alone = ctx(["logprobs"]);
+  const only = new Headers();
+  noteDropped(alone, only, newTolerance());
+  assert.equal(only.get("x-gateway-dropped"), "logprobs");
+  assert.equal(alone.record.dropped, "logprobs");
+
+  // Nothing withheld and nothing dropped: no header, no record field.
+  for (const plain of [ctx(), ctx([])]) {
+    const none = new Headers();
+    noteDropped(plain, none, newTolerance());
+    assert.equal(none.has("x-gateway-dropped"), false);
+    assert.equal(plain.record.dropped, undefined);
+  }
 });

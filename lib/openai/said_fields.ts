@@ -1,10 +1,13 @@
 /**
  * Where the chat form keeps what the model says in text, besides its tool calls: one list for every reader of
  * an answer's words (its own token count when the upstream reports no usage, the output guardrails, content
- * capture, which keeps the reasoning apart from the answer).
+ * capture, which keeps the reasoning apart from the answer). And the two requests that make an answer say its
+ * words again where none of those readers looks (log probabilities, speech: {@linkcode asksLogprobs},
+ * {@linkcode asksAudio}), for the readers that must know.
  *
  * @module
  */
+import type { JsonObject } from "./types.ts";
 
 /**
  * The fields of a chat message, and of a stream's delta, that carry what the model says in text: its content,
@@ -64,4 +67,34 @@ export function pushSaidTexts(fields: unknown, out: TextSink): void {
     const text = said[field];
     if (typeof text === "string" && text !== "") pushText(out, text, field === "reasoning_content");
   }
+}
+
+/**
+ * Whether a chat-form request asks for token log probabilities (`logprobs: true`, or `top_logprobs` above 0,
+ * which OpenAI takes only with it). The answer then says its words a second time, token by token, in
+ * `choices[].logprobs` (each token's text, its UTF-8 `bytes`, and as many likely alternatives), which no
+ * reader of {@linkcode SAID_FIELDS} reads: the output guardrails keep a request they check from asking
+ * (lib/guardrails/unread_output.ts), and the response cache, which keeps none, answers it fresh.
+ */
+export function asksLogprobs(
+  chat: JsonObject,
+): boolean {
+  return chat.logprobs === true || (typeof chat.top_logprobs === "number" && chat.top_logprobs > 0);
+}
+
+/**
+ * The parameter by which a chat-form request asks for spoken output, or null when it asks for none:
+ * `modalities` holding `"audio"`, else `audio` settings (a voice and format; OpenAI takes them only with that
+ * modality, so a request that sends them expects speech). The answer then says its words as sound
+ * (`message.audio.data`) and as its `transcript`, neither of which a reader of {@linkcode SAID_FIELDS} reads:
+ * the output guardrails refuse such a request they would check (lib/guardrails/unread_output.ts), and the
+ * response cache, which keeps no audio, answers it fresh. A `null` is no setting (as the request's validation
+ * takes it).
+ */
+export function asksAudio(chat: JsonObject): "modalities" | "audio" | null {
+  const modalities = chat.modalities;
+  if (modalities === "audio" || (Array.isArray(modalities) && modalities.includes("audio"))) {
+    return "modalities";
+  }
+  return chat.audio !== undefined && chat.audio !== null ? "audio" : null;
 }
