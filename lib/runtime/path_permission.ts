@@ -46,12 +46,16 @@ export function mayAskAccess(): boolean {
     );
 }
 
-/** Every kind of permission Deno has: all of them granted (`-A`) is what lets paths through as written. */
+/** Every kind of permission Deno has: all of them granted whole (`-A`) is what lets paths through as written. */
 const DENO_PERMISSIONS = ["read", "write", "net", "env", "sys", "run", "ffi", "import"] as const;
 
 /**
  * Whether the runtime hands a path to the system as written: always on Bun; on Deno (2.9) only with every
- * permission granted (`-A`). Under any narrower grant (`deno task start`, the compiled binary) Deno checks each
+ * permission granted whole (`-A` alone). A `--deny-*` or `--ignore-*` flag beside `-A` leaves its kind
+ * "granted" but `partial` (granted except what the flag names), and Deno then checks paths as under narrower
+ * grants: read as "granted" alone, `-A --deny-net=…` was taken for `-A`, so the same-file check followed
+ * `link/..` the way Deno no longer hands it on, and a SQLite URI was not refused though Deno made a file named
+ * after the whole URI. Under any narrower grant (`deno task start`, the compiled binary) Deno checks each
  * path against its permissions and hands the system the path it checked instead: made absolute from the working
  * directory, `.` and `..` dropped as text. So there `data/link/../u.jsonl` is `data/u.jsonl` whatever `link`
  * leads to (the system would take the directory above the link's target), for every file opened and directory
@@ -61,5 +65,8 @@ const DENO_PERMISSIONS = ["read", "write", "net", "env", "sys", "run", "ffi", "i
 export function pathsAsWritten(): boolean {
   const deno = (globalThis as { Deno?: typeof Deno }).Deno;
   return deno === undefined ||
-    DENO_PERMISSIONS.every((name) => deno.permissions.querySync({ name }).state === "granted");
+    DENO_PERMISSIONS.every((name) => {
+      const status = deno.permissions.querySync({ name });
+      return status.state === "granted" && !status.partial;
+    });
 }

@@ -42,22 +42,29 @@ export function handedPath(path: string): string {
 /**
  * Where a file the gateway opens at `path` is, absolute and without links or `..` as far as it exists: each name
  * of {@linkcode handedPath} in turn, an existing one through its links (`realpath` of a path without `..`, which
- * every runtime follows alike), `..` the directory above the one reached. From the first name that does not exist
- * on, the rest is taken as written: serve makes those directories, none of them a link, so `..` among them is the
- * name before.
+ * every runtime follows alike), `..` the directory above the one reached. Names that do not exist are taken as
+ * written: serve makes those directories, none of them a link, so `..` among them is the name before. Once `..`
+ * has undone every name still to be made, the walk is back in directories that exist, whose links the system
+ * follows again (`tmp/../data/u.jsonl` with `tmp` missing and `data` a link is in the link's target: taking the
+ * rest as written let a JSONL copy and a spill file through `data` and `tmp/../data` pass as two files).
  */
 export async function placeOf(path: string): Promise<string> {
   const { root, names } = namesOf(handedPath(path));
-  // `reached` is where the system is after each name. `asked` is what it is looked up by: the path as written
-  // while it has no `..` (what Deno's permissions are granted for), else from where `..` led.
+  // `reached` is where the system is after each name that exists. `asked` is what it is looked up by: the path
+  // as written while it has no `..` (what Deno's permissions are granted for), else from where `..` led.
+  // `toMake`: the names after `reached` that do not exist yet.
   let reached = root;
   let asked = reached;
-  let missing = false;
   const toMake: string[] = [];
   for (const name of names) {
-    if (missing) {
-      if (name !== "..") toMake.push(name);
-      else if (toMake.pop() === undefined) reached = dirname(reached);
+    if (toMake.length > 0) {
+      if (name !== "..") {
+        toMake.push(name);
+        continue;
+      }
+      toMake.pop();
+      // Back in directories that exist: the next name is looked up from there, through its links.
+      if (toMake.length === 0) asked = reached;
       continue;
     }
     if (name === "..") {
@@ -73,8 +80,7 @@ export async function placeOf(path: string): Promise<string> {
     try {
       reached = await realpath(asked);
     } catch {
-      // Not there (or a file on the way, which the location check names): made from here on.
-      missing = true;
+      // Not there (or a file on the way, which the location check names): to be made.
       toMake.push(name);
     }
   }

@@ -4,6 +4,16 @@ import process from "node:process";
 import { handedPath } from "./system_path.ts";
 import { pathsAsWritten } from "../runtime/path_permission.ts";
 
+/** What a run of {@linkcode placedUnder} found for one path. */
+interface Placed {
+  /** What `placeOf` said. */
+  readonly place: string;
+  /** What was read at the place after the write: the path's own text when the write went there. */
+  readonly found: string | null;
+  /** Whether the place is the file's own name, without links (`realpath` of it is itself), as promised. */
+  readonly canonical: boolean;
+}
+
 /**
  * Under a Deno run with `flags`, each of `paths` (relative to `dir`, its working directory) asked of `placeOf`,
  * then written as serve writes a usage file (its directories made, the path appended to): what was found at the
@@ -14,11 +24,11 @@ async function placedUnder(
   flags: string[],
   dir: string,
   paths: string[],
-): Promise<{ asWritten: boolean; places: Record<string, { place: string; found: string | null }> }> {
+): Promise<{ asWritten: boolean; places: Record<string, Placed> }> {
   const module = (name: string) => JSON.stringify(new URL(name, import.meta.url).href);
   await Deno.writeTextFile(
     `${dir}/place.ts`,
-    `import { appendFile, readFile } from "node:fs/promises";
+    `import { appendFile, readFile, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
 import { placeOf } from ${module("./system_path.ts")};
 import { makeDirectories } from ${module("./make_directories.ts")};
@@ -28,7 +38,11 @@ for (const path of ${JSON.stringify(paths)}) {
   const place = await placeOf(path);
   await makeDirectories(dirname(path));
   await appendFile(path, path);
-  places[path] = { place, found: await readFile(place, "utf8").catch(() => null) };
+  places[path] = {
+    place,
+    found: await readFile(place, "utf8").catch(() => null),
+    canonical: await realpath(place).catch(() => null) === place,
+  };
 }
 console.log(JSON.stringify({ asWritten: pathsAsWritten(), places }));
 `,
@@ -60,10 +74,19 @@ Deno.test("system path: placeOf is where the gateway's write through the path go
         // Names still to be made: serve makes them (none a link), so `..` among them is the name before.
         "new/../e.jsonl",
         `${dir}/link/new/a/../../f.jsonl`,
+        // Back out of names still to be made into ones that exist: the link met there is followed.
+        "gone/../link/g.jsonl",
+        "gone/a/../../link/h.jsonl",
       ];
       const run = await placedUnder([...flags], dir, paths);
       assert.equal(run.asWritten, asWritten);
-      for (const path of paths) assert.equal(run.places[path].found, path, `${flags}: ${path}`);
+      for (const path of paths) {
+        assert.deepEqual(
+          { found: run.places[path].found, canonical: run.places[path].canonical },
+          { found: path, canonical: true },
+          `${flags}: ${path} at ${run.places[path].place}`,
+        );
+      }
       // Above the link's target where the system sees `..`; beside the link where Deno dropped it first.
       assert.equal(run.places["link/../a.jsonl"].place, asWritten ? `${dir}/real/a.jsonl` : `${dir}/a.jsonl`);
     } finally {
@@ -81,4 +104,37 @@ Deno.test("system path: handedPath is absolute, without `.` or doubled separator
   );
   assert.equal(handedPath("/"), "/");
   assert.equal(handedPath("."), process.cwd());
+});
+
+Deno.test("system path: Deno with -A and any --deny-* or --ignore-* flag hands paths on as it checked them, and placeOf follows that", async () => {
+  // Each such flag leaves its kind "granted" but partial; read as -A, `link/..` was placed above the link's
+  // target while Deno had dropped it as text and the write went beside the link.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.mkdir(`${dir}/real/sub`, { recursive: true });
+    await Deno.symlink(`${dir}/real/sub`, `${dir}/link`);
+    const narrowing = [
+      "--deny-read=/nonexistent",
+      "--deny-write=/nonexistent",
+      "--deny-net=192.0.2.1",
+      "--deny-env=GATEWAY_TEST_NONE",
+      "--deny-sys=osRelease",
+      "--deny-run=gateway-test-none",
+      "--deny-ffi=/nonexistent",
+      "--deny-import=example.invalid",
+      "--ignore-env=GATEWAY_TEST_NONE",
+      "--ignore-read=/nonexistent",
+    ];
+    for (const flag of narrowing) {
+      const run = await placedUnder(["-A", flag], dir, ["link/../a.jsonl"]);
+      await Deno.remove(`${dir}/a.jsonl`);
+      assert.deepEqual(
+        { asWritten: run.asWritten, ...run.places["link/../a.jsonl"] },
+        { asWritten: false, place: `${dir}/a.jsonl`, found: "link/../a.jsonl", canonical: true },
+        `-A ${flag}`,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

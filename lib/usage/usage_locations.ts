@@ -20,6 +20,7 @@ import { fileLocationProblem, kindOf, sameFile } from "./file_location.ts";
 import { replayingPathOf } from "./spill.ts";
 import { sqliteLocationProblem } from "./sqlite_location.ts";
 import { isSqliteUri, sqliteFileOf } from "./sqlite_file_name.ts";
+import { placeOf } from "./system_path.ts";
 import { accessLeftOut, pathsAsWritten } from "../runtime/path_permission.ts";
 
 /** Every usage file of `config` that cannot be where it says, as issues at its key. Writes nothing. */
@@ -43,8 +44,21 @@ export async function usageLocationIssues(config: ResolvedConfig): Promise<Confi
     const problem = await spillLocationProblem(usage.spill);
     if (problem !== null) issues.push({ path: "usage.spill", message: problem });
   }
-  issues.push(...await sharedFileIssues(writtenFiles(config)));
+  issues.push(...await sharedFileIssues(writtenFiles(config, await sqliteNamesAfter(config))));
   return issues;
+}
+
+/**
+ * The path SQLite names the database's `-wal` and `-shm` files after: the file it reaches through
+ * `usage.sqlite` ({@linkcode placeOf}), links followed. SQLite takes the database's full name with every link
+ * resolved (`unixFullPathname`), so a database that is a link to `real.sqlite` has `real.sqlite-wal`: built from
+ * the link's name, a JSONL copy at the target's `-wal` passed as a file of its own. Undefined without a file.
+ */
+async function sqliteNamesAfter(config: ResolvedConfig): Promise<string | undefined> {
+  const database = config.postgres === null && config.usage.sqlite !== "none"
+    ? sqliteFileOf(config.usage.sqlite)
+    : null;
+  return database?.kind === "file" ? await placeOf(database.path) : undefined;
 }
 
 /** A file the usage pipeline writes: the path, and what it is when not the file its key names. */
@@ -56,9 +70,10 @@ interface WrittenFile {
 
 /**
  * The files the usage pipeline of `config` writes, under the key that names each: the database with the `-wal`
- * and `-shm` files SQLite keeps beside it, the JSONL copy, the spill file and its replay name.
+ * and `-shm` files SQLite keeps beside it (named after `sqliteBase` when given, the file the database's path
+ * reaches: {@linkcode sqliteNamesAfter}), the JSONL copy, the spill file and its replay name.
  */
-function writtenFiles(config: ResolvedConfig): [string, WrittenFile[]][] {
+function writtenFiles(config: ResolvedConfig, sqliteBase?: string): [string, WrittenFile[]][] {
   const usage = config.usage;
   const files: [string, WrittenFile[]][] = [];
   const sqlite = config.postgres === null ? usage.sqlite : "none";
@@ -66,10 +81,11 @@ function writtenFiles(config: ResolvedConfig): [string, WrittenFile[]][] {
   const database = sqlite === "none" ? null : sqliteFileOf(sqlite);
   if (database?.kind === "file") {
     const path = database.path;
+    const base = sqliteBase ?? path;
     files.push(["usage.sqlite", [
       { path },
-      { path: `${path}-wal`, beside: "-wal file" },
-      { path: `${path}-shm`, beside: "-shm file" },
+      { path: `${base}-wal`, beside: "-wal file" },
+      { path: `${base}-shm`, beside: "-shm file" },
     ]]);
   }
   if (usage.jsonl !== undefined) files.push(["usage.jsonl", [{ path: usage.jsonl }]]);
@@ -153,16 +169,16 @@ export function usagePermissionIssues(config: ResolvedConfig): ConfigIssue[] {
 
 /**
  * The issue of a SQLite URI (`file:…`) where Deno does not read it as one (`pathsAsWritten`: without every
- * permission): the database would be another file, named after the whole URI, or refused by the permissions
- * (`deno task start`: it is not under data/). Says the path to give instead, when there is one.
+ * permission granted whole): the database would be another file, named after the whole URI, or refused by the
+ * permissions (`deno task start`: it is not under data/). Says the path to give instead, when there is one.
  */
 function uriOnDenoIssue(name: string): ConfigIssue {
   const file = sqliteFileOf(name);
   const instead = file.kind === "file" ? ` (${file.path})` : file.kind === "memory" ? " (:memory:)" : "";
   return {
     path: "usage.sqlite",
-    message: `Deno reads a SQLite URI (file:…) only with every permission granted (-A); under these ` +
-      `permissions it takes ${name} as a file name in the working directory: give usage.sqlite as a path` +
-      instead,
+    message: "Deno reads a SQLite URI (file:…) only with every permission granted (-A, and no --deny-* or " +
+      `--ignore-* flag); under these permissions it takes ${name} as a file name in the working directory: ` +
+      `give usage.sqlite as a path${instead}`,
   };
 }

@@ -6,6 +6,7 @@ import { makeDirectories } from "./make_directories.ts";
 import { pathsAsWritten } from "../runtime/path_permission.ts";
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 
 function config(usage: string): ResolvedConfig {
   const loaded = parseConfigText(
@@ -154,6 +155,53 @@ Deno.test("usage locations: two keys naming one file is an issue at the later ke
   }
 });
 
+Deno.test("usage locations: a database that is a link has SQLite's -wal and -shm files beside the link's target", async () => {
+  // They were built from the link's name: a JSONL copy at the target's -wal passed as a file of its own, and
+  // SQLite's log and the JSON lines were one file.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.mkdir(`${dir}/data`);
+    await Deno.writeTextFile(`${dir}/data/real.sqlite`, "");
+    await Deno.symlink("real.sqlite", `${dir}/data/db-link`);
+    // Where SQLite really puts them, as the store opens the database.
+    const db = new DatabaseSync(`${dir}/data/db-link`);
+    try {
+      db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+      for (const side of ["-wal", "-shm"]) {
+        assert.ok((await Deno.lstat(`${dir}/data/real.sqlite${side}`)).isFile, side);
+        await assert.rejects(Deno.lstat(`${dir}/data/db-link${side}`), Deno.errors.NotFound);
+      }
+    } finally {
+      db.close();
+    }
+    assert.deepEqual(
+      await usageLocationIssues(
+        config(`{ sqlite: "${dir}/data/db-link", jsonl: "${dir}/data/real.sqlite-wal", spill: "${dir}/s" }`),
+      ),
+      [{
+        path: "usage.jsonl",
+        message: `usage.jsonl (${dir}/data/real.sqlite-wal) and usage.sqlite's -wal file ` +
+          `(${dir}/data/real.sqlite-wal) are one file: each usage file must be a file of its own`,
+      }],
+    );
+    assert.deepEqual(
+      (await usageLocationIssues(
+        config(`{ sqlite: "file:${dir}/data/db-link", spill: "${dir}/data/real.sqlite-shm" }`),
+      )).map((issue) => issue.path),
+      ["usage.spill"],
+    );
+    // The link's own name with -wal is no file of SQLite's.
+    assert.deepEqual(
+      await usageLocationIssues(
+        config(`{ sqlite: "${dir}/data/db-link", jsonl: "${dir}/data/db-link-wal" }`),
+      ),
+      [],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("usage locations: through `link/..`, two keys are refused as one file exactly when the gateway's writes through them reach one file", async () => {
   // `link/..` was dropped as text before the link was followed: on Bun and under `-A`, where the system follows
   // the link first, the JSONL copy written into the spill file through such a path passed (and was renamed and
@@ -169,7 +217,13 @@ Deno.test("usage locations: through `link/..`, two keys are refused as one file 
       }
       return await readFile(a, "utf8") === "ab";
     };
-    const cases = [[`real/u.jsonl`, `link/../u.jsonl`], [`u.jsonl`, `link/../u.jsonl`]];
+    const cases = [
+      [`real/u.jsonl`, `link/../u.jsonl`],
+      [`u.jsonl`, `link/../u.jsonl`],
+      // `..` back out of a directory still to be made, then through the link: one file however `..` is taken
+      // (on Bun and under -A the link after `gone/..` was taken as written, and the two passed as two files).
+      [`link/u.jsonl`, `gone/../link/u.jsonl`],
+    ];
     const shared: boolean[] = [];
     for (const [index, [jsonl, spill]] of cases.entries()) {
       const at = `${dir}/${index}`;
@@ -194,7 +248,7 @@ Deno.test("usage locations: through `link/..`, two keys are refused as one file 
       );
     }
     // The system follows `link` before `..`, unless Deno dropped `..` first.
-    assert.deepEqual(shared, pathsAsWritten() ? [true, false] : [false, true]);
+    assert.deepEqual(shared, pathsAsWritten() ? [true, false, true] : [false, true, true]);
 
     // Where the file goes is checked there too: `real/x` is a file, `x` nothing.
     const at = `${dir}/location`;

@@ -175,8 +175,8 @@ Deno.test("a SQLite URI for usage.sqlite under `deno task start`'s permissions: 
     );
     const issue =
       `${file}:4: usage.sqlite: Deno reads a SQLite URI (file:…) only with every permission granted ` +
-      `(-A); under these permissions it takes ${uri} as a file name in the working directory: give ` +
-      `usage.sqlite as a path (${dir}/data/usage.sqlite)\n`;
+      `(-A, and no --deny-* or --ignore-* flag); under these permissions it takes ${uri} as a file name in the ` +
+      `working directory: give usage.sqlite as a path (${dir}/data/usage.sqlite)\n`;
     const served = await run(["serve", "--config", file, "--port", "0"], {}, flags);
     assert.equal(served.code, 1, served.stderr);
     assert.equal(served.stderr, `Invalid config ${file}:\n${issue}`);
@@ -186,6 +186,14 @@ Deno.test("a SQLite URI for usage.sqlite under `deno task start`'s permissions: 
       checked.stderr,
       `Note: serve run with this check's permissions would refuse to start:\n${issue}`,
     );
+    // -A with a --deny-* flag is no longer every permission: Deno takes the name as a path there too (taken
+    // for -A, serve listened and made a file named after the whole URI in the working directory).
+    const denied = await run(["serve", "--config", file, "--port", "0"], {}, [
+      "-A",
+      "--deny-net=169.254.169.254",
+    ]);
+    assert.equal(denied.code, 1, denied.stderr);
+    assert.equal(denied.stderr, `Invalid config ${file}:\n${issue}`);
     // With every permission Deno reads the URI: nothing to say.
     const everything = await run(["check", "--config", file], {}, ["-A"]);
     assert.equal(everything.code, 0, everything.stderr);
