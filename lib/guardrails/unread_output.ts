@@ -26,7 +26,7 @@
  */
 import { isObject, type JsonObject } from "../openai/types.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
-import { asksAudio, asksLogprobs } from "../openai/said_fields.ts";
+import { asksAudio, asksLogprobs, SAID_FIELDS } from "../openai/said_fields.ts";
 import { PolicyDenied } from "../policy/denied.ts";
 import type { ResolvedGuardrail } from "./resolved.ts";
 import { guardrailRule } from "./run.ts";
@@ -63,10 +63,26 @@ function audioNotCheckable(name: string, param: "modalities" | "audio"): PolicyD
 }
 
 /**
+ * The fields of a checked message or delta that reach the client: what the checks read (`SAID_FIELDS`, the tool
+ * calls and a legacy `function_call`: lib/guardrails/call_texts.ts), its `role`, and `annotations` (a web
+ * search's citations: where a source is, not words of the model's). Anything else an upstream puts there is
+ * said where no check reads it: `audio`, and a vendor's copy of the answer's words, as OpenRouter's
+ * `reasoning_details` repeats the reasoning it also sends as `reasoning` (read as `reasoning_content`).
+ */
+const READ_FIELDS: ReadonlySet<string> = new Set([
+  ...SAID_FIELDS,
+  "role",
+  "tool_calls",
+  "function_call",
+  "annotations",
+]);
+
+/**
  * Takes off a checked answer (a completion, or a stream's chunk), in place, what no output check reads, should
  * the upstream send it though the request did not ask ({@linkcode withholdUnread}): each choice's `logprobs`
- * (made `null`, as an answer without them has it) and its message's or delta's `audio`. Fields are set rather
- * than deleted: this runs on every chunk of a checked stream (lib/providers/openai/reasoning.ts says why).
+ * (made `null`, as an answer without them has it) and every field of its message or delta outside
+ * {@linkcode READ_FIELDS} (`audio`, a vendor's `reasoning_details`, …). Fields are set rather than deleted: this
+ * runs on every chunk of a checked stream (lib/providers/openai/reasoning.ts says why).
  */
 export function dropUnread(answer: { readonly choices?: unknown }): void {
   const choices = answer.choices;
@@ -79,7 +95,10 @@ export function dropUnread(answer: { readonly choices?: unknown }): void {
       : isObject(choice.delta)
       ? choice.delta
       : undefined;
-    if (said !== undefined && said.audio !== undefined) said.audio = undefined;
+    if (said === undefined) continue;
+    for (const field in said) {
+      if (!READ_FIELDS.has(field) && said[field] !== undefined) said[field] = undefined;
+    }
   }
 }
 

@@ -113,6 +113,46 @@ Deno.test("unread output: admission applies it only when an output guardrail che
   );
 });
 
+// OpenRouter repeats the reasoning it sends as `reasoning` (read as reasoning_content) in `reasoning_details`:
+// a copy no check reads, so a masked card there would reach the client whole.
+Deno.test("unread output: a checked answer keeps only the fields the checks read (a vendor's reasoning_details goes)", () => {
+  const details = [{ type: "reasoning.text", text: "The card is 4111 1111 1111 1111." }];
+  const annotations = [{
+    type: "url_citation",
+    url_citation: { url: "https://example.com", title: "Example" },
+  }];
+  const completion = {
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: "Your card is <CREDIT_CARD_1>.",
+        reasoning_content: "The card is <CREDIT_CARD_1>.",
+        reasoning_details: details,
+        annotations,
+        tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }],
+      },
+      finish_reason: "stop",
+    }],
+  };
+  dropUnread(completion);
+  const message = JSON.parse(JSON.stringify(completion)).choices[0].message;
+  assert.deepEqual(Object.keys(message), [
+    "role",
+    "content",
+    "reasoning_content",
+    "annotations",
+    "tool_calls",
+  ]);
+  const chunk = {
+    choices: [{ index: 0, delta: { reasoning_content: "<CREDIT_CARD_1>", reasoning_details: details } }],
+  };
+  dropUnread(chunk);
+  assert.deepEqual(JSON.parse(JSON.stringify(chunk)).choices[0].delta, {
+    reasoning_content: "<CREDIT_CARD_1>",
+  });
+});
+
 Deno.test("unread output: a checked answer loses the logprobs and audio its upstream sent unasked", async () => {
   const logprobs = { content: [{ token: "4111", logprob: -1, bytes: [52, 49, 49, 49], top_logprobs: [] }] };
   const audio = { id: "a", data: "UklGRg==", transcript: "4111 1111 1111 1111" };

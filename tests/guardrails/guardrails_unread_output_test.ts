@@ -25,7 +25,8 @@ const logprob = (token: string) => ({
 /**
  * An OpenAI-compatible upstream that, as OpenAI does, gives log probabilities only when asked (`logprobs: true`)
  * and speaks (`message.audio`, `delta.audio`) only when `modalities` asks for audio; or, `unasked`, one that
- * sends both with its text whatever it was asked. Keeps every body it got.
+ * sends both with its text whatever it was asked, and its words again in a vendor field (OpenRouter's
+ * `reasoning_details`). Keeps every body it got.
  */
 function startUpstream(unasked = false) {
   const seen: JsonObject[] = [];
@@ -42,6 +43,7 @@ function startUpstream(unasked = false) {
         role: "assistant",
         content: text ? PIECES.join("") : null,
         ...(audio || unasked ? { audio: speech } : {}),
+        ...(unasked ? { reasoning_details: [{ type: "reasoning.text", text: PIECES.join("") }] } : {}),
       };
       return Response.json({
         ...base,
@@ -68,6 +70,7 @@ function startUpstream(unasked = false) {
         {
           ...(text ? { content: piece } : {}),
           ...(audio || unasked ? { audio: { id: "audio_1", transcript: piece } } : {}),
+          ...(unasked ? { reasoning_details: [{ type: "reasoning.text", text: piece }] } : {}),
         },
         asked ? { content: [logprob(piece)], refusal: null } : null,
       )
@@ -220,6 +223,7 @@ for (const stream of [false, true]) {
       assert.equal(masked.status, 200, masked.text);
       assert.ok(!spellsCard(masked.text), `the masked card comes back in the answer: ${masked.text}`);
       assert.ok(!masked.text.includes("transcript"), masked.text);
+      assert.ok(!masked.text.includes("reasoning_details"), masked.text);
       const content = stream
         ? streamed(masked.text).content
         : JSON.parse(masked.text).choices[0].message.content;
@@ -237,6 +241,7 @@ for (const stream of [false, true]) {
       // Unchecked, the alias passes on what its upstream sent.
       const plain = await post(gw, { model: "plain", stream });
       assert.ok(plain.text.includes(`"token":"4111 "`) && plain.text.includes("transcript"), plain.text);
+      assert.ok(plain.text.includes("reasoning_details"), plain.text);
     } finally {
       await gw.stop();
       await up.stop();
