@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { type SqliteFile, sqliteFileOf } from "./sqlite_file_name.ts";
+import { runJsonScript } from "../../tests/helpers/json_script.ts";
 
 /**
  * What `node:sqlite` opens for each of `names` (writing a row), asked of a Deno run with `flags` in `dir`: the
@@ -37,14 +38,7 @@ for (const name of ${JSON.stringify(names)}) {
 console.log(JSON.stringify({ reads: pathsAsWritten(), opened }));
 `,
   );
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", ...flags, script],
-    cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  return JSON.parse(new TextDecoder().decode(output.stdout));
+  return await runJsonScript(script, flags, dir);
 }
 
 Deno.test("sqlite file name: a file: URI is the file node:sqlite opens for it where it reads URIs, memory ones none; Deno without every permission takes the name as a path", async () => {

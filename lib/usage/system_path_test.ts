@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import process from "node:process";
 import { handedPath } from "./system_path.ts";
 import { pathsAsWritten } from "../runtime/path_permission.ts";
+import { runJsonScript } from "../../tests/helpers/json_script.ts";
 
 /** What a run of {@linkcode placedUnder} found for one path. */
 interface Placed {
@@ -47,14 +48,7 @@ for (const path of ${JSON.stringify(paths)}) {
 console.log(JSON.stringify({ asWritten: pathsAsWritten(), places }));
 `,
   );
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", ...flags, `${dir}/place.ts`],
-    cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  return JSON.parse(new TextDecoder().decode(output.stdout));
+  return await runJsonScript(`${dir}/place.ts`, flags, dir);
 }
 
 Deno.test("system path: placeOf is where the gateway's write through the path goes, `link/..` included, however the runtime hands paths on", async () => {

@@ -7,6 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { hashToken } from "../../lib/auth/authenticate.ts";
 import { validateConfigFile } from "../../lib/config/config_worker_client.ts";
 import { loadConfigFile } from "../../lib/config/load.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
@@ -78,4 +79,29 @@ export async function workerHolding(gw: WorkersHandle, held: number): Promise<nu
 /** Which worker answered: the request id's prefix (16 random hex digits per serving thread). */
 export function workerOf(requestId: string): string {
   return requestId.slice(0, 20);
+}
+
+/**
+ * A config file in a fresh directory: one alias `chat-gated` on the gated upstream at `baseURL`
+ * (gated_upstream.ts), one token `name` with `secret` (and `extra` appended to its entry), usage in SQLite there.
+ */
+export async function gatedConfig(
+  baseURL: string,
+  token: { name: string; secret: string; extra?: string },
+): Promise<{ dir: string; file: string }> {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(
+    file,
+    `
+usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
+providers:
+  up: { type: openai, base_url: "${baseURL}", api_key: sk-gated-0123456789 }
+models:
+  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
+tokens:
+  - { name: ${token.name}, sha256: ${hashToken(token.secret)}, models: ["*"]${token.extra ?? ""} }
+`,
+  );
+  return { dir, file };
 }

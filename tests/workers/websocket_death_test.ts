@@ -8,28 +8,14 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { hashToken } from "../../lib/auth/authenticate.ts";
 import { type Gated, startGated } from "../helpers/gated_upstream.ts";
-import { startPool, until } from "../helpers/worker_pool.ts";
+import { gatedConfig, startPool, until } from "../helpers/worker_pool.ts";
 
 const SECRET = "gw-wsdeath-free-0123456789abcdef";
 
 /** A pool on a gated upstream, usage in SQLite in a fresh directory. */
 async function gatedPool(up: Gated) {
-  const dir = await Deno.makeTempDir();
-  const file = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(
-    file,
-    `
-usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
-providers:
-  up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
-models:
-  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
-tokens:
-  - { name: free, sha256: ${hashToken(SECRET)}, models: ["*"] }
-`,
-  );
+  const { dir, file } = await gatedConfig(up.baseURL, { name: "free", secret: SECRET });
   return { dir, ...await startPool(file) };
 }
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { hashToken } from "../../lib/auth/authenticate.ts";
 import { startGated } from "../helpers/gated_upstream.ts";
-import { startPool, until, workerHolding } from "../helpers/worker_pool.ts";
+import { gatedConfig, startPool, until, workerHolding } from "../helpers/worker_pool.ts";
 
 const SECRET = "gw-death-conc-0123456789abcdef";
 
@@ -33,31 +33,13 @@ async function send(url: string, model = "chat-gated", stream = false): Promise<
   }
 }
 
-/**
- * A config file in a fresh directory: one alias on the gated upstream at `baseURL`, token `conc` (with `extra`
- * appended to its entry), usage in SQLite there.
- */
-async function gatedConfig(baseURL: string, extra = ""): Promise<{ dir: string; file: string }> {
-  const dir = await Deno.makeTempDir();
-  const file = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(
-    file,
-    `
-usage: { sqlite: "${dir}/usage.sqlite", flush_interval: 20ms }
-providers:
-  up: { type: openai, base_url: "${baseURL}", api_key: sk-gated-0123456789 }
-models:
-  chat-gated: { type: chat, targets: [ { provider: up, model: gated, retries: 0 } ] }
-tokens:
-  - { name: conc, sha256: ${hashToken(SECRET)}, models: ["*"]${extra} }
-`,
-  );
-  return { dir, file };
-}
+/** The gated config with token `conc` (`extra` appended to its entry). */
+const gatedConfigOf = (baseURL: string, extra = "") =>
+  gatedConfig(baseURL, { name: "conc", secret: SECRET, extra });
 
 Deno.test("workers: a killed worker is replaced, its open requests recorded as failed and its slots given back", async () => {
   const up = startGated();
-  const { dir, file } = await gatedConfig(up.baseURL, ", limits: { concurrent: 12 }");
+  const { dir, file } = await gatedConfigOf(up.baseURL, ", limits: { concurrent: 12 }");
   const { gw, logs, url } = await startPool(file, { watch: true });
   try {
     // Twelve requests held upstream, spread over the workers; then one holding some ends mid-request.
@@ -350,7 +332,7 @@ admin_tokens:
 
 Deno.test("workers: a stream open in a worker that dies is recorded as a stream, with its alias and token id", async () => {
   const up = startGated();
-  const { dir, file } = await gatedConfig(up.baseURL);
+  const { dir, file } = await gatedConfigOf(up.baseURL);
   const { gw, logs, url } = await startPool(file);
   try {
     const streams = Array.from({ length: 8 }, () => send(url, "chat-gated", true));
@@ -379,7 +361,7 @@ Deno.test("workers: a stream open in a worker that dies is recorded as a stream,
 
 Deno.test("workers: a Messages request cut by a dying worker is a failed chat operation in /metrics", async () => {
   const up = startGated();
-  const { dir, file } = await gatedConfig(up.baseURL);
+  const { dir, file } = await gatedConfigOf(up.baseURL);
   await Deno.writeTextFile(file, `${await Deno.readTextFile(file)}server: { public_metrics: true }\n`);
   const { gw, logs, url } = await startPool(file);
   const message = async (): Promise<Outcome> => {
