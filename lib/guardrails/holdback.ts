@@ -13,8 +13,8 @@
  * whole. One that reaches past the release point is masked whole too and released through its end, never cut
  * in half; one starting after the release point waits for the next check, which sees it again with more text
  * after it (`bob@example.co` at the tail may still become `.com`). A check sees the unreleased text from the
- * last release point, so a finding at its very start has no left context (a recognizer that wants a word
- * boundary before a match sees the start of text): that can mask more, never less.
+ * last release point, and, with `context`, that many characters released before it to read (a recognizer that
+ * wants a word boundary before a match sees what stood there, not the start of a text).
  *
  * Values longer than the window. A private key or a long JWT can run for kilobytes: its start would be
  * released before its end arrived, and what follows (base64 lines without the BEGIN line, a JWT's signature)
@@ -82,11 +82,19 @@ export interface HoldbackOptions {
    */
   readonly cap?: number;
   /**
-   * Synchronous; sees the unreleased text, once per step, and whether the answer ended (`final`: no value is
-   * open any more, all of the text is released). Pure, unless it reports values `open`: then it may keep what
-   * it masked at the cap, as the next text continues it. Thrown errors reach the caller of `push`/`end`.
+   * Characters of the text already released (as the check was given it, before its replacements) passed to
+   * each check as `before` (default: none). A recognizer looks behind a value (a word glued to a number, the
+   * name of a key 200 characters before it): without them, a check whose text starts where the last release
+   * ended reads a value there as standing on its own, where the whole answer has it glued to what precedes.
    */
-  readonly check: (text: string, final: boolean) => CheckResult;
+  readonly context?: number;
+  /**
+   * Synchronous; sees the unreleased text, once per step, and whether the answer ended (`final`: no value is
+   * open any more, all of the text is released), and up to `context` characters released before it (`before`:
+   * to read, not to find in; offsets stay `text`'s). Pure, unless it reports values `open`: then it may keep
+   * what it masked at the cap, as the next text continues it. Thrown errors reach the caller of `push`/`end`.
+   */
+  readonly check: (text: string, final: boolean, before: string) => CheckResult;
 }
 
 /** One answer's hold-back. Not shared across answers. */
@@ -150,7 +158,7 @@ export function releasePoint(length: number, window: number, final: boolean, ope
 
 /** A hold-back of `window` characters in front of `check`. Throws a `RangeError` for a bad `window` or `cap`. */
 export function createHoldback(options: HoldbackOptions): Holdback {
-  const { window, check, cap = window } = options;
+  const { window, check, cap = window, context = 0 } = options;
   if (!Number.isSafeInteger(window) || window < 0) {
     throw new RangeError(`window must be a non-negative integer, not ${window}`);
   }
@@ -159,7 +167,12 @@ export function createHoldback(options: HoldbackOptions): Holdback {
   if (!Number.isSafeInteger(cap) || cap < window) {
     throw new RangeError(`cap must be an integer no less than the window, not ${cap}`);
   }
+  if (!Number.isSafeInteger(context) || context < 0) {
+    throw new RangeError(`context must be a non-negative integer, not ${context}`);
+  }
   let held = "";
+  /** The last `context` characters released, as checked (before replacements). */
+  let before = "";
   let denied: Denial | undefined;
   let ended = false;
   /** While a value is held open: the held length when last checked (the next check waits for `window` more). */
@@ -167,7 +180,7 @@ export function createHoldback(options: HoldbackOptions): Holdback {
 
   /** Checks `text` (the held text and what just came) and releases all of it but the last `window` characters. */
   const step = (text: string, final: boolean): HoldbackStep => {
-    const result = check(text, final);
+    const result = check(text, final, before);
     if (!result.ok) {
       denied = { reason: result.reason, categories: [...result.categories] };
       held = "";
@@ -190,6 +203,9 @@ export function createHoldback(options: HoldbackOptions): Holdback {
     }
     const { released, end } = releaseUpTo(text, upTo, replace);
     held = text.slice(end);
+    if (context > 0 && end > 0) {
+      before = (before + text.slice(Math.max(0, end - context), end)).slice(-context);
+    }
     openChecked = holding ? held.length : -1;
     return { release: released };
   };

@@ -15,13 +15,12 @@
  * @module
  */
 import type { TextSlot } from "../policy/text_slots.ts";
-import { type CheckResult, createHoldback, releasePoint, type Replacement } from "./holdback.ts";
+import { builtinCheck } from "./builtin_window.ts";
+import { createHoldback } from "./holdback.ts";
 import { createUnmasker } from "./mask.ts";
-import { findPii, findUnfinished } from "./pii/index.ts";
 import type { GuardrailOutcome, ResolvedGuardrail } from "./resolved.ts";
 import { type GuardrailRequest, runGuardrails } from "./run.ts";
 import type { StreamOutcomes } from "./stream_outcomes.ts";
-import type { LongValues } from "./types.ts";
 
 /** What a stream's lanes share: the guardrails, who asks (with the request's masker), where outcomes go. */
 export interface LaneSetup {
@@ -43,82 +42,13 @@ export interface Lane {
 /** One stage of a lane: the text the stage before it released (and whether the lane ended) → what it releases. */
 type Stage = (text: string, last: boolean) => string | Promise<string>;
 
-/**
- * Built-in guardrails as one synchronous window check: a denial, or the masks to apply. A value that may run on
- * past the end of the text (a private key before its END line, a JWT still arriving) is reported `open`, so the
- * hold-back keeps it until it ends and it is checked whole, as in a JSON answer. One longer than `cap` is
- * refused under `deny` and masked under `mask`: its part so far becomes one placeholder, and what continues it
- * (the next texts' start, as the hold-back released all of this one) is dropped up to its end, so the client
- * never gets a piece of it; under `flag` it is noted and let through. A mask or flag is noted in `outcomes`
- * once the hold-back releases what it found (it starts before the release point): a value at the window's end
- * may still become another (a phone number's digits, a card's), and is noted as what it turns out to be.
- */
-function builtinCheck(guardrails: readonly ResolvedGuardrail[], setup: LaneSetup) {
-  const { req: { masker }, outcomes, window, cap } = setup;
-  /** A value masked at the cap whose rest the next text starts with (dropped through its end). */
-  let cut: LongValues | undefined;
-  const placeholder = (value: string, type: string) =>
-    masker.mask(value, [{ type, start: 0, end: value.length }]);
-  return (text: string, final: boolean): CheckResult => {
-    /** What each guardrail found (through the end of the text for a value past the cap), in their order. */
-    const found: { g: ResolvedGuardrail; type: string; start: number; end: number; mask: boolean }[] = [];
-    let from = 0;
-    if (cut !== undefined) {
-      const rest = cut.rest(text);
-      from = rest.ended || !final ? rest.end : text.length;
-      if (rest.ended) cut = undefined;
-    }
-    let open: number | undefined;
-    let cutAt = Infinity;
-    for (const g of guardrails) {
-      const types = g.pii ?? undefined;
-      const unfinishedHere = final ? undefined : findUnfinished(text, types); // at the end, a value is as it stands
-      const unfinished = unfinishedHere !== undefined && unfinishedHere.start >= from
-        ? unfinishedHere
-        : undefined;
-      const over = unfinished !== undefined && text.length - unfinished.start > cap;
-      // A finding inside a value still open waits with it (no placeholder minted for a part of it).
-      const findings = findPii(text, types).filter((f) =>
-        f.start >= from && (unfinished === undefined || over || f.start < unfinished.start)
-      );
-      if (unfinished !== undefined && !over) open = Math.min(open ?? Infinity, unfinished.start);
-      if (findings.length === 0 && !over) continue;
-      if (g.action === "deny") {
-        const seen = new Set(findings.map((f) => f.type));
-        if (over) seen.add(unfinished.type);
-        return { ok: false as const, reason: g.name, categories: [...seen].sort() };
-      }
-      const mask = g.action === "mask";
-      for (const f of findings) found.push({ g, type: f.type, start: f.start, end: f.end, mask });
-      if (!over) continue;
-      // Masked through the end of the text once (the earliest such value), its rest dropped from the next.
-      const cuts = mask && unfinished.start < cutAt;
-      found.push({ g, type: unfinished.type, start: unfinished.start, end: text.length, mask: cuts });
-      if (cuts) (cut = unfinished.long, cutAt = unfinished.start);
-    }
-    // Only what is released now is masked and noted: a placeholder minted for a value the next check sees
-    // otherwise would skip a number the JSON answer gives (`<EMAIL_2>` for the only address).
-    const released = releasePoint(text.length, window, final, open);
-    const replace: Replacement[] = [];
-    for (const { g, type, start, end, mask } of found) {
-      if (start >= released) continue;
-      outcomes.note({ name: g.name, phase: "output", action: g.action, types: [type] });
-      if (mask) replace.push({ start, end, with: placeholder(text.slice(start, end), type) });
-    }
-    return {
-      ok: true as const,
-      replace,
-      ...(open === undefined ? {} : { open }),
-      ...(from > 0 ? { drop: from } : {}),
-    };
-  };
-}
-
 /** Consecutive built-in guardrails as a stage: their sliding window. */
 function builtinStage(guardrails: readonly ResolvedGuardrail[], setup: LaneSetup): Stage {
   const holdback = createHoldback({
     window: setup.window,
     cap: setup.cap,
+    // What it released before, for the recognizers' look-behind (builtin_window.ts).
+    context: setup.window,
     check: builtinCheck(guardrails, setup),
   });
   const denied = (step: { denied?: { reason: string; categories: readonly string[] } }) => {

@@ -79,11 +79,19 @@ function recognizersOf(types: readonly string[] | undefined): readonly Recognize
 /**
  * Every finding of the given types (all built-in types when omitted) in `text`, sorted by start, with no two
  * overlapping (see the module's rule). An unknown type name is a programming error (configs are validated
- * against {@link PII_TYPES}), so it throws a `RangeError` rather than silently finding nothing.
+ * against {@link PII_TYPES}), so it throws a `RangeError` rather than silently finding nothing. `keep`, when
+ * given, leaves out a finding before overlaps are resolved: a stream's check reads the text it already released
+ * as context only (a recognizer's look-behind), and a value found there must not displace one after it.
  */
-export function findPii(text: string, types?: readonly string[]): Finding[] {
+export function findPii(
+  text: string,
+  types?: readonly string[],
+  keep?: (finding: Finding) => boolean,
+): Finding[] {
   const all: Finding[] = [];
-  for (const r of recognizersOf(types)) all.push(...r.find(text));
+  for (const r of recognizersOf(types)) {
+    for (const f of r.find(text)) if (keep === undefined || keep(f)) all.push(f);
+  }
   if (all.length <= 1) return all;
   return resolveOverlaps(all);
 }
