@@ -11,7 +11,7 @@ import { noteOutcome } from "../http/accounting.ts";
 import { chunkTexts, guardChunks, guardCompletion } from "../guardrails/output.ts";
 import { dropUnread, unreadDropped } from "../guardrails/unread_output.ts";
 import type { RequestGuardrails } from "../guardrails/request.ts";
-import type { ChatAnswer, NativeAnswer } from "./routed.ts";
+import type { ChatAnswer, NativeAnswer, RoutedRequest } from "./routed.ts";
 import { type AnsweredRequest, completionReported, completionTexts, usageOf } from "./usage.ts";
 import { watchedReader } from "./watched_reader.ts";
 import { StreamTexts } from "../usage/stream_texts.ts";
@@ -28,13 +28,14 @@ import type { ReportedPrompt } from "../openai/reported_prompt.ts";
  * its target's lease released before the 400 goes out.
  *
  * An answer the checks withhold was still answered, and paid for, upstream: its record and the token's budget
- * carry its usage (the upstream's, else counted from what it sent), as any answered request's do. A stream's
+ * carry its usage (the upstream's, else counted from what it sent), as any answered request's do, and its record
+ * and error name what the request went without (`request.dropped`), as a stream withheld later does. A stream's
  * is kept in `state.received` as it arrives, for the runner to settle with however the stream ends.
  */
 export async function guardedAnswer(
   ctx: ClientContext,
   state: RequestGuardrails,
-  request: AnsweredRequest,
+  request: AnsweredRequest & Pick<RoutedRequest, "dropped">,
   answer: Promise<RoutedAnswer<ChatAnswer | NativeAnswer>>,
 ): Promise<RoutedAnswer<ChatAnswer | NativeAnswer>> {
   const routed = await answer;
@@ -51,6 +52,7 @@ export async function guardedAnswer(
     try {
       await guardCompletion(value.body, state, req);
     } catch (err) {
+      request.dropped?.(routed.target, routed.headers);
       noteOutcome(ctx, { usage: await usageOf(reported, request, texts) });
       throw err;
     }
@@ -76,6 +78,7 @@ export async function guardedAnswer(
   } catch (err) {
     await rest.cancel(err).catch(() => {});
     routed.lease.release();
+    request.dropped?.(routed.target, routed.headers);
     noteOutcome(ctx, { usage: await receivedUsage(received, request) });
     throw err;
   }

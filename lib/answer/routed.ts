@@ -143,4 +143,11 @@ export interface RoutedRequest {
    * judged again.
    */
   form?: ChatForm;
+  /**
+   * Names what the answering `target` went without over the chat form (`x-gateway-dropped` on `headers`, the
+   * usage record's `dropped`: lib/http/tolerance.ts), as the client API does once it has the answer. Called too
+   * when the request's output guardrails withhold that answer (guarded_answer.ts), which then never reaches the
+   * client API: a withheld JSON answer's 400 names what the request went without, as a withheld stream does.
+   */
+  dropped?: (target: ResolvedTarget, headers: Headers) => void;
 }

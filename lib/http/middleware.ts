@@ -74,6 +74,8 @@ function errorAnswer(ctx: RequestContext, err: unknown): Response {
   if (ctx.record.provider) response.headers.set("x-gateway-provider", ctx.record.provider);
   if (ctx.record.upstream_model) response.headers.set("x-gateway-model", ctx.record.upstream_model);
   if (ctx.record.attempts) response.headers.set("x-gateway-attempts", String(ctx.record.attempts));
+  // What the request went without, as its record says (an answer its output guardrails withheld: lib/answer/).
+  if (ctx.record.dropped) response.headers.set("x-gateway-dropped", ctx.record.dropped);
   return response;
 }
 

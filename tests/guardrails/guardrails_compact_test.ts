@@ -270,3 +270,13 @@ Deno.test("guardrails compact: a native target served the chat form names the cl
     assert.deepEqual(created.dropped, ["openai-beta:some_beta=v1"]);
   });
 });
+
+Deno.test("guardrails compact: a withheld compaction's 400 names what the chat form went without", async () => {
+  await withGateway(async (gw, fakes) => {
+    fakes.chat.answer = () => ({ content: [`The user said ${DENY_MARK}.`] });
+    const beta = { "openai-beta": "some_beta=v1" };
+    const withheld = await compact(gw, "chat-native-out", CONVERSATION, beta);
+    assert.equal(withheld.status, 400, JSON.stringify(withheld.json));
+    assert.deepEqual(withheld.dropped, ["openai-beta:some_beta=v1"]);
+  });
+});

@@ -22,6 +22,7 @@ import {
   routeAnswer,
 } from "../../answer/runner.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
 import {
   answeredTolerance,
   type ChatForm,
@@ -46,8 +47,10 @@ export async function handleChatCompletions(request: ClientRequest, ctx: ClientC
   );
   const stream = chat.stream === true;
   await admitChat(ctx, ROUTES.chat.endpoint, model, chat);
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream });
-  noteDropped(ctx, routed.headers, answeredTolerance(routed.target, CHAT_TOLERANCE, form));
+  const dropped = (target: ResolvedTarget, headers: Headers) =>
+    noteDropped(ctx, headers, answeredTolerance(target, CHAT_TOLERANCE, form));
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream, dropped });
+  dropped(routed.target, routed.headers);
   const result = routed.value;
   if (result.kind === "json") {
     const completion = result.body;

@@ -151,7 +151,9 @@ async function generate(
   );
   const sse = new URL(request.url).searchParams.get("alt") === "sse";
   const clientTerms = (err: unknown) => inClientTerms(err, terms);
-  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms, form }, {
+  const dropped = (target: ResolvedTarget, headers: Headers) =>
+    noteDropped(ctx, headers, answeredTolerance(target, parsed.tolerance, form));
+  const routed = await routeAnswer(ctx, model, { chat, asked: stream, clientTerms, form, dropped }, {
     speaks: isGemini,
     valid: (body) => Array.isArray(body.candidates) || isObject(body.promptFeedback),
     what: "a GenerateContentResponse",
@@ -166,7 +168,7 @@ async function generate(
   });
   const result = routed.value;
   if (isNativeAnswer(result)) return await answerNative(ctx, { ...routed, value: result }, chat, alias, sse);
-  noteDropped(ctx, routed.headers, answeredTolerance(routed.target, parsed.tolerance, form));
+  dropped(routed.target, routed.headers);
   const frame: GeminiFrame = {
     alias,
     responseId: crypto.randomUUID().replaceAll("-", "").slice(0, 24),

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { ResolvedModel } from "../../config/types.ts";
+import type { ResolvedModel, ResolvedTarget } from "../../config/types.ts";
 import { type GatewayError, inClientTerms, invalidRequest } from "../../errors.ts";
 import {
   answeredTolerance,
@@ -123,10 +123,18 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   const promptCount = stream && model.targets.some((t) => !isNativeMessagesTarget(t))
     ? countPrompt()
     : undefined;
+  const dropped = (target: ResolvedTarget, headers: Headers) =>
+    noteMessagesDropped(ctx, headers, null, parsed, answeredTolerance(target, parsed.tolerance, form));
   const routed = await routeAnswer(
     ctx,
     model,
-    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, messagesClientTerms(parsed)), form },
+    {
+      chat,
+      asked: stream,
+      clientTerms: (err) => inClientTerms(err, messagesClientTerms(parsed)),
+      form,
+      dropped,
+    },
     nativeMessagesRoute(ctx, parsed, model),
   );
   const { value: result, target, headers } = routed;
@@ -138,7 +146,7 @@ export async function handleMessages(request: ClientRequest, ctx: ClientContext)
   // and which of the client's betas (all: the chat form has none, whatever the target, a native one sent it by
   // the request's guardrails too) and fields the target went without.
   if (parsed.droppedThinking > 0) headers.set("x-gateway-dropped-thinking", String(parsed.droppedThinking));
-  noteMessagesDropped(ctx, headers, null, parsed, answeredTolerance(target, parsed.tolerance, form));
+  dropped(target, headers);
   const frame: MessageFrame = {
     id: newId("msg_"),
     alias: model.alias,

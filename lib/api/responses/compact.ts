@@ -52,6 +52,7 @@ import { nativeRequestBody, nativeUsage, redactNative, resentChanges } from "./n
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import { newId, responseUsage } from "./response.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
+import type { ResolvedTarget } from "../../config/types.ts";
 import { openAIBetaOf } from "./openai_beta.ts";
 import { noteResponsesDropped } from "./dropped.ts";
 import { withItemIds } from "../../usage/responses_store.ts";
@@ -182,7 +183,10 @@ export async function handleResponsesCompact(request: ClientRequest, ctx: Client
   // The summary through the output guardrails and given back its masked values, as any answer: a denial is the
   // 400 a Responses answer gets, recorded with what the upstream spent.
   const state = ctx.guardrails;
-  const routed = state ? await guardedAnswer(ctx, state, { chat }, routing) : await routing;
+  // A withheld summary was the chat form's: its 400 names what that form went without.
+  const dropped = (target: ResolvedTarget, headers: Headers) =>
+    noteResponsesDropped(ctx, headers, target, parsed, beta, form);
+  const routed = state ? await guardedAnswer(ctx, state, { chat, dropped }, routing) : await routing;
   // Checked in place: the guardrails give back the kind of answer they were given.
   const result = routed.value as Compaction;
   const id = newId("resp_");

@@ -155,7 +155,14 @@ export async function handleResponses(request: ClientRequest, ctx: ClientContext
   const routed = await routeAnswer(
     ctx,
     targets,
-    { chat, asked: stream, clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)), form },
+    {
+      chat,
+      asked: stream,
+      clientTerms: (err) => inClientTerms(err, responsesClientTerms(parsed)),
+      form,
+      // Over the chat form (an answer the guardrails withheld was): what it went without.
+      dropped: (answeredBy, headers) => noteResponsesDropped(ctx, headers, answeredBy, parsed, beta, form),
+    },
     nativeRoute(ctx, parsed, body, model, earlier, beta),
   );
   const { value: result, target } = routed;
