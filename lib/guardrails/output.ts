@@ -23,6 +23,7 @@ import { type Lane, laneOf, type LaneSetup } from "./output_lane.ts";
 import { streamOutcomes } from "./stream_outcomes.ts";
 import type { Peeked } from "../answer/stream_body.ts";
 import { callTexts, jsonEscaped, putBackCallText } from "./call_texts.ts";
+import { annotationTexts } from "./annotation_texts.ts";
 import { badGateway } from "../errors.ts";
 
 /** Characters a stream's text is held back for checks (built-in: the sliding window; external: a segment). */
@@ -69,8 +70,8 @@ export function chunkTexts(chunk: ChatCompletionChunk): string[] {
 }
 
 /**
- * The texts of a completion's choices as slots: content, reasoning, refusal and tool calls' texts (those that
- * are JSON, arguments, also added to `args`, when given). Their `param` is empty: an answer's text is no
+ * The texts of a completion's choices as slots: content, reasoning, refusal, tool calls' texts (those that
+ * are JSON, arguments, also added to `args`, when given) and citations' titles and URLs (annotation_texts.ts). Their `param` is empty: an answer's text is no
  * parameter of the request, so its refusal names none (run.ts).
  */
 function completionSlots(completion: ChatCompletion, args?: Set<TextSlot>): TextSlot[] {
@@ -87,6 +88,7 @@ function completionSlots(completion: ChatCompletion, args?: Set<TextSlot>): Text
       slots.push(slot);
       if (call.json) args?.add(slot);
     }
+    for (const a of annotationTexts(message)) slots.push({ param: "", text: a.text, write: a.write });
   }
   return slots;
 }
@@ -180,6 +182,11 @@ export async function guardChunks(
       }
       for (const call of delta ? callTexts(delta) : []) {
         call.write(await lane(index, call.lane, call.json).push(call.text));
+      }
+      // A citation arrives whole in one delta: each of its texts is a lane of its own, checked and ended at once.
+      for (const a of delta ? annotationTexts(delta) : []) {
+        const once = laneOf(setup, requestMasks);
+        a.write(await once.push(a.text) + await once.end());
       }
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         await flushChoice(index, choice as JsonObject);

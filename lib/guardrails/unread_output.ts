@@ -65,7 +65,7 @@ function audioNotCheckable(name: string, param: "modalities" | "audio"): PolicyD
 /**
  * The fields of a checked message or delta that reach the client: what the checks read (`SAID_FIELDS`, the tool
  * calls and a legacy `function_call`: lib/guardrails/call_texts.ts), its `role`, and `annotations` (a web
- * search's citations: where a source is, not words of the model's). Anything else an upstream puts there is
+ * search's citations: where a source is, whose title and URL the checks read too: annotation_texts.ts). Anything else an upstream puts there is
  * said where no check reads it: `audio`, and a vendor's copy of the answer's words, as OpenRouter's
  * `reasoning_details` repeats the reasoning it also sends as `reasoning` (read as `reasoning_content`).
  */

@@ -15,6 +15,8 @@ export interface ScriptedAnswer {
   reasoning?: string[];
   /** One tool call whose arguments arrive in these pieces. */
   toolArguments?: string[];
+  /** The message's `annotations` (web search citations); a stream sends them in one delta after the content. */
+  annotations?: JsonObject[];
 }
 
 export interface ScriptedChat {
@@ -38,13 +40,14 @@ export function startScriptedChat(): ScriptedChat {
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
     const body = await request.json() as JsonObject;
     chat.seen.push(body);
-    const { content = [], toolArguments, reasoning } = chat.answer(body);
+    const { content = [], toolArguments, reasoning, annotations } = chat.answer(body);
     const base = { id: "chatcmpl-scripted", created: 1, model: String(body.model) };
     const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
     const finish = toolArguments ? "tool_calls" : "stop";
     if (body.stream !== true) {
       const message: JsonObject = { role: "assistant", content: toolArguments ? null : content.join("") };
       if (reasoning) message.reasoning_content = reasoning.join("");
+      if (annotations) message.annotations = annotations;
       if (toolArguments) {
         message.tool_calls = [{
           id: "call_1",
@@ -68,6 +71,7 @@ export function startScriptedChat(): ScriptedChat {
     const parts = [chunk({ role: "assistant", content: "" })];
     for (const piece of reasoning ?? []) parts.push(chunk({ reasoning_content: piece }));
     for (const piece of content) parts.push(chunk({ content: piece }));
+    if (annotations) parts.push(chunk({ annotations }));
     (toolArguments ?? []).forEach((piece, i) =>
       parts.push(chunk({
         tool_calls: [{
