@@ -6,6 +6,10 @@
  * Errors cross as their name, message and (for the usage query's) param: the caller's side rebuilds the
  * classes it tells apart (`remote_stores.ts`), as the SQLite worker's proxy does.
  *
+ * The primary's end bounds its calls (`answerMs`): a worker whose thread is stuck answers nothing, and a reload,
+ * a scrape or a shutdown waiting on it would wait for ever. A call left unanswered that long is told to
+ * `unanswered` (which judges the worker: `liveness.ts`), then rejects.
+ *
  * @module
  */
 
@@ -48,16 +52,37 @@ function crossing(err: unknown): CrossedError {
     : { name: err.name, message: err.message };
 }
 
+/** Options of a {@linkcode Channel}. */
+export interface ChannelOptions {
+  /** How long a call waits for its answer (unbounded when absent). */
+  readonly answerMs?: number;
+  /** Told of a call left unanswered past its bound, before the call rejects. */
+  readonly unanswered?: (method: string) => void;
+}
+
+/** A call that was not answered within its bound. */
+export class NoAnswerError extends Error {
+  override readonly name = "NoAnswerError";
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
 /** One end of the port. */
 export class Channel {
   readonly #port: MessagePortLike;
-  readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  readonly #pending = new Map<number, Pending>();
+  readonly #options: ChannelOptions;
   #methods: Methods = {};
   #nextId = 1;
   #closedWith: Error | null = null;
 
-  constructor(port: MessagePortLike) {
+  constructor(port: MessagePortLike, options: ChannelOptions = {}) {
     this.#port = port;
+    this.#options = options;
     port.onmessage = (event) => this.#receive(event.data as ChannelMessage);
   }
 
@@ -66,12 +91,29 @@ export class Channel {
     this.#methods = methods;
   }
 
-  /** Calls `method` on the other end; rejects with its error, or when the channel is closed. */
+  /**
+   * Calls `method` on the other end; rejects with its error, when the channel is closed, or (a
+   * {@linkcode NoAnswerError}) when the channel's `answerMs` passed without an answer.
+   */
   call<T>(method: string, ...args: unknown[]): Promise<T> {
+    return this.callWithin<T>(this.#options.answerMs, method, ...args);
+  }
+
+  /** {@linkcode call}, bounded by `ms` rather than the channel's `answerMs` (unbounded when undefined). */
+  callWithin<T>(ms: number | undefined, method: string, ...args: unknown[]): Promise<T> {
     if (this.#closedWith !== null) return Promise.reject(this.#closedWith);
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      const pending: Pending = { resolve: resolve as (v: unknown) => void, reject };
+      if (ms !== undefined) {
+        pending.timer = setTimeout(() => {
+          if (!this.#pending.delete(id)) return;
+          // Told first: the worker is judged (and maybe ended, which rejects the other calls) before this one rejects.
+          this.#options.unanswered?.(method);
+          reject(new NoAnswerError(`no answer to ${method} within ${ms} ms`));
+        }, ms);
+      }
+      this.#pending.set(id, pending);
       this.#port.postMessage({ k: "call", id, m: method, a: args } satisfies ChannelMessage);
     });
   }
@@ -85,7 +127,10 @@ export class Channel {
   /** The other end is gone: every call still waiting rejects with `reason`, and later ones too. */
   close(reason: Error): void {
     this.#closedWith = reason;
-    for (const p of this.#pending.values()) p.reject(reason);
+    for (const p of this.#pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(reason);
+    }
     this.#pending.clear();
   }
 
@@ -101,6 +146,7 @@ export class Channel {
         const p = this.#pending.get(message.id);
         if (p === undefined) return;
         this.#pending.delete(message.id);
+        clearTimeout(p.timer);
         if (message.k === "ok") p.resolve(message.v);
         else p.reject(crossedError(message.e));
         return;

@@ -61,3 +61,42 @@ Deno.test("channel: closing rejects the calls still waiting and every later one"
     close();
   }
 });
+
+Deno.test("channel: a call left unanswered past its bound is told to `unanswered`, then rejects; answered ones are not", async () => {
+  const { port1, port2 } = new MessageChannel();
+  const told: string[] = [];
+  const a = new Channel(port1 as unknown as MessagePortLike, {
+    answerMs: 60_000,
+    unanswered: (method) => told.push(method),
+  });
+  const b = new Channel(port2 as unknown as MessagePortLike);
+  try {
+    let answer = (_v: string) => {};
+    b.serve({
+      never: () => new Promise(() => {}),
+      gated: () => new Promise<string>((r) => answer = r),
+      quick: () => "ok",
+    });
+    // Answered within the channel's bound: nothing told, and no timer left behind (the test's sanitizer checks).
+    assert.equal(await a.call("quick"), "ok");
+    const gated = a.call<string>("gated");
+    await new Promise((r) => setTimeout(r, 0));
+    answer("late but in time");
+    assert.equal(await gated, "late but in time");
+    // A bound of its own, shorter: unanswered, told, then rejected.
+    await assert.rejects(a.callWithin(1, "never"), (err: Error) => {
+      assert.equal(err.name, "NoAnswerError");
+      assert.match(err.message, /no answer to never within 1 ms/);
+      assert.deepEqual(told, ["never"]);
+      return true;
+    });
+    // A call waiting when the channel closes rejects with the reason, its timer cleared.
+    const waiting = a.call("never");
+    a.close(new Error("worker 0 died"));
+    await assert.rejects(waiting, /worker 0 died/);
+    assert.deepEqual(told, ["never"]);
+  } finally {
+    port1.close();
+    port2.close();
+  }
+});

@@ -3,8 +3,9 @@
  * budgets, the usage pipeline and database, stored responses, the token store, the config file and its
  * reloads) and starts N serving workers (`worker_main.ts`) that share the port. It answers their calls
  * (`primary_methods.ts`), passes a target's ejection from one to all, sums their metrics, reloads them with
- * one validated config, drains them all at shutdown, and replaces one that dies, recording the requests that
- * were open in it as failed.
+ * one validated config, drains them all at shutdown, and replaces one that dies (`restarts.ts`), recording the
+ * requests that were open in it as failed. Its calls to a worker are bounded (`pool_timing.ts`): one that does not
+ * answer is stuck, and is ended and replaced as one that died.
  *
  * Threads, not processes: both runtimes run a worker with the parent's permissions and from the same single
  * binary, and a call to the counters is a message between threads, not a syscall round trip.
@@ -15,7 +16,6 @@ import { EMBEDDED_CONFIG_SOURCE } from "../config/default_config.ts";
 import { resolveValidated, type ValidatedConfig, type ValidationResult } from "../config/load.ts";
 import { validateConfigFileInWorker } from "../config/config_worker_client.ts";
 import type { GatewayState } from "../http/context.ts";
-import { genAiOperationOf } from "../http/endpoints.ts";
 import { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import { EndUserTracker } from "../policy/end_users.ts";
 import {
@@ -33,11 +33,13 @@ import { gatewayLogger, type ServeHandle, type StartOptions, VERSION, watchConfi
 import { openSharedState } from "../serve_state.ts";
 import { storedBudgetCheck } from "../tokens/stored_budget_prices.ts";
 import { Channel, type MessagePortLike, type Methods } from "./channel.ts";
+import { onUnanswered, POOL_TIMING, type PoolTiming } from "./pool_timing.ts";
+import { Restarts } from "./restarts.ts";
 import { PoolMetrics } from "./pool_metrics.ts";
-import { LOCAL_SLOT, primaryMethods, WorkerLedger } from "./primary_methods.ts";
+import { primaryMethods, settleDeadLedger, WorkerLedger } from "./primary_methods.ts";
 import { finishInWorkers, prepareInWorkers, reloadOutcome, tellWorkers } from "./pool_reload.ts";
 import { lineWriter, type WorkerInit } from "./protocol.ts";
-import { diedRecord, type ReportBatch } from "./report.ts";
+import type { ReportBatch } from "./report.ts";
 import { OpenRequestsWatch } from "./open_watch.ts";
 import { createRingBuffer, ReportRing } from "./report_ring.ts";
 import { createInFlightBuffer, SharedInFlight } from "./shared_in_flight.ts";
@@ -50,6 +52,8 @@ export interface WorkersOptions extends StartOptions {
   readonly workers: number;
   /** The worker module (`worker_main.ts`), when it must be found from the entry point (a single binary). */
   readonly workerUrl?: URL;
+  /** Bounds in place of {@linkcode POOL_TIMING}'s, for tests. */
+  readonly timing?: Partial<PoolTiming>;
 }
 
 /** A running pool, for tests: the workers' count and a way to kill one as a crash would. */
@@ -69,17 +73,14 @@ interface Slot {
   /** The reports the worker writes into shared memory, read here. */
   ring: ReportRing;
   startedAt: number;
+  /** It answered its start: it serves, and is replaced when it dies (one that fails to start is tried again). */
+  ready: boolean;
 }
 
 /** Bytes of each worker's report ring: ample for what arrives between two reads. */
 const REPORT_RING_BYTES = 1 << 21;
 /** How often the report rings are read (records reach the pipeline within this, plus its own flush). */
 const REPORT_READ_MS = 10;
-
-/** A replacement is started at once, unless workers keep dying young; then it waits up to this long. */
-const MAX_RESTART_DELAY_MS = 10_000;
-/** A worker that dies within this long of starting counts as dying young. */
-const YOUNG_MS = 5_000;
 
 /** Starts the primary and its workers; resolves once every worker listens. */
 export async function startWorkers(
@@ -103,7 +104,7 @@ export async function startWorkers(
   const slots: (Slot | undefined)[] = [];
   let stopping = false;
   let started = 0;
-  let youngDeaths = 0;
+  const timing: PoolTiming = { ...POOL_TIMING, ...options.timing };
   let port = options.port ?? config.server.port;
 
   const others = (index: number) => slots.filter((s, i): s is Slot => s !== undefined && i !== index);
@@ -158,7 +159,10 @@ export async function startWorkers(
 
   async function spawn(index: number): Promise<void> {
     const worker = new Worker(workerUrl.href, { type: "module" });
-    const channel = new Channel(worker as unknown as MessagePortLike);
+    const channel: Channel = new Channel(worker as unknown as MessagePortLike, {
+      answerMs: timing.answerMs,
+      unanswered: (method) => onUnanswered(method, () => channel, () => died(index, slot, "unresponsive")),
+    });
     const ledger = new WorkerLedger();
     const reports = createRingBuffer(REPORT_RING_BYTES);
     const slot: Slot = {
@@ -167,6 +171,7 @@ export async function startWorkers(
       ledger,
       ring: new ReportRing(reports),
       startedAt: Date.now(),
+      ready: false,
     };
     started++;
     const methods: Methods = {
@@ -203,8 +208,11 @@ export async function startWorkers(
     };
     slots[index] = slot;
     try {
-      const listening = await channel.call<{ port: number }>("init", initOf(index, reports));
+      const init = initOf(index, reports);
+      const listening = await channel.callWithin<{ port: number }>(timing.startMs, "init", init);
       port = listening.port;
+      slot.ready = true;
+      restarts.serving(live().length);
     } catch (err) {
       if (slots[index] === slot) slots[index] = undefined;
       worker.terminate();
@@ -216,7 +224,8 @@ export async function startWorkers(
   /**
    * A worker changed a token or a team: every other worker (and the primary's own directory) loads the change
    * before the worker that made it answers its admin request, so a revoked token is refused on every worker from
-   * the moment the revocation is answered. A worker that cannot answer (dying) is not waited for.
+   * the moment the revocation is answered. A worker that cannot answer (dying) is not waited for, nor one that has
+   * not answered in time (`pool_timing.ts`: ended if its thread is stuck, and its replacement loads every token).
    */
   async function tokensChanged(from: number): Promise<void> {
     await Promise.all([
@@ -234,41 +243,23 @@ export async function startWorkers(
     poolMetrics.retire(slot);
     // What it reported before it died is in the ring still: its records are written, its ends known.
     readReports(slot);
-    const now = Date.now();
-    let recorded = 0;
-    for (const notice of slot.ledger.open.values()) {
-      const record = diedRecord(notice, now);
-      if (record === null) continue;
-      shared.pipeline?.write(record);
-      // Counted here: the worker that would have counted it is gone. Its GenAI operation is its route's, from
-      // the path and method its start told (a prewarm, which asks nothing, cannot be told apart here).
-      metrics.recordRequest(record, genAiOperationOf(notice.method, notice.path));
-      recorded++;
-    }
-    // The slots it held are given back, and its places on targets; its reservations of rates and budgets stay
-    // spent (the upstream may have been called).
-    for (const [key, held] of slot.ledger.slots) {
-      // A slot the local limiter holds (Redis away when it was taken) goes back to that limiter.
-      const local = key.startsWith(LOCAL_SLOT);
-      const store = local ? slot.ledger.local : shared.counters;
-      const counter = local ? key.slice(LOCAL_SLOT.length) : key;
-      for (let i = 0; i < held; i++) void store?.release(counter).catch(() => {});
-    }
+    // Its open requests are recorded as failed, its concurrency slots given back.
+    const recorded = settleDeadLedger(slot.ledger, shared, metrics);
     places.release(index);
     logger.error("worker_died", { worker: index, reason, open_requests: slot.ledger.open.size, recorded });
-    if (stopping) return;
-    youngDeaths = now - slot.startedAt < YOUNG_MS ? youngDeaths + 1 : 0;
-    const delay = youngDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** youngDeaths);
-    setTimeout(() => {
-      if (stopping) return;
-      // In turn with reloads: a reload under way finishes first and the replacement starts on its result, and
-      // a reload asked meanwhile waits for the replacement to serve, then reaches it too.
-      inTurn(() => stopping ? Promise.resolve() : spawn(index)).then(
-        () => logger.info("worker_restarted", { worker: index }),
-        (err) => logger.error("worker_restart_failed", { worker: index, error: String(err) }),
-      );
-    }, delay);
+    restarts.serving(live().length);
+    // One still starting is tried again by whoever started it (a replacement's retries, or the gateway's start).
+    if (!stopping && slot.ready) restarts.died(index, slot.startedAt);
   }
+
+  const restarts = new Restarts({
+    timing,
+    logger,
+    registry: metrics.registry,
+    // In turn with reloads: a reload under way finishes first and the replacement starts on its result, and
+    // a reload asked meanwhile waits for the replacement to serve, then reaches it too.
+    start: (index) => inTurn(() => stopping ? Promise.resolve() : spawn(index)),
+  });
 
   const poolMetrics = new PoolMetrics<Slot>();
   const summedMetrics = () =>
@@ -313,12 +304,13 @@ export async function startWorkers(
     const prepared = asked ? await prepareInWorkers(live(), serving, trigger, validation) : null;
     const issues = refused.length > 0 ? refused : validation.ok ? [] : validation.issues;
     let status: ReloadStatus = prepared ?? reloadOutcome(trigger, issues);
-    // The workers resolved it; the primary's own resolution fails only when no worker answered.
+    // The workers resolved it; should the primary's own resolution fail, it is not the config either.
     if (status.ok && resolved?.ok === false) status = { ...status, ok: false, issues: resolved.issues };
     // Every worker set it up: all swap it in. Otherwise each forgets it, and every worker keeps the old config. A
     // worker whose swap did not answer while it serves is replaced, in the state decided here.
     const broken = (slot: Slot) => died(slots.indexOf(slot), slot, "reload_swap_failed");
-    if (asked) await finishInWorkers(live(), serving, status.ok, broken);
+    // A reload no worker swapped in (each died or stopped answering first) failed: replacements start on the old.
+    if (asked) status = await finishInWorkers(live(), serving, status, broken);
     if (status.ok && validation.ok && resolved?.ok) {
       current = validation.validated;
       config = resolved.config;
@@ -353,6 +345,7 @@ export async function startWorkers(
     });
   } catch (err) {
     stopping = true;
+    restarts.stop();
     clearInterval(reading);
     for (const slot of live()) slot.worker.terminate();
     await shared.close();
@@ -372,9 +365,12 @@ export async function startWorkers(
   async function stop(graceMs: number): Promise<void> {
     if (stopping) return;
     stopping = true;
+    restarts.stop();
     unwatch();
-    // Every worker drains at once; what each reports on its way out reaches the pipeline before it closes.
-    await Promise.all(live().map((s) => s.channel.call("stop", graceMs).catch(() => {})));
+    // Every worker drains at once; what each reports on its way out reaches the pipeline before it closes. One that
+    // has not answered a while after its grace is stuck: it is ended as one that died (its open requests recorded).
+    const bound = graceMs + timing.answerMs;
+    await Promise.all(live().map((s) => s.channel.callWithin(bound, "stop", graceMs).catch(() => {})));
     clearInterval(reading);
     for (const slot of live()) {
       readReports(slot);

@@ -5,13 +5,15 @@
  *
  * @module
  */
+import { genAiOperationOf } from "../http/endpoints.ts";
+import type { GatewayMetrics } from "../metrics/gateway_metrics.ts";
 import type { Check, CounterStore, SeenUser, SettleOps } from "../policy/counter_store.ts";
 import type { EndUserTracker } from "../policy/end_users.ts";
 import type { SharedState } from "../serve_state.ts";
 import type { UsageRecord } from "../usage/record.ts";
 import type { Methods } from "./channel.ts";
 import { COUNTER_METHODS, SEEN_METHOD } from "./remote_stores.ts";
-import type { ReportBatch, StartNotice } from "./report.ts";
+import { diedRecord, type ReportBatch, type StartNotice } from "./report.ts";
 
 /** A ledger key's prefix for a slot the local limiter holds (Redis away, `fail_open`), not the shared store. */
 export const LOCAL_SLOT = "local\u0000";
@@ -48,6 +50,33 @@ export class WorkerLedger {
     for (const record of batch.records) write(record);
     for (const n of batch.ends) this.open.delete(n);
   }
+}
+
+/**
+ * The worker of `ledger` died: the requests open in it are recorded as failed (into the pipeline and `metrics`), the
+ * concurrency slots it held given back. Its reservations of rates and budgets stay spent (the upstream may have
+ * been called). Returns how many requests it recorded.
+ */
+export function settleDeadLedger(ledger: WorkerLedger, shared: SharedState, metrics: GatewayMetrics): number {
+  const now = Date.now();
+  let recorded = 0;
+  for (const notice of ledger.open.values()) {
+    const record = diedRecord(notice, now);
+    if (record === null) continue;
+    shared.pipeline?.write(record);
+    // Counted here: the worker that would have counted it is gone. Its GenAI operation is its route's, from
+    // the path and method its start told (a prewarm, which asks nothing, cannot be told apart here).
+    metrics.recordRequest(record, genAiOperationOf(notice.method, notice.path));
+    recorded++;
+  }
+  for (const [key, held] of ledger.slots) {
+    // A slot the local limiter holds (Redis away when it was taken) goes back to that limiter.
+    const local = key.startsWith(LOCAL_SLOT);
+    const store = local ? ledger.local : shared.counters;
+    const counter = local ? key.slice(LOCAL_SLOT.length) : key;
+    for (let i = 0; i < held; i++) void store?.release(counter).catch(() => {});
+  }
+  return recorded;
 }
 
 /** What the engine may call on the store that decided, besides `release` and `settle` (which keep the ledger). */

@@ -185,4 +185,7 @@ channel.serve({
     else early.push(change);
   },
   "tokens.changed": () => refreshTokens(),
+  // Answered by this thread's event loop at once: the primary asks it of a worker slow to answer a call that waits
+  // on the primary's stores, to tell a stuck thread from a slow store (`pool_timing.ts`).
+  ping: () => true,
 });

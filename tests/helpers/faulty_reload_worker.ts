@@ -1,13 +1,16 @@
 /**
- * Test fixture: the serving worker of `serve --workers N` (lib/workers/worker_main.ts), except worker 1 when the
- * config a reload hands it for its first phase (`reload.prepare`) has an alias named for a fault:
+ * Test fixture: the serving worker of `serve --workers N` (lib/workers/worker_main.ts), except when the config a
+ * reload hands a worker for its first phase (`reload.prepare`) has an alias named for a fault:
  *
- * - `fail-in-worker-1`: it answers with an error, as a worker whose setup of the new config fails there alone (or
- *   a bug) would;
- * - `die-in-worker-1`: it dies while preparing, by an uncaught error, as a crash mid-reload would.
+ * - `fail-in-worker-1`: worker 1 answers with an error, as a worker whose setup of the new config fails there alone
+ *   (or a bug) would;
+ * - `die-in-worker-1`: worker 1 dies while preparing, by an uncaught error, as a crash mid-reload would;
+ * - `die-in-every-worker`: every worker dies so;
+ * - `hang-in-worker-1`: worker 1 never answers, its event loop free (a worker waiting on something that never
+ *   comes). (A thread stuck in a loop is not injected: Deno cannot end it, and it would outlive the test.)
  *
- * Everything else is worker_main's. A replacement (worker 1 again) takes the reload at its start, not by that
- * message, so it starts.
+ * Everything else is worker_main's. A replacement takes the reload at its start, not by that message, so it
+ * starts.
  *
  * @module
  */
@@ -22,22 +25,27 @@ const scope = globalThis as unknown as {
 };
 const real = scope.onmessage!;
 let index = -1;
+
+/** Dies by an uncaught error, as a crash would. */
+function crash(): void {
+  setTimeout(() => {
+    throw new Error(`worker ${index} crashed mid-reload on purpose`);
+  });
+}
+
 scope.onmessage = (event) => {
   const message = event.data;
   if (message.k === "call" && message.m === "init") index = (message.a[0] as WorkerInit).index;
-  if (index === 1 && message.k === "call" && message.m === "reload.prepare") {
+  if (message.k === "call" && message.m === "reload.prepare") {
     const validation = message.a[1] as ValidationResult;
     const aliases = validation.ok ? Object.keys(validation.validated.data.models) : [];
-    if (aliases.includes("fail-in-worker-1")) {
+    if (aliases.includes("die-in-every-worker")) return crash();
+    if (index === 1 && aliases.includes("fail-in-worker-1")) {
       const e = { name: "Error", message: "worker 1 could not set the config up (on purpose)" };
       return scope.postMessage({ k: "err", id: message.id, e });
     }
-    if (aliases.includes("die-in-worker-1")) {
-      setTimeout(() => {
-        throw new Error("worker 1 crashed mid-reload on purpose");
-      });
-      return;
-    }
+    if (index === 1 && aliases.includes("die-in-worker-1")) return crash();
+    if (index === 1 && aliases.includes("hang-in-worker-1")) return;
   }
   real(event);
 };

@@ -13,6 +13,7 @@ import { loadConfigFile } from "../../lib/config/load.ts";
 import { createProviders } from "../../lib/providers/registry.ts";
 import { denoRuntime } from "../../lib/runtime/deno.ts";
 import type { Runtime } from "../../lib/runtime/types.ts";
+import type { PoolTiming } from "../../lib/workers/pool_timing.ts";
 import { startWorkers, type WorkersHandle } from "../../lib/workers/primary.ts";
 
 /** A pool serving in this process: its handle, every log line of the primary and the workers, and its URL. */
@@ -30,6 +31,8 @@ export interface PoolOptions {
   readonly workers?: number;
   /** A worker module in place of `worker_main.ts` (a fixture injecting a fault). */
   readonly workerUrl?: URL;
+  /** The primary's bounds on its workers in place of the gateway's (a short `answerMs` for a worker kept silent). */
+  readonly timing?: Partial<PoolTiming>;
 }
 
 /** Starts a primary and its workers in this process, serving `file` on a free port of 127.0.0.1. */
@@ -54,6 +57,7 @@ export async function startPool(file: string, options: PoolOptions = {}): Promis
     unbufferedLogs: true,
     workers: options.workers ?? 2,
     workerUrl: options.workerUrl,
+    timing: options.timing,
   });
   return { gw, logs, url: `http://127.0.0.1:${gw.server.port}` };
 }
