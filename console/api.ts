@@ -103,21 +103,41 @@ export function get<T>(path: string, query: QueryValues = {}): Promise<T> {
   return request<T>("GET", `${path}${queryString(query)}`);
 }
 
-/** Every page of a list that pages with `after` (tokens), up to `max` entries. */
+/** The most entries the admin API answers a list page with (`limit`). */
+const LIST_PAGE = 1000;
+
+/** The most tokens the console lists at once (a page of the Tokens view). */
+export const TOKENS_SHOWN = 5000;
+
+/** Up to `max` entries of a list, and whether more follow them (`after` the last). */
+export interface Bounded<T> {
+  readonly data: T[];
+  readonly has_more: boolean;
+}
+
+/**
+ * The first `max` entries of a list that pages with `after` (tokens), page after page, and whether more
+ * follow: a caller that shows them says so, rather than showing a cut list as the whole.
+ */
 export async function getAll<T extends { id: string }>(
   path: string,
   query: QueryValues,
-  max = 5000,
-): Promise<T[]> {
+  max = TOKENS_SHOWN,
+): Promise<Bounded<T>> {
   const all: T[] = [];
-  let after: string | undefined;
-  while (all.length < max) {
-    const page = await get<ApiList<T>>(path, { ...query, limit: 1000, after });
+  let after = typeof query.after === "string" && query.after !== "" ? query.after : undefined;
+  let hasMore = true;
+  while (all.length < max && hasMore) {
+    const page = await get<ApiList<T>>(path, {
+      ...query,
+      limit: Math.min(LIST_PAGE, max - all.length),
+      after,
+    });
     all.push(...page.data);
-    if (!page.has_more || page.data.length === 0) break;
-    after = page.data[page.data.length - 1].id;
+    hasMore = page.has_more && page.data.length > 0;
+    if (hasMore) after = page.data[page.data.length - 1].id;
   }
-  return all;
+  return { data: all, has_more: hasMore };
 }
 
 /** Groups per `/admin/usage` page the console asks for: the most the API answers at once. */

@@ -26,9 +26,31 @@ export const COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df"] as
 
 const HEIGHT = 180;
 
+/** How a chart's y axis is scaled. */
+export interface Scale {
+  /**
+   * The least top of the y axis. 1 (the default) suits counts, rates and milliseconds: a lone request is not
+   * drawn at the very top, and the ticks stay whole numbers. 0 scales the axis to the data alone, for values
+   * that are often all below 1 (money: a bucket's cost can be 0.0002, which a 0–1 axis draws as a flat 0).
+   */
+  readonly floor?: number;
+}
+
+/** The y axis's extent for the data's `min` and `max` (null: no data). */
+export function yRange(min: number | null, max: number | null, floor = 1): [number, number] {
+  const top = Math.max(floor, max ?? 0);
+  // All zero (or no data) with no floor: a 0–1 axis, not a degenerate one.
+  return [Math.min(0, min ?? 0), (top > 0 ? top : 1) * 1.05];
+}
+
+/** Pixels per character of an axis label (uPlot's 12 px font), and the tick and padding beside them. */
+const LABEL_CHAR_PX = 7;
+const AXIS_PAD_PX = 18;
+
 /**
  * A chart figure over `x` (epoch seconds). `format` writes the y axis's values. The chart follows its
- * figure's width.
+ * figure's width. The y axis's tick labels as drawn are on the figure (`data-y-ticks`, space-separated) and
+ * in the canvas's label, so a screen reader or a test can read the scale without reading pixels.
  */
 export function chartFigure(
   caption: string,
@@ -36,8 +58,10 @@ export function chartFigure(
   lines: readonly Line[],
   points: number,
   format: (value: number) => string,
+  scale: Scale = {},
 ): HTMLElement {
   const plot = h("div", { class: "plot" });
+  const canvasOf = () => plot.querySelector("canvas");
   const legend = lines.length < 2 ? null : h(
     "ul",
     { class: "legend" },
@@ -60,14 +84,27 @@ export function chartFigure(
     legend: { show: false },
     cursor: { drag: { x: false, y: false } },
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-    scales: { y: { range: (_u, min, max) => [Math.min(0, min ?? 0), Math.max(1, max ?? 1) * 1.05] } },
+    scales: { y: { range: (_u, min, max) => yRange(min, max, scale.floor) } },
     axes: [
       { stroke: "#57606a", grid: { stroke: "#eaeef2" } },
       {
         stroke: "#57606a",
         grid: { stroke: "#eaeef2" },
-        size: 64,
-        values: (_u, values) => values.map((v) => format(v)),
+        // Wide enough for the longest label (a small amount's "0.00015").
+        size: (_u, values) =>
+          Math.max(64, Math.max(0, ...(values ?? []).map((v) => v.length)) * LABEL_CHAR_PX + AXIS_PAD_PX),
+        values: (_u, values) => {
+          const labels = values.map((v) => format(v));
+          const ticks = labels.join(" ");
+          if (figure.dataset.yTicks !== ticks) {
+            figure.dataset.yTicks = ticks;
+            canvasOf()?.setAttribute(
+              "aria-label",
+              `${caption} chart, y axis ${labels[0] ?? ""} to ${labels[labels.length - 1] ?? ""}`,
+            );
+          }
+          return labels;
+        },
       },
     ],
     series: [
@@ -83,8 +120,10 @@ export function chartFigure(
     ],
   };
   const chart = new uPlot(options, [x, ...lines.map((line) => line.values)] as uPlot.AlignedData, plot);
-  chart.root.querySelector("canvas")?.setAttribute("aria-label", `${caption} chart`);
-  chart.root.querySelector("canvas")?.setAttribute("role", "img");
+  const ticks = figure.dataset.yTicks?.split(" ") ?? [];
+  const extent = ticks.length === 0 ? "" : `, y axis ${ticks[0]} to ${ticks[ticks.length - 1]}`;
+  canvasOf()?.setAttribute("aria-label", `${caption} chart${extent}`);
+  canvasOf()?.setAttribute("role", "img");
   const resize = new ResizeObserver(() => {
     if (!figure.isConnected) {
       resize.disconnect();

@@ -71,10 +71,15 @@ export function formatCostShares(c: CostClasses): string {
   return parts.length === 0 ? "" : `of which ${parts.join(" · ")}`;
 }
 
-/** An axis tick: at most three significant digits, no trailing zeros (`0.5`, `1`, `1.25`, `12,500`). */
+const TICK = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3, useGrouping: false });
+
+/**
+ * An axis tick: at most three significant digits, no trailing zeros, never in exponent form (`0.5`, `1`,
+ * `1.25`, `12,500`, a small cost's `0.00015`).
+ */
 export function axisNumber(value: number): string {
   if (!Number.isFinite(value)) return "";
-  return Math.abs(value) >= 1000 ? INTEGER.format(value) : String(Number(value.toPrecision(3)));
+  return Math.abs(value) >= 1000 ? INTEGER.format(value) : TICK.format(value);
 }
 
 /** A latency axis tick: "0.5 ms", "120 ms", "1.5 s". */

@@ -99,6 +99,10 @@ Deno.test("axisNumber keeps ticks short", () => {
   assert.equal(axisNumber(1), "1");
   assert.equal(axisNumber(0.123456), "0.123");
   assert.equal(axisNumber(12500), "12,500");
+  // Small amounts (a bucket's cost) in full, not as 1.5e-7, and without a float's noise.
+  assert.equal(axisNumber(0.00000015), "0.00000015");
+  assert.equal(axisNumber(0.00030000000000000003), "0.0003");
+  assert.equal(axisNumber(0), "0");
   assert.equal(axisMs(0.5), "0.5 ms");
   assert.equal(axisMs(1500), "1.5 s");
 });

@@ -117,7 +117,8 @@ export const explainView: View = async (root, _rest, params) => {
 
   // Suggestions only: a failure leaves the inputs free text.
   void Promise.all([
-    getAll<Token>("/admin/tokens", {}).catch(() => [] as Token[]),
+    // The first tokens by name (bounded); a token past them is typed in full, as any name can be.
+    getAll<Token>("/admin/tokens", {}).then((l) => l.data).catch(() => [] as Token[]),
     get<ApiList<AliasTargets>>("/admin/targets").then((l) => l.data).catch(() => [] as AliasTargets[]),
   ]).then(([tokens, aliases]) => {
     replace(tokenList, tokens.map((t) => h("option", { value: t.name })));

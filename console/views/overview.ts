@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { getAll, getUsage } from "../api.ts";
+import { get, getAll, getUsage } from "../api.ts";
 import { chartFigure, COLORS } from "../charts.ts";
 import { type Child, definitions, h, link, replace, table } from "../dom.ts";
 import {
@@ -81,6 +81,28 @@ export function summary(totals: Totals): HTMLElement {
 }
 
 /** A token row's first cell: its drill-down link, and "(revoked)" after it for a revoked token. */
+/**
+ * Which of the token ids shown are revoked, to mark their rows: the revoked tokens listed (bounded), and when
+ * there are more of them than that, each shown id not among them asked for alone (at most a table's rows). The
+ * overview still works if the token API is unavailable (nothing is marked).
+ */
+async function revokedAmong(ids: readonly (string | null | undefined)[]): Promise<Set<string>> {
+  const shown = ids.filter((id): id is string => typeof id === "string");
+  try {
+    const listed = await getAll<Token>("/admin/tokens", { status: "revoked" });
+    const revoked = new Set(listed.data.map((t) => t.id));
+    if (!listed.has_more) return revoked;
+    const rest = shown.filter((id) => !revoked.has(id));
+    const found = await Promise.all(
+      rest.map((id) => get<Token>(`/admin/tokens/${encodeURIComponent(id)}`).catch(() => null)),
+    );
+    for (const token of found) if (token?.status === "revoked") revoked.add(token.id);
+    return revoked;
+  } catch {
+    return new Set();
+  }
+}
+
 function tokenCell(name: HTMLElement, isRevoked: boolean): Child {
   return isRevoked ? h("span", {}, name, " ", h("span", { class: "muted" }, "(revoked)")) : name;
 }
@@ -138,9 +160,9 @@ export const overviewView: View = async (root, _rest, params) => {
     showError(body, err);
     return;
   }
-  // Revoked tokens are marked on their rows; the overview still works if the token API is unavailable.
-  const revoked = await getAll<Token>("/admin/tokens", { status: "revoked" }).catch(() => [] as Token[]);
-  const revokedIds = new Set(revoked.map((t) => t.id));
+  const byRequests = breakdowns.map((report) => [...report.groups].sort((a, b) => b.requests - a.requests));
+  const tokenRows = byRequests[BREAKDOWNS.findIndex(([key]) => key === "token_id")] ?? [];
+  const revokedIds = await revokedAmong(tokenRows.slice(0, ROWS_SHOWN).map((g) => g.key.token_id));
 
   const series = toSeries(timeline.groups, window);
   const count = axisNumber;
@@ -167,6 +189,8 @@ export const overviewView: View = async (root, _rest, params) => {
       [{ label: "Cost", values: series.cost, color: COLORS[3] }],
       series.points,
       axisNumber,
+      // Costs are small amounts: a bucket's is often well below 1, which a 0–1 axis would draw as a flat 0.
+      { floor: 0 },
     ),
     chartFigure(
       "Error rate",
@@ -188,7 +212,7 @@ export const overviewView: View = async (root, _rest, params) => {
   );
 
   const tables = BREAKDOWNS.map(([key, caption], i) => {
-    const groups = [...breakdowns[i].groups].sort((a, b) => b.requests - a.requests);
+    const groups = byRequests[i];
     const shown = groups.slice(0, ROWS_SHOWN);
     const columns = [
       "Value",

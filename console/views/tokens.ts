@@ -1,13 +1,14 @@
 /// <reference lib="dom" />
 /**
- * Tokens: every client token (config file and issued here), filtered by status, and the dialog that issues a
- * new one and shows its secret once.
+ * Tokens: every client token (config file and issued here), filtered by status and name, a page of at most
+ * {@linkcode TOKENS_SHOWN} at a time (a notice says when more match, and leads on), and the dialog that issues
+ * a new one and shows its secret once.
  *
  * @module
  */
-import { getAll, request } from "../api.ts";
-import { alertBox, field, h, link, openDialog, replace, select, table } from "../dom.ts";
-import { formatBudget, formatLimits, formatTime, NONE } from "../format.ts";
+import { type Bounded, getAll, request, TOKENS_SHOWN } from "../api.ts";
+import { alertBox, type Child, field, h, link, openDialog, replace, select, table } from "../dom.ts";
+import { formatBudget, formatCount, formatLimits, formatTime, NONE } from "../format.ts";
 import { routeHash } from "../query.ts";
 import { createBody, formValuesOf } from "../token_body.ts";
 import type { Token } from "../types.ts";
@@ -86,16 +87,53 @@ function newTokenDialog(created: () => void): void {
   });
 }
 
+/** The page size asked for in the hash (`limit`, 1 to {@linkcode TOKENS_SHOWN}), else the most. */
+function pageSizeOf(text: string | undefined): number {
+  const n = Number(text);
+  return Number.isInteger(n) && n >= 1 && n <= TOKENS_SHOWN ? n : TOKENS_SHOWN;
+}
+
+/**
+ * What the list holds when it is not every token that matches: the first page says more follow and how to
+ * narrow them or go on; a later page (`after`, a token id: the list goes on by name after it) says so and leads
+ * back to the first.
+ */
+function pageNotice(
+  params: Readonly<Record<string, string>>,
+  tokens: Bounded<Token>,
+  size: number,
+): HTMLElement | null {
+  const later = params.after !== undefined && params.after !== "";
+  if (!later && !tokens.has_more) return null;
+  const count = formatCount(tokens.data.length);
+  const parts: Child[] = [
+    later
+      ? `Showing ${count} more tokens, by name, after those of the pages before.`
+      : `Showing the first ${count} tokens that match, by name; more match. ` +
+        "Narrow the list with Status or Name contains, or go on to the next page.",
+  ];
+  const last = tokens.data[tokens.data.length - 1];
+  if (tokens.has_more && last !== undefined) {
+    parts.push(
+      " ",
+      link(routeHash("tokens", { ...params, after: last.id }), `Next ${formatCount(size)} tokens`),
+    );
+  }
+  if (later) parts.push(" ", link(routeHash("tokens", { ...params, after: "" }), "First page"));
+  return h("p", { class: "note", role: "status" }, ...parts);
+}
+
 export const tokensView: View = async (root, _rest, params) => {
+  // A new filter starts the list again from its first page.
   const status = select(STATUSES, params.status ?? "", { name: "status" });
   status.addEventListener(
     "change",
-    () => location.hash = routeHash("tokens", { ...params, status: status.value }),
+    () => location.hash = routeHash("tokens", { ...params, status: status.value, after: "" }),
   );
   const search = h("input", { type: "search", name: "q", value: params.q ?? "", autocomplete: "off" });
   search.addEventListener(
     "change",
-    () => location.hash = routeHash("tokens", { ...params, q: search.value.trim() }),
+    () => location.hash = routeHash("tokens", { ...params, q: search.value.trim(), after: "" }),
   );
   const newToken = h("button", { type: "button" }, "New token");
   newToken.addEventListener("click", () => newTokenDialog(() => void tokensView(root, _rest, params)));
@@ -106,15 +144,20 @@ export const tokensView: View = async (root, _rest, params) => {
     h("div", { class: "filter-form" }, field("Status", status), field("Name contains", search)),
     body,
   );
-  let tokens: Token[];
+  const size = pageSizeOf(params.limit);
+  let tokens: Bounded<Token>;
   try {
-    tokens = await getAll<Token>("/admin/tokens", { status: params.status, q: params.q });
+    tokens = await getAll<Token>(
+      "/admin/tokens",
+      { status: params.status, q: params.q, after: params.after },
+      size,
+    );
   } catch (err) {
     replace(body);
     showError(body, err);
     return;
   }
-  const rows = tokens.map((t) => [
+  const rows = tokens.data.map((t) => [
     link(routeHash("tokens", {}, t.id), t.name),
     t.environment,
     t.source,
@@ -130,6 +173,7 @@ export const tokensView: View = async (root, _rest, params) => {
   ]);
   replace(
     body,
+    pageNotice(params, tokens, size),
     table(
       "Tokens",
       ["Name", "Environment", "Source", "Status", "Models", "Limits", "Budget", "Expires"],

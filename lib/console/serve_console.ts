@@ -12,6 +12,7 @@
 import { GatewayError } from "../errors.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { ClientRequest } from "../runtime/types.ts";
+import { SECURITY_HEADERS } from "./console_headers.ts";
 import indexHtml from "./assets/index.html" with { type: "text" };
 import consoleJs from "./assets/console.js" with { type: "text" };
 import consoleCss from "./assets/console.css" with { type: "text" };
@@ -57,31 +58,6 @@ const INDEX: Asset = asset(
   }),
   "text/html; charset=utf-8",
 );
-
-/**
- * Only this origin's scripts, styles and API; no inline script or style element, no plugins, no framing.
- * (Scripts may still set element styles through the DOM, which uPlot does to size its canvas.)
- */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
-
-const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  "content-security-policy": CONTENT_SECURITY_POLICY,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "x-frame-options": "DENY",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-};
 
 /** Long enough to never refetch a versioned URL; a new build is a new URL. */
 const IMMUTABLE = "public, max-age=31536000, immutable";

@@ -18,6 +18,7 @@ import type { RequestContext } from "./context.ts";
 import { noteOutputGuardrails, usageRecordOf } from "./accounting.ts";
 import { dialectOf, endpointOf, genAiOperationOf, isAdminPath, matchRoute, ROUTES } from "./endpoints.ts";
 import { webSocketOf } from "../runtime/types.ts";
+import { consoleAnswerHeaders, isConsolePath } from "../console/console_headers.ts";
 
 const SWITCHING_PROTOCOLS = 101;
 
@@ -87,11 +88,14 @@ function errorAnswer(ctx: RequestContext, err: unknown): Response {
  * 401 cached by a proxy would outlive the fix of the token). It is applied outside the error boundary, so the
  * boundary's answers (400, 401, 404, 405, 409, 413, 503, …) get it too, and it judges by the path alone, so an
  * admin path no route serves does, and a route added under `/admin` cannot forget it. (Not a middleware of its
- * own: one more layer in the chain measurably slowed every API request.)
+ * own: one more layer in the chain measurably slowed every API request.) Answers under `/console` get the
+ * console's security headers and, unless they say how to cache themselves, no-store (lib/console/console_headers.ts).
  */
 function adminNoStore(path: string, response: Response): void {
   // `/metrics` too: the gateway's own numbers (by token, alias, provider), behind the admin token by default.
   if (isAdminPath(path) || path === METRICS_PATH) response.headers.set("cache-control", "no-store");
+  // The console's errors (a file it does not have, a wrong method): its security headers, and no-store.
+  else if (isConsolePath(path)) consoleAnswerHeaders(response);
 }
 
 /** `x-cache` for each cache outcome of the usage record. */

@@ -18,7 +18,8 @@ import {
 } from "./bun_connection.ts";
 import { lingeringBody } from "./bun_linger.ts";
 import { type DirectoryWatch, watchResolvedFile } from "./file_watch.ts";
-import { NOT_A_HANDSHAKE, NOT_VALID_HTTP } from "./raw_answers.ts";
+import { DOT_SEGMENT, edgeResponse, NOT_A_HANDSHAKE, NOT_VALID_HTTP } from "./raw_answers.ts";
+import { paramsHaveDotSegment, rawPathRoutes, resolvedFromOtherPath } from "./bun_dot_segments.ts";
 import { originOf } from "./request_origin.ts";
 import {
   DEFAULT_CONNECTION_LIMITS,
@@ -65,6 +66,15 @@ export interface BunWebSocketHandlers {
   close(ws: BunWebSocket, code: number, reason: string): void;
 }
 
+/** A request a route matched has its raw segments (percent-decoded) as `params`. */
+export type BunRequest = Request & { readonly params?: Readonly<Record<string, string>> };
+
+/** A handler of `Bun.serve`: its `fetch`, or a route's. */
+export type BunHandler = (
+  request: BunRequest,
+  server: BunServer,
+) => Response | undefined | Promise<Response | undefined>;
+
 /** The part of `Bun.serve`'s options this edge uses. */
 export interface BunServeOptions {
   hostname: string;
@@ -74,7 +84,9 @@ export interface BunServeOptions {
   /** The largest request body Bun lets through to the handler (128 MiB unless set). */
   maxRequestBodySize?: number;
   reusePort?: boolean;
-  fetch(request: Request, server: BunServer): Response | undefined | Promise<Response | undefined>;
+  /** Handlers by route pattern, matched on the raw request target; `fetch` takes what none matches. */
+  routes?: Record<string, BunHandler>;
+  fetch: BunHandler;
   error(error: unknown): Response;
   websocket: BunWebSocketHandlers;
 }
@@ -200,6 +212,48 @@ function serve(options: ServeOptions): Promise<RunningServer> {
   const sessions = new Set<WebSocketSession>();
   const idle = idlePhases(limits);
   let closing = false;
+  const fetch = async (request: BunRequest, server: BunServer, dotted: boolean) => {
+    // The request being served counts itself.
+    if (server.pendingRequests > limits.maxConnections) {
+      return edgeResponse(503, TOO_MANY_REQUESTS, { "retry-after": "1", connection: "close" });
+    }
+    const contentLength = request.headers.get("content-length");
+    if (repeatsContentLength(contentLength)) {
+      return edgeResponse(400, NOT_VALID_HTTP, { connection: "close" });
+    }
+    // A raw path with a dot segment (lib/runtime/bun_dot_segments.ts): refused before it is served as another.
+    if (dotted) return edgeResponse(400, DOT_SEGMENT);
+    server.timeout(request, 0);
+    const target = request.url.startsWith("/") ? underOrigin(request, origin) : request;
+    // A chunked body (rare: clients send Content-Length) can be drained once answered (lib/runtime/bun_linger.ts).
+    const chunked = contentLength === null && request.headers.has("transfer-encoding") ? target.body : null;
+    const lingering = chunked === null ? undefined : lingeringBody(chunked);
+    const served = lingering === undefined ? target : withBody(target, lingering.body);
+    const response = await options.handler(served);
+    // Only an answer made by acceptWebSocket (bodiless) has a session; `response.body` is not read to tell,
+    // since reading it makes a stream of a finished body, which Bun then sends through that stream.
+    const session = webSocketOf(response);
+    if (session !== undefined) {
+      if (server.upgrade(request, { data: session, headers: response.headers })) return undefined;
+      return edgeResponse(400, NOT_A_HANDSHAKE);
+    }
+    // Once shutting down, when the request asked for it, and when the answer leaves part of the body unread,
+    // the answer says it is its connection's last (Bun closes it after), as on node:http.
+    const last = closing || asksToClose(request) ||
+      leavesBodyUnread(served, contentLength, response.status);
+    // Lingers before the answer, not after: Bun closes the socket once the answer is written. Not on a 408: its
+    // client has stopped sending.
+    if (lingering !== undefined) {
+      await lingering.settle(
+        response.status !== 408 && leavesBodyUnread(served, contentLength, response.status),
+      );
+    }
+    return withKeepAliveTimer(
+      last ? saidLast(response) : response,
+      () => server.timeout(request, idle.keepAlive),
+      limits.sendTimeoutMs,
+    );
+  };
   const server = requireBun().serve({
     hostname: options.hostname,
     port: options.port,
@@ -209,58 +263,14 @@ function serve(options: ServeOptions): Promise<RunningServer> {
     // own limit (128 MiB by default) would answer a bare 413 first, unrecorded, and refuse a larger setting.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     // Bun aborts `request.signal` when the client goes away and cancels the response body stream, so a
-    // client disconnect reaches the upstream request without help from this edge.
-    fetch: async (request, server) => {
-      // The request being served counts itself.
-      if (server.pendingRequests > limits.maxConnections) {
-        return new Response(TOO_MANY_REQUESTS, {
-          status: 503,
-          headers: { "content-type": "application/json", "retry-after": "1", connection: "close" },
-        });
-      }
-      const contentLength = request.headers.get("content-length");
-      if (repeatsContentLength(contentLength)) {
-        return new Response(NOT_VALID_HTTP, {
-          status: 400,
-          headers: { "content-type": "application/json", connection: "close" },
-        });
-      }
-      server.timeout(request, 0);
-      const target = request.url.startsWith("/") ? underOrigin(request, origin) : request;
-      // A chunked body (rare: clients send Content-Length) can be drained once answered (lib/runtime/bun_linger.ts).
-      const chunked = contentLength === null && request.headers.has("transfer-encoding") ? target.body : null;
-      const lingering = chunked === null ? undefined : lingeringBody(chunked);
-      const served = lingering === undefined ? target : withBody(target, lingering.body);
-      const response = await options.handler(served);
-      // Only an answer made by acceptWebSocket (bodiless) has a session; `response.body` is not read to tell,
-      // since reading it makes a stream of a finished body, which Bun then sends through that stream.
-      const session = webSocketOf(response);
-      if (session !== undefined) {
-        if (server.upgrade(request, { data: session, headers: response.headers })) return undefined;
-        return new Response(NOT_A_HANDSHAKE, {
-          status: 400,
-          headers: { "content-type": "application/json" },
-        });
-      }
-      // Once shutting down, when the request asked for it, and when the answer leaves part of the body unread,
-      // the answer says it is its connection's last (Bun closes it after), as on node:http.
-      const last = closing || asksToClose(request) ||
-        leavesBodyUnread(served, contentLength, response.status);
-      // Lingers before the answer, not after: Bun closes the socket once the answer is written. Not on a 408: its
-      // client has stopped sending.
-      if (lingering !== undefined) {
-        await lingering.settle(
-          response.status !== 408 && leavesBodyUnread(served, contentLength, response.status),
-        );
-      }
-      return withKeepAliveTimer(
-        last ? saidLast(response) : response,
-        () => server.timeout(request, idle.keepAlive),
-        limits.sendTimeoutMs,
-      );
-    },
+    // client disconnect reaches the upstream request without help from this edge. Every request whose raw path
+    // has at most RAW_DEPTH segments, none empty, comes through a route, its raw segments in `params`.
+    routes: rawPathRoutes<BunHandler>((request, server) =>
+      fetch(request, server, paramsHaveDotSegment(request.params))
+    ),
+    fetch: (request, server) => fetch(request, server, resolvedFromOtherPath(request.url)),
     // The handler never throws; this only guards against a bug turning into Bun's default error page.
-    error: () => new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } }),
+    error: () => edgeResponse(500, LAST_RESORT),
     websocket: webSocketHandlers(sessions),
   });
   return Promise.resolve({

@@ -22,6 +22,7 @@ import { originOf } from "./request_origin.ts";
 import { ClientGoneError } from "../errors.ts";
 import type { Socket } from "node:net";
 import { toRequest } from "./node_request.ts";
+import { DotSegmentError } from "./dot_segments.ts";
 import { isWebSocketUpgrade, serveWebSockets } from "./node_websocket.ts";
 import {
   type ClientRequest,
@@ -37,7 +38,10 @@ import {
   BAD_REQUEST,
   closeAnswered,
   CONNECT_ELSEWHERE,
+  DOT_SEGMENT,
   EDGE_ENDS,
+  EDGE_HEADERS,
+  edgeResponse,
   HEADERS_TOO_LARGE,
   INVALID_REQUEST,
   LAST_RESORT,
@@ -108,23 +112,24 @@ async function serveOne(
   let request: ClientRequest;
   try {
     request = toRequest(req, origin, () => aborter.abort(CLIENT_GONE()));
-  } catch {
-    // A request target that is no path or URL, or a header value the Fetch API refuses: the client's mistake.
+  } catch (err) {
+    // A request target that is no path or URL, a path with a dot segment, or a header value the Fetch API
+    // refuses: the client's mistake.
+    const body = err instanceof DotSegmentError ? DOT_SEGMENT : INVALID_REQUEST;
     res.shouldKeepAlive = false;
     res.writeHead(400, [
-      "content-type",
-      "application/json",
+      ...Object.entries(EDGE_HEADERS).flat(),
       "content-length",
-      String(INVALID_REQUEST.length),
+      String(new TextEncoder().encode(body).byteLength),
     ]);
-    res.end(INVALID_REQUEST);
+    res.end(body);
     return;
   }
   let response: Response;
   try {
     response = await handler(request, { signal: aborter.signal });
   } catch {
-    response = new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } });
+    response = edgeResponse(500, LAST_RESORT);
   }
   if (aborter.signal.aborted) {
     await response.body?.cancel(aborter.signal.reason).catch(() => {});

@@ -7,6 +7,7 @@
  */
 import type http from "node:http";
 import { BufferedRequest } from "./buffered_request.ts";
+import { DotSegmentError, targetHasDotSegment } from "./dot_segments.ts";
 import type { ClientRequest } from "./types.ts";
 
 /** The methods the Fetch standard refuses to build a web Request with (a {@linkcode BufferedRequest} takes them). */
@@ -120,10 +121,11 @@ function hasBody(req: http.IncomingMessage): boolean {
  * header: the handlers route on the URL, and a Host holding `/`, `?` or `#` would put a path of the client's
  * choosing before the request line's (nothing in the gateway reads the host). A target in absolute form (RFC
  * 9112 §3.2.2, as a client speaking to a proxy sends it) gives its path and query; any other form (`*`) throws,
- * the edge's 400.
+ * the edge's 400. A path with a dot segment throws a {@linkcode DotSegmentError} (lib/runtime/dot_segments.ts).
  */
 function urlOf(target: string | undefined, origin: string): string {
   if (target === undefined) return `${origin}/`;
+  if (targetHasDotSegment(target)) throw new DotSegmentError();
   if (target.startsWith("/")) return origin + target;
   const absolute = new URL(target);
   if (absolute.protocol !== "http:" && absolute.protocol !== "https:") {

@@ -13,7 +13,8 @@ import { STATUS_CODES } from "node:http";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer } from "ws";
-import { INVALID_REQUEST, LAST_RESORT, NOT_A_HANDSHAKE } from "./raw_answers.ts";
+import { DOT_SEGMENT, edgeResponse, INVALID_REQUEST, LAST_RESORT, NOT_A_HANDSHAKE } from "./raw_answers.ts";
+import { DotSegmentError } from "./dot_segments.ts";
 import {
   type ClientRequest,
   type EdgeHandler,
@@ -145,20 +146,18 @@ export function serveWebSockets(
     let request: ClientRequest;
     try {
       request = toRequest(req);
-    } catch {
-      // A request target that is no path or URL (`*`, `ftp://…`), or a header value the Fetch API refuses: the
-      // client's mistake, the 400 the same request gets without `Upgrade` (node_http_edge.ts), not a 500.
-      const answer = new Response(INVALID_REQUEST, {
-        status: 400,
-        headers: { "content-type": "application/json" },
-      });
+    } catch (err) {
+      // A request target that is no path or URL (`*`, `ftp://…`), a path with a dot segment, or a header value the
+      // Fetch API refuses: the client's mistake, the 400 the same request gets without `Upgrade`
+      // (node_http_edge.ts), not a 500.
+      const answer = edgeResponse(400, err instanceof DotSegmentError ? DOT_SEGMENT : INVALID_REQUEST);
       return void writeRaw(socket, answer).catch(() => socket.destroy());
     }
     let response: Response;
     try {
       response = await handler(request, { signal: aborter.signal });
     } catch {
-      response = new Response(LAST_RESORT, { status: 500, headers: { "content-type": "application/json" } });
+      response = edgeResponse(500, LAST_RESORT);
     }
     const session = webSocketOf(response);
     if (socket.destroyed) {
@@ -178,10 +177,7 @@ export function serveWebSockets(
     // The gateway checked the key and the version (lib/http/websocket_handshake.ts); anything else `ws` finds
     // wrong (a malformed Sec-WebSocket-Protocol) is refused in the gateway's JSON, not `ws`'s text/html.
     ws.on("wsClientError", (_err, refused) => {
-      const answer = new Response(NOT_A_HANDSHAKE, {
-        status: 400,
-        headers: { "content-type": "application/json" },
-      });
+      const answer = edgeResponse(400, NOT_A_HANDSHAKE);
       void writeRaw(refused, answer).catch(() => refused.destroy());
     });
     ws.handleUpgrade(req, socket, head, (connection) => {

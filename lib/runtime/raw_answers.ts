@@ -15,11 +15,33 @@ function errorBody(message: string, type: string, code: string): string {
   return JSON.stringify({ error: { message, type, param: null, code } });
 }
 
+/**
+ * The headers of every answer an edge writes itself. The edge answers before any path is read (a 431 for
+ * headers too large, a 408, bytes that are not HTTP) or without the handler, so it cannot tell an admin or
+ * console request from another: each answer is kept by no cache (docs/admin_api.md promises `no-store` on every
+ * answer under `/admin`, errors included) and is not sniffed as anything but the JSON it is.
+ */
+export const EDGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "application/json",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+};
+
+/** {@linkcode EDGE_HEADERS} as raw header lines. */
+const EDGE_HEADER_LINES = Object.entries(EDGE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join(
+  "",
+);
+
 /** A whole raw HTTP/1.1 response that closes the connection, for sockets no handler owns. */
 function rawResponse(status: string, body: string, extra = ""): string {
   const length = new TextEncoder().encode(body).byteLength;
-  return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n${extra}` +
+  return `HTTP/1.1 ${status}\r\n${EDGE_HEADER_LINES}content-length: ${length}\r\n${extra}` +
     `connection: close\r\n\r\n${body}`;
+}
+
+/** An answer the edge makes itself (with {@linkcode EDGE_HEADERS} and `extra`), for a handler's place. */
+export function edgeResponse(status: number, body: string, extra: Record<string, string> = {}): Response {
+  return new Response(body, { status, headers: { ...EDGE_HEADERS, ...extra } });
 }
 
 export const TOO_MANY_CONNECTIONS = rawResponse(
@@ -75,6 +97,12 @@ export const INVALID_REQUEST = errorBody(
   "The request's URL or headers are not valid.",
   "invalid_request_error",
   "malformed_request",
+);
+/** A request target with a dot segment (lib/runtime/dot_segments.ts), refused by both edges. */
+export const DOT_SEGMENT = errorBody(
+  "The request path has a `.` or `..` segment (in any encoding, or after a `\\`); send the path it resolves to.",
+  "invalid_request_error",
+  "invalid_path",
 );
 export const LAST_RESORT = errorBody("The gateway had an internal error.", "server_error", "internal_error");
 /**

@@ -128,3 +128,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "console: costs far below 1 drawn to scale, and a token list longer than a page says so and pages on",
+  ignore: skipBrowserTests(),
+  async fn(t) {
+    if (!hasChromium()) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
+    const shots = screenshotDir(Deno.env.get("GATEWAY_BIN") ? "console-scale-binary" : "console-scale");
+    await Deno.remove(shots, { recursive: true }).catch(() => {});
+    await Deno.mkdir(shots, { recursive: true });
+    // In the overview's last 24 hours: 0.0001 twice in one hour, 0.0003 in another (0.0005 in all), nothing else.
+    const at = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const records = [[180, 0.0001], [175, 0.0001], [60, 0.0003]].map(([minutes, cost], i) => ({
+      ...makeRecord(i, { time: at(minutes), token: "web-app", token_id: "cfg_web-app", cost }),
+      uid: `scale-${i}`,
+    }));
+    const { gw, stop } = await startConsoleGateway({ records });
+    try {
+      await runBrowserScript(t, new URL("../helpers/console_scale_steps.ts", import.meta.url), {
+        CONSOLE_URL: gw.url,
+        CONSOLE_SHOTS: shots,
+      });
+    } finally {
+      await stop();
+    }
+  },
+});

@@ -216,3 +216,68 @@ Deno.test("request target: a WebSocket handshake whose target is no path is the 
     await gw.stop();
   }
 });
+
+const ADMIN = "gw-request-target-admin-0123456789";
+
+/**
+ * Targets whose raw path has a dot segment, each in a spelling the URL parser resolves: served as they resolve,
+ * a proxy allowing `/v1/*` and blocking `/admin/*` by the path it saw would be walked past.
+ */
+const DOTTED = [
+  "/v1/%2e%2e/admin/tokens",
+  "/v1/%2E%2e/admin/tokens",
+  "/v1/.%2e/admin/tokens",
+  "/v1/%2e./admin/tokens",
+  "/v1/../admin/tokens",
+  "/v1/./../admin/tokens",
+  "/v1/%2e/../admin/tokens",
+  "/v1\\..\\admin\\tokens",
+  "/v1/x\\%2e%2e/../admin/tokens",
+  "/x//../../admin/tokens",
+  "/v1/chat/%2e%2e/embeddings",
+  "/admin/%2e%2e/v1/models",
+  "http://elsewhere.example/v1/%2e%2e/admin/tokens",
+];
+
+Deno.test("request target: a raw path with a dot segment in any spelling is refused, not served as it resolves", async () => {
+  const gw = await startGateway(`${CONFIG}admin_tokens:\n  - { name: ops, sha256: ${hashToken(ADMIN)} }\n`);
+  try {
+    const get = (target: string, token = ADMIN, extra = "") =>
+      exchange(
+        gw,
+        `GET ${target} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${token}\r\n${extra}connection: close\r\n\r\n`,
+      );
+    // The admin API answers its own path; what follows is refused on both edges, admin token or not.
+    const direct = await get("/admin/tokens");
+    assert.equal(direct.status, 200, direct.body);
+    for (const target of DOTTED) {
+      const answer = await get(target);
+      assert.equal(answer.status, 400, `${target}: ${answer.status} ${answer.body}`);
+      assert.equal(JSON.parse(answer.body).error.code, "invalid_path", target);
+      assert.equal(answer.headers.get("cache-control"), "no-store", target);
+      assert.equal(answer.headers.get("content-type"), "application/json", target);
+    }
+    // A WebSocket handshake (the Responses API's) is refused alike, before it is upgraded.
+    const upgrade = await get(
+      "/v1/%2e%2e/v1/responses",
+      TOKEN,
+      "upgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\n" +
+        "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n",
+    );
+    assert.equal(upgrade.status, 400, upgrade.body);
+    assert.equal(JSON.parse(upgrade.body).error.code, "invalid_path");
+
+    // Dots that are no segment, or not in the path, are a path like any other.
+    const models = await get("/v1/models/...", TOKEN);
+    assert.notEqual(JSON.parse(models.body).error?.code, "invalid_path", models.body);
+    const hidden = await get("/v1/models/.hidden", TOKEN);
+    assert.notEqual(JSON.parse(hidden.body).error?.code, "invalid_path", hidden.body);
+    const chat = await post(gw, "/v1/chat/completions?next=/../admin", "gw", CHAT);
+    assert.equal(chat.status, 200, JSON.stringify(chat.body));
+    // An empty segment is no dot segment: the path is served (here: no route), not refused.
+    const empty = await get("/v1//models", TOKEN);
+    assert.notEqual(JSON.parse(empty.body).error?.code, "invalid_path", empty.body);
+  } finally {
+    await gw.stop();
+  }
+});
