@@ -139,8 +139,8 @@ const READYZ_ISSUES = 5;
  */
 async function readiness(ctx: RequestContext, options: GatewayOptions): Promise<Response> {
   const last = options.reloader?.status() ?? null;
-  // The response cache's store, asked now (bounded by its timeout): a store that is down never makes the
-  // gateway unready (requests bypass the cache), but operators see it here.
+  // The response cache's store, asked now (bounded by its timeout; once per probe interval while it is down): a
+  // store that is down never makes the gateway unready (requests bypass the cache), but operators see it here.
   const cache = ctx.services.cache;
   const cacheStatus = cache === null ? null : {
     store: cache.store.kind,
@@ -191,6 +191,23 @@ function isWebSocketUpgrade(request: ClientRequest): boolean {
 }
 
 /**
+ * The client identity of a request, written into its access record: the config's tokens and the stored ones
+ * the directory merged into them; a key that is none of them is a 503 while the stored ones have never loaded.
+ */
+function clientIdentity(
+  request: ClientRequest,
+  ctx: RequestContext,
+  dialect?: "anthropic" | "google",
+  sharedWith?: "anthropic",
+) {
+  const unloaded = ctx.services.tokens?.unloaded() ?? false;
+  const identity = authenticate(request, ctx.state.config, Date.now(), dialect, sharedWith, unloaded);
+  ctx.record.token = identity.name;
+  ctx.record.environment = identity.environment;
+  return identity;
+}
+
+/**
  * Routes the request; 404 for unknown paths, 405 (with `Allow`) for a known path with the wrong method. A
  * WebSocket handshake is a `GET` on a route of other methods, so it is looked for only on that path to the 405.
  */
@@ -210,9 +227,7 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
     if (!methods.includes(method)) {
       const webSocket = WEBSOCKETS[match.id];
       if (webSocket !== undefined && isWebSocketUpgrade(request)) {
-        const identity = authenticate(request, ctx.state.config, Date.now());
-        ctx.record.token = identity.name;
-        ctx.record.environment = identity.environment;
+        const identity = clientIdentity(request, ctx);
         const refused = handshakeError(request.headers);
         if (refused !== null) throw refused;
         return webSocket(request, withIdentity(ctx, identity), dispatch);
@@ -237,15 +252,7 @@ const router = (options: GatewayOptions, dispatch: MessageDispatch): Handler => 
       return (handle as RouteHandler)(request, ctx, match.param);
     }
     const spec = match.spec;
-    const identity = authenticate(
-      request,
-      ctx.state.config,
-      Date.now(),
-      routeDialect(spec, request.headers),
-      spec.sharedWith,
-    );
-    ctx.record.token = identity.name;
-    ctx.record.environment = identity.environment;
+    const identity = clientIdentity(request, ctx, routeDialect(spec, request.headers), spec.sharedWith);
     return (handle as ClientHandler)(request, withIdentity(ctx, identity), match.param)
       .then((answer) => deliver(ctx, answer));
   };
@@ -328,9 +335,7 @@ export function routeDeps(given: Partial<RouteDeps> = {}): RouteDeps {
 /** The chain of a WebSocket message's request: the client route's, with the message's handler. */
 function messageChain(handler: MessageHandler): Handler {
   return compose([finishRequest, errorBoundary], (request, ctx) => {
-    const identity = authenticate(request, ctx.state.config, Date.now());
-    ctx.record.token = identity.name;
-    ctx.record.environment = identity.environment;
+    const identity = clientIdentity(request, ctx);
     return handler(request, withIdentity(ctx, identity)).then((answer) => deliver(ctx, answer));
   });
 }

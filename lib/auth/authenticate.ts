@@ -44,6 +44,31 @@ const INVALID_KEY = unauthorized("Incorrect API key provided.", "invalid_api_key
 const DISABLED_KEY = unauthorized("This API key has been disabled.", "token_disabled");
 const EXPIRED_KEY = unauthorized("This API key has expired.", "token_expired");
 
+/** Seconds a client is told to wait by {@linkcode TOKEN_STORE_UNLOADED} (the token store is tried every second). */
+const UNLOADED_RETRY_AFTER_S = 2;
+
+/**
+ * The answer to a key the config file does not have while the tokens issued through the admin API have never
+ * loaded (the replica started while their store was down): it may be one of them, so it is a 503 to retry,
+ * not the 401 that tells a client its key is bad (clients do not retry a 401, and behind a load balancer the
+ * same key would be refused here and served by a replica that loaded them). Built once, as the 401s are; in
+ * each API's own shape by the error boundary (Anthropic's `api_error`, Google's `UNAVAILABLE`).
+ */
+const TOKEN_STORE_UNLOADED = new GatewayError(
+  503,
+  "The gateway cannot check this API key right now: the tokens issued through its admin API have not been " +
+    "loaded yet (their store is unreachable). Please try again shortly.",
+  {
+    type: "server_error",
+    code: "token_store_unavailable",
+    headers: Object.freeze({
+      "retry-after": String(UNLOADED_RETRY_AFTER_S),
+      "retry-after-ms": String(UNLOADED_RETRY_AFTER_S * 1000),
+    }),
+  },
+);
+Object.freeze(TOKEN_STORE_UNLOADED);
+
 /** Lower-case hex SHA-256 of a token, the form the config stores. */
 export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
@@ -84,7 +109,8 @@ function googleKey(request: ClientRequest): string | null {
  * dialect the token may come as that API's clients send it: `x-api-key` (Anthropic's Messages API),
  * `x-goog-api-key` or `?key=` (Google's Gemini API); the same tokens, scopes and limits. On a route OpenAI's API
  * shares with Anthropic's (`sharedWith`, `/v1/models`) `x-api-key` is taken too, and a request with neither
- * header is refused in the words of the dialect it speaks.
+ * header is refused in the words of the dialect it speaks. With `unloaded` (the stored tokens have never
+ * loaded: `TokenDirectory.unloaded`), a key that is none of `config`'s is a 503 `token_store_unavailable`.
  */
 export function authenticate(
   request: ClientRequest,
@@ -92,14 +118,16 @@ export function authenticate(
   now = Date.now(),
   dialect: "anthropic" | "google" | undefined = undefined,
   sharedWith: "anthropic" | undefined = undefined,
+  unloaded = false,
 ): ResolvedToken {
+  const unknown = unloaded ? TOKEN_STORE_UNLOADED : INVALID_KEY;
   if ((dialect !== undefined || sharedWith !== undefined) && !request.headers.has("authorization")) {
     const key = dialect === "google" ? googleKey(request) : apiKeyHeader(request);
-    if (key !== null) return check(find(config.tokens, key), now);
+    if (key !== null) return check(find(config.tokens, key), now, unknown);
     if (dialect === "anthropic") throw NO_ANTHROPIC_KEY;
     if (dialect === "google") throw NO_GOOGLE_KEY;
   }
-  return lookUp(request, config.tokens, now);
+  return lookUp(request, config.tokens, now, unknown);
 }
 
 /**
@@ -122,23 +150,26 @@ export function authenticateAdmin(
   return lookUp(request, config.adminTokens, now);
 }
 
+/** `unknown`: what a well-formed key none of `tokens` has is answered (the 401, or the 503 while unloaded). */
 function lookUp<T extends { disabled: boolean; expiresAt: number | null }>(
   request: ClientRequest,
   tokens: ReadonlyMap<string, T>,
   now: number,
+  unknown: GatewayError = INVALID_KEY,
 ): T {
   if (!request.headers.has("authorization")) throw NO_KEY;
   const token = bearerToken(request);
   if (token === null) throw INVALID_KEY;
-  return check(find(tokens, token), now);
+  return check(find(tokens, token), now, unknown);
 }
 
-/** The identity found for a token, or the 401 for an unknown, disabled or expired one. */
+/** The identity found for a token, or `unknown` for none, the 401 for a disabled or expired one. */
 function check<T extends { disabled: boolean; expiresAt: number | null }>(
   identity: T | undefined,
   now: number,
+  unknown: GatewayError = INVALID_KEY,
 ): T {
-  if (identity === undefined) throw INVALID_KEY;
+  if (identity === undefined) throw unknown;
   if (identity.disabled) throw DISABLED_KEY;
   if (identity.expiresAt !== null && now >= identity.expiresAt) throw EXPIRED_KEY;
   return identity;

@@ -7,7 +7,9 @@
  * the first one takes a short fill lock in the store, renews it while it fills, and the others poll for the
  * entry until it appears, the lock goes away (its holder failed, or died and the lock expired) or `lock_wait`
  * passes; then they go upstream themselves. A store that fails or is slow never fails a request: the request
- * bypasses the cache, and the failure is counted and shown on `/readyz`.
+ * bypasses the cache, and the failure is counted and shown on `/readyz`. Nor does it hold every request for
+ * `cache.timeout`: once a call has failed, the store's calls fail at once (not counted as its errors) but for
+ * one per probe interval, which tries it again (`timers/store_breaker.ts`, the counters' rule).
  *
  * @module
  */
@@ -15,6 +17,7 @@ import type { CachedAnswer, CacheStore } from "./types.ts";
 import type { CacheControl } from "./control.ts";
 import { isObject } from "../openai/types.ts";
 import { SemanticIndex } from "./semantic_index.ts";
+import { createStoreBreaker } from "../timers/store_breaker.ts";
 
 /** How long a fill lock lives without renewal; renewed every third of it while its holder fills. */
 export const LOCK_TTL_MS = 10_000;
@@ -63,6 +66,8 @@ export interface ResponseCacheOptions {
   timeoutMs?: number;
   events?: CacheEvents;
   now?: () => number;
+  /** How often, at most, a call tries a store that failed (ms); default the counters' (store_breaker.ts). */
+  probeIntervalMs?: number;
 }
 
 /** Whether a stored answer may still be served under the alias's settings now (its admission check). */
@@ -148,7 +153,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     if (flights.get(key) === flight.promise) flights.delete(key);
   }
   const indexes = new Map<string, SemanticIndex>();
-  let ok = true;
+  // Up while the store answers; once a call failed, one call per probe interval tries it (the others bypass).
+  const breaker = createStoreBreaker({ now, probeIntervalMs: options.probeIntervalMs });
 
   /**
    * `promise`, or a rejection once `timeoutMs` passed: the stores bound their own calls (Redis's command
@@ -167,17 +173,22 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     return Promise.race([promise, late]).finally(() => clearTimeout(timer));
   }
 
-  /** A store call; a failure or a call slower than `timeoutMs` is reported and rethrown. */
-  async function call<T>(op: () => Promise<T>): Promise<T> {
+  /**
+   * A store call; a failure or a call slower than `timeoutMs` is reported and rethrown. While the store is down
+   * a call a request waits for that is not the probe rejects at once, unreported (the store was not asked); one
+   * made after the answer went out (`after`: a fill's write, its lock's renewal and release) is always tried,
+   * so that a lock is given back whenever the store takes it, and tells the breaker how it went.
+   */
+  async function call<T>(op: () => Promise<T>, after = false): Promise<T> {
+    if (!after && !breaker.tryNow()) {
+      throw new Error("the cache store failed its last call (tried again once per interval)");
+    }
     try {
       const value = await within(op());
-      if (!ok) {
-        ok = true;
-        options.events?.storeOk();
-      }
+      if (breaker.succeeded()) options.events?.storeOk();
       return value;
     } catch (err) {
-      ok = false;
+      breaker.failed();
       options.events?.storeFailed(err);
       throw err;
     }
@@ -227,7 +238,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   ): Fill {
     let done = false;
     const renewal = lock === null ? undefined : setInterval(() => {
-      call(() => store.renew(key, lock, LOCK_TTL_MS)).catch(() => {});
+      call(() => store.renew(key, lock, LOCK_TTL_MS), true).catch(() => {});
     }, LOCK_TTL_MS / 3);
     const end = async (answer: CachedAnswer | undefined) => {
       if (done) return;
@@ -240,10 +251,10 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       try {
         // Written before the lock goes, so another replica that sees the lock gone finds the entry.
         if (answer !== undefined && writes && lifetime > 0) {
-          await call(() => store.set(key, JSON.stringify(answer), lifetime));
+          await call(() => store.set(key, JSON.stringify(answer), lifetime), true);
         }
       } catch { /* counted; the answer was served */ }
-      if (lock !== null) await call(() => store.unlock(key, lock)).catch(() => {});
+      if (lock !== null) await call(() => store.unlock(key, lock), true).catch(() => {});
     };
     return {
       writes,
@@ -326,7 +337,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   return {
     store,
     get ok() {
-      return ok;
+      return breaker.up;
     },
     lookup,
     read: (key, control, ttlMs = Infinity, admits = ADMIT_ALL) =>

@@ -1,6 +1,7 @@
 /**
  * The response cache and its store: a failing or slow store is bypassed and reported, and so is its return;
- * stored entries are parsed (garbage and entries of another version read as absent).
+ * once a call failed, the store is tried by one lookup per probe interval only (on the test's clock), the others
+ * bypassing it at once; stored entries are parsed (garbage and entries of another version read as absent).
  */
 import assert from "node:assert/strict";
 import type { CacheStore } from "./types.ts";
@@ -18,6 +19,7 @@ import {
   TTL,
 } from "./response_cache_test_helpers.ts";
 import { backstop } from "../../tests/helpers/backstop.ts";
+import { STORE_PROBE_INTERVAL_MS } from "../timers/store_breaker.ts";
 
 /** A store that rejects every call while `down.value` is true, and delegates to a memory store otherwise. */
 function flaky(down: { value: boolean }, only?: ReadonlySet<string>): CacheStore {
@@ -50,7 +52,8 @@ function events() {
 Deno.test("response cache: a failing store bypasses, reports, and reports its return", async () => {
   const down = { value: true };
   const ev = events();
-  const rc = createResponseCache({ store: flaky(down), lockWaitMs: 30_000, events: ev.sink });
+  let t = Date.now();
+  const rc = createResponseCache({ store: flaky(down), lockWaitMs: 30_000, events: ev.sink, now: () => t });
   try {
     assert.equal(rc.ok, true, "ok until a call fails");
     assert.deepEqual(await rc.lookup("k", TTL, ANY, signal()), { kind: "bypass" });
@@ -59,10 +62,19 @@ Deno.test("response cache: a failing store bypasses, reports, and reports its re
     assert.ok(ev.failed[0] instanceof Error);
     assert.equal(await rc.read("k"), undefined, "a failing store has no entry");
     assert.equal(await rc.check(), false);
-    assert.equal(ev.failed.length, 3);
+    assert.equal(ev.failed.length, 1, "not tried again before the probe interval: nothing more to report");
+    t += STORE_PROBE_INTERVAL_MS;
+    assert.equal(await rc.check(), false, "the probe");
+    assert.equal(ev.failed.length, 2);
     assert.equal(ev.oks(), 0);
 
     down.value = false;
+    assert.deepEqual(
+      await rc.lookup("k", TTL, ANY, signal()),
+      { kind: "bypass" },
+      "back, but not probed yet",
+    );
+    t += STORE_PROBE_INTERVAL_MS;
     const fill = miss(await rc.lookup("k", TTL, ANY, signal()));
     assert.equal(rc.ok, true);
     assert.equal(ev.oks(), 1, "storeOk once, on the first success after failures");
@@ -78,15 +90,18 @@ Deno.test("response cache: a failing store bypasses, reports, and reports its re
 Deno.test("response cache: a store whose lock fails bypasses and leaves no flight behind", async () => {
   const down = { value: true };
   const ev = events();
+  let t = Date.now();
   const rc = createResponseCache({
     store: flaky(down, new Set(["lock"])),
     lockWaitMs: 30_000,
     events: ev.sink,
+    now: () => t,
   });
   try {
     assert.deepEqual(await rc.lookup("k", TTL, ANY, signal()), { kind: "bypass" });
     assert.equal(rc.ok, false);
     down.value = false;
+    t += STORE_PROBE_INTERVAL_MS;
     // not left waiting on the failed lookup's flight
     miss(await rc.lookup("k", TTL, ANY, signal())).abandon();
     assert.equal(rc.ok, true);

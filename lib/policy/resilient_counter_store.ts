@@ -61,6 +61,7 @@ import { redisErrorText } from "../redis/errors.ts";
 import type { Check, CheckResult, CounterStore, PeriodDelta } from "./counter_store.ts";
 import { createMemoryCounterStore } from "./memory_counter_store.ts";
 import { createOutageLedger, HANDOVER_BATCH_MAX } from "./outage_ledger.ts";
+import { createStoreBreaker } from "../timers/store_breaker.ts";
 
 /** What happens to decisions while the shared store cannot be reached. */
 export type OnFailure = "fail_closed" | "fail_open";
@@ -74,7 +75,7 @@ export interface ResilientCounterStoreOptions {
   /** For `fail_open`: each limit is divided by this for the local limiter (at least 1 left). */
   readonly expectedReplicas: number;
   readonly logger?: Logger;
-  /** How often, at most, a call tries the shared store while it is down (ms). Default 500. */
+  /** How often, at most, a call tries the shared store while it is down (ms). Default 500 (store_breaker.ts). */
   readonly probeIntervalMs?: number;
   readonly metrics?: {
     readonly up: Gauge<readonly []>;
@@ -137,7 +138,8 @@ export function createResilientCounterStore(
   options: ResilientCounterStoreOptions,
 ): ResilientCounterStore {
   const now = options.now ?? Date.now;
-  const probeIntervalMs = options.probeIntervalMs ?? 500;
+  // Down after a failed call, tried again by one call per probe interval: the rule every shared store keeps.
+  const breaker = createStoreBreaker({ probeIntervalMs: options.probeIntervalMs, now });
   const replicas = Math.max(1, Math.floor(options.expectedReplicas));
   const memory = createMemoryCounterStore(now);
   const ledger = createOutageLedger(now);
@@ -156,7 +158,7 @@ export function createResilientCounterStore(
       const value = await memory.periodAdd(key, period, amount, expiresAt, heldIn);
       // No reservation named: spend is owed, a refund takes nothing back from the shared counter.
       ledger.owe({ key, period, amount, expiresAt });
-      if (up) await handOver().catch(markDown);
+      if (breaker.up) await handOver().catch(markDown);
       return value;
     },
     async settle(ops) {
@@ -164,13 +166,11 @@ export function createResilientCounterStore(
       for (const a of ops.adjust) await adjustLocally(a.bucket, a.delta);
       for (const p of ops.periods) await memory.periodAdd(p.key, p.period, p.amount, p.expiresAt, p.heldIn);
       ledger.settle(ops.reservation, ops.periods);
-      if (up && ops.periods.length > 0) await handOver().catch(markDown);
+      if (breaker.up && ops.periods.length > 0) await handOver().catch(markDown);
     },
   };
   /** The last local reservation's number: a local admission's name (`local:<n>`), unique in this process. */
   let localReservations = 0;
-  let up = true;
-  let nextProbe = 0;
   options.metrics?.up.set([], 1);
 
   /** A check as the local limiter judges it. */
@@ -266,9 +266,7 @@ export function createResilientCounterStore(
   }
 
   function markDown(err: unknown): void {
-    nextProbe = now() + probeIntervalMs;
-    if (!up) return;
-    up = false;
+    if (!breaker.failed()) return;
     options.metrics?.up.set([], 0);
     // A Redis Cluster node's redirection says the setup is not supported, not only where the key lives.
     options.logger?.warn("rate_limit_store_down", {
@@ -283,25 +281,16 @@ export function createResilientCounterStore(
    * store's retries, so one per failed probe would leave the local limiter forgetting what it spent.
    */
   function markUp(): Promise<void> | undefined {
-    if (up) return;
-    up = true;
+    if (!breaker.succeeded()) return;
     options.metrics?.up.set([], 1);
     options.logger?.info("rate_limit_store_up", { on_failure: options.onFailure });
     return handOver().catch(markDown);
   }
 
-  /** Whether this call should go to the shared store: always while up, one per interval while down. */
-  function tryShared(): boolean {
-    if (up) return true;
-    const t = now();
-    if (t < nextProbe) return false;
-    nextProbe = t + probeIntervalMs;
-    return true;
-  }
-
   /** Runs `op` on the shared store, or reports that it could not (undefined). */
   async function attempt<T>(op: () => Promise<T>): Promise<{ value: T } | undefined> {
-    if (!tryShared()) return undefined;
+    // Always while up, one call per probe interval while down.
+    if (!breaker.tryNow()) return undefined;
     try {
       const value = await op();
       await markUp();
@@ -376,6 +365,6 @@ export function createResilientCounterStore(
       const fallback = await memory.peek(asJudged);
       return { results: fallback.results, source: "local", checks: asJudged };
     }),
-    isUp: () => up,
+    isUp: () => breaker.up,
   };
 }

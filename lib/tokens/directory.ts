@@ -5,6 +5,9 @@
  *
  * Fail static: when the store cannot be read, the tokens loaded last keep authenticating, and `status()`
  * (for `/readyz`) and the metrics say so; a replica that loses its database keeps serving the tokens it knew.
+ * A replica that has never loaded them (it started while the store was down) knows none: until its first load
+ * succeeds (`unloaded()`), a token the config file does not have may be a stored one, and is answered 503
+ * (`auth/authenticate.ts`), which clients retry, never the 401 of a bad key, which they do not.
  * One log line per change of state (unreachable, recovered), never one per failed check.
  *
  * @module
@@ -42,6 +45,8 @@ export interface TokenDirectory {
   /** Loads from the store now (after this process's own change, before answering it). Never rejects. */
   refresh(): Promise<void>;
   status(): TokenDirectoryStatus;
+  /** True until a load of the store has succeeded: the stored tokens are not known yet, not known to be none. */
+  unloaded(): boolean;
   /** The stored tokens loaded last, revoked ones included, ordered by name then id (the admin API lists these). */
   tokens(): readonly StoredToken[];
   /** The stored teams loaded last (not deleted), ordered by name then id. */
@@ -258,6 +263,7 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
     },
     refresh,
     status: () => ({ store: store.kind, ok, error, loaded_at: loadedAt, count, version }),
+    unloaded: () => loadedAt === null,
     tokens: () => loaded,
     teams: () => loadedTeams,
     async close() {

@@ -40,6 +40,7 @@ import { createPostgresTokenStore } from "../tokens/store_postgres.ts";
 import { USAGE_COLUMNS } from "./record.ts";
 import { usageRow } from "./sqlite_store.ts";
 import type { UsageDatabase } from "./store.ts";
+import type { StoreBreakerOptions } from "../timers/store_breaker.ts";
 
 /**
  * Rows per INSERT statement: PostgreSQL takes at most 65 535 parameters per statement, and a record has 34
@@ -79,6 +80,11 @@ export interface OpenPostgresOptions extends PostgresOptions {
    * spills). Without it, such a start rejects.
    */
   onUnreachable?: (err: unknown) => void;
+  /**
+   * How stored responses' calls try a database that failed: one per interval (`timers/store_breaker.ts`);
+   * tests give a clock. Default: the counters' interval and the clock.
+   */
+  responsesProbe?: StoreBreakerOptions;
 }
 
 /**
@@ -109,17 +115,19 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<U
     }
     options.onUnreachable(err);
   }
-  return createPostgresStore(pool, timeoutMs, ensureSchema);
+  return createPostgresStore(pool, timeoutMs, ensureSchema, options.responsesProbe);
 }
 
 /**
  * The store over a pool (replaced after a failed call); `ensureSchema` (default: nothing) runs before each
- * call, for a store opened while the database was down. `close()` ends the pool.
+ * call, for a store opened while the database was down; `responsesProbe` as {@linkcode OpenPostgresOptions}'s.
+ * `close()` ends the pool.
  */
 export function createPostgresStore(
   pool: PostgresPool,
   timeoutMs: number,
   ensureSchema: () => Promise<void> = () => Promise.resolve(),
+  responsesProbe?: StoreBreakerOptions,
 ): UsageDatabase {
   let closed = false;
   const call = async <T>(what: string, fn: (sql: PostgresClient) => Promise<T>): Promise<T> => {
@@ -154,7 +162,7 @@ export function createPostgresStore(
   });
 
   return {
-    responses: createPostgresResponsesStore(call),
+    responses: createPostgresResponsesStore(call, responsesProbe),
     tokens,
     insert(records) {
       return call("insert", async (sql) => {

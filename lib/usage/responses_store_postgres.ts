@@ -12,12 +12,19 @@
  * - While PostgreSQL is unreachable every call fails with a 503 `store_unavailable` (with `Retry-After`), not
  *   a 500 and not a 404: the response may well exist. A failed put is logged by the handler and the client
  *   keeps its answer (the response is then not stored).
+ * - A database that stalls costs one call per probe interval its `postgres.timeout`, not every call: after a
+ *   call fails for the connection's sake (a timeout, a refused or cut connection), the others fail at once
+ *   with the same 503 but for one per interval, which tries the database again (`timers/store_breaker.ts`, the
+ *   counters' rule). A `/v1/responses` answer is then answered at once, not stored, rather than held for the
+ *   timeout, and a lookup (`previous_response_id`, `GET`) gets its 503 at once. An error the database itself
+ *   reports about a statement is an answer: the store is up.
  *
  * @module
  */
 import { GatewayError } from "../errors.ts";
 import type { JsonObject } from "../openai/types.ts";
-import type { PostgresClient } from "./postgres_schema.ts";
+import { isConnectionFailure, type PostgresClient } from "./postgres_schema.ts";
+import { createStoreBreaker, type StoreBreakerOptions } from "../timers/store_breaker.ts";
 import { batchLimit, UsageQueryError } from "./query.ts";
 import {
   buildChain,
@@ -52,14 +59,35 @@ const COLUMNS =
   `id, owner, environment, created_at, alias, provider, native, upstream_id, previous_response_id,
   input_items::text AS input_items, response::text AS response`;
 
-/** The `ResponsesStore` over a migrated pool; `call` bounds each call. */
-export function createPostgresResponsesStore(call: PostgresCall): ResponsesStore {
+/** The cause of the 503 a call gets without trying the database (it failed, and this is no probe). */
+class NotTried extends Error {
+  constructor(what: string) {
+    super(`PostgreSQL ${what} not tried: the database failed the last call (tried again once per interval)`);
+    this.name = "NotTried";
+  }
+}
+
+/**
+ * The `ResponsesStore` over a migrated pool; `call` bounds each call. `probe` sets how calls try a database
+ * that failed (its interval and clock; default: the counters', `STORE_PROBE_INTERVAL_MS`).
+ */
+export function createPostgresResponsesStore(
+  call: PostgresCall,
+  probe: StoreBreakerOptions = {},
+): ResponsesStore {
+  const breaker = createStoreBreaker(probe);
   /** `call`, with database failures as 503s; a bad page (`UsageQueryError`) stays the client's 400. */
   const guarded = async <T>(what: string, fn: (sql: PostgresClient) => Promise<T>): Promise<T> => {
+    if (!breaker.tryNow()) throw responsesStoreUnavailable(new NotTried(what));
     try {
-      return await call(what, fn);
+      const value = await call(what, fn);
+      breaker.succeeded();
+      return value;
     } catch (err) {
       if (err instanceof UsageQueryError || err instanceof GatewayError) throw err;
+      // The database's own answer about a statement says it is there; a timeout or a lost connection does not.
+      if (isConnectionFailure(err)) breaker.failed();
+      else breaker.succeeded();
       throw responsesStoreUnavailable(err);
     }
   };

@@ -1,7 +1,8 @@
 /**
  * A TCP proxy in front of a server the test does not own (the shared Redis of the development and CI
  * machines), for faults that must not disturb anyone else: cut every connection and refuse new ones (a blip,
- * a failover), or hold back the server's replies (a slow or paused server whose work still happens).
+ * a failover), hold back the server's replies (a slow or paused server whose work still happens), or hold them
+ * until released (a stalled server), counting what the clients sent meanwhile (how often it was tried).
  *
  * @module
  */
@@ -17,6 +18,15 @@ export interface TcpProxy {
   up(): void;
   /** Holds each reply from the server back this long (in order); 0 passes them at once. */
   delayMs: number;
+  /**
+   * Holds every reply from the server (the requests still reach it) until {@linkcode TcpProxy.release}, and
+   * starts {@linkcode TcpProxy.sentWhileStalled} afresh.
+   */
+  stall(): void;
+  /** Passes the replies held by {@linkcode TcpProxy.stall}, and every later one, at once. */
+  release(): void;
+  /** Each read a client sent since the last `stall()` (copies, in order): the calls that tried the server. */
+  readonly sentWhileStalled: readonly Uint8Array[];
   /** Stops listening and cuts every connection; resolves once every copy loop has ended. */
   close(): Promise<void>;
 }
@@ -28,19 +38,26 @@ export interface ProxyOptions {
    * PostgreSQL's startup message naming its `application_name`) this holds for, before they reach the server.
    */
   cutAtFirst?: (first: Uint8Array) => boolean;
+  /**
+   * The port to listen on (default: a free one). A client given it before the proxy starts finds it refusing
+   * connections as a server that is down does (`down()` accepts and cuts them instead).
+   */
+  port?: number;
 }
 
-/** Starts a proxy on a free port of 127.0.0.1 to `targetPort` on `targetHost`. */
+/** Starts a proxy on a free port of 127.0.0.1 (or `options.port`) to `targetPort` on `targetHost`. */
 export function startTcpProxy(
   targetPort: number,
   targetHost = "127.0.0.1",
   options: ProxyOptions = {},
 ): TcpProxy {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: options.port ?? 0 });
   const conns = new Set<Deno.Conn>();
   const loops = new Set<Promise<void>>();
   let refusing = false;
   let cutCount = 0;
+  let stalled: PromiseWithResolvers<void> | null = null;
+  let sentWhileStalled: Uint8Array[] = [];
 
   const closeQuietly = (conn: Deno.Conn) => {
     conns.delete(conn);
@@ -72,6 +89,8 @@ export function startTcpProxy(
           break;
         }
         first = false;
+        if (!delayed && stalled !== null) sentWhileStalled.push(data);
+        while (delayed && stalled !== null) await stalled.promise;
         if (delayed && proxy.delayMs > 0) await new Promise((r) => setTimeout(r, proxy.delayMs));
         for (let off = 0; off < data.length;) off += await to.write(data.subarray(off));
       }
@@ -117,6 +136,17 @@ export function startTcpProxy(
       return cutCount;
     },
     delayMs: 0,
+    stall() {
+      stalled ??= Promise.withResolvers<void>();
+      sentWhileStalled = [];
+    },
+    release() {
+      stalled?.resolve();
+      stalled = null;
+    },
+    get sentWhileStalled() {
+      return sentWhileStalled;
+    },
     down() {
       refusing = true;
       cutAll();
@@ -125,6 +155,7 @@ export function startTcpProxy(
       refusing = false;
     },
     async close() {
+      proxy.release();
       listener.close();
       cutAll();
       await accepting;
