@@ -1,7 +1,9 @@
 /**
- * A TCP proxy in front of a server the test does not own (the shared Redis of the development and CI
- * machines), for faults that must not disturb anyone else: cut every connection and refuse new ones (a blip,
- * a failover), or hold back the server's replies (a slow or paused server whose work still happens).
+ * A TCP proxy in front of a server the test does not own (the shared Redis and PostgreSQL of the development
+ * and CI machines), for faults that must not disturb anyone else: cut every connection and refuse new ones (a
+ * blip, a failover), hold back the server's replies (a slow or paused server whose work still happens), or
+ * stall: accept and forward, but answer nothing until told (a hung server; its client waits out its own
+ * timeout, which a test sets to minutes so that a client waiting on the server is told from one that is not).
  *
  * @module
  */
@@ -13,10 +15,17 @@ export interface TcpProxy {
   readonly cutAtFirst: number;
   /** Cuts every open connection and refuses new ones, until {@linkcode TcpProxy.up}. */
   down(): void;
-  /** Accepts connections again. */
+  /** Accepts connections again, passes on what a stall held, and stops {@linkcode ProxyOptions.stallWhen}. */
   up(): void;
   /** Holds each reply from the server back this long (in order); 0 passes them at once. */
   delayMs: number;
+  /**
+   * Stalls: every connection, open or new, is accepted and what its client sends reaches the server (the work
+   * happens: an INSERT commits), but no reply is passed on until {@linkcode TcpProxy.up} or close.
+   */
+  stall(): void;
+  /** Reads of a client that {@linkcode ProxyOptions.stallWhen} held for (each stalled its connection). */
+  readonly stalledWhen: number;
   /** Stops listening and cuts every connection; resolves once every copy loop has ended. */
   close(): Promise<void>;
 }
@@ -28,6 +37,12 @@ export interface ProxyOptions {
    * PostgreSQL's startup message naming its `application_name`) this holds for, before they reach the server.
    */
   cutAtFirst?: (first: Uint8Array) => boolean;
+  /**
+   * Stalls a connection (as {@linkcode TcpProxy.stall} does, for it alone) once a read of its client holds for
+   * this (a statement's text), until {@linkcode TcpProxy.up} or close: a server that hangs on one query. Once
+   * up, no connection is stalled by it again.
+   */
+  stallWhen?: (data: Uint8Array) => boolean;
 }
 
 /** Starts a proxy on a free port of 127.0.0.1 to `targetPort` on `targetHost`. */
@@ -41,6 +56,20 @@ export function startTcpProxy(
   const loops = new Set<Promise<void>>();
   let refusing = false;
   let cutCount = 0;
+  let stalled = false;
+  let stalledWhenCount = 0;
+  let stallWhen = options.stallWhen;
+  /** Clients whose connection {@linkcode ProxyOptions.stallWhen} stalled. */
+  const stalledConns = new Set<Deno.Conn>();
+  let release: () => void = () => {};
+  let released = new Promise<void>((resolve) => release = resolve);
+  /** Ends every stall: what was held goes on (or, at close, finds its connection gone). */
+  const unstall = () => {
+    stalled = false;
+    stalledConns.clear();
+    release();
+    released = new Promise<void>((resolve) => release = resolve);
+  };
 
   const closeQuietly = (conn: Deno.Conn) => {
     conns.delete(conn);
@@ -59,6 +88,7 @@ export function startTcpProxy(
     to: Deno.Conn,
     delayed: boolean,
     cut?: (first: Uint8Array) => boolean,
+    client: Deno.Conn = delayed ? to : from,
   ) => {
     const buf = new Uint8Array(65_536);
     let first = true;
@@ -72,6 +102,11 @@ export function startTcpProxy(
           break;
         }
         first = false;
+        if (!delayed && stallWhen?.(data)) {
+          stalledWhenCount++;
+          stalledConns.add(client);
+        }
+        while (delayed && (stalled || stalledConns.has(client)) && conns.has(client)) await released;
         if (delayed && proxy.delayMs > 0) await new Promise((r) => setTimeout(r, proxy.delayMs));
         for (let off = 0; off < data.length;) off += await to.write(data.subarray(off));
       }
@@ -116,20 +151,39 @@ export function startTcpProxy(
     get cutAtFirst() {
       return cutCount;
     },
+    get stalledWhen() {
+      return stalledWhenCount;
+    },
     delayMs: 0,
+    stall() {
+      stalled = true;
+    },
     down() {
       refusing = true;
       cutAll();
     },
     up() {
       refusing = false;
+      stallWhen = undefined;
+      unstall();
     },
     async close() {
       listener.close();
       cutAll();
+      unstall();
       await accepting;
       await Promise.all([...loops]);
     },
   };
   return proxy;
+}
+
+/** Whether `text`'s UTF-8 bytes occur in `bytes` (a statement's text, a value of a query's parameters). */
+export function bytesInclude(bytes: Uint8Array, text: string): boolean {
+  const part = new TextEncoder().encode(text);
+  outer: for (let i = 0; i + part.length <= bytes.length; i++) {
+    for (let j = 0; j < part.length; j++) if (bytes[i + j] !== part[j]) continue outer;
+    return true;
+  }
+  return false;
 }
