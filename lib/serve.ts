@@ -158,7 +158,8 @@ export async function startServer(
     thread = await threadServices(config, logger, { env: runtime.env() }, localView(shared), metrics);
     const alerts = thread.services.alerts;
     if (alerts) health.onEjected = (event) => alerts.ejected(event);
-    await shared.budgets.seed(config);
+    // Bounded: a database that hangs must not keep the port closed (the seed goes on in the background).
+    await shared.seedAtStart(config);
     // Made here, before the reloader: a reload's seeds wait for the requests open at its swap.
     const inFlight = new InFlightRequests();
     // Merging the stored tokens once now says at start which stored money budgets the config gives no price.

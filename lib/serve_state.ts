@@ -26,6 +26,7 @@ import { createResilientCounterStore } from "./policy/resilient_counter_store.ts
 import { type BudgetSeeder, createBudgetSeeder } from "./policy/budget_seeder.ts";
 import { seedStoredTeamBudgets, seedTokenBudgets } from "./policy/seed_budgets.ts";
 import { gatewayServices } from "./server.ts";
+import { awaitStartSeeds } from "./start_seeds.ts";
 import { reasonOf, StartError } from "./start_error.ts";
 import { configuredTelemetry } from "./telemetry/configured.ts";
 import { createTokenDirectory, type TokenDirectory } from "./tokens/directory.ts";
@@ -37,6 +38,15 @@ import { createMemoryResponsesStore } from "./usage/responses_store_memory.ts";
 import { startResponsesRetention } from "./usage/retention.ts";
 import { openSqliteWorkerStore } from "./usage/sqlite_worker_store.ts";
 import type { UsageDatabase } from "./usage/store.ts";
+
+/**
+ * How long the usage pipeline's close gives the database in all (the batch in flight, then the final inserts)
+ * before it spills what the database has not confirmed. A share of the time a platform allows a shutdown after
+ * the drain (Docker kills 10 s after SIGTERM by default): a hung database must cost the records a trip through
+ * the spill file, never the records themselves. A batch that commits after all is stored once: the replay's
+ * copy has the same `uid`, which the database ignores.
+ */
+export const USAGE_CLOSE_MS = 1_500;
 
 /** The state a gateway keeps once: the serving thread's in one process, the primary's with workers. */
 export interface SharedState {
@@ -51,9 +61,18 @@ export interface SharedState {
    * spill file's records reach the store.
    */
   readonly budgets: BudgetSeeder;
+  /**
+   * Before listening: the stored tokens' first load, then `config`'s seed, waited for one call's time of the
+   * shared stores at most (`start_seeds.ts`); what is not over then goes on in the background.
+   */
+  seedAtStart(config: ResolvedConfig): Promise<void>;
   /** What `/readyz` says about the counters and the usage database, from the state their components keep. */
   stores(): StoresStatus;
-  /** Stops retention and the token directory, flushes the pipeline, closes the store and the counters. */
+  /**
+   * Stops retention, the budget seeds and the token directory, flushes the pipeline (within
+   * {@linkcode USAGE_CLOSE_MS}, then spills), closes the store and the counters. Bounded whatever the database
+   * does: what still waits on it once the records are safe is ended with the store.
+   */
   close(): Promise<void>;
 }
 
@@ -74,6 +93,8 @@ export async function openSharedState(
   logger: Logger,
   metrics: GatewayMetrics,
   usageWorker?: URL,
+  /** What tests shorten: the pipeline's share of the shutdown ({@linkcode USAGE_CLOSE_MS}). */
+  limits: { readonly usageCloseMs?: number } = {},
 ): Promise<SharedState> {
   const { counters, closeCounters, countersStatus } = await createCounters(config, logger, metrics);
   const usage = config.usage;
@@ -120,6 +141,7 @@ export async function openSharedState(
       batchSize: usage.batch_size,
       flushIntervalMs: usage.flush_interval,
       retentionMs: usage.retention,
+      closeTimeoutMs: limits.usageCloseMs ?? USAGE_CLOSE_MS,
       logger,
       onSpillReplayed: () => budgets.reseed(),
     });
@@ -131,7 +153,8 @@ export async function openSharedState(
     now: Date.now,
     logger,
   });
-  // Tokens issued through the admin API live in the same database (none without one), loaded before serving.
+  // Tokens issued through the admin API live in the same database (none without one), loaded before serving
+  // (within the start's bound: `seedAtStart`).
   const database = store;
   tokens = database === null ? null : createTokenDirectory({
     store: database.tokens,
@@ -140,7 +163,7 @@ export async function openSharedState(
     seedBudgets: (fresh) => seedTokenBudgets(fresh, database, counters, logger, seeded),
     seedTeamBudgets: (fresh) => seedStoredTeamBudgets(fresh, database, counters, logger, seeded),
   });
-  await tokens?.refresh();
+  const loading = tokens?.refresh() ?? Promise.resolve();
   return {
     counters,
     store,
@@ -148,6 +171,7 @@ export async function openSharedState(
     responses,
     tokens,
     budgets,
+    seedAtStart: (config) => awaitStartSeeds(loading.then(() => budgets.seed(config)), config, logger),
     stores: () => {
       const health = pipeline?.health();
       return {
@@ -161,10 +185,15 @@ export async function openSharedState(
     },
     async close() {
       stopResponsesRetention();
-      await budgets.close();
-      await tokens?.close().catch(() => {});
+      // Independent of each other, so none waits out a hung database's call behind another: the seeds and the
+      // token directory stop while the pipeline flushes. They only read; the records are what must be safe.
+      const seeds = budgets.close();
+      const directory = tokens?.close().catch(() => {});
       await pipeline?.close().catch(() => {});
+      // Stored or spilled by now: the store ends the calls still waiting on the database (a seed, a token
+      // check) after a short grace, which lets the seeds and the directory finish.
       await store?.close().catch(() => {});
+      await Promise.all([seeds, directory]);
       await closeCounters();
     },
   };

@@ -11,6 +11,9 @@
  * budget for the rest of the period. Requests are served meanwhile, counted from what the counter held (zero
  * on the in-memory counters), and the counter is raised to the recorded spend once the seed succeeds.
  *
+ * The start waits for the first seed for a bounded time only (`lib/start_seeds.ts`): a seed still running
+ * then goes on in the background, and is retried as above if it fails.
+ *
  * @module
  */
 import type { ResolvedConfig } from "../config/types.ts";
@@ -110,6 +113,7 @@ export function createBudgetSeeder(options: BudgetSeederOptions): BudgetSeeder {
 
   /** Arms the retry while owners stay unseeded; says when they are seeded at last. */
   const settled = (unseeded: number) => {
+    if (closed) return; // ended by the shutdown: nothing is retried, and nothing is worth saying
     if (unseeded === 0) {
       if (pending > 0) logger.info("budget_seed_recovered", { owners: pending });
       pending = 0;

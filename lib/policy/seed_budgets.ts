@@ -12,6 +12,7 @@ import type { BudgetConfig } from "../config/schema.ts";
 import type { ResolvedConfig, ResolvedTeam } from "../config/types.ts";
 import type { Logger } from "../log.ts";
 import { resolveStoredTeam } from "../tokens/resolve_stored.ts";
+import { SEED_CONCURRENCY } from "../tokens/budget_seeds.ts";
 import type { StoredTeam } from "../tokens/types.ts";
 import type { UsageStore } from "../usage/store.ts";
 import {
@@ -45,6 +46,26 @@ async function seedOwner(
   if (owned) await seeded(owned, owned.unit === "tokens" ? used.tokens : used.cost);
 }
 
+/**
+ * Runs `seed` for each of `owners`, {@linkcode SEED_CONCURRENCY} at a time, and resolves to the ids whose seed
+ * failed: a database that hangs costs a seed of N owners N / SEED_CONCURRENCY calls' time, not N, and a burst
+ * of owners never takes every connection of the shared pools.
+ */
+async function seedEach<T extends { readonly id: string }>(
+  owners: Iterable<T>,
+  seed: (owner: T) => Promise<boolean>,
+): Promise<string[]> {
+  const queue = [...owners];
+  const unseeded: string[] = [];
+  const worker = async () => {
+    for (let owner = queue.shift(); owner !== undefined; owner = queue.shift()) {
+      if (!await seed(owner)) unseeded.push(owner.id);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SEED_CONCURRENCY, queue.length) }, worker));
+  return unseeded;
+}
+
 function failed(logger: Logger, what: Record<string, string>, err: unknown): void {
   // A usage database or shared counter store that is down at start must not keep the gateway from serving:
   // the counter (the fleet's) is kept, and `redis.on_failure` decides meanwhile; the caller retries the seed.
@@ -66,9 +87,12 @@ export async function seedBudgets(
   const unseeded = await seedTokenBudgets(config.tokens.values(), store, counters, logger, seeded);
   if (store === null || !config.teams) return unseeded;
   const now = Date.now();
-  for (const team of config.teams.values()) {
-    if (!await seedTeamBudget(team, store, counters, logger, now, seeded)) unseeded.push(team.id);
-  }
+  unseeded.push(
+    ...await seedEach(
+      config.teams.values(),
+      (team) => seedTeamBudget(team, store, counters, logger, now, seeded),
+    ),
+  );
   return unseeded;
 }
 
@@ -84,15 +108,13 @@ export async function seedStoredTeamBudgets(
   logger: Logger,
   seeded?: BudgetSeeded,
 ): Promise<string[]> {
-  const unseeded: string[] = [];
-  if (store === null) return unseeded;
+  if (store === null) return [];
   const now = Date.now();
-  for (const team of teams) {
-    if (team.budget === null || team.deleted_at !== null) continue;
-    const resolved = resolveStoredTeam(team);
-    if (!await seedTeamBudget(resolved, store, counters, logger, now, seeded)) unseeded.push(team.id);
-  }
-  return unseeded;
+  const budgeted = teams.filter((team) => team.budget !== null && team.deleted_at === null);
+  return await seedEach(
+    budgeted,
+    (team) => seedTeamBudget(resolveStoredTeam(team), store, counters, logger, now, seeded),
+  );
 }
 
 /**
@@ -129,26 +151,21 @@ export async function seedTokenBudgets(
   logger: Logger,
   seeded?: BudgetSeeded,
 ): Promise<string[]> {
-  const unseeded: string[] = [];
-  if (store === null) return unseeded;
+  if (store === null) return [];
   const now = Date.now();
-  for (const token of tokens) {
-    if (token.budget === null) continue;
-    const start = new Date(budgetPeriod(token.budget.period, now).start).toISOString();
+  const budgeted = [...tokens].filter((token) => token.budget !== null);
+  return await seedEach(budgeted, async (token) => {
+    const budget = token.budget!;
+    const start = new Date(budgetPeriod(budget.period, now).start).toISOString();
     try {
       const used = await store.sumSince(token.id, start);
       // Keyed like tokenBudgetOwner's (`token:<id>`), which the engine reserves against.
-      const owner: BudgetOwner = {
-        scope: "token",
-        name: token.name,
-        keyBase: `token:${token.id}`,
-        budget: token.budget,
-      };
+      const owner: BudgetOwner = { scope: "token", name: token.name, keyBase: `token:${token.id}`, budget };
       await seedOwner(counters, owner, used, now, seeded);
+      return true;
     } catch (err) {
       failed(logger, { token: token.name }, err);
-      unseeded.push(token.id);
+      return false;
     }
-  }
-  return unseeded;
+  });
 }

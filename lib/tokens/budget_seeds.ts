@@ -15,8 +15,9 @@ import type { StoredTeam, StoredToken } from "./types.ts";
 /** The longest wait before a failed budget seed is offered again; the first wait is one poll. */
 export const SEED_RETRY_MAX_MS = 30_000;
 /**
- * How many seeds run at once: one slow usage database or Redis must not make N new budgets wait N seeds in
- * a row, nor may a burst of new tokens take every connection of the shared pools.
+ * How many seeds run at once (here, and in each list of `policy/seed_budgets.ts`: the seeds at start, on
+ * reload, after a replay): one slow usage database or Redis must not make N budgets wait N seeds in a row, nor
+ * may a burst of new tokens take every connection of the shared pools.
  */
 export const SEED_CONCURRENCY = 4;
 

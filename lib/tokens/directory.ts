@@ -145,6 +145,8 @@ export function createTokenDirectory(options: TokenDirectoryOptions): TokenDirec
   loadedGauge?.set([], 0);
 
   const failed = (err: unknown) => {
+    // A call the shutdown ended (the store closes under it): not an outage worth a line.
+    if (closed) return;
     const message = messageOf(err);
     if (ok) logger.warn("token_store_unreachable", { store: store.kind, error: message, count });
     ok = false;

@@ -9,7 +9,8 @@
  * - Replay: at startup, after the store recovers, and once the queue drains after spilling, the spill file is
  *   replayed into the store batch by batch, interleaved with fresh batches (see `spill.ts` for crash safety).
  * - `flush()`/`close()`: everything queued is stored; what the store refuses (or does not accept within the
- *   shutdown timeout) is spilled. Records written after `close()` are spilled.
+ *   shutdown timeout; for `close()`, within `closeTimeoutMs` in all, the batch in flight included) is spilled.
+ *   Records written after `close()` are spilled.
  * - Retention: `deleteOlderThan(now - retention)` at start and every `retentionIntervalMs`.
  *
  * Every record gets a `uid` (a per-process random prefix plus a counter) on `write()`; the store de-duplicates
@@ -47,8 +48,14 @@ export interface UsagePipelineOptions {
   retentionIntervalMs?: number;
   /** Backoff cap after repeated store failures (doubling from `flushIntervalMs`). Default 30 s. */
   retryMaxMs?: number;
-  /** How long `flush()`/`close()` wait for one insert (and `close()` for the batch in flight) before spilling. Default 30 s. */
+  /** How long `flush()` waits for one insert before spilling, and `replaySpill()` retries. Default 30 s. */
   shutdownTimeoutMs?: number;
+  /**
+   * How long `close()` gives the store in all (the batch in flight, then the final inserts) before it spills
+   * whatever the store has not confirmed: a shutdown's share of the time its platform allows, so that a hung
+   * database never holds the records in memory until the process is killed. Default `shutdownTimeoutMs`.
+   */
+  closeTimeoutMs?: number;
   /** The clock, for retention in tests. */
   now?: () => number;
   /**
@@ -107,6 +114,7 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
   const now = options.now ?? Date.now;
   const retryMaxMs = options.retryMaxMs ?? 30_000;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
+  const closeTimeoutMs = options.closeTimeoutMs ?? shutdownTimeoutMs;
   const queue = new BoundedQueue<UsageEntry>(options.queueSize);
   const spill = new SpillReplay({
     store,
@@ -239,6 +247,8 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
       } catch (e) {
         failed(e, { records: batch.length });
         if (!final) return;
+        // close() ran out of time first and spilled this batch and the queue itself: spilled once, not twice.
+        if (retry !== batch) return;
         retry = null;
         for (const entry of batch) spillEntry(entry);
         for (const entry of queue.take(budget)) spillEntry(entry);
@@ -322,10 +332,12 @@ export function createUsagePipeline(options: UsagePipelineOptions): UsagePipelin
           await drain(true);
         });
         try {
-          await withTimeout(finished, shutdownTimeoutMs);
+          await withTimeout(finished, closeTimeoutMs);
         } catch {
-          // the store hangs on an earlier batch: spill it (a late commit is de-duplicated) and the queue
-          logger.error("usage_close_timeout", { timeout_ms: shutdownTimeoutMs, queued: queue.length });
+          // The store has not confirmed the batch in flight (or the final ones) in time: spill it and the queue.
+          // An insert that commits after all is harmless: the replay's copy has the same `uid`, which the store
+          // ignores, so each record is stored once.
+          logger.error("usage_close_timeout", { timeout_ms: closeTimeoutMs, queued: queue.length });
           const stuck = retry ?? [];
           retry = null;
           for (const entry of [...stuck, ...queue.take(queue.length)]) spillEntry(entry);

@@ -49,6 +49,14 @@ import type { StoreBreakerOptions } from "../timers/store_breaker.ts";
  */
 const ROWS_PER_STATEMENT = 1_000;
 
+/**
+ * What calls still running at `close()` get before their connections are ended, in seconds. The gateway closes
+ * the store after the usage pipeline, whose records are stored or spilled by then: what can be left are reads
+ * (a token version check, a budget seed) that a hung database would otherwise hold for a whole call's time,
+ * past the platform's kill.
+ */
+const CLOSE_GRACE_S = 0.5;
+
 const COLUMN_NAMES = ["uid", ...USAGE_COLUMNS.map(([name]) => name)];
 /** Where the booleans are in a row of `usageRow` (which gives them as 0/1, SQLite's form). */
 const BOOL_AT = new Set(USAGE_COLUMNS.flatMap(([, kind], i) => kind === "bool" ? [i + 1] : []));
@@ -228,8 +236,7 @@ export function createPostgresStore(
     async close() {
       if (closed) return;
       closed = true;
-      await tokens.close();
-      await pool.end();
+      await Promise.all([tokens.close(), pool.end(CLOSE_GRACE_S)]);
     },
   };
 }

@@ -99,7 +99,8 @@ export async function startWorkers(
   );
   const metrics = new GatewayMetrics();
   const shared = await openSharedState(config, logger, metrics, options.usageWorker);
-  await shared.budgets.seed(config);
+  // Bounded: a database that hangs must not keep the workers from listening (the seed goes on meanwhile).
+  await shared.seedAtStart(config);
   const workerUrl = options.workerUrl ?? new URL("./worker_main.ts", import.meta.url);
   const slots: (Slot | undefined)[] = [];
   let stopping = false;

@@ -1,8 +1,9 @@
 /**
- * A TCP proxy in front of a server the test does not own (the shared Redis of the development and CI
- * machines), for faults that must not disturb anyone else: cut every connection and refuse new ones (a blip,
- * a failover), hold back the server's replies (a slow or paused server whose work still happens), or hold them
- * until released (a stalled server), counting what the clients sent meanwhile (how often it was tried).
+ * A TCP proxy in front of a server the test does not own (the shared Redis and PostgreSQL of the development
+ * and CI machines), for faults that must not disturb anyone else: cut every connection and refuse new ones (a
+ * blip, a failover), hold back the server's replies (a slow or paused server whose work still happens), or
+ * stall: accept and forward, but answer nothing until told (a hung server; its client waits out its own
+ * timeout, which a test sets to minutes so that a client waiting on the server is told from one that is not).
  *
  * @module
  */
@@ -14,19 +15,22 @@ export interface TcpProxy {
   readonly cutAtFirst: number;
   /** Cuts every open connection and refuses new ones, until {@linkcode TcpProxy.up}. */
   down(): void;
-  /** Accepts connections again. */
+  /** Accepts connections again, passes on what a stall held, and stops {@linkcode ProxyOptions.stallWhen}. */
   up(): void;
   /** Holds each reply from the server back this long (in order); 0 passes them at once. */
   delayMs: number;
   /**
-   * Holds every reply from the server (the requests still reach it) until {@linkcode TcpProxy.release}, and
-   * starts {@linkcode TcpProxy.sentWhileStalled} afresh.
+   * Stalls: every connection, open or new, is accepted and what its client sends reaches the server (the work
+   * happens: an INSERT commits), but no reply is passed on until {@linkcode TcpProxy.release},
+   * {@linkcode TcpProxy.up} or close; starts {@linkcode TcpProxy.sentWhileStalled} afresh.
    */
   stall(): void;
-  /** Passes the replies held by {@linkcode TcpProxy.stall}, and every later one, at once. */
+  /** Ends every stall: the replies held, and every later one, pass at once. */
   release(): void;
   /** Each read a client sent since the last `stall()` (copies, in order): the calls that tried the server. */
   readonly sentWhileStalled: readonly Uint8Array[];
+  /** Reads of a client that {@linkcode ProxyOptions.stallWhen} held for (each stalled its connection). */
+  readonly stalledWhen: number;
   /** Stops listening and cuts every connection; resolves once every copy loop has ended. */
   close(): Promise<void>;
 }
@@ -38,6 +42,12 @@ export interface ProxyOptions {
    * PostgreSQL's startup message naming its `application_name`) this holds for, before they reach the server.
    */
   cutAtFirst?: (first: Uint8Array) => boolean;
+  /**
+   * Stalls a connection (as {@linkcode TcpProxy.stall} does, for it alone) once a read of its client holds for
+   * this (a statement's text), until {@linkcode TcpProxy.up} or close: a server that hangs on one query. Once
+   * up, no connection is stalled by it again.
+   */
+  stallWhen?: (data: Uint8Array) => boolean;
   /**
    * The port to listen on (default: a free one). A client given it before the proxy starts finds it refusing
    * connections as a server that is down does (`down()` accepts and cuts them instead).
@@ -56,8 +66,21 @@ export function startTcpProxy(
   const loops = new Set<Promise<void>>();
   let refusing = false;
   let cutCount = 0;
-  let stalled: PromiseWithResolvers<void> | null = null;
+  let stalled = false;
   let sentWhileStalled: Uint8Array[] = [];
+  let stalledWhenCount = 0;
+  let stallWhen = options.stallWhen;
+  /** Clients whose connection {@linkcode ProxyOptions.stallWhen} stalled. */
+  const stalledConns = new Set<Deno.Conn>();
+  let release: () => void = () => {};
+  let released = new Promise<void>((resolve) => release = resolve);
+  /** Ends every stall: what was held goes on (or, at close, finds its connection gone). */
+  const unstall = () => {
+    stalled = false;
+    stalledConns.clear();
+    release();
+    released = new Promise<void>((resolve) => release = resolve);
+  };
 
   const closeQuietly = (conn: Deno.Conn) => {
     conns.delete(conn);
@@ -76,6 +99,7 @@ export function startTcpProxy(
     to: Deno.Conn,
     delayed: boolean,
     cut?: (first: Uint8Array) => boolean,
+    client: Deno.Conn = delayed ? to : from,
   ) => {
     const buf = new Uint8Array(65_536);
     let first = true;
@@ -89,8 +113,12 @@ export function startTcpProxy(
           break;
         }
         first = false;
-        if (!delayed && stalled !== null) sentWhileStalled.push(data);
-        while (delayed && stalled !== null) await stalled.promise;
+        if (!delayed && stalled) sentWhileStalled.push(data);
+        if (!delayed && stallWhen?.(data)) {
+          stalledWhenCount++;
+          stalledConns.add(client);
+        }
+        while (delayed && (stalled || stalledConns.has(client)) && conns.has(client)) await released;
         if (delayed && proxy.delayMs > 0) await new Promise((r) => setTimeout(r, proxy.delayMs));
         for (let off = 0; off < data.length;) off += await to.write(data.subarray(off));
       }
@@ -135,14 +163,16 @@ export function startTcpProxy(
     get cutAtFirst() {
       return cutCount;
     },
+    get stalledWhen() {
+      return stalledWhenCount;
+    },
     delayMs: 0,
     stall() {
-      stalled ??= Promise.withResolvers<void>();
+      stalled = true;
       sentWhileStalled = [];
     },
     release() {
-      stalled?.resolve();
-      stalled = null;
+      unstall();
     },
     get sentWhileStalled() {
       return sentWhileStalled;
@@ -153,14 +183,26 @@ export function startTcpProxy(
     },
     up() {
       refusing = false;
+      stallWhen = undefined;
+      unstall();
     },
     async close() {
-      proxy.release();
       listener.close();
       cutAll();
+      unstall();
       await accepting;
       await Promise.all([...loops]);
     },
   };
   return proxy;
+}
+
+/** Whether `text`'s UTF-8 bytes occur in `bytes` (a statement's text, a value of a query's parameters). */
+export function bytesInclude(bytes: Uint8Array, text: string): boolean {
+  const part = new TextEncoder().encode(text);
+  outer: for (let i = 0; i + part.length <= bytes.length; i++) {
+    for (let j = 0; j < part.length; j++) if (bytes[i + j] !== part[j]) continue outer;
+    return true;
+  }
+  return false;
 }
