@@ -79,19 +79,38 @@ function maskedView(view: View, masked: readonly { start: number; end: number; t
   return { text, start: (at) => view.start(back(at, false)), end: (at) => view.end(back(at, true)) };
 }
 
-/** One value a guardrail found in the check's text. */
-interface Found {
-  readonly g: ResolvedGuardrail;
+/** A span in the check's text (or the answer's, in `kept`) a mask guardrail replaces, and that guardrail's index. */
+interface Span {
+  readonly gi: number;
   readonly type: string;
   readonly start: number;
   readonly end: number;
+}
+
+/**
+ * The text `raw` as the guardrail at index `gi` reads it: with stand-ins for the `spans` (`raw`'s offsets) the
+ * mask guardrails before it replaced. Spans of different guardrails nest (a later mask reads an earlier one's
+ * stand-in inside its value) but never cross, so the outermost ones are the text's stand-ins.
+ */
+function viewOf(raw: string, spans: readonly Span[], gi: number): View {
+  const outer: Span[] = [];
+  const sorted = spans.filter((sp) => sp.gi < gi).sort((a, b) => a.start - b.start || b.end - a.end);
+  for (const sp of sorted) if (outer.length === 0 || sp.start >= outer[outer.length - 1].end) outer.push(sp);
+  return maskedView(plain(raw), outer);
+}
+
+/** One value a guardrail found in the check's text. */
+interface Found extends Span {
+  readonly g: ResolvedGuardrail;
   readonly mask: boolean;
 }
 
-/** Notes in `outcomes` what was found before the release point `released`: what the client's text is made of. */
-function noteReleased(found: readonly Found[], released: number, outcomes: StreamOutcomes): void {
-  for (const { g, type, start } of found) {
-    if (start < released) outcomes.note({ name: g.name, phase: "output", action: g.action, types: [type] });
+/** Notes in `outcomes` what was found before `end` by the guardrails before index `upTo`. */
+function noteReleased(found: readonly Found[], end: number, upTo: number, outcomes: StreamOutcomes): void {
+  for (const { g, gi, type, start } of found) {
+    if (start < end && gi < upTo) {
+      outcomes.note({ name: g.name, phase: "output", action: g.action, types: [type] });
+    }
   }
 }
 
@@ -102,22 +121,27 @@ function noteReleased(found: readonly Found[], released: number, outcomes: Strea
  * refused under `deny` and masked under `mask`: its part so far becomes one placeholder, and what continues it
  * (the next texts' start, as the hold-back released all of this one) is dropped up to its end, so the client
  * never gets a piece of it; under `flag` it is noted and let through. A finding counts (noted in `outcomes`,
- * masked, refused) once the hold-back releases it (it starts before the release point).
+ * masked, refused) once the hold-back releases it: it starts before the release point, or before the end of a
+ * mask's placeholder that reaches past it (released whole with it: what a `deny` or `flag` finds there is
+ * decided now, as it stands in the context from then on).
  */
 export function builtinCheck(
   guardrails: readonly ResolvedGuardrail[],
   setup: BuiltinWindowSetup,
-): (text: string, final: boolean, before: string) => CheckResult {
+): (text: string, final: boolean, before: string, at: number) => CheckResult {
   const { req: { masker }, outcomes, window, cap } = setup;
-  /** A value masked at the cap whose rest the next text starts with (dropped through its end). */
-  let cut: LongValues | undefined;
+  /** A value masked at the cap whose rest the next text starts with (dropped through its end), and its mask. */
+  let cut: { long: LongValues; gi: number; type: string } | undefined;
+  /** What the masks replaced in the released text (the answer's offsets): the context as later guardrails read it. */
+  let kept: Span[] = [];
   const placeholder = (value: string, type: string) =>
     masker.mask(value, [{ type, start: 0, end: value.length }]);
-  return (text, final, before) => {
+  return (text, final, before, at) => {
     let from = 0;
     if (cut !== undefined) {
-      const rest = cut.rest(text);
+      const rest = cut.long.rest(text);
       from = rest.ended || !final ? rest.end : text.length;
+      if (from > 0) kept.push({ gi: cut.gi, type: cut.type, start: at, end: at + from });
       if (rest.ended) cut = undefined;
     }
     // What may run on past the end of the text (at the end, a value is as it stands), per guardrail; the
@@ -133,47 +157,61 @@ export function builtinCheck(
     }
     const released = releasePoint(text.length, window, final, open);
     const off = before.length;
-    let view = plain(before + text);
+    const raw = before + text;
+    // The masks' spans in the context and then in the text, in the offsets of `before + text`.
+    kept = kept.filter((sp) => sp.end > at - off);
+    const spans: Span[] = kept.map((sp) => ({
+      ...sp,
+      start: Math.max(0, sp.start - at + off),
+      end: sp.end - at + off,
+    }));
     const found: Found[] = [];
     let cutAt = Infinity;
-    for (const [i, g] of guardrails.entries()) {
-      const u = unfinished[i];
-      const over = u !== undefined && text.length - u.start > cap;
+    for (const [gi, g] of guardrails.entries()) {
+      const u = unfinished[gi];
+      const long = u !== undefined && text.length - u.start > cap;
+      const view = viewOf(raw, spans, gi);
       // Offsets in `text`; what starts in the context (or in a cut value's rest) was decided before. A finding
       // inside a value still open waits with it (no placeholder minted for a part of it).
       const seen = findPii(view.text, g.pii ?? undefined, (f) => view.start(f.start) - off >= from)
-        .map((f) => ({ type: f.type, start: view.start(f.start) - off, end: view.end(f.end) - off, at: f }))
-        .filter((f) => u === undefined || over || f.start < u.start);
-      const now = seen.filter((f) => f.start < released);
-      if (g.action === "deny") {
-        if (now.length === 0 && !over) continue;
-        const types = new Set(now.map((f) => f.type));
-        if (over) types.add(u.type);
-        // What the guardrails before it found in what it refuses is theirs too, as a JSON answer records.
-        noteReleased(found, released, outcomes);
-        return { ok: false, reason: g.name, categories: [...types].sort() };
-      }
+        .map((f) => ({ type: f.type, start: view.start(f.start) - off, end: view.end(f.end) - off }))
+        .filter((f) => u === undefined || long || f.start < u.start);
       const mask = g.action === "mask";
-      for (const f of seen) found.push({ g, type: f.type, start: f.start, end: f.end, mask });
-      if (over) {
+      for (const f of seen) found.push({ g, gi, ...f, mask });
+      // The guardrails after a mask read its placeholders, as in a JSON answer (a flag changes nothing).
+      if (mask) {
+        for (const f of seen) spans.push({ gi, type: f.type, start: f.start + off, end: f.end + off });
+      }
+      if (long) {
         // Masked through the end of the text once (the earliest such value), its rest dropped from the next.
         const cuts = mask && u.start < cutAt;
-        found.push({ g, type: u.type, start: u.start, end: text.length, mask: cuts });
-        if (cuts) (cut = u.long, cutAt = u.start);
+        found.push({ g, gi, type: u.type, start: u.start, end: text.length, mask: cuts });
+        if (cuts) (cut = { long: u.long, gi, type: u.type }, cutAt = u.start);
       }
-      // The guardrails after a mask read its placeholders, as in a JSON answer (a flag changes nothing).
-      if (mask && seen.length > 0 && i < guardrails.length - 1) {
-        view = maskedView(view, seen.map((f) => ({ start: f.at.start, end: f.at.end, type: f.type })));
-      }
+    }
+    // Where the release ends: a mask's placeholder starting before the release point is released whole, and
+    // what a deny (or a flag) finds up to its end is decided now, as a JSON answer would.
+    let end = released;
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const f of found) if (f.mask && f.start < end && f.end > end) (end = f.end, grew = true);
+    }
+    for (const [gi, g] of guardrails.entries()) {
+      if (g.action !== "deny") continue;
+      const types = new Set(found.filter((f) => f.gi === gi && f.start < end).map((f) => f.type));
+      if (types.size === 0) continue;
+      // What the guardrails before it found in what it refuses is theirs too, as a JSON answer records.
+      noteReleased(found, end, gi, outcomes);
+      return { ok: false, reason: g.name, categories: [...types].sort() };
     }
     // Only what is released now is masked and noted: a placeholder minted for a value the next check sees
     // otherwise would skip a number the JSON answer gives (`<EMAIL_2>` for the only address).
-    noteReleased(found, released, outcomes);
+    noteReleased(found, end, guardrails.length, outcomes);
     const replace: Replacement[] = [];
-    for (const { type, start, end, mask } of found) {
-      if (start < released && mask) {
-        replace.push({ start, end, with: placeholder(text.slice(start, end), type) });
-      }
+    for (const { gi, type, start, end: to, mask } of found) {
+      if (!mask || start >= end) continue;
+      kept.push({ gi, type, start: at + start, end: at + to });
+      if (start < released) replace.push({ start, end: to, with: placeholder(text.slice(start, to), type) });
     }
     return {
       ok: true,

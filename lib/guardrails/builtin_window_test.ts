@@ -175,3 +175,64 @@ Deno.test("builtin window: built-ins listed together read what the ones before t
     ],
   });
 });
+
+const maskCard = builtin("mask-card", "mask", ["CREDIT_CARD"]);
+const maskKey = builtin("mask-key", "mask", ["OPENAI_API_KEY"]);
+const maskPhone = builtin("mask-phone", "mask", ["PHONE"]);
+const maskIp = builtin("mask-ip", "mask", ["IP_ADDRESS"]);
+const denyIp = builtin("deny-ip", "deny", ["IP_ADDRESS"]);
+const flagPhone = builtin("flag-phone", "flag", ["PHONE"]);
+const KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+
+Deno.test("builtin window: a value glued to one an earlier guardrail masked is read after its placeholder", async () => {
+  // The address (the card, the key) is released masked before the phone number's end arrives; the next check
+  // reads it as context, where the guardrails after the mask must see its placeholder, as in the JSON answer.
+  const email = `${PAD}Reach a@example.com+1 415 555 2671 any time. ${PAD}`;
+  const denied = (types: string[]) => ({
+    denied: "guardrail:deny-phone",
+    text: null,
+    outcomes: [
+      { name: types[0], phase: "output" as const, action: "mask" as const, types: [types[1]] },
+      { name: "deny-phone", phase: "output" as const, action: "deny" as const, types: ["PHONE"] },
+    ],
+  });
+  await sameVerdict([maskEmail, denyPhone], email, [email.indexOf("+")], denied(["mask-email", "EMAIL"]));
+  const card = `${PAD}Card 4111111111111111(415) 555-2671 on file. ${PAD}`;
+  await sameVerdict([maskCard, denyPhone], card, [card.indexOf("(")], denied(["mask-card", "CREDIT_CARD"]));
+  const key = `${PAD}key ${KEY}+1 415 555 2671 end ${PAD}`;
+  await sameVerdict([maskKey, maskPhone], key, [key.indexOf("+")], {
+    denied: null,
+    text: key.replace(KEY, "<OPENAI_API_KEY_1>").replace("+1 415 555 2671", "<PHONE_1>"),
+    outcomes: [
+      { name: "mask-key", phase: "output", action: "mask", types: ["OPENAI_API_KEY"] },
+      { name: "mask-phone", phase: "output", action: "mask", types: ["PHONE"] },
+    ],
+  });
+});
+
+Deno.test("builtin window: a deny or a flag before a mask decides what the mask's placeholder releases", async () => {
+  // The mask after it finds a value reaching past the release point, released whole through its end: what
+  // the guardrails before it find there is decided in that check, never left in the context unread.
+  const ip = `${PAD}host ${KEY}-192.168.10.1 ok ${PAD}`;
+  await sameVerdict([denyIp, maskKey], ip, [ip.indexOf("-192")], {
+    denied: "guardrail:deny-ip",
+    text: null,
+    outcomes: [{ name: "deny-ip", phase: "output", action: "deny", types: ["IP_ADDRESS"] }],
+  });
+  const phone = `${PAD}Call ref: ::020 7946 0958 now ${PAD}`;
+  await sameVerdict([denyPhone, maskIp], phone, [phone.indexOf("020")], {
+    denied: "guardrail:deny-phone",
+    text: null,
+    outcomes: [{ name: "deny-phone", phase: "output", action: "deny", types: ["PHONE"] }],
+  });
+  const json = await jsonVerdict([flagPhone, maskIp], phone);
+  await sameVerdict([flagPhone, maskIp], phone, [phone.indexOf("020")], {
+    denied: null,
+    text: json.text,
+    outcomes: [
+      { name: "flag-phone", phase: "output", action: "flag", types: ["PHONE"] },
+      { name: "mask-ip", phase: "output", action: "mask", types: ["IP_ADDRESS"] },
+    ],
+  });
+  assert.notEqual(json.text, phone, "the address is masked");
+});

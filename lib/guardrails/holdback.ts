@@ -30,10 +30,11 @@
  *
  * Costs. Latency: text is delayed by at most `window` characters; it is released as soon as later text pushes
  * it out of the window, or at the end. Memory: the held text is at most `window` characters between pushes,
- * so a check sees at most `window` + the chunk just pushed. Time: each push checks that much again, so a
- * recognizer's linear cost is paid about (`window` / chunk size) times per character. An open value raises
- * these to `cap`: held text up to `cap` + `window` + a chunk, delayed until the value ends, and checked about
- * (`cap` / `window`) times per character.
+ * plus `context` characters released before it, so a check reads at most `context` + `window` + the chunk
+ * just pushed. Time: each push reads that much again, so a recognizer's linear cost is paid about
+ * ((`context` + `window`) / chunk size) times per character (twice as often as without a context of `window`
+ * characters). An open value raises these to `cap`: held text up to `cap` + `window` + a chunk, delayed until
+ * the value ends, and read about (`cap` / `window`) times per character.
  *
  * @module
  */
@@ -91,10 +92,12 @@ export interface HoldbackOptions {
   /**
    * Synchronous; sees the unreleased text, once per step, and whether the answer ended (`final`: no value is
    * open any more, all of the text is released), and up to `context` characters released before it (`before`:
-   * to read, not to find in; offsets stay `text`'s). Pure, unless it reports values `open`: then it may keep
-   * what it masked at the cap, as the next text continues it. Thrown errors reach the caller of `push`/`end`.
+   * to read, not to find in; offsets stay `text`'s), and where `text` starts in the answer (`at`: characters
+   * released before it, as checked, so a check may remember what it did to the text it released). Pure, unless
+   * it reports values `open` or keeps what it masked for the context. Thrown errors reach the caller of
+   * `push`/`end`.
    */
-  readonly check: (text: string, final: boolean, before: string) => CheckResult;
+  readonly check: (text: string, final: boolean, before: string, at: number) => CheckResult;
 }
 
 /** One answer's hold-back. Not shared across answers. */
@@ -173,6 +176,8 @@ export function createHoldback(options: HoldbackOptions): Holdback {
   let held = "";
   /** The last `context` characters released, as checked (before replacements). */
   let before = "";
+  /** Characters released so far, as checked (where the next check's text starts in the answer). */
+  let at = 0;
   let denied: Denial | undefined;
   let ended = false;
   /** While a value is held open: the held length when last checked (the next check waits for `window` more). */
@@ -180,7 +185,7 @@ export function createHoldback(options: HoldbackOptions): Holdback {
 
   /** Checks `text` (the held text and what just came) and releases all of it but the last `window` characters. */
   const step = (text: string, final: boolean): HoldbackStep => {
-    const result = check(text, final, before);
+    const result = check(text, final, before, at);
     if (!result.ok) {
       denied = { reason: result.reason, categories: [...result.categories] };
       held = "";
@@ -203,6 +208,7 @@ export function createHoldback(options: HoldbackOptions): Holdback {
     }
     const { released, end } = releaseUpTo(text, upTo, replace);
     held = text.slice(end);
+    at += end;
     if (context > 0 && end > 0) {
       before = (before + text.slice(Math.max(0, end - context), end)).slice(-context);
     }

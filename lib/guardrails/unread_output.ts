@@ -25,6 +25,7 @@
  * @module
  */
 import { isObject, type JsonObject } from "../openai/types.ts";
+import { dropUnreadAnnotations } from "./annotation_texts.ts";
 import type { ChunkSource } from "../streams/pull_through.ts";
 import { asksAudio, asksLogprobs, SAID_FIELDS } from "../openai/said_fields.ts";
 import { PolicyDenied } from "../policy/denied.ts";
@@ -65,7 +66,8 @@ function audioNotCheckable(name: string, param: "modalities" | "audio"): PolicyD
 /**
  * The fields of a checked message or delta that reach the client: what the checks read (`SAID_FIELDS`, the tool
  * calls and a legacy `function_call`: lib/guardrails/call_texts.ts), its `role`, and `annotations` (a web
- * search's citations: where a source is, whose title and URL the checks read too: annotation_texts.ts). Anything else an upstream puts there is
+ * search's citations, whose texts the checks read too, less what they do not read: annotation_texts.ts). Anything
+ * else an upstream puts there is
  * said where no check reads it: `audio`, and a vendor's copy of the answer's words, as OpenRouter's
  * `reasoning_details` repeats the reasoning it also sends as `reasoning` (read as `reasoning_content`).
  */
@@ -99,6 +101,7 @@ export function dropUnread(answer: { readonly choices?: unknown }): void {
     for (const field in said) {
       if (!READ_FIELDS.has(field) && said[field] !== undefined) said[field] = undefined;
     }
+    dropUnreadAnnotations(said);
   }
 }
 

@@ -242,3 +242,51 @@ Deno.test("guardrails stream verdict: a citation's title and URL are checked as 
     }
   });
 });
+
+Deno.test("guardrails stream verdict: a citation's content is checked, and what no check reads is left out", async () => {
+  await withRig(async (rig) => {
+    // OpenRouter's citation carries the cited page's snippet as `content`; another annotation type, or another
+    // field of a citation, no check reads.
+    const annotations = [
+      {
+        type: "url_citation",
+        url_citation: {
+          start_index: 0,
+          end_index: 6,
+          title: "Contact page",
+          url: "https://example.com/contact",
+          content: "Write to ann.lee@corp-mail.org or pay with 4111 1111 1111 1111",
+          snippet: "ann.lee@corp-mail.org",
+        },
+      },
+      { type: "file_citation", file_citation: { quote: "ann.lee@corp-mail.org" } },
+    ];
+    const answer = { content: ["Source: see the page."], annotations };
+    for (const stream of [false, true]) {
+      const seen = await ask(rig, "masked", answer, stream);
+      assert.equal(seen.verdict, "ok");
+      assert.ok(!seen.text.includes("ann.lee"), `stream=${stream}: the address never reaches the client`);
+      const sent = stream
+        ? seen.body.flatMap((c) =>
+          (c as { choices?: { delta?: { annotations?: unknown[] } }[] }).choices?.[0]?.delta?.annotations ??
+            []
+        )
+        : (seen.body[0] as { choices: { message: { annotations: unknown[] } }[] }).choices[0].message
+          .annotations;
+      assert.deepEqual(sent, [{
+        type: "url_citation",
+        url_citation: {
+          start_index: 0,
+          end_index: 6,
+          title: "Contact page",
+          url: "https://example.com/contact",
+          content: "Write to <EMAIL_1> or pay with 4111 1111 1111 1111",
+        },
+      }], `stream=${stream}`);
+      const refused = await ask(rig, "cards", answer, stream);
+      assert.equal(refused.verdict, "denied", `stream=${stream}`);
+      assert.ok(!refused.text.includes("4111"), `stream=${stream}`);
+      assert.equal(refused.record.rule, "guardrail:deny-card");
+    }
+  });
+});
