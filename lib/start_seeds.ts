@@ -15,13 +15,14 @@ import type { ResolvedConfig } from "./config/types.ts";
 import type { Logger } from "./log.ts";
 
 /**
- * How long the start waits: one call's time of the shared stores (`postgres.timeout`, or `redis.timeout`
- * without PostgreSQL; budgets are seeded side by side, so this is not per budget); no bound for the embedded
- * stores (SQLite, counters in memory), which do not hang on a network.
+ * How long the start waits: one call's time of PostgreSQL (`postgres.timeout`; budgets are seeded side by
+ * side, so this is not per budget), where the stored tokens and the recorded usage are read. Without it they
+ * are read from SQLite, which does not hang on a network, and there is no bound: counters in Redis do not need
+ * one (a Redis that hangs fails the first seed's call at `redis.timeout`, and the counters' breaker answers the
+ * others at once), and `redis.timeout` (50 ms by default) is no time to read a few hundred budgets' spend.
  */
-export function startSeedWaitMs(config: ResolvedConfig): number | undefined {
-  const wait = Math.max(config.postgres?.timeout ?? 0, config.redis?.timeout ?? 0);
-  return wait > 0 ? wait : undefined;
+export function startSeedWaitMs(config: Pick<ResolvedConfig, "postgres">): number | undefined {
+  return config.postgres?.timeout;
 }
 
 /**
@@ -30,7 +31,7 @@ export function startSeedWaitMs(config: ResolvedConfig): number | undefined {
  */
 export async function awaitStartSeeds(
   seeding: Promise<void>,
-  config: ResolvedConfig,
+  config: Pick<ResolvedConfig, "postgres">,
   logger: Logger,
 ): Promise<void> {
   const work = seeding.catch(() => {}); // each part logs its own failure, and retries it

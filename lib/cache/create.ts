@@ -47,6 +47,8 @@ export async function createConfiguredCache(
     });
   }
   metrics.watch(() => store.size());
+  // A store refusing calls (full, read-only) may do so on every write: said once, until its state changes.
+  let refusalSaid = false;
   return createResponseCache({
     store,
     lockWaitMs: settings.lock_wait,
@@ -61,9 +63,20 @@ export async function createConfiguredCache(
           });
         }
         metrics.storeUp.set([], 0);
+        refusalSaid = false;
+      },
+      storeRefused(error) {
+        metrics.storeErrors.inc([]);
+        if (refusalSaid) return;
+        refusalSaid = true;
+        logger.warn("cache_store_refused", {
+          store: store.kind,
+          error: config.scrubber.scrub(redisErrorText(error)),
+        });
       },
       storeOk() {
         metrics.storeUp.set([], 1);
+        refusalSaid = false;
         logger.info("cache_store_available", { store: store.kind });
       },
     },

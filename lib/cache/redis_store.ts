@@ -17,7 +17,8 @@
  */
 import { closeRedis, connectRedis, redisReady } from "../redis/connection.ts";
 import { utf8Length } from "../encoding/utf8_length.ts";
-import type { CacheStore } from "./types.ts";
+import { type CacheStore, CacheStoreRefusal } from "./types.ts";
+import { ReplyError } from "ioredis";
 
 /** Options of {@linkcode createRedisCacheStore}. */
 export interface RedisCacheStoreOptions {
@@ -67,6 +68,18 @@ function px(ttlMs: number): number | undefined {
   return ms > 0 ? ms : undefined;
 }
 
+/**
+ * `call`, with Redis's error replies (the server answered, refusing the command) told apart from failures to
+ * reach it: the cache keeps using a store that refuses writes (`OOM`, `READONLY`) for the entries it holds.
+ */
+async function answered<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    throw err instanceof ReplyError ? new CacheStoreRefusal((err as Error).message) : err;
+  }
+}
+
 /** Creates a Redis cache store; it connects in the background and reconnects by itself. */
 export function createRedisCacheStore(options: RedisCacheStoreOptions): RedisCacheStore {
   const client = connectRedis(options.url, options.timeoutMs);
@@ -82,34 +95,34 @@ export function createRedisCacheStore(options: RedisCacheStoreOptions): RedisCac
     kind: "redis",
     shared: true,
     async get(key) {
-      return (await client.get(entryKey(key))) ?? undefined;
+      return (await answered(client.get(entryKey(key)))) ?? undefined;
     },
     async set(key, value, ttlMs) {
       const ms = px(ttlMs);
       if (ms === undefined || utf8Length(value) > options.maxEntryBytes) return;
-      await client.set(entryKey(key), value, "PX", ms);
+      await answered(client.set(entryKey(key), value, "PX", ms));
     },
     async lock(key, holder, ttlMs) {
       const ms = px(ttlMs);
       if (ms === undefined) return false;
-      return (await client.set(lockKey(key), holder, "PX", ms, "NX")) === "OK";
+      return (await answered(client.set(lockKey(key), holder, "PX", ms, "NX"))) === "OK";
     },
     async renew(key, holder, ttlMs) {
       const ms = px(ttlMs);
       if (ms === undefined) return false;
-      return Number(await scripts.gwCacheRenew(lockKey(key), holder, ms)) === 1;
+      return Number(await answered(scripts.gwCacheRenew(lockKey(key), holder, ms))) === 1;
     },
     async unlock(key, holder) {
-      await scripts.gwCacheUnlock(lockKey(key), holder);
+      await answered(scripts.gwCacheUnlock(lockKey(key), holder));
     },
     async locked(key) {
-      return (await client.exists(lockKey(key))) > 0;
+      return (await answered(client.exists(lockKey(key)))) > 0;
     },
     size() {
       return undefined;
     },
     async ping() {
-      await client.ping();
+      await answered(client.ping());
     },
     whenReady: (ms) => redisReady(client, ms),
     close: () => closeRedis(client),

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { createRedisCacheStore, type RedisCacheStore } from "./redis_store.ts";
+import { CacheStoreRefusal } from "./types.ts";
 import { backstop } from "../../tests/helpers/backstop.ts";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
@@ -138,4 +139,18 @@ Deno.test("redis cache: an unreachable Redis fails calls at once, never waits ou
   } finally {
     await store.close();
   }
+});
+
+Deno.test("redis cache: a call Redis answers with an error reply is a refusal, not a store that is down", async () => {
+  await withStores(async ({ a, inspect, keyPrefix }) => {
+    // A key of another type makes Redis answer GET with its WRONGTYPE error reply: the server answered.
+    await inspect.hset(`${keyPrefix}cache:hash`, "f", "v");
+    await assert.rejects(a.get("hash"), (err: unknown) => {
+      assert.ok(err instanceof CacheStoreRefusal, `a refusal: ${err}`);
+      assert.match(err.message, /WRONGTYPE/);
+      return true;
+    });
+    await a.set("plain", "v", HOUR);
+    assert.equal(await a.get("plain"), "v", "the store goes on answering");
+  });
 });

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { CachedAnswer, CacheStore } from "./types.ts";
+import { type CachedAnswer, type CacheStore, CacheStoreRefusal } from "./types.ts";
 import type { CacheControl } from "./control.ts";
 import { isObject } from "../openai/types.ts";
 import { SemanticIndex } from "./semantic_index.ts";
@@ -55,6 +55,8 @@ export interface CacheEvents {
   storeFailed(error: unknown): void;
   /** A store call succeeded (after failures: the store is back). */
   storeOk(): void;
+  /** The store answered a call with a refusal ({@linkcode CacheStoreRefusal}): it is up, that call failed. */
+  storeRefused?(error: unknown): void;
 }
 
 /** Options of {@linkcode createResponseCache}. */
@@ -188,8 +190,14 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       if (breaker.succeeded()) options.events?.storeOk();
       return value;
     } catch (err) {
-      breaker.failed();
-      options.events?.storeFailed(err);
+      if (err instanceof CacheStoreRefusal) {
+        // The store answered: it is up, and its entries keep answering lookups while (say) its writes are refused.
+        if (breaker.succeeded()) options.events?.storeOk();
+        options.events?.storeRefused?.(err);
+      } else {
+        breaker.failed();
+        options.events?.storeFailed(err);
+      }
       throw err;
     }
   }

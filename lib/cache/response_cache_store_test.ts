@@ -4,7 +4,7 @@
  * bypassing it at once; stored entries are parsed (garbage and entries of another version read as absent).
  */
 import assert from "node:assert/strict";
-import type { CacheStore } from "./types.ts";
+import { type CacheStore, CacheStoreRefusal } from "./types.ts";
 import { type CacheEvents, createResponseCache, parseEntry } from "./response_cache.ts";
 import {
   answer,
@@ -39,6 +39,20 @@ function flaky(down: { value: boolean }, only?: ReadonlySet<string>): CacheStore
     size: () => undefined,
     ping: () => wrap("ping", () => inner.ping()),
     close: () => inner.close(),
+  };
+}
+
+/** A store that answers its writes (`set`, `lock`) with a refusal while `refusing.value`, as a full Redis does. */
+function refusingWrites(refusing: { value: boolean }): CacheStore {
+  const inner = flaky({ value: false });
+  const refuse = <T>(op: () => Promise<T>): Promise<T> =>
+    refusing.value
+      ? Promise.reject(new CacheStoreRefusal("OOM command not allowed when used memory > 'maxmemory'."))
+      : op();
+  return {
+    ...inner,
+    set: (key, value, ttl) => refuse(() => inner.set(key, value, ttl)),
+    lock: (key, holder, ttl) => refuse(() => inner.lock(key, holder, ttl)),
   };
 }
 
@@ -201,6 +215,41 @@ Deno.test("response cache: a store slower than the timeout is bypassed, not wait
     assert.deepEqual(await backstop(rc.lookup("k", TTL, ANY, signal()), "the lookup"), { kind: "bypass" });
     assert.equal(rc.ok, false);
     assert.match(String(seen.failed[0]), /longer than 50 ms/);
+  } finally {
+    await rc.close();
+  }
+});
+
+Deno.test("response cache: a store that refuses writes (full, read-only) is up and keeps serving its entries", async () => {
+  const refusing = { value: false };
+  const ev = events();
+  const refused: unknown[] = [];
+  const t = Date.now();
+  const rc = createResponseCache({
+    store: refusingWrites(refusing),
+    lockWaitMs: 30_000,
+    events: { ...ev.sink, storeRefused: (err) => refused.push(err) },
+    now: () => t,
+  });
+  try {
+    const fill = miss(await rc.lookup("hot", TTL, ANY, signal()));
+    fill.write(answer("kept", t));
+    await settle();
+    refusing.value = true;
+    for (let i = 0; i < 4; i++) {
+      assert.deepEqual(
+        await rc.lookup(`cold-${i}`, TTL, ANY, signal()),
+        { kind: "bypass" },
+        "a new question goes upstream uncached: its fill lock was refused",
+      );
+      // The clock stands still: a store taken for down would not be tried again before the probe interval.
+      const found = hit(await rc.lookup("hot", TTL, ANY, signal()));
+      assert.equal(found.storedAt, t, "the entry the store holds still answers");
+    }
+    assert.equal(rc.ok, true, "a store that answers is up");
+    assert.equal(ev.failed.length, 0, "no failure reported");
+    assert.equal(refused.length, 4, "each refusal reported as one");
+    assert.ok(refused.every((err) => err instanceof CacheStoreRefusal));
   } finally {
     await rc.close();
   }

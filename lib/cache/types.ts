@@ -62,3 +62,13 @@ export interface CacheStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A call the store answered with a refusal (Redis's error reply: `OOM` when full under `maxmemory` with the
+ * default `noeviction`, `READONLY` on a replica after a failover, `WRONGTYPE`). Unlike a timeout or a lost
+ * connection it says the store is there: its entries still answer lookups, so it must not count as the store
+ * being down (which would bypass hits it still holds, sending them upstream, while only its writes fail).
+ */
+export class CacheStoreRefusal extends Error {
+  override name = "CacheStoreRefusal";
+}
