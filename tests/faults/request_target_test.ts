@@ -237,6 +237,11 @@ const DOTTED = [
   "/v1/chat/%2e%2e/embeddings",
   "/admin/%2e%2e/v1/models",
   "http://elsewhere.example/v1/%2e%2e/admin/tokens",
+  // Ending in `/` (the console's page is `/console/`), with or without an empty segment before.
+  "/v1/%2e%2e/console/",
+  "/v1/../console/",
+  "/console/./",
+  "/x//../../console/",
 ];
 
 Deno.test("request target: a raw path with a dot segment in any spelling is refused, not served as it resolves", async () => {
@@ -277,6 +282,8 @@ Deno.test("request target: a raw path with a dot segment in any spelling is refu
     // An empty segment is no dot segment: the path is served (here: no route), not refused.
     const empty = await get("/v1//models", TOKEN);
     assert.notEqual(JSON.parse(empty.body).error?.code, "invalid_path", empty.body);
+    const page = await get("/console/", TOKEN);
+    assert.equal(page.status, 200, "the console's page, asked for as it is");
   } finally {
     await gw.stop();
   }
