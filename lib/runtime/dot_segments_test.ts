@@ -50,10 +50,15 @@ Deno.test("Bun: a route's raw segments are judged alike; a path no route matched
   // `/x//../../admin` resolves to `/admin`, which a route would have matched had it been sent.
   assert.equal(resolvedFromOtherPath("http://h/admin/tokens"), true);
   assert.equal(resolvedFromOtherPath("/admin/tokens?x=1"), true);
+  // A trailing `/` is matched by the routes ending in `/`: reaching fetch, it was resolved from another path.
+  assert.equal(resolvedFromOtherPath("http://h/console/"), true);
+  assert.equal(resolvedFromOtherPath("http://h/v1/models/"), true);
   // An empty segment, the root, or a path deeper than the routes: sent as it is.
   assert.equal(resolvedFromOtherPath("http://h/v1//models"), false);
-  assert.equal(resolvedFromOtherPath("http://h/v1/models/"), false);
+  assert.equal(resolvedFromOtherPath("http://h/v1//models/"), false);
   assert.equal(resolvedFromOtherPath("http://h/"), false);
   assert.equal(resolvedFromOtherPath(`http://h${"/a".repeat(RAW_DEPTH + 1)}`), false);
-  assert.equal(Object.keys(rawPathRoutes(0)).length, RAW_DEPTH);
+  const routes = Object.keys(rawPathRoutes(0));
+  assert.equal(routes.length, 2 * RAW_DEPTH, "each depth with and without a trailing /");
+  assert.ok(routes.includes("/:s0/") && routes.includes("/:s0/:s1"));
 });
