@@ -3,30 +3,17 @@
  * stream is cut: the same denial by the same guardrail, or the same masked text and the same outcomes.
  */
 import assert from "node:assert/strict";
-import { NO_SECRETS } from "../secrets/scrubber.ts";
 import { createMasker } from "./mask.ts";
 import { laneOf } from "./output_lane.ts";
 import { OUTPUT_CAP, OUTPUT_WINDOW } from "./output.ts";
-import type { GuardrailAction, GuardrailOutcome, ResolvedGuardrail } from "./resolved.ts";
+import type { GuardrailOutcome, ResolvedGuardrail } from "./resolved.ts";
+import { outputBuiltin } from "./guardrail_test_helpers.ts";
 import { guardrailDenied, runGuardrails } from "./run.ts";
 import { streamOutcomes } from "./stream_outcomes.ts";
 import { PolicyDenied } from "../policy/denied.ts";
 import type { TextSlot } from "../policy/text_slots.ts";
 
-function builtin(name: string, action: GuardrailAction, pii: string[] | null): ResolvedGuardrail {
-  return {
-    name,
-    phases: new Set(["output"]),
-    action,
-    reverse: false,
-    message: null,
-    pii,
-    service: null,
-    timeoutMs: 1_000,
-    onFailure: "fail_open",
-    scrubber: NO_SECRETS,
-  };
-}
+const builtin = outputBuiltin;
 
 const denyPhone = builtin("deny-phone", "deny", ["PHONE"]);
 const denyCard = builtin("deny-card", "deny", ["CREDIT_CARD"]);

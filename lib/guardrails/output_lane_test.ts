@@ -1,28 +1,15 @@
 import assert from "node:assert/strict";
-import { NO_SECRETS } from "../secrets/scrubber.ts";
 import { createMasker } from "./mask.ts";
 import { type Lane, laneOf } from "./output_lane.ts";
-import type { GuardrailAction, GuardrailOutcome, ResolvedGuardrail } from "./resolved.ts";
+import type { GuardrailOutcome, ResolvedGuardrail } from "./resolved.ts";
+import { outputBuiltin } from "./guardrail_test_helpers.ts";
 import { guardrailDenied } from "./run.ts";
 import { streamOutcomes } from "./stream_outcomes.ts";
 import type { GuardrailService, Verdict } from "./types.ts";
 
 const WINDOW = 32;
 
-function builtin(name: string, action: GuardrailAction, pii: string[]): ResolvedGuardrail {
-  return {
-    name,
-    phases: new Set(["output"]),
-    action,
-    reverse: false,
-    message: null,
-    pii,
-    service: null,
-    timeoutMs: 1_000,
-    onFailure: "fail_open",
-    scrubber: NO_SECRETS,
-  };
-}
+const builtin = outputBuiltin;
 
 /** An external guardrail whose service records every call's texts and answers `verdict` (or fails). */
 function external(name: string, verdict: (texts: readonly string[]) => Verdict | Error) {

@@ -1,25 +1,14 @@
 import assert from "node:assert/strict";
 import { type ChatCompletionChunk, isObject } from "../openai/types.ts";
-import { NO_SECRETS } from "../secrets/scrubber.ts";
 import { createMasker } from "./mask.ts";
 import { guardChunks, OUTPUT_CAP, OUTPUT_LANES_MAX } from "./output.ts";
 import { GatewayError } from "../errors.ts";
 import type { RequestGuardrails } from "./request.ts";
 import type { GuardrailAction, ResolvedGuardrail } from "./resolved.ts";
+import { outputBuiltin } from "./guardrail_test_helpers.ts";
 
 function guardrail(action: GuardrailAction, pii: string[]): ResolvedGuardrail {
-  return {
-    name: `${action}-${pii.join("-")}`,
-    phases: new Set(["output"]),
-    action,
-    reverse: false,
-    message: null,
-    pii,
-    service: null,
-    timeoutMs: 1000,
-    onFailure: "fail_open",
-    scrubber: NO_SECRETS,
-  };
+  return outputBuiltin(`${action}-${pii.join("-")}`, action, pii);
 }
 
 function chunk(content: string | null, finish: string | null = null): ChatCompletionChunk {
