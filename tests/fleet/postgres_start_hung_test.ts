@@ -54,13 +54,15 @@ Deno.test("postgres hung at the budget seeds: the gateway listens without waitin
   let gw: TestGateway | undefined;
   try {
     gw = await startGateway(config(throughProxy.href, schema, dir));
-    assert.ok(proxy.stalledWhen > 0, "the seeds were sent to the hung database before listening");
     const listening = gw.logs.findIndex((l) => l.msg === "listening");
     const failed = gw.logs.slice(0, listening).filter((l) => l.msg === "budget_seed_failed").length;
     assert.ok(
       failed < BUDGETED,
       `listening once ${failed} of ${BUDGETED} budget seeds had waited out their timeout: it waited for every one`,
     );
+    // The seeds do reach the hung database (on a loaded machine the token load may use up the start's bound,
+    // and they are sent only after listening: the bound covers the whole start, so that is right too).
+    await eventually("the seeds are sent to the hung database", () => proxy.stalledWhen > 0);
     assert.ok(
       gw.logs.some((l) => l.msg === "start_seeds_pending"),
       "the start says it did not wait for the seeds",
