@@ -68,3 +68,23 @@ export function createStoreBreaker(options: StoreBreakerOptions = {}): StoreBrea
     },
   };
 }
+
+/**
+ * The cause of an answer a store gave without trying its backend (it is down, and this call was no probe).
+ * Whoever logs a store's failures logs only the calls that tried it: the change of state was said once, and
+ * one line per request while a store is down would flood the log at the request rate.
+ */
+export class StoreNotTried extends Error {
+  constructor(what: string) {
+    super(`${what} not tried: the store failed the last call (tried again once per interval)`);
+    this.name = "StoreNotTried";
+  }
+}
+
+/** Whether `err`, or an error it was caused by, is a {@linkcode StoreNotTried}. */
+export function wasNotTried(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof StoreNotTried) return true;
+  }
+  return false;
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createStoreBreaker, STORE_PROBE_INTERVAL_MS } from "./store_breaker.ts";
+import { createStoreBreaker, STORE_PROBE_INTERVAL_MS, StoreNotTried, wasNotTried } from "./store_breaker.ts";
 
 Deno.test("store breaker: up tries every call; down tries one per interval; a success brings it back", () => {
   let t = 0;
@@ -34,4 +34,13 @@ Deno.test("store breaker: a failure while down puts the next probe an interval a
   assert.equal(breaker.tryNow(), false);
   t = 250;
   assert.equal(breaker.tryNow(), true);
+});
+
+Deno.test("store breaker: an answer given without trying the store is told apart, also as another error's cause", () => {
+  const notTried = new StoreNotTried("PostgreSQL response put");
+  assert.equal(wasNotTried(notTried), true);
+  assert.equal(wasNotTried(new Error("the 503", { cause: notTried })), true);
+  // A call that tried the store and failed is news to log.
+  assert.equal(wasNotTried(new Error("the 503", { cause: new Error("timeout") })), false);
+  assert.equal(wasNotTried("not an error"), false);
 });

@@ -17,14 +17,15 @@
  *   with the same 503 but for one per interval, which tries the database again (`timers/store_breaker.ts`, the
  *   counters' rule). A `/v1/responses` answer is then answered at once, not stored, rather than held for the
  *   timeout, and a lookup (`previous_response_id`, `GET`) gets its 503 at once. An error the database itself
- *   reports about a statement is an answer: the store is up.
+ *   reports about a statement is an answer: the store is up. The handler logs only the puts that tried the
+ *   database (`StoreNotTried`): one line per probe while it is down, not one per request.
  *
  * @module
  */
 import { GatewayError } from "../errors.ts";
 import type { JsonObject } from "../openai/types.ts";
 import { isConnectionFailure, type PostgresClient } from "./postgres_schema.ts";
-import { createStoreBreaker, type StoreBreakerOptions } from "../timers/store_breaker.ts";
+import { createStoreBreaker, type StoreBreakerOptions, StoreNotTried } from "../timers/store_breaker.ts";
 import { batchLimit, UsageQueryError } from "./query.ts";
 import {
   buildChain,
@@ -59,14 +60,6 @@ const COLUMNS =
   `id, owner, environment, created_at, alias, provider, native, upstream_id, previous_response_id,
   input_items::text AS input_items, response::text AS response`;
 
-/** The cause of the 503 a call gets without trying the database (it failed, and this is no probe). */
-class NotTried extends Error {
-  constructor(what: string) {
-    super(`PostgreSQL ${what} not tried: the database failed the last call (tried again once per interval)`);
-    this.name = "NotTried";
-  }
-}
-
 /**
  * The `ResponsesStore` over a migrated pool; `call` bounds each call. `probe` sets how calls try a database
  * that failed (its interval and clock; default: the counters', `STORE_PROBE_INTERVAL_MS`).
@@ -78,7 +71,7 @@ export function createPostgresResponsesStore(
   const breaker = createStoreBreaker(probe);
   /** `call`, with database failures as 503s; a bad page (`UsageQueryError`) stays the client's 400. */
   const guarded = async <T>(what: string, fn: (sql: PostgresClient) => Promise<T>): Promise<T> => {
-    if (!breaker.tryNow()) throw responsesStoreUnavailable(new NotTried(what));
+    if (!breaker.tryNow()) throw responsesStoreUnavailable(new StoreNotTried(`PostgreSQL ${what}`));
     try {
       const value = await call(what, fn);
       breaker.succeeded();

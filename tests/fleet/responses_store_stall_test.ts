@@ -8,7 +8,9 @@
  * The database is the shared test one (a schema of this test's), behind a TCP proxy of the test that holds its
  * replies (`helpers/tcp_proxy.ts`) and counts what reached it meanwhile: each call tried is one message sent
  * (a query, or a new connection's startup), as nothing it sends is answered. The store's probe clock is the
- * test's, so which call is the probe is decided by the test, never by how fast the machine is.
+ * test's, so which call is the probe is decided by the test, never by how fast the machine is. The handler logs
+ * `response_store_failed` for the puts that tried the database only: an outage at the request rate would
+ * otherwise write one error line per request.
  */
 import assert from "node:assert/strict";
 import { hashToken } from "../../lib/auth/authenticate.ts";
@@ -51,9 +53,12 @@ Deno.test("stored responses: a stalled PostgreSQL holds one request per probe in
   const parsed = parseConfigText(CONFIG, { source: "<test>", env: {} });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const state = { config: parsed.config, providers: createProviders(parsed.config.providers) };
+  const logger = createMemoryLogger();
+  /** The puts the handler logged as failed: one per call that tried the database, none per request. */
+  const storeFailures = () => logger.lines.filter((l) => l.msg === "response_store_failed").length;
   const handler = createGateway({
     state: () => state,
-    logger: createMemoryLogger(),
+    logger,
     services: { responses: db.responses },
   });
   const call = (path: string, init: RequestInit = {}) => {
@@ -116,6 +121,8 @@ Deno.test("stored responses: a stalled PostgreSQL holds one request per probe in
     assert.equal(tried(), 2);
     assert.equal((await create()).status, 200);
     assert.equal(tried(), 2);
+    // Six answers went out unstored; the log says so for the two puts that tried the database, not per request.
+    assert.equal(storeFailures(), 2, "one log line per put that tried the database");
 
     // The database answers again: the next probe finds it, and responses are stored and read once more.
     proxy.release();

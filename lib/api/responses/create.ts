@@ -12,6 +12,7 @@
  * @module
  */
 import { inClientTerms } from "../../errors.ts";
+import { wasNotTried } from "../../timers/store_breaker.ts";
 import { responsesClientTerms } from "./client_terms.ts";
 import { historyMessages } from "./input_items.ts";
 import { encryptedReasoningPaths } from "./reasoning_item.ts";
@@ -104,12 +105,14 @@ export function storeResponse(
     // An item without a type is a message (OpenAI's default); its list shows it with its type.
     input_items: parsed.input.map((item) => item.type === undefined ? { type: "message", ...item } : item),
     response,
-  }).catch((err) =>
+  }).catch((err) => {
+    // While the store is down, a put it did not try is no news: the one that failed, and each probe, said so.
+    if (wasNotTried(err)) return;
     ctx.logger.error("response_store_failed", {
       request_id: ctx.requestId,
       error: err instanceof Error ? err.message : String(err),
-    })
-  );
+    });
+  });
 }
 
 /** Handles one Responses request for an authenticated identity. */
