@@ -65,6 +65,11 @@ export interface ResponsesRequest {
    */
   references: string[];
   /**
+   * The JSON length of the items the references brought in, each occurrence counted (item_references.ts): 0
+   * until they are resolved. A `previous_response_id` conversation is counted with it against one bound.
+   */
+  referencedBytes: number;
+  /**
    * The client's own param of each chat message's content, in step with `chat.messages` (`instructions`,
    * `input`, `input[2].content`, `input[3].output`; `input[1]` for a referenced item): errors found in the
    * chat form name it (`clientParam` in client_terms.ts). Whoever inserts chat messages inserts their params here.
@@ -378,6 +383,7 @@ export function parseResponsesRequest(
     input,
     tolerance: needs.tolerance,
     references: notes.references,
+    referencedBytes: 0,
     messageParams: notes.paths,
     callable,
   };
