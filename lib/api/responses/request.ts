@@ -20,7 +20,7 @@ import { responseFormat, textVerbosity } from "./text_format.ts";
 import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
 import { applyAllowedTools } from "./allowed_tools.ts";
 import { addAdditionalTools } from "./additional_tools.ts";
-import { badValue, boolean, number, string, wrongType } from "./validate.ts";
+import { badValue, boolean, missing, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
 export interface ResponseParams extends JsonObject {
@@ -225,14 +225,16 @@ export function parseResponsesRequest(
     notes.paths.push("instructions");
   }
   nativeFields(body, needs);
-  // A prompt template may hold the whole input (served upstream, so native-only).
-  const input = body.input == null && body.prompt != null
-    ? []
-    : requestInput(body.input, items, messages, needs, notes);
+  // `input` is optional (as in OpenAI's spec): a prompt template may hold the whole input (served upstream, so
+  // native-only), and a `previous_response_id` conversation may be all there is (compacting it, or answering
+  // it again). Without any of them there is nothing to answer: the missing input is named.
+  const chained = body.previous_response_id != null;
+  if (body.input == null && body.prompt == null && !chained) throw missing("input");
+  const input = body.input == null ? [] : requestInput(body.input, items, messages, needs, notes);
   // Built-in tool items alone (an MCP approval, a computer call's output) are a native target's to judge; the
-  // referenced items are not known until they are looked up.
+  // referenced items are not known until they are looked up; the earlier conversation is not read yet.
   if (
-    needs.tolerance.refusal === null && needs.tolerance.native.length === 0 &&
+    !chained && needs.tolerance.refusal === null && needs.tolerance.native.length === 0 &&
     notes.references.length === 0 &&
     (messages.length === 0 || messages.every((m) => m.role === "system"))
   ) {
