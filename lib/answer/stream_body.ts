@@ -94,8 +94,11 @@ export interface StreamEvents<T> {
     next: () => Promise<T | undefined>,
     end: (how: StreamEnd) => void,
   ): Promise<void>;
-  /** Enqueues the events that tell the client of `error`; the body is closed after them. */
-  fail(controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError): void;
+  /**
+   * Enqueues the events that tell the client of `error`; the body is closed after them. Awaited: an API that
+   * keeps what it answered (a stored Response that failed) keeps it before the client reads its last event.
+   */
+  fail(controller: ReadableStreamDefaultController<Uint8Array>, error: GatewayError): void | Promise<void>;
   /** Completes the outcome once the stream ended, before `onEnd` sees it. */
   beforeEnd?(): void;
   /**
@@ -254,7 +257,7 @@ export function clientStreamBody<T, O extends StreamOutcome>(
         if (!(err instanceof GatewayError)) ending.onUnexpected?.(err);
         const error = scrubError(toGatewayError(err), ending.scrubber ?? NO_SECRETS);
         outcome.error = error;
-        events.fail(controller, error);
+        await events.fail(controller, error);
         // Cut on the next pull, not now: erroring the stream would throw away the error events still queued.
         if (events.cutAfterFail) cut = error;
         else controller.close();

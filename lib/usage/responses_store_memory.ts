@@ -1,9 +1,14 @@
 /**
  * Stored responses in memory: for `usage.sqlite: none` (no database to keep them in) and for tests. Lost at
  * restart, and bounded twice: past `maxResponses` records or past `maxBytes` (each record counted as the length
- * of its JSON text) the oldest put is dropped, so a gateway without a database cannot grow without limit within
+ * of its JSON text) a response is dropped, so a gateway without a database cannot grow without limit within
  * the retention period. The count alone did not bound it: one token sending 4 MiB inputs could fill 10,000
  * records, tens of GiB.
+ *
+ * Which one is dropped keeps tenants apart: the oldest put of the owner holding the most (responses when the
+ * count is over, bytes when the bytes are), so one token's traffic cannot push out another token's responses
+ * while it holds more than they do. A plain oldest-first list let one busy token evict every other token's
+ * conversations (their chains then went on silently without their first turns).
  *
  * Records are copied in (through their JSON text, which also gives their size) and out (`structuredClone`), so a caller changing an object it put or got cannot
  * change what is stored: the same behaviour as the SQLite store, which keeps JSON text.
@@ -43,14 +48,23 @@ export const MAX_MEMORY_RESPONSE_BYTES = 256 * 1024 ** 2;
 
 /** Options for {@linkcode createMemoryResponsesStore}. */
 export interface MemoryResponsesStoreOptions {
-  /** Most responses kept; the oldest put goes first. Default {@linkcode MAX_MEMORY_RESPONSES}. */
+  /**
+   * Most responses kept; the oldest put of the owner holding the most goes first. Default
+   * {@linkcode MAX_MEMORY_RESPONSES}.
+   */
   maxResponses?: number;
   /**
-   * Most bytes kept, each record counted as the length of its JSON text; the oldest put goes first, but the
-   * newest is always kept (so a response just answered can be chained from). Default
-   * {@linkcode MAX_MEMORY_RESPONSE_BYTES}.
+   * Most bytes kept, each record counted as the length of its JSON text; the oldest put of the owner holding the
+   * most bytes goes first, but the newest is always kept (so a response just answered can be chained from).
+   * Default {@linkcode MAX_MEMORY_RESPONSE_BYTES}.
    */
   maxBytes?: number;
+}
+
+/** What one owner holds: its responses' ids in put order, and their bytes. */
+interface Holding {
+  ids: Set<string>;
+  bytes: number;
 }
 
 /** A `ResponsesStore` in a `Map`, in put order. */
@@ -61,6 +75,8 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
   /** Each record's size (its JSON text's length), and their sum. */
   const sizes = new Map<string, number>();
   let bytes = 0;
+  /** Each owner's holding, for dropping from the one holding the most (see the module's doc). */
+  const holdings = new Map<string, Holding>();
   /** `owner NUL item id` → the ids of that owner's responses holding the item, in put order. */
   const itemIndex = new Map<string, Set<string>>();
   const itemKey = (owner: string, itemId: string) => `${owner}\u0000${itemId}`;
@@ -86,9 +102,30 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       holders?.delete(id);
       if (holders?.size === 0) itemIndex.delete(key);
     }
-    bytes -= sizes.get(id) ?? 0;
+    const size = sizes.get(id) ?? 0;
+    bytes -= size;
     sizes.delete(id);
+    const holding = holdings.get(record.owner)!;
+    holding.ids.delete(id);
+    holding.bytes -= size;
+    if (holding.ids.size === 0) holdings.delete(record.owner);
     return byId.delete(id);
+  };
+  /**
+   * The oldest put of the owner holding the most responses (`byCount`) or bytes, never `keep` (the response just
+   * put: always kept, so it can be chained from); undefined when there is no other. One pass over the owners,
+   * each put that overflows: their number is the tokens that store responses.
+   */
+  const victim = (byCount: boolean, keep: string): string | undefined => {
+    let most: Holding | undefined;
+    let size = -1;
+    for (const holding of holdings.values()) {
+      const held = byCount ? holding.ids.size : holding.bytes;
+      const only = holding.ids.size === 1 && holding.ids.has(keep);
+      if (!only && held > size) most = holding, size = held;
+    }
+    if (most === undefined) return undefined;
+    for (const id of most.ids) if (id !== keep) return id;
   };
   const item = (itemId: string, owner: string): JsonObject | null => {
     const holders = [...itemIndex.get(itemKey(owner, itemId)) ?? []];
@@ -115,8 +152,16 @@ export function createMemoryResponsesStore(options: MemoryResponsesStoreOptions 
       byId.set(record.id, copy);
       sizes.set(record.id, text.length);
       bytes += text.length;
+      const holding = holdings.get(record.owner) ?? { ids: new Set<string>(), bytes: 0 };
+      holding.ids.add(record.id);
+      holding.bytes += text.length;
+      holdings.set(record.owner, holding);
       index(copy);
-      while (byId.size > max || (bytes > maxBytes && byId.size > 1)) remove(byId.keys().next().value!);
+      while (byId.size > max || bytes > maxBytes) {
+        const id = victim(byId.size > max, record.id);
+        if (id === undefined) break;
+        remove(id);
+      }
       return Promise.resolve();
     },
     get(id, owner) {

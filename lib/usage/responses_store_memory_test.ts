@@ -1,6 +1,6 @@
 /**
  * What only the in-memory store does: its bounds (how many responses, how many bytes), past which the oldest
- * put is dropped. The `ResponsesStore` contract it shares with the others is in responses_store_test.ts.
+ * put of the owner holding the most is dropped. The `ResponsesStore` contract it shares with the others is in responses_store_test.ts.
  */
 import assert from "node:assert/strict";
 import { createMemoryResponsesStore } from "./responses_store_memory.ts";
@@ -44,4 +44,48 @@ Deno.test("memory responses: past maxBytes the oldest puts are dropped; the newe
   assert.equal(await store.get("resp_2", "alice"), null);
   assert.equal(await store.get("resp_3", "alice"), null);
   assert.ok(await store.chain("resp_big", "alice"));
+});
+
+Deno.test("memory responses: one owner's puts past maxResponses drop its own oldest, not another's", async () => {
+  const store = createMemoryResponsesStore({ maxResponses: 4 });
+  await store.put(response("resp_b1", { owner: "bob" }));
+  await store.put(response("resp_b2", { owner: "bob", previous_response_id: "resp_b1" }));
+  for (let i = 1; i <= 5; i++) await store.put(response(`resp_a${i}`));
+  // Bob's conversation is whole (a chain from resp_b2 still starts at resp_b1) and his items are found.
+  const chain = await store.chain("resp_b2", "bob");
+  assert.deepEqual(chain?.items.map((item) => item.id), [
+    "resp_b1_in",
+    "resp_b1_out",
+    "resp_b2_in",
+    "resp_b2_out",
+  ]);
+  assert.deepEqual((await store.items(["resp_b1_in"], "bob")).map((item) => item?.id), ["resp_b1_in"]);
+  // Alice, holding the most, lost her oldest three.
+  for (const id of ["resp_a1", "resp_a2", "resp_a3"]) assert.equal(await store.get(id, "alice"), null, id);
+  for (const id of ["resp_a4", "resp_a5"]) assert.ok(await store.get(id, "alice"), id);
+  // Once Bob holds the most, his oldest goes first.
+  await store.put(response("resp_b3", { owner: "bob" }));
+  await store.put(response("resp_b4", { owner: "bob" }));
+  assert.equal(await store.get("resp_b1", "bob"), null);
+  assert.ok(await store.get("resp_a4", "alice"));
+  assert.ok(await store.get("resp_a5", "alice"));
+});
+
+Deno.test("memory responses: past maxBytes the owner holding the most bytes loses its oldest", async () => {
+  const one = JSON.stringify(response("resp_b1", { owner: "bob" })).length;
+  const store = createMemoryResponsesStore({ maxBytes: 8 * one });
+  await store.put(response("resp_b1", { owner: "bob" }));
+  // Alice's large puts (each about three of Bob's) fill the budget: her own oldest go, never Bob's one.
+  const large = (id: string) =>
+    response(id, { input_items: [{ type: "message", role: "user", content: "x".repeat(2 * one) }] });
+  for (let i = 1; i <= 5; i++) await store.put(large(`resp_a${i}`));
+  assert.ok(await store.get("resp_b1", "bob"));
+  assert.equal(await store.get("resp_a1", "alice"), null);
+  assert.ok(await store.get("resp_a5", "alice"));
+  // One record over the whole budget is kept alone: the response just answered stays chainable.
+  await store.put(response("resp_b2", {
+    owner: "bob",
+    input_items: [{ type: "message", role: "user", content: "x".repeat(9 * one) }],
+  }));
+  assert.ok(await store.get("resp_b2", "bob"));
 });

@@ -242,3 +242,49 @@ Deno.test("responses compact: the token's max_tokens ceiling limits the summary 
     assert.equal(asked.max_completion_tokens, 77);
   });
 });
+
+Deno.test("responses compact: input is optional as in OpenAI's spec; a stored conversation alone is compacted", async () => {
+  await withFakeGateway(startAll, configFor, async (gw, fakes) => {
+    const first = await post(gw, "/responses", { model: "chat-translated", input: "My name is Ada." });
+    assert.equal(first.status, 200, JSON.stringify(first.json));
+    // What client.responses.compact({ model, previous_response_id }) sends: no input at all, or input null.
+    for (const body of [{}, { input: null }]) {
+      const { status, json } = await post(gw, "/responses/compact", {
+        model: "chat-translated",
+        previous_response_id: first.json.id,
+        ...body,
+      });
+      assert.equal(status, 200, JSON.stringify(json));
+      schemas?.assert("CompactResource", json, "compaction of a stored conversation alone");
+      const kept = (json.output as Json[]).slice(0, -1);
+      assert.deepEqual(kept.map((item) => (item.content as Json[])[0].text), ["My name is Ada."]);
+      const asked = JSON.stringify(fakes.chat.requests.at(-1)!.body.messages);
+      assert.match(asked, /My name is Ada\./);
+      assert.match(asked, /Compact the conversation above/);
+    }
+    // A create may continue the stored conversation with no new input too: the upstream gets the conversation.
+    const next = await post(gw, "/responses", {
+      model: "chat-translated",
+      previous_response_id: first.json.id,
+    });
+    assert.equal(next.status, 200, JSON.stringify(next.json));
+    assert.equal(next.json.previous_response_id, first.json.id);
+    const messages = fakes.chat.requests.at(-1)!.body.messages as Json[];
+    assert.deepEqual(messages.map((m) => m.role), ["user", "assistant"]);
+    // With neither input nor previous_response_id there is nothing to answer: the missing input is named.
+    const calls = fakes.chat.requests.length;
+    for (const path of ["/responses", "/responses/compact"]) {
+      const none = await post(gw, path, { model: "chat-translated", input: null });
+      assert.equal(none.status, 400, path);
+      assert.deepEqual(none.json, {
+        error: {
+          message: "Missing required parameter: 'input'.",
+          type: "invalid_request_error",
+          param: "input",
+          code: "missing_required_parameter",
+        },
+      }, path);
+    }
+    assert.equal(fakes.chat.requests.length, calls);
+  });
+});

@@ -2,8 +2,8 @@
  * A native Responses stream's final event (`response.completed`, `.incomplete`, `.failed`) carries the Response
  * the client keeps and the gateway stores: one whose `response` is not a Response (`null`, `[]`, a string, an
  * object without `object: "response"` and `output`) is held to the check a whole answer passes. Mid-stream the
- * client gets `error` then `response.failed`, the request is recorded as the upstream's 502 and nothing is
- * stored; as the first event, before anything reached the client, the next target answers.
+ * client gets `error` then `response.failed`, the request is recorded as the upstream's 502 and the failed
+ * Response is stored as the client received it (as OpenAI keeps a failed response); as the first event, before anything reached the client, the next target answers.
  */
 import assert from "node:assert/strict";
 import { NATIVE_ANSWER, NATIVE_KEY, startFakeNativeResponses } from "../helpers/fake_openai_responses.ts";
@@ -51,7 +51,7 @@ interface UsageLine {
   error_code: string | null;
 }
 
-Deno.test("native final event: a response that is not a Response ends the stream failed, recorded as the upstream's, stored nowhere", async () => {
+Deno.test("native final event: a response that is not a Response ends the stream failed, recorded as the upstream's, stored as failed", async () => {
   const raw = startRawUpstream();
   const good = startFakeNativeResponses();
   const dir = await Deno.makeTempDir();
@@ -94,7 +94,8 @@ ${TEST_TOKENS_YAML}`);
       const read = await fetch(`${gw.baseURL}/responses/${id}`, {
         headers: { authorization: `Bearer ${TEST_TOKEN}` },
       });
-      assert.equal(read.status, 404, `${label}: nothing stored (${await read.text()})`);
+      assert.equal(read.status, 200, `${label}: stored as failed`);
+      assert.deepEqual(await read.json(), failed, `${label}: stored as the client received it`);
     }
     // The final event first: nothing reached the client yet, so the next target answers.
     raw.next = {

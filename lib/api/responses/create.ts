@@ -35,7 +35,7 @@ import {
 import { admitChat, type Answer } from "../../http/accounting.ts";
 import type { ClientContext } from "../../http/context.ts";
 import { previousConversation } from "./stored.ts";
-import { resolveItemReferences } from "./item_references.ts";
+import { referencesTooLong, resolveItemReferences } from "./item_references.ts";
 import { ROUTES } from "../../http/endpoints.ts";
 import { readJsonBody } from "../../http/read_json_body.ts";
 import { resolveAlias } from "../../http/resolve_alias.ts";
@@ -45,13 +45,14 @@ import { type ChatForm, paramServingTargets } from "../../http/tolerance.ts";
 import type { ClientRequest } from "../../runtime/types.ts";
 import { openAIBetaOf } from "./openai_beta.ts";
 import { noteResponsesDropped } from "./dropped.ts";
-import type { Conversation } from "../../usage/responses_store.ts";
+import { type Conversation, MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
 
 /**
  * Puts the earlier conversation of `previous_response_id` before the request's own input (after its
  * `instructions`, which are not carried over from earlier responses, as in OpenAI's API). The same 404 for an
  * id that never existed, was not stored, or is another token's; a 400 for a conversation too long to rebuild
- * (`previousConversation`). Returns the earlier conversation (null without a `previous_response_id`), which a
+ * (`previousConversation`), or for one that, with the items the input references, is over the same bound
+ * (`referencesTooLong`, naming `input`). Returns the earlier conversation (null without a `previous_response_id`), which a
  * native target gets as it is, read once.
  */
 export async function withHistory(
@@ -61,6 +62,11 @@ export async function withHistory(
   const previous = parsed.params.previous_response_id;
   if (previous === null) return null;
   const conversation = await previousConversation(ctx, previous);
+  // Counted only when the input references items: the store already held the conversation alone to the bound.
+  if (
+    parsed.referencedBytes > 0 &&
+    parsed.referencedBytes + JSON.stringify(conversation.items).length > MAX_CHAIN_BYTES
+  ) throw referencesTooLong(true);
   const messages = parsed.chat.messages;
   const at = parsed.params.instructions === null ? 0 : 1;
   const history = historyMessages(conversation.items);

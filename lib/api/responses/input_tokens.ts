@@ -58,14 +58,10 @@ const ROUTE = ROUTES.responsesInputTokens;
  */
 const FIELDS = new Set(TOKEN_COUNTS_FIELDS);
 
-/** The stand-in input of a request that has none (see {@linkcode parseCountRequest}). */
-const STAND_IN = ".";
-
 /**
  * Validates a count body with the Responses request's own parser, `item_reference`s resolved as for
  * `POST /v1/responses`. `personality` (a style preset the gateway cannot apply) is refused. A request with a
- * `previous_response_id` and no `input` counts the stored conversation alone: the parser, which requires an
- * input, gets a stand-in that is taken out again before the conversation is put in.
+ * `previous_response_id` and no `input` counts the stored conversation alone (the parser takes it, as a create).
  */
 async function parseCountRequest(body: JsonObject, ctx: ClientContext): Promise<ResponsesRequest> {
   for (const key of Object.keys(body)) {
@@ -80,17 +76,8 @@ async function parseCountRequest(body: JsonObject, ctx: ClientContext): Promise<
       "unsupported_parameter",
     );
   }
-  const previous = body.previous_response_id;
-  const standIn = body.input == null && typeof previous === "string" && previous !== "";
   const fields = countFields(body);
-  const parsed = standIn
-    ? parseResponsesRequest({ ...fields, input: STAND_IN })
-    : await resolveItemReferences(fields, parseResponsesRequest(fields), ctx);
-  if (standIn) {
-    parsed.chat.messages.pop();
-    parsed.input = [];
-  }
-  return parsed;
+  return await resolveItemReferences(fields, parseResponsesRequest(fields), ctx);
 }
 
 /** The client's count fields (without `personality`, which was refused if set). */

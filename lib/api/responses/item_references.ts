@@ -8,6 +8,7 @@ import { GatewayError, printable } from "../../errors.ts";
 import { parseResponsesRequest, type ResponsesRequest } from "./request.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import type { ClientContext } from "../../http/context.ts";
+import { MAX_CHAIN_BYTES } from "../../usage/responses_store.ts";
 
 /**
  * OpenAI's 404 for an item reference it does not hold for the caller; with `store: false` it adds why
@@ -25,11 +26,31 @@ export function itemNotFound(id: string, store: boolean): GatewayError {
 }
 
 /**
+ * OpenAI's 400 for a context too long, naming `input`: the items its `item_reference`s bring in (each occurrence
+ * counted, as each is sent), with the conversation behind `previous_response_id` when there is one, are over
+ * {@linkcode MAX_CHAIN_BYTES}, the most stored text the gateway rebuilds for one request.
+ */
+export function referencesTooLong(withChain: boolean): GatewayError {
+  const what = withChain
+    ? "The items 'input' references, with the conversation behind 'previous_response_id', are"
+    : "The items 'input' references are";
+  return new GatewayError(
+    400,
+    `${what} over ${MAX_CHAIN_BYTES / 1024 / 1024} MiB, more than the gateway rebuilds for one request. ` +
+      "Reference fewer items, or compact the conversation (POST /v1/responses/compact).",
+    { type: "invalid_request_error", param: "input", code: "context_length_exceeded" },
+  );
+}
+
+/**
  * `parsed` with its `item_reference` items (`{type: "item_reference", id}`: an earlier input or output item by
  * its id, as the Vercel AI SDK sends earlier turns while `store` is on) replaced by the items they name, looked
  * up in the caller's own stored responses (one call for all of them) and translated again from `body`. An id
  * none of them holds (never existed, not stored, deleted, pruned, or another token's: one answer for all) is
- * a 404 before anything goes upstream.
+ * a 404 before anything goes upstream. Each occurrence of a reference is sent (and stored) as the whole item, so
+ * their total is held to {@linkcode MAX_CHAIN_BYTES}, the bound of a `previous_response_id` conversation
+ * ({@linkcode referencesTooLong}, decided before the request is translated): without it a small body repeating
+ * one reference to a large stored item had the gateway build, send upstream and store any size.
  */
 export async function resolveItemReferences(
   body: JsonObject,
@@ -46,5 +67,11 @@ export async function resolveItemReferences(
     if (item == null || item.type === "item_reference") throw itemNotFound(id, parsed.params.store);
     items.set(id, item);
   });
-  return parseResponsesRequest(body, items);
+  const sizes = new Map([...items].map(([id, item]) => [id, JSON.stringify(item).length]));
+  let referencedBytes = 0;
+  for (const id of parsed.references) {
+    referencedBytes += sizes.get(id)!;
+    if (referencedBytes > MAX_CHAIN_BYTES) throw referencesTooLong(false);
+  }
+  return { ...parseResponsesRequest(body, items), referencedBytes };
 }

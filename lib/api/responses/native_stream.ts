@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { GatewayError } from "../../errors.ts";
+import { ClientGoneError, GatewayError } from "../../errors.ts";
 import type { JsonObject } from "../../openai/types.ts";
 import {
   clientStreamBody,
@@ -38,8 +38,10 @@ const FINAL = new Set(["response.completed", "response.incomplete"]);
 
 /**
  * The client-facing body. `onFinal` gets the final Response (client's form) and the upstream's id of a stream
- * that completed or ended incomplete, before its last event is sent; `onEnd` runs exactly once however the
- * stream ends, after the lease is released.
+ * that completed or ended incomplete, before its last event is sent, and the `failed` Response (with no upstream
+ * id: a later turn resends the conversation rather than chain onto a failed upstream response) of one that
+ * failed, unless its client went away; `onEnd` runs exactly once however the stream ends, after the lease is
+ * released.
  */
 export function nativeStreamBody(
   stream: PeekedEvents,
@@ -90,6 +92,7 @@ export function nativeStreamBody(
       if (type === "response.failed") {
         // The upstream ended the response as failed itself: forwarded as it is, and the request counts as failed.
         outcome.usage = nativeUsage(event.response);
+        await options.onFinal?.(clientEvent(event, frame, sequence).response as JsonObject, null);
         const sent = send(controller, event);
         const error = (sent.response as JsonObject | undefined)?.error as
           | { code?: unknown; message?: unknown }
@@ -105,8 +108,10 @@ export function nativeStreamBody(
       }
       send(controller, event);
     },
-    fail(controller, error) {
+    async fail(controller, error) {
       const failed = failureEvents(error, (e) => ({ ...snapshot, status: "failed", error: e }));
+      const last = clientEvent(failed.at(-1)!, frame, sequence + failed.length - 1).response as JsonObject;
+      if (!(error instanceof ClientGoneError)) await options.onFinal?.(last, null);
       for (const event of failed) send(controller, event);
     },
   });

@@ -302,7 +302,9 @@ Deno.test("native stream: a failure after the start ends with error and response
   const failed = frames[3].response as JsonObject;
   assert.deepEqual([failed.id, failed.status, failed.model], ["resp_gw", "failed", "my-alias"]);
   assert.equal(outcome.end, "error");
-  assert.equal(stored, undefined, "a failed stream is not stored");
+  // Stored as the client received it (OpenAI keeps a failed response), without the upstream's id: a later turn
+  // resends the conversation rather than chain onto a failed upstream response.
+  assert.deepEqual(stored, [failed, null], "a failed stream is stored as failed");
 });
 
 Deno.test("native stream: an upstream's response.failed is forwarded with its error scrubbed, the code included", async () => {
@@ -310,8 +312,9 @@ Deno.test("native stream: an upstream's response.failed is forwarded with its er
     type: "response.failed",
     response: { id: "resp_up", status: "failed", error: { code: "sk-secret", message: "bad key sk-secret" } },
   };
-  const { frames, outcome } = await body([CREATED, failed]);
+  const { frames, outcome, stored } = await body([CREATED, failed]);
   assert.deepEqual(frames.map((f) => f.type), ["response.created", "response.failed"]);
+  assert.deepEqual(stored, [frames[1].response, null], "stored as forwarded, without the upstream's id");
   assert.deepEqual((frames[1].response as JsonObject).error, {
     code: "[redacted]",
     message: "bad key [redacted]",

@@ -20,7 +20,7 @@ import { responseFormat, textVerbosity } from "./text_format.ts";
 import { chatToolChoice, chatTools, checkForcedCall } from "./tools.ts";
 import { applyAllowedTools } from "./allowed_tools.ts";
 import { addAdditionalTools } from "./additional_tools.ts";
-import { badValue, boolean, number, string, wrongType } from "./validate.ts";
+import { badValue, boolean, missing, number, string, wrongType } from "./validate.ts";
 
 /** The request parameters a Response object echoes, with OpenAI's defaults for the ones not given. */
 export interface ResponseParams extends JsonObject {
@@ -64,6 +64,11 @@ export interface ResponsesRequest {
    * responses and parses the request again with them ({@linkcode parseResponsesRequest}'s `items`).
    */
   references: string[];
+  /**
+   * The JSON length of the items the references brought in, each occurrence counted (item_references.ts): 0
+   * until they are resolved. A `previous_response_id` conversation is counted with it against one bound.
+   */
+  referencedBytes: number;
   /**
    * The client's own param of each chat message's content, in step with `chat.messages` (`instructions`,
    * `input`, `input[2].content`, `input[3].output`; `input[1]` for a referenced item): errors found in the
@@ -220,14 +225,16 @@ export function parseResponsesRequest(
     notes.paths.push("instructions");
   }
   nativeFields(body, needs);
-  // A prompt template may hold the whole input (served upstream, so native-only).
-  const input = body.input == null && body.prompt != null
-    ? []
-    : requestInput(body.input, items, messages, needs, notes);
+  // `input` is optional (as in OpenAI's spec): a prompt template may hold the whole input (served upstream, so
+  // native-only), and a `previous_response_id` conversation may be all there is (compacting it, or answering
+  // it again). Without any of them there is nothing to answer: the missing input is named.
+  const chained = body.previous_response_id != null;
+  if (body.input == null && body.prompt == null && !chained) throw missing("input");
+  const input = body.input == null ? [] : requestInput(body.input, items, messages, needs, notes);
   // Built-in tool items alone (an MCP approval, a computer call's output) are a native target's to judge; the
-  // referenced items are not known until they are looked up.
+  // referenced items are not known until they are looked up; the earlier conversation is not read yet.
   if (
-    needs.tolerance.refusal === null && needs.tolerance.native.length === 0 &&
+    !chained && needs.tolerance.refusal === null && needs.tolerance.native.length === 0 &&
     notes.references.length === 0 &&
     (messages.length === 0 || messages.every((m) => m.role === "system"))
   ) {
@@ -378,6 +385,7 @@ export function parseResponsesRequest(
     input,
     tolerance: needs.tolerance,
     references: notes.references,
+    referencedBytes: 0,
     messageParams: notes.paths,
     callable,
   };

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { badGateway, type GatewayError } from "../../errors.ts";
+import { badGateway, ClientGoneError, type GatewayError } from "../../errors.ts";
 import { type ToolCallPiece, ToolCallStarts } from "../../openai/tool_call_starts.ts";
 import { encodeEvent, failureEvents, outputTooLarge, type ResponseEvent } from "./stream_events.ts";
 import { sentOutput } from "./failed_output.ts";
@@ -340,16 +340,15 @@ export interface ResponsesStreamOutcome extends StreamOutcome {
 export type PeekedChunks = Peeked<ChatCompletionChunk>;
 
 /**
- * The client-facing body of a streamed Response. `countUsage` gives the usage for the final event when the
- * upstream reported none (the gateway's count of what was sent and received). `onEnd` runs exactly once,
- * however the stream ends, after the lease is released.
+ * The client-facing body of a streamed Response. `countUsage` gives the final event's usage when the upstream
+ * reported none (the gateway's count). `onEnd` runs once however the stream ends, after the lease is released.
  */
 export function responsesStreamBody(
   stream: PeekedChunks,
   options: StreamEnding<ResponsesStreamOutcome> & {
     frame: ResponseFrame;
     countUsage: (texts: StreamTexts) => Promise<Usage>;
-    /** Gets the final Response object of a stream that ended cleanly, before its last event is sent. */
+    /** The final Response of a stream that ended (`failed` too, unless its client left), before it is sent. */
     onFinal?: (response: JsonObject) => void | Promise<void>;
     /** Most output characters kept: the final event carries them all (see {@linkcode outputTooLarge}). */
     maxOutput: number;
@@ -392,8 +391,10 @@ export function responsesStreamBody(
       outcome.usage = events.usage;
     },
     pull: (controller, next, end) => pull(counted(controller), next, end),
-    fail: (controller, error) => {
-      for (const event of events.fail(error, sent)) controller.enqueue(encodeEvent(event));
+    fail: async (controller, error) => {
+      const failed = events.fail(error, sent);
+      if (!(error instanceof ClientGoneError)) await options.onFinal?.(failed.at(-1)!.response as JsonObject);
+      for (const event of failed) controller.enqueue(encodeEvent(event));
     },
   });
 }
