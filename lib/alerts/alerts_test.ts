@@ -22,9 +22,9 @@ function receiver() {
   return { url: `http://127.0.0.1:${server.addr.port}/`, bodies, close: () => server.shutdown() };
 }
 
-/** Polls `cond` until it holds or 5 s pass. */
+/** Polls `cond` until it holds or 30 s pass (a bound on a failure, not a timing claim). */
 async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 30_000;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));

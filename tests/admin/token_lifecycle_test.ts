@@ -111,22 +111,45 @@ Deno.test("token rotation (acceptance 4): both secrets work during the grace per
   const gw = await startGateway(config(true));
   try {
     const token = await adminJson(gw, "POST", "/admin/tokens", { name: "rotating", models: ["chat-*"] });
-    const old = client(gw, token.token);
-    assert.match(await ask(old), /ping/);
-    const rotated = await adminJson(gw, "POST", `/admin/tokens/${token.id}/rotate`, { grace: "1.5s" });
-    const graceEnd = Date.parse(rotated.previous_expires_at);
-    const fresh = client(gw, rotated.token);
-    assert.notEqual(rotated.token, token.token);
-    assert.match(await ask(old), /ping/, "the old secret works in the grace period");
-    assert.match(await ask(fresh), /ping/, "and so does the new one");
-    assert.ok(Date.now() < graceEnd, "both calls were made within the grace period");
-    await new Promise((r) => setTimeout(r, Math.max(0, graceEnd - Date.now()) + 100));
-    assert.equal((await refusal(old)).status, 401, "after the grace period the old secret is refused");
-    assert.match(await ask(fresh), /ping/, "the new one keeps working");
+    assert.match(await ask(client(gw, token.token)), /ping/);
+    // Judged against the gateway's own end of the grace period (previous_expires_at, the same clock): the old
+    // secret's call answered before it was decided within the grace period and must work. A loaded machine that
+    // answers it only after the end judged nothing; the rotation is then made again, with twice the grace (an
+    // unloaded run judges the first).
+    let previous = token.token;
+    const graces: number[] = [];
+    for (let grace = 1_500;; grace *= 2) {
+      assert.ok(graces.length < 5, `no call within grace periods of ${graces.join(", ")} ms`);
+      graces.push(grace);
+      const rotated = await adminJson(gw, "POST", `/admin/tokens/${token.id}/rotate`, {
+        grace: `${grace / 1000}s`,
+      });
+      const graceEnd = Date.parse(rotated.previous_expires_at);
+      const old = client(gw, previous);
+      const fresh = client(gw, rotated.token);
+      assert.notEqual(rotated.token, previous);
+      const oldAnswer = await ask(old).catch((err: unknown) => err);
+      const answeredAt = Date.now();
+      assert.match(await ask(fresh), /ping/, "the new secret works at once");
+      previous = rotated.token;
+      if (answeredAt >= graceEnd) continue;
+      assert.match(String(oldAnswer), /ping/, "the old secret works in the grace period");
+      // Sent after the end, so decided after it.
+      await new Promise((r) => setTimeout(r, Math.max(0, graceEnd - Date.now()) + 100));
+      assert.equal((await refusal(old)).status, 401, "after the grace period the old secret is refused");
+      assert.match(await ask(fresh), /ping/, "the new one keeps working");
+      break;
+    }
     const audit = await adminJson(gw, "GET", `/admin/audit?token=${token.id}&action=rotate`);
-    assert.equal(audit.data.length, 1);
-    assert.equal(audit.data[0].actor, "ops");
-    assert.equal(audit.data[0].changes.grace_ms, 1_500);
+    assert.equal(audit.data.length, graces.length);
+    assert.ok(audit.data.every((e: { actor: string }) => e.actor === "ops"));
+    assert.deepEqual(
+      audit.data.map((e: { changes: { grace_ms: number } }) => e.changes.grace_ms).sort((
+        x: number,
+        y: number,
+      ) => x - y),
+      graces,
+    );
   } finally {
     await gw.stop();
   }

@@ -102,10 +102,7 @@ async function assertOverWebSocket(
 
   // One usage record (endpoint `responses`, streamed) per message, under its request id, and none else.
   type Row = UsageRow & { request_id: string; stream: number };
-  const rows = await pollUsageRows<Row>(gw, (r) => r.length >= ids.length, {
-    tries: 250,
-    settleMs: 200,
-  });
+  const rows = await pollUsageRows<Row>(gw, (r) => r.length >= ids.length, { settleMs: 200 });
   assert.deepEqual(
     rows.map((r) => r.request_id).sort(),
     [...ids].sort(),

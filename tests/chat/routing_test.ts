@@ -14,8 +14,16 @@ import {
   waitForLog,
 } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/usage.ts";
+import { backstop, eventually } from "../helpers/backstop.ts";
 
 const ADMIN_TOKEN = "gw-admin-token-0123456789abcdef";
+
+/**
+ * How long an ejected target is skipped. The skipped requests are only judged while the admin view says the
+ * target is still ejected, and the probe is awaited, not slept for: a loaded machine cannot turn either into a
+ * failure. It is long enough that the skipped requests fall inside it on any run that is not badly starved.
+ */
+const EJECT_COOLDOWN_MS = 3_000;
 
 function configFor(a: FaultUpstream, b: FaultUpstream, routing = ""): string {
   return `
@@ -23,13 +31,14 @@ routing:
   backoff_base: 10ms
   backoff_max: 50ms
   eject_after: 3
-  eject_cooldown: 400ms
+  eject_cooldown: ${EJECT_COOLDOWN_MS}ms
 ${routing}
 providers:
-  a: { type: openai, base_url: "${a.baseURL}", timeouts: { first_byte: 300ms } }
+  a: { type: openai, base_url: "${a.baseURL}" }
   b: { type: openai, base_url: "${b.baseURL}" }
 models:
   chat-ab: { type: chat, targets: [ { provider: a, model: a-model }, { provider: b, model: b-model } ] }
+  chat-ab-impatient: { type: chat, targets: [ { provider: a, model: a-model, timeouts: { first_byte: 300ms } }, { provider: b, model: b-model } ] }
   chat-a: { type: chat, targets: [ { provider: a, model: a-model, retries: 0, max_in_flight: 1 } ] }
   chat-w: { type: chat, strategy: weighted, targets: [ { provider: a, model: a-model, weight: 1 }, { provider: b, model: b-model, weight: 1 } ] }
 ${TEST_TOKENS_YAML}
@@ -110,8 +119,10 @@ Deno.test("routing: connection reset before any byte and a slow first byte both 
     const reset = await chat(gw, "chat-ab");
     assert.equal(reset.headers.get("x-gateway-provider"), "b");
     await reset.body?.cancel();
-    a.script.push({ delayMs: 600 }, { delayMs: 600 });
-    const slow = await chat(gw, "chat-ab", true);
+    // Held until the fake stops: past the target's 300 ms first byte however slow the machine is (only
+    // `chat-ab-impatient` has that timeout, so the other tests' answers from a are never cut by a loaded machine).
+    a.script.push({ hold: true }, { hold: true });
+    const slow = await chat(gw, "chat-ab-impatient", true);
     assert.equal(slow.status, 200);
     assert.equal(slow.headers.get("x-gateway-provider"), "b");
     assert.match(await slow.text(), /answer [\s\S]*from [\s\S]*"b"[\s\S]*\[DONE\]/);
@@ -144,7 +155,7 @@ Deno.test("routing: a stream that dies before its first chunk falls back; after 
 });
 
 Deno.test("routing: a target failing eject_after times is skipped, visible as ejected, then probed", async () => {
-  await withRouting(async (gw, a, b) => {
+  await withRouting(async (gw, a) => {
     const admin = () =>
       fetch(`${gw.url}/admin/targets`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     a.script.push({ status: 500 }, { status: 500 }, { status: 500 });
@@ -156,14 +167,26 @@ Deno.test("routing: a target failing eject_after times is skipped, visible as ej
     assert.equal(ab.targets[0].consecutive_failures, 3);
     assert.equal(ab.targets[1].state, "healthy");
 
-    for (let i = 0; i < 3; i++) await (await chat(gw, "chat-ab")).body?.cancel();
-    assert.equal(a.hits, 3, "skipped during the cooldown");
-    await new Promise((r) => setTimeout(r, 450));
-    const probe = await chat(gw, "chat-ab");
-    assert.equal(probe.headers.get("x-gateway-provider"), "a", "probed after the cooldown, and it recovered");
-    await probe.body?.cancel();
-    assert.equal(a.hits, 4);
-    assert.ok(b.hits >= 5);
+    // Skipped while ejected, probed once the cooldown ends: judged by the gateway's own ejected_until (the same
+    // clock). A request answered before it was decided during the cooldown and must skip a; one sent after it is
+    // decided after it and must probe a. A request a loaded machine delays across the end is judged by neither.
+    const ejectedUntil = Date.parse(ab.targets[0].ejected_until);
+    let hitsAtProbe: number | undefined;
+    const ask = async () => {
+      const sentAt = Date.now();
+      const answer = await chat(gw, "chat-ab");
+      await answer.body?.cancel();
+      const fromA = answer.headers.get("x-gateway-provider") === "a";
+      if (Date.now() < ejectedUntil) assert.ok(!fromA && a.hits === 3, "skipped during the cooldown");
+      if (sentAt >= ejectedUntil) assert.ok(fromA, "probed once the cooldown ended, and it recovered");
+      if (fromA) hitsAtProbe ??= a.hits;
+    };
+    for (let i = 0; i < 3; i++) await ask();
+    await eventually("a probed after the cooldown", async () => {
+      await ask();
+      return hitsAtProbe !== undefined;
+    }, { everyMs: 100 });
+    assert.equal(hitsAtProbe, 4, "probed by one request, which it answered");
     const after = await (await admin()).json();
     assert.equal(
       after.data.find((x: { alias: string }) => x.alias === "chat-ab").targets[0].state,
@@ -203,15 +226,17 @@ Deno.test("routing: a 403 or 404 moves to the next target but never ejects it (a
 
 Deno.test("routing: with every target saturated the answer is a quick 503 with Retry-After", async () => {
   await withRouting(async (gw, a) => {
-    // The first request is held upstream (so in flight) before the second is sent; the second's 503 must come
-    // while the first is still held (250 ms, under provider a's first-byte timeout), not after a wait for the slot.
-    a.script.push({ delayMs: 250 });
+    // The first request is held upstream (so in flight) until the test releases it, after the second's answer:
+    // that answer must come while the slot is taken (a gateway waiting for the slot never answers, and the
+    // backstop fails it), however long a loaded machine takes to send it.
+    a.script.push({ hold: true });
     const hitsBefore = a.hits;
     let slowDone = false;
     const slow = chat(gw, "chat-a").finally(() => slowDone = true);
     await waitFor(() => a.hits > hitsBefore);
-    const busy = await chat(gw, "chat-a");
+    const busy = await backstop(chat(gw, "chat-a"), "the answer while the target's one slot is taken");
     assert.ok(!slowDone, "answered while the target's one slot is taken");
+    a.release();
     assert.equal(busy.status, 503);
     assert.equal(busy.headers.get("retry-after"), "1");
     assert.equal((await busy.json()).error.code, "no_target_available");

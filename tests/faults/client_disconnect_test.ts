@@ -116,7 +116,7 @@ ${TEST_TOKENS_YAML}`);
       );
       await sleep(200);
       conn.close();
-      const line = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === requestId, 3_000);
+      const line = await waitForLog(gw, (l) => l.msg === "request" && l.request_id === requestId);
       assert.equal(line.status, 499, `${framing}: ${JSON.stringify(line)}`);
       assert.equal(line.error_code, "client_closed_request");
     }

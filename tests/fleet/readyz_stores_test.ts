@@ -68,7 +68,7 @@ Deno.test("readyz: Redis unreachable shows counters ok false (fail_open), status
 Deno.test("readyz: Redis up shows counters ok with on_failure; no Redis shows the memory store", async () => {
   const prefix = `test:${crypto.randomUUID()}:`;
   const shared = await startGateway(config(
-    `redis: { url: "redis://127.0.0.1:6379", key_prefix: "${prefix}", timeout: 500ms, on_failure: fail_closed }`,
+    `redis: { url: "redis://127.0.0.1:6379", key_prefix: "${prefix}", timeout: 5s, on_failure: fail_closed }`,
   ));
   const alone = await startGateway(config(""));
   try {

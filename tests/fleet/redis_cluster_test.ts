@@ -51,7 +51,7 @@ Deno.test("Redis Cluster: a node that redirects (MOVED) is a Redis failure whose
   const cluster = await startCluster(dir);
   try {
     const gw = await startGateway(`
-redis: { url: "redis://127.0.0.1:${cluster.otherPort}", key_prefix: "gw:", timeout: 500ms, on_failure: fail_closed }
+redis: { url: "redis://127.0.0.1:${cluster.otherPort}", key_prefix: "gw:", timeout: 5s, on_failure: fail_closed }
 providers:
   local: { type: builtin }
 models:

@@ -18,6 +18,11 @@ const PROBE = "gw-redis-probe-0123456789abcdef";
 const BUDGETED = "gw-redis-budgeted-0123456789abcdef";
 const SINGLE = "gw-redis-single-0123456789abcdef";
 const RPM = 4;
+/**
+ * The per-call timeout. Not 100 ms: with Redis up, a gateway a loaded machine stalls that long would take a
+ * call for a failure (a 503 with fail_closed, an extra down line). The paused-Redis tests wait it out once each.
+ */
+const REDIS_TIMEOUT = "3s";
 
 function config(port: number, prefix: string, onFailure: string, replicas: number): string {
   return `
@@ -25,7 +30,7 @@ server: { public_metrics: true }
 redis:
   url: "redis://127.0.0.1:${port}"
   key_prefix: "${prefix}"
-  timeout: 100ms
+  timeout: ${REDIS_TIMEOUT}
   on_failure: ${onFailure}
   expected_replicas: ${replicas}
 providers:
@@ -147,7 +152,7 @@ Deno.test("a slow Redis (past the per-call timeout) counts as down, and answerin
     assert.equal((await chat(gw)).status, 200);
     // Redis stops answering the gateway's scripts for ten minutes (CLIENT PAUSE WRITE holds every command that
     // may write, which a script is, and answers once the pause is in effect, so the request below is sent while
-    // Redis is paused). The 503 within the backstop is the 100 ms per-call timeout's: Redis's own answer would
+    // Redis is paused). The 503 within the backstop is the per-call timeout's: Redis's own answer would
     // come after the pause, ten minutes on.
     assert.equal(await redisCli(port, "CLIENT", "PAUSE", "600000", "WRITE"), "OK");
     const a = await backstop(chat(gw), "the limited request refused while Redis is paused");
@@ -171,7 +176,7 @@ Deno.test("a reservation Redis ran after the gateway gave up on it is given back
   try {
     assert.equal((await chat(gw, SINGLE)).status, 200);
     // Paused, Redis queues the reserve script and runs it when the test ends the pause, long after the gateway's
-    // 100 ms: the request is refused (503), and the concurrency slot the script then takes must not stay taken.
+    // timeout: the request is refused (503), and the concurrency slot the script then takes must not stay taken.
     // The pause is ten minutes, ended by the test: however slowly the request is sent, Redis is still paused.
     assert.equal(await redisCli(port, "CLIENT", "PAUSE", "600000", "WRITE"), "OK");
     assert.equal((await backstop(chat(gw, SINGLE), "the request refused while Redis is paused")).status, 503);

@@ -28,7 +28,7 @@ function config(up: Gated, prefix: string, limits: { tpm: number; budget: number
   const token = (name: string, secret: string, extra = "") =>
     `  - { name: ${name}, environment: test, sha256: ${hashToken(secret)}, models: ["*"]${extra} }`;
   return `
-redis: { url: "${REDIS_URL}", key_prefix: "${prefix}", timeout: 500ms, on_failure: fail_closed }
+redis: { url: "${REDIS_URL}", key_prefix: "${prefix}", timeout: 5s, on_failure: fail_closed }
 providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
 models:

@@ -28,8 +28,13 @@ const TOKEN = "gw-ext-guardrails-0123456789abcdef";
 const ADMIN = "gw-ext-guardrails-admin-0123456789";
 const SECRET_TEXT = "the quarterly numbers are 12345-confidential";
 /**
+ * The rig's webhook guardrails' timeout. Not a few hundred milliseconds: the rig's tests whose webhook answers
+ * at once (deny, replace) would see a loaded machine's stall as a timeout and let the request through.
+ */
+const RIG_TIMEOUT = "3s";
+/**
  * How long the webhook fake holds a call before it allows it, for a service that does not answer: far past the
- * guardrails' 300 ms timeout and anything a healthy run comes near, so a request it holds that long shows the
+ * rig's 3 s timeout and anything a healthy run comes near, so a request it holds that long shows the
  * timeout never fired (its record then names no `timeout`). The fake's `stop()` ends the hold.
  */
 const NO_ANSWER_MS = 60_000;
@@ -52,8 +57,8 @@ providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-scripted-0123456789 }
   mod: { type: openai, base_url: "${moderation.url}/v1", api_key: ${FAKE_MODERATION_KEY} }
 guardrails:
-  hook-open: { type: webhook, url: "${hook.url}/check", timeout: 300ms, on_failure: fail_open }
-  hook-closed: { type: webhook, url: "${hook.url}/check", timeout: 300ms, on_failure: fail_closed }
+  hook-open: { type: webhook, url: "${hook.url}/check", timeout: ${RIG_TIMEOUT}, on_failure: fail_open }
+  hook-closed: { type: webhook, url: "${hook.url}/check", timeout: ${RIG_TIMEOUT}, on_failure: fail_closed }
   moderation: { type: openai_moderation, provider: mod }
   aws:
     type: bedrock

@@ -13,6 +13,11 @@ export interface FaultStep {
   headers?: Record<string, string>;
   /** Wait before sending headers. */
   delayMs?: number;
+  /**
+   * Send nothing until the test calls {@linkcode FaultUpstream.release} (or stops the fake): a slow upstream whose
+   * slowness does not run out while a loaded machine is slow too.
+   */
+  hold?: boolean;
   /** Drop the connection without answering (raw socket closed). */
   resetBeforeHeaders?: boolean;
   /** For streams: send this many content chunks, then tear the connection down. */
@@ -30,6 +35,8 @@ export interface FaultUpstream {
   script: FaultStep[];
   /** Requests received (including those reset). */
   hits: number;
+  /** Lets every request held by a `hold` step answer. */
+  release(): void;
   stop(): Promise<void>;
 }
 
@@ -53,13 +60,25 @@ function chunk(name: string, delta: Record<string, unknown>, finish: string | nu
  * close the connection before any byte of an answer, as a crashed upstream would.
  */
 export function startFaultUpstream(name: string): FaultUpstream {
-  const fake: FaultUpstream = { baseURL: "", name, script: [], hits: 0, stop: async () => {} };
+  let gate = Promise.withResolvers<void>();
+  const fake: FaultUpstream = {
+    baseURL: "",
+    name,
+    script: [],
+    hits: 0,
+    release: () => {
+      gate.resolve();
+      gate = Promise.withResolvers<void>();
+    },
+    stop: async () => {},
+  };
   const inner = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     const step = (request.headers.get("x-fault-step") ?? "") === ""
       ? {}
       : JSON.parse(request.headers.get("x-fault-step")!);
     const body = await request.json().catch(() => ({}));
     if (step.delayMs) await sleep(step.delayMs);
+    if (step.hold) await gate.promise;
     if (step.status) {
       return Response.json(
         {
@@ -176,6 +195,7 @@ export function startFaultUpstream(name: string): FaultUpstream {
 
   fake.baseURL = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/v1`;
   fake.stop = async () => {
+    fake.release();
     listener.close();
     for (const conn of conns) {
       try {

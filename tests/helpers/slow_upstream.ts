@@ -4,6 +4,8 @@
  *
  * - `slow-<ms>`: a non-stream completion after `<ms>`; a stream whose first chunk comes after `<ms>`.
  * - `pause-<ms>`: a stream that sends its first chunk at once, is silent for `<ms>`, then finishes.
+ * - `hold-0`: a non-stream completion once the test calls `release()`: a call in progress for as long as the
+ *   test needs, however slow a loaded machine makes the rest of it.
  *
  * It runs on `node:http` so it sees every request its client (the gateway) aborts, whatever the body size:
  * `Deno.serve` would miss some (the very defect under test at the gateway's edge).
@@ -22,6 +24,8 @@ export interface SlowUpstream {
   aborts: number[];
   /** How many requests arrived. */
   received(): number;
+  /** Answers every `hold-0` call held so far. */
+  release(): void;
   stop(): Promise<void>;
 }
 
@@ -55,6 +59,7 @@ const COMPLETION = JSON.stringify({
 export async function startSlowUpstream(): Promise<SlowUpstream> {
   const aborts: number[] = [];
   let received = 0;
+  const held: (() => void)[] = [];
   const server = http.createServer((req, res) => {
     received++;
     const parts: Uint8Array[] = [];
@@ -69,10 +74,13 @@ export async function startSlowUpstream(): Promise<SlowUpstream> {
         if (!res.writableFinished) aborts.push(performance.now());
       });
       if (!body.stream) {
-        timers.push(setTimeout(() => {
+        const answer = () => {
+          if (res.writableEnded || res.destroyed) return;
           res.writeHead(200, { "content-type": "application/json" });
           res.end(COMPLETION);
-        }, delay));
+        };
+        if (mode === "hold") held.push(answer);
+        else timers.push(setTimeout(answer, delay));
         return;
       }
       const finish = () => {
@@ -101,6 +109,7 @@ export async function startSlowUpstream(): Promise<SlowUpstream> {
     baseURL: `http://127.0.0.1:${port}/v1`,
     aborts,
     received: () => received,
+    release: () => held.splice(0).forEach((answer) => answer()),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

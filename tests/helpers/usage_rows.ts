@@ -6,6 +6,7 @@
  * @module
  */
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { BACKSTOP_MS } from "./backstop.ts";
 
 /** The usage database of a gateway from `startGateway`: `usage.sqlite` beside its config file. */
 export function usageDbPath(gw: { configFile: string }): string {
@@ -17,7 +18,10 @@ export interface PollOptions {
   /** The query (default `SELECT * FROM usage`) and its parameters. */
   sql?: string;
   params?: SQLInputValue[];
-  /** Gives up after this many reads (default 200), `intervalMs` (default 20) apart. */
+  /**
+   * Gives up after this many reads, `intervalMs` (default 20) apart; by default after the backstop's
+   * {@linkcode BACKSTOP_MS} (a count of reads ran out in a few seconds on a loaded machine).
+   */
   tries?: number;
   intervalMs?: number;
   /** Once `done` holds, waits this long and reads again, to catch records that should not be there. */
@@ -48,10 +52,12 @@ export async function pollUsageRows<T>(
   done: (rows: T[]) => boolean,
   options: PollOptions = {},
 ): Promise<T[]> {
-  const { sql = "SELECT * FROM usage", params = [], tries = 200, intervalMs = 20, settleMs = 0 } = options;
+  const { sql = "SELECT * FROM usage", params = [], tries, intervalMs = 20, settleMs = 0 } = options;
   const path = usageDbPath(gw);
+  const started = performance.now();
+  const more = (i: number) => tries === undefined ? performance.now() - started < BACKSTOP_MS : i < tries;
   let rows: T[] = [];
-  for (let i = 0; i < tries; i++) {
+  for (let i = 0; more(i); i++) {
     rows = readRows<T>(path, sql, params) ?? rows;
     if (done(rows)) {
       if (settleMs <= 0) return rows;

@@ -712,13 +712,15 @@ Deno.test("messages: each chunk is forwarded as it arrives, a silent upstream ge
       }
     };
     // message_start goes out before any content: the upstream's role chunk is held for its first content (a
-    // failure before it may still fall back), but not past the hold's bound (1 s).
-    await until(/event: message_start\n/, 2_000);
+    // failure before it may still fall back), but not past the hold's bound (1 s). The bounds below are what a
+    // loaded machine may add; a gateway that held these until content would send them never, as the gates stay
+    // closed.
+    await until(/event: message_start\n/, 5_000);
     // The upstream stays silent past the ping interval (10 s): the client gets a ping, and nothing else.
-    await until(/event: ping\ndata: {"type":"ping"}\n\n/, 12_000);
+    await until(/event: ping\ndata: {"type":"ping"}\n\n/, 20_000);
     assert.ok(!seen.includes("content_block_start"));
     fakes.openai.gates[0].resolve();
-    await until(/"text":"c0 "/, 2_000);
+    await until(/"text":"c0 "/, 10_000); // the rest stays held: buffering it would send it never
     // The client goes away mid-stream: the upstream request is aborted.
     abort.abort();
     await reader.cancel().catch(() => {});

@@ -66,7 +66,7 @@ Deno.test("alerts: one signed, retried webhook per budget threshold across two r
   const receiver = startReceiver();
   const prefix = `test:${crypto.randomUUID()}:`;
   const yaml = (budget: number) => `
-redis: { url: "${REDIS_URL}", key_prefix: "${prefix}", timeout: 500ms }
+redis: { url: "${REDIS_URL}", key_prefix: "${prefix}", timeout: 5s }
 providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
 models:

@@ -26,7 +26,7 @@ function config(up: Gated, prefix: string | null, team: string, tokenBudget: num
   const token = (name: string, extra: string) =>
     `  - { name: ${name}, sha256: ${hashToken(SECRET[name])}, models: ["*"]${extra} }`;
   return `
-${prefix === null ? "" : `redis: { url: "${REDIS_URL}", key_prefix: "${prefix}", timeout: 500ms }`}
+${prefix === null ? "" : `redis: { url: "${REDIS_URL}", key_prefix: "${prefix}", timeout: 5s }`}
 providers:
   up: { type: openai, base_url: "${up.baseURL}", api_key: sk-gated-0123456789 }
 models:
