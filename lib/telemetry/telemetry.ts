@@ -105,6 +105,7 @@ export function createTelemetry(options: {
   const queue = new BoundedSpanQueue({
     exporter: traceExporter,
     maxQueue: settings.maxQueue,
+    // Capped at half of max_queue by the queue itself, so a small queue still sends early.
     maxBatch: 512,
     intervalMs: settings.intervalMs,
     // The transport ends an export at otlp.timeout; the queue's own bound is only a backstop behind it, so
