@@ -318,7 +318,8 @@ export class RequestTrace {
         call.setStatus({ code: SpanStatusCode.ERROR });
       }
     }
-    if (failed && this.#answering !== undefined) {
+    const denied = record.outcome === "deny"; // A withheld answer is no failure of the attempt that answered.
+    if (failed && !denied && this.#answering !== undefined) {
       this.#answering.setAttribute(names.errorType, errorType!);
       this.#answering.setStatus({ code: SpanStatusCode.ERROR });
     }
@@ -342,7 +343,7 @@ export class RequestTrace {
       server.setAttribute(names.httpRoute, route);
     }
     server.setAttribute(names.httpStatus, status);
-    if (serverFailed(status, errorType)) {
+    if (serverFailed(status, errorType, denied)) {
       server.setAttribute(names.errorType, errorType ?? String(status));
       server.setStatus({ code: SpanStatusCode.ERROR });
       gateway.setStatus({ code: SpanStatusCode.ERROR });
@@ -364,10 +365,11 @@ export class RequestTrace {
  * unset on a 4xx (the client's mistake, a denial: the server did its job), and a client going away
  * (`client_closed_request`, 499 or a cut 200), or its WebSocket closed for what it did, is the caller's doing,
  * which the conventions do not count as an error either; the GenAI span, whose answer it cut short, says so.
+ * A denial is a 400's job done, also when it ends a stream (an output guardrail withholding it after its 200).
  */
-function serverFailed(status: number, errorType: string | undefined): boolean {
+function serverFailed(status: number, errorType: string | undefined, denied: boolean): boolean {
   if (status >= 500) return true;
-  return errorType !== undefined && status < 400 && !CLIENT_ENDED_CODES.has(errorType);
+  return errorType !== undefined && status < 400 && !denied && !CLIENT_ENDED_CODES.has(errorType);
 }
 
 /** A request's chat form as GenAI "parts" messages (text parts; other content as a JSON part). */
